@@ -1,0 +1,1 @@
+//! The application: window, state, commands, documents and settings.

@@ -1,0 +1,96 @@
+//! `orbitfield info FILE... [--json]`: what the files form together, and how long loading took.
+
+use anyhow::Result;
+use orbitfield::io::{self, System};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(clap::Args, Debug)]
+pub struct InfoArgs {
+    /// Files that together form one system (topology first, then trajectories).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &InfoArgs) -> Result<()> {
+    let t0 = Instant::now();
+    let mut system = io::load(&args.files)?;
+    let load_seconds = t0.elapsed().as_secs_f64();
+    report(&mut system, load_seconds, args.json)
+}
+
+/// Without a subcommand: until the viewer is wired, describe the embedded demo or the given files.
+pub fn run_demo(files: &[PathBuf]) -> Result<()> {
+    if !files.is_empty() {
+        return run(&InfoArgs {
+            files: files.to_vec(),
+            json: false,
+        });
+    }
+    let t0 = Instant::now();
+    let mut system = orbitfield::io::load::load_embedded_demo()?;
+    report(&mut system, t0.elapsed().as_secs_f64(), false)
+}
+
+fn report(system: &mut System, load_seconds: f64, json: bool) -> Result<()> {
+    let s = &system.structure;
+    let atoms = s.len();
+    let frames = system.trajectory.n_frames();
+    let residues = s.residue_count();
+    let chains = s.chain_ids().len();
+    let total_charge = s.total_charge_e();
+    let first_box = if frames > 0 { system.trajectory.frame(0)?.cell } else { None };
+    let box_values = first_box.map(|c| {
+        let [a, b, cc] = c.lengths_angstrom;
+        let [al, be, ga] = c.angles_degree;
+        [a, b, cc, al, be, ga]
+    });
+    if json {
+        let mut obj = serde_json::Map::new();
+        obj.insert("atoms".into(), atoms.into());
+        obj.insert("frames".into(), frames.into());
+        obj.insert("residues".into(), residues.into());
+        obj.insert("chains".into(), chains.into());
+        obj.insert("total_charge".into(), total_charge.map_or(serde_json::Value::Null, |q| round_json(q, 6)));
+        obj.insert(
+            "box".into(),
+            box_values.map_or(serde_json::Value::Null, |b| serde_json::Value::Array(b.iter().map(|&x| round_json(x, 6)).collect())),
+        );
+        obj.insert("load_seconds".into(), round_json(load_seconds, 6));
+        if !system.warnings.is_empty() {
+            obj.insert("warnings".into(), system.warnings.clone().into());
+        }
+        println!("{}", serde_json::to_string_pretty(&serde_json::Value::Object(obj))?);
+    } else {
+        println!("files:        {}", system.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        println!("atoms:        {atoms}");
+        println!("frames:       {frames}");
+        println!("residues:     {residues}");
+        println!("chains:       {chains}");
+        match total_charge {
+            Some(q) => println!("total charge: {q:.4} e"),
+            None => println!("total charge: unknown (no partial charges in these files)"),
+        }
+        match box_values {
+            Some(b) => println!(
+                "box:          a={:.3} b={:.3} c={:.3} A, alpha={:.2} beta={:.2} gamma={:.2} deg",
+                b[0], b[1], b[2], b[3], b[4], b[5]
+            ),
+            None => println!("box:          none"),
+        }
+        println!("bonds:        {} ({:?})", s.bonds.len(), s.bond_source);
+        println!("loaded in:    {:.3} s", load_seconds);
+        for w in &system.warnings {
+            println!("warning:      {w}");
+        }
+    }
+    Ok(())
+}
+
+fn round_json(x: f64, digits: i32) -> serde_json::Value {
+    let f = 10f64.powi(digits);
+    serde_json::Number::from_f64((x * f).round() / f).map_or(serde_json::Value::Null, serde_json::Value::Number)
+}

@@ -1,0 +1,43 @@
+//! Command-line interface: argument parsing and dispatch to the subcommands, one file each.
+
+mod info;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(name = "orbitfield", version, about = "Molecular orbitals and potential maps, computed per frame and drawn live")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Files to open in the viewer (structures, trajectories, wavefunctions, volumes).
+    files: Vec<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Summarise the system that FILE... form together (atoms, frames, residues, charge, box).
+    Info(info::InfoArgs),
+}
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    let result = match cli.command {
+        Some(Command::Info(args)) => info::run(&args),
+        None => info::run_demo(&cli.files),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

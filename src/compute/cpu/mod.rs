@@ -1,0 +1,1 @@
+//! The CPU field engine (rayon + SIMD): the numerical reference for every other engine.

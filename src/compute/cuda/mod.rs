@@ -1,0 +1,1 @@
+//! The CUDA field engine: device discovery, NVRTC compilation and kernel launches.

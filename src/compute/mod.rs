@@ -1,0 +1,81 @@
+//! Field engines: from a field request on a lattice to values.
+//!
+//! A [`FieldJob`] is everything a worker needs to fill part of a lattice: the field, the lattice
+//! and the immutable inputs (a wavefunction, point charges), shared by `Arc`. Engines implement
+//! [`SlabEngine`]: fill the z-slab `z_range` of the lattice into `out` (x fastest, exactly
+//! `dims[0] * dims[1] * z_range.len()` values). The CPU engine in [`cpu`] is the numerical reference;
+//! the CUDA engine in [`cuda`] is tested against it. Scheduling slabs over workers is `jobs`' work.
+
+pub mod cpu;
+pub mod cuda;
+
+use crate::model::{Lattice, Spin, Wavefunction};
+use std::ops::Range;
+use std::sync::Arc;
+
+/// A resolved scalar field (orbital indices are 0-based and checked against the wavefunction).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Field {
+    /// Amplitude of one molecular orbital (bohr^-3/2).
+    Orbital { spin: Spin, index: usize },
+    /// |psi|^2 of one orbital (bohr^-3).
+    OrbitalSquared { spin: Spin, index: usize },
+    /// Total electron density from occupations (bohr^-3).
+    Density,
+    /// Alpha minus beta density (bohr^-3).
+    SpinDensity,
+    /// Electrostatic potential of point charges (e/bohr, i.e. hartree/e).
+    Potential,
+}
+
+/// Point charges for potential maps: positions in bohr, charges in e.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PointCharges {
+    pub positions_bohr: Vec<[f64; 3]>,
+    pub charges_e: Vec<f64>,
+}
+
+/// Inputs shared by all tiles of one request.
+#[derive(Clone, Debug)]
+pub enum FieldInput {
+    Wavefunction(Arc<Wavefunction>),
+    Charges(Arc<PointCharges>),
+}
+
+/// One field on one lattice: what a worker computes slab by slab.
+#[derive(Clone, Debug)]
+pub struct FieldJob {
+    pub field: Field,
+    pub lattice: Lattice,
+    pub input: FieldInput,
+}
+
+/// Why an engine could not fill a slab.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ComputeError {
+    #[error("the field {0:?} needs {1}")]
+    WrongInput(Field, &'static str),
+    #[error("orbital {index} does not exist ({count} orbitals)")]
+    NoSuchOrbital { index: usize, count: usize },
+    #[error("output buffer holds {got} values, the slab needs {need}")]
+    BadOutput { got: usize, need: usize },
+    #[error("device error: {0}")]
+    Device(String),
+    #[error("the result contains NaN or infinite values")]
+    NotFinite,
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// Something that can fill z-slabs of a lattice.
+pub trait SlabEngine: Send + Sync {
+    /// A short name for logs and the jobs panel ("cpu", "cuda:0 NVIDIA H100").
+    fn name(&self) -> String;
+    /// Fills `out` with the field's values at lattice points with `k` in `z_range`.
+    fn compute_slab(&self, job: &FieldJob, z_range: Range<usize>, out: &mut [f32]) -> Result<(), ComputeError>;
+}
+
+/// Number of values in a slab of `lattice` covering `z_range`.
+pub fn slab_len(lattice: &Lattice, z_range: &Range<usize>) -> usize {
+    lattice.dims[0].saturating_mul(lattice.dims[1]).saturating_mul(z_range.len())
+}

@@ -1,0 +1,9 @@
+//! MMCIF reader.
+use super::ReadError;
+use super::load::Parsed;
+use std::path::Path;
+
+/// Reads a MMCIF file.
+pub fn read(path: &Path, _bytes: &[u8]) -> Result<Parsed, ReadError> {
+    Err(ReadError::file(path, "MMCIF reading is not implemented yet"))
+}

@@ -1,0 +1,143 @@
+//! Format detection from the file name (compression suffixes ignored) and, when the name says
+//! nothing useful, from the first bytes of the content.
+
+use std::path::Path;
+
+/// Every format `io` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    Pdb,
+    Pqr,
+    Psf,
+    Gro,
+    Xyz,
+    Mmcif,
+    Dcd,
+    Xtc,
+    Molden,
+    Fchk,
+    Wfn,
+    Wfx,
+    Cube,
+    Dx,
+}
+
+impl Format {
+    /// Lower-case name used in messages and `--format` flags.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Pdb => "pdb",
+            Format::Pqr => "pqr",
+            Format::Psf => "psf",
+            Format::Gro => "gro",
+            Format::Xyz => "xyz",
+            Format::Mmcif => "mmcif",
+            Format::Dcd => "dcd",
+            Format::Xtc => "xtc",
+            Format::Molden => "molden",
+            Format::Fchk => "fchk",
+            Format::Wfn => "wfn",
+            Format::Wfx => "wfx",
+            Format::Cube => "cube",
+            Format::Dx => "dx",
+        }
+    }
+
+    /// True for formats that only carry coordinates (they need a topology beside them).
+    pub fn is_trajectory_only(self) -> bool {
+        matches!(self, Format::Dcd | Format::Xtc)
+    }
+
+    /// From a file extension (case-insensitive), without the compression suffix.
+    pub fn from_extension(ext: &str) -> Option<Format> {
+        Some(match ext.to_ascii_lowercase().as_str() {
+            "pdb" | "ent" => Format::Pdb,
+            "pqr" => Format::Pqr,
+            "psf" => Format::Psf,
+            "gro" => Format::Gro,
+            "xyz" => Format::Xyz,
+            "cif" | "mmcif" => Format::Mmcif,
+            "dcd" => Format::Dcd,
+            "xtc" => Format::Xtc,
+            "molden" | "mold" | "molf" | "molden_input" => Format::Molden,
+            "fchk" | "fch" => Format::Fchk,
+            "wfn" => Format::Wfn,
+            "wfx" => Format::Wfx,
+            "cube" | "cub" => Format::Cube,
+            "dx" => Format::Dx,
+            _ => return None,
+        })
+    }
+
+    /// From content alone: the first few kilobytes of the (decompressed) file.
+    pub fn from_content(head: &[u8]) -> Option<Format> {
+        let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        if head.len() >= 8 {
+            let le = i32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+            let be = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+            if (le == 84 || be == 84) && &head[4..8] == b"CORD" {
+                return Some(Format::Dcd);
+            }
+            if be == 1995 {
+                return Some(Format::Xtc);
+            }
+        }
+        if first.starts_with("[Molden Format]") || first.eq_ignore_ascii_case("[molden format]") {
+            return Some(Format::Molden);
+        }
+        if first.starts_with("PSF") {
+            return Some(Format::Psf);
+        }
+        if first.starts_with("data_") || text.contains("_atom_site.") {
+            return Some(Format::Mmcif);
+        }
+        if text.contains("<Keywords>") || first.starts_with("<Title>") {
+            return Some(Format::Wfx);
+        }
+        if text.contains("object 1 class gridpositions") {
+            return Some(Format::Dx);
+        }
+        if text.contains("Number of basis functions") && text.contains("Number of atoms") {
+            return Some(Format::Fchk);
+        }
+        if text.lines().nth(1).is_some_and(|l| l.trim_start().starts_with("GAUSSIAN") && l.contains("PRIMITIVES")) {
+            return Some(Format::Wfn);
+        }
+        for line in text.lines().take(50) {
+            if line.starts_with("ATOM  ") || line.starts_with("HETATM") || line.starts_with("CRYST1") || line.starts_with("MODEL ") {
+                return Some(Format::Pdb);
+            }
+        }
+        if first.parse::<usize>().is_ok() {
+            return Some(Format::Xyz);
+        }
+        None
+    }
+
+    /// Detects a file's format: extension first (after stripping `.gz`/`.bz2`), then content.
+    pub fn detect(path: &Path, head: &[u8]) -> Option<Format> {
+        let name = super::uncompressed_name(path);
+        let ext = Path::new(&name).extension().map(|e| e.to_string_lossy().into_owned());
+        if let Some(f) = ext.as_deref().and_then(Format::from_extension) {
+            return Some(f);
+        }
+        Format::from_content(head)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn by_extension_and_content() {
+        assert_eq!(Format::detect(Path::new("a.PDB.gz"), b""), Some(Format::Pdb));
+        assert_eq!(Format::detect(Path::new("a.txt"), b"[Molden Format]\n"), Some(Format::Molden));
+        let mut dcd = 84i32.to_le_bytes().to_vec();
+        dcd.extend_from_slice(b"CORD");
+        assert_eq!(Format::detect(Path::new("traj"), &dcd), Some(Format::Dcd));
+        assert_eq!(Format::detect(Path::new("x"), b"3\ncomment\nO 0 0 0\n"), Some(Format::Xyz));
+        assert_eq!(Format::detect(Path::new("x"), b"\x00\x01garbage"), None);
+    }
+}

@@ -1,0 +1,9 @@
+//! XYZ reader.
+use super::ReadError;
+use super::load::Parsed;
+use std::path::Path;
+
+/// Reads a XYZ file.
+pub fn read(path: &Path, _bytes: &[u8]) -> Result<Parsed, ReadError> {
+    Err(ReadError::file(path, "XYZ reading is not implemented yet"))
+}

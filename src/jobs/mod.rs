@@ -1,0 +1,1 @@
+//! Threads, queues and scheduling: the only module that spawns threads.

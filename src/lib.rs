@@ -1,0 +1,31 @@
+//! # orbitfield
+//!
+//! A molecular viewer that computes molecular orbitals and electrostatic potential maps per
+//! trajectory frame and draws their isosurfaces live.
+//!
+//! Data flows one way through the layers:
+//!
+//! - [`io`] reads files (structures, trajectories, wavefunctions, volumes) into the plain data of
+//!   [`model`]: a `Structure`, a lazily read `Trajectory`, `Wavefunction`s and `Grid3` lattices.
+//! - [`compute`] turns a field request (an orbital, a density, a Coulomb potential) on a lattice
+//!   into a `Grid3`. The CPU engine is the numerical reference; the CUDA engine compiles kernels at
+//!   run time for the loaded basis set and is tested against it.
+//! - [`jobs`] is the only place that owns threads: persistent workers per GPU and for the CPU pull
+//!   tiles from a shared queue, with retries, cancellation by generation and progress counters.
+//!   Every result carries the key of the request that made it.
+//! - [`surface`] extracts isosurfaces (marching cubes) from lattices.
+//! - [`render`] draws atoms, bonds, meshes and slices with wgpu; it knows meshes and cameras, not
+//!   molecules. [`ui`] holds the egui panels; [`app`] owns the state and wires everything together.
+//!
+//! `model`, `io`, `compute`, `jobs` and `surface` never touch egui, wgpu or winit: the command line,
+//! the tests and the benchmarks use them without a window.
+
+pub mod app;
+pub mod assets;
+pub mod compute;
+pub mod io;
+pub mod jobs;
+pub mod model;
+pub mod render;
+pub mod surface;
+pub mod ui;

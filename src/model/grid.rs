@@ -1,0 +1,141 @@
+//! `Lattice` and `Grid3`: regular 3-D lattices and scalar fields sampled on them.
+//!
+//! A lattice is an origin, three step vectors (not necessarily orthogonal) and point counts, all in
+//! bohr. Values are stored with x fastest: `index = ix + nx * (iy + ny * iz)`, so a z-slab (the
+//! tile unit of the compute engines) is one contiguous run. Writers of formats with another order
+//! (cube, DX: z fastest) transpose on the way out.
+
+use super::units::{ANGSTROM_PER_BOHR, BOHR_PER_ANGSTROM};
+
+/// Geometry of a regular lattice, in bohr.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Lattice {
+    /// Position of point (0,0,0).
+    pub origin_bohr: [f64; 3],
+    /// Step vectors: point (i,j,k) is `origin + i*steps[0] + j*steps[1] + k*steps[2]`.
+    pub steps_bohr: [[f64; 3]; 3],
+    /// Points along each axis.
+    pub dims: [usize; 3],
+}
+
+impl Lattice {
+    /// An axis-aligned lattice with the same spacing on every axis.
+    pub fn axis_aligned(origin_bohr: [f64; 3], spacing_bohr: f64, dims: [usize; 3]) -> Lattice {
+        Lattice {
+            origin_bohr,
+            steps_bohr: [[spacing_bohr, 0.0, 0.0], [0.0, spacing_bohr, 0.0], [0.0, 0.0, spacing_bohr]],
+            dims,
+        }
+    }
+
+    /// A lattice covering a bounding box (in Angstrom) grown by `padding_angstrom` on every side,
+    /// with points `spacing_angstrom` apart; the box is centred on the points.
+    pub fn around_box(min_angstrom: [f64; 3], max_angstrom: [f64; 3], padding_angstrom: f64, spacing_angstrom: f64) -> Lattice {
+        let mut origin = [0.0; 3];
+        let mut dims = [1usize; 3];
+        for k in 0..3 {
+            let lo = min_angstrom[k] - padding_angstrom;
+            let hi = max_angstrom[k] + padding_angstrom;
+            let span = (hi - lo).max(0.0);
+            let n = (span / spacing_angstrom).ceil().max(0.0) as usize + 1;
+            let covered = (n - 1) as f64 * spacing_angstrom;
+            origin[k] = (lo - 0.5 * (covered - span)) * BOHR_PER_ANGSTROM;
+            dims[k] = n;
+        }
+        Lattice::axis_aligned(origin, spacing_angstrom * BOHR_PER_ANGSTROM, dims)
+    }
+
+    /// Number of points (saturating, so absurd dims never overflow).
+    pub fn n_points(&self) -> usize {
+        self.dims[0].saturating_mul(self.dims[1]).saturating_mul(self.dims[2])
+    }
+
+    /// Position of point (i, j, k) in bohr.
+    #[inline]
+    pub fn point_bohr(&self, i: usize, j: usize, k: usize) -> [f64; 3] {
+        let (fi, fj, fk) = (i as f64, j as f64, k as f64);
+        let s = &self.steps_bohr;
+        [
+            self.origin_bohr[0] + fi * s[0][0] + fj * s[1][0] + fk * s[2][0],
+            self.origin_bohr[1] + fi * s[0][1] + fj * s[1][1] + fk * s[2][1],
+            self.origin_bohr[2] + fi * s[0][2] + fj * s[1][2] + fk * s[2][2],
+        ]
+    }
+
+    /// True when the step vectors are along x, y and z.
+    pub fn is_axis_aligned(&self) -> bool {
+        let s = &self.steps_bohr;
+        s[0][1] == 0.0 && s[0][2] == 0.0 && s[1][0] == 0.0 && s[1][2] == 0.0 && s[2][0] == 0.0 && s[2][1] == 0.0
+    }
+
+    /// Linear index of point (i, j, k).
+    #[inline]
+    pub fn index(&self, i: usize, j: usize, k: usize) -> usize {
+        i + self.dims[0] * (j + self.dims[1] * k)
+    }
+
+    /// Origin in Angstrom.
+    pub fn origin_angstrom(&self) -> [f64; 3] {
+        self.origin_bohr.map(|x| x * ANGSTROM_PER_BOHR)
+    }
+}
+
+/// A scalar field on a lattice.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Grid3 {
+    pub lattice: Lattice,
+    /// One value per lattice point, x fastest.
+    pub values: Vec<f32>,
+    /// What the values are ("mo:homo (bohr^-3/2)"); written into file headers.
+    pub description: String,
+}
+
+impl Grid3 {
+    /// A grid of zeros.
+    pub fn zeros(lattice: Lattice, description: impl Into<String>) -> Grid3 {
+        Grid3 {
+            lattice,
+            values: vec![0.0; lattice.n_points()],
+            description: description.into(),
+        }
+    }
+
+    /// Value at point (i, j, k); `None` outside the lattice.
+    pub fn get(&self, i: usize, j: usize, k: usize) -> Option<f32> {
+        let d = self.lattice.dims;
+        if i < d[0] && j < d[1] && k < d[2] {
+            self.values.get(self.lattice.index(i, j, k)).copied()
+        } else {
+            None
+        }
+    }
+
+    /// Smallest and largest finite value, or `None` when there is none.
+    pub fn min_max(&self) -> Option<(f32, f32)> {
+        self.values
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold(None, |acc, &v| match acc {
+                None => Some((v, v)),
+                Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn around_box_covers_padding() {
+        let l = Lattice::around_box([0.0; 3], [1.0, 2.0, 3.0], 3.0, 0.2);
+        let o = l.origin_angstrom();
+        for k in 0..3 {
+            assert!(o[k] <= -3.0 + 1e-9);
+        }
+        let far = l.point_bohr(l.dims[0] - 1, l.dims[1] - 1, l.dims[2] - 1).map(|x| x * ANGSTROM_PER_BOHR);
+        assert!(far[0] >= 4.0 - 1e-9 && far[1] >= 5.0 - 1e-9 && far[2] >= 6.0 - 1e-9);
+        assert_eq!(l.index(1, 0, 0), 1);
+        assert_eq!(l.index(0, 0, 1), l.dims[0] * l.dims[1]);
+    }
+}

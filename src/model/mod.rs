@@ -1,0 +1,23 @@
+//! The data model: structures, trajectories, periodic cells, basis sets, wavefunctions, lattices.
+//!
+//! Plain data with no I/O and no GPU code. `io` builds these types, `compute` and `surface` read
+//! them, `app` owns them. Units are part of every field name; conversions live in [`units`].
+
+pub mod basis;
+pub mod cell;
+pub mod element;
+pub mod grid;
+pub mod name;
+pub mod structure;
+pub mod trajectory;
+pub mod units;
+pub mod wavefunction;
+
+pub use basis::{BasisSet, Shell};
+pub use cell::UnitCell;
+pub use element::Element;
+pub use grid::{Grid3, Lattice};
+pub use name::Name8;
+pub use structure::{BondSource, Structure};
+pub use trajectory::{Frame, FrameSource, InMemoryFrames, Trajectory};
+pub use wavefunction::{OrbitalSet, QmAtom, Spin, SpinKind, Wavefunction};

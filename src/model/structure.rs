@@ -1,0 +1,163 @@
+//! `Structure`: the atoms of a system and what does not change from frame to frame.
+//!
+//! Per-atom data is stored as parallel vectors (structure of arrays) so a million-atom system is a
+//! handful of allocations. Readers in `io` build it; selections, bond guessing, the field engines
+//! and the viewer read it. Positions are not here: they live in [`crate::model::Frame`].
+
+use super::element::Element;
+use super::name::Name8;
+
+/// Where the bond list came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BondSource {
+    /// No bonds known yet.
+    #[default]
+    None,
+    /// Read from the topology file (PSF bonds, PDB CONECT, mmCIF struct_conn).
+    File,
+    /// Guessed from covalent radii on the first frame.
+    Guessed,
+}
+
+/// The static description of a system's atoms.
+#[derive(Clone, Debug, Default)]
+pub struct Structure {
+    /// Free-text title from the file, if any.
+    pub title: String,
+    pub elements: Vec<Element>,
+    /// Atom names (`CA`, `OW`, `H1`).
+    pub names: Vec<Name8>,
+    /// Force-field atom types where the file has them (PSF); empty otherwise.
+    pub types: Vec<Name8>,
+    pub resnames: Vec<Name8>,
+    pub resids: Vec<i32>,
+    /// Chain identifier (PDB chain, mmCIF auth_asym_id); empty label when the file has none.
+    pub chains: Vec<Name8>,
+    /// Segment identifier (PSF segid, PDB columns 73-76); empty label when the file has none.
+    pub segids: Vec<Name8>,
+    /// Partial charges in units of e, when the file has them.
+    pub charges_e: Option<Vec<f32>>,
+    /// Atomic radii in Angstrom (PQR), when the file has them.
+    pub radii_angstrom: Option<Vec<f32>>,
+    /// Masses in dalton when the file gives them (PSF); otherwise use [`Structure::mass_dalton`].
+    pub masses_dalton: Option<Vec<f32>>,
+    /// Bonds as pairs of atom indices, each pair with the smaller index first, sorted.
+    pub bonds: Vec<[u32; 2]>,
+    pub bond_source: BondSource,
+}
+
+impl Structure {
+    /// Number of atoms.
+    pub fn len(&self) -> usize {
+        self.elements.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.elements.is_empty()
+    }
+
+    /// Appends one atom with the common fields; optional columns are handled by the caller.
+    pub fn push_atom(&mut self, element: Element, name: Name8, resname: Name8, resid: i32, chain: Name8, segid: Name8) {
+        self.elements.push(element);
+        self.names.push(name);
+        self.resnames.push(resname);
+        self.resids.push(resid);
+        self.chains.push(chain);
+        self.segids.push(segid);
+    }
+
+    /// Reserves room for `n` more atoms in every per-atom vector that is always present.
+    pub fn reserve(&mut self, n: usize) {
+        self.elements.reserve(n);
+        self.names.reserve(n);
+        self.resnames.reserve(n);
+        self.resids.reserve(n);
+        self.chains.reserve(n);
+        self.segids.reserve(n);
+    }
+
+    /// Mass of atom `i` in dalton: from the file when given, else from the element table.
+    pub fn mass_dalton(&self, i: usize) -> f32 {
+        match &self.masses_dalton {
+            Some(m) => m.get(i).copied().unwrap_or(0.0),
+            None => self.elements.get(i).map_or(0.0, |e| e.mass_dalton()),
+        }
+    }
+
+    /// Sum of partial charges in e (f64 accumulation), or `None` when charges are unknown.
+    pub fn total_charge_e(&self) -> Option<f64> {
+        self.charges_e.as_ref().map(|q| q.iter().map(|&x| f64::from(x)).sum())
+    }
+
+    /// Start index of each residue: a new residue begins wherever segment, chain, residue id or
+    /// residue name changes from the previous atom. The last entry is `len()`.
+    pub fn residue_starts(&self) -> Vec<usize> {
+        let n = self.len();
+        let mut starts = Vec::new();
+        for i in 0..n {
+            let new = i == 0
+                || self.resids[i] != self.resids[i - 1]
+                || self.resnames[i] != self.resnames[i - 1]
+                || self.chains[i] != self.chains[i - 1]
+                || self.segids[i] != self.segids[i - 1];
+            if new {
+                starts.push(i);
+            }
+        }
+        starts.push(n);
+        starts
+    }
+
+    /// Number of residues as counted by [`Structure::residue_starts`].
+    pub fn residue_count(&self) -> usize {
+        self.residue_starts().len().saturating_sub(1)
+    }
+
+    /// Distinct chain (or, where no chain ids exist, segment) identifiers, in order of first
+    /// appearance.
+    pub fn chain_ids(&self) -> Vec<Name8> {
+        let labels = if self.chains.iter().any(|c| !c.is_empty()) {
+            &self.chains
+        } else {
+            &self.segids
+        };
+        let mut out: Vec<Name8> = Vec::new();
+        for l in labels {
+            if !l.is_empty() && out.last() != Some(l) && !out.contains(l) {
+                out.push(*l);
+            }
+        }
+        out
+    }
+
+    /// Checks that every per-atom vector has the same length; readers call this before returning.
+    pub fn check_consistent(&self) -> Result<(), String> {
+        let n = self.len();
+        let lens = [
+            ("names", self.names.len()),
+            ("resnames", self.resnames.len()),
+            ("resids", self.resids.len()),
+            ("chains", self.chains.len()),
+            ("segids", self.segids.len()),
+        ];
+        for (what, len) in lens {
+            if len != n {
+                return Err(format!("{what} has {len} entries for {n} atoms"));
+            }
+        }
+        if !self.types.is_empty() && self.types.len() != n {
+            return Err(format!("types has {} entries for {n} atoms", self.types.len()));
+        }
+        for (what, v) in [("charges", &self.charges_e), ("radii", &self.radii_angstrom), ("masses", &self.masses_dalton)] {
+            if let Some(v) = v
+                && v.len() != n
+            {
+                return Err(format!("{what} has {} entries for {n} atoms", v.len()));
+            }
+        }
+        if let Some(b) = self.bonds.iter().find(|b| b[0] as usize >= n || b[1] as usize >= n) {
+            return Err(format!("bond {}-{} refers to an atom past {n}", b[0] + 1, b[1] + 1));
+        }
+        Ok(())
+    }
+}

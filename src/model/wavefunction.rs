@@ -1,0 +1,96 @@
+//! Wavefunctions: atoms with nuclear charges, a basis set and one or two sets of molecular orbitals.
+//!
+//! Read by `io` (Molden, fchk, wfn/wfx, QM logs), consumed by the field engines (orbitals,
+//! densities) and by the viewer's orbital list.
+
+use super::basis::BasisSet;
+use super::element::Element;
+
+/// How the orbitals are organised by spin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpinKind {
+    /// One set of orbitals, each doubly occupied or empty (or fractionally occupied).
+    Restricted,
+    /// Separate alpha and beta orbitals.
+    Unrestricted,
+    /// One set of spatial orbitals with singly occupied ones (ROHF).
+    RestrictedOpen,
+}
+
+/// Which spin channel of a wavefunction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Spin {
+    Alpha,
+    Beta,
+}
+
+/// An atom of a QM calculation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QmAtom {
+    pub element: Element,
+    /// Nuclear charge in e (may differ from the atomic number with effective core potentials).
+    pub nuclear_charge: f64,
+    pub position_bohr: [f64; 3],
+}
+
+/// A set of molecular orbitals over one basis.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OrbitalSet {
+    pub energies_hartree: Vec<f64>,
+    /// Occupation numbers (0..2 for restricted, 0..1 for a spin channel), fractional allowed.
+    pub occupations: Vec<f64>,
+    /// Symmetry labels; empty strings where the file has none.
+    pub symmetries: Vec<String>,
+    /// Row-major `[n_orbitals][n_basis_functions]`.
+    pub coefficients: Vec<f64>,
+    /// Basis functions per orbital (row length of `coefficients`).
+    pub n_basis: usize,
+}
+
+impl OrbitalSet {
+    /// Number of orbitals.
+    pub fn len(&self) -> usize {
+        self.energies_hartree.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.energies_hartree.is_empty()
+    }
+
+    /// Coefficients of orbital `index` (0-based).
+    pub fn orbital(&self, index: usize) -> Option<&[f64]> {
+        let start = index.checked_mul(self.n_basis)?;
+        self.coefficients.get(start..start.checked_add(self.n_basis)?)
+    }
+}
+
+/// A complete wavefunction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wavefunction {
+    pub atoms: Vec<QmAtom>,
+    pub basis: BasisSet,
+    pub spin: SpinKind,
+    /// The alpha orbitals (or the only set, for restricted wavefunctions).
+    pub alpha: OrbitalSet,
+    /// The beta orbitals of an unrestricted wavefunction.
+    pub beta: Option<OrbitalSet>,
+    /// The program that wrote the file, as detected ("PySCF", "ORCA", ...).
+    pub program: Option<String>,
+    /// Corrections applied by the reader to reach orthonormal orbitals, in words.
+    pub corrections: Vec<String>,
+    /// Total energy in hartree when the file gives one.
+    pub energy_hartree: Option<f64>,
+}
+
+impl Wavefunction {
+    /// The orbital set of a spin channel (the alpha set for restricted wavefunctions).
+    pub fn orbitals(&self, spin: Spin) -> Option<&OrbitalSet> {
+        match spin {
+            Spin::Alpha => Some(&self.alpha),
+            Spin::Beta => match self.spin {
+                SpinKind::Unrestricted => self.beta.as_ref(),
+                _ => Some(&self.alpha),
+            },
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! wgpu rendering of atoms, bonds, meshes and slices; knows meshes and cameras, not molecules.

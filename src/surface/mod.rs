@@ -1,0 +1,1 @@
+//! Isosurface extraction (marching cubes) and mesh export.

@@ -1,0 +1,1 @@
+//! egui panels; functions taking `&mut egui::Ui` are named `*_ui`.
