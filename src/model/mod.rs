@@ -8,6 +8,7 @@ pub mod cell;
 pub mod element;
 pub mod grid;
 pub mod name;
+pub mod select;
 pub mod structure;
 pub mod trajectory;
 pub mod units;
