@@ -20,5 +20,5 @@ pub use element::Element;
 pub use grid::{Grid3, Lattice};
 pub use name::Name8;
 pub use structure::{BondSource, Structure};
-pub use trajectory::{Frame, FrameSource, InMemoryFrames, Trajectory};
+pub use trajectory::{Frame, FrameRange, FrameSource, InMemoryFrames, Trajectory};
 pub use wavefunction::{OrbitalSet, QmAtom, Spin, SpinKind, Wavefunction};
