@@ -1,6 +1,7 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands, one file each.
 
 mod info;
+mod rdf;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -23,6 +24,8 @@ struct Cli {
 enum Command {
     /// Summarise the system that FILE... form together (atoms, frames, residues, charge, box).
     Info(info::InfoArgs),
+    /// Radial distribution function g(r) between two atom selections over a trajectory.
+    Rdf(rdf::RdfArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -39,6 +42,7 @@ pub fn main() -> ExitCode {
     };
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
+        Some(Command::Rdf(args)) => rdf::run(&args),
         None => info::run_demo(&cli.files),
     };
     match result {
