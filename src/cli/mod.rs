@@ -1,6 +1,8 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands, one file each.
 
+mod grid;
 mod info;
+mod points;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -19,6 +21,10 @@ struct Cli {
 enum Command {
     /// Summarise the system that FILE... form together (atoms, frames, residues, charge, box).
     Info(info::InfoArgs),
+    /// Compute a field (orbital, density, spin density, potential) on a lattice and write a cube or DX file.
+    Grid(grid::GridArgs),
+    /// Print a field's values (atomic units) at the `x y z` points (Angstrom) of a text file.
+    Points(points::PointsArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -31,6 +37,8 @@ pub fn main() -> ExitCode {
     };
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
+        Some(Command::Grid(args)) => grid::run(&args),
+        Some(Command::Points(args)) => points::run(&args),
         None => info::run_demo(&cli.files),
     };
     match result {
