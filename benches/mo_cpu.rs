@@ -45,7 +45,9 @@ fn cubegen_lattice(wf: &Wavefunction, n: usize) -> Lattice {
 /// `copies` threonines side by side along x (10 A apart), the HOMO coefficients on each.
 fn replicated(wf: &Wavefunction, copies: usize) -> (Wavefunction, Field) {
     let field = "mo:homo".parse::<FieldSpec>().unwrap().resolve(Some(wf)).unwrap();
-    let Field::Orbital { index, .. } = field else { unreachable!() };
+    let Field::Orbital { index, .. } = field else {
+        unreachable!()
+    };
     let homo = wf.alpha.orbital(index).unwrap().to_vec();
     let mut out = wf.clone();
     out.basis.shells.clear();
@@ -74,11 +76,20 @@ fn replicated(wf: &Wavefunction, copies: usize) -> (Wavefunction, Field) {
         coefficients,
     };
     out.beta = None;
-    (out, Field::Orbital { spin: Spin::Alpha, index: 0 })
+    (
+        out,
+        Field::Orbital {
+            spin: Spin::Alpha,
+            index: 0,
+        },
+    )
 }
 
 fn pool(threads: usize) -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("rayon pool")
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("rayon pool")
 }
 
 fn benches(c: &mut Criterion) {
@@ -120,9 +131,10 @@ fn benches(c: &mut Criterion) {
             lattice,
             input: FieldInput::Wavefunction(Arc::new(w)),
         };
-        g.bench_function(format!("{}atoms_{}points", copies * wf.atoms.len(), lattice.n_points()), |b| {
-            b.iter(|| p.install(|| black_box(evaluate_grid(&job).unwrap())))
-        });
+        g.bench_function(
+            format!("{}atoms_{}points", copies * wf.atoms.len(), lattice.n_points()),
+            |b| b.iter(|| p.install(|| black_box(evaluate_grid(&job).unwrap()))),
+        );
     }
     g.finish();
 
@@ -144,7 +156,9 @@ fn benches(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(3));
     for threads in [1, 2] {
         let p = pool(threads);
-        g.bench_function(format!("{threads}thread"), |b| b.iter(|| p.install(|| black_box(evaluate_grid(&job).unwrap()))));
+        g.bench_function(format!("{threads}thread"), |b| {
+            b.iter(|| p.install(|| black_box(evaluate_grid(&job).unwrap())))
+        });
     }
     g.finish();
 }

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/engine").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/engine")
+        .join(name)
 }
 
 fn load_wf(name: &str) -> Arc<Wavefunction> {
@@ -46,13 +48,23 @@ fn read_ref(name: &str) -> (Vec<(String, Option<usize>)>, Vec<Vec<f64>>) {
 /// Relative 2-norm difference, optionally allowing an overall sign flip.
 fn rel_err(got: &[f64], want: &[f64], up_to_sign: bool) -> f64 {
     let norm: f64 = want.iter().map(|w| w * w).sum::<f64>().sqrt();
-    let d = |s: f64| got.iter().zip(want).map(|(g, w)| (s * g - w).powi(2)).sum::<f64>().sqrt();
+    let d = |s: f64| {
+        got.iter()
+            .zip(want)
+            .map(|(g, w)| (s * g - w).powi(2))
+            .sum::<f64>()
+            .sqrt()
+    };
     let e = if up_to_sign { d(1.0).min(d(-1.0)) } else { d(1.0) };
     e / norm
 }
 
 fn field_of_column(name: &str, mo: Option<usize>) -> Field {
-    let spin = if name.starts_with("beta") { Spin::Beta } else { Spin::Alpha };
+    let spin = if name.starts_with("beta") {
+        Spin::Beta
+    } else {
+        Spin::Alpha
+    };
     match (name, mo) {
         ("total_density", _) => Field::Density,
         ("spin_density", _) => Field::SpinDensity,
@@ -113,9 +125,15 @@ fn test_lattice(wf: &Wavefunction) -> Lattice {
 #[test]
 fn lattice_equals_points_for_every_field() {
     let cases: &[(&str, &[&str])] = &[
-        ("water_hf_631gs_cart.molden", &["mo:homo", "mo:1", "mo2:lumo", "density"]),
+        (
+            "water_hf_631gs_cart.molden",
+            &["mo:homo", "mo:1", "mo2:lumo", "density"],
+        ),
         ("n2_hf_ccpvqz_sph.molden", &["mo:homo-1", "density"]),
-        ("o2_uhf_ccpvtz_sph.molden", &["mo:beta:homo", "mo:alpha:lumo", "density", "spin"]),
+        (
+            "o2_uhf_ccpvtz_sph.molden",
+            &["mo:beta:homo", "mo:alpha:lumo", "density", "spin"],
+        ),
     ];
     for (molden, specs) in cases {
         let wf = load_wf(molden);
@@ -182,14 +200,25 @@ fn bad_requests_are_errors_not_panics() {
     };
     let mut out = vec![0.0f32; 16];
     assert!(matches!(
-        CpuEngine.compute_slab(&job(Field::Orbital { spin: Spin::Alpha, index: 99 }), 0..1, &mut out),
+        CpuEngine.compute_slab(
+            &job(Field::Orbital {
+                spin: Spin::Alpha,
+                index: 99
+            }),
+            0..1,
+            &mut out
+        ),
         Err(ComputeError::NoSuchOrbital { .. })
     ));
     assert!(matches!(
         CpuEngine.compute_slab(&job(Field::Density), 0..2, &mut out),
         Err(ComputeError::BadOutput { .. })
     ));
-    assert!(CpuEngine.compute_slab(&job(Field::Density), 3..5, &mut vec![0.0; 32]).is_err());
+    assert!(
+        CpuEngine
+            .compute_slab(&job(Field::Density), 3..5, &mut vec![0.0; 32])
+            .is_err()
+    );
     assert!(CpuEngine.compute_slab(&job(Field::Potential), 0..1, &mut out).is_err());
     let charges = FieldInput::Charges(Arc::new(PointCharges::default()));
     assert!(evaluate_points(&Field::Density, &charges, &[[0.0; 3]]).is_err());
@@ -206,7 +235,8 @@ fn potential_matches_direct_f64_sum() {
     q.charges_e.push(-0.8);
     for i in 0..500 {
         let t = i as f64 * 0.0125 * std::f64::consts::TAU;
-        q.positions_bohr.push([6.0 * t.cos(), 6.0 * t.sin(), 0.3 * (3.0 * t).sin()]);
+        q.positions_bohr
+            .push([6.0 * t.cos(), 6.0 * t.sin(), 0.3 * (3.0 * t).sin()]);
         q.charges_e.push(if i % 2 == 0 { 0.4 } else { -0.4 });
     }
     let lattice = Lattice {

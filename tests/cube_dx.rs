@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/engine").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/engine")
+        .join(name)
 }
 
 fn read_cube(name: &str) -> cube::CubeFile {
@@ -31,7 +33,10 @@ fn pyscf_cubes_load_with_their_lattice_and_atoms() {
         let l = c.grids[0].lattice;
         assert_eq!(l.dims, [24, 24, 24]);
         assert_eq!(l.origin_bohr, [-3.0, -4.430901, -3.886659]);
-        assert_eq!(l.steps_bohr, [[0.260870, 0.0, 0.0], [0.0, 0.385296, 0.0], [0.0, 0.0, 0.309058]]);
+        assert_eq!(
+            l.steps_bohr,
+            [[0.260870, 0.0, 0.0], [0.0, 0.385296, 0.0], [0.0, 0.0, 0.309058]]
+        );
         assert_eq!(c.atoms.len(), 3);
         assert_eq!(c.atoms[0].atomic_number, 8);
         assert_eq!(c.atoms[0].position_bohr, [0.0, 0.0, 0.221665]);
@@ -84,7 +89,11 @@ fn our_cube_matches_pyscf_cube() {
         let raw = rel_err(&ours.values, &theirs.grids[0].values, true);
         // Per value: PySCF's rounding (half a unit in the 6th digit) plus a hair.
         let max = theirs.grids[0].values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-        let sign = if raw == rel_err(&ours.values, &theirs.grids[0].values, false) { 1.0 } else { -1.0 };
+        let sign = if raw == rel_err(&ours.values, &theirs.grids[0].values, false) {
+            1.0
+        } else {
+            -1.0
+        };
         let worst = ours
             .values
             .iter()

@@ -46,7 +46,13 @@ pub struct GridArgs {
     #[arg(long, default_value_t = DEFAULT_PADDING_ANGSTROM)]
     pub padding: f64,
     /// Explicit lattice: origin X,Y,Z of the first point in Angstrom (with --dims and --spacing).
-    #[arg(long, value_delimiter = ',', num_args = 3, requires = "dims", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        num_args = 3,
+        requires = "dims",
+        allow_negative_numbers = true
+    )]
     pub origin: Option<Vec<f64>>,
     /// Explicit lattice: points NX,NY,NZ along x, y, z (with --origin).
     #[arg(long, value_delimiter = ',', num_args = 3, requires = "origin")]
@@ -103,7 +109,10 @@ pub struct Source {
 impl Source {
     /// Atom positions in Angstrom (for placing the lattice).
     pub fn positions_angstrom(&self) -> Vec<[f64; 3]> {
-        self.atoms.iter().map(|a| angstrom_from_bohr3(a.position_bohr)).collect()
+        self.atoms
+            .iter()
+            .map(|a| angstrom_from_bohr3(a.position_bohr))
+            .collect()
     }
 }
 
@@ -141,10 +150,16 @@ fn source_from_system(spec: FieldSpec, system: &mut System, frame: usize) -> Res
             bail!("esp needs partial charges: give a file that carries them (pqr, psf, mol2 ...)");
         };
         if positions.len() != charges.len() {
-            bail!("the structure has {} charges but the frame has {} atoms", charges.len(), positions.len());
+            bail!(
+                "the structure has {} charges but the frame has {} atoms",
+                charges.len(),
+                positions.len()
+            );
         }
-        let positions_bohr: Vec<[f64; 3]> =
-            positions.iter().map(|p| bohr_from_angstrom3(p.map(f64::from))).collect();
+        let positions_bohr: Vec<[f64; 3]> = positions
+            .iter()
+            .map(|p| bohr_from_angstrom3(p.map(f64::from)))
+            .collect();
         let atoms = positions_bohr
             .iter()
             .zip(&s.elements)
@@ -211,7 +226,9 @@ const SLAB_PLANES: usize = 8;
 /// `gpu` and `auto` say so in one line on stderr.
 pub fn evaluate(device: Device, request: Request<'_>) -> Result<Evaluated> {
     if device != Device::Cpu {
-        eprintln!("note: --device {device:?} falls back to the CPU: the GPU engine is not wired into the command line yet");
+        eprintln!(
+            "note: --device {device:?} falls back to the CPU: the GPU engine is not wired into the command line yet"
+        );
     }
     match request {
         Request::Points {
@@ -250,7 +267,10 @@ pub fn evaluate(device: Device, request: Request<'_>) -> Result<Evaluated> {
 
 /// Output format from the file name.
 fn is_dx(path: &Path) -> Result<bool> {
-    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
     if name.ends_with(".dx") {
         Ok(true)
     } else if name.ends_with(".cube") || name.ends_with(".cub") {

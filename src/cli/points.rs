@@ -38,13 +38,22 @@ pub fn parse_points(path: &Path, text: &str) -> Result<Vec<[f64; 3]>> {
         }
         let f: Vec<&str> = body.split_whitespace().collect();
         if f.len() != 3 {
-            bail!("{}:{}: expected `x y z` in Angstrom, found {} fields", path.display(), i + 1, f.len());
+            bail!(
+                "{}:{}: expected `x y z` in Angstrom, found {} fields",
+                path.display(),
+                i + 1,
+                f.len()
+            );
         }
         let mut p = [0.0; 3];
         for (k, s) in f.iter().enumerate() {
             p[k] = match s.parse::<f64>() {
                 Ok(v) if v.is_finite() => v,
-                _ => bail!("{}:{}: expected a finite coordinate, found {s:?}", path.display(), i + 1),
+                _ => bail!(
+                    "{}:{}: expected a finite coordinate, found {s:?}",
+                    path.display(),
+                    i + 1
+                ),
             };
         }
         out.push(bohr_from_angstrom3(p));

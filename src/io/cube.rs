@@ -55,8 +55,16 @@ impl CubeFile {
         let mut f = Frame::default();
         for a in &self.atoms {
             let e = u8::try_from(a.atomic_number).map(Element).unwrap_or(Element(0));
-            s.push_atom(e, Name8::from(e.symbol()), Name8::from("CUB"), 1, Name8::EMPTY, Name8::EMPTY);
-            f.positions_angstrom.push(angstrom_from_bohr3(a.position_bohr).map(|x| x as f32));
+            s.push_atom(
+                e,
+                Name8::from(e.symbol()),
+                Name8::from("CUB"),
+                1,
+                Name8::EMPTY,
+                Name8::EMPTY,
+            );
+            f.positions_angstrom
+                .push(angstrom_from_bohr3(a.position_bohr).map(|x| x as f32));
         }
         s.charges_e = None;
         (s, f)
@@ -67,28 +75,42 @@ impl CubeFile {
 const MAX_ATOMS: i64 = 10_000_000;
 
 fn split_fields(line: &[u8]) -> Vec<&[u8]> {
-    line.split(|b| b.is_ascii_whitespace()).filter(|f| !f.is_empty()).collect()
+    line.split(|b| b.is_ascii_whitespace())
+        .filter(|f| !f.is_empty())
+        .collect()
 }
 
 /// Reads a cube file from its bytes.
 pub fn read(path: &Path, bytes: &[u8]) -> Result<CubeFile, ReadError> {
     let mut it = lines(bytes);
     let mut next_line = |what: &str| -> Result<(usize, &[u8]), ReadError> {
-        it.next().ok_or_else(|| ReadError::file(path, format!("file ends early: expected {what}")))
+        it.next()
+            .ok_or_else(|| ReadError::file(path, format!("file ends early: expected {what}")))
     };
     let (_, c1) = next_line("the first comment line")?;
     let (_, c2) = next_line("the second comment line")?;
-    let comments = [String::from_utf8_lossy(c1).trim_end().to_string(), String::from_utf8_lossy(c2).trim_end().to_string()];
+    let comments = [
+        String::from_utf8_lossy(c1).trim_end().to_string(),
+        String::from_utf8_lossy(c2).trim_end().to_string(),
+    ];
 
     // Line 3: atom count, origin, optional values per point.
     let (ln, l3) = next_line("the atom count and origin")?;
     let f = split_fields(l3);
     if f.len() < 4 {
-        return Err(ReadError::line(path, ln, format!("expected the atom count and the origin x y z, found {} fields", f.len())));
+        return Err(ReadError::line(
+            path,
+            ln,
+            format!("expected the atom count and the origin x y z, found {} fields", f.len()),
+        ));
     }
     let natoms_signed = parse_i64(path, ln, "the atom count", f[0])?;
     if natoms_signed.abs() > MAX_ATOMS {
-        return Err(ReadError::line(path, ln, format!("atom count {natoms_signed} is out of range")));
+        return Err(ReadError::line(
+            path,
+            ln,
+            format!("atom count {natoms_signed} is out of range"),
+        ));
     }
     let multi_mo = natoms_signed < 0;
     let natoms = natoms_signed.unsigned_abs() as usize;
@@ -100,7 +122,11 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<CubeFile, ReadError> {
         Some(v) => {
             let n = parse_i64(path, ln, "the number of values per point", v)?;
             if !(1..=1_000_000).contains(&n) {
-                return Err(ReadError::line(path, ln, format!("values per point {n} is out of range")));
+                return Err(ReadError::line(
+                    path,
+                    ln,
+                    format!("values per point {n} is out of range"),
+                ));
             }
             n as usize
         }
@@ -115,14 +141,22 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<CubeFile, ReadError> {
         let (ln, l) = next_line("an axis line (count and step vector)")?;
         let f = split_fields(l);
         if f.len() < 4 {
-            return Err(ReadError::line(path, ln, format!("expected a point count and a step vector, found {} fields", f.len())));
+            return Err(ReadError::line(
+                path,
+                ln,
+                format!("expected a point count and a step vector, found {} fields", f.len()),
+            ));
         }
         let n = parse_i64(path, ln, "a point count", f[0])?;
         if axis == 0 {
             angstrom = n < 0;
         }
         if n == 0 || n.unsigned_abs() > (1 << 24) {
-            return Err(ReadError::line(path, ln, format!("point count {n} is out of range (1..=16777216)")));
+            return Err(ReadError::line(
+                path,
+                ln,
+                format!("point count {n} is out of range (1..=16777216)"),
+            ));
         }
         dims[axis] = n.unsigned_abs() as usize;
         for k in 0..3 {
@@ -153,11 +187,19 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<CubeFile, ReadError> {
         let (ln, l) = next_line("an atom line (Z, charge, x, y, z)")?;
         let f = split_fields(l);
         if f.len() < 5 {
-            return Err(ReadError::line(path, ln, format!("expected an atom line (Z, charge, x, y, z), found {} fields", f.len())));
+            return Err(ReadError::line(
+                path,
+                ln,
+                format!("expected an atom line (Z, charge, x, y, z), found {} fields", f.len()),
+            ));
         }
         let z = parse_i64(path, ln, "an atomic number", f[0])?;
         if !(0..=200).contains(&z) {
-            return Err(ReadError::line(path, ln, format!("expected an atomic number, found {z}")));
+            return Err(ReadError::line(
+                path,
+                ln,
+                format!("expected an atomic number, found {z}"),
+            ));
         }
         let charge_e = parse_f64(path, ln, "a nuclear charge", f[1])?;
         let mut p = [0.0; 3];
@@ -184,14 +226,22 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<CubeFile, ReadError> {
     if multi_mo {
         let nmo = numbers.next_i64("the number of orbitals")?;
         if nmo < 1 || nmo as u128 > max_values {
-            return Err(ReadError::line(path, numbers.line, format!("orbital count {nmo} is out of range")));
+            return Err(ReadError::line(
+                path,
+                numbers.line,
+                format!("orbital count {nmo} is out of range"),
+            ));
         }
         for _ in 0..nmo {
             orbital_numbers.push(numbers.next_i64("an orbital number")?);
         }
         ngrids = nmo as usize * nval;
         if per_grid.saturating_mul(ngrids as u128) > max_values {
-            return Err(ReadError::line(path, numbers.line, format!("{nmo} orbitals of {per_grid} points do not fit in the file")));
+            return Err(ReadError::line(
+                path,
+                numbers.line,
+                format!("{nmo} orbitals of {per_grid} points do not fit in the file"),
+            ));
         }
     }
     let npts = per_grid as usize;
@@ -258,11 +308,16 @@ impl<'a, I: Iterator<Item = (usize, &'a [u8])>> Numbers<'a, I> {
                 return Ok(f);
             }
             let Some((ln, l)) = self.lines.next() else {
-                return Err(ReadError::line(self.path, self.line + 1, format!("file ends early: expected {what}")));
+                return Err(ReadError::line(
+                    self.path,
+                    self.line + 1,
+                    format!("file ends early: expected {what}"),
+                ));
             };
             self.line = ln;
             self.fields.clear();
-            self.fields.extend(l.split(|b| b.is_ascii_whitespace()).filter(|f| !f.is_empty()));
+            self.fields
+                .extend(l.split(|b| b.is_ascii_whitespace()).filter(|f| !f.is_empty()));
             self.pos = 0;
         }
     }
@@ -321,8 +376,20 @@ pub fn to_text(grid: &Grid3, atoms: &[CubeAtom]) -> String {
     let [n1, n2, n3] = l.dims;
     let mut s = String::with_capacity(n1 * n2 * n3 * 14 + atoms.len() * 64 + 512);
     let desc = grid.description.replace(['\n', '\r'], " ");
-    let _ = writeln!(s, "{}", if desc.is_empty() { "orbitfield field" } else { desc.as_str() });
-    let _ = writeln!(s, "written by orbitfield {}: bohr, z fastest", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(
+        s,
+        "{}",
+        if desc.is_empty() {
+            "orbitfield field"
+        } else {
+            desc.as_str()
+        }
+    );
+    let _ = writeln!(
+        s,
+        "written by orbitfield {}: bohr, z fastest",
+        env!("CARGO_PKG_VERSION")
+    );
     let o = l.origin_bohr;
     let _ = writeln!(s, "{:5}{:12.6}{:12.6}{:12.6}", atoms.len(), o[0], o[1], o[2]);
     for axis in 0..3 {
@@ -331,7 +398,11 @@ pub fn to_text(grid: &Grid3, atoms: &[CubeAtom]) -> String {
     }
     for a in atoms {
         let p = a.position_bohr;
-        let _ = writeln!(s, "{:5}{:12.6}{:12.6}{:12.6}{:12.6}", a.atomic_number, a.charge_e, p[0], p[1], p[2]);
+        let _ = writeln!(
+            s,
+            "{:5}{:12.6}{:12.6}{:12.6}{:12.6}",
+            a.atomic_number, a.charge_e, p[0], p[1], p[2]
+        );
     }
     for i in 0..n1 {
         for j in 0..n2 {
@@ -371,7 +442,9 @@ mod tests {
             steps_bohr: [[0.2, 0.0, 0.0], [0.0, 0.3, 0.0], [0.0, 0.01, 0.25]],
             dims: [3, 4, 7],
         };
-        let values = (0..lattice.n_points()).map(|i| (i as f32 * 0.37).sin() * 1e-3).collect();
+        let values = (0..lattice.n_points())
+            .map(|i| (i as f32 * 0.37).sin() * 1e-3)
+            .collect();
         Grid3 {
             lattice,
             values,

@@ -29,7 +29,9 @@ use crate::model::{Grid3, Lattice};
 use std::path::Path;
 
 fn fields(line: &[u8]) -> Vec<&[u8]> {
-    line.split(|b| b.is_ascii_whitespace()).filter(|f| !f.is_empty()).collect()
+    line.split(|b| b.is_ascii_whitespace())
+        .filter(|f| !f.is_empty())
+        .collect()
 }
 
 /// Reads a DX file from its bytes (coordinates converted from Angstrom to bohr).
@@ -52,19 +54,27 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Grid3, ReadError> {
             }
             continue;
         }
-        let lower: Vec<String> = f.iter().map(|x| String::from_utf8_lossy(x).to_ascii_lowercase()).collect();
+        let lower: Vec<String> = f
+            .iter()
+            .map(|x| String::from_utf8_lossy(x).to_ascii_lowercase())
+            .collect();
         let word = |i: usize| lower.get(i).map(String::as_str).unwrap_or("");
         match word(0) {
             "object" if lower.iter().any(|w| w == "gridpositions") => {
-                let k = lower.iter().position(|w| w == "counts").ok_or_else(|| {
-                    ReadError::line(path, ln, "expected `counts NX NY NZ` on the gridpositions line")
-                })?;
+                let k = lower
+                    .iter()
+                    .position(|w| w == "counts")
+                    .ok_or_else(|| ReadError::line(path, ln, "expected `counts NX NY NZ` on the gridpositions line"))?;
                 let mut d = [0usize; 3];
                 for a in 0..3 {
                     let field = f.get(k + 1 + a).copied().unwrap_or(b"");
                     let n = parse_i64(path, ln, "a grid count", field)?;
                     if !(1..=(1 << 24)).contains(&n) {
-                        return Err(ReadError::line(path, ln, format!("grid count {n} is out of range (1..=16777216)")));
+                        return Err(ReadError::line(
+                            path,
+                            ln,
+                            format!("grid count {n} is out of range (1..=16777216)"),
+                        ));
                     }
                     d[a] = n as usize;
                 }
@@ -79,7 +89,11 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Grid3, ReadError> {
             }
             "delta" => {
                 if deltas.len() >= 3 {
-                    return Err(ReadError::line(path, ln, "expected three `delta` lines, found a fourth"));
+                    return Err(ReadError::line(
+                        path,
+                        ln,
+                        "expected three `delta` lines, found a fourth",
+                    ));
                 }
                 let mut v = [0.0; 3];
                 for a in 0..3 {
@@ -100,12 +114,26 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Grid3, ReadError> {
                 }
                 if let Some(t) = lower.iter().position(|w| w == "type") {
                     let ty = word(t + 1).trim_matches('"');
-                    if !matches!(ty, "double" | "float" | "int" | "integer" | "short" | "byte" | "unsigned") {
-                        return Err(ReadError::line(path, ln, format!("expected a numeric array type, found {ty:?}")));
+                    if !matches!(
+                        ty,
+                        "double" | "float" | "int" | "integer" | "short" | "byte" | "unsigned"
+                    ) {
+                        return Err(ReadError::line(
+                            path,
+                            ln,
+                            format!("expected a numeric array type, found {ty:?}"),
+                        ));
                     }
                 }
-                if lower.iter().any(|w| w == "binary" || w == "msb" || w == "lsb" || w == "ieee") {
-                    return Err(ReadError::line(path, ln, "binary DX data is not supported; expected ASCII data"));
+                if lower
+                    .iter()
+                    .any(|w| w == "binary" || w == "msb" || w == "lsb" || w == "ieee")
+                {
+                    return Err(ReadError::line(
+                        path,
+                        ln,
+                        "binary DX data is not supported; expected ASCII data",
+                    ));
                 }
                 items = Some((n as usize, ln));
                 break;
@@ -114,27 +142,50 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Grid3, ReadError> {
         }
     }
     let Some((n_items, items_line)) = items else {
-        return Err(ReadError::line(path, last_line, "file ends before the data array (`object N class array ... items N`)"));
+        return Err(ReadError::line(
+            path,
+            last_line,
+            "file ends before the data array (`object N class array ... items N`)",
+        ));
     };
-    let dims = dims.ok_or_else(|| ReadError::line(path, items_line, "expected a gridpositions object before the data"))?;
-    let origin = origin.ok_or_else(|| ReadError::line(path, items_line, "expected an `origin` line before the data"))?;
+    let dims =
+        dims.ok_or_else(|| ReadError::line(path, items_line, "expected a gridpositions object before the data"))?;
+    let origin =
+        origin.ok_or_else(|| ReadError::line(path, items_line, "expected an `origin` line before the data"))?;
     if deltas.len() != 3 {
-        return Err(ReadError::line(path, items_line, format!("expected three `delta` lines, found {}", deltas.len())));
+        return Err(ReadError::line(
+            path,
+            items_line,
+            format!("expected three `delta` lines, found {}", deltas.len()),
+        ));
     }
     let n = dims[0] as u128 * dims[1] as u128 * dims[2] as u128;
     if n != n_items as u128 {
         return Err(ReadError::line(
             path,
             items_line,
-            format!("the array has {n_items} items but the grid is {}x{}x{} = {n} points", dims[0], dims[1], dims[2]),
+            format!(
+                "the array has {n_items} items but the grid is {}x{}x{} = {n} points",
+                dims[0], dims[1], dims[2]
+            ),
         ));
     }
     if n > bytes.len() as u128 / 2 + 1 {
-        return Err(ReadError::line(path, items_line, format!("{n} values cannot fit in a file of {} bytes", bytes.len())));
+        return Err(ReadError::line(
+            path,
+            items_line,
+            format!("{n} values cannot fit in a file of {} bytes", bytes.len()),
+        ));
     }
     let lattice = Lattice {
         origin_bohr: origin.map(|x| x * BOHR_PER_ANGSTROM),
-        steps_bohr: [0, 1, 2].map(|a| deltas.get(a).copied().unwrap_or([0.0; 3]).map(|x| x * BOHR_PER_ANGSTROM)),
+        steps_bohr: [0, 1, 2].map(|a| {
+            deltas
+                .get(a)
+                .copied()
+                .unwrap_or([0.0; 3])
+                .map(|x| x * BOHR_PER_ANGSTROM)
+        }),
         dims,
     };
     let mut values = vec![0.0f32; n as usize];
@@ -168,7 +219,11 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Grid3, ReadError> {
         }
     }
     if read < n_items {
-        return Err(ReadError::line(path, last_line + 1, format!("file ends early: expected {n_items} values, found {read}")));
+        return Err(ReadError::line(
+            path,
+            last_line + 1,
+            format!("file ends early: expected {n_items} values, found {read}"),
+        ));
     }
     Ok(Grid3 {
         lattice,
@@ -184,8 +239,20 @@ pub fn to_text(grid: &Grid3) -> String {
     let [nx, ny, nz] = l.dims;
     let mut s = String::with_capacity(nx * ny * nz * 16 + 1024);
     let desc = grid.description.replace(['\n', '\r'], " ");
-    let _ = writeln!(s, "# {}", if desc.is_empty() { "orbitfield field" } else { desc.as_str() });
-    let _ = writeln!(s, "# written by orbitfield {}; coordinates in Angstrom, z fastest", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(
+        s,
+        "# {}",
+        if desc.is_empty() {
+            "orbitfield field"
+        } else {
+            desc.as_str()
+        }
+    );
+    let _ = writeln!(
+        s,
+        "# written by orbitfield {}; coordinates in Angstrom, z fastest",
+        env!("CARGO_PKG_VERSION")
+    );
     let _ = writeln!(s, "object 1 class gridpositions counts {nx} {ny} {nz}");
     let o = l.origin_bohr.map(|x| x * ANGSTROM_PER_BOHR);
     let _ = writeln!(s, "origin {:.9e} {:.9e} {:.9e}", o[0], o[1], o[2]);
@@ -194,7 +261,11 @@ pub fn to_text(grid: &Grid3) -> String {
         let _ = writeln!(s, "delta {:.9e} {:.9e} {:.9e}", d[0], d[1], d[2]);
     }
     let _ = writeln!(s, "object 2 class gridconnections counts {nx} {ny} {nz}");
-    let _ = writeln!(s, "object 3 class array type double rank 0 items {} data follows", l.n_points());
+    let _ = writeln!(
+        s,
+        "object 3 class array type double rank 0 items {} data follows",
+        l.n_points()
+    );
     let mut col = 0;
     for i in 0..nx {
         for j in 0..ny {
@@ -238,7 +309,9 @@ mod tests {
             steps_bohr: [[0.2, 0.0, 0.0], [0.0, 0.3, 0.0], [0.0, 0.0, 0.25]],
             dims: [3, 4, 5],
         };
-        let values = (0..lattice.n_points()).map(|i| (i as f32 * 0.37).cos() * 1e-2).collect();
+        let values = (0..lattice.n_points())
+            .map(|i| (i as f32 * 0.37).cos() * 1e-2)
+            .collect();
         Grid3 {
             lattice,
             values,
@@ -277,7 +350,9 @@ mod tests {
         }
         let wrong = text.replace("items 60", "items 61");
         assert!(read(Path::new("w.dx"), wrong.as_bytes()).is_err());
-        let huge = text.replace("counts 3 4 5", "counts 16000000 16000000 2").replace("items 60", "items 512000000000000");
+        let huge = text
+            .replace("counts 3 4 5", "counts 16000000 16000000 2")
+            .replace("items 60", "items 512000000000000");
         assert!(read(Path::new("h.dx"), huge.as_bytes()).is_err());
     }
 }

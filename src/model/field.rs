@@ -61,7 +61,8 @@ fn spec_error(text: &str, message: impl Into<String>) -> FieldSpecError {
     }
 }
 
-const SYNTAX: &str = "expected mo:homo, mo:lumo+N, mo:homo-N, mo:N (1-based), mo:alpha:..., mo:beta:..., mo2:..., density, spin or esp";
+const SYNTAX: &str =
+    "expected mo:homo, mo:lumo+N, mo:homo-N, mo:N (1-based), mo:alpha:..., mo:beta:..., mo2:..., density, spin or esp";
 
 impl FromStr for FieldSpec {
     type Err = FieldSpecError;
@@ -171,7 +172,9 @@ fn channel_occupation(wf: &Wavefunction, spin: Spin, occ: f64) -> f64 {
 /// 0-based index of the HOMO of a spin channel, if any orbital is occupied.
 pub fn homo_index(wf: &Wavefunction, spin: Spin) -> Option<usize> {
     let set = wf.orbitals(spin)?;
-    set.occupations.iter().rposition(|&o| channel_occupation(wf, spin, o) > 1e-8)
+    set.occupations
+        .iter()
+        .rposition(|&o| channel_occupation(wf, spin, o) > 1e-8)
 }
 
 impl FieldSpec {
@@ -188,7 +191,10 @@ impl FieldSpec {
             return Ok(Field::Potential);
         }
         let Some(wf) = wf else {
-            return Err(spec_error(&text, "needs a wavefunction (molden, fchk, wfn or wfx file)"));
+            return Err(spec_error(
+                &text,
+                "needs a wavefunction (molden, fchk, wfn or wfx file)",
+            ));
         };
         match *self {
             FieldSpec::Potential => Ok(Field::Potential),
@@ -207,7 +213,10 @@ impl FieldSpec {
                     OrbitalRef::Number(n) => n as i64 - 1,
                     OrbitalRef::Homo(k) | OrbitalRef::Lumo(k) => {
                         let Some(h) = homo_index(wf, spin) else {
-                            return Err(spec_error(&text, "no orbital of that spin is occupied, so HOMO/LUMO are undefined"));
+                            return Err(spec_error(
+                                &text,
+                                "no orbital of that spin is occupied, so HOMO/LUMO are undefined",
+                            ));
                         };
                         let base = h as i64 + i64::from(matches!(orbital, OrbitalRef::Lumo(_)));
                         base.saturating_add(k)
@@ -218,7 +227,10 @@ impl FieldSpec {
                         OrbitalRef::Number(n) => format!("orbital {n} does not exist"),
                         _ => format!("that is orbital {} (1-based)", index.saturating_add(1)),
                     };
-                    return Err(spec_error(&text, format!("{which}; the wavefunction has {count} orbitals")));
+                    return Err(spec_error(
+                        &text,
+                        format!("{which}; the wavefunction has {count} orbitals"),
+                    ));
                 }
                 let index = index as usize;
                 Ok(if squared {
@@ -254,7 +266,10 @@ pub const MAX_LATTICE_POINTS: u64 = 1 << 29;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LatticeSpec {
     /// Around the atoms: bounding box grown by `padding_angstrom`, points `spacing_angstrom` apart.
-    AroundAtoms { spacing_angstrom: f64, padding_angstrom: f64 },
+    AroundAtoms {
+        spacing_angstrom: f64,
+        padding_angstrom: f64,
+    },
     /// Explicit axis-aligned lattice.
     Explicit {
         origin_angstrom: [f64; 3],
@@ -400,7 +415,18 @@ mod tests {
 
     #[test]
     fn parses_and_prints() {
-        for text in ["mo:homo", "mo:lumo+2", "mo:homo-1", "mo:17", "mo:beta:homo", "mo:alpha:lumo", "mo2:homo", "density", "spin", "esp"] {
+        for text in [
+            "mo:homo",
+            "mo:lumo+2",
+            "mo:homo-1",
+            "mo:17",
+            "mo:beta:homo",
+            "mo:alpha:lumo",
+            "mo2:homo",
+            "density",
+            "spin",
+            "esp",
+        ] {
             let spec: FieldSpec = text.parse().unwrap();
             assert_eq!(spec.to_string(), text);
         }
@@ -412,7 +438,18 @@ mod tests {
                 squared: false
             }
         );
-        for bad in ["", "mo:", "mo:0", "mo:homo+", "mo:homo1", "mo:x", "orbital", "mo:gamma:homo", "mo:-3", "mo:homo+-1"] {
+        for bad in [
+            "",
+            "mo:",
+            "mo:0",
+            "mo:homo+",
+            "mo:homo1",
+            "mo:x",
+            "orbital",
+            "mo:gamma:homo",
+            "mo:-3",
+            "mo:homo+-1",
+        ] {
             assert!(bad.parse::<FieldSpec>().is_err(), "{bad:?} parsed");
         }
     }
@@ -421,13 +458,55 @@ mod tests {
     fn resolves_against_wavefunction() {
         let w = wf([vec![2.0; 5], vec![0.0; 31]].concat(), SpinKind::Restricted);
         let r = |t: &str| t.parse::<FieldSpec>().unwrap().resolve(Some(&w));
-        assert_eq!(r("mo:homo"), Ok(Field::Orbital { spin: Spin::Alpha, index: 4 }));
-        assert_eq!(r("mo:lumo"), Ok(Field::Orbital { spin: Spin::Alpha, index: 5 }));
-        assert_eq!(r("mo:homo-1"), Ok(Field::Orbital { spin: Spin::Alpha, index: 3 }));
-        assert_eq!(r("mo:lumo+2"), Ok(Field::Orbital { spin: Spin::Alpha, index: 7 }));
-        assert_eq!(r("mo:17"), Ok(Field::Orbital { spin: Spin::Alpha, index: 16 }));
-        assert_eq!(r("mo2:homo"), Ok(Field::OrbitalSquared { spin: Spin::Alpha, index: 4 }));
-        assert_eq!(r("mo:beta:homo"), Ok(Field::Orbital { spin: Spin::Beta, index: 4 }));
+        assert_eq!(
+            r("mo:homo"),
+            Ok(Field::Orbital {
+                spin: Spin::Alpha,
+                index: 4
+            })
+        );
+        assert_eq!(
+            r("mo:lumo"),
+            Ok(Field::Orbital {
+                spin: Spin::Alpha,
+                index: 5
+            })
+        );
+        assert_eq!(
+            r("mo:homo-1"),
+            Ok(Field::Orbital {
+                spin: Spin::Alpha,
+                index: 3
+            })
+        );
+        assert_eq!(
+            r("mo:lumo+2"),
+            Ok(Field::Orbital {
+                spin: Spin::Alpha,
+                index: 7
+            })
+        );
+        assert_eq!(
+            r("mo:17"),
+            Ok(Field::Orbital {
+                spin: Spin::Alpha,
+                index: 16
+            })
+        );
+        assert_eq!(
+            r("mo2:homo"),
+            Ok(Field::OrbitalSquared {
+                spin: Spin::Alpha,
+                index: 4
+            })
+        );
+        assert_eq!(
+            r("mo:beta:homo"),
+            Ok(Field::Orbital {
+                spin: Spin::Beta,
+                index: 4
+            })
+        );
         let e = r("mo:lumo+40").unwrap_err();
         assert!(e.to_string().contains("the wavefunction has 36 orbitals"), "{e}");
         assert!(e.to_string().starts_with("mo:lumo+40: "), "{e}");
@@ -438,9 +517,21 @@ mod tests {
 
         let rohf = wf(vec![2.0, 2.0, 1.0, 0.0], SpinKind::RestrictedOpen);
         let spec: FieldSpec = "mo:beta:homo".parse().unwrap();
-        assert_eq!(spec.resolve(Some(&rohf)), Ok(Field::Orbital { spin: Spin::Beta, index: 1 }));
+        assert_eq!(
+            spec.resolve(Some(&rohf)),
+            Ok(Field::Orbital {
+                spin: Spin::Beta,
+                index: 1
+            })
+        );
         let spec: FieldSpec = "mo:homo".parse().unwrap();
-        assert_eq!(spec.resolve(Some(&rohf)), Ok(Field::Orbital { spin: Spin::Alpha, index: 2 }));
+        assert_eq!(
+            spec.resolve(Some(&rohf)),
+            Ok(Field::Orbital {
+                spin: Spin::Alpha,
+                index: 2
+            })
+        );
         let empty = wf(vec![0.0; 3], SpinKind::Restricted);
         assert!(spec.resolve(Some(&empty)).is_err());
     }
@@ -461,7 +552,14 @@ mod tests {
             padding_angstrom: 4.0,
         };
         assert!(absurd.build(&atoms).is_err());
-        assert!(LatticeSpec::AroundAtoms { spacing_angstrom: 0.0, padding_angstrom: 1.0 }.build(&atoms).is_err());
+        assert!(
+            LatticeSpec::AroundAtoms {
+                spacing_angstrom: 0.0,
+                padding_angstrom: 1.0
+            }
+            .build(&atoms)
+            .is_err()
+        );
         assert!(LatticeSpec::default().build(&[]).is_err());
         assert!(LatticeSpec::default().build(&[[f64::NAN, 0.0, 0.0]]).is_err());
         let ex = LatticeSpec::Explicit {

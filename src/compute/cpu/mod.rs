@@ -16,6 +16,8 @@
 //! potentials to ~1e-7 relative per term.
 
 pub mod orbital;
+pub mod overlap;
+pub mod points;
 pub mod potential;
 pub mod simd;
 
@@ -43,9 +45,10 @@ enum Prepared {
 fn prepare(job: &FieldJob) -> Result<Prepared, ComputeError> {
     match (&job.field, &job.input) {
         (Field::Potential, FieldInput::Charges(q)) => Ok(Prepared::Charges(PreparedCharges::new(q))),
-        (Field::Potential, FieldInput::Wavefunction(_)) => {
-            Err(ComputeError::WrongInput(job.field.clone(), "point charges, not a wavefunction"))
-        }
+        (Field::Potential, FieldInput::Wavefunction(_)) => Err(ComputeError::WrongInput(
+            job.field.clone(),
+            "point charges, not a wavefunction",
+        )),
         (_, FieldInput::Wavefunction(wf)) => Ok(Prepared::Orbitals(PreparedOrbitals::new(wf, &job.field)?)),
         (_, FieldInput::Charges(_)) => Err(ComputeError::WrongInput(job.field.clone(), "a wavefunction")),
     }
@@ -63,7 +66,11 @@ impl SlabEngine for CpuEngine {
         }
         let prepared = prepare(job)?;
         fill_slab(&prepared, &job.lattice, z_range, out);
-        if out.iter().all(|v| v.is_finite()) { Ok(()) } else { Err(ComputeError::NotFinite) }
+        if out.iter().all(|v| v.is_finite()) {
+            Ok(())
+        } else {
+            Err(ComputeError::NotFinite)
+        }
     }
 }
 
@@ -174,11 +181,7 @@ pub fn evaluate_grid(job: &FieldJob) -> Result<Grid3, ComputeError> {
 }
 
 /// The field at arbitrary points (bohr), in f64 and atomic units, one value per point.
-pub fn evaluate_points(
-    field: &Field,
-    input: &FieldInput,
-    points_bohr: &[[f64; 3]],
-) -> Result<Vec<f64>, ComputeError> {
+pub fn evaluate_points(field: &Field, input: &FieldInput, points_bohr: &[[f64; 3]]) -> Result<Vec<f64>, ComputeError> {
     let job = FieldJob {
         field: field.clone(),
         lattice: Lattice::axis_aligned([0.0; 3], 1.0, [0, 0, 0]),
@@ -188,10 +191,9 @@ pub fn evaluate_points(
     let mut out = vec![0.0; points_bohr.len()];
     match &prepared {
         Prepared::Orbitals(p) => {
-            out.par_chunks_mut(BLOCK).zip(points_bohr.par_chunks(BLOCK)).for_each_init(
-                || p.scratch(),
-                |scratch, (o, pts)| p.eval_block(scratch, pts, o),
-            );
+            out.par_chunks_mut(BLOCK)
+                .zip(points_bohr.par_chunks(BLOCK))
+                .for_each_init(|| p.scratch(), |scratch, (o, pts)| p.eval_block(scratch, pts, o));
         }
         Prepared::Charges(p) => {
             out.par_chunks_mut(BLOCK)
@@ -199,5 +201,9 @@ pub fn evaluate_points(
                 .for_each(|(o, pts)| p.eval_points(pts, o));
         }
     }
-    if out.iter().all(|v| v.is_finite()) { Ok(out) } else { Err(ComputeError::NotFinite) }
+    if out.iter().all(|v| v.is_finite()) {
+        Ok(out)
+    } else {
+        Err(ComputeError::NotFinite)
+    }
 }

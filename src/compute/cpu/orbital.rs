@@ -27,7 +27,6 @@
 
 use super::simd::exp2_neg;
 use crate::compute::{ComputeError, Field};
-use crate::model::basis::BasisSet;
 use crate::model::{Spin, SpinKind, Wavefunction};
 use wide::f64x4;
 
@@ -94,15 +93,22 @@ pub struct PreparedOrbitals {
 fn select_orbitals(wf: &Wavefunction, field: &Field) -> Result<(Vec<Vec<f64>>, Combine), ComputeError> {
     let n_basis = wf.basis.n_functions();
     let get = |spin: Spin, index: usize| -> Result<Vec<f64>, ComputeError> {
-        let set = wf
-            .orbitals(spin)
-            .ok_or(ComputeError::WrongInput(field.clone(), "a wavefunction with beta orbitals"))?;
+        let set = wf.orbitals(spin).ok_or(ComputeError::WrongInput(
+            field.clone(),
+            "a wavefunction with beta orbitals",
+        ))?;
         if set.n_basis != n_basis {
-            return Err(ComputeError::WrongInput(field.clone(), "orbitals over the wavefunction's basis"));
+            return Err(ComputeError::WrongInput(
+                field.clone(),
+                "orbitals over the wavefunction's basis",
+            ));
         }
         set.orbital(index)
             .map(<[f64]>::to_vec)
-            .ok_or(ComputeError::NoSuchOrbital { index, count: set.len() })
+            .ok_or(ComputeError::NoSuchOrbital {
+                index,
+                count: set.len(),
+            })
     };
     match field {
         Field::Orbital { spin, index } => Ok((vec![get(*spin, *index)?], Combine::Linear)),
@@ -139,7 +145,10 @@ fn select_orbitals(wf: &Wavefunction, field: &Field) -> Result<(Vec<Vec<f64>>, C
             }
             Ok((rows, Combine::Quadratic(weights)))
         }
-        Field::Potential => Err(ComputeError::WrongInput(field.clone(), "point charges, not a wavefunction")),
+        Field::Potential => Err(ComputeError::WrongInput(
+            field.clone(),
+            "point charges, not a wavefunction",
+        )),
     }
 }
 
@@ -155,7 +164,10 @@ impl PreparedOrbitals {
             let terms = angular_terms(shell.l, shell.pure);
             let radial = radial_coefficients(shell);
             if terms.len() != n_fn || radial.len() != shell.exponents.len() {
-                return Err(ComputeError::WrongInput(field.clone(), "a basis whose shells are consistent"));
+                return Err(ComputeError::WrongInput(
+                    field.clone(),
+                    "a basis whose shells are consistent",
+                ));
             }
             // Monomials used by the shell, in first-seen order (deterministic).
             let mut monomials: Vec<[u8; 3]> = Vec::new();
@@ -468,7 +480,10 @@ mod tests {
                     let r = 0.5 + 2.5 * i as f64 / 1000.0;
                     m = m.max(r.powi(l as i32) * (-alpha * r * r).exp());
                 }
-                assert!(b >= m * (1.0 - 1e-12) && b <= m * 1.01 + 1e-300, "l={l} alpha={alpha}: {b} vs {m}");
+                assert!(
+                    b >= m * (1.0 - 1e-12) && b <= m * 1.01 + 1e-300,
+                    "l={l} alpha={alpha}: {b} vs {m}"
+                );
             }
         }
     }

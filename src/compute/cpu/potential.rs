@@ -113,7 +113,11 @@ mod tests {
         let mut out = [0.0; 8];
         p.eval_row8(start, step, 8, &mut out);
         for (i, &got) in out.iter().enumerate() {
-            let pt = [start[0] + i as f64 * step[0], start[1] + i as f64 * step[1], start[2] + i as f64 * step[2]];
+            let pt = [
+                start[0] + i as f64 * step[0],
+                start[1] + i as f64 * step[1],
+                start[2] + i as f64 * step[2],
+            ];
             let mut want = 0.0;
             let mut scale = 0.0;
             for (r, &q) in charges.positions_bohr.iter().zip(&charges.charges_e) {
