@@ -80,9 +80,31 @@ fn our_cube_matches_pyscf_cube() {
     for (name, spec) in [("water_homo_24.cube", "mo:homo"), ("water_density_24.cube", "density")] {
         let theirs = read_cube(name);
         let field = spec.parse::<FieldSpec>().unwrap().resolve(Some(&wf)).unwrap();
+        // The header prints origin and steps to 6 decimals; PySCF evaluated on its exact lattice
+        // (the molecule's box plus 3 bohr on each side, 24 points per axis). Rebuild it and check that it
+        // rounds to the header.
+        let mut lattice = theirs.grids[0].lattice;
+        for k in 0..3 {
+            let lo = wf
+                .atoms
+                .iter()
+                .map(|a| a.position_bohr[k])
+                .fold(f64::INFINITY, f64::min)
+                - 3.0;
+            let hi = wf
+                .atoms
+                .iter()
+                .map(|a| a.position_bohr[k])
+                .fold(f64::NEG_INFINITY, f64::max)
+                + 3.0;
+            let step = (hi - lo) / 23.0;
+            assert!((step - lattice.steps_bohr[k][k]).abs() <= 5e-7 && (lo - lattice.origin_bohr[k]).abs() <= 5e-7);
+            lattice.steps_bohr[k][k] = step;
+            lattice.origin_bohr[k] = lo;
+        }
         let job = FieldJob {
             field,
-            lattice: theirs.grids[0].lattice,
+            lattice,
             input: FieldInput::Wavefunction(wf.clone()),
         };
         let ours = evaluate_grid(&job).unwrap();
@@ -102,9 +124,19 @@ fn our_cube_matches_pyscf_cube() {
             .fold(0.0f32, f32::max);
         let out = dir.path().join(name);
         cube::write(&out, &ours, &theirs.atoms).unwrap();
-        let back = cube::read(&out, &std::fs::read(&out).unwrap()).unwrap();
+        let text = std::fs::read(&out).unwrap();
+        let back = cube::read(&out, &text).unwrap();
         assert_eq!(back.atoms, theirs.atoms);
-        assert_eq!(back.grids[0].lattice, theirs.grids[0].lattice);
+        // Our header, like PySCF's, prints the lattice to 6 decimals: the same text.
+        let header = |t: &[u8]| {
+            String::from_utf8_lossy(t)
+                .lines()
+                .skip(2)
+                .take(7)
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(header(&text), header(&std::fs::read(data(name)).unwrap()));
         let written = rel_err(&back.grids[0].values, &theirs.grids[0].values, true);
         println!("{name}: unrounded {raw:.2e} (worst value {worst:.2e}), as written {written:.2e}");
         assert!(raw < 5e-6 && worst < 5.1e-6, "{name}: {raw:.2e} {worst:.2e}");

@@ -5,7 +5,7 @@
 //! `orbitfield points`). Called by the CLI (`src/cli/grid.rs`, `src/cli/points.rs`), by the jobs
 //! pool's CPU workers, and by the tests that hold the GPU engine to this one.
 //!
-//! Orbital and density fields go through [`orbital`] (4x4x4 lattice tiles, per-tile screening of
+//! Orbital and density fields go through [`orbital`] (8x8 tiles of a lattice plane, per-tile screening of
 //! primitives, f64x4 SIMD, `exp2` with pre-scaled exponents); potentials through [`potential`]
 //! (direct Coulomb sum, f32x8 terms with Kahan summation). Values are computed in f64 and rounded
 //! to f32 once, on the way into the lattice.
@@ -28,11 +28,14 @@ use potential::PreparedCharges;
 use rayon::prelude::*;
 use std::ops::Range;
 
-/// Edge of a lattice tile of the orbital kernel (4x4x4 = [`BLOCK`] points).
-const TILE: usize = 4;
+/// Lattice tiles of the orbital kernel: 8x8 points of one z-plane ([`BLOCK`] points). Tiles never
+/// span planes, so the values of a plane do not depend on how a lattice is cut into slabs: every
+/// slab decomposition (CPU or GPU workers, any slab height) gives bit-identical lattices.
+const TILE_X: usize = 8;
+const TILE_Y: usize = 8;
 
 /// The multithreaded CPU engine. Stateless: every slab prepares its inputs (cheap next to the
-/// lattice work: a few microseconds per basis).
+/// lattice work: microseconds to a few milliseconds per basis).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CpuEngine;
 
@@ -74,7 +77,7 @@ impl SlabEngine for CpuEngine {
     }
 }
 
-/// Fills the slab `z_range` (already checked against `out`), tiles of [`TILE`] planes in parallel.
+/// Fills the slab `z_range` (already checked against `out`), plane by plane in parallel.
 fn fill_slab(prepared: &Prepared, lattice: &Lattice, z_range: Range<usize>, out: &mut [f32]) {
     let [nx, ny, _] = lattice.dims;
     let plane = nx * ny;
@@ -82,64 +85,36 @@ fn fill_slab(prepared: &Prepared, lattice: &Lattice, z_range: Range<usize>, out:
         return;
     }
     let z0 = z_range.start;
-    let z_len = z_range.len();
-    // Parallel work items: (tile plane group, band of TILE rows), each writing its own values;
-    // collected per plane group so that the output slices stay disjoint.
-    out.par_chunks_mut(plane * TILE).enumerate().for_each(|(chunk, dst)| {
-        let kz0 = z0 + chunk * TILE;
-        let nz = (z_len - chunk * TILE).min(TILE);
-        match prepared {
-            Prepared::Orbitals(p) => fill_orbital_planes(p, lattice, kz0, nz, dst),
-            Prepared::Charges(p) => fill_potential_planes(p, lattice, kz0, nz, dst),
-        }
-    });
+    out.par_chunks_mut(plane)
+        .enumerate()
+        .for_each(|(dz, dst)| match prepared {
+            Prepared::Orbitals(p) => fill_orbital_plane(p, lattice, z0 + dz, dst),
+            Prepared::Charges(p) => fill_potential_plane(p, lattice, z0 + dz, dst),
+        });
 }
 
-/// Orbital kernel over `nz` planes starting at plane `kz0`, in 4x4xnz tiles.
-fn fill_orbital_planes(p: &PreparedOrbitals, lattice: &Lattice, kz0: usize, nz: usize, dst: &mut [f32]) {
+/// Orbital kernel over plane `k`, in [`TILE_X`] x [`TILE_Y`] tiles.
+fn fill_orbital_plane(p: &PreparedOrbitals, lattice: &Lattice, k: usize, dst: &mut [f32]) {
     let [nx, ny, _] = lattice.dims;
-    // Bands of TILE rows in parallel too, so thin slabs still use every core.
-    let bands: Vec<(usize, Vec<f64>)> = (0..ny.div_ceil(TILE))
-        .into_par_iter()
-        .map(|band| {
-            let mut scratch = p.scratch();
-            let j0 = band * TILE;
-            let my = (ny - j0).min(TILE);
-            let mut values = vec![0.0f64; nx * my * nz];
-            let mut points = Vec::with_capacity(BLOCK);
-            let mut idx = Vec::with_capacity(BLOCK);
-            let mut vals = [0.0f64; BLOCK];
-            for i0 in (0..nx).step_by(TILE) {
-                let mx = (nx - i0).min(TILE);
-                points.clear();
-                idx.clear();
-                for dk in 0..nz {
-                    for dj in 0..my {
-                        for di in 0..mx {
-                            points.push(lattice.point_bohr(i0 + di, j0 + dj, kz0 + dk));
-                            idx.push(i0 + di + nx * (dj + my * dk));
-                        }
-                    }
-                }
-                p.eval_block(&mut scratch, &points, &mut vals);
-                for (&i, &v) in idx.iter().zip(vals.iter()) {
-                    if let Some(slot) = values.get_mut(i) {
-                        *slot = v;
-                    }
+    let mut scratch = p.scratch();
+    let mut points = Vec::with_capacity(BLOCK);
+    let mut vals = [0.0f64; BLOCK];
+    for j0 in (0..ny).step_by(TILE_Y) {
+        let my = (ny - j0).min(TILE_Y);
+        for i0 in (0..nx).step_by(TILE_X) {
+            let mx = (nx - i0).min(TILE_X);
+            points.clear();
+            for dj in 0..my {
+                for di in 0..mx {
+                    points.push(lattice.point_bohr(i0 + di, j0 + dj, k));
                 }
             }
-            (j0, values)
-        })
-        .collect();
-    for (j0, values) in bands {
-        let my = (ny - j0).min(TILE);
-        for dk in 0..nz {
+            p.eval_block(&mut scratch, &points, &mut vals);
             for dj in 0..my {
-                let src = nx * (dj + my * dk);
-                let dst_start = nx * (j0 + dj + ny * dk);
-                if let (Some(s), Some(d)) = (values.get(src..src + nx), dst.get_mut(dst_start..dst_start + nx)) {
-                    for (o, &v) in d.iter_mut().zip(s) {
-                        *o = v as f32;
+                let row = nx * (j0 + dj) + i0;
+                if let (Some(d), Some(v)) = (dst.get_mut(row..row + mx), vals.get(dj * mx..(dj + 1) * mx)) {
+                    for (o, &x) in d.iter_mut().zip(v) {
+                        *o = x as f32;
                     }
                 }
             }
@@ -147,14 +122,12 @@ fn fill_orbital_planes(p: &PreparedOrbitals, lattice: &Lattice, kz0: usize, nz: 
     }
 }
 
-/// Potential over `nz` planes starting at `kz0`, eight points of a row at a time.
-fn fill_potential_planes(p: &PreparedCharges, lattice: &Lattice, kz0: usize, nz: usize, dst: &mut [f32]) {
-    let [nx, ny, _] = lattice.dims;
+/// Potential over plane `k`, eight points of a row at a time.
+fn fill_potential_plane(p: &PreparedCharges, lattice: &Lattice, k: usize, dst: &mut [f32]) {
+    let nx = lattice.dims[0];
     let step = lattice.steps_bohr[0];
-    dst.par_chunks_mut(nx).enumerate().take(ny * nz).for_each(|(row, d)| {
-        let j = row % ny;
-        let k = kz0 + row / ny;
-        let mut vals = [0.0f64; 8];
+    let mut vals = [0.0f64; 8];
+    for (j, d) in dst.chunks_mut(nx.max(1)).enumerate() {
         for i0 in (0..nx).step_by(8) {
             let n = (nx - i0).min(8);
             p.eval_row8(lattice.point_bohr(i0, j, k), step, n, &mut vals);
@@ -164,7 +137,7 @@ fn fill_potential_planes(p: &PreparedCharges, lattice: &Lattice, kz0: usize, nz:
                 }
             }
         }
-    });
+    }
 }
 
 /// Computes a whole lattice on the CPU (all slabs in parallel on the current rayon pool).

@@ -33,7 +33,7 @@ use wide::f64x4;
 /// Primitive contributions whose bound over a block is below this (atomic units) are skipped.
 pub const SCREEN_EPS: f64 = 1e-12;
 
-/// Points in one block (a 4x4x4 lattice tile); a multiple of 4.
+/// Points in one block (an 8x8 lattice tile); a multiple of 4.
 pub const BLOCK: usize = 64;
 const NVEC: usize = BLOCK / 4;
 
