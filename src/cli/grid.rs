@@ -227,7 +227,8 @@ const SLAB_PLANES: usize = 8;
 pub fn evaluate(device: Device, request: Request<'_>) -> Result<Evaluated> {
     if device != Device::Cpu {
         eprintln!(
-            "note: --device {device:?} falls back to the CPU: the GPU engine is not wired into the command line yet"
+            "note: --device {} falls back to the CPU: the GPU engine is not wired into the command line yet",
+            if device == Device::Gpu { "gpu" } else { "auto" }
         );
     }
     match request {
