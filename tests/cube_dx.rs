@@ -179,3 +179,76 @@ fn truncated_and_garbled_cubes_are_errors() {
     assert_eq!(e.location, orbitfield::io::Location::Line(5), "{e}");
     assert!(e.to_string().starts_with("bad.cube:5: expected a point count"), "{e}");
 }
+
+/// `orbitfield grid` end to end: PySCF's lattice taken from its cube (`--like`), DX out, read back.
+/// (`--like` uses the header's 6-decimal lattice, so agreement is 1e-5-ish, not the 1e-6 above.)
+#[test]
+fn grid_command_writes_dx_on_a_given_lattice() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("homo.dx");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["grid", "mo:homo"])
+        .arg(data("water_hf_631gs_sph.molden"))
+        .arg("-o")
+        .arg(&out)
+        .arg("--like")
+        .arg(data("water_homo_24.cube"))
+        .args(["--device", "cpu"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let ours = dx::read(&out, &std::fs::read(&out).unwrap()).unwrap();
+    let theirs = read_cube("water_homo_24.cube");
+    let e = rel_err(&ours.values, &theirs.grids[0].values, true);
+    assert!(e < 3e-5, "{e:.2e}");
+    // A refused lattice and an unknown orbital are clear errors, not panics.
+    for (field, extra) in [("mo:homo", "--spacing=0.00001"), ("mo:lumo+40", "--spacing=0.5")] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+            .args(["grid", field])
+            .arg(data("water_hf_631gs_sph.molden"))
+            .arg("-o")
+            .arg(dir.path().join("x.cube"))
+            .arg(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("points") || err.contains("18 orbitals"), "{err}");
+    }
+}
+
+/// `orbitfield points` at PySCF's reference points prints PySCF's values.
+#[test]
+fn points_command_matches_pyscf() {
+    let text = std::fs::read_to_string(data("water_hf_631gs_sph.ref.txt")).unwrap();
+    let rows: Vec<Vec<f64>> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let pts = dir.path().join("pts.txt");
+    let body: String = rows
+        .iter()
+        .map(|r| format!("{} {} {}  # a point\n", r[0], r[1], r[2]))
+        .collect();
+    std::fs::write(&pts, format!("# x y z in Angstrom\n\n{body}")).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .arg("points")
+        .arg(data("water_hf_631gs_sph.molden"))
+        .args(["--field", "density", "--device", "cpu", "--points"])
+        .arg(&pts)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got: Vec<f64> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    let want: Vec<f64> = rows.iter().map(|r| r[7]).collect();
+    assert_eq!(got.len(), want.len());
+    let num: f64 = got.iter().zip(&want).map(|(g, w)| (g - w).powi(2)).sum::<f64>().sqrt();
+    let den: f64 = want.iter().map(|w| w * w).sum::<f64>().sqrt();
+    assert!(num / den < 1e-6, "{:.2e}", num / den);
+}
