@@ -4,6 +4,7 @@
 //! them, `app` owns them. Units are part of every field name; conversions live in [`units`].
 
 pub mod basis;
+pub mod bonds;
 pub mod cell;
 pub mod element;
 pub mod field;
