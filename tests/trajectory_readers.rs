@@ -101,7 +101,9 @@ fn assert_byte_error(e: &ReadError, path: &Path) {
 #[test]
 fn dcd_adk_dims_matches_mdanalysis() {
     let mut r = DcdReader::open(&data("adk_dims.dcd")).unwrap();
-    assert!(r.warnings().is_empty(), "{:?}", r.warnings());
+    // The header's frame count is stale (500); the count comes from the file size, as in MDAnalysis.
+    assert_eq!(r.header().declared_frames, 500);
+    assert_eq!(r.warnings().len(), 1, "{:?}", r.warnings());
     check_against_reference(&mut r, "adk_dims", 1e-4);
 }
 
@@ -571,10 +573,7 @@ fn load_rejects_trajectory_with_wrong_content() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("really_xtc.dcd");
     std::fs::copy(data("tip125_tric_C36.xtc"), &p).unwrap();
-    let e = orbitfield::io::load(&[data("tip125_tric_C36.psf"), p.clone()]).unwrap_err();
-    if stub(&e) {
-        return;
-    }
+    let e = orbitfield::io::load(std::slice::from_ref(&p)).unwrap_err();
     assert_byte_error(&e, &p);
 }
 
@@ -629,7 +628,8 @@ fn dcd_truncated_anywhere() {
                 let frames = read_all(&mut r);
                 assert_eq!(frames[..], whole[..frames.len()], "cut {cut}");
                 let complete = cut >= start && (cut - start) % frame_bytes == 0;
-                assert_eq!(r.warnings().is_empty(), complete, "cut {cut}: {:?}", r.warnings());
+                let truncated = r.warnings().iter().any(|w| w.contains("truncated"));
+                assert_eq!(truncated, !complete, "cut {cut}: {:?}", r.warnings());
             }
         }
     }
