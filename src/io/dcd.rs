@@ -217,7 +217,11 @@ impl DcdReader {
     /// Opens a DCD file (plain, or gzip/bzip2-compressed, which is decompressed into memory).
     pub fn open(path: &Path) -> Result<DcdReader, ReadError> {
         let (source, len) = ByteSource::open(path)?;
-        DcdReader::from_source(path, source, len)
+        let reader = DcdReader::from_source(path, source, len)?;
+        for w in &reader.warnings {
+            tracing::warn!("{}: {w}", path.display());
+        }
+        Ok(reader)
     }
 
     /// Reads DCD data already in memory; `path` is only used in messages.
@@ -231,7 +235,8 @@ impl DcdReader {
         &self.header
     }
 
-    /// Non-fatal observations made while opening (truncated last frame, stale frame count).
+    /// Non-fatal observations made while opening (truncated last frame, stale frame count); `open`
+    /// also logs them.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
@@ -317,7 +322,10 @@ impl DcdReader {
                 ),
             ));
         }
-        let t = cur.take(title_len, "the title record")?;
+        // Titles are a few 80-character lines; keep at most 64 KiB of them and skip the rest.
+        let kept = title_len.min(1 << 16);
+        let t = cur.take(kept, "the title record")?;
+        cur.offset += title_len - kept;
         expect_marker(&mut cur, title_len, "end of the title record")?;
         let n_titles = endian.i32(arr4(&t, 0)).max(0) as usize;
         let titles = t

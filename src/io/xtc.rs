@@ -95,7 +95,11 @@ impl XtcReader {
     /// indexes its frames.
     pub fn open(path: &Path) -> Result<XtcReader, ReadError> {
         let (source, len) = ByteSource::open(path)?;
-        XtcReader::from_source(path, source, len)
+        let reader = XtcReader::from_source(path, source, len)?;
+        for w in &reader.warnings {
+            tracing::warn!("{}: {w}", path.display());
+        }
+        Ok(reader)
     }
 
     /// Reads XTC data already in memory; `path` is only used in messages.
@@ -109,7 +113,7 @@ impl XtcReader {
         &self.frames
     }
 
-    /// Non-fatal observations made while opening (a truncated last frame).
+    /// Non-fatal observations made while opening (a truncated last frame); `open` also logs them.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
