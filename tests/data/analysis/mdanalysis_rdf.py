@@ -26,9 +26,10 @@ for ts in u.trajectory:
     vol = abs(np.linalg.det(m))
     widths.append(min(vol / np.linalg.norm(np.cross(m[1], m[2])), vol / np.linalg.norm(np.cross(m[2], m[0])),
                       vol / np.linalg.norm(np.cross(m[0], m[1]))))
-rmax = float(np.floor(0.5 * min(widths) * 10) / 10)
-rdf = InterRDF(ow, ow, nbins=60, range=(0.0, rmax)).run()
-out["tip125"] = {"sel": "name OH2", "n_sel": len(ow), "frames": u.trajectory.n_frames, "rmax": rmax, "bins": 60,
+# MDAnalysis's grid search accepts cutoffs up to about 4.4 A for this box (it changes per frame).
+rmax = 4.0
+rdf = InterRDF(ow, ow, nbins=40, range=(0.0, rmax)).run()
+out["tip125"] = {"sel": "name OH2", "n_sel": len(ow), "frames": u.trajectory.n_frames, "rmax": rmax, "bins": 40, "min_half_width": float(0.5 * min(widths)),
                  "r": rdf.results.bins.tolist(), "g": rdf.results.rdf.tolist()}
 
 # Truncated dodecahedron: AdK in water (GROMACS OPLS-AA), water oxygens, 0-15 A.
@@ -39,7 +40,7 @@ rdf = InterRDF(ow, ow, nbins=75, range=(0.0, 15.0)).run()
 seconds = time.perf_counter() - t0
 out["adk_oplsaa"] = {"sel": "resname SOL and name OW", "n_sel": len(ow), "frames": u.trajectory.n_frames,
                      "rmax": 15.0, "bins": 75, "r": rdf.results.bins.tolist(), "g": rdf.results.rdf.tolist(),
-                     "seconds_per_frame": seconds / u.trajectory.n_frames}
+                     "seconds_per_frame": float(seconds / u.trajectory.n_frames)}
 
 # Selection counts on adk.psf (+ first DCD frame for geometric selections).
 u = mda.Universe(os.path.join(md, "adk.psf"), os.path.join(md, "adk_dims.dcd"))
