@@ -50,6 +50,9 @@ struct AtomRecord {
     radius: f32,
 }
 
+/// Longest list of alternate-location names kept per residue.
+const MAX_ALTLOC_NAMES: usize = 512;
+
 /// Keeps the first alternate location of each atom name within a residue.
 #[derive(Default)]
 struct AltlocFilter {
@@ -60,7 +63,9 @@ struct AltlocFilter {
 impl AltlocFilter {
     fn keep(&mut self, a: &AtomRecord) -> bool {
         let key = (a.resid, a.icode, a.chain);
-        if self.key != Some(key) {
+        // A residue holds tens of atoms; a damaged file with thousands of alternate locations in
+        // one "residue" starts a fresh list instead of making the search quadratic.
+        if self.key != Some(key) || self.seen.len() >= MAX_ALTLOC_NAMES {
             self.key = Some(key);
             self.seen.clear();
         }
