@@ -14,7 +14,7 @@
 use super::ReadError;
 use super::fields::{Lines, cols, float, hybrid36, leading_int, show, tokens};
 use super::load::Parsed;
-use crate::model::element::{from_pdb_element_field, guess_from_name, guess_from_pdb_name};
+use crate::model::element::{NameGuessCache, from_pdb_element_field, guess_from_pdb_name};
 use crate::model::{BondSource, Element, Frame, Name8, Structure, UnitCell};
 use std::path::Path;
 
@@ -102,6 +102,7 @@ struct Reader<'p> {
     warnings: Vec<String>,
     long_names: usize,
     skipped_altlocs: usize,
+    guesses: NameGuessCache,
 }
 
 impl<'p> Reader<'p> {
@@ -125,6 +126,7 @@ impl<'p> Reader<'p> {
             warnings: Vec::new(),
             long_names: 0,
             skipped_altlocs: 0,
+            guesses: NameGuessCache::default(),
         }
     }
 
@@ -353,7 +355,7 @@ impl<'p> Reader<'p> {
         let element = if self.topology_done {
             Element::UNKNOWN
         } else {
-            guess_from_name(toks[2], toks[3])
+            self.guesses.guess(Name8::new(toks[2]), Name8::new(toks[3]))
         };
         Ok(AtomRecord {
             serial: hybrid36(toks[1], 5),

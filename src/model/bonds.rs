@@ -53,7 +53,9 @@ pub fn guess_bonds(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Ve
     if atoms.len() < 2 {
         return Vec::new();
     }
-    let edge = f64::from(2.0 * max_r + TOLERANCE_ANGSTROM);
+    // Cells one and a half cut-offs wide hold about five atoms at liquid density: fewer, emptier
+    // cells cost more in bookkeeping than the extra distance tests.
+    let edge = f64::from(2.0 * max_r + TOLERANCE_ANGSTROM) * CELL_EDGE_PER_CUTOFF;
 
     // Cells of one cut-off edge, keyed z-major and sorted: memory and time follow the number of
     // atoms, however sparse the box (no dense grid over the bounding box).
@@ -180,6 +182,9 @@ pub fn guess_bonds(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Ve
 fn same_entry<T: PartialEq>(v: &[T], i: usize, j: usize) -> bool {
     matches!((v.get(i), v.get(j)), (Some(a), Some(b)) if a == b)
 }
+
+/// Cell edge over the largest bonding cut-off (at least 1).
+const CELL_EDGE_PER_CUTOFF: f64 = 1.5;
 
 /// Cells per axis of the key space (21 bits each).
 const AXIS_CELLS: u64 = 1 << 21;
