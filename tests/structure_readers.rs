@@ -70,7 +70,13 @@ fn nmr_pdb_models() {
     assert!(p.frames.iter().all(|f| f.cell.is_none()));
     // Element column present throughout: no unknown atoms.
     assert!(!s.elements.contains(&Element::UNKNOWN));
-    assert_eq!(s.elements.iter().filter(|e| **e == Element::S).count(), 6);
+    // Element counts of model 1 as its columns 77-78 give them (awk over the file): C 129, H 182,
+    // N 35, O 39, S 7 (six Cys and a methionine sulfoxide).
+    let counts: Vec<usize> = [Element::C, Element::H, Element::N, Element::O, Element::S]
+        .iter()
+        .map(|z| s.elements.iter().filter(|e| *e == z).count())
+        .collect();
+    assert_eq!(counts, vec![129, 182, 35, 39, 7]);
 }
 
 #[test]
@@ -171,7 +177,16 @@ fn gro_truncated_dodecahedron() {
     assert_eq!(s.resnames[47680].as_str(), last["resname"].as_str().unwrap());
     assert_eq!(s.names[47680].as_str(), last["name"].as_str().unwrap());
     assert_eq!(s.elements[47680], Element(11));
-    assert!(!s.elements.contains(&Element::UNKNOWN));
+    // The only atoms without an element are the TIP4P virtual sites (MW), massless by design.
+    let unknown: Vec<&str> = (0..s.len())
+        .filter(|&i| s.elements[i] == Element::UNKNOWN)
+        .map(|i| s.names[i].as_str())
+        .collect();
+    assert!(
+        !unknown.is_empty() && unknown.iter().all(|n| *n == "MW"),
+        "{:?}",
+        &unknown[..unknown.len().min(5)]
+    );
 }
 
 #[test]
@@ -295,11 +310,13 @@ fn wrong_format_is_an_error() {
 
 #[test]
 fn truncated_files_are_errors() {
-    // Cut each file in the middle of a line of atoms (PDB and PQR files are read record by record
+    // Cut each file in the middle of its atoms (PDB and PQR files are read record by record
     // and a cut file is a valid shorter one, so they are cut inside a coordinate field instead).
     for (name, read) in readers() {
         let full = bytes(name);
-        let mut cut = full[..full.len() / 2].to_vec();
+        // The PSF is cut inside its atom section (its second half holds sections not read).
+        let fraction = if name.ends_with(".psf") { 5 } else { 2 };
+        let mut cut = full[..full.len() / fraction].to_vec();
         if name.ends_with(".pdb") || name.ends_with(".pqr") || name.ends_with(".cif") {
             let line_start = cut.iter().rposition(|&c| c == b'\n').unwrap() + 1;
             cut.truncate(line_start + 40);
@@ -326,7 +343,7 @@ fn garbled_coordinates_are_located() {
             "  -8.345   0.5x2  -0.486",
             253,
         ),
-        ("adk_open.pqr", "-11.921   26.307", "-11.921   26.3#7", 4),
+        ("adk_open.pqr", "-11.921   26.307", "-11.921   26.3#7", 13),
         (
             "adk_oplsaa.gro",
             "   5.202   4.356   3.155",
@@ -426,4 +443,51 @@ fn inconsistent_models_name_the_model() {
     let path = PathBuf::from("two.gro");
     let e = expect_line_error(io::gro::read(&path, two.as_bytes()), &path, "gro frames");
     assert_eq!(e.location, Location::Line(gro.lines().count() + 2), "{e}");
+}
+
+#[test]
+fn random_damage_never_panics() {
+    // Deterministic byte-level damage (overwrites, deletions, duplicated spans) to the first 16 kB of
+    // each real file; every reader must return a value or an error, and bond guessing must accept
+    // whatever a reader accepted. Cheap stand-in for the fuzz targets in CI.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut rnd = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n.max(1) as u64) as usize
+    };
+    let junk = b" \n.-+0123456789ATOMHEL_;'\"!#*\x00\xff";
+    for (name, read) in readers() {
+        let full = bytes(name);
+        let base = &full[..full.len().min(16 * 1024)];
+        for _ in 0..150 {
+            let mut v = base.to_vec();
+            for _ in 0..1 + rnd(8) {
+                let at = rnd(v.len());
+                match rnd(3) {
+                    0 => v[at] = junk[rnd(junk.len())],
+                    1 => {
+                        let end = (at + rnd(200)).min(v.len());
+                        v.drain(at..end);
+                    }
+                    _ => {
+                        let end = (at + rnd(300)).min(v.len());
+                        let span = v[at..end].to_vec();
+                        v.splice(at..at, span);
+                    }
+                }
+                if v.is_empty() {
+                    break;
+                }
+            }
+            let path = PathBuf::from(format!("damaged/{name}"));
+            if let Ok(p) = read(&path, &v) {
+                assert!(p.structure.check_consistent().is_ok(), "{name}");
+                if let Some(f) = p.frames.first() {
+                    orbitfield::model::bonds::guess_bonds(&p.structure, &f.positions_angstrom);
+                }
+            }
+        }
+    }
 }

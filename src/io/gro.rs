@@ -9,7 +9,7 @@
 use super::ReadError;
 use super::fields::{Lines, cols, float, int, show, tokens};
 use super::load::Parsed;
-use crate::model::element::guess_from_name;
+use crate::model::element::NameGuessCache;
 use crate::model::{Element, Frame, Name8, Structure, UnitCell};
 use std::path::Path;
 
@@ -24,6 +24,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     let mut structure = Structure::default();
     let mut frames: Vec<Frame> = Vec::new();
     let mut warnings = Vec::new();
+    let mut guesses = NameGuessCache::default();
     loop {
         // Title, or the end of the file (blank lines after the last frame are fine).
         let title = loop {
@@ -151,15 +152,9 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                 if Name8::would_truncate(name_field) || Name8::would_truncate(resname_field) {
                     long_names += 1;
                 }
-                let element = guess_from_name(name_field, resname_field);
-                structure.push_atom(
-                    element,
-                    Name8::new(name_field),
-                    Name8::new(resname_field),
-                    resid,
-                    Name8::EMPTY,
-                    Name8::EMPTY,
-                );
+                let (name, resname) = (Name8::new(name_field), Name8::new(resname_field));
+                let element = guesses.guess(name, resname);
+                structure.push_atom(element, name, resname, resid, Name8::EMPTY, Name8::EMPTY);
             }
         }
         if long_names > 0 {

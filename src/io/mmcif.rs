@@ -414,7 +414,8 @@ impl AtomSite {
         // Alternate locations: keep the first per atom name within a residue.
         let altloc = get(c.altloc);
         let key = (resid, chain, icode);
-        if self.altloc_key != Some(key) {
+        // Bounded like the PDB reader's list: a damaged file cannot make this quadratic.
+        if self.altloc_key != Some(key) || self.altloc_seen.len() >= 512 {
             self.altloc_key = Some(key);
             self.altloc_seen.clear();
         }

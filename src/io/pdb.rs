@@ -14,7 +14,7 @@
 use super::ReadError;
 use super::fields::{Lines, cols, float, hybrid36, leading_int, show, tokens};
 use super::load::Parsed;
-use crate::model::element::{from_pdb_element_field, guess_from_name, guess_from_pdb_name};
+use crate::model::element::{NameGuessCache, from_pdb_element_field, guess_from_pdb_name};
 use crate::model::{BondSource, Element, Frame, Name8, Structure, UnitCell};
 use std::path::Path;
 
@@ -50,6 +50,9 @@ struct AtomRecord {
     radius: f32,
 }
 
+/// Longest list of alternate-location names kept per residue.
+const MAX_ALTLOC_NAMES: usize = 512;
+
 /// Keeps the first alternate location of each atom name within a residue.
 #[derive(Default)]
 struct AltlocFilter {
@@ -60,7 +63,9 @@ struct AltlocFilter {
 impl AltlocFilter {
     fn keep(&mut self, a: &AtomRecord) -> bool {
         let key = (a.resid, a.icode, a.chain);
-        if self.key != Some(key) {
+        // A residue holds tens of atoms; a damaged file with thousands of alternate locations in
+        // one "residue" starts a fresh list instead of making the search quadratic.
+        if self.key != Some(key) || self.seen.len() >= MAX_ALTLOC_NAMES {
             self.key = Some(key);
             self.seen.clear();
         }
@@ -97,6 +102,7 @@ struct Reader<'p> {
     warnings: Vec<String>,
     long_names: usize,
     skipped_altlocs: usize,
+    guesses: NameGuessCache,
 }
 
 impl<'p> Reader<'p> {
@@ -120,6 +126,7 @@ impl<'p> Reader<'p> {
             warnings: Vec::new(),
             long_names: 0,
             skipped_altlocs: 0,
+            guesses: NameGuessCache::default(),
         }
     }
 
@@ -348,7 +355,7 @@ impl<'p> Reader<'p> {
         let element = if self.topology_done {
             Element::UNKNOWN
         } else {
-            guess_from_name(toks[2], toks[3])
+            self.guesses.guess(Name8::new(toks[2]), Name8::new(toks[3]))
         };
         Ok(AtomRecord {
             serial: hybrid36(toks[1], 5),

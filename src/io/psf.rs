@@ -164,7 +164,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                 }
                 for tok in tokens(line) {
                     // Fixed-width fields that touch ("    1234    5678" at full width) split by width.
-                    let w = if tok.len() > width && tok.len() % width == 0 {
+                    let w = if tok.len() > width && tok.len().is_multiple_of(width) {
                         width
                     } else {
                         tok.len()

@@ -1,4 +1,5 @@
-//! Bond guessing from covalent radii, in linear time with a cell list.
+//! Bond guessing from covalent radii with a cell list (sorted cell keys: time n log n for the
+//! sort, linear for the search; memory linear in the atoms, whatever the box).
 //!
 //! `io::load` calls [`guess_bonds_in_place`] on the first frame when the files gave no bonds
 //! (GRO, XYZ, PQR, mmCIF, PDB without CONECT, wavefunctions); the viewer draws the result. Two
@@ -7,7 +8,9 @@
 //! - alkali and alkaline-earth metals (Na+, K+, Mg2+, Ca2+, ...) are ions in these systems and
 //!   get no bonds, while transition metals bond to their ligands (Zn-S, Fe-N);
 //! - the two hydrogens of one water molecule are never bonded to each other;
-//! - atoms of unknown element and atoms with non-finite coordinates get no bonds.
+//! - atoms of unknown element and atoms with non-finite coordinates get no bonds;
+//! - more than [`MAX_ATOMS_PER_CELL`] atoms within one cut-off cell (placeholder coordinates all
+//!   at one point) get no bonds.
 //!
 //! No periodic images: bonds across the box edge of a wrapped trajectory are not made.
 
@@ -18,6 +21,10 @@ use super::structure::{BondSource, Structure};
 pub const TOLERANCE_ANGSTROM: f32 = 0.4;
 /// Pairs closer than this are overlapping atoms (duplicates, alternate locations), not bonds.
 pub const MIN_DISTANCE_ANGSTROM: f32 = 0.1;
+/// A cell one cut-off wide holds a few tens of atoms in any real structure (about 15 in water);
+/// more means placeholder coordinates piled on one point, which get no bonds rather than a
+/// quadratic pair search.
+pub const MAX_ATOMS_PER_CELL: u32 = 256;
 
 /// Whether an element takes part in guessed bonds.
 fn bonds_allowed(e: Element) -> bool {
@@ -33,87 +40,74 @@ pub fn guess_bonds(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Ve
     let mut atoms: Vec<u32> = Vec::with_capacity(n);
     let mut max_r = 0f32;
     let mut lo = [f32::INFINITY; 3];
-    let mut hi = [f32::NEG_INFINITY; 3];
     for (i, (e, p)) in structure.elements.iter().zip(positions_angstrom).enumerate().take(n) {
         if !bonds_allowed(*e) || !p.iter().all(|x| x.is_finite()) {
             continue;
         }
         atoms.push(i as u32);
         max_r = max_r.max(e.covalent_radius_angstrom());
-        for k in 0..3 {
-            lo[k] = lo[k].min(p[k]);
-            hi[k] = hi[k].max(p[k]);
+        for (l, x) in lo.iter_mut().zip(p) {
+            *l = l.min(*x);
         }
     }
     if atoms.len() < 2 {
         return Vec::new();
     }
-    let cutoff = 2.0 * max_r + TOLERANCE_ANGSTROM;
-    // Cell edge at least the largest cut-off; grown when the box is sparse so that the number of
-    // cells stays proportional to the number of atoms.
-    let extent: [f64; 3] = std::array::from_fn(|k| (f64::from(hi[k]) - f64::from(lo[k])).max(0.0));
-    let max_cells = (2 * atoms.len() + 64) as f64;
-    let mut edge = f64::from(cutoff);
-    let cells_for = |edge: f64| -> [f64; 3] { extent.map(|x| ((x / edge).floor() + 1.0).clamp(1.0, 1e12)) };
-    let mut dims_f = cells_for(edge);
-    for _ in 0..200 {
-        if dims_f.iter().product::<f64>() <= max_cells {
-            break;
-        }
-        edge *= (dims_f.iter().product::<f64>() / max_cells).cbrt().max(1.01);
-        dims_f = cells_for(edge);
-    }
-    if dims_f.iter().product::<f64>() > max_cells {
-        // Not reachable for finite input; one cell keeps it correct if it ever is.
-        dims_f = [1.0; 3];
-        edge = f64::MAX;
-    }
-    let dims = dims_f.map(|d| d as usize);
-    let n_cells = dims[0] * dims[1] * dims[2];
-    let inv_edge = 1.0 / edge;
-    let cell_coord = |p: &[f32; 3], k: usize| -> usize {
-        let c = (f64::from(p[k] - lo[k]) * inv_edge) as usize;
-        c.min(dims[k] - 1)
-    };
-    let cell_of = |p: &[f32; 3]| (cell_coord(p, 2) * dims[1] + cell_coord(p, 1)) * dims[0] + cell_coord(p, 0);
+    // Cells one and a half cut-offs wide hold about five atoms at liquid density: fewer, emptier
+    // cells cost more in bookkeeping than the extra distance tests.
+    let edge = f64::from(2.0 * max_r + TOLERANCE_ANGSTROM) * CELL_EDGE_PER_CUTOFF;
 
-    // Counting sort of the eligible atoms by cell (CSR layout).
-    let mut start = vec![0u32; n_cells + 1];
-    let mut cell_ids = Vec::with_capacity(atoms.len());
-    for &i in &atoms {
-        let c = cell_of(&positions_angstrom[i as usize]);
-        cell_ids.push(c);
-        start[c + 1] += 1;
+    // Cells of one cut-off edge, keyed z-major and sorted: memory and time follow the number of
+    // atoms, however sparse the box (no dense grid over the bounding box).
+    let coord = |x: f32, k: usize| -> u64 {
+        let c = ((f64::from(x) - f64::from(lo[k])) / edge).floor();
+        if c.is_finite() {
+            c.clamp(0.0, (AXIS_CELLS - 1) as f64) as u64
+        } else {
+            0
+        }
+    };
+    let mut keyed: Vec<(u64, u32)> = atoms
+        .iter()
+        .map(|&i| {
+            let p = positions_angstrom[i as usize];
+            (encode(coord(p[0], 0), coord(p[1], 1), coord(p[2], 2)), i)
+        })
+        .collect();
+    drop(atoms);
+    keyed.sort_unstable();
+    let mut keys: Vec<u64> = Vec::new();
+    let mut start: Vec<u32> = Vec::new();
+    for (slot, &(k, _)) in keyed.iter().enumerate() {
+        if keys.last() != Some(&k) {
+            keys.push(k);
+            start.push(slot as u32);
+        }
     }
-    for c in 0..n_cells {
-        start[c + 1] += start[c];
-    }
-    let mut fill = start.clone();
-    let mut sorted_pos = vec![[0f32; 3]; atoms.len()];
-    let mut sorted_r = vec![0f32; atoms.len()];
-    let mut sorted_idx = vec![0u32; atoms.len()];
-    for (&i, &c) in atoms.iter().zip(&cell_ids) {
-        let slot = fill[c] as usize;
-        fill[c] += 1;
-        sorted_pos[slot] = positions_angstrom[i as usize];
-        sorted_r[slot] = structure.elements[i as usize].covalent_radius_angstrom();
-        sorted_idx[slot] = i;
-    }
-    drop(fill);
-    drop(cell_ids);
+    start.push(keyed.len() as u32);
+    let sorted_pos: Vec<[f32; 3]> = keyed.iter().map(|&(_, i)| positions_angstrom[i as usize]).collect();
+    let sorted_r: Vec<f32> = keyed
+        .iter()
+        .map(|&(_, i)| structure.elements[i as usize].covalent_radius_angstrom())
+        .collect();
+    let sorted_idx: Vec<u32> = keyed.iter().map(|&(_, i)| i).collect();
+    drop(keyed);
 
     let water_h = |i: u32, j: u32| -> bool {
         let (i, j) = (i as usize, j as usize);
-        structure.elements[i] == Element::H
-            && structure.elements[j] == Element::H
-            && structure.resids[i] == structure.resids[j]
-            && structure.resnames[i] == structure.resnames[j]
-            && structure.segids[i] == structure.segids[j]
-            && structure.chains[i] == structure.chains[j]
-            && is_water_resname(structure.resnames[i].as_str().as_bytes())
+        structure.elements.get(i) == Some(&Element::H)
+            && structure.elements.get(j) == Some(&Element::H)
+            && same_entry(&structure.resids, i, j)
+            && same_entry(&structure.resnames, i, j)
+            && same_entry(&structure.segids, i, j)
+            && same_entry(&structure.chains, i, j)
+            && structure
+                .resnames
+                .get(i)
+                .is_some_and(|r| is_water_resname(r.as_str().as_bytes()))
     };
     let min2 = MIN_DISTANCE_ANGSTROM * MIN_DISTANCE_ANGSTROM;
-    let mut bonds: Vec<[u32; 2]> = Vec::with_capacity(atoms.len() + atoms.len() / 4);
+    let mut bonds: Vec<[u32; 2]> = Vec::with_capacity(n + n / 4);
     let test_pair = |a: usize, b: usize, bonds: &mut Vec<[u32; 2]>| {
         let (p, q) = (sorted_pos[a], sorted_pos[b]);
         let d = [p[0] - q[0], p[1] - q[1], p[2] - q[2]];
@@ -126,62 +120,81 @@ pub fn guess_bonds(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Ve
             }
         }
     };
-    // Half of the 26 neighbours (the other half is visited from the neighbour's side).
-    const HALF: [[isize; 3]; 13] = [
-        [1, 0, 0],
-        [-1, 1, 0],
-        [0, 1, 0],
-        [1, 1, 0],
-        [-1, -1, 1],
-        [0, -1, 1],
-        [1, -1, 1],
-        [-1, 0, 1],
-        [0, 0, 1],
-        [1, 0, 1],
-        [-1, 1, 1],
-        [0, 1, 1],
-        [1, 1, 1],
-    ];
-    for cz in 0..dims[2] {
-        for cy in 0..dims[1] {
-            for cx in 0..dims[0] {
-                let c = (cz * dims[1] + cy) * dims[0] + cx;
-                let (a0, a1) = (start[c] as usize, start[c + 1] as usize);
-                if a0 == a1 {
-                    continue;
+    let range = |c: usize| (start[c] as usize, start[c + 1] as usize);
+    let crowded = |c: usize| start[c + 1] - start[c] > MAX_ATOMS_PER_CELL;
+    // The 13 forward neighbours of a cell are its +x neighbour and, in the rows (y+1, z),
+    // (y-1, z+1), (y, z+1) and (y+1, z+1), the cells x-1..=x+1. Each row's first candidate moves
+    // forward monotonically with the cell, so one pointer per row walks the keys once.
+    const ROWS: [(i64, i64); 4] = [(1, 0), (-1, 1), (0, 1), (1, 1)];
+    let mut row_ptr = [0usize; 4];
+    let m = keys.len();
+    for c in 0..m {
+        if crowded(c) {
+            continue;
+        }
+        let (a0, a1) = range(c);
+        for a in a0..a1 {
+            for b in a + 1..a1 {
+                test_pair(a, b, &mut bonds);
+            }
+        }
+        let (x, y, z) = decode(keys[c]);
+        if x + 1 < AXIS_CELLS && c + 1 < m && keys[c + 1] == encode(x + 1, y, z) && !crowded(c + 1) {
+            let (b0, b1) = range(c + 1);
+            for a in a0..a1 {
+                for b in b0..b1 {
+                    test_pair(a, b, &mut bonds);
                 }
-                for a in a0..a1 {
-                    for b in a + 1..a1 {
-                        test_pair(a, b, &mut bonds);
-                    }
-                }
-                for off in HALF {
-                    let nx = cx as isize + off[0];
-                    let ny = cy as isize + off[1];
-                    let nz = cz as isize + off[2];
-                    if nx < 0
-                        || ny < 0
-                        || nz < 0
-                        || nx >= dims[0] as isize
-                        || ny >= dims[1] as isize
-                        || nz >= dims[2] as isize
-                    {
-                        continue;
-                    }
-                    let d = (nz as usize * dims[1] + ny as usize) * dims[0] + nx as usize;
-                    let (b0, b1) = (start[d] as usize, start[d + 1] as usize);
+            }
+        }
+        for (r, &(dy, dz)) in ROWS.iter().enumerate() {
+            let ny = y as i64 + dy;
+            let nz = z as i64 + dz;
+            if ny < 0 || ny >= AXIS_CELLS as i64 || nz >= AXIS_CELLS as i64 {
+                continue;
+            }
+            let (ny, nz) = (ny as u64, nz as u64);
+            let first = encode(x.saturating_sub(1), ny, nz);
+            let last = encode((x + 1).min(AXIS_CELLS - 1), ny, nz);
+            while row_ptr[r] < m && keys[row_ptr[r]] < first {
+                row_ptr[r] += 1;
+            }
+            let mut q = row_ptr[r];
+            while q < m && keys[q] <= last {
+                if !crowded(q) {
+                    let (b0, b1) = range(q);
                     for a in a0..a1 {
                         for b in b0..b1 {
                             test_pair(a, b, &mut bonds);
                         }
                     }
                 }
+                q += 1;
             }
         }
     }
     bonds.sort_unstable();
     bonds.dedup();
     bonds
+}
+
+/// True when both indices exist in `v` and hold equal values.
+fn same_entry<T: PartialEq>(v: &[T], i: usize, j: usize) -> bool {
+    matches!((v.get(i), v.get(j)), (Some(a), Some(b)) if a == b)
+}
+
+/// Cell edge over the largest bonding cut-off (at least 1).
+const CELL_EDGE_PER_CUTOFF: f64 = 1.5;
+
+/// Cells per axis of the key space (21 bits each).
+const AXIS_CELLS: u64 = 1 << 21;
+
+fn encode(x: u64, y: u64, z: u64) -> u64 {
+    (z << 42) | (y << 21) | x
+}
+
+fn decode(key: u64) -> (u64, u64, u64) {
+    (key & (AXIS_CELLS - 1), (key >> 21) & (AXIS_CELLS - 1), key >> 42)
 }
 
 /// Replaces the structure's bonds with guessed ones and marks them [`BondSource::Guessed`].
@@ -271,6 +284,40 @@ mod tests {
         slow.retain(|b| b.iter().all(|&i| p[i as usize][0].is_finite()));
         assert!(!fast.is_empty());
         assert_eq!(fast, slow);
+    }
+
+    #[test]
+    fn matches_brute_force_with_far_apart_clusters() {
+        // Two small molecules kilometres apart, and one across a cell-row boundary.
+        let s = structure(&[
+            (6, "A", 1),
+            (8, "A", 1),
+            (6, "B", 2),
+            (7, "B", 2),
+            (1, "C", 3),
+            (6, "C", 3),
+        ]);
+        let p = [
+            [0.0, 0.0, 0.0],
+            [1.2, 0.3, -0.2],
+            [1.0e7, -3.0e6, 5.0e5],
+            [1.0e7 + 1.1, -3.0e6 + 0.5, 5.0e5],
+            [-2.0, 2.37, 2.39],
+            [-2.0, 2.37, 2.39 + 1.09],
+        ];
+        assert_eq!(guess_bonds(&s, &p), brute_force(&s, &p));
+        assert_eq!(guess_bonds(&s, &p).len(), 3);
+    }
+
+    #[test]
+    fn atoms_piled_on_one_point_get_no_bonds_quickly() {
+        let n = 20_000;
+        let atoms: Vec<(u8, &str, i32)> = (0..n).map(|i| (6, "X", i)).collect();
+        let s = structure(&atoms);
+        let mut p = vec![[0.0f32; 3]; n as usize];
+        p[0] = [50.0, 0.0, 0.0];
+        p[1] = [51.5, 0.0, 0.0];
+        assert_eq!(guess_bonds(&s, &p), vec![[0, 1]]);
     }
 
     #[test]

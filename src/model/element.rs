@@ -14,6 +14,8 @@
 //!   Dalton Trans. 2013; for Po, At, Rn, Fr, Ra (in neither) Mantina et al. 2009; 2.0 A past Es.
 //! - colour: Jmol's CPK scheme; elements past Mt reuse Mt's colour.
 
+use super::name::Name8;
+
 /// An element by atomic number; 0 means unknown ("X", also used for dummy atoms).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default)]
 pub struct Element(pub u8);
@@ -305,94 +307,65 @@ enum ResidueKind {
     Other,
 }
 
+/// Amino acids (with CHARMM, AMBER and GROMACS protonation variants and caps), nucleotides
+/// and water models: residues whose atom names start with a one-letter element.
+const STANDARD_RESIDUES: [&[u8]; 83] = [
+    b"A", b"ACE", b"ADE", b"ALA", b"ARG", b"ARGN", b"ASH", b"ASN", b"ASP", b"ASPH", b"C", b"CYM", b"CYS", b"CYS2",
+    b"CYSH", b"CYT", b"CYX", b"DA", b"DC", b"DG", b"DOD", b"DT", b"DU", b"G", b"GLH", b"GLN", b"GLU", b"GLUH", b"GLY",
+    b"GUA", b"H2O", b"HID", b"HIE", b"HIP", b"HIS", b"HIS1", b"HIS2", b"HISA", b"HISB", b"HISD", b"HISE", b"HISH",
+    b"HOH", b"HSD", b"HSE", b"HSP", b"ILE", b"LEU", b"LYN", b"LYS", b"LYSH", b"MET", b"MSE", b"NH2", b"NMA", b"NME",
+    b"PHE", b"PRO", b"PYL", b"RA", b"RC", b"RG", b"RU", b"SEC", b"SER", b"SOL", b"SPC", b"T", b"T3P", b"T4P", b"THR",
+    b"THY", b"TIP", b"TIP3", b"TIP4", b"TIP5", b"TP3", b"TRP", b"TYR", b"U", b"URA", b"VAL", b"WAT",
+];
+
+/// Residue names of water models.
+const WATER_RESIDUES: [&[u8]; 13] = [
+    b"DOD", b"H2O", b"HOH", b"SOL", b"SPC", b"T3P", b"T4P", b"TIP", b"TIP3", b"TIP4", b"TIP5", b"TP3", b"WAT",
+];
+
+/// Up to four bytes, upper-cased, as one integer (0 for longer or empty names).
+const fn residue_code(name: &[u8]) -> u32 {
+    if name.is_empty() || name.len() > 4 {
+        return 0;
+    }
+    let mut code = 0u32;
+    let mut i = 0;
+    while i < name.len() {
+        code = (code << 8) | name[i].to_ascii_uppercase() as u32;
+        i += 1;
+    }
+    code
+}
+
+/// The codes of `names`, sorted, for binary search.
+const fn sorted_codes<const N: usize>(names: [&[u8]; N]) -> [u32; N] {
+    let mut out = [0u32; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = residue_code(names[i]);
+        i += 1;
+    }
+    // Insertion sort (const context).
+    let mut a = 1;
+    while a < N {
+        let mut b = a;
+        while b > 0 && out[b - 1] > out[b] {
+            let t = out[b - 1];
+            out[b - 1] = out[b];
+            out[b] = t;
+            b -= 1;
+        }
+        a += 1;
+    }
+    out
+}
+
+static STANDARD_CODES: [u32; STANDARD_RESIDUES.len()] = sorted_codes(STANDARD_RESIDUES);
+static WATER_CODES: [u32; WATER_RESIDUES.len()] = sorted_codes(WATER_RESIDUES);
+
 fn residue_kind(resname: &[u8]) -> ResidueKind {
-    let r = resname.trim_ascii();
-    let mut buf = [0u8; 4];
-    if r.is_empty() || r.len() > 4 {
-        return ResidueKind::Other;
-    }
-    for (d, s) in buf.iter_mut().zip(r) {
-        *d = s.to_ascii_uppercase();
-    }
-    let standard = matches!(
-        &buf[..r.len()],
-        b"ALA"
-            | b"ARG"
-            | b"ASN"
-            | b"ASP"
-            | b"CYS"
-            | b"GLN"
-            | b"GLU"
-            | b"GLY"
-            | b"HIS"
-            | b"ILE"
-            | b"LEU"
-            | b"LYS"
-            | b"MET"
-            | b"PHE"
-            | b"PRO"
-            | b"SER"
-            | b"THR"
-            | b"TRP"
-            | b"TYR"
-            | b"VAL"
-            | b"HSD"
-            | b"HSE"
-            | b"HSP"
-            | b"HID"
-            | b"HIE"
-            | b"HIP"
-            | b"HISA"
-            | b"HISB"
-            | b"HISD"
-            | b"HISE"
-            | b"HISH"
-            | b"CYX"
-            | b"CYM"
-            | b"ASH"
-            | b"GLH"
-            | b"LYN"
-            | b"ACE"
-            | b"NME"
-            | b"NMA"
-            | b"NH2"
-            | b"MSE"
-            | b"SEC"
-            | b"PYL"
-            | b"A"
-            | b"C"
-            | b"G"
-            | b"U"
-            | b"T"
-            | b"DA"
-            | b"DC"
-            | b"DG"
-            | b"DT"
-            | b"DU"
-            | b"RA"
-            | b"RC"
-            | b"RG"
-            | b"RU"
-            | b"ADE"
-            | b"CYT"
-            | b"GUA"
-            | b"THY"
-            | b"URA"
-            | b"HOH"
-            | b"WAT"
-            | b"SOL"
-            | b"TIP3"
-            | b"TIP4"
-            | b"TIP5"
-            | b"TP3"
-            | b"T3P"
-            | b"T4P"
-            | b"SPC"
-            | b"H2O"
-            | b"DOD"
-            | b"TIP"
-    );
-    if standard {
+    let code = residue_code(resname.trim_ascii());
+    if code != 0 && STANDARD_CODES.binary_search(&code).is_ok() {
         ResidueKind::Standard
     } else {
         ResidueKind::Other
@@ -401,30 +374,8 @@ fn residue_kind(resname: &[u8]) -> ResidueKind {
 
 /// True for residue names of water models.
 pub fn is_water_resname(resname: &[u8]) -> bool {
-    let r = resname.trim_ascii();
-    let mut buf = [0u8; 4];
-    if r.len() > 4 {
-        return false;
-    }
-    for (d, s) in buf.iter_mut().zip(r) {
-        *d = s.to_ascii_uppercase();
-    }
-    matches!(
-        &buf[..r.len()],
-        b"HOH"
-            | b"WAT"
-            | b"SOL"
-            | b"TIP3"
-            | b"TIP4"
-            | b"TIP5"
-            | b"TP3"
-            | b"T3P"
-            | b"T4P"
-            | b"SPC"
-            | b"H2O"
-            | b"DOD"
-            | b"TIP"
-    )
+    let code = residue_code(resname.trim_ascii());
+    code != 0 && WATER_CODES.binary_search(&code).is_ok()
 }
 
 /// Two-letter prefixes that, outside standard residues, name the element rather than a carbon,
@@ -522,6 +473,51 @@ pub fn guess_from_name(name: &[u8], resname: &[u8]) -> Element {
             }
             one.or(two).unwrap_or(Element::UNKNOWN)
         }
+    }
+}
+
+/// Memoises [`guess_from_name`] for the (atom name, residue name) pairs of one file: MD files
+/// repeat a few hundred pairs millions of times. Direct-mapped, fixed size, no allocation per atom.
+pub struct NameGuessCache {
+    slots: Vec<Option<(Name8, Name8, Element)>>,
+}
+
+impl Default for NameGuessCache {
+    fn default() -> Self {
+        NameGuessCache {
+            slots: vec![None; CACHE_SLOTS],
+        }
+    }
+}
+
+const CACHE_SLOTS: usize = 1024;
+
+impl NameGuessCache {
+    /// The element of atom `name` in residue `resname`, as [`guess_from_name`] gives it.
+    pub fn guess(&mut self, name: Name8, resname: Name8) -> Element {
+        // FNV-1a over both labels.
+        let mut h: u32 = 0x811c_9dc5;
+        for &b in name
+            .as_str()
+            .as_bytes()
+            .iter()
+            .chain(b"|")
+            .chain(resname.as_str().as_bytes())
+        {
+            h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+        }
+        let slot = (h as usize) % CACHE_SLOTS;
+        if let Some(Some((n, r, e))) = self.slots.get(slot)
+            && *n == name
+            && *r == resname
+        {
+            return *e;
+        }
+        let e = guess_from_name(name.as_str().as_bytes(), resname.as_str().as_bytes());
+        if let Some(s) = self.slots.get_mut(slot) {
+            *s = Some((name, resname, e));
+        }
+        e
     }
 }
 
@@ -636,6 +632,35 @@ mod tests {
         assert_eq!(from_pdb_element_field(b"Fe"), Some(Element(26)));
         assert_eq!(from_pdb_element_field(b"  "), None);
         assert_eq!(from_pdb_element_field(b"1+"), None);
+    }
+
+    #[test]
+    fn residue_tables() {
+        assert!(STANDARD_CODES.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(residue_kind(b" ala "), ResidueKind::Standard);
+        assert_eq!(residue_kind(b"TIP3"), ResidueKind::Standard);
+        assert_eq!(residue_kind(b"HEM"), ResidueKind::Other);
+        assert_eq!(residue_kind(b"ALANINE"), ResidueKind::Other);
+        assert_eq!(residue_kind(b""), ResidueKind::Other);
+        assert!(is_water_resname(b"SOL") && is_water_resname(b"tip3") && !is_water_resname(b"SOD"));
+    }
+
+    #[test]
+    fn cache_agrees_with_the_guess() {
+        let mut cache = NameGuessCache::default();
+        for _ in 0..2 {
+            for (n, r) in [
+                ("CA", "ALA"),
+                ("CA", "CA"),
+                ("NA", "NA+"),
+                ("OW", "SOL"),
+                ("HW1", "SOL"),
+                ("CL", "LIG"),
+            ] {
+                let want = guess_from_name(n.as_bytes(), r.as_bytes());
+                assert_eq!(cache.guess(Name8::from(n), Name8::from(r)), want, "{n} {r}");
+            }
+        }
     }
 
     #[test]
