@@ -457,18 +457,15 @@ fn unpack(
     out: &mut Vec<[i32; 3]>,
 ) -> Result<(), UnpackError> {
     let mut sizes = [0u32; 3];
-    for k in 0..3 {
-        let span = i64::from(maxint[k]) - i64::from(minint[k]) + 1;
+    for ((size, &lo), &hi) in sizes.iter_mut().zip(&minint).zip(&maxint) {
+        let span = i64::from(hi) - i64::from(lo) + 1;
         if !(1..=i64::from(u32::MAX)).contains(&span) {
             return Err((
                 None,
-                format!(
-                    "expected a coordinate range with minimum <= maximum, found {} .. {}",
-                    minint[k], maxint[k]
-                ),
+                format!("expected a coordinate range with minimum <= maximum, found {lo} .. {hi}"),
             ));
         }
-        sizes[k] = span as u32;
+        *size = span as u32;
     }
     let large = sizes.iter().any(|&s| s > 0x00ff_ffff);
     let bitsize = if large { 0 } else { bits_for_product(sizes) };
@@ -500,8 +497,8 @@ fn unpack(
         } else {
             bits.take_ints(bitsize, sizes)
         };
-        for k in 0..3 {
-            c[k] = c[k].wrapping_add(minint[k]);
+        for (v, lo) in c.iter_mut().zip(minint) {
+            *v = v.wrapping_add(lo);
         }
         let mut prev = c;
         let mut is_smaller: i32 = 0;
