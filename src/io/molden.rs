@@ -209,11 +209,19 @@ fn tokens(s: &str) -> Vec<&str> {
     s.split_whitespace().collect()
 }
 
-fn read_atoms(path: &Path, sec: &Section) -> Result<Vec<Atom>, ReadError> {
+/// Atoms of `[Atoms]`, and a warning when the unit had to be assumed.
+fn read_atoms(path: &Path, sec: &Section) -> Result<(Vec<Atom>, Option<String>), ReadError> {
     let args = sec.args.to_ascii_lowercase();
+    let mut warning = None;
     let angstrom = if args.contains("au") || args.contains("bohr") {
         false
     } else if args.contains("ang") {
+        true
+    } else if args.trim().is_empty() {
+        warning = Some(format!(
+            "line {}: [Atoms] gives no unit (AU or Angs); Angstrom assumed",
+            sec.header_line
+        ));
         true
     } else {
         return Err(ReadError::line(
@@ -266,7 +274,7 @@ fn read_atoms(path: &Path, sec: &Section) -> Result<Vec<Atom>, ReadError> {
             "expected atom lines after [Atoms], found none",
         ));
     }
-    Ok(atoms)
+    Ok((atoms, warning))
 }
 
 /// A shell as read, before pure flags are known.
@@ -381,7 +389,7 @@ fn read_gto(path: &Path, sec: &Section, n_atoms: usize) -> Result<Vec<RawShell>,
                 ));
             }
             let e = parse_f64(path, pl.number, "an exponent", pt[0].as_bytes())? * scale * scale;
-            if e <= 0.0 {
+            if !(e > 0.0 && e.is_finite()) {
                 return Err(ReadError::line(
                     path,
                     pl.number,
@@ -622,7 +630,7 @@ fn read_record(
         }
         return Ok(());
     };
-    let atoms = read_atoms(path, atoms_sec)?;
+    let (atoms, unit_warning) = read_atoms(path, atoms_sec)?;
     let Some(gto_sec) = find("gto") else {
         return Err(ReadError::line(
             path,
@@ -640,7 +648,7 @@ fn read_record(
         ));
     }
     let mut flags = PureFlags::from_sections(sections);
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = unit_warning.into_iter().collect();
 
     let mut mo_blocks = Vec::new();
     for s in &mo_sections {
@@ -722,6 +730,23 @@ fn read_record(
             path,
             gto_sec.header_line,
             format!("{n_basis} basis functions is more than this reader accepts"),
+        ));
+    }
+    // Writers may skip zero coefficients, but a damaged file must not make us allocate dense
+    // orbitals out of all proportion to the coefficients it actually holds.
+    let n_mos: usize = mo_blocks.iter().map(|(_, b)| b.len()).sum();
+    let n_entries: usize = mo_blocks
+        .iter()
+        .flat_map(|(_, b)| b.iter())
+        .map(|m| m.coefficients.len())
+        .sum();
+    if n_mos.saturating_mul(n_basis) > n_entries.saturating_mul(100).saturating_add(1_000_000) {
+        return Err(ReadError::line(
+            path,
+            mo_sections.first().map_or(gto_sec.header_line, |s| s.header_line),
+            format!(
+                "{n_mos} orbitals over {n_basis} basis functions but only {n_entries} coefficients: the file looks damaged"
+            ),
         ));
     }
 
