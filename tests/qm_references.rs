@@ -2,6 +2,8 @@
 //! for every Molden file of the shared QM data (Cartesian and spherical, s..g, RHF and UHF), iodata +
 //! gbasis values for a Gaussian 16 fchk, PySCF values for wfn/wfx files converted from PySCF, plus
 //! per-program normalisation corrections, frame series through `io::load`, and damaged input.
+// Test helpers may unwrap: a failure is a test failure.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use orbitfield::compute::Field;
 use orbitfield::compute::cpu::overlap::overlap_matrix;
@@ -441,7 +443,9 @@ fn threonine_md_series_loads_as_frames() {
 
 /// Every prefix (at a stride) and a few garbled copies must give an error or a value, never a panic;
 /// errors name the file.
-fn no_panic_on_damage(name: &str, read: &dyn Fn(&Path, &[u8]) -> Result<(), io::ReadError>) {
+type Reader = dyn Fn(&Path, &[u8]) -> Result<(), io::ReadError>;
+
+fn no_panic_on_damage(name: &str, read: &Reader) {
     let p = data(name);
     let bytes = io::read_bytes(&p).unwrap();
     let fake = Path::new("damaged.file");

@@ -92,12 +92,12 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<MoldenFile, ReadError> {
         .filter(|(_, l)| l.text.trim().eq_ignore_ascii_case("[molden format]"))
         .map(|(i, _)| i)
         .collect();
-    if starts.first() != Some(&0) {
-        if let Some(first) = all.iter().position(|l| !l.text.trim().is_empty())
-            && starts.first() != Some(&first)
-        {
-            starts.insert(0, 0);
-        }
+    // Text before the first header (or a file without one) forms a record of its own.
+    if starts.first() != Some(&0)
+        && let Some(first) = all.iter().position(|l| !l.text.trim().is_empty())
+        && starts.first() != Some(&first)
+    {
+        starts.insert(0, 0);
     }
     let mut out = MoldenFile {
         wavefunctions: Vec::new(),
@@ -560,12 +560,10 @@ fn read_geometries(path: &Path, sec: &Section, n_atoms: usize) -> Result<Vec<Vec
             format!("expected [GEOMETRIES] XYZ, found {:?}", shorten(&sec.args)),
         ));
     }
-    let body: Vec<&Line> = sec.body.iter().filter(|l| !l.text.trim().is_empty() || false).collect();
     let mut out = Vec::new();
     let mut i = 0;
     // Each block: count line, comment line (may be blank, so read from the raw body), count atom lines.
     let raw = &sec.body;
-    let _ = body;
     while i < raw.len() {
         let Some(l) = raw.get(i) else { break };
         if l.text.trim().is_empty() {
@@ -811,7 +809,7 @@ fn read_record(
         }
         let spin = if !beta.is_empty() {
             SpinKind::Unrestricted
-        } else if alpha.occupations.iter().any(|&o| o == 1.0)
+        } else if alpha.occupations.contains(&1.0)
             && alpha.occupations.iter().all(|&o| o == 0.0 || o == 1.0 || o == 2.0)
         {
             SpinKind::RestrictedOpen

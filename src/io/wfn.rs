@@ -164,9 +164,9 @@ fn build(path: &Path, p: Primitives) -> Result<Wavefunction, ReadError> {
     }
     let spin = if unrestricted {
         SpinKind::Unrestricted
-    } else if alpha.occupations.iter().any(|&o| o == 1.0)
+    } else if alpha.occupations.contains(&1.0)
         && alpha.occupations.iter().all(|&o| o == 0.0 || o == 1.0 || o == 2.0)
-        && alpha.occupations.iter().any(|&o| o == 2.0)
+        && alpha.occupations.contains(&2.0)
     {
         SpinKind::RestrictedOpen
     } else {
