@@ -2,6 +2,8 @@
 //! for every Molden file of the shared QM data (Cartesian and spherical, s..g, RHF and UHF), iodata +
 //! gbasis values for a Gaussian 16 fchk, PySCF values for wfn/wfx files converted from PySCF, plus
 //! per-program normalisation corrections, frame series through `io::load`, and damaged input.
+// Test helpers may unwrap: a failure is a test failure.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use orbitfield::compute::Field;
 use orbitfield::compute::cpu::overlap::overlap_matrix;
@@ -198,6 +200,49 @@ fn gaussian_fchk_orbitals_and_density_matrix() {
     let num: f64 = a.iter().zip(&b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();
     let den: f64 = b.iter().map(|y| y * y).sum::<f64>().sqrt();
     assert!(num / den < 1e-7, "density matrix vs occupations: {}", num / den);
+}
+
+/// fchk files written from PySCF with Gaussian's documented conventions (make_fchk_reference.py):
+/// Cartesian d, f, g in Gaussian's orders and x^l normalisation, pure d, f, UHF, density matrices.
+fn check_fchk(name: &str, ref_name: &str) -> fchk::FchkFile {
+    let path = data(name);
+    let f = fchk::read_full(&path, &io::read_bytes(&path).unwrap()).unwrap();
+    assert!(
+        f.wavefunction.corrections.is_empty(),
+        "{:?}",
+        f.wavefunction.corrections
+    );
+    assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    let r = parse_reference(&data(ref_name));
+    let wf = &f.wavefunction;
+    compare(name, wf, &PointEvaluator::new(wf), &r);
+    let ev = PointEvaluator::new(wf).with_density_matrices(f.total_density.as_ref(), f.spin_density.as_ref());
+    compare(&format!("{name} (density matrices)"), wf, &ev, &r);
+    f
+}
+
+#[test]
+fn fchk_cartesian_up_to_g() {
+    let f = check_fchk(
+        "fchk/n2_rhf_ccpvqz_cart.fchk.gz",
+        "fchk/n2_rhf_ccpvqz_cart_fchk.ref.txt.gz",
+    );
+    assert_eq!(f.wavefunction.basis.n_functions(), 140);
+    assert_eq!(f.wavefunction.basis.max_l(), 4);
+    assert!(f.wavefunction.basis.shells.iter().all(|s| !s.pure));
+}
+
+#[test]
+fn fchk_unrestricted_pure() {
+    let f = check_fchk(
+        "fchk/nh2_uhf_ccpvtz_sph.fchk.gz",
+        "fchk/nh2_uhf_ccpvtz_sph_fchk.ref.txt.gz",
+    );
+    let wf = &f.wavefunction;
+    assert_eq!(wf.spin, SpinKind::Unrestricted);
+    assert!(wf.basis.shells.iter().any(|s| s.pure && s.l == 3));
+    assert!(f.spin_density.is_some());
+    assert!((wf.n_electrons() - 9.0).abs() < 1e-12);
 }
 
 #[test]
@@ -398,7 +443,9 @@ fn threonine_md_series_loads_as_frames() {
 
 /// Every prefix (at a stride) and a few garbled copies must give an error or a value, never a panic;
 /// errors name the file.
-fn no_panic_on_damage(name: &str, read: &dyn Fn(&Path, &[u8]) -> Result<(), io::ReadError>) {
+type Reader = dyn Fn(&Path, &[u8]) -> Result<(), io::ReadError>;
+
+fn no_panic_on_damage(name: &str, read: &Reader) {
     let p = data(name);
     let bytes = io::read_bytes(&p).unwrap();
     let fake = Path::new("damaged.file");
@@ -570,4 +617,20 @@ fn molden_multi_geometry() {
     assert_eq!(m.wavefunctions.len(), 1);
     assert_eq!(m.geometries_bohr.len(), 2);
     assert!((m.geometries_bohr[1][0][2] - 0.12 / 0.529_177_210_92).abs() < 1e-9);
+}
+
+#[test]
+fn molden_atoms_without_unit_warns() {
+    let t = text(&data("water_hf_631gs_sph.molden.gz"));
+    let m = molden::read(Path::new("u.molden"), t.replace("[Atoms] (AU)", "[Atoms]").as_bytes()).unwrap();
+    assert!(
+        m.warnings.iter().any(|w| w.contains("Angstrom assumed")),
+        "{:?}",
+        m.warnings
+    );
+    let e = molden::read(
+        Path::new("u.molden"),
+        t.replace("[Atoms] (AU)", "[Atoms] furlongs").as_bytes(),
+    );
+    assert!(e.err().unwrap().to_string().starts_with("u.molden:3:"));
 }

@@ -92,12 +92,12 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<MoldenFile, ReadError> {
         .filter(|(_, l)| l.text.trim().eq_ignore_ascii_case("[molden format]"))
         .map(|(i, _)| i)
         .collect();
-    if starts.first() != Some(&0) {
-        if let Some(first) = all.iter().position(|l| !l.text.trim().is_empty())
-            && starts.first() != Some(&first)
-        {
-            starts.insert(0, 0);
-        }
+    // Text before the first header (or a file without one) forms a record of its own.
+    if starts.first() != Some(&0)
+        && let Some(first) = all.iter().position(|l| !l.text.trim().is_empty())
+        && starts.first() != Some(&first)
+    {
+        starts.insert(0, 0);
     }
     let mut out = MoldenFile {
         wavefunctions: Vec::new(),
@@ -209,11 +209,19 @@ fn tokens(s: &str) -> Vec<&str> {
     s.split_whitespace().collect()
 }
 
-fn read_atoms(path: &Path, sec: &Section) -> Result<Vec<Atom>, ReadError> {
+/// Atoms of `[Atoms]`, and a warning when the unit had to be assumed.
+fn read_atoms(path: &Path, sec: &Section) -> Result<(Vec<Atom>, Option<String>), ReadError> {
     let args = sec.args.to_ascii_lowercase();
+    let mut warning = None;
     let angstrom = if args.contains("au") || args.contains("bohr") {
         false
     } else if args.contains("ang") {
+        true
+    } else if args.trim().is_empty() {
+        warning = Some(format!(
+            "line {}: [Atoms] gives no unit (AU or Angs); Angstrom assumed",
+            sec.header_line
+        ));
         true
     } else {
         return Err(ReadError::line(
@@ -266,7 +274,7 @@ fn read_atoms(path: &Path, sec: &Section) -> Result<Vec<Atom>, ReadError> {
             "expected atom lines after [Atoms], found none",
         ));
     }
-    Ok(atoms)
+    Ok((atoms, warning))
 }
 
 /// A shell as read, before pure flags are known.
@@ -381,7 +389,7 @@ fn read_gto(path: &Path, sec: &Section, n_atoms: usize) -> Result<Vec<RawShell>,
                 ));
             }
             let e = parse_f64(path, pl.number, "an exponent", pt[0].as_bytes())? * scale * scale;
-            if e <= 0.0 {
+            if !(e > 0.0 && e.is_finite()) {
                 return Err(ReadError::line(
                     path,
                     pl.number,
@@ -552,12 +560,10 @@ fn read_geometries(path: &Path, sec: &Section, n_atoms: usize) -> Result<Vec<Vec
             format!("expected [GEOMETRIES] XYZ, found {:?}", shorten(&sec.args)),
         ));
     }
-    let body: Vec<&Line> = sec.body.iter().filter(|l| !l.text.trim().is_empty() || false).collect();
     let mut out = Vec::new();
     let mut i = 0;
     // Each block: count line, comment line (may be blank, so read from the raw body), count atom lines.
     let raw = &sec.body;
-    let _ = body;
     while i < raw.len() {
         let Some(l) = raw.get(i) else { break };
         if l.text.trim().is_empty() {
@@ -622,7 +628,7 @@ fn read_record(
         }
         return Ok(());
     };
-    let atoms = read_atoms(path, atoms_sec)?;
+    let (atoms, unit_warning) = read_atoms(path, atoms_sec)?;
     let Some(gto_sec) = find("gto") else {
         return Err(ReadError::line(
             path,
@@ -640,7 +646,7 @@ fn read_record(
         ));
     }
     let mut flags = PureFlags::from_sections(sections);
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = unit_warning.into_iter().collect();
 
     let mut mo_blocks = Vec::new();
     for s in &mo_sections {
@@ -724,6 +730,23 @@ fn read_record(
             format!("{n_basis} basis functions is more than this reader accepts"),
         ));
     }
+    // Writers may skip zero coefficients, but a damaged file must not make us allocate dense
+    // orbitals out of all proportion to the coefficients it actually holds.
+    let n_mos: usize = mo_blocks.iter().map(|(_, b)| b.len()).sum();
+    let n_entries: usize = mo_blocks
+        .iter()
+        .flat_map(|(_, b)| b.iter())
+        .map(|m| m.coefficients.len())
+        .sum();
+    if n_mos.saturating_mul(n_basis) > n_entries.saturating_mul(100).saturating_add(1_000_000) {
+        return Err(ReadError::line(
+            path,
+            mo_sections.first().map_or(gto_sec.header_line, |s| s.header_line),
+            format!(
+                "{n_mos} orbitals over {n_basis} basis functions but only {n_entries} coefficients: the file looks damaged"
+            ),
+        ));
+    }
 
     let geometries = match find("geometries") {
         Some(s) => read_geometries(path, s, atoms.len())?,
@@ -786,7 +809,7 @@ fn read_record(
         }
         let spin = if !beta.is_empty() {
             SpinKind::Unrestricted
-        } else if alpha.occupations.iter().any(|&o| o == 1.0)
+        } else if alpha.occupations.contains(&1.0)
             && alpha.occupations.iter().all(|&o| o == 0.0 || o == 1.0 || o == 2.0)
         {
             SpinKind::RestrictedOpen

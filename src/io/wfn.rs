@@ -164,9 +164,9 @@ fn build(path: &Path, p: Primitives) -> Result<Wavefunction, ReadError> {
     }
     let spin = if unrestricted {
         SpinKind::Unrestricted
-    } else if alpha.occupations.iter().any(|&o| o == 1.0)
+    } else if alpha.occupations.contains(&1.0)
         && alpha.occupations.iter().all(|&o| o == 0.0 || o == 1.0 || o == 2.0)
-        && alpha.occupations.iter().any(|&o| o == 2.0)
+        && alpha.occupations.contains(&2.0)
     {
         SpinKind::RestrictedOpen
     } else {
@@ -301,7 +301,7 @@ pub fn read_wfn(path: &Path, bytes: &[u8]) -> Result<Wavefunction, ReadError> {
             ),
         ));
     }
-    let mut atoms = Vec::with_capacity(n_atoms);
+    let mut atoms = Vec::with_capacity(n_atoms.min(4096));
     for _ in 0..n_atoms {
         let Some((n, l)) = it.next() else {
             return Err(ReadError::file(
@@ -407,7 +407,7 @@ pub fn read_wfn(path: &Path, bytes: &[u8]) -> Result<Wavefunction, ReadError> {
             ),
         ));
     }
-    let mut orbitals = Vec::with_capacity(n_mo);
+    let mut orbitals = Vec::with_capacity(n_mo.min(4096));
     let mut energy = None;
     while let Some((n, l)) = it.next() {
         let t = l.trim_start();
@@ -442,7 +442,7 @@ pub fn read_wfn(path: &Path, bytes: &[u8]) -> Result<Wavefunction, ReadError> {
         } else {
             None
         };
-        let mut c = Vec::with_capacity(n_prim);
+        let mut c = Vec::new();
         while c.len() < n_prim {
             let Some((cn, cl)) = it.next() else {
                 return Err(ReadError::line(
@@ -668,7 +668,7 @@ pub fn read_wfx(path: &Path, bytes: &[u8]) -> Result<Wavefunction, ReadError> {
         None => vec![None; n_mo],
     };
     let (ml, body) = block("Molecular Orbital Primitive Coefficients")?;
-    let mut orbitals: Vec<(f64, f64, Option<bool>, Vec<f64>)> = Vec::with_capacity(n_mo);
+    let mut orbitals: Vec<(f64, f64, Option<bool>, Vec<f64>)> = Vec::with_capacity(n_mo.min(4096));
     let mut current: Option<Vec<f64>> = None;
     let mut skip_number = false;
     for l in body {

@@ -52,7 +52,7 @@ pub fn shell_pair_overlap(a: &Shell, b: &Shell) -> Vec<f64> {
     for (&ea, &ca) in a.exponents.iter().zip(&da) {
         for (&eb, &cb) in b.exponents.iter().zip(&db) {
             let p = ea + eb;
-            if !(p > 0.0) {
+            if p.is_nan() || p <= 0.0 {
                 continue;
             }
             let k = (-ea * eb / p * ab2).exp();
