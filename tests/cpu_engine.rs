@@ -105,20 +105,27 @@ fn o2_uhf_orbitals_density_and_spin_match_pyscf() {
     check_against_pyscf("o2_uhf_ccpvtz_sph.molden", "o2_uhf_ccpvtz_sph.ref.txt");
 }
 
-/// A small lattice around the molecule with a non-multiple-of-4 shape and a slanted axis, so
-/// partial tiles and non-orthogonal steps are exercised.
-fn test_lattice(wf: &Wavefunction) -> Lattice {
+/// Two small lattices around the molecule with shapes that are not multiples of the 8x8 tiles:
+/// a slanted one (general points) and an axis-aligned one (separable Gaussians).
+fn test_lattices(wf: &Wavefunction) -> [Lattice; 2] {
     let mut lo = [f64::INFINITY; 3];
     for a in &wf.atoms {
         for k in 0..3 {
             lo[k] = lo[k].min(a.position_bohr[k]);
         }
     }
-    Lattice {
-        origin_bohr: lo.map(|x| x - 4.0),
-        steps_bohr: [[0.41, 0.0, 0.0], [0.03, 0.37, 0.0], [0.0, -0.02, 0.43]],
-        dims: [23, 21, 26],
-    }
+    [
+        Lattice {
+            origin_bohr: lo.map(|x| x - 4.0),
+            steps_bohr: [[0.41, 0.0, 0.0], [0.03, 0.37, 0.0], [0.0, -0.02, 0.43]],
+            dims: [23, 21, 26],
+        },
+        Lattice {
+            origin_bohr: lo.map(|x| x - 3.7),
+            steps_bohr: [[0.39, 0.0, 0.0], [0.0, 0.45, 0.0], [0.0, 0.0, 0.35]],
+            dims: [21, 19, 27],
+        },
+    ]
 }
 
 /// The lattice engine equals the exact f64 evaluator (`compute::cpu::points`) at the same points
@@ -141,33 +148,35 @@ fn lattice_equals_points_for_every_field() {
     ];
     for (molden, specs) in cases {
         let wf = load_wf(molden);
-        let lattice = test_lattice(&wf);
-        let pts: Vec<[f64; 3]> = (0..lattice.dims[2])
-            .flat_map(|k| (0..lattice.dims[1]).flat_map(move |j| (0..lattice.dims[0]).map(move |i| (i, j, k))))
-            .map(|(i, j, k)| lattice.point_bohr(i, j, k))
-            .collect();
-        for spec in *specs {
-            let field = spec.parse::<FieldSpec>().unwrap().resolve(Some(&wf)).unwrap();
-            let input = FieldInput::Wavefunction(wf.clone());
-            let job = FieldJob {
-                field: field.clone(),
-                lattice,
-                input: input.clone(),
-            };
-            let grid = evaluate_grid(&job).unwrap();
-            let want = PointEvaluator::new(&wf).values(&field, &pts).unwrap();
-            let got: Vec<f64> = grid.values.iter().map(|&v| f64::from(v)).collect();
-            let e = rel_err(&got, &want, false);
-            // The point API (f64 all the way) is closer still.
-            let fast = evaluate_points(&field, &input, &pts).unwrap();
-            let e_points = rel_err(&fast, &want, false);
-            println!("{molden} {spec}: lattice vs exact {e:.2e}, points vs exact {e_points:.2e}");
-            assert!(e < 1e-6 && e_points < 1e-9, "{molden} {spec}: {e:.2e} {e_points:.2e}");
-            // Slab by slab (as the jobs pool calls it) gives bit-identical values.
-            let plane = lattice.dims[0] * lattice.dims[1];
-            let mut slab = vec![0.0f32; plane * 5];
-            CpuEngine.compute_slab(&job, 7..12, &mut slab).unwrap();
-            assert_eq!(&slab[..], &grid.values[7 * plane..12 * plane], "{molden} {spec}");
+        for lattice in test_lattices(&wf) {
+            let pts: Vec<[f64; 3]> = (0..lattice.dims[2])
+                .flat_map(|k| (0..lattice.dims[1]).flat_map(move |j| (0..lattice.dims[0]).map(move |i| (i, j, k))))
+                .map(|(i, j, k)| lattice.point_bohr(i, j, k))
+                .collect();
+            for spec in *specs {
+                let field = spec.parse::<FieldSpec>().unwrap().resolve(Some(&wf)).unwrap();
+                let input = FieldInput::Wavefunction(wf.clone());
+                let job = FieldJob {
+                    field: field.clone(),
+                    lattice,
+                    input: input.clone(),
+                };
+                let grid = evaluate_grid(&job).unwrap();
+                let want = PointEvaluator::new(&wf).values(&field, &pts).unwrap();
+                let got: Vec<f64> = grid.values.iter().map(|&v| f64::from(v)).collect();
+                let e = rel_err(&got, &want, false);
+                // The point API (f64 all the way) is closer still.
+                let fast = evaluate_points(&field, &input, &pts).unwrap();
+                let e_points = rel_err(&fast, &want, false);
+                println!("{molden} {spec} (axis-aligned: {})", lattice.is_axis_aligned());
+                println!("  lattice vs exact {e:.2e}, points vs exact {e_points:.2e}");
+                assert!(e < 1e-6 && e_points < 1e-9, "{molden} {spec}: {e:.2e} {e_points:.2e}");
+                // Slab by slab (as the jobs pool calls it) gives bit-identical values.
+                let plane = lattice.dims[0] * lattice.dims[1];
+                let mut slab = vec![0.0f32; plane * 5];
+                CpuEngine.compute_slab(&job, 7..12, &mut slab).unwrap();
+                assert_eq!(&slab[..], &grid.values[7 * plane..12 * plane], "{molden} {spec}");
+            }
         }
     }
 }
