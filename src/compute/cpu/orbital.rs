@@ -803,7 +803,7 @@ fn cutoff2(l: u8, alpha: f64, scale: f64) -> f64 {
         hi = 2.0 * hi + 1.0;
         n += 1;
     }
-    for _ in 0..100 {
+    for _ in 0..64 {
         let mid = 0.5 * (lo + hi);
         if g(mid) >= 0.0 {
             lo = mid;
