@@ -8,12 +8,11 @@
 //! baseline x86-64 (two SSE2 halves, like `wide::f64x4` there) and once inside
 //! `#[target_feature(enable = "avx2,fma")]` functions chosen at run time (one 256-bit register,
 //! fused multiply-add). `wide`'s types pick their instructions when the crate is compiled, so on the
-//! default target they cannot use AVX2 even where the CPU has it; the potential kernel, which is
-//! f32x8 and bound by `sqrt`/division, uses `wide` directly. `FMA` (a const parameter) says whether
+//! default target they cannot use AVX2 even where the CPU has it. `FMA` (a const parameter) says whether
 //! [`F4::mul_add`] may use a fused multiply-add: without the `fma` target feature it would call
 //! the slow software `fma`.
 
-use std::ops::{Add, AddAssign, Mul, Sub};
+use std::ops::{Add, AddAssign, Div, Mul, Sub};
 
 /// Four f64 lanes.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -86,6 +85,46 @@ impl AddAssign for F4 {
         *self = *self + o;
     }
 }
+
+/// Eight f32 lanes (the potential kernel), compiled like [`F4`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C, align(32))]
+pub struct F8(pub [f32; 8]);
+
+impl F8 {
+    pub const ZERO: F8 = F8([0.0; 8]);
+
+    #[inline(always)]
+    pub fn splat(x: f32) -> F8 {
+        F8([x; 8])
+    }
+
+    #[inline(always)]
+    pub fn max(self, o: F8) -> F8 {
+        F8(std::array::from_fn(|i| self.0[i].max(o.0[i])))
+    }
+
+    #[inline(always)]
+    pub fn sqrt(self) -> F8 {
+        F8(self.0.map(f32::sqrt))
+    }
+}
+
+macro_rules! lanewise8 {
+    ($tr:ident, $f:ident, $op:tt) => {
+        impl $tr for F8 {
+            type Output = F8;
+            #[inline(always)]
+            fn $f(self, o: F8) -> F8 {
+                F8(std::array::from_fn(|i| self.0[i] $op o.0[i]))
+            }
+        }
+    };
+}
+lanewise8!(Add, add, +);
+lanewise8!(Sub, sub, -);
+lanewise8!(Mul, mul, *);
+lanewise8!(Div, div, /);
 
 /// `ln(2)^k / k!` for k = 0..=11: Taylor coefficients of `2^f = exp(f ln 2)`.
 const EXP2_COEFFS: [f64; 12] = [
