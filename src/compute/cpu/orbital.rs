@@ -10,17 +10,23 @@
 //!   coefficients are folded with the angular polynomials of its functions into weights on the
 //!   monomials `x^a y^b z^c`, so Cartesian and pure shells cost the same and an orbital's value is
 //!   `sum over shells of R(r) * sum_m W[o][m] * monomial_m`.
-//! - Exponents are pre-scaled by `log2(e)`; Gaussians are `2^(-alpha' r^2)` in F4 (4 points a
-//!   vector), see [`super::simd`].
-//! - Screening per block: from the block's bounding box, the nearest and farthest distance to each
-//!   atom give a bound on `|d_i| r^l exp(-alpha_i r^2)` times the largest monomial weight of the
-//!   shell; primitives (and so shells and whole atoms) below [`SCREEN_EPS`] are skipped. The bound is
-//!   rigorous (|x^a y^b z^c| <= r^l), so an orbital value changes by at most `SCREEN_EPS` per skipped
-//!   primitive: below 1e-10 for hundreds of skipped primitives, far below the f32 resolution of
-//!   any orbital's largest values (~1e-8 for a maximum of 0.1), so isosurfaces, the zero one
-//!   included, do not move.
-//! - Densities: every selected orbital is accumulated at once per block (one pass over the shells),
-//!   then `sum_o w_o psi_o^2`.
+//! - Exponents are pre-scaled by `log2(e)`; Gaussians are `2^(-alpha' r^2)` on [`F4`] vectors
+//!   (4 points), see [`super::simd`]; every kernel is compiled for baseline x86-64 and for
+//!   AVX2+FMA, chosen at run time.
+//! - Blocks: [`PreparedOrbitals::eval_tile`] takes an 8x8 tile of one plane of an axis-aligned
+//!   lattice, where Gaussians factorise (`exp(-a r^2) = exp(-a dx^2) exp(-a dy^2) exp(-a dz^2)`):
+//!   8 + 8 + 1 exponentials per primitive per tile and one multiply-add per point.
+//!   [`PreparedOrbitals::eval_block`] takes any 64 points (slanted lattices, point lists).
+//! - Screening per block: each primitive has a cutoff radius beyond which
+//!   `|d_i| r^l exp(-alpha_i r^2)` times the shell's largest monomial weight sum stays below
+//!   [`SCREEN_EPS`]; primitives (and so shells and whole atoms) whose cutoff does not reach the
+//!   block's bounding box are skipped. The bound is rigorous (|x^a y^b z^c| <= r^l), so an orbital
+//!   value changes by at most `SCREEN_EPS` per skipped primitive: below 1e-10 for hundreds of
+//!   skipped primitives, far below the f32 resolution of any orbital's largest values (~1e-8 for a
+//!   maximum of 0.1), so isosurfaces, the zero one included, do not move.
+//! - Densities (many orbitals): the block's monomial terms (radial factor times monomial, one row
+//!   per surviving shell monomial) form a small matrix; the orbitals are the product of the weight
+//!   matrix with it (4 orbitals x 8 points per register block); then `sum_o w_o psi_o^2`.
 //!
 //! Accuracy: f64 throughout; the only approximation besides screening is `2^x` with relative error
 //! below 3e-13.
