@@ -20,6 +20,7 @@
 //! `model`, `io`, `compute`, `jobs` and `surface` never touch egui, wgpu or winit: the command line,
 //! the tests and the benchmarks use them without a window.
 
+pub mod analysis;
 pub mod app;
 pub mod assets;
 pub mod compute;

@@ -2,6 +2,7 @@
 
 mod grid;
 mod info;
+mod rdf;
 mod points;
 
 use clap::{Parser, Subcommand};
@@ -25,6 +26,8 @@ struct Cli {
 enum Command {
     /// Summarise the system that FILE... form together (atoms, frames, residues, charge, box).
     Info(info::InfoArgs),
+    /// Radial distribution function g(r) between two atom selections over a trajectory.
+    Rdf(rdf::RdfArgs),
     /// Compute a field (orbital, density, spin density, potential) on a lattice and write a cube or DX file.
     Grid(grid::GridArgs),
     /// Print a field's values (atomic units) at the `x y z` points (Angstrom) of a text file.
@@ -45,6 +48,7 @@ pub fn main() -> ExitCode {
     };
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
+        Some(Command::Rdf(args)) => rdf::run(&args),
         Some(Command::Grid(args)) => grid::run(&args),
         Some(Command::Points(args)) => points::run(&args),
         None => info::run_demo(&cli.files),

@@ -210,9 +210,13 @@ pub fn load(paths: &[PathBuf]) -> Result<System, ReadError> {
         }
     }
 
-    let (structure, topo_path) = structure.unwrap_or_else(|| (Structure::default(), first_path.clone()));
+    let (mut structure, topo_path) = structure.unwrap_or_else(|| (Structure::default(), first_path.clone()));
     let n_atoms = structure.len();
-    let trajectory = if trajectories.is_empty() {
+    let guess = structure.bonds.is_empty() && structure.bond_source == crate::model::BondSource::None && n_atoms > 0;
+    if guess && let Some(f) = topology_frames.first() {
+        crate::model::bonds::guess_bonds_in_place(&mut structure, &f.positions_angstrom);
+    }
+    let mut trajectory = if trajectories.is_empty() {
         Trajectory::from_frames(n_atoms, topology_frames, topo_path.display().to_string())
     } else {
         let mut parts = Vec::new();
@@ -238,6 +242,13 @@ pub fn load(paths: &[PathBuf]) -> Result<System, ReadError> {
         };
         Trajectory::new(Box::new(Concatenated { parts, n_atoms: n }), names.join(" + "))
     };
+    if guess && structure.bond_source == crate::model::BondSource::None && trajectory.n_frames() > 0 {
+        // Topology without coordinates (a PSF without bonds): guess on the trajectory's first frame.
+        match trajectory.frame(0) {
+            Ok(f) => crate::model::bonds::guess_bonds_in_place(&mut structure, &f.positions_angstrom),
+            Err(e) => warnings.push(format!("bonds not guessed: {e}")),
+        }
+    }
     if structure.is_empty() && trajectory.n_atoms() > 0 {
         return Err(ReadError::file(
             first_path,

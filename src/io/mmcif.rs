@@ -1,9 +1,578 @@
-//! MMCIF reader.
+//! mmCIF (PDBx) reader: the `_atom_site` loop as atoms and models, `_cell` as the box.
+//!
+//! Called by `io::load` and the parse benchmarks. A small CIF tokenizer walks the first data
+//! block: tags, `loop_` tables, unquoted, single- and double-quoted values and `;` text fields.
+//! Every other category is skipped, whatever its quoting. Atom names, residue names, chains and
+//! residue numbers come from the `auth_*` columns where present (what PDB files show), else from
+//! `label_*`; `pdbx_PDB_model_num` splits models into frames (each must have the first model's
+//! atom count); alternate locations keep the first one per atom name and residue; a
+//! `partial_charge`/`pdbx_partial_charge`/`charge` column gives partial charges.
+
 use super::ReadError;
+use super::fields::{float, int, leading_int, show};
 use super::load::Parsed;
+use crate::model::element::guess_from_name;
+use crate::model::{Element, Frame, Name8, Structure, UnitCell};
 use std::path::Path;
 
 /// Reads a MMCIF file.
-pub fn read(path: &Path, _bytes: &[u8]) -> Result<Parsed, ReadError> {
-    Err(ReadError::file(path, "MMCIF reading is not implemented yet"))
+pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
+    let mut tok = Tokenizer { bytes, pos: 0 };
+    let mut site = AtomSite::default();
+    let mut cell = [None::<f64>; 6];
+    let mut blocks = 0usize;
+    let mut pending: Option<Token<'_>> = None;
+    loop {
+        let t = match pending.take() {
+            Some(t) => t,
+            None => match tok.next(path)? {
+                Some(t) => t,
+                None => break,
+            },
+        };
+        match t.kind {
+            Kind::Data => {
+                blocks += 1;
+                if blocks > 1 {
+                    break;
+                }
+            }
+            Kind::Save | Kind::Global | Kind::Stop => {}
+            Kind::Value => {
+                return Err(tok.err(
+                    path,
+                    t.offset,
+                    format!("expected a tag or loop_, found the value {:?}", show(t.text)),
+                ));
+            }
+            Kind::Tag => {
+                let Some(v) = tok.next(path)? else {
+                    return Err(tok.err(
+                        path,
+                        bytes.len(),
+                        format!("expected a value for {}, found the end of the file", show(t.text)),
+                    ));
+                };
+                if v.kind != Kind::Value {
+                    return Err(tok.err(
+                        path,
+                        v.offset,
+                        format!("expected a value for {}, found {:?}", show(t.text), show(v.text)),
+                    ));
+                }
+                let k = match t.text.to_ascii_lowercase().as_slice() {
+                    b"_cell.length_a" => Some(0),
+                    b"_cell.length_b" => Some(1),
+                    b"_cell.length_c" => Some(2),
+                    b"_cell.angle_alpha" => Some(3),
+                    b"_cell.angle_beta" => Some(4),
+                    b"_cell.angle_gamma" => Some(5),
+                    _ => None,
+                };
+                if let Some(k) = k {
+                    cell[k] = float(v.text);
+                }
+            }
+            Kind::Loop => {
+                let loop_offset = t.offset;
+                let mut tags: Vec<&[u8]> = Vec::new();
+                let first_value = loop {
+                    match tok.next(path)? {
+                        Some(x) if x.kind == Kind::Tag => tags.push(x.text),
+                        other => break other,
+                    }
+                };
+                if tags.is_empty() {
+                    return Err(tok.err(path, loop_offset, "expected tags after loop_, found none"));
+                }
+                let is_site = tags
+                    .iter()
+                    .all(|t| t.len() > 11 && t[..11].eq_ignore_ascii_case(b"_atom_site."));
+                let columns = if is_site { Some(Columns::new(&tags)) } else { None };
+                if let Some(c) = &columns
+                    && (c.x.is_none() || c.y.is_none() || c.z.is_none())
+                {
+                    return Err(tok.err(
+                        path,
+                        loop_offset,
+                        "expected _atom_site.Cartn_x, Cartn_y and Cartn_z columns",
+                    ));
+                }
+                let mut row: Vec<&[u8]> = Vec::with_capacity(tags.len());
+                let mut row_offset = 0;
+                let mut next = first_value;
+                loop {
+                    match next {
+                        Some(v) if v.kind == Kind::Value => {
+                            if row.is_empty() {
+                                row_offset = v.offset;
+                            }
+                            row.push(if v.quoted { v.text } else { null_to_empty(v.text) });
+                            if row.len() == tags.len() {
+                                if let Some(c) = &columns {
+                                    site.row(path, &tok, c, &row, row_offset)?;
+                                }
+                                row.clear();
+                            }
+                        }
+                        other => {
+                            pending = other;
+                            break;
+                        }
+                    }
+                    next = tok.next(path)?;
+                }
+                if !row.is_empty() {
+                    return Err(tok.err(
+                        path,
+                        row_offset,
+                        format!(
+                            "expected {} values per row of this loop, the last row has {}",
+                            tags.len(),
+                            row.len()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    site.finish_frame(path, &tok, bytes.len())?;
+    if site.structure.is_empty() {
+        return Err(ReadError::line(
+            path,
+            1,
+            "expected an _atom_site loop with atoms, found none (is this an mmCIF file?)",
+        ));
+    }
+    if let [Some(a), Some(b), Some(c), Some(al), Some(be), Some(ga)] = cell {
+        let uc = UnitCell::new([a, b, c], [al, be, ga]);
+        let unit = [a, b, c].iter().all(|&x| (x - 1.0).abs() < 1e-9);
+        if uc.is_valid() && !unit {
+            for f in &mut site.frames {
+                f.cell = Some(uc);
+            }
+        }
+    }
+    let mut warnings = Vec::new();
+    if site.skipped_altlocs > 0 {
+        warnings.push(format!(
+            "{} alternate-location atoms skipped (first location kept)",
+            site.skipped_altlocs
+        ));
+    }
+    if site.long_names > 0 {
+        warnings.push(format!("{} names longer than 8 characters truncated", site.long_names));
+    }
+    let n = site.structure.len();
+    let unknown = site
+        .structure
+        .elements
+        .iter()
+        .filter(|e| **e == Element::UNKNOWN)
+        .count();
+    if unknown > 0 {
+        warnings.push(format!("{unknown} of {n} atoms have an unknown element"));
+    }
+    if site.has_charges {
+        site.structure.charges_e = Some(site.charges);
+    }
+    Ok(Parsed {
+        structure: site.structure,
+        frames: site.frames,
+        warnings,
+    })
+}
+
+/// `.` (inapplicable) and `?` (unknown) read as empty when unquoted.
+fn null_to_empty(v: &[u8]) -> &[u8] {
+    if v == b"." || v == b"?" { &[] } else { v }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Data,
+    Save,
+    Global,
+    Stop,
+    Loop,
+    Tag,
+    Value,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Token<'a> {
+    kind: Kind,
+    text: &'a [u8],
+    offset: usize,
+    quoted: bool,
+}
+
+struct Tokenizer<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Tokenizer<'a> {
+    /// An error at a byte offset, reported by line number.
+    fn err(&self, path: &Path, offset: usize, message: impl Into<String>) -> ReadError {
+        let upto = self.bytes.get(..offset.min(self.bytes.len())).unwrap_or(&[]);
+        ReadError::line(path, memchr::memchr_iter(b'\n', upto).count() + 1, message)
+    }
+
+    fn at_line_start(&self, i: usize) -> bool {
+        i == 0 || self.bytes.get(i - 1) == Some(&b'\n')
+    }
+
+    fn next(&mut self, path: &Path) -> Result<Option<Token<'a>>, ReadError> {
+        let b = self.bytes;
+        loop {
+            while self.pos < b.len() && b[self.pos].is_ascii_whitespace() {
+                self.pos += 1;
+            }
+            let Some(&c) = b.get(self.pos) else { return Ok(None) };
+            if c == b'#' {
+                self.pos = memchr::memchr(b'\n', &b[self.pos..]).map_or(b.len(), |i| self.pos + i);
+                continue;
+            }
+            let start = self.pos;
+            if c == b';' && self.at_line_start(start) {
+                // Text field: up to the next line that starts with ';'.
+                let mut search = start + 1;
+                loop {
+                    let Some(nl) = memchr::memchr(b'\n', &b[search..]) else {
+                        return Err(self.err(
+                            path,
+                            start,
+                            "expected a line starting with ';' to close this text field, found the end of the file",
+                        ));
+                    };
+                    let line_start = search + nl + 1;
+                    if b.get(line_start) == Some(&b';') {
+                        self.pos = line_start + 1;
+                        let text = &b[start + 1..line_start.saturating_sub(1).max(start + 1)];
+                        return Ok(Some(Token {
+                            kind: Kind::Value,
+                            text,
+                            offset: start,
+                            quoted: true,
+                        }));
+                    }
+                    search = line_start;
+                }
+            }
+            if c == b'\'' || c == b'"' {
+                let mut i = start + 1;
+                loop {
+                    match b.get(i) {
+                        None | Some(b'\n') | Some(b'\r') => {
+                            return Err(self.err(
+                                path,
+                                start,
+                                format!("expected a closing {} on the same line", c as char),
+                            ));
+                        }
+                        Some(&q) if q == c && b.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()) => {
+                            self.pos = i + 1;
+                            return Ok(Some(Token {
+                                kind: Kind::Value,
+                                text: &b[start + 1..i],
+                                offset: start,
+                                quoted: true,
+                            }));
+                        }
+                        _ => i += 1,
+                    }
+                }
+            }
+            let end = b[start..]
+                .iter()
+                .position(|x| x.is_ascii_whitespace())
+                .map_or(b.len(), |i| start + i);
+            self.pos = end;
+            let text = &b[start..end];
+            let lower_starts = |p: &[u8]| text.len() >= p.len() && text[..p.len()].eq_ignore_ascii_case(p);
+            let kind = if c == b'_' {
+                Kind::Tag
+            } else if text.eq_ignore_ascii_case(b"loop_") {
+                Kind::Loop
+            } else if lower_starts(b"data_") {
+                Kind::Data
+            } else if lower_starts(b"save_") {
+                Kind::Save
+            } else if text.eq_ignore_ascii_case(b"global_") {
+                Kind::Global
+            } else if text.eq_ignore_ascii_case(b"stop_") {
+                Kind::Stop
+            } else {
+                Kind::Value
+            };
+            return Ok(Some(Token {
+                kind,
+                text,
+                offset: start,
+                quoted: false,
+            }));
+        }
+    }
+}
+
+/// Positions of the `_atom_site` columns this reader uses.
+#[derive(Default)]
+struct Columns {
+    type_symbol: Option<usize>,
+    name: Option<usize>,
+    altloc: Option<usize>,
+    resname: Option<usize>,
+    chain: Option<usize>,
+    resid: Option<usize>,
+    icode: Option<usize>,
+    x: Option<usize>,
+    y: Option<usize>,
+    z: Option<usize>,
+    model: Option<usize>,
+    charge: Option<usize>,
+}
+
+impl Columns {
+    fn new(tags: &[&[u8]]) -> Columns {
+        let find = |names: &[&str]| {
+            names.iter().find_map(|n| {
+                tags.iter()
+                    .position(|t| t.get(11..).is_some_and(|s| s.eq_ignore_ascii_case(n.as_bytes())))
+            })
+        };
+        Columns {
+            type_symbol: find(&["type_symbol"]),
+            name: find(&["auth_atom_id", "label_atom_id"]),
+            altloc: find(&["label_alt_id", "auth_alt_id"]),
+            resname: find(&["auth_comp_id", "label_comp_id"]),
+            chain: find(&["auth_asym_id", "label_asym_id"]),
+            resid: find(&["auth_seq_id", "label_seq_id"]),
+            icode: find(&["pdbx_PDB_ins_code"]),
+            x: find(&["Cartn_x"]),
+            y: find(&["Cartn_y"]),
+            z: find(&["Cartn_z"]),
+            model: find(&["pdbx_PDB_model_num"]),
+            charge: find(&["partial_charge", "pdbx_partial_charge", "charge"]),
+        }
+    }
+}
+
+#[derive(Default)]
+struct AtomSite {
+    structure: Structure,
+    charges: Vec<f32>,
+    has_charges: bool,
+    frames: Vec<Frame>,
+    positions: Vec<[f32; 3]>,
+    model: Option<i64>,
+    model_offset: usize,
+    topology_done: bool,
+    altloc_key: Option<(i32, Name8, Name8)>,
+    altloc_seen: Vec<Name8>,
+    skipped_altlocs: usize,
+    long_names: usize,
+}
+
+impl AtomSite {
+    fn row(
+        &mut self,
+        path: &Path,
+        tok: &Tokenizer<'_>,
+        c: &Columns,
+        row: &[&[u8]],
+        offset: usize,
+    ) -> Result<(), ReadError> {
+        let get = |k: Option<usize>| k.and_then(|k| row.get(k).copied()).unwrap_or(&[]);
+        let model = int(get(c.model)).unwrap_or(1);
+        if self.model != Some(model) {
+            if self.model.is_some() {
+                self.finish_frame(path, tok, offset)?;
+            }
+            self.model = Some(model);
+            self.model_offset = offset;
+        }
+        let name_f = get(c.name);
+        let resname_f = get(c.resname);
+        let chain = Name8::new(get(c.chain));
+        let icode = Name8::new(get(c.icode));
+        let resid_f = get(c.resid);
+        let resid = if resid_f.is_empty() {
+            0
+        } else {
+            leading_int(resid_f)
+                .and_then(|r| i32::try_from(r).ok())
+                .ok_or_else(|| {
+                    tok.err(
+                        path,
+                        offset,
+                        format!("expected a residue number in _atom_site, found {:?}", show(resid_f)),
+                    )
+                })?
+        };
+        let name = Name8::new(name_f);
+        // Alternate locations: keep the first per atom name within a residue.
+        let altloc = get(c.altloc);
+        let key = (resid, chain, icode);
+        if self.altloc_key != Some(key) {
+            self.altloc_key = Some(key);
+            self.altloc_seen.clear();
+        }
+        if !altloc.is_empty() {
+            if self.altloc_seen.contains(&name) {
+                if !self.topology_done {
+                    self.skipped_altlocs += 1;
+                }
+                return Ok(());
+            }
+            self.altloc_seen.push(name);
+        }
+        let mut xyz = [0f32; 3];
+        for (k, col) in [c.x, c.y, c.z].into_iter().enumerate() {
+            let f = get(col);
+            xyz[k] = float(f).ok_or_else(|| {
+                tok.err(
+                    path,
+                    offset,
+                    format!("expected Cartn_{} (a number), found {:?}", ["x", "y", "z"][k], show(f)),
+                )
+            })? as f32;
+        }
+        if self.topology_done {
+            let n = self.structure.len();
+            if self.positions.len() >= n {
+                return Err(tok.err(
+                    path,
+                    self.model_offset,
+                    format!("expected {n} atoms in model {model} (as in the first model), found more"),
+                ));
+            }
+        } else {
+            let element =
+                Element::from_symbol_bytes(get(c.type_symbol)).unwrap_or_else(|| guess_from_name(name_f, resname_f));
+            for f in [name_f, resname_f, get(c.chain)] {
+                if Name8::would_truncate(f) {
+                    self.long_names += 1;
+                }
+            }
+            self.structure
+                .push_atom(element, name, Name8::new(resname_f), resid, chain, Name8::EMPTY);
+            if c.charge.is_some() {
+                let q = get(c.charge);
+                let v = if q.is_empty() {
+                    0.0
+                } else {
+                    float(q).ok_or_else(|| {
+                        tok.err(path, offset, format!("expected a partial charge, found {:?}", show(q)))
+                    })?
+                };
+                self.charges.push(v as f32);
+                self.has_charges = true;
+            }
+        }
+        self.positions.push(xyz);
+        Ok(())
+    }
+
+    fn finish_frame(&mut self, path: &Path, tok: &Tokenizer<'_>, _offset: usize) -> Result<(), ReadError> {
+        if self.positions.is_empty() && !self.topology_done {
+            return Ok(());
+        }
+        if self.topology_done && self.positions.len() != self.structure.len() {
+            return Err(tok.err(
+                path,
+                self.model_offset,
+                format!(
+                    "expected {} atoms in model {} (as in the first model), found {}",
+                    self.structure.len(),
+                    self.model.unwrap_or(0),
+                    self.positions.len()
+                ),
+            ));
+        }
+        self.topology_done = true;
+        self.frames.push(Frame {
+            positions_angstrom: std::mem::take(&mut self.positions),
+            ..Frame::default()
+        });
+        self.altloc_key = None;
+        self.altloc_seen.clear();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO_MODELS: &str = "data_test
+#
+_entry.id TEST
+_struct.title 'it's a title with # inside'
+_cell.length_a 10.0
+_cell.length_b 20.0
+_cell.length_c 30.0
+_cell.angle_alpha 90
+_cell.angle_beta 90
+_cell.angle_gamma 90
+loop_
+_citation.id
+_citation.title
+1
+;A multi-line
+text field with 'quotes' and _fake.tags
+;
+#
+loop_
+_atom_site.group_PDB
+_atom_site.id
+_atom_site.type_symbol
+_atom_site.label_atom_id
+_atom_site.label_alt_id
+_atom_site.label_comp_id
+_atom_site.label_asym_id
+_atom_site.label_seq_id
+_atom_site.Cartn_x
+_atom_site.Cartn_y
+_atom_site.Cartn_z
+_atom_site.auth_seq_id
+_atom_site.auth_asym_id
+_atom_site.pdbx_PDB_model_num
+ATOM 1 N N . ALA A 1 1.0 2.0 3.0 10 B 1
+ATOM 2 C CA A ALA A 1 2.0 2.0 3.0 10 B 1
+ATOM 3 C CA B ALA A 1 2.1 2.0 3.0 10 B 1
+HETATM 4 O \"O5'\" . HOH C . 5.0 6.0 7.0 20 B 1
+ATOM 1 N N . ALA A 1 1.5 2.0 3.0 10 B 2
+ATOM 2 C CA A ALA A 1 2.5 2.0 3.0 10 B 2
+ATOM 3 C CA B ALA A 1 2.6 2.0 3.0 10 B 2
+HETATM 4 O \"O5'\" . HOH C . 5.5 6.0 7.0 20 B 2
+";
+
+    #[test]
+    fn models_quotes_and_text_fields() {
+        let p = read(Path::new("t.cif"), TWO_MODELS.as_bytes()).unwrap();
+        let s = &p.structure;
+        assert_eq!(s.len(), 3);
+        assert_eq!(p.frames.len(), 2);
+        assert_eq!(s.names[2].as_str(), "O5'");
+        assert_eq!(s.resids, vec![10, 10, 20]);
+        assert_eq!(s.chains[0].as_str(), "B");
+        assert_eq!(s.elements, vec![Element::N, Element::C, Element::O]);
+        assert_eq!(p.frames[1].positions_angstrom[2], [5.5, 6.0, 7.0]);
+        assert_eq!(p.frames[0].cell.unwrap().lengths_angstrom, [10.0, 20.0, 30.0]);
+    }
+
+    #[test]
+    fn short_model_and_bad_rows_are_located() {
+        let text = TWO_MODELS.replace("HETATM 4 O \"O5'\" . HOH C . 5.5 6.0 7.0 20 B 2\n", "");
+        let e = read(Path::new("t.cif"), text.as_bytes()).unwrap_err();
+        assert_eq!(e.location, crate::io::Location::Line(38), "{e}");
+        let text = TWO_MODELS.replace("5.5 6.0 7.0 20 B 2\n", "5.5 6.0 7.0 20 B\n");
+        let e = read(Path::new("t.cif"), text.as_bytes()).unwrap_err();
+        assert!(e.message.contains("values per row"), "{e}");
+        let e = read(Path::new("t.cif"), b"data_x\n;never closed\n").unwrap_err();
+        assert_eq!(e.location, crate::io::Location::Line(2));
+        let e = read(Path::new("t.cif"), b"data_x\n_cell.length_a 'open\n").unwrap_err();
+        assert_eq!(e.location, crate::io::Location::Line(2));
+    }
 }

@@ -10,6 +10,7 @@ pub mod cube;
 pub mod dcd;
 pub mod dx;
 pub mod fchk;
+pub mod fields;
 pub mod gro;
 pub mod load;
 pub mod mmcif;

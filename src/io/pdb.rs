@@ -1,14 +1,617 @@
-//! PDB and PQR readers.
+//! PDB and PQR readers: atoms, models as frames, CRYST1 boxes, CONECT bonds.
+//!
+//! Called by `io::load` (and the parse benchmarks) with the whole decompressed file. Both formats
+//! share one record loop; they differ only in how an ATOM/HETATM line is split: PDB by the fixed
+//! columns of the wwPDB format (hybrid-36 serials and residue numbers accepted, five-digit residue
+//! numbers spilling into the insertion-code column accepted), PQR by whitespace with charge and
+//! radius as the last two fields and the chain id optional.
+//!
+//! Multi-model files give one frame per MODEL/ENDMDL block (or per END-terminated block); every
+//! model must have the first model's atom count. Alternate locations keep the first one seen per
+//! atom name and residue. A CRYST1 record of 1 x 1 x 1 A (the NMR convention for "no cell") is
+//! not a box.
+
 use super::ReadError;
+use super::fields::{Lines, cols, float, hybrid36, leading_int, show, tokens};
 use super::load::Parsed;
+use crate::model::element::{from_pdb_element_field, guess_from_name, guess_from_pdb_name};
+use crate::model::{BondSource, Element, Frame, Name8, Structure, UnitCell};
 use std::path::Path;
 
 /// Reads a PDB file (multi-model files give one frame per model).
-pub fn read(path: &Path, _bytes: &[u8]) -> Result<Parsed, ReadError> {
-    Err(ReadError::file(path, "PDB reading is not implemented yet"))
+pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
+    Reader::new(path, Flavor::Pdb).run(bytes)
 }
 
 /// Reads a PQR file (charges and radii).
-pub fn read_pqr(path: &Path, _bytes: &[u8]) -> Result<Parsed, ReadError> {
-    Err(ReadError::file(path, "PQR reading is not implemented yet"))
+pub fn read_pqr(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
+    Reader::new(path, Flavor::Pqr).run(bytes)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Flavor {
+    Pdb,
+    Pqr,
+}
+
+/// The fields of one ATOM/HETATM record.
+struct AtomRecord {
+    serial: Option<i64>,
+    name: Name8,
+    altloc: u8,
+    resname: Name8,
+    chain: Name8,
+    resid: i32,
+    icode: u8,
+    segid: Name8,
+    element: Element,
+    position: [f32; 3],
+    charge: f32,
+    radius: f32,
+}
+
+/// Keeps the first alternate location of each atom name within a residue.
+#[derive(Default)]
+struct AltlocFilter {
+    key: Option<(i32, u8, Name8)>,
+    seen: Vec<Name8>,
+}
+
+impl AltlocFilter {
+    fn keep(&mut self, a: &AtomRecord) -> bool {
+        let key = (a.resid, a.icode, a.chain);
+        if self.key != Some(key) {
+            self.key = Some(key);
+            self.seen.clear();
+        }
+        if a.altloc == b' ' || a.altloc == 0 {
+            return true;
+        }
+        if self.seen.contains(&a.name) {
+            return false;
+        }
+        self.seen.push(a.name);
+        true
+    }
+}
+
+struct Reader<'p> {
+    path: &'p Path,
+    flavor: Flavor,
+    structure: Structure,
+    charges: Vec<f32>,
+    radii: Vec<f32>,
+    serials: Vec<i64>,
+    frames: Vec<Frame>,
+    positions: Vec<[f32; 3]>,
+    /// Box given before the first model: applies to every frame without its own.
+    global_cell: Option<UnitCell>,
+    frame_cell: Option<UnitCell>,
+    /// True once the first model's atoms (the topology) are complete.
+    topology_done: bool,
+    /// Line of the MODEL record (or first atom) that opened the current frame.
+    frame_start_line: usize,
+    frame_open: bool,
+    altlocs: AltlocFilter,
+    conect: Vec<[i64; 2]>,
+    warnings: Vec<String>,
+    long_names: usize,
+    skipped_altlocs: usize,
+}
+
+impl<'p> Reader<'p> {
+    fn new(path: &'p Path, flavor: Flavor) -> Reader<'p> {
+        Reader {
+            path,
+            flavor,
+            structure: Structure::default(),
+            charges: Vec::new(),
+            radii: Vec::new(),
+            serials: Vec::new(),
+            frames: Vec::new(),
+            positions: Vec::new(),
+            global_cell: None,
+            frame_cell: None,
+            topology_done: false,
+            frame_start_line: 0,
+            frame_open: false,
+            altlocs: AltlocFilter::default(),
+            conect: Vec::new(),
+            warnings: Vec::new(),
+            long_names: 0,
+            skipped_altlocs: 0,
+        }
+    }
+
+    fn err(&self, line: usize, message: impl Into<String>) -> ReadError {
+        ReadError::line(self.path, line, message)
+    }
+
+    fn run(mut self, bytes: &[u8]) -> Result<Parsed, ReadError> {
+        let mut last_line = 0;
+        for (no, line) in Lines::new(bytes) {
+            last_line = no;
+            let tag = cols(line, 0, 6);
+            match tag {
+                b"ATOM  " | b"HETATM" => self.atom(no, line)?,
+                b"MODEL " | b"MODEL" => {
+                    if self.frame_open && !self.positions.is_empty() {
+                        self.finish_frame(no)?;
+                    }
+                    self.frame_open = true;
+                    self.frame_start_line = no;
+                    self.frame_cell = None;
+                }
+                b"ENDMDL" => {
+                    self.finish_frame(no)?;
+                }
+                b"CRYST1" => self.cryst1(no, line)?,
+                b"CONECT" => self.conect_record(no, line),
+                _ if line.trim_ascii_end() == b"END" => {
+                    if !self.positions.is_empty() {
+                        self.finish_frame(no)?;
+                    }
+                }
+                _ if self.structure.title.is_empty() && (tag == b"TITLE " || tag == b"HEADER") => {
+                    self.structure.title = String::from_utf8_lossy(cols(line, 10, 80).trim_ascii()).into_owned();
+                }
+                _ => {}
+            }
+        }
+        if !self.positions.is_empty() || (self.frame_open && self.topology_done) {
+            self.finish_frame(last_line + 1)?;
+        }
+        if self.structure.is_empty() {
+            let what = match self.flavor {
+                Flavor::Pdb => "PDB",
+                Flavor::Pqr => "PQR",
+            };
+            return Err(self.err(
+                last_line.max(1),
+                format!("expected ATOM or HETATM records, found none (is this a {what} file?)"),
+            ));
+        }
+        self.finish()
+    }
+
+    fn atom(&mut self, no: usize, line: &[u8]) -> Result<(), ReadError> {
+        let rec = match self.flavor {
+            Flavor::Pdb => self.pdb_atom(no, line)?,
+            Flavor::Pqr => self.pqr_atom(no, line)?,
+        };
+        if !self.altlocs.keep(&rec) {
+            if !self.topology_done {
+                self.skipped_altlocs += 1;
+            }
+            return Ok(());
+        }
+        if !self.frame_open {
+            self.frame_open = true;
+            self.frame_start_line = no;
+        }
+        if self.topology_done {
+            let n = self.structure.len();
+            if self.positions.len() >= n {
+                return Err(self.err(
+                    no,
+                    format!(
+                        "expected {n} atoms per model as in the first model, but the model starting at line {} has more",
+                        self.frame_start_line
+                    ),
+                ));
+            }
+            if self.positions.capacity() == 0 {
+                self.positions.reserve_exact(n);
+            }
+        } else {
+            self.structure
+                .push_atom(rec.element, rec.name, rec.resname, rec.resid, rec.chain, rec.segid);
+            self.serials.push(rec.serial.unwrap_or(-1));
+            if self.flavor == Flavor::Pqr {
+                self.charges.push(rec.charge);
+                self.radii.push(rec.radius);
+            }
+        }
+        self.positions.push(rec.position);
+        Ok(())
+    }
+
+    fn pdb_atom(&mut self, no: usize, line: &[u8]) -> Result<AtomRecord, ReadError> {
+        if line.len() < 54 {
+            return Err(self.err(
+                no,
+                format!(
+                    "expected x, y, z in columns 31-54 of this atom record, but the line has {} characters",
+                    line.len()
+                ),
+            ));
+        }
+        let mut xyz = [0f32; 3];
+        for (k, (a, b)) in [(30, 38), (38, 46), (46, 54)].into_iter().enumerate() {
+            let field = cols(line, a, b);
+            xyz[k] = match float(field) {
+                Some(v) => v as f32,
+                None => {
+                    return Err(self.err(
+                        no,
+                        format!(
+                            "expected {} coordinate in columns {}-{}, found {:?}",
+                            ["x", "y", "z"][k],
+                            a + 1,
+                            b,
+                            show(field)
+                        ),
+                    ));
+                }
+            };
+        }
+        let resname_field = cols(line, 17, 21);
+        let resname = Name8::new(resname_field);
+        let mut icode = line.get(26).copied().unwrap_or(b' ');
+        let resid_field = cols(line, 22, 26);
+        let resid = if icode.is_ascii_digit() && resid_field.iter().all(u8::is_ascii_digit) {
+            // A five-digit residue number written over the insertion-code column.
+            icode = b' ';
+            leading_int(cols(line, 22, 27))
+        } else if resid_field.trim_ascii().is_empty() {
+            Some(0)
+        } else {
+            hybrid36(resid_field, 4)
+        };
+        let Some(resid) = resid.and_then(|r| i32::try_from(r).ok()) else {
+            return Err(self.err(
+                no,
+                format!(
+                    "expected a residue number in columns 23-26, found {:?}",
+                    show(resid_field)
+                ),
+            ));
+        };
+        let name_field = cols(line, 12, 16);
+        let name = Name8::new(name_field);
+        let element = if self.topology_done {
+            Element::UNKNOWN
+        } else {
+            from_pdb_element_field(cols(line, 76, 78)).unwrap_or_else(|| guess_from_pdb_name(name_field, resname_field))
+        };
+        Ok(AtomRecord {
+            serial: hybrid36(cols(line, 6, 11), 5),
+            name,
+            altloc: line.get(16).copied().unwrap_or(b' '),
+            resname,
+            chain: Name8::new(cols(line, 21, 22)),
+            resid,
+            icode,
+            segid: Name8::new(cols(line, 72, 76)),
+            element,
+            position: xyz,
+            charge: 0.0,
+            radius: 0.0,
+        })
+    }
+
+    fn pqr_atom(&mut self, no: usize, line: &[u8]) -> Result<AtomRecord, ReadError> {
+        let mut toks: [&[u8]; 16] = [&[]; 16];
+        let mut n = 0;
+        for t in tokens(line) {
+            if n == toks.len() {
+                return Err(self.err(
+                    no,
+                    "expected at most 16 whitespace-separated fields in a PQR atom record",
+                ));
+            }
+            toks[n] = t;
+            n += 1;
+        }
+        if n < 10 {
+            return Err(self.err(
+                no,
+                format!(
+                    "expected 10 or 11 fields (record serial name resname [chain] resid x y z charge radius), found {n}"
+                ),
+            ));
+        }
+        let mut nums = [0f64; 5];
+        for (k, what) in ["x", "y", "z", "charge", "radius"].iter().enumerate() {
+            let field = toks[n - 5 + k];
+            nums[k] = float(field).ok_or_else(|| {
+                self.err(
+                    no,
+                    format!("expected {what} (field {} of {n}), found {:?}", n - 4 + k, show(field)),
+                )
+            })?;
+        }
+        let resid_field = toks[n - 6];
+        let resid = leading_int(resid_field)
+            .and_then(|r| i32::try_from(r).ok())
+            .ok_or_else(|| {
+                self.err(
+                    no,
+                    format!(
+                        "expected a residue number (field {} of {n}), found {:?}",
+                        n - 5,
+                        show(resid_field)
+                    ),
+                )
+            })?;
+        let icode = resid_field
+            .iter()
+            .find(|c| !c.is_ascii_digit() && **c != b'-')
+            .copied()
+            .unwrap_or(b' ');
+        for t in [toks[2], toks[3]] {
+            if Name8::would_truncate(t) {
+                self.long_names += 1;
+            }
+        }
+        let chain = if n >= 11 { Name8::new(toks[4]) } else { Name8::EMPTY };
+        let element = if self.topology_done {
+            Element::UNKNOWN
+        } else {
+            guess_from_name(toks[2], toks[3])
+        };
+        Ok(AtomRecord {
+            serial: hybrid36(toks[1], 5),
+            name: Name8::new(toks[2]),
+            altloc: b' ',
+            resname: Name8::new(toks[3]),
+            chain,
+            resid,
+            icode,
+            segid: Name8::EMPTY,
+            element,
+            position: [nums[0] as f32, nums[1] as f32, nums[2] as f32],
+            charge: nums[3] as f32,
+            radius: nums[4] as f32,
+        })
+    }
+
+    fn cryst1(&mut self, no: usize, line: &[u8]) -> Result<(), ReadError> {
+        let spans = [(6, 15), (15, 24), (24, 33), (33, 40), (40, 47), (47, 54)];
+        let mut v = [0f64; 6];
+        for (k, (a, b)) in spans.into_iter().enumerate() {
+            let field = cols(line, a, b);
+            v[k] = float(field).ok_or_else(|| {
+                self.err(
+                    no,
+                    format!(
+                        "expected CRYST1 {} in columns {}-{}, found {:?}",
+                        ["a", "b", "c", "alpha", "beta", "gamma"][k],
+                        a + 1,
+                        b,
+                        show(field)
+                    ),
+                )
+            })?;
+        }
+        let cell = UnitCell::new([v[0], v[1], v[2]], [v[3], v[4], v[5]]);
+        let unit = v[..3].iter().all(|&x| (x - 1.0).abs() < 1e-9);
+        if unit || !cell.is_valid() {
+            if !unit {
+                self.warnings
+                    .push(format!("line {no}: CRYST1 does not describe a valid box; ignored"));
+            }
+            return Ok(());
+        }
+        if self.frame_open {
+            self.frame_cell = Some(cell);
+        } else {
+            self.global_cell = Some(cell);
+        }
+        Ok(())
+    }
+
+    fn conect_record(&mut self, no: usize, line: &[u8]) {
+        let Some(from) = hybrid36(cols(line, 6, 11), 5) else {
+            self.warnings.push(format!(
+                "line {no}: CONECT record without a readable atom serial; skipped"
+            ));
+            return;
+        };
+        for (a, b) in [(11, 16), (16, 21), (21, 26), (26, 31)] {
+            let field = cols(line, a, b);
+            if field.trim_ascii().is_empty() {
+                continue;
+            }
+            match hybrid36(field, 5) {
+                Some(to) => self.conect.push([from, to]),
+                None => self.warnings.push(format!(
+                    "line {no}: unreadable CONECT serial {:?}; skipped",
+                    show(field)
+                )),
+            }
+        }
+    }
+
+    fn finish_frame(&mut self, no: usize) -> Result<(), ReadError> {
+        let n_model = self.frames.len() + 1;
+        if self.topology_done {
+            let n = self.structure.len();
+            if self.positions.len() != n {
+                return Err(self.err(
+                    self.frame_start_line.max(1),
+                    format!(
+                        "expected {n} atoms in model {n_model} (as in the first model), found {} (model ends at line {no})",
+                        self.positions.len()
+                    ),
+                ));
+            }
+        } else if self.positions.is_empty() {
+            // An empty MODEL block before any atoms: nothing to keep.
+            self.frame_open = false;
+            return Ok(());
+        }
+        self.topology_done = true;
+        let positions = std::mem::take(&mut self.positions);
+        self.frames.push(Frame {
+            positions_angstrom: positions,
+            cell: self.frame_cell.take().or(self.global_cell),
+            time_ps: None,
+            step: None,
+        });
+        self.frame_open = false;
+        self.altlocs = AltlocFilter::default();
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Parsed, ReadError> {
+        let n = self.structure.len();
+        if self.flavor == Flavor::Pqr {
+            self.structure.charges_e = Some(std::mem::take(&mut self.charges));
+            self.structure.radii_angstrom = Some(std::mem::take(&mut self.radii));
+        }
+        if !self.conect.is_empty() {
+            let mut index: Vec<(i64, u32)> = self
+                .serials
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| **s >= 0)
+                .map(|(i, &s)| (s, i as u32))
+                .collect();
+            index.sort_unstable();
+            let lookup = |s: i64| {
+                index
+                    .binary_search_by_key(&s, |p| p.0)
+                    .ok()
+                    .and_then(|k| index.get(k))
+                    .map(|p| p.1)
+            };
+            let mut unknown = 0usize;
+            let mut bonds = Vec::with_capacity(self.conect.len());
+            for &[a, b] in &self.conect {
+                match (lookup(a), lookup(b)) {
+                    (Some(i), Some(j)) if i != j => bonds.push([i.min(j), i.max(j)]),
+                    (Some(_), Some(_)) => {}
+                    _ => unknown += 1,
+                }
+            }
+            bonds.sort_unstable();
+            bonds.dedup();
+            if unknown > 0 {
+                self.warnings.push(format!(
+                    "{unknown} CONECT entries name atoms that are not in the first model; skipped"
+                ));
+            }
+            if !bonds.is_empty() {
+                self.structure.bonds = bonds;
+                self.structure.bond_source = BondSource::File;
+            }
+        }
+        if self.skipped_altlocs > 0 {
+            self.warnings.push(format!(
+                "{} alternate-location atoms skipped (first location kept)",
+                self.skipped_altlocs
+            ));
+        }
+        if self.long_names > 0 {
+            self.warnings
+                .push(format!("{} names longer than 8 characters truncated", self.long_names));
+        }
+        let unknown = self
+            .structure
+            .elements
+            .iter()
+            .filter(|e| **e == Element::UNKNOWN)
+            .count();
+        if unknown > 0 {
+            self.warnings
+                .push(format!("{unknown} of {n} atoms have an unknown element"));
+        }
+        self.structure
+            .check_consistent()
+            .map_err(|m| ReadError::file(self.path, format!("internal inconsistency: {m}")))?;
+        Ok(Parsed {
+            structure: self.structure,
+            frames: self.frames,
+            warnings: self.warnings,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO_MODELS: &str = "\
+CRYST1   10.000   20.000   30.000  90.00  90.00 120.00 P 1           1
+MODEL        1
+ATOM      1  N   ALA A   1       1.000   2.000   3.000  1.00  0.00           N
+ATOM      2  CA AALA A   1       2.000   2.000   3.000  0.50  0.00
+ATOM      3  CA BALA A   1       2.100   2.000   3.000  0.50  0.00
+HETATM    4 FE   HEM A   2       5.000  -6.000   7.500  1.00  0.00
+TER
+ENDMDL
+MODEL        2
+ATOM      1  N   ALA A   1       1.500   2.000   3.000  1.00  0.00           N
+ATOM      2  CA AALA A   1       2.500   2.000   3.000  0.50  0.00
+ATOM      3  CA BALA A   1       2.600   2.000   3.000  0.50  0.00
+HETATM    4 FE   HEM A   2       5.500  -6.000   7.500  1.00  0.00
+ENDMDL
+CONECT    1    2
+CONECT    2    1    4
+END
+";
+
+    #[test]
+    fn models_altlocs_cell_conect() {
+        let p = read(Path::new("t.pdb"), TWO_MODELS.as_bytes()).unwrap();
+        let s = &p.structure;
+        assert_eq!(s.len(), 3);
+        assert_eq!(p.frames.len(), 2);
+        assert_eq!(s.elements, vec![Element::N, Element::C, Element(26)]);
+        assert_eq!(p.frames[1].positions_angstrom[1], [2.5, 2.0, 3.0]);
+        assert_eq!(s.bonds, vec![[0, 1], [1, 2]]);
+        let cell = p.frames[0].cell.unwrap();
+        assert_eq!(cell.angles_degree[2], 120.0);
+        assert_eq!(p.frames[1].cell, Some(cell));
+    }
+
+    #[test]
+    fn inconsistent_models_name_the_model() {
+        let text = TWO_MODELS.replace(
+            "HETATM    4 FE   HEM A   2       5.500  -6.000   7.500  1.00  0.00\n",
+            "",
+        );
+        let e = read(Path::new("t.pdb"), text.as_bytes()).unwrap_err();
+        assert_eq!(e.location, crate::io::Location::Line(9), "{e}");
+        assert!(e.message.contains("model 2"), "{e}");
+    }
+
+    #[test]
+    fn hybrid36_and_wide_resids() {
+        let text = "\
+ATOM  A0000  O   HOH W9999       1.000   2.000   3.000  1.00  0.00           O
+ATOM  A0001  O   HOH WA000       1.000   2.000   3.000  1.00  0.00           O
+ATOM  A0002  O   TIP3 12345      1.000   2.000   3.000  1.00  0.00      WT1  O
+";
+        let p = read(Path::new("t.pdb"), text.as_bytes()).unwrap();
+        assert_eq!(p.structure.resids, vec![9999, 10000, 12345]);
+        assert_eq!(p.structure.resnames[2].as_str(), "TIP3");
+        assert_eq!(p.structure.segids[2].as_str(), "WT1");
+    }
+
+    #[test]
+    fn bad_coordinates_are_located() {
+        let text = "ATOM      1  N   ALA A   1       1.000   x.000   3.000\n";
+        let e = read(Path::new("t.pdb"), text.as_bytes()).unwrap_err();
+        assert_eq!(e.location, crate::io::Location::Line(1));
+        assert!(e.message.contains("y coordinate"), "{e}");
+        let e = read(Path::new("t.pdb"), b"ATOM      1  N   ALA A   1       1.000").unwrap_err();
+        assert!(e.message.contains("columns 31-54"), "{e}");
+    }
+
+    #[test]
+    fn pqr_with_and_without_chain() {
+        let text = "\
+ATOM      1  N    MET     1     -11.921   26.307   10.410 -0.3000 1.8500
+ATOM      2  CL   CL  B   2       1.000    2.000    3.000 -1.0000 1.9370
+";
+        let p = read_pqr(Path::new("t.pqr"), text.as_bytes()).unwrap();
+        let s = &p.structure;
+        assert_eq!(s.charges_e.as_deref(), Some(&[-0.3f32, -1.0][..]));
+        assert_eq!(s.radii_angstrom.as_deref(), Some(&[1.85f32, 1.937][..]));
+        assert_eq!(s.chains[1].as_str(), "B");
+        assert_eq!(s.elements, vec![Element::N, Element(17)]);
+        assert_eq!(p.frames[0].positions_angstrom[0], [-11.921, 26.307, 10.41]);
+    }
 }

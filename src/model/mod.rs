@@ -4,11 +4,13 @@
 //! them, `app` owns them. Units are part of every field name; conversions live in [`units`].
 
 pub mod basis;
+pub mod bonds;
 pub mod cell;
 pub mod element;
 pub mod field;
 pub mod grid;
 pub mod name;
+pub mod select;
 pub mod structure;
 pub mod trajectory;
 pub mod units;
@@ -20,5 +22,5 @@ pub use element::Element;
 pub use grid::{Grid3, Lattice};
 pub use name::Name8;
 pub use structure::{BondSource, Structure};
-pub use trajectory::{Frame, FrameSource, InMemoryFrames, Trajectory};
+pub use trajectory::{Frame, FrameRange, FrameSource, InMemoryFrames, Trajectory};
 pub use wavefunction::{OrbitalSet, QmAtom, Spin, SpinKind, Wavefunction};

@@ -109,3 +109,104 @@ impl Trajectory {
         Ok(f)
     }
 }
+
+/// A range of frames as users write it: `all`, `N`, `A:B`, `A:B:S` (Python-style, end exclusive,
+/// negative indices from the end, empty parts meaning start/end).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameRange {
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: i64,
+    single: bool,
+}
+
+impl FrameRange {
+    /// Parses `all`, `N`, `A:B` or `A:B:S`.
+    pub fn parse(text: &str) -> Result<FrameRange, String> {
+        let t = text.trim();
+        if t.eq_ignore_ascii_case("all") || t == ":" || t == "::" {
+            return Ok(FrameRange {
+                start: None,
+                stop: None,
+                step: 1,
+                single: false,
+            });
+        }
+        let parts: Vec<&str> = t.split(':').collect();
+        let num = |s: &str| -> Result<Option<i64>, String> {
+            let s = s.trim();
+            if s.is_empty() {
+                Ok(None)
+            } else {
+                s.parse::<i64>()
+                    .map(Some)
+                    .map_err(|_| format!("frame range '{text}': '{s}' is not an integer"))
+            }
+        };
+        match parts.as_slice() {
+            [n] => {
+                let n = num(n)?.ok_or_else(|| format!("frame range '{text}' is empty"))?;
+                Ok(FrameRange {
+                    start: Some(n),
+                    stop: None,
+                    step: 1,
+                    single: true,
+                })
+            }
+            [a, b] => Ok(FrameRange {
+                start: num(a)?,
+                stop: num(b)?,
+                step: 1,
+                single: false,
+            }),
+            [a, b, s] => {
+                let step = num(s)?.unwrap_or(1);
+                if step <= 0 {
+                    return Err(format!("frame range '{text}': the step must be positive"));
+                }
+                Ok(FrameRange {
+                    start: num(a)?,
+                    stop: num(b)?,
+                    step,
+                    single: false,
+                })
+            }
+            _ => Err(format!("frame range '{text}': expected all, N, A:B or A:B:S")),
+        }
+    }
+
+    /// The frame indices this range selects from a trajectory of `n_frames`.
+    pub fn indices(&self, n_frames: usize) -> Result<Vec<usize>, String> {
+        let n = n_frames as i64;
+        let resolve = |x: i64| if x < 0 { x + n } else { x };
+        if self.single {
+            let i = resolve(self.start.unwrap_or(0));
+            if i < 0 || i >= n {
+                return Err(format!(
+                    "frame {} does not exist (the trajectory has {n_frames} frames)",
+                    self.start.unwrap_or(0)
+                ));
+            }
+            return Ok(vec![i as usize]);
+        }
+        let start = resolve(self.start.unwrap_or(0)).clamp(0, n);
+        let stop = resolve(self.stop.unwrap_or(n)).clamp(0, n);
+        Ok((start..stop).step_by(self.step as usize).map(|i| i as usize).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_ranges() {
+        assert_eq!(FrameRange::parse("all").unwrap().indices(3).unwrap(), vec![0, 1, 2]);
+        assert_eq!(FrameRange::parse("1:10:3").unwrap().indices(8).unwrap(), vec![1, 4, 7]);
+        assert_eq!(FrameRange::parse("-2:").unwrap().indices(5).unwrap(), vec![3, 4]);
+        assert_eq!(FrameRange::parse("4").unwrap().indices(5).unwrap(), vec![4]);
+        assert!(FrameRange::parse("5").unwrap().indices(5).is_err());
+        assert!(FrameRange::parse("1:2:0").is_err());
+        assert!(FrameRange::parse("a:b").is_err());
+    }
+}

@@ -1,0 +1,100 @@
+//! Frame decoding speed of the DCD and XTC readers: all frames in order, and frames in a shuffled
+//! order (random access by offset). The XTC group also times the `molly` crate on the same file.
+//! Numbers and the MDAnalysis comparison (`benches/trajectories_mdanalysis.py`) are recorded in
+//! `benches/RESULTS.md` under "Trajectories".
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use orbitfield::io::dcd::DcdReader;
+use orbitfield::io::xtc::XtcReader;
+use orbitfield::model::{Frame, FrameSource};
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md").join(name)
+}
+
+/// A fixed permutation of `0..n` (multiplicative stride coprime with n).
+fn shuffled(n: usize) -> Vec<usize> {
+    let stride = (1..n).rev().find(|s| gcd(*s, n) == 1 && *s * 3 > n * 2).unwrap_or(1);
+    (0..n).map(|i| (i * stride + 7) % n).collect()
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+fn read_frames(src: &mut dyn FrameSource, order: &[usize], frame: &mut Frame) -> f32 {
+    let mut sum = 0.0;
+    for &i in order {
+        if src.read_frame(i, frame).is_ok() {
+            sum += frame.positions_angstrom.first().map_or(0.0, |p| p[0]);
+        }
+    }
+    sum
+}
+
+fn bench_source(c: &mut Criterion, group_name: &str, mut src: Box<dyn FrameSource>) {
+    let n = src.n_frames();
+    let in_order: Vec<usize> = (0..n).collect();
+    let random = shuffled(n);
+    let mut frame = Frame::default();
+    let mut group = c.benchmark_group(group_name);
+    group.throughput(Throughput::Elements(n as u64));
+    group.bench_function("all frames", |b| {
+        b.iter(|| black_box(read_frames(src.as_mut(), &in_order, &mut frame)))
+    });
+    group.bench_function("random access", |b| {
+        b.iter(|| black_box(read_frames(src.as_mut(), &random, &mut frame)))
+    });
+    group.finish();
+}
+
+fn dcd(c: &mut Criterion) {
+    let path = data("adk_dims.dcd");
+    let Ok(r) = DcdReader::open(&path) else { return };
+    bench_source(c, "dcd adk_dims (3341 atoms, 98 frames)", Box::new(r));
+    let mut group = c.benchmark_group("dcd adk_dims (3341 atoms, 98 frames)");
+    group.throughput(Throughput::Elements(98));
+    group.bench_function("open + all frames", |b| {
+        b.iter(|| {
+            let mut frame = Frame::default();
+            DcdReader::open(&path)
+                .map(|mut r| read_frames(&mut r, &(0..98).collect::<Vec<_>>(), &mut frame))
+                .ok()
+        })
+    });
+    group.finish();
+}
+
+fn xtc(c: &mut Criterion) {
+    let path = data("adk_oplsaa.xtc");
+    let Ok(r) = XtcReader::open(&path) else { return };
+    bench_source(c, "xtc adk_oplsaa (47681 atoms, 10 frames)", Box::new(r));
+    let mut group = c.benchmark_group("xtc adk_oplsaa (47681 atoms, 10 frames)");
+    group.throughput(Throughput::Elements(10));
+    group.bench_function("open + all frames", |b| {
+        b.iter(|| {
+            let mut frame = Frame::default();
+            XtcReader::open(&path)
+                .map(|mut r| read_frames(&mut r, &(0..10).collect::<Vec<_>>(), &mut frame))
+                .ok()
+        })
+    });
+    group.bench_function("molly: open + all frames", |b| {
+        b.iter(|| {
+            let mut frame = molly::Frame::default();
+            let mut n = 0;
+            if let Ok(mut r) = molly::XTCReader::open(&path) {
+                while r.read_frame(&mut frame).is_ok() {
+                    n += 1;
+                }
+            }
+            black_box(n)
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, dcd, xtc);
+criterion_main!(benches);

@@ -1,0 +1,69 @@
+"""MDAnalysis timings for the same work as benches/trajectories.rs (the peer figures in RESULTS.md).
+
+    OMP_NUM_THREADS=1 python benches/trajectories_mdanalysis.py
+
+Reads every frame in order and in the same shuffled order as the Rust benchmark, touching the
+positions of each frame, on the universe opened once (as the Rust reader is opened once); also
+open + all frames. Prints the median of several repeats, per pass and per frame.
+"""
+
+import os
+import statistics
+import time
+import warnings
+
+import MDAnalysis as mda
+
+warnings.filterwarnings("ignore")
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "md")
+
+
+def shuffled(n):
+    from math import gcd
+
+    stride = next((s for s in range(n - 1, 0, -1) if gcd(s, n) == 1 and s * 3 > n * 2), 1)
+    return [(i * stride + 7) % n for i in range(n)]
+
+
+def median_time(fn, repeats):
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def bench(name, top, traj, repeats):
+    u = mda.Universe(os.path.join(DATA, top), os.path.join(DATA, traj))
+    n = len(u.trajectory)
+    order = shuffled(n)
+
+    def in_order():
+        s = 0.0
+        for ts in u.trajectory:
+            s += ts.positions[0, 0]
+        return s
+
+    def random_access():
+        s = 0.0
+        for i in order:
+            s += u.trajectory[i].positions[0, 0]
+        return s
+
+    def open_and_read():
+        v = mda.Universe(os.path.join(DATA, top), os.path.join(DATA, traj))
+        return sum(ts.positions[0, 0] for ts in v.trajectory)
+
+    for label, fn in [("all frames", in_order), ("random access", random_access)]:
+        t = median_time(fn, repeats)
+        print(f"{name}: {label}: {t * 1e3:.3f} ms per pass, {t / n * 1e6:.1f} us per frame ({n} frames)")
+    t = median_time(open_and_read, max(3, repeats // 4))
+    print(f"{name}: universe + all frames (includes topology parsing): {t * 1e3:.1f} ms")
+
+
+if __name__ == "__main__":
+    print(f"MDAnalysis {mda.__version__}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
+    bench("dcd adk_dims", "adk.psf", "adk_dims.dcd", 20)
+    bench("xtc adk_oplsaa", "adk_oplsaa.gro", "adk_oplsaa.xtc", 20)

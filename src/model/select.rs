@@ -1,0 +1,949 @@
+//! Atom selections: a language close to VMD's and MDAnalysis's (`name CA and resid 10 to 20`,
+//! `water and within 5 of resname LIG`, `same residue as (x > 10)`).
+//!
+//! [`Selection::parse`] turns text into an expression tree, reporting errors with the column of the
+//! offending token; [`Selection::evaluate`] applies it to a [`Structure`] and (for geometric terms)
+//! one [`Frame`], returning one flag per atom. Used by the viewer's representations and by the
+//! analysis commands (`rdf --sel1/--sel2`). Distance terms use a cell list, so `within` is linear in
+//! the number of atoms; when the frame has a periodic box, distances follow the minimum image.
+//!
+//! Keywords:
+//! - `all`, `none`; `protein`, `nucleic`, `backbone` (N CA C O of protein residues), `water`,
+//!   `hydrogen` (element H), `heavy` (not hydrogen);
+//! - string properties with glob patterns (`*`, `?`): `name`, `type`, `resname`, `element`,
+//!   `chain`, `segid`;
+//! - integer properties with values and ranges (`5`, `1 to 10`, `1:10`, `1-10`): `resid`, `resnum`,
+//!   `index` (0-based), `bynum` and `serial` (1-based);
+//! - numeric comparisons `x y z charge mass radius` with `< <= > >= == !=` (an optional `prop`
+//!   prefix as in MDAnalysis);
+//! - `and`, `or`, `not`, parentheses; `within D of SEL` (includes SEL), `around D SEL` (excludes
+//!   SEL), `same residue as SEL`.
+
+use super::cell::UnitCell;
+use super::element::Element;
+use super::structure::Structure;
+use super::trajectory::Frame;
+
+/// A selection error: what went wrong and where (0-based character column in the text).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("selection error at column {column}: {message}\n  {text}\n  {marker}")]
+pub struct SelectionError {
+    pub column: usize,
+    pub message: String,
+    pub text: String,
+    /// A caret line pointing at the column.
+    pub marker: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Word(String),
+    Num(f64),
+    LParen,
+    RParen,
+    Cmp(Cmp),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Cmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum StrProp {
+    Name,
+    Type,
+    Resname,
+    Element,
+    Chain,
+    Segid,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum IntProp {
+    Resid,
+    Index,
+    Bynum,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum NumProp {
+    X,
+    Y,
+    Z,
+    Charge,
+    Mass,
+    Radius,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Expr {
+    All,
+    None,
+    Protein,
+    Nucleic,
+    Backbone,
+    Water,
+    Hydrogen,
+    Str(StrProp, Vec<String>),
+    Int(IntProp, Vec<(i64, i64)>),
+    Compare(NumProp, Cmp, f64),
+    Not(Box<Expr>),
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Within {
+        distance_angstrom: f64,
+        sel: Box<Expr>,
+        include_self: bool,
+    },
+    SameResidue(Box<Expr>),
+}
+
+/// A parsed selection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Selection {
+    expr: Expr,
+    text: String,
+}
+
+const PROTEIN_RESNAMES: &[&str] = &[
+    "ALA", "ARG", "ASN", "ASP", "CYS", "GLN", "GLU", "GLY", "HIS", "ILE", "LEU", "LYS", "MET", "PHE", "PRO", "SER",
+    "THR", "TRP", "TYR", "VAL", "HSD", "HSE", "HSP", "HID", "HIE", "HIP", "HSE", "CYX", "CYM", "ASH", "GLH", "LYN",
+    "ARN", "ACE", "NME", "NMA", "MSE", "SEC", "PYL", "CYS2", "HISA", "HISB", "HISH", "HISD", "HISE", "HISP", "LSN",
+    "ASPH", "GLUH", "CALA", "CARG", "CASN", "CASP", "CCYS", "CGLN", "CGLU", "CGLY", "CHIS", "CILE", "CLEU", "CLYS",
+    "CMET", "CPHE", "CPRO", "CSER", "CTHR", "CTRP", "CTYR", "CVAL", "NALA", "NARG", "NASN", "NASP", "NCYS", "NGLN",
+    "NGLU", "NGLY", "NHIS", "NILE", "NLEU", "NLYS", "NMET", "NPHE", "NPRO", "NSER", "NTHR", "NTRP", "NTYR", "NVAL",
+    "CHIE", "CHID", "CHIP", "NHIE", "NHID", "NHIP", "CYSH", "ORN", "DAB", "HYP", "CME",
+];
+const NUCLEIC_RESNAMES: &[&str] = &[
+    "A", "C", "G", "T", "U", "DA", "DC", "DG", "DT", "DU", "RA", "RC", "RG", "RU", "ADE", "CYT", "GUA", "THY", "URA",
+    "DA3", "DA5", "DC3", "DC5", "DG3", "DG5", "DT3", "DT5", "RA3", "RA5", "RC3", "RC5", "RG3", "RG5", "RU3", "RU5",
+];
+const WATER_RESNAMES: &[&str] = &[
+    "H2O", "HOH", "OHH", "HHO", "OH2", "SOL", "WAT", "TIP", "TIP2", "TIP3", "TIP4", "TIP5", "T3P", "T4P", "T5P", "SPC",
+    "SPCE", "TP3", "TP4", "DOD", "D2O",
+];
+const BACKBONE_NAMES: &[&str] = &["N", "CA", "C", "O"];
+
+fn tokenize(text: &str) -> Result<Vec<(Tok, usize)>, (usize, String)> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        match c {
+            '(' => {
+                out.push((Tok::LParen, start));
+                i += 1;
+            }
+            ')' => {
+                out.push((Tok::RParen, start));
+                i += 1;
+            }
+            '<' | '>' | '=' | '!' => {
+                let next = chars.get(i + 1).copied();
+                let (cmp, len) = match (c, next) {
+                    ('<', Some('=')) => (Cmp::Le, 2),
+                    ('>', Some('=')) => (Cmp::Ge, 2),
+                    ('=', Some('=')) => (Cmp::Eq, 2),
+                    ('!', Some('=')) => (Cmp::Ne, 2),
+                    ('<', _) => (Cmp::Lt, 1),
+                    ('>', _) => (Cmp::Gt, 1),
+                    ('=', _) => (Cmp::Eq, 1),
+                    _ => return Err((start, "'!' must be followed by '=' (use 'not' to negate)".into())),
+                };
+                out.push((Tok::Cmp(cmp), start));
+                i += len;
+            }
+            '"' | '\'' => {
+                let quote = c;
+                i += 1;
+                let s0 = i;
+                while i < chars.len() && chars[i] != quote {
+                    i += 1;
+                }
+                if i >= chars.len() {
+                    return Err((start, "unterminated quoted string".into()));
+                }
+                out.push((Tok::Word(chars[s0..i].iter().collect()), start));
+                i += 1;
+            }
+            _ => {
+                while i < chars.len() && !chars[i].is_whitespace() && !"()<>=!\"'".contains(chars[i]) {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                let numeric_start =
+                    word.starts_with(|ch: char| ch.is_ascii_digit() || ch == '-' || ch == '+' || ch == '.');
+                match word.parse::<f64>() {
+                    Ok(v) if numeric_start && v.is_finite() => out.push((Tok::Num(v), start)),
+                    _ => out.push((Tok::Word(word), start)),
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+struct Parser<'a> {
+    toks: &'a [(Tok, usize)],
+    pos: usize,
+    end_column: usize,
+}
+
+type PResult<T> = Result<T, (usize, String)>;
+
+fn is_keyword(w: &str) -> bool {
+    matches!(
+        w.to_ascii_lowercase().as_str(),
+        "and" | "or" | "not" | "within" | "around" | "of" | "same" | "as" | "to"
+    )
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos).map(|t| &t.0)
+    }
+
+    fn column(&self) -> usize {
+        self.toks.get(self.pos).map_or(self.end_column, |t| t.1)
+    }
+
+    fn peek_word(&self) -> Option<String> {
+        match self.peek() {
+            Some(Tok::Word(w)) => Some(w.to_ascii_lowercase()),
+            _ => None,
+        }
+    }
+
+    fn expect_word(&mut self, w: &str) -> PResult<()> {
+        if self.peek_word().as_deref() == Some(w) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err((self.column(), format!("expected '{w}'")))
+        }
+    }
+
+    fn or_expr(&mut self) -> PResult<Expr> {
+        let mut lhs = self.and_expr()?;
+        while self.peek_word().as_deref() == Some("or") {
+            self.pos += 1;
+            let rhs = self.and_expr()?;
+            lhs = Expr::Or(Box::new(lhs), Box::new(rhs));
+        }
+        Ok(lhs)
+    }
+
+    fn and_expr(&mut self) -> PResult<Expr> {
+        let mut lhs = self.unary()?;
+        while self.peek_word().as_deref() == Some("and") {
+            self.pos += 1;
+            let rhs = self.unary()?;
+            lhs = Expr::And(Box::new(lhs), Box::new(rhs));
+        }
+        Ok(lhs)
+    }
+
+    fn unary(&mut self) -> PResult<Expr> {
+        match self.peek_word().as_deref() {
+            Some("not") => {
+                self.pos += 1;
+                Ok(Expr::Not(Box::new(self.unary()?)))
+            }
+            Some("within") => {
+                self.pos += 1;
+                let d = self.distance()?;
+                self.expect_word("of")?;
+                let sel = self.unary()?;
+                Ok(Expr::Within {
+                    distance_angstrom: d,
+                    sel: Box::new(sel),
+                    include_self: true,
+                })
+            }
+            Some("around") => {
+                self.pos += 1;
+                let d = self.distance()?;
+                let sel = self.unary()?;
+                Ok(Expr::Within {
+                    distance_angstrom: d,
+                    sel: Box::new(sel),
+                    include_self: false,
+                })
+            }
+            Some("same") => {
+                self.pos += 1;
+                let col = self.column();
+                match self.peek_word().as_deref() {
+                    Some("residue") | Some("resid") => self.pos += 1,
+                    _ => return Err((col, "expected 'residue' after 'same'".into())),
+                }
+                self.expect_word("as")?;
+                Ok(Expr::SameResidue(Box::new(self.unary()?)))
+            }
+            _ => self.primary(),
+        }
+    }
+
+    fn distance(&mut self) -> PResult<f64> {
+        match self.peek() {
+            Some(Tok::Num(v)) if *v >= 0.0 => {
+                let v = *v;
+                self.pos += 1;
+                Ok(v)
+            }
+            _ => Err((self.column(), "expected a non-negative distance in Angstrom".into())),
+        }
+    }
+
+    fn primary(&mut self) -> PResult<Expr> {
+        let col = self.column();
+        let tok = self.peek().cloned();
+        match tok {
+            None => Err((col, "expected a selection, found the end of the text".into())),
+            Some(Tok::LParen) => {
+                self.pos += 1;
+                let e = self.or_expr()?;
+                match self.peek() {
+                    Some(Tok::RParen) => {
+                        self.pos += 1;
+                        Ok(e)
+                    }
+                    _ => Err((self.column(), format!("expected ')' to close the '(' at column {col}"))),
+                }
+            }
+            Some(Tok::RParen) => Err((col, "unexpected ')'".into())),
+            Some(Tok::Num(_)) | Some(Tok::Cmp(_)) => {
+                Err((col, "expected a keyword such as name, resid or protein".into()))
+            }
+            Some(Tok::Word(w)) => {
+                self.pos += 1;
+                let lw = w.to_ascii_lowercase();
+                match lw.as_str() {
+                    "all" | "everything" => Ok(Expr::All),
+                    "none" | "nothing" => Ok(Expr::None),
+                    "protein" => Ok(Expr::Protein),
+                    "nucleic" => Ok(Expr::Nucleic),
+                    "backbone" => Ok(Expr::Backbone),
+                    "water" | "waters" => Ok(Expr::Water),
+                    "hydrogen" => Ok(Expr::Hydrogen),
+                    "heavy" | "noh" => Ok(Expr::Not(Box::new(Expr::Hydrogen))),
+                    "name" => self.strings(StrProp::Name, col),
+                    "type" => self.strings(StrProp::Type, col),
+                    "resname" => self.strings(StrProp::Resname, col),
+                    "element" => self.strings(StrProp::Element, col),
+                    "chain" | "chainid" => self.strings(StrProp::Chain, col),
+                    "segid" | "segname" => self.strings(StrProp::Segid, col),
+                    "resid" | "resnum" | "residue_number" => self.ints(IntProp::Resid, col),
+                    "index" => self.ints(IntProp::Index, col),
+                    "bynum" | "serial" => self.ints(IntProp::Bynum, col),
+                    "prop" => {
+                        let c2 = self.column();
+                        match self.peek_word() {
+                            Some(p) => {
+                                self.pos += 1;
+                                self.comparison(&p, c2)
+                            }
+                            None => Err((
+                                c2,
+                                "expected a property (x, y, z, charge, mass, radius) after 'prop'".into(),
+                            )),
+                        }
+                    }
+                    "x" | "y" | "z" | "charge" | "mass" | "radius" => self.comparison(&lw, col),
+                    _ => Err((col, format!("unknown keyword '{w}'"))),
+                }
+            }
+        }
+    }
+
+    fn comparison(&mut self, prop: &str, col: usize) -> PResult<Expr> {
+        let p = match prop {
+            "x" => NumProp::X,
+            "y" => NumProp::Y,
+            "z" => NumProp::Z,
+            "charge" => NumProp::Charge,
+            "mass" => NumProp::Mass,
+            "radius" => NumProp::Radius,
+            _ => {
+                return Err((
+                    col,
+                    format!("unknown property '{prop}' (x, y, z, charge, mass, radius)"),
+                ));
+            }
+        };
+        let c = match self.peek() {
+            Some(Tok::Cmp(c)) => *c,
+            _ => {
+                return Err((
+                    self.column(),
+                    format!("expected a comparison (<, <=, >, >=, ==, !=) after '{prop}'"),
+                ));
+            }
+        };
+        self.pos += 1;
+        match self.peek() {
+            Some(Tok::Num(v)) => {
+                let v = *v;
+                self.pos += 1;
+                Ok(Expr::Compare(p, c, v))
+            }
+            _ => Err((self.column(), "expected a number".into())),
+        }
+    }
+
+    fn strings(&mut self, p: StrProp, col: usize) -> PResult<Expr> {
+        let mut vals = Vec::new();
+        loop {
+            match self.peek() {
+                Some(Tok::Word(w)) if !is_keyword(w) => {
+                    vals.push(w.clone());
+                    self.pos += 1;
+                }
+                Some(Tok::Num(v)) => {
+                    // Numeric labels (chain "1", atom names of some force fields).
+                    vals.push(format_number(*v));
+                    self.pos += 1;
+                }
+                _ => break,
+            }
+        }
+        if vals.is_empty() {
+            return Err((
+                self.column().max(col),
+                "expected one or more values (names or patterns)".into(),
+            ));
+        }
+        Ok(Expr::Str(p, vals))
+    }
+
+    fn ints(&mut self, p: IntProp, col: usize) -> PResult<Expr> {
+        let mut ranges = Vec::new();
+        loop {
+            let c = self.column();
+            match self.peek().cloned() {
+                Some(Tok::Num(v)) => {
+                    let lo = as_int(v).ok_or((c, format!("expected an integer, found {v}")))?;
+                    self.pos += 1;
+                    if self.peek_word().as_deref() == Some("to")
+                        || matches!(self.peek(), Some(Tok::Word(w)) if w == ":")
+                    {
+                        self.pos += 1;
+                        let c2 = self.column();
+                        match self.peek().cloned() {
+                            Some(Tok::Num(v2)) => {
+                                let hi = as_int(v2).ok_or((c2, format!("expected an integer, found {v2}")))?;
+                                self.pos += 1;
+                                ranges.push((lo, hi));
+                            }
+                            _ => return Err((c2, "expected the end of the range".into())),
+                        }
+                    } else {
+                        ranges.push((lo, lo));
+                    }
+                }
+                Some(Tok::Word(w)) if !is_keyword(&w) => {
+                    // "1:10", "1-10" written without spaces.
+                    let parts: Option<(i64, i64)> = w
+                        .split_once(':')
+                        .or_else(|| w.split_once('-'))
+                        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+                    match parts {
+                        Some(r) => {
+                            ranges.push(r);
+                            self.pos += 1;
+                        }
+                        None => return Err((c, format!("expected an integer or a range like 1:10, found '{w}'"))),
+                    }
+                }
+                _ => break,
+            }
+        }
+        if ranges.is_empty() {
+            return Err((self.column().max(col), "expected one or more integers or ranges".into()));
+        }
+        Ok(Expr::Int(p, ranges))
+    }
+}
+
+fn as_int(v: f64) -> Option<i64> {
+    (v.fract() == 0.0 && v.abs() < 9.0e15).then_some(v as i64)
+}
+
+fn format_number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Glob match with `*` and `?`, case-sensitive (as MDAnalysis).
+fn glob(pattern: &str, s: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = s.chars().collect();
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let (mut star, mut mark) = (None::<usize>, 0usize);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(sp) = star {
+            pi = sp + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+impl Selection {
+    /// Parses selection text.
+    pub fn parse(text: &str) -> Result<Selection, SelectionError> {
+        let err = |(column, message): (usize, String)| SelectionError {
+            column,
+            message,
+            text: text.to_string(),
+            marker: format!("{}^", " ".repeat(column)),
+        };
+        let toks = tokenize(text).map_err(err)?;
+        let mut p = Parser {
+            toks: &toks,
+            pos: 0,
+            end_column: text.chars().count(),
+        };
+        let expr = p.or_expr().map_err(err)?;
+        if p.pos < toks.len() {
+            let msg = match &toks[p.pos].0 {
+                Tok::RParen => "unbalanced ')'".to_string(),
+                Tok::Word(w) => format!("unexpected '{w}' (missing 'and' or 'or'?)"),
+                Tok::Num(v) => format!("unexpected number {v}"),
+                _ => "unexpected text".to_string(),
+            };
+            return Err(err((toks[p.pos].1, msg)));
+        }
+        Ok(Selection {
+            expr,
+            text: text.to_string(),
+        })
+    }
+
+    /// The text the selection was parsed from.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// True when the selection needs coordinates (`x`, `within`, ...).
+    pub fn needs_positions(&self) -> bool {
+        fn walk(e: &Expr) -> bool {
+            match e {
+                Expr::Compare(p, _, _) => matches!(p, NumProp::X | NumProp::Y | NumProp::Z),
+                Expr::Within { .. } => true,
+                Expr::Not(a) | Expr::SameResidue(a) => walk(a),
+                Expr::And(a, b) | Expr::Or(a, b) => walk(a) || walk(b),
+                _ => false,
+            }
+        }
+        walk(&self.expr)
+    }
+
+    /// Evaluates the selection: one flag per atom. `frame` supplies positions (and the periodic box)
+    /// for geometric terms; without a frame, geometric terms select nothing.
+    pub fn evaluate(&self, structure: &Structure, frame: Option<&Frame>) -> Vec<bool> {
+        let ctx = Ctx {
+            s: structure,
+            positions: frame
+                .map(|f| f.positions_angstrom.as_slice())
+                .filter(|p| p.len() == structure.len()),
+            cell: frame.and_then(|f| f.cell),
+        };
+        ctx.eval(&self.expr)
+    }
+
+    /// Indices of the selected atoms, ascending.
+    pub fn indices(&self, structure: &Structure, frame: Option<&Frame>) -> Vec<u32> {
+        self.evaluate(structure, frame)
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &f)| f.then_some(i as u32))
+            .collect()
+    }
+}
+
+struct Ctx<'a> {
+    s: &'a Structure,
+    positions: Option<&'a [[f32; 3]]>,
+    cell: Option<UnitCell>,
+}
+
+impl Ctx<'_> {
+    fn n(&self) -> usize {
+        self.s.len()
+    }
+
+    fn by_resname(&self, list: &[&str]) -> Vec<bool> {
+        self.s.resnames.iter().map(|r| list.contains(&r.as_str())).collect()
+    }
+
+    fn eval(&self, e: &Expr) -> Vec<bool> {
+        let n = self.n();
+        match e {
+            Expr::All => vec![true; n],
+            Expr::None => vec![false; n],
+            Expr::Protein => self.by_resname(PROTEIN_RESNAMES),
+            Expr::Nucleic => self.by_resname(NUCLEIC_RESNAMES),
+            Expr::Water => self.by_resname(WATER_RESNAMES),
+            Expr::Backbone => {
+                let prot = self.by_resname(PROTEIN_RESNAMES);
+                self.s
+                    .names
+                    .iter()
+                    .zip(prot)
+                    .map(|(name, p)| p && BACKBONE_NAMES.contains(&name.as_str()))
+                    .collect()
+            }
+            Expr::Hydrogen => self.s.elements.iter().map(|&el| el == Element(1)).collect(),
+            Expr::Str(prop, pats) => (0..n)
+                .map(|i| {
+                    let v = match prop {
+                        StrProp::Name => self.s.names[i].as_str(),
+                        StrProp::Type => self.s.types.get(i).map_or("", |t| t.as_str()),
+                        StrProp::Resname => self.s.resnames[i].as_str(),
+                        StrProp::Element => self.s.elements[i].symbol(),
+                        StrProp::Chain => self.s.chains[i].as_str(),
+                        StrProp::Segid => self.s.segids[i].as_str(),
+                    };
+                    let case_insensitive = *prop == StrProp::Element;
+                    pats.iter().any(|p| {
+                        if case_insensitive {
+                            glob(&p.to_ascii_uppercase(), &v.to_ascii_uppercase())
+                        } else {
+                            glob(p, v)
+                        }
+                    })
+                })
+                .collect(),
+            Expr::Int(prop, ranges) => (0..n)
+                .map(|i| {
+                    let v = match prop {
+                        IntProp::Resid => i64::from(self.s.resids[i]),
+                        IntProp::Index => i as i64,
+                        IntProp::Bynum => i as i64 + 1,
+                    };
+                    ranges.iter().any(|&(lo, hi)| v >= lo.min(hi) && v <= hi.max(lo))
+                })
+                .collect(),
+            Expr::Compare(prop, cmp, value) => (0..n)
+                .map(|i| {
+                    let v = match prop {
+                        NumProp::X | NumProp::Y | NumProp::Z => {
+                            let k = match prop {
+                                NumProp::X => 0,
+                                NumProp::Y => 1,
+                                _ => 2,
+                            };
+                            match self.positions {
+                                Some(p) => f64::from(p[i][k]),
+                                None => return false,
+                            }
+                        }
+                        NumProp::Charge => match &self.s.charges_e {
+                            Some(q) => f64::from(q[i]),
+                            None => return false,
+                        },
+                        NumProp::Mass => f64::from(self.s.mass_dalton(i)),
+                        NumProp::Radius => match &self.s.radii_angstrom {
+                            Some(r) => f64::from(r[i]),
+                            None => f64::from(self.s.elements[i].vdw_radius_angstrom()),
+                        },
+                    };
+                    match cmp {
+                        Cmp::Lt => v < *value,
+                        Cmp::Le => v <= *value,
+                        Cmp::Gt => v > *value,
+                        Cmp::Ge => v >= *value,
+                        Cmp::Eq => v == *value,
+                        Cmp::Ne => v != *value,
+                    }
+                })
+                .collect(),
+            Expr::Not(a) => self.eval(a).into_iter().map(|x| !x).collect(),
+            Expr::And(a, b) => {
+                let (x, y) = (self.eval(a), self.eval(b));
+                x.into_iter().zip(y).map(|(p, q)| p && q).collect()
+            }
+            Expr::Or(a, b) => {
+                let (x, y) = (self.eval(a), self.eval(b));
+                x.into_iter().zip(y).map(|(p, q)| p || q).collect()
+            }
+            Expr::SameResidue(a) => {
+                let inner = self.eval(a);
+                let starts = self.s.residue_starts();
+                let mut out = vec![false; n];
+                for w in starts.windows(2) {
+                    let (lo, hi) = (w[0], w[1]);
+                    if inner[lo..hi].iter().any(|&x| x) {
+                        out[lo..hi].iter_mut().for_each(|x| *x = true);
+                    }
+                }
+                out
+            }
+            Expr::Within {
+                distance_angstrom,
+                sel,
+                include_self,
+            } => {
+                let inner = self.eval(sel);
+                let Some(pos) = self.positions else {
+                    return vec![false; n];
+                };
+                let mut out = within(pos, &inner, *distance_angstrom, self.cell.as_ref());
+                for i in 0..n {
+                    if inner[i] {
+                        out[i] = *include_self;
+                    }
+                }
+                out
+            }
+        }
+    }
+}
+
+/// Flags every atom within `cutoff` of any atom flagged in `reference` (a cell list over the
+/// reference atoms; minimum image when `cell` is given).
+fn within(pos: &[[f32; 3]], reference: &[bool], cutoff: f64, cell: Option<&UnitCell>) -> Vec<bool> {
+    let n = pos.len();
+    let refs: Vec<usize> = (0..n).filter(|&i| reference[i]).collect();
+    let mut out = vec![false; n];
+    if refs.is_empty() {
+        return out;
+    }
+    let pbc = cell.filter(|c| c.is_valid()).map(|c| MinImage::new(c));
+    let c2 = cutoff * cutoff;
+    // Periodic systems with a cutoff comparable to the box: brute force with the minimum image.
+    if let Some(mi) = &pbc {
+        let refs_p: Vec<[f64; 3]> = refs.iter().map(|&j| pos[j].map(f64::from)).collect();
+        for (i, o) in out.iter_mut().enumerate() {
+            let p = pos[i].map(f64::from);
+            *o = refs_p.iter().any(|q| mi.distance2(p, *q) <= c2);
+        }
+        return out;
+    }
+    let cell_size = cutoff.max(1.0);
+    let mut lo = [f64::INFINITY; 3];
+    for &j in &refs {
+        for k in 0..3 {
+            lo[k] = lo[k].min(f64::from(pos[j][k]));
+        }
+    }
+    let key = |p: [f64; 3]| -> [i64; 3] { [0, 1, 2].map(|k| ((p[k] - lo[k]) / cell_size).floor() as i64) };
+    let mut grid: std::collections::BTreeMap<[i64; 3], Vec<usize>> = std::collections::BTreeMap::new();
+    for &j in &refs {
+        let p = pos[j].map(f64::from);
+        if p.iter().all(|x| x.is_finite()) {
+            grid.entry(key(p)).or_default().push(j);
+        }
+    }
+    for (i, o) in out.iter_mut().enumerate() {
+        let p = pos[i].map(f64::from);
+        if !p.iter().all(|x| x.is_finite()) {
+            continue;
+        }
+        let k = key(p);
+        'search: for dx in -1..=1 {
+            for dy in -1..=1 {
+                for dz in -1..=1 {
+                    if let Some(list) = grid.get(&[k[0] + dx, k[1] + dy, k[2] + dz]) {
+                        for &j in list {
+                            let q = pos[j];
+                            let d2: f64 = (0..3).map(|a| (p[a] - f64::from(q[a])).powi(2)).sum();
+                            if d2 <= c2 {
+                                *o = true;
+                                break 'search;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Minimum-image distances in a (possibly triclinic) cell.
+pub struct MinImage {
+    m: [[f64; 3]; 3],
+    inv: [[f64; 3]; 3],
+}
+
+impl MinImage {
+    /// From a valid cell.
+    pub fn new(cell: &UnitCell) -> MinImage {
+        let m = cell.matrix_angstrom();
+        // Rows a, b, c are lower-triangular: a=(ax,0,0), b=(bx,by,0), c=(cx,cy,cz).
+        let (ax, bx, by, cx, cy, cz) = (m[0][0], m[1][0], m[1][1], m[2][0], m[2][1], m[2][2]);
+        // Fractional coordinates s solve r = s_a a + s_b b + s_c c.
+        let inv = [
+            [1.0 / ax, 0.0, 0.0],
+            [-bx / (ax * by), 1.0 / by, 0.0],
+            [(bx * cy - by * cx) / (ax * by * cz), -cy / (by * cz), 1.0 / cz],
+        ];
+        MinImage { m, inv }
+    }
+
+    /// Squared minimum-image distance between two points (Angstrom^2). Exact for the nearest image
+    /// search over the 27 neighbouring cells after wrapping to fractional [-0.5, 0.5).
+    pub fn distance2(&self, p: [f64; 3], q: [f64; 3]) -> f64 {
+        let d = [p[0] - q[0], p[1] - q[1], p[2] - q[2]];
+        // Fractional components: s_c = d_z * inv[2][2], s_b = d_y/by - ..., using the columns above.
+        let sc = d[2] * self.inv[2][2];
+        let sb = d[1] * self.inv[1][1] + d[2] * self.inv[2][1];
+        let sa = d[0] * self.inv[0][0] + d[1] * self.inv[1][0] + d[2] * self.inv[2][0];
+        let s = [sa - sa.round(), sb - sb.round(), sc - sc.round()];
+        let mut best = f64::INFINITY;
+        for i in -1..=1 {
+            for j in -1..=1 {
+                for k in -1..=1 {
+                    let f = [s[0] + f64::from(i), s[1] + f64::from(j), s[2] + f64::from(k)];
+                    let r = [
+                        f[0] * self.m[0][0] + f[1] * self.m[1][0] + f[2] * self.m[2][0],
+                        f[1] * self.m[1][1] + f[2] * self.m[2][1],
+                        f[2] * self.m[2][2],
+                    ];
+                    best = best.min(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+                }
+            }
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Name8;
+
+    fn toy() -> (Structure, Frame) {
+        let mut s = Structure::default();
+        let mut f = Frame::default();
+        let atoms = [
+            ("N", "ALA", 1, 7, [0.0, 0.0, 0.0]),
+            ("CA", "ALA", 1, 6, [1.5, 0.0, 0.0]),
+            ("HA", "ALA", 1, 1, [1.5, 1.0, 0.0]),
+            ("C", "ALA", 1, 6, [2.5, 0.0, 0.0]),
+            ("O", "ALA", 1, 8, [3.5, 0.0, 0.0]),
+            ("OW", "SOL", 2, 8, [10.0, 0.0, 0.0]),
+            ("HW1", "SOL", 2, 1, [10.9, 0.0, 0.0]),
+            ("HW2", "SOL", 2, 1, [9.7, 0.9, 0.0]),
+            ("C1", "LIG", 3, 6, [14.0, 0.0, 0.0]),
+        ];
+        for (name, resname, resid, z, p) in atoms {
+            s.push_atom(
+                Element(z),
+                Name8::from(name),
+                Name8::from(resname),
+                resid,
+                Name8::from("A"),
+                Name8::from("P1"),
+            );
+            f.positions_angstrom.push(p);
+        }
+        s.charges_e = Some(vec![-0.5, 0.1, 0.1, 0.5, -0.5, -0.8, 0.4, 0.4, 0.0]);
+        (s, f)
+    }
+
+    fn count(text: &str) -> usize {
+        let (s, f) = toy();
+        Selection::parse(text).unwrap().indices(&s, Some(&f)).len()
+    }
+
+    #[test]
+    fn keywords_and_logic() {
+        assert_eq!(count("all"), 9);
+        assert_eq!(count("protein"), 5);
+        assert_eq!(count("backbone"), 4);
+        assert_eq!(count("water"), 3);
+        assert_eq!(count("hydrogen"), 3);
+        assert_eq!(count("not hydrogen and not water"), 5);
+        assert_eq!(count("name C*"), 3);
+        assert_eq!(count("name O or name OW"), 2);
+        assert_eq!(count("resid 1 to 2"), 8);
+        assert_eq!(count("resid 2:3"), 4);
+        assert_eq!(count("index 0 8"), 2);
+        assert_eq!(count("bynum 1"), 1);
+        assert_eq!(count("charge < -0.4"), 3);
+        assert_eq!(count("prop x >= 10"), 3);
+        assert_eq!(count("(protein or water) and element O"), 2);
+        assert_eq!(count("same residue as name HW1"), 3);
+        assert_eq!(count("within 4.5 of resname LIG"), 4);
+        assert_eq!(count("around 4.5 resname LIG"), 3);
+        assert_eq!(count("water and not within 3 of protein"), 3);
+    }
+
+    #[test]
+    fn errors_point_at_the_token() {
+        let e = Selection::parse("name CA and frobnicate 3").unwrap_err();
+        assert_eq!(e.column, 12);
+        assert!(e.message.contains("frobnicate"));
+        let e = Selection::parse("(name CA").unwrap_err();
+        assert!(e.message.contains("')'"), "{e}");
+        assert!(Selection::parse("name CA)").unwrap_err().message.contains("unbalanced"));
+        assert!(Selection::parse("").is_err());
+        assert!(Selection::parse("resid a").is_err());
+        assert!(Selection::parse("within of protein").is_err());
+        assert!(Selection::parse("x <").is_err());
+        assert!(Selection::parse("name").is_err());
+    }
+
+    #[test]
+    fn minimum_image_triclinic_matches_brute_force() {
+        let cell = UnitCell::new([20.0, 22.0, 25.0], [70.0, 80.0, 95.0]);
+        let mi = MinImage::new(&cell);
+        let m = cell.matrix_angstrom();
+        let mut seed = 12345u64;
+        let mut rnd = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 11) as f64 / (1u64 << 53) as f64) * 40.0 - 20.0
+        };
+        for _ in 0..200 {
+            let p = [rnd(), rnd(), rnd()];
+            let q = [rnd(), rnd(), rnd()];
+            let mut best = f64::INFINITY;
+            for i in -3..=3 {
+                for j in -3..=3 {
+                    for k in -3..=3 {
+                        let t =
+                            [0, 1, 2].map(|a| f64::from(i) * m[0][a] + f64::from(j) * m[1][a] + f64::from(k) * m[2][a]);
+                        let d: f64 = (0..3).map(|a| (p[a] - q[a] + t[a]).powi(2)).sum();
+                        best = best.min(d);
+                    }
+                }
+            }
+            assert!(
+                (mi.distance2(p, q) - best).abs() < 1e-9,
+                "{} vs {best}",
+                mi.distance2(p, q)
+            );
+        }
+    }
+}
