@@ -292,3 +292,52 @@ fn potential_matches_direct_f64_sum() {
     let v = evaluate_points(&Field::Potential, &input, &[p]).unwrap();
     assert!((v[0] - f64::from(grid.get(3, 4, 5).unwrap())).abs() < 1e-6 * v[0].abs().max(1.0));
 }
+
+/// The potential of a real protein's partial charges (AdK from MDAnalysisTests, PQR charges,
+/// total -4 e), lattice engine against an f64 sum over the same charges.
+#[test]
+fn protein_potential_from_pqr_charges() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md/adk_open.pqr");
+    let mut system = orbitfield::io::load(&[path]).unwrap();
+    let charges: Vec<f64> = system
+        .structure
+        .charges_e
+        .clone()
+        .unwrap()
+        .iter()
+        .map(|&q| f64::from(q))
+        .collect();
+    assert!((charges.iter().sum::<f64>() + 4.0).abs() < 1e-3);
+    let frame = system.trajectory.frame(0).unwrap();
+    let positions_bohr: Vec<[f64; 3]> = frame
+        .positions_angstrom
+        .iter()
+        .map(|p| bohr_from_angstrom3(p.map(f64::from)))
+        .collect();
+    let q = PointCharges {
+        positions_bohr: positions_bohr.clone(),
+        charges_e: charges.clone(),
+    };
+    let lattice = Lattice::axis_aligned([-50.0, -50.0, -40.0], 17.0, [7, 6, 6]);
+    let grid = evaluate_grid(&FieldJob {
+        field: Field::Potential,
+        lattice,
+        input: FieldInput::Charges(Arc::new(q)),
+    })
+    .unwrap();
+    for k in 0..6 {
+        for j in 0..6 {
+            for i in 0..7 {
+                let p = lattice.point_bohr(i, j, k);
+                let (mut v, mut scale) = (0.0, 0.0);
+                for (r, &c) in positions_bohr.iter().zip(&charges) {
+                    let d = ((p[0] - r[0]).powi(2) + (p[1] - r[1]).powi(2) + (p[2] - r[2]).powi(2)).sqrt();
+                    v += c / d.max(1e-3);
+                    scale += (c / d.max(1e-3)).abs();
+                }
+                let g = f64::from(grid.get(i, j, k).unwrap());
+                assert!((g - v).abs() < 1e-6 * scale, "({i},{j},{k}): {g} vs {v}");
+            }
+        }
+    }
+}
