@@ -66,7 +66,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Grid3, ReadError> {
                     .position(|w| w == "counts")
                     .ok_or_else(|| ReadError::line(path, ln, "expected `counts NX NY NZ` on the gridpositions line"))?;
                 let mut d = [0usize; 3];
-                for a in 0..3 {
+                for (a, da) in d.iter_mut().enumerate() {
                     let field = f.get(k + 1 + a).copied().unwrap_or(b"");
                     let n = parse_i64(path, ln, "a grid count", field)?;
                     if !(1..=(1 << 24)).contains(&n) {
@@ -76,14 +76,14 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Grid3, ReadError> {
                             format!("grid count {n} is out of range (1..=16777216)"),
                         ));
                     }
-                    d[a] = n as usize;
+                    *da = n as usize;
                 }
                 dims = Some(d);
             }
             "origin" => {
                 let mut o = [0.0; 3];
-                for a in 0..3 {
-                    o[a] = parse_f64(path, ln, "an origin coordinate", f.get(a + 1).copied().unwrap_or(b""))?;
+                for (a, oa) in o.iter_mut().enumerate() {
+                    *oa = parse_f64(path, ln, "an origin coordinate", f.get(a + 1).copied().unwrap_or(b""))?;
                 }
                 origin = Some(o);
             }
@@ -96,8 +96,8 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Grid3, ReadError> {
                     ));
                 }
                 let mut v = [0.0; 3];
-                for a in 0..3 {
-                    v[a] = parse_f64(path, ln, "a delta component", f.get(a + 1).copied().unwrap_or(b""))?;
+                for (a, va) in v.iter_mut().enumerate() {
+                    *va = parse_f64(path, ln, "a delta component", f.get(a + 1).copied().unwrap_or(b""))?;
                 }
                 deltas.push(v);
             }
