@@ -219,8 +219,10 @@ pub enum Evaluated {
     Points(Vec<f64>),
 }
 
-/// Planes per slab handed to the engine (progress is reported per slab).
-const SLAB_PLANES: usize = 8;
+/// Planes per slab handed to the engine (progress is reported per slab): enough for every core.
+fn slab_planes() -> usize {
+    (2 * rayon::current_num_threads()).max(8)
+}
 
 /// The one place where the CLI computes fields. Every device currently runs on the CPU engine;
 /// `gpu` and `auto` say so in one line on stderr.
@@ -254,9 +256,10 @@ pub fn evaluate(device: Device, request: Request<'_>) -> Result<Evaluated> {
                     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
             let engine = CpuEngine;
-            for (s, out) in grid.values.chunks_mut((plane * SLAB_PLANES).max(1)).enumerate() {
-                let z0 = s * SLAB_PLANES;
-                let z1 = (z0 + SLAB_PLANES).min(nz);
+            let planes = slab_planes();
+            for (s, out) in grid.values.chunks_mut((plane * planes).max(1)).enumerate() {
+                let z0 = s * planes;
+                let z1 = (z0 + planes).min(nz);
                 engine.compute_slab(&job, z0..z1, out)?;
                 bar.inc(out.len() as u64);
             }

@@ -2,8 +2,8 @@
 
 mod grid;
 mod info;
-mod rdf;
 mod points;
+mod rdf;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

@@ -484,6 +484,41 @@ mod tests {
         assert_eq!(c.grids[1].values, vec![10.0, 30.0, 20.0, 40.0]);
     }
 
+    /// Mutated and truncated copies of a valid file: errors or values, never a panic.
+    #[test]
+    fn mutations_never_panic() {
+        let text = to_text(
+            &sample(),
+            &[CubeAtom {
+                atomic_number: 1,
+                charge_e: 1.0,
+                position_bohr: [0.0; 3],
+            }],
+        );
+        let mut seed = 99u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        let junk: &[&[u8]] = &[b"-", b"9999999999", b"\n", b" ", b"nan", b"1e400", b"-3", b"0", b"\xff"];
+        for _ in 0..3000 {
+            let mut b = text.as_bytes().to_vec();
+            for _ in 0..1 + next() % 4 {
+                let at = next() % b.len();
+                let j = junk[next() % junk.len()];
+                match next() % 3 {
+                    0 => b.splice(at..(at + 1).min(b.len()), j.iter().copied()).for_each(drop),
+                    1 => b.truncate(at),
+                    _ => b.splice(at..at, j.iter().copied()).for_each(drop),
+                }
+                if b.is_empty() {
+                    break;
+                }
+            }
+            let _ = read(Path::new("m.cube"), &b);
+        }
+    }
+
     #[test]
     fn bad_input_is_an_error() {
         let g = sample();

@@ -66,7 +66,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Grid3, ReadError> {
                     .position(|w| w == "counts")
                     .ok_or_else(|| ReadError::line(path, ln, "expected `counts NX NY NZ` on the gridpositions line"))?;
                 let mut d = [0usize; 3];
-                for a in 0..3 {
+                for (a, da) in d.iter_mut().enumerate() {
                     let field = f.get(k + 1 + a).copied().unwrap_or(b"");
                     let n = parse_i64(path, ln, "a grid count", field)?;
                     if !(1..=(1 << 24)).contains(&n) {
@@ -76,14 +76,14 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Grid3, ReadError> {
                             format!("grid count {n} is out of range (1..=16777216)"),
                         ));
                     }
-                    d[a] = n as usize;
+                    *da = n as usize;
                 }
                 dims = Some(d);
             }
             "origin" => {
                 let mut o = [0.0; 3];
-                for a in 0..3 {
-                    o[a] = parse_f64(path, ln, "an origin coordinate", f.get(a + 1).copied().unwrap_or(b""))?;
+                for (a, oa) in o.iter_mut().enumerate() {
+                    *oa = parse_f64(path, ln, "an origin coordinate", f.get(a + 1).copied().unwrap_or(b""))?;
                 }
                 origin = Some(o);
             }
@@ -96,8 +96,8 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Grid3, ReadError> {
                     ));
                 }
                 let mut v = [0.0; 3];
-                for a in 0..3 {
-                    v[a] = parse_f64(path, ln, "a delta component", f.get(a + 1).copied().unwrap_or(b""))?;
+                for (a, va) in v.iter_mut().enumerate() {
+                    *va = parse_f64(path, ln, "a delta component", f.get(a + 1).copied().unwrap_or(b""))?;
                 }
                 deltas.push(v);
             }
@@ -340,6 +340,44 @@ mod tests {
         let text = "# Data from APBS\nobject 1 class gridpositions counts 2 1 2\norigin 0.0 0.0 0.0\ndelta 1.0 0.0 0.0\ndelta 0.0 1.0 0.0\ndelta 0.0 0.0 1.0\nobject 2 class gridconnections counts 2 1 2\nobject 3 class array type \"float\" rank 0 items 4 data follows\n1.0 2.0 3.0\n4.0\nattribute \"dep\" string \"positions\"\n";
         let g = read(Path::new("a.dx"), text.as_bytes()).unwrap();
         assert_eq!(g.values, vec![1.0, 3.0, 2.0, 4.0]);
+    }
+
+    /// Mutated and truncated copies of a valid file: errors or values, never a panic.
+    #[test]
+    fn mutations_never_panic() {
+        let text = to_text(&sample());
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        let junk: &[&[u8]] = &[
+            b"-",
+            b"9999999999",
+            b"\n",
+            b" ",
+            b"nan",
+            b"items",
+            b"delta 1 2 3\n",
+            b"0",
+            b"\xff",
+        ];
+        for _ in 0..3000 {
+            let mut b = text.as_bytes().to_vec();
+            for _ in 0..1 + next() % 4 {
+                let at = next() % b.len();
+                let j = junk[next() % junk.len()];
+                match next() % 3 {
+                    0 => b.splice(at..(at + 1).min(b.len()), j.iter().copied()).for_each(drop),
+                    1 => b.truncate(at),
+                    _ => b.splice(at..at, j.iter().copied()).for_each(drop),
+                }
+                if b.is_empty() {
+                    break;
+                }
+            }
+            let _ = read(Path::new("m.dx"), &b);
+        }
     }
 
     #[test]

@@ -31,8 +31,8 @@ use std::ops::Range;
 /// Lattice tiles of the orbital kernel: 8x8 points of one z-plane ([`BLOCK`] points). Tiles never
 /// span planes, so the values of a plane do not depend on how a lattice is cut into slabs: every
 /// slab decomposition (CPU or GPU workers, any slab height) gives bit-identical lattices.
-const TILE_X: usize = 8;
-const TILE_Y: usize = 8;
+const TILE_X: usize = orbital::TILE_EDGE;
+const TILE_Y: usize = orbital::TILE_EDGE;
 
 /// The multithreaded CPU engine. Stateless: every slab prepares its inputs (cheap next to the
 /// lattice work: microseconds to a few milliseconds per basis).
@@ -93,23 +93,31 @@ fn fill_slab(prepared: &Prepared, lattice: &Lattice, z_range: Range<usize>, out:
         });
 }
 
-/// Orbital kernel over plane `k`, in [`TILE_X`] x [`TILE_Y`] tiles.
+/// Orbital kernel over plane `k`, in [`TILE_X`] x [`TILE_Y`] tiles (separable Gaussians on
+/// axis-aligned lattices, general points otherwise).
 fn fill_orbital_plane(p: &PreparedOrbitals, lattice: &Lattice, k: usize, dst: &mut [f32]) {
     let [nx, ny, _] = lattice.dims;
     let mut scratch = p.scratch();
+    let axis_aligned = lattice.is_axis_aligned();
     let mut points = Vec::with_capacity(BLOCK);
     let mut vals = [0.0f64; BLOCK];
     for j0 in (0..ny).step_by(TILE_Y) {
         let my = (ny - j0).min(TILE_Y);
         for i0 in (0..nx).step_by(TILE_X) {
             let mx = (nx - i0).min(TILE_X);
-            points.clear();
-            for dj in 0..my {
-                for di in 0..mx {
-                    points.push(lattice.point_bohr(i0 + di, j0 + dj, k));
+            if axis_aligned {
+                let corner = lattice.point_bohr(i0, j0, k);
+                let step = [lattice.steps_bohr[0][0], lattice.steps_bohr[1][1]];
+                p.eval_tile(&mut scratch, corner, step, mx, my, &mut vals);
+            } else {
+                points.clear();
+                for dj in 0..my {
+                    for di in 0..mx {
+                        points.push(lattice.point_bohr(i0 + di, j0 + dj, k));
+                    }
                 }
+                p.eval_block(&mut scratch, &points, &mut vals);
             }
-            p.eval_block(&mut scratch, &points, &mut vals);
             for dj in 0..my {
                 let row = nx * (j0 + dj) + i0;
                 if let (Some(d), Some(v)) = (dst.get_mut(row..row + mx), vals.get(dj * mx..(dj + 1) * mx)) {

@@ -1,15 +1,15 @@
 //! Direct Coulomb summation of point charges: `V(r) = sum_j q_j / |r - r_j|` (atomic units).
 //!
 //! Called by [`super::CpuEngine`] for [`crate::compute::Field::Potential`] and by
-//! [`super::evaluate_points`]. Terms are computed in f32x8 (eight points of a lattice row at a
-//! time, coordinates relative to the block's first point so that f32 keeps them exact to ~1e-6
-//! bohr) and summed with Kahan compensation, so the sum over 10^5..10^6 charges loses nothing to
+//! [`super::evaluate_points`]. Terms are computed in f32x8 ([`super::simd::F8`], AVX2 where the
+//! CPU has it): eight points of a lattice row at a time, coordinates relative to the row's first
+//! point so that f32 keeps them exact to ~1e-6 bohr; they are summed with Kahan compensation, so the sum over 10^5..10^6 charges loses nothing to
 //! accumulation; each term carries the f32 rounding of `1/r` (relative 1e-7). Points closer than
 //! [`MIN_DISTANCE_BOHR`] to a charge see it at that distance (the potential at a nucleus is
 //! infinite; a lattice must stay finite).
 
+use super::simd::F8;
 use crate::compute::PointCharges;
-use wide::f32x8;
 
 /// Distances are clamped below to this (bohr).
 pub const MIN_DISTANCE_BOHR: f64 = 1e-3;
@@ -43,37 +43,50 @@ impl PreparedCharges {
         p
     }
 
-    /// Potential at `n <= 8` points `start + i * step` (bohr), written to `out[..n]`.
+    /// Potential at `n <= 8` points `start + i * step` (bohr), written to `out[..n]`. Runs the
+    /// AVX2 build of the kernel where the CPU has it.
     pub fn eval_row8(&self, start: [f64; 3], step: [f64; 3], n: usize, out: &mut [f64]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            unsafe { self.eval_row8_avx2(start, step, n, out) };
+            return;
+        }
+        self.eval_row8_any(start, step, n, out);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn eval_row8_avx2(&self, start: [f64; 3], step: [f64; 3], n: usize, out: &mut [f64]) {
+        self.eval_row8_any(start, step, n, out);
+    }
+
+    #[inline(always)]
+    fn eval_row8_any(&self, start: [f64; 3], step: [f64; 3], n: usize, out: &mut [f64]) {
         let n = n.min(8).min(out.len());
-        let offs: [f32; 8] = std::array::from_fn(|i| i as f32);
-        let fi = f32x8::from(offs);
-        let sx = f32x8::splat(step[0] as f32);
-        let sy = f32x8::splat(step[1] as f32);
-        let sz = f32x8::splat(step[2] as f32);
+        let fi = F8(std::array::from_fn(|i| i as f32));
         // Point coordinates relative to `start`.
-        let rx = fi * sx;
-        let ry = fi * sy;
-        let rz = fi * sz;
-        let min2 = f32x8::splat((MIN_DISTANCE_BOHR * MIN_DISTANCE_BOHR) as f32);
-        let mut sum = f32x8::ZERO;
-        let mut comp = f32x8::ZERO;
+        let rx = fi * F8::splat(step[0] as f32);
+        let ry = fi * F8::splat(step[1] as f32);
+        let rz = fi * F8::splat(step[2] as f32);
+        let min2 = F8::splat((MIN_DISTANCE_BOHR * MIN_DISTANCE_BOHR) as f32);
+        let one = F8::splat(1.0);
+        let mut sum = F8::ZERO;
+        let mut comp = F8::ZERO;
         for (((&x, &y), &z), &q) in self.x.iter().zip(&self.y).zip(&self.z).zip(&self.q) {
-            let dx = rx - f32x8::splat((x - start[0]) as f32);
-            let dy = ry - f32x8::splat((y - start[1]) as f32);
-            let dz = rz - f32x8::splat((z - start[2]) as f32);
+            let dx = rx - F8::splat((x - start[0]) as f32);
+            let dy = ry - F8::splat((y - start[1]) as f32);
+            let dz = rz - F8::splat((z - start[2]) as f32);
             let r2 = (dx * dx + dy * dy + dz * dz).max(min2);
-            let term = f32x8::splat(q) / r2.sqrt();
+            let term = F8::splat(q) * (one / r2.sqrt());
             // Kahan: sum + term with the lost low part carried in comp.
             let y = term - comp;
             let t = sum + y;
             comp = (t - sum) - y;
             sum = t;
         }
-        let s = sum.to_array();
-        let c = comp.to_array();
         for i in 0..n {
-            if let (Some(o), Some(&si), Some(&ci)) = (out.get_mut(i), s.get(i), c.get(i)) {
+            if let (Some(o), Some(&si), Some(&ci)) = (out.get_mut(i), sum.0.get(i), comp.0.get(i)) {
                 *o = si as f64 - ci as f64;
             }
         }
