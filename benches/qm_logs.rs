@@ -1,7 +1,7 @@
 //! QM log parsing throughput: ~100 MB logs built in memory by repeating the step blocks of the
-#![allow(clippy::expect_used)]
 //! real logs in `tests/data/qm-logs` (each repetition's first coordinate nudged so that every copy
 //! is a new step with its own wavefunction), read with `io::qmlog::read`.
+#![allow(clippy::expect_used)] // a benchmark: missing test data should stop it loudly
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -13,7 +13,9 @@ const TARGET_BYTES: usize = 100 << 20;
 /// that is repeated; `coordinate` is a number printed in the block's geometry, replaced per copy
 /// by a number of the same width.
 fn build(name: &str, step_start: &str, step_end: &str, coordinate: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/qm-logs").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/qm-logs")
+        .join(name);
     let text = String::from_utf8(std::fs::read(path).expect("test data present")).expect("text log");
     let a = text.find(step_start).expect("step start");
     let a = text[..a].rfind('\n').map_or(0, |i| i + 1);
@@ -25,7 +27,11 @@ fn build(name: &str, step_start: &str, step_end: &str, coordinate: &str) -> Vec<
     out.push_str(head);
     let mut i = 0u32;
     while out.len() + tail.len() < TARGET_BYTES {
-        let nudged = format!("{:.*}", coordinate.split('.').nth(1).map_or(0, str::len), value + f64::from(i % 997) * 1e-5);
+        let nudged = format!(
+            "{:.*}",
+            coordinate.split('.').nth(1).map_or(0, str::len),
+            value + f64::from(i % 997) * 1e-5
+        );
         out.push_str(&block.replacen(coordinate, &format!("{nudged:>w$}", w = coordinate.len()), 1));
         i += 1;
     }
@@ -35,17 +41,48 @@ fn build(name: &str, step_start: &str, step_end: &str, coordinate: &str) -> Vec<
 
 fn bench(c: &mut Criterion) {
     let cases = [
-        ("gaussian", build("Gaussian16_dvb_sp.out", "Input orientation:", "Normal termination", "0.269445")),
-        ("orca", build("ORCA6.0_dvb_sp_hf.out", "CARTESIAN COORDINATES (ANGSTROEM)", "ORCA TERMINATED NORMALLY", "-1.415253")),
-        ("gamess", build("GAMESS-US2018_dvb_gopt_a.out", "BEGINNING GEOMETRY SEARCH POINT NSERCH=   1", "EQUILIBRIUM GEOMETRY LOCATED", "1.4162481087")),
+        (
+            "gaussian",
+            build(
+                "Gaussian16_dvb_sp.out",
+                "Input orientation:",
+                "Normal termination",
+                "0.269445",
+            ),
+        ),
+        (
+            "orca",
+            build(
+                "ORCA6.0_dvb_sp_hf.out",
+                "CARTESIAN COORDINATES (ANGSTROEM)",
+                "ORCA TERMINATED NORMALLY",
+                "-1.415253",
+            ),
+        ),
+        (
+            "gamess",
+            build(
+                "GAMESS-US2018_dvb_gopt_a.out",
+                "BEGINNING GEOMETRY SEARCH POINT NSERCH=   1",
+                "EQUILIBRIUM GEOMETRY LOCATED",
+                "1.4162481087",
+            ),
+        ),
     ];
     let mut g = c.benchmark_group("qm_logs_100MB");
     g.sample_size(10);
     for (name, bytes) in &cases {
         let log = orbitfield::io::qmlog::read(Path::new(name), bytes).expect("synthetic log parses");
-        eprintln!("{name}: {} MB, {} frames, {} wavefunctions", bytes.len() >> 20, log.frames.len(), log.wavefunctions.len());
+        eprintln!(
+            "{name}: {} MB, {} frames, {} wavefunctions",
+            bytes.len() >> 20,
+            log.frames.len(),
+            log.wavefunctions.len()
+        );
         g.throughput(Throughput::Bytes(bytes.len() as u64));
-        g.bench_function(*name, |b| b.iter(|| orbitfield::io::qmlog::read(Path::new(name), black_box(bytes)).map(|l| l.frames.len())));
+        g.bench_function(*name, |b| {
+            b.iter(|| orbitfield::io::qmlog::read(Path::new(name), black_box(bytes)).map(|l| l.frames.len()))
+        });
     }
     g.finish();
 }

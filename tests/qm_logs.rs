@@ -7,7 +7,9 @@ use orbitfield::model::{SpinKind, Wavefunction};
 use std::path::{Path, PathBuf};
 
 fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/qm-logs").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/qm-logs")
+        .join(name)
 }
 
 fn bytes(name: &str) -> Vec<u8> {
@@ -22,14 +24,22 @@ fn load(name: &str) -> QmLog {
 /// individually normalised Cartesian Gaussians (s and p shells, and Cartesian d and up).
 fn orbital_value(wf: &Wavefunction, mo: usize, p: [f64; 3]) -> f64 {
     fn double_factorial(n: i32) -> f64 {
-        if n <= 0 { 1.0 } else { (n as f64) * double_factorial(n - 2) }
+        if n <= 0 {
+            1.0
+        } else {
+            (n as f64) * double_factorial(n - 2)
+        }
     }
     let c = wf.alpha.orbital(mo).unwrap();
     let mut value = 0.0;
     let mut f = 0;
     for sh in &wf.basis.shells {
         assert!(!sh.pure || sh.l < 2, "test evaluator handles Cartesian shells only");
-        let d = [p[0] - sh.center_bohr[0], p[1] - sh.center_bohr[1], p[2] - sh.center_bohr[2]];
+        let d = [
+            p[0] - sh.center_bohr[0],
+            p[1] - sh.center_bohr[1],
+            p[2] - sh.center_bohr[2],
+        ];
         let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
         for pw in qmlog::cartesian_order(sh.l) {
             let ang = d[0].powi(pw[0] as i32) * d[1].powi(pw[1] as i32) * d[2].powi(pw[2] as i32);
@@ -83,10 +93,19 @@ fn compare(wf: &Wavefunction, r: &Reference) -> Vec<f64> {
     r.columns
         .iter()
         .map(|(mo, reference)| {
-            let ours: Vec<f64> = r.points_angstrom.iter().map(|&p| orbital_value(wf, *mo, bohr_from_angstrom3(p))).collect();
+            let ours: Vec<f64> = r
+                .points_angstrom
+                .iter()
+                .map(|&p| orbital_value(wf, *mo, bohr_from_angstrom3(p)))
+                .collect();
             let dot: f64 = ours.iter().zip(reference).map(|(a, b)| a * b).sum();
             let sign = if dot < 0.0 { -1.0 } else { 1.0 };
-            let diff: f64 = ours.iter().zip(reference).map(|(a, b)| (sign * a - b).powi(2)).sum::<f64>().sqrt();
+            let diff: f64 = ours
+                .iter()
+                .zip(reference)
+                .map(|(a, b)| (sign * a - b).powi(2))
+                .sum::<f64>()
+                .sqrt();
             let norm: f64 = reference.iter().map(|b| b * b).sum::<f64>().sqrt();
             diff / norm
         })
@@ -118,8 +137,12 @@ fn gaussian_single_point_orbitals_match_fchk_reference() {
     assert_eq!(wf.alpha.symmetries[0], "BU");
     // Standard orientation: atom 1 at (0.269445, 1.410118, 0) Angstrom.
     let p = log.frames[0].positions_angstrom[0];
-    assert!((p[0] - 0.269445).abs() < 1e-5 && (p[1] - 1.410118).abs() < 1e-5, "{p:?}");
+    assert!(
+        (p[0] - 0.269445).abs() < 1e-5 && (p[1] - 1.410118).abs() < 1e-5,
+        "{p:?}"
+    );
     let err = compare(wf, &reference("Gaussian16_dvb_sp.ref.txt"));
+    eprintln!("Gaussian16_dvb_sp.ref.txt: HOMO, LUMO relative errors {err:?}");
     assert!(err.iter().all(|&e| e < 1e-4), "relative errors {err:?}");
 }
 
@@ -136,6 +159,7 @@ fn orca_single_point_orbitals_match_pyscf_reference() {
     assert!((wf.alpha.energies_hartree[34] - -0.22219).abs() < 1e-9);
     assert_eq!(wf.alpha.occupations[34], 2.0);
     let err = compare(wf, &reference("ORCA6.0_dvb_sp_hf.ref.txt"));
+    eprintln!("ORCA6.0_dvb_sp_hf.ref.txt: HOMO, LUMO relative errors {err:?}");
     assert!(err.iter().all(|&e| e < 1e-4), "relative errors {err:?}");
 }
 
@@ -154,6 +178,7 @@ fn gamess_single_point_orbitals_match_pyscf_reference() {
     // COORD=PRINAXIS frame: atom 1 at (2.6723873767, -0.4474975755, 0) bohr.
     assert!((wf.atoms[0].position_bohr[0] - 2.6723873767).abs() < 1e-9);
     let err = compare(wf, &reference("GAMESS-US2018_dvb_sp.ref.txt"));
+    eprintln!("GAMESS-US2018_dvb_sp.ref.txt: HOMO, LUMO relative errors {err:?}");
     assert!(err.iter().all(|&e| e < 1e-3), "relative errors {err:?}");
 }
 
@@ -171,7 +196,16 @@ fn gamess_optimisation_is_a_frame_series() {
     let summary: Vec<f64> = text
         .lines()
         .filter(|l| l.trim_start().starts_with("NSERCH:"))
-        .map(|l| l.split("E=").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap())
+        .map(|l| {
+            l.split("E=")
+                .nth(1)
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
         .collect();
     assert_eq!(summary.len(), expected);
     for (s, e) in log.steps.iter().zip(&summary) {
@@ -181,7 +215,10 @@ fn gamess_optimisation_is_a_frame_series() {
     assert_eq!(log.wavefunction_frames(), vec![0, 6]);
     // Last frame: the equilibrium geometry, atom 1 at (1.4168673288, -0.2341505881, 0) A.
     let p = log.frames[6].positions_angstrom[0];
-    assert!((p[0] - 1.416_867_3).abs() < 1e-5 && (p[1] + 0.234_150_6).abs() < 1e-5, "{p:?}");
+    assert!(
+        (p[0] - 1.416_867_3).abs() < 1e-5 && (p[1] + 0.234_150_6).abs() < 1e-5,
+        "{p:?}"
+    );
     assert!(log.warnings.is_empty(), "{:?}", log.warnings);
 }
 
@@ -194,15 +231,27 @@ fn orca_optimisation_is_a_frame_series_and_says_which_keyword_is_missing() {
     assert_eq!(count(name, "GEOMETRY OPTIMIZATION CYCLE"), 3);
     assert_eq!(count(name, "CARTESIAN COORDINATES (ANGSTROEM)"), 4);
     assert_eq!(log.frames.len(), 4);
-    let energies = [-382.055108617704, -382.055126570567, -382.055133025246, -382.055133399486];
+    let energies = [
+        -382.055108617704,
+        -382.055126570567,
+        -382.055133025246,
+        -382.055133399486,
+    ];
     for (s, e) in log.steps.iter().zip(energies) {
         assert!((s.scf_energy_hartree.unwrap() - e).abs() < 1e-9);
     }
     let p = log.frames[3].positions_angstrom[0];
-    assert!((p[0] + 1.417709).abs() < 1e-5 && (p[1] - 0.228462).abs() < 1e-5, "{p:?}");
+    assert!(
+        (p[0] + 1.417709).abs() < 1e-5 && (p[1] - 0.228462).abs() < 1e-5,
+        "{p:?}"
+    );
     // Orbitals are printed but the basis set is not.
     assert!(log.wavefunctions.is_empty());
-    assert!(log.warnings.iter().any(|w| w.contains("PrintBasis")), "{:?}", log.warnings);
+    assert!(
+        log.warnings.iter().any(|w| w.contains("PrintBasis")),
+        "{:?}",
+        log.warnings
+    );
 }
 
 #[test]
@@ -224,28 +273,52 @@ fn replace(b: &[u8], from: &str, to: &str) -> Vec<u8> {
 #[test]
 fn missing_sections_name_the_keyword_and_keep_the_structure() {
     let p = Path::new("edited.log");
-    let g = replace(&bytes("Gaussian16_dvb_sp.out"), "AO basis set in the form of general basis input", "AO basis set omitted");
+    let g = replace(
+        &bytes("Gaussian16_dvb_sp.out"),
+        "AO basis set in the form of general basis input",
+        "AO basis set omitted",
+    );
     let log = gaussian::read(p, &g).unwrap();
     assert_eq!(log.frames.len(), 1);
     assert!(log.wavefunctions.is_empty());
     assert!(log.warnings.iter().any(|w| w.contains("gfinput")), "{:?}", log.warnings);
     assert!(log.steps[0].scf_energy_hartree.is_some());
 
-    let g = replace(&bytes("Gaussian16_dvb_sp.out"), "Molecular Orbital Coefficients:", "(no orbitals here)");
+    let g = replace(
+        &bytes("Gaussian16_dvb_sp.out"),
+        "Molecular Orbital Coefficients:",
+        "(no orbitals here)",
+    );
     let log = gaussian::read(p, &g).unwrap();
     assert!(log.wavefunctions.is_empty());
-    assert!(log.warnings.iter().any(|w| w.contains("pop=full")), "{:?}", log.warnings);
+    assert!(
+        log.warnings.iter().any(|w| w.contains("pop=full")),
+        "{:?}",
+        log.warnings
+    );
 
-    let m = replace(&bytes("GAMESS-US2018_dvb_sp.out"), "          EIGENVECTORS", "          (skipped)");
+    let m = replace(
+        &bytes("GAMESS-US2018_dvb_sp.out"),
+        "          EIGENVECTORS",
+        "          (skipped)",
+    );
     let log = gamess::read(p, &m).unwrap();
     assert_eq!(log.frames.len(), 1);
     assert!(log.wavefunctions.is_empty());
     assert!(log.warnings.iter().any(|w| w.contains("NPRINT")), "{:?}", log.warnings);
 
-    let o = replace(&bytes("ORCA6.0_dvb_sp_hf.out"), "MOLECULAR ORBITALS (RHF, ROHF)", "(orbitals not printed)");
+    let o = replace(
+        &bytes("ORCA6.0_dvb_sp_hf.out"),
+        "MOLECULAR ORBITALS (RHF, ROHF)",
+        "(orbitals not printed)",
+    );
     let log = orca::read(p, &o).unwrap();
     assert!(log.wavefunctions.is_empty());
-    assert!(log.warnings.iter().any(|w| w.contains("PrintMOs")), "{:?}", log.warnings);
+    assert!(
+        log.warnings.iter().any(|w| w.contains("PrintMOs")),
+        "{:?}",
+        log.warnings
+    );
 }
 
 /// Cuts a file in the middle of its orbital coefficients.
@@ -259,7 +332,11 @@ fn cut_inside(name: &str, heading: &str) -> Vec<u8> {
 #[test]
 fn truncated_orbital_blocks_are_clear_errors() {
     for (name, heading, read) in [
-        ("Gaussian16_dvb_sp.out", "Molecular Orbital Coefficients", gaussian::read as fn(&Path, &[u8]) -> _),
+        (
+            "Gaussian16_dvb_sp.out",
+            "Molecular Orbital Coefficients",
+            gaussian::read as fn(&Path, &[u8]) -> _,
+        ),
         ("GAMESS-US2018_dvb_sp.out", "EIGENVECTORS", gamess::read),
         ("ORCA6.0_dvb_sp_hf.out", "MOLECULAR ORBITALS", orca::read),
     ] {
@@ -271,7 +348,12 @@ fn truncated_orbital_blocks_are_clear_errors() {
 
 #[test]
 fn every_prefix_and_damaged_copy_reads_without_panic() {
-    for name in ["Gaussian16_dvb_sp.out", "GAMESS-US2018_dvb_sp.out", "ORCA6.0_dvb_sp_hf.out", "ORCA6.0_dvb_gopt.out"] {
+    for name in [
+        "Gaussian16_dvb_sp.out",
+        "GAMESS-US2018_dvb_sp.out",
+        "ORCA6.0_dvb_sp_hf.out",
+        "ORCA6.0_dvb_gopt.out",
+    ] {
         let b = bytes(name);
         let step = b.len() / 150;
         for cut in (0..b.len()).step_by(step) {
@@ -295,9 +377,13 @@ fn wrong_program_and_failed_jobs_are_clear_errors() {
     let orca_bytes = bytes("ORCA6.0_dvb_sp_hf.out");
     let err = gaussian::read(Path::new("x.log"), &orca_bytes).unwrap_err().to_string();
     assert!(err.contains("ORCA") && err.contains("not a Gaussian"), "{err}");
-    let err = gamess::read(Path::new("x.log"), &bytes("Gaussian16_dvb_sp.out")).unwrap_err().to_string();
+    let err = gamess::read(Path::new("x.log"), &bytes("Gaussian16_dvb_sp.out"))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("Gaussian"), "{err}");
-    let err = qmlog::read(Path::new("x.log"), b"just some text\n").unwrap_err().to_string();
+    let err = qmlog::read(Path::new("x.log"), b"just some text\n")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("not a recognised QM log"), "{err}");
 
     // A Gaussian job that failed before printing any geometry.
@@ -305,8 +391,13 @@ fn wrong_program_and_failed_jobs_are_clear_errors() {
     let text = String::from_utf8_lossy(&g);
     let head = &text[..text.find("Input orientation:").unwrap()];
     let failed = format!("{head}\n Error termination via Lnk1e in /g16/l202.exe at Thu Apr  5 09:06:02 2018.\n");
-    let err = gaussian::read(Path::new("failed.log"), failed.as_bytes()).unwrap_err().to_string();
-    assert!(err.contains("no geometry") && err.contains("Error termination"), "{err}");
+    let err = gaussian::read(Path::new("failed.log"), failed.as_bytes())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("no geometry") && err.contains("Error termination"),
+        "{err}"
+    );
 
     // An ORCA job that failed in the SCF: the geometry loads, with a warning.
     let text = String::from_utf8_lossy(&orca_bytes);
@@ -314,5 +405,9 @@ fn wrong_program_and_failed_jobs_are_clear_errors() {
     let failed = format!("{head}\nORCA finished by error termination in SCF\n");
     let log = orca::read(Path::new("failed.out"), failed.as_bytes()).unwrap();
     assert_eq!(log.frames.len(), 1);
-    assert!(log.warnings.iter().any(|w| w.contains("error termination")), "{:?}", log.warnings);
+    assert!(
+        log.warnings.iter().any(|w| w.contains("error termination")),
+        "{:?}",
+        log.warnings
+    );
 }

@@ -42,7 +42,11 @@ fn report(system: &mut System, load_seconds: f64, json: bool) -> Result<()> {
     let residues = s.residue_count();
     let chains = s.chain_ids().len();
     let total_charge = s.total_charge_e();
-    let first_box = if frames > 0 { system.trajectory.frame(0)?.cell } else { None };
+    let first_box = if frames > 0 {
+        system.trajectory.frame(0)?.cell
+    } else {
+        None
+    };
     let box_values = first_box.map(|c| {
         let [a, b, cc] = c.lengths_angstrom;
         let [al, be, ga] = c.angles_degree;
@@ -54,10 +58,15 @@ fn report(system: &mut System, load_seconds: f64, json: bool) -> Result<()> {
         obj.insert("frames".into(), frames.into());
         obj.insert("residues".into(), residues.into());
         obj.insert("chains".into(), chains.into());
-        obj.insert("total_charge".into(), total_charge.map_or(serde_json::Value::Null, |q| round_json(q, 6)));
+        obj.insert(
+            "total_charge".into(),
+            total_charge.map_or(serde_json::Value::Null, |q| round_json(q, 6)),
+        );
         obj.insert(
             "box".into(),
-            box_values.map_or(serde_json::Value::Null, |b| serde_json::Value::Array(b.iter().map(|&x| round_json(x, 6)).collect())),
+            box_values.map_or(serde_json::Value::Null, |b| {
+                serde_json::Value::Array(b.iter().map(|&x| round_json(x, 6)).collect())
+            }),
         );
         obj.insert("load_seconds".into(), round_json(load_seconds, 6));
         if !system.warnings.is_empty() {
@@ -65,7 +74,15 @@ fn report(system: &mut System, load_seconds: f64, json: bool) -> Result<()> {
         }
         println!("{}", serde_json::to_string_pretty(&serde_json::Value::Object(obj))?);
     } else {
-        println!("files:        {}", system.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        println!(
+            "files:        {}",
+            system
+                .paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         println!("atoms:        {atoms}");
         println!("frames:       {frames}");
         println!("residues:     {residues}");

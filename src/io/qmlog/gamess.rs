@@ -96,16 +96,22 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                         .and_then(|i| tokens(&t[i + 9..]).next())
                         .and_then(num)
                         .ok_or_else(|| {
-                            ReadError::line(path, lines.line_no(), format!("expected `FINAL ... ENERGY IS value`, found {:?}", text(t)))
+                            ReadError::line(
+                                path,
+                                lines.line_no(),
+                                format!("expected `FINAL ... ENERGY IS value`, found {:?}", text(t)),
+                            )
                         })?;
                     c.set_energy(e);
                 } else if c.version.is_none() && t.starts_with(b"Firefly version") {
                     c.version = Some(String::from_utf8_lossy(trim(t)).into_owned());
                 }
             }
-            b'G' => {
-                if c.version.is_none() && t.starts_with(b"GAMESS VERSION =") {
-                    let v = trim(&t[16..]);
+            b'*' => {
+                if c.version.is_none()
+                    && let Some(i) = memchr::memmem::find(t, b"GAMESS VERSION =")
+                {
+                    let v = trim(&t[i + 16..]);
                     let v = v.strip_suffix(b"*").map(trim).unwrap_or(v);
                     c.version = Some(String::from_utf8_lossy(v).into_owned());
                 }
@@ -121,7 +127,9 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                 let tt = trim(t);
                 if tt == b"EIGENVECTORS" {
                     read_orbitals(path, &mut lines, &mut c, &mut next_is_beta)?;
-                } else if tt.starts_with(b"EXECUTION OF GAMESS TERMINATED") || tt.starts_with(b"EXECUTION OF FIREFLY TERMINATED") {
+                } else if tt.starts_with(b"EXECUTION OF GAMESS TERMINATED")
+                    || tt.starts_with(b"EXECUTION OF FIREFLY TERMINATED")
+                {
                     if contains(tt, b"NORMALLY") && !contains(tt, b"ABNORMALLY") {
                         c.terminated_normally = true;
                     } else if c.error_line.is_none() {
@@ -158,15 +166,30 @@ fn read_orbitals(path: &Path, lines: &mut Lines, c: &mut Collected, next_is_beta
     if *next_is_beta {
         *next_is_beta = false;
         let Some(o) = c.steps.last_mut().and_then(|s| s.orbitals.as_mut()) else {
-            return Err(ReadError::line(path, raw.line, "beta orbitals printed without alpha orbitals before them"));
+            return Err(ReadError::line(
+                path,
+                raw.line,
+                "beta orbitals printed without alpha orbitals before them",
+            ));
         };
         if o.labels != labels {
-            return Err(ReadError::line(path, raw.line, "the beta orbitals are printed over different basis functions than the alpha ones"));
+            return Err(ReadError::line(
+                path,
+                raw.line,
+                "the beta orbitals are printed over different basis functions than the alpha ones",
+            ));
         }
         o.beta = Some(raw);
         Ok(())
     } else {
-        c.set_orbitals(path, PrintedOrbitals { alpha: raw, beta: None, labels })
+        c.set_orbitals(
+            path,
+            PrintedOrbitals {
+                alpha: raw,
+                beta: None,
+                labels,
+            },
+        )
     }
 }
 
@@ -179,13 +202,21 @@ fn read_table(path: &Path, lines: &mut Lines, angstrom: bool) -> Result<Geometry
     };
     // Column header line(s).
     let Some(_) = lines.next_line() else {
-        return Err(ReadError::line(path, start, "file ends after a coordinate table heading (the log is truncated)"));
+        return Err(ReadError::line(
+            path,
+            start,
+            "file ends after a coordinate table heading (the log is truncated)",
+        ));
     };
     loop {
         let save = *lines;
         let Some(l) = lines.next_line() else {
             if g.elements.is_empty() {
-                return Err(ReadError::line(path, start, "file ends inside a coordinate table (the log is truncated)"));
+                return Err(ReadError::line(
+                    path,
+                    start,
+                    "file ends inside a coordinate table (the log is truncated)",
+                ));
             }
             break;
         };
@@ -205,18 +236,28 @@ fn read_table(path: &Path, lines: &mut Lines, angstrom: bool) -> Result<Geometry
                 return Err(ReadError::line(
                     path,
                     lines.line_no(),
-                    format!("expected `name charge x y z` in the coordinate table, found {:?}", text(t)),
+                    format!(
+                        "expected `name charge x y z` in the coordinate table, found {:?}",
+                        text(t)
+                    ),
                 ));
             }
             *lines = save;
             break;
         };
         if g.elements.len() >= MAX_ITEMS {
-            return Err(ReadError::line(path, lines.line_no(), "coordinate table has too many atoms"));
+            return Err(ReadError::line(
+                path,
+                lines.line_no(),
+                "coordinate table has too many atoms",
+            ));
         }
         let element = element_from_charge(charge)
             .or_else(|| {
-                let name: String = String::from_utf8_lossy(toks[0]).chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+                let name: String = String::from_utf8_lossy(toks[0])
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphabetic())
+                    .collect();
                 Element::from_symbol(&name)
             })
             .unwrap_or(Element::UNKNOWN);
@@ -236,14 +277,20 @@ struct Group {
     line: usize,
 }
 
+/// A shell being read: GAMESS shell number, type letter(s), exponents, coefficient columns.
+type Pending = Option<(usize, Vec<u8>, Vec<f64>, Vec<Vec<f64>>)>;
+
 fn read_basis(path: &Path, lines: &mut Lines) -> Result<Vec<Group>, ReadError> {
     let start = lines.line_no();
     let mut groups: Vec<Group> = Vec::new();
-    // Primitive lines of the shell being read: (shell number, type letter(s), exponent, coefficients).
-    let mut current: Option<(usize, Vec<u8>, Vec<f64>, Vec<Vec<f64>>)> = None;
-    let flush = |groups: &mut Vec<Group>, cur: &mut Option<(usize, Vec<u8>, Vec<f64>, Vec<Vec<f64>>)>, line: usize| {
+    let mut current: Pending = None;
+    let flush = |groups: &mut Vec<Group>, cur: &mut Pending| {
         if let Some((no, kind, exps, coefs)) = cur.take() {
-            let ls: Vec<u8> = if kind == b"L" { vec![0, 1] } else { kind.first().and_then(|&c| l_of_letter(c)).into_iter().collect() };
+            let ls: Vec<u8> = if kind == b"L" {
+                vec![0, 1]
+            } else {
+                kind.first().and_then(|&c| l_of_letter(c)).into_iter().collect()
+            };
             if let Some(g) = groups.last_mut() {
                 for (&l, c) in ls.iter().zip(coefs) {
                     g.shells.push((
@@ -256,21 +303,28 @@ fn read_basis(path: &Path, lines: &mut Lines) -> Result<Vec<Group>, ReadError> {
                     ));
                 }
             }
-            let _ = line;
         }
     };
     let mut seen_header = false;
     loop {
         let save = *lines;
         let Some(l) = lines.next_line() else {
-            return Err(ReadError::line(path, lines.line_no(), format!("file ends inside the basis set printout that starts at line {start} (the log is truncated)")));
+            return Err(ReadError::line(
+                path,
+                lines.line_no(),
+                format!("file ends inside the basis set printout that starts at line {start} (the log is truncated)"),
+            ));
         };
         let t = trim(l);
         if !seen_header {
             if t.starts_with(b"SHELL TYPE") {
                 seen_header = true;
             } else if lines.line_no() > start + 20 {
-                return Err(ReadError::line(path, start, "expected a `SHELL TYPE PRIMITIVE EXPONENT CONTRACTION COEFFICIENT(S)` header after ATOMIC BASIS SET"));
+                return Err(ReadError::line(
+                    path,
+                    start,
+                    "expected a `SHELL TYPE PRIMITIVE EXPONENT CONTRACTION COEFFICIENT(S)` header after ATOMIC BASIS SET",
+                ));
             }
             continue;
         }
@@ -279,35 +333,50 @@ fn read_basis(path: &Path, lines: &mut Lines) -> Result<Vec<Group>, ReadError> {
         }
         let toks: Vec<&[u8]> = tokens(t).collect();
         if toks.len() == 1 && int(toks[0]).is_none() && num(toks[0]).is_none() {
-            flush(&mut groups, &mut current, lines.line_no());
+            flush(&mut groups, &mut current);
             groups.push(Group {
                 shells: Vec::new(),
                 line: lines.line_no(),
             });
             if groups.len() > MAX_ITEMS {
-                return Err(ReadError::line(path, lines.line_no(), "basis set printout has too many atoms"));
+                return Err(ReadError::line(
+                    path,
+                    lines.line_no(),
+                    "basis set printout has too many atoms",
+                ));
             }
             continue;
         }
         let shell_no = toks.first().and_then(|v| int(v)).and_then(|v| usize::try_from(v).ok());
         let kind = toks.get(1).map(|k| k.to_ascii_uppercase());
         let is_shell_line = shell_no.is_some()
-            && kind.as_ref().is_some_and(|k| k.as_slice() == b"L" || (k.len() == 1 && l_of_letter(k[0]).is_some()))
+            && kind
+                .as_ref()
+                .is_some_and(|k| k.as_slice() == b"L" || (k.len() == 1 && l_of_letter(k[0]).is_some()))
             && toks.get(2).is_some_and(|v| int(v).is_some());
         if !is_shell_line {
             // End of the printout.
-            flush(&mut groups, &mut current, lines.line_no());
+            flush(&mut groups, &mut current);
             *lines = save;
             break;
         }
-        let (Some(no), Some(kind)) = (shell_no, kind) else { continue };
+        let (Some(no), Some(kind)) = (shell_no, kind) else {
+            continue;
+        };
         if groups.is_empty() {
-            return Err(ReadError::line(path, lines.line_no(), "expected an atom name before the first shell of the basis set"));
+            return Err(ReadError::line(
+                path,
+                lines.line_no(),
+                "expected an atom name before the first shell of the basis set",
+            ));
         }
         let exponent = toks.get(3).and_then(|v| num(v)).filter(|&e| e > 0.0);
         // Coefficients of normalised primitives: inside parentheses when the line has them.
         let coefs: Option<Vec<f64>> = if contains(t, b"(") {
-            t.split(|&b| b == b'(').skip(1).map(|part| num(part.split(|&b| b == b')').next().unwrap_or(&[]))).collect()
+            t.split(|&b| b == b'(')
+                .skip(1)
+                .map(|part| num(part.split(|&b| b == b')').next().unwrap_or(&[])))
+                .collect()
         } else {
             toks.iter().skip(4).map(|v| num(v)).collect()
         };
@@ -316,17 +385,25 @@ fn read_basis(path: &Path, lines: &mut Lines) -> Result<Vec<Group>, ReadError> {
             return Err(ReadError::line(
                 path,
                 lines.line_no(),
-                format!("expected `shell type primitive exponent coefficient{}` in the basis set, found {:?}", if n_coef == 2 { "s coefficient-p" } else { "" }, text(t)),
+                format!(
+                    "expected `shell type primitive exponent coefficient{}` in the basis set, found {:?}",
+                    if n_coef == 2 { "s coefficient-p" } else { "" },
+                    text(t)
+                ),
             ));
         };
         let same = current.as_ref().is_some_and(|(n, k, _, _)| *n == no && *k == kind);
         if !same {
-            flush(&mut groups, &mut current, lines.line_no());
+            flush(&mut groups, &mut current);
             current = Some((no, kind, Vec::new(), vec![Vec::new(); n_coef]));
         }
         if let Some((_, _, exps, cs)) = current.as_mut() {
             if exps.len() >= 1000 {
-                return Err(ReadError::line(path, lines.line_no(), "a shell has more than 1000 primitives"));
+                return Err(ReadError::line(
+                    path,
+                    lines.line_no(),
+                    "a shell has more than 1000 primitives",
+                ));
             }
             exps.push(exponent);
             for (c, v) in cs.iter_mut().zip(coefs) {
@@ -335,7 +412,11 @@ fn read_basis(path: &Path, lines: &mut Lines) -> Result<Vec<Group>, ReadError> {
         }
     }
     if groups.is_empty() || groups.iter().any(|g| g.shells.is_empty()) {
-        return Err(ReadError::line(path, start, "the basis set printout has an atom without shells"));
+        return Err(ReadError::line(
+            path,
+            start,
+            "the basis set printout has an atom without shells",
+        ));
     }
     Ok(groups)
 }
@@ -347,8 +428,14 @@ fn expand_groups(path: &Path, groups: Vec<Group>, total: Option<usize>) -> Resul
         v.dedup();
         v
     };
-    let firsts: Vec<usize> = groups.iter().map(|g| distinct(g).first().copied().unwrap_or(0)).collect();
-    let lasts: Vec<usize> = groups.iter().map(|g| distinct(g).last().copied().unwrap_or(0)).collect();
+    let firsts: Vec<usize> = groups
+        .iter()
+        .map(|g| distinct(g).first().copied().unwrap_or(0))
+        .collect();
+    let lasts: Vec<usize> = groups
+        .iter()
+        .map(|g| distinct(g).last().copied().unwrap_or(0))
+        .collect();
     let counts: Vec<usize> = groups.iter().map(|g| distinct(g).len()).collect();
     // Printed numbers belong to the last equivalent atom (GAMESS-US) or the first one (older
     // versions); the total decides when both could fit.
@@ -361,7 +448,11 @@ fn expand_groups(path: &Path, groups: Vec<Group>, total: Option<usize>) -> Resul
         let span = if last_convention {
             lasts[i].checked_sub(if i == 0 { 0 } else { lasts[i - 1] })
         } else {
-            let next = firsts.get(i + 1).copied().or(total.map(|t| t + 1)).unwrap_or(firsts[i] + counts[i]);
+            let next = firsts
+                .get(i + 1)
+                .copied()
+                .or(total.map(|t| t + 1))
+                .unwrap_or(firsts[i] + counts[i]);
             next.checked_sub(firsts[i])
         };
         let k = counts[i].max(1);
@@ -413,38 +504,47 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<(RawOrbitals, Vec<(A
             }
         }
         let Some(h) = header else {
-            if raw.n_rows == 0 {
-                return Err(truncated(lines));
-            }
-            *lines = save;
-            break;
+            return Err(truncated(lines));
         };
         let indices: Option<Vec<i64>> = tokens(h).map(int).collect();
         let Some(indices) = indices.filter(|v| !v.is_empty() && v.len() <= 10 && v[0] == expected) else {
             if raw.n_rows == 0 {
-                return Err(ReadError::line(path, lines.line_no(), format!("expected orbital numbers starting at {expected}, found {:?}", text(h))));
+                return Err(ReadError::line(
+                    path,
+                    lines.line_no(),
+                    format!("expected orbital numbers starting at {expected}, found {:?}", text(h)),
+                ));
             }
             *lines = save;
             break;
         };
         let k = indices.len();
         expected += k as i64;
-        let Some(e) = lines.next_line() else { return Err(truncated(lines)) };
+        let Some(e) = lines.next_line() else {
+            return Err(truncated(lines));
+        };
         let energies: Option<Vec<f64>> = tokens(e).map(num).collect();
         let Some(energies) = energies.filter(|v| v.len() == k) else {
-            return Err(ReadError::line(path, lines.line_no(), format!("expected {k} orbital energies, found {:?}", text(e))));
+            return Err(ReadError::line(
+                path,
+                lines.line_no(),
+                format!("expected {k} orbital energies, found {:?}", text(e)),
+            ));
         };
         raw.energies_hartree.extend(energies);
         // Symmetry labels (absent in some versions): a line whose tokens are not a coefficient row.
         let save = *lines;
-        let Some(s) = lines.next_line() else { return Err(truncated(lines)) };
+        let Some(s) = lines.next_line() else {
+            return Err(truncated(lines));
+        };
         let mut probe = Vec::new();
         if row_values(s, FIELD_WIDTH, k, &mut probe).is_some() {
             *lines = save;
             raw.symmetries.extend((0..k).map(|_| String::new()));
         } else {
             let syms: Vec<String> = tokens(s).map(|t| String::from_utf8_lossy(t).into_owned()).collect();
-            raw.symmetries.extend((0..k).map(|i| syms.get(i).cloned().unwrap_or_default()));
+            raw.symmetries
+                .extend((0..k).map(|i| syms.get(i).cloned().unwrap_or_default()));
         }
         block.clear();
         let mut rows = 0usize;
@@ -452,17 +552,27 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<(RawOrbitals, Vec<(A
             if raw.n_rows > 0 && rows == raw.n_rows {
                 break;
             }
-            let Some(l) = lines.next_line() else { return Err(truncated(lines)) };
+            let Some(l) = lines.next_line() else {
+                return Err(truncated(lines));
+            };
+            if lines.at_end() {
+                return Err(truncated(lines));
+            }
             if raw.n_rows == 0 && is_blank(l) && rows > 0 {
                 break;
             }
             let label = row_values(l, FIELD_WIDTH, k, &mut block);
-            let ao = label.and_then(|lab| tokens(lab).last()).and_then(super::gaussian::ao_from_label);
+            let ao = label
+                .and_then(|lab| tokens(lab).last())
+                .and_then(super::gaussian::ao_from_label);
             if ao.is_none() {
                 return Err(ReadError::line(
                     path,
                     lines.line_no(),
-                    format!("expected a coefficient row `n atom-name atom-number type` and {k} numbers, found {:?}", text(l)),
+                    format!(
+                        "expected a coefficient row `n atom-name atom-number type` and {k} numbers, found {:?}",
+                        text(l)
+                    ),
                 ));
             }
             if raw.n_rows == 0 {

@@ -12,7 +12,7 @@
 
 use super::{
     Ao, Collected, Geometry, Lines, PrintedOrbitals, Program, RawOrbitals, ShellTemplate, bohr_from, contains, int,
-    is_blank, l_of_letter, num, row_values, text, tokens, trim, trim_start,
+    l_of_letter, num, row_values, text, tokens, trim, trim_start,
 };
 use crate::io::ReadError;
 use crate::model::Element;
@@ -68,7 +68,11 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                         .and_then(|i| tokens(&t[i + 1..]).next())
                         .and_then(num)
                         .ok_or_else(|| {
-                            ReadError::line(path, lines.line_no(), format!("expected `SCF Done: E(..) = energy`, found {:?}", text(t)))
+                            ReadError::line(
+                                path,
+                                lines.line_no(),
+                                format!("expected `SCF Done: E(..) = energy`, found {:?}", text(t)),
+                            )
                         })?;
                     c.set_energy(e);
                 }
@@ -127,7 +131,14 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
             b'M' => {
                 if t.starts_with(b"Molecular Orbital Coefficients") {
                     let (alpha, labels) = read_mo_blocks(path, &mut lines)?;
-                    c.set_orbitals(path, PrintedOrbitals { alpha, beta: None, labels })?;
+                    c.set_orbitals(
+                        path,
+                        PrintedOrbitals {
+                            alpha,
+                            beta: None,
+                            labels,
+                        },
+                    )?;
                 }
             }
             b'N' => {
@@ -192,13 +203,23 @@ fn read_orientation(path: &Path, lines: &mut Lines) -> Result<Geometry, ReadErro
             return Err(ReadError::line(
                 path,
                 lines.line_no(),
-                format!("expected `center atomic-number [type] x y z` in the coordinate table, found {:?}", text(t)),
+                format!(
+                    "expected `center atomic-number [type] x y z` in the coordinate table, found {:?}",
+                    text(t)
+                ),
             ));
         };
         if g.elements.len() >= MAX_ITEMS {
-            return Err(ReadError::line(path, lines.line_no(), "coordinate table has too many atoms"));
+            return Err(ReadError::line(
+                path,
+                lines.line_no(),
+                "coordinate table has too many atoms",
+            ));
         }
-        let element = u32::try_from(z).ok().and_then(Element::from_number).unwrap_or(Element::UNKNOWN);
+        let element = u32::try_from(z)
+            .ok()
+            .and_then(Element::from_number)
+            .unwrap_or(Element::UNKNOWN);
         g.elements.push(element);
         g.nuclear_charges.push(f64::from(element.number()));
         g.positions_bohr.push(bohr_from(p));
@@ -236,12 +257,17 @@ fn read_gfinput(path: &Path, lines: &mut Lines) -> Result<Vec<Vec<ShellTemplate>
             return Err(ReadError::line(
                 path,
                 lines.line_no(),
-                format!("expected basis set of centre {}, found centre {centre}", atoms.len() + 1),
+                format!(
+                    "expected basis set of centre {}, found centre {centre}",
+                    atoms.len() + 1
+                ),
             ));
         }
         let mut shells = Vec::new();
         loop {
-            let Some(l) = lines.next_line() else { return Err(eof(lines)) };
+            let Some(l) = lines.next_line() else {
+                return Err(eof(lines));
+            };
             let t = trim(l);
             if t.starts_with(b"****") {
                 break;
@@ -251,7 +277,10 @@ fn read_gfinput(path: &Path, lines: &mut Lines) -> Result<Vec<Vec<ShellTemplate>
                 ReadError::line(
                     path,
                     lines.line_no(),
-                    format!("expected a shell header `TYPE nprim scale` or `****` in the basis set, found {:?}", text(t)),
+                    format!(
+                        "expected a shell header `TYPE nprim scale` or `****` in the basis set, found {:?}",
+                        text(t)
+                    ),
                 )
             };
             if toks.len() < 3 {
@@ -270,7 +299,9 @@ fn read_gfinput(path: &Path, lines: &mut Lines) -> Result<Vec<Vec<ShellTemplate>
             let mut exps = Vec::with_capacity(nprim);
             let mut coefs: Vec<Vec<f64>> = vec![Vec::with_capacity(nprim); ls.len()];
             for _ in 0..nprim {
-                let Some(l) = lines.next_line() else { return Err(eof(lines)) };
+                let Some(l) = lines.next_line() else {
+                    return Err(eof(lines));
+                };
                 let vals: Option<Vec<f64>> = tokens(l).map(num).collect();
                 match vals {
                     Some(v) if v.len() == 1 + ls.len() && v[0] > 0.0 => {
@@ -285,7 +316,11 @@ fn read_gfinput(path: &Path, lines: &mut Lines) -> Result<Vec<Vec<ShellTemplate>
                             lines.line_no(),
                             format!(
                                 "expected a primitive `exponent {}` (positive exponent), found {:?}",
-                                if ls.len() == 2 { "s-coefficient p-coefficient" } else { "coefficient" },
+                                if ls.len() == 2 {
+                                    "s-coefficient p-coefficient"
+                                } else {
+                                    "coefficient"
+                                },
                                 text(l)
                             ),
                         ));
@@ -302,7 +337,11 @@ fn read_gfinput(path: &Path, lines: &mut Lines) -> Result<Vec<Vec<ShellTemplate>
         }
         atoms.push(shells);
         if atoms.len() > MAX_ITEMS {
-            return Err(ReadError::line(path, lines.line_no(), "basis set printout has too many centres"));
+            return Err(ReadError::line(
+                path,
+                lines.line_no(),
+                "basis set printout has too many centres",
+            ));
         }
     }
     if atoms.is_empty() {
@@ -319,7 +358,9 @@ pub(crate) fn ao_from_label(label: &[u8]) -> Option<Ao> {
     let first = *s.first()?;
     match first.to_ascii_uppercase() {
         b'S' if s.len() == 1 => Some(Ao::Cart([0, 0, 0])),
-        b'P' if s.len() == 2 => super::cart_from_letters(&s[1..]).filter(|p| p.iter().sum::<u8>() == 1).map(Ao::Cart),
+        b'P' if s.len() == 2 => super::cart_from_letters(&s[1..])
+            .filter(|p| p.iter().sum::<u8>() == 1)
+            .map(Ao::Cart),
         b'X' | b'Y' | b'Z' => super::cart_from_letters(s).map(Ao::Cart),
         c => {
             let l = l_of_letter(c).filter(|&l| l >= 2)?;
@@ -356,10 +397,7 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<(RawOrbitals, Vec<(A
     loop {
         let save = *lines;
         let Some(l) = lines.next_line() else {
-            if raw.n_rows == 0 {
-                return Err(truncated(lines));
-            }
-            break;
+            return Err(truncated(lines));
         };
         let Some(indices) = index_line(l) else {
             *lines = save;
@@ -376,17 +414,24 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<(RawOrbitals, Vec<(A
                         indices.first().copied().unwrap_or(0)
                     )
                 } else {
-                    format!("expected orbital number {expected_index} to start this block, found {:?}", text(l))
+                    format!(
+                        "expected orbital number {expected_index} to start this block, found {:?}",
+                        text(l)
+                    )
                 },
             ));
         }
         expected_index += k as i64;
         // Symmetry / occupation line, then eigenvalues.
-        let Some(sym) = lines.next_line() else { return Err(truncated(lines)) };
+        let Some(sym) = lines.next_line() else {
+            return Err(truncated(lines));
+        };
         let (sym, eig) = if trim_start(sym).starts_with(b"Eigenvalues") {
             (None, sym)
         } else {
-            let Some(e) = lines.next_line() else { return Err(truncated(lines)) };
+            let Some(e) = lines.next_line() else {
+                return Err(truncated(lines));
+            };
             (Some(sym), e)
         };
         if !trim_start(eig).starts_with(b"Eigenvalues") {
@@ -412,7 +457,8 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<(RawOrbitals, Vec<(A
                         name.trim_matches(|c| c == '(' || c == ')').to_string()
                     })
                     .collect();
-                raw.symmetries.extend((0..k).map(|i| syms.get(i).cloned().unwrap_or_default()));
+                raw.symmetries
+                    .extend((0..k).map(|i| syms.get(i).cloned().unwrap_or_default()));
             }
             None => raw.symmetries.extend((0..k).map(|_| String::new())),
         }
@@ -433,6 +479,9 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<(RawOrbitals, Vec<(A
                 block.truncate(block.len() - k);
             }
             if !ok {
+                if lines.at_end() {
+                    return Err(truncated(lines));
+                }
                 if raw.n_rows == 0 && rows > 0 {
                     *lines = save;
                     break;
@@ -477,6 +526,5 @@ mod tests {
         assert_eq!(ao_from_label(b"4F-3"), Some(Ao::Pure(3, -3)));
         assert_eq!(ao_from_label(b"3D+3"), None);
         assert_eq!(ao_from_label(b"Density"), None);
-        let _ = is_blank(b"");
     }
 }

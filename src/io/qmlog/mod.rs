@@ -20,9 +20,7 @@ pub mod orca;
 
 use super::ReadError;
 use crate::model::units::{angstrom_from_bohr3, bohr_from_angstrom3};
-use crate::model::{
-    BasisSet, Element, Frame, Name8, OrbitalSet, QmAtom, Shell, SpinKind, Structure, Wavefunction,
-};
+use crate::model::{BasisSet, Element, Frame, Name8, OrbitalSet, QmAtom, Shell, SpinKind, Structure, Wavefunction};
 use std::path::Path;
 
 /// Which program wrote a log.
@@ -59,8 +57,7 @@ impl Program {
             Some(Program::Gaussian)
         } else if has(b"O   R   C   A") || has(b"Program Version 6.") || has(b"Program Version 5.") {
             Some(Program::Orca)
-        } else if has(b"GAMESS VERSION") || has(b"Firefly version") || has(b"PC GAMESS") || has(b"GAMESS execution")
-        {
+        } else if has(b"GAMESS VERSION") || has(b"Firefly version") || has(b"PC GAMESS") || has(b"GAMESS execution") {
             Some(Program::Gamess)
         } else {
             None
@@ -131,11 +128,19 @@ pub(crate) fn check_program(path: &Path, bytes: &[u8], wanted: Program) -> Resul
         Some(p) if p == wanted => Ok(()),
         Some(p) => Err(ReadError::file(
             path,
-            format!("this is a {} output, not a {} log: open it with the {} reader", p.name(), wanted.name(), p.name()),
+            format!(
+                "this is a {} output, not a {} log: open it with the {} reader",
+                p.name(),
+                wanted.name(),
+                p.name()
+            ),
         )),
         None => Err(ReadError::file(
             path,
-            format!("not a {} log: its banner was not found near the top of the file", wanted.name()),
+            format!(
+                "not a {} log: its banner was not found near the top of the file",
+                wanted.name()
+            ),
         )),
     }
 }
@@ -172,31 +177,14 @@ impl<'a> Lines<'a> {
         Some(line.strip_suffix(b"\r").unwrap_or(line))
     }
 
+    /// True when every line has been returned.
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.bytes.len()
+    }
+
     /// 1-based number of the line last returned (0 before the first).
     pub fn line_no(&self) -> usize {
         self.line
-    }
-
-    /// Byte offset of the next line.
-    pub fn offset(&self) -> usize {
-        self.pos
-    }
-
-    /// Moves to the start of the line containing byte `offset` (found by a fast search), keeping
-    /// line numbers right. `offset` must not be before the current position.
-    pub fn skip_to(&mut self, offset: usize) {
-        let offset = offset.min(self.bytes.len());
-        if offset <= self.pos {
-            return;
-        }
-        let start = self.bytes[..offset].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1).max(self.pos);
-        self.line += memchr::memchr_iter(b'\n', &self.bytes[self.pos..start]).count();
-        self.pos = start;
-    }
-
-    /// Remaining bytes from the next line on.
-    pub fn rest(&self) -> &'a [u8] {
-        self.bytes.get(self.pos..).unwrap_or(&[])
     }
 }
 
@@ -247,11 +235,6 @@ pub(crate) fn int(t: &[u8]) -> Option<i64> {
     std::str::from_utf8(trim(t)).ok()?.parse::<i64>().ok()
 }
 
-/// The floats after the first `skip` tokens of a line, or `None` when one is not a number.
-pub(crate) fn floats_after(l: &[u8], skip: usize) -> Option<Vec<f64>> {
-    tokens(l).skip(skip).map(num).collect()
-}
-
 /// Reads the `k` values at the end of a coefficient row, printed in fixed-width fields of `width`
 /// characters (so numbers printed without a space between them are split right), falling back to
 /// whitespace splitting when the fixed layout does not fit. Appends exactly `k` values and returns
@@ -281,8 +264,14 @@ pub(crate) fn row_values<'a>(l: &'a [u8], width: usize, k: usize, out: &mut Vec<
     let mut end = n;
     let mut vals = Vec::with_capacity(k);
     for _ in 0..k {
-        let tok_end = l[..end].iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |i| i + 1);
-        let tok_start = l[..tok_end].iter().rposition(|b| b.is_ascii_whitespace()).map_or(0, |i| i + 1);
+        let tok_end = l[..end]
+            .iter()
+            .rposition(|b| !b.is_ascii_whitespace())
+            .map_or(0, |i| i + 1);
+        let tok_start = l[..tok_end]
+            .iter()
+            .rposition(|b| b.is_ascii_whitespace())
+            .map_or(0, |i| i + 1);
         let v = num(&l[tok_start..tok_end])?;
         vals.push(v);
         end = tok_start;
@@ -491,7 +480,11 @@ pub(crate) fn map_rows(
                 ));
             };
             let pure = t.l >= 2 && matches!(first, Ao::Pure(..));
-            let n = if pure { 2 * t.l as usize + 1 } else { (t.l as usize + 1) * (t.l as usize + 2) / 2 };
+            let n = if pure {
+                2 * t.l as usize + 1
+            } else {
+                (t.l as usize + 1) * (t.l as usize + 2) / 2
+            };
             let order = if pure { Vec::new() } else { cartesian_order(t.l) };
             let mut seen = vec![false; n];
             for r in row..row + n {
@@ -518,7 +511,10 @@ pub(crate) fn map_rows(
                 target[r] = (offset + idx, factor);
             }
             let Some(coefficients) = normalised_contraction(t.l, &t.exponents, &t.coefficients) else {
-                return Err(format!("a shell of atom {} has a contraction that cannot be normalised", atom + 1));
+                return Err(format!(
+                    "a shell of atom {} has a contraction that cannot be normalised",
+                    atom + 1
+                ));
             };
             basis.shells.push(Shell {
                 l: t.l,
@@ -555,8 +551,11 @@ pub(crate) fn orbital_set(raw: &RawOrbitals, map: &RowMap, default_occupations: 
     }
     let mut energies = raw.energies_hartree.clone();
     energies.resize(n_orb, 0.0);
-    let mut occupations =
-        if raw.occupations.len() == n_orb { raw.occupations.clone() } else { default_occupations.to_vec() };
+    let mut occupations = if raw.occupations.len() == n_orb {
+        raw.occupations.clone()
+    } else {
+        default_occupations.to_vec()
+    };
     occupations.resize(n_orb, 0.0);
     let mut symmetries = raw.symmetries.clone();
     symmetries.resize(n_orb, String::new());
@@ -732,17 +731,29 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
             None if !c.terminated_normally => " (the log may be truncated or the job may have stopped early)".into(),
             None => String::new(),
         };
-        return Err(ReadError::file(path, format!("no geometry found in this {program_name} log{why}")));
+        return Err(ReadError::file(
+            path,
+            format!("no geometry found in this {program_name} log{why}"),
+        ));
     };
     let n_atoms = first.geometry.elements.len();
     let mut structure = Structure::default();
     structure.reserve(n_atoms);
     for &e in &first.geometry.elements {
-        structure.push_atom(e, Name8::from(e.symbol()), Name8::from("QM"), 1, Name8::EMPTY, Name8::EMPTY);
+        structure.push_atom(
+            e,
+            Name8::from(e.symbol()),
+            Name8::from("QM"),
+            1,
+            Name8::EMPTY,
+            Name8::EMPTY,
+        );
     }
     let mut warnings = c.warnings;
     if let Some((n, l)) = &c.error_line {
-        warnings.push(format!("the job ended with an error (line {n}: {l:?}); steps up to it are loaded"));
+        warnings.push(format!(
+            "the job ended with an error (line {n}: {l:?}); steps up to it are loaded"
+        ));
     } else if !c.terminated_normally {
         warnings.push(format!(
             "no {program_name} normal-termination line: the job did not finish or the log was cut; steps found are loaded"
@@ -770,7 +781,11 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
             ));
         }
         frames.push(Frame {
-            positions_angstrom: g.positions_bohr.iter().map(|&p| angstrom_from_bohr3(p).map(|x| x as f32)).collect(),
+            positions_angstrom: g
+                .positions_bohr
+                .iter()
+                .map(|&p| angstrom_from_bohr3(p).map(|x| x as f32))
+                .collect(),
             cell: None,
             time_ps: None,
             step: Some(steps.len() as i64),
@@ -793,21 +808,28 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
                 }
                 Some(shells) => {
                     let atoms = g.atoms();
-                    let map = map_rows(&atoms, shells, &o.labels)
-                        .map_err(|m| ReadError::line(path, o.alpha.line, m))?;
+                    let map =
+                        map_rows(&atoms, shells, &o.labels).map_err(|m| ReadError::line(path, o.alpha.line, m))?;
                     let n_alpha = c.n_alpha.unwrap_or(0);
                     let n_beta = c.n_beta.unwrap_or(n_alpha);
                     let (spin, alpha, beta) = match &o.beta {
                         Some(b) => {
                             let a_occ = aufbau(o.alpha.n_orbitals(), n_alpha, 0, false);
                             let b_occ = aufbau(b.n_orbitals(), n_beta, 0, false);
-                            (SpinKind::Unrestricted, orbital_set(&o.alpha, &map, &a_occ), Some(orbital_set(b, &map, &b_occ)))
+                            (
+                                SpinKind::Unrestricted,
+                                orbital_set(&o.alpha, &map, &a_occ),
+                                Some(orbital_set(b, &map, &b_occ)),
+                            )
                         }
                         None => {
                             let (d, s) = (n_alpha.min(n_beta), n_alpha.abs_diff(n_beta));
                             let occ = aufbau(o.alpha.n_orbitals(), d, s, true);
-                            let kind =
-                                if s > 0 || c.restricted_open { SpinKind::RestrictedOpen } else { SpinKind::Restricted };
+                            let kind = if s > 0 || c.restricted_open {
+                                SpinKind::RestrictedOpen
+                            } else {
+                                SpinKind::Restricted
+                            };
                             (kind, orbital_set(&o.alpha, &map, &occ), None)
                         }
                     };
@@ -896,16 +918,20 @@ mod tests {
         v.clear();
         assert_eq!(row_values(b"   1 1   C  1S   1.0 abc", 10, 2, &mut v), None);
         assert!(v.is_empty());
-        assert_eq!(row_values(b"  0C   1s  1.5    2.5", 10, 2, &mut v), Some(&b"  0C   1s  "[..]));
+        assert_eq!(
+            row_values(b"  0C   1s  1.5    2.5", 10, 2, &mut v),
+            Some(&b"  0C   1s  "[..])
+        );
     }
 
     #[test]
-    fn lines_skip_keeps_numbers() {
-        let b = b"a\nbb\nccc\ndddd\n";
-        let mut l = Lines::new(b);
+    fn lines_are_numbered() {
+        let mut l = Lines::new(b"a\r\nbb\n\nccc");
+        assert_eq!(l.next_line(), Some(&b"a"[..]));
         l.next_line();
-        l.skip_to(7);
+        assert_eq!(l.next_line(), Some(&b""[..]));
         assert_eq!(l.next_line(), Some(&b"ccc"[..]));
-        assert_eq!(l.line_no(), 3);
+        assert_eq!(l.line_no(), 4);
+        assert_eq!(l.next_line(), None);
     }
 }

@@ -83,14 +83,18 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                 }
             }
             b'H' => {
-                if t.starts_with(b"Hartree-Fock type") && setting(t) == Some(b"ROHF") {
+                if t.starts_with(b"Hartree-Fock type") && setting(t) == Some(&b"ROHF"[..]) {
                     c.restricted_open = true;
                 }
             }
             b'F' => {
                 if t.starts_with(b"FINAL SINGLE POINT ENERGY") {
                     let e = tokens(t).nth(4).and_then(num).ok_or_else(|| {
-                        ReadError::line(path, lines.line_no(), format!("expected `FINAL SINGLE POINT ENERGY value`, found {:?}", text(t)))
+                        ReadError::line(
+                            path,
+                            lines.line_no(),
+                            format!("expected `FINAL SINGLE POINT ENERGY value`, found {:?}", text(t)),
+                        )
                     })?;
                     c.set_energy(e);
                 }
@@ -106,21 +110,25 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                     let toks: Vec<&[u8]> = tokens(t).collect();
                     if let (Some(n), Some(sym)) = (toks.get(1).and_then(|v| int(v)), toks.get(3)) {
                         if n == group_types.len() as i64 + 1 {
-                            group_types.push(Element::from_symbol(&String::from_utf8_lossy(sym)).unwrap_or(Element::UNKNOWN));
+                            group_types
+                                .push(Element::from_symbol(&String::from_utf8_lossy(sym)).unwrap_or(Element::UNKNOWN));
                         } else if n == 1 {
                             group_types.clear();
                             atom_groups.clear();
-                            group_types.push(Element::from_symbol(&String::from_utf8_lossy(sym)).unwrap_or(Element::UNKNOWN));
+                            group_types
+                                .push(Element::from_symbol(&String::from_utf8_lossy(sym)).unwrap_or(Element::UNKNOWN));
                         }
                     }
                 }
             }
             b'A' => {
                 // "Atom   0C    basis set group =>   1"
-                if t.starts_with(b"Atom ") && contains(t, b"basis set group =>") && atom_groups.len() < MAX_ITEMS {
-                    if let Some(g) = tokens(t).last().and_then(int).and_then(|v| usize::try_from(v).ok()) {
-                        atom_groups.push(g);
-                    }
+                if t.starts_with(b"Atom ")
+                    && contains(t, b"basis set group =>")
+                    && atom_groups.len() < MAX_ITEMS
+                    && let Some(g) = tokens(t).last().and_then(int).and_then(|v| usize::try_from(v).ok())
+                {
+                    atom_groups.push(g);
                 }
             }
             b'P' => {
@@ -169,7 +177,11 @@ fn assign_blocks(
     for (i, &e) in elements.iter().enumerate() {
         let rank = if use_groups {
             let g = atom_groups[i];
-            group_types.iter().take(g.saturating_sub(1)).filter(|&&t| t == e).count()
+            group_types
+                .iter()
+                .take(g.saturating_sub(1))
+                .filter(|&&t| t == e)
+                .count()
         } else {
             0
         };
@@ -177,7 +189,11 @@ fn assign_blocks(
         let Some(s) = candidates.get(rank).or(candidates.first()) else {
             return Err(ReadError::file(
                 path,
-                format!("the basis set printout has no block for element {} (atom {})", e.symbol(), i + 1),
+                format!(
+                    "the basis set printout has no block for element {} (atom {})",
+                    e.symbol(),
+                    i + 1
+                ),
             ));
         };
         out.push((*s).clone());
@@ -195,7 +211,11 @@ fn read_coordinates(path: &Path, lines: &mut Lines) -> Result<Geometry, ReadErro
     loop {
         let Some(l) = lines.next_line() else {
             if g.elements.is_empty() {
-                return Err(ReadError::line(path, start, "file ends inside a coordinate table (the log is truncated)"));
+                return Err(ReadError::line(
+                    path,
+                    start,
+                    "file ends inside a coordinate table (the log is truncated)",
+                ));
             }
             break;
         };
@@ -207,7 +227,9 @@ fn read_coordinates(path: &Path, lines: &mut Lines) -> Result<Geometry, ReadErro
             break;
         }
         let toks: Vec<&[u8]> = tokens(t).collect();
-        let row = (toks.len() == 4).then(|| Some([num(toks[1])?, num(toks[2])?, num(toks[3])?])).flatten();
+        let row = (toks.len() == 4)
+            .then(|| Some([num(toks[1])?, num(toks[2])?, num(toks[3])?]))
+            .flatten();
         let Some(p) = row else {
             return Err(ReadError::line(
                 path,
@@ -216,9 +238,16 @@ fn read_coordinates(path: &Path, lines: &mut Lines) -> Result<Geometry, ReadErro
             ));
         };
         if g.elements.len() >= MAX_ITEMS {
-            return Err(ReadError::line(path, lines.line_no(), "coordinate table has too many atoms"));
+            return Err(ReadError::line(
+                path,
+                lines.line_no(),
+                "coordinate table has too many atoms",
+            ));
         }
-        let sym: String = String::from_utf8_lossy(toks[0]).chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+        let sym: String = String::from_utf8_lossy(toks[0])
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect();
         let element = Element::from_symbol(&sym).unwrap_or(Element::UNKNOWN);
         g.elements.push(element);
         g.nuclear_charges.push(f64::from(element.number()));
@@ -235,7 +264,11 @@ fn read_basis(path: &Path, lines: &mut Lines) -> Result<Vec<(Element, Vec<ShellT
     let start = lines.line_no();
     let mut out = Vec::new();
     let eof = |lines: &Lines| {
-        ReadError::line(path, lines.line_no(), format!("file ends inside the basis set printout that starts at line {start} (the log is truncated)"))
+        ReadError::line(
+            path,
+            lines.line_no(),
+            format!("file ends inside the basis set printout that starts at line {start} (the log is truncated)"),
+        )
     };
     loop {
         let save = *lines;
@@ -248,13 +281,22 @@ fn read_basis(path: &Path, lines: &mut Lines) -> Result<Vec<(Element, Vec<ShellT
             *lines = save;
             break;
         }
-        let sym = tokens(t).nth(1).map(|s| String::from_utf8_lossy(s).into_owned()).unwrap_or_default();
+        let sym = tokens(t)
+            .nth(1)
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .unwrap_or_default();
         let Some(element) = Element::from_symbol(sym.trim_matches('"')) else {
-            return Err(ReadError::line(path, lines.line_no(), format!("expected `NewGTO <element>`, found {:?}", text(t))));
+            return Err(ReadError::line(
+                path,
+                lines.line_no(),
+                format!("expected `NewGTO <element>`, found {:?}", text(t)),
+            ));
         };
         let mut shells = Vec::new();
         loop {
-            let Some(l) = lines.next_line() else { return Err(eof(lines)) };
+            let Some(l) = lines.next_line() else {
+                return Err(eof(lines));
+            };
             let t = trim(l);
             if t.starts_with(b"end") {
                 break;
@@ -271,15 +313,22 @@ fn read_basis(path: &Path, lines: &mut Lines) -> Result<Vec<(Element, Vec<ShellT
                 return Err(ReadError::line(
                     path,
                     lines.line_no(),
-                    format!("expected a shell header `L nprim` or `end;` in the basis set, found {:?}", text(t)),
+                    format!(
+                        "expected a shell header `L nprim` or `end;` in the basis set, found {:?}",
+                        text(t)
+                    ),
                 ));
             };
             let mut exponents = Vec::with_capacity(nprim);
             let mut coefficients = Vec::with_capacity(nprim);
             for _ in 0..nprim {
-                let Some(pl) = lines.next_line() else { return Err(eof(lines)) };
+                let Some(pl) = lines.next_line() else {
+                    return Err(eof(lines));
+                };
                 let toks: Vec<&[u8]> = tokens(pl).collect();
-                let prim = (toks.len() == 3).then(|| Some((num(toks[1])?, num(toks[2])?))).flatten();
+                let prim = (toks.len() == 3)
+                    .then(|| Some((num(toks[1])?, num(toks[2])?)))
+                    .flatten();
                 match prim {
                     Some((e, c)) if e > 0.0 => {
                         exponents.push(e);
@@ -289,7 +338,10 @@ fn read_basis(path: &Path, lines: &mut Lines) -> Result<Vec<(Element, Vec<ShellT
                         return Err(ReadError::line(
                             path,
                             lines.line_no(),
-                            format!("expected a primitive `index exponent coefficient`, found {:?}", text(pl)),
+                            format!(
+                                "expected a primitive `index exponent coefficient`, found {:?}",
+                                text(pl)
+                            ),
                         ));
                     }
                 }
@@ -302,7 +354,11 @@ fn read_basis(path: &Path, lines: &mut Lines) -> Result<Vec<(Element, Vec<ShellT
         }
         out.push((element, shells));
         if out.len() > MAX_ITEMS {
-            return Err(ReadError::line(path, lines.line_no(), "basis set printout has too many blocks"));
+            return Err(ReadError::line(
+                path,
+                lines.line_no(),
+                "basis set printout has too many blocks",
+            ));
         }
     }
     Ok(out)
@@ -370,16 +426,16 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<PrintedOrbitals, Rea
             }
         }
         let Some(h) = header else {
-            if sets.is_empty() {
-                return Err(truncated(lines));
-            }
-            *lines = save;
-            break;
+            return Err(truncated(lines));
         };
         let indices: Option<Vec<i64>> = tokens(h).map(int).collect();
         let Some(indices) = indices.filter(|v| !v.is_empty() && v.len() <= 10) else {
             if sets.is_empty() {
-                return Err(ReadError::line(path, lines.line_no(), format!("expected orbital numbers, found {:?}", text(h))));
+                return Err(ReadError::line(
+                    path,
+                    lines.line_no(),
+                    format!("expected orbital numbers, found {:?}", text(h)),
+                ));
             }
             *lines = save;
             break;
@@ -396,27 +452,52 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<PrintedOrbitals, Rea
             expected = 0;
         }
         if indices[0] != expected {
-            return Err(ReadError::line(path, lines.line_no(), format!("expected orbital number {expected} to start this block, found {:?}", text(h))));
+            return Err(ReadError::line(
+                path,
+                lines.line_no(),
+                format!(
+                    "expected orbital number {expected} to start this block, found {:?}",
+                    text(h)
+                ),
+            ));
         }
         let k = indices.len();
         expected += k as i64;
         let Some(set) = sets.last_mut() else { break };
-        let Some(e) = lines.next_line() else { return Err(truncated(lines)) };
+        let Some(e) = lines.next_line() else {
+            return Err(truncated(lines));
+        };
         let energies: Option<Vec<f64>> = tokens(e).map(num).collect();
         let Some(energies) = energies.filter(|v| v.len() == k) else {
-            return Err(ReadError::line(path, lines.line_no(), format!("expected {k} orbital energies, found {:?}", text(e))));
+            return Err(ReadError::line(
+                path,
+                lines.line_no(),
+                format!("expected {k} orbital energies, found {:?}", text(e)),
+            ));
         };
         set.energies_hartree.extend(energies);
-        let Some(o) = lines.next_line() else { return Err(truncated(lines)) };
+        let Some(o) = lines.next_line() else {
+            return Err(truncated(lines));
+        };
         let occ: Option<Vec<f64>> = tokens(o).map(num).collect();
         let Some(occ) = occ.filter(|v| v.len() == k) else {
-            return Err(ReadError::line(path, lines.line_no(), format!("expected {k} occupation numbers, found {:?}", text(o))));
+            return Err(ReadError::line(
+                path,
+                lines.line_no(),
+                format!("expected {k} occupation numbers, found {:?}", text(o)),
+            ));
         };
         set.occupations.extend(occ);
         set.symmetries.extend((0..k).map(|_| String::new()));
-        let Some(d) = lines.next_line() else { return Err(truncated(lines)) };
+        let Some(d) = lines.next_line() else {
+            return Err(truncated(lines));
+        };
         if !trim(d).starts_with(b"---") {
-            return Err(ReadError::line(path, lines.line_no(), format!("expected a dashed line under the orbital header, found {:?}", text(d))));
+            return Err(ReadError::line(
+                path,
+                lines.line_no(),
+                format!("expected a dashed line under the orbital header, found {:?}", text(d)),
+            ));
         }
         block.clear();
         let mut rows = 0usize;
@@ -425,12 +506,17 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<PrintedOrbitals, Rea
                 break;
             }
             let save = *lines;
-            let Some(l) = lines.next_line() else { return Err(truncated(lines)) };
+            let Some(l) = lines.next_line() else {
+                return Err(truncated(lines));
+            };
             let label = row_values(l, FIELD_WIDTH, k, &mut block);
             let ao = label.and_then(|lab| tokens(lab).last()).and_then(ao_from_label);
             if ao.is_none() {
                 if label.is_some() {
                     block.truncate(block.len() - k);
+                }
+                if lines.at_end() {
+                    return Err(truncated(lines));
                 }
                 if n_rows == 0 && rows > 0 {
                     *lines = save;
@@ -439,7 +525,10 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<PrintedOrbitals, Rea
                 return Err(ReadError::line(
                     path,
                     lines.line_no(),
-                    format!("expected a coefficient row `atom label` and {k} numbers, found {:?}", text(l)),
+                    format!(
+                        "expected a coefficient row `atom label` and {k} numbers, found {:?}",
+                        text(l)
+                    ),
                 ));
             }
             if n_rows == 0 {
@@ -459,7 +548,9 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<PrintedOrbitals, Rea
         set.push_block(&block, k);
     }
     let mut it = sets.into_iter();
-    let Some(alpha) = it.next() else { return Err(truncated(lines)) };
+    let Some(alpha) = it.next() else {
+        return Err(truncated(lines));
+    };
     let beta = it.next();
     Ok(PrintedOrbitals { alpha, beta, labels })
 }
