@@ -411,3 +411,72 @@ fn wrong_program_and_failed_jobs_are_clear_errors() {
         log.warnings
     );
 }
+
+/// Unrestricted layouts, made from the restricted logs by printing the same orbitals a second
+/// time as the beta set in each program's layout.
+#[test]
+fn unrestricted_layouts_give_two_orbital_sets() {
+    let p = Path::new("unrestricted");
+    // Gaussian: "Alpha Molecular Orbital Coefficients:" then "Beta Molecular Orbital Coefficients:".
+    let g = String::from_utf8(bytes("Gaussian16_dvb_sp.out")).unwrap();
+    let a = g.find("     Molecular Orbital Coefficients:").unwrap();
+    let b = g.find("     Density Matrix:").unwrap();
+    let blocks = &g[a + "     Molecular Orbital Coefficients:\n".len()..b];
+    let u = format!(
+        "{}     Alpha Molecular Orbital Coefficients:\n{blocks}     Beta Molecular Orbital Coefficients:\n{blocks}{}",
+        &g[..a],
+        &g[b..]
+    );
+    let log = gaussian::read(p, u.as_bytes()).unwrap();
+    let wf = &log.wavefunctions[0];
+    assert_eq!(wf.spin, SpinKind::Unrestricted);
+    let beta = wf.beta.as_ref().unwrap();
+    assert_eq!(beta.coefficients, wf.alpha.coefficients);
+    assert_eq!((wf.alpha.occupations[34], wf.alpha.occupations[35]), (1.0, 0.0));
+
+    // ORCA: the beta blocks follow the alpha ones, numbering restarting at 0.
+    let o = String::from_utf8(bytes("ORCA6.0_dvb_sp_hf.out")).unwrap();
+    let a = o.find("MOLECULAR ORBITALS (RHF, ROHF)").unwrap()
+        + "MOLECULAR ORBITALS (RHF, ROHF)\n------------------\n".len();
+    let b = a + o[a..].find("\n\n").unwrap() + 1;
+    let u = format!("{}{}{}", &o[..b], &o[a..b], &o[b..]);
+    let log = orca::read(p, u.as_bytes()).unwrap();
+    let wf = &log.wavefunctions[0];
+    assert_eq!(wf.spin, SpinKind::Unrestricted);
+    assert_eq!(wf.beta.as_ref().unwrap().coefficients, wf.alpha.coefficients);
+
+    // GAMESS: "----- ALPHA SET -----" / "----- BETA SET -----" before each EIGENVECTORS section.
+    let m = String::from_utf8(bytes("GAMESS-US2018_dvb_sp.out")).unwrap();
+    let a = m.find("          ------------\n          EIGENVECTORS").unwrap();
+    let b = m.find(" ...... END OF RHF CALCULATION").unwrap();
+    let section = &m[a..b];
+    let u = format!(
+        "{} ----- ALPHA SET -----\n{section} ----- BETA SET -----\n{section}{}",
+        &m[..a],
+        &m[b..]
+    );
+    let log = gamess::read(p, u.as_bytes()).unwrap();
+    let wf = &log.wavefunctions[0];
+    assert_eq!(wf.spin, SpinKind::Unrestricted);
+    assert_eq!(wf.beta.as_ref().unwrap().coefficients, wf.alpha.coefficients);
+}
+
+/// What the fuzz targets do, on a few inputs (the fuzz package is built separately).
+#[test]
+fn fuzz_target_bodies_return_errors_on_garbage() {
+    let inputs: [&[u8]; 4] = [
+        b"",
+        b"\n\n\n",
+        b"Standard orientation:\n ----\n",
+        b"EIGENVECTORS\n ---\n 1 2\n",
+    ];
+    for data in inputs {
+        for program in [Program::Gaussian, Program::Gamess, Program::Orca] {
+            let mut framed = program.banner().to_vec();
+            framed.extend_from_slice(data);
+            assert!(gaussian::read(Path::new("f"), &framed).is_err());
+            assert!(gamess::read(Path::new("f"), &framed).is_err());
+            assert!(orca::read(Path::new("f"), &framed).is_err());
+        }
+    }
+}
