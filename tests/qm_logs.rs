@@ -1,9 +1,12 @@
 //! QM program logs (Gaussian, GAMESS, ORCA): orbitals against independent reference values,
 //! optimisation logs as frame series, and damaged or misdirected logs as clear errors.
 
+use orbitfield::compute::Field;
+use orbitfield::compute::cpu::overlap::{orthonormality_deviation, overlap_matrix};
+use orbitfield::compute::cpu::points::PointEvaluator;
 use orbitfield::io::qmlog::{self, Program, QmLog, gamess, gaussian, orca};
 use orbitfield::model::units::bohr_from_angstrom3;
-use orbitfield::model::{SpinKind, Wavefunction};
+use orbitfield::model::{Spin, SpinKind, Wavefunction};
 use std::path::{Path, PathBuf};
 
 fn data(name: &str) -> PathBuf {
@@ -18,45 +21,6 @@ fn bytes(name: &str) -> Vec<u8> {
 
 fn load(name: &str) -> QmLog {
     qmlog::read(&data(name), &bytes(name)).unwrap()
-}
-
-/// Value of orbital `mo` (0-based, alpha) at a point in bohr. A direct, unoptimised evaluation of
-/// individually normalised Cartesian Gaussians (s and p shells, and Cartesian d and up).
-fn orbital_value(wf: &Wavefunction, mo: usize, p: [f64; 3]) -> f64 {
-    fn double_factorial(n: i32) -> f64 {
-        if n <= 0 {
-            1.0
-        } else {
-            (n as f64) * double_factorial(n - 2)
-        }
-    }
-    let c = wf.alpha.orbital(mo).unwrap();
-    let mut value = 0.0;
-    let mut f = 0;
-    for sh in &wf.basis.shells {
-        assert!(!sh.pure || sh.l < 2, "test evaluator handles Cartesian shells only");
-        let d = [
-            p[0] - sh.center_bohr[0],
-            p[1] - sh.center_bohr[1],
-            p[2] - sh.center_bohr[2],
-        ];
-        let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-        for pw in qmlog::cartesian_order(sh.l) {
-            let ang = d[0].powi(pw[0] as i32) * d[1].powi(pw[1] as i32) * d[2].powi(pw[2] as i32);
-            let df = double_factorial(2 * pw[0] as i32 - 1)
-                * double_factorial(2 * pw[1] as i32 - 1)
-                * double_factorial(2 * pw[2] as i32 - 1);
-            let mut radial = 0.0;
-            for (&a, &cc) in sh.exponents.iter().zip(&sh.coefficients) {
-                let n = (2.0 * a / std::f64::consts::PI).powf(0.75) * (4.0 * a).powf(sh.l as f64 / 2.0) / df.sqrt();
-                radial += cc * n * (-a * r2).exp();
-            }
-            value += c[f] * ang * radial;
-            f += 1;
-        }
-    }
-    assert_eq!(f, wf.alpha.n_basis);
-    value
 }
 
 struct Reference {
@@ -88,16 +52,19 @@ fn reference(name: &str) -> Reference {
     r
 }
 
-/// Relative norm of the difference over the points, up to the orbital's sign.
+/// Relative norm of the difference over the points, up to the orbital's sign, with values from
+/// the exact point evaluator.
 fn compare(wf: &Wavefunction, r: &Reference) -> Vec<f64> {
+    let points: Vec<[f64; 3]> = r.points_angstrom.iter().map(|&p| bohr_from_angstrom3(p)).collect();
+    let evaluator = PointEvaluator::new(wf);
     r.columns
         .iter()
         .map(|(mo, reference)| {
-            let ours: Vec<f64> = r
-                .points_angstrom
-                .iter()
-                .map(|&p| orbital_value(wf, *mo, bohr_from_angstrom3(p)))
-                .collect();
+            let field = Field::Orbital {
+                spin: Spin::Alpha,
+                index: *mo,
+            };
+            let ours = evaluator.values(&field, &points).unwrap();
             let dot: f64 = ours.iter().zip(reference).map(|(a, b)| a * b).sum();
             let sign = if dot < 0.0 { -1.0 } else { 1.0 };
             let diff: f64 = ours
@@ -110,6 +77,14 @@ fn compare(wf: &Wavefunction, r: &Reference) -> Vec<f64> {
             diff / norm
         })
         .collect()
+}
+
+/// Largest deviation of C^T S C from the identity over all orbitals, with the analytic overlap
+/// of the basis as read: a wrong normalisation or component order shows up here.
+fn orthonormality(wf: &Wavefunction) -> f64 {
+    let s = overlap_matrix(&wf.basis);
+    let all: Vec<usize> = (0..wf.alpha.len()).collect();
+    orthonormality_deviation(&wf.alpha, &s, &all).unwrap()
 }
 
 fn count(name: &str, needle: &str) -> usize {
@@ -144,6 +119,9 @@ fn gaussian_single_point_orbitals_match_fchk_reference() {
     let err = compare(wf, &reference("Gaussian16_dvb_sp.ref.txt"));
     eprintln!("Gaussian16_dvb_sp.ref.txt: HOMO, LUMO relative errors {err:?}");
     assert!(err.iter().all(|&e| e < 1e-4), "relative errors {err:?}");
+    let dev = orthonormality(wf);
+    eprintln!("Gaussian16_dvb_sp: orthonormality deviation {dev:.2e}");
+    assert!(dev < 1e-3, "C^T S C deviates from 1 by {dev}");
 }
 
 #[test]
@@ -161,6 +139,9 @@ fn orca_single_point_orbitals_match_pyscf_reference() {
     let err = compare(wf, &reference("ORCA6.0_dvb_sp_hf.ref.txt"));
     eprintln!("ORCA6.0_dvb_sp_hf.ref.txt: HOMO, LUMO relative errors {err:?}");
     assert!(err.iter().all(|&e| e < 1e-4), "relative errors {err:?}");
+    let dev = orthonormality(wf);
+    eprintln!("ORCA6.0_dvb_sp_hf: orthonormality deviation {dev:.2e}");
+    assert!(dev < 1e-3, "C^T S C deviates from 1 by {dev}");
 }
 
 #[test]
@@ -180,6 +161,9 @@ fn gamess_single_point_orbitals_match_pyscf_reference() {
     let err = compare(wf, &reference("GAMESS-US2018_dvb_sp.ref.txt"));
     eprintln!("GAMESS-US2018_dvb_sp.ref.txt: HOMO, LUMO relative errors {err:?}");
     assert!(err.iter().all(|&e| e < 1e-3), "relative errors {err:?}");
+    let dev = orthonormality(wf);
+    eprintln!("GAMESS-US2018_dvb_sp: orthonormality deviation {dev:.2e}");
+    assert!(dev < 1e-3, "C^T S C deviates from 1 by {dev}");
 }
 
 #[test]

@@ -7,8 +7,9 @@
 //! and the `pop=full` orbital blocks ("Molecular Orbital Coefficients", or the Alpha/Beta pair of
 //! an unrestricted job). Whether each d/f/g shell is pure (5D/7F) or Cartesian (6D/10F) is read
 //! from the printed function labels (`3D+1` vs `3XY`), which also give the component order.
-//! Gaussian's pure order (m = 0, +1, -1, ...) and its normalised Cartesian functions match
-//! `model::basis`; Cartesian components are permuted by their labels.
+//! Gaussian's pure order (m = 0, +1, -1, ...) matches `model::basis`; Cartesian components are
+//! permuted by their labels and rescaled from Gaussian's x^l normalisation (every function of a
+//! shell normalised like x^l, as in its fchk files) to individually normalised functions.
 
 use super::{
     Ao, Collected, Geometry, Lines, PrintedOrbitals, Program, RawOrbitals, ShellTemplate, bohr_from, contains, int,
@@ -371,6 +372,20 @@ pub(crate) fn ao_from_label(label: &[u8]) -> Option<Ao> {
     }
 }
 
+/// Gaussian normalises every Cartesian function of a shell like its x^l member (as in its fchk
+/// files); the model normalises each one, so a coefficient of x^a y^b z^c is scaled by
+/// sqrt((2a-1)!!(2b-1)!!(2c-1)!! / (2l-1)!!).
+fn cartesian_factor(ao: Ao) -> f64 {
+    use crate::model::basis::double_factorial;
+    match ao {
+        Ao::Cart(p) if ao.l() >= 2 => {
+            let num: f64 = p.iter().map(|&e| double_factorial(2 * i64::from(e) - 1)).product();
+            (num / double_factorial(2 * i64::from(ao.l()) - 1)).sqrt()
+        }
+        _ => 1.0,
+    }
+}
+
 /// True for a line of orbital numbers (the first line of a block).
 fn index_line(t: &[u8]) -> Option<Vec<i64>> {
     let v: Option<Vec<i64>> = tokens(t).map(int).collect();
@@ -500,7 +515,7 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<(RawOrbitals, Vec<(A
                     return Err(ReadError::line(path, lines.line_no(), "too many basis functions"));
                 }
                 if let Some(a) = ao {
-                    labels.push((a, 1.0));
+                    labels.push((a, cartesian_factor(a)));
                 }
             }
             rows += 1;
@@ -526,5 +541,9 @@ mod tests {
         assert_eq!(ao_from_label(b"4F-3"), Some(Ao::Pure(3, -3)));
         assert_eq!(ao_from_label(b"3D+3"), None);
         assert_eq!(ao_from_label(b"Density"), None);
+        // xx keeps its factor, xy is scaled by sqrt(1/3), xyz (f) by sqrt(1/15).
+        assert_eq!(cartesian_factor(Ao::Cart([2, 0, 0])), 1.0);
+        assert!((cartesian_factor(Ao::Cart([1, 1, 0])) - (1.0f64 / 3.0).sqrt()).abs() < 1e-15);
+        assert!((cartesian_factor(Ao::Cart([1, 1, 1])) - (1.0f64 / 15.0).sqrt()).abs() < 1e-15);
     }
 }

@@ -333,49 +333,7 @@ pub(crate) fn cart_from_letters(s: &[u8]) -> Option<[u8; 3]> {
 
 /// Cartesian components of angular momentum `l` in the model's order (see `model::basis`).
 pub fn cartesian_order(l: u8) -> Vec<[u8; 3]> {
-    match l {
-        0 => vec![[0, 0, 0]],
-        1 => vec![[1, 0, 0], [0, 1, 0], [0, 0, 1]],
-        2 => vec![[2, 0, 0], [0, 2, 0], [0, 0, 2], [1, 1, 0], [1, 0, 1], [0, 1, 1]],
-        3 => vec![
-            [3, 0, 0],
-            [0, 3, 0],
-            [0, 0, 3],
-            [1, 2, 0],
-            [2, 1, 0],
-            [2, 0, 1],
-            [1, 0, 2],
-            [0, 1, 2],
-            [0, 2, 1],
-            [1, 1, 1],
-        ],
-        4 => vec![
-            [4, 0, 0],
-            [0, 4, 0],
-            [0, 0, 4],
-            [3, 1, 0],
-            [3, 0, 1],
-            [1, 3, 0],
-            [0, 3, 1],
-            [1, 0, 3],
-            [0, 1, 3],
-            [2, 2, 0],
-            [2, 0, 2],
-            [0, 2, 2],
-            [2, 1, 1],
-            [1, 2, 1],
-            [1, 1, 2],
-        ],
-        _ => {
-            let mut v = Vec::new();
-            for i in (0..=l).rev() {
-                for j in (0..=l - i).rev() {
-                    v.push([i, j, l - i - j]);
-                }
-            }
-            v
-        }
-    }
+    crate::model::basis::cartesian_powers(l)
 }
 
 /// Position of a real solid harmonic of order `m` in the model's order m = 0, +1, -1, +2, -2, ...
