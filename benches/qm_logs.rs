@@ -13,9 +13,12 @@ const TARGET_BYTES: usize = 100 << 20;
 /// that is repeated; `coordinate` is a number printed in the block's geometry, replaced per copy
 /// by a number of the same width.
 fn build(name: &str, step_start: &str, step_end: &str, coordinate: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/qm-logs")
-        .join(name);
+    // ORBITFIELD_QM_LOGS_DATA lets a copied benchmark binary find the logs on another machine.
+    let dir = std::env::var_os("ORBITFIELD_QM_LOGS_DATA").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/qm-logs"),
+        Into::into,
+    );
+    let path = dir.join(name);
     let text = String::from_utf8(std::fs::read(path).expect("test data present")).expect("text log");
     let a = text.find(step_start).expect("step start");
     let a = text[..a].rfind('\n').map_or(0, |i| i + 1);
@@ -79,12 +82,34 @@ fn bench(c: &mut Criterion) {
             log.frames.len(),
             log.wavefunctions.len()
         );
+        // On a shared machine wall-clock time includes waiting for a core; on-CPU time of this
+        // thread (Linux schedstat) gives the parser's own rate alongside criterion's numbers.
+        if let Some(t0) = on_cpu_ns() {
+            let n = 5;
+            for _ in 0..n {
+                black_box(
+                    orbitfield::io::qmlog::read(Path::new(name), black_box(bytes))
+                        .map(|l| l.frames.len())
+                        .ok(),
+                );
+            }
+            if let Some(t1) = on_cpu_ns() {
+                let mb_per_s = (n * bytes.len()) as f64 / 1e6 / ((t1 - t0) as f64 * 1e-9);
+                eprintln!("{name}: {mb_per_s:.0} MB/s of on-CPU time over {n} parses");
+            }
+        }
         g.throughput(Throughput::Bytes(bytes.len() as u64));
         g.bench_function(*name, |b| {
             b.iter(|| orbitfield::io::qmlog::read(Path::new(name), black_box(bytes)).map(|l| l.frames.len()))
         });
     }
     g.finish();
+}
+
+/// Nanoseconds this thread has spent on a CPU (Linux `/proc/thread-self/schedstat`).
+fn on_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
 }
 
 criterion_group!(benches, bench);

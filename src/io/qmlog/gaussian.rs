@@ -44,9 +44,9 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
         "add `gfinput` to the route section (e.g. `#p b3lyp/6-31g(d) pop=full gfinput`)",
         "add `pop=full` to the route section (and `gfinput` for the basis set)",
     );
-    let orientation = if contains(bytes, b"Standard orientation:") {
+    let orientation = if memchr::memmem::find(bytes, b"Standard orientation:").is_some() {
         Orientation::Standard
-    } else if contains(bytes, b"Input orientation:") {
+    } else if memchr::memmem::find(bytes, b"Input orientation:").is_some() {
         Orientation::Input
     } else {
         Orientation::ZMatrix
@@ -153,7 +153,7 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                 }
             }
             b'0'..=b'9' => {
-                if contains(t, b"alpha electrons") && contains(t, b"beta electrons") {
+                if trim(t).ends_with(b"beta electrons") && contains(t, b"alpha electrons") {
                     let toks: Vec<&[u8]> = tokens(t).collect();
                     c.n_alpha = toks.first().and_then(|v| int(v)).and_then(|v| usize::try_from(v).ok());
                     c.n_beta = toks.get(3).and_then(|v| int(v)).and_then(|v| usize::try_from(v).ok());

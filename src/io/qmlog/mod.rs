@@ -201,9 +201,13 @@ pub(crate) fn trim(l: &[u8]) -> &[u8] {
     &l[..n]
 }
 
+/// Substring test for short lines: a first-byte scan, cheaper than building a searcher per line.
 #[inline]
 pub(crate) fn contains(l: &[u8], pat: &[u8]) -> bool {
-    memchr::memmem::find(l, pat).is_some()
+    let Some((&first, rest)) = pat.split_first() else {
+        return true;
+    };
+    memchr::memchr_iter(first, l).any(|i| l.get(i + 1..).is_some_and(|tail| tail.starts_with(rest)))
 }
 
 pub(crate) fn is_blank(l: &[u8]) -> bool {
@@ -230,6 +234,48 @@ pub(crate) fn num(t: &[u8]) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
+/// Powers of ten that are exact in f64.
+const POW10: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
+
+/// Parses a plain decimal field ("-0.701483") quickly: with at most 15 digits the mantissa and
+/// the power of ten are exact, so one division gives the correctly rounded value (the same as
+/// `str::parse`). Anything else (exponents, long fields) goes through [`num`].
+#[inline]
+pub(crate) fn decimal(t: &[u8]) -> Option<f64> {
+    let t = trim(t);
+    let (neg, digits) = match t.first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let mut mantissa: u64 = 0;
+    let mut n_digits = 0usize;
+    let mut frac: Option<usize> = None;
+    for &b in digits {
+        match b {
+            b'0'..=b'9' => {
+                mantissa = mantissa * 10 + u64::from(b - b'0');
+                n_digits += 1;
+                if let Some(f) = frac.as_mut() {
+                    *f += 1;
+                }
+            }
+            b'.' if frac.is_none() => frac = Some(0),
+            _ => return num(t),
+        }
+        if n_digits > 15 {
+            return num(t);
+        }
+    }
+    if n_digits == 0 {
+        return None;
+    }
+    let v = mantissa as f64 / POW10[frac.unwrap_or(0).min(15)];
+    Some(if neg { -v } else { v })
+}
+
 #[inline]
 pub(crate) fn int(t: &[u8]) -> Option<i64> {
     std::str::from_utf8(trim(t)).ok()?.parse::<i64>().ok()
@@ -247,7 +293,7 @@ pub(crate) fn row_values<'a>(l: &'a [u8], width: usize, k: usize, out: &mut Vec<
         let body = &l[label_end..];
         let mut ok = true;
         for field in body.chunks(width.max(1)) {
-            match num(field) {
+            match decimal(field) {
                 Some(v) => out.push(v),
                 None => {
                     ok = false;
@@ -566,7 +612,7 @@ impl Geometry {
                 .positions_bohr
                 .iter()
                 .zip(&other.positions_bohr)
-                .all(|(a, b)| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 2e-5))
+                .all(|(a, b)| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6))
     }
 
     pub fn atoms(&self) -> Vec<QmAtom> {
@@ -880,6 +926,28 @@ mod tests {
             row_values(b"  0C   1s  1.5    2.5", 10, 2, &mut v),
             Some(&b"  0C   1s  "[..])
         );
+    }
+
+    #[test]
+    fn decimals_parse_like_std() {
+        for s in [
+            "-0.701483",
+            "0.000000",
+            "-0.000000",
+            "12.5",
+            "+3.25",
+            "7",
+            "1234567.12345678",
+            "-1.5D-01",
+            "1e3",
+        ] {
+            let want = s.replace('D', "E").parse::<f64>().ok();
+            assert_eq!(decimal(s.as_bytes()), want, "{s}");
+        }
+        assert_eq!(decimal(b"  "), None);
+        assert_eq!(decimal(b"-"), None);
+        assert_eq!(decimal(b"1.2.3"), None);
+        assert_eq!(decimal(b"**********"), None);
     }
 
     #[test]
