@@ -89,6 +89,8 @@ enum Piece {
     Frames(Box<dyn FrameSource>),
     Wavefunctions(Vec<Wavefunction>, Vec<String>),
     Grids(Vec<Grid3>, Structure, Frame),
+    /// A QM program log: atoms, one frame per step, wavefunctions of the steps that printed them.
+    QmLog(super::qmlog::QmLog),
 }
 
 fn read_piece(path: &Path) -> Result<Piece, ReadError> {
@@ -111,7 +113,7 @@ fn read_piece(path: &Path) -> Result<Piece, ReadError> {
         head
     };
     let format = Format::detect(path, &detect_head).ok_or_else(|| {
-        ReadError::file(path, "unknown file format: expected a structure (pdb, pqr, psf, gro, xyz, cif), trajectory (dcd, xtc), wavefunction (molden, fchk, wfn, wfx) or volume (cube, dx) file")
+        ReadError::file(path, "unknown file format: expected a structure (pdb, pqr, psf, gro, xyz, cif), trajectory (dcd, xtc), wavefunction (molden, fchk, wfn, wfx), QM log (Gaussian, GAMESS, ORCA) or volume (cube, dx) file")
     })?;
     Ok(match format {
         Format::Dcd => Piece::Frames(Box::new(super::dcd::DcdReader::open(path)?)),
@@ -137,6 +139,7 @@ fn read_piece(path: &Path) -> Result<Piece, ReadError> {
                     let (s, f) = c.structure_and_frame();
                     Piece::Grids(c.grids, s, f)
                 }
+                Format::QmLog => Piece::QmLog(super::qmlog::read(path, &bytes)?),
                 Format::Dx => Piece::Grids(
                     vec![super::dx::read(path, &bytes)?],
                     Structure::default(),
@@ -198,6 +201,28 @@ pub fn load(paths: &[PathBuf]) -> Result<System, ReadError> {
                     }
                     topology_frames.push(f);
                     wavefunctions.push(wf);
+                }
+            }
+            Piece::QmLog(log) => {
+                warnings.extend(log.warnings.iter().map(|w| format!("{}: {w}", path.display())));
+                for wf in &log.wavefunctions {
+                    if let Some(first) = wavefunctions.first() {
+                        check_same_basis(first, wf, path)?;
+                    }
+                }
+                wavefunctions.extend(log.wavefunctions);
+                if structure.is_none() {
+                    topology_frames = log.frames;
+                    structure = Some((log.structure, path.clone()));
+                } else {
+                    let n = log.structure.len();
+                    trajectories.push((
+                        Box::new(crate::model::InMemoryFrames {
+                            n_atoms: n,
+                            frames: log.frames,
+                        }),
+                        path.clone(),
+                    ));
                 }
             }
             Piece::Grids(g, s, f) => {

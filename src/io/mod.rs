@@ -17,6 +17,7 @@ pub mod mmcif;
 pub mod molden;
 pub mod pdb;
 pub mod psf;
+pub mod qmlog;
 pub mod sniff;
 pub mod text;
 pub mod wfn;

@@ -20,6 +20,8 @@ pub enum Format {
     Wfx,
     Cube,
     Dx,
+    /// Output of a QM program (Gaussian, GAMESS, ORCA); the program is detected from its banner.
+    QmLog,
 }
 
 impl Format {
@@ -40,6 +42,7 @@ impl Format {
             Format::Wfx => "wfx",
             Format::Cube => "cube",
             Format::Dx => "dx",
+            Format::QmLog => "qmlog",
         }
     }
 
@@ -82,6 +85,9 @@ impl Format {
             if be == 1995 {
                 return Some(Format::Xtc);
             }
+        }
+        if super::qmlog::Program::detect(head).is_some() {
+            return Some(Format::QmLog);
         }
         if first.starts_with("[Molden Format]") || first.eq_ignore_ascii_case("[molden format]") {
             return Some(Format::Molden);

@@ -1,0 +1,466 @@
+//! QM program logs (Gaussian, GAMESS, ORCA): orbitals against independent reference values,
+//! optimisation logs as frame series, and damaged or misdirected logs as clear errors.
+
+use orbitfield::compute::Field;
+use orbitfield::compute::cpu::overlap::{orthonormality_deviation, overlap_matrix};
+use orbitfield::compute::cpu::points::PointEvaluator;
+use orbitfield::io::qmlog::{self, Program, QmLog, gamess, gaussian, orca};
+use orbitfield::model::units::bohr_from_angstrom3;
+use orbitfield::model::{Spin, SpinKind, Wavefunction};
+use std::path::{Path, PathBuf};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/qm-logs")
+        .join(name)
+}
+
+fn bytes(name: &str) -> Vec<u8> {
+    std::fs::read(data(name)).unwrap()
+}
+
+fn load(name: &str) -> QmLog {
+    qmlog::read(&data(name), &bytes(name)).unwrap()
+}
+
+struct Reference {
+    points_angstrom: Vec<[f64; 3]>,
+    /// (0-based orbital index, values)
+    columns: Vec<(usize, Vec<f64>)>,
+}
+
+fn reference(name: &str) -> Reference {
+    let text = std::fs::read_to_string(data(name)).unwrap();
+    let header = text.lines().find(|l| l.starts_with("# columns")).unwrap();
+    let indices: Vec<usize> = header
+        .split("mo_index_1based=")
+        .skip(1)
+        .map(|s| s.split(')').next().unwrap().parse::<usize>().unwrap() - 1)
+        .collect();
+    let mut r = Reference {
+        points_angstrom: Vec::new(),
+        columns: indices.iter().map(|&i| (i, Vec::new())).collect(),
+    };
+    for l in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        let v: Vec<f64> = l.split_whitespace().map(|t| t.parse().unwrap()).collect();
+        r.points_angstrom.push([v[0], v[1], v[2]]);
+        for (k, col) in r.columns.iter_mut().enumerate() {
+            col.1.push(v[3 + k]);
+        }
+    }
+    assert!(r.points_angstrom.len() > 1000);
+    r
+}
+
+/// Relative norm of the difference over the points, up to the orbital's sign, with values from
+/// the exact point evaluator.
+fn compare(wf: &Wavefunction, r: &Reference) -> Vec<f64> {
+    let points: Vec<[f64; 3]> = r.points_angstrom.iter().map(|&p| bohr_from_angstrom3(p)).collect();
+    let evaluator = PointEvaluator::new(wf);
+    r.columns
+        .iter()
+        .map(|(mo, reference)| {
+            let field = Field::Orbital {
+                spin: Spin::Alpha,
+                index: *mo,
+            };
+            let ours = evaluator.values(&field, &points).unwrap();
+            let dot: f64 = ours.iter().zip(reference).map(|(a, b)| a * b).sum();
+            let sign = if dot < 0.0 { -1.0 } else { 1.0 };
+            let diff: f64 = ours
+                .iter()
+                .zip(reference)
+                .map(|(a, b)| (sign * a - b).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            let norm: f64 = reference.iter().map(|b| b * b).sum::<f64>().sqrt();
+            diff / norm
+        })
+        .collect()
+}
+
+/// Largest deviation of C^T S C from the identity over all orbitals, with the analytic overlap
+/// of the basis as read: a wrong normalisation or component order shows up here.
+fn orthonormality(wf: &Wavefunction) -> f64 {
+    let s = overlap_matrix(&wf.basis);
+    let all: Vec<usize> = (0..wf.alpha.len()).collect();
+    orthonormality_deviation(&wf.alpha, &s, &all).unwrap()
+}
+
+fn count(name: &str, needle: &str) -> usize {
+    String::from_utf8_lossy(&bytes(name)).matches(needle).count()
+}
+
+#[test]
+fn gaussian_single_point_orbitals_match_fchk_reference() {
+    let log = load("Gaussian16_dvb_sp.out");
+    assert_eq!(log.program, Program::Gaussian);
+    assert_eq!(log.structure.len(), 20);
+    assert_eq!(log.frames.len(), 1);
+    assert_eq!((log.charge, log.multiplicity), (Some(0), Some(1)));
+    assert_eq!(log.wavefunctions.len(), 1);
+    let wf = &log.wavefunctions[0];
+    assert_eq!(wf.spin, SpinKind::Restricted);
+    assert_eq!(wf.basis.n_functions(), 60);
+    assert_eq!(wf.alpha.len(), 60);
+    assert!((wf.energy_hartree.unwrap() - -382.308266602).abs() < 1e-9);
+    // HOMO / LUMO energies and occupations as printed.
+    assert!((wf.alpha.energies_hartree[34] - -0.15308).abs() < 1e-9);
+    assert!((wf.alpha.energies_hartree[35] - 0.03742).abs() < 1e-9);
+    assert_eq!(wf.alpha.occupations[34], 2.0);
+    assert_eq!(wf.alpha.occupations[35], 0.0);
+    assert_eq!(wf.alpha.symmetries[0], "BU");
+    // Standard orientation: atom 1 at (0.269445, 1.410118, 0) Angstrom.
+    let p = log.frames[0].positions_angstrom[0];
+    assert!(
+        (p[0] - 0.269445).abs() < 1e-5 && (p[1] - 1.410118).abs() < 1e-5,
+        "{p:?}"
+    );
+    let err = compare(wf, &reference("Gaussian16_dvb_sp.ref.txt"));
+    eprintln!("Gaussian16_dvb_sp.ref.txt: HOMO, LUMO relative errors {err:?}");
+    assert!(err.iter().all(|&e| e < 1e-4), "relative errors {err:?}");
+    let dev = orthonormality(wf);
+    eprintln!("Gaussian16_dvb_sp: orthonormality deviation {dev:.2e}");
+    assert!(dev < 1e-3, "C^T S C deviates from 1 by {dev}");
+}
+
+#[test]
+fn orca_single_point_orbitals_match_pyscf_reference() {
+    let log = load("ORCA6.0_dvb_sp_hf.out");
+    assert_eq!(log.program, Program::Orca);
+    assert_eq!(log.frames.len(), 1);
+    assert_eq!((log.charge, log.multiplicity), (Some(0), Some(1)));
+    let wf = &log.wavefunctions[0];
+    assert_eq!(wf.basis.n_functions(), 60);
+    assert_eq!(wf.alpha.len(), 60);
+    assert!((wf.energy_hartree.unwrap() - -379.768962914202).abs() < 1e-9);
+    assert!((wf.alpha.energies_hartree[34] - -0.22219).abs() < 1e-9);
+    assert_eq!(wf.alpha.occupations[34], 2.0);
+    let err = compare(wf, &reference("ORCA6.0_dvb_sp_hf.ref.txt"));
+    eprintln!("ORCA6.0_dvb_sp_hf.ref.txt: HOMO, LUMO relative errors {err:?}");
+    assert!(err.iter().all(|&e| e < 1e-4), "relative errors {err:?}");
+    let dev = orthonormality(wf);
+    eprintln!("ORCA6.0_dvb_sp_hf: orthonormality deviation {dev:.2e}");
+    assert!(dev < 1e-3, "C^T S C deviates from 1 by {dev}");
+}
+
+#[test]
+fn gamess_single_point_orbitals_match_pyscf_reference() {
+    let log = load("GAMESS-US2018_dvb_sp.out");
+    assert_eq!(log.program, Program::Gamess);
+    assert_eq!(log.frames.len(), 1);
+    assert_eq!((log.charge, log.multiplicity), (Some(0), Some(1)));
+    let wf = &log.wavefunctions[0];
+    assert_eq!(wf.basis.n_functions(), 60);
+    assert_eq!(wf.alpha.len(), 60);
+    assert!((wf.energy_hartree.unwrap() - -382.0506353326).abs() < 1e-9);
+    assert_eq!(wf.alpha.occupations[34], 2.0);
+    assert_eq!(wf.alpha.occupations[35], 0.0);
+    // COORD=PRINAXIS frame: atom 1 at (2.6723873767, -0.4474975755, 0) bohr.
+    assert!((wf.atoms[0].position_bohr[0] - 2.6723873767).abs() < 1e-9);
+    let err = compare(wf, &reference("GAMESS-US2018_dvb_sp.ref.txt"));
+    eprintln!("GAMESS-US2018_dvb_sp.ref.txt: HOMO, LUMO relative errors {err:?}");
+    assert!(err.iter().all(|&e| e < 1e-3), "relative errors {err:?}");
+    let dev = orthonormality(wf);
+    eprintln!("GAMESS-US2018_dvb_sp: orthonormality deviation {dev:.2e}");
+    assert!(dev < 1e-3, "C^T S C deviates from 1 by {dev}");
+}
+
+#[test]
+fn gamess_optimisation_is_a_frame_series() {
+    let name = "GAMESS-US2018_dvb_gopt_a.out";
+    let log = load(name);
+    // One step per "BEGINNING GEOMETRY SEARCH POINT NSERCH= n" (n = 0..6); the equilibrium
+    // geometry printed afterwards repeats the last one.
+    let expected = count(name, "BEGINNING GEOMETRY SEARCH POINT");
+    assert_eq!(expected, 7);
+    assert_eq!(log.frames.len(), expected);
+    // Energies as in the "NSERCH:   n  E=  value" summary lines.
+    let text = String::from_utf8_lossy(&bytes(name)).into_owned();
+    let summary: Vec<f64> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("NSERCH:"))
+        .map(|l| {
+            l.split("E=")
+                .nth(1)
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(summary.len(), expected);
+    for (s, e) in log.steps.iter().zip(&summary) {
+        assert!((s.scf_energy_hartree.unwrap() - e).abs() < 1e-9);
+    }
+    // Orbitals printed at the first point (EIGENVECTORS) and the last (MOLECULAR ORBITALS).
+    assert_eq!(log.wavefunction_frames(), vec![0, 6]);
+    // Last frame: the equilibrium geometry, atom 1 at (1.4168673288, -0.2341505881, 0) A.
+    let p = log.frames[6].positions_angstrom[0];
+    assert!(
+        (p[0] - 1.416_867_3).abs() < 1e-5 && (p[1] + 0.234_150_6).abs() < 1e-5,
+        "{p:?}"
+    );
+    assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+}
+
+#[test]
+fn orca_optimisation_is_a_frame_series_and_says_which_keyword_is_missing() {
+    let name = "ORCA6.0_dvb_gopt.out";
+    let log = load(name);
+    // Three optimisation cycles plus the final evaluation at the stationary point, each with a
+    // "CARTESIAN COORDINATES (ANGSTROEM)" table and a "FINAL SINGLE POINT ENERGY".
+    assert_eq!(count(name, "GEOMETRY OPTIMIZATION CYCLE"), 3);
+    assert_eq!(count(name, "CARTESIAN COORDINATES (ANGSTROEM)"), 4);
+    assert_eq!(log.frames.len(), 4);
+    let energies = [
+        -382.055108617704,
+        -382.055126570567,
+        -382.055133025246,
+        -382.055133399486,
+    ];
+    for (s, e) in log.steps.iter().zip(energies) {
+        assert!((s.scf_energy_hartree.unwrap() - e).abs() < 1e-9);
+    }
+    let p = log.frames[3].positions_angstrom[0];
+    assert!(
+        (p[0] + 1.417709).abs() < 1e-5 && (p[1] - 0.228462).abs() < 1e-5,
+        "{p:?}"
+    );
+    // Orbitals are printed but the basis set is not.
+    assert!(log.wavefunctions.is_empty());
+    assert!(
+        log.warnings.iter().any(|w| w.contains("PrintBasis")),
+        "{:?}",
+        log.warnings
+    );
+}
+
+#[test]
+fn load_opens_logs_with_structure_and_frames() {
+    let system = orbitfield::io::load(&[data("ORCA6.0_dvb_gopt.out")]).unwrap();
+    assert_eq!(system.structure.len(), 20);
+    assert_eq!(system.trajectory.n_frames(), 4);
+    assert!(system.wavefunctions.is_empty());
+    assert!(system.warnings.iter().any(|w| w.contains("PrintBasis")));
+    let system = orbitfield::io::load(&[data("Gaussian16_dvb_sp.out")]).unwrap();
+    assert_eq!(system.wavefunctions.len(), 1);
+    assert_eq!(system.trajectory.n_frames(), 1);
+}
+
+fn replace(b: &[u8], from: &str, to: &str) -> Vec<u8> {
+    String::from_utf8_lossy(b).replacen(from, to, 1).into_bytes()
+}
+
+#[test]
+fn missing_sections_name_the_keyword_and_keep_the_structure() {
+    let p = Path::new("edited.log");
+    let g = replace(
+        &bytes("Gaussian16_dvb_sp.out"),
+        "AO basis set in the form of general basis input",
+        "AO basis set omitted",
+    );
+    let log = gaussian::read(p, &g).unwrap();
+    assert_eq!(log.frames.len(), 1);
+    assert!(log.wavefunctions.is_empty());
+    assert!(log.warnings.iter().any(|w| w.contains("gfinput")), "{:?}", log.warnings);
+    assert!(log.steps[0].scf_energy_hartree.is_some());
+
+    let g = replace(
+        &bytes("Gaussian16_dvb_sp.out"),
+        "Molecular Orbital Coefficients:",
+        "(no orbitals here)",
+    );
+    let log = gaussian::read(p, &g).unwrap();
+    assert!(log.wavefunctions.is_empty());
+    assert!(
+        log.warnings.iter().any(|w| w.contains("pop=full")),
+        "{:?}",
+        log.warnings
+    );
+
+    let m = replace(
+        &bytes("GAMESS-US2018_dvb_sp.out"),
+        "          EIGENVECTORS",
+        "          (skipped)",
+    );
+    let log = gamess::read(p, &m).unwrap();
+    assert_eq!(log.frames.len(), 1);
+    assert!(log.wavefunctions.is_empty());
+    assert!(log.warnings.iter().any(|w| w.contains("NPRINT")), "{:?}", log.warnings);
+
+    let o = replace(
+        &bytes("ORCA6.0_dvb_sp_hf.out"),
+        "MOLECULAR ORBITALS (RHF, ROHF)",
+        "(orbitals not printed)",
+    );
+    let log = orca::read(p, &o).unwrap();
+    assert!(log.wavefunctions.is_empty());
+    assert!(
+        log.warnings.iter().any(|w| w.contains("PrintMOs")),
+        "{:?}",
+        log.warnings
+    );
+}
+
+/// Cuts a file in the middle of its orbital coefficients.
+fn cut_inside(name: &str, heading: &str) -> Vec<u8> {
+    let b = bytes(name);
+    let text = String::from_utf8_lossy(&b);
+    let at = text.rfind(heading).unwrap() + 3000;
+    b[..at].to_vec()
+}
+
+#[test]
+fn truncated_orbital_blocks_are_clear_errors() {
+    for (name, heading, read) in [
+        (
+            "Gaussian16_dvb_sp.out",
+            "Molecular Orbital Coefficients",
+            gaussian::read as fn(&Path, &[u8]) -> _,
+        ),
+        ("GAMESS-US2018_dvb_sp.out", "EIGENVECTORS", gamess::read),
+        ("ORCA6.0_dvb_sp_hf.out", "MOLECULAR ORBITALS", orca::read),
+    ] {
+        let cut = cut_inside(name, heading);
+        let err = read(Path::new(name), &cut).unwrap_err().to_string();
+        assert!(err.contains("truncated") && err.contains(name), "{name}: {err}");
+    }
+}
+
+#[test]
+fn every_prefix_and_damaged_copy_reads_without_panic() {
+    for name in [
+        "Gaussian16_dvb_sp.out",
+        "GAMESS-US2018_dvb_sp.out",
+        "ORCA6.0_dvb_sp_hf.out",
+        "ORCA6.0_dvb_gopt.out",
+    ] {
+        let b = bytes(name);
+        let step = b.len() / 150;
+        for cut in (0..b.len()).step_by(step) {
+            let _ = qmlog::read(Path::new(name), &b[..cut]);
+        }
+        let mut damaged = b.clone();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..400 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let i = (x % damaged.len() as u64) as usize;
+            damaged[i] = b"0123456789-. \nDE*"[(x >> 32) as usize % 17];
+        }
+        let _ = qmlog::read(Path::new(name), &damaged);
+    }
+}
+
+#[test]
+fn wrong_program_and_failed_jobs_are_clear_errors() {
+    let orca_bytes = bytes("ORCA6.0_dvb_sp_hf.out");
+    let err = gaussian::read(Path::new("x.log"), &orca_bytes).unwrap_err().to_string();
+    assert!(err.contains("ORCA") && err.contains("not a Gaussian"), "{err}");
+    let err = gamess::read(Path::new("x.log"), &bytes("Gaussian16_dvb_sp.out"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("Gaussian"), "{err}");
+    let err = qmlog::read(Path::new("x.log"), b"just some text\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not a recognised QM log"), "{err}");
+
+    // A Gaussian job that failed before printing any geometry.
+    let g = bytes("Gaussian16_dvb_sp.out");
+    let text = String::from_utf8_lossy(&g);
+    let head = &text[..text.find("Input orientation:").unwrap()];
+    let failed = format!("{head}\n Error termination via Lnk1e in /g16/l202.exe at Thu Apr  5 09:06:02 2018.\n");
+    let err = gaussian::read(Path::new("failed.log"), failed.as_bytes())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("no geometry") && err.contains("Error termination"),
+        "{err}"
+    );
+
+    // An ORCA job that failed in the SCF: the geometry loads, with a warning.
+    let text = String::from_utf8_lossy(&orca_bytes);
+    let head = &text[..text.find("ORBITAL ENERGIES").unwrap()];
+    let failed = format!("{head}\nORCA finished by error termination in SCF\n");
+    let log = orca::read(Path::new("failed.out"), failed.as_bytes()).unwrap();
+    assert_eq!(log.frames.len(), 1);
+    assert!(
+        log.warnings.iter().any(|w| w.contains("error termination")),
+        "{:?}",
+        log.warnings
+    );
+}
+
+/// Unrestricted layouts, made from the restricted logs by printing the same orbitals a second
+/// time as the beta set in each program's layout.
+#[test]
+fn unrestricted_layouts_give_two_orbital_sets() {
+    let p = Path::new("unrestricted");
+    // Gaussian: "Alpha Molecular Orbital Coefficients:" then "Beta Molecular Orbital Coefficients:".
+    let g = String::from_utf8(bytes("Gaussian16_dvb_sp.out")).unwrap();
+    let a = g.find("     Molecular Orbital Coefficients:").unwrap();
+    let b = g.find("     Density Matrix:").unwrap();
+    let blocks = &g[a + "     Molecular Orbital Coefficients:\n".len()..b];
+    let u = format!(
+        "{}     Alpha Molecular Orbital Coefficients:\n{blocks}     Beta Molecular Orbital Coefficients:\n{blocks}{}",
+        &g[..a],
+        &g[b..]
+    );
+    let log = gaussian::read(p, u.as_bytes()).unwrap();
+    let wf = &log.wavefunctions[0];
+    assert_eq!(wf.spin, SpinKind::Unrestricted);
+    let beta = wf.beta.as_ref().unwrap();
+    assert_eq!(beta.coefficients, wf.alpha.coefficients);
+    assert_eq!((wf.alpha.occupations[34], wf.alpha.occupations[35]), (1.0, 0.0));
+
+    // ORCA: the beta blocks follow the alpha ones, numbering restarting at 0.
+    let o = String::from_utf8(bytes("ORCA6.0_dvb_sp_hf.out")).unwrap();
+    let a = o.find("MOLECULAR ORBITALS (RHF, ROHF)").unwrap()
+        + "MOLECULAR ORBITALS (RHF, ROHF)\n------------------\n".len();
+    let b = a + o[a..].find("\n\n").unwrap() + 1;
+    let u = format!("{}{}{}", &o[..b], &o[a..b], &o[b..]);
+    let log = orca::read(p, u.as_bytes()).unwrap();
+    let wf = &log.wavefunctions[0];
+    assert_eq!(wf.spin, SpinKind::Unrestricted);
+    assert_eq!(wf.beta.as_ref().unwrap().coefficients, wf.alpha.coefficients);
+
+    // GAMESS: "----- ALPHA SET -----" / "----- BETA SET -----" before each EIGENVECTORS section.
+    let m = String::from_utf8(bytes("GAMESS-US2018_dvb_sp.out")).unwrap();
+    let a = m.find("          ------------\n          EIGENVECTORS").unwrap();
+    let b = m.find(" ...... END OF RHF CALCULATION").unwrap();
+    let section = &m[a..b];
+    let u = format!(
+        "{} ----- ALPHA SET -----\n{section} ----- BETA SET -----\n{section}{}",
+        &m[..a],
+        &m[b..]
+    );
+    let log = gamess::read(p, u.as_bytes()).unwrap();
+    let wf = &log.wavefunctions[0];
+    assert_eq!(wf.spin, SpinKind::Unrestricted);
+    assert_eq!(wf.beta.as_ref().unwrap().coefficients, wf.alpha.coefficients);
+}
+
+/// What the fuzz targets do, on a few inputs (the fuzz package is built separately).
+#[test]
+fn fuzz_target_bodies_return_errors_on_garbage() {
+    let inputs: [&[u8]; 4] = [
+        b"",
+        b"\n\n\n",
+        b"Standard orientation:\n ----\n",
+        b"EIGENVECTORS\n ---\n 1 2\n",
+    ];
+    for data in inputs {
+        for program in [Program::Gaussian, Program::Gamess, Program::Orca] {
+            let mut framed = program.banner().to_vec();
+            framed.extend_from_slice(data);
+            assert!(gaussian::read(Path::new("f"), &framed).is_err());
+            assert!(gamess::read(Path::new("f"), &framed).is_err());
+            assert!(orca::read(Path::new("f"), &framed).is_err());
+        }
+    }
+}
