@@ -18,15 +18,19 @@
 //!   molecules. [`ui`] holds the egui panels; [`app`] owns the state and wires everything together.
 //!
 //! `model`, `io`, `compute`, `jobs` and `surface` never touch egui, wgpu or winit: the command line,
-//! the tests and the benchmarks use them without a window.
+//! the tests and the benchmarks use them without a window. They build without the default `gui` feature
+//! (which brings `render`, `ui` and `app` and their window and GPU dependencies).
 
 pub mod analysis;
+#[cfg(feature = "gui")]
 pub mod app;
 pub mod assets;
 pub mod compute;
 pub mod io;
 pub mod jobs;
 pub mod model;
+#[cfg(feature = "gui")]
 pub mod render;
 pub mod surface;
+#[cfg(feature = "gui")]
 pub mod ui;
