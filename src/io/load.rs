@@ -87,7 +87,8 @@ pub fn structure_from_wavefunction(wf: &Wavefunction) -> (Structure, Frame) {
 enum Piece {
     Topology(Parsed),
     Frames(Box<dyn FrameSource>),
-    Wavefunctions(Vec<Wavefunction>, Vec<String>),
+    /// Wavefunctions, warnings, and extra geometry frames without orbitals (Molden `[GEOMETRIES]`).
+    Wavefunctions(Vec<Wavefunction>, Vec<String>, Vec<Frame>),
     Grids(Vec<Grid3>, Structure, Frame),
     /// A QM program log: atoms, one frame per step, wavefunctions of the steps that printed them.
     QmLog(super::qmlog::QmLog),
@@ -129,11 +130,22 @@ fn read_piece(path: &Path) -> Result<Piece, ReadError> {
                 Format::Mmcif => Piece::Topology(super::mmcif::read(path, &bytes)?),
                 Format::Molden => {
                     let m = super::molden::read(path, &bytes)?;
-                    Piece::Wavefunctions(m.wavefunctions, m.warnings)
+                    let frames = m
+                        .geometries_bohr
+                        .iter()
+                        .map(|g| Frame {
+                            positions_angstrom: g
+                                .iter()
+                                .map(|p| crate::model::units::angstrom_from_bohr3(*p).map(|x| x as f32))
+                                .collect(),
+                            ..Frame::default()
+                        })
+                        .collect();
+                    Piece::Wavefunctions(m.wavefunctions, m.warnings, frames)
                 }
-                Format::Fchk => Piece::Wavefunctions(vec![super::fchk::read(path, &bytes)?], Vec::new()),
-                Format::Wfn => Piece::Wavefunctions(vec![super::wfn::read_wfn(path, &bytes)?], Vec::new()),
-                Format::Wfx => Piece::Wavefunctions(vec![super::wfn::read_wfx(path, &bytes)?], Vec::new()),
+                Format::Fchk => Piece::Wavefunctions(vec![super::fchk::read(path, &bytes)?], Vec::new(), Vec::new()),
+                Format::Wfn => Piece::Wavefunctions(vec![super::wfn::read_wfn(path, &bytes)?], Vec::new(), Vec::new()),
+                Format::Wfx => Piece::Wavefunctions(vec![super::wfn::read_wfx(path, &bytes)?], Vec::new(), Vec::new()),
                 Format::Cube => {
                     let c = super::cube::read(path, &bytes)?;
                     let (s, f) = c.structure_and_frame();
@@ -189,8 +201,11 @@ pub fn load(paths: &[PathBuf]) -> Result<System, ReadError> {
                 }
             }
             Piece::Frames(src) => trajectories.push((src, path.clone())),
-            Piece::Wavefunctions(wfs, w) => {
+            Piece::Wavefunctions(wfs, w, geometry_frames) => {
                 warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
+                // A multi-geometry file with one set of orbitals: the geometries are the frames, and
+                // the single wavefunction (usually of the last geometry) serves all of them.
+                let geometry_series = wfs.len() == 1 && wavefunctions.is_empty() && geometry_frames.len() > 1;
                 for wf in wfs {
                     if let Some(first) = wavefunctions.first() {
                         check_same_basis(first, &wf, path)?;
@@ -201,6 +216,13 @@ pub fn load(paths: &[PathBuf]) -> Result<System, ReadError> {
                     }
                     topology_frames.push(f);
                     wavefunctions.push(wf);
+                }
+                if geometry_series
+                    && geometry_frames
+                        .iter()
+                        .all(|g| g.positions_angstrom.len() == topology_frames[0].positions_angstrom.len())
+                {
+                    topology_frames = geometry_frames;
                 }
             }
             Piece::QmLog(log) => {

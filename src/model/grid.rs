@@ -139,9 +139,7 @@ mod tests {
     fn around_box_covers_padding() {
         let l = Lattice::around_box([0.0; 3], [1.0, 2.0, 3.0], 3.0, 0.2);
         let o = l.origin_angstrom();
-        for k in 0..3 {
-            assert!(o[k] <= -3.0 + 1e-9);
-        }
+        assert!(o.iter().all(|&x| x <= -3.0 + 1e-9), "{o:?}");
         let far = l
             .point_bohr(l.dims[0] - 1, l.dims[1] - 1, l.dims[2] - 1)
             .map(|x| x * ANGSTROM_PER_BOHR);
