@@ -1,5 +1,6 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands, one file each.
 
+mod bench;
 mod info;
 
 use clap::{Parser, Subcommand};
@@ -19,6 +20,8 @@ struct Cli {
 enum Command {
     /// Summarise the system that FILE... form together (atoms, frames, residues, charge, box).
     Info(info::InfoArgs),
+    /// Time the field engines (GPU beside CPU): MO lattices and a Coulomb potential map.
+    Bench(bench::BenchArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -31,6 +34,7 @@ pub fn main() -> ExitCode {
     };
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
+        Some(Command::Bench(args)) => bench::run(&args),
         None => info::run_demo(&cli.files),
     };
     match result {
