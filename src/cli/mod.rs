@@ -8,7 +8,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "orbitfield", version, about = "Molecular orbitals and potential maps, computed per frame and drawn live")]
+#[command(
+    name = "orbitfield",
+    version,
+    about = "Molecular orbitals and potential maps, computed per frame and drawn live"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -29,7 +33,11 @@ pub fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     let result = match cli.command {
