@@ -1,7 +1,9 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands, one file each.
 
 mod bench;
+mod grid;
 mod info;
+mod points;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -26,6 +28,10 @@ enum Command {
     Info(info::InfoArgs),
     /// Time the field engines (GPU beside CPU): MO lattices and a Coulomb potential map.
     Bench(bench::BenchArgs),
+    /// Compute a field (orbital, density, spin density, potential) on a lattice and write a cube or DX file.
+    Grid(grid::GridArgs),
+    /// Print a field's values (atomic units) at the `x y z` points (Angstrom) of a text file.
+    Points(points::PointsArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -43,6 +49,8 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
         Some(Command::Bench(args)) => bench::run(&args),
+        Some(Command::Grid(args)) => grid::run(&args),
+        Some(Command::Points(args)) => points::run(&args),
         None => info::run_demo(&cli.files),
     };
     match result {
