@@ -17,7 +17,9 @@ use std::time::Duration;
 const TOL: f64 = 1e-5;
 
 fn device() -> Option<Arc<CudaEngine>> {
-    let required = std::env::var("ORBITFIELD_REQUIRE_CUDA").map(|v| v == "1").unwrap_or(false);
+    let required = std::env::var("ORBITFIELD_REQUIRE_CUDA")
+        .map(|v| v == "1")
+        .unwrap_or(false);
     let found = cuda::discover(Some(&[0]));
     match found.engines.into_iter().next() {
         Some(e) => Some(e),
@@ -31,7 +33,10 @@ fn device() -> Option<Arc<CudaEngine>> {
 }
 
 fn load(name: &str) -> Arc<Wavefunction> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // ORBITFIELD_TEST_ROOT: where the repository's data lies when the test runs on another machine.
+    let root = std::env::var_os("ORBITFIELD_TEST_ROOT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf());
     let path = if name.starts_with("threonine") {
         root.join("assets/bench").join(name)
     } else {
@@ -58,7 +63,11 @@ fn lattice_around(wf: &Wavefunction, n: usize, shear: bool) -> Lattice {
         steps[2] = [0.3 * s[2], -0.2 * s[2], s[2]];
     }
     // A deliberately odd count on one axis exercises partial bricks.
-    Lattice { origin_bohr: lo, steps_bohr: steps, dims: [n, n - 3, n + 1] }
+    Lattice {
+        origin_bohr: lo,
+        steps_bohr: steps,
+        dims: [n, n - 3, n + 1],
+    }
 }
 
 fn rel_err(a: &[f32], b: &[f32]) -> f64 {
@@ -77,12 +86,21 @@ fn run(engine: &dyn SlabEngine, job: &FieldJob) -> Vec<f32> {
     // Poisoned: every value must be overwritten.
     let mut out = vec![f32::NAN; n];
     engine.compute_slab(job, 0..job.lattice.dims[2], &mut out).unwrap();
-    assert!(out.iter().all(|v| v.is_finite()), "{}: unwritten or non-finite values", engine.name());
+    assert!(
+        out.iter().all(|v| v.is_finite()),
+        "{}: unwritten or non-finite values",
+        engine.name()
+    );
     out
 }
 
 fn homo(wf: &Wavefunction, spin: Spin) -> usize {
-    wf.orbitals(spin).unwrap().occupations.iter().rposition(|&o| o > 0.5).unwrap()
+    wf.orbitals(spin)
+        .unwrap()
+        .occupations
+        .iter()
+        .rposition(|&o| o > 0.5)
+        .unwrap()
 }
 
 fn compare(gpu: &CudaEngine, name: &str, fields: &[Field], n: usize, shear: bool) {
@@ -101,7 +119,10 @@ fn compare(gpu: &CudaEngine, name: &str, fields: &[Field], n: usize, shear: bool
             let values = run(gpu, &job);
             let err = rel_err(&values, &reference);
             println!("{name} {field:?} {used}: rel err {err:.2e}");
-            assert!(err <= TOL, "{name} {field:?} {used}: relative error {err:.2e} > {TOL:e}");
+            assert!(
+                err <= TOL,
+                "{name} {field:?} {used}: relative error {err:.2e} > {TOL:e}"
+            );
         }
         gpu.set_mo_form(MoForm::Auto);
     }
@@ -110,13 +131,19 @@ fn compare(gpu: &CudaEngine, name: &str, fields: &[Field], n: usize, shear: bool
 #[test]
 fn every_kernel_source_compiles_with_nvrtc() {
     if let Err(why) = cuda::libraries_present() {
-        let required = std::env::var("ORBITFIELD_REQUIRE_CUDA").map(|v| v == "1").unwrap_or(false);
+        let required = std::env::var("ORBITFIELD_REQUIRE_CUDA")
+            .map(|v| v == "1")
+            .unwrap_or(false);
         assert!(!required, "ORBITFIELD_REQUIRE_CUDA=1 but {why}");
         println!("skipped: {why}");
         return;
     }
     let general = format!("{}\n{}", cuda::MO_COMMON_SRC, cuda::MO_GENERAL_SRC);
-    for (name, src) in [("mo", general.as_str()), ("dcs", cuda::DCS_SRC), ("util", cuda::UTIL_SRC)] {
+    for (name, src) in [
+        ("mo", general.as_str()),
+        ("dcs", cuda::DCS_SRC),
+        ("util", cuda::UTIL_SRC),
+    ] {
         let ptx = cuda::compile_ptx(src, "compute_70").unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(ptx.contains(".entry"), "{name}: no kernel in the PTX");
     }
@@ -129,9 +156,18 @@ fn orbitals_match_the_cpu_engine_spherical_and_cartesian() {
         let wf = load(name);
         let h = homo(&wf, Spin::Alpha);
         let fields = [
-            Field::Orbital { spin: Spin::Alpha, index: h },
-            Field::Orbital { spin: Spin::Alpha, index: h + 1 },
-            Field::OrbitalSquared { spin: Spin::Alpha, index: 0 },
+            Field::Orbital {
+                spin: Spin::Alpha,
+                index: h,
+            },
+            Field::Orbital {
+                spin: Spin::Alpha,
+                index: h + 1,
+            },
+            Field::OrbitalSquared {
+                spin: Spin::Alpha,
+                index: 0,
+            },
             Field::Density,
         ];
         compare(&gpu, name, &fields, 40, false);
@@ -147,8 +183,14 @@ fn orbitals_up_to_g_match_the_cpu_engine() {
         // The highest virtuals of cc-pVQZ carry the g functions.
         let top = wf.alpha.len() - 1;
         let fields = [
-            Field::Orbital { spin: Spin::Alpha, index: h },
-            Field::Orbital { spin: Spin::Alpha, index: top },
+            Field::Orbital {
+                spin: Spin::Alpha,
+                index: h,
+            },
+            Field::Orbital {
+                spin: Spin::Alpha,
+                index: top,
+            },
             Field::Density,
         ];
         compare(&gpu, name, &fields, 36, true);
@@ -161,7 +203,10 @@ fn unrestricted_spin_density_matches_the_cpu_engine() {
     let name = "o2_uhf_ccpvtz_sph.molden";
     let wf = load(name);
     let fields = [
-        Field::Orbital { spin: Spin::Beta, index: homo(&wf, Spin::Beta) },
+        Field::Orbital {
+            spin: Spin::Beta,
+            index: homo(&wf, Spin::Beta),
+        },
         Field::Density,
         Field::SpinDensity,
     ];
@@ -173,7 +218,16 @@ fn threonine_homo_matches_the_cpu_engine() {
     let Some(gpu) = device() else { return };
     let name = "threonine_hf_631gs_cart.molden";
     let wf = load(name);
-    compare(&gpu, name, &[Field::Orbital { spin: Spin::Alpha, index: homo(&wf, Spin::Alpha) }], 48, false);
+    compare(
+        &gpu,
+        name,
+        &[Field::Orbital {
+            spin: Spin::Alpha,
+            index: homo(&wf, Spin::Alpha),
+        }],
+        48,
+        false,
+    );
 }
 
 fn random_charges(seed: u64, n: usize, ext: [f64; 3]) -> PointCharges {
@@ -186,7 +240,8 @@ fn random_charges(seed: u64, n: usize, ext: [f64; 3]) -> PointCharges {
     };
     let mut q = PointCharges::default();
     for _ in 0..n {
-        q.positions_bohr.push([next() * ext[0] - 2.0, next() * ext[1] - 2.0, next() * ext[2] - 2.0]);
+        q.positions_bohr
+            .push([next() * ext[0] - 2.0, next() * ext[1] - 2.0, next() * ext[2] - 2.0]);
         q.charges_e.push(next() * 2.0 - 1.0);
     }
     q
@@ -195,12 +250,19 @@ fn random_charges(seed: u64, n: usize, ext: [f64; 3]) -> PointCharges {
 #[test]
 fn coulomb_sum_matches_float64() {
     let Some(gpu) = device() else { return };
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
     println!("seed {seed}");
     let lattice = Lattice::axis_aligned([-1.0, 0.5, 2.0], 0.37, [70, 33, 19]);
     // Two constant-memory chunks and a ragged third.
     let q = random_charges(seed, 9_137, [30.0, 16.0, 12.0]);
-    let job = FieldJob { field: Field::Potential, lattice, input: FieldInput::Charges(Arc::new(q.clone())) };
+    let job = FieldJob {
+        field: Field::Potential,
+        lattice,
+        input: FieldInput::Charges(Arc::new(q.clone())),
+    };
     let values = run(&*gpu, &job);
     let mut reference = Vec::with_capacity(values.len());
     for k in 0..19 {
@@ -225,7 +287,10 @@ fn failing_device_tiles_fall_back_to_the_cpu() {
     let Some(gpu) = device() else { return };
     let wf = load("water_hf_631gs_sph.molden");
     let job = FieldJob {
-        field: Field::Orbital { spin: Spin::Alpha, index: homo(&wf, Spin::Alpha) },
+        field: Field::Orbital {
+            spin: Spin::Alpha,
+            index: homo(&wf, Spin::Alpha),
+        },
         lattice: lattice_around(&wf, 32, false),
         input: FieldInput::Wavefunction(wf.clone()),
     };
@@ -233,10 +298,22 @@ fn failing_device_tiles_fall_back_to_the_cpu() {
     let fresh = Arc::new(CudaEngine::new(gpu.ordinal()).unwrap());
     fresh.set_fail_all(true);
     let engines = vec![
-        EngineSpec { engine: fresh.clone(), is_gpu: true },
-        EngineSpec { engine: Arc::new(CpuEngine::default()), is_gpu: false },
+        EngineSpec {
+            engine: fresh.clone(),
+            is_gpu: true,
+        },
+        EngineSpec {
+            engine: Arc::new(CpuEngine::default()),
+            is_gpu: false,
+        },
     ];
-    let pool: Pool<u8> = Pool::with_engines(engines, PoolConfig { gpu_tile_points: 32 * 29 * 4, ..PoolConfig::default() });
+    let pool: Pool<u8> = Pool::with_engines(
+        engines,
+        PoolConfig {
+            gpu_tile_points: 32 * 29 * 4,
+            ..PoolConfig::default()
+        },
+    );
     let h = pool.submit(SlotId(0), 1, job.clone());
     let r = pool.results().recv_timeout(Duration::from_secs(60)).unwrap();
     let grid = r.outcome.unwrap();
@@ -247,7 +324,14 @@ fn failing_device_tiles_fall_back_to_the_cpu() {
     fresh.set_fail_all(false);
     let grid = pool.compute_grid(2, job.clone()).unwrap();
     assert!(rel_err(&grid.values, &reference) <= TOL);
-    let h = pool.submit(SlotId(0), 3, FieldJob { lattice: lattice_around(&wf, 200, false), ..job });
+    let h = pool.submit(
+        SlotId(0),
+        3,
+        FieldJob {
+            lattice: lattice_around(&wf, 200, false),
+            ..job
+        },
+    );
     h.cancel();
     let r = pool.results().recv_timeout(Duration::from_secs(60)).unwrap();
     assert!(matches!(r.outcome, Err(JobError::Cancelled)));

@@ -45,7 +45,11 @@ impl SlabEngine for IndexEngine {
         }
         let plane = job.lattice.dims[0] * job.lattice.dims[1];
         for (n, v) in out.iter_mut().enumerate() {
-            *v = if self.write_nan.load(Ordering::SeqCst) && n == 3 { f32::NAN } else { (z.start * plane + n) as f32 };
+            *v = if self.write_nan.load(Ordering::SeqCst) && n == 3 {
+                f32::NAN
+            } else {
+                (z.start * plane + n) as f32
+            };
         }
         Ok(())
     }
@@ -60,7 +64,11 @@ fn job(dims: [usize; 3]) -> FieldJob {
 }
 
 fn config(points_per_tile: usize) -> PoolConfig {
-    PoolConfig { gpu_tile_points: points_per_tile, cpu_tile_points: points_per_tile, ..PoolConfig::default() }
+    PoolConfig {
+        gpu_tile_points: points_per_tile,
+        cpu_tile_points: points_per_tile,
+        ..PoolConfig::default()
+    }
 }
 
 fn assert_index_grid(values: &[f32], n: usize) {
@@ -71,13 +79,23 @@ fn assert_index_grid(values: &[f32], n: usize) {
 }
 
 fn spec(e: &Arc<IndexEngine>, is_gpu: bool) -> EngineSpec {
-    EngineSpec { engine: e.clone(), is_gpu }
+    EngineSpec {
+        engine: e.clone(),
+        is_gpu,
+    }
 }
 
 #[test]
 fn tiles_from_all_devices_assemble_the_whole_grid() {
-    let (a, b, cpu) = (IndexEngine::new("dev-a", 1), IndexEngine::new("dev-b", 1), IndexEngine::new("cpu", 0));
-    let pool: Pool<u32> = Pool::with_engines(vec![spec(&a, true), spec(&b, true), spec(&cpu, false)], config(16 * 12 * 2));
+    let (a, b, cpu) = (
+        IndexEngine::new("dev-a", 1),
+        IndexEngine::new("dev-b", 1),
+        IndexEngine::new("cpu", 0),
+    );
+    let pool: Pool<u32> = Pool::with_engines(
+        vec![spec(&a, true), spec(&b, true), spec(&cpu, false)],
+        config(16 * 12 * 2),
+    );
     let grid = pool.compute_grid(7, job([16, 12, 41])).unwrap();
     assert_index_grid(&grid.values, 16 * 12 * 41);
     // Both devices pulled from the shared queue; the CPU only serves retries when devices exist.
@@ -87,7 +105,11 @@ fn tiles_from_all_devices_assemble_the_whole_grid() {
 
 #[test]
 fn failing_device_tiles_are_retried_on_the_other_device() {
-    let (a, b, cpu) = (IndexEngine::new("dev-a", 1), IndexEngine::new("dev-b", 2), IndexEngine::new("cpu", 0));
+    let (a, b, cpu) = (
+        IndexEngine::new("dev-a", 1),
+        IndexEngine::new("dev-b", 2),
+        IndexEngine::new("cpu", 0),
+    );
     a.fail.store(true, Ordering::SeqCst);
     let pool: Pool<u32> = Pool::with_engines(vec![spec(&a, true), spec(&b, true), spec(&cpu, false)], config(16 * 12));
     let h = pool.submit(SlotId(1), 11, job([16, 12, 30]));
@@ -101,10 +123,17 @@ fn failing_device_tiles_are_retried_on_the_other_device() {
 
 #[test]
 fn tiles_failing_on_every_device_end_on_the_cpu() {
-    let (a, b, cpu) = (IndexEngine::new("dev-a", 0), IndexEngine::new("dev-b", 0), IndexEngine::new("cpu", 0));
+    let (a, b, cpu) = (
+        IndexEngine::new("dev-a", 0),
+        IndexEngine::new("dev-b", 0),
+        IndexEngine::new("cpu", 0),
+    );
     a.fail.store(true, Ordering::SeqCst);
     b.write_nan.store(true, Ordering::SeqCst);
-    let pool: Pool<u32> = Pool::with_engines(vec![spec(&a, true), spec(&b, true), spec(&cpu, false)], config(16 * 12 * 3));
+    let pool: Pool<u32> = Pool::with_engines(
+        vec![spec(&a, true), spec(&b, true), spec(&cpu, false)],
+        config(16 * 12 * 3),
+    );
     let grid = pool.compute_grid(1, job([16, 12, 20])).unwrap();
     assert_index_grid(&grid.values, 16 * 12 * 20);
     assert!(cpu.tiles.load(Ordering::SeqCst) > 0);
@@ -178,7 +207,10 @@ fn dropping_a_busy_pool_returns() {
 fn results_channel_full_does_not_block_drop() {
     let dev = IndexEngine::new("dev", 0);
     let cpu = IndexEngine::new("cpu", 0);
-    let cfg = PoolConfig { result_capacity: 1, ..config(8 * 8) };
+    let cfg = PoolConfig {
+        result_capacity: 1,
+        ..config(8 * 8)
+    };
     let pool: Pool<u32> = Pool::with_engines(vec![spec(&dev, true), spec(&cpu, false)], cfg);
     for i in 0..5 {
         pool.submit(SlotId(i), i as u32, job([8, 8, 2]));
@@ -211,6 +243,9 @@ fn cpu_pool_without_devices_reports_why() {
             }
         }
     }
-    let pool: Pool<()> = Pool::new(PoolConfig { preference: DevicePreference::Cpu, ..PoolConfig::default() });
+    let pool: Pool<()> = Pool::new(PoolConfig {
+        preference: DevicePreference::Cpu,
+        ..PoolConfig::default()
+    });
     assert!(!pool.has_gpu());
 }

@@ -117,7 +117,11 @@ impl Rng {
 /// C60 with the 6-31G* carbon basis (Cartesian d) and random orbital coefficients.
 pub fn synthetic_c60() -> Wavefunction {
     let phi = (1.0 + 5f64.sqrt()) / 2.0;
-    let bases = [[0.0, 1.0, 3.0 * phi], [1.0, 2.0 + phi, 2.0 * phi], [phi, 2.0, 2.0 * phi + 1.0]];
+    let bases = [
+        [0.0, 1.0, 3.0 * phi],
+        [1.0, 2.0 + phi, 2.0 * phi],
+        [phi, 2.0, 2.0 * phi + 1.0],
+    ];
     let mut verts: Vec<[f64; 3]> = Vec::new();
     for b in bases {
         for signs in 0..8 {
@@ -147,7 +151,11 @@ pub fn synthetic_c60() -> Wavefunction {
     let mut shells = Vec::new();
     for (i, v) in verts.iter().enumerate() {
         let c = v.map(|x| x * scale);
-        atoms.push(QmAtom { element: Element(6), nuclear_charge: 6.0, position_bohr: c });
+        atoms.push(QmAtom {
+            element: Element(6),
+            nuclear_charge: 6.0,
+            position_bohr: c,
+        });
         let mk = |l: u8, e: &Vec<f64>, k: &Vec<f64>| Shell {
             l,
             pure: false,
@@ -190,13 +198,25 @@ pub fn synthetic_c60() -> Wavefunction {
 fn threonine() -> Result<Wavefunction> {
     let path = PathBuf::from("threonine_hf_631gs_cart.molden");
     let file = orbitfield::io::molden::read(&path, THREONINE_MOLDEN).context("embedded threonine Molden file")?;
-    file.wavefunctions.into_iter().next().context("embedded threonine Molden file has no wavefunction")
+    file.wavefunctions
+        .into_iter()
+        .next()
+        .context("embedded threonine Molden file has no wavefunction")
 }
 
 /// CPU time for the whole lattice when it is small, else for `slab` middle planes scaled to the lattice.
-fn cpu_time(cpu: &CpuEngine, job: &FieldJob, slab: usize, repeats: usize) -> Result<(f64, String, Vec<f32>, std::ops::Range<usize>)> {
+fn cpu_time(
+    cpu: &CpuEngine,
+    job: &FieldJob,
+    slab: usize,
+    repeats: usize,
+) -> Result<(f64, String, Vec<f32>, std::ops::Range<usize>)> {
     let nz = job.lattice.dims[2];
-    let z = if slab >= nz { 0..nz } else { (nz - slab) / 2..(nz + slab) / 2 };
+    let z = if slab >= nz {
+        0..nz
+    } else {
+        (nz - slab) / 2..(nz + slab) / 2
+    };
     let n = job.lattice.dims[0] * job.lattice.dims[1] * z.len();
     let mut out = vec![0f32; n];
     let mut times = Vec::new();
@@ -213,7 +233,12 @@ fn cpu_time(cpu: &CpuEngine, job: &FieldJob, slab: usize, repeats: usize) -> Res
     let note = if z.len() == nz {
         format!("whole lattice, median of {}", times.len())
     } else {
-        format!("planes {}..{} of {nz} scaled x{scale:.1}, median of {}", z.start, z.end, times.len())
+        format!(
+            "planes {}..{} of {nz} scaled x{scale:.1}, median of {}",
+            z.start,
+            z.end,
+            times.len()
+        )
     };
     Ok((median(times) * scale, note, out, z))
 }
@@ -234,7 +259,10 @@ fn mo_case(
     repeats: usize,
 ) -> Result<CaseResult> {
     let job = FieldJob {
-        field: Field::Orbital { spin: Spin::Alpha, index: homo_index(wf) },
+        field: Field::Orbital {
+            spin: Spin::Alpha,
+            index: homo_index(wf),
+        },
         lattice: cube_lattice(wf, n),
         input: FieldInput::Wavefunction(wf.clone()),
     };
@@ -287,7 +315,11 @@ fn dcs_case(
         ]);
         q.charges_e.push(rng.next());
     }
-    let job = FieldJob { field: Field::Potential, lattice, input: FieldInput::Charges(Arc::new(q)) };
+    let job = FieldJob {
+        field: Field::Potential,
+        lattice,
+        input: FieldInput::Charges(Arc::new(q)),
+    };
     let evals = job.lattice.n_points() as f64 * n_charges as f64;
     let slab = if evals > 2e9 { 1 } else { dims[2] };
     let (cpu_ms, cpu_note, cpu_vals, z) = cpu_time(cpu, &job, slab, repeats.min(3))?;
@@ -375,12 +407,21 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             fmt_opt(c.gpu_general_ms, 4),
             c.cpu_ms,
             fmt_opt(c.speedup, 1),
-            c.rel_err_vs_cpu.map(|e| format!("{e:.1e}")).unwrap_or_else(|| "-".into()),
+            c.rel_err_vs_cpu
+                .map(|e| format!("{e:.1e}"))
+                .unwrap_or_else(|| "-".into()),
             c.cpu_note,
-            c.gpu_evals_per_s.map(|r| format!("; gpu {r:.3e} evals/s")).unwrap_or_default(),
+            c.gpu_evals_per_s
+                .map(|r| format!("; gpu {r:.3e} evals/s"))
+                .unwrap_or_default(),
         );
     }
-    let report = Report { device, cpu_threads: threads, notes, cases };
+    let report = Report {
+        device,
+        cpu_threads: threads,
+        notes,
+        cases,
+    };
     if let Some(p) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;
         std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;

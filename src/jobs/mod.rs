@@ -95,7 +95,11 @@ impl Progress {
     /// Fraction of planes done, 0..=1.
     pub fn fraction(&self) -> f32 {
         let total = self.planes_total.load(Ordering::Relaxed);
-        if total == 0 { 0.0 } else { self.planes_done.load(Ordering::Relaxed) as f32 / total as f32 }
+        if total == 0 {
+            0.0
+        } else {
+            self.planes_done.load(Ordering::Relaxed) as f32 / total as f32
+        }
     }
 }
 
@@ -267,7 +271,10 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             let found = cuda::discover(selection.as_deref());
             notes.extend(found.notes);
             for e in found.engines {
-                engines.push(EngineSpec { engine: e, is_gpu: true });
+                engines.push(EngineSpec {
+                    engine: e,
+                    is_gpu: true,
+                });
             }
             if engines.is_empty() {
                 notes.push("using the CPU engine: no usable CUDA device".into());
@@ -275,7 +282,10 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
         }
         let cpu: Arc<dyn SlabEngine> = Arc::new(CpuEngine::default());
         for _ in 0..config.cpu_workers.max(1) {
-            engines.push(EngineSpec { engine: cpu.clone(), is_gpu: false });
+            engines.push(EngineSpec {
+                engine: cpu.clone(),
+                is_gpu: false,
+            });
         }
         let mut pool = Pool::with_engines(engines, config);
         pool.notes = notes;
@@ -328,7 +338,10 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             });
             let sh = shared.clone();
             let st = status.clone();
-            match std::thread::Builder::new().name(name.clone()).spawn(move || worker_loop(id, spec, sh, st)) {
+            match std::thread::Builder::new()
+                .name(name.clone())
+                .spawn(move || worker_loop(id, spec, sh, st))
+            {
                 Ok(h) => {
                     threads.push(h);
                     workers.push(status);
@@ -336,7 +349,13 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
                 Err(e) => set_error(&shared.last_error, format!("could not start worker {name}: {e}")),
             }
         }
-        Pool { shared, threads, results: rx, workers, notes: Vec::new() }
+        Pool {
+            shared,
+            threads,
+            results: rx,
+            workers,
+            notes: Vec::new(),
+        }
     }
 
     /// One line per reason a device is not used (empty when all went well).
@@ -397,7 +416,12 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             old.cancelled.store(true, Ordering::Release);
             old.progress.cancelled.store(true, Ordering::Relaxed);
         }
-        let handle = RequestHandle { slot, generation, progress, cancelled };
+        let handle = RequestHandle {
+            slot,
+            generation,
+            progress,
+            cancelled,
+        };
         if q.shutdown {
             drop(q);
             finish(&self.shared, &req, Err(JobError::Shutdown));
@@ -405,7 +429,14 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
         }
         if points > MAX_POINTS {
             drop(q);
-            finish(&self.shared, &req, Err(JobError::TooLarge { points, limit: MAX_POINTS }));
+            finish(
+                &self.shared,
+                &req,
+                Err(JobError::TooLarge {
+                    points,
+                    limit: MAX_POINTS,
+                }),
+            );
             return handle;
         }
         if let Ok(mut v) = req.values.lock() {
@@ -455,7 +486,10 @@ impl<K: Clone + Send + Sync + 'static> Drop for Pool<K> {
 /// Computes one grid with a pool started for this call (the CLI's entry point). Prints nothing;
 /// device notes come back with the grid.
 pub fn compute_grid(job: FieldJob, preference: DevicePreference) -> Result<(Grid3, Vec<String>), JobError> {
-    let pool: Pool<()> = Pool::new(PoolConfig { preference, ..PoolConfig::default() });
+    let pool: Pool<()> = Pool::new(PoolConfig {
+        preference,
+        ..PoolConfig::default()
+    });
     let notes = pool.notes().to_vec();
     pool.compute_grid((), job).map(|g| (g, notes))
 }
@@ -467,7 +501,7 @@ fn planes_for(job: &FieldJob, target: usize) -> usize {
 }
 
 /// Takes the next tile for worker `id`, blocking until there is one or the pool shuts down.
-fn next_tile<K>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Tile<K>> {
+fn next_tile<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Tile<K>> {
     let mut q = shared.lock();
     loop {
         if q.shutdown {
@@ -482,7 +516,8 @@ fn next_tile<K>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Tile<K>> 
             }
             keep && r.next_z.load(Ordering::Relaxed) < r.job.lattice.dims[2]
         });
-        for list in [&mut q.retry_device, &mut q.retry_cpu] {
+        let qs = &mut *q;
+        for list in [&mut qs.retry_device, &mut qs.retry_cpu] {
             list.retain(|t| {
                 if t.req.is_cancelled() {
                     stale.push(t.req.clone());
@@ -508,7 +543,11 @@ fn next_tile<K>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Tile<K>> 
             return Some(t);
         }
         if is_gpu || shared.cpu_takes_main_queue {
-            let target = if is_gpu { shared.config.gpu_tile_points } else { shared.config.cpu_tile_points };
+            let target = if is_gpu {
+                shared.config.gpu_tile_points
+            } else {
+                shared.config.cpu_tile_points
+            };
             if let Some(req) = q.requests.front().cloned() {
                 let nz = req.job.lattice.dims[2];
                 let start = req.next_z.load(Ordering::Relaxed);
@@ -517,10 +556,18 @@ fn next_tile<K>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Tile<K>> 
                 if end >= nz {
                     q.requests.pop_front();
                 }
-                return Some(Tile { req, z: start..end, failed_on: Vec::new() });
+                return Some(Tile {
+                    req,
+                    z: start..end,
+                    failed_on: Vec::new(),
+                });
             }
         }
-        q = shared.wake.wait_timeout(q, Duration::from_millis(200)).map(|(g, _)| g).unwrap_or_else(|p| p.into_inner().0);
+        q = shared
+            .wake
+            .wait_timeout(q, Duration::from_millis(200))
+            .map(|(g, _)| g)
+            .unwrap_or_else(|p| p.into_inner().0);
     }
 }
 
@@ -539,7 +586,9 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
             continue;
         }
         if !req.first_start.swap(true, Ordering::AcqRel) {
-            req.progress.queue_ns.store(req.submitted.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            req.progress
+                .queue_ns
+                .store(req.submitted.elapsed().as_nanos() as u64, Ordering::Relaxed);
         }
         status.busy.store(true, Ordering::Relaxed);
         status.current_generation.store(req.generation, Ordering::Relaxed);
@@ -576,7 +625,9 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
                 {
                     e.push(engine_name.clone());
                 }
-                req.progress.assemble_ns.fetch_add(t1.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                req.progress
+                    .assemble_ns
+                    .fetch_add(t1.elapsed().as_nanos() as u64, Ordering::Relaxed);
                 req.progress.tiles_done.fetch_add(1, Ordering::Relaxed);
                 let done = req.progress.planes_done.fetch_add(tile.z.len(), Ordering::AcqRel) + tile.z.len();
                 if done >= req.job.lattice.dims[2] {
@@ -611,8 +662,16 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
 }
 
 fn finish_success<K: Clone>(shared: &Shared<K>, req: &Arc<Request<K>>) {
-    let values = req.values.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default();
-    let grid = Grid3 { lattice: req.job.lattice, values, description: String::new() };
+    let values = req
+        .values
+        .lock()
+        .map(|mut v| std::mem::take(&mut *v))
+        .unwrap_or_default();
+    let grid = Grid3 {
+        lattice: req.job.lattice,
+        values,
+        description: String::new(),
+    };
     finish(shared, req, Ok(grid));
 }
 
@@ -631,7 +690,9 @@ fn finish<K: Clone>(shared: &Shared<K>, req: &Arc<Request<K>>, outcome: Result<G
             q.slots.remove(&req.slot);
         }
     }
-    req.progress.total_ns.store(req.submitted.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    req.progress
+        .total_ns
+        .store(req.submitted.elapsed().as_nanos() as u64, Ordering::Relaxed);
     let mut engines = req.engines.lock().map(|e| e.clone()).unwrap_or_default();
     engines.sort();
     let mut msg = JobResult {

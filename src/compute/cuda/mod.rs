@@ -102,7 +102,10 @@ pub fn discover(selection: Option<&[usize]>) -> Discovery {
     let mut notes = Vec::new();
     if let Err(e) = libraries_present() {
         notes.push(e);
-        return Discovery { engines: Vec::new(), notes };
+        return Discovery {
+            engines: Vec::new(),
+            notes,
+        };
     }
     let count = match catch("cuInit", || {
         cudarc::driver::result::init().map_err(|e| format!("cuInit failed: {e:?}"))?;
@@ -111,7 +114,10 @@ pub fn discover(selection: Option<&[usize]>) -> Discovery {
         Ok(n) => n.max(0) as usize,
         Err(e) => {
             notes.push(e);
-            return Discovery { engines: Vec::new(), notes };
+            return Discovery {
+                engines: Vec::new(),
+                notes,
+            };
         }
     };
     if count == 0 {
@@ -149,14 +155,20 @@ fn fnv1a(parts: &[&str]) -> u64 {
 
 fn disk_cache_dir() -> Option<PathBuf> {
     if let Ok(d) = std::env::var("ORBITFIELD_KERNEL_CACHE") {
-        return if d.is_empty() || d == "off" { None } else { Some(PathBuf::from(d)) };
+        return if d.is_empty() || d == "off" {
+            None
+        } else {
+            Some(PathBuf::from(d))
+        };
     }
     if let Ok(d) = std::env::var("XDG_CACHE_HOME")
         && !d.is_empty()
     {
         return Some(PathBuf::from(d).join("orbitfield").join("kernels"));
     }
-    std::env::var("HOME").ok().map(|h| PathBuf::from(h).join(".cache").join("orbitfield").join("kernels"))
+    std::env::var("HOME")
+        .ok()
+        .map(|h| PathBuf::from(h).join(".cache").join("orbitfield").join("kernels"))
 }
 
 /// Compiles CUDA source to PTX for `arch` ("compute_90") with the project's options (no fast math:
@@ -178,7 +190,10 @@ pub fn compile_ptx(src: &str, arch: &str) -> Result<String, String> {
     {
         return Ok(ptx);
     }
-    let opts = cudarc::nvrtc::CompileOptions { options, ..Default::default() };
+    let opts = cudarc::nvrtc::CompileOptions {
+        options,
+        ..Default::default()
+    };
     let ptx = catch("NVRTC", || {
         cudarc::nvrtc::compile_ptx_with_opts(src, opts).map_err(|e| match e {
             cudarc::nvrtc::CompileError::CompileError { log, .. } => {
@@ -217,7 +232,11 @@ struct OrbitalTerm {
 struct MoPrepared {
     terms: Vec<OrbitalTerm>,
     /// General form: per orbital term, shells (with cutoffs) and contracted coefficients on the device.
-    general: Option<(Arc<CudaModule>, CudaSlice<f32>, Vec<(CudaSlice<GpuShell>, CudaSlice<f32>)>)>,
+    general: Option<(
+        Arc<CudaModule>,
+        CudaSlice<f32>,
+        Vec<(CudaSlice<GpuShell>, CudaSlice<f32>)>,
+    )>,
     /// Specialised form: module and per-term constant data.
     specialised: Option<(Arc<CudaModule>, Vec<(Vec<[f32; 4]>, Vec<i32>, Vec<f32>)>)>,
     n_shells: usize,
@@ -286,10 +305,14 @@ impl CudaEngine {
         let (ctx, name, arch) = catch("context", || {
             let ctx = CudaContext::new(ordinal).map_err(|e| format!("context creation failed: {e:?}"))?;
             let name = ctx.name().unwrap_or_else(|_| "unknown device".into());
-            let (maj, min) = ctx.compute_capability().map_err(|e| format!("compute capability: {e:?}"))?;
+            let (maj, min) = ctx
+                .compute_capability()
+                .map_err(|e| format!("compute capability: {e:?}"))?;
             Ok((ctx, name, format!("compute_{maj}{min}")))
         })?;
-        let stream = catch("stream", || ctx.new_stream().map_err(|e| format!("stream creation failed: {e:?}")))?;
+        let stream = catch("stream", || {
+            ctx.new_stream().map_err(|e| format!("stream creation failed: {e:?}"))
+        })?;
         let engine = CudaEngine {
             ordinal,
             device_name: name,
@@ -352,7 +375,9 @@ impl CudaEngine {
     }
 
     fn lock_state(&self) -> Result<std::sync::MutexGuard<'_, EngineState>, ComputeError> {
-        self.state.lock().map_err(|_| ComputeError::Device("engine state poisoned by an earlier panic".into()))
+        self.state
+            .lock()
+            .map_err(|_| ComputeError::Device("engine state poisoned by an earlier panic".into()))
     }
 
     fn module(&self, st: &mut EngineState, src: &str) -> Result<Arc<CudaModule>, ComputeError> {
@@ -363,7 +388,8 @@ impl CudaEngine {
         let ptx = compile_ptx(src, &self.arch).map_err(ComputeError::Device)?;
         let ctx = self.ctx.clone();
         let module = catch("module load", || {
-            ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(|e| format!("module load failed: {e:?}"))
+            ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+                .map_err(|e| format!("module load failed: {e:?}"))
         })
         .map_err(ComputeError::Device)?;
         st.modules.insert(key, module.clone());
@@ -397,7 +423,14 @@ impl CudaEngine {
                     .positions_bohr
                     .iter()
                     .zip(&q.charges_e)
-                    .map(|(p, &c)| [(p[0] - o[0]) as f32, (p[1] - o[1]) as f32, (p[2] - o[2]) as f32, c as f32])
+                    .map(|(p, &c)| {
+                        [
+                            (p[0] - o[0]) as f32,
+                            (p[1] - o[1]) as f32,
+                            (p[2] - o[2]) as f32,
+                            c as f32,
+                        ]
+                    })
                     .collect();
                 Prepared::Dcs(DcsPrepared { atoms })
             }
@@ -490,7 +523,12 @@ impl CudaEngine {
         } else {
             None
         };
-        Ok(MoPrepared { terms, general, specialised, n_shells: plan.shells.len() })
+        Ok(MoPrepared {
+            terms,
+            general,
+            specialised,
+            n_shells: plan.shells.len(),
+        })
     }
 
     fn ensure_out(&self, st: &mut EngineState, n: usize) -> Result<(), ComputeError> {
@@ -519,7 +557,10 @@ impl CudaEngine {
         let fill_module = self.module(st, UTIL_SRC)?;
         let fill = Self::function(&fill_module, "fill_nan")?;
         {
-            let out = st.out.as_mut().ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
+            let out = st
+                .out
+                .as_mut()
+                .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
             let ni = n as i32;
             let mut b = self.stream.launch_builder(&fill);
             b.arg(&mut *out).arg(&ni);
@@ -575,11 +616,16 @@ impl CudaEngine {
             return Err(ComputeError::Device("lattice too large for one launch".into()));
         }
         let job_id = st.prep_generation;
-        let out = st.out.as_mut().ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
+        let out = st
+            .out
+            .as_mut()
+            .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
         if let Some((module, consts)) = &m.specialised {
             let f = Self::function(module, "mo_specialised")?;
             for (t, term) in m.terms.iter().enumerate() {
-                let Some((xyzc, info, coefs)) = consts.get(t) else { continue };
+                let Some((xyzc, info, coefs)) = consts.get(t) else {
+                    continue;
+                };
                 let loaded = st.constants_for == Some((job_id, t));
                 if !loaded {
                     copy_symbol(module, &self.stream, "spec_atoms", bytemuck::cast_slice(xyzc))?;
@@ -597,7 +643,14 @@ impl CudaEngine {
             let nshells = m.n_shells as i32;
             for (term, (shells, coefs)) in m.terms.iter().zip(per_term) {
                 let mut b = self.stream.launch_builder(&f);
-                b.arg(&mut *out).arg(&g).arg(shells).arg(&nshells).arg(prims).arg(coefs).arg(&term.mode).arg(&term.weight);
+                b.arg(&mut *out)
+                    .arg(&g)
+                    .arg(shells)
+                    .arg(&nshells)
+                    .arg(prims)
+                    .arg(coefs)
+                    .arg(&term.mode)
+                    .arg(&term.weight);
                 // SAFETY: the kernel reads `nshells` shells and their primitives/coefficients, all uploaded
                 // from the same plan, and writes only points inside the slab.
                 unsafe { b.launch(cfg) }.map_err(dev_err("mo_general launch"))?;
@@ -615,7 +668,9 @@ impl CudaEngine {
     ) -> Result<(), ComputeError> {
         let l = &job.lattice;
         if !l.is_axis_aligned() {
-            return Err(ComputeError::Device("the Coulomb kernel needs an axis-aligned lattice".into()));
+            return Err(ComputeError::Device(
+                "the Coulomb kernel needs an axis-aligned lattice".into(),
+            ));
         }
         let n = slab_len(l, z_range);
         let module = self.module(st, DCS_SRC)?;
@@ -627,7 +682,10 @@ impl CudaEngine {
             // SAFETY: zeroed by `dcs_zero` below before use.
             st.acc = Some(unsafe { self.stream.alloc::<f64>(n) }.map_err(dev_err("allocation"))?);
         }
-        let acc = st.acc.as_mut().ok_or_else(|| ComputeError::Device("no accumulator".into()))?;
+        let acc = st
+            .acc
+            .as_mut()
+            .ok_or_else(|| ComputeError::Device("no accumulator".into()))?;
         let nn = n;
         {
             let mut b = self.stream.launch_builder(&zero);
@@ -635,11 +693,24 @@ impl CudaEngine {
             // SAFETY: writes `n` doubles into a buffer of at least `n`.
             unsafe { b.launch(LaunchConfig::for_num_elems(n as u32)) }.map_err(dev_err("dcs_zero launch"))?;
         }
-        let (nx, ny, nz, k0) = (l.dims[0] as i32, l.dims[1] as i32, z_range.len() as i32, z_range.start as i32);
-        let (sx, sy, sz) = (l.steps_bohr[0][0] as f32, l.steps_bohr[1][1] as f32, l.steps_bohr[2][2] as f32);
+        let (nx, ny, nz, k0) = (
+            l.dims[0] as i32,
+            l.dims[1] as i32,
+            z_range.len() as i32,
+            z_range.start as i32,
+        );
+        let (sx, sy, sz) = (
+            l.steps_bohr[0][0] as f32,
+            l.steps_bohr[1][1] as f32,
+            l.steps_bohr[2][2] as f32,
+        );
         let per_block_x = DCS_BLOCK.0 as usize * DCS_UNROLL;
         let cfg = LaunchConfig {
-            grid_dim: ((nx as u32).div_ceil(per_block_x as u32), (ny as u32).div_ceil(DCS_BLOCK.1), nz as u32),
+            grid_dim: (
+                (nx as u32).div_ceil(per_block_x as u32),
+                (ny as u32).div_ceil(DCS_BLOCK.1),
+                nz as u32,
+            ),
             block_dim: (DCS_BLOCK.0, DCS_BLOCK.1, 1),
             shared_mem_bytes: 0,
         };
@@ -650,11 +721,22 @@ impl CudaEngine {
             copy_symbol(&module, &self.stream, "dcs_atoms", bytemuck::cast_slice(atoms))?;
             let na = atoms.len() as i32;
             let mut b = self.stream.launch_builder(&chunk);
-            b.arg(&mut *acc).arg(&nx).arg(&ny).arg(&nz).arg(&k0).arg(&sx).arg(&sy).arg(&sz).arg(&na);
+            b.arg(&mut *acc)
+                .arg(&nx)
+                .arg(&ny)
+                .arg(&nz)
+                .arg(&k0)
+                .arg(&sx)
+                .arg(&sy)
+                .arg(&sz)
+                .arg(&na);
             // SAFETY: reads `na` atoms of constant memory (copied above), writes points inside the slab.
             unsafe { b.launch(cfg) }.map_err(dev_err("dcs_chunk launch"))?;
         }
-        let out = st.out.as_mut().ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
+        let out = st
+            .out
+            .as_mut()
+            .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
         let mut b = self.stream.launch_builder(&finish);
         b.arg(&mut *out).arg(&*acc).arg(&nn);
         // SAFETY: converts `n` doubles into `n` floats, both buffers at least `n` long.
@@ -684,7 +766,12 @@ impl CudaEngine {
     }
 }
 
-fn copy_symbol(module: &Arc<CudaModule>, stream: &Arc<CudaStream>, name: &str, data: &[f32]) -> Result<(), ComputeError> {
+fn copy_symbol(
+    module: &Arc<CudaModule>,
+    stream: &Arc<CudaStream>,
+    name: &str,
+    data: &[f32],
+) -> Result<(), ComputeError> {
     if data.is_empty() {
         return Ok(());
     }
@@ -698,8 +785,13 @@ fn copy_symbol(module: &Arc<CudaModule>, stream: &Arc<CudaStream>, name: &str, d
 /// The orbitals (with store modes and weights) whose sum makes `field`.
 fn orbital_terms(field: &Field, wf: &Wavefunction, plan: &BasisPlan) -> Result<Vec<OrbitalTerm>, ComputeError> {
     let one = |spin: Spin, index: usize| -> Result<Vec<f64>, ComputeError> {
-        let set = wf.orbitals(spin).ok_or(ComputeError::WrongInput(field.clone(), "beta orbitals"))?;
-        let c = set.orbital(index).ok_or(ComputeError::NoSuchOrbital { index, count: set.len() })?;
+        let set = wf
+            .orbitals(spin)
+            .ok_or(ComputeError::WrongInput(field.clone(), "beta orbitals"))?;
+        let c = set.orbital(index).ok_or(ComputeError::NoSuchOrbital {
+            index,
+            count: set.len(),
+        })?;
         plan.contract(c)
     };
     let weighted = |list: &[(Spin, f64)]| -> Result<Vec<OrbitalTerm>, ComputeError> {
@@ -711,16 +803,28 @@ fn orbital_terms(field: &Field, wf: &Wavefunction, plan: &BasisPlan) -> Result<V
                 if w.abs() > 1e-12 {
                     let poly = one(spin, i)?;
                     let mode = if out.is_empty() { 1 } else { 2 };
-                    out.push(OrbitalTerm { poly, mode, weight: w as f32 });
+                    out.push(OrbitalTerm {
+                        poly,
+                        mode,
+                        weight: w as f32,
+                    });
                 }
             }
         }
         Ok(out)
     };
     let mut terms = match field {
-        Field::Orbital { spin, index } => vec![OrbitalTerm { poly: one(*spin, *index)?, mode: 0, weight: 1.0 }],
+        Field::Orbital { spin, index } => vec![OrbitalTerm {
+            poly: one(*spin, *index)?,
+            mode: 0,
+            weight: 1.0,
+        }],
         Field::OrbitalSquared { spin, index } => {
-            vec![OrbitalTerm { poly: one(*spin, *index)?, mode: 1, weight: 1.0 }]
+            vec![OrbitalTerm {
+                poly: one(*spin, *index)?,
+                mode: 1,
+                weight: 1.0,
+            }]
         }
         Field::Density => match wf.spin {
             SpinKind::Unrestricted => weighted(&[(Spin::Alpha, 1.0), (Spin::Beta, 1.0)])?,
@@ -736,7 +840,11 @@ fn orbital_terms(field: &Field, wf: &Wavefunction, plan: &BasisPlan) -> Result<V
                     let w = occ.min(1.0) - (occ - occ.min(1.0));
                     if w.abs() > 1e-12 {
                         let mode = if out.is_empty() { 1 } else { 2 };
-                        out.push(OrbitalTerm { poly: one(Spin::Alpha, i)?, mode, weight: w as f32 });
+                        out.push(OrbitalTerm {
+                            poly: one(Spin::Alpha, i)?,
+                            mode,
+                            weight: w as f32,
+                        });
                     }
                 }
                 out
@@ -746,7 +854,11 @@ fn orbital_terms(field: &Field, wf: &Wavefunction, plan: &BasisPlan) -> Result<V
     };
     if terms.is_empty() {
         // A field that is zero everywhere: one launch with weight 0 writes the zeros.
-        terms.push(OrbitalTerm { poly: vec![0.0; plan.n_coefs], mode: 1, weight: 0.0 });
+        terms.push(OrbitalTerm {
+            poly: vec![0.0; plan.n_coefs],
+            mode: 1,
+            weight: 0.0,
+        });
     }
     Ok(terms)
 }
@@ -769,8 +881,13 @@ impl SlabEngine for CudaEngine {
         }
         let mut st = self.lock_state()?;
         self.run_device(&mut st, job, &z_range)?;
-        let buf = st.out.as_ref().ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
-        self.stream.memcpy_dtoh(&buf.slice(0..need), out).map_err(dev_err("download"))?;
+        let buf = st
+            .out
+            .as_ref()
+            .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
+        self.stream
+            .memcpy_dtoh(&buf.slice(0..need), out)
+            .map_err(dev_err("download"))?;
         self.stream.synchronize().map_err(dev_err("synchronize"))?;
         if out.iter().any(|v| !v.is_finite()) {
             return Err(ComputeError::NotFinite);
