@@ -5,6 +5,7 @@ extern "C" __global__ void __launch_bounds__(NTHREADS)
 mo_general(float* __restrict__ out, const LatticeArgs g, const ShellRec* __restrict__ shells, int nshells,
            const float2* __restrict__ prims, const float* __restrict__ coefs, int mode, float w) {
     __shared__ int list[CHUNK];
+    __shared__ float dmin2s[CHUNK];  // squared distance of the brick to each kept shell's centre
     __shared__ int warp_counts[NTHREADS / 32];
     int idx;
     float px, py, pz, bcx, bcy, bcz, brad;
@@ -17,23 +18,21 @@ mo_general(float* __restrict__ out, const LatticeArgs g, const ShellRec* __restr
         for (int s0 = base; s0 < end; s0 += NTHREADS) {
             int s = s0 + tid;
             bool keep = false;
+            float dmin2 = 0.0f;
             if (s < end) {
                 ShellRec sh = shells[s];
                 float dx = sh.cx - bcx, dy = sh.cy - bcy, dz = sh.cz - bcz;
                 float d = fmaxf(sqrtf(dx * dx + dy * dy + dz * dz) - brad, 0.0f);
-                keep = d * d <= sh.cutoff2;
+                dmin2 = d * d;
+                keep = dmin2 <= sh.cutoff2;
             }
-            n += compact_ordered(keep, s, list + n, warp_counts);
+            n += compact_ordered(keep, s, dmin2, list + n, dmin2s + n, warp_counts);
         }
         for (int t = 0; t < n; ++t) {
             ShellRec sh = shells[list[t]];
+            float dmin2 = dmin2s[t];  // block-uniform: primitives negligible over the brick are skipped
             float dx = px - sh.cx, dy = py - sh.cy, dz = pz - sh.cz;
             float r2 = dx * dx + dy * dy + dz * dz;
-            // Nearest distance of the brick to the centre: primitives negligible over the whole brick are
-            // skipped (a block-uniform branch).
-            float bx = sh.cx - bcx, by = sh.cy - bcy, bz = sh.cz - bcz;
-            float dmin = fmaxf(sqrtf(bx * bx + by * by + bz * bz) - brad, 0.0f);
-            float dmin2 = dmin * dmin;
             float radial = 0.0f;
             for (int p = 0; p < sh.nprim; ++p) {
                 float2 pr = __ldg(prims + sh.prim_start + p);  // (alpha * log2 e, coefficient)

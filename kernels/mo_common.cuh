@@ -55,15 +55,31 @@ __device__ __forceinline__ float angular_poly(const float* __restrict__ c, float
     return acc;
 }
 
+#ifndef GEN_MAX_L
+#define GEN_MAX_L 6  // the host defines the basis set's highest l, so unused cases cost no registers
+#endif
+
 __device__ __forceinline__ float angular_any(int l, const float* __restrict__ c, float x, float y, float z) {
     switch (l) {
         case 0: return __ldg(c);
+#if GEN_MAX_L >= 1
         case 1: return angular_poly<1>(c, x, y, z);
+#endif
+#if GEN_MAX_L >= 2
         case 2: return angular_poly<2>(c, x, y, z);
+#endif
+#if GEN_MAX_L >= 3
         case 3: return angular_poly<3>(c, x, y, z);
+#endif
+#if GEN_MAX_L >= 4
         case 4: return angular_poly<4>(c, x, y, z);
+#endif
+#if GEN_MAX_L >= 5
         case 5: return angular_poly<5>(c, x, y, z);
+#endif
+#if GEN_MAX_L >= 6
         case 6: return angular_poly<6>(c, x, y, z);
+#endif
         default: return __int_as_float(0x7fc00000);  // NaN: rejected by the host check
     }
 }
@@ -101,8 +117,10 @@ __device__ __forceinline__ bool brick_point(const LatticeArgs& g, int* idx, floa
     return i < g.nx && j < g.ny && kk < g.nz;
 }
 
-// Ordered compaction of the flags of one chunk: returns the number kept, writes their ids to list.
-__device__ __forceinline__ int compact_ordered(bool keep, int id, int* list, int* warp_counts) {
+// Ordered compaction of the flags of one chunk: returns the number kept, writes their ids (and one
+// value each) to list (and vals).
+__device__ __forceinline__ int compact_ordered(bool keep, int id, float val, int* list, float* vals,
+                                               int* warp_counts) {
     int tid = threadIdx.x + BX * (threadIdx.y + BY * threadIdx.z);
     int lane = tid & 31, warp = tid >> 5;
     unsigned ballot = __ballot_sync(0xffffffffu, keep);
@@ -115,7 +133,11 @@ __device__ __forceinline__ int compact_ordered(bool keep, int id, int* list, int
         before += (w < warp) ? c : 0;
         total += c;
     }
-    if (keep) list[before + __popc(ballot & ((1u << lane) - 1u))] = id;
+    if (keep) {
+        int pos = before + __popc(ballot & ((1u << lane) - 1u));
+        list[pos] = id;
+        vals[pos] = val;
+    }
     __syncthreads();
     return total;
 }

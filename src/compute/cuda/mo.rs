@@ -263,26 +263,20 @@ impl SpecialisedPlan {
             };
             atoms.push((atom, t, shells.clone()));
         }
-        let bytes = atoms.len() * 20 + plan.n_coefs * 4;
+        let bytes = atoms.len() * 24 + plan.n_coefs * 4 + plan.shells.len() * 4;
         if atoms.is_empty() || types.len() > 64 || bytes > CONSTANT_BUDGET || atoms.len() > 1024 {
             return None;
         }
-        let source = generate(plan, &types, atoms.len(), plan.n_coefs, header);
+        let source = generate(plan, &types, atoms.len(), plan.n_coefs, plan.shells.len(), header);
         Some(SpecialisedPlan { types, atoms, source })
     }
 
-    /// Per-atom constant data for one orbital: (x, y, z relative to the origin, cutoff^2) and
-    /// (type | coefficient offset << 8), plus the coefficients in atom order.
-    pub fn constants(
-        &self,
-        plan: &BasisPlan,
-        poly: &[f64],
-        origin_bohr: [f64; 3],
-    ) -> (Vec<[f32; 4]>, Vec<i32>, Vec<f32>) {
+    /// Constant data for one orbital: per atom (x, y, z relative to the origin, cutoff^2), (type |
+    /// coefficient offset << 8) and its first shell; the coefficients and the shells' cutoff^2, in atom
+    /// order.
+    pub fn constants(&self, plan: &BasisPlan, poly: &[f64], origin_bohr: [f64; 3]) -> SpecConstants {
         let cut2 = plan.cutoffs2(poly);
-        let mut xyzc = Vec::with_capacity(self.atoms.len());
-        let mut info = Vec::with_capacity(self.atoms.len());
-        let mut coefs = Vec::with_capacity(plan.n_coefs);
+        let mut k = SpecConstants::default();
         for (_, t, shells) in &self.atoms {
             let first = shells.first().and_then(|&i| plan.shells.get(i));
             let c = first.map(|s| s.center_bohr).unwrap_or([0.0; 3]);
@@ -290,22 +284,35 @@ impl SpecialisedPlan {
                 .iter()
                 .filter_map(|&i| cut2.get(i))
                 .fold(-1.0f64, |a, &b| a.max(b));
-            xyzc.push([
+            k.atoms.push([
                 (c[0] - origin_bohr[0]) as f32,
                 (c[1] - origin_bohr[1]) as f32,
                 (c[2] - origin_bohr[2]) as f32,
                 cutoff2 as f32,
             ]);
-            info.push((*t as i32) | ((coefs.len() as i32) << 8));
+            k.info.push((*t as i32) | ((k.coefs.len() as i32) << 8));
+            k.shell0.push(k.shell_cut2.len() as i32);
             for &i in shells {
                 if let (Some(s), Some(&off)) = (plan.shells.get(i), plan.coef_offsets.get(i)) {
                     let n = n_monomials(s.l);
-                    coefs.extend(poly.get(off..off + n).unwrap_or(&[]).iter().map(|&v| v as f32));
+                    k.coefs
+                        .extend(poly.get(off..off + n).unwrap_or(&[]).iter().map(|&v| v as f32));
+                    k.shell_cut2.push(cut2.get(i).copied().unwrap_or(-1.0) as f32);
                 }
             }
         }
-        (xyzc, info, coefs)
+        k
     }
+}
+
+/// Constant-memory contents of the specialised kernel for one orbital (`spec_*` in the generated source).
+#[derive(Clone, Debug, Default)]
+pub struct SpecConstants {
+    pub atoms: Vec<[f32; 4]>,
+    pub info: Vec<i32>,
+    pub shell0: Vec<i32>,
+    pub coefs: Vec<f32>,
+    pub shell_cut2: Vec<f32>,
 }
 
 fn poly_code(l: u8, base: usize) -> String {
@@ -330,7 +337,14 @@ fn poly_code(l: u8, base: usize) -> String {
     format!("({})", terms.join(" + "))
 }
 
-fn generate(plan: &BasisPlan, types: &[AtomType], n_atoms: usize, n_coefs: usize, header: &str) -> String {
+fn generate(
+    plan: &BasisPlan,
+    types: &[AtomType],
+    n_atoms: usize,
+    n_coefs: usize,
+    n_shells: usize,
+    header: &str,
+) -> String {
     let mut src = String::new();
     let _ = writeln!(
         src,
@@ -340,36 +354,59 @@ fn generate(plan: &BasisPlan, types: &[AtomType], n_atoms: usize, n_coefs: usize
     let _ = writeln!(src, "#define SPEC_NATOMS {n_atoms}");
     let _ = writeln!(src, "__constant__ float4 spec_atoms[{n_atoms}];");
     let _ = writeln!(src, "__constant__ int spec_info[{n_atoms}];");
+    let _ = writeln!(src, "__constant__ int spec_shell0[{n_atoms}];");
     let _ = writeln!(src, "__constant__ float spec_coefs[{}];", n_coefs.max(1));
+    let _ = writeln!(src, "__constant__ float spec_shell_cut2[{}];", n_shells.max(1));
     for (t, ty) in types.iter().enumerate() {
         let _ = writeln!(
             src,
-            "__device__ __forceinline__ float atom_type_{t}(float x, float y, float z, float r2, float dmin2, const float* c) {{"
+            "__device__ __forceinline__ float atom_type_{t}(float x, float y, float z, float r2, float dmin2, const float* c, const float* sc) {{"
         );
-        // Distinct exponents of this type, each evaluated once (block-uniform skip of tight ones).
+        // Distinct exponents of this type, each evaluated once, and only when a shell using it reaches
+        // the brick and the primitive is not negligible over it (block-uniform conditions).
         let mut exps: Vec<u32> = Vec::new();
-        for &si in &ty.template_shells {
+        let mut users: Vec<Vec<usize>> = Vec::new();
+        for (k, &si) in ty.template_shells.iter().enumerate() {
             if let Some(s) = plan.shells.get(si) {
                 for &(a2, _) in &s.prims {
                     let bits = (a2 as f32).to_bits();
-                    if !exps.contains(&bits) {
-                        exps.push(bits);
+                    match exps.iter().position(|&b| b == bits) {
+                        Some(e) => {
+                            if let Some(u) = users.get_mut(e)
+                                && !u.contains(&k)
+                            {
+                                u.push(k);
+                            }
+                        }
+                        None => {
+                            exps.push(bits);
+                            users.push(vec![k]);
+                        }
                     }
                 }
             }
         }
         for (e, bits) in exps.iter().enumerate() {
             let a2 = f32::from_bits(*bits) as f64;
+            let reach = users
+                .get(e)
+                .map(|u| {
+                    u.iter()
+                        .map(|k| format!("dmin2 <= sc[{k}]"))
+                        .collect::<Vec<_>>()
+                        .join(" || ")
+                })
+                .unwrap_or_else(|| "false".into());
             let _ = writeln!(
                 src,
-                "    float e{e} = ({a} * dmin2 < {skip:e}f) ? exp2f(-{a} * r2) : 0.0f;",
+                "    float e{e} = ({a} * dmin2 < {skip:.1}f && ({reach})) ? exp2f(-{a} * r2) : 0.0f;",
                 a = lit(a2),
                 skip = PRIM_SKIP_LOG2
             );
         }
         let _ = writeln!(src, "    float acc = 0.0f;");
         let mut off = 0usize;
-        for &si in &ty.template_shells {
+        for (k, &si) in ty.template_shells.iter().enumerate() {
             let Some(s) = plan.shells.get(si) else { continue };
             let radial: Vec<String> = s
                 .prims
@@ -381,7 +418,7 @@ fn generate(plan: &BasisPlan, types: &[AtomType], n_atoms: usize, n_coefs: usize
                 .collect();
             let _ = writeln!(
                 src,
-                "    acc = fmaf({}, {}, acc);",
+                "    if (dmin2 <= sc[{k}]) acc = fmaf({}, {}, acc);",
                 if radial.is_empty() {
                     "0.0f".to_string()
                 } else {
@@ -398,6 +435,7 @@ fn generate(plan: &BasisPlan, types: &[AtomType], n_atoms: usize, n_coefs: usize
         r#"extern "C" __global__ void __launch_bounds__(NTHREADS)
 mo_specialised(float* __restrict__ out, const LatticeArgs g, int mode, float w) {{
     __shared__ int list[SPEC_NATOMS];
+    __shared__ float dmin2s[SPEC_NATOMS];
     __shared__ int warp_counts[NTHREADS / 32];
     int idx;
     float px, py, pz, bcx, bcy, bcz, brad;
@@ -407,31 +445,32 @@ mo_specialised(float* __restrict__ out, const LatticeArgs g, int mode, float w) 
     for (int a0 = 0; a0 < SPEC_NATOMS; a0 += NTHREADS) {{
         int a = a0 + tid;
         bool keep = false;
+        float dmin2 = 0.0f;
         if (a < SPEC_NATOMS) {{
             float4 at = spec_atoms[a];
             float dx = at.x - bcx, dy = at.y - bcy, dz = at.z - bcz;
             float d = fmaxf(sqrtf(dx * dx + dy * dy + dz * dz) - brad, 0.0f);
-            keep = d * d <= at.w;
+            dmin2 = d * d;
+            keep = dmin2 <= at.w;
         }}
-        n += compact_ordered(keep, a, list + n, warp_counts);
+        n += compact_ordered(keep, a, dmin2, list + n, dmin2s + n, warp_counts);
     }}
     float psi = 0.0f;
     for (int t = 0; t < n; ++t) {{
         int a = list[t];
+        float dmin2 = dmin2s[t];
         float4 at = spec_atoms[a];
         int info = spec_info[a];
         const float* c = spec_coefs + (info >> 8);
+        const float* sc = spec_shell_cut2 + spec_shell0[a];
         float dx = px - at.x, dy = py - at.y, dz = pz - at.z;
         float r2 = dx * dx + dy * dy + dz * dz;
-        float bx = at.x - bcx, by = at.y - bcy, bz = at.z - bcz;
-        float dmin = fmaxf(sqrtf(bx * bx + by * by + bz * bz) - brad, 0.0f);
-        float dmin2 = dmin * dmin;
         switch (info & 0xff) {{"#
     );
     for t in 0..types.len() {
         let _ = writeln!(
             src,
-            "            case {t}: psi += atom_type_{t}(dx, dy, dz, r2, dmin2, c); break;"
+            "            case {t}: psi += atom_type_{t}(dx, dy, dz, r2, dmin2, c, sc); break;"
         );
     }
     let _ = writeln!(

@@ -17,7 +17,7 @@ pub mod mo;
 use crate::compute::{ComputeError, Field, FieldInput, FieldJob, SlabEngine, slab_len};
 use crate::model::{Lattice, Spin, SpinKind, Wavefunction};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
-use mo::{BasisPlan, GpuShell, LatticeArgs, SpecialisedPlan};
+use mo::{BasisPlan, GpuShell, LatticeArgs, SpecConstants, SpecialisedPlan};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -33,8 +33,8 @@ pub const UTIL_SRC: &str = include_str!("../../../kernels/util.cu");
 
 /// Atoms per constant-memory chunk of the Coulomb kernel (`DCS_CHUNK` in `kernels/dcs.cu`).
 pub const DCS_CHUNK: usize = 4000;
-const DCS_UNROLL: usize = 8;
-const DCS_BLOCK: (u32, u32) = (32, 8);
+const DCS_UNROLL: usize = 16;
+const DCS_BLOCK: (u32, u32) = (16, 16);
 const MO_BLOCK: (u32, u32, u32) = (8, 8, 4);
 
 /// Which form of the MO kernel to use.
@@ -238,7 +238,7 @@ struct MoPrepared {
         Vec<(CudaSlice<GpuShell>, CudaSlice<f32>)>,
     )>,
     /// Specialised form: module and per-term constant data.
-    specialised: Option<(Arc<CudaModule>, Vec<(Vec<[f32; 4]>, Vec<i32>, Vec<f32>)>)>,
+    specialised: Option<(Arc<CudaModule>, Vec<SpecConstants>)>,
     n_shells: usize,
 }
 
@@ -474,7 +474,11 @@ impl CudaEngine {
             None
         };
         let general = if specialised.is_none() {
-            let src = format!("{MO_COMMON_SRC}\n{MO_GENERAL_SRC}");
+            // Only the angular cases the basis needs are compiled (fewer registers).
+            let src = format!(
+                "#define GEN_MAX_L {}\n{MO_COMMON_SRC}\n{MO_GENERAL_SRC}",
+                wf.basis.max_l()
+            );
             let module = self.module(st, &src)?;
             let mut prims = Vec::new();
             let mut shell_base = Vec::new();
@@ -623,14 +627,14 @@ impl CudaEngine {
         if let Some((module, consts)) = &m.specialised {
             let f = Self::function(module, "mo_specialised")?;
             for (t, term) in m.terms.iter().enumerate() {
-                let Some((xyzc, info, coefs)) = consts.get(t) else {
-                    continue;
-                };
+                let Some(k) = consts.get(t) else { continue };
                 let loaded = st.constants_for == Some((job_id, t));
                 if !loaded {
-                    copy_symbol(module, &self.stream, "spec_atoms", bytemuck::cast_slice(xyzc))?;
-                    copy_symbol(module, &self.stream, "spec_info", bytemuck::cast_slice(info))?;
-                    copy_symbol(module, &self.stream, "spec_coefs", coefs)?;
+                    copy_symbol(module, &self.stream, "spec_atoms", bytemuck::cast_slice(&k.atoms))?;
+                    copy_symbol(module, &self.stream, "spec_info", bytemuck::cast_slice(&k.info))?;
+                    copy_symbol(module, &self.stream, "spec_shell0", bytemuck::cast_slice(&k.shell0))?;
+                    copy_symbol(module, &self.stream, "spec_coefs", &k.coefs)?;
+                    copy_symbol(module, &self.stream, "spec_shell_cut2", &k.shell_cut2)?;
                 }
                 let mut b = self.stream.launch_builder(&f);
                 b.arg(&mut *out).arg(&g).arg(&term.mode).arg(&term.weight);
