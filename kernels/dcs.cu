@@ -8,9 +8,9 @@
 // them. rsqrtf is the special-function-unit reciprocal square root (about 2 ulp).
 
 #define DCS_CHUNK 4000
-#define DCS_UNROLL 16
-#define DCS_BLOCK_X 16
-#define DCS_BLOCK_Y 16
+#define DCS_UNROLL 8
+#define DCS_BLOCK_X 32
+#define DCS_BLOCK_Y 8
 
 __constant__ float4 dcs_atoms[DCS_CHUNK];
 
@@ -28,7 +28,6 @@ dcs_chunk(double* __restrict__ acc, int nx, int ny, int nz, int k0, float spacin
     float e[DCS_UNROLL];
 #pragma unroll
     for (int u = 0; u < DCS_UNROLL; ++u) e[u] = 0.0f;
-#pragma unroll 4
     for (int a = 0; a < natoms; ++a) {
         float4 at = dcs_atoms[a];
         float dy = y - at.y, dz = z - at.z;

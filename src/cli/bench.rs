@@ -283,8 +283,8 @@ fn mo_case(
     };
     if let Some(g) = gpu {
         g.set_mo_form(MoForm::Auto);
-        r.gpu_form = Some(g.mo_form_used(&job)?.to_string());
         let ms = median(g.time_kernels(&job, repeats)?);
+        r.gpu_form = Some(g.mo_form_used(&job)?.to_string());
         r.gpu_ms = Some(ms);
         r.speedup = Some(cpu_ms / ms);
         r.rel_err_vs_cpu = Some(rel_err(&gpu_values(g, &job, z)?, &cpu_vals));

@@ -33,8 +33,8 @@ pub const UTIL_SRC: &str = include_str!("../../../kernels/util.cu");
 
 /// Atoms per constant-memory chunk of the Coulomb kernel (`DCS_CHUNK` in `kernels/dcs.cu`).
 pub const DCS_CHUNK: usize = 4000;
-const DCS_UNROLL: usize = 16;
-const DCS_BLOCK: (u32, u32) = (16, 16);
+const DCS_UNROLL: usize = 8;
+const DCS_BLOCK: (u32, u32) = (32, 8);
 const MO_BLOCK: (u32, u32, u32) = (8, 8, 4);
 
 /// Which form of the MO kernel to use.
@@ -240,6 +240,9 @@ struct MoPrepared {
     /// Specialised form: module and per-term constant data.
     specialised: Option<(Arc<CudaModule>, Vec<SpecConstants>)>,
     n_shells: usize,
+    /// Form in use: 1 general, 2 specialised, 0 not yet decided (`MoForm::Auto` with both available:
+    /// the first launch times both on the first orbital and keeps the faster).
+    choice: AtomicU8,
 }
 
 struct DcsPrepared {
@@ -368,8 +371,11 @@ impl CudaEngine {
         let mut st = self.lock_state()?;
         let prep = self.prepare(&mut st, job)?;
         Ok(match &*prep {
-            Prepared::Mo(m) if m.specialised.is_some() => "specialised",
-            Prepared::Mo(_) => "general",
+            Prepared::Mo(m) => match m.choice.load(Ordering::Relaxed) {
+                1 => "general",
+                2 => "specialised",
+                _ => "auto (decided at the first launch)",
+            },
             Prepared::Dcs(_) => "dcs",
         })
     }
@@ -473,7 +479,7 @@ impl CudaEngine {
         } else {
             None
         };
-        let general = if specialised.is_none() {
+        let general = if specialised.is_none() || form == MoForm::Auto {
             // Only the angular cases the basis needs are compiled (fewer registers).
             let src = format!(
                 "#define GEN_MAX_L {}\n{MO_COMMON_SRC}\n{MO_GENERAL_SRC}",
@@ -527,7 +533,13 @@ impl CudaEngine {
         } else {
             None
         };
+        let choice = match (&general, &specialised) {
+            (Some(_), Some(_)) => 0,
+            (_, Some(_)) => 2,
+            _ => 1,
+        };
         Ok(MoPrepared {
+            choice: AtomicU8::new(choice),
             terms,
             general,
             specialised,
@@ -620,45 +632,93 @@ impl CudaEngine {
             return Err(ComputeError::Device("lattice too large for one launch".into()));
         }
         let job_id = st.prep_generation;
-        let out = st
-            .out
+        let EngineState { out, constants_for, .. } = st;
+        let out = out
             .as_mut()
             .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
-        if let Some((module, consts)) = &m.specialised {
+        let mut first = 0;
+        if m.choice.load(Ordering::Relaxed) == 0 {
+            // Time both forms on the first orbital (each overwrites the slab), keep the faster.
+            let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+            let ev: Vec<_> = (0..3)
+                .map(|_| self.ctx.new_event(flags))
+                .collect::<Result<_, _>>()
+                .map_err(dev_err("event"))?;
+            let [e0, e1, e2] = ev.as_slice() else {
+                return Err(ComputeError::Device("events".into()));
+            };
+            e0.record(&self.stream).map_err(dev_err("event record"))?;
+            self.launch_mo_term(out, constants_for, m, 0, false, &g, cfg, job_id)?;
+            e1.record(&self.stream).map_err(dev_err("event record"))?;
+            self.launch_mo_term(out, constants_for, m, 0, true, &g, cfg, job_id)?;
+            e2.record(&self.stream).map_err(dev_err("event record"))?;
+            e2.synchronize().map_err(dev_err("event sync"))?;
+            let t_general = e0.elapsed_ms(e1).map_err(dev_err("elapsed"))?;
+            let t_spec = e1.elapsed_ms(e2).map_err(dev_err("elapsed"))?;
+            m.choice
+                .store(if t_spec <= t_general { 2 } else { 1 }, Ordering::Relaxed);
+            first = 1;
+        }
+        let spec = m.choice.load(Ordering::Relaxed) == 2;
+        for t in first..m.terms.len() {
+            self.launch_mo_term(out, constants_for, m, t, spec, &g, cfg, job_id)?;
+        }
+        Ok(())
+    }
+
+    /// Launches one orbital term of an MO field in the general or the specialised form.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_mo_term(
+        &self,
+        out: &mut CudaSlice<f32>,
+        constants_for: &mut Option<(u64, usize)>,
+        m: &MoPrepared,
+        t: usize,
+        specialised: bool,
+        g: &LatticeArgs,
+        cfg: LaunchConfig,
+        job_id: u64,
+    ) -> Result<(), ComputeError> {
+        let Some(term) = m.terms.get(t) else { return Ok(()) };
+        if specialised {
+            let Some((module, consts)) = &m.specialised else {
+                return Err(ComputeError::Device("no specialised kernel".into()));
+            };
             let f = Self::function(module, "mo_specialised")?;
-            for (t, term) in m.terms.iter().enumerate() {
-                let Some(k) = consts.get(t) else { continue };
-                let loaded = st.constants_for == Some((job_id, t));
-                if !loaded {
-                    copy_symbol(module, &self.stream, "spec_atoms", bytemuck::cast_slice(&k.atoms))?;
-                    copy_symbol(module, &self.stream, "spec_info", bytemuck::cast_slice(&k.info))?;
-                    copy_symbol(module, &self.stream, "spec_shell0", bytemuck::cast_slice(&k.shell0))?;
-                    copy_symbol(module, &self.stream, "spec_coefs", &k.coefs)?;
-                    copy_symbol(module, &self.stream, "spec_shell_cut2", &k.shell_cut2)?;
-                }
-                let mut b = self.stream.launch_builder(&f);
-                b.arg(&mut *out).arg(&g).arg(&term.mode).arg(&term.weight);
-                // SAFETY: the kernel writes only points inside the slab, all within `out`.
-                unsafe { b.launch(cfg) }.map_err(dev_err("mo_specialised launch"))?;
+            let Some(k) = consts.get(t) else { return Ok(()) };
+            if *constants_for != Some((job_id, t)) {
+                copy_symbol(module, &self.stream, "spec_atoms", bytemuck::cast_slice(&k.atoms))?;
+                copy_symbol(module, &self.stream, "spec_info", bytemuck::cast_slice(&k.info))?;
+                copy_symbol(module, &self.stream, "spec_shell0", bytemuck::cast_slice(&k.shell0))?;
+                copy_symbol(module, &self.stream, "spec_coefs", &k.coefs)?;
+                copy_symbol(module, &self.stream, "spec_shell_cut2", &k.shell_cut2)?;
+                *constants_for = Some((job_id, t));
             }
-            st.constants_for = if m.terms.len() == 1 { Some((job_id, 0)) } else { None };
-        } else if let Some((module, prims, per_term)) = &m.general {
+            let mut b = self.stream.launch_builder(&f);
+            b.arg(&mut *out).arg(g).arg(&term.mode).arg(&term.weight);
+            // SAFETY: the kernel writes only points inside the slab, all within `out`.
+            unsafe { b.launch(cfg) }.map_err(dev_err("mo_specialised launch"))?;
+        } else {
+            let Some((module, prims, per_term)) = &m.general else {
+                return Err(ComputeError::Device("no general kernel".into()));
+            };
+            let Some((shells, coefs)) = per_term.get(t) else {
+                return Ok(());
+            };
             let f = Self::function(module, "mo_general")?;
             let nshells = m.n_shells as i32;
-            for (term, (shells, coefs)) in m.terms.iter().zip(per_term) {
-                let mut b = self.stream.launch_builder(&f);
-                b.arg(&mut *out)
-                    .arg(&g)
-                    .arg(shells)
-                    .arg(&nshells)
-                    .arg(prims)
-                    .arg(coefs)
-                    .arg(&term.mode)
-                    .arg(&term.weight);
-                // SAFETY: the kernel reads `nshells` shells and their primitives/coefficients, all uploaded
-                // from the same plan, and writes only points inside the slab.
-                unsafe { b.launch(cfg) }.map_err(dev_err("mo_general launch"))?;
-            }
+            let mut b = self.stream.launch_builder(&f);
+            b.arg(&mut *out)
+                .arg(g)
+                .arg(shells)
+                .arg(&nshells)
+                .arg(prims)
+                .arg(coefs)
+                .arg(&term.mode)
+                .arg(&term.weight);
+            // SAFETY: the kernel reads `nshells` shells and their primitives/coefficients, all uploaded
+            // from the same plan, and writes only points inside the slab.
+            unsafe { b.launch(cfg) }.map_err(dev_err("mo_general launch"))?;
         }
         Ok(())
     }
