@@ -4,6 +4,9 @@
 //! `ORBITFIELD_REQUIRE_CUDA=1` is set, which turns a missing device into a failure (the device machine
 //! runs these with it set). Kernel sources are compiled by NVRTC whenever the library is present.
 
+// Tests may unwrap: a panic is a failed test (house rules).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use orbitfield::compute::cpu::CpuEngine;
 use orbitfield::compute::cuda::{self, CudaEngine, MoForm};
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
@@ -105,7 +108,7 @@ fn homo(wf: &Wavefunction, spin: Spin) -> usize {
 
 fn compare(gpu: &CudaEngine, name: &str, fields: &[Field], n: usize, shear: bool) {
     let wf = load(name);
-    let cpu = CpuEngine::default();
+    let cpu = CpuEngine;
     for field in fields {
         let job = FieldJob {
             field: field.clone(),
@@ -294,7 +297,7 @@ fn failing_device_tiles_fall_back_to_the_cpu() {
         lattice: lattice_around(&wf, 32, false),
         input: FieldInput::Wavefunction(wf.clone()),
     };
-    let reference = run(&CpuEngine::default(), &job);
+    let reference = run(&CpuEngine, &job);
     let fresh = Arc::new(CudaEngine::new(gpu.ordinal()).unwrap());
     fresh.set_fail_all(true);
     let engines = vec![
@@ -303,7 +306,7 @@ fn failing_device_tiles_fall_back_to_the_cpu() {
             is_gpu: true,
         },
         EngineSpec {
-            engine: Arc::new(CpuEngine::default()),
+            engine: Arc::new(CpuEngine),
             is_gpu: false,
         },
     ];

@@ -372,7 +372,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         eprintln!("note: {n}");
     }
     let device = gpu_engine.as_ref().map(|g| g.name()).unwrap_or_else(|| "none".into());
-    let cpu = CpuEngine::default();
+    let cpu = CpuEngine;
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     eprintln!("device: {device}; CPU engine on {threads} threads");
     let thr = Arc::new(threonine()?);

@@ -269,7 +269,6 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             notes.extend(env_notes);
             let selection = config.devices.clone().or(env_devices);
             let found = cuda::discover(selection.as_deref());
-            notes.extend(found.notes);
             for e in found.engines {
                 engines.push(EngineSpec {
                     engine: e,
@@ -277,10 +276,18 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
                 });
             }
             if engines.is_empty() {
-                notes.push("using the CPU engine: no usable CUDA device".into());
+                // One line saying why the CPU computes everything.
+                let why = if found.notes.is_empty() {
+                    "no CUDA device".to_string()
+                } else {
+                    found.notes.join("; ")
+                };
+                notes.push(format!("using the CPU engine: {why}"));
+            } else {
+                notes.extend(found.notes);
             }
         }
-        let cpu: Arc<dyn SlabEngine> = Arc::new(CpuEngine::default());
+        let cpu: Arc<dyn SlabEngine> = Arc::new(CpuEngine);
         for _ in 0..config.cpu_workers.max(1) {
             engines.push(EngineSpec {
                 engine: cpu.clone(),

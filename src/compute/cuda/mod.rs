@@ -228,15 +228,19 @@ struct OrbitalTerm {
     weight: f32,
 }
 
+/// The general form's device data: module, primitives, and per orbital term the shells (with cutoffs)
+/// and contracted coefficients.
+type GeneralData = (
+    Arc<CudaModule>,
+    CudaSlice<f32>,
+    Vec<(CudaSlice<GpuShell>, CudaSlice<f32>)>,
+);
+
 /// Device data of one MO job, reused by all its slabs.
 struct MoPrepared {
     terms: Vec<OrbitalTerm>,
     /// General form: per orbital term, shells (with cutoffs) and contracted coefficients on the device.
-    general: Option<(
-        Arc<CudaModule>,
-        CudaSlice<f32>,
-        Vec<(CudaSlice<GpuShell>, CudaSlice<f32>)>,
-    )>,
+    general: Option<GeneralData>,
     /// Specialised form: module and per-term constant data.
     specialised: Option<(Arc<CudaModule>, Vec<SpecConstants>)>,
     n_shells: usize,
