@@ -6,6 +6,12 @@
 //! driver and NVRTC libraries are probed first ([`discover`]); whatever fails comes back as a note,
 //! and the caller falls back to the CPU engine.
 //!
+//! MO fields come in two kernel forms ([`MoForm`]): the general kernel (`kernels/mo.cu`, basis in
+//! device arrays) and one generated per basis set (`mo.rs`: exponents and contraction coefficients as
+//! literals, one device function per distinct atom type, orbital coefficients and screening radii in
+//! constant memory). Under `MoForm::Auto` both are built when the basis fits constant memory, the first
+//! launch of a job times both on its first orbital and the faster is kept for the job's other launches.
+//!
 //! Numerics: fp32 arithmetic with exact `exp2f` (exponents pre-scaled by log2 e) and `rsqrtf`; the
 //! tests hold the MO kernels to 1e-5 relative (2-norm) against the CPU engine and the Coulomb kernel
 //! to 1e-5 against a float64 sum. Every launch writes into a buffer first filled with NaN, and a
