@@ -1,5 +1,6 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands, one file each.
 
+mod bench;
 mod grid;
 mod info;
 mod points;
@@ -28,6 +29,8 @@ enum Command {
     Info(info::InfoArgs),
     /// Radial distribution function g(r) between two atom selections over a trajectory.
     Rdf(rdf::RdfArgs),
+    /// Time the field engines (GPU beside CPU): MO lattices and a Coulomb potential map.
+    Bench(bench::BenchArgs),
     /// Compute a field (orbital, density, spin density, potential) on a lattice and write a cube or DX file.
     Grid(grid::GridArgs),
     /// Print a field's values (atomic units) at the `x y z` points (Angstrom) of a text file.
@@ -49,6 +52,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
         Some(Command::Rdf(args)) => rdf::run(&args),
+        Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Grid(args)) => grid::run(&args),
         Some(Command::Points(args)) => points::run(&args),
         None => info::run_demo(&cli.files),
