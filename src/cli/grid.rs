@@ -224,21 +224,33 @@ fn slab_planes() -> usize {
     (2 * rayon::current_num_threads()).max(8)
 }
 
-/// The one place where the CLI computes fields. Every device currently runs on the CPU engine;
-/// `gpu` and `auto` say so in one line on stderr.
+/// The one place where the CLI computes fields. Lattices on `gpu`/`auto` go through the jobs pool
+/// (CUDA devices with the CPU for retries, or the CPU alone with one line saying why); `cpu` runs the
+/// CPU engine here with a progress bar. Points are always evaluated by the exact CPU evaluator.
 pub fn evaluate(device: Device, request: Request<'_>) -> Result<Evaluated> {
-    if device != Device::Cpu {
-        eprintln!(
-            "note: --device {} falls back to the CPU: the GPU engine is not wired into the command line yet",
-            if device == Device::Gpu { "gpu" } else { "auto" }
-        );
-    }
     match request {
         Request::Points {
             field,
             input,
             points_bohr,
-        } => Ok(Evaluated::Points(cpu::evaluate_points(field, input, points_bohr)?)),
+        } => {
+            if device == Device::Gpu {
+                eprintln!("note: points are evaluated by the exact CPU evaluator (--device applies to lattices)");
+            }
+            Ok(Evaluated::Points(cpu::evaluate_points(field, input, points_bohr)?))
+        }
+        Request::Lattice(job) if device != Device::Cpu => {
+            let preference = if device == Device::Gpu {
+                orbitfield::jobs::DevicePreference::Gpu
+            } else {
+                orbitfield::jobs::DevicePreference::Auto
+            };
+            let (grid, notes) = orbitfield::jobs::compute_grid(job, preference)?;
+            for note in notes {
+                eprintln!("note: {note}");
+            }
+            Ok(Evaluated::Lattice(grid))
+        }
         Request::Lattice(job) => {
             let lattice = job.lattice;
             let [nx, ny, nz] = lattice.dims;
