@@ -25,8 +25,11 @@ fn load_wf(name: &str) -> Arc<Wavefunction> {
     Arc::new(system.wavefunctions.remove(0))
 }
 
-/// Columns of a `.ref.txt`: (name, 1-based MO index if any) and rows of numbers.
-fn read_ref(name: &str) -> (Vec<(String, Option<usize>)>, Vec<Vec<f64>>) {
+/// A `.ref.txt` column: its name and the 1-based MO index it holds, if any.
+type Column = (String, Option<usize>);
+
+/// Columns of a `.ref.txt` and rows of numbers.
+fn read_ref(name: &str) -> (Vec<Column>, Vec<Vec<f64>>) {
     let text = std::fs::read_to_string(data(name)).unwrap();
     let mut columns = Vec::new();
     let mut rows = Vec::new();
@@ -110,8 +113,8 @@ fn o2_uhf_orbitals_density_and_spin_match_pyscf() {
 fn test_lattices(wf: &Wavefunction) -> [Lattice; 2] {
     let mut lo = [f64::INFINITY; 3];
     for a in &wf.atoms {
-        for k in 0..3 {
-            lo[k] = lo[k].min(a.position_bohr[k]);
+        for (l, &p) in lo.iter_mut().zip(&a.position_bohr) {
+            *l = l.min(p);
         }
     }
     [
@@ -229,7 +232,7 @@ fn bad_requests_are_errors_not_panics() {
     ));
     assert!(
         CpuEngine
-            .compute_slab(&job(Field::Density), 3..5, &mut vec![0.0; 32])
+            .compute_slab(&job(Field::Density), 3..5, &mut [0.0; 32])
             .is_err()
     );
     assert!(CpuEngine.compute_slab(&job(Field::Potential), 0..1, &mut out).is_err());

@@ -254,7 +254,7 @@ impl PreparedOrbitals {
             let Some(group) = groups.get_mut(gi) else { continue };
             let mut prims = Vec::new();
             for (&alpha, &d) in shell.exponents.iter().zip(&radial) {
-                if d == 0.0 || !(alpha > 0.0) || !d.is_finite() || !alpha.is_finite() {
+                if d == 0.0 || !d.is_finite() || !alpha.is_finite() || alpha <= 0.0 {
                     continue;
                 }
                 let k = match group.alphas.iter().position(|&a| a == alpha) {
