@@ -12,19 +12,19 @@ fn data(name: &str) -> PathBuf {
 }
 
 fn bytes(name: &str) -> Vec<u8> {
-    std::fs::read(data(name)).unwrap()
+    std::fs::read(data(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn reference() -> Value {
-    serde_json::from_slice(&bytes("mdanalysis_reference.json")).unwrap()
+    serde_json::from_slice(&bytes("mdanalysis_reference.json")).unwrap_or_else(|e| panic!("reference JSON: {e}"))
 }
 
 fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap()
+    v.as_f64().unwrap_or_else(|| panic!("expected a number, found {v}"))
 }
 
 fn count(v: &Value) -> usize {
-    v.as_u64().unwrap() as usize
+    v.as_u64().unwrap_or_else(|| panic!("expected a count, found {v}")) as usize
 }
 
 /// Checks the `position` entry of a reference block against parsed frames (1e-3 A).
@@ -42,7 +42,9 @@ fn check_position(parsed: &Parsed, r: &Value) {
 }
 
 fn check_box(cell: Option<UnitCell>, r: &Value) {
-    let cell = cell.expect("a box");
+    let Some(cell) = cell else {
+        panic!("expected a box like {r}")
+    };
     for k in 0..3 {
         assert!((cell.lengths_angstrom[k] - num(&r[k])).abs() < 1e-3, "{cell:?} vs {r}");
         assert!((cell.angles_degree[k] - num(&r[k + 3])).abs() < 1e-3, "{cell:?} vs {r}");

@@ -154,11 +154,7 @@ impl<'p> Reader<'p> {
                 }
                 b"CRYST1" => self.cryst1(no, line)?,
                 b"CONECT" => self.conect_record(no, line),
-                _ if line.trim_ascii_end() == b"END" => {
-                    if !self.positions.is_empty() {
-                        self.finish_frame(no)?;
-                    }
-                }
+                _ if line.trim_ascii_end() == b"END" && !self.positions.is_empty() => self.finish_frame(no)?,
                 _ if self.structure.title.is_empty() && (tag == b"TITLE " || tag == b"HEADER") => {
                     self.structure.title = String::from_utf8_lossy(cols(line, 10, 80).trim_ascii()).into_owned();
                 }
