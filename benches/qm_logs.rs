@@ -10,10 +10,11 @@ use std::path::Path;
 const TARGET_BYTES: usize = 100 << 20;
 
 /// Head + repeated middle + tail of a real log, ~100 MB. `step_start`/`step_end` delimit the block
-/// that is repeated; `coordinate` is a number printed in the block's geometry, replaced per copy
+/// that is repeated; `coordinate` is a number printed in the block's geometry, replaced (every
+/// occurrence, so repeated prints of one geometry stay equal) per copy
 /// by a number of the same width.
 fn build(name: &str, step_start: &str, step_end: &str, coordinate: &str) -> Vec<u8> {
-    // ORBITFIELD_QM_LOGS_DATA lets a copied benchmark binary find the logs on another machine.
+    // ORBITFIELD_QM_LOGS_DATA points a copied benchmark binary at the logs on another machine.
     let dir = std::env::var_os("ORBITFIELD_QM_LOGS_DATA").map_or_else(
         || Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/qm-logs"),
         Into::into,
@@ -35,7 +36,7 @@ fn build(name: &str, step_start: &str, step_end: &str, coordinate: &str) -> Vec<
             coordinate.split('.').nth(1).map_or(0, str::len),
             value + f64::from(i % 997) * 1e-5
         );
-        out.push_str(&block.replacen(coordinate, &format!("{nudged:>w$}", w = coordinate.len()), 1));
+        out.push_str(&block.replace(coordinate, &format!("{nudged:>w$}", w = coordinate.len())));
         i += 1;
     }
     out.push_str(tail);

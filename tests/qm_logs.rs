@@ -1,5 +1,6 @@
 //! QM program logs (Gaussian, GAMESS, ORCA): orbitals against independent reference values,
 //! optimisation logs as frame series, and damaged or misdirected logs as clear errors.
+#![allow(clippy::unwrap_used)] // helpers outside #[test] functions: missing data must fail loudly
 
 use orbitfield::compute::Field;
 use orbitfield::compute::cpu::overlap::{orthonormality_deviation, overlap_matrix};

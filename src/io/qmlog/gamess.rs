@@ -83,10 +83,8 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                     c.n_beta = after_equals(t, int).and_then(|v| usize::try_from(v).ok());
                 }
             }
-            b'T' => {
-                if t.starts_with(b"TOTAL NUMBER OF BASIS SET SHELLS") {
-                    n_shells_total = after_equals(t, int).and_then(|v| usize::try_from(v).ok());
-                }
+            b'T' if t.starts_with(b"TOTAL NUMBER OF BASIS SET SHELLS") => {
+                n_shells_total = after_equals(t, int).and_then(|v| usize::try_from(v).ok());
             }
             b'F' => {
                 if t.starts_with(b"FINAL ") && contains(t, b"ENERGY IS") {
@@ -137,10 +135,8 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                     }
                 }
             }
-            b'M' => {
-                if trim(t) == b"MOLECULAR ORBITALS" {
-                    read_orbitals(path, &mut lines, &mut c, &mut next_is_beta)?;
-                }
+            b'M' if trim(t) == b"MOLECULAR ORBITALS" => {
+                read_orbitals(path, &mut lines, &mut c, &mut next_is_beta)?;
             }
             _ => {}
         }

@@ -78,29 +78,21 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                     c.set_energy(e);
                 }
             }
-            b'I' => {
-                if t.starts_with(b"Input orientation:") && orientation == Orientation::Input {
-                    let g = read_orientation(path, &mut lines)?;
-                    c.push_geometry(g);
-                }
+            b'I' if t.starts_with(b"Input orientation:") && orientation == Orientation::Input => {
+                let g = read_orientation(path, &mut lines)?;
+                c.push_geometry(g);
             }
-            b'Z' => {
-                if t.starts_with(b"Z-Matrix orientation:") && orientation == Orientation::ZMatrix {
-                    let g = read_orientation(path, &mut lines)?;
-                    c.push_geometry(g);
-                }
+            b'Z' if t.starts_with(b"Z-Matrix orientation:") && orientation == Orientation::ZMatrix => {
+                let g = read_orientation(path, &mut lines)?;
+                c.push_geometry(g);
             }
-            b'C' => {
-                if t.starts_with(b"Charge =") && contains(t, b"Multiplicity =") {
-                    let toks: Vec<&[u8]> = tokens(t).collect();
-                    c.charge = toks.get(2).and_then(|v| int(v)).and_then(|v| i32::try_from(v).ok());
-                    c.multiplicity = toks.get(5).and_then(|v| int(v)).and_then(|v| u32::try_from(v).ok());
-                }
+            b'C' if t.starts_with(b"Charge =") && contains(t, b"Multiplicity =") => {
+                let toks: Vec<&[u8]> = tokens(t).collect();
+                c.charge = toks.get(2).and_then(|v| int(v)).and_then(|v| i32::try_from(v).ok());
+                c.multiplicity = toks.get(5).and_then(|v| int(v)).and_then(|v| u32::try_from(v).ok());
             }
-            b'G' => {
-                if c.version.is_none() && (t.starts_with(b"Gaussian 16:") || t.starts_with(b"Gaussian 09:")) {
-                    c.version = Some(String::from_utf8_lossy(&t[9..11]).into_owned());
-                }
+            b'G' if c.version.is_none() && (t.starts_with(b"Gaussian 16:") || t.starts_with(b"Gaussian 09:")) => {
+                c.version = Some(String::from_utf8_lossy(&t[9..11]).into_owned());
             }
             b'A' => {
                 if t.starts_with(b"AO basis set in the form of general basis input") {
@@ -129,35 +121,27 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                     c.set_orbitals(path, PrintedOrbitals { alpha, beta, labels })?;
                 }
             }
-            b'M' => {
-                if t.starts_with(b"Molecular Orbital Coefficients") {
-                    let (alpha, labels) = read_mo_blocks(path, &mut lines)?;
-                    c.set_orbitals(
-                        path,
-                        PrintedOrbitals {
-                            alpha,
-                            beta: None,
-                            labels,
-                        },
-                    )?;
-                }
+            b'M' if t.starts_with(b"Molecular Orbital Coefficients") => {
+                let (alpha, labels) = read_mo_blocks(path, &mut lines)?;
+                c.set_orbitals(
+                    path,
+                    PrintedOrbitals {
+                        alpha,
+                        beta: None,
+                        labels,
+                    },
+                )?;
             }
-            b'N' => {
-                if t.starts_with(b"Normal termination of Gaussian") {
-                    c.terminated_normally = true;
-                }
+            b'N' if t.starts_with(b"Normal termination of Gaussian") => {
+                c.terminated_normally = true;
             }
-            b'E' => {
-                if t.starts_with(b"Error termination") && c.error_line.is_none() {
-                    c.error_line = Some((lines.line_no(), text(t)));
-                }
+            b'E' if t.starts_with(b"Error termination") && c.error_line.is_none() => {
+                c.error_line = Some((lines.line_no(), text(t)));
             }
-            b'0'..=b'9' => {
-                if trim(t).ends_with(b"beta electrons") && contains(t, b"alpha electrons") {
-                    let toks: Vec<&[u8]> = tokens(t).collect();
-                    c.n_alpha = toks.first().and_then(|v| int(v)).and_then(|v| usize::try_from(v).ok());
-                    c.n_beta = toks.get(3).and_then(|v| int(v)).and_then(|v| usize::try_from(v).ok());
-                }
+            b'0'..=b'9' if trim(t).ends_with(b"beta electrons") && contains(t, b"alpha electrons") => {
+                let toks: Vec<&[u8]> = tokens(t).collect();
+                c.n_alpha = toks.first().and_then(|v| int(v)).and_then(|v| usize::try_from(v).ok());
+                c.n_beta = toks.get(3).and_then(|v| int(v)).and_then(|v| usize::try_from(v).ok());
             }
             _ => {}
         }

@@ -491,13 +491,13 @@ pub(crate) fn map_rows(
             };
             let order = if pure { Vec::new() } else { cartesian_order(t.l) };
             let mut seen = vec![false; n];
-            for r in row..row + n {
-                let Some(&(ao, factor)) = labels.get(r) else {
-                    return Err(format!(
-                        "the orbital coefficients have {} rows, fewer than the basis set printout needs",
-                        labels.len()
-                    ));
-                };
+            if row + n > labels.len() {
+                return Err(format!(
+                    "the orbital coefficients have {} rows, fewer than the basis set printout needs",
+                    labels.len()
+                ));
+            }
+            for (r, (slot, &(ao, factor))) in target.iter_mut().zip(labels).enumerate().skip(row).take(n) {
                 let idx = match ao {
                     Ao::Pure(l, m) if pure && l == t.l => pure_index(l, m),
                     Ao::Cart(p) if !pure && ao.l() == t.l => order.iter().position(|q| *q == p),
@@ -512,7 +512,7 @@ pub(crate) fn map_rows(
                     ));
                 };
                 seen[idx] = true;
-                target[r] = (offset + idx, factor);
+                *slot = (offset + idx, factor);
             }
             let Some(coefficients) = normalised_contraction(t.l, &t.exponents, &t.coefficients) else {
                 return Err(format!(

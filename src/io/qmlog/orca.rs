@@ -52,16 +52,12 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
         let t = trim_start(line);
         let Some(&first) = t.first() else { continue };
         match first {
-            b'C' => {
-                if t.starts_with(b"CARTESIAN COORDINATES (ANGSTROEM)") {
-                    let g = read_coordinates(path, &mut lines)?;
-                    c.push_geometry(g);
-                }
+            b'C' if t.starts_with(b"CARTESIAN COORDINATES (ANGSTROEM)") => {
+                let g = read_coordinates(path, &mut lines)?;
+                c.push_geometry(g);
             }
-            b'T' => {
-                if t.starts_with(b"Total Charge") {
-                    c.charge = setting(t).and_then(int).and_then(|v| i32::try_from(v).ok());
-                }
+            b'T' if t.starts_with(b"Total Charge") => {
+                c.charge = setting(t).and_then(int).and_then(|v| i32::try_from(v).ok());
             }
             b'M' => {
                 if t.starts_with(b"Multiplicity") && contains(t, b"....") {
@@ -77,47 +73,37 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                     }
                 }
             }
-            b'N' => {
-                if t.starts_with(b"Number of Electrons") {
-                    n_electrons = setting(t).and_then(int).and_then(|v| usize::try_from(v).ok());
-                }
+            b'N' if t.starts_with(b"Number of Electrons") => {
+                n_electrons = setting(t).and_then(int).and_then(|v| usize::try_from(v).ok());
             }
-            b'H' => {
-                if t.starts_with(b"Hartree-Fock type") && setting(t) == Some(&b"ROHF"[..]) {
-                    c.restricted_open = true;
-                }
+            b'H' if t.starts_with(b"Hartree-Fock type") && setting(t) == Some(&b"ROHF"[..]) => {
+                c.restricted_open = true;
             }
-            b'F' => {
-                if t.starts_with(b"FINAL SINGLE POINT ENERGY") {
-                    let e = tokens(t).nth(4).and_then(num).ok_or_else(|| {
-                        ReadError::line(
-                            path,
-                            lines.line_no(),
-                            format!("expected `FINAL SINGLE POINT ENERGY value`, found {:?}", text(t)),
-                        )
-                    })?;
-                    c.set_energy(e);
-                }
+            b'F' if t.starts_with(b"FINAL SINGLE POINT ENERGY") => {
+                let e = tokens(t).nth(4).and_then(num).ok_or_else(|| {
+                    ReadError::line(
+                        path,
+                        lines.line_no(),
+                        format!("expected `FINAL SINGLE POINT ENERGY value`, found {:?}", text(t)),
+                    )
+                })?;
+                c.set_energy(e);
             }
-            b'B' => {
-                if t.starts_with(b"BASIS SET IN INPUT FORMAT") && blocks.is_empty() {
-                    blocks = read_basis(path, &mut lines)?;
-                }
+            b'B' if t.starts_with(b"BASIS SET IN INPUT FORMAT") && blocks.is_empty() => {
+                blocks = read_basis(path, &mut lines)?;
             }
-            b'G' => {
-                // " Group   1 Type C   : 6s3p contracted to 2s1p pattern {33/3}"
-                if t.starts_with(b"Group ") && contains(t, b" Type ") {
-                    let toks: Vec<&[u8]> = tokens(t).collect();
-                    if let (Some(n), Some(sym)) = (toks.get(1).and_then(|v| int(v)), toks.get(3)) {
-                        if n == group_types.len() as i64 + 1 {
-                            group_types
-                                .push(Element::from_symbol(&String::from_utf8_lossy(sym)).unwrap_or(Element::UNKNOWN));
-                        } else if n == 1 {
-                            group_types.clear();
-                            atom_groups.clear();
-                            group_types
-                                .push(Element::from_symbol(&String::from_utf8_lossy(sym)).unwrap_or(Element::UNKNOWN));
-                        }
+            // " Group   1 Type C   : 6s3p contracted to 2s1p pattern {33/3}"
+            b'G' if t.starts_with(b"Group ") && contains(t, b" Type ") => {
+                let toks: Vec<&[u8]> = tokens(t).collect();
+                if let (Some(n), Some(sym)) = (toks.get(1).and_then(|v| int(v)), toks.get(3)) {
+                    if n == group_types.len() as i64 + 1 {
+                        group_types
+                            .push(Element::from_symbol(&String::from_utf8_lossy(sym)).unwrap_or(Element::UNKNOWN));
+                    } else if n == 1 {
+                        group_types.clear();
+                        atom_groups.clear();
+                        group_types
+                            .push(Element::from_symbol(&String::from_utf8_lossy(sym)).unwrap_or(Element::UNKNOWN));
                     }
                 }
             }
@@ -131,20 +117,14 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                     atom_groups.push(g);
                 }
             }
-            b'P' => {
-                if c.version.is_none() && t.starts_with(b"Program Version") {
-                    c.version = tokens(t).nth(2).map(|v| String::from_utf8_lossy(v).into_owned());
-                }
+            b'P' if c.version.is_none() && t.starts_with(b"Program Version") => {
+                c.version = tokens(t).nth(2).map(|v| String::from_utf8_lossy(v).into_owned());
             }
-            b'*' => {
-                if contains(t, b"ORCA TERMINATED NORMALLY") {
-                    c.terminated_normally = true;
-                }
+            b'*' if contains(t, b"ORCA TERMINATED NORMALLY") => {
+                c.terminated_normally = true;
             }
-            b'O' => {
-                if t.starts_with(b"ORCA finished by error termination") && c.error_line.is_none() {
-                    c.error_line = Some((lines.line_no(), text(t)));
-                }
+            b'O' if t.starts_with(b"ORCA finished by error termination") && c.error_line.is_none() => {
+                c.error_line = Some((lines.line_no(), text(t)));
             }
             _ => {}
         }
