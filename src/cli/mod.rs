@@ -1,6 +1,7 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands, one file each.
 
 mod info;
+mod surface;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -19,6 +20,8 @@ struct Cli {
 enum Command {
     /// Summarise the system that FILE... form together (atoms, frames, residues, charge, box).
     Info(info::InfoArgs),
+    /// Extract an isosurface from a volume (cube, DX) and write it as a .ply or .obj mesh.
+    Surface(surface::SurfaceArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -31,6 +34,7 @@ pub fn main() -> ExitCode {
     };
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
+        Some(Command::Surface(args)) => surface::run(&args),
         None => info::run_demo(&cli.files),
     };
     match result {
