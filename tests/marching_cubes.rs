@@ -252,7 +252,7 @@ fn check_sphere(mesh: &MeshData, radius_bohr: f64, centre_bohr: [f64; 3], what: 
     assert!(worst > 0.995, "{what}: worst normal-to-radial cosine {worst}");
     // Winding agrees with the normals: each triangle's geometric normal points like its vertices'.
     for t in mesh.indices.chunks_exact(3) {
-        let p = t.map(|i| mesh.positions_angstrom[i as usize].map(f64::from));
+        let p = [t[0], t[1], t[2]].map(|i| mesh.positions_angstrom[i as usize].map(f64::from));
         let e1 = [0, 1, 2].map(|a| p[1][a] - p[0][a]);
         let e2 = [0, 1, 2].map(|a| p[2][a] - p[0][a]);
         let g = [

@@ -447,7 +447,10 @@ fn read_buffer(device: &wgpu::Device, queue: &wgpu::Queue, src: &wgpu::Buffer, b
     rx.recv()
         .map_err(|e| McError::ReadBack(e.to_string()))?
         .map_err(|e| McError::ReadBack(e.to_string()))?;
-    let data = slice.get_mapped_range().to_vec();
+    let data = slice
+        .get_mapped_range()
+        .map_err(|e| McError::ReadBack(e.to_string()))?
+        .to_vec();
     staging.unmap();
     Ok(data)
 }

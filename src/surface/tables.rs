@@ -166,11 +166,66 @@ fn triangulate(case: u8) -> Vec<[u8; 3]> {
             ring.push(e);
             e = next[usize::from(e)];
         }
-        for i in 1..ring.len().saturating_sub(1) {
-            triangles.push([ring[0], ring[i], ring[i + 1]]);
+        let positions: Vec<usize> = (0..ring.len()).collect();
+        let ok = |a: usize, b: usize| !share_face(ring[a], ring[b]);
+        // Every polygon here has a triangulation whose diagonals avoid the faces (checked for all
+        // cases by the tests); the plain fan is the fallback that keeps the count regardless.
+        match triangulate_polygon(&positions, &ok) {
+            Some(tris) => triangles.extend(tris.iter().map(|t| t.map(|p| ring[p]))),
+            None => {
+                for i in 1..ring.len().saturating_sub(1) {
+                    triangles.push([ring[0], ring[i], ring[i + 1]]);
+                }
+            }
         }
     }
     triangles
+}
+
+/// Bit mask of the cell faces (`2 * axis + side`) an edge lies on.
+fn edge_faces(e: u8) -> u8 {
+    let (lo, _) = EDGE_CORNERS[usize::from(e) % 12];
+    let axis = e / 4;
+    let mut mask = 0u8;
+    for b in 0..3u8 {
+        if b != axis {
+            mask |= 1 << (2 * b + ((lo >> b) & 1));
+        }
+    }
+    mask
+}
+
+/// True when two edges lie on a common cell face: a diagonal between their vertices would run
+/// along that face, where the neighbouring cell's surface may run too (a non-manifold seam).
+fn share_face(a: u8, b: u8) -> bool {
+    edge_faces(a) & edge_faces(b) != 0
+}
+
+/// Triangulates the polygon whose corners are `idx` (in loop order) using only diagonals that
+/// `ok` accepts; triangles keep the loop's orientation. `None` when no such triangulation exists.
+fn triangulate_polygon(idx: &[usize], ok: &dyn Fn(usize, usize) -> bool) -> Option<Vec<[usize; 3]>> {
+    let n = idx.len();
+    if n < 3 {
+        return Some(Vec::new());
+    }
+    let (a, b) = (idx[0], idx[n - 1]);
+    // The side (b, a) closes the loop; choose the apex of its triangle.
+    for k in 1..n - 1 {
+        let c = idx[k];
+        if (k == 1 || ok(a, c)) && (k == n - 2 || ok(c, b)) {
+            let Some(left) = triangulate_polygon(&idx[..=k], ok) else {
+                continue;
+            };
+            let Some(right) = triangulate_polygon(&idx[k..], ok) else {
+                continue;
+            };
+            let mut out = left;
+            out.push([a, c, b]);
+            out.extend(right);
+            return Some(out);
+        }
+    }
+    None
 }
 
 fn generate() -> CaseTable {
@@ -238,6 +293,25 @@ mod tests {
             }
             for (&(a, b), &n) in &directed {
                 assert_eq!(n, 1, "case {case}: side {a}->{b} used twice in one direction");
+            }
+        }
+    }
+
+    #[test]
+    fn no_diagonal_runs_along_a_cell_face() {
+        for case in 0..=255u8 {
+            let tris = triangulate(case);
+            let mut directed = std::collections::BTreeSet::new();
+            for t in &tris {
+                for k in 0..3 {
+                    directed.insert((t[k], t[(k + 1) % 3]));
+                }
+            }
+            for &(a, b) in &directed {
+                // A side used in both directions is an interior diagonal of a polygon.
+                if directed.contains(&(b, a)) {
+                    assert!(!share_face(a, b), "case {case}: diagonal {a}-{b} lies on a face");
+                }
             }
         }
     }
