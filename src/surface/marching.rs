@@ -36,10 +36,11 @@ struct Extraction<'a> {
     /// Multiplies every value (+1 or -1) so one code path extracts both signs.
     sign: f32,
     iso: f32,
-    origin_bohr: [f64; 3],
-    steps_bohr: [[f64; 3]; 3],
-    /// Maps a gradient in lattice index space to world space (inverse transpose of the axes).
-    gradient_to_world: [[f64; 3]; 3],
+    origin_angstrom: [f64; 3],
+    steps_angstrom: [[f64; 3]; 3],
+    /// Maps a gradient in lattice index space to world space (inverse transpose of the axes, up
+    /// to a positive scale).
+    gradient_to_world: [[f32; 3]; 3],
     /// True when the step vectors form a left-handed frame (winding must be flipped).
     flip: bool,
 }
@@ -72,9 +73,9 @@ pub(super) fn extract_signed(grid: &Grid3, iso: f32, sign: f32) -> MeshData {
         dims,
         sign,
         iso: sign * iso,
-        origin_bohr: lattice.origin_bohr,
-        steps_bohr: lattice.steps_bohr,
-        gradient_to_world,
+        origin_angstrom: angstrom_from_bohr3(lattice.origin_bohr),
+        steps_angstrom: lattice.steps_bohr.map(angstrom_from_bohr3),
+        gradient_to_world: normalised_f32(gradient_to_world),
         flip: det < 0.0,
     };
 
@@ -90,29 +91,50 @@ pub(super) fn extract_signed(grid: &Grid3, iso: f32, sign: f32) -> MeshData {
     merge(chunks)
 }
 
+/// Concatenates the chunks (dropping each shared tail) into one mesh, copying in parallel.
 fn merge(chunks: Vec<Chunk>) -> MeshData {
     let last = chunks.len().saturating_sub(1);
-    let kept = |i: usize, c: &Chunk| {
-        if i == last {
-            c.positions.len()
-        } else {
-            c.positions.len() - c.shared_tail
-        }
-    };
-    let n_vertices: usize = chunks.iter().enumerate().map(|(i, c)| kept(i, c)).sum();
+    let kept: Vec<usize> = chunks
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            if i == last {
+                c.positions.len()
+            } else {
+                c.positions.len() - c.shared_tail
+            }
+        })
+        .collect();
+    let n_vertices: usize = kept.iter().sum();
     let n_indices: usize = chunks.iter().map(|c| c.indices.len()).sum();
     let mut mesh = MeshData {
-        positions_angstrom: Vec::with_capacity(n_vertices),
-        normals: Vec::with_capacity(n_vertices),
-        indices: Vec::with_capacity(n_indices),
+        positions_angstrom: vec![[0.0; 3]; n_vertices],
+        normals: vec![[0.0; 3]; n_vertices],
+        indices: vec![0; n_indices],
     };
-    for (i, c) in chunks.iter().enumerate() {
-        let offset = mesh.positions_angstrom.len() as u32;
-        let keep = kept(i, c);
-        mesh.positions_angstrom.extend_from_slice(&c.positions[..keep]);
-        mesh.normals.extend_from_slice(&c.normals[..keep]);
-        mesh.indices.extend(c.indices.iter().map(|&v| v + offset));
+    // Carve the outputs into one disjoint piece per chunk.
+    let mut pieces = Vec::with_capacity(chunks.len());
+    let (mut pos, mut nor, mut idx) = (
+        mesh.positions_angstrom.as_mut_slice(),
+        mesh.normals.as_mut_slice(),
+        mesh.indices.as_mut_slice(),
+    );
+    let mut offset = 0u32;
+    for (c, &keep) in chunks.iter().zip(&kept) {
+        let (p, rest_p) = std::mem::take(&mut pos).split_at_mut(keep);
+        let (n, rest_n) = std::mem::take(&mut nor).split_at_mut(keep);
+        let (i, rest_i) = std::mem::take(&mut idx).split_at_mut(c.indices.len());
+        (pos, nor, idx) = (rest_p, rest_n, rest_i);
+        pieces.push((c, keep, offset, p, n, i));
+        offset += keep as u32;
     }
+    pieces.into_par_iter().for_each(|(c, keep, offset, p, n, i)| {
+        p.copy_from_slice(&c.positions[..keep]);
+        n.copy_from_slice(&c.normals[..keep]);
+        for (dst, &src) in i.iter_mut().zip(&c.indices) {
+            *dst = src + offset;
+        }
+    });
     mesh
 }
 
@@ -134,6 +156,14 @@ fn inverse_transpose(steps: [[f64; 3]; 3]) -> Option<([[f64; 3]; 3], f64)> {
         out[r] = [bc[r] / det, ca[r] / det, ab[r] / det];
     }
     Some((out, det))
+}
+
+/// The matrix scaled so its largest entry is 1, in f32 (directions only; avoids f32 overflow for
+/// tiny steps).
+fn normalised_f32(m: [[f64; 3]; 3]) -> [[f32; 3]; 3] {
+    let big = m.iter().flatten().fold(0.0f64, |a, &x| a.max(x.abs()));
+    let scale = if big > 0.0 && big.is_finite() { 1.0 / big } else { 1.0 };
+    m.map(|row| row.map(|x| (x * scale) as f32))
 }
 
 fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
@@ -193,36 +223,57 @@ impl Extraction<'_> {
         }
     }
 
-    fn gradient(&self, p: [usize; 3]) -> [f64; 3] {
-        [self.derivative(0, p), self.derivative(1, p), self.derivative(2, p)]
+    /// Lattice-index gradient at point `p`.
+    #[inline]
+    fn gradient(&self, p: [usize; 3]) -> [f32; 3] {
+        let [nx, ny, nz] = self.dims;
+        // Fast path away from the border: plain central differences, accepted when finite (a
+        // finite result means every value used was finite).
+        if p[0] > 0 && p[1] > 0 && p[2] > 0 && p[0] + 1 < nx && p[1] + 1 < ny && p[2] + 1 < nz {
+            let plane = nx * ny;
+            let c = p[0] + nx * (p[1] + ny * p[2]);
+            let v = self.values;
+            let h = 0.5 * self.sign;
+            let g = [
+                h * (v[c + 1] - v[c - 1]),
+                h * (v[c + nx] - v[c - nx]),
+                h * (v[c + plane] - v[c - plane]),
+            ];
+            if g.iter().all(|x| x.is_finite()) {
+                return g;
+            }
+        }
+        [0, 1, 2].map(|axis| self.derivative(axis, p) as f32)
     }
 
     /// Makes the vertex on the edge from point `p` one step along `axis`.
+    #[inline]
     fn vertex(&self, p: [usize; 3], axis: usize, out: &mut Chunk) -> u32 {
         let mut q = p;
         q[axis] += 1;
         let va = self.value(p[0], p[1], p[2]);
         let vb = self.value(q[0], q[1], q[2]);
-        let t = f64::from(self.iso - va) / f64::from(vb - va);
+        let t = (self.iso - va) / (vb - va);
         let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.5 };
         let mut f = [p[0] as f64, p[1] as f64, p[2] as f64];
-        f[axis] += t;
-        let s = &self.steps_bohr;
-        let o = &self.origin_bohr;
-        let bohr = [
-            o[0] + f[0] * s[0][0] + f[1] * s[1][0] + f[2] * s[2][0],
-            o[1] + f[0] * s[0][1] + f[1] * s[1][1] + f[2] * s[2][1],
-            o[2] + f[0] * s[0][2] + f[1] * s[1][2] + f[2] * s[2][2],
+        f[axis] += f64::from(t);
+        let s = &self.steps_angstrom;
+        let o = &self.origin_angstrom;
+        let position = [
+            (o[0] + f[0] * s[0][0] + f[1] * s[1][0] + f[2] * s[2][0]) as f32,
+            (o[1] + f[0] * s[0][1] + f[1] * s[1][1] + f[2] * s[2][1]) as f32,
+            (o[2] + f[0] * s[0][2] + f[1] * s[1][2] + f[2] * s[2][2]) as f32,
         ];
         let ga = self.gradient(p);
         let gb = self.gradient(q);
-        let g = [0, 1, 2].map(|a| (1.0 - t) * ga[a] + t * gb[a]);
+        let g = [0, 1, 2].map(|a| ga[a] + t * (gb[a] - ga[a]));
         let m = &self.gradient_to_world;
         let w = [0, 1, 2].map(|r| m[r][0] * g[0] + m[r][1] * g[1] + m[r][2] * g[2]);
-        let len = (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]).sqrt();
+        let len2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
         // Outward is down the gradient of the signed value.
-        let normal = if len > 0.0 && len.is_finite() {
-            w.map(|x| (-x / len) as f32)
+        let normal = if len2 > f32::MIN_POSITIVE && len2.is_finite() {
+            let inv = -1.0 / len2.sqrt();
+            w.map(|x| x * inv)
         } else {
             // Flat or broken gradient: point along the edge, from the inside end to the outside end.
             let e = s[axis];
@@ -231,7 +282,7 @@ impl Extraction<'_> {
             e.map(|x| (dir * x / el) as f32)
         };
         let index = out.positions.len() as u32;
-        out.positions.push(angstrom_from_bohr3(bohr).map(|x| x as f32));
+        out.positions.push(position);
         out.normals.push(normal);
         index
     }
@@ -308,10 +359,12 @@ impl EdgeLookup {
 fn run_chunk(f: &Extraction<'_>, k0: usize, k1: usize) -> Chunk {
     let [nx, ny, _] = f.dims;
     let plane = nx * ny;
+    // Generous reservations: untouched capacity costs address space, not memory.
+    let guess = (plane * (k1 - k0 + 1) / 4).max(1024);
     let mut out = Chunk {
-        positions: Vec::new(),
-        normals: Vec::new(),
-        indices: Vec::new(),
+        positions: Vec::with_capacity(guess),
+        normals: Vec::with_capacity(guess),
+        indices: Vec::with_capacity(guess * 6),
         shared_tail: 0,
     };
     let mut cls_lo = vec![0u8; plane];
@@ -343,18 +396,11 @@ fn run_chunk(f: &Extraction<'_>, k0: usize, k1: usize) -> Chunk {
                 continue;
             }
             let row = j * nx;
+            let (l0, l1) = (&cls_lo[row..row + nx], &cls_lo[row + nx..row + 2 * nx]);
+            let (h0, h1) = (&cls_hi[row..row + nx], &cls_hi[row + nx..row + 2 * nx]);
             for i in 0..nx - 1 {
                 let b = row + i;
-                let c = [
-                    cls_lo[b],
-                    cls_lo[b + 1],
-                    cls_lo[b + nx],
-                    cls_lo[b + nx + 1],
-                    cls_hi[b],
-                    cls_hi[b + 1],
-                    cls_hi[b + nx],
-                    cls_hi[b + nx + 1],
-                ];
+                let c = [l0[i], l0[i + 1], l1[i], l1[i + 1], h0[i], h0[i + 1], h1[i], h1[i + 1]];
                 let mut case = 0usize;
                 let mut any = 0u8;
                 for (bit, &v) in c.iter().enumerate() {
