@@ -586,3 +586,75 @@ mod gpu {
         assert!(GpuLattice::upload(&device, &grid_from(dims, vec![0.0; 10])).is_err());
     }
 }
+
+const HOMO_CUBE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/surface/water_homo_24.cube");
+
+fn ply_counts(bytes: &[u8]) -> (u64, u64) {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(1000)]).into_owned();
+    let field = |key: &str| -> u64 {
+        let line = text.lines().find(|l| l.starts_with(key)).unwrap();
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    (field("element vertex"), field("element face"))
+}
+
+#[test]
+fn water_homo_lobes_match_scikit_image() {
+    let r = reference();
+    let cube = &r["cube"];
+    let level = cube["level"].as_f64().unwrap() as f32;
+    let path = std::path::Path::new(HOMO_CUBE);
+    let grid = orbitfield::io::cube::read(path, &std::fs::read(path).unwrap())
+        .unwrap()
+        .grids
+        .remove(0);
+    let lobes = surface::extract_two_sign(&grid, level);
+    for (mesh, key) in [(&lobes.positive, "positive"), (&lobes.negative, "negative")] {
+        assert_eq!(
+            mesh.positions_angstrom.len() as u64,
+            cube[key]["vertices"].as_u64().unwrap(),
+            "{key}"
+        );
+        assert_eq!(
+            mesh.triangle_count() as u64,
+            cube[key]["faces"].as_u64().unwrap(),
+            "{key}"
+        );
+        assert_closed_and_consistent(mesh, key);
+        assert!(mesh.enclosed_volume_angstrom3() > 0.0, "{key} lobe wound inward");
+    }
+}
+
+#[test]
+fn surface_command_writes_both_lobes_of_a_cube() {
+    let r = reference();
+    let cube = &r["cube"];
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("homo.ply");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["surface", HOMO_CUBE, "--iso", "0.05", "--both-signs", "-o"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (v, f) = ply_counts(&std::fs::read(&out).unwrap());
+    let sum = |k: &str| cube["positive"][k].as_u64().unwrap() + cube["negative"][k].as_u64().unwrap();
+    assert_eq!((v, f), (sum("vertices"), sum("faces")));
+
+    // Bad requests fail cleanly with a message, and leave no file behind.
+    let bad = dir.path().join("x.stl");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["surface", HOMO_CUBE, "--iso", "0.05", "-o"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains(".ply or .obj"));
+    assert!(!bad.exists());
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["surface", HOMO_CUBE, "--iso", "0.05", "--field", "3", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+}

@@ -1,13 +1,18 @@
 //! `orbitfield surface FILE... --iso V -o mesh.ply|obj`: isosurface of a volume as a mesh file.
 //!
 //! Reads the files as one system (`io::load`); a cube or DX lattice is the field as it stands
-//! (`--field N` picks the N-th lattice, 1-based, when there are several). Extraction is
+//! (`--field N` picks the N-th lattice, 1-based, when there are several). Otherwise `--field` names
+//! a field of a wavefunction (or `esp` of charges), computed on the CPU engine through the
+//! `grid` command's `evaluate` on a lattice `--spacing` apart around the atoms. Extraction is
 //! `surface::extract` (or both lobes with `--both-signs`); the mesh is written atomically by
 //! `surface::export`, positions in Angstrom.
 
+use super::grid::{Device, Evaluated, Request, evaluate, load_source};
 use anyhow::{Context, Result, bail};
+use orbitfield::compute::FieldJob;
 use orbitfield::io;
 use orbitfield::model::Grid3;
+use orbitfield::model::field::{DEFAULT_PADDING_ANGSTROM, DEFAULT_SPACING_ANGSTROM, LatticeSpec};
 use orbitfield::surface::{self, MeshData, export};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -17,8 +22,8 @@ pub struct SurfaceArgs {
     /// Files that together form one system: a cube or DX volume, or a structure plus wavefunction.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Which field: for volume files the lattice's number (1-based, default 1); for wavefunctions
-    /// an orbital or density ("homo", "lumo-1", "mo:12", "density").
+    /// Which field: for volume files the lattice's number (1-based, default 1); otherwise a field
+    /// as `orbitfield grid` takes it (mo:homo, mo:lumo+1, mo:17, mo:beta:homo, density, spin, esp).
     #[arg(long)]
     pub field: Option<String>,
     /// Isosurface level in the field's units (orbitals: bohr^-3/2; densities: bohr^-3).
@@ -28,8 +33,11 @@ pub struct SurfaceArgs {
     #[arg(short = 'o', long = "output")]
     pub output: PathBuf,
     /// Lattice spacing in Angstrom when the field is computed from a wavefunction.
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = DEFAULT_SPACING_ANGSTROM)]
     pub spacing: f64,
+    /// Padding around the atoms in Angstrom when the field is computed.
+    #[arg(long, default_value_t = DEFAULT_PADDING_ANGSTROM)]
+    pub padding: f64,
     /// Write both lobes of a signed field: surfaces at +|iso| and -|iso|, each facing outward.
     #[arg(long)]
     pub both_signs: bool,
@@ -88,13 +96,25 @@ fn pick_grid(system: &io::System, args: &SurfaceArgs) -> Result<Grid3> {
         };
         return Ok(grid.clone());
     }
-    if !system.wavefunctions.is_empty() {
-        bail!(
-            "computing a field from a wavefunction needs the CPU field engine, which this build lacks; \
-             write a cube file with `orbitfield grid` and pass that"
-        );
+    let Some(field_text) = args.field.as_deref() else {
+        bail!("the files hold no volume (cube, DX): name the field to compute with --field (e.g. mo:homo)");
+    };
+    let source = load_source(field_text, &args.files, 0)?;
+    let lattice = LatticeSpec::AroundAtoms {
+        spacing_angstrom: args.spacing,
+        padding_angstrom: args.padding,
     }
-    bail!("the files hold no volume (cube, DX) and no wavefunction")
+    .build(&source.positions_angstrom())?;
+    let job = FieldJob {
+        field: source.field.clone(),
+        lattice,
+        input: source.input.clone(),
+    };
+    let Evaluated::Lattice(mut grid) = evaluate(Device::Cpu, Request::Lattice(job))? else {
+        bail!("internal error: a lattice request returned points");
+    };
+    grid.description = format!("{} ({})", source.spec, source.spec.unit());
+    Ok(grid)
 }
 
 fn report(grid: &Grid3, mesh: &MeshData, args: &SurfaceArgs, t_field: f64, t_mesh: f64) {

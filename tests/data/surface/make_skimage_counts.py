@@ -65,6 +65,20 @@ def lattices():
     return out
 
 
+def read_cube(path):
+    """Values of a Gaussian cube file as array[k, j, i] (the file stores z fastest)."""
+    with open(path) as fh:
+        lines = fh.read().splitlines()
+    n_atoms = abs(int(lines[2].split()[0]))
+    dims = [abs(int(lines[3 + a].split()[0])) for a in range(3)]
+    data = np.array(" ".join(lines[6 + n_atoms :]).split(), dtype=np.float64)
+    return data.reshape(dims[0], dims[1], dims[2]).transpose(2, 1, 0)
+
+
+CUBE = "water_homo_24.cube"
+CUBE_LEVEL = 0.05
+
+
 def count(volume, level):
     try:
         verts, faces, _, _ = marching_cubes(volume.astype(np.float32), level=level, method="lorensen")
@@ -93,6 +107,16 @@ def main():
     for name, dims, level, arr in lattices():
         v, f = count(arr, level)
         result["lattices"].append({"name": name, "dims": list(dims), "level": level, "vertices": v, "faces": f})
+    # The water HOMO cube (PySCF): the positive lobe at +level, the negative lobe as -values at +level.
+    homo = read_cube(CUBE).astype(np.float32)
+    vp, fp = count(homo, CUBE_LEVEL)
+    vn, fn = count(-homo, CUBE_LEVEL)
+    result["cube"] = {
+        "file": CUBE,
+        "level": CUBE_LEVEL,
+        "positive": {"vertices": vp, "faces": fp},
+        "negative": {"vertices": vn, "faces": fn},
+    }
     with open("skimage_counts.json", "w") as fh:
         json.dump(result, fh, indent=1)
         fh.write("\n")
