@@ -658,3 +658,72 @@ fn surface_command_writes_both_lobes_of_a_cube() {
         .unwrap();
     assert!(!output.status.success());
 }
+
+#[test]
+fn random_small_lattices_with_extreme_values_never_break_the_mesh() {
+    // The fuzz target's property, over a deterministic sample of awkward inputs.
+    let specials = [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MAX,
+        f32::MIN,
+        1e-40,
+        -0.0,
+        0.0,
+        0.5,
+        1.0,
+    ];
+    let mut x = 12345u64;
+    let mut next = move || {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x >> 33
+    };
+    for round in 0..1500 {
+        let dims = [0, 1, 2].map(|_| (next() % 6) as usize);
+        let n = dims.iter().product::<usize>();
+        let values: Vec<f32> = (0..n)
+            .map(|_| {
+                let r = next();
+                if r % 7 == 0 {
+                    specials[(r / 7 % specials.len() as u64) as usize]
+                } else {
+                    (r % 5) as f32 - 2.0
+                }
+            })
+            .collect();
+        let iso = if round % 50 == 0 {
+            specials[round / 50 % specials.len()]
+        } else {
+            0.5
+        };
+        let mut lattice = Lattice::axis_aligned([0.0; 3], 0.3, dims);
+        match round % 3 {
+            1 => lattice.steps_bohr[2][0] = 0.2,
+            2 => lattice.steps_bohr[1][1] = -0.3,
+            _ => {}
+        }
+        let grid = Grid3 {
+            lattice,
+            values,
+            description: String::new(),
+        };
+        let lobes = surface::extract_two_sign(&grid, iso);
+        for mesh in [&lobes.positive, &lobes.negative] {
+            assert_eq!(mesh.indices.len() % 3, 0);
+            assert_eq!(mesh.positions_angstrom.len(), mesh.normals.len());
+            assert!(
+                mesh.indices
+                    .iter()
+                    .all(|&i| (i as usize) < mesh.positions_angstrom.len()),
+                "round {round}"
+            );
+            assert!(
+                mesh.positions_angstrom.iter().flatten().all(|v| v.is_finite()),
+                "round {round}"
+            );
+            assert!(mesh.normals.iter().flatten().all(|v| v.is_finite()), "round {round}");
+            export::ply_bytes(mesh).unwrap();
+        }
+    }
+}
