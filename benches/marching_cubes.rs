@@ -1,6 +1,8 @@
 //! CPU marching cubes on 128^3 lattices: a small surface (sphere, ~15k triangles) and a large one
 //! (gyroid, ~950k triangles). The same fields are timed in scikit-image by
 //! `tests/data/surface/time_skimage.py`; results in `benches/RESULTS.md` under "Marching cubes".
+//! Each field is timed twice: `extract` (fresh memory per call, as scikit-image) and an
+//! `Extractor` reused between calls.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use orbitfield::model::{Grid3, Lattice};
@@ -43,6 +45,12 @@ fn bench(c: &mut Criterion) {
             mesh.triangle_count()
         );
         group.bench_function(name, |b| b.iter(|| surface::extract(black_box(&grid), 0.0)));
+        // Repeated extraction (iso slider, playback): working memory and output reused.
+        let mut extractor = surface::Extractor::new();
+        let mut out = surface::MeshData::default();
+        group.bench_function(format!("{name}_reused"), |b| {
+            b.iter(|| extractor.extract_into(black_box(&grid), 0.0, &mut out))
+        });
     }
     group.finish();
 }

@@ -386,6 +386,21 @@ fn output_does_not_depend_on_the_thread_count() {
 }
 
 #[test]
+fn a_reused_extractor_gives_the_same_meshes() {
+    let mut extractor = surface::Extractor::new();
+    let mut out = MeshData::default();
+    for (seed, dims, level) in [(5, [33, 29, 41], 0.5), (9, [12, 40, 9], -0.5), (5, [33, 29, 41], 1.5)] {
+        let grid = grid_from(dims, lcg_ints(dims[0] * dims[1] * dims[2], seed, -4, 4));
+        extractor.extract_into(&grid, level, &mut out);
+        assert_eq!(out, surface::extract(&grid, level));
+        extractor.extract_below_into(&grid, level, &mut out);
+        assert_eq!(out, surface::extract_below(&grid, level));
+    }
+    extractor.extract_into(&grid_from([1, 1, 1], vec![0.0]), 0.0, &mut out);
+    assert!(out.is_empty() && out.positions_angstrom.is_empty());
+}
+
+#[test]
 fn positions_are_in_angstrom_from_the_bohr_lattice() {
     // One crossing on the x-edge from point (0,0,0) to (1,0,0), at t = 0.25.
     let mut lattice = Lattice::axis_aligned([1.0, 2.0, 3.0], 2.0, [2, 2, 2]);

@@ -46,53 +46,110 @@ struct Extraction<'a> {
 }
 
 /// One chunk's output; `shared_tail` vertices at its end repeat the next chunk's first ones.
-struct Chunk {
+/// Kept by [`Extractor`] between calls together with the chunk's scratch planes.
+#[derive(Debug, Default)]
+pub(super) struct Chunk {
     positions: Vec<[f32; 3]>,
     normals: Vec<[f32; 3]>,
     indices: Vec<u32>,
     shared_tail: usize,
+    scratch: Scratch,
+}
+
+/// Per-chunk plane buffers: point classes, row summaries and edge-to-vertex caches.
+#[derive(Debug, Default)]
+struct Scratch {
+    cls_lo: Vec<u8>,
+    cls_hi: Vec<u8>,
+    rows_lo: Vec<u8>,
+    rows_hi: Vec<u8>,
+    xe_lo: Vec<u32>,
+    ye_lo: Vec<u32>,
+    xe_hi: Vec<u32>,
+    ye_hi: Vec<u32>,
+    ze: Vec<u32>,
+}
+
+/// Reusable working memory of the extractor: chunk outputs and scratch planes. Reusing one across
+/// extractions (an iso-value slider, trajectory playback) avoids fresh allocations per call.
+#[derive(Debug, Default)]
+pub struct Extractor {
+    chunks: Vec<Chunk>,
 }
 
 /// Extracts the surface of `sign * value = sign * iso`, with inside where `sign * value > sign * iso`.
 pub(super) fn extract_signed(grid: &Grid3, iso: f32, sign: f32) -> MeshData {
-    let lattice = &grid.lattice;
-    let dims = lattice.dims;
-    let n_points = lattice.n_points();
-    if dims.iter().any(|&d| d < 2) || grid.values.len() != n_points || !iso.is_finite() {
-        return MeshData::default();
-    }
-    // Vertex indices are u32: three edges per point must fit.
-    if n_points > (u32::MAX as usize) / 3 {
-        return MeshData::default();
-    }
-    let Some((gradient_to_world, det)) = inverse_transpose(lattice.steps_bohr) else {
-        return MeshData::default();
-    };
-    let frame = Extraction {
-        values: &grid.values,
-        dims,
-        sign,
-        iso: sign * iso,
-        origin_angstrom: angstrom_from_bohr3(lattice.origin_bohr),
-        steps_angstrom: lattice.steps_bohr.map(angstrom_from_bohr3),
-        gradient_to_world: normalised_f32(gradient_to_world),
-        flip: det < 0.0,
-    };
-
-    let layers = dims[2] - 1;
-    let threads = rayon::current_num_threads().max(1);
-    let per_chunk = layers.div_ceil(threads * 4).max(4);
-    let starts: Vec<usize> = (0..layers).step_by(per_chunk).collect();
-    let chunks: Vec<Chunk> = starts
-        .par_iter()
-        .map(|&k0| run_chunk(&frame, k0, (k0 + per_chunk).min(layers)))
-        .collect();
-
-    merge(chunks)
+    let mut mesh = MeshData::default();
+    Extractor::default().extract_signed_into(grid, iso, sign, &mut mesh);
+    mesh
 }
 
-/// Concatenates the chunks (dropping each shared tail) into one mesh, copying in parallel.
-fn merge(chunks: Vec<Chunk>) -> MeshData {
+impl Extractor {
+    /// An extractor with no memory reserved yet.
+    pub fn new() -> Extractor {
+        Extractor::default()
+    }
+
+    /// Like [`super::extract`], writing into `out` (its previous contents are replaced, its
+    /// capacity reused).
+    pub fn extract_into(&mut self, grid: &Grid3, iso: f32, out: &mut MeshData) {
+        self.extract_signed_into(grid, iso, 1.0, out);
+    }
+
+    /// Like [`super::extract_below`], writing into `out`.
+    pub fn extract_below_into(&mut self, grid: &Grid3, iso: f32, out: &mut MeshData) {
+        self.extract_signed_into(grid, iso, -1.0, out);
+    }
+
+    fn extract_signed_into(&mut self, grid: &Grid3, iso: f32, sign: f32, out: &mut MeshData) {
+        out.positions_angstrom.clear();
+        out.normals.clear();
+        out.indices.clear();
+        let Some(frame) = Extraction::new(grid, iso, sign) else {
+            return;
+        };
+        let layers = frame.dims[2] - 1;
+        let threads = rayon::current_num_threads().max(1);
+        let per_chunk = layers.div_ceil(threads * 4).max(4);
+        let starts: Vec<usize> = (0..layers).step_by(per_chunk).collect();
+        self.chunks.resize_with(starts.len(), Chunk::default);
+        self.chunks
+            .par_iter_mut()
+            .zip(&starts)
+            .for_each(|(chunk, &k0)| run_chunk(&frame, k0, (k0 + per_chunk).min(layers), chunk));
+        merge(&self.chunks, out);
+    }
+}
+
+impl<'a> Extraction<'a> {
+    /// The extraction setup, or `None` when the grid cannot have a surface (see [`super::extract`]).
+    fn new(grid: &'a Grid3, iso: f32, sign: f32) -> Option<Extraction<'a>> {
+        let lattice = &grid.lattice;
+        let dims = lattice.dims;
+        let n_points = lattice.n_points();
+        if dims.iter().any(|&d| d < 2) || grid.values.len() != n_points || !iso.is_finite() {
+            return None;
+        }
+        // Vertex indices are u32: three edges per point must fit.
+        if n_points > (u32::MAX as usize) / 3 {
+            return None;
+        }
+        let (gradient_to_world, det) = inverse_transpose(lattice.steps_bohr)?;
+        Some(Extraction {
+            values: &grid.values,
+            dims,
+            sign,
+            iso: sign * iso,
+            origin_angstrom: angstrom_from_bohr3(lattice.origin_bohr),
+            steps_angstrom: lattice.steps_bohr.map(angstrom_from_bohr3),
+            gradient_to_world: normalised_f32(gradient_to_world),
+            flip: det < 0.0,
+        })
+    }
+}
+
+/// Concatenates the chunks (dropping each shared tail) into `mesh`, copying in parallel.
+fn merge(chunks: &[Chunk], mesh: &mut MeshData) {
     let last = chunks.len().saturating_sub(1);
     let kept: Vec<usize> = chunks
         .iter()
@@ -107,11 +164,9 @@ fn merge(chunks: Vec<Chunk>) -> MeshData {
         .collect();
     let n_vertices: usize = kept.iter().sum();
     let n_indices: usize = chunks.iter().map(|c| c.indices.len()).sum();
-    let mut mesh = MeshData {
-        positions_angstrom: vec![[0.0; 3]; n_vertices],
-        normals: vec![[0.0; 3]; n_vertices],
-        indices: vec![0; n_indices],
-    };
+    mesh.positions_angstrom.resize(n_vertices, [0.0; 3]);
+    mesh.normals.resize(n_vertices, [0.0; 3]);
+    mesh.indices.resize(n_indices, 0);
     // Carve the outputs into one disjoint piece per chunk.
     let mut pieces = Vec::with_capacity(chunks.len());
     let (mut pos, mut nor, mut idx) = (
@@ -135,7 +190,6 @@ fn merge(chunks: Vec<Chunk>) -> MeshData {
             *dst = src + offset;
         }
     });
-    mesh
 }
 
 /// Inverse transpose of the matrix whose columns are the step vectors, and its determinant.
@@ -356,36 +410,49 @@ impl EdgeLookup {
 }
 
 /// Runs the cell layers `k0..k1` (points `k0..=k1`).
-fn run_chunk(f: &Extraction<'_>, k0: usize, k1: usize) -> Chunk {
+fn run_chunk(f: &Extraction<'_>, k0: usize, k1: usize, out: &mut Chunk) {
     let [nx, ny, _] = f.dims;
     let plane = nx * ny;
+    out.positions.clear();
+    out.normals.clear();
+    out.indices.clear();
+    out.shared_tail = 0;
     // Generous reservations: untouched capacity costs address space, not memory.
     let guess = (plane * (k1 - k0 + 1) / 4).max(1024);
-    let mut out = Chunk {
-        positions: Vec::with_capacity(guess),
-        normals: Vec::with_capacity(guess),
-        indices: Vec::with_capacity(guess * 6),
-        shared_tail: 0,
-    };
-    let mut cls_lo = vec![0u8; plane];
-    let mut cls_hi = vec![0u8; plane];
-    let mut rows_lo = vec![0u8; ny];
-    let mut rows_hi = vec![0u8; ny];
-    let mut xe_lo = vec![0u32; plane];
-    let mut ye_lo = vec![0u32; plane];
-    let mut xe_hi = vec![0u32; plane];
-    let mut ye_hi = vec![0u32; plane];
-    let mut ze = vec![0u32; plane];
+    out.positions.reserve(guess);
+    out.normals.reserve(guess);
+    out.indices.reserve(guess * 6);
+    let Scratch {
+        mut cls_lo,
+        mut cls_hi,
+        mut rows_lo,
+        mut rows_hi,
+        mut xe_lo,
+        mut ye_lo,
+        mut xe_hi,
+        mut ye_hi,
+        mut ze,
+    } = std::mem::take(&mut out.scratch);
+    // Caches are written before they are read, so stale contents never matter.
+    for v in [&mut cls_lo, &mut cls_hi] {
+        v.resize(plane, 0);
+    }
+    for v in [&mut rows_lo, &mut rows_hi] {
+        v.resize(ny, 0);
+    }
+    for v in [&mut xe_lo, &mut ye_lo, &mut xe_hi, &mut ye_hi, &mut ze] {
+        v.resize(plane, 0);
+    }
     let lookup = EdgeLookup::new(nx);
     let table = &*CASES;
 
     f.classify_plane(k0, &mut cls_lo, &mut rows_lo);
-    f.plane_vertices(k0, &cls_lo, &rows_lo, &mut xe_lo, &mut ye_lo, &mut out);
+    f.plane_vertices(k0, &cls_lo, &rows_lo, &mut xe_lo, &mut ye_lo, out);
     for k in k0..k1 {
         f.classify_plane(k + 1, &mut cls_hi, &mut rows_hi);
-        f.z_vertices(k, &cls_lo, &cls_hi, (&rows_lo, &rows_hi), &mut ze, &mut out);
+        f.z_vertices(k, &cls_lo, &cls_hi, (&rows_lo, &rows_hi), &mut ze, out);
         let before_top = out.positions.len();
-        f.plane_vertices(k + 1, &cls_hi, &rows_hi, &mut xe_hi, &mut ye_hi, &mut out);
+        f.plane_vertices(k + 1, &cls_hi, &rows_hi, &mut xe_hi, &mut ye_hi, out);
         if k + 1 == k1 {
             out.shared_tail = out.positions.len() - before_top;
         }
@@ -429,5 +496,15 @@ fn run_chunk(f: &Extraction<'_>, k0: usize, k1: usize) -> Chunk {
         std::mem::swap(&mut xe_lo, &mut xe_hi);
         std::mem::swap(&mut ye_lo, &mut ye_hi);
     }
-    out
+    out.scratch = Scratch {
+        cls_lo,
+        cls_hi,
+        rows_lo,
+        rows_hi,
+        xe_lo,
+        ye_lo,
+        xe_hi,
+        ye_hi,
+        ze,
+    };
 }

@@ -15,6 +15,8 @@ pub mod export;
 mod marching;
 pub mod tables;
 
+pub use marching::Extractor;
+
 use crate::model::Grid3;
 
 /// A triangle mesh on the CPU, ready for upload or export.
