@@ -320,14 +320,22 @@ impl Extraction<'_> {
         ];
         let ga = self.gradient(p);
         let gb = self.gradient(q);
-        let g = [0, 1, 2].map(|a| ga[a] + t * (gb[a] - ga[a]));
+        let g = [
+            ga[0] + t * (gb[0] - ga[0]),
+            ga[1] + t * (gb[1] - ga[1]),
+            ga[2] + t * (gb[2] - ga[2]),
+        ];
         let m = &self.gradient_to_world;
-        let w = [0, 1, 2].map(|r| m[r][0] * g[0] + m[r][1] * g[1] + m[r][2] * g[2]);
+        let w = [
+            m[0][0] * g[0] + m[0][1] * g[1] + m[0][2] * g[2],
+            m[1][0] * g[0] + m[1][1] * g[1] + m[1][2] * g[2],
+            m[2][0] * g[0] + m[2][1] * g[1] + m[2][2] * g[2],
+        ];
         let len2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
         // Outward is down the gradient of the signed value.
         let normal = if len2 > f32::MIN_POSITIVE && len2.is_finite() {
             let inv = -1.0 / len2.sqrt();
-            w.map(|x| x * inv)
+            [w[0] * inv, w[1] * inv, w[2] * inv]
         } else {
             // Flat or broken gradient: point along the edge, from the inside end to the outside end.
             let e = s[axis];
@@ -479,10 +487,11 @@ fn run_chunk(f: &Extraction<'_>, k0: usize, k1: usize, out: &mut Chunk) {
                 }
                 let n = usize::from(table.counts[case]);
                 for tri in &table.triangles[case][..n] {
-                    let v = tri.map(|e| {
+                    let vertex = |e: u8| {
                         let e = usize::from(e);
                         caches[usize::from(lookup.cache[e])][b + lookup.offset[e]]
-                    });
+                    };
+                    let v = [vertex(tri[0]), vertex(tri[1]), vertex(tri[2])];
                     if f.flip {
                         out.indices.extend_from_slice(&[v[0], v[2], v[1]]);
                     } else {
