@@ -349,7 +349,7 @@ impl Extraction<'_> {
         index
     }
 
-    /// Creates vertices on the crossed x- and y-edges of plane `k`.
+    /// Creates vertices on the crossed x- and y-edges of plane `k`, point by point (x-edge first).
     fn plane_vertices(&self, k: usize, cls: &[u8], rows: &[u8], xe: &mut [u32], ye: &mut [u32], out: &mut Chunk) {
         let [nx, ny, _] = self.dims;
         for j in 0..ny {
@@ -358,17 +358,30 @@ impl Extraction<'_> {
             if uniform(rows[j], next_row) {
                 continue;
             }
-            for i in 0..nx {
-                let a = cls[row + i];
-                if i + 1 < nx {
-                    let b = cls[row + i + 1];
-                    if (a | b) & NOT_FINITE == 0 && (a ^ b) & INSIDE != 0 {
+            let here = &cls[row..row + nx];
+            // The next row, or this row again on the last one (no y-edges: never crossed).
+            let above = if j + 1 < ny { &cls[row + nx..row + 2 * nx] } else { here };
+            // Crossings as bit masks over blocks of 64 points: no unpredictable branch per edge.
+            for i0 in (0..nx).step_by(64) {
+                let i1 = (i0 + 64).min(nx);
+                let mut mx = 0u64;
+                let mut my = 0u64;
+                for i in i0..i1 {
+                    let a = here[i];
+                    let b = if i + 1 < nx { here[i + 1] } else { a };
+                    let c = above[i];
+                    mx |= u64::from(crossed(a, b)) << (i - i0);
+                    my |= u64::from(crossed(a, c)) << (i - i0);
+                }
+                let mut m = mx | my;
+                while m != 0 {
+                    let t = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let i = i0 + t;
+                    if mx >> t & 1 != 0 {
                         xe[row + i] = self.vertex([i, j, k], 0, out);
                     }
-                }
-                if j + 1 < ny {
-                    let b = cls[row + nx + i];
-                    if (a | b) & NOT_FINITE == 0 && (a ^ b) & INSIDE != 0 {
+                    if my >> t & 1 != 0 {
                         ye[row + i] = self.vertex([i, j, k], 1, out);
                     }
                 }
@@ -383,13 +396,26 @@ impl Extraction<'_> {
             if uniform(rows.0[j], rows.1[j]) {
                 continue;
             }
-            for (i, (&a, &b)) in row_lo.iter().zip(row_hi).enumerate() {
-                if (a | b) & NOT_FINITE == 0 && (a ^ b) & INSIDE != 0 {
+            for i0 in (0..nx).step_by(64) {
+                let i1 = (i0 + 64).min(nx);
+                let mut m = 0u64;
+                for i in i0..i1 {
+                    m |= u64::from(crossed(row_lo[i], row_hi[i])) << (i - i0);
+                }
+                while m != 0 {
+                    let i = i0 + m.trailing_zeros() as usize;
+                    m &= m - 1;
                     ze[i + j * nx] = self.vertex([i, j, k], 2, out);
                 }
             }
         }
     }
+}
+
+/// True when an edge between points of classes `a` and `b` carries a vertex.
+#[inline]
+fn crossed(a: u8, b: u8) -> bool {
+    (a | b) & NOT_FINITE == 0 && (a ^ b) & INSIDE != 0
 }
 
 /// Which cache holds each edge's vertex and at what offset from the cell's base point.
