@@ -5,6 +5,7 @@ mod grid;
 mod info;
 mod points;
 mod rdf;
+mod surface;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -35,6 +36,8 @@ enum Command {
     Grid(grid::GridArgs),
     /// Print a field's values (atomic units) at the `x y z` points (Angstrom) of a text file.
     Points(points::PointsArgs),
+    /// Extract an isosurface from a volume (cube, DX) and write it as a .ply or .obj mesh.
+    Surface(surface::SurfaceArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -55,6 +58,7 @@ pub fn main() -> ExitCode {
         Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Grid(args)) => grid::run(&args),
         Some(Command::Points(args)) => points::run(&args),
+        Some(Command::Surface(args)) => surface::run(&args),
         None => info::run_demo(&cli.files),
     };
     match result {
