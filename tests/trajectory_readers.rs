@@ -4,6 +4,7 @@
 //! 8-byte markers), and on damaged input (truncated, garbled, empty, swapped, huge counts, wrong
 //! format): every damaged file must give an error naming the file and a byte offset, or fewer
 //! frames with a warning; never a panic or a hang.
+#![allow(clippy::unwrap_used)]
 
 use orbitfield::io::dcd::DcdReader;
 use orbitfield::io::xtc::XtcReader;
@@ -410,8 +411,8 @@ fn dcd_cell_conventions() {
     let c = cell_of([30.0, 0.5, 31.0, 0.0, -0.25, 32.0]).unwrap();
     assert_eq!(c.lengths_angstrom, [30.0, 31.0, 32.0]);
     let want = [(-0.25f64).acos().to_degrees(), 90.0, 60.0];
-    for k in 0..3 {
-        assert!((c.angles_degree[k] - want[k]).abs() < 1e-9, "{c:?}");
+    for (got, want) in c.angles_degree.iter().zip(want) {
+        assert!((got - want).abs() < 1e-9, "{c:?}");
     }
     // Degrees (NAMD 2.5).
     let c = cell_of([30.0, 80.0, 31.0, 70.0, 60.0, 32.0]).unwrap();
@@ -627,7 +628,7 @@ fn dcd_truncated_anywhere() {
             Ok(mut r) => {
                 let frames = read_all(&mut r);
                 assert_eq!(frames[..], whole[..frames.len()], "cut {cut}");
-                let complete = cut >= start && (cut - start) % frame_bytes == 0;
+                let complete = cut >= start && (cut - start).is_multiple_of(frame_bytes);
                 let truncated = r.warnings().iter().any(|w| w.contains("truncated"));
                 assert_eq!(truncated, !complete, "cut {cut}: {:?}", r.warnings());
             }
