@@ -50,7 +50,7 @@ fn check(mesh: &MeshData) -> Result<(), ExportError> {
             mesh.normals.len()
         )));
     }
-    if mesh.indices.len() % 3 != 0 {
+    if !mesh.indices.len().is_multiple_of(3) {
         return Err(ExportError::BadMesh(format!(
             "{} indices is not a multiple of 3",
             mesh.indices.len()

@@ -56,7 +56,7 @@ const fn edge_between(c1: u8, c2: u8) -> u8 {
         1 => (lo & 1, (lo >> 2) & 1),
         _ => (lo & 1, (lo >> 1) & 1),
     };
-    (axis * 4 + a + 2 * b) as u8
+    axis * 4 + a + 2 * b
 }
 
 /// Lattice offset of a corner.
