@@ -1,6 +1,7 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands, one file each.
 
 mod info;
+mod render;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -13,12 +14,26 @@ struct Cli {
     command: Option<Command>,
     /// Files to open in the viewer (structures, trajectories, wavefunctions, volumes).
     files: Vec<PathBuf>,
+    /// Viewer: save a screenshot of the window to this PNG (at --exit-after-frames, else frame 30).
+    #[arg(long)]
+    screenshot: Option<PathBuf>,
+    /// Viewer: quit after drawing this many frames.
+    #[arg(long)]
+    exit_after_frames: Option<u64>,
+    /// Viewer: window size WxH in logical pixels.
+    #[arg(long)]
+    window_size: Option<String>,
+    /// Viewer: do not read or write the settings file.
+    #[arg(long)]
+    no_settings: bool,
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Summarise the system that FILE... form together (atoms, frames, residues, charge, box).
     Info(info::InfoArgs),
+    /// Draw FILE... to PNG images without a window (structures, and isosurfaces with --field).
+    Render(render::RenderArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -31,7 +46,8 @@ pub fn main() -> ExitCode {
     };
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
-        None => info::run_demo(&cli.files),
+        Some(Command::Render(args)) => render::run(&args),
+        None => run_viewer(&cli),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -40,4 +56,15 @@ pub fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+fn run_viewer(cli: &Cli) -> anyhow::Result<()> {
+    let size = cli.window_size.as_deref().map(render::parse_size).transpose()?;
+    orbitfield::app::window::run(orbitfield::app::window::ViewerOptions {
+        files: cli.files.clone(),
+        screenshot: cli.screenshot.clone(),
+        exit_after_frames: cli.exit_after_frames,
+        size,
+        no_settings: cli.no_settings,
+    })
 }
