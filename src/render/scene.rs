@@ -310,10 +310,6 @@ impl GpuScene {
         {
             return;
         }
-        let target_pair = |msaa: &Option<wgpu::TextureView>, single| match msaa {
-            Some(v) => (v, Some(single)),
-            None => (single, None),
-        };
         let (accum, accum_resolve) = target_pair(&target.accum_msaa_view, &target.accum_view);
         let (reveal, reveal_resolve) = target_pair(&target.reveal_msaa_view, &target.reveal_view);
         {
@@ -380,6 +376,17 @@ impl GpuScene {
         pass.set_pipeline(&ctx.composite);
         pass.set_bind_group(0, &target.composite_bind_group, &[]);
         pass.draw(0..3, 0..1);
+    }
+}
+
+/// The attachment to draw into and the texture to resolve to (none without MSAA).
+fn target_pair<'a>(
+    msaa: &'a Option<wgpu::TextureView>,
+    single: &'a wgpu::TextureView,
+) -> (&'a wgpu::TextureView, Option<&'a wgpu::TextureView>) {
+    match msaa {
+        Some(v) => (v, Some(single)),
+        None => (single, None),
     }
 }
 

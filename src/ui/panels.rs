@@ -126,8 +126,14 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
 }
 
 fn dropped_files(ui: &mut egui::Ui, state: &mut AppState) {
-    let paths: Vec<std::path::PathBuf> =
-        ui.input(|i| i.raw.dropped_files.iter().filter_map(|f| f.path.clone()).collect());
+    let paths: Vec<std::path::PathBuf> = ui.input(|i| {
+        i.raw
+            .dropped_files
+            .iter()
+            .map(|f| f.path().to_path_buf())
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect()
+    });
     if !paths.is_empty() {
         send(state, Command::OpenFiles(paths));
     }
