@@ -146,7 +146,7 @@ fn style_combo_changes_representation() {
     );
     harness.run();
     let before = harness.state().spheres[0].radius_angstrom;
-    harness.get_by_label("CPK").click();
+    harness.get_by_label("Style").click();
     harness.run();
     harness.get_by_label("VDW (space filling)").click();
     harness.run();

@@ -235,6 +235,7 @@ impl Viewer {
                 Arc::new(std::sync::atomic::AtomicBool::new(false)),
             ));
         }
+        let capturing = !captures.is_empty();
         let clipped = self
             .egui_ctx
             .tessellate(std::mem::take(&mut full.shapes), full.pixels_per_point);
@@ -252,6 +253,13 @@ impl Viewer {
             captures,
             &gfx.window,
         );
+        if capturing {
+            // Screenshots arrive through a buffer mapping that completes when the device is polled.
+            let _ = gfx.rc.device.poll(wgpu::PollType::Wait {
+                submission_index: None,
+                timeout: Some(Duration::from_secs(30)),
+            });
+        }
 
         if let Some(n) = self.options.exit_after_frames
             && self.frames >= n
