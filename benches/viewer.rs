@@ -15,7 +15,14 @@ fn lattice_system(n: usize) -> (Structure, Vec<[f32; 3]>) {
     let mut p = Vec::with_capacity(n);
     for i in 0..n {
         let e = [6u8, 7, 8, 1][i % 4];
-        s.push_atom(Element(e), Name8::from("X"), Name8::from("RES"), (i / 20) as i32, Name8::from("A"), Name8::EMPTY);
+        s.push_atom(
+            Element(e),
+            Name8::from("X"),
+            Name8::from("RES"),
+            (i / 20) as i32,
+            Name8::from("A"),
+            Name8::EMPTY,
+        );
         let (x, y, z) = (i % side, (i / side) % side, i / (side * side));
         p.push([x as f32 * 1.5, y as f32 * 1.5, z as f32 * 1.5]);
     }

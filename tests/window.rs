@@ -15,14 +15,23 @@ fn viewer_starts_draws_screenshots_and_exits_under_xvfb() {
     let out = Command::new("xvfb-run")
         .args(["-a", "-s", "-screen 0 1280x800x24"])
         .arg(env!("CARGO_BIN_EXE_orbitfield"))
-        .args(["--no-settings", "--window-size", "1000x700", "--exit-after-frames", "15", "--screenshot"])
+        .args([
+            "--no-settings",
+            "--window-size",
+            "1000x700",
+            "--exit-after-frames",
+            "15",
+            "--screenshot",
+        ])
         .arg(&shot)
         .env("XDG_CONFIG_HOME", dir.path())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "viewer failed: {stderr}");
-    let img = image::open(&shot).unwrap_or_else(|e| panic!("no screenshot ({e}); stderr: {stderr}")).to_rgba8();
+    let img = image::open(&shot)
+        .unwrap_or_else(|e| panic!("no screenshot ({e}); stderr: {stderr}"))
+        .to_rgba8();
     assert_eq!((img.width(), img.height()), (1000, 700));
     let first = img.get_pixel(0, 0);
     assert!(img.pixels().any(|p| p != first), "the screenshot is one flat colour");
@@ -38,6 +47,9 @@ fn viewer_without_display_explains_and_fails_cleanly() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("orbitfield render"), "points to the headless commands: {stderr}");
+    assert!(
+        stderr.contains("orbitfield render"),
+        "points to the headless commands: {stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -9,6 +9,7 @@
 
 use crate::compute::FieldJob;
 use crate::model::{Grid3, Spin};
+use crate::surface::MeshData;
 use std::sync::Arc;
 
 /// Which field of a document.
@@ -39,16 +40,9 @@ pub struct MeshKey {
     pub iso_bits: u32,
 }
 
-/// A triangle mesh in Angstrom, as the app keeps it.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct LobeMesh {
-    pub positions_angstrom: Vec<[f32; 3]>,
-    pub normals: Vec<[f32; 3]>,
-    pub indices: Vec<u32>,
-}
-
-/// Isosurface extraction: the surface through `iso` of a grid, or `None` when it is empty.
-pub type Extractor = fn(&Grid3, f32) -> Option<LobeMesh>;
+/// Isosurface extraction: the surface through `iso` of a grid (around the region above a positive
+/// `iso`, below a negative one), or `None` when it is empty.
+pub type Extractor = fn(&Grid3, f32) -> Option<MeshData>;
 
 /// A finished (or failed) field computation, with the key it was asked for.
 #[derive(Clone, Debug)]
@@ -79,6 +73,47 @@ pub trait FieldBackend: Send {
     fn cancel(&mut self);
 }
 
+/// A backend that computes each request at once on the calling thread with a blocking engine.
+/// It stands in for the jobs pool (the UI pauses while a field is computed); results still go
+/// through the keyed result path, so swapping in the pool changes nothing else.
+pub struct InlineBackend {
+    engine: super::BlockingEngine,
+    done: std::collections::VecDeque<FieldResult>,
+}
+
+impl InlineBackend {
+    pub fn new(engine: super::BlockingEngine) -> InlineBackend {
+        InlineBackend {
+            engine,
+            done: std::collections::VecDeque::new(),
+        }
+    }
+}
+
+impl FieldBackend for InlineBackend {
+    fn name(&self) -> String {
+        "cpu (inline on the UI thread)".to_string()
+    }
+
+    fn submit(&mut self, key: FieldKey, job: FieldJob) {
+        let grid = (self.engine)(&job).map(Arc::new);
+        self.done.clear();
+        self.done.push_back(FieldResult { key, grid });
+    }
+
+    fn try_recv(&mut self) -> Option<FieldResult> {
+        self.done.pop_front()
+    }
+
+    fn progress(&self) -> Option<JobProgress> {
+        None
+    }
+
+    fn cancel(&mut self) {
+        self.done.clear();
+    }
+}
+
 /// How many computed grids stay cached (frames of a playing trajectory, other orbitals).
 const GRID_CACHE: usize = 48;
 /// How many meshes stay cached.
@@ -90,7 +125,7 @@ pub struct FieldService {
     backend: Option<Box<dyn FieldBackend>>,
     extractor: Option<Extractor>,
     grids: Vec<(FieldKey, Arc<Grid3>)>,
-    meshes: Vec<(MeshKey, Option<Arc<LobeMesh>>)>,
+    meshes: Vec<(MeshKey, Option<Arc<MeshData>>)>,
     pending: Option<FieldKey>,
     /// The last failure, in words, for the status bar.
     pub last_error: Option<String>,
@@ -152,7 +187,9 @@ impl FieldService {
         let job = make_job()?;
         backend.submit(key, job);
         self.pending = Some(key);
-        None
+        // A backend may finish at once (the inline one does): take what is ready.
+        self.poll();
+        self.grids.iter().find(|(k, _)| *k == key).map(|(_, g)| Arc::clone(g))
     }
 
     /// Moves finished results into the cache; returns the keys that arrived.
@@ -188,7 +225,7 @@ impl FieldService {
 
     /// The isosurface of `grid` at `iso` (cached by key); `None` when nothing crosses `iso` or no
     /// extractor is available.
-    pub fn mesh(&mut self, key: MeshKey, grid: &Grid3) -> Option<Arc<LobeMesh>> {
+    pub fn mesh(&mut self, key: MeshKey, grid: &Grid3) -> Option<Arc<MeshData>> {
         if let Some((_, m)) = self.meshes.iter().find(|(k, _)| *k == key) {
             return m.clone();
         }

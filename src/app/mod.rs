@@ -16,12 +16,23 @@ pub mod window;
 /// The field service the viewer starts with: the place where the jobs pool (field backend) and
 /// the surface module (isosurface extractor) plug in.
 pub fn default_field_service() -> fields::FieldService {
-    fields::FieldService::new(None, default_extractor())
+    let backend = blocking_engine().map(|e| Box::new(fields::InlineBackend::new(e)) as Box<dyn fields::FieldBackend>);
+    fields::FieldService::new(backend, default_extractor())
 }
 
 /// The isosurface extractor available in this build (the `surface` module's marching cubes).
 pub fn default_extractor() -> Option<fields::Extractor> {
-    None
+    Some(extract_lobe)
+}
+
+/// Marching cubes around the region above a positive `iso` or below a negative one.
+fn extract_lobe(grid: &crate::model::Grid3, iso: f32) -> Option<crate::surface::MeshData> {
+    let mesh = if iso >= 0.0 {
+        crate::surface::extract(grid, iso)
+    } else {
+        crate::surface::extract_below(grid, iso)
+    };
+    (!mesh.is_empty()).then_some(mesh)
 }
 
 /// Computes a field on the calling thread, for batch commands (the CPU reference engine).
@@ -29,5 +40,5 @@ pub type BlockingEngine = fn(&crate::compute::FieldJob) -> Result<crate::model::
 
 /// The blocking field engine available in this build.
 pub fn blocking_engine() -> Option<BlockingEngine> {
-    None
+    Some(|job| crate::compute::cpu::evaluate_grid(job).map_err(|e| e.to_string()))
 }

@@ -4,7 +4,7 @@
 //! (loading files, moving the frame, choosing an orbital) and marks what the renderer must
 //! re-upload. No egui or wgpu here, so tests drive the state directly.
 
-use super::fields::{FieldChoice, FieldKey, FieldService, LobeMesh, MeshKey};
+use super::fields::{FieldChoice, FieldKey, FieldService, MeshKey};
 use super::representation::{self, ColorBy, DrawStyle};
 use super::settings::Settings;
 use crate::compute::{Field, FieldInput, FieldJob};
@@ -13,6 +13,7 @@ use crate::model::units::EV_PER_HARTREE;
 use crate::model::{Frame, Grid3, Lattice, Spin, SpinKind, Structure, Trajectory, Wavefunction};
 use crate::render::Camera;
 use crate::render::gpu::{CylinderInstance, LineVertex, SphereInstance};
+use crate::surface::MeshData;
 use glam::Vec3;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -192,7 +193,7 @@ pub struct AppState {
     /// The field grid shown (may be an older key while a newer one is computed).
     pub shown_field: Option<(FieldKey, Arc<Grid3>)>,
     /// The positive and negative lobes shown.
-    pub lobes: [Option<Arc<LobeMesh>>; 2],
+    pub lobes: [Option<Arc<MeshData>>; 2],
     pub spheres: Vec<SphereInstance>,
     pub cylinders: Vec<CylinderInstance>,
     pub lines: Vec<LineVertex>,
@@ -207,6 +208,8 @@ pub struct AppState {
     next_id: u64,
     /// Whether the camera should frame the document at the next layout.
     pub fit_pending: bool,
+    /// Whether the orbital list should scroll to the selected orbital.
+    pub scroll_to_orbital: bool,
 }
 
 impl AppState {
@@ -248,6 +251,7 @@ impl AppState {
             view_size_px: [800, 600],
             next_id: 1,
             fit_pending: false,
+            scroll_to_orbital: false,
         }
     }
 
@@ -314,6 +318,7 @@ impl AppState {
                 }
                 self.rebuild_atoms();
                 self.fit_pending = true;
+                self.scroll_to_orbital = true;
                 self.dirty.meshes = true;
             }
             Err(e) => self.error(e.to_string()),
@@ -649,12 +654,12 @@ impl AppState {
     }
 
     /// The lattice computed orbitals are sampled on: the molecule's box padded by 4 A, at most
-    /// 96 points per axis and at least 0.12 A apart.
+    /// 80 points per axis and at least 0.15 A apart.
     pub fn orbital_lattice(&self) -> Option<Lattice> {
         let doc = self.document.as_ref()?;
         let (lo, hi) = representation::bounds(&doc.frame.positions_angstrom, 0.0)?;
         let span = (0..3).map(|k| hi[k] - lo[k] + 8.0).fold(0.0f32, f32::max);
-        let spacing = (span / 95.0).max(0.12);
+        let spacing = (span / 79.0).max(0.15);
         Some(Lattice::around_box(
             lo.map(f64::from),
             hi.map(f64::from),

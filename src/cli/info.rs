@@ -29,7 +29,11 @@ fn report(system: &mut System, load_seconds: f64, json: bool) -> Result<()> {
     let residues = s.residue_count();
     let chains = s.chain_ids().len();
     let total_charge = s.total_charge_e();
-    let first_box = if frames > 0 { system.trajectory.frame(0)?.cell } else { None };
+    let first_box = if frames > 0 {
+        system.trajectory.frame(0)?.cell
+    } else {
+        None
+    };
     let box_values = first_box.map(|c| {
         let [a, b, cc] = c.lengths_angstrom;
         let [al, be, ga] = c.angles_degree;
@@ -41,18 +45,43 @@ fn report(system: &mut System, load_seconds: f64, json: bool) -> Result<()> {
         obj.insert("frames".into(), frames.into());
         obj.insert("residues".into(), residues.into());
         obj.insert("chains".into(), chains.into());
-        obj.insert("total_charge".into(), total_charge.map_or(serde_json::Value::Null, |q| round_json(q, 6)));
+        obj.insert(
+            "total_charge".into(),
+            total_charge.map_or(serde_json::Value::Null, |q| round_json(q, 6)),
+        );
         obj.insert(
             "box".into(),
-            box_values.map_or(serde_json::Value::Null, |b| serde_json::Value::Array(b.iter().map(|&x| round_json(x, 6)).collect())),
+            box_values.map_or(serde_json::Value::Null, |b| {
+                serde_json::Value::Array(b.iter().map(|&x| round_json(x, 6)).collect())
+            }),
         );
         obj.insert("load_seconds".into(), round_json(load_seconds, 6));
+        if let Some(wf) = system.wavefunctions.first() {
+            let q = wavefunction_summary(wf);
+            obj.insert("basis_functions".into(), q.basis_functions.into());
+            obj.insert("orbitals".into(), q.orbitals.into());
+            obj.insert("spin".into(), q.spin.into());
+            obj.insert("homo".into(), q.homo.map_or(serde_json::Value::Null, |h| h.into()));
+            obj.insert(
+                "program".into(),
+                q.program.map_or(serde_json::Value::Null, |p| p.into()),
+            );
+            obj.insert("corrections".into(), q.corrections.into());
+        }
         if !system.warnings.is_empty() {
             obj.insert("warnings".into(), system.warnings.clone().into());
         }
         println!("{}", serde_json::to_string_pretty(&serde_json::Value::Object(obj))?);
     } else {
-        println!("files:        {}", system.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        println!(
+            "files:        {}",
+            system
+                .paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         println!("atoms:        {atoms}");
         println!("frames:       {frames}");
         println!("residues:     {residues}");
@@ -69,12 +98,55 @@ fn report(system: &mut System, load_seconds: f64, json: bool) -> Result<()> {
             None => println!("box:          none"),
         }
         println!("bonds:        {} ({:?})", s.bonds.len(), s.bond_source);
+        if let Some(wf) = system.wavefunctions.first() {
+            let q = wavefunction_summary(wf);
+            println!("basis functions: {}", q.basis_functions);
+            println!("orbitals:     {}", q.orbitals);
+            println!("spin:         {}", q.spin);
+            println!("homo:         {}", q.homo.map_or("none".to_string(), |h| h.to_string()));
+            println!("program:      {}", q.program.unwrap_or_else(|| "unknown".into()));
+            println!(
+                "corrections:  {}",
+                if q.corrections.is_empty() {
+                    "none".to_string()
+                } else {
+                    q.corrections.join("; ")
+                }
+            );
+        }
         println!("loaded in:    {:.3} s", load_seconds);
         for w in &system.warnings {
             println!("warning:      {w}");
         }
     }
     Ok(())
+}
+
+/// What `info` reports about a wavefunction (the first one of a series).
+struct WavefunctionSummary {
+    basis_functions: usize,
+    orbitals: usize,
+    spin: &'static str,
+    /// 1-based index of the highest occupied (alpha) orbital.
+    homo: Option<usize>,
+    program: Option<String>,
+    corrections: Vec<String>,
+}
+
+fn wavefunction_summary(wf: &orbitfield::model::Wavefunction) -> WavefunctionSummary {
+    use orbitfield::model::{Spin, SpinKind};
+    WavefunctionSummary {
+        basis_functions: wf.basis.n_functions(),
+        orbitals: wf.alpha.len() + wf.beta.as_ref().map_or(0, |b| b.len()),
+        spin: match wf.spin {
+            SpinKind::Restricted => "restricted",
+            SpinKind::Unrestricted => "unrestricted",
+            SpinKind::RestrictedOpen => "restricted-open",
+        },
+        homo: wf.homo(Spin::Alpha).map(|h| h + 1),
+        program: wf.program.clone(),
+        corrections: wf.corrections.clone(),
+    }
 }
 
 fn round_json(x: f64, digits: i32) -> serde_json::Value {

@@ -1,14 +1,21 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands, one file each.
 
+mod grid;
 mod info;
+mod points;
 mod render;
+mod surface;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "orbitfield", version, about = "Molecular orbitals and potential maps, computed per frame and drawn live")]
+#[command(
+    name = "orbitfield",
+    version,
+    about = "Molecular orbitals and potential maps, computed per frame and drawn live"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -32,6 +39,12 @@ struct Cli {
 enum Command {
     /// Summarise the system that FILE... form together (atoms, frames, residues, charge, box).
     Info(info::InfoArgs),
+    /// Compute a field (orbital, density, spin density, potential) on a lattice and write a cube or DX file.
+    Grid(grid::GridArgs),
+    /// Print a field's values (atomic units) at the `x y z` points (Angstrom) of a text file.
+    Points(points::PointsArgs),
+    /// Extract an isosurface from a volume (cube, DX) and write it as a .ply or .obj mesh.
+    Surface(surface::SurfaceArgs),
     /// Draw FILE... to PNG images without a window (structures, and isosurfaces with --field).
     Render(render::RenderArgs),
 }
@@ -41,11 +54,18 @@ pub fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
+        Some(Command::Grid(args)) => grid::run(&args),
+        Some(Command::Points(args)) => points::run(&args),
+        Some(Command::Surface(args)) => surface::run(&args),
         Some(Command::Render(args)) => render::run(&args),
         None => run_viewer(&cli),
     };

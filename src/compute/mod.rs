@@ -77,5 +77,7 @@ pub trait SlabEngine: Send + Sync {
 
 /// Number of values in a slab of `lattice` covering `z_range`.
 pub fn slab_len(lattice: &Lattice, z_range: &Range<usize>) -> usize {
-    lattice.dims[0].saturating_mul(lattice.dims[1]).saturating_mul(z_range.len())
+    lattice.dims[0]
+        .saturating_mul(lattice.dims[1])
+        .saturating_mul(z_range.len())
 }

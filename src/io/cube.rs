@@ -1,19 +1,501 @@
 //! Gaussian cube reader and writer.
+//!
+//! Called by [`super::load`] (opening `.cube` files), by `orbitfield grid -o OUT.cube` and by the
+//! viewer's export. The format (Gaussian's `cubegen`, also written by PySCF, ORCA, Psi4, VMD):
+//!
+//! ```text
+//! comment line 1
+//! comment line 2
+//! NATOMS  X0 Y0 Z0 [NVAL]      NATOMS < 0: an orbital-index line follows the atoms
+//! N1  X1 Y1 Z1                 N > 0: bohr; N < 0 (on the first axis): Angstrom
+//! N2  X2 Y2 Z2
+//! N3  X3 Y3 Z3
+//! Z  CHARGE  X Y Z             one line per atom
+//! [NMO  MO1 MO2 ...]           only with NATOMS < 0 (may wrap over lines)
+//! values: for i1, for i2, for i3 (fastest), for each MO or value (innermost)
+//! ```
+//!
+//! The reader takes values as a stream of whitespace-separated numbers (line breaks vary between
+//! writers) and returns one [`Grid3`] per orbital, in bohr with x fastest. The writer emits
+//! `%13.5E`, six per line, a new line after each (i1, i2) row, z fastest, atoms included, and
+//! writes atomically.
+
 use super::ReadError;
-use crate::model::{Frame, Grid3, Structure};
+use super::text::{lines, parse_f64, parse_i64};
+use crate::model::units::{BOHR_PER_ANGSTROM, angstrom_from_bohr3};
+use crate::model::{Element, Frame, Grid3, Lattice, Name8, Structure};
 use std::path::Path;
 
+/// An atom line of a cube file (positions in bohr).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CubeAtom {
+    pub atomic_number: u32,
+    /// The second column: nuclear (or partial) charge.
+    pub charge_e: f64,
+    pub position_bohr: [f64; 3],
+}
+
 /// A cube file: its atoms and one grid per field (several for `-N` multi-orbital headers).
+#[derive(Clone, Debug, PartialEq)]
 pub struct CubeFile {
     pub grids: Vec<Grid3>,
+    pub atoms: Vec<CubeAtom>,
+    /// The 1-based orbital numbers of a multi-orbital cube, one per grid; empty otherwise.
+    pub orbital_numbers: Vec<i64>,
+    /// The two comment lines.
+    pub comments: [String; 2],
+    /// True when the file gave coordinates in Angstrom (negative first count).
+    pub angstrom_units: bool,
 }
 
 impl CubeFile {
+    /// The atoms as a structure (element names, nuclear charges dropped) and a frame.
     pub fn structure_and_frame(&self) -> (Structure, Frame) {
-        (Structure::default(), Frame::default())
+        let mut s = Structure::default();
+        let mut f = Frame::default();
+        for a in &self.atoms {
+            let e = u8::try_from(a.atomic_number).map(Element).unwrap_or(Element(0));
+            s.push_atom(
+                e,
+                Name8::from(e.symbol()),
+                Name8::from("CUB"),
+                1,
+                Name8::EMPTY,
+                Name8::EMPTY,
+            );
+            f.positions_angstrom
+                .push(angstrom_from_bohr3(a.position_bohr).map(|x| x as f32));
+        }
+        s.charges_e = None;
+        (s, f)
     }
 }
 
-pub fn read(path: &Path, _bytes: &[u8]) -> Result<CubeFile, ReadError> {
-    Err(ReadError::file(path, "cube reading is not implemented yet"))
+/// Upper bound on the atom count of a header (checked again against the file size).
+const MAX_ATOMS: i64 = 10_000_000;
+
+fn split_fields(line: &[u8]) -> Vec<&[u8]> {
+    line.split(|b| b.is_ascii_whitespace())
+        .filter(|f| !f.is_empty())
+        .collect()
+}
+
+/// Reads a cube file from its bytes.
+pub fn read(path: &Path, bytes: &[u8]) -> Result<CubeFile, ReadError> {
+    let mut it = lines(bytes);
+    let mut next_line = |what: &str| -> Result<(usize, &[u8]), ReadError> {
+        it.next()
+            .ok_or_else(|| ReadError::file(path, format!("file ends early: expected {what}")))
+    };
+    let (_, c1) = next_line("the first comment line")?;
+    let (_, c2) = next_line("the second comment line")?;
+    let comments = [
+        String::from_utf8_lossy(c1).trim_end().to_string(),
+        String::from_utf8_lossy(c2).trim_end().to_string(),
+    ];
+
+    // Line 3: atom count, origin, optional values per point.
+    let (ln, l3) = next_line("the atom count and origin")?;
+    let f = split_fields(l3);
+    if f.len() < 4 {
+        return Err(ReadError::line(
+            path,
+            ln,
+            format!("expected the atom count and the origin x y z, found {} fields", f.len()),
+        ));
+    }
+    let natoms_signed = parse_i64(path, ln, "the atom count", f[0])?;
+    if natoms_signed.abs() > MAX_ATOMS {
+        return Err(ReadError::line(
+            path,
+            ln,
+            format!("atom count {natoms_signed} is out of range"),
+        ));
+    }
+    let multi_mo = natoms_signed < 0;
+    let natoms = natoms_signed.unsigned_abs() as usize;
+    let mut origin = [0.0; 3];
+    for k in 0..3 {
+        origin[k] = parse_f64(path, ln, "an origin coordinate", f[k + 1])?;
+    }
+    let nval = match f.get(4) {
+        Some(v) => {
+            let n = parse_i64(path, ln, "the number of values per point", v)?;
+            if !(1..=1_000_000).contains(&n) {
+                return Err(ReadError::line(
+                    path,
+                    ln,
+                    format!("values per point {n} is out of range"),
+                ));
+            }
+            n as usize
+        }
+        None => 1,
+    };
+
+    // Lines 4-6: counts and step vectors.
+    let mut dims = [0usize; 3];
+    let mut steps = [[0.0; 3]; 3];
+    let mut angstrom = false;
+    for axis in 0..3 {
+        let (ln, l) = next_line("an axis line (count and step vector)")?;
+        let f = split_fields(l);
+        if f.len() < 4 {
+            return Err(ReadError::line(
+                path,
+                ln,
+                format!("expected a point count and a step vector, found {} fields", f.len()),
+            ));
+        }
+        let n = parse_i64(path, ln, "a point count", f[0])?;
+        if axis == 0 {
+            angstrom = n < 0;
+        }
+        if n == 0 || n.unsigned_abs() > (1 << 24) {
+            return Err(ReadError::line(
+                path,
+                ln,
+                format!("point count {n} is out of range (1..=16777216)"),
+            ));
+        }
+        dims[axis] = n.unsigned_abs() as usize;
+        for k in 0..3 {
+            steps[axis][k] = parse_f64(path, ln, "a step vector component", f[k + 1])?;
+        }
+    }
+    let scale = if angstrom { BOHR_PER_ANGSTROM } else { 1.0 };
+
+    // Refuse counts the file cannot hold (every value needs at least two bytes) before allocating.
+    let per_grid = (dims[0] as u128) * (dims[1] as u128) * (dims[2] as u128);
+    let max_values = bytes.len() as u128 / 2 + 1;
+    if per_grid.saturating_mul(nval as u128) > max_values || (natoms as u128) > max_values {
+        return Err(ReadError::line(
+            path,
+            ln,
+            format!(
+                "the header declares {}x{}x{} points and {natoms} atoms, more than the {} bytes of the file can hold",
+                dims[0],
+                dims[1],
+                dims[2],
+                bytes.len()
+            ),
+        ));
+    }
+
+    let mut atoms = Vec::with_capacity(natoms);
+    for _ in 0..natoms {
+        let (ln, l) = next_line("an atom line (Z, charge, x, y, z)")?;
+        let f = split_fields(l);
+        if f.len() < 5 {
+            return Err(ReadError::line(
+                path,
+                ln,
+                format!("expected an atom line (Z, charge, x, y, z), found {} fields", f.len()),
+            ));
+        }
+        let z = parse_i64(path, ln, "an atomic number", f[0])?;
+        if !(0..=200).contains(&z) {
+            return Err(ReadError::line(
+                path,
+                ln,
+                format!("expected an atomic number, found {z}"),
+            ));
+        }
+        let charge_e = parse_f64(path, ln, "a nuclear charge", f[1])?;
+        let mut p = [0.0; 3];
+        for k in 0..3 {
+            p[k] = parse_f64(path, ln, "an atom coordinate", f[k + 2])? * scale;
+        }
+        atoms.push(CubeAtom {
+            atomic_number: z as u32,
+            charge_e,
+            position_bohr: p,
+        });
+    }
+
+    // The value stream (with the orbital list first for multi-orbital files).
+    let mut numbers = Numbers {
+        lines: it,
+        fields: Vec::new(),
+        pos: 0,
+        line: 0,
+        path,
+    };
+    let mut orbital_numbers = Vec::new();
+    let mut ngrids = nval;
+    if multi_mo {
+        let nmo = numbers.next_i64("the number of orbitals")?;
+        if nmo < 1 || nmo as u128 > max_values {
+            return Err(ReadError::line(
+                path,
+                numbers.line,
+                format!("orbital count {nmo} is out of range"),
+            ));
+        }
+        for _ in 0..nmo {
+            orbital_numbers.push(numbers.next_i64("an orbital number")?);
+        }
+        ngrids = nmo as usize * nval;
+        if per_grid.saturating_mul(ngrids as u128) > max_values {
+            return Err(ReadError::line(
+                path,
+                numbers.line,
+                format!("{nmo} orbitals of {per_grid} points do not fit in the file"),
+            ));
+        }
+    }
+    let npts = per_grid as usize;
+    let mut grids_values: Vec<Vec<f32>> = (0..ngrids).map(|_| vec![0.0f32; npts]).collect();
+    let [n1, n2, n3] = dims;
+    for i in 0..n1 {
+        for j in 0..n2 {
+            for k in 0..n3 {
+                let idx = i + n1 * (j + n2 * k);
+                for g in grids_values.iter_mut() {
+                    let v = numbers.next_f32()?;
+                    if let Some(slot) = g.get_mut(idx) {
+                        *slot = v;
+                    }
+                }
+            }
+        }
+    }
+
+    let lattice = Lattice {
+        origin_bohr: origin.map(|x| x * scale),
+        steps_bohr: steps.map(|s| s.map(|x| x * scale)),
+        dims,
+    };
+    let title = comments[0].trim();
+    let grids = grids_values
+        .into_iter()
+        .enumerate()
+        .map(|(g, values)| {
+            let description = match orbital_numbers.get(g / nval.max(1)) {
+                Some(mo) if multi_mo => format!("{title} (orbital {mo})"),
+                _ => title.to_string(),
+            };
+            Grid3 {
+                lattice,
+                values,
+                description,
+            }
+        })
+        .collect();
+    Ok(CubeFile {
+        grids,
+        atoms,
+        orbital_numbers,
+        comments,
+        angstrom_units: angstrom,
+    })
+}
+
+/// Whitespace-separated numbers across lines, with line numbers for errors.
+struct Numbers<'a, I: Iterator<Item = (usize, &'a [u8])>> {
+    lines: I,
+    fields: Vec<&'a [u8]>,
+    pos: usize,
+    line: usize,
+    path: &'a Path,
+}
+
+impl<'a, I: Iterator<Item = (usize, &'a [u8])>> Numbers<'a, I> {
+    fn next_field(&mut self, what: &str) -> Result<&'a [u8], ReadError> {
+        loop {
+            if let Some(f) = self.fields.get(self.pos) {
+                self.pos += 1;
+                return Ok(f);
+            }
+            let Some((ln, l)) = self.lines.next() else {
+                return Err(ReadError::line(
+                    self.path,
+                    self.line + 1,
+                    format!("file ends early: expected {what}"),
+                ));
+            };
+            self.line = ln;
+            self.fields.clear();
+            self.fields
+                .extend(l.split(|b| b.is_ascii_whitespace()).filter(|f| !f.is_empty()));
+            self.pos = 0;
+        }
+    }
+
+    fn next_i64(&mut self, what: &str) -> Result<i64, ReadError> {
+        let f = self.next_field(what)?;
+        parse_i64(self.path, self.line, what, f)
+    }
+
+    fn next_f32(&mut self) -> Result<f32, ReadError> {
+        let f = self.next_field("a grid value")?;
+        let s = std::str::from_utf8(f).unwrap_or("");
+        match s.parse::<f32>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            // Fortran writers drop the `E` of three-digit exponents ("1.0-100"): below f32 range.
+            _ if fortran_tiny(s) => Ok(0.0),
+            _ => parse_f64(self.path, self.line, "a grid value", f).map(|v| v as f32),
+        }
+    }
+}
+
+/// True for Fortran's `1.234-100` (mantissa, then a negative three-digit exponent without `E`).
+fn fortran_tiny(s: &str) -> bool {
+    match s.rsplit_once('-') {
+        Some((m, e)) => {
+            !m.is_empty()
+                && !m.ends_with(['e', 'E', 'd', 'D'])
+                && m.parse::<f64>().is_ok_and(f64::is_finite)
+                && e.len() >= 3
+                && e.bytes().all(|b| b.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+/// Formats `v` like C's `%13.5E` (two-digit exponent at least).
+pub fn format_e13_5(v: f32, out: &mut String) {
+    use std::fmt::Write;
+    let v = v as f64;
+    let s = format!("{v:.5E}");
+    let formatted = match s.split_once('E') {
+        Some((mant, exp)) => {
+            let e: i32 = exp.parse().unwrap_or(0);
+            let sign = if e < 0 { '-' } else { '+' };
+            format!("{mant}E{sign}{:02}", e.abs())
+        }
+        None => s, // NaN / inf
+    };
+    let _ = write!(out, "{formatted:>13}");
+}
+
+/// Renders a cube file for `grid` with `atoms` (bohr) as text.
+pub fn to_text(grid: &Grid3, atoms: &[CubeAtom]) -> String {
+    use std::fmt::Write;
+    let l = &grid.lattice;
+    let [n1, n2, n3] = l.dims;
+    let mut s = String::with_capacity(n1 * n2 * n3 * 14 + atoms.len() * 64 + 512);
+    let desc = grid.description.replace(['\n', '\r'], " ");
+    let _ = writeln!(
+        s,
+        "{}",
+        if desc.is_empty() {
+            "orbitfield field"
+        } else {
+            desc.as_str()
+        }
+    );
+    let _ = writeln!(
+        s,
+        "written by orbitfield {}: bohr, z fastest",
+        env!("CARGO_PKG_VERSION")
+    );
+    let o = l.origin_bohr;
+    let _ = writeln!(s, "{:5}{:12.6}{:12.6}{:12.6}", atoms.len(), o[0], o[1], o[2]);
+    for axis in 0..3 {
+        let v = l.steps_bohr[axis];
+        let _ = writeln!(s, "{:5}{:12.6}{:12.6}{:12.6}", l.dims[axis], v[0], v[1], v[2]);
+    }
+    for a in atoms {
+        let p = a.position_bohr;
+        let _ = writeln!(
+            s,
+            "{:5}{:12.6}{:12.6}{:12.6}{:12.6}",
+            a.atomic_number, a.charge_e, p[0], p[1], p[2]
+        );
+    }
+    for i in 0..n1 {
+        for j in 0..n2 {
+            for k in 0..n3 {
+                let v = grid.values.get(l.index(i, j, k)).copied().unwrap_or(0.0);
+                format_e13_5(v, &mut s);
+                if k % 6 == 5 || k + 1 == n3 {
+                    s.push('\n');
+                }
+            }
+        }
+    }
+    s
+}
+
+/// Writes `grid` with `atoms` to `path` atomically.
+pub fn write(path: &Path, grid: &Grid3, atoms: &[CubeAtom]) -> std::io::Result<()> {
+    super::write_atomically(path, to_text(grid, atoms).as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn e_format() {
+        let mut s = String::new();
+        for v in [0.0f32, 1.0, -1.9622_8e-6, 1.5e-12, 3.0e20] {
+            format_e13_5(v, &mut s);
+        }
+        assert_eq!(s, "  0.00000E+00  1.00000E+00 -1.96228E-06  1.50000E-12  3.00000E+20");
+    }
+
+    fn sample() -> Grid3 {
+        let lattice = Lattice {
+            origin_bohr: [-1.0, 0.5, 2.0],
+            steps_bohr: [[0.2, 0.0, 0.0], [0.0, 0.3, 0.0], [0.0, 0.01, 0.25]],
+            dims: [3, 4, 7],
+        };
+        let values = (0..lattice.n_points())
+            .map(|i| (i as f32 * 0.37).sin() * 1e-3)
+            .collect();
+        Grid3 {
+            lattice,
+            values,
+            description: "test".into(),
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        let g = sample();
+        let atoms = vec![CubeAtom {
+            atomic_number: 8,
+            charge_e: 8.0,
+            position_bohr: [0.1, 0.2, 0.3],
+        }];
+        let text = to_text(&g, &atoms);
+        let c = read(Path::new("t.cube"), text.as_bytes()).unwrap();
+        assert_eq!(c.atoms, atoms);
+        assert_eq!(c.grids.len(), 1);
+        assert_eq!(c.grids[0].lattice, g.lattice);
+        for (a, b) in c.grids[0].values.iter().zip(&g.values) {
+            assert!((a - b).abs() <= 1e-5 * b.abs() + 1e-12);
+        }
+    }
+
+    #[test]
+    fn angstrom_and_multi_orbital() {
+        let text = "c1\nc2\n   -1    0.0 0.0 0.0\n   -2 0.5 0.0 0.0\n    1 0.0 0.5 0.0\n    2 0.0 0.0 0.5\n    1 1.0 1.0 0.0 0.0\n    2   5   6\n 1 10 2 20 3 30 4 40\n";
+        let c = read(Path::new("m.cube"), text.as_bytes()).unwrap();
+        assert!(c.angstrom_units);
+        assert_eq!(c.orbital_numbers, vec![5, 6]);
+        assert_eq!(c.grids.len(), 2);
+        assert!((c.grids[0].lattice.steps_bohr[0][0] - 0.5 * BOHR_PER_ANGSTROM).abs() < 1e-12);
+        assert!((c.atoms[0].position_bohr[0] - BOHR_PER_ANGSTROM).abs() < 1e-12);
+        // values (i, j=0, k): order i, k; x fastest in memory
+        assert_eq!(c.grids[0].values, vec![1.0, 3.0, 2.0, 4.0]);
+        assert_eq!(c.grids[1].values, vec![10.0, 30.0, 20.0, 40.0]);
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let g = sample();
+        let text = to_text(&g, &[]);
+        for cut in [0, 5, 40, 100, text.len() / 2, text.len() - 20] {
+            assert!(read(Path::new("t.cube"), &text.as_bytes()[..cut]).is_err(), "cut {cut}");
+        }
+        let huge = "a\nb\n 1 0 0 0\n 16000000 1 0 0\n 16000000 0 1 0\n 16000000 0 0 1\n 1 1 0 0 0\n 1\n";
+        let e = read(Path::new("h.cube"), huge.as_bytes()).unwrap_err();
+        assert!(e.to_string().contains("more than"), "{e}");
+        let nan = text.replacen("E-0", "xE-0", 1);
+        assert!(read(Path::new("n.cube"), nan.as_bytes()).is_err());
+        assert!(read(Path::new("z.cube"), b"a\nb\n-9999999999 0 0 0\n").is_err());
+    }
 }

@@ -68,8 +68,16 @@ pub fn structure_from_wavefunction(wf: &Wavefunction) -> (Structure, Frame) {
     let mut s = Structure::default();
     let mut f = Frame::default();
     for a in &wf.atoms {
-        s.push_atom(a.element, Name8::from(a.element.symbol()), Name8::from("QM"), 1, Name8::EMPTY, Name8::EMPTY);
-        f.positions_angstrom.push(crate::model::units::angstrom_from_bohr3(a.position_bohr).map(|x| x as f32));
+        s.push_atom(
+            a.element,
+            Name8::from(a.element.symbol()),
+            Name8::from("QM"),
+            1,
+            Name8::EMPTY,
+            Name8::EMPTY,
+        );
+        f.positions_angstrom
+            .push(crate::model::units::angstrom_from_bohr3(a.position_bohr).map(|x| x as f32));
     }
     s.charges_e = None;
     (s, f)
@@ -90,12 +98,18 @@ fn read_piece(path: &Path) -> Result<Piece, ReadError> {
         use std::io::Read;
         let mut buf = vec![0u8; 4096];
         let mut f = std::fs::File::open(path).map_err(|e| ReadError::file(path, format!("cannot open: {e}")))?;
-        let n = f.read(&mut buf).map_err(|e| ReadError::file(path, format!("cannot read: {e}")))?;
+        let n = f
+            .read(&mut buf)
+            .map_err(|e| ReadError::file(path, format!("cannot read: {e}")))?;
         buf.truncate(n);
         buf
     };
     let compressed = super::compression_of(&head) != super::Compression::None;
-    let detect_head = if compressed { read_bytes(path)?.into_iter().take(4096).collect() } else { head };
+    let detect_head = if compressed {
+        read_bytes(path)?.into_iter().take(4096).collect()
+    } else {
+        head
+    };
     let format = Format::detect(path, &detect_head).ok_or_else(|| {
         ReadError::file(path, "unknown file format: expected a structure (pdb, pqr, psf, gro, xyz, cif), trajectory (dcd, xtc), wavefunction (molden, fchk, wfn, wfx) or volume (cube, dx) file")
     })?;
@@ -123,7 +137,11 @@ fn read_piece(path: &Path) -> Result<Piece, ReadError> {
                     let (s, f) = c.structure_and_frame();
                     Piece::Grids(c.grids, s, f)
                 }
-                Format::Dx => Piece::Grids(vec![super::dx::read(path, &bytes)?], Structure::default(), Frame::default()),
+                Format::Dx => Piece::Grids(
+                    vec![super::dx::read(path, &bytes)?],
+                    Structure::default(),
+                    Frame::default(),
+                ),
                 Format::Dcd | Format::Xtc => unreachable_format(path)?,
             }
         }
@@ -131,7 +149,10 @@ fn read_piece(path: &Path) -> Result<Piece, ReadError> {
 }
 
 fn unreachable_format(path: &Path) -> Result<Piece, ReadError> {
-    Err(ReadError::file(path, "internal error: binary trajectory routed to the text readers"))
+    Err(ReadError::file(
+        path,
+        "internal error: binary trajectory routed to the text readers",
+    ))
 }
 
 /// Opens `paths` together as one system. See the module documentation for how files combine.
@@ -155,7 +176,13 @@ pub fn load(paths: &[PathBuf]) -> Result<System, ReadError> {
                     structure = Some((parsed.structure, path.clone()));
                 } else if !parsed.frames.is_empty() {
                     let n = parsed.structure.len();
-                    trajectories.push((Box::new(crate::model::InMemoryFrames { n_atoms: n, frames: parsed.frames }), path.clone()));
+                    trajectories.push((
+                        Box::new(crate::model::InMemoryFrames {
+                            n_atoms: n,
+                            frames: parsed.frames,
+                        }),
+                        path.clone(),
+                    ));
                 }
             }
             Piece::Frames(src) => trajectories.push((src, path.clone())),
@@ -194,17 +221,28 @@ pub fn load(paths: &[PathBuf]) -> Result<System, ReadError> {
             if n_atoms > 0 && src.n_atoms() != n_atoms {
                 return Err(ReadError::file(
                     &p,
-                    format!("trajectory has {} atoms but the topology {} has {n_atoms}", src.n_atoms(), topo_path.display()),
+                    format!(
+                        "trajectory has {} atoms but the topology {} has {n_atoms}",
+                        src.n_atoms(),
+                        topo_path.display()
+                    ),
                 ));
             }
             names.push(p.display().to_string());
             parts.push(src);
         }
-        let n = if n_atoms > 0 { n_atoms } else { parts.first().map_or(0, |p| p.n_atoms()) };
+        let n = if n_atoms > 0 {
+            n_atoms
+        } else {
+            parts.first().map_or(0, |p| p.n_atoms())
+        };
         Trajectory::new(Box::new(Concatenated { parts, n_atoms: n }), names.join(" + "))
     };
     if structure.is_empty() && trajectory.n_atoms() > 0 {
-        return Err(ReadError::file(first_path, "a trajectory needs a topology file (pdb, psf, gro, ...) to describe its atoms"));
+        return Err(ReadError::file(
+            first_path,
+            "a trajectory needs a topology file (pdb, psf, gro, ...) to describe its atoms",
+        ));
     }
     Ok(System {
         structure,
@@ -217,7 +255,8 @@ pub fn load(paths: &[PathBuf]) -> Result<System, ReadError> {
 }
 
 fn check_same_basis(first: &Wavefunction, wf: &Wavefunction, path: &Path) -> Result<(), ReadError> {
-    let same_atoms = first.atoms.len() == wf.atoms.len() && first.atoms.iter().zip(&wf.atoms).all(|(a, b)| a.element == b.element);
+    let same_atoms =
+        first.atoms.len() == wf.atoms.len() && first.atoms.iter().zip(&wf.atoms).all(|(a, b)| a.element == b.element);
     if !same_atoms || first.basis.n_functions() != wf.basis.n_functions() {
         return Err(ReadError::file(
             path,

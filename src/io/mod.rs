@@ -104,7 +104,10 @@ pub fn compression_of(head: &[u8]) -> Compression {
 
 /// The file name with a `.gz`/`.bz2` suffix removed, for extension-based format detection.
 pub fn uncompressed_name(path: &Path) -> String {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     for suffix in [".gz", ".bz2", ".GZ", ".BZ2"] {
         if let Some(stripped) = name.strip_suffix(suffix) {
             return stripped.to_string();
@@ -144,8 +147,14 @@ pub fn decompress(path: &Path, raw: Vec<u8>) -> Result<Vec<u8>, ReadError> {
 /// failure never leaves a half-written file.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;

@@ -101,11 +101,19 @@ impl Format {
         if text.contains("Number of basis functions") && text.contains("Number of atoms") {
             return Some(Format::Fchk);
         }
-        if text.lines().nth(1).is_some_and(|l| l.trim_start().starts_with("GAUSSIAN") && l.contains("PRIMITIVES")) {
+        if text
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.trim_start().starts_with("GAUSSIAN") && l.contains("PRIMITIVES"))
+        {
             return Some(Format::Wfn);
         }
         for line in text.lines().take(50) {
-            if line.starts_with("ATOM  ") || line.starts_with("HETATM") || line.starts_with("CRYST1") || line.starts_with("MODEL ") {
+            if line.starts_with("ATOM  ")
+                || line.starts_with("HETATM")
+                || line.starts_with("CRYST1")
+                || line.starts_with("MODEL ")
+            {
                 return Some(Format::Pdb);
             }
         }
@@ -133,11 +141,17 @@ mod tests {
     #[test]
     fn by_extension_and_content() {
         assert_eq!(Format::detect(Path::new("a.PDB.gz"), b""), Some(Format::Pdb));
-        assert_eq!(Format::detect(Path::new("a.txt"), b"[Molden Format]\n"), Some(Format::Molden));
+        assert_eq!(
+            Format::detect(Path::new("a.txt"), b"[Molden Format]\n"),
+            Some(Format::Molden)
+        );
         let mut dcd = 84i32.to_le_bytes().to_vec();
         dcd.extend_from_slice(b"CORD");
         assert_eq!(Format::detect(Path::new("traj"), &dcd), Some(Format::Dcd));
-        assert_eq!(Format::detect(Path::new("x"), b"3\ncomment\nO 0 0 0\n"), Some(Format::Xyz));
+        assert_eq!(
+            Format::detect(Path::new("x"), b"3\ncomment\nO 0 0 0\n"),
+            Some(Format::Xyz)
+        );
         assert_eq!(Format::detect(Path::new("x"), b"\x00\x01garbage"), None);
     }
 }

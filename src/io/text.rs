@@ -25,15 +25,24 @@ pub fn parse_f64(path: &Path, line: usize, what: &str, field: &[u8]) -> Result<f
     };
     match parsed {
         Some(v) if v.is_finite() => Ok(v),
-        _ => Err(ReadError::line(path, line, format!("expected {what} (a finite number), found {:?}", shorten(s)))),
+        _ => Err(ReadError::line(
+            path,
+            line,
+            format!("expected {what} (a finite number), found {:?}", shorten(s)),
+        )),
     }
 }
 
 /// Parses an integer from a field, naming the file, line and field on failure.
 pub fn parse_i64(path: &Path, line: usize, what: &str, field: &[u8]) -> Result<i64, ReadError> {
     let s = std::str::from_utf8(field).unwrap_or("").trim();
-    s.parse::<i64>()
-        .map_err(|_| ReadError::line(path, line, format!("expected {what} (an integer), found {:?}", shorten(s))))
+    s.parse::<i64>().map_err(|_| {
+        ReadError::line(
+            path,
+            line,
+            format!("expected {what} (an integer), found {:?}", shorten(s)),
+        )
+    })
 }
 
 /// Parses a non-negative count and checks it against a sanity limit, so a damaged header cannot
@@ -41,7 +50,11 @@ pub fn parse_i64(path: &Path, line: usize, what: &str, field: &[u8]) -> Result<i
 pub fn parse_count(path: &Path, line: usize, what: &str, field: &[u8], max: usize) -> Result<usize, ReadError> {
     let v = parse_i64(path, line, what, field)?;
     if v < 0 || v as u64 > max as u64 {
-        return Err(ReadError::line(path, line, format!("{what} {v} is out of range (0..={max})")));
+        return Err(ReadError::line(
+            path,
+            line,
+            format!("{what} {v} is out of range (0..={max})"),
+        ));
     }
     Ok(v as usize)
 }

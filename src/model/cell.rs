@@ -40,7 +40,10 @@ impl UnitCell {
                 90.0
             }
         };
-        UnitCell::new([la, lb, lc], [angle(b, c, lb, lc), angle(a, c, la, lc), angle(a, b, la, lb)])
+        UnitCell::new(
+            [la, lb, lc],
+            [angle(b, c, lb, lc), angle(a, c, la, lc), angle(a, b, la, lb)],
+        )
     }
 
     /// Box vectors as rows a, b, c in Angstrom (a along x, b in the xy plane).
@@ -48,7 +51,13 @@ impl UnitCell {
         let [a, b, c] = self.lengths_angstrom;
         let [al, be, ga] = self.angles_degree.map(f64::to_radians);
         // Snap cosines of exact right angles to zero so orthorhombic boxes stay exactly diagonal.
-        let cos = |x: f64| if (x - std::f64::consts::FRAC_PI_2).abs() < 1e-12 { 0.0 } else { x.cos() };
+        let cos = |x: f64| {
+            if (x - std::f64::consts::FRAC_PI_2).abs() < 1e-12 {
+                0.0
+            } else {
+                x.cos()
+            }
+        };
         let (ca, cb, cg) = (cos(al), cos(be), cos(ga));
         let sg = ga.sin();
         let bx = b * cg;
@@ -75,7 +84,10 @@ impl UnitCell {
     /// positive.
     pub fn is_valid(&self) -> bool {
         self.lengths_angstrom.iter().all(|l| l.is_finite() && *l > 0.0)
-            && self.angles_degree.iter().all(|a| a.is_finite() && *a > 0.0 && *a < 180.0)
+            && self
+                .angles_degree
+                .iter()
+                .all(|a| a.is_finite() && *a > 0.0 && *a < 180.0)
             && self.volume_angstrom3() > 0.0
     }
 }

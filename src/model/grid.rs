@@ -23,14 +23,23 @@ impl Lattice {
     pub fn axis_aligned(origin_bohr: [f64; 3], spacing_bohr: f64, dims: [usize; 3]) -> Lattice {
         Lattice {
             origin_bohr,
-            steps_bohr: [[spacing_bohr, 0.0, 0.0], [0.0, spacing_bohr, 0.0], [0.0, 0.0, spacing_bohr]],
+            steps_bohr: [
+                [spacing_bohr, 0.0, 0.0],
+                [0.0, spacing_bohr, 0.0],
+                [0.0, 0.0, spacing_bohr],
+            ],
             dims,
         }
     }
 
     /// A lattice covering a bounding box (in Angstrom) grown by `padding_angstrom` on every side,
     /// with points `spacing_angstrom` apart; the box is centred on the points.
-    pub fn around_box(min_angstrom: [f64; 3], max_angstrom: [f64; 3], padding_angstrom: f64, spacing_angstrom: f64) -> Lattice {
+    pub fn around_box(
+        min_angstrom: [f64; 3],
+        max_angstrom: [f64; 3],
+        padding_angstrom: f64,
+        spacing_angstrom: f64,
+    ) -> Lattice {
         let mut origin = [0.0; 3];
         let mut dims = [1usize; 3];
         for k in 0..3 {
@@ -133,7 +142,9 @@ mod tests {
         for k in 0..3 {
             assert!(o[k] <= -3.0 + 1e-9);
         }
-        let far = l.point_bohr(l.dims[0] - 1, l.dims[1] - 1, l.dims[2] - 1).map(|x| x * ANGSTROM_PER_BOHR);
+        let far = l
+            .point_bohr(l.dims[0] - 1, l.dims[1] - 1, l.dims[2] - 1)
+            .map(|x| x * ANGSTROM_PER_BOHR);
         assert!(far[0] >= 4.0 - 1e-9 && far[1] >= 5.0 - 1e-9 && far[2] >= 6.0 - 1e-9);
         assert_eq!(l.index(1, 0, 0), 1);
         assert_eq!(l.index(0, 0, 1), l.dims[0] * l.dims[1]);

@@ -6,6 +6,7 @@
 pub mod basis;
 pub mod cell;
 pub mod element;
+pub mod field;
 pub mod grid;
 pub mod name;
 pub mod structure;

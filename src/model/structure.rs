@@ -148,7 +148,11 @@ impl Structure {
         if !self.types.is_empty() && self.types.len() != n {
             return Err(format!("types has {} entries for {n} atoms", self.types.len()));
         }
-        for (what, v) in [("charges", &self.charges_e), ("radii", &self.radii_angstrom), ("masses", &self.masses_dalton)] {
+        for (what, v) in [
+            ("charges", &self.charges_e),
+            ("radii", &self.radii_angstrom),
+            ("masses", &self.masses_dalton),
+        ] {
             if let Some(v) = v
                 && v.len() != n
             {

@@ -64,6 +64,25 @@ impl OrbitalSet {
     }
 }
 
+/// A one-particle density matrix over the basis functions of a wavefunction: `[n_basis][n_basis]`
+/// row-major, symmetric, in the internal basis order and normalisation of `model::basis` (readers
+/// convert). Files that store one (fchk "Total SCF Density") give it beside the wavefunction.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DensityMatrix {
+    pub n_basis: usize,
+    pub values: Vec<f64>,
+}
+
+impl DensityMatrix {
+    /// Element (i, j), `None` outside the matrix.
+    pub fn get(&self, i: usize, j: usize) -> Option<f64> {
+        if i >= self.n_basis || j >= self.n_basis {
+            return None;
+        }
+        self.values.get(i * self.n_basis + j).copied()
+    }
+}
+
 /// A complete wavefunction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Wavefunction {
@@ -83,6 +102,22 @@ pub struct Wavefunction {
 }
 
 impl Wavefunction {
+    /// 0-based index of the highest occupied orbital of a spin channel (occupation > 0), if any.
+    pub fn homo(&self, spin: Spin) -> Option<usize> {
+        let set = self.orbitals(spin)?;
+        set.occupations.iter().rposition(|&o| o > 0.0)
+    }
+
+    /// Total number of electrons from the occupations.
+    pub fn n_electrons(&self) -> f64 {
+        let a: f64 = self.alpha.occupations.iter().sum();
+        let b: f64 = match (self.spin, &self.beta) {
+            (SpinKind::Unrestricted, Some(beta)) => beta.occupations.iter().sum(),
+            _ => 0.0,
+        };
+        a + b
+    }
+
     /// The orbital set of a spin channel (the alpha set for restricted wavefunctions).
     pub fn orbitals(&self, spin: Spin) -> Option<&OrbitalSet> {
         match spin {

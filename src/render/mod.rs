@@ -12,6 +12,7 @@ pub mod camera;
 pub mod colormap;
 pub mod context;
 pub mod gpu;
+pub mod mc_compute;
 pub mod scene;
 pub mod shaders;
 pub mod target;

@@ -1,1 +1,123 @@
-//! Isosurface extraction (marching cubes) and mesh export.
+//! Isosurfaces: marching cubes on [`Grid3`] lattices, orbital lobes of both signs, and mesh export.
+//!
+//! Called by the viewer (`app`, through `jobs`) to turn a computed lattice into a [`MeshData`] for
+//! `render`, by the `orbitfield surface` command, by the tests and by the benchmarks. The CPU
+//! extractor here is the reference; the GPU pass in `render::mc_compute` uses the same case tables
+//! ([`tables`]) and is tested against it. No egui, wgpu or winit here.
+//!
+//! Vertices are world positions in Angstrom (the lattice's origin and steps are in bohr and go
+//! through `model::units`), one per crossed lattice edge, shared by every triangle using it. Normals
+//! come from the field's gradient (central differences on the lattice, one-sided at the border,
+//! mapped through the lattice axes) and point outside: away from the region above the level.
+//! Triangles wind counter-clockwise seen from outside.
+
+pub mod export;
+mod marching;
+pub mod tables;
+
+use crate::model::Grid3;
+
+/// A triangle mesh on the CPU, ready for upload or export.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MeshData {
+    pub positions_angstrom: Vec<[f32; 3]>,
+    /// Unit outward normals, one per vertex.
+    pub normals: Vec<[f32; 3]>,
+    /// Three vertex indices per triangle, counter-clockwise seen from outside.
+    pub indices: Vec<u32>,
+}
+
+/// The two lobes of a signed field (an orbital): the surface at `+|iso|` around the positive
+/// region and the one at `-|iso|` around the negative region, each with normals pointing away from
+/// its own lobe.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TwoSignMesh {
+    pub positive: MeshData,
+    pub negative: MeshData,
+}
+
+/// Extracts the isosurface `value = iso` of `grid`; inside is where the value is above `iso`.
+///
+/// Returns an empty mesh for a lattice with fewer than two points on an axis, a value count that
+/// does not match the lattice, degenerate step vectors, or a non-finite `iso`. Cells touching a
+/// non-finite value produce no triangles.
+pub fn extract(grid: &Grid3, iso: f32) -> MeshData {
+    marching::extract_signed(grid, iso, 1.0)
+}
+
+/// Extracts the surface around the region where the value is below `iso` (normals point up the
+/// gradient, away from that region).
+pub fn extract_below(grid: &Grid3, iso: f32) -> MeshData {
+    marching::extract_signed(grid, iso, -1.0)
+}
+
+/// Both lobes of a signed field at `+|iso|` and `-|iso|`.
+pub fn extract_two_sign(grid: &Grid3, iso: f32) -> TwoSignMesh {
+    let level = iso.abs();
+    TwoSignMesh {
+        positive: extract(grid, level),
+        negative: extract_below(grid, -level),
+    }
+}
+
+impl MeshData {
+    /// Number of triangles.
+    pub fn triangle_count(&self) -> usize {
+        self.indices.len() / 3
+    }
+
+    /// True when the mesh has no triangles.
+    pub fn is_empty(&self) -> bool {
+        self.indices.is_empty()
+    }
+
+    fn triangle(&self, t: &[u32]) -> Option<[[f64; 3]; 3]> {
+        let p = |i: u32| self.positions_angstrom.get(i as usize).map(|v| v.map(f64::from));
+        Some([p(*t.first()?)?, p(*t.get(1)?)?, p(*t.get(2)?)?])
+    }
+
+    /// Total triangle area in square Angstrom.
+    pub fn area_angstrom2(&self) -> f64 {
+        self.indices
+            .chunks_exact(3)
+            .filter_map(|t| self.triangle(t))
+            .map(|[a, b, c]| {
+                let n = cross(sub(b, a), sub(c, a));
+                0.5 * (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt()
+            })
+            .sum()
+    }
+
+    /// Signed volume enclosed by the mesh in cubic Angstrom (divergence theorem); positive for a
+    /// closed surface wound counter-clockwise seen from outside.
+    pub fn enclosed_volume_angstrom3(&self) -> f64 {
+        self.indices
+            .chunks_exact(3)
+            .filter_map(|t| self.triangle(t))
+            .map(|[a, b, c]| {
+                let n = cross(b, c);
+                (a[0] * n[0] + a[1] * n[1] + a[2] * n[2]) / 6.0
+            })
+            .sum()
+    }
+
+    /// Appends another mesh (indices shifted past this mesh's vertices).
+    pub fn append(&mut self, other: &MeshData) {
+        let offset = self.positions_angstrom.len() as u32;
+        self.positions_angstrom.extend_from_slice(&other.positions_angstrom);
+        self.normals.extend_from_slice(&other.normals);
+        self.indices.extend(other.indices.iter().map(|&i| i + offset));
+    }
+}
+
+fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}

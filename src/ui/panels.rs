@@ -401,8 +401,13 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
                         } else {
                             format!("{} {}", row.index + 1, row.label)
                         };
-                        if ui.selectable_label(selected == Some(row.index), text).clicked() {
+                        let r = ui.selectable_label(selected == Some(row.index), text);
+                        if r.clicked() {
                             send(state, Command::SelectOrbital(Some(row.index)));
+                        }
+                        if state.scroll_to_orbital && selected == Some(row.index) {
+                            r.scroll_to_me(Some(egui::Align::Center));
+                            state.scroll_to_orbital = false;
                         }
                         ui.label(state.format_energy(row.energy_hartree));
                         ui.label(format!("{:.2}", row.occupation));
@@ -418,7 +423,7 @@ fn energy_diagram_ui(ui: &mut egui::Ui, state: &AppState, rows: &[crate::app::st
     let homo = state.homo_index(state.spin).unwrap_or(0);
     let shown: Vec<_> = rows
         .iter()
-        .filter(|r| r.index + 8 >= homo && r.index <= homo + 8)
+        .filter(|r| r.index + 5 >= homo && r.index <= homo + 6)
         .collect();
     Plot::new("energy_levels")
         .height(160.0)

@@ -1,0 +1,141 @@
+//! `orbitfield surface FILE... --iso V -o mesh.ply|obj`: isosurface of a volume as a mesh file.
+//!
+//! Reads the files as one system (`io::load`); a cube or DX lattice is the field as it stands
+//! (`--field N` picks the N-th lattice, 1-based, when there are several). Otherwise `--field` names
+//! a field of a wavefunction (or `esp` of charges), computed on the CPU engine through the
+//! `grid` command's `evaluate` on a lattice `--spacing` apart around the atoms. Extraction is
+//! `surface::extract` (or both lobes with `--both-signs`); the mesh is written atomically by
+//! `surface::export`, positions in Angstrom.
+
+use super::grid::{Device, Evaluated, Request, evaluate, load_source};
+use anyhow::{Context, Result, bail};
+use orbitfield::compute::FieldJob;
+use orbitfield::io;
+use orbitfield::model::Grid3;
+use orbitfield::model::field::{DEFAULT_PADDING_ANGSTROM, DEFAULT_SPACING_ANGSTROM, LatticeSpec};
+use orbitfield::surface::{self, MeshData, export};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(clap::Args, Debug)]
+pub struct SurfaceArgs {
+    /// Files that together form one system: a cube or DX volume, or a structure plus wavefunction.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Which field: for volume files the lattice's number (1-based, default 1); otherwise a field
+    /// as `orbitfield grid` takes it (mo:homo, mo:lumo+1, mo:17, mo:beta:homo, density, spin, esp).
+    #[arg(long)]
+    pub field: Option<String>,
+    /// Isosurface level in the field's units (orbitals: bohr^-3/2; densities: bohr^-3).
+    #[arg(long, allow_negative_numbers = true)]
+    pub iso: f32,
+    /// Output mesh: `.ply` (binary little endian) or `.obj`.
+    #[arg(short = 'o', long = "output")]
+    pub output: PathBuf,
+    /// Lattice spacing in Angstrom when the field is computed from a wavefunction.
+    #[arg(long, default_value_t = DEFAULT_SPACING_ANGSTROM)]
+    pub spacing: f64,
+    /// Padding around the atoms in Angstrom when the field is computed.
+    #[arg(long, default_value_t = DEFAULT_PADDING_ANGSTROM)]
+    pub padding: f64,
+    /// Write both lobes of a signed field: surfaces at +|iso| and -|iso|, each facing outward.
+    #[arg(long)]
+    pub both_signs: bool,
+}
+
+pub fn run(args: &SurfaceArgs) -> Result<()> {
+    if export::MeshFormat::from_path(&args.output).is_none() {
+        bail!("{}: the output must end in .ply or .obj", args.output.display());
+    }
+    if !args.iso.is_finite() {
+        bail!("--iso must be a finite number");
+    }
+    let t0 = Instant::now();
+    let system = io::load(&args.files)?;
+    let grid = pick_grid(&system, args)?;
+    let t_field = t0.elapsed().as_secs_f64();
+
+    let t1 = Instant::now();
+    let mesh = if args.both_signs {
+        let lobes = surface::extract_two_sign(&grid, args.iso);
+        let mut mesh = lobes.positive;
+        mesh.append(&lobes.negative);
+        mesh
+    } else {
+        surface::extract(&grid, args.iso)
+    };
+    let t_mesh = t1.elapsed().as_secs_f64();
+    if mesh.is_empty() {
+        let range = grid
+            .min_max()
+            .map(|(lo, hi)| format!("values span {lo} to {hi}"))
+            .unwrap_or_else(|| "no finite values".into());
+        eprintln!(
+            "warning: the surface at {} is empty ({range}); writing an empty mesh",
+            args.iso
+        );
+    }
+    export::write_mesh(&args.output, &mesh).with_context(|| format!("writing {}", args.output.display()))?;
+    report(&grid, &mesh, args, t_field, t_mesh);
+    Ok(())
+}
+
+fn pick_grid(system: &io::System, args: &SurfaceArgs) -> Result<Grid3> {
+    if !system.grids.is_empty() {
+        let n = match args.field.as_deref() {
+            None => 1,
+            Some(s) => s
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n >= 1)
+                .with_context(|| format!("--field {s}: volume files take a lattice number from 1"))?,
+        };
+        let Some(grid) = system.grids.get(n - 1) else {
+            bail!("--field {n}: the files hold {} lattice(s)", system.grids.len());
+        };
+        return Ok(grid.clone());
+    }
+    let Some(field_text) = args.field.as_deref() else {
+        bail!("the files hold no volume (cube, DX): name the field to compute with --field (e.g. mo:homo)");
+    };
+    let source = load_source(field_text, &args.files, 0)?;
+    let lattice = LatticeSpec::AroundAtoms {
+        spacing_angstrom: args.spacing,
+        padding_angstrom: args.padding,
+    }
+    .build(&source.positions_angstrom())?;
+    let job = FieldJob {
+        field: source.field.clone(),
+        lattice,
+        input: source.input.clone(),
+    };
+    let Evaluated::Lattice(mut grid) = evaluate(Device::Cpu, Request::Lattice(job))? else {
+        bail!("internal error: a lattice request returned points");
+    };
+    grid.description = format!("{} ({})", source.spec, source.spec.unit());
+    Ok(grid)
+}
+
+fn report(grid: &Grid3, mesh: &MeshData, args: &SurfaceArgs, t_field: f64, t_mesh: f64) {
+    let d = grid.lattice.dims;
+    println!(
+        "{}: {} vertices, {} triangles, area {:.3} A^2, enclosed volume {:.3} A^3",
+        args.output.display(),
+        mesh.positions_angstrom.len(),
+        mesh.triangle_count(),
+        mesh.area_angstrom2(),
+        mesh.enclosed_volume_angstrom3()
+    );
+    println!(
+        "lattice {}x{}x{} ({}), iso {}{}; field {:.3} s, surface {:.3} s",
+        d[0],
+        d[1],
+        d[2],
+        grid.description,
+        args.iso,
+        if args.both_signs { " and its negative" } else { "" },
+        t_field,
+        t_mesh
+    );
+}
