@@ -234,3 +234,84 @@ fn transparent_mesh_blends_over_an_atom() {
     let c = px(&target.read_rgba(&ctx).unwrap(), [48.0, 48.0]);
     assert!(c[0] > 150 && c[1] < 40, "opaque shell hides the atom: {c:?}");
 }
+
+/// Centroid (Angstrom) of the lattice points whose value is beyond `iso` on one side.
+fn lobe_centroid(grid: &orbitfield::model::Grid3, iso: f32, positive: bool) -> Vec3 {
+    let l = &grid.lattice;
+    let mut sum = Vec3::ZERO;
+    let mut w = 0.0f32;
+    for k in 0..l.dims[2] {
+        for j in 0..l.dims[1] {
+            for i in 0..l.dims[0] {
+                let v = grid.get(i, j, k).unwrap();
+                if (positive && v > iso) || (!positive && v < -iso) {
+                    let p = orbitfield::model::units::angstrom_from_bohr3(l.point_bohr(i, j, k));
+                    sum += Vec3::new(p[0] as f32, p[1] as f32, p[2] as f32) * v.abs();
+                    w += v.abs();
+                }
+            }
+        }
+    }
+    sum / w
+}
+
+/// The water HOMO from PySCF's cubegen (an independent reference): the positive lobe is drawn red
+/// and the negative blue, each where the cube's values put it once projected by the camera.
+#[test]
+fn water_homo_cube_lobes_have_their_colours_where_the_values_are() {
+    let Some(ctx) = context() else { return };
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/engine/water_homo_24.cube");
+    let system = orbitfield::io::load(&[path]).unwrap();
+    let settings = orbitfield::app::settings::Settings {
+        iso_value: 0.05,
+        ..Default::default()
+    };
+    let mut state = orbitfield::app::state::AppState::new(settings, orbitfield::app::default_field_service());
+    state.open_system("water homo".into(), system);
+    assert_eq!(state.field, Some(orbitfield::app::fields::FieldChoice::Volume(0)));
+    assert!(state.update_field());
+    let (_, grid) = state.shown_field.clone().unwrap();
+    let plus = lobe_centroid(&grid, 0.05, true);
+    let minus = lobe_centroid(&grid, 0.05, false);
+    let lobes: Vec<_> = state.lobes.iter().flatten().cloned().collect();
+    assert_eq!(lobes.len(), 2, "both lobes extracted");
+
+    let mut scene = GpuScene::new(&ctx);
+    scene.style.depth_cue = 0.0;
+    let styles = [representation::LOBE_POSITIVE, representation::LOBE_NEGATIVE];
+    let inputs: Vec<_> = lobes
+        .iter()
+        .zip(styles)
+        .map(|(m, color)| {
+            (
+                MeshInput {
+                    positions_angstrom: &m.positions_angstrom,
+                    normals: &m.normals,
+                    indices: &m.indices,
+                },
+                MeshStyle { color, opacity: 1.0 },
+            )
+        })
+        .collect();
+    scene.set_meshes(&ctx, &inputs);
+    // Look at the lobes side on: the camera's right axis along minus -> plus.
+    let axis = (plus - minus).normalize();
+    let mut camera = Camera {
+        rotation: glam::Quat::from_rotation_arc(Vec3::X, axis),
+        ..Camera::default()
+    };
+    let mid = (plus + minus) * 0.5;
+    let half = (plus - minus).length() + 1.5;
+    camera.fit_to_bounds(mid - Vec3::splat(half), mid + Vec3::splat(half), 1.0);
+    let size = [200, 200];
+    let target = OffscreenTarget::new(&ctx, size);
+    render_once(&ctx, &scene, &target, &camera);
+    let img = target.read_rgba(&ctx).unwrap();
+    let (pp, _) = camera.project_to_pixel(plus, size).unwrap();
+    let (mp, _) = camera.project_to_pixel(minus, size).unwrap();
+    assert!(pp[0] > mp[0] + 20.0, "the positive lobe is to the right: {pp:?} {mp:?}");
+    let (r, b) = (px(&img, pp), px(&img, mp));
+    assert!(r[0] > r[2] + 60, "positive lobe at {pp:?} is {r:?}");
+    assert!(b[2] > b[0] + 60, "negative lobe at {mp:?} is {b:?}");
+    assert_eq!(px(&img, [2.0, 2.0]), [0, 0, 0, 255]);
+}

@@ -202,3 +202,77 @@ fn whole_window_lays_out_and_help_toggles() {
     assert!(harness.state().show_help);
     harness.get_by_label("Play / pause the trajectory");
 }
+
+#[test]
+fn open_a_molden_file_pick_an_orbital_and_get_its_lobes() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/engine/water_hf_631gs_sph.molden");
+    let mut settings = Settings::default();
+    settings.push_recent(std::slice::from_ref(&path));
+    let state = AppState::new(settings, orbitfield::app::default_field_service());
+    let mut harness = Harness::new_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::files_ui(ui, state);
+            orbitfield::ui::panels::orbitals_ui(ui, state);
+            state.apply_pending();
+        },
+        state,
+    );
+    harness.run();
+    harness.get_by_label("water_hf_631gs_sph.molden").click();
+    harness.run();
+    {
+        let st = harness.state();
+        let doc = st.document.as_ref().expect("the file opened");
+        assert_eq!(doc.structure.len(), 3);
+        assert_eq!(doc.bonds, vec![[0, 1], [0, 2]]);
+        assert_eq!(st.orbital, Some(4), "water has five doubly occupied orbitals");
+    }
+    harness.get_by_label("5 HOMO");
+    harness.get_by_label("4 HOMO-1").click();
+    harness.run();
+    let st = harness.state_mut();
+    assert_eq!(st.orbital, Some(3));
+    assert!(st.update_field(), "the field is computed and shown");
+    let (key, grid) = st.shown_field.clone().unwrap();
+    assert_eq!(
+        key.field,
+        FieldChoice::Orbital {
+            spin: Spin::Alpha,
+            index: 3
+        }
+    );
+    assert!(grid.min_max().is_some_and(|(lo, hi)| lo < -0.05 && hi > 0.05));
+    assert!(
+        st.lobes
+            .iter()
+            .all(|l| l.as_ref().is_some_and(|m| !m.indices.is_empty()))
+    );
+    // Picking the oxygen in the middle of the default view names it and gives the field value.
+    st.view_size_px = [400, 400];
+    st.apply(orbitfield::app::state::Command::ResetCamera);
+    let o = st.document.as_ref().unwrap().frame.positions_angstrom[0];
+    let (pixel, _) = st.camera.project_to_pixel(glam::Vec3::from(o), [400, 400]).unwrap();
+    st.apply(orbitfield::app::state::Command::Pick {
+        pixel,
+        size_px: [400, 400],
+    });
+    let pick = st.pick.clone().expect("the oxygen is hit");
+    assert_eq!(pick.atom, 0);
+    assert!(
+        pick.text.contains("(O)") && pick.text.contains("field"),
+        "{}",
+        pick.text
+    );
+}
+
+#[test]
+fn demo_opens_playing_with_the_homo_selected() {
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.apply(orbitfield::app::state::Command::OpenDemo);
+    let doc = state.document.as_ref().expect("the demo loads");
+    assert_eq!(doc.n_frames, 37);
+    assert_eq!(doc.structure.len(), 6);
+    assert!(state.timeline.playing);
+    // Ethylene: 16 electrons, the HOMO is orbital 8 (the pi orbital).
+    assert_eq!(state.orbital, Some(7));
+}
