@@ -20,7 +20,7 @@ fn viewer_starts_draws_screenshots_and_exits_under_xvfb() {
             "--window-size",
             "1000x700",
             "--exit-after-frames",
-            "15",
+            "6",
             "--screenshot",
         ])
         .arg(&shot)
@@ -35,6 +35,22 @@ fn viewer_starts_draws_screenshots_and_exits_under_xvfb() {
     assert_eq!((img.width(), img.height()), (1000, 700));
     let first = img.get_pixel(0, 0);
     assert!(img.pixels().any(|p| p != first), "the screenshot is one flat colour");
+    // The demo (ethylene with its HOMO) is drawn in the middle of the 3-D view: both lobe colours
+    // appear around the centre of the window.
+    let (mut red, mut blue) = (0, 0);
+    for y in 250..450 {
+        for x in 400..600 {
+            let p = img.get_pixel(x, y).0;
+            let (r, b) = (i32::from(p[0]), i32::from(p[2]));
+            if r > b + 60 {
+                red += 1;
+            }
+            if b > r + 60 {
+                blue += 1;
+            }
+        }
+    }
+    assert!(red > 200 && blue > 200, "lobes in the view: {red} red and {blue} blue pixels");
 }
 
 #[test]
