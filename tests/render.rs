@@ -315,3 +315,45 @@ fn water_homo_cube_lobes_have_their_colours_where_the_values_are() {
     assert!(b[2] > b[0] + 60, "negative lobe at {mp:?} is {b:?}");
     assert_eq!(px(&img, [2.0, 2.0]), [0, 0, 0, 255]);
 }
+
+/// A slice through a signed field shows the colormap's blue on the negative side and red on the
+/// positive side; the periodic box outline is drawn along its edges.
+#[test]
+fn slice_plane_and_box_outline() {
+    let Some(ctx) = context() else { return };
+    use orbitfield::model::units::bohr_from_angstrom;
+    let lattice = orbitfield::model::Lattice::axis_aligned([0.0; 3], bohr_from_angstrom(0.5), [21, 21, 3]);
+    let mut grid = orbitfield::model::Grid3::zeros(lattice, "x - 5 A");
+    for k in 0..3 {
+        for j in 0..21 {
+            for i in 0..21 {
+                grid.values[lattice.index(i, j, k)] = i as f32 - 10.0;
+            }
+        }
+    }
+    let slice = orbitfield::app::slice::slice_image(&grid, orbitfield::render::colormap::Colormap::Diverging).unwrap();
+    let cell = orbitfield::model::UnitCell::orthorhombic([10.0, 10.0, 1.0]);
+    let lines = representation::box_lines(&cell, [0.0, 0.0, 0.0], [255, 255, 0, 255]);
+    let mut scene = GpuScene::new(&ctx);
+    scene.style.depth_cue = 0.0;
+    scene.set_slice(&ctx, Some(&slice));
+    scene.set_lines(&ctx, &lines);
+    let mut camera = Camera::default();
+    camera.fit_to_bounds(Vec3::new(-1.0, -1.0, 0.0), Vec3::new(11.0, 11.0, 1.0), 1.0);
+    let size = [160, 160];
+    let target = OffscreenTarget::new(&ctx, size);
+    render_once(&ctx, &scene, &target, &camera);
+    let img = target.read_rgba(&ctx).unwrap();
+    let (left, _) = camera.project_to_pixel(Vec3::new(1.0, 5.0, 0.5), size).unwrap();
+    let (right, _) = camera.project_to_pixel(Vec3::new(9.0, 5.0, 0.5), size).unwrap();
+    let (l, r) = (px(&img, left), px(&img, right));
+    assert!(l[2] > l[0] + 60, "negative side at {left:?} is {l:?}");
+    assert!(r[0] > r[2] + 60, "positive side at {right:?} is {r:?}");
+    // The box's front bottom edge (y = 0, z = 1) runs across the image in yellow.
+    let (edge, _) = camera.project_to_pixel(Vec3::new(5.0, 0.0, 1.0), size).unwrap();
+    let hit = (-2..=2).any(|dy| {
+        let c = px(&img, [edge[0], edge[1] + dy as f32]);
+        c[0] > 150 && c[1] > 150 && c[2] < 80
+    });
+    assert!(hit, "box edge near {edge:?}");
+}

@@ -50,7 +50,10 @@ fn viewer_starts_draws_screenshots_and_exits_under_xvfb() {
             }
         }
     }
-    assert!(red > 200 && blue > 200, "lobes in the view: {red} red and {blue} blue pixels");
+    assert!(
+        red > 200 && blue > 200,
+        "lobes in the view: {red} red and {blue} blue pixels"
+    );
 }
 
 #[test]
