@@ -243,7 +243,7 @@ fn lobe_centroid(grid: &orbitfield::model::Grid3, iso: f32, positive: bool) -> V
     for k in 0..l.dims[2] {
         for j in 0..l.dims[1] {
             for i in 0..l.dims[0] {
-                let v = grid.get(i, j, k).unwrap();
+                let v = grid.get(i, j, k).unwrap_or(0.0);
                 if (positive && v > iso) || (!positive && v < -iso) {
                     let p = orbitfield::model::units::angstrom_from_bohr3(l.point_bohr(i, j, k));
                     sum += Vec3::new(p[0] as f32, p[1] as f32, p[2] as f32) * v.abs();

@@ -209,10 +209,10 @@ impl Viewer {
             .is_none_or(|t| t.size_px != size.map(|s| s.clamp(1, crate::render::target::MAX_SIDE_PX)))
         {
             let t = OffscreenTarget::new(&gfx.rc, size);
-            if let Some(rs) = gfx.painter.render_state() {
-                if let Some(blit) = rs.renderer.write().callback_resources.get_mut::<BlitResources>() {
-                    blit.set_source(&gfx.rc.device, &t.color_view);
-                }
+            if let Some(rs) = gfx.painter.render_state()
+                && let Some(blit) = rs.renderer.write().callback_resources.get_mut::<BlitResources>()
+            {
+                blit.set_source(&gfx.rc.device, &t.color_view);
             }
             gfx.target = Some(t);
         }

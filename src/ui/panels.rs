@@ -50,7 +50,7 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
     egui::Window::new("Keyboard and mouse")
         .open(&mut open)
         .collapsible(false)
-        .show(ui.ctx(), |ui| help_ui(ui));
+        .show(ui.ctx(), help_ui);
     if open != state.show_help {
         send(state, Command::ToggleHelp);
     }
