@@ -1,5 +1,6 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands, one file each.
 
+mod bench;
 mod grid;
 mod info;
 mod points;
@@ -39,6 +40,8 @@ struct Cli {
 enum Command {
     /// Summarise the system that FILE... form together (atoms, frames, residues, charge, box).
     Info(info::InfoArgs),
+    /// Time the field engines (GPU beside CPU): MO lattices and a Coulomb potential map.
+    Bench(bench::BenchArgs),
     /// Compute a field (orbital, density, spin density, potential) on a lattice and write a cube or DX file.
     Grid(grid::GridArgs),
     /// Print a field's values (atomic units) at the `x y z` points (Angstrom) of a text file.
@@ -63,6 +66,7 @@ pub fn main() -> ExitCode {
     };
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
+        Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Grid(args)) => grid::run(&args),
         Some(Command::Points(args)) => points::run(&args),
         Some(Command::Surface(args)) => surface::run(&args),

@@ -1,1 +1,720 @@
 //! Threads, queues and scheduling: the only module that spawns threads.
+//!
+//! A [`Pool`] owns one persistent, named worker thread per CUDA device (its context and stream are
+//! created once, at pool start) and CPU worker threads. Requests are split into z-slab tiles that all
+//! workers pull from one shared queue, each sized for the worker that takes it (large slabs for GPUs,
+//! thin ones for the CPU), so fast and slow devices balance by themselves. A tile whose launch fails
+//! (out of memory, launch error, NaN in the output) goes to a retry stack: once more on another
+//! device, then on the CPU engine; a failure there fails the request. Requests live in latest-wins
+//! slots: submitting to a slot cancels the request pending there (the running one stops before its
+//! next tile). Every request reports progress atomics; results come back over a bounded channel,
+//! tagged with the request's key and generation.
+//!
+//! Used by the CLI (`compute_grid`), the bench command and the viewer.
+
+use crate::compute::cpu::CpuEngine;
+use crate::compute::cuda;
+use crate::compute::{ComputeError, FieldJob, SlabEngine, slab_len};
+use crate::model::Grid3;
+use crossbeam::channel::{Receiver, Sender, bounded};
+use std::collections::{BTreeMap, VecDeque};
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Which engines a pool (or one computation) may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DevicePreference {
+    /// CPU engine only.
+    Cpu,
+    /// CUDA devices; the CPU only for retries (or everything, with a note, when no device works).
+    Gpu,
+    /// CUDA devices when present, else the CPU.
+    #[default]
+    Auto,
+}
+
+impl std::str::FromStr for DevicePreference {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "cpu" => Ok(DevicePreference::Cpu),
+            "gpu" | "cuda" => Ok(DevicePreference::Gpu),
+            "auto" => Ok(DevicePreference::Auto),
+            other => Err(format!("unknown device '{other}' (expected cpu, gpu or auto)")),
+        }
+    }
+}
+
+/// Why a request produced no grid.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum JobError {
+    #[error("cancelled")]
+    Cancelled,
+    #[error("{0}")]
+    Compute(#[from] ComputeError),
+    #[error("the lattice has {points} points, more than the {limit} a request may have")]
+    TooLarge { points: usize, limit: usize },
+    #[error("the worker pool has shut down")]
+    Shutdown,
+}
+
+/// Lattices above this many points are refused before allocating (4 GiB of f32).
+pub const MAX_POINTS: usize = 1 << 30;
+
+/// A latest-wins slot: at most one request per slot is pending or running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SlotId(pub u64);
+
+/// Progress of one request, readable from any thread while it runs.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// z planes computed and assembled.
+    pub planes_done: AtomicUsize,
+    /// z planes of the lattice.
+    pub planes_total: AtomicUsize,
+    /// Tiles computed (a tile is a slab of one or more planes).
+    pub tiles_done: AtomicUsize,
+    /// Tiles that failed and were retried.
+    pub tiles_retried: AtomicUsize,
+    /// Nanoseconds from submission to the first tile starting.
+    pub queue_ns: AtomicU64,
+    /// Nanoseconds workers spent computing tiles (summed over workers).
+    pub compute_ns: AtomicU64,
+    /// Nanoseconds spent copying tiles into the grid.
+    pub assemble_ns: AtomicU64,
+    /// Nanoseconds from submission to the result being sent.
+    pub total_ns: AtomicU64,
+    /// Set when the request was cancelled.
+    pub cancelled: AtomicBool,
+}
+
+impl Progress {
+    /// Fraction of planes done, 0..=1.
+    pub fn fraction(&self) -> f32 {
+        let total = self.planes_total.load(Ordering::Relaxed);
+        if total == 0 {
+            0.0
+        } else {
+            self.planes_done.load(Ordering::Relaxed) as f32 / total as f32
+        }
+    }
+}
+
+/// What one worker is doing, for the jobs panel.
+#[derive(Debug)]
+pub struct WorkerStatus {
+    /// Thread name ("orbitfield-cuda0", "orbitfield-cpu0").
+    pub name: String,
+    /// Engine name ("cuda:0 NVIDIA H100 80GB HBM3", "cpu").
+    pub engine: String,
+    pub is_gpu: bool,
+    pub busy: AtomicBool,
+    /// Generation of the request it works on (0 when idle).
+    pub current_generation: AtomicU64,
+    pub tiles_done: AtomicU64,
+    pub tiles_failed: AtomicU64,
+    pub busy_ns: AtomicU64,
+    pub last_error: Mutex<Option<String>>,
+}
+
+/// A finished request: its key, slot and generation, the grid or the reason there is none.
+#[derive(Debug)]
+pub struct JobResult<K> {
+    pub key: K,
+    pub slot: SlotId,
+    pub generation: u64,
+    pub outcome: Result<Grid3, JobError>,
+    pub progress: Arc<Progress>,
+    /// Engines that computed tiles of it, sorted ("cpu", "cuda:0 ...").
+    pub engines: Vec<String>,
+}
+
+/// A handle on a submitted request.
+#[derive(Clone, Debug)]
+pub struct RequestHandle {
+    pub slot: SlotId,
+    pub generation: u64,
+    pub progress: Arc<Progress>,
+    cancelled: Arc<AtomicBool>,
+}
+
+impl RequestHandle {
+    /// Cancels the request: no tile starts after this; a running tile finishes and is discarded.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Release);
+        self.progress.cancelled.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Pool settings.
+#[derive(Clone, Debug)]
+pub struct PoolConfig {
+    pub preference: DevicePreference,
+    /// CUDA device ordinals; `None` = `ORBITFIELD_DEVICES` or all.
+    pub devices: Option<Vec<usize>>,
+    /// CPU worker threads (each CPU tile is itself parallel inside the CPU engine).
+    pub cpu_workers: usize,
+    /// Capacity of the results channel.
+    pub result_capacity: usize,
+    /// Target points per GPU tile and per CPU tile.
+    pub gpu_tile_points: usize,
+    pub cpu_tile_points: usize,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        PoolConfig {
+            preference: DevicePreference::Auto,
+            devices: None,
+            cpu_workers: 1,
+            result_capacity: 16,
+            gpu_tile_points: 1 << 22,
+            cpu_tile_points: 1 << 15,
+        }
+    }
+}
+
+struct Request<K> {
+    key: K,
+    slot: SlotId,
+    generation: u64,
+    job: FieldJob,
+    values: Mutex<Vec<f32>>,
+    progress: Arc<Progress>,
+    cancelled: Arc<AtomicBool>,
+    /// First z plane not yet handed out (guarded by the queue lock).
+    next_z: AtomicUsize,
+    /// Set once the result (or failure) has been sent.
+    finished: AtomicBool,
+    engines: Mutex<Vec<String>>,
+    submitted: Instant,
+    first_start: AtomicBool,
+    reply: Option<Sender<JobResult<K>>>,
+}
+
+impl<K> Request<K> {
+    fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+    }
+}
+
+struct Tile<K> {
+    req: Arc<Request<K>>,
+    z: Range<usize>,
+    /// Workers on which this tile failed.
+    failed_on: Vec<usize>,
+}
+
+struct QueueState<K> {
+    requests: VecDeque<Arc<Request<K>>>,
+    /// Tiles that failed once on a device: for another device.
+    retry_device: Vec<Tile<K>>,
+    /// Tiles for the CPU (failed twice, or failed where no other device exists).
+    retry_cpu: Vec<Tile<K>>,
+    slots: BTreeMap<SlotId, Arc<Request<K>>>,
+    next_generation: u64,
+    shutdown: bool,
+}
+
+struct Shared<K> {
+    queue: Mutex<QueueState<K>>,
+    wake: Condvar,
+    results: Sender<JobResult<K>>,
+    shutdown: AtomicBool,
+    gpu_workers: usize,
+    cpu_takes_main_queue: bool,
+    config: PoolConfig,
+    last_error: Mutex<Option<String>>,
+}
+
+impl<K> Shared<K> {
+    fn lock(&self) -> MutexGuard<'_, QueueState<K>> {
+        // A worker never panics while holding the lock (no user code runs under it); recover anyway.
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn set_error(slot: &Mutex<Option<String>>, msg: String) {
+    if let Ok(mut g) = slot.lock() {
+        *g = Some(msg);
+    }
+}
+
+/// The worker pool.
+pub struct Pool<K: Clone + Send + Sync + 'static> {
+    shared: Arc<Shared<K>>,
+    threads: Vec<JoinHandle<()>>,
+    results: Receiver<JobResult<K>>,
+    workers: Vec<Arc<WorkerStatus>>,
+    notes: Vec<String>,
+}
+
+/// An engine with the flag saying whether it is a GPU (takes big tiles and retries for devices).
+pub struct EngineSpec {
+    pub engine: Arc<dyn SlabEngine>,
+    pub is_gpu: bool,
+}
+
+impl<K: Clone + Send + Sync + 'static> Pool<K> {
+    /// Starts a pool: discovers CUDA devices as `config` asks (never panics; every reason a device is
+    /// not used becomes one line in [`Pool::notes`]) and starts the workers.
+    pub fn new(config: PoolConfig) -> Pool<K> {
+        let mut notes = Vec::new();
+        let mut engines: Vec<EngineSpec> = Vec::new();
+        if config.preference != DevicePreference::Cpu {
+            let (env_devices, env_notes) = cuda::devices_from_env();
+            notes.extend(env_notes);
+            let selection = config.devices.clone().or(env_devices);
+            let found = cuda::discover(selection.as_deref());
+            notes.extend(found.notes);
+            for e in found.engines {
+                engines.push(EngineSpec {
+                    engine: e,
+                    is_gpu: true,
+                });
+            }
+            if engines.is_empty() {
+                notes.push("using the CPU engine: no usable CUDA device".into());
+            }
+        }
+        let cpu: Arc<dyn SlabEngine> = Arc::new(CpuEngine::default());
+        for _ in 0..config.cpu_workers.max(1) {
+            engines.push(EngineSpec {
+                engine: cpu.clone(),
+                is_gpu: false,
+            });
+        }
+        let mut pool = Pool::with_engines(engines, config);
+        pool.notes = notes;
+        pool
+    }
+
+    /// Starts a pool over the given engines (tests, benchmarks). CPU engines (`is_gpu == false`) take
+    /// main-queue tiles only when no GPU engine is present; they always take the final retries.
+    pub fn with_engines(engines: Vec<EngineSpec>, config: PoolConfig) -> Pool<K> {
+        let (tx, rx) = bounded(config.result_capacity.max(1));
+        let gpu_workers = engines.iter().filter(|e| e.is_gpu).count();
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(QueueState {
+                requests: VecDeque::new(),
+                retry_device: Vec::new(),
+                retry_cpu: Vec::new(),
+                slots: BTreeMap::new(),
+                next_generation: 1,
+                shutdown: false,
+            }),
+            wake: Condvar::new(),
+            results: tx,
+            shutdown: AtomicBool::new(false),
+            gpu_workers,
+            cpu_takes_main_queue: gpu_workers == 0,
+            config,
+            last_error: Mutex::new(None),
+        });
+        let mut threads = Vec::new();
+        let mut workers = Vec::new();
+        let (mut n_gpu, mut n_cpu) = (0, 0);
+        for (id, spec) in engines.into_iter().enumerate() {
+            let name = if spec.is_gpu {
+                n_gpu += 1;
+                format!("orbitfield-gpu{}", n_gpu - 1)
+            } else {
+                n_cpu += 1;
+                format!("orbitfield-cpu{}", n_cpu - 1)
+            };
+            let status = Arc::new(WorkerStatus {
+                name: name.clone(),
+                engine: spec.engine.name(),
+                is_gpu: spec.is_gpu,
+                busy: AtomicBool::new(false),
+                current_generation: AtomicU64::new(0),
+                tiles_done: AtomicU64::new(0),
+                tiles_failed: AtomicU64::new(0),
+                busy_ns: AtomicU64::new(0),
+                last_error: Mutex::new(None),
+            });
+            let sh = shared.clone();
+            let st = status.clone();
+            match std::thread::Builder::new()
+                .name(name.clone())
+                .spawn(move || worker_loop(id, spec, sh, st))
+            {
+                Ok(h) => {
+                    threads.push(h);
+                    workers.push(status);
+                }
+                Err(e) => set_error(&shared.last_error, format!("could not start worker {name}: {e}")),
+            }
+        }
+        Pool {
+            shared,
+            threads,
+            results: rx,
+            workers,
+            notes: Vec::new(),
+        }
+    }
+
+    /// One line per reason a device is not used (empty when all went well).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// The workers' status, GPU workers first.
+    pub fn workers(&self) -> &[Arc<WorkerStatus>] {
+        &self.workers
+    }
+
+    /// True when at least one GPU worker runs.
+    pub fn has_gpu(&self) -> bool {
+        self.workers.iter().any(|w| w.is_gpu)
+    }
+
+    /// The last error any worker reported.
+    pub fn last_error(&self) -> Option<String> {
+        self.shared.last_error.lock().ok().and_then(|g| g.clone())
+    }
+
+    /// Results of requests submitted with [`Pool::submit`].
+    pub fn results(&self) -> &Receiver<JobResult<K>> {
+        &self.results
+    }
+
+    /// Submits `job` to `slot`, cancelling the request pending or running there.
+    pub fn submit(&self, slot: SlotId, key: K, job: FieldJob) -> RequestHandle {
+        self.submit_inner(slot, key, job, None)
+    }
+
+    fn submit_inner(&self, slot: SlotId, key: K, job: FieldJob, reply: Option<Sender<JobResult<K>>>) -> RequestHandle {
+        let nz = job.lattice.dims[2];
+        let progress = Arc::new(Progress::default());
+        progress.planes_total.store(nz, Ordering::Relaxed);
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let points = job.lattice.n_points();
+        let mut q = self.shared.lock();
+        let generation = q.next_generation;
+        q.next_generation += 1;
+        let req = Arc::new(Request {
+            key,
+            slot,
+            generation,
+            values: Mutex::new(Vec::new()),
+            job,
+            progress: progress.clone(),
+            cancelled: cancelled.clone(),
+            next_z: AtomicUsize::new(0),
+            finished: AtomicBool::new(false),
+            engines: Mutex::new(Vec::new()),
+            submitted: Instant::now(),
+            first_start: AtomicBool::new(false),
+            reply,
+        });
+        if let Some(old) = q.slots.insert(slot, req.clone()) {
+            old.cancelled.store(true, Ordering::Release);
+            old.progress.cancelled.store(true, Ordering::Relaxed);
+        }
+        let handle = RequestHandle {
+            slot,
+            generation,
+            progress,
+            cancelled,
+        };
+        if q.shutdown {
+            drop(q);
+            finish(&self.shared, &req, Err(JobError::Shutdown));
+            return handle;
+        }
+        if points > MAX_POINTS {
+            drop(q);
+            finish(
+                &self.shared,
+                &req,
+                Err(JobError::TooLarge {
+                    points,
+                    limit: MAX_POINTS,
+                }),
+            );
+            return handle;
+        }
+        if let Ok(mut v) = req.values.lock() {
+            *v = vec![f32::NAN; points];
+        }
+        if points == 0 {
+            drop(q);
+            finish_success(&self.shared, &req);
+            return handle;
+        }
+        q.requests.push_back(req);
+        drop(q);
+        self.shared.wake.notify_all();
+        handle
+    }
+
+    /// Computes `job` and waits for its grid (its own slot, so it never cancels other requests).
+    pub fn compute_grid(&self, key: K, job: FieldJob) -> Result<Grid3, JobError> {
+        let (tx, rx) = bounded(1);
+        let slot = SlotId(u64::MAX - self.shared.lock().next_generation);
+        self.submit_inner(slot, key, job, Some(tx));
+        match rx.recv() {
+            Ok(r) => r.outcome,
+            Err(_) => Err(JobError::Shutdown),
+        }
+    }
+}
+
+impl<K: Clone + Send + Sync + 'static> Drop for Pool<K> {
+    fn drop(&mut self) {
+        self.shared.shutdown.store(true, Ordering::Release);
+        {
+            let mut q = self.shared.lock();
+            q.shutdown = true;
+            for r in q.requests.iter() {
+                r.cancelled.store(true, Ordering::Release);
+            }
+        }
+        self.shared.wake.notify_all();
+        // Workers finish at most their current tile; sends give up once shutdown is set.
+        for h in self.threads.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Computes one grid with a pool started for this call (the CLI's entry point). Prints nothing;
+/// device notes come back with the grid.
+pub fn compute_grid(job: FieldJob, preference: DevicePreference) -> Result<(Grid3, Vec<String>), JobError> {
+    let pool: Pool<()> = Pool::new(PoolConfig {
+        preference,
+        ..PoolConfig::default()
+    });
+    let notes = pool.notes().to_vec();
+    pool.compute_grid((), job).map(|g| (g, notes))
+}
+
+/// Planes a worker takes at once: about `target` points, at least one plane.
+fn planes_for(job: &FieldJob, target: usize) -> usize {
+    let per_plane = job.lattice.dims[0].saturating_mul(job.lattice.dims[1]).max(1);
+    (target / per_plane).max(1)
+}
+
+/// Takes the next tile for worker `id`, blocking until there is one or the pool shuts down.
+fn next_tile<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Tile<K>> {
+    let mut q = shared.lock();
+    loop {
+        if q.shutdown {
+            return None;
+        }
+        // Drop cancelled requests and tiles; they are answered (Cancelled) outside the lock.
+        let mut stale: Vec<Arc<Request<K>>> = Vec::new();
+        q.requests.retain(|r| {
+            let keep = !r.is_cancelled();
+            if !keep {
+                stale.push(r.clone());
+            }
+            keep && r.next_z.load(Ordering::Relaxed) < r.job.lattice.dims[2]
+        });
+        let qs = &mut *q;
+        for list in [&mut qs.retry_device, &mut qs.retry_cpu] {
+            list.retain(|t| {
+                if t.req.is_cancelled() {
+                    stale.push(t.req.clone());
+                    false
+                } else {
+                    true
+                }
+            });
+        }
+        if !stale.is_empty() {
+            drop(q);
+            for r in &stale {
+                finish(shared, r, Err(JobError::Cancelled));
+            }
+            q = shared.lock();
+            continue;
+        }
+        if is_gpu {
+            if let Some(pos) = q.retry_device.iter().position(|t| !t.failed_on.contains(&id)) {
+                return Some(q.retry_device.remove(pos));
+            }
+        } else if let Some(t) = q.retry_cpu.pop() {
+            return Some(t);
+        }
+        if is_gpu || shared.cpu_takes_main_queue {
+            let target = if is_gpu {
+                shared.config.gpu_tile_points
+            } else {
+                shared.config.cpu_tile_points
+            };
+            if let Some(req) = q.requests.front().cloned() {
+                let nz = req.job.lattice.dims[2];
+                let start = req.next_z.load(Ordering::Relaxed);
+                let end = (start + planes_for(&req.job, target)).min(nz);
+                req.next_z.store(end, Ordering::Relaxed);
+                if end >= nz {
+                    q.requests.pop_front();
+                }
+                return Some(Tile {
+                    req,
+                    z: start..end,
+                    failed_on: Vec::new(),
+                });
+            }
+        }
+        q = shared
+            .wake
+            .wait_timeout(q, Duration::from_millis(200))
+            .map(|(g, _)| g)
+            .unwrap_or_else(|p| p.into_inner().0);
+    }
+}
+
+fn worker_loop<K: Clone + Send + Sync + 'static>(
+    id: usize,
+    spec: EngineSpec,
+    shared: Arc<Shared<K>>,
+    status: Arc<WorkerStatus>,
+) {
+    let engine_name = spec.engine.name();
+    let mut buf: Vec<f32> = Vec::new();
+    while let Some(mut tile) = next_tile(id, spec.is_gpu, &shared) {
+        let req = tile.req.clone();
+        if req.is_cancelled() {
+            finish(&shared, &req, Err(JobError::Cancelled));
+            continue;
+        }
+        if !req.first_start.swap(true, Ordering::AcqRel) {
+            req.progress
+                .queue_ns
+                .store(req.submitted.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        }
+        status.busy.store(true, Ordering::Relaxed);
+        status.current_generation.store(req.generation, Ordering::Relaxed);
+        let n = slab_len(&req.job.lattice, &tile.z);
+        buf.clear();
+        buf.resize(n, f32::NAN);
+        let t0 = Instant::now();
+        let outcome = spec.engine.compute_slab(&req.job, tile.z.clone(), &mut buf);
+        let outcome = match outcome {
+            Ok(()) if buf.iter().any(|v| v.is_nan()) => Err(ComputeError::NotFinite),
+            other => other,
+        };
+        let dt = t0.elapsed().as_nanos() as u64;
+        status.busy_ns.fetch_add(dt, Ordering::Relaxed);
+        req.progress.compute_ns.fetch_add(dt, Ordering::Relaxed);
+        status.busy.store(false, Ordering::Relaxed);
+        status.current_generation.store(0, Ordering::Relaxed);
+        match outcome {
+            Ok(()) => {
+                status.tiles_done.fetch_add(1, Ordering::Relaxed);
+                if req.is_cancelled() {
+                    finish(&shared, &req, Err(JobError::Cancelled));
+                    continue;
+                }
+                let t1 = Instant::now();
+                let start = req.job.lattice.dims[0] * req.job.lattice.dims[1] * tile.z.start;
+                if let Ok(mut v) = req.values.lock()
+                    && let Some(dst) = v.get_mut(start..start + n)
+                {
+                    dst.copy_from_slice(&buf);
+                }
+                if let Ok(mut e) = req.engines.lock()
+                    && !e.contains(&engine_name)
+                {
+                    e.push(engine_name.clone());
+                }
+                req.progress
+                    .assemble_ns
+                    .fetch_add(t1.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                req.progress.tiles_done.fetch_add(1, Ordering::Relaxed);
+                let done = req.progress.planes_done.fetch_add(tile.z.len(), Ordering::AcqRel) + tile.z.len();
+                if done >= req.job.lattice.dims[2] {
+                    finish_success(&shared, &req);
+                }
+            }
+            Err(e) => {
+                status.tiles_failed.fetch_add(1, Ordering::Relaxed);
+                let msg = format!("{engine_name}: planes {}..{}: {e}", tile.z.start, tile.z.end);
+                set_error(&status.last_error, msg.clone());
+                set_error(&shared.last_error, msg);
+                let retryable = matches!(e, ComputeError::Device(_) | ComputeError::NotFinite);
+                if !retryable || !spec.is_gpu {
+                    // Input errors repeat everywhere; a CPU failure is the last resort.
+                    finish(&shared, &req, Err(JobError::Compute(e)));
+                    continue;
+                }
+                req.progress.tiles_retried.fetch_add(1, Ordering::Relaxed);
+                tile.failed_on.push(id);
+                let mut q = shared.lock();
+                let other_device = shared.gpu_workers > tile.failed_on.len();
+                if tile.failed_on.len() == 1 && other_device {
+                    q.retry_device.push(tile);
+                } else {
+                    q.retry_cpu.push(tile);
+                }
+                drop(q);
+                shared.wake.notify_all();
+            }
+        }
+    }
+}
+
+fn finish_success<K: Clone>(shared: &Shared<K>, req: &Arc<Request<K>>) {
+    let values = req
+        .values
+        .lock()
+        .map(|mut v| std::mem::take(&mut *v))
+        .unwrap_or_default();
+    let grid = Grid3 {
+        lattice: req.job.lattice,
+        values,
+        description: String::new(),
+    };
+    finish(shared, req, Ok(grid));
+}
+
+/// Sends the request's result once (later calls do nothing) and frees its slot.
+fn finish<K: Clone>(shared: &Shared<K>, req: &Arc<Request<K>>, outcome: Result<Grid3, JobError>) {
+    if req.finished.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    if outcome.is_err() {
+        // Stop handing out its remaining tiles.
+        req.cancelled.store(true, Ordering::Release);
+    }
+    {
+        let mut q = shared.lock();
+        if q.slots.get(&req.slot).map(|r| Arc::ptr_eq(r, req)).unwrap_or(false) {
+            q.slots.remove(&req.slot);
+        }
+    }
+    req.progress
+        .total_ns
+        .store(req.submitted.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    let mut engines = req.engines.lock().map(|e| e.clone()).unwrap_or_default();
+    engines.sort();
+    let mut msg = JobResult {
+        key: req.key.clone(),
+        slot: req.slot,
+        generation: req.generation,
+        outcome,
+        progress: req.progress.clone(),
+        engines,
+    };
+    let target = req.reply.as_ref().unwrap_or(&shared.results);
+    // Bounded channel: wait for room, but give up when the pool shuts down (drop never hangs).
+    loop {
+        match target.send_timeout(msg, Duration::from_millis(50)) {
+            Ok(()) => return,
+            Err(crossbeam::channel::SendTimeoutError::Timeout(m)) => {
+                if shared.shutdown.load(Ordering::Acquire) {
+                    return;
+                }
+                msg = m;
+            }
+            Err(crossbeam::channel::SendTimeoutError::Disconnected(_)) => return,
+        }
+    }
+}

@@ -1,0 +1,430 @@
+//! `orbitfield bench`: times the field engines on fixed inputs, GPU beside CPU in the same run.
+//!
+//! Cases: the HOMO of threonine 6-31G* (the embedded PySCF Molden file) and of a synthesised C60
+//! 6-31G* (see `assets/bench/README.md`) on 80^3, 128^3 and 256^3 lattices spanning the molecule plus
+//! 3 bohr, and a Coulomb potential map of 100k random charges on 256x256x64. GPU figures are CUDA-event
+//! medians of several runs after a warm-up (NVRTC compilation and context creation excluded), kernels
+//! only (the lattice stays on the device). CPU figures are wall-clock medians of the CPU engine over the
+//! whole lattice, or, for the big cases, over a middle slab scaled to the lattice (said in the output).
+//! Each GPU result is checked against the CPU values on the planes both computed.
+
+use anyhow::{Context, Result, bail};
+use orbitfield::compute::cpu::CpuEngine;
+use orbitfield::compute::cuda::{self, CudaEngine, MoForm};
+use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
+use orbitfield::jobs::DevicePreference;
+use orbitfield::model::basis::{BasisSet, Shell};
+use orbitfield::model::units::bohr_from_angstrom;
+use orbitfield::model::{Element, Lattice, OrbitalSet, QmAtom, Spin, SpinKind, Wavefunction};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+const THREONINE_MOLDEN: &[u8] = include_bytes!("../../assets/bench/threonine_hf_631gs_cart.molden");
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Write the results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// A reduced suite (under a minute on a 2-core CPU).
+    #[arg(long)]
+    quick: bool,
+    /// cpu, gpu or auto (CUDA devices from ORBITFIELD_DEVICES, else the first).
+    #[arg(long, default_value = "auto")]
+    device: String,
+    /// Timed runs per figure (the median is reported).
+    #[arg(long, default_value_t = 9)]
+    repeats: usize,
+}
+
+#[derive(Serialize, Debug)]
+struct CaseResult {
+    name: String,
+    points: usize,
+    /// Basis functions (MO) or charges (potential).
+    size: usize,
+    gpu_ms: Option<f64>,
+    gpu_form: Option<String>,
+    gpu_general_ms: Option<f64>,
+    cpu_ms: f64,
+    cpu_note: String,
+    speedup: Option<f64>,
+    /// Atom evaluations per second (potential maps only).
+    gpu_evals_per_s: Option<f64>,
+    cpu_evals_per_s: Option<f64>,
+    /// ||gpu - cpu|| / ||cpu|| on the compared planes.
+    rel_err_vs_cpu: Option<f64>,
+}
+
+#[derive(Serialize, Debug)]
+struct Report {
+    device: String,
+    cpu_threads: usize,
+    notes: Vec<String>,
+    cases: Vec<CaseResult>,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() { f64::NAN } else { v[v.len() / 2] }
+}
+
+fn rel_err(a: &[f32], b: &[f32]) -> f64 {
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for (&x, &y) in a.iter().zip(b) {
+        num += (x as f64 - y as f64).powi(2);
+        den += (y as f64).powi(2);
+    }
+    if den == 0.0 { num.sqrt() } else { (num / den).sqrt() }
+}
+
+fn homo_index(wf: &Wavefunction) -> usize {
+    wf.alpha.occupations.iter().rposition(|&o| o > 0.5).unwrap_or(0)
+}
+
+/// A lattice of n^3 points spanning the atoms plus 3 bohr on every side (PySCF cubegen's box).
+fn cube_lattice(wf: &Wavefunction, n: usize) -> Lattice {
+    let mut lo = [f64::MAX; 3];
+    let mut hi = [f64::MIN; 3];
+    for a in &wf.atoms {
+        for k in 0..3 {
+            lo[k] = lo[k].min(a.position_bohr[k] - 3.0);
+            hi[k] = hi[k].max(a.position_bohr[k] + 3.0);
+        }
+    }
+    let step = |k: usize| (hi[k] - lo[k]) / (n as f64 - 1.0);
+    Lattice {
+        origin_bohr: lo,
+        steps_bohr: [[step(0), 0.0, 0.0], [0.0, step(1), 0.0], [0.0, 0.0, step(2)]],
+        dims: [n, n, n],
+    }
+}
+
+/// Deterministic pseudo-random numbers in [-1, 1) (xorshift64*).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let v = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        (v >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+}
+
+/// C60 with the 6-31G* carbon basis (Cartesian d) and random orbital coefficients.
+pub fn synthetic_c60() -> Wavefunction {
+    let phi = (1.0 + 5f64.sqrt()) / 2.0;
+    let bases = [
+        [0.0, 1.0, 3.0 * phi],
+        [1.0, 2.0 + phi, 2.0 * phi],
+        [phi, 2.0, 2.0 * phi + 1.0],
+    ];
+    let mut verts: Vec<[f64; 3]> = Vec::new();
+    for b in bases {
+        for signs in 0..8 {
+            let v = [
+                if signs & 1 != 0 { -b[0] } else { b[0] },
+                if signs & 2 != 0 { -b[1] } else { b[1] },
+                if signs & 4 != 0 { -b[2] } else { b[2] },
+            ];
+            for k in 0..3 {
+                let p = [v[k % 3], v[(k + 1) % 3], v[(k + 2) % 3]];
+                if !verts.iter().any(|q| (0..3).all(|i| (q[i] - p[i]).abs() < 1e-9)) {
+                    verts.push(p);
+                }
+            }
+        }
+    }
+    // Edge length 2 in these units; carbon-carbon bonds of 1.43 Angstrom.
+    let scale = bohr_from_angstrom(1.43) / 2.0;
+    let s1 = (
+        vec![3047.5249, 457.36951, 103.94869, 29.210155, 9.286663, 3.163927],
+        vec![0.0018347, 0.0140373, 0.0688426, 0.2321844, 0.4679413, 0.362312],
+    );
+    let sp_exp = vec![7.8682724, 1.8812885, 0.5442493];
+    let sp_s = vec![-0.1193324, -0.1608542, 1.1434564];
+    let sp_p = vec![0.0689991, 0.316424, 0.7443083];
+    let mut atoms = Vec::new();
+    let mut shells = Vec::new();
+    for (i, v) in verts.iter().enumerate() {
+        let c = v.map(|x| x * scale);
+        atoms.push(QmAtom {
+            element: Element(6),
+            nuclear_charge: 6.0,
+            position_bohr: c,
+        });
+        let mk = |l: u8, e: &Vec<f64>, k: &Vec<f64>| Shell {
+            l,
+            pure: false,
+            atom: i,
+            center_bohr: c,
+            exponents: e.clone(),
+            coefficients: k.clone(),
+        };
+        shells.push(mk(0, &s1.0, &s1.1));
+        shells.push(mk(0, &sp_exp, &sp_s));
+        shells.push(mk(1, &sp_exp, &sp_p));
+        shells.push(mk(0, &vec![0.1687144], &vec![1.0]));
+        shells.push(mk(1, &vec![0.1687144], &vec![1.0]));
+        shells.push(mk(2, &vec![0.8], &vec![1.0]));
+    }
+    let basis = BasisSet { shells };
+    let nbf = basis.n_functions();
+    let n_orb = 200.min(nbf);
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let coefficients = (0..n_orb * nbf).map(|_| rng.next() * 0.2).collect();
+    let alpha = OrbitalSet {
+        energies_hartree: (0..n_orb).map(|i| -1.0 + i as f64 * 0.01).collect(),
+        occupations: (0..n_orb).map(|i| if i < 180 { 2.0 } else { 0.0 }).collect(),
+        symmetries: vec![String::new(); n_orb],
+        coefficients,
+        n_basis: nbf,
+    };
+    Wavefunction {
+        atoms,
+        basis,
+        spin: SpinKind::Restricted,
+        alpha,
+        beta: None,
+        program: Some("synthetic".into()),
+        corrections: Vec::new(),
+        energy_hartree: None,
+    }
+}
+
+fn threonine() -> Result<Wavefunction> {
+    let path = PathBuf::from("threonine_hf_631gs_cart.molden");
+    let file = orbitfield::io::molden::read(&path, THREONINE_MOLDEN).context("embedded threonine Molden file")?;
+    file.wavefunctions
+        .into_iter()
+        .next()
+        .context("embedded threonine Molden file has no wavefunction")
+}
+
+/// CPU time for the whole lattice when it is small, else for `slab` middle planes scaled to the lattice.
+fn cpu_time(
+    cpu: &CpuEngine,
+    job: &FieldJob,
+    slab: usize,
+    repeats: usize,
+) -> Result<(f64, String, Vec<f32>, std::ops::Range<usize>)> {
+    let nz = job.lattice.dims[2];
+    let z = if slab >= nz {
+        0..nz
+    } else {
+        (nz - slab) / 2..(nz + slab) / 2
+    };
+    let n = job.lattice.dims[0] * job.lattice.dims[1] * z.len();
+    let mut out = vec![0f32; n];
+    let mut times = Vec::new();
+    let budget = Instant::now();
+    for _ in 0..repeats.max(1) {
+        let t = Instant::now();
+        cpu.compute_slab(job, z.clone(), &mut out)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        if budget.elapsed().as_secs_f64() > 5.0 {
+            break;
+        }
+    }
+    let scale = nz as f64 / z.len() as f64;
+    let note = if z.len() == nz {
+        format!("whole lattice, median of {}", times.len())
+    } else {
+        format!(
+            "planes {}..{} of {nz} scaled x{scale:.1}, median of {}",
+            z.start,
+            z.end,
+            times.len()
+        )
+    };
+    Ok((median(times) * scale, note, out, z))
+}
+
+fn gpu_values(gpu: &CudaEngine, job: &FieldJob, z: std::ops::Range<usize>) -> Result<Vec<f32>> {
+    let n = job.lattice.dims[0] * job.lattice.dims[1] * z.len();
+    let mut out = vec![0f32; n];
+    gpu.compute_slab(job, z, &mut out)?;
+    Ok(out)
+}
+
+fn mo_case(
+    name: &str,
+    wf: &Arc<Wavefunction>,
+    n: usize,
+    gpu: Option<&CudaEngine>,
+    cpu: &CpuEngine,
+    repeats: usize,
+) -> Result<CaseResult> {
+    let job = FieldJob {
+        field: Field::Orbital {
+            spin: Spin::Alpha,
+            index: homo_index(wf),
+        },
+        lattice: cube_lattice(wf, n),
+        input: FieldInput::Wavefunction(wf.clone()),
+    };
+    let (cpu_ms, cpu_note, cpu_vals, z) = cpu_time(cpu, &job, if n > 128 { 16 } else { n }, repeats.min(5))?;
+    let mut r = CaseResult {
+        name: format!("{name} HOMO {n}^3"),
+        points: job.lattice.n_points(),
+        size: wf.basis.n_functions(),
+        gpu_ms: None,
+        gpu_form: None,
+        gpu_general_ms: None,
+        cpu_ms,
+        cpu_note,
+        speedup: None,
+        gpu_evals_per_s: None,
+        cpu_evals_per_s: None,
+        rel_err_vs_cpu: None,
+    };
+    if let Some(g) = gpu {
+        g.set_mo_form(MoForm::Auto);
+        r.gpu_form = Some(g.mo_form_used(&job)?.to_string());
+        let ms = median(g.time_kernels(&job, repeats)?);
+        r.gpu_ms = Some(ms);
+        r.speedup = Some(cpu_ms / ms);
+        r.rel_err_vs_cpu = Some(rel_err(&gpu_values(g, &job, z)?, &cpu_vals));
+        g.set_mo_form(MoForm::General);
+        r.gpu_general_ms = Some(median(g.time_kernels(&job, repeats)?));
+        g.set_mo_form(MoForm::Auto);
+    }
+    Ok(r)
+}
+
+fn dcs_case(
+    n_charges: usize,
+    dims: [usize; 3],
+    gpu: Option<&CudaEngine>,
+    cpu: &CpuEngine,
+    repeats: usize,
+) -> Result<CaseResult> {
+    let spacing = 0.5;
+    let lattice = Lattice::axis_aligned([0.0; 3], spacing, dims);
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let ext = dims.map(|d| d as f64 * spacing);
+    let mut q = PointCharges::default();
+    for _ in 0..n_charges {
+        q.positions_bohr.push([
+            (rng.next() * 0.5 + 0.5) * ext[0],
+            (rng.next() * 0.5 + 0.5) * ext[1],
+            (rng.next() * 0.5 + 0.5) * ext[2],
+        ]);
+        q.charges_e.push(rng.next());
+    }
+    let job = FieldJob {
+        field: Field::Potential,
+        lattice,
+        input: FieldInput::Charges(Arc::new(q)),
+    };
+    let evals = job.lattice.n_points() as f64 * n_charges as f64;
+    let slab = if evals > 2e9 { 1 } else { dims[2] };
+    let (cpu_ms, cpu_note, cpu_vals, z) = cpu_time(cpu, &job, slab, repeats.min(3))?;
+    let mut r = CaseResult {
+        name: format!("potential {n_charges} charges {}x{}x{}", dims[0], dims[1], dims[2]),
+        points: job.lattice.n_points(),
+        size: n_charges,
+        gpu_ms: None,
+        gpu_form: None,
+        gpu_general_ms: None,
+        cpu_ms,
+        cpu_note,
+        speedup: None,
+        gpu_evals_per_s: None,
+        cpu_evals_per_s: Some(evals / (cpu_ms * 1e-3)),
+        rel_err_vs_cpu: None,
+    };
+    if let Some(g) = gpu {
+        let ms = median(g.time_kernels(&job, repeats)?);
+        r.gpu_ms = Some(ms);
+        r.speedup = Some(cpu_ms / ms);
+        r.gpu_evals_per_s = Some(evals / (ms * 1e-3));
+        r.rel_err_vs_cpu = Some(rel_err(&gpu_values(g, &job, z)?, &cpu_vals));
+    }
+    Ok(r)
+}
+
+fn fmt_opt(v: Option<f64>, digits: usize) -> String {
+    v.map(|x| format!("{x:.digits$}")).unwrap_or_else(|| "-".into())
+}
+
+pub fn run(args: &BenchArgs) -> Result<()> {
+    let preference: DevicePreference = args.device.parse().map_err(anyhow::Error::msg)?;
+    let mut notes = Vec::new();
+    let mut gpu_engine: Option<Arc<CudaEngine>> = None;
+    if preference != DevicePreference::Cpu {
+        let (sel, env_notes) = cuda::devices_from_env();
+        notes.extend(env_notes);
+        let found = cuda::discover(sel.as_ref().map(|s| s.get(..1).unwrap_or(&[])));
+        notes.extend(found.notes);
+        gpu_engine = found.engines.into_iter().next();
+        if gpu_engine.is_none() {
+            if preference == DevicePreference::Gpu {
+                bail!("no usable CUDA device: {}", notes.join("; "));
+            }
+            notes.push("no usable CUDA device: CPU figures only".into());
+        }
+    }
+    for n in &notes {
+        eprintln!("note: {n}");
+    }
+    let device = gpu_engine.as_ref().map(|g| g.name()).unwrap_or_else(|| "none".into());
+    let cpu = CpuEngine::default();
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    eprintln!("device: {device}; CPU engine on {threads} threads");
+    let thr = Arc::new(threonine()?);
+    let c60 = Arc::new(synthetic_c60());
+    let sizes: &[usize] = if args.quick { &[80] } else { &[80, 128, 256] };
+    let g = gpu_engine.as_deref();
+    let mut cases = Vec::new();
+    for &n in sizes {
+        cases.push(mo_case("threonine 6-31G*", &thr, n, g, &cpu, args.repeats)?);
+        eprintln!("{:?}", cases.last());
+    }
+    for &n in sizes {
+        cases.push(mo_case("C60 6-31G* (synthetic)", &c60, n, g, &cpu, args.repeats)?);
+        eprintln!("{:?}", cases.last());
+    }
+    if args.quick {
+        cases.push(dcs_case(10_000, [64, 64, 32], g, &cpu, args.repeats)?);
+    } else {
+        cases.push(dcs_case(100_000, [256, 256, 64], g, &cpu, args.repeats)?);
+    }
+    println!("device: {device}");
+    println!(
+        "{:<44} {:>10} {:>12} {:>12} {:>12} {:>9} {:>10}  cpu figure",
+        "case", "points", "gpu ms", "general ms", "cpu ms", "speedup", "rel err"
+    );
+    for c in &cases {
+        println!(
+            "{:<44} {:>10} {:>12} {:>12} {:>12.3} {:>9} {:>10}  {}{}",
+            c.name,
+            c.points,
+            fmt_opt(c.gpu_ms, 4),
+            fmt_opt(c.gpu_general_ms, 4),
+            c.cpu_ms,
+            fmt_opt(c.speedup, 1),
+            c.rel_err_vs_cpu
+                .map(|e| format!("{e:.1e}"))
+                .unwrap_or_else(|| "-".into()),
+            c.cpu_note,
+            c.gpu_evals_per_s
+                .map(|r| format!("; gpu {r:.3e} evals/s"))
+                .unwrap_or_default(),
+        );
+    }
+    let report = Report {
+        device,
+        cpu_threads: threads,
+        notes,
+        cases,
+    };
+    if let Some(p) = &args.json {
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,338 @@
+//! The CUDA engine against the CPU engine (the numerical reference) and against float64 sums.
+//!
+//! Every test needs a CUDA device; without one it prints why and passes, unless
+//! `ORBITFIELD_REQUIRE_CUDA=1` is set, which turns a missing device into a failure (the device machine
+//! runs these with it set). Kernel sources are compiled by NVRTC whenever the library is present.
+
+use orbitfield::compute::cpu::CpuEngine;
+use orbitfield::compute::cuda::{self, CudaEngine, MoForm};
+use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
+use orbitfield::jobs::{EngineSpec, JobError, Pool, PoolConfig, SlotId};
+use orbitfield::model::{Lattice, Spin, Wavefunction};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+const TOL: f64 = 1e-5;
+
+fn device() -> Option<Arc<CudaEngine>> {
+    let required = std::env::var("ORBITFIELD_REQUIRE_CUDA")
+        .map(|v| v == "1")
+        .unwrap_or(false);
+    let found = cuda::discover(Some(&[0]));
+    match found.engines.into_iter().next() {
+        Some(e) => Some(e),
+        None => {
+            let why = found.notes.join("; ");
+            assert!(!required, "ORBITFIELD_REQUIRE_CUDA=1 but no CUDA device: {why}");
+            println!("skipped: no CUDA device ({why})");
+            None
+        }
+    }
+}
+
+fn load(name: &str) -> Arc<Wavefunction> {
+    // ORBITFIELD_TEST_ROOT: where the repository's data lies when the test runs on another machine.
+    let root = std::env::var_os("ORBITFIELD_TEST_ROOT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf());
+    let path = if name.starts_with("threonine") {
+        root.join("assets/bench").join(name)
+    } else {
+        root.join("tests/data/gpu").join(name)
+    };
+    let bytes = std::fs::read(&path).unwrap();
+    let file = orbitfield::io::molden::read(&path, &bytes).unwrap();
+    Arc::new(file.wavefunctions.into_iter().next().unwrap())
+}
+
+/// A lattice around the molecule (3 bohr margin), `n` points per axis; `shear` tilts the z axis.
+fn lattice_around(wf: &Wavefunction, n: usize, shear: bool) -> Lattice {
+    let mut lo = [f64::MAX; 3];
+    let mut hi = [f64::MIN; 3];
+    for a in &wf.atoms {
+        for k in 0..3 {
+            lo[k] = lo[k].min(a.position_bohr[k] - 3.0);
+            hi[k] = hi[k].max(a.position_bohr[k] + 3.0);
+        }
+    }
+    let s: Vec<f64> = (0..3).map(|k| (hi[k] - lo[k]) / (n as f64 - 1.0)).collect();
+    let mut steps = [[s[0], 0.0, 0.0], [0.0, s[1], 0.0], [0.0, 0.0, s[2]]];
+    if shear {
+        steps[2] = [0.3 * s[2], -0.2 * s[2], s[2]];
+    }
+    // A deliberately odd count on one axis exercises partial bricks.
+    Lattice {
+        origin_bohr: lo,
+        steps_bohr: steps,
+        dims: [n, n - 3, n + 1],
+    }
+}
+
+fn rel_err(a: &[f32], b: &[f32]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for (&x, &y) in a.iter().zip(b) {
+        assert!(x.is_finite(), "non-finite GPU value");
+        num += (x as f64 - y as f64).powi(2);
+        den += (y as f64).powi(2);
+    }
+    (num / den.max(1e-300)).sqrt()
+}
+
+fn run(engine: &dyn SlabEngine, job: &FieldJob) -> Vec<f32> {
+    let n = job.lattice.n_points();
+    // Poisoned: every value must be overwritten.
+    let mut out = vec![f32::NAN; n];
+    engine.compute_slab(job, 0..job.lattice.dims[2], &mut out).unwrap();
+    assert!(
+        out.iter().all(|v| v.is_finite()),
+        "{}: unwritten or non-finite values",
+        engine.name()
+    );
+    out
+}
+
+fn homo(wf: &Wavefunction, spin: Spin) -> usize {
+    wf.orbitals(spin)
+        .unwrap()
+        .occupations
+        .iter()
+        .rposition(|&o| o > 0.5)
+        .unwrap()
+}
+
+fn compare(gpu: &CudaEngine, name: &str, fields: &[Field], n: usize, shear: bool) {
+    let wf = load(name);
+    let cpu = CpuEngine::default();
+    for field in fields {
+        let job = FieldJob {
+            field: field.clone(),
+            lattice: lattice_around(&wf, n, shear),
+            input: FieldInput::Wavefunction(wf.clone()),
+        };
+        let reference = run(&cpu, &job);
+        for form in [MoForm::General, MoForm::Specialised] {
+            gpu.set_mo_form(form);
+            let used = gpu.mo_form_used(&job).unwrap();
+            let values = run(gpu, &job);
+            let err = rel_err(&values, &reference);
+            println!("{name} {field:?} {used}: rel err {err:.2e}");
+            assert!(
+                err <= TOL,
+                "{name} {field:?} {used}: relative error {err:.2e} > {TOL:e}"
+            );
+        }
+        gpu.set_mo_form(MoForm::Auto);
+    }
+}
+
+#[test]
+fn every_kernel_source_compiles_with_nvrtc() {
+    if let Err(why) = cuda::libraries_present() {
+        let required = std::env::var("ORBITFIELD_REQUIRE_CUDA")
+            .map(|v| v == "1")
+            .unwrap_or(false);
+        assert!(!required, "ORBITFIELD_REQUIRE_CUDA=1 but {why}");
+        println!("skipped: {why}");
+        return;
+    }
+    let general = format!("{}\n{}", cuda::MO_COMMON_SRC, cuda::MO_GENERAL_SRC);
+    for (name, src) in [
+        ("mo", general.as_str()),
+        ("dcs", cuda::DCS_SRC),
+        ("util", cuda::UTIL_SRC),
+    ] {
+        let ptx = cuda::compile_ptx(src, "compute_75").unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(ptx.contains(".entry"), "{name}: no kernel in the PTX");
+    }
+}
+
+#[test]
+fn orbitals_match_the_cpu_engine_spherical_and_cartesian() {
+    let Some(gpu) = device() else { return };
+    for name in ["water_hf_631gs_sph.molden", "water_hf_631gs_cart.molden"] {
+        let wf = load(name);
+        let h = homo(&wf, Spin::Alpha);
+        let fields = [
+            Field::Orbital {
+                spin: Spin::Alpha,
+                index: h,
+            },
+            Field::Orbital {
+                spin: Spin::Alpha,
+                index: h + 1,
+            },
+            Field::OrbitalSquared {
+                spin: Spin::Alpha,
+                index: 0,
+            },
+            Field::Density,
+        ];
+        compare(&gpu, name, &fields, 40, false);
+    }
+}
+
+#[test]
+fn orbitals_up_to_g_match_the_cpu_engine() {
+    let Some(gpu) = device() else { return };
+    for name in ["n2_hf_ccpvqz_sph.molden", "n2_hf_ccpvqz_cart.molden"] {
+        let wf = load(name);
+        let h = homo(&wf, Spin::Alpha);
+        // The highest virtuals of cc-pVQZ carry the g functions.
+        let top = wf.alpha.len() - 1;
+        let fields = [
+            Field::Orbital {
+                spin: Spin::Alpha,
+                index: h,
+            },
+            Field::Orbital {
+                spin: Spin::Alpha,
+                index: top,
+            },
+            Field::Density,
+        ];
+        compare(&gpu, name, &fields, 36, true);
+    }
+}
+
+#[test]
+fn unrestricted_spin_density_matches_the_cpu_engine() {
+    let Some(gpu) = device() else { return };
+    let name = "o2_uhf_ccpvtz_sph.molden";
+    let wf = load(name);
+    let fields = [
+        Field::Orbital {
+            spin: Spin::Beta,
+            index: homo(&wf, Spin::Beta),
+        },
+        Field::Density,
+        Field::SpinDensity,
+    ];
+    compare(&gpu, name, &fields, 36, false);
+}
+
+#[test]
+fn threonine_homo_matches_the_cpu_engine() {
+    let Some(gpu) = device() else { return };
+    let name = "threonine_hf_631gs_cart.molden";
+    let wf = load(name);
+    compare(
+        &gpu,
+        name,
+        &[Field::Orbital {
+            spin: Spin::Alpha,
+            index: homo(&wf, Spin::Alpha),
+        }],
+        48,
+        false,
+    );
+}
+
+fn random_charges(seed: u64, n: usize, ext: [f64; 3]) -> PointCharges {
+    let mut s = seed | 1;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut q = PointCharges::default();
+    for _ in 0..n {
+        q.positions_bohr
+            .push([next() * ext[0] - 2.0, next() * ext[1] - 2.0, next() * ext[2] - 2.0]);
+        q.charges_e.push(next() * 2.0 - 1.0);
+    }
+    q
+}
+
+#[test]
+fn coulomb_sum_matches_float64() {
+    let Some(gpu) = device() else { return };
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    println!("seed {seed}");
+    let lattice = Lattice::axis_aligned([-1.0, 0.5, 2.0], 0.37, [70, 33, 19]);
+    // Two constant-memory chunks and a ragged third.
+    let q = random_charges(seed, 9_137, [30.0, 16.0, 12.0]);
+    let job = FieldJob {
+        field: Field::Potential,
+        lattice,
+        input: FieldInput::Charges(Arc::new(q.clone())),
+    };
+    let values = run(&*gpu, &job);
+    let mut reference = Vec::with_capacity(values.len());
+    for k in 0..19 {
+        for j in 0..33 {
+            for i in 0..70 {
+                let p = lattice.point_bohr(i, j, k);
+                let mut v = 0.0f64;
+                for (x, c) in q.positions_bohr.iter().zip(&q.charges_e) {
+                    v += c / ((p[0] - x[0]).powi(2) + (p[1] - x[1]).powi(2) + (p[2] - x[2]).powi(2)).sqrt();
+                }
+                reference.push(v as f32);
+            }
+        }
+    }
+    let err = rel_err(&values, &reference);
+    println!("coulomb rel err {err:.2e}");
+    assert!(err <= TOL, "relative error {err:.2e}");
+}
+
+#[test]
+fn failing_device_tiles_fall_back_to_the_cpu() {
+    let Some(gpu) = device() else { return };
+    let wf = load("water_hf_631gs_sph.molden");
+    let job = FieldJob {
+        field: Field::Orbital {
+            spin: Spin::Alpha,
+            index: homo(&wf, Spin::Alpha),
+        },
+        lattice: lattice_around(&wf, 32, false),
+        input: FieldInput::Wavefunction(wf.clone()),
+    };
+    let reference = run(&CpuEngine::default(), &job);
+    let fresh = Arc::new(CudaEngine::new(gpu.ordinal()).unwrap());
+    fresh.set_fail_all(true);
+    let engines = vec![
+        EngineSpec {
+            engine: fresh.clone(),
+            is_gpu: true,
+        },
+        EngineSpec {
+            engine: Arc::new(CpuEngine::default()),
+            is_gpu: false,
+        },
+    ];
+    let pool: Pool<u8> = Pool::with_engines(
+        engines,
+        PoolConfig {
+            gpu_tile_points: 32 * 29 * 4,
+            ..PoolConfig::default()
+        },
+    );
+    let h = pool.submit(SlotId(0), 1, job.clone());
+    let r = pool.results().recv_timeout(Duration::from_secs(60)).unwrap();
+    let grid = r.outcome.unwrap();
+    assert!(rel_err(&grid.values, &reference) <= 1e-6);
+    assert!(h.progress.tiles_retried.load(Ordering::SeqCst) > 0);
+    assert!(r.engines.iter().all(|e| !e.starts_with("cuda")), "{:?}", r.engines);
+    // And with the device healthy, the pool's grid equals the CPU's.
+    fresh.set_fail_all(false);
+    let grid = pool.compute_grid(2, job.clone()).unwrap();
+    assert!(rel_err(&grid.values, &reference) <= TOL);
+    let h = pool.submit(
+        SlotId(0),
+        3,
+        FieldJob {
+            lattice: lattice_around(&wf, 200, false),
+            ..job
+        },
+    );
+    h.cancel();
+    let r = pool.results().recv_timeout(Duration::from_secs(60)).unwrap();
+    assert!(matches!(r.outcome, Err(JobError::Cancelled)));
+}

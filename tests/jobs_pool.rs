@@ -1,0 +1,251 @@
+//! The jobs pool: tiles assembled in place, failed tiles retried on another device and then on the
+//! CPU, latest-wins slots, cancellation within one tile, and a drop that does not hang. Engines here
+//! are test doubles computing an analytic field (the linear index of each point), so every value of
+//! the assembled grid is known exactly; one test runs the real CPU engine through the pool.
+
+use orbitfield::compute::{ComputeError, Field, FieldInput, FieldJob, PointCharges, SlabEngine, slab_len};
+use orbitfield::jobs::{DevicePreference, EngineSpec, JobError, Pool, PoolConfig, SlotId};
+use orbitfield::model::Lattice;
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Fills each point with its linear index; can fail, write NaN, or sleep per tile.
+struct IndexEngine {
+    name: String,
+    fail: AtomicBool,
+    write_nan: AtomicBool,
+    delay: Duration,
+    tiles: AtomicUsize,
+}
+
+impl IndexEngine {
+    fn new(name: &str, delay_ms: u64) -> Arc<IndexEngine> {
+        Arc::new(IndexEngine {
+            name: name.into(),
+            fail: AtomicBool::new(false),
+            write_nan: AtomicBool::new(false),
+            delay: Duration::from_millis(delay_ms),
+            tiles: AtomicUsize::new(0),
+        })
+    }
+}
+
+impl SlabEngine for IndexEngine {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn compute_slab(&self, job: &FieldJob, z: Range<usize>, out: &mut [f32]) -> Result<(), ComputeError> {
+        assert_eq!(out.len(), slab_len(&job.lattice, &z));
+        std::thread::sleep(self.delay);
+        self.tiles.fetch_add(1, Ordering::SeqCst);
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(ComputeError::Device("injected failure".into()));
+        }
+        let plane = job.lattice.dims[0] * job.lattice.dims[1];
+        for (n, v) in out.iter_mut().enumerate() {
+            *v = if self.write_nan.load(Ordering::SeqCst) && n == 3 {
+                f32::NAN
+            } else {
+                (z.start * plane + n) as f32
+            };
+        }
+        Ok(())
+    }
+}
+
+fn job(dims: [usize; 3]) -> FieldJob {
+    FieldJob {
+        field: Field::Potential,
+        lattice: Lattice::axis_aligned([0.0; 3], 0.5, dims),
+        input: FieldInput::Charges(Arc::new(PointCharges::default())),
+    }
+}
+
+fn config(points_per_tile: usize) -> PoolConfig {
+    PoolConfig {
+        gpu_tile_points: points_per_tile,
+        cpu_tile_points: points_per_tile,
+        ..PoolConfig::default()
+    }
+}
+
+fn assert_index_grid(values: &[f32], n: usize) {
+    assert_eq!(values.len(), n);
+    for (i, &v) in values.iter().enumerate() {
+        assert_eq!(v, i as f32, "point {i}");
+    }
+}
+
+fn spec(e: &Arc<IndexEngine>, is_gpu: bool) -> EngineSpec {
+    EngineSpec {
+        engine: e.clone(),
+        is_gpu,
+    }
+}
+
+#[test]
+fn tiles_from_all_devices_assemble_the_whole_grid() {
+    let (a, b, cpu) = (
+        IndexEngine::new("dev-a", 1),
+        IndexEngine::new("dev-b", 1),
+        IndexEngine::new("cpu", 0),
+    );
+    let pool: Pool<u32> = Pool::with_engines(
+        vec![spec(&a, true), spec(&b, true), spec(&cpu, false)],
+        config(16 * 12 * 2),
+    );
+    let grid = pool.compute_grid(7, job([16, 12, 41])).unwrap();
+    assert_index_grid(&grid.values, 16 * 12 * 41);
+    // Both devices pulled from the shared queue; the CPU only serves retries when devices exist.
+    assert!(a.tiles.load(Ordering::SeqCst) > 0 && b.tiles.load(Ordering::SeqCst) > 0);
+    assert_eq!(cpu.tiles.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn failing_device_tiles_are_retried_on_the_other_device() {
+    let (a, b, cpu) = (
+        IndexEngine::new("dev-a", 1),
+        IndexEngine::new("dev-b", 2),
+        IndexEngine::new("cpu", 0),
+    );
+    a.fail.store(true, Ordering::SeqCst);
+    let pool: Pool<u32> = Pool::with_engines(vec![spec(&a, true), spec(&b, true), spec(&cpu, false)], config(16 * 12));
+    let h = pool.submit(SlotId(1), 11, job([16, 12, 30]));
+    let r = pool.results().recv_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!((r.key, r.generation), (11, h.generation));
+    assert_index_grid(&r.outcome.unwrap().values, 16 * 12 * 30);
+    assert!(h.progress.tiles_retried.load(Ordering::SeqCst) > 0);
+    assert!(pool.workers()[0].tiles_failed.load(Ordering::SeqCst) > 0);
+    assert!(pool.last_error().unwrap().contains("injected failure"));
+}
+
+#[test]
+fn tiles_failing_on_every_device_end_on_the_cpu() {
+    let (a, b, cpu) = (
+        IndexEngine::new("dev-a", 0),
+        IndexEngine::new("dev-b", 0),
+        IndexEngine::new("cpu", 0),
+    );
+    a.fail.store(true, Ordering::SeqCst);
+    b.write_nan.store(true, Ordering::SeqCst);
+    let pool: Pool<u32> = Pool::with_engines(
+        vec![spec(&a, true), spec(&b, true), spec(&cpu, false)],
+        config(16 * 12 * 3),
+    );
+    let grid = pool.compute_grid(1, job([16, 12, 20])).unwrap();
+    assert_index_grid(&grid.values, 16 * 12 * 20);
+    assert!(cpu.tiles.load(Ordering::SeqCst) > 0);
+}
+
+#[test]
+fn a_failure_on_the_cpu_fails_the_request() {
+    let (a, cpu) = (IndexEngine::new("dev-a", 0), IndexEngine::new("cpu", 0));
+    a.fail.store(true, Ordering::SeqCst);
+    cpu.fail.store(true, Ordering::SeqCst);
+    let pool: Pool<u32> = Pool::with_engines(vec![spec(&a, true), spec(&cpu, false)], config(16 * 12 * 3));
+    match pool.compute_grid(1, job([16, 12, 20])) {
+        Err(JobError::Compute(ComputeError::Device(m))) => assert!(m.contains("injected")),
+        other => panic!("expected a device error, got {other:?}"),
+    }
+}
+
+#[test]
+fn cancelled_request_stops_within_one_tile() {
+    let dev = IndexEngine::new("dev", 20);
+    let cpu = IndexEngine::new("cpu", 0);
+    let pool: Pool<u32> = Pool::with_engines(vec![spec(&dev, true), spec(&cpu, false)], config(8 * 8));
+    let h = pool.submit(SlotId(3), 5, job([8, 8, 200]));
+    while h.progress.tiles_done.load(Ordering::SeqCst) < 2 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    h.cancel();
+    let started_at_cancel = dev.tiles.load(Ordering::SeqCst);
+    let r = pool.results().recv_timeout(Duration::from_secs(30)).unwrap();
+    assert!(matches!(r.outcome, Err(JobError::Cancelled)), "{:?}", r.outcome);
+    std::thread::sleep(Duration::from_millis(100));
+    // At most the tile that was running when the request was cancelled.
+    assert!(dev.tiles.load(Ordering::SeqCst) <= started_at_cancel + 1);
+    assert!(h.progress.planes_done.load(Ordering::SeqCst) < 200);
+}
+
+#[test]
+fn a_newer_request_in_the_same_slot_wins() {
+    let dev = IndexEngine::new("dev", 5);
+    let cpu = IndexEngine::new("cpu", 0);
+    let pool: Pool<&'static str> = Pool::with_engines(vec![spec(&dev, true), spec(&cpu, false)], config(8 * 8));
+    let old = pool.submit(SlotId(9), "old", job([8, 8, 100]));
+    let new = pool.submit(SlotId(9), "new", job([8, 8, 10]));
+    assert!(new.generation > old.generation);
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let r = pool.results().recv_timeout(Duration::from_secs(30)).unwrap();
+        seen.push((r.key, r.outcome.is_ok()));
+        if r.key == "new" {
+            assert_index_grid(&r.outcome.unwrap().values, 8 * 8 * 10);
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, vec![("new", true), ("old", false)]);
+}
+
+#[test]
+fn dropping_a_busy_pool_returns() {
+    let dev = IndexEngine::new("dev", 10);
+    let cpu = IndexEngine::new("cpu", 0);
+    let pool: Pool<u32> = Pool::with_engines(vec![spec(&dev, true), spec(&cpu, false)], config(8 * 8));
+    for i in 0..4 {
+        pool.submit(SlotId(i), i as u32, job([8, 8, 500]));
+    }
+    std::thread::sleep(Duration::from_millis(30));
+    drop(pool); // must not wait for the 2000 queued tiles, nor for a full results channel
+    assert!(dev.tiles.load(Ordering::SeqCst) < 100);
+}
+
+#[test]
+fn results_channel_full_does_not_block_drop() {
+    let dev = IndexEngine::new("dev", 0);
+    let cpu = IndexEngine::new("cpu", 0);
+    let cfg = PoolConfig {
+        result_capacity: 1,
+        ..config(8 * 8)
+    };
+    let pool: Pool<u32> = Pool::with_engines(vec![spec(&dev, true), spec(&cpu, false)], cfg);
+    for i in 0..5 {
+        pool.submit(SlotId(i), i as u32, job([8, 8, 2]));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    drop(pool);
+}
+
+#[test]
+fn cpu_pool_without_devices_reports_why() {
+    // On a machine without CUDA this falls back with a note; with a device it uses it. Either way the
+    // potential of one unit charge is right.
+    let mut q = PointCharges::default();
+    q.positions_bohr.push([0.25, 0.25, 0.25]);
+    q.charges_e.push(1.0);
+    let job = FieldJob {
+        field: Field::Potential,
+        lattice: Lattice::axis_aligned([1.0, 2.0, 3.0], 0.5, [6, 5, 4]),
+        input: FieldInput::Charges(Arc::new(q)),
+    };
+    let (grid, notes) = orbitfield::jobs::compute_grid(job.clone(), DevicePreference::Auto).unwrap();
+    println!("notes: {notes:?}");
+    for k in 0..4 {
+        for j in 0..5 {
+            for i in 0..6 {
+                let p = job.lattice.point_bohr(i, j, k);
+                let r = ((p[0] - 0.25f64).powi(2) + (p[1] - 0.25).powi(2) + (p[2] - 0.25).powi(2)).sqrt();
+                let v = grid.get(i, j, k).unwrap() as f64;
+                assert!((v - 1.0 / r).abs() <= 1e-5 / r, "{v} vs {}", 1.0 / r);
+            }
+        }
+    }
+    let pool: Pool<()> = Pool::new(PoolConfig {
+        preference: DevicePreference::Cpu,
+        ..PoolConfig::default()
+    });
+    assert!(!pool.has_gpu());
+}
