@@ -232,7 +232,12 @@ fn open_a_molden_file_pick_an_orbital_and_get_its_lobes() {
     harness.run();
     let st = harness.state_mut();
     assert_eq!(st.orbital, Some(3));
-    assert!(st.update_field(), "the field is computed and shown");
+    // The jobs pool computes off the UI thread: poll as the window does each frame.
+    let t0 = std::time::Instant::now();
+    while !st.update_field() {
+        assert!(t0.elapsed().as_secs() < 120, "the field never arrived");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     let (key, grid) = st.shown_field.clone().unwrap();
     assert_eq!(
         key.field,

@@ -73,44 +73,64 @@ pub trait FieldBackend: Send {
     fn cancel(&mut self);
 }
 
-/// A backend that computes each request at once on the calling thread with a blocking engine.
-/// It stands in for the jobs pool (the UI pauses while a field is computed); results still go
-/// through the keyed result path, so swapping in the pool changes nothing else.
-pub struct InlineBackend {
-    engine: super::BlockingEngine,
-    done: std::collections::VecDeque<FieldResult>,
+/// The jobs pool as the viewer's backend: persistent GPU and CPU workers, one latest-wins slot,
+/// results tagged with their key; the UI never waits.
+pub struct PoolBackend {
+    pool: crate::jobs::Pool<FieldKey>,
+    current: Option<crate::jobs::RequestHandle>,
 }
 
-impl InlineBackend {
-    pub fn new(engine: super::BlockingEngine) -> InlineBackend {
-        InlineBackend {
-            engine,
-            done: std::collections::VecDeque::new(),
+/// The slot the viewer's field requests share (a newer request cancels the older one).
+const VIEW_SLOT: crate::jobs::SlotId = crate::jobs::SlotId(1);
+
+impl PoolBackend {
+    /// Starts the pool (CUDA devices when present, else the CPU).
+    pub fn start() -> PoolBackend {
+        let pool = crate::jobs::Pool::new(crate::jobs::PoolConfig::default());
+        for note in pool.notes() {
+            tracing::info!("{note}");
         }
+        PoolBackend { pool, current: None }
     }
 }
 
-impl FieldBackend for InlineBackend {
+impl FieldBackend for PoolBackend {
     fn name(&self) -> String {
-        "cpu (inline on the UI thread)".to_string()
+        let names: Vec<String> = self.pool.workers().iter().map(|w| w.name.clone()).collect();
+        if names.is_empty() {
+            "jobs pool (no workers)".to_string()
+        } else {
+            names.join(", ")
+        }
     }
 
     fn submit(&mut self, key: FieldKey, job: FieldJob) {
-        let grid = (self.engine)(&job).map(Arc::new);
-        self.done.clear();
-        self.done.push_back(FieldResult { key, grid });
+        self.current = Some(self.pool.submit(VIEW_SLOT, key, job));
     }
 
     fn try_recv(&mut self) -> Option<FieldResult> {
-        self.done.pop_front()
+        let r = self.pool.results().try_recv().ok()?;
+        if self.current.as_ref().is_some_and(|h| h.generation == r.generation) {
+            self.current = None;
+        }
+        Some(FieldResult {
+            key: r.key,
+            grid: r.outcome.map(Arc::new).map_err(|e| e.to_string()),
+        })
     }
 
     fn progress(&self) -> Option<JobProgress> {
-        None
+        let h = self.current.as_ref()?;
+        Some(JobProgress {
+            label: format!("computing the field ({:.0}%)", h.progress.fraction() * 100.0),
+            fraction: h.progress.fraction(),
+        })
     }
 
     fn cancel(&mut self) {
-        self.done.clear();
+        if let Some(h) = self.current.take() {
+            h.cancel();
+        }
     }
 }
 

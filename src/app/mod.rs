@@ -13,11 +13,10 @@ pub mod slice;
 pub mod state;
 pub mod window;
 
-/// The field service the viewer starts with: the place where the jobs pool (field backend) and
-/// the surface module (isosurface extractor) plug in.
+/// The field service the viewer starts with: the jobs pool computes fields off the UI thread and
+/// the surface module extracts the lobes.
 pub fn default_field_service() -> fields::FieldService {
-    let backend = blocking_engine().map(|e| Box::new(fields::InlineBackend::new(e)) as Box<dyn fields::FieldBackend>);
-    fields::FieldService::new(backend, default_extractor())
+    fields::FieldService::new(Some(Box::new(fields::PoolBackend::start())), default_extractor())
 }
 
 /// The isosurface extractor available in this build (the `surface` module's marching cubes).
