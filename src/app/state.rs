@@ -449,7 +449,10 @@ impl AppState {
             Command::ResetCamera => {
                 let aspect = self.aspect();
                 if let Some((lo, hi)) = self.scene_bounds() {
+                    // A three-quarter view: planar molecules and their orbitals show depth.
                     self.camera.reset(Vec3::from(lo), Vec3::from(hi), aspect);
+                    self.camera.orbit(0.5, 0.6);
+                    self.camera.fit_to_bounds(Vec3::from(lo), Vec3::from(hi), aspect);
                 }
             }
             Command::Orbit([dx, dy]) => self.camera.orbit(dx, dy),

@@ -22,7 +22,8 @@ use winit::window::{Window, WindowId};
 pub struct ViewerOptions {
     /// Files to open; the embedded demo when empty.
     pub files: Vec<PathBuf>,
-    /// Save a screenshot of the whole window here (at `exit_after_frames`, or the 30th frame).
+    /// Save a screenshot of the whole window here (at `exit_after_frames`, or the 30th frame, once
+    /// the field in flight is shown; at most a minute later).
     pub screenshot: Option<PathBuf>,
     /// Quit after this many frames (for scripted runs and CI).
     pub exit_after_frames: Option<u64>,
@@ -74,6 +75,8 @@ struct Viewer {
     settings_path: Option<PathBuf>,
     result: Result<()>,
     screenshot_taken: Arc<std::sync::atomic::AtomicBool>,
+    shot_requested: bool,
+    started: Instant,
 }
 
 impl Viewer {
@@ -111,6 +114,8 @@ impl Viewer {
             settings_path,
             result: Ok(()),
             screenshot_taken: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            shot_requested: false,
+            started: Instant::now(),
         }
     }
 
@@ -223,10 +228,16 @@ impl Viewer {
         self.frames += 1;
         let mut captures = Vec::new();
         let shot_frame = self.options.exit_after_frames.unwrap_or(30).max(1);
+        // Scripted runs wait (up to a minute) for field work in flight, so the picture is complete.
+        let settled = (self.state.fields.pending().is_none() && !self.state.dirty.meshes)
+            || self.started.elapsed() > Duration::from_secs(60);
         if let Some(path) = self.options.screenshot.clone()
-            && self.frames == shot_frame
+            && !self.shot_requested
+            && self.frames >= shot_frame
+            && settled
         {
             captures.push(screenshot_callback(path, Arc::clone(&self.screenshot_taken)));
+            self.shot_requested = true;
         }
         for path in std::mem::take(&mut self.state.screenshot_requests) {
             self.state.status = format!("screenshot saved to {}", path.display());
@@ -263,6 +274,7 @@ impl Viewer {
 
         if let Some(n) = self.options.exit_after_frames
             && self.frames >= n
+            && (self.shot_requested || self.options.screenshot.is_none())
         {
             if self.options.screenshot.is_some() && !self.screenshot_taken.load(std::sync::atomic::Ordering::SeqCst) {
                 self.result = Err(anyhow!("the screenshot could not be taken"));

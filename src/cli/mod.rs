@@ -22,7 +22,7 @@ struct Cli {
     command: Option<Command>,
     /// Files to open in the viewer (structures, trajectories, wavefunctions, volumes).
     files: Vec<PathBuf>,
-    /// Viewer: save a screenshot of the window to this PNG (at --exit-after-frames, else frame 30).
+    /// Viewer: save a screenshot of the window to this PNG (at --exit-after-frames, else frame 30, once fields are shown).
     #[arg(long)]
     screenshot: Option<PathBuf>,
     /// Viewer: quit after drawing this many frames.
