@@ -1,1 +1,43 @@
 //! The application: window, state, commands, documents and settings.
+//!
+//! `app` owns the state and wires the layers together: it opens files through `io`, turns
+//! structures into render instances ([`representation`]), sends field requests through the one
+//! [`fields::FieldService`] that the jobs pool plugs into, keeps the viewer's state and commands
+//! ([`state`]), persists [`settings`], and runs the desktop [`window`]. The egui panels live in
+//! `ui` and only read the state and push commands.
+
+pub mod fields;
+pub mod representation;
+pub mod settings;
+pub mod slice;
+pub mod state;
+pub mod window;
+
+/// The field service the viewer starts with: the jobs pool computes fields off the UI thread and
+/// the surface module extracts the lobes.
+pub fn default_field_service() -> fields::FieldService {
+    fields::FieldService::new(Some(Box::new(fields::PoolBackend::start())), default_extractor())
+}
+
+/// The isosurface extractor available in this build (the `surface` module's marching cubes).
+pub fn default_extractor() -> Option<fields::Extractor> {
+    Some(extract_lobe)
+}
+
+/// Marching cubes around the region above a positive `iso` or below a negative one.
+fn extract_lobe(grid: &crate::model::Grid3, iso: f32) -> Option<crate::surface::MeshData> {
+    let mesh = if iso >= 0.0 {
+        crate::surface::extract(grid, iso)
+    } else {
+        crate::surface::extract_below(grid, iso)
+    };
+    (!mesh.is_empty()).then_some(mesh)
+}
+
+/// Computes a field on the calling thread, for batch commands (the CPU reference engine).
+pub type BlockingEngine = fn(&crate::compute::FieldJob) -> Result<crate::model::Grid3, String>;
+
+/// The blocking field engine available in this build.
+pub fn blocking_engine() -> Option<BlockingEngine> {
+    Some(|job| crate::compute::cpu::evaluate_grid(job).map_err(|e| e.to_string()))
+}

@@ -22,19 +22,6 @@ pub fn run(args: &InfoArgs) -> Result<()> {
     report(&mut system, load_seconds, args.json)
 }
 
-/// Without a subcommand: until the viewer is wired, describe the embedded demo or the given files.
-pub fn run_demo(files: &[PathBuf]) -> Result<()> {
-    if !files.is_empty() {
-        return run(&InfoArgs {
-            files: files.to_vec(),
-            json: false,
-        });
-    }
-    let t0 = Instant::now();
-    let mut system = orbitfield::io::load::load_embedded_demo()?;
-    report(&mut system, t0.elapsed().as_secs_f64(), false)
-}
-
 fn report(system: &mut System, load_seconds: f64, json: bool) -> Result<()> {
     let s = &system.structure;
     let atoms = s.len();

@@ -5,6 +5,7 @@ mod grid;
 mod info;
 mod points;
 mod rdf;
+mod render;
 mod surface;
 
 use clap::{Parser, Subcommand};
@@ -22,6 +23,18 @@ struct Cli {
     command: Option<Command>,
     /// Files to open in the viewer (structures, trajectories, wavefunctions, volumes).
     files: Vec<PathBuf>,
+    /// Viewer: save a screenshot of the window to this PNG (at --exit-after-frames, else frame 30, once fields are shown).
+    #[arg(long)]
+    screenshot: Option<PathBuf>,
+    /// Viewer: quit after drawing this many frames.
+    #[arg(long)]
+    exit_after_frames: Option<u64>,
+    /// Viewer: window size WxH in logical pixels.
+    #[arg(long)]
+    window_size: Option<String>,
+    /// Viewer: do not read or write the settings file.
+    #[arg(long)]
+    no_settings: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -38,6 +51,8 @@ enum Command {
     Points(points::PointsArgs),
     /// Extract an isosurface from a volume (cube, DX) and write it as a .ply or .obj mesh.
     Surface(surface::SurfaceArgs),
+    /// Draw FILE... to PNG images without a window (structures, and isosurfaces with --field).
+    Render(render::RenderArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -59,7 +74,8 @@ pub fn main() -> ExitCode {
         Some(Command::Grid(args)) => grid::run(&args),
         Some(Command::Points(args)) => points::run(&args),
         Some(Command::Surface(args)) => surface::run(&args),
-        None => info::run_demo(&cli.files),
+        Some(Command::Render(args)) => render::run(&args),
+        None => run_viewer(&cli),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -68,4 +84,15 @@ pub fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+fn run_viewer(cli: &Cli) -> anyhow::Result<()> {
+    let size = cli.window_size.as_deref().map(render::parse_size).transpose()?;
+    orbitfield::app::window::run(orbitfield::app::window::ViewerOptions {
+        files: cli.files.clone(),
+        screenshot: cli.screenshot.clone(),
+        exit_after_frames: cli.exit_after_frames,
+        size,
+        no_settings: cli.no_settings,
+    })
 }

@@ -1,0 +1,395 @@
+//! Representations: how a structure becomes spheres and cylinders (drawing style and colouring),
+//! the box outline, and the colours of orbital lobes.
+//!
+//! Called by the app whenever the frame, the style or the colouring changes, and by the headless
+//! `render` command. The output is plain instance data for [`crate::render::gpu`]; the renderer
+//! never sees a molecule.
+
+use crate::model::{Element, Structure, UnitCell};
+use crate::render::colormap::Colormap;
+use crate::render::gpu::{CylinderInstance, LineVertex, SphereInstance, pack_rgba};
+
+/// Drawing style of atoms and bonds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum DrawStyle {
+    /// Spheres at 0.3 x van der Waals radius and bonds of 0.2 A.
+    #[default]
+    Cpk,
+    /// Space filling: spheres at the van der Waals radius, no bonds.
+    Vdw,
+    /// Small spheres (0.2 x vdW) and thin bonds (0.12 A).
+    BallAndStick,
+    /// Bonds of 0.2 A with spheres of the same radius capping them.
+    Licorice,
+}
+
+impl DrawStyle {
+    pub const ALL: [DrawStyle; 4] = [
+        DrawStyle::Cpk,
+        DrawStyle::Vdw,
+        DrawStyle::BallAndStick,
+        DrawStyle::Licorice,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DrawStyle::Cpk => "CPK",
+            DrawStyle::Vdw => "VDW (space filling)",
+            DrawStyle::BallAndStick => "Ball and stick",
+            DrawStyle::Licorice => "Licorice",
+        }
+    }
+
+    /// Sphere radius for an atom with van der Waals radius `vdw`.
+    pub fn sphere_radius(self, vdw_angstrom: f32) -> f32 {
+        match self {
+            DrawStyle::Cpk => 0.3 * vdw_angstrom,
+            DrawStyle::Vdw => vdw_angstrom,
+            DrawStyle::BallAndStick => 0.2 * vdw_angstrom,
+            DrawStyle::Licorice => 0.2,
+        }
+    }
+
+    /// Bond radius, or `None` when the style draws no bonds.
+    pub fn bond_radius(self) -> Option<f32> {
+        match self {
+            DrawStyle::Cpk => Some(0.2),
+            DrawStyle::Vdw => None,
+            DrawStyle::BallAndStick => Some(0.12),
+            DrawStyle::Licorice => Some(0.2),
+        }
+    }
+}
+
+/// What decides an atom's colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum ColorBy {
+    #[default]
+    Element,
+    Residue,
+    Chain,
+    /// Partial charge on a blue (-1 e) - white - red (+1 e) scale; grey when charges are unknown.
+    Charge,
+}
+
+impl ColorBy {
+    pub const ALL: [ColorBy; 4] = [ColorBy::Element, ColorBy::Residue, ColorBy::Chain, ColorBy::Charge];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ColorBy::Element => "Element",
+            ColorBy::Residue => "Residue",
+            ColorBy::Chain => "Chain",
+            ColorBy::Charge => "Charge",
+        }
+    }
+}
+
+/// A categorical palette (colour-blind friendly, after Okabe and Ito, plus extras).
+const PALETTE: [[u8; 3]; 10] = [
+    [230, 159, 0],
+    [86, 180, 233],
+    [0, 158, 115],
+    [240, 228, 66],
+    [0, 114, 178],
+    [213, 94, 0],
+    [204, 121, 167],
+    [160, 160, 160],
+    [120, 200, 120],
+    [200, 120, 90],
+];
+
+fn palette(i: usize) -> [u8; 4] {
+    let c = PALETTE[i % PALETTE.len()];
+    [c[0], c[1], c[2], 255]
+}
+
+/// RGBA colour of every atom under a colouring scheme.
+pub fn atom_colors(structure: &Structure, color_by: ColorBy) -> Vec<[u8; 4]> {
+    let n = structure.len();
+    match color_by {
+        ColorBy::Element => structure
+            .elements
+            .iter()
+            .map(|e| {
+                let c = e.cpk_rgb();
+                [c[0], c[1], c[2], 255]
+            })
+            .collect(),
+        ColorBy::Residue => {
+            let starts = structure.residue_starts();
+            let mut out = vec![[0u8; 4]; n];
+            for (r, w) in starts.windows(2).enumerate() {
+                for c in out.iter_mut().take(w[1]).skip(w[0]) {
+                    *c = palette(r);
+                }
+            }
+            out
+        }
+        ColorBy::Chain => {
+            let ids = structure.chain_ids();
+            let labels = if structure.chains.iter().any(|c| !c.is_empty()) {
+                &structure.chains
+            } else {
+                &structure.segids
+            };
+            labels
+                .iter()
+                .map(|l| ids.iter().position(|x| x == l).map_or([160, 160, 160, 255], palette))
+                .collect()
+        }
+        ColorBy::Charge => match &structure.charges_e {
+            Some(q) => q.iter().map(|&x| Colormap::Diverging.sample(0.5 + 0.5 * x)).collect(),
+            None => vec![[160, 160, 160, 255]; n],
+        },
+    }
+}
+
+/// Sphere instances for atoms at `positions`. Atoms with non-finite coordinates are skipped.
+pub fn build_spheres(
+    structure: &Structure,
+    positions_angstrom: &[[f32; 3]],
+    colors: &[[u8; 4]],
+    style: DrawStyle,
+    out: &mut Vec<SphereInstance>,
+) {
+    out.clear();
+    out.reserve(positions_angstrom.len());
+    for (i, p) in positions_angstrom.iter().enumerate() {
+        if !p.iter().all(|x| x.is_finite()) {
+            continue;
+        }
+        let element = structure.elements.get(i).copied().unwrap_or(Element::UNKNOWN);
+        let vdw = structure
+            .radii_angstrom
+            .as_ref()
+            .and_then(|r| r.get(i).copied())
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .unwrap_or_else(|| element.vdw_radius_angstrom());
+        out.push(SphereInstance {
+            center_angstrom: *p,
+            radius_angstrom: style.sphere_radius(vdw),
+            color: pack_rgba(colors.get(i).copied().unwrap_or([255, 20, 147, 255])),
+        });
+    }
+}
+
+/// Cylinder instances for `bonds`, split in the middle between the two atoms' colours. Bonds
+/// longer than `max_length_angstrom` (periodic wrap-arounds) are skipped.
+pub fn build_cylinders(
+    bonds: &[[u32; 2]],
+    positions_angstrom: &[[f32; 3]],
+    colors: &[[u8; 4]],
+    style: DrawStyle,
+    max_length_angstrom: f32,
+    out: &mut Vec<CylinderInstance>,
+) {
+    out.clear();
+    let Some(radius) = style.bond_radius() else {
+        return;
+    };
+    out.reserve(bonds.len());
+    for b in bonds {
+        let (i, j) = (b[0] as usize, b[1] as usize);
+        let (Some(a), Some(c)) = (positions_angstrom.get(i), positions_angstrom.get(j)) else {
+            continue;
+        };
+        let d2: f32 = (0..3).map(|k| (a[k] - c[k]) * (a[k] - c[k])).sum();
+        if !d2.is_finite() || d2 > max_length_angstrom * max_length_angstrom {
+            continue;
+        }
+        out.push(CylinderInstance {
+            a_angstrom: *a,
+            b_angstrom: *c,
+            radius_angstrom: radius,
+            color_a: pack_rgba(colors.get(i).copied().unwrap_or([200, 200, 200, 255])),
+            color_b: pack_rgba(colors.get(j).copied().unwrap_or([200, 200, 200, 255])),
+        });
+    }
+}
+
+/// Bonds guessed from covalent radii (distance below 1.15 x the sum of radii, at least 0.4 A),
+/// with a cell list so it stays linear in the number of atoms. Pairs sorted, smaller index first.
+pub fn guess_bonds(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Vec<[u32; 2]> {
+    const CELL: f32 = 3.0;
+    let n = positions_angstrom.len().min(structure.len());
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    for p in positions_angstrom
+        .iter()
+        .take(n)
+        .filter(|p| p.iter().all(|x| x.is_finite()))
+    {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    if !lo[0].is_finite() {
+        return Vec::new();
+    }
+    let dims: [usize; 3] = std::array::from_fn(|k| (((hi[k] - lo[k]) / CELL) as usize + 1).min(1024));
+    let cell_of =
+        |p: &[f32; 3]| -> [usize; 3] { std::array::from_fn(|k| (((p[k] - lo[k]) / CELL) as usize).min(dims[k] - 1)) };
+    let n_cells = dims[0] * dims[1] * dims[2];
+    let mut heads = vec![u32::MAX; n_cells];
+    let mut next = vec![u32::MAX; n];
+    for (i, p) in positions_angstrom.iter().enumerate().take(n) {
+        if !p.iter().all(|x| x.is_finite()) {
+            continue;
+        }
+        let c = cell_of(p);
+        let idx = c[0] + dims[0] * (c[1] + dims[1] * c[2]);
+        next[i] = heads[idx];
+        heads[idx] = i as u32;
+    }
+    let radius = |i: usize| structure.elements.get(i).map_or(0.0, |e| e.covalent_radius_angstrom());
+    let mut bonds = Vec::new();
+    for (i, p) in positions_angstrom.iter().enumerate().take(n) {
+        if !p.iter().all(|x| x.is_finite()) {
+            continue;
+        }
+        let c = cell_of(p);
+        for dz in -1i64..=1 {
+            for dy in -1i64..=1 {
+                for dx in -1i64..=1 {
+                    let q = [c[0] as i64 + dx, c[1] as i64 + dy, c[2] as i64 + dz];
+                    if (0..3).any(|k| q[k] < 0 || q[k] >= dims[k] as i64) {
+                        continue;
+                    }
+                    let idx = q[0] as usize + dims[0] * (q[1] as usize + dims[1] * q[2] as usize);
+                    let mut j = heads[idx];
+                    while j != u32::MAX {
+                        let ju = j as usize;
+                        if ju > i {
+                            let pj = positions_angstrom[ju];
+                            let d2: f32 = (0..3).map(|k| (p[k] - pj[k]) * (p[k] - pj[k])).sum();
+                            let cut = 1.15 * (radius(i) + radius(ju));
+                            if d2 > 0.16 && d2 < cut * cut {
+                                bonds.push([i as u32, j]);
+                            }
+                        }
+                        j = next[ju];
+                    }
+                }
+            }
+        }
+    }
+    bonds.sort_unstable();
+    bonds
+}
+
+/// The twelve edges of a periodic box with its origin at `origin`, as a line list.
+pub fn box_lines(cell: &UnitCell, origin_angstrom: [f32; 3], rgba: [u8; 4]) -> Vec<LineVertex> {
+    let m = cell.matrix_angstrom();
+    let v: [[f32; 3]; 3] = std::array::from_fn(|r| std::array::from_fn(|c| m[r][c] as f32));
+    let corner = |bits: usize| -> [f32; 3] {
+        std::array::from_fn(|k| {
+            origin_angstrom[k]
+                + if bits & 1 != 0 { v[0][k] } else { 0.0 }
+                + if bits & 2 != 0 { v[1][k] } else { 0.0 }
+                + if bits & 4 != 0 { v[2][k] } else { 0.0 }
+        })
+    };
+    let color = pack_rgba(rgba);
+    let mut out = Vec::with_capacity(24);
+    for a in 0..8usize {
+        for bit in [1usize, 2, 4] {
+            if a & bit == 0 {
+                for c in [a, a | bit] {
+                    out.push(LineVertex {
+                        position_angstrom: corner(c),
+                        color,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Axis-aligned bounds of finite positions grown by `pad`; `None` when there are none.
+pub fn bounds(positions_angstrom: &[[f32; 3]], pad_angstrom: f32) -> Option<([f32; 3], [f32; 3])> {
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    for p in positions_angstrom.iter().filter(|p| p.iter().all(|x| x.is_finite())) {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    lo[0]
+        .is_finite()
+        .then(|| (lo.map(|x| x - pad_angstrom), hi.map(|x| x + pad_angstrom)))
+}
+
+/// Default lobe colours: positive phase, negative phase (linear RGB 0..1).
+pub const LOBE_POSITIVE: [f32; 3] = [0.85, 0.2, 0.2];
+pub const LOBE_NEGATIVE: [f32; 3] = [0.2, 0.35, 0.9];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Name8;
+
+    fn water() -> (Structure, Vec<[f32; 3]>) {
+        let mut s = Structure::default();
+        for (e, n) in [(8u8, "O"), (1, "H1"), (1, "H2")] {
+            s.push_atom(
+                Element(e),
+                Name8::from(n),
+                Name8::from("HOH"),
+                1,
+                Name8::from("A"),
+                Name8::EMPTY,
+            );
+        }
+        (s, vec![[0.0, 0.0, 0.0], [0.9572, 0.0, 0.0], [-0.2400, 0.9266, 0.0]])
+    }
+
+    #[test]
+    fn water_has_two_oh_bonds() {
+        let (s, p) = water();
+        assert_eq!(guess_bonds(&s, &p), vec![[0, 1], [0, 2]]);
+    }
+
+    #[test]
+    fn styles_and_colors() {
+        let (s, p) = water();
+        let colors = atom_colors(&s, ColorBy::Element);
+        assert_eq!(colors[0], [255, 13, 13, 255]);
+        let mut spheres = Vec::new();
+        build_spheres(&s, &p, &colors, DrawStyle::Vdw, &mut spheres);
+        assert_eq!(spheres.len(), 3);
+        assert!((spheres[0].radius_angstrom - 1.52).abs() < 1e-6);
+        let mut cyl = Vec::new();
+        build_cylinders(&[[0, 1], [0, 2]], &p, &colors, DrawStyle::Vdw, 3.0, &mut cyl);
+        assert!(cyl.is_empty());
+        build_cylinders(
+            &[[0, 1], [0, 2], [0, 9]],
+            &p,
+            &colors,
+            DrawStyle::Licorice,
+            3.0,
+            &mut cyl,
+        );
+        assert_eq!(cyl.len(), 2);
+        assert_eq!(atom_colors(&s, ColorBy::Charge)[0], [160, 160, 160, 255]);
+    }
+
+    #[test]
+    fn box_has_twelve_edges() {
+        let lines = box_lines(&UnitCell::orthorhombic([10.0, 20.0, 30.0]), [0.0; 3], [255; 4]);
+        assert_eq!(lines.len(), 24);
+        let total: f32 = lines
+            .chunks(2)
+            .map(|e| {
+                (0..3)
+                    .map(|k| (e[0].position_angstrom[k] - e[1].position_angstrom[k]).powi(2))
+                    .sum::<f32>()
+                    .sqrt()
+            })
+            .sum();
+        assert!((total - 4.0 * 60.0).abs() < 1e-3);
+    }
+}

@@ -1,0 +1,157 @@
+//! Settings that persist between runs (RON under the XDG config directory): recent files and the
+//! user's display preferences. Loaded at start-up, saved when they change and on exit.
+
+use super::representation::{ColorBy, DrawStyle};
+use crate::render::colormap::Colormap;
+use std::path::{Path, PathBuf};
+
+/// How many recent files the Files panel remembers.
+pub const MAX_RECENT: usize = 10;
+
+/// Persistent preferences.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// Most recent first; each entry is the list of files opened together.
+    pub recent: Vec<Vec<PathBuf>>,
+    pub style: DrawStyle,
+    pub color_by: ColorBy,
+    /// Isovalue in the field's units (absolute mode) or as a fraction of max |value| (relative).
+    pub iso_value: f32,
+    pub iso_relative: bool,
+    pub surface_opacity: f32,
+    /// Dark (black) or light (white) background.
+    pub dark_background: bool,
+    pub depth_cue: f32,
+    /// Playback speed in frames per second.
+    pub playback_fps: f32,
+    pub playback_loop: bool,
+    /// Show orbital energies in eV (else hartree).
+    pub energies_in_ev: bool,
+    /// Colormap of slice planes.
+    pub colormap: Colormap,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            recent: Vec::new(),
+            style: DrawStyle::Cpk,
+            color_by: ColorBy::Element,
+            iso_value: 0.05,
+            iso_relative: false,
+            surface_opacity: 1.0,
+            dark_background: true,
+            depth_cue: 0.4,
+            playback_fps: 12.0,
+            playback_loop: true,
+            energies_in_ev: true,
+            colormap: Colormap::Diverging,
+        }
+    }
+}
+
+impl Settings {
+    /// `$XDG_CONFIG_HOME/orbitfield/settings.ron`, else `~/.config/orbitfield/settings.ron`.
+    pub fn default_path() -> Option<PathBuf> {
+        let base = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .filter(|v| !v.is_empty())
+                    .map(|h| PathBuf::from(h).join(".config"))
+            })?;
+        Some(base.join("orbitfield").join("settings.ron"))
+    }
+
+    /// Reads settings; a missing or unreadable file gives the defaults (and a message for the log).
+    pub fn load(path: &Path) -> (Settings, Option<String>) {
+        match std::fs::read_to_string(path) {
+            Ok(text) => match ron::from_str::<Settings>(&text) {
+                Ok(s) => (s.sanitized(), None),
+                Err(e) => (
+                    Settings::default(),
+                    Some(format!("{}: settings ignored: {e}", path.display())),
+                ),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Settings::default(), None),
+            Err(e) => (
+                Settings::default(),
+                Some(format!("{}: cannot read settings: {e}", path.display())),
+            ),
+        }
+    }
+
+    /// Writes settings atomically, creating the directory.
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let text =
+            ron::ser::to_string_pretty(self, ron::ser::PrettyConfig::default()).map_err(std::io::Error::other)?;
+        crate::io::write_atomically(path, text.as_bytes())
+    }
+
+    /// Puts a file list at the front of the recent list (no duplicates, at most [`MAX_RECENT`]).
+    pub fn push_recent(&mut self, files: &[PathBuf]) {
+        if files.is_empty() {
+            return;
+        }
+        self.recent.retain(|r| r.as_slice() != files);
+        self.recent.insert(0, files.to_vec());
+        self.recent.truncate(MAX_RECENT);
+    }
+
+    /// Clamps values a hand-edited file may have broken.
+    pub fn sanitized(mut self) -> Settings {
+        let d = Settings::default();
+        if !self.iso_value.is_finite() || self.iso_value <= 0.0 {
+            self.iso_value = d.iso_value;
+        }
+        if !self.surface_opacity.is_finite() {
+            self.surface_opacity = d.surface_opacity;
+        }
+        self.surface_opacity = self.surface_opacity.clamp(0.05, 1.0);
+        if !self.depth_cue.is_finite() {
+            self.depth_cue = d.depth_cue;
+        }
+        self.depth_cue = self.depth_cue.clamp(0.0, 1.0);
+        if !self.playback_fps.is_finite() {
+            self.playback_fps = d.playback_fps;
+        }
+        self.playback_fps = self.playback_fps.clamp(0.5, 120.0);
+        self.recent.truncate(MAX_RECENT);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_recent() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("settings.ron");
+        let mut s = Settings::default();
+        s.push_recent(&[PathBuf::from("a.pdb")]);
+        s.push_recent(&[PathBuf::from("b.molden")]);
+        s.push_recent(&[PathBuf::from("a.pdb")]);
+        assert_eq!(s.recent[0], vec![PathBuf::from("a.pdb")]);
+        assert_eq!(s.recent.len(), 2);
+        s.style = DrawStyle::Licorice;
+        s.save(&path).unwrap();
+        let (back, msg) = Settings::load(&path);
+        assert!(msg.is_none());
+        assert_eq!(back, s);
+        std::fs::write(&path, "not ron at all (").unwrap();
+        let (back, msg) = Settings::load(&path);
+        assert_eq!(back, Settings::default());
+        assert!(msg.is_some());
+        std::fs::write(&path, "(iso_value: -3.0, playback_fps: 1e9)").unwrap();
+        let (back, _) = Settings::load(&path);
+        assert_eq!(back.iso_value, 0.05);
+        assert_eq!(back.playback_fps, 120.0);
+    }
+}

@@ -1,0 +1,822 @@
+//! `AppState`: everything the viewer shows and the commands that change it.
+//!
+//! Panels read the state and push [`Command`]s; [`AppState::apply_pending`] carries them out
+//! (loading files, moving the frame, choosing an orbital) and marks what the renderer must
+//! re-upload. No egui or wgpu here, so tests drive the state directly.
+
+use super::fields::{FieldChoice, FieldKey, FieldService, MeshKey};
+use super::representation::{self, ColorBy, DrawStyle};
+use super::settings::Settings;
+use crate::compute::{Field, FieldInput, FieldJob};
+use crate::io::{ReadError, System};
+use crate::model::units::EV_PER_HARTREE;
+use crate::model::{Frame, Grid3, Lattice, Spin, SpinKind, Structure, Trajectory, Wavefunction};
+use crate::render::Camera;
+use crate::render::gpu::{CylinderInstance, LineVertex, SphereInstance};
+use crate::surface::MeshData;
+use glam::Vec3;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// One opened system.
+pub struct Document {
+    /// Unique within a run; part of every field key.
+    pub id: u64,
+    pub name: String,
+    pub paths: Vec<PathBuf>,
+    pub structure: Structure,
+    pub trajectory: Trajectory,
+    pub n_frames: usize,
+    /// Coordinates of the current frame.
+    pub frame: Frame,
+    pub frame_index: usize,
+    pub bonds: Vec<[u32; 2]>,
+    /// One per frame for a wavefunction series, one for a single file, else none.
+    pub wavefunctions: Vec<Arc<Wavefunction>>,
+    pub grids: Vec<Arc<Grid3>>,
+    pub warnings: Vec<String>,
+}
+
+impl Document {
+    /// Takes over a loaded system and reads its first frame.
+    pub fn from_system(id: u64, name: String, mut system: System) -> Result<Document, ReadError> {
+        let n_frames = system.trajectory.n_frames();
+        let mut frame = Frame::default();
+        if n_frames > 0 {
+            system.trajectory.read_frame(0, &mut frame)?;
+        }
+        let bonds = if system.structure.bonds.is_empty() {
+            representation::guess_bonds(&system.structure, &frame.positions_angstrom)
+        } else {
+            system.structure.bonds.clone()
+        };
+        Ok(Document {
+            id,
+            name,
+            paths: system.paths,
+            structure: system.structure,
+            trajectory: system.trajectory,
+            n_frames,
+            frame,
+            frame_index: 0,
+            bonds,
+            wavefunctions: system.wavefunctions.into_iter().map(Arc::new).collect(),
+            grids: system.grids.into_iter().map(Arc::new).collect(),
+            warnings: system.warnings,
+        })
+    }
+
+    /// Reads frame `index` (clamped to the last frame).
+    pub fn set_frame(&mut self, index: usize) -> Result<(), ReadError> {
+        if self.n_frames == 0 {
+            return Ok(());
+        }
+        let index = index.min(self.n_frames - 1);
+        self.trajectory.read_frame(index, &mut self.frame)?;
+        self.frame_index = index;
+        Ok(())
+    }
+
+    /// The wavefunction of the current frame (the series entry, or the only one).
+    pub fn wavefunction(&self) -> Option<&Arc<Wavefunction>> {
+        if self.wavefunctions.len() == self.n_frames && self.n_frames > 1 {
+            self.wavefunctions.get(self.frame_index)
+        } else {
+            self.wavefunctions.first()
+        }
+    }
+}
+
+/// How the isovalue is given.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum IsoMode {
+    /// In the field's units.
+    Absolute,
+    /// As a fraction of the largest |value| of the current grid.
+    RelativeToMax,
+}
+
+/// Trajectory playback.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timeline {
+    pub playing: bool,
+    pub fps: f32,
+    pub looping: bool,
+    /// Seconds accumulated towards the next frame.
+    pub accumulator: f32,
+}
+
+/// What was picked in the 3-D view.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PickInfo {
+    pub atom: usize,
+    pub text: String,
+}
+
+/// One row of the orbital list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrbitalRow {
+    pub index: usize,
+    pub energy_hartree: f64,
+    pub occupation: f64,
+    pub symmetry: String,
+    /// "HOMO", "LUMO", "HOMO-1", "LUMO+2", or empty.
+    pub label: String,
+}
+
+/// Something the user asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    OpenFiles(Vec<PathBuf>),
+    /// Show the platform's open-file dialog (the window carries it out).
+    OpenDialog,
+    OpenDemo,
+    CloseDocument,
+    SetFrame(usize),
+    StepFrame(i64),
+    SetPlaying(bool),
+    TogglePlaying,
+    SetPlaybackFps(f32),
+    SetLoop(bool),
+    SetStyle(DrawStyle),
+    SetColorBy(ColorBy),
+    SetSpin(Spin),
+    SelectOrbital(Option<usize>),
+    SelectField(Option<FieldChoice>),
+    SetIsoValue(f32),
+    SetIsoMode(IsoMode),
+    SetOpacity(f32),
+    SetDarkBackground(bool),
+    SetDepthCue(f32),
+    SetEnergiesInEv(bool),
+    SetShowSlice(bool),
+    ResetCamera,
+    Orbit([f32; 2]),
+    Pan([f32; 2]),
+    Zoom(f32),
+    /// A click in the view at a pixel of a view of this size.
+    Pick {
+        pixel: [f32; 2],
+        size_px: [u32; 2],
+    },
+    CancelJobs,
+    ToggleHelp,
+    Screenshot(PathBuf),
+}
+
+/// What changed since the renderer last looked (it clears the flags after uploading).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Dirty {
+    pub atoms: bool,
+    pub meshes: bool,
+    pub style: bool,
+    pub slice: bool,
+}
+
+/// The viewer's state.
+pub struct AppState {
+    pub document: Option<Document>,
+    pub settings: Settings,
+    pub camera: Camera,
+    pub timeline: Timeline,
+    pub spin: Spin,
+    pub orbital: Option<usize>,
+    pub field: Option<FieldChoice>,
+    pub iso_mode: IsoMode,
+    pub show_slice: bool,
+    pub show_help: bool,
+    pub pick: Option<PickInfo>,
+    pub status: String,
+    pub errors: Vec<String>,
+    pub fps: f32,
+    pub fields: FieldService,
+    /// The field grid shown (may be an older key while a newer one is computed).
+    pub shown_field: Option<(FieldKey, Arc<Grid3>)>,
+    /// The positive and negative lobes shown.
+    pub lobes: [Option<Arc<MeshData>>; 2],
+    pub spheres: Vec<SphereInstance>,
+    pub cylinders: Vec<CylinderInstance>,
+    pub lines: Vec<LineVertex>,
+    pub dirty: Dirty,
+    pub pending: Vec<Command>,
+    /// Screenshot requests for the window to carry out.
+    pub screenshot_requests: Vec<PathBuf>,
+    /// Set when the user asked for the open-file dialog.
+    pub open_dialog_requested: bool,
+    /// Size of the 3-D view in pixels, as last laid out.
+    pub view_size_px: [u32; 2],
+    next_id: u64,
+    /// Whether the camera should frame the document at the next layout.
+    pub fit_pending: bool,
+    /// Whether the orbital list should scroll to the selected orbital.
+    pub scroll_to_orbital: bool,
+}
+
+impl AppState {
+    pub fn new(settings: Settings, fields: FieldService) -> AppState {
+        AppState {
+            document: None,
+            timeline: Timeline {
+                playing: false,
+                fps: settings.playback_fps,
+                looping: settings.playback_loop,
+                accumulator: 0.0,
+            },
+            iso_mode: if settings.iso_relative {
+                IsoMode::RelativeToMax
+            } else {
+                IsoMode::Absolute
+            },
+            settings,
+            camera: Camera::default(),
+            spin: Spin::Alpha,
+            orbital: None,
+            field: None,
+            show_slice: false,
+            show_help: false,
+            pick: None,
+            status: "Open a file (Ctrl+O) or drop one here".into(),
+            errors: Vec::new(),
+            fps: 0.0,
+            fields,
+            shown_field: None,
+            lobes: [None, None],
+            spheres: Vec::new(),
+            cylinders: Vec::new(),
+            lines: Vec::new(),
+            dirty: Dirty::default(),
+            pending: Vec::new(),
+            screenshot_requests: Vec::new(),
+            open_dialog_requested: false,
+            view_size_px: [800, 600],
+            next_id: 1,
+            fit_pending: false,
+            scroll_to_orbital: false,
+        }
+    }
+
+    /// Queues a command for [`AppState::apply_pending`].
+    pub fn push(&mut self, c: Command) {
+        self.pending.push(c);
+    }
+
+    /// Applies queued commands in order.
+    pub fn apply_pending(&mut self) {
+        let cmds = std::mem::take(&mut self.pending);
+        for c in cmds {
+            self.apply(c);
+        }
+    }
+
+    fn error(&mut self, msg: String) {
+        tracing::warn!("{msg}");
+        self.status = msg.clone();
+        self.errors.push(msg);
+        if self.errors.len() > 20 {
+            self.errors.remove(0);
+        }
+    }
+
+    /// Opens a loaded system as the current document.
+    pub fn open_system(&mut self, name: String, system: System) {
+        let id = self.next_id;
+        self.next_id += 1;
+        match Document::from_system(id, name, system) {
+            Ok(doc) => {
+                self.status = format!(
+                    "{}: {} atoms, {} frames{}",
+                    doc.name,
+                    doc.structure.len(),
+                    doc.n_frames,
+                    if doc.wavefunctions.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {} wavefunctions", doc.wavefunctions.len())
+                    }
+                );
+                for w in &doc.warnings {
+                    tracing::info!("{w}");
+                }
+                let has_wf = !doc.wavefunctions.is_empty();
+                let first_grid = !doc.grids.is_empty();
+                self.document = Some(doc);
+                self.pick = None;
+                self.shown_field = None;
+                self.lobes = [None, None];
+                self.timeline.playing = false;
+                self.orbital = None;
+                self.field = None;
+                if has_wf {
+                    self.spin = Spin::Alpha;
+                    self.orbital = self.homo_index(Spin::Alpha);
+                    self.field = self.orbital.map(|index| FieldChoice::Orbital {
+                        spin: Spin::Alpha,
+                        index,
+                    });
+                } else if first_grid {
+                    self.field = Some(FieldChoice::Volume(0));
+                }
+                self.rebuild_atoms();
+                self.fit_pending = true;
+                self.scroll_to_orbital = true;
+                self.dirty.meshes = true;
+            }
+            Err(e) => self.error(e.to_string()),
+        }
+    }
+
+    /// Applies one command.
+    pub fn apply(&mut self, c: Command) {
+        match c {
+            Command::OpenFiles(paths) => match crate::io::load(&paths) {
+                Ok(system) => {
+                    let name = paths
+                        .first()
+                        .and_then(|p| p.file_name())
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    self.settings.push_recent(&paths);
+                    self.open_system(name, system);
+                }
+                Err(e) => self.error(e.to_string()),
+            },
+            Command::OpenDialog => self.open_dialog_requested = true,
+            Command::OpenDemo => match crate::io::load::load_embedded_demo() {
+                Ok(system) => {
+                    self.open_system("ethylene torsion (demo)".into(), system);
+                    self.timeline.playing = true;
+                }
+                Err(e) => self.error(format!("the embedded demo could not be read: {e}")),
+            },
+            Command::CloseDocument => {
+                self.document = None;
+                self.shown_field = None;
+                self.lobes = [None, None];
+                self.orbital = None;
+                self.field = None;
+                self.pick = None;
+                self.spheres.clear();
+                self.cylinders.clear();
+                self.lines.clear();
+                self.dirty = Dirty {
+                    atoms: true,
+                    meshes: true,
+                    style: true,
+                    slice: true,
+                };
+            }
+            Command::SetFrame(i) => self.set_frame(i),
+            Command::StepFrame(d) => {
+                if let Some(doc) = &self.document {
+                    let n = doc.n_frames as i64;
+                    if n > 0 {
+                        let mut i = doc.frame_index as i64 + d;
+                        i = if self.timeline.looping {
+                            i.rem_euclid(n)
+                        } else {
+                            i.clamp(0, n - 1)
+                        };
+                        self.set_frame(i as usize);
+                    }
+                }
+            }
+            Command::SetPlaying(p) => self.timeline.playing = p,
+            Command::TogglePlaying => self.timeline.playing = !self.timeline.playing,
+            Command::SetPlaybackFps(f) => {
+                self.timeline.fps = f.clamp(0.5, 120.0);
+                self.settings.playback_fps = self.timeline.fps;
+            }
+            Command::SetLoop(l) => {
+                self.timeline.looping = l;
+                self.settings.playback_loop = l;
+            }
+            Command::SetStyle(s) => {
+                self.settings.style = s;
+                self.rebuild_atoms();
+            }
+            Command::SetColorBy(c) => {
+                self.settings.color_by = c;
+                self.rebuild_atoms();
+            }
+            Command::SetSpin(s) => {
+                self.spin = s;
+                if let Some(FieldChoice::Orbital { index, .. }) = self.field {
+                    self.field = Some(FieldChoice::Orbital { spin: s, index });
+                    self.dirty.meshes = true;
+                }
+            }
+            Command::SelectOrbital(o) => {
+                self.orbital = o;
+                self.field = o.map(|index| FieldChoice::Orbital { spin: self.spin, index });
+                self.dirty.meshes = true;
+            }
+            Command::SelectField(f) => {
+                self.field = f;
+                if let Some(FieldChoice::Orbital { index, spin }) = f {
+                    self.orbital = Some(index);
+                    self.spin = spin;
+                }
+                self.dirty.meshes = true;
+            }
+            Command::SetIsoValue(v) => {
+                if v.is_finite() && v > 0.0 {
+                    self.settings.iso_value = v;
+                    self.dirty.meshes = true;
+                }
+            }
+            Command::SetIsoMode(m) => {
+                self.iso_mode = m;
+                self.settings.iso_relative = m == IsoMode::RelativeToMax;
+                self.dirty.meshes = true;
+            }
+            Command::SetOpacity(o) => {
+                self.settings.surface_opacity = o.clamp(0.05, 1.0);
+                self.dirty.style = true;
+            }
+            Command::SetDarkBackground(d) => {
+                self.settings.dark_background = d;
+                self.dirty.style = true;
+            }
+            Command::SetDepthCue(d) => {
+                self.settings.depth_cue = d.clamp(0.0, 1.0);
+                self.dirty.style = true;
+            }
+            Command::SetEnergiesInEv(e) => self.settings.energies_in_ev = e,
+            Command::SetShowSlice(s) => {
+                self.show_slice = s;
+                self.dirty.slice = true;
+            }
+            Command::ResetCamera => {
+                let aspect = self.aspect();
+                if let Some((lo, hi)) = self.scene_bounds() {
+                    // A three-quarter view: planar molecules and their orbitals show depth.
+                    self.camera.reset(Vec3::from(lo), Vec3::from(hi), aspect);
+                    self.camera.orbit(0.5, 0.6);
+                    self.camera.fit_to_bounds(Vec3::from(lo), Vec3::from(hi), aspect);
+                }
+            }
+            Command::Orbit([dx, dy]) => self.camera.orbit(dx, dy),
+            Command::Pan([dx, dy]) => self.camera.pan(dx, dy),
+            Command::Zoom(f) => self.camera.zoom(f),
+            Command::Pick { pixel, size_px } => self.pick_at(pixel, size_px),
+            Command::CancelJobs => {
+                self.fields.cancel();
+                self.status = "cancelled".into();
+            }
+            Command::ToggleHelp => self.show_help = !self.show_help,
+            Command::Screenshot(p) => self.screenshot_requests.push(p),
+        }
+    }
+
+    fn aspect(&self) -> f32 {
+        self.view_size_px[0] as f32 / self.view_size_px[1].max(1) as f32
+    }
+
+    fn set_frame(&mut self, i: usize) {
+        let Some(doc) = self.document.as_mut() else {
+            return;
+        };
+        if let Err(e) = doc.set_frame(i) {
+            self.error(e.to_string());
+            return;
+        }
+        self.rebuild_atoms();
+        self.dirty.meshes = true;
+    }
+
+    /// Advances playback by `dt` seconds; returns true when the frame changed.
+    pub fn tick(&mut self, dt_seconds: f32) -> bool {
+        let Some(doc) = &self.document else {
+            return false;
+        };
+        if !self.timeline.playing || doc.n_frames < 2 {
+            return false;
+        }
+        // Do not run ahead of the field computation: hold the frame until its surface is shown.
+        if self.field.is_some() && self.fields.can_compute() && self.fields.pending().is_some() {
+            return false;
+        }
+        self.timeline.accumulator += dt_seconds.clamp(0.0, 1.0);
+        let step = 1.0 / self.timeline.fps.max(0.5);
+        if self.timeline.accumulator < step {
+            return false;
+        }
+        self.timeline.accumulator = 0.0;
+        let (i, n) = (doc.frame_index, doc.n_frames);
+        if i + 1 >= n {
+            if self.timeline.looping {
+                self.set_frame(0);
+            } else {
+                self.timeline.playing = false;
+                return false;
+            }
+        } else {
+            self.set_frame(i + 1);
+        }
+        true
+    }
+
+    /// Rebuilds sphere, cylinder and box instances from the current frame.
+    pub fn rebuild_atoms(&mut self) {
+        self.spheres.clear();
+        self.cylinders.clear();
+        self.lines.clear();
+        if let Some(doc) = &self.document {
+            let colors = representation::atom_colors(&doc.structure, self.settings.color_by);
+            let pos = &doc.frame.positions_angstrom;
+            representation::build_spheres(&doc.structure, pos, &colors, self.settings.style, &mut self.spheres);
+            representation::build_cylinders(&doc.bonds, pos, &colors, self.settings.style, 4.0, &mut self.cylinders);
+            if let Some(cell) = doc.frame.cell.filter(|c| c.is_valid()) {
+                self.lines = representation::box_lines(&cell, [0.0; 3], [200, 200, 120, 255]);
+            }
+        }
+        self.dirty.atoms = true;
+    }
+
+    /// Bounds of the current frame's atoms (padded), or of the shown grid.
+    pub fn scene_bounds(&self) -> Option<([f32; 3], [f32; 3])> {
+        let doc = self.document.as_ref()?;
+        representation::bounds(&doc.frame.positions_angstrom, 2.0)
+    }
+
+    /// Frames the document if a fit is pending; called by the view once it knows its size.
+    pub fn fit_if_pending(&mut self) {
+        if self.fit_pending {
+            self.fit_pending = false;
+            self.apply(Command::ResetCamera);
+        }
+    }
+
+    fn pick_at(&mut self, pixel: [f32; 2], size_px: [u32; 2]) {
+        let Some(doc) = &self.document else {
+            return;
+        };
+        let (o, d) = self.camera.ray_through_pixel(pixel, size_px);
+        let centers: Vec<[f32; 3]> = self.spheres.iter().map(|s| s.center_angstrom).collect();
+        let radii: Vec<f32> = self.spheres.iter().map(|s| s.radius_angstrom).collect();
+        // Spheres skip atoms with non-finite coordinates; map back through positions.
+        let hit = crate::render::camera::pick_sphere(o, d, &centers, &radii).and_then(|(k, _)| {
+            let c = centers.get(k)?;
+            doc.frame.positions_angstrom.iter().position(|p| p == c)
+        });
+        self.pick = hit.map(|atom| PickInfo {
+            atom,
+            text: self.describe_atom(atom),
+        });
+    }
+
+    /// "C2 ETH 1 (chain A) charge -0.120 e; field 0.0123" for the status line.
+    pub fn describe_atom(&self, atom: usize) -> String {
+        let Some(doc) = &self.document else {
+            return String::new();
+        };
+        let s = &doc.structure;
+        let mut text = format!(
+            "atom {} {} ({}) {} {}",
+            atom + 1,
+            s.names.get(atom).map(|n| n.to_string()).unwrap_or_default(),
+            s.elements.get(atom).map(|e| e.symbol()).unwrap_or("?"),
+            s.resnames.get(atom).map(|n| n.to_string()).unwrap_or_default(),
+            s.resids.get(atom).copied().unwrap_or(0)
+        );
+        if let Some(c) = s.chains.get(atom).filter(|c| !c.is_empty()) {
+            text.push_str(&format!(" chain {c}"));
+        }
+        if let Some(q) = s.charges_e.as_ref().and_then(|q| q.get(atom)) {
+            text.push_str(&format!(", charge {q:+.3} e"));
+        }
+        if let (Some(p), Some((_, grid))) = (doc.frame.positions_angstrom.get(atom), &self.shown_field)
+            && let Some(v) = sample_grid(grid, *p)
+        {
+            text.push_str(&format!(", field {v:.4e}"));
+        }
+        text
+    }
+
+    /// Rows of the orbital list for a spin channel.
+    pub fn orbital_rows(&self, spin: Spin) -> Vec<OrbitalRow> {
+        let Some(wf) = self.document.as_ref().and_then(|d| d.wavefunction()) else {
+            return Vec::new();
+        };
+        let Some(set) = wf.orbitals(spin) else {
+            return Vec::new();
+        };
+        let homo = homo_of(&set.occupations);
+        (0..set.len())
+            .map(|i| OrbitalRow {
+                index: i,
+                energy_hartree: set.energies_hartree.get(i).copied().unwrap_or(f64::NAN),
+                occupation: set.occupations.get(i).copied().unwrap_or(0.0),
+                symmetry: set.symmetries.get(i).cloned().unwrap_or_default(),
+                label: frontier_label(i, homo),
+            })
+            .collect()
+    }
+
+    /// Index of the highest occupied orbital of a spin channel.
+    pub fn homo_index(&self, spin: Spin) -> Option<usize> {
+        let wf = self.document.as_ref()?.wavefunction()?;
+        homo_of(&wf.orbitals(spin)?.occupations)
+    }
+
+    /// True when the wavefunction has separate beta orbitals.
+    pub fn is_unrestricted(&self) -> bool {
+        self.document
+            .as_ref()
+            .and_then(|d| d.wavefunction())
+            .is_some_and(|w| w.spin == SpinKind::Unrestricted)
+    }
+
+    /// Formats an energy in the chosen unit.
+    pub fn format_energy(&self, hartree: f64) -> String {
+        if self.settings.energies_in_ev {
+            format!("{:.3} eV", hartree * EV_PER_HARTREE)
+        } else {
+            format!("{hartree:.5} Eh")
+        }
+    }
+
+    /// The key of the field to show now, if any.
+    pub fn current_field_key(&self) -> Option<FieldKey> {
+        let doc = self.document.as_ref()?;
+        let field = self.field?;
+        let dims = match field {
+            FieldChoice::Volume(i) => doc.grids.get(i)?.lattice.dims,
+            _ => self.orbital_lattice()?.dims,
+        };
+        Some(FieldKey {
+            document: doc.id,
+            frame: if matches!(field, FieldChoice::Volume(_)) {
+                0
+            } else {
+                doc.frame_index
+            },
+            field,
+            dims,
+        })
+    }
+
+    /// The lattice computed orbitals are sampled on: the molecule's box padded by 4 A, at most
+    /// 80 points per axis and at least 0.15 A apart.
+    pub fn orbital_lattice(&self) -> Option<Lattice> {
+        let doc = self.document.as_ref()?;
+        let (lo, hi) = representation::bounds(&doc.frame.positions_angstrom, 0.0)?;
+        let span = (0..3).map(|k| hi[k] - lo[k] + 8.0).fold(0.0f32, f32::max);
+        let spacing = (span / 79.0).max(0.15);
+        Some(Lattice::around_box(
+            lo.map(f64::from),
+            hi.map(f64::from),
+            4.0,
+            f64::from(spacing),
+        ))
+    }
+
+    /// The job that computes `key`'s field.
+    pub fn field_job(&self, key: &FieldKey) -> Option<FieldJob> {
+        let doc = self.document.as_ref()?;
+        let wf = doc.wavefunction()?;
+        let field = match key.field {
+            FieldChoice::Orbital { spin, index } => Field::Orbital { spin, index },
+            FieldChoice::Density => Field::Density,
+            FieldChoice::Volume(_) => return None,
+        };
+        Some(FieldJob {
+            field,
+            lattice: self.orbital_lattice()?,
+            input: FieldInput::Wavefunction(Arc::clone(wf)),
+        })
+    }
+
+    /// Absolute isovalue for a grid under the current mode.
+    pub fn absolute_iso(&self, grid: &Grid3) -> f32 {
+        match self.iso_mode {
+            IsoMode::Absolute => self.settings.iso_value,
+            IsoMode::RelativeToMax => {
+                let max = grid.min_max().map_or(0.0, |(lo, hi)| lo.abs().max(hi.abs()));
+                self.settings.iso_value.min(1.0) * max
+            }
+        }
+    }
+
+    /// Requests the current field; when its grid is available, extracts both lobes. Returns true
+    /// when what is shown changed.
+    pub fn update_field(&mut self) -> bool {
+        let arrived = self.fields.poll();
+        if !self.dirty.meshes && arrived.is_empty() {
+            return false;
+        }
+        let Some(key) = self.current_field_key() else {
+            let changed = self.shown_field.is_some();
+            self.shown_field = None;
+            self.lobes = [None, None];
+            self.dirty.meshes = false;
+            return changed;
+        };
+        let grid = if let FieldChoice::Volume(i) = key.field {
+            self.document.as_ref().and_then(|d| d.grids.get(i).cloned())
+        } else {
+            let job = self.field_job(&key);
+            self.fields.request(key, || job)
+        };
+        let Some(grid) = grid else {
+            // Keep the previous picture until the new field arrives.
+            return false;
+        };
+        let iso = self.absolute_iso(&grid);
+        let mk = |v: f32| MeshKey {
+            field: key,
+            iso_bits: v.to_bits(),
+        };
+        self.lobes = [self.fields.mesh(mk(iso), &grid), self.fields.mesh(mk(-iso), &grid)];
+        self.shown_field = Some((key, grid));
+        self.dirty.meshes = false;
+        self.dirty.slice = true;
+        true
+    }
+}
+
+/// Index of the highest orbital with occupation above 0.5 (of 2 or 1).
+fn homo_of(occupations: &[f64]) -> Option<usize> {
+    occupations.iter().rposition(|&o| o > 0.5)
+}
+
+fn frontier_label(i: usize, homo: Option<usize>) -> String {
+    let Some(h) = homo else {
+        return String::new();
+    };
+    let d = i as i64 - h as i64;
+    match d {
+        0 => "HOMO".into(),
+        1 => "LUMO".into(),
+        -3..=-1 => format!("HOMO{d}"),
+        2..=4 => format!("LUMO+{}", d - 1),
+        _ => String::new(),
+    }
+}
+
+/// Trilinear sample of a grid at a point in Angstrom (axis-aligned lattices only).
+pub fn sample_grid(grid: &Grid3, p_angstrom: [f32; 3]) -> Option<f32> {
+    let l = &grid.lattice;
+    if !l.is_axis_aligned() {
+        return None;
+    }
+    let p = crate::model::units::bohr_from_angstrom3(p_angstrom.map(f64::from));
+    let mut idx = [0usize; 3];
+    let mut frac = [0f32; 3];
+    for k in 0..3 {
+        let step = l.steps_bohr[k][k];
+        if step == 0.0 || l.dims[k] < 2 {
+            return None;
+        }
+        let x = (p[k] - l.origin_bohr[k]) / step;
+        if !(0.0..=(l.dims[k] - 1) as f64).contains(&x) {
+            return None;
+        }
+        let i = (x.floor() as usize).min(l.dims[k] - 2);
+        idx[k] = i;
+        frac[k] = (x - i as f64) as f32;
+    }
+    let mut v = 0.0;
+    for c in 0..8usize {
+        let (di, dj, dk) = (c & 1, (c >> 1) & 1, (c >> 2) & 1);
+        let w = (if di == 1 { frac[0] } else { 1.0 - frac[0] })
+            * (if dj == 1 { frac[1] } else { 1.0 - frac[1] })
+            * (if dk == 1 { frac[2] } else { 1.0 - frac[2] });
+        v += w * grid.get(idx[0] + di, idx[1] + dj, idx[2] + dk)?;
+    }
+    Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frontier_labels() {
+        let occ = [2.0, 2.0, 2.0, 0.0, 0.0];
+        let h = homo_of(&occ);
+        assert_eq!(h, Some(2));
+        let labels: Vec<String> = (0..5).map(|i| frontier_label(i, h)).collect();
+        assert_eq!(labels, ["HOMO-2", "HOMO-1", "HOMO", "LUMO", "LUMO+1"]);
+        assert_eq!(homo_of(&[0.0, 0.0]), None);
+    }
+
+    #[test]
+    fn trilinear_sample_of_a_linear_field_is_exact() {
+        let lattice = Lattice::axis_aligned([0.0; 3], 1.0, [4, 4, 4]);
+        let mut g = Grid3::zeros(lattice, "x");
+        for k in 0..4 {
+            for j in 0..4 {
+                for i in 0..4 {
+                    let idx = lattice.index(i, j, k);
+                    g.values[idx] = i as f32 + 2.0 * j as f32 - k as f32;
+                }
+            }
+        }
+        let p_bohr = [1.5, 0.25, 2.0];
+        let p = crate::model::units::angstrom_from_bohr3(p_bohr).map(|x| x as f32);
+        let v = sample_grid(&g, p).unwrap();
+        assert!((v - (1.5 + 0.5 - 2.0)).abs() < 1e-4, "{v}");
+        assert_eq!(sample_grid(&g, [-1.0, 0.0, 0.0]), None);
+    }
+}

@@ -1,0 +1,454 @@
+//! The desktop window: a winit `ApplicationHandler` that runs egui, renders the 3-D view into its
+//! offscreen target and composites it through egui-wgpu, takes screenshots and saves settings.
+//!
+//! Called by the CLI when no subcommand is given. Without a display it returns an error that
+//! points to the headless commands instead of panicking.
+
+use super::state::AppState;
+use crate::render::callback::BlitResources;
+use crate::render::{GpuScene, MeshInput, MeshStyle, OffscreenTarget, RenderContext};
+use anyhow::{Context as _, Result, anyhow};
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use winit::application::ApplicationHandler;
+use winit::event::WindowEvent;
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop, OwnedDisplayHandle};
+use winit::window::{Window, WindowId};
+
+/// How the viewer starts.
+#[derive(Clone, Debug, Default)]
+pub struct ViewerOptions {
+    /// Files to open; the embedded demo when empty.
+    pub files: Vec<PathBuf>,
+    /// Save a screenshot of the whole window here (at `exit_after_frames`, or the 30th frame, once
+    /// the field in flight is shown; at most a minute later).
+    pub screenshot: Option<PathBuf>,
+    /// Quit after this many frames (for scripted runs and CI).
+    pub exit_after_frames: Option<u64>,
+    /// Initial window size in logical pixels.
+    pub size: Option<[u32; 2]>,
+    /// Do not read or write the settings file.
+    pub no_settings: bool,
+}
+
+/// Opens the viewer and runs until the window closes.
+pub fn run(options: ViewerOptions) -> Result<()> {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+        return Err(no_display("neither DISPLAY nor WAYLAND_DISPLAY is set"));
+    }
+    let event_loop = EventLoop::new().map_err(|e| no_display(&e.to_string()))?;
+    let display = event_loop.owned_display_handle();
+    let mut app = Viewer::new(options, display);
+    event_loop.run_app(&mut app).context("the window's event loop failed")?;
+    app.result
+}
+
+fn no_display(why: &str) -> anyhow::Error {
+    anyhow!(
+        "cannot open a window: {why}.\nWithout a display, use the headless commands: \
+         `orbitfield render FILE... -o out.png` draws an image, `orbitfield info FILE...` summarises files \
+         (or run the viewer under `xvfb-run`)."
+    )
+}
+
+struct Gfx {
+    window: Arc<Window>,
+    egui_state: egui_winit::State,
+    painter: egui_wgpu::winit::Painter,
+    rc: RenderContext,
+    scene: GpuScene,
+    target: Option<OffscreenTarget>,
+}
+
+struct Viewer {
+    options: ViewerOptions,
+    display: OwnedDisplayHandle,
+    egui_ctx: egui::Context,
+    state: AppState,
+    gfx: Option<Gfx>,
+    frames: u64,
+    last_frame: Instant,
+    next_repaint: Option<Instant>,
+    settings_path: Option<PathBuf>,
+    result: Result<()>,
+    screenshot_taken: Arc<std::sync::atomic::AtomicBool>,
+    shot_requested: bool,
+    started: Instant,
+}
+
+impl Viewer {
+    fn new(options: ViewerOptions, display: OwnedDisplayHandle) -> Viewer {
+        let settings_path = if options.no_settings {
+            None
+        } else {
+            super::settings::Settings::default_path()
+        };
+        let settings = match &settings_path {
+            Some(p) => {
+                let (s, msg) = super::settings::Settings::load(p);
+                if let Some(m) = msg {
+                    tracing::warn!("{m}");
+                }
+                s
+            }
+            None => super::settings::Settings::default(),
+        };
+        let mut state = AppState::new(settings, super::default_field_service());
+        if options.files.is_empty() {
+            state.push(super::state::Command::OpenDemo);
+        } else {
+            state.push(super::state::Command::OpenFiles(options.files.clone()));
+        }
+        Viewer {
+            options,
+            display,
+            egui_ctx: egui::Context::default(),
+            state,
+            gfx: None,
+            frames: 0,
+            last_frame: Instant::now(),
+            next_repaint: None,
+            settings_path,
+            result: Ok(()),
+            screenshot_taken: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            shot_requested: false,
+            started: Instant::now(),
+        }
+    }
+
+    fn init(&mut self, event_loop: &ActiveEventLoop) -> Result<Gfx> {
+        let size = self.options.size.unwrap_or([1400, 900]);
+        let attrs = Window::default_attributes()
+            .with_title("orbitfield")
+            .with_inner_size(winit::dpi::LogicalSize::new(size[0], size[1]));
+        let window = Arc::new(event_loop.create_window(attrs).context("cannot create the window")?);
+        let config = egui_wgpu::WgpuConfiguration {
+            wgpu_setup: egui_wgpu::WgpuSetup::CreateNew(egui_wgpu::WgpuSetupCreateNew::from_display_handle(
+                self.display.clone(),
+            )),
+            ..Default::default()
+        };
+        let mut painter = pollster::block_on(egui_wgpu::winit::Painter::new(
+            self.egui_ctx.clone(),
+            config,
+            false,
+            egui_wgpu::RendererOptions::default(),
+        ));
+        pollster::block_on(painter.set_window(egui::ViewportId::ROOT, Some(Arc::clone(&window))))
+            .map_err(|e| anyhow!("cannot draw into the window: {e}"))?;
+        let rs = painter
+            .render_state()
+            .ok_or_else(|| anyhow!("no graphics device for the window"))?;
+        let info = rs.adapter.get_info();
+        let summary = format!("{} ({:?})", info.name, info.backend);
+        tracing::info!("rendering on {summary}");
+        let rc = RenderContext::new(rs.device.clone(), rs.queue.clone(), 4, summary);
+        rs.renderer
+            .write()
+            .callback_resources
+            .insert(BlitResources::new(&rs.device, rs.target_format, 1));
+        let egui_state = egui_winit::State::new(
+            self.egui_ctx.clone(),
+            egui::ViewportId::ROOT,
+            &window,
+            Some(window.scale_factor() as f32),
+            None,
+            painter.max_texture_side(),
+        );
+        let scene = GpuScene::new(&rc);
+        Ok(Gfx {
+            window,
+            egui_state,
+            painter,
+            rc,
+            scene,
+            target: None,
+        })
+    }
+
+    fn save_settings(&self) {
+        if let Some(p) = &self.settings_path
+            && let Err(e) = self.state.settings.save(p)
+        {
+            tracing::warn!("{}: settings not saved: {e}", p.display());
+        }
+    }
+
+    fn redraw(&mut self, event_loop: &ActiveEventLoop) {
+        let Some(gfx) = self.gfx.as_mut() else {
+            return;
+        };
+        let now = Instant::now();
+        let dt = now.duration_since(self.last_frame).as_secs_f32();
+        self.last_frame = now;
+        if dt > 0.0 {
+            let inst = 1.0 / dt;
+            self.state.fps = if self.state.fps == 0.0 {
+                inst
+            } else {
+                self.state.fps * 0.9 + inst * 0.1
+            };
+        }
+        self.state.tick(dt);
+        let raw = gfx.egui_state.take_egui_input(&gfx.window);
+        let state = &mut self.state;
+        let mut full = self.egui_ctx.run_ui(raw, |ui| crate::ui::main_ui(ui, state));
+        gfx.egui_state
+            .handle_platform_output(&gfx.window, std::mem::take(&mut full.platform_output));
+        self.state.apply_pending();
+        if std::mem::take(&mut self.state.open_dialog_requested)
+            && let Some(files) = rfd::FileDialog::new().set_title("Open files").pick_files()
+        {
+            self.state.apply(super::state::Command::OpenFiles(files));
+        }
+        let shown_changed = self.state.update_field();
+        sync_scene(gfx, &mut self.state, shown_changed);
+
+        let size = self.state.view_size_px;
+        if gfx
+            .target
+            .as_ref()
+            .is_none_or(|t| t.size_px != size.map(|s| s.clamp(1, crate::render::target::MAX_SIDE_PX)))
+        {
+            let t = OffscreenTarget::new(&gfx.rc, size);
+            if let Some(rs) = gfx.painter.render_state()
+                && let Some(blit) = rs.renderer.write().callback_resources.get_mut::<BlitResources>()
+            {
+                blit.set_source(&gfx.rc.device, &t.color_view);
+            }
+            gfx.target = Some(t);
+        }
+        if let Some(target) = &gfx.target {
+            crate::render::render_once(&gfx.rc, &gfx.scene, target, &self.state.camera);
+        }
+
+        self.frames += 1;
+        let mut captures = Vec::new();
+        let shot_frame = self.options.exit_after_frames.unwrap_or(30).max(1);
+        // Scripted runs wait (up to a minute) for field work in flight, so the picture is complete.
+        let settled = (self.state.fields.pending().is_none() && !self.state.dirty.meshes)
+            || self.started.elapsed() > Duration::from_secs(60);
+        if let Some(path) = self.options.screenshot.clone()
+            && !self.shot_requested
+            && self.frames >= shot_frame
+            && settled
+        {
+            captures.push(screenshot_callback(path, Arc::clone(&self.screenshot_taken)));
+            self.shot_requested = true;
+        }
+        for path in std::mem::take(&mut self.state.screenshot_requests) {
+            self.state.status = format!("screenshot saved to {}", path.display());
+            captures.push(screenshot_callback(
+                path,
+                Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            ));
+        }
+        let capturing = !captures.is_empty();
+        let clipped = self
+            .egui_ctx
+            .tessellate(std::mem::take(&mut full.shapes), full.pixels_per_point);
+        let bg = if self.state.settings.dark_background {
+            [0.08, 0.08, 0.09, 1.0]
+        } else {
+            [0.95, 0.95, 0.95, 1.0]
+        };
+        gfx.painter.paint_and_update_textures(
+            egui::ViewportId::ROOT,
+            full.pixels_per_point,
+            bg,
+            &clipped,
+            &mut full.textures_delta,
+            captures,
+            &gfx.window,
+        );
+        if capturing {
+            // Screenshots arrive through a buffer mapping that completes when the device is polled.
+            let _ = gfx.rc.device.poll(wgpu::PollType::Wait {
+                submission_index: None,
+                timeout: Some(Duration::from_secs(30)),
+            });
+        }
+
+        if let Some(n) = self.options.exit_after_frames
+            && self.frames >= n
+            && (self.shot_requested || self.options.screenshot.is_none())
+        {
+            if self.options.screenshot.is_some() && !self.screenshot_taken.load(std::sync::atomic::Ordering::SeqCst) {
+                self.result = Err(anyhow!("the screenshot could not be taken"));
+            }
+            self.save_settings();
+            event_loop.exit();
+            return;
+        }
+        let busy = self.state.timeline.playing
+            || self.state.fields.pending().is_some()
+            || self.options.exit_after_frames.is_some();
+        let delay = full
+            .viewport_output
+            .get(&egui::ViewportId::ROOT)
+            .map_or(Duration::MAX, |v| v.repaint_delay);
+        if busy || delay.is_zero() {
+            gfx.window.request_redraw();
+            self.next_repaint = None;
+        } else if delay < Duration::from_secs(3600) {
+            self.next_repaint = Some(Instant::now() + delay);
+        } else {
+            self.next_repaint = None;
+        }
+    }
+}
+
+fn screenshot_callback(path: PathBuf, done: Arc<std::sync::atomic::AtomicBool>) -> egui::ScreenshotCallback {
+    egui::ScreenshotCallback::new(move |img: Arc<egui::ColorImage>| {
+        let [w, h] = img.size;
+        let bytes: Vec<u8> = img.pixels.iter().flat_map(|c| c.to_srgba_unmultiplied()).collect();
+        let result = image::RgbaImage::from_raw(w as u32, h as u32, bytes)
+            .ok_or_else(|| "image size mismatch".to_string())
+            .and_then(|im| {
+                let mut png = Vec::new();
+                im.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+                    .map_err(|e| e.to_string())?;
+                crate::io::write_atomically(&path, &png).map_err(|e| e.to_string())
+            });
+        match result {
+            Ok(()) => {
+                tracing::info!("screenshot saved to {}", path.display());
+                done.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            Err(e) => tracing::error!("{}: screenshot not saved: {e}", path.display()),
+        }
+    })
+}
+
+/// Uploads what changed in the state to the GPU scene.
+fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
+    let rc = &gfx.rc;
+    if state.dirty.atoms {
+        gfx.scene.set_spheres(rc, &state.spheres);
+        gfx.scene.set_cylinders(rc, &state.cylinders);
+        gfx.scene.set_lines(rc, &state.lines);
+        state.dirty.atoms = false;
+    }
+    let opacity = state.settings.surface_opacity;
+    let styles = [
+        MeshStyle {
+            color: super::representation::LOBE_POSITIVE,
+            opacity,
+        },
+        MeshStyle {
+            color: super::representation::LOBE_NEGATIVE,
+            opacity,
+        },
+    ];
+    if shown_changed || (state.shown_field.is_none() && !gfx.scene.meshes.is_empty()) {
+        let inputs: Vec<(MeshInput<'_>, MeshStyle)> = state
+            .lobes
+            .iter()
+            .zip(styles)
+            .filter_map(|(m, s)| {
+                m.as_ref().map(|m| {
+                    (
+                        MeshInput {
+                            positions_angstrom: &m.positions_angstrom,
+                            normals: &m.normals,
+                            indices: &m.indices,
+                        },
+                        s,
+                    )
+                })
+            })
+            .collect();
+        gfx.scene.set_meshes(rc, &inputs);
+    }
+    if state.dirty.style {
+        for i in 0..gfx.scene.meshes.len() {
+            let color = gfx.scene.meshes[i].style.color;
+            gfx.scene.set_mesh_style(rc, i, MeshStyle { color, opacity });
+        }
+        state.dirty.style = false;
+    }
+    gfx.scene.style.background = if state.settings.dark_background {
+        [0.0, 0.0, 0.0]
+    } else {
+        [1.0, 1.0, 1.0]
+    };
+    gfx.scene.style.depth_cue = state.settings.depth_cue;
+    if state.dirty.slice {
+        let slice = if state.show_slice {
+            state
+                .shown_field
+                .as_ref()
+                .and_then(|(_, g)| super::slice::slice_image(g, state.settings.colormap))
+        } else {
+            None
+        };
+        gfx.scene.set_slice(rc, slice.as_ref());
+        state.dirty.slice = false;
+    }
+}
+
+impl ApplicationHandler for Viewer {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.gfx.is_some() {
+            return;
+        }
+        match self.init(event_loop) {
+            Ok(g) => {
+                g.window.request_redraw();
+                self.gfx = Some(g);
+            }
+            Err(e) => {
+                self.result = Err(e);
+                event_loop.exit();
+            }
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        let Some(gfx) = self.gfx.as_mut() else {
+            return;
+        };
+        let response = gfx.egui_state.on_window_event(&gfx.window, &event);
+        match event {
+            WindowEvent::CloseRequested => {
+                self.save_settings();
+                event_loop.exit();
+            }
+            WindowEvent::Resized(size) => {
+                if let (Some(w), Some(h)) = (NonZeroU32::new(size.width), NonZeroU32::new(size.height)) {
+                    gfx.painter.on_window_resized(egui::ViewportId::ROOT, w, h);
+                }
+                gfx.window.request_redraw();
+            }
+            WindowEvent::RedrawRequested => self.redraw(event_loop),
+            _ => {
+                if response.repaint {
+                    gfx.window.request_redraw();
+                }
+            }
+        }
+    }
+
+    fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
+        match self.next_repaint {
+            Some(t) if Instant::now() >= t => {
+                self.next_repaint = None;
+                if let Some(g) = &self.gfx {
+                    g.window.request_redraw();
+                }
+                event_loop.set_control_flow(ControlFlow::Wait);
+            }
+            Some(t) => event_loop.set_control_flow(ControlFlow::WaitUntil(t)),
+            None => event_loop.set_control_flow(ControlFlow::Wait),
+        }
+    }
+
+    fn exiting(&mut self, _event_loop: &ActiveEventLoop) {
+        if let Some(mut g) = self.gfx.take() {
+            g.painter.destroy();
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! Colormaps for slice planes and per-value colouring: value in 0..1 to sRGB bytes.
+//!
+//! Diverging (blue-white-red) suits signed fields (orbitals, potentials); a viridis-like sequential
+//! map suits densities. Used by the app when it turns a field slice into a texture.
+
+/// Available colormaps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum Colormap {
+    /// Blue (low) - white (middle) - red (high).
+    #[default]
+    Diverging,
+    /// Dark purple - teal - yellow.
+    Viridis,
+    /// Black to white.
+    Gray,
+}
+
+impl Colormap {
+    pub const ALL: [Colormap; 3] = [Colormap::Diverging, Colormap::Viridis, Colormap::Gray];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Colormap::Diverging => "blue-white-red",
+            Colormap::Viridis => "viridis",
+            Colormap::Gray => "gray",
+        }
+    }
+
+    /// Colour at `t` (clamped to 0..1; NaN maps to the middle).
+    pub fn sample(self, t: f32) -> [u8; 4] {
+        let t = if t.is_nan() { 0.5 } else { t.clamp(0.0, 1.0) };
+        let stops: &[[f32; 3]] = match self {
+            Colormap::Diverging => &[[0.23, 0.30, 0.75], [0.87, 0.87, 0.87], [0.71, 0.02, 0.15]],
+            Colormap::Viridis => &[
+                [0.267, 0.005, 0.329],
+                [0.230, 0.322, 0.546],
+                [0.128, 0.567, 0.551],
+                [0.369, 0.789, 0.383],
+                [0.993, 0.906, 0.144],
+            ],
+            Colormap::Gray => &[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]],
+        };
+        let segments = (stops.len() - 1) as f32;
+        let x = t * segments;
+        let i = (x.floor() as usize).min(stops.len() - 2);
+        let f = x - i as f32;
+        let (a, b) = (stops[i], stops[i + 1]);
+        let c = |k: usize| ((a[k] + (b[k] - a[k]) * f) * 255.0).round().clamp(0.0, 255.0) as u8;
+        [c(0), c(1), c(2), 255]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diverging_ends_and_middle() {
+        let lo = Colormap::Diverging.sample(0.0);
+        let hi = Colormap::Diverging.sample(1.0);
+        let mid = Colormap::Diverging.sample(0.5);
+        assert!(lo[2] > lo[0] && hi[0] > hi[2]);
+        assert!(mid[0] > 200 && mid[1] > 200 && mid[2] > 200);
+        assert_eq!(Colormap::Gray.sample(f32::NAN), Colormap::Gray.sample(0.5));
+        assert_eq!(Colormap::Gray.sample(7.0), [255, 255, 255, 255]);
+    }
+}

@@ -1,0 +1,93 @@
+//! Plain-old-data types shared with the WGSL shaders: instances, vertices and uniforms.
+//!
+//! Each `#[repr(C)]` struct here has a twin in `shaders/*.wgsl` (named in its doc); change both
+//! together. The renderer uploads slices of these; the app builds them from molecules.
+
+use bytemuck::{Pod, Zeroable};
+
+/// Packs an RGBA colour into the `Unorm8x4` layout the shaders read.
+pub fn pack_rgba(rgba: [u8; 4]) -> u32 {
+    u32::from_le_bytes(rgba)
+}
+
+/// One atom as a sphere impostor. Twin: `SphereIn` in `shaders/spheres.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct SphereInstance {
+    pub center_angstrom: [f32; 3],
+    pub radius_angstrom: f32,
+    /// RGBA8, see [`pack_rgba`].
+    pub color: u32,
+}
+
+/// One bond as a two-coloured cylinder impostor. Twin: `CylinderIn` in `shaders/cylinders.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct CylinderInstance {
+    pub a_angstrom: [f32; 3],
+    pub b_angstrom: [f32; 3],
+    pub radius_angstrom: f32,
+    pub color_a: u32,
+    pub color_b: u32,
+}
+
+/// A mesh vertex. Twin: `MeshIn` in `shaders/mesh.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct MeshVertex {
+    pub position_angstrom: [f32; 3],
+    pub normal: [f32; 3],
+}
+
+/// Per-mesh colour and opacity. Twin: `MeshUniform` in `shaders/mesh.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct MeshUniform {
+    pub color: [f32; 4],
+}
+
+/// A line vertex. Twin: `LineIn` in `shaders/lines.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct LineVertex {
+    pub position_angstrom: [f32; 3],
+    pub color: u32,
+}
+
+/// Where the slice quad sits. Twin: `SliceUniform` in `shaders/slice.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct SliceUniform {
+    pub origin_angstrom: [f32; 4],
+    pub edge_u_angstrom: [f32; 4],
+    pub edge_v_angstrom: [f32; 4],
+}
+
+/// Per-frame uniform. Twin: `Globals` in `shaders/common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Globals {
+    pub view: [[f32; 4]; 4],
+    pub proj: [[f32; 4]; 4],
+    pub view_proj: [[f32; 4]; 4],
+    pub light_dir_view: [f32; 4],
+    pub background: [f32; 4],
+    pub fog: [f32; 4],
+    pub viewport: [f32; 4],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_match_the_wgsl_layouts() {
+        assert_eq!(std::mem::size_of::<SphereInstance>(), 20);
+        assert_eq!(std::mem::size_of::<CylinderInstance>(), 36);
+        assert_eq!(std::mem::size_of::<MeshVertex>(), 24);
+        assert_eq!(std::mem::size_of::<LineVertex>(), 16);
+        assert_eq!(std::mem::size_of::<Globals>(), 256);
+        assert_eq!(std::mem::size_of::<SliceUniform>(), 48);
+        assert_eq!(pack_rgba([1, 2, 3, 4]).to_le_bytes(), [1, 2, 3, 4]);
+    }
+}

@@ -1,0 +1,525 @@
+//! `GpuScene`: the GPU side of what one 3-D view draws (sphere and cylinder instances, meshes,
+//! lines, a slice) and the passes that draw it into an [`OffscreenTarget`].
+//!
+//! The app (and the headless renderer) upload CPU data when it changes — a new frame's positions,
+//! a new mesh — and call [`GpuScene::draw`] every frame; drawing allocates nothing and rebuilds no
+//! buffers, so a million atoms stay interactive. Colour and opacity changes touch uniforms only.
+
+use super::camera::Camera;
+use super::context::RenderContext;
+use super::gpu::{CylinderInstance, Globals, LineVertex, MeshUniform, MeshVertex, SliceUniform, SphereInstance};
+use super::target::OffscreenTarget;
+use glam::Vec3;
+use wgpu::util::DeviceExt;
+
+/// Background, depth cue and light: uniforms only.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ViewStyle {
+    /// Linear 0..1 RGB of the background (also the depth-cue colour).
+    pub background: [f32; 3],
+    /// Depth-cue strength 0 (off) .. 1.
+    pub depth_cue: f32,
+    /// Direction towards the light in view space (x right, y up, z towards the viewer).
+    pub light_dir_view: [f32; 3],
+}
+
+impl Default for ViewStyle {
+    fn default() -> Self {
+        ViewStyle {
+            background: [0.0, 0.0, 0.0],
+            depth_cue: 0.5,
+            light_dir_view: [-0.3, 0.4, 1.0],
+        }
+    }
+}
+
+/// A triangle mesh as the CPU holds it (borrowed; the renderer copies it to the GPU).
+#[derive(Clone, Copy, Debug)]
+pub struct MeshInput<'a> {
+    pub positions_angstrom: &'a [[f32; 3]],
+    /// One normal per position (need not be unit length; zero is allowed).
+    pub normals: &'a [[f32; 3]],
+    pub indices: &'a [u32],
+}
+
+/// Colour and opacity of a mesh; opacity below 1 draws it with order-independent transparency.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MeshStyle {
+    pub color: [f32; 3],
+    pub opacity: f32,
+}
+
+/// A mesh on the GPU.
+pub struct GpuMesh {
+    vertices: wgpu::Buffer,
+    indices: wgpu::Buffer,
+    index_count: u32,
+    uniform: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+    pub style: MeshStyle,
+}
+
+/// A slice image on the GPU: a textured quad.
+pub struct GpuSlice {
+    bind_group: wgpu::BindGroup,
+}
+
+/// A colour image for a slice plane and where it lies.
+#[derive(Clone, Debug)]
+pub struct SliceImage {
+    pub width: u32,
+    pub height: u32,
+    /// RGBA8 rows, first row at `origin`.
+    pub rgba: Vec<u8>,
+    pub origin_angstrom: [f32; 3],
+    pub edge_u_angstrom: [f32; 3],
+    pub edge_v_angstrom: [f32; 3],
+}
+
+/// A growable GPU buffer of `T`s.
+struct InstanceBuffer {
+    label: &'static str,
+    usage: wgpu::BufferUsages,
+    buffer: Option<wgpu::Buffer>,
+    capacity_bytes: u64,
+    count: u32,
+}
+
+impl InstanceBuffer {
+    fn new(label: &'static str, usage: wgpu::BufferUsages) -> InstanceBuffer {
+        InstanceBuffer {
+            label,
+            usage: usage | wgpu::BufferUsages::COPY_DST,
+            buffer: None,
+            capacity_bytes: 0,
+            count: 0,
+        }
+    }
+
+    fn upload<T: bytemuck::Pod>(&mut self, ctx: &RenderContext, items: &[T]) {
+        let bytes: &[u8] = bytemuck::cast_slice(items);
+        self.count = u32::try_from(items.len()).unwrap_or(u32::MAX);
+        if bytes.is_empty() {
+            return;
+        }
+        let need = bytes.len() as u64;
+        match &self.buffer {
+            Some(b) if self.capacity_bytes >= need => ctx.queue.write_buffer(b, 0, bytes),
+            _ => {
+                let capacity = need.next_power_of_two().max(256);
+                let b = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(self.label),
+                    size: capacity,
+                    usage: self.usage,
+                    mapped_at_creation: false,
+                });
+                ctx.queue.write_buffer(&b, 0, bytes);
+                self.buffer = Some(b);
+                self.capacity_bytes = capacity;
+            }
+        }
+    }
+
+    fn live(&self) -> Option<(&wgpu::Buffer, u32)> {
+        self.buffer.as_ref().filter(|_| self.count > 0).map(|b| (b, self.count))
+    }
+}
+
+/// Everything one view draws, on the GPU.
+pub struct GpuScene {
+    globals: wgpu::Buffer,
+    globals_bind_group: wgpu::BindGroup,
+    spheres: InstanceBuffer,
+    cylinders: InstanceBuffer,
+    lines: InstanceBuffer,
+    pub meshes: Vec<GpuMesh>,
+    slice: Option<GpuSlice>,
+    pub style: ViewStyle,
+}
+
+impl GpuScene {
+    pub fn new(ctx: &RenderContext) -> GpuScene {
+        let globals = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("orbitfield globals"),
+            size: std::mem::size_of::<Globals>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let globals_bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("orbitfield globals bind group"),
+            layout: &ctx.globals_layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: globals.as_entire_binding(),
+            }],
+        });
+        GpuScene {
+            globals,
+            globals_bind_group,
+            spheres: InstanceBuffer::new("orbitfield sphere instances", wgpu::BufferUsages::VERTEX),
+            cylinders: InstanceBuffer::new("orbitfield cylinder instances", wgpu::BufferUsages::VERTEX),
+            lines: InstanceBuffer::new("orbitfield line vertices", wgpu::BufferUsages::VERTEX),
+            meshes: Vec::new(),
+            slice: None,
+            style: ViewStyle::default(),
+        }
+    }
+
+    /// Replaces the atoms (reuses the buffer when it is large enough).
+    pub fn set_spheres(&mut self, ctx: &RenderContext, spheres: &[SphereInstance]) {
+        self.spheres.upload(ctx, spheres);
+    }
+
+    /// Replaces the bonds.
+    pub fn set_cylinders(&mut self, ctx: &RenderContext, cylinders: &[CylinderInstance]) {
+        self.cylinders.upload(ctx, cylinders);
+    }
+
+    /// Replaces the line list (pairs of vertices).
+    pub fn set_lines(&mut self, ctx: &RenderContext, lines: &[LineVertex]) {
+        self.lines.upload(ctx, lines);
+    }
+
+    /// Number of spheres, cylinders and line vertices currently uploaded.
+    pub fn counts(&self) -> (u32, u32, u32) {
+        (self.spheres.count, self.cylinders.count, self.lines.count)
+    }
+
+    /// Replaces all meshes. Indices past the vertex count are dropped with their triangle.
+    pub fn set_meshes(&mut self, ctx: &RenderContext, meshes: &[(MeshInput<'_>, MeshStyle)]) {
+        self.meshes.clear();
+        for (m, style) in meshes {
+            if let Some(g) = upload_mesh(ctx, m, *style) {
+                self.meshes.push(g);
+            }
+        }
+    }
+
+    /// Changes a mesh's colour and opacity (uniform only).
+    pub fn set_mesh_style(&mut self, ctx: &RenderContext, index: usize, style: MeshStyle) {
+        if let Some(m) = self.meshes.get_mut(index) {
+            m.style = style;
+            ctx.queue
+                .write_buffer(&m.uniform, 0, bytemuck::bytes_of(&mesh_uniform(style)));
+        }
+    }
+
+    /// Shows a slice image, or removes it with `None`.
+    pub fn set_slice(&mut self, ctx: &RenderContext, slice: Option<&SliceImage>) {
+        self.slice = slice.and_then(|s| upload_slice(ctx, s));
+    }
+
+    /// Draws the scene from `camera` into `target`: opaque pass, transparent pass, composite.
+    pub fn draw(
+        &self,
+        ctx: &RenderContext,
+        encoder: &mut wgpu::CommandEncoder,
+        target: &OffscreenTarget,
+        camera: &Camera,
+    ) {
+        let [w, h] = target.size_px;
+        let view = camera.view();
+        let proj = camera.projection(w as f32 / h.max(1) as f32);
+        let eye_to_center = (camera.scene_center_angstrom - camera.eye_angstrom()).length();
+        let r = camera.scene_radius_angstrom.max(1e-3);
+        let light = Vec3::from_array(self.style.light_dir_view).normalize_or(Vec3::Z);
+        let globals = Globals {
+            view: view.to_cols_array_2d(),
+            proj: proj.to_cols_array_2d(),
+            view_proj: (proj * view).to_cols_array_2d(),
+            light_dir_view: light.extend(0.0).to_array(),
+            background: [
+                self.style.background[0],
+                self.style.background[1],
+                self.style.background[2],
+                1.0,
+            ],
+            fog: [
+                eye_to_center - r * 0.3,
+                eye_to_center + r,
+                self.style.depth_cue.clamp(0.0, 1.0),
+                0.0,
+            ],
+            viewport: [w as f32, h as f32, 0.0, 0.0],
+        };
+        ctx.queue.write_buffer(&self.globals, 0, bytemuck::bytes_of(&globals));
+        let bg = self.style.background;
+        let (color_view, color_resolve) = match &target.color_msaa_view {
+            Some(msaa) => (msaa, Some(&target.color_view)),
+            None => (&target.color_view, None),
+        };
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("orbitfield opaque pass"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: color_view,
+                    resolve_target: color_resolve,
+                    depth_slice: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color {
+                            r: f64::from(bg[0]),
+                            g: f64::from(bg[1]),
+                            b: f64::from(bg[2]),
+                            a: 1.0,
+                        }),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: &target.depth_view,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            pass.set_bind_group(0, &self.globals_bind_group, &[]);
+            if let Some((buf, n)) = self.spheres.live() {
+                pass.set_pipeline(&ctx.spheres);
+                pass.set_vertex_buffer(0, buf.slice(..));
+                pass.draw(0..4, 0..n);
+            }
+            if let Some((buf, n)) = self.cylinders.live() {
+                pass.set_pipeline(&ctx.cylinders);
+                pass.set_vertex_buffer(0, buf.slice(..));
+                pass.draw(0..36, 0..n);
+            }
+            if let Some((buf, n)) = self.lines.live() {
+                pass.set_pipeline(&ctx.lines);
+                pass.set_vertex_buffer(0, buf.slice(..));
+                pass.draw(0..n, 0..1);
+            }
+            if let Some(slice) = &self.slice {
+                pass.set_pipeline(&ctx.slice);
+                pass.set_bind_group(1, &slice.bind_group, &[]);
+                pass.draw(0..4, 0..1);
+            }
+            pass.set_pipeline(&ctx.mesh_opaque);
+            for m in self.meshes.iter().filter(|m| m.style.opacity >= 0.999) {
+                draw_mesh(&mut pass, m);
+            }
+        }
+        if !self
+            .meshes
+            .iter()
+            .any(|m| m.style.opacity < 0.999 && m.style.opacity > 0.0)
+        {
+            return;
+        }
+        let (accum, accum_resolve) = target_pair(&target.accum_msaa_view, &target.accum_view);
+        let (reveal, reveal_resolve) = target_pair(&target.reveal_msaa_view, &target.reveal_view);
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("orbitfield transparent (oit) pass"),
+                color_attachments: &[
+                    Some(wgpu::RenderPassColorAttachment {
+                        view: accum,
+                        resolve_target: accum_resolve,
+                        depth_slice: None,
+                        ops: wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT),
+                            store: wgpu::StoreOp::Store,
+                        },
+                    }),
+                    Some(wgpu::RenderPassColorAttachment {
+                        view: reveal,
+                        resolve_target: reveal_resolve,
+                        depth_slice: None,
+                        ops: wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
+                            store: wgpu::StoreOp::Store,
+                        },
+                    }),
+                ],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: &target.depth_view,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Load,
+                        store: wgpu::StoreOp::Discard,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            pass.set_bind_group(0, &self.globals_bind_group, &[]);
+            pass.set_pipeline(&ctx.mesh_oit);
+            for m in self
+                .meshes
+                .iter()
+                .filter(|m| m.style.opacity < 0.999 && m.style.opacity > 0.0)
+            {
+                draw_mesh(&mut pass, m);
+            }
+        }
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("orbitfield oit composite pass"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &target.color_view,
+                resolve_target: None,
+                depth_slice: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Load,
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_pipeline(&ctx.composite);
+        pass.set_bind_group(0, &target.composite_bind_group, &[]);
+        pass.draw(0..3, 0..1);
+    }
+}
+
+/// The attachment to draw into and the texture to resolve to (none without MSAA).
+fn target_pair<'a>(
+    msaa: &'a Option<wgpu::TextureView>,
+    single: &'a wgpu::TextureView,
+) -> (&'a wgpu::TextureView, Option<&'a wgpu::TextureView>) {
+    match msaa {
+        Some(v) => (v, Some(single)),
+        None => (single, None),
+    }
+}
+
+fn draw_mesh(pass: &mut wgpu::RenderPass<'_>, m: &GpuMesh) {
+    pass.set_bind_group(1, &m.bind_group, &[]);
+    pass.set_vertex_buffer(0, m.vertices.slice(..));
+    pass.set_index_buffer(m.indices.slice(..), wgpu::IndexFormat::Uint32);
+    pass.draw_indexed(0..m.index_count, 0, 0..1);
+}
+
+fn mesh_uniform(style: MeshStyle) -> MeshUniform {
+    MeshUniform {
+        color: [
+            style.color[0],
+            style.color[1],
+            style.color[2],
+            style.opacity.clamp(0.0, 1.0),
+        ],
+    }
+}
+
+fn upload_mesh(ctx: &RenderContext, m: &MeshInput<'_>, style: MeshStyle) -> Option<GpuMesh> {
+    let n = m.positions_angstrom.len();
+    let vertices: Vec<MeshVertex> = m
+        .positions_angstrom
+        .iter()
+        .enumerate()
+        .map(|(i, p)| MeshVertex {
+            position_angstrom: *p,
+            normal: m.normals.get(i).copied().unwrap_or([0.0; 3]),
+        })
+        .collect();
+    let indices: Vec<u32> = m
+        .indices
+        .chunks_exact(3)
+        .filter(|t| t.iter().all(|&i| (i as usize) < n))
+        .flatten()
+        .copied()
+        .collect();
+    if indices.is_empty() {
+        return None;
+    }
+    let d = &ctx.device;
+    let vertices = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("orbitfield mesh vertices"),
+        contents: bytemuck::cast_slice(&vertices),
+        usage: wgpu::BufferUsages::VERTEX,
+    });
+    let index_count = u32::try_from(indices.len()).ok()?;
+    let indices = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("orbitfield mesh indices"),
+        contents: bytemuck::cast_slice(&indices),
+        usage: wgpu::BufferUsages::INDEX,
+    });
+    let uniform = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("orbitfield mesh uniform"),
+        contents: bytemuck::bytes_of(&mesh_uniform(style)),
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+    });
+    let bind_group = d.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("orbitfield mesh bind group"),
+        layout: &ctx.mesh_layout,
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: uniform.as_entire_binding(),
+        }],
+    });
+    Some(GpuMesh {
+        vertices,
+        indices,
+        index_count,
+        uniform,
+        bind_group,
+        style,
+    })
+}
+
+fn upload_slice(ctx: &RenderContext, s: &SliceImage) -> Option<GpuSlice> {
+    let (w, h) = (s.width, s.height);
+    if w == 0 || h == 0 || w > super::target::MAX_SIDE_PX || h > super::target::MAX_SIDE_PX {
+        return None;
+    }
+    if s.rgba.len() != (w as usize) * (h as usize) * 4 {
+        return None;
+    }
+    let d = &ctx.device;
+    let texture = d.create_texture_with_data(
+        &ctx.queue,
+        &wgpu::TextureDescriptor {
+            label: Some("orbitfield slice texture"),
+            size: wgpu::Extent3d {
+                width: w,
+                height: h,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        },
+        wgpu::util::TextureDataOrder::LayerMajor,
+        &s.rgba,
+    );
+    let view = texture.create_view(&wgpu::TextureViewDescriptor::default());
+    let four = |v: [f32; 3]| [v[0], v[1], v[2], 0.0];
+    let uniform = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("orbitfield slice uniform"),
+        contents: bytemuck::bytes_of(&SliceUniform {
+            origin_angstrom: four(s.origin_angstrom),
+            edge_u_angstrom: four(s.edge_u_angstrom),
+            edge_v_angstrom: four(s.edge_v_angstrom),
+        }),
+        usage: wgpu::BufferUsages::UNIFORM,
+    });
+    let bind_group = d.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("orbitfield slice bind group"),
+        layout: &ctx.slice_layout,
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: uniform.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: wgpu::BindingResource::TextureView(&view),
+            },
+            wgpu::BindGroupEntry {
+                binding: 2,
+                resource: wgpu::BindingResource::Sampler(&ctx.linear_sampler),
+            },
+        ],
+    });
+    Some(GpuSlice { bind_group })
+}

@@ -1,0 +1,609 @@
+//! The panels: files, representations, orbitals (list and energy diagram), fields, timeline,
+//! jobs, status bar, help, and the 3-D view with its mouse handling.
+
+use super::{SHORTCUTS, send, tokens};
+use crate::app::fields::FieldChoice;
+use crate::app::representation::{ColorBy, DrawStyle};
+use crate::app::state::{AppState, Command, IsoMode};
+use crate::model::Spin;
+use crate::model::units::EV_PER_HARTREE;
+use egui::{Key, RichText, Sense};
+
+/// The whole window: menu, side panels, timeline and status bar, and the 3-D view in the middle.
+pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    shortcuts(ui, state);
+    dropped_files(ui, state);
+    egui::Panel::top("orbitfield_menu").show(ui, |ui| menu_ui(ui, state));
+    egui::Panel::bottom("orbitfield_status").show(ui, |ui| status_bar_ui(ui, state));
+    egui::Panel::bottom("orbitfield_timeline").show(ui, |ui| timeline_ui(ui, state));
+    egui::Panel::left("orbitfield_left")
+        .default_size(tokens::SIDE_PANEL_WIDTH)
+        .show(ui, |ui| {
+            egui::ScrollArea::vertical().id_salt("left_scroll").show(ui, |ui| {
+                egui::CollapsingHeader::new("Files")
+                    .default_open(true)
+                    .show(ui, |ui| files_ui(ui, state));
+                egui::CollapsingHeader::new("Representation")
+                    .default_open(true)
+                    .show(ui, |ui| representation_ui(ui, state));
+                egui::CollapsingHeader::new("Jobs")
+                    .default_open(true)
+                    .show(ui, |ui| jobs_ui(ui, state));
+            });
+        });
+    egui::Panel::right("orbitfield_right")
+        .default_size(tokens::SIDE_PANEL_WIDTH)
+        .show(ui, |ui| {
+            egui::ScrollArea::vertical().id_salt("right_scroll").show(ui, |ui| {
+                egui::CollapsingHeader::new("Fields")
+                    .default_open(true)
+                    .show(ui, |ui| fields_ui(ui, state));
+                egui::CollapsingHeader::new("Orbitals")
+                    .default_open(true)
+                    .show(ui, |ui| orbitals_ui(ui, state));
+            });
+        });
+    egui::CentralPanel::default()
+        .frame(egui::Frame::NONE)
+        .show(ui, |ui| view_ui(ui, state));
+    let mut open = state.show_help;
+    egui::Window::new("Keyboard and mouse")
+        .open(&mut open)
+        .collapsible(false)
+        .show(ui.ctx(), help_ui);
+    if open != state.show_help {
+        send(state, Command::ToggleHelp);
+    }
+}
+
+/// Keyboard shortcuts (ignored while a text field has focus).
+pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
+    if ui.ctx().egui_wants_keyboard_input() {
+        return;
+    }
+    let (open, space, left, right, home, end, up, down, plus, minus, r, esc, help) = ui.input(|i| {
+        (
+            i.modifiers.command && i.key_pressed(Key::O),
+            i.key_pressed(Key::Space),
+            i.key_pressed(Key::ArrowLeft),
+            i.key_pressed(Key::ArrowRight),
+            i.key_pressed(Key::Home),
+            i.key_pressed(Key::End),
+            i.key_pressed(Key::ArrowUp),
+            i.key_pressed(Key::ArrowDown),
+            i.key_pressed(Key::Plus) || i.key_pressed(Key::Equals),
+            i.key_pressed(Key::Minus),
+            !i.modifiers.command && i.key_pressed(Key::R),
+            i.key_pressed(Key::Escape),
+            i.key_pressed(Key::F1) || i.key_pressed(Key::Questionmark),
+        )
+    });
+    if open {
+        send(state, Command::OpenDialog);
+    }
+    if space {
+        send(state, Command::TogglePlaying);
+    }
+    if left {
+        send(state, Command::StepFrame(-1));
+    }
+    if right {
+        send(state, Command::StepFrame(1));
+    }
+    if home {
+        send(state, Command::SetFrame(0));
+    }
+    if end {
+        send(state, Command::SetFrame(usize::MAX));
+    }
+    if up || down {
+        let n = state.orbital_rows(state.spin).len();
+        if n > 0 {
+            let cur = state.orbital.or(state.homo_index(state.spin)).unwrap_or(0);
+            let next = if up {
+                (cur + 1).min(n - 1)
+            } else {
+                cur.saturating_sub(1)
+            };
+            send(state, Command::SelectOrbital(Some(next)));
+        }
+    }
+    if plus {
+        send(state, Command::SetIsoValue(state.settings.iso_value * 1.25));
+    }
+    if minus {
+        send(state, Command::SetIsoValue(state.settings.iso_value / 1.25));
+    }
+    if r {
+        send(state, Command::ResetCamera);
+    }
+    if esc {
+        send(state, Command::CancelJobs);
+    }
+    if help {
+        send(state, Command::ToggleHelp);
+    }
+}
+
+fn dropped_files(ui: &mut egui::Ui, state: &mut AppState) {
+    let paths: Vec<std::path::PathBuf> = ui.input(|i| {
+        i.raw
+            .dropped_files
+            .iter()
+            .map(|f| f.path().to_path_buf())
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect()
+    });
+    if !paths.is_empty() {
+        send(state, Command::OpenFiles(paths));
+    }
+}
+
+fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    egui::MenuBar::new().ui(ui, |ui| {
+        ui.menu_button("File", |ui| {
+            if ui.button("Open…").clicked() {
+                send(state, Command::OpenDialog);
+            }
+            if ui.button("Open demo").clicked() {
+                send(state, Command::OpenDemo);
+            }
+            if ui.button("Close").clicked() {
+                send(state, Command::CloseDocument);
+            }
+            if ui.button("Save screenshot").clicked() {
+                send(state, Command::Screenshot(std::path::PathBuf::from("orbitfield.png")));
+            }
+        });
+        ui.menu_button("View", |ui| {
+            if ui.button("Reset view (R)").clicked() {
+                send(state, Command::ResetCamera);
+            }
+            let mut dark = state.settings.dark_background;
+            if ui.checkbox(&mut dark, "Dark background").changed() {
+                send(state, Command::SetDarkBackground(dark));
+            }
+        });
+        if ui.button("Help").clicked() {
+            send(state, Command::ToggleHelp);
+        }
+    });
+}
+
+/// Files: open, demo, recent list, and what is open.
+pub fn files_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    ui.horizontal(|ui| {
+        if ui.button("Open…").clicked() {
+            send(state, Command::OpenDialog);
+        }
+        if ui.button("Demo").clicked() {
+            send(state, Command::OpenDemo);
+        }
+    });
+    if let Some(doc) = &state.document {
+        ui.label(RichText::new(&doc.name).strong());
+        ui.label(format!(
+            "{} atoms, {} bonds, {} frames",
+            doc.structure.len(),
+            doc.bonds.len(),
+            doc.n_frames
+        ));
+        for w in doc.warnings.iter().take(5) {
+            ui.label(RichText::new(w).small().weak());
+        }
+    } else {
+        ui.label("Drop files here or open them.");
+    }
+    if !state.settings.recent.is_empty() {
+        ui.add_space(tokens::SECTION_GAP);
+        ui.label(RichText::new("Recent").weak());
+        let recent = state.settings.recent.clone();
+        for files in recent {
+            let label = files
+                .iter()
+                .map(|p| {
+                    p.file_name()
+                        .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+                })
+                .collect::<Vec<_>>()
+                .join(" + ");
+            if ui.link(label).on_hover_text(format!("{:?}", files)).clicked() {
+                send(state, Command::OpenFiles(files));
+            }
+        }
+    }
+}
+
+/// Representation: draw style, colouring, surfaces, background.
+pub fn representation_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    let mut style = state.settings.style;
+    egui::ComboBox::from_label("Style")
+        .selected_text(style.name())
+        .show_ui(ui, |ui| {
+            for s in DrawStyle::ALL {
+                ui.selectable_value(&mut style, s, s.name());
+            }
+        });
+    if style != state.settings.style {
+        send(state, Command::SetStyle(style));
+    }
+    let mut color_by = state.settings.color_by;
+    egui::ComboBox::from_label("Colour by")
+        .selected_text(color_by.name())
+        .show_ui(ui, |ui| {
+            for c in ColorBy::ALL {
+                ui.selectable_value(&mut color_by, c, c.name());
+            }
+        });
+    if color_by != state.settings.color_by {
+        send(state, Command::SetColorBy(color_by));
+    }
+    let mut opacity = state.settings.surface_opacity;
+    if ui
+        .add(egui::Slider::new(&mut opacity, 0.05..=1.0).text("Surface opacity"))
+        .changed()
+    {
+        send(state, Command::SetOpacity(opacity));
+    }
+    let mut cue = state.settings.depth_cue;
+    if ui
+        .add(egui::Slider::new(&mut cue, 0.0..=1.0).text("Depth cue"))
+        .changed()
+    {
+        send(state, Command::SetDepthCue(cue));
+    }
+    let mut dark = state.settings.dark_background;
+    if ui.checkbox(&mut dark, "Dark background").changed() {
+        send(state, Command::SetDarkBackground(dark));
+    }
+}
+
+/// Field choice and isovalue (absolute or relative to the maximum), slice toggle.
+pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    let Some(doc) = &state.document else {
+        ui.label("No document.");
+        return;
+    };
+    let has_wf = !doc.wavefunctions.is_empty();
+    let n_grids = doc.grids.len();
+    let current = state.field;
+    let name = |f: Option<FieldChoice>| match f {
+        None => "None".to_string(),
+        Some(FieldChoice::Orbital { spin, index }) => format!("Orbital {} ({spin:?})", index + 1),
+        Some(FieldChoice::Density) => "Electron density".to_string(),
+        Some(FieldChoice::Volume(i)) => format!("Volume {}", i + 1),
+    };
+    let mut choice = current;
+    egui::ComboBox::from_label("Field")
+        .selected_text(name(current))
+        .show_ui(ui, |ui| {
+            ui.selectable_value(&mut choice, None, "None");
+            if has_wf {
+                let orb = state
+                    .orbital
+                    .or(state.homo_index(state.spin))
+                    .map(|index| FieldChoice::Orbital {
+                        spin: state.spin,
+                        index,
+                    });
+                if let Some(o) = orb {
+                    ui.selectable_value(&mut choice, Some(o), name(Some(o)));
+                }
+                ui.selectable_value(&mut choice, Some(FieldChoice::Density), "Electron density");
+            }
+            for i in 0..n_grids {
+                ui.selectable_value(
+                    &mut choice,
+                    Some(FieldChoice::Volume(i)),
+                    name(Some(FieldChoice::Volume(i))),
+                );
+            }
+        });
+    if choice != current {
+        send(state, Command::SelectField(choice));
+    }
+    let mut relative = state.iso_mode == IsoMode::RelativeToMax;
+    ui.horizontal(|ui| {
+        ui.label("Isovalue");
+        if ui.radio_value(&mut relative, false, "absolute").changed()
+            || ui.radio_value(&mut relative, true, "× max").changed()
+        {
+            send(
+                state,
+                Command::SetIsoMode(if relative {
+                    IsoMode::RelativeToMax
+                } else {
+                    IsoMode::Absolute
+                }),
+            );
+        }
+    });
+    let mut iso = state.settings.iso_value;
+    let range = if relative { 0.001..=1.0 } else { 0.0001..=1.0 };
+    if ui
+        .add(
+            egui::Slider::new(&mut iso, range)
+                .logarithmic(true)
+                .text("iso")
+                .max_decimals(5),
+        )
+        .changed()
+    {
+        send(state, Command::SetIsoValue(iso));
+    }
+    if let Some((_, grid)) = &state.shown_field {
+        let iso_abs = state.absolute_iso(grid);
+        if let Some((lo, hi)) = grid.min_max() {
+            ui.label(RichText::new(format!("range {lo:.3e} .. {hi:.3e}; surface at ±{iso_abs:.3e}")).small());
+        }
+    }
+    let mut slice = state.show_slice;
+    if ui.checkbox(&mut slice, "Slice plane (z through the centre)").changed() {
+        send(state, Command::SetShowSlice(slice));
+    }
+    if !state.fields.can_compute() && has_wf {
+        ui.label(
+            RichText::new(format!("Orbitals cannot be computed: {}", state.fields.backend_name())).color(tokens::ERROR),
+        );
+    }
+    if !state.fields.can_extract() {
+        ui.label(RichText::new("Isosurfaces unavailable in this build (no extractor)").color(tokens::ERROR));
+    }
+}
+
+/// The orbital list (energy, occupation, symmetry, HOMO/LUMO), spin switch and energy diagram.
+pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    let rows = state.orbital_rows(state.spin);
+    if rows.is_empty() {
+        ui.label("No wavefunction.");
+        return;
+    }
+    ui.horizontal(|ui| {
+        if state.is_unrestricted() {
+            let mut spin = state.spin;
+            ui.selectable_value(&mut spin, Spin::Alpha, "alpha");
+            ui.selectable_value(&mut spin, Spin::Beta, "beta");
+            if spin != state.spin {
+                send(state, Command::SetSpin(spin));
+            }
+        }
+        let mut ev = state.settings.energies_in_ev;
+        ui.selectable_value(&mut ev, true, "eV");
+        ui.selectable_value(&mut ev, false, "hartree");
+        if ev != state.settings.energies_in_ev {
+            send(state, Command::SetEnergiesInEv(ev));
+        }
+    });
+    energy_diagram_ui(ui, state, &rows);
+    let selected = state.orbital;
+    let homo = state.homo_index(state.spin).unwrap_or(0);
+    egui::ScrollArea::vertical()
+        .id_salt("orbital_list")
+        .max_height(260.0)
+        .show(ui, |ui| {
+            egui::Grid::new("orbital_grid")
+                .striped(true)
+                .num_columns(4)
+                .show(ui, |ui| {
+                    ui.label(RichText::new("#").strong());
+                    ui.label(RichText::new("energy").strong());
+                    ui.label(RichText::new("occ").strong());
+                    ui.label(RichText::new("sym").strong());
+                    ui.end_row();
+                    // Frontier orbitals first in view: list from high to low energy around the gap.
+                    for row in rows
+                        .iter()
+                        .rev()
+                        .filter(|r| r.index + 12 >= homo && r.index <= homo + 12)
+                    {
+                        let text = if row.label.is_empty() {
+                            format!("{}", row.index + 1)
+                        } else {
+                            format!("{} {}", row.index + 1, row.label)
+                        };
+                        let r = ui.selectable_label(selected == Some(row.index), text);
+                        if r.clicked() {
+                            send(state, Command::SelectOrbital(Some(row.index)));
+                        }
+                        if state.scroll_to_orbital && selected == Some(row.index) {
+                            r.scroll_to_me(Some(egui::Align::Center));
+                            state.scroll_to_orbital = false;
+                        }
+                        ui.label(state.format_energy(row.energy_hartree));
+                        ui.label(format!("{:.2}", row.occupation));
+                        ui.label(&row.symmetry);
+                        ui.end_row();
+                    }
+                });
+        });
+}
+
+fn energy_diagram_ui(ui: &mut egui::Ui, state: &AppState, rows: &[crate::app::state::OrbitalRow]) {
+    use egui_plot::{Line, Plot, PlotPoints};
+    let homo = state.homo_index(state.spin).unwrap_or(0);
+    let shown: Vec<_> = rows
+        .iter()
+        .filter(|r| r.index + 5 >= homo && r.index <= homo + 6)
+        .collect();
+    Plot::new("energy_levels")
+        .height(160.0)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .allow_scroll(false)
+        .show_x(false)
+        .y_axis_label("eV")
+        .show(ui, |plot| {
+            for r in shown {
+                let e = r.energy_hartree * EV_PER_HARTREE;
+                if !e.is_finite() {
+                    continue;
+                }
+                let color = if Some(r.index) == state.orbital {
+                    tokens::SELECTED
+                } else if r.occupation > 0.5 {
+                    tokens::OCCUPIED
+                } else {
+                    tokens::VIRTUAL
+                };
+                let name = if r.label.is_empty() {
+                    format!("{}", r.index + 1)
+                } else {
+                    r.label.clone()
+                };
+                plot.line(
+                    Line::new(name, PlotPoints::from(vec![[0.0, e], [1.0, e]]))
+                        .color(color)
+                        .width(if Some(r.index) == state.orbital { 3.0 } else { 1.5 }),
+                );
+            }
+        });
+}
+
+/// Frame slider, play/pause, speed, loop.
+pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    let Some(doc) = &state.document else {
+        ui.label("No trajectory.");
+        return;
+    };
+    let n = doc.n_frames;
+    let mut frame = doc.frame_index;
+    ui.horizontal(|ui| {
+        let play_label = if state.timeline.playing { "Pause" } else { "Play" };
+        if ui.button(play_label).clicked() {
+            send(state, Command::TogglePlaying);
+        }
+        if ui.button("<").on_hover_text("Previous frame").clicked() {
+            send(state, Command::StepFrame(-1));
+        }
+        if ui.button(">").on_hover_text("Next frame").clicked() {
+            send(state, Command::StepFrame(1));
+        }
+        let last = n.saturating_sub(1);
+        ui.spacing_mut().slider_width = (ui.available_width() - 330.0).max(80.0);
+        if ui
+            .add_enabled(n > 1, egui::Slider::new(&mut frame, 0..=last).text("frame"))
+            .changed()
+        {
+            send(state, Command::SetFrame(frame));
+        }
+        let mut fps = state.timeline.fps;
+        if ui
+            .add(
+                egui::DragValue::new(&mut fps)
+                    .range(0.5..=120.0)
+                    .speed(0.2)
+                    .suffix(" fps"),
+            )
+            .changed()
+        {
+            send(state, Command::SetPlaybackFps(fps));
+        }
+        let mut looping = state.timeline.looping;
+        if ui.checkbox(&mut looping, "loop").changed() {
+            send(state, Command::SetLoop(looping));
+        }
+    });
+}
+
+/// Field engine, running job with progress and cancel.
+pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    ui.label(format!("Engine: {}", state.fields.backend_name()));
+    progress_ui(ui, state);
+    if let Some(e) = &state.fields.last_error {
+        ui.label(RichText::new(e).color(tokens::ERROR));
+    }
+}
+
+fn progress_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    if let Some(p) = state.fields.progress() {
+        ui.horizontal(|ui| {
+            ui.add(egui::ProgressBar::new(p.fraction).text(&p.label).desired_width(160.0));
+            if ui.button("Cancel").clicked() {
+                send(state, Command::CancelJobs);
+            }
+        });
+    } else if state.fields.pending().is_some() {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label("computing…");
+            if ui.button("Cancel").clicked() {
+                send(state, Command::CancelJobs);
+            }
+        });
+    }
+}
+
+/// FPS, status, picked atom, progress line.
+pub fn status_bar_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    ui.horizontal(|ui| {
+        ui.label(format!("{:5.1} FPS", state.fps));
+        ui.separator();
+        if let Some(p) = &state.pick {
+            ui.label(&p.text);
+            ui.separator();
+        }
+        ui.label(&state.status);
+        progress_ui(ui, state);
+    });
+}
+
+/// The shortcut list.
+pub fn help_ui(ui: &mut egui::Ui) {
+    egui::Grid::new("help_grid").striped(true).show(ui, |ui| {
+        for (keys, what) in SHORTCUTS {
+            ui.label(RichText::new(*keys).monospace());
+            ui.label(*what);
+            ui.end_row();
+        }
+    });
+}
+
+/// The 3-D view: reserves the space, turns mouse input into camera commands and picks, and adds
+/// the paint callback that shows the rendered image.
+pub fn view_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    let size = ui.available_size();
+    let (rect, response) = ui.allocate_exact_size(size, Sense::click_and_drag());
+    let ppp = ui.ctx().pixels_per_point();
+    let size_px = [
+        (rect.width() * ppp).round().max(1.0) as u32,
+        (rect.height() * ppp).round().max(1.0) as u32,
+    ];
+    state.view_size_px = size_px;
+    state.fit_if_pending();
+    if response.dragged_by(egui::PointerButton::Primary) {
+        let d = response.drag_delta();
+        send(state, Command::Orbit([d.x * 0.01, d.y * 0.01]));
+    } else if response.dragged_by(egui::PointerButton::Secondary) || response.dragged_by(egui::PointerButton::Middle) {
+        let d = response.drag_delta();
+        let h = rect.height().max(1.0);
+        send(state, Command::Pan([d.x / h, d.y / h]));
+    }
+    if response.hovered() {
+        let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+        if scroll != 0.0 {
+            send(state, Command::Zoom((-scroll * 0.002).exp()));
+        }
+    }
+    if response.clicked()
+        && let Some(pos) = response.interact_pointer_pos()
+    {
+        let local = (pos - rect.min) * ppp;
+        send(
+            state,
+            Command::Pick {
+                pixel: [local.x, local.y],
+                size_px,
+            },
+        );
+    }
+    ui.painter().add(crate::render::callback::view_paint_callback(rect));
+    if state.document.is_none() {
+        ui.painter().text(
+            rect.center(),
+            egui::Align2::CENTER_CENTER,
+            "Drop files here, press Ctrl+O, or File > Open demo",
+            egui::FontId::proportional(16.0),
+            ui.visuals().weak_text_color(),
+        );
+    }
+}

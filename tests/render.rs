@@ -1,0 +1,359 @@
+//! Offscreen rendering on whatever adapter exists (Mesa lavapipe in CI): pixel assertions computed
+//! from the camera matrices, and naga validation of every WGSL module.
+
+use glam::Vec3;
+use orbitfield::app::representation::{self, ColorBy, DrawStyle};
+use orbitfield::model::{Element, Name8, Structure};
+use orbitfield::render::gpu::SphereInstance;
+use orbitfield::render::{Camera, GpuScene, MeshInput, MeshStyle, OffscreenTarget, RenderContext, render_once};
+
+fn context() -> Option<RenderContext> {
+    match RenderContext::headless(4) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            None
+        }
+    }
+}
+
+fn px(img: &image::RgbaImage, p: [f32; 2]) -> [u8; 4] {
+    img.get_pixel(p[0] as u32, p[1] as u32).0
+}
+
+#[test]
+fn every_wgsl_module_validates() {
+    for (name, src) in orbitfield::render::shaders::all_modules() {
+        let module =
+            naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&src)));
+        let mut v =
+            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty());
+        v.validate(&module).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    }
+}
+
+#[test]
+fn empty_scene_is_background() {
+    let Some(ctx) = context() else { return };
+    let mut scene = GpuScene::new(&ctx);
+    scene.style.background = [0.1, 0.2, 0.3];
+    let target = OffscreenTarget::new(&ctx, [64, 48]);
+    render_once(&ctx, &scene, &target, &Camera::default());
+    let img = target.read_rgba(&ctx).unwrap();
+    let want = [26u8, 51, 77, 255];
+    for p in img.pixels() {
+        for k in 0..3 {
+            assert!(
+                (i32::from(p.0[k]) - i32::from(want[k])).abs() <= 1,
+                "{:?} vs {want:?}",
+                p.0
+            );
+        }
+    }
+}
+
+fn water() -> (Structure, Vec<[f32; 3]>) {
+    let mut s = Structure::default();
+    for (e, n) in [(8u8, "O"), (1, "H1"), (1, "H2")] {
+        s.push_atom(
+            Element(e),
+            Name8::from(n),
+            Name8::from("HOH"),
+            1,
+            Name8::from("A"),
+            Name8::EMPTY,
+        );
+    }
+    (s, vec![[0.0, 0.0, 0.0], [0.9572, 0.0, 0.0], [-0.2400, 0.9266, 0.0]])
+}
+
+#[test]
+fn atoms_appear_where_the_camera_projects_them() {
+    let Some(ctx) = context() else { return };
+    let (s, p) = water();
+    let colors = representation::atom_colors(&s, ColorBy::Element);
+    let mut spheres = Vec::new();
+    representation::build_spheres(&s, &p, &colors, DrawStyle::BallAndStick, &mut spheres);
+    let bonds = representation::guess_bonds(&s, &p);
+    let mut cylinders = Vec::new();
+    representation::build_cylinders(&bonds, &p, &colors, DrawStyle::BallAndStick, 3.0, &mut cylinders);
+    let mut scene = GpuScene::new(&ctx);
+    scene.style.depth_cue = 0.0;
+    scene.set_spheres(&ctx, &spheres);
+    scene.set_cylinders(&ctx, &cylinders);
+    let size = [320, 240];
+    let (lo, hi) = representation::bounds(&p, 1.0).unwrap();
+    let mut camera = Camera::default();
+    camera.orbit(0.5, 0.3);
+    camera.fit_to_bounds(Vec3::from(lo), Vec3::from(hi), 320.0 / 240.0);
+    let target = OffscreenTarget::new(&ctx, size);
+    render_once(&ctx, &scene, &target, &camera);
+    let img = target.read_rgba(&ctx).unwrap();
+
+    let (o, _) = camera.project_to_pixel(Vec3::from(p[0]), size).unwrap();
+    let c = px(&img, o);
+    assert!(c[0] > 150 && c[1] < 100 && c[2] < 100, "oxygen at {o:?} is {c:?}");
+    for h in [p[1], p[2]] {
+        let (hp, _) = camera.project_to_pixel(Vec3::from(h), size).unwrap();
+        let c = px(&img, hp);
+        assert!(c[0] > 150 && c[1] > 150 && c[2] > 150, "hydrogen at {hp:?} is {c:?}");
+    }
+    // Midway along the O-H1 bond, on the hydrogen's half: the bond shows the hydrogen's white.
+    let m = Vec3::from(p[0]).lerp(Vec3::from(p[1]), 0.6);
+    let (mp, _) = camera.project_to_pixel(m, size).unwrap();
+    let c = px(&img, mp);
+    assert!(c[1] > 100 && c[2] > 100, "bond at {mp:?} is {c:?}");
+    // Corners stay black.
+    assert_eq!(px(&img, [1.0, 1.0]), [0, 0, 0, 255]);
+    assert_eq!(px(&img, [318.0, 238.0]), [0, 0, 0, 255]);
+    // The oxygen's colour does not leak to a point far from every atom.
+    let (far, _) = camera.project_to_pixel(Vec3::new(0.0, -1.5, 0.0), size).unwrap();
+    assert_eq!(px(&img, far), [0, 0, 0, 255]);
+}
+
+/// A UV sphere mesh (positions and outward normals).
+fn sphere_mesh(center: [f32; 3], r: f32) -> (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<u32>) {
+    let (nu, nv) = (24u32, 12u32);
+    let mut pos = Vec::new();
+    let mut nrm = Vec::new();
+    for j in 0..=nv {
+        let th = std::f32::consts::PI * j as f32 / nv as f32;
+        for i in 0..=nu {
+            let ph = 2.0 * std::f32::consts::PI * i as f32 / nu as f32;
+            let n = [th.sin() * ph.cos(), th.sin() * ph.sin(), th.cos()];
+            nrm.push(n);
+            pos.push([center[0] + r * n[0], center[1] + r * n[1], center[2] + r * n[2]]);
+        }
+    }
+    let mut idx = Vec::new();
+    for j in 0..nv {
+        for i in 0..nu {
+            let a = j * (nu + 1) + i;
+            let b = a + nu + 1;
+            idx.extend_from_slice(&[a, b, a + 1, a + 1, b, b + 1]);
+        }
+    }
+    (pos, nrm, idx)
+}
+
+#[test]
+fn two_lobes_have_their_colours_in_the_expected_regions() {
+    let Some(ctx) = context() else { return };
+    // Synthetic p orbital along x: positive lobe at +x, negative at -x.
+    let plus = sphere_mesh([2.0, 0.0, 0.0], 1.2);
+    let minus = sphere_mesh([-2.0, 0.0, 0.0], 1.2);
+    let mut scene = GpuScene::new(&ctx);
+    scene.style.background = [1.0, 1.0, 1.0];
+    scene.style.depth_cue = 0.0;
+    scene.set_meshes(
+        &ctx,
+        &[
+            (
+                MeshInput {
+                    positions_angstrom: &plus.0,
+                    normals: &plus.1,
+                    indices: &plus.2,
+                },
+                MeshStyle {
+                    color: representation::LOBE_POSITIVE,
+                    opacity: 1.0,
+                },
+            ),
+            (
+                MeshInput {
+                    positions_angstrom: &minus.0,
+                    normals: &minus.1,
+                    indices: &minus.2,
+                },
+                MeshStyle {
+                    color: representation::LOBE_NEGATIVE,
+                    opacity: 1.0,
+                },
+            ),
+        ],
+    );
+    let size = [200, 100];
+    let mut camera = Camera::default();
+    camera.fit_to_bounds(Vec3::new(-3.2, -1.2, -1.2), Vec3::new(3.2, 1.2, 1.2), 2.0);
+    let target = OffscreenTarget::new(&ctx, size);
+    render_once(&ctx, &scene, &target, &camera);
+    let img = target.read_rgba(&ctx).unwrap();
+    let (right, _) = camera.project_to_pixel(Vec3::new(2.0, 0.0, 1.2), size).unwrap();
+    let (left, _) = camera.project_to_pixel(Vec3::new(-2.0, 0.0, 1.2), size).unwrap();
+    let r = px(&img, right);
+    let l = px(&img, left);
+    assert!(r[0] > r[2] + 80, "positive lobe at {right:?} is {r:?}");
+    assert!(l[2] > l[0] + 80, "negative lobe at {left:?} is {l:?}");
+    let (mid, _) = camera.project_to_pixel(Vec3::ZERO, size).unwrap();
+    assert_eq!(px(&img, mid), [255, 255, 255, 255], "between the lobes");
+}
+
+#[test]
+fn transparent_mesh_blends_over_an_atom() {
+    let Some(ctx) = context() else { return };
+    let shell = sphere_mesh([0.0, 0.0, 0.0], 2.0);
+    let mut scene = GpuScene::new(&ctx);
+    scene.style.depth_cue = 0.0;
+    scene.set_spheres(
+        &ctx,
+        &[SphereInstance {
+            center_angstrom: [0.0, 0.0, 0.0],
+            radius_angstrom: 1.0,
+            color: orbitfield::render::gpu::pack_rgba([0, 255, 0, 255]),
+        }],
+    );
+    let style = MeshStyle {
+        color: [1.0, 0.0, 0.0],
+        opacity: 0.5,
+    };
+    scene.set_meshes(
+        &ctx,
+        &[(
+            MeshInput {
+                positions_angstrom: &shell.0,
+                normals: &shell.1,
+                indices: &shell.2,
+            },
+            style,
+        )],
+    );
+    let size = [96, 96];
+    let mut camera = Camera::default();
+    camera.fit_to_bounds(Vec3::splat(-2.0), Vec3::splat(2.0), 1.0);
+    let target = OffscreenTarget::new(&ctx, size);
+    render_once(&ctx, &scene, &target, &camera);
+    let img = target.read_rgba(&ctx).unwrap();
+    let c = px(&img, [48.0, 48.0]);
+    assert!(
+        c[0] > 60 && c[1] > 60 && c[2] < 60,
+        "green atom behind a half-transparent red shell: {c:?}"
+    );
+    // Opaque again: the atom disappears behind the shell (uniform change only).
+    scene.set_mesh_style(&ctx, 0, MeshStyle { opacity: 1.0, ..style });
+    render_once(&ctx, &scene, &target, &camera);
+    let c = px(&target.read_rgba(&ctx).unwrap(), [48.0, 48.0]);
+    assert!(c[0] > 150 && c[1] < 40, "opaque shell hides the atom: {c:?}");
+}
+
+/// Centroid (Angstrom) of the lattice points whose value is beyond `iso` on one side.
+fn lobe_centroid(grid: &orbitfield::model::Grid3, iso: f32, positive: bool) -> Vec3 {
+    let l = &grid.lattice;
+    let mut sum = Vec3::ZERO;
+    let mut w = 0.0f32;
+    for k in 0..l.dims[2] {
+        for j in 0..l.dims[1] {
+            for i in 0..l.dims[0] {
+                let v = grid.get(i, j, k).unwrap_or(0.0);
+                if (positive && v > iso) || (!positive && v < -iso) {
+                    let p = orbitfield::model::units::angstrom_from_bohr3(l.point_bohr(i, j, k));
+                    sum += Vec3::new(p[0] as f32, p[1] as f32, p[2] as f32) * v.abs();
+                    w += v.abs();
+                }
+            }
+        }
+    }
+    sum / w
+}
+
+/// The water HOMO from PySCF's cubegen (an independent reference): the positive lobe is drawn red
+/// and the negative blue, each where the cube's values put it once projected by the camera.
+#[test]
+fn water_homo_cube_lobes_have_their_colours_where_the_values_are() {
+    let Some(ctx) = context() else { return };
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/engine/water_homo_24.cube");
+    let system = orbitfield::io::load(&[path]).unwrap();
+    let settings = orbitfield::app::settings::Settings {
+        iso_value: 0.05,
+        ..Default::default()
+    };
+    let mut state = orbitfield::app::state::AppState::new(settings, orbitfield::app::default_field_service());
+    state.open_system("water homo".into(), system);
+    assert_eq!(state.field, Some(orbitfield::app::fields::FieldChoice::Volume(0)));
+    assert!(state.update_field());
+    let (_, grid) = state.shown_field.clone().unwrap();
+    let plus = lobe_centroid(&grid, 0.05, true);
+    let minus = lobe_centroid(&grid, 0.05, false);
+    let lobes: Vec<_> = state.lobes.iter().flatten().cloned().collect();
+    assert_eq!(lobes.len(), 2, "both lobes extracted");
+
+    let mut scene = GpuScene::new(&ctx);
+    scene.style.depth_cue = 0.0;
+    let styles = [representation::LOBE_POSITIVE, representation::LOBE_NEGATIVE];
+    let inputs: Vec<_> = lobes
+        .iter()
+        .zip(styles)
+        .map(|(m, color)| {
+            (
+                MeshInput {
+                    positions_angstrom: &m.positions_angstrom,
+                    normals: &m.normals,
+                    indices: &m.indices,
+                },
+                MeshStyle { color, opacity: 1.0 },
+            )
+        })
+        .collect();
+    scene.set_meshes(&ctx, &inputs);
+    // Look at the lobes side on: the camera's right axis along minus -> plus.
+    let axis = (plus - minus).normalize();
+    let mut camera = Camera {
+        rotation: glam::Quat::from_rotation_arc(Vec3::X, axis),
+        ..Camera::default()
+    };
+    let mid = (plus + minus) * 0.5;
+    let half = (plus - minus).length() + 1.5;
+    camera.fit_to_bounds(mid - Vec3::splat(half), mid + Vec3::splat(half), 1.0);
+    let size = [200, 200];
+    let target = OffscreenTarget::new(&ctx, size);
+    render_once(&ctx, &scene, &target, &camera);
+    let img = target.read_rgba(&ctx).unwrap();
+    let (pp, _) = camera.project_to_pixel(plus, size).unwrap();
+    let (mp, _) = camera.project_to_pixel(minus, size).unwrap();
+    assert!(pp[0] > mp[0] + 20.0, "the positive lobe is to the right: {pp:?} {mp:?}");
+    let (r, b) = (px(&img, pp), px(&img, mp));
+    assert!(r[0] > r[2] + 60, "positive lobe at {pp:?} is {r:?}");
+    assert!(b[2] > b[0] + 60, "negative lobe at {mp:?} is {b:?}");
+    assert_eq!(px(&img, [2.0, 2.0]), [0, 0, 0, 255]);
+}
+
+/// A slice through a signed field shows the colormap's blue on the negative side and red on the
+/// positive side; the periodic box outline is drawn along its edges.
+#[test]
+fn slice_plane_and_box_outline() {
+    let Some(ctx) = context() else { return };
+    use orbitfield::model::units::bohr_from_angstrom;
+    let lattice = orbitfield::model::Lattice::axis_aligned([0.0; 3], bohr_from_angstrom(0.5), [21, 21, 3]);
+    let mut grid = orbitfield::model::Grid3::zeros(lattice, "x - 5 A");
+    for k in 0..3 {
+        for j in 0..21 {
+            for i in 0..21 {
+                grid.values[lattice.index(i, j, k)] = i as f32 - 10.0;
+            }
+        }
+    }
+    let slice = orbitfield::app::slice::slice_image(&grid, orbitfield::render::colormap::Colormap::Diverging).unwrap();
+    let cell = orbitfield::model::UnitCell::orthorhombic([10.0, 10.0, 1.0]);
+    let lines = representation::box_lines(&cell, [0.0, 0.0, 0.0], [255, 255, 0, 255]);
+    let mut scene = GpuScene::new(&ctx);
+    scene.style.depth_cue = 0.0;
+    scene.set_slice(&ctx, Some(&slice));
+    scene.set_lines(&ctx, &lines);
+    let mut camera = Camera::default();
+    camera.fit_to_bounds(Vec3::new(-1.0, -1.0, 0.0), Vec3::new(11.0, 11.0, 1.0), 1.0);
+    let size = [160, 160];
+    let target = OffscreenTarget::new(&ctx, size);
+    render_once(&ctx, &scene, &target, &camera);
+    let img = target.read_rgba(&ctx).unwrap();
+    let (left, _) = camera.project_to_pixel(Vec3::new(1.0, 5.0, 0.5), size).unwrap();
+    let (right, _) = camera.project_to_pixel(Vec3::new(9.0, 5.0, 0.5), size).unwrap();
+    let (l, r) = (px(&img, left), px(&img, right));
+    assert!(l[2] > l[0] + 60, "negative side at {left:?} is {l:?}");
+    assert!(r[0] > r[2] + 60, "positive side at {right:?} is {r:?}");
+    // The box's front bottom edge (y = 0, z = 1) runs across the image in yellow.
+    let (edge, _) = camera.project_to_pixel(Vec3::new(5.0, 0.0, 1.0), size).unwrap();
+    let hit = (-2..=2).any(|dy| {
+        let c = px(&img, [edge[0], edge[1] + dy as f32]);
+        c[0] > 150 && c[1] > 150 && c[2] < 80
+    });
+    assert!(hit, "box edge near {edge:?}");
+}

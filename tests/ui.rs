@@ -1,0 +1,283 @@
+//! Panels driven through egui_kittest: click an orbital, move the frame slider, play, change the
+//! style, open files; then check the application state the clicks produced.
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use orbitfield::app::fields::{FieldChoice, FieldService};
+use orbitfield::app::representation::DrawStyle;
+use orbitfield::app::settings::Settings;
+use orbitfield::app::state::AppState;
+use orbitfield::io::System;
+use orbitfield::model::{
+    BasisSet, Element, Frame, Name8, OrbitalSet, QmAtom, Spin, SpinKind, Structure, Trajectory, Wavefunction,
+};
+use std::path::PathBuf;
+
+/// Hydrogen molecule, 4 frames stretching the bond, with a restricted wavefunction of four
+/// orbitals (one occupied) per frame.
+fn h2_series() -> System {
+    let mut s = Structure::default();
+    for n in ["H1", "H2"] {
+        s.push_atom(
+            Element(1),
+            Name8::from(n),
+            Name8::from("H2"),
+            1,
+            Name8::EMPTY,
+            Name8::EMPTY,
+        );
+    }
+    let frames: Vec<Frame> = (0..4)
+        .map(|i| Frame {
+            positions_angstrom: vec![[0.0, 0.0, 0.0], [0.7 + 0.1 * i as f32, 0.0, 0.0]],
+            ..Frame::default()
+        })
+        .collect();
+    let wf = Wavefunction {
+        atoms: vec![
+            QmAtom {
+                element: Element(1),
+                nuclear_charge: 1.0,
+                position_bohr: [0.0; 3],
+            };
+            2
+        ],
+        basis: BasisSet::default(),
+        spin: SpinKind::Restricted,
+        alpha: OrbitalSet {
+            energies_hartree: vec![-0.59, 0.20, 0.45, 0.90],
+            occupations: vec![2.0, 0.0, 0.0, 0.0],
+            symmetries: vec!["sg".into(), "su".into(), "sg".into(), "su".into()],
+            coefficients: Vec::new(),
+            n_basis: 0,
+        },
+        beta: None,
+        program: None,
+        corrections: Vec::new(),
+        energy_hartree: None,
+    };
+    System {
+        structure: s,
+        trajectory: Trajectory::from_frames(2, frames, "test"),
+        wavefunctions: vec![wf; 4],
+        grids: Vec::new(),
+        warnings: Vec::new(),
+        paths: vec![PathBuf::from("h2.molden")],
+    }
+}
+
+fn state_with_h2() -> AppState {
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.open_system("h2".into(), h2_series());
+    state
+}
+
+#[test]
+fn orbital_list_marks_homo_and_selects_lumo() {
+    let state = state_with_h2();
+    assert_eq!(state.orbital, Some(0), "the HOMO is selected on opening");
+    let mut harness = Harness::new_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::orbitals_ui(ui, state);
+            state.apply_pending();
+        },
+        state,
+    );
+    harness.run();
+    harness.get_by_label("1 HOMO");
+    harness.get_by_label("-16.055 eV");
+    harness.get_by_label("2 LUMO").click();
+    harness.run();
+    assert_eq!(harness.state().orbital, Some(1));
+    assert_eq!(
+        harness.state().field,
+        Some(FieldChoice::Orbital {
+            spin: Spin::Alpha,
+            index: 1
+        })
+    );
+    harness.get_by_label("hartree").click();
+    harness.run();
+    assert!(!harness.state().settings.energies_in_ev);
+    harness.get_by_label("-0.59000 Eh");
+}
+
+#[test]
+fn timeline_slider_buttons_and_play() {
+    let mut harness = Harness::new_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::timeline_ui(ui, state);
+            state.apply_pending();
+        },
+        state_with_h2(),
+    );
+    harness.run();
+    harness.get_by_label(">").click();
+    harness.run();
+    let doc = harness.state().document.as_ref().unwrap();
+    assert_eq!(doc.frame_index, 1);
+    assert!((doc.frame.positions_angstrom[1][0] - 0.8).abs() < 1e-6);
+    harness
+        .get_by_role(egui::accesskit::Role::Slider)
+        .set_value_accesskit(3.0);
+    harness.run();
+    let doc = harness.state().document.as_ref().unwrap();
+    assert_eq!(doc.frame_index, 3);
+    assert!((doc.frame.positions_angstrom[1][0] - 1.0).abs() < 1e-6);
+    // The sphere instances follow the frame.
+    assert!((harness.state().spheres[1].center_angstrom[0] - 1.0).abs() < 1e-6);
+    harness.get_by_label("Play").click();
+    harness.run();
+    assert!(harness.state().timeline.playing);
+    // Playing with looping wraps from the last frame to the first.
+    let st = harness.state_mut();
+    assert!(st.tick(1.0));
+    assert_eq!(st.document.as_ref().unwrap().frame_index, 0);
+}
+
+#[test]
+fn style_combo_changes_representation() {
+    let mut harness = Harness::new_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::representation_ui(ui, state);
+            state.apply_pending();
+        },
+        state_with_h2(),
+    );
+    harness.run();
+    let before = harness.state().spheres[0].radius_angstrom;
+    harness.get_by_label("Style").click();
+    harness.run();
+    harness.get_by_label("VDW (space filling)").click();
+    harness.run();
+    let st = harness.state();
+    assert_eq!(st.settings.style, DrawStyle::Vdw);
+    assert!((st.spheres[0].radius_angstrom - 1.10).abs() < 1e-6 && before < 0.5);
+    assert!(st.cylinders.is_empty(), "space filling draws no bonds");
+}
+
+#[test]
+fn files_panel_open_dialog_recent_and_bad_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("garbage.xyz");
+    std::fs::write(&bad, b"\x00\x01 definitely not a structure").unwrap();
+    let mut settings = Settings::default();
+    settings.push_recent(std::slice::from_ref(&bad));
+    let state = AppState::new(settings, FieldService::default());
+    let mut harness = Harness::new_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::files_ui(ui, state);
+            state.apply_pending();
+        },
+        state,
+    );
+    harness.run();
+    harness.get_by_label("Open…").click();
+    harness.run();
+    assert!(harness.state().open_dialog_requested);
+    harness.get_by_label("garbage.xyz").click();
+    harness.run();
+    let st = harness.state();
+    assert!(st.document.is_none());
+    assert!(
+        st.status.contains("garbage.xyz"),
+        "the error names the file: {}",
+        st.status
+    );
+}
+
+#[test]
+fn whole_window_lays_out_and_help_toggles() {
+    let mut harness = Harness::builder().with_size(egui::vec2(1200.0, 800.0)).build_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::main_ui(ui, state);
+            state.apply_pending();
+        },
+        state_with_h2(),
+    );
+    harness.run();
+    assert!(harness.state().view_size_px[0] > 300, "the 3-D view gets the middle");
+    harness.get_by_label("Help").click();
+    harness.run();
+    assert!(harness.state().show_help);
+    harness.get_by_label("Play / pause the trajectory");
+}
+
+#[test]
+fn open_a_molden_file_pick_an_orbital_and_get_its_lobes() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/engine/water_hf_631gs_sph.molden");
+    let mut settings = Settings::default();
+    settings.push_recent(std::slice::from_ref(&path));
+    let state = AppState::new(settings, orbitfield::app::default_field_service());
+    let mut harness = Harness::new_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::files_ui(ui, state);
+            orbitfield::ui::panels::orbitals_ui(ui, state);
+            state.apply_pending();
+        },
+        state,
+    );
+    harness.run();
+    harness.get_by_label("water_hf_631gs_sph.molden").click();
+    harness.run();
+    {
+        let st = harness.state();
+        let doc = st.document.as_ref().expect("the file opened");
+        assert_eq!(doc.structure.len(), 3);
+        assert_eq!(doc.bonds, vec![[0, 1], [0, 2]]);
+        assert_eq!(st.orbital, Some(4), "water has five doubly occupied orbitals");
+    }
+    harness.get_by_label("5 HOMO");
+    harness.get_by_label("4 HOMO-1").click();
+    harness.run();
+    let st = harness.state_mut();
+    assert_eq!(st.orbital, Some(3));
+    // The jobs pool computes off the UI thread: poll as the window does each frame.
+    let t0 = std::time::Instant::now();
+    while !st.update_field() {
+        assert!(t0.elapsed().as_secs() < 120, "the field never arrived");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let (key, grid) = st.shown_field.clone().unwrap();
+    assert_eq!(
+        key.field,
+        FieldChoice::Orbital {
+            spin: Spin::Alpha,
+            index: 3
+        }
+    );
+    assert!(grid.min_max().is_some_and(|(lo, hi)| lo < -0.05 && hi > 0.05));
+    assert!(
+        st.lobes
+            .iter()
+            .all(|l| l.as_ref().is_some_and(|m| !m.indices.is_empty()))
+    );
+    // Picking the oxygen in the middle of the default view names it and gives the field value.
+    st.view_size_px = [400, 400];
+    st.apply(orbitfield::app::state::Command::ResetCamera);
+    let o = st.document.as_ref().unwrap().frame.positions_angstrom[0];
+    let (pixel, _) = st.camera.project_to_pixel(glam::Vec3::from(o), [400, 400]).unwrap();
+    st.apply(orbitfield::app::state::Command::Pick {
+        pixel,
+        size_px: [400, 400],
+    });
+    let pick = st.pick.clone().expect("the oxygen is hit");
+    assert_eq!(pick.atom, 0);
+    assert!(
+        pick.text.contains("(O)") && pick.text.contains("field"),
+        "{}",
+        pick.text
+    );
+}
+
+#[test]
+fn demo_opens_playing_with_the_homo_selected() {
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.apply(orbitfield::app::state::Command::OpenDemo);
+    let doc = state.document.as_ref().expect("the demo loads");
+    assert_eq!(doc.n_frames, 37);
+    assert_eq!(doc.structure.len(), 6);
+    assert!(state.timeline.playing);
+    // Ethylene: 16 electrons, the HOMO is orbital 8 (the pi orbital).
+    assert_eq!(state.orbital, Some(7));
+}
