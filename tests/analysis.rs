@@ -1,6 +1,8 @@
 //! RDF and selections against MDAnalysis (reference values generated once by
 //! `tests/data/analysis/mdanalysis_rdf.py` with MDAnalysis 2.x; see that script).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use orbitfield::analysis::rdf::{RdfAccumulator, RdfSettings};
 use orbitfield::io;
 use orbitfield::model::Frame;

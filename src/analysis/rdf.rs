@@ -319,7 +319,7 @@ impl Periodic {
             vol / norm(cross(m[2], m[0])),
             vol / norm(cross(m[0], m[1])),
         ];
-        if !(vol > 0.0) || widths.iter().any(|w| !w.is_finite() || *w <= 0.0) {
+        if vol.is_nan() || vol <= 0.0 || widths.iter().any(|w| !w.is_finite() || *w <= 0.0) {
             return Err(RdfError::BadBox(0));
         }
         Ok(Periodic {

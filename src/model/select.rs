@@ -738,7 +738,7 @@ fn within(pos: &[[f32; 3]], reference: &[bool], cutoff: f64, cell: Option<&UnitC
     if refs.is_empty() {
         return out;
     }
-    let pbc = cell.filter(|c| c.is_valid()).map(|c| MinImage::new(c));
+    let pbc = cell.filter(|c| c.is_valid()).map(MinImage::new);
     let c2 = cutoff * cutoff;
     // Periodic systems with a cutoff comparable to the box: brute force with the minimum image.
     if let Some(mi) = &pbc {
