@@ -12,11 +12,15 @@ use std::hint::black_box;
 const N: usize = 128;
 
 fn field(f: impl Fn(f64, f64, f64) -> f64) -> Grid3 {
-    let lattice = Lattice::axis_aligned([0.0; 3], 0.2, [N; 3]);
+    field_n(N, f)
+}
+
+fn field_n(n: usize, f: impl Fn(f64, f64, f64) -> f64) -> Grid3 {
+    let lattice = Lattice::axis_aligned([0.0; 3], 0.2, [n; 3]);
     let mut grid = Grid3::zeros(lattice, "bench");
-    for k in 0..N {
-        for j in 0..N {
-            for i in 0..N {
+    for k in 0..n {
+        for j in 0..n {
+            for i in 0..n {
                 grid.values[lattice.index(i, j, k)] = f(i as f64, j as f64, k as f64) as f32;
             }
         }
@@ -55,5 +59,62 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// GPU marching cubes (wgpu compute pass) on 256^3 lattices already on the GPU: one `encode` (which
+/// also allocates its output buffers), submit, and wait for the device. Skipped with a note when no
+/// adapter exists.
+fn bench_gpu(c: &mut Criterion) {
+    use orbitfield::render::context::RenderContext;
+    use orbitfield::render::mc_compute::{GpuLattice, McCompute, MeshCapacity};
+    let ctx = match RenderContext::headless(1) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            eprintln!("GPU marching cubes not measured: {e}");
+            return;
+        }
+    };
+    eprintln!("GPU adapter: {}", ctx.adapter_summary);
+    let n = 256;
+    let c0 = (n as f64 - 1.0) / 2.0;
+    let a = 2.0 * std::f64::consts::PI / 42.0;
+    let cases = [
+        (
+            "sphere_r80",
+            field_n(n, |i, j, k| {
+                80.0f64.powi(2) - ((i - c0).powi(2) + (j - c0).powi(2) + (k - c0).powi(2))
+            }),
+        ),
+        (
+            "gyroid_p42",
+            field_n(n, |i, j, k| {
+                (a * i).sin() * (a * j).cos() + (a * j).sin() * (a * k).cos() + (a * k).sin() * (a * i).cos()
+            }),
+        ),
+    ];
+    let mc = McCompute::new(&ctx.device);
+    let mut group = c.benchmark_group("gpu_marching_cubes_256");
+    group.sample_size(20);
+    for (name, grid) in cases {
+        let Ok(lattice) = GpuLattice::upload(&ctx.device, &grid) else {
+            eprintln!("{name}: lattice upload failed");
+            continue;
+        };
+        let capacity = MeshCapacity::guess(&grid.lattice);
+        let run = || {
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let mesh = mc.encode(&ctx.device, &mut encoder, &lattice, 0.0, 1.0, capacity);
+            ctx.queue.submit([encoder.finish()]);
+            let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
+            mesh
+        };
+        if let Ok(mesh) = run()
+            && let Ok((v, i)) = mesh.read_counts(&ctx.device, &ctx.queue)
+        {
+            eprintln!("{name}: {v} vertices, {} triangles on the GPU", i / 3);
+        }
+        group.bench_function(name, |b| b.iter(run));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_gpu);
 criterion_main!(benches);
