@@ -152,7 +152,9 @@ fn style_combo_changes_representation() {
     harness.run();
     let st = harness.state();
     assert_eq!(st.settings.style, DrawStyle::Vdw);
-    assert!((st.spheres[0].radius_angstrom - 1.10).abs() < 1e-6 && before < 0.5);
+    // Space filling draws each atom at its element's van der Waals radius.
+    let vdw_h = orbitfield::model::Element(1).vdw_radius_angstrom();
+    assert!((st.spheres[0].radius_angstrom - vdw_h).abs() < 1e-6 && before < 0.5 * vdw_h);
     assert!(st.cylinders.is_empty(), "space filling draws no bonds");
 }
 
