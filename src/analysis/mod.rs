@@ -1,6 +1,7 @@
-//! Trajectory analyses that need no wavefunction: radial distribution functions.
+//! Trajectory analyses: radial distribution functions, and orbital tracking along wavefunction series.
 //!
 //! Called by the `rdf` command and the viewer's analysis panels; the GPU kernels of the same
 //! analyses are tested against these CPU versions.
 
 pub mod rdf;
+pub mod tracking;

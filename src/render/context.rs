@@ -397,7 +397,9 @@ impl RenderContext {
         let summary = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("orbitfield headless device"),
-            required_limits: wgpu::Limits::downlevel_defaults().using_resolution(adapter.limits()),
+            // The adapter's own limits: the marching-cubes compute pass needs more storage buffers per
+            // stage than the downlevel defaults allow, and any adapter supports its own limits.
+            required_limits: adapter.limits(),
             ..Default::default()
         }))
         .map_err(|e| RenderError::Device(e.to_string()))?;
