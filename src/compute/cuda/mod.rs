@@ -1042,3 +1042,25 @@ impl SlabEngine for CudaEngine {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dcs_variants_parse_and_reject_what_the_kernel_cannot_do() {
+        assert_eq!("8:1".parse::<DcsVariant>(), Ok(DcsVariant { unroll: 8, soft: 1 }));
+        assert_eq!(" 16 : 0 ".parse::<DcsVariant>(), Ok(DcsVariant { unroll: 16, soft: 0 }));
+        for bad in ["", "8", "8:9", "0:0", "33:1", "-1:0", "8:x", "4294967295:0"] {
+            assert!(bad.parse::<DcsVariant>().is_err(), "{bad}");
+        }
+        // Packing keeps every valid variant.
+        for u in 1..=32 {
+            for k in 0..=u {
+                let v = DcsVariant { unroll: u, soft: k };
+                assert_eq!(DcsVariant::unpack(v.pack()), v);
+            }
+        }
+        assert!(DCS_SRC.contains("#ifndef DCS_UNROLL") && DCS_SRC.contains("#ifndef DCS_SOFT"));
+    }
+}
