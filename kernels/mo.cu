@@ -36,7 +36,7 @@ mo_general(float* __restrict__ out, const LatticeArgs g, const ShellRec* __restr
             float radial = 0.0f;
             for (int p = 0; p < sh.nprim; ++p) {
                 float2 pr = __ldg(prims + sh.prim_start + p);  // (alpha * log2 e, coefficient)
-                if (pr.x * dmin2 < PRIM_SKIP_LOG2) radial = fmaf(pr.y, exp2f(-pr.x * r2), radial);
+                if (pr.x * dmin2 < PRIM_SKIP_LOG2) radial = fmaf(pr.y, ex2_ftz(-pr.x * r2), radial);
             }
             psi = fmaf(radial, angular_any(sh.l, coefs + sh.coef_start, dx, dy, dz), psi);
         }

@@ -12,7 +12,7 @@
 //
 // Each shell carries its orbital coefficients already contracted with the angular functions: a
 // homogeneous polynomial of degree l in Cartesian monomials, ordered a = l..0, b = l-a..0, c = l-a-b.
-// Radial factors use exp2f with exponents pre-scaled by log2(e) (exact exp2f, no fast-math).
+// Radial factors use 2^x with exponents pre-scaled by log2(e), through ex2_ftz below.
 
 #define BX 8
 #define BY 8
@@ -20,6 +20,15 @@
 #define NTHREADS (BX * BY * BZ)
 #define CHUNK 1024
 #define PRIM_SKIP_LOG2 40.0f  // 2^-40: primitive negligible (mo.rs PRIM_SKIP_LOG2)
+
+// 2^x on the special-function unit (ex2.approx, about 2 ulp, the instruction exp2f also uses). The
+// flush-to-zero form: the non-ftz exp2f wraps every call in four extra instructions that rescale
+// results below 2^-126, which a Gaussian radial factor never needs (they are zero to float accuracy).
+__device__ __forceinline__ float ex2_ftz(float x) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
 
 struct ShellRec {
     float cx, cy, cz;  // centre relative to the lattice origin, bohr

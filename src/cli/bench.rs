@@ -7,12 +7,18 @@
 //! only (the lattice stays on the device). CPU figures are wall-clock medians of the CPU engine over the
 //! whole lattice, or, for the big cases, over a middle slab scaled to the lattice (said in the output).
 //! Each GPU result is checked against the CPU values on the planes both computed.
+//!
+//! `--dcs-variants 8:0,8:1` times several variants of the Coulomb kernel (points per thread : points
+//! whose reciprocal square root runs on the FMA pipe). `--pool` adds multi-GPU scaling: one request
+//! for the C60 HOMO on 256^3 through a worker pool over the first device, then over all devices
+//! (`ORBITFIELD_DEVICES` or every one found), wall-clock from submission to the grid in host memory
+//! (copy back included), median of the repeats after three warm-up requests.
 
 use anyhow::{Context, Result, bail};
 use orbitfield::compute::cpu::CpuEngine;
 use orbitfield::compute::cuda::{self, CudaEngine, MoForm};
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
-use orbitfield::jobs::DevicePreference;
+use orbitfield::jobs::{DevicePreference, Pool, PoolConfig};
 use orbitfield::model::basis::{BasisSet, Shell};
 use orbitfield::model::units::bohr_from_angstrom;
 use orbitfield::model::{Element, Lattice, OrbitalSet, QmAtom, Spin, SpinKind, Wavefunction};
@@ -37,6 +43,20 @@ pub struct BenchArgs {
     /// Timed runs per figure (the median is reported).
     #[arg(long, default_value_t = 9)]
     repeats: usize,
+    /// Coulomb kernel variants to time, "UNROLL:SOFT" separated by commas (default: the engine's).
+    #[arg(long, value_name = "LIST")]
+    dcs_variants: Option<String>,
+    /// Also time C60 256^3 through the worker pool (copy back included) on the first device alone and
+    /// on all devices (multi-GPU scaling).
+    #[arg(long)]
+    pool: bool,
+    /// Write the generated (specialised) MO kernel sources of the bench inputs to DIR and stop (no
+    /// device needed; for offline inspection with ptxas/cuobjdump).
+    #[arg(long, value_name = "DIR")]
+    dump_specialised: Option<PathBuf>,
+    /// Skip the MO cases (Coulomb and pool figures only).
+    #[arg(long)]
+    no_mo: bool,
 }
 
 #[derive(Serialize, Debug)]
@@ -48,6 +68,7 @@ struct CaseResult {
     gpu_ms: Option<f64>,
     gpu_form: Option<String>,
     gpu_general_ms: Option<f64>,
+    gpu_specialised_ms: Option<f64>,
     cpu_ms: f64,
     cpu_note: String,
     speedup: Option<f64>,
@@ -64,6 +85,20 @@ struct Report {
     cpu_threads: usize,
     notes: Vec<String>,
     cases: Vec<CaseResult>,
+    pool: Vec<PoolResult>,
+}
+
+/// One pool configuration timed on one request: wall-clock from submission to the grid on the host.
+#[derive(Serialize, Debug)]
+struct PoolResult {
+    case: String,
+    devices: Vec<usize>,
+    gpu_tile_points: usize,
+    ms: f64,
+    /// Tiles each GPU worker computed during the timed requests.
+    tiles_per_worker: Vec<u64>,
+    /// Single-device time / (devices x this time); absent for the single-device row.
+    efficiency: Option<f64>,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -274,6 +309,7 @@ fn mo_case(
         gpu_ms: None,
         gpu_form: None,
         gpu_general_ms: None,
+        gpu_specialised_ms: None,
         cpu_ms,
         cpu_note,
         speedup: None,
@@ -290,6 +326,8 @@ fn mo_case(
         r.rel_err_vs_cpu = Some(rel_err(&gpu_values(g, &job, z)?, &cpu_vals));
         g.set_mo_form(MoForm::General);
         r.gpu_general_ms = Some(median(g.time_kernels(&job, repeats)?));
+        g.set_mo_form(MoForm::Specialised);
+        r.gpu_specialised_ms = Some(median(g.time_kernels(&job, repeats)?));
         g.set_mo_form(MoForm::Auto);
     }
     Ok(r)
@@ -301,7 +339,8 @@ fn dcs_case(
     gpu: Option<&CudaEngine>,
     cpu: &CpuEngine,
     repeats: usize,
-) -> Result<CaseResult> {
+    variants: &[cuda::DcsVariant],
+) -> Result<Vec<CaseResult>> {
     let spacing = 0.5;
     let lattice = Lattice::axis_aligned([0.0; 3], spacing, dims);
     let mut rng = Rng(0x1234_5678_9abc_def1);
@@ -323,13 +362,14 @@ fn dcs_case(
     let evals = job.lattice.n_points() as f64 * n_charges as f64;
     let slab = if evals > 2e9 { 1 } else { dims[2] };
     let (cpu_ms, cpu_note, cpu_vals, z) = cpu_time(cpu, &job, slab, repeats.min(3))?;
-    let mut r = CaseResult {
+    let base = CaseResult {
         name: format!("potential {n_charges} charges {}x{}x{}", dims[0], dims[1], dims[2]),
         points: job.lattice.n_points(),
         size: n_charges,
         gpu_ms: None,
         gpu_form: None,
         gpu_general_ms: None,
+        gpu_specialised_ms: None,
         cpu_ms,
         cpu_note,
         speedup: None,
@@ -337,14 +377,122 @@ fn dcs_case(
         cpu_evals_per_s: Some(evals / (cpu_ms * 1e-3)),
         rel_err_vs_cpu: None,
     };
-    if let Some(g) = gpu {
+    let Some(g) = gpu else { return Ok(vec![base]) };
+    let default = g.dcs_variant();
+    let list = if variants.is_empty() {
+        vec![default]
+    } else {
+        variants.to_vec()
+    };
+    let mut out = Vec::new();
+    for v in list {
+        g.set_dcs_variant(v);
         let ms = median(g.time_kernels(&job, repeats)?);
+        let mut r = CaseResult {
+            name: format!("{} [{}:{}]", base.name, v.unroll, v.soft),
+            cpu_note: base.cpu_note.clone(),
+            gpu_form: None,
+            ..base
+        };
+        r.gpu_form = Some(format!("dcs {} points/thread, {} on the FMA pipe", v.unroll, v.soft));
         r.gpu_ms = Some(ms);
         r.speedup = Some(cpu_ms / ms);
         r.gpu_evals_per_s = Some(evals / (ms * 1e-3));
-        r.rel_err_vs_cpu = Some(rel_err(&gpu_values(g, &job, z)?, &cpu_vals));
+        r.rel_err_vs_cpu = Some(rel_err(&gpu_values(g, &job, z.clone())?, &cpu_vals));
+        out.push(r);
     }
-    Ok(r)
+    g.set_dcs_variant(default);
+    Ok(out)
+}
+
+/// Times one request for the HOMO of `wf` on an n^3 lattice through pools over `devices[..1]` and
+/// over all of `devices`, with two tile sizes.
+fn pool_scaling(wf: &Arc<Wavefunction>, name: &str, n: usize, devices: &[usize], repeats: usize) -> Vec<PoolResult> {
+    let job = FieldJob {
+        field: Field::Orbital {
+            spin: Spin::Alpha,
+            index: homo_index(wf),
+        },
+        lattice: cube_lattice(wf, n),
+        input: FieldInput::Wavefunction(wf.clone()),
+    };
+    let mut out = Vec::new();
+    for tile in [1usize << 22, 1 << 20] {
+        let mut single_ms = None;
+        let sets: Vec<&[usize]> = match devices.first() {
+            None => Vec::new(),
+            Some(_) if devices.len() == 1 => vec![devices],
+            Some(_) => vec![devices.get(..1).unwrap_or(&[]), devices],
+        };
+        for set in sets {
+            let pool: Pool<u32> = Pool::new(PoolConfig {
+                preference: DevicePreference::Gpu,
+                devices: Some(set.to_vec()),
+                cpu_workers: 1,
+                gpu_tile_points: tile,
+                ..PoolConfig::default()
+            });
+            for note in pool.notes() {
+                eprintln!("pool note: {note}");
+            }
+            // Warm-up: compilation, job preparation and the MO form choice on every device.
+            let mut ok = true;
+            for _ in 0..3 {
+                if let Err(e) = pool.compute_grid(0, job.clone()) {
+                    eprintln!("pool {set:?}: {e}");
+                    ok = false;
+                    break;
+                }
+            }
+            if !ok {
+                continue;
+            }
+            let before: Vec<u64> = pool
+                .workers()
+                .iter()
+                .filter(|w| w.is_gpu)
+                .map(|w| w.tiles_done.load(std::sync::atomic::Ordering::Relaxed))
+                .collect();
+            let mut times = Vec::new();
+            for _ in 0..repeats.max(1) {
+                let t = Instant::now();
+                if pool.compute_grid(0, job.clone()).is_err() {
+                    break;
+                }
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            if times.is_empty() {
+                continue;
+            }
+            let tiles: Vec<u64> = pool
+                .workers()
+                .iter()
+                .filter(|w| w.is_gpu)
+                .map(|w| w.tiles_done.load(std::sync::atomic::Ordering::Relaxed))
+                .zip(before)
+                .map(|(a, b)| a - b)
+                .collect();
+            let ms = median(times);
+            let efficiency = match single_ms {
+                Some(s) if set.len() > 1 => Some(s / (set.len() as f64 * ms)),
+                _ => None,
+            };
+            if set.len() == 1 {
+                single_ms = Some(ms);
+            }
+            let r = PoolResult {
+                case: format!("{name} HOMO {n}^3"),
+                devices: set.to_vec(),
+                gpu_tile_points: tile,
+                ms,
+                tiles_per_worker: tiles,
+                efficiency,
+            };
+            eprintln!("{r:?}");
+            out.push(r);
+        }
+    }
+    out
 }
 
 fn fmt_opt(v: Option<f64>, digits: usize) -> String {
@@ -352,6 +500,20 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
+    if let Some(dir) = &args.dump_specialised {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        for (name, wf) in [("threonine", threonine()?), ("c60", synthetic_c60())] {
+            let plan = cuda::mo::BasisPlan::new(&wf.basis)?;
+            let header = format!("{}\n", cuda::MO_COMMON_SRC);
+            let Some(spec) = cuda::mo::SpecialisedPlan::new(&plan, &header) else {
+                eprintln!("{name}: the basis does not fit the specialised form");
+                continue;
+            };
+            let path = dir.join(format!("{name}_specialised.cu"));
+            std::fs::write(&path, &spec.source).with_context(|| format!("writing {}", path.display()))?;
+        }
+        return Ok(());
+    }
     let preference: DevicePreference = args.device.parse().map_err(anyhow::Error::msg)?;
     let mut notes = Vec::new();
     let mut gpu_engine: Option<Arc<CudaEngine>> = None;
@@ -380,6 +542,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let sizes: &[usize] = if args.quick { &[80] } else { &[80, 128, 256] };
     let g = gpu_engine.as_deref();
     let mut cases = Vec::new();
+    let sizes = if args.no_mo { &[][..] } else { sizes };
     for &n in sizes {
         cases.push(mo_case("threonine 6-31G*", &thr, n, g, &cpu, args.repeats)?);
         eprintln!("{:?}", cases.last());
@@ -388,10 +551,32 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         cases.push(mo_case("C60 6-31G* (synthetic)", &c60, n, g, &cpu, args.repeats)?);
         eprintln!("{:?}", cases.last());
     }
+    let variants = match &args.dcs_variants {
+        Some(list) => list
+            .split(',')
+            .map(|v| v.parse::<cuda::DcsVariant>().map_err(anyhow::Error::msg))
+            .collect::<Result<Vec<_>>>()?,
+        None => Vec::new(),
+    };
     if args.quick {
-        cases.push(dcs_case(10_000, [64, 64, 32], g, &cpu, args.repeats)?);
+        cases.extend(dcs_case(10_000, [64, 64, 32], g, &cpu, args.repeats, &variants)?);
     } else {
-        cases.push(dcs_case(100_000, [256, 256, 64], g, &cpu, args.repeats)?);
+        cases.extend(dcs_case(100_000, [256, 256, 64], g, &cpu, args.repeats, &variants)?);
+    }
+    let mut pool = Vec::new();
+    if args.pool && g.is_some() {
+        let (sel, _) = cuda::devices_from_env();
+        let devices = match sel {
+            Some(s) => s,
+            None => (0..cuda::discover(None).engines.len()).collect(),
+        };
+        pool = pool_scaling(
+            &c60,
+            "C60 6-31G* (synthetic)",
+            if args.quick { 128 } else { 256 },
+            &devices,
+            args.repeats,
+        );
     }
     println!("device: {device}");
     println!(
@@ -416,11 +601,25 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 .unwrap_or_default(),
         );
     }
+    for p in &pool {
+        println!(
+            "pool {} devices {:?} tile {} points: {:.3} ms (tiles per GPU {:?}){}",
+            p.case,
+            p.devices,
+            p.gpu_tile_points,
+            p.ms,
+            p.tiles_per_worker,
+            p.efficiency
+                .map(|e| format!(", efficiency {:.1}%", e * 100.0))
+                .unwrap_or_default()
+        );
+    }
     let report = Report {
         device,
         cpu_threads: threads,
         notes,
         cases,
+        pool,
     };
     if let Some(p) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;

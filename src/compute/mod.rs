@@ -73,6 +73,11 @@ pub trait SlabEngine: Send + Sync {
     fn name(&self) -> String;
     /// Fills `out` with the field's values at lattice points with `k` in `z_range`.
     fn compute_slab(&self, job: &FieldJob, z_range: Range<usize>, out: &mut [f32]) -> Result<(), ComputeError>;
+    /// True when `compute_slab` itself fails with [`ComputeError::NotFinite`] on any value it did
+    /// not write or that is not finite, so callers need no NaN pre-fill and check of their own.
+    fn checks_output(&self) -> bool {
+        false
+    }
 }
 
 /// Number of values in a slab of `lattice` covering `z_range`.

@@ -177,12 +177,64 @@ impl Default for PoolConfig {
     }
 }
 
+/// The output grid of one request. Tiles are disjoint plane ranges, each handed out once (a failed
+/// tile is handed out again only after its failed attempt has returned), so workers write their
+/// regions of the buffer at the same time without holding a lock; the buffer is taken once every
+/// plane has been reported done.
+struct OutputBuffer {
+    /// Points to the heap buffer of `owner`'s vector, which is neither resized nor moved until taken.
+    ptr: *mut f32,
+    len: usize,
+    owner: Mutex<Vec<f32>>,
+}
+
+// SAFETY: the raw pointer is only dereferenced through `tile`, whose callers write disjoint ranges
+// (see the type's doc); the vector itself is behind a mutex.
+unsafe impl Send for OutputBuffer {}
+// SAFETY: as above.
+unsafe impl Sync for OutputBuffer {}
+
+impl OutputBuffer {
+    fn new(points: usize) -> OutputBuffer {
+        // Zeroed memory comes from the allocator's zeroed pages: no pass over the buffer here, and
+        // the pages are first touched by the workers that fill them, in parallel.
+        let mut v = vec![0.0f32; points];
+        OutputBuffer {
+            ptr: v.as_mut_ptr(),
+            len: v.len(),
+            owner: Mutex::new(v),
+        }
+    }
+
+    /// The points `range` of the grid, for the one worker that computes them.
+    ///
+    /// # Safety
+    /// No other reference to any point of `range` may exist while the slice lives, and the buffer
+    /// must not have been taken.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn tile(&self, range: Range<usize>) -> Option<&mut [f32]> {
+        if range.start > range.end || range.end > self.len {
+            return None;
+        }
+        // SAFETY: in bounds (checked above) of a live allocation; exclusive per the caller's contract.
+        Some(unsafe { std::slice::from_raw_parts_mut(self.ptr.add(range.start), range.len()) })
+    }
+
+    /// Takes the grid (once every tile's writer has finished).
+    fn take(&self) -> Vec<f32> {
+        self.owner
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default()
+    }
+}
+
 struct Request<K> {
     key: K,
     slot: SlotId,
     generation: u64,
     job: FieldJob,
-    values: Mutex<Vec<f32>>,
+    values: OutputBuffer,
     progress: Arc<Progress>,
     cancelled: Arc<AtomicBool>,
     /// First z plane not yet handed out (guarded by the queue lock).
@@ -408,7 +460,7 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             key,
             slot,
             generation,
-            values: Mutex::new(Vec::new()),
+            values: OutputBuffer::new(if points > MAX_POINTS || q.shutdown { 0 } else { points }),
             job,
             progress: progress.clone(),
             cancelled: cancelled.clone(),
@@ -445,9 +497,6 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
                 }),
             );
             return handle;
-        }
-        if let Ok(mut v) = req.values.lock() {
-            *v = vec![f32::NAN; points];
         }
         if points == 0 {
             drop(q);
@@ -585,7 +634,6 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
     status: Arc<WorkerStatus>,
 ) {
     let engine_name = spec.engine.name();
-    let mut buf: Vec<f32> = Vec::new();
     while let Some(mut tile) = next_tile(id, spec.is_gpu, &shared) {
         let req = tile.req.clone();
         if req.is_cancelled() {
@@ -600,12 +648,27 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
         status.busy.store(true, Ordering::Relaxed);
         status.current_generation.store(req.generation, Ordering::Relaxed);
         let n = slab_len(&req.job.lattice, &tile.z);
-        buf.clear();
-        buf.resize(n, f32::NAN);
+        let start = req.job.lattice.dims[0] * req.job.lattice.dims[1] * tile.z.start;
+        // SAFETY: this tile's planes were handed out to this worker alone (`next_tile`), and the
+        // buffer is taken only after every plane has been reported done, which this tile has not.
+        let Some(out) = (unsafe { req.values.tile(start..start + n) }) else {
+            finish(
+                &shared,
+                &req,
+                Err(JobError::Compute(ComputeError::BadOutput { got: 0, need: n })),
+            );
+            continue;
+        };
+        // Unwritten points must not pass for values: NaN first, checked after (unless the engine
+        // checks its own output, as the CUDA engine does).
+        let own_check = !spec.engine.checks_output();
+        if own_check {
+            out.fill(f32::NAN);
+        }
         let t0 = Instant::now();
-        let outcome = spec.engine.compute_slab(&req.job, tile.z.clone(), &mut buf);
+        let outcome = spec.engine.compute_slab(&req.job, tile.z.clone(), out);
         let outcome = match outcome {
-            Ok(()) if buf.iter().any(|v| v.is_nan()) => Err(ComputeError::NotFinite),
+            Ok(()) if own_check && out.iter().any(|v| v.is_nan()) => Err(ComputeError::NotFinite),
             other => other,
         };
         let dt = t0.elapsed().as_nanos() as u64;
@@ -621,12 +684,6 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
                     continue;
                 }
                 let t1 = Instant::now();
-                let start = req.job.lattice.dims[0] * req.job.lattice.dims[1] * tile.z.start;
-                if let Ok(mut v) = req.values.lock()
-                    && let Some(dst) = v.get_mut(start..start + n)
-                {
-                    dst.copy_from_slice(&buf);
-                }
                 if let Ok(mut e) = req.engines.lock()
                     && !e.contains(&engine_name)
                 {
@@ -669,11 +726,7 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
 }
 
 fn finish_success<K: Clone>(shared: &Shared<K>, req: &Arc<Request<K>>) {
-    let values = req
-        .values
-        .lock()
-        .map(|mut v| std::mem::take(&mut *v))
-        .unwrap_or_default();
+    let values = req.values.take();
     let grid = Grid3 {
         lattice: req.job.lattice,
         values,

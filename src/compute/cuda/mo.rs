@@ -399,7 +399,7 @@ fn generate(
                 .unwrap_or_else(|| "false".into());
             let _ = writeln!(
                 src,
-                "    float e{e} = ({a} * dmin2 < {skip:.1}f && ({reach})) ? exp2f(-{a} * r2) : 0.0f;",
+                "    float e{e} = ({a} * dmin2 < {skip:.1}f && ({reach})) ? ex2_ftz(-{a} * r2) : 0.0f;",
                 a = lit(a2),
                 skip = PRIM_SKIP_LOG2
             );

@@ -12,7 +12,8 @@
 //! constant memory). Under `MoForm::Auto` both are built when the basis fits constant memory, the first
 //! launch of a job times both on its first orbital and the faster is kept for the job's other launches.
 //!
-//! Numerics: fp32 arithmetic with exact `exp2f` (exponents pre-scaled by log2 e) and `rsqrtf`; the
+//! Numerics: fp32 arithmetic with the SFU's `ex2.approx.ftz` (exponents pre-scaled by log2 e) and
+//! `rsqrt.approx.ftz` (part of the Coulomb sum on the FMA pipe, see `kernels/dcs.cu`); the
 //! tests hold the MO kernels to 1e-5 relative (2-norm) against the CPU engine and the Coulomb kernel
 //! to 1e-5 against a float64 sum. Every launch writes into a buffer first filled with NaN, and a
 //! result with any non-finite value is an error ([`ComputeError::NotFinite`]), so nothing unwritten
@@ -28,7 +29,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Kernel sources, embedded at build time.
@@ -39,9 +40,54 @@ pub const UTIL_SRC: &str = include_str!("../../../kernels/util.cu");
 
 /// Atoms per constant-memory chunk of the Coulomb kernel (`DCS_CHUNK` in `kernels/dcs.cu`).
 pub const DCS_CHUNK: usize = 4000;
-const DCS_UNROLL: usize = 8;
 const DCS_BLOCK: (u32, u32) = (32, 8);
 const MO_BLOCK: (u32, u32, u32) = (8, 8, 4);
+
+/// A variant of the Coulomb kernel: lattice points per thread (`DCS_UNROLL`) and how many of them take
+/// their reciprocal square root on the FMA pipe instead of the special-function unit (`DCS_SOFT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DcsVariant {
+    pub unroll: u32,
+    pub soft: u32,
+}
+
+impl DcsVariant {
+    /// The variant the engine uses unless told otherwise (fastest measured on an H200, see
+    /// `benches/RESULTS.md`).
+    pub const DEFAULT: DcsVariant = DcsVariant { unroll: 8, soft: 1 };
+
+    /// Checks the limits the kernel needs: 1 to 32 points per thread, at most all of them soft.
+    pub fn new(unroll: u32, soft: u32) -> Option<DcsVariant> {
+        ((1..=32).contains(&unroll) && soft <= unroll).then_some(DcsVariant { unroll, soft })
+    }
+
+    fn source(&self) -> String {
+        format!(
+            "#define DCS_UNROLL {}\n#define DCS_SOFT {}\n{DCS_SRC}",
+            self.unroll, self.soft
+        )
+    }
+
+    fn pack(&self) -> u32 {
+        (self.unroll << 8) | self.soft
+    }
+
+    fn unpack(v: u32) -> DcsVariant {
+        DcsVariant::new(v >> 8, v & 0xff).unwrap_or(DcsVariant::DEFAULT)
+    }
+}
+
+impl std::str::FromStr for DcsVariant {
+    type Err = String;
+    /// "8:1" (points per thread : soft points).
+    fn from_str(s: &str) -> Result<DcsVariant, String> {
+        let bad = || format!("'{s}' is not a Coulomb kernel variant (UNROLL:SOFT with SOFT <= UNROLL <= 32)");
+        let (u, k) = s.split_once(':').ok_or_else(bad)?;
+        let u = u.trim().parse().map_err(|_| bad())?;
+        let k = k.trim().parse().map_err(|_| bad())?;
+        DcsVariant::new(u, k).ok_or_else(bad)
+    }
+}
 
 /// Which form of the MO kernel to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,8 +223,34 @@ fn disk_cache_dir() -> Option<PathBuf> {
         .map(|h| PathBuf::from(h).join(".cache").join("orbitfield").join("kernels"))
 }
 
+/// True when no value is NaN or infinite. Branch-free within chunks of 64 so that the compiler
+/// vectorises it (a plain `any(!is_finite)` runs about one value per cycle, milliseconds per tile).
+pub fn all_finite(values: &[f32]) -> bool {
+    const EXP: u32 = 0x7f80_0000;
+    let mut chunks = values.chunks_exact(64);
+    for c in &mut chunks {
+        let bad = c.iter().fold(0u32, |a, v| a | u32::from(v.to_bits() & EXP == EXP));
+        if bad != 0 {
+            return false;
+        }
+    }
+    chunks.remainder().iter().all(|v| v.is_finite())
+}
+
+/// Writes a kernel source to `$ORBITFIELD_DUMP_KERNELS/<key>.cu` when that variable names a folder
+/// (inspection of generated kernels with offline tools); failures are ignored.
+pub fn dump_source(src: &str, key: u64) {
+    if let Some(dir) = std::env::var_os("ORBITFIELD_DUMP_KERNELS") {
+        let dir = PathBuf::from(dir);
+        if std::fs::create_dir_all(&dir).is_ok() {
+            let _ = std::fs::write(dir.join(format!("{key:016x}.cu")), src);
+        }
+    }
+}
+
 /// Compiles CUDA source to PTX for `arch` ("compute_90") with the project's options (no fast math:
-/// exact `exp2f`, IEEE division and square root; FMA contraction on).
+/// IEEE division and square root, no global flush-to-zero; FMA contraction on). The hot loops call
+/// the ftz forms of `ex2.approx` and `rsqrt.approx` explicitly (see the kernels).
 pub fn compile_ptx(src: &str, arch: &str) -> Result<String, String> {
     let options = vec![
         format!("--gpu-architecture={arch}"),
@@ -301,6 +373,8 @@ pub struct CudaEngine {
     stream: Arc<CudaStream>,
     state: Mutex<EngineState>,
     form: AtomicU8,
+    /// Coulomb kernel variant (`DcsVariant::pack`).
+    dcs_variant: AtomicU32,
     /// Test hook: when set, every slab fails with a device error.
     fail_all: AtomicBool,
 }
@@ -334,6 +408,7 @@ impl CudaEngine {
             stream,
             state: Mutex::new(EngineState::default()),
             form: AtomicU8::new(0),
+            dcs_variant: AtomicU32::new(DcsVariant::DEFAULT.pack()),
             fail_all: AtomicBool::new(false),
         };
         {
@@ -361,6 +436,16 @@ impl CudaEngine {
             MoForm::Specialised => 2,
         };
         self.form.store(v, Ordering::Relaxed);
+    }
+
+    /// Selects the Coulomb kernel variant for later launches (tuning; the default is measured fastest).
+    pub fn set_dcs_variant(&self, v: DcsVariant) {
+        self.dcs_variant.store(v.pack(), Ordering::Relaxed);
+    }
+
+    /// The Coulomb kernel variant in use.
+    pub fn dcs_variant(&self) -> DcsVariant {
+        DcsVariant::unpack(self.dcs_variant.load(Ordering::Relaxed))
     }
 
     fn mo_form(&self) -> MoForm {
@@ -401,6 +486,7 @@ impl CudaEngine {
         if let Some(m) = st.modules.get(&key) {
             return Ok(m.clone());
         }
+        dump_source(src, key);
         let ptx = compile_ptx(src, &self.arch).map_err(ComputeError::Device)?;
         let ctx = self.ctx.clone();
         let module = catch("module load", || {
@@ -747,7 +833,8 @@ impl CudaEngine {
             ));
         }
         let n = slab_len(l, z_range);
-        let module = self.module(st, DCS_SRC)?;
+        let variant = self.dcs_variant();
+        let module = self.module(st, &variant.source())?;
         let zero = Self::function(&module, "dcs_zero")?;
         let chunk = Self::function(&module, "dcs_chunk")?;
         let finish = Self::function(&module, "dcs_finish")?;
@@ -778,7 +865,7 @@ impl CudaEngine {
             l.steps_bohr[1][1] as f32,
             l.steps_bohr[2][2] as f32,
         );
-        let per_block_x = DCS_BLOCK.0 as usize * DCS_UNROLL;
+        let per_block_x = DCS_BLOCK.0 as usize * variant.unroll as usize;
         let cfg = LaunchConfig {
             grid_dim: (
                 (nx as u32).div_ceil(per_block_x as u32),
@@ -963,9 +1050,52 @@ impl SlabEngine for CudaEngine {
             .memcpy_dtoh(&buf.slice(0..need), out)
             .map_err(dev_err("download"))?;
         self.stream.synchronize().map_err(dev_err("synchronize"))?;
-        if out.iter().any(|v| !v.is_finite()) {
+        if !all_finite(out) {
             return Err(ComputeError::NotFinite);
         }
         Ok(())
+    }
+
+    fn checks_output(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dcs_variants_parse_and_reject_what_the_kernel_cannot_do() {
+        assert_eq!("8:1".parse::<DcsVariant>(), Ok(DcsVariant { unroll: 8, soft: 1 }));
+        assert_eq!(" 16 : 0 ".parse::<DcsVariant>(), Ok(DcsVariant { unroll: 16, soft: 0 }));
+        for bad in ["", "8", "8:9", "0:0", "33:1", "-1:0", "8:x", "4294967295:0"] {
+            assert!(bad.parse::<DcsVariant>().is_err(), "{bad}");
+        }
+        // Packing keeps every valid variant.
+        for u in 1..=32 {
+            for k in 0..=u {
+                let v = DcsVariant { unroll: u, soft: k };
+                assert_eq!(DcsVariant::unpack(v.pack()), v);
+            }
+        }
+        assert!(DCS_SRC.contains("#ifndef DCS_UNROLL") && DCS_SRC.contains("#ifndef DCS_SOFT"));
+    }
+
+    #[test]
+    fn all_finite_finds_any_nan_or_infinity_anywhere() {
+        let mut v = vec![1.0f32; 200];
+        assert!(all_finite(&v));
+        assert!(all_finite(&[]));
+        v[5] = f32::MAX;
+        v[6] = f32::MIN_POSITIVE / 2.0; // subnormal: finite
+        assert!(all_finite(&v));
+        for i in [0, 63, 64, 127, 128, 191, 192, 199] {
+            for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+                let mut w = v.clone();
+                w[i] = bad;
+                assert!(!all_finite(&w), "{i} {bad}");
+            }
+        }
     }
 }
