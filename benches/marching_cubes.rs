@@ -60,7 +60,8 @@ fn bench(c: &mut Criterion) {
 }
 
 /// GPU marching cubes (wgpu compute pass) on 256^3 lattices already on the GPU: one `encode` (which
-/// also allocates its output buffers), submit, and wait for the device. Skipped with a note when no
+/// also allocates its output buffers) or `encode_reusing` (into the previous mesh's buffers), submit,
+/// and wait for the device. Skipped with a note when no
 /// adapter exists.
 fn bench_gpu(c: &mut Criterion) {
     use orbitfield::render::context::RenderContext;
@@ -112,6 +113,17 @@ fn bench_gpu(c: &mut Criterion) {
             eprintln!("{name}: {v} vertices, {} triangles on the GPU", i / 3);
         }
         group.bench_function(name, |b| b.iter(run));
+        // Repeated extraction into the buffers of the previous mesh (iso slider, playback).
+        let mut previous = run().ok();
+        group.bench_function(format!("{name}_reused"), |b| {
+            b.iter(|| {
+                let mut encoder = ctx.device.create_command_encoder(&Default::default());
+                let mesh = mc.encode_reusing(&ctx.device, &mut encoder, &lattice, 0.0, 1.0, capacity, previous.take());
+                ctx.queue.submit([encoder.finish()]);
+                let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
+                previous = mesh.ok();
+            })
+        });
     }
     group.finish();
 }

@@ -550,6 +550,39 @@ mod gpu {
     }
 
     #[test]
+    fn reused_buffers_give_the_same_mesh_as_fresh_ones() {
+        let Some((device, queue)) = device() else { return };
+        let mc = McCompute::new(&device);
+        let h = 0.12;
+        let axes = [[h, 0.0, 0.0], [0.0, h, 0.0], [0.0, 0.0, h]];
+        let big = sphere_grid(2.5, axes, [60, 60, 60], [0.0; 3]);
+        let small = sphere_grid(1.5, axes, [60, 60, 60], [0.3, 0.0, 0.0]);
+        let lattice_big = GpuLattice::upload(&device, &big).unwrap();
+        let lattice_small = GpuLattice::upload(&device, &small).unwrap();
+        let capacity = MeshCapacity::guess(&big.lattice);
+        // First extraction of the large sphere, then the small one written into the same buffers:
+        // stale vertices and slots of the first must not leak into the second.
+        let mut encoder = device.create_command_encoder(&Default::default());
+        let first = mc
+            .encode(&device, &mut encoder, &lattice_big, 0.0, 1.0, capacity)
+            .unwrap();
+        queue.submit([encoder.finish()]);
+        compare(
+            &surface::extract(&big, 0.0),
+            &first.read_back(&device, &queue).unwrap(),
+            "fresh",
+        );
+        let mut encoder = device.create_command_encoder(&Default::default());
+        let second = mc
+            .encode_reusing(&device, &mut encoder, &lattice_small, 0.0, 1.0, capacity, Some(first))
+            .unwrap();
+        queue.submit([encoder.finish()]);
+        let reused = second.read_back(&device, &queue).unwrap();
+        compare(&surface::extract(&small, 0.0), &reused, "reused");
+        assert_closed_and_consistent(&reused, "reused");
+    }
+
+    #[test]
     fn gpu_pass_matches_the_cpu_mesh() {
         let Some((device, queue)) = device() else { return };
         let mc = McCompute::new(&device);

@@ -159,6 +159,10 @@ pub struct McCompute {
     triangles: wgpu::ComputePipeline,
     finish: wgpu::ComputePipeline,
     cases: wgpu::Buffer,
+    /// The per-edge vertex-slot scratch buffer of the last extraction, reused while it is large
+    /// enough: allocating (and zero-filling) 12 bytes per lattice point on every call costs more than
+    /// the passes themselves.
+    scratch: std::sync::Mutex<Option<wgpu::Buffer>>,
 }
 
 fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
@@ -248,6 +252,7 @@ impl McCompute {
             finish: pipeline("finish"),
             layout,
             cases,
+            scratch: std::sync::Mutex::new(None),
         }
     }
 
@@ -261,6 +266,23 @@ impl McCompute {
         iso: f32,
         sign: f32,
         capacity: MeshCapacity,
+    ) -> Result<GpuMesh, McError> {
+        self.encode_reusing(device, encoder, lattice, iso, sign, capacity, None)
+    }
+
+    /// As [`McCompute::encode`], but writes into the buffers of `previous` (a mesh this object made
+    /// earlier and that is no longer drawn) when they have the requested capacity, so repeated
+    /// extraction (iso slider, playback) allocates nothing.
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_reusing(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        lattice: &GpuLattice,
+        iso: f32,
+        sign: f32,
+        capacity: MeshCapacity,
+        previous: Option<GpuMesh>,
     ) -> Result<GpuMesh, McError> {
         let l = &lattice.lattice;
         check_lattice(l, ((lattice.values.size() / 4) as usize).min(l.n_points()))?;
@@ -280,7 +302,35 @@ impl McCompute {
             })
         };
         use wgpu::BufferUsages as U;
-        let edge_vertex = buffer("mc edge vertex slots", 12 * n_points as u64, U::STORAGE);
+        let scratch_size = (12 * n_points as u64).max(16);
+        let edge_vertex = {
+            let mut cached = self
+                .scratch
+                .lock()
+                .map_err(|_| McError::ReadBack("scratch lock poisoned".into()))?;
+            match cached.as_ref() {
+                Some(b) if b.size() >= scratch_size => b.clone(),
+                _ => {
+                    let b = buffer("mc edge vertex slots", scratch_size, U::STORAGE);
+                    *cached = Some(b.clone());
+                    b
+                }
+            }
+        };
+        let reuse = previous.filter(|m| m.capacity == capacity);
+        if let Some(m) = reuse {
+            let (vertices, indices, counters, draw_args) = (m.vertices, m.indices, m.counters, m.draw_args);
+            return self.record(
+                device,
+                encoder,
+                lattice,
+                &params_host,
+                capacity,
+                edge_vertex,
+                params_buf,
+                [vertices, indices, counters, draw_args],
+            );
+        }
         let vertices = buffer(
             "mc vertices",
             VERTEX_STRIDE * u64::from(capacity.vertices),
@@ -293,6 +343,33 @@ impl McCompute {
         );
         let counters = buffer("mc counters", 8, U::STORAGE | U::COPY_SRC | U::COPY_DST);
         let draw_args = buffer("mc draw args", 20, U::STORAGE | U::INDIRECT | U::COPY_SRC);
+        self.record(
+            device,
+            encoder,
+            lattice,
+            &params_host,
+            capacity,
+            edge_vertex,
+            params_buf,
+            [vertices, indices, counters, draw_args],
+        )
+    }
+
+    /// Binds the buffers and records the three passes of one extraction.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        lattice: &GpuLattice,
+        params_host: &McParams,
+        capacity: MeshCapacity,
+        edge_vertex: wgpu::Buffer,
+        params_buf: wgpu::Buffer,
+        [vertices, indices, counters, draw_args]: [wgpu::Buffer; 4],
+    ) -> Result<GpuMesh, McError> {
+        let l = &lattice.lattice;
+        let n_points = l.n_points();
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("mc bind group"),
             layout: &self.layout,
@@ -329,7 +406,7 @@ impl McCompute {
         // synchronisation. Its threads_per_row differs, so it gets its own parameters.
         let tri_params = McParams {
             threads_per_row: tx * WORKGROUP,
-            ..params_host
+            ..*params_host
         };
         let tri_params_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("mc triangle params"),
