@@ -370,24 +370,28 @@ impl McCompute {
     ) -> Result<GpuMesh, McError> {
         let l = &lattice.lattice;
         let n_points = l.n_points();
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("mc bind group"),
-            layout: &self.layout,
-            entries: &[
-                (0, &params_buf),
-                (1, &lattice.values),
-                (2, &self.cases),
-                (3, &edge_vertex),
-                (4, &vertices),
-                (5, &indices),
-                (6, &counters),
-                (7, &draw_args),
-            ]
-            .map(|(binding, b)| wgpu::BindGroupEntry {
-                binding,
-                resource: b.as_entire_binding(),
-            }),
-        });
+        // Both passes bind the same buffers; only the parameters differ.
+        let bind = |label: &str, params: &wgpu::Buffer| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(label),
+                layout: &self.layout,
+                entries: &[
+                    (0, params),
+                    (1, &lattice.values),
+                    (2, &self.cases),
+                    (3, &edge_vertex),
+                    (4, &vertices),
+                    (5, &indices),
+                    (6, &counters),
+                    (7, &draw_args),
+                ]
+                .map(|(binding, b)| wgpu::BindGroupEntry {
+                    binding,
+                    resource: b.as_entire_binding(),
+                }),
+            })
+        };
+        let bind_group = bind("mc bind group", &params_buf);
 
         encoder.clear_buffer(&counters, 0, None);
         let cells = l.dims.map(|d| d.saturating_sub(1)).iter().product::<usize>() as u32;
@@ -413,24 +417,7 @@ impl McCompute {
             contents: bytemuck::bytes_of(&tri_params),
             usage: wgpu::BufferUsages::UNIFORM,
         });
-        let tri_bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("mc triangle bind group"),
-            layout: &self.layout,
-            entries: &[
-                (0, &tri_params_buf),
-                (1, &lattice.values),
-                (2, &self.cases),
-                (3, &edge_vertex),
-                (4, &vertices),
-                (5, &indices),
-                (6, &counters),
-                (7, &draw_args),
-            ]
-            .map(|(binding, b)| wgpu::BindGroupEntry {
-                binding,
-                resource: b.as_entire_binding(),
-            }),
-        });
+        let tri_bind_group = bind("mc triangle bind group", &tri_params_buf);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("mc triangles"),
