@@ -305,11 +305,7 @@ fn read_basis(path: &Path, lines: &mut Lines) -> Result<Vec<Group>, ReadError> {
     loop {
         let save = *lines;
         let Some(l) = lines.next_line() else {
-            return Err(ReadError::line(
-                path,
-                lines.line_no(),
-                format!("file ends inside the basis set printout that starts at line {start} (the log is truncated)"),
-            ));
+            return Err(lines.truncated(path, "the basis set printout", start));
         };
         let t = trim(l);
         if !seen_header {
@@ -492,14 +488,7 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<(RawOrbitals, Vec<(A
     loop {
         // Skip blank lines to the next block's orbital numbers.
         let save = *lines;
-        let mut header = None;
-        while let Some(l) = lines.next_line() {
-            if !is_blank(l) {
-                header = Some(l);
-                break;
-            }
-        }
-        let Some(h) = header else {
+        let Some(h) = lines.next_nonblank_line() else {
             return Err(truncated(lines));
         };
         let indices: Option<Vec<i64>> = tokens(h).map(int).collect();

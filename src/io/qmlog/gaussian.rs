@@ -159,11 +159,7 @@ fn read_orientation(path: &Path, lines: &mut Lines) -> Result<Geometry, ReadErro
     };
     loop {
         let Some(l) = lines.next_line() else {
-            return Err(ReadError::line(
-                path,
-                lines.line_no(),
-                format!("file ends inside the coordinate table that starts at line {start} (the log is truncated)"),
-            ));
+            return Err(lines.truncated(path, "the coordinate table", start));
         };
         let t = trim(l);
         if t.starts_with(b"----") {
@@ -220,13 +216,7 @@ fn read_orientation(path: &Path, lines: &mut Lines) -> Result<Geometry, ReadErro
 fn read_gfinput(path: &Path, lines: &mut Lines) -> Result<Vec<Vec<ShellTemplate>>, ReadError> {
     let start = lines.line_no();
     let mut atoms: Vec<Vec<ShellTemplate>> = Vec::new();
-    let eof = |lines: &Lines| {
-        ReadError::line(
-            path,
-            lines.line_no(),
-            format!("file ends inside the basis set printout that starts at line {start} (the log is truncated)"),
-        )
-    };
+    let eof = |lines: &Lines| lines.truncated(path, "the basis set printout", start);
     loop {
         let save = *lines;
         let Some(l) = lines.next_line() else { break };

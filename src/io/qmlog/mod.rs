@@ -186,6 +186,20 @@ impl<'a> Lines<'a> {
     pub fn line_no(&self) -> usize {
         self.line
     }
+
+    /// The next line that is not blank.
+    pub fn next_nonblank_line(&mut self) -> Option<&'a [u8]> {
+        std::iter::from_fn(|| self.next_line()).find(|l| !is_blank(l))
+    }
+
+    /// The error for a log that ends inside `what` (a block that began at line `start`).
+    pub fn truncated(&self, path: &Path, what: &str, start: usize) -> ReadError {
+        ReadError::line(
+            path,
+            self.line,
+            format!("file ends inside {what} that starts at line {start} (the log is truncated)"),
+        )
+    }
 }
 
 #[inline]

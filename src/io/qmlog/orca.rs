@@ -15,7 +15,7 @@
 
 use super::{
     Ao, Collected, Geometry, Lines, PrintedOrbitals, Program, RawOrbitals, ShellTemplate, bohr_from, contains, int,
-    is_blank, l_of_letter, num, row_values, text, tokens, trim, trim_start,
+    l_of_letter, num, row_values, text, tokens, trim, trim_start,
 };
 use crate::io::ReadError;
 use crate::model::Element;
@@ -243,13 +243,7 @@ fn read_coordinates(path: &Path, lines: &mut Lines) -> Result<Geometry, ReadErro
 fn read_basis(path: &Path, lines: &mut Lines) -> Result<Vec<(Element, Vec<ShellTemplate>)>, ReadError> {
     let start = lines.line_no();
     let mut out = Vec::new();
-    let eof = |lines: &Lines| {
-        ReadError::line(
-            path,
-            lines.line_no(),
-            format!("file ends inside the basis set printout that starts at line {start} (the log is truncated)"),
-        )
-    };
+    let eof = |lines: &Lines| lines.truncated(path, "the basis set printout", start);
     loop {
         let save = *lines;
         let Some(l) = lines.next_line() else { break };
@@ -398,14 +392,7 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<PrintedOrbitals, Rea
     let mut expected = 0i64;
     loop {
         let save = *lines;
-        let mut header = None;
-        while let Some(l) = lines.next_line() {
-            if !is_blank(l) {
-                header = Some(l);
-                break;
-            }
-        }
-        let Some(h) = header else {
+        let Some(h) = lines.next_nonblank_line() else {
             return Err(truncated(lines));
         };
         let indices: Option<Vec<i64>> = tokens(h).map(int).collect();
