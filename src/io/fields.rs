@@ -194,6 +194,37 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
+/// Checks the atom count a multi-frame text format (GRO, XYZ) declares at `line`: it must fit in the
+/// rest of the file (`room` atom lines), and after the first frame it must equal the first frame's
+/// count (`first_frame_atoms`). `frame_number` is 1-based, for the message.
+pub fn check_frame_atoms(
+    path: &std::path::Path,
+    line: usize,
+    n: u64,
+    room: usize,
+    first_frame_atoms: Option<usize>,
+    frame_number: usize,
+) -> Result<usize, super::ReadError> {
+    if n > room as u64 {
+        return Err(super::ReadError::line(
+            path,
+            line,
+            format!("the header declares {n} atoms but the rest of the file has room for at most {room} atom lines"),
+        ));
+    }
+    let n = n as usize;
+    if let Some(expected) = first_frame_atoms
+        && n != expected
+    {
+        return Err(super::ReadError::line(
+            path,
+            line,
+            format!("expected {expected} atoms in frame {frame_number} (as in the first frame), found {n}"),
+        ));
+    }
+    Ok(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@
 //! to Angstrom here. Residue numbers, which GROMACS writes modulo 100000, are unwrapped.
 
 use super::ReadError;
-use super::fields::{Lines, cols, float, int, show, tokens};
+use super::fields::{Lines, check_frame_atoms, cols, float, int, show, tokens};
 use super::load::Parsed;
 use crate::model::element::NameGuessCache;
 use crate::model::{Element, Frame, Name8, Structure, UnitCell};
@@ -55,27 +55,14 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             ));
         };
         let room = lines.remaining() / MIN_ATOM_LINE;
-        if n > room as u64 {
-            return Err(ReadError::line(
-                path,
-                count_no,
-                format!(
-                    "the header declares {n} atoms but the rest of the file has room for at most {room} atom lines"
-                ),
-            ));
-        }
-        let n = n as usize;
-        if !first && n != structure.len() {
-            return Err(ReadError::line(
-                path,
-                count_no,
-                format!(
-                    "expected {} atoms in frame {} (as in the first frame), found {n}",
-                    structure.len(),
-                    frames.len() + 1
-                ),
-            ));
-        }
+        let n = check_frame_atoms(
+            path,
+            count_no,
+            n,
+            room,
+            (!first).then(|| structure.len()),
+            frames.len() + 1,
+        )?;
         if first {
             structure.title = String::from_utf8_lossy(title.trim_ascii()).into_owned();
             structure.reserve(n);

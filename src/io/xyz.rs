@@ -6,7 +6,7 @@
 //! frame's atom count.
 
 use super::ReadError;
-use super::fields::{Lines, float, int, show, tokens};
+use super::fields::{Lines, check_frame_atoms, float, int, show, tokens};
 use super::load::Parsed;
 use crate::model::element::guess_from_name;
 use crate::model::{Element, Frame, Name8, Structure};
@@ -44,27 +44,14 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             ));
         };
         let room = (lines.remaining() + 1) / MIN_ATOM_LINE;
-        if n > room as u64 {
-            return Err(ReadError::line(
-                path,
-                count_no,
-                format!(
-                    "the header declares {n} atoms but the rest of the file has room for at most {room} atom lines"
-                ),
-            ));
-        }
-        let n = n as usize;
-        if !first && n != structure.len() {
-            return Err(ReadError::line(
-                path,
-                count_no,
-                format!(
-                    "expected {} atoms in frame {} (as in the first frame), found {n}",
-                    structure.len(),
-                    frames.len() + 1
-                ),
-            ));
-        }
+        let n = check_frame_atoms(
+            path,
+            count_no,
+            n,
+            room,
+            (!first).then(|| structure.len()),
+            frames.len() + 1,
+        )?;
         let Some((_, comment)) = lines.next() else {
             return Err(ReadError::line(
                 path,
