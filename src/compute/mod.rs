@@ -8,6 +8,7 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod esp;
 
 use crate::model::{Lattice, Spin, Wavefunction};
 use std::ops::Range;
