@@ -193,6 +193,9 @@ impl Viewer {
             };
         }
         self.state.tick(dt);
+        if self.state.pump_rdf() || self.state.rdf.is_running() {
+            gfx.window.request_redraw();
+        }
         let raw = gfx.egui_state.take_egui_input(&gfx.window);
         let state = &mut self.state;
         let mut full = self.egui_ctx.run_ui(raw, |ui| crate::ui::main_ui(ui, state));
@@ -362,6 +365,27 @@ fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
             })
             .collect();
         gfx.scene.set_meshes(rc, &inputs);
+    }
+    if state.dirty.surface_color {
+        state.dirty.surface_color = false;
+        let grid = state
+            .surface_color
+            .and_then(|c| Some((c, state.document.as_ref()?.grids.get(c.volume)?.clone())));
+        let result = match &grid {
+            Some((c, g)) => gfx.scene.set_color_field(
+                rc,
+                Some(crate::render::scene::ColorFieldInput {
+                    grid: g,
+                    range: c.range,
+                    colormap: state.settings.colormap,
+                }),
+            ),
+            None => gfx.scene.set_color_field(rc, None),
+        };
+        if let Err(e) = result {
+            state.surface_color = None;
+            state.status = format!("surface colouring off: {e}");
+        }
     }
     if state.dirty.style {
         for i in 0..gfx.scene.meshes.len() {

@@ -57,6 +57,109 @@ pub struct BenchArgs {
     /// Skip the MO cases (Coulomb and pool figures only).
     #[arg(long)]
     no_mo: bool,
+    /// Skip the Coulomb cases.
+    #[arg(long)]
+    no_dcs: bool,
+    /// Atom counts N of the RDF cases (N x N pairs in a periodic water-density box), comma separated;
+    /// "none" skips them.
+    #[arg(long, value_name = "LIST")]
+    rdf_atoms: Option<String>,
+}
+
+/// One RDF frame of N x N pairs: all-pairs GPU kernel and the CPU cell-list engine.
+#[derive(Serialize, Debug)]
+struct RdfResult {
+    atoms: usize,
+    box_angstrom: f64,
+    r_max_angstrom: f64,
+    bins: usize,
+    /// Fraction of pairs within r_max.
+    hit_fraction: f64,
+    /// GPU frame time: upload, all N x N distances, histogram download (median).
+    gpu_ms: Option<f64>,
+    gpu_pairs_per_s: Option<f64>,
+    /// The CPU engine (cell list, rayon) on the same frame; absent above `cpu_limit` atoms.
+    cpu_ms: Option<f64>,
+    /// CPU pair distances per second, counted as N x N (what the cell list replaces).
+    cpu_pairs_per_s: Option<f64>,
+    /// GPU counts equal the CPU's up to pairs on bin edges (f32 vs f64).
+    counts_agree: Option<bool>,
+}
+
+fn rdf_case(n: usize, r_max: f64, gpu: Option<&CudaEngine>, repeats: usize) -> Result<RdfResult> {
+    use orbitfield::analysis::rdf::{RdfAccumulator, RdfSettings};
+    use orbitfield::compute::cuda::rdf::PairGeometry;
+    use orbitfield::model::{Frame, UnitCell};
+    // Water oxygen density: 0.0334 per cubic Angstrom.
+    let side = (n as f64 / 0.0334).cbrt();
+    let mut rng = Rng(0x5eed_0000_0000_0001 ^ n as u64);
+    let frame = Frame {
+        positions_angstrom: (0..n).map(|_| [0; 3].map(|_| (rng.next() * side) as f32)).collect(),
+        cell: Some(UnitCell::orthorhombic([side; 3])),
+        ..Frame::default()
+    };
+    let sel: Vec<u32> = (0..n as u32).collect();
+    let bins = 120;
+    let settings = RdfSettings {
+        r_max_angstrom: r_max,
+        bins,
+        exclude_same_group: false,
+    };
+    let acc = RdfAccumulator::new(settings.clone())?;
+    let cell = acc.check_frame(0, &frame, &sel, &sel, None)?;
+    let pairs = n as f64 * n as f64;
+    let mut out = RdfResult {
+        atoms: n,
+        box_angstrom: side,
+        r_max_angstrom: r_max,
+        bins,
+        hit_fraction: 0.0,
+        gpu_ms: None,
+        gpu_pairs_per_s: None,
+        cpu_ms: None,
+        cpu_pairs_per_s: None,
+        counts_agree: None,
+    };
+    let cpu_counts = if n <= 200_000 {
+        let mut times = Vec::new();
+        let mut counts = Vec::new();
+        for _ in 0..repeats.clamp(1, 3) {
+            let t = Instant::now();
+            counts = acc.frame_counts_cpu(&frame, cell, &sel, &sel, None)?;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let ms = median(times);
+        out.cpu_ms = Some(ms);
+        out.cpu_pairs_per_s = Some(pairs / (ms * 1e-3));
+        Some(counts)
+    } else {
+        None
+    };
+    if let Some(g) = gpu {
+        let geom = PairGeometry::new(&frame, cell, &sel, &sel, None);
+        let counts = g.rdf_counts(&geom, &settings)?;
+        let mut times = Vec::new();
+        for _ in 0..repeats.max(1) {
+            let t = Instant::now();
+            let c = g.rdf_counts(&geom, &settings)?;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            if c != counts {
+                bail!("RDF kernel: two runs on the same frame gave different counts");
+            }
+        }
+        let ms = median(times);
+        out.gpu_ms = Some(ms);
+        out.gpu_pairs_per_s = Some(pairs / (ms * 1e-3));
+        out.hit_fraction = counts.iter().sum::<u64>() as f64 / pairs;
+        if let Some(c) = &cpu_counts {
+            let total: u64 = c.iter().sum();
+            let moved: u64 = counts.iter().zip(c).map(|(a, b)| a.abs_diff(*b)).sum();
+            out.counts_agree = Some(counts.iter().sum::<u64>() == total && moved as f64 <= 2.0 + 1e-5 * total as f64);
+        }
+    } else if let Some(c) = &cpu_counts {
+        out.hit_fraction = c.iter().sum::<u64>() as f64 / pairs;
+    }
+    Ok(out)
 }
 
 #[derive(Serialize, Debug)]
@@ -86,6 +189,7 @@ struct Report {
     notes: Vec<String>,
     cases: Vec<CaseResult>,
     pool: Vec<PoolResult>,
+    rdf: Vec<RdfResult>,
 }
 
 /// One pool configuration timed on one request: wall-clock from submission to the grid on the host.
@@ -558,10 +662,36 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             .collect::<Result<Vec<_>>>()?,
         None => Vec::new(),
     };
-    if args.quick {
-        cases.extend(dcs_case(10_000, [64, 64, 32], g, &cpu, args.repeats, &variants)?);
-    } else {
-        cases.extend(dcs_case(100_000, [256, 256, 64], g, &cpu, args.repeats, &variants)?);
+    if !args.no_dcs {
+        let (charges, dims) = if args.quick {
+            (10_000, [64, 64, 32])
+        } else {
+            (100_000, [256, 256, 64])
+        };
+        cases.extend(dcs_case(charges, dims, g, &cpu, args.repeats, &variants)?);
+    }
+    let rdf_atoms: Vec<usize> = match args.rdf_atoms.as_deref() {
+        Some("none") => Vec::new(),
+        Some(list) => list
+            .split(',')
+            .map(|v| {
+                v.trim()
+                    .parse::<usize>()
+                    .with_context(|| format!("--rdf-atoms: '{v}' is not a count"))
+            })
+            .collect::<Result<Vec<_>>>()?,
+        None if args.quick => vec![20_000],
+        None => vec![100_000, 1_000_000],
+    };
+    let mut rdf = Vec::new();
+    for &n in &rdf_atoms {
+        // Sparse (r_max 12 A, as `orbitfield rdf` defaults) and dense (r_max near half the box:
+        // about half of all pairs are counted, so the shared-memory atomics are exercised).
+        let side = (n as f64 / 0.0334).cbrt();
+        for r_max in [12.0, 0.49 * side] {
+            rdf.push(rdf_case(n, r_max, g, args.repeats.min(5))?);
+            eprintln!("{:?}", rdf.last());
+        }
     }
     let mut pool = Vec::new();
     if args.pool && g.is_some() {
@@ -614,12 +744,36 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 .unwrap_or_default()
         );
     }
+    for r in &rdf {
+        println!(
+            "rdf {} x {} atoms, box {:.1} A, r_max {:.1} A ({:.2}% of pairs within): gpu {} ms ({}), cpu {} ms ({}){}",
+            r.atoms,
+            r.atoms,
+            r.box_angstrom,
+            r.r_max_angstrom,
+            100.0 * r.hit_fraction,
+            fmt_opt(r.gpu_ms, 3),
+            r.gpu_pairs_per_s
+                .map(|p| format!("{p:.3e} pairs/s"))
+                .unwrap_or_else(|| "-".into()),
+            fmt_opt(r.cpu_ms, 1),
+            r.cpu_pairs_per_s
+                .map(|p| format!("{p:.3e} pairs/s as N x N"))
+                .unwrap_or_else(|| "-".into()),
+            match r.counts_agree {
+                Some(true) => ", counts agree",
+                Some(false) => ", COUNTS DIFFER",
+                None => "",
+            }
+        );
+    }
     let report = Report {
         device,
         cpu_threads: threads,
         notes,
         cases,
         pool,
+        rdf,
     };
     if let Some(p) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;

@@ -12,6 +12,8 @@
 //!
 //! Used by the CLI (`compute_grid`), the bench command and the viewer.
 
+pub mod rdf;
+
 use crate::compute::cpu::CpuEngine;
 use crate::compute::cuda;
 use crate::compute::{ComputeError, FieldJob, SlabEngine, slab_len};

@@ -20,6 +20,7 @@
 //! reaches the caller.
 
 pub mod mo;
+pub mod rdf;
 
 use crate::compute::{ComputeError, Field, FieldInput, FieldJob, SlabEngine, slab_len};
 use crate::model::{Lattice, Spin, SpinKind, Wavefunction};
