@@ -164,6 +164,10 @@ pub enum Command {
     /// `None` is chosen from the values on the current surfaces (symmetric about zero for signed
     /// fields), or from the volume when no surface is shown.
     SetSurfaceColor(Option<(usize, Option<[f32; 2]>)>),
+    /// Memory for cached lattices and meshes, MiB.
+    SetCacheBudgetMib(u32),
+    /// Playback waits for each frame's surface (true) or keeps its rate, dropping frames (false).
+    SetComputeEveryFrame(bool),
     /// The colormap of slices and coloured surfaces.
     SetColormap(crate::render::colormap::Colormap),
     /// Starts the RDF of the panel's selections over all frames of the document.
@@ -237,7 +241,8 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(settings: Settings, fields: FieldService) -> AppState {
+    pub fn new(settings: Settings, mut fields: FieldService) -> AppState {
+        fields.set_cache_budget(settings.cache_budget_mib as usize * (1 << 20));
         AppState {
             document: None,
             timeline: Timeline {
@@ -507,6 +512,12 @@ impl AppState {
                 };
                 self.dirty.surface_color = true;
             }
+            Command::SetCacheBudgetMib(mib) => {
+                self.settings.cache_budget_mib = mib.clamp(16, 1 << 20);
+                self.fields
+                    .set_cache_budget(self.settings.cache_budget_mib as usize * (1 << 20));
+            }
+            Command::SetComputeEveryFrame(on) => self.settings.compute_every_frame = on,
             Command::SetColormap(c) => {
                 self.settings.colormap = c;
                 self.dirty.slice = true;
@@ -599,8 +610,13 @@ impl AppState {
         if !self.timeline.playing || doc.n_frames < 2 {
             return false;
         }
-        // Do not run ahead of the field computation: hold the frame until its surface is shown.
-        if self.field.is_some() && self.fields.can_compute() && self.fields.pending().is_some() {
+        // "Compute every frame" (movie export): hold the frame until its surface is shown. Otherwise
+        // playback keeps its rate and the surface follows as fast as frames are computed.
+        if self.settings.compute_every_frame
+            && self.field.is_some()
+            && self.fields.can_compute()
+            && self.fields.pending().is_some()
+        {
             return false;
         }
         self.timeline.accumulator += dt_seconds.clamp(0.0, 1.0);
@@ -819,12 +835,28 @@ impl AppState {
             self.dirty.meshes = false;
             return changed;
         };
-        let grid = if let FieldChoice::Volume(i) = key.field {
+        let dropping = self.timeline.playing && !self.settings.compute_every_frame;
+        let mut grid = if let FieldChoice::Volume(i) = key.field {
             self.document.as_ref().and_then(|d| d.grids.get(i).cloned())
+        } else if dropping && self.fields.pending().is_some_and(|p| p != key) {
+            // Playing faster than frames are computed: let the request in flight finish (a new one
+            // would cancel it and nothing would ever be shown); the frames in between are dropped.
+            None
         } else {
             let job = self.field_job(&key);
             self.fields.request(key, || job)
         };
+        let mut key = key;
+        if grid.is_none() && dropping {
+            // Show the newest finished frame while the playhead's own is computed.
+            let shown = self.shown_field.as_ref().map(|(k, _)| *k);
+            if let Some((k, g)) = self.fields.latest_other_frame(key)
+                && Some(k) != shown
+            {
+                key = k;
+                grid = Some(g);
+            }
+        }
         let Some(grid) = grid else {
             // Keep the previous picture until the new field arrives.
             return false;

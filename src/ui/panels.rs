@@ -671,6 +671,14 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
         if ui.checkbox(&mut looping, "loop").changed() {
             send(state, Command::SetLoop(looping));
         }
+        let mut every = state.settings.compute_every_frame;
+        if ui
+            .checkbox(&mut every, "every frame")
+            .on_hover_text("Wait for each frame's surface (for movies) instead of dropping frames to keep the rate")
+            .changed()
+        {
+            send(state, Command::SetComputeEveryFrame(every));
+        }
     });
 }
 
@@ -680,6 +688,36 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
     progress_ui(ui, state);
     if let Some(e) = &state.fields.last_error {
         ui.label(RichText::new(e).color(tokens::ERROR));
+    }
+    let cache = state.fields.cache_use();
+    let mib = |b: usize| b as f64 / f64::from(1u32 << 20);
+    ui.label(format!(
+        "Cache: {:.1} of {:.0} MiB ({} lattices, {} meshes)",
+        mib(cache.bytes),
+        mib(cache.budget_bytes),
+        cache.grids,
+        cache.meshes
+    ));
+    let mut budget = state.settings.cache_budget_mib;
+    ui.horizontal(|ui| {
+        let l = ui.label("Cache budget");
+        if ui
+            .add(egui::DragValue::new(&mut budget).range(16..=65536).suffix(" MiB"))
+            .labelled_by(l.id)
+            .changed()
+        {
+            send(state, Command::SetCacheBudgetMib(budget));
+        }
+    });
+    let c = state.fields.cancellations();
+    if c.requests > 0 {
+        ui.label(
+            RichText::new(format!(
+                "{} superseded requests cancelled ({} tiles dropped)",
+                c.requests, c.tiles
+            ))
+            .small(),
+        );
     }
 }
 
