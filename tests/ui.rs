@@ -1,6 +1,8 @@
 //! Panels driven through egui_kittest: click an orbital, move the frame slider, play, change the
 //! style, open files; then check the application state the clicks produced.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use orbitfield::app::fields::{FieldChoice, FieldService};
@@ -356,11 +358,11 @@ fn water_series(frames: usize) -> System {
     let mut list = Vec::new();
     for f in 0..frames {
         let dx = 0.01 * f as f64;
-        let mut wf = (*wf0).clone();
+        let mut wf = wf0.clone();
         for a in &mut wf.atoms {
             a.position_bohr[0] += orbitfield::model::units::bohr_from_angstrom(dx);
         }
-        wfs.push(std::sync::Arc::new(wf));
+        wfs.push(wf);
         let mut fr = frame0.clone();
         for p in &mut fr.positions_angstrom {
             p[0] += dx as f32;
@@ -394,7 +396,10 @@ fn scrubbing_100_frames_shows_only_the_last_and_stays_in_budget() {
             if st.shown_field.as_ref().is_some_and(|(k, _)| k.frame == frame) {
                 return;
             }
-            assert!(t0.elapsed().as_secs() < 120, "frame {frame} never arrived (seen {seen:?})");
+            assert!(
+                t0.elapsed().as_secs() < 120,
+                "frame {frame} never arrived (seen {seen:?})"
+            );
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
     };
@@ -415,7 +420,11 @@ fn scrubbing_100_frames_shows_only_the_last_and_stays_in_budget() {
     }
     let mut after_burst = Vec::new();
     wait_shown(&mut state, 99, &mut after_burst);
-    assert_eq!(after_burst, vec![99], "only the last request's surface is shown after the burst");
+    assert_eq!(
+        after_burst,
+        vec![99],
+        "only the last request's surface is shown after the burst"
+    );
     assert!(
         burst_seen.iter().all(|&f| f == 0),
         "nothing but the old picture during the burst: {burst_seen:?}"
@@ -431,5 +440,8 @@ fn scrubbing_100_frames_shows_only_the_last_and_stays_in_budget() {
     }
     assert!(c.requests - before.requests >= 90, "cancelled requests seen: {c:?}");
     let cache = state.fields.cache_use();
-    assert!(cache.bytes <= budget && cache.grids <= 3, "{cache:?} with budget {budget}");
+    assert!(
+        cache.bytes <= budget && cache.grids <= 3,
+        "{cache:?} with budget {budget}"
+    );
 }

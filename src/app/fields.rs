@@ -349,7 +349,10 @@ impl FieldService {
         self.pending = Some(key);
         // A backend may finish at once (the inline one does): take what is ready.
         self.poll();
-        self.grids.iter().find(|(k, _, _)| *k == key).map(|(_, g, _)| Arc::clone(g))
+        self.grids
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map(|(_, g, _)| Arc::clone(g))
     }
 
     /// Moves finished results into the cache; returns the keys that arrived.

@@ -12,7 +12,7 @@
 use crate::analysis::rdf::{Rdf, RdfAccumulator, RdfSettings};
 use crate::app::state::Document;
 use crate::jobs::DevicePreference;
-use crate::jobs::rdf::{RdfRequest, RdfWork, RdfWorkers};
+use crate::jobs::rdf::{RdfRequest, RdfWork, RdfWorkers, SelectionPair};
 use crate::model::Frame;
 use crate::model::select::Selection;
 use std::sync::Arc;
@@ -30,7 +30,7 @@ pub struct RdfRun {
     pub sel2: Selection,
     pub dynamic: bool,
     /// Selections of the first frame (reused unless `dynamic`).
-    pub indices: Option<(Arc<Vec<u32>>, Arc<Vec<u32>>)>,
+    pub indices: Option<SelectionPair>,
     pub n_frames: usize,
     pub next_frame: usize,
     pub frames_done: usize,

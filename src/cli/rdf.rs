@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use orbitfield::analysis::rdf::{RdfAccumulator, RdfSettings};
 use orbitfield::io;
 use orbitfield::jobs::DevicePreference;
-use orbitfield::jobs::rdf::{RdfWorkers, RunError};
+use orbitfield::jobs::rdf::{RdfWorkers, RunError, SelectionPair};
 use orbitfield::model::select::Selection;
 use orbitfield::model::{Frame, FrameRange};
 use std::io::{IsTerminal, Write};
@@ -79,7 +79,7 @@ pub fn run(args: &RdfArgs) -> Result<()> {
     }
     let dynamic = sel1.needs_positions() || sel2.needs_positions();
     let bar = progress_bar(frames.len() as u64);
-    let mut idx: Option<(Arc<Vec<u32>>, Arc<Vec<u32>>)> = None;
+    let mut idx: Option<SelectionPair> = None;
     let structure = &system.structure;
     let trajectory = &mut system.trajectory;
     let items = frames.iter().map(|&f| -> Result<_> {

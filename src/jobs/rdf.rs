@@ -24,6 +24,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+/// Atom indices of selection 1 and selection 2 in one frame.
+pub type SelectionPair = (Arc<Vec<u32>>, Arc<Vec<u32>>);
+
 /// What every frame of one computation shares.
 #[derive(Debug)]
 pub struct RdfRequest {
