@@ -43,15 +43,18 @@ fn unlimited() -> MemoryLimit {
 fn coulomb_f64(lattice: &Lattice, positions_angstrom: &[[f32; 3]], charges_e: &[f64]) -> Vec<f64> {
     let [nx, ny, nz] = lattice.dims;
     let mut out = vec![0.0; nx * ny * nz];
+    let atoms: Vec<[f64; 3]> = positions_angstrom
+        .iter()
+        .map(|a| bohr_from_angstrom3(a.map(f64::from)))
+        .collect();
     for k in 0..nz {
         for j in 0..ny {
             for i in 0..nx {
                 let p = lattice.point_bohr(i, j, k);
                 let mut v = 0.0;
-                for (a, &q) in positions_angstrom.iter().zip(charges_e) {
-                    let b = bohr_from_angstrom3(a.map(f64::from));
-                    let r = ((p[0] - b[0]).powi(2) + (p[1] - b[1]).powi(2) + (p[2] - b[2]).powi(2)).sqrt();
-                    v += q / r;
+                for (b, &q) in atoms.iter().zip(charges_e) {
+                    let (dx, dy, dz) = (p[0] - b[0], p[1] - b[1], p[2] - b[2]);
+                    v += q / (dx * dx + dy * dy + dz * dz).sqrt();
                 }
                 out[i + nx * (j + ny * k)] = v;
             }
@@ -60,7 +63,7 @@ fn coulomb_f64(lattice: &Lattice, positions_angstrom: &[[f32; 3]], charges_e: &[
     out
 }
 
-/// A coarse 4 A lattice (5^3 points) around the centre of ADK's first frame.
+/// A coarse 4 A lattice (3^3 points) around the centre of ADK's first frame.
 fn adk_lattice(frame: &Frame) -> Lattice {
     let n = frame.positions_angstrom.len() as f64;
     let mut c = [0.0f64; 3];
@@ -69,8 +72,8 @@ fn adk_lattice(frame: &Frame) -> Lattice {
             c[k] += f64::from(p[k]) / n;
         }
     }
-    let origin = [c[0] - 8.0, c[1] - 8.0, c[2] - 8.0];
-    Lattice::axis_aligned(bohr_from_angstrom3(origin), bohr_from_angstrom(4.0), [5, 5, 5])
+    let origin = [c[0] - 4.0, c[1] - 4.0, c[2] - 4.0];
+    Lattice::axis_aligned(bohr_from_angstrom3(origin), bohr_from_angstrom(4.0), [3, 3, 3])
 }
 
 fn settings(combine: Combine) -> SeriesSettings {
@@ -543,8 +546,8 @@ fn ions_around_adk_keep_their_distances() {
     let atoms = pc.positions_bohr.clone();
     let positions_angstrom: Vec<[f64; 3]> = atoms.iter().map(|&p| angstrom_from_bohr3(p)).collect();
     let lattice = orbitfield::model::field::LatticeSpec::AroundAtoms {
-        spacing_angstrom: 3.0,
-        padding_angstrom: 9.0,
+        spacing_angstrom: 4.0,
+        padding_angstrom: 8.0,
     }
     .build(&positions_angstrom)
     .unwrap();
