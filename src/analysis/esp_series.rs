@@ -84,7 +84,9 @@ pub enum SeriesError {
         angles: [f64; 3],
     },
     #[error(
-        "the lattice {dims_text} = {points} points would need {need_gib:.1} GiB, more than the {limit_gib:.1} GiB allowed ({limit_source}); use a larger --spacing, less --padding or fewer --dims"
+        "the lattice {dims_text} = {points} points would need {}, more than the {} allowed ({limit_source}); use a larger --spacing, less --padding or fewer --dims",
+        size_text(*need_gib),
+        size_text(*limit_gib)
     )]
     TooLarge {
         dims_text: String,
@@ -101,12 +103,21 @@ pub enum SeriesError {
     NoFrames,
     #[error("frame {frame}: {message}")]
     Frame { frame: usize, message: String },
-    #[error("frame {frame}: {source}")]
-    Compute { frame: usize, source: ComputeError },
+    #[error("frame {frame}: {error}")]
+    Compute { frame: usize, error: ComputeError },
 }
 
 /// GiB, for messages.
 const GIB: f64 = (1u64 << 30) as f64;
+
+/// A size given in GiB as text: GiB to one decimal, MiB below 0.1 GiB.
+fn size_text(gib: f64) -> String {
+    if gib >= 0.1 {
+        format!("{gib:.1} GiB")
+    } else {
+        format!("{:.1} MiB", gib * 1024.0)
+    }
+}
 
 /// Bytes per lattice point a map costs while it is computed and written: the f32 map itself plus
 /// its text in the output file (cube and DX need up to ~15 characters per value).
@@ -324,7 +335,7 @@ pub fn frame_job(
     let input: FieldInput =
         field_input(std::sync::Arc::new(charges), method, boundary, &lattice).map_err(|e| SeriesError::Compute {
             frame: frame_index,
-            source: e,
+            error: e,
         })?;
     Ok(FieldJob {
         field: Field::Potential,

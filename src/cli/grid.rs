@@ -87,7 +87,8 @@ impl From<CombineArg> for Combine {
     }
 }
 
-/// Options of Coulomb potentials (`esp`), shared by `grid`, `points` and `ions`.
+// Options of Coulomb potentials (`esp`), shared by `grid`, `points` and `ions` (a plain comment: a doc
+// comment here would replace the about text of every command that flattens it).
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct EspArgs {
     /// esp: Coulomb summation method [default: dcs].
@@ -215,7 +216,12 @@ pub fn esp_frame(system: &mut System, esp: &EspArgs, frame: usize) -> Result<Esp
         });
     }
     if let Some(model @ (ChargeModel::Nuclear | ChargeModel::Mulliken)) = esp.charges {
-        bail!("--charges {model:?} needs a wavefunction (molden, fchk, wfn or wfx file)");
+        let name = if model == ChargeModel::Nuclear {
+            "nuclear"
+        } else {
+            "mulliken"
+        };
+        bail!("--charges {name} needs a wavefunction (molden, fchk, wfn or wfx file)");
     }
     let charges = require_charges(system)?;
     let n_frames = system.trajectory.n_frames();

@@ -118,13 +118,13 @@ pub fn run(args: &IonsArgs) -> Result<()> {
     {
         let a = angstrom_from_bohr3(*p);
         eprintln!(
-            "ion {}: {:.3} {:.3} {:.3} A, qV = {:.4} e*{}",
+            "ion {}: {:.3} {:.3} {:.3} A, q V = {:.4} {}",
             i + 1,
             a[0],
             a[1],
             a[2],
             e * scale,
-            unit.label()
+            unit.energy_label()
         );
     }
     eprintln!(

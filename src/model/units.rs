@@ -104,6 +104,16 @@ impl PotentialUnit {
         }
     }
 
+    /// The unit of `q V` for a charge in e ("kT", "kcal/mol", "eV", "hartree").
+    pub fn energy_label(&self) -> &'static str {
+        match self {
+            PotentialUnit::HartreePerE => "hartree",
+            PotentialUnit::KtPerE { .. } => "kT",
+            PotentialUnit::KcalPerMolPerE => "kcal/mol",
+            PotentialUnit::Volt => "eV",
+        }
+    }
+
     /// Parses `kT/e`, `kcal/mol/e`, `V` or `hartree/e` (also `au`), case-insensitively; `kT/e` is
     /// taken at `temperature_kelvin`, which must be positive and finite.
     pub fn parse(text: &str, temperature_kelvin: f64) -> Result<PotentialUnit, String> {
