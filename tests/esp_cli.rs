@@ -212,9 +212,10 @@ fn min_max_stdev_over_a_few_frames_match_a_two_pass_computation() {
         )
         .unwrap();
         let grid = acc.finish(unit.per_hartree_per_e(), "").unwrap();
-        for p in 0..n {
-            let got_volt = f64::from(grid.values[p]);
-            let want_volt = want[p] * VOLT_PER_HARTREE_PER_E;
+        assert_eq!(grid.values.len(), n);
+        for (p, (&got, &w)) in grid.values.iter().zip(want.iter()).enumerate() {
+            let got_volt = f64::from(got);
+            let want_volt = w * VOLT_PER_HARTREE_PER_E;
             assert!(
                 (got_volt - want_volt).abs() <= 2e-5 * scale * VOLT_PER_HARTREE_PER_E,
                 "{combine} point {p}: {got_volt} V vs two-pass {want_volt} V"

@@ -68,11 +68,14 @@ pub fn ion_element(element: Option<&str>, charge_e: f64) -> Result<Element> {
         }
         return Element::from_symbol(&s).with_context(|| format!("--element '{symbol}' is not an element symbol"));
     }
-    let symbol = match charge_e {
-        c if c == 1.0 => "Na",
-        c if c == -1.0 => "Cl",
-        c if c == 2.0 => "Mg",
-        _ => bail!("give --element for ions of charge {charge_e} e"),
+    let symbol = if charge_e == 1.0 {
+        "Na"
+    } else if charge_e == -1.0 {
+        "Cl"
+    } else if charge_e == 2.0 {
+        "Mg"
+    } else {
+        bail!("give --element for ions of charge {charge_e} e")
     };
     Element::from_symbol(symbol).with_context(|| format!("unknown element {symbol}"))
 }
