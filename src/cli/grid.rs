@@ -323,8 +323,10 @@ pub fn memory_limit(max_memory_gib: Option<f64>) -> Result<MemoryLimit> {
     }
 }
 
-/// Computes lattices: one jobs pool kept for every request (GPU devices with the CPU for retries),
-/// or the CPU engine in this thread for `--device cpu`. Requests run one after another.
+/// Computes the lattices of a frame series: the path of [`evaluate`], but with one jobs pool kept
+/// for every frame (GPU devices with the CPU for retries; `evaluate` starts a pool per request), or
+/// the CPU engine in this thread for `--device cpu`. Frames run one after another, each spread over
+/// every worker of the pool.
 pub struct LatticeEvaluator {
     pool: Option<orbitfield::jobs::Pool<()>>,
 }
@@ -662,7 +664,9 @@ fn run_esp(args: &GridArgs, dx: bool, limit: &MemoryLimit) -> Result<()> {
         check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
         let periodic = matches!(frame.boundary, Boundary::Periodic(_));
         let job = frame_job(frame.charges, method, frame.boundary, lattice, args.frame)?;
-        let mut grid = LatticeEvaluator::new(args.device).grid(job)?;
+        let Evaluated::Lattice(mut grid) = evaluate(args.device, Request::Lattice(job))? else {
+            bail!("internal error: a lattice request returned points");
+        };
         let scale = unit.per_hartree_per_e();
         grid.values.iter_mut().for_each(|v| *v = (f64::from(*v) * scale) as f32);
         grid.description = format!(

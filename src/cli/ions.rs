@@ -2,10 +2,10 @@
 //! potential of a structure's charges, as VMD's `cionize` does.
 //!
 //! Computes the potential map of one frame with the `grid esp` options (method, boundary, charges)
-//! through the same evaluation path, then hands map and atoms to `analysis::ions::place_ions` and
+//! through the same evaluation path (`grid::evaluate`), then hands map and atoms to `analysis::ions::place_ions` and
 //! writes the ions as PDB (atomically).
 
-use super::grid::{Device, EspArgs, LatticeEvaluator, esp_frame, memory_limit};
+use super::grid::{Device, EspArgs, Evaluated, Request, esp_frame, evaluate, memory_limit};
 use anyhow::{Context, Result, bail};
 use orbitfield::analysis::esp_series::{MAP_BYTES_PER_POINT, check_memory, frame_job};
 use orbitfield::analysis::ions::{IonError, IonParams, pdb_text, place_ions};
@@ -97,7 +97,9 @@ pub fn run(args: &IonsArgs) -> Result<()> {
     check_memory(lattice.dims, MAP_BYTES_PER_POINT + 9, &limit)?;
     let atoms_bohr = frame.charges.positions_bohr.clone();
     let job = frame_job(frame.charges, method, frame.boundary, lattice, args.frame)?;
-    let map = LatticeEvaluator::new(args.device).grid(job)?;
+    let Evaluated::Lattice(map) = evaluate(args.device, Request::Lattice(job))? else {
+        bail!("internal error: a lattice request returned points");
+    };
     let params = IonParams {
         count: args.count,
         charge_e: args.charge,
