@@ -572,7 +572,7 @@ fn ions_around_adk_keep_their_distances() {
             assert!(d(ion, other) >= min_bohr);
         }
     }
-    // ADK is a cationic protein, but a counter-cation still finds a favourable (negative) spot.
+    // This ADK carries -4 e in total: a counter-cation finds a favourable (negative q V) spot.
     assert!(placed.energies_hartree[0] < 0.0);
     // The cell list agrees with a brute-force search for the first ion.
     let want = brute_force_ions(&map, &atoms, &IonParams { count: 1, ..params });
