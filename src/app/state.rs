@@ -214,6 +214,9 @@ pub struct AppState {
     pub errors: Vec<String>,
     pub fps: f32,
     pub fields: FieldService,
+    /// Isosurfaces are extracted on the render GPU by the window (marching cubes as a compute pass)
+    /// instead of on the CPU into `lobes`; set by the window when its device can.
+    pub gpu_surfaces: bool,
     /// Colouring of the surfaces by a second field, with the colormap of the settings.
     pub surface_color: Option<SurfaceColor>,
     /// The RDF analysis panel and its computation.
@@ -269,6 +272,7 @@ impl AppState {
             fps: 0.0,
             fields,
             surface_color: None,
+            gpu_surfaces: false,
             rdf: crate::app::rdf::RdfPanel::default(),
             shown_field: None,
             lobes: [None, None],
@@ -866,7 +870,12 @@ impl AppState {
             field: key,
             iso_bits: v.to_bits(),
         };
-        self.lobes = [self.fields.mesh(mk(iso), &grid), self.fields.mesh(mk(-iso), &grid)];
+        self.lobes = if self.gpu_surfaces {
+            // The window extracts the lobes on the render GPU from `shown_field`.
+            [None, None]
+        } else {
+            [self.fields.mesh(mk(iso), &grid), self.fields.mesh(mk(-iso), &grid)]
+        };
         self.shown_field = Some((key, grid));
         self.dirty.meshes = false;
         self.dirty.slice = true;

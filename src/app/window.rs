@@ -61,6 +61,8 @@ struct Gfx {
     rc: RenderContext,
     scene: GpuScene,
     target: Option<OffscreenTarget>,
+    /// Marching cubes on the render device (isosurfaces without a round trip through the host).
+    mc: crate::render::mc_compute::McCompute,
 }
 
 struct Viewer {
@@ -159,6 +161,7 @@ impl Viewer {
             painter.max_texture_side(),
         );
         let scene = GpuScene::new(&rc);
+        let mc = crate::render::mc_compute::McCompute::new(&rc.device);
         Ok(Gfx {
             window,
             egui_state,
@@ -166,6 +169,7 @@ impl Viewer {
             rc,
             scene,
             target: None,
+            mc,
         })
     }
 
@@ -346,7 +350,23 @@ fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
             opacity,
         },
     ];
-    if shown_changed || (state.shown_field.is_none() && !gfx.scene.meshes.is_empty()) {
+    if state.gpu_surfaces
+        && shown_changed
+        && let Some((_, grid)) = &state.shown_field
+    {
+        let iso = state.absolute_iso(grid);
+        match gfx.mc.extract_lobes(&rc.device, &rc.queue, grid, iso) {
+            Ok([plus, minus]) => gfx
+                .scene
+                .set_gpu_meshes(rc, vec![(plus, styles[0]), (minus, styles[1])]),
+            Err(e) => {
+                // Fall back to the CPU extractor from the next frame on.
+                state.status = format!("GPU isosurfaces unavailable ({e}); extracting on the CPU");
+                state.gpu_surfaces = false;
+                state.dirty.meshes = true;
+            }
+        }
+    } else if shown_changed || (state.shown_field.is_none() && !gfx.scene.meshes.is_empty()) {
         let inputs: Vec<(MeshInput<'_>, MeshStyle)> = state
             .lobes
             .iter()
@@ -423,6 +443,9 @@ impl ApplicationHandler for Viewer {
             Ok(g) => {
                 g.window.request_redraw();
                 self.gfx = Some(g);
+                // Isosurfaces from now on come from the compute pass on this device.
+                self.state.gpu_surfaces = true;
+                self.state.dirty.meshes = true;
             }
             Err(e) => {
                 self.result = Err(e);

@@ -79,11 +79,18 @@ struct GpuColorField {
     uniform: MeshUniform,
 }
 
+/// How many indices a mesh draws: known on the host, or written by the GPU marching-cubes pass into
+/// an indirect-draw buffer (the mesh never visits the host).
+enum IndexCount {
+    Direct(u32),
+    Indirect(wgpu::Buffer),
+}
+
 /// A mesh on the GPU.
 pub struct GpuMesh {
     vertices: wgpu::Buffer,
     indices: wgpu::Buffer,
-    index_count: u32,
+    index_count: IndexCount,
     uniform: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
     pub style: MeshStyle,
@@ -251,6 +258,29 @@ impl GpuScene {
             if let Some(g) = upload_mesh(ctx, m, *style, &self.color_field) {
                 self.meshes.push(g);
             }
+        }
+    }
+
+    /// Replaces all meshes by meshes the GPU marching-cubes pass made (`render::mc_compute`): their
+    /// buffers are drawn as they are, with the index count the pass wrote.
+    pub fn set_gpu_meshes(&mut self, ctx: &RenderContext, meshes: Vec<(super::mc_compute::GpuMesh, MeshStyle)>) {
+        self.meshes.clear();
+        for (m, style) in meshes {
+            let uniform = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("orbitfield mesh uniform"),
+                contents: bytemuck::bytes_of(&mesh_uniform(style, &self.color_field)),
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            });
+            let bind_group = mesh_bind_group(ctx, &uniform, &self.color_field.view);
+            let (vertices, indices, args) = m.into_buffers();
+            self.meshes.push(GpuMesh {
+                vertices,
+                indices,
+                index_count: IndexCount::Indirect(args),
+                uniform,
+                bind_group,
+                style,
+            });
         }
     }
 
@@ -456,7 +486,10 @@ fn draw_mesh(pass: &mut wgpu::RenderPass<'_>, m: &GpuMesh) {
     pass.set_bind_group(1, &m.bind_group, &[]);
     pass.set_vertex_buffer(0, m.vertices.slice(..));
     pass.set_index_buffer(m.indices.slice(..), wgpu::IndexFormat::Uint32);
-    pass.draw_indexed(0..m.index_count, 0, 0..1);
+    match &m.index_count {
+        IndexCount::Direct(n) => pass.draw_indexed(0..*n, 0, 0..1),
+        IndexCount::Indirect(args) => pass.draw_indexed_indirect(args, 0),
+    }
 }
 
 fn mesh_uniform(style: MeshStyle, field: &GpuColorField) -> MeshUniform {
@@ -617,7 +650,7 @@ fn upload_mesh(ctx: &RenderContext, m: &MeshInput<'_>, style: MeshStyle, field: 
     Some(GpuMesh {
         vertices,
         indices,
-        index_count,
+        index_count: IndexCount::Direct(index_count),
         uniform,
         bind_group,
         style,
