@@ -245,7 +245,13 @@ fn cutoff_open_matches_brute_force() {
     let mut rng = Lcg::from_clock("cutoff open");
     let side = 20.0 * BOHR_PER_ANGSTROM;
     let box_ = [[side, 0.0, 0.0], [0.0, side, 0.0], [0.0, 0.0, side]];
-    let q = random_neutral(&mut rng, 300, &box_);
+    let mut q = random_neutral(&mut rng, 300, &box_);
+    // A dense cluster: 300 charges in one 0.5 A cube, far more than any fixed-depth bin holds.
+    for _ in 0..300 {
+        let p: [f64; 3] = std::array::from_fn(|_| (10.0 + 0.5 * rng.next()) * BOHR_PER_ANGSTROM);
+        q.positions_bohr.push(p);
+        q.charges_e.push(rng.next() - 0.5);
+    }
     let points: Vec<[f64; 3]> = (0..60)
         .map(|_| std::array::from_fn(|_| (1.6 * rng.next() - 0.3) * side))
         .collect();

@@ -9,7 +9,7 @@
 //! [`super::EspPlan`]; read by the CPU engine through [`short_range_slab`] and
 //! [`AtomBins::short_range_at`]. Bin `(i, j, k)` is `start[i + nx * (j + ny * k)]..start[.. + 1]`.
 
-use super::kernel::{Mat3, combine, cross, det, dot, norm, reciprocal, smooth};
+use super::kernel::{Mat3, combine, cross, det, dot, norm, reciprocal};
 use crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
 use crate::model::Lattice;
 use crate::model::units::bohr_from_angstrom;
@@ -37,7 +37,11 @@ pub struct AtomBins {
     cell_inverse: Mat3,
     /// Charges of bin `b` are `start[b]..start[b + 1]`.
     pub start: Vec<usize>,
-    pub positions_bohr: Vec<[f64; 3]>,
+    /// Charge coordinates (bohr, wrapped into the cell when periodic) and charges (e), sorted by
+    /// bin, as separate arrays so the pair loop vectorises.
+    pub x_bohr: Vec<f64>,
+    pub y_bohr: Vec<f64>,
+    pub z_bohr: Vec<f64>,
     pub charges_e: Vec<f64>,
     /// Bin offsets that may hold charges within the cutoff of any point of a bin.
     pub neighbours: Vec<[i64; 3]>,
@@ -155,7 +159,9 @@ impl AtomBins {
             cell_bohr,
             cell_inverse,
             start: Vec::new(),
-            positions_bohr: Vec::new(),
+            x_bohr: Vec::new(),
+            y_bohr: Vec::new(),
+            z_bohr: Vec::new(),
             charges_e: Vec::new(),
             neighbours,
             cutoff_bohr,
@@ -232,20 +238,24 @@ impl AtomBins {
             start[i + 1] += start[i];
         }
         let mut fill = start.clone();
-        let mut pos = vec![[0.0; 3]; keyed.len()];
-        let mut chg = vec![0.0; keyed.len()];
+        let n = keyed.len();
+        let (mut xs, mut ys, mut zs, mut qs) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
         for (idx, p, q) in keyed {
             if let Some(f) = fill.get_mut(idx)
-                && let (Some(dp), Some(dq)) = (pos.get_mut(*f), chg.get_mut(*f))
+                && *f < n
             {
-                *dp = p;
-                *dq = q;
+                xs[*f] = p[0];
+                ys[*f] = p[1];
+                zs[*f] = p[2];
+                qs[*f] = q;
                 *f += 1;
             }
         }
         self.start = start;
-        self.positions_bohr = pos;
-        self.charges_e = chg;
+        self.x_bohr = xs;
+        self.y_bohr = ys;
+        self.z_bohr = zs;
+        self.charges_e = qs;
     }
 
     /// Distance from `p` to the open charges' bounding box (0 inside, 0 for periodic bins).
@@ -266,8 +276,6 @@ impl AtomBins {
     /// over all periodic images for periodic bins.
     pub fn short_range_at(&self, p_bohr: [f64; 3]) -> f64 {
         let a = self.cutoff_bohr;
-        let a2 = a * a;
-        let min2 = MIN_DISTANCE_BOHR * MIN_DISTANCE_BOHR;
         let p = self.wrap(p_bohr);
         let Some(b) = self.bin_of(p) else { return 0.0 };
         let [nx, ny, nz] = self.counts.map(|c| c as i64);
@@ -304,23 +312,42 @@ impl AtomBins {
             let (Some(&s0), Some(&s1)) = (self.start.get(idx), self.start.get(idx + 1)) else {
                 continue;
             };
-            let (Some(pos), Some(chg)) = (self.positions_bohr.get(s0..s1), self.charges_e.get(s0..s1)) else {
-                continue;
-            };
             let rel = [p[0] - shift[0], p[1] - shift[1], p[2] - shift[2]];
-            for (y, &q) in pos.iter().zip(chg) {
-                let dx = rel[0] - y[0];
-                let dy = rel[1] - y[1];
-                let dz = rel[2] - y[2];
-                let r2 = dx * dx + dy * dy + dz * dz;
-                if r2 < a2 {
-                    let r = r2.max(min2).sqrt();
-                    sum += q * (1.0 / r - smooth(r, a));
-                }
+            if let (Some(xs), Some(ys), Some(zs), Some(qs)) = (
+                self.x_bohr.get(s0..s1),
+                self.y_bohr.get(s0..s1),
+                self.z_bohr.get(s0..s1),
+                self.charges_e.get(s0..s1),
+            ) {
+                sum += bin_sum(rel, xs, ys, zs, qs, a);
             }
         }
         sum
     }
+}
+
+/// `sum q (1/r - g_a(r))` over one bin's charges within `a` of `p` (branch-free, so it vectorises;
+/// distances below [`MIN_DISTANCE_BOHR`] are clamped as in the direct sum).
+#[inline]
+fn bin_sum(p: [f64; 3], xs: &[f64], ys: &[f64], zs: &[f64], qs: &[f64], a: f64) -> f64 {
+    let a2 = a * a;
+    let inv_a = 1.0 / a;
+    let inv_a2 = inv_a * inv_a;
+    let min2 = MIN_DISTANCE_BOHR * MIN_DISTANCE_BOHR;
+    let mut sum = 0.0;
+    for (((&x, &y), &z), &q) in xs.iter().zip(ys).zip(zs).zip(qs) {
+        let dx = p[0] - x;
+        let dy = p[1] - y;
+        let dz = p[2] - z;
+        let r2 = (dx * dx + dy * dy + dz * dz).max(min2);
+        let inv_r = 1.0 / r2.sqrt();
+        // g_a(r) = (15/8 - 5/4 s + 3/8 s^2) / a with s = r^2 / a^2, for r < a.
+        let s = r2 * inv_a2;
+        let g = (1.875 + s * (-1.25 + 0.375 * s)) * inv_a;
+        let term = q * (inv_r - g);
+        sum += if r2 < a2 { term } else { 0.0 };
+    }
+    sum
 }
 
 /// Short-range sum of one slab: `out` (x fastest, `dims[0] * dims[1] * z_range.len()` values) is

@@ -326,6 +326,16 @@ impl EspPlan {
         })
     }
 
+    /// The charges the plan was built from (positions in bohr, charges in e).
+    pub fn charges(&self) -> &Arc<PointCharges> {
+        &self.charges
+    }
+
+    /// The cutoff / splitting distance a (bohr).
+    pub fn cutoff_bohr(&self) -> f64 {
+        self.bins.cutoff_bohr
+    }
+
     /// The potential at `p_bohr` (hartree/e): short-range sum plus interpolated long-range part.
     /// A point outside an open MSM lattice (possible only for points far from the lattice the plan
     /// was prepared for) gets the exact direct sum instead.

@@ -502,3 +502,97 @@ pub fn top_level_periodic(q: &[f64], dims: [usize; 3], kernel: &[f64], out: &mut
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lcg(seed: &mut u64) -> f64 {
+        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (*seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    }
+
+    /// Prolongation is the transpose of restriction: <R q, e> = <q, P e>, open and periodic; and
+    /// restriction conserves the total charge.
+    #[test]
+    fn prolongation_is_transpose_of_restriction() {
+        let mut seed = 7u64;
+        for periodic in [false, true] {
+            let fine = if periodic {
+                LevelLayout {
+                    lo: [0; 3],
+                    dims: [6, 4, 2],
+                }
+            } else {
+                LevelLayout {
+                    lo: [-2, 1, 0],
+                    dims: [7, 5, 4],
+                }
+            };
+            let coarse = if periodic {
+                LevelLayout {
+                    lo: [0; 3],
+                    dims: [3, 2, 1],
+                }
+            } else {
+                fine.coarser_open()
+            };
+            let q: Vec<f64> = (0..fine.len()).map(|_| lcg(&mut seed)).collect();
+            let e: Vec<f64> = (0..coarse.len()).map(|_| lcg(&mut seed)).collect();
+            let mut rq = vec![0.0; coarse.len()];
+            restrict(&q, &fine, &mut rq, &coarse, periodic);
+            let mut pe = vec![0.0; fine.len()];
+            prolongate(&e, &coarse, &mut pe, &fine, periodic);
+            let lhs: f64 = rq.iter().zip(&e).map(|(a, b)| a * b).sum();
+            let rhs: f64 = q.iter().zip(&pe).map(|(a, b)| a * b).sum();
+            assert!((lhs - rhs).abs() < 1e-12, "{lhs} vs {rhs}");
+            let (sq, srq) = (q.iter().sum::<f64>(), rq.iter().sum::<f64>());
+            assert!((sq - srq).abs() < 1e-12, "charge {sq} -> {srq}");
+        }
+    }
+
+    /// The lattice cutoff against a naive sum over all pairs of an open lattice.
+    #[test]
+    fn lattice_cutoff_matches_pair_sum() {
+        let vectors = [[1.0, 0.0, 0.0], [0.3, 1.1, 0.0], [0.2, -0.1, 0.9]];
+        let a = 1.6;
+        let stencil = cutoff_stencil(&vectors, a).unwrap();
+        let layout = LevelLayout {
+            lo: [0; 3],
+            dims: [6, 5, 4],
+        };
+        let mut seed = 11u64;
+        let q: Vec<f64> = (0..layout.len()).map(|_| lcg(&mut seed)).collect();
+        let mut out = vec![0.0; layout.len()];
+        lattice_cutoff(&q, &layout, false, &stencil, 0.5, &mut out);
+        let at = |n: usize| [n % 6, (n / 6) % 5, n / 30].map(|x| x as f64);
+        for m in 0..layout.len() {
+            let mut want = 0.0;
+            for (n, qn) in q.iter().enumerate() {
+                let d: [f64; 3] = std::array::from_fn(|k| at(m)[k] - at(n)[k]);
+                let r = norm(combine(&vectors, d));
+                if r < 2.0 * a {
+                    want += 0.5 * qn * (smooth(r, a) - smooth(r, 2.0 * a));
+                }
+            }
+            assert!((out[m] - want).abs() < 1e-12, "{m}: {} vs {want}", out[m]);
+        }
+    }
+
+    /// The periodic top kernel is even, K(d) = K(-d).
+    #[test]
+    fn periodic_top_kernel_is_even() {
+        let cell = [[9.0, 0.0, 0.0], [2.0, 10.0, 0.0], [1.0, 1.5, 11.0]];
+        let dims = [3, 4, 5];
+        let k = periodic_top_kernel(dims, &cell, 12.0).unwrap();
+        for c in 0..5 {
+            for b in 0..4 {
+                for a in 0..3 {
+                    let v = k[a + 3 * (b + 4 * c)];
+                    let w = k[(3 - a) % 3 + 3 * ((4 - b) % 4 + 4 * ((5 - c) % 5))];
+                    assert!((v - w).abs() < 1e-12 * v.abs().max(1.0), "{v} vs {w}");
+                }
+            }
+        }
+    }
+}
