@@ -200,14 +200,14 @@ impl AtomBins {
             p[2] - self.origin_bohr[2],
         ];
         let mut b = [0i64; 3];
-        for k in 0..3 {
-            let t = dot(self.inverse[k], d).floor();
+        for ((bk, w), &count) in b.iter_mut().zip(&self.inverse).zip(&self.counts) {
+            let t = dot(*w, d).floor();
             if !t.is_finite() || t.abs() > 1e9 {
                 return None;
             }
-            b[k] = t as i64;
+            *bk = t as i64;
             if self.cell_bohr.is_some() {
-                b[k] = b[k].clamp(0, self.counts[k] as i64 - 1);
+                *bk = (*bk).clamp(0, count as i64 - 1);
             }
         }
         Some(b)

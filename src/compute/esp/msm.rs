@@ -566,7 +566,7 @@ mod tests {
         let mut out = vec![0.0; layout.len()];
         lattice_cutoff(&q, &layout, false, &stencil, 0.5, &mut out);
         let at = |n: usize| [n % 6, (n / 6) % 5, n / 30].map(|x| x as f64);
-        for m in 0..layout.len() {
+        for (m, got) in out.iter().enumerate() {
             let mut want = 0.0;
             for (n, qn) in q.iter().enumerate() {
                 let d: [f64; 3] = std::array::from_fn(|k| at(m)[k] - at(n)[k]);
@@ -575,7 +575,7 @@ mod tests {
                     want += 0.5 * qn * (smooth(r, a) - smooth(r, 2.0 * a));
                 }
             }
-            assert!((out[m] - want).abs() < 1e-12, "{m}: {} vs {want}", out[m]);
+            assert!((got - want).abs() < 1e-12, "{m}: {got} vs {want}");
         }
     }
 
