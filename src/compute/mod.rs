@@ -41,6 +41,9 @@ pub struct PointCharges {
 pub enum FieldInput {
     Wavefunction(Arc<Wavefunction>),
     Charges(Arc<PointCharges>),
+    /// Point charges prepared for the cutoff or multilevel method ([`esp::field_input`]): binned
+    /// charges and, for MSM, the finest long-range lattice potential.
+    Electrostatics(Arc<esp::EspPlan>),
 }
 
 /// One field on one lattice: what a worker computes slab by slab.
@@ -66,6 +69,10 @@ pub enum ComputeError {
     NotFinite,
     #[error("cancelled")]
     Cancelled,
+    /// Input that no engine can compute from (bad parameters, non-finite charges, an impossible
+    /// method and boundary combination); the message names the value.
+    #[error("{0}")]
+    BadInput(String),
 }
 
 /// Something that can fill z-slabs of a lattice.

@@ -283,6 +283,8 @@ struct Shared<K> {
     shutdown: AtomicBool,
     gpu_workers: usize,
     cpu_takes_main_queue: bool,
+    /// True when some worker runs a CPU engine (it takes the tiles a GPU engine has no kernel for).
+    has_cpu_workers: bool,
     config: PoolConfig,
     last_error: Mutex<Option<String>>,
 }
@@ -375,6 +377,7 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             shutdown: AtomicBool::new(false),
             gpu_workers,
             cpu_takes_main_queue: gpu_workers == 0,
+            has_cpu_workers: engines.len() > gpu_workers,
             config,
             last_error: Mutex::new(None),
         });
@@ -705,6 +708,13 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
                 if done >= req.job.lattice.dims[2] {
                     finish_success(&shared, &req);
                 }
+            }
+            Err(ComputeError::WrongInput(..)) if spec.is_gpu && shared.has_cpu_workers => {
+                // The GPU engine has no kernel for this input (cutoff and MSM plans): not a failure,
+                // the CPU workers take the tile.
+                tile.failed_on.push(id);
+                shared.lock().retry_cpu.push(tile);
+                shared.wake.notify_all();
             }
             Err(e) => {
                 status.tiles_failed.fetch_add(1, Ordering::Relaxed);

@@ -21,12 +21,14 @@ pub mod points;
 pub mod potential;
 pub mod simd;
 
+use crate::compute::esp::EspPlan;
 use crate::compute::{ComputeError, Field, FieldInput, FieldJob, SlabEngine, slab_len};
 use crate::model::{Grid3, Lattice};
 use orbital::{BLOCK, PreparedOrbitals};
 use potential::PreparedCharges;
 use rayon::prelude::*;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// Lattice tiles of the orbital kernel: 8x8 points of one z-plane ([`BLOCK`] points). Tiles never
 /// span planes, so the values of a plane do not depend on how a lattice is cut into slabs: every
@@ -43,17 +45,21 @@ pub struct CpuEngine;
 enum Prepared {
     Orbitals(PreparedOrbitals),
     Charges(PreparedCharges),
+    Plan(Arc<EspPlan>),
 }
 
 fn prepare(job: &FieldJob) -> Result<Prepared, ComputeError> {
     match (&job.field, &job.input) {
         (Field::Potential, FieldInput::Charges(q)) => Ok(Prepared::Charges(PreparedCharges::new(q))),
+        (Field::Potential, FieldInput::Electrostatics(plan)) => Ok(Prepared::Plan(plan.clone())),
         (Field::Potential, FieldInput::Wavefunction(_)) => Err(ComputeError::WrongInput(
             job.field.clone(),
             "point charges, not a wavefunction",
         )),
         (_, FieldInput::Wavefunction(wf)) => Ok(Prepared::Orbitals(PreparedOrbitals::new(wf, &job.field)?)),
-        (_, FieldInput::Charges(_)) => Err(ComputeError::WrongInput(job.field.clone(), "a wavefunction")),
+        (_, FieldInput::Charges(_) | FieldInput::Electrostatics(_)) => {
+            Err(ComputeError::WrongInput(job.field.clone(), "a wavefunction"))
+        }
     }
 }
 
@@ -90,6 +96,7 @@ fn fill_slab(prepared: &Prepared, lattice: &Lattice, z_range: Range<usize>, out:
         .for_each(|(dz, dst)| match prepared {
             Prepared::Orbitals(p) => fill_orbital_plane(p, lattice, z0 + dz, dst),
             Prepared::Charges(p) => fill_potential_plane(p, lattice, z0 + dz, dst),
+            Prepared::Plan(p) => fill_plan_plane(p, lattice, z0 + dz, dst),
         });
 }
 
@@ -148,6 +155,16 @@ fn fill_potential_plane(p: &PreparedCharges, lattice: &Lattice, k: usize, dst: &
     }
 }
 
+/// Cutoff or MSM potential over plane `k` from a prepared plan (short-range sum over bins plus
+/// interpolation of the finest MSM lattice), in f64, rounded to f32 on the way out.
+fn fill_plan_plane(p: &EspPlan, lattice: &Lattice, k: usize, dst: &mut [f32]) {
+    let mut vals = vec![0.0f64; dst.len()];
+    p.fill_slab(lattice, k..k + 1, &mut vals);
+    for (o, v) in dst.iter_mut().zip(&vals) {
+        *o = *v as f32;
+    }
+}
+
 /// Computes a whole lattice on the CPU (all slabs in parallel on the current rayon pool).
 pub fn evaluate_grid(job: &FieldJob) -> Result<Grid3, ComputeError> {
     let mut grid = Grid3 {
@@ -181,6 +198,7 @@ pub fn evaluate_points(field: &Field, input: &FieldInput, points_bohr: &[[f64; 3
                 .zip(points_bohr.par_chunks(BLOCK))
                 .for_each(|(o, pts)| p.eval_points(pts, o));
         }
+        Prepared::Plan(p) => points::esp_plan_points(p, points_bohr, &mut out),
     }
     if out.iter().all(|v| v.is_finite()) {
         Ok(out)

@@ -5,12 +5,24 @@
 //! evaluates every basis function once (linear in basis size), then contracts with coefficients
 //! or a density matrix. Uses only `model::basis`'s conventions ([`Shell::radial_coefficients`],
 //! [`angular_terms`]), so a convention mistake there shows up here and in the reference tests.
+//! Also evaluates prepared cutoff/MSM electrostatics plans at points ([`esp_plan_points`]), for
+//! `orbitfield points --field esp`.
 
+use crate::compute::esp::EspPlan;
 use crate::compute::{ComputeError, Field};
 use crate::model::basis::angular_terms;
 use crate::model::{Shell, Spin, SpinKind, Wavefunction};
+use rayon::prelude::*;
 
 pub use crate::model::wavefunction::DensityMatrix;
+
+/// Cutoff or MSM potential (hartree/e) at arbitrary points (bohr) from a prepared plan, in
+/// parallel; `out` holds one value per point.
+pub fn esp_plan_points(plan: &EspPlan, points_bohr: &[[f64; 3]], out: &mut [f64]) {
+    out.par_iter_mut()
+        .zip(points_bohr.par_iter())
+        .for_each(|(o, p)| *o = plan.potential_at(*p));
+}
 
 struct PreparedShell {
     center_bohr: [f64; 3],

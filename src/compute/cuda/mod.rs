@@ -537,6 +537,13 @@ impl CudaEngine {
                     .collect();
                 Prepared::Dcs(DcsPrepared { atoms })
             }
+            (Field::Potential, FieldInput::Electrostatics(_)) => {
+                // No GPU kernels for the cutoff and MSM stages yet: the jobs pool runs these on the CPU.
+                return Err(ComputeError::WrongInput(
+                    Field::Potential,
+                    "direct-sum charges (cutoff and MSM plans run on the CPU engine)",
+                ));
+            }
             (Field::Potential, _) => return Err(ComputeError::WrongInput(Field::Potential, "point charges")),
             (f, FieldInput::Wavefunction(wf)) => Prepared::Mo(self.prepare_mo(st, f, wf, &job.lattice, form)?),
             (f, _) => return Err(ComputeError::WrongInput(f.clone(), "a wavefunction")),

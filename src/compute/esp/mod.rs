@@ -1,0 +1,606 @@
+//! Electrostatic potential maps of point charges: the choice of summation method and boundary, and
+//! the per-request preparation every method needs before lattice slabs can be filled.
+//!
+//! Owns [`EspMethod`] (direct Coulomb sum, smoothed cutoff sum, multilevel summation), [`MsmParams`],
+//! [`Boundary`] (open or a periodic cell) and [`field_input`], which turns charges plus a method into
+//! the [`FieldInput`] that engines and the jobs pool consume. Called by the CLI (`grid esp`,
+//! `points --field esp`, `ions`), by the viewer's potential representations and by the benches.
+//! Potentials are in atomic units (hartree/e) everywhere inside; unit conversion for files happens
+//! in the CLI.
+//!
+//! The cutoff and multilevel methods are prepared once per request into an [`EspPlan`]
+//! ([`FieldInput::Electrostatics`]): charges binned ([`bins`]) and, for MSM, every long-range level
+//! computed down to the finest MSM lattice potential ([`msm`]). Engines then fill any slab of the
+//! target lattice (short-range sum over bins plus cubic interpolation of that lattice) or any
+//! point ([`EspPlan::potential_at`]).
+//!
+//! Conventions. Splitting (Hardy, Stone, Schulten, Parallel Computing 35:164, 2009): `1/r =
+//! (1/r - g_a) + sum_{l<L} (g_{2^l a} - g_{2^{l+1} a}) + g_{2^L a}` with `g_a(r) = gamma(r/a)/a`, the
+//! C2 Taylor `gamma` ([`kernel::gamma`]). The cutoff method is the first term alone. Open
+//! boundaries: the potential of exactly the given charges (zero at infinity). Periodic
+//! boundaries: the potential of the infinitely replicated cell plus a uniform neutralising
+//! background, the k = 0 Fourier term dropped; this is the Ewald potential with tin-foil
+//! boundaries including Ewald's background term `-pi Q / (beta^2 V)`, i.e. its mean over the cell
+//! is zero (for non-neutral cells too). MSM reproduces it up to the method's discretisation error.
+
+pub mod bins;
+pub mod kernel;
+pub mod msm;
+
+use crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
+use crate::compute::{ComputeError, FieldInput, PointCharges};
+use crate::model::units::bohr_from_angstrom;
+use crate::model::{Lattice, UnitCell};
+use bins::AtomBins;
+use kernel::{Mat3, dot, norm, reciprocal};
+use msm::LevelLayout;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// Default MSM splitting distance a (Angstrom), as in Hardy et al. 2009 and VMD's `coulombmsm`.
+pub const DEFAULT_MSM_CUTOFF_ANGSTROM: f64 = 12.0;
+/// Default finest MSM lattice spacing h (Angstrom).
+pub const DEFAULT_MSM_SPACING_ANGSTROM: f64 = 2.0;
+
+/// Multilevel summation parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MsmParams {
+    /// Splitting distance a: the short-range part vanishes beyond it (Angstrom).
+    pub cutoff_angstrom: f64,
+    /// Spacing h of the finest MSM lattice (Angstrom); each coarser level doubles it.
+    pub spacing_angstrom: f64,
+}
+
+impl Default for MsmParams {
+    fn default() -> Self {
+        MsmParams {
+            cutoff_angstrom: DEFAULT_MSM_CUTOFF_ANGSTROM,
+            spacing_angstrom: DEFAULT_MSM_SPACING_ANGSTROM,
+        }
+    }
+}
+
+/// How the Coulomb sum over charges is carried out.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum EspMethod {
+    /// Exact direct Coulomb summation, O(charges x points).
+    #[default]
+    Direct,
+    /// Smoothed short-range sum: charges within `cutoff_angstrom` only, found through spatial bins
+    /// (the potential is shifted and smoothed to zero at the cutoff, as for the MSM short-range part).
+    Cutoff { cutoff_angstrom: f64 },
+    /// Multilevel summation (short-range part exact, long-range part on nested lattices).
+    Msm(MsmParams),
+}
+
+/// Boundary conditions of the charge system.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum Boundary {
+    /// Isolated system: the potential of exactly the given charges.
+    #[default]
+    Open,
+    /// Infinite periodic replication of the cell (orthorhombic or triclinic); the cell must be
+    /// net-neutral or is treated with a neutralising background.
+    Periodic(UnitCell),
+}
+
+/// Finest MSM lattices above this many points are refused (h too small for the system or map).
+pub const MAX_MSM_LATTICE_POINTS: usize = 1 << 26;
+/// Open boundaries: coarsen until no axis of the top lattice has more points than this.
+const OPEN_TOP_MAX_POINTS: usize = 12;
+/// Periodic cells: the top lattice has at most this many points per cell vector.
+const PERIODIC_TOP_MAX_POINTS: usize = 16;
+
+/// The engine input for the potential of `charges` by `method` under `boundary`, prepared for
+/// `lattice` (methods with a long-range part compute it here, once per request). Direct
+/// summation with open boundaries stays [`FieldInput::Charges`]; every other method becomes a
+/// [`FieldInput::Electrostatics`] plan. Bad input (empty or non-finite charges, h <= 0, a < h,
+/// a degenerate cell, direct summation with a periodic cell) is a [`ComputeError::BadInput`].
+pub fn field_input(
+    charges: Arc<PointCharges>,
+    method: EspMethod,
+    boundary: Boundary,
+    lattice: &Lattice,
+) -> Result<FieldInput, ComputeError> {
+    check_request(&charges, method, boundary)?;
+    match (method, boundary) {
+        (EspMethod::Direct, Boundary::Open) => Ok(FieldInput::Charges(charges)),
+        _ => Ok(FieldInput::Electrostatics(Arc::new(EspPlan::build(
+            charges, method, boundary, lattice,
+        )?))),
+    }
+}
+
+fn bad(msg: String) -> ComputeError {
+    ComputeError::BadInput(msg)
+}
+
+/// Checks charges, parameters and boundary; the errors name the offending value.
+fn check_request(charges: &PointCharges, method: EspMethod, boundary: Boundary) -> Result<(), ComputeError> {
+    match method {
+        EspMethod::Direct => {}
+        EspMethod::Cutoff { cutoff_angstrom } => {
+            if !(cutoff_angstrom.is_finite() && cutoff_angstrom > 0.0) {
+                return Err(bad(format!(
+                    "cutoff = {cutoff_angstrom} A: the cutoff must be a positive, finite distance"
+                )));
+            }
+        }
+        EspMethod::Msm(p) => {
+            let (a, h) = (p.cutoff_angstrom, p.spacing_angstrom);
+            if !(h.is_finite() && h > 0.0) {
+                return Err(bad(format!(
+                    "MSM lattice spacing h = {h} A: it must be a positive, finite distance"
+                )));
+            }
+            if !(a.is_finite() && a > 0.0) {
+                return Err(bad(format!(
+                    "MSM splitting distance a = {a} A: it must be a positive, finite distance"
+                )));
+            }
+            if a < h {
+                return Err(bad(format!(
+                    "MSM splitting distance a = {a} A is smaller than the lattice spacing h = {h} A (use a >= h; \
+                     the defaults are a = {DEFAULT_MSM_CUTOFF_ANGSTROM}, h = {DEFAULT_MSM_SPACING_ANGSTROM})"
+                )));
+            }
+        }
+    }
+    if let Boundary::Periodic(cell) = boundary {
+        if method == EspMethod::Direct {
+            return Err(bad(
+                "direct summation has no periodic form: use the msm method (or cutoff) with a periodic cell"
+                    .to_string(),
+            ));
+        }
+        if !cell.is_valid() {
+            return Err(bad(format!(
+                "periodic cell with lengths {:?} A and angles {:?} degrees has no positive, finite volume",
+                cell.lengths_angstrom, cell.angles_degree
+            )));
+        }
+    }
+    let (np, nq) = (charges.positions_bohr.len(), charges.charges_e.len());
+    if np != nq {
+        return Err(bad(format!("{np} charge positions but {nq} charges")));
+    }
+    if np == 0 {
+        return Err(bad("the charge set is empty".to_string()));
+    }
+    for (i, (p, q)) in charges.positions_bohr.iter().zip(&charges.charges_e).enumerate() {
+        if let Some(c) = p.iter().find(|c| !c.is_finite()) {
+            return Err(bad(format!("charge {i} has a non-finite coordinate ({c})")));
+        }
+        if !q.is_finite() {
+            return Err(bad(format!("charge {i} is not finite ({q})")));
+        }
+    }
+    Ok(())
+}
+
+/// The finest MSM lattice potential and where it lies: point `n` (lattice index, see
+/// [`msm::LevelLayout`]) at `origin + sum_k n_k v_k`.
+#[derive(Clone)]
+pub struct LongRange {
+    pub origin_bohr: [f64; 3],
+    /// Finest-level step vectors (rows, bohr).
+    pub vectors_bohr: Mat3,
+    /// Reciprocal of `vectors_bohr`: lattice coordinate `t_k = w_k . (x - origin)`.
+    pub inverse: Mat3,
+    pub layout: LevelLayout,
+    pub periodic: bool,
+    /// Long-range potential (hartree/e) at every finest-lattice point, x fastest.
+    pub potential: Vec<f64>,
+    /// Number of lattice levels including the top one.
+    pub levels: usize,
+}
+
+impl LongRange {
+    /// Lattice coordinates of `p_bohr`.
+    #[inline]
+    pub fn coords(&self, p_bohr: [f64; 3]) -> [f64; 3] {
+        let d = [
+            p_bohr[0] - self.origin_bohr[0],
+            p_bohr[1] - self.origin_bohr[1],
+            p_bohr[2] - self.origin_bohr[2],
+        ];
+        let t: [f64; 3] = std::array::from_fn(|k| dot(self.inverse[k], d));
+        if self.periodic {
+            // Wrap into the cell first so large coordinates keep their precision.
+            std::array::from_fn(|k| {
+                let n = self.layout.dims[k] as f64;
+                let f = t[k] / n;
+                (f - f.floor()) * n
+            })
+        } else {
+            t
+        }
+    }
+
+    /// The long-range potential at `p_bohr` by cubic interpolation; `None` outside an open lattice.
+    pub fn at(&self, p_bohr: [f64; 3]) -> Option<f64> {
+        let t = self.coords(p_bohr);
+        if !t.iter().all(|x| x.is_finite() && x.abs() < 1e12) {
+            return None;
+        }
+        msm::interpolate_at(&self.potential, &self.layout, self.periodic, t)
+    }
+}
+
+/// Interpolation of one slab: adds the long-range potential at every lattice point of `z_range`
+/// to `out` (x fastest); points whose stencil leaves an open long-range lattice are pushed to
+/// `missing` (their index in `out`) and left unchanged.
+pub fn interpolate_slab(
+    long_range: &LongRange,
+    lattice: &Lattice,
+    z_range: Range<usize>,
+    out: &mut [f64],
+    missing: &mut Vec<usize>,
+) {
+    let [nx, ny, _] = lattice.dims;
+    let mut idx = 0usize;
+    for k in z_range {
+        for j in 0..ny {
+            for i in 0..nx {
+                if let Some(o) = out.get_mut(idx) {
+                    match long_range.at(lattice.point_bohr(i, j, k)) {
+                        Some(v) => *o += v,
+                        None => missing.push(idx),
+                    }
+                }
+                idx += 1;
+            }
+        }
+    }
+}
+
+/// A prepared cutoff or MSM request: see the module documentation.
+pub struct EspPlan {
+    pub method: EspMethod,
+    pub boundary: Boundary,
+    /// Charges binned for the short-range part (cutoff `a`).
+    pub bins: AtomBins,
+    /// MSM only: the finest lattice potential.
+    pub long_range: Option<LongRange>,
+    charges: Arc<PointCharges>,
+}
+
+impl std::fmt::Debug for EspPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EspPlan")
+            .field("method", &self.method)
+            .field("boundary", &self.boundary)
+            .field("charges", &self.bins.charges_e.len())
+            .field("bins", &self.bins.counts)
+            .field(
+                "msm_lattice",
+                &self.long_range.as_ref().map(|l| (l.layout.dims, l.levels)),
+            )
+            .finish()
+    }
+}
+
+impl EspPlan {
+    /// Bins the charges and, for MSM, computes every long-range level (inputs already checked by
+    /// [`field_input`]; checked again here so that a direct call cannot panic).
+    pub fn build(
+        charges: Arc<PointCharges>,
+        method: EspMethod,
+        boundary: Boundary,
+        lattice: &Lattice,
+    ) -> Result<EspPlan, ComputeError> {
+        check_request(&charges, method, boundary)?;
+        let a_angstrom = match method {
+            EspMethod::Direct => {
+                return Err(bad("direct summation needs no plan".to_string()));
+            }
+            EspMethod::Cutoff { cutoff_angstrom } => cutoff_angstrom,
+            EspMethod::Msm(p) => p.cutoff_angstrom,
+        };
+        let a_bohr = bohr_from_angstrom(a_angstrom);
+        let cell_bohr = match boundary {
+            Boundary::Open => None,
+            Boundary::Periodic(cell) => Some(cell.matrix_angstrom().map(|r| r.map(bohr_from_angstrom))),
+        };
+        let bins = match &cell_bohr {
+            None => AtomBins::open(&charges.positions_bohr, &charges.charges_e, a_bohr),
+            Some(c) => AtomBins::periodic(&charges.positions_bohr, &charges.charges_e, c, a_bohr),
+        }
+        .map_err(bad)?;
+        let long_range = match method {
+            EspMethod::Msm(p) => {
+                let h_bohr = bohr_from_angstrom(p.spacing_angstrom);
+                Some(match &cell_bohr {
+                    None => long_range_open(&charges, lattice, a_bohr, h_bohr)?,
+                    Some(c) => long_range_periodic(&charges, c, a_bohr, h_bohr)?,
+                })
+            }
+            _ => None,
+        };
+        Ok(EspPlan {
+            method,
+            boundary,
+            bins,
+            long_range,
+            charges,
+        })
+    }
+
+    /// The charges the plan was built from (positions in bohr, charges in e).
+    pub fn charges(&self) -> &Arc<PointCharges> {
+        &self.charges
+    }
+
+    /// The cutoff / splitting distance a (bohr).
+    pub fn cutoff_bohr(&self) -> f64 {
+        self.bins.cutoff_bohr
+    }
+
+    /// The potential at `p_bohr` (hartree/e): short-range sum plus interpolated long-range part.
+    /// A point outside an open MSM lattice (possible only for points far from the lattice the plan
+    /// was prepared for) gets the exact direct sum instead.
+    pub fn potential_at(&self, p_bohr: [f64; 3]) -> f64 {
+        let short = self.bins.short_range_at(p_bohr);
+        match &self.long_range {
+            None => short,
+            Some(lr) => match lr.at(p_bohr) {
+                Some(v) => short + v,
+                None => self.direct_at(p_bohr),
+            },
+        }
+    }
+
+    /// Exact direct Coulomb sum at one point.
+    fn direct_at(&self, p: [f64; 3]) -> f64 {
+        let min = MIN_DISTANCE_BOHR;
+        self.charges
+            .positions_bohr
+            .iter()
+            .zip(&self.charges.charges_e)
+            .map(|(y, q)| q / norm([p[0] - y[0], p[1] - y[1], p[2] - y[2]]).max(min))
+            .sum()
+    }
+
+    /// Fills one slab of `lattice` (x fastest; `out` holds `dims[0] * dims[1] * z_range.len()`
+    /// values): [`bins::short_range_slab`] then [`interpolate_slab`]. Serial; callers run slabs
+    /// (planes) in parallel.
+    pub fn fill_slab(&self, lattice: &Lattice, z_range: Range<usize>, out: &mut [f64]) {
+        bins::short_range_slab(&self.bins, lattice, z_range.clone(), out);
+        if let Some(lr) = &self.long_range {
+            let mut missing = Vec::new();
+            interpolate_slab(lr, lattice, z_range.clone(), out, &mut missing);
+            let [nx, ny, _] = lattice.dims;
+            for idx in missing {
+                let (i, j, k) = (idx % nx, (idx / nx) % ny, z_range.start + idx / (nx * ny).max(1));
+                if let Some(o) = out.get_mut(idx) {
+                    *o = self.direct_at(lattice.point_bohr(i, j, k));
+                }
+            }
+        }
+    }
+}
+
+fn lattice_too_big(points: Option<usize>, h_angstrom: f64) -> ComputeError {
+    bad(format!(
+        "the MSM lattice at h = {h_angstrom:.3} A would need {} points (limit {MAX_MSM_LATTICE_POINTS}): use a larger h",
+        points.map_or("too many".to_string(), |n| n.to_string())
+    ))
+}
+
+/// Open boundaries: lattices covering the charges and the target lattice plus the cubic support;
+/// coarsened until the top lattice is small, which is summed directly.
+fn long_range_open(
+    charges: &PointCharges,
+    lattice: &Lattice,
+    a_bohr: f64,
+    h_bohr: f64,
+) -> Result<LongRange, ComputeError> {
+    let h_angstrom = crate::model::units::angstrom_from_bohr(h_bohr);
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    let mut grow = |p: [f64; 3]| {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    };
+    charges.positions_bohr.iter().for_each(|p| grow(*p));
+    if lattice.n_points() > 0 {
+        let [nx, ny, nz] = lattice.dims.map(|n| n - 1);
+        for (i, j, k) in [
+            (0, 0, 0),
+            (nx, 0, 0),
+            (0, ny, 0),
+            (0, 0, nz),
+            (nx, ny, 0),
+            (nx, 0, nz),
+            (0, ny, nz),
+            (nx, ny, nz),
+        ] {
+            let p = lattice.point_bohr(i, j, k);
+            if !p.iter().all(|c| c.is_finite()) {
+                return Err(bad(format!("the target lattice has a non-finite point {p:?}")));
+            }
+            grow(p);
+        }
+    }
+    let mut dims = [0usize; 3];
+    for k in 0..3 {
+        let n = ((hi[k] - lo[k]) / h_bohr).ceil();
+        if !n.is_finite() || n > 1e7 {
+            return Err(lattice_too_big(None, h_angstrom));
+        }
+        dims[k] = n as usize + 5;
+    }
+    let total = dims.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n));
+    if total.is_none_or(|t| t > MAX_MSM_LATTICE_POINTS) {
+        return Err(lattice_too_big(total, h_angstrom));
+    }
+    let vectors = [[h_bohr, 0.0, 0.0], [0.0, h_bohr, 0.0], [0.0, 0.0, h_bohr]];
+    let inverse = reciprocal(&vectors).ok_or_else(|| bad(format!("MSM lattice spacing h = {h_angstrom} A")))?;
+    let mut layouts = vec![LevelLayout { lo: [-2; 3], dims }];
+    while let Some(last) = layouts.last()
+        && last.dims.iter().any(|&n| n > OPEN_TOP_MAX_POINTS)
+        && layouts.len() < 40
+    {
+        let next = last.coarser_open();
+        layouts.push(next);
+    }
+    let coords: Vec<[f64; 3]> = charges
+        .positions_bohr
+        .iter()
+        .map(|p| std::array::from_fn(|k| (p[k] - lo[k]) / h_bohr))
+        .collect();
+    let potential = multilevel(
+        &layouts,
+        false,
+        &coords,
+        &charges.charges_e,
+        &vectors,
+        a_bohr,
+        |q, top, e| {
+            let l = layouts.len() - 1;
+            let s = (1u64 << l) as f64;
+            let v_top = vectors.map(|r| r.map(|x| x * s));
+            msm::top_level_open(q, top, &v_top, a_bohr * s, e);
+            Ok(())
+        },
+    )?;
+    Ok(LongRange {
+        origin_bohr: lo,
+        vectors_bohr: vectors,
+        inverse,
+        layout: layouts[0],
+        periodic: false,
+        potential,
+        levels: layouts.len(),
+    })
+}
+
+/// Periodic cells: lattices along the cell vectors with `n_k = m_k 2^L` points (spacing <= h), all
+/// sums wrapped; the top lattice (at most [`PERIODIC_TOP_MAX_POINTS`] per vector) is summed over all
+/// images through [`msm::periodic_top_kernel`].
+fn long_range_periodic(
+    charges: &PointCharges,
+    cell_bohr: &Mat3,
+    a_bohr: f64,
+    h_bohr: f64,
+) -> Result<LongRange, ComputeError> {
+    let h_angstrom = crate::model::units::angstrom_from_bohr(h_bohr);
+    let lengths = cell_bohr.map(norm);
+    let mut levels = 0u32;
+    let top = loop {
+        let s = f64::from(1u32 << levels);
+        let m: [f64; 3] = std::array::from_fn(|k| (lengths[k] / (h_bohr * s)).ceil().max(1.0));
+        if m.iter().all(|&x| x <= PERIODIC_TOP_MAX_POINTS as f64) {
+            break m.map(|x| x as usize);
+        }
+        levels += 1;
+        if levels > 20 {
+            return Err(lattice_too_big(None, h_angstrom));
+        }
+    };
+    let scale = 1usize << levels;
+    let dims = top.map(|m| m * scale);
+    let total = dims.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n));
+    if total.is_none_or(|t| t > MAX_MSM_LATTICE_POINTS) {
+        return Err(lattice_too_big(total, h_angstrom));
+    }
+    let vectors: Mat3 = std::array::from_fn(|k| cell_bohr[k].map(|x| x / dims[k] as f64));
+    let inverse = reciprocal(&vectors).ok_or_else(|| bad("degenerate periodic cell".to_string()))?;
+    let layouts: Vec<LevelLayout> = (0..=levels)
+        .map(|l| LevelLayout {
+            lo: [0; 3],
+            dims: dims.map(|n| n >> l),
+        })
+        .collect();
+    let coords: Vec<[f64; 3]> = charges
+        .positions_bohr
+        .iter()
+        .map(|p| {
+            std::array::from_fn(|k| {
+                let t = dot(inverse[k], *p) / dims[k] as f64;
+                (t - t.floor()) * dims[k] as f64
+            })
+        })
+        .collect();
+    let b_bohr = a_bohr * scale as f64;
+    let potential = multilevel(
+        &layouts,
+        true,
+        &coords,
+        &charges.charges_e,
+        &vectors,
+        a_bohr,
+        |q, top, e| {
+            let kernel = msm::periodic_top_kernel(top.dims, cell_bohr, b_bohr)
+                .ok_or_else(|| bad("the periodic cell is too small or degenerate for the MSM top level".to_string()))?;
+            msm::top_level_periodic(q, top.dims, &kernel, e);
+            Ok(())
+        },
+    )?;
+    Ok(LongRange {
+        origin_bohr: [0.0; 3],
+        vectors_bohr: vectors,
+        inverse,
+        layout: layouts[0],
+        periodic: true,
+        potential,
+        levels: layouts.len(),
+    })
+}
+
+/// The level cascade shared by both boundaries: anterpolation, restriction to every level, lattice
+/// cutoff per level (`K / 2^l`), the top level by `top`, prolongation back to the finest level.
+#[allow(clippy::too_many_arguments)]
+fn multilevel(
+    layouts: &[LevelLayout],
+    periodic: bool,
+    coords: &[[f64; 3]],
+    charges_e: &[f64],
+    vectors: &Mat3,
+    a_bohr: f64,
+    top: impl FnOnce(&[f64], &LevelLayout, &mut [f64]) -> Result<(), ComputeError>,
+) -> Result<Vec<f64>, ComputeError> {
+    let Some((top_layout, below)) = layouts.split_last() else {
+        return Err(bad("no MSM levels".to_string()));
+    };
+    let stencil = if below.is_empty() {
+        None
+    } else {
+        Some(msm::cutoff_stencil(vectors, a_bohr).ok_or_else(|| {
+            bad(format!(
+                "the MSM splitting distance a = {:.3} A is too many lattice spacings wide",
+                crate::model::units::angstrom_from_bohr(a_bohr)
+            ))
+        })?)
+    };
+    // Charges on every level.
+    let mut q_levels: Vec<Vec<f64>> = Vec::with_capacity(layouts.len());
+    let mut q0 = vec![0.0; layouts[0].len()];
+    msm::anterpolate(&layouts[0], periodic, coords, charges_e, &mut q0);
+    q_levels.push(q0);
+    for pair in layouts.windows(2) {
+        if let ([fine_l, coarse_l], Some(fine)) = (pair, q_levels.last()) {
+            let mut coarse = vec![0.0; coarse_l.len()];
+            msm::restrict(fine, fine_l, &mut coarse, coarse_l, periodic);
+            q_levels.push(coarse);
+        }
+    }
+    // Top level, then down: e_l = cutoff(q_l) + prolongation(e_{l+1}).
+    let mut e = vec![0.0; top_layout.len()];
+    top(q_levels.last().map_or(&[][..], |v| v.as_slice()), top_layout, &mut e)?;
+    for l in (0..below.len()).rev() {
+        let (Some(layout), Some(coarse_l), Some(q)) = (layouts.get(l), layouts.get(l + 1), q_levels.get(l)) else {
+            continue;
+        };
+        let mut el = vec![0.0; layout.len()];
+        if let Some(st) = &stencil {
+            msm::lattice_cutoff(q, layout, periodic, st, 1.0 / (1u64 << l) as f64, &mut el);
+        }
+        msm::prolongate(&e, coarse_l, &mut el, layout, periodic);
+        e = el;
+        q_levels.truncate(l + 1);
+    }
+    Ok(e)
+}
