@@ -146,6 +146,8 @@ fn every_kernel_source_compiles_with_nvrtc() {
         ("mo", general.as_str()),
         ("dcs", cuda::DCS_SRC),
         ("util", cuda::UTIL_SRC),
+        ("rdf", cuda::rdf::RDF_SRC),
+        ("msm", cuda::msm::MSM_SRC),
     ] {
         let ptx = cuda::compile_ptx(src, "compute_75").unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(ptx.contains(".entry"), "{name}: no kernel in the PTX");
@@ -403,5 +405,65 @@ fn rdf_kernel_equals_its_f32_emulation_and_the_cpu_engine() {
                 "case {k}: {moved} pairs moved bins"
             );
         }
+    }
+}
+
+// ---- Cutoff and multilevel summation ----
+
+#[test]
+fn cutoff_and_msm_slabs_match_the_cpu_engine() {
+    use orbitfield::compute::esp::{Boundary, EspMethod, MsmParams, field_input};
+    use orbitfield::model::UnitCell;
+    let Some(gpu) = device() else { return };
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    println!("seed {seed}");
+    // A neutral random set in a 40 x 36 x 44 bohr region (the periodic cells below hold it).
+    let mut q = random_charges(seed, 4_000, [40.0, 36.0, 44.0]);
+    let mean = q.charges_e.iter().sum::<f64>() / q.charges_e.len() as f64;
+    q.charges_e.iter_mut().for_each(|c| *c -= mean);
+    let q = Arc::new(q);
+    let lattice = Lattice::axis_aligned([-3.0, -2.5, -1.0], 0.9, [47, 41, 50]);
+    let msm = MsmParams {
+        cutoff_angstrom: 6.0,
+        spacing_angstrom: 1.5,
+    };
+    let cases = [
+        (
+            "cutoff, open",
+            EspMethod::Cutoff { cutoff_angstrom: 6.0 },
+            Boundary::Open,
+        ),
+        ("msm, open", EspMethod::Msm(msm), Boundary::Open),
+        (
+            "msm, orthorhombic",
+            EspMethod::Msm(msm),
+            Boundary::Periodic(UnitCell::orthorhombic([23.0, 21.0, 25.0])),
+        ),
+        (
+            "msm, triclinic",
+            EspMethod::Msm(msm),
+            Boundary::Periodic(UnitCell::new([24.0, 22.0, 26.0], [80.0, 100.0, 75.0])),
+        ),
+    ];
+    for (name, method, boundary) in cases {
+        let input = field_input(q.clone(), method, boundary, &lattice).unwrap();
+        let job = FieldJob {
+            field: Field::Potential,
+            lattice,
+            input,
+        };
+        let cpu = run(&CpuEngine, &job);
+        let values = run(&*gpu, &job);
+        let err = rel_err(&values, &cpu);
+        println!("{name}: GPU vs CPU relative error {err:.2e}");
+        assert!(err <= 2e-5, "{name}: relative error {err:.2e}");
+        // Slabs: the same values whatever the decomposition.
+        let mut slab = vec![f32::NAN; 47 * 41 * 7];
+        gpu.compute_slab(&job, 13..20, &mut slab).unwrap();
+        let off = 47 * 41 * 13;
+        assert_eq!(&slab[..], &values[off..off + slab.len()], "{name}: slab 13..20");
     }
 }

@@ -20,6 +20,7 @@
 //! reaches the caller.
 
 pub mod mo;
+pub mod msm;
 pub mod rdf;
 
 use crate::compute::{ComputeError, Field, FieldInput, FieldJob, SlabEngine, slab_len};
@@ -335,6 +336,7 @@ struct DcsPrepared {
 enum Prepared {
     Mo(MoPrepared),
     Dcs(DcsPrepared),
+    Msm(msm::MsmPrepared),
 }
 
 struct JobCache {
@@ -349,6 +351,7 @@ fn same_input(a: &FieldInput, b: &FieldInput) -> bool {
     match (a, b) {
         (FieldInput::Wavefunction(x), FieldInput::Wavefunction(y)) => Arc::ptr_eq(x, y),
         (FieldInput::Charges(x), FieldInput::Charges(y)) => Arc::ptr_eq(x, y),
+        (FieldInput::Electrostatics(x), FieldInput::Electrostatics(y)) => Arc::ptr_eq(x, y),
         _ => false,
     }
 }
@@ -473,6 +476,7 @@ impl CudaEngine {
                 _ => "auto (decided at the first launch)",
             },
             Prepared::Dcs(_) => "dcs",
+            Prepared::Msm(_) => "msm",
         })
     }
 
@@ -537,13 +541,7 @@ impl CudaEngine {
                     .collect();
                 Prepared::Dcs(DcsPrepared { atoms })
             }
-            (Field::Potential, FieldInput::Electrostatics(_)) => {
-                // No GPU kernels for the cutoff and MSM stages yet: the jobs pool runs these on the CPU.
-                return Err(ComputeError::WrongInput(
-                    Field::Potential,
-                    "direct-sum charges (cutoff and MSM plans run on the CPU engine)",
-                ));
-            }
+            (Field::Potential, FieldInput::Electrostatics(plan)) => Prepared::Msm(self.prepare_msm(plan)?),
             (Field::Potential, _) => return Err(ComputeError::WrongInput(Field::Potential, "point charges")),
             (f, FieldInput::Wavefunction(wf)) => Prepared::Mo(self.prepare_mo(st, f, wf, &job.lattice, form)?),
             (f, _) => return Err(ComputeError::WrongInput(f.clone(), "a wavefunction")),
@@ -690,6 +688,14 @@ impl CudaEngine {
         match &*prepared {
             Prepared::Mo(m) => self.launch_mo(st, m, job, z_range)?,
             Prepared::Dcs(p) => self.launch_dcs(st, p, job, z_range)?,
+            Prepared::Msm(p) => {
+                let module = self.module(st, msm::MSM_SRC)?;
+                let out = st
+                    .out
+                    .as_mut()
+                    .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
+                self.launch_msm(out, &module, p, job, z_range)?
+            }
         }
         Ok(n)
     }
