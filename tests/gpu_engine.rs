@@ -398,11 +398,19 @@ fn rdf_kernel_equals_its_f32_emulation_and_the_cpu_engine() {
             let cpu = acc.frame_counts_cpu(&frame, checked, &sel1, &sel2, g).unwrap();
             let total: u64 = cpu.iter().sum();
             assert!(total > 10_000, "case {k}: too few pairs within r_max to test");
-            assert_eq!(got.iter().sum::<u64>(), total, "case {k}: pairs within r_max");
-            let moved: u64 = got.iter().zip(&cpu).map(|(a, b)| a.abs_diff(*b)).sum();
+            // f32 against f64 distances: pairs within ~2e-5 A of a bin edge or of r_max (coordinates up
+            // to 40 A) may change bins; the kernel's own arithmetic is checked exactly above.
+            let got_total: u64 = got.iter().sum();
             assert!(
-                moved as f64 <= 2.0 + 1e-5 * total as f64,
-                "case {k}: {moved} pairs moved bins"
+                got_total.abs_diff(total) as f64 <= 2.0 + 1e-5 * total as f64,
+                "case {k}: {got_total} pairs within r_max, the CPU finds {total}"
+            );
+            let moved: u64 = got.iter().zip(&cpu).map(|(a, b)| a.abs_diff(*b)).sum();
+            // Pairs within ~2e-5 A of an edge: the allowance grows with the bins per Angstrom.
+            let edge_fraction = 2.0 * 2e-5 * bins as f64 / 13.0;
+            assert!(
+                moved as f64 <= 2.0 + edge_fraction * total as f64,
+                "case {k}: {moved} of {total} pairs moved bins"
             );
         }
     }

@@ -83,6 +83,11 @@ struct MsmResult {
     engines: Vec<String>,
     /// Binning and every long-range level on the host (median).
     plan_s: f64,
+    /// Of which: sorting the charges into bins.
+    bins_s: f64,
+    /// The slab kernel over the whole map on the device alone (CUDA events, median of 3), when a
+    /// GPU is present.
+    kernel_s: Option<f64>,
     /// Short-range sums and interpolation of the whole map through the pool, map on the host (median).
     map_s: f64,
     total_s: f64,
@@ -187,6 +192,28 @@ fn msm_case(n_atoms: usize, spacing_angstrom: f64, preference: DevicePreference,
         grid = Some(g);
     }
     let grid = grid.ok_or_else(|| anyhow::anyhow!("no map"))?;
+    let t = Instant::now();
+    let a_bohr = orbitfield::model::units::bohr_from_angstrom(MsmParams::default().cutoff_angstrom);
+    orbitfield::compute::esp::bins::AtomBins::open(&charges.positions_bohr, &charges.charges_e, a_bohr)
+        .map_err(anyhow::Error::msg)?;
+    let bins_s = t.elapsed().as_secs_f64();
+    let mut kernel_s = None;
+    if preference != DevicePreference::Cpu
+        && let Some(gpu) = cuda::discover(Some(&[0])).engines.into_iter().next()
+    {
+        let input = field_input(
+            charges.clone(),
+            EspMethod::Msm(MsmParams::default()),
+            Boundary::Open,
+            &lattice,
+        )?;
+        let job = FieldJob {
+            field: Field::Potential,
+            lattice,
+            input,
+        };
+        kernel_s = Some(median(gpu.time_kernels(&job, 3)?) * 1e-3);
+    }
     // Accuracy: float64 direct sums at sampled points (at least 1 A from every charge).
     let mut rng = Rng(0x00ac_c0de);
     let samples: Vec<(usize, [f64; 3])> = (0..400)
@@ -230,6 +257,8 @@ fn msm_case(n_atoms: usize, spacing_angstrom: f64, preference: DevicePreference,
         map_spacing_angstrom: spacing_angstrom,
         engines,
         plan_s: median(plan_t),
+        bins_s,
+        kernel_s,
         map_s: median(map_t),
         total_s: median(total_t),
         rel_rms_vs_direct: (num / den.max(1e-300)).sqrt(),
@@ -956,14 +985,16 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
     for m in &msm {
         println!(
-            "msm {} atoms, box {:.1} A, map {} points at {} A on {:?}: plan {:.3} s + map {:.3} s = {:.3} s end to end; rel RMS vs direct {:.2e} ({} points)",
+            "msm {} atoms, box {:.1} A, map {} points at {} A on {:?}: plan {:.3} s (bins {:.3} s) + map {:.3} s (kernel {}) = {:.3} s end to end; rel RMS vs direct {:.2e} ({} points)",
             m.atoms,
             m.box_angstrom,
             m.map_points,
             m.map_spacing_angstrom,
             m.engines,
             m.plan_s,
+            m.bins_s,
             m.map_s,
+            m.kernel_s.map(|k| format!("{k:.3} s")).unwrap_or_else(|| "-".into()),
             m.total_s,
             m.rel_rms_vs_direct,
             m.sampled_points

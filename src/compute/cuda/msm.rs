@@ -20,7 +20,9 @@ use std::ops::Range;
 /// `kernels/msm.cu`, embedded at build time.
 pub const MSM_SRC: &str = include_str!("../../../kernels/msm.cu");
 
-const BLOCK: (u32, u32) = (32, 4);
+/// 8 x 8 points per block: a warp covers 8 x 4 points (4 x 2 A at 0.5 A spacing), so its threads
+/// mostly visit the same bins and loop the same number of times.
+const BLOCK: (u32, u32) = (8, 8);
 
 /// Arguments of `msm_slab`. Twin: `struct MsmArgs` in `kernels/msm.cu` (same order; every field is
 /// 4 bytes, so the layouts agree without padding).
