@@ -30,5 +30,9 @@ fn vs_slice(@builtin(vertex_index) vi: u32) -> SliceVary {
 @fragment
 fn fs_slice(in: SliceVary) -> @location(0) vec4<f32> {
     let c = textureSample(slice_texture, slice_sampler, in.uv);
+    // Texels outside the volume (oblique planes) are transparent: not drawn.
+    if c.a < 0.5 {
+        discard;
+    }
     return vec4<f32>(c.rgb, 1.0);
 }

@@ -445,3 +445,63 @@ fn scrubbing_100_frames_shows_only_the_last_and_stays_in_budget() {
         "{cache:?} with budget {budget}"
     );
 }
+
+/// The jobs panel lists the pool's workers with their tiles and the last field's stage timings.
+#[test]
+fn jobs_panel_shows_workers_tiles_and_stage_times() {
+    let mut state = AppState::new(Settings::default(), orbitfield::app::default_field_service());
+    state.open_system("water series".into(), water_series(2));
+    let t0 = std::time::Instant::now();
+    while state.shown_field.is_none() {
+        state.update_field();
+        assert!(t0.elapsed().as_secs() < 120, "no field");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let workers = state.fields.workers();
+    assert!(!workers.is_empty());
+    assert!(workers.iter().map(|w| w.tiles_done).sum::<u64>() > 0, "{workers:?}");
+    let stages = state.fields.last_stages().unwrap();
+    assert!(
+        stages.tiles > 0 && stages.total > 0.0 && stages.compute > 0.0,
+        "{stages:?}"
+    );
+    let mut harness = Harness::new_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::jobs_ui(ui, state);
+            state.apply_pending();
+        },
+        state,
+    );
+    harness.run();
+    harness.get_by_label_contains("last field:");
+    harness.get_by_label_contains("done, 0 failed");
+    harness.get_by_label_contains("Cache:");
+}
+
+/// The slice controls: switch the plane on, pick the x axis, then a free normal.
+#[test]
+fn slice_plane_controls_set_axis_and_free_normal() {
+    use orbitfield::app::slice::SliceNormal;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/engine/water_homo_24.cube");
+    let mut state = AppState::new(Settings::default(), orbitfield::app::default_field_service());
+    state.open_system("water homo".into(), orbitfield::io::load(&[path]).unwrap());
+    let mut harness = Harness::new_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::fields_ui(ui, state);
+            state.apply_pending();
+        },
+        state,
+    );
+    harness.run();
+    harness.get_by_label("Slice plane").click();
+    harness.run();
+    assert!(harness.state().show_slice);
+    harness.get_by_label("x").click();
+    harness.run();
+    assert_eq!(harness.state().slice_plane.normal, SliceNormal::X);
+    harness.get_by_label("free").click();
+    harness.run();
+    assert!(matches!(harness.state().slice_plane.normal, SliceNormal::Free { .. }));
+    harness.run();
+    assert!(harness.query_all_by_label_contains("azimuth").count() >= 1);
+}

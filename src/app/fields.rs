@@ -76,6 +76,39 @@ pub trait FieldBackend: Send {
     fn cancellations(&self) -> Cancellations {
         Cancellations::default()
     }
+    /// The workers and what they have done.
+    fn workers(&self) -> Vec<WorkerRow> {
+        Vec::new()
+    }
+    /// Stage timings of the last finished request.
+    fn last_stages(&self) -> Option<StageTimes> {
+        None
+    }
+}
+
+/// One worker of a backend, for the jobs panel.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorkerRow {
+    pub name: String,
+    pub engine: String,
+    pub busy: bool,
+    pub tiles_done: u64,
+    pub tiles_failed: u64,
+    pub tiles_cancelled: u64,
+    pub busy_seconds: f64,
+    pub last_error: Option<String>,
+}
+
+/// Stage timings of the last finished request (seconds; compute is summed over workers).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    pub queue: f64,
+    pub compute: f64,
+    pub assemble: f64,
+    pub total: f64,
+    pub tiles: usize,
+    pub retried: usize,
+    pub engines: Vec<String>,
 }
 
 /// Cancellation counts of a backend, for the jobs panel and the tests.
@@ -91,6 +124,7 @@ pub struct PoolBackend {
     pool: crate::jobs::Pool<FieldKey>,
     current: Option<crate::jobs::RequestHandle>,
     cancelled_requests: u64,
+    last_stages: Option<StageTimes>,
 }
 
 /// The slot the viewer's field requests share (a newer request cancels the older one).
@@ -112,6 +146,7 @@ impl PoolBackend {
             pool,
             current: None,
             cancelled_requests: 0,
+            last_stages: None,
         }
     }
 }
@@ -134,6 +169,20 @@ impl FieldBackend for PoolBackend {
         let r = self.pool.results().try_recv().ok()?;
         if self.current.as_ref().is_some_and(|h| h.generation == r.generation) {
             self.current = None;
+        }
+        if r.outcome.is_ok() {
+            use std::sync::atomic::Ordering::Relaxed;
+            let p = &r.progress;
+            let s = |ns: &std::sync::atomic::AtomicU64| ns.load(Relaxed) as f64 * 1e-9;
+            self.last_stages = Some(StageTimes {
+                queue: s(&p.queue_ns),
+                compute: s(&p.compute_ns),
+                assemble: s(&p.assemble_ns),
+                total: s(&p.total_ns),
+                tiles: p.tiles_done.load(Relaxed),
+                retried: p.tiles_retried.load(Relaxed),
+                engines: r.engines.clone(),
+            });
         }
         if matches!(r.outcome, Err(crate::jobs::JobError::Cancelled)) {
             // A superseded request: nothing to show and nothing to report.
@@ -158,6 +207,28 @@ impl FieldBackend for PoolBackend {
         if let Some(h) = self.current.take() {
             h.cancel();
         }
+    }
+
+    fn workers(&self) -> Vec<WorkerRow> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.pool
+            .workers()
+            .iter()
+            .map(|w| WorkerRow {
+                name: w.name.clone(),
+                engine: w.engine.clone(),
+                busy: w.busy.load(Relaxed),
+                tiles_done: w.tiles_done.load(Relaxed),
+                tiles_failed: w.tiles_failed.load(Relaxed),
+                tiles_cancelled: w.tiles_cancelled.load(Relaxed),
+                busy_seconds: w.busy_ns.load(Relaxed) as f64 * 1e-9,
+                last_error: w.last_error.lock().ok().and_then(|e| e.clone()),
+            })
+            .collect()
+    }
+
+    fn last_stages(&self) -> Option<StageTimes> {
+        self.last_stages.clone()
     }
 
     fn cancellations(&self) -> Cancellations {
@@ -255,6 +326,16 @@ impl FieldService {
     /// The key of the job in flight, if any.
     pub fn pending(&self) -> Option<FieldKey> {
         self.pending
+    }
+
+    /// The backend's workers.
+    pub fn workers(&self) -> Vec<WorkerRow> {
+        self.backend.as_ref().map(|b| b.workers()).unwrap_or_default()
+    }
+
+    /// Stage timings of the backend's last finished request.
+    pub fn last_stages(&self) -> Option<StageTimes> {
+        self.backend.as_ref().and_then(|b| b.last_stages())
     }
 
     /// Cancellation counts of the backend.

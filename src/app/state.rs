@@ -150,6 +150,8 @@ pub enum Command {
     SetDepthCue(f32),
     SetEnergiesInEv(bool),
     SetShowSlice(bool),
+    /// Orientation and position of the slice plane.
+    SetSlicePlane(crate::app::slice::SlicePlane),
     ResetCamera,
     Orbit([f32; 2]),
     Pan([f32; 2]),
@@ -208,6 +210,7 @@ pub struct AppState {
     pub field: Option<FieldChoice>,
     pub iso_mode: IsoMode,
     pub show_slice: bool,
+    pub slice_plane: crate::app::slice::SlicePlane,
     pub show_help: bool,
     pub pick: Option<PickInfo>,
     pub status: String,
@@ -265,6 +268,7 @@ impl AppState {
             orbital: None,
             field: None,
             show_slice: false,
+            slice_plane: crate::app::slice::SlicePlane::default(),
             show_help: false,
             pick: None,
             status: "Open a file (Ctrl+O) or drop one here".into(),
@@ -481,6 +485,10 @@ impl AppState {
             Command::SetEnergiesInEv(e) => self.settings.energies_in_ev = e,
             Command::SetShowSlice(s) => {
                 self.show_slice = s;
+                self.dirty.slice = true;
+            }
+            Command::SetSlicePlane(p) => {
+                self.slice_plane = p;
                 self.dirty.slice = true;
             }
             Command::ResetCamera => {

@@ -425,7 +425,7 @@ fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
             state
                 .shown_field
                 .as_ref()
-                .and_then(|(_, g)| super::slice::slice_image(g, state.settings.colormap))
+                .and_then(|(_, g)| super::slice::plane_image(g, state.settings.colormap, state.slice_plane))
         } else {
             None
         };

@@ -340,10 +340,7 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
             ui.label(RichText::new(format!("range {lo:.3e} .. {hi:.3e}; surface at ±{iso_abs:.3e}")).small());
         }
     }
-    let mut slice = state.show_slice;
-    if ui.checkbox(&mut slice, "Slice plane (z through the centre)").changed() {
-        send(state, Command::SetShowSlice(slice));
-    }
+    slice_ui(ui, state);
     surface_color_ui(ui, state);
     if !state.fields.can_compute() && has_wf {
         ui.label(
@@ -352,6 +349,45 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
     if !state.fields.can_extract() {
         ui.label(RichText::new("Isosurfaces unavailable in this build (no extractor)").color(tokens::ERROR));
+    }
+}
+
+/// The slice plane: on/off, orientation (x, y, z or a free normal) and position.
+pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    use crate::app::slice::SliceNormal;
+    let mut show = state.show_slice;
+    if ui.checkbox(&mut show, "Slice plane").changed() {
+        send(state, Command::SetShowSlice(show));
+    }
+    if !state.show_slice {
+        return;
+    }
+    let mut plane = state.slice_plane;
+    ui.horizontal(|ui| {
+        let free = matches!(plane.normal, SliceNormal::Free { .. });
+        for (n, label) in [(SliceNormal::X, "x"), (SliceNormal::Y, "y"), (SliceNormal::Z, "z")] {
+            if ui.selectable_label(plane.normal == n, label).clicked() {
+                plane.normal = n;
+            }
+        }
+        if ui.selectable_label(free, "free").clicked() && !free {
+            plane.normal = SliceNormal::Free {
+                azimuth_degree: 30.0,
+                elevation_degree: 30.0,
+            };
+        }
+    });
+    if let SliceNormal::Free {
+        azimuth_degree,
+        elevation_degree,
+    } = &mut plane.normal
+    {
+        ui.add(egui::Slider::new(azimuth_degree, -180.0..=180.0).text("azimuth (deg)"));
+        ui.add(egui::Slider::new(elevation_degree, -90.0..=90.0).text("elevation (deg)"));
+    }
+    ui.add(egui::Slider::new(&mut plane.position, -0.5..=0.5).text("position"));
+    if plane != state.slice_plane {
+        send(state, Command::SetSlicePlane(plane));
     }
 }
 
@@ -686,6 +722,50 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
 pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
     ui.label(format!("Engine: {}", state.fields.backend_name()));
     progress_ui(ui, state);
+    let workers = state.fields.workers();
+    if !workers.is_empty() {
+        egui::Grid::new("jobs_workers").striped(true).show(ui, |ui| {
+            ui.label(RichText::new("worker").small());
+            ui.label(RichText::new("tiles").small());
+            ui.label(RichText::new("busy s").small());
+            ui.end_row();
+            for w in &workers {
+                let name = format!("{} ({})", w.engine, if w.busy { "busy" } else { "idle" });
+                let label = ui.label(RichText::new(name).small());
+                if let Some(e) = &w.last_error {
+                    label.on_hover_text(format!("last error: {e}"));
+                }
+                ui.label(
+                    RichText::new(format!(
+                        "{} done, {} failed, {} dropped",
+                        w.tiles_done, w.tiles_failed, w.tiles_cancelled
+                    ))
+                    .small(),
+                );
+                ui.label(RichText::new(format!("{:.2}", w.busy_seconds)).small());
+                ui.end_row();
+            }
+        });
+    }
+    if let Some(t) = state.fields.last_stages() {
+        ui.label(
+            RichText::new(format!(
+                "last field: {:.1} ms (queued {:.1}, computing {:.1} over {} tiles{}, assembling {:.1}) on {}",
+                t.total * 1e3,
+                t.queue * 1e3,
+                t.compute * 1e3,
+                t.tiles,
+                if t.retried > 0 {
+                    format!(", {} retried", t.retried)
+                } else {
+                    String::new()
+                },
+                t.assemble * 1e3,
+                t.engines.join(" + ")
+            ))
+            .small(),
+        );
+    }
     if let Some(e) = &state.fields.last_error {
         ui.label(RichText::new(e).color(tokens::ERROR));
     }

@@ -345,7 +345,7 @@ struct DcsPrepared {
 enum Prepared {
     Mo(MoPrepared),
     Dcs(DcsPrepared),
-    Msm(msm::MsmPrepared),
+    Msm(Box<msm::MsmPrepared>),
 }
 
 struct JobCache {
@@ -550,7 +550,7 @@ impl CudaEngine {
                     .collect();
                 Prepared::Dcs(DcsPrepared { atoms })
             }
-            (Field::Potential, FieldInput::Electrostatics(plan)) => Prepared::Msm(self.prepare_msm(plan)?),
+            (Field::Potential, FieldInput::Electrostatics(plan)) => Prepared::Msm(Box::new(self.prepare_msm(plan)?)),
             (Field::Potential, _) => return Err(ComputeError::WrongInput(Field::Potential, "point charges")),
             (f, FieldInput::Wavefunction(wf)) => Prepared::Mo(self.prepare_mo(st, f, wf, &job.lattice, form)?),
             (f, _) => return Err(ComputeError::WrongInput(f.clone(), "a wavefunction")),
