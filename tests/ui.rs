@@ -505,3 +505,51 @@ fn slice_plane_controls_set_axis_and_free_normal() {
     harness.run();
     assert!(harness.query_all_by_label_contains("azimuth").count() >= 1);
 }
+
+/// The potential of a trajectory's charges per frame: a fixed lattice, values equal to the direct
+/// float64 sum over the frame's charges, following the frames.
+#[test]
+fn potential_map_follows_the_md_frames_on_a_fixed_lattice() {
+    use orbitfield::app::state::Command;
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+    let paths = vec![dir.join("adk.psf"), dir.join("adk_dims.dcd")];
+    // A coarse map keeps the debug-build test quick.
+    let settings = Settings {
+        potential_spacing_angstrom: 4.0,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(settings, orbitfield::app::default_field_service());
+    state.open_system("adk".into(), orbitfield::io::load(&paths).unwrap());
+    state.apply(Command::SelectField(Some(FieldChoice::Potential)));
+    let check = |state: &mut AppState, frame: usize| -> orbitfield::model::Lattice {
+        state.apply(Command::SetFrame(frame));
+        let t0 = std::time::Instant::now();
+        while !state.shown_field.as_ref().is_some_and(|(k, _)| k.frame == frame) {
+            state.update_field();
+            assert!(t0.elapsed().as_secs() < 300, "frame {frame} never arrived");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let grid = state.shown_field.as_ref().unwrap().1.clone();
+        let doc = state.document.as_ref().unwrap();
+        let q = doc.structure.charges_e.as_ref().unwrap();
+        // A corner region point, far from atoms: the direct sum over this frame's charges.
+        let [nx, ny, nz] = grid.lattice.dims;
+        for (i, j, k) in [(1, 1, 1), (nx - 2, ny / 2, nz / 3)] {
+            let p = grid.lattice.point_bohr(i, j, k);
+            let mut v = 0.0f64;
+            for (x, c) in doc.frame.positions_angstrom.iter().zip(q) {
+                let x = orbitfield::model::units::bohr_from_angstrom3(x.map(f64::from));
+                v += f64::from(*c) / ((p[0] - x[0]).powi(2) + (p[1] - x[1]).powi(2) + (p[2] - x[2]).powi(2)).sqrt();
+            }
+            let got = f64::from(grid.get(i, j, k).unwrap());
+            assert!(
+                (got - v).abs() <= 1e-5 * v.abs().max(1e-3),
+                "frame {frame} ({i},{j},{k}): {got} vs {v}"
+            );
+        }
+        grid.lattice
+    };
+    let first = check(&mut state, 0);
+    let later = check(&mut state, 40);
+    assert_eq!(first, later, "the lattice stays fixed across frames");
+}

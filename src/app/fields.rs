@@ -21,6 +21,9 @@ pub enum FieldChoice {
     Density,
     /// A volume read from a file (index into the document's grids).
     Volume(usize),
+    /// Coulomb potential of the structure's partial charges at the current frame (direct sum), on a
+    /// lattice fixed for the whole trajectory.
+    Potential,
 }
 
 /// A field of one frame of one document on one lattice.

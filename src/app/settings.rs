@@ -30,6 +30,10 @@ pub struct Settings {
     pub energies_in_ev: bool,
     /// Colormap of slice planes and coloured surfaces.
     pub colormap: Colormap,
+    /// Spacing of per-frame potential maps of charged structures (Angstrom).
+    pub potential_spacing_angstrom: f64,
+    /// Points along the longest axis of computed orbital lattices.
+    pub lattice_points: u32,
     /// Memory for cached field lattices and meshes (MiB).
     pub cache_budget_mib: u32,
     /// Playback waits for every frame's field (movie export) instead of keeping its rate and
@@ -52,6 +56,8 @@ impl Default for Settings {
             playback_loop: true,
             energies_in_ev: true,
             colormap: Colormap::Diverging,
+            lattice_points: 80,
+            potential_spacing_angstrom: 1.0,
             cache_budget_mib: 1024,
             compute_every_frame: false,
         }
@@ -129,6 +135,11 @@ impl Settings {
         }
         self.playback_fps = self.playback_fps.clamp(0.5, 120.0);
         self.cache_budget_mib = self.cache_budget_mib.clamp(16, 1 << 20);
+        self.lattice_points = self.lattice_points.clamp(16, 512);
+        if !self.potential_spacing_angstrom.is_finite() {
+            self.potential_spacing_angstrom = d.potential_spacing_angstrom;
+        }
+        self.potential_spacing_angstrom = self.potential_spacing_angstrom.clamp(0.1, 10.0);
         self.recent.truncate(MAX_RECENT);
         self
     }

@@ -35,6 +35,29 @@ pub struct Document {
     pub wavefunctions: Vec<Arc<Wavefunction>>,
     pub grids: Vec<Arc<Grid3>>,
     pub warnings: Vec<String>,
+    /// The lattice of per-frame potential maps, fixed for the whole trajectory (the first frame's
+    /// periodic box, or its atoms padded by 8 A, at `settings.potential_spacing_angstrom`); `None`
+    /// without partial charges.
+    pub potential_lattice: Option<Lattice>,
+}
+
+fn potential_lattice(structure: &Structure, frame: &Frame, spacing_angstrom: f64) -> Option<Lattice> {
+    structure.charges_e.as_ref()?;
+    if let Some(cell) = frame.cell.filter(|c| c.is_valid() && c.is_orthorhombic()) {
+        return Some(Lattice::around_box(
+            [0.0; 3],
+            cell.lengths_angstrom,
+            0.0,
+            spacing_angstrom,
+        ));
+    }
+    let (lo, hi) = representation::bounds(&frame.positions_angstrom, 0.0)?;
+    Some(Lattice::around_box(
+        lo.map(f64::from),
+        hi.map(f64::from),
+        8.0,
+        spacing_angstrom,
+    ))
 }
 
 impl Document {
@@ -50,9 +73,11 @@ impl Document {
         } else {
             system.structure.bonds.clone()
         };
+        let potential_lattice = potential_lattice(&system.structure, &frame, 1.0);
         Ok(Document {
             id,
             name,
+            potential_lattice,
             paths: system.paths,
             structure: system.structure,
             trajectory: system.trajectory,
@@ -166,6 +191,8 @@ pub enum Command {
     /// `None` is chosen from the values on the current surfaces (symmetric about zero for signed
     /// fields), or from the volume when no surface is shown.
     SetSurfaceColor(Option<(usize, Option<[f32; 2]>)>),
+    /// Points along the longest axis of computed lattices.
+    SetLatticePoints(u32),
     /// Memory for cached lattices and meshes, MiB.
     SetCacheBudgetMib(u32),
     /// Playback waits for each frame's surface (true) or keeps its rate, dropping frames (false).
@@ -321,7 +348,9 @@ impl AppState {
         let id = self.next_id;
         self.next_id += 1;
         match Document::from_system(id, name, system) {
-            Ok(doc) => {
+            Ok(mut doc) => {
+                doc.potential_lattice =
+                    potential_lattice(&doc.structure, &doc.frame, self.settings.potential_spacing_angstrom);
                 self.status = format!(
                     "{}: {} atoms, {} frames{}",
                     doc.name,
@@ -523,6 +552,10 @@ impl AppState {
                     },
                 };
                 self.dirty.surface_color = true;
+            }
+            Command::SetLatticePoints(n) => {
+                self.settings.lattice_points = n.clamp(16, 512);
+                self.dirty.meshes = true;
             }
             Command::SetCacheBudgetMib(mib) => {
                 self.settings.cache_budget_mib = mib.clamp(16, 1 << 20);
@@ -777,6 +810,7 @@ impl AppState {
         let field = self.field?;
         let dims = match field {
             FieldChoice::Volume(i) => doc.grids.get(i)?.lattice.dims,
+            FieldChoice::Potential => doc.potential_lattice?.dims,
             _ => self.orbital_lattice()?.dims,
         };
         Some(FieldKey {
@@ -792,12 +826,13 @@ impl AppState {
     }
 
     /// The lattice computed orbitals are sampled on: the molecule's box padded by 4 A, at most
-    /// 80 points per axis and at least 0.15 A apart.
+    /// `settings.lattice_points` points along its longest axis (80 by default), at least 0.05 A apart.
     pub fn orbital_lattice(&self) -> Option<Lattice> {
         let doc = self.document.as_ref()?;
         let (lo, hi) = representation::bounds(&doc.frame.positions_angstrom, 0.0)?;
         let span = (0..3).map(|k| hi[k] - lo[k] + 8.0).fold(0.0f32, f32::max);
-        let spacing = (span / 79.0).max(0.15);
+        let points = self.settings.lattice_points.clamp(16, 512) as f32;
+        let spacing = (span / (points - 1.0)).max(0.05);
         Some(Lattice::around_box(
             lo.map(f64::from),
             hi.map(f64::from),
@@ -809,11 +844,28 @@ impl AppState {
     /// The job that computes `key`'s field.
     pub fn field_job(&self, key: &FieldKey) -> Option<FieldJob> {
         let doc = self.document.as_ref()?;
+        if key.field == FieldChoice::Potential {
+            let charges = doc.structure.charges_e.as_ref()?;
+            let q = crate::compute::PointCharges {
+                positions_bohr: doc
+                    .frame
+                    .positions_angstrom
+                    .iter()
+                    .map(|p| crate::model::units::bohr_from_angstrom3(p.map(f64::from)))
+                    .collect(),
+                charges_e: charges.iter().map(|&c| f64::from(c)).collect(),
+            };
+            return Some(FieldJob {
+                field: Field::Potential,
+                lattice: doc.potential_lattice?,
+                input: FieldInput::Charges(Arc::new(q)),
+            });
+        }
         let wf = doc.wavefunction()?;
         let field = match key.field {
             FieldChoice::Orbital { spin, index } => Field::Orbital { spin, index },
             FieldChoice::Density => Field::Density,
-            FieldChoice::Volume(_) => return None,
+            FieldChoice::Volume(_) | FieldChoice::Potential => return None,
         };
         Some(FieldJob {
             field,

@@ -64,6 +64,13 @@ pub struct BenchArgs {
     /// h = 2 A) is timed end to end through the worker pool, comma separated (e.g. 1500000).
     #[arg(long, value_name = "LIST")]
     msm_atoms: Option<String>,
+    /// Time the viewer's per-frame pipeline headless (field, GPU isosurfaces, draw) playing the
+    /// threonine MD series of tests/data/qm/threonine_md and a C60 6-31G* series, at --playback-points.
+    #[arg(long)]
+    playback: bool,
+    /// Lattice points along the longest axis for --playback.
+    #[arg(long, default_value_t = 128)]
+    playback_points: u32,
     /// Map spacing of the MSM cases (Angstrom).
     #[arg(long, default_value_t = 0.5)]
     msm_spacing: f64,
@@ -395,6 +402,7 @@ struct Report {
     pool: Vec<PoolResult>,
     rdf: Vec<RdfResult>,
     msm: Vec<MsmResult>,
+    playback: Vec<super::playback::PlaybackResult>,
 }
 
 /// One pool configuration timed on one request: wall-clock from submission to the grid on the host.
@@ -888,6 +896,40 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         None if args.quick => vec![20_000],
         None => vec![100_000, 1_000_000],
     };
+    let mut playback = Vec::new();
+    if args.playback {
+        use super::playback::{Show, jittered_series, playback_case, threonine_md};
+        let md = std::path::Path::new("tests/data/md");
+        let cases: Vec<(&str, Result<orbitfield::io::System>, usize, Show)> = vec![
+            (
+                "threonine 6-31G* MD series, HOMO",
+                threonine_md(std::path::Path::new("tests/data/qm/threonine_md")),
+                60,
+                Show::Lobes,
+            ),
+            (
+                "C60 6-31G* series (synthetic, jittered), HOMO",
+                Ok(jittered_series(&c60, 8, 0.05, "c60")),
+                40,
+                Show::Lobes,
+            ),
+            (
+                "adk (3341 atoms) DCS potential slice, 1 A lattice",
+                orbitfield::io::load(&[md.join("adk.psf"), md.join("adk_dims.dcd")]).map_err(anyhow::Error::from),
+                60,
+                Show::PotentialSlice,
+            ),
+        ];
+        for (name, system, frames, show) in cases {
+            match system.and_then(|sys| playback_case(name, sys, args.playback_points, frames, show)) {
+                Ok(r) => {
+                    eprintln!("{r:?}");
+                    playback.push(r);
+                }
+                Err(e) => eprintln!("note: playback '{name}' skipped: {e:#}"),
+            }
+        }
+    }
     let mut msm = Vec::new();
     if let Some(list) = &args.msm_atoms {
         for v in list.split(',') {
@@ -1000,6 +1042,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             m.sampled_points
         );
     }
+    for p in &playback {
+        println!(
+            "playback {}: {:?} lattice, {:.1} frames/s end to end (field {:.2} ms + isosurfaces and draw {:.2} ms per frame) on {}",
+            p.name, p.lattice_dims, p.fps, p.field_ms, p.surface_and_draw_ms, p.engines
+        );
+    }
     let report = Report {
         device,
         cpu_threads: threads,
@@ -1008,6 +1056,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         pool,
         rdf,
         msm,
+        playback,
     };
     if let Some(p) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;

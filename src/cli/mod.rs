@@ -4,6 +4,7 @@ mod bench;
 mod grid;
 mod info;
 mod ions;
+mod playback;
 mod points;
 mod rdf;
 mod render;

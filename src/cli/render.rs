@@ -187,6 +187,7 @@ fn parse_field(s: &str, state: &AppState) -> Result<FieldChoice> {
     match spec.resolve(wf.map(|w| &**w)).map_err(|e| anyhow!("--field {e}"))? {
         Field::Orbital { spin, index } => Ok(FieldChoice::Orbital { spin, index }),
         Field::Density => Ok(FieldChoice::Density),
+        Field::Potential => Ok(FieldChoice::Potential),
         other => bail!(
             "--field {s}: the renderer draws orbitals, the electron density and volumes from files, not {other:?}; \
              compute it with `orbitfield grid ... -o field.cube` and render that file with --field volume"

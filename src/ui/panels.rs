@@ -268,6 +268,7 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
         return;
     };
     let has_wf = !doc.wavefunctions.is_empty();
+    let has_charges = doc.potential_lattice.is_some();
     let n_grids = doc.grids.len();
     let current = state.field;
     let name = |f: Option<FieldChoice>| match f {
@@ -275,6 +276,7 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
         Some(FieldChoice::Orbital { spin, index }) => format!("Orbital {} ({spin:?})", index + 1),
         Some(FieldChoice::Density) => "Electron density".to_string(),
         Some(FieldChoice::Volume(i)) => format!("Volume {}", i + 1),
+        Some(FieldChoice::Potential) => "Electrostatic potential (charges)".to_string(),
     };
     let mut choice = current;
     egui::ComboBox::from_label("Field")
@@ -299,6 +301,13 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
                     &mut choice,
                     Some(FieldChoice::Volume(i)),
                     name(Some(FieldChoice::Volume(i))),
+                );
+            }
+            if has_charges {
+                ui.selectable_value(
+                    &mut choice,
+                    Some(FieldChoice::Potential),
+                    name(Some(FieldChoice::Potential)),
                 );
             }
         });
@@ -333,6 +342,20 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
         .changed()
     {
         send(state, Command::SetIsoValue(iso));
+    }
+    if has_wf {
+        let mut points = state.settings.lattice_points;
+        ui.horizontal(|ui| {
+            let l = ui.label("Lattice points");
+            if ui
+                .add(egui::DragValue::new(&mut points).range(16..=512))
+                .labelled_by(l.id)
+                .on_hover_text("Points along the longest axis of computed orbitals and densities")
+                .changed()
+            {
+                send(state, Command::SetLatticePoints(points));
+            }
+        });
     }
     if let Some((_, grid)) = &state.shown_field {
         let iso_abs = state.absolute_iso(grid);

@@ -1,0 +1,222 @@
+//! `orbitfield bench --playback`: the viewer's per-frame pipeline timed headless, end to end — frame
+//! change, field request through the worker pool (GPU when present), isosurfaces by the marching-cubes
+//! compute pass on the render device, and the draw into an offscreen target (waited for). Every frame
+//! is computed (the viewer's "every frame" mode, as for a movie), the field cache is too small to hold
+//! the series, so no frame is answered from memory.
+
+use anyhow::{Context, Result, anyhow, bail};
+use orbitfield::app::fields::{FieldService, PoolBackend};
+use orbitfield::app::settings::Settings;
+use orbitfield::app::state::{AppState, Command};
+use orbitfield::io::System;
+use orbitfield::model::units::angstrom_from_bohr3;
+use orbitfield::model::{Frame, Name8, Structure, Trajectory, Wavefunction};
+use orbitfield::render::mc_compute::McCompute;
+use orbitfield::render::{GpuScene, MeshStyle, OffscreenTarget, RenderContext, render_once};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// One playback figure.
+#[derive(Serialize, Debug)]
+pub struct PlaybackResult {
+    pub name: String,
+    pub lattice_dims: [usize; 3],
+    pub frames_in_series: usize,
+    pub frames_timed: usize,
+    pub fps: f64,
+    /// Mean per frame: waiting for the field (request to grid on the host), extraction + draw.
+    pub field_ms: f64,
+    pub surface_and_draw_ms: f64,
+    pub engines: String,
+    pub image_px: [u32; 2],
+}
+
+/// A series of `frames` copies of `wf` whose atoms move by up to `jitter_angstrom` (the same orbital
+/// coefficients: the cost per frame is what is timed).
+pub fn jittered_series(wf: &Wavefunction, frames: usize, jitter_angstrom: f64, name: &str) -> System {
+    let mut s = Structure::default();
+    for a in &wf.atoms {
+        s.push_atom(
+            a.element,
+            Name8::from(a.element.symbol()),
+            Name8::from("MOL"),
+            1,
+            Name8::EMPTY,
+            Name8::EMPTY,
+        );
+    }
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    let mut list = Vec::new();
+    let mut wfs = Vec::new();
+    let bohr = orbitfield::model::units::bohr_from_angstrom(1.0);
+    for _ in 0..frames {
+        let mut w = wf.clone();
+        for a in &mut w.atoms {
+            for c in &mut a.position_bohr {
+                *c += 2.0 * jitter_angstrom * next() * bohr;
+            }
+        }
+        list.push(Frame {
+            positions_angstrom: w
+                .atoms
+                .iter()
+                .map(|a| angstrom_from_bohr3(a.position_bohr).map(|x| x as f32))
+                .collect(),
+            ..Frame::default()
+        });
+        wfs.push(w);
+    }
+    System {
+        trajectory: Trajectory::from_frames(s.len(), list, name),
+        structure: s,
+        wavefunctions: wfs,
+        grids: Vec::new(),
+        warnings: Vec::new(),
+        paths: vec![PathBuf::from(name)],
+    }
+}
+
+/// The threonine MD series of the test data (Molden files), when present under `dir`.
+pub fn threonine_md(dir: &std::path::Path) -> Result<System> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().contains(".molden"))
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        bail!("{}: no Molden files", dir.display());
+    }
+    Ok(orbitfield::io::load(&paths)?)
+}
+
+/// What a playback case draws each frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Show {
+    /// Both lobes of the document's default field (the HOMO), extracted on the render GPU.
+    Lobes,
+    /// A z slice through the potential map of the structure's charges.
+    PotentialSlice,
+}
+
+/// Plays `system` (`lattice_points` along the longest axis for orbitals) for `frames` frames.
+pub fn playback_case(
+    name: &str,
+    system: System,
+    lattice_points: u32,
+    frames: usize,
+    show: Show,
+) -> Result<PlaybackResult> {
+    let settings = Settings {
+        lattice_points,
+        cache_budget_mib: 16,
+        compute_every_frame: true,
+        ..Settings::default()
+    };
+    let fields = FieldService::new(
+        Some(Box::new(PoolBackend::start())),
+        orbitfield::app::default_extractor(),
+    );
+    let mut state = AppState::new(settings, fields);
+    state.gpu_surfaces = true;
+    state.open_system(name.to_string(), system);
+    if show == Show::PotentialSlice {
+        state.apply(Command::SelectField(Some(
+            orbitfield::app::fields::FieldChoice::Potential,
+        )));
+        state.apply(Command::SetShowSlice(true));
+    }
+    let n_series = state.document.as_ref().map_or(0, |d| d.n_frames);
+    if n_series < 3 || state.field.is_none() {
+        bail!("{name}: needs a series of at least 3 frames with a field to show");
+    }
+    let rc = RenderContext::headless(4).map_err(|e| anyhow!("{e}"))?;
+    let mc = McCompute::new(&rc.device);
+    let mut scene = GpuScene::new(&rc);
+    let size = [1280u32, 720u32];
+    let target = OffscreenTarget::new(&rc, size);
+    state.view_size_px = size;
+    state.apply(Command::ResetCamera);
+    let mut field_t = Duration::ZERO;
+    let mut draw_t = Duration::ZERO;
+    let mut dims = [0; 3];
+    let mut step =
+        |state: &mut AppState, f: usize, timed: bool, field_t: &mut Duration, draw_t: &mut Duration| -> Result<()> {
+            let t0 = Instant::now();
+            state.apply(Command::SetFrame(f));
+            let deadline = t0 + Duration::from_secs(60);
+            loop {
+                state.update_field();
+                if state.shown_field.as_ref().is_some_and(|(k, _)| k.frame == f) {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    bail!("{name}: frame {f} never arrived ({:?})", state.fields.last_error);
+                }
+                std::thread::yield_now();
+            }
+            let t1 = Instant::now();
+            let grid = state
+                .shown_field
+                .as_ref()
+                .map(|(_, g)| g.clone())
+                .ok_or_else(|| anyhow!("no field"))?;
+            dims = grid.lattice.dims;
+            match show {
+                Show::Lobes => {
+                    let iso = state.absolute_iso(&grid);
+                    let [plus, minus] = mc.extract_lobes(&rc.device, &rc.queue, &grid, iso)?;
+                    let style = |color| MeshStyle { color, opacity: 1.0 };
+                    scene.set_gpu_meshes(
+                        &rc,
+                        vec![
+                            (plus, style(orbitfield::app::representation::LOBE_POSITIVE)),
+                            (minus, style(orbitfield::app::representation::LOBE_NEGATIVE)),
+                        ],
+                    );
+                }
+                Show::PotentialSlice => {
+                    let image = orbitfield::app::slice::plane_image(&grid, state.settings.colormap, state.slice_plane)
+                        .ok_or_else(|| anyhow!("{name}: no slice image"))?;
+                    scene.set_slice(&rc, Some(&image));
+                }
+            }
+            scene.set_spheres(&rc, &state.spheres);
+            scene.set_cylinders(&rc, &state.cylinders);
+            render_once(&rc, &scene, &target, &state.camera);
+            let _ = rc.device.poll(wgpu::PollType::wait_indefinitely());
+            if timed {
+                *field_t += t1 - t0;
+                *draw_t += t1.elapsed();
+            }
+            Ok(())
+        };
+    // Warm-up: device contexts, kernel compiles, pipelines.
+    for f in 1..3 {
+        step(&mut state, f, false, &mut field_t, &mut draw_t)?;
+    }
+    let t = Instant::now();
+    for i in 0..frames {
+        // Never the frame shown last, so every step is a new field.
+        step(&mut state, (3 + i) % n_series, true, &mut field_t, &mut draw_t)?;
+    }
+    let seconds = t.elapsed().as_secs_f64();
+    Ok(PlaybackResult {
+        name: name.to_string(),
+        lattice_dims: dims,
+        frames_in_series: n_series,
+        frames_timed: frames,
+        fps: frames as f64 / seconds,
+        field_ms: field_t.as_secs_f64() * 1e3 / frames as f64,
+        surface_and_draw_ms: draw_t.as_secs_f64() * 1e3 / frames as f64,
+        engines: state.fields.backend_name(),
+        image_px: size,
+    })
+}
