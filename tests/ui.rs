@@ -524,7 +524,7 @@ fn potential_map_follows_the_md_frames_on_a_fixed_lattice() {
     let check = |state: &mut AppState, frame: usize| -> orbitfield::model::Lattice {
         state.apply(Command::SetFrame(frame));
         let t0 = std::time::Instant::now();
-        while !state.shown_field.as_ref().is_some_and(|(k, _)| k.frame == frame) {
+        while state.shown_field.as_ref().is_none_or(|(k, _)| k.frame != frame) {
             state.update_field();
             assert!(t0.elapsed().as_secs() < 300, "frame {frame} never arrived");
             std::thread::sleep(std::time::Duration::from_millis(5));
