@@ -125,6 +125,8 @@ pub fn playback_case(
         orbitfield::app::default_extractor(),
     );
     let mut state = AppState::new(settings, fields);
+    // Nothing but the shown lattice stays cached: every frame is computed.
+    state.fields.set_cache_budget(1);
     state.gpu_surfaces = true;
     state.open_system(name.to_string(), system);
     if show == Show::PotentialSlice {
