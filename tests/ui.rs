@@ -553,3 +553,39 @@ fn potential_map_follows_the_md_frames_on_a_fixed_lattice() {
     let later = check(&mut state, 40);
     assert_eq!(first, later, "the lattice stays fixed across frames");
 }
+
+/// Following the HOMO of the demo's ethylene torsion: the background matching arrives, the orbital
+/// list follows the pi orbital through the 90-degree crossing (it is the LUMO by index at 180
+/// degrees), and picking another orbital by hand stops following.
+#[test]
+fn follow_the_pi_orbital_through_the_demo_torsion() {
+    use orbitfield::app::state::Command;
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.apply(Command::OpenDemo);
+    state.apply(Command::SetPlaying(false));
+    state.apply(Command::SetFrame(0));
+    let homo0 = state.homo_index(Spin::Alpha).unwrap();
+    state.apply(Command::SelectOrbital(Some(homo0)));
+    state.apply(Command::FollowOrbital(true));
+    let t0 = std::time::Instant::now();
+    while !state.poll_follow() {
+        assert!(t0.elapsed().as_secs() < 120, "the matching never finished");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let n = state.document.as_ref().unwrap().n_frames;
+    assert_eq!(n, 37);
+    for f in 0..n {
+        state.apply(Command::SetFrame(f));
+        let step = state.follow_step().unwrap().clone();
+        assert!(step.overlap > 0.95 && !step.ambiguous, "frame {f}: {step:?}");
+        assert_eq!(state.orbital, Some(step.index));
+    }
+    let last_homo = state.homo_index(Spin::Alpha).unwrap();
+    assert_eq!(
+        state.orbital,
+        Some(last_homo + 1),
+        "the followed pi orbital is the LUMO at 180 degrees"
+    );
+    state.apply(Command::SelectOrbital(Some(0)));
+    assert!(state.follow.is_none(), "a hand-picked orbital ends following");
+}

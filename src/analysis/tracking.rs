@@ -89,8 +89,12 @@ fn overlaps_with(c_prev: &[f64], s: &[f64], next: &crate::model::OrbitalSet) -> 
 
 /// Follows orbital `start_index` of frame 0 through the series. The coefficients of each frame's
 /// match, times its `sign`, continue the previous frame's orbital.
-pub fn track(series: &[Wavefunction], spin: Spin, start_index: usize) -> Result<Vec<TrackStep>, TrackingError> {
-    let first = series.first().ok_or(TrackingError::Empty)?;
+pub fn track<W: std::borrow::Borrow<Wavefunction>>(
+    series: &[W],
+    spin: Spin,
+    start_index: usize,
+) -> Result<Vec<TrackStep>, TrackingError> {
+    let first: &Wavefunction = series.first().ok_or(TrackingError::Empty)?.borrow();
     let set0 = first
         .orbitals(spin)
         .ok_or(TrackingError::NoOrbitals { frame: 0, spin })?;
@@ -112,7 +116,7 @@ pub fn track(series: &[Wavefunction], spin: Spin, start_index: usize) -> Result<
     let mut current: Vec<f64> = set0.orbital(start_index).map(|c| c.to_vec()).unwrap_or_default();
     for (frame, pair) in series.windows(2).enumerate() {
         let frame = frame + 1;
-        let (prev, next) = (&pair[0], &pair[1]);
+        let (prev, next): (&Wavefunction, &Wavefunction) = (pair[0].borrow(), pair[1].borrow());
         if next.basis.n_functions() != expected {
             return Err(TrackingError::BasisMismatch {
                 frame,

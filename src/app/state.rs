@@ -193,6 +193,8 @@ pub enum Command {
     SetSurfaceColor(Option<(usize, Option<[f32; 2]>)>),
     /// Points along the longest axis of computed lattices.
     SetLatticePoints(u32),
+    /// Follow the selected orbital through the wavefunction series (true) or show orbitals by index.
+    FollowOrbital(bool),
     /// Memory for cached lattices and meshes, MiB.
     SetCacheBudgetMib(u32),
     /// Playback waits for each frame's surface (true) or keeps its rate, dropping frames (false).
@@ -215,6 +217,19 @@ pub struct Dirty {
     pub slice: bool,
     /// The surface colouring field or its range changed.
     pub surface_color: bool,
+}
+
+/// Following one orbital through a wavefunction series by maximum overlap (`analysis::tracking`):
+/// the orbital chosen at `anchor_frame` is matched frame by frame in both directions, and each
+/// frame shows its match with the phase continued (lobe colours swapped where the sign flips).
+pub struct Follow {
+    pub document: u64,
+    pub spin: Spin,
+    pub anchor_frame: usize,
+    pub anchor_index: usize,
+    /// One step per frame, once computed.
+    pub steps: Option<Vec<crate::analysis::tracking::TrackStep>>,
+    task: Option<crate::jobs::task::Task<Result<Vec<crate::analysis::tracking::TrackStep>, String>>>,
 }
 
 /// Surfaces coloured by a volume of the document (e.g. a density isosurface by a potential map).
@@ -247,6 +262,8 @@ pub struct AppState {
     /// Isosurfaces are extracted on the render GPU by the window (marching cubes as a compute pass)
     /// instead of on the CPU into `lobes`; set by the window when its device can.
     pub gpu_surfaces: bool,
+    /// The orbital followed through the series, if the user asked for it.
+    pub follow: Option<Follow>,
     /// Colouring of the surfaces by a second field, with the colormap of the settings.
     pub surface_color: Option<SurfaceColor>,
     /// The RDF analysis panel and its computation.
@@ -303,6 +320,7 @@ impl AppState {
             fps: 0.0,
             fields,
             surface_color: None,
+            follow: None,
             gpu_surfaces: false,
             rdf: crate::app::rdf::RdfPanel::default(),
             shown_field: None,
@@ -476,6 +494,10 @@ impl AppState {
                 }
             }
             Command::SelectOrbital(o) => {
+                if self.follow.is_some() && self.follow_step().map(|s| s.index) != o {
+                    // Picking another orbital by hand stops following.
+                    self.follow = None;
+                }
                 self.orbital = o;
                 self.field = o.map(|index| FieldChoice::Orbital { spin: self.spin, index });
                 self.dirty.meshes = true;
@@ -553,6 +575,14 @@ impl AppState {
                 };
                 self.dirty.surface_color = true;
             }
+            Command::FollowOrbital(on) => {
+                self.follow = None;
+                if on {
+                    self.start_follow();
+                }
+                self.dirty.meshes = true;
+                self.dirty.style = true;
+            }
             Command::SetLatticePoints(n) => {
                 self.settings.lattice_points = n.clamp(16, 512);
                 self.dirty.meshes = true;
@@ -598,7 +628,109 @@ impl AppState {
             return;
         }
         self.rebuild_atoms();
+        self.apply_follow();
         self.dirty.meshes = true;
+    }
+
+    /// Starts following the selected orbital from the current frame (a background task).
+    fn start_follow(&mut self) {
+        let Some(doc) = self.document.as_ref() else {
+            return;
+        };
+        let (Some(index), n) = (self.orbital, doc.wavefunctions.len()) else {
+            self.error("select an orbital to follow".into());
+            return;
+        };
+        if n < 2 || n != doc.n_frames {
+            self.error("following an orbital needs one wavefunction per frame".into());
+            return;
+        }
+        let anchor = doc.frame_index.min(n - 1);
+        let spin = self.spin;
+        let wfs = doc.wavefunctions.clone();
+        let task = crate::jobs::task::Task::spawn("follow", move || {
+            use crate::analysis::tracking::track;
+            let forward = track(&wfs[anchor..], spin, index).map_err(|e| e.to_string())?;
+            let back: Vec<Arc<Wavefunction>> = wfs[..=anchor].iter().rev().cloned().collect();
+            let backward = track(&back, spin, index).map_err(|e| e.to_string())?;
+            // Frames 0..anchor from the backward pass (reversed), anchor.. from the forward one.
+            let mut steps: Vec<_> = backward.into_iter().skip(1).rev().collect();
+            steps.extend(forward);
+            Ok(steps)
+        });
+        match task {
+            Ok(task) => {
+                self.follow = Some(Follow {
+                    document: doc.id,
+                    spin,
+                    anchor_frame: anchor,
+                    anchor_index: index,
+                    steps: None,
+                    task: Some(task),
+                });
+                self.status = "matching the orbital through the frames…".into();
+            }
+            Err(e) => self.error(e),
+        }
+    }
+
+    /// Takes a finished follow computation; true when it arrived.
+    pub fn poll_follow(&mut self) -> bool {
+        let Some(f) = self.follow.as_mut() else {
+            return false;
+        };
+        let Some(result) = f.task.as_mut().and_then(|t| t.try_take()) else {
+            return false;
+        };
+        f.task = None;
+        match result {
+            Ok(steps) => {
+                let ambiguous = steps.iter().filter(|s| s.ambiguous).count();
+                f.steps = Some(steps);
+                self.status = if ambiguous > 0 {
+                    format!("orbital followed through the frames; {ambiguous} matches are ambiguous")
+                } else {
+                    "orbital followed through the frames".into()
+                };
+                self.apply_follow();
+                self.dirty.meshes = true;
+                self.dirty.style = true;
+            }
+            Err(e) => {
+                self.follow = None;
+                self.error(format!("cannot follow the orbital: {e}"));
+            }
+        }
+        true
+    }
+
+    /// The followed orbital's step at the current frame.
+    pub fn follow_step(&self) -> Option<&crate::analysis::tracking::TrackStep> {
+        let doc = self.document.as_ref()?;
+        let f = self.follow.as_ref().filter(|f| f.document == doc.id)?;
+        f.steps.as_ref()?.get(doc.frame_index)
+    }
+
+    /// Selects the followed orbital's match at the current frame.
+    fn apply_follow(&mut self) {
+        let Some((index, spin)) = self
+            .follow_step()
+            .map(|s| s.index)
+            .zip(self.follow.as_ref().map(|f| f.spin))
+        else {
+            return;
+        };
+        self.orbital = Some(index);
+        self.spin = spin;
+        if matches!(self.field, Some(FieldChoice::Orbital { .. }) | None) {
+            self.field = Some(FieldChoice::Orbital { spin, index });
+        }
+    }
+
+    /// True when the shown orbital's phase is flipped to continue the followed one (lobe colours
+    /// swap).
+    pub fn follow_flips_sign(&self) -> bool {
+        matches!(self.field, Some(FieldChoice::Orbital { .. })) && self.follow_step().is_some_and(|s| s.sign < 0.0)
     }
 
     /// A colormap range for `grid` on the shown surfaces: the 2nd..98th percentile of its values at

@@ -197,7 +197,8 @@ impl Viewer {
             };
         }
         self.state.tick(dt);
-        if self.state.pump_rdf() || self.state.rdf.is_running() {
+        let followed = self.state.poll_follow();
+        if self.state.pump_rdf() || self.state.rdf.is_running() || followed {
             gfx.window.request_redraw();
         }
         let raw = gfx.egui_state.take_egui_input(&gfx.window);
@@ -340,15 +341,21 @@ fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
         state.dirty.atoms = false;
     }
     let opacity = state.settings.surface_opacity;
+    // A followed orbital whose phase flips at this frame swaps its lobe colours.
+    let (first, second) = if state.follow_flips_sign() {
+        (
+            super::representation::LOBE_NEGATIVE,
+            super::representation::LOBE_POSITIVE,
+        )
+    } else {
+        (
+            super::representation::LOBE_POSITIVE,
+            super::representation::LOBE_NEGATIVE,
+        )
+    };
     let styles = [
-        MeshStyle {
-            color: super::representation::LOBE_POSITIVE,
-            opacity,
-        },
-        MeshStyle {
-            color: super::representation::LOBE_NEGATIVE,
-            opacity,
-        },
+        MeshStyle { color: first, opacity },
+        MeshStyle { color: second, opacity },
     ];
     if state.gpu_surfaces
         && shown_changed

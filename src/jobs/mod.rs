@@ -13,6 +13,7 @@
 //! Used by the CLI (`compute_grid`), the bench command and the viewer.
 
 pub mod rdf;
+pub mod task;
 
 use crate::compute::cpu::CpuEngine;
 use crate::compute::cuda;

@@ -530,6 +530,47 @@ fn color_legend_ui(ui: &egui::Ui, state: &AppState, view: egui::Rect) {
     );
 }
 
+/// "Follow through frames": match the selected orbital frame by frame by overlap, and say how good
+/// the match at this frame is.
+fn follow_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    let series = state
+        .document
+        .as_ref()
+        .is_some_and(|d| d.wavefunctions.len() > 1 && d.wavefunctions.len() == d.n_frames);
+    if !series {
+        return;
+    }
+    let mut on = state.follow.is_some();
+    if ui
+        .checkbox(&mut on, "Follow through frames")
+        .on_hover_text("Match this orbital in every frame by maximum overlap, with its phase kept")
+        .changed()
+    {
+        send(state, Command::FollowOrbital(on));
+    }
+    if state.follow.as_ref().is_some_and(|f| f.steps.is_none()) {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label("matching…");
+        });
+    } else if let Some(step) = state.follow_step() {
+        let text = format!(
+            "overlap with the previous frame {:.3}{}",
+            step.overlap,
+            if step.runner_up > 0.0 {
+                format!(", next best {:.3}", step.runner_up)
+            } else {
+                String::new()
+            }
+        );
+        if step.ambiguous {
+            ui.label(RichText::new(format!("ambiguous match: {text}")).color(tokens::ERROR));
+        } else {
+            ui.label(RichText::new(text).small());
+        }
+    }
+}
+
 /// The orbital list (energy, occupation, symmetry, HOMO/LUMO), spin switch and energy diagram.
 pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let rows = state.orbital_rows(state.spin);
@@ -554,6 +595,7 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
         }
     });
     energy_diagram_ui(ui, state, &rows);
+    follow_ui(ui, state);
     let selected = state.orbital;
     let homo = state.homo_index(state.spin).unwrap_or(0);
     egui::ScrollArea::vertical()
