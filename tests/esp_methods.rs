@@ -468,6 +468,39 @@ fn bad_input_is_an_error_naming_the_value() {
     bad_input(one(), EspMethod::Direct, Boundary::Periodic(cell), "msm");
 }
 
+/// Absurd but finite input is refused or computed, never a panic.
+#[test]
+fn absurd_values_do_not_panic() {
+    let lattice = Lattice::axis_aligned([0.0; 3], 1.0, [3, 3, 3]);
+    let cell = UnitCell::orthorhombic([10.0; 3]);
+    let huge = || PointCharges {
+        positions_bohr: vec![[1e300, -1e300, 0.0], [0.0, 1e250, 3.0]],
+        charges_e: vec![1.0, -1.0],
+    };
+    let cases = [
+        (msm(1e300, 2.0), Boundary::Open),
+        (msm(12.0, 1e-300), Boundary::Open),
+        (EspMethod::Cutoff { cutoff_angstrom: 1e300 }, Boundary::Open),
+        (EspMethod::Cutoff { cutoff_angstrom: 1e300 }, Boundary::Periodic(cell)),
+        (msm(1e300, 1e299), Boundary::Periodic(cell)),
+        (msm(12.0, 2.0), Boundary::Open),
+        (msm(12.0, 2.0), Boundary::Periodic(cell)),
+        (EspMethod::Cutoff { cutoff_angstrom: 5.0 }, Boundary::Open),
+        (msm(12.0, 2.0), Boundary::Periodic(UnitCell::orthorhombic([1e300; 3]))),
+    ];
+    for (method, boundary) in cases {
+        if let Ok(input) = field_input(Arc::new(huge()), method, boundary, &lattice) {
+            let job = FieldJob {
+                field: Field::Potential,
+                lattice,
+                input: input.clone(),
+            };
+            let _ = evaluate_grid(&job);
+            let _ = evaluate_points(&Field::Potential, &input, &[[0.0; 3], [1e300, 0.0, -1e300]]);
+        }
+    }
+}
+
 /// A GPU stand-in with no kernel for prepared plans, as the CUDA engine today.
 struct RefusingGpu;
 

@@ -68,7 +68,7 @@ impl AtomBins {
         }
         let mut width = bohr_from_angstrom(BIN_WIDTH_ANGSTROM);
         let counts = loop {
-            let c: [usize; 3] = std::array::from_fn(|k| ((hi[k] - lo[k]) / width).floor() as usize + 1);
+            let c: [usize; 3] = std::array::from_fn(|k| (((hi[k] - lo[k]) / width).floor() as usize).saturating_add(1));
             if c.iter()
                 .try_fold(1usize, |acc, &n| acc.checked_mul(n))
                 .is_some_and(|n| n <= MAX_BINS)
@@ -133,9 +133,10 @@ impl AtomBins {
         for s in [[1.0, 1.0, 1.0], [1.0, 1.0, -1.0], [1.0, -1.0, 1.0], [-1.0, 1.0, 1.0]] {
             diag = diag.max(norm(combine(&vectors_bohr, s)));
         }
-        let reach: [i64; 3] = std::array::from_fn(|k| ((cutoff_bohr + diag) * norm(inverse[k])).ceil() as i64 + 1);
-        let box_size = reach.iter().map(|&r| (2 * r + 1).max(0) as usize).product::<usize>();
-        if box_size > MAX_NEIGHBOURS || reach.iter().any(|&r| r < 0) {
+        let reach_f: [f64; 3] = std::array::from_fn(|k| ((cutoff_bohr + diag) * norm(inverse[k])).ceil() + 1.0);
+        let box_size = reach_f.iter().map(|r| 2.0 * r + 1.0).product::<f64>();
+        let reach = reach_f.map(|r| r as i64);
+        if !(box_size.is_finite() && box_size <= MAX_NEIGHBOURS as f64) {
             return Err(format!(
                 "a cutoff of {cutoff_bohr} bohr reaches too many bins of {diag} bohr"
             ));
