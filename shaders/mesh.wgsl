@@ -1,15 +1,28 @@
 // Triangle meshes (isosurface lobes): Blinn-Phong, two-sided, depth cue. `fs_opaque` writes the
 // colour directly; `fs_oit` accumulates weighted blended order-independent transparency into the
 // accumulation and revealage targets that `oit_composite.wgsl` resolves.
+// A mesh may be coloured by a second field (e.g. a density isosurface by the electrostatic
+// potential): the field is a 3-D texture of lattice values read with `textureLoad` and interpolated
+// trilinearly here, mapped through the colormap table of the uniform.
 // Vertex layout is `render::gpu::MeshVertex`, the per-mesh uniform `render::gpu::MeshUniform`
 // (src/render/gpu.rs).
+
+const COLORMAP_ENTRIES: u32 = 64u;
 
 struct MeshUniform {
     // rgb and opacity.
     color: vec4<f32>,
+    // Colour field: first lattice point (Angstrom) and, in w, 1 when colouring by the field.
+    field_origin: vec4<f32>,
+    // Inverse lattice steps (per Angstrom).
+    field_inv_step: vec4<f32>,
+    // x: value at the colormap's start, y: at its end.
+    field_range: vec4<f32>,
+    colormap: array<vec4<f32>, COLORMAP_ENTRIES>,
 };
 
 @group(1) @binding(0) var<uniform> mesh: MeshUniform;
+@group(1) @binding(1) var color_field: texture_3d<f32>;
 
 struct MeshIn {
     @location(0) position: vec3<f32>,
@@ -20,6 +33,7 @@ struct MeshVary {
     @builtin(position) clip: vec4<f32>,
     @location(0) p_view: vec3<f32>,
     @location(1) n_view: vec3<f32>,
+    @location(2) p_world: vec3<f32>,
 };
 
 @vertex
@@ -29,7 +43,51 @@ fn vs_mesh(v: MeshIn) -> MeshVary {
     out.clip = globals.proj * p;
     out.p_view = p.xyz;
     out.n_view = (globals.view * vec4<f32>(v.normal, 0.0)).xyz;
+    out.p_world = v.position;
     return out;
+}
+
+// Trilinear value of the colour field at a point (Angstrom), clamped to the lattice.
+fn field_value(p: vec3<f32>) -> f32 {
+    let dims = vec3<i32>(textureDimensions(color_field));
+    let hi = vec3<f32>(max(dims - vec3<i32>(1), vec3<i32>(0)));
+    let x = clamp((p - mesh.field_origin.xyz) * mesh.field_inv_step.xyz, vec3<f32>(0.0), hi);
+    let i0 = vec3<i32>(floor(x));
+    let i1 = min(i0 + vec3<i32>(1), dims - vec3<i32>(1));
+    let f = x - vec3<f32>(i0);
+    let c000 = textureLoad(color_field, vec3<i32>(i0.x, i0.y, i0.z), 0).r;
+    let c100 = textureLoad(color_field, vec3<i32>(i1.x, i0.y, i0.z), 0).r;
+    let c010 = textureLoad(color_field, vec3<i32>(i0.x, i1.y, i0.z), 0).r;
+    let c110 = textureLoad(color_field, vec3<i32>(i1.x, i1.y, i0.z), 0).r;
+    let c001 = textureLoad(color_field, vec3<i32>(i0.x, i0.y, i1.z), 0).r;
+    let c101 = textureLoad(color_field, vec3<i32>(i1.x, i0.y, i1.z), 0).r;
+    let c011 = textureLoad(color_field, vec3<i32>(i0.x, i1.y, i1.z), 0).r;
+    let c111 = textureLoad(color_field, vec3<i32>(i1.x, i1.y, i1.z), 0).r;
+    let c00 = mix(c000, c100, f.x);
+    let c10 = mix(c010, c110, f.x);
+    let c01 = mix(c001, c101, f.x);
+    let c11 = mix(c011, c111, f.x);
+    return mix(mix(c00, c10, f.y), mix(c01, c11, f.y), f.z);
+}
+
+fn colormap(t: f32) -> vec3<f32> {
+    let x = clamp(t, 0.0, 1.0) * f32(COLORMAP_ENTRIES - 1u);
+    let i = min(u32(floor(x)), COLORMAP_ENTRIES - 2u);
+    let f = x - f32(i);
+    return mix(mesh.colormap[i].rgb, mesh.colormap[i + 1u].rgb, f);
+}
+
+fn base_color(p_world: vec3<f32>) -> vec3<f32> {
+    if mesh.field_origin.w < 0.5 {
+        return mesh.color.rgb;
+    }
+    let v = field_value(p_world);
+    let span = mesh.field_range.y - mesh.field_range.x;
+    var t = 0.5;
+    if abs(span) > 0.0 {
+        t = (v - mesh.field_range.x) / span;
+    }
+    return colormap(t);
 }
 
 fn mesh_color(in: MeshVary) -> vec3<f32> {
@@ -40,7 +98,7 @@ fn mesh_color(in: MeshVary) -> vec3<f32> {
     if dot(n, -in.p_view) < 0.0 {
         n = -n;
     }
-    return shade(mesh.color.rgb, n, in.p_view);
+    return shade(base_color(in.p_world), n, in.p_view);
 }
 
 @fragment

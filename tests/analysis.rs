@@ -95,3 +95,246 @@ fn selection_counts_match_mdanalysis_on_adk() {
     assert!(counts.len() >= 12);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+// ---- The GPU kernel's layout and minimum image, emulated in the kernel's f32 arithmetic ----
+
+use orbitfield::compute::cuda::rdf::{PairGeometry, PairMode, reduce_box};
+use orbitfield::jobs::rdf::RdfWorkers;
+use orbitfield::model::UnitCell;
+use std::sync::Arc;
+
+/// CPU-engine counts (f64, cell list, images) for one frame.
+fn cpu_counts(frame: &Frame, sel1: &[u32], sel2: &[u32], settings: &RdfSettings) -> Vec<u64> {
+    let acc = RdfAccumulator::new(settings.clone()).unwrap();
+    let cell = acc.check_frame(0, frame, sel1, sel2, None).unwrap();
+    acc.frame_counts_cpu(frame, cell, sel1, sel2, None).unwrap()
+}
+
+/// f32 against f64: a pair within ~2e-5 A of a bin edge (f32 rounding of coordinates up to ~50 A)
+/// may land in the neighbouring bin, so the allowance grows with the number of bins per Angstrom.
+fn assert_counts_close(got: &[u64], want: &[u64], r_max: f64, what: &str) {
+    let total: u64 = want.iter().sum();
+    let got_total: u64 = got.iter().sum();
+    let edge_fraction = 2.0 * 2e-5 * got.len() as f64 / r_max;
+    assert!(
+        got_total.abs_diff(total) as f64 <= 2.0 + 1e-5 * total as f64,
+        "{what}: {got_total} pairs within r_max, the CPU finds {total}"
+    );
+    let moved: u64 = got.iter().zip(want).map(|(a, b)| a.abs_diff(*b)).sum();
+    assert!(
+        moved as f64 <= 2.0 + edge_fraction * total as f64,
+        "{what}: {moved} of {total} pairs in a different bin\n got {got:?}\nwant {want:?}"
+    );
+}
+
+#[test]
+fn gpu_layout_matches_cpu_engine_on_triclinic_peers() {
+    // tip125 (triclinic, every frame) and a slice of adk_oplsaa's water oxygens (truncated dodecahedron).
+    for (files, sel, r_max, limit) in [
+        (
+            &["md/tip125_tric_C36.psf", "md/tip125_tric_C36.dcd"][..],
+            "name OH2",
+            5.2,
+            usize::MAX,
+        ),
+        (&["md/adk_oplsaa.gro", "md/adk_oplsaa.xtc"][..], "name OW", 15.0, 1500),
+    ] {
+        let paths: Vec<PathBuf> = files.iter().map(|f| data(f)).collect();
+        let mut system = io::load(&paths).unwrap();
+        let selection = Selection::parse(sel).unwrap();
+        let settings = RdfSettings {
+            r_max_angstrom: r_max,
+            bins: 75,
+            exclude_same_group: false,
+        };
+        let mut frame = Frame::default();
+        for f in [0, system.trajectory.n_frames() - 1] {
+            system.trajectory.read_frame(f, &mut frame).unwrap();
+            let mut idx = selection.indices(&system.structure, Some(&frame));
+            idx.truncate(limit);
+            let cell = frame.cell.unwrap();
+            assert!(!cell.is_orthorhombic(), "{sel}: the test needs a triclinic box");
+            let geom = PairGeometry::new(&frame, Some(cell), &idx, &idx, None);
+            assert_eq!(geom.mode, PairMode::Triclinic);
+            let got = geom.emulate(&settings);
+            let want = cpu_counts(&frame, &idx, &idx, &settings);
+            assert!(want.iter().sum::<u64>() > 800, "{sel}: too few pairs to test anything");
+            assert_counts_close(&got, &want, r_max, &format!("{files:?} frame {f}"));
+        }
+    }
+}
+
+fn lcg(state: &mut u64) -> f64 {
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (*state >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[test]
+fn gpu_minimum_image_is_exact_in_random_skewed_boxes() {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(7);
+    println!("seed {seed}");
+    let mut s = seed;
+    for trial in 0..12 {
+        // Random lengths 18-30 A and angles 60-120 degrees (skipping degenerate boxes).
+        let lengths = [0; 3].map(|_| 18.0 + 12.0 * lcg(&mut s));
+        let angles = [0; 3].map(|_| 60.0 + 60.0 * lcg(&mut s));
+        let cell = UnitCell::new(lengths, angles);
+        if !cell.is_valid() || cell.volume_angstrom3() < 0.3 * lengths.iter().product::<f64>() {
+            continue;
+        }
+        let m = cell.matrix_angstrom();
+        let n = 300;
+        let positions: Vec<[f32; 3]> = (0..n)
+            .map(|_| {
+                // Anywhere, including far outside the cell (wrapping is part of what is tested).
+                let f = [0; 3].map(|_| 3.0 * lcg(&mut s) - 1.0);
+                [0, 1, 2].map(|k| (f[0] * m[0][k] + f[1] * m[1][k] + f[2] * m[2][k]) as f32)
+            })
+            .collect();
+        let frame = Frame {
+            positions_angstrom: positions,
+            cell: Some(cell),
+            ..Frame::default()
+        };
+        let idx: Vec<u32> = (0..n as u32).collect();
+        let settings = RdfSettings {
+            r_max_angstrom: 0.499 * min_width(&cell),
+            bins: 40,
+            exclude_same_group: false,
+        };
+        let geom = PairGeometry::new(&frame, Some(cell), &idx, &idx, None);
+        let got = geom.emulate(&settings);
+        let want = cpu_counts(&frame, &idx, &idx, &settings);
+        assert_counts_close(
+            &got,
+            &want,
+            settings.r_max_angstrom,
+            &format!("trial {trial}, cell {lengths:?} {angles:?}"),
+        );
+        // The reduced box spans the same lattice: same volume.
+        let r = reduce_box(m);
+        let vol = r[0][0] * r[1][1] * r[2][2];
+        assert!((vol - cell.volume_angstrom3()).abs() < 1e-6 * vol);
+    }
+}
+
+fn min_width(cell: &UnitCell) -> f64 {
+    let m = cell.matrix_angstrom();
+    let cross = |u: [f64; 3], v: [f64; 3]| {
+        [
+            u[1] * v[2] - u[2] * v[1],
+            u[2] * v[0] - u[0] * v[2],
+            u[0] * v[1] - u[1] * v[0],
+        ]
+    };
+    let norm = |u: [f64; 3]| (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]).sqrt();
+    let v = cell.volume_angstrom3();
+    [
+        v / norm(cross(m[1], m[2])),
+        v / norm(cross(m[2], m[0])),
+        v / norm(cross(m[0], m[1])),
+    ]
+    .into_iter()
+    .fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+fn rdf_workers_give_the_same_rdf_as_the_accumulator() {
+    let paths = [data("md/tip125_tric_C36.psf"), data("md/tip125_tric_C36.dcd")];
+    let mut system = io::load(&paths).unwrap();
+    let idx = Arc::new(Selection::parse("name OH2").unwrap().indices(&system.structure, None));
+    let settings = RdfSettings {
+        r_max_angstrom: 4.0,
+        bins: 40,
+        exclude_same_group: false,
+    };
+    let mut direct = RdfAccumulator::new(settings.clone()).unwrap();
+    let mut frames = Vec::new();
+    for f in 0..system.trajectory.n_frames() {
+        let mut frame = Frame::default();
+        system.trajectory.read_frame(f, &mut frame).unwrap();
+        direct.add_frame(f, &frame, &idx, &idx, None).unwrap();
+        frames.push(frame);
+    }
+    let workers = RdfWorkers::cpu_only();
+    let mut acc = RdfAccumulator::new(settings).unwrap();
+    let mut seen = Vec::new();
+    let items = frames
+        .into_iter()
+        .enumerate()
+        .map(|(f, fr)| Ok::<_, String>((f, fr, idx.clone(), idx.clone())));
+    workers
+        .run(&mut acc, None, items, |n, d| seen.push((n, d.frame_index)))
+        .unwrap();
+    assert_eq!(acc, direct);
+    assert_eq!(seen.len(), system.trajectory.n_frames());
+    // A frame with a NaN coordinate stops the run with the frame named.
+    let mut bad = Frame::default();
+    system.trajectory.read_frame(0, &mut bad).unwrap();
+    bad.positions_angstrom[idx[3] as usize][1] = f32::NAN;
+    let mut acc = RdfAccumulator::new(direct.settings.clone()).unwrap();
+    let err = workers
+        .run(
+            &mut acc,
+            None,
+            [Ok::<_, String>((5, bad, idx.clone(), idx.clone()))],
+            |_, _| {},
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("frame 5"), "{err}");
+}
+
+/// The GPU kernel's cases (open, orthorhombic, triclinic, truncated octahedron; exclusions), with
+/// the kernel's arithmetic emulated on the CPU against the CPU engine.
+#[test]
+fn gpu_layout_matches_cpu_engine_in_the_kernel_test_cases() {
+    let mut s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(3);
+    println!("seed {s}");
+    let cells = [
+        None,
+        Some(UnitCell::orthorhombic([31.0, 27.0, 35.0])),
+        Some(UnitCell::new([33.0, 35.0, 32.0], [70.0, 100.0, 65.0])),
+        Some(UnitCell::new([40.0, 40.0, 40.0], [70.53, 109.47, 70.53])),
+    ];
+    for (k, cell) in cells.into_iter().enumerate() {
+        for (n1, n2, bins, groups) in [(900usize, 800usize, 97usize, false), (300, 700, 2000, true)] {
+            let n = n1.max(n2);
+            let positions: Vec<[f32; 3]> = (0..n)
+                .map(|_| [0; 3].map(|_| (45.0 * lcg(&mut s) - 5.0) as f32))
+                .collect();
+            let frame = Frame {
+                positions_angstrom: positions,
+                cell,
+                ..Frame::default()
+            };
+            let sel1: Vec<u32> = (0..n1 as u32).collect();
+            let sel2: Vec<u32> = (0..n2 as u32).rev().collect();
+            let group_ids: Vec<u32> = (0..n as u32).map(|i| i / 3).collect();
+            let settings = RdfSettings {
+                r_max_angstrom: 13.0,
+                bins,
+                exclude_same_group: groups,
+            };
+            let g = groups.then_some(&group_ids[..]);
+            let acc = RdfAccumulator::new(settings.clone()).unwrap();
+            let checked = acc.check_frame(0, &frame, &sel1, &sel2, g).unwrap();
+            let geom = PairGeometry::new(&frame, checked, &sel1, &sel2, g);
+            let got = geom.emulate(&settings);
+            let cpu = acc.frame_counts_cpu(&frame, checked, &sel1, &sel2, g).unwrap();
+            assert_counts_close(
+                &got,
+                &cpu,
+                13.0,
+                &format!("case {k}, {n1}x{n2}, {bins} bins, groups {groups}"),
+            );
+        }
+    }
+}

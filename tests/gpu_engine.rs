@@ -146,6 +146,8 @@ fn every_kernel_source_compiles_with_nvrtc() {
         ("mo", general.as_str()),
         ("dcs", cuda::DCS_SRC),
         ("util", cuda::UTIL_SRC),
+        ("rdf", cuda::rdf::RDF_SRC),
+        ("msm", cuda::msm::MSM_SRC),
     ] {
         let ptx = cuda::compile_ptx(src, "compute_75").unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(ptx.contains(".entry"), "{name}: no kernel in the PTX");
@@ -338,4 +340,138 @@ fn failing_device_tiles_fall_back_to_the_cpu() {
     h.cancel();
     let r = pool.results().recv_timeout(Duration::from_secs(60)).unwrap();
     assert!(matches!(r.outcome, Err(JobError::Cancelled)));
+}
+
+// ---- RDF pair histograms ----
+
+fn lcg(state: &mut u64) -> f64 {
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (*state >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[test]
+fn rdf_kernel_equals_its_f32_emulation_and_the_cpu_engine() {
+    use orbitfield::analysis::rdf::{RdfAccumulator, RdfSettings};
+    use orbitfield::compute::cuda::rdf::PairGeometry;
+    use orbitfield::model::{Frame, UnitCell};
+    let Some(gpu) = device() else { return };
+    let mut s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(3);
+    println!("seed {s}");
+    let cells = [
+        None,
+        Some(UnitCell::orthorhombic([31.0, 27.0, 35.0])),
+        Some(UnitCell::new([33.0, 35.0, 32.0], [70.0, 100.0, 65.0])),
+        // A truncated-octahedron-like cell, as GROMACS writes it.
+        Some(UnitCell::new([40.0, 40.0, 40.0], [70.53, 109.47, 70.53])),
+    ];
+    for (k, cell) in cells.into_iter().enumerate() {
+        for (n1, n2, bins, groups) in [(3000usize, 2500usize, 97usize, false), (700, 1900, 2000, true)] {
+            let n = n1.max(n2);
+            let positions: Vec<[f32; 3]> = (0..n)
+                .map(|_| [0; 3].map(|_| (45.0 * lcg(&mut s) - 5.0) as f32))
+                .collect();
+            let frame = Frame {
+                positions_angstrom: positions,
+                cell,
+                ..Frame::default()
+            };
+            let sel1: Vec<u32> = (0..n1 as u32).collect();
+            let sel2: Vec<u32> = (0..n2 as u32).rev().collect();
+            let group_ids: Vec<u32> = (0..n as u32).map(|i| i / 3).collect();
+            let settings = RdfSettings {
+                r_max_angstrom: 13.0,
+                bins,
+                exclude_same_group: groups,
+            };
+            let g = groups.then_some(&group_ids[..]);
+            let acc = RdfAccumulator::new(settings.clone()).unwrap();
+            let checked = acc.check_frame(0, &frame, &sel1, &sel2, g).unwrap();
+            let geom = PairGeometry::new(&frame, checked, &sel1, &sel2, g);
+            let got = gpu.rdf_counts(&geom, &settings).unwrap();
+            let emulated = geom.emulate(&settings);
+            assert_eq!(got, emulated, "case {k} ({n1}x{n2}, {bins} bins, groups {groups})");
+            let cpu = acc.frame_counts_cpu(&frame, checked, &sel1, &sel2, g).unwrap();
+            let total: u64 = cpu.iter().sum();
+            assert!(total > 10_000, "case {k}: too few pairs within r_max to test");
+            // f32 against f64 distances: pairs within ~2e-5 A of a bin edge or of r_max (coordinates up
+            // to 40 A) may change bins; the kernel's own arithmetic is checked exactly above.
+            let got_total: u64 = got.iter().sum();
+            assert!(
+                got_total.abs_diff(total) as f64 <= 2.0 + 1e-5 * total as f64,
+                "case {k}: {got_total} pairs within r_max, the CPU finds {total}"
+            );
+            let moved: u64 = got.iter().zip(&cpu).map(|(a, b)| a.abs_diff(*b)).sum();
+            // Pairs within ~2e-5 A of an edge: the allowance grows with the bins per Angstrom.
+            let edge_fraction = 2.0 * 2e-5 * bins as f64 / 13.0;
+            assert!(
+                moved as f64 <= 2.0 + edge_fraction * total as f64,
+                "case {k}: {moved} of {total} pairs moved bins"
+            );
+        }
+    }
+}
+
+// ---- Cutoff and multilevel summation ----
+
+#[test]
+fn cutoff_and_msm_slabs_match_the_cpu_engine() {
+    use orbitfield::compute::esp::{Boundary, EspMethod, MsmParams, field_input};
+    use orbitfield::model::UnitCell;
+    let Some(gpu) = device() else { return };
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    println!("seed {seed}");
+    // A neutral random set in a 40 x 36 x 44 bohr region (the periodic cells below hold it).
+    let mut q = random_charges(seed, 4_000, [40.0, 36.0, 44.0]);
+    let mean = q.charges_e.iter().sum::<f64>() / q.charges_e.len() as f64;
+    q.charges_e.iter_mut().for_each(|c| *c -= mean);
+    let q = Arc::new(q);
+    let lattice = Lattice::axis_aligned([-3.0, -2.5, -1.0], 0.9, [47, 41, 50]);
+    let msm = MsmParams {
+        cutoff_angstrom: 6.0,
+        spacing_angstrom: 1.5,
+    };
+    let cases = [
+        (
+            "cutoff, open",
+            EspMethod::Cutoff { cutoff_angstrom: 6.0 },
+            Boundary::Open,
+        ),
+        ("msm, open", EspMethod::Msm(msm), Boundary::Open),
+        (
+            "msm, orthorhombic",
+            EspMethod::Msm(msm),
+            Boundary::Periodic(UnitCell::orthorhombic([23.0, 21.0, 25.0])),
+        ),
+        (
+            "msm, triclinic",
+            EspMethod::Msm(msm),
+            Boundary::Periodic(UnitCell::new([24.0, 22.0, 26.0], [80.0, 100.0, 75.0])),
+        ),
+    ];
+    for (name, method, boundary) in cases {
+        let input = field_input(q.clone(), method, boundary, &lattice).unwrap();
+        let job = FieldJob {
+            field: Field::Potential,
+            lattice,
+            input,
+        };
+        let cpu = run(&CpuEngine, &job);
+        let values = run(&*gpu, &job);
+        let err = rel_err(&values, &cpu);
+        println!("{name}: GPU vs CPU relative error {err:.2e}");
+        assert!(err <= 2e-5, "{name}: relative error {err:.2e}");
+        // Slabs: the same values whatever the decomposition.
+        let mut slab = vec![f32::NAN; 47 * 41 * 7];
+        gpu.compute_slab(&job, 13..20, &mut slab).unwrap();
+        let off = 47 * 41 * 13;
+        assert_eq!(&slab[..], &values[off..off + slab.len()], "{name}: slab 13..20");
+    }
 }

@@ -314,6 +314,47 @@ fn water_homo_cube_lobes_have_their_colours_where_the_values_are() {
     assert!(r[0] > r[2] + 60, "positive lobe at {pp:?} is {r:?}");
     assert!(b[2] > b[0] + 60, "negative lobe at {mp:?} is {b:?}");
     assert_eq!(px(&img, [2.0, 2.0]), [0, 0, 0, 255]);
+
+    // The viewer's path: both lobes extracted by the compute pass on the render device and drawn
+    // from the GPU's own buffers (indirect draw) give the same picture.
+    let mc = orbitfield::render::mc_compute::McCompute::new(&ctx.device);
+    let [gp, gm] = mc.extract_lobes(&ctx.device, &ctx.queue, &grid, 0.05).unwrap();
+    let mut gpu_scene = GpuScene::new(&ctx);
+    gpu_scene.style.depth_cue = 0.0;
+    gpu_scene.set_gpu_meshes(
+        &ctx,
+        vec![
+            (
+                gp,
+                MeshStyle {
+                    color: styles[0],
+                    opacity: 1.0,
+                },
+            ),
+            (
+                gm,
+                MeshStyle {
+                    color: styles[1],
+                    opacity: 1.0,
+                },
+            ),
+        ],
+    );
+    render_once(&ctx, &gpu_scene, &target, &camera);
+    let gpu_img = target.read_rgba(&ctx).unwrap();
+    let (gr, gb) = (px(&gpu_img, pp), px(&gpu_img, mp));
+    assert!(gr[0] > gr[2] + 60, "GPU-extracted positive lobe at {pp:?} is {gr:?}");
+    assert!(gb[2] > gb[0] + 60, "GPU-extracted negative lobe at {mp:?} is {gb:?}");
+    // Same surfaces, same pixels up to rasterisation of a few edge pixels.
+    let differing = img
+        .pixels()
+        .zip(gpu_img.pixels())
+        .filter(|(a, b)| a.0.iter().zip(b.0.iter()).any(|(x, y)| x.abs_diff(*y) > 24))
+        .count();
+    assert!(
+        differing < 400,
+        "{differing} of 40000 pixels differ between CPU and GPU meshes"
+    );
 }
 
 /// A slice through a signed field shows the colormap's blue on the negative side and red on the
@@ -356,4 +397,96 @@ fn slice_plane_and_box_outline() {
         c[0] > 150 && c[1] > 150 && c[2] < 80
     });
     assert!(hit, "box edge near {edge:?}");
+}
+
+#[test]
+fn surface_coloured_by_a_second_field_follows_its_values() {
+    use orbitfield::model::{Grid3, Lattice};
+    use orbitfield::render::colormap::Colormap;
+    use orbitfield::render::scene::ColorFieldInput;
+    let Some(ctx) = context() else { return };
+    // One grey sphere of radius 2 A, coloured by f(x, y, z) = x (a linear "potential"): the left side
+    // must come out at the colormap's blue end, the right at its red end, the middle near white.
+    let sphere = sphere_mesh([0.0, 0.0, 0.0], 2.0);
+    let bohr = orbitfield::model::units::bohr_from_angstrom(1.0);
+    let n = 17;
+    let lattice = Lattice::axis_aligned([-4.0 * bohr; 3], 0.5 * bohr, [n, n, n]);
+    let mut values = Vec::with_capacity(n * n * n);
+    for _k in 0..n {
+        for _j in 0..n {
+            for i in 0..n {
+                values.push(-4.0 + 0.5 * i as f32);
+            }
+        }
+    }
+    let grid = Grid3 {
+        lattice,
+        values,
+        description: "x (linear test field)".into(),
+    };
+    let mut scene = GpuScene::new(&ctx);
+    scene.style.background = [0.0, 0.0, 0.0];
+    scene.style.depth_cue = 0.0;
+    scene.style.light_dir_view = [0.0, 0.0, 1.0];
+    let mesh = |scene: &mut GpuScene| {
+        scene.set_meshes(
+            &ctx,
+            &[(
+                MeshInput {
+                    positions_angstrom: &sphere.0,
+                    normals: &sphere.1,
+                    indices: &sphere.2,
+                },
+                MeshStyle {
+                    color: [0.5, 0.5, 0.5],
+                    opacity: 1.0,
+                },
+            )],
+        )
+    };
+    mesh(&mut scene);
+    scene
+        .set_color_field(
+            &ctx,
+            Some(ColorFieldInput {
+                grid: &grid,
+                range: [-2.0, 2.0],
+                colormap: Colormap::Diverging,
+            }),
+        )
+        .unwrap();
+    assert!(scene.has_color_field());
+    let size = [160, 160];
+    let mut camera = Camera::default();
+    camera.fit_to_bounds(Vec3::splat(-2.2), Vec3::splat(2.2), 1.0);
+    let target = OffscreenTarget::new(&ctx, size);
+    let shot = |scene: &GpuScene| {
+        render_once(&ctx, scene, &target, &camera);
+        target.read_rgba(&ctx).unwrap()
+    };
+    let img = shot(&scene);
+    let at = |img: &image::RgbaImage, p: Vec3| px(img, camera.project_to_pixel(p, size).unwrap().0);
+    let left = at(&img, Vec3::new(-1.5, 0.0, 1.3));
+    let right = at(&img, Vec3::new(1.5, 0.0, 1.3));
+    let middle = at(&img, Vec3::new(0.0, 0.0, 2.0));
+    assert!(left[2] > left[0] + 60, "x = -1.5 should be blue: {left:?}");
+    assert!(right[0] > right[2] + 60, "x = +1.5 should be red: {right:?}");
+    assert!(
+        middle.iter().take(3).all(|&c| c > 150) && middle[0].abs_diff(middle[2]) < 40,
+        "x = 0 should be near white: {middle:?}"
+    );
+    // Meshes uploaded after the field is set are coloured too; removing the field restores grey.
+    mesh(&mut scene);
+    let again = at(&shot(&scene), Vec3::new(-1.5, 0.0, 1.3));
+    assert!(
+        again[2] > again[0] + 60,
+        "re-uploaded mesh should stay coloured: {again:?}"
+    );
+    scene.set_color_field(&ctx, None).unwrap();
+    assert!(!scene.has_color_field());
+    let grey = at(&shot(&scene), Vec3::new(-1.5, 0.0, 1.3));
+    assert!(
+        grey[0].abs_diff(grey[2]) < 10 && grey[0] > 30,
+        "plain colour again: {grey:?}"
+    );
 }

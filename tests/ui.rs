@@ -1,6 +1,8 @@
 //! Panels driven through egui_kittest: click an orbital, move the frame slider, play, change the
 //! style, open files; then check the application state the clicks produced.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use orbitfield::app::fields::{FieldChoice, FieldService};
@@ -282,4 +284,164 @@ fn demo_opens_playing_with_the_homo_selected() {
     assert!(state.timeline.playing);
     // Ethylene: 16 electrons, the HOMO is orbital 8 (the pi orbital).
     assert_eq!(state.orbital, Some(7));
+}
+
+/// The RDF panel over tip125 (10 frames): start from the button, let the frames stream through the
+/// workers, and compare with the CPU accumulator run directly.
+#[test]
+fn rdf_panel_streams_frames_into_the_plot() {
+    use orbitfield::analysis::rdf::{RdfAccumulator, RdfSettings};
+    use orbitfield::model::select::Selection;
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+    let paths = vec![dir.join("tip125_tric_C36.psf"), dir.join("tip125_tric_C36.dcd")];
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.open_system("tip125".into(), orbitfield::io::load(&paths).unwrap());
+    state.rdf.r_max_angstrom = 4.0;
+    state.rdf.bins = 40;
+    let mut harness = Harness::new_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::rdf_ui(ui, state);
+            state.apply_pending();
+            state.pump_rdf();
+        },
+        state,
+    );
+    harness.run();
+    harness.get_by_label("Compute g(r)").click();
+    for _ in 0..2000 {
+        harness.run();
+        if harness.state().rdf.run.as_ref().is_some_and(|r| r.finished.is_some()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let run = harness.state().rdf.run.as_ref().unwrap();
+    assert_eq!((run.frames_done, run.n_frames), (10, 10), "all frames histogrammed");
+    assert!(harness.state().rdf.error.is_none());
+    // The same g(r) as the accumulator fed directly.
+    let mut system = orbitfield::io::load(&paths).unwrap();
+    let idx = Selection::parse("name OW OH2")
+        .unwrap()
+        .indices(&system.structure, None);
+    let mut acc = RdfAccumulator::new(RdfSettings {
+        r_max_angstrom: 4.0,
+        bins: 40,
+        exclude_same_group: false,
+    })
+    .unwrap();
+    let mut frame = orbitfield::model::Frame::default();
+    for f in 0..10 {
+        system.trajectory.read_frame(f, &mut frame).unwrap();
+        acc.add_frame(f, &frame, &idx, &idx, None).unwrap();
+    }
+    assert_eq!(run.accumulator, acc);
+    harness.run();
+    harness.get_by_label_contains("10 of 10 frames");
+
+    // A selection that matches nothing is refused with a message, before anything runs.
+    harness.state_mut().rdf.sel1_text = "resname NOPE".into();
+    harness.get_by_label("Compute g(r)").click();
+    harness.run();
+    let err = harness.state().rdf.error.clone().unwrap();
+    assert!(err.contains("selects no atoms"), "{err}");
+}
+
+/// Water (HF/6-31G*) moved along x over 100 frames, one wavefunction per frame.
+fn water_series(frames: usize) -> System {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/engine/water_hf_631gs_sph.molden");
+    let base = orbitfield::io::load(std::slice::from_ref(&path)).unwrap();
+    let wf0 = base.wavefunctions[0].clone();
+    let mut frame0 = orbitfield::model::Frame::default();
+    let mut traj = base.trajectory;
+    traj.read_frame(0, &mut frame0).unwrap();
+    let mut wfs = Vec::new();
+    let mut list = Vec::new();
+    for f in 0..frames {
+        let dx = 0.01 * f as f64;
+        let mut wf = wf0.clone();
+        for a in &mut wf.atoms {
+            a.position_bohr[0] += orbitfield::model::units::bohr_from_angstrom(dx);
+        }
+        wfs.push(wf);
+        let mut fr = frame0.clone();
+        for p in &mut fr.positions_angstrom {
+            p[0] += dx as f32;
+        }
+        list.push(fr);
+    }
+    System {
+        trajectory: Trajectory::from_frames(base.structure.len(), list, "test"),
+        structure: base.structure,
+        wavefunctions: wfs,
+        grids: Vec::new(),
+        warnings: Vec::new(),
+        paths: vec![path],
+    }
+}
+
+/// Scrubbing 100 frames in a burst through the real worker pool: only the last frame's surface
+/// is ever shown after the burst, the superseded requests are cancelled by the workers, and the
+/// cache never holds more than its budget.
+#[test]
+fn scrubbing_100_frames_shows_only_the_last_and_stays_in_budget() {
+    let mut state = AppState::new(Settings::default(), orbitfield::app::default_field_service());
+    state.open_system("water series".into(), water_series(100));
+    let wait_shown = |st: &mut AppState, frame: usize, seen: &mut Vec<usize>| {
+        let t0 = std::time::Instant::now();
+        loop {
+            if st.update_field() {
+                let k = st.shown_field.as_ref().unwrap().0;
+                seen.push(k.frame);
+            }
+            if st.shown_field.as_ref().is_some_and(|(k, _)| k.frame == frame) {
+                return;
+            }
+            assert!(
+                t0.elapsed().as_secs() < 120,
+                "frame {frame} never arrived (seen {seen:?})"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    };
+    let mut seen = Vec::new();
+    wait_shown(&mut state, 0, &mut seen);
+    let one = orbitfield::app::fields::grid_bytes(&state.shown_field.as_ref().unwrap().1);
+    // Room for three lattices (and their meshes): far less than 100 frames would take.
+    let budget = 3 * one + one / 2;
+    state.fields.set_cache_budget(budget);
+    let before = state.fields.cancellations();
+    let mut burst_seen = Vec::new();
+    for f in 1..100 {
+        state.apply(orbitfield::app::state::Command::SetFrame(f));
+        if state.update_field() {
+            burst_seen.push(state.shown_field.as_ref().unwrap().0.frame);
+        }
+        assert!(state.fields.cache_use().bytes <= budget, "over budget at frame {f}");
+    }
+    let mut after_burst = Vec::new();
+    wait_shown(&mut state, 99, &mut after_burst);
+    assert_eq!(
+        after_burst,
+        vec![99],
+        "only the last request's surface is shown after the burst"
+    );
+    assert!(
+        burst_seen.iter().all(|&f| f == 0),
+        "nothing but the old picture during the burst: {burst_seen:?}"
+    );
+    assert!(state.lobes.iter().any(|l| l.is_some()), "the last frame has its lobes");
+    // Cancelled results come back from the workers (they reach the service as cancellations).
+    let t0 = std::time::Instant::now();
+    let mut c = state.fields.cancellations();
+    while c.requests - before.requests < 90 && t0.elapsed().as_secs() < 30 {
+        state.update_field();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        c = state.fields.cancellations();
+    }
+    assert!(c.requests - before.requests >= 90, "cancelled requests seen: {c:?}");
+    let cache = state.fields.cache_use();
+    assert!(
+        cache.bytes <= budget && cache.grids <= 3,
+        "{cache:?} with budget {budget}"
+    );
 }

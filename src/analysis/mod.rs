@@ -1,7 +1,12 @@
-//! Trajectory analyses: radial distribution functions, and orbital tracking along wavefunction series.
+//! Trajectory analyses: radial distribution functions, orbital tracking along wavefunction series,
+//! potential maps combined over frames, ion placement on potential maps, and atomic charges from
+//! wavefunctions.
 //!
-//! Called by the `rdf` command and the viewer's analysis panels; the GPU kernels of the same
-//! analyses are tested against these CPU versions.
+//! Called by the `rdf`, `grid`, `points` and `ions` commands and the viewer's analysis panels; the GPU
+//! kernels of the same analyses are tested against these CPU versions.
 
+pub mod charges;
+pub mod esp_series;
+pub mod ions;
 pub mod rdf;
 pub mod tracking;

@@ -106,16 +106,17 @@ impl RdfAccumulator {
         self.n1_sum += other.n1_sum;
     }
 
-    /// Histograms one frame. `sel1`/`sel2` are atom indices; `groups` (one id per atom) is used when
-    /// `exclude_same_group` is set.
-    pub fn add_frame(
-        &mut self,
+    /// Checks one frame against the settings and selections (non-empty selections, atom indices in
+    /// range, finite coordinates, a valid box with r_max at most half its smallest width) and returns
+    /// its periodic cell. Every engine calls this before histogramming a frame.
+    pub fn check_frame(
+        &self,
         frame_index: usize,
         frame: &Frame,
         sel1: &[u32],
         sel2: &[u32],
         groups: Option<&[u32]>,
-    ) -> Result<(), RdfError> {
+    ) -> Result<Option<UnitCell>, RdfError> {
         if sel1.is_empty() {
             return Err(RdfError::EmptySelection(1));
         }
@@ -139,20 +140,74 @@ impl RdfAccumulator {
                 });
             }
         }
-        let s = &self.settings;
-        let r_max = s.r_max_angstrom;
         let cell = match frame.cell {
             Some(c) if c.is_valid() => Some(c),
             Some(_) => return Err(RdfError::BadBox(frame_index)),
             None => None,
         };
-        let periodic = cell.map(|c| Periodic::new(&c)).transpose()?;
-        if let Some(p) = &periodic {
-            let half = 0.5 * p.min_width;
+        if let Some(c) = &cell {
+            let half = 0.5 * Periodic::new(c)?.min_width;
+            let r_max = self.settings.r_max_angstrom;
             if r_max > half {
                 return Err(RdfError::RangeExceedsHalfBox { r_max, half });
             }
         }
+        Ok(cell)
+    }
+
+    /// Adds the pair counts of one checked frame (from any engine) with its normalisation terms.
+    pub fn add_counts(
+        &mut self,
+        counts: &[u64],
+        cell: Option<UnitCell>,
+        sel1: &[u32],
+        sel2: &[u32],
+        groups: Option<&[u32]>,
+    ) {
+        for (c, n) in self.counts.iter_mut().zip(counts) {
+            *c += n;
+        }
+        let mut pairs = sel1.len() as f64 * sel2.len() as f64;
+        if self.settings.exclude_same_group
+            && let Some(g) = groups
+        {
+            pairs -= excluded_pairs(sel1, sel2, g);
+        }
+        self.pair_sum += pairs;
+        self.n1_sum += sel1.len() as f64;
+        self.frames += 1;
+        self.volume_sum_angstrom3 += cell.map_or(0.0, |c| c.volume_angstrom3());
+    }
+
+    /// Histograms one frame on the CPU. `sel1`/`sel2` are atom indices; `groups` (one id per atom)
+    /// is used when `exclude_same_group` is set.
+    pub fn add_frame(
+        &mut self,
+        frame_index: usize,
+        frame: &Frame,
+        sel1: &[u32],
+        sel2: &[u32],
+        groups: Option<&[u32]>,
+    ) -> Result<(), RdfError> {
+        let cell = self.check_frame(frame_index, frame, sel1, sel2, groups)?;
+        let counts = self.frame_counts_cpu(frame, cell, sel1, sel2, groups)?;
+        self.add_counts(&counts, cell, sel1, sel2, groups);
+        Ok(())
+    }
+
+    /// The CPU engine's pair counts of one checked frame (cell list, per-thread histograms).
+    pub fn frame_counts_cpu(
+        &self,
+        frame: &Frame,
+        cell: Option<UnitCell>,
+        sel1: &[u32],
+        sel2: &[u32],
+        groups: Option<&[u32]>,
+    ) -> Result<Vec<u64>, RdfError> {
+        let pos = &frame.positions_angstrom;
+        let s = &self.settings;
+        let r_max = s.r_max_angstrom;
+        let periodic = cell.map(|c| Periodic::new(&c)).transpose()?;
         let exclude = if s.exclude_same_group { groups } else { None };
 
         // Points of selection 2 (wrapped, plus periodic images near the cell), with their atom index.
@@ -226,18 +281,7 @@ impl RdfAccumulator {
                     a
                 },
             );
-        for (c, n) in self.counts.iter_mut().zip(counts) {
-            *c += n;
-        }
-        let mut pairs = sel1.len() as f64 * sel2.len() as f64;
-        if let Some(g) = exclude {
-            pairs -= excluded_pairs(sel1, sel2, g);
-        }
-        self.pair_sum += pairs;
-        self.n1_sum += sel1.len() as f64;
-        self.frames += 1;
-        self.volume_sum_angstrom3 += cell.map_or(0.0, |c| c.volume_angstrom3());
-        Ok(())
+        Ok(counts)
     }
 
     /// Normalises the histogram. Without any periodic frame the volume is undefined; then g(r) is

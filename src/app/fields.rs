@@ -71,6 +71,18 @@ pub trait FieldBackend: Send {
     fn progress(&self) -> Option<JobProgress>;
     /// Stops the running job at its next tile.
     fn cancel(&mut self);
+    /// Requests that ended cancelled (superseded or stopped) and tiles workers dropped because
+    /// of that, since the backend started.
+    fn cancellations(&self) -> Cancellations {
+        Cancellations::default()
+    }
+}
+
+/// Cancellation counts of a backend, for the jobs panel and the tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cancellations {
+    pub requests: u64,
+    pub tiles: u64,
 }
 
 /// The jobs pool as the viewer's backend: persistent GPU and CPU workers, one latest-wins slot,
@@ -78,6 +90,7 @@ pub trait FieldBackend: Send {
 pub struct PoolBackend {
     pool: crate::jobs::Pool<FieldKey>,
     current: Option<crate::jobs::RequestHandle>,
+    cancelled_requests: u64,
 }
 
 /// The slot the viewer's field requests share (a newer request cancels the older one).
@@ -90,7 +103,16 @@ impl PoolBackend {
         for note in pool.notes() {
             tracing::info!("{note}");
         }
-        PoolBackend { pool, current: None }
+        PoolBackend::with_pool(pool)
+    }
+
+    /// Over a given pool (tests choose its engines).
+    pub fn with_pool(pool: crate::jobs::Pool<FieldKey>) -> PoolBackend {
+        PoolBackend {
+            pool,
+            current: None,
+            cancelled_requests: 0,
+        }
     }
 }
 
@@ -113,6 +135,11 @@ impl FieldBackend for PoolBackend {
         if self.current.as_ref().is_some_and(|h| h.generation == r.generation) {
             self.current = None;
         }
+        if matches!(r.outcome, Err(crate::jobs::JobError::Cancelled)) {
+            // A superseded request: nothing to show and nothing to report.
+            self.cancelled_requests += 1;
+            return self.try_recv();
+        }
         Some(FieldResult {
             key: r.key,
             grid: r.outcome.map(Arc::new).map_err(|e| e.to_string()),
@@ -132,23 +159,71 @@ impl FieldBackend for PoolBackend {
             h.cancel();
         }
     }
+
+    fn cancellations(&self) -> Cancellations {
+        Cancellations {
+            requests: self.cancelled_requests,
+            tiles: self
+                .pool
+                .workers()
+                .iter()
+                .map(|w| w.tiles_cancelled.load(std::sync::atomic::Ordering::Relaxed))
+                .sum(),
+        }
+    }
 }
 
-/// How many computed grids stay cached (frames of a playing trajectory, other orbitals).
-const GRID_CACHE: usize = 48;
-/// How many meshes stay cached.
-const MESH_CACHE: usize = 96;
+/// Default byte budget of the grid and mesh cache.
+pub const DEFAULT_CACHE_BUDGET_BYTES: usize = 1 << 30;
 
-/// Answers field and mesh requests from caches, a backend and an extractor.
-#[derive(Default)]
+/// Bytes a cached grid holds.
+pub fn grid_bytes(g: &Grid3) -> usize {
+    g.values.len() * std::mem::size_of::<f32>() + std::mem::size_of::<Grid3>() + g.description.len()
+}
+
+/// Bytes a cached mesh holds.
+pub fn mesh_bytes(m: &MeshData) -> usize {
+    (m.positions_angstrom.len() + m.normals.len()) * 12 + m.indices.len() * 4 + std::mem::size_of::<MeshData>()
+}
+
+/// Cache use, for the jobs panel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheUse {
+    pub bytes: usize,
+    pub budget_bytes: usize,
+    pub grids: usize,
+    pub meshes: usize,
+}
+
+/// Answers field and mesh requests from a byte-budgeted LRU cache, a backend and an extractor.
 pub struct FieldService {
     backend: Option<Box<dyn FieldBackend>>,
     extractor: Option<Extractor>,
-    grids: Vec<(FieldKey, Arc<Grid3>)>,
-    meshes: Vec<(MeshKey, Option<Arc<MeshData>>)>,
+    /// Entries with the tick of their last use (least recently used evicted first).
+    grids: Vec<(FieldKey, Arc<Grid3>, u64)>,
+    meshes: Vec<(MeshKey, Option<Arc<MeshData>>, u64)>,
+    tick: u64,
+    budget_bytes: usize,
+    bytes: usize,
     pending: Option<FieldKey>,
     /// The last failure, in words, for the status bar.
     pub last_error: Option<String>,
+}
+
+impl Default for FieldService {
+    fn default() -> Self {
+        FieldService {
+            backend: None,
+            extractor: None,
+            grids: Vec::new(),
+            meshes: Vec::new(),
+            tick: 0,
+            budget_bytes: DEFAULT_CACHE_BUDGET_BYTES,
+            bytes: 0,
+            pending: None,
+            last_error: None,
+        }
+    }
 }
 
 impl FieldService {
@@ -182,23 +257,88 @@ impl FieldService {
         self.pending
     }
 
+    /// Cancellation counts of the backend.
+    pub fn cancellations(&self) -> Cancellations {
+        self.backend.as_ref().map(|b| b.cancellations()).unwrap_or_default()
+    }
+
+    /// Bytes and entries held, and the budget.
+    pub fn cache_use(&self) -> CacheUse {
+        CacheUse {
+            bytes: self.bytes,
+            budget_bytes: self.budget_bytes,
+            grids: self.grids.len(),
+            meshes: self.meshes.len(),
+        }
+    }
+
+    /// Sets the cache budget (bytes) and evicts down to it.
+    pub fn set_cache_budget(&mut self, bytes: usize) {
+        self.budget_bytes = bytes;
+        self.evict(None, None);
+    }
+
+    fn next_tick(&mut self) -> u64 {
+        self.tick += 1;
+        self.tick
+    }
+
+    /// Evicts least recently used entries until the cache fits its budget, sparing the entries
+    /// named (the ones about to be shown).
+    fn evict(&mut self, keep_grid: Option<FieldKey>, keep_mesh: Option<MeshKey>) {
+        while self.bytes > self.budget_bytes {
+            let oldest_grid = self
+                .grids
+                .iter()
+                .enumerate()
+                .filter(|(_, (k, _, _))| Some(*k) != keep_grid)
+                .min_by_key(|(_, (_, _, t))| *t)
+                .map(|(i, (_, _, t))| (i, *t));
+            let oldest_mesh = self
+                .meshes
+                .iter()
+                .enumerate()
+                .filter(|(_, (k, _, _))| Some(*k) != keep_mesh)
+                .min_by_key(|(_, (_, _, t))| *t)
+                .map(|(i, (_, _, t))| (i, *t));
+            match (oldest_grid, oldest_mesh) {
+                (Some((i, tg)), Some((_, tm))) if tg <= tm => self.drop_grid(i),
+                (_, Some((j, _))) => self.drop_mesh(j),
+                (Some((i, _)), None) => self.drop_grid(i),
+                (None, None) => break,
+            }
+        }
+    }
+
+    fn drop_grid(&mut self, i: usize) {
+        let (_, g, _) = self.grids.remove(i);
+        self.bytes = self.bytes.saturating_sub(grid_bytes(&g));
+    }
+
+    fn drop_mesh(&mut self, j: usize) {
+        let (_, m, _) = self.meshes.remove(j);
+        self.bytes = self.bytes.saturating_sub(m.as_deref().map_or(0, mesh_bytes));
+    }
+
     /// Puts a grid in the cache (volumes from files, results).
     pub fn insert(&mut self, key: FieldKey, grid: Arc<Grid3>) {
-        self.grids.retain(|(k, _)| *k != key);
-        self.grids.push((key, grid));
-        if self.grids.len() > GRID_CACHE {
-            self.grids.remove(0);
+        if let Some(i) = self.grids.iter().position(|(k, _, _)| *k == key) {
+            self.drop_grid(i);
         }
+        let t = self.next_tick();
+        self.bytes += grid_bytes(&grid);
+        self.grids.push((key, grid, t));
+        self.evict(Some(key), None);
     }
 
     /// The grid for `key` from the cache; on a miss, submits `make_job()` (unless that key is
     /// already in flight) and returns `None`.
     pub fn request(&mut self, key: FieldKey, make_job: impl FnOnce() -> Option<FieldJob>) -> Option<Arc<Grid3>> {
-        if let Some(pos) = self.grids.iter().position(|(k, _)| *k == key) {
-            let entry = self.grids.remove(pos);
-            let grid = Arc::clone(&entry.1);
-            self.grids.push(entry);
-            return Some(grid);
+        if let Some(pos) = self.grids.iter().position(|(k, _, _)| *k == key) {
+            let t = self.next_tick();
+            let entry = &mut self.grids[pos];
+            entry.2 = t;
+            return Some(Arc::clone(&entry.1));
         }
         if self.pending == Some(key) {
             return None;
@@ -209,7 +349,10 @@ impl FieldService {
         self.pending = Some(key);
         // A backend may finish at once (the inline one does): take what is ready.
         self.poll();
-        self.grids.iter().find(|(k, _)| *k == key).map(|(_, g)| Arc::clone(g))
+        self.grids
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map(|(_, g, _)| Arc::clone(g))
     }
 
     /// Moves finished results into the cache; returns the keys that arrived.
@@ -246,16 +389,27 @@ impl FieldService {
     /// The isosurface of `grid` at `iso` (cached by key); `None` when nothing crosses `iso` or no
     /// extractor is available.
     pub fn mesh(&mut self, key: MeshKey, grid: &Grid3) -> Option<Arc<MeshData>> {
-        if let Some((_, m)) = self.meshes.iter().find(|(k, _)| *k == key) {
-            return m.clone();
+        let t = self.next_tick();
+        if let Some(entry) = self.meshes.iter_mut().find(|(k, _, _)| *k == key) {
+            entry.2 = t;
+            return entry.1.clone();
         }
         let extract = self.extractor?;
         let m = extract(grid, f32::from_bits(key.iso_bits)).map(Arc::new);
-        self.meshes.push((key, m.clone()));
-        if self.meshes.len() > MESH_CACHE {
-            self.meshes.remove(0);
-        }
+        self.bytes += m.as_deref().map_or(0, mesh_bytes);
+        self.meshes.push((key, m.clone(), t));
+        self.evict(Some(key.field), Some(key));
         m
+    }
+
+    /// The most recently used cached grid of the same document, field and lattice size as `key`
+    /// at another frame (what playback shows while the playhead's own frame is computed).
+    pub fn latest_other_frame(&self, key: FieldKey) -> Option<(FieldKey, Arc<Grid3>)> {
+        self.grids
+            .iter()
+            .filter(|(k, _, _)| k.document == key.document && k.field == key.field && k.dims == key.dims)
+            .max_by_key(|(_, _, t)| *t)
+            .map(|(k, g, _)| (*k, Arc::clone(g)))
     }
 }
 

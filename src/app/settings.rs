@@ -28,8 +28,13 @@ pub struct Settings {
     pub playback_loop: bool,
     /// Show orbital energies in eV (else hartree).
     pub energies_in_ev: bool,
-    /// Colormap of slice planes.
+    /// Colormap of slice planes and coloured surfaces.
     pub colormap: Colormap,
+    /// Memory for cached field lattices and meshes (MiB).
+    pub cache_budget_mib: u32,
+    /// Playback waits for every frame's field (movie export) instead of keeping its rate and
+    /// showing the latest finished surface.
+    pub compute_every_frame: bool,
 }
 
 impl Default for Settings {
@@ -47,6 +52,8 @@ impl Default for Settings {
             playback_loop: true,
             energies_in_ev: true,
             colormap: Colormap::Diverging,
+            cache_budget_mib: 1024,
+            compute_every_frame: false,
         }
     }
 }
@@ -121,6 +128,7 @@ impl Settings {
             self.playback_fps = d.playback_fps;
         }
         self.playback_fps = self.playback_fps.clamp(0.5, 120.0);
+        self.cache_budget_mib = self.cache_budget_mib.clamp(16, 1 << 20);
         self.recent.truncate(MAX_RECENT);
         self
     }

@@ -160,6 +160,19 @@ pub enum Command {
         size_px: [u32; 2],
     },
     CancelJobs,
+    /// Colours the surfaces by a volume of the document (`None`: plain lobe colours). A range of
+    /// `None` is chosen from the values on the current surfaces (symmetric about zero for signed
+    /// fields), or from the volume when no surface is shown.
+    SetSurfaceColor(Option<(usize, Option<[f32; 2]>)>),
+    /// Memory for cached lattices and meshes, MiB.
+    SetCacheBudgetMib(u32),
+    /// Playback waits for each frame's surface (true) or keeps its rate, dropping frames (false).
+    SetComputeEveryFrame(bool),
+    /// The colormap of slices and coloured surfaces.
+    SetColormap(crate::render::colormap::Colormap),
+    /// Starts the RDF of the panel's selections over all frames of the document.
+    StartRdf,
+    CancelRdf,
     ToggleHelp,
     Screenshot(PathBuf),
 }
@@ -171,6 +184,17 @@ pub struct Dirty {
     pub meshes: bool,
     pub style: bool,
     pub slice: bool,
+    /// The surface colouring field or its range changed.
+    pub surface_color: bool,
+}
+
+/// Surfaces coloured by a volume of the document (e.g. a density isosurface by a potential map).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SurfaceColor {
+    /// Index into the document's volumes.
+    pub volume: usize,
+    /// Values at the colormap's start and end.
+    pub range: [f32; 2],
 }
 
 /// The viewer's state.
@@ -190,6 +214,13 @@ pub struct AppState {
     pub errors: Vec<String>,
     pub fps: f32,
     pub fields: FieldService,
+    /// Isosurfaces are extracted on the render GPU by the window (marching cubes as a compute pass)
+    /// instead of on the CPU into `lobes`; set by the window when its device can.
+    pub gpu_surfaces: bool,
+    /// Colouring of the surfaces by a second field, with the colormap of the settings.
+    pub surface_color: Option<SurfaceColor>,
+    /// The RDF analysis panel and its computation.
+    pub rdf: crate::app::rdf::RdfPanel,
     /// The field grid shown (may be an older key while a newer one is computed).
     pub shown_field: Option<(FieldKey, Arc<Grid3>)>,
     /// The positive and negative lobes shown.
@@ -213,7 +244,8 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(settings: Settings, fields: FieldService) -> AppState {
+    pub fn new(settings: Settings, mut fields: FieldService) -> AppState {
+        fields.set_cache_budget(settings.cache_budget_mib as usize * (1 << 20));
         AppState {
             document: None,
             timeline: Timeline {
@@ -239,6 +271,9 @@ impl AppState {
             errors: Vec::new(),
             fps: 0.0,
             fields,
+            surface_color: None,
+            gpu_surfaces: false,
+            rdf: crate::app::rdf::RdfPanel::default(),
             shown_field: None,
             lobes: [None, None],
             spheres: Vec::new(),
@@ -358,11 +393,13 @@ impl AppState {
                 self.spheres.clear();
                 self.cylinders.clear();
                 self.lines.clear();
+                self.surface_color = None;
                 self.dirty = Dirty {
                     atoms: true,
                     meshes: true,
                     style: true,
                     slice: true,
+                    surface_color: true,
                 };
             }
             Command::SetFrame(i) => self.set_frame(i),
@@ -463,6 +500,45 @@ impl AppState {
                 self.fields.cancel();
                 self.status = "cancelled".into();
             }
+            Command::SetSurfaceColor(choice) => {
+                self.surface_color = match choice {
+                    None => None,
+                    Some((volume, range)) => match self.document.as_ref().and_then(|d| d.grids.get(volume)) {
+                        Some(grid) => {
+                            let range = range.unwrap_or_else(|| self.surface_value_range(grid));
+                            Some(SurfaceColor { volume, range })
+                        }
+                        None => {
+                            self.error(format!("no volume {} to colour the surface with", volume + 1));
+                            None
+                        }
+                    },
+                };
+                self.dirty.surface_color = true;
+            }
+            Command::SetCacheBudgetMib(mib) => {
+                self.settings.cache_budget_mib = mib.clamp(16, 1 << 20);
+                self.fields
+                    .set_cache_budget(self.settings.cache_budget_mib as usize * (1 << 20));
+            }
+            Command::SetComputeEveryFrame(on) => self.settings.compute_every_frame = on,
+            Command::SetColormap(c) => {
+                self.settings.colormap = c;
+                self.dirty.slice = true;
+                self.dirty.surface_color = true;
+            }
+            Command::StartRdf => match &self.document {
+                Some(doc) => {
+                    if let Err(e) = self.rdf.start(doc, crate::jobs::DevicePreference::Auto) {
+                        self.error(e);
+                    }
+                }
+                None => self.error("RDF: open a trajectory first".into()),
+            },
+            Command::CancelRdf => {
+                self.rdf.cancel();
+                self.status = "RDF cancelled".into();
+            }
             Command::ToggleHelp => self.show_help = !self.show_help,
             Command::Screenshot(p) => self.screenshot_requests.push(p),
         }
@@ -484,6 +560,52 @@ impl AppState {
         self.dirty.meshes = true;
     }
 
+    /// A colormap range for `grid` on the shown surfaces: the 2nd..98th percentile of its values at
+    /// their vertices (made symmetric about zero when the values change sign), or of the whole volume
+    /// when no surface is shown.
+    pub fn surface_value_range(&self, grid: &Grid3) -> [f32; 2] {
+        let mut values: Vec<f32> = self
+            .lobes
+            .iter()
+            .flatten()
+            .flat_map(|m| m.positions_angstrom.iter())
+            .filter_map(|p| sample_grid(grid, *p))
+            .filter(|v| v.is_finite())
+            .collect();
+        if values.is_empty() {
+            values = grid.values.iter().copied().filter(|v| v.is_finite()).collect();
+        }
+        if values.is_empty() {
+            return [-1.0, 1.0];
+        }
+        values.sort_by(f32::total_cmp);
+        let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
+        let (lo, hi) = (at(0.02), at(0.98));
+        let range = if lo < 0.0 && hi > 0.0 {
+            let m = lo.abs().max(hi.abs());
+            [-m, m]
+        } else {
+            [lo, hi]
+        };
+        if range[0] == range[1] {
+            [range[0] - 1.0, range[1] + 1.0]
+        } else {
+            range
+        }
+    }
+
+    /// Feeds the RDF computation the next frames and takes its finished ones; true when its plot
+    /// changed.
+    pub fn pump_rdf(&mut self) -> bool {
+        match self.rdf.pump(self.document.as_mut()) {
+            Ok(changed) => changed,
+            Err(e) => {
+                self.error(e);
+                true
+            }
+        }
+    }
+
     /// Advances playback by `dt` seconds; returns true when the frame changed.
     pub fn tick(&mut self, dt_seconds: f32) -> bool {
         let Some(doc) = &self.document else {
@@ -492,8 +614,13 @@ impl AppState {
         if !self.timeline.playing || doc.n_frames < 2 {
             return false;
         }
-        // Do not run ahead of the field computation: hold the frame until its surface is shown.
-        if self.field.is_some() && self.fields.can_compute() && self.fields.pending().is_some() {
+        // "Compute every frame" (movie export): hold the frame until its surface is shown. Otherwise
+        // playback keeps its rate and the surface follows as fast as frames are computed.
+        if self.settings.compute_every_frame
+            && self.field.is_some()
+            && self.fields.can_compute()
+            && self.fields.pending().is_some()
+        {
             return false;
         }
         self.timeline.accumulator += dt_seconds.clamp(0.0, 1.0);
@@ -712,12 +839,28 @@ impl AppState {
             self.dirty.meshes = false;
             return changed;
         };
-        let grid = if let FieldChoice::Volume(i) = key.field {
+        let dropping = self.timeline.playing && !self.settings.compute_every_frame;
+        let mut grid = if let FieldChoice::Volume(i) = key.field {
             self.document.as_ref().and_then(|d| d.grids.get(i).cloned())
+        } else if dropping && self.fields.pending().is_some_and(|p| p != key) {
+            // Playing faster than frames are computed: let the request in flight finish (a new one
+            // would cancel it and nothing would ever be shown); the frames in between are dropped.
+            None
         } else {
             let job = self.field_job(&key);
             self.fields.request(key, || job)
         };
+        let mut key = key;
+        if grid.is_none() && dropping {
+            // Show the newest finished frame while the playhead's own is computed.
+            let shown = self.shown_field.as_ref().map(|(k, _)| *k);
+            if let Some((k, g)) = self.fields.latest_other_frame(key)
+                && Some(k) != shown
+            {
+                key = k;
+                grid = Some(g);
+            }
+        }
         let Some(grid) = grid else {
             // Keep the previous picture until the new field arrives.
             return false;
@@ -727,7 +870,12 @@ impl AppState {
             field: key,
             iso_bits: v.to_bits(),
         };
-        self.lobes = [self.fields.mesh(mk(iso), &grid), self.fields.mesh(mk(-iso), &grid)];
+        self.lobes = if self.gpu_surfaces {
+            // The window extracts the lobes on the render GPU from `shown_field`.
+            [None, None]
+        } else {
+            [self.fields.mesh(mk(iso), &grid), self.fields.mesh(mk(-iso), &grid)]
+        };
         self.shown_field = Some((key, grid));
         self.dirty.meshes = false;
         self.dirty.slice = true;

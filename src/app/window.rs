@@ -61,6 +61,8 @@ struct Gfx {
     rc: RenderContext,
     scene: GpuScene,
     target: Option<OffscreenTarget>,
+    /// Marching cubes on the render device (isosurfaces without a round trip through the host).
+    mc: crate::render::mc_compute::McCompute,
 }
 
 struct Viewer {
@@ -159,6 +161,7 @@ impl Viewer {
             painter.max_texture_side(),
         );
         let scene = GpuScene::new(&rc);
+        let mc = crate::render::mc_compute::McCompute::new(&rc.device);
         Ok(Gfx {
             window,
             egui_state,
@@ -166,6 +169,7 @@ impl Viewer {
             rc,
             scene,
             target: None,
+            mc,
         })
     }
 
@@ -193,6 +197,9 @@ impl Viewer {
             };
         }
         self.state.tick(dt);
+        if self.state.pump_rdf() || self.state.rdf.is_running() {
+            gfx.window.request_redraw();
+        }
         let raw = gfx.egui_state.take_egui_input(&gfx.window);
         let state = &mut self.state;
         let mut full = self.egui_ctx.run_ui(raw, |ui| crate::ui::main_ui(ui, state));
@@ -343,7 +350,23 @@ fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
             opacity,
         },
     ];
-    if shown_changed || (state.shown_field.is_none() && !gfx.scene.meshes.is_empty()) {
+    if state.gpu_surfaces
+        && shown_changed
+        && let Some((_, grid)) = &state.shown_field
+    {
+        let iso = state.absolute_iso(grid);
+        match gfx.mc.extract_lobes(&rc.device, &rc.queue, grid, iso) {
+            Ok([plus, minus]) => gfx
+                .scene
+                .set_gpu_meshes(rc, vec![(plus, styles[0]), (minus, styles[1])]),
+            Err(e) => {
+                // Fall back to the CPU extractor from the next frame on.
+                state.status = format!("GPU isosurfaces unavailable ({e}); extracting on the CPU");
+                state.gpu_surfaces = false;
+                state.dirty.meshes = true;
+            }
+        }
+    } else if shown_changed || (state.shown_field.is_none() && !gfx.scene.meshes.is_empty()) {
         let inputs: Vec<(MeshInput<'_>, MeshStyle)> = state
             .lobes
             .iter()
@@ -362,6 +385,27 @@ fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
             })
             .collect();
         gfx.scene.set_meshes(rc, &inputs);
+    }
+    if state.dirty.surface_color {
+        state.dirty.surface_color = false;
+        let grid = state
+            .surface_color
+            .and_then(|c| Some((c, state.document.as_ref()?.grids.get(c.volume)?.clone())));
+        let result = match &grid {
+            Some((c, g)) => gfx.scene.set_color_field(
+                rc,
+                Some(crate::render::scene::ColorFieldInput {
+                    grid: g,
+                    range: c.range,
+                    colormap: state.settings.colormap,
+                }),
+            ),
+            None => gfx.scene.set_color_field(rc, None),
+        };
+        if let Err(e) = result {
+            state.surface_color = None;
+            state.status = format!("surface colouring off: {e}");
+        }
     }
     if state.dirty.style {
         for i in 0..gfx.scene.meshes.len() {
@@ -399,6 +443,9 @@ impl ApplicationHandler for Viewer {
             Ok(g) => {
                 g.window.request_redraw();
                 self.gfx = Some(g);
+                // Isosurfaces from now on come from the compute pass on this device.
+                self.state.gpu_surfaces = true;
+                self.state.dirty.meshes = true;
             }
             Err(e) => {
                 self.result = Err(e);

@@ -57,6 +57,313 @@ pub struct BenchArgs {
     /// Skip the MO cases (Coulomb and pool figures only).
     #[arg(long)]
     no_mo: bool,
+    /// Skip the Coulomb cases.
+    #[arg(long)]
+    no_dcs: bool,
+    /// Atom counts of generated water boxes whose MSM potential map (open boundaries, a = 12 A,
+    /// h = 2 A) is timed end to end through the worker pool, comma separated (e.g. 1500000).
+    #[arg(long, value_name = "LIST")]
+    msm_atoms: Option<String>,
+    /// Map spacing of the MSM cases (Angstrom).
+    #[arg(long, default_value_t = 0.5)]
+    msm_spacing: f64,
+    /// Atom counts N of the RDF cases (N x N pairs in a periodic water-density box), comma separated;
+    /// "none" skips them.
+    #[arg(long, value_name = "LIST")]
+    rdf_atoms: Option<String>,
+}
+
+/// One MSM potential map of a water box, end to end.
+#[derive(Serialize, Debug)]
+struct MsmResult {
+    atoms: usize,
+    box_angstrom: f64,
+    map_points: usize,
+    map_spacing_angstrom: f64,
+    engines: Vec<String>,
+    /// Binning and every long-range level on the host (median).
+    plan_s: f64,
+    /// Of which: sorting the charges into bins.
+    bins_s: f64,
+    /// The slab kernel over the whole map on the device alone (CUDA events, median of 3), when a
+    /// GPU is present.
+    kernel_s: Option<f64>,
+    /// Short-range sums and interpolation of the whole map through the pool, map on the host (median).
+    map_s: f64,
+    total_s: f64,
+    /// Relative RMS error against a float64 direct sum at sampled map points.
+    rel_rms_vs_direct: f64,
+    sampled_points: usize,
+}
+
+/// `n_atoms / 3` TIP3P-charged waters (O -0.834 e, H +0.417 e) on a jittered cubic lattice at liquid
+/// density, randomly oriented; returns the charges (bohr) and the box side (Angstrom).
+fn water_box(n_atoms: usize, seed: u64) -> (PointCharges, f64) {
+    let waters = (n_atoms / 3).max(1);
+    let per_side = (waters as f64).cbrt().ceil() as usize;
+    let a = (29.9f64).cbrt();
+    let side = per_side as f64 * a;
+    let mut rng = Rng(seed);
+    let mut q = PointCharges::default();
+    let bohr = orbitfield::model::units::bohr_from_angstrom(1.0);
+    'fill: for i in 0..per_side {
+        for j in 0..per_side {
+            for k in 0..per_side {
+                if q.charges_e.len() >= 3 * waters {
+                    break 'fill;
+                }
+                let o = [i, j, k].map(|n| (n as f64 + 0.5 + 0.2 * (rng.next() - 0.5)) * a);
+                // A random orientation: O-H 0.9572 A, H-O-H 104.52 degrees.
+                let u = [rng.next() - 0.5, rng.next() - 0.5, rng.next() - 0.5];
+                let nu = (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]).sqrt().max(1e-9);
+                let u = u.map(|x| x / nu);
+                let t = [rng.next() - 0.5, rng.next() - 0.5, rng.next() - 0.5];
+                let d = t[0] * u[0] + t[1] * u[1] + t[2] * u[2];
+                let v = [t[0] - d * u[0], t[1] - d * u[1], t[2] - d * u[2]];
+                let nv = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt().max(1e-9);
+                let v = v.map(|x| x / nv);
+                let half = (104.52f64 / 2.0).to_radians();
+                let h1 = [0, 1, 2].map(|c| o[c] + 0.9572 * (half.cos() * u[c] + half.sin() * v[c]));
+                let h2 = [0, 1, 2].map(|c| o[c] + 0.9572 * (half.cos() * u[c] - half.sin() * v[c]));
+                for (p, c) in [(o, -0.834), (h1, 0.417), (h2, 0.417)] {
+                    q.positions_bohr.push(p.map(|x| x * bohr));
+                    q.charges_e.push(c);
+                }
+            }
+        }
+    }
+    (q, side)
+}
+
+fn msm_case(n_atoms: usize, spacing_angstrom: f64, preference: DevicePreference, repeats: usize) -> Result<MsmResult> {
+    use orbitfield::compute::esp::{Boundary, EspMethod, MsmParams, field_input};
+    use orbitfield::jobs::{Pool, PoolConfig};
+    let (charges, side) = water_box(n_atoms, 0x6d73_6d00 ^ n_atoms as u64);
+    let bohr = orbitfield::model::units::bohr_from_angstrom(1.0);
+    let n = (side / spacing_angstrom).round() as usize + 1;
+    let lattice = Lattice::axis_aligned([0.0; 3], spacing_angstrom * bohr, [n, n, n]);
+    let charges = Arc::new(charges);
+    let pool: Pool<()> = Pool::new(PoolConfig {
+        preference,
+        ..PoolConfig::default()
+    });
+    // Warm-up on a small map (device contexts exist already; this compiles the kernel).
+    let small = Lattice::axis_aligned([0.0; 3], spacing_angstrom * bohr, [n.min(32), n.min(32), n.min(32)]);
+    let warm = field_input(
+        charges.clone(),
+        EspMethod::Msm(MsmParams::default()),
+        Boundary::Open,
+        &small,
+    )?;
+    pool.compute_grid(
+        (),
+        FieldJob {
+            field: Field::Potential,
+            lattice: small,
+            input: warm,
+        },
+    )?;
+    let mut plan_t = Vec::new();
+    let mut map_t = Vec::new();
+    let mut total_t = Vec::new();
+    let mut grid = None;
+    for _ in 0..repeats.max(1) {
+        let t0 = Instant::now();
+        let input = field_input(
+            charges.clone(),
+            EspMethod::Msm(MsmParams::default()),
+            Boundary::Open,
+            &lattice,
+        )?;
+        let t1 = Instant::now();
+        drop(grid.take());
+        let g = pool.compute_grid(
+            (),
+            FieldJob {
+                field: Field::Potential,
+                lattice,
+                input,
+            },
+        )?;
+        let t2 = Instant::now();
+        plan_t.push((t1 - t0).as_secs_f64());
+        map_t.push((t2 - t1).as_secs_f64());
+        total_t.push((t2 - t0).as_secs_f64());
+        grid = Some(g);
+    }
+    let grid = grid.ok_or_else(|| anyhow::anyhow!("no map"))?;
+    let t = Instant::now();
+    let a_bohr = orbitfield::model::units::bohr_from_angstrom(MsmParams::default().cutoff_angstrom);
+    orbitfield::compute::esp::bins::AtomBins::open(&charges.positions_bohr, &charges.charges_e, a_bohr)
+        .map_err(anyhow::Error::msg)?;
+    let bins_s = t.elapsed().as_secs_f64();
+    let mut kernel_s = None;
+    if preference != DevicePreference::Cpu
+        && let Some(gpu) = cuda::discover(Some(&[0])).engines.into_iter().next()
+    {
+        let input = field_input(
+            charges.clone(),
+            EspMethod::Msm(MsmParams::default()),
+            Boundary::Open,
+            &lattice,
+        )?;
+        let job = FieldJob {
+            field: Field::Potential,
+            lattice,
+            input,
+        };
+        kernel_s = Some(median(gpu.time_kernels(&job, 3)?) * 1e-3);
+    }
+    // Accuracy: float64 direct sums at sampled points (at least 1 A from every charge).
+    let mut rng = Rng(0x00ac_c0de);
+    let samples: Vec<(usize, [f64; 3])> = (0..400)
+        .map(|_| {
+            let idx = [0; 3].map(|_| ((rng.next() * n as f64) as usize).min(n - 1));
+            (
+                idx[0] + n * (idx[1] + n * idx[2]),
+                lattice.point_bohr(idx[0], idx[1], idx[2]),
+            )
+        })
+        .collect();
+    use rayon::prelude::*;
+    let min_r = bohr;
+    let exact: Vec<Option<f64>> = samples
+        .par_iter()
+        .map(|(_, p)| {
+            let mut v = 0.0;
+            for (x, c) in charges.positions_bohr.iter().zip(&charges.charges_e) {
+                let r = ((p[0] - x[0]).powi(2) + (p[1] - x[1]).powi(2) + (p[2] - x[2]).powi(2)).sqrt();
+                if r < min_r {
+                    return None;
+                }
+                v += c / r;
+            }
+            Some(v)
+        })
+        .collect();
+    let (mut num, mut den, mut used) = (0.0f64, 0.0f64, 0usize);
+    for ((idx, _), e) in samples.iter().zip(&exact) {
+        if let (Some(e), Some(&g)) = (e, grid.values.get(*idx)) {
+            num += (f64::from(g) - e).powi(2);
+            den += e * e;
+            used += 1;
+        }
+    }
+    let engines = pool.workers().iter().map(|w| w.engine.clone()).collect();
+    Ok(MsmResult {
+        atoms: charges.charges_e.len(),
+        box_angstrom: side,
+        map_points: lattice.n_points(),
+        map_spacing_angstrom: spacing_angstrom,
+        engines,
+        plan_s: median(plan_t),
+        bins_s,
+        kernel_s,
+        map_s: median(map_t),
+        total_s: median(total_t),
+        rel_rms_vs_direct: (num / den.max(1e-300)).sqrt(),
+        sampled_points: used,
+    })
+}
+
+/// One RDF frame of N x N pairs: all-pairs GPU kernel and the CPU cell-list engine.
+#[derive(Serialize, Debug)]
+struct RdfResult {
+    atoms: usize,
+    box_angstrom: f64,
+    r_max_angstrom: f64,
+    bins: usize,
+    /// Fraction of pairs within r_max.
+    hit_fraction: f64,
+    /// GPU frame time: upload, all N x N distances, histogram download (median).
+    gpu_ms: Option<f64>,
+    gpu_pairs_per_s: Option<f64>,
+    /// The CPU engine (cell list, rayon) on the same frame; absent above `cpu_limit` atoms.
+    cpu_ms: Option<f64>,
+    /// CPU pair distances per second, counted as N x N (what the cell list replaces).
+    cpu_pairs_per_s: Option<f64>,
+    /// Whether GPU and CPU count the same pairs within r_max, and the fraction of those the GPU
+    /// puts in a neighbouring bin (f32 against f64 distances at bin edges).
+    same_total: Option<bool>,
+    moved_fraction: Option<f64>,
+}
+
+fn rdf_case(n: usize, r_max: f64, gpu: Option<&CudaEngine>, repeats: usize) -> Result<RdfResult> {
+    use orbitfield::analysis::rdf::{RdfAccumulator, RdfSettings};
+    use orbitfield::compute::cuda::rdf::PairGeometry;
+    use orbitfield::model::{Frame, UnitCell};
+    // Water oxygen density: 0.0334 per cubic Angstrom.
+    let side = (n as f64 / 0.0334).cbrt();
+    let mut rng = Rng(0x5eed_0000_0000_0001 ^ n as u64);
+    let frame = Frame {
+        positions_angstrom: (0..n).map(|_| [0; 3].map(|_| (rng.next() * side) as f32)).collect(),
+        cell: Some(UnitCell::orthorhombic([side; 3])),
+        ..Frame::default()
+    };
+    let sel: Vec<u32> = (0..n as u32).collect();
+    let bins = 120;
+    let settings = RdfSettings {
+        r_max_angstrom: r_max,
+        bins,
+        exclude_same_group: false,
+    };
+    let acc = RdfAccumulator::new(settings.clone())?;
+    let cell = acc.check_frame(0, &frame, &sel, &sel, None)?;
+    let pairs = n as f64 * n as f64;
+    let mut out = RdfResult {
+        atoms: n,
+        box_angstrom: side,
+        r_max_angstrom: r_max,
+        bins,
+        hit_fraction: 0.0,
+        gpu_ms: None,
+        gpu_pairs_per_s: None,
+        cpu_ms: None,
+        cpu_pairs_per_s: None,
+        same_total: None,
+        moved_fraction: None,
+    };
+    let cpu_counts = if n <= 200_000 {
+        let mut times = Vec::new();
+        let mut counts = Vec::new();
+        for _ in 0..repeats.clamp(1, 3) {
+            let t = Instant::now();
+            counts = acc.frame_counts_cpu(&frame, cell, &sel, &sel, None)?;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let ms = median(times);
+        out.cpu_ms = Some(ms);
+        out.cpu_pairs_per_s = Some(pairs / (ms * 1e-3));
+        Some(counts)
+    } else {
+        None
+    };
+    if let Some(g) = gpu {
+        let geom = PairGeometry::new(&frame, cell, &sel, &sel, None);
+        let counts = g.rdf_counts(&geom, &settings)?;
+        let mut times = Vec::new();
+        for _ in 0..repeats.max(1) {
+            let t = Instant::now();
+            let c = g.rdf_counts(&geom, &settings)?;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            if c != counts {
+                bail!("RDF kernel: two runs on the same frame gave different counts");
+            }
+        }
+        let ms = median(times);
+        out.gpu_ms = Some(ms);
+        out.gpu_pairs_per_s = Some(pairs / (ms * 1e-3));
+        out.hit_fraction = counts.iter().sum::<u64>() as f64 / pairs;
+        if let Some(c) = &cpu_counts {
+            let total: u64 = c.iter().sum();
+            let moved: u64 = counts.iter().zip(c).map(|(a, b)| a.abs_diff(*b)).sum();
+            out.same_total = Some(counts.iter().sum::<u64>() == total);
+            out.moved_fraction = Some(moved as f64 / total.max(1) as f64);
+        }
+    } else if let Some(c) = &cpu_counts {
+        out.hit_fraction = c.iter().sum::<u64>() as f64 / pairs;
+    }
+    Ok(out)
 }
 
 #[derive(Serialize, Debug)]
@@ -86,6 +393,8 @@ struct Report {
     notes: Vec<String>,
     cases: Vec<CaseResult>,
     pool: Vec<PoolResult>,
+    rdf: Vec<RdfResult>,
+    msm: Vec<MsmResult>,
 }
 
 /// One pool configuration timed on one request: wall-clock from submission to the grid on the host.
@@ -558,10 +867,47 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             .collect::<Result<Vec<_>>>()?,
         None => Vec::new(),
     };
-    if args.quick {
-        cases.extend(dcs_case(10_000, [64, 64, 32], g, &cpu, args.repeats, &variants)?);
-    } else {
-        cases.extend(dcs_case(100_000, [256, 256, 64], g, &cpu, args.repeats, &variants)?);
+    if !args.no_dcs {
+        let (charges, dims) = if args.quick {
+            (10_000, [64, 64, 32])
+        } else {
+            (100_000, [256, 256, 64])
+        };
+        cases.extend(dcs_case(charges, dims, g, &cpu, args.repeats, &variants)?);
+    }
+    let rdf_atoms: Vec<usize> = match args.rdf_atoms.as_deref() {
+        Some("none") => Vec::new(),
+        Some(list) => list
+            .split(',')
+            .map(|v| {
+                v.trim()
+                    .parse::<usize>()
+                    .with_context(|| format!("--rdf-atoms: '{v}' is not a count"))
+            })
+            .collect::<Result<Vec<_>>>()?,
+        None if args.quick => vec![20_000],
+        None => vec![100_000, 1_000_000],
+    };
+    let mut msm = Vec::new();
+    if let Some(list) = &args.msm_atoms {
+        for v in list.split(',') {
+            let n: usize = v
+                .trim()
+                .parse()
+                .with_context(|| format!("--msm-atoms: '{v}' is not a count"))?;
+            msm.push(msm_case(n, args.msm_spacing, preference, args.repeats.min(3))?);
+            eprintln!("{:?}", msm.last());
+        }
+    }
+    let mut rdf = Vec::new();
+    for &n in &rdf_atoms {
+        // Sparse (r_max 12 A, as `orbitfield rdf` defaults) and dense (r_max near half the box:
+        // about half of all pairs are counted, so the shared-memory atomics are exercised).
+        let side = (n as f64 / 0.0334).cbrt();
+        for r_max in [12.0, 0.49 * side] {
+            rdf.push(rdf_case(n, r_max, g, args.repeats.min(5))?);
+            eprintln!("{:?}", rdf.last());
+        }
     }
     let mut pool = Vec::new();
     if args.pool && g.is_some() {
@@ -614,12 +960,54 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 .unwrap_or_default()
         );
     }
+    for r in &rdf {
+        println!(
+            "rdf {} x {} atoms, box {:.1} A, r_max {:.1} A ({:.2}% of pairs within): gpu {} ms ({}), cpu {} ms ({}){}",
+            r.atoms,
+            r.atoms,
+            r.box_angstrom,
+            r.r_max_angstrom,
+            100.0 * r.hit_fraction,
+            fmt_opt(r.gpu_ms, 3),
+            r.gpu_pairs_per_s
+                .map(|p| format!("{p:.3e} pairs/s"))
+                .unwrap_or_else(|| "-".into()),
+            fmt_opt(r.cpu_ms, 1),
+            r.cpu_pairs_per_s
+                .map(|p| format!("{p:.3e} pairs/s as N x N"))
+                .unwrap_or_else(|| "-".into()),
+            match (r.same_total, r.moved_fraction) {
+                (Some(true), Some(f)) => format!(", same pairs as the CPU, {f:.1e} of them in a neighbouring bin"),
+                (Some(false), _) => ", PAIR TOTALS DIFFER FROM THE CPU".to_string(),
+                _ => String::new(),
+            }
+        );
+    }
+    for m in &msm {
+        println!(
+            "msm {} atoms, box {:.1} A, map {} points at {} A on {:?}: plan {:.3} s (bins {:.3} s) + map {:.3} s (kernel {}) = {:.3} s end to end; rel RMS vs direct {:.2e} ({} points)",
+            m.atoms,
+            m.box_angstrom,
+            m.map_points,
+            m.map_spacing_angstrom,
+            m.engines,
+            m.plan_s,
+            m.bins_s,
+            m.map_s,
+            m.kernel_s.map(|k| format!("{k:.3} s")).unwrap_or_else(|| "-".into()),
+            m.total_s,
+            m.rel_rms_vs_direct,
+            m.sampled_points
+        );
+    }
     let report = Report {
         device,
         cpu_threads: threads,
         notes,
         cases,
         pool,
+        rdf,
+        msm,
     };
     if let Some(p) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;

@@ -1,17 +1,26 @@
 //! `orbitfield grid FIELD FILE... -o OUT.cube|OUT.dx`: a field on a lattice, written to a file.
 //!
-//! Also owns what `grid` and `points` share: turning loaded files plus a field text into a
-//! computable request ([`Source`]), the `--device` choice, and [`evaluate`], the one function every
-//! CLI evaluation goes through (so that the jobs pool can take it over in one place).
+//! Also owns what `grid`, `points` and `ions` share: turning loaded files plus a field text into a
+//! computable request ([`Source`]), the `--device` choice, the potential options ([`EspArgs`]: method,
+//! boundary, unit, charge model) and the per-frame charges of a potential ([`esp_frame`]), and
+//! [`evaluate`], the one function every CLI evaluation goes through (so that the jobs pool can take
+//! it over in one place). `grid esp --frames` streams frames through one pool into one accumulator
+//! (`analysis::esp_series`), one frame at a time.
 
 use anyhow::{Context, Result, bail};
+use orbitfield::analysis::charges::{mulliken_charges_e, nuclear_charges_e, point_charges};
+use orbitfield::analysis::esp_series::{
+    self, Combine, MAP_BYTES_PER_POINT, MemoryLimit, SeriesSettings, accumulator_bytes_per_point, check_memory,
+    frame_boundary, frame_charges, frame_job, require_charges,
+};
 use orbitfield::compute::cpu::{self, CpuEngine};
+use orbitfield::compute::esp::{Boundary, EspMethod};
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
 use orbitfield::io::cube::CubeAtom;
 use orbitfield::io::{self, System};
 use orbitfield::model::field::{DEFAULT_PADDING_ANGSTROM, DEFAULT_SPACING_ANGSTROM, FieldSpec, LatticeSpec};
-use orbitfield::model::units::{angstrom_from_bohr3, bohr_from_angstrom3};
-use orbitfield::model::{Grid3, Lattice, Wavefunction};
+use orbitfield::model::units::{DEFAULT_TEMPERATURE_KELVIN, PotentialUnit, angstrom_from_bohr3, bohr_from_angstrom3};
+use orbitfield::model::{FrameRange, Grid3, Lattice, Wavefunction};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -28,12 +37,238 @@ pub enum Device {
     Auto,
 }
 
+/// Coulomb summation method of `esp`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MethodArg {
+    /// Direct Coulomb summation over all charges (exact; VMD's `volmap coulomb`).
+    #[default]
+    Dcs,
+    /// Smoothed short-range sum over the charges within --cutoff only.
+    Cutoff,
+    /// Multilevel summation (Hardy et al. 2009; VMD's `volmap coulombmsm`): --cutoff splitting distance,
+    /// --msm-spacing finest MSM lattice.
+    Msm,
+}
+
+/// Where the charges of `esp` come from.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChargeModel {
+    /// The structure's partial charges (PSF, PQR, ...); the default for structures.
+    File,
+    /// Bare nuclear charges at the nuclei (effective core charges with pseudopotentials); the default
+    /// for wavefunctions.
+    Nuclear,
+    /// Mulliken partial charges at the nuclei: Z_A - sum over A's basis functions of (P S)_mu,mu.
+    Mulliken,
+}
+
+/// How per-frame maps combine.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CombineArg {
+    /// Mean over frames.
+    #[default]
+    Avg,
+    /// Minimum over frames.
+    Min,
+    /// Maximum over frames.
+    Max,
+    /// Population standard deviation over frames.
+    Stdev,
+}
+
+impl From<CombineArg> for Combine {
+    fn from(c: CombineArg) -> Combine {
+        match c {
+            CombineArg::Avg => Combine::Avg,
+            CombineArg::Min => Combine::Min,
+            CombineArg::Max => Combine::Max,
+            CombineArg::Stdev => Combine::Stdev,
+        }
+    }
+}
+
+// Options of Coulomb potentials (`esp`), shared by `grid`, `points` and `ions` (a plain comment: a doc
+// comment here would replace the about text of every command that flattens it).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct EspArgs {
+    /// esp: Coulomb summation method [default: dcs].
+    #[arg(long, value_enum)]
+    pub method: Option<MethodArg>,
+    /// esp: cutoff of --method cutoff, splitting distance of --method msm, in Angstrom [default: 12].
+    #[arg(long)]
+    pub cutoff: Option<f64>,
+    /// esp: finest MSM lattice spacing in Angstrom (--method msm) [default: 2].
+    #[arg(long)]
+    pub msm_spacing: Option<f64>,
+    /// esp: periodic boundary from each frame's unit cell (refused for frames without a box).
+    #[arg(long)]
+    pub pbc: bool,
+    /// esp: output unit, kT/e (at --temperature), kcal/mol/e, V or hartree/e [default: kT/e].
+    #[arg(long)]
+    pub units: Option<String>,
+    /// esp: temperature in kelvin for kT/e.
+    #[arg(long, default_value_t = DEFAULT_TEMPERATURE_KELVIN)]
+    pub temperature: f64,
+    /// esp: charges to use: file (structure partial charges), nuclear or mulliken (wavefunctions). The
+    /// wavefunction models are point charges at the nuclei (nuclear: the bare nuclei; mulliken: Mulliken
+    /// partial charges) - NOT the full QM electrostatic potential, which would integrate the continuous
+    /// electron density. [default: file for structures, nuclear for wavefunctions]
+    #[arg(long, value_enum)]
+    pub charges: Option<ChargeModel>,
+}
+
+impl EspArgs {
+    /// The summation method, with distances checked.
+    pub fn method(&self) -> Result<EspMethod> {
+        let name = match self.method.unwrap_or_default() {
+            MethodArg::Dcs => "dcs",
+            MethodArg::Cutoff => "cutoff",
+            MethodArg::Msm => "msm",
+        };
+        esp_series::method_from_options(name, self.cutoff, self.msm_spacing).map_err(anyhow::Error::msg)
+    }
+
+    /// The output unit (kT/e at --temperature unless --units says otherwise).
+    pub fn unit(&self) -> Result<PotentialUnit> {
+        PotentialUnit::parse(self.units.as_deref().unwrap_or("kT/e"), self.temperature)
+            .map_err(|e| anyhow::anyhow!("--units: {e}"))
+    }
+
+    /// Refuses potential-only options for another field.
+    pub fn refuse_for(&self, spec: &FieldSpec) -> Result<()> {
+        let given = [
+            ("--units", self.units.is_some()),
+            ("--method", self.method.is_some()),
+            ("--cutoff", self.cutoff.is_some()),
+            ("--msm-spacing", self.msm_spacing.is_some()),
+            ("--pbc", self.pbc),
+            ("--charges", self.charges.is_some()),
+            ("--temperature", self.temperature != DEFAULT_TEMPERATURE_KELVIN),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+            bail!(
+                "{flag} applies to esp (Coulomb potentials) only; {spec} is in {}",
+                spec.unit()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// One frame's potential input: charges, boundary and the atoms for file headers.
+pub struct EspFrame {
+    pub charges: PointCharges,
+    pub boundary: Boundary,
+    pub atoms: Vec<CubeAtom>,
+    /// Where the charges come from, for headers ("partial charges", "Mulliken charges").
+    pub model: &'static str,
+}
+
+impl EspFrame {
+    /// Atom positions in Angstrom.
+    pub fn positions_angstrom(&self) -> Vec<[f64; 3]> {
+        self.charges
+            .positions_bohr
+            .iter()
+            .map(|&p| angstrom_from_bohr3(p))
+            .collect()
+    }
+}
+
+/// The charges of `system` at `frame` for a potential, by `esp`'s charge model: a structure's
+/// partial charges with the frame's coordinates (and cell, with --pbc), or a wavefunction's nuclear
+/// or Mulliken charges at its nuclei.
+pub fn esp_frame(system: &mut System, esp: &EspArgs, frame: usize) -> Result<EspFrame> {
+    if !system.wavefunctions.is_empty() {
+        let n_wf = system.wavefunctions.len();
+        if n_wf == 1 && frame > 0 {
+            bail!("frame {frame} requested, the files hold one wavefunction");
+        }
+        let index = if n_wf == 1 { 0 } else { frame };
+        let Some(wf) = system.wavefunctions.get(index) else {
+            bail!("frame {frame} requested, the files hold {n_wf} wavefunctions");
+        };
+        if esp.pbc {
+            bail!("--pbc needs a periodic box; a wavefunction is an isolated molecule");
+        }
+        let (charges, model) = match esp.charges.unwrap_or(ChargeModel::Nuclear) {
+            ChargeModel::Nuclear => (nuclear_charges_e(wf), "nuclear charges"),
+            ChargeModel::Mulliken => (mulliken_charges_e(wf)?, "Mulliken charges"),
+            ChargeModel::File => bail!(
+                "--charges file needs a structure with partial charges; for a wavefunction use --charges nuclear or mulliken"
+            ),
+        };
+        let atoms = wf
+            .atoms
+            .iter()
+            .zip(&charges)
+            .map(|(a, &q)| CubeAtom {
+                atomic_number: u32::from(a.element.number()),
+                charge_e: q,
+                position_bohr: a.position_bohr,
+            })
+            .collect();
+        return Ok(EspFrame {
+            charges: point_charges(wf, charges),
+            boundary: Boundary::Open,
+            atoms,
+            model,
+        });
+    }
+    if let Some(model @ (ChargeModel::Nuclear | ChargeModel::Mulliken)) = esp.charges {
+        let name = if model == ChargeModel::Nuclear {
+            "nuclear"
+        } else {
+            "mulliken"
+        };
+        bail!("--charges {name} needs a wavefunction (molden, fchk, wfn or wfx file)");
+    }
+    let charges = require_charges(system)?;
+    let n_frames = system.trajectory.n_frames();
+    if frame >= n_frames {
+        bail!("frame {frame} requested, the files hold {n_frames} frames");
+    }
+    let coords = system
+        .trajectory
+        .frame(frame)
+        .with_context(|| format!("reading frame {frame}"))?;
+    let s = &system.structure;
+    let name = |i: usize| -> String {
+        format!(
+            "{} {}{}",
+            s.names.get(i).map(|n| n.as_str()).unwrap_or("?"),
+            s.resnames.get(i).map(|n| n.as_str()).unwrap_or("?"),
+            s.resids.get(i).copied().unwrap_or(0)
+        )
+    };
+    let point = frame_charges(frame, &coords, &charges, Some(&name as &dyn Fn(usize) -> String))?;
+    let boundary = frame_boundary(frame, &coords, esp.pbc, &system.trajectory.origin)?;
+    let atoms = point
+        .positions_bohr
+        .iter()
+        .zip(&s.elements)
+        .zip(&point.charges_e)
+        .map(|((&p, e), &q)| CubeAtom {
+            atomic_number: u32::from(e.number()),
+            charge_e: q,
+            position_bohr: p,
+        })
+        .collect();
+    Ok(EspFrame {
+        charges: point,
+        boundary,
+        atoms,
+        model: "partial charges",
+    })
+}
+
 #[derive(clap::Args, Debug)]
 pub struct GridArgs {
     /// The field: mo:homo, mo:lumo+2, mo:homo-1, mo:17 (1-based), mo:beta:homo, mo2:homo (|psi|^2),
-    /// density, spin, esp (Coulomb potential of the partial charges).
+    /// density, spin, esp (Coulomb potential of point charges: see --charges, --method, --units).
     pub field: String,
-    /// Files that together form the system (a wavefunction; for esp a structure with charges).
+    /// Files that together form the system (a wavefunction; for esp a structure with charges and
+    /// optionally trajectories).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Output file: .cube (Gaussian cube, bohr) or .dx (OpenDX, Angstrom).
@@ -61,15 +296,69 @@ pub struct GridArgs {
     #[arg(long, conflicts_with_all = ["origin", "dims"])]
     pub like: Option<PathBuf>,
     /// Frame (0-based) of a trajectory or wavefunction series.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, conflicts_with = "frames")]
     pub frame: usize,
+    /// esp: combine the maps of these frames (all, N, A:B or A:B:S; 0-based, end exclusive) with
+    /// --combine, on the lattice placed around the first of them (or --origin/--dims/--like).
+    #[arg(long)]
+    pub frames: Option<String>,
+    /// esp with --frames: how the frames' maps combine.
+    #[arg(long, value_enum, requires = "frames")]
+    pub combine: Option<CombineArg>,
+    #[command(flatten)]
+    pub esp: EspArgs,
+    /// Refuse lattices needing more than this many GiB [default: half of the physical memory].
+    #[arg(long)]
+    pub max_memory_gib: Option<f64>,
     /// Compute device.
     #[arg(long, value_enum, default_value_t = Device::Auto)]
     pub device: Device,
 }
 
-/// The lattice `args` ask for around `source`'s atoms.
-fn lattice_of(args: &GridArgs, source: &Source) -> Result<Lattice> {
+/// The memory limit for lattices: --max-memory-gib or half of the physical memory.
+pub fn memory_limit(max_memory_gib: Option<f64>) -> Result<MemoryLimit> {
+    match max_memory_gib {
+        None => Ok(MemoryLimit::half_of_physical()),
+        Some(g) => MemoryLimit::gib(g).with_context(|| format!("--max-memory-gib must be positive, not {g}")),
+    }
+}
+
+/// Computes the lattices of a frame series: the path of [`evaluate`], but with one jobs pool kept
+/// for every frame (GPU devices with the CPU for retries; `evaluate` starts a pool per request), or
+/// the CPU engine in this thread for `--device cpu`. Frames run one after another, each spread over
+/// every worker of the pool.
+pub struct LatticeEvaluator {
+    pool: Option<orbitfield::jobs::Pool<()>>,
+}
+
+impl LatticeEvaluator {
+    pub fn new(device: Device) -> LatticeEvaluator {
+        let preference = match device {
+            Device::Cpu => return LatticeEvaluator { pool: None },
+            Device::Gpu => orbitfield::jobs::DevicePreference::Gpu,
+            Device::Auto => orbitfield::jobs::DevicePreference::Auto,
+        };
+        let pool = orbitfield::jobs::Pool::new(orbitfield::jobs::PoolConfig {
+            preference,
+            ..orbitfield::jobs::PoolConfig::default()
+        });
+        for note in pool.notes() {
+            eprintln!("note: {note}");
+        }
+        LatticeEvaluator { pool: Some(pool) }
+    }
+
+    /// The map of `job`.
+    pub fn grid(&self, job: FieldJob) -> Result<Grid3> {
+        match &self.pool {
+            Some(pool) => Ok(pool.compute_grid((), job)?),
+            None => Ok(cpu::evaluate_grid(&job)?),
+        }
+    }
+}
+
+/// The lattice `args` ask for around atoms at `positions_angstrom`.
+fn lattice_of(args: &GridArgs, positions_angstrom: &[[f64; 3]]) -> Result<Lattice> {
     if let Some(like) = &args.like {
         let bytes = io::read_bytes(like)?;
         let name = io::uncompressed_name(like).to_ascii_lowercase();
@@ -95,7 +384,7 @@ fn lattice_of(args: &GridArgs, source: &Source) -> Result<Lattice> {
             padding_angstrom: args.padding,
         },
     };
-    Ok(spec.build(&source.positions_angstrom())?)
+    Ok(spec.build(positions_angstrom)?)
 }
 
 /// A field ready to evaluate: what the engines need plus the atoms for file headers.
@@ -145,6 +434,7 @@ fn source_from_system(spec: FieldSpec, system: &mut System, frame: usize) -> Res
         } else {
             system.trajectory.frame(frame)?.positions_angstrom
         };
+        require_charges(system)?;
         let s = &system.structure;
         let Some(charges) = s.charges_e.as_ref() else {
             bail!("esp needs partial charges: give a file that carries them (pqr, psf, mol2 ...)");
@@ -296,10 +586,50 @@ fn is_dx(path: &Path) -> Result<bool> {
     }
 }
 
+/// Writes `grid` as DX or cube (atomically).
+fn write_grid(path: &Path, dx: bool, grid: &Grid3, atoms: &[CubeAtom]) -> Result<()> {
+    if dx {
+        io::dx::write(path, grid)
+    } else {
+        io::cube::write(path, grid, atoms)
+    }
+    .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// One line on standard error about a written map.
+fn report(path: &Path, what: &str, grid: &Grid3, seconds: f64, unit: &str) {
+    let [nx, ny, nz] = grid.lattice.dims;
+    let (lo, hi) = grid.min_max().unwrap_or((0.0, 0.0));
+    eprintln!(
+        "{}: {what} on {nx}x{ny}x{nz} points in {seconds:.3} s, values {lo:.4e} .. {hi:.4e} {unit}",
+        path.display()
+    );
+}
+
+/// A short name of a summation method and boundary, for headers.
+pub fn method_label(method: &EspMethod, boundary_periodic: bool) -> String {
+    let m = match method {
+        EspMethod::Direct => "direct sum".to_string(),
+        EspMethod::Cutoff { cutoff_angstrom } => format!("cutoff sum {cutoff_angstrom} A"),
+        EspMethod::Msm(p) => format!("MSM a={} A h={} A", p.cutoff_angstrom, p.spacing_angstrom),
+    };
+    if boundary_periodic { format!("{m}, periodic") } else { m }
+}
+
 pub fn run(args: &GridArgs) -> Result<()> {
     let dx = is_dx(&args.output)?;
+    let spec: FieldSpec = args.field.parse()?;
+    let limit = memory_limit(args.max_memory_gib)?;
+    if spec.needs_charges() {
+        return run_esp(args, dx, &limit);
+    }
+    args.esp.refuse_for(&spec)?;
+    if args.frames.is_some() {
+        bail!("--frames combines potential maps over trajectory frames; it applies to esp only");
+    }
     let source = load_source(&args.field, &args.files, args.frame)?;
-    let lattice = lattice_of(args, &source)?;
+    let lattice = lattice_of(args, &source.positions_angstrom())?;
+    check_memory(lattice.dims, MAP_BYTES_PER_POINT, &limit)?;
     let job = FieldJob {
         field: source.field.clone(),
         lattice,
@@ -311,19 +641,101 @@ pub fn run(args: &GridArgs) -> Result<()> {
     };
     let seconds = t0.elapsed().as_secs_f64();
     grid.description = format!("{} ({})", source.spec, source.spec.unit());
-    if dx {
-        io::dx::write(&args.output, &grid)
-    } else {
-        io::cube::write(&args.output, &grid, &source.atoms)
+    write_grid(&args.output, dx, &grid, &source.atoms)?;
+    report(
+        &args.output,
+        &source.spec.to_string(),
+        &grid,
+        seconds,
+        source.spec.unit(),
+    );
+    Ok(())
+}
+
+/// `grid esp`: one frame's map, or the combination of several frames' maps, in the chosen unit.
+fn run_esp(args: &GridArgs, dx: bool, limit: &MemoryLimit) -> Result<()> {
+    let unit = args.esp.unit()?;
+    let method = args.esp.method()?;
+    let mut system = io::load(&args.files)?;
+    let t0 = Instant::now();
+    let Some(frames_text) = &args.frames else {
+        let frame = esp_frame(&mut system, &args.esp, args.frame)?;
+        let lattice = lattice_of(args, &frame.positions_angstrom())?;
+        check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
+        let periodic = matches!(frame.boundary, Boundary::Periodic(_));
+        let job = frame_job(frame.charges, method, frame.boundary, lattice, args.frame)?;
+        let Evaluated::Lattice(mut grid) = evaluate(args.device, Request::Lattice(job))? else {
+            bail!("internal error: a lattice request returned points");
+        };
+        let scale = unit.per_hartree_per_e();
+        grid.values.iter_mut().for_each(|v| *v = (f64::from(*v) * scale) as f32);
+        grid.description = format!(
+            "esp of {} ({}), frame {} ({})",
+            frame.model,
+            method_label(&method, periodic),
+            args.frame,
+            unit.label()
+        );
+        write_grid(&args.output, dx, &grid, &frame.atoms)?;
+        report(&args.output, "esp", &grid, t0.elapsed().as_secs_f64(), &unit.label());
+        return Ok(());
+    };
+    if !system.wavefunctions.is_empty() {
+        bail!("--frames combines trajectory frames of a structure with partial charges, not wavefunctions");
     }
-    .with_context(|| format!("cannot write {}", args.output.display()))?;
-    let [nx, ny, nz] = grid.lattice.dims;
-    let (lo, hi) = grid.min_max().unwrap_or((0.0, 0.0));
-    eprintln!(
-        "{}: {} on {nx}x{ny}x{nz} points in {seconds:.3} s, values {lo:.4e} .. {hi:.4e} {}",
-        args.output.display(),
-        source.spec,
-        source.spec.unit()
+    let combine: Combine = args.combine.unwrap_or_default().into();
+    let range = FrameRange::parse(frames_text).map_err(anyhow::Error::msg)?;
+    let n_frames = system.trajectory.n_frames();
+    let frames = range.indices(n_frames).map_err(anyhow::Error::msg)?;
+    let Some(&first) = frames.first() else {
+        bail!("the frame range '{frames_text}' selects no frames (the files hold {n_frames})");
+    };
+    let first_frame = esp_frame(&mut system, &args.esp, first)?;
+    let lattice = lattice_of(args, &first_frame.positions_angstrom())?;
+    check_memory(
+        lattice.dims,
+        MAP_BYTES_PER_POINT + accumulator_bytes_per_point(combine),
+        limit,
+    )?;
+    let charges = require_charges(&system)?;
+    let settings = SeriesSettings {
+        method,
+        periodic: args.esp.pbc,
+        combine,
+        memory: limit.clone(),
+    };
+    let evaluator = LatticeEvaluator::new(args.device);
+    let bar = super::rdf::progress_bar(frames.len() as u64);
+    let acc = esp_series::combine_frames(
+        &mut system.trajectory,
+        &frames,
+        &charges,
+        lattice,
+        &settings,
+        &mut |job| evaluator.grid(job).map_err(|e| format!("{e:#}")),
+        &mut |_| {
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+        },
+    )?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let description = format!(
+        "esp of partial charges ({}), {combine} over {} frames '{frames_text}' ({})",
+        method_label(&method, args.esp.pbc),
+        acc.count(),
+        unit.label()
+    );
+    let grid = acc.finish(unit.per_hartree_per_e(), description)?;
+    write_grid(&args.output, dx, &grid, &first_frame.atoms)?;
+    report(
+        &args.output,
+        &format!("esp {combine} of {} frames", acc.count()),
+        &grid,
+        t0.elapsed().as_secs_f64(),
+        &unit.label(),
     );
     Ok(())
 }

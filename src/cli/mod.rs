@@ -3,6 +3,7 @@
 mod bench;
 mod grid;
 mod info;
+mod ions;
 mod points;
 mod rdf;
 mod render;
@@ -47,8 +48,10 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Compute a field (orbital, density, spin density, potential) on a lattice and write a cube or DX file.
     Grid(grid::GridArgs),
-    /// Print a field's values (atomic units) at the `x y z` points (Angstrom) of a text file.
+    /// Print a field's values (atomic units; esp in --units) at the `x y z` points (Angstrom) of a text file.
     Points(points::PointsArgs),
+    /// Place counter-ions at the most favourable points of the Coulomb potential (as VMD's cionize) and write PDB.
+    Ions(ions::IonsArgs),
     /// Extract an isosurface from a volume (cube, DX) and write it as a .ply or .obj mesh.
     Surface(surface::SurfaceArgs),
     /// Draw FILE... to PNG images without a window (structures, and isosurfaces with --field).
@@ -73,6 +76,7 @@ pub fn main() -> ExitCode {
         Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Grid(args)) => grid::run(&args),
         Some(Command::Points(args)) => points::run(&args),
+        Some(Command::Ions(args)) => ions::run(&args),
         Some(Command::Surface(args)) => surface::run(&args),
         Some(Command::Render(args)) => render::run(&args),
         None => run_viewer(&cli),

@@ -1,10 +1,16 @@
 //! `orbitfield points FILE... --field FIELD --points PTS.txt`: a field at arbitrary points.
 //!
 //! Reads `x y z` lines in Angstrom (`#` starts a comment, blank lines are skipped) and prints one
-//! value per line in atomic units, in input order. Evaluation goes through [`super::grid::evaluate`].
+//! value per line, in input order: atomic units for orbitals and densities, the `--units` unit (kT/e
+//! at 300 K unless told otherwise) for `esp`. Evaluation goes through [`super::grid::evaluate`]; `esp`
+//! takes its charges, method and boundary from the same options as `grid esp` ([`EspArgs`]).
 
-use super::grid::{Device, Evaluated, Request, evaluate, load_source};
+use super::grid::{Device, EspArgs, Evaluated, Request, esp_frame, evaluate, load_source};
 use anyhow::{Context, Result, bail};
+use orbitfield::analysis::esp_series::frame_job;
+use orbitfield::io;
+use orbitfield::model::Lattice;
+use orbitfield::model::field::FieldSpec;
 use orbitfield::model::units::bohr_from_angstrom3;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -23,6 +29,8 @@ pub struct PointsArgs {
     /// Frame (0-based) of a trajectory or wavefunction series.
     #[arg(long, default_value_t = 0)]
     pub frame: usize,
+    #[command(flatten)]
+    pub esp: EspArgs,
     /// Compute device.
     #[arg(long, value_enum, default_value_t = Device::Auto)]
     pub device: Device,
@@ -68,14 +76,21 @@ pub fn run(args: &PointsArgs) -> Result<()> {
         std::fs::read_to_string(&args.points).with_context(|| format!("cannot read {}", args.points.display()))?
     };
     let points = parse_points(&args.points, &text)?;
-    let source = load_source(&args.field, &args.files, args.frame)?;
-    let request = Request::Points {
-        field: &source.field,
-        input: &source.input,
-        points_bohr: &points,
-    };
-    let Evaluated::Points(values) = evaluate(args.device, request)? else {
-        bail!("internal error: a points request returned a lattice");
+    let spec: FieldSpec = args.field.parse()?;
+    let values = if spec.needs_charges() {
+        esp_values(args, &points)?
+    } else {
+        args.esp.refuse_for(&spec)?;
+        let source = load_source(&args.field, &args.files, args.frame)?;
+        let request = Request::Points {
+            field: &source.field,
+            input: &source.input,
+            points_bohr: &points,
+        };
+        let Evaluated::Points(values) = evaluate(args.device, request)? else {
+            bail!("internal error: a points request returned a lattice");
+        };
+        values
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -84,4 +99,45 @@ pub fn run(args: &PointsArgs) -> Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// The potential at `points_bohr` in the `--units` unit, through the method plumbing of `grid esp`
+/// (methods that prepare a long-range part get a lattice spanning the points).
+fn esp_values(args: &PointsArgs, points_bohr: &[[f64; 3]]) -> Result<Vec<f64>> {
+    let unit = args.esp.unit()?;
+    let method = args.esp.method()?;
+    let mut system = io::load(&args.files)?;
+    let frame = esp_frame(&mut system, &args.esp, args.frame)?;
+    let lattice = points_lattice(points_bohr);
+    let job = frame_job(frame.charges, method, frame.boundary, lattice, args.frame)?;
+    let request = Request::Points {
+        field: &job.field,
+        input: &job.input,
+        points_bohr,
+    };
+    let Evaluated::Points(values) = evaluate(args.device, request)? else {
+        bail!("internal error: a points request returned a lattice");
+    };
+    let scale = unit.per_hartree_per_e();
+    Ok(values.into_iter().map(|v| v * scale).collect())
+}
+
+/// An axis-aligned lattice of at most 64 points a side spanning the bounding box of `points_bohr`
+/// (one point at the origin when there are none).
+pub fn points_lattice(points_bohr: &[[f64; 3]]) -> Lattice {
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for p in points_bohr {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    if points_bohr.is_empty() {
+        return Lattice::axis_aligned([0.0; 3], 1.0, [1, 1, 1]);
+    }
+    let extent = (0..3).map(|k| hi[k] - lo[k]).fold(0.0f64, f64::max);
+    let spacing = (extent / 63.0).max(1.0);
+    let dims = [0, 1, 2].map(|k| ((hi[k] - lo[k]) / spacing).ceil() as usize + 1);
+    Lattice::axis_aligned(lo, spacing, dims)
 }

@@ -3,10 +3,13 @@
 use anyhow::{Context, Result, bail};
 use orbitfield::analysis::rdf::{RdfAccumulator, RdfSettings};
 use orbitfield::io;
+use orbitfield::jobs::DevicePreference;
+use orbitfield::jobs::rdf::{RdfWorkers, RunError, SelectionPair};
 use orbitfield::model::select::Selection;
 use orbitfield::model::{Frame, FrameRange};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(clap::Args, Debug)]
 pub struct RdfArgs {
@@ -40,13 +43,7 @@ pub struct RdfArgs {
 }
 
 pub fn run(args: &RdfArgs) -> Result<()> {
-    match args.device.as_str() {
-        "cpu" | "auto" => {}
-        "gpu" => {
-            eprintln!("note: the RDF runs on the CPU engine in this version; --device gpu is not available for it yet")
-        }
-        other => bail!("--device must be cpu, gpu or auto, not '{other}'"),
-    }
+    let preference: DevicePreference = args.device.parse().map_err(anyhow::Error::msg)?;
     let sel1 = Selection::parse(&args.sel1).map_err(|e| anyhow::anyhow!("--sel1: {e}"))?;
     let sel2 = Selection::parse(&args.sel2).map_err(|e| anyhow::anyhow!("--sel2: {e}"))?;
     let range = FrameRange::parse(&args.frames).map_err(anyhow::Error::msg)?;
@@ -74,34 +71,57 @@ pub fn run(args: &RdfArgs) -> Result<()> {
         }
         g
     };
-    let dynamic = sel1.needs_positions() || sel2.needs_positions();
-    let mut frame = Frame::default();
-    let mut idx1 = Vec::new();
-    let mut idx2 = Vec::new();
-    let bar = progress_bar(frames.len() as u64);
-    for (n, &f) in frames.iter().enumerate() {
-        system
-            .trajectory
-            .read_frame(f, &mut frame)
-            .with_context(|| format!("reading frame {f}"))?;
-        if n == 0 || dynamic {
-            idx1 = sel1.indices(&system.structure, Some(&frame));
-            idx2 = sel2.indices(&system.structure, Some(&frame));
-            if idx1.is_empty() {
-                bail!("--sel1 '{}' selects no atoms", args.sel1);
-            }
-            if idx2.is_empty() {
-                bail!("--sel2 '{}' selects no atoms", args.sel2);
-            }
-        }
-        acc.add_frame(f, &frame, &idx1, &idx2, Some(&groups))
-            .with_context(|| format!("frame {f}"))?;
-        if let Some(b) = &bar {
-            b.inc(1);
+    let workers = RdfWorkers::new(preference);
+    for n in workers.notes() {
+        if preference == DevicePreference::Gpu || workers.has_gpu() {
+            eprintln!("note: {n}");
         }
     }
+    let dynamic = sel1.needs_positions() || sel2.needs_positions();
+    let bar = progress_bar(frames.len() as u64);
+    let mut idx: Option<SelectionPair> = None;
+    let structure = &system.structure;
+    let trajectory = &mut system.trajectory;
+    let items = frames.iter().map(|&f| -> Result<_> {
+        let mut frame = Frame::default();
+        trajectory
+            .read_frame(f, &mut frame)
+            .with_context(|| format!("reading frame {f}"))?;
+        let (i1, i2) = match &idx {
+            Some(x) if !dynamic => x.clone(),
+            _ => {
+                let i1 = sel1.indices(structure, Some(&frame));
+                let i2 = sel2.indices(structure, Some(&frame));
+                if i1.is_empty() {
+                    bail!("--sel1 '{}' selects no atoms", args.sel1);
+                }
+                if i2.is_empty() {
+                    bail!("--sel2 '{}' selects no atoms", args.sel2);
+                }
+                let x = (Arc::new(i1), Arc::new(i2));
+                idx = Some(x.clone());
+                x
+            }
+        };
+        Ok((f, frame, i1, i2))
+    });
+    let notes = workers
+        .run(&mut acc, Some(groups), items, |_, done| {
+            if let Some(b) = &bar {
+                b.inc(1);
+                b.set_message(done.engine.clone());
+            }
+        })
+        .map_err(|e| match e {
+            RunError::Frames(e) => e,
+            RunError::Rdf(e) => anyhow::anyhow!(e),
+            RunError::WorkersGone => anyhow::anyhow!("the RDF workers stopped unexpectedly"),
+        })?;
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    for n in notes {
+        eprintln!("note: {n}");
     }
     if acc.volume_sum_angstrom3 == 0.0 {
         eprintln!(

@@ -7,6 +7,8 @@ use orbitfield::app::fields::{FieldChoice, FieldKey, FieldService, MeshKey};
 use orbitfield::app::representation::{ColorBy, DrawStyle, LOBE_NEGATIVE, LOBE_POSITIVE};
 use orbitfield::app::settings::Settings;
 use orbitfield::app::state::{AppState, Command, IsoMode};
+use orbitfield::compute::Field;
+use orbitfield::model::field::FieldSpec;
 use orbitfield::render::camera::ViewAxis;
 use orbitfield::render::{GpuScene, MeshInput, MeshStyle, OffscreenTarget, RenderContext};
 use std::path::{Path, PathBuf};
@@ -19,7 +21,8 @@ pub struct RenderArgs {
     /// Output: a .png file for one frame, or a directory for a frame range.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Field to draw as two-coloured isosurfaces: homo, lumo, mo:N (1-based), density, volume[:N].
+    /// Field to draw as two-coloured isosurfaces: as for `grid` (mo:homo, mo:lumo+1, mo:beta:homo,
+    /// mo:N 1-based, density), homo, lumo, or volume[:N] for a volume read from the files.
     #[arg(long)]
     pub field: Option<String>,
     /// Isovalue (absolute, in the field's units; see --relative).
@@ -58,6 +61,44 @@ pub struct RenderArgs {
     /// Surface opacity 0..1 (below 1 uses order-independent transparency).
     #[arg(long, default_value_t = 1.0)]
     pub opacity: f32,
+    /// Colour the surfaces by the N-th volume of the files (1-based), e.g. a potential map on a
+    /// density surface.
+    #[arg(long, value_name = "N")]
+    pub color_volume: Option<usize>,
+    /// Values LO,HI at the colormap's ends (default: from the values on the surface).
+    #[arg(long, value_name = "LO,HI", allow_negative_numbers = true, requires = "color_volume")]
+    pub color_range: Option<String>,
+    /// Colormap: diverging (blue-white-red), viridis or gray.
+    #[arg(long, default_value = "diverging")]
+    pub colormap: String,
+}
+
+fn parse_colormap(s: &str) -> Result<orbitfield::render::colormap::Colormap> {
+    use orbitfield::render::colormap::Colormap;
+    Ok(match s.to_ascii_lowercase().as_str() {
+        "diverging" | "bwr" | "blue-white-red" => Colormap::Diverging,
+        "viridis" => Colormap::Viridis,
+        "gray" | "grey" => Colormap::Gray,
+        _ => bail!("--colormap: expected diverging, viridis or gray, found {s:?}"),
+    })
+}
+
+fn parse_color_range(s: &str) -> Result<[f32; 2]> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| anyhow!("--color-range: expected LO,HI, found {s:?}"))?;
+    let lo: f32 = a
+        .trim()
+        .parse()
+        .with_context(|| format!("--color-range: bad number {a:?}"))?;
+    let hi: f32 = b
+        .trim()
+        .parse()
+        .with_context(|| format!("--color-range: bad number {b:?}"))?;
+    if !lo.is_finite() || !hi.is_finite() || lo == hi {
+        bail!("--color-range: expected two different finite values, found {s:?}");
+    }
+    Ok([lo, hi])
 }
 
 /// Parses "WxH".
@@ -118,37 +159,39 @@ fn parse_color_by(s: &str) -> Result<ColorBy> {
     })
 }
 
+/// The field to draw: the field syntax of `grid` (mo:homo, mo:lumo+1, mo:beta:homo, mo:17,
+/// density), the shorthands homo and lumo, or volume[:N] for the N-th volume of the files.
 fn parse_field(s: &str, state: &AppState) -> Result<FieldChoice> {
-    let lower = s.to_ascii_lowercase();
-    let spin = orbitfield::model::Spin::Alpha;
-    let homo = || {
-        state
-            .homo_index(spin)
-            .ok_or_else(|| anyhow!("--field {s}: no occupied orbitals in these files"))
-    };
-    Ok(match lower.as_str() {
-        "homo" => FieldChoice::Orbital { spin, index: homo()? },
-        "lumo" => FieldChoice::Orbital {
-            spin,
-            index: homo()? + 1,
-        },
-        "density" => FieldChoice::Density,
-        "volume" => FieldChoice::Volume(0),
-        _ => {
-            if let Some(n) = lower.strip_prefix("mo:") {
-                let n: usize = n.parse().with_context(|| format!("--field {s}: expected mo:N"))?;
-                if n == 0 {
-                    bail!("--field {s}: orbitals are numbered from 1");
-                }
-                FieldChoice::Orbital { spin, index: n - 1 }
-            } else if let Some(n) = lower.strip_prefix("volume:") {
-                let n: usize = n.parse().with_context(|| format!("--field {s}: expected volume:N"))?;
-                FieldChoice::Volume(n.saturating_sub(1))
-            } else {
-                bail!("--field: expected homo, lumo, mo:N, density or volume[:N], found {s:?}")
-            }
+    let lower = s.trim().to_ascii_lowercase();
+    if lower == "volume" {
+        return Ok(FieldChoice::Volume(0));
+    }
+    if let Some(n) = lower.strip_prefix("volume:") {
+        let n: usize = n
+            .parse()
+            .with_context(|| format!("--field {s}: expected volume:N (1-based)"))?;
+        if n == 0 {
+            bail!("--field {s}: volumes are numbered from 1");
         }
-    })
+        return Ok(FieldChoice::Volume(n - 1));
+    }
+    let text = match lower.as_str() {
+        "homo" | "lumo" => format!("mo:{lower}"),
+        _ => lower.clone(),
+    };
+    let spec: FieldSpec = text.parse().map_err(|e| anyhow!("--field {e}"))?;
+    let wf = state
+        .document
+        .as_ref()
+        .and_then(|d| d.wavefunctions.get(d.frame_index).or(d.wavefunctions.first()));
+    match spec.resolve(wf.map(|w| &**w)).map_err(|e| anyhow!("--field {e}"))? {
+        Field::Orbital { spin, index } => Ok(FieldChoice::Orbital { spin, index }),
+        Field::Density => Ok(FieldChoice::Density),
+        other => bail!(
+            "--field {s}: the renderer draws orbitals, the electron density and volumes from files, not {other:?}; \
+             compute it with `orbitfield grid ... -o field.cube` and render that file with --field volume"
+        ),
+    }
 }
 
 fn encode_png(img: &image::RgbaImage) -> Result<Vec<u8>> {
@@ -241,6 +284,9 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         if state.field.is_some() {
             draw_field(&mut state, &mut scene, &rc, args.opacity)?;
         }
+        if let Some(n) = args.color_volume {
+            color_surfaces(&mut state, &mut scene, &rc, n, args)?;
+        }
         orbitfield::render::render_once(&rc, &scene, &target, &state.camera);
         let img = target.read_rgba(&rc)?;
         let path = if to_dir {
@@ -295,6 +341,47 @@ fn draw_field(state: &mut AppState, scene: &mut GpuScene, rc: &RenderContext, op
         }
     }
     scene.set_meshes(rc, &inputs);
+    state.lobes = [plus.clone(), minus.clone()];
+    Ok(())
+}
+
+/// Colours the drawn surfaces by volume `n` (1-based) of the files.
+fn color_surfaces(
+    state: &mut AppState,
+    scene: &mut GpuScene,
+    rc: &RenderContext,
+    n: usize,
+    args: &RenderArgs,
+) -> Result<()> {
+    let count = state.document.as_ref().map_or(0, |d| d.grids.len());
+    if n == 0 || n > count {
+        bail!("--color-volume {n}: the files hold {count} volume(s), numbered from 1");
+    }
+    if state.field.is_none() {
+        bail!("--color-volume: there is no surface to colour; add --field");
+    }
+    let range = args.color_range.as_deref().map(parse_color_range).transpose()?;
+    state.settings.colormap = parse_colormap(&args.colormap)?;
+    state.apply(Command::SetSurfaceColor(Some((n - 1, range))));
+    let c = state
+        .surface_color
+        .ok_or_else(|| anyhow!("--color-volume {n}: {}", state.status))?;
+    let grid = state
+        .document
+        .as_ref()
+        .and_then(|d| d.grids.get(c.volume).cloned())
+        .ok_or_else(|| anyhow!("--color-volume {n}: no such volume"))?;
+    scene
+        .set_color_field(
+            rc,
+            Some(orbitfield::render::scene::ColorFieldInput {
+                grid: &grid,
+                range: c.range,
+                colormap: state.settings.colormap,
+            }),
+        )
+        .map_err(|e| anyhow!("--color-volume {n}: {e}"))?;
+    eprintln!("surface colours: volume {n} from {} to {}", c.range[0], c.range[1]);
     Ok(())
 }
 

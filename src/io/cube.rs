@@ -15,6 +15,9 @@
 //! values: for i1, for i2, for i3 (fastest), for each MO or value (innermost)
 //! ```
 //!
+//! The writer's first comment line is the grid's description (for `grid esp` maps: the charges, the
+//! summation method and the unit of the values, e.g. `(kcal/mol/e)`); the second names the program.
+//!
 //! The reader takes values as a stream of whitespace-separated numbers (line breaks vary between
 //! writers) and returns one [`Grid3`] per orbital, in bohr with x fastest. The writer emits
 //! `%13.5E`, six per line, a new line after each (i1, i2) row, z fastest, atoms included, and

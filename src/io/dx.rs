@@ -17,6 +17,10 @@
 //! component "positions" value 1 ...
 //! ```
 //!
+//! The first comment line is the grid's description: for potential maps written by `grid esp` it
+//! names the charges, the summation method and the unit of the values (e.g. `(kT/e at 300 K)`), as
+//! APBS and VMD users expect to find it.
+//!
 //! Coordinates are Angstrom by convention (APBS, VMD); [`Grid3`] holds bohr. The reader accepts
 //! quoted or bare type names (`type "float"`), `items N` with or without `data follows` on the same
 //! line, and stops after N values. The writer emits `%.7e`-style values, three per line, and writes

@@ -12,6 +12,8 @@
 //!
 //! Used by the CLI (`compute_grid`), the bench command and the viewer.
 
+pub mod rdf;
+
 use crate::compute::cpu::CpuEngine;
 use crate::compute::cuda;
 use crate::compute::{ComputeError, FieldJob, SlabEngine, slab_len};
@@ -116,6 +118,9 @@ pub struct WorkerStatus {
     pub current_generation: AtomicU64,
     pub tiles_done: AtomicU64,
     pub tiles_failed: AtomicU64,
+    /// Tiles this worker dropped because their request had been cancelled (before or after
+    /// computing them).
+    pub tiles_cancelled: AtomicU64,
     pub busy_ns: AtomicU64,
     pub last_error: Mutex<Option<String>>,
 }
@@ -395,6 +400,7 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
                 current_generation: AtomicU64::new(0),
                 tiles_done: AtomicU64::new(0),
                 tiles_failed: AtomicU64::new(0),
+                tiles_cancelled: AtomicU64::new(0),
                 busy_ns: AtomicU64::new(0),
                 last_error: Mutex::new(None),
             });
@@ -640,6 +646,7 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
     while let Some(mut tile) = next_tile(id, spec.is_gpu, &shared) {
         let req = tile.req.clone();
         if req.is_cancelled() {
+            status.tiles_cancelled.fetch_add(1, Ordering::Relaxed);
             finish(&shared, &req, Err(JobError::Cancelled));
             continue;
         }
@@ -683,6 +690,7 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
             Ok(()) => {
                 status.tiles_done.fetch_add(1, Ordering::Relaxed);
                 if req.is_cancelled() {
+                    status.tiles_cancelled.fetch_add(1, Ordering::Relaxed);
                     finish(&shared, &req, Err(JobError::Cancelled));
                     continue;
                 }

@@ -144,7 +144,19 @@ impl RenderContext {
         });
         let mesh_layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("orbitfield mesh layout"),
-            entries: &[uniform_entry(0, vf)],
+            entries: &[
+                uniform_entry(0, vf),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                        view_dimension: wgpu::TextureViewDimension::D3,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+            ],
         });
         let slice_layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("orbitfield slice layout"),

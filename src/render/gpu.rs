@@ -39,11 +39,36 @@ pub struct MeshVertex {
     pub normal: [f32; 3],
 }
 
-/// Per-mesh colour and opacity. Twin: `MeshUniform` in `shaders/mesh.wgsl`.
+/// Entries of the colormap table in [`MeshUniform`] (`COLORMAP_ENTRIES` in `shaders/mesh.wgsl`).
+pub const COLORMAP_ENTRIES: usize = 64;
+
+/// Per-mesh colour and opacity, and the colouring by a second field. Twin: `MeshUniform` in
+/// `shaders/mesh.wgsl`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct MeshUniform {
     pub color: [f32; 4],
+    /// Position of the colour field's first lattice point (Angstrom); w is 1 when the mesh is
+    /// coloured by the field, 0 for the plain colour.
+    pub field_origin_angstrom: [f32; 4],
+    /// Inverse lattice steps along x, y, z (per Angstrom; axis-aligned lattices).
+    pub field_inv_step_per_angstrom: [f32; 4],
+    /// x: the field value at the colormap's start, y: at its end.
+    pub field_range: [f32; 4],
+    /// The colormap sampled at `COLORMAP_ENTRIES` evenly spaced points (RGB 0..1, alpha 1).
+    pub colormap: [[f32; 4]; COLORMAP_ENTRIES],
+}
+
+impl Default for MeshUniform {
+    fn default() -> Self {
+        MeshUniform {
+            color: [0.0; 4],
+            field_origin_angstrom: [0.0; 4],
+            field_inv_step_per_angstrom: [0.0; 4],
+            field_range: [0.0, 1.0, 0.0, 0.0],
+            colormap: [[0.0; 4]; COLORMAP_ENTRIES],
+        }
+    }
 }
 
 /// A line vertex. Twin: `LineIn` in `shaders/lines.wgsl`.

@@ -526,7 +526,53 @@ fn u32_words(raw: &[u8]) -> Vec<u32> {
         .collect()
 }
 
+impl McCompute {
+    /// Both lobes of `grid` (an orbital) at `+iso` and `-iso`, extracted on `device` and left there
+    /// for drawing. Only the vertex and index counts are read back, to grow the buffers (once) when
+    /// a surface did not fit the first guess.
+    pub fn extract_lobes(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        grid: &Grid3,
+        iso: f32,
+    ) -> Result<[GpuMesh; 2], McError> {
+        let lattice = GpuLattice::upload(device, grid)?;
+        let mut capacity = [MeshCapacity::guess(&grid.lattice); 2];
+        for _attempt in 0..2 {
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("orbitfield isosurfaces"),
+            });
+            let plus = self.encode(device, &mut encoder, &lattice, iso, 1.0, capacity[0])?;
+            let minus = self.encode(device, &mut encoder, &lattice, -iso, -1.0, capacity[1])?;
+            queue.submit([encoder.finish()]);
+            let mut fits = true;
+            for (k, m) in [&plus, &minus].into_iter().enumerate() {
+                let (v, i) = m.read_counts(device, queue)?;
+                if v > capacity[k].vertices || i > capacity[k].indices {
+                    fits = false;
+                    capacity[k] = MeshCapacity {
+                        vertices: v,
+                        indices: i,
+                    };
+                }
+            }
+            if fits {
+                return Ok([plus, minus]);
+            }
+        }
+        Err(McError::ReadBack(
+            "the isosurface did not fit buffers sized from its own counts".into(),
+        ))
+    }
+}
+
 impl GpuMesh {
+    /// The vertex, index and draw-argument buffers, for drawing (the scratch buffers go).
+    pub fn into_buffers(self) -> (wgpu::Buffer, wgpu::Buffer, wgpu::Buffer) {
+        (self.vertices, self.indices, self.draw_args)
+    }
+
     /// Vertices and indices the surface needed (waits for the GPU).
     pub fn read_counts(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<(u32, u32), McError> {
         let raw = read_buffer(device, queue, &self.counters, 8)?;

@@ -6,9 +6,13 @@
 //! buffers, so a million atoms stay interactive. Colour and opacity changes touch uniforms only.
 
 use super::camera::Camera;
+use super::colormap::Colormap;
 use super::context::RenderContext;
-use super::gpu::{CylinderInstance, Globals, LineVertex, MeshUniform, MeshVertex, SliceUniform, SphereInstance};
+use super::gpu::{
+    COLORMAP_ENTRIES, CylinderInstance, Globals, LineVertex, MeshUniform, MeshVertex, SliceUniform, SphereInstance,
+};
 use super::target::OffscreenTarget;
+use crate::model::Grid3;
 use glam::Vec3;
 use wgpu::util::DeviceExt;
 
@@ -49,11 +53,44 @@ pub struct MeshStyle {
     pub opacity: f32,
 }
 
+/// A second field that colours every mesh of a scene (e.g. the electrostatic potential on a density
+/// isosurface): values from `range[0]` to `range[1]` span the colormap.
+#[derive(Clone, Copy, Debug)]
+pub struct ColorFieldInput<'a> {
+    pub grid: &'a Grid3,
+    pub range: [f32; 2],
+    pub colormap: Colormap,
+}
+
+/// Why a colour field cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ColorFieldError {
+    #[error("the colouring field's lattice is not axis-aligned (rotated or sheared lattices are not supported)")]
+    NotAxisAligned,
+    #[error("the colouring field is {0}x{1}x{2} points, more than this GPU's 3-D texture limit of {3} per axis")]
+    TooLarge(usize, usize, usize, u32),
+    #[error("the colouring field has no values")]
+    Empty,
+}
+
+/// The colour field on the GPU (a 1x1x1 placeholder when none is set).
+struct GpuColorField {
+    view: wgpu::TextureView,
+    uniform: MeshUniform,
+}
+
+/// How many indices a mesh draws: known on the host, or written by the GPU marching-cubes pass into
+/// an indirect-draw buffer (the mesh never visits the host).
+enum IndexCount {
+    Direct(u32),
+    Indirect(wgpu::Buffer),
+}
+
 /// A mesh on the GPU.
 pub struct GpuMesh {
     vertices: wgpu::Buffer,
     indices: wgpu::Buffer,
-    index_count: u32,
+    index_count: IndexCount,
     uniform: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
     pub style: MeshStyle,
@@ -134,6 +171,7 @@ pub struct GpuScene {
     lines: InstanceBuffer,
     pub meshes: Vec<GpuMesh>,
     slice: Option<GpuSlice>,
+    color_field: GpuColorField,
     pub style: ViewStyle,
 }
 
@@ -161,8 +199,36 @@ impl GpuScene {
             lines: InstanceBuffer::new("orbitfield line vertices", wgpu::BufferUsages::VERTEX),
             meshes: Vec::new(),
             slice: None,
+            color_field: placeholder_color_field(ctx),
             style: ViewStyle::default(),
         }
+    }
+
+    /// Colours every mesh by `field` (values through its colormap), or restores their plain colours
+    /// with `None`. Meshes uploaded later are coloured the same way.
+    pub fn set_color_field(
+        &mut self,
+        ctx: &RenderContext,
+        field: Option<ColorFieldInput<'_>>,
+    ) -> Result<(), ColorFieldError> {
+        self.color_field = match field {
+            None => placeholder_color_field(ctx),
+            Some(f) => upload_color_field(ctx, f)?,
+        };
+        for m in &mut self.meshes {
+            m.bind_group = mesh_bind_group(ctx, &m.uniform, &self.color_field.view);
+            ctx.queue.write_buffer(
+                &m.uniform,
+                0,
+                bytemuck::bytes_of(&mesh_uniform(m.style, &self.color_field)),
+            );
+        }
+        Ok(())
+    }
+
+    /// True when meshes are coloured by a field.
+    pub fn has_color_field(&self) -> bool {
+        self.color_field.uniform.field_origin_angstrom[3] > 0.5
     }
 
     /// Replaces the atoms (reuses the buffer when it is large enough).
@@ -189,9 +255,32 @@ impl GpuScene {
     pub fn set_meshes(&mut self, ctx: &RenderContext, meshes: &[(MeshInput<'_>, MeshStyle)]) {
         self.meshes.clear();
         for (m, style) in meshes {
-            if let Some(g) = upload_mesh(ctx, m, *style) {
+            if let Some(g) = upload_mesh(ctx, m, *style, &self.color_field) {
                 self.meshes.push(g);
             }
+        }
+    }
+
+    /// Replaces all meshes by meshes the GPU marching-cubes pass made (`render::mc_compute`): their
+    /// buffers are drawn as they are, with the index count the pass wrote.
+    pub fn set_gpu_meshes(&mut self, ctx: &RenderContext, meshes: Vec<(super::mc_compute::GpuMesh, MeshStyle)>) {
+        self.meshes.clear();
+        for (m, style) in meshes {
+            let uniform = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("orbitfield mesh uniform"),
+                contents: bytemuck::bytes_of(&mesh_uniform(style, &self.color_field)),
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            });
+            let bind_group = mesh_bind_group(ctx, &uniform, &self.color_field.view);
+            let (vertices, indices, args) = m.into_buffers();
+            self.meshes.push(GpuMesh {
+                vertices,
+                indices,
+                index_count: IndexCount::Indirect(args),
+                uniform,
+                bind_group,
+                style,
+            });
         }
     }
 
@@ -199,8 +288,11 @@ impl GpuScene {
     pub fn set_mesh_style(&mut self, ctx: &RenderContext, index: usize, style: MeshStyle) {
         if let Some(m) = self.meshes.get_mut(index) {
             m.style = style;
-            ctx.queue
-                .write_buffer(&m.uniform, 0, bytemuck::bytes_of(&mesh_uniform(style)));
+            ctx.queue.write_buffer(
+                &m.uniform,
+                0,
+                bytemuck::bytes_of(&mesh_uniform(style, &self.color_field)),
+            );
         }
     }
 
@@ -394,10 +486,13 @@ fn draw_mesh(pass: &mut wgpu::RenderPass<'_>, m: &GpuMesh) {
     pass.set_bind_group(1, &m.bind_group, &[]);
     pass.set_vertex_buffer(0, m.vertices.slice(..));
     pass.set_index_buffer(m.indices.slice(..), wgpu::IndexFormat::Uint32);
-    pass.draw_indexed(0..m.index_count, 0, 0..1);
+    match &m.index_count {
+        IndexCount::Direct(n) => pass.draw_indexed(0..*n, 0, 0..1),
+        IndexCount::Indirect(args) => pass.draw_indexed_indirect(args, 0),
+    }
 }
 
-fn mesh_uniform(style: MeshStyle) -> MeshUniform {
+fn mesh_uniform(style: MeshStyle, field: &GpuColorField) -> MeshUniform {
     MeshUniform {
         color: [
             style.color[0],
@@ -405,10 +500,115 @@ fn mesh_uniform(style: MeshStyle) -> MeshUniform {
             style.color[2],
             style.opacity.clamp(0.0, 1.0),
         ],
+        ..field.uniform
     }
 }
 
-fn upload_mesh(ctx: &RenderContext, m: &MeshInput<'_>, style: MeshStyle) -> Option<GpuMesh> {
+fn mesh_bind_group(ctx: &RenderContext, uniform: &wgpu::Buffer, field: &wgpu::TextureView) -> wgpu::BindGroup {
+    ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("orbitfield mesh bind group"),
+        layout: &ctx.mesh_layout,
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: uniform.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: wgpu::BindingResource::TextureView(field),
+            },
+        ],
+    })
+}
+
+fn field_texture(ctx: &RenderContext, dims: [u32; 3], values: &[f32]) -> wgpu::TextureView {
+    let size = wgpu::Extent3d {
+        width: dims[0],
+        height: dims[1],
+        depth_or_array_layers: dims[2],
+    };
+    let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("orbitfield colour field"),
+        size,
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D3,
+        format: wgpu::TextureFormat::R32Float,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    });
+    ctx.queue.write_texture(
+        wgpu::TexelCopyTextureInfo {
+            texture: &texture,
+            mip_level: 0,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: wgpu::TextureAspect::All,
+        },
+        bytemuck::cast_slice(values),
+        wgpu::TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(dims[0] * 4),
+            rows_per_image: Some(dims[1]),
+        },
+        size,
+    );
+    texture.create_view(&wgpu::TextureViewDescriptor::default())
+}
+
+fn placeholder_color_field(ctx: &RenderContext) -> GpuColorField {
+    GpuColorField {
+        view: field_texture(ctx, [1, 1, 1], &[0.0]),
+        uniform: MeshUniform::default(),
+    }
+}
+
+fn upload_color_field(ctx: &RenderContext, f: ColorFieldInput<'_>) -> Result<GpuColorField, ColorFieldError> {
+    let l = &f.grid.lattice;
+    if !l.is_axis_aligned() {
+        return Err(ColorFieldError::NotAxisAligned);
+    }
+    let limit = ctx.device.limits().max_texture_dimension_3d;
+    let [nx, ny, nz] = l.dims;
+    if nx == 0 || ny == 0 || nz == 0 || f.grid.values.len() < nx * ny * nz {
+        return Err(ColorFieldError::Empty);
+    }
+    let dims: Vec<u32> = l
+        .dims
+        .iter()
+        .filter_map(|&d| u32::try_from(d).ok())
+        .filter(|&d| d <= limit)
+        .collect();
+    let [Some(&dx), Some(&dy), Some(&dz)] = [dims.first(), dims.get(1), dims.get(2)] else {
+        return Err(ColorFieldError::TooLarge(nx, ny, nz, limit));
+    };
+    let values: Vec<f32> = f.grid.values[..nx * ny * nz]
+        .iter()
+        .map(|v| if v.is_finite() { *v } else { 0.0 })
+        .collect();
+    let view = field_texture(ctx, [dx, dy, dz], &values);
+    let origin = crate::model::units::angstrom_from_bohr3(l.origin_bohr);
+    let step = |k: usize| {
+        let s = crate::model::units::angstrom_from_bohr(l.steps_bohr[k][k]);
+        if s != 0.0 { (1.0 / s) as f32 } else { 0.0 }
+    };
+    let mut colormap = [[0.0f32; 4]; COLORMAP_ENTRIES];
+    for (i, c) in colormap.iter_mut().enumerate() {
+        let rgba = f.colormap.sample(i as f32 / (COLORMAP_ENTRIES - 1) as f32);
+        *c = [rgba[0], rgba[1], rgba[2], 255].map(|b| f32::from(b) / 255.0);
+    }
+    Ok(GpuColorField {
+        view,
+        uniform: MeshUniform {
+            color: [0.0; 4],
+            field_origin_angstrom: [origin[0] as f32, origin[1] as f32, origin[2] as f32, 1.0],
+            field_inv_step_per_angstrom: [step(0), step(1), step(2), 0.0],
+            field_range: [f.range[0], f.range[1], 0.0, 0.0],
+            colormap,
+        },
+    })
+}
+
+fn upload_mesh(ctx: &RenderContext, m: &MeshInput<'_>, style: MeshStyle, field: &GpuColorField) -> Option<GpuMesh> {
     let n = m.positions_angstrom.len();
     let vertices: Vec<MeshVertex> = m
         .positions_angstrom
@@ -443,21 +643,14 @@ fn upload_mesh(ctx: &RenderContext, m: &MeshInput<'_>, style: MeshStyle) -> Opti
     });
     let uniform = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some("orbitfield mesh uniform"),
-        contents: bytemuck::bytes_of(&mesh_uniform(style)),
+        contents: bytemuck::bytes_of(&mesh_uniform(style, field)),
         usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
     });
-    let bind_group = d.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("orbitfield mesh bind group"),
-        layout: &ctx.mesh_layout,
-        entries: &[wgpu::BindGroupEntry {
-            binding: 0,
-            resource: uniform.as_entire_binding(),
-        }],
-    });
+    let bind_group = mesh_bind_group(ctx, &uniform, &field.view);
     Some(GpuMesh {
         vertices,
         indices,
-        index_count,
+        index_count: IndexCount::Direct(index_count),
         uniform,
         bind_group,
         style,

@@ -41,6 +41,9 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 egui::CollapsingHeader::new("Orbitals")
                     .default_open(true)
                     .show(ui, |ui| orbitals_ui(ui, state));
+                egui::CollapsingHeader::new("RDF")
+                    .default_open(false)
+                    .show(ui, |ui| rdf_ui(ui, state));
             });
         });
     egui::CentralPanel::default()
@@ -341,6 +344,7 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if ui.checkbox(&mut slice, "Slice plane (z through the centre)").changed() {
         send(state, Command::SetShowSlice(slice));
     }
+    surface_color_ui(ui, state);
     if !state.fields.can_compute() && has_wf {
         ui.label(
             RichText::new(format!("Orbitals cannot be computed: {}", state.fields.backend_name())).color(tokens::ERROR),
@@ -349,6 +353,122 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if !state.fields.can_extract() {
         ui.label(RichText::new("Isosurfaces unavailable in this build (no extractor)").color(tokens::ERROR));
     }
+}
+
+/// Colouring the surfaces by a volume (e.g. the potential on a density surface): volume, range and
+/// colormap.
+pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    use crate::render::colormap::Colormap;
+    let Some(doc) = &state.document else {
+        return;
+    };
+    let volumes: Vec<String> = doc
+        .grids
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let [a, b, c] = g.lattice.dims;
+            format!("Volume {} ({a}x{b}x{c})", i + 1)
+        })
+        .collect();
+    let current = state.surface_color.map(|c| c.volume);
+    let mut choice = current;
+    egui::ComboBox::from_label("Colour surface by")
+        .selected_text(
+            current
+                .and_then(|i| volumes.get(i).cloned())
+                .unwrap_or_else(|| "Lobe colours".into()),
+        )
+        .show_ui(ui, |ui| {
+            ui.selectable_value(&mut choice, None, "Lobe colours");
+            for (i, name) in volumes.iter().enumerate() {
+                ui.selectable_value(&mut choice, Some(i), name);
+            }
+        });
+    if choice != current {
+        send(state, Command::SetSurfaceColor(choice.map(|v| (v, None))));
+    }
+    let Some(c) = state.surface_color else {
+        return;
+    };
+    let mut range = c.range;
+    ui.horizontal(|ui| {
+        let l = ui.label("from");
+        let a = ui
+            .add(egui::DragValue::new(&mut range[0]).speed(1e-3).max_decimals(5))
+            .labelled_by(l.id);
+        let l = ui.label("to");
+        let b = ui
+            .add(egui::DragValue::new(&mut range[1]).speed(1e-3).max_decimals(5))
+            .labelled_by(l.id);
+        if (a.changed() || b.changed()) && range[0] != range[1] {
+            send(state, Command::SetSurfaceColor(Some((c.volume, Some(range)))));
+        }
+        if ui
+            .button("Auto")
+            .on_hover_text("Range of the values on the surface")
+            .clicked()
+        {
+            send(state, Command::SetSurfaceColor(Some((c.volume, None))));
+        }
+    });
+    let mut map = state.settings.colormap;
+    egui::ComboBox::from_label("Colormap")
+        .selected_text(map.name())
+        .show_ui(ui, |ui| {
+            for m in Colormap::ALL {
+                ui.selectable_value(&mut map, m, m.name());
+            }
+        });
+    if map != state.settings.colormap {
+        send(state, Command::SetColormap(map));
+    }
+}
+
+/// The colormap legend of coloured surfaces, drawn over the bottom-right corner of the 3-D view.
+fn color_legend_ui(ui: &egui::Ui, state: &AppState, view: egui::Rect) {
+    let Some(c) = state.surface_color else {
+        return;
+    };
+    let bar = egui::Rect::from_min_size(
+        egui::pos2(view.right() - 190.0, view.bottom() - 46.0),
+        egui::vec2(170.0, 12.0),
+    );
+    let painter = ui.painter_at(view);
+    painter.rect_filled(
+        bar.expand(22.0).translate(egui::vec2(0.0, 8.0)),
+        4.0,
+        egui::Color32::from_black_alpha(150),
+    );
+    let steps = 48;
+    for k in 0..steps {
+        let t0 = k as f32 / steps as f32;
+        let [r, g, b, _] = state.settings.colormap.sample((k as f32 + 0.5) / steps as f32);
+        let x0 = bar.left() + t0 * bar.width();
+        let cell = egui::Rect::from_min_max(
+            egui::pos2(x0, bar.top()),
+            egui::pos2(x0 + bar.width() / steps as f32 + 0.5, bar.bottom()),
+        );
+        painter.rect_filled(cell, 0.0, egui::Color32::from_rgb(r, g, b));
+    }
+    let text = |pos: egui::Pos2, align: egui::Align2, s: String| {
+        painter.text(pos, align, s, egui::FontId::proportional(11.0), egui::Color32::WHITE);
+    };
+    text(
+        bar.left_bottom() + egui::vec2(0.0, 3.0),
+        egui::Align2::LEFT_TOP,
+        format!("{:.3}", c.range[0]),
+    );
+    text(
+        bar.right_bottom() + egui::vec2(0.0, 3.0),
+        egui::Align2::RIGHT_TOP,
+        format!("{:.3}", c.range[1]),
+    );
+    text(
+        bar.center_top() - egui::vec2(0.0, 3.0),
+        egui::Align2::CENTER_BOTTOM,
+        format!("Volume {} (file units)", c.volume + 1),
+    );
 }
 
 /// The orbital list (energy, occupation, symmetry, HOMO/LUMO), spin switch and energy diagram.
@@ -418,27 +538,54 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
         });
 }
 
-fn energy_diagram_ui(ui: &mut egui::Ui, state: &AppState, rows: &[crate::app::state::OrbitalRow]) {
+/// Horizontal extent of each shown level in the energy diagram: degenerate levels (within 1e-4
+/// hartree) sit side by side, so each can be seen and clicked.
+pub fn level_extents(energies_hartree: &[f64]) -> Vec<[f64; 2]> {
+    let mut out = vec![[0.0, 1.0]; energies_hartree.len()];
+    let mut k = 0;
+    while k < energies_hartree.len() {
+        let mut end = k + 1;
+        while end < energies_hartree.len() && (energies_hartree[end] - energies_hartree[k]).abs() < 1e-4 {
+            end += 1;
+        }
+        let n = (end - k) as f64;
+        for (j, slot) in out[k..end].iter_mut().enumerate() {
+            let w = 1.0 / n;
+            *slot = [j as f64 * w + 0.08 * w, (j as f64 + 1.0) * w - 0.08 * w];
+        }
+        k = end;
+    }
+    out
+}
+
+/// The energy-level diagram around the frontier orbitals; clicking a level selects its orbital.
+fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app::state::OrbitalRow]) {
     use egui_plot::{Line, Plot, PlotPoints};
     let homo = state.homo_index(state.spin).unwrap_or(0);
-    let shown: Vec<_> = rows
+    let mut shown: Vec<_> = rows
         .iter()
-        .filter(|r| r.index + 5 >= homo && r.index <= homo + 6)
+        .filter(|r| r.index + 5 >= homo && r.index <= homo + 6 && r.energy_hartree.is_finite())
         .collect();
-    Plot::new("energy_levels")
+    shown.sort_by(|a, b| {
+        a.energy_hartree
+            .total_cmp(&b.energy_hartree)
+            .then(a.index.cmp(&b.index))
+    });
+    let extents = level_extents(&shown.iter().map(|r| r.energy_hartree).collect::<Vec<_>>());
+    let selected = state.orbital;
+    let response = Plot::new("energy_levels")
         .height(160.0)
         .allow_drag(false)
         .allow_zoom(false)
         .allow_scroll(false)
+        .allow_boxed_zoom(false)
+        .allow_double_click_reset(false)
         .show_x(false)
         .y_axis_label("eV")
         .show(ui, |plot| {
-            for r in shown {
+            for (r, x) in shown.iter().zip(&extents) {
                 let e = r.energy_hartree * EV_PER_HARTREE;
-                if !e.is_finite() {
-                    continue;
-                }
-                let color = if Some(r.index) == state.orbital {
+                let color = if Some(r.index) == selected {
                     tokens::SELECTED
                 } else if r.occupation > 0.5 {
                     tokens::OCCUPIED
@@ -451,12 +598,34 @@ fn energy_diagram_ui(ui: &mut egui::Ui, state: &AppState, rows: &[crate::app::st
                     r.label.clone()
                 };
                 plot.line(
-                    Line::new(name, PlotPoints::from(vec![[0.0, e], [1.0, e]]))
+                    Line::new(name, PlotPoints::from(vec![[x[0], e], [x[1], e]]))
                         .color(color)
-                        .width(if Some(r.index) == state.orbital { 3.0 } else { 1.5 }),
+                        .width(if Some(r.index) == selected { 3.0 } else { 1.5 }),
                 );
             }
         });
+    if response.response.clicked()
+        && let Some(pos) = response.response.interact_pointer_pos()
+    {
+        // The level under the pointer: inside its horizontal extent, nearest on screen, within 8 points.
+        let t = &response.transform;
+        let p = t.value_from_position(pos);
+        let best = shown
+            .iter()
+            .zip(&extents)
+            .filter(|(_, x)| p.x >= x[0] - 0.05 && p.x <= x[1] + 0.05)
+            .map(|(r, _)| {
+                let y = t
+                    .position_from_point(&egui_plot::PlotPoint::new(0.0, r.energy_hartree * EV_PER_HARTREE))
+                    .y;
+                (r.index, (y - pos.y).abs())
+            })
+            .filter(|(_, d)| *d <= 8.0)
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((index, _)) = best {
+            send(state, Command::SelectOrbital(Some(index)));
+        }
+    }
 }
 
 /// Frame slider, play/pause, speed, loop.
@@ -502,6 +671,14 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
         if ui.checkbox(&mut looping, "loop").changed() {
             send(state, Command::SetLoop(looping));
         }
+        let mut every = state.settings.compute_every_frame;
+        if ui
+            .checkbox(&mut every, "every frame")
+            .on_hover_text("Wait for each frame's surface (for movies) instead of dropping frames to keep the rate")
+            .changed()
+        {
+            send(state, Command::SetComputeEveryFrame(every));
+        }
     });
 }
 
@@ -511,6 +688,36 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
     progress_ui(ui, state);
     if let Some(e) = &state.fields.last_error {
         ui.label(RichText::new(e).color(tokens::ERROR));
+    }
+    let cache = state.fields.cache_use();
+    let mib = |b: usize| b as f64 / f64::from(1u32 << 20);
+    ui.label(format!(
+        "Cache: {:.1} of {:.0} MiB ({} lattices, {} meshes)",
+        mib(cache.bytes),
+        mib(cache.budget_bytes),
+        cache.grids,
+        cache.meshes
+    ));
+    let mut budget = state.settings.cache_budget_mib;
+    ui.horizontal(|ui| {
+        let l = ui.label("Cache budget");
+        if ui
+            .add(egui::DragValue::new(&mut budget).range(16..=65536).suffix(" MiB"))
+            .labelled_by(l.id)
+            .changed()
+        {
+            send(state, Command::SetCacheBudgetMib(budget));
+        }
+    });
+    let c = state.fields.cancellations();
+    if c.requests > 0 {
+        ui.label(
+            RichText::new(format!(
+                "{} superseded requests cancelled ({} tiles dropped)",
+                c.requests, c.tiles
+            ))
+            .small(),
+        );
     }
 }
 
@@ -531,6 +738,91 @@ fn progress_ui(ui: &mut egui::Ui, state: &mut AppState) {
             }
         });
     }
+}
+
+/// g(r) between two selections over the trajectory: the form, a progress line with cancel, and the
+/// plot, which grows as frames arrive.
+pub fn rdf_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    use egui_plot::{Legend, Line, Plot, PlotPoints};
+    let running = state.rdf.is_running();
+    egui::Grid::new("rdf_form").num_columns(2).show(ui, |ui| {
+        let l = ui.label("Selection 1");
+        ui.add(egui::TextEdit::singleline(&mut state.rdf.sel1_text).id_salt("rdf_sel1"))
+            .labelled_by(l.id);
+        ui.end_row();
+        let l = ui.label("Selection 2");
+        ui.add(egui::TextEdit::singleline(&mut state.rdf.sel2_text).id_salt("rdf_sel2"))
+            .labelled_by(l.id);
+        ui.end_row();
+        let l = ui.label("r max (Å)");
+        ui.add(
+            egui::DragValue::new(&mut state.rdf.r_max_angstrom)
+                .range(0.5..=100.0)
+                .speed(0.1),
+        )
+        .labelled_by(l.id);
+        ui.end_row();
+        let l = ui.label("Bins");
+        ui.add(egui::DragValue::new(&mut state.rdf.bins).range(1..=10000))
+            .labelled_by(l.id);
+        ui.end_row();
+    });
+    ui.horizontal(|ui| {
+        let can_start = state.document.as_ref().is_some_and(|d| d.n_frames > 0);
+        if ui.add_enabled(can_start, egui::Button::new("Compute g(r)")).clicked() {
+            send(state, Command::StartRdf);
+        }
+        if running {
+            ui.add(
+                egui::ProgressBar::new(state.rdf.progress())
+                    .desired_width(90.0)
+                    .show_percentage(),
+            );
+            if ui.button("Cancel").clicked() {
+                send(state, Command::CancelRdf);
+            }
+        }
+    });
+    if let Some(e) = &state.rdf.error {
+        ui.label(RichText::new(e).color(tokens::ERROR));
+    }
+    let Some(run) = &state.rdf.run else {
+        return;
+    };
+    let seconds = run.finished.unwrap_or_else(|| run.started.elapsed().as_secs_f64());
+    ui.label(format!(
+        "{} of {} frames, {:.1} s{}",
+        run.frames_done,
+        run.n_frames,
+        seconds,
+        if run.engine.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", run.engine)
+        }
+    ));
+    let g: Vec<[f64; 2]> = run
+        .rdf
+        .r_angstrom
+        .iter()
+        .zip(&run.rdf.g)
+        .map(|(&r, &g)| [r, g])
+        .collect();
+    let n: Vec<[f64; 2]> = run
+        .rdf
+        .r_angstrom
+        .iter()
+        .zip(&run.rdf.n_cumulative)
+        .map(|(&r, &n)| [r, n])
+        .collect();
+    Plot::new("rdf_plot")
+        .height(180.0)
+        .legend(Legend::default())
+        .x_axis_label("r (Å)")
+        .show(ui, |plot| {
+            plot.line(Line::new("g(r)", PlotPoints::from(g)).color(tokens::POSITIVE));
+            plot.line(Line::new("n(r)", PlotPoints::from(n)).color(tokens::VIRTUAL));
+        });
 }
 
 /// FPS, status, picked atom, progress line.
@@ -597,6 +889,7 @@ pub fn view_ui(ui: &mut egui::Ui, state: &mut AppState) {
         );
     }
     ui.painter().add(crate::render::callback::view_paint_callback(rect));
+    color_legend_ui(ui, state, rect);
     if state.document.is_none() {
         ui.painter().text(
             rect.center(),

@@ -20,6 +20,8 @@
 //! reaches the caller.
 
 pub mod mo;
+pub mod msm;
+pub mod rdf;
 
 use crate::compute::{ComputeError, Field, FieldInput, FieldJob, SlabEngine, slab_len};
 use crate::model::{Lattice, Spin, SpinKind, Wavefunction};
@@ -226,6 +228,15 @@ fn disk_cache_dir() -> Option<PathBuf> {
 /// True when no value is NaN or infinite. Branch-free within chunks of 64 so that the compiler
 /// vectorises it (a plain `any(!is_finite)` runs about one value per cycle, milliseconds per tile).
 pub fn all_finite(values: &[f32]) -> bool {
+    use rayon::prelude::*;
+    // Large slabs are checked in parallel (a 10^8-point map would otherwise spend ~0.1 s here).
+    if values.len() > 1 << 20 {
+        return values.par_chunks(1 << 16).all(all_finite_serial);
+    }
+    all_finite_serial(values)
+}
+
+fn all_finite_serial(values: &[f32]) -> bool {
     const EXP: u32 = 0x7f80_0000;
     let mut chunks = values.chunks_exact(64);
     for c in &mut chunks {
@@ -334,6 +345,7 @@ struct DcsPrepared {
 enum Prepared {
     Mo(MoPrepared),
     Dcs(DcsPrepared),
+    Msm(msm::MsmPrepared),
 }
 
 struct JobCache {
@@ -348,6 +360,7 @@ fn same_input(a: &FieldInput, b: &FieldInput) -> bool {
     match (a, b) {
         (FieldInput::Wavefunction(x), FieldInput::Wavefunction(y)) => Arc::ptr_eq(x, y),
         (FieldInput::Charges(x), FieldInput::Charges(y)) => Arc::ptr_eq(x, y),
+        (FieldInput::Electrostatics(x), FieldInput::Electrostatics(y)) => Arc::ptr_eq(x, y),
         _ => false,
     }
 }
@@ -472,6 +485,7 @@ impl CudaEngine {
                 _ => "auto (decided at the first launch)",
             },
             Prepared::Dcs(_) => "dcs",
+            Prepared::Msm(_) => "msm",
         })
     }
 
@@ -536,13 +550,7 @@ impl CudaEngine {
                     .collect();
                 Prepared::Dcs(DcsPrepared { atoms })
             }
-            (Field::Potential, FieldInput::Electrostatics(_)) => {
-                // No GPU kernels for the cutoff and MSM stages yet: the jobs pool runs these on the CPU.
-                return Err(ComputeError::WrongInput(
-                    Field::Potential,
-                    "direct-sum charges (cutoff and MSM plans run on the CPU engine)",
-                ));
-            }
+            (Field::Potential, FieldInput::Electrostatics(plan)) => Prepared::Msm(self.prepare_msm(plan)?),
             (Field::Potential, _) => return Err(ComputeError::WrongInput(Field::Potential, "point charges")),
             (f, FieldInput::Wavefunction(wf)) => Prepared::Mo(self.prepare_mo(st, f, wf, &job.lattice, form)?),
             (f, _) => return Err(ComputeError::WrongInput(f.clone(), "a wavefunction")),
@@ -689,6 +697,14 @@ impl CudaEngine {
         match &*prepared {
             Prepared::Mo(m) => self.launch_mo(st, m, job, z_range)?,
             Prepared::Dcs(p) => self.launch_dcs(st, p, job, z_range)?,
+            Prepared::Msm(p) => {
+                let module = self.module(st, msm::MSM_SRC)?;
+                let out = st
+                    .out
+                    .as_mut()
+                    .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
+                self.launch_msm(out, &module, p, job, z_range)?
+            }
         }
         Ok(n)
     }

@@ -302,21 +302,25 @@ impl EspPlan {
             Boundary::Open => None,
             Boundary::Periodic(cell) => Some(cell.matrix_angstrom().map(|r| r.map(bohr_from_angstrom))),
         };
-        let bins = match &cell_bohr {
-            None => AtomBins::open(&charges.positions_bohr, &charges.charges_e, a_bohr),
-            Some(c) => AtomBins::periodic(&charges.positions_bohr, &charges.charges_e, c, a_bohr),
-        }
-        .map_err(bad)?;
-        let long_range = match method {
-            EspMethod::Msm(p) => {
-                let h_bohr = bohr_from_angstrom(p.spacing_angstrom);
-                Some(match &cell_bohr {
-                    None => long_range_open(&charges, lattice, a_bohr, h_bohr)?,
-                    Some(c) => long_range_periodic(&charges, c, a_bohr, h_bohr)?,
-                })
-            }
-            _ => None,
-        };
+        // Binning (serial) and the long-range levels (parallel inside) run side by side.
+        let (bins, long_range) = rayon::join(
+            || match &cell_bohr {
+                None => AtomBins::open(&charges.positions_bohr, &charges.charges_e, a_bohr),
+                Some(c) => AtomBins::periodic(&charges.positions_bohr, &charges.charges_e, c, a_bohr),
+            },
+            || match method {
+                EspMethod::Msm(p) => {
+                    let h_bohr = bohr_from_angstrom(p.spacing_angstrom);
+                    match &cell_bohr {
+                        None => long_range_open(&charges, lattice, a_bohr, h_bohr).map(Some),
+                        Some(c) => long_range_periodic(&charges, c, a_bohr, h_bohr).map(Some),
+                    }
+                }
+                _ => Ok(None),
+            },
+        );
+        let bins = bins.map_err(bad)?;
+        let long_range = long_range?;
         Ok(EspPlan {
             method,
             boundary,

@@ -67,7 +67,40 @@ impl LevelLayout {
 /// (fractional lattice index). `out` (layout `layout`) is overwritten. Charges whose stencil leaves
 /// an open lattice lose those weights (the plan sizes lattices so that this never happens).
 pub fn anterpolate(layout: &LevelLayout, periodic: bool, coords: &[[f64; 3]], charges: &[f64], out: &mut [f64]) {
-    out.iter_mut().for_each(|v| *v = 0.0);
+    // Charges in chunks spread in parallel, each onto a private lattice, then summed: as many
+    // private lattices as threads while they take at most ~1 GiB together (one for small inputs).
+    const CHUNK: usize = 1 << 15;
+    let n = coords.len().min(charges.len());
+    let lattice_bytes = out.len().max(1) * std::mem::size_of::<f64>();
+    let parts = rayon::current_num_threads()
+        .min((1usize << 30) / lattice_bytes)
+        .min(n.div_ceil(CHUNK))
+        .max(1);
+    if parts == 1 {
+        out.iter_mut().for_each(|v| *v = 0.0);
+        spread(layout, periodic, &coords[..n], &charges[..n], out);
+        return;
+    }
+    let per = n.div_ceil(parts);
+    let partial: Vec<Vec<f64>> = (0..parts)
+        .into_par_iter()
+        .map(|p| {
+            let r = (p * per).min(n)..((p + 1) * per).min(n);
+            let mut acc = vec![0.0; out.len()];
+            spread(layout, periodic, &coords[r.clone()], &charges[r], &mut acc);
+            acc
+        })
+        .collect();
+    out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, dst)| {
+        let base = c * CHUNK;
+        for (i, o) in dst.iter_mut().enumerate() {
+            *o = partial.iter().map(|p| p.get(base + i).copied().unwrap_or(0.0)).sum();
+        }
+    });
+}
+
+/// Adds the anterpolated charges to `out` (serial).
+fn spread(layout: &LevelLayout, periodic: bool, coords: &[[f64; 3]], charges: &[f64], out: &mut [f64]) {
     for (t, &q) in coords.iter().zip(charges) {
         let (b0, wx) = phi_weights(t[0]);
         let (b1, wy) = phi_weights(t[1]);
@@ -136,7 +169,12 @@ fn axis_pass(
 ) {
     let ss = strides(src_dims);
     let ns = src_dims[axis] as i64;
-    for k in 0..dst_dims[2] {
+    let plane = dst_dims[0] * dst_dims[1];
+    if plane == 0 {
+        return;
+    }
+    // Output planes are independent: parallel over z.
+    dst.par_chunks_mut(plane).enumerate().for_each(|(k, dplane)| {
         for j in 0..dst_dims[1] {
             for i in 0..dst_dims[0] {
                 let c = [i, j, k];
@@ -168,12 +206,12 @@ fn axis_pass(
                         }
                     }
                 }
-                if let Some(o) = dst.get_mut(i + dst_dims[0] * (j + dst_dims[1] * k)) {
+                if let Some(o) = dplane.get_mut(i + dst_dims[0] * j) {
                     *o = acc;
                 }
             }
         }
-    }
+    });
 }
 
 /// Restriction of charges to the next coarser level: `q^{l+1}_n = sum_m J_{m-2n} q^l_m` per axis

@@ -1,0 +1,214 @@
+//! Cutoff and multilevel-summation potentials on a CUDA device: the slab stage of an
+//! [`EspPlan`] (smoothed short-range sum over binned charges plus cubic interpolation of the finest
+//! MSM lattice) as one kernel, `kernels/msm.cu`.
+//!
+//! Owns [`MsmPrepared`] (the plan's bins, neighbour offsets and long-range lattice on the device, in
+//! f32 and shifted to the bins' origin) and the launch. The plan itself — binning and every
+//! long-range level — is built on the host by `compute::esp` before the request reaches the pool;
+//! the device does the per-point work, which is what grows with the map (a 0.5 A map of a
+//! 1.5-million-atom box has 10^8 points, each summing ~10^3 charges). Called by [`CudaEngine`]'s
+//! slab path for [`crate::compute::FieldInput::Electrostatics`]; tested against the CPU engine
+//! (`EspPlan::fill_slab`) in `tests/gpu_engine.rs`.
+
+use super::{CudaEngine, dev_err};
+use crate::compute::esp::EspPlan;
+use crate::compute::esp::kernel::reciprocal;
+use crate::compute::{ComputeError, Field, FieldJob, slab_len};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use std::ops::Range;
+
+/// `kernels/msm.cu`, embedded at build time.
+pub const MSM_SRC: &str = include_str!("../../../kernels/msm.cu");
+
+/// 8 x 8 points per block: a warp covers 8 x 4 points (4 x 2 A at 0.5 A spacing), so its threads
+/// mostly visit the same bins and loop the same number of times.
+const BLOCK: (u32, u32) = (8, 8);
+
+/// Arguments of `msm_slab`. Twin: `struct MsmArgs` in `kernels/msm.cu` (same order; every field is
+/// 4 bytes, so the layouts agree without padding).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MsmArgs {
+    lat_o: [f32; 3],
+    lat_s: [[f32; 3]; 3],
+    nx: i32,
+    ny: i32,
+    k0: i32,
+    nz: i32,
+    bin_inv: [[f32; 3]; 3],
+    bin_v: [[f32; 3]; 3],
+    bcount: [i32; 3],
+    periodic: i32,
+    cell: [[f32; 3]; 3],
+    cell_inv: [[f32; 3]; 3],
+    a2: f32,
+    inv_a: f32,
+    inv_a2: f32,
+    reach2: f32,
+    min2: f32,
+    n_neigh: i32,
+    has_lr: i32,
+    lr_periodic: i32,
+    lr_o: [f32; 3],
+    lr_inv: [[f32; 3]; 3],
+    lr_lo: [i32; 3],
+    lr_dims: [i32; 3],
+}
+
+// SAFETY: `#[repr(C)]` plain 4-byte fields in the order of `MsmArgs` in kernels/msm.cu.
+unsafe impl cudarc::driver::DeviceRepr for MsmArgs {}
+
+/// A plan on the device.
+pub struct MsmPrepared {
+    atoms: CudaSlice<f32>,
+    start: CudaSlice<i32>,
+    neigh: CudaSlice<i32>,
+    lr: CudaSlice<f32>,
+    /// Everything but the target lattice and slab.
+    args: MsmArgs,
+    /// The bins' origin (bohr): every device coordinate is relative to it.
+    origin_bohr: [f64; 3],
+}
+
+fn m3(m: &[[f64; 3]; 3]) -> [[f32; 3]; 3] {
+    m.map(|r| r.map(|x| x as f32))
+}
+
+fn too_big(what: &str) -> ComputeError {
+    ComputeError::Device(format!("{what} too large for the GPU kernel's 32-bit indices"))
+}
+
+impl CudaEngine {
+    /// Uploads `plan` (bins, neighbour offsets, long-range lattice).
+    pub(super) fn prepare_msm(&self, plan: &EspPlan) -> Result<MsmPrepared, ComputeError> {
+        let b = &plan.bins;
+        let o = b.origin_bohr;
+        let n = b.charges_e.len();
+        if n >= i32::MAX as usize || b.start.len() >= i32::MAX as usize {
+            return Err(too_big("the charge set"));
+        }
+        let mut atoms = Vec::with_capacity(4 * n.max(1));
+        for m in 0..n {
+            atoms.extend_from_slice(&[
+                (b.x_bohr[m] - o[0]) as f32,
+                (b.y_bohr[m] - o[1]) as f32,
+                (b.z_bohr[m] - o[2]) as f32,
+                b.charges_e[m] as f32,
+            ]);
+        }
+        if atoms.is_empty() {
+            atoms.extend_from_slice(&[0.0; 4]);
+        }
+        let start: Vec<i32> = b.start.iter().map(|&s| s as i32).collect();
+        let mut neigh: Vec<i32> = Vec::with_capacity(4 * b.neighbours.len().max(1));
+        for d in &b.neighbours {
+            let c: [i32; 3] = d.map(|x| x.clamp(i32::MIN as i64, i32::MAX as i64) as i32);
+            neigh.extend_from_slice(&[c[0], c[1], c[2], 0]);
+        }
+        if neigh.is_empty() {
+            neigh.extend_from_slice(&[0; 4]);
+        }
+        let a = b.cutoff_bohr;
+        let reach = a + 0.5 * b.diagonal_bohr;
+        let (cell, cell_inv, periodic) = match &b.cell_bohr {
+            Some(c) => (
+                *c,
+                reciprocal(c).ok_or_else(|| ComputeError::Device("degenerate periodic cell".into()))?,
+                1,
+            ),
+            None => ([[0.0; 3]; 3], [[0.0; 3]; 3], 0),
+        };
+        let min = crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
+        let mut args = MsmArgs {
+            bin_inv: m3(&b.inverse),
+            bin_v: m3(&b.vectors_bohr),
+            bcount: b.counts.map(|c| c.min(i32::MAX as usize) as i32),
+            periodic,
+            cell: m3(&cell),
+            cell_inv: m3(&cell_inv),
+            a2: (a * a) as f32,
+            inv_a: (1.0 / a) as f32,
+            inv_a2: (1.0 / (a * a)) as f32,
+            reach2: (reach * reach) as f32,
+            min2: (min * min) as f32,
+            n_neigh: b.neighbours.len().min(i32::MAX as usize) as i32,
+            ..MsmArgs::default()
+        };
+        let mut lr_values = vec![0.0f32];
+        if let Some(lr) = &plan.long_range {
+            if lr.potential.len() >= i32::MAX as usize {
+                return Err(too_big("the MSM lattice"));
+            }
+            lr_values = lr.potential.iter().map(|&v| v as f32).collect();
+            if lr_values.is_empty() {
+                lr_values.push(0.0);
+            }
+            args.has_lr = 1;
+            args.lr_periodic = i32::from(lr.periodic);
+            args.lr_o = [0, 1, 2].map(|k| (lr.origin_bohr[k] - o[k]) as f32);
+            args.lr_inv = m3(&lr.inverse);
+            args.lr_lo = lr.layout.lo.map(|x| x.clamp(i32::MIN as i64, i32::MAX as i64) as i32);
+            args.lr_dims = lr.layout.dims.map(|d| d.min(i32::MAX as usize) as i32);
+        }
+        let up = |what: &'static str| dev_err(what);
+        Ok(MsmPrepared {
+            atoms: self.stream.clone_htod(&atoms).map_err(up("upload charges"))?,
+            start: self.stream.clone_htod(&start).map_err(up("upload bins"))?,
+            neigh: self.stream.clone_htod(&neigh).map_err(up("upload neighbours"))?,
+            lr: self.stream.clone_htod(&lr_values).map_err(up("upload MSM lattice"))?,
+            args,
+            origin_bohr: o,
+        })
+    }
+
+    /// Fills the engine's output buffer with slab `z_range` of `job.lattice`.
+    pub(super) fn launch_msm(
+        &self,
+        out: &mut CudaSlice<f32>,
+        module: &std::sync::Arc<cudarc::driver::CudaModule>,
+        p: &MsmPrepared,
+        job: &FieldJob,
+        z_range: &Range<usize>,
+    ) -> Result<(), ComputeError> {
+        if job.field != Field::Potential {
+            return Err(ComputeError::WrongInput(job.field.clone(), "point charges"));
+        }
+        let l = &job.lattice;
+        let n = slab_len(l, z_range);
+        if n == 0 {
+            return Ok(());
+        }
+        let f = CudaEngine::function(module, "msm_slab")?;
+        let mut args = p.args;
+        args.lat_o = [0, 1, 2].map(|k| (l.origin_bohr[k] - p.origin_bohr[k]) as f32);
+        args.lat_s = m3(&l.steps_bohr);
+        args.nx = i32::try_from(l.dims[0]).map_err(|_| too_big("the lattice"))?;
+        args.ny = i32::try_from(l.dims[1]).map_err(|_| too_big("the lattice"))?;
+        args.k0 = i32::try_from(z_range.start).map_err(|_| too_big("the lattice"))?;
+        args.nz = i32::try_from(z_range.len()).map_err(|_| too_big("the lattice"))?;
+        let cfg = LaunchConfig {
+            grid_dim: (
+                (args.nx as u32).div_ceil(BLOCK.0),
+                (args.ny as u32).div_ceil(BLOCK.1),
+                args.nz as u32,
+            ),
+            block_dim: (BLOCK.0, BLOCK.1, 1),
+            shared_mem_bytes: 0,
+        };
+        if cfg.grid_dim.1 > 65535 || cfg.grid_dim.2 > 65535 {
+            return Err(ComputeError::Device("lattice too large for one launch".into()));
+        }
+        let mut b = self.stream.launch_builder(&f);
+        b.arg(out)
+            .arg(&p.start)
+            .arg(&p.atoms)
+            .arg(&p.neigh)
+            .arg(&p.lr)
+            .arg(&args);
+        // SAFETY: writes the slab's `n` points into the output buffer (at least `n` long, checked by
+        // the caller); reads bins, charges and neighbours within the sizes uploaded above (bin
+        // indices are wrapped or range-checked in the kernel, `start` has one entry per bin plus one).
+        unsafe { b.launch(cfg) }.map_err(dev_err("msm_slab launch"))?;
+        Ok(())
+    }
+}
