@@ -1,8 +1,9 @@
 //! Electrostatics methods against independent references: MSM with open boundaries against the
 //! direct Coulomb sum (the CPU engine) on AdK, the cutoff method against an f64 brute-force sum of
 //! the same smoothed kernel written here (all periodic images for periodic cells), periodic MSM
-//! against an Ewald sum written here (orthorhombic and triclinic boxes, fresh random charges each
-//! run, seed printed), bad input, and a pool whose GPU engine refuses a plan.
+//! against an Ewald sum written here (orthorhombic and triclinic boxes, one and two levels, a box
+//! smaller than the cutoff, a charged cell; fresh random charges each run, seed printed), bad
+//! input, and a pool whose GPU engine refuses a plan.
 
 // Tests may unwrap: a panic is a failed test (house rules).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -372,12 +373,23 @@ fn ewald(q: &PointCharges, m: &[[f64; 3]; 3], points: &[[f64; 3]]) -> Vec<f64> {
 #[test]
 fn msm_periodic_matches_ewald() {
     let mut rng = Lcg::from_clock("msm periodic");
-    for cell in [
-        UnitCell::orthorhombic([20.0, 22.0, 24.0]),
-        UnitCell::new([21.0, 22.0, 23.0], [75.0, 82.0, 68.0]),
+    // Single-level (top = finest lattice) boxes, a two-level triclinic box (40 A vectors: 20 points
+    // per vector, top 10), and a box much smaller than the 12 A cutoff (stencils wrap many times).
+    for (cell, n) in [
+        (UnitCell::orthorhombic([20.0, 22.0, 24.0]), 200),
+        (UnitCell::new([21.0, 22.0, 23.0], [75.0, 82.0, 68.0]), 200),
+        (UnitCell::new([40.0, 36.0, 38.0], [85.0, 95.0, 80.0]), 200),
+        (UnitCell::orthorhombic([9.0, 9.0, 9.0]), 30),
+        // Net charge +3 e: same additive convention as Ewald's background term, compared raw below.
+        (UnitCell::orthorhombic([19.0, 21.0, 20.0]), 150),
     ] {
         let m = cell_bohr(&cell);
-        let q = Arc::new(random_neutral(&mut rng, 200, &m));
+        let mut q = random_neutral(&mut rng, n, &m);
+        let charged = n == 150;
+        if charged {
+            q.charges_e.iter_mut().for_each(|c| *c += 3.0 / n as f64);
+        }
+        let q = Arc::new(q);
         // Map points: a 6^3 fractional lattice, shifted randomly, kept 1 A away from every charge.
         let shift = [rng.next(), rng.next(), rng.next()];
         let mut points = Vec::new();
@@ -406,6 +418,11 @@ fn msm_periodic_matches_ewald() {
             cell.lengths_angstrom, cell.angles_degree
         );
         assert!(e <= 5e-3, "{e:.3e}");
+        if charged {
+            let raw = rel_rms(&got, &want);
+            println!("  charged cell, no means removed: relative RMS error {raw:.3e}");
+            assert!(raw <= 5e-3, "{raw:.3e}");
+        }
     }
 }
 
@@ -449,6 +466,39 @@ fn bad_input_is_an_error_naming_the_value() {
     bad_input(PointCharges::default(), EspMethod::Direct, Boundary::Open, "empty");
     let cell = UnitCell::orthorhombic([10.0; 3]);
     bad_input(one(), EspMethod::Direct, Boundary::Periodic(cell), "msm");
+}
+
+/// Absurd but finite input is refused or computed, never a panic.
+#[test]
+fn absurd_values_do_not_panic() {
+    let lattice = Lattice::axis_aligned([0.0; 3], 1.0, [3, 3, 3]);
+    let cell = UnitCell::orthorhombic([10.0; 3]);
+    let huge = || PointCharges {
+        positions_bohr: vec![[1e300, -1e300, 0.0], [0.0, 1e250, 3.0]],
+        charges_e: vec![1.0, -1.0],
+    };
+    let cases = [
+        (msm(1e300, 2.0), Boundary::Open),
+        (msm(12.0, 1e-300), Boundary::Open),
+        (EspMethod::Cutoff { cutoff_angstrom: 1e300 }, Boundary::Open),
+        (EspMethod::Cutoff { cutoff_angstrom: 1e300 }, Boundary::Periodic(cell)),
+        (msm(1e300, 1e299), Boundary::Periodic(cell)),
+        (msm(12.0, 2.0), Boundary::Open),
+        (msm(12.0, 2.0), Boundary::Periodic(cell)),
+        (EspMethod::Cutoff { cutoff_angstrom: 5.0 }, Boundary::Open),
+        (msm(12.0, 2.0), Boundary::Periodic(UnitCell::orthorhombic([1e300; 3]))),
+    ];
+    for (method, boundary) in cases {
+        if let Ok(input) = field_input(Arc::new(huge()), method, boundary, &lattice) {
+            let job = FieldJob {
+                field: Field::Potential,
+                lattice,
+                input: input.clone(),
+            };
+            let _ = evaluate_grid(&job);
+            let _ = evaluate_points(&Field::Potential, &input, &[[0.0; 3], [1e300, 0.0, -1e300]]);
+        }
+    }
 }
 
 /// A GPU stand-in with no kernel for prepared plans, as the CUDA engine today.

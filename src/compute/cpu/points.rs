@@ -9,6 +9,7 @@
 //! `orbitfield points --field esp`.
 
 use crate::compute::esp::EspPlan;
+use crate::compute::esp::bins::ShortRangeScratch;
 use crate::compute::{ComputeError, Field};
 use crate::model::basis::angular_terms;
 use crate::model::{Shell, Spin, SpinKind, Wavefunction};
@@ -21,7 +22,9 @@ pub use crate::model::wavefunction::DensityMatrix;
 pub fn esp_plan_points(plan: &EspPlan, points_bohr: &[[f64; 3]], out: &mut [f64]) {
     out.par_iter_mut()
         .zip(points_bohr.par_iter())
-        .for_each(|(o, p)| *o = plan.potential_at(*p));
+        .for_each_init(ShortRangeScratch::default, |scratch, (o, p)| {
+            *o = plan.potential_with(*p, scratch)
+        });
 }
 
 struct PreparedShell {

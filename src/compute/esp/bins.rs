@@ -68,7 +68,7 @@ impl AtomBins {
         }
         let mut width = bohr_from_angstrom(BIN_WIDTH_ANGSTROM);
         let counts = loop {
-            let c: [usize; 3] = std::array::from_fn(|k| ((hi[k] - lo[k]) / width).floor() as usize + 1);
+            let c: [usize; 3] = std::array::from_fn(|k| (((hi[k] - lo[k]) / width).floor() as usize).saturating_add(1));
             if c.iter()
                 .try_fold(1usize, |acc, &n| acc.checked_mul(n))
                 .is_some_and(|n| n <= MAX_BINS)
@@ -133,9 +133,10 @@ impl AtomBins {
         for s in [[1.0, 1.0, 1.0], [1.0, 1.0, -1.0], [1.0, -1.0, 1.0], [-1.0, 1.0, 1.0]] {
             diag = diag.max(norm(combine(&vectors_bohr, s)));
         }
-        let reach: [i64; 3] = std::array::from_fn(|k| ((cutoff_bohr + diag) * norm(inverse[k])).ceil() as i64 + 1);
-        let box_size = reach.iter().map(|&r| (2 * r + 1).max(0) as usize).product::<usize>();
-        if box_size > MAX_NEIGHBOURS || reach.iter().any(|&r| r < 0) {
+        let reach_f: [f64; 3] = std::array::from_fn(|k| ((cutoff_bohr + diag) * norm(inverse[k])).ceil() + 1.0);
+        let box_size = reach_f.iter().map(|r| 2.0 * r + 1.0).product::<f64>();
+        let reach = reach_f.map(|r| r as i64);
+        if !(box_size.is_finite() && box_size <= MAX_NEIGHBOURS as f64) {
             return Err(format!(
                 "a cutoff of {cutoff_bohr} bohr reaches too many bins of {diag} bohr"
             ));
@@ -273,28 +274,52 @@ impl AtomBins {
     }
 
     /// The smoothed short-range potential `sum_{r < a} q (1/r - g_a(r))` at `p_bohr` (hartree/e),
-    /// over all periodic images for periodic bins.
+    /// over all periodic images for periodic bins. Allocates a scratch; loops should call
+    /// [`AtomBins::short_range_with`].
     pub fn short_range_at(&self, p_bohr: [f64; 3]) -> f64 {
+        self.short_range_with(p_bohr, &mut ShortRangeScratch::default())
+    }
+
+    /// As [`AtomBins::short_range_at`], reusing `scratch`: the non-empty bins within reach of the
+    /// point's bin (with their image shifts) are listed once per bin and reused while consecutive
+    /// points stay in the same bin, and each is culled by the distance from the point to its centre.
+    pub fn short_range_with(&self, p_bohr: [f64; 3], scratch: &mut ShortRangeScratch) -> f64 {
         let a = self.cutoff_bohr;
         let p = self.wrap(p_bohr);
         let Some(b) = self.bin_of(p) else { return 0.0 };
-        let [nx, ny, nz] = self.counts.map(|c| c as i64);
-        let mut sum = 0.0;
+        if scratch.bin != Some(b) {
+            self.candidates(b, &mut scratch.candidates);
+            scratch.bin = Some(b);
+        }
         // A bin can hold a charge within the cutoff only if its centre is within cutoff + half diagonal.
         let reach = a + 0.5 * self.diagonal_bohr;
         let reach2 = reach * reach;
-        let v = &self.vectors_bohr;
-        for d in &self.neighbours {
-            let c = [b[0] + d[0], b[1] + d[1], b[2] + d[2]];
-            let t = [c[0] as f64 + 0.5, c[1] as f64 + 0.5, c[2] as f64 + 0.5];
-            let mut r2 = 0.0;
-            for i in 0..3 {
-                let x = p[i] - self.origin_bohr[i] - (t[0] * v[0][i] + t[1] * v[1][i] + t[2] * v[2][i]);
-                r2 += x * x;
-            }
-            if r2 > reach2 {
+        let mut sum = 0.0;
+        for c in &scratch.candidates {
+            let d = [p[0] - c.centre[0], p[1] - c.centre[1], p[2] - c.centre[2]];
+            if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > reach2 {
                 continue;
             }
+            let rel = [p[0] - c.shift[0], p[1] - c.shift[1], p[2] - c.shift[2]];
+            if let (Some(xs), Some(ys), Some(zs), Some(qs)) = (
+                self.x_bohr.get(c.range.clone()),
+                self.y_bohr.get(c.range.clone()),
+                self.z_bohr.get(c.range.clone()),
+                self.charges_e.get(c.range.clone()),
+            ) {
+                sum += bin_sum(rel, xs, ys, zs, qs, a);
+            }
+        }
+        sum
+    }
+
+    /// The non-empty bins (with image shift and centre) that can hold charges within the cutoff of
+    /// any point of bin `b`, into `out`.
+    fn candidates(&self, b: [i64; 3], out: &mut Vec<Candidate>) {
+        out.clear();
+        let [nx, ny, nz] = self.counts.map(|c| c as i64);
+        for d in &self.neighbours {
+            let c = [b[0] + d[0], b[1] + d[1], b[2] + d[2]];
             let (cw, shift) = match &self.cell_bohr {
                 Some(cell) => {
                     let cw = [c[0].rem_euclid(nx), c[1].rem_euclid(ny), c[2].rem_euclid(nz)];
@@ -312,22 +337,37 @@ impl AtomBins {
             let (Some(&s0), Some(&s1)) = (self.start.get(idx), self.start.get(idx + 1)) else {
                 continue;
             };
-            let rel = [p[0] - shift[0], p[1] - shift[1], p[2] - shift[2]];
-            if let (Some(xs), Some(ys), Some(zs), Some(qs)) = (
-                self.x_bohr.get(s0..s1),
-                self.y_bohr.get(s0..s1),
-                self.z_bohr.get(s0..s1),
-                self.charges_e.get(s0..s1),
-            ) {
-                sum += bin_sum(rel, xs, ys, zs, qs, a);
+            if s1 <= s0 {
+                continue;
             }
+            let t = [c[0] as f64 + 0.5, c[1] as f64 + 0.5, c[2] as f64 + 0.5];
+            let local = combine(&self.vectors_bohr, t);
+            let centre = std::array::from_fn(|i| self.origin_bohr[i] + local[i]);
+            out.push(Candidate {
+                centre,
+                shift,
+                range: s0..s1,
+            });
         }
-        sum
     }
 }
 
-/// `sum q (1/r - g_a(r))` over one bin's charges within `a` of `p` (branch-free, so it vectorises;
-/// distances below [`MIN_DISTANCE_BOHR`] are clamped as in the direct sum).
+/// One bin within reach of a point's bin: its centre (unwrapped, bohr), the image shift to
+/// subtract from the point, and its charges.
+#[derive(Clone, Debug)]
+struct Candidate {
+    centre: [f64; 3],
+    shift: [f64; 3],
+    range: Range<usize>,
+}
+
+/// Reusable per-thread state of the short-range sum (the candidate bins of the last point's bin).
+#[derive(Clone, Debug, Default)]
+pub struct ShortRangeScratch {
+    bin: Option<[i64; 3]>,
+    candidates: Vec<Candidate>,
+}
+
 /// Runs the AVX2 + FMA build of the loop where the CPU has them.
 #[inline]
 fn bin_sum(p: [f64; 3], xs: &[f64], ys: &[f64], zs: &[f64], qs: &[f64], a: f64) -> f64 {
@@ -351,8 +391,7 @@ fn bin_sum_any(p: [f64; 3], xs: &[f64], ys: &[f64], zs: &[f64], qs: &[f64], a: f
     let inv_a = 1.0 / a;
     let inv_a2 = inv_a * inv_a;
     let min2 = MIN_DISTANCE_BOHR * MIN_DISTANCE_BOHR;
-    let mut sum = 0.0;
-    for (((&x, &y), &z), &q) in xs.iter().zip(ys).zip(zs).zip(qs) {
+    let term = |x: f64, y: f64, z: f64, q: f64| {
         let dx = p[0] - x;
         let dy = p[1] - y;
         let dz = p[2] - z;
@@ -361,8 +400,31 @@ fn bin_sum_any(p: [f64; 3], xs: &[f64], ys: &[f64], zs: &[f64], qs: &[f64], a: f
         // g_a(r) = (15/8 - 5/4 s + 3/8 s^2) / a with s = r^2 / a^2, for r < a.
         let s = r2 * inv_a2;
         let g = (1.875 + s * (-1.25 + 0.375 * s)) * inv_a;
-        let term = q * (inv_r - g);
-        sum += if r2 < a2 { term } else { 0.0 };
+        if r2 < a2 { q * (inv_r - g) } else { 0.0 }
+    };
+    // Four independent partial sums, so the loop runs in SIMD lanes.
+    const L: usize = 4;
+    let mut lanes = [0.0f64; L];
+    let n = xs.len().min(ys.len()).min(zs.len()).min(qs.len());
+    let (xs, ys, zs, qs) = (&xs[..n], &ys[..n], &zs[..n], &qs[..n]);
+    let mut cx = xs.chunks_exact(L);
+    let mut cy = ys.chunks_exact(L);
+    let mut cz = zs.chunks_exact(L);
+    let mut cq = qs.chunks_exact(L);
+    for (((x, y), z), q) in (&mut cx).zip(&mut cy).zip(&mut cz).zip(&mut cq) {
+        for (l, lane) in lanes.iter_mut().enumerate() {
+            *lane += term(x[l], y[l], z[l], q[l]);
+        }
+    }
+    let mut sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    for (((&x, &y), &z), &q) in cx
+        .remainder()
+        .iter()
+        .zip(cy.remainder())
+        .zip(cz.remainder())
+        .zip(cq.remainder())
+    {
+        sum += term(x, y, z, q);
     }
     sum
 }
@@ -376,6 +438,7 @@ pub fn short_range_slab(bins: &AtomBins, lattice: &Lattice, z_range: Range<usize
     if plane == 0 {
         return;
     }
+    let mut scratch = ShortRangeScratch::default();
     for (k, dst) in z_range.zip(out.chunks_mut(plane)) {
         let corners = [
             lattice.point_bohr(0, 0, k),
@@ -391,7 +454,7 @@ pub fn short_range_slab(bins: &AtomBins, lattice: &Lattice, z_range: Range<usize
         }
         for (j, row) in dst.chunks_mut(nx).enumerate() {
             for (i, o) in row.iter_mut().enumerate() {
-                *o = bins.short_range_at(lattice.point_bohr(i, j, k));
+                *o = bins.short_range_with(lattice.point_bohr(i, j, k), &mut scratch);
             }
         }
     }

@@ -31,7 +31,7 @@ use crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
 use crate::compute::{ComputeError, FieldInput, PointCharges};
 use crate::model::units::bohr_from_angstrom;
 use crate::model::{Lattice, UnitCell};
-use bins::AtomBins;
+use bins::{AtomBins, ShortRangeScratch};
 use kernel::{Mat3, dot, norm, reciprocal};
 use msm::LevelLayout;
 use std::ops::Range;
@@ -344,7 +344,12 @@ impl EspPlan {
     /// A point outside an open MSM lattice (possible only for points far from the lattice the plan
     /// was prepared for) gets the exact direct sum instead.
     pub fn potential_at(&self, p_bohr: [f64; 3]) -> f64 {
-        let short = self.bins.short_range_at(p_bohr);
+        self.potential_with(p_bohr, &mut ShortRangeScratch::default())
+    }
+
+    /// As [`EspPlan::potential_at`], reusing a scratch across points (no allocation per point).
+    pub fn potential_with(&self, p_bohr: [f64; 3], scratch: &mut ShortRangeScratch) -> f64 {
+        let short = self.bins.short_range_with(p_bohr, scratch);
         match &self.long_range {
             None => short,
             Some(lr) => match lr.at(p_bohr) {

@@ -449,10 +449,11 @@ pub fn periodic_top_kernel(dims: [usize; 3], cell_bohr: &Mat3, b_bohr: f64) -> O
     let r_max = 1.5 * b_bohr;
     let g_max = 2.0 * beta * 37f64.sqrt();
     let mut images = Vec::new();
-    let reach: [i64; 3] = std::array::from_fn(|k| (r_max * norm(w[k])).ceil() as i64 + 1);
-    if reach.iter().any(|&r| r > 512) {
+    let reach_f: [f64; 3] = std::array::from_fn(|k| (r_max * norm(w[k])).ceil() + 1.0);
+    if !reach_f.iter().all(|r| r.is_finite() && *r <= 512.0) {
         return None;
     }
+    let reach = reach_f.map(|r| r as i64);
     for c in -reach[2]..=reach[2] {
         for b in -reach[1]..=reach[1] {
             for a in -reach[0]..=reach[0] {
@@ -461,10 +462,11 @@ pub fn periodic_top_kernel(dims: [usize; 3], cell_bohr: &Mat3, b_bohr: f64) -> O
         }
     }
     let mut waves = Vec::new();
-    let kreach: [i64; 3] = std::array::from_fn(|k| (g_max * norm(cell_bohr[k]) / (2.0 * PI)).ceil() as i64);
-    if kreach.iter().any(|&r| r > 512) {
+    let kreach_f: [f64; 3] = std::array::from_fn(|k| (g_max * norm(cell_bohr[k]) / (2.0 * PI)).ceil());
+    if !kreach_f.iter().all(|r| r.is_finite() && *r <= 512.0) {
         return None;
     }
+    let kreach = kreach_f.map(|r| r as i64);
     for c in -kreach[2]..=kreach[2] {
         for b in -kreach[1]..=kreach[1] {
             for a in -kreach[0]..=kreach[0] {
