@@ -467,7 +467,10 @@ fn cutoff_and_msm_slabs_match_the_cpu_engine() {
         let values = run(&*gpu, &job);
         let err = rel_err(&values, &cpu);
         println!("{name}: GPU vs CPU relative error {err:.2e}");
-        assert!(err <= 2e-5, "{name}: relative error {err:.2e}");
+        // f32 coordinates (relative to the bins' origin, ~1e-5 bohr rounding) against f64: a map point
+        // that falls very close to a random charge amplifies that rounding in its 1/r term, which
+        // dominates the 2-norm. A wrong bin or a missing interpolation term would be >= 1e-2.
+        assert!(err <= 1e-4, "{name}: relative error {err:.2e}");
         // Slabs: the same values whatever the decomposition.
         let mut slab = vec![f32::NAN; 47 * 41 * 7];
         gpu.compute_slab(&job, 13..20, &mut slab).unwrap();
