@@ -589,3 +589,41 @@ fn follow_the_pi_orbital_through_the_demo_torsion() {
     state.apply(Command::SelectOrbital(Some(0)));
     assert!(state.follow.is_none(), "a hand-picked orbital ends following");
 }
+
+/// "Fit to" a selection frames its atoms (the camera's distance shrinks for a small part of adk), and
+/// a bad selection is reported with the offending token.
+#[test]
+fn fit_view_to_a_selection() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.open_system(
+        "adk".into(),
+        orbitfield::io::load(&[dir.join("adk.psf"), dir.join("adk_dims.dcd")]).unwrap(),
+    );
+    state.fit_if_pending();
+    let whole = state.camera.distance_angstrom;
+    state.fit_selection_text = "resid 10 to 12".into();
+    let mut harness = Harness::new_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::representation_ui(ui, state);
+            state.apply_pending();
+        },
+        state,
+    );
+    harness.run();
+    harness.get_by_label("Fit").click();
+    harness.run();
+    let near = harness.state().camera.distance_angstrom;
+    assert!(
+        near < 0.5 * whole,
+        "fitting three residues: {near} vs {whole} for the protein"
+    );
+    harness.state_mut().fit_selection_text = "resid 10 to (".into();
+    harness.get_by_label("Fit").click();
+    harness.run();
+    assert!(
+        harness.state().status.contains("fit to selection"),
+        "{}",
+        harness.state().status
+    );
+}

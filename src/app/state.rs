@@ -193,6 +193,9 @@ pub enum Command {
     SetSurfaceColor(Option<(usize, Option<[f32; 2]>)>),
     /// Points along the longest axis of computed lattices.
     SetLatticePoints(u32),
+    /// Frames the atoms a selection picks (the selection language of `rdf`; the view keeps its
+    /// direction).
+    FitToSelection(String),
     /// Follow the selected orbital through the wavefunction series (true) or show orbitals by index.
     FollowOrbital(bool),
     /// Memory for cached lattices and meshes, MiB.
@@ -262,6 +265,8 @@ pub struct AppState {
     /// Isosurfaces are extracted on the render GPU by the window (marching cubes as a compute pass)
     /// instead of on the CPU into `lobes`; set by the window when its device can.
     pub gpu_surfaces: bool,
+    /// The selection text of "fit to selection".
+    pub fit_selection_text: String,
     /// The orbital followed through the series, if the user asked for it.
     pub follow: Option<Follow>,
     /// Colouring of the surfaces by a second field, with the colormap of the settings.
@@ -321,6 +326,7 @@ impl AppState {
             fields,
             surface_color: None,
             follow: None,
+            fit_selection_text: "all".into(),
             gpu_surfaces: false,
             rdf: crate::app::rdf::RdfPanel::default(),
             shown_field: None,
@@ -575,6 +581,7 @@ impl AppState {
                 };
                 self.dirty.surface_color = true;
             }
+            Command::FitToSelection(text) => self.fit_to_selection(&text),
             Command::FollowOrbital(on) => {
                 self.follow = None;
                 if on {
@@ -630,6 +637,32 @@ impl AppState {
         self.rebuild_atoms();
         self.apply_follow();
         self.dirty.meshes = true;
+    }
+
+    fn fit_to_selection(&mut self, text: &str) {
+        let Some(doc) = self.document.as_ref() else {
+            return;
+        };
+        let selection = match crate::model::select::Selection::parse(text) {
+            Ok(s) => s,
+            Err(e) => {
+                self.error(format!("fit to selection: {e}"));
+                return;
+            }
+        };
+        let picked: Vec<[f32; 3]> = selection
+            .indices(&doc.structure, Some(&doc.frame))
+            .iter()
+            .filter_map(|&i| doc.frame.positions_angstrom.get(i as usize).copied())
+            .collect();
+        match representation::bounds(&picked, 2.0) {
+            Some((lo, hi)) => {
+                let aspect = self.aspect();
+                self.camera.fit_to_bounds(Vec3::from(lo), Vec3::from(hi), aspect);
+                self.status = format!("view fitted to {} atoms of '{text}'", picked.len());
+            }
+            None => self.error(format!("fit to selection: '{text}' selects no atoms")),
+        }
     }
 
     /// Starts following the selected orbital from the current frame (a background task).

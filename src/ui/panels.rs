@@ -219,6 +219,16 @@ pub fn files_ui(ui: &mut egui::Ui, state: &mut AppState) {
 
 /// Representation: draw style, colouring, surfaces, background.
 pub fn representation_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    ui.horizontal(|ui| {
+        let l = ui.label("Fit to");
+        let edit = ui
+            .add(egui::TextEdit::singleline(&mut state.fit_selection_text).desired_width(110.0))
+            .labelled_by(l.id);
+        let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
+        if ui.button("Fit").clicked() || enter {
+            send(state, Command::FitToSelection(state.fit_selection_text.clone()));
+        }
+    });
     let mut style = state.settings.style;
     egui::ComboBox::from_label("Style")
         .selected_text(style.name())
