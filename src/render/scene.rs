@@ -67,7 +67,9 @@ pub struct ColorFieldInput<'a> {
 pub enum ColorFieldError {
     #[error("the colouring field's lattice is not axis-aligned (rotated or sheared lattices are not supported)")]
     NotAxisAligned,
-    #[error("the colouring field is {0}x{1}x{2} points, more than this GPU's 3-D texture limit of {3} per axis")]
+    #[error(
+        "the colouring field is {0}x{1}x{2} points, more than this GPU takes as a 3-D texture ({3} per axis, 1 GiB in all)"
+    )]
     TooLarge(usize, usize, usize, u32),
     #[error("the colouring field has no values")]
     Empty,
@@ -581,6 +583,15 @@ fn upload_color_field(ctx: &RenderContext, f: ColorFieldInput<'_>) -> Result<Gpu
     let [Some(&dx), Some(&dy), Some(&dz)] = [dims.first(), dims.get(1), dims.get(2)] else {
         return Err(ColorFieldError::TooLarge(nx, ny, nz, limit));
     };
+    // One f32 per point: refuse volumes past 1 GiB or the device's buffer limit before asking the
+    // device (an oversized texture is a device error, not a returned one).
+    let bytes = (nx as u64)
+        .saturating_mul(ny as u64)
+        .saturating_mul(nz as u64)
+        .saturating_mul(4);
+    if bytes > (1u64 << 30).min(ctx.device.limits().max_buffer_size) {
+        return Err(ColorFieldError::TooLarge(nx, ny, nz, limit));
+    }
     let values: Vec<f32> = f.grid.values[..nx * ny * nz]
         .iter()
         .map(|v| if v.is_finite() { *v } else { 0.0 })
