@@ -68,6 +68,11 @@ pub trait FieldBackend: Send {
     fn name(&self) -> String;
     /// Starts `job`; a pending or running older request is superseded (latest wins).
     fn submit(&mut self, key: FieldKey, job: FieldJob);
+    /// Starts `job` in the prefetch slot, queued behind the shown field's request; an older
+    /// prefetch is superseded. Backends without one ignore it.
+    fn submit_prefetch(&mut self, key: FieldKey, job: FieldJob) {
+        let _ = (key, job);
+    }
     /// A finished result, if one is ready (never blocks).
     fn try_recv(&mut self) -> Option<FieldResult>;
     /// Progress of the running job, if any.
@@ -132,6 +137,8 @@ pub struct PoolBackend {
 
 /// The slot the viewer's field requests share (a newer request cancels the older one).
 const VIEW_SLOT: crate::jobs::SlotId = crate::jobs::SlotId(1);
+/// The slot of playback's look-ahead requests.
+const PREFETCH_SLOT: crate::jobs::SlotId = crate::jobs::SlotId(2);
 
 impl PoolBackend {
     /// Starts the pool (CUDA devices when present, else the CPU).
@@ -166,6 +173,10 @@ impl FieldBackend for PoolBackend {
 
     fn submit(&mut self, key: FieldKey, job: FieldJob) {
         self.current = Some(self.pool.submit(VIEW_SLOT, key, job));
+    }
+
+    fn submit_prefetch(&mut self, key: FieldKey, job: FieldJob) {
+        let _ = self.pool.submit(PREFETCH_SLOT, key, job);
     }
 
     fn try_recv(&mut self) -> Option<FieldResult> {
@@ -280,6 +291,9 @@ pub struct FieldService {
     budget_bytes: usize,
     bytes: usize,
     pending: Option<FieldKey>,
+    /// The look-ahead request in flight in the prefetch slot, if any (also while the view waits for
+    /// it); cleared when its result arrives.
+    prefetching: Option<FieldKey>,
     /// The last failure, in words, for the status bar.
     pub last_error: Option<String>,
 }
@@ -295,6 +309,7 @@ impl Default for FieldService {
             budget_bytes: DEFAULT_CACHE_BUDGET_BYTES,
             bytes: 0,
             pending: None,
+            prefetching: None,
             last_error: None,
         }
     }
@@ -427,6 +442,11 @@ impl FieldService {
         if self.pending == Some(key) {
             return None;
         }
+        if self.prefetching == Some(key) {
+            // Already on its way from the look-ahead slot: wait for it instead of asking again.
+            self.pending = Some(key);
+            return None;
+        }
         let backend = self.backend.as_mut()?;
         let job = make_job()?;
         backend.submit(key, job);
@@ -439,12 +459,31 @@ impl FieldService {
             .map(|(_, g, _)| Arc::clone(g))
     }
 
+    /// Asks for `key` ahead of time (playback's next frame), unless it is cached or already asked for.
+    pub fn prefetch(&mut self, key: FieldKey, make_job: impl FnOnce() -> Option<FieldJob>) {
+        // One look-ahead at a time: a second would cancel the first in the slot, and the first may
+        // be the very request the view now waits for.
+        if self.prefetching.is_some() || self.pending == Some(key) || self.grids.iter().any(|(k, _, _)| *k == key) {
+            return;
+        }
+        let Some(backend) = self.backend.as_mut() else {
+            return;
+        };
+        if let Some(job) = make_job() {
+            backend.submit_prefetch(key, job);
+            self.prefetching = Some(key);
+        }
+    }
+
     /// Moves finished results into the cache; returns the keys that arrived.
     pub fn poll(&mut self) -> Vec<FieldKey> {
         let mut arrived = Vec::new();
         while let Some(r) = self.backend.as_mut().and_then(|b| b.try_recv()) {
             if self.pending == Some(r.key) {
                 self.pending = None;
+            }
+            if self.prefetching == Some(r.key) {
+                self.prefetching = None;
             }
             match r.grid {
                 Ok(g) => {
@@ -569,5 +608,76 @@ mod tests {
             iso_bits: 0.5f32.to_bits(),
         };
         assert!(s.mesh(mk, &g).is_none(), "no extractor");
+    }
+
+    /// Holds every job until told to finish it; shares what it was asked with the test.
+    struct Manual {
+        asked: std::sync::Arc<std::sync::Mutex<Vec<(FieldKey, bool, Lattice)>>>,
+        ready: std::sync::Arc<std::sync::Mutex<VecDeque<FieldResult>>>,
+    }
+
+    impl FieldBackend for Manual {
+        fn name(&self) -> String {
+            "manual".into()
+        }
+        fn submit(&mut self, key: FieldKey, job: FieldJob) {
+            self.asked.lock().unwrap().push((key, false, job.lattice));
+        }
+        fn submit_prefetch(&mut self, key: FieldKey, job: FieldJob) {
+            self.asked.lock().unwrap().push((key, true, job.lattice));
+        }
+        fn try_recv(&mut self) -> Option<FieldResult> {
+            self.ready.lock().unwrap().pop_front()
+        }
+        fn progress(&self) -> Option<JobProgress> {
+            None
+        }
+        fn cancel(&mut self) {}
+    }
+
+    #[test]
+    fn a_prefetched_key_is_awaited_not_asked_again_and_one_look_ahead_at_a_time() {
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let ready = std::sync::Arc::new(std::sync::Mutex::new(VecDeque::new()));
+        let mut s = FieldService::new(
+            Some(Box::new(Manual {
+                asked: asked.clone(),
+                ready: ready.clone(),
+            })),
+            None,
+        );
+        let key = |frame| FieldKey {
+            document: 1,
+            frame,
+            field: FieldChoice::Density,
+            dims: [2, 2, 2],
+        };
+        s.prefetch(key(1), job);
+        assert_eq!(asked.lock().unwrap().len(), 1);
+        assert!(asked.lock().unwrap()[0].1, "asked in the prefetch slot");
+        // The view now wants frame 1: it waits for the look-ahead instead of asking again.
+        assert!(s.request(key(1), || panic!("must not ask again")).is_none());
+        assert_eq!(s.pending(), Some(key(1)));
+        // While it is in flight, no second look-ahead (it would cancel the awaited one).
+        s.prefetch(key(2), job);
+        assert_eq!(asked.lock().unwrap().len(), 1);
+        let lattice = asked.lock().unwrap()[0].2;
+        ready.lock().unwrap().push_back(FieldResult {
+            key: key(1),
+            grid: Ok(Arc::new(Grid3::zeros(lattice, "test"))),
+        });
+        assert_eq!(s.poll(), vec![key(1)]);
+        assert_eq!(s.pending(), None);
+        assert!(s.request(key(1), || panic!("cached now")).is_some());
+        s.prefetch(key(2), job);
+        assert_eq!(asked.lock().unwrap().len(), 2);
+        // Once that look-ahead is in, a cached key is never asked for again.
+        ready.lock().unwrap().push_back(FieldResult {
+            key: key(2),
+            grid: Ok(Arc::new(Grid3::zeros(lattice, "test"))),
+        });
+        assert_eq!(s.poll(), vec![key(2)]);
+        s.prefetch(key(1), || panic!("cached"));
+        assert_eq!(asked.lock().unwrap().len(), 2);
     }
 }

@@ -972,18 +972,24 @@ impl AppState {
     /// The key of the field to show now, if any.
     pub fn current_field_key(&self) -> Option<FieldKey> {
         let doc = self.document.as_ref()?;
+        self.field_key_at(doc.frame_index, &doc.frame)
+    }
+
+    /// The key of the current field at frame `index` whose coordinates are `frame`.
+    pub fn field_key_at(&self, index: usize, frame: &Frame) -> Option<FieldKey> {
+        let doc = self.document.as_ref()?;
         let field = self.field?;
         let dims = match field {
             FieldChoice::Volume(i) => doc.grids.get(i)?.lattice.dims,
             FieldChoice::Potential => doc.potential_lattice?.dims,
-            _ => self.orbital_lattice()?.dims,
+            _ => self.orbital_lattice_for(&frame.positions_angstrom)?.dims,
         };
         Some(FieldKey {
             document: doc.id,
             frame: if matches!(field, FieldChoice::Volume(_)) {
                 0
             } else {
-                doc.frame_index
+                index
             },
             field,
             dims,
@@ -994,7 +1000,12 @@ impl AppState {
     /// `settings.lattice_points` points along its longest axis (80 by default), at least 0.05 A apart.
     pub fn orbital_lattice(&self) -> Option<Lattice> {
         let doc = self.document.as_ref()?;
-        let (lo, hi) = representation::bounds(&doc.frame.positions_angstrom, 0.0)?;
+        self.orbital_lattice_for(&doc.frame.positions_angstrom)
+    }
+
+    /// [`AppState::orbital_lattice`] around given coordinates.
+    fn orbital_lattice_for(&self, positions_angstrom: &[[f32; 3]]) -> Option<Lattice> {
+        let (lo, hi) = representation::bounds(positions_angstrom, 0.0)?;
         let span = (0..3).map(|k| hi[k] - lo[k] + 8.0).fold(0.0f32, f32::max);
         let points = self.settings.lattice_points.clamp(16, 512) as f32;
         let spacing = (span / (points - 1.0)).max(0.05);
@@ -1006,14 +1017,19 @@ impl AppState {
         ))
     }
 
-    /// The job that computes `key`'s field.
+    /// The job that computes `key`'s field (at the current frame).
     pub fn field_job(&self, key: &FieldKey) -> Option<FieldJob> {
+        let doc = self.document.as_ref()?;
+        self.field_job_at(key, &doc.frame)
+    }
+
+    /// The job that computes `key`'s field, `frame` being the coordinates of frame `key.frame`.
+    pub fn field_job_at(&self, key: &FieldKey, frame: &Frame) -> Option<FieldJob> {
         let doc = self.document.as_ref()?;
         if key.field == FieldChoice::Potential {
             let charges = doc.structure.charges_e.as_ref()?;
             let q = crate::compute::PointCharges {
-                positions_bohr: doc
-                    .frame
+                positions_bohr: frame
                     .positions_angstrom
                     .iter()
                     .map(|p| crate::model::units::bohr_from_angstrom3(p.map(f64::from)))
@@ -1026,7 +1042,11 @@ impl AppState {
                 input: FieldInput::Charges(Arc::new(q)),
             });
         }
-        let wf = doc.wavefunction()?;
+        let wf = if doc.wavefunctions.len() == doc.n_frames && doc.n_frames > 1 {
+            doc.wavefunctions.get(key.frame)?
+        } else {
+            doc.wavefunctions.first()?
+        };
         let field = match key.field {
             FieldChoice::Orbital { spin, index } => Field::Orbital { spin, index },
             FieldChoice::Density => Field::Density,
@@ -1034,9 +1054,36 @@ impl AppState {
         };
         Some(FieldJob {
             field,
-            lattice: self.orbital_lattice()?,
+            lattice: self.orbital_lattice_for(&frame.positions_angstrom)?,
             input: FieldInput::Wavefunction(Arc::clone(wf)),
         })
+    }
+
+    /// During playback, asks for the next frame's field ahead of time (queued behind the shown one).
+    fn prefetch_next(&mut self) {
+        if !self.timeline.playing || matches!(self.field, None | Some(FieldChoice::Volume(_))) {
+            return;
+        }
+        let Some(doc) = self.document.as_mut() else {
+            return;
+        };
+        let n = doc.n_frames;
+        let next = if doc.frame_index + 1 < n {
+            doc.frame_index + 1
+        } else if self.timeline.looping && n > 1 {
+            0
+        } else {
+            return;
+        };
+        let mut frame = Frame::default();
+        if doc.trajectory.read_frame(next, &mut frame).is_err() {
+            return;
+        }
+        let Some(key) = self.field_key_at(next, &frame) else {
+            return;
+        };
+        let job = self.field_job_at(&key, &frame);
+        self.fields.prefetch(key, || job);
     }
 
     /// Absolute isovalue for a grid under the current mode.
@@ -1073,7 +1120,9 @@ impl AppState {
             None
         } else {
             let job = self.field_job(&key);
-            self.fields.request(key, || job)
+            let grid = self.fields.request(key, || job);
+            self.prefetch_next();
+            grid
         };
         let mut key = key;
         if grid.is_none() && dropping {

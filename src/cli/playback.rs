@@ -1,8 +1,9 @@
 //! `orbitfield bench --playback`: the viewer's per-frame pipeline timed headless, end to end — frame
 //! change, field request through the worker pool (GPU when present), isosurfaces by the marching-cubes
 //! compute pass on the render device, and the draw into an offscreen target (waited for). Every frame
-//! is computed (the viewer's "every frame" mode, as for a movie), the field cache is too small to hold
-//! the series, so no frame is answered from memory.
+//! is computed (the viewer's "every frame" mode, as for a movie), the field cache holds nothing but the
+//! shown lattice and the look-ahead, so no frame is answered from an earlier pass; as in the viewer's
+//! playback, the next frame's field is requested while the current one is drawn.
 
 use anyhow::{Context, Result, anyhow, bail};
 use orbitfield::app::fields::{FieldService, PoolBackend};
@@ -129,6 +130,8 @@ pub fn playback_case(
     state.fields.set_cache_budget(1);
     state.gpu_surfaces = true;
     state.open_system(name.to_string(), system);
+    // Playing (frames are stepped below): the next frame's field is asked for ahead of time.
+    state.timeline.playing = true;
     if show == Show::PotentialSlice {
         state.apply(Command::SelectField(Some(
             orbitfield::app::fields::FieldChoice::Potential,
