@@ -583,6 +583,54 @@ mod gpu {
     }
 
     #[test]
+    fn lobes_sized_from_the_previous_frame_grow_when_the_surface_does() {
+        let Some((device, queue)) = device() else { return };
+        let mc = McCompute::new(&device);
+        // A p-like field x exp(-r^2 / 8) on a 48^3 lattice of 0.25 bohr: at a fixed isovalue the
+        // lobes grow with the amplitude, so the second frame overflows buffers sized from the first.
+        let dims = [48, 48, 48];
+        let p_field = |amplitude: f32| {
+            let mut values = Vec::with_capacity(48 * 48 * 48);
+            for k in 0..48 {
+                for j in 0..48 {
+                    for i in 0..48 {
+                        let [x, y, z] = [i, j, k].map(|n| (n as f32 - 23.5) * 0.25);
+                        values.push(amplitude * x * (-(x * x + y * y + z * z) / 8.0).exp());
+                    }
+                }
+            }
+            grid_from(dims, values)
+        };
+        for (n, amplitude) in [0.3f32, 3.0, 3.0].into_iter().enumerate() {
+            let grid = p_field(amplitude);
+            let [plus, minus] = mc.extract_lobes(&device, &queue, &grid, 0.1).unwrap();
+            let (v, i) = plus.read_counts(&device, &queue).unwrap();
+            if n == 1 {
+                // Sized from the small lobes of the first frame, the buffers were too small: the
+                // surface was extracted again at exactly its size.
+                assert_eq!(
+                    (plus.capacity.vertices, plus.capacity.indices),
+                    (v, i),
+                    "retried at the exact size"
+                );
+            }
+            let plus = plus.read_back(&device, &queue).unwrap();
+            let minus = minus.read_back(&device, &queue).unwrap();
+            compare(
+                &surface::extract(&grid, 0.1),
+                &plus,
+                &format!("positive lobe, amplitude {amplitude}"),
+            );
+            compare(
+                &surface::extract_below(&grid, -0.1),
+                &minus,
+                &format!("negative lobe, amplitude {amplitude}"),
+            );
+            assert!(plus.triangle_count() > 0 && minus.triangle_count() > 0);
+        }
+    }
+
+    #[test]
     fn gpu_pass_matches_the_cpu_mesh() {
         let Some((device, queue)) = device() else { return };
         let mc = McCompute::new(&device);

@@ -152,6 +152,9 @@ pub struct GpuMesh {
     _params: wgpu::Buffer,
 }
 
+/// Lattice dimensions and the (vertices, indices) of the two lobes last extracted on such a lattice.
+type LobeCounts = ([usize; 3], [(u32, u32); 2]);
+
 /// Pipelines and the case table, created once per device.
 pub struct McCompute {
     layout: wgpu::BindGroupLayout,
@@ -163,6 +166,9 @@ pub struct McCompute {
     /// enough: allocating (and zero-filling) 12 bytes per lattice point on every call costs more than
     /// the passes themselves.
     scratch: std::sync::Mutex<Option<wgpu::Buffer>>,
+    /// Vertex and index counts of the last two lobes extracted, by lattice dimensions: the next
+    /// frame's surfaces are sized from them (buffers far larger than needed cost their clearing).
+    last_lobes: std::sync::Mutex<Option<LobeCounts>>,
 }
 
 fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
@@ -253,6 +259,7 @@ impl McCompute {
             layout,
             cases,
             scratch: std::sync::Mutex::new(None),
+            last_lobes: std::sync::Mutex::new(None),
         }
     }
 
@@ -538,17 +545,51 @@ impl McCompute {
         iso: f32,
     ) -> Result<[GpuMesh; 2], McError> {
         let lattice = GpuLattice::upload(device, grid)?;
-        let mut capacity = [MeshCapacity::guess(&grid.lattice); 2];
+        let dims = grid.lattice.dims;
+        // Sized from the previous frame's lobes on the same lattice (with room to grow), else the
+        // generous first guess; a surface that does not fit is extracted again at its exact size.
+        let hint = self.last_lobes.lock().ok().and_then(|g| *g).filter(|(d, _)| *d == dims);
+        let guess = MeshCapacity::guess(&grid.lattice);
+        let mut capacity = match hint {
+            Some((_, counts)) => counts.map(|(v, i)| MeshCapacity {
+                vertices: v.saturating_add(v / 4).saturating_add(4096).min(guess.vertices.max(v)),
+                indices: i.saturating_add(i / 4).saturating_add(12_288).min(guess.indices.max(i)),
+            }),
+            None => [guess; 2],
+        };
         for _attempt in 0..2 {
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("orbitfield isosurfaces"),
             });
             let plus = self.encode(device, &mut encoder, &lattice, iso, 1.0, capacity[0])?;
             let minus = self.encode(device, &mut encoder, &lattice, -iso, -1.0, capacity[1])?;
+            // Both lobes' counters in one read-back, in the same submission as the passes.
+            let staging = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("mc lobe counters"),
+                size: 16,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            encoder.copy_buffer_to_buffer(&plus.counters, 0, &staging, 0, 8);
+            encoder.copy_buffer_to_buffer(&minus.counters, 0, &staging, 8, 8);
             queue.submit([encoder.finish()]);
+            let slice = staging.slice(..);
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            slice.map_async(wgpu::MapMode::Read, move |r| {
+                let _ = tx.send(r);
+            });
+            device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| McError::ReadBack(e.to_string()))?;
+            rx.recv()
+                .map_err(|e| McError::ReadBack(e.to_string()))?
+                .map_err(|e| McError::ReadBack(e.to_string()))?;
+            let words = u32_words(&slice.get_mapped_range().map_err(|e| McError::ReadBack(e.to_string()))?);
+            staging.unmap();
+            let [v0, i0, v1, i1] = [0, 1, 2, 3].map(|k| words.get(k).copied().unwrap_or(u32::MAX));
+            let counts = [(v0, i0), (v1, i1)];
             let mut fits = true;
-            for (k, m) in [&plus, &minus].into_iter().enumerate() {
-                let (v, i) = m.read_counts(device, queue)?;
+            for (k, &(v, i)) in counts.iter().enumerate() {
                 if v > capacity[k].vertices || i > capacity[k].indices {
                     fits = false;
                     capacity[k] = MeshCapacity {
@@ -558,6 +599,9 @@ impl McCompute {
                 }
             }
             if fits {
+                if let Ok(mut g) = self.last_lobes.lock() {
+                    *g = Some((dims, counts));
+                }
                 return Ok([plus, minus]);
             }
         }
