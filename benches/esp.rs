@@ -8,13 +8,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use criterion::measurement::{Measurement, ValueFormatter};
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+#[path = "common/process_cpu.rs"]
+mod process_cpu;
+
+use criterion::measurement::Measurement;
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use orbitfield::compute::cpu::evaluate_grid;
 use orbitfield::compute::esp::{Boundary, EspMethod, MsmParams, field_input};
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges};
 use orbitfield::model::Lattice;
 use orbitfield::model::units::{ANGSTROM_PER_BOHR, BOHR_PER_ANGSTROM};
+use process_cpu::ProcessCpu;
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
@@ -147,60 +151,6 @@ fn accuracy_table() {
             ));
         }
         println!("{row}");
-    }
-}
-
-/// CPU time of the whole process (all threads, `/proc/self/task/*/schedstat`), in ns: on the
-/// shared development machine wall time also measures the neighbours' load. Linux only (0 elsewhere).
-struct ProcessCpu;
-
-fn process_cpu_ns() -> u64 {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return 0;
-    };
-    tasks
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next().and_then(|x| x.parse::<u64>().ok()))
-        .sum()
-}
-
-struct CpuMs;
-
-impl ValueFormatter for CpuMs {
-    fn scale_values(&self, _typical: f64, values: &mut [f64]) -> &'static str {
-        values.iter_mut().for_each(|v| *v /= 1e6);
-        "ms CPU"
-    }
-    fn scale_throughputs(&self, _typical: f64, _t: &Throughput, values: &mut [f64]) -> &'static str {
-        values.iter_mut().for_each(|v| *v /= 1e6);
-        "ms CPU"
-    }
-    fn scale_for_machines(&self, _values: &mut [f64]) -> &'static str {
-        "ns"
-    }
-}
-
-impl Measurement for ProcessCpu {
-    type Intermediate = u64;
-    type Value = u64;
-    fn start(&self) -> u64 {
-        process_cpu_ns()
-    }
-    fn end(&self, i: u64) -> u64 {
-        process_cpu_ns().saturating_sub(i)
-    }
-    fn add(&self, a: &u64, b: &u64) -> u64 {
-        a + b
-    }
-    fn zero(&self) -> u64 {
-        0
-    }
-    fn to_f64(&self, v: &u64) -> f64 {
-        *v as f64
-    }
-    fn formatter(&self) -> &dyn ValueFormatter {
-        &CpuMs
     }
 }
 
