@@ -507,6 +507,11 @@ fn read_buffer(device: &wgpu::Device, queue: &wgpu::Queue, src: &wgpu::Buffer, b
     });
     encoder.copy_buffer_to_buffer(src, 0, &staging, 0, bytes);
     queue.submit([encoder.finish()]);
+    map_staging(device, &staging)
+}
+
+/// Waits for the GPU, maps a `MAP_READ` buffer whose copy has been submitted, and returns its bytes.
+fn map_staging(device: &wgpu::Device, staging: &wgpu::Buffer) -> Result<Vec<u8>, McError> {
     let slice = staging.slice(..);
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     slice.map_async(wgpu::MapMode::Read, move |r| {
@@ -573,19 +578,7 @@ impl McCompute {
             encoder.copy_buffer_to_buffer(&plus.counters, 0, &staging, 0, 8);
             encoder.copy_buffer_to_buffer(&minus.counters, 0, &staging, 8, 8);
             queue.submit([encoder.finish()]);
-            let slice = staging.slice(..);
-            let (tx, rx) = std::sync::mpsc::sync_channel(1);
-            slice.map_async(wgpu::MapMode::Read, move |r| {
-                let _ = tx.send(r);
-            });
-            device
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| McError::ReadBack(e.to_string()))?;
-            rx.recv()
-                .map_err(|e| McError::ReadBack(e.to_string()))?
-                .map_err(|e| McError::ReadBack(e.to_string()))?;
-            let words = u32_words(&slice.get_mapped_range().map_err(|e| McError::ReadBack(e.to_string()))?);
-            staging.unmap();
+            let words = u32_words(&map_staging(device, &staging)?);
             let [v0, i0, v1, i1] = [0, 1, 2, 3].map(|k| words.get(k).copied().unwrap_or(u32::MAX));
             let counts = [(v0, i0), (v1, i1)];
             let mut fits = true;
