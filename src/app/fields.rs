@@ -459,6 +459,11 @@ impl FieldService {
             .map(|(_, g, _)| Arc::clone(g))
     }
 
+    /// True when a look-ahead request would be taken now (a backend, and none in flight).
+    pub fn can_prefetch(&self) -> bool {
+        self.backend.is_some() && self.prefetching.is_none()
+    }
+
     /// Asks for `key` ahead of time (playback's next frame), unless it is cached or already asked for.
     pub fn prefetch(&mut self, key: FieldKey, make_job: impl FnOnce() -> Option<FieldJob>) {
         // One look-ahead at a time: a second would cancel the first in the slot, and the first may

@@ -1061,7 +1061,11 @@ impl AppState {
 
     /// During playback, asks for the next frame's field ahead of time (queued behind the shown one).
     fn prefetch_next(&mut self) {
-        if !self.timeline.playing || matches!(self.field, None | Some(FieldChoice::Volume(_))) {
+        // Reading the next frame is only worth it when the look-ahead slot is free.
+        if !self.timeline.playing
+            || matches!(self.field, None | Some(FieldChoice::Volume(_)))
+            || !self.fields.can_prefetch()
+        {
             return;
         }
         let Some(doc) = self.document.as_mut() else {
