@@ -98,9 +98,13 @@ fn selection_counts_match_mdanalysis_on_adk() {
 
 // ---- The GPU kernel's layout and minimum image, emulated in the kernel's f32 arithmetic ----
 
+#[path = "common/rdf_cases.rs"]
+mod rdf_cases;
+
 use orbitfield::compute::cuda::rdf::{PairGeometry, PairMode, reduce_box};
 use orbitfield::jobs::rdf::RdfWorkers;
 use orbitfield::model::UnitCell;
+use rdf_cases::{assert_counts_close, lcg};
 use std::sync::Arc;
 
 /// CPU-engine counts (f64, cell list, images) for one frame.
@@ -108,23 +112,6 @@ fn cpu_counts(frame: &Frame, sel1: &[u32], sel2: &[u32], settings: &RdfSettings)
     let acc = RdfAccumulator::new(settings.clone()).unwrap();
     let cell = acc.check_frame(0, frame, sel1, sel2, None).unwrap();
     acc.frame_counts_cpu(frame, cell, sel1, sel2, None).unwrap()
-}
-
-/// f32 against f64: a pair within ~2e-5 A of a bin edge (f32 rounding of coordinates up to ~50 A)
-/// may land in the neighbouring bin, so the allowance grows with the number of bins per Angstrom.
-fn assert_counts_close(got: &[u64], want: &[u64], r_max: f64, what: &str) {
-    let total: u64 = want.iter().sum();
-    let got_total: u64 = got.iter().sum();
-    let edge_fraction = 2.0 * 2e-5 * got.len() as f64 / r_max;
-    assert!(
-        got_total.abs_diff(total) as f64 <= 2.0 + 1e-5 * total as f64,
-        "{what}: {got_total} pairs within r_max, the CPU finds {total}"
-    );
-    let moved: u64 = got.iter().zip(want).map(|(a, b)| a.abs_diff(*b)).sum();
-    assert!(
-        moved as f64 <= 2.0 + edge_fraction * total as f64,
-        "{what}: {moved} of {total} pairs in a different bin\n got {got:?}\nwant {want:?}"
-    );
 }
 
 #[test]
@@ -162,13 +149,6 @@ fn gpu_layout_matches_cpu_engine_on_triclinic_peers() {
             assert_counts_close(&got, &want, r_max, &format!("{files:?} frame {f}"));
         }
     }
-}
-
-fn lcg(state: &mut u64) -> f64 {
-    *state = state
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (*state >> 11) as f64 / (1u64 << 53) as f64
 }
 
 #[test]
@@ -293,48 +273,16 @@ fn rdf_workers_give_the_same_rdf_as_the_accumulator() {
 /// the kernel's arithmetic emulated on the CPU against the CPU engine.
 #[test]
 fn gpu_layout_matches_cpu_engine_in_the_kernel_test_cases() {
-    let mut s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(3);
-    println!("seed {s}");
-    let cells = [
-        None,
-        Some(UnitCell::orthorhombic([31.0, 27.0, 35.0])),
-        Some(UnitCell::new([33.0, 35.0, 32.0], [70.0, 100.0, 65.0])),
-        Some(UnitCell::new([40.0, 40.0, 40.0], [70.53, 109.47, 70.53])),
-    ];
-    for (k, cell) in cells.into_iter().enumerate() {
-        for (n1, n2, bins, groups) in [(900usize, 800usize, 97usize, false), (300, 700, 2000, true)] {
-            let n = n1.max(n2);
-            let positions: Vec<[f32; 3]> = (0..n)
-                .map(|_| [0; 3].map(|_| (45.0 * lcg(&mut s) - 5.0) as f32))
-                .collect();
-            let frame = Frame {
-                positions_angstrom: positions,
-                cell,
-                ..Frame::default()
-            };
-            let sel1: Vec<u32> = (0..n1 as u32).collect();
-            let sel2: Vec<u32> = (0..n2 as u32).rev().collect();
-            let group_ids: Vec<u32> = (0..n as u32).map(|i| i / 3).collect();
-            let settings = RdfSettings {
-                r_max_angstrom: 13.0,
-                bins,
-                exclude_same_group: groups,
-            };
-            let g = groups.then_some(&group_ids[..]);
-            let acc = RdfAccumulator::new(settings.clone()).unwrap();
-            let checked = acc.check_frame(0, &frame, &sel1, &sel2, g).unwrap();
-            let geom = PairGeometry::new(&frame, checked, &sel1, &sel2, g);
-            let got = geom.emulate(&settings);
-            let cpu = acc.frame_counts_cpu(&frame, checked, &sel1, &sel2, g).unwrap();
-            assert_counts_close(
-                &got,
-                &cpu,
-                13.0,
-                &format!("case {k}, {n1}x{n2}, {bins} bins, groups {groups}"),
-            );
-        }
+    let mut seed = rdf_cases::clock_seed();
+    for case in rdf_cases::kernel_cases(&mut seed, (900, 800), (300, 700)) {
+        let g = case.groups.as_deref();
+        let acc = RdfAccumulator::new(case.settings.clone()).unwrap();
+        let checked = acc.check_frame(0, &case.frame, &case.sel1, &case.sel2, g).unwrap();
+        let geom = PairGeometry::new(&case.frame, checked, &case.sel1, &case.sel2, g);
+        let got = geom.emulate(&case.settings);
+        let cpu = acc
+            .frame_counts_cpu(&case.frame, checked, &case.sel1, &case.sel2, g)
+            .unwrap();
+        assert_counts_close(&got, &cpu, rdf_cases::R_MAX, &case.name);
     }
 }

@@ -17,6 +17,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+#[path = "common/rdf_cases.rs"]
+mod rdf_cases;
+
 const TOL: f64 = 1e-5;
 
 fn device() -> Option<Arc<CudaEngine>> {
@@ -344,75 +347,30 @@ fn failing_device_tiles_fall_back_to_the_cpu() {
 
 // ---- RDF pair histograms ----
 
-fn lcg(state: &mut u64) -> f64 {
-    *state = state
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (*state >> 11) as f64 / (1u64 << 53) as f64
-}
-
 #[test]
 fn rdf_kernel_equals_its_f32_emulation_and_the_cpu_engine() {
-    use orbitfield::analysis::rdf::{RdfAccumulator, RdfSettings};
+    use orbitfield::analysis::rdf::RdfAccumulator;
     use orbitfield::compute::cuda::rdf::PairGeometry;
-    use orbitfield::model::{Frame, UnitCell};
     let Some(gpu) = device() else { return };
-    let mut s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(3);
-    println!("seed {s}");
-    let cells = [
-        None,
-        Some(UnitCell::orthorhombic([31.0, 27.0, 35.0])),
-        Some(UnitCell::new([33.0, 35.0, 32.0], [70.0, 100.0, 65.0])),
-        // A truncated-octahedron-like cell, as GROMACS writes it.
-        Some(UnitCell::new([40.0, 40.0, 40.0], [70.53, 109.47, 70.53])),
-    ];
-    for (k, cell) in cells.into_iter().enumerate() {
-        for (n1, n2, bins, groups) in [(3000usize, 2500usize, 97usize, false), (700, 1900, 2000, true)] {
-            let n = n1.max(n2);
-            let positions: Vec<[f32; 3]> = (0..n)
-                .map(|_| [0; 3].map(|_| (45.0 * lcg(&mut s) - 5.0) as f32))
-                .collect();
-            let frame = Frame {
-                positions_angstrom: positions,
-                cell,
-                ..Frame::default()
-            };
-            let sel1: Vec<u32> = (0..n1 as u32).collect();
-            let sel2: Vec<u32> = (0..n2 as u32).rev().collect();
-            let group_ids: Vec<u32> = (0..n as u32).map(|i| i / 3).collect();
-            let settings = RdfSettings {
-                r_max_angstrom: 13.0,
-                bins,
-                exclude_same_group: groups,
-            };
-            let g = groups.then_some(&group_ids[..]);
-            let acc = RdfAccumulator::new(settings.clone()).unwrap();
-            let checked = acc.check_frame(0, &frame, &sel1, &sel2, g).unwrap();
-            let geom = PairGeometry::new(&frame, checked, &sel1, &sel2, g);
-            let got = gpu.rdf_counts(&geom, &settings).unwrap();
-            let emulated = geom.emulate(&settings);
-            assert_eq!(got, emulated, "case {k} ({n1}x{n2}, {bins} bins, groups {groups})");
-            let cpu = acc.frame_counts_cpu(&frame, checked, &sel1, &sel2, g).unwrap();
-            let total: u64 = cpu.iter().sum();
-            assert!(total > 10_000, "case {k}: too few pairs within r_max to test");
-            // f32 against f64 distances: pairs within ~2e-5 A of a bin edge or of r_max (coordinates up
-            // to 40 A) may change bins; the kernel's own arithmetic is checked exactly above.
-            let got_total: u64 = got.iter().sum();
-            assert!(
-                got_total.abs_diff(total) as f64 <= 2.0 + 1e-5 * total as f64,
-                "case {k}: {got_total} pairs within r_max, the CPU finds {total}"
-            );
-            let moved: u64 = got.iter().zip(&cpu).map(|(a, b)| a.abs_diff(*b)).sum();
-            // Pairs within ~2e-5 A of an edge: the allowance grows with the bins per Angstrom.
-            let edge_fraction = 2.0 * 2e-5 * bins as f64 / 13.0;
-            assert!(
-                moved as f64 <= 2.0 + edge_fraction * total as f64,
-                "case {k}: {moved} of {total} pairs moved bins"
-            );
-        }
+    let mut seed = rdf_cases::clock_seed();
+    for case in rdf_cases::kernel_cases(&mut seed, (3000, 2500), (700, 1900)) {
+        let g = case.groups.as_deref();
+        let acc = RdfAccumulator::new(case.settings.clone()).unwrap();
+        let checked = acc.check_frame(0, &case.frame, &case.sel1, &case.sel2, g).unwrap();
+        let geom = PairGeometry::new(&case.frame, checked, &case.sel1, &case.sel2, g);
+        let got = gpu.rdf_counts(&geom, &case.settings).unwrap();
+        // The kernel's own arithmetic, exactly.
+        assert_eq!(got, geom.emulate(&case.settings), "{}", case.name);
+        let cpu = acc
+            .frame_counts_cpu(&case.frame, checked, &case.sel1, &case.sel2, g)
+            .unwrap();
+        assert!(
+            cpu.iter().sum::<u64>() > 10_000,
+            "{}: too few pairs within r_max to test",
+            case.name
+        );
+        // f32 against f64: pairs on bin edges or at r_max may differ.
+        rdf_cases::assert_counts_close(&got, &cpu, rdf_cases::R_MAX, &case.name);
     }
 }
 
