@@ -63,6 +63,8 @@ struct Gfx {
     target: Option<OffscreenTarget>,
     /// Marching cubes on the render device (isosurfaces without a round trip through the host).
     mc: crate::render::mc_compute::McCompute,
+    /// The main field's lattice and lobe buffers, reused from frame to frame.
+    lobe_buffers: crate::render::mc_compute::LobeBuffers,
 }
 
 struct Viewer {
@@ -170,6 +172,7 @@ impl Viewer {
             scene,
             target: None,
             mc,
+            lobe_buffers: Default::default(),
         })
     }
 
@@ -362,7 +365,10 @@ fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
         && let Some((_, grid)) = &state.shown_field
     {
         let iso = state.absolute_iso(grid);
-        match gfx.mc.extract_lobes(&rc.device, &rc.queue, grid, iso) {
+        match gfx
+            .mc
+            .extract_lobes_reusing(&rc.device, &rc.queue, grid, iso, &mut gfx.lobe_buffers)
+        {
             Ok([plus, minus]) => gfx
                 .scene
                 .set_gpu_meshes(rc, vec![(plus, styles[0]), (minus, styles[1])]),

@@ -1044,8 +1044,17 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
     for p in &playback {
         println!(
-            "playback {}: {:?} lattice, {:.1} frames/s end to end (field {:.2} ms + isosurfaces and draw {:.2} ms per frame) on {}",
-            p.name, p.lattice_dims, p.fps, p.field_ms, p.surface_and_draw_ms, p.engines
+            "playback {}: {:?} lattice, {:.1} frames/s end to end (field {:.2} ms + isosurfaces and draw {:.2} ms per frame, \
+             of which surface {:.2} ms; pool request {:.2} ms, compute {:.2} ms) on {}",
+            p.name,
+            p.lattice_dims,
+            p.fps,
+            p.field_ms,
+            p.surface_and_draw_ms,
+            p.surface_ms,
+            p.pool_total_ms,
+            p.pool_compute_ms,
+            p.engines
         );
     }
     let report = Report {

@@ -29,6 +29,13 @@ pub struct PlaybackResult {
     /// Mean per frame: waiting for the field (request to grid on the host), extraction + draw.
     pub field_ms: f64,
     pub surface_and_draw_ms: f64,
+    /// Of `surface_and_draw_ms`: the isosurface extraction (lattice upload, passes, counter read-back)
+    /// or the slice image, before the draw.
+    pub surface_ms: f64,
+    /// Mean of the pool's stage timings of the shown requests (request to result, and the workers'
+    /// compute time including the copy back), milliseconds.
+    pub pool_total_ms: f64,
+    pub pool_compute_ms: f64,
     pub engines: String,
     pub image_px: [u32; 2],
 }
@@ -151,66 +158,99 @@ pub fn playback_case(
     state.apply(Command::ResetCamera);
     let mut field_t = Duration::ZERO;
     let mut draw_t = Duration::ZERO;
+    let mut surface_t = Duration::ZERO;
+    let (mut pool_total, mut pool_compute) = (0.0f64, 0.0f64);
     let mut dims = [0; 3];
-    let mut step =
-        |state: &mut AppState, f: usize, timed: bool, field_t: &mut Duration, draw_t: &mut Duration| -> Result<()> {
-            let t0 = Instant::now();
-            state.apply(Command::SetFrame(f));
-            let deadline = t0 + Duration::from_secs(60);
-            loop {
-                state.update_field();
-                if state.shown_field.as_ref().is_some_and(|(k, _)| k.frame == f) {
-                    break;
-                }
-                if Instant::now() > deadline {
-                    bail!("{name}: frame {f} never arrived ({:?})", state.fields.last_error);
-                }
-                std::thread::yield_now();
+    let mut lobe_buffers = orbitfield::render::mc_compute::LobeBuffers::default();
+    let mut step = |state: &mut AppState,
+                    f: usize,
+                    timed: bool,
+                    field_t: &mut Duration,
+                    draw_t: &mut Duration,
+                    surface_t: &mut Duration,
+                    pool: &mut (f64, f64)|
+     -> Result<()> {
+        let t0 = Instant::now();
+        state.apply(Command::SetFrame(f));
+        let deadline = t0 + Duration::from_secs(60);
+        loop {
+            state.update_field();
+            if state.shown_field.as_ref().is_some_and(|(k, _)| k.frame == f) {
+                break;
             }
-            let t1 = Instant::now();
-            let grid = state
-                .shown_field
-                .as_ref()
-                .map(|(_, g)| g.clone())
-                .ok_or_else(|| anyhow!("no field"))?;
-            dims = grid.lattice.dims;
-            match show {
-                Show::Lobes => {
-                    let iso = state.absolute_iso(&grid);
-                    let [plus, minus] = mc.extract_lobes(&rc.device, &rc.queue, &grid, iso)?;
-                    let style = |color| MeshStyle { color, opacity: 1.0 };
-                    scene.set_gpu_meshes(
-                        &rc,
-                        vec![
-                            (plus, style(orbitfield::app::representation::LOBE_POSITIVE)),
-                            (minus, style(orbitfield::app::representation::LOBE_NEGATIVE)),
-                        ],
-                    );
-                }
-                Show::PotentialSlice => {
-                    let image = orbitfield::app::slice::plane_image(&grid, state.settings.colormap, state.slice_plane)
-                        .ok_or_else(|| anyhow!("{name}: no slice image"))?;
-                    scene.set_slice(&rc, Some(&image));
-                }
+            if Instant::now() > deadline {
+                bail!("{name}: frame {f} never arrived ({:?})", state.fields.last_error);
             }
-            scene.set_spheres(&rc, &state.spheres);
-            scene.set_cylinders(&rc, &state.cylinders);
-            render_once(&rc, &scene, &target, &state.camera);
-            let _ = rc.device.poll(wgpu::PollType::wait_indefinitely());
-            if timed {
-                *field_t += t1 - t0;
-                *draw_t += t1.elapsed();
+            std::thread::yield_now();
+        }
+        let t1 = Instant::now();
+        let grid = state
+            .shown_field
+            .as_ref()
+            .map(|(_, g)| g.clone())
+            .ok_or_else(|| anyhow!("no field"))?;
+        dims = grid.lattice.dims;
+        match show {
+            Show::Lobes => {
+                let iso = state.absolute_iso(&grid);
+                let [plus, minus] = mc.extract_lobes_reusing(&rc.device, &rc.queue, &grid, iso, &mut lobe_buffers)?;
+                let style = |color| MeshStyle { color, opacity: 1.0 };
+                scene.set_gpu_meshes(
+                    &rc,
+                    vec![
+                        (plus, style(orbitfield::app::representation::LOBE_POSITIVE)),
+                        (minus, style(orbitfield::app::representation::LOBE_NEGATIVE)),
+                    ],
+                );
             }
-            Ok(())
-        };
+            Show::PotentialSlice => {
+                let image = orbitfield::app::slice::plane_image(&grid, state.settings.colormap, state.slice_plane)
+                    .ok_or_else(|| anyhow!("{name}: no slice image"))?;
+                scene.set_slice(&rc, Some(&image));
+            }
+        }
+        let t2 = Instant::now();
+        scene.set_spheres(&rc, &state.spheres);
+        scene.set_cylinders(&rc, &state.cylinders);
+        render_once(&rc, &scene, &target, &state.camera);
+        let _ = rc.device.poll(wgpu::PollType::wait_indefinitely());
+        if timed {
+            *field_t += t1 - t0;
+            *draw_t += t1.elapsed();
+            *surface_t += t2 - t1;
+            if let Some(st) = state.fields.last_stages() {
+                pool.0 += st.total * 1e3;
+                pool.1 += st.compute * 1e3;
+            }
+        }
+        Ok(())
+    };
     // Warm-up: device contexts, kernel compiles, pipelines.
     for f in 1..3 {
-        step(&mut state, f, false, &mut field_t, &mut draw_t)?;
+        step(
+            &mut state,
+            f,
+            false,
+            &mut field_t,
+            &mut draw_t,
+            &mut surface_t,
+            &mut (0.0, 0.0),
+        )?;
     }
     let t = Instant::now();
     for i in 0..frames {
         // Never the frame shown last, so every step is a new field.
-        step(&mut state, (3 + i) % n_series, true, &mut field_t, &mut draw_t)?;
+        let mut pool = (pool_total, pool_compute);
+        step(
+            &mut state,
+            (3 + i) % n_series,
+            true,
+            &mut field_t,
+            &mut draw_t,
+            &mut surface_t,
+            &mut pool,
+        )?;
+        (pool_total, pool_compute) = pool;
     }
     let seconds = t.elapsed().as_secs_f64();
     Ok(PlaybackResult {
@@ -221,6 +261,9 @@ pub fn playback_case(
         fps: frames as f64 / seconds,
         field_ms: field_t.as_secs_f64() * 1e3 / frames as f64,
         surface_and_draw_ms: draw_t.as_secs_f64() * 1e3 / frames as f64,
+        surface_ms: surface_t.as_secs_f64() * 1e3 / frames as f64,
+        pool_total_ms: pool_total / frames as f64,
+        pool_compute_ms: pool_compute / frames as f64,
         engines: state.fields.backend_name(),
         image_px: size,
     })
