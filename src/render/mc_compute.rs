@@ -614,15 +614,17 @@ impl McCompute {
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("orbitfield isosurfaces"),
             });
-            // The previous buffers serve while they are large enough and not more than four times
-            // the room needed (clearing is not needed, but drawing reads only what was written).
+            // The previous buffers serve while they are large enough (they are not cleared: drawing
+            // reads only what this extraction writes), unless they hold four times the room needed
+            // and more than 4 Mi indices (so a representation does not keep a first guess's hundreds of
+            // megabytes).
             let mut lobe = |k: usize, level: f32, sign: f32, encoder: &mut wgpu::CommandEncoder| {
                 let want = capacity[k];
                 let prev = previous[k].take().filter(|m| {
                     let c = m.capacity;
                     c.vertices >= want.vertices
                         && c.indices >= want.indices
-                        && u64::from(c.indices) <= 4 * u64::from(want.indices).max(1 << 16)
+                        && u64::from(c.indices) <= 4 * u64::from(want.indices).max(1 << 22)
                 });
                 let cap = prev.as_ref().map_or(want, |m| m.capacity);
                 self.encode_reusing(device, encoder, &lattice, level, sign, cap, prev)
