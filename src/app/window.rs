@@ -149,7 +149,8 @@ impl Viewer {
         let info = rs.adapter.get_info();
         let summary = format!("{} ({:?})", info.name, info.backend);
         tracing::info!("rendering on {summary}");
-        let rc = RenderContext::new(rs.device.clone(), rs.queue.clone(), 4, summary);
+        let mut rc = RenderContext::new(rs.device.clone(), rs.queue.clone(), 4, summary);
+        rc.software_adapter = info.device_type == wgpu::DeviceType::Cpu;
         rs.renderer
             .write()
             .callback_resources
@@ -455,9 +456,12 @@ impl ApplicationHandler for Viewer {
         match self.init(event_loop) {
             Ok(g) => {
                 g.window.request_redraw();
+                let software = g.rc.software_adapter;
                 self.gfx = Some(g);
-                // Isosurfaces from now on come from the compute pass on this device.
-                self.state.gpu_surfaces = true;
+                // Isosurfaces from now on come from the compute pass on this device, unless it is a
+                // software rasteriser (its compute runs on the cores the field engines need, and the
+                // CPU marching cubes is faster there).
+                self.state.gpu_surfaces = !software;
                 self.state.dirty.meshes = true;
             }
             Err(e) => {
