@@ -490,3 +490,57 @@ fn surface_coloured_by_a_second_field_follows_its_values() {
         "plain colour again: {grey:?}"
     );
 }
+
+#[test]
+fn bonds_show_from_every_side() {
+    // The bond impostors rasterise only one side of their boxes; from any direction (except straight
+    // down the axis) the middle of a bond must still be drawn.
+    let Some(ctx) = context() else { return };
+    let white = u32::from_le_bytes([255, 255, 255, 255]);
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.subsec_nanos());
+    let axes = [
+        Vec3::X,
+        Vec3::Y,
+        Vec3::Z,
+        Vec3::new(1.0, 1.0, 0.3).normalize(),
+        Vec3::new((seed % 97) as f32 / 97.0 - 0.5, 0.7, -0.4).normalize(),
+    ];
+    let size = [96, 72];
+    let target = OffscreenTarget::new(&ctx, size);
+    for axis in axes {
+        let a = -axis;
+        let b = axis;
+        let mut scene = GpuScene::new(&ctx);
+        scene.style.depth_cue = 0.0;
+        scene.set_cylinders(
+            &ctx,
+            &[orbitfield::render::gpu::CylinderInstance {
+                a_angstrom: a.to_array(),
+                b_angstrom: b.to_array(),
+                radius_angstrom: 0.25,
+                color_a: white,
+                color_b: white,
+            }],
+        );
+        for k in 0..8 {
+            let mut camera = Camera::default();
+            camera.orbit(k as f32 * 0.8 + 0.1, (k as f32 * 0.37).sin());
+            camera.fit_to_bounds(Vec3::splat(-1.3), Vec3::splat(1.3), 96.0 / 72.0);
+            // Skip views nearly along the bond (it shrinks to a disc).
+            let view_dir = (camera.eye_angstrom() - camera.target_angstrom).normalize();
+            if view_dir.dot(axis).abs() > 0.9 {
+                continue;
+            }
+            render_once(&ctx, &scene, &target, &camera);
+            let img = target.read_rgba(&ctx).unwrap();
+            let (mid, _) = camera.project_to_pixel(Vec3::ZERO, size).unwrap();
+            let c = px(&img, mid);
+            assert!(
+                c[0] > 60 && c[1] > 60 && c[2] > 60,
+                "axis {axis:?}, view {k}: bond middle is {c:?}"
+            );
+        }
+    }
+}

@@ -149,8 +149,16 @@ impl Viewer {
         let info = rs.adapter.get_info();
         let summary = format!("{} ({:?})", info.name, info.backend);
         tracing::info!("rendering on {summary}");
-        let mut rc = RenderContext::new(rs.device.clone(), rs.queue.clone(), 4, summary);
-        rc.software_adapter = info.device_type == wgpu::DeviceType::Cpu;
+        // A software rasteriser draws 4x MSAA at a fraction of the frame rate the viewer needs on the
+        // same cores that compute the fields: it draws without multisampling.
+        let software = info.device_type == wgpu::DeviceType::Cpu;
+        let mut rc = RenderContext::new(
+            rs.device.clone(),
+            rs.queue.clone(),
+            if software { 1 } else { 4 },
+            summary,
+        );
+        rc.software_adapter = software;
         rs.renderer
             .write()
             .callback_resources
@@ -219,7 +227,13 @@ impl Viewer {
         let shown_changed = self.state.update_field();
         sync_scene(gfx, &mut self.state, shown_changed);
 
-        let size = self.state.view_size_px;
+        // A software rasteriser draws at half resolution while playing, so the frames keep their
+        // rate on the cores the field engines share; the full resolution returns when playback stops.
+        let size = if gfx.rc.software_adapter && self.state.timeline.playing {
+            self.state.view_size_px.map(|s| (s / 2).max(1))
+        } else {
+            self.state.view_size_px
+        };
         if gfx
             .target
             .as_ref()

@@ -1089,13 +1089,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
     for r in &responsiveness {
         println!(
-            "responsiveness {}: {:?} lattice, UI {:.1} frames/s (95th percentile {:.1} ms, worst {:.1} ms), fields shown {:.2}/s \
+            "responsiveness {}: {:?} lattice, UI {:.1} frames/s (95th percentile {:.1} ms, worst {:.1} ms, draw {:.1} ms), fields shown {:.2}/s \
              while playing at {} frames/s, surfaces on the {} on {}",
             r.name,
             r.lattice_dims,
             r.ui_fps,
             r.ui_p95_ms,
             r.ui_max_ms,
+            r.draw_ms,
             r.fields_per_second,
             r.playback_fps,
             if r.gpu_surfaces { "render device" } else { "CPU" },

@@ -281,6 +281,8 @@ pub struct ResponsivenessResult {
     /// 95th percentile and worst UI frame time (milliseconds).
     pub ui_p95_ms: f64,
     pub ui_max_ms: f64,
+    /// Mean time of the draw alone (scene into the target, waited for), milliseconds.
+    pub draw_ms: f64,
     /// Distinct trajectory frames whose field was shown, per second.
     pub fields_per_second: f64,
     /// Playback rate asked for (frames of the trajectory per second; frames the engines cannot
@@ -293,8 +295,9 @@ pub struct ResponsivenessResult {
 }
 
 /// Plays `system` for `seconds` as the viewer does (a fixed playback rate, frames dropped when fields
-/// arrive late, `compute_every_frame` off), drawing a UI frame per iteration into a 1280x720 offscreen
-/// target, and reports how smooth the loop stayed. `gpu_surfaces` asks for the marching-cubes pass on
+/// arrive late, `compute_every_frame` off), drawing a UI frame per iteration into the offscreen target
+/// of a 1280x720 view (as the viewer: 4x MSAA on a hardware adapter; on a software rasteriser no
+/// multisampling and half resolution while playing), and reports how smooth the loop stayed. `gpu_surfaces` asks for the marching-cubes pass on
 /// the render device (taken, as in the viewer, only on a hardware adapter), else the CPU extractor.
 pub fn responsiveness_case(
     name: &str,
@@ -309,7 +312,11 @@ pub fn responsiveness_case(
         compute_every_frame: false,
         ..Settings::default()
     };
-    let rc = RenderContext::headless(4).map_err(|e| anyhow!("{e}"))?;
+    let mut rc = RenderContext::headless(4).map_err(|e| anyhow!("{e}"))?;
+    if rc.software_adapter {
+        // As the viewer: no multisampling on a software rasteriser.
+        rc = RenderContext::headless(1).map_err(|e| anyhow!("{e}"))?;
+    }
     // As the viewer: the compute pass only on a hardware adapter.
     let gpu_surfaces = gpu_surfaces && !rc.software_adapter;
     let fields = FieldService::new(
@@ -333,12 +340,15 @@ pub fn responsiveness_case(
     state.timeline.fps = 30.0;
     let mc = McCompute::new(&rc.device);
     let mut scene = GpuScene::new(&rc);
-    let size = [1280u32, 720u32];
+    let view = [1280u32, 720u32];
+    // As the viewer: a software rasteriser draws at half resolution while playing.
+    let size = if rc.software_adapter { view.map(|s| s / 2) } else { view };
     let target = OffscreenTarget::new(&rc, size);
-    state.view_size_px = size;
+    state.view_size_px = view;
     state.apply(Command::ResetCamera);
     let mut lobe_buffers = orbitfield::render::mc_compute::LobeBuffers::default();
     let mut frame_ms = Vec::new();
+    let mut draw_total = Duration::ZERO;
     let mut shown_frames = 0usize;
     let mut dims = [0; 3];
     let start = Instant::now();
@@ -396,8 +406,10 @@ pub fn responsiveness_case(
             scene.set_cylinders(&rc, &state.cylinders);
             state.dirty.atoms = false;
         }
+        let t_draw = Instant::now();
         render_once(&rc, &scene, &target, &state.camera);
         let _ = rc.device.poll(wgpu::PollType::wait_indefinitely());
+        draw_total += t_draw.elapsed();
         frame_ms.push(now.elapsed().as_secs_f64() * 1e3);
     }
     let elapsed = start.elapsed().as_secs_f64();
@@ -415,6 +427,7 @@ pub fn responsiveness_case(
         ui_fps: frame_ms.len() as f64 / elapsed,
         ui_p95_ms: pick(0.95),
         ui_max_ms: pick(1.0),
+        draw_ms: draw_total.as_secs_f64() * 1e3 / frame_ms.len().max(1) as f64,
         fields_per_second: shown_frames as f64 / elapsed,
         playback_fps: state.timeline.fps,
         engines: state.fields.backend_name(),

@@ -95,6 +95,10 @@ struct PipelineSpec<'a> {
     depth_write: bool,
     depth: bool,
     samples: u32,
+    /// Rasterise only the far faces of closed impostor boxes: every ray through the box crosses one
+    /// near and one far face and the ray cast finds the same surface from either, so half of the
+    /// fragments suffice; the far faces stay drawn when the near plane cuts into a box.
+    cull_near_faces: bool,
 }
 
 fn pipeline(device: &wgpu::Device, spec: PipelineSpec<'_>) -> wgpu::RenderPipeline {
@@ -109,7 +113,9 @@ fn pipeline(device: &wgpu::Device, spec: PipelineSpec<'_>) -> wgpu::RenderPipeli
         },
         primitive: wgpu::PrimitiveState {
             topology: spec.topology,
-            cull_mode: None,
+            // The impostor boxes are wound clockwise seen from outside: their near faces are "front".
+            front_face: wgpu::FrontFace::Cw,
+            cull_mode: spec.cull_near_faces.then_some(wgpu::Face::Front),
             ..Default::default()
         },
         depth_stencil: spec.depth.then(|| wgpu::DepthStencilState {
@@ -223,6 +229,7 @@ impl RenderContext {
                 depth_write: true,
                 depth: true,
                 samples: sample_count,
+                cull_near_faces: false,
             },
         );
         let cylinders = pipeline(
@@ -239,6 +246,7 @@ impl RenderContext {
                 depth_write: true,
                 depth: true,
                 samples: sample_count,
+                cull_near_faces: true,
             },
         );
         let mesh_buffers = [Some(wgpu::VertexBufferLayout {
@@ -260,6 +268,7 @@ impl RenderContext {
                 depth_write: true,
                 depth: true,
                 samples: sample_count,
+                cull_near_faces: false,
             },
         );
         let additive = wgpu::BlendComponent {
@@ -303,6 +312,7 @@ impl RenderContext {
                 depth_write: false,
                 depth: true,
                 samples: sample_count,
+                cull_near_faces: false,
             },
         );
         let lines = pipeline(
@@ -323,6 +333,7 @@ impl RenderContext {
                 depth_write: true,
                 depth: true,
                 samples: sample_count,
+                cull_near_faces: false,
             },
         );
         let slice = pipeline(
@@ -339,6 +350,7 @@ impl RenderContext {
                 depth_write: true,
                 depth: true,
                 samples: sample_count,
+                cull_near_faces: false,
             },
         );
         let composite = pipeline(
@@ -359,6 +371,7 @@ impl RenderContext {
                 depth_write: false,
                 depth: false,
                 samples: 1,
+                cull_near_faces: false,
             },
         );
         let linear_sampler = d.create_sampler(&wgpu::SamplerDescriptor {
