@@ -3,7 +3,9 @@
 //! The app describes what it wants with a [`FieldKey`]; [`FieldService::request`] answers from
 //! the cache or hands the job to the [`FieldBackend`] (the jobs pool plugs in here: latest wins, a
 //! newer request replaces the pending one) and keeps the previous picture on screen until the
-//! result, which carries its key, arrives. Volumes read from files need no computation.
+//! result, which carries its key, arrives. Volumes read from files need no computation. Extra
+//! field representations each get their own latest-wins [`FieldSlot`] ([`FieldService::add_slot`],
+//! [`FieldService::request_in`]); results are routed by their key, and all slots share one cache.
 //! Isosurface meshes are made by an [`Extractor`] (the `surface` module's marching cubes) and
 //! cached by [`MeshKey`].
 
@@ -62,6 +64,10 @@ pub struct JobProgress {
     pub fraction: f32,
 }
 
+/// A latest-wins request slot of one extra field representation (the main field has its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FieldSlot(pub u64);
+
 /// Something that computes fields off the UI thread (the jobs pool).
 pub trait FieldBackend: Send {
     /// A short description for the jobs panel ("cpu x16", "cuda:0 NVIDIA H100 + cpu").
@@ -72,6 +78,21 @@ pub trait FieldBackend: Send {
     /// prefetch is superseded. Backends without one ignore it.
     fn submit_prefetch(&mut self, key: FieldKey, job: FieldJob) {
         let _ = (key, job);
+    }
+    /// Starts `job` in `slot` (an extra representation's own latest-wins slot); an older request
+    /// in that slot is superseded, other slots are untouched. Backends with one slot use it.
+    fn submit_in(&mut self, slot: FieldSlot, key: FieldKey, job: FieldJob) {
+        let _ = slot;
+        self.submit(key, job);
+    }
+    /// Stops the request of `slot`, if any, at its next tile.
+    fn cancel_slot(&mut self, slot: FieldSlot) {
+        let _ = slot;
+    }
+    /// Progress of the request running in `slot`, if any.
+    fn slot_progress(&self, slot: FieldSlot) -> Option<JobProgress> {
+        let _ = slot;
+        None
     }
     /// A finished result, if one is ready (never blocks).
     fn try_recv(&mut self) -> Option<FieldResult>;
@@ -131,6 +152,8 @@ pub struct Cancellations {
 pub struct PoolBackend {
     pool: crate::jobs::Pool<FieldKey>,
     current: Option<crate::jobs::RequestHandle>,
+    /// The request of each extra representation's slot.
+    slots: std::collections::BTreeMap<FieldSlot, crate::jobs::RequestHandle>,
     cancelled_requests: u64,
     last_stages: Option<StageTimes>,
 }
@@ -139,6 +162,12 @@ pub struct PoolBackend {
 const VIEW_SLOT: crate::jobs::SlotId = crate::jobs::SlotId(1);
 /// The slot of playback's look-ahead requests.
 const PREFETCH_SLOT: crate::jobs::SlotId = crate::jobs::SlotId(2);
+/// Pool slots of extra representations start here.
+const FIRST_REPRESENTATION_SLOT: u64 = 1 << 32;
+
+fn pool_slot(slot: FieldSlot) -> crate::jobs::SlotId {
+    crate::jobs::SlotId(FIRST_REPRESENTATION_SLOT.saturating_add(slot.0))
+}
 
 impl PoolBackend {
     /// Starts the pool (CUDA devices when present, else the CPU).
@@ -155,6 +184,7 @@ impl PoolBackend {
         PoolBackend {
             pool,
             current: None,
+            slots: std::collections::BTreeMap::new(),
             cancelled_requests: 0,
             last_stages: None,
         }
@@ -176,7 +206,28 @@ impl FieldBackend for PoolBackend {
     }
 
     fn submit_prefetch(&mut self, key: FieldKey, job: FieldJob) {
-        let _ = self.pool.submit(PREFETCH_SLOT, key, job);
+        let _ = self
+            .pool
+            .submit_with_priority(PREFETCH_SLOT, key, job, crate::jobs::Priority::Prefetch);
+    }
+
+    fn submit_in(&mut self, slot: FieldSlot, key: FieldKey, job: FieldJob) {
+        let h = self.pool.submit(pool_slot(slot), key, job);
+        self.slots.insert(slot, h);
+    }
+
+    fn cancel_slot(&mut self, slot: FieldSlot) {
+        if let Some(h) = self.slots.remove(&slot) {
+            h.cancel();
+        }
+    }
+
+    fn slot_progress(&self, slot: FieldSlot) -> Option<JobProgress> {
+        let h = self.slots.get(&slot)?;
+        Some(JobProgress {
+            label: format!("{:.0}%", h.progress.fraction() * 100.0),
+            fraction: h.progress.fraction(),
+        })
     }
 
     fn try_recv(&mut self) -> Option<FieldResult> {
@@ -184,6 +235,7 @@ impl FieldBackend for PoolBackend {
         if self.current.as_ref().is_some_and(|h| h.generation == r.generation) {
             self.current = None;
         }
+        self.slots.retain(|_, h| h.generation != r.generation);
         if r.outcome.is_ok() {
             use std::sync::atomic::Ordering::Relaxed;
             let p = &r.progress;
@@ -294,6 +346,9 @@ pub struct FieldService {
     /// The look-ahead request in flight in the prefetch slot, if any (also while the view waits for
     /// it); cleared when its result arrives.
     prefetching: Option<FieldKey>,
+    /// The key each extra representation's slot has in flight (`None`: nothing), by slot.
+    slots: std::collections::BTreeMap<FieldSlot, Option<FieldKey>>,
+    next_slot: u64,
     /// The last failure, in words, for the status bar.
     pub last_error: Option<String>,
 }
@@ -310,6 +365,8 @@ impl Default for FieldService {
             bytes: 0,
             pending: None,
             prefetching: None,
+            slots: std::collections::BTreeMap::new(),
+            next_slot: 1,
             last_error: None,
         }
     }
@@ -459,6 +516,72 @@ impl FieldService {
             .map(|(_, g, _)| Arc::clone(g))
     }
 
+    /// A new latest-wins slot for an extra representation.
+    pub fn add_slot(&mut self) -> FieldSlot {
+        let slot = FieldSlot(self.next_slot);
+        self.next_slot += 1;
+        self.slots.insert(slot, None);
+        slot
+    }
+
+    /// Cancels the request in flight in `slot` and forgets the slot.
+    pub fn remove_slot(&mut self, slot: FieldSlot) {
+        if let Some(b) = self.backend.as_mut() {
+            b.cancel_slot(slot);
+        }
+        self.slots.remove(&slot);
+    }
+
+    /// Cancels the request in flight in `slot`; the slot stays.
+    pub fn cancel_slot(&mut self, slot: FieldSlot) {
+        if let Some(b) = self.backend.as_mut() {
+            b.cancel_slot(slot);
+        }
+        if let Some(p) = self.slots.get_mut(&slot) {
+            *p = None;
+        }
+    }
+
+    /// The key in flight in `slot`, if any.
+    pub fn pending_in(&self, slot: FieldSlot) -> Option<FieldKey> {
+        self.slots.get(&slot).copied().flatten()
+    }
+
+    /// Progress of the request in flight in `slot`.
+    pub fn slot_progress(&self, slot: FieldSlot) -> Option<JobProgress> {
+        self.pending_in(slot)?;
+        self.backend.as_ref().and_then(|b| b.slot_progress(slot))
+    }
+
+    /// Like [`FieldService::request`], for an extra representation's own `slot`: the grid for `key`
+    /// from the shared cache; on a miss, submits `make_job()` to `slot` (superseding what that slot
+    /// had in flight, unless it is this key already) and returns `None`.
+    pub fn request_in(
+        &mut self,
+        slot: FieldSlot,
+        key: FieldKey,
+        make_job: impl FnOnce() -> Option<FieldJob>,
+    ) -> Option<Arc<Grid3>> {
+        if let Some(pos) = self.grids.iter().position(|(k, _, _)| *k == key) {
+            let t = self.next_tick();
+            let entry = &mut self.grids[pos];
+            entry.2 = t;
+            return Some(Arc::clone(&entry.1));
+        }
+        if !self.slots.contains_key(&slot) || self.pending_in(slot) == Some(key) {
+            return None;
+        }
+        let backend = self.backend.as_mut()?;
+        let job = make_job()?;
+        backend.submit_in(slot, key, job);
+        self.slots.insert(slot, Some(key));
+        self.poll();
+        self.grids
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map(|(_, g, _)| Arc::clone(g))
+    }
+
     /// True when a look-ahead request would be taken now (a backend, and none in flight).
     pub fn can_prefetch(&self) -> bool {
         self.backend.is_some() && self.prefetching.is_none()
@@ -490,6 +613,12 @@ impl FieldService {
             if self.prefetching == Some(r.key) {
                 self.prefetching = None;
             }
+            // Routed by key: every slot waiting for this key has it now (from the shared cache).
+            for p in self.slots.values_mut() {
+                if *p == Some(r.key) {
+                    *p = None;
+                }
+            }
             match r.grid {
                 Ok(g) => {
                     self.insert(r.key, g);
@@ -506,12 +635,26 @@ impl FieldService {
         self.backend.as_ref().and_then(|b| b.progress())
     }
 
-    /// Cancels the running job.
+    /// Cancels the running job and the requests of every representation slot.
     pub fn cancel(&mut self) {
         if let Some(b) = self.backend.as_mut() {
             b.cancel();
+            for (slot, p) in self.slots.iter_mut() {
+                if p.take().is_some() {
+                    b.cancel_slot(*slot);
+                }
+            }
         }
         self.pending = None;
+    }
+
+    /// The grid for `key` if it is cached (marked as used); never submits.
+    pub fn cached(&mut self, key: FieldKey) -> Option<Arc<Grid3>> {
+        let pos = self.grids.iter().position(|(k, _, _)| *k == key)?;
+        let t = self.next_tick();
+        let entry = &mut self.grids[pos];
+        entry.2 = t;
+        Some(Arc::clone(&entry.1))
     }
 
     /// The isosurface of `grid` at `iso` (cached by key); `None` when nothing crosses `iso` or no
