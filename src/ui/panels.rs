@@ -501,7 +501,7 @@ pub fn representations_ui(ui: &mut egui::Ui, state: &mut AppState) {
     });
     if has_wf {
         let n = state.orbital_rows(state.spin).len();
-        let id = egui::Id::new("orbitfield_add_orbital_number");
+        let id = egui::Id::unique("orbitfield_add_orbital_number");
         let mut number: usize = ui.data(|d| d.get_temp(id)).unwrap_or(1);
         ui.horizontal(|ui| {
             let l = ui.label("Orbital");
