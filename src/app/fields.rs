@@ -348,6 +348,9 @@ pub struct FieldService {
     prefetching: Option<FieldKey>,
     /// The key each extra representation's slot has in flight (`None`: nothing), by slot.
     slots: std::collections::BTreeMap<FieldSlot, Option<FieldKey>>,
+    /// The grid each slot waited for, from its arrival until the slot takes it (later arrivals in the
+    /// same poll may evict it from the cache first).
+    delivered: std::collections::BTreeMap<FieldSlot, (FieldKey, Arc<Grid3>)>,
     next_slot: u64,
     /// The last failure, in words, for the status bar.
     pub last_error: Option<String>,
@@ -366,6 +369,7 @@ impl Default for FieldService {
             pending: None,
             prefetching: None,
             slots: std::collections::BTreeMap::new(),
+            delivered: std::collections::BTreeMap::new(),
             next_slot: 1,
             last_error: None,
         }
@@ -530,6 +534,7 @@ impl FieldService {
             b.cancel_slot(slot);
         }
         self.slots.remove(&slot);
+        self.delivered.remove(&slot);
     }
 
     /// Cancels the request in flight in `slot`; the slot stays.
@@ -562,6 +567,9 @@ impl FieldService {
         key: FieldKey,
         make_job: impl FnOnce() -> Option<FieldJob>,
     ) -> Option<Arc<Grid3>> {
+        if let Some(g) = self.cached_in(slot, key) {
+            return Some(g);
+        }
         if let Some(pos) = self.grids.iter().position(|(k, _, _)| *k == key) {
             let t = self.next_tick();
             let entry = &mut self.grids[pos];
@@ -613,10 +621,13 @@ impl FieldService {
             if self.prefetching == Some(r.key) {
                 self.prefetching = None;
             }
-            // Routed by key: every slot waiting for this key has it now (from the shared cache).
-            for p in self.slots.values_mut() {
+            // Routed by key: every slot waiting for this key has it now.
+            for (slot, p) in self.slots.iter_mut() {
                 if *p == Some(r.key) {
                     *p = None;
+                    if let Ok(g) = &r.grid {
+                        self.delivered.insert(*slot, (r.key, Arc::clone(g)));
+                    }
                 }
             }
             match r.grid {
@@ -646,6 +657,14 @@ impl FieldService {
             }
         }
         self.pending = None;
+    }
+
+    /// The grid for `key` if it arrived for `slot` or is cached; never submits.
+    pub fn cached_in(&mut self, slot: FieldSlot, key: FieldKey) -> Option<Arc<Grid3>> {
+        if self.delivered.get(&slot).is_some_and(|(k, _)| *k == key) {
+            return self.delivered.remove(&slot).map(|(_, g)| g);
+        }
+        self.cached(key)
     }
 
     /// The grid for `key` if it is cached (marked as used); never submits.

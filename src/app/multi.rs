@@ -302,7 +302,7 @@ impl AppState {
                 }
                 self.fields.request_in(slot, key, || job)
             } else {
-                self.fields.cached(key)
+                self.fields.cached_in(slot, key)
             };
             let mut key = key;
             if grid.is_none()
@@ -349,5 +349,303 @@ impl AppState {
             }
         }
         changed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::app::fields::{FieldBackend, FieldResult, FieldService, JobProgress};
+    use crate::app::settings::Settings;
+    use crate::app::state::Command;
+    use crate::compute::{Field, FieldInput, FieldJob};
+    use crate::io::System;
+    use crate::model::{Frame, Spin, Trajectory};
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    /// Requests held until the test releases them; the latest per slot, and the superseded ones
+    /// (answered too, as a pool answers a request that finished before it was superseded).
+    #[derive(Default)]
+    struct Held {
+        live: Vec<(Option<FieldSlot>, FieldKey, FieldJob)>,
+        superseded: Vec<(FieldKey, FieldJob)>,
+        cancelled_slots: Vec<FieldSlot>,
+        ready: VecDeque<FieldResult>,
+    }
+
+    struct HeldBackend(Arc<Mutex<Held>>);
+
+    impl FieldBackend for HeldBackend {
+        fn name(&self) -> String {
+            "held".into()
+        }
+        fn submit(&mut self, key: FieldKey, job: FieldJob) {
+            self.submit_slot(None, key, job);
+        }
+        fn submit_in(&mut self, slot: FieldSlot, key: FieldKey, job: FieldJob) {
+            self.submit_slot(Some(slot), key, job);
+        }
+        fn cancel_slot(&mut self, slot: FieldSlot) {
+            let mut h = self.0.lock().unwrap();
+            h.cancelled_slots.push(slot);
+            h.live.retain(|(s, _, _)| *s != Some(slot));
+        }
+        fn try_recv(&mut self) -> Option<FieldResult> {
+            self.0.lock().unwrap().ready.pop_front()
+        }
+        fn progress(&self) -> Option<JobProgress> {
+            None
+        }
+        fn cancel(&mut self) {}
+    }
+
+    impl HeldBackend {
+        fn submit_slot(&mut self, slot: Option<FieldSlot>, key: FieldKey, job: FieldJob) {
+            let mut h = self.0.lock().unwrap();
+            if let Some(pos) = h.live.iter().position(|(s, _, _)| *s == slot) {
+                let (_, k, j) = h.live.remove(pos);
+                h.superseded.push((k, j));
+            }
+            h.live.push((slot, key, job));
+        }
+    }
+
+    /// Computes every held request on the CPU engine, newest first (so stale answers come last).
+    fn release(held: &Arc<Mutex<Held>>) {
+        let mut h = held.lock().unwrap();
+        let mut all: Vec<(FieldKey, FieldJob)> = std::mem::take(&mut h.superseded);
+        all.extend(std::mem::take(&mut h.live).into_iter().map(|(_, k, j)| (k, j)));
+        for (key, job) in all.into_iter().rev() {
+            let grid = crate::compute::cpu::evaluate_grid(&job).unwrap();
+            h.ready.push_back(FieldResult {
+                key,
+                grid: Ok(Arc::new(grid)),
+            });
+        }
+    }
+
+    /// Water (HF/6-31G*) with TIP3P-like charges, moved along x over `frames` frames, one
+    /// wavefunction per frame.
+    fn charged_water(frames: usize) -> System {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/engine/water_hf_631gs_sph.molden");
+        let mut base = crate::io::load(std::slice::from_ref(&path)).unwrap();
+        base.structure.charges_e = Some(vec![-0.834, 0.417, 0.417]);
+        let mut frame0 = Frame::default();
+        base.trajectory.read_frame(0, &mut frame0).unwrap();
+        let mut wfs = Vec::new();
+        let mut list = Vec::new();
+        for f in 0..frames {
+            let dx = 0.05 * f as f64;
+            let mut wf = base.wavefunctions[0].clone();
+            for a in &mut wf.atoms {
+                a.position_bohr[0] += crate::model::units::bohr_from_angstrom(dx);
+            }
+            wfs.push(wf);
+            let mut fr = frame0.clone();
+            for p in &mut fr.positions_angstrom {
+                p[0] += dx as f32;
+            }
+            list.push(fr);
+        }
+        System {
+            trajectory: Trajectory::from_frames(base.structure.len(), list, "test"),
+            structure: base.structure,
+            wavefunctions: wfs,
+            grids: Vec::new(),
+            warnings: Vec::new(),
+            paths: vec![path],
+        }
+    }
+
+    fn small_settings() -> Settings {
+        Settings {
+            lattice_points: 16,
+            potential_spacing_angstrom: 2.0,
+            ..Settings::default()
+        }
+    }
+
+    /// The orbital's grid computed directly on the CPU engine for the document's frame `frame`, on
+    /// `lattice`.
+    fn direct_orbital(state: &AppState, frame: usize, index: usize, lattice: crate::model::Lattice) -> Vec<f32> {
+        let doc = state.document.as_ref().unwrap();
+        let job = FieldJob {
+            field: Field::Orbital {
+                spin: Spin::Alpha,
+                index,
+            },
+            lattice,
+            input: FieldInput::Wavefunction(Arc::clone(&doc.wavefunctions[frame])),
+        };
+        crate::compute::cpu::evaluate_grid(&job).unwrap().values
+    }
+
+    /// The potential of the current frame's charges at lattice point (i, j, k), summed in f64.
+    fn direct_potential(state: &AppState, grid: &Grid3, (i, j, k): (usize, usize, usize)) -> f64 {
+        let doc = state.document.as_ref().unwrap();
+        let p = grid.lattice.point_bohr(i, j, k);
+        let q = doc.structure.charges_e.as_ref().unwrap();
+        doc.frame
+            .positions_angstrom
+            .iter()
+            .zip(q)
+            .map(|(x, c)| {
+                let x = crate::model::units::bohr_from_angstrom3(x.map(f64::from));
+                let r = ((p[0] - x[0]).powi(2) + (p[1] - x[1]).powi(2) + (p[2] - x[2]).powi(2)).sqrt();
+                f64::from(*c) / r
+            })
+            .sum()
+    }
+
+    #[test]
+    fn homo_lumo_and_potential_each_show_their_own_field_after_scrubbing() {
+        let held = Arc::new(Mutex::new(Held::default()));
+        let service = FieldService::new(
+            Some(Box::new(HeldBackend(held.clone()))),
+            crate::app::default_extractor(),
+        );
+        let mut state = AppState::new(small_settings(), service);
+        state.open_system("water".into(), charged_water(4));
+        state.apply(Command::SelectField(None));
+        let homo = state.homo_index(Spin::Alpha).unwrap();
+        for f in [
+            FieldChoice::Orbital {
+                spin: Spin::Alpha,
+                index: homo,
+            },
+            FieldChoice::Orbital {
+                spin: Spin::Alpha,
+                index: homo + 1,
+            },
+            FieldChoice::Potential,
+        ] {
+            state.apply(Command::AddRepresentation(f));
+        }
+        assert_eq!(state.representations.list.len(), 3);
+        let slots: Vec<FieldSlot> = state.representations.list.iter().map(|r| r.slot).collect();
+        assert!(slots[0] != slots[1] && slots[1] != slots[2] && slots[0] != slots[2]);
+        state.update_representations();
+        // One request per representation, each in its own slot.
+        assert_eq!(held.lock().unwrap().live.len(), 3);
+        // Scrub: each representation's slot keeps only its newest request.
+        for f in 1..=2 {
+            state.apply(Command::SetFrame(f));
+            assert!(
+                !state.update_representations(),
+                "nothing arrived, the old picture stays"
+            );
+        }
+        {
+            let h = held.lock().unwrap();
+            assert_eq!(h.live.len(), 3);
+            assert!(h.live.iter().all(|(s, k, _)| s.is_some() && k.frame == 2));
+            assert_eq!(h.superseded.len(), 6);
+        }
+        // A budget of about three orbital lattices: the stale answers are evicted, never more held.
+        let one = 16 * 16 * 16 * 4;
+        let budget = 3 * one + one / 2;
+        state.fields.set_cache_budget(budget);
+        release(&held);
+        assert!(state.update_representations());
+        assert!(
+            state.fields.cache_use().bytes <= budget,
+            "{:?}",
+            state.fields.cache_use()
+        );
+        for r in &state.representations.list {
+            let (key, grid) = r.shown.as_ref().unwrap();
+            assert_eq!((key.frame, key.field), (2, r.field), "{}", r.label);
+            match r.field {
+                FieldChoice::Orbital { index, .. } => {
+                    let direct = direct_orbital(&state, 2, index, grid.lattice);
+                    let worst = direct
+                        .iter()
+                        .zip(&grid.values)
+                        .map(|(a, b)| (a - b).abs())
+                        .fold(0.0f32, f32::max);
+                    assert!(worst < 1e-6, "{}: differs by {worst}", r.label);
+                    assert!(r.lobes[0].is_some() && r.lobes[1].is_some(), "{}", r.label);
+                }
+                FieldChoice::Potential => {
+                    let [nx, ny, nz] = grid.lattice.dims;
+                    for p in [(0, 0, 0), (nx / 2, ny / 3, nz - 1), (nx - 1, ny - 1, nz / 2)] {
+                        let v = direct_potential(&state, grid, p);
+                        let got = f64::from(grid.get(p.0, p.1, p.2).unwrap());
+                        assert!((got - v).abs() <= 1e-5 * v.abs().max(1e-3), "{p:?}: {got} vs {v}");
+                    }
+                }
+                _ => unreachable!(),
+            }
+        }
+        // HOMO and LUMO are different orbitals (the comparison above can tell them apart).
+        let [a, b] = [0, 1].map(|i| state.representations.list[i].shown.as_ref().unwrap().1.clone());
+        assert!(a.values.iter().zip(&b.values).any(|(x, y)| (x - y).abs() > 1e-3));
+        // The slice shows the potential (the only representation with a slice).
+        assert!(Arc::ptr_eq(
+            state.slice_grid().unwrap(),
+            &state.representations.list[2].shown.as_ref().unwrap().1
+        ));
+
+        // Next frame; removing the LUMO cancels its request, the others go on.
+        state.apply(Command::SetFrame(3));
+        state.update_representations();
+        let lumo = state.representations.list[1].id;
+        state.apply(Command::RemoveRepresentation(lumo));
+        assert_eq!(held.lock().unwrap().cancelled_slots, vec![slots[1]]);
+        assert_eq!(held.lock().unwrap().live.len(), 2);
+        assert_eq!(state.fields.pending_in(slots[1]), None);
+        release(&held);
+        assert!(state.update_representations());
+        assert!(state.fields.cache_use().bytes <= budget);
+        let shown: Vec<(usize, FieldChoice)> = state
+            .representations
+            .list
+            .iter()
+            .map(|r| r.shown.as_ref().map(|(k, _)| (k.frame, k.field)).unwrap())
+            .collect();
+        assert_eq!(shown, vec![(3, slots_field(&state, 0)), (3, FieldChoice::Potential)]);
+    }
+
+    fn slots_field(state: &AppState, i: usize) -> FieldChoice {
+        state.representations.list[i].field
+    }
+
+    #[test]
+    fn hidden_representations_cancel_and_edits_are_checked() {
+        let held = Arc::new(Mutex::new(Held::default()));
+        let service = FieldService::new(Some(Box::new(HeldBackend(held.clone()))), None);
+        let mut state = AppState::new(small_settings(), service);
+        state.open_system("water".into(), charged_water(2));
+        state.apply(Command::AddRepresentation(FieldChoice::Density));
+        // Refused: no such orbital, and no volume.
+        state.apply(Command::AddRepresentation(FieldChoice::Orbital {
+            spin: Spin::Alpha,
+            index: 10_000,
+        }));
+        state.apply(Command::AddRepresentation(FieldChoice::Volume(0)));
+        assert_eq!(state.representations.list.len(), 1);
+        let r = &state.representations.list[0];
+        let (id, slot) = (r.id, r.slot);
+        state.update_representations();
+        assert_eq!(
+            state.fields.pending_in(slot).map(|k| k.field),
+            Some(FieldChoice::Density)
+        );
+        state.apply(Command::EditRepresentation(id, RepresentationEdit::Visible(false)));
+        state.update_representations();
+        assert_eq!(held.lock().unwrap().cancelled_slots, vec![slot]);
+        assert_eq!(state.fields.pending_in(slot), None);
+        state.apply(Command::EditRepresentation(id, RepresentationEdit::IsoValue(f32::NAN)));
+        state.apply(Command::EditRepresentation(
+            id,
+            RepresentationEdit::Color { lobe: 7, rgb: [1.0; 3] },
+        ));
+        let r = &state.representations.list[0];
+        assert!(r.iso_value.is_finite() && r.iso_value > 0.0);
+        // Closing the document forgets the representations and their slots.
+        state.apply(Command::CloseDocument);
+        assert!(state.representations.list.is_empty());
     }
 }
