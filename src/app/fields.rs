@@ -583,6 +583,7 @@ impl FieldService {
         let job = make_job()?;
         backend.submit_in(slot, key, job);
         self.slots.insert(slot, Some(key));
+        self.delivered.remove(&slot);
         self.poll();
         self.grids
             .iter()
@@ -665,6 +666,11 @@ impl FieldService {
             return self.delivered.remove(&slot).map(|(_, g)| g);
         }
         self.cached(key)
+    }
+
+    /// Takes the grid that arrived for `slot`'s last request, if it has not been taken yet.
+    pub fn take_delivered(&mut self, slot: FieldSlot) -> Option<(FieldKey, Arc<Grid3>)> {
+        self.delivered.remove(&slot)
     }
 
     /// The grid for `key` if it is cached (marked as used); never submits.

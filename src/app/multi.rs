@@ -236,6 +236,14 @@ impl AppState {
         key
     }
 
+    /// True while a visible representation waits for a field in flight.
+    pub fn representations_waiting(&self) -> bool {
+        self.representations
+            .list
+            .iter()
+            .any(|r| r.visible && self.fields.pending_in(r.slot).is_some())
+    }
+
     /// The grid the slice plane shows: the topmost visible representation with a slice (once it has
     /// a grid), else the main field when its slice is on.
     pub fn slice_grid(&self) -> Option<&Arc<Grid3>> {
@@ -290,8 +298,12 @@ impl AppState {
                 }
                 continue;
             };
+            // What arrived for this slot (kept aside, so a crowded cache cannot evict it first).
+            let arrived = self.fields.take_delivered(slot);
             let mut grid = if let FieldChoice::Volume(v) = field {
                 self.document.as_ref().and_then(|d| d.grids.get(v).cloned())
+            } else if let Some((_, g)) = arrived.as_ref().filter(|(k, _)| *k == key) {
+                Some(Arc::clone(g))
             } else if dropping && self.fields.pending_in(slot).is_some_and(|p| p != key) {
                 // Let the request in flight finish (see `update_field`); the frames between drop.
                 None
@@ -305,14 +317,15 @@ impl AppState {
                 self.fields.cached_in(slot, key)
             };
             let mut key = key;
-            if grid.is_none()
-                && dropping
-                && let Some((k, g)) = self.fields.latest_other_frame(key)
-                && Some(k) != shown_key
-            {
+            if grid.is_none() && dropping {
                 // The newest finished frame of its own field while the playhead's is computed.
-                key = k;
-                grid = Some(g);
+                let own = arrived
+                    .filter(|(k, _)| k.document == key.document && k.field == key.field && k.dims == key.dims)
+                    .or_else(|| self.fields.latest_other_frame(key));
+                if let Some((k, g)) = own.filter(|(k, _)| Some(*k) != shown_key) {
+                    key = k;
+                    grid = Some(g);
+                }
             }
             let Some(grid) = grid else {
                 continue;
@@ -647,5 +660,56 @@ mod tests {
         // Closing the document forgets the representations and their slots.
         state.apply(Command::CloseDocument);
         assert!(state.representations.list.is_empty());
+    }
+
+    #[test]
+    fn dropping_playback_shows_each_representations_newest_finished_frame() {
+        let held = Arc::new(Mutex::new(Held::default()));
+        let service = FieldService::new(Some(Box::new(HeldBackend(held.clone()))), None);
+        let mut state = AppState::new(small_settings(), service);
+        state.open_system("water".into(), charged_water(5));
+        state.apply(Command::SelectField(None));
+        let homo = state.homo_index(Spin::Alpha).unwrap();
+        let orbital = |index| FieldChoice::Orbital {
+            spin: Spin::Alpha,
+            index,
+        };
+        state.apply(Command::AddRepresentation(orbital(homo)));
+        state.apply(Command::AddRepresentation(FieldChoice::Potential));
+        state.settings.compute_every_frame = false;
+        state.timeline.playing = true;
+        let shown = |state: &AppState| -> Vec<Option<(usize, FieldChoice)>> {
+            state
+                .representations
+                .list
+                .iter()
+                .map(|r| r.shown.as_ref().map(|(k, _)| (k.frame, k.field)))
+                .collect()
+        };
+        state.update_representations();
+        assert!(state.representations_waiting());
+        // The playhead moves on while frame 0 is computed: no new request supersedes it.
+        state.apply(Command::SetFrame(1));
+        state.update_representations();
+        assert!(held.lock().unwrap().live.iter().all(|(_, k, _)| k.frame == 0));
+        // Frame 0 arrives: shown (the newest finished frame of each), and frame 1 is asked for.
+        release(&held);
+        assert!(state.update_representations());
+        assert_eq!(
+            shown(&state),
+            vec![Some((0, orbital(homo))), Some((0, FieldChoice::Potential))]
+        );
+        assert!(held.lock().unwrap().live.iter().all(|(_, k, _)| k.frame == 1));
+        state.apply(Command::SetFrame(2));
+        state.update_representations();
+        state.apply(Command::SetFrame(3));
+        state.update_representations();
+        release(&held);
+        assert!(state.update_representations());
+        assert_eq!(
+            shown(&state),
+            vec![Some((1, orbital(homo))), Some((1, FieldChoice::Potential))]
+        );
+        assert!(held.lock().unwrap().live.iter().all(|(_, k, _)| k.frame == 3));
     }
 }

@@ -846,6 +846,9 @@ impl AppState {
         {
             return false;
         }
+        if self.settings.compute_every_frame && self.representations_waiting() {
+            return false;
+        }
         self.timeline.accumulator += dt_seconds.clamp(0.0, 1.0);
         let step = 1.0 / self.timeline.fps.max(0.5);
         if self.timeline.accumulator < step {

@@ -238,13 +238,9 @@ impl Viewer {
         let mut captures = Vec::new();
         let shot_frame = self.options.exit_after_frames.unwrap_or(30).max(1);
         // Scripted runs wait (up to a minute) for field work in flight, so the picture is complete.
-        let reps_settled = self
-            .state
-            .representations
-            .list
-            .iter()
-            .all(|r| self.state.fields.pending_in(r.slot).is_none());
-        let settled = (self.state.fields.pending().is_none() && !self.state.dirty.meshes && reps_settled)
+        let settled = (self.state.fields.pending().is_none()
+            && !self.state.dirty.meshes
+            && !self.state.representations_waiting())
             || self.started.elapsed() > Duration::from_secs(60);
         if let Some(path) = self.options.screenshot.clone()
             && !self.shot_requested
@@ -300,6 +296,7 @@ impl Viewer {
         }
         let busy = self.state.timeline.playing
             || self.state.fields.pending().is_some()
+            || self.state.representations_waiting()
             || self.options.exit_after_frames.is_some();
         let delay = full
             .viewport_output
