@@ -379,3 +379,20 @@ fn cancelling_one_slot_leaves_the_others_running() {
     // A cancelled request stops handing out tiles.
     assert!(engine.order().iter().filter(|&&t| t == 9).count() <= 2);
 }
+
+#[test]
+fn a_promoted_look_ahead_request_is_served_with_the_normal_ones() {
+    use orbitfield::jobs::Priority;
+    let engine = TagEngine::new(2);
+    let pool = tag_pool(&engine);
+    let _a = pool.submit(SlotId(1), "a", job([8, 2, 40]));
+    let _ahead = pool.submit_with_priority(SlotId(2), "ahead", job([7, 2, 3]), Priority::Prefetch);
+    // The view now waits for the look-ahead: it joins the round-robin.
+    assert!(pool.set_priority(SlotId(2), Priority::Normal));
+    assert!(!pool.set_priority(SlotId(99), Priority::Normal));
+    let first = pool.results().recv_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!(first.key, "ahead");
+    assert_index_grid(&first.outcome.unwrap().values, 7 * 2 * 3);
+    let second = pool.results().recv_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!(second.key, "a");
+}

@@ -94,6 +94,8 @@ pub trait FieldBackend: Send {
         let _ = slot;
         None
     }
+    /// The view now waits for the look-ahead request in flight: serve it like the view's own.
+    fn promote_prefetch(&mut self) {}
     /// A finished result, if one is ready (never blocks).
     fn try_recv(&mut self) -> Option<FieldResult>;
     /// Progress of the running job, if any.
@@ -209,6 +211,10 @@ impl FieldBackend for PoolBackend {
         let _ = self
             .pool
             .submit_with_priority(PREFETCH_SLOT, key, job, crate::jobs::Priority::Prefetch);
+    }
+
+    fn promote_prefetch(&mut self) {
+        self.pool.set_priority(PREFETCH_SLOT, crate::jobs::Priority::Normal);
     }
 
     fn submit_in(&mut self, slot: FieldSlot, key: FieldKey, job: FieldJob) {
@@ -504,8 +510,12 @@ impl FieldService {
             return None;
         }
         if self.prefetching == Some(key) {
-            // Already on its way from the look-ahead slot: wait for it instead of asking again.
+            // Already on its way from the look-ahead slot: wait for it instead of asking again, at
+            // the priority of the view's own requests.
             self.pending = Some(key);
+            if let Some(b) = self.backend.as_mut() {
+                b.promote_prefetch();
+            }
             return None;
         }
         let backend = self.backend.as_mut()?;

@@ -252,7 +252,9 @@ struct Request<K> {
     key: K,
     slot: SlotId,
     generation: u64,
-    priority: Priority,
+    /// True for a look-ahead request ([`Priority::Prefetch`]); may be cleared while it waits
+    /// ([`Pool::set_priority`]). Read under the queue lock.
+    look_ahead: AtomicBool,
     job: FieldJob,
     values: OutputBuffer,
     progress: Arc<Progress>,
@@ -497,7 +499,7 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             key,
             slot,
             generation,
-            priority,
+            look_ahead: AtomicBool::new(priority == Priority::Prefetch),
             values: OutputBuffer::new(if points > MAX_POINTS || q.shutdown { 0 } else { points }),
             job,
             progress: progress.clone(),
@@ -545,6 +547,19 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
         drop(q);
         self.shared.wake.notify_all();
         handle
+    }
+
+    /// Changes the priority of the request pending or running in `slot` (e.g. a look-ahead the view
+    /// now waits for becomes normal); returns false when the slot has none.
+    pub fn set_priority(&self, slot: SlotId, priority: Priority) -> bool {
+        let q = self.shared.lock();
+        match q.slots.get(&slot) {
+            Some(r) => {
+                r.look_ahead.store(priority == Priority::Prefetch, Ordering::Relaxed);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Computes `job` and waits for its grid (its own slot, so it never cancels other requests).
@@ -647,7 +662,7 @@ fn next_tile<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Ti
             let pos = q
                 .requests
                 .iter()
-                .position(|r| r.priority == Priority::Normal)
+                .position(|r| !r.look_ahead.load(Ordering::Relaxed))
                 .or_else(|| (!q.requests.is_empty()).then_some(0));
             if let Some(req) = pos.and_then(|p| q.requests.remove(p)) {
                 let nz = req.job.lattice.dims[2];
