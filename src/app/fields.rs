@@ -352,8 +352,11 @@ pub struct FieldService {
     /// The look-ahead request in flight in the prefetch slot, if any (also while the view waits for
     /// it); cleared when its result arrives.
     prefetching: Option<FieldKey>,
-    /// The key each extra representation's slot has in flight (`None`: nothing), by slot.
-    slots: std::collections::BTreeMap<FieldSlot, Option<FieldKey>>,
+    /// The key each extra representation's slot waits for (`None`: nothing), by slot, and whether
+    /// the slot's own request computes it (false: it shares another slot's request for that key).
+    slots: std::collections::BTreeMap<FieldSlot, Option<(FieldKey, bool)>>,
+    /// Slots that shared a request which its own slot then dropped: they must ask for themselves.
+    orphaned: std::collections::BTreeSet<FieldSlot>,
     /// The grid each slot waited for, from its arrival until the slot takes it (later arrivals in the
     /// same poll may evict it from the cache first).
     delivered: std::collections::BTreeMap<FieldSlot, (FieldKey, Arc<Grid3>)>,
@@ -376,6 +379,7 @@ impl Default for FieldService {
             prefetching: None,
             slots: std::collections::BTreeMap::new(),
             delivered: std::collections::BTreeMap::new(),
+            orphaned: std::collections::BTreeSet::new(),
             next_slot: 1,
             last_error: None,
         }
@@ -540,26 +544,49 @@ impl FieldService {
 
     /// Cancels the request in flight in `slot` and forgets the slot.
     pub fn remove_slot(&mut self, slot: FieldSlot) {
-        if let Some(b) = self.backend.as_mut() {
-            b.cancel_slot(slot);
-        }
+        self.cancel_slot(slot);
         self.slots.remove(&slot);
         self.delivered.remove(&slot);
+        self.orphaned.remove(&slot);
     }
 
     /// Cancels the request in flight in `slot`; the slot stays.
     pub fn cancel_slot(&mut self, slot: FieldSlot) {
-        if let Some(b) = self.backend.as_mut() {
-            b.cancel_slot(slot);
-        }
+        self.drop_slot_request(slot, true);
         if let Some(p) = self.slots.get_mut(&slot) {
             *p = None;
         }
     }
 
-    /// The key in flight in `slot`, if any.
+    /// Stops `slot`'s own request (cancelled, or with `cancel == false` about to be superseded by a
+    /// newer one in the slot); slots that shared it are orphaned.
+    fn drop_slot_request(&mut self, slot: FieldSlot, cancel: bool) {
+        let Some(Some((key, own))) = self.slots.get(&slot).copied() else {
+            return;
+        };
+        if !own {
+            return;
+        }
+        if cancel && let Some(b) = self.backend.as_mut() {
+            b.cancel_slot(slot);
+        }
+        for (s, p) in self.slots.iter_mut() {
+            if *s != slot && *p == Some((key, false)) {
+                *p = None;
+                self.orphaned.insert(*s);
+            }
+        }
+    }
+
+    /// True (once) when the request `slot` shared was dropped by the slot that owned it, so `slot`
+    /// has to ask again.
+    pub fn take_orphaned(&mut self, slot: FieldSlot) -> bool {
+        self.orphaned.remove(&slot)
+    }
+
+    /// The key in flight for `slot` (its own request or one it shares), if any.
     pub fn pending_in(&self, slot: FieldSlot) -> Option<FieldKey> {
-        self.slots.get(&slot).copied().flatten()
+        self.slots.get(&slot).copied().flatten().map(|(k, _)| k)
     }
 
     /// Progress of the request in flight in `slot`.
@@ -570,7 +597,8 @@ impl FieldService {
 
     /// Like [`FieldService::request`], for an extra representation's own `slot`: the grid for `key`
     /// from the shared cache; on a miss, submits `make_job()` to `slot` (superseding what that slot
-    /// had in flight, unless it is this key already) and returns `None`.
+    /// had in flight, unless it is this key already) and returns `None`. When another slot already
+    /// computes `key`, `slot` shares that request instead of computing the same lattice twice.
     pub fn request_in(
         &mut self,
         slot: FieldSlot,
@@ -580,20 +608,22 @@ impl FieldService {
         if let Some(g) = self.cached_in(slot, key) {
             return Some(g);
         }
-        if let Some(pos) = self.grids.iter().position(|(k, _, _)| *k == key) {
-            let t = self.next_tick();
-            let entry = &mut self.grids[pos];
-            entry.2 = t;
-            return Some(Arc::clone(&entry.1));
-        }
         if !self.slots.contains_key(&slot) || self.pending_in(slot) == Some(key) {
             return None;
         }
-        let backend = self.backend.as_mut()?;
-        let job = make_job()?;
-        backend.submit_in(slot, key, job);
-        self.slots.insert(slot, Some(key));
+        self.backend.as_ref()?;
         self.delivered.remove(&slot);
+        if self.slots.iter().any(|(s, p)| *s != slot && *p == Some((key, true))) {
+            // Latest wins in this slot too: what it computed before stops.
+            self.drop_slot_request(slot, true);
+            self.slots.insert(slot, Some((key, false)));
+            return None;
+        }
+        let job = make_job()?;
+        self.drop_slot_request(slot, false);
+        let backend = self.backend.as_mut()?;
+        backend.submit_in(slot, key, job);
+        self.slots.insert(slot, Some((key, true)));
         self.poll();
         self.grids
             .iter()
@@ -634,7 +664,7 @@ impl FieldService {
             }
             // Routed by key: every slot waiting for this key has it now.
             for (slot, p) in self.slots.iter_mut() {
-                if *p == Some(r.key) {
+                if p.is_some_and(|(k, _)| k == r.key) {
                     *p = None;
                     if let Ok(g) = &r.grid {
                         self.delivered.insert(*slot, (r.key, Arc::clone(g)));
@@ -667,6 +697,7 @@ impl FieldService {
                 }
             }
         }
+        self.orphaned.clear();
         self.pending = None;
     }
 

@@ -307,7 +307,7 @@ impl AppState {
             } else if dropping && self.fields.pending_in(slot).is_some_and(|p| p != key) {
                 // Let the request in flight finish (see `update_field`); the frames between drop.
                 None
-            } else if stale || asked != Some(key) {
+            } else if self.fields.take_orphaned(slot) || stale || asked != Some(key) {
                 let job = self.field_job(&key);
                 if let Some(r) = self.representations.list.get_mut(i) {
                     r.asked = Some(key);
@@ -711,5 +711,43 @@ mod tests {
             vec![Some((1, orbital(homo))), Some((1, FieldChoice::Potential))]
         );
         assert!(held.lock().unwrap().live.iter().all(|(_, k, _)| k.frame == 3));
+    }
+
+    #[test]
+    fn two_representations_of_one_field_share_one_request_and_one_lattice() {
+        let held = Arc::new(Mutex::new(Held::default()));
+        let service = FieldService::new(Some(Box::new(HeldBackend(held.clone()))), None);
+        let mut state = AppState::new(small_settings(), service);
+        state.open_system("water".into(), charged_water(3));
+        state.apply(Command::SelectField(None));
+        state.apply(Command::AddRepresentation(FieldChoice::Density));
+        state.apply(Command::AddRepresentation(FieldChoice::Density));
+        let [a, b] = [0, 1].map(|i| state.representations.list[i].slot);
+        state.update_representations();
+        assert_eq!(held.lock().unwrap().live.len(), 1, "one request for the shared key");
+        assert!(state.fields.pending_in(a).is_some() && state.fields.pending_in(b).is_some());
+        release(&held);
+        assert!(state.update_representations());
+        let [ga, gb] = [0, 1].map(|i| state.representations.list[i].shown.as_ref().unwrap().1.clone());
+        assert!(Arc::ptr_eq(&ga, &gb), "one lattice");
+        assert_eq!(state.fields.cache_use().grids, 1);
+        // Next frame: the second shares the first's request; hiding the first cancels it, and the
+        // second then asks for itself.
+        state.apply(Command::SetFrame(1));
+        state.update_representations();
+        assert_eq!(held.lock().unwrap().live.len(), 1);
+        let first = state.representations.list[0].id;
+        state.apply(Command::EditRepresentation(first, RepresentationEdit::Visible(false)));
+        state.update_representations();
+        {
+            let h = held.lock().unwrap();
+            assert_eq!(h.cancelled_slots, vec![a]);
+            assert_eq!(h.live.len(), 1);
+            assert_eq!((h.live[0].0, h.live[0].1.frame), (Some(b), 1));
+        }
+        release(&held);
+        assert!(state.update_representations());
+        let (k, _) = state.representations.list[1].shown.as_ref().unwrap();
+        assert_eq!((k.frame, k.field), (1, FieldChoice::Density));
     }
 }
