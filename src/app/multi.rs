@@ -97,6 +97,9 @@ pub struct Representations {
     /// Topmost first.
     pub list: Vec<FieldRepresentation>,
     next_id: u64,
+    /// What the keys were last worked out for (document, frame, lattice points): while it stays
+    /// and nothing arrives or changes, an update costs no key computation.
+    context: Option<(u64, usize, u32)>,
 }
 
 impl AppState {
@@ -271,6 +274,11 @@ impl AppState {
             self.dirty.meshes = true;
         }
         let dropping = self.timeline.playing && !self.settings.compute_every_frame;
+        let context = self
+            .document
+            .as_ref()
+            .map(|d| (d.id, d.frame_index, self.settings.lattice_points));
+        let context_changed = std::mem::replace(&mut self.representations.context, context) != context;
         for i in 0..self.representations.list.len() {
             let Some(r) = self.representations.list.get(i) else {
                 break;
@@ -289,6 +297,12 @@ impl AppState {
                 }
                 continue;
             }
+            let orphaned = self.fields.take_orphaned(slot);
+            // What arrived for this slot (kept aside, so a crowded cache cannot evict it first).
+            let arrived = self.fields.take_delivered(slot);
+            if !(context_changed || stale || orphaned || arrived.is_some()) {
+                continue;
+            }
             let Some(key) = self.representation_key(field) else {
                 if let Some(r) = self.representations.list.get_mut(i)
                     && r.shown.take().is_some()
@@ -298,8 +312,6 @@ impl AppState {
                 }
                 continue;
             };
-            // What arrived for this slot (kept aside, so a crowded cache cannot evict it first).
-            let arrived = self.fields.take_delivered(slot);
             let mut grid = if let FieldChoice::Volume(v) = field {
                 self.document.as_ref().and_then(|d| d.grids.get(v).cloned())
             } else if let Some((_, g)) = arrived.as_ref().filter(|(k, _)| *k == key) {
@@ -307,7 +319,7 @@ impl AppState {
             } else if dropping && self.fields.pending_in(slot).is_some_and(|p| p != key) {
                 // Let the request in flight finish (see `update_field`); the frames between drop.
                 None
-            } else if self.fields.take_orphaned(slot) || stale || asked != Some(key) {
+            } else if orphaned || stale || asked != Some(key) {
                 let job = self.field_job(&key);
                 if let Some(r) = self.representations.list.get_mut(i) {
                     r.asked = Some(key);
