@@ -528,7 +528,8 @@ pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if ui.checkbox(&mut show, "Slice plane").changed() {
         send(state, Command::SetShowSlice(show));
     }
-    if !state.show_slice {
+    // The plane is shared with the representations that draw a slice.
+    if !state.show_slice && !state.representations.list.iter().any(|r| r.visible && r.slice) {
         return;
     }
     let mut plane = state.slice_plane;
