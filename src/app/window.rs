@@ -63,6 +63,10 @@ struct Gfx {
     target: Option<OffscreenTarget>,
     /// Marching cubes on the render device (isosurfaces without a round trip through the host).
     mc: crate::render::mc_compute::McCompute,
+    /// The main field's lattice and lobe buffers, reused from frame to frame.
+    lobe_buffers: crate::render::mc_compute::LobeBuffers,
+    /// The same for each extra representation, by its id.
+    extra_lobe_buffers: std::collections::BTreeMap<u64, crate::render::mc_compute::LobeBuffers>,
 }
 
 struct Viewer {
@@ -147,7 +151,8 @@ impl Viewer {
         let info = rs.adapter.get_info();
         let summary = format!("{} ({:?})", info.name, info.backend);
         tracing::info!("rendering on {summary}");
-        let rc = RenderContext::new(rs.device.clone(), rs.queue.clone(), 4, summary);
+        let mut rc = RenderContext::new(rs.device.clone(), rs.queue.clone(), 4, summary);
+        rc.software_adapter = info.device_type == wgpu::DeviceType::Cpu;
         rs.renderer
             .write()
             .callback_resources
@@ -170,6 +175,8 @@ impl Viewer {
             scene,
             target: None,
             mc,
+            lobe_buffers: Default::default(),
+            extra_lobe_buffers: Default::default(),
         })
     }
 
@@ -377,9 +384,13 @@ fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
     if state.gpu_surfaces && shown_changed {
         let mut meshes = Vec::new();
         let mut failure = None;
+        gfx.extra_lobe_buffers.retain(|id, _| extra.iter().any(|r| r.id == *id));
         if let Some((_, grid)) = &state.shown_field {
             let iso = state.absolute_iso(grid);
-            match gfx.mc.extract_lobes(&rc.device, &rc.queue, grid, iso) {
+            match gfx
+                .mc
+                .extract_lobes_reusing(&rc.device, &rc.queue, grid, iso, &mut gfx.lobe_buffers)
+            {
                 Ok([plus, minus]) => meshes.extend([(plus, styles[0]), (minus, styles[1])]),
                 Err(e) => failure = Some(e.to_string()),
             }
@@ -391,7 +402,12 @@ fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
             if failure.is_some() {
                 break;
             }
-            match gfx.mc.extract_lobes(&rc.device, &rc.queue, grid, r.absolute_iso(grid)) {
+            // Buffers of its own (two representations' meshes must not share them).
+            let reuse = gfx.extra_lobe_buffers.entry(r.id).or_default();
+            match gfx
+                .mc
+                .extract_lobes_reusing(&rc.device, &rc.queue, grid, r.absolute_iso(grid), reuse)
+            {
                 Ok([plus, minus]) => {
                     meshes.push((plus, extra_style(r, 0)));
                     if r.is_signed() {
@@ -492,9 +508,12 @@ impl ApplicationHandler for Viewer {
         match self.init(event_loop) {
             Ok(g) => {
                 g.window.request_redraw();
+                let software = g.rc.software_adapter;
                 self.gfx = Some(g);
-                // Isosurfaces from now on come from the compute pass on this device.
-                self.state.gpu_surfaces = true;
+                // Isosurfaces from now on come from the compute pass on this device, unless it is a
+                // software rasteriser (its compute runs on the cores the field engines need, and the
+                // CPU marching cubes is faster there).
+                self.state.gpu_surfaces = !software;
                 self.state.dirty.meshes = true;
             }
             Err(e) => {
