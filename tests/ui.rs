@@ -753,4 +753,12 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
     let state = harness.state();
     assert_eq!(state.representations.list.len(), 2);
     assert!(matches!(state.representations.list[0].field, FieldChoice::Orbital { index, .. } if index == homo + 1));
+    // The potential's visibility box hides it; its surfaces box turns its isosurfaces off.
+    harness.get_by_label("potential (charges)").click();
+    harness.run();
+    assert!(!harness.state().representations.list[1].visible);
+    harness.query_all_by_label("surfaces").nth(1).unwrap().click();
+    harness.run();
+    let r = &harness.state().representations.list[1];
+    assert!(!r.surfaces && r.slice, "a slice instead of isosurfaces");
 }
