@@ -75,6 +75,7 @@ impl FieldRepresentation {
     /// Makes it rebuild its picture at the next update.
     pub fn mark_stale(&mut self) {
         self.stale = true;
+        self.asked = None;
     }
 
     /// True when its field has a sign (two lobes).
@@ -226,7 +227,7 @@ impl AppState {
             RepresentationEdit::Surfaces(s) => r.surfaces = s,
             RepresentationEdit::Slice(s) => r.slice = s,
         }
-        r.stale = true;
+        r.mark_stale();
         self.dirty.slice = true;
     }
 
@@ -319,7 +320,8 @@ impl AppState {
             } else if dropping && self.fields.pending_in(slot).is_some_and(|p| p != key) {
                 // Let the request in flight finish (see `update_field`); the frames between drop.
                 None
-            } else if orphaned || stale || asked != Some(key) {
+            } else if orphaned || asked != Some(key) {
+                // Asked once per key and change (a failed request is not repeated every frame).
                 let job = self.field_job(&key);
                 if let Some(r) = self.representations.list.get_mut(i) {
                     r.asked = Some(key);
@@ -761,5 +763,50 @@ mod tests {
         assert!(state.update_representations());
         let (k, _) = state.representations.list[1].shown.as_ref().unwrap();
         assert_eq!((k.frame, k.field), (1, FieldChoice::Density));
+    }
+
+    /// Fails every request.
+    struct Failing(Arc<Mutex<(usize, VecDeque<FieldResult>)>>);
+
+    impl FieldBackend for Failing {
+        fn name(&self) -> String {
+            "failing".into()
+        }
+        fn submit(&mut self, key: FieldKey, _job: FieldJob) {
+            let mut g = self.0.lock().unwrap();
+            g.0 += 1;
+            g.1.push_back(FieldResult {
+                key,
+                grid: Err("out of memory".into()),
+            });
+        }
+        fn try_recv(&mut self) -> Option<FieldResult> {
+            self.0.lock().unwrap().1.pop_front()
+        }
+        fn progress(&self) -> Option<JobProgress> {
+            None
+        }
+        fn cancel(&mut self) {}
+    }
+
+    #[test]
+    fn a_failed_request_is_not_repeated_every_frame() {
+        let calls = Arc::new(Mutex::new((0, VecDeque::new())));
+        let service = FieldService::new(Some(Box::new(Failing(calls.clone()))), None);
+        let mut state = AppState::new(small_settings(), service);
+        state.open_system("water".into(), charged_water(2));
+        state.apply(Command::SelectField(None));
+        state.apply(Command::AddRepresentation(FieldChoice::Potential));
+        for _ in 0..5 {
+            state.update_representations();
+        }
+        assert_eq!(calls.lock().unwrap().0, 1);
+        assert_eq!(state.fields.last_error.as_deref(), Some("out of memory"));
+        assert!(!state.representations_waiting());
+        // A change asks again.
+        let id = state.representations.list[0].id;
+        state.apply(Command::EditRepresentation(id, RepresentationEdit::IsoValue(0.1)));
+        state.update_representations();
+        assert_eq!(calls.lock().unwrap().0, 2);
     }
 }
