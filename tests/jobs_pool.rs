@@ -252,3 +252,147 @@ fn cpu_pool_without_devices_reports_why() {
     });
     assert!(!pool.has_gpu());
 }
+
+/// A deliberately slow engine that records, per tile, which request it came from (the request's
+/// x size, which each test makes unique), and fills points with their linear index.
+struct TagEngine {
+    delay: Duration,
+    order: std::sync::Mutex<Vec<usize>>,
+}
+
+impl TagEngine {
+    fn new(delay_ms: u64) -> Arc<TagEngine> {
+        Arc::new(TagEngine {
+            delay: Duration::from_millis(delay_ms),
+            order: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+    fn order(&self) -> Vec<usize> {
+        self.order.lock().unwrap().clone()
+    }
+}
+
+impl SlabEngine for TagEngine {
+    fn name(&self) -> String {
+        "tag".into()
+    }
+    fn compute_slab(&self, job: &FieldJob, z: Range<usize>, out: &mut [f32]) -> Result<(), ComputeError> {
+        std::thread::sleep(self.delay);
+        self.order.lock().unwrap().push(job.lattice.dims[0]);
+        let plane = job.lattice.dims[0] * job.lattice.dims[1];
+        for (n, v) in out.iter_mut().enumerate() {
+            *v = (z.start * plane + n) as f32;
+        }
+        Ok(())
+    }
+}
+
+/// One worker taking one plane per tile, so the order of tiles is the scheduling order.
+fn tag_pool(engine: &Arc<TagEngine>) -> Pool<&'static str> {
+    Pool::with_engines(
+        vec![EngineSpec {
+            engine: engine.clone(),
+            is_gpu: true,
+        }],
+        config(1),
+    )
+}
+
+#[test]
+fn a_small_request_after_a_big_one_finishes_first() {
+    let engine = TagEngine::new(2);
+    let pool = tag_pool(&engine);
+    let big = pool.submit(SlotId(1), "big", job([8, 2, 60]));
+    let small = pool.submit(SlotId(2), "small", job([9, 2, 3]));
+    let first = pool.results().recv_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!(
+        (first.key, first.generation, first.slot),
+        ("small", small.generation, SlotId(2))
+    );
+    assert_index_grid(&first.outcome.unwrap().values, 9 * 2 * 3);
+    let second = pool.results().recv_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!(
+        (second.key, second.generation, second.slot),
+        ("big", big.generation, SlotId(1))
+    );
+    assert_index_grid(&second.outcome.unwrap().values, 8 * 2 * 60);
+    // The small request's three tiles were interleaved with the big one's, not queued behind all 60.
+    let order = engine.order();
+    let last_small = order.iter().rposition(|&t| t == 9).unwrap();
+    assert!(last_small < 10, "small tiles at {order:?}");
+    assert_eq!(order.iter().filter(|&&t| t == 8).count(), 60);
+}
+
+#[test]
+fn a_look_ahead_request_waits_while_normal_ones_have_tiles() {
+    use orbitfield::jobs::Priority;
+    let engine = TagEngine::new(2);
+    let pool = tag_pool(&engine);
+    let a = pool.submit(SlotId(1), "a", job([8, 2, 12]));
+    let ahead = pool.submit_with_priority(SlotId(2), "ahead", job([7, 2, 5]), Priority::Prefetch);
+    let b = pool.submit(SlotId(3), "b", job([9, 2, 6]));
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        let r = pool.results().recv_timeout(Duration::from_secs(30)).unwrap();
+        let g = r.outcome.unwrap();
+        let (expect_gen, n) = match r.key {
+            "a" => (a.generation, 8 * 2 * 12),
+            "b" => (b.generation, 9 * 2 * 6),
+            _ => (ahead.generation, 7 * 2 * 5),
+        };
+        assert_eq!(r.generation, expect_gen);
+        assert_index_grid(&g.values, n);
+        got.push(r.key);
+    }
+    assert_eq!(got.last(), Some(&"ahead"), "the look-ahead finishes last: {got:?}");
+    let order = engine.order();
+    let first_ahead = order.iter().position(|&t| t == 7).unwrap();
+    let last_normal = order.iter().rposition(|&t| t != 7).unwrap();
+    assert!(
+        first_ahead > last_normal,
+        "look-ahead tile before a normal one: {order:?}"
+    );
+}
+
+#[test]
+fn cancelling_one_slot_leaves_the_others_running() {
+    let engine = TagEngine::new(2);
+    let pool = tag_pool(&engine);
+    let keep = pool.submit(SlotId(1), "keep", job([8, 2, 20]));
+    let old = pool.submit(SlotId(2), "old", job([9, 2, 20]));
+    // A newer request in slot 2 supersedes the old one there and nothing else.
+    let new = pool.submit(SlotId(2), "new", job([7, 2, 4]));
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        let r = pool.results().recv_timeout(Duration::from_secs(30)).unwrap();
+        got.push((r.key, r.generation, r.outcome.is_ok()));
+    }
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            ("keep", keep.generation, true),
+            ("new", new.generation, true),
+            ("old", old.generation, false)
+        ]
+    );
+    // A cancelled request stops handing out tiles.
+    assert!(engine.order().iter().filter(|&&t| t == 9).count() <= 2);
+}
+
+#[test]
+fn a_promoted_look_ahead_request_is_served_with_the_normal_ones() {
+    use orbitfield::jobs::Priority;
+    let engine = TagEngine::new(2);
+    let pool = tag_pool(&engine);
+    let _a = pool.submit(SlotId(1), "a", job([8, 2, 40]));
+    let _ahead = pool.submit_with_priority(SlotId(2), "ahead", job([7, 2, 3]), Priority::Prefetch);
+    // The view now waits for the look-ahead: it joins the round-robin.
+    assert!(pool.set_priority(SlotId(2), Priority::Normal));
+    assert!(!pool.set_priority(SlotId(99), Priority::Normal));
+    let first = pool.results().recv_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!(first.key, "ahead");
+    assert_index_grid(&first.outcome.unwrap().values, 7 * 2 * 3);
+    let second = pool.results().recv_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!(second.key, "a");
+}

@@ -627,3 +627,138 @@ fn fit_view_to_a_selection() {
         harness.state().status
     );
 }
+
+/// Water with TIP3P-like charges over `frames` frames: orbitals, density and a potential.
+fn charged_water_series(frames: usize) -> System {
+    let mut s = water_series(frames);
+    s.structure.charges_e = Some(vec![-0.834, 0.417, 0.417]);
+    s
+}
+
+/// HOMO, LUMO and potential representations added from the panel, computed by the real worker
+/// pool beside the main field while the frames are scrubbed: each ends showing its own field at the
+/// last frame (checked against the CPU engine and a direct f64 sum), the jobs panel has a line per
+/// representation, and removing one from the panel drops it.
+#[test]
+fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
+    use orbitfield::app::state::Command;
+    use orbitfield::compute::{Field, FieldInput, FieldJob};
+    let settings = Settings {
+        lattice_points: 16,
+        potential_spacing_angstrom: 2.0,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(settings, orbitfield::app::default_field_service());
+    state.open_system("charged water".into(), charged_water_series(6));
+    let mut harness = Harness::new_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::representations_ui(ui, state);
+            state.apply_pending();
+        },
+        state,
+    );
+    harness.run();
+    for label in ["HOMO", "LUMO", "potential"] {
+        harness.get_by_label(label).click();
+        harness.run();
+    }
+    let mut state = harness.into_state();
+    let fields: Vec<FieldChoice> = state.representations.list.iter().map(|r| r.field).collect();
+    let homo = state.homo_index(Spin::Alpha).unwrap();
+    assert_eq!(
+        fields,
+        vec![
+            FieldChoice::Orbital {
+                spin: Spin::Alpha,
+                index: homo
+            },
+            FieldChoice::Orbital {
+                spin: Spin::Alpha,
+                index: homo + 1
+            },
+            FieldChoice::Potential
+        ]
+    );
+    for f in 0..6 {
+        state.apply(Command::SetFrame(f));
+        state.update_field();
+        state.update_representations();
+    }
+    let t0 = std::time::Instant::now();
+    while !state
+        .representations
+        .list
+        .iter()
+        .all(|r| r.shown.as_ref().is_some_and(|(k, _)| k.frame == 5))
+    {
+        state.update_field();
+        state.update_representations();
+        assert!(
+            t0.elapsed().as_secs() < 120,
+            "the representations never reached frame 5"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let doc = state.document.as_ref().unwrap();
+    for r in &state.representations.list {
+        let (key, grid) = r.shown.as_ref().unwrap();
+        assert_eq!(key.field, r.field);
+        match r.field {
+            FieldChoice::Orbital { spin, index } => {
+                let job = FieldJob {
+                    field: Field::Orbital { spin, index },
+                    lattice: grid.lattice,
+                    input: FieldInput::Wavefunction(doc.wavefunctions[5].clone()),
+                };
+                let direct = orbitfield::compute::cpu::evaluate_grid(&job).unwrap();
+                let worst = direct
+                    .values
+                    .iter()
+                    .zip(&grid.values)
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0.0f32, f32::max);
+                assert!(worst < 1e-5, "{}: {worst}", r.label);
+            }
+            _ => {
+                let q = doc.structure.charges_e.as_ref().unwrap();
+                let [nx, ny, nz] = grid.lattice.dims;
+                for (i, j, k) in [(0, 0, 0), (nx / 2, ny / 2, nz - 1)] {
+                    let p = grid.lattice.point_bohr(i, j, k);
+                    let mut v = 0.0f64;
+                    for (x, c) in doc.frame.positions_angstrom.iter().zip(q) {
+                        let x = orbitfield::model::units::bohr_from_angstrom3(x.map(f64::from));
+                        v += f64::from(*c)
+                            / ((p[0] - x[0]).powi(2) + (p[1] - x[1]).powi(2) + (p[2] - x[2]).powi(2)).sqrt();
+                    }
+                    let got = f64::from(grid.get(i, j, k).unwrap());
+                    assert!((got - v).abs() <= 1e-5 * v.abs().max(1e-3), "{got} vs {v}");
+                }
+            }
+        }
+        assert!(r.lobes[0].is_some(), "{} has its surface", r.label);
+    }
+    let mut harness = Harness::new_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::jobs_ui(ui, state);
+            orbitfield::ui::panels::representations_ui(ui, state);
+            state.apply_pending();
+        },
+        state,
+    );
+    harness.run();
+    harness.get_by_label(&format!("LUMO (orbital {}, Alpha): frame 6 shown", homo + 2));
+    assert_eq!(harness.query_all_by_label_contains("frame 6 shown").count(), 3);
+    harness.query_all_by_label("Remove").next().unwrap().click();
+    harness.run();
+    let state = harness.state();
+    assert_eq!(state.representations.list.len(), 2);
+    assert!(matches!(state.representations.list[0].field, FieldChoice::Orbital { index, .. } if index == homo + 1));
+    // The potential's visibility box hides it; its surfaces box turns its isosurfaces off.
+    harness.get_by_label("potential (charges)").click();
+    harness.run();
+    assert!(!harness.state().representations.list[1].visible);
+    harness.query_all_by_label("surfaces").nth(1).unwrap().click();
+    harness.run();
+    let r = &harness.state().representations.list[1];
+    assert!(!r.surfaces && r.slice, "a slice instead of isosurfaces");
+}

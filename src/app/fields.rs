@@ -3,7 +3,9 @@
 //! The app describes what it wants with a [`FieldKey`]; [`FieldService::request`] answers from
 //! the cache or hands the job to the [`FieldBackend`] (the jobs pool plugs in here: latest wins, a
 //! newer request replaces the pending one) and keeps the previous picture on screen until the
-//! result, which carries its key, arrives. Volumes read from files need no computation.
+//! result, which carries its key, arrives. Volumes read from files need no computation. Extra
+//! field representations each get their own latest-wins [`FieldSlot`] ([`FieldService::add_slot`],
+//! [`FieldService::request_in`]); results are routed by their key, and all slots share one cache.
 //! Isosurface meshes are made by an [`Extractor`] (the `surface` module's marching cubes) and
 //! cached by [`MeshKey`].
 
@@ -62,6 +64,10 @@ pub struct JobProgress {
     pub fraction: f32,
 }
 
+/// A latest-wins request slot of one extra field representation (the main field has its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FieldSlot(pub u64);
+
 /// Something that computes fields off the UI thread (the jobs pool).
 pub trait FieldBackend: Send {
     /// A short description for the jobs panel ("cpu x16", "cuda:0 NVIDIA H100 + cpu").
@@ -73,6 +79,23 @@ pub trait FieldBackend: Send {
     fn submit_prefetch(&mut self, key: FieldKey, job: FieldJob) {
         let _ = (key, job);
     }
+    /// Starts `job` in `slot` (an extra representation's own latest-wins slot); an older request
+    /// in that slot is superseded, other slots are untouched. Backends with one slot use it.
+    fn submit_in(&mut self, slot: FieldSlot, key: FieldKey, job: FieldJob) {
+        let _ = slot;
+        self.submit(key, job);
+    }
+    /// Stops the request of `slot`, if any, at its next tile.
+    fn cancel_slot(&mut self, slot: FieldSlot) {
+        let _ = slot;
+    }
+    /// Progress of the request running in `slot`, if any.
+    fn slot_progress(&self, slot: FieldSlot) -> Option<JobProgress> {
+        let _ = slot;
+        None
+    }
+    /// The view now waits for the look-ahead request in flight: serve it like the view's own.
+    fn promote_prefetch(&mut self) {}
     /// A finished result, if one is ready (never blocks).
     fn try_recv(&mut self) -> Option<FieldResult>;
     /// Progress of the running job, if any.
@@ -131,6 +154,8 @@ pub struct Cancellations {
 pub struct PoolBackend {
     pool: crate::jobs::Pool<FieldKey>,
     current: Option<crate::jobs::RequestHandle>,
+    /// The request of each extra representation's slot.
+    slots: std::collections::BTreeMap<FieldSlot, crate::jobs::RequestHandle>,
     cancelled_requests: u64,
     last_stages: Option<StageTimes>,
 }
@@ -139,6 +164,12 @@ pub struct PoolBackend {
 const VIEW_SLOT: crate::jobs::SlotId = crate::jobs::SlotId(1);
 /// The slot of playback's look-ahead requests.
 const PREFETCH_SLOT: crate::jobs::SlotId = crate::jobs::SlotId(2);
+/// Pool slots of extra representations start here.
+const FIRST_REPRESENTATION_SLOT: u64 = 1 << 32;
+
+fn pool_slot(slot: FieldSlot) -> crate::jobs::SlotId {
+    crate::jobs::SlotId(FIRST_REPRESENTATION_SLOT.saturating_add(slot.0))
+}
 
 impl PoolBackend {
     /// Starts the pool (CUDA devices when present, else the CPU).
@@ -155,6 +186,7 @@ impl PoolBackend {
         PoolBackend {
             pool,
             current: None,
+            slots: std::collections::BTreeMap::new(),
             cancelled_requests: 0,
             last_stages: None,
         }
@@ -176,7 +208,32 @@ impl FieldBackend for PoolBackend {
     }
 
     fn submit_prefetch(&mut self, key: FieldKey, job: FieldJob) {
-        let _ = self.pool.submit(PREFETCH_SLOT, key, job);
+        let _ = self
+            .pool
+            .submit_with_priority(PREFETCH_SLOT, key, job, crate::jobs::Priority::Prefetch);
+    }
+
+    fn promote_prefetch(&mut self) {
+        self.pool.set_priority(PREFETCH_SLOT, crate::jobs::Priority::Normal);
+    }
+
+    fn submit_in(&mut self, slot: FieldSlot, key: FieldKey, job: FieldJob) {
+        let h = self.pool.submit(pool_slot(slot), key, job);
+        self.slots.insert(slot, h);
+    }
+
+    fn cancel_slot(&mut self, slot: FieldSlot) {
+        if let Some(h) = self.slots.remove(&slot) {
+            h.cancel();
+        }
+    }
+
+    fn slot_progress(&self, slot: FieldSlot) -> Option<JobProgress> {
+        let h = self.slots.get(&slot)?;
+        Some(JobProgress {
+            label: format!("{:.0}%", h.progress.fraction() * 100.0),
+            fraction: h.progress.fraction(),
+        })
     }
 
     fn try_recv(&mut self) -> Option<FieldResult> {
@@ -184,6 +241,7 @@ impl FieldBackend for PoolBackend {
         if self.current.as_ref().is_some_and(|h| h.generation == r.generation) {
             self.current = None;
         }
+        self.slots.retain(|_, h| h.generation != r.generation);
         if r.outcome.is_ok() {
             use std::sync::atomic::Ordering::Relaxed;
             let p = &r.progress;
@@ -294,6 +352,15 @@ pub struct FieldService {
     /// The look-ahead request in flight in the prefetch slot, if any (also while the view waits for
     /// it); cleared when its result arrives.
     prefetching: Option<FieldKey>,
+    /// The key each extra representation's slot waits for (`None`: nothing), by slot, and whether
+    /// the slot's own request computes it (false: it shares another slot's request for that key).
+    slots: std::collections::BTreeMap<FieldSlot, Option<(FieldKey, bool)>>,
+    /// Slots that shared a request which its own slot then dropped: they must ask for themselves.
+    orphaned: std::collections::BTreeSet<FieldSlot>,
+    /// The grid each slot waited for, from its arrival until the slot takes it (later arrivals in the
+    /// same poll may evict it from the cache first).
+    delivered: std::collections::BTreeMap<FieldSlot, (FieldKey, Arc<Grid3>)>,
+    next_slot: u64,
     /// The last failure, in words, for the status bar.
     pub last_error: Option<String>,
 }
@@ -310,6 +377,10 @@ impl Default for FieldService {
             bytes: 0,
             pending: None,
             prefetching: None,
+            slots: std::collections::BTreeMap::new(),
+            delivered: std::collections::BTreeMap::new(),
+            orphaned: std::collections::BTreeSet::new(),
+            next_slot: 1,
             last_error: None,
         }
     }
@@ -443,8 +514,12 @@ impl FieldService {
             return None;
         }
         if self.prefetching == Some(key) {
-            // Already on its way from the look-ahead slot: wait for it instead of asking again.
+            // Already on its way from the look-ahead slot: wait for it instead of asking again, at
+            // the priority of the view's own requests.
             self.pending = Some(key);
+            if let Some(b) = self.backend.as_mut() {
+                b.promote_prefetch();
+            }
             return None;
         }
         let backend = self.backend.as_mut()?;
@@ -452,6 +527,103 @@ impl FieldService {
         backend.submit(key, job);
         self.pending = Some(key);
         // A backend may finish at once (the inline one does): take what is ready.
+        self.poll();
+        self.grids
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map(|(_, g, _)| Arc::clone(g))
+    }
+
+    /// A new latest-wins slot for an extra representation.
+    pub fn add_slot(&mut self) -> FieldSlot {
+        let slot = FieldSlot(self.next_slot);
+        self.next_slot += 1;
+        self.slots.insert(slot, None);
+        slot
+    }
+
+    /// Cancels the request in flight in `slot` and forgets the slot.
+    pub fn remove_slot(&mut self, slot: FieldSlot) {
+        self.cancel_slot(slot);
+        self.slots.remove(&slot);
+        self.delivered.remove(&slot);
+        self.orphaned.remove(&slot);
+    }
+
+    /// Cancels the request in flight in `slot`; the slot stays.
+    pub fn cancel_slot(&mut self, slot: FieldSlot) {
+        self.drop_slot_request(slot, true);
+        if let Some(p) = self.slots.get_mut(&slot) {
+            *p = None;
+        }
+    }
+
+    /// Stops `slot`'s own request (cancelled, or with `cancel == false` about to be superseded by a
+    /// newer one in the slot); slots that shared it are orphaned.
+    fn drop_slot_request(&mut self, slot: FieldSlot, cancel: bool) {
+        let Some(Some((key, own))) = self.slots.get(&slot).copied() else {
+            return;
+        };
+        if !own {
+            return;
+        }
+        if cancel && let Some(b) = self.backend.as_mut() {
+            b.cancel_slot(slot);
+        }
+        for (s, p) in self.slots.iter_mut() {
+            if *s != slot && *p == Some((key, false)) {
+                *p = None;
+                self.orphaned.insert(*s);
+            }
+        }
+    }
+
+    /// True (once) when the request `slot` shared was dropped by the slot that owned it, so `slot`
+    /// has to ask again.
+    pub fn take_orphaned(&mut self, slot: FieldSlot) -> bool {
+        self.orphaned.remove(&slot)
+    }
+
+    /// The key in flight for `slot` (its own request or one it shares), if any.
+    pub fn pending_in(&self, slot: FieldSlot) -> Option<FieldKey> {
+        self.slots.get(&slot).copied().flatten().map(|(k, _)| k)
+    }
+
+    /// Progress of the request in flight in `slot`.
+    pub fn slot_progress(&self, slot: FieldSlot) -> Option<JobProgress> {
+        self.pending_in(slot)?;
+        self.backend.as_ref().and_then(|b| b.slot_progress(slot))
+    }
+
+    /// Like [`FieldService::request`], for an extra representation's own `slot`: the grid for `key`
+    /// from the shared cache; on a miss, submits `make_job()` to `slot` (superseding what that slot
+    /// had in flight, unless it is this key already) and returns `None`. When another slot already
+    /// computes `key`, `slot` shares that request instead of computing the same lattice twice.
+    pub fn request_in(
+        &mut self,
+        slot: FieldSlot,
+        key: FieldKey,
+        make_job: impl FnOnce() -> Option<FieldJob>,
+    ) -> Option<Arc<Grid3>> {
+        if let Some(g) = self.cached_in(slot, key) {
+            return Some(g);
+        }
+        if !self.slots.contains_key(&slot) || self.pending_in(slot) == Some(key) {
+            return None;
+        }
+        self.backend.as_ref()?;
+        self.delivered.remove(&slot);
+        if self.slots.iter().any(|(s, p)| *s != slot && *p == Some((key, true))) {
+            // Latest wins in this slot too: what it computed before stops.
+            self.drop_slot_request(slot, true);
+            self.slots.insert(slot, Some((key, false)));
+            return None;
+        }
+        let job = make_job()?;
+        self.drop_slot_request(slot, false);
+        let backend = self.backend.as_mut()?;
+        backend.submit_in(slot, key, job);
+        self.slots.insert(slot, Some((key, true)));
         self.poll();
         self.grids
             .iter()
@@ -490,6 +662,15 @@ impl FieldService {
             if self.prefetching == Some(r.key) {
                 self.prefetching = None;
             }
+            // Routed by key: every slot waiting for this key has it now.
+            for (slot, p) in self.slots.iter_mut() {
+                if p.is_some_and(|(k, _)| k == r.key) {
+                    *p = None;
+                    if let Ok(g) = &r.grid {
+                        self.delivered.insert(*slot, (r.key, Arc::clone(g)));
+                    }
+                }
+            }
             match r.grid {
                 Ok(g) => {
                     self.insert(r.key, g);
@@ -506,12 +687,40 @@ impl FieldService {
         self.backend.as_ref().and_then(|b| b.progress())
     }
 
-    /// Cancels the running job.
+    /// Cancels the running job and the requests of every representation slot.
     pub fn cancel(&mut self) {
         if let Some(b) = self.backend.as_mut() {
             b.cancel();
+            for (slot, p) in self.slots.iter_mut() {
+                if p.take().is_some() {
+                    b.cancel_slot(*slot);
+                }
+            }
         }
+        self.orphaned.clear();
         self.pending = None;
+    }
+
+    /// The grid for `key` if it arrived for `slot` or is cached; never submits.
+    pub fn cached_in(&mut self, slot: FieldSlot, key: FieldKey) -> Option<Arc<Grid3>> {
+        if self.delivered.get(&slot).is_some_and(|(k, _)| *k == key) {
+            return self.delivered.remove(&slot).map(|(_, g)| g);
+        }
+        self.cached(key)
+    }
+
+    /// Takes the grid that arrived for `slot`'s last request, if it has not been taken yet.
+    pub fn take_delivered(&mut self, slot: FieldSlot) -> Option<(FieldKey, Arc<Grid3>)> {
+        self.delivered.remove(&slot)
+    }
+
+    /// The grid for `key` if it is cached (marked as used); never submits.
+    pub fn cached(&mut self, key: FieldKey) -> Option<Arc<Grid3>> {
+        let pos = self.grids.iter().position(|(k, _, _)| *k == key)?;
+        let t = self.next_tick();
+        let entry = &mut self.grids[pos];
+        entry.2 = t;
+        Some(Arc::clone(&entry.1))
     }
 
     /// The isosurface of `grid` at `iso` (cached by key); `None` when nothing crosses `iso` or no

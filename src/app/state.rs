@@ -209,6 +209,12 @@ pub enum Command {
     CancelRdf,
     ToggleHelp,
     Screenshot(PathBuf),
+    /// Adds an extra field representation (its own field, isovalue, colours and request slot).
+    AddRepresentation(FieldChoice),
+    /// Removes the extra representation with this id (its request is cancelled).
+    RemoveRepresentation(u64),
+    /// Changes one setting of the extra representation with this id.
+    EditRepresentation(u64, crate::app::multi::RepresentationEdit),
 }
 
 /// What changed since the renderer last looked (it clears the flags after uploading).
@@ -277,6 +283,10 @@ pub struct AppState {
     pub shown_field: Option<(FieldKey, Arc<Grid3>)>,
     /// The positive and negative lobes shown.
     pub lobes: [Option<Arc<MeshData>>; 2],
+    /// Extra field representations shown beside the main field (`app::multi`).
+    pub representations: crate::app::multi::Representations,
+    /// A representation was added, removed or hidden since the window last looked.
+    pub(crate) representations_changed: bool,
     pub spheres: Vec<SphereInstance>,
     pub cylinders: Vec<CylinderInstance>,
     pub lines: Vec<LineVertex>,
@@ -331,6 +341,8 @@ impl AppState {
             rdf: crate::app::rdf::RdfPanel::default(),
             shown_field: None,
             lobes: [None, None],
+            representations: crate::app::multi::Representations::default(),
+            representations_changed: false,
             spheres: Vec::new(),
             cylinders: Vec::new(),
             lines: Vec::new(),
@@ -391,6 +403,7 @@ impl AppState {
                 }
                 let has_wf = !doc.wavefunctions.is_empty();
                 let first_grid = !doc.grids.is_empty();
+                self.clear_representations();
                 self.document = Some(doc);
                 self.pick = None;
                 self.shown_field = None;
@@ -441,6 +454,7 @@ impl AppState {
                 Err(e) => self.error(format!("the embedded demo could not be read: {e}")),
             },
             Command::CloseDocument => {
+                self.clear_representations();
                 self.document = None;
                 self.shown_field = None;
                 self.lobes = [None, None];
@@ -619,6 +633,9 @@ impl AppState {
             }
             Command::ToggleHelp => self.show_help = !self.show_help,
             Command::Screenshot(p) => self.screenshot_requests.push(p),
+            Command::AddRepresentation(f) => self.add_representation(f),
+            Command::RemoveRepresentation(id) => self.remove_representation(id),
+            Command::EditRepresentation(id, edit) => self.edit_representation(id, edit),
         }
     }
 
@@ -827,6 +844,9 @@ impl AppState {
             && self.fields.can_compute()
             && self.fields.pending().is_some()
         {
+            return false;
+        }
+        if self.settings.compute_every_frame && self.representations_waiting() {
             return false;
         }
         self.timeline.accumulator += dt_seconds.clamp(0.0, 1.0);

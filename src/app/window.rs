@@ -65,6 +65,8 @@ struct Gfx {
     mc: crate::render::mc_compute::McCompute,
     /// The main field's lattice and lobe buffers, reused from frame to frame.
     lobe_buffers: crate::render::mc_compute::LobeBuffers,
+    /// The same for each extra representation, by its id.
+    extra_lobe_buffers: std::collections::BTreeMap<u64, crate::render::mc_compute::LobeBuffers>,
 }
 
 struct Viewer {
@@ -182,6 +184,7 @@ impl Viewer {
             target: None,
             mc,
             lobe_buffers: Default::default(),
+            extra_lobe_buffers: Default::default(),
         })
     }
 
@@ -225,7 +228,8 @@ impl Viewer {
             self.state.apply(super::state::Command::OpenFiles(files));
         }
         let shown_changed = self.state.update_field();
-        sync_scene(gfx, &mut self.state, shown_changed);
+        let reps_changed = self.state.update_representations();
+        sync_scene(gfx, &mut self.state, shown_changed || reps_changed);
 
         // A software rasteriser draws at half resolution while playing, so the frames keep their
         // rate on the cores the field engines share; the full resolution returns when playback stops.
@@ -255,7 +259,9 @@ impl Viewer {
         let mut captures = Vec::new();
         let shot_frame = self.options.exit_after_frames.unwrap_or(30).max(1);
         // Scripted runs wait (up to a minute) for field work in flight, so the picture is complete.
-        let settled = (self.state.fields.pending().is_none() && !self.state.dirty.meshes)
+        let settled = (self.state.fields.pending().is_none()
+            && !self.state.dirty.meshes
+            && !self.state.representations_waiting())
             || self.started.elapsed() > Duration::from_secs(60);
         if let Some(path) = self.options.screenshot.clone()
             && !self.shot_requested
@@ -311,6 +317,7 @@ impl Viewer {
         }
         let busy = self.state.timeline.playing
             || self.state.fields.pending().is_some()
+            || self.state.representations_waiting()
             || self.options.exit_after_frames.is_some();
         let delay = full
             .viewport_output
@@ -349,7 +356,8 @@ fn screenshot_callback(path: PathBuf, done: Arc<std::sync::atomic::AtomicBool>) 
     })
 }
 
-/// Uploads what changed in the state to the GPU scene.
+/// Uploads what changed in the state to the GPU scene (`shown_changed`: the main field's picture or
+/// an extra representation's changed; all surfaces are then uploaded again).
 fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
     let rc = &gfx.rc;
     if state.dirty.atoms {
@@ -375,41 +383,89 @@ fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
         MeshStyle { color: first, opacity },
         MeshStyle { color: second, opacity },
     ];
-    if state.gpu_surfaces
-        && shown_changed
-        && let Some((_, grid)) = &state.shown_field
-    {
-        let iso = state.absolute_iso(grid);
-        match gfx
-            .mc
-            .extract_lobes_reusing(&rc.device, &rc.queue, grid, iso, &mut gfx.lobe_buffers)
-        {
-            Ok([plus, minus]) => gfx
-                .scene
-                .set_gpu_meshes(rc, vec![(plus, styles[0]), (minus, styles[1])]),
-            Err(e) => {
+    // Extra representations' surfaces, drawn after the main field's with their own colours.
+    let extra: Vec<&super::multi::FieldRepresentation> = state
+        .representations
+        .list
+        .iter()
+        .filter(|r| r.visible && r.surfaces && r.shown.is_some())
+        .collect();
+    let extra_style = |r: &super::multi::FieldRepresentation, lobe: usize| MeshStyle {
+        color: r.colors[lobe.min(1)],
+        opacity,
+    };
+    let nothing_shown = state.shown_field.is_none() && extra.is_empty();
+    if state.gpu_surfaces && shown_changed {
+        let mut meshes = Vec::new();
+        let mut failure = None;
+        gfx.extra_lobe_buffers.retain(|id, _| extra.iter().any(|r| r.id == *id));
+        if let Some((_, grid)) = &state.shown_field {
+            let iso = state.absolute_iso(grid);
+            match gfx
+                .mc
+                .extract_lobes_reusing(&rc.device, &rc.queue, grid, iso, &mut gfx.lobe_buffers)
+            {
+                Ok([plus, minus]) => meshes.extend([(plus, styles[0]), (minus, styles[1])]),
+                Err(e) => failure = Some(e.to_string()),
+            }
+        }
+        for r in &extra {
+            let Some((_, grid)) = &r.shown else {
+                continue;
+            };
+            if failure.is_some() {
+                break;
+            }
+            // Buffers of its own (two representations' meshes must not share them).
+            let reuse = gfx.extra_lobe_buffers.entry(r.id).or_default();
+            match gfx
+                .mc
+                .extract_lobes_reusing(&rc.device, &rc.queue, grid, r.absolute_iso(grid), reuse)
+            {
+                Ok([plus, minus]) => {
+                    meshes.push((plus, extra_style(r, 0)));
+                    if r.is_signed() {
+                        meshes.push((minus, extra_style(r, 1)));
+                    }
+                }
+                Err(e) => failure = Some(e.to_string()),
+            }
+        }
+        match failure {
+            None => gfx.scene.set_gpu_meshes(rc, meshes),
+            Some(e) => {
                 // Fall back to the CPU extractor from the next frame on.
                 state.status = format!("GPU isosurfaces unavailable ({e}); extracting on the CPU");
                 state.gpu_surfaces = false;
                 state.dirty.meshes = true;
+                for r in &mut state.representations.list {
+                    r.mark_stale();
+                }
             }
         }
-    } else if shown_changed || (state.shown_field.is_none() && !gfx.scene.meshes.is_empty()) {
-        let inputs: Vec<(MeshInput<'_>, MeshStyle)> = state
+    } else if shown_changed || (nothing_shown && !gfx.scene.meshes.is_empty()) {
+        let main = state
             .lobes
             .iter()
             .zip(styles)
-            .filter_map(|(m, s)| {
-                m.as_ref().map(|m| {
-                    (
-                        MeshInput {
-                            positions_angstrom: &m.positions_angstrom,
-                            normals: &m.normals,
-                            indices: &m.indices,
-                        },
-                        s,
-                    )
-                })
+            .filter_map(|(m, s)| m.as_ref().map(|m| (m, s)));
+        let others = extra.iter().flat_map(|r| {
+            r.lobes
+                .iter()
+                .enumerate()
+                .filter_map(|(i, m)| m.as_ref().map(|m| (m, extra_style(r, i))))
+        });
+        let inputs: Vec<(MeshInput<'_>, MeshStyle)> = main
+            .chain(others)
+            .map(|(m, s)| {
+                (
+                    MeshInput {
+                        positions_angstrom: &m.positions_angstrom,
+                        normals: &m.normals,
+                        indices: &m.indices,
+                    },
+                    s,
+                )
             })
             .collect();
         gfx.scene.set_meshes(rc, &inputs);
@@ -449,14 +505,10 @@ fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
     };
     gfx.scene.style.depth_cue = state.settings.depth_cue;
     if state.dirty.slice {
-        let slice = if state.show_slice {
-            state
-                .shown_field
-                .as_ref()
-                .and_then(|(_, g)| super::slice::plane_image(g, state.settings.colormap, state.slice_plane))
-        } else {
-            None
-        };
+        // The topmost visible representation with a slice, else the main field's when asked for.
+        let slice = state
+            .slice_grid()
+            .and_then(|g| super::slice::plane_image(g, state.settings.colormap, state.slice_plane));
         gfx.scene.set_slice(rc, slice.as_ref());
         state.dirty.slice = false;
     }

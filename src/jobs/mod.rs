@@ -7,8 +7,11 @@
 //! (out of memory, launch error, NaN in the output) goes to a retry stack: once more on another
 //! device, then on the CPU engine; a failure there fails the request. Requests live in latest-wins
 //! slots: submitting to a slot cancels the request pending there (the running one stops before its
-//! next tile). Every request reports progress atomics; results come back over a bounded channel,
-//! tagged with the request's key and generation.
+//! next tile). Tiles are handed out round-robin over the live requests (one tile of each in turn), so
+//! a large request never starves a small one submitted after it; look-ahead requests
+//! ([`Priority::Prefetch`]) get tiles only while no normal request has tiles left. Every request
+//! reports progress atomics; results come back over a bounded channel, tagged with the request's key
+//! and generation.
 //!
 //! Used by the CLI (`compute_grid`), the bench command and the viewer.
 
@@ -70,6 +73,16 @@ pub const MAX_POINTS: usize = 1 << 30;
 /// A latest-wins slot: at most one request per slot is pending or running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SlotId(pub u64);
+
+/// How urgently a request's tiles are wanted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Priority {
+    /// What is on screen now: served round-robin with the other normal requests.
+    #[default]
+    Normal,
+    /// Look-ahead (playback's next frame): served only when no normal request has tiles left.
+    Prefetch,
+}
 
 /// Progress of one request, readable from any thread while it runs.
 #[derive(Debug, Default)]
@@ -239,6 +252,9 @@ struct Request<K> {
     key: K,
     slot: SlotId,
     generation: u64,
+    /// True for a look-ahead request ([`Priority::Prefetch`]); may be cleared while it waits
+    /// ([`Pool::set_priority`]). Read under the queue lock.
+    look_ahead: AtomicBool,
     job: FieldJob,
     values: OutputBuffer,
     progress: Arc<Progress>,
@@ -267,6 +283,7 @@ struct Tile<K> {
 }
 
 struct QueueState<K> {
+    /// Requests with tiles left to hand out, in round-robin order (the one served moves to the back).
     requests: VecDeque<Arc<Request<K>>>,
     /// Tiles that failed once on a device: for another device.
     retry_device: Vec<Tile<K>>,
@@ -458,12 +475,24 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
         &self.results
     }
 
-    /// Submits `job` to `slot`, cancelling the request pending or running there.
+    /// Submits `job` to `slot` at normal priority, cancelling the request pending or running there.
     pub fn submit(&self, slot: SlotId, key: K, job: FieldJob) -> RequestHandle {
-        self.submit_inner(slot, key, job, None)
+        self.submit_inner(slot, key, job, Priority::Normal, None)
     }
 
-    fn submit_inner(&self, slot: SlotId, key: K, job: FieldJob, reply: Option<Sender<JobResult<K>>>) -> RequestHandle {
+    /// Submits `job` to `slot` at `priority`, cancelling the request pending or running there.
+    pub fn submit_with_priority(&self, slot: SlotId, key: K, job: FieldJob, priority: Priority) -> RequestHandle {
+        self.submit_inner(slot, key, job, priority, None)
+    }
+
+    fn submit_inner(
+        &self,
+        slot: SlotId,
+        key: K,
+        job: FieldJob,
+        priority: Priority,
+        reply: Option<Sender<JobResult<K>>>,
+    ) -> RequestHandle {
         let nz = job.lattice.dims[2];
         let progress = Arc::new(Progress::default());
         progress.planes_total.store(nz, Ordering::Relaxed);
@@ -476,6 +505,7 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             key,
             slot,
             generation,
+            look_ahead: AtomicBool::new(priority == Priority::Prefetch),
             values: OutputBuffer::new(if points > MAX_POINTS || q.shutdown { 0 } else { points }),
             job,
             progress: progress.clone(),
@@ -525,11 +555,24 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
         handle
     }
 
+    /// Changes the priority of the request pending or running in `slot` (e.g. a look-ahead the view
+    /// now waits for becomes normal); returns false when the slot has none.
+    pub fn set_priority(&self, slot: SlotId, priority: Priority) -> bool {
+        let q = self.shared.lock();
+        match q.slots.get(&slot) {
+            Some(r) => {
+                r.look_ahead.store(priority == Priority::Prefetch, Ordering::Relaxed);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Computes `job` and waits for its grid (its own slot, so it never cancels other requests).
     pub fn compute_grid(&self, key: K, job: FieldJob) -> Result<Grid3, JobError> {
         let (tx, rx) = bounded(1);
         let slot = SlotId(u64::MAX - self.shared.lock().next_generation);
-        self.submit_inner(slot, key, job, Some(tx));
+        self.submit_inner(slot, key, job, Priority::Normal, Some(tx));
         match rx.recv() {
             Ok(r) => r.outcome,
             Err(_) => Err(JobError::Shutdown),
@@ -620,13 +663,20 @@ fn next_tile<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Ti
             } else {
                 shared.config.cpu_tile_points
             };
-            if let Some(req) = q.requests.front().cloned() {
+            // Round-robin: the first normal request in line (else the first look-ahead one) gives one
+            // tile and goes to the back of the line while it has tiles left.
+            let pos = q
+                .requests
+                .iter()
+                .position(|r| !r.look_ahead.load(Ordering::Relaxed))
+                .or_else(|| (!q.requests.is_empty()).then_some(0));
+            if let Some(req) = pos.and_then(|p| q.requests.remove(p)) {
                 let nz = req.job.lattice.dims[2];
                 let start = req.next_z.load(Ordering::Relaxed);
                 let end = (start + planes_for(&req.job, target)).min(nz);
                 req.next_z.store(end, Ordering::Relaxed);
-                if end >= nz {
-                    q.requests.pop_front();
+                if end < nz {
+                    q.requests.push_back(req.clone());
                 }
                 return Some(Tile {
                     req,

@@ -38,6 +38,9 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 egui::CollapsingHeader::new("Fields")
                     .default_open(true)
                     .show(ui, |ui| fields_ui(ui, state));
+                egui::CollapsingHeader::new("Representations")
+                    .default_open(true)
+                    .show(ui, |ui| representations_ui(ui, state));
                 egui::CollapsingHeader::new("Orbitals")
                     .default_open(true)
                     .show(ui, |ui| orbitals_ui(ui, state));
@@ -385,6 +388,139 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
 }
 
+/// Extra field representations: one row each (visibility, field, isovalue, lobe colours, surface
+/// and slice switches, remove) and buttons that add one.
+pub fn representations_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    use crate::app::multi::RepresentationEdit as Edit;
+    let Some(doc) = &state.document else {
+        ui.label("No document.");
+        return;
+    };
+    let has_wf = doc.wavefunction().is_some();
+    let has_charges = doc.potential_lattice.is_some();
+    let n_grids = doc.grids.len();
+    let mut commands = Vec::new();
+    for r in &state.representations.list {
+        let id = r.id;
+        ui.push_id(("representation", id), |ui| {
+            ui.horizontal(|ui| {
+                let mut visible = r.visible;
+                if ui.checkbox(&mut visible, r.label.as_str()).changed() {
+                    commands.push(Command::EditRepresentation(id, Edit::Visible(visible)));
+                }
+                if ui.small_button("Remove").clicked() {
+                    commands.push(Command::RemoveRepresentation(id));
+                }
+            });
+            ui.horizontal(|ui| {
+                let mut relative = r.iso_mode == IsoMode::RelativeToMax;
+                let mut iso = r.iso_value;
+                let range = if relative { 0.001..=1.0 } else { 0.0001..=10.0 };
+                if ui
+                    .add(
+                        egui::Slider::new(&mut iso, range)
+                            .logarithmic(true)
+                            .text("iso")
+                            .max_decimals(5),
+                    )
+                    .changed()
+                {
+                    commands.push(Command::EditRepresentation(id, Edit::IsoValue(iso)));
+                }
+                if ui.checkbox(&mut relative, "x max").changed() {
+                    let mode = if relative {
+                        IsoMode::RelativeToMax
+                    } else {
+                        IsoMode::Absolute
+                    };
+                    commands.push(Command::EditRepresentation(id, Edit::IsoMode(mode)));
+                }
+            });
+            ui.horizontal(|ui| {
+                let lobes = if r.is_signed() { 2 } else { 1 };
+                for lobe in 0..lobes {
+                    let mut rgb = r.colors[lobe];
+                    if ui
+                        .color_edit_button_rgb(&mut rgb)
+                        .on_hover_text(if lobe == 0 { "positive lobe" } else { "negative lobe" })
+                        .changed()
+                    {
+                        commands.push(Command::EditRepresentation(id, Edit::Color { lobe, rgb }));
+                    }
+                }
+                let mut surfaces = r.surfaces;
+                if ui.checkbox(&mut surfaces, "surfaces").changed() {
+                    commands.push(Command::EditRepresentation(id, Edit::Surfaces(surfaces)));
+                }
+                let mut slice = r.slice;
+                if ui
+                    .checkbox(&mut slice, "slice")
+                    .on_hover_text("One slice is drawn: the topmost visible representation's with its slice on")
+                    .changed()
+                {
+                    commands.push(Command::EditRepresentation(id, Edit::Slice(slice)));
+                }
+            });
+        });
+        ui.separator();
+    }
+    if state.representations.list.iter().any(|r| r.slice && r.visible) {
+        ui.label(
+            RichText::new(
+                "The slice plane shows the topmost visible representation with a slice (plane set under Fields).",
+            )
+            .small(),
+        );
+    }
+    ui.horizontal_wrapped(|ui| {
+        ui.label("Add:");
+        let spin = state.spin;
+        if has_wf && let Some(homo) = state.homo_index(spin) {
+            if ui.button("HOMO").clicked() {
+                commands.push(Command::AddRepresentation(FieldChoice::Orbital { spin, index: homo }));
+            }
+            let n = state.orbital_rows(spin).len();
+            if homo + 1 < n && ui.button("LUMO").clicked() {
+                commands.push(Command::AddRepresentation(FieldChoice::Orbital {
+                    spin,
+                    index: homo + 1,
+                }));
+            }
+        }
+        if has_wf && ui.button("density").clicked() {
+            commands.push(Command::AddRepresentation(FieldChoice::Density));
+        }
+        if has_charges && ui.button("potential").clicked() {
+            commands.push(Command::AddRepresentation(FieldChoice::Potential));
+        }
+        for i in 0..n_grids {
+            if ui.button(format!("volume {}", i + 1)).clicked() {
+                commands.push(Command::AddRepresentation(FieldChoice::Volume(i)));
+            }
+        }
+    });
+    if has_wf {
+        let n = state.orbital_rows(state.spin).len();
+        let id = egui::Id::unique("orbitfield_add_orbital_number");
+        let mut number: usize = ui.data(|d| d.get_temp(id)).unwrap_or(1);
+        ui.horizontal(|ui| {
+            let l = ui.label("Orbital");
+            ui.add(egui::DragValue::new(&mut number).range(1..=n.max(1)))
+                .labelled_by(l.id);
+            if ui.button("Add orbital").clicked() && number >= 1 && number <= n {
+                commands.push(Command::AddRepresentation(FieldChoice::Orbital {
+                    spin: state.spin,
+                    index: number - 1,
+                }));
+            }
+        });
+        ui.data_mut(|d| d.insert_temp(id, number));
+    }
+    for c in commands {
+        send(state, c);
+    }
+}
+
 /// The slice plane: on/off, orientation (x, y, z or a free normal) and position.
 pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
     use crate::app::slice::SliceNormal;
@@ -392,7 +528,8 @@ pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if ui.checkbox(&mut show, "Slice plane").changed() {
         send(state, Command::SetShowSlice(show));
     }
-    if !state.show_slice {
+    // The plane is shared with the representations that draw a slice.
+    if !state.show_slice && !state.representations.list.iter().any(|r| r.visible && r.slice) {
         return;
     }
     let mut plane = state.slice_plane;
@@ -843,6 +980,22 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
     if let Some(e) = &state.fields.last_error {
         ui.label(RichText::new(e).color(tokens::ERROR));
+    }
+    // One line per representation slot: what it computes and how far it is.
+    for r in &state.representations.list {
+        let line = match (state.fields.pending_in(r.slot), &r.shown) {
+            (Some(k), _) => {
+                let pct = state
+                    .fields
+                    .slot_progress(r.slot)
+                    .map_or(String::new(), |p| format!(" ({:.0}%)", p.fraction * 100.0));
+                format!("{}: computing frame {}{pct}", r.label, k.frame + 1)
+            }
+            (None, Some((k, _))) => format!("{}: frame {} shown", r.label, k.frame + 1),
+            (None, None) if r.visible => format!("{}: waiting", r.label),
+            (None, None) => format!("{}: hidden", r.label),
+        };
+        ui.label(RichText::new(line).small());
     }
     let cache = state.fields.cache_use();
     let mib = |b: usize| b as f64 / f64::from(1u32 << 20);
