@@ -928,6 +928,18 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 60,
                 Show::PotentialSlice,
             ),
+            (
+                "threonine 6-31G* MD series, HOMO + LUMO (two representations)",
+                threonine_md(std::path::Path::new("tests/data/qm/threonine_md")),
+                60,
+                Show::HomoAndLumo,
+            ),
+            (
+                "C60 6-31G* series, HOMO + LUMO (two representations)",
+                Ok(jittered_series(&c60, 8, 0.05, "c60")),
+                40,
+                Show::HomoAndLumo,
+            ),
         ];
         for (name, system, frames, show) in cases {
             match system.and_then(|sys| playback_case(name, sys, args.playback_points, frames, show)) {

@@ -112,6 +112,9 @@ pub enum Show {
     Lobes,
     /// A z slice through the potential map of the structure's charges.
     PotentialSlice,
+    /// Both lobes of the HOMO (the main field) and of the LUMO (a second representation with its own
+    /// pool slot), four surfaces per frame.
+    HomoAndLumo,
 }
 
 /// Plays `system` (`lattice_points` along the longest axis for orbitals) for `frames` frames.
@@ -145,6 +148,16 @@ pub fn playback_case(
         )));
         state.apply(Command::SetShowSlice(true));
     }
+    if show == Show::HomoAndLumo {
+        let lumo = state
+            .homo_index(orbitfield::model::Spin::Alpha)
+            .map(|h| orbitfield::app::fields::FieldChoice::Orbital {
+                spin: orbitfield::model::Spin::Alpha,
+                index: h + 1,
+            })
+            .ok_or_else(|| anyhow!("{name}: no HOMO"))?;
+        state.apply(Command::AddRepresentation(lumo));
+    }
     let n_series = state.document.as_ref().map_or(0, |d| d.n_frames);
     if n_series < 3 || state.field.is_none() {
         bail!("{name}: needs a series of at least 3 frames with a field to show");
@@ -162,6 +175,7 @@ pub fn playback_case(
     let (mut pool_total, mut pool_compute) = (0.0f64, 0.0f64);
     let mut dims = [0; 3];
     let mut lobe_buffers = orbitfield::render::mc_compute::LobeBuffers::default();
+    let mut second_buffers = orbitfield::render::mc_compute::LobeBuffers::default();
     let mut step = |state: &mut AppState,
                     f: usize,
                     timed: bool,
@@ -175,7 +189,13 @@ pub fn playback_case(
         let deadline = t0 + Duration::from_secs(60);
         loop {
             state.update_field();
-            if state.shown_field.as_ref().is_some_and(|(k, _)| k.frame == f) {
+            state.update_representations();
+            let second_ready = state
+                .representations
+                .list
+                .iter()
+                .all(|r| r.shown.as_ref().is_some_and(|(k, _)| k.frame == f));
+            if state.shown_field.as_ref().is_some_and(|(k, _)| k.frame == f) && second_ready {
                 break;
             }
             if Instant::now() > deadline {
@@ -207,6 +227,24 @@ pub fn playback_case(
                 let image = orbitfield::app::slice::plane_image(&grid, state.settings.colormap, state.slice_plane)
                     .ok_or_else(|| anyhow!("{name}: no slice image"))?;
                 scene.set_slice(&rc, Some(&image));
+            }
+            Show::HomoAndLumo => {
+                let style = |color| MeshStyle { color, opacity: 1.0 };
+                let iso = state.absolute_iso(&grid);
+                let [plus, minus] = mc.extract_lobes_reusing(&rc.device, &rc.queue, &grid, iso, &mut lobe_buffers)?;
+                let mut meshes = vec![
+                    (plus, style(orbitfield::app::representation::LOBE_POSITIVE)),
+                    (minus, style(orbitfield::app::representation::LOBE_NEGATIVE)),
+                ];
+                if let Some(rep) = state.representations.list.first()
+                    && let Some((_, g2)) = &rep.shown
+                {
+                    let iso2 = rep.absolute_iso(g2);
+                    let [p2, m2] = mc.extract_lobes_reusing(&rc.device, &rc.queue, g2, iso2, &mut second_buffers)?;
+                    meshes.push((p2, style(rep.colors[0])));
+                    meshes.push((m2, style(rep.colors[1])));
+                }
+                scene.set_gpu_meshes(&rc, meshes);
             }
         }
         let t2 = Instant::now();
@@ -368,13 +406,13 @@ pub fn responsiveness_case(
                 orbitfield::app::representation::LOBE_NEGATIVE,
             ];
             match show {
-                Show::Lobes if gpu_surfaces => {
+                Show::Lobes | Show::HomoAndLumo if gpu_surfaces => {
                     let iso = state.absolute_iso(&grid);
                     let [plus, minus] =
                         mc.extract_lobes_reusing(&rc.device, &rc.queue, &grid, iso, &mut lobe_buffers)?;
                     scene.set_gpu_meshes(&rc, vec![(plus, style(colors[0])), (minus, style(colors[1]))]);
                 }
-                Show::Lobes => {
+                Show::Lobes | Show::HomoAndLumo => {
                     let inputs: Vec<_> = state
                         .lobes
                         .iter()
