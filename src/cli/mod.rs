@@ -37,6 +37,10 @@ struct Cli {
     /// Viewer: do not read or write the settings file.
     #[arg(long)]
     no_settings: bool,
+    /// Viewer: the atoms the wavefunction files describe, when they are the QM region of an MD system
+    /// (selection language, e.g. "resname THR"); without it the region is found by geometry.
+    #[arg(long, value_name = "SELECTION")]
+    qm_region: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -99,5 +103,6 @@ fn run_viewer(cli: &Cli) -> anyhow::Result<()> {
         exit_after_frames: cli.exit_after_frames,
         size,
         no_settings: cli.no_settings,
+        qm_region: cli.qm_region.clone(),
     })
 }
