@@ -7,6 +7,7 @@
 //! `ui` and only read the state and push commands.
 
 pub mod fields;
+pub mod potential;
 pub mod qm;
 pub mod rdf;
 pub mod representation;

@@ -41,6 +41,9 @@ pub struct Document {
     pub potential_lattice: Option<Lattice>,
     /// The QM region the wavefunctions describe, when they cover part of an MD system.
     pub qm: Option<super::qm::QmDocument>,
+    /// Coordinates of the frames around the current one that the running-average potential needs
+    /// (`app::potential`), by frame index.
+    pub potential_frames: std::collections::BTreeMap<usize, Arc<Vec<[f32; 3]>>>,
 }
 
 fn potential_lattice(structure: &Structure, frame: &Frame, spacing_angstrom: f64) -> Option<Lattice> {
@@ -91,6 +94,7 @@ impl Document {
             grids: system.grids.into_iter().map(Arc::new).collect(),
             warnings: system.warnings,
             qm: None,
+            potential_frames: std::collections::BTreeMap::new(),
         })
     }
 
@@ -193,6 +197,9 @@ pub enum Command {
     SetSpin(Spin),
     SelectOrbital(Option<usize>),
     SelectField(Option<FieldChoice>),
+    /// Averages the potential map over the last N frames (1: the current frame only; at most
+    /// `potential::MAX_POTENTIAL_WINDOW`).
+    SetPotentialWindow(u16),
     SetIsoValue(f32),
     SetIsoMode(IsoMode),
     SetOpacity(f32),
@@ -538,12 +545,31 @@ impl AppState {
                 self.dirty.meshes = true;
             }
             Command::SelectField(f) => {
-                self.field = f;
+                // The potential is shown averaged over the window the settings give.
+                self.field = match f {
+                    Some(FieldChoice::Potential | FieldChoice::PotentialMean { .. }) => Some(
+                        super::potential::potential_choice(self.settings.potential_window_frames),
+                    ),
+                    f => f,
+                };
                 if let Some(FieldChoice::Orbital { index, spin }) = f {
                     self.orbital = Some(index);
                     self.spin = spin;
                 }
+                self.load_potential_window_at(None);
                 self.dirty.meshes = true;
+            }
+            Command::SetPotentialWindow(n) => {
+                let n = n.clamp(1, super::potential::MAX_POTENTIAL_WINDOW);
+                self.settings.potential_window_frames = n;
+                if matches!(
+                    self.field,
+                    Some(FieldChoice::Potential | FieldChoice::PotentialMean { .. })
+                ) {
+                    self.field = Some(super::potential::potential_choice(n));
+                    self.load_potential_window_at(None);
+                    self.dirty.meshes = true;
+                }
             }
             Command::SetIsoValue(v) => {
                 if v.is_finite() && v > 0.0 {
@@ -651,6 +677,21 @@ impl AppState {
         }
     }
 
+    /// Reads the frames the running-average potential needs at frame `index` (the current frame
+    /// when `None`), when that is the field shown.
+    fn load_potential_window_at(&mut self, index: Option<usize>) {
+        let Some(FieldChoice::PotentialMean { frames }) = self.field else {
+            return;
+        };
+        let Some(doc) = self.document.as_mut() else {
+            return;
+        };
+        let index = index.unwrap_or(doc.frame_index);
+        if let Err(e) = doc.load_potential_window(index, frames) {
+            self.error(format!("running-average potential: {e}"));
+        }
+    }
+
     fn open_files(&mut self, paths: &[PathBuf], qm_region: Option<String>) {
         match crate::io::load_with(paths, &crate::io::LoadOptions { qm_region }) {
             Ok((system, region)) => {
@@ -678,6 +719,7 @@ impl AppState {
             self.error(e.to_string());
             return;
         }
+        self.load_potential_window_at(None);
         self.rebuild_atoms();
         self.apply_follow();
         self.dirty.meshes = true;
@@ -1025,7 +1067,7 @@ impl AppState {
         let field = self.field?;
         let dims = match field {
             FieldChoice::Volume(i) => doc.grids.get(i)?.lattice.dims,
-            FieldChoice::Potential => doc.potential_lattice?.dims,
+            FieldChoice::Potential | FieldChoice::PotentialMean { .. } => doc.potential_lattice?.dims,
             _ => self.orbital_lattice_for(&doc.orbital_positions(index, frame)?)?.dims,
         };
         Some(FieldKey {
@@ -1070,6 +1112,14 @@ impl AppState {
     /// The job that computes `key`'s field, `frame` being the coordinates of frame `key.frame`.
     pub fn field_job_at(&self, key: &FieldKey, frame: &Frame) -> Option<FieldJob> {
         let doc = self.document.as_ref()?;
+        if let FieldChoice::PotentialMean { frames } = key.field {
+            let q = doc.potential_mean_charges(key.frame, frames, frame)?;
+            return Some(FieldJob {
+                field: Field::Potential,
+                lattice: doc.potential_lattice?,
+                input: FieldInput::Charges(Arc::new(q)),
+            });
+        }
         if key.field == FieldChoice::Potential {
             let charges = doc.structure.charges_e.as_ref()?;
             let q = crate::compute::PointCharges {
@@ -1099,7 +1149,7 @@ impl AppState {
         let field = match key.field {
             FieldChoice::Orbital { spin, index } => Field::Orbital { spin, index },
             FieldChoice::Density => Field::Density,
-            FieldChoice::Volume(_) | FieldChoice::Potential => return None,
+            FieldChoice::Volume(_) | FieldChoice::Potential | FieldChoice::PotentialMean { .. } => return None,
         };
         Some(FieldJob {
             field,
@@ -1144,6 +1194,11 @@ impl AppState {
         };
         let mut frame = Frame::default();
         if doc.trajectory.read_frame(next, &mut frame).is_err() {
+            return;
+        }
+        if let Some(FieldChoice::PotentialMean { frames }) = self.field
+            && doc.load_potential_window(next, frames).is_err()
+        {
             return;
         }
         let Some(key) = self.field_key_at(next, &frame) else {

@@ -287,6 +287,7 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
         Some(FieldChoice::Density) => "Electron density".to_string(),
         Some(FieldChoice::Volume(i)) => format!("Volume {}", i + 1),
         Some(FieldChoice::Potential) => "Electrostatic potential (charges)".to_string(),
+        Some(FieldChoice::PotentialMean { frames }) => format!("Electrostatic potential, mean of {frames} frames"),
     };
     let mut choice = current;
     egui::ComboBox::from_label("Field")
@@ -323,6 +324,20 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
         });
     if choice != current {
         send(state, Command::SelectField(choice));
+    }
+    if has_charges {
+        let mut window = state.settings.potential_window_frames;
+        ui.horizontal(|ui| {
+            ui.label("Potential: mean of last");
+            let max = crate::app::potential::MAX_POTENTIAL_WINDOW;
+            ui.add(egui::DragValue::new(&mut window).range(1..=max).suffix(" frames"))
+                .on_hover_text(format!(
+                    "Running average of the potential map (1: current frame only). At most {max}: each map sums every averaged frame's charges."
+                ));
+        });
+        if window != state.settings.potential_window_frames {
+            send(state, Command::SetPotentialWindow(window));
+        }
     }
     let mut relative = state.iso_mode == IsoMode::RelativeToMax;
     ui.horizontal(|ui| {
