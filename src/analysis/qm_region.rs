@@ -280,16 +280,15 @@ fn largest_eigenvector4(mut a: [[f64; 4]; 4]) -> [f64; 4] {
                 let t = if theta == 0.0 { 1.0 } else { t };
                 let c = 1.0 / (t * t + 1.0).sqrt();
                 let s = t * c;
-                for k in 0..4 {
-                    let (akp, akq) = (a[k][p], a[k][q]);
-                    a[k][p] = c * akp - s * akq;
-                    a[k][q] = s * akp + c * akq;
+                // A <- J^T A J with the rotation J in the (p, q) plane: columns, then rows.
+                for row in a.iter_mut() {
+                    let (akp, akq) = (row[p], row[q]);
+                    row[p] = c * akp - s * akq;
+                    row[q] = s * akp + c * akq;
                 }
-                for k in 0..4 {
-                    let (apk, aqk) = (a[p][k], a[q][k]);
-                    a[p][k] = c * apk - s * aqk;
-                    a[q][k] = s * apk + c * aqk;
-                }
+                let (rp, rq) = (a[p], a[q]);
+                a[p] = std::array::from_fn(|k| c * rp[k] - s * rq[k]);
+                a[q] = std::array::from_fn(|k| s * rp[k] + c * rq[k]);
                 for row in v.iter_mut() {
                     let (vkp, vkq) = (row[p], row[q]);
                     row[p] = c * vkp - s * vkq;
@@ -345,7 +344,7 @@ pub fn superpose(from: &[[f64; 3]], to: &[[f64; 3]]) -> Option<(RigidTransform, 
     ];
     let q = largest_eigenvector4(nmat);
     let norm = q.iter().map(|x| x * x).sum::<f64>().sqrt();
-    if !(norm > 0.0) {
+    if !norm.is_finite() || norm <= 0.0 {
         return None;
     }
     let [w, x, y, z] = q.map(|c| c / norm);
