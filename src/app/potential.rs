@@ -278,3 +278,45 @@ mod tests {
         assert!((q.charges_e[0] - f64::from(charges[0]) / 2.0).abs() < 1e-12);
     }
 }
+
+#[cfg(test)]
+mod ui_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::app::fields::FieldService;
+    use crate::app::settings::Settings;
+    use crate::app::state::{AppState, Command};
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable;
+
+    /// The window setting sits next to the field choice of a structure with charges; typing a
+    /// window there turns the potential into its running average.
+    #[test]
+    fn fields_panel_sets_the_running_average_window() {
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+        let system = crate::io::load(&[dir.join("adk.psf"), dir.join("adk_dims.dcd")]).unwrap();
+        let mut state = AppState::new(Settings::default(), FieldService::default());
+        state.open_system("adk".into(), system);
+        state.apply(Command::SelectField(Some(FieldChoice::Potential)));
+        let mut harness = Harness::new_ui_state(
+            |ui, state: &mut AppState| {
+                crate::ui::panels::fields_ui(ui, state);
+                state.apply_pending();
+            },
+            state,
+        );
+        harness.run();
+        assert!(harness.query_by_label_contains("Potential: mean of last").is_some());
+        harness
+            .query_all_by_role(egui::accesskit::Role::SpinButton)
+            .find(|n| n.value().is_some_and(|v| v.contains("frames")))
+            .expect("the window's drag value")
+            .set_value_accesskit(6.0);
+        harness.run();
+        assert_eq!(harness.state().settings.potential_window_frames, 6);
+        assert_eq!(harness.state().field, Some(FieldChoice::PotentialMean { frames: 6 }));
+        let doc = harness.state().document.as_ref().unwrap();
+        assert!(doc.potential_frames.contains_key(&0), "the window's frames were read");
+    }
+}
