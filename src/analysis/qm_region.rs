@@ -30,6 +30,9 @@ const AMBIGUITY_MARGIN_ANGSTROM: f64 = 0.1;
 /// Bounds on the automatic search, so a pathological system fails with a message instead of hanging.
 const MAX_SEARCH_NODES: usize = 2_000_000;
 const MAX_SOLUTIONS: usize = 512;
+/// Root candidates times atoms beyond which the automatic search is not tried (it runs while files
+/// open): about a second of distance checks.
+const MAX_PAIR_CHECKS: usize = 100_000_000;
 
 /// Why a QM region could not be set up or placed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -198,6 +201,8 @@ impl RegionFit {
 struct Images {
     m: [[f64; 3]; 3],
     inv: [[f64; 3]; 3],
+    /// Edge lengths of a rectangular box, where rounding per axis is exact and cheap.
+    orthorhombic: Option<[f64; 3]>,
 }
 
 impl Images {
@@ -205,12 +210,16 @@ impl Images {
         let cell = cell.filter(UnitCell::is_valid)?;
         let m = cell.matrix_angstrom();
         let inv = invert3(m)?;
-        Some(Images { m, inv })
+        let orthorhombic = cell.is_orthorhombic().then_some([m[0][0], m[1][1], m[2][2]]);
+        Some(Images { m, inv, orthorhombic })
     }
 
     /// The image of `d` (a displacement) nearest to zero: wrapped to fractional [-0.5, 0.5), then the
     /// shortest of the 27 neighbouring images (exact for triclinic cells too).
     fn nearest(&self, d: [f64; 3]) -> [f64; 3] {
+        if let Some(l) = self.orthorhombic {
+            return std::array::from_fn(|k| d[k] - l[k] * (d[k] / l[k]).round());
+        }
         // Row vector d = s M, so s = d M^-1.
         let s: [f64; 3] = std::array::from_fn(|k| (0..3).map(|r| d[r] * self.inv[r][k]).sum());
         let s = s.map(|x| x - x.round());
@@ -541,6 +550,13 @@ impl QmRegion {
         }
         let reach = wf_dist[root].iter().copied().fold(0.0, f64::max) + MATCH_TOLERANCE_ANGSTROM;
         let wanted: Vec<_> = wf.atoms.iter().map(|a| a.element).collect();
+        let relevant = structure.elements.iter().filter(|e| wanted.contains(e)).count();
+        if root_count.saturating_mul(relevant) > MAX_PAIR_CHECKS {
+            return Err(not_found(format!(
+                "too many places to try automatically: {root_count} {} atoms among {relevant} candidates",
+                wanted[root].symbol()
+            )));
+        }
         let mut search = Search {
             order: &order,
             wanted: &wanted,
@@ -708,10 +724,10 @@ impl<D: Fn([f64; 3], [f64; 3]) -> f64> Search<'_, D> {
             return;
         };
         for &j in near {
-            self.nodes += 1;
             if self.elements.get(j) != self.wanted.get(w) || assigned.contains(&j) {
                 continue;
             }
+            self.nodes += 1;
             let fits = assigned.iter().zip(self.order).all(|(&a, &wo)| {
                 let d = (self.dist)(self.pos[j], self.pos[a]);
                 (d - self.wf_dist[w][wo]).abs() <= MATCH_TOLERANCE_ANGSTROM
@@ -832,6 +848,14 @@ mod tests {
         let shifted: [f64; 3] = std::array::from_fn(|c| d[c] + 2.0 * m[0][c] - m[1][c] + 3.0 * m[2][c]);
         let back = im.nearest(shifted);
         assert!(back.iter().zip(d).all(|(a, b)| (a - b).abs() < 1e-9), "{back:?}");
+    }
+
+    #[test]
+    fn nearest_image_in_a_rectangular_cell() {
+        let im = Images::new(Some(UnitCell::orthorhombic([10.0, 20.0, 30.0]))).unwrap();
+        let back = im.nearest([9.5, -19.0, 44.0]);
+        let want = [-0.5, 1.0, 14.0];
+        assert!(back.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-12), "{back:?}");
     }
 
     #[test]
