@@ -180,6 +180,22 @@ mod tests {
         cols.map(|c| c[0] * d[0] + c[1] * d[1] + c[2] * d[2])
     }
 
+    #[test]
+    fn one_wavefunction_for_many_frames_is_called_an_approximation() {
+        let region = QmRegion {
+            atoms: vec![3, 4, 5],
+            source: crate::analysis::qm_region::RegionSource::Selection("resname LIG".into()),
+        };
+        let single = QmDocument::new(region.clone(), 1, 40).summary();
+        assert!(
+            single.contains("carried rigidly") && single.contains("approximation"),
+            "{single}"
+        );
+        assert!(single.contains("3 atoms") && single.contains("resname LIG"), "{single}");
+        let series = QmDocument::new(region, 40, 40).summary();
+        assert!(!series.contains("approximation"), "{series}");
+    }
+
     /// The viewer's path (Document, field_key_at, field_job_at, placed_grid) gives the orbital of
     /// each frame's wavefunction at the inverse-moved points of the MD-frame lattice.
     #[test]
@@ -253,6 +269,7 @@ mod tests {
         let mut state = AppState::new(settings, FieldService::default());
         state.open_system_with_qm_region("qm".into(), system, Some(region));
         assert!(state.status.contains("QM region of 17 atoms"), "{}", state.status);
+        assert!(state.status.contains("one wavefunction per frame"), "{}", state.status);
         let homo = state.homo_index(Spin::Alpha).unwrap();
         state.field = Some(FieldChoice::Orbital {
             spin: Spin::Alpha,

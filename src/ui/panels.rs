@@ -280,6 +280,7 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let has_wf = !doc.wavefunctions.is_empty();
     let has_charges = doc.potential_lattice.is_some();
     let n_grids = doc.grids.len();
+    let qm_note = doc.qm.as_ref().map(|q| q.summary());
     let current = state.field;
     let name = |f: Option<FieldChoice>| match f {
         None => "None".to_string(),
@@ -324,6 +325,9 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
         });
     if choice != current {
         send(state, Command::SelectField(choice));
+    }
+    if let Some(note) = qm_note {
+        ui.small(note);
     }
     if has_charges {
         let mut window = state.settings.potential_window_frames;
