@@ -498,3 +498,75 @@ fn load_with_finds_the_region_of_an_xyz_trajectory_and_a_molden_series() {
     assert!(region.is_some());
     assert_eq!(system.trajectory.n_frames(), 3);
 }
+
+/// `orbitfield grid --qm-region` end to end: the cube of frame 1 of an XYZ trajectory holds the
+/// HOMO of that frame's Molden file at the inverse-moved points, and the region's atoms there.
+#[cfg(feature = "gui")]
+#[test]
+fn grid_command_writes_the_frames_orbital_in_md_coordinates() {
+    let mut rng = Rng::fresh();
+    let wfs = wavefunctions(N_FRAMES);
+    let sys = synthetic(&mut rng, &wfs);
+    let dir = tempfile::tempdir().unwrap();
+    let xyz = dir.path().join("system.xyz");
+    write_xyz(&xyz, &sys, &[0, 2]);
+    let out = dir.path().join("homo.cube");
+    let moldens = molden_paths(N_FRAMES);
+    let n_thr = wfs[0].atoms.len();
+    let selection = format!("index {} to {}", sys.first_thr, sys.first_thr + n_thr - 1);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["grid", "mo:homo"])
+        .arg(&xyz)
+        .arg(&moldens[0])
+        .arg(&moldens[2])
+        .args([
+            "--frame",
+            "1",
+            "--spacing",
+            "0.4",
+            "--padding",
+            "2",
+            "--device",
+            "cpu",
+            "--qm-region",
+        ])
+        .arg(&selection)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cube = io::cube::read(&out, &std::fs::read(&out).unwrap()).unwrap();
+    let grid = &cube.grids[0];
+    // The cube's atoms are the region's atoms in frame 1 of the file (synthetic frame 2).
+    assert_eq!(cube.atoms.len(), n_thr);
+    for (a, p) in cube
+        .atoms
+        .iter()
+        .zip(&sys.frames[2].positions_angstrom[sys.first_thr..])
+    {
+        let p = bohr_from_angstrom3(p.map(f64::from));
+        assert!(
+            (0..3).all(|k| (a.position_bohr[k] - p[k]).abs() < 1e-4),
+            "{a:?} vs {p:?}"
+        );
+    }
+    let field = Field::Orbital {
+        spin: Spin::Alpha,
+        index: wfs[2].homo(Spin::Alpha).unwrap(),
+    };
+    let evaluator = PointEvaluator::new(&wfs[2]);
+    let l = grid.lattice;
+    let (mut worst, mut scale) = (0.0f64, 0.0f64);
+    for _ in 0..200 {
+        let [i, j, k] = [0, 1, 2].map(|a| (rng.next_f64() * l.dims[a] as f64) as usize % l.dims[a]);
+        let p_md = angstrom_from_bohr3(l.point_bohr(i, j, k));
+        let reference = evaluator
+            .value(&field, bohr_from_angstrom3(sys.motions[2].inverse(p_md)))
+            .unwrap();
+        worst = worst.max((f64::from(grid.get(i, j, k).unwrap()) - reference).abs());
+        scale = scale.max(reference.abs());
+    }
+    println!("cube: max |diff| / max |value| = {:.2e}", worst / scale);
+    assert!(scale > 1e-2 && worst <= 1e-4 * scale, "{worst} vs {scale}");
+}
