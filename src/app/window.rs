@@ -65,6 +65,8 @@ struct Gfx {
     target: Option<OffscreenTarget>,
     /// Marching cubes on the render device (isosurfaces without a round trip through the host).
     mc: crate::render::mc_compute::McCompute,
+    /// The main field's lattice and lobe buffers, reused from frame to frame.
+    lobe_buffers: crate::render::mc_compute::LobeBuffers,
 }
 
 struct Viewer {
@@ -154,7 +156,8 @@ impl Viewer {
         let info = rs.adapter.get_info();
         let summary = format!("{} ({:?})", info.name, info.backend);
         tracing::info!("rendering on {summary}");
-        let rc = RenderContext::new(rs.device.clone(), rs.queue.clone(), 4, summary);
+        let mut rc = RenderContext::new(rs.device.clone(), rs.queue.clone(), 4, summary);
+        rc.software_adapter = info.device_type == wgpu::DeviceType::Cpu;
         rs.renderer
             .write()
             .callback_resources
@@ -177,6 +180,7 @@ impl Viewer {
             scene,
             target: None,
             mc,
+            lobe_buffers: Default::default(),
         })
     }
 
@@ -369,7 +373,10 @@ fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
         && let Some((_, grid)) = &state.shown_field
     {
         let iso = state.absolute_iso(grid);
-        match gfx.mc.extract_lobes(&rc.device, &rc.queue, grid, iso) {
+        match gfx
+            .mc
+            .extract_lobes_reusing(&rc.device, &rc.queue, grid, iso, &mut gfx.lobe_buffers)
+        {
             Ok([plus, minus]) => gfx
                 .scene
                 .set_gpu_meshes(rc, vec![(plus, styles[0]), (minus, styles[1])]),
@@ -456,9 +463,12 @@ impl ApplicationHandler for Viewer {
         match self.init(event_loop) {
             Ok(g) => {
                 g.window.request_redraw();
+                let software = g.rc.software_adapter;
                 self.gfx = Some(g);
-                // Isosurfaces from now on come from the compute pass on this device.
-                self.state.gpu_surfaces = true;
+                // Isosurfaces from now on come from the compute pass on this device, unless it is a
+                // software rasteriser (its compute runs on the cores the field engines need, and the
+                // CPU marching cubes is faster there).
+                self.state.gpu_surfaces = !software;
                 self.state.dirty.meshes = true;
             }
             Err(e) => {

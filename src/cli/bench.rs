@@ -68,9 +68,17 @@ pub struct BenchArgs {
     /// threonine MD series of tests/data/qm/threonine_md and a C60 6-31G* series, at --playback-points.
     #[arg(long)]
     playback: bool,
-    /// Lattice points along the longest axis for --playback.
+    /// Lattice points along the longest axis for --playback and --ui-seconds.
     #[arg(long, default_value_t = 128)]
     playback_points: u32,
+    /// Play the --playback scenes for this many seconds each as the viewer does (30 frames/s, frames
+    /// dropped when fields arrive late) and report the UI frame rate and the fields shown per second.
+    #[arg(long, value_name = "SECONDS")]
+    ui_seconds: Option<f64>,
+    /// With --ui-seconds: extract isosurfaces with the CPU marching cubes instead of the render
+    /// device's compute pass.
+    #[arg(long)]
+    cpu_surfaces: bool,
     /// Map spacing of the MSM cases (Angstrom).
     #[arg(long, default_value_t = 0.5)]
     msm_spacing: f64,
@@ -403,6 +411,7 @@ struct Report {
     rdf: Vec<RdfResult>,
     msm: Vec<MsmResult>,
     playback: Vec<super::playback::PlaybackResult>,
+    responsiveness: Vec<super::playback::ResponsivenessResult>,
 }
 
 /// One pool configuration timed on one request: wall-clock from submission to the grid on the host.
@@ -930,6 +939,42 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             }
         }
     }
+    let mut responsiveness = Vec::new();
+    if let Some(secs) = args.ui_seconds {
+        if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
+            bail!("--ui-seconds: expected a number of seconds between 0 and 3600, found {secs}");
+        }
+        use super::playback::{Show, jittered_series, responsiveness_case, threonine_md};
+        let md = std::path::Path::new("tests/data/md");
+        let gpu_surfaces = !args.cpu_surfaces;
+        let cases: Vec<(&str, Result<orbitfield::io::System>, Show)> = vec![
+            (
+                "threonine 6-31G* MD series, HOMO",
+                threonine_md(std::path::Path::new("tests/data/qm/threonine_md")),
+                Show::Lobes,
+            ),
+            (
+                "C60 6-31G* series (synthetic, jittered), HOMO",
+                Ok(jittered_series(&c60, 8, 0.05, "c60")),
+                Show::Lobes,
+            ),
+            (
+                "adk (3341 atoms) DCS potential slice, 1 A lattice",
+                orbitfield::io::load(&[md.join("adk.psf"), md.join("adk_dims.dcd")]).map_err(anyhow::Error::from),
+                Show::PotentialSlice,
+            ),
+        ];
+        for (name, system, show) in cases {
+            match system.and_then(|sys| responsiveness_case(name, sys, args.playback_points, secs, show, gpu_surfaces))
+            {
+                Ok(r) => {
+                    eprintln!("{r:?}");
+                    responsiveness.push(r);
+                }
+                Err(e) => eprintln!("note: responsiveness '{name}' skipped: {e:#}"),
+            }
+        }
+    }
     let mut msm = Vec::new();
     if let Some(list) = &args.msm_atoms {
         for v in list.split(',') {
@@ -1042,10 +1087,34 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             m.sampled_points
         );
     }
+    for r in &responsiveness {
+        println!(
+            "responsiveness {}: {:?} lattice, UI {:.1} frames/s (95th percentile {:.1} ms, worst {:.1} ms), fields shown {:.2}/s \
+             while playing at {} frames/s, surfaces on the {} on {}",
+            r.name,
+            r.lattice_dims,
+            r.ui_fps,
+            r.ui_p95_ms,
+            r.ui_max_ms,
+            r.fields_per_second,
+            r.playback_fps,
+            if r.gpu_surfaces { "render device" } else { "CPU" },
+            r.engines
+        );
+    }
     for p in &playback {
         println!(
-            "playback {}: {:?} lattice, {:.1} frames/s end to end (field {:.2} ms + isosurfaces and draw {:.2} ms per frame) on {}",
-            p.name, p.lattice_dims, p.fps, p.field_ms, p.surface_and_draw_ms, p.engines
+            "playback {}: {:?} lattice, {:.1} frames/s end to end (field {:.2} ms + isosurfaces and draw {:.2} ms per frame, \
+             of which surface {:.2} ms; pool request {:.2} ms, compute {:.2} ms) on {}",
+            p.name,
+            p.lattice_dims,
+            p.fps,
+            p.field_ms,
+            p.surface_and_draw_ms,
+            p.surface_ms,
+            p.pool_total_ms,
+            p.pool_compute_ms,
+            p.engines
         );
     }
     let report = Report {
@@ -1057,6 +1126,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         rdf,
         msm,
         playback,
+        responsiveness,
     };
     if let Some(p) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;

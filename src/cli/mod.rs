@@ -75,6 +75,14 @@ pub fn main() -> ExitCode {
             };
         }
     };
+    // Diagnostics on request: `ORBITFIELD_LOG=debug`, or `orbitfield::timing=debug` for the per-slab
+    // timings of the GPU engine.
+    if let Ok(filter) = std::env::var("ORBITFIELD_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     if let Err(e) = expand_file_patterns(&mut cli) {
         eprintln!("error: {e:#}");
         return ExitCode::from(1);

@@ -29,6 +29,13 @@ pub struct PlaybackResult {
     /// Mean per frame: waiting for the field (request to grid on the host), extraction + draw.
     pub field_ms: f64,
     pub surface_and_draw_ms: f64,
+    /// Of `surface_and_draw_ms`: the isosurface extraction (lattice upload, passes, counter read-back)
+    /// or the slice image, before the draw.
+    pub surface_ms: f64,
+    /// Mean of the pool's stage timings of the shown requests (request to result, and the workers'
+    /// compute time including the copy back), milliseconds.
+    pub pool_total_ms: f64,
+    pub pool_compute_ms: f64,
     pub engines: String,
     pub image_px: [u32; 2],
 }
@@ -151,66 +158,99 @@ pub fn playback_case(
     state.apply(Command::ResetCamera);
     let mut field_t = Duration::ZERO;
     let mut draw_t = Duration::ZERO;
+    let mut surface_t = Duration::ZERO;
+    let (mut pool_total, mut pool_compute) = (0.0f64, 0.0f64);
     let mut dims = [0; 3];
-    let mut step =
-        |state: &mut AppState, f: usize, timed: bool, field_t: &mut Duration, draw_t: &mut Duration| -> Result<()> {
-            let t0 = Instant::now();
-            state.apply(Command::SetFrame(f));
-            let deadline = t0 + Duration::from_secs(60);
-            loop {
-                state.update_field();
-                if state.shown_field.as_ref().is_some_and(|(k, _)| k.frame == f) {
-                    break;
-                }
-                if Instant::now() > deadline {
-                    bail!("{name}: frame {f} never arrived ({:?})", state.fields.last_error);
-                }
-                std::thread::yield_now();
+    let mut lobe_buffers = orbitfield::render::mc_compute::LobeBuffers::default();
+    let mut step = |state: &mut AppState,
+                    f: usize,
+                    timed: bool,
+                    field_t: &mut Duration,
+                    draw_t: &mut Duration,
+                    surface_t: &mut Duration,
+                    pool: &mut (f64, f64)|
+     -> Result<()> {
+        let t0 = Instant::now();
+        state.apply(Command::SetFrame(f));
+        let deadline = t0 + Duration::from_secs(60);
+        loop {
+            state.update_field();
+            if state.shown_field.as_ref().is_some_and(|(k, _)| k.frame == f) {
+                break;
             }
-            let t1 = Instant::now();
-            let grid = state
-                .shown_field
-                .as_ref()
-                .map(|(_, g)| g.clone())
-                .ok_or_else(|| anyhow!("no field"))?;
-            dims = grid.lattice.dims;
-            match show {
-                Show::Lobes => {
-                    let iso = state.absolute_iso(&grid);
-                    let [plus, minus] = mc.extract_lobes(&rc.device, &rc.queue, &grid, iso)?;
-                    let style = |color| MeshStyle { color, opacity: 1.0 };
-                    scene.set_gpu_meshes(
-                        &rc,
-                        vec![
-                            (plus, style(orbitfield::app::representation::LOBE_POSITIVE)),
-                            (minus, style(orbitfield::app::representation::LOBE_NEGATIVE)),
-                        ],
-                    );
-                }
-                Show::PotentialSlice => {
-                    let image = orbitfield::app::slice::plane_image(&grid, state.settings.colormap, state.slice_plane)
-                        .ok_or_else(|| anyhow!("{name}: no slice image"))?;
-                    scene.set_slice(&rc, Some(&image));
-                }
+            if Instant::now() > deadline {
+                bail!("{name}: frame {f} never arrived ({:?})", state.fields.last_error);
             }
-            scene.set_spheres(&rc, &state.spheres);
-            scene.set_cylinders(&rc, &state.cylinders);
-            render_once(&rc, &scene, &target, &state.camera);
-            let _ = rc.device.poll(wgpu::PollType::wait_indefinitely());
-            if timed {
-                *field_t += t1 - t0;
-                *draw_t += t1.elapsed();
+            std::thread::yield_now();
+        }
+        let t1 = Instant::now();
+        let grid = state
+            .shown_field
+            .as_ref()
+            .map(|(_, g)| g.clone())
+            .ok_or_else(|| anyhow!("no field"))?;
+        dims = grid.lattice.dims;
+        match show {
+            Show::Lobes => {
+                let iso = state.absolute_iso(&grid);
+                let [plus, minus] = mc.extract_lobes_reusing(&rc.device, &rc.queue, &grid, iso, &mut lobe_buffers)?;
+                let style = |color| MeshStyle { color, opacity: 1.0 };
+                scene.set_gpu_meshes(
+                    &rc,
+                    vec![
+                        (plus, style(orbitfield::app::representation::LOBE_POSITIVE)),
+                        (minus, style(orbitfield::app::representation::LOBE_NEGATIVE)),
+                    ],
+                );
             }
-            Ok(())
-        };
+            Show::PotentialSlice => {
+                let image = orbitfield::app::slice::plane_image(&grid, state.settings.colormap, state.slice_plane)
+                    .ok_or_else(|| anyhow!("{name}: no slice image"))?;
+                scene.set_slice(&rc, Some(&image));
+            }
+        }
+        let t2 = Instant::now();
+        scene.set_spheres(&rc, &state.spheres);
+        scene.set_cylinders(&rc, &state.cylinders);
+        render_once(&rc, &scene, &target, &state.camera);
+        let _ = rc.device.poll(wgpu::PollType::wait_indefinitely());
+        if timed {
+            *field_t += t1 - t0;
+            *draw_t += t1.elapsed();
+            *surface_t += t2 - t1;
+            if let Some(st) = state.fields.last_stages() {
+                pool.0 += st.total * 1e3;
+                pool.1 += st.compute * 1e3;
+            }
+        }
+        Ok(())
+    };
     // Warm-up: device contexts, kernel compiles, pipelines.
     for f in 1..3 {
-        step(&mut state, f, false, &mut field_t, &mut draw_t)?;
+        step(
+            &mut state,
+            f,
+            false,
+            &mut field_t,
+            &mut draw_t,
+            &mut surface_t,
+            &mut (0.0, 0.0),
+        )?;
     }
     let t = Instant::now();
     for i in 0..frames {
         // Never the frame shown last, so every step is a new field.
-        step(&mut state, (3 + i) % n_series, true, &mut field_t, &mut draw_t)?;
+        let mut pool = (pool_total, pool_compute);
+        step(
+            &mut state,
+            (3 + i) % n_series,
+            true,
+            &mut field_t,
+            &mut draw_t,
+            &mut surface_t,
+            &mut pool,
+        )?;
+        (pool_total, pool_compute) = pool;
     }
     let seconds = t.elapsed().as_secs_f64();
     Ok(PlaybackResult {
@@ -221,7 +261,164 @@ pub fn playback_case(
         fps: frames as f64 / seconds,
         field_ms: field_t.as_secs_f64() * 1e3 / frames as f64,
         surface_and_draw_ms: draw_t.as_secs_f64() * 1e3 / frames as f64,
+        surface_ms: surface_t.as_secs_f64() * 1e3 / frames as f64,
+        pool_total_ms: pool_total / frames as f64,
+        pool_compute_ms: pool_compute / frames as f64,
         engines: state.fields.backend_name(),
+        image_px: size,
+    })
+}
+
+/// How the viewer's own loop fares while fields are computed: UI frames (tick, field poll, surfaces
+/// when a field arrived, draw, waited for) against the fields shown.
+#[derive(Serialize, Debug)]
+pub struct ResponsivenessResult {
+    pub name: String,
+    pub lattice_dims: [usize; 3],
+    pub seconds: f64,
+    /// UI frames per second over the run.
+    pub ui_fps: f64,
+    /// 95th percentile and worst UI frame time (milliseconds).
+    pub ui_p95_ms: f64,
+    pub ui_max_ms: f64,
+    /// Distinct trajectory frames whose field was shown, per second.
+    pub fields_per_second: f64,
+    /// Playback rate asked for (frames of the trajectory per second; frames the engines cannot
+    /// keep up with are dropped).
+    pub playback_fps: f32,
+    pub engines: String,
+    /// Isosurfaces extracted on the render device (else on the CPU).
+    pub gpu_surfaces: bool,
+    pub image_px: [u32; 2],
+}
+
+/// Plays `system` for `seconds` as the viewer does (a fixed playback rate, frames dropped when fields
+/// arrive late, `compute_every_frame` off), drawing a UI frame per iteration into a 1280x720 offscreen
+/// target, and reports how smooth the loop stayed. `gpu_surfaces` asks for the marching-cubes pass on
+/// the render device (taken, as in the viewer, only on a hardware adapter), else the CPU extractor.
+pub fn responsiveness_case(
+    name: &str,
+    system: System,
+    lattice_points: u32,
+    seconds: f64,
+    show: Show,
+    gpu_surfaces: bool,
+) -> Result<ResponsivenessResult> {
+    let settings = Settings {
+        lattice_points,
+        compute_every_frame: false,
+        ..Settings::default()
+    };
+    let rc = RenderContext::headless(4).map_err(|e| anyhow!("{e}"))?;
+    // As the viewer: the compute pass only on a hardware adapter.
+    let gpu_surfaces = gpu_surfaces && !rc.software_adapter;
+    let fields = FieldService::new(
+        Some(Box::new(PoolBackend::start())),
+        orbitfield::app::default_extractor(),
+    );
+    let mut state = AppState::new(settings, fields);
+    state.gpu_surfaces = gpu_surfaces;
+    state.open_system(name.to_string(), system);
+    if show == Show::PotentialSlice {
+        state.apply(Command::SelectField(Some(
+            orbitfield::app::fields::FieldChoice::Potential,
+        )));
+        state.apply(Command::SetShowSlice(true));
+    }
+    if state.document.as_ref().map_or(0, |d| d.n_frames) < 3 || state.field.is_none() {
+        bail!("{name}: needs a series of at least 3 frames with a field to show");
+    }
+    state.timeline.playing = true;
+    state.timeline.looping = true;
+    state.timeline.fps = 30.0;
+    let mc = McCompute::new(&rc.device);
+    let mut scene = GpuScene::new(&rc);
+    let size = [1280u32, 720u32];
+    let target = OffscreenTarget::new(&rc, size);
+    state.view_size_px = size;
+    state.apply(Command::ResetCamera);
+    let mut lobe_buffers = orbitfield::render::mc_compute::LobeBuffers::default();
+    let mut frame_ms = Vec::new();
+    let mut shown_frames = 0usize;
+    let mut dims = [0; 3];
+    let start = Instant::now();
+    let mut last = start;
+    while start.elapsed().as_secs_f64() < seconds {
+        let now = Instant::now();
+        state.tick((now - last).as_secs_f32());
+        last = now;
+        if state.update_field()
+            && let Some((_, grid)) = state.shown_field.clone()
+        {
+            shown_frames += 1;
+            dims = grid.lattice.dims;
+            let style = |color| MeshStyle { color, opacity: 1.0 };
+            let colors = [
+                orbitfield::app::representation::LOBE_POSITIVE,
+                orbitfield::app::representation::LOBE_NEGATIVE,
+            ];
+            match show {
+                Show::Lobes if gpu_surfaces => {
+                    let iso = state.absolute_iso(&grid);
+                    let [plus, minus] =
+                        mc.extract_lobes_reusing(&rc.device, &rc.queue, &grid, iso, &mut lobe_buffers)?;
+                    scene.set_gpu_meshes(&rc, vec![(plus, style(colors[0])), (minus, style(colors[1]))]);
+                }
+                Show::Lobes => {
+                    let inputs: Vec<_> = state
+                        .lobes
+                        .iter()
+                        .zip(colors)
+                        .filter_map(|(m, c)| {
+                            m.as_ref().map(|m| {
+                                (
+                                    orbitfield::render::MeshInput {
+                                        positions_angstrom: &m.positions_angstrom,
+                                        normals: &m.normals,
+                                        indices: &m.indices,
+                                    },
+                                    style(c),
+                                )
+                            })
+                        })
+                        .collect();
+                    scene.set_meshes(&rc, &inputs);
+                }
+                Show::PotentialSlice => {
+                    let image = orbitfield::app::slice::plane_image(&grid, state.settings.colormap, state.slice_plane)
+                        .ok_or_else(|| anyhow!("{name}: no slice image"))?;
+                    scene.set_slice(&rc, Some(&image));
+                }
+            }
+        }
+        if state.dirty.atoms {
+            scene.set_spheres(&rc, &state.spheres);
+            scene.set_cylinders(&rc, &state.cylinders);
+            state.dirty.atoms = false;
+        }
+        render_once(&rc, &scene, &target, &state.camera);
+        let _ = rc.device.poll(wgpu::PollType::wait_indefinitely());
+        frame_ms.push(now.elapsed().as_secs_f64() * 1e3);
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    frame_ms.sort_by(f64::total_cmp);
+    let pick = |q: f64| {
+        frame_ms
+            .get(((frame_ms.len() as f64 - 1.0) * q).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    Ok(ResponsivenessResult {
+        name: name.to_string(),
+        lattice_dims: dims,
+        seconds: elapsed,
+        ui_fps: frame_ms.len() as f64 / elapsed,
+        ui_p95_ms: pick(0.95),
+        ui_max_ms: pick(1.0),
+        fields_per_second: shown_frames as f64 / elapsed,
+        playback_fps: state.timeline.fps,
+        engines: state.fields.backend_name(),
+        gpu_surfaces,
         image_px: size,
     })
 }

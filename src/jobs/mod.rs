@@ -385,6 +385,11 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
         let mut threads = Vec::new();
         let mut workers = Vec::new();
         let (mut n_gpu, mut n_cpu) = (0, 0);
+        let cpu_threads = if shared.has_cpu_workers {
+            cpu_thread_pool()
+        } else {
+            None
+        };
         for (id, spec) in engines.into_iter().enumerate() {
             let name = if spec.is_gpu {
                 n_gpu += 1;
@@ -407,9 +412,10 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             });
             let sh = shared.clone();
             let st = status.clone();
+            let par = cpu_threads.clone();
             match std::thread::Builder::new()
                 .name(name.clone())
-                .spawn(move || worker_loop(id, spec, sh, st))
+                .spawn(move || worker_loop(id, spec, sh, st, par))
             {
                 Ok(h) => {
                     threads.push(h);
@@ -637,12 +643,41 @@ fn next_tile<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Ti
     }
 }
 
+/// Lowers the calling thread's scheduling priority by 10 `nice` steps (Linux, this thread alone;
+/// at most 19), so that the viewer's own thread and the renderer's threads get the cores whenever
+/// they need them and field computations take the rest. Elsewhere a no-op.
+fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: no call takes a pointer; on failure the priority simply stays as it was.
+        unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+            let _ = libc::setpriority(libc::PRIO_PROCESS, tid, (now + 10).min(19));
+        }
+    }
+}
+
+/// The threads CPU tiles are computed on: the CPU engine's data parallelism runs inside this pool,
+/// whose threads (like the workers') run at lowered priority. `None` when it cannot be built (the
+/// tiles then use the global pool).
+fn cpu_thread_pool() -> Option<Arc<rayon::ThreadPool>> {
+    rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("orbitfield-cpu-par{i}"))
+        .start_handler(|_| lower_thread_priority())
+        .build()
+        .ok()
+        .map(Arc::new)
+}
+
 fn worker_loop<K: Clone + Send + Sync + 'static>(
     id: usize,
     spec: EngineSpec,
     shared: Arc<Shared<K>>,
     status: Arc<WorkerStatus>,
+    cpu_threads: Option<Arc<rayon::ThreadPool>>,
 ) {
+    lower_thread_priority();
     let engine_name = spec.engine.name();
     while let Some(mut tile) = next_tile(id, spec.is_gpu, &shared) {
         let req = tile.req.clone();
@@ -677,7 +712,10 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
             out.fill(f32::NAN);
         }
         let t0 = Instant::now();
-        let outcome = spec.engine.compute_slab(&req.job, tile.z.clone(), out);
+        let outcome = match (&cpu_threads, spec.is_gpu) {
+            (Some(threads), false) => threads.install(|| spec.engine.compute_slab(&req.job, tile.z.clone(), out)),
+            _ => spec.engine.compute_slab(&req.job, tile.z.clone(), out),
+        };
         let outcome = match outcome {
             Ok(()) if own_check && out.iter().any(|v| v.is_nan()) => Err(ComputeError::NotFinite),
             other => other,
@@ -794,6 +832,84 @@ fn finish<K: Clone>(shared: &Shared<K>, req: &Arc<Request<K>>, outcome: Result<G
                 msg = m;
             }
             Err(crossbeam::channel::SendTimeoutError::Disconnected(_)) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::compute::{Field, FieldInput, PointCharges};
+    use crate::model::Lattice;
+
+    /// Records the scheduling priority (`nice`) of the threads its slabs and their data-parallel
+    /// parts run on.
+    struct NiceProbe {
+        seen: Mutex<Vec<i32>>,
+    }
+
+    #[cfg(target_os = "linux")]
+    fn current_nice() -> i32 {
+        // SAFETY: no pointers; the thread's own priority.
+        unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            libc::getpriority(libc::PRIO_PROCESS, tid)
+        }
+    }
+
+    impl SlabEngine for NiceProbe {
+        fn name(&self) -> String {
+            "probe".into()
+        }
+        fn compute_slab(&self, _job: &FieldJob, _z: Range<usize>, out: &mut [f32]) -> Result<(), ComputeError> {
+            use rayon::prelude::*;
+            #[cfg(target_os = "linux")]
+            {
+                let inner: Vec<i32> = (0..64).into_par_iter().map(|_| current_nice()).collect();
+                if let Ok(mut s) = self.seen.lock() {
+                    s.push(current_nice());
+                    s.extend(inner);
+                }
+            }
+            out.par_iter_mut().for_each(|v| *v = 1.0);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn cpu_tiles_run_at_lowered_priority() {
+        let probe = Arc::new(NiceProbe {
+            seen: Mutex::new(Vec::new()),
+        });
+        let pool: Pool<u32> = Pool::with_engines(
+            vec![EngineSpec {
+                engine: probe.clone(),
+                is_gpu: false,
+            }],
+            PoolConfig {
+                cpu_tile_points: 64,
+                ..PoolConfig::default()
+            },
+        );
+        let job = FieldJob {
+            field: Field::Potential,
+            lattice: Lattice::around_box([0.0; 3], [1.0; 3], 0.0, 0.25),
+            input: FieldInput::Charges(Arc::new(PointCharges {
+                positions_bohr: vec![[0.0; 3]],
+                charges_e: vec![1.0],
+            })),
+        };
+        let grid = pool.compute_grid(7, job).unwrap();
+        assert!(grid.values.iter().all(|&v| v == 1.0));
+        #[cfg(target_os = "linux")]
+        {
+            let seen = probe.seen.lock().unwrap().clone();
+            assert!(!seen.is_empty());
+            // The caller's priority plus 10 (a test runner already at a lowered priority may be
+            // capped at 19).
+            let expected = (current_nice() + 10).min(19);
+            assert!(seen.iter().all(|&n| n == expected), "{seen:?} (expected {expected})");
         }
     }
 }

@@ -25,6 +25,9 @@ pub struct RenderContext {
     pub sample_count: u32,
     /// Adapter description for the status bar and logs.
     pub adapter_summary: String,
+    /// True when the adapter is a software rasteriser (lavapipe, WARP): its compute passes run on
+    /// the CPU cores the field engines also need, so the viewer extracts isosurfaces on the CPU.
+    pub software_adapter: bool,
     pub(crate) globals_layout: wgpu::BindGroupLayout,
     pub(crate) mesh_layout: wgpu::BindGroupLayout,
     pub(crate) slice_layout: wgpu::BindGroupLayout,
@@ -371,6 +374,7 @@ impl RenderContext {
             queue,
             sample_count,
             adapter_summary,
+            software_adapter: false,
             globals_layout,
             mesh_layout,
             slice_layout,
@@ -415,6 +419,8 @@ impl RenderContext {
             ..Default::default()
         }))
         .map_err(|e| RenderError::Device(e.to_string()))?;
-        Ok(RenderContext::new(device, queue, sample_count, summary))
+        let mut rc = RenderContext::new(device, queue, sample_count, summary);
+        rc.software_adapter = info.device_type == wgpu::DeviceType::Cpu;
+        Ok(rc)
     }
 }

@@ -136,7 +136,17 @@ fn check_lattice(lattice: &Lattice, n_values: usize) -> Result<(), McError> {
     Ok(())
 }
 
+/// What one representation's lobe extraction keeps from call to call ([`McCompute::
+/// extract_lobes_reusing`]): the lattice's values buffer, the last meshes' buffers and their counts.
+#[derive(Default)]
+pub struct LobeBuffers {
+    values: Option<wgpu::Buffer>,
+    meshes: Option<[GpuMesh; 2]>,
+    counts: Option<LobeCounts>,
+}
+
 /// The output of one extraction: buffers ready to draw with `draw_indexed_indirect`.
+#[derive(Clone)]
 pub struct GpuMesh {
     /// [`VERTEX_STRIDE`]-byte vertices; usage `VERTEX | STORAGE | COPY_SRC`.
     pub vertices: wgpu::Buffer,
@@ -549,11 +559,48 @@ impl McCompute {
         grid: &Grid3,
         iso: f32,
     ) -> Result<[GpuMesh; 2], McError> {
-        let lattice = GpuLattice::upload(device, grid)?;
+        let mut reuse = LobeBuffers {
+            counts: self.last_lobes.lock().ok().and_then(|g| *g),
+            ..LobeBuffers::default()
+        };
+        let lobes = self.extract_lobes_reusing(device, queue, grid, iso, &mut reuse)?;
+        if let Ok(mut g) = self.last_lobes.lock() {
+            *g = reuse.counts;
+        }
+        Ok(lobes)
+    }
+
+    /// As [`McCompute::extract_lobes`], for a caller that extracts the lobes of one representation
+    /// again and again (playback, the iso slider): the lattice is written into the values buffer of
+    /// the previous call and the surfaces into its mesh buffers (still drawn until this call's
+    /// submission, which the queue orders after the draw), so a frame allocates nothing on the GPU.
+    /// One `LobeBuffers` per representation: meshes of two representations must not share buffers.
+    pub fn extract_lobes_reusing(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        grid: &Grid3,
+        iso: f32,
+        reuse: &mut LobeBuffers,
+    ) -> Result<[GpuMesh; 2], McError> {
+        check_lattice(&grid.lattice, grid.values.len())?;
+        let bytes: &[u8] = bytemuck::cast_slice(&grid.values);
+        let values = match reuse.values.take() {
+            Some(b) if b.size() == (bytes.len() as u64).max(16) => b,
+            _ => device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("mc lattice values"),
+                size: (bytes.len() as u64).max(16),
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+        };
+        queue.write_buffer(&values, 0, bytes);
+        reuse.values = Some(values.clone());
+        let lattice = GpuLattice::from_buffer(values, grid.lattice)?;
         let dims = grid.lattice.dims;
         // Sized from the previous frame's lobes on the same lattice (with room to grow), else the
         // generous first guess; a surface that does not fit is extracted again at its exact size.
-        let hint = self.last_lobes.lock().ok().and_then(|g| *g).filter(|(d, _)| *d == dims);
+        let hint = reuse.counts.filter(|(d, _)| *d == dims);
         let guess = MeshCapacity::guess(&grid.lattice);
         let mut capacity = match hint {
             Some((_, counts)) => counts.map(|(v, i)| MeshCapacity {
@@ -562,12 +609,28 @@ impl McCompute {
             }),
             None => [guess; 2],
         };
+        let mut previous = reuse.meshes.take().map(|[a, b]| [Some(a), Some(b)]).unwrap_or_default();
         for _attempt in 0..2 {
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("orbitfield isosurfaces"),
             });
-            let plus = self.encode(device, &mut encoder, &lattice, iso, 1.0, capacity[0])?;
-            let minus = self.encode(device, &mut encoder, &lattice, -iso, -1.0, capacity[1])?;
+            // The previous buffers serve while they are large enough (they are not cleared: drawing
+            // reads only what this extraction writes), unless they hold four times the room needed
+            // and more than 4 Mi indices (so a representation does not keep a first guess's hundreds of
+            // megabytes).
+            let mut lobe = |k: usize, level: f32, sign: f32, encoder: &mut wgpu::CommandEncoder| {
+                let want = capacity[k];
+                let prev = previous[k].take().filter(|m| {
+                    let c = m.capacity;
+                    c.vertices >= want.vertices
+                        && c.indices >= want.indices
+                        && u64::from(c.indices) <= 4 * u64::from(want.indices).max(1 << 22)
+                });
+                let cap = prev.as_ref().map_or(want, |m| m.capacity);
+                self.encode_reusing(device, encoder, &lattice, level, sign, cap, prev)
+            };
+            let plus = lobe(0, iso, 1.0, &mut encoder)?;
+            let minus = lobe(1, -iso, -1.0, &mut encoder)?;
             // Both lobes' counters in one read-back, in the same submission as the passes.
             let staging = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("mc lobe counters"),
@@ -582,8 +645,8 @@ impl McCompute {
             let [v0, i0, v1, i1] = [0, 1, 2, 3].map(|k| words.get(k).copied().unwrap_or(u32::MAX));
             let counts = [(v0, i0), (v1, i1)];
             let mut fits = true;
-            for (k, &(v, i)) in counts.iter().enumerate() {
-                if v > capacity[k].vertices || i > capacity[k].indices {
+            for (k, (&(v, i), mesh)) in counts.iter().zip([&plus, &minus]).enumerate() {
+                if v > mesh.capacity.vertices || i > mesh.capacity.indices {
                     fits = false;
                     capacity[k] = MeshCapacity {
                         vertices: v,
@@ -591,10 +654,9 @@ impl McCompute {
                     };
                 }
             }
+            reuse.counts = Some((dims, counts));
             if fits {
-                if let Ok(mut g) = self.last_lobes.lock() {
-                    *g = Some((dims, counts));
-                }
+                reuse.meshes = Some([plus.clone(), minus.clone()]);
                 return Ok([plus, minus]);
             }
         }

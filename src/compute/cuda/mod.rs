@@ -236,6 +236,30 @@ pub fn all_finite(values: &[f32]) -> bool {
     all_finite_serial(values)
 }
 
+/// Slabs up to this many points come back through the engine's page-locked buffer (64 MiB).
+const PINNED_MAX_POINTS: usize = 1 << 24;
+
+/// Copies `src` into `dst` (same length) and says whether every value is finite: one pass over the
+/// values, in parallel for large slabs.
+pub fn copy_all_finite(src: &[f32], dst: &mut [f32]) -> bool {
+    use rayon::prelude::*;
+    if src.len() != dst.len() {
+        return false;
+    }
+    if src.len() > 1 << 20 {
+        return dst
+            .par_chunks_mut(1 << 16)
+            .zip(src.par_chunks(1 << 16))
+            .map(|(d, s)| {
+                d.copy_from_slice(s);
+                all_finite_serial(s)
+            })
+            .reduce(|| true, |a, b| a && b);
+    }
+    dst.copy_from_slice(src);
+    all_finite_serial(src)
+}
+
 fn all_finite_serial(values: &[f32]) -> bool {
     const EXP: u32 = 0x7f80_0000;
     let mut chunks = values.chunks_exact(64);
@@ -336,6 +360,9 @@ struct MoPrepared {
     /// Form in use: 1 general, 2 specialised, 0 not yet decided (`MoForm::Auto` with both available:
     /// the first launch times both on the first orbital and keeps the faster).
     choice: AtomicU8,
+    /// Hash of what decides which form is faster: the specialised source, the general form's angular
+    /// cases and the lattice dimensions.
+    shape: u64,
 }
 
 struct DcsPrepared {
@@ -375,6 +402,12 @@ struct EngineState {
     prep_generation: u64,
     /// (preparation, term) whose constants the specialised module holds.
     constants_for: Option<(u64, usize)>,
+    /// MO form measured fastest (1 general, 2 specialised) per kernel shape ([`MoPrepared::shape`]):
+    /// the frames of a trajectory share their basis, so the forms are timed against each other once,
+    /// not for every frame.
+    form_choices: BTreeMap<u64, u8>,
+    /// Page-locked host buffer the output is copied back through (grown as needed).
+    pinned: Option<cudarc::driver::PinnedHostSlice<f32>>,
 }
 
 /// A CUDA device with its context, one stream, and compiled kernels.
@@ -577,20 +610,34 @@ impl CudaEngine {
         let plan = BasisPlan::new(&wf.basis)?;
         let terms = orbital_terms(field, wf, &plan)?;
         let o = lattice.origin_bohr;
-        let specialised = if form != MoForm::General {
-            let header = format!("{MO_COMMON_SRC}\n");
-            match SpecialisedPlan::new(&plan, &header) {
-                Some(spec) => {
-                    let module = self.module(st, &spec.source)?;
-                    let consts = terms.iter().map(|t| spec.constants(&plan, &t.poly, o)).collect();
-                    Some((module, consts))
-                }
-                None => None,
-            }
+        let spec_plan = if form != MoForm::General {
+            SpecialisedPlan::new(&plan, &format!("{MO_COMMON_SRC}\n"))
         } else {
             None
         };
-        let general = if specialised.is_none() || form == MoForm::Auto {
+        let dims = lattice.dims.map(|d| d.to_string()).join("x");
+        let max_l = wf.basis.max_l().to_string();
+        let shape = fnv1a(&[
+            spec_plan.as_ref().map_or("", |p| p.source.as_str()),
+            &max_l,
+            &dims,
+            &self.arch,
+        ]);
+        // Auto with a decision remembered for this shape: only the chosen form is prepared.
+        let remembered = if form == MoForm::Auto {
+            st.form_choices.get(&shape).copied()
+        } else {
+            None
+        };
+        let specialised = match spec_plan {
+            Some(spec) if remembered != Some(1) => {
+                let module = self.module(st, &spec.source)?;
+                let consts = terms.iter().map(|t| spec.constants(&plan, &t.poly, o)).collect();
+                Some((module, consts))
+            }
+            _ => None,
+        };
+        let general = if specialised.is_none() || (form == MoForm::Auto && remembered.is_none()) {
             // Only the angular cases the basis needs are compiled (fewer registers).
             let src = format!(
                 "#define GEN_MAX_L {}\n{MO_COMMON_SRC}\n{MO_GENERAL_SRC}",
@@ -655,6 +702,7 @@ impl CudaEngine {
             general,
             specialised,
             n_shells: plan.shells.len(),
+            shape,
         })
     }
 
@@ -751,7 +799,12 @@ impl CudaEngine {
             return Err(ComputeError::Device("lattice too large for one launch".into()));
         }
         let job_id = st.prep_generation;
-        let EngineState { out, constants_for, .. } = st;
+        let EngineState {
+            out,
+            constants_for,
+            form_choices,
+            ..
+        } = st;
         let out = out
             .as_mut()
             .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
@@ -774,8 +827,9 @@ impl CudaEngine {
             e2.synchronize().map_err(dev_err("event sync"))?;
             let t_general = e0.elapsed_ms(e1).map_err(dev_err("elapsed"))?;
             let t_spec = e1.elapsed_ms(e2).map_err(dev_err("elapsed"))?;
-            m.choice
-                .store(if t_spec <= t_general { 2 } else { 1 }, Ordering::Relaxed);
+            let choice = if t_spec <= t_general { 2 } else { 1 };
+            m.choice.store(choice, Ordering::Relaxed);
+            form_choices.insert(m.shape, choice);
             first = 1;
         }
         let spec = m.choice.load(Ordering::Relaxed) == 2;
@@ -1063,17 +1117,60 @@ impl SlabEngine for CudaEngine {
         if need == 0 {
             return Ok(());
         }
+        let t0 = std::time::Instant::now();
         let mut st = self.lock_state()?;
         self.run_device(&mut st, job, &z_range)?;
-        let buf = st
-            .out
+        let t_launched = t0.elapsed();
+        let EngineState {
+            out: device_out,
+            pinned,
+            ..
+        } = &mut *st;
+        let buf = device_out
             .as_ref()
             .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
-        self.stream
-            .memcpy_dtoh(&buf.slice(0..need), out)
-            .map_err(dev_err("download"))?;
-        self.stream.synchronize().map_err(dev_err("synchronize"))?;
-        if !all_finite(out) {
+        // Small and medium slabs come back through a page-locked buffer kept by the engine (a DMA
+        // at full bus speed, then a parallel copy that also checks the values); larger ones are copied
+        // straight into `out` (the driver stages pageable memory itself), so the engine never holds
+        // more than `PINNED_MAX_POINTS` of page-locked memory.
+        if need <= PINNED_MAX_POINTS {
+            if pinned.as_ref().is_none_or(|p| p.len() < need) {
+                *pinned = None;
+                // SAFETY: the buffer's values are only read after the copy below has written them.
+                let fresh = unsafe { self.ctx.alloc_pinned_with_flags::<f32>(need, 0) };
+                *pinned = Some(fresh.map_err(dev_err("page-locked allocation"))?);
+            }
+        } else {
+            *pinned = None;
+        }
+        let finite = match pinned.as_mut() {
+            Some(host) => {
+                self.stream
+                    .memcpy_dtoh(&buf.slice(0..need), host)
+                    .map_err(dev_err("download"))?;
+                self.stream.synchronize().map_err(dev_err("synchronize"))?;
+                let host = host.as_slice().map_err(dev_err("download"))?;
+                let src = host
+                    .get(..need)
+                    .ok_or_else(|| ComputeError::Device("short page-locked buffer".into()))?;
+                copy_all_finite(src, out)
+            }
+            None => {
+                self.stream
+                    .memcpy_dtoh(&buf.slice(0..need), out)
+                    .map_err(dev_err("download"))?;
+                self.stream.synchronize().map_err(dev_err("synchronize"))?;
+                all_finite(out)
+            }
+        };
+        tracing::debug!(
+            target: "orbitfield::timing",
+            launch_us = t_launched.as_micros() as u64,
+            total_us = t0.elapsed().as_micros() as u64,
+            points = need,
+            "cuda slab"
+        );
+        if !finite {
             return Err(ComputeError::NotFinite);
         }
         Ok(())
@@ -1120,5 +1217,31 @@ mod tests {
                 assert!(!all_finite(&w), "{i} {bad}");
             }
         }
+    }
+
+    #[test]
+    fn copy_all_finite_copies_everything_and_finds_a_nan_in_any_chunk() {
+        // Above the parallel threshold, with a ragged last chunk.
+        let n = (1 << 20) + 1000;
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let src: Vec<f32> = (0..n)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 40) as f32 - 8e6
+            })
+            .collect();
+        let mut dst = vec![f32::NAN; n];
+        assert!(copy_all_finite(&src, &mut dst));
+        assert_eq!(src, dst);
+        for at in [0, (1 << 16) + 3, n - 1] {
+            let mut bad = src.clone();
+            bad[at] = f32::INFINITY;
+            assert!(!copy_all_finite(&bad, &mut dst), "{at}");
+        }
+        let small = [1.0f32, f32::NAN];
+        assert!(!copy_all_finite(&small, &mut [0.0; 2]));
+        assert!(!copy_all_finite(&small, &mut [0.0; 3]));
     }
 }
