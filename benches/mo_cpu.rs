@@ -118,6 +118,71 @@ fn benches<M: Measurement>(c: &mut Criterion<M>, clock: &str) {
     }
     g.finish();
 
+    // A QM region's orbital: the same 80^3 lattice carried into the wavefunction's frame by a rigid
+    // motion (rotated steps), as `analysis::qm_region` computes it; the engine takes its general-point
+    // path instead of the separable axis-aligned tiles. Peer: the axis-aligned case above.
+    let rotated = {
+        use orbitfield::analysis::qm_region::{RigidTransform, superpose};
+        let pts: Vec<[f64; 3]> = wf.atoms.iter().map(|a| a.position_bohr).collect();
+        let (s, c) = 0.7f64.sin_cos();
+        // A rotation about (1, 1, 1)/sqrt 3 by 0.7 rad, fitted back from moved atoms.
+        let k = 1.0 / 3.0f64.sqrt();
+        let r = [
+            [
+                c + k * k * (1.0 - c),
+                k * k * (1.0 - c) - k * s,
+                k * k * (1.0 - c) + k * s,
+            ],
+            [
+                k * k * (1.0 - c) + k * s,
+                c + k * k * (1.0 - c),
+                k * k * (1.0 - c) - k * s,
+            ],
+            [
+                k * k * (1.0 - c) - k * s,
+                k * k * (1.0 - c) + k * s,
+                c + k * k * (1.0 - c),
+            ],
+        ];
+        let motion = RigidTransform {
+            rotation: r,
+            translation_bohr: [20.0, -5.0, 3.0],
+        };
+        let moved: Vec<[f64; 3]> = pts.iter().map(|p| motion.apply(*p)).collect();
+        let (fit, _) = superpose(&pts, &moved).unwrap();
+        // The MD-frame lattice around the moved atoms, then into the wavefunction's frame.
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        for p in &moved {
+            for k in 0..3 {
+                lo[k] = lo[k].min(p[k]);
+                hi[k] = hi[k].max(p[k]);
+            }
+        }
+        let mut steps = [[0.0; 3]; 3];
+        for k in 0..3 {
+            steps[k][k] = (hi[k] - lo[k] + 6.0) / 79.0;
+        }
+        let md = Lattice {
+            origin_bohr: lo.map(|x| x - 3.0),
+            steps_bohr: steps,
+            dims: [80; 3],
+        };
+        fit.lattice_to_wavefunction(&md)
+    };
+    let mut g = c.benchmark_group(format!("{clock}/qm_region_threonine_80cubed_rotated"));
+    g.sample_size(10).measurement_time(Duration::from_secs(4));
+    let p = pool(1);
+    let job = FieldJob {
+        field: homo.clone(),
+        lattice: rotated,
+        input: FieldInput::Wavefunction(wf.clone()),
+    };
+    g.bench_function("homo_1thread", |b| {
+        b.iter(|| p.install(|| black_box(evaluate_grid(&job).unwrap())))
+    });
+    g.finish();
+
     // Growth with atoms: copies of threonine in a row, lattice around them (0.15 A, 4 A padding).
     let mut g = c.benchmark_group(format!("{clock}/replicated_threonine_homo_1thread"));
     g.sample_size(10).measurement_time(Duration::from_secs(4));

@@ -1,6 +1,6 @@
 //! Trajectory analyses: radial distribution functions, orbital tracking along wavefunction series,
-//! potential maps combined over frames, ion placement on potential maps, and atomic charges from
-//! wavefunctions.
+//! potential maps combined over frames, ion placement on potential maps, QM regions placed in MD
+//! frames, and atomic charges from wavefunctions.
 //!
 //! Called by the `rdf`, `grid`, `points` and `ions` commands and the viewer's analysis panels; the GPU
 //! kernels of the same analyses are tested against these CPU versions.
@@ -8,5 +8,6 @@
 pub mod charges;
 pub mod esp_series;
 pub mod ions;
+pub mod qm_region;
 pub mod rdf;
 pub mod tracking;

@@ -26,6 +26,9 @@ pub enum FieldChoice {
     /// Coulomb potential of the structure's partial charges at the current frame (direct sum), on a
     /// lattice fixed for the whole trajectory.
     Potential,
+    /// The mean of [`FieldChoice::Potential`] over the last `frames` frames up to the current one
+    /// (clamped at frame 0), on the same lattice (`app::potential`).
+    PotentialMean { frames: u16 },
 }
 
 /// A field of one frame of one document on one lattice.

@@ -8,6 +8,8 @@
 
 pub mod fields;
 pub mod multi;
+pub mod potential;
+pub mod qm;
 pub mod rdf;
 pub mod representation;
 pub mod settings;

@@ -122,6 +122,7 @@ impl AppState {
             FieldChoice::Density => "electron density".into(),
             FieldChoice::Volume(i) => format!("volume {}", i + 1),
             FieldChoice::Potential => "potential (charges)".into(),
+            FieldChoice::PotentialMean { frames } => format!("potential (charges), mean of {frames} frames"),
         }
     }
 
@@ -147,7 +148,7 @@ impl AppState {
                 .is_some_and(|set| index < set.len()),
             FieldChoice::Density => doc.wavefunction().is_some(),
             FieldChoice::Volume(i) => i < doc.grids.len(),
-            FieldChoice::Potential => doc.potential_lattice.is_some(),
+            FieldChoice::Potential | FieldChoice::PotentialMean { .. } => doc.potential_lattice.is_some(),
         };
         if !available {
             let what = self.describe_field(field);

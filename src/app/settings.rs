@@ -32,6 +32,8 @@ pub struct Settings {
     pub colormap: Colormap,
     /// Spacing of per-frame potential maps of charged structures (Angstrom).
     pub potential_spacing_angstrom: f64,
+    /// Potential maps are averaged over this many frames up to the current one (1: no averaging).
+    pub potential_window_frames: u16,
     /// Points along the longest axis of computed orbital lattices.
     pub lattice_points: u32,
     /// Memory for cached field lattices and meshes (MiB).
@@ -58,6 +60,7 @@ impl Default for Settings {
             colormap: Colormap::Diverging,
             lattice_points: 80,
             potential_spacing_angstrom: 1.0,
+            potential_window_frames: 1,
             cache_budget_mib: 1024,
             compute_every_frame: false,
         }
@@ -136,6 +139,9 @@ impl Settings {
         self.playback_fps = self.playback_fps.clamp(0.5, 120.0);
         self.cache_budget_mib = self.cache_budget_mib.clamp(16, 1 << 20);
         self.lattice_points = self.lattice_points.clamp(16, 512);
+        self.potential_window_frames = self
+            .potential_window_frames
+            .clamp(1, super::potential::MAX_POTENTIAL_WINDOW);
         if !self.potential_spacing_angstrom.is_finite() {
             self.potential_spacing_angstrom = d.potential_spacing_angstrom;
         }

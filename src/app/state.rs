@@ -39,6 +39,11 @@ pub struct Document {
     /// periodic box, or its atoms padded by 8 A, at `settings.potential_spacing_angstrom`); `None`
     /// without partial charges.
     pub potential_lattice: Option<Lattice>,
+    /// The QM region the wavefunctions describe, when they cover part of an MD system.
+    pub qm: Option<super::qm::QmDocument>,
+    /// Coordinates of the frames around the current one that the running-average potential needs
+    /// (`app::potential`), by frame index.
+    pub potential_frames: std::collections::BTreeMap<usize, Arc<Vec<[f32; 3]>>>,
 }
 
 fn potential_lattice(structure: &Structure, frame: &Frame, spacing_angstrom: f64) -> Option<Lattice> {
@@ -88,7 +93,26 @@ impl Document {
             wavefunctions: system.wavefunctions.into_iter().map(Arc::new).collect(),
             grids: system.grids.into_iter().map(Arc::new).collect(),
             warnings: system.warnings,
+            qm: None,
+            potential_frames: std::collections::BTreeMap::new(),
         })
+    }
+
+    /// Attaches the QM region the wavefunctions describe (from `io::load_with`).
+    pub fn with_qm_region(mut self, region: Option<crate::analysis::qm_region::QmRegion>) -> Document {
+        self.qm = region.map(|r| super::qm::QmDocument::new(r, self.wavefunctions.len(), self.n_frames));
+        self
+    }
+
+    /// The atoms computed orbitals are placed around at frame `index` with coordinates `frame`: the
+    /// QM region's atoms (made whole) when there is one, else all atoms.
+    pub fn orbital_positions<'a>(&'a self, index: usize, frame: &'a Frame) -> Option<std::borrow::Cow<'a, [[f32; 3]]>> {
+        match &self.qm {
+            Some(qm) => qm
+                .positions_angstrom(&self.wavefunctions, self.n_frames, index, frame)
+                .map(std::borrow::Cow::Owned),
+            None => Some(std::borrow::Cow::Borrowed(&frame.positions_angstrom)),
+        }
     }
 
     /// Reads frame `index` (clamped to the last frame).
@@ -153,6 +177,11 @@ pub struct OrbitalRow {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
     OpenFiles(Vec<PathBuf>),
+    /// Opens files whose wavefunctions describe the atoms a selection picks (`--qm-region`).
+    OpenFilesWithQmRegion {
+        paths: Vec<PathBuf>,
+        qm_region: String,
+    },
     /// Show the platform's open-file dialog (the window carries it out).
     OpenDialog,
     OpenDemo,
@@ -168,6 +197,9 @@ pub enum Command {
     SetSpin(Spin),
     SelectOrbital(Option<usize>),
     SelectField(Option<FieldChoice>),
+    /// Averages the potential map over the last N frames (1: the current frame only; at most
+    /// `potential::MAX_POTENTIAL_WINDOW`).
+    SetPotentialWindow(u16),
     SetIsoValue(f32),
     SetIsoMode(IsoMode),
     SetOpacity(f32),
@@ -381,9 +413,19 @@ impl AppState {
 
     /// Opens a loaded system as the current document.
     pub fn open_system(&mut self, name: String, system: System) {
+        self.open_system_with_qm_region(name, system, None);
+    }
+
+    /// Opens a loaded system whose wavefunctions describe a QM region of it (`io::load_with`).
+    pub fn open_system_with_qm_region(
+        &mut self,
+        name: String,
+        system: System,
+        region: Option<crate::analysis::qm_region::QmRegion>,
+    ) {
         let id = self.next_id;
         self.next_id += 1;
-        match Document::from_system(id, name, system) {
+        match Document::from_system(id, name, system).map(|d| d.with_qm_region(region)) {
             Ok(mut doc) => {
                 doc.potential_lattice =
                     potential_lattice(&doc.structure, &doc.frame, self.settings.potential_spacing_angstrom);
@@ -398,6 +440,10 @@ impl AppState {
                         format!(", {} wavefunctions", doc.wavefunctions.len())
                     }
                 );
+                if let Some(qm) = &doc.qm {
+                    self.status.push_str("; ");
+                    self.status.push_str(&qm.summary());
+                }
                 for w in &doc.warnings {
                     tracing::info!("{w}");
                 }
@@ -433,18 +479,8 @@ impl AppState {
     /// Applies one command.
     pub fn apply(&mut self, c: Command) {
         match c {
-            Command::OpenFiles(paths) => match crate::io::load(&paths) {
-                Ok(system) => {
-                    let name = paths
-                        .first()
-                        .and_then(|p| p.file_name())
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    self.settings.push_recent(&paths);
-                    self.open_system(name, system);
-                }
-                Err(e) => self.error(e.to_string()),
-            },
+            Command::OpenFiles(paths) => self.open_files(&paths, None),
+            Command::OpenFilesWithQmRegion { paths, qm_region } => self.open_files(&paths, Some(qm_region)),
             Command::OpenDialog => self.open_dialog_requested = true,
             Command::OpenDemo => match crate::io::load::load_embedded_demo() {
                 Ok(system) => {
@@ -523,12 +559,31 @@ impl AppState {
                 self.dirty.meshes = true;
             }
             Command::SelectField(f) => {
-                self.field = f;
+                // The potential is shown averaged over the window the settings give.
+                self.field = match f {
+                    Some(FieldChoice::Potential | FieldChoice::PotentialMean { .. }) => Some(
+                        super::potential::potential_choice(self.settings.potential_window_frames),
+                    ),
+                    f => f,
+                };
                 if let Some(FieldChoice::Orbital { index, spin }) = f {
                     self.orbital = Some(index);
                     self.spin = spin;
                 }
+                self.load_potential_window_at(None);
                 self.dirty.meshes = true;
+            }
+            Command::SetPotentialWindow(n) => {
+                let n = n.clamp(1, super::potential::MAX_POTENTIAL_WINDOW);
+                self.settings.potential_window_frames = n;
+                if matches!(
+                    self.field,
+                    Some(FieldChoice::Potential | FieldChoice::PotentialMean { .. })
+                ) {
+                    self.field = Some(super::potential::potential_choice(n));
+                    self.load_potential_window_at(None);
+                    self.dirty.meshes = true;
+                }
             }
             Command::SetIsoValue(v) => {
                 if v.is_finite() && v > 0.0 {
@@ -639,6 +694,36 @@ impl AppState {
         }
     }
 
+    /// Reads the frames the running-average potential needs at frame `index` (the current frame
+    /// when `None`), when that is the field shown.
+    fn load_potential_window_at(&mut self, index: Option<usize>) {
+        let Some(FieldChoice::PotentialMean { frames }) = self.field else {
+            return;
+        };
+        let Some(doc) = self.document.as_mut() else {
+            return;
+        };
+        let index = index.unwrap_or(doc.frame_index);
+        if let Err(e) = doc.load_potential_window(index, frames) {
+            self.error(format!("running-average potential: {e}"));
+        }
+    }
+
+    fn open_files(&mut self, paths: &[PathBuf], qm_region: Option<String>) {
+        match crate::io::load_with(paths, &crate::io::LoadOptions { qm_region }) {
+            Ok((system, region)) => {
+                let name = paths
+                    .first()
+                    .and_then(|p| p.file_name())
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                self.settings.push_recent(paths);
+                self.open_system_with_qm_region(name, system, region);
+            }
+            Err(e) => self.error(e.to_string()),
+        }
+    }
+
     fn aspect(&self) -> f32 {
         self.view_size_px[0] as f32 / self.view_size_px[1].max(1) as f32
     }
@@ -651,6 +736,7 @@ impl AppState {
             self.error(e.to_string());
             return;
         }
+        self.load_potential_window_at(None);
         self.rebuild_atoms();
         self.apply_follow();
         self.dirty.meshes = true;
@@ -1001,8 +1087,8 @@ impl AppState {
         let field = self.field?;
         let dims = match field {
             FieldChoice::Volume(i) => doc.grids.get(i)?.lattice.dims,
-            FieldChoice::Potential => doc.potential_lattice?.dims,
-            _ => self.orbital_lattice_for(&frame.positions_angstrom)?.dims,
+            FieldChoice::Potential | FieldChoice::PotentialMean { .. } => doc.potential_lattice?.dims,
+            _ => self.orbital_lattice_for(&doc.orbital_positions(index, frame)?)?.dims,
         };
         Some(FieldKey {
             document: doc.id,
@@ -1046,6 +1132,14 @@ impl AppState {
     /// The job that computes `key`'s field, `frame` being the coordinates of frame `key.frame`.
     pub fn field_job_at(&self, key: &FieldKey, frame: &Frame) -> Option<FieldJob> {
         let doc = self.document.as_ref()?;
+        if let FieldChoice::PotentialMean { frames } = key.field {
+            let q = doc.potential_mean_charges(key.frame, frames, frame)?;
+            return Some(FieldJob {
+                field: Field::Potential,
+                lattice: doc.potential_lattice?,
+                input: FieldInput::Charges(Arc::new(q)),
+            });
+        }
         if key.field == FieldChoice::Potential {
             let charges = doc.structure.charges_e.as_ref()?;
             let q = crate::compute::PointCharges {
@@ -1062,6 +1156,11 @@ impl AppState {
                 input: FieldInput::Charges(Arc::new(q)),
             });
         }
+        if let Some(qm) = &doc.qm {
+            return qm.job(&doc.wavefunctions, doc.n_frames, key, frame, |p| {
+                self.orbital_lattice_for(p)
+            });
+        }
         let wf = if doc.wavefunctions.len() == doc.n_frames && doc.n_frames > 1 {
             doc.wavefunctions.get(key.frame)?
         } else {
@@ -1070,13 +1169,27 @@ impl AppState {
         let field = match key.field {
             FieldChoice::Orbital { spin, index } => Field::Orbital { spin, index },
             FieldChoice::Density => Field::Density,
-            FieldChoice::Volume(_) | FieldChoice::Potential => return None,
+            FieldChoice::Volume(_) | FieldChoice::Potential | FieldChoice::PotentialMean { .. } => return None,
         };
         Some(FieldJob {
             field,
             lattice: self.orbital_lattice_for(&frame.positions_angstrom)?,
             input: FieldInput::Wavefunction(Arc::clone(wf)),
         })
+    }
+
+    /// `grid`, the computed result for `key`, on the lattice it is shown on: a QM region's orbitals
+    /// are computed in the wavefunction's frame and placed back on the MD frame's lattice (the placed
+    /// grid replaces the computed one in the cache).
+    pub fn placed_grid(&mut self, key: &FieldKey, grid: Arc<Grid3>) -> Arc<Grid3> {
+        let Some(qm) = self.document.as_ref().and_then(|d| d.qm.as_ref()) else {
+            return grid;
+        };
+        let placed = qm.place(key, Arc::clone(&grid));
+        if !Arc::ptr_eq(&placed, &grid) {
+            self.fields.insert(*key, Arc::clone(&placed));
+        }
+        placed
     }
 
     /// During playback, asks for the next frame's field ahead of time (queued behind the shown one).
@@ -1101,6 +1214,11 @@ impl AppState {
         };
         let mut frame = Frame::default();
         if doc.trajectory.read_frame(next, &mut frame).is_err() {
+            return;
+        }
+        if let Some(FieldChoice::PotentialMean { frames }) = self.field
+            && doc.load_potential_window(next, frames).is_err()
+        {
             return;
         }
         let Some(key) = self.field_key_at(next, &frame) else {
@@ -1129,6 +1247,14 @@ impl AppState {
             return false;
         }
         let Some(key) = self.current_field_key() else {
+            if let Some(w) = self
+                .document
+                .as_ref()
+                .and_then(|d| d.qm.as_ref())
+                .and_then(|q| q.take_warning())
+            {
+                self.error(w);
+            }
             let changed = self.shown_field.is_some();
             self.shown_field = None;
             self.lobes = [None, None];
@@ -1163,6 +1289,15 @@ impl AppState {
             // Keep the previous picture until the new field arrives.
             return false;
         };
+        let grid = self.placed_grid(&key, grid);
+        if let Some(w) = self
+            .document
+            .as_ref()
+            .and_then(|d| d.qm.as_ref())
+            .and_then(|q| q.take_warning())
+        {
+            self.error(w);
+        }
         let iso = self.absolute_iso(&grid);
         let mk = |v: f32| MeshKey {
             field: key,

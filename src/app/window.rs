@@ -31,6 +31,8 @@ pub struct ViewerOptions {
     pub size: Option<[u32; 2]>,
     /// Do not read or write the settings file.
     pub no_settings: bool,
+    /// The atoms the wavefunction files describe, when they are a QM region of an MD system.
+    pub qm_region: Option<String>,
 }
 
 /// Opens the viewer and runs until the window closes.
@@ -105,6 +107,11 @@ impl Viewer {
         let mut state = AppState::new(settings, super::default_field_service());
         if options.files.is_empty() {
             state.push(super::state::Command::OpenDemo);
+        } else if let Some(selection) = &options.qm_region {
+            state.push(super::state::Command::OpenFilesWithQmRegion {
+                paths: options.files.clone(),
+                qm_region: selection.clone(),
+            });
         } else {
             state.push(super::state::Command::OpenFiles(options.files.clone()));
         }

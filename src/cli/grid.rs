@@ -313,6 +313,11 @@ pub struct GridArgs {
     /// Compute device.
     #[arg(long, value_enum, default_value_t = Device::Auto)]
     pub device: Device,
+    /// Orbitals and densities: the atoms the wavefunction files describe when they are the QM region
+    /// of an MD system (selection language); the lattice is placed around them in --frame's
+    /// coordinates. Without it, a region is found by geometry when the atoms come from a topology.
+    #[arg(long, value_name = "SELECTION")]
+    pub qm_region: Option<String>,
 }
 
 /// The memory limit for lattices: --max-memory-gib or half of the physical memory.
@@ -621,13 +626,25 @@ pub fn run(args: &GridArgs) -> Result<()> {
     let spec: FieldSpec = args.field.parse()?;
     let limit = memory_limit(args.max_memory_gib)?;
     if spec.needs_charges() {
+        if args.qm_region.is_some() {
+            bail!("--qm-region places orbitals and densities of a QM region; esp takes the structure's charges");
+        }
         return run_esp(args, dx, &limit);
     }
     args.esp.refuse_for(&spec)?;
     if args.frames.is_some() {
         bail!("--frames combines potential maps over trajectory frames; it applies to esp only");
     }
-    let source = load_source(&args.field, &args.files, args.frame)?;
+    let (mut system, region) = io::load_with(
+        &args.files,
+        &io::LoadOptions {
+            qm_region: args.qm_region.clone(),
+        },
+    )?;
+    if let Some(region) = region {
+        return run_qm_region(args, dx, &limit, spec, &mut system, &region);
+    }
+    let source = source_from_system(spec, &mut system, args.frame)?;
     let lattice = lattice_of(args, &source.positions_angstrom())?;
     check_memory(lattice.dims, MAP_BYTES_PER_POINT, &limit)?;
     let job = FieldJob {
@@ -649,6 +666,70 @@ pub fn run(args: &GridArgs) -> Result<()> {
         seconds,
         source.spec.unit(),
     );
+    Ok(())
+}
+
+/// `grid` of an orbital or density of a QM region inside an MD system: the frame's wavefunction
+/// (or the only one, carried rigidly) superposed on the region's atoms, the lattice chosen around
+/// them in the MD frame, the cube's atoms the region's atoms there.
+fn run_qm_region(
+    args: &GridArgs,
+    dx: bool,
+    limit: &MemoryLimit,
+    spec: FieldSpec,
+    system: &mut System,
+    region: &orbitfield::analysis::qm_region::QmRegion,
+) -> Result<()> {
+    use orbitfield::analysis::qm_region::{place_grid, placed_job, wavefunction_index};
+    let n_frames = system.trajectory.n_frames();
+    if args.frame >= n_frames.max(1) {
+        bail!("frame {} requested, the files hold {n_frames} frames", args.frame);
+    }
+    let index = wavefunction_index(system.wavefunctions.len(), n_frames, args.frame)
+        .ok_or_else(|| anyhow::anyhow!("{spec} needs a wavefunction"))?;
+    let Some(wf) = system.wavefunctions.get(index).cloned() else {
+        bail!("{spec} needs a wavefunction");
+    };
+    if system.wavefunctions.len() == 1 && n_frames > 1 {
+        eprintln!(
+            "note: one wavefunction for {n_frames} frames: it is carried rigidly with the QM region (an approximation)"
+        );
+    }
+    let frame = system.trajectory.frame(args.frame)?;
+    let fit = region.fit(&wf, args.frame, &frame)?;
+    if let Some(w) = fit.warning(args.frame) {
+        eprintln!("warning: {w}");
+    }
+    let field = spec.resolve(Some(&wf))?;
+    let positions: Vec<[f64; 3]> = fit.positions_bohr.iter().map(|p| angstrom_from_bohr3(*p)).collect();
+    let lattice = lattice_of(args, &positions)?;
+    check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
+    let atoms: Vec<CubeAtom> = wf
+        .atoms
+        .iter()
+        .zip(&fit.positions_bohr)
+        .map(|(a, p)| CubeAtom {
+            atomic_number: u32::from(a.element.number()),
+            charge_e: a.nuclear_charge,
+            position_bohr: *p,
+        })
+        .collect();
+    let placed = placed_job(&fit, field, &Arc::new(wf), lattice);
+    let t0 = Instant::now();
+    let Evaluated::Lattice(grid) = evaluate(args.device, Request::Lattice(placed.job))? else {
+        bail!("internal error: a lattice request returned points");
+    };
+    let mut grid = place_grid(grid, placed.lattice_md);
+    let seconds = t0.elapsed().as_secs_f64();
+    grid.description = format!(
+        "{} ({}), QM region of {}, frame {}",
+        spec,
+        spec.unit(),
+        region.describe(),
+        args.frame
+    );
+    write_grid(&args.output, dx, &grid, &atoms)?;
+    report(&args.output, &spec.to_string(), &grid, seconds, spec.unit());
     Ok(())
 }
 

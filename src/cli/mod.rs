@@ -37,6 +37,10 @@ struct Cli {
     /// Viewer: do not read or write the settings file.
     #[arg(long)]
     no_settings: bool,
+    /// Viewer: the atoms the wavefunction files describe, when they are the QM region of an MD system
+    /// (selection language, e.g. "resname THR"); without it the region is found by geometry.
+    #[arg(long, value_name = "SELECTION")]
+    qm_region: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -60,7 +64,7 @@ enum Command {
 }
 
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let mut cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -78,6 +82,10 @@ pub fn main() -> ExitCode {
             .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
             .with_writer(std::io::stderr)
             .try_init();
+    }
+    if let Err(e) = expand_file_patterns(&mut cli) {
+        eprintln!("error: {e:#}");
+        return ExitCode::from(1);
     }
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
@@ -99,6 +107,84 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Expands file arguments that name no file and hold `*` or `?` in their file name (a quoted
+/// `'qm/frame_*.molden'`, or any pattern on shells that do not expand them), in sorted order.
+fn expand_file_patterns(cli: &mut Cli) -> anyhow::Result<()> {
+    let files = match &mut cli.command {
+        None => &mut cli.files,
+        Some(Command::Info(a)) => &mut a.files,
+        Some(Command::Rdf(a)) => &mut a.files,
+        Some(Command::Grid(a)) => &mut a.files,
+        Some(Command::Points(a)) => &mut a.files,
+        Some(Command::Ions(a)) => &mut a.files,
+        Some(Command::Surface(a)) => &mut a.files,
+        Some(Command::Render(a)) => &mut a.files,
+        Some(Command::Bench(_)) => return Ok(()),
+    };
+    *files = expand_patterns(files)?;
+    Ok(())
+}
+
+fn expand_patterns(files: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::with_capacity(files.len());
+    for f in files {
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if f.exists() || !name.contains(['*', '?']) {
+            out.push(f.clone());
+            continue;
+        }
+        let dir = f
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| anyhow::anyhow!("{}: cannot list {} for the pattern: {e}", f.display(), dir.display()))?;
+        let mut matched: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
+            .filter(|e| pattern_matches(&name, &e.file_name().to_string_lossy()))
+            .map(|e| match f.parent().filter(|p| !p.as_os_str().is_empty()) {
+                Some(p) => p.join(e.file_name()),
+                None => PathBuf::from(e.file_name()),
+            })
+            .collect();
+        if matched.is_empty() {
+            anyhow::bail!("{}: no file matches this pattern", f.display());
+        }
+        matched.sort();
+        out.extend(matched);
+    }
+    Ok(out)
+}
+
+/// `*` (any run) and `?` (one character) against a whole file name.
+fn pattern_matches(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = name.chars().collect();
+    // matches[j]: the pattern prefix so far matches the first j characters of the name.
+    let mut matches = vec![false; t.len() + 1];
+    matches[0] = true;
+    for &c in &p {
+        let mut next = vec![false; t.len() + 1];
+        if c == '*' {
+            let mut any = false;
+            for j in 0..=t.len() {
+                any |= matches[j];
+                next[j] = any;
+            }
+        } else {
+            for j in 1..=t.len() {
+                next[j] = matches[j - 1] && (c == '?' || c == t[j - 1]);
+            }
+        }
+        matches = next;
+    }
+    matches[t.len()]
+}
+
 fn run_viewer(cli: &Cli) -> anyhow::Result<()> {
     let size = cli.window_size.as_deref().map(render::parse_size).transpose()?;
     orbitfield::app::window::run(orbitfield::app::window::ViewerOptions {
@@ -107,5 +193,40 @@ fn run_viewer(cli: &Cli) -> anyhow::Result<()> {
         exit_after_frames: cli.exit_after_frames,
         size,
         no_settings: cli.no_settings,
+        qm_region: cli.qm_region.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns() {
+        assert!(pattern_matches("frame_*.molden", "frame_000.molden"));
+        assert!(pattern_matches("frame_???.molden*", "frame_012.molden.gz"));
+        assert!(!pattern_matches("frame_*.molden", "frame_000.molden.gz"));
+        assert!(pattern_matches("*", ""));
+        assert!(!pattern_matches("a?", "a"));
+    }
+
+    #[test]
+    fn quoted_patterns_expand_sorted() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        for n in ["f_2.molden", "f_10.molden", "f_1.molden", "other.xyz"] {
+            std::fs::write(dir.path().join(n), "x").unwrap_or_else(|e| panic!("{e}"));
+        }
+        let files = vec![dir.path().join("other.xyz"), dir.path().join("f_*.molden")];
+        let out = expand_patterns(&files).unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<String> = out
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+            .collect();
+        assert_eq!(names, ["other.xyz", "f_1.molden", "f_10.molden", "f_2.molden"]);
+        assert!(expand_patterns(&[dir.path().join("g_*.molden")]).is_err());
+    }
 }

@@ -71,6 +71,10 @@ pub struct RenderArgs {
     /// Colormap: diverging (blue-white-red), viridis or gray.
     #[arg(long, default_value = "diverging")]
     pub colormap: String,
+    /// The atoms the wavefunction files describe, when they are the QM region of an MD system
+    /// (selection language, e.g. "resname THR"); without it the region is found by geometry.
+    #[arg(long, value_name = "SELECTION")]
+    pub qm_region: Option<String>,
 }
 
 fn parse_colormap(s: &str) -> Result<orbitfield::render::colormap::Colormap> {
@@ -221,7 +225,12 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         }
         None => [0.0, 0.0],
     };
-    let system = orbitfield::io::load(&args.files)?;
+    let (system, region) = orbitfield::io::load_with(
+        &args.files,
+        &orbitfield::io::LoadOptions {
+            qm_region: args.qm_region.clone(),
+        },
+    )?;
     let settings = Settings {
         style,
         color_by,
@@ -233,7 +242,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     let mut state = AppState::new(settings, FieldService::new(None, orbitfield::app::default_extractor()));
     state.view_size_px = size;
     let name = args.files.first().map(|p| p.display().to_string()).unwrap_or_default();
-    state.open_system(name, system);
+    state.open_system_with_qm_region(name, system, region);
     let doc = state.document.as_ref().ok_or_else(|| anyhow!("{}", state.status))?;
     let n_frames = doc.n_frames.max(1);
     let frames: Vec<usize> = match (&args.frames, args.frame) {
@@ -313,7 +322,8 @@ fn draw_field(state: &mut AppState, scene: &mut GpuScene, rc: &RenderContext, op
                 .ok_or_else(|| anyhow!("--field: no wavefunction in these files"))?;
             let engine = orbitfield::app::blocking_engine()
                 .ok_or_else(|| anyhow!("--field: this build has no field engine for orbitals"))?;
-            Some(std::sync::Arc::new(engine(&job).map_err(|e| anyhow!("--field: {e}"))?))
+            let grid = std::sync::Arc::new(engine(&job).map_err(|e| anyhow!("--field: {e}"))?);
+            Some(state.placed_grid(&key, grid))
         }
     }
     .ok_or_else(|| anyhow!("--field: no such volume"))?;

@@ -4,6 +4,11 @@
 //! the structure; files that only carry coordinates (DCD, XTC) — and coordinate files given after
 //! a topology — become the trajectory, concatenated in order. Every trajectory must have the
 //! topology's atom count. Several wavefunction files with the same basis form a frame series.
+//!
+//! [`load_with`] also places wavefunctions of a QM region inside an MD system (`system.psf
+//! traj.dcd qm/frame_*.molden --qm-region "resname THR"`): when the atoms come from a topology and
+//! the orbitals from wavefunction files, it resolves which system atoms the wavefunctions describe
+//! ([`crate::analysis::qm_region`]) and checks that there is one wavefunction per frame, or one.
 
 use super::{Format, ReadError, read_bytes};
 use crate::model::{Element, Frame, FrameSource, Grid3, Name8, Structure, Trajectory, Wavefunction};
@@ -170,8 +175,70 @@ fn unreachable_format(path: &Path) -> Result<Piece, ReadError> {
     ))
 }
 
+/// What [`load_with`] may be told besides the paths.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// The system atoms the wavefunctions describe, in the selection language (`--qm-region`);
+    /// `None`: the identity when the system is the wavefunction's atoms, else found by geometry.
+    pub qm_region: Option<String>,
+}
+
 /// Opens `paths` together as one system. See the module documentation for how files combine.
+/// A QM region is not resolved: see [`load_with`].
 pub fn load(paths: &[PathBuf]) -> Result<System, ReadError> {
+    load_system(paths).map(|(system, _)| system)
+}
+
+/// Opens `paths` as [`load`] does and, when the system's atoms come from a topology and orbitals
+/// from wavefunction files (or `options.qm_region` names the QM atoms), resolves the QM region the
+/// wavefunctions describe. Errors name the first wavefunction file and ask for `--qm-region` where
+/// the atoms cannot be found unambiguously.
+pub fn load_with(
+    paths: &[PathBuf],
+    options: &LoadOptions,
+) -> Result<(System, Option<crate::analysis::qm_region::QmRegion>), ReadError> {
+    use crate::analysis::qm_region::{QmRegion, check_series};
+    let (mut system, origin) = load_system(paths)?;
+    let Some(first_wf) = system.wavefunctions.first() else {
+        if options.qm_region.is_some() {
+            return Err(ReadError::file(
+                paths.first().map_or(Path::new("<none>"), |p| p.as_path()),
+                "--qm-region needs wavefunction files (molden, fchk, wfn, wfx) among the files",
+            ));
+        }
+        return Ok((system, None));
+    };
+    if options.qm_region.is_none() && !origin.structure_from_topology {
+        return Ok((system, None));
+    }
+    let wf_path = origin
+        .first_wavefunction
+        .unwrap_or_else(|| PathBuf::from("<wavefunction>"));
+    let frame0 = if system.trajectory.n_frames() > 0 {
+        Some(system.trajectory.frame(0)?)
+    } else {
+        None
+    };
+    let region = QmRegion::resolve(
+        options.qm_region.as_deref(),
+        &system.structure,
+        frame0.as_ref(),
+        first_wf,
+    )
+    .map_err(|e| ReadError::file(&wf_path, e.to_string()))?;
+    check_series(system.wavefunctions.len(), system.trajectory.n_frames())
+        .map_err(|e| ReadError::file(&wf_path, e.to_string()))?;
+    Ok((system, Some(region)))
+}
+
+/// Where the parts of a loaded system came from.
+struct Origin {
+    /// The atoms came from a structure file, not from a wavefunction or QM log.
+    structure_from_topology: bool,
+    first_wavefunction: Option<PathBuf>,
+}
+
+fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
     let Some(first_path) = paths.first() else {
         return Err(ReadError::file(Path::new("<none>"), "no files given"));
     };
@@ -181,6 +248,8 @@ pub fn load(paths: &[PathBuf]) -> Result<System, ReadError> {
     let mut wavefunctions: Vec<Wavefunction> = Vec::new();
     let mut grids = Vec::new();
     let mut warnings = Vec::new();
+    let mut structure_from_topology = false;
+    let mut first_wavefunction: Option<PathBuf> = None;
 
     for path in paths {
         match read_piece(path)? {
@@ -189,6 +258,7 @@ pub fn load(paths: &[PathBuf]) -> Result<System, ReadError> {
                 if structure.is_none() {
                     topology_frames = parsed.frames;
                     structure = Some((parsed.structure, path.clone()));
+                    structure_from_topology = true;
                 } else if !parsed.frames.is_empty() {
                     let n = parsed.structure.len();
                     trajectories.push((
@@ -206,6 +276,9 @@ pub fn load(paths: &[PathBuf]) -> Result<System, ReadError> {
                 // A multi-geometry file with one set of orbitals: the geometries are the frames, and
                 // the single wavefunction (usually of the last geometry) serves all of them.
                 let geometry_series = wfs.len() == 1 && wavefunctions.is_empty() && geometry_frames.len() > 1;
+                if !wfs.is_empty() && first_wavefunction.is_none() {
+                    first_wavefunction = Some(path.clone());
+                }
                 for wf in wfs {
                     if let Some(first) = wavefunctions.first() {
                         check_same_basis(first, &wf, path)?;
@@ -214,10 +287,14 @@ pub fn load(paths: &[PathBuf]) -> Result<System, ReadError> {
                     if structure.is_none() {
                         structure = Some((s, path.clone()));
                     }
-                    topology_frames.push(f);
+                    // With a topology, the wavefunctions' geometries are not frames of its atoms.
+                    if !structure_from_topology {
+                        topology_frames.push(f);
+                    }
                     wavefunctions.push(wf);
                 }
-                if geometry_series
+                if !structure_from_topology
+                    && geometry_series
                     && geometry_frames
                         .iter()
                         .all(|g| g.positions_angstrom.len() == topology_frames[0].positions_angstrom.len())
@@ -302,14 +379,20 @@ pub fn load(paths: &[PathBuf]) -> Result<System, ReadError> {
             "a trajectory needs a topology file (pdb, psf, gro, ...) to describe its atoms",
         ));
     }
-    Ok(System {
-        structure,
-        trajectory,
-        wavefunctions,
-        grids,
-        warnings,
-        paths: paths.to_vec(),
-    })
+    Ok((
+        System {
+            structure,
+            trajectory,
+            wavefunctions,
+            grids,
+            warnings,
+            paths: paths.to_vec(),
+        },
+        Origin {
+            structure_from_topology,
+            first_wavefunction,
+        },
+    ))
 }
 
 fn check_same_basis(first: &Wavefunction, wf: &Wavefunction, path: &Path) -> Result<(), ReadError> {

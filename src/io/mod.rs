@@ -4,7 +4,8 @@
 //! (text formats) or byte offset (binary formats), and what was expected versus found; no reader
 //! panics or allocates from an unchecked count. Compressed files (`.gz`, `.bz2`, or by magic bytes)
 //! are decompressed transparently by [`read_bytes`]. [`load`] turns a list of paths into a
-//! [`System`] (structure + trajectory + wavefunctions), which is what the CLI and the viewer open.
+//! [`System`] (structure + trajectory + wavefunctions), which is what the CLI and the viewer open;
+//! [`load_with`] also resolves the QM region that wavefunctions of part of an MD system describe.
 
 pub mod cube;
 pub mod dcd;
@@ -28,7 +29,7 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-pub use load::{System, load};
+pub use load::{LoadOptions, System, load, load_with};
 pub use sniff::Format;
 
 /// Where in a file a problem was found.

@@ -283,6 +283,7 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let has_wf = !doc.wavefunctions.is_empty();
     let has_charges = doc.potential_lattice.is_some();
     let n_grids = doc.grids.len();
+    let qm_note = doc.qm.as_ref().map(|q| q.summary());
     let current = state.field;
     let name = |f: Option<FieldChoice>| match f {
         None => "None".to_string(),
@@ -290,6 +291,7 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
         Some(FieldChoice::Density) => "Electron density".to_string(),
         Some(FieldChoice::Volume(i)) => format!("Volume {}", i + 1),
         Some(FieldChoice::Potential) => "Electrostatic potential (charges)".to_string(),
+        Some(FieldChoice::PotentialMean { frames }) => format!("Electrostatic potential, mean of {frames} frames"),
     };
     let mut choice = current;
     egui::ComboBox::from_label("Field")
@@ -326,6 +328,23 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
         });
     if choice != current {
         send(state, Command::SelectField(choice));
+    }
+    if let Some(note) = qm_note {
+        ui.small(note);
+    }
+    if has_charges {
+        let mut window = state.settings.potential_window_frames;
+        ui.horizontal(|ui| {
+            ui.label("Potential: mean of last");
+            let max = crate::app::potential::MAX_POTENTIAL_WINDOW;
+            ui.add(egui::DragValue::new(&mut window).range(1..=max).suffix(" frames"))
+                .on_hover_text(format!(
+                    "Running average of the potential map (1: current frame only). At most {max}: each map sums every averaged frame's charges."
+                ));
+        });
+        if window != state.settings.potential_window_frames {
+            send(state, Command::SetPotentialWindow(window));
+        }
     }
     let mut relative = state.iso_mode == IsoMode::RelativeToMax;
     ui.horizontal(|ui| {
