@@ -238,6 +238,78 @@ fn threonine_homo_matches_the_cpu_engine() {
     );
 }
 
+#[test]
+fn orbitals_on_a_rotated_lattice_match_the_cpu_engine() {
+    // A QM region inside an MD frame is computed on the MD lattice carried into the wavefunction's
+    // frame: a lattice whose steps point in arbitrary directions.
+    let Some(gpu) = device() else { return };
+    let name = "threonine_hf_631gs_cart.molden";
+    let wf = load(name);
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as f64;
+    println!("seed {seed}");
+    // A random unit quaternion.
+    let (u1, u2, u3) = ((seed * 0.618).fract(), (seed * 0.414).fract(), (seed * 0.732).fract());
+    let tau = std::f64::consts::TAU;
+    let q = [
+        (1.0 - u1).sqrt() * (tau * u2).sin(),
+        (1.0 - u1).sqrt() * (tau * u2).cos(),
+        u1.sqrt() * (tau * u3).sin(),
+        u1.sqrt() * (tau * u3).cos(),
+    ];
+    let [x, y, z, w] = q;
+    let r = [
+        [
+            1.0 - 2.0 * (y * y + z * z),
+            2.0 * (x * y - z * w),
+            2.0 * (x * z + y * w),
+        ],
+        [
+            2.0 * (x * y + z * w),
+            1.0 - 2.0 * (x * x + z * z),
+            2.0 * (y * z - x * w),
+        ],
+        [
+            2.0 * (x * z - y * w),
+            2.0 * (y * z + x * w),
+            1.0 - 2.0 * (x * x + y * y),
+        ],
+    ];
+    let rot = |v: [f64; 3]| [0, 1, 2].map(|i| r[i][0] * v[0] + r[i][1] * v[1] + r[i][2] * v[2]);
+    let mut lattice = lattice_around(&wf, 40, false);
+    let centre: [f64; 3] =
+        [0, 1, 2].map(|k| lattice.origin_bohr[k] + 0.5 * lattice.steps_bohr[k][k] * (lattice.dims[k] - 1) as f64);
+    let half = [0, 1, 2].map(|k| lattice.origin_bohr[k] - centre[k]);
+    let turned = rot(half);
+    lattice.origin_bohr = [0, 1, 2].map(|k| centre[k] + turned[k]);
+    lattice.steps_bohr = lattice.steps_bohr.map(rot);
+    let cpu = CpuEngine;
+    for index in [homo(&wf, Spin::Alpha), homo(&wf, Spin::Alpha) + 1] {
+        let job = FieldJob {
+            field: Field::Orbital {
+                spin: Spin::Alpha,
+                index,
+            },
+            lattice,
+            input: FieldInput::Wavefunction(wf.clone()),
+        };
+        let reference = run(&cpu, &job);
+        for form in [MoForm::General, MoForm::Specialised] {
+            gpu.set_mo_form(form);
+            let used = gpu.mo_form_used(&job).unwrap();
+            let err = rel_err(&run(&*gpu, &job), &reference);
+            println!("rotated lattice, orbital {index} {used}: rel err {err:.2e}");
+            assert!(
+                err <= TOL,
+                "rotated lattice, orbital {index} {used}: {err:.2e} > {TOL:e}"
+            );
+        }
+        gpu.set_mo_form(MoForm::Auto);
+    }
+}
+
 fn random_charges(seed: u64, n: usize, ext: [f64; 3]) -> PointCharges {
     let mut s = seed | 1;
     let mut next = move || {
