@@ -310,6 +310,49 @@ fn orbitals_on_a_rotated_lattice_match_the_cpu_engine() {
     }
 }
 
+#[test]
+fn alternating_jobs_on_one_engine_keep_their_own_constants() {
+    // The engine keeps several prepared jobs; the specialised kernel's constant memory must follow
+    // whichever job runs (HOMO, LUMO and another frame's HOMO interleaved as in playback).
+    let Some(gpu) = device() else { return };
+    let wf = load("threonine_hf_631gs_cart.molden");
+    let mut moved = (*wf).clone();
+    for a in &mut moved.atoms {
+        a.position_bohr[0] += 0.3;
+        a.position_bohr[2] -= 0.2;
+    }
+    let moved = Arc::new(moved);
+    let h = homo(&wf, Spin::Alpha);
+    let lattice = lattice_around(&wf, 32, false);
+    let job = |w: &Arc<Wavefunction>, index: usize| FieldJob {
+        field: Field::Orbital {
+            spin: Spin::Alpha,
+            index,
+        },
+        lattice,
+        input: FieldInput::Wavefunction(w.clone()),
+    };
+    let jobs = [
+        job(&wf, h),
+        job(&wf, h + 1),
+        job(&moved, h),
+        job(&wf, h - 1),
+        job(&moved, h + 1),
+    ];
+    let cpu = CpuEngine;
+    let references: Vec<Vec<f32>> = jobs.iter().map(|j| run(&cpu, j)).collect();
+    for form in [MoForm::Specialised, MoForm::Auto] {
+        gpu.set_mo_form(form);
+        for round in 0..3 {
+            for (i, j) in jobs.iter().enumerate() {
+                let err = rel_err(&run(&*gpu, j), &references[i]);
+                assert!(err <= TOL, "{form:?} round {round} job {i}: {err:.2e} > {TOL:e}");
+            }
+        }
+    }
+    gpu.set_mo_form(MoForm::Auto);
+}
+
 fn random_charges(seed: u64, n: usize, ext: [f64; 3]) -> PointCharges {
     let mut s = seed | 1;
     let mut next = move || {

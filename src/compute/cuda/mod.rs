@@ -236,6 +236,9 @@ pub fn all_finite(values: &[f32]) -> bool {
     all_finite_serial(values)
 }
 
+/// Prepared jobs an engine keeps (see `EngineState::jobs`).
+const PREPARED_JOBS: usize = 4;
+
 /// Slabs up to this many points come back through the engine's page-locked buffer (64 MiB).
 const PINNED_MAX_POINTS: usize = 1 << 24;
 
@@ -363,6 +366,9 @@ struct MoPrepared {
     /// Hash of what decides which form is faster: the specialised source, the general form's angular
     /// cases and the lattice dimensions.
     shape: u64,
+    /// Number of the preparation (whose constants the specialised module holds, see
+    /// `EngineState::constants_for`).
+    id: u64,
 }
 
 struct DcsPrepared {
@@ -395,7 +401,9 @@ fn same_input(a: &FieldInput, b: &FieldInput) -> bool {
 #[derive(Default)]
 struct EngineState {
     modules: BTreeMap<u64, Arc<CudaModule>>,
-    job: Option<JobCache>,
+    /// The last few prepared jobs, most recently used last (the HOMO and LUMO of one frame and the
+    /// look-ahead frame's field alternate on one engine; each is prepared once).
+    jobs: Vec<JobCache>,
     out: Option<CudaSlice<f32>>,
     acc: Option<CudaSlice<f64>>,
     /// Bumped whenever a new job is prepared.
@@ -551,16 +559,19 @@ impl CudaEngine {
 
     fn prepare(&self, st: &mut EngineState, job: &FieldJob) -> Result<Arc<Prepared>, ComputeError> {
         let form = self.mo_form();
-        if let Some(c) = &st.job
-            && same_input(&c.input, &job.input)
-            && c.field == job.field
-            && c.lattice == job.lattice
-            && c.form == form
-        {
-            return Ok(c.prepared.clone());
+        if let Some(i) = st.jobs.iter().position(|c| {
+            same_input(&c.input, &job.input) && c.field == job.field && c.lattice == job.lattice && c.form == form
+        }) {
+            let c = st.jobs.remove(i);
+            let prepared = c.prepared.clone();
+            st.jobs.push(c);
+            return Ok(prepared);
         }
-        st.job = None;
-        st.constants_for = None;
+        // Multilevel-summation plans hold large device buffers: at most the newest one stays.
+        st.jobs.retain(|c| !matches!(*c.prepared, Prepared::Msm(_)));
+        if st.jobs.len() >= PREPARED_JOBS {
+            st.jobs.remove(0);
+        }
         st.prep_generation += 1;
         let prepared = match (&job.field, &job.input) {
             (Field::Potential, FieldInput::Charges(q)) => {
@@ -589,7 +600,7 @@ impl CudaEngine {
             (f, _) => return Err(ComputeError::WrongInput(f.clone(), "a wavefunction")),
         };
         let prepared = Arc::new(prepared);
-        st.job = Some(JobCache {
+        st.jobs.push(JobCache {
             input: job.input.clone(),
             field: job.field.clone(),
             lattice: job.lattice,
@@ -703,6 +714,7 @@ impl CudaEngine {
             specialised,
             n_shells: plan.shells.len(),
             shape,
+            id: st.prep_generation,
         })
     }
 
@@ -798,7 +810,7 @@ impl CudaEngine {
         if cfg.grid_dim.1 > 65535 || cfg.grid_dim.2 > 65535 {
             return Err(ComputeError::Device("lattice too large for one launch".into()));
         }
-        let job_id = st.prep_generation;
+        let job_id = m.id;
         let EngineState {
             out,
             constants_for,
