@@ -742,6 +742,30 @@ impl FieldService {
         m
     }
 
+    /// The cached isosurface for `key`: `Some(None)` when it is cached as empty, `None` on a miss.
+    pub fn cached_mesh(&mut self, key: MeshKey) -> Option<Option<Arc<MeshData>>> {
+        let t = self.next_tick();
+        let entry = self.meshes.iter_mut().find(|(k, _, _)| *k == key)?;
+        entry.2 = t;
+        Some(entry.1.clone())
+    }
+
+    /// Caches an isosurface made elsewhere (the extraction thread).
+    pub fn insert_mesh(&mut self, key: MeshKey, mesh: Option<Arc<MeshData>>) {
+        if self.meshes.iter().any(|(k, _, _)| *k == key) {
+            return;
+        }
+        let t = self.next_tick();
+        self.bytes += mesh.as_deref().map_or(0, mesh_bytes);
+        self.meshes.push((key, mesh, t));
+        self.evict(Some(key.field), Some(key));
+    }
+
+    /// The extractor isosurfaces are made with, if any.
+    pub fn extractor(&self) -> Option<Extractor> {
+        self.extractor
+    }
+
     /// The most recently used cached grid of the same document, field and lattice size as `key`
     /// at another frame (what playback shows while the playhead's own frame is computed).
     pub fn latest_other_frame(&self, key: FieldKey) -> Option<(FieldKey, Arc<Grid3>)> {

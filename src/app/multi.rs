@@ -527,6 +527,76 @@ mod tests {
             .sum()
     }
 
+    /// Calls `update_field` until it reports a change (the extraction thread delivers).
+    fn until_shown(state: &mut AppState) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !state.update_field() {
+            assert!(std::time::Instant::now() < deadline, "the lobes never arrived");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
+    #[test]
+    fn surfaces_extracted_off_thread_arrive_with_their_grid_and_keep_the_old_picture_meanwhile() {
+        let held = Arc::new(Mutex::new(Held::default()));
+        let service = FieldService::new(
+            Some(Box::new(HeldBackend(held.clone()))),
+            crate::app::default_extractor(),
+        );
+        let mut state = AppState::new(small_settings(), service);
+        state.gpu_surfaces = false;
+        assert!(state.extract_surfaces_off_thread());
+        state.open_system("water".into(), charged_water(3));
+        let homo = state.homo_index(Spin::Alpha).unwrap();
+        let check = |state: &AppState, frame: usize| {
+            let (key, grid) = state.shown_field.as_ref().unwrap();
+            assert_eq!(key.frame, frame);
+            // The grid is the frame's own orbital, the lobes are its surfaces.
+            let direct = direct_orbital(state, frame, homo, grid.lattice);
+            let worst = grid
+                .values
+                .iter()
+                .zip(&direct)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0f32, f32::max);
+            assert!(worst < 1e-5, "frame {frame}: grid differs by {worst}");
+            let iso = state.absolute_iso(grid);
+            let plus = crate::surface::extract(grid, iso);
+            let minus = crate::surface::extract_below(grid, -iso);
+            assert!(plus.triangle_count() > 0 && minus.triangle_count() > 0);
+            assert_eq!(
+                state.lobes[0].as_ref().unwrap().positions_angstrom,
+                plus.positions_angstrom
+            );
+            assert_eq!(
+                state.lobes[1].as_ref().unwrap().positions_angstrom,
+                minus.positions_angstrom
+            );
+        };
+        state.update_field();
+        release(&held);
+        // The grid has arrived; its lobes are extracted off this thread, nothing is shown yet.
+        assert!(!state.update_field());
+        assert!(state.shown_field.is_none() || state.surfaces_pending());
+        until_shown(&mut state);
+        assert!(!state.surfaces_pending());
+        check(&state, 0);
+        // The next frame: until its lobes arrive, frame 0 stays on screen.
+        state.apply(Command::SetFrame(2));
+        state.update_field();
+        release(&held);
+        state.update_field();
+        if state.surfaces_pending() {
+            check(&state, 0);
+        }
+        until_shown(&mut state);
+        check(&state, 2);
+        // Back to frame 0: grid and lobes from the cache, shown at once.
+        state.apply(Command::SetFrame(0));
+        assert!(state.update_field());
+        check(&state, 0);
+    }
+
     #[test]
     fn homo_lumo_and_potential_each_show_their_own_field_after_scrubbing() {
         let held = Arc::new(Mutex::new(Held::default()));

@@ -313,6 +313,11 @@ pub struct AppState {
     pub rdf: crate::app::rdf::RdfPanel,
     /// The field grid shown (may be an older key while a newer one is computed).
     pub shown_field: Option<(FieldKey, Arc<Grid3>)>,
+    /// CPU isosurfaces extracted on a thread of their own ([`AppState::extract_surfaces_off_thread`];
+    /// the window on a software renderer); `None`: extracted in [`AppState::update_field`] itself.
+    pub mesher: Option<crate::jobs::mesher::Mesher<FieldKey>>,
+    /// The grid (and isovalue) whose lobes the mesher is extracting; it is shown with them.
+    lobes_pending: Option<(FieldKey, Arc<Grid3>, f32)>,
     /// The positive and negative lobes shown.
     pub lobes: [Option<Arc<MeshData>>; 2],
     /// Extra field representations shown beside the main field (`app::multi`).
@@ -372,6 +377,8 @@ impl AppState {
             gpu_surfaces: false,
             rdf: crate::app::rdf::RdfPanel::default(),
             shown_field: None,
+            mesher: None,
+            lobes_pending: None,
             lobes: [None, None],
             representations: crate::app::multi::Representations::default(),
             representations_changed: false,
@@ -453,6 +460,7 @@ impl AppState {
                 self.document = Some(doc);
                 self.pick = None;
                 self.shown_field = None;
+                self.lobes_pending = None;
                 self.lobes = [None, None];
                 self.timeline.playing = false;
                 self.orbital = None;
@@ -493,6 +501,7 @@ impl AppState {
                 self.clear_representations();
                 self.document = None;
                 self.shown_field = None;
+                self.lobes_pending = None;
                 self.lobes = [None, None];
                 self.orbital = None;
                 self.field = None;
@@ -1239,10 +1248,46 @@ impl AppState {
         }
     }
 
+    /// From now on, CPU isosurfaces are extracted on a thread of their own (the frame that shows a
+    /// new field never waits for its surfaces). Returns false when there is no extractor or the
+    /// thread cannot start (extraction then stays in [`AppState::update_field`]).
+    pub fn extract_surfaces_off_thread(&mut self) -> bool {
+        if self.mesher.is_none()
+            && let Some(extract) = self.fields.extractor()
+        {
+            self.mesher = crate::jobs::mesher::Mesher::start(extract).ok();
+        }
+        self.mesher.is_some()
+    }
+
+    /// Whether lobes are being extracted off this thread for a grid not yet shown.
+    pub fn surfaces_pending(&self) -> bool {
+        self.lobes_pending.is_some()
+    }
+
     /// Requests the current field; when its grid is available, extracts both lobes. Returns true
     /// when what is shown changed.
     pub fn update_field(&mut self) -> bool {
         let arrived = self.fields.poll();
+        if let Some(done) = self.mesher.as_mut().and_then(|m| m.try_recv())
+            && let Some((key, grid, iso)) = self.lobes_pending.take_if(|(k, _, _)| *k == done.key)
+        {
+            // The lobes extracted off this thread: show them with their grid.
+            let [plus, minus] = done.lobes;
+            let mk = |v: f32| MeshKey {
+                field: key,
+                iso_bits: v.to_bits(),
+            };
+            self.fields.insert_mesh(mk(iso), plus.clone());
+            self.fields.insert_mesh(mk(-iso), minus.clone());
+            self.lobes = [plus, minus];
+            self.shown_field = Some((key, grid));
+            self.dirty.slice = true;
+            if !arrived.is_empty() {
+                self.dirty.meshes = true;
+            }
+            return true;
+        }
         if !self.dirty.meshes && arrived.is_empty() {
             return false;
         }
@@ -1257,6 +1302,7 @@ impl AppState {
             }
             let changed = self.shown_field.is_some();
             self.shown_field = None;
+            self.lobes_pending = None;
             self.lobes = [None, None];
             self.dirty.meshes = false;
             return changed;
@@ -1306,9 +1352,27 @@ impl AppState {
         self.lobes = if self.gpu_surfaces {
             // The window extracts the lobes on the render GPU from `shown_field`.
             [None, None]
+        } else if let Some(mesher) = self.mesher.as_mut() {
+            match [self.fields.cached_mesh(mk(iso)), self.fields.cached_mesh(mk(-iso))] {
+                [Some(plus), Some(minus)] => [plus, minus],
+                _ => {
+                    // Extracted off this thread; the previous picture stays until the lobes arrive.
+                    if self
+                        .lobes_pending
+                        .as_ref()
+                        .is_none_or(|(k, _, i)| *k != key || *i != iso)
+                    {
+                        mesher.submit(key, grid.clone(), iso);
+                        self.lobes_pending = Some((key, grid, iso));
+                    }
+                    self.dirty.meshes = false;
+                    return false;
+                }
+            }
         } else {
             [self.fields.mesh(mk(iso), &grid), self.fields.mesh(mk(-iso), &grid)]
         };
+        self.lobes_pending = None;
         self.shown_field = Some((key, grid));
         self.dirty.meshes = false;
         self.dirty.slice = true;

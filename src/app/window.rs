@@ -268,6 +268,7 @@ impl Viewer {
         // Scripted runs wait (up to a minute) for field work in flight, so the picture is complete.
         let settled = (self.state.fields.pending().is_none()
             && !self.state.dirty.meshes
+            && !self.state.surfaces_pending()
             && !self.state.representations_waiting())
             || self.started.elapsed() > Duration::from_secs(60);
         if let Some(path) = self.options.screenshot.clone()
@@ -324,6 +325,7 @@ impl Viewer {
         }
         let busy = self.state.timeline.playing
             || self.state.fields.pending().is_some()
+            || self.state.surfaces_pending()
             || self.state.representations_waiting()
             || self.options.exit_after_frames.is_some();
         let delay = full
@@ -444,6 +446,7 @@ fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
                 // Fall back to the CPU extractor from the next frame on.
                 state.status = format!("GPU isosurfaces unavailable ({e}); extracting on the CPU");
                 state.gpu_surfaces = false;
+                state.extract_surfaces_off_thread();
                 state.dirty.meshes = true;
                 for r in &mut state.representations.list {
                     r.mark_stale();
@@ -535,6 +538,10 @@ impl ApplicationHandler for Viewer {
                 // software rasteriser (its compute runs on the cores the field engines need, and the
                 // CPU marching cubes is faster there).
                 self.state.gpu_surfaces = !software;
+                if software {
+                    // ... and on a thread of its own, so a large surface never stalls a frame.
+                    self.state.extract_surfaces_off_thread();
+                }
                 self.state.dirty.meshes = true;
             }
             Err(e) => {

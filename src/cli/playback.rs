@@ -363,6 +363,12 @@ pub fn responsiveness_case(
     );
     let mut state = AppState::new(settings, fields);
     state.gpu_surfaces = gpu_surfaces;
+    // Nothing but the shown lattice stays cached: every frame shown was computed in this run.
+    state.fields.set_cache_budget(1);
+    if !gpu_surfaces {
+        // As the viewer: CPU isosurfaces on a thread of their own.
+        state.extract_surfaces_off_thread();
+    }
     state.open_system(name.to_string(), system);
     if show == Show::PotentialSlice {
         state.apply(Command::SelectField(Some(

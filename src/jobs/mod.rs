@@ -15,6 +15,7 @@
 //!
 //! Used by the CLI (`compute_grid`), the bench command and the viewer.
 
+pub mod mesher;
 pub mod rdf;
 pub mod task;
 
