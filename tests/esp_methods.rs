@@ -547,3 +547,54 @@ fn plan_refused_by_the_gpu_runs_on_the_cpu_workers_quietly() {
     assert_eq!(got.values, want.values);
     assert_eq!(pool.last_error(), None);
 }
+
+#[test]
+fn a_deferred_plan_is_built_by_the_worker_and_gives_the_eager_plans_values() {
+    use orbitfield::compute::esp::DeferredPlan;
+    let mut rng = Lcg::from_clock("deferred plan");
+    let box_bohr = [[30.0, 0.0, 0.0], [0.0, 26.0, 0.0], [0.0, 0.0, 22.0]];
+    let charges = Arc::new(random_neutral(&mut rng, 300, &box_bohr));
+    let lattice = Lattice {
+        origin_bohr: [-2.0, -2.0, -2.0],
+        steps_bohr: [[1.7, 0.0, 0.0], [0.0, 1.7, 0.0], [0.0, 0.0, 1.7]],
+        dims: [21, 18, 16],
+    };
+    let method = EspMethod::Msm(MsmParams::default());
+    let deferred = DeferredPlan::field_input(charges.clone(), method, Boundary::Open, &lattice).unwrap();
+    let FieldInput::DeferredElectrostatics(d) = &deferred else {
+        panic!("MSM needs a plan: {deferred:?}");
+    };
+    // Nothing is computed when the input is made (the viewer makes it on its own thread).
+    assert!(format!("{d:?}").contains("built: false"), "{d:?}");
+    let job = |input: FieldInput| FieldJob {
+        field: Field::Potential,
+        lattice,
+        input,
+    };
+    // Through a pool: the first worker that takes a tile builds the plan, every tile shares it.
+    let pool: Pool<u32> = Pool::with_engines(
+        vec![EngineSpec {
+            engine: Arc::new(CpuEngine),
+            is_gpu: false,
+        }],
+        PoolConfig {
+            cpu_tile_points: 21 * 18 * 2,
+            ..PoolConfig::default()
+        },
+    );
+    let got = pool.compute_grid(1, job(deferred.clone())).unwrap();
+    assert!(format!("{d:?}").contains("built: true"), "{d:?}");
+    let eager = evaluate_grid(&job(
+        field_input(charges.clone(), method, Boundary::Open, &lattice).unwrap()
+    ))
+    .unwrap();
+    assert_eq!(got.values, eager.values, "same plan, same values");
+    // And it is the potential: within MSM accuracy of the direct sum.
+    let direct = evaluate_grid(&job(FieldInput::Charges(charges.clone()))).unwrap();
+    let as_f64 = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>();
+    let err = rel_rms(&as_f64(&got.values), &as_f64(&direct.values));
+    assert!(err < 2e-2, "MSM against the direct sum: {err:.2e}");
+    // Direct summation with open boundaries needs no plan at all.
+    let plain = DeferredPlan::field_input(charges, EspMethod::Direct, Boundary::Open, &lattice).unwrap();
+    assert!(matches!(plain, FieldInput::Charges(_)));
+}

@@ -742,6 +742,14 @@ impl FieldService {
         m
     }
 
+    /// Drops every cached grid and mesh (after a change of what a key computes); requests in
+    /// flight are kept.
+    pub fn clear_cache(&mut self) {
+        self.grids.clear();
+        self.meshes.clear();
+        self.bytes = 0;
+    }
+
     /// The cached isosurface for `key`: `Some(None)` when it is cached as empty, `None` on a miss.
     pub fn cached_mesh(&mut self, key: MeshKey) -> Option<Option<Arc<MeshData>>> {
         let t = self.next_tick();

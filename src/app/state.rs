@@ -200,6 +200,8 @@ pub enum Command {
     /// Averages the potential map over the last N frames (1: the current frame only; at most
     /// `potential::MAX_POTENTIAL_WINDOW`).
     SetPotentialWindow(u16),
+    /// How per-frame potential maps are summed (direct, multilevel, or chosen by size).
+    SetPotentialMethod(crate::app::settings::PotentialMethod),
     SetIsoValue(f32),
     SetIsoMode(IsoMode),
     SetOpacity(f32),
@@ -581,6 +583,14 @@ impl AppState {
                 }
                 self.load_potential_window_at(None);
                 self.dirty.meshes = true;
+            }
+            Command::SetPotentialMethod(m) => {
+                if m != self.settings.potential_method {
+                    self.settings.potential_method = m;
+                    // Cached maps were summed the other way: computed again.
+                    self.fields.clear_cache();
+                    self.dirty.meshes = true;
+                }
             }
             Command::SetPotentialWindow(n) => {
                 let n = n.clamp(1, super::potential::MAX_POTENTIAL_WINDOW);
@@ -1138,15 +1148,30 @@ impl AppState {
         self.field_job_at(key, &doc.frame)
     }
 
+    /// How the potential of `charges` on `lattice` is summed under the settings: the direct sum,
+    /// or multilevel summation (open boundaries, default a and h) whose long-range lattices the
+    /// worker that takes the request builds. `None` for charges the engines refuse (non-finite).
+    fn potential_input(&self, charges: crate::compute::PointCharges, lattice: &Lattice) -> Option<FieldInput> {
+        use crate::compute::esp::{Boundary, DeferredPlan, EspMethod, MsmParams};
+        let msm = self.settings.potential_method.uses_msm(charges.charges_e.len());
+        let method = if msm {
+            EspMethod::Msm(MsmParams::default())
+        } else {
+            EspMethod::Direct
+        };
+        DeferredPlan::field_input(Arc::new(charges), method, Boundary::Open, lattice).ok()
+    }
+
     /// The job that computes `key`'s field, `frame` being the coordinates of frame `key.frame`.
     pub fn field_job_at(&self, key: &FieldKey, frame: &Frame) -> Option<FieldJob> {
         let doc = self.document.as_ref()?;
         if let FieldChoice::PotentialMean { frames } = key.field {
             let q = doc.potential_mean_charges(key.frame, frames, frame)?;
+            let lattice = doc.potential_lattice?;
             return Some(FieldJob {
                 field: Field::Potential,
-                lattice: doc.potential_lattice?,
-                input: FieldInput::Charges(Arc::new(q)),
+                lattice,
+                input: self.potential_input(q, &lattice)?,
             });
         }
         if key.field == FieldChoice::Potential {
@@ -1159,10 +1184,11 @@ impl AppState {
                     .collect(),
                 charges_e: charges.iter().map(|&c| f64::from(c)).collect(),
             };
+            let lattice = doc.potential_lattice?;
             return Some(FieldJob {
                 field: Field::Potential,
-                lattice: doc.potential_lattice?,
-                input: FieldInput::Charges(Arc::new(q)),
+                lattice,
+                input: self.potential_input(q, &lattice)?,
             });
         }
         if let Some(qm) = &doc.qm {

@@ -44,6 +44,9 @@ pub enum FieldInput {
     /// Point charges prepared for the cutoff or multilevel method ([`esp::field_input`]): binned
     /// charges and, for MSM, the finest long-range lattice potential.
     Electrostatics(Arc<esp::EspPlan>),
+    /// As `Electrostatics`, the plan built by the first worker that needs it (the viewer asks for
+    /// per-frame maps from its own thread, which must not compute long-range lattices).
+    DeferredElectrostatics(Arc<esp::DeferredPlan>),
 }
 
 /// One field on one lattice: what a worker computes slab by slab.

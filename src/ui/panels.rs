@@ -345,6 +345,21 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
         if window != state.settings.potential_window_frames {
             send(state, Command::SetPotentialWindow(window));
         }
+        use crate::app::settings::PotentialMethod;
+        let mut method = state.settings.potential_method;
+        ui.horizontal(|ui| {
+            ui.label("Potential: sum");
+            let auto = format!("auto (MSM above {} charges)", PotentialMethod::AUTO_MSM_CHARGES);
+            ui.radio_value(&mut method, PotentialMethod::Auto, auto);
+            ui.radio_value(&mut method, PotentialMethod::Direct, "direct");
+            ui.radio_value(&mut method, PotentialMethod::Msm, "multilevel (MSM)")
+                .on_hover_text(
+                    "Multilevel summation: a = 12 A, h = 2 A, about 1e-3 relative error, cost linear in the charges",
+                );
+        });
+        if method != state.settings.potential_method {
+            send(state, Command::SetPotentialMethod(method));
+        }
     }
     let mut relative = state.iso_mode == IsoMode::RelativeToMax;
     ui.horizontal(|ui| {

@@ -52,12 +52,13 @@ fn prepare(job: &FieldJob) -> Result<Prepared, ComputeError> {
     match (&job.field, &job.input) {
         (Field::Potential, FieldInput::Charges(q)) => Ok(Prepared::Charges(PreparedCharges::new(q))),
         (Field::Potential, FieldInput::Electrostatics(plan)) => Ok(Prepared::Plan(plan.clone())),
+        (Field::Potential, FieldInput::DeferredElectrostatics(d)) => Ok(Prepared::Plan(d.plan()?)),
         (Field::Potential, FieldInput::Wavefunction(_)) => Err(ComputeError::WrongInput(
             job.field.clone(),
             "point charges, not a wavefunction",
         )),
         (_, FieldInput::Wavefunction(wf)) => Ok(Prepared::Orbitals(PreparedOrbitals::new(wf, &job.field)?)),
-        (_, FieldInput::Charges(_) | FieldInput::Electrostatics(_)) => {
+        (_, FieldInput::Charges(_) | FieldInput::Electrostatics(_) | FieldInput::DeferredElectrostatics(_)) => {
             Err(ComputeError::WrongInput(job.field.clone(), "a wavefunction"))
         }
     }

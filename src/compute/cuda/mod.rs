@@ -394,6 +394,7 @@ fn same_input(a: &FieldInput, b: &FieldInput) -> bool {
         (FieldInput::Wavefunction(x), FieldInput::Wavefunction(y)) => Arc::ptr_eq(x, y),
         (FieldInput::Charges(x), FieldInput::Charges(y)) => Arc::ptr_eq(x, y),
         (FieldInput::Electrostatics(x), FieldInput::Electrostatics(y)) => Arc::ptr_eq(x, y),
+        (FieldInput::DeferredElectrostatics(x), FieldInput::DeferredElectrostatics(y)) => Arc::ptr_eq(x, y),
         _ => false,
     }
 }
@@ -595,6 +596,9 @@ impl CudaEngine {
                 Prepared::Dcs(DcsPrepared { atoms })
             }
             (Field::Potential, FieldInput::Electrostatics(plan)) => Prepared::Msm(Box::new(self.prepare_msm(plan)?)),
+            (Field::Potential, FieldInput::DeferredElectrostatics(d)) => {
+                Prepared::Msm(Box::new(self.prepare_msm(&*d.plan()?)?))
+            }
             (Field::Potential, _) => return Err(ComputeError::WrongInput(Field::Potential, "point charges")),
             (f, FieldInput::Wavefunction(wf)) => Prepared::Mo(self.prepare_mo(st, f, wf, &job.lattice, form)?),
             (f, _) => return Err(ComputeError::WrongInput(f.clone(), "a wavefunction")),

@@ -111,6 +111,61 @@ pub fn field_input(
     }
 }
 
+/// A cutoff or MSM request whose plan ([`EspPlan::build`]) is built once, by whichever worker asks
+/// first ([`DeferredPlan::plan`]); every later tile shares it.
+pub struct DeferredPlan {
+    charges: Arc<PointCharges>,
+    method: EspMethod,
+    boundary: Boundary,
+    lattice: Lattice,
+    plan: std::sync::OnceLock<Result<Arc<EspPlan>, ComputeError>>,
+}
+
+impl std::fmt::Debug for DeferredPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeferredPlan")
+            .field("method", &self.method)
+            .field("boundary", &self.boundary)
+            .field("charges", &self.charges.charges_e.len())
+            .field("built", &self.plan.get().is_some())
+            .finish()
+    }
+}
+
+impl DeferredPlan {
+    /// The engine input for `charges` by `method` on `lattice`, planned later: direct summation with
+    /// open boundaries stays [`FieldInput::Charges`] (it needs no plan); bad parameters are refused
+    /// here, as by [`field_input`].
+    pub fn field_input(
+        charges: Arc<PointCharges>,
+        method: EspMethod,
+        boundary: Boundary,
+        lattice: &Lattice,
+    ) -> Result<FieldInput, ComputeError> {
+        check_request(&charges, method, boundary)?;
+        match (method, boundary) {
+            (EspMethod::Direct, Boundary::Open) => Ok(FieldInput::Charges(charges)),
+            _ => Ok(FieldInput::DeferredElectrostatics(Arc::new(DeferredPlan {
+                charges,
+                method,
+                boundary,
+                lattice: *lattice,
+                plan: std::sync::OnceLock::new(),
+            }))),
+        }
+    }
+
+    /// The plan, built on the first call (other callers wait for it); a failure is returned to
+    /// every caller.
+    pub fn plan(&self) -> Result<Arc<EspPlan>, ComputeError> {
+        self.plan
+            .get_or_init(|| {
+                EspPlan::build(self.charges.clone(), self.method, self.boundary, &self.lattice).map(Arc::new)
+            })
+            .clone()
+    }
+}
+
 fn bad(msg: String) -> ComputeError {
     ComputeError::BadInput(msg)
 }
