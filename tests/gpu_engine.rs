@@ -549,5 +549,13 @@ fn cutoff_and_msm_slabs_match_the_cpu_engine() {
         gpu.compute_slab(&job, 13..20, &mut slab).unwrap();
         let off = 47 * 41 * 13;
         assert_eq!(&slab[..], &values[off..off + slab.len()], "{name}: slab 13..20");
+        // The viewer's deferred plan (built by the engine that takes the request): the same values.
+        let deferred = FieldJob {
+            input: orbitfield::compute::esp::DeferredPlan::field_input(q.clone(), method, boundary, &lattice).unwrap(),
+            ..job.clone()
+        };
+        assert!(matches!(deferred.input, FieldInput::DeferredElectrostatics(_)));
+        let err = rel_err(&run(&*gpu, &deferred), &values);
+        assert!(err <= 1e-6, "{name}: deferred plan differs by {err:.2e}");
     }
 }
