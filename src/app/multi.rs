@@ -641,6 +641,32 @@ mod tests {
         state.apply(Command::SetFrame(0));
         assert!(state.update_field());
         check(&state, 0);
+
+        // Previews while playing: the lobes of every second lattice point, not cached; the full
+        // surfaces come back when playback stops.
+        state.preview_surfaces_while_playing = true;
+        state.timeline.playing = true;
+        state.apply(Command::SetFrame(1));
+        state.update_field();
+        release(&held);
+        state.update_field();
+        until_shown(&mut state);
+        {
+            let (key, grid) = state.shown_field.as_ref().unwrap();
+            assert_eq!(key.frame, 1);
+            let iso = state.absolute_iso(grid);
+            let coarse = grid.every_second_point();
+            let plus = crate::surface::extract(&coarse, iso);
+            assert!(plus.triangle_count() > 0);
+            assert_eq!(
+                state.lobes[0].as_ref().unwrap().positions_angstrom,
+                plus.positions_angstrom
+            );
+            assert!(plus.triangle_count() < crate::surface::extract(grid, iso).triangle_count());
+        }
+        state.timeline.playing = false;
+        until_shown(&mut state);
+        check(&state, 1);
     }
 
     #[test]

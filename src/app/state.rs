@@ -318,8 +318,15 @@ pub struct AppState {
     /// CPU isosurfaces extracted on a thread of their own ([`AppState::extract_surfaces_off_thread`];
     /// the window on a software renderer); `None`: extracted in [`AppState::update_field`] itself.
     pub mesher: Option<crate::jobs::mesher::Mesher<FieldKey>>,
-    /// The grid (and isovalue) whose lobes the mesher is extracting; it is shown with them.
-    lobes_pending: Option<(FieldKey, Arc<Grid3>, f32)>,
+    /// The grid (isovalue, preview or not) whose lobes the mesher is extracting; it is shown with
+    /// them.
+    lobes_pending: Option<(FieldKey, Arc<Grid3>, f32, bool)>,
+    /// While playing, the mesher extracts previews from every second lattice point (the window on a
+    /// software renderer, where drawing large surfaces is what limits the frame rate); the full
+    /// surfaces follow when playback stops.
+    pub preview_surfaces_while_playing: bool,
+    /// The lobes shown are such a preview.
+    lobes_preview: bool,
     /// The positive and negative lobes shown.
     pub lobes: [Option<Arc<MeshData>>; 2],
     /// Extra field representations shown beside the main field (`app::multi`).
@@ -381,6 +388,8 @@ impl AppState {
             shown_field: None,
             mesher: None,
             lobes_pending: None,
+            preview_surfaces_while_playing: false,
+            lobes_preview: false,
             lobes: [None, None],
             representations: crate::app::multi::Representations::default(),
             representations_changed: false,
@@ -463,6 +472,7 @@ impl AppState {
                 self.pick = None;
                 self.shown_field = None;
                 self.lobes_pending = None;
+                self.lobes_preview = false;
                 self.lobes = [None, None];
                 self.timeline.playing = false;
                 self.orbital = None;
@@ -504,6 +514,7 @@ impl AppState {
                 self.document = None;
                 self.shown_field = None;
                 self.lobes_pending = None;
+                self.lobes_preview = false;
                 self.lobes = [None, None];
                 self.orbital = None;
                 self.field = None;
@@ -1296,23 +1307,32 @@ impl AppState {
     pub fn update_field(&mut self) -> bool {
         let arrived = self.fields.poll();
         if let Some(done) = self.mesher.as_mut().and_then(|m| m.try_recv())
-            && let Some((key, grid, iso)) = self.lobes_pending.take_if(|(k, _, _)| *k == done.key)
+            && let Some((key, grid, iso, preview)) = self
+                .lobes_pending
+                .take_if(|(k, _, _, p)| *k == done.key && *p == done.preview)
         {
-            // The lobes extracted off this thread: show them with their grid.
+            // The lobes extracted off this thread: show them with their grid (previews are not cached).
             let [plus, minus] = done.lobes;
-            let mk = |v: f32| MeshKey {
-                field: key,
-                iso_bits: v.to_bits(),
-            };
-            self.fields.insert_mesh(mk(iso), plus.clone());
-            self.fields.insert_mesh(mk(-iso), minus.clone());
+            if !preview {
+                let mk = |v: f32| MeshKey {
+                    field: key,
+                    iso_bits: v.to_bits(),
+                };
+                self.fields.insert_mesh(mk(iso), plus.clone());
+                self.fields.insert_mesh(mk(-iso), minus.clone());
+            }
             self.lobes = [plus, minus];
+            self.lobes_preview = preview;
             self.shown_field = Some((key, grid));
             self.dirty.slice = true;
             if !arrived.is_empty() {
                 self.dirty.meshes = true;
             }
             return true;
+        }
+        if self.lobes_preview && !self.timeline.playing && self.lobes_pending.is_none() {
+            // Playback stopped on a preview: the full surfaces.
+            self.dirty.meshes = true;
         }
         if !self.dirty.meshes && arrived.is_empty() {
             return false;
@@ -1329,6 +1349,7 @@ impl AppState {
             let changed = self.shown_field.is_some();
             self.shown_field = None;
             self.lobes_pending = None;
+            self.lobes_preview = false;
             self.lobes = [None, None];
             self.dirty.meshes = false;
             return changed;
@@ -1379,17 +1400,24 @@ impl AppState {
             // The window extracts the lobes on the render GPU from `shown_field`.
             [None, None]
         } else if let Some(mesher) = self.mesher.as_mut() {
-            match [self.fields.cached_mesh(mk(iso)), self.fields.cached_mesh(mk(-iso))] {
+            let preview = self.preview_surfaces_while_playing && self.timeline.playing;
+            let cached = if preview {
+                [None, None]
+            } else {
+                [self.fields.cached_mesh(mk(iso)), self.fields.cached_mesh(mk(-iso))]
+            };
+            match cached {
                 [Some(plus), Some(minus)] => [plus, minus],
                 _ => {
                     // Extracted off this thread; the previous picture stays until the lobes arrive.
+                    let asked = (key, iso, preview);
                     if self
                         .lobes_pending
                         .as_ref()
-                        .is_none_or(|(k, _, i)| *k != key || *i != iso)
+                        .is_none_or(|(k, _, i, p)| (*k, *i, *p) != asked)
                     {
-                        mesher.submit(key, grid.clone(), iso);
-                        self.lobes_pending = Some((key, grid, iso));
+                        mesher.submit(key, grid.clone(), iso, preview);
+                        self.lobes_pending = Some((key, grid, iso, preview));
                     }
                     self.dirty.meshes = false;
                     return false;
@@ -1399,6 +1427,7 @@ impl AppState {
             [self.fields.mesh(mk(iso), &grid), self.fields.mesh(mk(-iso), &grid)]
         };
         self.lobes_pending = None;
+        self.lobes_preview = false;
         self.shown_field = Some((key, grid));
         self.dirty.meshes = false;
         self.dirty.slice = true;

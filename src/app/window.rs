@@ -539,8 +539,11 @@ impl ApplicationHandler for Viewer {
                 // CPU marching cubes is faster there).
                 self.state.gpu_surfaces = !software;
                 if software {
-                    // ... and on a thread of its own, so a large surface never stalls a frame.
+                    // ... on a thread of its own, so a large surface never stalls a frame, and from
+                    // every second lattice point while playing (drawing large surfaces is what
+                    // limits a software renderer's frame rate; the full ones follow at a stop).
                     self.state.extract_surfaces_off_thread();
+                    self.state.preview_surfaces_while_playing = true;
                 }
                 self.state.dirty.meshes = true;
             }

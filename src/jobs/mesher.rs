@@ -20,6 +20,8 @@ pub type ExtractFn = fn(&Grid3, f32) -> Option<MeshData>;
 pub struct LobesResult<K> {
     pub key: K,
     pub generation: u64,
+    /// Extracted from every second lattice point (see [`Mesher::submit`]).
+    pub preview: bool,
     /// At `+iso` and `-iso`; `None` where nothing crosses.
     pub lobes: [Option<Arc<MeshData>>; 2],
 }
@@ -29,6 +31,7 @@ struct Request<K> {
     generation: u64,
     grid: Arc<Grid3>,
     iso: f32,
+    preview: bool,
 }
 
 struct Shared<K> {
@@ -66,8 +69,10 @@ impl<K: Send + 'static> Mesher<K> {
     }
 
     /// Asks for both lobes of `grid` at `+iso` and `-iso`, replacing any request not yet started.
-    /// Returns the request's generation.
-    pub fn submit(&mut self, key: K, grid: Arc<Grid3>, iso: f32) -> u64 {
+    /// A `preview` is extracted from every second lattice point ([`Grid3::every_second_point`]:
+    /// about a quarter of the triangles, for playback on a software renderer). Returns the
+    /// request's generation.
+    pub fn submit(&mut self, key: K, grid: Arc<Grid3>, iso: f32, preview: bool) -> u64 {
         self.generation += 1;
         let generation = self.generation;
         if let Ok(mut p) = self.shared.pending.lock() {
@@ -76,6 +81,7 @@ impl<K: Send + 'static> Mesher<K> {
                 generation,
                 grid,
                 iso,
+                preview,
             });
         }
         self.shared.wake.notify_one();
@@ -133,10 +139,16 @@ fn worker<K: Send + 'static>(shared: Arc<Shared<K>>, results: Sender<LobesResult
                 };
             }
         };
-        let lobes = [request.iso, -request.iso].map(|iso| extract(&request.grid, iso).map(Arc::new));
+        let grid = if request.preview {
+            Arc::new(request.grid.every_second_point())
+        } else {
+            request.grid
+        };
+        let lobes = [request.iso, -request.iso].map(|iso| extract(&grid, iso).map(Arc::new));
         let result = LobesResult {
             key: request.key,
             generation: request.generation,
+            preview: request.preview,
             lobes,
         };
         // A full channel means the viewer has not polled: wait a little, give up on shutdown.
@@ -208,7 +220,7 @@ mod tests {
         let mut m: Mesher<u32> = Mesher::start(extract).unwrap();
         let grids: Vec<_> = (0..6).map(|i| sphere(3.0 + i as f32)).collect();
         for (i, g) in grids.iter().enumerate() {
-            m.submit(i as u32, g.clone(), 0.5);
+            m.submit(i as u32, g.clone(), 0.5, false);
         }
         let r = wait(&mut m);
         assert_eq!(r.key, 5, "only the last request's result is delivered");
@@ -223,13 +235,23 @@ mod tests {
         // Nothing more arrives.
         std::thread::sleep(Duration::from_millis(50));
         assert!(m.try_recv().is_none());
+        // A preview: the surface of every second point.
+        m.submit(9, grids[5].clone(), 0.5, true);
+        let r = wait(&mut m);
+        assert!(r.preview);
+        let coarse = extract(&grids[5].every_second_point(), 0.5).unwrap();
+        assert_eq!(
+            r.lobes[0].as_ref().unwrap().positions_angstrom,
+            coarse.positions_angstrom
+        );
+        assert!(coarse.triangle_count() * 3 < direct.triangle_count());
     }
 
     #[test]
     fn dropping_a_busy_mesher_returns() {
         let mut m: Mesher<u32> = Mesher::start(extract).unwrap();
         for i in 0..4 {
-            m.submit(i, sphere(8.0), 0.1);
+            m.submit(i, sphere(8.0), 0.1, i % 2 == 0);
         }
         drop(m);
     }

@@ -119,6 +119,34 @@ impl Grid3 {
         }
     }
 
+    /// Every second point along each axis (points 0, 2, 4, ... of the lattice; the last one of an
+    /// axis with an even count is dropped): a quarter of the surface triangles for an interactive
+    /// preview. A lattice with fewer than 3 points along an axis keeps that axis.
+    pub fn every_second_point(&self) -> Grid3 {
+        let d = self.lattice.dims;
+        let keep = |n: usize| if n < 3 { n } else { n.div_ceil(2) };
+        let stride = |n: usize| if n < 3 { 1 } else { 2 };
+        let nd = d.map(keep);
+        let st = d.map(stride);
+        let mut values = Vec::with_capacity(nd.iter().product());
+        for k in 0..nd[2] {
+            for j in 0..nd[1] {
+                let row = self.lattice.index(0, j * st[1], k * st[2]);
+                values.extend((0..nd[0]).map(|i| self.values.get(row + i * st[0]).copied().unwrap_or(f32::NAN)));
+            }
+        }
+        let s = self.lattice.steps_bohr;
+        Grid3 {
+            lattice: Lattice {
+                origin_bohr: self.lattice.origin_bohr,
+                steps_bohr: [0, 1, 2].map(|a| s[a].map(|x| x * st[a] as f64)),
+                dims: nd,
+            },
+            values,
+            description: self.description.clone(),
+        }
+    }
+
     /// Smallest and largest finite value, or `None` when there is none.
     pub fn min_max(&self) -> Option<(f32, f32)> {
         self.values
@@ -134,6 +162,40 @@ impl Grid3 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_second_point_keeps_the_points_and_their_positions() {
+        let lattice = Lattice {
+            origin_bohr: [0.5, -1.0, 2.0],
+            steps_bohr: [[0.3, 0.0, 0.0], [0.1, 0.25, 0.0], [0.0, 0.05, 0.2]],
+            dims: [7, 6, 2],
+        };
+        // A field that names its point: value = i + 10 j + 100 k.
+        let mut g = Grid3::zeros(lattice, "probe");
+        for k in 0..2 {
+            for j in 0..6 {
+                for i in 0..7 {
+                    let at = lattice.index(i, j, k);
+                    g.values[at] = (i + 10 * j + 100 * k) as f32;
+                }
+            }
+        }
+        let c = g.every_second_point();
+        assert_eq!(c.lattice.dims, [4, 3, 2]);
+        assert_eq!(c.values.len(), 24);
+        for k in 0..2 {
+            for j in 0..3 {
+                for i in 0..4 {
+                    let (fi, fj, fk) = (2 * i, 2 * j, k);
+                    assert_eq!(c.get(i, j, k), Some((fi + 10 * fj + 100 * fk) as f32));
+                    let (a, b) = (c.lattice.point_bohr(i, j, k), lattice.point_bohr(fi, fj, fk));
+                    for x in 0..3 {
+                        assert!((a[x] - b[x]).abs() < 1e-12, "{a:?} vs {b:?}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn around_box_covers_padding() {
