@@ -111,27 +111,27 @@ fn homo(wf: &Wavefunction, spin: Spin) -> usize {
 
 fn compare(gpu: &CudaEngine, name: &str, fields: &[Field], n: usize, shear: bool) {
     let wf = load(name);
-    let cpu = CpuEngine;
     for field in fields {
         let job = FieldJob {
             field: field.clone(),
             lattice: lattice_around(&wf, n, shear),
             input: FieldInput::Wavefunction(wf.clone()),
         };
-        let reference = run(&cpu, &job);
-        for form in [MoForm::General, MoForm::Specialised] {
-            gpu.set_mo_form(form);
-            let used = gpu.mo_form_used(&job).unwrap();
-            let values = run(gpu, &job);
-            let err = rel_err(&values, &reference);
-            println!("{name} {field:?} {used}: rel err {err:.2e}");
-            assert!(
-                err <= TOL,
-                "{name} {field:?} {used}: relative error {err:.2e} > {TOL:e}"
-            );
-        }
-        gpu.set_mo_form(MoForm::Auto);
+        both_forms_match_the_cpu_engine(gpu, &format!("{name} {field:?}"), &job);
     }
+}
+
+/// Runs `job` in the general and the specialised MO kernel form and compares each with the CPU engine.
+fn both_forms_match_the_cpu_engine(gpu: &CudaEngine, label: &str, job: &FieldJob) {
+    let reference = run(&CpuEngine, job);
+    for form in [MoForm::General, MoForm::Specialised] {
+        gpu.set_mo_form(form);
+        let used = gpu.mo_form_used(job).unwrap();
+        let err = rel_err(&run(gpu, job), &reference);
+        println!("{label} {used}: rel err {err:.2e}");
+        assert!(err <= TOL, "{label} {used}: relative error {err:.2e} > {TOL:e}");
+    }
+    gpu.set_mo_form(MoForm::Auto);
 }
 
 #[test]
@@ -285,7 +285,6 @@ fn orbitals_on_a_rotated_lattice_match_the_cpu_engine() {
     let turned = rot(half);
     lattice.origin_bohr = [0, 1, 2].map(|k| centre[k] + turned[k]);
     lattice.steps_bohr = lattice.steps_bohr.map(rot);
-    let cpu = CpuEngine;
     for index in [homo(&wf, Spin::Alpha), homo(&wf, Spin::Alpha) + 1] {
         let job = FieldJob {
             field: Field::Orbital {
@@ -295,18 +294,7 @@ fn orbitals_on_a_rotated_lattice_match_the_cpu_engine() {
             lattice,
             input: FieldInput::Wavefunction(wf.clone()),
         };
-        let reference = run(&cpu, &job);
-        for form in [MoForm::General, MoForm::Specialised] {
-            gpu.set_mo_form(form);
-            let used = gpu.mo_form_used(&job).unwrap();
-            let err = rel_err(&run(&*gpu, &job), &reference);
-            println!("rotated lattice, orbital {index} {used}: rel err {err:.2e}");
-            assert!(
-                err <= TOL,
-                "rotated lattice, orbital {index} {used}: {err:.2e} > {TOL:e}"
-            );
-        }
-        gpu.set_mo_form(MoForm::Auto);
+        both_forms_match_the_cpu_engine(&gpu, &format!("rotated lattice, orbital {index}"), &job);
     }
 }
 

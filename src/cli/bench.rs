@@ -907,42 +907,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     };
     let mut playback = Vec::new();
     if args.playback {
-        use super::playback::{Show, jittered_series, playback_case, threonine_md};
-        let md = std::path::Path::new("tests/data/md");
-        let cases: Vec<(&str, Result<orbitfield::io::System>, usize, Show)> = vec![
-            (
-                "threonine 6-31G* MD series, HOMO",
-                threonine_md(std::path::Path::new("tests/data/qm/threonine_md")),
-                60,
-                Show::Lobes,
-            ),
-            (
-                "C60 6-31G* series (synthetic, jittered), HOMO",
-                Ok(jittered_series(&c60, 8, 0.05, "c60")),
-                40,
-                Show::Lobes,
-            ),
-            (
-                "adk (3341 atoms) DCS potential slice, 1 A lattice",
-                orbitfield::io::load(&[md.join("adk.psf"), md.join("adk_dims.dcd")]).map_err(anyhow::Error::from),
-                60,
-                Show::PotentialSlice,
-            ),
-            (
-                "threonine 6-31G* MD series, HOMO + LUMO (two representations)",
-                threonine_md(std::path::Path::new("tests/data/qm/threonine_md")),
-                60,
-                Show::HomoAndLumo,
-            ),
-            (
-                "C60 6-31G* series, HOMO + LUMO (two representations)",
-                Ok(jittered_series(&c60, 8, 0.05, "c60")),
-                40,
-                Show::HomoAndLumo,
-            ),
-        ];
+        let cases = super::playback::scenes(&c60, true);
         for (name, system, frames, show) in cases {
-            match system.and_then(|sys| playback_case(name, sys, args.playback_points, frames, show)) {
+            match system.and_then(|sys| super::playback::playback_case(name, sys, args.playback_points, frames, show)) {
                 Ok(r) => {
                     eprintln!("{r:?}");
                     playback.push(r);
@@ -956,29 +923,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
             bail!("--ui-seconds: expected a number of seconds between 0 and 3600, found {secs}");
         }
-        use super::playback::{Show, jittered_series, responsiveness_case, threonine_md};
-        let md = std::path::Path::new("tests/data/md");
         let gpu_surfaces = !args.cpu_surfaces;
-        let cases: Vec<(&str, Result<orbitfield::io::System>, Show)> = vec![
-            (
-                "threonine 6-31G* MD series, HOMO",
-                threonine_md(std::path::Path::new("tests/data/qm/threonine_md")),
-                Show::Lobes,
-            ),
-            (
-                "C60 6-31G* series (synthetic, jittered), HOMO",
-                Ok(jittered_series(&c60, 8, 0.05, "c60")),
-                Show::Lobes,
-            ),
-            (
-                "adk (3341 atoms) DCS potential slice, 1 A lattice",
-                orbitfield::io::load(&[md.join("adk.psf"), md.join("adk_dims.dcd")]).map_err(anyhow::Error::from),
-                Show::PotentialSlice,
-            ),
-        ];
-        for (name, system, show) in cases {
-            match system.and_then(|sys| responsiveness_case(name, sys, args.playback_points, secs, show, gpu_surfaces))
-            {
+        let cases = super::playback::scenes(&c60, false);
+        for (name, system, _, show) in cases {
+            match system.and_then(|sys| {
+                super::playback::responsiveness_case(name, sys, args.playback_points, secs, show, gpu_surfaces)
+            }) {
                 Ok(r) => {
                     eprintln!("{r:?}");
                     responsiveness.push(r);

@@ -105,6 +105,44 @@ pub fn threonine_md(dir: &std::path::Path) -> Result<System> {
     Ok(orbitfield::io::load(&paths)?)
 }
 
+/// The scenes `bench --playback` and `--ui-seconds` play: (name, system, frames timed, what is
+/// drawn). `two_representations` adds the HOMO + LUMO cases. Run from the repository root (the MD
+/// series and trajectories are read from `tests/data`).
+pub fn scenes(c60: &Wavefunction, two_representations: bool) -> Vec<(&'static str, Result<System>, usize, Show)> {
+    let md = std::path::Path::new("tests/data/md");
+    let threonine = || threonine_md(std::path::Path::new("tests/data/qm/threonine_md"));
+    let mut cases = vec![
+        ("threonine 6-31G* MD series, HOMO", threonine(), 60, Show::Lobes),
+        (
+            "C60 6-31G* series (synthetic, jittered), HOMO",
+            Ok(jittered_series(c60, 8, 0.05, "c60")),
+            40,
+            Show::Lobes,
+        ),
+        (
+            "adk (3341 atoms) DCS potential slice, 1 A lattice",
+            orbitfield::io::load(&[md.join("adk.psf"), md.join("adk_dims.dcd")]).map_err(anyhow::Error::from),
+            60,
+            Show::PotentialSlice,
+        ),
+    ];
+    if two_representations {
+        cases.push((
+            "threonine 6-31G* MD series, HOMO + LUMO (two representations)",
+            threonine(),
+            60,
+            Show::HomoAndLumo,
+        ));
+        cases.push((
+            "C60 6-31G* series, HOMO + LUMO (two representations)",
+            Ok(jittered_series(c60, 8, 0.05, "c60")),
+            40,
+            Show::HomoAndLumo,
+        ));
+    }
+    cases
+}
+
 /// What a playback case draws each frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Show {

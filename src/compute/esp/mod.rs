@@ -102,12 +102,25 @@ pub fn field_input(
     boundary: Boundary,
     lattice: &Lattice,
 ) -> Result<FieldInput, ComputeError> {
+    checked_input(charges, method, boundary, |charges| {
+        Ok(FieldInput::Electrostatics(Arc::new(EspPlan::build(
+            charges, method, boundary, lattice,
+        )?)))
+    })
+}
+
+/// Checks the request; direct summation with open boundaries stays [`FieldInput::Charges`], every
+/// other method becomes what `planned` makes of the charges.
+fn checked_input(
+    charges: Arc<PointCharges>,
+    method: EspMethod,
+    boundary: Boundary,
+    planned: impl FnOnce(Arc<PointCharges>) -> Result<FieldInput, ComputeError>,
+) -> Result<FieldInput, ComputeError> {
     check_request(&charges, method, boundary)?;
     match (method, boundary) {
         (EspMethod::Direct, Boundary::Open) => Ok(FieldInput::Charges(charges)),
-        _ => Ok(FieldInput::Electrostatics(Arc::new(EspPlan::build(
-            charges, method, boundary, lattice,
-        )?))),
+        _ => planned(charges),
     }
 }
 
@@ -142,17 +155,15 @@ impl DeferredPlan {
         boundary: Boundary,
         lattice: &Lattice,
     ) -> Result<FieldInput, ComputeError> {
-        check_request(&charges, method, boundary)?;
-        match (method, boundary) {
-            (EspMethod::Direct, Boundary::Open) => Ok(FieldInput::Charges(charges)),
-            _ => Ok(FieldInput::DeferredElectrostatics(Arc::new(DeferredPlan {
+        checked_input(charges, method, boundary, |charges| {
+            Ok(FieldInput::DeferredElectrostatics(Arc::new(DeferredPlan {
                 charges,
                 method,
                 boundary,
                 lattice: *lattice,
                 plan: std::sync::OnceLock::new(),
-            }))),
-        }
+            })))
+        })
     }
 
     /// The plan, built on the first call (other callers wait for it); a failure is returned to
