@@ -232,27 +232,11 @@ pub fn representation_ui(ui: &mut egui::Ui, state: &mut AppState) {
             send(state, Command::FitToSelection(state.fit_selection_text.clone()));
         }
     });
-    let mut style = state.settings.style;
-    egui::ComboBox::from_label("Style")
-        .selected_text(style.name())
-        .show_ui(ui, |ui| {
-            for s in DrawStyle::ALL {
-                ui.selectable_value(&mut style, s, s.name());
-            }
-        });
-    if style != state.settings.style {
+    if let Some(style) = choice_combo(ui, "Style", state.settings.style, &DrawStyle::ALL, DrawStyle::name) {
         send(state, Command::SetStyle(style));
     }
-    let mut color_by = state.settings.color_by;
-    egui::ComboBox::from_label("Colour by")
-        .selected_text(color_by.name())
-        .show_ui(ui, |ui| {
-            for c in ColorBy::ALL {
-                ui.selectable_value(&mut color_by, c, c.name());
-            }
-        });
-    if color_by != state.settings.color_by {
-        send(state, Command::SetColorBy(color_by));
+    if let Some(c) = choice_combo(ui, "Colour by", state.settings.color_by, &ColorBy::ALL, ColorBy::name) {
+        send(state, Command::SetColorBy(c));
     }
     let mut opacity = state.settings.surface_opacity;
     if ui
@@ -652,17 +636,28 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
             send(state, Command::SetSurfaceColor(Some((c.volume, None))));
         }
     });
-    let mut map = state.settings.colormap;
-    egui::ComboBox::from_label("Colormap")
-        .selected_text(map.name())
-        .show_ui(ui, |ui| {
-            for m in Colormap::ALL {
-                ui.selectable_value(&mut map, m, m.name());
-            }
-        });
-    if map != state.settings.colormap {
+    if let Some(map) = choice_combo(ui, "Colormap", state.settings.colormap, &Colormap::ALL, Colormap::name) {
         send(state, Command::SetColormap(map));
     }
+}
+
+/// A combo box over `all`, showing each choice by `name`; the new choice when the user changed it.
+fn choice_combo<T: Copy + PartialEq>(
+    ui: &mut egui::Ui,
+    label: &str,
+    current: T,
+    all: &[T],
+    name: fn(T) -> &'static str,
+) -> Option<T> {
+    let mut value = current;
+    egui::ComboBox::from_label(label)
+        .selected_text(name(value))
+        .show_ui(ui, |ui| {
+            for &v in all {
+                ui.selectable_value(&mut value, v, name(v));
+            }
+        });
+    (value != current).then_some(value)
 }
 
 /// The colormap legend of coloured surfaces, drawn over the bottom-right corner of the 3-D view.
