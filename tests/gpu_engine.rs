@@ -19,6 +19,8 @@ use std::time::Duration;
 
 #[path = "common/rdf_cases.rs"]
 mod rdf_cases;
+#[path = "common/rotation.rs"]
+mod rotation;
 
 const TOL: f64 = 1e-5;
 
@@ -253,30 +255,13 @@ fn orbitals_on_a_rotated_lattice_match_the_cpu_engine() {
     // A random unit quaternion.
     let (u1, u2, u3) = ((seed * 0.618).fract(), (seed * 0.414).fract(), (seed * 0.732).fract());
     let tau = std::f64::consts::TAU;
-    let q = [
+    // (w, x, y, z), uniformly distributed on the unit sphere in four dimensions.
+    let r = rotation::matrix_of_unit_quaternion([
+        u1.sqrt() * (tau * u3).cos(),
         (1.0 - u1).sqrt() * (tau * u2).sin(),
         (1.0 - u1).sqrt() * (tau * u2).cos(),
         u1.sqrt() * (tau * u3).sin(),
-        u1.sqrt() * (tau * u3).cos(),
-    ];
-    let [x, y, z, w] = q;
-    let r = [
-        [
-            1.0 - 2.0 * (y * y + z * z),
-            2.0 * (x * y - z * w),
-            2.0 * (x * z + y * w),
-        ],
-        [
-            2.0 * (x * y + z * w),
-            1.0 - 2.0 * (x * x + z * z),
-            2.0 * (y * z - x * w),
-        ],
-        [
-            2.0 * (x * z - y * w),
-            2.0 * (y * z + x * w),
-            1.0 - 2.0 * (x * x + y * y),
-        ],
-    ];
+    ]);
     let rot = |v: [f64; 3]| [0, 1, 2].map(|i| r[i][0] * v[0] + r[i][1] * v[1] + r[i][2] * v[2]);
     let mut lattice = lattice_around(&wf, 40, false);
     let centre: [f64; 3] =

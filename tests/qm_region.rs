@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "common/rotation.rs"]
+mod rotation;
 use orbitfield::analysis::qm_region::{QmRegion, QmRegionError, RegionSource, place_grid, placed_job};
 use orbitfield::compute::Field;
 use orbitfield::compute::cpu::points::PointEvaluator;
@@ -83,24 +85,7 @@ impl Motion {
                 break q.map(|x| x / n2.sqrt());
             }
         };
-        let [w, x, y, z] = q;
-        let r = [
-            [
-                1.0 - 2.0 * (y * y + z * z),
-                2.0 * (x * y - w * z),
-                2.0 * (x * z + w * y),
-            ],
-            [
-                2.0 * (x * y + w * z),
-                1.0 - 2.0 * (x * x + z * z),
-                2.0 * (y * z - w * x),
-            ],
-            [
-                2.0 * (x * z - w * y),
-                2.0 * (y * z + w * x),
-                1.0 - 2.0 * (x * x + y * y),
-            ],
-        ];
+        let r = rotation::matrix_of_unit_quaternion(q);
         Motion { r, t: center }
     }
 
