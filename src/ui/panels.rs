@@ -362,16 +362,7 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
         }
     });
     let mut iso = state.settings.iso_value;
-    let range = if relative { 0.001..=1.0 } else { 0.0001..=1.0 };
-    if ui
-        .add(
-            egui::Slider::new(&mut iso, range)
-                .logarithmic(true)
-                .text("iso")
-                .max_decimals(5),
-        )
-        .changed()
-    {
+    if iso_slider(ui, &mut iso, relative, 1.0) {
         send(state, Command::SetIsoValue(iso));
     }
     if has_wf {
@@ -433,16 +424,7 @@ pub fn representations_ui(ui: &mut egui::Ui, state: &mut AppState) {
             ui.horizontal(|ui| {
                 let mut relative = r.iso_mode == IsoMode::RelativeToMax;
                 let mut iso = r.iso_value;
-                let range = if relative { 0.001..=1.0 } else { 0.0001..=10.0 };
-                if ui
-                    .add(
-                        egui::Slider::new(&mut iso, range)
-                            .logarithmic(true)
-                            .text("iso")
-                            .max_decimals(5),
-                    )
-                    .changed()
-                {
+                if iso_slider(ui, &mut iso, relative, 10.0) {
                     commands.push(Command::EditRepresentation(id, Edit::IsoValue(iso)));
                 }
                 if ui.checkbox(&mut relative, "x max").changed() {
@@ -639,6 +621,19 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if let Some(map) = choice_combo(ui, "Colormap", state.settings.colormap, &Colormap::ALL, Colormap::name) {
         send(state, Command::SetColormap(map));
     }
+}
+
+/// The logarithmic isovalue slider: a fraction of the largest |value| (0.001..1) when `relative`,
+/// else an absolute value from 0.0001 to `max_absolute`. True when the user moved it.
+fn iso_slider(ui: &mut egui::Ui, iso: &mut f32, relative: bool, max_absolute: f32) -> bool {
+    let range = if relative { 0.001..=1.0 } else { 0.0001..=max_absolute };
+    ui.add(
+        egui::Slider::new(iso, range)
+            .logarithmic(true)
+            .text("iso")
+            .max_decimals(5),
+    )
+    .changed()
 }
 
 /// A combo box over `all`, showing each choice by `name`; the new choice when the user changed it.
