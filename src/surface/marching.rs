@@ -105,6 +105,8 @@ impl Extractor {
         out.positions_angstrom.clear();
         out.normals.clear();
         out.indices.clear();
+        out.values.clear();
+        out.colors_rgba8.clear();
         let Some(frame) = Extraction::new(grid, iso, sign) else {
             return;
         };

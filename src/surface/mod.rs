@@ -27,6 +27,12 @@ pub struct MeshData {
     pub normals: Vec<[f32; 3]>,
     /// Three vertex indices per triangle, counter-clockwise seen from outside.
     pub indices: Vec<u32>,
+    /// A scalar per vertex (for example a potential sampled at the vertices), coloured through the
+    /// mesh's colormap and range; empty when the mesh has none.
+    pub values: Vec<f32>,
+    /// An sRGB colour per vertex with alpha (categorical colourings such as secondary structure or
+    /// chain); empty when the mesh is drawn in one colour.
+    pub colors_rgba8: Vec<[u8; 4]>,
 }
 
 /// The two lobes of a signed field (an orbital): the surface at `+|iso|` around the positive
@@ -109,6 +115,20 @@ impl MeshData {
         self.positions_angstrom.extend_from_slice(&other.positions_angstrom);
         self.normals.extend_from_slice(&other.normals);
         self.indices.extend(other.indices.iter().map(|&i| i + offset));
+        // Per-vertex data survives only when both meshes carry it (or this one is still empty).
+        let appended_to_empty = offset == 0;
+        if appended_to_empty || self.values.len() == offset as usize {
+            self.values.extend_from_slice(&other.values);
+        }
+        if appended_to_empty || self.colors_rgba8.len() == offset as usize {
+            self.colors_rgba8.extend_from_slice(&other.colors_rgba8);
+        }
+        if self.values.len() != self.positions_angstrom.len() {
+            self.values.clear();
+        }
+        if self.colors_rgba8.len() != self.positions_angstrom.len() {
+            self.colors_rgba8.clear();
+        }
     }
 }
 
