@@ -1,7 +1,7 @@
 //! Host side of the molecular-orbital kernels: the basis flattened for the device, orbital coefficients
 //! contracted with the angular functions, per-shell screening radii, and the generator of the kernel
 //! specialised for one basis set (exponents and contraction coefficients as literals, one device
-//! function per distinct atom type). Used by the CUDA engine in `super`.
+//! function per distinct atom type). Used by the MO launches in `super` and by the bench command.
 //!
 //! Every shell's contribution to an orbital is `radial(r) * P(x, y, z)` where `P` is a homogeneous
 //! polynomial of degree `l` in Cartesian monomials: the orbital's coefficients of the shell's functions

@@ -1,0 +1,96 @@
+//! Finding CUDA devices without panicking: probing the driver and NVRTC libraries, reading
+//! `ORBITFIELD_DEVICES`, and opening one [`CudaEngine`] per usable device. Called by the worker pool in
+//! `jobs`, by the bench command and by the GPU tests; whatever fails comes back as a note and the
+//! caller falls back to the CPU engine.
+
+use super::catch;
+use super::engine::CudaEngine;
+use cudarc::driver::CudaContext;
+use std::panic::catch_unwind;
+use std::sync::Arc;
+
+/// Devices found, and why any were not (one line each).
+pub struct Discovery {
+    pub engines: Vec<Arc<CudaEngine>>,
+    pub notes: Vec<String>,
+}
+
+/// True when both libcuda and libnvrtc can be loaded (checked without touching the driver).
+pub fn libraries_present() -> Result<(), String> {
+    // SAFETY: these only try to dlopen the libraries and report whether that worked.
+    let cuda = catch_unwind(|| unsafe { cudarc::driver::sys::is_culib_present() }).unwrap_or(false);
+    if !cuda {
+        return Err("no CUDA driver library (libcuda.so) found".into());
+    }
+    // SAFETY: as above, for NVRTC.
+    let nvrtc = catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() }).unwrap_or(false);
+    if !nvrtc {
+        return Err("no NVRTC library (libnvrtc.so) found".into());
+    }
+    Ok(())
+}
+
+/// Device ordinals from `ORBITFIELD_DEVICES` ("0,2"), or `None` when unset. Invalid entries are
+/// reported and ignored.
+pub fn devices_from_env() -> (Option<Vec<usize>>, Vec<String>) {
+    match std::env::var("ORBITFIELD_DEVICES") {
+        Ok(s) if !s.trim().is_empty() => {
+            let mut out = Vec::new();
+            let mut notes = Vec::new();
+            for part in s.split(',') {
+                match part.trim().parse::<usize>() {
+                    Ok(d) if !out.contains(&d) => out.push(d),
+                    Ok(_) => {}
+                    Err(_) => notes.push(format!("ORBITFIELD_DEVICES: '{}' is not a device number", part.trim())),
+                }
+            }
+            (Some(out), notes)
+        }
+        _ => (None, Vec::new()),
+    }
+}
+
+/// Finds usable CUDA devices (all, or those in `selection`), creating a context and a stream for each
+/// and compiling the Coulomb kernel as a smoke test. Never panics.
+pub fn discover(selection: Option<&[usize]>) -> Discovery {
+    let mut notes = Vec::new();
+    if let Err(e) = libraries_present() {
+        notes.push(e);
+        return Discovery {
+            engines: Vec::new(),
+            notes,
+        };
+    }
+    let count = match catch("cuInit", || {
+        cudarc::driver::result::init().map_err(|e| format!("cuInit failed: {e:?}"))?;
+        CudaContext::device_count().map_err(|e| format!("cuDeviceGetCount failed: {e:?}"))
+    }) {
+        Ok(n) => n.max(0) as usize,
+        Err(e) => {
+            notes.push(e);
+            return Discovery {
+                engines: Vec::new(),
+                notes,
+            };
+        }
+    };
+    if count == 0 {
+        notes.push("the CUDA driver reports no devices".into());
+    }
+    let wanted: Vec<usize> = match selection {
+        Some(s) => s.to_vec(),
+        None => (0..count).collect(),
+    };
+    let mut engines = Vec::new();
+    for ordinal in wanted {
+        if ordinal >= count {
+            notes.push(format!("cuda:{ordinal}: no such device ({count} present)"));
+            continue;
+        }
+        match CudaEngine::new(ordinal) {
+            Ok(e) => engines.push(Arc::new(e)),
+            Err(e) => notes.push(format!("cuda:{ordinal}: {e}")),
+        }
+    }
+    Discovery { engines, notes }
+}

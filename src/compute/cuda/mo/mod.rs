@@ -1,0 +1,389 @@
+//! The molecular-orbital kernels: host-side plans and the kernel generated per basis set ([`plan`]),
+//! and the launches of both forms on a [`CudaEngine`] (the general kernel of
+//! `kernels/mo.cu` with the basis in device arrays, and the specialised one with the basis as literals).
+//! Called by the engine in `super::engine` for orbital, density and spin-density fields.
+
+pub mod plan;
+
+pub use plan::*;
+
+use super::engine::{CudaEngine, EngineState, copy_symbol};
+use super::nvrtc::fnv1a;
+use super::{MoForm, dev_err};
+use crate::compute::{ComputeError, Field, FieldJob};
+use crate::model::{Lattice, Spin, SpinKind, Wavefunction};
+use cudarc::driver::{CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Kernel sources, embedded at build time.
+pub const MO_COMMON_SRC: &str = include_str!("../../../../kernels/mo_common.cuh");
+pub const MO_GENERAL_SRC: &str = include_str!("../../../../kernels/mo.cu");
+
+const MO_BLOCK: (u32, u32, u32) = (8, 8, 4);
+
+/// One orbital's contribution to a field: coefficients, store mode (0 = psi, 1 = w psi^2, 2 = += w psi^2)
+/// and weight.
+struct OrbitalTerm {
+    poly: Vec<f64>,
+    mode: i32,
+    weight: f32,
+}
+
+/// The general form's device data: module, primitives, and per orbital term the shells (with cutoffs)
+/// and contracted coefficients.
+type GeneralData = (
+    Arc<CudaModule>,
+    CudaSlice<f32>,
+    Vec<(CudaSlice<GpuShell>, CudaSlice<f32>)>,
+);
+
+/// Device data of one MO job, reused by all its slabs.
+pub(super) struct MoPrepared {
+    terms: Vec<OrbitalTerm>,
+    /// General form: per orbital term, shells (with cutoffs) and contracted coefficients on the device.
+    general: Option<GeneralData>,
+    /// Specialised form: module and per-term constant data.
+    specialised: Option<(Arc<CudaModule>, Vec<SpecConstants>)>,
+    n_shells: usize,
+    /// Form in use: 1 general, 2 specialised, 0 not yet decided (`MoForm::Auto` with both available:
+    /// the first launch times both on the first orbital and keeps the faster).
+    pub(super) choice: AtomicU8,
+    /// Hash of what decides which form is faster: the specialised source, the general form's angular
+    /// cases and the lattice dimensions.
+    shape: u64,
+    /// Number of the preparation (whose constants the specialised module holds, see
+    /// `EngineState::constants_for`).
+    id: u64,
+}
+
+impl CudaEngine {
+    pub(super) fn prepare_mo(
+        &self,
+        st: &mut EngineState,
+        field: &Field,
+        wf: &Wavefunction,
+        lattice: &Lattice,
+        form: MoForm,
+    ) -> Result<MoPrepared, ComputeError> {
+        let plan = BasisPlan::new(&wf.basis)?;
+        let terms = orbital_terms(field, wf, &plan)?;
+        let o = lattice.origin_bohr;
+        let spec_plan = if form != MoForm::General {
+            SpecialisedPlan::new(&plan, &format!("{MO_COMMON_SRC}\n"))
+        } else {
+            None
+        };
+        let dims = lattice.dims.map(|d| d.to_string()).join("x");
+        let max_l = wf.basis.max_l().to_string();
+        let shape = fnv1a(&[
+            spec_plan.as_ref().map_or("", |p| p.source.as_str()),
+            &max_l,
+            &dims,
+            &self.arch,
+        ]);
+        // Auto with a decision remembered for this shape: only the chosen form is prepared.
+        let remembered = if form == MoForm::Auto {
+            st.form_choices.get(&shape).copied()
+        } else {
+            None
+        };
+        let specialised = match spec_plan {
+            Some(spec) if remembered != Some(1) => {
+                let module = self.module(st, &spec.source)?;
+                let consts = terms.iter().map(|t| spec.constants(&plan, &t.poly, o)).collect();
+                Some((module, consts))
+            }
+            _ => None,
+        };
+        let general = if specialised.is_none() || (form == MoForm::Auto && remembered.is_none()) {
+            // Only the angular cases the basis needs are compiled (fewer registers).
+            let src = format!(
+                "#define GEN_MAX_L {}\n{MO_COMMON_SRC}\n{MO_GENERAL_SRC}",
+                wf.basis.max_l()
+            );
+            let module = self.module(st, &src)?;
+            let mut prims = Vec::new();
+            let mut shell_base = Vec::new();
+            for s in &plan.shells {
+                let start = prims.len() / 2;
+                for &(a2, d) in &s.prims {
+                    prims.push(a2 as f32);
+                    prims.push(d as f32);
+                }
+                shell_base.push((start as i32, s.prims.len() as i32));
+            }
+            let prims_dev = self.stream.clone_htod(&prims).map_err(dev_err("upload"))?;
+            let mut per_term = Vec::new();
+            for t in &terms {
+                let cut2 = plan.cutoffs2(&t.poly);
+                let shells: Vec<GpuShell> = plan
+                    .shells
+                    .iter()
+                    .zip(&plan.coef_offsets)
+                    .zip(shell_base.iter().zip(&cut2))
+                    .map(|((s, &off), (&(ps, np), &c2))| GpuShell {
+                        center: [
+                            (s.center_bohr[0] - o[0]) as f32,
+                            (s.center_bohr[1] - o[1]) as f32,
+                            (s.center_bohr[2] - o[2]) as f32,
+                        ],
+                        cutoff2: c2 as f32,
+                        l: s.l as i32,
+                        prim_start: ps,
+                        nprim: np,
+                        coef_start: off as i32,
+                    })
+                    .collect();
+                let coefs: Vec<f32> = t.poly.iter().map(|&v| v as f32).collect();
+                let coefs = if coefs.is_empty() { vec![0.0] } else { coefs };
+                let sd = if shells.is_empty() {
+                    self.stream.clone_htod(&[GpuShell::default()])
+                } else {
+                    self.stream.clone_htod(&shells)
+                }
+                .map_err(dev_err("upload"))?;
+                let cd = self.stream.clone_htod(&coefs).map_err(dev_err("upload"))?;
+                per_term.push((sd, cd));
+            }
+            Some((module, prims_dev, per_term))
+        } else {
+            None
+        };
+        let choice = match (&general, &specialised) {
+            (Some(_), Some(_)) => 0,
+            (_, Some(_)) => 2,
+            _ => 1,
+        };
+        Ok(MoPrepared {
+            choice: AtomicU8::new(choice),
+            terms,
+            general,
+            specialised,
+            n_shells: plan.shells.len(),
+            shape,
+            id: st.prep_generation,
+        })
+    }
+
+    fn lattice_args(lattice: &Lattice, z_range: &Range<usize>) -> LatticeArgs {
+        let s = lattice.steps_bohr;
+        LatticeArgs {
+            steps: [
+                s[0][0] as f32,
+                s[0][1] as f32,
+                s[0][2] as f32,
+                s[1][0] as f32,
+                s[1][1] as f32,
+                s[1][2] as f32,
+                s[2][0] as f32,
+                s[2][1] as f32,
+                s[2][2] as f32,
+            ],
+            nx: lattice.dims[0] as i32,
+            ny: lattice.dims[1] as i32,
+            nz: z_range.len() as i32,
+            k0: z_range.start as i32,
+        }
+    }
+
+    pub(super) fn launch_mo(
+        &self,
+        st: &mut EngineState,
+        m: &MoPrepared,
+        job: &FieldJob,
+        z_range: &Range<usize>,
+    ) -> Result<(), ComputeError> {
+        let g = Self::lattice_args(&job.lattice, z_range);
+        let cfg = LaunchConfig {
+            grid_dim: (
+                (g.nx as u32).div_ceil(MO_BLOCK.0),
+                (g.ny as u32).div_ceil(MO_BLOCK.1),
+                (g.nz as u32).div_ceil(MO_BLOCK.2),
+            ),
+            block_dim: MO_BLOCK,
+            shared_mem_bytes: 0,
+        };
+        if cfg.grid_dim.1 > 65535 || cfg.grid_dim.2 > 65535 {
+            return Err(ComputeError::Device("lattice too large for one launch".into()));
+        }
+        let job_id = m.id;
+        let EngineState {
+            out,
+            constants_for,
+            form_choices,
+            ..
+        } = st;
+        let out = out
+            .as_mut()
+            .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
+        let mut first = 0;
+        if m.choice.load(Ordering::Relaxed) == 0 {
+            // Time both forms on the first orbital (each overwrites the slab), keep the faster.
+            let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+            let ev: Vec<_> = (0..3)
+                .map(|_| self.ctx.new_event(flags))
+                .collect::<Result<_, _>>()
+                .map_err(dev_err("event"))?;
+            let [e0, e1, e2] = ev.as_slice() else {
+                return Err(ComputeError::Device("events".into()));
+            };
+            e0.record(&self.stream).map_err(dev_err("event record"))?;
+            self.launch_mo_term(out, constants_for, m, 0, false, &g, cfg, job_id)?;
+            e1.record(&self.stream).map_err(dev_err("event record"))?;
+            self.launch_mo_term(out, constants_for, m, 0, true, &g, cfg, job_id)?;
+            e2.record(&self.stream).map_err(dev_err("event record"))?;
+            e2.synchronize().map_err(dev_err("event sync"))?;
+            let t_general = e0.elapsed_ms(e1).map_err(dev_err("elapsed"))?;
+            let t_spec = e1.elapsed_ms(e2).map_err(dev_err("elapsed"))?;
+            let choice = if t_spec <= t_general { 2 } else { 1 };
+            m.choice.store(choice, Ordering::Relaxed);
+            form_choices.insert(m.shape, choice);
+            first = 1;
+        }
+        let spec = m.choice.load(Ordering::Relaxed) == 2;
+        for t in first..m.terms.len() {
+            self.launch_mo_term(out, constants_for, m, t, spec, &g, cfg, job_id)?;
+        }
+        Ok(())
+    }
+
+    /// Launches one orbital term of an MO field in the general or the specialised form.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_mo_term(
+        &self,
+        out: &mut CudaSlice<f32>,
+        constants_for: &mut Option<(u64, usize)>,
+        m: &MoPrepared,
+        t: usize,
+        specialised: bool,
+        g: &LatticeArgs,
+        cfg: LaunchConfig,
+        job_id: u64,
+    ) -> Result<(), ComputeError> {
+        let Some(term) = m.terms.get(t) else { return Ok(()) };
+        if specialised {
+            let Some((module, consts)) = &m.specialised else {
+                return Err(ComputeError::Device("no specialised kernel".into()));
+            };
+            let f = Self::function(module, "mo_specialised")?;
+            let Some(k) = consts.get(t) else { return Ok(()) };
+            if *constants_for != Some((job_id, t)) {
+                copy_symbol(module, &self.stream, "spec_atoms", bytemuck::cast_slice(&k.atoms))?;
+                copy_symbol(module, &self.stream, "spec_info", bytemuck::cast_slice(&k.info))?;
+                copy_symbol(module, &self.stream, "spec_shell0", bytemuck::cast_slice(&k.shell0))?;
+                copy_symbol(module, &self.stream, "spec_coefs", &k.coefs)?;
+                copy_symbol(module, &self.stream, "spec_shell_cut2", &k.shell_cut2)?;
+                *constants_for = Some((job_id, t));
+            }
+            let mut b = self.stream.launch_builder(&f);
+            b.arg(&mut *out).arg(g).arg(&term.mode).arg(&term.weight);
+            // SAFETY: the kernel writes only points inside the slab, all within `out`.
+            unsafe { b.launch(cfg) }.map_err(dev_err("mo_specialised launch"))?;
+        } else {
+            let Some((module, prims, per_term)) = &m.general else {
+                return Err(ComputeError::Device("no general kernel".into()));
+            };
+            let Some((shells, coefs)) = per_term.get(t) else {
+                return Ok(());
+            };
+            let f = Self::function(module, "mo_general")?;
+            let nshells = m.n_shells as i32;
+            let mut b = self.stream.launch_builder(&f);
+            b.arg(&mut *out)
+                .arg(g)
+                .arg(shells)
+                .arg(&nshells)
+                .arg(prims)
+                .arg(coefs)
+                .arg(&term.mode)
+                .arg(&term.weight);
+            // SAFETY: the kernel reads `nshells` shells and their primitives/coefficients, all uploaded
+            // from the same plan, and writes only points inside the slab.
+            unsafe { b.launch(cfg) }.map_err(dev_err("mo_general launch"))?;
+        }
+        Ok(())
+    }
+}
+
+/// The orbitals (with store modes and weights) whose sum makes `field`.
+fn orbital_terms(field: &Field, wf: &Wavefunction, plan: &BasisPlan) -> Result<Vec<OrbitalTerm>, ComputeError> {
+    let one = |spin: Spin, index: usize| -> Result<Vec<f64>, ComputeError> {
+        let set = wf
+            .orbitals(spin)
+            .ok_or(ComputeError::WrongInput(field.clone(), "beta orbitals"))?;
+        let c = set.orbital(index).ok_or(ComputeError::NoSuchOrbital {
+            index,
+            count: set.len(),
+        })?;
+        plan.contract(c)
+    };
+    let weighted = |list: &[(Spin, f64)]| -> Result<Vec<OrbitalTerm>, ComputeError> {
+        let mut out = Vec::new();
+        for &(spin, sign) in list {
+            let Some(set) = wf.orbitals(spin) else { continue };
+            for (i, &occ) in set.occupations.iter().enumerate() {
+                let w = sign * occ;
+                if w.abs() > 1e-12 {
+                    let poly = one(spin, i)?;
+                    let mode = if out.is_empty() { 1 } else { 2 };
+                    out.push(OrbitalTerm {
+                        poly,
+                        mode,
+                        weight: w as f32,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    };
+    let mut terms = match field {
+        Field::Orbital { spin, index } => vec![OrbitalTerm {
+            poly: one(*spin, *index)?,
+            mode: 0,
+            weight: 1.0,
+        }],
+        Field::OrbitalSquared { spin, index } => {
+            vec![OrbitalTerm {
+                poly: one(*spin, *index)?,
+                mode: 1,
+                weight: 1.0,
+            }]
+        }
+        Field::Density => match wf.spin {
+            SpinKind::Unrestricted => weighted(&[(Spin::Alpha, 1.0), (Spin::Beta, 1.0)])?,
+            _ => weighted(&[(Spin::Alpha, 1.0)])?,
+        },
+        Field::SpinDensity => match wf.spin {
+            SpinKind::Unrestricted => weighted(&[(Spin::Alpha, 1.0), (Spin::Beta, -1.0)])?,
+            SpinKind::Restricted => Vec::new(),
+            SpinKind::RestrictedOpen => {
+                // alpha occupation min(occ, 1), beta the rest: the spin is alpha minus beta.
+                let mut out = Vec::new();
+                for (i, &occ) in wf.alpha.occupations.iter().enumerate() {
+                    let w = occ.min(1.0) - (occ - occ.min(1.0));
+                    if w.abs() > 1e-12 {
+                        let mode = if out.is_empty() { 1 } else { 2 };
+                        out.push(OrbitalTerm {
+                            poly: one(Spin::Alpha, i)?,
+                            mode,
+                            weight: w as f32,
+                        });
+                    }
+                }
+                out
+            }
+        },
+        Field::Potential => return Err(ComputeError::WrongInput(Field::Potential, "point charges")),
+    };
+    if terms.is_empty() {
+        // A field that is zero everywhere: one launch with weight 0 writes the zeros.
+        terms.push(OrbitalTerm {
+            poly: vec![0.0; plan.n_coefs],
+            mode: 1,
+            weight: 0.0,
+        });
+    }
+    Ok(terms)
+}
