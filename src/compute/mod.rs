@@ -5,29 +5,17 @@
 //! [`SlabEngine`]: fill the z-slab `z_range` of the lattice into `out` (x fastest, exactly
 //! `dims[0] * dims[1] * z_range.len()` values). The CPU engine in [`cpu`] is the numerical reference;
 //! the CUDA engine in [`cuda`] is tested against it. Scheduling slabs over workers is `jobs`' work.
+//! The field kind ([`Field`]) belongs to `model` (`model::field`) and is re-exported here.
 
 pub mod cpu;
 pub mod cuda;
 pub mod esp;
 
-use crate::model::{Lattice, Spin, Wavefunction};
+use crate::model::{Lattice, Wavefunction};
 use std::ops::Range;
 use std::sync::Arc;
 
-/// A resolved scalar field (orbital indices are 0-based and checked against the wavefunction).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Field {
-    /// Amplitude of one molecular orbital (bohr^-3/2).
-    Orbital { spin: Spin, index: usize },
-    /// |psi|^2 of one orbital (bohr^-3).
-    OrbitalSquared { spin: Spin, index: usize },
-    /// Total electron density from occupations (bohr^-3).
-    Density,
-    /// Alpha minus beta density (bohr^-3).
-    SpinDensity,
-    /// Electrostatic potential of point charges (e/bohr, i.e. hartree/e).
-    Potential,
-}
+pub use crate::model::field::Field;
 
 /// Point charges for potential maps: positions in bohr, charges in e.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -4,7 +4,7 @@
 //! both accept: `mo:homo`, `mo:lumo+2`, `mo:homo-1`, `mo:17` (1-based), `mo:beta:homo`,
 //! `mo:alpha:lumo`, `mo2:homo` (|psi|^2), `density`, `spin` (alpha minus beta density), `esp`
 //! (Coulomb potential of the structure's point charges). [`FieldSpec::resolve`] checks it against
-//! a wavefunction and yields a [`crate::compute::Field`] with 0-based indices.
+//! a wavefunction and yields a [`Field`] with 0-based indices: the field kind every engine computes.
 //!
 //! [`LatticeSpec`] turns "spacing and padding around these atoms" or an explicit origin, size and
 //! spacing into a [`Lattice`], refusing absurd sizes before anything is allocated.
@@ -17,9 +17,23 @@
 use super::grid::Lattice;
 use super::units::bohr_from_angstrom;
 use super::wavefunction::{Spin, SpinKind, Wavefunction};
-use crate::compute::Field;
 use std::fmt;
 use std::str::FromStr;
+
+/// A resolved scalar field (orbital indices are 0-based and checked against the wavefunction).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Field {
+    /// Amplitude of one molecular orbital (bohr^-3/2).
+    Orbital { spin: Spin, index: usize },
+    /// |psi|^2 of one orbital (bohr^-3).
+    OrbitalSquared { spin: Spin, index: usize },
+    /// Total electron density from occupations (bohr^-3).
+    Density,
+    /// Alpha minus beta density (bohr^-3).
+    SpinDensity,
+    /// Electrostatic potential of point charges (e/bohr, i.e. hartree/e).
+    Potential,
+}
 
 /// Which orbital, relative to the frontier orbitals or by number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

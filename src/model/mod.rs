@@ -19,6 +19,7 @@ pub mod wavefunction;
 pub use basis::{BasisSet, Shell};
 pub use cell::UnitCell;
 pub use element::Element;
+pub use field::Field;
 pub use grid::{Grid3, Lattice};
 pub use name::Name8;
 pub use structure::{BondSource, Structure};
