@@ -17,7 +17,7 @@
 //! and as degrees otherwise.
 
 use super::{ReadError, read_bytes};
-use crate::model::{Frame, FrameSource, UnitCell};
+use crate::model::{Frame, FrameError, FrameSource, UnitCell};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -521,7 +521,15 @@ impl FrameSource for DcdReader {
         self.n_frames
     }
 
-    fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError> {
+    fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), FrameError> {
+        DcdReader::read_frame(self, index, out).map_err(FrameError::from)
+    }
+}
+
+impl DcdReader {
+    /// Reads frame `index` into `out`, reusing its allocation (the reader's own error type, with
+    /// the byte offset where the frame went wrong).
+    pub fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError> {
         if index >= self.n_frames {
             return Err(ReadError::file(
                 &self.path,

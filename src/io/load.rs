@@ -11,7 +11,7 @@
 //! ([`crate::analysis::qm_region`]) and checks that there is one wavefunction per frame, or one.
 
 use super::{Format, ReadError, read_bytes};
-use crate::model::{Element, Frame, FrameSource, Grid3, Name8, Structure, Trajectory, Wavefunction};
+use crate::model::{Element, Frame, FrameError, FrameSource, Grid3, Name8, Structure, Trajectory, Wavefunction};
 use std::path::{Path, PathBuf};
 
 /// What a structure-type text reader returns: atoms plus zero or more frames of coordinates.
@@ -51,7 +51,7 @@ impl FrameSource for Concatenated {
         self.parts.iter().map(|p| p.n_frames()).sum()
     }
 
-    fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError> {
+    fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), FrameError> {
         let mut i = index;
         for p in &mut self.parts {
             let n = p.n_frames();
@@ -60,11 +60,10 @@ impl FrameSource for Concatenated {
             }
             i -= n;
         }
-        Err(ReadError::new(
-            PathBuf::from("<trajectory>"),
-            super::Location::None,
-            format!("frame {index} requested, trajectory has {} frames", self.n_frames()),
-        ))
+        Err(FrameError::OutOfRange {
+            index,
+            count: self.n_frames(),
+        })
     }
 }
 

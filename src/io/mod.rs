@@ -25,6 +25,7 @@ pub mod wfn;
 pub mod xtc;
 pub mod xyz;
 
+use crate::model::FrameError;
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -83,6 +84,26 @@ impl ReadError {
     /// A problem with the file as a whole.
     pub fn file(path: &Path, message: impl Into<String>) -> ReadError {
         ReadError::new(path, Location::None, message)
+    }
+}
+
+/// A reader's error travels through the model's frame sources inside a `FrameError`.
+impl From<ReadError> for FrameError {
+    fn from(e: ReadError) -> FrameError {
+        FrameError::Source(std::sync::Arc::new(e))
+    }
+}
+
+/// Back from a frame source: the reader's own error when it was one, else the model's message
+/// (no file to name: `<trajectory>`).
+impl From<FrameError> for ReadError {
+    fn from(e: FrameError) -> ReadError {
+        if let FrameError::Source(s) = &e
+            && let Some(r) = s.downcast_ref::<ReadError>()
+        {
+            return r.clone();
+        }
+        ReadError::new("<trajectory>", Location::None, e.to_string())
     }
 }
 

@@ -14,7 +14,7 @@
 
 use super::ReadError;
 use super::dcd::ByteSource;
-use crate::model::{Frame, FrameSource, UnitCell};
+use crate::model::{Frame, FrameError, FrameSource, UnitCell};
 use std::path::{Path, PathBuf};
 
 /// Angstrom per nanometre (XTC stores nm).
@@ -259,7 +259,15 @@ impl FrameSource for XtcReader {
         self.frames.len()
     }
 
-    fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError> {
+    fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), FrameError> {
+        XtcReader::read_frame(self, index, out).map_err(FrameError::from)
+    }
+}
+
+impl XtcReader {
+    /// Reads frame `index` into `out`, reusing its allocation (the reader's own error type, with
+    /// the byte offset where the frame went wrong).
+    pub fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError> {
         let Some(&entry) = self.frames.get(index) else {
             return Err(ReadError::file(
                 &self.path,

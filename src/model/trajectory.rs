@@ -4,9 +4,13 @@
 //! trait (DCD and XTC read frames on demand by file offset; text formats keep parsed frames in
 //! memory). Consumers ask for frame `i` into a reusable [`Frame`], so playing a trajectory
 //! allocates nothing per frame.
+//!
+//! A frame that cannot be read is a [`FrameError`]: the model names no reader's error type, so a
+//! reader's own error (file, byte offset, what was expected) travels inside it, and `io` converts
+//! both ways (its `ReadError` into a `FrameError` and back, losslessly).
 
 use super::cell::UnitCell;
-use crate::io::ReadError;
+use std::sync::Arc;
 
 /// One frame's coordinates.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -20,6 +24,17 @@ pub struct Frame {
     pub step: Option<i64>,
 }
 
+/// Why a frame could not be read.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum FrameError {
+    /// The index is past the last frame.
+    #[error("frame {index} requested, trajectory has {count} frames")]
+    OutOfRange { index: usize, count: usize },
+    /// The frame source failed; the message names the file and where.
+    #[error("{0}")]
+    Source(Arc<dyn std::error::Error + Send + Sync>),
+}
+
 /// Random access to frames of one trajectory file (or an in-memory list of frames).
 pub trait FrameSource: Send {
     /// Atoms per frame.
@@ -27,7 +42,7 @@ pub trait FrameSource: Send {
     /// Number of frames.
     fn n_frames(&self) -> usize;
     /// Reads frame `index` into `out`, reusing its allocation.
-    fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError>;
+    fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), FrameError>;
 }
 
 /// Frames held in memory (multi-model PDB, multi-frame GRO/XYZ, single-frame files).
@@ -46,13 +61,10 @@ impl FrameSource for InMemoryFrames {
         self.frames.len()
     }
 
-    fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError> {
-        let f = self.frames.get(index).ok_or_else(|| {
-            ReadError::new(
-                std::path::PathBuf::from("<memory>"),
-                crate::io::Location::None,
-                format!("frame {index} requested, trajectory has {} frames", self.frames.len()),
-            )
+    fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), FrameError> {
+        let f = self.frames.get(index).ok_or(FrameError::OutOfRange {
+            index,
+            count: self.frames.len(),
         })?;
         out.clone_from(f);
         Ok(())
@@ -98,12 +110,12 @@ impl Trajectory {
     }
 
     /// Reads frame `index` into `out`.
-    pub fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError> {
+    pub fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), FrameError> {
         self.source.read_frame(index, out)
     }
 
     /// Reads frame `index` into a new `Frame`.
-    pub fn frame(&mut self, index: usize) -> Result<Frame, ReadError> {
+    pub fn frame(&mut self, index: usize) -> Result<Frame, FrameError> {
         let mut f = Frame::default();
         self.read_frame(index, &mut f)?;
         Ok(f)
