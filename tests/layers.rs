@@ -2,6 +2,8 @@
 //! project above it (no `io` error types, no `compute` field kinds, no `jobs`). Scans `src/model`,
 //! so it needs no build of anything but this file.
 
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 
 /// Paths into other modules of the project that `text` names (`crate::io`, `super::super::...`),

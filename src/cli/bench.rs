@@ -845,9 +845,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let mut gpu_engine: Option<Arc<CudaEngine>> = None;
     if preference != DevicePreference::Cpu {
         let (sel, env_notes) = cuda::devices_from_env();
-        notes.extend(env_notes);
+        notes.extend(env_notes.iter().map(ToString::to_string));
         let found = cuda::discover(sel.as_ref().map(|s| s.get(..1).unwrap_or(&[])));
-        notes.extend(found.notes);
+        notes.extend(found.notes.iter().map(ToString::to_string));
         gpu_engine = found.engines.into_iter().next();
         if gpu_engine.is_none() {
             if preference == DevicePreference::Gpu {

@@ -56,6 +56,9 @@ pub enum ComputeError {
     BadOutput { got: usize, need: usize },
     #[error("device error: {0}")]
     Device(String),
+    /// A call into the CUDA driver or NVRTC failed.
+    #[error("device error: {0}")]
+    Cuda(#[from] cuda::CudaError),
     #[error("the result contains NaN or infinite values")]
     NotFinite,
     #[error("cancelled")]

@@ -344,7 +344,7 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
         let mut engines: Vec<EngineSpec> = Vec::new();
         if config.preference != DevicePreference::Cpu {
             let (env_devices, env_notes) = cuda::devices_from_env();
-            notes.extend(env_notes);
+            notes.extend(env_notes.iter().map(ToString::to_string));
             let selection = config.devices.clone().or(env_devices);
             let found = cuda::discover(selection.as_deref());
             for e in found.engines {
@@ -358,11 +358,16 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
                 let why = if found.notes.is_empty() {
                     "no CUDA device".to_string()
                 } else {
-                    found.notes.join("; ")
+                    found
+                        .notes
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
                 };
                 notes.push(format!("using the CPU engine: {why}"));
             } else {
-                notes.extend(found.notes);
+                notes.extend(found.notes.iter().map(ToString::to_string));
             }
         }
         let cpu: Arc<dyn SlabEngine> = Arc::new(CpuEngine);
@@ -811,7 +816,10 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
                 let msg = format!("{engine_name}: planes {}..{}: {e}", tile.z.start, tile.z.end);
                 set_error(&status.last_error, msg.clone());
                 set_error(&shared.last_error, msg);
-                let retryable = matches!(e, ComputeError::Device(_) | ComputeError::NotFinite);
+                let retryable = matches!(
+                    e,
+                    ComputeError::Device(_) | ComputeError::Cuda(_) | ComputeError::NotFinite
+                );
                 if !retryable || !spec.is_gpu {
                     // Input errors repeat everywhere; a CPU failure is the last resort.
                     finish(&shared, &req, Err(JobError::Compute(e)));

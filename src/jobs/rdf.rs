@@ -87,17 +87,22 @@ impl RdfWorkers {
         let mut engines = Vec::new();
         if preference != DevicePreference::Cpu {
             let (selection, env_notes) = cuda::devices_from_env();
-            notes.extend(env_notes);
+            notes.extend(env_notes.iter().map(ToString::to_string));
             let found = cuda::discover(selection.as_deref());
             if found.engines.is_empty() {
                 let why = if found.notes.is_empty() {
                     "no CUDA device".to_string()
                 } else {
-                    found.notes.join("; ")
+                    found
+                        .notes
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
                 };
                 notes.push(format!("RDF on the CPU: {why}"));
             } else {
-                notes.extend(found.notes);
+                notes.extend(found.notes.iter().map(ToString::to_string));
             }
             engines.extend(found.engines.into_iter().map(Engine::Gpu));
         }

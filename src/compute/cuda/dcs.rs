@@ -49,11 +49,16 @@ impl DcsVariant {
     }
 }
 
+/// Text that does not name a Coulomb kernel variant.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a Coulomb kernel variant (UNROLL:SOFT with SOFT <= UNROLL <= 32)")]
+pub struct BadDcsVariant(pub String);
+
 impl std::str::FromStr for DcsVariant {
-    type Err = String;
+    type Err = BadDcsVariant;
     /// "8:1" (points per thread : soft points).
-    fn from_str(s: &str) -> Result<DcsVariant, String> {
-        let bad = || format!("'{s}' is not a Coulomb kernel variant (UNROLL:SOFT with SOFT <= UNROLL <= 32)");
+    fn from_str(s: &str) -> Result<DcsVariant, BadDcsVariant> {
+        let bad = || BadDcsVariant(s.to_string());
         let (u, k) = s.split_once(':').ok_or_else(bad)?;
         let u = u.trim().parse().map_err(|_| bad())?;
         let k = k.trim().parse().map_err(|_| bad())?;

@@ -3,8 +3,8 @@
 //! `jobs`, by the bench command and by the GPU tests; whatever fails comes back as a note and the
 //! caller falls back to the CPU engine.
 
-use super::catch;
 use super::engine::CudaEngine;
+use super::{CudaError, catch, dev_err};
 use cudarc::driver::CudaContext;
 use std::panic::catch_unwind;
 use std::sync::Arc;
@@ -12,27 +12,27 @@ use std::sync::Arc;
 /// Devices found, and why any were not (one line each).
 pub struct Discovery {
     pub engines: Vec<Arc<CudaEngine>>,
-    pub notes: Vec<String>,
+    pub notes: Vec<CudaError>,
 }
 
 /// True when both libcuda and libnvrtc can be loaded (checked without touching the driver).
-pub fn libraries_present() -> Result<(), String> {
+pub fn libraries_present() -> Result<(), CudaError> {
     // SAFETY: these only try to dlopen the libraries and report whether that worked.
     let cuda = catch_unwind(|| unsafe { cudarc::driver::sys::is_culib_present() }).unwrap_or(false);
     if !cuda {
-        return Err("no CUDA driver library (libcuda.so) found".into());
+        return Err(CudaError::NoDriverLibrary);
     }
     // SAFETY: as above, for NVRTC.
     let nvrtc = catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() }).unwrap_or(false);
     if !nvrtc {
-        return Err("no NVRTC library (libnvrtc.so) found".into());
+        return Err(CudaError::NoNvrtcLibrary);
     }
     Ok(())
 }
 
 /// Device ordinals from `ORBITFIELD_DEVICES` ("0,2"), or `None` when unset. Invalid entries are
 /// reported and ignored.
-pub fn devices_from_env() -> (Option<Vec<usize>>, Vec<String>) {
+pub fn devices_from_env() -> (Option<Vec<usize>>, Vec<CudaError>) {
     match std::env::var("ORBITFIELD_DEVICES") {
         Ok(s) if !s.trim().is_empty() => {
             let mut out = Vec::new();
@@ -41,7 +41,7 @@ pub fn devices_from_env() -> (Option<Vec<usize>>, Vec<String>) {
                 match part.trim().parse::<usize>() {
                     Ok(d) if !out.contains(&d) => out.push(d),
                     Ok(_) => {}
-                    Err(_) => notes.push(format!("ORBITFIELD_DEVICES: '{}' is not a device number", part.trim())),
+                    Err(_) => notes.push(CudaError::BadDeviceList(part.trim().to_string())),
                 }
             }
             (Some(out), notes)
@@ -62,8 +62,8 @@ pub fn discover(selection: Option<&[usize]>) -> Discovery {
         };
     }
     let count = match catch("cuInit", || {
-        cudarc::driver::result::init().map_err(|e| format!("cuInit failed: {e:?}"))?;
-        CudaContext::device_count().map_err(|e| format!("cuDeviceGetCount failed: {e:?}"))
+        cudarc::driver::result::init().map_err(dev_err("cuInit"))?;
+        CudaContext::device_count().map_err(dev_err("cuDeviceGetCount"))
     }) {
         Ok(n) => n.max(0) as usize,
         Err(e) => {
@@ -75,7 +75,7 @@ pub fn discover(selection: Option<&[usize]>) -> Discovery {
         }
     };
     if count == 0 {
-        notes.push("the CUDA driver reports no devices".into());
+        notes.push(CudaError::NoDevices);
     }
     let wanted: Vec<usize> = match selection {
         Some(s) => s.to_vec(),
@@ -84,12 +84,15 @@ pub fn discover(selection: Option<&[usize]>) -> Discovery {
     let mut engines = Vec::new();
     for ordinal in wanted {
         if ordinal >= count {
-            notes.push(format!("cuda:{ordinal}: no such device ({count} present)"));
+            notes.push(CudaError::NoSuchDevice { ordinal, count });
             continue;
         }
         match CudaEngine::new(ordinal) {
             Ok(e) => engines.push(Arc::new(e)),
-            Err(e) => notes.push(format!("cuda:{ordinal}: {e}")),
+            Err(e) => notes.push(CudaError::Unusable {
+                ordinal,
+                reason: Box::new(e),
+            }),
         }
     }
     Discovery { engines, notes }

@@ -9,7 +9,7 @@ use super::dcs::{DcsPrepared, DcsVariant};
 use super::discovery::libraries_present;
 use super::mo::MoPrepared;
 use super::nvrtc::{compile_ptx, dump_source, fnv1a};
-use super::{MoForm, catch, dev_err, msm};
+use super::{CudaError, MoForm, catch, dev_err, msm};
 use crate::compute::{ComputeError, Field, FieldInput, FieldJob, SlabEngine, slab_len};
 use crate::model::Lattice;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
@@ -137,19 +137,15 @@ impl std::fmt::Debug for CudaEngine {
 
 impl CudaEngine {
     /// Opens device `ordinal`: context, stream, and a compile of the Coulomb kernel as a smoke test.
-    pub fn new(ordinal: usize) -> Result<CudaEngine, String> {
+    pub fn new(ordinal: usize) -> Result<CudaEngine, CudaError> {
         libraries_present()?;
         let (ctx, name, arch) = catch("context", || {
-            let ctx = CudaContext::new(ordinal).map_err(|e| format!("context creation failed: {e:?}"))?;
+            let ctx = CudaContext::new(ordinal).map_err(dev_err("context creation"))?;
             let name = ctx.name().unwrap_or_else(|_| "unknown device".into());
-            let (maj, min) = ctx
-                .compute_capability()
-                .map_err(|e| format!("compute capability: {e:?}"))?;
+            let (maj, min) = ctx.compute_capability().map_err(dev_err("compute capability"))?;
             Ok((ctx, name, format!("compute_{maj}{min}")))
         })?;
-        let stream = catch("stream", || {
-            ctx.new_stream().map_err(|e| format!("stream creation failed: {e:?}"))
-        })?;
+        let stream = catch("stream", || ctx.new_stream().map_err(dev_err("stream creation")))?;
         let engine = CudaEngine {
             ordinal,
             device_name: name,
@@ -162,8 +158,8 @@ impl CudaEngine {
             fail_all: AtomicBool::new(false),
         };
         {
-            let mut st = engine.lock_state().map_err(|e| e.to_string())?;
-            engine.module(&mut st, UTIL_SRC).map_err(|e| e.to_string())?;
+            let mut st = engine.lock_state()?;
+            engine.module(&mut st, UTIL_SRC)?;
         }
         Ok(engine)
     }
@@ -226,30 +222,27 @@ impl CudaEngine {
         })
     }
 
-    pub(super) fn lock_state(&self) -> Result<std::sync::MutexGuard<'_, EngineState>, ComputeError> {
-        self.state
-            .lock()
-            .map_err(|_| ComputeError::Device("engine state poisoned by an earlier panic".into()))
+    pub(super) fn lock_state(&self) -> Result<std::sync::MutexGuard<'_, EngineState>, CudaError> {
+        self.state.lock().map_err(|_| CudaError::Poisoned)
     }
 
-    pub(super) fn module(&self, st: &mut EngineState, src: &str) -> Result<Arc<CudaModule>, ComputeError> {
+    pub(super) fn module(&self, st: &mut EngineState, src: &str) -> Result<Arc<CudaModule>, CudaError> {
         let key = fnv1a(&[src, &self.arch]);
         if let Some(m) = st.modules.get(&key) {
             return Ok(m.clone());
         }
         dump_source(src, key);
-        let ptx = compile_ptx(src, &self.arch).map_err(ComputeError::Device)?;
+        let ptx = compile_ptx(src, &self.arch)?;
         let ctx = self.ctx.clone();
         let module = catch("module load", || {
             ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))
-                .map_err(|e| format!("module load failed: {e:?}"))
-        })
-        .map_err(ComputeError::Device)?;
+                .map_err(dev_err("module load"))
+        })?;
         st.modules.insert(key, module.clone());
         Ok(module)
     }
 
-    pub(super) fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, ComputeError> {
+    pub(super) fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, CudaError> {
         module.load_function(name).map_err(dev_err(name))
     }
 
@@ -376,7 +369,7 @@ pub(super) fn copy_symbol(
     // SAFETY: the symbol is an array of 4-byte values at least `data.len()` long (checked by `transmute_mut`).
     let mut view = unsafe { sym.transmute_mut::<f32>(data.len()) }
         .ok_or_else(|| ComputeError::Device(format!("{name}: constant memory too small")))?;
-    stream.memcpy_htod(data, &mut view).map_err(dev_err(name))
+    Ok(stream.memcpy_htod(data, &mut view).map_err(dev_err(name))?)
 }
 
 impl SlabEngine for CudaEngine {

@@ -37,7 +37,6 @@ pub use engine::{CudaEngine, UTIL_SRC, all_finite, copy_all_finite};
 pub use mo::{MO_COMMON_SRC, MO_GENERAL_SRC};
 pub use nvrtc::{compile_ptx, dump_source};
 
-use crate::compute::ComputeError;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Which form of the MO kernel to use.
@@ -51,13 +50,54 @@ pub enum MoForm {
     Specialised,
 }
 
-fn catch<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+/// Why CUDA cannot be used here, or why a call into the CUDA driver or NVRTC failed. Discovery
+/// reports these as notes (one per device not used); inside a computation they arrive as
+/// [`crate::compute::ComputeError::Cuda`], and the pool retries the tile elsewhere.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CudaError {
+    #[error("no CUDA driver library (libcuda.so) found")]
+    NoDriverLibrary,
+    #[error("no NVRTC library (libnvrtc.so) found")]
+    NoNvrtcLibrary,
+    #[error("the CUDA driver reports no devices")]
+    NoDevices,
+    #[error("cuda:{ordinal}: no such device ({count} present)")]
+    NoSuchDevice { ordinal: usize, count: usize },
+    /// An entry of `ORBITFIELD_DEVICES` that is not a device number.
+    #[error("ORBITFIELD_DEVICES: '{0}' is not a device number")]
+    BadDeviceList(String),
+    /// A device that was found but could not be opened.
+    #[error("cuda:{ordinal}: {reason}")]
+    Unusable { ordinal: usize, reason: Box<CudaError> },
+    /// The CUDA library panicked (cudarc panics where a symbol is missing) during `what`.
+    #[error("{what}: the CUDA library panicked")]
+    Panicked { what: String },
+    /// A driver call failed: what was being done and the driver's error code.
+    #[error("{what} failed: {detail}")]
+    Driver { what: String, detail: String },
+    /// NVRTC rejected a kernel source; `log` is the compiler's output.
+    #[error("NVRTC compile error: {log}")]
+    Compile { log: String },
+    /// NVRTC failed other than by rejecting the source.
+    #[error("NVRTC: {detail}")]
+    Nvrtc { detail: String },
+    /// An earlier panic on this device left the engine's state unusable.
+    #[error("engine state poisoned by an earlier panic")]
+    Poisoned,
+}
+
+/// Runs `f`, turning a panic inside the CUDA library into [`CudaError::Panicked`].
+fn catch<T>(what: &str, f: impl FnOnce() -> Result<T, CudaError>) -> Result<T, CudaError> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
-        Err(_) => Err(format!("{what}: the CUDA library panicked")),
+        Err(_) => Err(CudaError::Panicked { what: what.to_string() }),
     }
 }
 
-fn dev_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> ComputeError + '_ {
-    move |e| ComputeError::Device(format!("{what}: {e:?}"))
+/// Maps a driver error to [`CudaError::Driver`] naming what was being done.
+fn dev_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> CudaError + '_ {
+    move |e| CudaError::Driver {
+        what: what.to_string(),
+        detail: format!("{e:?}"),
+    }
 }

@@ -3,7 +3,7 @@
 //! inspection (`ORBITFIELD_DUMP_KERNELS`). Called by the engine (which keeps its own in-memory cache of
 //! loaded modules) and by the kernel compile tests.
 
-use super::catch;
+use super::{CudaError, catch};
 use std::path::PathBuf;
 
 /// FNV-1a, 64 bit: a hash that is stable across builds (disk cache keys).
@@ -50,7 +50,7 @@ pub fn dump_source(src: &str, key: u64) {
 /// Compiles CUDA source to PTX for `arch` ("compute_90") with the project's options (no fast math:
 /// IEEE division and square root, no global flush-to-zero; FMA contraction on). The hot loops call
 /// the ftz forms of `ex2.approx` and `rsqrt.approx` explicitly (see the kernels).
-pub fn compile_ptx(src: &str, arch: &str) -> Result<String, String> {
+pub fn compile_ptx(src: &str, arch: &str) -> Result<String, CudaError> {
     let options = vec![
         format!("--gpu-architecture={arch}"),
         "--fmad=true".to_string(),
@@ -73,10 +73,12 @@ pub fn compile_ptx(src: &str, arch: &str) -> Result<String, String> {
     };
     let ptx = catch("NVRTC", || {
         cudarc::nvrtc::compile_ptx_with_opts(src, opts).map_err(|e| match e {
-            cudarc::nvrtc::CompileError::CompileError { log, .. } => {
-                format!("NVRTC compile error: {}", log.to_string_lossy())
-            }
-            other => format!("NVRTC: {other:?}"),
+            cudarc::nvrtc::CompileError::CompileError { log, .. } => CudaError::Compile {
+                log: log.to_string_lossy().into_owned(),
+            },
+            other => CudaError::Nvrtc {
+                detail: format!("{other:?}"),
+            },
         })
     })?;
     let text = ptx.to_src();

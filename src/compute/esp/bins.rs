@@ -10,6 +10,7 @@
 //! [`AtomBins::short_range_at`]. Bin `(i, j, k)` is `start[i + nx * (j + ny * k)]..start[.. + 1]`.
 
 use super::kernel::{Mat3, combine, cross, det, dot, norm, reciprocal};
+use crate::compute::ComputeError;
 use crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
 use crate::model::Lattice;
 use crate::model::units::bohr_from_angstrom;
@@ -54,7 +55,7 @@ pub struct AtomBins {
 
 impl AtomBins {
     /// Bins for open boundaries. Charges must be finite (checked by the caller).
-    pub fn open(positions_bohr: &[[f64; 3]], charges_e: &[f64], cutoff_bohr: f64) -> Result<AtomBins, String> {
+    pub fn open(positions_bohr: &[[f64; 3]], charges_e: &[f64], cutoff_bohr: f64) -> Result<AtomBins, ComputeError> {
         let mut lo = [f64::INFINITY; 3];
         let mut hi = [f64::NEG_INFINITY; 3];
         for p in positions_bohr {
@@ -64,7 +65,7 @@ impl AtomBins {
             }
         }
         if !lo.iter().chain(&hi).all(|v| v.is_finite()) {
-            return Err("no finite charge positions".to_string());
+            return Err(ComputeError::BadInput("no finite charge positions".to_string()));
         }
         let mut width = bohr_from_angstrom(BIN_WIDTH_ANGSTROM);
         let counts = loop {
@@ -90,7 +91,7 @@ impl AtomBins {
         charges_e: &[f64],
         cell_bohr: &Mat3,
         cutoff_bohr: f64,
-    ) -> Result<AtomBins, String> {
+    ) -> Result<AtomBins, ComputeError> {
         let volume = det(cell_bohr).abs();
         let mut width = bohr_from_angstrom(BIN_WIDTH_ANGSTROM);
         let perp: [f64; 3] = std::array::from_fn(|k| {
@@ -98,7 +99,7 @@ impl AtomBins {
             volume / area
         });
         if !perp.iter().all(|p| p.is_finite() && *p > 0.0) {
-            return Err("degenerate periodic cell".to_string());
+            return Err(ComputeError::BadInput("degenerate periodic cell".to_string()));
         }
         let counts = loop {
             let c: [usize; 3] = std::array::from_fn(|k| ((perp[k] / width).floor() as usize).max(1));
@@ -122,10 +123,10 @@ impl AtomBins {
         counts: [usize; 3],
         cell_bohr: Option<Mat3>,
         cutoff_bohr: f64,
-    ) -> Result<AtomBins, String> {
-        let inverse = reciprocal(&vectors_bohr).ok_or("degenerate bins")?;
+    ) -> Result<AtomBins, ComputeError> {
+        let inverse = reciprocal(&vectors_bohr).ok_or_else(|| ComputeError::BadInput("degenerate bins".to_string()))?;
         let cell_inverse = match &cell_bohr {
-            Some(c) => reciprocal(c).ok_or("degenerate periodic cell")?,
+            Some(c) => reciprocal(c).ok_or_else(|| ComputeError::BadInput("degenerate periodic cell".to_string()))?,
             None => [[0.0; 3]; 3],
         };
         // Longest bin diagonal: any two points of bins b and b + d are at least |M d| - diag apart.
@@ -137,9 +138,9 @@ impl AtomBins {
         let box_size = reach_f.iter().map(|r| 2.0 * r + 1.0).product::<f64>();
         let reach = reach_f.map(|r| r as i64);
         if !(box_size.is_finite() && box_size <= MAX_NEIGHBOURS as f64) {
-            return Err(format!(
+            return Err(ComputeError::BadInput(format!(
                 "a cutoff of {cutoff_bohr} bohr reaches too many bins of {diag} bohr"
-            ));
+            )));
         }
         let mut neighbours = Vec::new();
         for c in -reach[2]..=reach[2] {

@@ -385,7 +385,7 @@ impl EspPlan {
                 _ => Ok(None),
             },
         );
-        let bins = bins.map_err(bad)?;
+        let bins = bins?;
         let long_range = long_range?;
         Ok(EspPlan {
             method,
