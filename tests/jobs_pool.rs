@@ -396,3 +396,79 @@ fn a_promoted_look_ahead_request_is_served_with_the_normal_ones() {
     let second = pool.results().recv_timeout(Duration::from_secs(30)).unwrap();
     assert_eq!(second.key, "a");
 }
+
+/// Random frames in a 20 A cube, open boundaries.
+fn random_frames(n_frames: usize, n_atoms: usize, seed: &mut u64) -> Vec<orbitfield::model::Frame> {
+    let mut next = || {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        (*seed >> 40) as f32 / (1u64 << 24) as f32 * 20.0
+    };
+    (0..n_frames)
+        .map(|_| orbitfield::model::Frame {
+            positions_angstrom: (0..n_atoms).map(|_| [next(), next(), next()]).collect(),
+            ..Default::default()
+        })
+        .collect()
+}
+
+#[test]
+fn rdf_frames_run_on_the_pools_device_workers_beside_field_requests() {
+    use orbitfield::analysis::rdf::{RdfAccumulator, RdfSettings};
+    use orbitfield::jobs::rdf::{RdfWorkers, RunError};
+    let dev = IndexEngine::new("dev-a", 0);
+    let cpu = IndexEngine::new("cpu", 0);
+    let pool: Pool<u32> = Pool::with_engines(vec![spec(&dev, true), spec(&cpu, false)], config(8 * 8));
+    let workers = RdfWorkers::on(pool.device_workers());
+    // The pool's device worker takes the frames; no thread of the RDF's own.
+    assert_eq!(workers.worker_names(), ["orbitfield-gpu0 (dev-a)".to_string()]);
+    assert!(workers.has_gpu());
+    let settings = RdfSettings {
+        r_max_angstrom: 6.0,
+        bins: 30,
+        exclude_same_group: false,
+    };
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    println!("seed {seed}");
+    let frames = random_frames(12, 200, &mut seed);
+    let sel1: Arc<Vec<u32>> = Arc::new((0..80).collect());
+    let sel2: Arc<Vec<u32>> = Arc::new((50..200).collect());
+    let mut direct = RdfAccumulator::new(settings.clone()).unwrap();
+    for (f, frame) in frames.iter().enumerate() {
+        direct.add_frame(f, frame, &sel1, &sel2, None).unwrap();
+    }
+    // A field request on the same pool while the frames stream through.
+    let handle = pool.submit(SlotId(1), 7, job([8, 8, 6]));
+    let mut acc = RdfAccumulator::new(settings.clone()).unwrap();
+    let items = frames
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(f, fr)| Ok::<_, String>((f, fr, sel1.clone(), sel2.clone())));
+    let mut engines = Vec::new();
+    workers
+        .run(&mut acc, None, items, |_, d| engines.push(d.engine.clone()))
+        .unwrap();
+    assert_eq!(acc, direct);
+    assert_eq!(engines.len(), frames.len());
+    let r = pool.results().recv_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!(r.generation, handle.generation);
+    assert_index_grid(&r.outcome.unwrap().values, 8 * 8 * 6);
+    // Once the pool is gone, frames are refused and a run stops instead of waiting.
+    drop(pool);
+    let mut acc = RdfAccumulator::new(settings).unwrap();
+    let items = frames
+        .into_iter()
+        .take(2)
+        .enumerate()
+        .map(|(f, fr)| Ok::<_, String>((f, fr, sel1.clone(), sel2.clone())));
+    assert!(matches!(
+        workers.run(&mut acc, None, items, |_, _| {}),
+        Err(RunError::WorkersGone)
+    ));
+}

@@ -118,6 +118,10 @@ pub trait FieldBackend: Send {
     fn last_stages(&self) -> Option<StageTimes> {
         None
     }
+    /// The backend's workers for device tasks other than fields (RDF frames), when it has a pool.
+    fn device_workers(&self) -> Option<crate::jobs::DeviceWorkers> {
+        None
+    }
 }
 
 /// One worker of a backend, for the jobs panel.
@@ -208,6 +212,10 @@ impl FieldBackend for PoolBackend {
 
     fn submit(&mut self, key: FieldKey, job: FieldJob) {
         self.current = Some(self.pool.submit(VIEW_SLOT, key, job));
+    }
+
+    fn device_workers(&self) -> Option<crate::jobs::DeviceWorkers> {
+        Some(self.pool.device_workers())
     }
 
     fn submit_prefetch(&mut self, key: FieldKey, job: FieldJob) {
@@ -413,6 +421,11 @@ impl FieldService {
         self.backend
             .as_ref()
             .map_or_else(|| "no field engine in this build".to_string(), |b| b.name())
+    }
+
+    /// The backend pool's workers for device tasks (RDF frames), when the backend has a pool.
+    pub fn device_workers(&self) -> Option<crate::jobs::DeviceWorkers> {
+        self.backend.as_ref().and_then(|b| b.device_workers())
     }
 
     /// The key of the job in flight, if any.

@@ -3,16 +3,16 @@
 //!
 //! Owns [`RdfPanel`] (the form's values, the running computation and its accumulator). The UI thread
 //! reads trajectory frames and evaluates the selections (a few frames per UI frame, never blocking:
-//! frames go to the workers with `try_submit`), the workers of `jobs::rdf` histogram them on a GPU or
-//! the CPU, and [`RdfPanel::pump`] folds finished frames into the accumulator, so the plot grows while
+//! frames go to the workers with `try_submit`), the viewer's pool workers histogram them through
+//! `jobs::rdf` on a GPU or the CPU, and [`RdfPanel::pump`] folds finished frames into the accumulator, so the plot grows while
 //! the user keeps working. Starting again or cancelling bumps the generation: frames of the older
 //! computation still in flight are dropped when they arrive. Called by `AppState` (commands and the
 //! per-frame pump) and drawn by `ui::panels::rdf_ui`.
 
 use crate::analysis::rdf::{Rdf, RdfAccumulator, RdfSettings};
 use crate::app::state::Document;
-use crate::jobs::DevicePreference;
 use crate::jobs::rdf::{RdfRequest, RdfWork, RdfWorkers, SelectionPair};
+use crate::jobs::{DevicePreference, DeviceWorkers};
 use crate::model::Frame;
 use crate::model::select::Selection;
 use std::sync::Arc;
@@ -86,19 +86,20 @@ impl RdfPanel {
             .map_or(0.0, |r| r.frames_done as f32 / r.n_frames.max(1) as f32)
     }
 
-    /// Starts a computation over all frames of `doc` with the form's values. Errors (bad selection,
-    /// empty selection, bad range) are returned in words for the status line.
-    pub fn start(&mut self, doc: &Document, preference: DevicePreference) -> Result<(), String> {
+    /// Starts a computation over all frames of `doc` with the form's values, on `workers` (the
+    /// viewer's pool; without one, a pool of its own is started once). Errors (bad selection, empty
+    /// selection, bad range) are returned in words for the status line.
+    pub fn start(&mut self, doc: &Document, workers: Option<DeviceWorkers>) -> Result<(), String> {
         self.cancel();
         self.error = None;
-        let result = self.try_start(doc, preference);
+        let result = self.try_start(doc, workers);
         if let Err(e) = &result {
             self.error = Some(e.clone());
         }
         result
     }
 
-    fn try_start(&mut self, doc: &Document, preference: DevicePreference) -> Result<(), String> {
+    fn try_start(&mut self, doc: &Document, workers: Option<DeviceWorkers>) -> Result<(), String> {
         let sel1 = Selection::parse(&self.sel1_text).map_err(|e| format!("RDF selection 1: {e}"))?;
         let sel2 = Selection::parse(&self.sel2_text).map_err(|e| format!("RDF selection 2: {e}"))?;
         let settings = RdfSettings {
@@ -116,7 +117,10 @@ impl RdfPanel {
                 return Err(format!("RDF selection {k} '{text}' selects no atoms"));
             }
         }
-        let workers = self.workers.get_or_insert_with(|| RdfWorkers::new(preference));
+        let workers = self.workers.get_or_insert_with(|| match workers {
+            Some(w) => RdfWorkers::on(w),
+            None => RdfWorkers::new(DevicePreference::Auto),
+        });
         self.generation += 1;
         workers.cancel_before(self.generation);
         let dynamic = sel1.needs_positions() || sel2.needs_positions();

@@ -706,7 +706,7 @@ impl AppState {
             }
             Command::StartRdf => match &self.document {
                 Some(doc) => {
-                    if let Err(e) = self.rdf.start(doc, crate::jobs::DevicePreference::Auto) {
+                    if let Err(e) = self.rdf.start(doc, self.fields.device_workers()) {
                         self.error(e);
                     }
                 }

@@ -80,6 +80,11 @@ pub trait SlabEngine: Send + Sync {
     fn checks_output(&self) -> bool {
         false
     }
+    /// The CUDA engine behind this engine, for work other than slabs on the same device (the jobs
+    /// pool runs RDF frames on its device workers this way).
+    fn as_cuda(&self) -> Option<&cuda::CudaEngine> {
+        None
+    }
 }
 
 /// Number of values in a slab of `lattice` covering `z_range`.

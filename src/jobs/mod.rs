@@ -13,6 +13,11 @@
 //! reports progress atomics; results come back over a bounded channel, tagged with the request's key
 //! and generation.
 //!
+//! The same workers run device tasks other than field tiles (RDF frames, [`rdf`]): a
+//! [`DeviceWorkers`] handle queues them, and a worker takes one whenever no normal request has tiles
+//! left, before look-ahead tiles. So each device has one context and one stream for the whole
+//! process, whatever it computes.
+//!
 //! Used by the CLI (`compute_grid`), the bench command and the viewer.
 
 pub mod mesher;
@@ -20,7 +25,7 @@ pub mod rdf;
 pub mod task;
 
 use crate::compute::cpu::CpuEngine;
-use crate::compute::cuda;
+use crate::compute::cuda::{self, CudaEngine};
 use crate::compute::{ComputeError, FieldJob, SlabEngine, slab_len};
 use crate::model::Grid3;
 use crossbeam::channel::{Receiver, Sender, bounded};
@@ -290,6 +295,8 @@ struct QueueState<K> {
     retry_device: Vec<Tile<K>>,
     /// Tiles for the CPU (failed twice, or failed where no other device exists).
     retry_cpu: Vec<Tile<K>>,
+    /// Device tasks ([`DeviceWorkers::push`]), oldest first.
+    tasks: VecDeque<DeviceTask>,
     slots: BTreeMap<SlotId, Arc<Request<K>>>,
     next_generation: u64,
     shutdown: bool,
@@ -318,6 +325,89 @@ impl<K> Shared<K> {
 fn set_error(slot: &Mutex<Option<String>>, msg: String) {
     if let Ok(mut g) = slot.lock() {
         *g = Some(msg);
+    }
+}
+
+/// Work other than field tiles for the pool's workers (an RDF frame). Called on a worker thread with
+/// that worker's CUDA engine, or `None` on a worker without one (the CPU worker of a pool without
+/// devices); it reports its result itself, over its own channel.
+pub type DeviceTask = Box<dyn FnOnce(Option<&CudaEngine>) + Send>;
+
+/// What a worker takes next.
+enum Work<K> {
+    Tile(Tile<K>),
+    Task(DeviceTask),
+}
+
+/// The pool's task queue as its users see it, whatever the pool's key type.
+trait TaskQueue: Send + Sync {
+    /// Queues a task and wakes a worker; gives it back when the pool has shut down.
+    fn push(&self, task: DeviceTask) -> Result<(), DeviceTask>;
+    fn is_open(&self) -> bool;
+}
+
+impl<K: Send + Sync> TaskQueue for Shared<K> {
+    fn push(&self, task: DeviceTask) -> Result<(), DeviceTask> {
+        let mut q = self.lock();
+        if q.shutdown {
+            return Err(task);
+        }
+        q.tasks.push_back(task);
+        drop(q);
+        self.wake.notify_all();
+        Ok(())
+    }
+
+    fn is_open(&self) -> bool {
+        !self.shutdown.load(Ordering::Acquire)
+    }
+}
+
+/// A handle on a pool's workers for device tasks ([`Pool::device_workers`]); cloneable and free of
+/// the pool's key type. It does not keep the workers alive: once the pool is dropped, pushes fail.
+#[derive(Clone)]
+pub struct DeviceWorkers {
+    queue: Arc<dyn TaskQueue>,
+    names: Vec<String>,
+    has_gpu: bool,
+    notes: Vec<String>,
+}
+
+impl std::fmt::Debug for DeviceWorkers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceWorkers").field("names", &self.names).finish()
+    }
+}
+
+impl DeviceWorkers {
+    /// Queues `task` for the next free worker; gives it back when the pool has shut down.
+    pub fn push(&self, task: DeviceTask) -> Result<(), DeviceTask> {
+        self.queue.push(task)
+    }
+
+    /// False once the pool has shut down (queued tasks are then dropped unrun).
+    pub fn is_open(&self) -> bool {
+        self.queue.is_open()
+    }
+
+    /// The workers that take tasks, by thread and engine ("orbitfield-gpu0 (cuda:0 NVIDIA H100)").
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Number of workers that take tasks (at least 1).
+    pub fn count(&self) -> usize {
+        self.names.len().max(1)
+    }
+
+    /// True when the tasks run on GPU workers.
+    pub fn has_gpu(&self) -> bool {
+        self.has_gpu
+    }
+
+    /// The pool's notes: why devices are not used.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 }
 
@@ -392,6 +482,7 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
                 requests: VecDeque::new(),
                 retry_device: Vec::new(),
                 retry_cpu: Vec::new(),
+                tasks: VecDeque::new(),
                 slots: BTreeMap::new(),
                 next_generation: 1,
                 shutdown: false,
@@ -469,6 +560,25 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
     /// True when at least one GPU worker runs.
     pub fn has_gpu(&self) -> bool {
         self.workers.iter().any(|w| w.is_gpu)
+    }
+
+    /// A handle that queues device tasks on this pool's workers: the GPU workers, or the CPU workers
+    /// when the pool has no device.
+    pub fn device_workers(&self) -> DeviceWorkers {
+        let has_gpu = self.has_gpu();
+        let names = self
+            .workers
+            .iter()
+            .filter(|w| w.is_gpu == has_gpu)
+            .map(|w| format!("{} ({})", w.name, w.engine))
+            .collect();
+        let queue: Arc<dyn TaskQueue> = self.shared.clone();
+        DeviceWorkers {
+            queue,
+            names,
+            has_gpu,
+            notes: self.notes.clone(),
+        }
     }
 
     /// The last error any worker reported.
@@ -589,13 +699,16 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
 impl<K: Clone + Send + Sync + 'static> Drop for Pool<K> {
     fn drop(&mut self) {
         self.shared.shutdown.store(true, Ordering::Release);
-        {
+        let unrun = {
             let mut q = self.shared.lock();
             q.shutdown = true;
             for r in q.requests.iter() {
                 r.cancelled.store(true, Ordering::Release);
             }
-        }
+            std::mem::take(&mut q.tasks)
+        };
+        // Tasks never started are dropped unrun (outside the lock: they own channels and data).
+        drop(unrun);
         self.shared.wake.notify_all();
         // Workers finish at most their current tile; sends give up once shutdown is set.
         for h in self.threads.drain(..) {
@@ -621,8 +734,9 @@ fn planes_for(job: &FieldJob, target: usize) -> usize {
     (target / per_plane).max(1)
 }
 
-/// Takes the next tile for worker `id`, blocking until there is one or the pool shuts down.
-fn next_tile<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Tile<K>> {
+/// Takes the next tile or device task for worker `id`, blocking until there is one or the pool shuts
+/// down. Order: retries, tiles of normal requests, device tasks, look-ahead tiles.
+fn next_work<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Work<K>> {
     let mut q = shared.lock();
     loop {
         if q.shutdown {
@@ -658,10 +772,10 @@ fn next_tile<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Ti
         }
         if is_gpu {
             if let Some(pos) = q.retry_device.iter().position(|t| !t.failed_on.contains(&id)) {
-                return Some(q.retry_device.remove(pos));
+                return Some(Work::Tile(q.retry_device.remove(pos)));
             }
         } else if let Some(t) = q.retry_cpu.pop() {
-            return Some(t);
+            return Some(Work::Tile(t));
         }
         if is_gpu || shared.cpu_takes_main_queue {
             let target = if is_gpu {
@@ -671,11 +785,13 @@ fn next_tile<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Ti
             };
             // Round-robin: the first normal request in line (else the first look-ahead one) gives one
             // tile and goes to the back of the line while it has tiles left.
-            let pos = q
-                .requests
-                .iter()
-                .position(|r| !r.look_ahead.load(Ordering::Relaxed))
-                .or_else(|| (!q.requests.is_empty()).then_some(0));
+            let normal = q.requests.iter().position(|r| !r.look_ahead.load(Ordering::Relaxed));
+            if normal.is_none()
+                && let Some(task) = q.tasks.pop_front()
+            {
+                return Some(Work::Task(task));
+            }
+            let pos = normal.or_else(|| (!q.requests.is_empty()).then_some(0));
             if let Some(req) = pos.and_then(|p| q.requests.remove(p)) {
                 let nz = req.job.lattice.dims[2];
                 let start = req.next_z.load(Ordering::Relaxed);
@@ -684,11 +800,11 @@ fn next_tile<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Ti
                 if end < nz {
                     q.requests.push_back(req.clone());
                 }
-                return Some(Tile {
+                return Some(Work::Tile(Tile {
                     req,
                     z: start..end,
                     failed_on: Vec::new(),
-                });
+                }));
             }
         }
         q = shared
@@ -735,7 +851,14 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
 ) {
     lower_thread_priority();
     let engine_name = spec.engine.name();
-    while let Some(mut tile) = next_tile(id, spec.is_gpu, &shared) {
+    while let Some(work) = next_work(id, spec.is_gpu, &shared) {
+        let mut tile = match work {
+            Work::Tile(t) => t,
+            Work::Task(task) => {
+                run_task(task, &spec, &status, cpu_threads.as_deref());
+                continue;
+            }
+        };
         let req = tile.req.clone();
         if req.is_cancelled() {
             status.tiles_cancelled.fetch_add(1, Ordering::Relaxed);
@@ -839,6 +962,21 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
             }
         }
     }
+}
+
+/// Runs a device task on this worker (inside the low-priority thread pool on a CPU worker).
+fn run_task(task: DeviceTask, spec: &EngineSpec, status: &WorkerStatus, cpu_threads: Option<&rayon::ThreadPool>) {
+    status.busy.store(true, Ordering::Relaxed);
+    let t0 = Instant::now();
+    let cuda = spec.engine.as_cuda();
+    match (cpu_threads, spec.is_gpu) {
+        (Some(threads), false) => threads.install(|| task(cuda)),
+        _ => task(cuda),
+    }
+    status
+        .busy_ns
+        .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    status.busy.store(false, Ordering::Relaxed);
 }
 
 fn finish_success<K: Clone>(shared: &Shared<K>, req: &Arc<Request<K>>) {

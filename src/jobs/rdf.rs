@@ -1,28 +1,30 @@
-//! RDF frames across devices: persistent workers that histogram pair distances frame by frame.
+//! RDF frames across devices: pair-distance histograms frame by frame, on the worker pool's workers.
 //!
-//! Owns [`RdfWorkers`]: one named thread per usable CUDA device (kernel in `compute::cuda::rdf`) or,
-//! without one, a CPU worker (the cell-list engine of `analysis::rdf`, itself parallel with rayon).
-//! A frame is the unit of work: the caller reads frames and evaluates selections on its own thread and
-//! submits [`RdfWork`] items over a bounded channel; whichever worker is free takes the next one, so
-//! devices of different speed balance by themselves. A frame that fails on a device is computed again on
-//! the CPU (with a note), so a device fault never loses a frame. Results come back over a bounded
-//! channel as [`RdfDone`], carrying their key (generation and frame index) and the frame's checked box;
-//! partial results combine by adding histograms (`RdfAccumulator::add_counts`), in any order.
-//! Cancellation is by generation: [`RdfWorkers::cancel_before`] makes workers drop queued items of
-//! older generations unseen.
+//! Owns [`RdfWorkers`]: a front end that queues frames as device tasks on a [`Pool`]'s workers (the
+//! kernel in `compute::cuda::rdf` on each GPU worker's own engine, so a device has one context for
+//! the whole process; on a pool without devices, its CPU worker runs the cell-list engine of
+//! `analysis::rdf`, itself parallel with rayon). A frame is the unit of work: the caller reads frames
+//! and evaluates selections on its own thread and submits [`RdfWork`] items; whichever worker is free
+//! takes the next one, so devices of different speed balance by themselves. A frame that fails on a
+//! device is computed again on the CPU (with a note), so a device fault never loses a frame. Results
+//! come back over a bounded channel as [`RdfDone`], carrying their key (generation and frame index) and
+//! the frame's checked box; partial results combine by adding histograms
+//! (`RdfAccumulator::add_counts`), in any order. At most [`RdfWorkers::capacity`] frames are in flight
+//! (queued, running or finished but not yet received), so a worker never waits to hand a result
+//! over. Cancellation is by generation: [`RdfWorkers::cancel_before`] makes workers drop queued items
+//! of older generations unseen.
 //!
-//! Used by the `rdf` command (blocking: [`RdfWorkers::run`]) and the viewer's RDF panel (streaming:
-//! `try_submit` each UI frame, `try_recv` the finished frames).
+//! Used by the `rdf` command (its own pool, blocking: [`RdfWorkers::run`]) and the viewer's RDF panel
+//! (the viewer's pool, streaming: `try_submit` each UI frame, `try_recv` the finished frames).
 
 use crate::analysis::rdf::{RdfAccumulator, RdfError, RdfSettings};
-use crate::compute::cuda::{self, CudaEngine, rdf::PairGeometry};
-use crate::jobs::DevicePreference;
+use crate::compute::cuda::{CudaEngine, rdf::PairGeometry};
+use crate::jobs::{DevicePreference, DeviceWorkers, Pool, PoolConfig};
 use crate::model::{Frame, UnitCell};
-use crossbeam::channel::{Receiver, Sender, TryRecvError, TrySendError, bounded};
+use crossbeam::channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::thread::JoinHandle;
-use std::time::Instant;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// Atom indices of selection 1 and selection 2 in one frame.
 pub type SelectionPair = (Arc<Vec<u32>>, Arc<Vec<u32>>);
@@ -64,106 +66,72 @@ pub struct RdfDone {
     pub note: Option<String>,
 }
 
-/// The worker set.
+/// The RDF front end of a pool's workers.
 pub struct RdfWorkers {
-    work: Option<Sender<RdfWork>>,
+    workers: DeviceWorkers,
+    /// A pool started for these workers alone (the `rdf` command, tests); `None` on a shared pool.
+    own_pool: Option<Pool<()>>,
+    done_tx: Sender<RdfDone>,
     done: Receiver<RdfDone>,
-    threads: Vec<JoinHandle<()>>,
+    /// Frames submitted and not yet received (or dropped as cancelled).
+    in_flight: Arc<AtomicUsize>,
+    capacity: usize,
     oldest_live: Arc<AtomicU64>,
-    names: Vec<String>,
-    notes: Vec<String>,
-}
-
-enum Engine {
-    Gpu(Arc<CudaEngine>),
-    Cpu,
 }
 
 impl RdfWorkers {
-    /// Starts workers as `preference` asks (CUDA devices from `ORBITFIELD_DEVICES` or all). Never
-    /// panics; every reason a device is not used is one line in [`RdfWorkers::notes`].
+    /// Starts a pool of its own as `preference` asks (CUDA devices from `ORBITFIELD_DEVICES` or all).
+    /// Never panics; every reason a device is not used is one line in [`RdfWorkers::notes`].
     pub fn new(preference: DevicePreference) -> RdfWorkers {
-        let mut notes = Vec::new();
-        let mut engines = Vec::new();
-        if preference != DevicePreference::Cpu {
-            let (selection, env_notes) = cuda::devices_from_env();
-            notes.extend(env_notes.iter().map(ToString::to_string));
-            let found = cuda::discover(selection.as_deref());
-            if found.engines.is_empty() {
-                let why = if found.notes.is_empty() {
-                    "no CUDA device".to_string()
-                } else {
-                    found
-                        .notes
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                };
-                notes.push(format!("RDF on the CPU: {why}"));
-            } else {
-                notes.extend(found.notes.iter().map(ToString::to_string));
-            }
-            engines.extend(found.engines.into_iter().map(Engine::Gpu));
+        let pool: Pool<()> = Pool::new(PoolConfig {
+            preference,
+            ..PoolConfig::default()
+        });
+        let mut w = RdfWorkers::on(pool.device_workers());
+        w.own_pool = Some(pool);
+        w
+    }
+
+    /// Runs on the workers of an existing pool (the viewer's), which must outlive the computation:
+    /// once that pool is gone, submissions fail and [`RdfWorkers::run`] stops with
+    /// [`RunError::WorkersGone`].
+    pub fn on(workers: DeviceWorkers) -> RdfWorkers {
+        let capacity = 3 * workers.count();
+        let (done_tx, done) = bounded::<RdfDone>(capacity);
+        RdfWorkers {
+            workers,
+            own_pool: None,
+            done_tx,
+            done,
+            in_flight: Arc::new(AtomicUsize::new(0)),
+            capacity,
+            oldest_live: Arc::new(AtomicU64::new(0)),
         }
-        if engines.is_empty() {
-            engines.push(Engine::Cpu);
-        }
-        RdfWorkers::start(engines, notes)
     }
 
     /// Starts one CPU worker only (tests, and machines without a GPU).
     pub fn cpu_only() -> RdfWorkers {
-        RdfWorkers::start(vec![Engine::Cpu], Vec::new())
-    }
-
-    fn start(engines: Vec<Engine>, mut notes: Vec<String>) -> RdfWorkers {
-        let n = engines.len().max(1);
-        let (work_tx, work_rx) = bounded::<RdfWork>(2 * n);
-        let (done_tx, done_rx) = bounded::<RdfDone>(4 * n);
-        let oldest_live = Arc::new(AtomicU64::new(0));
-        let mut threads = Vec::new();
-        let mut names = Vec::new();
-        for (k, engine) in engines.into_iter().enumerate() {
-            let name = match &engine {
-                Engine::Gpu(e) => format!("orbitfield-rdf-gpu{k} ({})", e.device_name()),
-                Engine::Cpu => format!("orbitfield-rdf-cpu{k}"),
-            };
-            let (rx, tx, live) = (work_rx.clone(), done_tx.clone(), oldest_live.clone());
-            match std::thread::Builder::new()
-                .name(format!("orbitfield-rdf{k}"))
-                .spawn(move || worker(engine, rx, tx, live))
-            {
-                Ok(h) => {
-                    threads.push(h);
-                    names.push(name);
-                }
-                Err(e) => notes.push(format!("could not start RDF worker {name}: {e}")),
-            }
-        }
-        RdfWorkers {
-            work: Some(work_tx),
-            done: done_rx,
-            threads,
-            oldest_live,
-            names,
-            notes,
-        }
+        RdfWorkers::new(DevicePreference::Cpu)
     }
 
     /// Workers by name (device name included).
     pub fn worker_names(&self) -> &[String] {
-        &self.names
+        self.workers.names()
     }
 
     /// Why devices are not used (one line each).
     pub fn notes(&self) -> &[String] {
-        &self.notes
+        self.workers.notes()
     }
 
-    /// True when at least one worker runs on a GPU.
+    /// True when the frames run on GPU workers.
     pub fn has_gpu(&self) -> bool {
-        self.names.iter().any(|n| n.contains("-gpu"))
+        self.workers.has_gpu()
+    }
+
+    /// Frames that may be in flight at once (queued, running, or finished and not yet received).
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// Queued items of generations below `generation` are dropped by the workers unseen.
@@ -171,27 +139,63 @@ impl RdfWorkers {
         self.oldest_live.fetch_max(generation, Ordering::AcqRel);
     }
 
-    /// Submits a frame, waiting while the queue is full. False when the workers have gone.
-    pub fn submit(&self, work: RdfWork) -> bool {
-        self.work.as_ref().is_some_and(|w| w.send(work).is_ok())
-    }
-
-    /// Submits a frame unless the queue is full; gives the item back when it is.
+    /// Submits a frame unless [`RdfWorkers::capacity`] frames are in flight or the workers have
+    /// gone; gives the item back then.
     pub fn try_submit(&self, work: RdfWork) -> Result<(), RdfWork> {
-        match self.work.as_ref() {
-            Some(w) => match w.try_send(work) {
-                Ok(()) => Ok(()),
-                Err(TrySendError::Full(x)) | Err(TrySendError::Disconnected(x)) => Err(x),
-            },
-            None => Err(work),
+        if self.in_flight.fetch_add(1, Ordering::AcqRel) >= self.capacity {
+            self.in_flight.fetch_sub(1, Ordering::AcqRel);
+            return Err(work);
+        }
+        let (done, live, in_flight) = (self.done_tx.clone(), self.oldest_live.clone(), self.in_flight.clone());
+        let item = work.clone();
+        let task = Box::new(move |gpu: Option<&CudaEngine>| {
+            let generation = item.request.generation;
+            if generation < live.load(Ordering::Acquire) {
+                in_flight.fetch_sub(1, Ordering::AcqRel);
+                return;
+            }
+            let t0 = Instant::now();
+            let (result, engine, pairs, note) = histogram(gpu, &item);
+            // Never blocks: the channel holds `capacity` results and at most that many are in flight.
+            let _ = done.try_send(RdfDone {
+                generation,
+                frame_index: item.frame_index,
+                result,
+                sel1: item.sel1.clone(),
+                sel2: item.sel2.clone(),
+                engine,
+                pairs,
+                seconds: t0.elapsed().as_secs_f64(),
+                note,
+            });
+        });
+        match self.workers.push(task) {
+            Ok(()) => Ok(()),
+            Err(_) => {
+                self.in_flight.fetch_sub(1, Ordering::AcqRel);
+                Err(work)
+            }
         }
     }
 
     /// A finished frame, if one is ready.
     pub fn try_recv(&self) -> Option<RdfDone> {
-        match self.done.try_recv() {
-            Ok(d) => Some(d),
-            Err(TryRecvError::Empty) | Err(TryRecvError::Disconnected) => None,
+        let d = self.done.try_recv().ok()?;
+        self.in_flight.fetch_sub(1, Ordering::AcqRel);
+        Some(d)
+    }
+
+    /// The next finished frame, waiting for it; `None` once the pool has shut down.
+    fn recv(&self) -> Option<RdfDone> {
+        loop {
+            match self.done.recv_timeout(Duration::from_millis(100)) {
+                Ok(d) => {
+                    self.in_flight.fetch_sub(1, Ordering::AcqRel);
+                    return Some(d);
+                }
+                Err(RecvTimeoutError::Timeout) if self.workers.is_open() => {}
+                Err(_) => return None,
+            }
         }
     }
 
@@ -254,30 +258,30 @@ impl RdfWorkers {
                     }
                     Err(w) => {
                         work = w;
-                        match self.done.recv() {
-                            Ok(d) if d.generation == generation => {
+                        match self.recv() {
+                            Some(d) if d.generation == generation => {
                                 in_flight -= 1;
                                 if let Err(e) = finish(d, acc, &mut done) {
                                     return fail(RunError::Rdf(e));
                                 }
                             }
-                            Ok(_) => {}
-                            Err(_) => return fail(RunError::WorkersGone),
+                            Some(_) => {}
+                            None => return fail(RunError::WorkersGone),
                         }
                     }
                 }
             }
         }
         while in_flight > 0 {
-            match self.done.recv() {
-                Ok(d) if d.generation == generation => {
+            match self.recv() {
+                Some(d) if d.generation == generation => {
                     in_flight -= 1;
                     if let Err(e) = finish(d, acc, &mut done) {
                         return fail(RunError::Rdf(e));
                     }
                 }
-                Ok(_) => {}
-                Err(_) => return fail(RunError::WorkersGone),
+                Some(_) => {}
+                None => return fail(RunError::WorkersGone),
             }
         }
         Ok(notes)
@@ -297,42 +301,8 @@ pub enum RunError<E> {
 
 impl Drop for RdfWorkers {
     fn drop(&mut self) {
+        // Frames still queued on a shared pool are dropped by its workers unseen.
         self.cancel_before(u64::MAX);
-        // Closing the work channel ends the workers once they finish their current frame; drain the
-        // results so none blocks on a full channel.
-        self.work = None;
-        while !self.threads.iter().all(|t| t.is_finished()) {
-            while self.done.try_recv().is_ok() {}
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
-    }
-}
-
-fn worker(engine: Engine, work: Receiver<RdfWork>, done: Sender<RdfDone>, oldest_live: Arc<AtomicU64>) {
-    while let Ok(w) = work.recv() {
-        let generation = w.request.generation;
-        if generation < oldest_live.load(Ordering::Acquire) {
-            continue;
-        }
-        let t0 = Instant::now();
-        let (result, engine_name, pairs, note) = histogram(&engine, &w);
-        let out = RdfDone {
-            generation,
-            frame_index: w.frame_index,
-            result,
-            sel1: w.sel1.clone(),
-            sel2: w.sel2.clone(),
-            engine: engine_name,
-            pairs,
-            seconds: t0.elapsed().as_secs_f64(),
-            note,
-        };
-        if done.send(out).is_err() {
-            return;
-        }
     }
 }
 
@@ -343,7 +313,7 @@ type Histogram = (
     Option<String>,
 );
 
-fn histogram(engine: &Engine, w: &RdfWork) -> Histogram {
+fn histogram(gpu: Option<&CudaEngine>, w: &RdfWork) -> Histogram {
     let req = &w.request;
     let acc = match RdfAccumulator::new(req.settings.clone()) {
         Ok(a) => a,
@@ -359,7 +329,7 @@ fn histogram(engine: &Engine, w: &RdfWork) -> Histogram {
         Err(e) => return (Err(e), "cpu".into(), 0, None),
     };
     let mut note = None;
-    if let Engine::Gpu(gpu) = engine {
+    if let Some(gpu) = gpu {
         let geom = PairGeometry::new(&w.frame, cell, &w.sel1, &w.sel2, groups);
         match gpu.rdf_counts(&geom, &req.settings) {
             Ok(counts) => {

@@ -450,6 +450,10 @@ impl SlabEngine for CudaEngine {
     fn checks_output(&self) -> bool {
         true
     }
+
+    fn as_cuda(&self) -> Option<&CudaEngine> {
+        Some(self)
+    }
 }
 
 #[cfg(test)]
