@@ -14,11 +14,16 @@
 //!   tiles from a shared queue, with retries, cancellation by generation and progress counters.
 //!   Every result carries the key of the request that made it.
 //! - [`surface`] extracts isosurfaces (marching cubes) from lattices.
+//! - [`analysis`] sits beside `surface`, above `compute` and below `jobs`/`app`: radial distribution
+//!   functions, orbital tracking, potential maps combined over frames, ion placement, QM regions in
+//!   MD frames and atomic charges. It uses `compute` for fields and kernels; `jobs` schedules its
+//!   per-frame work (RDF frames run on the same device workers as field tiles).
 //! - [`render`] draws atoms, bonds, meshes and slices with wgpu; it knows meshes and cameras, not
 //!   molecules. [`ui`] holds the egui panels; [`app`] owns the state and wires everything together.
 //!
-//! `model`, `io`, `compute`, `jobs` and `surface` never touch egui, wgpu or winit: the command line,
-//! the tests and the benchmarks use them without a window. They build without the default `gui` feature
+//! [`model`] is the ground floor: it imports nothing of the project (`tests/layers.rs` checks).
+//! `model`, `io`, `compute`, `analysis`, `jobs` and `surface` never touch egui, wgpu or winit: the
+//! command line, the tests and the benchmarks use them without a window. They build without the default `gui` feature
 //! (which brings `render`, `ui` and `app` and their window and GPU dependencies).
 
 pub mod analysis;
