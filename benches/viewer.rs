@@ -2,7 +2,7 @@
 //! CPU) and drawing a million sphere impostors offscreen (what a redraw costs on the GPU).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use orbitfield::app::representation::{self, ColorBy, DrawStyle};
+use orbitfield::app::atoms::{self as representation, AtomColoring as ColorBy, AtomStyle as DrawStyle};
 use orbitfield::model::{Element, Name8, Structure};
 use orbitfield::render::{Camera, GpuScene, OffscreenTarget, RenderContext, render_once};
 use std::hint::black_box;

@@ -108,12 +108,7 @@ fn run(engine: &dyn SlabEngine, job: &FieldJob) -> Vec<f32> {
 }
 
 fn homo(wf: &Wavefunction, spin: Spin) -> usize {
-    wf.orbitals(spin)
-        .unwrap()
-        .occupations
-        .iter()
-        .rposition(|&o| o > 0.5)
-        .unwrap()
+    wf.homo(spin).unwrap()
 }
 
 fn compare(gpu: &CudaEngine, name: &str, fields: &[Field], n: usize, shear: bool) {

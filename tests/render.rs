@@ -2,7 +2,8 @@
 //! from the camera matrices, and naga validation of every WGSL module.
 
 use glam::Vec3;
-use orbitfield::app::representation::{self, ColorBy, DrawStyle};
+use orbitfield::app::atoms::{self as representation, AtomColoring as ColorBy, AtomStyle as DrawStyle};
+use orbitfield::app::reps::{LOBE_NEGATIVE, LOBE_POSITIVE};
 use orbitfield::model::{Element, Name8, Structure};
 use orbitfield::render::gpu::SphereInstance;
 use orbitfield::render::{Camera, GpuScene, MeshInput, MeshStyle, OffscreenTarget, RenderContext, render_once};
@@ -155,7 +156,7 @@ fn two_lobes_have_their_colours_in_the_expected_regions() {
                     indices: &plus.2,
                 },
                 MeshStyle {
-                    color: representation::LOBE_POSITIVE,
+                    color: LOBE_POSITIVE,
                     opacity: 1.0,
                 },
             ),
@@ -166,7 +167,7 @@ fn two_lobes_have_their_colours_in_the_expected_regions() {
                     indices: &minus.2,
                 },
                 MeshStyle {
-                    color: representation::LOBE_NEGATIVE,
+                    color: LOBE_NEGATIVE,
                     opacity: 1.0,
                 },
             ),
@@ -262,23 +263,28 @@ fn water_homo_cube_lobes_have_their_colours_where_the_values_are() {
     let Some(ctx) = context() else { return };
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/engine/water_homo_24.cube");
     let system = orbitfield::io::load(&[path]).unwrap();
-    let settings = orbitfield::app::settings::Settings {
-        iso_value: 0.05,
-        ..Default::default()
-    };
+    let settings = orbitfield::app::settings::Settings::default();
     let mut state = orbitfield::app::state::AppState::new(settings, orbitfield::app::default_field_service());
     state.open_system("water homo".into(), system);
-    assert_eq!(state.field, Some(orbitfield::app::fields::FieldChoice::Volume(0)));
-    assert!(state.update_field());
-    let (_, grid) = state.shown_field.clone().unwrap();
+    assert_eq!(
+        state.main_field(),
+        Some(orbitfield::app::fields::FieldChoice::Volume(0))
+    );
+    let id = state.main_field_id().unwrap();
+    state.apply(orbitfield::app::state::Command::EditRep(
+        id,
+        orbitfield::app::reps::RepEdit::IsoValue(0.05),
+    ));
+    assert!(state.update_reps());
+    let (_, grid) = state.shown_field().cloned().unwrap();
     let plus = lobe_centroid(&grid, 0.05, true);
     let minus = lobe_centroid(&grid, 0.05, false);
-    let lobes: Vec<_> = state.lobes.iter().flatten().cloned().collect();
+    let lobes: Vec<_> = state.lobes().iter().flatten().cloned().collect();
     assert_eq!(lobes.len(), 2, "both lobes extracted");
 
     let mut scene = GpuScene::new(&ctx);
     scene.style.depth_cue = 0.0;
-    let styles = [representation::LOBE_POSITIVE, representation::LOBE_NEGATIVE];
+    let styles = [LOBE_POSITIVE, LOBE_NEGATIVE];
     let inputs: Vec<_> = lobes
         .iter()
         .zip(styles)

@@ -5,8 +5,9 @@
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
+use orbitfield::app::atoms::AtomStyle;
 use orbitfield::app::fields::{FieldChoice, FieldService};
-use orbitfield::app::representation::DrawStyle;
+use orbitfield::app::reps::{FieldStyle, RepKind};
 use orbitfield::app::settings::Settings;
 use orbitfield::app::state::AppState;
 use orbitfield::io::System;
@@ -77,7 +78,7 @@ fn state_with_h2() -> AppState {
 #[test]
 fn orbital_list_marks_homo_and_selects_lumo() {
     let state = state_with_h2();
-    assert_eq!(state.orbital, Some(0), "the HOMO is selected on opening");
+    assert_eq!(state.doc.orbital, Some(0), "the HOMO is selected on opening");
     let mut harness = Harness::new_ui_state(
         |ui, state: &mut AppState| {
             orbitfield::ui::panels::orbitals_ui(ui, state);
@@ -90,9 +91,9 @@ fn orbital_list_marks_homo_and_selects_lumo() {
     harness.get_by_label("-16.055 eV");
     harness.get_by_label("2 LUMO").click();
     harness.run();
-    assert_eq!(harness.state().orbital, Some(1));
+    assert_eq!(harness.state().doc.orbital, Some(1));
     assert_eq!(
-        harness.state().field,
+        harness.state().main_field(),
         Some(FieldChoice::Orbital {
             spin: Spin::Alpha,
             index: 1
@@ -116,48 +117,49 @@ fn timeline_slider_buttons_and_play() {
     harness.run();
     harness.get_by_label(">").click();
     harness.run();
-    let doc = harness.state().document.as_ref().unwrap();
+    let doc = harness.state().document().unwrap();
     assert_eq!(doc.frame_index, 1);
     assert!((doc.frame.positions_angstrom[1][0] - 0.8).abs() < 1e-6);
     harness
         .get_by_role(egui::accesskit::Role::Slider)
         .set_value_accesskit(3.0);
     harness.run();
-    let doc = harness.state().document.as_ref().unwrap();
+    let doc = harness.state().document().unwrap();
     assert_eq!(doc.frame_index, 3);
     assert!((doc.frame.positions_angstrom[1][0] - 1.0).abs() < 1e-6);
     // The sphere instances follow the frame.
-    assert!((harness.state().spheres[1].center_angstrom[0] - 1.0).abs() < 1e-6);
+    assert!((harness.state().view.spheres[1].center_angstrom[0] - 1.0).abs() < 1e-6);
     harness.get_by_label("Play").click();
     harness.run();
-    assert!(harness.state().timeline.playing);
+    assert!(harness.state().view.timeline.playing);
     // Playing with looping wraps from the last frame to the first.
     let st = harness.state_mut();
     assert!(st.tick(1.0));
-    assert_eq!(st.document.as_ref().unwrap().frame_index, 0);
+    assert_eq!(st.document().unwrap().frame_index, 0);
 }
 
 #[test]
 fn style_combo_changes_representation() {
     let mut harness = Harness::new_ui_state(
         |ui, state: &mut AppState| {
-            orbitfield::ui::panels::representation_ui(ui, state);
+            orbitfield::ui::panels::reps_ui(ui, state);
             state.apply_pending();
         },
         state_with_h2(),
     );
     harness.run();
-    let before = harness.state().spheres[0].radius_angstrom;
+    let before = harness.state().view.spheres[0].radius_angstrom;
     harness.get_by_label("Style").click();
     harness.run();
     harness.get_by_label("VDW (space filling)").click();
     harness.run();
     let st = harness.state();
-    assert_eq!(st.settings.style, DrawStyle::Vdw);
+    let (_, atoms) = st.reps().atoms().next().unwrap();
+    assert_eq!(atoms.style, AtomStyle::Vdw);
     // Space filling draws each atom at its element's van der Waals radius.
     let vdw_h = orbitfield::model::Element(1).vdw_radius_angstrom();
-    assert!((st.spheres[0].radius_angstrom - vdw_h).abs() < 1e-6 && before < 0.5 * vdw_h);
-    assert!(st.cylinders.is_empty(), "space filling draws no bonds");
+    assert!((st.view.spheres[0].radius_angstrom - vdw_h).abs() < 1e-6 && before < 0.5 * vdw_h);
+    assert!(st.view.cylinders.is_empty(), "space filling draws no bonds");
 }
 
 #[test]
@@ -178,15 +180,15 @@ fn files_panel_open_dialog_recent_and_bad_file() {
     harness.run();
     harness.get_by_label("Open…").click();
     harness.run();
-    assert!(harness.state().open_dialog_requested);
+    assert!(harness.state().panels.open_dialog_requested);
     harness.get_by_label("garbage.xyz").click();
     harness.run();
     let st = harness.state();
-    assert!(st.document.is_none());
+    assert!(st.document().is_none());
     assert!(
-        st.status.contains("garbage.xyz"),
+        st.panels.status.contains("garbage.xyz"),
         "the error names the file: {}",
-        st.status
+        st.panels.status
     );
 }
 
@@ -200,10 +202,10 @@ fn whole_window_lays_out_and_help_toggles() {
         state_with_h2(),
     );
     harness.run();
-    assert!(harness.state().view_size_px[0] > 300, "the 3-D view gets the middle");
+    assert!(harness.state().view.size_px[0] > 300, "the 3-D view gets the middle");
     harness.get_by_label("Help").click();
     harness.run();
-    assert!(harness.state().show_help);
+    assert!(harness.state().panels.show_help);
     harness.get_by_label("Play / pause the trajectory");
 }
 
@@ -226,23 +228,23 @@ fn open_a_molden_file_pick_an_orbital_and_get_its_lobes() {
     harness.run();
     {
         let st = harness.state();
-        let doc = st.document.as_ref().expect("the file opened");
+        let doc = st.document().expect("the file opened");
         assert_eq!(doc.structure.len(), 3);
         assert_eq!(doc.bonds, vec![[0, 1], [0, 2]]);
-        assert_eq!(st.orbital, Some(4), "water has five doubly occupied orbitals");
+        assert_eq!(st.doc.orbital, Some(4), "water has five doubly occupied orbitals");
     }
     harness.get_by_label("5 HOMO");
     harness.get_by_label("4 HOMO-1").click();
     harness.run();
     let st = harness.state_mut();
-    assert_eq!(st.orbital, Some(3));
+    assert_eq!(st.doc.orbital, Some(3));
     // The jobs pool computes off the UI thread: poll as the window does each frame.
     let t0 = std::time::Instant::now();
-    while !st.update_field() {
+    while !st.update_reps() {
         assert!(t0.elapsed().as_secs() < 120, "the field never arrived");
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    let (key, grid) = st.shown_field.clone().unwrap();
+    let (key, grid) = st.shown_field().cloned().unwrap();
     assert_eq!(
         key.field,
         FieldChoice::Orbital {
@@ -252,20 +254,24 @@ fn open_a_molden_file_pick_an_orbital_and_get_its_lobes() {
     );
     assert!(grid.min_max().is_some_and(|(lo, hi)| lo < -0.05 && hi > 0.05));
     assert!(
-        st.lobes
+        st.lobes()
             .iter()
             .all(|l| l.as_ref().is_some_and(|m| !m.indices.is_empty()))
     );
     // Picking the oxygen in the middle of the default view names it and gives the field value.
-    st.view_size_px = [400, 400];
+    st.view.size_px = [400, 400];
     st.apply(orbitfield::app::state::Command::ResetCamera);
-    let o = st.document.as_ref().unwrap().frame.positions_angstrom[0];
-    let (pixel, _) = st.camera.project_to_pixel(glam::Vec3::from(o), [400, 400]).unwrap();
+    let o = st.document().unwrap().frame.positions_angstrom[0];
+    let (pixel, _) = st
+        .view
+        .camera
+        .project_to_pixel(glam::Vec3::from(o), [400, 400])
+        .unwrap();
     st.apply(orbitfield::app::state::Command::Pick {
         pixel,
         size_px: [400, 400],
     });
-    let pick = st.pick.clone().expect("the oxygen is hit");
+    let pick = st.view.pick.clone().expect("the oxygen is hit");
     assert_eq!(pick.atom, 0);
     assert!(
         pick.text.contains("(O)") && pick.text.contains("field"),
@@ -278,12 +284,12 @@ fn open_a_molden_file_pick_an_orbital_and_get_its_lobes() {
 fn demo_opens_playing_with_the_homo_selected() {
     let mut state = AppState::new(Settings::default(), FieldService::default());
     state.apply(orbitfield::app::state::Command::OpenDemo);
-    let doc = state.document.as_ref().expect("the demo loads");
+    let doc = state.document().expect("the demo loads");
     assert_eq!(doc.n_frames, 37);
     assert_eq!(doc.structure.len(), 6);
-    assert!(state.timeline.playing);
+    assert!(state.view.timeline.playing);
     // Ethylene: 16 electrons, the HOMO is orbital 8 (the pi orbital).
-    assert_eq!(state.orbital, Some(7));
+    assert_eq!(state.doc.orbital, Some(7));
 }
 
 /// The RDF panel over tip125 (10 frames): start from the button, let the frames stream through the
@@ -296,8 +302,8 @@ fn rdf_panel_streams_frames_into_the_plot() {
     let paths = vec![dir.join("tip125_tric_C36.psf"), dir.join("tip125_tric_C36.dcd")];
     let mut state = AppState::new(Settings::default(), FieldService::default());
     state.open_system("tip125".into(), orbitfield::io::load(&paths).unwrap());
-    state.rdf.r_max_angstrom = 4.0;
-    state.rdf.bins = 40;
+    state.panels.rdf.r_max_angstrom = 4.0;
+    state.panels.rdf.bins = 40;
     let mut harness = Harness::new_ui_state(
         |ui, state: &mut AppState| {
             orbitfield::ui::panels::rdf_ui(ui, state);
@@ -310,14 +316,21 @@ fn rdf_panel_streams_frames_into_the_plot() {
     harness.get_by_label("Compute g(r)").click();
     for _ in 0..2000 {
         harness.run();
-        if harness.state().rdf.run.as_ref().is_some_and(|r| r.finished.is_some()) {
+        if harness
+            .state()
+            .panels
+            .rdf
+            .run
+            .as_ref()
+            .is_some_and(|r| r.finished.is_some())
+        {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
-    let run = harness.state().rdf.run.as_ref().unwrap();
+    let run = harness.state().panels.rdf.run.as_ref().unwrap();
     assert_eq!((run.frames_done, run.n_frames), (10, 10), "all frames histogrammed");
-    assert!(harness.state().rdf.error.is_none());
+    assert!(harness.state().panels.rdf.error.is_none());
     // The same g(r) as the accumulator fed directly.
     let mut system = orbitfield::io::load(&paths).unwrap();
     let idx = Selection::parse("name OW OH2")
@@ -339,10 +352,10 @@ fn rdf_panel_streams_frames_into_the_plot() {
     harness.get_by_label_contains("10 of 10 frames");
 
     // A selection that matches nothing is refused with a message, before anything runs.
-    harness.state_mut().rdf.sel1_text = "resname NOPE".into();
+    harness.state_mut().panels.rdf.sel1_text = "resname NOPE".into();
     harness.get_by_label("Compute g(r)").click();
     harness.run();
-    let err = harness.state().rdf.error.clone().unwrap();
+    let err = harness.state().panels.rdf.error.clone().unwrap();
     assert!(err.contains("selects no atoms"), "{err}");
 }
 
@@ -389,11 +402,11 @@ fn scrubbing_100_frames_shows_only_the_last_and_stays_in_budget() {
     let wait_shown = |st: &mut AppState, frame: usize, seen: &mut Vec<usize>| {
         let t0 = std::time::Instant::now();
         loop {
-            if st.update_field() {
-                let k = st.shown_field.as_ref().unwrap().0;
+            if st.update_reps() {
+                let k = st.shown_field().unwrap().0;
                 seen.push(k.frame);
             }
-            if st.shown_field.as_ref().is_some_and(|(k, _)| k.frame == frame) {
+            if st.shown_field().is_some_and(|(k, _)| k.frame == frame) {
                 return;
             }
             assert!(
@@ -405,7 +418,7 @@ fn scrubbing_100_frames_shows_only_the_last_and_stays_in_budget() {
     };
     let mut seen = Vec::new();
     wait_shown(&mut state, 0, &mut seen);
-    let one = orbitfield::app::fields::grid_bytes(&state.shown_field.as_ref().unwrap().1);
+    let one = orbitfield::app::fields::grid_bytes(&state.shown_field().unwrap().1);
     // Room for three lattices (and their meshes): far less than 100 frames would take.
     let budget = 3 * one + one / 2;
     state.fields.set_cache_budget(budget);
@@ -413,8 +426,8 @@ fn scrubbing_100_frames_shows_only_the_last_and_stays_in_budget() {
     let mut burst_seen = Vec::new();
     for f in 1..100 {
         state.apply(orbitfield::app::state::Command::SetFrame(f));
-        if state.update_field() {
-            burst_seen.push(state.shown_field.as_ref().unwrap().0.frame);
+        if state.update_reps() {
+            burst_seen.push(state.shown_field().unwrap().0.frame);
         }
         assert!(state.fields.cache_use().bytes <= budget, "over budget at frame {f}");
     }
@@ -429,12 +442,15 @@ fn scrubbing_100_frames_shows_only_the_last_and_stays_in_budget() {
         burst_seen.iter().all(|&f| f == 0),
         "nothing but the old picture during the burst: {burst_seen:?}"
     );
-    assert!(state.lobes.iter().any(|l| l.is_some()), "the last frame has its lobes");
+    assert!(
+        state.lobes().iter().any(|l| l.is_some()),
+        "the last frame has its lobes"
+    );
     // Cancelled results come back from the workers (they reach the service as cancellations).
     let t0 = std::time::Instant::now();
     let mut c = state.fields.cancellations();
     while c.requests - before.requests < 90 && t0.elapsed().as_secs() < 30 {
-        state.update_field();
+        state.update_reps();
         std::thread::sleep(std::time::Duration::from_millis(5));
         c = state.fields.cancellations();
     }
@@ -452,8 +468,8 @@ fn jobs_panel_shows_workers_tiles_and_stage_times() {
     let mut state = AppState::new(Settings::default(), orbitfield::app::default_field_service());
     state.open_system("water series".into(), water_series(2));
     let t0 = std::time::Instant::now();
-    while state.shown_field.is_none() {
-        state.update_field();
+    while state.shown_field().is_none() {
+        state.update_reps();
         assert!(t0.elapsed().as_secs() < 120, "no field");
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
@@ -495,13 +511,13 @@ fn slice_plane_controls_set_axis_and_free_normal() {
     harness.run();
     harness.get_by_label("Slice plane").click();
     harness.run();
-    assert!(harness.state().show_slice);
+    assert!(harness.state().show_slice());
     harness.get_by_label("x").click();
     harness.run();
-    assert_eq!(harness.state().slice_plane.normal, SliceNormal::X);
+    assert_eq!(harness.state().slice_plane().normal, SliceNormal::X);
     harness.get_by_label("free").click();
     harness.run();
-    assert!(matches!(harness.state().slice_plane.normal, SliceNormal::Free { .. }));
+    assert!(matches!(harness.state().slice_plane().normal, SliceNormal::Free { .. }));
     harness.run();
     assert!(harness.query_all_by_label_contains("azimuth").count() >= 1);
 }
@@ -524,13 +540,13 @@ fn potential_map_follows_the_md_frames_on_a_fixed_lattice() {
     let check = |state: &mut AppState, frame: usize| -> orbitfield::model::Lattice {
         state.apply(Command::SetFrame(frame));
         let t0 = std::time::Instant::now();
-        while state.shown_field.as_ref().is_none_or(|(k, _)| k.frame != frame) {
-            state.update_field();
+        while state.shown_field().is_none_or(|(k, _)| k.frame != frame) {
+            state.update_reps();
             assert!(t0.elapsed().as_secs() < 300, "frame {frame} never arrived");
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        let grid = state.shown_field.as_ref().unwrap().1.clone();
-        let doc = state.document.as_ref().unwrap();
+        let grid = state.shown_field().unwrap().1.clone();
+        let doc = state.document().unwrap();
         let q = doc.structure.charges_e.as_ref().unwrap();
         // A corner region point, far from atoms: the direct sum over this frame's charges.
         let [nx, ny, nz] = grid.lattice.dims;
@@ -572,22 +588,22 @@ fn follow_the_pi_orbital_through_the_demo_torsion() {
         assert!(t0.elapsed().as_secs() < 120, "the matching never finished");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    let n = state.document.as_ref().unwrap().n_frames;
+    let n = state.document().unwrap().n_frames;
     assert_eq!(n, 37);
     for f in 0..n {
         state.apply(Command::SetFrame(f));
         let step = state.follow_step().unwrap().clone();
         assert!(step.overlap > 0.95 && !step.ambiguous, "frame {f}: {step:?}");
-        assert_eq!(state.orbital, Some(step.index));
+        assert_eq!(state.doc.orbital, Some(step.index));
     }
     let last_homo = state.homo_index(Spin::Alpha).unwrap();
     assert_eq!(
-        state.orbital,
+        state.doc.orbital,
         Some(last_homo + 1),
         "the followed pi orbital is the LUMO at 180 degrees"
     );
     state.apply(Command::SelectOrbital(Some(0)));
-    assert!(state.follow.is_none(), "a hand-picked orbital ends following");
+    assert!(state.doc.follow.is_none(), "a hand-picked orbital ends following");
 }
 
 /// "Fit to" a selection frames its atoms (the camera's distance shrinks for a small part of adk), and
@@ -601,11 +617,11 @@ fn fit_view_to_a_selection() {
         orbitfield::io::load(&[dir.join("adk.psf"), dir.join("adk_dims.dcd")]).unwrap(),
     );
     state.fit_if_pending();
-    let whole = state.camera.distance_angstrom;
-    state.fit_selection_text = "resid 10 to 12".into();
+    let whole = state.view.camera.distance_angstrom;
+    state.panels.fit_selection_text = "resid 10 to 12".into();
     let mut harness = Harness::new_ui_state(
         |ui, state: &mut AppState| {
-            orbitfield::ui::panels::representation_ui(ui, state);
+            orbitfield::ui::panels::view_options_ui(ui, state);
             state.apply_pending();
         },
         state,
@@ -613,18 +629,18 @@ fn fit_view_to_a_selection() {
     harness.run();
     harness.get_by_label("Fit").click();
     harness.run();
-    let near = harness.state().camera.distance_angstrom;
+    let near = harness.state().view.camera.distance_angstrom;
     assert!(
         near < 0.5 * whole,
         "fitting three residues: {near} vs {whole} for the protein"
     );
-    harness.state_mut().fit_selection_text = "resid 10 to (".into();
+    harness.state_mut().panels.fit_selection_text = "resid 10 to (".into();
     harness.get_by_label("Fit").click();
     harness.run();
     assert!(
-        harness.state().status.contains("fit to selection"),
+        harness.state().panels.status.contains("fit to selection"),
         "{}",
-        harness.state().status
+        harness.state().panels.status
     );
 }
 
@@ -652,7 +668,7 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
     state.open_system("charged water".into(), charged_water_series(6));
     let mut harness = Harness::new_ui_state(
         |ui, state: &mut AppState| {
-            orbitfield::ui::panels::representations_ui(ui, state);
+            orbitfield::ui::panels::reps_ui(ui, state);
             state.apply_pending();
         },
         state,
@@ -663,15 +679,18 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
         harness.run();
     }
     let mut state = harness.into_state();
-    let fields: Vec<FieldChoice> = state.representations.list.iter().map(|r| r.field).collect();
+    let fields: Vec<FieldChoice> = state.reps().fields().map(|(_, f)| f.field).collect();
     let homo = state.homo_index(Spin::Alpha).unwrap();
+    let homo_field = FieldChoice::Orbital {
+        spin: Spin::Alpha,
+        index: homo,
+    };
+    // The document's own HOMO (the main field), then the three added.
     assert_eq!(
         fields,
         vec![
-            FieldChoice::Orbital {
-                spin: Spin::Alpha,
-                index: homo
-            },
+            homo_field,
+            homo_field,
             FieldChoice::Orbital {
                 spin: Spin::Alpha,
                 index: homo + 1
@@ -681,27 +700,27 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
     );
     for f in 0..6 {
         state.apply(Command::SetFrame(f));
-        state.update_field();
-        state.update_representations();
+        state.update_reps();
+        state.update_reps();
     }
     let t0 = std::time::Instant::now();
     while !state
-        .representations
-        .list
-        .iter()
-        .all(|r| r.shown.as_ref().is_some_and(|(k, _)| k.frame == 5))
+        .reps()
+        .fields()
+        .all(|(_, r)| r.pipeline.shown.as_ref().is_some_and(|(k, _)| k.frame == 5))
     {
-        state.update_field();
-        state.update_representations();
+        state.update_reps();
+        state.update_reps();
         assert!(
             t0.elapsed().as_secs() < 120,
             "the representations never reached frame 5"
         );
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
-    let doc = state.document.as_ref().unwrap();
-    for r in &state.representations.list {
-        let (key, grid) = r.shown.as_ref().unwrap();
+    let doc = state.document().unwrap();
+    for (rep, r) in state.reps().fields() {
+        let label = state.rep_label(rep);
+        let (key, grid) = r.pipeline.shown.as_ref().unwrap();
         assert_eq!(key.field, r.field);
         match r.field {
             FieldChoice::Orbital { spin, index } => {
@@ -717,7 +736,7 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
                     .zip(&grid.values)
                     .map(|(a, b)| (a - b).abs())
                     .fold(0.0f32, f32::max);
-                assert!(worst < 1e-5, "{}: {worst}", r.label);
+                assert!(worst < 1e-5, "{label}: {worst}");
             }
             _ => {
                 let q = doc.structure.charges_e.as_ref().unwrap();
@@ -735,30 +754,39 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
                 }
             }
         }
-        assert!(r.lobes[0].is_some(), "{} has its surface", r.label);
+        assert!(r.pipeline.lobes[0].is_some(), "{label} has its surface");
     }
     let mut harness = Harness::new_ui_state(
         |ui, state: &mut AppState| {
             orbitfield::ui::panels::jobs_ui(ui, state);
-            orbitfield::ui::panels::representations_ui(ui, state);
+            orbitfield::ui::panels::reps_ui(ui, state);
             state.apply_pending();
         },
         state,
     );
     harness.run();
-    harness.get_by_label(&format!("LUMO (orbital {}, Alpha): frame 6 shown", homo + 2));
-    assert_eq!(harness.query_all_by_label_contains("frame 6 shown").count(), 3);
-    harness.query_all_by_label("Remove").next().unwrap().click();
+    harness.get_by_label(&format!(
+        "LUMO (orbital {}, Alpha): Isosurface: frame 6 shown",
+        homo + 2
+    ));
+    assert_eq!(harness.query_all_by_label_contains("frame 6 shown").count(), 4);
+    // Delete the main field (the atoms come first in the list): the next HOMO takes its place.
+    harness.query_all_by_label("Delete").nth(1).unwrap().click();
     harness.run();
-    let state = harness.state();
-    assert_eq!(state.representations.list.len(), 2);
-    assert!(matches!(state.representations.list[0].field, FieldChoice::Orbital { index, .. } if index == homo + 1));
-    // The potential's visibility box hides it; its surfaces box turns its isosurfaces off.
-    harness.get_by_label("potential (charges)").click();
+    let fields: Vec<FieldChoice> = harness.state().reps().fields().map(|(_, f)| f.field).collect();
+    assert_eq!(fields.len(), 3);
+    assert_eq!(harness.state().main_field(), Some(homo_field));
+    // The potential's visibility box hides it; its Slice button draws it as a slice instead.
+    harness.get_by_label("potential (charges): Isosurface").click();
     harness.run();
-    assert!(!harness.state().representations.list[1].visible);
-    harness.query_all_by_label("surfaces").nth(1).unwrap().click();
+    let visible = |st: &AppState, i: usize| st.reps().fields().nth(i).map(|(r, _)| r.visible);
+    assert_eq!(visible(harness.state(), 2), Some(false));
+    harness.query_all_by_label("Slice").nth(2).unwrap().click();
     harness.run();
-    let r = &harness.state().representations.list[1];
-    assert!(!r.surfaces && r.slice, "a slice instead of isosurfaces");
+    let (_, r) = harness.state().reps().fields().nth(2).unwrap();
+    assert!(
+        matches!(r.style, FieldStyle::Slice(_)),
+        "a slice instead of isosurfaces"
+    );
+    assert!(matches!(harness.state().reps().list[0].kind, RepKind::Atoms(_)));
 }

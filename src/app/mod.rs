@@ -1,20 +1,33 @@
-//! The application: window, state, commands, documents and settings.
+//! The application: state, commands, documents, the representation list, sessions and the
+//! desktop window.
 //!
-//! `app` owns the state and wires the layers together: it opens files through `io`, turns
-//! structures into render instances ([`representation`]), sends field requests through the one
-//! [`fields::FieldService`] that the jobs pool plugs into, keeps the viewer's state and commands
-//! ([`state`]), persists [`settings`], and runs the desktop [`window`]. The egui panels live in
-//! `ui` and only read the state and push commands.
+//! `app` owns the state and wires the layers together: it opens files through `io` into a
+//! [`document::Document`], keeps the viewer's state split into document, view and panel state
+//! ([`state`]) and carries out commands ([`apply`]). What is shown is one list of representations
+//! ([`reps`]): atoms by selection in an atom style ([`atoms`]), or fields drawn as isosurfaces or
+//! slices ([`slice`]), each field representation with its own request slot in the one
+//! [`fields::FieldService`] that the jobs pool plugs into. [`draw`] uploads what the list shows to
+//! the renderer (for the window, `render` and the playback bench alike). [`values`] gives every
+//! number its unit, [`session`] and [`settings`] persist views and preferences, [`browser`] is the
+//! built-in file browser, and [`window`] runs the desktop window. The egui panels live in `ui` and
+//! only read the state and push commands.
 
+pub mod apply;
+pub mod atoms;
+pub mod browser;
+pub mod document;
+pub mod draw;
 pub mod fields;
-pub mod multi;
+pub mod orbitals;
 pub mod potential;
 pub mod qm;
 pub mod rdf;
-pub mod representation;
+pub mod reps;
+pub mod session;
 pub mod settings;
 pub mod slice;
 pub mod state;
+pub mod values;
 pub mod window;
 
 /// The field service the viewer starts with: the jobs pool computes fields off the UI thread and

@@ -7,8 +7,8 @@
 //! ([`Document::load_potential_window`]) and the job's charges; `AppState::field_job_at` calls
 //! [`mean_charges`] for [`FieldChoice::PotentialMean`].
 
+use super::document::Document;
 use super::fields::FieldChoice;
-use super::state::Document;
 use crate::compute::PointCharges;
 use crate::io::ReadError;
 use crate::model::units::bohr_from_angstrom3;
@@ -147,16 +147,17 @@ mod tests {
         let mut state = adk_state(9.0);
         state.apply(Command::SetPotentialWindow(4));
         state.apply(Command::SelectField(Some(FieldChoice::Potential)));
-        assert_eq!(state.field, Some(FieldChoice::PotentialMean { frames: 4 }));
+        assert_eq!(state.main_field(), Some(FieldChoice::PotentialMean { frames: 4 }));
         state.apply(Command::SetFrame(6));
-        let doc = state.document.as_ref().unwrap();
+        let doc = state.document().unwrap();
         let frame = doc.frame.clone();
-        let key = state.field_key_at(6, &frame).unwrap();
+        let field = state.main_field().unwrap();
+        let key = state.field_key_at(field, 6, &frame).unwrap();
         let mean = evaluate_grid(&state.field_job_at(&key, &frame).unwrap()).unwrap();
         let mut singles = Vec::new();
         for f in 3..=6 {
-            let frame = state.document.as_mut().unwrap().trajectory.frame(f).unwrap();
-            let mut k = state.field_key_at(f, &frame).unwrap();
+            let frame = state.document_mut().unwrap().trajectory.frame(f).unwrap();
+            let mut k = state.field_key_at(field, f, &frame).unwrap();
             k.field = FieldChoice::Potential;
             singles.push(evaluate_grid(&state.field_job_at(&k, &frame).unwrap()).unwrap());
         }
@@ -234,9 +235,9 @@ mod tests {
         state.apply(Command::SelectField(Some(FieldChoice::Potential)));
         state.apply(Command::SetPotentialWindow(3));
         state.apply(Command::SetFrame(4));
-        let charges = state.document.as_ref().unwrap().structure.charges_e.clone().unwrap();
+        let charges = state.document().unwrap().structure.charges_e.clone().unwrap();
         let frame = frames[4].clone();
-        let key = state.field_key_at(4, &frame).unwrap();
+        let key = state.field_key_at(state.main_field().unwrap(), 4, &frame).unwrap();
         let grid = evaluate_grid(&state.field_job_at(&key, &frame).unwrap()).unwrap();
         let l = grid.lattice;
         let mut worst = 0.0f64;
@@ -269,8 +270,7 @@ mod tests {
         // At frame 1 the window is frames 0..=1 (clamped), weighted 1/2.
         state.apply(Command::SetFrame(1));
         let q = state
-            .document
-            .as_ref()
+            .document()
             .unwrap()
             .potential_mean_charges(1, 3, &frames[1])
             .unwrap();
@@ -315,8 +315,11 @@ mod ui_tests {
             .set_value_accesskit(6.0);
         harness.run();
         assert_eq!(harness.state().settings.potential_window_frames, 6);
-        assert_eq!(harness.state().field, Some(FieldChoice::PotentialMean { frames: 6 }));
-        let doc = harness.state().document.as_ref().unwrap();
+        assert_eq!(
+            harness.state().main_field(),
+            Some(FieldChoice::PotentialMean { frames: 6 })
+        );
+        let doc = harness.state().document().unwrap();
         assert!(doc.potential_frames.contains_key(&0), "the window's frames were read");
     }
 }

@@ -268,17 +268,19 @@ mod tests {
         };
         let mut state = AppState::new(settings, FieldService::default());
         state.open_system_with_qm_region("qm".into(), system, Some(region));
-        assert!(state.status.contains("QM region of 17 atoms"), "{}", state.status);
-        assert!(state.status.contains("one wavefunction per frame"), "{}", state.status);
+        let status = &state.panels.status;
+        assert!(status.contains("QM region of 17 atoms"), "{status}");
+        assert!(status.contains("one wavefunction per frame"), "{status}");
         let homo = state.homo_index(Spin::Alpha).unwrap();
-        state.field = Some(FieldChoice::Orbital {
+        let orbital = FieldChoice::Orbital {
             spin: Spin::Alpha,
             index: homo,
-        });
+        };
+        state.set_main_field(Some(orbital));
         for (f, m) in motions.iter().enumerate() {
             state.apply(Command::SetFrame(f));
-            let frame = state.document.as_ref().unwrap().frame.clone();
-            let key = state.field_key_at(f, &frame).unwrap();
+            let frame = state.document().unwrap().frame.clone();
+            let key = state.field_key_at(orbital, f, &frame).unwrap();
             let job = state.field_job_at(&key, &frame).unwrap();
             assert!(!job.lattice.is_axis_aligned());
             let computed = Arc::new(crate::compute::cpu::evaluate_grid(&job).unwrap());
@@ -314,10 +316,7 @@ mod tests {
             }
             assert!(scale > 1e-2, "frame {f}: no orbital on the sampled points");
             assert!(worst <= 1e-5 * scale, "frame {f}: {worst} vs {scale}");
-            assert_eq!(
-                state.document.as_ref().unwrap().qm.as_ref().unwrap().take_warning(),
-                None
-            );
+            assert_eq!(state.document().unwrap().qm.as_ref().unwrap().take_warning(), None);
         }
     }
 }

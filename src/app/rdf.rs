@@ -10,7 +10,7 @@
 //! per-frame pump) and drawn by `ui::panels::rdf_ui`.
 
 use crate::analysis::rdf::{Rdf, RdfAccumulator, RdfSettings};
-use crate::app::state::Document;
+use crate::app::document::Document;
 use crate::jobs::rdf::{RdfRequest, RdfWork, RdfWorkers, SelectionPair};
 use crate::jobs::{DevicePreference, DeviceWorkers};
 use crate::model::Frame;

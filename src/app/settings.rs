@@ -1,14 +1,15 @@
-//! Settings that persist between runs (RON under the XDG config directory): recent files and the
-//! user's display preferences. Loaded at start-up, saved when they change and on exit.
+//! Settings that persist between runs (RON under the XDG config directory): recent files, the
+//! user's display preferences and the default representations they saved. Loaded at start-up,
+//! saved when they change and on exit.
 
-use super::representation::{ColorBy, DrawStyle};
+use super::reps::RepSpec;
+use super::values::PotentialDisplay;
 use crate::render::colormap::Colormap;
 use std::path::{Path, PathBuf};
 
 /// How many recent files the Files panel remembers.
 pub const MAX_RECENT: usize = 10;
 
-/// Persistent preferences.
 /// How the viewer sums per-frame potential maps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PotentialMethod {
@@ -36,17 +37,27 @@ impl PotentialMethod {
     }
 }
 
+/// Representations saved as the defaults for new documents, by kind of document (`None`: the
+/// defaults chosen by content, `reps::spec::default_atom_specs`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct DefaultReps {
+    /// Documents without protein or nucleic acid.
+    pub small_molecule: Option<Vec<RepSpec>>,
+    /// Documents with protein or nucleic acid.
+    pub macromolecule: Option<Vec<RepSpec>>,
+}
+
+/// Persistent preferences.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Settings {
     /// Most recent first; each entry is the list of files opened together.
     pub recent: Vec<Vec<PathBuf>>,
-    pub style: DrawStyle,
-    pub color_by: ColorBy,
-    /// Isovalue in the field's units (absolute mode) or as a fraction of max |value| (relative).
-    pub iso_value: f32,
-    pub iso_relative: bool,
-    pub surface_opacity: f32,
+    /// Representations new documents get, when the user saved some.
+    pub default_reps: DefaultReps,
+    /// The unit potentials are shown in.
+    pub potential_unit: PotentialDisplay,
     /// Dark (black) or light (white) background.
     pub dark_background: bool,
     pub depth_cue: f32,
@@ -76,11 +87,8 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             recent: Vec::new(),
-            style: DrawStyle::Cpk,
-            color_by: ColorBy::Element,
-            iso_value: 0.05,
-            iso_relative: false,
-            surface_opacity: 1.0,
+            default_reps: DefaultReps::default(),
+            potential_unit: PotentialDisplay::KtPerE,
             dark_background: true,
             depth_cue: 0.4,
             playback_fps: 12.0,
@@ -152,13 +160,6 @@ impl Settings {
     /// Clamps values a hand-edited file may have broken.
     pub fn sanitized(mut self) -> Settings {
         let d = Settings::default();
-        if !self.iso_value.is_finite() || self.iso_value <= 0.0 {
-            self.iso_value = d.iso_value;
-        }
-        if !self.surface_opacity.is_finite() {
-            self.surface_opacity = d.surface_opacity;
-        }
-        self.surface_opacity = self.surface_opacity.clamp(0.05, 1.0);
         if !self.depth_cue.is_finite() {
             self.depth_cue = d.depth_cue;
         }
@@ -195,7 +196,8 @@ mod tests {
         s.push_recent(&[PathBuf::from("a.pdb")]);
         assert_eq!(s.recent[0], vec![PathBuf::from("a.pdb")]);
         assert_eq!(s.recent.len(), 2);
-        s.style = DrawStyle::Licorice;
+        s.default_reps.macromolecule = Some(vec![RepSpec::atoms("protein", crate::app::atoms::AtomStyle::Licorice)]);
+        s.potential_unit = PotentialDisplay::Volt;
         s.save(&path).unwrap();
         let (back, msg) = Settings::load(&path);
         assert!(msg.is_none());
@@ -204,9 +206,11 @@ mod tests {
         let (back, msg) = Settings::load(&path);
         assert_eq!(back, Settings::default());
         assert!(msg.is_some());
-        std::fs::write(&path, "(iso_value: -3.0, playback_fps: 1e9)").unwrap();
-        let (back, _) = Settings::load(&path);
-        assert_eq!(back.iso_value, 0.05);
+        // Out-of-range values are clamped; fields of older versions are ignored.
+        std::fs::write(&path, "(iso_value: -3.0, playback_fps: 1e9, depth_cue: -2.0)").unwrap();
+        let (back, msg) = Settings::load(&path);
+        assert!(msg.is_none(), "{msg:?}");
         assert_eq!(back.playback_fps, 120.0);
+        assert_eq!(back.depth_cue, 0.0);
     }
 }

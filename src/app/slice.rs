@@ -1,7 +1,7 @@
 //! Slice planes through a grid: axis-aligned (x, y or z lattice planes, exact values) or oblique (any
 //! normal, values interpolated trilinearly), at a chosen position, mapped through a colormap into an
 //! image the renderer draws as a textured quad. Points of an oblique plane outside the grid are
-//! transparent.
+//! transparent. The colormap spans [`value_range`], which the legend shows beside the view.
 
 use crate::model::Grid3;
 use crate::model::units::angstrom_from_bohr3;
@@ -9,7 +9,7 @@ use crate::render::SliceImage;
 use crate::render::colormap::Colormap;
 
 /// Orientation of a slice plane.
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub enum SliceNormal {
     X,
     Y,
@@ -24,26 +24,55 @@ pub enum SliceNormal {
 
 /// A slice plane: its normal and where it cuts, as a fraction of the grid's extent along the normal
 /// (0 = through the centre, -0.5 and 0.5 = the faces).
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct SlicePlane {
     pub normal: SliceNormal,
     pub position: f32,
 }
 
-/// Colormap position of values: signed fields map symmetrically (0 in the middle), others min..max.
-fn value_map(grid: &Grid3) -> Option<impl Fn(f32) -> f32> {
+/// The values at the colormap's ends for `grid` (what the legend shows): for a field of both signs
+/// symmetric about zero at the 99th percentile of |value| (so the singular values at point charges
+/// do not wash the plane out), else the 1st to 99th percentile. Percentiles of at most about
+/// 100,000 evenly strided samples. `None` for a grid without finite values.
+pub fn value_range(grid: &Grid3) -> Option<[f32; 2]> {
+    let stride = (grid.values.len() / 100_000).max(1);
+    let mut samples: Vec<f32> = grid
+        .values
+        .iter()
+        .step_by(stride)
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    if samples.is_empty() {
+        return None;
+    }
     let (lo, hi) = grid.min_max()?;
-    let signed = lo < 0.0 && hi > 0.0;
-    let m = lo.abs().max(hi.abs());
-    Some(move |v: f32| {
-        if signed {
-            if m > 0.0 { 0.5 + 0.5 * v / m } else { 0.5 }
-        } else if hi > lo {
-            (v - lo) / (hi - lo)
-        } else {
-            0.5
+    let at = |samples: &mut Vec<f32>, q: f64| -> f32 {
+        let k = ((samples.len() - 1) as f64 * q).round() as usize;
+        *samples.select_nth_unstable_by(k, f32::total_cmp).1
+    };
+    let range = if lo < 0.0 && hi > 0.0 {
+        for v in samples.iter_mut() {
+            *v = v.abs();
         }
+        let m = at(&mut samples, 0.99);
+        [-m, m]
+    } else {
+        [at(&mut samples, 0.01), at(&mut samples, 0.99)]
+    };
+    Some(if range[0] < range[1] {
+        range
+    } else if lo < hi {
+        [lo, hi]
+    } else {
+        [lo - 1.0, hi + 1.0]
     })
+}
+
+/// Colormap position of values over [`value_range`] (clamped at its ends).
+fn value_map(grid: &Grid3) -> Option<impl Fn(f32) -> f32> {
+    let [lo, hi] = value_range(grid)?;
+    Some(move |v: f32| ((v - lo) / (hi - lo)).clamp(0.0, 1.0))
 }
 
 /// The middle z-plane of an axis-aligned grid (the default plane).
@@ -137,7 +166,7 @@ pub fn plane_image(grid: &Grid3, colormap: Colormap, plane: SlicePlane) -> Optio
     for iv in 0..side {
         for iu in 0..side {
             let p = origin + u * (iu as f32 * step) + v * (iv as f32 * step);
-            match crate::app::state::sample_grid(grid, p.to_array()) {
+            match crate::app::values::sample_grid(grid, p.to_array()) {
                 Some(value) => rgba.extend_from_slice(&colormap.sample(map(value))),
                 None => rgba.extend_from_slice(&[0, 0, 0, 0]),
             }
@@ -222,10 +251,13 @@ mod tests {
         };
         let img = plane_image(&g, Colormap::Gray, plane).unwrap();
         let side = img.width as usize;
-        // The image centre lies at the grid centre, where f = 5 + 8 + 9 - 20 = 2: the middle of the
-        // value range -20..22 mapped symmetrically (|max| = 22) is 0.5 + 0.5 * 2 / 22.
+        // The image centre lies at the grid centre, where f = 5 + 8 + 9 - 20 = 2: on the symmetric
+        // range of the signed values -20..22 (its 99th percentile of |value|, m) it maps to
+        // 0.5 + 0.5 * 2 / m.
         let c = 4 * (side / 2 * side + side / 2);
-        let want = Colormap::Gray.sample(0.5 + 0.5 * 2.0 / 22.0)[0];
+        let [lo, m] = value_range(&g).unwrap();
+        assert!(lo == -m && m > 18.0 && m <= 22.0, "{m}");
+        let want = Colormap::Gray.sample(0.5 + 0.5 * 2.0 / m)[0];
         assert!(
             img.rgba[c + 3] == 255 && img.rgba[c].abs_diff(want) <= 8,
             "{} vs {want}",

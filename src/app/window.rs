@@ -6,7 +6,7 @@
 
 use super::state::AppState;
 use crate::render::callback::BlitResources;
-use crate::render::{GpuScene, MeshInput, MeshStyle, OffscreenTarget, RenderContext};
+use crate::render::{GpuScene, OffscreenTarget, RenderContext};
 use anyhow::{Context as _, Result, anyhow};
 use std::num::NonZeroU32;
 use std::path::PathBuf;
@@ -33,6 +33,8 @@ pub struct ViewerOptions {
     pub no_settings: bool,
     /// The atoms the wavefunction files describe, when they are a QM region of an MD system.
     pub qm_region: Option<String>,
+    /// A session file to open (its files, representations, frame and camera) instead of `files`.
+    pub session: Option<PathBuf>,
 }
 
 /// Opens the viewer and runs until the window closes.
@@ -63,12 +65,9 @@ struct Gfx {
     rc: RenderContext,
     scene: GpuScene,
     target: Option<OffscreenTarget>,
-    /// Marching cubes on the render device (isosurfaces without a round trip through the host).
-    mc: crate::render::mc_compute::McCompute,
-    /// The main field's lattice and lobe buffers, reused from frame to frame.
-    lobe_buffers: crate::render::mc_compute::LobeBuffers,
-    /// The same for each extra representation, by its id.
-    extra_lobe_buffers: std::collections::BTreeMap<u64, crate::render::mc_compute::LobeBuffers>,
+    /// The draw stage of the representation list (GPU isosurfaces without a round trip through
+    /// the host).
+    sync: super::draw::SceneSync,
 }
 
 struct Viewer {
@@ -105,7 +104,9 @@ impl Viewer {
             None => super::settings::Settings::default(),
         };
         let mut state = AppState::new(settings, super::default_field_service());
-        if options.files.is_empty() {
+        if let Some(session) = &options.session {
+            state.push(super::state::Command::OpenSession(session.clone()));
+        } else if options.files.is_empty() {
             state.push(super::state::Command::OpenDemo);
         } else if let Some(selection) = &options.qm_region {
             state.push(super::state::Command::OpenFilesWithQmRegion {
@@ -181,7 +182,7 @@ impl Viewer {
             painter.max_texture_side(),
         );
         let scene = GpuScene::new(&rc);
-        let mc = crate::render::mc_compute::McCompute::new(&rc.device);
+        let sync = super::draw::SceneSync::new(&rc);
         Ok(Gfx {
             window,
             egui_state,
@@ -189,9 +190,7 @@ impl Viewer {
             rc,
             scene,
             target: None,
-            mc,
-            lobe_buffers: Default::default(),
-            extra_lobe_buffers: Default::default(),
+            sync,
         })
     }
 
@@ -212,15 +211,12 @@ impl Viewer {
         self.last_frame = now;
         if dt > 0.0 {
             let inst = 1.0 / dt;
-            self.state.fps = if self.state.fps == 0.0 {
-                inst
-            } else {
-                self.state.fps * 0.9 + inst * 0.1
-            };
+            let fps = &mut self.state.view.fps;
+            *fps = if *fps == 0.0 { inst } else { *fps * 0.9 + inst * 0.1 };
         }
         self.state.tick(dt);
         let followed = self.state.poll_follow();
-        if self.state.pump_rdf() || self.state.rdf.is_running() || followed {
+        if self.state.pump_rdf() || self.state.panels.rdf.is_running() || followed {
             gfx.window.request_redraw();
         }
         let raw = gfx.egui_state.take_egui_input(&gfx.window);
@@ -229,21 +225,18 @@ impl Viewer {
         gfx.egui_state
             .handle_platform_output(&gfx.window, std::mem::take(&mut full.platform_output));
         self.state.apply_pending();
-        if std::mem::take(&mut self.state.open_dialog_requested)
-            && let Some(files) = rfd::FileDialog::new().set_title("Open files").pick_files()
-        {
-            self.state.apply(super::state::Command::OpenFiles(files));
+        if std::mem::take(&mut self.state.panels.open_dialog_requested) {
+            open_dialog(&mut self.state);
         }
-        let shown_changed = self.state.update_field();
-        let reps_changed = self.state.update_representations();
-        sync_scene(gfx, &mut self.state, shown_changed || reps_changed);
+        self.state.update_reps();
+        gfx.sync.sync(&gfx.rc, &mut gfx.scene, &mut self.state);
 
         // A software rasteriser draws at half resolution while playing, so the frames keep their
         // rate on the cores the field engines share; the full resolution returns when playback stops.
-        let size = if gfx.rc.software_adapter && self.state.timeline.playing {
-            self.state.view_size_px.map(|s| (s / 2).max(1))
+        let size = if gfx.rc.software_adapter && self.state.view.timeline.playing {
+            self.state.view.size_px.map(|s| (s / 2).max(1))
         } else {
-            self.state.view_size_px
+            self.state.view.size_px
         };
         if gfx
             .target
@@ -259,18 +252,15 @@ impl Viewer {
             gfx.target = Some(t);
         }
         if let Some(target) = &gfx.target {
-            crate::render::render_once(&gfx.rc, &gfx.scene, target, &self.state.camera);
+            crate::render::render_once(&gfx.rc, &gfx.scene, target, &self.state.view.camera);
         }
 
         self.frames += 1;
         let mut captures = Vec::new();
         let shot_frame = self.options.exit_after_frames.unwrap_or(30).max(1);
         // Scripted runs wait (up to a minute) for field work in flight, so the picture is complete.
-        let settled = (self.state.fields.pending().is_none()
-            && !self.state.dirty.meshes
-            && !self.state.surfaces_pending()
-            && !self.state.representations_waiting())
-            || self.started.elapsed() > Duration::from_secs(60);
+        let settled =
+            (!self.state.busy() && !self.state.view.dirty.meshes) || self.started.elapsed() > Duration::from_secs(60);
         if let Some(path) = self.options.screenshot.clone()
             && !self.shot_requested
             && self.frames >= shot_frame
@@ -279,8 +269,8 @@ impl Viewer {
             captures.push(screenshot_callback(path, Arc::clone(&self.screenshot_taken)));
             self.shot_requested = true;
         }
-        for path in std::mem::take(&mut self.state.screenshot_requests) {
-            self.state.status = format!("screenshot saved to {}", path.display());
+        for path in std::mem::take(&mut self.state.view.screenshot_requests) {
+            self.state.panels.status = format!("screenshot saved to {}", path.display());
             captures.push(screenshot_callback(
                 path,
                 Arc::new(std::sync::atomic::AtomicBool::new(false)),
@@ -323,11 +313,7 @@ impl Viewer {
             event_loop.exit();
             return;
         }
-        let busy = self.state.timeline.playing
-            || self.state.fields.pending().is_some()
-            || self.state.surfaces_pending()
-            || self.state.representations_waiting()
-            || self.options.exit_after_frames.is_some();
+        let busy = self.state.view.timeline.playing || self.state.busy() || self.options.exit_after_frames.is_some();
         let delay = full
             .viewport_output
             .get(&egui::ViewportId::ROOT)
@@ -365,162 +351,29 @@ fn screenshot_callback(path: PathBuf, done: Arc<std::sync::atomic::AtomicBool>) 
     })
 }
 
-/// Uploads what changed in the state to the GPU scene (`shown_changed`: the main field's picture or
-/// an extra representation's changed; all surfaces are then uploaded again).
-fn sync_scene(gfx: &mut Gfx, state: &mut AppState, shown_changed: bool) {
-    let rc = &gfx.rc;
-    if state.dirty.atoms {
-        gfx.scene.set_spheres(rc, &state.spheres);
-        gfx.scene.set_cylinders(rc, &state.cylinders);
-        gfx.scene.set_lines(rc, &state.lines);
-        state.dirty.atoms = false;
+/// Shows the desktop's file dialog, or the built-in browser (with a message saying why) when the
+/// desktop has none or it returns at once without asking (no xdg portal answered).
+fn open_dialog(state: &mut AppState) {
+    use super::browser::Purpose;
+    use super::state::Command;
+    if !super::browser::native_dialog_available() {
+        state.apply(Command::OpenBrowser(
+            Purpose::OpenFiles,
+            Some("No desktop file dialog (no xdg-desktop-portal on the session bus and no zenity): the built-in browser instead.".into()),
+        ));
+        return;
     }
-    let opacity = state.settings.surface_opacity;
-    // A followed orbital whose phase flips at this frame swaps its lobe colours.
-    let (first, second) = if state.follow_flips_sign() {
-        (
-            super::representation::LOBE_NEGATIVE,
-            super::representation::LOBE_POSITIVE,
-        )
-    } else {
-        (
-            super::representation::LOBE_POSITIVE,
-            super::representation::LOBE_NEGATIVE,
-        )
-    };
-    let styles = [
-        MeshStyle { color: first, opacity },
-        MeshStyle { color: second, opacity },
-    ];
-    // Extra representations' surfaces, drawn after the main field's with their own colours.
-    let extra: Vec<&super::multi::FieldRepresentation> = state
-        .representations
-        .list
-        .iter()
-        .filter(|r| r.visible && r.surfaces && r.shown.is_some())
-        .collect();
-    let extra_style = |r: &super::multi::FieldRepresentation, lobe: usize| MeshStyle {
-        color: r.colors[lobe.min(1)],
-        opacity,
-    };
-    let nothing_shown = state.shown_field.is_none() && extra.is_empty();
-    if state.gpu_surfaces && shown_changed {
-        let mut meshes = Vec::new();
-        let mut failure = None;
-        gfx.extra_lobe_buffers.retain(|id, _| extra.iter().any(|r| r.id == *id));
-        if let Some((_, grid)) = &state.shown_field {
-            let iso = state.absolute_iso(grid);
-            match gfx
-                .mc
-                .extract_lobes_reusing(&rc.device, &rc.queue, grid, iso, &mut gfx.lobe_buffers)
-            {
-                Ok([plus, minus]) => meshes.extend([(plus, styles[0]), (minus, styles[1])]),
-                Err(e) => failure = Some(e.to_string()),
-            }
-        }
-        for r in &extra {
-            let Some((_, grid)) = &r.shown else {
-                continue;
-            };
-            if failure.is_some() {
-                break;
-            }
-            // Buffers of its own (two representations' meshes must not share them).
-            let reuse = gfx.extra_lobe_buffers.entry(r.id).or_default();
-            match gfx
-                .mc
-                .extract_lobes_reusing(&rc.device, &rc.queue, grid, r.absolute_iso(grid), reuse)
-            {
-                Ok([plus, minus]) => {
-                    meshes.push((plus, extra_style(r, 0)));
-                    if r.is_signed() {
-                        meshes.push((minus, extra_style(r, 1)));
-                    }
-                }
-                Err(e) => failure = Some(e.to_string()),
-            }
-        }
-        match failure {
-            None => gfx.scene.set_gpu_meshes(rc, meshes),
-            Some(e) => {
-                // Fall back to the CPU extractor from the next frame on.
-                state.status = format!("GPU isosurfaces unavailable ({e}); extracting on the CPU");
-                state.gpu_surfaces = false;
-                state.extract_surfaces_off_thread();
-                state.dirty.meshes = true;
-                for r in &mut state.representations.list {
-                    r.mark_stale();
-                }
-            }
-        }
-    } else if shown_changed || (nothing_shown && !gfx.scene.meshes.is_empty()) {
-        let main = state
-            .lobes
-            .iter()
-            .zip(styles)
-            .filter_map(|(m, s)| m.as_ref().map(|m| (m, s)));
-        let others = extra.iter().flat_map(|r| {
-            r.lobes
-                .iter()
-                .enumerate()
-                .filter_map(|(i, m)| m.as_ref().map(|m| (m, extra_style(r, i))))
-        });
-        let inputs: Vec<(MeshInput<'_>, MeshStyle)> = main
-            .chain(others)
-            .map(|(m, s)| {
-                (
-                    MeshInput {
-                        positions_angstrom: &m.positions_angstrom,
-                        normals: &m.normals,
-                        indices: &m.indices,
-                    },
-                    s,
-                )
-            })
-            .collect();
-        gfx.scene.set_meshes(rc, &inputs);
-    }
-    if state.dirty.surface_color {
-        state.dirty.surface_color = false;
-        let grid = state
-            .surface_color
-            .and_then(|c| Some((c, state.document.as_ref()?.grids.get(c.volume)?.clone())));
-        let result = match &grid {
-            Some((c, g)) => gfx.scene.set_color_field(
-                rc,
-                Some(crate::render::scene::ColorFieldInput {
-                    grid: g,
-                    range: c.range,
-                    colormap: state.settings.colormap,
-                }),
+    let asked = Instant::now();
+    match rfd::FileDialog::new().set_title("Open files").pick_files() {
+        Some(files) => state.apply(Command::OpenFiles(files)),
+        None if asked.elapsed() < Duration::from_millis(300) => state.apply(Command::OpenBrowser(
+            Purpose::OpenFiles,
+            Some(
+                "The desktop's file dialog did not answer (no xdg-desktop-portal?): the built-in browser instead."
+                    .into(),
             ),
-            None => gfx.scene.set_color_field(rc, None),
-        };
-        if let Err(e) = result {
-            state.surface_color = None;
-            state.status = format!("surface colouring off: {e}");
-        }
-    }
-    if state.dirty.style {
-        for i in 0..gfx.scene.meshes.len() {
-            let color = gfx.scene.meshes[i].style.color;
-            gfx.scene.set_mesh_style(rc, i, MeshStyle { color, opacity });
-        }
-        state.dirty.style = false;
-    }
-    gfx.scene.style.background = if state.settings.dark_background {
-        [0.0, 0.0, 0.0]
-    } else {
-        [1.0, 1.0, 1.0]
-    };
-    gfx.scene.style.depth_cue = state.settings.depth_cue;
-    if state.dirty.slice {
-        // The topmost visible representation with a slice, else the main field's when asked for.
-        let slice = state
-            .slice_grid()
-            .and_then(|g| super::slice::plane_image(g, state.settings.colormap, state.slice_plane));
-        gfx.scene.set_slice(rc, slice.as_ref());
-        state.dirty.slice = false;
+        )),
+        None => {}
     }
 }
 
@@ -537,15 +390,15 @@ impl ApplicationHandler for Viewer {
                 // Isosurfaces from now on come from the compute pass on this device, unless it is a
                 // software rasteriser (its compute runs on the cores the field engines need, and the
                 // CPU marching cubes is faster there).
-                self.state.gpu_surfaces = !software;
+                self.state.view.gpu_surfaces = !software;
                 if software {
                     // ... on a thread of its own, so a large surface never stalls a frame, and from
                     // every second lattice point while playing (drawing large surfaces is what
                     // limits a software renderer's frame rate; the full ones follow at a stop).
                     self.state.extract_surfaces_off_thread();
-                    self.state.preview_surfaces_while_playing = true;
+                    self.state.view.preview_surfaces_while_playing = true;
                 }
-                self.state.dirty.meshes = true;
+                self.state.mark_fields_stale(|_| true);
             }
             Err(e) => {
                 self.result = Err(e);

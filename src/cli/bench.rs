@@ -441,8 +441,10 @@ fn rel_err(a: &[f32], b: &[f32]) -> f64 {
     if den == 0.0 { num.sqrt() } else { (num / den).sqrt() }
 }
 
-fn homo_index(wf: &Wavefunction) -> usize {
-    wf.alpha.occupations.iter().rposition(|&o| o > 0.5).unwrap_or(0)
+/// The HOMO (alpha) of a bench case, by the one definition ([`Wavefunction::homo`]).
+fn homo_index(wf: &Wavefunction) -> Result<usize> {
+    wf.homo(Spin::Alpha)
+        .ok_or_else(|| anyhow::anyhow!("the wavefunction has no occupied orbital"))
 }
 
 /// A lattice of n^3 points spanning the atoms plus 3 bohr on every side (PySCF cubegen's box).
@@ -622,7 +624,7 @@ fn mo_case(
     let job = FieldJob {
         field: Field::Orbital {
             spin: Spin::Alpha,
-            index: homo_index(wf),
+            index: homo_index(wf)?,
         },
         lattice: cube_lattice(wf, n),
         input: FieldInput::Wavefunction(wf.clone()),
@@ -734,10 +736,13 @@ fn dcs_case(
 /// Times one request for the HOMO of `wf` on an n^3 lattice through pools over `devices[..1]` and
 /// over all of `devices`, with two tile sizes.
 fn pool_scaling(wf: &Arc<Wavefunction>, name: &str, n: usize, devices: &[usize], repeats: usize) -> Vec<PoolResult> {
+    let Ok(index) = homo_index(wf) else {
+        return Vec::new();
+    };
     let job = FieldJob {
         field: Field::Orbital {
             spin: Spin::Alpha,
-            index: homo_index(wf),
+            index,
         },
         lattice: cube_lattice(wf, n),
         input: FieldInput::Wavefunction(wf.clone()),

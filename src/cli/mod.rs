@@ -4,6 +4,7 @@ mod bench;
 mod grid;
 mod info;
 mod ions;
+mod legend;
 mod playback;
 mod points;
 mod rdf;
@@ -41,6 +42,10 @@ struct Cli {
     /// (selection language, e.g. "resname THR"); without it the region is found by geometry.
     #[arg(long, value_name = "SELECTION")]
     qm_region: Option<String>,
+    /// Viewer: open a session file (its files, representations, frame and camera), as saved by
+    /// File > Save session.
+    #[arg(long, value_name = "FILE")]
+    session: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -194,6 +199,7 @@ fn run_viewer(cli: &Cli) -> anyhow::Result<()> {
         size,
         no_settings: cli.no_settings,
         qm_region: cli.qm_region.clone(),
+        session: cli.session.clone(),
     })
 }
 

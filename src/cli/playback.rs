@@ -6,14 +6,15 @@
 //! playback, the next frame's field is requested while the current one is drawn.
 
 use anyhow::{Context, Result, anyhow, bail};
-use orbitfield::app::fields::{FieldService, PoolBackend};
+use orbitfield::app::draw::SceneSync;
+use orbitfield::app::fields::{FieldChoice, FieldService, PoolBackend};
+use orbitfield::app::reps::RepEdit;
 use orbitfield::app::settings::Settings;
 use orbitfield::app::state::{AppState, Command};
 use orbitfield::io::System;
 use orbitfield::model::units::angstrom_from_bohr3;
-use orbitfield::model::{Frame, Name8, Structure, Trajectory, Wavefunction};
-use orbitfield::render::mc_compute::McCompute;
-use orbitfield::render::{GpuScene, MeshStyle, OffscreenTarget, RenderContext, render_once};
+use orbitfield::model::{Frame, Name8, Spin, Structure, Trajectory, Wavefunction};
+use orbitfield::render::{GpuScene, OffscreenTarget, RenderContext, render_once};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -155,6 +156,42 @@ pub enum Show {
     HomoAndLumo,
 }
 
+/// Sets up the representations a case draws: the document's default field (the HOMO); the
+/// potential as a slice alone; or HOMO and LUMO as two field representations.
+fn prepare_show(state: &mut AppState, show: Show, name: &str) -> Result<()> {
+    match show {
+        Show::Lobes => {}
+        Show::PotentialSlice => {
+            state.apply(Command::SelectField(Some(FieldChoice::Potential)));
+            state.apply(Command::SetShowSlice(true));
+            // The slice alone: the potential's isosurfaces are hidden.
+            if let Some(id) = state.main_field_id() {
+                state.apply(Command::EditRep(id, RepEdit::Visible(false)));
+            }
+        }
+        Show::HomoAndLumo => {
+            let lumo = state
+                .homo_index(Spin::Alpha)
+                .map(|h| FieldChoice::Orbital {
+                    spin: Spin::Alpha,
+                    index: h + 1,
+                })
+                .ok_or_else(|| anyhow!("{name}: no HOMO"))?;
+            state.apply(Command::AddFieldRep(lumo));
+        }
+    }
+    Ok(())
+}
+
+/// True when every visible field representation shows frame `f`.
+fn all_shown(state: &AppState, f: usize) -> bool {
+    state
+        .reps()
+        .fields()
+        .filter(|(r, _)| r.visible)
+        .all(|(_, rep)| rep.pipeline.shown.as_ref().is_some_and(|(k, _)| k.frame == f))
+}
+
 /// Plays `system` (`lattice_points` along the longest axis for orbitals) for `frames` frames.
 pub fn playback_case(
     name: &str,
@@ -176,44 +213,27 @@ pub fn playback_case(
     let mut state = AppState::new(settings, fields);
     // Nothing but the shown lattice stays cached: every frame is computed.
     state.fields.set_cache_budget(1);
-    state.gpu_surfaces = true;
+    state.view.gpu_surfaces = true;
     state.open_system(name.to_string(), system);
-    // Playing (frames are stepped below): the next frame's field is asked for ahead of time.
-    state.timeline.playing = true;
-    if show == Show::PotentialSlice {
-        state.apply(Command::SelectField(Some(
-            orbitfield::app::fields::FieldChoice::Potential,
-        )));
-        state.apply(Command::SetShowSlice(true));
-    }
-    if show == Show::HomoAndLumo {
-        let lumo = state
-            .homo_index(orbitfield::model::Spin::Alpha)
-            .map(|h| orbitfield::app::fields::FieldChoice::Orbital {
-                spin: orbitfield::model::Spin::Alpha,
-                index: h + 1,
-            })
-            .ok_or_else(|| anyhow!("{name}: no HOMO"))?;
-        state.apply(Command::AddRepresentation(lumo));
-    }
-    let n_series = state.document.as_ref().map_or(0, |d| d.n_frames);
-    if n_series < 3 || state.field.is_none() {
+    // Playing (frames are stepped below): each representation asks for its next frame ahead of time.
+    state.view.timeline.playing = true;
+    prepare_show(&mut state, show, name)?;
+    let n_series = state.document().map_or(0, |d| d.n_frames);
+    if n_series < 3 || state.main_field().is_none() {
         bail!("{name}: needs a series of at least 3 frames with a field to show");
     }
     let rc = RenderContext::headless(4).map_err(|e| anyhow!("{e}"))?;
-    let mc = McCompute::new(&rc.device);
+    let mut sync = SceneSync::new(&rc);
     let mut scene = GpuScene::new(&rc);
     let size = [1280u32, 720u32];
     let target = OffscreenTarget::new(&rc, size);
-    state.view_size_px = size;
+    state.view.size_px = size;
     state.apply(Command::ResetCamera);
     let mut field_t = Duration::ZERO;
     let mut draw_t = Duration::ZERO;
     let mut surface_t = Duration::ZERO;
     let (mut pool_total, mut pool_compute) = (0.0f64, 0.0f64);
     let mut dims = [0; 3];
-    let mut lobe_buffers = orbitfield::render::mc_compute::LobeBuffers::default();
-    let mut second_buffers = orbitfield::render::mc_compute::LobeBuffers::default();
     let mut step = |state: &mut AppState,
                     f: usize,
                     timed: bool,
@@ -226,14 +246,8 @@ pub fn playback_case(
         state.apply(Command::SetFrame(f));
         let deadline = t0 + Duration::from_secs(60);
         loop {
-            state.update_field();
-            state.update_representations();
-            let second_ready = state
-                .representations
-                .list
-                .iter()
-                .all(|r| r.shown.as_ref().is_some_and(|(k, _)| k.frame == f));
-            if state.shown_field.as_ref().is_some_and(|(k, _)| k.frame == f) && second_ready {
+            state.update_reps();
+            if all_shown(state, f) {
                 break;
             }
             if Instant::now() > deadline {
@@ -242,53 +256,14 @@ pub fn playback_case(
             std::thread::yield_now();
         }
         let t1 = Instant::now();
-        let grid = state
-            .shown_field
-            .as_ref()
-            .map(|(_, g)| g.clone())
-            .ok_or_else(|| anyhow!("no field"))?;
-        dims = grid.lattice.dims;
-        match show {
-            Show::Lobes => {
-                let iso = state.absolute_iso(&grid);
-                let [plus, minus] = mc.extract_lobes_reusing(&rc.device, &rc.queue, &grid, iso, &mut lobe_buffers)?;
-                let style = |color| MeshStyle { color, opacity: 1.0 };
-                scene.set_gpu_meshes(
-                    &rc,
-                    vec![
-                        (plus, style(orbitfield::app::representation::LOBE_POSITIVE)),
-                        (minus, style(orbitfield::app::representation::LOBE_NEGATIVE)),
-                    ],
-                );
-            }
-            Show::PotentialSlice => {
-                let image = orbitfield::app::slice::plane_image(&grid, state.settings.colormap, state.slice_plane)
-                    .ok_or_else(|| anyhow!("{name}: no slice image"))?;
-                scene.set_slice(&rc, Some(&image));
-            }
-            Show::HomoAndLumo => {
-                let style = |color| MeshStyle { color, opacity: 1.0 };
-                let iso = state.absolute_iso(&grid);
-                let [plus, minus] = mc.extract_lobes_reusing(&rc.device, &rc.queue, &grid, iso, &mut lobe_buffers)?;
-                let mut meshes = vec![
-                    (plus, style(orbitfield::app::representation::LOBE_POSITIVE)),
-                    (minus, style(orbitfield::app::representation::LOBE_NEGATIVE)),
-                ];
-                if let Some(rep) = state.representations.list.first()
-                    && let Some((_, g2)) = &rep.shown
-                {
-                    let iso2 = rep.absolute_iso(g2);
-                    let [p2, m2] = mc.extract_lobes_reusing(&rc.device, &rc.queue, g2, iso2, &mut second_buffers)?;
-                    meshes.push((p2, style(rep.colors[0])));
-                    meshes.push((m2, style(rep.colors[1])));
-                }
-                scene.set_gpu_meshes(&rc, meshes);
-            }
+        if let Some((_, grid)) = state.shown_field() {
+            dims = grid.lattice.dims;
         }
+        // Surfaces (marching cubes on the render device) or the slice image, for every
+        // representation, through the draw stage the viewer uses.
+        sync.sync(&rc, &mut scene, state);
         let t2 = Instant::now();
-        scene.set_spheres(&rc, &state.spheres);
-        scene.set_cylinders(&rc, &state.cylinders);
-        render_once(&rc, &scene, &target, &state.camera);
+        render_once(&rc, &scene, &target, &state.view.camera);
         let _ = rc.device.poll(wgpu::PollType::wait_indefinitely());
         if timed {
             *field_t += t1 - t0;
@@ -405,37 +380,31 @@ pub fn responsiveness_case(
         orbitfield::app::default_extractor(),
     );
     let mut state = AppState::new(settings, fields);
-    state.gpu_surfaces = gpu_surfaces;
+    state.view.gpu_surfaces = gpu_surfaces;
     // Nothing but the shown lattice stays cached: every frame shown was computed in this run.
     state.fields.set_cache_budget(1);
     if !gpu_surfaces {
         // As the viewer: CPU isosurfaces on a thread of their own; on a software renderer, previews
         // from every second lattice point while playing.
         state.extract_surfaces_off_thread();
-        state.preview_surfaces_while_playing = rc.software_adapter;
+        state.view.preview_surfaces_while_playing = rc.software_adapter;
     }
     state.open_system(name.to_string(), system);
-    if show == Show::PotentialSlice {
-        state.apply(Command::SelectField(Some(
-            orbitfield::app::fields::FieldChoice::Potential,
-        )));
-        state.apply(Command::SetShowSlice(true));
-    }
-    if state.document.as_ref().map_or(0, |d| d.n_frames) < 3 || state.field.is_none() {
+    prepare_show(&mut state, show, name)?;
+    if state.document().map_or(0, |d| d.n_frames) < 3 || state.main_field().is_none() {
         bail!("{name}: needs a series of at least 3 frames with a field to show");
     }
-    state.timeline.playing = true;
-    state.timeline.looping = true;
-    state.timeline.fps = 30.0;
-    let mc = McCompute::new(&rc.device);
+    state.view.timeline.playing = true;
+    state.view.timeline.looping = true;
+    state.view.timeline.fps = 30.0;
+    let mut sync = SceneSync::new(&rc);
     let mut scene = GpuScene::new(&rc);
     let view = [1280u32, 720u32];
     // As the viewer: a software rasteriser draws at half resolution while playing.
     let size = if rc.software_adapter { view.map(|s| s / 2) } else { view };
     let target = OffscreenTarget::new(&rc, size);
-    state.view_size_px = view;
+    state.view.size_px = view;
     state.apply(Command::ResetCamera);
-    let mut lobe_buffers = orbitfield::render::mc_compute::LobeBuffers::default();
     let mut frame_ms = Vec::new();
     let mut draw_total = Duration::ZERO;
     let mut shown_frames = 0usize;
@@ -446,57 +415,15 @@ pub fn responsiveness_case(
         let now = Instant::now();
         state.tick((now - last).as_secs_f32());
         last = now;
-        if state.update_field()
-            && let Some((_, grid)) = state.shown_field.clone()
-        {
+        if state.update_reps() {
             shown_frames += 1;
-            dims = grid.lattice.dims;
-            let style = |color| MeshStyle { color, opacity: 1.0 };
-            let colors = [
-                orbitfield::app::representation::LOBE_POSITIVE,
-                orbitfield::app::representation::LOBE_NEGATIVE,
-            ];
-            match show {
-                Show::Lobes | Show::HomoAndLumo if gpu_surfaces => {
-                    let iso = state.absolute_iso(&grid);
-                    let [plus, minus] =
-                        mc.extract_lobes_reusing(&rc.device, &rc.queue, &grid, iso, &mut lobe_buffers)?;
-                    scene.set_gpu_meshes(&rc, vec![(plus, style(colors[0])), (minus, style(colors[1]))]);
-                }
-                Show::Lobes | Show::HomoAndLumo => {
-                    let inputs: Vec<_> = state
-                        .lobes
-                        .iter()
-                        .zip(colors)
-                        .filter_map(|(m, c)| {
-                            m.as_ref().map(|m| {
-                                (
-                                    orbitfield::render::MeshInput {
-                                        positions_angstrom: &m.positions_angstrom,
-                                        normals: &m.normals,
-                                        indices: &m.indices,
-                                    },
-                                    style(c),
-                                )
-                            })
-                        })
-                        .collect();
-                    scene.set_meshes(&rc, &inputs);
-                }
-                Show::PotentialSlice => {
-                    let image = orbitfield::app::slice::plane_image(&grid, state.settings.colormap, state.slice_plane)
-                        .ok_or_else(|| anyhow!("{name}: no slice image"))?;
-                    scene.set_slice(&rc, Some(&image));
-                }
+            if let Some((_, grid)) = state.shown_field() {
+                dims = grid.lattice.dims;
             }
         }
-        if state.dirty.atoms {
-            scene.set_spheres(&rc, &state.spheres);
-            scene.set_cylinders(&rc, &state.cylinders);
-            state.dirty.atoms = false;
-        }
+        sync.sync(&rc, &mut scene, &mut state);
         let t_draw = Instant::now();
-        render_once(&rc, &scene, &target, &state.camera);
+        render_once(&rc, &scene, &target, &state.view.camera);
         let _ = rc.device.poll(wgpu::PollType::wait_indefinitely());
         draw_total += t_draw.elapsed();
         frame_ms.push(now.elapsed().as_secs_f64() * 1e3);
@@ -523,7 +450,7 @@ pub fn responsiveness_case(
         ui_max_ms: pick(1.0),
         draw_ms: draw_total.as_secs_f64() * 1e3 / frame_ms.len().max(1) as f64,
         fields_per_second: shown_frames as f64 / elapsed,
-        playback_fps: state.timeline.fps,
+        playback_fps: state.view.timeline.fps,
         engines: state.fields.backend_name(),
         gpu_surfaces,
         image_px: size,

@@ -1,36 +1,59 @@
-//! `orbitfield render FILE... -o out.png|dir/`: draws structures (and a field's isosurfaces) to
-//! PNG files without a window, on any wgpu adapter (software Vulkan included).
+//! `orbitfield render FILE... -o out.png|dir/`: draws structures, fields and their colour legends
+//! to PNG files without a window, on any wgpu adapter (software Vulkan included), through the
+//! viewer's representation list and draw stage: `--rep` atoms by selection, `--field` isosurfaces
+//! and `--slice` slices (repeated), or a saved `--session`.
 
 use anyhow::{Context, Result, anyhow, bail};
 use glam::Vec3;
-use orbitfield::app::fields::{FieldChoice, FieldKey, FieldService, MeshKey};
-use orbitfield::app::representation::{ColorBy, DrawStyle, LOBE_NEGATIVE, LOBE_POSITIVE};
+use orbitfield::app::draw::SceneSync;
+use orbitfield::app::fields::{FieldChoice, FieldService, InlineBackend};
+use orbitfield::app::reps::spec::parse_atom_rep;
+use orbitfield::app::reps::{FieldStyle, RepEdit, RepId, RepKind, RepSpec, SpecKind};
+use orbitfield::app::session::Session;
 use orbitfield::app::settings::Settings;
-use orbitfield::app::state::{AppState, Command, IsoMode};
-use orbitfield::compute::Field;
-use orbitfield::model::field::FieldSpec;
+use orbitfield::app::slice::SlicePlane;
+use orbitfield::app::state::{AppState, Command};
+use orbitfield::app::values::{FieldUnit, PotentialDisplay, format_number};
 use orbitfield::render::camera::ViewAxis;
-use orbitfield::render::{GpuScene, MeshInput, MeshStyle, OffscreenTarget, RenderContext};
+use orbitfield::render::{GpuScene, OffscreenTarget, RenderContext};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 pub struct RenderArgs {
-    /// Files that together form one system (as for `info`).
-    #[arg(required = true)]
+    /// Files that together form one system (as for `info`); not needed with --session.
+    #[arg(required_unless_present = "session")]
     pub files: Vec<PathBuf>,
     /// Output: a .png file for one frame, or a directory for a frame range.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Field to draw as two-coloured isosurfaces: as for `grid` (mo:homo, mo:lumo+1, mo:beta:homo,
-    /// mo:N 1-based, density), homo, lumo, or volume[:N] for a volume read from the files.
+    /// A session file (File > Save session in the viewer): its files, representations, frame and
+    /// camera. --rep, --field and --slice add to its representations.
+    #[arg(long, value_name = "FILE")]
+    pub session: Option<PathBuf>,
+    /// An atom representation "SELECTION:STYLE[:COLOURING]" (STYLE: lines, licorice,
+    /// ball-and-stick, vdw, cpk; COLOURING: element, residue, chain, charge), repeated for more.
+    /// Without any, the atoms are drawn as the viewer draws a new document (by its content).
+    #[arg(long, value_name = "SEL:STYLE[:COLOURING]")]
+    pub rep: Vec<String>,
+    /// A field drawn as isosurfaces, repeated for more (each its own colour pair): homo, lumo, the
+    /// orbital syntax of `grid` (mo:homo-1, mo:beta:lumo, mo:17), density, spin, potential (of the
+    /// structure's charges), potential:mean:N, volume[:N] (a volume read from the files, 1-based).
+    #[arg(long, value_name = "FIELD")]
+    pub field: Vec<String>,
+    /// A field drawn as a slice through the middle of its lattice (normal z), with a colour legend.
+    #[arg(long, value_name = "FIELD")]
+    pub slice: Vec<String>,
+    /// Isovalue of every --field, in the unit the field is shown in (a.u. for orbitals and
+    /// densities, --potential-unit for potentials, file units for volumes); default: by field kind
+    /// (orbitals 0.05, densities 0.002, potentials 1 kT/e).
     #[arg(long)]
-    pub field: Option<String>,
-    /// Isovalue (absolute, in the field's units; see --relative).
-    #[arg(long, default_value_t = 0.05)]
-    pub iso: f32,
-    /// Read --iso as a fraction of the field's largest |value|.
+    pub iso: Option<f32>,
+    /// Read --iso as a fraction of each field's largest |value|.
     #[arg(long)]
     pub relative: bool,
+    /// The unit potentials are shown in: kT/e (at 300 K), kcal/mol/e or V.
+    #[arg(long, default_value = "kT/e")]
+    pub potential_unit: String,
     /// Frame to draw (0-based).
     #[arg(long, conflicts_with = "frames")]
     pub frame: Option<usize>,
@@ -49,10 +72,11 @@ pub struct RenderArgs {
     /// Multiplies the framing distance (below 1 zooms in).
     #[arg(long, default_value_t = 1.0)]
     pub zoom: f32,
-    /// Drawing style: cpk, vdw, ball-and-stick, licorice.
-    #[arg(long, default_value = "cpk")]
-    pub style: String,
-    /// Colouring: element, residue, chain, charge.
+    /// All atoms in one style (cpk, vdw, ball-and-stick, licorice, lines) instead of the defaults;
+    /// ignored with --rep.
+    #[arg(long)]
+    pub style: Option<String>,
+    /// Colouring of --style: element, residue, chain, charge.
     #[arg(long, default_value = "element")]
     pub color_by: String,
     /// White background instead of black.
@@ -61,16 +85,19 @@ pub struct RenderArgs {
     /// Surface opacity 0..1 (below 1 uses order-independent transparency).
     #[arg(long, default_value_t = 1.0)]
     pub opacity: f32,
-    /// Colour the surfaces by the N-th volume of the files (1-based), e.g. a potential map on a
-    /// density surface.
+    /// Colour the first field's surfaces by the N-th volume of the files (1-based), e.g. a
+    /// potential map on a density surface.
     #[arg(long, value_name = "N")]
     pub color_volume: Option<usize>,
     /// Values LO,HI at the colormap's ends (default: from the values on the surface).
     #[arg(long, value_name = "LO,HI", allow_negative_numbers = true, requires = "color_volume")]
     pub color_range: Option<String>,
-    /// Colormap: diverging (blue-white-red), viridis or gray.
+    /// Colormap of slices and coloured surfaces: diverging (blue-white-red), viridis or gray.
     #[arg(long, default_value = "diverging")]
     pub colormap: String,
+    /// Leave the colour legends of slices and coloured surfaces out of the image.
+    #[arg(long)]
+    pub no_legend: bool,
     /// The atoms the wavefunction files describe, when they are the QM region of an MD system
     /// (selection language, e.g. "resname THR"); without it the region is found by geometry.
     #[arg(long, value_name = "SELECTION")]
@@ -143,72 +170,52 @@ pub fn parse_range(s: &str) -> Result<std::ops::Range<usize>> {
     Ok(a..b)
 }
 
-fn parse_style(s: &str) -> Result<DrawStyle> {
-    Ok(match s.to_ascii_lowercase().as_str() {
-        "cpk" => DrawStyle::Cpk,
-        "vdw" => DrawStyle::Vdw,
-        "ball-and-stick" | "bs" => DrawStyle::BallAndStick,
-        "licorice" => DrawStyle::Licorice,
-        _ => bail!("--style: expected cpk, vdw, ball-and-stick or licorice, found {s:?}"),
-    })
-}
-
-fn parse_color_by(s: &str) -> Result<ColorBy> {
-    Ok(match s.to_ascii_lowercase().as_str() {
-        "element" => ColorBy::Element,
-        "residue" => ColorBy::Residue,
-        "chain" => ColorBy::Chain,
-        "charge" => ColorBy::Charge,
-        _ => bail!("--color-by: expected element, residue, chain or charge, found {s:?}"),
-    })
-}
-
-/// The field to draw: the field syntax of `grid` (mo:homo, mo:lumo+1, mo:beta:homo, mo:17,
-/// density), the shorthands homo and lumo, or volume[:N] for the N-th volume of the files.
-fn parse_field(s: &str, state: &AppState) -> Result<FieldChoice> {
-    let lower = s.trim().to_ascii_lowercase();
-    if lower == "volume" {
-        return Ok(FieldChoice::Volume(0));
-    }
-    if let Some(n) = lower.strip_prefix("volume:") {
-        let n: usize = n
-            .parse()
-            .with_context(|| format!("--field {s}: expected volume:N (1-based)"))?;
-        if n == 0 {
-            bail!("--field {s}: volumes are numbered from 1");
-        }
-        return Ok(FieldChoice::Volume(n - 1));
-    }
-    let text = match lower.as_str() {
-        "homo" | "lumo" => format!("mo:{lower}"),
-        _ => lower.clone(),
-    };
-    let spec: FieldSpec = text.parse().map_err(|e| anyhow!("--field {e}"))?;
-    let wf = state
-        .document
-        .as_ref()
-        .and_then(|d| d.wavefunctions.get(d.frame_index).or(d.wavefunctions.first()));
-    match spec.resolve(wf.map(|w| &**w)).map_err(|e| anyhow!("--field {e}"))? {
-        Field::Orbital { spin, index } => Ok(FieldChoice::Orbital { spin, index }),
-        Field::Density => Ok(FieldChoice::Density),
-        Field::Potential => Ok(FieldChoice::Potential),
-        other => bail!(
-            "--field {s}: the renderer draws orbitals, the electron density and volumes from files, not {other:?}; \
-             compute it with `orbitfield grid ... -o field.cube` and render that file with --field volume"
-        ),
-    }
-}
-
 fn encode_png(img: &image::RgbaImage) -> Result<Vec<u8>> {
     let mut png = Vec::new();
     img.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)?;
     Ok(png)
 }
 
+/// The representations the arguments ask for.
+fn arg_specs(args: &RenderArgs) -> Result<(Vec<RepSpec>, Vec<RepSpec>)> {
+    let mut atoms = Vec::new();
+    for r in &args.rep {
+        atoms.push(parse_atom_rep(r).map_err(|e| anyhow!("--rep {e}"))?);
+    }
+    if atoms.is_empty()
+        && let Some(style) = &args.style
+    {
+        let text = format!("all:{style}:{}", args.color_by);
+        atoms.push(parse_atom_rep(&text).map_err(|e| anyhow!("--style/--color-by {e}"))?);
+    }
+    if let Some(v) = args.iso
+        && !(v.is_finite() && v > 0.0)
+    {
+        bail!("--iso: expected a positive number, found {v}");
+    }
+    let mut fields = Vec::new();
+    for f in &args.field {
+        let mut spec = RepSpec::field(f, FieldStyle::Isosurface);
+        if let SpecKind::Field { opacity, .. } = &mut spec.kind {
+            *opacity = args.opacity.clamp(0.05, 1.0);
+        }
+        fields.push(spec);
+    }
+    for f in &args.slice {
+        fields.push(RepSpec::field(f, FieldStyle::Slice(SlicePlane::default())));
+    }
+    Ok((atoms, fields))
+}
+
+fn spec_style(spec: &RepSpec) -> FieldStyle {
+    match &spec.kind {
+        SpecKind::Field { style, .. } => *style,
+        SpecKind::Atoms { .. } => FieldStyle::Isosurface,
+    }
+}
+
 pub fn run(args: &RenderArgs) -> Result<()> {
     let size = parse_size(&args.size)?;
-    let style = parse_style(&args.style)?;
-    let color_by = parse_color_by(&args.color_by)?;
     let axis = match args.camera.to_ascii_lowercase().as_str() {
         "front" => ViewAxis::Front,
         "back" => ViewAxis::Back,
@@ -225,26 +232,80 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         }
         None => [0.0, 0.0],
     };
-    let (system, region) = orbitfield::io::load_with(
-        &args.files,
-        &orbitfield::io::LoadOptions {
-            qm_region: args.qm_region.clone(),
-        },
-    )?;
+    let potential_unit = PotentialDisplay::parse(&args.potential_unit).ok_or_else(|| {
+        anyhow!(
+            "--potential-unit: expected kT/e, kcal/mol/e or V, found {:?}",
+            args.potential_unit
+        )
+    })?;
+    let (atom_specs, field_specs) = arg_specs(args)?;
     let settings = Settings {
-        style,
-        color_by,
         dark_background: !args.light,
-        iso_value: args.iso,
-        surface_opacity: args.opacity.clamp(0.05, 1.0),
+        colormap: parse_colormap(&args.colormap)?,
+        potential_unit,
         ..Settings::default()
     };
-    let mut state = AppState::new(settings, FieldService::new(None, orbitfield::app::default_extractor()));
-    state.view_size_px = size;
-    let name = args.files.first().map(|p| p.display().to_string()).unwrap_or_default();
-    state.open_system_with_qm_region(name, system, region);
-    let doc = state.document.as_ref().ok_or_else(|| anyhow!("{}", state.status))?;
-    let n_frames = doc.n_frames.max(1);
+    // Fields are computed on this thread as each frame is drawn (the CPU reference engine).
+    let backend = orbitfield::app::blocking_engine()
+        .map(|e| Box::new(InlineBackend::new(e)) as Box<dyn orbitfield::app::fields::FieldBackend>);
+    let mut state = AppState::new(
+        settings,
+        FieldService::new(backend, orbitfield::app::default_extractor()),
+    );
+    state.view.size_px = size;
+    let session = args.session.as_deref().map(Session::load).transpose()?;
+    match &session {
+        Some(s) => {
+            state.apply_session(s);
+            if args.light {
+                state.settings.dark_background = false;
+            }
+        }
+        None => {
+            let (system, region) = orbitfield::io::load_with(
+                &args.files,
+                &orbitfield::io::LoadOptions {
+                    qm_region: args.qm_region.clone(),
+                },
+            )?;
+            let name = args.files.first().map(|p| p.display().to_string()).unwrap_or_default();
+            state.open_system_with_qm_region(name, system, region);
+            // Fields only where asked for; atoms as asked for, else the defaults.
+            let drop: Vec<RepId> = state
+                .reps()
+                .list
+                .iter()
+                .filter(|r| matches!(r.kind, RepKind::Field(_)) || !atom_specs.is_empty())
+                .map(|r| r.id)
+                .collect();
+            for id in drop {
+                state.apply(Command::DeleteRep(id));
+            }
+        }
+    }
+    let n_frames = state
+        .document()
+        .ok_or_else(|| anyhow!("{}", state.panels.status))?
+        .n_frames
+        .max(1);
+    for spec in &atom_specs {
+        state.add_rep(spec).map_err(|e| anyhow!("--rep {e}"))?;
+    }
+    for spec in &field_specs {
+        let id = state.add_rep(spec).map_err(|e| anyhow!("--field {e}"))?;
+        if let (Some(v), Some(field), FieldStyle::Isosurface) =
+            (args.iso, state.reps().field(id).map(|f| f.field), spec_style(spec))
+        {
+            // --iso is in the unit the field is shown in.
+            let value = if args.relative {
+                v
+            } else {
+                FieldUnit::of(field, potential_unit).computed(f64::from(v))
+            };
+            state.apply(Command::EditRep(id, RepEdit::IsoRelative(args.relative)));
+            state.apply(Command::EditRep(id, RepEdit::IsoValue(value)));
+        }
+    }
     let frames: Vec<usize> = match (&args.frames, args.frame) {
         (Some(r), _) => {
             let r = parse_range(r)?;
@@ -257,48 +318,48 @@ pub fn run(args: &RenderArgs) -> Result<()> {
             bail!("--frame {f}: the files have {n_frames} frames (0..{})", n_frames - 1)
         }
         (None, Some(f)) => vec![f],
-        (None, None) => vec![0],
+        (None, None) => vec![session.as_ref().map_or(0, |s| s.frame.min(n_frames - 1))],
     };
     let to_dir = frames.len() > 1 || args.output.extension().is_none_or(|e| !e.eq_ignore_ascii_case("png"));
     if to_dir {
         std::fs::create_dir_all(&args.output).with_context(|| format!("cannot create {}", args.output.display()))?;
     }
-    state.field = match &args.field {
-        Some(f) => Some(parse_field(f, &state)?),
-        None => None,
-    };
-    state.iso_mode = if args.relative {
-        IsoMode::RelativeToMax
-    } else {
-        IsoMode::Absolute
-    };
 
     let rc = RenderContext::headless(4)?;
     let mut scene = GpuScene::new(&rc);
-    scene.style.background = if args.light { [1.0, 1.0, 1.0] } else { [0.0, 0.0, 0.0] };
+    let mut sync = SceneSync::new(&rc);
     let target = OffscreenTarget::new(&rc, size);
     state.apply(Command::SetFrame(frames[0]));
-    state.camera.set_view_axis(axis);
-    state.camera.orbit(rotate[0].to_radians(), rotate[1].to_radians());
-    let aspect = size[0] as f32 / size[1] as f32;
-    let (lo, hi) = state
-        .scene_bounds()
-        .ok_or_else(|| anyhow!("nothing to draw: the files have no atoms"))?;
-    state.camera.fit_to_bounds(Vec3::from(lo), Vec3::from(hi), aspect);
-    state.camera.zoom(args.zoom);
+    if session.as_ref().is_none_or(|s| s.camera.is_none()) {
+        let camera = &mut state.view.camera;
+        camera.set_view_axis(axis);
+        camera.orbit(rotate[0].to_radians(), rotate[1].to_radians());
+        let aspect = size[0] as f32 / size[1] as f32;
+        let (lo, hi) = state
+            .scene_bounds()
+            .ok_or_else(|| anyhow!("nothing to draw: the files have no atoms"))?;
+        let camera = &mut state.view.camera;
+        camera.fit_to_bounds(Vec3::from(lo), Vec3::from(hi), aspect);
+        camera.zoom(args.zoom);
+    }
+    let mut coloured = false;
     for &f in &frames {
         state.apply(Command::SetFrame(f));
-        scene.set_spheres(&rc, &state.spheres);
-        scene.set_cylinders(&rc, &state.cylinders);
-        scene.set_lines(&rc, &state.lines);
-        if state.field.is_some() {
-            draw_field(&mut state, &mut scene, &rc, args.opacity)?;
+        show_fields(&mut state, f)?;
+        if let Some(n) = args.color_volume
+            && !coloured
+        {
+            color_surfaces(&mut state, n, args)?;
+            coloured = true;
         }
-        if let Some(n) = args.color_volume {
-            color_surfaces(&mut state, &mut scene, &rc, n, args)?;
+        sync.sync(&rc, &mut scene, &mut state);
+        orbitfield::render::render_once(&rc, &scene, &target, &state.view.camera);
+        let mut img = target.read_rgba(&rc)?;
+        if !args.no_legend {
+            for (k, legend) in state.legends().iter().enumerate() {
+                super::legend::draw_legend(&mut img, legend, k);
+            }
         }
-        orbitfield::render::render_once(&rc, &scene, &target, &state.camera);
-        let img = target.read_rgba(&rc)?;
         let path = if to_dir {
             args.output.join(format!("frame_{f:05}.png"))
         } else {
@@ -307,91 +368,68 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         write_png(&path, &img)?;
         println!("{}", path.display());
     }
+    for legend in state.legends() {
+        eprintln!(
+            "legend: {} from {} to {} {}",
+            legend.title,
+            format_number(legend.range[0]),
+            format_number(legend.range[1]),
+            legend.unit
+        );
+    }
     Ok(())
 }
 
-fn draw_field(state: &mut AppState, scene: &mut GpuScene, rc: &RenderContext, opacity: f32) -> Result<()> {
-    let key: FieldKey = state
-        .current_field_key()
-        .ok_or_else(|| anyhow!("--field: these files have no such field"))?;
-    let grid = match key.field {
-        FieldChoice::Volume(i) => state.document.as_ref().and_then(|d| d.grids.get(i).cloned()),
-        _ => {
-            let job = state
-                .field_job(&key)
-                .ok_or_else(|| anyhow!("--field: no wavefunction in these files"))?;
-            let engine = orbitfield::app::blocking_engine()
-                .ok_or_else(|| anyhow!("--field: this build has no field engine for orbitals"))?;
-            let grid = std::sync::Arc::new(engine(&job).map_err(|e| anyhow!("--field: {e}"))?);
-            Some(state.placed_grid(&key, grid))
+/// Runs the update loop until every visible field representation shows frame `f` (computed on this
+/// thread); an error names the field that could not be shown.
+fn show_fields(state: &mut AppState, f: usize) -> Result<()> {
+    for _ in 0..4 {
+        state.update_reps();
+        if !state.busy() {
+            break;
         }
     }
-    .ok_or_else(|| anyhow!("--field: no such volume"))?;
-    if !state.fields.can_extract() {
+    let missing: Vec<String> = state
+        .reps()
+        .fields()
+        .filter(|(r, rep)| {
+            r.visible
+                && rep
+                    .pipeline
+                    .shown
+                    .as_ref()
+                    .is_none_or(|(k, _)| k.frame != f && !matches!(k.field, FieldChoice::Volume(_)))
+        })
+        .map(|(r, _)| state.rep_label(r))
+        .collect();
+    if !missing.is_empty() {
+        let why = state
+            .fields
+            .last_error
+            .clone()
+            .unwrap_or_else(|| state.panels.status.clone());
+        bail!("cannot show {} at frame {f}: {why}", missing.join(", "));
+    }
+    if !state.fields.can_extract() && state.reps().fields().any(|(_, r)| r.is_surface()) {
         bail!("--field: this build has no isosurface extractor");
     }
-    let iso = state.absolute_iso(&grid);
-    let mk = |v: f32| MeshKey {
-        field: key,
-        iso_bits: v.to_bits(),
-    };
-    let plus = state.fields.mesh(mk(iso), &grid);
-    let minus = state.fields.mesh(mk(-iso), &grid);
-    let opacity = opacity.clamp(0.05, 1.0);
-    let mut inputs = Vec::new();
-    for (m, color) in [(&plus, LOBE_POSITIVE), (&minus, LOBE_NEGATIVE)] {
-        if let Some(m) = m {
-            inputs.push((
-                MeshInput {
-                    positions_angstrom: &m.positions_angstrom,
-                    normals: &m.normals,
-                    indices: &m.indices,
-                },
-                MeshStyle { color, opacity },
-            ));
-        }
-    }
-    scene.set_meshes(rc, &inputs);
-    state.lobes = [plus.clone(), minus.clone()];
     Ok(())
 }
 
-/// Colours the drawn surfaces by volume `n` (1-based) of the files.
-fn color_surfaces(
-    state: &mut AppState,
-    scene: &mut GpuScene,
-    rc: &RenderContext,
-    n: usize,
-    args: &RenderArgs,
-) -> Result<()> {
-    let count = state.document.as_ref().map_or(0, |d| d.grids.len());
+/// Colours the first field's surfaces by volume `n` (1-based) of the files.
+fn color_surfaces(state: &mut AppState, n: usize, args: &RenderArgs) -> Result<()> {
+    let count = state.document().map_or(0, |d| d.grids.len());
     if n == 0 || n > count {
         bail!("--color-volume {n}: the files hold {count} volume(s), numbered from 1");
     }
-    if state.field.is_none() {
+    if !state.main_field_rep().is_some_and(|f| f.is_surface()) {
         bail!("--color-volume: there is no surface to colour; add --field");
     }
     let range = args.color_range.as_deref().map(parse_color_range).transpose()?;
-    state.settings.colormap = parse_colormap(&args.colormap)?;
     state.apply(Command::SetSurfaceColor(Some((n - 1, range))));
     let c = state
-        .surface_color
-        .ok_or_else(|| anyhow!("--color-volume {n}: {}", state.status))?;
-    let grid = state
-        .document
-        .as_ref()
-        .and_then(|d| d.grids.get(c.volume).cloned())
-        .ok_or_else(|| anyhow!("--color-volume {n}: no such volume"))?;
-    scene
-        .set_color_field(
-            rc,
-            Some(orbitfield::render::scene::ColorFieldInput {
-                grid: &grid,
-                range: c.range,
-                colormap: state.settings.colormap,
-            }),
-        )
-        .map_err(|e| anyhow!("--color-volume {n}: {e}"))?;
+        .surface_color()
+        .ok_or_else(|| anyhow!("--color-volume {n}: {}", state.panels.status))?;
     eprintln!("surface colours: volume {n} from {} to {}", c.range[0], c.range[1]);
     Ok(())
 }
@@ -413,6 +451,6 @@ mod tests {
         assert!(parse_size("abc").is_err());
         assert_eq!(parse_range("2:5").unwrap(), 2..5);
         assert!(parse_range("5:5").is_err());
-        assert!(parse_style("wires").is_err());
+        assert!(parse_colormap("rainbow").is_err());
     }
 }

@@ -1,41 +1,62 @@
 //! Isosurface extraction off the viewer's thread: one named worker (at lowered priority, like the
-//! pool's) extracts the two lobes of a lattice while the UI keeps drawing the previous ones.
+//! pool's) extracts the lobes of lattices while the UI keeps drawing the previous ones.
 //!
-//! Owns [`Mesher`]. Latest wins: a request submitted while another waits replaces it, and a result
-//! whose generation is no longer the newest is dropped by [`Mesher::try_recv`]. Results carry the
-//! key they were asked for. Used by the viewer when isosurfaces are made on the CPU (a software
-//! renderer), so that a large surface never stalls a frame.
+//! Owns [`Mesher`]. Requests come in lanes (one per field representation): latest wins per lane, a
+//! request submitted while another of its lane waits replaces it, lanes with work are served in
+//! turn, and a result whose generation is no longer its lane's newest is dropped by
+//! [`Mesher::try_recv`]. Results carry the lane and key they were asked for. Used by the viewer
+//! when isosurfaces are made on the CPU (a software renderer), so that a large surface never stalls
+//! a frame.
 
 use crate::model::Grid3;
 use crate::surface::MeshData;
 use crossbeam::channel::{Receiver, Sender, bounded};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 /// Extracts the surface through an isovalue (the viewer's extractor).
 pub type ExtractFn = fn(&Grid3, f32) -> Option<MeshData>;
 
-/// Both lobes of one lattice, with the key and generation of their request.
+/// The lobes of one lattice, with the lane, key and generation of their request.
 #[derive(Debug)]
 pub struct LobesResult<K> {
+    pub lane: u64,
     pub key: K,
     pub generation: u64,
     /// Extracted from every second lattice point (see [`Mesher::submit`]).
     pub preview: bool,
-    /// At `+iso` and `-iso`; `None` where nothing crosses.
+    /// At `+iso` and `-iso` (the second only for signed requests); `None` where nothing crosses.
     pub lobes: [Option<Arc<MeshData>>; 2],
 }
 
-struct Request<K> {
-    key: K,
+/// One extraction asked for.
+pub struct LobesRequest<K> {
+    pub key: K,
+    pub grid: Arc<Grid3>,
+    pub iso: f32,
+    /// Also the surface at `-iso` (fields with both signs).
+    pub signed: bool,
+    /// From every second lattice point ([`Grid3::every_second_point`]: about a quarter of the
+    /// triangles, for playback on a software renderer).
+    pub preview: bool,
+}
+
+struct Queued<K> {
     generation: u64,
-    grid: Arc<Grid3>,
-    iso: f32,
-    preview: bool,
+    request: LobesRequest<K>,
+}
+
+struct Pending<K> {
+    /// The newest unstarted request of each lane.
+    lanes: BTreeMap<u64, Queued<K>>,
+    /// The lane served last (the next one after it goes first).
+    last_lane: u64,
+    shutdown: bool,
 }
 
 struct Shared<K> {
-    pending: Mutex<(Option<Request<K>>, bool)>,
+    pending: Mutex<Pending<K>>,
     wake: Condvar,
 }
 
@@ -44,17 +65,23 @@ pub struct Mesher<K: Send + 'static> {
     shared: Arc<Shared<K>>,
     results: Receiver<LobesResult<K>>,
     thread: Option<JoinHandle<()>>,
-    generation: u64,
+    /// The newest generation asked for in each lane.
+    generations: BTreeMap<u64, u64>,
+    next_generation: u64,
 }
 
 impl<K: Send + 'static> Mesher<K> {
     /// Starts the worker (`orbitfield-mesher`). Errors when the thread cannot be started.
     pub fn start(extract: ExtractFn) -> Result<Mesher<K>, String> {
         let shared = Arc::new(Shared {
-            pending: Mutex::new((None, false)),
+            pending: Mutex::new(Pending {
+                lanes: BTreeMap::new(),
+                last_lane: 0,
+                shutdown: false,
+            }),
             wake: Condvar::new(),
         });
-        let (tx, rx) = bounded(2);
+        let (tx, rx) = bounded(8);
         let sh = shared.clone();
         let thread = std::thread::Builder::new()
             .name("orbitfield-mesher".into())
@@ -64,56 +91,59 @@ impl<K: Send + 'static> Mesher<K> {
             shared,
             results: rx,
             thread: Some(thread),
-            generation: 0,
+            generations: BTreeMap::new(),
+            next_generation: 0,
         })
     }
 
-    /// Asks for both lobes of `grid` at `+iso` and `-iso`, replacing any request not yet started.
-    /// A `preview` is extracted from every second lattice point ([`Grid3::every_second_point`]:
-    /// about a quarter of the triangles, for playback on a software renderer). Returns the
-    /// request's generation.
-    pub fn submit(&mut self, key: K, grid: Arc<Grid3>, iso: f32, preview: bool) -> u64 {
-        self.generation += 1;
-        let generation = self.generation;
+    /// Asks for the lobes of `request` in `lane`, replacing that lane's request not yet started.
+    /// Returns the request's generation.
+    pub fn submit(&mut self, lane: u64, request: LobesRequest<K>) -> u64 {
+        self.next_generation += 1;
+        let generation = self.next_generation;
+        self.generations.insert(lane, generation);
         if let Ok(mut p) = self.shared.pending.lock() {
-            p.0 = Some(Request {
-                key,
-                generation,
-                grid,
-                iso,
-                preview,
-            });
+            p.lanes.insert(lane, Queued { generation, request });
         }
         self.shared.wake.notify_one();
         generation
     }
 
-    /// The newest request's result, once it is ready (never blocks; older results are dropped).
-    pub fn try_recv(&mut self) -> Option<LobesResult<K>> {
-        let mut newest = None;
-        while let Ok(r) = self.results.try_recv() {
-            if r.generation == self.generation {
-                newest = Some(r);
-            }
+    /// Forgets `lane` (its request not yet started is dropped; a running one's result is ignored).
+    pub fn remove_lane(&mut self, lane: u64) {
+        self.generations.remove(&lane);
+        if let Ok(mut p) = self.shared.pending.lock() {
+            p.lanes.remove(&lane);
         }
-        newest
     }
 
-    /// Generation of the newest request (0 before the first).
-    pub fn generation(&self) -> u64 {
-        self.generation
+    /// The newest request's result of every lane whose result is ready (never blocks; older
+    /// results are dropped), in lane order.
+    pub fn try_recv(&mut self) -> Vec<LobesResult<K>> {
+        let mut newest: BTreeMap<u64, LobesResult<K>> = BTreeMap::new();
+        while let Ok(r) = self.results.try_recv() {
+            if self.generations.get(&r.lane) == Some(&r.generation) {
+                newest.insert(r.lane, r);
+            }
+        }
+        newest.into_values().collect()
+    }
+
+    /// Generation of `lane`'s newest request (0 before the first).
+    pub fn generation(&self, lane: u64) -> u64 {
+        self.generations.get(&lane).copied().unwrap_or(0)
     }
 }
 
 impl<K: Send + 'static> Drop for Mesher<K> {
     fn drop(&mut self) {
         if let Ok(mut p) = self.shared.pending.lock() {
-            p.0 = None;
-            p.1 = true;
+            p.lanes.clear();
+            p.shutdown = true;
         }
         self.shared.wake.notify_one();
         // The worker finishes at most the extraction in progress; its send never blocks for long
-        // (the channel holds two results and the worker gives up once shut down).
+        // (the worker gives up once shut down).
         while self.results.try_recv().is_ok() {}
         if let Some(h) = self.thread.take() {
             let _ = h.join();
@@ -124,14 +154,25 @@ impl<K: Send + 'static> Drop for Mesher<K> {
 fn worker<K: Send + 'static>(shared: Arc<Shared<K>>, results: Sender<LobesResult<K>>, extract: ExtractFn) {
     super::lower_thread_priority();
     loop {
-        let request = {
+        let (lane, queued) = {
             let Ok(mut p) = shared.pending.lock() else { return };
             loop {
-                if p.1 {
+                if p.shutdown {
                     return;
                 }
-                if let Some(r) = p.0.take() {
-                    break r;
+                // The first lane with work after the one served last, wrapping around.
+                let after = p.last_lane;
+                let next = p
+                    .lanes
+                    .range(after.saturating_add(1)..)
+                    .next()
+                    .or_else(|| p.lanes.iter().next())
+                    .map(|(l, _)| *l);
+                if let Some(lane) = next
+                    && let Some(q) = p.lanes.remove(&lane)
+                {
+                    p.last_lane = lane;
+                    break (lane, q);
                 }
                 p = match shared.wake.wait(p) {
                     Ok(g) => g,
@@ -139,17 +180,24 @@ fn worker<K: Send + 'static>(shared: Arc<Shared<K>>, results: Sender<LobesResult
                 };
             }
         };
-        let grid = if request.preview {
-            Arc::new(request.grid.every_second_point())
+        let r = queued.request;
+        let grid = if r.preview {
+            Arc::new(r.grid.every_second_point())
         } else {
-            request.grid
+            r.grid
         };
-        let lobes = [request.iso, -request.iso].map(|iso| extract(&grid, iso).map(Arc::new));
+        let plus = extract(&grid, r.iso).map(Arc::new);
+        let minus = if r.signed {
+            extract(&grid, -r.iso).map(Arc::new)
+        } else {
+            None
+        };
         let result = LobesResult {
-            key: request.key,
-            generation: request.generation,
-            preview: request.preview,
-            lobes,
+            lane,
+            key: r.key,
+            generation: queued.generation,
+            preview: r.preview,
+            lobes: [plus, minus],
         };
         // A full channel means the viewer has not polled: wait a little, give up on shutdown.
         let mut result = Some(result);
@@ -157,7 +205,7 @@ fn worker<K: Send + 'static>(shared: Arc<Shared<K>>, results: Sender<LobesResult
             match results.send_timeout(r, std::time::Duration::from_millis(50)) {
                 Ok(()) => {}
                 Err(crossbeam::channel::SendTimeoutError::Timeout(r)) => {
-                    if shared.pending.lock().map_or(true, |p| p.1) {
+                    if shared.pending.lock().map_or(true, |p| p.shutdown) {
                         return;
                     }
                     result = Some(r);
@@ -204,11 +252,28 @@ mod tests {
         (!m.is_empty()).then_some(m)
     }
 
-    fn wait<K: Send + 'static>(m: &mut Mesher<K>) -> LobesResult<K> {
+    fn request(key: u32, grid: Arc<Grid3>, iso: f32, preview: bool) -> LobesRequest<u32> {
+        LobesRequest {
+            key,
+            grid,
+            iso,
+            signed: true,
+            preview,
+        }
+    }
+
+    /// Waits until every lane in `lanes` has delivered its newest result.
+    fn wait(m: &mut Mesher<u32>, lanes: &[u64]) -> Vec<LobesResult<u32>> {
         let deadline = Instant::now() + Duration::from_secs(30);
+        let mut got: Vec<LobesResult<u32>> = Vec::new();
         loop {
-            if let Some(r) = m.try_recv() {
-                return r;
+            for r in m.try_recv() {
+                got.retain(|g| g.lane != r.lane);
+                got.push(r);
+            }
+            if lanes.iter().all(|l| got.iter().any(|r| r.lane == *l)) {
+                got.sort_by_key(|r| r.lane);
+                return got;
             }
             assert!(Instant::now() < deadline, "no result");
             std::thread::sleep(Duration::from_millis(2));
@@ -220,11 +285,11 @@ mod tests {
         let mut m: Mesher<u32> = Mesher::start(extract).unwrap();
         let grids: Vec<_> = (0..6).map(|i| sphere(3.0 + i as f32)).collect();
         for (i, g) in grids.iter().enumerate() {
-            m.submit(i as u32, g.clone(), 0.5, false);
+            m.submit(7, request(i as u32, g.clone(), 0.5, false));
         }
-        let r = wait(&mut m);
+        let r = wait(&mut m, &[7]).remove(0);
         assert_eq!(r.key, 5, "only the last request's result is delivered");
-        assert_eq!(r.generation, m.generation());
+        assert_eq!(r.generation, m.generation(7));
         let direct = extract(&grids[5], 0.5).unwrap();
         let got = r.lobes[0].as_ref().unwrap();
         assert_eq!(got.triangle_count(), direct.triangle_count());
@@ -234,10 +299,10 @@ mod tests {
         assert_eq!(r.lobes[1].as_ref().map(|m| m.triangle_count()), below);
         // Nothing more arrives.
         std::thread::sleep(Duration::from_millis(50));
-        assert!(m.try_recv().is_none());
+        assert!(m.try_recv().is_empty());
         // A preview: the surface of every second point.
-        m.submit(9, grids[5].clone(), 0.5, true);
-        let r = wait(&mut m);
+        m.submit(7, request(9, grids[5].clone(), 0.5, true));
+        let r = wait(&mut m, &[7]).remove(0);
         assert!(r.preview);
         let coarse = extract(&grids[5].every_second_point(), 0.5).unwrap();
         assert_eq!(
@@ -248,10 +313,36 @@ mod tests {
     }
 
     #[test]
+    fn lanes_are_independent_and_unsigned_requests_have_one_lobe() {
+        let mut m: Mesher<u32> = Mesher::start(extract).unwrap();
+        let (a, b) = (sphere(4.0), sphere(6.0));
+        m.submit(1, request(10, a.clone(), 0.5, false));
+        m.submit(
+            2,
+            LobesRequest {
+                signed: false,
+                ..request(20, b.clone(), 0.5, false)
+            },
+        );
+        let got = wait(&mut m, &[1, 2]);
+        assert_eq!((got[0].key, got[1].key), (10, 20), "each lane keeps its own request");
+        assert_eq!(
+            got[0].lobes[0].as_ref().unwrap().positions_angstrom,
+            extract(&a, 0.5).unwrap().positions_angstrom
+        );
+        assert!(got[1].lobes[1].is_none(), "no negative lobe for an unsigned request");
+        // A removed lane's results are dropped.
+        m.submit(3, request(30, a, 0.5, false));
+        m.remove_lane(3);
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(m.try_recv().iter().all(|r| r.lane != 3));
+    }
+
+    #[test]
     fn dropping_a_busy_mesher_returns() {
         let mut m: Mesher<u32> = Mesher::start(extract).unwrap();
         for i in 0..4 {
-            m.submit(i, sphere(8.0), 0.1, i % 2 == 0);
+            m.submit(u64::from(i % 2), request(i, sphere(8.0), 0.1, i % 2 == 0));
         }
         drop(m);
     }

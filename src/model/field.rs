@@ -9,10 +9,10 @@
 //! [`LatticeSpec`] turns "spacing and padding around these atoms" or an explicit origin, size and
 //! spacing into a [`Lattice`], refusing absurd sizes before anything is allocated.
 //!
-//! HOMO/LUMO: in a spin channel, the HOMO is the highest-index orbital with a positive occupation
-//! in that channel (orbitals are stored in energy order), the LUMO the one after it. For a
-//! restricted wavefunction both channels see the same orbitals; for a restricted open-shell one
-//! the beta channel holds the doubly occupied orbitals only.
+//! HOMO/LUMO: the HOMO of a spin channel is [`Wavefunction::homo`] (the highest orbital at least
+//! half occupied in that channel; orbitals are stored in energy order), the LUMO the one after it.
+//! For a restricted wavefunction both channels see the same orbitals; for a restricted open-shell
+//! one the beta channel holds the doubly occupied orbitals only.
 
 use super::grid::Lattice;
 use super::units::bohr_from_angstrom;
@@ -173,24 +173,6 @@ impl fmt::Display for FieldSpec {
     }
 }
 
-/// Occupation of orbital `i` of a wavefunction in one spin channel.
-fn channel_occupation(wf: &Wavefunction, spin: Spin, occ: f64) -> f64 {
-    match (wf.spin, spin) {
-        (SpinKind::Unrestricted, _) => occ,
-        (SpinKind::Restricted, _) => 0.5 * occ,
-        (SpinKind::RestrictedOpen, Spin::Alpha) => occ.min(1.0),
-        (SpinKind::RestrictedOpen, Spin::Beta) => (occ - 1.0).max(0.0),
-    }
-}
-
-/// 0-based index of the HOMO of a spin channel, if any orbital is occupied.
-pub fn homo_index(wf: &Wavefunction, spin: Spin) -> Option<usize> {
-    let set = wf.orbitals(spin)?;
-    set.occupations
-        .iter()
-        .rposition(|&o| channel_occupation(wf, spin, o) > 1e-8)
-}
-
 impl FieldSpec {
     /// True for fields computed from point charges rather than a wavefunction.
     pub fn needs_charges(&self) -> bool {
@@ -226,7 +208,7 @@ impl FieldSpec {
                 let index: i64 = match orbital {
                     OrbitalRef::Number(n) => n as i64 - 1,
                     OrbitalRef::Homo(k) | OrbitalRef::Lumo(k) => {
-                        let Some(h) = homo_index(wf, spin) else {
+                        let Some(h) = wf.homo(spin) else {
                             return Err(spec_error(
                                 &text,
                                 "no orbital of that spin is occupied, so HOMO/LUMO are undefined",
@@ -548,6 +530,36 @@ mod tests {
         );
         let empty = wf(vec![0.0; 3], SpinKind::Restricted);
         assert!(spec.resolve(Some(&empty)).is_err());
+    }
+
+    /// Fractional occupations (Fermi smearing): the HOMO is the highest orbital at least half
+    /// occupied in its channel, the same for `mo:homo` as for `Wavefunction::homo`, and a tail of
+    /// small occupations above it does not move it.
+    #[test]
+    fn fractional_occupations_have_one_homo() {
+        let smeared = wf(vec![2.0, 2.0, 1.2, 0.8, 1e-4, 1e-12, 0.0], SpinKind::Restricted);
+        assert_eq!(smeared.homo(Spin::Alpha), Some(2));
+        let spec: FieldSpec = "mo:homo".parse().unwrap();
+        assert_eq!(
+            spec.resolve(Some(&smeared)),
+            Ok(Field::Orbital {
+                spin: Spin::Alpha,
+                index: 2
+            })
+        );
+        let spec: FieldSpec = "mo:lumo".parse().unwrap();
+        assert_eq!(
+            spec.resolve(Some(&smeared)),
+            Ok(Field::Orbital {
+                spin: Spin::Alpha,
+                index: 3
+            })
+        );
+        // A singly occupied restricted orbital is the HOMO; so is an unrestricted one at 1/2.
+        let radical = wf(vec![2.0, 1.0, 0.0], SpinKind::Restricted);
+        assert_eq!(radical.homo(Spin::Alpha), Some(1));
+        let uhf = wf(vec![1.0, 0.5, 0.2, 0.0], SpinKind::Unrestricted);
+        assert_eq!(uhf.homo(Spin::Beta), Some(1));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //!
 //! Keywords:
 //! - `all`, `none`; `protein`, `nucleic`, `backbone` (N CA C O of protein residues), `water`,
+//!   `ion` (monatomic ions by residue name: NA, CL, SOD, CLA, K, POT, MG, CAL, ZN, ...),
 //!   `hydrogen` (element H), `heavy` (not hydrogen);
 //! - string properties with glob patterns (`*`, `?`): `name`, `type`, `resname`, `element`,
 //!   `chain`, `segid`;
@@ -89,6 +90,7 @@ enum Expr {
     Nucleic,
     Backbone,
     Water,
+    Ion,
     Hydrogen,
     Str(StrProp, Vec<String>),
     Int(IntProp, Vec<(i64, i64)>),
@@ -127,6 +129,10 @@ const NUCLEIC_RESNAMES: &[&str] = &[
 const WATER_RESNAMES: &[&str] = &[
     "H2O", "HOH", "OHH", "HHO", "OH2", "SOL", "WAT", "TIP", "TIP2", "TIP3", "TIP4", "TIP5", "T3P", "T4P", "T5P", "SPC",
     "SPCE", "TP3", "TP4", "DOD", "D2O",
+];
+const ION_RESNAMES: &[&str] = &[
+    "NA", "NA+", "SOD", "CL", "CL-", "CLA", "K", "K+", "POT", "MG", "MG2", "CAL", "CA2", "ZN", "ZN2", "LI", "LIT",
+    "RB", "CS", "CES", "BR", "IOD", "F", "FE2", "CD2", "MN", "CU", "NIO",
 ];
 const BACKBONE_NAMES: &[&str] = &["N", "CA", "C", "O"];
 
@@ -337,6 +343,7 @@ impl Parser<'_> {
                     "nucleic" => Ok(Expr::Nucleic),
                     "backbone" => Ok(Expr::Backbone),
                     "water" | "waters" => Ok(Expr::Water),
+                    "ion" | "ions" => Ok(Expr::Ion),
                     "hydrogen" => Ok(Expr::Hydrogen),
                     "heavy" | "noh" => Ok(Expr::Not(Box::new(Expr::Hydrogen))),
                     "name" => self.strings(StrProp::Name, col),
@@ -613,6 +620,7 @@ impl Ctx<'_> {
             Expr::Protein => self.by_resname(PROTEIN_RESNAMES),
             Expr::Nucleic => self.by_resname(NUCLEIC_RESNAMES),
             Expr::Water => self.by_resname(WATER_RESNAMES),
+            Expr::Ion => self.by_resname(ION_RESNAMES),
             Expr::Backbone => {
                 let prot = self.by_resname(PROTEIN_RESNAMES);
                 self.s
@@ -875,6 +883,25 @@ mod tests {
     fn count(text: &str) -> usize {
         let (s, f) = toy();
         Selection::parse(text).unwrap().indices(&s, Some(&f)).len()
+    }
+
+    #[test]
+    fn ions_by_residue_name() {
+        let mut s = Structure::default();
+        for (name, resname, z) in [("NA", "SOD", 11), ("CL", "CLA", 17), ("OW", "SOL", 8), ("CA", "ALA", 6)] {
+            s.push_atom(
+                Element(z),
+                Name8::from(name),
+                Name8::from(resname),
+                1,
+                Name8::EMPTY,
+                Name8::EMPTY,
+            );
+        }
+        let ions = Selection::parse("ion").unwrap().indices(&s, None);
+        assert_eq!(ions, vec![0, 1]);
+        let solvent = Selection::parse("water or ions").unwrap().indices(&s, None);
+        assert_eq!(solvent, vec![0, 1, 2]);
     }
 
     #[test]

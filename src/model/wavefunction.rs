@@ -102,10 +102,28 @@ pub struct Wavefunction {
 }
 
 impl Wavefunction {
-    /// 0-based index of the highest occupied orbital of a spin channel (occupation > 0), if any.
+    /// The occupation that orbital occupation `occupation` puts in one spin channel: half of it for
+    /// restricted orbitals, all of it for unrestricted ones, and for restricted-open orbitals the
+    /// first electron in alpha and the second in beta.
+    pub fn channel_occupation(&self, spin: Spin, occupation: f64) -> f64 {
+        match (self.spin, spin) {
+            (SpinKind::Unrestricted, _) => occupation,
+            (SpinKind::Restricted, _) => 0.5 * occupation,
+            (SpinKind::RestrictedOpen, Spin::Alpha) => occupation.min(1.0),
+            (SpinKind::RestrictedOpen, Spin::Beta) => (occupation - 1.0).max(0.0),
+        }
+    }
+
+    /// 0-based index of the HOMO of a spin channel: the highest orbital that is at least half
+    /// occupied in that channel (a doubly occupied restricted orbital carries 1 per channel, a singly
+    /// occupied one 1/2). With fractional occupations (smearing) this is the highest orbital below
+    /// the Fermi level; small tails above it do not count. `None` when no orbital is. The one
+    /// definition of the HOMO: the viewer's labels, `grid mo:homo`, `info` and the benchmarks use it.
     pub fn homo(&self, spin: Spin) -> Option<usize> {
         let set = self.orbitals(spin)?;
-        set.occupations.iter().rposition(|&o| o > 0.0)
+        set.occupations
+            .iter()
+            .rposition(|&o| self.channel_occupation(spin, o) >= 0.5 - 1e-6)
     }
 
     /// Total number of electrons from the occupations.

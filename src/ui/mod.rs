@@ -3,16 +3,32 @@
 //! The window (in `app`) calls [`main_ui`] once per frame with the [`AppState`]; panels read the
 //! state and push [`Command`]s, which the app applies after the layout. Nothing here touches files,
 //! threads or the GPU beyond adding the 3-D view's paint callback where the view goes.
+//!
+//! Layout: a menu bar, a collapsible representations panel on the left (files, the representation
+//! list, jobs), a collapsible fields panel on the right (main field, orbitals, RDF), the timeline and
+//! status bar at the bottom, and the 3-D view with its colour legends taking the rest — most of the
+//! window. One file per panel; [`panels`] names them for the tests.
 
+pub mod browser;
+pub mod fields;
+pub mod files;
+pub mod jobs;
+pub mod legend;
+pub mod menu;
+pub mod orbitals;
 pub mod panels;
+pub mod rdf;
+pub mod reps;
+pub mod timeline;
 pub mod tokens;
+pub mod view;
+mod widgets;
 
-pub use panels::main_ui;
-
+use crate::app::browser::Purpose;
 use crate::app::state::{AppState, Command};
 
 /// Keyboard shortcuts: (keys, what they do). Shown in the help window and handled by
-/// [`panels::shortcuts`].
+/// [`menu::shortcuts`].
 pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Ctrl+O", "Open files"),
     ("Space", "Play / pause the trajectory"),
@@ -32,4 +48,80 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
 /// Pushes a command (shorthand used by the panels).
 fn send(state: &mut AppState, c: Command) {
     state.push(c);
+}
+
+/// The whole window: menu, side panels, timeline and status bar, and the 3-D view in the middle.
+pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    menu::shortcuts(ui, state);
+    menu::dropped_files(ui, state);
+    egui::Panel::top("orbitfield_menu").show(ui, |ui| menu::menu_ui(ui, state));
+    egui::Panel::bottom("orbitfield_status").show(ui, |ui| view::status_bar_ui(ui, state));
+    egui::Panel::bottom("orbitfield_timeline").show(ui, |ui| timeline::timeline_ui(ui, state));
+    // Side panels take at most a fifth of the window each (resizable up to that), so the 3-D view
+    // keeps most of it; each collapses to give the view the whole width.
+    let width = ui.available_width();
+    let max_side = (0.22 * width).max(tokens::SIDE_PANEL_MIN_WIDTH);
+    let default_side = tokens::SIDE_PANEL_WIDTH.min(max_side);
+    if state.panels.left_open {
+        egui::Panel::left("orbitfield_left")
+            .default_size(default_side)
+            .size_range(tokens::SIDE_PANEL_MIN_WIDTH..=max_side)
+            .show(ui, |ui| {
+                collapse_button_ui(ui, &mut state.panels.left_open, "Hide this panel");
+                egui::ScrollArea::vertical().id_salt("left_scroll").show(ui, |ui| {
+                    egui::CollapsingHeader::new("Files")
+                        .default_open(state.doc.document.is_none())
+                        .show(ui, |ui| files::files_ui(ui, state));
+                    egui::CollapsingHeader::new("Representations")
+                        .default_open(true)
+                        .show(ui, |ui| reps::reps_ui(ui, state));
+                    egui::CollapsingHeader::new("View")
+                        .default_open(false)
+                        .show(ui, |ui| reps::view_options_ui(ui, state));
+                    egui::CollapsingHeader::new("Jobs")
+                        .default_open(false)
+                        .show(ui, |ui| jobs::jobs_ui(ui, state));
+                });
+            });
+    }
+    if state.panels.right_open {
+        egui::Panel::right("orbitfield_right")
+            .default_size(default_side)
+            .size_range(tokens::SIDE_PANEL_MIN_WIDTH..=max_side)
+            .show(ui, |ui| {
+                collapse_button_ui(ui, &mut state.panels.right_open, "Hide this panel");
+                egui::ScrollArea::vertical().id_salt("right_scroll").show(ui, |ui| {
+                    egui::CollapsingHeader::new("Field")
+                        .default_open(true)
+                        .show(ui, |ui| fields::fields_ui(ui, state));
+                    egui::CollapsingHeader::new("Orbitals")
+                        .default_open(true)
+                        .show(ui, |ui| orbitals::orbitals_ui(ui, state));
+                    egui::CollapsingHeader::new("RDF")
+                        .default_open(false)
+                        .show(ui, |ui| rdf::rdf_ui(ui, state));
+                });
+            });
+    }
+    egui::CentralPanel::default()
+        .frame(egui::Frame::NONE)
+        .show(ui, |ui| view::view_ui(ui, state));
+    let mut open = state.panels.show_help;
+    egui::Window::new("Keyboard and mouse")
+        .open(&mut open)
+        .collapsible(false)
+        .show(ui.ctx(), view::help_ui);
+    if open != state.panels.show_help {
+        send(state, Command::ToggleHelp);
+    }
+    browser::browser_window(ui.ctx(), state);
+}
+
+/// The small button at the top of a side panel that collapses it.
+fn collapse_button_ui(ui: &mut egui::Ui, open: &mut bool, hover: &str) {
+    ui.horizontal(|ui| {
+        if ui.small_button("×").on_hover_text(hover).clicked() {
+            *open = false;
+        }
+    });
 }

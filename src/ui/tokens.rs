@@ -14,7 +14,11 @@ pub const VIRTUAL: Color32 = Color32::from_rgb(150, 150, 150);
 pub const SELECTED: Color32 = Color32::from_rgb(255, 190, 40);
 /// Error text.
 pub const ERROR: Color32 = Color32::from_rgb(230, 80, 80);
-/// Width of the side panels in points.
-pub const SIDE_PANEL_WIDTH: f32 = 270.0;
+/// Default width of the side panels in points.
+pub const SIDE_PANEL_WIDTH: f32 = 250.0;
+/// The narrowest a side panel gets.
+pub const SIDE_PANEL_MIN_WIDTH: f32 = 170.0;
+/// Width of text fields in the side panels.
+pub const TEXT_FIELD_WIDTH: f32 = 150.0;
 /// Vertical gap between sections.
 pub const SECTION_GAP: f32 = 6.0;

@@ -1,69 +1,97 @@
-//! Representations: how a structure becomes spheres and cylinders (drawing style and colouring),
-//! the box outline, and the colours of orbital lobes.
+//! Atoms and bonds as instances: the atom styles (lines, licorice, ball-and-stick, VDW, CPK), the
+//! colourings (element, residue, chain, charge), the box outline and bond guessing.
 //!
-//! Called by the app whenever the frame, the style or the colouring changes, and by the headless
-//! `render` command. The output is plain instance data for [`crate::render::gpu`]; the renderer
-//! never sees a molecule.
+//! Called by the representation list (`app::reps`) for every visible atom representation whenever
+//! the frame, a selection, a style or a colouring changes, and by the headless `render` command.
+//! The output is plain instance data for [`crate::render::gpu`]; the renderer never sees a molecule.
 
 use crate::model::{Element, Structure, UnitCell};
 use crate::render::colormap::Colormap;
 use crate::render::gpu::{CylinderInstance, LineVertex, SphereInstance, pack_rgba};
 
-/// Drawing style of atoms and bonds.
+/// How the atoms of an atom representation are drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-pub enum DrawStyle {
+pub enum AtomStyle {
+    /// Bonds as thin lines in the atoms' colours, lone atoms as small crosses (VMD's default).
+    Lines,
+    /// Bonds of 0.2 A with spheres of the same radius capping them.
+    Licorice,
+    /// Small spheres (0.2 x vdW) and thin bonds (0.12 A).
+    BallAndStick,
+    /// Space filling: spheres at the van der Waals radius, no bonds.
+    Vdw,
     /// Spheres at 0.3 x van der Waals radius and bonds of 0.2 A.
     #[default]
     Cpk,
-    /// Space filling: spheres at the van der Waals radius, no bonds.
-    Vdw,
-    /// Small spheres (0.2 x vdW) and thin bonds (0.12 A).
-    BallAndStick,
-    /// Bonds of 0.2 A with spheres of the same radius capping them.
-    Licorice,
 }
 
-impl DrawStyle {
-    pub const ALL: [DrawStyle; 4] = [
-        DrawStyle::Cpk,
-        DrawStyle::Vdw,
-        DrawStyle::BallAndStick,
-        DrawStyle::Licorice,
+impl AtomStyle {
+    pub const ALL: [AtomStyle; 5] = [
+        AtomStyle::Lines,
+        AtomStyle::Licorice,
+        AtomStyle::BallAndStick,
+        AtomStyle::Vdw,
+        AtomStyle::Cpk,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
-            DrawStyle::Cpk => "CPK",
-            DrawStyle::Vdw => "VDW (space filling)",
-            DrawStyle::BallAndStick => "Ball and stick",
-            DrawStyle::Licorice => "Licorice",
+            AtomStyle::Lines => "Lines",
+            AtomStyle::Licorice => "Licorice",
+            AtomStyle::BallAndStick => "Ball and stick",
+            AtomStyle::Vdw => "VDW (space filling)",
+            AtomStyle::Cpk => "CPK",
         }
     }
 
-    /// Sphere radius for an atom with van der Waals radius `vdw`.
-    pub fn sphere_radius(self, vdw_angstrom: f32) -> f32 {
+    /// The word the command line and session files use ("ball-and-stick").
+    pub fn keyword(self) -> &'static str {
         match self {
-            DrawStyle::Cpk => 0.3 * vdw_angstrom,
-            DrawStyle::Vdw => vdw_angstrom,
-            DrawStyle::BallAndStick => 0.2 * vdw_angstrom,
-            DrawStyle::Licorice => 0.2,
+            AtomStyle::Lines => "lines",
+            AtomStyle::Licorice => "licorice",
+            AtomStyle::BallAndStick => "ball-and-stick",
+            AtomStyle::Vdw => "vdw",
+            AtomStyle::Cpk => "cpk",
         }
     }
 
-    /// Bond radius, or `None` when the style draws no bonds.
+    /// Parses a keyword (case-insensitive; `bs` for ball-and-stick).
+    pub fn parse(s: &str) -> Option<AtomStyle> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "lines" | "line" => Some(AtomStyle::Lines),
+            "licorice" => Some(AtomStyle::Licorice),
+            "ball-and-stick" | "ballandstick" | "bs" => Some(AtomStyle::BallAndStick),
+            "vdw" => Some(AtomStyle::Vdw),
+            "cpk" => Some(AtomStyle::Cpk),
+            _ => None,
+        }
+    }
+
+    /// Sphere radius for an atom with van der Waals radius `vdw`; `None` when the style draws no
+    /// spheres.
+    pub fn sphere_radius(self, vdw_angstrom: f32) -> Option<f32> {
+        match self {
+            AtomStyle::Lines => None,
+            AtomStyle::Licorice => Some(0.2),
+            AtomStyle::BallAndStick => Some(0.2 * vdw_angstrom),
+            AtomStyle::Vdw => Some(vdw_angstrom),
+            AtomStyle::Cpk => Some(0.3 * vdw_angstrom),
+        }
+    }
+
+    /// Bond radius, or `None` when the style draws no bond cylinders.
     pub fn bond_radius(self) -> Option<f32> {
         match self {
-            DrawStyle::Cpk => Some(0.2),
-            DrawStyle::Vdw => None,
-            DrawStyle::BallAndStick => Some(0.12),
-            DrawStyle::Licorice => Some(0.2),
+            AtomStyle::Lines | AtomStyle::Vdw => None,
+            AtomStyle::Licorice | AtomStyle::Cpk => Some(0.2),
+            AtomStyle::BallAndStick => Some(0.12),
         }
     }
 }
 
 /// What decides an atom's colour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-pub enum ColorBy {
+pub enum AtomColoring {
     #[default]
     Element,
     Residue,
@@ -72,15 +100,41 @@ pub enum ColorBy {
     Charge,
 }
 
-impl ColorBy {
-    pub const ALL: [ColorBy; 4] = [ColorBy::Element, ColorBy::Residue, ColorBy::Chain, ColorBy::Charge];
+impl AtomColoring {
+    pub const ALL: [AtomColoring; 4] = [
+        AtomColoring::Element,
+        AtomColoring::Residue,
+        AtomColoring::Chain,
+        AtomColoring::Charge,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
-            ColorBy::Element => "Element",
-            ColorBy::Residue => "Residue",
-            ColorBy::Chain => "Chain",
-            ColorBy::Charge => "Charge",
+            AtomColoring::Element => "Element",
+            AtomColoring::Residue => "Residue",
+            AtomColoring::Chain => "Chain",
+            AtomColoring::Charge => "Charge",
+        }
+    }
+
+    /// The word the command line and session files use.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            AtomColoring::Element => "element",
+            AtomColoring::Residue => "residue",
+            AtomColoring::Chain => "chain",
+            AtomColoring::Charge => "charge",
+        }
+    }
+
+    /// Parses a keyword (case-insensitive).
+    pub fn parse(s: &str) -> Option<AtomColoring> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "element" => Some(AtomColoring::Element),
+            "residue" => Some(AtomColoring::Residue),
+            "chain" => Some(AtomColoring::Chain),
+            "charge" => Some(AtomColoring::Charge),
+            _ => None,
         }
     }
 }
@@ -105,10 +159,10 @@ fn palette(i: usize) -> [u8; 4] {
 }
 
 /// RGBA colour of every atom under a colouring scheme.
-pub fn atom_colors(structure: &Structure, color_by: ColorBy) -> Vec<[u8; 4]> {
+pub fn atom_colors(structure: &Structure, coloring: AtomColoring) -> Vec<[u8; 4]> {
     let n = structure.len();
-    match color_by {
-        ColorBy::Element => structure
+    match coloring {
+        AtomColoring::Element => structure
             .elements
             .iter()
             .map(|e| {
@@ -116,7 +170,7 @@ pub fn atom_colors(structure: &Structure, color_by: ColorBy) -> Vec<[u8; 4]> {
                 [c[0], c[1], c[2], 255]
             })
             .collect(),
-        ColorBy::Residue => {
+        AtomColoring::Residue => {
             let starts = structure.residue_starts();
             let mut out = vec![[0u8; 4]; n];
             for (r, w) in starts.windows(2).enumerate() {
@@ -126,7 +180,7 @@ pub fn atom_colors(structure: &Structure, color_by: ColorBy) -> Vec<[u8; 4]> {
             }
             out
         }
-        ColorBy::Chain => {
+        AtomColoring::Chain => {
             let ids = structure.chain_ids();
             let labels = if structure.chains.iter().any(|c| !c.is_empty()) {
                 &structure.chains
@@ -138,27 +192,28 @@ pub fn atom_colors(structure: &Structure, color_by: ColorBy) -> Vec<[u8; 4]> {
                 .map(|l| ids.iter().position(|x| x == l).map_or([160, 160, 160, 255], palette))
                 .collect()
         }
-        ColorBy::Charge => match &structure.charges_e {
+        AtomColoring::Charge => match &structure.charges_e {
             Some(q) => q.iter().map(|&x| Colormap::Diverging.sample(0.5 + 0.5 * x)).collect(),
             None => vec![[160, 160, 160, 255]; n],
         },
     }
 }
 
-/// Sphere instances for atoms at `positions`. Atoms with non-finite coordinates are skipped.
-pub fn build_spheres(
+/// Appends sphere instances for the atoms `indices` picks (all atoms when `None`) at
+/// `positions`. Atoms with non-finite coordinates are skipped; styles without spheres add nothing.
+pub fn push_spheres(
     structure: &Structure,
     positions_angstrom: &[[f32; 3]],
+    indices: Option<&[u32]>,
     colors: &[[u8; 4]],
-    style: DrawStyle,
+    style: AtomStyle,
     out: &mut Vec<SphereInstance>,
 ) {
-    out.clear();
-    out.reserve(positions_angstrom.len());
-    for (i, p) in positions_angstrom.iter().enumerate() {
-        if !p.iter().all(|x| x.is_finite()) {
-            continue;
-        }
+    out.reserve(indices.map_or(positions_angstrom.len(), <[u32]>::len));
+    let mut push = |i: usize| {
+        let Some(p) = positions_angstrom.get(i).filter(|p| p.iter().all(|x| x.is_finite())) else {
+            return;
+        };
         let element = structure.elements.get(i).copied().unwrap_or(Element::UNKNOWN);
         let vdw = structure
             .radii_angstrom
@@ -166,45 +221,131 @@ pub fn build_spheres(
             .and_then(|r| r.get(i).copied())
             .filter(|r| r.is_finite() && *r > 0.0)
             .unwrap_or_else(|| element.vdw_radius_angstrom());
-        out.push(SphereInstance {
-            center_angstrom: *p,
-            radius_angstrom: style.sphere_radius(vdw),
-            color: pack_rgba(colors.get(i).copied().unwrap_or([255, 20, 147, 255])),
-        });
+        if let Some(radius_angstrom) = style.sphere_radius(vdw) {
+            out.push(SphereInstance {
+                center_angstrom: *p,
+                radius_angstrom,
+                color: pack_rgba(colors.get(i).copied().unwrap_or([255, 20, 147, 255])),
+            });
+        }
+    };
+    match indices {
+        Some(idx) => idx.iter().for_each(|&i| push(i as usize)),
+        None => (0..positions_angstrom.len()).for_each(&mut push),
     }
 }
 
-/// Cylinder instances for `bonds`, split in the middle between the two atoms' colours. Bonds
-/// longer than `max_length_angstrom` (periodic wrap-arounds) are skipped.
-pub fn build_cylinders(
+/// Sphere instances for all atoms at `positions` (the buffer is cleared first).
+pub fn build_spheres(
+    structure: &Structure,
+    positions_angstrom: &[[f32; 3]],
+    colors: &[[u8; 4]],
+    style: AtomStyle,
+    out: &mut Vec<SphereInstance>,
+) {
+    out.clear();
+    push_spheres(structure, positions_angstrom, None, colors, style, out);
+}
+
+/// The two atoms of a bond if both have finite positions no further apart than `max_length`.
+fn bond_ends(b: &[u32; 2], positions_angstrom: &[[f32; 3]], max_length_angstrom: f32) -> Option<([f32; 3], [f32; 3])> {
+    let (a, c) = (
+        positions_angstrom.get(b[0] as usize)?,
+        positions_angstrom.get(b[1] as usize)?,
+    );
+    let d2: f32 = (0..3).map(|k| (a[k] - c[k]) * (a[k] - c[k])).sum();
+    (d2.is_finite() && d2 <= max_length_angstrom * max_length_angstrom).then_some((*a, *c))
+}
+
+/// Appends cylinder instances for `bonds`, split in the middle between the two atoms' colours.
+/// Bonds longer than `max_length_angstrom` (periodic wrap-arounds) are skipped.
+pub fn push_cylinders(
     bonds: &[[u32; 2]],
     positions_angstrom: &[[f32; 3]],
     colors: &[[u8; 4]],
-    style: DrawStyle,
+    style: AtomStyle,
     max_length_angstrom: f32,
     out: &mut Vec<CylinderInstance>,
 ) {
-    out.clear();
     let Some(radius) = style.bond_radius() else {
         return;
     };
     out.reserve(bonds.len());
+    let color = |i: u32| pack_rgba(colors.get(i as usize).copied().unwrap_or([200, 200, 200, 255]));
     for b in bonds {
-        let (i, j) = (b[0] as usize, b[1] as usize);
-        let (Some(a), Some(c)) = (positions_angstrom.get(i), positions_angstrom.get(j)) else {
+        let Some((a, c)) = bond_ends(b, positions_angstrom, max_length_angstrom) else {
             continue;
         };
-        let d2: f32 = (0..3).map(|k| (a[k] - c[k]) * (a[k] - c[k])).sum();
-        if !d2.is_finite() || d2 > max_length_angstrom * max_length_angstrom {
-            continue;
-        }
         out.push(CylinderInstance {
-            a_angstrom: *a,
-            b_angstrom: *c,
+            a_angstrom: a,
+            b_angstrom: c,
             radius_angstrom: radius,
-            color_a: pack_rgba(colors.get(i).copied().unwrap_or([200, 200, 200, 255])),
-            color_b: pack_rgba(colors.get(j).copied().unwrap_or([200, 200, 200, 255])),
+            color_a: color(b[0]),
+            color_b: color(b[1]),
         });
+    }
+}
+
+/// Cylinder instances for `bonds` (the buffer is cleared first).
+pub fn build_cylinders(
+    bonds: &[[u32; 2]],
+    positions_angstrom: &[[f32; 3]],
+    colors: &[[u8; 4]],
+    style: AtomStyle,
+    max_length_angstrom: f32,
+    out: &mut Vec<CylinderInstance>,
+) {
+    out.clear();
+    push_cylinders(bonds, positions_angstrom, colors, style, max_length_angstrom, out);
+}
+
+/// Appends the line-style drawing of some atoms: each bond as two half-segments in its atoms'
+/// colours, and a small cross (0.25 A arms) for each atom in `lone` (atoms without a drawn bond).
+pub fn push_lines(
+    bonds: &[[u32; 2]],
+    lone: &[u32],
+    positions_angstrom: &[[f32; 3]],
+    colors: &[[u8; 4]],
+    max_length_angstrom: f32,
+    out: &mut Vec<LineVertex>,
+) {
+    let color = |i: u32| pack_rgba(colors.get(i as usize).copied().unwrap_or([200, 200, 200, 255]));
+    out.reserve(4 * bonds.len() + 6 * lone.len());
+    for b in bonds {
+        let Some((a, c)) = bond_ends(b, positions_angstrom, max_length_angstrom) else {
+            continue;
+        };
+        let mid: [f32; 3] = std::array::from_fn(|k| 0.5 * (a[k] + c[k]));
+        for (p, q, i) in [(a, mid, b[0]), (mid, c, b[1])] {
+            let color = color(i);
+            out.push(LineVertex {
+                position_angstrom: p,
+                color,
+            });
+            out.push(LineVertex {
+                position_angstrom: q,
+                color,
+            });
+        }
+    }
+    for &i in lone {
+        let Some(p) = positions_angstrom
+            .get(i as usize)
+            .filter(|p| p.iter().all(|x| x.is_finite()))
+        else {
+            continue;
+        };
+        let color = color(i);
+        for axis in 0..3 {
+            for sign in [-0.25f32, 0.25] {
+                let mut q = *p;
+                q[axis] += sign;
+                out.push(LineVertex {
+                    position_angstrom: q,
+                    color,
+                });
+            }
+        }
     }
 }
 
@@ -323,10 +464,6 @@ pub fn bounds(positions_angstrom: &[[f32; 3]], pad_angstrom: f32) -> Option<([f3
         .then(|| (lo.map(|x| x - pad_angstrom), hi.map(|x| x + pad_angstrom)))
 }
 
-/// Default lobe colours: positive phase, negative phase (linear RGB 0..1).
-pub const LOBE_POSITIVE: [f32; 3] = [0.85, 0.2, 0.2];
-pub const LOBE_NEGATIVE: [f32; 3] = [0.2, 0.35, 0.9];
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,25 +493,34 @@ mod tests {
     #[test]
     fn styles_and_colors() {
         let (s, p) = water();
-        let colors = atom_colors(&s, ColorBy::Element);
+        let colors = atom_colors(&s, AtomColoring::Element);
         assert_eq!(colors[0], [255, 13, 13, 255]);
         let mut spheres = Vec::new();
-        build_spheres(&s, &p, &colors, DrawStyle::Vdw, &mut spheres);
+        build_spheres(&s, &p, &colors, AtomStyle::Vdw, &mut spheres);
         assert_eq!(spheres.len(), 3);
         assert!((spheres[0].radius_angstrom - 1.52).abs() < 1e-6);
         let mut cyl = Vec::new();
-        build_cylinders(&[[0, 1], [0, 2]], &p, &colors, DrawStyle::Vdw, 3.0, &mut cyl);
+        build_cylinders(&[[0, 1], [0, 2]], &p, &colors, AtomStyle::Vdw, 3.0, &mut cyl);
         assert!(cyl.is_empty());
+        build_spheres(&s, &p, &colors, AtomStyle::Lines, &mut spheres);
+        assert!(spheres.is_empty(), "lines draw no spheres");
+        let mut lines = Vec::new();
+        push_lines(&[[0, 1]], &[2], &p, &colors, 3.0, &mut lines);
+        // Two half-bonds (oxygen red, then hydrogen white) and a cross of three segments.
+        assert_eq!(lines.len(), 4 + 6);
+        assert_eq!(lines[0].color, pack_rgba(colors[0]));
+        assert_eq!(lines[3].color, pack_rgba(colors[1]));
+        assert!((lines[1].position_angstrom[0] - 0.4786).abs() < 1e-4);
         build_cylinders(
             &[[0, 1], [0, 2], [0, 9]],
             &p,
             &colors,
-            DrawStyle::Licorice,
+            AtomStyle::Licorice,
             3.0,
             &mut cyl,
         );
         assert_eq!(cyl.len(), 2);
-        assert_eq!(atom_colors(&s, ColorBy::Charge)[0], [160, 160, 160, 255]);
+        assert_eq!(atom_colors(&s, AtomColoring::Charge)[0], [160, 160, 160, 255]);
     }
 
     #[test]

@@ -1,0 +1,454 @@
+//! Carrying out commands: opening and closing documents, moving through frames, the camera,
+//! picking, playback and the settings the panels change. Representation commands are applied in
+//! `app::reps`, sessions in `app::session`, the file browser in `app::browser`.
+//!
+//! Called by [`AppState::apply_pending`] after each layout (and directly by tests and the CLI).
+
+use super::document::Document;
+use super::state::{AppState, Command, IsoMode, PickInfo};
+use crate::io::System;
+use crate::model::Spin;
+use glam::Vec3;
+use std::path::PathBuf;
+
+impl AppState {
+    /// Applies one command.
+    pub fn apply(&mut self, c: Command) {
+        match c {
+            Command::OpenFiles(paths) => self.open_files(&paths, None),
+            Command::OpenFilesWithQmRegion { paths, qm_region } => self.open_files(&paths, Some(qm_region)),
+            Command::OpenDialog => self.panels.open_dialog_requested = true,
+            Command::OpenBrowser(purpose, message) => self.open_browser(purpose, message),
+            Command::Browser(action) => self.browser_action(action),
+            Command::OpenDemo => match crate::io::load::load_embedded_demo() {
+                Ok(system) => {
+                    self.open_system("ethylene torsion (demo)".into(), system);
+                    self.view.timeline.playing = true;
+                }
+                Err(e) => self.error(format!("the embedded demo could not be read: {e}")),
+            },
+            Command::CloseDocument => self.close_document(),
+            Command::SaveSession(path) => self.save_session(&path),
+            Command::OpenSession(path) => self.open_session(&path),
+            Command::SetFrame(i) => self.set_frame(i),
+            Command::StepFrame(d) => {
+                if let Some(doc) = self.document() {
+                    let n = doc.n_frames as i64;
+                    if n > 0 {
+                        let mut i = doc.frame_index as i64 + d;
+                        i = if self.view.timeline.looping {
+                            i.rem_euclid(n)
+                        } else {
+                            i.clamp(0, n - 1)
+                        };
+                        self.set_frame(i as usize);
+                    }
+                }
+            }
+            Command::SetPlaying(p) => self.view.timeline.playing = p,
+            Command::TogglePlaying => self.view.timeline.playing = !self.view.timeline.playing,
+            Command::SetPlaybackFps(f) => {
+                self.view.timeline.fps = f.clamp(0.5, 120.0);
+                self.settings.playback_fps = self.view.timeline.fps;
+            }
+            Command::SetLoop(l) => {
+                self.view.timeline.looping = l;
+                self.settings.playback_loop = l;
+            }
+            Command::SetSpin(s) => {
+                self.doc.spin = s;
+                if let Some(super::fields::FieldChoice::Orbital { index, .. }) = self.main_field() {
+                    self.set_main_field(Some(super::fields::FieldChoice::Orbital { spin: s, index }));
+                }
+            }
+            Command::SelectOrbital(o) => {
+                if self.doc.follow.is_some() && self.follow_step().map(|s| s.index) != o {
+                    // Picking another orbital by hand stops following.
+                    self.doc.follow = None;
+                }
+                self.doc.orbital = o;
+                let spin = self.doc.spin;
+                match o {
+                    Some(index) => self.set_main_field(Some(super::fields::FieldChoice::Orbital { spin, index })),
+                    None if matches!(self.main_field(), Some(super::fields::FieldChoice::Orbital { .. })) => {
+                        self.set_main_field(None)
+                    }
+                    None => {}
+                }
+            }
+            Command::SelectField(f) => {
+                // The potential is shown averaged over the window the settings give.
+                let f = match f {
+                    Some(p) if p.is_potential() => Some(super::potential::potential_choice(
+                        self.settings.potential_window_frames,
+                    )),
+                    f => f,
+                };
+                if let Some(super::fields::FieldChoice::Orbital { index, spin }) = f {
+                    self.doc.orbital = Some(index);
+                    self.doc.spin = spin;
+                }
+                self.set_main_field(f);
+            }
+            Command::SetPotentialMethod(m) => {
+                if m != self.settings.potential_method {
+                    self.settings.potential_method = m;
+                    // Cached maps were summed the other way: computed again.
+                    self.fields.clear_cache();
+                    self.mark_fields_stale(|f| f.is_potential());
+                }
+            }
+            Command::SetPotentialWindow(n) => {
+                let n = n.clamp(1, super::potential::MAX_POTENTIAL_WINDOW);
+                self.settings.potential_window_frames = n;
+                self.set_potential_window(n);
+            }
+            Command::SetPotentialUnit(u) => {
+                self.settings.potential_unit = u;
+                self.view.dirty.slice = true;
+            }
+            Command::SetIsoValue(v) => {
+                if let Some(id) = self.main_field_id() {
+                    self.edit_rep(id, super::reps::RepEdit::IsoValue(v));
+                }
+            }
+            Command::SetIsoMode(m) => {
+                if let Some(id) = self.main_field_id() {
+                    self.edit_rep(id, super::reps::RepEdit::IsoRelative(m == IsoMode::RelativeToMax));
+                }
+            }
+            Command::SetDarkBackground(d) => {
+                self.settings.dark_background = d;
+                self.view.dirty.style = true;
+            }
+            Command::SetDepthCue(d) => {
+                self.settings.depth_cue = d.clamp(0.0, 1.0);
+                self.view.dirty.style = true;
+            }
+            Command::SetEnergiesInEv(e) => self.settings.energies_in_ev = e,
+            Command::SetShowSlice(s) => self.show_main_slice(s),
+            Command::SetSlicePlane(p) => self.set_slice_plane(p),
+            Command::ResetCamera => {
+                let aspect = self.aspect();
+                if let Some((lo, hi)) = self.scene_bounds() {
+                    // A three-quarter view: planar molecules and their orbitals show depth.
+                    let camera = &mut self.view.camera;
+                    camera.reset(Vec3::from(lo), Vec3::from(hi), aspect);
+                    camera.orbit(0.5, 0.6);
+                    camera.fit_to_bounds(Vec3::from(lo), Vec3::from(hi), aspect);
+                }
+            }
+            Command::Orbit([dx, dy]) => self.view.camera.orbit(dx, dy),
+            Command::Pan([dx, dy]) => self.view.camera.pan(dx, dy),
+            Command::Zoom(f) => self.view.camera.zoom(f),
+            Command::Pick { pixel, size_px } => self.pick_at(pixel, size_px),
+            Command::CancelJobs => {
+                self.fields.cancel_all();
+                self.panels.status = "cancelled".into();
+            }
+            Command::SetSurfaceColor(choice) => {
+                if let Some(id) = self.main_field_id() {
+                    self.edit_rep(id, super::reps::RepEdit::ColorVolume(choice));
+                }
+            }
+            Command::FitToSelection(text) => self.fit_to_selection(&text),
+            Command::FollowOrbital(on) => {
+                self.doc.follow = None;
+                if on {
+                    self.start_follow();
+                }
+                self.mark_fields_stale(|f| matches!(f, super::fields::FieldChoice::Orbital { .. }));
+                self.view.dirty.style = true;
+            }
+            Command::SetLatticePoints(n) => {
+                self.settings.lattice_points = n.clamp(16, 512);
+                self.mark_fields_stale(|f| f.needs_wavefunction());
+            }
+            Command::SetCacheBudgetMib(mib) => {
+                self.settings.cache_budget_mib = mib.clamp(16, 1 << 20);
+                self.fields
+                    .set_cache_budget(self.settings.cache_budget_mib as usize * (1 << 20));
+            }
+            Command::SetComputeEveryFrame(on) => self.settings.compute_every_frame = on,
+            Command::SetColormap(c) => {
+                self.settings.colormap = c;
+                self.view.dirty.slice = true;
+                self.view.dirty.surface_color = true;
+            }
+            Command::StartRdf => match &self.doc.document {
+                Some(doc) => {
+                    if let Err(e) = self.panels.rdf.start(doc, self.fields.device_workers()) {
+                        self.error(e);
+                    }
+                }
+                None => self.error("RDF: open a trajectory first".into()),
+            },
+            Command::CancelRdf => {
+                self.panels.rdf.cancel();
+                self.panels.status = "RDF cancelled".into();
+            }
+            Command::ToggleHelp => self.panels.show_help = !self.panels.show_help,
+            Command::Screenshot(p) => self.view.screenshot_requests.push(p),
+            Command::AddRep(spec) => {
+                if let Err(e) = self.add_rep(&spec) {
+                    self.error(e);
+                }
+            }
+            Command::AddFieldRep(f) => self.add_field_rep(f),
+            Command::DuplicateRep(id) => self.duplicate_rep(id),
+            Command::DeleteRep(id) => self.delete_rep(id),
+            Command::MoveRep(id, to) => self.move_rep(id, to),
+            Command::EditRep(id, edit) => self.edit_rep(id, edit),
+            Command::SaveRepsAsDefault => self.save_reps_as_default(),
+            Command::ResetReps => self.reset_reps(),
+        }
+    }
+
+    /// Opens a loaded system as the current document.
+    pub fn open_system(&mut self, name: String, system: System) {
+        self.open_system_with_qm_region(name, system, None);
+    }
+
+    /// Opens a loaded system whose wavefunctions describe a QM region of it (`io::load_with`).
+    pub fn open_system_with_qm_region(
+        &mut self,
+        name: String,
+        system: System,
+        region: Option<crate::analysis::qm_region::QmRegion>,
+    ) {
+        let id = self.doc.next_id;
+        self.doc.next_id += 1;
+        let spacing = self.settings.potential_spacing_angstrom;
+        match Document::from_system(id, name, system, spacing).map(|d| d.with_qm_region(region)) {
+            Ok(doc) => {
+                let mut status = format!(
+                    "{}: {} atoms, {} frames{}",
+                    doc.name,
+                    doc.structure.len(),
+                    doc.n_frames,
+                    if doc.wavefunctions.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {} wavefunctions", doc.wavefunctions.len())
+                    }
+                );
+                if let Some(qm) = &doc.qm {
+                    status.push_str("; ");
+                    status.push_str(&qm.summary());
+                }
+                for w in &doc.warnings {
+                    tracing::info!("{w}");
+                }
+                self.panels.status = status;
+                self.clear_reps();
+                self.doc.document = Some(doc);
+                self.doc.follow = None;
+                self.view.pick = None;
+                self.view.timeline.playing = false;
+                self.doc.spin = Spin::Alpha;
+                self.doc.orbital = self.homo_index(Spin::Alpha);
+                self.reset_reps();
+                self.view.fit_pending = true;
+                self.panels.scroll_to_orbital = true;
+            }
+            Err(e) => self.error(e.to_string()),
+        }
+    }
+
+    fn close_document(&mut self) {
+        self.clear_reps();
+        self.doc.document = None;
+        self.doc.orbital = None;
+        self.doc.follow = None;
+        self.view.pick = None;
+        self.view.spheres.clear();
+        self.view.cylinders.clear();
+        self.view.lines.clear();
+        self.view.dirty = super::state::Dirty {
+            atoms: true,
+            meshes: true,
+            style: true,
+            slice: true,
+            surface_color: true,
+        };
+    }
+
+    pub(crate) fn open_files(&mut self, paths: &[PathBuf], qm_region: Option<String>) {
+        match crate::io::load_with(
+            paths,
+            &crate::io::LoadOptions {
+                qm_region: qm_region.clone(),
+            },
+        ) {
+            Ok((system, region)) => {
+                let name = paths
+                    .first()
+                    .and_then(|p| p.file_name())
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                self.settings.push_recent(paths);
+                self.open_system_with_qm_region(name, system, region);
+                if let Some(doc) = self.document_mut() {
+                    doc.qm_selection = qm_region;
+                }
+            }
+            Err(e) => self.error(e.to_string()),
+        }
+    }
+
+    pub(crate) fn set_frame(&mut self, i: usize) {
+        let Some(doc) = self.document_mut() else {
+            return;
+        };
+        if let Err(e) = doc.set_frame(i) {
+            self.error(e.to_string());
+            return;
+        }
+        self.load_potential_windows(None);
+        self.rebuild_atoms();
+        self.apply_follow();
+    }
+
+    /// Reads the frames the running-average potentials of the representations need at frame
+    /// `index` (the current frame when `None`).
+    pub(crate) fn load_potential_windows(&mut self, index: Option<usize>) {
+        let windows: Vec<u16> = self
+            .doc
+            .reps
+            .fields()
+            .filter(|(r, _)| r.visible)
+            .filter_map(|(_, f)| match f.field {
+                super::fields::FieldChoice::PotentialMean { frames } => Some(frames),
+                _ => None,
+            })
+            .collect();
+        let Some(doc) = self.doc.document.as_mut() else {
+            return;
+        };
+        let index = index.unwrap_or(doc.frame_index);
+        for frames in windows {
+            if let Err(e) = doc.load_potential_window(index, frames) {
+                self.error(format!("running-average potential: {e}"));
+                return;
+            }
+        }
+    }
+
+    fn fit_to_selection(&mut self, text: &str) {
+        let Some(doc) = self.document() else {
+            return;
+        };
+        let selection = match crate::model::select::Selection::parse(text) {
+            Ok(s) => s,
+            Err(e) => {
+                self.error(format!("fit to selection: {e}"));
+                return;
+            }
+        };
+        let picked: Vec<[f32; 3]> = selection
+            .indices(&doc.structure, Some(&doc.frame))
+            .iter()
+            .filter_map(|&i| doc.frame.positions_angstrom.get(i as usize).copied())
+            .collect();
+        match super::atoms::bounds(&picked, 2.0) {
+            Some((lo, hi)) => {
+                let aspect = self.aspect();
+                self.view.camera.fit_to_bounds(Vec3::from(lo), Vec3::from(hi), aspect);
+                self.panels.status = format!("view fitted to {} atoms of '{text}'", picked.len());
+            }
+            None => self.error(format!("fit to selection: '{text}' selects no atoms")),
+        }
+    }
+
+    /// Feeds the RDF computation the next frames and takes its finished ones; true when its plot
+    /// changed.
+    pub fn pump_rdf(&mut self) -> bool {
+        match self.panels.rdf.pump(self.doc.document.as_mut()) {
+            Ok(changed) => changed,
+            Err(e) => {
+                self.error(e);
+                true
+            }
+        }
+    }
+
+    /// Advances playback by `dt` seconds; returns true when the frame changed.
+    pub fn tick(&mut self, dt_seconds: f32) -> bool {
+        let Some(doc) = self.document() else {
+            return false;
+        };
+        if !self.view.timeline.playing || doc.n_frames < 2 {
+            return false;
+        }
+        let (i, n) = (doc.frame_index, doc.n_frames);
+        // "Compute every frame" (movie export): hold the frame until its surfaces are shown.
+        // Otherwise playback keeps its rate and the surfaces follow as fast as frames are computed.
+        if self.settings.compute_every_frame && self.fields.can_compute() && self.reps_waiting() {
+            return false;
+        }
+        self.view.timeline.accumulator += dt_seconds.clamp(0.0, 1.0);
+        let step = 1.0 / self.view.timeline.fps.max(0.5);
+        if self.view.timeline.accumulator < step {
+            return false;
+        }
+        self.view.timeline.accumulator = 0.0;
+        if i + 1 >= n {
+            if self.view.timeline.looping {
+                self.set_frame(0);
+            } else {
+                self.view.timeline.playing = false;
+                return false;
+            }
+        } else {
+            self.set_frame(i + 1);
+        }
+        true
+    }
+
+    fn pick_at(&mut self, pixel: [f32; 2], size_px: [u32; 2]) {
+        let Some(doc) = self.document() else {
+            return;
+        };
+        let (o, d) = self.view.camera.ray_through_pixel(pixel, size_px);
+        let centers: Vec<[f32; 3]> = self.view.spheres.iter().map(|s| s.center_angstrom).collect();
+        let radii: Vec<f32> = self.view.spheres.iter().map(|s| s.radius_angstrom).collect();
+        // Spheres skip atoms with non-finite coordinates; map back through positions.
+        let hit = crate::render::camera::pick_sphere(o, d, &centers, &radii).and_then(|(k, _)| {
+            let c = centers.get(k)?;
+            doc.frame.positions_angstrom.iter().position(|p| p == c)
+        });
+        self.view.pick = hit.map(|atom| PickInfo {
+            atom,
+            text: self.describe_atom(atom),
+        });
+    }
+
+    /// "atom 3 C2 (C) ETH 1 chain A, charge -0.120 e, field 1.2e-2 a.u." for the status line.
+    pub fn describe_atom(&self, atom: usize) -> String {
+        let Some(doc) = self.document() else {
+            return String::new();
+        };
+        let s = &doc.structure;
+        let mut text = format!(
+            "atom {} {} ({}) {} {}",
+            atom + 1,
+            s.names.get(atom).map(|n| n.to_string()).unwrap_or_default(),
+            s.elements.get(atom).map(|e| e.symbol()).unwrap_or("?"),
+            s.resnames.get(atom).map(|n| n.to_string()).unwrap_or_default(),
+            s.resids.get(atom).copied().unwrap_or(0)
+        );
+        if let Some(c) = s.chains.get(atom).filter(|c| !c.is_empty()) {
+            text.push_str(&format!(" chain {c}"));
+        }
+        if let Some(q) = s.charges_e.as_ref().and_then(|q| q.get(atom)) {
+            text.push_str(&format!(", charge {q:+.3} e"));
+        }
+        if let (Some(p), Some((key, grid))) = (doc.frame.positions_angstrom.get(atom), self.shown_field())
+            && let Some(v) = super::values::sample_grid(grid, *p)
+        {
+            let unit = super::values::FieldUnit::of(key.field, self.settings.potential_unit);
+            text.push_str(&format!(", field {}", unit.format(v)));
+        }
+        text
+    }
+}

@@ -1,0 +1,201 @@
+//! The built-in file browser: what the viewer shows when the desktop's file dialog does not
+//! answer (no xdg-desktop-portal and no zenity, e.g. a bare window manager or a remote X session).
+//!
+//! Owns [`FileBrowser`]: the folder shown, its entries (folders first, hidden files left out, in
+//! name order), the files ticked, and what the choice is for (opening files or sessions, saving a
+//! session). Lists folders when asked ([`AppState::browser_action`]); `ui::browser` draws it. Also
+//! decides whether the desktop's dialog can be tried at all ([`native_dialog_available`]).
+
+use super::state::{AppState, Command};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// What the chosen path is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Purpose {
+    /// Open the ticked files together.
+    #[default]
+    OpenFiles,
+    /// Open a session file.
+    OpenSession,
+    /// Save the session under the typed name.
+    SaveSession,
+}
+
+/// One entry of the folder shown.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub name: String,
+    pub is_dir: bool,
+    pub size_bytes: u64,
+}
+
+/// A change in the browser.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BrowserAction {
+    /// Show this folder.
+    Chdir(PathBuf),
+    /// Up to the parent folder.
+    Up,
+    /// Tick or untick a file of the folder shown.
+    Toggle(String),
+    /// The name typed (for saving).
+    Name(String),
+    /// Open (or save) what is chosen.
+    Confirm,
+    Close,
+}
+
+/// The browser's state.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FileBrowser {
+    pub open: bool,
+    pub purpose: Purpose,
+    pub dir: PathBuf,
+    pub entries: Vec<Entry>,
+    pub ticked: BTreeSet<String>,
+    /// The file name typed (for saving a session).
+    pub name: String,
+    /// Why the browser is shown (the desktop's dialog did not answer), or what went wrong.
+    pub message: Option<String>,
+}
+
+/// Lists a folder: folders first, then files, each in name order; hidden entries left out.
+pub fn list_dir(dir: &Path) -> std::io::Result<Vec<Entry>> {
+    let mut entries: Vec<Entry> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                return None;
+            }
+            let meta = std::fs::metadata(e.path()).ok()?;
+            Some(Entry {
+                name,
+                is_dir: meta.is_dir(),
+                size_bytes: meta.len(),
+            })
+        })
+        .collect();
+    entries.sort_by(|a, b| b.is_dir.cmp(&a.is_dir).then_with(|| a.name.cmp(&b.name)));
+    Ok(entries)
+}
+
+/// Whether the desktop's file dialog can answer: rfd asks the xdg-desktop-portal over the D-Bus
+/// session bus and falls back to `zenity`; without either it returns at once as if cancelled.
+pub fn native_dialog_available() -> bool {
+    if cfg!(not(all(unix, not(target_os = "macos")))) {
+        return true;
+    }
+    let bus = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some_and(|v| !v.is_empty());
+    let zenity =
+        std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join("zenity").is_file()));
+    bus || zenity
+}
+
+impl AppState {
+    /// Shows the built-in browser for `purpose` in the folder of the last opened file (else the
+    /// working directory), with `message` saying why.
+    pub(crate) fn open_browser(&mut self, purpose: Purpose, message: Option<String>) {
+        let start = self
+            .settings
+            .recent
+            .first()
+            .and_then(|f| f.first())
+            .and_then(|p| p.parent())
+            .filter(|d| d.is_dir())
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("."));
+        let b = &mut self.panels.browser;
+        b.open = true;
+        b.purpose = purpose;
+        b.message = message;
+        b.name = if purpose == Purpose::SaveSession {
+            "session.ron".into()
+        } else {
+            String::new()
+        };
+        self.browser_action(BrowserAction::Chdir(start));
+    }
+
+    /// Applies one browser action.
+    pub(crate) fn browser_action(&mut self, action: BrowserAction) {
+        let b = &mut self.panels.browser;
+        match action {
+            BrowserAction::Chdir(dir) => match list_dir(&dir) {
+                Ok(entries) => {
+                    b.dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+                    b.entries = entries;
+                    b.ticked.clear();
+                }
+                Err(e) => b.message = Some(format!("{}: {e}", dir.display())),
+            },
+            BrowserAction::Up => {
+                if let Some(parent) = b.dir.parent().map(Path::to_path_buf) {
+                    self.browser_action(BrowserAction::Chdir(parent));
+                }
+            }
+            BrowserAction::Toggle(name) => {
+                if !b.ticked.remove(&name) {
+                    if b.purpose != Purpose::OpenFiles {
+                        b.ticked.clear();
+                    }
+                    if b.purpose == Purpose::SaveSession {
+                        b.name = name.clone();
+                    }
+                    b.ticked.insert(name);
+                }
+            }
+            BrowserAction::Name(name) => b.name = name,
+            BrowserAction::Close => b.open = false,
+            BrowserAction::Confirm => {
+                let dir = b.dir.clone();
+                let chosen: Vec<PathBuf> = b.ticked.iter().map(|n| dir.join(n)).collect();
+                let command = match b.purpose {
+                    Purpose::OpenFiles if !chosen.is_empty() => Some(Command::OpenFiles(chosen)),
+                    Purpose::OpenSession => chosen.first().cloned().map(Command::OpenSession),
+                    Purpose::SaveSession if !b.name.trim().is_empty() => {
+                        Some(Command::SaveSession(dir.join(b.name.trim())))
+                    }
+                    _ => None,
+                };
+                match command {
+                    Some(c) => {
+                        b.open = false;
+                        self.apply(c);
+                    }
+                    None => b.message = Some("choose a file first".into()),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn folders_first_hidden_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["b.pdb", "a.xyz", ".hidden"] {
+            std::fs::write(dir.path().join(f), "x").unwrap();
+        }
+        std::fs::create_dir(dir.path().join("zsub")).unwrap();
+        let names: Vec<(String, bool)> = list_dir(dir.path())
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.name, e.is_dir))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("zsub".to_string(), true),
+                ("a.xyz".to_string(), false),
+                ("b.pdb".to_string(), false)
+            ]
+        );
+    }
+}

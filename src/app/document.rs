@@ -1,0 +1,294 @@
+//! One opened system ([`Document`]): its structure, lazily read trajectory, wavefunctions and
+//! volumes, the current frame, and how a field of it becomes a key and a job.
+//!
+//! Created by `AppState` when files open; the representation update loop (`app::reps`) and the
+//! `render` command ask it for [`FieldKey`]s and [`FieldJob`]s. The lattices live here: computed
+//! orbitals on a box around the (QM region's) atoms, potential maps on one lattice fixed for the
+//! whole trajectory.
+
+use super::atoms;
+use super::fields::{FieldChoice, FieldKey};
+use super::settings::PotentialMethod;
+use crate::compute::{Field, FieldInput, FieldJob};
+use crate::io::{ReadError, System};
+use crate::model::{Frame, Grid3, Lattice, Structure, Trajectory, Wavefunction};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// One opened system.
+pub struct Document {
+    /// Unique within a run; part of every field key.
+    pub id: u64,
+    pub name: String,
+    pub paths: Vec<PathBuf>,
+    pub structure: Structure,
+    pub trajectory: Trajectory,
+    pub n_frames: usize,
+    /// Coordinates of the current frame.
+    pub frame: Frame,
+    pub frame_index: usize,
+    pub bonds: Vec<[u32; 2]>,
+    /// One per frame for a wavefunction series, one for a single file, else none.
+    pub wavefunctions: Vec<Arc<Wavefunction>>,
+    pub grids: Vec<Arc<Grid3>>,
+    pub warnings: Vec<String>,
+    /// The lattice of per-frame potential maps, fixed for the whole trajectory
+    /// ([`potential_lattice`]); `None` without partial charges.
+    pub potential_lattice: Option<Lattice>,
+    /// The QM region the wavefunctions describe, when they cover part of an MD system.
+    pub qm: Option<super::qm::QmDocument>,
+    /// The selection that named the QM region, if one did (kept for session files).
+    pub qm_selection: Option<String>,
+    /// Coordinates of the frames around the current one that the running-average potential needs
+    /// (`app::potential`), by frame index.
+    pub potential_frames: std::collections::BTreeMap<usize, Arc<Vec<[f32; 3]>>>,
+}
+
+/// How fields of a document are computed: the settings the keys and jobs depend on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FieldSettings {
+    /// Points along the longest axis of computed orbital lattices.
+    pub lattice_points: u32,
+    pub potential_method: PotentialMethod,
+}
+
+/// The lattice of a structure's per-frame potential maps: its atoms' box padded by 8 A at
+/// `spacing_angstrom`, or, when the atoms fill an orthorhombic periodic box (a solvated system),
+/// the atoms' box itself. `None` without partial charges.
+///
+/// The padding keeps the lattice's faces away from the atoms, so isosurfaces close inside it
+/// instead of being cut by the box of a protein that does not fill its cell.
+pub fn potential_lattice(structure: &Structure, frame: &Frame, spacing_angstrom: f64) -> Option<Lattice> {
+    structure.charges_e.as_ref()?;
+    let (lo, hi) = atoms::bounds(&frame.positions_angstrom, 0.0)?;
+    let fills_box = frame
+        .cell
+        .filter(|c| c.is_valid() && c.is_orthorhombic())
+        .is_some_and(|c| (0..3).all(|k| f64::from(hi[k] - lo[k]) >= 0.8 * c.lengths_angstrom[k]));
+    let pad = if fills_box { 0.0 } else { 8.0 };
+    Some(Lattice::around_box(
+        lo.map(f64::from),
+        hi.map(f64::from),
+        pad,
+        spacing_angstrom,
+    ))
+}
+
+/// The lattice computed orbitals are sampled on around `positions`: their box padded by 4 A, at
+/// most `lattice_points` points along its longest axis, at least 0.05 A apart.
+pub fn orbital_lattice(positions_angstrom: &[[f32; 3]], lattice_points: u32) -> Option<Lattice> {
+    let (lo, hi) = atoms::bounds(positions_angstrom, 0.0)?;
+    let span = (0..3).map(|k| hi[k] - lo[k] + 8.0).fold(0.0f32, f32::max);
+    let points = lattice_points.clamp(16, 512) as f32;
+    let spacing = (span / (points - 1.0)).max(0.05);
+    Some(Lattice::around_box(
+        lo.map(f64::from),
+        hi.map(f64::from),
+        4.0,
+        f64::from(spacing),
+    ))
+}
+
+impl Document {
+    /// Takes over a loaded system and reads its first frame; potential maps at
+    /// `potential_spacing_angstrom`.
+    pub fn from_system(
+        id: u64,
+        name: String,
+        mut system: System,
+        potential_spacing_angstrom: f64,
+    ) -> Result<Document, ReadError> {
+        let n_frames = system.trajectory.n_frames();
+        let mut frame = Frame::default();
+        if n_frames > 0 {
+            system.trajectory.read_frame(0, &mut frame)?;
+        }
+        let bonds = if system.structure.bonds.is_empty() {
+            atoms::guess_bonds(&system.structure, &frame.positions_angstrom)
+        } else {
+            system.structure.bonds.clone()
+        };
+        let potential_lattice = potential_lattice(&system.structure, &frame, potential_spacing_angstrom);
+        Ok(Document {
+            id,
+            name,
+            potential_lattice,
+            paths: system.paths,
+            structure: system.structure,
+            trajectory: system.trajectory,
+            n_frames,
+            frame,
+            frame_index: 0,
+            bonds,
+            wavefunctions: system.wavefunctions.into_iter().map(Arc::new).collect(),
+            grids: system.grids.into_iter().map(Arc::new).collect(),
+            warnings: system.warnings,
+            qm: None,
+            qm_selection: None,
+            potential_frames: std::collections::BTreeMap::new(),
+        })
+    }
+
+    /// Attaches the QM region the wavefunctions describe (from `io::load_with`).
+    pub fn with_qm_region(mut self, region: Option<crate::analysis::qm_region::QmRegion>) -> Document {
+        self.qm = region.map(|r| super::qm::QmDocument::new(r, self.wavefunctions.len(), self.n_frames));
+        self
+    }
+
+    /// The atoms computed orbitals are placed around at frame `index` with coordinates `frame`: the
+    /// QM region's atoms (made whole) when there is one, else all atoms.
+    pub fn orbital_positions<'a>(&'a self, index: usize, frame: &'a Frame) -> Option<std::borrow::Cow<'a, [[f32; 3]]>> {
+        match &self.qm {
+            Some(qm) => qm
+                .positions_angstrom(&self.wavefunctions, self.n_frames, index, frame)
+                .map(std::borrow::Cow::Owned),
+            None => Some(std::borrow::Cow::Borrowed(&frame.positions_angstrom)),
+        }
+    }
+
+    /// Reads frame `index` (clamped to the last frame).
+    pub fn set_frame(&mut self, index: usize) -> Result<(), ReadError> {
+        if self.n_frames == 0 {
+            return Ok(());
+        }
+        let index = index.min(self.n_frames - 1);
+        self.trajectory.read_frame(index, &mut self.frame)?;
+        self.frame_index = index;
+        Ok(())
+    }
+
+    /// The wavefunction of frame `index` (the series entry, or the only one).
+    pub fn wavefunction_at(&self, index: usize) -> Option<&Arc<Wavefunction>> {
+        if self.wavefunctions.len() == self.n_frames && self.n_frames > 1 {
+            self.wavefunctions.get(index)
+        } else {
+            self.wavefunctions.first()
+        }
+    }
+
+    /// The wavefunction of the current frame.
+    pub fn wavefunction(&self) -> Option<&Arc<Wavefunction>> {
+        self.wavefunction_at(self.frame_index)
+    }
+
+    /// Whether the document has `field` to show.
+    pub fn has_field(&self, field: FieldChoice) -> bool {
+        match field {
+            FieldChoice::Orbital { spin, index } => self
+                .wavefunction()
+                .and_then(|w| w.orbitals(spin))
+                .is_some_and(|set| index < set.len()),
+            FieldChoice::Density => self.wavefunction().is_some(),
+            FieldChoice::SpinDensity => self
+                .wavefunction()
+                .is_some_and(|w| w.spin != crate::model::SpinKind::Restricted),
+            FieldChoice::Volume(i) => i < self.grids.len(),
+            FieldChoice::Potential | FieldChoice::PotentialMean { .. } => self.potential_lattice.is_some(),
+        }
+    }
+
+    /// The key of `field` at frame `index` whose coordinates are `frame`.
+    pub fn field_key_at(
+        &self,
+        field: FieldChoice,
+        index: usize,
+        frame: &Frame,
+        settings: FieldSettings,
+    ) -> Option<FieldKey> {
+        let dims = match field {
+            FieldChoice::Volume(i) => self.grids.get(i)?.lattice.dims,
+            FieldChoice::Potential | FieldChoice::PotentialMean { .. } => self.potential_lattice?.dims,
+            _ => orbital_lattice(&self.orbital_positions(index, frame)?, settings.lattice_points)?.dims,
+        };
+        Some(FieldKey {
+            document: self.id,
+            frame: if matches!(field, FieldChoice::Volume(_)) {
+                0
+            } else {
+                index
+            },
+            field,
+            dims,
+        })
+    }
+
+    /// The key of `field` at the current frame.
+    pub fn field_key(&self, field: FieldChoice, settings: FieldSettings) -> Option<FieldKey> {
+        self.field_key_at(field, self.frame_index, &self.frame, settings)
+    }
+
+    /// How the potential of `charges` on `lattice` is summed: the direct sum, or multilevel
+    /// summation (open boundaries, default a and h) whose long-range lattices the worker that takes
+    /// the request builds. `None` for charges the engines refuse (non-finite).
+    fn potential_input(
+        charges: crate::compute::PointCharges,
+        lattice: &Lattice,
+        method: PotentialMethod,
+    ) -> Option<FieldInput> {
+        use crate::compute::esp::{Boundary, DeferredPlan, EspMethod, MsmParams};
+        let method = if method.uses_msm(charges.charges_e.len()) {
+            EspMethod::Msm(MsmParams::default())
+        } else {
+            EspMethod::Direct
+        };
+        DeferredPlan::field_input(Arc::new(charges), method, Boundary::Open, lattice).ok()
+    }
+
+    /// The job that computes `key`'s field, `frame` being the coordinates of frame `key.frame`;
+    /// `None` for volumes (nothing to compute) and fields the document lacks.
+    pub fn field_job_at(&self, key: &FieldKey, frame: &Frame, settings: FieldSettings) -> Option<FieldJob> {
+        if key.field.is_potential() {
+            let q = match key.field {
+                FieldChoice::PotentialMean { frames } => self.potential_mean_charges(key.frame, frames, frame)?,
+                _ => {
+                    let charges = self.structure.charges_e.as_ref()?;
+                    crate::compute::PointCharges {
+                        positions_bohr: frame
+                            .positions_angstrom
+                            .iter()
+                            .map(|p| crate::model::units::bohr_from_angstrom3(p.map(f64::from)))
+                            .collect(),
+                        charges_e: charges.iter().map(|&c| f64::from(c)).collect(),
+                    }
+                }
+            };
+            let lattice = self.potential_lattice?;
+            return Some(FieldJob {
+                field: Field::Potential,
+                lattice,
+                input: Self::potential_input(q, &lattice, settings.potential_method)?,
+            });
+        }
+        if let Some(qm) = &self.qm {
+            return qm.job(&self.wavefunctions, self.n_frames, key, frame, |p| {
+                orbital_lattice(p, settings.lattice_points)
+            });
+        }
+        let wf = self.wavefunction_at(key.frame)?;
+        let field = match key.field {
+            FieldChoice::Orbital { spin, index } => Field::Orbital { spin, index },
+            FieldChoice::Density => Field::Density,
+            FieldChoice::SpinDensity => Field::SpinDensity,
+            FieldChoice::Volume(_) | FieldChoice::Potential | FieldChoice::PotentialMean { .. } => return None,
+        };
+        Some(FieldJob {
+            field,
+            lattice: orbital_lattice(&frame.positions_angstrom, settings.lattice_points)?,
+            input: FieldInput::Wavefunction(Arc::clone(wf)),
+        })
+    }
+
+    /// `grid`, the computed result for `key`, on the lattice it is shown on: a QM region's orbitals
+    /// are computed in the wavefunction's frame and placed back on the MD frame's lattice.
+    pub fn placed_grid(&self, key: &FieldKey, grid: Arc<Grid3>) -> Arc<Grid3> {
+        match &self.qm {
+            Some(qm) => qm.place(key, grid),
+            None => grid,
+        }
+    }
+
+    /// A QM region's warning (a poor fit), once.
+    pub fn take_qm_warning(&self) -> Option<String> {
+        self.qm.as_ref().and_then(|q| q.take_warning())
+    }
+}

@@ -1,0 +1,251 @@
+//! The draw stage of the representation list: uploads what the representations show to a
+//! [`GpuScene`] — atom instances, isosurfaces (the CPU meshes, or marching cubes on the render
+//! device), the drawn slice, the surface colouring — and says what the colour legends show.
+//!
+//! One [`SceneSync`] per scene: the window, `render` and the playback bench all draw through it.
+//! It redoes only what changed: a field representation's GPU surfaces are extracted again only when
+//! its picture's revision moved (into buffers of its own, reused from frame to frame); colour and
+//! opacity changes re-upload without extracting.
+
+use super::fields::FieldKey;
+use super::reps::{FieldRep, FieldStyle, RepId, RepKind};
+use super::state::AppState;
+use super::values::{FieldUnit, Legend};
+use crate::render::mc_compute::{GpuMesh, LobeBuffers, McCompute};
+use crate::render::{GpuScene, MeshInput, MeshStyle, RenderContext};
+use std::collections::BTreeMap;
+
+/// One field representation's surfaces on the render device.
+#[derive(Default)]
+struct GpuLobes {
+    buffers: LobeBuffers,
+    meshes: Option<[GpuMesh; 2]>,
+    /// The pipeline revision they were extracted for.
+    revision: Option<u64>,
+}
+
+/// Keeps a scene in step with the state.
+pub struct SceneSync {
+    mc: McCompute,
+    gpu: BTreeMap<RepId, GpuLobes>,
+}
+
+/// The colours of a field representation's two lobes (swapped where a followed orbital's phase
+/// flips) and its opacity.
+fn lobe_styles(f: &FieldRep, flip: bool) -> [MeshStyle; 2] {
+    let [a, b] = f.colors;
+    let (first, second) = if flip { (b, a) } else { (a, b) };
+    [
+        MeshStyle {
+            color: first,
+            opacity: f.opacity,
+        },
+        MeshStyle {
+            color: second,
+            opacity: f.opacity,
+        },
+    ]
+}
+
+impl SceneSync {
+    pub fn new(rc: &RenderContext) -> SceneSync {
+        SceneSync {
+            mc: McCompute::new(&rc.device),
+            gpu: BTreeMap::new(),
+        }
+    }
+
+    /// Uploads what changed in `state` to `scene` and clears the dirty flags.
+    pub fn sync(&mut self, rc: &RenderContext, scene: &mut GpuScene, state: &mut AppState) {
+        let view = &mut state.view;
+        if view.dirty.atoms {
+            scene.set_spheres(rc, &view.spheres);
+            scene.set_cylinders(rc, &view.cylinders);
+            scene.set_lines(rc, &view.lines);
+            view.dirty.atoms = false;
+        }
+        scene.style.background = if state.settings.dark_background {
+            [0.0, 0.0, 0.0]
+        } else {
+            [1.0, 1.0, 1.0]
+        };
+        scene.style.depth_cue = state.settings.depth_cue;
+        if state.view.dirty.meshes || state.view.dirty.style {
+            state.view.dirty.meshes = false;
+            state.view.dirty.style = false;
+            if state.view.gpu_surfaces {
+                self.gpu_surfaces(rc, scene, state);
+            } else {
+                cpu_surfaces(rc, scene, state);
+            }
+            // Uploaded meshes take the colour field again.
+            state.view.dirty.surface_color = true;
+        }
+        if state.view.dirty.surface_color {
+            state.view.dirty.surface_color = false;
+            let coloured = state.doc.reps.fields().find_map(|(r, f)| {
+                let c = f.color_volume.filter(|_| r.visible && f.is_surface())?;
+                Some((c, state.document()?.grids.get(c.volume)?.clone()))
+            });
+            let result = match &coloured {
+                Some((c, g)) => scene.set_color_field(
+                    rc,
+                    Some(crate::render::scene::ColorFieldInput {
+                        grid: g,
+                        range: c.range,
+                        colormap: state.settings.colormap,
+                    }),
+                ),
+                None => scene.set_color_field(rc, None),
+            };
+            if let Err(e) = result {
+                let coloured_rep = state
+                    .doc
+                    .reps
+                    .fields()
+                    .find(|(_, f)| f.color_volume.is_some())
+                    .map(|(r, _)| r.id);
+                if let Some(id) = coloured_rep {
+                    state.edit_rep(id, super::reps::RepEdit::ColorVolume(None));
+                }
+                state.panels.status = format!("surface colouring off: {e}");
+            }
+        }
+        if state.view.dirty.slice {
+            state.view.dirty.slice = false;
+            let colormap = state.settings.colormap;
+            let image = state.doc.reps.drawn_slice().and_then(|f| {
+                let (_, grid) = f.pipeline.shown.as_ref()?;
+                let FieldStyle::Slice(plane) = f.style else {
+                    return None;
+                };
+                super::slice::plane_image(grid, colormap, plane)
+            });
+            scene.set_slice(rc, image.as_ref());
+        }
+    }
+
+    /// Surfaces by marching cubes on the render device, extracted again only for representations
+    /// whose picture changed.
+    fn gpu_surfaces(&mut self, rc: &RenderContext, scene: &mut GpuScene, state: &mut AppState) {
+        let flip_main = state.follow_flips_sign();
+        let main = state.main_field_id();
+        let mut meshes = Vec::new();
+        let mut failure = None;
+        let live: Vec<RepId> = state.doc.reps.list.iter().map(|r| r.id).collect();
+        self.gpu.retain(|id, _| live.contains(id));
+        for rep in &state.doc.reps.list {
+            let RepKind::Field(f) = &rep.kind else {
+                continue;
+            };
+            let Some((_, grid)) = f.pipeline.shown.as_ref().filter(|_| rep.visible && f.is_surface()) else {
+                continue;
+            };
+            let lobes = self.gpu.entry(rep.id).or_default();
+            if lobes.revision != Some(f.pipeline.revision) || lobes.meshes.is_none() {
+                match self.mc.extract_lobes_reusing(
+                    &rc.device,
+                    &rc.queue,
+                    grid,
+                    f.pipeline.shown_iso,
+                    &mut lobes.buffers,
+                ) {
+                    Ok(m) => {
+                        lobes.meshes = Some(m);
+                        lobes.revision = Some(f.pipeline.revision);
+                    }
+                    Err(e) => {
+                        failure = Some(e.to_string());
+                        break;
+                    }
+                }
+            }
+            let Some([plus, minus]) = lobes.meshes.clone() else {
+                continue;
+            };
+            let styles = lobe_styles(f, flip_main && Some(rep.id) == main);
+            meshes.push((plus, styles[0]));
+            if f.is_signed(grid) {
+                meshes.push((minus, styles[1]));
+            }
+        }
+        match failure {
+            None => scene.set_gpu_meshes(rc, meshes),
+            Some(e) => {
+                // Fall back to the CPU extractor from the next frame on.
+                state.panels.status = format!("GPU isosurfaces unavailable ({e}); extracting on the CPU");
+                state.view.gpu_surfaces = false;
+                state.extract_surfaces_off_thread();
+                self.gpu.clear();
+                state.mark_fields_stale(|_| true);
+            }
+        }
+    }
+}
+
+/// Surfaces from the CPU meshes the representations hold.
+fn cpu_surfaces(rc: &RenderContext, scene: &mut GpuScene, state: &AppState) {
+    let flip_main = state.follow_flips_sign();
+    let main = state.main_field_id();
+    let mut inputs: Vec<(MeshInput<'_>, MeshStyle)> = Vec::new();
+    for rep in &state.doc.reps.list {
+        let RepKind::Field(f) = &rep.kind else {
+            continue;
+        };
+        if !rep.visible || !f.is_surface() {
+            continue;
+        }
+        let styles = lobe_styles(f, flip_main && Some(rep.id) == main);
+        for (m, style) in f.pipeline.lobes.iter().zip(styles) {
+            if let Some(m) = m {
+                inputs.push((
+                    MeshInput {
+                        positions_angstrom: &m.positions_angstrom,
+                        normals: &m.normals,
+                        indices: &m.indices,
+                    },
+                    style,
+                ));
+            }
+        }
+    }
+    scene.set_meshes(rc, &inputs);
+}
+
+impl AppState {
+    /// What the colour legends show: the drawn slice (its colormap range, in the field's unit), and
+    /// surfaces coloured by a volume.
+    pub fn legends(&self) -> Vec<Legend> {
+        let mut out = Vec::new();
+        let colormap = self.settings.colormap;
+        if let Some(f) = self.doc.reps.drawn_slice()
+            && let Some((key, grid)) = f.pipeline.shown.as_ref()
+            && let Some([lo, hi]) = super::slice::value_range(grid)
+        {
+            let unit = FieldUnit::of(key.field, self.settings.potential_unit);
+            out.push(Legend {
+                title: format!("{} (slice)", self.describe_field(key.field)),
+                range: [unit.show(lo), unit.show(hi)],
+                unit: unit.label,
+                colormap,
+            });
+        }
+        for (r, f) in self.doc.reps.fields() {
+            if let Some(c) = f.color_volume.filter(|_| r.visible && f.is_surface()) {
+                out.push(Legend {
+                    title: format!("surface coloured by volume {}", c.volume + 1),
+                    range: [f64::from(c.range[0]), f64::from(c.range[1])],
+                    unit: "(file units)".into(),
+                    colormap,
+                });
+                break;
+            }
+        }
+        out
+    }
+
+    /// The key of what representation `id` shows, if anything.
+    pub fn shown_key(&self, id: RepId) -> Option<FieldKey> {
+        self.doc.reps.field(id)?.pipeline.shown.as_ref().map(|(k, _)| *k)
+    }
+}

@@ -1,0 +1,224 @@
+//! The orbitals of the open document as the orbital list shows them (energies, occupations,
+//! HOMO/LUMO labels by [`Wavefunction::homo`](crate::model::Wavefunction::homo)), fields in words,
+//! and following one orbital through a wavefunction series by overlap (`analysis::tracking`, run
+//! as a background task).
+//!
+//! Called by the panels (rows, labels), by `app::apply` (selection, following) and by the
+//! representation list (labels).
+
+use super::fields::FieldChoice;
+use super::state::{AppState, Follow};
+use crate::model::units::EV_PER_HARTREE;
+use crate::model::{Spin, SpinKind, Wavefunction};
+use std::sync::Arc;
+
+/// One row of the orbital list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrbitalRow {
+    pub index: usize,
+    pub energy_hartree: f64,
+    pub occupation: f64,
+    pub symmetry: String,
+    /// "HOMO", "LUMO", "HOMO-1", "LUMO+2", or empty.
+    pub label: String,
+    /// At or below the HOMO ([`Wavefunction::homo`]).
+    pub occupied: bool,
+}
+
+/// "HOMO-2" .. "LUMO+3" for orbital `i` when `homo` is the HOMO's index, else empty.
+pub fn frontier_label(i: usize, homo: Option<usize>) -> String {
+    let Some(h) = homo else {
+        return String::new();
+    };
+    let d = i as i64 - h as i64;
+    match d {
+        0 => "HOMO".into(),
+        1 => "LUMO".into(),
+        -3..=-1 => format!("HOMO{d}"),
+        2..=4 => format!("LUMO+{}", d - 1),
+        _ => String::new(),
+    }
+}
+
+impl AppState {
+    /// Rows of the orbital list for a spin channel.
+    pub fn orbital_rows(&self, spin: Spin) -> Vec<OrbitalRow> {
+        let Some(wf) = self.document().and_then(|d| d.wavefunction()) else {
+            return Vec::new();
+        };
+        let Some(set) = wf.orbitals(spin) else {
+            return Vec::new();
+        };
+        let homo = wf.homo(spin);
+        (0..set.len())
+            .map(|i| OrbitalRow {
+                index: i,
+                energy_hartree: set.energies_hartree.get(i).copied().unwrap_or(f64::NAN),
+                occupation: set.occupations.get(i).copied().unwrap_or(0.0),
+                symmetry: set.symmetries.get(i).cloned().unwrap_or_default(),
+                label: frontier_label(i, homo),
+                occupied: homo.is_some_and(|h| i <= h),
+            })
+            .collect()
+    }
+
+    /// Index of the highest occupied orbital of a spin channel ([`Wavefunction::homo`]).
+    pub fn homo_index(&self, spin: Spin) -> Option<usize> {
+        self.document()?.wavefunction()?.homo(spin)
+    }
+
+    /// True when the wavefunction has separate beta orbitals.
+    pub fn is_unrestricted(&self) -> bool {
+        self.document()
+            .and_then(|d| d.wavefunction())
+            .is_some_and(|w| w.spin == SpinKind::Unrestricted)
+    }
+
+    /// Formats an energy in the chosen unit.
+    pub fn format_energy(&self, hartree: f64) -> String {
+        if self.settings.energies_in_ev {
+            format!("{:.3} eV", hartree * EV_PER_HARTREE)
+        } else {
+            format!("{hartree:.5} Eh")
+        }
+    }
+
+    /// What `field` is, in words, for the open document ("HOMO (orbital 5, Alpha)").
+    pub fn describe_field(&self, field: FieldChoice) -> String {
+        match field {
+            FieldChoice::Orbital { spin, index } => {
+                let label = self
+                    .orbital_rows(spin)
+                    .get(index)
+                    .map(|r| r.label.clone())
+                    .unwrap_or_default();
+                if label.is_empty() {
+                    format!("orbital {} ({spin:?})", index + 1)
+                } else {
+                    format!("{label} (orbital {}, {spin:?})", index + 1)
+                }
+            }
+            FieldChoice::Density => "electron density".into(),
+            FieldChoice::SpinDensity => "spin density".into(),
+            FieldChoice::Volume(i) => format!("volume {}", i + 1),
+            FieldChoice::Potential => "potential (charges)".into(),
+            FieldChoice::PotentialMean { frames } => format!("potential (charges), mean of {frames} frames"),
+        }
+    }
+
+    /// Starts following the selected orbital from the current frame (a background task).
+    pub(crate) fn start_follow(&mut self) {
+        let Some(doc) = self.document() else {
+            return;
+        };
+        let (Some(index), n) = (self.doc.orbital, doc.wavefunctions.len()) else {
+            self.error("select an orbital to follow".into());
+            return;
+        };
+        if n < 2 || n != doc.n_frames {
+            self.error("following an orbital needs one wavefunction per frame".into());
+            return;
+        }
+        let anchor = doc.frame_index.min(n - 1);
+        let spin = self.doc.spin;
+        let document = doc.id;
+        let wfs = doc.wavefunctions.clone();
+        let task = crate::jobs::task::Task::spawn("follow", move || {
+            use crate::analysis::tracking::track;
+            let forward = track(wfs.get(anchor..).unwrap_or(&[]), spin, index).map_err(|e| e.to_string())?;
+            let back: Vec<Arc<Wavefunction>> = wfs.iter().take(anchor + 1).rev().cloned().collect();
+            let backward = track(&back, spin, index).map_err(|e| e.to_string())?;
+            // Frames 0..anchor from the backward pass (reversed), anchor.. from the forward one.
+            let mut steps: Vec<_> = backward.into_iter().skip(1).rev().collect();
+            steps.extend(forward);
+            Ok(steps)
+        });
+        match task {
+            Ok(task) => {
+                self.doc.follow = Some(Follow {
+                    document,
+                    spin,
+                    anchor_frame: anchor,
+                    anchor_index: index,
+                    steps: None,
+                    task: Some(task),
+                });
+                self.panels.status = "matching the orbital through the frames…".into();
+            }
+            Err(e) => self.error(e),
+        }
+    }
+
+    /// Takes a finished follow computation; true when it arrived.
+    pub fn poll_follow(&mut self) -> bool {
+        let Some(f) = self.doc.follow.as_mut() else {
+            return false;
+        };
+        let Some(result) = f.task.as_mut().and_then(|t| t.try_take()) else {
+            return false;
+        };
+        f.task = None;
+        match result {
+            Ok(steps) => {
+                let ambiguous = steps.iter().filter(|s| s.ambiguous).count();
+                f.steps = Some(steps);
+                self.panels.status = if ambiguous > 0 {
+                    format!("orbital followed through the frames; {ambiguous} matches are ambiguous")
+                } else {
+                    "orbital followed through the frames".into()
+                };
+                self.apply_follow();
+                self.view.dirty.style = true;
+                self.view.dirty.meshes = true;
+            }
+            Err(e) => {
+                self.doc.follow = None;
+                self.error(format!("cannot follow the orbital: {e}"));
+            }
+        }
+        true
+    }
+
+    /// The followed orbital's step at the current frame.
+    pub fn follow_step(&self) -> Option<&crate::analysis::tracking::TrackStep> {
+        let doc = self.document()?;
+        let f = self.doc.follow.as_ref().filter(|f| f.document == doc.id)?;
+        f.steps.as_ref()?.get(doc.frame_index)
+    }
+
+    /// Selects the followed orbital's match at the current frame (shown by the main field when it
+    /// shows an orbital, or none).
+    pub(crate) fn apply_follow(&mut self) {
+        let Some((index, spin)) = self
+            .follow_step()
+            .map(|s| s.index)
+            .zip(self.doc.follow.as_ref().map(|f| f.spin))
+        else {
+            return;
+        };
+        self.doc.orbital = Some(index);
+        self.doc.spin = spin;
+        if matches!(self.main_field(), Some(FieldChoice::Orbital { .. }) | None) {
+            self.set_main_field(Some(FieldChoice::Orbital { spin, index }));
+        }
+    }
+
+    /// True when the main field's orbital has its phase flipped to continue the followed one (lobe
+    /// colours swap).
+    pub fn follow_flips_sign(&self) -> bool {
+        matches!(self.main_field(), Some(FieldChoice::Orbital { .. }))
+            && self.follow_step().is_some_and(|s| s.sign < 0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frontier_labels() {
+        let labels: Vec<String> = (0..5).map(|i| frontier_label(i, Some(2))).collect();
+        assert_eq!(labels, ["HOMO-2", "HOMO-1", "HOMO", "LUMO", "LUMO+1"]);
+        assert_eq!(frontier_label(0, None), "");
+    }
+}

@@ -1,0 +1,576 @@
+//! Editing the representation list: add, duplicate, delete, reorder, hide and change a
+//! representation; the main field (the first field representation) as the orbital list and the
+//! field panel set it; the defaults a document gets, and saving them in the settings.
+//!
+//! Called by `app::apply` for the representation commands and by session loading.
+
+use super::spec::{self, RepSpec, SpecKind};
+use super::{AtomsRep, FieldPipeline, FieldRep, FieldStyle, Iso, REPRESENTATION_COLORS, Rep, RepId, RepKind};
+use crate::app::atoms::{AtomColoring, AtomStyle};
+use crate::app::fields::FieldChoice;
+use crate::app::slice::SlicePlane;
+use crate::app::state::AppState;
+
+/// A change to one representation (the payload of `Command::EditRep`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum RepEdit {
+    Visible(bool),
+    /// Atoms: the selection text (an error is shown live; the last valid selection stays).
+    Selection(String),
+    AtomStyle(AtomStyle),
+    AtomColoring(AtomColoring),
+    /// Fields: which field.
+    Field(FieldChoice),
+    FieldStyle(FieldStyle),
+    /// Isovalue in computed units, or a fraction of the maximum (must be finite and positive).
+    IsoValue(f32),
+    IsoRelative(bool),
+    /// Colour of the positive (0) or negative (1) lobe.
+    Color {
+        lobe: usize,
+        rgb: [f32; 3],
+    },
+    Opacity(f32),
+    /// Colours the surfaces by a volume of the document (`None`: lobe colours); a range of `None`
+    /// is chosen from the values on the current surfaces.
+    ColorVolume(Option<(usize, Option<[f32; 2]>)>),
+}
+
+impl AppState {
+    /// What representation `id` shows, in words ("protein: Licorice", "HOMO (orbital 5, Alpha):
+    /// Isosurface").
+    pub fn rep_label(&self, rep: &Rep) -> String {
+        match &rep.kind {
+            RepKind::Atoms(a) => format!("{}: {}", a.selection, a.style.name()),
+            RepKind::Field(f) => format!("{}: {}", self.describe_field(f.field), f.style.name()),
+        }
+    }
+
+    /// The id of the main field representation.
+    pub fn main_field_id(&self) -> Option<RepId> {
+        self.doc.reps.fields().next().map(|(r, _)| r.id)
+    }
+
+    /// The document-independent form of a representation (for settings and session files).
+    pub fn rep_spec(&self, rep: &Rep) -> RepSpec {
+        let kind = match &rep.kind {
+            RepKind::Atoms(a) => SpecKind::Atoms {
+                selection: a.selection.clone(),
+                style: a.style,
+                coloring: a.coloring,
+            },
+            RepKind::Field(f) => SpecKind::Field {
+                field: spec::field_text(f.field, self.document()),
+                style: f.style,
+                iso: f.iso,
+                colors: Some(f.colors),
+                opacity: f.opacity,
+                color_volume: f.color_volume.map(|c| c.volume),
+            },
+        };
+        RepSpec {
+            visible: rep.visible,
+            kind,
+        }
+    }
+
+    fn new_field_rep(&mut self, field: FieldChoice, style: FieldStyle, colors: Option<[[f32; 3]; 2]>) -> Rep {
+        let n = self.doc.reps.fields().count();
+        let id = self.doc.reps.next_id();
+        Rep {
+            id,
+            visible: true,
+            kind: RepKind::Field(FieldRep {
+                field,
+                style,
+                iso: Iso {
+                    value: crate::app::values::default_iso(field),
+                    relative: false,
+                },
+                colors: colors.unwrap_or(REPRESENTATION_COLORS[n % REPRESENTATION_COLORS.len()]),
+                opacity: 1.0,
+                color_volume: None,
+                pipeline: FieldPipeline::new(self.fields.add_slot()),
+            }),
+        }
+    }
+
+    /// Makes the representation `spec` describes for the open document.
+    fn make_rep(&mut self, spec: &RepSpec) -> Result<Rep, String> {
+        let mut rep = match &spec.kind {
+            SpecKind::Atoms {
+                selection,
+                style,
+                coloring,
+            } => Rep {
+                id: self.doc.reps.next_id(),
+                visible: true,
+                kind: RepKind::Atoms(
+                    AtomsRep::new(selection, *style, *coloring).map_err(|e| format!("selection '{selection}': {e}"))?,
+                ),
+            },
+            SpecKind::Field {
+                field,
+                style,
+                iso,
+                colors,
+                opacity,
+                color_volume: _,
+            } => {
+                let doc = self
+                    .document()
+                    .ok_or_else(|| "add a representation: open a document first".to_string())?;
+                let choice = spec::parse_field(field, doc)?;
+                let mut rep = self.new_field_rep(choice, *style, *colors);
+                if let RepKind::Field(f) = &mut rep.kind {
+                    if iso.value.is_some() || iso.relative {
+                        f.iso = *iso;
+                    }
+                    f.opacity = opacity.clamp(0.05, 1.0);
+                }
+                rep
+            }
+        };
+        rep.visible = spec.visible;
+        Ok(rep)
+    }
+
+    /// Adds the representation `spec` describes at the end of the list.
+    pub fn add_rep(&mut self, spec: &RepSpec) -> Result<RepId, String> {
+        let rep = self.make_rep(spec)?;
+        let id = rep.id;
+        self.insert_rep(self.doc.reps.list.len(), rep);
+        if let SpecKind::Field {
+            color_volume: Some(v), ..
+        } = spec.kind
+        {
+            self.edit_rep(id, RepEdit::ColorVolume(Some((v, None))));
+        }
+        Ok(id)
+    }
+
+    fn insert_rep(&mut self, at: usize, rep: Rep) {
+        let atoms = matches!(rep.kind, RepKind::Atoms(_));
+        let at = at.min(self.doc.reps.list.len());
+        self.doc.reps.list.insert(at, rep);
+        self.after_list_change(atoms);
+    }
+
+    fn after_list_change(&mut self, atoms: bool) {
+        self.doc.reps.changed = true;
+        self.view.dirty.slice = true;
+        self.view.dirty.meshes = true;
+        self.view.dirty.surface_color = true;
+        if atoms {
+            self.rebuild_atoms();
+        }
+    }
+
+    /// Adds an isosurface representation of `field` (refused with a message when the document
+    /// lacks it).
+    pub fn add_field_rep(&mut self, field: FieldChoice) {
+        let Some(doc) = self.document() else {
+            self.error("add a representation: open a document first".into());
+            return;
+        };
+        if !doc.has_field(field) {
+            let what = self.describe_field(field);
+            self.error(format!("the document has no {what} to show"));
+            return;
+        }
+        let rep = self.new_field_rep(field, FieldStyle::Isosurface, None);
+        self.insert_rep(self.doc.reps.list.len(), rep);
+    }
+
+    /// Adds a copy of representation `id` just below it.
+    pub fn duplicate_rep(&mut self, id: RepId) {
+        let Some(pos) = self.doc.reps.index_of(id) else {
+            return;
+        };
+        let Some(rep) = self.doc.reps.list.get(pos) else {
+            return;
+        };
+        let visible = rep.visible;
+        let copy = match &rep.kind {
+            RepKind::Atoms(a) => {
+                let mut copy = AtomsRep {
+                    selection: a.selection.clone(),
+                    error: a.error.clone(),
+                    parsed: a.parsed.clone(),
+                    style: a.style,
+                    coloring: a.coloring,
+                    count: 0,
+                    cache: Default::default(),
+                };
+                copy.cache.key = None;
+                Rep {
+                    id: self.doc.reps.next_id(),
+                    visible,
+                    kind: RepKind::Atoms(copy),
+                }
+            }
+            RepKind::Field(f) => {
+                let (field, style, iso, colors, opacity) = (f.field, f.style, f.iso, f.colors, f.opacity);
+                let color_volume = f.color_volume;
+                let mut rep = self.new_field_rep(field, style, Some(colors));
+                rep.visible = visible;
+                if let RepKind::Field(g) = &mut rep.kind {
+                    g.iso = iso;
+                    g.opacity = opacity;
+                    g.color_volume = color_volume;
+                }
+                rep
+            }
+        };
+        self.insert_rep(pos + 1, copy);
+    }
+
+    /// Removes representation `id` and cancels its requests.
+    pub fn delete_rep(&mut self, id: RepId) {
+        let Some(pos) = self.doc.reps.index_of(id) else {
+            return;
+        };
+        let rep = self.doc.reps.list.remove(pos);
+        let atoms = match rep.kind {
+            RepKind::Field(f) => {
+                self.fields.remove_slot(f.pipeline.slot);
+                if let Some(m) = self.view.mesher.as_mut() {
+                    m.remove_lane(id.0);
+                }
+                false
+            }
+            RepKind::Atoms(_) => true,
+        };
+        self.after_list_change(atoms);
+    }
+
+    /// Moves representation `id` to position `to` (clamped to the list).
+    pub fn move_rep(&mut self, id: RepId, to: usize) {
+        let Some(pos) = self.doc.reps.index_of(id) else {
+            return;
+        };
+        let rep = self.doc.reps.list.remove(pos);
+        let to = to.min(self.doc.reps.list.len());
+        self.doc.reps.list.insert(to, rep);
+        self.after_list_change(true);
+    }
+
+    /// Removes every representation (the document closed or changed).
+    pub fn clear_reps(&mut self) {
+        for rep in std::mem::take(&mut self.doc.reps.list) {
+            if let RepKind::Field(f) = rep.kind {
+                self.fields.remove_slot(f.pipeline.slot);
+                if let Some(m) = self.view.mesher.as_mut() {
+                    m.remove_lane(rep.id.0);
+                }
+            }
+        }
+        self.doc.reps.context = None;
+        self.after_list_change(true);
+    }
+
+    /// Replaces the representations by the defaults for the open document: the ones saved in the
+    /// settings for its kind (small molecule or macromolecule), else those chosen by its content.
+    pub fn reset_reps(&mut self) {
+        self.clear_reps();
+        let Some(doc) = self.document() else {
+            return;
+        };
+        let macro_ = spec::is_macromolecular(&doc.structure);
+        let saved = if macro_ {
+            self.settings.default_reps.macromolecule.clone()
+        } else {
+            self.settings.default_reps.small_molecule.clone()
+        };
+        let mut specs = match saved {
+            Some(s) => s,
+            None => {
+                let mut s = spec::default_atom_specs(&doc.structure);
+                s.extend(spec::default_field_specs(doc));
+                s
+            }
+        };
+        // Saved defaults without a field of this document keep the document's own default field.
+        if !specs.iter().any(|s| matches!(s.kind, SpecKind::Field { .. })) {
+            specs.extend(spec::default_field_specs(doc));
+        }
+        for s in specs {
+            if let Err(e) = self.add_rep(&s) {
+                tracing::info!("default representation skipped: {e}");
+            }
+        }
+        if let Some(FieldChoice::Orbital { spin, index }) = self.main_field() {
+            self.doc.spin = spin;
+            self.doc.orbital = Some(index);
+        }
+        self.rebuild_atoms();
+    }
+
+    /// Keeps the current representations as the defaults for documents of this kind.
+    pub fn save_reps_as_default(&mut self) {
+        let Some(doc) = self.document() else {
+            return;
+        };
+        let macro_ = spec::is_macromolecular(&doc.structure);
+        let specs: Vec<RepSpec> = self.doc.reps.list.iter().map(|r| self.rep_spec(r)).collect();
+        let kind = if macro_ {
+            self.settings.default_reps.macromolecule = Some(specs);
+            "proteins and nucleic acids"
+        } else {
+            self.settings.default_reps.small_molecule = Some(specs);
+            "small molecules"
+        };
+        self.panels.status = format!("these representations are now the default for {kind}");
+    }
+
+    /// Marks the field representations whose field satisfies `which` for recomputation.
+    pub(crate) fn mark_fields_stale(&mut self, which: impl Fn(FieldChoice) -> bool) {
+        for rep in &mut self.doc.reps.list {
+            if let RepKind::Field(f) = &mut rep.kind
+                && which(f.field)
+            {
+                f.pipeline.mark_stale();
+            }
+        }
+        self.view.dirty.meshes = true;
+        self.view.dirty.slice = true;
+    }
+
+    /// Shows `field` in the main field (the first field representation), creating it when there is
+    /// none; `None` removes it.
+    pub fn set_main_field(&mut self, field: Option<FieldChoice>) {
+        let id = self.main_field_id();
+        match (field, id) {
+            (None, Some(id)) => self.delete_rep(id),
+            (None, None) => {}
+            (Some(f), Some(id)) => self.edit_rep(id, RepEdit::Field(f)),
+            (Some(f), None) => self.add_field_rep(f),
+        }
+        self.load_potential_windows(None);
+    }
+
+    /// Every potential representation averages over `frames` frames.
+    pub(crate) fn set_potential_window(&mut self, frames: u16) {
+        let choice = crate::app::potential::potential_choice(frames);
+        for rep in &mut self.doc.reps.list {
+            if let RepKind::Field(f) = &mut rep.kind
+                && f.field.is_potential()
+                && f.field != choice
+            {
+                f.field = choice;
+                f.pipeline.mark_stale();
+            }
+        }
+        self.load_potential_windows(None);
+        self.view.dirty.meshes = true;
+    }
+
+    /// Shows (true) or hides the slice of the main field: a slice representation of it, added just
+    /// below the main field when there is none.
+    pub(crate) fn show_main_slice(&mut self, on: bool) {
+        let Some(field) = self.main_field() else {
+            if on {
+                self.error("slice plane: choose a field first".into());
+            }
+            return;
+        };
+        let existing: Vec<RepId> = self
+            .doc
+            .reps
+            .fields()
+            .filter(|(_, f)| matches!(f.style, FieldStyle::Slice(_)) && (!on || f.field == field))
+            .map(|(r, _)| r.id)
+            .collect();
+        if on && existing.is_empty() {
+            let at = self.doc.reps.main_field_index().map_or(0, |i| i + 1);
+            let rep = self.new_field_rep(field, FieldStyle::Slice(SlicePlane::default()), None);
+            self.insert_rep(at, rep);
+        }
+        for id in existing {
+            self.edit_rep(id, RepEdit::Visible(on));
+        }
+    }
+
+    /// Moves the drawn slice (the topmost visible slice representation) to `plane`.
+    pub(crate) fn set_slice_plane(&mut self, plane: SlicePlane) {
+        let target = self
+            .doc
+            .reps
+            .fields()
+            .find(|(r, f)| r.visible && matches!(f.style, FieldStyle::Slice(_)))
+            .map(|(r, _)| r.id);
+        if let Some(id) = target
+            && let Some(RepKind::Field(f)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind)
+        {
+            f.style = FieldStyle::Slice(plane);
+            self.view.dirty.slice = true;
+        }
+    }
+
+    /// Applies one edit to representation `id`.
+    pub fn edit_rep(&mut self, id: RepId, edit: RepEdit) {
+        let has_field = |state: &AppState, f: FieldChoice| state.document().is_some_and(|d| d.has_field(f));
+        if let RepEdit::Field(f) = edit
+            && !has_field(self, f)
+        {
+            let what = self.describe_field(f);
+            self.error(format!("the document has no {what} to show"));
+            return;
+        }
+        if let RepEdit::ColorVolume(Some((v, range))) = edit {
+            self.color_by_volume(id, v, range);
+            return;
+        }
+        let Some(rep) = self.doc.reps.get_mut(id) else {
+            return;
+        };
+        let (mut atoms_changed, mut list_changed) = (false, false);
+        match (&mut rep.kind, edit) {
+            (_, RepEdit::Visible(v)) => {
+                rep.visible = v;
+                if let RepKind::Field(f) = &mut rep.kind {
+                    f.pipeline.mark_stale();
+                }
+                atoms_changed = matches!(rep.kind, RepKind::Atoms(_));
+                list_changed = true;
+            }
+            (RepKind::Atoms(a), RepEdit::Selection(text)) => {
+                a.set_selection(&text);
+                atoms_changed = true;
+            }
+            (RepKind::Atoms(a), RepEdit::AtomStyle(s)) => {
+                a.style = s;
+                atoms_changed = true;
+            }
+            (RepKind::Atoms(a), RepEdit::AtomColoring(c)) => {
+                a.coloring = c;
+                atoms_changed = true;
+            }
+            (RepKind::Field(f), RepEdit::Field(field)) => {
+                if f.field != field {
+                    let same_kind = std::mem::discriminant(&f.field) == std::mem::discriminant(&field);
+                    if !same_kind {
+                        f.iso = Iso {
+                            value: crate::app::values::default_iso(field),
+                            relative: false,
+                        };
+                    }
+                    f.field = field;
+                    f.pipeline.mark_stale();
+                }
+            }
+            (RepKind::Field(f), RepEdit::FieldStyle(s)) => {
+                f.style = s;
+                f.pipeline.mark_stale();
+                list_changed = true;
+            }
+            (RepKind::Field(f), RepEdit::IsoValue(v)) => {
+                if v.is_finite() && v > 0.0 {
+                    f.iso.value = Some(v);
+                    f.pipeline.mark_stale();
+                }
+            }
+            (RepKind::Field(f), RepEdit::IsoRelative(relative)) => {
+                if f.iso.relative != relative {
+                    f.iso.relative = relative;
+                    if relative && f.iso.value.is_none_or(|v| v > 1.0) {
+                        f.iso.value = Some(0.1);
+                    }
+                    f.pipeline.mark_stale();
+                }
+            }
+            (RepKind::Field(f), RepEdit::Color { lobe, rgb }) => {
+                if let Some(c) = f.colors.get_mut(lobe)
+                    && rgb.iter().all(|x| x.is_finite())
+                {
+                    *c = rgb.map(|x| x.clamp(0.0, 1.0));
+                    list_changed = true;
+                }
+            }
+            (RepKind::Field(f), RepEdit::Opacity(o)) => {
+                if o.is_finite() {
+                    f.opacity = o.clamp(0.05, 1.0);
+                    list_changed = true;
+                }
+            }
+            (RepKind::Field(f), RepEdit::ColorVolume(None)) => {
+                f.color_volume = None;
+                self.view.dirty.surface_color = true;
+            }
+            // An atom edit of a field representation or the reverse: nothing to do.
+            _ => {}
+        }
+        if list_changed {
+            self.doc.reps.changed = true;
+        }
+        self.view.dirty.slice = true;
+        self.view.dirty.meshes = true;
+        if atoms_changed {
+            self.rebuild_atoms();
+        }
+        self.load_potential_windows(None);
+    }
+
+    /// Colours representation `id`'s surfaces by volume `volume` (the range from its surfaces when
+    /// not given).
+    fn color_by_volume(&mut self, id: RepId, volume: usize, range: Option<[f32; 2]>) {
+        let Some(grid) = self.document().and_then(|d| d.grids.get(volume)).cloned() else {
+            self.error(format!("no volume {} to colour the surface with", volume + 1));
+            return;
+        };
+        let Some(f) = self.doc.reps.field(id) else {
+            return;
+        };
+        let range = range.unwrap_or_else(|| surface_value_range(&f.pipeline.lobes, &grid));
+        if let Some(RepKind::Field(f)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
+            f.color_volume = Some(super::VolumeColoring { volume, range });
+        }
+        self.view.dirty.surface_color = true;
+    }
+
+    /// The main field's surface colouring by a volume, if any.
+    pub fn surface_color(&self) -> Option<super::VolumeColoring> {
+        self.main_field_rep()?.color_volume
+    }
+}
+
+/// A colormap range for `grid` on `lobes`: the 2nd..98th percentile of its values at their
+/// vertices (made symmetric about zero when the values change sign), or of the whole volume when
+/// there is no surface.
+pub fn surface_value_range(
+    lobes: &[Option<std::sync::Arc<crate::surface::MeshData>>; 2],
+    grid: &crate::model::Grid3,
+) -> [f32; 2] {
+    let mut values: Vec<f32> = lobes
+        .iter()
+        .flatten()
+        .flat_map(|m| m.positions_angstrom.iter())
+        .filter_map(|p| crate::app::values::sample_grid(grid, *p))
+        .filter(|v| v.is_finite())
+        .collect();
+    if values.is_empty() {
+        values = grid.values.iter().copied().filter(|v| v.is_finite()).collect();
+    }
+    if values.is_empty() {
+        return [-1.0, 1.0];
+    }
+    values.sort_by(f32::total_cmp);
+    let at = |q: f64| {
+        values
+            .get(((values.len() - 1) as f64 * q).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let (lo, hi) = (at(0.02), at(0.98));
+    let range = if lo < 0.0 && hi > 0.0 {
+        let m = lo.abs().max(hi.abs());
+        [-m, m]
+    } else {
+        [lo, hi]
+    };
+    if range[0] == range[1] {
+        [range[0] - 1.0, range[1] + 1.0]
+    } else {
+        range
+    }
+}

@@ -1,0 +1,350 @@
+//! The representation list: what the 3-D view shows, as VMD's reps and Mol*'s representations.
+//!
+//! Each [`Rep`] is *what* (atoms picked by a selection, or a field: an orbital, the density, the
+//! spin density, the potential of the charges, a volume read from a file) + *how* (an atom style,
+//! or an isosurface or slice) + colouring + opacity + visibility. A field representation owns its
+//! whole pipeline ([`FieldPipeline`]): a request slot in the [`FieldService`](super::fields), the key
+//! it asked for, the grid and meshes it shows, its look-ahead and its lane of the isosurface thread.
+//! One update loop drives them all ([`AppState::update_reps`], in `update`); the "main field" the
+//! orbital list and the field panel edit is simply the first field representation. Atoms are drawn
+//! as the union of the visible atom representations, each with its own style and colouring.
+//!
+//! New kinds plug in here: a variant of [`RepKind`] (and of [`spec::SpecKind`] for files), with one
+//! arm in each stage — `label`, the update loop, the draw stage (`app::draw`), the editor
+//! (`ui::reps`) and the spec conversion. Commands that edit the list are applied in `edit`;
+//! `spec` holds the document-independent form saved in settings and session files.
+
+mod edit;
+pub mod spec;
+mod update;
+
+pub use edit::RepEdit;
+pub use spec::{RepSpec, SpecKind};
+
+use super::atoms::{AtomColoring, AtomStyle};
+use super::fields::{FieldChoice, FieldKey, FieldSlot};
+use super::slice::SlicePlane;
+use crate::model::Grid3;
+use crate::model::select::Selection;
+use crate::surface::MeshData;
+use std::sync::Arc;
+
+/// Names a representation within a run (commands name representations by it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RepId(pub u64);
+
+/// One representation.
+pub struct Rep {
+    pub id: RepId,
+    pub visible: bool,
+    pub kind: RepKind,
+}
+
+/// What a representation shows and how.
+pub enum RepKind {
+    Atoms(AtomsRep),
+    Field(FieldRep),
+}
+
+/// Atoms picked by a selection, drawn in an atom style and coloured by a scheme.
+pub struct AtomsRep {
+    /// The selection text as typed.
+    pub selection: String,
+    /// Why the text does not parse (the representation keeps its last valid selection meanwhile).
+    pub error: Option<String>,
+    parsed: Selection,
+    pub style: AtomStyle,
+    pub coloring: AtomColoring,
+    /// Atoms the selection picks (for the editor), once evaluated.
+    pub count: usize,
+    pub(crate) cache: AtomCache,
+}
+
+/// What an atom representation computed for its document (and frame, for geometric selections).
+#[derive(Default)]
+pub(crate) struct AtomCache {
+    /// (document, frame for selections that depend on coordinates).
+    pub(crate) key: Option<(u64, Option<usize>)>,
+    pub(crate) indices: Vec<u32>,
+    /// Bonds with both atoms selected.
+    pub(crate) bonds: Vec<[u32; 2]>,
+    /// Selected atoms without a selected bond (drawn as crosses in the lines style).
+    pub(crate) lone: Vec<u32>,
+    /// Colours of every atom under `coloring`, for the document.
+    pub(crate) colors: Option<(u64, AtomColoring, Vec<[u8; 4]>)>,
+}
+
+impl AtomsRep {
+    /// Atoms picked by `selection` (`Err` with the parser's message when it does not parse).
+    pub fn new(selection: &str, style: AtomStyle, coloring: AtomColoring) -> Result<AtomsRep, String> {
+        let parsed = Selection::parse(selection).map_err(|e| e.to_string())?;
+        Ok(AtomsRep {
+            selection: selection.to_string(),
+            error: None,
+            parsed,
+            style,
+            coloring,
+            count: 0,
+            cache: AtomCache::default(),
+        })
+    }
+
+    /// Sets the selection text: parsed at once; an error is kept for the editor and the last valid
+    /// selection stays in use.
+    pub fn set_selection(&mut self, text: &str) {
+        self.selection = text.to_string();
+        match Selection::parse(text) {
+            Ok(s) => {
+                self.parsed = s;
+                self.error = None;
+                self.cache.key = None;
+            }
+            Err(e) => self.error = Some(e.to_string()),
+        }
+    }
+
+    /// The selection in use (the last one that parsed).
+    pub fn parsed(&self) -> &Selection {
+        &self.parsed
+    }
+}
+
+/// How a field representation draws its field.
+#[derive(Clone, Copy, Debug, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub enum FieldStyle {
+    /// Isosurfaces at +iso and -iso (one for fields of one sign).
+    #[default]
+    Isosurface,
+    /// The values on a plane through a colormap (one slice is drawn: the topmost visible).
+    Slice(SlicePlane),
+}
+
+impl FieldStyle {
+    pub fn name(self) -> &'static str {
+        match self {
+            FieldStyle::Isosurface => "Isosurface",
+            FieldStyle::Slice(_) => "Slice",
+        }
+    }
+}
+
+/// The isovalue of a field representation.
+#[derive(Clone, Copy, Debug, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Iso {
+    /// In the field's computed units (atomic units for orbitals and densities, hartree/e for
+    /// potentials, file units for volumes) or, when `relative`, a fraction of the largest |value|.
+    /// `None`: the default of the field kind, chosen when the first grid arrives
+    /// (`values::default_iso_for_grid`).
+    pub value: Option<f32>,
+    pub relative: bool,
+}
+
+/// Surfaces coloured by a volume of the document (e.g. a density isosurface by a potential map).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VolumeColoring {
+    /// Index into the document's volumes.
+    pub volume: usize,
+    /// Values at the colormap's start and end.
+    pub range: [f32; 2],
+}
+
+/// A field drawn as an isosurface or a slice.
+pub struct FieldRep {
+    pub field: FieldChoice,
+    pub style: FieldStyle,
+    pub iso: Iso,
+    /// Colours of the positive and negative lobes (linear RGB 0..1).
+    pub colors: [[f32; 3]; 2],
+    /// Surface opacity 0.05..1 (below 1: order-independent transparency).
+    pub opacity: f32,
+    /// Colours the surfaces by a volume instead of the lobe colours.
+    pub color_volume: Option<VolumeColoring>,
+    pub pipeline: FieldPipeline,
+}
+
+/// A field representation's pipeline: request slot, key asked for, what is shown, its meshes and
+/// its lane of the isosurface thread.
+pub struct FieldPipeline {
+    /// Its own request slot (view and look-ahead lanes) in the field service.
+    pub slot: FieldSlot,
+    /// The grid shown (an older key while a newer one is computed).
+    pub shown: Option<(FieldKey, Arc<Grid3>)>,
+    /// Its positive and negative lobes (CPU extraction; empty when the window extracts on the GPU
+    /// or the style is a slice).
+    pub lobes: [Option<Arc<MeshData>>; 2],
+    /// The absolute isovalue of what is shown.
+    pub shown_iso: f32,
+    /// Bumped whenever what is shown changes (the draw stage redoes only what changed).
+    pub revision: u64,
+    /// The key last asked for (a failed request is not repeated every frame).
+    pub(crate) asked: Option<FieldKey>,
+    /// Settings changed since `shown` was made.
+    pub(crate) stale: bool,
+    /// The grid (isovalue, preview or not) whose lobes the isosurface thread is extracting; it is
+    /// shown with them.
+    pub(crate) meshing: Option<(FieldKey, Arc<Grid3>, f32, bool)>,
+    /// The lobes shown are a preview (from every second lattice point, while playing).
+    pub(crate) preview: bool,
+}
+
+impl FieldPipeline {
+    pub fn new(slot: FieldSlot) -> FieldPipeline {
+        FieldPipeline {
+            slot,
+            shown: None,
+            lobes: [None, None],
+            shown_iso: 0.0,
+            revision: 0,
+            asked: None,
+            stale: true,
+            meshing: None,
+            preview: false,
+        }
+    }
+
+    /// Makes it rebuild its picture at the next update.
+    pub fn mark_stale(&mut self) {
+        self.stale = true;
+        self.asked = None;
+    }
+
+    /// Forgets what is shown.
+    pub(crate) fn clear(&mut self) -> bool {
+        self.meshing = None;
+        self.preview = false;
+        let had = self.shown.take().is_some() || self.lobes.iter().any(|l| l.is_some());
+        self.lobes = [None, None];
+        if had {
+            self.revision += 1;
+        }
+        had
+    }
+
+    /// Whether its lobes are being extracted off the UI thread for a grid not yet shown.
+    pub fn meshing(&self) -> bool {
+        self.meshing.is_some()
+    }
+}
+
+impl FieldRep {
+    /// Absolute isovalue for `grid` (the default of its kind when none is set).
+    pub fn absolute_iso(&self, grid: &Grid3) -> f32 {
+        let value = self
+            .iso
+            .value
+            .unwrap_or_else(|| super::values::default_iso_for_grid(self.field, grid));
+        if self.iso.relative {
+            let max = grid.min_max().map_or(0.0, |(lo, hi)| lo.abs().max(hi.abs()));
+            value.min(1.0) * max
+        } else {
+            value
+        }
+    }
+
+    /// True when the surfaces have two signs: a signed field, or a volume with negative values.
+    pub fn is_signed(&self, grid: &Grid3) -> bool {
+        match self.field {
+            FieldChoice::Volume(_) => grid.min_max().is_some_and(|(lo, _)| lo < 0.0),
+            f => f.is_signed(),
+        }
+    }
+
+    /// True when it draws isosurfaces.
+    pub fn is_surface(&self) -> bool {
+        self.style == FieldStyle::Isosurface
+    }
+}
+
+/// Lobe colour pairs given to field representations in turn (positive, negative): the first is the
+/// classic red/blue.
+pub const REPRESENTATION_COLORS: [[[f32; 3]; 2]; 5] = [
+    [[0.85, 0.2, 0.2], [0.2, 0.35, 0.9]],
+    [[0.95, 0.6, 0.1], [0.1, 0.7, 0.7]],
+    [[0.3, 0.8, 0.3], [0.7, 0.3, 0.8]],
+    [[0.95, 0.85, 0.2], [0.3, 0.5, 1.0]],
+    [[0.9, 0.4, 0.6], [0.4, 0.8, 0.95]],
+];
+
+/// Default lobe colours: positive phase, negative phase (linear RGB 0..1).
+pub const LOBE_POSITIVE: [f32; 3] = REPRESENTATION_COLORS[0][0];
+pub const LOBE_NEGATIVE: [f32; 3] = REPRESENTATION_COLORS[0][1];
+
+/// The representations of the open document, topmost first.
+#[derive(Default)]
+pub struct Representations {
+    pub list: Vec<Rep>,
+    next_id: u64,
+    /// What the field keys were last worked out for (document, frame, lattice points): while it
+    /// stays and nothing arrives or changes, an update costs no key computation.
+    pub(crate) context: Option<(u64, usize, u32)>,
+    /// A representation was added, removed, reordered or hidden since the draw stage last looked.
+    pub(crate) changed: bool,
+}
+
+impl Representations {
+    fn next_id(&mut self) -> RepId {
+        self.next_id += 1;
+        RepId(self.next_id)
+    }
+
+    /// Position of representation `id` in the list.
+    pub fn index_of(&self, id: RepId) -> Option<usize> {
+        self.list.iter().position(|r| r.id == id)
+    }
+
+    pub fn get(&self, id: RepId) -> Option<&Rep> {
+        self.list.iter().find(|r| r.id == id)
+    }
+
+    pub fn get_mut(&mut self, id: RepId) -> Option<&mut Rep> {
+        self.list.iter_mut().find(|r| r.id == id)
+    }
+
+    /// The field representations with their positions and ids.
+    pub fn fields(&self) -> impl Iterator<Item = (&Rep, &FieldRep)> {
+        self.list.iter().filter_map(|r| match &r.kind {
+            RepKind::Field(f) => Some((r, f)),
+            RepKind::Atoms(_) => None,
+        })
+    }
+
+    /// The atom representations.
+    pub fn atoms(&self) -> impl Iterator<Item = (&Rep, &AtomsRep)> {
+        self.list.iter().filter_map(|r| match &r.kind {
+            RepKind::Atoms(a) => Some((r, a)),
+            RepKind::Field(_) => None,
+        })
+    }
+
+    /// Index of the main field: the first field representation.
+    pub fn main_field_index(&self) -> Option<usize> {
+        self.list.iter().position(|r| matches!(r.kind, RepKind::Field(_)))
+    }
+
+    /// The main field representation.
+    pub fn main_field(&self) -> Option<&FieldRep> {
+        self.fields().next().map(|(_, f)| f)
+    }
+
+    pub fn main_field_mut(&mut self) -> Option<&mut FieldRep> {
+        self.list.iter_mut().find_map(|r| match &mut r.kind {
+            RepKind::Field(f) => Some(f),
+            RepKind::Atoms(_) => None,
+        })
+    }
+
+    /// The field representation `id`.
+    pub fn field(&self, id: RepId) -> Option<&FieldRep> {
+        match &self.get(id)?.kind {
+            RepKind::Field(f) => Some(f),
+            RepKind::Atoms(_) => None,
+        }
+    }
+
+    /// The slice drawn: the topmost visible slice representation that has a grid.
+    pub fn drawn_slice(&self) -> Option<&FieldRep> {
+        self.fields()
+            .find(|(r, f)| r.visible && matches!(f.style, FieldStyle::Slice(_)) && f.pipeline.shown.is_some())
+            .map(|(_, f)| f)
+    }
+}

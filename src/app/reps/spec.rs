@@ -1,0 +1,299 @@
+//! Representations as plain, document-independent data ([`RepSpec`]): what the settings keep as
+//! defaults, what session files hold, and what `render --rep`/`--field` describe. Fields are
+//! written as text (`mo:homo`, `mo:beta:lumo+1`, `mo:17`, `density`, `spin`, `potential`,
+//! `potential:mean:4`, `volume:2`) and resolved against a document when a representation is made.
+//! Also the defaults a new document gets, chosen by its content.
+
+use super::{FieldStyle, Iso};
+use crate::app::atoms::{AtomColoring, AtomStyle};
+use crate::app::document::Document;
+use crate::app::fields::FieldChoice;
+use crate::model::field::{FieldSpec, OrbitalRef};
+use crate::model::select::Selection;
+use crate::model::{Spin, Structure};
+
+/// A representation as data.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RepSpec {
+    #[serde(default = "shown")]
+    pub visible: bool,
+    pub kind: SpecKind,
+}
+
+fn shown() -> bool {
+    true
+}
+
+fn opaque() -> f32 {
+    1.0
+}
+
+/// What a [`RepSpec`] shows and how.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum SpecKind {
+    Atoms {
+        selection: String,
+        style: AtomStyle,
+        #[serde(default)]
+        coloring: AtomColoring,
+    },
+    Field {
+        /// The field as text (`mo:homo`, `density`, `potential`, `volume:1`, ...).
+        field: String,
+        #[serde(default)]
+        style: FieldStyle,
+        #[serde(default)]
+        iso: Iso,
+        /// Lobe colours; `None`: the next pair of the palette.
+        #[serde(default)]
+        colors: Option<[[f32; 3]; 2]>,
+        #[serde(default = "opaque")]
+        opacity: f32,
+        /// Colour the surfaces by this volume (0-based), the range chosen from the values.
+        #[serde(default)]
+        color_volume: Option<usize>,
+    },
+}
+
+impl RepSpec {
+    /// Atoms picked by `selection` in `style`, coloured by element.
+    pub fn atoms(selection: &str, style: AtomStyle) -> RepSpec {
+        RepSpec {
+            visible: true,
+            kind: SpecKind::Atoms {
+                selection: selection.into(),
+                style,
+                coloring: AtomColoring::Element,
+            },
+        }
+    }
+
+    /// A field (as text) drawn in `style` with the defaults of its kind.
+    pub fn field(field: &str, style: FieldStyle) -> RepSpec {
+        RepSpec {
+            visible: true,
+            kind: SpecKind::Field {
+                field: field.into(),
+                style,
+                iso: Iso::default(),
+                colors: None,
+                opacity: 1.0,
+                color_volume: None,
+            },
+        }
+    }
+
+    pub fn hidden(mut self) -> RepSpec {
+        self.visible = false;
+        self
+    }
+}
+
+/// Parses `SELECTION:STYLE[:COLOURING]` (`render --rep`): the style and colouring are the last
+/// words after colons, so selections may hold colons themselves (`resid 1:10:licorice`).
+pub fn parse_atom_rep(text: &str) -> Result<RepSpec, String> {
+    let parts: Vec<&str> = text.rsplitn(3, ':').collect();
+    let (selection, style, coloring) = match parts.as_slice() {
+        [last, middle, rest] if AtomColoring::parse(last).is_some() && AtomStyle::parse(middle).is_some() => {
+            (rest.to_string(), AtomStyle::parse(middle), AtomColoring::parse(last))
+        }
+        [last, ..] if AtomStyle::parse(last).is_some() => {
+            let sel = text.rsplit_once(':').map(|(s, _)| s.to_string()).unwrap_or_default();
+            (sel, AtomStyle::parse(last), Some(AtomColoring::Element))
+        }
+        _ => {
+            return Err(format!(
+                "{text:?}: expected SELECTION:STYLE[:COLOURING] with STYLE one of lines, licorice, \
+                 ball-and-stick, vdw, cpk and COLOURING one of element, residue, chain, charge"
+            ));
+        }
+    };
+    let (Some(style), Some(coloring)) = (style, coloring) else {
+        return Err(format!("{text:?}: unknown style or colouring"));
+    };
+    let selection = selection.trim();
+    if selection.is_empty() {
+        return Err(format!("{text:?}: the selection is empty"));
+    }
+    Selection::parse(selection).map_err(|e| format!("{text:?}: {e}"))?;
+    Ok(RepSpec {
+        visible: true,
+        kind: SpecKind::Atoms {
+            selection: selection.to_string(),
+            style,
+            coloring,
+        },
+    })
+}
+
+/// Resolves a field text against `doc`: `homo`, `lumo`, the orbital syntax of `grid` (`mo:homo-1`,
+/// `mo:beta:lumo`, `mo:17`), `density`, `spin`, `potential` (also `esp`), `potential:mean:N`,
+/// `volume` or `volume:N` (1-based).
+pub fn parse_field(text: &str, doc: &Document) -> Result<FieldChoice, String> {
+    let lower = text.trim().to_ascii_lowercase();
+    let field = if lower == "volume" {
+        FieldChoice::Volume(0)
+    } else if let Some(n) = lower.strip_prefix("volume:") {
+        match n.parse::<usize>() {
+            Ok(n) if n >= 1 => FieldChoice::Volume(n - 1),
+            _ => return Err(format!("{text}: expected volume:N with N from 1")),
+        }
+    } else if lower == "potential" || lower == "esp" {
+        FieldChoice::Potential
+    } else if let Some(n) = lower.strip_prefix("potential:mean:") {
+        match n.parse::<u16>() {
+            Ok(n) if n >= 1 => super::super::potential::potential_choice(n),
+            _ => return Err(format!("{text}: expected potential:mean:N with N from 1")),
+        }
+    } else {
+        let text_mo = match lower.as_str() {
+            "homo" | "lumo" => format!("mo:{lower}"),
+            _ => lower.clone(),
+        };
+        let spec: FieldSpec = text_mo.parse().map_err(|e| format!("{e}"))?;
+        match spec {
+            FieldSpec::Density => FieldChoice::Density,
+            FieldSpec::SpinDensity => FieldChoice::SpinDensity,
+            FieldSpec::Potential => FieldChoice::Potential,
+            FieldSpec::Orbital { squared: true, .. } => {
+                return Err(format!("{text}: the viewer draws orbitals, not their squares"));
+            }
+            FieldSpec::Orbital { .. } => {
+                let wf = doc
+                    .wavefunction()
+                    .ok_or_else(|| format!("{text}: these files have no wavefunction"))?;
+                match spec.resolve(Some(wf)).map_err(|e| e.to_string())? {
+                    crate::compute::Field::Orbital { spin, index } => FieldChoice::Orbital { spin, index },
+                    other => return Err(format!("{text}: not an orbital ({other:?})")),
+                }
+            }
+        }
+    };
+    if doc.has_field(field) {
+        Ok(field)
+    } else {
+        Err(format!("{text}: these files have no such field"))
+    }
+}
+
+/// The text of `field` for `doc`: orbitals near the frontier relative to the HOMO (`mo:homo-1`,
+/// `mo:lumo`), others by number (`mo:17`); beta orbitals with `beta:`.
+pub fn field_text(field: FieldChoice, doc: Option<&Document>) -> String {
+    match field {
+        FieldChoice::Orbital { spin, index } => {
+            let prefix = if spin == Spin::Beta { "mo:beta:" } else { "mo:" };
+            let homo = doc.and_then(|d| d.wavefunction()).and_then(|w| w.homo(spin));
+            let orbital = match homo.map(|h| index as i64 - h as i64) {
+                Some(d) if (-4..=0).contains(&d) => OrbitalRef::Homo(d),
+                Some(d) if (1..=5).contains(&d) => OrbitalRef::Lumo(d - 1),
+                _ => OrbitalRef::Number(index + 1),
+            };
+            format!("{prefix}{orbital}")
+        }
+        FieldChoice::Density => "density".into(),
+        FieldChoice::SpinDensity => "spin".into(),
+        FieldChoice::Volume(i) => format!("volume:{}", i + 1),
+        FieldChoice::Potential => "potential".into(),
+        FieldChoice::PotentialMean { frames } => format!("potential:mean:{frames}"),
+    }
+}
+
+/// Atom selections the defaults use.
+const MACROMOLECULE: &str = "protein or nucleic";
+const OTHERS: &str = "not (protein or nucleic or water or ion)";
+const SOLVENT: &str = "water or ion";
+
+/// Solvent (water and ions) is drawn as lines up to this many atoms in the system, and hidden above.
+pub const SOLVENT_SHOWN_UP_TO_ATOMS: usize = 3000;
+/// Systems without protein or nucleic acid are drawn in ball-and-stick up to this many atoms, in
+/// lines above.
+pub const BALL_AND_STICK_UP_TO_ATOMS: usize = 5000;
+
+/// Whether a structure holds a protein or a nucleic acid.
+pub fn is_macromolecular(structure: &Structure) -> bool {
+    Selection::parse(MACROMOLECULE).is_ok_and(|s| s.evaluate(structure, None).iter().any(|&b| b))
+}
+
+/// The atom representations a new document gets, by its content: small molecules in ball-and-stick;
+/// proteins and nucleic acids in licorice, other molecules (ligands, lipids) in ball-and-stick, and
+/// water and ions as lines up to [`SOLVENT_SHOWN_UP_TO_ATOMS`] atoms, hidden above.
+pub fn default_atom_specs(structure: &Structure) -> Vec<RepSpec> {
+    let n = structure.len();
+    if !is_macromolecular(structure) {
+        let style = if n <= BALL_AND_STICK_UP_TO_ATOMS {
+            AtomStyle::BallAndStick
+        } else {
+            AtomStyle::Lines
+        };
+        return vec![RepSpec::atoms("all", style)];
+    }
+    let any = |text: &str| Selection::parse(text).is_ok_and(|s| s.evaluate(structure, None).iter().any(|&b| b));
+    let mut specs = vec![RepSpec::atoms(MACROMOLECULE, AtomStyle::Licorice)];
+    if any(OTHERS) {
+        specs.push(RepSpec::atoms(OTHERS, AtomStyle::BallAndStick));
+    }
+    if any(SOLVENT) {
+        let solvent = RepSpec::atoms(SOLVENT, AtomStyle::Lines);
+        specs.push(if n <= SOLVENT_SHOWN_UP_TO_ATOMS {
+            solvent
+        } else {
+            solvent.hidden()
+        });
+    }
+    specs
+}
+
+/// The field representation a new document gets: the HOMO of a wavefunction, else the first volume
+/// read from the files, else none (potential maps are asked for).
+pub fn default_field_specs(doc: &Document) -> Vec<RepSpec> {
+    if doc.wavefunction().and_then(|w| w.homo(Spin::Alpha)).is_some() {
+        vec![RepSpec::field("mo:homo", FieldStyle::Isosurface)]
+    } else if !doc.grids.is_empty() {
+        vec![RepSpec::field("volume:1", FieldStyle::Isosurface)]
+    } else {
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn atom_reps_from_the_command_line() {
+        let r = parse_atom_rep("protein:licorice").unwrap();
+        assert_eq!(r, RepSpec::atoms("protein", AtomStyle::Licorice));
+        let r = parse_atom_rep("resid 1:10:vdw:chain").unwrap();
+        assert_eq!(
+            r.kind,
+            SpecKind::Atoms {
+                selection: "resid 1:10".into(),
+                style: AtomStyle::Vdw,
+                coloring: AtomColoring::Chain
+            }
+        );
+        let r = parse_atom_rep("resid 1:10:lines").unwrap();
+        assert!(
+            matches!(r.kind, SpecKind::Atoms { ref selection, style: AtomStyle::Lines, .. } if selection == "resid 1:10")
+        );
+        assert!(parse_atom_rep("protein").is_err());
+        assert!(parse_atom_rep(":licorice").is_err());
+        let e = parse_atom_rep("resid 1 to (:cpk").unwrap_err();
+        assert!(e.contains("column"), "{e}");
+    }
+
+    #[test]
+    fn specs_round_trip_through_ron() {
+        let specs = vec![
+            RepSpec::atoms("protein", AtomStyle::Licorice),
+            RepSpec::field("mo:homo", FieldStyle::Slice(Default::default())).hidden(),
+        ];
+        let text = ron::to_string(&specs).unwrap();
+        let back: Vec<RepSpec> = ron::from_str(&text).unwrap();
+        assert_eq!(back, specs);
+        // Fields left out take their defaults.
+        let short: RepSpec = ron::from_str("(kind: Field(field: \"density\"))").unwrap();
+        assert_eq!(short, RepSpec::field("density", FieldStyle::Isosurface));
+    }
+}

@@ -1,0 +1,425 @@
+//! The one update loop of the representation list.
+//!
+//! [`AppState::update_reps`] runs once per UI frame (the window, `render`, the playback bench):
+//! every visible field representation asks for its field at the current frame in its own slot
+//! whenever the frame or its settings change, looks ahead to the next frame while playing, keeps
+//! its previous picture until its new grid arrives, and makes its isosurfaces (inline, on the
+//! isosurface thread in its own lane, or — with GPU surfaces — in the draw stage). While playback
+//! drops frames, a representation whose request is in flight lets it finish and shows its newest
+//! finished frame meanwhile. [`AppState::rebuild_atoms`] turns the visible atom representations
+//! into sphere, cylinder and line instances (their union, each in its own style and colours).
+
+use super::{AtomsRep, FieldStyle, RepKind};
+use crate::app::atoms;
+use crate::app::fields::{FieldChoice, FieldKey, MeshKey};
+use crate::app::state::AppState;
+use crate::jobs::mesher::{LobesRequest, LobesResult};
+use crate::model::{Frame, Grid3};
+use std::sync::Arc;
+
+/// The next frame playback shows, read once per update for every look-ahead.
+struct NextFrame {
+    index: usize,
+    frame: Frame,
+}
+
+impl AppState {
+    /// Drives every field representation one step: requests, look-ahead, arrivals, surfaces.
+    /// Returns true when what a representation shows changed.
+    pub fn update_reps(&mut self) -> bool {
+        let mut changed = std::mem::take(&mut self.doc.reps.changed);
+        if let Some(w) = self.document().and_then(|d| d.take_qm_warning()) {
+            self.error(w);
+        }
+        let arrived = !self.fields.poll().is_empty();
+        let meshed: Vec<LobesResult<FieldKey>> = self.view.mesher.as_mut().map(|m| m.try_recv()).unwrap_or_default();
+        let context = self
+            .document()
+            .map(|d| (d.id, d.frame_index, self.settings.lattice_points));
+        let context_changed = std::mem::replace(&mut self.doc.reps.context, context) != context;
+        let mut next: Option<Option<NextFrame>> = None;
+        for i in 0..self.doc.reps.list.len() {
+            changed |= self.update_field_rep(i, arrived, context_changed, &meshed, &mut next);
+        }
+        if changed {
+            self.view.dirty.meshes = true;
+        }
+        changed
+    }
+
+    /// One field representation's step (see [`AppState::update_reps`]); true when what it shows
+    /// changed.
+    fn update_field_rep(
+        &mut self,
+        i: usize,
+        arrived: bool,
+        context_changed: bool,
+        meshed: &[LobesResult<FieldKey>],
+        next: &mut Option<Option<NextFrame>>,
+    ) -> bool {
+        let Some(rep) = self.doc.reps.list.get(i) else {
+            return false;
+        };
+        let (id, visible) = (rep.id, rep.visible);
+        let RepKind::Field(f) = &rep.kind else {
+            return false;
+        };
+        let (field, slot, stale, asked) = (f.field, f.pipeline.slot, f.pipeline.stale, f.pipeline.asked);
+        let shown_key = f.pipeline.shown.as_ref().map(|(k, _)| *k);
+        let playing = self.view.timeline.playing;
+        let mut changed = self.take_meshed(i, meshed.iter().find(|r| r.lane == id.0));
+        if !visible {
+            if self.fields.pending(slot).is_some() || self.fields.looking_ahead(slot).is_some() {
+                self.fields.cancel(slot);
+            }
+            if let Some(p) = self.pipeline_mut(i) {
+                p.asked = None;
+                p.meshing = None;
+                if std::mem::take(&mut p.stale) {
+                    changed = true;
+                }
+            }
+            return changed;
+        }
+        let orphaned = self.fields.take_orphaned(slot);
+        // What arrived for this slot (kept aside, so a crowded cache cannot evict it first).
+        let delivered = self.fields.take_delivered(slot);
+        let leaving_preview = self
+            .field_rep(i)
+            .is_some_and(|f| f.pipeline.preview && !playing && f.pipeline.meshing.is_none());
+        if !(context_changed || stale || orphaned || arrived || delivered.is_some() || leaving_preview) {
+            return changed;
+        }
+        let Some(key) = self.document().and_then(|d| {
+            let settings = self.field_settings();
+            d.field_key_at(field, d.frame_index, &d.frame, settings)
+        }) else {
+            if let Some(p) = self.pipeline_mut(i) {
+                changed |= p.clear();
+            }
+            return changed;
+        };
+        let dropping = playing && !self.settings.compute_every_frame;
+        let mut grid = if let FieldChoice::Volume(v) = field {
+            self.document().and_then(|d| d.grids.get(v).cloned())
+        } else if let Some((_, g)) = delivered.as_ref().filter(|(k, _)| *k == key) {
+            Some(Arc::clone(g))
+        } else if dropping && self.fields.pending(slot).is_some_and(|p| p != key) {
+            // Playing faster than frames are computed: let the request in flight finish (a new one
+            // would cancel it and nothing would ever be shown); the frames in between are dropped.
+            None
+        } else if orphaned || asked != Some(key) {
+            // Asked once per key and change (a failed request is not repeated every frame).
+            let job = self.field_job(&key);
+            if let Some(p) = self.pipeline_mut(i) {
+                p.asked = Some(key);
+            }
+            self.fields.request(slot, key, || job)
+        } else {
+            self.fields.cached_for(slot, key)
+        };
+        if playing && !matches!(field, FieldChoice::Volume(_)) {
+            self.look_ahead(field, slot, next);
+        }
+        let mut key = key;
+        if grid.is_none() && dropping {
+            // The newest finished frame of its own field while the playhead's is computed.
+            let own = delivered
+                .filter(|(k, _)| k.document == key.document && k.field == key.field && k.dims == key.dims)
+                .or_else(|| self.fields.latest_other_frame(key));
+            if let Some((k, g)) = own.filter(|(k, _)| Some(*k) != shown_key) {
+                key = k;
+                grid = Some(g);
+            }
+        }
+        let Some(grid) = grid else {
+            // Keep the previous picture until the new field arrives.
+            return changed;
+        };
+        let grid = self.placed_grid(&key, grid);
+        changed | self.show_grid(i, key, grid, leaving_preview)
+    }
+
+    /// Shows `grid` (for `key`) in representation `i`: at once for a slice, with its surfaces
+    /// otherwise (extracted here, on the isosurface thread, or by the draw stage on the GPU).
+    fn show_grid(&mut self, i: usize, key: FieldKey, grid: Arc<Grid3>, leaving_preview: bool) -> bool {
+        let Some(rep) = self.doc.reps.list.get(i) else {
+            return false;
+        };
+        let id = rep.id;
+        let RepKind::Field(f) = &rep.kind else {
+            return false;
+        };
+        let iso = f.absolute_iso(&grid);
+        let signed = f.is_signed(&grid);
+        let surface = f.style == FieldStyle::Isosurface;
+        let p = &f.pipeline;
+        let same = p
+            .shown
+            .as_ref()
+            .is_some_and(|(k, g)| *k == key && Arc::ptr_eq(g, &grid));
+        if !p.stale && same && p.shown_iso == iso && !leaving_preview && p.meshing.is_none() {
+            return false;
+        }
+        if !surface || self.view.gpu_surfaces {
+            self.set_shown(i, key, grid, iso, [None, None], false);
+            return true;
+        }
+        if self.view.mesher.is_some() {
+            let preview = self.view.preview_surfaces_while_playing && self.view.timeline.playing;
+            let cached = if preview {
+                [None, None]
+            } else {
+                let minus = if signed {
+                    self.fields.cached_mesh(MeshKey::new(key, -iso))
+                } else {
+                    Some(None)
+                };
+                [self.fields.cached_mesh(MeshKey::new(key, iso)), minus]
+            };
+            if let [Some(plus), Some(minus)] = cached {
+                self.set_shown(i, key, grid, iso, [plus, minus], false);
+                return true;
+            }
+            // Extracted off this thread; the previous picture stays until the lobes arrive.
+            let asked = (key, iso, preview);
+            let already = self
+                .pipeline(i)
+                .and_then(|p| p.meshing.as_ref())
+                .is_some_and(|(k, _, v, pr)| (*k, *v, *pr) == asked);
+            if !already {
+                if let Some(m) = self.view.mesher.as_mut() {
+                    m.submit(
+                        id.0,
+                        LobesRequest {
+                            key,
+                            grid: Arc::clone(&grid),
+                            iso,
+                            signed,
+                            preview,
+                        },
+                    );
+                }
+                if let Some(p) = self.pipeline_mut(i) {
+                    p.meshing = Some((key, grid, iso, preview));
+                    p.stale = false;
+                }
+            }
+            return false;
+        }
+        let plus = self.fields.mesh(MeshKey::new(key, iso), &grid);
+        let minus = if signed {
+            self.fields.mesh(MeshKey::new(key, -iso), &grid)
+        } else {
+            None
+        };
+        self.set_shown(i, key, grid, iso, [plus, minus], false);
+        true
+    }
+
+    /// Takes representation `i`'s lobes from the isosurface thread when they are the ones it waits
+    /// for; true when they are shown now.
+    fn take_meshed(&mut self, i: usize, done: Option<&LobesResult<FieldKey>>) -> bool {
+        let Some(done) = done else {
+            return false;
+        };
+        let Some((key, grid, iso, preview)) = self
+            .pipeline_mut(i)
+            .and_then(|p| p.meshing.take_if(|(k, _, _, pr)| *k == done.key && *pr == done.preview))
+        else {
+            return false;
+        };
+        let [plus, minus] = done.lobes.clone();
+        if !preview {
+            // Previews are not cached.
+            self.fields.insert_mesh(MeshKey::new(key, iso), plus.clone());
+            self.fields.insert_mesh(MeshKey::new(key, -iso), minus.clone());
+        }
+        self.set_shown(i, key, grid, iso, [plus, minus], preview);
+        true
+    }
+
+    fn set_shown(
+        &mut self,
+        i: usize,
+        key: FieldKey,
+        grid: Arc<Grid3>,
+        iso: f32,
+        lobes: [Option<Arc<crate::surface::MeshData>>; 2],
+        preview: bool,
+    ) {
+        let is_slice = self
+            .field_rep(i)
+            .is_some_and(|f| matches!(f.style, FieldStyle::Slice(_)));
+        if let Some(p) = self.pipeline_mut(i) {
+            p.shown = Some((key, grid));
+            p.lobes = lobes;
+            p.shown_iso = iso;
+            p.preview = preview;
+            p.meshing = None;
+            p.stale = false;
+            p.revision += 1;
+        }
+        if is_slice {
+            self.view.dirty.slice = true;
+        }
+        self.view.dirty.surface_color = true;
+    }
+
+    /// Asks for `field` at the next frame playback will show in `slot`'s look-ahead lane (reading
+    /// that frame once for all representations).
+    fn look_ahead(
+        &mut self,
+        field: FieldChoice,
+        slot: crate::app::fields::FieldSlot,
+        next: &mut Option<Option<NextFrame>>,
+    ) {
+        if !self.fields.can_prefetch(slot) {
+            return;
+        }
+        if next.is_none() {
+            *next = Some(self.read_next_frame());
+        }
+        let Some(Some(n)) = next.as_ref() else {
+            return;
+        };
+        if let FieldChoice::PotentialMean { frames } = field
+            && let Some(doc) = self.doc.document.as_mut()
+            && doc.load_potential_window(n.index, frames).is_err()
+        {
+            return;
+        }
+        let Some(key) = self.field_key_at(field, n.index, &n.frame) else {
+            return;
+        };
+        let job = self.field_job_at(&key, &n.frame);
+        self.fields.prefetch(slot, key, || job);
+    }
+
+    /// The frame after the current one (the first when looping at the end), read from the
+    /// trajectory.
+    fn read_next_frame(&mut self) -> Option<NextFrame> {
+        let looping = self.view.timeline.looping;
+        let doc = self.doc.document.as_mut()?;
+        let n = doc.n_frames;
+        let index = if doc.frame_index + 1 < n {
+            doc.frame_index + 1
+        } else if looping && n > 1 {
+            0
+        } else {
+            return None;
+        };
+        let mut frame = Frame::default();
+        doc.trajectory.read_frame(index, &mut frame).ok()?;
+        Some(NextFrame { index, frame })
+    }
+
+    fn field_rep(&self, i: usize) -> Option<&super::FieldRep> {
+        match &self.doc.reps.list.get(i)?.kind {
+            RepKind::Field(f) => Some(f),
+            RepKind::Atoms(_) => None,
+        }
+    }
+
+    fn pipeline(&self, i: usize) -> Option<&super::FieldPipeline> {
+        self.field_rep(i).map(|f| &f.pipeline)
+    }
+
+    fn pipeline_mut(&mut self, i: usize) -> Option<&mut super::FieldPipeline> {
+        match &mut self.doc.reps.list.get_mut(i)?.kind {
+            RepKind::Field(f) => Some(&mut f.pipeline),
+            RepKind::Atoms(_) => None,
+        }
+    }
+
+    /// Rebuilds sphere, cylinder and line instances from the visible atom representations at the
+    /// current frame (their union, in list order), and the box outline.
+    pub fn rebuild_atoms(&mut self) {
+        let view = &mut self.view;
+        view.spheres.clear();
+        view.cylinders.clear();
+        view.lines.clear();
+        view.dirty.atoms = true;
+        let Some(doc) = self.doc.document.as_ref() else {
+            return;
+        };
+        for rep in &mut self.doc.reps.list {
+            let (visible, RepKind::Atoms(a)) = (rep.visible, &mut rep.kind) else {
+                continue;
+            };
+            refresh_atoms(a, doc);
+            if !visible {
+                continue;
+            }
+            let Some((_, _, colors)) = a.cache.colors.as_ref() else {
+                continue;
+            };
+            let pos = &doc.frame.positions_angstrom;
+            let c = &a.cache;
+            atoms::push_spheres(
+                &doc.structure,
+                pos,
+                Some(&c.indices),
+                colors,
+                a.style,
+                &mut view.spheres,
+            );
+            if a.style == atoms::AtomStyle::Lines {
+                atoms::push_lines(&c.bonds, &c.lone, pos, colors, 4.0, &mut view.lines);
+            } else {
+                atoms::push_cylinders(&c.bonds, pos, colors, a.style, 4.0, &mut view.cylinders);
+            }
+        }
+        if let Some(cell) = doc.frame.cell.filter(|c| c.is_valid()) {
+            view.lines
+                .extend(atoms::box_lines(&cell, [0.0; 3], [200, 200, 120, 255]));
+        }
+    }
+}
+
+/// Brings an atom representation's selection, bonds and colours up to date for `doc` (selections
+/// that depend on coordinates are evaluated again at each frame).
+fn refresh_atoms(a: &mut AtomsRep, doc: &crate::app::document::Document) {
+    let frame_dependent = a.parsed().needs_positions();
+    let key = (doc.id, frame_dependent.then_some(doc.frame_index));
+    if a.cache.key != Some(key) {
+        let mask = a.parsed().evaluate(&doc.structure, Some(&doc.frame));
+        let c = &mut a.cache;
+        c.indices = mask
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| **m)
+            .map(|(i, _)| i as u32)
+            .collect();
+        let picked = |i: u32| mask.get(i as usize).copied().unwrap_or(false);
+        c.bonds = doc
+            .bonds
+            .iter()
+            .filter(|b| picked(b[0]) && picked(b[1]))
+            .copied()
+            .collect();
+        let mut bonded = vec![false; mask.len()];
+        for b in &c.bonds {
+            for &i in b {
+                if let Some(x) = bonded.get_mut(i as usize) {
+                    *x = true;
+                }
+            }
+        }
+        c.lone = c
+            .indices
+            .iter()
+            .copied()
+            .filter(|&i| !bonded.get(i as usize).copied().unwrap_or(false))
+            .collect();
+        c.key = Some(key);
+        a.count = c.indices.len();
+    }
+    if a.cache
+        .colors
+        .as_ref()
+        .is_none_or(|(d, c, _)| *d != doc.id || *c != a.coloring)
+    {
+        a.cache.colors = Some((doc.id, a.coloring, atoms::atom_colors(&doc.structure, a.coloring)));
+    }
+}

@@ -1,0 +1,314 @@
+//! Field values as the user reads them: the unit each field kind is shown in (atomic units for
+//! orbitals and densities; kT/e at 300 K, kcal/mol/e or V for potentials; file units for volumes),
+//! the default isovalue of each kind, colour legends, and sampling a grid at a point.
+//!
+//! Engines compute orbitals in bohr^-3/2, densities in bohr^-3 and potentials in hartree/e; every
+//! number the panels, the legends and `render` print goes through [`FieldUnit`] and carries its unit.
+//! Conversions between potential units go through `model::units`.
+
+use super::fields::FieldChoice;
+use crate::model::Grid3;
+use crate::model::units::{DEFAULT_TEMPERATURE_KELVIN, PotentialUnit};
+use crate::render::colormap::Colormap;
+
+/// The unit potentials are shown in (a setting; maps are computed in hartree/e).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum PotentialDisplay {
+    /// kT/e at 300 K (VMD's and APBS's unit).
+    #[default]
+    KtPerE,
+    KcalPerMolPerE,
+    Volt,
+}
+
+impl PotentialDisplay {
+    pub const ALL: [PotentialDisplay; 3] = [
+        PotentialDisplay::KtPerE,
+        PotentialDisplay::KcalPerMolPerE,
+        PotentialDisplay::Volt,
+    ];
+
+    /// The unit as `model::units` converts it.
+    pub fn unit(self) -> PotentialUnit {
+        match self {
+            PotentialDisplay::KtPerE => PotentialUnit::KtPerE {
+                temperature_kelvin: DEFAULT_TEMPERATURE_KELVIN,
+            },
+            PotentialDisplay::KcalPerMolPerE => PotentialUnit::KcalPerMolPerE,
+            PotentialDisplay::Volt => PotentialUnit::Volt,
+        }
+    }
+
+    /// The short label written beside numbers.
+    pub fn label(self) -> &'static str {
+        match self {
+            PotentialDisplay::KtPerE => "kT/e",
+            PotentialDisplay::KcalPerMolPerE => "kcal/mol/e",
+            PotentialDisplay::Volt => "V",
+        }
+    }
+
+    /// For menus: the label with the temperature where it matters.
+    pub fn name(self) -> &'static str {
+        match self {
+            PotentialDisplay::KtPerE => "kT/e (300 K)",
+            PotentialDisplay::KcalPerMolPerE => "kcal/mol/e",
+            PotentialDisplay::Volt => "V",
+        }
+    }
+
+    /// Parses `kT/e`, `kcal/mol/e` or `V` (case-insensitive).
+    pub fn parse(s: &str) -> Option<PotentialDisplay> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "kt/e" | "kt" => Some(PotentialDisplay::KtPerE),
+            "kcal/mol/e" | "kcal/mol" => Some(PotentialDisplay::KcalPerMolPerE),
+            "v" | "volt" => Some(PotentialDisplay::Volt),
+            _ => None,
+        }
+    }
+}
+
+/// How a field's computed values are shown: display value = computed value x `scale`, followed by
+/// `label`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldUnit {
+    pub scale: f64,
+    /// "a.u.", "kT/e", "kcal/mol/e", "V", or "(file units)".
+    pub label: String,
+}
+
+impl FieldUnit {
+    /// The unit `field` is shown in, potentials in `potential`.
+    pub fn of(field: FieldChoice, potential: PotentialDisplay) -> FieldUnit {
+        match field {
+            FieldChoice::Orbital { .. } | FieldChoice::Density | FieldChoice::SpinDensity => FieldUnit {
+                scale: 1.0,
+                label: "a.u.".into(),
+            },
+            FieldChoice::Potential | FieldChoice::PotentialMean { .. } => FieldUnit {
+                scale: potential.unit().per_hartree_per_e(),
+                label: potential.label().into(),
+            },
+            FieldChoice::Volume(_) => FieldUnit {
+                scale: 1.0,
+                label: "(file units)".into(),
+            },
+        }
+    }
+
+    /// A computed value in this unit.
+    pub fn show(&self, computed: f32) -> f64 {
+        f64::from(computed) * self.scale
+    }
+
+    /// A value in this unit back to computed units.
+    pub fn computed(&self, shown: f64) -> f32 {
+        (shown / self.scale) as f32
+    }
+
+    /// "0.050 a.u.", "1.0 kT/e", "2.3e-4 (file units)": a number in this unit, with the unit.
+    pub fn format(&self, computed: f32) -> String {
+        format!("{} {}", format_number(self.show(computed)), self.label)
+    }
+}
+
+/// A number with about three significant digits, in plain notation where that is short.
+pub fn format_number(x: f64) -> String {
+    let a = x.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if !(1e-3..1e5).contains(&a) {
+        format!("{x:.2e}")
+    } else if a >= 100.0 {
+        format!("{x:.0}")
+    } else if a >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// The default isovalue of `field` in computed units, when it does not depend on the values:
+/// orbitals +-0.05 a.u., densities 0.002 a.u. (`None` for potentials and volumes, whose default
+/// comes from the first grid, [`default_iso_for_grid`]).
+pub fn default_iso(field: FieldChoice) -> Option<f32> {
+    match field {
+        FieldChoice::Orbital { .. } => Some(0.05),
+        FieldChoice::Density | FieldChoice::SpinDensity => Some(0.002),
+        FieldChoice::Volume(_) | FieldChoice::Potential | FieldChoice::PotentialMean { .. } => None,
+    }
+}
+
+/// The default isovalue of `field` for its first grid. Potentials: 1 kT/e (at 300 K), or, when the
+/// potential on the lattice's faces is stronger than that (a charged molecule in vacuum), the next
+/// value of the 1-2-5 series above the strongest face value, so that the surfaces close inside the
+/// lattice instead of being cut by its box. Volumes: 0.05 (the orbital default) when the values
+/// reach beyond it, else a fifth of the largest |value|.
+pub fn default_iso_for_grid(field: FieldChoice, grid: &Grid3) -> f32 {
+    if let Some(v) = default_iso(field) {
+        return v;
+    }
+    if field.is_potential() {
+        let kt = PotentialDisplay::KtPerE.unit();
+        let hartree_per_kt = 1.0 / kt.per_hartree_per_e();
+        let face_kt = max_abs_on_faces(grid) * kt.per_hartree_per_e();
+        let mut iso_kt = 1.0;
+        let series = [1.0, 2.0, 5.0];
+        'outer: for decade in 0..8 {
+            for s in series {
+                let v = s * 10f64.powi(decade);
+                if v > face_kt * 1.05 {
+                    iso_kt = v;
+                    break 'outer;
+                }
+            }
+        }
+        return (iso_kt * hartree_per_kt) as f32;
+    }
+    let max = grid.min_max().map_or(0.0, |(lo, hi)| lo.abs().max(hi.abs()));
+    if max > 0.1 || max == 0.0 { 0.05 } else { 0.2 * max }
+}
+
+/// The largest |value| on the six faces of a grid's lattice.
+fn max_abs_on_faces(grid: &Grid3) -> f64 {
+    let [nx, ny, nz] = grid.lattice.dims;
+    let mut m = 0.0f64;
+    let mut see = |i: usize, j: usize, k: usize| {
+        if let Some(v) = grid.get(i, j, k).filter(|v| v.is_finite()) {
+            m = m.max(f64::from(v.abs()));
+        }
+    };
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let face = i == 0 || j == 0 || k == 0 || i + 1 == nx || j + 1 == ny || k + 1 == nz;
+                if face {
+                    see(i, j, k);
+                }
+            }
+        }
+    }
+    m
+}
+
+/// A colour legend: what the colours of a slice or a coloured surface mean.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Legend {
+    /// What is coloured ("potential (charges), slice").
+    pub title: String,
+    /// Values at the colormap's start and end, in `unit`.
+    pub range: [f64; 2],
+    pub unit: String,
+    pub colormap: Colormap,
+}
+
+/// Trilinear sample of a grid at a point in Angstrom (axis-aligned lattices only).
+pub fn sample_grid(grid: &Grid3, p_angstrom: [f32; 3]) -> Option<f32> {
+    let l = &grid.lattice;
+    if !l.is_axis_aligned() {
+        return None;
+    }
+    let p = crate::model::units::bohr_from_angstrom3(p_angstrom.map(f64::from));
+    let mut idx = [0usize; 3];
+    let mut frac = [0f32; 3];
+    for k in 0..3 {
+        let step = l.steps_bohr[k][k];
+        if step == 0.0 || l.dims[k] < 2 {
+            return None;
+        }
+        let x = (p[k] - l.origin_bohr[k]) / step;
+        if !(0.0..=(l.dims[k] - 1) as f64).contains(&x) {
+            return None;
+        }
+        let i = (x.floor() as usize).min(l.dims[k] - 2);
+        idx[k] = i;
+        frac[k] = (x - i as f64) as f32;
+    }
+    let mut v = 0.0;
+    for c in 0..8usize {
+        let (di, dj, dk) = (c & 1, (c >> 1) & 1, (c >> 2) & 1);
+        let w = (if di == 1 { frac[0] } else { 1.0 - frac[0] })
+            * (if dj == 1 { frac[1] } else { 1.0 - frac[1] })
+            * (if dk == 1 { frac[2] } else { 1.0 - frac[2] });
+        v += w * grid.get(idx[0] + di, idx[1] + dj, idx[2] + dk)?;
+    }
+    Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::model::Lattice;
+    use crate::model::units::{VOLT_PER_HARTREE_PER_E, volt_per_kt_per_e};
+
+    #[test]
+    fn trilinear_sample_of_a_linear_field_is_exact() {
+        let lattice = Lattice::axis_aligned([0.0; 3], 1.0, [4, 4, 4]);
+        let mut g = Grid3::zeros(lattice, "x");
+        for k in 0..4 {
+            for j in 0..4 {
+                for i in 0..4 {
+                    let idx = lattice.index(i, j, k);
+                    g.values[idx] = i as f32 + 2.0 * j as f32 - k as f32;
+                }
+            }
+        }
+        let p_bohr = [1.5, 0.25, 2.0];
+        let p = crate::model::units::angstrom_from_bohr3(p_bohr).map(|x| x as f32);
+        let v = sample_grid(&g, p).unwrap();
+        assert!((v - (1.5 + 0.5 - 2.0)).abs() < 1e-4, "{v}");
+        assert_eq!(sample_grid(&g, [-1.0, 0.0, 0.0]), None);
+    }
+
+    #[test]
+    fn potentials_are_shown_in_kt_per_e_at_300_k_or_the_chosen_unit() {
+        // 1 hartree/e = 27.211386 V; kT/e at 300 K = 0.025852 V (CODATA 2018, written out here).
+        let kt_volt = 1.380_649e-23 * 300.0 / 1.602_176_634e-19;
+        assert!((volt_per_kt_per_e(300.0) - kt_volt).abs() < 1e-12);
+        let u = FieldUnit::of(FieldChoice::Potential, PotentialDisplay::KtPerE);
+        let one_kt = u.computed(1.0);
+        assert!((f64::from(one_kt) * VOLT_PER_HARTREE_PER_E - kt_volt).abs() < 1e-9);
+        assert_eq!(u.format(one_kt), "1.00 kT/e");
+        let v = FieldUnit::of(FieldChoice::Potential, PotentialDisplay::Volt);
+        assert!((v.show(1.0) - 27.211_386).abs() < 1e-5);
+        let kcal = FieldUnit::of(FieldChoice::Potential, PotentialDisplay::KcalPerMolPerE);
+        // 1 kcal/mol/e = 4184 J / (N_A e) = 0.0433641 V.
+        assert!((kcal.show(1.0) * 0.043_364_1 - 27.211_386).abs() < 1e-3);
+        assert_eq!(
+            FieldUnit::of(FieldChoice::Density, PotentialDisplay::Volt).format(0.002),
+            "0.002 a.u."
+        );
+    }
+
+    #[test]
+    fn the_potential_default_iso_closes_inside_the_lattice() {
+        // A point charge of -4 e at the centre of a 40 bohr lattice: its potential on the faces
+        // reaches -4 / 20 = -0.2 hartree/e (210 kT/e at the face centres), so the default is the
+        // next value of the series above, 500 kT/e.
+        let lattice = Lattice::axis_aligned([-20.0; 3], 2.0, [21, 21, 21]);
+        let mut g = Grid3::zeros(lattice, "q/r");
+        for k in 0..21 {
+            for j in 0..21 {
+                for i in 0..21 {
+                    let p = lattice.point_bohr(i, j, k);
+                    let r = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt().max(0.5);
+                    g.values[lattice.index(i, j, k)] = (-4.0 / r) as f32;
+                }
+            }
+        }
+        let iso = default_iso_for_grid(FieldChoice::Potential, &g);
+        let u = FieldUnit::of(FieldChoice::Potential, PotentialDisplay::KtPerE);
+        let face_max_kt = 4.0 / 20.0 * u.scale;
+        assert!(
+            u.show(iso) > face_max_kt && u.show(iso) <= 2.5 * face_max_kt,
+            "{}",
+            u.show(iso)
+        );
+        assert!((u.show(iso) - 500.0).abs() < 1e-3, "{}", u.show(iso));
+        // A neutral, weak field: 1 kT/e.
+        let weak = Grid3::zeros(lattice, "0");
+        assert!((u.show(default_iso_for_grid(FieldChoice::Potential, &weak)) - 1.0).abs() < 1e-6);
+        assert_eq!(default_iso(FieldChoice::Density), Some(0.002));
+    }
+}

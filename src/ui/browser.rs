@@ -1,0 +1,103 @@
+//! The built-in file browser window (`app::browser` owns its state): the folder, its entries with
+//! tick boxes, a name field when saving, and why it is shown (the desktop's dialog did not answer).
+
+use super::{Purpose, send, tokens};
+use crate::app::browser::BrowserAction;
+use crate::app::state::{AppState, Command};
+use egui::RichText;
+
+/// Shows the browser window while it is open.
+pub fn browser_window(ctx: &egui::Context, state: &mut AppState) {
+    if !state.panels.browser.open {
+        return;
+    }
+    let b = state.panels.browser.clone();
+    let title = match b.purpose {
+        Purpose::OpenFiles => "Open files",
+        Purpose::OpenSession => "Open session",
+        Purpose::SaveSession => "Save session",
+    };
+    let mut actions = Vec::new();
+    let mut open = true;
+    egui::Window::new(title)
+        .id(egui::Id::unique("orbitfield_browser"))
+        .open(&mut open)
+        .default_size([420.0, 360.0])
+        .collapsible(false)
+        .show(ctx, |ui| {
+            if let Some(m) = &b.message {
+                ui.label(RichText::new(m).color(tokens::ERROR));
+            }
+            ui.horizontal(|ui| {
+                if ui.button("Up").clicked() {
+                    actions.push(BrowserAction::Up);
+                }
+                ui.label(RichText::new(b.dir.display().to_string()).monospace());
+            });
+            ui.separator();
+            egui::ScrollArea::vertical()
+                .id_salt("browser_entries")
+                .max_height(240.0)
+                .show(ui, |ui| {
+                    for e in &b.entries {
+                        if e.is_dir {
+                            if ui.link(format!("{}/", e.name)).clicked() {
+                                actions.push(BrowserAction::Chdir(b.dir.join(&e.name)));
+                            }
+                        } else {
+                            let mut ticked = b.ticked.contains(&e.name);
+                            let text = format!("{}  ({})", e.name, size_text(e.size_bytes));
+                            if ui.checkbox(&mut ticked, text).changed() {
+                                actions.push(BrowserAction::Toggle(e.name.clone()));
+                            }
+                        }
+                    }
+                });
+            ui.separator();
+            if b.purpose == Purpose::SaveSession {
+                let mut name = b.name.clone();
+                ui.horizontal(|ui| {
+                    let l = ui.label("File name");
+                    if ui
+                        .add(egui::TextEdit::singleline(&mut name).id_salt("browser_name"))
+                        .labelled_by(l.id)
+                        .changed()
+                    {
+                        actions.push(BrowserAction::Name(name.clone()));
+                    }
+                });
+            }
+            ui.horizontal(|ui| {
+                let confirm = if b.purpose == Purpose::SaveSession {
+                    "Save"
+                } else {
+                    "Open"
+                };
+                if ui.button(confirm).clicked() {
+                    actions.push(BrowserAction::Confirm);
+                }
+                if ui.button("Cancel").clicked() {
+                    actions.push(BrowserAction::Close);
+                }
+            });
+        });
+    if !open {
+        actions.push(BrowserAction::Close);
+    }
+    for a in actions {
+        send(state, Command::Browser(a));
+    }
+}
+
+fn size_text(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.0} kB", b / 1e3)
+    } else {
+        format!("{bytes} B")
+    }
+}

@@ -1,0 +1,69 @@
+//! The files section: open (the desktop's dialog or the built-in browser), the demo, sessions, the
+//! recent list and what is open.
+
+use super::{Purpose, send, tokens};
+use crate::app::state::{AppState, Command};
+use egui::RichText;
+
+/// Files: open, demo, sessions, recent list, and what is open.
+pub fn files_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    ui.horizontal_wrapped(|ui| {
+        if ui.button("Open…").clicked() {
+            send(state, Command::OpenDialog);
+        }
+        if ui
+            .button("Browse…")
+            .on_hover_text("The built-in file browser (for desktops without a file dialog)")
+            .clicked()
+        {
+            send(state, Command::OpenBrowser(Purpose::OpenFiles, None));
+        }
+        if ui.button("Demo").clicked() {
+            send(state, Command::OpenDemo);
+        }
+    });
+    ui.horizontal_wrapped(|ui| {
+        if ui.button("Open session…").clicked() {
+            send(state, Command::OpenBrowser(Purpose::OpenSession, None));
+        }
+        if ui
+            .add_enabled(state.doc.document.is_some(), egui::Button::new("Save session…"))
+            .on_hover_text("Files, representations, frame and camera, to reopen this view")
+            .clicked()
+        {
+            send(state, Command::OpenBrowser(Purpose::SaveSession, None));
+        }
+    });
+    if let Some(doc) = &state.doc.document {
+        ui.label(RichText::new(&doc.name).strong());
+        ui.label(format!(
+            "{} atoms, {} bonds, {} frames",
+            doc.structure.len(),
+            doc.bonds.len(),
+            doc.n_frames
+        ));
+        for w in doc.warnings.iter().take(5) {
+            ui.label(RichText::new(w).small().weak());
+        }
+    } else {
+        ui.label("Drop files here or open them.");
+    }
+    if !state.settings.recent.is_empty() {
+        ui.add_space(tokens::SECTION_GAP);
+        ui.label(RichText::new("Recent").weak());
+        let recent = state.settings.recent.clone();
+        for files in recent {
+            let label = files
+                .iter()
+                .map(|p| {
+                    p.file_name()
+                        .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+                })
+                .collect::<Vec<_>>()
+                .join(" + ");
+            if ui.link(label).on_hover_text(format!("{:?}", files)).clicked() {
+                send(state, Command::OpenFiles(files));
+            }
+        }
+    }
+}

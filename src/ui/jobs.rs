@@ -1,0 +1,133 @@
+//! The jobs section: the field engine, its workers, the last request's stage times, one line per
+//! field representation (what it computes and how far it is), the cache and its budget.
+
+use super::{send, tokens};
+use crate::app::state::{AppState, Command};
+use egui::RichText;
+
+/// Field engine, running jobs with progress and cancel.
+pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    ui.label(format!("Engine: {}", state.fields.backend_name()));
+    progress_ui(ui, state);
+    let workers = state.fields.workers();
+    if !workers.is_empty() {
+        egui::Grid::new("jobs_workers").striped(true).show(ui, |ui| {
+            ui.label(RichText::new("worker").small());
+            ui.label(RichText::new("tiles").small());
+            ui.label(RichText::new("busy s").small());
+            ui.end_row();
+            for w in &workers {
+                let name = format!("{} ({})", w.engine, if w.busy { "busy" } else { "idle" });
+                let label = ui.label(RichText::new(name).small());
+                if let Some(e) = &w.last_error {
+                    label.on_hover_text(format!("last error: {e}"));
+                }
+                ui.label(
+                    RichText::new(format!(
+                        "{} done, {} failed, {} dropped",
+                        w.tiles_done, w.tiles_failed, w.tiles_cancelled
+                    ))
+                    .small(),
+                );
+                ui.label(RichText::new(format!("{:.2}", w.busy_seconds)).small());
+                ui.end_row();
+            }
+        });
+    }
+    if let Some(t) = state.fields.last_stages() {
+        ui.label(
+            RichText::new(format!(
+                "last field: {:.1} ms (queued {:.1}, computing {:.1} over {} tiles{}, assembling {:.1}) on {}",
+                t.total * 1e3,
+                t.queue * 1e3,
+                t.compute * 1e3,
+                t.tiles,
+                if t.retried > 0 {
+                    format!(", {} retried", t.retried)
+                } else {
+                    String::new()
+                },
+                t.assemble * 1e3,
+                t.engines.join(" + ")
+            ))
+            .small(),
+        );
+    }
+    if let Some(e) = &state.fields.last_error {
+        ui.label(RichText::new(e).color(tokens::ERROR));
+    }
+    // One line per field representation: what it computes and how far it is.
+    let lines: Vec<String> = state
+        .doc
+        .reps
+        .fields()
+        .map(|(r, f)| {
+            let label = state.rep_label(r);
+            match (state.fields.pending(f.pipeline.slot), &f.pipeline.shown) {
+                (Some(k), _) => {
+                    let pct = state
+                        .fields
+                        .progress(f.pipeline.slot)
+                        .map_or(String::new(), |p| format!(" ({:.0}%)", p.fraction * 100.0));
+                    format!("{label}: computing frame {}{pct}", k.frame + 1)
+                }
+                (None, Some((k, _))) => format!("{label}: frame {} shown", k.frame + 1),
+                (None, None) if r.visible => format!("{label}: waiting"),
+                (None, None) => format!("{label}: hidden"),
+            }
+        })
+        .collect();
+    for line in lines {
+        ui.label(RichText::new(line).small());
+    }
+    let cache = state.fields.cache_use();
+    let mib = |b: usize| b as f64 / f64::from(1u32 << 20);
+    ui.label(format!(
+        "Cache: {:.1} of {:.0} MiB ({} lattices, {} meshes)",
+        mib(cache.bytes),
+        mib(cache.budget_bytes),
+        cache.grids,
+        cache.meshes
+    ));
+    let mut budget = state.settings.cache_budget_mib;
+    ui.horizontal(|ui| {
+        let l = ui.label("Cache budget");
+        if ui
+            .add(egui::DragValue::new(&mut budget).range(16..=65536).suffix(" MiB"))
+            .labelled_by(l.id)
+            .changed()
+        {
+            send(state, Command::SetCacheBudgetMib(budget));
+        }
+    });
+    let c = state.fields.cancellations();
+    if c.requests > 0 {
+        ui.label(
+            RichText::new(format!(
+                "{} superseded requests cancelled ({} tiles dropped)",
+                c.requests, c.tiles
+            ))
+            .small(),
+        );
+    }
+}
+
+/// A progress bar (or a spinner) with a cancel button while the view waits for fields.
+pub fn progress_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    if let Some(p) = state.fields.overall_progress() {
+        ui.horizontal(|ui| {
+            ui.add(egui::ProgressBar::new(p.fraction).text(&p.label).desired_width(160.0));
+            if ui.button("Cancel").clicked() {
+                send(state, Command::CancelJobs);
+            }
+        });
+    } else if state.fields.any_pending() {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label("computing…");
+            if ui.button("Cancel").clicked() {
+                send(state, Command::CancelJobs);
+            }
+        });
+    }
+}

@@ -1,0 +1,150 @@
+//! The menu bar, keyboard shortcuts and dropped files.
+
+use super::{Purpose, send};
+use crate::app::state::{AppState, Command};
+use crate::app::values::PotentialDisplay;
+use egui::Key;
+
+/// Keyboard shortcuts (ignored while a text field has focus).
+pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
+    if ui.ctx().egui_wants_keyboard_input() {
+        return;
+    }
+    let (open, space, left, right, home, end, up, down, plus, minus, r, esc, help) = ui.input(|i| {
+        (
+            i.modifiers.command && i.key_pressed(Key::O),
+            i.key_pressed(Key::Space),
+            i.key_pressed(Key::ArrowLeft),
+            i.key_pressed(Key::ArrowRight),
+            i.key_pressed(Key::Home),
+            i.key_pressed(Key::End),
+            i.key_pressed(Key::ArrowUp),
+            i.key_pressed(Key::ArrowDown),
+            i.key_pressed(Key::Plus) || i.key_pressed(Key::Equals),
+            i.key_pressed(Key::Minus),
+            !i.modifiers.command && i.key_pressed(Key::R),
+            i.key_pressed(Key::Escape),
+            i.key_pressed(Key::F1) || i.key_pressed(Key::Questionmark),
+        )
+    });
+    if open {
+        send(state, Command::OpenDialog);
+    }
+    if space {
+        send(state, Command::TogglePlaying);
+    }
+    if left {
+        send(state, Command::StepFrame(-1));
+    }
+    if right {
+        send(state, Command::StepFrame(1));
+    }
+    if home {
+        send(state, Command::SetFrame(0));
+    }
+    if end {
+        send(state, Command::SetFrame(usize::MAX));
+    }
+    if up || down {
+        let n = state.orbital_rows(state.doc.spin).len();
+        if n > 0 {
+            let cur = state.doc.orbital.or(state.homo_index(state.doc.spin)).unwrap_or(0);
+            let next = if up {
+                (cur + 1).min(n - 1)
+            } else {
+                cur.saturating_sub(1)
+            };
+            send(state, Command::SelectOrbital(Some(next)));
+        }
+    }
+    if (plus || minus)
+        && let Some(iso) = super::fields::main_iso(state)
+    {
+        send(state, Command::SetIsoValue(if plus { iso * 1.25 } else { iso / 1.25 }));
+    }
+    if r {
+        send(state, Command::ResetCamera);
+    }
+    if esc {
+        send(state, Command::CancelJobs);
+    }
+    if help {
+        send(state, Command::ToggleHelp);
+    }
+}
+
+pub(super) fn dropped_files(ui: &mut egui::Ui, state: &mut AppState) {
+    let paths: Vec<std::path::PathBuf> = ui.input(|i| {
+        i.raw
+            .dropped_files
+            .iter()
+            .map(|f| f.path().to_path_buf())
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect()
+    });
+    if !paths.is_empty() {
+        send(state, Command::OpenFiles(paths));
+    }
+}
+
+pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    egui::MenuBar::new().ui(ui, |ui| {
+        ui.menu_button("File", |ui| {
+            if ui.button("Open…").clicked() {
+                send(state, Command::OpenDialog);
+            }
+            if ui.button("Open with the built-in browser…").clicked() {
+                send(state, Command::OpenBrowser(Purpose::OpenFiles, None));
+            }
+            if ui.button("Open session…").clicked() {
+                send(state, Command::OpenBrowser(Purpose::OpenSession, None));
+            }
+            if ui
+                .add_enabled(state.doc.document.is_some(), egui::Button::new("Save session…"))
+                .on_hover_text("Files, representations, frame and camera, to reopen this view")
+                .clicked()
+            {
+                send(state, Command::OpenBrowser(Purpose::SaveSession, None));
+            }
+            if ui.button("Open demo").clicked() {
+                send(state, Command::OpenDemo);
+            }
+            if ui.button("Close").clicked() {
+                send(state, Command::CloseDocument);
+            }
+            if ui.button("Save screenshot").clicked() {
+                send(state, Command::Screenshot(std::path::PathBuf::from("orbitfield.png")));
+            }
+        });
+        ui.menu_button("View", |ui| {
+            if ui.button("Reset view (R)").clicked() {
+                send(state, Command::ResetCamera);
+            }
+            let mut left = state.panels.left_open;
+            if ui.checkbox(&mut left, "Representations panel").changed() {
+                state.panels.left_open = left;
+            }
+            let mut right = state.panels.right_open;
+            if ui.checkbox(&mut right, "Fields and orbitals panel").changed() {
+                state.panels.right_open = right;
+            }
+            let mut dark = state.settings.dark_background;
+            if ui.checkbox(&mut dark, "Dark background").changed() {
+                send(state, Command::SetDarkBackground(dark));
+            }
+            ui.menu_button("Potential unit", |ui| {
+                for u in PotentialDisplay::ALL {
+                    if ui
+                        .selectable_label(state.settings.potential_unit == u, u.name())
+                        .clicked()
+                    {
+                        send(state, Command::SetPotentialUnit(u));
+                    }
+                }
+            });
+        });
+        if ui.button("Help").clicked() {
+            send(state, Command::ToggleHelp);
+        }
+    });
+}

@@ -1,0 +1,209 @@
+//! The orbitals section: the orbital list (energy, occupation, symmetry, HOMO/LUMO labels from
+//! `Wavefunction::homo`), the spin switch, the energy-level diagram and "follow through frames".
+//! Choosing an orbital shows it in the main field (the first field representation).
+
+use super::{send, tokens};
+use crate::app::state::{AppState, Command};
+use crate::model::Spin;
+use crate::model::units::EV_PER_HARTREE;
+use egui::RichText;
+
+/// "Follow through frames": match the selected orbital frame by frame by overlap, and say how good
+/// the match at this frame is.
+fn follow_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    let series = state
+        .doc
+        .document
+        .as_ref()
+        .is_some_and(|d| d.wavefunctions.len() > 1 && d.wavefunctions.len() == d.n_frames);
+    if !series {
+        return;
+    }
+    let mut on = state.doc.follow.is_some();
+    if ui
+        .checkbox(&mut on, "Follow through frames")
+        .on_hover_text("Match this orbital in every frame by maximum overlap, with its phase kept")
+        .changed()
+    {
+        send(state, Command::FollowOrbital(on));
+    }
+    if state.doc.follow.as_ref().is_some_and(|f| f.steps.is_none()) {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label("matching…");
+        });
+    } else if let Some(step) = state.follow_step() {
+        let text = format!(
+            "overlap with the previous frame {:.3}{}",
+            step.overlap,
+            if step.runner_up > 0.0 {
+                format!(", next best {:.3}", step.runner_up)
+            } else {
+                String::new()
+            }
+        );
+        if step.ambiguous {
+            ui.label(RichText::new(format!("ambiguous match: {text}")).color(tokens::ERROR));
+        } else {
+            ui.label(RichText::new(text).small());
+        }
+    }
+}
+
+/// The orbital list (energy, occupation, symmetry, HOMO/LUMO), spin switch and energy diagram.
+pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    let rows = state.orbital_rows(state.doc.spin);
+    if rows.is_empty() {
+        ui.label("No wavefunction.");
+        return;
+    }
+    ui.horizontal(|ui| {
+        if state.is_unrestricted() {
+            let mut spin = state.doc.spin;
+            ui.selectable_value(&mut spin, Spin::Alpha, "alpha");
+            ui.selectable_value(&mut spin, Spin::Beta, "beta");
+            if spin != state.doc.spin {
+                send(state, Command::SetSpin(spin));
+            }
+        }
+        let mut ev = state.settings.energies_in_ev;
+        ui.selectable_value(&mut ev, true, "eV");
+        ui.selectable_value(&mut ev, false, "hartree");
+        if ev != state.settings.energies_in_ev {
+            send(state, Command::SetEnergiesInEv(ev));
+        }
+    });
+    energy_diagram_ui(ui, state, &rows);
+    follow_ui(ui, state);
+    let selected = state.doc.orbital;
+    let homo = state.homo_index(state.doc.spin).unwrap_or(0);
+    egui::ScrollArea::vertical()
+        .id_salt("orbital_list")
+        .max_height(260.0)
+        .show(ui, |ui| {
+            egui::Grid::new("orbital_grid")
+                .striped(true)
+                .num_columns(4)
+                .show(ui, |ui| {
+                    ui.label(RichText::new("#").strong());
+                    ui.label(RichText::new("energy").strong());
+                    ui.label(RichText::new("occ").strong());
+                    ui.label(RichText::new("sym").strong());
+                    ui.end_row();
+                    // Frontier orbitals first in view: list from high to low energy around the gap.
+                    for row in rows
+                        .iter()
+                        .rev()
+                        .filter(|r| r.index + 12 >= homo && r.index <= homo + 12)
+                    {
+                        let text = if row.label.is_empty() {
+                            format!("{}", row.index + 1)
+                        } else {
+                            format!("{} {}", row.index + 1, row.label)
+                        };
+                        let r = ui.selectable_label(selected == Some(row.index), text);
+                        if r.clicked() {
+                            send(state, Command::SelectOrbital(Some(row.index)));
+                        }
+                        if state.panels.scroll_to_orbital && selected == Some(row.index) {
+                            r.scroll_to_me(Some(egui::Align::Center));
+                            state.panels.scroll_to_orbital = false;
+                        }
+                        ui.label(state.format_energy(row.energy_hartree));
+                        ui.label(format!("{:.2}", row.occupation));
+                        ui.label(&row.symmetry);
+                        ui.end_row();
+                    }
+                });
+        });
+}
+
+/// Horizontal extent of each shown level in the energy diagram: degenerate levels (within 1e-4
+/// hartree) sit side by side, so each can be seen and clicked.
+pub fn level_extents(energies_hartree: &[f64]) -> Vec<[f64; 2]> {
+    let mut out = vec![[0.0, 1.0]; energies_hartree.len()];
+    let mut k = 0;
+    while k < energies_hartree.len() {
+        let mut end = k + 1;
+        while end < energies_hartree.len() && (energies_hartree[end] - energies_hartree[k]).abs() < 1e-4 {
+            end += 1;
+        }
+        let n = (end - k) as f64;
+        for (j, slot) in out[k..end].iter_mut().enumerate() {
+            let w = 1.0 / n;
+            *slot = [j as f64 * w + 0.08 * w, (j as f64 + 1.0) * w - 0.08 * w];
+        }
+        k = end;
+    }
+    out
+}
+
+/// The energy-level diagram around the frontier orbitals; clicking a level selects its orbital.
+fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app::orbitals::OrbitalRow]) {
+    use egui_plot::{Line, Plot, PlotPoints};
+    let homo = state.homo_index(state.doc.spin).unwrap_or(0);
+    let mut shown: Vec<_> = rows
+        .iter()
+        .filter(|r| r.index + 5 >= homo && r.index <= homo + 6 && r.energy_hartree.is_finite())
+        .collect();
+    shown.sort_by(|a, b| {
+        a.energy_hartree
+            .total_cmp(&b.energy_hartree)
+            .then(a.index.cmp(&b.index))
+    });
+    let extents = level_extents(&shown.iter().map(|r| r.energy_hartree).collect::<Vec<_>>());
+    let selected = state.doc.orbital;
+    let response = Plot::new("energy_levels")
+        .height(160.0)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .allow_scroll(false)
+        .allow_boxed_zoom(false)
+        .allow_double_click_reset(false)
+        .show_x(false)
+        .y_axis_label("eV")
+        .show(ui, |plot| {
+            for (r, x) in shown.iter().zip(&extents) {
+                let e = r.energy_hartree * EV_PER_HARTREE;
+                let color = if Some(r.index) == selected {
+                    tokens::SELECTED
+                } else if r.occupied {
+                    tokens::OCCUPIED
+                } else {
+                    tokens::VIRTUAL
+                };
+                let name = if r.label.is_empty() {
+                    format!("{}", r.index + 1)
+                } else {
+                    r.label.clone()
+                };
+                plot.line(
+                    Line::new(name, PlotPoints::from(vec![[x[0], e], [x[1], e]]))
+                        .color(color)
+                        .width(if Some(r.index) == selected { 3.0 } else { 1.5 }),
+                );
+            }
+        });
+    if response.response.clicked()
+        && let Some(pos) = response.response.interact_pointer_pos()
+    {
+        // The level under the pointer: inside its horizontal extent, nearest on screen, within 8 points.
+        let t = &response.transform;
+        let p = t.value_from_position(pos);
+        let best = shown
+            .iter()
+            .zip(&extents)
+            .filter(|(_, x)| p.x >= x[0] - 0.05 && p.x <= x[1] + 0.05)
+            .map(|(r, _)| {
+                let y = t
+                    .position_from_point(&egui_plot::PlotPoint::new(0.0, r.energy_hartree * EV_PER_HARTREE))
+                    .y;
+                (r.index, (y - pos.y).abs())
+            })
+            .filter(|(_, d)| *d <= 8.0)
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((index, _)) = best {
+            send(state, Command::SelectOrbital(Some(index)));
+        }
+    }
+}

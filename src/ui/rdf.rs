@@ -1,0 +1,91 @@
+//! The RDF section: g(r) between two selections over the trajectory (the form, progress with
+//! cancel, and the plot growing as frames arrive). The computation lives in `app::rdf`.
+
+use super::{send, tokens};
+use crate::app::state::{AppState, Command};
+use egui::RichText;
+
+/// g(r) between two selections over the trajectory: the form, a progress line with cancel, and the
+/// plot, which grows as frames arrive.
+pub fn rdf_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    use egui_plot::{Legend, Line, Plot, PlotPoints};
+    let running = state.panels.rdf.is_running();
+    egui::Grid::new("rdf_form").num_columns(2).show(ui, |ui| {
+        let l = ui.label("Selection 1");
+        ui.add(egui::TextEdit::singleline(&mut state.panels.rdf.sel1_text).id_salt("rdf_sel1"))
+            .labelled_by(l.id);
+        ui.end_row();
+        let l = ui.label("Selection 2");
+        ui.add(egui::TextEdit::singleline(&mut state.panels.rdf.sel2_text).id_salt("rdf_sel2"))
+            .labelled_by(l.id);
+        ui.end_row();
+        let l = ui.label("r max (Å)");
+        ui.add(
+            egui::DragValue::new(&mut state.panels.rdf.r_max_angstrom)
+                .range(0.5..=100.0)
+                .speed(0.1),
+        )
+        .labelled_by(l.id);
+        ui.end_row();
+        let l = ui.label("Bins");
+        ui.add(egui::DragValue::new(&mut state.panels.rdf.bins).range(1..=10000))
+            .labelled_by(l.id);
+        ui.end_row();
+    });
+    ui.horizontal(|ui| {
+        let can_start = state.doc.document.as_ref().is_some_and(|d| d.n_frames > 0);
+        if ui.add_enabled(can_start, egui::Button::new("Compute g(r)")).clicked() {
+            send(state, Command::StartRdf);
+        }
+        if running {
+            ui.add(
+                egui::ProgressBar::new(state.panels.rdf.progress())
+                    .desired_width(90.0)
+                    .show_percentage(),
+            );
+            if ui.button("Cancel").clicked() {
+                send(state, Command::CancelRdf);
+            }
+        }
+    });
+    if let Some(e) = &state.panels.rdf.error {
+        ui.label(RichText::new(e).color(tokens::ERROR));
+    }
+    let Some(run) = &state.panels.rdf.run else {
+        return;
+    };
+    let seconds = run.finished.unwrap_or_else(|| run.started.elapsed().as_secs_f64());
+    ui.label(format!(
+        "{} of {} frames, {:.1} s{}",
+        run.frames_done,
+        run.n_frames,
+        seconds,
+        if run.engine.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", run.engine)
+        }
+    ));
+    let g: Vec<[f64; 2]> = run
+        .rdf
+        .r_angstrom
+        .iter()
+        .zip(&run.rdf.g)
+        .map(|(&r, &g)| [r, g])
+        .collect();
+    let n: Vec<[f64; 2]> = run
+        .rdf
+        .r_angstrom
+        .iter()
+        .zip(&run.rdf.n_cumulative)
+        .map(|(&r, &n)| [r, n])
+        .collect();
+    Plot::new("rdf_plot")
+        .height(180.0)
+        .legend(Legend::default())
+        .x_axis_label("r (Å)")
+        .show(ui, |plot| {
+            plot.line(Line::new("g(r)", PlotPoints::from(g)).color(tokens::POSITIVE));
+            plot.line(Line::new("n(r)", PlotPoints::from(n)).color(tokens::VIRTUAL));
+        });
+}

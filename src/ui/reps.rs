@@ -1,0 +1,261 @@
+//! The representation editor, after VMD's Graphical Representations window: one row per
+//! representation (shown or hidden, what it is, move up or down, duplicate, delete) with its
+//! settings under it — atoms: the selection (checked as it is typed, the error written under it),
+//! style and colouring; fields: which field, isosurface or slice, the isovalue in the field's unit,
+//! lobe colours and opacity — and the buttons that add representations. Also the view options
+//! (fit to a selection, depth cue, background).
+
+use super::widgets::{choice_combo, iso_slider};
+use super::{send, tokens};
+use crate::app::atoms::{AtomColoring, AtomStyle};
+use crate::app::fields::FieldChoice;
+use crate::app::reps::{FieldRep, FieldStyle, RepEdit, RepId, RepKind, RepSpec};
+use crate::app::slice::SlicePlane;
+use crate::app::state::{AppState, Command};
+use crate::app::values::FieldUnit;
+use egui::{Key, RichText};
+
+/// The representation list and the buttons that add to it.
+pub fn reps_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    if state.doc.document.is_none() {
+        ui.label("No document.");
+        return;
+    }
+    let mut commands = Vec::new();
+    let n = state.doc.reps.list.len();
+    for (position, rep) in state.doc.reps.list.iter().enumerate() {
+        let id = rep.id;
+        ui.push_id(("rep", id.0), |ui| {
+            ui.horizontal(|ui| {
+                let mut visible = rep.visible;
+                let label = state.rep_label(rep);
+                if ui.checkbox(&mut visible, label).on_hover_text("Show or hide").changed() {
+                    commands.push(Command::EditRep(id, RepEdit::Visible(visible)));
+                }
+            });
+            ui.horizontal(|ui| {
+                if ui
+                    .add_enabled(position > 0, egui::Button::new("↑").small())
+                    .on_hover_text("Move up")
+                    .clicked()
+                {
+                    commands.push(Command::MoveRep(id, position - 1));
+                }
+                if ui
+                    .add_enabled(position + 1 < n, egui::Button::new("↓").small())
+                    .on_hover_text("Move down")
+                    .clicked()
+                {
+                    commands.push(Command::MoveRep(id, position + 1));
+                }
+                if ui.small_button("Duplicate").clicked() {
+                    commands.push(Command::DuplicateRep(id));
+                }
+                if ui.small_button("Delete").clicked() {
+                    commands.push(Command::DeleteRep(id));
+                }
+            });
+            match &rep.kind {
+                RepKind::Atoms(a) => {
+                    let mut text = a.selection.clone();
+                    let edit = ui.add(
+                        egui::TextEdit::singleline(&mut text)
+                            .desired_width(tokens::TEXT_FIELD_WIDTH)
+                            .hint_text("selection")
+                            .id_salt(("rep_selection", id.0)),
+                    );
+                    if edit.changed() {
+                        commands.push(Command::EditRep(id, RepEdit::Selection(text)));
+                    }
+                    match &a.error {
+                        Some(e) => {
+                            ui.label(RichText::new(e).color(tokens::ERROR).small());
+                        }
+                        None => {
+                            ui.label(RichText::new(format!("{} atoms", a.count)).small().weak());
+                        }
+                    }
+                    if let Some(s) = choice_combo(ui, "Style", a.style, &AtomStyle::ALL, AtomStyle::name) {
+                        commands.push(Command::EditRep(id, RepEdit::AtomStyle(s)));
+                    }
+                    if let Some(c) = choice_combo(ui, "Colour", a.coloring, &AtomColoring::ALL, AtomColoring::name) {
+                        commands.push(Command::EditRep(id, RepEdit::AtomColoring(c)));
+                    }
+                }
+                RepKind::Field(f) => field_rep_ui(ui, state, id, f, &mut commands),
+            }
+        });
+        ui.separator();
+    }
+    add_ui(ui, state, &mut commands);
+    ui.horizontal_wrapped(|ui| {
+        if ui
+            .small_button("Save as default")
+            .on_hover_text("New documents like this one start with these representations")
+            .clicked()
+        {
+            commands.push(Command::SaveRepsAsDefault);
+        }
+        if ui
+            .small_button("Reset")
+            .on_hover_text("The default representations for this document")
+            .clicked()
+        {
+            commands.push(Command::ResetReps);
+        }
+    });
+    for c in commands {
+        send(state, c);
+    }
+}
+
+/// The settings of a field representation.
+fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, commands: &mut Vec<Command>) {
+    let fields = super::fields::available_fields(state);
+    let mut field = f.field;
+    egui::ComboBox::from_id_salt(("rep_field", id.0))
+        .selected_text(state.describe_field(f.field))
+        .show_ui(ui, |ui| {
+            for c in fields {
+                ui.selectable_value(&mut field, c, state.describe_field(c));
+            }
+        });
+    if field != f.field {
+        commands.push(Command::EditRep(id, RepEdit::Field(field)));
+    }
+    ui.horizontal(|ui| {
+        let is_slice = matches!(f.style, FieldStyle::Slice(_));
+        if ui.selectable_label(!is_slice, "Isosurface").clicked() && is_slice {
+            commands.push(Command::EditRep(id, RepEdit::FieldStyle(FieldStyle::Isosurface)));
+        }
+        if ui
+            .selectable_label(is_slice, "Slice")
+            .on_hover_text("One slice is drawn: the topmost visible slice representation")
+            .clicked()
+            && !is_slice
+        {
+            commands.push(Command::EditRep(
+                id,
+                RepEdit::FieldStyle(FieldStyle::Slice(SlicePlane::default())),
+            ));
+        }
+    });
+    if !f.is_surface() {
+        return;
+    }
+    let unit = FieldUnit::of(f.field, state.settings.potential_unit);
+    let grid = f.pipeline.shown.as_ref().map(|(_, g)| g.as_ref());
+    let iso = f.iso.value.unwrap_or_else(|| match grid {
+        Some(g) => f.absolute_iso(g),
+        None => crate::app::values::default_iso(f.field).unwrap_or(0.05),
+    });
+    ui.horizontal(|ui| {
+        let range = super::fields::iso_range(&unit, grid, iso);
+        if let Some(v) = iso_slider(ui, iso, f.iso.relative, &unit, range) {
+            commands.push(Command::EditRep(id, RepEdit::IsoValue(v)));
+        }
+        let mut relative = f.iso.relative;
+        if ui.checkbox(&mut relative, "× max").changed() {
+            commands.push(Command::EditRep(id, RepEdit::IsoRelative(relative)));
+        }
+    });
+    ui.horizontal(|ui| {
+        let lobes = if grid.is_some_and(|g| f.is_signed(g)) || f.field.is_signed() {
+            2
+        } else {
+            1
+        };
+        for lobe in 0..lobes {
+            let mut rgb = f.colors[lobe];
+            if ui
+                .color_edit_button_rgb(&mut rgb)
+                .on_hover_text(if lobe == 0 { "positive lobe" } else { "negative lobe" })
+                .changed()
+            {
+                commands.push(Command::EditRep(id, RepEdit::Color { lobe, rgb }));
+            }
+        }
+        let mut opacity = f.opacity;
+        if ui
+            .add(egui::Slider::new(&mut opacity, 0.05..=1.0).text("opacity"))
+            .changed()
+        {
+            commands.push(Command::EditRep(id, RepEdit::Opacity(opacity)));
+        }
+    });
+}
+
+/// Adding representations: atoms by a selection (checked as it is typed), and fields.
+fn add_ui(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
+    ui.horizontal(|ui| {
+        let l = ui.label("Atoms");
+        let edit = ui
+            .add(
+                egui::TextEdit::singleline(&mut state.panels.new_selection)
+                    .desired_width(tokens::TEXT_FIELD_WIDTH)
+                    .id_salt("new_rep_selection"),
+            )
+            .labelled_by(l.id);
+        let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
+        if ui.button("Add atoms").clicked() || enter {
+            commands.push(Command::AddRep(RepSpec::atoms(
+                &state.panels.new_selection,
+                AtomStyle::Licorice,
+            )));
+        }
+    });
+    if let Err(e) = crate::model::select::Selection::parse(&state.panels.new_selection) {
+        ui.label(RichText::new(e.to_string()).color(tokens::ERROR).small());
+    }
+    ui.horizontal_wrapped(|ui| {
+        ui.label("Add:");
+        let spin = state.doc.spin;
+        if let Some(homo) = state.homo_index(spin) {
+            if ui.button("HOMO").clicked() {
+                commands.push(Command::AddFieldRep(FieldChoice::Orbital { spin, index: homo }));
+            }
+            if homo + 1 < state.orbital_rows(spin).len() && ui.button("LUMO").clicked() {
+                commands.push(Command::AddFieldRep(FieldChoice::Orbital { spin, index: homo + 1 }));
+            }
+        }
+        for f in super::fields::available_fields(state) {
+            if matches!(f, FieldChoice::Orbital { .. }) {
+                continue;
+            }
+            let name = match f {
+                FieldChoice::Density => "density".to_string(),
+                FieldChoice::SpinDensity => "spin density".to_string(),
+                FieldChoice::Volume(i) => format!("volume {}", i + 1),
+                _ => "potential".to_string(),
+            };
+            if ui.button(name).clicked() {
+                commands.push(Command::AddFieldRep(f));
+            }
+        }
+    });
+}
+
+/// View options: fit to a selection, depth cue, background.
+pub fn view_options_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    ui.horizontal(|ui| {
+        let l = ui.label("Fit to");
+        let edit = ui
+            .add(egui::TextEdit::singleline(&mut state.panels.fit_selection_text).desired_width(110.0))
+            .labelled_by(l.id);
+        let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
+        if ui.button("Fit").clicked() || enter {
+            send(state, Command::FitToSelection(state.panels.fit_selection_text.clone()));
+        }
+    });
+    let mut cue = state.settings.depth_cue;
+    if ui
+        .add(egui::Slider::new(&mut cue, 0.0..=1.0).text("Depth cue"))
+        .changed()
+    {
+        send(state, Command::SetDepthCue(cue));
+    }
+    let mut dark = state.settings.dark_background;
+    if ui.checkbox(&mut dark, "Dark background").changed() {
+        send(state, Command::SetDarkBackground(dark));
+    }
+}

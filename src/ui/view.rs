@@ -1,0 +1,82 @@
+//! The 3-D view (mouse handling, picking, the paint callback and the colour legends over it), the
+//! status bar and the help window's shortcut list.
+
+use super::{SHORTCUTS, send};
+use crate::app::state::{AppState, Command};
+use egui::{RichText, Sense};
+
+/// FPS, status, picked atom, progress line.
+pub fn status_bar_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    ui.horizontal(|ui| {
+        ui.label(format!("{:5.1} FPS", state.view.fps));
+        ui.separator();
+        if let Some(p) = &state.view.pick {
+            ui.label(&p.text);
+            ui.separator();
+        }
+        ui.label(&state.panels.status);
+        super::jobs::progress_ui(ui, state);
+    });
+}
+
+/// The shortcut list.
+pub fn help_ui(ui: &mut egui::Ui) {
+    egui::Grid::new("help_grid").striped(true).show(ui, |ui| {
+        for (keys, what) in SHORTCUTS {
+            ui.label(RichText::new(*keys).monospace());
+            ui.label(*what);
+            ui.end_row();
+        }
+    });
+}
+
+/// The 3-D view: reserves the space, turns mouse input into camera commands and picks, adds the
+/// paint callback that shows the rendered image and draws the colour legends over it.
+pub fn view_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    let size = ui.available_size();
+    let (rect, response) = ui.allocate_exact_size(size, Sense::click_and_drag());
+    let ppp = ui.ctx().pixels_per_point();
+    let size_px = [
+        (rect.width() * ppp).round().max(1.0) as u32,
+        (rect.height() * ppp).round().max(1.0) as u32,
+    ];
+    state.view.size_px = size_px;
+    state.fit_if_pending();
+    if response.dragged_by(egui::PointerButton::Primary) {
+        let d = response.drag_delta();
+        send(state, Command::Orbit([d.x * 0.01, d.y * 0.01]));
+    } else if response.dragged_by(egui::PointerButton::Secondary) || response.dragged_by(egui::PointerButton::Middle) {
+        let d = response.drag_delta();
+        let h = rect.height().max(1.0);
+        send(state, Command::Pan([d.x / h, d.y / h]));
+    }
+    if response.hovered() {
+        let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+        if scroll != 0.0 {
+            send(state, Command::Zoom((-scroll * 0.002).exp()));
+        }
+    }
+    if response.clicked()
+        && let Some(pos) = response.interact_pointer_pos()
+    {
+        let local = (pos - rect.min) * ppp;
+        send(
+            state,
+            Command::Pick {
+                pixel: [local.x, local.y],
+                size_px,
+            },
+        );
+    }
+    ui.painter().add(crate::render::callback::view_paint_callback(rect));
+    super::legend::legends_ui(ui, &state.legends(), rect);
+    if state.doc.document.is_none() {
+        ui.painter().text(
+            rect.center(),
+            egui::Align2::CENTER_CENTER,
+            "Drop files here, press Ctrl+O, or File > Open demo",
+            egui::FontId::proportional(16.0),
+            ui.visuals().weak_text_color(),
+        );
+    }
+}

@@ -1,0 +1,61 @@
+//! Small widgets the panels share: a combo box over an enum, and the isovalue slider that shows
+//! its number in the field's unit.
+
+use crate::app::values::FieldUnit;
+
+/// A combo box over `all`, showing each choice by `name`; the new choice when the user changed it.
+pub(super) fn choice_combo<T: Copy + PartialEq>(
+    ui: &mut egui::Ui,
+    label: &str,
+    current: T,
+    all: &[T],
+    name: fn(T) -> &'static str,
+) -> Option<T> {
+    let mut value = current;
+    egui::ComboBox::from_label(label)
+        .selected_text(name(value))
+        .show_ui(ui, |ui| {
+            for &v in all {
+                ui.selectable_value(&mut value, v, name(v));
+            }
+        });
+    (value != current).then_some(value)
+}
+
+/// The logarithmic isovalue slider. `iso` is in computed units; the slider shows it in `unit`
+/// (with the unit written after the number) over `range` (in that unit), or as a fraction of the
+/// largest |value| (0.001..1) when `relative`. Returns the new computed value when the user moved
+/// it.
+pub(super) fn iso_slider(
+    ui: &mut egui::Ui,
+    iso: f32,
+    relative: bool,
+    unit: &FieldUnit,
+    range: [f64; 2],
+) -> Option<f32> {
+    if relative {
+        let mut v = iso.clamp(0.001, 1.0);
+        let changed = ui
+            .add(
+                egui::Slider::new(&mut v, 0.001..=1.0)
+                    .logarithmic(true)
+                    .text("× max |value|")
+                    .max_decimals(4),
+            )
+            .changed();
+        return changed.then_some(v);
+    }
+    let [lo, hi] = range;
+    let mut v = unit.show(iso).clamp(lo, hi);
+    let suffix = format!(" {}", unit.label);
+    let changed = ui
+        .add(
+            egui::Slider::new(&mut v, lo..=hi)
+                .logarithmic(true)
+                .text("iso ±")
+                .suffix(suffix)
+                .max_decimals(5),
+        )
+        .changed();
+    changed.then(|| unit.computed(v))
+}
