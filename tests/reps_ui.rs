@@ -78,7 +78,7 @@ fn a_protein_starts_in_licorice_and_the_editor_adds_checks_reorders_and_hides() 
     );
     // Reorder: the new representation moves up one place.
     let n = harness.state().reps().list.len();
-    harness.query_all_by_label("↑").nth(n - 1).unwrap().click();
+    harness.query_all_by_label("Up").nth(n - 1).unwrap().click();
     harness.run();
     let list = &harness.state().reps().list;
     assert!(matches!(&list[n - 2].kind, RepKind::Atoms(a) if a.selection.starts_with("all and resid")));
@@ -87,7 +87,14 @@ fn a_protein_starts_in_licorice_and_the_editor_adds_checks_reorders_and_hides() 
     let before = drawn(harness.state());
     harness.get_by_label("protein or nucleic: Licorice").click();
     harness.run();
-    assert!(!harness.state().reps().list[0].visible);
+    let shown: Vec<(String, bool)> = harness
+        .state()
+        .reps()
+        .list
+        .iter()
+        .map(|r| (harness.state().rep_label(r), r.visible))
+        .collect();
+    assert_eq!(shown[1], ("protein or nucleic: Licorice".into(), false), "{shown:?}");
     assert!(
         drawn(harness.state()) < before / 2,
         "hiding the protein removes its atoms"
@@ -99,7 +106,7 @@ fn a_protein_starts_in_licorice_and_the_editor_adds_checks_reorders_and_hides() 
     harness.query_all_by_label("Delete").next().unwrap().click();
     harness.run();
     assert_eq!(harness.state().reps().list.len(), n);
-    assert_eq!(atom_selections(harness.state())[0], "protein or nucleic");
+    assert_eq!(atom_selections(harness.state())[1], "protein or nucleic");
 }
 
 #[test]

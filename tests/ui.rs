@@ -666,7 +666,7 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
     };
     let mut state = AppState::new(settings, orbitfield::app::default_field_service());
     state.open_system("charged water".into(), charged_water_series(6));
-    let mut harness = Harness::new_ui_state(
+    let mut harness = Harness::builder().with_size(egui::vec2(500.0, 2000.0)).build_ui_state(
         |ui, state: &mut AppState| {
             orbitfield::ui::panels::reps_ui(ui, state);
             state.apply_pending();
@@ -756,7 +756,7 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
         }
         assert!(r.pipeline.lobes[0].is_some(), "{label} has its surface");
     }
-    let mut harness = Harness::new_ui_state(
+    let mut harness = Harness::builder().with_size(egui::vec2(500.0, 2400.0)).build_ui_state(
         |ui, state: &mut AppState| {
             orbitfield::ui::panels::jobs_ui(ui, state);
             orbitfield::ui::panels::reps_ui(ui, state);

@@ -10,6 +10,7 @@ use crate::app::state::{AppState, Command, IsoMode};
 use crate::app::values::{FieldUnit, PotentialDisplay, default_iso};
 use crate::model::Grid3;
 use egui::RichText;
+use std::sync::Arc;
 
 /// The main field's isovalue as set (computed units, or a fraction of the maximum when relative),
 /// or the default of its kind for the grid shown.
@@ -153,8 +154,6 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
 }
 
-use std::sync::Arc;
-
 /// The potential: running average, summation method and unit.
 fn potential_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let mut window = state.settings.potential_window_frames;
@@ -233,15 +232,7 @@ pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if plane != current {
         send(state, Command::SetSlicePlane(plane));
     }
-    if let Some(map) = choice_combo(
-        ui,
-        "Colormap",
-        state.settings.colormap,
-        &crate::render::colormap::Colormap::ALL,
-        crate::render::colormap::Colormap::name,
-    ) {
-        send(state, Command::SetColormap(map));
-    }
+    colormap_ui(ui, state);
 }
 
 /// Colouring the main field's surfaces by a volume (e.g. the potential on a density surface):
@@ -308,13 +299,13 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
             send(state, Command::SetSurfaceColor(Some((c.volume, None))));
         }
     });
-    if let Some(map) = choice_combo(
-        ui,
-        "Colormap",
-        state.settings.colormap,
-        &crate::render::colormap::Colormap::ALL,
-        crate::render::colormap::Colormap::name,
-    ) {
+    colormap_ui(ui, state);
+}
+
+/// The colormap of slices and coloured surfaces.
+fn colormap_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    use crate::render::colormap::Colormap;
+    if let Some(map) = choice_combo(ui, "Colormap", state.settings.colormap, &Colormap::ALL, Colormap::name) {
         send(state, Command::SetColormap(map));
     }
 }

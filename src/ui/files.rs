@@ -22,18 +22,7 @@ pub fn files_ui(ui: &mut egui::Ui, state: &mut AppState) {
             send(state, Command::OpenDemo);
         }
     });
-    ui.horizontal_wrapped(|ui| {
-        if ui.button("Open session…").clicked() {
-            send(state, Command::OpenBrowser(Purpose::OpenSession, None));
-        }
-        if ui
-            .add_enabled(state.doc.document.is_some(), egui::Button::new("Save session…"))
-            .on_hover_text("Files, representations, frame and camera, to reopen this view")
-            .clicked()
-        {
-            send(state, Command::OpenBrowser(Purpose::SaveSession, None));
-        }
-    });
+    ui.horizontal_wrapped(|ui| session_buttons_ui(ui, state));
     if let Some(doc) = &state.doc.document {
         ui.label(RichText::new(&doc.name).strong());
         ui.label(format!(
@@ -65,5 +54,19 @@ pub fn files_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 send(state, Command::OpenFiles(files));
             }
         }
+    }
+}
+
+/// "Open session…" and "Save session…" (the files panel and the File menu).
+pub fn session_buttons_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    if ui.button("Open session…").clicked() {
+        send(state, Command::OpenBrowser(Purpose::OpenSession, None));
+    }
+    if ui
+        .add_enabled(state.doc.document.is_some(), egui::Button::new("Save session…"))
+        .on_hover_text("Files, representations, frame and camera, to reopen this view")
+        .clicked()
+    {
+        send(state, Command::OpenBrowser(Purpose::SaveSession, None));
     }
 }

@@ -96,16 +96,7 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             if ui.button("Open with the built-in browser…").clicked() {
                 send(state, Command::OpenBrowser(Purpose::OpenFiles, None));
             }
-            if ui.button("Open session…").clicked() {
-                send(state, Command::OpenBrowser(Purpose::OpenSession, None));
-            }
-            if ui
-                .add_enabled(state.doc.document.is_some(), egui::Button::new("Save session…"))
-                .on_hover_text("Files, representations, frame and camera, to reopen this view")
-                .clicked()
-            {
-                send(state, Command::OpenBrowser(Purpose::SaveSession, None));
-            }
+            super::files::session_buttons_ui(ui, state);
             if ui.button("Open demo").clicked() {
                 send(state, Command::OpenDemo);
             }

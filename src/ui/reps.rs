@@ -35,14 +35,14 @@ pub fn reps_ui(ui: &mut egui::Ui, state: &mut AppState) {
             });
             ui.horizontal(|ui| {
                 if ui
-                    .add_enabled(position > 0, egui::Button::new("↑").small())
+                    .add_enabled(position > 0, egui::Button::new("Up").small())
                     .on_hover_text("Move up")
                     .clicked()
                 {
                     commands.push(Command::MoveRep(id, position - 1));
                 }
                 if ui
-                    .add_enabled(position + 1 < n, egui::Button::new("↓").small())
+                    .add_enabled(position + 1 < n, egui::Button::new("Down").small())
                     .on_hover_text("Move down")
                     .clicked()
                 {
@@ -113,7 +113,7 @@ pub fn reps_ui(ui: &mut egui::Ui, state: &mut AppState) {
 fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, commands: &mut Vec<Command>) {
     let fields = super::fields::available_fields(state);
     let mut field = f.field;
-    egui::ComboBox::from_id_salt(("rep_field", id.0))
+    egui::ComboBox::new(("rep_field", id.0), "Field")
         .selected_text(state.describe_field(f.field))
         .show_ui(ui, |ui| {
             for c in fields {

@@ -34,7 +34,8 @@ pub(super) fn iso_slider(
     range: [f64; 2],
 ) -> Option<f32> {
     if relative {
-        let mut v = iso.clamp(0.001, 1.0);
+        let before = iso.clamp(0.001, 1.0);
+        let mut v = before;
         let changed = ui
             .add(
                 egui::Slider::new(&mut v, 0.001..=1.0)
@@ -43,10 +44,11 @@ pub(super) fn iso_slider(
                     .max_decimals(4),
             )
             .changed();
-        return changed.then_some(v);
+        return (changed && (v - before).abs() > 1e-6 * before).then_some(v);
     }
     let [lo, hi] = range;
-    let mut v = unit.show(iso).clamp(lo, hi);
+    let before = unit.show(iso).clamp(lo, hi);
+    let mut v = before;
     let suffix = format!(" {}", unit.label);
     let changed = ui
         .add(
@@ -57,5 +59,7 @@ pub(super) fn iso_slider(
                 .max_decimals(5),
         )
         .changed();
-    changed.then(|| unit.computed(v))
+    // Only a move by the user: the slider also reports clamping and rounding as changes.
+    let moved = changed && (v - before).abs() > 1e-6 * before.abs().max(f64::MIN_POSITIVE);
+    moved.then(|| unit.computed(v))
 }

@@ -27,7 +27,10 @@ impl AppState {
     /// Drives every field representation one step: requests, look-ahead, arrivals, surfaces.
     /// Returns true when what a representation shows changed.
     pub fn update_reps(&mut self) -> bool {
-        let mut changed = std::mem::take(&mut self.doc.reps.changed);
+        // The list itself changed (added, removed, reordered, hidden): the draw stage uploads again,
+        // but the return value speaks only of what the representations show.
+        let list_changed = std::mem::take(&mut self.doc.reps.changed);
+        let mut changed = false;
         if let Some(w) = self.document().and_then(|d| d.take_qm_warning()) {
             self.error(w);
         }
@@ -41,7 +44,7 @@ impl AppState {
         for i in 0..self.doc.reps.list.len() {
             changed |= self.update_field_rep(i, arrived, context_changed, &meshed, &mut next);
         }
-        if changed {
+        if changed || list_changed {
             self.view.dirty.meshes = true;
         }
         changed
