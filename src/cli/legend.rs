@@ -49,8 +49,8 @@ fn blend_rect(img: &mut image::RgbaImage, x0: u32, y0: u32, w: u32, h: u32, rgb:
     for y in y0..y0 + h {
         for x in x0..x0 + w {
             let p = img.get_pixel_mut(x, y);
-            for c in 0..3 {
-                p.0[c] = (f32::from(p.0[c]) * (1.0 - alpha) + f32::from(rgb[c]) * alpha).round() as u8;
+            for (v, c) in p.0.iter_mut().zip(rgb) {
+                *v = (f32::from(*v) * (1.0 - alpha) + f32::from(c) * alpha).round() as u8;
             }
         }
     }

@@ -446,38 +446,32 @@ impl AppState {
                 a.coloring = c;
                 atoms_changed = true;
             }
-            (RepKind::Field(f), RepEdit::Field(field)) => {
-                if f.field != field {
-                    let same_kind = std::mem::discriminant(&f.field) == std::mem::discriminant(&field);
-                    if !same_kind {
-                        f.iso = Iso {
-                            value: crate::app::values::default_iso(field),
-                            relative: false,
-                        };
-                    }
-                    f.field = field;
-                    f.pipeline.mark_stale();
+            (RepKind::Field(f), RepEdit::Field(field)) if f.field != field => {
+                let same_kind = std::mem::discriminant(&f.field) == std::mem::discriminant(&field);
+                if !same_kind {
+                    f.iso = Iso {
+                        value: crate::app::values::default_iso(field),
+                        relative: false,
+                    };
                 }
+                f.field = field;
+                f.pipeline.mark_stale();
             }
             (RepKind::Field(f), RepEdit::FieldStyle(s)) => {
                 f.style = s;
                 f.pipeline.mark_stale();
                 list_changed = true;
             }
-            (RepKind::Field(f), RepEdit::IsoValue(v)) => {
-                if v.is_finite() && v > 0.0 {
-                    f.iso.value = Some(v);
-                    f.pipeline.mark_stale();
-                }
+            (RepKind::Field(f), RepEdit::IsoValue(v)) if v.is_finite() && v > 0.0 => {
+                f.iso.value = Some(v);
+                f.pipeline.mark_stale();
             }
-            (RepKind::Field(f), RepEdit::IsoRelative(relative)) => {
-                if f.iso.relative != relative {
-                    f.iso.relative = relative;
-                    if relative && f.iso.value.is_none_or(|v| v > 1.0) {
-                        f.iso.value = Some(0.1);
-                    }
-                    f.pipeline.mark_stale();
+            (RepKind::Field(f), RepEdit::IsoRelative(relative)) if f.iso.relative != relative => {
+                f.iso.relative = relative;
+                if relative && f.iso.value.is_none_or(|v| v > 1.0) {
+                    f.iso.value = Some(0.1);
                 }
+                f.pipeline.mark_stale();
             }
             (RepKind::Field(f), RepEdit::Color { lobe, rgb }) => {
                 if let Some(c) = f.colors.get_mut(lobe)
@@ -487,11 +481,9 @@ impl AppState {
                     list_changed = true;
                 }
             }
-            (RepKind::Field(f), RepEdit::Opacity(o)) => {
-                if o.is_finite() {
-                    f.opacity = o.clamp(0.05, 1.0);
-                    list_changed = true;
-                }
+            (RepKind::Field(f), RepEdit::Opacity(o)) if o.is_finite() => {
+                f.opacity = o.clamp(0.05, 1.0);
+                list_changed = true;
             }
             (RepKind::Field(f), RepEdit::ColorVolume(None)) => {
                 f.color_volume = None;
