@@ -1,5 +1,6 @@
 //! `orbitfield render FILE... -o out.png|dir/`: draws structures (and a field's isosurfaces) to
-//! PNG files without a window, on any wgpu adapter (software Vulkan included).
+//! PNG files without a window, on any wgpu adapter (software Vulkan included). A frame range is
+//! dealt over the ranks of an MPI job when started by `mpirun` (see `batch`).
 
 use anyhow::{Context, Result, anyhow, bail};
 use glam::Vec3;
@@ -7,11 +8,12 @@ use orbitfield::app::fields::{FieldChoice, FieldKey, FieldService, MeshKey};
 use orbitfield::app::representation::{ColorBy, DrawStyle, LOBE_NEGATIVE, LOBE_POSITIVE};
 use orbitfield::app::settings::Settings;
 use orbitfield::app::state::{AppState, Command, IsoMode};
+use orbitfield::batch::{self, Ranks, StagedFiles};
 use orbitfield::compute::Field;
 use orbitfield::model::field::FieldSpec;
 use orbitfield::render::camera::ViewAxis;
 use orbitfield::render::{GpuScene, MeshInput, MeshStyle, OffscreenTarget, RenderContext};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct RenderArgs {
@@ -225,11 +227,16 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         }
         None => [0.0, 0.0],
     };
-    let (system, region) = orbitfield::io::load_with(
-        &args.files,
-        &orbitfield::io::LoadOptions {
-            qm_region: args.qm_region.clone(),
-        },
+    let ranks = Ranks::from_environment()?;
+    let (system, region) = super::agreed(
+        &ranks,
+        orbitfield::io::load_with(
+            &args.files,
+            &orbitfield::io::LoadOptions {
+                qm_region: args.qm_region.clone(),
+            },
+        )
+        .map_err(anyhow::Error::from),
     )?;
     let settings = Settings {
         style,
@@ -286,28 +293,64 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         .ok_or_else(|| anyhow!("nothing to draw: the files have no atoms"))?;
     state.camera.fit_to_bounds(Vec3::from(lo), Vec3::from(hi), aspect);
     state.camera.zoom(args.zoom);
-    for &f in &frames {
-        state.apply(Command::SetFrame(f));
-        scene.set_spheres(&rc, &state.spheres);
-        scene.set_cylinders(&rc, &state.cylinders);
-        scene.set_lines(&rc, &state.lines);
-        if state.field.is_some() {
-            draw_field(&mut state, &mut scene, &rc, args.opacity)?;
+    // Under MPI each rank draws its share of the frames (the camera is fitted to the first frame of
+    // the whole range on every rank, so each image is the one a single process draws); files are
+    // renamed into place only when every rank succeeded.
+    let mut staged = StagedFiles::new();
+    let mut work = |block: &[usize]| -> Result<(), String> {
+        for &f in block {
+            draw_frame(&mut state, &mut scene, &rc, &target, args, f, to_dir, &mut staged)
+                .map_err(|e| format!("frame {f}: {e:#}"))?;
         }
-        if let Some(n) = args.color_volume {
-            color_surfaces(&mut state, &mut scene, &rc, n, args)?;
-        }
-        orbitfield::render::render_once(&rc, &scene, &target, &state.camera);
-        let img = target.read_rgba(&rc)?;
-        let path = if to_dir {
-            args.output.join(format!("frame_{f:05}.png"))
-        } else {
-            args.output.clone()
-        };
-        write_png(&path, &img)?;
+        Ok(())
+    };
+    let result = batch::run_frames(&ranks, &frames, &mut work, &mut |_| {});
+    ranks.agree(result.map(|_| ()))?;
+    let committed = staged.commit();
+    let written = match &committed {
+        Ok(paths) => paths.clone(),
+        Err(_) => Vec::new(),
+    };
+    ranks.agree(committed.map(|_| ()).map_err(|e| format!("renaming the images: {e}")))?;
+    for path in written {
         println!("{}", path.display());
     }
     Ok(())
+}
+
+/// Draws frame `f` and stages its PNG (in the output directory, or the output file).
+#[allow(clippy::too_many_arguments)]
+fn draw_frame(
+    state: &mut AppState,
+    scene: &mut GpuScene,
+    rc: &RenderContext,
+    target: &OffscreenTarget,
+    args: &RenderArgs,
+    f: usize,
+    to_dir: bool,
+    staged: &mut StagedFiles,
+) -> Result<()> {
+    state.apply(Command::SetFrame(f));
+    scene.set_spheres(rc, &state.spheres);
+    scene.set_cylinders(rc, &state.cylinders);
+    scene.set_lines(rc, &state.lines);
+    if state.field.is_some() {
+        draw_field(state, scene, rc, args.opacity)?;
+    }
+    if let Some(n) = args.color_volume {
+        color_surfaces(state, scene, rc, n, args)?;
+    }
+    orbitfield::render::render_once(rc, scene, target, &state.camera);
+    let img = target.read_rgba(rc)?;
+    let path = if to_dir {
+        args.output.join(super::grid::frame_file_name(f, "png"))
+    } else {
+        args.output.clone()
+    };
+    let png = encode_png(&img)?;
+    staged
+        .write(&path, &png)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn draw_field(state: &mut AppState, scene: &mut GpuScene, rc: &RenderContext, opacity: f32) -> Result<()> {
@@ -394,11 +437,6 @@ fn color_surfaces(
         .map_err(|e| anyhow!("--color-volume {n}: {e}"))?;
     eprintln!("surface colours: volume {n} from {} to {}", c.range[0], c.range[1]);
     Ok(())
-}
-
-fn write_png(path: &Path, img: &image::RgbaImage) -> Result<()> {
-    let png = encode_png(img)?;
-    orbitfield::io::write_atomically(path, &png).with_context(|| format!("cannot write {}", path.display()))
 }
 
 #[cfg(test)]
