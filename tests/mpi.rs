@@ -51,7 +51,7 @@ fn mpirun() -> Option<Command> {
 
 /// Runs `orbitfield ARGS` as one plain process (ranks = 0) or under `mpirun -np ranks`, with one
 /// rayon thread per rank so that three ranks fit on a small machine.
-fn orbitfield(ranks: usize, args: &[&str]) -> Output {
+fn orbitfield(ranks: usize, args: &[impl AsRef<std::ffi::OsStr>]) -> Output {
     let mut c = if ranks == 0 {
         Command::new(bin())
     } else {
@@ -63,6 +63,19 @@ fn orbitfield(ranks: usize, args: &[&str]) -> Output {
         .env("RAYON_NUM_THREADS", "1")
         .env_remove("ORBITFIELD_DEVICES");
     c.output().expect("run orbitfield")
+}
+
+/// `grid esp adk.psf DCD` on the CPU with the cutoff sum, then `extra`.
+fn adk_esp(dcd: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = vec!["grid".into(), "esp".into()];
+    args.extend(
+        [md("adk.psf"), dcd.to_path_buf()]
+            .iter()
+            .map(|p| p.display().to_string()),
+    );
+    args.extend(["--method", "cutoff", "--device", "cpu"].map(String::from));
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
 }
 
 fn ok(out: &Output, what: &str) {
@@ -101,32 +114,27 @@ fn esp_combinations_over_ranks_equal_one_process() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (psf, dcd) = (md("adk.psf"), md("adk_dims.dcd"));
+    let dcd = md("adk_dims.dcd");
     for combine in ["avg", "stdev", "min", "max"] {
         let run = |ranks: usize, name: &str| -> Vec<f32> {
             let out_path = dir.path().join(name);
             let out = orbitfield(
                 ranks,
-                &[
-                    "grid",
-                    "esp",
-                    psf.to_str().unwrap(),
-                    dcd.to_str().unwrap(),
-                    "--frames",
-                    "0:98:7",
-                    "--combine",
-                    combine,
-                    "--spacing",
-                    "4",
-                    "--padding",
-                    "4",
-                    "--method",
-                    "cutoff",
-                    "--device",
-                    "cpu",
-                    "-o",
-                    out_path.to_str().unwrap(),
-                ],
+                &adk_esp(
+                    &dcd,
+                    &[
+                        "--frames",
+                        "0:98:7",
+                        "--combine",
+                        combine,
+                        "--spacing",
+                        "4",
+                        "--padding",
+                        "4",
+                        "-o",
+                        out_path.to_str().unwrap(),
+                    ],
+                ),
             );
             ok(&out, &format!("grid esp --combine {combine} on {ranks} rank(s)"));
             read_dx(&out_path)
@@ -223,27 +231,15 @@ fn per_frame_cubes_over_ranks_equal_one_process() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (psf, dcd) = (md("adk.psf"), md("adk_dims.dcd"));
+    let dcd = md("adk_dims.dcd");
     let run = |ranks: usize| -> Vec<(String, Vec<u8>)> {
         let out_dir = dir.path().join(format!("cubes_{ranks}/"));
         let out = orbitfield(
             ranks,
-            &[
-                "grid",
-                "esp",
-                psf.to_str().unwrap(),
-                dcd.to_str().unwrap(),
-                "--frames",
-                "10:17",
-                "--spacing",
-                "5",
-                "--method",
-                "cutoff",
-                "--device",
-                "cpu",
-                "-o",
-                out_dir.to_str().unwrap(),
-            ],
+            &adk_esp(
+                &dcd,
+                &["--frames", "10:17", "--spacing", "5", "-o", out_dir.to_str().unwrap()],
+            ),
         );
         ok(&out, &format!("grid esp --frames -o DIR/ on {ranks} rank(s)"));
         files(&out_dir)
@@ -331,49 +327,31 @@ fn a_failing_rank_ends_the_run_with_one_message_and_no_output() {
     }
     let dir = tempfile::tempdir().unwrap();
     let dcd = dcd_with_bad_last_frame(dir.path());
-    let psf = md("adk.psf");
     let map = dir.path().join("avg.dx");
     let cubes = dir.path().join("cubes/");
     for ranks in [1, 3] {
         let combine = orbitfield(
             ranks,
-            &[
-                "grid",
-                "esp",
-                psf.to_str().unwrap(),
-                dcd.to_str().unwrap(),
-                "--frames",
-                "90:98",
-                "--combine",
-                "avg",
-                "--spacing",
-                "6",
-                "--method",
-                "cutoff",
-                "--device",
-                "cpu",
-                "-o",
-                map.to_str().unwrap(),
-            ],
+            &adk_esp(
+                &dcd,
+                &[
+                    "--frames",
+                    "90:98",
+                    "--combine",
+                    "avg",
+                    "--spacing",
+                    "6",
+                    "-o",
+                    map.to_str().unwrap(),
+                ],
+            ),
         );
         let per_frame = orbitfield(
             ranks,
-            &[
-                "grid",
-                "esp",
-                psf.to_str().unwrap(),
-                dcd.to_str().unwrap(),
-                "--frames",
-                "90:98",
-                "--spacing",
-                "6",
-                "--method",
-                "cutoff",
-                "--device",
-                "cpu",
-                "-o",
-                cubes.to_str().unwrap(),
-            ],
+            &adk_esp(
+                &dcd,
+                &["--frames", "90:98", "--spacing", "6", "-o", cubes.to_str().unwrap()],
+            ),
         );
         for (out, what) in [(&combine, "combine"), (&per_frame, "per-frame cubes")] {
             assert!(

@@ -7,6 +7,8 @@
 #
 # Usage, from the repository root:
 #   bash benches/device/mpi_scaling.sh [ORBITFIELD_BINARY]      (default .mpi/orbitfield)
+# QUICK=1 runs a small subset (a check of the set-up); CARRIED_MPI=1 uses the carried Open MPI even
+# where the machine has one.
 # Uses `mpirun` from PATH when there is one, else unpacks the Open MPI packages carried in
 # .mpi/debs/*.deb (Debian 12: openmpi-bin 4.1.4 and the libraries it loads) into .mpi/root with
 # `dpkg -x` and runs from there (relocated with OPAL_PREFIX). If mpirun cannot start ranks at all,
@@ -28,7 +30,7 @@ chmod +x "$BIN" 2>/dev/null || true
 say() { echo "$*" | tee -a "$LOG"; }
 
 # --- Open MPI: the machine's, or the carried one -------------------------------------------------
-if ! command -v mpirun >/dev/null 2>&1; then
+if [ "${CARRIED_MPI:-0}" = 1 ] || ! command -v mpirun >/dev/null 2>&1; then
   R=$ROOT/.mpi/root
   if [ ! -x "$R/usr/bin/orterun" ]; then
     mkdir -p "$R"
@@ -98,6 +100,20 @@ run_split() {
   t1=$(date +%s.%N)
   printf '%s\t%s\t%s\tcpu\t%.2f\t%s\n' "$case-processes" "$ranks" "$threads" "$(awk "BEGIN { print $t1 - $t0 }")" "$status" | tee -a "$TSV"
 }
+
+if [ "${QUICK:-0}" = 1 ]; then
+  say "== quick check: ESP avg over 14 frames, 1 and 2 ranks; RDF on 2 ranks"
+  for r in 1 2; do
+    run esp-quick "$r" 1 "" -- grid esp "$PSF" "$DCD" --frames 0:98:7 --combine avg --spacing 2 --padding 4 \
+      --device cpu -o "$OUT/esp_quick_$r.dx"
+  done
+  run rdf-quick 2 1 "" -- rdf "$GRO" "$XTC" --sel1 "name OW" --sel2 "name OW" --rmax 8 --bins 80 --device cpu \
+    -o "$OUT/rdf_quick.txt"
+  cmp "$OUT/esp_quick_1.dx" "$OUT/esp_quick_2.dx" | tee -a "$LOG"
+  grep -h "orbitfield::batch" "$LOG" | sed -e 's/\x1b\[[0-9;]*m//g' | tail -20
+  cat "$TSV"
+  exit 0
+fi
 
 ESP=(grid esp "$PSF" "$DCD" --frames 0:98 --combine avg --spacing 1.0 --padding 6)
 say "== ESP avg over 98 adk frames, CPU: ranks x threads"

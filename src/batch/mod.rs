@@ -12,10 +12,11 @@
 //! unit-tested without MPI.
 //!
 //! Dealing: with one rank the frames run in order, as without MPI. With several, the frames are first
-//! cut into equal contiguous blocks and each rank times the first frame of its block (the probe); the
-//! probe times are gathered, and the remaining frames are cut into contiguous blocks in rank order with
-//! sizes proportional to each rank's measured speed, so a rank with a GPU takes more frames than a
-//! CPU-only one. Contiguous blocks keep trajectory reads sequential and make the rank-order reduction
+//! cut into equal contiguous blocks and each rank runs the first two frames of its block (the probe),
+//! timing the second (the first carries kernel compilation and cold caches); the probe times are
+//! gathered, and the remaining frames are cut into contiguous blocks in rank order with sizes
+//! proportional to each rank's measured speed (speeds within 1.5x of the fastest count as equal), so a
+//! rank with a GPU takes more frames than a CPU-only one. Contiguous blocks keep trajectory reads sequential and make the rank-order reduction
 //! fold the frames nearly in order.
 
 #[cfg(feature = "mpi")]
@@ -326,17 +327,38 @@ pub fn split_weighted(n: usize, weights: &[f64]) -> Vec<Range<usize>> {
         .collect()
 }
 
+/// Frames each rank runs first, timing the last of them (the first may carry one-off costs: kernel
+/// compilation, caches).
+pub const PROBE_FRAMES: usize = 2;
+
+/// Speeds within this factor of the fastest rank's count as equal: one timed frame on a busy node is
+/// noisy, and ranks on alike hardware should get even shares, while a GPU rank (many times faster than
+/// a CPU rank) still takes more.
+pub const SPEED_TOLERANCE: f64 = 1.5;
+
+/// The probe frames (positions in the frame list) of each rank: the first [`PROBE_FRAMES`] of its even
+/// block.
+pub fn probe_blocks(n: usize, ranks: usize) -> Vec<Range<usize>> {
+    split_even(n, ranks.max(1))
+        .into_iter()
+        .map(|r| r.start..r.end.min(r.start + PROBE_FRAMES))
+        .collect()
+}
+
 /// Which frames (as positions in the frame list) each rank computes after the probes: the probe
-/// positions (the first of each rank's even block) are taken out, and the rest is split by the
-/// ranks' speeds, one over the probe's seconds. A rank whose probe failed (`NaN`) gets nothing more;
-/// a rank that had no probe (more ranks than frames) gets the mean speed of the others.
+/// positions ([`probe_blocks`]) are taken out, and the rest is split by the ranks' speeds, one over
+/// the probe's seconds (speeds within [`SPEED_TOLERANCE`] of the fastest count as the fastest). A
+/// rank whose probe failed (`NaN`) gets nothing more; a rank that had no probe (more ranks than
+/// frames) gets the mean speed of the others.
 pub fn deal_after_probe(n: usize, probe_seconds: &[f64]) -> (Vec<Option<usize>>, Vec<Vec<usize>>) {
     let ranks = probe_seconds.len().max(1);
-    let probes: Vec<Option<usize>> = split_even(n, ranks)
-        .into_iter()
+    let blocks = probe_blocks(n, ranks);
+    let probed: Vec<usize> = blocks.iter().flat_map(|r| r.clone()).collect();
+    let probes: Vec<Option<usize>> = blocks
+        .iter()
         .map(|r| if r.is_empty() { None } else { Some(r.start) })
         .collect();
-    let rest: Vec<usize> = (0..n).filter(|i| !probes.contains(&Some(*i))).collect();
+    let rest: Vec<usize> = (0..n).filter(|i| !probed.contains(i)).collect();
     let speeds: Vec<Option<f64>> = probe_seconds
         .iter()
         .zip(&probes)
@@ -352,7 +374,12 @@ pub fn deal_after_probe(n: usize, probe_seconds: &[f64]) -> (Vec<Option<usize>>,
     } else {
         known.iter().sum::<f64>() / known.len() as f64
     };
-    let weights: Vec<f64> = speeds.iter().map(|s| s.unwrap_or(mean)).collect();
+    let fastest = known.iter().copied().fold(0.0, f64::max);
+    let weights: Vec<f64> = speeds
+        .iter()
+        .map(|s| s.unwrap_or(mean))
+        .map(|v| if v * SPEED_TOLERANCE >= fastest { fastest } else { v })
+        .collect();
     let blocks = split_weighted(rest.len(), &weights)
         .into_iter()
         .map(|r| rest.get(r).map(|s| s.to_vec()).unwrap_or_default())
@@ -377,29 +404,25 @@ pub fn run_frames(
         work(frames)?;
         return Ok(frames.to_vec());
     }
-    let even = split_even(frames.len(), ranks.size());
-    let probe = even
+    let probe: Vec<usize> = probe_blocks(frames.len(), ranks.size())
         .get(ranks.rank())
-        .filter(|r| !r.is_empty())
-        .and_then(|r| frames.get(r.start).copied());
+        .and_then(|r| frames.get(r.clone()))
+        .map(<[usize]>::to_vec)
+        .unwrap_or_default();
     let mut failure: Option<String> = None;
     let mut done = Vec::new();
-    let seconds = match probe {
-        Some(f) => {
-            let t0 = Instant::now();
-            match work(&[f]) {
-                Ok(()) => {
-                    done.push(f);
-                    t0.elapsed().as_secs_f64()
-                }
-                Err(e) => {
-                    failure = Some(e);
-                    f64::NAN
-                }
-            }
+    // Seconds of the last probe frame; infinite without one, NaN on failure.
+    let mut seconds = f64::INFINITY;
+    for &f in &probe {
+        let t0 = Instant::now();
+        if let Err(e) = work(&[f]) {
+            failure = Some(e);
+            seconds = f64::NAN;
+            break;
         }
-        None => f64::INFINITY,
-    };
+        done.push(f);
+        seconds = t0.elapsed().as_secs_f64();
+    }
     let all = ranks.all_gather_f64(seconds);
     let (_, blocks) = deal_after_probe(frames.len(), &all);
     let mine: Vec<usize> = blocks
@@ -624,12 +647,17 @@ mod tests {
         let (probes, blocks) = deal_after_probe(30, &[0.4, 0.1, 0.4]);
         assert_eq!(probes, vec![Some(0), Some(10), Some(20)]);
         let sizes: Vec<usize> = blocks.iter().map(Vec::len).collect();
-        assert_eq!(sizes, vec![4, 19, 4]);
-        let mut all: Vec<usize> = probes.iter().flatten().copied().chain(blocks.concat()).collect();
+        assert_eq!(sizes, vec![4, 16, 4]);
+        let probed: Vec<usize> = probe_blocks(30, 3).into_iter().flatten().collect();
+        assert_eq!(probed, vec![0, 1, 10, 11, 20, 21]);
+        let mut all: Vec<usize> = probed.into_iter().chain(blocks.concat()).collect();
         all.sort();
         assert_eq!(all, (0..30).collect::<Vec<_>>());
+        // Speeds within the tolerance of the fastest count as equal (noise on a busy node).
+        let (_, blocks) = deal_after_probe(26, &[0.10, 0.13]);
+        assert_eq!(blocks.iter().map(Vec::len).collect::<Vec<_>>(), vec![11, 11]);
         // A failed probe takes nothing more; more ranks than frames leave some idle.
-        let (_, blocks) = deal_after_probe(9, &[0.1, f64::NAN, 0.1]);
+        let (_, blocks) = deal_after_probe(12, &[0.1, f64::NAN, 0.1]);
         assert!(blocks[1].is_empty());
         let (probes, blocks) = deal_after_probe(2, &[0.1, 0.1, f64::INFINITY]);
         assert_eq!(probes, vec![Some(0), Some(1), None]);

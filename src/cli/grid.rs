@@ -784,11 +784,7 @@ fn run_frames_to_directory(args: &GridArgs, spec: FieldSpec, limit: &MemoryLimit
     };
     let (mut system, frames) = super::agreed(&ranks, prepare())?;
     let evaluator = LatticeEvaluator::with_devices(args.device, ranks.device_selection());
-    let bar = if ranks.is_root() {
-        super::rdf::progress_bar(frames.len() as u64)
-    } else {
-        None
-    };
+    let bar = super::root_bar(&ranks, frames.len());
     let mut staged = batch::StagedFiles::new();
     let mut what = String::new();
     let mut work = |block: &[usize]| -> Result<(), String> {
@@ -806,15 +802,7 @@ fn run_frames_to_directory(args: &GridArgs, spec: FieldSpec, limit: &MemoryLimit
         }
         Ok(())
     };
-    let result = batch::run_frames(&ranks, &frames, &mut work, &mut |n| {
-        if let Some(b) = &bar {
-            b.set_length(n as u64);
-        }
-    });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    ranks.agree(result.map(|_| ()))?;
+    super::run_dealt(&ranks, &frames, &bar, &mut work)?;
     let committed = staged.commit().map_err(|e| format!("renaming the frame files: {e}"));
     ranks.agree(committed.map(|_| ()))?;
     if ranks.is_root() {
@@ -975,11 +963,7 @@ fn run_esp_series(args: &GridArgs, dx: bool, limit: &MemoryLimit, frames_text: &
     } = super::agreed(&ranks, prepare_esp_series(args, limit, frames_text))?;
     let combine = settings.combine;
     let evaluator = LatticeEvaluator::with_devices(args.device, ranks.device_selection());
-    let bar = if ranks.is_root() {
-        super::rdf::progress_bar(frames.len() as u64)
-    } else {
-        None
-    };
+    let bar = super::root_bar(&ranks, frames.len());
     let mut work = |block: &[usize]| -> Result<(), String> {
         esp_series::fold_frames(
             &mut system.trajectory,
@@ -996,15 +980,7 @@ fn run_esp_series(args: &GridArgs, dx: bool, limit: &MemoryLimit, frames_text: &
         )
         .map_err(|e| e.to_string())
     };
-    let result = batch::run_frames(&ranks, &frames, &mut work, &mut |n| {
-        if let Some(b) = &bar {
-            b.set_length(n as u64);
-        }
-    });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    ranks.agree(result.map(|_| ()))?;
+    super::run_dealt(&ranks, &frames, &bar, &mut work)?;
     let Some(acc) = ranks.reduce_to_root(acc)? else {
         return Ok(());
     };

@@ -146,6 +146,35 @@ fn agreed<T>(ranks: &orbitfield::batch::Ranks, setup: anyhow::Result<T>) -> anyh
     }
 }
 
+/// A progress bar of `frames` on rank 0 (none elsewhere, and none when standard error is no terminal).
+fn root_bar(ranks: &orbitfield::batch::Ranks, frames: usize) -> Option<indicatif::ProgressBar> {
+    if ranks.is_root() {
+        rdf::progress_bar(frames as u64)
+    } else {
+        None
+    }
+}
+
+/// Runs `work` over this rank's share of `frames` (`batch::run_frames`), sizing rank 0's `bar` to its
+/// share, and agrees on the outcome with the other ranks (the first failure comes back on rank 0).
+fn run_dealt(
+    ranks: &orbitfield::batch::Ranks,
+    frames: &[usize],
+    bar: &Option<indicatif::ProgressBar>,
+    work: &mut dyn FnMut(&[usize]) -> Result<(), String>,
+) -> anyhow::Result<()> {
+    let result = orbitfield::batch::run_frames(ranks, frames, work, &mut |n| {
+        if let Some(b) = bar {
+            b.set_length(n as u64);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    ranks.agree(result.map(|_| ()))?;
+    Ok(())
+}
+
 /// A note on standard error, naming the rank when there are several.
 fn note(ranks: &orbitfield::batch::Ranks, text: &str) {
     if ranks.size() > 1 {

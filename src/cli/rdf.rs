@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result, bail};
 use orbitfield::analysis::rdf::{RdfAccumulator, RdfSettings};
-use orbitfield::batch::{self, Ranks};
+use orbitfield::batch::Ranks;
 use orbitfield::io;
 use orbitfield::jobs::DevicePreference;
 use orbitfield::jobs::rdf::{RdfWorkers, RunError, SelectionPair};
@@ -115,11 +115,7 @@ pub fn run(args: &RdfArgs) -> Result<()> {
         }
     }
     let dynamic = sel1.needs_positions() || sel2.needs_positions();
-    let bar = if ranks.is_root() {
-        progress_bar(frames.len() as u64)
-    } else {
-        None
-    };
+    let bar = super::root_bar(&ranks, frames.len());
     let mut idx: Option<SelectionPair> = None;
     let structure = &system.structure;
     let trajectory = &mut system.trajectory;
@@ -163,15 +159,7 @@ pub fn run(args: &RdfArgs) -> Result<()> {
         notes.extend(got);
         Ok(())
     };
-    let result = batch::run_frames(&ranks, &frames, &mut work, &mut |n| {
-        if let Some(b) = &bar {
-            b.set_length(n as u64);
-        }
-    });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    ranks.agree(result.map(|_| ()))?;
+    super::run_dealt(&ranks, &frames, &bar, &mut work)?;
     for n in notes {
         super::note(&ranks, &n);
     }
