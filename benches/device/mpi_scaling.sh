@@ -24,6 +24,7 @@ TSV=$OUT/mpi_scaling.tsv
 LOG=$OUT/mpi_scaling.log
 : >"$LOG"
 export ORBITFIELD_LOG=orbitfield::batch=debug
+unset ORBITFIELD_DEVICES
 export NCCL_NVLS_ENABLE=0
 chmod +x "$BIN" 2>/dev/null || true
 
@@ -71,8 +72,10 @@ run() {
   local t0 t1 status
   t0=$(date +%s.%N)
   if [ "$MPI_OK" = 1 ]; then
-    ORBITFIELD_DEVICES=$devices RAYON_NUM_THREADS=$threads mpirun "${MPIFLAGS[@]}" \
-      -x RAYON_NUM_THREADS -x ORBITFIELD_DEVICES -np "$ranks" "$BIN" "$@" >>"$LOG" 2>&1
+    local devx=()
+    [ -n "$devices" ] && devx=(-x "ORBITFIELD_DEVICES=$devices")
+    RAYON_NUM_THREADS=$threads mpirun "${MPIFLAGS[@]}" -x RAYON_NUM_THREADS "${devx[@]}" \
+      -np "$ranks" "$BIN" "$@" >>"$LOG" 2>&1
     status=$?
   else
     status=99

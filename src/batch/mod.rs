@@ -261,7 +261,8 @@ impl Ranks {
     /// `ORBITFIELD_DEVICES`, else all) when `ORBITFIELD_DEVICES` is set or the rank is alone on its
     /// node, else its share of the node's devices ([`Ranks::local_devices`]).
     pub fn device_selection(&self) -> Option<Vec<usize>> {
-        if self.local_size <= 1 || std::env::var_os("ORBITFIELD_DEVICES").is_some() {
+        let listed = std::env::var_os("ORBITFIELD_DEVICES").is_some_and(|v| !v.is_empty());
+        if self.local_size <= 1 || listed {
             return None;
         }
         Some(self.local_devices(crate::compute::cuda::device_count()))
