@@ -18,6 +18,9 @@
 //!   functions, orbital tracking, potential maps combined over frames, ion placement, QM regions in
 //!   MD frames and atomic charges. It uses `compute` for fields and kernels; `jobs` schedules its
 //!   per-frame work (RDF frames run on the same device workers as field tiles).
+//! - [`batch`] spreads batch work over frames across processes (one, or the ranks of an MPI job with the
+//!   `mpi` feature): frames dealt by measured cost, partial results reduced in rank order to rank 0,
+//!   per-frame files renamed only when every rank succeeded. The `grid`, `rdf` and `render` commands use it.
 //! - [`render`] draws atoms, bonds, meshes and slices with wgpu; it knows meshes and cameras, not
 //!   molecules. [`ui`] holds the egui panels; [`app`] owns the state and wires everything together.
 //!
@@ -30,6 +33,7 @@ pub mod analysis;
 #[cfg(feature = "gui")]
 pub mod app;
 pub mod assets;
+pub mod batch;
 pub mod compute;
 pub mod io;
 pub mod jobs;

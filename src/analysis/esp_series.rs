@@ -397,6 +397,36 @@ impl MapAccumulator {
         self.count
     }
 
+    /// The state: frames folded, mean or extreme per point, and the sums of squared deviations
+    /// (stdev only; empty otherwise). With [`MapAccumulator::with_parts`], how partial results of
+    /// other processes travel.
+    pub fn parts(&self) -> (u64, &[f64], &[f64]) {
+        (self.count, &self.values, &self.m2)
+    }
+
+    /// An accumulator on this one's lattice and combination holding the given state (as from
+    /// [`MapAccumulator::parts`]), refused when the sizes do not fit.
+    pub fn with_parts(&self, count: u64, values: Vec<f64>, m2: Vec<f64>) -> Result<MapAccumulator, SeriesError> {
+        let m2_len = if self.combine == Combine::Stdev {
+            self.values.len()
+        } else {
+            0
+        };
+        if values.len() != self.values.len() || m2.len() != m2_len {
+            return Err(SeriesError::WrongSize {
+                got: values.len(),
+                need: self.values.len(),
+            });
+        }
+        Ok(MapAccumulator {
+            lattice: self.lattice,
+            combine: self.combine,
+            count,
+            values,
+            m2,
+        })
+    }
+
     /// Folds one frame's map (x fastest, as [`Grid3`]) into the accumulator.
     pub fn add(&mut self, map: &[f32]) -> Result<(), SeriesError> {
         if map.len() != self.values.len() {
@@ -534,6 +564,22 @@ pub fn combine_frames(
         return Err(SeriesError::NoFrames);
     }
     let mut acc = MapAccumulator::new(lattice, settings.combine, &settings.memory)?;
+    fold_frames(trajectory, frames, charges_e, settings, &mut acc, evaluate, on_frame)?;
+    Ok(acc)
+}
+
+/// Folds the maps of `frames` into `acc` (on its lattice), as [`combine_frames`] does: a batch rank
+/// folds its share of the frames into its partial accumulator this way.
+pub fn fold_frames(
+    trajectory: &mut Trajectory,
+    frames: &[usize],
+    charges_e: &[f64],
+    settings: &SeriesSettings,
+    acc: &mut MapAccumulator,
+    evaluate: &mut dyn FnMut(FieldJob) -> Result<Grid3, String>,
+    on_frame: &mut dyn FnMut(usize),
+) -> Result<(), SeriesError> {
+    let lattice = *acc.lattice();
     let mut frame = Frame::default();
     let origin = trajectory.origin.clone();
     for &f in frames {
@@ -551,7 +597,7 @@ pub fn combine_frames(
         acc.add(&map.values)?;
         on_frame(f);
     }
-    Ok(acc)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -10,9 +10,10 @@
 use anyhow::{Context, Result, bail};
 use orbitfield::analysis::charges::{mulliken_charges_e, nuclear_charges_e, point_charges};
 use orbitfield::analysis::esp_series::{
-    self, Combine, MAP_BYTES_PER_POINT, MemoryLimit, SeriesSettings, accumulator_bytes_per_point, check_memory,
-    frame_boundary, frame_charges, frame_job, require_charges,
+    self, Combine, MAP_BYTES_PER_POINT, MapAccumulator, MemoryLimit, SeriesSettings, accumulator_bytes_per_point,
+    check_memory, frame_boundary, frame_charges, frame_job, require_charges,
 };
+use orbitfield::batch::{self, Ranks};
 use orbitfield::compute::cpu::{self, CpuEngine};
 use orbitfield::compute::esp::{Boundary, EspMethod};
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
@@ -337,7 +338,9 @@ pub struct LatticeEvaluator {
 }
 
 impl LatticeEvaluator {
-    pub fn new(device: Device) -> LatticeEvaluator {
+    /// A pool for `device` on the CUDA devices `devices` (`None`: `ORBITFIELD_DEVICES` or all; a batch
+    /// rank passes its share of the node's devices), or the CPU engine alone for `cpu`.
+    pub fn with_devices(device: Device, devices: Option<Vec<usize>>) -> LatticeEvaluator {
         let preference = match device {
             Device::Cpu => return LatticeEvaluator { pool: None },
             Device::Gpu => orbitfield::jobs::DevicePreference::Gpu,
@@ -345,6 +348,7 @@ impl LatticeEvaluator {
         };
         let pool = orbitfield::jobs::Pool::new(orbitfield::jobs::PoolConfig {
             preference,
+            devices,
             ..orbitfield::jobs::PoolConfig::default()
         });
         for note in pool.notes() {
@@ -576,6 +580,14 @@ pub fn evaluate(device: Device, request: Request<'_>) -> Result<Evaluated> {
     }
 }
 
+/// [`evaluate`] of a lattice.
+fn evaluate_lattice(device: Device, job: FieldJob) -> Result<Grid3> {
+    match evaluate(device, Request::Lattice(job))? {
+        Evaluated::Lattice(grid) => Ok(grid),
+        Evaluated::Points(_) => bail!("internal error: a lattice request returned points"),
+    }
+}
+
 /// Output format from the file name.
 fn is_dx(path: &Path) -> Result<bool> {
     let name = path
@@ -621,10 +633,21 @@ pub fn method_label(method: &EspMethod, boundary_periodic: bool) -> String {
     if boundary_periodic { format!("{m}, periodic") } else { m }
 }
 
+/// True when `grid --frames` writes one file per frame into the directory `output` (a name ending in
+/// `/`, or an existing directory).
+fn is_frame_directory(output: &Path) -> bool {
+    output.as_os_str().to_string_lossy().ends_with('/') || output.is_dir()
+}
+
 pub fn run(args: &GridArgs) -> Result<()> {
-    let dx = is_dx(&args.output)?;
     let spec: FieldSpec = args.field.parse()?;
     let limit = memory_limit(args.max_memory_gib)?;
+    if let Some(frames_text) = &args.frames
+        && is_frame_directory(&args.output)
+    {
+        return run_frames_to_directory(args, spec, &limit, frames_text);
+    }
+    let dx = is_dx(&args.output)?;
     if spec.needs_charges() {
         if args.qm_region.is_some() {
             bail!("--qm-region places orbitals and densities of a QM region; esp takes the structure's charges");
@@ -633,7 +656,9 @@ pub fn run(args: &GridArgs) -> Result<()> {
     }
     args.esp.refuse_for(&spec)?;
     if args.frames.is_some() {
-        bail!("--frames combines potential maps over trajectory frames; it applies to esp only");
+        bail!(
+            "--frames with {spec} writes one cube per frame: give a directory (-o DIR/); only esp combines frames into one map"
+        );
     }
     let (mut system, region) = io::load_with(
         &args.files,
@@ -644,28 +669,151 @@ pub fn run(args: &GridArgs) -> Result<()> {
     if let Some(region) = region {
         return run_qm_region(args, dx, &limit, spec, &mut system, &region);
     }
-    let source = source_from_system(spec, &mut system, args.frame)?;
+    let t0 = Instant::now();
+    let out = frame_grid(args, spec, &mut system, args.frame, &limit, &mut |job| {
+        evaluate_lattice(args.device, job)
+    })?;
+    write_grid(&args.output, dx, &out.grid, &out.atoms)?;
+    report(
+        &args.output,
+        &out.what,
+        &out.grid,
+        t0.elapsed().as_secs_f64(),
+        &out.unit,
+    );
+    Ok(())
+}
+
+/// One frame's field as `grid --frame F` writes it.
+struct FrameGrid {
+    grid: Grid3,
+    atoms: Vec<CubeAtom>,
+    /// What the values are ("esp", "mo:homo"), and their unit, for the report line.
+    what: String,
+    unit: String,
+}
+
+/// The field `spec` of frame `frame` on the lattice placed around that frame's atoms (or the
+/// explicit one), in the output unit, through `evaluate`: what `grid --frame F` and each file of
+/// `grid --frames ... -o DIR/` hold.
+fn frame_grid(
+    args: &GridArgs,
+    spec: FieldSpec,
+    system: &mut System,
+    frame: usize,
+    limit: &MemoryLimit,
+    evaluate: &mut dyn FnMut(FieldJob) -> Result<Grid3>,
+) -> Result<FrameGrid> {
+    if spec.needs_charges() {
+        let unit = args.esp.unit()?;
+        let method = args.esp.method()?;
+        let esp = esp_frame(system, &args.esp, frame)?;
+        let lattice = lattice_of(args, &esp.positions_angstrom())?;
+        check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
+        let periodic = matches!(esp.boundary, Boundary::Periodic(_));
+        let job = frame_job(esp.charges, method, esp.boundary, lattice, frame)?;
+        let mut grid = evaluate(job)?;
+        let scale = unit.per_hartree_per_e();
+        grid.values.iter_mut().for_each(|v| *v = (f64::from(*v) * scale) as f32);
+        grid.description = format!(
+            "esp of {} ({}), frame {} ({})",
+            esp.model,
+            method_label(&method, periodic),
+            frame,
+            unit.label()
+        );
+        return Ok(FrameGrid {
+            grid,
+            atoms: esp.atoms,
+            what: "esp".to_string(),
+            unit: unit.label(),
+        });
+    }
+    let source = source_from_system(spec, system, frame)?;
     let lattice = lattice_of(args, &source.positions_angstrom())?;
-    check_memory(lattice.dims, MAP_BYTES_PER_POINT, &limit)?;
+    check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
     let job = FieldJob {
         field: source.field.clone(),
         lattice,
         input: source.input.clone(),
     };
-    let t0 = Instant::now();
-    let Evaluated::Lattice(mut grid) = evaluate(args.device, Request::Lattice(job))? else {
-        bail!("internal error: a lattice request returned points");
-    };
-    let seconds = t0.elapsed().as_secs_f64();
+    let mut grid = evaluate(job)?;
     grid.description = format!("{} ({})", source.spec, source.spec.unit());
-    write_grid(&args.output, dx, &grid, &source.atoms)?;
-    report(
-        &args.output,
-        &source.spec.to_string(),
-        &grid,
-        seconds,
-        source.spec.unit(),
-    );
+    Ok(FrameGrid {
+        grid,
+        atoms: source.atoms,
+        what: source.spec.to_string(),
+        unit: source.spec.unit().to_string(),
+    })
+}
+
+/// The name of frame `frame`'s file in a per-frame output directory.
+pub fn frame_file_name(frame: usize, extension: &str) -> String {
+    format!("frame_{frame:05}.{extension}")
+}
+
+/// `grid FIELD FILES --frames ... -o DIR/`: one cube per frame (each as `grid --frame F` writes it),
+/// frames dealt to the ranks of an MPI job; each rank writes its frames under temporary names, and
+/// they are renamed only when every rank succeeded.
+fn run_frames_to_directory(args: &GridArgs, spec: FieldSpec, limit: &MemoryLimit, frames_text: &str) -> Result<()> {
+    let t0 = Instant::now();
+    let ranks = Ranks::from_environment()?;
+    let prepare = || -> Result<(System, Vec<usize>)> {
+        if args.combine.is_some() {
+            bail!("--combine makes one map: give -o FILE.cube or FILE.dx, not a directory");
+        }
+        if args.qm_region.is_some() {
+            bail!("--qm-region takes one --frame; per-frame cubes of a QM region are not supported");
+        }
+        if !spec.needs_charges() {
+            args.esp.refuse_for(&spec)?;
+        }
+        let system = io::load(&args.files)?;
+        let n_frames = if spec.needs_charges() || system.wavefunctions.is_empty() {
+            system.trajectory.n_frames()
+        } else {
+            system.wavefunctions.len()
+        };
+        let range = FrameRange::parse(frames_text).map_err(anyhow::Error::msg)?;
+        let frames = range.indices(n_frames).map_err(anyhow::Error::msg)?;
+        if frames.is_empty() {
+            bail!("the frame range '{frames_text}' selects no frames (the files hold {n_frames})");
+        }
+        std::fs::create_dir_all(&args.output).with_context(|| format!("cannot create {}", args.output.display()))?;
+        Ok((system, frames))
+    };
+    let (mut system, frames) = super::agreed(&ranks, prepare())?;
+    let evaluator = LatticeEvaluator::with_devices(args.device, ranks.device_selection());
+    let bar = super::root_bar(&ranks, frames.len());
+    let mut staged = batch::StagedFiles::new();
+    let mut what = String::new();
+    let mut work = |block: &[usize]| -> Result<(), String> {
+        for &f in block {
+            let out = frame_grid(args, spec, &mut system, f, limit, &mut |job| evaluator.grid(job))
+                .map_err(|e| format!("frame {f}: {e:#}"))?;
+            let path = args.output.join(frame_file_name(f, "cube"));
+            staged
+                .write_with(&path, |tmp| write_grid(tmp, false, &out.grid, &out.atoms))
+                .map_err(|e| format!("frame {f}: {e:#}"))?;
+            what = out.what;
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+        }
+        Ok(())
+    };
+    super::run_dealt(&ranks, &frames, &bar, &mut work)?;
+    let committed = staged.commit().map_err(|e| format!("renaming the frame files: {e}"));
+    ranks.agree(committed.map(|_| ()))?;
+    if ranks.is_root() {
+        eprintln!(
+            "{}: {what} of {} frames, one cube each, in {:.3} s over {} process(es)",
+            args.output.display(),
+            frames.len(),
+            t0.elapsed().as_secs_f64(),
+            ranks.size()
+        );
+    }
     Ok(())
 }
 
@@ -735,32 +883,24 @@ fn run_qm_region(
 
 /// `grid esp`: one frame's map, or the combination of several frames' maps, in the chosen unit.
 fn run_esp(args: &GridArgs, dx: bool, limit: &MemoryLimit) -> Result<()> {
-    let unit = args.esp.unit()?;
-    let method = args.esp.method()?;
+    if let Some(frames_text) = &args.frames {
+        return run_esp_series(args, dx, limit, frames_text);
+    }
+    let spec: FieldSpec = args.field.parse()?;
     let mut system = io::load(&args.files)?;
     let t0 = Instant::now();
-    let Some(frames_text) = &args.frames else {
-        let frame = esp_frame(&mut system, &args.esp, args.frame)?;
-        let lattice = lattice_of(args, &frame.positions_angstrom())?;
-        check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
-        let periodic = matches!(frame.boundary, Boundary::Periodic(_));
-        let job = frame_job(frame.charges, method, frame.boundary, lattice, args.frame)?;
-        let Evaluated::Lattice(mut grid) = evaluate(args.device, Request::Lattice(job))? else {
-            bail!("internal error: a lattice request returned points");
-        };
-        let scale = unit.per_hartree_per_e();
-        grid.values.iter_mut().for_each(|v| *v = (f64::from(*v) * scale) as f32);
-        grid.description = format!(
-            "esp of {} ({}), frame {} ({})",
-            frame.model,
-            method_label(&method, periodic),
-            args.frame,
-            unit.label()
-        );
-        write_grid(&args.output, dx, &grid, &frame.atoms)?;
-        report(&args.output, "esp", &grid, t0.elapsed().as_secs_f64(), &unit.label());
-        return Ok(());
-    };
+    let out = frame_grid(args, spec, &mut system, args.frame, limit, &mut |job| {
+        evaluate_lattice(args.device, job)
+    })?;
+    write_grid(&args.output, dx, &out.grid, &out.atoms)?;
+    report(&args.output, "esp", &out.grid, t0.elapsed().as_secs_f64(), &out.unit);
+    Ok(())
+}
+
+/// Loads the files and checks the frames, lattice and memory of `grid esp --frames`.
+fn prepare_esp_series(args: &GridArgs, limit: &MemoryLimit, frames_text: &str) -> Result<EspSeries> {
+    let method = args.esp.method()?;
+    let mut system = io::load(&args.files)?;
     if !system.wavefunctions.is_empty() {
         bail!("--frames combines trajectory frames of a structure with partial charges, not wavefunctions");
     }
@@ -785,32 +925,73 @@ fn run_esp(args: &GridArgs, dx: bool, limit: &MemoryLimit) -> Result<()> {
         combine,
         memory: limit.clone(),
     };
-    let evaluator = LatticeEvaluator::new(args.device);
-    let bar = super::rdf::progress_bar(frames.len() as u64);
-    let acc = esp_series::combine_frames(
-        &mut system.trajectory,
-        &frames,
-        &charges,
-        lattice,
-        &settings,
-        &mut |job| evaluator.grid(job).map_err(|e| format!("{e:#}")),
-        &mut |_| {
-            if let Some(b) = &bar {
-                b.inc(1);
-            }
-        },
-    )?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    let acc = MapAccumulator::new(lattice, combine, &settings.memory)?;
+    Ok(EspSeries {
+        system,
+        frames,
+        charges,
+        settings,
+        acc,
+        atoms: first_frame.atoms,
+    })
+}
+
+/// What every rank of `grid esp --frames` prepares before the frames are dealt.
+struct EspSeries {
+    system: System,
+    frames: Vec<usize>,
+    charges: Vec<f64>,
+    settings: SeriesSettings,
+    acc: MapAccumulator,
+    atoms: Vec<CubeAtom>,
+}
+
+/// `grid esp --frames ... --combine`: each rank folds its share of the frames into a partial
+/// accumulator, the partials merge on rank 0 (Welford/Chan for avg and stdev, extremes for min/max),
+/// and rank 0 writes the map.
+fn run_esp_series(args: &GridArgs, dx: bool, limit: &MemoryLimit, frames_text: &str) -> Result<()> {
+    let t0 = Instant::now();
+    let ranks = Ranks::from_environment()?;
+    let unit = args.esp.unit()?;
+    let EspSeries {
+        mut system,
+        frames,
+        charges,
+        settings,
+        mut acc,
+        atoms,
+    } = super::agreed(&ranks, prepare_esp_series(args, limit, frames_text))?;
+    let combine = settings.combine;
+    let evaluator = LatticeEvaluator::with_devices(args.device, ranks.device_selection());
+    let bar = super::root_bar(&ranks, frames.len());
+    let mut work = |block: &[usize]| -> Result<(), String> {
+        esp_series::fold_frames(
+            &mut system.trajectory,
+            block,
+            &charges,
+            &settings,
+            &mut acc,
+            &mut |job| evaluator.grid(job).map_err(|e| format!("{e:#}")),
+            &mut |_| {
+                if let Some(b) = &bar {
+                    b.inc(1);
+                }
+            },
+        )
+        .map_err(|e| e.to_string())
+    };
+    super::run_dealt(&ranks, &frames, &bar, &mut work)?;
+    let Some(acc) = ranks.reduce_to_root(acc)? else {
+        return Ok(());
+    };
     let description = format!(
         "esp of partial charges ({}), {combine} over {} frames '{frames_text}' ({})",
-        method_label(&method, args.esp.pbc),
+        method_label(&settings.method, args.esp.pbc),
         acc.count(),
         unit.label()
     );
     let grid = acc.finish(unit.per_hartree_per_e(), description)?;
-    write_grid(&args.output, dx, &grid, &first_frame.atoms)?;
+    write_grid(&args.output, dx, &grid, &atoms)?;
     report(
         &args.output,
         &format!("esp {combine} of {} frames", acc.count()),

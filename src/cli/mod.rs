@@ -1,13 +1,20 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands, one file each.
 
+//! Without the `gui` feature (a headless build for clusters: `--no-default-features --features mpi`)
+//! the viewer, `render` and `bench` are left out.
+
+#[cfg(feature = "gui")]
 mod bench;
 mod grid;
 mod info;
 mod ions;
+#[cfg(feature = "gui")]
 mod legend;
+#[cfg(feature = "gui")]
 mod playback;
 mod points;
 mod rdf;
+#[cfg(feature = "gui")]
 mod render;
 mod surface;
 
@@ -16,6 +23,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
+#[cfg_attr(not(feature = "gui"), allow(dead_code))]
 #[command(
     name = "orbitfield",
     version,
@@ -55,6 +63,7 @@ enum Command {
     /// Radial distribution function g(r) between two atom selections over a trajectory.
     Rdf(rdf::RdfArgs),
     /// Time the field engines (GPU beside CPU): MO lattices and a Coulomb potential map.
+    #[cfg(feature = "gui")]
     Bench(bench::BenchArgs),
     /// Compute a field (orbital, density, spin density, potential) on a lattice and write a cube or DX file.
     Grid(grid::GridArgs),
@@ -65,6 +74,7 @@ enum Command {
     /// Extract an isosurface from a volume (cube, DX) and write it as a .ply or .obj mesh.
     Surface(surface::SurfaceArgs),
     /// Draw FILE... to PNG images without a window (structures, and isosurfaces with --field).
+    #[cfg(feature = "gui")]
     Render(render::RenderArgs),
 }
 
@@ -95,20 +105,88 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
         Some(Command::Rdf(args)) => rdf::run(&args),
+        #[cfg(feature = "gui")]
         Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Grid(args)) => grid::run(&args),
         Some(Command::Points(args)) => points::run(&args),
         Some(Command::Ions(args)) => ions::run(&args),
         Some(Command::Surface(args)) => surface::run(&args),
+        #[cfg(feature = "gui")]
         Some(Command::Render(args)) => render::run(&args),
         None => run_viewer(&cli),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // Under an MPI launcher rank 0 speaks for all: a rank's own failure reaches it through
+        // `batch::Ranks::agree`, and failures every rank meets alike (arguments, files) need no echo.
+        // A rank whose failure rank 0 reports ends normally, so that the launcher does not abort the
+        // job before rank 0 has said why; rank 0's exit status is the job's.
+        Err(e) if orbitfield::batch::is_quiet_rank() => {
+            if matches!(e.downcast_ref(), Some(orbitfield::batch::BatchError::Elsewhere)) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // One write, so that a launcher forwarding several ranks' output does not split the line.
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("error: {e:#}\n").as_bytes());
             ExitCode::from(1)
         }
+    }
+}
+
+/// `setup` when every rank's setup succeeded; otherwise the first failure (rank 0 reports it). Every
+/// rank must call it at the same point, before any other exchange.
+fn agreed<T>(ranks: &orbitfield::batch::Ranks, setup: anyhow::Result<T>) -> anyhow::Result<T> {
+    match setup {
+        Ok(t) => {
+            ranks.agree(Ok(()))?;
+            Ok(t)
+        }
+        Err(e) if ranks.size() <= 1 => Err(e),
+        Err(e) => match ranks.agree(Err(format!("{e:#}"))) {
+            Err(agreed) => Err(agreed.into()),
+            Ok(()) => Err(e),
+        },
+    }
+}
+
+/// A progress bar of `frames` on rank 0 (none elsewhere, and none when standard error is no terminal).
+fn root_bar(ranks: &orbitfield::batch::Ranks, frames: usize) -> Option<indicatif::ProgressBar> {
+    if ranks.is_root() {
+        rdf::progress_bar(frames as u64)
+    } else {
+        None
+    }
+}
+
+/// Runs `work` over this rank's share of `frames` (`batch::run_frames`), sizing rank 0's `bar` to its
+/// share, and agrees on the outcome with the other ranks (the first failure comes back on rank 0).
+fn run_dealt(
+    ranks: &orbitfield::batch::Ranks,
+    frames: &[usize],
+    bar: &Option<indicatif::ProgressBar>,
+    work: &mut dyn FnMut(&[usize]) -> Result<(), String>,
+) -> anyhow::Result<()> {
+    let result = orbitfield::batch::run_frames(ranks, frames, work, &mut |n| {
+        if let Some(b) = bar {
+            b.set_length(n as u64);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    ranks.agree(result.map(|_| ()))?;
+    Ok(())
+}
+
+/// A note on standard error, naming the rank when there are several.
+fn note(ranks: &orbitfield::batch::Ranks, text: &str) {
+    if ranks.size() > 1 {
+        eprintln!("note: rank {}: {text}", ranks.rank());
+    } else {
+        eprintln!("note: {text}");
     }
 }
 
@@ -123,7 +201,9 @@ fn expand_file_patterns(cli: &mut Cli) -> anyhow::Result<()> {
         Some(Command::Points(a)) => &mut a.files,
         Some(Command::Ions(a)) => &mut a.files,
         Some(Command::Surface(a)) => &mut a.files,
+        #[cfg(feature = "gui")]
         Some(Command::Render(a)) => &mut a.files,
+        #[cfg(feature = "gui")]
         Some(Command::Bench(_)) => return Ok(()),
     };
     *files = expand_patterns(files)?;
@@ -190,6 +270,14 @@ fn pattern_matches(pattern: &str, name: &str) -> bool {
     matches[t.len()]
 }
 
+#[cfg(not(feature = "gui"))]
+fn run_viewer(_cli: &Cli) -> anyhow::Result<()> {
+    anyhow::bail!(
+        "this orbitfield was built without the viewer (the gui feature); give a subcommand (--help lists them)"
+    )
+}
+
+#[cfg(feature = "gui")]
 fn run_viewer(cli: &Cli) -> anyhow::Result<()> {
     let size = cli.window_size.as_deref().map(render::parse_size).transpose()?;
     orbitfield::app::window::run(orbitfield::app::window::ViewerOptions {

@@ -1,7 +1,9 @@
-//! `orbitfield rdf TOP TRAJ... --sel1 SEL --sel2 SEL`: g(r) between two selections over a trajectory.
+//! `orbitfield rdf TOP TRAJ... --sel1 SEL --sel2 SEL`: g(r) between two selections over a trajectory,
+//! over the ranks of an MPI job when started by `mpirun` (histograms summed on rank 0, see `batch`).
 
 use anyhow::{Context, Result, bail};
 use orbitfield::analysis::rdf::{RdfAccumulator, RdfSettings};
+use orbitfield::batch::Ranks;
 use orbitfield::io;
 use orbitfield::jobs::DevicePreference;
 use orbitfield::jobs::rdf::{RdfWorkers, RunError, SelectionPair};
@@ -42,12 +44,23 @@ pub struct RdfArgs {
     pub output: Option<PathBuf>,
 }
 
-pub fn run(args: &RdfArgs) -> Result<()> {
+/// What every rank prepares before the frames are dealt.
+struct Prepared {
+    system: io::System,
+    frames: Vec<usize>,
+    acc: RdfAccumulator,
+    groups: Vec<u32>,
+    preference: DevicePreference,
+    sel1: Selection,
+    sel2: Selection,
+}
+
+fn prepare(args: &RdfArgs) -> Result<Prepared> {
     let preference: DevicePreference = args.device.parse().map_err(anyhow::Error::msg)?;
     let sel1 = Selection::parse(&args.sel1).map_err(|e| anyhow::anyhow!("--sel1: {e}"))?;
     let sel2 = Selection::parse(&args.sel2).map_err(|e| anyhow::anyhow!("--sel2: {e}"))?;
     let range = FrameRange::parse(&args.frames).map_err(anyhow::Error::msg)?;
-    let mut system = io::load(&args.files)?;
+    let system = io::load(&args.files)?;
     let frames = range
         .indices(system.trajectory.n_frames())
         .map_err(anyhow::Error::msg)?;
@@ -58,7 +71,7 @@ pub fn run(args: &RdfArgs) -> Result<()> {
             system.trajectory.n_frames()
         );
     }
-    let mut acc = RdfAccumulator::new(RdfSettings {
+    let acc = RdfAccumulator::new(RdfSettings {
         r_max_angstrom: args.rmax,
         bins: args.bins,
         exclude_same_group: args.exclude_same_residue,
@@ -71,58 +84,88 @@ pub fn run(args: &RdfArgs) -> Result<()> {
         }
         g
     };
-    let workers = RdfWorkers::new(preference);
+    Ok(Prepared {
+        system,
+        frames,
+        acc,
+        groups,
+        preference,
+        sel1,
+        sel2,
+    })
+}
+
+/// Under MPI the frames are dealt to the ranks, each histograms its share on its node's devices, and
+/// the histograms are summed on rank 0, which writes the result.
+pub fn run(args: &RdfArgs) -> Result<()> {
+    let ranks = Ranks::from_environment()?;
+    let Prepared {
+        mut system,
+        frames,
+        mut acc,
+        groups,
+        preference,
+        sel1,
+        sel2,
+    } = super::agreed(&ranks, prepare(args))?;
+    let workers = RdfWorkers::with_devices(preference, ranks.device_selection());
     for n in workers.notes() {
         if preference == DevicePreference::Gpu || workers.has_gpu() {
-            eprintln!("note: {n}");
+            super::note(&ranks, n);
         }
     }
     let dynamic = sel1.needs_positions() || sel2.needs_positions();
-    let bar = progress_bar(frames.len() as u64);
+    let bar = super::root_bar(&ranks, frames.len());
     let mut idx: Option<SelectionPair> = None;
     let structure = &system.structure;
     let trajectory = &mut system.trajectory;
-    let items = frames.iter().map(|&f| -> Result<_> {
-        let mut frame = Frame::default();
-        trajectory
-            .read_frame(f, &mut frame)
-            .with_context(|| format!("reading frame {f}"))?;
-        let (i1, i2) = match &idx {
-            Some(x) if !dynamic => x.clone(),
-            _ => {
-                let i1 = sel1.indices(structure, Some(&frame));
-                let i2 = sel2.indices(structure, Some(&frame));
-                if i1.is_empty() {
-                    bail!("--sel1 '{}' selects no atoms", args.sel1);
+    let mut notes = Vec::new();
+    let mut work = |block: &[usize]| -> Result<(), String> {
+        let items = block.iter().map(|&f| -> Result<_> {
+            let mut frame = Frame::default();
+            trajectory
+                .read_frame(f, &mut frame)
+                .with_context(|| format!("reading frame {f}"))?;
+            let (i1, i2) = match &idx {
+                Some(x) if !dynamic => x.clone(),
+                _ => {
+                    let i1 = sel1.indices(structure, Some(&frame));
+                    let i2 = sel2.indices(structure, Some(&frame));
+                    if i1.is_empty() {
+                        bail!("--sel1 '{}' selects no atoms", args.sel1);
+                    }
+                    if i2.is_empty() {
+                        bail!("--sel2 '{}' selects no atoms", args.sel2);
+                    }
+                    let x = (Arc::new(i1), Arc::new(i2));
+                    idx = Some(x.clone());
+                    x
                 }
-                if i2.is_empty() {
-                    bail!("--sel2 '{}' selects no atoms", args.sel2);
+            };
+            Ok((f, frame, i1, i2))
+        });
+        let got = workers
+            .run(&mut acc, Some(groups.clone()), items, |_, done| {
+                if let Some(b) = &bar {
+                    b.inc(1);
+                    b.set_message(done.engine.clone());
                 }
-                let x = (Arc::new(i1), Arc::new(i2));
-                idx = Some(x.clone());
-                x
-            }
-        };
-        Ok((f, frame, i1, i2))
-    });
-    let notes = workers
-        .run(&mut acc, Some(groups), items, |_, done| {
-            if let Some(b) = &bar {
-                b.inc(1);
-                b.set_message(done.engine.clone());
-            }
-        })
-        .map_err(|e| match e {
-            RunError::Frames(e) => e,
-            RunError::Rdf(e) => anyhow::anyhow!(e),
-            RunError::WorkersGone => anyhow::anyhow!("the RDF workers stopped unexpectedly"),
-        })?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+            })
+            .map_err(|e| match e {
+                RunError::Frames(e) => format!("{e:#}"),
+                RunError::Rdf(e) => e.to_string(),
+                RunError::WorkersGone => "the RDF workers stopped unexpectedly".to_string(),
+            })?;
+        notes.extend(got);
+        Ok(())
+    };
+    super::run_dealt(&ranks, &frames, &bar, &mut work)?;
     for n in notes {
-        eprintln!("note: {n}");
+        super::note(&ranks, &n);
     }
+    let Some(acc) = ranks.reduce_to_root(acc)? else {
+        return Ok(());
+    };
     if acc.volume_sum_angstrom3 == 0.0 {
         eprintln!(
             "note: the trajectory has no periodic box, so g(r) is normalised by pair count and shell volume only"

@@ -1,7 +1,8 @@
 //! `orbitfield render FILE... -o out.png|dir/`: draws structures, fields and their colour legends
 //! to PNG files without a window, on any wgpu adapter (software Vulkan included), through the
 //! viewer's representation list and draw stage: `--rep` atoms by selection, `--field` isosurfaces
-//! and `--slice` slices (repeated), or a saved `--session`.
+//! and `--slice` slices (repeated), or a saved `--session`. A frame range is dealt over the ranks of
+//! an MPI job when started by `mpirun` (see `batch`).
 
 use anyhow::{Context, Result, anyhow, bail};
 use glam::Vec3;
@@ -16,7 +17,8 @@ use orbitfield::app::state::{AppState, Command};
 use orbitfield::app::values::{FieldUnit, PotentialDisplay, format_number};
 use orbitfield::render::camera::ViewAxis;
 use orbitfield::render::{GpuScene, OffscreenTarget, RenderContext};
-use std::path::{Path, PathBuf};
+use orbitfield::batch::{self, Ranks, StagedFiles};
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct RenderArgs {
@@ -253,6 +255,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         FieldService::new(backend, orbitfield::app::default_extractor()),
     );
     state.view.size_px = size;
+    let ranks = Ranks::from_environment()?;
     let session = args.session.as_deref().map(Session::load).transpose()?;
     match &session {
         Some(s) => {
@@ -262,11 +265,15 @@ pub fn run(args: &RenderArgs) -> Result<()> {
             }
         }
         None => {
-            let (system, region) = orbitfield::io::load_with(
-                &args.files,
-                &orbitfield::io::LoadOptions {
-                    qm_region: args.qm_region.clone(),
-                },
+            let (system, region) = super::agreed(
+                &ranks,
+                orbitfield::io::load_with(
+                    &args.files,
+                    &orbitfield::io::LoadOptions {
+                        qm_region: args.qm_region.clone(),
+                    },
+                )
+                .map_err(anyhow::Error::from),
             )?;
             let name = args.files.first().map(|p| p.display().to_string()).unwrap_or_default();
             state.open_system_with_qm_region(name, system, region);
@@ -342,30 +349,53 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         camera.fit_to_bounds(Vec3::from(lo), Vec3::from(hi), aspect);
         camera.zoom(args.zoom);
     }
+    // Under MPI each rank draws its share of the frames (the camera is fitted to the first frame of
+    // the whole range on every rank, so each image is the one a single process draws); files are
+    // renamed into place only when every rank succeeded.
     let mut coloured = false;
-    for &f in &frames {
-        state.apply(Command::SetFrame(f));
-        show_fields(&mut state, f)?;
-        if let Some(n) = args.color_volume
-            && !coloured
-        {
-            color_surfaces(&mut state, n, args)?;
-            coloured = true;
+    let mut staged = StagedFiles::new();
+    let mut work = |block: &[usize]| -> Result<(), String> {
+        for &f in block {
+            let mut draw = || -> Result<()> {
+                state.apply(Command::SetFrame(f));
+                show_fields(&mut state, f)?;
+                if let Some(n) = args.color_volume
+                    && !coloured
+                {
+                    color_surfaces(&mut state, n, args)?;
+                    coloured = true;
+                }
+                sync.sync(&rc, &mut scene, &mut state);
+                orbitfield::render::render_once(&rc, &scene, &target, &state.view.camera);
+                let mut img = target.read_rgba(&rc)?;
+                if !args.no_legend {
+                    for (k, legend) in state.legends().iter().enumerate() {
+                        super::legend::draw_legend(&mut img, legend, k);
+                    }
+                }
+                let path = if to_dir {
+                    args.output.join(super::grid::frame_file_name(f, "png"))
+                } else {
+                    args.output.clone()
+                };
+                let png = encode_png(&img)?;
+                staged
+                    .write(&path, &png)
+                    .with_context(|| format!("cannot write {}", path.display()))
+            };
+            draw().map_err(|e| format!("frame {f}: {e:#}"))?;
         }
-        sync.sync(&rc, &mut scene, &mut state);
-        orbitfield::render::render_once(&rc, &scene, &target, &state.view.camera);
-        let mut img = target.read_rgba(&rc)?;
-        if !args.no_legend {
-            for (k, legend) in state.legends().iter().enumerate() {
-                super::legend::draw_legend(&mut img, legend, k);
-            }
-        }
-        let path = if to_dir {
-            args.output.join(format!("frame_{f:05}.png"))
-        } else {
-            args.output.clone()
-        };
-        write_png(&path, &img)?;
+        Ok(())
+    };
+    let result = batch::run_frames(&ranks, &frames, &mut work, &mut |_| {});
+    ranks.agree(result.map(|_| ()))?;
+    let committed = staged.commit();
+    let written = match &committed {
+        Ok(paths) => paths.clone(),
+        Err(_) => Vec::new(),
+    };
+    ranks.agree(committed.map(|_| ()).map_err(|e| format!("renaming the images: {e}")))?;
+    for path in written {
         println!("{}", path.display());
     }
     for legend in state.legends() {
@@ -432,11 +462,6 @@ fn color_surfaces(state: &mut AppState, n: usize, args: &RenderArgs) -> Result<(
         .ok_or_else(|| anyhow!("--color-volume {n}: {}", state.panels.status))?;
     eprintln!("surface colours: volume {n} from {} to {}", c.range[0], c.range[1]);
     Ok(())
-}
-
-fn write_png(path: &Path, img: &image::RgbaImage) -> Result<()> {
-    let png = encode_png(img)?;
-    orbitfield::io::write_atomically(path, &png).with_context(|| format!("cannot write {}", path.display()))
 }
 
 #[cfg(test)]

@@ -83,8 +83,15 @@ impl RdfWorkers {
     /// Starts a pool of its own as `preference` asks (CUDA devices from `ORBITFIELD_DEVICES` or all).
     /// Never panics; every reason a device is not used is one line in [`RdfWorkers::notes`].
     pub fn new(preference: DevicePreference) -> RdfWorkers {
+        RdfWorkers::with_devices(preference, None)
+    }
+
+    /// As [`RdfWorkers::new`] on the CUDA devices `devices` (`None`: `ORBITFIELD_DEVICES` or all), as a
+    /// batch rank sharing its node's devices asks.
+    pub fn with_devices(preference: DevicePreference, devices: Option<Vec<usize>>) -> RdfWorkers {
         let pool: Pool<()> = Pool::new(PoolConfig {
             preference,
+            devices,
             ..PoolConfig::default()
         });
         let mut w = RdfWorkers::on(pool.device_workers());

@@ -50,6 +50,19 @@ pub fn devices_from_env() -> (Option<Vec<usize>>, Vec<CudaError>) {
     }
 }
 
+/// The number of CUDA devices the driver reports, without opening any (0 when the libraries or the
+/// driver are missing). Batch ranks use it to share a node's devices.
+pub fn device_count() -> usize {
+    if libraries_present().is_err() {
+        return 0;
+    }
+    catch("cuInit", || {
+        cudarc::driver::result::init().map_err(dev_err("cuInit"))?;
+        CudaContext::device_count().map_err(dev_err("cuDeviceGetCount"))
+    })
+    .map_or(0, |n| n.max(0) as usize)
+}
+
 /// Finds usable CUDA devices (all, or those in `selection`), creating a context and a stream for each
 /// and compiling the Coulomb kernel as a smoke test. Never panics.
 pub fn discover(selection: Option<&[usize]>) -> Discovery {
