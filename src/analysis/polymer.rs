@@ -3,9 +3,9 @@
 //! value, ready for [`crate::surface::cartoon::build`].
 //!
 //! Owns [`Polymer`] (which residues are polymer and which of their atoms the cartoon uses, found once
-//! per structure), [`Coloring`] and the cartoon palettes. Called by `orbitfield render --cartoon`,
-//! `orbitfield bench --cartoon`, the benchmarks and the tests; the viewer's cartoon representation
-//! through a worker in `jobs`. One frame's cartoon is [`Polymer::mesh`]: DSSP, segments, mesh.
+//! per structure), [`Coloring`] and the cartoon palettes. Called by `orbitfield bench --cartoon`, the
+//! benchmarks and the tests; meant for the viewer's cartoon representation (through a worker in
+//! `jobs`, not wired yet). One frame's cartoon is [`Polymer::mesh`]: DSSP, segments, mesh.
 //!
 //! Protein residues are those of [`ProteinBackbone`] that have a CA; a protein chain breaks where the
 //! chain (label or segment) changes or C(i)-N(i+1) exceeds 2.5 A (CA(i)-CA(i+1) 4.5 A where C or N is

@@ -1,6 +1,7 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands, one file each.
 
 mod bench;
+mod cartoon_bench;
 mod grid;
 mod info;
 mod ions;

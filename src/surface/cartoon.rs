@@ -5,8 +5,8 @@
 //! guide points, a [`Shape`] per residue, colours, scalar values), already cut at chain breaks, and
 //! returns one [`MeshData`] with unit normals, per-vertex colours (`colors_rgba8`) and, on request,
 //! per-vertex values. Who calls it: the cartoon input builder in `analysis::polymer` (which reads
-//! structures, secondary structure and colour schemes), the `render --cartoon` command, the
-//! benchmarks and the tests; the viewer through a worker in `jobs`. Nothing here knows molecules.
+//! structures, secondary structure and colour schemes), the benchmarks and the tests; meant for the
+//! viewer's cartoon representation through a worker in `jobs`. Nothing here knows molecules.
 //!
 //! Geometry: a Catmull-Rom spline through the trace points (CA; P for nucleic acids), with strand
 //! points smoothed (each the average of itself and its neighbours, weights 1/4, 1/2, 1/4) so
