@@ -285,3 +285,54 @@ fn removing_a_residue_breaks_the_chain_there() {
     assert_ne!(ss[mid - 1], SecondaryStructure::AlphaHelix);
     assert_ne!(ss[mid + 1], SecondaryStructure::AlphaHelix);
 }
+
+#[test]
+fn cartoon_of_a_helix_rich_and_a_strand_rich_protein() {
+    use orbitfield::analysis::polymer::{Coloring, Polymer, secondary_structure_color};
+    use orbitfield::surface::cartoon::CartoonParams;
+    for (file, main) in [
+        ("dssp/4gcnA.pdb.gz", SecondaryStructure::AlphaHelix),
+        ("dssp/3aqgA.pdb.gz", SecondaryStructure::Strand),
+    ] {
+        let mut system = io::load(&[data(file)]).unwrap();
+        let positions = system.trajectory.frame(0).unwrap().positions_angstrom;
+        let polymer = Polymer::new(&system.structure);
+        let (ss, mesh) = polymer.mesh(
+            &positions,
+            Coloring::SecondaryStructure,
+            None,
+            &CartoonParams::default(),
+        );
+        assert_eq!(ss, polymer.protein.assign(&positions, &DsspOptions::default()));
+        assert!(!mesh.is_empty(), "{file}");
+        assert_eq!(mesh.colors_rgba8.len(), mesh.positions_angstrom.len());
+        for (p, n) in mesh.positions_angstrom.iter().zip(&mesh.normals) {
+            assert!(p.iter().all(|x| x.is_finite()));
+            let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+            assert!((l - 1.0).abs() < 1e-3, "{file}: normal length {l}");
+        }
+        // The dominant class is drawn: a good share of the vertices carry its colour.
+        let colour = secondary_structure_color(main);
+        let share = mesh.colors_rgba8.iter().filter(|&&c| c == colour).count() as f64 / mesh.colors_rgba8.len() as f64;
+        assert!(
+            share > 0.2,
+            "{file}: {:.1} % of vertices in the {main:?} colour",
+            100.0 * share
+        );
+        // Every vertex lies within a few Angstrom of some CA.
+        let cas: Vec<[f32; 3]> = polymer
+            .protein
+            .residues
+            .iter()
+            .filter_map(|r| r.ca)
+            .map(|i| positions[i as usize])
+            .collect();
+        for p in mesh.positions_angstrom.iter().step_by(97) {
+            let d = cas
+                .iter()
+                .map(|c| ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2) + (p[2] - c[2]).powi(2)).sqrt())
+                .fold(f32::INFINITY, f32::min);
+            assert!(d < 4.0, "{file}: vertex {p:?} is {d} A from the nearest CA");
+        }
+    }
+}

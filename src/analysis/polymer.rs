@@ -242,34 +242,28 @@ impl Polymer {
         let mut segments = Vec::new();
 
         // Protein: runs of residues with a CA, cut at breaks.
-        let mut runs: Vec<Vec<usize>> = Vec::new();
-        let mut previous: Option<usize> = None;
-        for (k, r) in self.protein.residues.iter().enumerate() {
-            let Some(ca) = at(r.ca) else {
-                previous = None;
-                continue;
-            };
-            let joined = previous.is_some_and(|p| {
-                let q = &self.protein.residues[p];
+        let residues = &self.protein.residues;
+        let protein_runs = runs(
+            residues.len(),
+            |k| residues.get(k).and_then(|r| at(r.ca)).is_some(),
+            |p, k| {
+                let (Some(q), Some(r)) = (residues.get(p), residues.get(k)) else {
+                    return false;
+                };
                 q.chain == r.chain
                     && match (at(q.c), at(r.n)) {
                         (Some(c), Some(n)) => distance(c, n) <= 2.5,
-                        _ => at(q.ca).is_some_and(|qa| distance(qa, ca) <= 4.5),
+                        _ => matches!((at(q.ca), at(r.ca)), (Some(a), Some(b)) if distance(a, b) <= 4.5),
                     }
-            });
-            match runs.last_mut() {
-                Some(run) if joined => run.push(k),
-                _ => runs.push(vec![k]),
-            }
-            previous = Some(k);
-        }
-        for run in runs {
+            },
+        );
+        for run in protein_runs {
             let n = run.len();
             let residues = run
                 .iter()
                 .enumerate()
                 .filter_map(|(i, &k)| {
-                    let r = &self.protein.residues[k];
+                    let r = self.protein.residues.get(k)?;
                     let ss = secondary.get(k).copied().unwrap_or_default();
                     let a = self.attributes(coloring, ss, r.chain, i, n, self.protein_colors.get(k), value(k));
                     Some(ProteinResidue {
@@ -286,27 +280,23 @@ impl Polymer {
 
         // Nucleic acids: runs of trace points no more than 8 A apart.
         let offset = self.protein.len();
-        let mut runs: Vec<Vec<usize>> = Vec::new();
-        let mut previous: Option<(usize, [f32; 3])> = None;
-        for (k, r) in self.nucleic.iter().enumerate() {
-            let Some(p) = at(Some(r.trace)) else {
-                previous = None;
-                continue;
-            };
-            let joined = previous.is_some_and(|(q, qp)| self.nucleic[q].chain == r.chain && distance(qp, p) <= 8.0);
-            match runs.last_mut() {
-                Some(run) if joined => run.push(k),
-                _ => runs.push(vec![k]),
-            }
-            previous = Some((k, p));
-        }
-        for run in runs {
+        let nucleic = &self.nucleic;
+        let trace = |k: usize| nucleic.get(k).and_then(|r| at(Some(r.trace)));
+        let nucleic_runs = runs(
+            nucleic.len(),
+            |k| trace(k).is_some(),
+            |p, k| {
+                nucleic.get(p).map(|r| r.chain) == nucleic.get(k).map(|r| r.chain)
+                    && matches!((trace(p), trace(k)), (Some(a), Some(b)) if distance(a, b) <= 8.0)
+            },
+        );
+        for run in nucleic_runs {
             let n = run.len();
             let residues = run
                 .iter()
                 .enumerate()
                 .filter_map(|(i, &k)| {
-                    let r = &self.nucleic[k];
+                    let r = self.nucleic.get(k)?;
                     let a = self.attributes(
                         coloring,
                         SecondaryStructure::Coil,
@@ -379,6 +369,25 @@ impl Polymer {
         let mesh = cartoon::build(&segments, &params);
         (secondary, mesh)
     }
+}
+
+/// Indices `0..n` cut into runs: items that are not `usable` are left out and end a run, and a run
+/// continues from `previous` to `next` only where `joined(previous, next)`.
+fn runs(n: usize, usable: impl Fn(usize) -> bool, joined: impl Fn(usize, usize) -> bool) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut previous: Option<usize> = None;
+    for k in 0..n {
+        if !usable(k) {
+            previous = None;
+            continue;
+        }
+        match out.last_mut() {
+            Some(run) if previous.is_some_and(|p| joined(p, k)) => run.push(k),
+            _ => out.push(vec![k]),
+        }
+        previous = Some(k);
+    }
+    out
 }
 
 /// The cartoon shape of a DSSP class: helices (H, G, I) as ribbons, ladder strands (E) as arrows,
