@@ -1,13 +1,15 @@
 //! Trajectory analyses: radial distribution functions, orbital tracking along wavefunction series,
 //! potential maps combined over frames, ion placement on potential maps, QM regions placed in MD
-//! frames, and atomic charges from wavefunctions.
+//! frames, atomic charges from wavefunctions, and protein secondary structure (DSSP) per frame.
 //!
-//! Called by the `rdf`, `grid`, `points` and `ions` commands and the viewer's analysis panels; the GPU
-//! kernels of the same analyses are tested against these CPU versions.
+//! Called by the `rdf`, `grid`, `points`, `ions` and `info` commands and the viewer's analysis panels;
+//! the GPU kernels of the same analyses are tested against these CPU versions.
 
 pub mod charges;
+pub mod dssp;
 pub mod esp_series;
 pub mod ions;
+pub mod polymer;
 pub mod qm_region;
 pub mod rdf;
 pub mod tracking;

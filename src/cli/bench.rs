@@ -86,6 +86,10 @@ pub struct BenchArgs {
     /// "none" skips them.
     #[arg(long, value_name = "LIST")]
     rdf_atoms: Option<String>,
+    /// Time only DSSP and the cartoon mesh per frame (adk, and adk copies up to 100,000 residues, or
+    /// 20,000 with --quick) and stop.
+    #[arg(long)]
+    cartoon: bool,
 }
 
 /// One MSM potential map of a water box, end to end.
@@ -831,6 +835,15 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
+    if args.cartoon {
+        let targets: &[usize] = if args.quick { &[20_000] } else { &[10_000, 100_000] };
+        let results = super::cartoon_bench::run(targets, args.repeats)?;
+        if let Some(p) = &args.json {
+            let text = serde_json::to_string_pretty(&results)?;
+            std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+        }
+        return Ok(());
+    }
     if let Some(dir) = &args.dump_specialised {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         for (name, wf) in [("threonine", threonine()?), ("c60", synthetic_c60())] {

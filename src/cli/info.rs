@@ -1,4 +1,5 @@
-//! `orbitfield info FILE... [--json]`: what the files form together, and how long loading took.
+//! `orbitfield info FILE... [--json] [--secondary [--frame N]]`: what the files form together, how
+//! long loading took, and optionally the DSSP secondary structure of every protein residue.
 
 use anyhow::Result;
 use orbitfield::io::{self, System};
@@ -13,16 +14,70 @@ pub struct InfoArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also print the DSSP secondary structure of every protein residue in file order (H G I E B T
+    /// S P, `-` for coil; JSON key "secondary").
+    #[arg(long)]
+    pub secondary: bool,
+    /// Frame (0-based) whose secondary structure --secondary reports.
+    #[arg(long, default_value_t = 0, requires = "secondary")]
+    pub frame: usize,
 }
 
 pub fn run(args: &InfoArgs) -> Result<()> {
     let t0 = Instant::now();
     let mut system = io::load(&args.files)?;
     let load_seconds = t0.elapsed().as_secs_f64();
-    report(&mut system, load_seconds, args.json)
+    let secondary = if args.secondary {
+        Some(secondary_structure(&mut system, args.frame)?)
+    } else {
+        None
+    };
+    report(&mut system, load_seconds, args.json, secondary.as_ref())
 }
 
-fn report(system: &mut System, load_seconds: f64, json: bool) -> Result<()> {
+/// DSSP codes of one frame, with the chains they belong to.
+struct Secondary {
+    frame: usize,
+    codes: String,
+    /// Per chain: a label, the first and last residue number, and the range of `codes`.
+    chains: Vec<(String, i32, i32, std::ops::Range<usize>)>,
+}
+
+fn secondary_structure(system: &mut System, frame: usize) -> Result<Secondary> {
+    use orbitfield::analysis::dssp::{DsspOptions, ProteinBackbone, codes};
+    let n_frames = system.trajectory.n_frames();
+    if frame >= n_frames {
+        anyhow::bail!("--frame {frame}: the files have {n_frames} frame(s), numbered from 0");
+    }
+    let positions = system.trajectory.frame(frame)?.positions_angstrom;
+    let s = &system.structure;
+    let backbone = ProteinBackbone::new(s);
+    let ss = backbone.assign(&positions, &DsspOptions::default());
+    let starts = s.residue_starts();
+    let mut chains: Vec<(String, i32, i32, std::ops::Range<usize>)> = Vec::new();
+    for (k, r) in backbone.residues.iter().enumerate() {
+        let atom = starts.get(r.residue).copied().unwrap_or(0);
+        let resid = s.resids.get(atom).copied().unwrap_or(0);
+        match chains.last_mut() {
+            Some(last) if backbone.residues.get(last.3.start).is_some_and(|f| f.chain == r.chain) => {
+                last.2 = resid;
+                last.3.end = k + 1;
+            }
+            _ => {
+                let chain = s.chains.get(atom).filter(|c| !c.is_empty()).or(s.segids.get(atom));
+                let label = chain.map(|c| c.as_str().to_string()).unwrap_or_default();
+                chains.push((label, resid, resid, k..k + 1));
+            }
+        }
+    }
+    Ok(Secondary {
+        frame,
+        codes: codes(&ss),
+        chains,
+    })
+}
+
+fn report(system: &mut System, load_seconds: f64, json: bool, secondary: Option<&Secondary>) -> Result<()> {
     let s = &system.structure;
     let atoms = s.len();
     let frames = system.trajectory.n_frames();
@@ -68,6 +123,10 @@ fn report(system: &mut System, load_seconds: f64, json: bool) -> Result<()> {
                 q.program.map_or(serde_json::Value::Null, |p| p.into()),
             );
             obj.insert("corrections".into(), q.corrections.into());
+        }
+        if let Some(sec) = secondary {
+            obj.insert("secondary_frame".into(), sec.frame.into());
+            obj.insert("secondary".into(), sec.codes.clone().into());
         }
         if !system.warnings.is_empty() {
             obj.insert("warnings".into(), system.warnings.clone().into());
@@ -115,12 +174,34 @@ fn report(system: &mut System, load_seconds: f64, json: bool) -> Result<()> {
                 }
             );
         }
+        if let Some(sec) = secondary {
+            print_secondary(sec);
+        }
         println!("loaded in:    {:.3} s", load_seconds);
         for w in &system.warnings {
             println!("warning:      {w}");
         }
     }
     Ok(())
+}
+
+fn print_secondary(sec: &Secondary) {
+    let n = sec.codes.chars().count();
+    let share = |set: &str| {
+        let k = sec.codes.chars().filter(|c| set.contains(*c)).count();
+        100.0 * k as f64 / n.max(1) as f64
+    };
+    println!(
+        "secondary:    frame {}, {n} protein residues: helix (H G I) {:.1} %, strand (E B) {:.1} %; coil is '-'",
+        sec.frame,
+        share("HGI"),
+        share("EB")
+    );
+    for (label, first, last, range) in &sec.chains {
+        let codes: String = sec.codes.chars().skip(range.start).take(range.len()).collect();
+        let label = if label.is_empty() { "-" } else { label };
+        println!("  chain {label} {first}..{last}: {codes}");
+    }
 }
 
 /// What `info` reports about a wavefunction (the first one of a series).

@@ -5,6 +5,7 @@
 
 #[cfg(feature = "gui")]
 mod bench;
+mod cartoon_bench;
 mod grid;
 mod info;
 mod ions;

@@ -136,6 +136,17 @@ const ION_RESNAMES: &[&str] = &[
 ];
 const BACKBONE_NAMES: &[&str] = &["N", "CA", "C", "O"];
 
+/// True for residue names the `protein` keyword selects (amino acids in PDB, CHARMM, AMBER, GROMOS
+/// and OPLS spellings, capping groups included).
+pub fn is_protein_resname(resname: &str) -> bool {
+    PROTEIN_RESNAMES.contains(&resname)
+}
+
+/// True for residue names the `nucleic` keyword selects (DNA and RNA nucleotides).
+pub fn is_nucleic_resname(resname: &str) -> bool {
+    NUCLEIC_RESNAMES.contains(&resname)
+}
+
 fn tokenize(text: &str) -> Result<Vec<(Tok, usize)>, (usize, String)> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::new();

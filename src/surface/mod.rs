@@ -1,4 +1,5 @@
-//! Isosurfaces: marching cubes on [`Grid3`] lattices, orbital lobes of both signs, and mesh export.
+//! Isosurfaces: marching cubes on [`Grid3`] lattices, orbital lobes of both signs, cartoon meshes of
+//! polymer backbones ([`cartoon`]), and mesh export.
 //!
 //! Called by the viewer (`app`, through `jobs`) to turn a computed lattice into a [`MeshData`] for
 //! `render`, by the `orbitfield surface` command, by the tests and by the benchmarks. The CPU
@@ -11,6 +12,7 @@
 //! mapped through the lattice axes) and point outside: away from the region above the level.
 //! Triangles wind counter-clockwise seen from outside.
 
+pub mod cartoon;
 pub mod export;
 mod marching;
 pub mod tables;

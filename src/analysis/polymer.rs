@@ -1,0 +1,491 @@
+//! Cartoon inputs from a structure and one frame: protein and nucleic-acid residues, cut into
+//! continuous segments at chain breaks, each residue with its cartoon shape (from DSSP), colour and
+//! value, ready for [`crate::surface::cartoon::build`].
+//!
+//! Owns [`Polymer`] (which residues are polymer and which of their atoms the cartoon uses, found once
+//! per structure), [`Coloring`] and the cartoon palettes. Called by `orbitfield bench --cartoon`, the
+//! benchmarks and the tests; meant for the viewer's cartoon representation (through a worker in
+//! `jobs`, not wired yet). One frame's cartoon is [`Polymer::mesh`]: DSSP, segments, mesh.
+//!
+//! Protein residues are those of [`ProteinBackbone`] that have a CA; a protein chain breaks where the
+//! chain (label or segment) changes or C(i)-N(i+1) exceeds 2.5 A (CA(i)-CA(i+1) 4.5 A where C or N is
+//! missing). Nucleic-acid residues have a P or C4' atom and a nucleic residue name or a C1' atom; the
+//! trace goes through P (C4' where P is missing) and breaks where consecutive trace points are more
+//! than 8 A apart. A base slab runs from C1' to N1 of purines (N3 of pyrimidines), in the plane of C4.
+
+use super::dssp::{DsspOptions, ProteinBackbone, SecondaryStructure};
+use crate::model::Structure;
+use crate::model::select::is_nucleic_resname;
+use crate::surface::MeshData;
+use crate::surface::cartoon::{self, BaseSlab, CartoonParams, NucleicResidue, ProteinResidue, Segment, Shape};
+
+/// How cartoon residues are coloured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Coloring {
+    /// Helix magenta, 3-10 helix violet-pink, pi helix purple, strand yellow, bridge ochre, turn
+    /// blue, everything else light grey; nucleic acids by base.
+    #[default]
+    SecondaryStructure,
+    /// One hue per chain (golden-angle steps around the colour wheel).
+    Chain,
+    /// By residue type: hydrophobic grey, polar green, acidic red, basic blue, glycine and proline
+    /// pale yellow, cysteine yellow; nucleotides A, C, G, T/U in their own colours.
+    Residue,
+    /// Rainbow from blue (first residue of a chain) to red (last).
+    Index,
+    /// Neutral grey, with the caller's per-residue values on the mesh for a colormap.
+    Value,
+}
+
+impl Coloring {
+    pub const ALL: [Coloring; 5] = [
+        Coloring::SecondaryStructure,
+        Coloring::Chain,
+        Coloring::Residue,
+        Coloring::Index,
+        Coloring::Value,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Coloring::SecondaryStructure => "secondary structure",
+            Coloring::Chain => "chain",
+            Coloring::Residue => "residue",
+            Coloring::Index => "index",
+            Coloring::Value => "value",
+        }
+    }
+}
+
+/// Colour of a DSSP class in the secondary-structure scheme.
+pub fn secondary_structure_color(s: SecondaryStructure) -> [u8; 4] {
+    match s {
+        SecondaryStructure::AlphaHelix => [230, 40, 130, 255],
+        SecondaryStructure::Helix310 => [200, 90, 170, 255],
+        SecondaryStructure::PiHelix => [140, 60, 200, 255],
+        SecondaryStructure::Strand => [250, 200, 30, 255],
+        SecondaryStructure::Bridge => [200, 160, 40, 255],
+        SecondaryStructure::Turn => [90, 140, 240, 255],
+        SecondaryStructure::Bend | SecondaryStructure::Polyproline | SecondaryStructure::Coil => [225, 225, 225, 255],
+    }
+}
+
+const GREY: [u8; 4] = [190, 190, 190, 255];
+
+/// Fully saturated colour of `hue` (degrees) at the given value (0..1).
+fn hue_color(hue_degrees: f32, value: f32) -> [u8; 4] {
+    let h = hue_degrees.rem_euclid(360.0) / 60.0;
+    let x = 1.0 - ((h % 2.0) - 1.0).abs();
+    let (r, g, b) = match h as u32 {
+        0 => (1.0, x, 0.0),
+        1 => (x, 1.0, 0.0),
+        2 => (0.0, 1.0, x),
+        3 => (0.0, x, 1.0),
+        4 => (x, 0.0, 1.0),
+        _ => (1.0, 0.0, x),
+    };
+    let c = |v: f32| (255.0 * value * v).round().clamp(0.0, 255.0) as u8;
+    [c(r), c(g), c(b), 255]
+}
+
+/// Chain colour: golden-angle hue steps so neighbouring chains differ.
+pub fn chain_color(chain: u32) -> [u8; 4] {
+    hue_color(210.0 + 137.507_76 * chain as f32, 0.9)
+}
+
+/// Residue-type colour (amino acids by class, nucleotides by base).
+fn residue_color(resname: &str) -> [u8; 4] {
+    let name = resname.trim_start_matches(['D', 'R']).trim_end_matches(['3', '5']);
+    match resname {
+        "ALA" | "VAL" | "LEU" | "ILE" | "MET" | "PHE" | "TRP" | "MSE" => [170, 170, 170, 255],
+        "SER" | "THR" | "ASN" | "GLN" | "TYR" | "HIS" | "HSD" | "HSE" | "HID" | "HIE" => [60, 180, 90, 255],
+        "ASP" | "GLU" | "ASH" | "GLH" => [220, 50, 50, 255],
+        "LYS" | "ARG" | "HSP" | "HIP" | "LYN" => [60, 90, 230, 255],
+        "GLY" | "PRO" => [235, 225, 170, 255],
+        "CYS" | "CYX" | "CYM" => [230, 200, 40, 255],
+        _ => match name {
+            "A" | "ADE" => [230, 80, 80, 255],
+            "C" | "CYT" => [240, 200, 60, 255],
+            "G" | "GUA" => [80, 190, 90, 255],
+            "T" | "U" | "THY" | "URA" => [80, 120, 230, 255],
+            _ => GREY,
+        },
+    }
+}
+
+/// The atoms of one nucleotide the cartoon uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NucleicAtoms {
+    pub residue: usize,
+    pub chain: u32,
+    /// P, or C4' where the residue has no P.
+    pub trace: u32,
+    pub c1: Option<u32>,
+    /// N1 of a purine, N3 of a pyrimidine.
+    pub tip: Option<u32>,
+    pub c4: Option<u32>,
+}
+
+/// The polymer residues of a structure and what the cartoon needs of them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Polymer {
+    pub protein: ProteinBackbone,
+    pub nucleic: Vec<NucleicAtoms>,
+    /// Residue-type colour per protein residue, then per nucleotide.
+    protein_colors: Vec<[u8; 4]>,
+    nucleic_colors: Vec<[u8; 4]>,
+}
+
+/// One residue's cartoon attributes before they become mesh inputs.
+struct Attributes {
+    color: [u8; 4],
+    value: f32,
+}
+
+impl Polymer {
+    pub fn new(structure: &Structure) -> Polymer {
+        let protein = ProteinBackbone::new(structure);
+        let starts = structure.residue_starts();
+        let resname = |r: usize| {
+            starts
+                .get(r)
+                .and_then(|&a| structure.resnames.get(a))
+                .map_or("", |n| n.as_str())
+        };
+        let protein_colors = protein
+            .residues
+            .iter()
+            .map(|r| residue_color(resname(r.residue)))
+            .collect();
+        let mut nucleic = Vec::new();
+        let mut nucleic_colors = Vec::new();
+        let in_protein: std::collections::BTreeSet<usize> = protein.residues.iter().map(|r| r.residue).collect();
+        let mut chain = 0u32;
+        let mut last_label = None;
+        for (residue, w) in starts.windows(2).enumerate() {
+            let (Some(&a), Some(&b)) = (w.first(), w.get(1)) else {
+                continue;
+            };
+            if in_protein.contains(&residue) {
+                continue;
+            }
+            let find = |names: &[&str]| {
+                (a..b).find_map(|i| {
+                    let n = structure.names.get(i)?.as_str();
+                    names.contains(&n).then_some(i as u32)
+                })
+            };
+            let p = find(&["P"]);
+            let c4p = find(&["C4'", "C4*"]);
+            let c1 = find(&["C1'", "C1*"]);
+            let Some(trace) = p.or(c4p) else { continue };
+            if !is_nucleic_resname(resname(residue)) && c1.is_none() {
+                continue;
+            }
+            let purine = find(&["N9"]).is_some();
+            let tip = if purine { find(&["N1"]) } else { find(&["N3"]) };
+            let label = (structure.chains.get(a).copied(), structure.segids.get(a).copied());
+            if last_label.is_some_and(|l| l != label) {
+                chain += 1;
+            }
+            last_label = Some(label);
+            nucleic.push(NucleicAtoms {
+                residue,
+                chain,
+                trace,
+                c1,
+                tip,
+                c4: find(&["C4"]),
+            });
+            nucleic_colors.push(residue_color(resname(residue)));
+        }
+        Polymer {
+            protein,
+            nucleic,
+            protein_colors,
+            nucleic_colors,
+        }
+    }
+
+    /// Protein residues plus nucleotides.
+    pub fn residue_count(&self) -> usize {
+        self.protein.len() + self.nucleic.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.residue_count() == 0
+    }
+
+    /// Cartoon segments for one frame. `secondary` has one entry per protein residue (from
+    /// [`ProteinBackbone::assign`]; missing entries count as coil); `values`, when given, one per
+    /// protein residue then one per nucleotide (missing ones are 0).
+    pub fn segments(
+        &self,
+        positions_angstrom: &[[f32; 3]],
+        secondary: &[SecondaryStructure],
+        coloring: Coloring,
+        values: Option<&[f32]>,
+    ) -> Vec<Segment> {
+        let at = |i: Option<u32>| -> Option<[f32; 3]> {
+            positions_angstrom
+                .get(i? as usize)
+                .copied()
+                .filter(|p| p.iter().all(|x| x.is_finite()))
+        };
+        let value = |k: usize| {
+            values
+                .and_then(|v| v.get(k))
+                .copied()
+                .filter(|v| v.is_finite())
+                .unwrap_or(0.0)
+        };
+        let mut segments = Vec::new();
+
+        // Protein: runs of residues with a CA, cut at breaks.
+        let residues = &self.protein.residues;
+        let protein_runs = runs(
+            residues.len(),
+            |k| residues.get(k).and_then(|r| at(r.ca)).is_some(),
+            |p, k| {
+                let (Some(q), Some(r)) = (residues.get(p), residues.get(k)) else {
+                    return false;
+                };
+                q.chain == r.chain
+                    && match (at(q.c), at(r.n)) {
+                        (Some(c), Some(n)) => distance(c, n) <= 2.5,
+                        _ => matches!((at(q.ca), at(r.ca)), (Some(a), Some(b)) if distance(a, b) <= 4.5),
+                    }
+            },
+        );
+        for run in protein_runs {
+            let n = run.len();
+            let residues = run
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &k)| {
+                    let r = self.protein.residues.get(k)?;
+                    let ss = secondary.get(k).copied().unwrap_or_default();
+                    let a = self.attributes(coloring, ss, r.chain, i, n, self.protein_colors.get(k), value(k));
+                    Some(ProteinResidue {
+                        trace: at(r.ca)?,
+                        guide: at(r.o),
+                        shape: shape_of(ss),
+                        color: a.color,
+                        value: a.value,
+                    })
+                })
+                .collect();
+            segments.push(Segment::Protein(residues));
+        }
+
+        // Nucleic acids: runs of trace points no more than 8 A apart.
+        let offset = self.protein.len();
+        let nucleic = &self.nucleic;
+        let trace = |k: usize| nucleic.get(k).and_then(|r| at(Some(r.trace)));
+        let nucleic_runs = runs(
+            nucleic.len(),
+            |k| trace(k).is_some(),
+            |p, k| {
+                nucleic.get(p).map(|r| r.chain) == nucleic.get(k).map(|r| r.chain)
+                    && matches!((trace(p), trace(k)), (Some(a), Some(b)) if distance(a, b) <= 8.0)
+            },
+        );
+        for run in nucleic_runs {
+            let n = run.len();
+            let residues = run
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &k)| {
+                    let r = self.nucleic.get(k)?;
+                    let a = self.attributes(
+                        coloring,
+                        SecondaryStructure::Coil,
+                        r.chain,
+                        i,
+                        n,
+                        self.nucleic_colors.get(k),
+                        value(offset + k),
+                    );
+                    let base = match (at(r.c1), at(r.tip), at(r.c4)) {
+                        (Some(root), Some(tip), Some(plane)) => Some(BaseSlab { root, tip, plane }),
+                        _ => None,
+                    };
+                    Some(NucleicResidue {
+                        trace: at(Some(r.trace))?,
+                        base,
+                        color: if coloring == Coloring::SecondaryStructure {
+                            self.nucleic_colors.get(k).copied().unwrap_or(GREY)
+                        } else {
+                            a.color
+                        },
+                        value: a.value,
+                    })
+                })
+                .collect();
+            segments.push(Segment::Nucleic(residues));
+        }
+        segments
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn attributes(
+        &self,
+        coloring: Coloring,
+        ss: SecondaryStructure,
+        chain: u32,
+        index_in_run: usize,
+        run_length: usize,
+        residue_color: Option<&[u8; 4]>,
+        value: f32,
+    ) -> Attributes {
+        let color = match coloring {
+            Coloring::SecondaryStructure => secondary_structure_color(ss),
+            Coloring::Chain => chain_color(chain),
+            Coloring::Residue => residue_color.copied().unwrap_or(GREY),
+            Coloring::Index => {
+                let t = index_in_run as f32 / run_length.saturating_sub(1).max(1) as f32;
+                hue_color(240.0 * (1.0 - t), 0.95)
+            }
+            Coloring::Value => GREY,
+        };
+        Attributes { color, value }
+    }
+
+    /// One frame's cartoon: DSSP of the protein residues, segments, mesh. `params.with_values` is
+    /// set for [`Coloring::Value`].
+    pub fn mesh(
+        &self,
+        positions_angstrom: &[[f32; 3]],
+        coloring: Coloring,
+        values: Option<&[f32]>,
+        params: &CartoonParams,
+    ) -> (Vec<SecondaryStructure>, MeshData) {
+        let secondary = self.protein.assign(positions_angstrom, &DsspOptions::default());
+        let segments = self.segments(positions_angstrom, &secondary, coloring, values);
+        let params = CartoonParams {
+            with_values: params.with_values || coloring == Coloring::Value,
+            ..*params
+        };
+        let mesh = cartoon::build(&segments, &params);
+        (secondary, mesh)
+    }
+}
+
+/// Indices `0..n` cut into runs: items that are not `usable` are left out and end a run, and a run
+/// continues from `previous` to `next` only where `joined(previous, next)`.
+fn runs(n: usize, usable: impl Fn(usize) -> bool, joined: impl Fn(usize, usize) -> bool) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut previous: Option<usize> = None;
+    for k in 0..n {
+        if !usable(k) {
+            previous = None;
+            continue;
+        }
+        match out.last_mut() {
+            Some(run) if previous.is_some_and(|p| joined(p, k)) => run.push(k),
+            _ => out.push(vec![k]),
+        }
+        previous = Some(k);
+    }
+    out
+}
+
+/// The cartoon shape of a DSSP class: helices (H, G, I) as ribbons, ladder strands (E) as arrows,
+/// the rest (isolated bridges included) as tube.
+pub fn shape_of(s: SecondaryStructure) -> Shape {
+    match s {
+        SecondaryStructure::AlphaHelix | SecondaryStructure::Helix310 | SecondaryStructure::PiHelix => Shape::Helix,
+        SecondaryStructure::Strand => Shape::Strand,
+        _ => Shape::Coil,
+    }
+}
+
+/// `copies` copies of a structure and its positions on a cubic grid `spacing_angstrom` apart, each
+/// copy its own segment (`R0`, `R1`, ...): large test systems built from a real protein, for the
+/// cartoon benchmarks. The copies keep atom names, residues, chains and elements; bonds are dropped.
+pub fn replicate_on_grid(
+    structure: &Structure,
+    positions_angstrom: &[[f32; 3]],
+    copies: usize,
+    spacing_angstrom: f32,
+) -> (Structure, Vec<[f32; 3]>) {
+    let n = structure.len().min(positions_angstrom.len());
+    let side = (1..).find(|s: &usize| s.saturating_pow(3) >= copies).unwrap_or(1);
+    let mut out = Structure {
+        title: format!("{} x {copies}", structure.title),
+        ..Structure::default()
+    };
+    out.reserve(n * copies);
+    let mut positions = Vec::with_capacity(n * copies);
+    for k in 0..copies {
+        let shift = [k % side, (k / side) % side, k / (side * side)].map(|c| c as f32 * spacing_angstrom);
+        let segid = crate::model::Name8::from(format!("R{k}").as_str());
+        for (i, p) in positions_angstrom.iter().enumerate().take(n) {
+            let (Some(&element), Some(&name), Some(&resname), Some(&resid), Some(&chain)) = (
+                structure.elements.get(i),
+                structure.names.get(i),
+                structure.resnames.get(i),
+                structure.resids.get(i),
+                structure.chains.get(i),
+            ) else {
+                continue;
+            };
+            out.push_atom(element, name, resname, resid, chain, segid);
+            positions.push([p[0] + shift[0], p[1] + shift[1], p[2] + shift[2]]);
+        }
+    }
+    (out, positions)
+}
+
+fn distance(a: [f32; 3], b: [f32; 3]) -> f32 {
+    let d = [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+    (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hues_cover_the_wheel_and_chains_differ() {
+        assert_eq!(hue_color(0.0, 1.0), [255, 0, 0, 255]);
+        assert_eq!(hue_color(120.0, 1.0), [0, 255, 0, 255]);
+        assert_eq!(hue_color(240.0, 1.0), [0, 0, 255, 255]);
+        assert_eq!(hue_color(360.0, 1.0), [255, 0, 0, 255]);
+        let chains: Vec<[u8; 4]> = (0..8).map(chain_color).collect();
+        for i in 0..8 {
+            for j in 0..i {
+                assert_ne!(chains[i], chains[j]);
+            }
+        }
+        assert_eq!(shape_of(SecondaryStructure::Bridge), Shape::Coil);
+        assert_eq!(shape_of(SecondaryStructure::Helix310), Shape::Helix);
+        assert_eq!(residue_color("DA"), residue_color("A"));
+        assert_ne!(residue_color("LYS"), residue_color("ASP"));
+    }
+
+    #[test]
+    fn replicas_are_separate_chains_on_a_grid() {
+        let mut s = Structure::default();
+        for name in ["N", "CA", "C", "O"] {
+            s.push_atom(
+                crate::model::Element::from_symbol(&name[..1]).unwrap_or_default(),
+                name.into(),
+                "ALA".into(),
+                1,
+                "A".into(),
+                "".into(),
+            );
+        }
+        let p = vec![[0.0f32, 0.0, 0.0], [1.4, 0.0, 0.0], [2.0, 1.2, 0.0], [1.6, 2.3, 0.0]];
+        let (big, q) = replicate_on_grid(&s, &p, 9, 50.0);
+        assert_eq!(big.len(), 36);
+        assert_eq!(q.len(), 36);
+        assert_eq!(big.residue_count(), 9);
+        // Copy 8 sits at grid cell (2, 2, 0) of a 3 x 3 x 3 grid.
+        assert_eq!(q[32], [100.0, 100.0, 0.0]);
+        let backbone = ProteinBackbone::new(&big);
+        assert_eq!(backbone.len(), 9);
+        assert_eq!(backbone.residues[8].chain, 8);
+    }
+}

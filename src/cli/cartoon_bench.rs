@@ -1,0 +1,102 @@
+//! `orbitfield bench --cartoon`: DSSP and cartoon mesh per frame, wall-clock medians on the rayon
+//! pool (all cores). Cases: adk (the first frame of `tests/data/md/adk_dims.dcd`, 214 residues) and
+//! copies of it on a grid up to 100,000 residues, each with DSSP alone, the mesh alone (from given
+//! codes) and both together, as the viewer's cartoon worker runs them for every frame.
+
+use anyhow::{Context, Result};
+use orbitfield::analysis::dssp::DsspOptions;
+use orbitfield::analysis::polymer::{Coloring, Polymer, replicate_on_grid};
+use orbitfield::model::Structure;
+use orbitfield::surface::cartoon::{self, CartoonParams};
+use serde::Serialize;
+use std::path::Path;
+use std::time::Instant;
+
+/// One system timed.
+#[derive(Serialize, Debug)]
+pub struct CartoonResult {
+    pub name: String,
+    pub residues: usize,
+    pub threads: usize,
+    pub dssp_ms: f64,
+    pub mesh_ms: f64,
+    pub total_ms: f64,
+    pub vertices: usize,
+    pub triangles: usize,
+}
+
+fn median_ms(repeats: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    let mut times: Vec<f64> = (0..repeats.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times.get(times.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn case(name: String, structure: &Structure, positions: &[[f32; 3]], repeats: usize) -> CartoonResult {
+    let polymer = Polymer::new(structure);
+    let params = CartoonParams::for_residue_count(polymer.residue_count());
+    let options = DsspOptions::default();
+    let secondary = polymer.protein.assign(positions, &options);
+    let dssp_ms = median_ms(repeats, || {
+        std::hint::black_box(polymer.protein.assign(positions, &options));
+    });
+    let mesh_ms = median_ms(repeats, || {
+        let segments = polymer.segments(positions, &secondary, Coloring::SecondaryStructure, None);
+        std::hint::black_box(cartoon::build(&segments, &params));
+    });
+    let mut vertices = 0;
+    let mut triangles = 0;
+    let total_ms = median_ms(repeats, || {
+        let (_, mesh) = polymer.mesh(positions, Coloring::SecondaryStructure, None, &params);
+        vertices = mesh.positions_angstrom.len();
+        triangles = mesh.indices.len() / 3;
+    });
+    CartoonResult {
+        name,
+        residues: polymer.residue_count(),
+        threads: rayon::current_num_threads(),
+        dssp_ms,
+        mesh_ms,
+        total_ms,
+        vertices,
+        triangles,
+    }
+}
+
+/// Times adk and its grids of copies (`residue_targets`: residue counts to reach, e.g. 100,000).
+pub fn run(residue_targets: &[usize], repeats: usize) -> Result<Vec<CartoonResult>> {
+    let md = Path::new("tests/data/md");
+    let files = [md.join("adk.psf"), md.join("adk_dims.dcd")];
+    let mut system = orbitfield::io::load(&files).context("reading adk (run from the repository root)")?;
+    let positions = system.trajectory.frame(0)?.positions_angstrom;
+    let structure = &system.structure;
+    let mut out = vec![case("adk".into(), structure, &positions, repeats)];
+    let residues = out.first().map_or(1, |r| r.residues.max(1));
+    for &target in residue_targets {
+        let copies = target.div_ceil(residues).max(1);
+        let (big, big_positions) = replicate_on_grid(structure, &positions, copies, 60.0);
+        out.push(case(format!("adk x {copies}"), &big, &big_positions, repeats));
+    }
+    for r in &out {
+        println!(
+            "cartoon {:<14} {:>7} residues on {:>2} threads: DSSP {:>9.3} ms + mesh {:>9.3} ms; together {:>9.3} ms \
+             ({:.0} frames/s; {} vertices, {} triangles)",
+            r.name,
+            r.residues,
+            r.threads,
+            r.dssp_ms,
+            r.mesh_ms,
+            r.total_ms,
+            1e3 / r.total_ms,
+            r.vertices,
+            r.triangles
+        );
+    }
+    Ok(out)
+}

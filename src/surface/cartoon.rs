@@ -1,0 +1,1143 @@
+//! Cartoon meshes of polymer backbones: ribbons for helices, arrows for strands, tubes for coil, a
+//! plain tube or CA trace for every residue, and nucleic acids as a backbone tube with base slabs.
+//!
+//! Owns the geometry only: it takes plain per-residue data ([`Segment`]: trace points, carbonyl
+//! guide points, a [`Shape`] per residue, colours, scalar values), already cut at chain breaks, and
+//! returns one [`MeshData`] with unit normals, per-vertex colours (`colors_rgba8`) and, on request,
+//! per-vertex values. Who calls it: the cartoon input builder in `analysis::polymer` (which reads
+//! structures, secondary structure and colour schemes), the benchmarks and the tests; meant for the
+//! viewer's cartoon representation through a worker in `jobs`. Nothing here knows molecules.
+//!
+//! Geometry: a Catmull-Rom spline through the trace points (CA; P for nucleic acids), with strand
+//! points smoothed (each the average of itself and its neighbours, weights 1/4, 1/2, 1/4) so
+//! pleated strands become flat arrows. A frame moves along the spline: the tangent, and a side
+//! vector from the residue's carbonyl direction (guide point minus trace point) made perpendicular to
+//! the tangent and flipped where it would turn by more than 90 degrees from the previous residue's
+//! (no twisted ribbons); residues without a guide carry the previous side vector along. Every ring is
+//! a superellipse in that frame (circle for coil, flat ellipse for helix ribbons, rounded box for
+//! strands) with the same vertex count, so shapes blend over one residue; strands end in an
+//! arrowhead (a step out to 1.6 times the strand width at the last strand residue, narrowing to the
+//! coil tube at the next one). Each piece is closed by flat caps, so every cross-section is closed
+//! and the surface is watertight; triangles wind counter-clockwise seen from outside. Colours are
+//! those of the residue nearest along the spline; values are interpolated between residues.
+//!
+//! Segments are independent: the mesh sizes are counted first, then segments fill their parts of
+//! one output in parallel (rayon), so the output is the same for any thread count.
+
+use super::MeshData;
+use rayon::prelude::*;
+
+/// How a residue is drawn in the cartoon style.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Shape {
+    /// Tube (coil, turns, bends, isolated bridges).
+    #[default]
+    Coil,
+    /// Flat ribbon (alpha, 3-10 and pi helices).
+    Helix,
+    /// Flat arrow (strands in a ladder); the arrowhead sits at the last residue of a run.
+    Strand,
+}
+
+/// Drawing style of a whole cartoon.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Style {
+    /// Helix ribbons, strand arrows, coil tubes.
+    #[default]
+    Cartoon,
+    /// One smooth tube of [`CartoonParams::tube_radius_angstrom`] for every residue.
+    Tube,
+    /// Straight segments between trace points, [`CartoonParams::trace_radius_angstrom`] thick.
+    Trace,
+}
+
+/// One residue of a protein chain.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProteinResidue {
+    /// CA position (Angstrom).
+    pub trace: [f32; 3],
+    /// Carbonyl O position, which orients the ribbon; `None` carries the previous orientation.
+    pub guide: Option<[f32; 3]>,
+    pub shape: Shape,
+    pub color: [u8; 4],
+    /// Scalar written to `MeshData::values` when [`CartoonParams::with_values`] is set.
+    pub value: f32,
+}
+
+/// The slab of one nucleotide base: a flat box from `root` (C1') to `tip` (the base atom farthest
+/// from the sugar), lying in the plane that also holds `plane` (another base atom).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BaseSlab {
+    pub root: [f32; 3],
+    pub tip: [f32; 3],
+    pub plane: [f32; 3],
+}
+
+/// One nucleotide.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NucleicResidue {
+    /// Backbone trace point: P (or, for a residue without one, C4').
+    pub trace: [f32; 3],
+    pub base: Option<BaseSlab>,
+    pub color: [u8; 4],
+    pub value: f32,
+}
+
+/// A continuous piece of one chain (the caller cuts chains at breaks).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Segment {
+    Protein(Vec<ProteinResidue>),
+    Nucleic(Vec<NucleicResidue>),
+}
+
+/// Sizes (Angstrom) and resolution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CartoonParams {
+    pub style: Style,
+    /// Spline samples per residue (at least 1).
+    pub segments_per_residue: usize,
+    /// Vertices around each cross-section (at least 4; multiples of 4 keep box corners sharp).
+    pub sides: usize,
+    pub coil_radius_angstrom: f32,
+    pub helix_width_angstrom: f32,
+    pub helix_thickness_angstrom: f32,
+    pub strand_width_angstrom: f32,
+    pub strand_thickness_angstrom: f32,
+    /// Width of the arrowhead's base, as a multiple of the strand width.
+    pub arrow_width_factor: f32,
+    pub tube_radius_angstrom: f32,
+    pub trace_radius_angstrom: f32,
+    /// Radius of the nucleic-acid backbone tube.
+    pub nucleic_radius_angstrom: f32,
+    pub base_width_angstrom: f32,
+    pub base_thickness_angstrom: f32,
+    /// Fill `MeshData::values` from the residues' values.
+    pub with_values: bool,
+}
+
+impl Default for CartoonParams {
+    fn default() -> CartoonParams {
+        CartoonParams {
+            style: Style::Cartoon,
+            segments_per_residue: 8,
+            sides: 16,
+            coil_radius_angstrom: 0.3,
+            helix_width_angstrom: 2.4,
+            helix_thickness_angstrom: 0.5,
+            strand_width_angstrom: 2.0,
+            strand_thickness_angstrom: 0.5,
+            arrow_width_factor: 1.6,
+            tube_radius_angstrom: 0.5,
+            trace_radius_angstrom: 0.3,
+            nucleic_radius_angstrom: 0.8,
+            base_width_angstrom: 1.6,
+            base_thickness_angstrom: 0.5,
+            with_values: false,
+        }
+    }
+}
+
+impl CartoonParams {
+    /// Resolution that keeps large systems interactive: full detail up to 5,000 residues, then
+    /// fewer samples and sides (6 x 10 up to 50,000 residues, 4 x 8 beyond).
+    pub fn for_residue_count(residues: usize) -> CartoonParams {
+        let (segments_per_residue, sides) = match residues {
+            0..=5_000 => (8, 16),
+            5_001..=50_000 => (6, 10),
+            _ => (4, 8),
+        };
+        CartoonParams {
+            segments_per_residue,
+            sides,
+            ..CartoonParams::default()
+        }
+    }
+}
+
+/// Builds the mesh of all segments (in order). Segments with fewer than two usable residues draw
+/// nothing; non-finite trace points cut a segment, non-finite guides count as missing.
+pub fn build(segments: &[Segment], params: &CartoonParams) -> MeshData {
+    let params = sanitized(params);
+    let pieces: Vec<Piece> = segments
+        .par_iter()
+        .flat_map_iter(|s| Piece::split(s, &params))
+        .collect();
+    let counts: Vec<(usize, usize)> = pieces.iter().map(|p| p.counts(&params)).collect();
+    let n_vertices: usize = counts.iter().map(|c| c.0).sum();
+    let n_indices: usize = counts.iter().map(|c| c.1).sum();
+    let mut mesh = MeshData {
+        positions_angstrom: vec![[0.0; 3]; n_vertices],
+        normals: vec![[0.0; 3]; n_vertices],
+        indices: vec![0; n_indices],
+        values: if params.with_values {
+            vec![0.0; n_vertices]
+        } else {
+            Vec::new()
+        },
+        colors_rgba8: vec![[0; 4]; n_vertices],
+    };
+    // Disjoint output slices, one per piece, filled in parallel.
+    let mut jobs = Vec::with_capacity(pieces.len());
+    {
+        let mut pos = mesh.positions_angstrom.as_mut_slice();
+        let mut nor = mesh.normals.as_mut_slice();
+        let mut idx = mesh.indices.as_mut_slice();
+        let mut col = mesh.colors_rgba8.as_mut_slice();
+        let mut val = mesh.values.as_mut_slice();
+        let mut first_vertex = 0usize;
+        for (piece, &(nv, ni)) in pieces.iter().zip(&counts) {
+            let (p, rest) = pos.split_at_mut(nv);
+            pos = rest;
+            let (n, rest) = nor.split_at_mut(nv);
+            nor = rest;
+            let (i, rest) = idx.split_at_mut(ni);
+            idx = rest;
+            let (c, rest) = col.split_at_mut(nv);
+            col = rest;
+            let (v, rest) = val.split_at_mut(if params.with_values { nv } else { 0 });
+            val = rest;
+            jobs.push((
+                piece,
+                Out {
+                    positions: p,
+                    normals: n,
+                    indices: i,
+                    colors: c,
+                    values: v,
+                    vertex: 0,
+                    index: 0,
+                    base: first_vertex as u32,
+                },
+            ));
+            first_vertex += nv;
+        }
+    }
+    jobs.into_par_iter()
+        .for_each(|(piece, mut out)| piece.emit(&params, &mut out));
+    mesh
+}
+
+/// Parameters with sizes and counts in range (no NaN, no zero sides).
+fn sanitized(p: &CartoonParams) -> CartoonParams {
+    let len = |x: f32, d: f32| if x.is_finite() && x > 0.0 { x } else { d };
+    let d = CartoonParams::default();
+    CartoonParams {
+        style: p.style,
+        segments_per_residue: p.segments_per_residue.clamp(1, 64),
+        sides: p.sides.clamp(4, 64),
+        coil_radius_angstrom: len(p.coil_radius_angstrom, d.coil_radius_angstrom),
+        helix_width_angstrom: len(p.helix_width_angstrom, d.helix_width_angstrom),
+        helix_thickness_angstrom: len(p.helix_thickness_angstrom, d.helix_thickness_angstrom),
+        strand_width_angstrom: len(p.strand_width_angstrom, d.strand_width_angstrom),
+        strand_thickness_angstrom: len(p.strand_thickness_angstrom, d.strand_thickness_angstrom),
+        arrow_width_factor: len(p.arrow_width_factor, d.arrow_width_factor),
+        tube_radius_angstrom: len(p.tube_radius_angstrom, d.tube_radius_angstrom),
+        trace_radius_angstrom: len(p.trace_radius_angstrom, d.trace_radius_angstrom),
+        nucleic_radius_angstrom: len(p.nucleic_radius_angstrom, d.nucleic_radius_angstrom),
+        base_width_angstrom: len(p.base_width_angstrom, d.base_width_angstrom),
+        base_thickness_angstrom: len(p.base_thickness_angstrom, d.base_thickness_angstrom),
+        with_values: p.with_values,
+    }
+}
+
+/// Where one piece writes its vertices and triangles.
+struct Out<'a> {
+    positions: &'a mut [[f32; 3]],
+    normals: &'a mut [[f32; 3]],
+    indices: &'a mut [u32],
+    colors: &'a mut [[u8; 4]],
+    values: &'a mut [f32],
+    /// Next vertex and index to write (local).
+    vertex: usize,
+    index: usize,
+    /// Index of this piece's first vertex in the whole mesh.
+    base: u32,
+}
+
+impl Out<'_> {
+    fn vertex(&mut self, p: Vec3, n: Vec3, color: [u8; 4], value: f32) -> u32 {
+        let k = self.vertex;
+        if let Some(x) = self.positions.get_mut(k) {
+            *x = p.to_array();
+        }
+        if let Some(x) = self.normals.get_mut(k) {
+            *x = n.to_array();
+        }
+        if let Some(x) = self.colors.get_mut(k) {
+            *x = color;
+        }
+        if let Some(x) = self.values.get_mut(k) {
+            *x = value;
+        }
+        self.vertex += 1;
+        self.base + k as u32
+    }
+
+    fn triangle(&mut self, a: u32, b: u32, c: u32) {
+        for v in [a, b, c] {
+            if let Some(x) = self.indices.get_mut(self.index) {
+                *x = v;
+            }
+            self.index += 1;
+        }
+    }
+}
+
+/// A small 3-vector in single precision with the operations the frames need.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+struct Vec3([f32; 3]);
+
+impl Vec3 {
+    fn to_array(self) -> [f32; 3] {
+        self.0
+    }
+    fn add(self, o: Vec3) -> Vec3 {
+        Vec3([self.0[0] + o.0[0], self.0[1] + o.0[1], self.0[2] + o.0[2]])
+    }
+    fn sub(self, o: Vec3) -> Vec3 {
+        Vec3([self.0[0] - o.0[0], self.0[1] - o.0[1], self.0[2] - o.0[2]])
+    }
+    fn scale(self, s: f32) -> Vec3 {
+        Vec3(self.0.map(|x| x * s))
+    }
+    fn dot(self, o: Vec3) -> f32 {
+        self.0[0] * o.0[0] + self.0[1] * o.0[1] + self.0[2] * o.0[2]
+    }
+    fn cross(self, o: Vec3) -> Vec3 {
+        let (a, b) = (self.0, o.0);
+        Vec3([
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ])
+    }
+    fn length(self) -> f32 {
+        self.dot(self).sqrt()
+    }
+    /// Unit vector, or `None` when too short to have a direction.
+    fn normalized(self) -> Option<Vec3> {
+        let l = self.length();
+        (l > 1e-6 && l.is_finite()).then(|| self.scale(1.0 / l))
+    }
+    fn lerp(self, o: Vec3, t: f32) -> Vec3 {
+        self.add(o.sub(self).scale(t))
+    }
+    /// Some unit vector perpendicular to this unit vector.
+    fn any_perpendicular(self) -> Vec3 {
+        let a = self.0.map(f32::abs);
+        let axis = if a[0] <= a[1] && a[0] <= a[2] {
+            Vec3([1.0, 0.0, 0.0])
+        } else if a[1] <= a[2] {
+            Vec3([0.0, 1.0, 0.0])
+        } else {
+            Vec3([0.0, 0.0, 1.0])
+        };
+        self.cross(axis).normalized().unwrap_or(Vec3([0.0, 0.0, 1.0]))
+    }
+}
+
+fn finite(p: [f32; 3]) -> bool {
+    p.iter().all(|x| x.is_finite())
+}
+
+/// Superellipse cross-section: half-width `a` along the side vector, half-thickness `b` along the
+/// binormal, exponent `e` (2 = ellipse, larger = boxier).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Profile {
+    a: f32,
+    b: f32,
+    e: f32,
+}
+
+impl Profile {
+    fn circle(r: f32) -> Profile {
+        Profile { a: r, b: r, e: 2.0 }
+    }
+
+    fn lerp(self, o: Profile, t: f32) -> Profile {
+        Profile {
+            a: self.a + (o.a - self.a) * t,
+            b: self.b + (o.b - self.b) * t,
+            e: self.e + (o.e - self.e) * t,
+        }
+    }
+
+    /// Point and outward normal (in the section's 2-D frame) at angle parameter (cos, sin).
+    fn at(self, c: f32, s: f32) -> ([f32; 2], [f32; 2]) {
+        let p = 2.0 / self.e;
+        let q = 2.0 - p;
+        let pw = |x: f32, k: f32| x.signum() * x.abs().powf(k);
+        let point = [self.a * pw(c, p), self.b * pw(s, p)];
+        let normal = [pw(c, q) / self.a.max(1e-6), pw(s, q) / self.b.max(1e-6)];
+        (point, normal)
+    }
+}
+
+/// One ring of the tube: where, in which frame, which section, and how its normals point.
+#[derive(Clone, Copy, Debug)]
+struct Ring {
+    center: Vec3,
+    tangent: Vec3,
+    side: Vec3,
+    profile: Profile,
+    color: [u8; 4],
+    value: f32,
+    /// Normals along this (unit) direction instead of the section's (the faces of a step).
+    flat: Option<Vec3>,
+    /// False for the first ring after a step's flat pair: no band joins it to the previous ring.
+    joined: bool,
+}
+
+/// A closed box with flat faces (base slabs and their stems).
+#[derive(Clone, Copy, Debug)]
+struct SlabBox {
+    center: Vec3,
+    /// Right-handed unit axes.
+    axes: [Vec3; 3],
+    /// Half extents along the axes.
+    half: [f32; 3],
+    color: [u8; 4],
+    value: f32,
+}
+
+/// A drawable piece: a tube (spline rings) or a set of boxes.
+enum Piece {
+    Tube { rings: Vec<Ring> },
+    Boxes { boxes: Vec<SlabBox> },
+}
+
+impl Piece {
+    /// Splits a segment at non-finite trace points and builds its pieces.
+    fn split(segment: &Segment, params: &CartoonParams) -> Vec<Piece> {
+        let mut out = Vec::new();
+        match segment {
+            Segment::Protein(res) => {
+                for run in res.split(|r| !finite(r.trace)) {
+                    if run.len() >= 2 {
+                        out.push(Piece::Tube {
+                            rings: protein_rings(run, params),
+                        });
+                    }
+                }
+            }
+            Segment::Nucleic(res) => {
+                for run in res.split(|r| !finite(r.trace)) {
+                    if run.len() >= 2 {
+                        out.push(Piece::Tube {
+                            rings: nucleic_rings(run, params),
+                        });
+                        let boxes = base_boxes(run, params);
+                        if !boxes.is_empty() {
+                            out.push(Piece::Boxes { boxes });
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Vertices and indices this piece writes.
+    fn counts(&self, params: &CartoonParams) -> (usize, usize) {
+        let s = params.sides;
+        match self {
+            Piece::Tube { rings } => {
+                let bands = rings.iter().skip(1).filter(|r| r.joined).count();
+                // Rings, two caps (centre plus a ring each).
+                ((rings.len() + 2) * s + 2, (bands * 2 * s + 2 * s) * 3)
+            }
+            Piece::Boxes { boxes } => (boxes.len() * 24, boxes.len() * 36),
+        }
+    }
+
+    fn emit(&self, params: &CartoonParams, out: &mut Out<'_>) {
+        match self {
+            Piece::Tube { rings } => emit_tube(rings, params.sides, out),
+            Piece::Boxes { boxes } => {
+                for b in boxes {
+                    emit_box(b, out);
+                }
+            }
+        }
+    }
+}
+
+/// Catmull-Rom point and derivative at parameter `t` in [0, 1] between `p1` and `p2`.
+fn catmull_rom(p0: Vec3, p1: Vec3, p2: Vec3, p3: Vec3, t: f32) -> (Vec3, Vec3) {
+    let t2 = t * t;
+    let t3 = t2 * t;
+    let w = [
+        -0.5 * t3 + t2 - 0.5 * t,
+        1.5 * t3 - 2.5 * t2 + 1.0,
+        -1.5 * t3 + 2.0 * t2 + 0.5 * t,
+        0.5 * t3 - 0.5 * t2,
+    ];
+    let d = [
+        -1.5 * t2 + 2.0 * t - 0.5,
+        4.5 * t2 - 5.0 * t,
+        -4.5 * t2 + 4.0 * t + 0.5,
+        1.5 * t2 - t,
+    ];
+    let p = p0
+        .scale(w[0])
+        .add(p1.scale(w[1]))
+        .add(p2.scale(w[2]))
+        .add(p3.scale(w[3]));
+    let dp = p0
+        .scale(d[0])
+        .add(p1.scale(d[1]))
+        .add(p2.scale(d[2]))
+        .add(p3.scale(d[3]));
+    (p, dp)
+}
+
+/// Per-residue inputs the tube builder needs, whatever the polymer.
+struct TraceInput {
+    points: Vec<Vec3>,
+    /// Unit side vectors (perpendicular to the local chain direction), already sign-consistent.
+    sides: Vec<Option<Vec3>>,
+    profiles: Vec<Profile>,
+    /// Residues whose interval to the next residue holds an arrowhead (from `profiles[k]`'s width
+    /// times the arrow factor down to `tip`).
+    arrows: Vec<bool>,
+    /// Section at an arrow's point (the coil tube).
+    tip: Profile,
+    colors: Vec<[u8; 4]>,
+    values: Vec<f32>,
+    /// Straight segments (trace style) instead of the spline.
+    linear: bool,
+}
+
+fn protein_rings(res: &[ProteinResidue], params: &CartoonParams) -> Vec<Ring> {
+    let n = res.len();
+    let raw: Vec<Vec3> = res.iter().map(|r| Vec3(r.trace)).collect();
+    let shape = |k: usize| match params.style {
+        Style::Cartoon => res.get(k).map_or(Shape::Coil, |r| r.shape),
+        _ => Shape::Coil,
+    };
+    // Smooth the pleat out of strands (not at their ends).
+    let points: Vec<Vec3> = (0..n)
+        .map(|k| {
+            let inner = k > 0
+                && k + 1 < n
+                && shape(k) == Shape::Strand
+                && shape(k - 1) == Shape::Strand
+                && shape(k + 1) == Shape::Strand;
+            if inner {
+                raw[k - 1]
+                    .scale(0.25)
+                    .add(raw[k].scale(0.5))
+                    .add(raw[k + 1].scale(0.25))
+            } else {
+                raw[k]
+            }
+        })
+        .collect();
+    // Side vectors from the carbonyls, perpendicular to the chain direction, flipped to follow the
+    // previous one.
+    let mut sides: Vec<Option<Vec3>> = Vec::with_capacity(n);
+    let mut previous: Option<Vec3> = None;
+    for k in 0..n {
+        let dir = points[(k + 1).min(n - 1)].sub(points[k.saturating_sub(1)]).normalized();
+        let side = res[k]
+            .guide
+            .filter(|g| finite(*g))
+            .and_then(|g| {
+                let v = Vec3(g).sub(raw[k]);
+                match dir {
+                    Some(t) => v.sub(t.scale(v.dot(t))).normalized(),
+                    None => v.normalized(),
+                }
+            })
+            .map(|s| {
+                if previous.is_some_and(|p| p.dot(s) < 0.0) {
+                    s.scale(-1.0)
+                } else {
+                    s
+                }
+            });
+        if side.is_some() {
+            previous = side;
+        }
+        sides.push(side);
+    }
+    let profile = |s: Shape| match params.style {
+        Style::Tube => Profile::circle(params.tube_radius_angstrom),
+        Style::Trace => Profile::circle(params.trace_radius_angstrom),
+        Style::Cartoon => match s {
+            Shape::Coil => Profile::circle(params.coil_radius_angstrom),
+            Shape::Helix => Profile {
+                a: 0.5 * params.helix_width_angstrom,
+                b: 0.5 * params.helix_thickness_angstrom,
+                e: 2.0,
+            },
+            Shape::Strand => Profile {
+                a: 0.5 * params.strand_width_angstrom,
+                b: 0.5 * params.strand_thickness_angstrom,
+                e: 6.0,
+            },
+        },
+    };
+    let profiles: Vec<Profile> = (0..n).map(|k| profile(shape(k))).collect();
+    // An arrowhead after the last residue of each strand run; a run at the very end of the piece
+    // points its arrow over its own last interval.
+    let mut arrows = vec![false; n];
+    for k in 0..n {
+        if shape(k) != Shape::Strand {
+            continue;
+        }
+        if k + 1 < n && shape(k + 1) != Shape::Strand {
+            arrows[k] = true;
+        } else if k + 1 == n && k >= 1 && shape(k - 1) == Shape::Strand {
+            arrows[k - 1] = true;
+        }
+    }
+    trace_rings(
+        &TraceInput {
+            points,
+            sides,
+            profiles,
+            arrows,
+            tip: Profile::circle(params.coil_radius_angstrom),
+            colors: res.iter().map(|r| r.color).collect(),
+            values: res.iter().map(|r| r.value).collect(),
+            linear: params.style == Style::Trace,
+        },
+        params,
+    )
+}
+
+fn nucleic_rings(res: &[NucleicResidue], params: &CartoonParams) -> Vec<Ring> {
+    let n = res.len();
+    let radius = match params.style {
+        Style::Cartoon => params.nucleic_radius_angstrom,
+        Style::Tube => params.tube_radius_angstrom,
+        Style::Trace => params.trace_radius_angstrom,
+    };
+    trace_rings(
+        &TraceInput {
+            points: res.iter().map(|r| Vec3(r.trace)).collect(),
+            sides: vec![None; n],
+            profiles: vec![Profile::circle(radius); n],
+            arrows: vec![false; n],
+            tip: Profile::circle(radius),
+            colors: res.iter().map(|r| r.color).collect(),
+            values: res.iter().map(|r| r.value).collect(),
+            linear: params.style == Style::Trace,
+        },
+        params,
+    )
+}
+
+/// Rings along the trace: `segments_per_residue` per residue interval, plus the flat pair of each
+/// arrowhead step.
+fn trace_rings(input: &TraceInput, params: &CartoonParams) -> Vec<Ring> {
+    let n = input.points.len();
+    let per = params.segments_per_residue;
+    let mut rings = Vec::with_capacity((n.saturating_sub(1)) * per + 1 + 2 * input.arrows.len());
+    let point = |k: isize| -> Vec3 {
+        let n = n as isize;
+        if k < 0 {
+            // Reflected end points keep the end tangents along the first and last bonds.
+            input.points[0].scale(2.0).sub(input.points[1.min(n as usize - 1)])
+        } else if k >= n {
+            input.points[(n - 1) as usize]
+                .scale(2.0)
+                .sub(input.points[(n - 2).max(0) as usize])
+        } else {
+            input.points[k as usize]
+        }
+    };
+    let mut tangent_prev = input.points[n - 1]
+        .sub(input.points[0])
+        .normalized()
+        .unwrap_or(Vec3([1.0, 0.0, 0.0]));
+    let mut side_prev: Option<Vec3> = None;
+    for k in 0..n {
+        let last = k + 1 == n;
+        let steps = if last { 1 } else { per };
+        for s in 0..steps {
+            let t = s as f32 / per as f32;
+            let (center, derivative) = if last {
+                let (p, d) = if input.linear {
+                    (point(k as isize), point(k as isize).sub(point(k as isize - 1)))
+                } else {
+                    catmull_rom(
+                        point(k as isize - 2),
+                        point(k as isize - 1),
+                        point(k as isize),
+                        point(k as isize + 1),
+                        1.0,
+                    )
+                };
+                (p, d)
+            } else if input.linear {
+                let (a, b) = (point(k as isize), point(k as isize + 1));
+                (a.lerp(b, t), b.sub(a))
+            } else {
+                catmull_rom(
+                    point(k as isize - 1),
+                    point(k as isize),
+                    point(k as isize + 1),
+                    point(k as isize + 2),
+                    t,
+                )
+            };
+            let tangent = derivative.normalized().unwrap_or(tangent_prev);
+            // Side vector: interpolated between the residues' carbonyl directions, else carried.
+            let wanted = match (input.sides[k], input.sides.get(k + 1).copied().flatten()) {
+                (Some(a), Some(b)) if !last => Some(a.lerp(b, t)),
+                (Some(a), _) => Some(a),
+                (None, Some(b)) if !last => Some(b),
+                _ => None,
+            }
+            .or(side_prev);
+            let side = wanted
+                .and_then(|w| w.sub(tangent.scale(w.dot(tangent))).normalized())
+                .or_else(|| side_prev.and_then(|w| w.sub(tangent.scale(w.dot(tangent))).normalized()))
+                .unwrap_or_else(|| tangent.any_perpendicular());
+            tangent_prev = tangent;
+            side_prev = Some(side);
+            let near = if t < 0.5 || last { k } else { k + 1 };
+            let color = input.colors.get(near).copied().unwrap_or([255; 4]);
+            let value = if last {
+                input.values[k]
+            } else {
+                input.values[k] + (input.values[k + 1] - input.values[k]) * t
+            };
+            let p_here = input.profiles[k];
+            let p_next = input.profiles.get(k + 1).copied().unwrap_or(p_here);
+            let ring = |profile: Profile, flat: Option<Vec3>, joined: bool| Ring {
+                center,
+                tangent,
+                side,
+                profile,
+                color,
+                value,
+                flat,
+                joined,
+            };
+            if !last && input.arrows[k] {
+                let head = Profile {
+                    a: p_here.a * params.arrow_width_factor,
+                    ..p_here
+                };
+                if s == 0 {
+                    // The arrowhead's back: the body's end, a flat step out, the head's base.
+                    rings.push(ring(p_here, None, true));
+                    rings.push(ring(p_here, Some(tangent.scale(-1.0)), false));
+                    rings.push(ring(head, Some(tangent.scale(-1.0)), true));
+                    rings.push(ring(head, None, false));
+                } else {
+                    rings.push(ring(head.lerp(input.tip, t), None, true));
+                }
+            } else {
+                // After an arrowhead the section starts from its point.
+                let start = if k > 0 && input.arrows[k - 1] {
+                    input.tip
+                } else {
+                    p_here
+                };
+                let profile = if last { start } else { start.lerp(p_next, t) };
+                rings.push(ring(profile, None, true));
+            }
+        }
+    }
+    rings
+}
+
+/// Writes the rings as bands of quads, closed by a flat cap at each end.
+fn emit_tube(rings: &[Ring], sides: usize, out: &mut Out<'_>) {
+    let angles: Vec<(f32, f32)> = (0..sides)
+        .map(|j| {
+            let a = std::f32::consts::TAU * j as f32 / sides as f32;
+            (a.cos(), a.sin())
+        })
+        .collect();
+    let ring_vertices = |ring: &Ring, flat: Option<Vec3>, out: &mut Out<'_>| -> u32 {
+        let binormal = ring.tangent.cross(ring.side);
+        let mut first = 0;
+        for (j, &(c, s)) in angles.iter().enumerate() {
+            let (p, n) = ring.profile.at(c, s);
+            let pos = ring.center.add(ring.side.scale(p[0])).add(binormal.scale(p[1]));
+            let normal = match flat.or(ring.flat) {
+                Some(f) => f,
+                None => ring
+                    .side
+                    .scale(n[0])
+                    .add(binormal.scale(n[1]))
+                    .normalized()
+                    .unwrap_or_else(|| ring.side.scale(c).add(binormal.scale(s))),
+            };
+            let v = out.vertex(pos, normal, ring.color, ring.value);
+            if j == 0 {
+                first = v;
+            }
+        }
+        first
+    };
+    let (Some(first), Some(last)) = (rings.first(), rings.last()) else {
+        return;
+    };
+    let s = sides as u32;
+    // Start cap: normals against the tangent.
+    let back = first.tangent.scale(-1.0);
+    let centre = out.vertex(first.center, back, first.color, first.value);
+    let rim = ring_vertices(first, Some(back), out);
+    for j in 0..s {
+        out.triangle(centre, rim + (j + 1) % s, rim + j);
+    }
+    let mut previous: Option<u32> = None;
+    for ring in rings {
+        let start = ring_vertices(ring, None, out);
+        if let Some(p) = previous
+            && ring.joined
+        {
+            for j in 0..s {
+                let (a, b) = (p + j, p + (j + 1) % s);
+                let (c, d) = (start + (j + 1) % s, start + j);
+                out.triangle(a, b, c);
+                out.triangle(a, c, d);
+            }
+        }
+        previous = Some(start);
+    }
+    // End cap: normals along the tangent.
+    let front = last.tangent;
+    let centre = out.vertex(last.center, front, last.color, last.value);
+    let rim = ring_vertices(last, Some(front), out);
+    for j in 0..s {
+        out.triangle(centre, rim + j, rim + (j + 1) % s);
+    }
+}
+
+/// The base slabs of a nucleic-acid run: a stem from the backbone trace point to C1' and a flat box
+/// from C1' to the base tip, each a closed box.
+fn base_boxes(res: &[NucleicResidue], params: &CartoonParams) -> Vec<SlabBox> {
+    let mut out = Vec::new();
+    if params.style != Style::Cartoon {
+        return out;
+    }
+    for r in res {
+        let Some(base) = r.base else { continue };
+        if !(finite(base.root) && finite(base.tip) && finite(base.plane)) {
+            continue;
+        }
+        let (root, tip, plane) = (Vec3(base.root), Vec3(base.tip), Vec3(base.plane));
+        let Some(along) = tip.sub(root).normalized() else {
+            continue;
+        };
+        let across = plane.sub(root);
+        let across = across
+            .sub(along.scale(across.dot(along)))
+            .normalized()
+            .unwrap_or_else(|| along.any_perpendicular());
+        let normal = along.cross(across);
+        let length = tip.sub(root).length();
+        out.push(SlabBox {
+            center: root.lerp(tip, 0.5),
+            axes: [along, across, normal],
+            half: [
+                0.5 * length,
+                0.5 * params.base_width_angstrom,
+                0.5 * params.base_thickness_angstrom,
+            ],
+            color: r.color,
+            value: r.value,
+        });
+        // The stem joins the base to the backbone tube.
+        let trace = Vec3(r.trace);
+        if let Some(stem) = root.sub(trace).normalized() {
+            let side = stem.any_perpendicular();
+            let half = 0.5 * params.base_thickness_angstrom;
+            out.push(SlabBox {
+                center: trace.lerp(root, 0.5),
+                axes: [stem, side, stem.cross(side)],
+                half: [0.5 * root.sub(trace).length(), half, half],
+                color: r.color,
+                value: r.value,
+            });
+        }
+    }
+    out
+}
+
+/// A closed box with flat faces (24 vertices, 12 triangles).
+fn emit_box(b: &SlabBox, out: &mut Out<'_>) {
+    let SlabBox {
+        center,
+        axes,
+        half,
+        color,
+        value,
+    } = *b;
+    for (k, &axis) in axes.iter().enumerate() {
+        let (u, v) = (axes[(k + 1) % 3], axes[(k + 2) % 3]);
+        let (hu, hv) = (half[(k + 1) % 3], half[(k + 2) % 3]);
+        for sign in [1.0f32, -1.0] {
+            let n = axis.scale(sign);
+            let c = center.add(n.scale(half[k]));
+            // Corners counter-clockwise seen from outside: u x v = axis, so reverse for -axis.
+            let corners = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)];
+            let mut idx = [0u32; 4];
+            for (m, &(a, b)) in corners.iter().enumerate() {
+                let p = c.add(u.scale(a * hu)).add(v.scale(b * hv * sign));
+                idx[m] = out.vertex(p, n, color, value);
+            }
+            out.triangle(idx[0], idx[1], idx[2]);
+            out.triangle(idx[0], idx[2], idx[3]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn residue(trace: [f32; 3], guide: Option<[f32; 3]>, shape: Shape, color: [u8; 4]) -> ProteinResidue {
+        ProteinResidue {
+            trace,
+            guide,
+            shape,
+            color,
+            value: 0.0,
+        }
+    }
+
+    /// Every edge shared by exactly two triangles, in opposite directions: closed and oriented.
+    fn assert_closed(mesh: &MeshData) {
+        let mut edges: HashMap<(u32, u32), i32> = HashMap::new();
+        // Merge vertices at the same position (rings duplicated for flat normals, caps).
+        let key = |i: u32| {
+            let p = mesh.positions_angstrom[i as usize];
+            p.map(|x| (x * 1e4).round() as i64)
+        };
+        let mut canon: HashMap<[i64; 3], u32> = HashMap::new();
+        let ids: Vec<u32> = (0..mesh.positions_angstrom.len() as u32)
+            .map(|i| *canon.entry(key(i)).or_insert(i))
+            .collect();
+        for t in mesh.indices.chunks_exact(3) {
+            let v = [ids[t[0] as usize], ids[t[1] as usize], ids[t[2] as usize]];
+            for k in 0..3 {
+                let (a, b) = (v[k], v[(k + 1) % 3]);
+                if a == b {
+                    continue;
+                }
+                *edges.entry((a, b)).or_default() += 1;
+            }
+        }
+        for (&(a, b), &count) in &edges {
+            let back = edges.get(&(b, a)).copied().unwrap_or(0);
+            assert_eq!(count, back, "edge {a}-{b} used {count} times forward, {back} back");
+        }
+    }
+
+    fn assert_sane(mesh: &MeshData) {
+        assert!(!mesh.is_empty());
+        assert_eq!(mesh.normals.len(), mesh.positions_angstrom.len());
+        assert_eq!(mesh.colors_rgba8.len(), mesh.positions_angstrom.len());
+        for (p, n) in mesh.positions_angstrom.iter().zip(&mesh.normals) {
+            assert!(p.iter().all(|x| x.is_finite()), "{p:?}");
+            let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+            assert!((l - 1.0).abs() < 1e-3, "normal {n:?} has length {l}");
+        }
+        let nv = mesh.positions_angstrom.len() as u32;
+        assert!(mesh.indices.iter().all(|&i| i < nv));
+    }
+
+    #[test]
+    fn straight_coil_is_a_closed_tube_of_the_coil_radius() {
+        let res: Vec<ProteinResidue> = (0..6)
+            .map(|k| {
+                residue(
+                    [3.8 * k as f32, 0.0, 0.0],
+                    Some([3.8 * k as f32, 1.2, 0.0]),
+                    Shape::Coil,
+                    [9, 9, 9, 255],
+                )
+            })
+            .collect();
+        let params = CartoonParams::default();
+        let mesh = build(&[Segment::Protein(res)], &params);
+        assert_sane(&mesh);
+        assert_closed(&mesh);
+        assert!(mesh.enclosed_volume_angstrom3() > 0.0);
+        // Side vertices (not cap centres) lie on the tube radius around the x axis.
+        for (p, n) in mesh.positions_angstrom.iter().zip(&mesh.normals) {
+            if n[0].abs() < 0.5 {
+                let r = (p[1] * p[1] + p[2] * p[2]).sqrt();
+                assert!((r - params.coil_radius_angstrom).abs() < 1e-4, "{p:?}");
+            }
+        }
+        let want = std::f64::consts::PI * 0.3f64.powi(2) * 19.0;
+        let v = mesh.enclosed_volume_angstrom3();
+        // A 16-sided polygon holds 2.5 % less area than its circle.
+        assert!((v - want).abs() / want < 0.05, "{v} vs {want}");
+    }
+
+    #[test]
+    fn strand_ends_in_an_arrowhead_at_its_last_residue() {
+        // Pleated strand along x (CA alternating in z), carbonyls alternating in y, then coil.
+        let mut res = Vec::new();
+        for k in 0..8 {
+            let x = 3.3 * k as f32;
+            let z = if k % 2 == 0 { 0.4 } else { -0.4 };
+            let side = if k % 2 == 0 { 1.0 } else { -1.0 };
+            let shape = if (1..=5).contains(&k) {
+                Shape::Strand
+            } else {
+                Shape::Coil
+            };
+            res.push(residue(
+                [x, 0.0, z],
+                Some([x + 0.6, side * 1.2, z]),
+                shape,
+                [k as u8, 0, 0, 255],
+            ));
+        }
+        let params = CartoonParams::default();
+        let mesh = build(&[Segment::Protein(res)], &params);
+        assert_sane(&mesh);
+        assert_closed(&mesh);
+        // Half-width across (y) at residue positions: the body is half the strand width, the head's
+        // base 1.6 times that at residue 5 (x = 16.5), narrowing to the coil tube at residue 6.
+        let width_near = |x0: f32| {
+            mesh.positions_angstrom
+                .iter()
+                .filter(|p| (p[0] - x0).abs() < 0.05)
+                .map(|p| p[1].abs())
+                .fold(0.0f32, f32::max)
+        };
+        let body = width_near(9.9);
+        let head = width_near(16.5);
+        let tip = width_near(19.8);
+        assert!((body - 1.0).abs() < 0.05, "body half-width {body}");
+        assert!((head - 1.6).abs() < 1e-3, "arrowhead half-width {head}");
+        assert!((tip - 0.3).abs() < 0.05, "arrow tip half-width {tip}");
+        // The head is the widest part of the whole cartoon.
+        let widest = mesh
+            .positions_angstrom
+            .iter()
+            .map(|p| p[1].abs())
+            .fold(0.0f32, f32::max);
+        assert!((widest - head).abs() < 1e-3);
+    }
+
+    #[test]
+    fn helix_ribbon_is_flat_and_as_wide_as_asked() {
+        // An ideal alpha helix: radius 2.3 A, 100 degrees and 1.5 A per residue; carbonyls along +z.
+        let res: Vec<ProteinResidue> = (0..14)
+            .map(|k| {
+                let a = (100.0 * k as f32).to_radians();
+                let p = [2.3 * a.cos(), 2.3 * a.sin(), 1.5 * k as f32];
+                residue(p, Some([p[0], p[1], p[2] + 1.2]), Shape::Helix, [200, 0, 0, 255])
+            })
+            .collect();
+        let params = CartoonParams::default();
+        let mesh = build(&[Segment::Protein(res)], &params);
+        assert_sane(&mesh);
+        assert_closed(&mesh);
+        assert!(mesh.colors_rgba8.iter().all(|&c| c == [200, 0, 0, 255]));
+        // Cross-section area of an ellipse with the helix ribbon's axes, times the arc length,
+        // bounds the volume from both sides loosely.
+        let area = std::f64::consts::PI * 1.2 * 0.25;
+        let v = mesh.enclosed_volume_angstrom3();
+        let arc = 13.0 * ((2.0 * 2.3 * (50f64.to_radians()).sin()).powi(2) + 1.5f64.powi(2)).sqrt();
+        assert!(v > 0.6 * area * arc && v < 1.2 * area * arc, "{v} vs {}", area * arc);
+    }
+
+    #[test]
+    fn degenerate_inputs_give_finite_meshes() {
+        let c = [1, 2, 3, 255];
+        // Collinear trace and guides along the chain.
+        let collinear: Vec<ProteinResidue> = (0..5)
+            .map(|k| residue([k as f32, 0.0, 0.0], Some([k as f32 + 0.5, 0.0, 0.0]), Shape::Helix, c))
+            .collect();
+        // All atoms on one point.
+        let coincident: Vec<ProteinResidue> = (0..5)
+            .map(|_| residue([1.0, 1.0, 1.0], Some([1.0, 1.0, 1.0]), Shape::Strand, c))
+            .collect();
+        // Missing guides, NaN in the middle, a lone residue.
+        let mut gaps: Vec<ProteinResidue> = (0..7)
+            .map(|k| residue([0.0, k as f32 * 3.8, 0.0], None, Shape::Strand, c))
+            .collect();
+        gaps[3].trace = [f32::NAN, 0.0, 0.0];
+        gaps[5].guide = Some([f32::INFINITY, 0.0, 0.0]);
+        let lone = vec![residue([0.0; 3], None, Shape::Coil, c)];
+        for style in [Style::Cartoon, Style::Tube, Style::Trace] {
+            let params = CartoonParams {
+                style,
+                ..CartoonParams::default()
+            };
+            for seg in [&collinear, &coincident, &gaps] {
+                let mesh = build(&[Segment::Protein(seg.clone())], &params);
+                assert_sane(&mesh);
+            }
+            assert!(build(&[Segment::Protein(lone.clone())], &params).is_empty());
+        }
+        // Hostile parameters fall back to the defaults.
+        let params = CartoonParams {
+            sides: 0,
+            segments_per_residue: 0,
+            coil_radius_angstrom: f32::NAN,
+            ..CartoonParams::default()
+        };
+        assert_sane(&build(&[Segment::Protein(collinear)], &params));
+    }
+
+    #[test]
+    fn nucleic_tube_and_slabs_are_closed_and_coloured() {
+        let res: Vec<NucleicResidue> = (0..6)
+            .map(|k| {
+                let z = 3.4 * k as f32;
+                let a = (36.0 * k as f32).to_radians();
+                let p = [9.0 * a.cos(), 9.0 * a.sin(), z];
+                NucleicResidue {
+                    trace: p,
+                    base: Some(BaseSlab {
+                        root: [6.0 * a.cos(), 6.0 * a.sin(), z],
+                        tip: [1.0 * a.cos(), 1.0 * a.sin(), z],
+                        plane: [6.0 * a.cos() - a.sin(), 6.0 * a.sin() + a.cos(), z],
+                    }),
+                    color: [0, 0, k as u8, 255],
+                    value: k as f32,
+                }
+            })
+            .collect();
+        let params = CartoonParams {
+            with_values: true,
+            ..CartoonParams::default()
+        };
+        let mesh = build(&[Segment::Nucleic(res)], &params);
+        assert_sane(&mesh);
+        assert_closed(&mesh);
+        assert_eq!(mesh.values.len(), mesh.positions_angstrom.len());
+        assert!(mesh.values.iter().all(|v| (0.0..=5.0).contains(v)));
+        // Every base slab reaches its tip, near the axis.
+        assert!(
+            mesh.positions_angstrom
+                .iter()
+                .any(|p| (p[0] * p[0] + p[1] * p[1]).sqrt() < 1.4)
+        );
+    }
+
+    #[test]
+    fn output_is_deterministic_and_pieces_are_concatenated() {
+        let a: Vec<ProteinResidue> = (0..4)
+            .map(|k| residue([k as f32 * 3.8, 0.0, 0.0], None, Shape::Coil, [1, 0, 0, 255]))
+            .collect();
+        let b: Vec<ProteinResidue> = (0..4)
+            .map(|k| residue([k as f32 * 3.8, 10.0, 0.0], None, Shape::Coil, [2, 0, 0, 255]))
+            .collect();
+        let both = build(
+            &[Segment::Protein(a.clone()), Segment::Protein(b.clone())],
+            &CartoonParams::default(),
+        );
+        let one = build(&[Segment::Protein(a)], &CartoonParams::default());
+        let two = build(&[Segment::Protein(b)], &CartoonParams::default());
+        let mut joined = one.clone();
+        joined.append(&two);
+        assert_eq!(both, joined);
+    }
+}

@@ -1,0 +1,338 @@
+//! Secondary structure (DSSP) against mkdssp 4.2.2 (8 states) and MDAnalysis 2.11 (3 states) on
+//! X-ray structures (with alternate locations), NMR ensembles and an MD trajectory. The references
+//! were made once by `tests/data/dssp/make_reference.py` (see its header and the README there).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use orbitfield::analysis::dssp::{DsspOptions, ProteinBackbone, SecondaryStructure};
+use orbitfield::io;
+use orbitfield::model::Structure;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+}
+
+fn reference() -> serde_json::Value {
+    let text = std::fs::read_to_string(data("dssp/reference.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// "chain resid resname" of every protein residue, the chain being the segment where there is no
+/// chain label (as the reference script names them).
+fn keys(s: &Structure, backbone: &ProteinBackbone) -> Vec<String> {
+    let starts = s.residue_starts();
+    backbone
+        .residues
+        .iter()
+        .map(|r| {
+            let a = starts[r.residue];
+            let chain = if s.chains[a].is_empty() {
+                s.segids[a]
+            } else {
+                s.chains[a]
+            };
+            format!("{} {} {}", chain.as_str(), s.resids[a], s.resnames[a].as_str())
+        })
+        .collect()
+}
+
+/// The PDB writer's rounding (0.001 A), which the mkdssp input of trajectory frames went through.
+fn as_written_to_pdb(p: &mut [[f32; 3]]) {
+    for x in p.iter_mut().flatten() {
+        *x = format!("{:.3}", f64::from(*x)).parse().unwrap();
+    }
+}
+
+#[derive(Default, Debug, Clone, Copy)]
+struct Tally {
+    equal: usize,
+    total: usize,
+}
+
+impl Tally {
+    fn add(&mut self, same: bool) {
+        self.total += 1;
+        self.equal += usize::from(same);
+    }
+    fn percent(&self) -> f64 {
+        100.0 * self.equal as f64 / self.total.max(1) as f64
+    }
+}
+
+struct Comparison {
+    name: String,
+    residues: usize,
+    frames: usize,
+    /// Ours against mkdssp, 8 states; and both reduced to 3 states.
+    mkdssp8: Tally,
+    mkdssp3: Tally,
+    /// Ours against MDAnalysis, 3 states.
+    mdanalysis3: Tally,
+    /// mkdssp against MDAnalysis, 3 states (where both assigned the residue).
+    mkdssp_vs_mdanalysis: Tally,
+    mismatches: Vec<String>,
+}
+
+fn compare(entry: &serde_json::Value) -> Comparison {
+    let name = entry["name"].as_str().unwrap().to_string();
+    let files: Vec<PathBuf> = entry["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| data(f.as_str().unwrap()))
+        .collect();
+    let mut system = io::load(&files).unwrap();
+    let backbone = ProteinBackbone::new(&system.structure);
+    let ours = keys(&system.structure, &backbone);
+    let theirs: Vec<&str> = entry["residues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    // Residue keys repeated in the reference (insertion codes, which the readers do not keep) are
+    // left out; every other reference residue must be one of ours.
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for k in &theirs {
+        *count.entry(k).or_default() += 1;
+    }
+    let index: HashMap<&str, usize> = theirs
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| count[*k] == 1)
+        .map(|(i, k)| (*k, i))
+        .collect();
+    let matched: Vec<Option<usize>> = ours.iter().map(|k| index.get(k.as_str()).copied()).collect();
+    let found = matched.iter().flatten().count();
+    assert!(
+        found + 2 * count.values().filter(|&&c| c > 1).count() >= theirs.len(),
+        "{name}: only {found} of {} reference residues found among ours",
+        theirs.len()
+    );
+    let frames = entry["frames"].as_u64().unwrap() as usize;
+    assert_eq!(system.trajectory.n_frames(), frames, "{name}: frame count");
+    let mut out = Comparison {
+        name: name.clone(),
+        residues: ours.len(),
+        frames,
+        mkdssp8: Tally::default(),
+        mkdssp3: Tally::default(),
+        mdanalysis3: Tally::default(),
+        mkdssp_vs_mdanalysis: Tally::default(),
+        mismatches: Vec::new(),
+    };
+    let options = DsspOptions::default();
+    for f in 0..frames {
+        let positions = system.trajectory.frame(f).unwrap().positions_angstrom;
+        let mut rounded = positions.clone();
+        if name == "adk" {
+            as_written_to_pdb(&mut rounded);
+        }
+        let ss_mk = backbone.assign(&rounded, &options);
+        let ss = backbone.assign(&positions, &options);
+        let mk: Vec<char> = entry["mkdssp"][f].as_str().unwrap().chars().collect();
+        let md: Vec<char> = entry["mdanalysis"][f].as_str().unwrap().chars().collect();
+        for (k, m) in matched.iter().enumerate() {
+            let Some(r) = *m else { continue };
+            if let Some(want) = mk.get(r).copied().filter(|&c| c != '?') {
+                let want_ss = SecondaryStructure::from_code(want).unwrap();
+                out.mkdssp8.add(ss_mk[k] == want_ss);
+                out.mkdssp3.add(ss_mk[k].three_state() == want_ss.three_state());
+                if ss_mk[k] != want_ss && out.mismatches.len() < 20 {
+                    out.mismatches
+                        .push(format!("frame {f} {}: ours {} mkdssp {want}", ours[k], ss_mk[k].code()));
+                }
+            }
+            if let Some(want) = md.get(r).copied().filter(|&c| c != '?') {
+                out.mdanalysis3.add(ss[k].three_state() == want);
+                if let Some(m) = mk.get(r).copied().filter(|&c| c != '?') {
+                    let m = SecondaryStructure::from_code(m).unwrap();
+                    out.mkdssp_vs_mdanalysis.add(m.three_state() == want);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn dssp_matches_mkdssp_and_mdanalysis() {
+    let reference = reference();
+    let mut all8 = Tally::default();
+    let mut all3 = Tally::default();
+    let mut failures = Vec::new();
+    for entry in reference["structures"].as_array().unwrap() {
+        let c = compare(entry);
+        println!(
+            "{:16} {:4} residues x {:3} frames: mkdssp 8-state {:7.3} % ({}/{}), 3-state {:7.3} %; MDAnalysis 3-state {:7.3} % ({}/{}; mkdssp vs MDAnalysis {:7.3} %)",
+            c.name,
+            c.residues,
+            c.frames,
+            c.mkdssp8.percent(),
+            c.mkdssp8.equal,
+            c.mkdssp8.total,
+            c.mkdssp3.percent(),
+            c.mdanalysis3.percent(),
+            c.mdanalysis3.equal,
+            c.mdanalysis3.total,
+            c.mkdssp_vs_mdanalysis.percent()
+        );
+        for m in &c.mismatches {
+            println!("    {m}");
+        }
+        assert!(
+            c.mkdssp8.total > 0 && c.mdanalysis3.total > 0,
+            "{}: nothing compared",
+            c.name
+        );
+        if c.mkdssp8.equal != c.mkdssp8.total {
+            failures.push(format!(
+                "{}: {} residues differ from mkdssp",
+                c.name,
+                c.mkdssp8.total - c.mkdssp8.equal
+            ));
+        }
+        // MDAnalysis's DSSP simplifies the ladder rules (no bulges), so on a few structures mkdssp
+        // itself agrees with it on fewer than 95 % of residues: there, no less than mkdssp does.
+        let floor = 95.0f64.min(c.mkdssp_vs_mdanalysis.percent() - 1e-9);
+        if c.mdanalysis3.percent() < floor {
+            failures.push(format!(
+                "{}: {:.2} % agreement with MDAnalysis (mkdssp: {:.2} %)",
+                c.name,
+                c.mdanalysis3.percent(),
+                c.mkdssp_vs_mdanalysis.percent()
+            ));
+        }
+        all8.equal += c.mkdssp8.equal;
+        all8.total += c.mkdssp8.total;
+        all3.equal += c.mdanalysis3.equal;
+        all3.total += c.mdanalysis3.total;
+    }
+    println!(
+        "all: mkdssp 8-state {:.3} % of {} residue-frames, MDAnalysis 3-state {:.3} % of {}",
+        all8.percent(),
+        all8.total,
+        all3.percent(),
+        all3.total
+    );
+    assert!(
+        all3.percent() >= 95.0,
+        "{:.3} % agreement with MDAnalysis over all",
+        all3.percent()
+    );
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn missing_atoms_and_garbage_positions_do_not_panic() {
+    let mut system = io::load(&[data("dssp/4gcnA.pdb.gz")]).unwrap();
+    let positions = system.trajectory.frame(0).unwrap().positions_angstrom;
+    let backbone = ProteinBackbone::new(&system.structure);
+    let full = backbone.assign(&positions, &DsspOptions::default());
+    assert_eq!(full.len(), backbone.len());
+    assert!(full.contains(&SecondaryStructure::AlphaHelix));
+    // Too few positions, NaN and infinite coordinates, every atom on one point.
+    let short = backbone.assign(&positions[..positions.len() / 2], &DsspOptions::default());
+    assert_eq!(short.len(), backbone.len());
+    let mut broken = positions.clone();
+    for (i, p) in broken.iter_mut().enumerate() {
+        if i % 7 == 0 {
+            *p = [f32::NAN, 0.0, f32::INFINITY];
+        }
+    }
+    assert_eq!(backbone.assign(&broken, &DsspOptions::default()).len(), backbone.len());
+    let same = vec![[1.0f32, 2.0, 3.0]; positions.len()];
+    let ss = backbone.assign(&same, &DsspOptions::default());
+    assert_eq!(ss.len(), backbone.len());
+    let far: Vec<[f32; 3]> = positions.iter().map(|p| p.map(|x| x * 1e7)).collect();
+    assert!(
+        backbone
+            .assign(&far, &DsspOptions::default())
+            .iter()
+            .all(|&s| s == SecondaryStructure::Coil)
+    );
+    // An empty structure and an empty frame.
+    assert!(
+        ProteinBackbone::new(&Structure::default())
+            .assign(&[], &DsspOptions::default())
+            .is_empty()
+    );
+    assert_eq!(
+        backbone.assign(&[], &DsspOptions::default()),
+        vec![SecondaryStructure::Coil; backbone.len()]
+    );
+}
+
+#[test]
+fn removing_a_residue_breaks_the_chain_there() {
+    // Deleting the CA of one residue mid-helix breaks the chain there: no 4-turn spans the gap, so
+    // neither neighbour can be inside a minimal helix (H at j needs turns starting at i-1 and i with
+    // i <= j <= i+3, each turn's four residues unbroken).
+    let mut system = io::load(&[data("dssp/4gcnA.pdb.gz")]).unwrap();
+    let positions = system.trajectory.frame(0).unwrap().positions_angstrom;
+    let backbone = ProteinBackbone::new(&system.structure);
+    let full = backbone.assign(&positions, &DsspOptions::default());
+    let mid = (4..full.len() - 4)
+        .find(|&k| full[k - 4..=k + 4].iter().all(|&s| s == SecondaryStructure::AlphaHelix))
+        .expect("a helix of nine residues");
+    let mut cut = positions.clone();
+    let r = backbone.residues[mid];
+    cut[r.ca.unwrap() as usize] = [f32::NAN; 3];
+    let ss = backbone.assign(&cut, &DsspOptions::default());
+    assert_eq!(ss[mid], SecondaryStructure::Coil);
+    assert_ne!(ss[mid - 1], SecondaryStructure::AlphaHelix);
+    assert_ne!(ss[mid + 1], SecondaryStructure::AlphaHelix);
+}
+
+#[test]
+fn cartoon_of_a_helix_rich_and_a_strand_rich_protein() {
+    use orbitfield::analysis::polymer::{Coloring, Polymer, secondary_structure_color};
+    use orbitfield::surface::cartoon::CartoonParams;
+    for (file, main) in [
+        ("dssp/4gcnA.pdb.gz", SecondaryStructure::AlphaHelix),
+        ("dssp/3aqgA.pdb.gz", SecondaryStructure::Strand),
+    ] {
+        let mut system = io::load(&[data(file)]).unwrap();
+        let positions = system.trajectory.frame(0).unwrap().positions_angstrom;
+        let polymer = Polymer::new(&system.structure);
+        let (ss, mesh) = polymer.mesh(
+            &positions,
+            Coloring::SecondaryStructure,
+            None,
+            &CartoonParams::default(),
+        );
+        assert_eq!(ss, polymer.protein.assign(&positions, &DsspOptions::default()));
+        assert!(!mesh.is_empty(), "{file}");
+        assert_eq!(mesh.colors_rgba8.len(), mesh.positions_angstrom.len());
+        for (p, n) in mesh.positions_angstrom.iter().zip(&mesh.normals) {
+            assert!(p.iter().all(|x| x.is_finite()));
+            let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+            assert!((l - 1.0).abs() < 1e-3, "{file}: normal length {l}");
+        }
+        // The dominant class is drawn: a good share of the vertices carry its colour.
+        let colour = secondary_structure_color(main);
+        let share = mesh.colors_rgba8.iter().filter(|&&c| c == colour).count() as f64 / mesh.colors_rgba8.len() as f64;
+        assert!(
+            share > 0.2,
+            "{file}: {:.1} % of vertices in the {main:?} colour",
+            100.0 * share
+        );
+        // Every vertex lies within a few Angstrom of some CA.
+        let cas: Vec<[f32; 3]> = polymer
+            .protein
+            .residues
+            .iter()
+            .filter_map(|r| r.ca)
+            .map(|i| positions[i as usize])
+            .collect();
+        for p in mesh.positions_angstrom.iter().step_by(97) {
+            let d = cas
+                .iter()
+                .map(|c| ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2) + (p[2] - c[2]).powi(2)).sqrt())
+                .fold(f32::INFINITY, f32::min);
+            assert!(d < 4.0, "{file}: vertex {p:?} is {d} A from the nearest CA");
+        }
+    }
+}
