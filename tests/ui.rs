@@ -58,6 +58,7 @@ fn h2_series() -> System {
         program: None,
         corrections: Vec::new(),
         energy_hartree: None,
+        scf_density: None,
     };
     System {
         structure: s,

@@ -559,6 +559,7 @@ pub fn synthetic_c60() -> Wavefunction {
         program: Some("synthetic".into()),
         corrections: Vec::new(),
         energy_hartree: None,
+        scf_density: None,
     }
 }
 

@@ -597,10 +597,16 @@ pub fn read_full(path: &Path, bytes: &[u8]) -> Result<FchkFile, ReadError> {
         }),
         corrections: Vec::new(),
         energy_hartree: s.real("Total Energy"),
+        scf_density: total_density.clone(),
     };
     // The conversion above is the documented convention; if the orbitals still are not orthonormal,
     // the file may come from a writer with individually normalised Cartesian functions.
     let warnings = check_and_correct(&mut wf, &[vec![Correction::UnnormalisedPrimitives]]);
+    if !wf.corrections.is_empty() {
+        // The density matrix was converted under the documented convention the orbitals failed:
+        // the corrected orbitals define the density instead.
+        wf.scf_density = None;
+    }
     Ok(FchkFile {
         wavefunction: wf,
         total_density,

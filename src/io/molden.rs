@@ -829,6 +829,7 @@ fn read_record(
             program: program.clone(),
             corrections: Vec::new(),
             energy_hartree: None,
+            scf_density: None,
         };
         if wf.alpha.is_empty() {
             return Err(ReadError::file(path, "no alpha orbitals found in [MO]"));

@@ -211,6 +211,7 @@ fn build(path: &Path, p: Primitives) -> Result<Wavefunction, ReadError> {
         program,
         corrections: Vec::new(),
         energy_hartree: p.energy,
+        scf_density: None,
     };
     // Primitive-based files have no normalisation conventions to get wrong; a failure here means
     // damaged data, reported as a warning by the check (no corrections to try).

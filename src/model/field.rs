@@ -33,6 +33,9 @@ pub enum Field {
     SpinDensity,
     /// Electrostatic potential of point charges (e/bohr, i.e. hartree/e).
     Potential,
+    /// Electrostatic potential of a wavefunction's nuclei and electron density (hartree/e): the
+    /// nuclear-attraction integrals of its density matrix at every point (`cpu::qm_esp`).
+    QmPotential,
 }
 
 /// Which orbital, relative to the frontier orbitals or by number.
@@ -406,6 +409,7 @@ mod tests {
             program: None,
             corrections: Vec::new(),
             energy_hartree: None,
+            scf_density: None,
         }
     }
 

@@ -99,6 +99,9 @@ pub struct Wavefunction {
     pub corrections: Vec<String>,
     /// Total energy in hartree when the file gives one.
     pub energy_hartree: Option<f64>,
+    /// The total SCF density matrix when the file carries one (fchk "Total SCF Density"); `None`:
+    /// the density follows from the orbitals and occupations.
+    pub scf_density: Option<DensityMatrix>,
 }
 
 impl Wavefunction {

@@ -15,10 +15,13 @@
 //! before the f32 rounding (screening drops at most [`orbital::SCREEN_EPS`] per primitive);
 //! potentials to ~1e-7 relative per term.
 
+pub mod boys;
+pub mod nuclear_attraction;
 pub mod orbital;
 pub mod overlap;
 pub mod points;
 pub mod potential;
+pub mod qm_esp;
 pub mod simd;
 
 use crate::compute::esp::EspPlan;
@@ -26,6 +29,7 @@ use crate::compute::{ComputeError, Field, FieldInput, FieldJob, SlabEngine, slab
 use crate::model::{Grid3, Lattice};
 use orbital::{BLOCK, PreparedOrbitals};
 use potential::PreparedCharges;
+use qm_esp::PreparedQmEsp;
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::Arc;
@@ -46,6 +50,7 @@ enum Prepared {
     Orbitals(PreparedOrbitals),
     Charges(PreparedCharges),
     Plan(Arc<EspPlan>),
+    QmEsp(Box<PreparedQmEsp>),
 }
 
 fn prepare(job: &FieldJob) -> Result<Prepared, ComputeError> {
@@ -57,6 +62,7 @@ fn prepare(job: &FieldJob) -> Result<Prepared, ComputeError> {
             job.field.clone(),
             "point charges, not a wavefunction",
         )),
+        (Field::QmPotential, FieldInput::Wavefunction(wf)) => Ok(Prepared::QmEsp(Box::new(PreparedQmEsp::new(wf)?))),
         (_, FieldInput::Wavefunction(wf)) => Ok(Prepared::Orbitals(PreparedOrbitals::new(wf, &job.field)?)),
         (_, FieldInput::Charges(_) | FieldInput::Electrostatics(_) | FieldInput::DeferredElectrostatics(_)) => {
             Err(ComputeError::WrongInput(job.field.clone(), "a wavefunction"))
@@ -98,6 +104,7 @@ fn fill_slab(prepared: &Prepared, lattice: &Lattice, z_range: Range<usize>, out:
             Prepared::Orbitals(p) => fill_orbital_plane(p, lattice, z0 + dz, dst),
             Prepared::Charges(p) => fill_potential_plane(p, lattice, z0 + dz, dst),
             Prepared::Plan(p) => fill_plan_plane(p, lattice, z0 + dz, dst),
+            Prepared::QmEsp(p) => fill_qm_esp_plane(p, lattice, z0 + dz, dst),
         });
 }
 
@@ -156,6 +163,35 @@ fn fill_potential_plane(p: &PreparedCharges, lattice: &Lattice, k: usize, dst: &
     }
 }
 
+/// Potential of a wavefunction over plane `k`, in 8 x 8 tiles (each tile's distributions visited
+/// once per tile).
+fn fill_qm_esp_plane(p: &PreparedQmEsp, lattice: &Lattice, k: usize, dst: &mut [f32]) {
+    let [nx, ny, _] = lattice.dims;
+    let mut points = Vec::with_capacity(qm_esp::BLOCK);
+    let mut vals = [0.0f64; qm_esp::BLOCK];
+    for j0 in (0..ny).step_by(TILE_Y) {
+        let my = (ny - j0).min(TILE_Y);
+        for i0 in (0..nx).step_by(TILE_X) {
+            let mx = (nx - i0).min(TILE_X);
+            points.clear();
+            for dj in 0..my {
+                for di in 0..mx {
+                    points.push(lattice.point_bohr(i0 + di, j0 + dj, k));
+                }
+            }
+            p.eval_block(&points, &mut vals);
+            for dj in 0..my {
+                let row = nx * (j0 + dj) + i0;
+                if let (Some(d), Some(v)) = (dst.get_mut(row..row + mx), vals.get(dj * mx..(dj + 1) * mx)) {
+                    for (o, &x) in d.iter_mut().zip(v) {
+                        *o = x as f32;
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Cutoff or MSM potential over plane `k` from a prepared plan (short-range sum over bins plus
 /// interpolation of the finest MSM lattice), in f64, rounded to f32 on the way out.
 fn fill_plan_plane(p: &EspPlan, lattice: &Lattice, k: usize, dst: &mut [f32]) {
@@ -200,6 +236,11 @@ pub fn evaluate_points(field: &Field, input: &FieldInput, points_bohr: &[[f64; 3
                 .for_each(|(o, pts)| p.eval_points(pts, o));
         }
         Prepared::Plan(p) => points::esp_plan_points(p, points_bohr, &mut out),
+        Prepared::QmEsp(p) => {
+            out.par_chunks_mut(qm_esp::BLOCK)
+                .zip(points_bohr.par_chunks(qm_esp::BLOCK))
+                .for_each(|(o, pts)| p.eval_block(pts, o));
+        }
     }
     if out.iter().all(|v| v.is_finite()) {
         Ok(out)

@@ -170,6 +170,10 @@ fn select_orbitals(wf: &Wavefunction, field: &Field) -> Result<(Vec<Vec<f64>>, C
             field.clone(),
             "point charges, not a wavefunction",
         )),
+        Field::QmPotential => Err(ComputeError::WrongInput(
+            field.clone(),
+            "the nuclear-attraction integrals of compute::cpu::qm_esp, not orbitals",
+        )),
     }
 }
 

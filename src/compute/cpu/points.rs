@@ -223,6 +223,10 @@ impl<'a> PointEvaluator<'a> {
                 field.clone(),
                 "point charges, not a wavefunction",
             )),
+            Field::QmPotential => Err(ComputeError::WrongInput(
+                field.clone(),
+                "the nuclear-attraction integrals of compute::cpu::qm_esp, not basis-function values",
+            )),
         }
     }
 
@@ -240,6 +244,10 @@ impl<'a> PointEvaluator<'a> {
             Field::Potential => Err(ComputeError::WrongInput(
                 field.clone(),
                 "point charges, not a wavefunction",
+            )),
+            Field::QmPotential => Err(ComputeError::WrongInput(
+                field.clone(),
+                "the nuclear-attraction integrals of compute::cpu::qm_esp, not basis-function values",
             )),
         }
     }
@@ -306,6 +314,7 @@ mod tests {
             program: None,
             corrections: Vec::new(),
             energy_hartree: None,
+            scf_density: None,
         }
     }
 

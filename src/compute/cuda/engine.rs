@@ -74,6 +74,7 @@ enum Prepared {
     Mo(MoPrepared),
     Dcs(DcsPrepared),
     Msm(Box<msm::MsmPrepared>),
+    QmEsp(Box<super::qm_esp::QmEspPrepared>),
 }
 
 struct JobCache {
@@ -219,6 +220,7 @@ impl CudaEngine {
             },
             Prepared::Dcs(_) => "dcs",
             Prepared::Msm(_) => "msm",
+            Prepared::QmEsp(_) => "qm_esp",
         })
     }
 
@@ -269,6 +271,9 @@ impl CudaEngine {
                 Prepared::Msm(Box::new(self.prepare_msm(&*d.plan()?)?))
             }
             (Field::Potential, _) => return Err(ComputeError::WrongInput(Field::Potential, "point charges")),
+            (Field::QmPotential, FieldInput::Wavefunction(wf)) => {
+                Prepared::QmEsp(Box::new(self.prepare_qm_esp(st, wf)?))
+            }
             (f, FieldInput::Wavefunction(wf)) => Prepared::Mo(self.prepare_mo(st, f, wf, &job.lattice, form)?),
             (f, _) => return Err(ComputeError::WrongInput(f.clone(), "a wavefunction")),
         };
@@ -322,6 +327,7 @@ impl CudaEngine {
         match &*prepared {
             Prepared::Mo(m) => self.launch_mo(st, m, job, z_range)?,
             Prepared::Dcs(p) => self.launch_dcs(st, p, job, z_range)?,
+            Prepared::QmEsp(p) => self.launch_qm_esp(st, p, job, z_range)?,
             Prepared::Msm(p) => {
                 let module = self.module(st, msm::MSM_SRC)?;
                 let out = st

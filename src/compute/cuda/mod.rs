@@ -29,6 +29,7 @@ pub mod engine;
 pub mod mo;
 pub mod msm;
 pub mod nvrtc;
+pub mod qm_esp;
 pub mod rdf;
 
 pub use dcs::{DCS_CHUNK, DCS_SRC, DcsVariant};

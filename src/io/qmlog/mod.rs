@@ -861,6 +861,7 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
                         program: Some(program.clone()),
                         corrections: Vec::new(),
                         energy_hartree: raw.energy_hartree,
+                        scf_density: None,
                     });
                 }
             }

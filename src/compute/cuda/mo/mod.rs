@@ -376,6 +376,7 @@ fn orbital_terms(field: &Field, wf: &Wavefunction, plan: &BasisPlan) -> Result<V
             }
         },
         Field::Potential => return Err(ComputeError::WrongInput(Field::Potential, "point charges")),
+        Field::QmPotential => return Err(ComputeError::WrongInput(Field::QmPotential, "the potential kernel")),
     };
     if terms.is_empty() {
         // A field that is zero everywhere: one launch with weight 0 writes the zeros.
