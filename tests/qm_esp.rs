@@ -340,7 +340,7 @@ fn device() -> Option<Arc<CudaEngine>> {
     match found.engines.into_iter().next() {
         Some(e) => Some(e),
         None => {
-            let why = found.notes.join("; ");
+            let why = found.notes.iter().map(|n| n.to_string()).collect::<Vec<_>>().join("; ");
             assert!(!required, "ORBITFIELD_REQUIRE_CUDA=1 but no CUDA device: {why}");
             println!("skipped: no CUDA device ({why})");
             None

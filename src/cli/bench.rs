@@ -90,6 +90,16 @@ pub struct BenchArgs {
     /// 20,000 with --quick) and stop.
     #[arg(long)]
     cartoon: bool,
+    /// Time the electrostatic potential of threonine's wavefunction: the CPU engine on one thread
+    /// against PySCF's cubegen.mep on one core (same lattice), and the GPU on an 80^3 lattice.
+    #[arg(long)]
+    qm_esp: bool,
+    /// With --qm-esp: the Python that has PySCF, for the peer timing (run from the repository root).
+    #[arg(long, default_value = "python3")]
+    pyscf_python: String,
+    /// With --qm-esp: points per axis of the lattice the CPU engine and PySCF share.
+    #[arg(long, default_value_t = 20)]
+    qm_esp_peer_points: usize,
 }
 
 /// One MSM potential map of a water box, end to end.
@@ -416,6 +426,7 @@ struct Report {
     msm: Vec<MsmResult>,
     playback: Vec<super::playback::PlaybackResult>,
     responsiveness: Vec<super::playback::ResponsivenessResult>,
+    qm_esp: Option<super::qm_esp_bench::QmEspResult>,
 }
 
 /// One pool configuration timed on one request: wall-clock from submission to the grid on the host.
@@ -431,7 +442,7 @@ struct PoolResult {
     efficiency: Option<f64>,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+pub(super) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     if v.is_empty() { f64::NAN } else { v[v.len() / 2] }
 }
@@ -452,7 +463,7 @@ fn homo_index(wf: &Wavefunction) -> Result<usize> {
 }
 
 /// A lattice of n^3 points spanning the atoms plus 3 bohr on every side (PySCF cubegen's box).
-fn cube_lattice(wf: &Wavefunction, n: usize) -> Lattice {
+pub(super) fn cube_lattice(wf: &Wavefunction, n: usize) -> Lattice {
     let mut lo = [f64::MAX; 3];
     let mut hi = [f64::MIN; 3];
     for a in &wf.atoms {
@@ -563,7 +574,7 @@ pub fn synthetic_c60() -> Wavefunction {
     }
 }
 
-fn threonine() -> Result<Wavefunction> {
+pub(super) fn threonine() -> Result<Wavefunction> {
     let path = PathBuf::from("threonine_hf_631gs_cart.molden");
     let file = orbitfield::io::molden::read(&path, THREONINE_MOLDEN).context("embedded threonine Molden file")?;
     file.wavefunctions
@@ -924,6 +935,13 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         None if args.quick => vec![20_000],
         None => vec![100_000, 1_000_000],
     };
+    let qm_esp = if args.qm_esp {
+        let r = super::qm_esp_bench::run(g, &args.pyscf_python, args.qm_esp_peer_points, 80, args.repeats)?;
+        eprintln!("{r:?}");
+        Some(r)
+    } else {
+        None
+    };
     let mut playback = Vec::new();
     if args.playback {
         let cases = super::playback::scenes(&c60, true);
@@ -1068,6 +1086,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             m.sampled_points
         );
     }
+    if let Some(r) = &qm_esp {
+        super::qm_esp_bench::print(r);
+    }
     for r in &responsiveness {
         println!(
             "responsiveness {}: {:?} lattice, UI {:.1} frames/s (95th percentile {:.1} ms, worst {:.1} ms, draw {:.1} ms), fields shown {:.2}/s \
@@ -1109,6 +1130,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         msm,
         playback,
         responsiveness,
+        qm_esp,
     };
     if let Some(p) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;

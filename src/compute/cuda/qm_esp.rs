@@ -18,7 +18,8 @@
 //!
 //! Called by [`CudaEngine`]'s slab path for [`crate::compute::Field::QmPotential`].
 
-use super::{CudaEngine, EngineState, dev_err};
+use super::dev_err;
+use super::engine::{CudaEngine, EngineState};
 use crate::compute::cpu::boys::{self, EXP_NEGLIGIBLE_T, TABLE_MAX_T, TABLE_ORDERS, TABLE_PER_UNIT, TAYLOR_TERMS};
 use crate::compute::cpu::nuclear_attraction::{PolyLayout, layouts};
 use crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
