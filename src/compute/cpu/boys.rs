@@ -99,7 +99,7 @@ fn inv_odd(n: usize) -> f64 {
 /// are clamped, negative or NaN `t` gives NaN).
 pub fn boys(n_max: usize, t: f64, out: &mut [f64]) {
     let n_max = n_max.min(MAX_ORDER).min(out.len().saturating_sub(1));
-    if !(t >= 0.0) {
+    if t.is_nan() || t < 0.0 {
         out.iter_mut().take(n_max + 1).for_each(|o| *o = f64::NAN);
         return;
     }

@@ -544,11 +544,9 @@ impl PairDistributions {
                     mono[i] = mono[j] * x[axis];
                 }
                 let mut v = 0.0;
-                for n in 0..=g.l {
-                    let s: f64 = (lay.n_start[n]..lay.n_start[n + 1])
-                        .map(|e| q[e] * mono[lay.entries[e].1])
-                        .sum();
-                    v += f[n] * s;
+                for (fw, nn) in f.iter().zip(lay.n_start.windows(2)).take(g.l + 1) {
+                    let s: f64 = (nn[0]..nn[1]).map(|e| q[e] * mono[lay.entries[e].1]).sum();
+                    v += fw * s;
                 }
                 total += v;
             }

@@ -218,9 +218,10 @@ fn eval_group<const FMA: bool>(g: &PairGroup, lay: &PolyLayout, xs: &[F4], ys: &
             let mut s = F4::ZERO;
             for (nn, fw) in lay.n_start.windows(2).zip(f.iter()) {
                 let mut sn = F4::ZERO;
-                for e in nn[0]..nn[1] {
-                    let m = lay.entries.get(e).map_or(0, |x| x.1);
-                    sn = F4::splat(q[e]).mul_add::<FMA>(mono[m.min(MAX_MONOMIALS - 1)], sn);
+                if let (Some(qs), Some(es)) = (q.get(nn[0]..nn[1]), lay.entries.get(nn[0]..nn[1])) {
+                    for (&qe, &(_, m)) in qs.iter().zip(es) {
+                        sn = F4::splat(qe).mul_add::<FMA>(mono[m.min(MAX_MONOMIALS - 1)], sn);
+                    }
                 }
                 s = fw.mul_add::<FMA>(sn, s);
             }
