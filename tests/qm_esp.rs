@@ -12,7 +12,7 @@
 
 use orbitfield::compute::cpu::qm_esp::PreparedQmEsp;
 use orbitfield::compute::cpu::{self, CpuEngine};
-use orbitfield::compute::cuda::{self, CudaEngine};
+use orbitfield::compute::cuda;
 use orbitfield::compute::{Field, FieldInput, FieldJob, SlabEngine};
 use orbitfield::io::{self, fchk, molden};
 use orbitfield::model::units::bohr_from_angstrom3;
