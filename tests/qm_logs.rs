@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)] // helpers outside #[test] functions: missing data must fail loudly
 
 use orbitfield::compute::Field;
-use orbitfield::compute::cpu::overlap::{orthonormality_deviation, overlap_matrix};
+use orbitfield::model::overlap::{orthonormality_deviation, overlap_matrix};
 use orbitfield::compute::cpu::points::PointEvaluator;
 use orbitfield::io::qmlog::{self, Program, QmLog, gamess, gaussian, orca};
 use orbitfield::model::units::bohr_from_angstrom3;

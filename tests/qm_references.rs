@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use orbitfield::compute::Field;
-use orbitfield::compute::cpu::overlap::overlap_matrix;
+use orbitfield::model::overlap::overlap_matrix;
 use orbitfield::compute::cpu::points::PointEvaluator;
 use orbitfield::io::{self, fchk, molden, wfn};
 use orbitfield::model::basis::primitive_norm;
@@ -397,7 +397,7 @@ fn overlap_of_pyscf_basis_gives_orthonormal_orbitals() {
         .remove(0);
     let s = overlap_matrix(&wf.basis);
     let all: Vec<usize> = (0..wf.alpha.len()).collect();
-    let d = orbitfield::compute::cpu::overlap::orthonormality_deviation(&wf.alpha, &s, &all).unwrap();
+    let d = orbitfield::model::overlap::orthonormality_deviation(&wf.alpha, &s, &all).unwrap();
     assert!(d < 1e-6, "max deviation {d}");
 }
 

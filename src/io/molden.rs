@@ -9,7 +9,7 @@
 
 use super::ReadError;
 use super::text::{lines, parse_f64, parse_i64, shorten};
-use crate::compute::cpu::overlap::{orthonormality_deviation, overlap_matrix};
+use crate::model::overlap::{orthonormality_deviation, overlap_matrix};
 use crate::model::basis::{cartesian_powers, primitive_norm};
 use crate::model::units::bohr_from_angstrom;
 use crate::model::{BasisSet, Element, OrbitalSet, QmAtom, Shell, SpinKind, Wavefunction};

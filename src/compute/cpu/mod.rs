@@ -16,7 +16,6 @@
 //! potentials to ~1e-7 relative per term.
 
 pub mod orbital;
-pub mod overlap;
 pub mod points;
 pub mod potential;
 pub mod simd;
