@@ -125,7 +125,11 @@ fn check(e: &Entry) -> Result<Outcome, String> {
         let got = ev
             .values(field, &reference.points_bohr)
             .map_err(|x| format!("{name}: {x}"))?;
-        checks.push((name.clone(), relative_error(field, &got, want), TOLERANCE));
+        checks.push((
+            name.clone(),
+            relative_error(field, &got, want),
+            e.tolerance.unwrap_or(TOLERANCE),
+        ));
     }
     if r.warnings.iter().any(|w| w.contains("may be wrong")) {
         return Err(format!("the reader warns: {:?}", r.warnings));

@@ -23,6 +23,9 @@ pub struct Entry {
     pub method: String,
     #[serde(default)]
     pub orthonormality: Option<f64>,
+    /// A looser limit for the reference columns of files printed with few digits.
+    #[serde(default)]
+    pub tolerance: Option<f64>,
     #[serde(default)]
     pub rerun: Option<serde_json::Value>,
     #[serde(default = "yes")]
