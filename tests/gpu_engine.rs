@@ -17,10 +17,13 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+#[path = "common/lattice.rs"]
+mod lattice;
 #[path = "common/rdf_cases.rs"]
 mod rdf_cases;
 #[path = "common/rotation.rs"]
 mod rotation;
+use lattice::lattice_around;
 
 const TOL: f64 = 1e-5;
 
@@ -58,29 +61,6 @@ fn load(name: &str) -> Arc<Wavefunction> {
     let bytes = std::fs::read(&path).unwrap();
     let file = orbitfield::io::molden::read(&path, &bytes).unwrap();
     Arc::new(file.wavefunctions.into_iter().next().unwrap())
-}
-
-/// A lattice around the molecule (3 bohr margin), `n` points per axis; `shear` tilts the z axis.
-fn lattice_around(wf: &Wavefunction, n: usize, shear: bool) -> Lattice {
-    let mut lo = [f64::MAX; 3];
-    let mut hi = [f64::MIN; 3];
-    for a in &wf.atoms {
-        for k in 0..3 {
-            lo[k] = lo[k].min(a.position_bohr[k] - 3.0);
-            hi[k] = hi[k].max(a.position_bohr[k] + 3.0);
-        }
-    }
-    let s: Vec<f64> = (0..3).map(|k| (hi[k] - lo[k]) / (n as f64 - 1.0)).collect();
-    let mut steps = [[s[0], 0.0, 0.0], [0.0, s[1], 0.0], [0.0, 0.0, s[2]]];
-    if shear {
-        steps[2] = [0.3 * s[2], -0.2 * s[2], s[2]];
-    }
-    // A deliberately odd count on one axis exercises partial bricks.
-    Lattice {
-        origin_bohr: lo,
-        steps_bohr: steps,
-        dims: [n, n - 3, n + 1],
-    }
 }
 
 fn rel_err(a: &[f32], b: &[f32]) -> f64 {

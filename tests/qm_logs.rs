@@ -3,9 +3,9 @@
 #![allow(clippy::unwrap_used)] // helpers outside #[test] functions: missing data must fail loudly
 
 use orbitfield::compute::Field;
-use orbitfield::compute::cpu::overlap::{orthonormality_deviation, overlap_matrix};
 use orbitfield::compute::cpu::points::PointEvaluator;
 use orbitfield::io::qmlog::{self, Program, QmLog, gamess, gaussian, orca};
+use orbitfield::model::overlap::{orthonormality_deviation, overlap_matrix};
 use orbitfield::model::units::bohr_from_angstrom3;
 use orbitfield::model::{Spin, SpinKind, Wavefunction};
 use std::path::{Path, PathBuf};
@@ -464,4 +464,27 @@ fn fuzz_target_bodies_return_errors_on_garbage() {
             assert!(orca::read(Path::new("f"), &framed).is_err());
         }
     }
+}
+
+#[test]
+fn points_on_a_log_without_basis_names_the_missing_keyword() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("no_basis.log");
+    let g = replace(
+        &bytes("Gaussian16_dvb_sp.out"),
+        "AO basis set in the form of general basis input",
+        "AO basis set omitted",
+    );
+    std::fs::write(&log, g).unwrap();
+    let pts = dir.path().join("pts.txt");
+    std::fs::write(&pts, "0 0 0\n").unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["points", "--field", "mo:homo", "--device", "cpu", "--points"])
+        .arg(&pts)
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("gfinput") && !err.contains("none was given"), "{err}");
 }

@@ -6,13 +6,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use orbitfield::compute::Field;
-use orbitfield::compute::cpu::overlap::overlap_matrix;
 use orbitfield::compute::cpu::points::PointEvaluator;
 use orbitfield::io::{self, fchk, molden, wfn};
 use orbitfield::model::basis::primitive_norm;
-use orbitfield::model::units::bohr_from_angstrom3;
+use orbitfield::model::overlap::overlap_matrix;
 use orbitfield::model::{Spin, SpinKind, Wavefunction};
 use std::path::{Path, PathBuf};
+
+#[path = "common/reference.rs"]
+mod reference;
+use reference::{Reference, parse_reference};
 
 const TOLERANCE: f64 = 1e-6;
 
@@ -22,62 +25,6 @@ fn data(rel: &str) -> PathBuf {
 
 fn text(path: &Path) -> String {
     String::from_utf8(io::read_bytes(path).unwrap()).unwrap()
-}
-
-struct Reference {
-    points_bohr: Vec<[f64; 3]>,
-    /// (column name, field, values)
-    columns: Vec<(String, Field, Vec<f64>)>,
-}
-
-fn parse_reference(path: &Path) -> Reference {
-    let t = text(path);
-    let header = t.lines().find(|l| l.starts_with("# columns:")).expect("columns header");
-    let spec = header
-        .split("(Angstrom)")
-        .nth(1)
-        .unwrap()
-        .split("(atomic units)")
-        .next()
-        .unwrap();
-    let mut fields = Vec::new();
-    for tok in spec.split_whitespace() {
-        let name = tok.split('(').next().unwrap().to_string();
-        let field = if name == "total_density" {
-            Field::Density
-        } else if name == "spin_density" {
-            Field::SpinDensity
-        } else {
-            let idx: usize = tok
-                .split("mo_index_1based=")
-                .nth(1)
-                .unwrap()
-                .trim_end_matches(')')
-                .parse()
-                .unwrap();
-            let spin = if name.starts_with("beta") {
-                Spin::Beta
-            } else {
-                Spin::Alpha
-            };
-            Field::Orbital { spin, index: idx - 1 }
-        };
-        fields.push((name, field));
-    }
-    let mut points = Vec::new();
-    let mut values: Vec<Vec<f64>> = vec![Vec::new(); fields.len()];
-    for l in t.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
-        let v: Vec<f64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
-        assert_eq!(v.len(), 3 + fields.len());
-        points.push(bohr_from_angstrom3([v[0], v[1], v[2]]));
-        for (k, col) in values.iter_mut().enumerate() {
-            col.push(v[3 + k]);
-        }
-    }
-    Reference {
-        points_bohr: points,
-        columns: fields.into_iter().zip(values).map(|((n, f), v)| (n, f, v)).collect(),
-    }
 }
 
 /// Relative 2-norm error of every column (orbitals up to sign); returns the worst.
@@ -397,7 +344,7 @@ fn overlap_of_pyscf_basis_gives_orthonormal_orbitals() {
         .remove(0);
     let s = overlap_matrix(&wf.basis);
     let all: Vec<usize> = (0..wf.alpha.len()).collect();
-    let d = orbitfield::compute::cpu::overlap::orthonormality_deviation(&wf.alpha, &s, &all).unwrap();
+    let d = orbitfield::model::overlap::orthonormality_deviation(&wf.alpha, &s, &all).unwrap();
     assert!(d < 1e-6, "max deviation {d}");
 }
 

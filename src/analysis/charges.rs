@@ -5,11 +5,11 @@
 //! `q_A = Z_A - sum_{mu on A} (P S)_{mu mu}`: `Z_A` the nuclear charge the file gives (the effective
 //! core charge when the calculation used pseudopotentials), `P` the density matrix built from the
 //! orbitals and their occupations (alpha plus beta for unrestricted wavefunctions), `S` the overlap
-//! matrix of `compute::cpu::overlap`. These are point charges at the nuclei, not the QM electrostatic
+//! matrix of `model::overlap`. These are point charges at the nuclei, not the QM electrostatic
 //! potential of the continuous electron density.
 
 use crate::compute::PointCharges;
-use crate::compute::cpu::overlap::overlap_matrix;
+use crate::model::overlap::overlap_matrix;
 use crate::model::{OrbitalSet, SpinKind, Wavefunction};
 
 /// Why charges could not be derived from a wavefunction.

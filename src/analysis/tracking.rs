@@ -7,7 +7,7 @@
 //! predecessor is positive. A match is flagged ambiguous when the best overlap is weak or a second
 //! orbital overlaps almost as much. Used by the viewer's orbital list and the per-frame pipeline.
 
-use crate::compute::cpu::overlap::shell_pair_overlap;
+use crate::model::overlap::shell_pair_overlap;
 use crate::model::{BasisSet, Spin, Wavefunction};
 
 /// Why a series cannot be tracked.

@@ -482,6 +482,15 @@ fn source_from_system(spec: FieldSpec, system: &mut System, frame: usize) -> Res
     }
     let n_wf = system.wavefunctions.len();
     if n_wf == 0 {
+        // A QM log that says why it holds no wavefunction (orbitals printed without the basis, or
+        // no orbitals at all) gives its advice, naming the keyword to add, as the error.
+        if let Some(why) = system
+            .warnings
+            .iter()
+            .find(|w| w.contains("no wavefunction can be built") || w.contains("no molecular orbitals in this log"))
+        {
+            bail!("{spec} needs a wavefunction: {why}");
+        }
         bail!("{spec} needs a wavefunction (molden, fchk, wfn or wfx file); none was given");
     }
     let index = if n_wf == 1 { 0 } else { frame };

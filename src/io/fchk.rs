@@ -2,14 +2,17 @@
 //!
 //! Owns the conversion of Gaussian's basis conventions to `model::basis`: shell types (0 s, 1 p,
 //! -1 SP split into s and p, +l Cartesian, -l pure), the Cartesian component orders (g and up:
-//! ZZZZ YZZZ ... XXXX), Cartesian functions normalised as x^l rather than individually, alpha and beta
-//! orbitals, occupations from the electron counts, and the SCF density matrices. Called by `io::load`
+//! ZZZZ YZZZ ... XXXX; every Cartesian function individually normalised), alpha and beta orbitals,
+//! occupations from the electron counts, optional count records ("Number of atoms", "Number of
+//! contracted shells"), and the SCF density matrices, against which the orbitals are checked
+//! (C n C^T must reproduce "Total SCF Density": a permutation inside a shell, which the overlap
+//! cannot see, shows there). Called by `io::load`
 //! (through [`read`]) and by tools that want the density matrix (through [`read_full`]).
 
 use super::ReadError;
 use super::molden::{Correction, check_and_correct};
 use super::text::{lines, shorten};
-use crate::model::basis::{cartesian_powers, double_factorial};
+use crate::model::basis::cartesian_powers;
 use crate::model::wavefunction::DensityMatrix;
 use crate::model::{BasisSet, Element, OrbitalSet, QmAtom, Shell, SpinKind, Wavefunction};
 use std::path::Path;
@@ -322,7 +325,9 @@ fn gaussian_cartesian_order(l: u8) -> Vec<[u8; 3]> {
 }
 
 /// For one shell: internal index of each file component, and the factor that converts a file
-/// coefficient into an internal one (Cartesian functions normalised as x^l in the file).
+/// coefficient into an internal one. Gaussian's Cartesian functions are individually normalised,
+/// as the internal ones are (the orbitals of real 6D/10F and Cartesian g/h files are orthonormal
+/// that way, and reproduce the file's "Total SCF Density"), so only the order changes.
 fn component_map(l: u8, pure: bool) -> Vec<(usize, f64)> {
     if pure {
         return (0..2 * l as usize + 1).map(|k| (k, 1.0)).collect();
@@ -330,12 +335,7 @@ fn component_map(l: u8, pure: bool) -> Vec<(usize, f64)> {
     let internal = cartesian_powers(l);
     gaussian_cartesian_order(l)
         .iter()
-        .map(|p| {
-            let k = internal.iter().position(|q| q == p).unwrap_or(0);
-            let num: f64 = p.iter().map(|&e| double_factorial(2 * i64::from(e) - 1)).product();
-            let ratio = num / double_factorial(2 * i64::from(l) - 1);
-            (k, ratio.sqrt())
-        })
+        .map(|p| (internal.iter().position(|q| q == p).unwrap_or(0), 1.0))
         .collect()
 }
 
@@ -358,7 +358,9 @@ pub fn read_full(path: &Path, bytes: &[u8]) -> Result<FchkFile, ReadError> {
         .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
         .unwrap_or_default();
 
-    let n_atoms = count(&s, "Number of atoms", 1_000_000)?;
+    // "Number of atoms" is optional (some writers and trimmed files leave it out): the atom count
+    // follows from "Atomic numbers".
+    let n_atoms = count_or_length(&s, "Number of atoms", "Atomic numbers", 1_000_000)?;
     let (z, _) = s.ints("Atomic numbers", n_atoms)?;
     let charges = s.reals("Nuclear charges", n_atoms).ok().map(|(c, _)| c.to_vec());
     let (coords, _) = s.reals("Current cartesian coordinates", 3 * n_atoms)?;
@@ -373,7 +375,7 @@ pub fn read_full(path: &Path, bytes: &[u8]) -> Result<FchkFile, ReadError> {
         })
         .collect();
 
-    let n_shells = count(&s, "Number of contracted shells", 10_000_000)?;
+    let n_shells = count_or_length(&s, "Number of contracted shells", "Shell types", 10_000_000)?;
     let (types, types_line) = s.ints("Shell types", n_shells)?;
     let (nprim, _) = s.ints("Number of primitives per shell", n_shells)?;
     let (shell_atom, map_line) = s.ints("Shell to atom map", n_shells)?;
@@ -601,11 +603,23 @@ pub fn read_full(path: &Path, bytes: &[u8]) -> Result<FchkFile, ReadError> {
     };
     // The conversion above is the documented convention; if the orbitals still are not orthonormal,
     // the file may come from a writer with individually normalised Cartesian functions.
-    let warnings = check_and_correct(&mut wf, &[vec![Correction::UnnormalisedPrimitives]]);
+    let mut warnings = check_and_correct(&mut wf, &[vec![Correction::UnnormalisedPrimitives]]);
     if !wf.corrections.is_empty() {
         // The density matrix was converted under the documented convention the orbitals failed:
         // the corrected orbitals define the density instead.
         wf.scf_density = None;
+    }
+    // The overlap cannot see a permutation of components inside a shell; the file's own SCF
+    // density can: C n C^T must reproduce it.
+    // (Not for ROHF files: what Gaussian stores there is not C n C^T of the spatial orbitals.)
+    if let Some(p) = &total_density
+        && wf.spin != SpinKind::RestrictedOpen
+        && let Some(d) = density_deviation(&wf, p)
+        && d > DENSITY_TOLERANCE
+    {
+        warnings.push(format!(
+            "the orbitals do not reproduce the file's \"Total SCF Density\" (max deviation {d:.2e} of the largest element): the basis functions may be permuted; orbitals may be wrong"
+        ));
     }
     Ok(FchkFile {
         wavefunction: wf,
@@ -613,6 +627,63 @@ pub fn read_full(path: &Path, bytes: &[u8]) -> Result<FchkFile, ReadError> {
         spin_density,
         warnings,
     })
+}
+
+/// Largest deviation, relative to the largest element, accepted between C n C^T and the file's
+/// SCF density (both printed to ~9 significant digits).
+const DENSITY_TOLERANCE: f64 = 1e-6;
+
+/// max |C n C^T - P| / max |P| over the wavefunction's occupied orbitals; `None` when P is empty or
+/// does not match the basis.
+fn density_deviation(wf: &Wavefunction, p: &DensityMatrix) -> Option<f64> {
+    let n = wf.basis.n_functions();
+    if p.n_basis != n || p.values.len() != n * n {
+        return None;
+    }
+    let mut mine = vec![0.0; n * n];
+    for set in std::iter::once(&wf.alpha).chain(wf.beta.as_ref()) {
+        for (k, &occ) in set.occupations.iter().enumerate() {
+            if occ == 0.0 {
+                continue;
+            }
+            let c = set.orbital(k)?;
+            for (i, &ci) in c.iter().enumerate() {
+                let row = mine.get_mut(i * n..(i + 1) * n)?;
+                for (m, &cj) in row.iter_mut().zip(c) {
+                    *m += occ * ci * cj;
+                }
+            }
+        }
+    }
+    let scale = p.values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if scale == 0.0 {
+        return None;
+    }
+    Some(
+        mine.iter()
+            .zip(&p.values)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()))
+            / scale,
+    )
+}
+
+/// The count record `name` when the file has it, else the length of the integer array `array`
+/// it counts (optional count records).
+fn count_or_length(s: &Sections, name: &str, array: &str, max: usize) -> Result<usize, ReadError> {
+    if s.find(name).is_some() {
+        return count(s, name, max);
+    }
+    match s.find(array) {
+        Some(Entry {
+            value: Value::Ints(v), ..
+        }) => Ok(v.len()),
+        Some(e) => Err(ReadError::line(
+            s.path,
+            e.line,
+            format!("expected {array:?} to be an array of integers"),
+        )),
+        None => Err(s.missing(array)),
+    }
 }
 
 fn count(s: &Sections, name: &str, max: usize) -> Result<usize, ReadError> {
@@ -639,10 +710,16 @@ mod tests {
         assert_eq!(o[1], [0, 1, 3]);
         assert_eq!(o[4], [0, 4, 0]);
         assert_eq!(o[14], [4, 0, 0]);
-        let m = component_map(2, false);
-        // xx keeps its factor 1, xy gets sqrt(1/3).
-        assert!((m[0].1 - 1.0).abs() < 1e-15);
-        assert!((m[3].1 - (1.0f64 / 3.0).sqrt()).abs() < 1e-15);
+        // g: file component 0 (ZZZZ) is internal component 2; no rescaling.
+        let m = component_map(4, false);
+        assert_eq!(m[0], (2, 1.0));
+        assert_eq!(m[14], (0, 1.0));
+        assert!(
+            component_map(3, false)
+                .iter()
+                .enumerate()
+                .all(|(k, &(i, f))| i == k && f == 1.0)
+        );
     }
 
     #[test]

@@ -147,7 +147,14 @@ fn read_piece(path: &Path) -> Result<Piece, ReadError> {
                         .collect();
                     Piece::Wavefunctions(m.wavefunctions, m.warnings, frames)
                 }
-                Format::Fchk => Piece::Wavefunctions(vec![super::fchk::read(path, &bytes)?], Vec::new(), Vec::new()),
+                Format::Fchk => {
+                    let f = super::fchk::read_full(path, &bytes)?;
+                    Piece::Wavefunctions(vec![f.wavefunction], f.warnings, Vec::new())
+                }
+                Format::Mkl => {
+                    let m = super::mkl::read(path, &bytes)?;
+                    Piece::Wavefunctions(vec![m.wavefunction], m.warnings, Vec::new())
+                }
                 Format::Wfn => Piece::Wavefunctions(vec![super::wfn::read_wfn(path, &bytes)?], Vec::new(), Vec::new()),
                 Format::Wfx => Piece::Wavefunctions(vec![super::wfn::read_wfx(path, &bytes)?], Vec::new(), Vec::new()),
                 Format::Cube => {

@@ -14,6 +14,7 @@ pub mod fchk;
 pub mod fields;
 pub mod gro;
 pub mod load;
+pub mod mkl;
 pub mod mmcif;
 pub mod molden;
 pub mod pdb;

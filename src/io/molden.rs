@@ -4,13 +4,24 @@
 //! their lower-case and Cartesian spellings, `[Atoms] AU|Angs`, `[GTO]` with exponent scale factors,
 //! `[MO]` blocks with `Sym= Ene= Spin= Occup=`, `[GEOMETRIES] XYZ`) to the internal basis conventions
 //! of `model::basis`, the detection of the writing program, and the orthonormality check with
-//! per-program corrections ([`check_and_correct`], shared with the fchk and wfn readers).
+//! per-program corrections ([`check_and_correct`], shared with the fchk, mkl and wfn readers).
 //! Called by `io::load` and by the embedded demo loader.
+//!
+//! Conventions are decided from the file's own evidence first: the program named in the title lines
+//! (PySCF, ORCA's `orca_2mkl`, ...), or its quirks (CFOUR repeats `[Molden Format]` between
+//! `[Atoms]` and `[GTO]`; NWChem writes 0 as the exponent scale factor; Q-Chem writes `Sym=X`;
+//! Turbomole writes Fortran energies without a leading zero; Dalton ends with its own marker;
+//! Molpro adds `[Molpro variables]`). Known conventions (ORCA: unnormalised primitives and the signs
+//! of pure f, g, h functions; CFOUR and Turbomole: their Cartesian normalisations) are applied from
+//! that evidence;
+//! otherwise corrections are tried and one is accepted only when it makes the occupied orbitals
+//! orthonormal to [`ORTHONORMAL_TOLERANCE`]. Closed shells written as alpha orbitals with
+//! occupations per spin (Q-Chem) are doubled; negative occupations (Dalton ROHF) are read as 0.
 
 use super::ReadError;
 use super::text::{lines, parse_f64, parse_i64, shorten};
-use crate::compute::cpu::overlap::{orthonormality_deviation, overlap_matrix};
 use crate::model::basis::{cartesian_powers, primitive_norm};
+use crate::model::overlap::{orthonormality_deviation, overlap_matrix};
 use crate::model::units::bohr_from_angstrom;
 use crate::model::{BasisSet, Element, OrbitalSet, QmAtom, Shell, SpinKind, Wavefunction};
 use std::path::Path;
@@ -27,8 +38,11 @@ pub struct MoldenFile {
 
 /// Largest basis and orbital counts accepted (a damaged file must not make us allocate without bound).
 const MAX_FUNCTIONS: usize = 100_000;
-/// Orthonormality tolerance for occupied orbitals.
-pub const ORTHONORMAL_TOLERANCE: f64 = 1e-4;
+/// Deviation of C^T S C from the identity (occupied orbitals) below which orbitals count as
+/// orthonormal, and that a correction must reach to be accepted.
+pub const ORTHONORMAL_TOLERANCE: f64 = 1e-6;
+/// Deviation up to which orbitals are only noted as imprecise (printed with few digits).
+pub const PRECISION_TOLERANCE: f64 = 1e-4;
 
 #[derive(Clone, Debug)]
 struct Line {
@@ -85,13 +99,22 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<MoldenFile, ReadError> {
         ));
     }
     let program = detect_program(&all);
-    // Concatenated Molden files (several "[Molden Format]" headers) are read record by record.
-    let mut starts: Vec<usize> = all
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.text.trim().eq_ignore_ascii_case("[molden format]"))
-        .map(|(i, _)| i)
-        .collect();
+    // Concatenated Molden files (several "[Molden Format]" headers) are read record by record. A
+    // header starts a new record only once the current one holds orbitals: CFOUR repeats the header
+    // between [Atoms] and [GTO] of one record.
+    let mut starts: Vec<usize> = Vec::new();
+    let mut has_mo = true;
+    for (i, l) in all.iter().enumerate() {
+        let t = l.text.trim();
+        if t.eq_ignore_ascii_case("[molden format]") {
+            if has_mo {
+                starts.push(i);
+                has_mo = false;
+            }
+        } else if t.get(..4).is_some_and(|h| h.eq_ignore_ascii_case("[mo]")) {
+            has_mo = true;
+        }
+    }
     // Text before the first header (or a file without one) forms a record of its own.
     if starts.first() != Some(&0)
         && let Some(first) = all.iter().position(|l| !l.text.trim().is_empty())
@@ -149,13 +172,65 @@ fn detect_program(all: &[Line]) -> Option<String> {
             return Some(name.to_string());
         }
     }
-    // Quirk-based guesses: ORCA writes "[Title]" followed by its base name and a "Molden file created by orca_2mkl" line.
+    // Quirk-based evidence where the file names no program.
     let all_lower_has = |s: &str| all.iter().take(40).any(|l| l.text.to_ascii_lowercase().contains(s));
     if all_lower_has("orca_2mkl") {
         return Some("ORCA".into());
     }
-    if all_lower_has("molden") && head.contains("[title]") && !head.contains("made by") {
-        return None;
+    let trimmed = |l: &Line| l.text.trim().to_ascii_lowercase();
+    if all
+        .iter()
+        .rev()
+        .take(5)
+        .any(|l| trimmed(l).contains("molden output from dalton"))
+    {
+        return Some("Dalton".into());
+    }
+    if all.iter().any(|l| trimmed(l).starts_with("[molpro variables]")) {
+        return Some("Molpro".into());
+    }
+    // CFOUR repeats the [Molden Format] header between [Atoms] and [GTO].
+    let headers: Vec<String> = all
+        .iter()
+        .map(|l| l.text.trim().to_ascii_lowercase())
+        .filter(|t| t.starts_with('['))
+        .take(6)
+        .collect();
+    if headers.iter().filter(|h| h.as_str() == "[molden format]").count() > 1
+        && headers.iter().position(|h| h.starts_with("[atoms]"))
+            < headers.iter().rposition(|h| h.as_str() == "[molden format]")
+        && headers.iter().position(|h| h.starts_with("[atoms]")) < headers.iter().position(|h| h.starts_with("[gto]"))
+    {
+        return Some("CFOUR".into());
+    }
+    let mo_keys: Vec<String> = all
+        .iter()
+        .map(|l| l.text.trim().to_string())
+        .filter(|t| t.starts_with("Sym=") || t.starts_with("Ene="))
+        .take(4)
+        .collect();
+    // Q-Chem: "Sym=X" without a space; Turbomole: Fortran energies without a leading zero.
+    if mo_keys.iter().any(|k| k == "Sym=X") {
+        return Some("Q-Chem".into());
+    }
+    if mo_keys.iter().any(|k| {
+        k.strip_prefix("Ene=")
+            .is_some_and(|v| v.trim_start().starts_with("-.") || v.trim_start().starts_with('.'))
+    }) {
+        return Some("Turbomole".into());
+    }
+    // NWChem writes 0 as the exponent scale factor of every shell.
+    let mut in_gto = false;
+    for l in all {
+        let t = l.text.trim().to_ascii_lowercase();
+        if t.starts_with('[') {
+            in_gto = t.starts_with("[gto]");
+            continue;
+        }
+        let w: Vec<&str> = t.split_whitespace().collect();
+        if in_gto && w.len() == 3 && shell_l(w[0]).is_some() {
+            return (w[2] == "0").then(|| "NWChem".to_string());
+        }
     }
     None
 }
@@ -285,7 +360,8 @@ struct RawShell {
     coefficients: Vec<f64>,
 }
 
-fn shell_l(kind: &str) -> Option<u8> {
+/// Angular momentum of a lower-case shell letter (s, p, d, f, g, h, i, k).
+pub(crate) fn shell_l(kind: &str) -> Option<u8> {
     match kind {
         "s" => Some(0),
         "p" => Some(1),
@@ -364,11 +440,13 @@ fn read_gto(path: &Path, sec: &Section, n_atoms: usize) -> Result<Vec<RawShell>,
             Some(s) => parse_f64(path, l.number, "the exponent scale factor", s.as_bytes())?,
             None => 1.0,
         };
-        if scale <= 0.0 {
+        // NWChem writes 0 where it means "not scaled".
+        let scale = if scale == 0.0 { 1.0 } else { scale };
+        if !(scale > 0.0 && scale.is_finite()) {
             return Err(ReadError::line(
                 path,
                 l.number,
-                format!("expected a positive scale factor, found {scale}"),
+                format!("expected a positive scale factor (or 0 for none), found {scale}"),
             ));
         }
         let mut exps = Vec::new();
@@ -807,6 +885,35 @@ fn read_record(
                 }
             }
         }
+        let mut occupation_notes = Vec::new();
+        let negative: Vec<usize> = alpha
+            .occupations
+            .iter()
+            .chain(&beta.occupations)
+            .enumerate()
+            .filter(|(_, o)| **o < 0.0)
+            .map(|(i, _)| i)
+            .collect();
+        if !negative.is_empty() {
+            // Dalton's ROHF files give some virtual orbitals negative "occupations".
+            for o in alpha.occupations.iter_mut().chain(beta.occupations.iter_mut()) {
+                if *o < 0.0 {
+                    *o = 0.0;
+                }
+            }
+            occupation_notes.push(format!(
+                "{} orbitals have negative occupations; read as empty",
+                negative.len()
+            ));
+        }
+        if beta.is_empty() && closed_shell_per_spin(&alpha.occupations, &atoms, program.as_deref()) {
+            for o in &mut alpha.occupations {
+                *o *= 2.0;
+            }
+            occupation_notes.push(
+                "closed shell written as alpha orbitals with occupations per spin: occupations doubled".to_string(),
+            );
+        }
         let spin = if !beta.is_empty() {
             SpinKind::Unrestricted
         } else if alpha.occupations.contains(&1.0)
@@ -834,15 +941,8 @@ fn read_record(
         if wf.alpha.is_empty() {
             return Err(ReadError::file(path, "no alpha orbitals found in [MO]"));
         }
-        let mut w = Vec::new();
-        if program.as_deref() == Some("ORCA") && wf.basis.shells.iter().any(|s| s.pure && (s.l == 3 || s.l == 4)) {
-            // ORCA's sign convention cannot always be detected from the overlap (a linear molecule's
-            // f(+-3) functions only meet each other), so it is undone for every ORCA file.
-            apply(&mut wf, Correction::OrcaSigns);
-            wf.corrections.push(Correction::OrcaSigns.describe().to_string());
-            w.push(format!("applied correction: {}", Correction::OrcaSigns.describe()));
-        }
-        w.extend(check_and_correct(&mut wf, &molden_corrections(program.as_deref())));
+        let mut w = occupation_notes;
+        w.extend(check_and_correct(&mut wf, &trial_corrections()));
         Ok((wf, w))
     };
 
@@ -872,15 +972,32 @@ fn read_record(
     Ok(())
 }
 
+/// True for a closed shell written as alpha orbitals only with occupations per spin (Q-Chem's
+/// restricted files): every occupation 0 or 1, and twice their sum is the electron count of the
+/// neutral molecule, or the file comes from Q-Chem.
+fn closed_shell_per_spin(occupations: &[f64], atoms: &[Atom], program: Option<&str>) -> bool {
+    if !occupations.iter().all(|&o| o == 0.0 || o == 1.0) {
+        return false;
+    }
+    let sum: f64 = occupations.iter().sum();
+    let electrons: f64 = atoms.iter().map(|a| a.z).sum();
+    sum > 0.0 && ((2.0 * sum - electrons).abs() < 1e-9 || program == Some("Q-Chem"))
+}
+
 /// One way a writer may deviate from the Molden conventions, undone on the wavefunction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Correction {
-    /// Cartesian functions of l >= 2 normalised as x^l rather than individually (Psi4 <= 1.3.2,
-    /// Gaussian fchk, some ORCA versions for Cartesian d/f).
+    /// Cartesian functions of l >= 2 normalised as x^l rather than individually (Psi4 <= 1.3.2).
     CartesianAsXl,
-    /// Contraction coefficients refer to unnormalised primitives.
+    /// Cartesian functions of l >= 2 normalised as x^a y^b z^c without the double-factorial
+    /// factors (CFOUR up to 2.1): the coefficient of x^a y^b z^c is scaled by
+    /// sqrt((2a-1)!! (2b-1)!! (2c-1)!!).
+    CfourCartesian,
+    /// Every function of a Cartesian shell of l >= 2 scaled by sqrt((2l-1)!!) (Turbomole).
+    TurbomoleCartesian,
+    /// Contraction coefficients refer to unnormalised primitives (ORCA, Psi4 < 1.0).
     UnnormalisedPrimitives,
-    /// ORCA's sign convention for pure f (m = +-3) and g (m = +-3, +-4) functions.
+    /// ORCA's sign convention for pure f (m = +-3), g and h (m = +-3, +-4) functions.
     OrcaSigns,
 }
 
@@ -890,58 +1007,71 @@ impl Correction {
             Correction::CartesianAsXl => {
                 "Cartesian functions of l >= 2 rescaled (the file normalises them as x^l, not individually)"
             }
+            Correction::CfourCartesian => {
+                "Cartesian functions of l >= 2 rescaled by sqrt((2a-1)!!(2b-1)!!(2c-1)!!) (CFOUR convention)"
+            }
+            Correction::TurbomoleCartesian => {
+                "Cartesian functions of l >= 2 rescaled by sqrt((2l-1)!!) (Turbomole convention)"
+            }
             Correction::UnnormalisedPrimitives => {
                 "contraction coefficients read as coefficients of unnormalised primitives"
             }
-            Correction::OrcaSigns => "signs of pure f(+-3) and g(+-3, +-4) functions flipped (ORCA convention)",
+            Correction::OrcaSigns => {
+                "signs of pure f(+-3), g(+-3, +-4) and h(+-3, +-4) functions flipped (ORCA convention)"
+            }
         }
     }
 }
 
-/// The corrections to try for a Molden file, most likely first for the detected program.
-fn molden_corrections(program: Option<&str>) -> Vec<Vec<Correction>> {
+/// The conventions a program is known to use, applied from the file's evidence (its detected
+/// program) before any orthonormality trial. `None`: nothing known, the Molden standard applies.
+fn known_conventions(program: Option<&str>, wf: &Wavefunction) -> Option<Vec<Correction>> {
     use Correction::*;
-    let mut v: Vec<Vec<Correction>> = match program {
-        Some("ORCA") => vec![vec![CartesianAsXl]],
-        Some("Psi4") => vec![vec![CartesianAsXl]],
-        Some("Turbomole") => vec![vec![UnnormalisedPrimitives]],
-        _ => Vec::new(),
-    };
-    for c in [
-        vec![CartesianAsXl],
-        vec![UnnormalisedPrimitives],
-        vec![OrcaSigns],
-        vec![CartesianAsXl, UnnormalisedPrimitives],
-        vec![OrcaSigns, CartesianAsXl],
-        vec![OrcaSigns, UnnormalisedPrimitives],
-    ] {
-        // Files already corrected for ORCA's signs must not be flipped back.
-        if program == Some("ORCA") && c.contains(&OrcaSigns) {
-            continue;
-        }
-        if !v.contains(&c) {
-            v.push(c);
-        }
+    let cartesian_high = wf.basis.shells.iter().any(|s| !s.pure && s.l >= 2);
+    match program {
+        Some("ORCA") => Some(vec![UnnormalisedPrimitives, OrcaSigns]),
+        Some("CFOUR") if cartesian_high => Some(vec![CfourCartesian]),
+        Some("Turbomole") if cartesian_high => Some(vec![TurbomoleCartesian]),
+        _ => None,
     }
-    v
+}
+
+/// The corrections tried, in order, when the orbitals are not orthonormal as read.
+fn trial_corrections() -> Vec<Vec<Correction>> {
+    use Correction::*;
+    vec![
+        vec![UnnormalisedPrimitives],
+        vec![CartesianAsXl],
+        vec![CfourCartesian],
+        vec![TurbomoleCartesian],
+        vec![CartesianAsXl, UnnormalisedPrimitives],
+        vec![CfourCartesian, UnnormalisedPrimitives],
+        vec![UnnormalisedPrimitives, OrcaSigns],
+        vec![OrcaSigns],
+    ]
 }
 
 fn apply(wf: &mut Wavefunction, c: Correction) {
     let offsets = wf.basis.shell_offsets();
     let mut scales: Vec<(usize, f64)> = Vec::new();
+    let odd_product = |p: &[u8; 3]| -> f64 {
+        p.iter()
+            .map(|&e| crate::model::basis::double_factorial(2 * i64::from(e) - 1))
+            .product()
+    };
     match c {
-        Correction::CartesianAsXl => {
+        Correction::CartesianAsXl | Correction::CfourCartesian | Correction::TurbomoleCartesian => {
             for (shell, &off) in wf.basis.shells.iter().zip(&offsets) {
                 if shell.pure || shell.l < 2 {
                     continue;
                 }
-                let l = i64::from(shell.l);
+                let xl = crate::model::basis::double_factorial(2 * i64::from(shell.l) - 1);
                 for (k, p) in cartesian_powers(shell.l).iter().enumerate() {
-                    let num: f64 = p
-                        .iter()
-                        .map(|&e| crate::model::basis::double_factorial(2 * i64::from(e) - 1))
-                        .product();
-                    let ratio = num / crate::model::basis::double_factorial(2 * l - 1);
+                    let ratio = match c {
+                        Correction::CartesianAsXl => odd_product(p) / xl,
+                        Correction::CfourCartesian => odd_product(p),
+                        _ => xl,
+                    };
                     scales.push((off + k, ratio.sqrt()));
                 }
             }
@@ -965,7 +1095,7 @@ fn apply(wf: &mut Wavefunction, c: Correction) {
                 // Pure order m = 0, +1, -1, +2, -2, +3, -3, +4, -4: indices 5, 6 (m = +-3), 7, 8 (m = +-4).
                 let flip: &[usize] = match shell.l {
                     3 => &[5, 6],
-                    4 => &[5, 6, 7, 8],
+                    4 | 5 => &[5, 6, 7, 8],
                     _ => &[],
                 };
                 for &k in flip {
@@ -1013,33 +1143,83 @@ pub fn max_deviation(wf: &Wavefunction) -> f64 {
     worst
 }
 
-/// Checks that the occupied orbitals are orthonormal; if not, tries each candidate list of
-/// corrections in order and keeps the first that makes them so, recording it in
-/// `wf.corrections`. Returns warnings (a correction applied, or orbitals left non-orthonormal).
+fn record(wf: &mut Wavefunction, cands: &[Correction], why: &str) -> Vec<String> {
+    cands
+        .iter()
+        .map(|c| {
+            wf.corrections.push(c.describe().to_string());
+            format!("{why}; applied correction: {}", c.describe())
+        })
+        .collect()
+}
+
+/// Applies the conventions known for the file's program (from its own evidence), then checks that
+/// the occupied orbitals are orthonormal under the analytic overlap. If they are not (deviation
+/// above [`ORTHONORMAL_TOLERANCE`]), each candidate list of corrections is tried on the file as
+/// read and the one with the smallest deviation is kept, but only if it brings the deviation below
+/// the tolerance. Every correction applied is recorded in `wf.corrections`. Returns notes: the
+/// corrections applied, or how far the orbitals are from orthonormal (orbitals printed with few
+/// digits reach only ~1e-5; above [`PRECISION_TOLERANCE`] the orbitals are called wrong).
 pub fn check_and_correct(wf: &mut Wavefunction, candidates: &[Vec<Correction>]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(known) = known_conventions(wf.program.as_deref(), wf) {
+        let mut trial = wf.clone();
+        for &c in &known {
+            apply(&mut trial, c);
+        }
+        let d = max_deviation(&trial);
+        if d <= ORTHONORMAL_TOLERANCE || known.contains(&Correction::OrcaSigns) {
+            // ORCA's signs cannot always be seen in the overlap (an atom's f(+-3) functions only
+            // meet each other), so the program's evidence decides them.
+            *wf = trial;
+            let program = wf.program.clone().unwrap_or_default();
+            notes.extend(record(wf, &known, &format!("{program} file")));
+            if d <= ORTHONORMAL_TOLERANCE {
+                return notes;
+            }
+        }
+    }
     let d0 = max_deviation(wf);
     if d0 <= ORTHONORMAL_TOLERANCE {
-        return Vec::new();
+        return notes;
     }
+    let mut best: Option<(f64, &Vec<Correction>, Wavefunction)> = None;
     for cands in candidates {
         let mut trial = wf.clone();
         for &c in cands {
             apply(&mut trial, c);
         }
         let d = max_deviation(&trial);
-        if d <= ORTHONORMAL_TOLERANCE {
-            let words: Vec<String> = cands.iter().map(|c| c.describe().to_string()).collect();
-            *wf = trial;
-            wf.corrections.extend(words.iter().cloned());
-            return words
-                .into_iter()
-                .map(|w| format!("orbitals were not orthonormal (max deviation {d0:.2e}); applied correction: {w}"))
-                .collect();
+        if d <= ORTHONORMAL_TOLERANCE && best.as_ref().is_none_or(|(bd, _, _)| d < *bd) {
+            best = Some((d, cands, trial));
         }
     }
-    vec![format!(
-        "the occupied orbitals are not orthonormal under the basis overlap (max deviation {d0:.2e}) and no known correction fixes it; orbitals may be wrong"
-    )]
+    if let Some((d, cands, trial)) = best {
+        *wf = trial;
+        notes.extend(record(
+            wf,
+            cands,
+            &format!("orbitals were not orthonormal (max deviation {d0:.2e}, {d:.1e} after correction)"),
+        ));
+        return notes;
+    }
+    if d0 <= PRECISION_TOLERANCE {
+        notes.push(format!(
+            "the occupied orbitals are orthonormal to {d0:.1e} only (the file prints few digits)"
+        ));
+    } else {
+        notes.push(format!(
+            "the occupied orbitals are not orthonormal under the basis overlap (max deviation {d0:.2e}) and no known correction fixes it; orbitals may be wrong"
+        ));
+    }
+    notes
+}
+
+/// ORCA's conventions (Molden and Molekel files): unnormalised primitives and the signs of pure
+/// f, g and h functions, then the orthonormality check. Called by the Molekel reader.
+pub(crate) fn orca_conventions(wf: &mut Wavefunction) -> Vec<String> {
+    wf.program = Some("ORCA".into());
+    check_and_correct(wf, &trial_corrections())
 }
 
 #[cfg(test)]
@@ -1087,6 +1267,42 @@ H 2 1 0.0 0.0 0.74
         assert!((wf.atoms[1].position_bohr[2] - 0.74 / 0.529_177_210_92).abs() < 1e-9);
         assert!((wf.basis.shells[0].contraction_norm() - 1.0).abs() < 1e-12);
         assert_eq!(wf.spin, SpinKind::Restricted);
+    }
+
+    #[test]
+    fn writer_quirks_are_read_and_name_the_program() {
+        let p = Path::new("q.molden");
+        // CFOUR: a second [Molden Format] header between [Atoms] and [GTO].
+        let cfour = H2
+            .replace("[GTO]", "[Molden Format]\n[GTO]")
+            .replace("[Atoms] Angs", "[ATOMS] Angs");
+        let m = read(p, cfour.as_bytes()).unwrap();
+        assert_eq!(m.wavefunctions.len(), 1);
+        assert_eq!(m.wavefunctions[0].program.as_deref(), Some("CFOUR"));
+        // NWChem: exponent scale factor 0.
+        let nwchem = H2.replace(" s 2 1.00", " s 2 0");
+        let m = read(p, nwchem.as_bytes()).unwrap();
+        assert_eq!(m.wavefunctions[0].program.as_deref(), Some("NWChem"));
+        assert!((m.wavefunctions[0].basis.shells[0].exponents[0] - 1.0).abs() < 1e-15);
+        assert!(read(p, H2.replace(" s 2 1.00", " s 2 -1").as_bytes()).is_err());
+        // Q-Chem: a closed shell written with occupations per spin is doubled.
+        let qchem = H2.replace(" Sym= A", "Sym=X").replace("Occup= 2.0", "Occup= 1.0");
+        let m = read(p, qchem.as_bytes()).unwrap();
+        let wf = &m.wavefunctions[0];
+        assert_eq!(wf.program.as_deref(), Some("Q-Chem"));
+        assert_eq!(wf.alpha.occupations, vec![2.0, 0.0]);
+        assert_eq!(wf.spin, SpinKind::Restricted);
+        assert!(m.warnings.iter().any(|w| w.contains("doubled")), "{:?}", m.warnings);
+        // A hydrogen atom's single electron is not a closed shell per spin.
+        let h = "[Molden Format]\n[Atoms] AU\nH 1 1 0 0 0\n[GTO]\n1 0\n s 1 1.0\n 1.0 1.0\n\n[MO]\n Ene= -0.5\n Spin= Alpha\n Occup= 1.0\n 1 1.0\n";
+        let m = read(p, h.as_bytes()).unwrap();
+        assert_eq!(m.wavefunctions[0].alpha.occupations, vec![1.0]);
+        assert_eq!(m.wavefunctions[0].spin, SpinKind::RestrictedOpen);
+        // Negative occupations (Dalton ROHF) are read as empty, with a note.
+        let neg = H2.replace("Occup= 0.0", "Occup= -0.9");
+        let m = read(p, neg.as_bytes()).unwrap();
+        assert_eq!(m.wavefunctions[0].alpha.occupations, vec![2.0, 0.0]);
+        assert!(m.warnings.iter().any(|w| w.contains("negative")), "{:?}", m.warnings);
     }
 
     #[test]

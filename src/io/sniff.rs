@@ -16,6 +16,8 @@ pub enum Format {
     Xtc,
     Molden,
     Fchk,
+    /// Molekel (ORCA's `orca_2mkl` output).
+    Mkl,
     Wfn,
     Wfx,
     Cube,
@@ -38,6 +40,7 @@ impl Format {
             Format::Xtc => "xtc",
             Format::Molden => "molden",
             Format::Fchk => "fchk",
+            Format::Mkl => "mkl",
             Format::Wfn => "wfn",
             Format::Wfx => "wfx",
             Format::Cube => "cube",
@@ -64,6 +67,7 @@ impl Format {
             "xtc" => Format::Xtc,
             "molden" | "mold" | "molf" | "molden_input" => Format::Molden,
             "fchk" | "fch" => Format::Fchk,
+            "mkl" => Format::Mkl,
             "wfn" => Format::Wfn,
             "wfx" => Format::Wfx,
             "cube" | "cub" => Format::Cube,
@@ -92,6 +96,9 @@ impl Format {
         if first.starts_with("[Molden Format]") || first.eq_ignore_ascii_case("[molden format]") {
             return Some(Format::Molden);
         }
+        if first.eq_ignore_ascii_case("$mkl") {
+            return Some(Format::Mkl);
+        }
         if first.starts_with("PSF") {
             return Some(Format::Psf);
         }
@@ -104,7 +111,9 @@ impl Format {
         if text.contains("object 1 class gridpositions") {
             return Some(Format::Dx);
         }
-        if text.contains("Number of basis functions") && text.contains("Number of atoms") {
+        if text.contains("Number of basis functions")
+            && (text.contains("Number of atoms") || text.contains("Atomic numbers"))
+        {
             return Some(Format::Fchk);
         }
         if text

@@ -10,6 +10,7 @@ pub mod element;
 pub mod field;
 pub mod grid;
 pub mod name;
+pub mod overlap;
 pub mod select;
 pub mod structure;
 pub mod trajectory;

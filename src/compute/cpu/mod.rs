@@ -18,7 +18,6 @@
 pub mod boys;
 pub mod nuclear_attraction;
 pub mod orbital;
-pub mod overlap;
 pub mod points;
 pub mod potential;
 pub mod qm_esp;

@@ -1,16 +1,18 @@
 //! The analytic overlap matrix S of a basis set (exact for Gaussians).
 //!
-//! Owns S_{mu nu} = <phi_mu | phi_nu> over the internal basis conventions of `model::basis`.
-//! Called by the wavefunction readers (`io::molden`, `io::fchk`, `io::wfn`) to check that the
-//! occupied orbitals are orthonormal (C^T S C = I) and to pick per-program corrections, and by tests.
+//! Owns S_{mu nu} = <phi_mu | phi_nu> over the internal basis conventions of `model::basis`: the
+//! overlap belongs with the basis, so every layer above `model` can use it. Called by the
+//! wavefunction readers (`io::molden`, `io::fchk`, `io::wfn`, `io::mkl`) to check that the occupied
+//! orbitals are orthonormal (C^T S C = I) and to decide per-program conventions, by `analysis`
+//! (Mulliken charges, orbital tracking), and by tests.
 //!
 //! Method: each primitive pair's Gaussian product is centred at P = (a A + b B) / p; the 1-D factors
 //! (x - A_x)^i (x - B_x)^j are expanded in powers of (x - P_x) and integrated in closed form,
 //! int u^n exp(-p u^2) du = (n-1)!! / (2p)^(n/2) sqrt(pi/p) for even n. Plain and exact; the matrix is
 //! small (hundreds of functions) so clarity wins over speed here.
 
-use crate::model::basis::{BasisSet, angular_terms, double_factorial};
-use crate::model::{OrbitalSet, Shell};
+use super::basis::{BasisSet, Shell, angular_terms, double_factorial};
+use super::wavefunction::OrbitalSet;
 
 /// Binomial coefficient as f64.
 fn binomial(n: u32, k: u32) -> f64 {
