@@ -337,9 +337,10 @@ pub struct LatticeEvaluator {
 }
 
 impl LatticeEvaluator {
-    pub fn new(device: Device) -> LatticeEvaluator {
+    /// Starts the pool; `--device gpu` without a usable GPU is an error saying why.
+    pub fn new(device: Device) -> Result<LatticeEvaluator> {
         let preference = match device {
-            Device::Cpu => return LatticeEvaluator { pool: None },
+            Device::Cpu => return Ok(LatticeEvaluator { pool: None }),
             Device::Gpu => orbitfield::jobs::DevicePreference::Gpu,
             Device::Auto => orbitfield::jobs::DevicePreference::Auto,
         };
@@ -347,10 +348,15 @@ impl LatticeEvaluator {
             preference,
             ..orbitfield::jobs::PoolConfig::default()
         });
+        if device == Device::Gpu
+            && let Some(why) = pool.gpu_missing_reason()
+        {
+            return Err(orbitfield::jobs::JobError::NoGpu(why).into());
+        }
         for note in pool.notes() {
             eprintln!("note: {note}");
         }
-        LatticeEvaluator { pool: Some(pool) }
+        Ok(LatticeEvaluator { pool: Some(pool) })
     }
 
     /// The map of `job`.
@@ -785,7 +791,7 @@ fn run_esp(args: &GridArgs, dx: bool, limit: &MemoryLimit) -> Result<()> {
         combine,
         memory: limit.clone(),
     };
-    let evaluator = LatticeEvaluator::new(args.device);
+    let evaluator = LatticeEvaluator::new(args.device)?;
     let bar = super::rdf::progress_bar(frames.len() as u64);
     let acc = esp_series::combine_frames(
         &mut system.trajectory,

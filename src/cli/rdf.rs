@@ -72,6 +72,11 @@ pub fn run(args: &RdfArgs) -> Result<()> {
         g
     };
     let workers = RdfWorkers::new(preference);
+    if preference == DevicePreference::Gpu && !workers.has_gpu() {
+        let why = workers.notes().join("; ");
+        let why = why.strip_prefix("using the CPU engine: ").unwrap_or(&why);
+        bail!("--device gpu: no usable CUDA device: {why}");
+    }
     for n in workers.notes() {
         if preference == DevicePreference::Gpu || workers.has_gpu() {
             eprintln!("note: {n}");
