@@ -375,7 +375,7 @@ impl MdcrdReader {
                 let v = float(field).ok_or_else(|| bad(line_no, c, field))?;
                 xyz[k % 3] = v as f32;
                 k += 1;
-                if k % 3 == 0 {
+                if k.is_multiple_of(3) {
                     out.positions_angstrom.push(xyz);
                 }
             }

@@ -622,10 +622,11 @@ impl NetcdfReader {
     fn count_frames(&self, numrecs_raw: u32) -> (usize, Option<String>) {
         let complete = if self.len < self.record0_end {
             0
-        } else if self.record_bytes == 0 {
-            u64::from(numrecs_raw != 0)
         } else {
-            (self.len - self.record0_end) / self.record_bytes + 1
+            match (self.len - self.record0_end).checked_div(self.record_bytes) {
+                Some(k) => k + 1,
+                None => u64::from(numrecs_raw != 0),
+            }
         };
         if numrecs_raw == STREAMING {
             return (usize::try_from(complete).unwrap_or(usize::MAX), None);
@@ -800,6 +801,10 @@ pub struct NetcdfWriter {
     buf: Vec<u8>,
 }
 
+/// A variable the writer declares: name, dimension ids, type code, units, bytes (per record or in
+/// all), and whether it is a record variable.
+type VarSpec = (&'static str, Vec<u32>, u32, Option<&'static str>, u64, bool);
+
 impl std::fmt::Debug for NetcdfWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NetcdfWriter")
@@ -907,7 +912,7 @@ impl NetcdfWriter {
             put_text_attr(&mut h, k, v);
         }
         // (name, dimension ids, type code, units, per-record or fixed bytes)
-        let mut vars: Vec<(&str, Vec<u32>, u32, Option<&str>, u64, bool)> = vec![
+        let mut vars: Vec<VarSpec> = vec![
             ("spatial", vec![1], 2, None, 3, false),
             ("time", vec![0], 5, Some("picosecond"), 4, true),
             (

@@ -96,6 +96,9 @@ struct Section<'a> {
     lines: Vec<&'a [u8]>,
 }
 
+/// The fields of one section, each with its line number.
+type Fields<'a> = Vec<(usize, &'a [u8])>;
+
 /// The sections of a prmtop, in file order.
 struct Sections<'a> {
     path: &'a Path,
@@ -166,7 +169,7 @@ impl<'a> Sections<'a> {
 
     /// The raw fields of section `flag`: `expected` of them when given, else all that are present.
     /// `None` when the section is absent.
-    fn fields(&self, flag: &str, expected: Option<usize>) -> Result<Option<Vec<(usize, &'a [u8])>>, ReadError> {
+    fn fields(&self, flag: &str, expected: Option<usize>) -> Result<Option<Fields<'a>>, ReadError> {
         let Some(sec) = self.get(flag) else {
             return Ok(None);
         };

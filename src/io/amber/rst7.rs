@@ -189,7 +189,7 @@ mod tests {
         let r = read(Path::new("t.rst7"), text.as_bytes()).unwrap();
         assert_eq!(r.title, "ACE");
         assert_eq!(r.frame.time_ps, Some(30.0));
-        assert_eq!(r.frame.positions_angstrom[2], [8.325_405_8, 6.222_761_3, -8.709_859]);
+        assert_eq!(r.frame.positions_angstrom[2], [8.325_406, 6.222_761, -8.709_859]);
         let v = r.velocities_angstrom_per_ps.unwrap();
         assert!(
             (v[0][0] - 4.18410).abs() < 1e-4 && (v[0][2] + 8.36820).abs() < 1e-4,
