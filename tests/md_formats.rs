@@ -223,6 +223,24 @@ fn pdb_alternate_locations_are_atoms() {
 }
 
 #[test]
+fn mmcif_alternate_locations_match_the_pdb() {
+    // 4E43.cif.gz: the PDB converted by gemmi 0.7.5; every atom and location as in the PDB.
+    let r = reference("altloc_4e43");
+    let pdb = load(&["4E43.pdb.gz"]);
+    let mut cif = load(&["4E43.cif.gz"]);
+    let s = &cif.structure;
+    assert_eq!(s.len(), count(&r["n_atoms"]));
+    assert_eq!(s.altlocs, pdb.structure.altlocs);
+    let fr = cif.trajectory.frame(0).unwrap();
+    for (loc, n) in r["altloc_counts"].as_object().unwrap() {
+        let sel = Selection::parse(&format!("altloc {loc}")).unwrap();
+        assert_eq!(sel.indices(s, Some(&fr)).len(), count(n), "altloc {loc}");
+    }
+    let mut pdb_traj = pdb.trajectory;
+    assert_eq!(fr.positions_angstrom, pdb_traj.frame(0).unwrap().positions_angstrom);
+}
+
+#[test]
 fn netcdf_writer_reads_back() {
     let mut sys = load(&["amber/tz2.truncoct.parm7.bz2", "amber/tz2.truncoct.nc"]);
     let dir = tempfile::tempdir().unwrap();

@@ -179,17 +179,19 @@ pub struct DcdReader {
     buf: Vec<u8>,
 }
 
-/// Reads `n` bytes at `*offset` of a fully known range, advancing the offset.
-struct Cursor<'a> {
-    path: &'a Path,
-    source: &'a mut ByteSource,
-    len: u64,
-    offset: u64,
+/// Reads `n` bytes at `*offset` of a fully known range, advancing the offset (also the NetCDF
+/// header reader's cursor).
+pub(crate) struct Cursor<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) source: &'a mut ByteSource,
+    pub(crate) len: u64,
+    pub(crate) offset: u64,
 }
 
 impl Cursor<'_> {
-    fn take(&mut self, n: u64, what: &str) -> Result<Vec<u8>, ReadError> {
-        let end = self.offset.checked_add(n).filter(|&e| e <= self.len).ok_or_else(|| {
+    /// The end of `n` bytes from the offset, or an error naming `what` when the file ends first.
+    fn end_of(&self, n: u64, what: &str) -> Result<u64, ReadError> {
+        self.offset.checked_add(n).filter(|&e| e <= self.len).ok_or_else(|| {
             ReadError::byte(
                 self.path,
                 self.offset,
@@ -198,7 +200,17 @@ impl Cursor<'_> {
                     self.len
                 ),
             )
-        })?;
+        })
+    }
+
+    /// Skips `n` bytes.
+    pub(crate) fn skip(&mut self, n: u64, what: &str) -> Result<(), ReadError> {
+        self.offset = self.end_of(n, what)?;
+        Ok(())
+    }
+
+    pub(crate) fn take(&mut self, n: u64, what: &str) -> Result<Vec<u8>, ReadError> {
+        let end = self.end_of(n, what)?;
         let mut buf = vec![0u8; n as usize];
         self.source.read_at(self.path, self.offset, &mut buf)?;
         self.offset = end;

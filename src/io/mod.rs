@@ -202,10 +202,9 @@ pub fn decompress(path: &Path, raw: Vec<u8>) -> Result<Vec<u8>, ReadError> {
     }
 }
 
-/// Writes `bytes` to `path` atomically: to a temporary file beside it, then renamed over it, so a
-/// failure never leaves a half-written file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
+/// The temporary file an atomic write of `path` goes to before it is renamed: hidden, beside it
+/// (same file system), named after it and this process.
+pub(crate) fn temp_path_beside(path: &Path) -> std::path::PathBuf {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -214,7 +213,14 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    dir.join(format!(".{name}.tmp{}", std::process::id()))
+}
+
+/// Writes `bytes` to `path` atomically: to a temporary file beside it, then renamed over it, so a
+/// failure never leaves a half-written file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = temp_path_beside(path);
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;

@@ -115,46 +115,10 @@ struct Slot {
 }
 
 /// Reads the header through the byte source, checking every length against the file size.
-struct HeaderCursor<'a> {
-    path: &'a Path,
-    source: &'a mut ByteSource,
-    len: u64,
-    offset: u64,
-}
+type HeaderCursor<'a> = crate::io::dcd::Cursor<'a>;
 
+/// The NetCDF header's big-endian values and counted lists, on the shared cursor.
 impl HeaderCursor<'_> {
-    fn take(&mut self, n: u64, what: &str) -> Result<Vec<u8>, ReadError> {
-        let end = self.offset.checked_add(n).filter(|&e| e <= self.len).ok_or_else(|| {
-            ReadError::byte(
-                self.path,
-                self.offset,
-                format!(
-                    "expected {what} ({n} bytes) in the NetCDF header, found the end of the file at byte {}",
-                    self.len
-                ),
-            )
-        })?;
-        let mut buf = vec![0u8; n as usize];
-        self.source.read_at(self.path, self.offset, &mut buf)?;
-        self.offset = end;
-        Ok(buf)
-    }
-
-    fn skip(&mut self, n: u64, what: &str) -> Result<(), ReadError> {
-        let end = self.offset.checked_add(n).filter(|&e| e <= self.len).ok_or_else(|| {
-            ReadError::byte(
-                self.path,
-                self.offset,
-                format!(
-                    "expected {what} ({n} bytes), found the end of the file at byte {}",
-                    self.len
-                ),
-            )
-        })?;
-        self.offset = end;
-        Ok(())
-    }
-
     fn u32(&mut self, what: &str) -> Result<u32, ReadError> {
         let b = self.take(4, what)?;
         Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
@@ -849,15 +813,7 @@ impl NetcdfWriter {
                 ),
             ));
         }
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "out.nc".into());
-        let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+        let tmp = crate::io::temp_path_beside(path);
         let file = std::fs::File::create(&tmp)?;
         let mut w = NetcdfWriter {
             path: path.to_path_buf(),
