@@ -1,9 +1,11 @@
-//! Frame decoding speed of the DCD and XTC readers: all frames in order, and frames in a shuffled
-//! order (random access by offset). The XTC group also times the `molly` crate on the same file.
+//! Frame decoding speed of the DCD, XTC and AMBER NetCDF readers: all frames in order, and frames in
+//! a shuffled order (random access by offset). The XTC group also times the `molly` crate on the
+//! same file.
 //! Numbers and the MDAnalysis comparison (`benches/trajectories_mdanalysis.py`) are recorded in
 //! `benches/RESULTS.md` under "Trajectories".
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use orbitfield::io::amber::NetcdfReader;
 use orbitfield::io::dcd::DcdReader;
 use orbitfield::io::xtc::XtcReader;
 use orbitfield::model::{Frame, FrameSource};
@@ -96,5 +98,23 @@ fn xtc(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, dcd, xtc);
+fn netcdf(c: &mut Criterion) {
+    let path = data("amber/tz2.truncoct.nc");
+    let Ok(r) = NetcdfReader::open(&path) else { return };
+    let name = "netcdf tz2.truncoct (5827 atoms, 10 frames)";
+    bench_source(c, name, Box::new(r));
+    let mut group = c.benchmark_group(name);
+    group.throughput(Throughput::Elements(10));
+    group.bench_function("open + all frames", |b| {
+        b.iter(|| {
+            let mut frame = Frame::default();
+            NetcdfReader::open(&path)
+                .map(|mut r| read_frames(&mut r, &(0..10).collect::<Vec<_>>(), &mut frame))
+                .ok()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, dcd, xtc, netcdf);
 criterion_main!(benches);

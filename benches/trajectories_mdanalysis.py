@@ -67,3 +67,4 @@ if __name__ == "__main__":
     print(f"MDAnalysis {mda.__version__}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
     bench("dcd adk_dims", "adk.psf", "adk_dims.dcd", 20)
     bench("xtc adk_oplsaa", "adk_oplsaa.gro", "adk_oplsaa.xtc", 20)
+    bench("netcdf tz2.truncoct", "amber/tz2.truncoct.parm7.bz2", "amber/tz2.truncoct.nc", 50)

@@ -324,6 +324,20 @@ fn truncated_files_are_errors() {
             cut.truncate(line_start + 40);
         }
         let path = PathBuf::from(format!("cut/{name}"));
+        if name == "nmr_neopetrosiamide.pdb" {
+            // A multi-model PDB cut inside a later model keeps its complete models and says so.
+            let p = read(&path, &cut).unwrap();
+            assert!(!p.frames.is_empty() && p.frames.len() < 24, "{} frames", p.frames.len());
+            let w = p.warnings.join("; ");
+            assert!(
+                w.contains(&format!(
+                    "{} complete frames found, the next one starts at line",
+                    p.frames.len()
+                )),
+                "{w}"
+            );
+            continue;
+        }
         let e = expect_line_error(read(&path, &cut), &path, name);
         let Location::Line(line) = e.location else {
             unreachable!()

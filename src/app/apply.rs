@@ -55,6 +55,19 @@ impl AppState {
                 self.view.timeline.looping = l;
                 self.settings.playback_loop = l;
             }
+            Command::PickUpNewFrames => {
+                if let Some(doc) = &mut self.doc.document {
+                    self.panels.status = match doc.pick_up_new_frames() {
+                        Ok(0) => "no new frames".into(),
+                        Ok(k) => format!(
+                            "{k} new frame{} loaded ({} in all)",
+                            if k == 1 { "" } else { "s" },
+                            doc.n_frames
+                        ),
+                        Err(e) => format!("new frames: {e}"),
+                    };
+                }
+            }
             Command::SetSpin(s) => {
                 self.doc.spin = s;
                 if let Some(super::fields::FieldChoice::Orbital { index, .. }) = self.main_field() {

@@ -406,7 +406,7 @@ pub fn guess_bonds(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Ve
                             let pj = positions_angstrom[ju];
                             let d2: f32 = (0..3).map(|k| (p[k] - pj[k]) * (p[k] - pj[k])).sum();
                             let cut = 1.15 * (radius(i) + radius(ju));
-                            if d2 > 0.16 && d2 < cut * cut {
+                            if d2 > 0.16 && d2 < cut * cut && !structure.are_alternates(i, ju) {
                                 bonds.push([i as u32, j]);
                             }
                         }

@@ -129,6 +129,18 @@ impl Document {
         })
     }
 
+    /// Looks for frames appended to the trajectory file since it was opened (a simulation still
+    /// running), reading only the new part of the file; returns how many were added. Frame series
+    /// tied to wavefunctions or a QM region do not grow.
+    pub fn pick_up_new_frames(&mut self) -> Result<usize, crate::model::FrameError> {
+        if self.qm.is_some() || !self.wavefunctions.is_empty() {
+            return Ok(0);
+        }
+        let added = self.trajectory.refresh()?;
+        self.n_frames = self.trajectory.n_frames();
+        Ok(added)
+    }
+
     /// Attaches the QM region the wavefunctions describe (from `io::load_with`).
     pub fn with_qm_region(mut self, region: Option<crate::analysis::qm_region::QmRegion>) -> Document {
         self.qm = region.map(|r| super::qm::QmDocument::new(r, self.wavefunctions.len(), self.n_frames));

@@ -75,6 +75,8 @@ pub enum Command {
     TogglePlaying,
     SetPlaybackFps(f32),
     SetLoop(bool),
+    /// Picks up frames a running simulation appended to the trajectory file since it was opened.
+    PickUpNewFrames,
     SetSpin(Spin),
     /// Shows orbital N of the current spin in the main field.
     SelectOrbital(Option<usize>),

@@ -339,10 +339,11 @@ pub struct LatticeEvaluator {
 
 impl LatticeEvaluator {
     /// A pool for `device` on the CUDA devices `devices` (`None`: `ORBITFIELD_DEVICES` or all; a batch
-    /// rank passes its share of the node's devices), or the CPU engine alone for `cpu`.
-    pub fn with_devices(device: Device, devices: Option<Vec<usize>>) -> LatticeEvaluator {
+    /// rank passes its share of the node's devices), or the CPU engine alone for `cpu`; `--device gpu`
+    /// without a usable GPU is an error saying why.
+    pub fn with_devices(device: Device, devices: Option<Vec<usize>>) -> Result<LatticeEvaluator> {
         let preference = match device {
-            Device::Cpu => return LatticeEvaluator { pool: None },
+            Device::Cpu => return Ok(LatticeEvaluator { pool: None }),
             Device::Gpu => orbitfield::jobs::DevicePreference::Gpu,
             Device::Auto => orbitfield::jobs::DevicePreference::Auto,
         };
@@ -351,10 +352,15 @@ impl LatticeEvaluator {
             devices,
             ..orbitfield::jobs::PoolConfig::default()
         });
+        if device == Device::Gpu
+            && let Some(why) = pool.gpu_missing_reason()
+        {
+            return Err(orbitfield::jobs::JobError::NoGpu(why).into());
+        }
         for note in pool.notes() {
             eprintln!("note: {note}");
         }
-        LatticeEvaluator { pool: Some(pool) }
+        Ok(LatticeEvaluator { pool: Some(pool) })
     }
 
     /// The map of `job`.
@@ -792,7 +798,7 @@ fn run_frames_to_directory(args: &GridArgs, spec: FieldSpec, limit: &MemoryLimit
         Ok((system, frames))
     };
     let (mut system, frames) = super::agreed(&ranks, prepare())?;
-    let evaluator = LatticeEvaluator::with_devices(args.device, ranks.device_selection());
+    let evaluator = LatticeEvaluator::with_devices(args.device, ranks.device_selection())?;
     let bar = super::root_bar(&ranks, frames.len());
     let mut staged = batch::StagedFiles::new();
     let mut what = String::new();
@@ -971,7 +977,7 @@ fn run_esp_series(args: &GridArgs, dx: bool, limit: &MemoryLimit, frames_text: &
         atoms,
     } = super::agreed(&ranks, prepare_esp_series(args, limit, frames_text))?;
     let combine = settings.combine;
-    let evaluator = LatticeEvaluator::with_devices(args.device, ranks.device_selection());
+    let evaluator = LatticeEvaluator::with_devices(args.device, ranks.device_selection())?;
     let bar = super::root_bar(&ranks, frames.len());
     let mut work = |block: &[usize]| -> Result<(), String> {
         esp_series::fold_frames(

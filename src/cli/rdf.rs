@@ -109,6 +109,11 @@ pub fn run(args: &RdfArgs) -> Result<()> {
         sel2,
     } = super::agreed(&ranks, prepare(args))?;
     let workers = RdfWorkers::with_devices(preference, ranks.device_selection());
+    if preference == DevicePreference::Gpu && !workers.has_gpu() {
+        let why = workers.notes().join("; ");
+        let why = why.strip_prefix("using the CPU engine: ").unwrap_or(&why);
+        bail!("--device gpu: no usable CUDA device: {why}");
+    }
     for n in workers.notes() {
         if preference == DevicePreference::Gpu || workers.has_gpu() {
             super::note(&ranks, n);

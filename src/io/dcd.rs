@@ -60,6 +60,18 @@ impl ByteSource {
         Ok((ByteSource::File(file), len))
     }
 
+    /// The current length of a plain file (it may have grown since it was opened); `None` for data
+    /// held in memory, which never grows.
+    pub(crate) fn current_len(&self, path: &Path) -> Result<Option<u64>, ReadError> {
+        match self {
+            ByteSource::File(f) => f
+                .metadata()
+                .map(|m| Some(m.len()))
+                .map_err(|e| ReadError::file(path, format!("cannot read the file size: {e}"))),
+            ByteSource::Memory(_) => Ok(None),
+        }
+    }
+
     /// Fills `buf` with the bytes at `offset`. The caller has checked that the range lies inside
     /// the source's length; a failure here is an I/O error (or a file that shrank).
     pub(crate) fn read_at(&mut self, path: &Path, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
@@ -167,17 +179,19 @@ pub struct DcdReader {
     buf: Vec<u8>,
 }
 
-/// Reads `n` bytes at `*offset` of a fully known range, advancing the offset.
-struct Cursor<'a> {
-    path: &'a Path,
-    source: &'a mut ByteSource,
-    len: u64,
-    offset: u64,
+/// Reads `n` bytes at `*offset` of a fully known range, advancing the offset (also the NetCDF
+/// header reader's cursor).
+pub(crate) struct Cursor<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) source: &'a mut ByteSource,
+    pub(crate) len: u64,
+    pub(crate) offset: u64,
 }
 
 impl Cursor<'_> {
-    fn take(&mut self, n: u64, what: &str) -> Result<Vec<u8>, ReadError> {
-        let end = self.offset.checked_add(n).filter(|&e| e <= self.len).ok_or_else(|| {
+    /// The end of `n` bytes from the offset, or an error naming `what` when the file ends first.
+    fn end_of(&self, n: u64, what: &str) -> Result<u64, ReadError> {
+        self.offset.checked_add(n).filter(|&e| e <= self.len).ok_or_else(|| {
             ReadError::byte(
                 self.path,
                 self.offset,
@@ -186,7 +200,17 @@ impl Cursor<'_> {
                     self.len
                 ),
             )
-        })?;
+        })
+    }
+
+    /// Skips `n` bytes.
+    pub(crate) fn skip(&mut self, n: u64, what: &str) -> Result<(), ReadError> {
+        self.offset = self.end_of(n, what)?;
+        Ok(())
+    }
+
+    pub(crate) fn take(&mut self, n: u64, what: &str) -> Result<Vec<u8>, ReadError> {
+        let end = self.end_of(n, what)?;
         let mut buf = vec![0u8; n as usize];
         self.source.read_at(self.path, self.offset, &mut buf)?;
         self.offset = end;
@@ -217,11 +241,7 @@ impl DcdReader {
     /// Opens a DCD file (plain, or gzip/bzip2-compressed, which is decompressed into memory).
     pub fn open(path: &Path) -> Result<DcdReader, ReadError> {
         let (source, len) = ByteSource::open(path)?;
-        let reader = DcdReader::from_source(path, source, len)?;
-        for w in &reader.warnings {
-            tracing::warn!("{}: {w}", path.display());
-        }
-        Ok(reader)
+        DcdReader::from_source(path, source, len)
     }
 
     /// Reads DCD data already in memory; `path` is only used in messages.
@@ -235,8 +255,8 @@ impl DcdReader {
         &self.header
     }
 
-    /// Non-fatal observations made while opening (truncated last frame, stale frame count); `open`
-    /// also logs them.
+    /// Non-fatal observations made while opening (frames missing from a file cut short, a stale
+    /// frame count), in words.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
@@ -390,32 +410,9 @@ impl DcdReader {
         };
         let first_frame_bytes = frame_bytes(n_atoms as u64);
         let later_frame_bytes = frame_bytes((n_atoms - n_fixed) as u64);
-        let remaining = len - data_offset;
-        let mut warnings = Vec::new();
-        let (n_frames, leftover) = if remaining < first_frame_bytes {
-            (0u64, remaining)
-        } else {
-            let rest = remaining - first_frame_bytes;
-            (1 + rest / later_frame_bytes, rest % later_frame_bytes)
-        };
-        if leftover > 0 {
-            warnings.push(format!(
-                "the last frame is truncated ({leftover} of {} bytes, from byte {}); it was not read",
-                if n_frames == 0 {
-                    first_frame_bytes
-                } else {
-                    later_frame_bytes
-                },
-                len - leftover
-            ));
-        }
         let declared_frames = i64::from(icntrl(0));
-        if declared_frames > 0 && declared_frames as u64 != n_frames {
-            warnings.push(format!(
-                "the header declares {declared_frames} frames but the file holds {n_frames} complete frames; using {n_frames}"
-            ));
-        }
-        let n_frames = usize::try_from(n_frames).unwrap_or(usize::MAX);
+        let (n_frames, warnings) =
+            count_frames(len, data_offset, first_frame_bytes, later_frame_bytes, declared_frames);
 
         let header = DcdHeader {
             endian,
@@ -461,6 +458,37 @@ impl DcdReader {
             self.data_offset + self.first_frame_bytes + (index as u64 - 1) * self.later_frame_bytes
         }
     }
+}
+
+/// Complete frames in a file of `len` bytes whose frames start at `data_offset`, and the warnings
+/// in words: frames the header declares but the file lacks (or a last frame cut short), and a frame
+/// count the header understates.
+fn count_frames(
+    len: u64,
+    data_offset: u64,
+    first_frame_bytes: u64,
+    later_frame_bytes: u64,
+    declared_frames: i64,
+) -> (usize, Vec<String>) {
+    let remaining = len.saturating_sub(data_offset);
+    let (n_frames, leftover) = if remaining < first_frame_bytes {
+        (0u64, remaining)
+    } else {
+        let rest = remaining - first_frame_bytes;
+        (1 + rest / later_frame_bytes.max(1), rest % later_frame_bytes.max(1))
+    };
+    let mut warnings = Vec::new();
+    if declared_frames > 0 && declared_frames as u64 > n_frames {
+        warnings.push(super::partial_frames_warning(declared_frames as u64, n_frames, len));
+    } else if leftover > 0 {
+        warnings.push(super::cut_short_warning(n_frames, len - leftover, len));
+    }
+    if declared_frames > 0 && (declared_frames as u64) < n_frames {
+        warnings.push(format!(
+            "header says {declared_frames} frames but the file holds {n_frames} complete frames; using {n_frames}"
+        ));
+    }
+    (usize::try_from(n_frames).unwrap_or(usize::MAX), warnings)
 }
 
 fn detect_layout(head: &[u8]) -> Option<(Endian, u8)> {
@@ -524,6 +552,10 @@ impl FrameSource for DcdReader {
     fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), FrameError> {
         DcdReader::read_frame(self, index, out).map_err(FrameError::from)
     }
+
+    fn refresh(&mut self) -> Result<usize, FrameError> {
+        DcdReader::refresh(self).map_err(FrameError::from)
+    }
 }
 
 impl DcdReader {
@@ -550,6 +582,28 @@ impl DcdReader {
             .and_then(|()| self.decode_frame(index, offset, &buf, out));
         self.buf = buf;
         result
+    }
+
+    /// Picks up frames appended since the file was opened; returns how many were added.
+    pub fn refresh(&mut self) -> Result<usize, ReadError> {
+        let Some(len) = self.source.current_len(&self.path)? else {
+            return Ok(0);
+        };
+        let (n, _) = count_frames(len, self.data_offset, self.first_frame_bytes, self.later_frame_bytes, 0);
+        if n <= self.n_frames {
+            return Ok(0);
+        }
+        let before = self.n_frames;
+        self.n_frames = n;
+        if self.header.n_fixed > 0 && before == 0 {
+            let mut first = Frame::default();
+            if let Err(e) = self.read_frame(0, &mut first) {
+                self.n_frames = 0;
+                return Err(e);
+            }
+            self.fixed_positions = first.positions_angstrom;
+        }
+        Ok(n - before)
     }
 }
 

@@ -25,7 +25,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     let mut frames: Vec<Frame> = Vec::new();
     let mut warnings = Vec::new();
     let mut guesses = NameGuessCache::default();
-    loop {
+    'frames: loop {
         // Title, or the end of the file (blank lines after the last frame are fine).
         let title = loop {
             match lines.next() {
@@ -36,7 +36,13 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         };
         let Some((title_no, title)) = title else { break };
         let first = frames.is_empty();
+        let cut_short =
+            |lines: &Lines<'_>| super::cut_short_lines_warning(frames.len() as u64, title_no, lines.number());
         let Some((count_no, count_line)) = lines.next() else {
+            if !first {
+                warnings.push(cut_short(&lines));
+                break;
+            }
             return Err(ReadError::line(
                 path,
                 title_no + 1,
@@ -55,6 +61,11 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             ));
         };
         let room = lines.remaining() / MIN_ATOM_LINE;
+        if !first && n == structure.len() as u64 && n > room as u64 {
+            lines.by_ref().for_each(drop);
+            warnings.push(cut_short(&lines));
+            break;
+        }
         let n = check_frame_atoms(
             path,
             count_no,
@@ -74,13 +85,23 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         let mut long_names = 0usize;
         for k in 0..n {
             let Some((no, line)) = lines.next() else {
+                if !first {
+                    warnings.push(cut_short(&lines));
+                    break 'frames;
+                }
                 return Err(ReadError::line(
                     path,
                     lines.number() + 1,
                     format!("expected {n} atom lines after line {count_no}, the file ends after {k}"),
                 ));
             };
+            // A partly written last line of a later frame: the file was cut short there.
+            let in_last_line = !first && lines.remaining() == 0;
             if k == 0 {
+                if in_last_line && field_width(line).is_none() {
+                    warnings.push(cut_short(&lines));
+                    break 'frames;
+                }
                 width = field_width(line).ok_or_else(|| {
                     ReadError::line(
                         path,
@@ -98,6 +119,10 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                 let field = cols(line, a, b);
                 *v = match float(field) {
                     Some(x) if b <= line.len() => (x * ANGSTROM_PER_NM) as f32,
+                    _ if in_last_line => {
+                        warnings.push(cut_short(&lines));
+                        break 'frames;
+                    }
                     _ => {
                         return Err(ReadError::line(
                             path,
@@ -148,13 +173,24 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             warnings.push(format!("{long_names} names longer than 8 characters truncated"));
         }
         let Some((box_no, box_line)) = lines.next() else {
+            if !first {
+                warnings.push(cut_short(&lines));
+                break;
+            }
             return Err(ReadError::line(
                 path,
                 lines.number() + 1,
                 "expected the box line (3 or 9 numbers in nm) after the atoms, found the end of the file",
             ));
         };
-        let cell = parse_box(path, box_no, box_line)?;
+        let cell = match parse_box(path, box_no, box_line) {
+            Ok(c) => c,
+            Err(_) if !first && lines.remaining() == 0 => {
+                warnings.push(cut_short(&lines));
+                break;
+            }
+            Err(e) => return Err(e),
+        };
         let (time_ps, step) = time_and_step(title);
         frames.push(Frame {
             positions_angstrom: positions,

@@ -1,9 +1,12 @@
 //! `load`: from a list of paths to one [`System`], the way VMD and MDAnalysis combine files.
 //!
-//! The first file that describes atoms (PDB, PQR, PSF, GRO, XYZ, mmCIF, or a wavefunction) gives
-//! the structure; files that only carry coordinates (DCD, XTC) — and coordinate files given after
-//! a topology — become the trajectory, concatenated in order. Every trajectory must have the
-//! topology's atom count. Several wavefunction files with the same basis form a frame series.
+//! The first file that describes atoms (PDB, PQR, PSF, GRO, XYZ, mmCIF, mol2, AMBER prmtop, or a
+//! wavefunction) gives the structure; files that only carry coordinates (DCD, XTC, AMBER NetCDF,
+//! mdcrd and rst7) — and coordinate files given after a topology — become the trajectory,
+//! concatenated in order. Every trajectory must have the topology's atom count (an mdcrd file is
+//! read with it, and with the prmtop's box). A trajectory file cut short contributes its complete
+//! frames and one warning in words; one without a complete frame is an error. Several wavefunction
+//! files with the same basis form a frame series.
 //!
 //! [`load_with`] also places wavefunctions of a QM region inside an MD system (`system.psf
 //! traj.dcd qm/frame_*.molden --qm-region "resname THR"`): when the atoms come from a topology and
@@ -65,6 +68,14 @@ impl FrameSource for Concatenated {
             count: self.n_frames(),
         })
     }
+
+    /// Only the last file can grow: frames appended to an earlier one would renumber the rest.
+    fn refresh(&mut self) -> Result<usize, FrameError> {
+        match self.parts.last_mut() {
+            Some(p) => p.refresh(),
+            None => Ok(0),
+        }
+    }
 }
 
 /// Builds a structure from a wavefunction's atoms (names are element symbols).
@@ -90,7 +101,10 @@ pub fn structure_from_wavefunction(wf: &Wavefunction) -> (Structure, Frame) {
 /// What one file contributed.
 enum Piece {
     Topology(Parsed),
-    Frames(Box<dyn FrameSource>),
+    /// An AMBER topology: a structure, and the box its coordinate files need.
+    AmberTopology(super::amber::Prmtop),
+    /// A trajectory and what its reader noticed (frames missing from a file cut short).
+    Frames(Box<dyn FrameSource>, Vec<String>),
     /// Wavefunctions, warnings, and extra geometry frames without orbitals (Molden `[GEOMETRIES]`).
     Wavefunctions(Vec<Wavefunction>, Vec<String>, Vec<Frame>),
     Grids(Vec<Grid3>, Structure, Frame),
@@ -98,7 +112,15 @@ enum Piece {
     QmLog(super::qmlog::QmLog),
 }
 
-fn read_piece(path: &Path) -> Result<Piece, ReadError> {
+/// What the files before a coordinate file told about the atoms (formats that store neither the
+/// atom count nor the box need it).
+#[derive(Clone, Copy, Debug, Default)]
+struct Context {
+    n_atoms: usize,
+    amber_box: super::amber::BoxHint,
+}
+
+fn read_piece(path: &Path, context: &Context) -> Result<Piece, ReadError> {
     // Binary trajectories are opened by their readers (random access by offset); everything else is
     // read whole, through decompression.
     let head = {
@@ -118,11 +140,35 @@ fn read_piece(path: &Path) -> Result<Piece, ReadError> {
         head
     };
     let format = Format::detect(path, &detect_head).ok_or_else(|| {
-        ReadError::file(path, "unknown file format: expected a structure (pdb, pqr, psf, gro, xyz, cif), trajectory (dcd, xtc), wavefunction (molden, fchk, wfn, wfx), QM log (Gaussian, GAMESS, ORCA) or volume (cube, dx) file")
+        ReadError::file(path, "unknown file format: expected a structure (pdb, pqr, psf, gro, xyz, cif, mol2, prmtop/parm7), trajectory (dcd, xtc, nc, mdcrd, rst7), wavefunction (molden, fchk, wfn, wfx), QM log (Gaussian, GAMESS, ORCA) or volume (cube, dx) file")
     })?;
     Ok(match format {
-        Format::Dcd => Piece::Frames(Box::new(super::dcd::DcdReader::open(path)?)),
-        Format::Xtc => Piece::Frames(Box::new(super::xtc::XtcReader::open(path)?)),
+        Format::Dcd => {
+            let r = super::dcd::DcdReader::open(path)?;
+            let w = r.warnings().to_vec();
+            Piece::Frames(Box::new(r), w)
+        }
+        Format::Xtc => {
+            let r = super::xtc::XtcReader::open(path)?;
+            let w = r.warnings().to_vec();
+            Piece::Frames(Box::new(r), w)
+        }
+        Format::AmberNetcdf => {
+            let r = super::amber::NetcdfReader::open(path)?;
+            let w = r.warnings().to_vec();
+            Piece::Frames(Box::new(r), w)
+        }
+        Format::Mdcrd => {
+            if context.n_atoms == 0 {
+                return Err(ReadError::file(
+                    path,
+                    "an AMBER ASCII trajectory (mdcrd) stores no atom count: give its topology (prmtop) before it",
+                ));
+            }
+            let r = super::amber::MdcrdReader::open(path, context.n_atoms, context.amber_box)?;
+            let w = r.warnings().to_vec();
+            Piece::Frames(Box::new(r), w)
+        }
         _ => {
             let bytes = read_bytes(path)?;
             match format {
@@ -132,6 +178,19 @@ fn read_piece(path: &Path) -> Result<Piece, ReadError> {
                 Format::Gro => Piece::Topology(super::gro::read(path, &bytes)?),
                 Format::Xyz => Piece::Topology(super::xyz::read(path, &bytes)?),
                 Format::Mmcif => Piece::Topology(super::mmcif::read(path, &bytes)?),
+                Format::Mol2 => Piece::Topology(super::mol2::read(path, &bytes)?),
+                Format::Prmtop => Piece::AmberTopology(super::amber::prmtop::read(path, &bytes)?),
+                Format::Rst7 => {
+                    let r = super::amber::rst7::read(path, &bytes)?;
+                    let n = r.frame.positions_angstrom.len();
+                    Piece::Frames(
+                        Box::new(crate::model::InMemoryFrames {
+                            n_atoms: n,
+                            frames: vec![r.frame],
+                        }),
+                        Vec::new(),
+                    )
+                }
                 Format::Molden => {
                     let m = super::molden::read(path, &bytes)?;
                     let frames = m
@@ -168,7 +227,7 @@ fn read_piece(path: &Path) -> Result<Piece, ReadError> {
                     Structure::default(),
                     Frame::default(),
                 ),
-                Format::Dcd | Format::Xtc => unreachable_format(path)?,
+                Format::Dcd | Format::Xtc | Format::AmberNetcdf | Format::Mdcrd => unreachable_format(path)?,
             }
         }
     })
@@ -256,9 +315,24 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
     let mut warnings = Vec::new();
     let mut structure_from_topology = false;
     let mut first_wavefunction: Option<PathBuf> = None;
+    let mut context = Context::default();
 
     for path in paths {
-        match read_piece(path)? {
+        context.n_atoms = structure.as_ref().map_or(0, |(s, _)| s.len());
+        let piece = match read_piece(path, &context)? {
+            Piece::AmberTopology(prmtop) => {
+                if structure.is_none() {
+                    context.amber_box = super::amber::BoxHint {
+                        periodic: Some(prmtop.ifbox > 0),
+                        cell: prmtop.cell,
+                    };
+                }
+                Piece::Topology(prmtop.parsed)
+            }
+            other => other,
+        };
+        match piece {
+            Piece::AmberTopology(_) => {}
             Piece::Topology(parsed) => {
                 warnings.extend(parsed.warnings.into_iter().map(|w| format!("{}: {w}", path.display())));
                 if structure.is_none() {
@@ -276,7 +350,18 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                     ));
                 }
             }
-            Piece::Frames(src) => trajectories.push((src, path.clone())),
+            Piece::Frames(src, w) => {
+                if src.n_frames() == 0 {
+                    let why = if w.is_empty() {
+                        "the file holds no frames".to_string()
+                    } else {
+                        w.join("; ")
+                    };
+                    return Err(ReadError::file(path, format!("no complete frame: {why}")));
+                }
+                warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
+                trajectories.push((src, path.clone()));
+            }
             Piece::Wavefunctions(wfs, w, geometry_frames) => {
                 warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
                 // A multi-geometry file with one set of orbitals: the geometries are the frames, and

@@ -5,7 +5,8 @@
 //! Every other category is skipped, whatever its quoting. Atom names, residue names, chains and
 //! residue numbers come from the `auth_*` columns where present (what PDB files show), else from
 //! `label_*`; `pdbx_PDB_model_num` splits models into frames (each must have the first model's
-//! atom count); alternate locations keep the first one per atom name and residue; a
+//! atom count); every alternate location is kept as its own atom (as VMD and MDAnalysis do), its
+//! `label_alt_id` recorded in [`Structure::altlocs`]; a
 //! `partial_charge`/`pdbx_partial_charge`/`charge` column gives partial charges.
 
 use super::ReadError;
@@ -154,11 +155,8 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         }
     }
     let mut warnings = Vec::new();
-    if site.skipped_altlocs > 0 {
-        warnings.push(format!(
-            "{} alternate-location atoms skipped (first location kept)",
-            site.skipped_altlocs
-        ));
+    if site.altlocs.iter().any(|&a| a != b' ') {
+        site.structure.altlocs = Some(std::mem::take(&mut site.altlocs));
     }
     if site.long_names > 0 {
         warnings.push(format!("{} names longer than 8 characters truncated", site.long_names));
@@ -325,7 +323,6 @@ struct Columns {
     resname: Option<usize>,
     chain: Option<usize>,
     resid: Option<usize>,
-    icode: Option<usize>,
     x: Option<usize>,
     y: Option<usize>,
     z: Option<usize>,
@@ -348,7 +345,6 @@ impl Columns {
             resname: find(&["auth_comp_id", "label_comp_id"]),
             chain: find(&["auth_asym_id", "label_asym_id"]),
             resid: find(&["auth_seq_id", "label_seq_id"]),
-            icode: find(&["pdbx_PDB_ins_code"]),
             x: find(&["Cartn_x"]),
             y: find(&["Cartn_y"]),
             z: find(&["Cartn_z"]),
@@ -368,9 +364,8 @@ struct AtomSite {
     model: Option<i64>,
     model_offset: usize,
     topology_done: bool,
-    altloc_key: Option<(i32, Name8, Name8)>,
-    altloc_seen: Vec<Name8>,
-    skipped_altlocs: usize,
+    /// Alternate-location indicator of each topology atom (`b' '` for none).
+    altlocs: Vec<u8>,
     long_names: usize,
 }
 
@@ -395,7 +390,6 @@ impl AtomSite {
         let name_f = get(c.name);
         let resname_f = get(c.resname);
         let chain = Name8::new(get(c.chain));
-        let icode = Name8::new(get(c.icode));
         let resid_f = get(c.resid);
         let resid = if resid_f.is_empty() {
             0
@@ -411,23 +405,6 @@ impl AtomSite {
                 })?
         };
         let name = Name8::new(name_f);
-        // Alternate locations: keep the first per atom name within a residue.
-        let altloc = get(c.altloc);
-        let key = (resid, chain, icode);
-        // Bounded like the PDB reader's list: a damaged file cannot make this quadratic.
-        if self.altloc_key != Some(key) || self.altloc_seen.len() >= 512 {
-            self.altloc_key = Some(key);
-            self.altloc_seen.clear();
-        }
-        if !altloc.is_empty() {
-            if self.altloc_seen.contains(&name) {
-                if !self.topology_done {
-                    self.skipped_altlocs += 1;
-                }
-                return Ok(());
-            }
-            self.altloc_seen.push(name);
-        }
         let mut xyz = [0f32; 3];
         for (k, col) in [c.x, c.y, c.z].into_iter().enumerate() {
             let f = get(col);
@@ -458,6 +435,8 @@ impl AtomSite {
             }
             self.structure
                 .push_atom(element, name, Name8::new(resname_f), resid, chain, Name8::EMPTY);
+            // A one-character indicator as in PDB files; longer ids keep their first character.
+            self.altlocs.push(get(c.altloc).first().copied().unwrap_or(b' '));
             if c.charge.is_some() {
                 let q = get(c.charge);
                 let v = if q.is_empty() {
@@ -496,8 +475,6 @@ impl AtomSite {
             positions_angstrom: std::mem::take(&mut self.positions),
             ..Frame::default()
         });
-        self.altloc_key = None;
-        self.altloc_seen.clear();
         Ok(())
     }
 }
@@ -553,13 +530,15 @@ HETATM 4 O \"O5'\" . HOH C . 5.5 6.0 7.0 20 B 2
     fn models_quotes_and_text_fields() {
         let p = read(Path::new("t.cif"), TWO_MODELS.as_bytes()).unwrap();
         let s = &p.structure;
-        assert_eq!(s.len(), 3);
+        assert_eq!(s.len(), 4, "both alternate locations are atoms");
+        assert_eq!(s.altlocs.as_deref(), Some(&b" AB "[..]));
         assert_eq!(p.frames.len(), 2);
-        assert_eq!(s.names[2].as_str(), "O5'");
-        assert_eq!(s.resids, vec![10, 10, 20]);
+        assert_eq!(s.names[3].as_str(), "O5'");
+        assert_eq!(s.resids, vec![10, 10, 10, 20]);
         assert_eq!(s.chains[0].as_str(), "B");
-        assert_eq!(s.elements, vec![Element::N, Element::C, Element::O]);
-        assert_eq!(p.frames[1].positions_angstrom[2], [5.5, 6.0, 7.0]);
+        assert_eq!(s.elements, vec![Element::N, Element::C, Element::C, Element::O]);
+        assert_eq!(p.frames[1].positions_angstrom[3], [5.5, 6.0, 7.0]);
+        assert_eq!(p.frames[1].positions_angstrom[2], [2.6, 2.0, 3.0]);
         assert_eq!(p.frames[0].cell.unwrap().lengths_angstrom, [10.0, 20.0, 30.0]);
     }
 

@@ -7,6 +7,7 @@
 //! [`System`] (structure + trajectory + wavefunctions), which is what the CLI and the viewer open;
 //! [`load_with`] also resolves the QM region that wavefunctions of part of an MD system describe.
 
+pub mod amber;
 pub mod cube;
 pub mod dcd;
 pub mod dx;
@@ -16,6 +17,7 @@ pub mod gro;
 pub mod load;
 pub mod mkl;
 pub mod mmcif;
+pub mod mol2;
 pub mod molden;
 pub mod pdb;
 pub mod psf;
@@ -108,6 +110,39 @@ impl From<FrameError> for ReadError {
     }
 }
 
+/// The one warning a trajectory reader gives when its header promises more frames than the file
+/// holds in full: "header says 98 frames, 1 complete frame found, file ends at byte 50000".
+pub fn partial_frames_warning(declared_frames: u64, complete_frames: u64, file_bytes: u64) -> String {
+    format!(
+        "header says {declared_frames} frame{}, {complete_frames} complete frame{} found, file ends at byte {file_bytes}",
+        plural(declared_frames),
+        plural(complete_frames)
+    )
+}
+
+/// The one warning a trajectory reader without a declared frame count gives when its last frame is
+/// cut short: "3 complete frames found, the next one starts at byte 45000 but the file ends at
+/// byte 50000".
+pub fn cut_short_warning(complete_frames: u64, partial_frame_offset: u64, file_bytes: u64) -> String {
+    format!(
+        "{complete_frames} complete frame{} found, the next one starts at byte {partial_frame_offset} but the file ends at byte {file_bytes}",
+        plural(complete_frames)
+    )
+}
+
+/// The same for text formats, which count lines: "3 complete frames found, the next one starts at
+/// line 1200 but the file ends at line 1290".
+pub fn cut_short_lines_warning(complete_frames: u64, partial_frame_line: usize, last_line: usize) -> String {
+    format!(
+        "{complete_frames} complete frame{} found, the next one starts at line {partial_frame_line} but the file ends at line {last_line}",
+        plural(complete_frames)
+    )
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
 /// Compression wrapper detected from magic bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compression {
@@ -168,10 +203,9 @@ pub fn decompress(path: &Path, raw: Vec<u8>) -> Result<Vec<u8>, ReadError> {
     }
 }
 
-/// Writes `bytes` to `path` atomically: to a temporary file beside it, then renamed over it, so a
-/// failure never leaves a half-written file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
+/// The temporary file an atomic write of `path` goes to before it is renamed: hidden, beside it
+/// (same file system), named after it and this process.
+pub(crate) fn temp_path_beside(path: &Path) -> std::path::PathBuf {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -180,7 +214,14 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    dir.join(format!(".{name}.tmp{}", std::process::id()))
+}
+
+/// Writes `bytes` to `path` atomically: to a temporary file beside it, then renamed over it, so a
+/// failure never leaves a half-written file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = temp_path_beside(path);
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -196,6 +237,18 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn partial_file_warnings_in_words() {
+        assert_eq!(
+            partial_frames_warning(98, 1, 50000),
+            "header says 98 frames, 1 complete frame found, file ends at byte 50000"
+        );
+        assert_eq!(
+            cut_short_warning(3, 45000, 50000),
+            "3 complete frames found, the next one starts at byte 45000 but the file ends at byte 50000"
+        );
+    }
 
     #[test]
     fn detects_compression() {

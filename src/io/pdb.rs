@@ -7,9 +7,9 @@
 //! radius as the last two fields and the chain id optional.
 //!
 //! Multi-model files give one frame per MODEL/ENDMDL block (or per END-terminated block); every
-//! model must have the first model's atom count. Alternate locations keep the first one seen per
-//! atom name and residue. A CRYST1 record of 1 x 1 x 1 A (the NMR convention for "no cell") is
-//! not a box.
+//! model must have the first model's atom count. Every alternate location is kept as its own atom
+//! (as VMD and MDAnalysis do), its indicator recorded in [`Structure::altlocs`]. A CRYST1 record
+//! of 1 x 1 x 1 A (the NMR convention for "no cell") is not a box.
 
 use super::ReadError;
 use super::fields::{Lines, cols, float, hybrid36, leading_int, show, tokens};
@@ -42,42 +42,11 @@ struct AtomRecord {
     resname: Name8,
     chain: Name8,
     resid: i32,
-    icode: u8,
     segid: Name8,
     element: Element,
     position: [f32; 3],
     charge: f32,
     radius: f32,
-}
-
-/// Longest list of alternate-location names kept per residue.
-const MAX_ALTLOC_NAMES: usize = 512;
-
-/// Keeps the first alternate location of each atom name within a residue.
-#[derive(Default)]
-struct AltlocFilter {
-    key: Option<(i32, u8, Name8)>,
-    seen: Vec<Name8>,
-}
-
-impl AltlocFilter {
-    fn keep(&mut self, a: &AtomRecord) -> bool {
-        let key = (a.resid, a.icode, a.chain);
-        // A residue holds tens of atoms; a damaged file with thousands of alternate locations in
-        // one "residue" starts a fresh list instead of making the search quadratic.
-        if self.key != Some(key) || self.seen.len() >= MAX_ALTLOC_NAMES {
-            self.key = Some(key);
-            self.seen.clear();
-        }
-        if a.altloc == b' ' || a.altloc == 0 {
-            return true;
-        }
-        if self.seen.contains(&a.name) {
-            return false;
-        }
-        self.seen.push(a.name);
-        true
-    }
 }
 
 struct Reader<'p> {
@@ -97,11 +66,11 @@ struct Reader<'p> {
     /// Line of the MODEL record (or first atom) that opened the current frame.
     frame_start_line: usize,
     frame_open: bool,
-    altlocs: AltlocFilter,
+    /// Alternate-location indicator of each topology atom.
+    altlocs: Vec<u8>,
     conect: Vec<[i64; 2]>,
     warnings: Vec<String>,
     long_names: usize,
-    skipped_altlocs: usize,
     guesses: NameGuessCache,
 }
 
@@ -121,11 +90,10 @@ impl<'p> Reader<'p> {
             topology_done: false,
             frame_start_line: 0,
             frame_open: false,
-            altlocs: AltlocFilter::default(),
+            altlocs: Vec::new(),
             conect: Vec::new(),
             warnings: Vec::new(),
             long_names: 0,
-            skipped_altlocs: 0,
             guesses: NameGuessCache::default(),
         }
     }
@@ -161,7 +129,16 @@ impl<'p> Reader<'p> {
                 _ => {}
             }
         }
-        if !self.positions.is_empty() || (self.frame_open && self.topology_done) {
+        let n = self.structure.len();
+        if self.topology_done && self.frame_open && self.positions.len() < n {
+            // A last model cut short (a file still being written, or truncated): keep the complete
+            // models and say so.
+            self.warnings.push(super::cut_short_lines_warning(
+                self.frames.len() as u64,
+                self.frame_start_line,
+                last_line,
+            ));
+        } else if !self.positions.is_empty() || (self.frame_open && self.topology_done) {
             self.finish_frame(last_line + 1)?;
         }
         if self.structure.is_empty() {
@@ -182,12 +159,6 @@ impl<'p> Reader<'p> {
             Flavor::Pdb => self.pdb_atom(no, line)?,
             Flavor::Pqr => self.pqr_atom(no, line)?,
         };
-        if !self.altlocs.keep(&rec) {
-            if !self.topology_done {
-                self.skipped_altlocs += 1;
-            }
-            return Ok(());
-        }
         if !self.frame_open {
             self.frame_open = true;
             self.frame_start_line = no;
@@ -210,6 +181,7 @@ impl<'p> Reader<'p> {
             self.structure
                 .push_atom(rec.element, rec.name, rec.resname, rec.resid, rec.chain, rec.segid);
             self.serials.push(rec.serial.unwrap_or(-1));
+            self.altlocs.push(if rec.altloc == 0 { b' ' } else { rec.altloc });
             if self.flavor == Flavor::Pqr {
                 self.charges.push(rec.charge);
                 self.radii.push(rec.radius);
@@ -250,11 +222,10 @@ impl<'p> Reader<'p> {
         }
         let resname_field = cols(line, 17, 21);
         let resname = Name8::new(resname_field);
-        let mut icode = line.get(26).copied().unwrap_or(b' ');
+        let icode = line.get(26).copied().unwrap_or(b' ');
         let resid_field = cols(line, 22, 26);
         let resid = if icode.is_ascii_digit() && resid_field.iter().all(u8::is_ascii_digit) {
             // A five-digit residue number written over the insertion-code column.
-            icode = b' ';
             leading_int(cols(line, 22, 27))
         } else if resid_field.trim_ascii().is_empty() {
             Some(0)
@@ -284,7 +255,6 @@ impl<'p> Reader<'p> {
             resname,
             chain: Name8::new(cols(line, 21, 22)),
             resid,
-            icode,
             segid: Name8::new(cols(line, 72, 76)),
             element,
             position: xyz,
@@ -337,11 +307,6 @@ impl<'p> Reader<'p> {
                     ),
                 )
             })?;
-        let icode = resid_field
-            .iter()
-            .find(|c| !c.is_ascii_digit() && **c != b'-')
-            .copied()
-            .unwrap_or(b' ');
         for t in [toks[2], toks[3]] {
             if Name8::would_truncate(t) {
                 self.long_names += 1;
@@ -360,7 +325,6 @@ impl<'p> Reader<'p> {
             resname: Name8::new(toks[3]),
             chain,
             resid,
-            icode,
             segid: Name8::EMPTY,
             element,
             position: [nums[0] as f32, nums[1] as f32, nums[2] as f32],
@@ -453,7 +417,6 @@ impl<'p> Reader<'p> {
             step: None,
         });
         self.frame_open = false;
-        self.altlocs = AltlocFilter::default();
         Ok(())
     }
 
@@ -500,11 +463,8 @@ impl<'p> Reader<'p> {
                 self.structure.bond_source = BondSource::File;
             }
         }
-        if self.skipped_altlocs > 0 {
-            self.warnings.push(format!(
-                "{} alternate-location atoms skipped (first location kept)",
-                self.skipped_altlocs
-            ));
+        if self.altlocs.iter().any(|&a| a != b' ') {
+            self.structure.altlocs = Some(std::mem::take(&mut self.altlocs));
         }
         if self.long_names > 0 {
             self.warnings
@@ -559,11 +519,13 @@ END
     fn models_altlocs_cell_conect() {
         let p = read(Path::new("t.pdb"), TWO_MODELS.as_bytes()).unwrap();
         let s = &p.structure;
-        assert_eq!(s.len(), 3);
+        assert_eq!(s.len(), 4, "both alternate locations are atoms");
         assert_eq!(p.frames.len(), 2);
-        assert_eq!(s.elements, vec![Element::N, Element::C, Element(26)]);
+        assert_eq!(s.elements, vec![Element::N, Element::C, Element::C, Element(26)]);
+        assert_eq!(s.altlocs.as_deref(), Some(&b"  AB "[1..]));
         assert_eq!(p.frames[1].positions_angstrom[1], [2.5, 2.0, 3.0]);
-        assert_eq!(s.bonds, vec![[0, 1], [1, 2]]);
+        assert_eq!(p.frames[1].positions_angstrom[2], [2.6, 2.0, 3.0]);
+        assert_eq!(s.bonds, vec![[0, 1], [1, 3]]);
         let cell = p.frames[0].cell.unwrap();
         assert_eq!(cell.angles_degree[2], 120.0);
         assert_eq!(p.frames[1].cell, Some(cell));
@@ -578,6 +540,17 @@ END
         let e = read(Path::new("t.pdb"), text.as_bytes()).unwrap_err();
         assert_eq!(e.location, crate::io::Location::Line(9), "{e}");
         assert!(e.message.contains("model 2"), "{e}");
+    }
+
+    #[test]
+    fn last_model_cut_short_keeps_the_complete_ones() {
+        let cut = &TWO_MODELS[..TWO_MODELS.find("ATOM      3  CA BALA A   1       2.600").unwrap()];
+        let p = read(Path::new("t.pdb"), cut.as_bytes()).unwrap();
+        assert_eq!(p.frames.len(), 1);
+        assert_eq!(
+            p.warnings,
+            ["1 complete frame found, the next one starts at line 9 but the file ends at line 11"]
+        );
     }
 
     #[test]

@@ -14,6 +14,15 @@ pub enum Format {
     Mmcif,
     Dcd,
     Xtc,
+    /// AMBER parm7/prmtop topology (also CHAMBER).
+    Prmtop,
+    /// AMBER NetCDF trajectory or restart (NetCDF-3).
+    AmberNetcdf,
+    /// AMBER ASCII trajectory.
+    Mdcrd,
+    /// AMBER ASCII restart / input coordinates.
+    Rst7,
+    Mol2,
     Molden,
     Fchk,
     /// Molekel (ORCA's `orca_2mkl` output).
@@ -38,6 +47,11 @@ impl Format {
             Format::Mmcif => "mmcif",
             Format::Dcd => "dcd",
             Format::Xtc => "xtc",
+            Format::Prmtop => "prmtop",
+            Format::AmberNetcdf => "netcdf",
+            Format::Mdcrd => "mdcrd",
+            Format::Rst7 => "rst7",
+            Format::Mol2 => "mol2",
             Format::Molden => "molden",
             Format::Fchk => "fchk",
             Format::Mkl => "mkl",
@@ -51,7 +65,10 @@ impl Format {
 
     /// True for formats that only carry coordinates (they need a topology beside them).
     pub fn is_trajectory_only(self) -> bool {
-        matches!(self, Format::Dcd | Format::Xtc)
+        matches!(
+            self,
+            Format::Dcd | Format::Xtc | Format::AmberNetcdf | Format::Mdcrd | Format::Rst7
+        )
     }
 
     /// From a file extension (case-insensitive), without the compression suffix.
@@ -65,6 +82,11 @@ impl Format {
             "cif" | "mmcif" => Format::Mmcif,
             "dcd" => Format::Dcd,
             "xtc" => Format::Xtc,
+            "prmtop" | "parm7" => Format::Prmtop,
+            "nc" | "ncdf" | "netcdf" | "ncrst" => Format::AmberNetcdf,
+            "mdcrd" | "trj" | "crdbox" => Format::Mdcrd,
+            "rst7" | "inpcrd" | "restrt" | "rst" => Format::Rst7,
+            "mol2" => Format::Mol2,
             "molden" | "mold" | "molf" | "molden_input" => Format::Molden,
             "fchk" | "fch" => Format::Fchk,
             "mkl" => Format::Mkl,
@@ -89,6 +111,15 @@ impl Format {
             if be == 1995 {
                 return Some(Format::Xtc);
             }
+        }
+        if is_netcdf_magic(head) {
+            return Some(Format::AmberNetcdf);
+        }
+        if first.starts_with("%VERSION") || first.starts_with("%FLAG") {
+            return Some(Format::Prmtop);
+        }
+        if text.lines().any(|l| l.trim_start().starts_with("@<TRIPOS>MOLECULE")) {
+            return Some(Format::Mol2);
         }
         if super::qmlog::Program::detect(head).is_some() {
             return Some(Format::QmLog);
@@ -138,8 +169,13 @@ impl Format {
         None
     }
 
-    /// Detects a file's format: extension first (after stripping `.gz`/`.bz2`), then content.
+    /// Detects a file's format: extension first (after stripping `.gz`/`.bz2`), then content. A
+    /// NetCDF signature wins over the extension (AMBER restarts are text or NetCDF under the same
+    /// names).
     pub fn detect(path: &Path, head: &[u8]) -> Option<Format> {
+        if is_netcdf_magic(head) {
+            return Some(Format::AmberNetcdf);
+        }
         let name = super::uncompressed_name(path);
         let ext = Path::new(&name).extension().map(|e| e.to_string_lossy().into_owned());
         if let Some(f) = ext.as_deref().and_then(Format::from_extension) {
@@ -147,6 +183,11 @@ impl Format {
         }
         Format::from_content(head)
     }
+}
+
+/// The NetCDF-3 signature (classic, 64-bit offset, CDF-5).
+fn is_netcdf_magic(head: &[u8]) -> bool {
+    matches!(head.get(..4), Some([b'C', b'D', b'F', 1 | 2 | 5]))
 }
 
 #[cfg(test)]
@@ -168,5 +209,18 @@ mod tests {
             Some(Format::Xyz)
         );
         assert_eq!(Format::detect(Path::new("x"), b"\x00\x01garbage"), None);
+        assert_eq!(
+            Format::detect(Path::new("a.rst7"), b"CDF\x02\0\0\0\0"),
+            Some(Format::AmberNetcdf)
+        );
+        assert_eq!(
+            Format::detect(Path::new("a.top"), b"%VERSION  VERSION_STAMP"),
+            Some(Format::Prmtop)
+        );
+        assert_eq!(
+            Format::detect(Path::new("a"), b"@<TRIPOS>MOLECULE\n"),
+            Some(Format::Mol2)
+        );
+        assert_eq!(Format::detect(Path::new("a.parm7.bz2"), b""), Some(Format::Prmtop));
     }
 }

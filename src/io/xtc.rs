@@ -56,6 +56,8 @@ pub struct XtcReader {
     path: PathBuf,
     source: ByteSource,
     n_atoms: usize,
+    /// File length in bytes when last indexed.
+    len: u64,
     frames: Vec<XtcFrameEntry>,
     warnings: Vec<String>,
     buf: Vec<u8>,
@@ -95,11 +97,7 @@ impl XtcReader {
     /// indexes its frames.
     pub fn open(path: &Path) -> Result<XtcReader, ReadError> {
         let (source, len) = ByteSource::open(path)?;
-        let reader = XtcReader::from_source(path, source, len)?;
-        for w in &reader.warnings {
-            tracing::warn!("{}: {w}", path.display());
-        }
-        Ok(reader)
+        XtcReader::from_source(path, source, len)
     }
 
     /// Reads XTC data already in memory; `path` is only used in messages.
@@ -113,7 +111,7 @@ impl XtcReader {
         &self.frames
     }
 
-    /// Non-fatal observations made while opening (a truncated last frame); `open` also logs them.
+    /// Non-fatal observations made while opening (a last frame cut short), in words.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
@@ -127,117 +125,18 @@ impl XtcReader {
             ));
         }
         let mut frames = Vec::new();
-        let mut warnings = Vec::new();
         let mut n_atoms: Option<u32> = None;
-        let mut offset = 0u64;
-        let mut head = [0u8; (HEADER_BYTES + PRELUDE_BYTES + 8) as usize];
-        while offset < len {
-            let left = len - offset;
-            let want = (head.len() as u64).min(left) as usize;
-            let head = &mut head[..want];
-            source.read_at(path, offset, head)?;
-            if left < 4 {
-                warnings.push(truncated(frames.len(), offset, left));
-                break;
-            }
-            let magic = be_i32(head, 0);
-            if magic != MAGIC_1995 && magic != MAGIC_2023 {
-                return Err(ReadError::byte(
-                    path,
-                    offset,
-                    format!(
-                        "frame {}: expected the XTC magic number 1995 or 2023, found {magic}",
-                        frames.len()
-                    ),
-                ));
-            }
-            if left < HEADER_BYTES {
-                warnings.push(truncated(frames.len(), offset, left));
-                break;
-            }
-            let natoms = be_u32(head, 4);
-            let natoms2 = be_u32(head, 52);
-            if natoms != natoms2 {
-                return Err(ReadError::byte(
-                    path,
-                    offset + 52,
-                    format!(
-                        "frame {}: expected the atom count repeated ({natoms}), found {natoms2}",
-                        frames.len()
-                    ),
-                ));
-            }
-            if natoms == 0 || u64::from(natoms) > MAX_ATOMS_1995 {
-                return Err(ReadError::byte(
-                    path,
-                    offset + 4,
-                    format!(
-                        "frame {}: expected an atom count between 1 and {MAX_ATOMS_1995}, found {natoms}",
-                        frames.len()
-                    ),
-                ));
-            }
-            match n_atoms {
-                None => n_atoms = Some(natoms),
-                Some(n) if n != natoms => {
-                    return Err(ReadError::byte(
-                        path,
-                        offset + 4,
-                        format!(
-                            "frame {}: expected {n} atoms (as in frame 0), found {natoms}",
-                            frames.len()
-                        ),
-                    ));
-                }
-                Some(_) => {}
-            }
-            let bytes = if natoms <= 9 {
-                HEADER_BYTES + 12 * u64::from(natoms)
-            } else {
-                let size_bytes = if magic == MAGIC_2023 { 8 } else { 4 };
-                let fixed = HEADER_BYTES + PRELUDE_BYTES + size_bytes;
-                if left < fixed {
-                    warnings.push(truncated(frames.len(), offset, left));
-                    break;
-                }
-                let at = (HEADER_BYTES + PRELUDE_BYTES) as usize;
-                let nbytes = if magic == MAGIC_2023 {
-                    be_u64(head, at)
-                } else {
-                    u64::from(be_u32(head, at))
-                };
-                // Every atom costs at least one bit of compressed data, which bounds what a frame
-                // may make us allocate by the size of the file.
-                if nbytes.saturating_mul(8).saturating_add(64) < u64::from(natoms) {
-                    return Err(ReadError::byte(
-                        path,
-                        offset + HEADER_BYTES + PRELUDE_BYTES,
-                        format!(
-                            "frame {}: expected at least {} bytes of compressed coordinates for {natoms} atoms, found a size of {nbytes}",
-                            frames.len(),
-                            u64::from(natoms).div_ceil(8).saturating_sub(8)
-                        ),
-                    ));
-                }
-                fixed.saturating_add(padded4(nbytes.min(u64::MAX / 2)))
-            };
-            if bytes > left {
-                warnings.push(truncated(frames.len(), offset, left));
-                break;
-            }
-            frames.push(XtcFrameEntry {
-                offset,
-                bytes,
-                step: i64::from(be_i32(head, 8)),
-                time_ps: be_f32(head, 12),
-            });
-            offset += bytes;
-        }
+        let cut = scan(path, &mut source, len, 0, &mut n_atoms, &mut frames)?;
+        let warnings = cut
+            .map(|at| super::cut_short_warning(frames.len() as u64, at, len))
+            .into_iter()
+            .collect();
         let n_atoms = n_atoms.unwrap_or(0) as usize;
         Ok(XtcReader {
             path: path.to_path_buf(),
             source,
             n_atoms,
+            len,
             frames,
             warnings,
             buf: Vec::new(),
@@ -246,8 +145,116 @@ impl XtcReader {
     }
 }
 
-fn truncated(index: usize, offset: u64, left: u64) -> String {
-    format!("frame {index} is truncated (only {left} bytes from byte {offset} to the end of the file); it was not read")
+/// Indexes the frames of `source` from `offset` to `len`, appending to `frames`. Returns the offset
+/// of a last frame that the file holds only in part (cut short, or still being written).
+fn scan(
+    path: &Path,
+    source: &mut ByteSource,
+    len: u64,
+    mut offset: u64,
+    n_atoms: &mut Option<u32>,
+    frames: &mut Vec<XtcFrameEntry>,
+) -> Result<Option<u64>, ReadError> {
+    let mut head = [0u8; (HEADER_BYTES + PRELUDE_BYTES + 8) as usize];
+    while offset < len {
+        let left = len - offset;
+        let want = (head.len() as u64).min(left) as usize;
+        let head = &mut head[..want];
+        source.read_at(path, offset, head)?;
+        if left < 4 {
+            return Ok(Some(offset));
+        }
+        let magic = be_i32(head, 0);
+        if magic != MAGIC_1995 && magic != MAGIC_2023 {
+            return Err(ReadError::byte(
+                path,
+                offset,
+                format!(
+                    "frame {}: expected the XTC magic number 1995 or 2023, found {magic}",
+                    frames.len()
+                ),
+            ));
+        }
+        if left < HEADER_BYTES {
+            return Ok(Some(offset));
+        }
+        let natoms = be_u32(head, 4);
+        let natoms2 = be_u32(head, 52);
+        if natoms != natoms2 {
+            return Err(ReadError::byte(
+                path,
+                offset + 52,
+                format!(
+                    "frame {}: expected the atom count repeated ({natoms}), found {natoms2}",
+                    frames.len()
+                ),
+            ));
+        }
+        if natoms == 0 || u64::from(natoms) > MAX_ATOMS_1995 {
+            return Err(ReadError::byte(
+                path,
+                offset + 4,
+                format!(
+                    "frame {}: expected an atom count between 1 and {MAX_ATOMS_1995}, found {natoms}",
+                    frames.len()
+                ),
+            ));
+        }
+        match *n_atoms {
+            None => *n_atoms = Some(natoms),
+            Some(n) if n != natoms => {
+                return Err(ReadError::byte(
+                    path,
+                    offset + 4,
+                    format!(
+                        "frame {}: expected {n} atoms (as in frame 0), found {natoms}",
+                        frames.len()
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+        let bytes = if natoms <= 9 {
+            HEADER_BYTES + 12 * u64::from(natoms)
+        } else {
+            let size_bytes = if magic == MAGIC_2023 { 8 } else { 4 };
+            let fixed = HEADER_BYTES + PRELUDE_BYTES + size_bytes;
+            if left < fixed {
+                return Ok(Some(offset));
+            }
+            let at = (HEADER_BYTES + PRELUDE_BYTES) as usize;
+            let nbytes = if magic == MAGIC_2023 {
+                be_u64(head, at)
+            } else {
+                u64::from(be_u32(head, at))
+            };
+            // Every atom costs at least one bit of compressed data, which bounds what a frame
+            // may make us allocate by the size of the file.
+            if nbytes.saturating_mul(8).saturating_add(64) < u64::from(natoms) {
+                return Err(ReadError::byte(
+                    path,
+                    offset + HEADER_BYTES + PRELUDE_BYTES,
+                    format!(
+                        "frame {}: expected at least {} bytes of compressed coordinates for {natoms} atoms, found a size of {nbytes}",
+                        frames.len(),
+                        u64::from(natoms).div_ceil(8).saturating_sub(8)
+                    ),
+                ));
+            }
+            fixed.saturating_add(padded4(nbytes.min(u64::MAX / 2)))
+        };
+        if bytes > left {
+            return Ok(Some(offset));
+        }
+        frames.push(XtcFrameEntry {
+            offset,
+            bytes,
+            step: i64::from(be_i32(head, 8)),
+            time_ps: be_f32(head, 12),
+        });
+        offset += bytes;
+    }
+    Ok(None)
 }
 
 impl FrameSource for XtcReader {
@@ -261,6 +268,10 @@ impl FrameSource for XtcReader {
 
     fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), FrameError> {
         XtcReader::read_frame(self, index, out).map_err(FrameError::from)
+    }
+
+    fn refresh(&mut self) -> Result<usize, FrameError> {
+        XtcReader::refresh(self).map_err(FrameError::from)
     }
 }
 
@@ -288,6 +299,23 @@ impl XtcReader {
         self.buf = buf;
         self.ints = ints;
         result
+    }
+
+    /// Picks up frames appended since the file was opened; returns how many were added.
+    pub fn refresh(&mut self) -> Result<usize, ReadError> {
+        let Some(len) = self.source.current_len(&self.path)? else {
+            return Ok(0);
+        };
+        if len <= self.len {
+            return Ok(0);
+        }
+        let from = self.frames.last().map_or(0, |f| f.offset + f.bytes);
+        let before = self.frames.len();
+        let mut n_atoms = (self.n_atoms > 0).then_some(self.n_atoms as u32);
+        scan(&self.path, &mut self.source, len, from, &mut n_atoms, &mut self.frames)?;
+        self.n_atoms = n_atoms.unwrap_or(0) as usize;
+        self.len = len;
+        Ok(self.frames.len() - before)
     }
 }
 

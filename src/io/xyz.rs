@@ -22,7 +22,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     let mut frames: Vec<Frame> = Vec::new();
     let mut warnings = Vec::new();
     let mut long_names = 0usize;
-    loop {
+    'frames: loop {
         let header = loop {
             match lines.next() {
                 Some((_, l)) if l.trim_ascii().is_empty() => continue,
@@ -31,6 +31,8 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         };
         let Some((count_no, count_line)) = header else { break };
         let first = frames.is_empty();
+        let cut_short =
+            |lines: &Lines<'_>| super::cut_short_lines_warning(frames.len() as u64, count_no, lines.number());
         let count_field = tokens(count_line).next().unwrap_or(b"");
         let Some(n) = int(count_field).filter(|&v| v >= 0).map(|v| v as u64) else {
             return Err(ReadError::line(
@@ -44,6 +46,11 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             ));
         };
         let room = (lines.remaining() + 1) / MIN_ATOM_LINE;
+        if !first && n == structure.len() as u64 && n > room as u64 {
+            lines.by_ref().for_each(drop);
+            warnings.push(cut_short(&lines));
+            break;
+        }
         let n = check_frame_atoms(
             path,
             count_no,
@@ -53,6 +60,10 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             frames.len() + 1,
         )?;
         let Some((_, comment)) = lines.next() else {
+            if !first {
+                warnings.push(cut_short(&lines));
+                break;
+            }
             return Err(ReadError::line(
                 path,
                 count_no + 1,
@@ -66,6 +77,10 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         let mut positions: Vec<[f32; 3]> = Vec::with_capacity(n);
         for k in 0..n {
             let Some((no, line)) = lines.next() else {
+                if !first {
+                    warnings.push(cut_short(&lines));
+                    break 'frames;
+                }
                 return Err(ReadError::line(
                     path,
                     lines.number() + 1,
@@ -80,17 +95,25 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             let mut xyz = [0f32; 3];
             for (c, v) in xyz.iter_mut().enumerate() {
                 let field = t.next().unwrap_or(b"");
-                *v = float(field).ok_or_else(|| {
-                    ReadError::line(
-                        path,
-                        no,
-                        format!(
-                            "expected `symbol x y z`, found {:?} where {} should be",
-                            show(line),
-                            ["x", "y", "z"][c]
-                        ),
-                    )
-                })? as f32;
+                *v = match float(field) {
+                    Some(x) => x as f32,
+                    // A partly written last line of a later frame: the file was cut short there.
+                    None if !first && lines.remaining() == 0 => {
+                        warnings.push(cut_short(&lines));
+                        break 'frames;
+                    }
+                    None => {
+                        return Err(ReadError::line(
+                            path,
+                            no,
+                            format!(
+                                "expected `symbol x y z`, found {:?} where {} should be",
+                                show(line),
+                                ["x", "y", "z"][c]
+                            ),
+                        ));
+                    }
+                };
             }
             positions.push(xyz);
             if first {

@@ -41,7 +41,9 @@ use std::time::{Duration, Instant};
 pub enum DevicePreference {
     /// CPU engine only.
     Cpu,
-    /// CUDA devices; the CPU only for retries (or everything, with a note, when no device works).
+    /// CUDA devices; the CPU only for retries. A pool started with it and no working device runs
+    /// on the CPU with a note; [`compute_grid`] (the CLI's `--device gpu`) fails instead
+    /// ([`JobError::NoGpu`]).
     Gpu,
     /// CUDA devices when present, else the CPU.
     #[default]
@@ -71,6 +73,9 @@ pub enum JobError {
     TooLarge { points: usize, limit: usize },
     #[error("the worker pool has shut down")]
     Shutdown,
+    /// A GPU was required and none is usable; says why (no libcuda, no device, NVRTC missing).
+    #[error("no usable CUDA device: {0}")]
+    NoGpu(String),
 }
 
 /// Lattices above this many points are refused before allocating (4 GiB of f32).
@@ -562,6 +567,22 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
         self.workers.iter().any(|w| w.is_gpu)
     }
 
+    /// Why no GPU worker runs, in one line (from the discovery notes), or `None` when one does.
+    pub fn gpu_missing_reason(&self) -> Option<String> {
+        if self.has_gpu() {
+            return None;
+        }
+        Some(if self.notes.is_empty() {
+            "no CUDA device".to_string()
+        } else {
+            self.notes
+                .iter()
+                .map(|n| n.strip_prefix("using the CPU engine: ").unwrap_or(n))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+    }
+
     /// A handle that queues device tasks on this pool's workers: the GPU workers, or the CPU workers
     /// when the pool has no device.
     pub fn device_workers(&self) -> DeviceWorkers {
@@ -724,6 +745,11 @@ pub fn compute_grid(job: FieldJob, preference: DevicePreference) -> Result<(Grid
         preference,
         ..PoolConfig::default()
     });
+    if preference == DevicePreference::Gpu
+        && let Some(why) = pool.gpu_missing_reason()
+    {
+        return Err(JobError::NoGpu(why));
+    }
     let notes = pool.notes().to_vec();
     pool.compute_grid((), job).map(|g| (g, notes))
 }

@@ -8,6 +8,8 @@
 //! - alkali and alkaline-earth metals (Na+, K+, Mg2+, Ca2+, ...) are ions in these systems and
 //!   get no bonds, while transition metals bond to their ligands (Zn-S, Fe-N);
 //! - the two hydrogens of one water molecule are never bonded to each other;
+//! - different alternate locations of one site (altloc A and B) are never bonded to each other,
+//!   as in VMD; each is bonded to the atoms without an alternate location;
 //! - atoms of unknown element and atoms with non-finite coordinates get no bonds;
 //! - more than [`MAX_ATOMS_PER_CELL`] atoms within one cut-off cell (placeholder coordinates all
 //!   at one point) get no bonds.
@@ -115,7 +117,7 @@ pub fn guess_bonds(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Ve
         let cut = sorted_r[a] + sorted_r[b] + TOLERANCE_ANGSTROM;
         if d2 < cut * cut && d2 > min2 {
             let (i, j) = (sorted_idx[a], sorted_idx[b]);
-            if !water_h(i, j) {
+            if !water_h(i, j) && !structure.are_alternates(i as usize, j as usize) {
                 bonds.push([i.min(j), i.max(j)]);
             }
         }
@@ -248,6 +250,16 @@ mod tests {
         // 2.4 A from the oxygen.
         let s = structure(&[(8, "HOH", 1), (1, "HOH", 1), (1, "HOH", 1), (11, "NA", 2)]);
         let p = [[0.0, 0.0, 0.0], [0.96, 0.0, 0.0], [0.0, 0.9, 0.0], [-2.4, 0.0, 0.0]];
+        assert_eq!(guess_bonds(&s, &p), vec![[0, 1], [0, 2]]);
+    }
+
+    #[test]
+    fn alternate_locations_are_not_bonded_to_each_other() {
+        // CA, then CB in locations A and B 0.5 A apart: each CB bonds to CA, not to the other CB.
+        let mut s = structure(&[(6, "SER", 1), (6, "SER", 1), (6, "SER", 1)]);
+        let p = [[0.0, 0.0, 0.0], [1.5, 0.0, 0.0], [1.4, 0.5, 0.0]];
+        assert_eq!(guess_bonds(&s, &p), vec![[0, 1], [0, 2], [1, 2]]);
+        s.altlocs = Some(b" AB".to_vec());
         assert_eq!(guess_bonds(&s, &p), vec![[0, 1], [0, 2]]);
     }
 

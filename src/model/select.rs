@@ -12,7 +12,7 @@
 //!   `ion` (monatomic ions by residue name: NA, CL, SOD, CLA, K, POT, MG, CAL, ZN, ...),
 //!   `hydrogen` (element H), `heavy` (not hydrogen);
 //! - string properties with glob patterns (`*`, `?`): `name`, `type`, `resname`, `element`,
-//!   `chain`, `segid`;
+//!   `chain`, `segid`, `altloc` (the alternate-location indicator, as VMD and MDAnalysis);
 //! - integer properties with values and ranges (`5`, `1 to 10`, `1:10`, `1-10`): `resid`, `resnum`,
 //!   `index` (0-based), `bynum` and `serial` (1-based);
 //! - numeric comparisons `x y z charge mass radius` with `< <= > >= == !=` (an optional `prop`
@@ -63,6 +63,7 @@ enum StrProp {
     Element,
     Chain,
     Segid,
+    Altloc,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -363,6 +364,7 @@ impl Parser<'_> {
                     "element" => self.strings(StrProp::Element, col),
                     "chain" | "chainid" => self.strings(StrProp::Chain, col),
                     "segid" | "segname" => self.strings(StrProp::Segid, col),
+                    "altloc" => self.strings(StrProp::Altloc, col),
                     "resid" | "resnum" | "residue_number" => self.ints(IntProp::Resid, col),
                     "index" => self.ints(IntProp::Index, col),
                     "bynum" | "serial" => self.ints(IntProp::Bynum, col),
@@ -644,6 +646,7 @@ impl Ctx<'_> {
             Expr::Hydrogen => self.s.elements.iter().map(|&el| el == Element(1)).collect(),
             Expr::Str(prop, pats) => (0..n)
                 .map(|i| {
+                    let altloc: [u8; 1];
                     let v = match prop {
                         StrProp::Name => self.s.names[i].as_str(),
                         StrProp::Type => self.s.types.get(i).map_or("", |t| t.as_str()),
@@ -651,6 +654,10 @@ impl Ctx<'_> {
                         StrProp::Element => self.s.elements[i].symbol(),
                         StrProp::Chain => self.s.chains[i].as_str(),
                         StrProp::Segid => self.s.segids[i].as_str(),
+                        StrProp::Altloc => {
+                            altloc = [self.s.altloc(i)];
+                            std::str::from_utf8(&altloc).unwrap_or("").trim()
+                        }
                     };
                     let case_insensitive = *prop == StrProp::Element;
                     pats.iter().any(|p| {
@@ -913,6 +920,19 @@ mod tests {
         assert_eq!(ions, vec![0, 1]);
         let solvent = Selection::parse("water or ions").unwrap().indices(&s, None);
         assert_eq!(solvent, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn alternate_locations() {
+        let (mut s, f) = toy();
+        assert!(Selection::parse("altloc A").unwrap().indices(&s, Some(&f)).is_empty());
+        s.altlocs = Some(b"  AB     ".to_vec());
+        let sel = |t: &str| Selection::parse(t).unwrap().indices(&s, Some(&f));
+        assert_eq!(sel("altloc A"), vec![2]);
+        assert_eq!(sel("altloc A B"), vec![2, 3]);
+        assert_eq!(sel("protein and not altloc B").len(), 4);
+        assert!(s.are_alternates(2, 3));
+        assert!(!s.are_alternates(1, 2));
     }
 
     #[test]

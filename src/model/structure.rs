@@ -41,6 +41,10 @@ pub struct Structure {
     pub radii_angstrom: Option<Vec<f32>>,
     /// Masses in dalton when the file gives them (PSF); otherwise use [`Structure::mass_dalton`].
     pub masses_dalton: Option<Vec<f32>>,
+    /// Alternate-location indicator of each atom (PDB column 17, mmCIF `label_alt_id`; `b' '` for an
+    /// atom without one), when the file has alternate locations. Every location is kept as its own
+    /// atom, as VMD and MDAnalysis do; `altloc A` selects one.
+    pub altlocs: Option<Vec<u8>>,
     /// Bonds as pairs of atom indices, each pair with the smaller index first, sorted.
     pub bonds: Vec<[u32; 2]>,
     pub bond_source: BondSource,
@@ -82,6 +86,18 @@ impl Structure {
             Some(m) => m.get(i).copied().unwrap_or(0.0),
             None => self.elements.get(i).map_or(0.0, |e| e.mass_dalton()),
         }
+    }
+
+    /// The alternate-location indicator of atom `i` (`b' '` when it has none).
+    pub fn altloc(&self, i: usize) -> u8 {
+        self.altlocs.as_ref().and_then(|a| a.get(i).copied()).unwrap_or(b' ')
+    }
+
+    /// True when atoms `i` and `j` are different alternate locations of one site (both have an
+    /// indicator and they differ): such copies overlap in space and are never bonded.
+    pub fn are_alternates(&self, i: usize, j: usize) -> bool {
+        let (a, b) = (self.altloc(i), self.altloc(j));
+        a != b' ' && b != b' ' && a != b
     }
 
     /// Sum of partial charges in e (f64 accumulation), or `None` when charges are unknown.
@@ -158,6 +174,11 @@ impl Structure {
             {
                 return Err(format!("{what} has {} entries for {n} atoms", v.len()));
             }
+        }
+        if let Some(a) = &self.altlocs
+            && a.len() != n
+        {
+            return Err(format!("altlocs has {} entries for {n} atoms", a.len()));
         }
         if let Some(b) = self.bonds.iter().find(|b| b[0] as usize >= n || b[1] as usize >= n) {
             return Err(format!("bond {}-{} refers to an atom past {n}", b[0] + 1, b[1] + 1));

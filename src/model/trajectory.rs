@@ -3,7 +3,8 @@
 //! A trajectory is a [`FrameSource`] behind a box: readers for multi-frame formats implement the
 //! trait (DCD and XTC read frames on demand by file offset; text formats keep parsed frames in
 //! memory). Consumers ask for frame `i` into a reusable [`Frame`], so playing a trajectory
-//! allocates nothing per frame.
+//! allocates nothing per frame. [`Trajectory::refresh`] picks up frames a running simulation has
+//! appended since the file was opened.
 //!
 //! A frame that cannot be read is a [`FrameError`]: the model names no reader's error type, so a
 //! reader's own error (file, byte offset, what was expected) travels inside it, and `io` converts
@@ -43,6 +44,12 @@ pub trait FrameSource: Send {
     fn n_frames(&self) -> usize;
     /// Reads frame `index` into `out`, reusing its allocation.
     fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), FrameError>;
+    /// Looks for frames appended since the file was opened (a simulation still writing it) without
+    /// rereading the frames already known; returns how many were added. Sources that cannot grow
+    /// (frames in memory, decompressed files) add none.
+    fn refresh(&mut self) -> Result<usize, FrameError> {
+        Ok(0)
+    }
 }
 
 /// Frames held in memory (multi-model PDB, multi-frame GRO/XYZ, single-frame files).
@@ -112,6 +119,11 @@ impl Trajectory {
     /// Reads frame `index` into `out`.
     pub fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), FrameError> {
         self.source.read_frame(index, out)
+    }
+
+    /// Picks up frames appended to the file since it was opened; returns how many were added.
+    pub fn refresh(&mut self) -> Result<usize, FrameError> {
+        self.source.refresh()
     }
 
     /// Reads frame `index` into a new `Frame`.

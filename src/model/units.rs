@@ -17,6 +17,15 @@ pub const BOLTZMANN_JOULE_PER_KELVIN: f64 = 1.380_649e-23;
 pub const AVOGADRO_PER_MOLE: f64 = 6.022_140_76e23;
 /// The thermochemical calorie in joule.
 pub const JOULE_PER_CALORIE: f64 = 4.184;
+/// AMBER prmtop charges are stored in e multiplied by this factor (the square root of AMBER's
+/// Coulomb constant in kcal A/(mol e^2), as AMBER rounds it).
+pub const AMBER_CHARGE_SCALE: f64 = 18.2223;
+/// CHAMBER prmtop charges (CHARMM force fields) are stored in e multiplied by sqrt(332.0716), the
+/// square root of CHARMM's Coulomb constant (CCELEC).
+pub const CHARMM_CHARGE_SCALE: f64 = 18.222_831_832_621_406;
+/// AMBER's internal time unit in picoseconds (1/20.455 ps): restart-file velocities are Angstrom per
+/// this unit.
+pub const PS_PER_AMBER_TIME: f64 = 1.0 / 20.455;
 /// Temperature at which `kT/e` potentials are reported unless told otherwise (VMD's and APBS's default).
 pub const DEFAULT_TEMPERATURE_KELVIN: f64 = 300.0;
 

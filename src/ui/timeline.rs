@@ -46,6 +46,13 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
         if ui.checkbox(&mut looping, "loop").changed() {
             send(state, Command::SetLoop(looping));
         }
+        if ui
+            .button("+")
+            .on_hover_text("Load frames a running simulation has appended to the trajectory file")
+            .clicked()
+        {
+            send(state, Command::PickUpNewFrames);
+        }
         let mut every = state.settings.compute_every_frame;
         if ui
             .checkbox(&mut every, "every frame")

@@ -1,0 +1,1124 @@
+//! AMBER NetCDF trajectories and restarts: a NetCDF-3 reader (classic and 64-bit offset) with lazy,
+//! random-access frames, and a writer of AMBER NetCDF trajectories.
+//!
+//! Called by `io::load` (through [`NetcdfReader::open`] and the [`FrameSource`] trait), by the fuzz
+//! target ([`NetcdfReader::from_bytes`]), by the trajectory benchmarks, and by anything that writes
+//! coordinates ([`NetcdfWriter`]).
+//!
+//! A NetCDF-3 file is a big-endian header (magic `CDF\x01` or `CDF\x02`, the record count,
+//! dimensions, global attributes, variables with their attributes, types and file offsets) followed
+//! by fixed-size variables and then records: record `i` of every record variable lies at
+//! `begin + i * record_size`. The header is parsed once; frame `i` is then read with one read per
+//! variable (coordinates, cell lengths, cell angles, time), straight into the caller's [`Frame`].
+//! The AMBER convention (`Conventions = "AMBER"`) names the variables: `coordinates (frame, atom,
+//! spatial)` in Angstrom (times `scale_factor` when given), `cell_lengths` and `cell_angles` (degrees),
+//! `time` in ps; a restart (`"AMBERRESTART"`) has the same variables without the frame dimension and
+//! is one frame. Velocities and forces are skipped. NetCDF-4 files (HDF5 underneath) and the CDF-5
+//! variant are refused with a message naming them.
+//!
+//! The frame count is the header's record count, limited to the records the file holds in full: a
+//! file cut short loads its complete frames and says so once in [`NetcdfReader::warnings`];
+//! [`FrameSource::refresh`] picks up records appended by a simulation that is still running.
+//! Every count in the header is checked against the file size before anything is allocated.
+
+use crate::io::dcd::ByteSource;
+use crate::io::{ReadError, partial_frames_warning};
+use crate::model::{Frame, FrameError, FrameSource, UnitCell};
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+const NC_DIMENSION: u32 = 0x0A;
+const NC_VARIABLE: u32 = 0x0B;
+const NC_ATTRIBUTE: u32 = 0x0C;
+const STREAMING: u32 = 0xFFFF_FFFF;
+/// Attribute values larger than this are skipped, not read (AMBER's are a few bytes).
+const MAX_KEPT_ATTRIBUTE_BYTES: u64 = 1 << 16;
+
+/// NetCDF external data types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NcType {
+    Byte,
+    Char,
+    Short,
+    Int,
+    Float,
+    Double,
+}
+
+impl NcType {
+    fn from_code(code: u32) -> Option<NcType> {
+        Some(match code {
+            1 => NcType::Byte,
+            2 => NcType::Char,
+            3 => NcType::Short,
+            4 => NcType::Int,
+            5 => NcType::Float,
+            6 => NcType::Double,
+            _ => return None,
+        })
+    }
+
+    fn size(self) -> u64 {
+        match self {
+            NcType::Byte | NcType::Char => 1,
+            NcType::Short => 2,
+            NcType::Int | NcType::Float => 4,
+            NcType::Double => 8,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum AttrValue {
+    Text(String),
+    Numbers(Vec<f64>),
+    /// Present but not kept (too large).
+    Skipped,
+}
+
+#[derive(Clone, Debug)]
+struct Attr {
+    name: String,
+    value: AttrValue,
+}
+
+#[derive(Clone, Debug)]
+struct Dim {
+    name: String,
+    /// 0 for the record (unlimited) dimension.
+    len: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Var {
+    name: String,
+    dims: Vec<usize>,
+    attrs: Vec<Attr>,
+    nc_type: NcType,
+    begin: u64,
+    /// Bytes of one record (record variables) or of the whole variable, from the dimensions.
+    bytes: u64,
+    is_record: bool,
+}
+
+fn find_attr<'a>(attrs: &'a [Attr], name: &str) -> Option<&'a AttrValue> {
+    attrs.iter().find(|a| a.name == name).map(|a| &a.value)
+}
+
+/// Where one variable's values are, per frame.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    begin: u64,
+    nc_type: NcType,
+    /// Bytes per frame.
+    bytes: u64,
+}
+
+/// Reads the header through the byte source, checking every length against the file size.
+type HeaderCursor<'a> = crate::io::dcd::Cursor<'a>;
+
+/// The NetCDF header's big-endian values and counted lists, on the shared cursor.
+impl HeaderCursor<'_> {
+    fn u32(&mut self, what: &str) -> Result<u32, ReadError> {
+        let b = self.take(4, what)?;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn u64(&mut self, what: &str) -> Result<u64, ReadError> {
+        let b = self.take(8, what)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&b);
+        Ok(u64::from_be_bytes(a))
+    }
+
+    /// A count of list elements, each at least `min_bytes` long: more than the rest of the file
+    /// could hold is an error, not an allocation.
+    fn count(&mut self, what: &str, min_bytes: u64) -> Result<usize, ReadError> {
+        let at = self.offset;
+        let n = self.u32(what)?;
+        let room = self.len.saturating_sub(self.offset) / min_bytes.max(1);
+        if u64::from(n) > room {
+            return Err(ReadError::byte(
+                self.path,
+                at,
+                format!("the header declares {n} {what}, but the rest of the file has room for at most {room}"),
+            ));
+        }
+        Ok(n as usize)
+    }
+
+    fn name(&mut self, what: &str) -> Result<String, ReadError> {
+        let at = self.offset;
+        let n = u64::from(self.u32(what)?);
+        if n > self.len.saturating_sub(self.offset) || n > 4096 {
+            return Err(ReadError::byte(
+                self.path,
+                at,
+                format!("expected the length of a {what} (at most 4096 bytes), found {n}"),
+            ));
+        }
+        let b = self.take(n, what)?;
+        self.skip(pad4(n) - n, "name padding")?;
+        Ok(String::from_utf8_lossy(&b).into_owned())
+    }
+
+    /// `ABSENT` (two zero words) or `tag nelems`: the element count, 0 for absent.
+    fn list(&mut self, tag: u32, what: &str, min_bytes: u64) -> Result<usize, ReadError> {
+        let at = self.offset;
+        let t = self.u32(what)?;
+        if t == 0 {
+            let n = self.u32(what)?;
+            if n != 0 {
+                return Err(ReadError::byte(
+                    self.path,
+                    at,
+                    format!("expected an absent {what} (two zero words), found 0 then {n}"),
+                ));
+            }
+            return Ok(0);
+        }
+        if t != tag {
+            return Err(ReadError::byte(
+                self.path,
+                at,
+                format!("expected the {what} tag {tag:#x}, found {t:#x}"),
+            ));
+        }
+        self.count(what, min_bytes)
+    }
+
+    fn attrs(&mut self) -> Result<Vec<Attr>, ReadError> {
+        let n = self.list(NC_ATTRIBUTE, "attributes", 12)?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let name = self.name("attribute name")?;
+            let type_at = self.offset;
+            let code = self.u32("attribute type")?;
+            let nc_type = NcType::from_code(code).ok_or_else(|| {
+                ReadError::byte(
+                    self.path,
+                    type_at,
+                    format!("attribute {name}: expected a NetCDF-3 type code 1-6, found {code}"),
+                )
+            })?;
+            let count_at = self.offset;
+            let count = u64::from(self.u32("attribute length")?);
+            let bytes = count.checked_mul(nc_type.size()).ok_or_else(|| {
+                ReadError::byte(
+                    self.path,
+                    count_at,
+                    format!("attribute {name}: length {count} overflows"),
+                )
+            })?;
+            let value = if bytes <= MAX_KEPT_ATTRIBUTE_BYTES {
+                let b = self.take(bytes, "attribute values")?;
+                decode_attr(nc_type, &b)
+            } else {
+                self.skip(bytes, "attribute values")?;
+                AttrValue::Skipped
+            };
+            self.skip(pad4(bytes) - bytes, "attribute padding")?;
+            out.push(Attr { name, value });
+        }
+        Ok(out)
+    }
+}
+
+fn decode_attr(t: NcType, b: &[u8]) -> AttrValue {
+    match t {
+        NcType::Char => AttrValue::Text(String::from_utf8_lossy(b).trim_end_matches('\0').to_string()),
+        NcType::Byte => AttrValue::Numbers(b.iter().map(|&x| f64::from(x as i8)).collect()),
+        NcType::Short => AttrValue::Numbers(
+            b.chunks_exact(2)
+                .map(|c| f64::from(i16::from_be_bytes([c[0], c[1]])))
+                .collect(),
+        ),
+        NcType::Int => AttrValue::Numbers(
+            b.chunks_exact(4)
+                .map(|c| f64::from(i32::from_be_bytes([c[0], c[1], c[2], c[3]])))
+                .collect(),
+        ),
+        NcType::Float => AttrValue::Numbers(
+            b.chunks_exact(4)
+                .map(|c| f64::from(f32::from_be_bytes([c[0], c[1], c[2], c[3]])))
+                .collect(),
+        ),
+        NcType::Double => AttrValue::Numbers(b.chunks_exact(8).map(be_f64).collect()),
+    }
+}
+
+fn be_f64(c: &[u8]) -> f64 {
+    let mut a = [0u8; 8];
+    if let Some(s) = c.get(..8) {
+        a.copy_from_slice(s);
+    }
+    f64::from_be_bytes(a)
+}
+
+fn pad4(n: u64) -> u64 {
+    n.div_ceil(4) * 4
+}
+
+/// An AMBER NetCDF trajectory or restart opened for random access.
+#[derive(Debug)]
+pub struct NetcdfReader {
+    path: PathBuf,
+    source: ByteSource,
+    /// File length in bytes when last measured.
+    len: u64,
+    /// 1 classic, 2 64-bit offset.
+    version: u8,
+    /// False for a restart file (no frame dimension: one frame).
+    has_records: bool,
+    record_bytes: u64,
+    /// Largest end (begin + bytes) of a record variable within record 0.
+    record0_end: u64,
+    n_atoms: usize,
+    n_frames: usize,
+    coordinates: Slot,
+    coordinate_scale: Option<f64>,
+    cell_lengths: Option<Slot>,
+    cell_angles: Option<Slot>,
+    time: Option<Slot>,
+    conventions: String,
+    warnings: Vec<String>,
+    buf: Vec<u8>,
+}
+
+impl NetcdfReader {
+    /// Opens an AMBER NetCDF file (plain, or gzip/bzip2-compressed, which is decompressed into memory).
+    pub fn open(path: &Path) -> Result<NetcdfReader, ReadError> {
+        let (source, len) = ByteSource::open(path)?;
+        NetcdfReader::from_source(path, source, len)
+    }
+
+    /// Reads NetCDF data already in memory; `path` is only used in messages.
+    pub fn from_bytes(path: &Path, bytes: Vec<u8>) -> Result<NetcdfReader, ReadError> {
+        let len = bytes.len() as u64;
+        NetcdfReader::from_source(path, ByteSource::Memory(bytes), len)
+    }
+
+    /// Non-fatal observations made while opening (frames missing from a file cut short, a file
+    /// without the AMBER convention attribute).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// `"AMBER"` for a trajectory, `"AMBERRESTART"` for a restart (as the file says).
+    pub fn conventions(&self) -> &str {
+        &self.conventions
+    }
+
+    /// 1 for the classic format, 2 for the 64-bit offset format.
+    pub fn format_version(&self) -> u8 {
+        self.version
+    }
+
+    /// True when frames carry a periodic box.
+    pub fn has_box(&self) -> bool {
+        self.cell_lengths.is_some()
+    }
+
+    fn from_source(path: &Path, mut source: ByteSource, len: u64) -> Result<NetcdfReader, ReadError> {
+        let mut cur = HeaderCursor {
+            path,
+            source: &mut source,
+            len,
+            offset: 0,
+        };
+        if len < 8 {
+            let head = cur.take(len, "the file")?;
+            if head.starts_with(b"\x89HDF") {
+                return Err(hdf5_error(path));
+            }
+            return Err(ReadError::byte(
+                path,
+                0,
+                format!("expected a NetCDF header (at least 8 bytes), found a file of {len} bytes"),
+            ));
+        }
+        let magic = cur.take(4, "the magic number")?;
+        if magic.starts_with(b"\x89HDF") {
+            return Err(hdf5_error(path));
+        }
+        let version = match magic.as_slice() {
+            [b'C', b'D', b'F', 1] => 1u8,
+            [b'C', b'D', b'F', 2] => 2u8,
+            [b'C', b'D', b'F', 5] => {
+                return Err(ReadError::byte(
+                    path,
+                    3,
+                    "this is a CDF-5 (64-bit data) NetCDF file; only the classic and 64-bit offset formats are read (convert with `nccopy -k 64-bit-offset`)",
+                ));
+            }
+            other => {
+                return Err(ReadError::byte(
+                    path,
+                    0,
+                    format!(
+                        "expected the NetCDF magic CDF\\x01 or CDF\\x02, found bytes {}",
+                        other.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ")
+                    ),
+                ));
+            }
+        };
+        let numrecs_raw = cur.u32("the record count")?;
+
+        let n_dims = cur.list(NC_DIMENSION, "dimensions", 8)?;
+        let mut dims = Vec::with_capacity(n_dims);
+        let mut record_dim = None;
+        for k in 0..n_dims {
+            let name = cur.name("dimension name")?;
+            let len_dim = u64::from(cur.u32("dimension length")?);
+            if len_dim == 0 {
+                record_dim = Some(k);
+            }
+            dims.push(Dim { name, len: len_dim });
+        }
+        let global = cur.attrs()?;
+        let n_vars = cur.list(NC_VARIABLE, "variables", 24)?;
+        let mut vars = Vec::with_capacity(n_vars);
+        for _ in 0..n_vars {
+            let name = cur.name("variable name")?;
+            let nd = cur.count("variable dimensions", 4)?;
+            let mut ids = Vec::with_capacity(nd);
+            for _ in 0..nd {
+                let at = cur.offset;
+                let id = cur.u32("dimension id")? as usize;
+                if id >= dims.len() {
+                    return Err(ReadError::byte(
+                        path,
+                        at,
+                        format!(
+                            "variable {name}: expected a dimension id below {}, found {id}",
+                            dims.len()
+                        ),
+                    ));
+                }
+                ids.push(id);
+            }
+            let attrs = cur.attrs()?;
+            let type_at = cur.offset;
+            let code = cur.u32("variable type")?;
+            let nc_type = NcType::from_code(code).ok_or_else(|| {
+                ReadError::byte(
+                    path,
+                    type_at,
+                    format!("variable {name}: expected a NetCDF-3 type code 1-6, found {code}"),
+                )
+            })?;
+            let _vsize = cur.u32("variable size")?;
+            let begin = if version == 1 {
+                u64::from(cur.u32("variable offset")?)
+            } else {
+                cur.u64("variable offset")?
+            };
+            let is_record = ids.first().is_some_and(|&d| Some(d) == record_dim);
+            let mut bytes = nc_type.size();
+            for &d in ids.iter().skip(usize::from(is_record)) {
+                let l = dims.get(d).map_or(0, |d| d.len);
+                bytes = bytes
+                    .checked_mul(l)
+                    .ok_or_else(|| ReadError::byte(path, type_at, format!("variable {name}: its size overflows")))?;
+            }
+            vars.push(Var {
+                name,
+                dims: ids,
+                attrs,
+                nc_type,
+                begin,
+                bytes,
+                is_record,
+            });
+        }
+        let header_end = cur.offset;
+
+        // Record layout: each record variable's slab is padded to 4 bytes, except when it is the only
+        // record variable.
+        let record_vars: Vec<&Var> = vars.iter().filter(|v| v.is_record).collect();
+        let record_bytes = if record_vars.len() == 1 {
+            record_vars.first().map_or(0, |v| v.bytes)
+        } else {
+            record_vars.iter().map(|v| pad4(v.bytes)).sum()
+        };
+        let record0_end = record_vars
+            .iter()
+            .map(|v| v.begin.saturating_add(v.bytes))
+            .max()
+            .unwrap_or(0);
+
+        let conventions = match find_attr(&global, "Conventions") {
+            Some(AttrValue::Text(t)) => t.clone(),
+            _ => String::new(),
+        };
+        let mut warnings = Vec::new();
+        if !conventions.contains("AMBER") {
+            warnings.push(format!(
+                "the Conventions attribute is {:?}, not \"AMBER\"; reading the variables by their AMBER names",
+                conventions
+            ));
+        }
+        let var = |name: &str| vars.iter().find(|v| v.name == name);
+        let coords = var("coordinates").ok_or_else(|| {
+            ReadError::byte(
+                path,
+                header_end,
+                "expected a variable named coordinates (AMBER NetCDF convention), found none",
+            )
+        })?;
+        let shape: Vec<&Dim> = coords.dims.iter().filter_map(|&d| dims.get(d)).collect();
+        let spatial = shape.last().map_or(0, |d| d.len);
+        let atom_dim = if coords.is_record {
+            shape.get(1).filter(|_| shape.len() == 3)
+        } else {
+            shape.first().filter(|_| shape.len() == 2)
+        };
+        let n_atoms = match atom_dim {
+            Some(d) if spatial == 3 && d.len > 0 => d.len,
+            _ => {
+                return Err(ReadError::byte(
+                    path,
+                    header_end,
+                    format!(
+                        "expected coordinates of shape (frame, atom, 3) or (atom, 3), found ({})",
+                        shape
+                            .iter()
+                            .map(|d| format!("{} = {}", d.name, d.len))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+        };
+        if !matches!(coords.nc_type, NcType::Float | NcType::Double) {
+            return Err(ReadError::byte(
+                path,
+                header_end,
+                format!("expected float or double coordinates, found {:?}", coords.nc_type),
+            ));
+        }
+        if let Some(AttrValue::Text(u)) = find_attr(&coords.attrs, "units") {
+            let u = u.trim().to_ascii_lowercase();
+            if !u.is_empty() && u != "angstrom" && u != "angstroms" {
+                return Err(ReadError::byte(
+                    path,
+                    header_end,
+                    format!("coordinates are in {u:?}; only angstrom (the AMBER convention) is read"),
+                ));
+            }
+        }
+        let coordinate_scale = match find_attr(&coords.attrs, "scale_factor") {
+            Some(AttrValue::Numbers(v)) => v.first().copied().filter(|&s| s.is_finite() && s != 1.0),
+            _ => None,
+        };
+        let n_atoms = usize::try_from(n_atoms).unwrap_or(usize::MAX);
+        let slot = |v: &Var| Slot {
+            begin: v.begin,
+            nc_type: v.nc_type,
+            bytes: v.bytes,
+        };
+        let same_kind =
+            |v: &&Var| v.is_record == coords.is_record && matches!(v.nc_type, NcType::Float | NcType::Double);
+        let three = |v: &&Var| v.bytes == 3 * v.nc_type.size();
+        let cell_lengths = var("cell_lengths").filter(same_kind).filter(three).map(slot);
+        let cell_angles = var("cell_angles").filter(same_kind).filter(three).map(slot);
+        let time = var("time")
+            .filter(|v| v.is_record == coords.is_record && v.bytes == v.nc_type.size())
+            .filter(|v| matches!(v.nc_type, NcType::Float | NcType::Double))
+            .map(slot);
+        if cell_lengths.is_some() != cell_angles.is_some() {
+            warnings.push("only one of cell_lengths and cell_angles is present; frames have no box".into());
+        }
+        let (cell_lengths, cell_angles) = match (cell_lengths, cell_angles) {
+            (Some(l), Some(a)) => (Some(l), Some(a)),
+            _ => (None, None),
+        };
+
+        let mut reader = NetcdfReader {
+            path: path.to_path_buf(),
+            source,
+            len,
+            version,
+            has_records: coords.is_record,
+            record_bytes,
+            record0_end,
+            n_atoms,
+            n_frames: 0,
+            coordinates: slot(coords),
+            coordinate_scale,
+            cell_lengths,
+            cell_angles,
+            time,
+            conventions,
+            warnings,
+            buf: Vec::new(),
+        };
+        if !reader.has_records {
+            // A restart: its variables must lie inside the file.
+            let end = [Some(reader.coordinates), cell_lengths, cell_angles, time]
+                .iter()
+                .flatten()
+                .map(|s| s.begin.saturating_add(s.bytes))
+                .max()
+                .unwrap_or(0);
+            if end > len {
+                return Err(ReadError::byte(
+                    path,
+                    len,
+                    format!(
+                        "the file ends at byte {len}, but its coordinates end at byte {end}: the file is cut short"
+                    ),
+                ));
+            }
+            reader.n_frames = 1;
+            return Ok(reader);
+        }
+        let (n, warning) = reader.count_frames(numrecs_raw);
+        reader.n_frames = n;
+        if let Some(w) = warning {
+            reader.warnings.push(w);
+        }
+        Ok(reader)
+    }
+
+    /// Complete records in a file of `self.len` bytes given the header's record count: the count
+    /// and, when records are missing, the warning in words.
+    fn count_frames(&self, numrecs_raw: u32) -> (usize, Option<String>) {
+        let complete = if self.len < self.record0_end {
+            0
+        } else {
+            match (self.len - self.record0_end).checked_div(self.record_bytes) {
+                Some(k) => k + 1,
+                None => u64::from(numrecs_raw != 0),
+            }
+        };
+        if numrecs_raw == STREAMING {
+            return (usize::try_from(complete).unwrap_or(usize::MAX), None);
+        }
+        let declared = u64::from(numrecs_raw);
+        let n = declared.min(complete);
+        let warning = (n < declared).then(|| partial_frames_warning(declared, n, self.len));
+        (usize::try_from(n).unwrap_or(usize::MAX), warning)
+    }
+
+    fn read_slot(&mut self, slot: Slot, index: usize) -> Result<(), ReadError> {
+        let offset = (index as u64)
+            .checked_mul(self.record_bytes)
+            .and_then(|o| o.checked_add(slot.begin))
+            .filter(|o| o.checked_add(slot.bytes).is_some_and(|e| e <= self.len))
+            .ok_or_else(|| {
+                ReadError::byte(
+                    &self.path,
+                    slot.begin,
+                    format!(
+                        "frame {index}: its data lies past the end of the file (byte {})",
+                        self.len
+                    ),
+                )
+            })?;
+        self.buf.resize(slot.bytes as usize, 0);
+        self.source.read_at(&self.path, offset, &mut self.buf)
+    }
+
+    fn read_triple(&mut self, slot: Option<Slot>, index: usize) -> Result<Option<[f64; 3]>, ReadError> {
+        let Some(slot) = slot else { return Ok(None) };
+        self.read_slot(slot, index)?;
+        Ok(Some(decode3(slot.nc_type, &self.buf)))
+    }
+}
+
+fn decode3(t: NcType, b: &[u8]) -> [f64; 3] {
+    std::array::from_fn(|k| match t {
+        NcType::Double => be_f64(b.get(8 * k..).unwrap_or_default()),
+        _ => {
+            let c = b.get(4 * k..4 * k + 4).unwrap_or(&[0, 0, 0, 0]);
+            f64::from(f32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+        }
+    })
+}
+
+fn hdf5_error(path: &Path) -> ReadError {
+    ReadError::byte(
+        path,
+        0,
+        "this is a NetCDF-4 file (HDF5 underneath); only NetCDF-3 files (classic and 64-bit offset, what AMBER writes) are read: convert it with `nccopy -k 64-bit-offset IN OUT`",
+    )
+}
+
+impl NetcdfReader {
+    /// Atoms per frame.
+    pub fn n_atoms(&self) -> usize {
+        self.n_atoms
+    }
+
+    /// Complete frames found.
+    pub fn n_frames(&self) -> usize {
+        self.n_frames
+    }
+
+    /// Reads frame `index` into `out`, reusing its allocation (the reader's own error type).
+    pub fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError> {
+        if index >= self.n_frames {
+            return Err(ReadError::file(
+                &self.path,
+                format!("frame {index} requested, the file holds {} frames", self.n_frames),
+            ));
+        }
+        let coords = self.coordinates;
+        self.read_slot(coords, index)?;
+        let n = self.n_atoms;
+        out.positions_angstrom.clear();
+        out.positions_angstrom.reserve(n);
+        match coords.nc_type {
+            NcType::Double => out.positions_angstrom.extend(
+                self.buf
+                    .chunks_exact(24)
+                    .map(|c| std::array::from_fn(|k| be_f64(&c[8 * k..]) as f32)),
+            ),
+            _ => out.positions_angstrom.extend(self.buf.chunks_exact(12).map(|c| {
+                [
+                    f32::from_be_bytes([c[0], c[1], c[2], c[3]]),
+                    f32::from_be_bytes([c[4], c[5], c[6], c[7]]),
+                    f32::from_be_bytes([c[8], c[9], c[10], c[11]]),
+                ]
+            })),
+        }
+        if let Some(s) = self.coordinate_scale {
+            let s = s as f32;
+            for p in &mut out.positions_angstrom {
+                *p = p.map(|x| x * s);
+            }
+        }
+        let lengths = self.read_triple(self.cell_lengths, index)?;
+        let angles = self.read_triple(self.cell_angles, index)?;
+        out.cell = match (lengths, angles) {
+            (Some(l), Some(a)) => Some(UnitCell::new(l, a)).filter(UnitCell::is_valid),
+            _ => None,
+        };
+        out.time_ps = match self.time {
+            Some(slot) => {
+                self.read_slot(slot, index)?;
+                let b = &self.buf;
+                Some(match (slot.nc_type, b.get(..4)) {
+                    (NcType::Double, _) => be_f64(b),
+                    (_, Some(c)) => f64::from(f32::from_be_bytes([c[0], c[1], c[2], c[3]])),
+                    (_, None) => f64::NAN,
+                })
+            }
+            None => None,
+        };
+        out.step = None;
+        Ok(())
+    }
+
+    /// Picks up frames appended since the file was opened; returns how many were added.
+    pub fn refresh(&mut self) -> Result<usize, ReadError> {
+        if !self.has_records {
+            return Ok(0);
+        }
+        let Some(len) = self.source.current_len(&self.path)? else {
+            return Ok(0);
+        };
+        if len <= self.len {
+            return Ok(0);
+        }
+        let mut b = [0u8; 4];
+        self.source.read_at(&self.path, 4, &mut b)?;
+        self.len = len;
+        let (n, _) = self.count_frames(u32::from_be_bytes(b));
+        let added = n.saturating_sub(self.n_frames);
+        self.n_frames = self.n_frames.max(n);
+        Ok(added)
+    }
+}
+
+impl FrameSource for NetcdfReader {
+    fn n_atoms(&self) -> usize {
+        NetcdfReader::n_atoms(self)
+    }
+
+    fn n_frames(&self) -> usize {
+        NetcdfReader::n_frames(self)
+    }
+
+    fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), FrameError> {
+        NetcdfReader::read_frame(self, index, out).map_err(FrameError::from)
+    }
+
+    fn refresh(&mut self) -> Result<usize, FrameError> {
+        NetcdfReader::refresh(self).map_err(FrameError::from)
+    }
+}
+
+/// Writes an AMBER NetCDF trajectory (64-bit offset format, as cpptraj and MDAnalysis write),
+/// frame by frame, into a temporary file beside the target that [`NetcdfWriter::finish`] renames
+/// over it: an interrupted write never leaves a half-written trajectory. Coordinates are float
+/// Angstrom, time float ps, and with a box `cell_lengths` and `cell_angles` (double, Angstrom and
+/// degrees).
+pub struct NetcdfWriter {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: Option<std::io::BufWriter<std::fs::File>>,
+    n_atoms: usize,
+    with_box: bool,
+    n_frames: u64,
+    buf: Vec<u8>,
+}
+
+/// A variable the writer declares: name, dimension ids, type code, units, bytes (per record or in
+/// all), and whether it is a record variable.
+type VarSpec = (&'static str, Vec<u32>, u32, Option<&'static str>, u64, bool);
+
+impl std::fmt::Debug for NetcdfWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NetcdfWriter")
+            .field("path", &self.path)
+            .field("n_atoms", &self.n_atoms)
+            .field("with_box", &self.with_box)
+            .field("n_frames", &self.n_frames)
+            .finish()
+    }
+}
+
+/// Offset of the record count in the header.
+const NUMRECS_OFFSET: u64 = 4;
+
+fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+
+fn put_name(out: &mut Vec<u8>, name: &str) {
+    put_u32(out, name.len() as u32);
+    out.extend_from_slice(name.as_bytes());
+    out.resize(out.len() + (pad4(name.len() as u64) - name.len() as u64) as usize, 0);
+}
+
+fn put_text_attr(out: &mut Vec<u8>, name: &str, text: &str) {
+    put_name(out, name);
+    put_u32(out, 2);
+    put_name(out, text);
+}
+
+impl NetcdfWriter {
+    /// Starts writing `n_atoms` atoms per frame to `path` (through a temporary file beside it);
+    /// `with_box`: every frame carries a periodic box.
+    pub fn create(path: &Path, n_atoms: usize, with_box: bool) -> std::io::Result<NetcdfWriter> {
+        // Records are addressed with 64-bit offsets, but one record's size must fit in 32 bits.
+        if n_atoms == 0 || (n_atoms as u64).saturating_mul(12) > u64::from(u32::MAX) - 64 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{}: cannot write {n_atoms} atoms per frame to AMBER NetCDF (1 to 357913941)",
+                    path.display()
+                ),
+            ));
+        }
+        let tmp = crate::io::temp_path_beside(path);
+        let file = std::fs::File::create(&tmp)?;
+        let mut w = NetcdfWriter {
+            path: path.to_path_buf(),
+            tmp,
+            file: Some(std::io::BufWriter::with_capacity(1 << 20, file)),
+            n_atoms,
+            with_box,
+            n_frames: 0,
+            buf: Vec::new(),
+        };
+        let header = w.header();
+        if let Err(e) = w.writer().and_then(|f| f.write_all(&header)) {
+            w.discard();
+            return Err(e);
+        }
+        Ok(w)
+    }
+
+    fn writer(&mut self) -> std::io::Result<&mut std::io::BufWriter<std::fs::File>> {
+        self.file
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("the NetCDF writer is already finished"))
+    }
+
+    /// The header: dimensions, the AMBER global attributes, variables and their offsets.
+    fn header(&self) -> Vec<u8> {
+        let n = self.n_atoms as u32;
+        let mut h = Vec::with_capacity(1024);
+        h.extend_from_slice(b"CDF\x02");
+        put_u32(&mut h, 0); // numrecs, set by finish()
+        let mut dims: Vec<(&str, u32)> = vec![("frame", 0), ("spatial", 3), ("atom", n)];
+        if self.with_box {
+            dims.extend([("cell_spatial", 3), ("label", 5), ("cell_angular", 3)]);
+        }
+        put_u32(&mut h, NC_DIMENSION);
+        put_u32(&mut h, dims.len() as u32);
+        for (name, len) in &dims {
+            put_name(&mut h, name);
+            put_u32(&mut h, *len);
+        }
+        put_u32(&mut h, NC_ATTRIBUTE);
+        let globals = [
+            ("title", "orbitfield"),
+            ("application", "AMBER"),
+            ("program", "orbitfield"),
+            ("programVersion", env!("CARGO_PKG_VERSION")),
+            ("Conventions", "AMBER"),
+            ("ConventionVersion", "1.0"),
+        ];
+        put_u32(&mut h, globals.len() as u32);
+        for (k, v) in globals {
+            put_text_attr(&mut h, k, v);
+        }
+        // (name, dimension ids, type code, units, per-record or fixed bytes)
+        let mut vars: Vec<VarSpec> = vec![
+            ("spatial", vec![1], 2, None, 3, false),
+            ("time", vec![0], 5, Some("picosecond"), 4, true),
+            (
+                "coordinates",
+                vec![0, 2, 1],
+                5,
+                Some("angstrom"),
+                12 * u64::from(n),
+                true,
+            ),
+        ];
+        if self.with_box {
+            vars.insert(1, ("cell_spatial", vec![3], 2, None, 3, false));
+            vars.insert(2, ("cell_angular", vec![5, 4], 2, None, 15, false));
+            vars.push(("cell_lengths", vec![0, 3], 6, Some("angstrom"), 24, true));
+            vars.push(("cell_angles", vec![0, 5], 6, Some("degree"), 24, true));
+        }
+        // Header size first (offsets are 8 bytes each), then the offsets themselves.
+        let mut probe = Vec::new();
+        for (name, ids, _, units, _, _) in &vars {
+            put_name(&mut probe, name);
+            put_u32(&mut probe, ids.len() as u32);
+            probe.resize(probe.len() + 4 * ids.len(), 0);
+            match units {
+                Some(u) => {
+                    put_u32(&mut probe, NC_ATTRIBUTE);
+                    put_u32(&mut probe, 1);
+                    put_text_attr(&mut probe, "units", u);
+                }
+                None => probe.resize(probe.len() + 8, 0),
+            }
+            probe.resize(probe.len() + 4 + 4 + 8, 0);
+        }
+        let header_len = h.len() as u64 + 8 + probe.len() as u64;
+        let fixed: u64 = vars.iter().filter(|v| !v.5).map(|v| pad4(v.4)).sum();
+        let mut fixed_at = header_len;
+        let mut record_at = header_len + fixed;
+        put_u32(&mut h, NC_VARIABLE);
+        put_u32(&mut h, vars.len() as u32);
+        for (name, ids, code, units, bytes, is_record) in &vars {
+            put_name(&mut h, name);
+            put_u32(&mut h, ids.len() as u32);
+            for id in ids {
+                put_u32(&mut h, *id);
+            }
+            match units {
+                Some(u) => {
+                    put_u32(&mut h, NC_ATTRIBUTE);
+                    put_u32(&mut h, 1);
+                    put_text_attr(&mut h, "units", u);
+                }
+                None => {
+                    put_u32(&mut h, 0);
+                    put_u32(&mut h, 0);
+                }
+            }
+            put_u32(&mut h, *code);
+            put_u32(&mut h, pad4(*bytes) as u32);
+            let begin = if *is_record {
+                let b = record_at;
+                record_at += pad4(*bytes);
+                b
+            } else {
+                let b = fixed_at;
+                fixed_at += pad4(*bytes);
+                b
+            };
+            h.extend_from_slice(&begin.to_be_bytes());
+        }
+        // Fixed variables' data: the labels.
+        let mut labels: Vec<u8> = Vec::new();
+        for (name, ..) in vars.iter().filter(|v| !v.5) {
+            let text: &[u8] = match *name {
+                "spatial" => b"xyz",
+                "cell_spatial" => b"abc",
+                _ => b"alphabeta gamma",
+            };
+            labels.extend_from_slice(text);
+            labels.resize(pad4(labels.len() as u64) as usize, 0);
+        }
+        h.extend_from_slice(&labels);
+        h
+    }
+
+    /// Appends one frame (`frame.positions_angstrom` must hold `n_atoms` positions; with a box,
+    /// `frame.cell` must be set) at time `time_ps`.
+    pub fn write_frame(&mut self, frame: &Frame, time_ps: f64) -> std::io::Result<()> {
+        let invalid = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
+        if frame.positions_angstrom.len() != self.n_atoms {
+            return Err(invalid(format!(
+                "{}: frame {} has {} atoms, the trajectory {}",
+                self.path.display(),
+                self.n_frames,
+                frame.positions_angstrom.len(),
+                self.n_atoms
+            )));
+        }
+        let cell = match (self.with_box, frame.cell) {
+            (true, Some(c)) => Some(c),
+            (true, None) => {
+                return Err(invalid(format!(
+                    "{}: frame {} has no periodic box, but the trajectory was created with one",
+                    self.path.display(),
+                    self.n_frames
+                )));
+            }
+            (false, _) => None,
+        };
+        if self.n_frames >= u64::from(u32::MAX - 1) {
+            return Err(invalid(format!(
+                "{}: too many frames for NetCDF-3",
+                self.path.display()
+            )));
+        }
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        buf.extend_from_slice(&(time_ps as f32).to_be_bytes());
+        for p in &frame.positions_angstrom {
+            for x in p {
+                buf.extend_from_slice(&x.to_be_bytes());
+            }
+        }
+        if let Some(c) = cell {
+            for x in c.lengths_angstrom.iter().chain(&c.angles_degree) {
+                buf.extend_from_slice(&x.to_be_bytes());
+            }
+        }
+        let result = self.writer().and_then(|f| f.write_all(&buf));
+        self.buf = buf;
+        result?;
+        self.n_frames += 1;
+        Ok(())
+    }
+
+    /// Frames written so far.
+    pub fn n_frames(&self) -> u64 {
+        self.n_frames
+    }
+
+    /// Writes the frame count into the header, flushes, and renames the file over the target.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        let n = self.n_frames as u32;
+        let result = (|| {
+            let mut w = self
+                .file
+                .take()
+                .ok_or_else(|| std::io::Error::other("already finished"))?;
+            w.flush()?;
+            let mut f = w.into_inner().map_err(|e| e.into_error())?;
+            f.seek(SeekFrom::Start(NUMRECS_OFFSET))?;
+            f.write_all(&n.to_be_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&self.tmp, &self.path)
+        })();
+        if result.is_err() {
+            self.discard();
+        }
+        result
+    }
+
+    fn discard(&mut self) {
+        self.file = None;
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+impl Drop for NetcdfWriter {
+    /// A writer dropped without [`NetcdfWriter::finish`] leaves nothing behind.
+    fn drop(&mut self) {
+        if self.file.is_some() {
+            self.discard();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(i: usize, n: usize, with_box: bool) -> Frame {
+        Frame {
+            positions_angstrom: (0..n).map(|a| [i as f32, a as f32 * 0.5, -1.25 * a as f32]).collect(),
+            cell: with_box.then(|| UnitCell::new([30.0 + i as f64, 31.0, 32.0], [109.47, 109.47, 109.47])),
+            time_ps: None,
+            step: None,
+        }
+    }
+
+    #[test]
+    fn writes_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        for with_box in [false, true] {
+            let path = dir.path().join(format!("t{with_box}.nc"));
+            let mut w = NetcdfWriter::create(&path, 7, with_box).unwrap();
+            for i in 0..5 {
+                w.write_frame(&frame(i, 7, with_box), 2.0 * i as f64).unwrap();
+            }
+            assert!(!path.exists(), "nothing at the target before finish");
+            w.finish().unwrap();
+            let mut r = NetcdfReader::open(&path).unwrap();
+            assert_eq!((r.n_atoms(), r.n_frames()), (7, 5));
+            assert!(r.warnings().is_empty(), "{:?}", r.warnings());
+            let mut f = Frame::default();
+            r.read_frame(3, &mut f).unwrap();
+            assert_eq!(f.positions_angstrom, frame(3, 7, with_box).positions_angstrom);
+            assert_eq!(f.time_ps, Some(6.0));
+            assert_eq!(f.cell, frame(3, 7, with_box).cell);
+        }
+    }
+
+    #[test]
+    fn dropped_writer_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.nc");
+        let mut w = NetcdfWriter::create(&path, 3, false).unwrap();
+        w.write_frame(&frame(0, 3, false), 0.0).unwrap();
+        assert!(w.write_frame(&frame(0, 4, false), 0.0).is_err());
+        drop(w);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn cut_short_files_keep_their_complete_frames() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.nc");
+        let mut w = NetcdfWriter::create(&path, 10, true).unwrap();
+        for i in 0..4 {
+            w.write_frame(&frame(i, 10, true), i as f64).unwrap();
+        }
+        w.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let record = 4 + 120 + 48;
+        let cut = bytes.len() - record - 10;
+        let r = NetcdfReader::from_bytes(Path::new("t.nc"), bytes[..cut].to_vec()).unwrap();
+        assert_eq!(r.n_frames(), 2);
+        assert_eq!(
+            r.warnings(),
+            [format!(
+                "header says 4 frames, 2 complete frames found, file ends at byte {cut}"
+            )]
+        );
+        let header_only = bytes.len() - 4 * record;
+        let r = NetcdfReader::from_bytes(Path::new("t.nc"), bytes[..header_only].to_vec()).unwrap();
+        assert_eq!(r.n_frames(), 0);
+        let mut hdf = b"\x89HDF\r\n\x1a\n".to_vec();
+        hdf.resize(100, 0);
+        let e = NetcdfReader::from_bytes(Path::new("t.nc"), hdf).unwrap_err();
+        assert!(e.message.contains("NetCDF-4"), "{e}");
+        for n in [0, 3, 7, 40, 200] {
+            assert!(NetcdfReader::from_bytes(Path::new("t.nc"), bytes[..n].to_vec()).is_err());
+        }
+    }
+}
