@@ -90,7 +90,9 @@ pub fn structure_from_wavefunction(wf: &Wavefunction) -> (Structure, Frame) {
 /// What one file contributed.
 enum Piece {
     Topology(Parsed),
-    Frames(Box<dyn FrameSource>),
+    /// A trajectory, the atoms it describes when it is opened without a topology (LAMMPS dumps),
+    /// and what its reader noticed (a truncated last frame).
+    Frames(Box<dyn FrameSource>, Option<Structure>, Vec<String>),
     /// Wavefunctions, warnings, and extra geometry frames without orbitals (Molden `[GEOMETRIES]`).
     Wavefunctions(Vec<Wavefunction>, Vec<String>, Vec<Frame>),
     Grids(Vec<Grid3>, Structure, Frame),
@@ -118,11 +120,22 @@ fn read_piece(path: &Path) -> Result<Piece, ReadError> {
         head
     };
     let format = Format::detect(path, &detect_head).ok_or_else(|| {
-        ReadError::file(path, "unknown file format: expected a structure (pdb, pqr, psf, gro, xyz, cif), trajectory (dcd, xtc), wavefunction (molden, fchk, wfn, wfx), QM log (Gaussian, GAMESS, ORCA) or volume (cube, dx) file")
+        ReadError::file(path, "unknown file format: expected a structure or topology (pdb, pqr, psf, gro, xyz, cif, tpr, LAMMPS data), trajectory (dcd, xtc, trr, lammpstrj), wavefunction (molden, fchk, wfn, wfx), QM log (Gaussian, GAMESS, ORCA) or volume (cube, dx) file")
     })?;
     Ok(match format {
-        Format::Dcd => Piece::Frames(Box::new(super::dcd::DcdReader::open(path)?)),
-        Format::Xtc => Piece::Frames(Box::new(super::xtc::XtcReader::open(path)?)),
+        Format::Dcd => Piece::Frames(Box::new(super::dcd::DcdReader::open(path)?), None, Vec::new()),
+        Format::Xtc => Piece::Frames(Box::new(super::xtc::XtcReader::open(path)?), None, Vec::new()),
+        Format::Trr => {
+            let r = super::trr::TrrReader::open(path)?;
+            let warnings = r.warnings().to_vec();
+            Piece::Frames(Box::new(r), None, warnings)
+        }
+        Format::LammpsDump => {
+            let mut r = super::lammps_dump::LammpsDumpReader::open(path)?;
+            let atoms = r.structure()?;
+            let warnings = r.warnings().to_vec();
+            Piece::Frames(Box::new(r), Some(atoms), warnings)
+        }
         _ => {
             let bytes = read_bytes(path)?;
             match format {
@@ -132,6 +145,8 @@ fn read_piece(path: &Path) -> Result<Piece, ReadError> {
                 Format::Gro => Piece::Topology(super::gro::read(path, &bytes)?),
                 Format::Xyz => Piece::Topology(super::xyz::read(path, &bytes)?),
                 Format::Mmcif => Piece::Topology(super::mmcif::read(path, &bytes)?),
+                Format::Tpr => Piece::Topology(super::tpr::read(path, &bytes)?),
+                Format::LammpsData => Piece::Topology(super::lammps_data::read(path, &bytes)?),
                 Format::Molden => {
                     let m = super::molden::read(path, &bytes)?;
                     let frames = m
@@ -161,7 +176,7 @@ fn read_piece(path: &Path) -> Result<Piece, ReadError> {
                     Structure::default(),
                     Frame::default(),
                 ),
-                Format::Dcd | Format::Xtc => unreachable_format(path)?,
+                Format::Dcd | Format::Xtc | Format::Trr | Format::LammpsDump => unreachable_format(path)?,
             }
         }
     })
@@ -269,7 +284,15 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                     ));
                 }
             }
-            Piece::Frames(src) => trajectories.push((src, path.clone())),
+            Piece::Frames(src, atoms, w) => {
+                warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
+                if structure.is_none()
+                    && let Some(atoms) = atoms
+                {
+                    structure = Some((atoms, path.clone()));
+                }
+                trajectories.push((src, path.clone()));
+            }
             Piece::Wavefunctions(wfs, w, geometry_frames) => {
                 warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
                 // A multi-geometry file with one set of orbitals: the geometries are the frames, and

@@ -14,6 +14,12 @@ pub enum Format {
     Mmcif,
     Dcd,
     Xtc,
+    /// GROMACS full-precision trajectory.
+    Trr,
+    /// GROMACS run input (topology).
+    Tpr,
+    LammpsData,
+    LammpsDump,
     Molden,
     Fchk,
     Wfn,
@@ -36,6 +42,10 @@ impl Format {
             Format::Mmcif => "mmcif",
             Format::Dcd => "dcd",
             Format::Xtc => "xtc",
+            Format::Trr => "trr",
+            Format::Tpr => "tpr",
+            Format::LammpsData => "lammps-data",
+            Format::LammpsDump => "lammps-dump",
             Format::Molden => "molden",
             Format::Fchk => "fchk",
             Format::Wfn => "wfn",
@@ -48,7 +58,7 @@ impl Format {
 
     /// True for formats that only carry coordinates (they need a topology beside them).
     pub fn is_trajectory_only(self) -> bool {
-        matches!(self, Format::Dcd | Format::Xtc)
+        matches!(self, Format::Dcd | Format::Xtc | Format::Trr | Format::LammpsDump)
     }
 
     /// From a file extension (case-insensitive), without the compression suffix.
@@ -62,6 +72,10 @@ impl Format {
             "cif" | "mmcif" => Format::Mmcif,
             "dcd" => Format::Dcd,
             "xtc" => Format::Xtc,
+            "trr" => Format::Trr,
+            "tpr" => Format::Tpr,
+            "data" | "lmp" | "lammps" => Format::LammpsData,
+            "lammpstrj" | "lammpsdump" | "dump" => Format::LammpsDump,
             "molden" | "mold" | "molf" | "molden_input" => Format::Molden,
             "fchk" | "fch" => Format::Fchk,
             "wfn" => Format::Wfn,
@@ -85,6 +99,18 @@ impl Format {
             if be == 1995 {
                 return Some(Format::Xtc);
             }
+            if be == 1993 && head.get(12..24) == Some(b"GMX_trn_file") {
+                return Some(Format::Trr);
+            }
+            if head.get(8..15) == Some(b"VERSION") {
+                return Some(Format::Tpr);
+            }
+        }
+        if first == "ITEM: TIMESTEP" {
+            return Some(Format::LammpsDump);
+        }
+        if is_lammps_data(&text) {
+            return Some(Format::LammpsData);
         }
         if super::qmlog::Program::detect(head).is_some() {
             return Some(Format::QmLog);
@@ -138,6 +164,17 @@ impl Format {
         }
         Format::from_content(head)
     }
+}
+
+/// A LAMMPS data file: a header with an "N atoms" line and the "xlo xhi" box line.
+fn is_lammps_data(text: &str) -> bool {
+    let mut lines = text.lines().skip(1).map(|l| l.split('#').next().unwrap_or("").trim());
+    let header: Vec<&str> = lines.by_ref().take(40).filter(|l| !l.is_empty()).collect();
+    let atoms = header.iter().any(|l| {
+        let mut w = l.split_whitespace();
+        w.next().is_some_and(|n| n.parse::<u64>().is_ok()) && w.next() == Some("atoms") && w.next().is_none()
+    });
+    atoms && header.iter().any(|l| l.ends_with("xlo xhi"))
 }
 
 #[cfg(test)]
