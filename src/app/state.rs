@@ -184,6 +184,8 @@ pub enum Command {
     },
     /// Show the platform's open-file dialog (the window carries it out).
     OpenDialog,
+    /// Show the save dialog for the atoms and frames named in the files panel.
+    SaveDialog,
     OpenDemo,
     CloseDocument,
     SetFrame(usize),
@@ -342,6 +344,11 @@ pub struct AppState {
     pub screenshot_requests: Vec<PathBuf>,
     /// Set when the user asked for the open-file dialog.
     pub open_dialog_requested: bool,
+    /// Set when the user asked to save atoms and frames (the window shows the save dialog).
+    pub save_dialog_requested: bool,
+    /// What "Save as…" writes: a selection (empty: all atoms) and a frame range.
+    pub save_selection_text: String,
+    pub save_frames_text: String,
     /// Size of the 3-D view in pixels, as last laid out.
     pub view_size_px: [u32; 2],
     next_id: u64,
@@ -400,6 +407,9 @@ impl AppState {
             pending: Vec::new(),
             screenshot_requests: Vec::new(),
             open_dialog_requested: false,
+            save_dialog_requested: false,
+            save_selection_text: String::new(),
+            save_frames_text: "all".into(),
             view_size_px: [800, 600],
             next_id: 1,
             fit_pending: false,
@@ -417,6 +427,48 @@ impl AppState {
         let cmds = std::mem::take(&mut self.pending);
         for c in cmds {
             self.apply(c);
+        }
+    }
+
+    /// Writes the `save_selection_text` atoms (all when empty) of the `save_frames_text` frames of
+    /// the open document to `path` (format from its extension) through `io::write`, and says how
+    /// it went in the status line.
+    pub fn save_to(&mut self, path: &std::path::Path) {
+        let Some(doc) = self.document.as_mut() else {
+            return self.error("nothing is open to save".into());
+        };
+        let sel_text = self.save_selection_text.trim().to_string();
+        let atoms = if sel_text.is_empty() || sel_text == "all" {
+            None
+        } else {
+            match crate::model::select::Selection::parse(&sel_text) {
+                Ok(sel) => Some(sel.indices(&doc.structure, Some(&doc.frame))),
+                Err(e) => return self.error(format!("save: selection '{sel_text}': {e}")),
+            }
+        };
+        let frames =
+            crate::model::FrameRange::parse(&self.save_frames_text).and_then(|r| r.indices(doc.trajectory.n_frames()));
+        let frames = match frames {
+            Ok(f) if !f.is_empty() => f,
+            Ok(_) => {
+                return self.error(format!(
+                    "save: the frame range '{}' selects no frames",
+                    self.save_frames_text
+                ));
+            }
+            Err(e) => return self.error(format!("save: frames '{}': {e}", self.save_frames_text)),
+        };
+        let result = crate::io::write::write_frames(
+            path,
+            &doc.structure,
+            &mut doc.trajectory,
+            atoms.as_deref(),
+            &frames,
+            &mut |_| {},
+        );
+        match result {
+            Ok(n) => self.status = format!("saved {n} frames to {}", path.display()),
+            Err(e) => self.error(format!("save failed: {e}")),
         }
     }
 
@@ -502,6 +554,7 @@ impl AppState {
             Command::OpenFiles(paths) => self.open_files(&paths, None),
             Command::OpenFilesWithQmRegion { paths, qm_region } => self.open_files(&paths, Some(qm_region)),
             Command::OpenDialog => self.open_dialog_requested = true,
+            Command::SaveDialog => self.save_dialog_requested = true,
             Command::OpenDemo => match crate::io::load::load_embedded_demo() {
                 Ok(system) => {
                     self.open_system("ethylene torsion (demo)".into(), system);

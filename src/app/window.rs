@@ -234,6 +234,14 @@ impl Viewer {
         {
             self.state.apply(super::state::Command::OpenFiles(files));
         }
+        if std::mem::take(&mut self.state.save_dialog_requested)
+            && let Some(path) = rfd::FileDialog::new()
+                .set_title("Save atoms and frames")
+                .add_filter("coordinates", &["pdb", "gro", "xyz", "dcd", "xtc", "trr"])
+                .save_file()
+        {
+            self.state.save_to(&path);
+        }
         let shown_changed = self.state.update_field();
         let reps_changed = self.state.update_representations();
         sync_scene(gfx, &mut self.state, shown_changed || reps_changed);

@@ -1,6 +1,7 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands, one file each.
 
 mod bench;
+mod convert;
 mod grid;
 mod info;
 mod ions;
@@ -61,6 +62,8 @@ enum Command {
     Surface(surface::SurfaceArgs),
     /// Draw FILE... to PNG images without a window (structures, and isosurfaces with --field).
     Render(render::RenderArgs),
+    /// Write the system (or --sel atoms, --frames frames) as PDB, GRO, XYZ, DCD, XTC or TRR.
+    Convert(convert::ConvertArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -96,6 +99,7 @@ pub fn main() -> ExitCode {
         Some(Command::Ions(args)) => ions::run(&args),
         Some(Command::Surface(args)) => surface::run(&args),
         Some(Command::Render(args)) => render::run(&args),
+        Some(Command::Convert(args)) => convert::run(&args),
         None => run_viewer(&cli),
     };
     match result {
@@ -119,6 +123,7 @@ fn expand_file_patterns(cli: &mut Cli) -> anyhow::Result<()> {
         Some(Command::Ions(a)) => &mut a.files,
         Some(Command::Surface(a)) => &mut a.files,
         Some(Command::Render(a)) => &mut a.files,
+        Some(Command::Convert(a)) => &mut a.files,
         Some(Command::Bench(_)) => return Ok(()),
     };
     *files = expand_patterns(files)?;

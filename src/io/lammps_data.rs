@@ -504,7 +504,7 @@ fn read_masses(path: &Path, s: &Section<'_>, labels: &[(i64, String)]) -> Result
             }
         }
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.sort_by_key(|a| a.0);
     Ok(out)
 }
 
@@ -670,7 +670,6 @@ fn read_atoms(
         ));
     }
     let mut structure = Structure::default();
-    structure.title = String::new();
     structure.reserve(rows.len());
     let mut types = Vec::with_capacity(rows.len());
     let mut charges = Vec::with_capacity(rows.len());

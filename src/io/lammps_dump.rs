@@ -79,6 +79,9 @@ pub struct DumpFrameEntry {
     pub columns: Columns,
 }
 
+/// One atom line of the first frame: id, type name, element, molecule, charge, mass.
+type AtomRow = (i64, Name8, Element, i32, Option<f32>, Option<f32>);
+
 /// A LAMMPS dump file opened for random access.
 #[derive(Debug)]
 pub struct LammpsDumpReader {
@@ -321,7 +324,7 @@ impl LammpsDumpReader {
     pub fn structure(&mut self) -> Result<Structure, ReadError> {
         let (entry, text) = self.frame_text(0)?;
         let c = entry.columns;
-        let mut rows: Vec<(i64, Name8, Element, i32, Option<f32>, Option<f32>)> = Vec::with_capacity(self.n_atoms);
+        let mut rows: Vec<AtomRow> = Vec::with_capacity(self.n_atoms);
         for (k, line) in text.split(|&b| b == b'\n').take(self.n_atoms).enumerate() {
             let f: Vec<&[u8]> = tokens(line).collect();
             let get = |i: Option<usize>| i.and_then(|i| f.get(i).copied());

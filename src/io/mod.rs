@@ -172,10 +172,9 @@ pub fn decompress(path: &Path, raw: Vec<u8>) -> Result<Vec<u8>, ReadError> {
     }
 }
 
-/// Writes `bytes` to `path` atomically: to a temporary file beside it, then renamed over it, so a
-/// failure never leaves a half-written file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
+/// A temporary file name in the directory of `path` (hidden, with the process id), for writing a
+/// file that is then renamed over `path`.
+pub fn temp_path_beside(path: &Path) -> PathBuf {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -184,7 +183,14 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    dir.join(format!(".{name}.tmp{}", std::process::id()))
+}
+
+/// Writes `bytes` to `path` atomically: to a temporary file beside it, then renamed over it, so a
+/// failure never leaves a half-written file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = temp_path_beside(path);
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;

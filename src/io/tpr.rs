@@ -876,8 +876,10 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         moltypes.push(read_moltype(&mut c, n_symbols, fver, i)?);
     }
 
-    let mut structure = Structure::default();
-    structure.title = h.version_string.clone();
+    let mut structure = Structure {
+        title: h.version_string.clone(),
+        ..Structure::default()
+    };
     structure.reserve(h.natoms);
     let mut charges = Vec::with_capacity(h.natoms);
     let mut masses = Vec::with_capacity(h.natoms);

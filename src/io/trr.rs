@@ -537,6 +537,49 @@ mod tests {
         assert!(e.to_string().contains("no complete TRR frame"), "{e}");
     }
 
+    /// One double-precision frame with a box, coordinates and velocities.
+    fn double_frame(xs: &[[f64; 3]], vs: &[[f64; 3]], box_nm: [f64; 9]) -> Vec<u8> {
+        let n = xs.len() as i32;
+        let mut b = Vec::new();
+        for v in [1993i32, 13, 12] {
+            b.extend_from_slice(&v.to_be_bytes());
+        }
+        b.extend_from_slice(b"GMX_trn_file");
+        for v in [0, 0, 72, 0, 0, 0, 0, 24 * n, 24 * n, 0, n, 7, 0] {
+            b.extend_from_slice(&v.to_be_bytes());
+        }
+        for v in [1.5f64, 0.25]
+            .iter()
+            .chain(&box_nm)
+            .chain(xs.iter().flatten())
+            .chain(vs.iter().flatten())
+        {
+            b.extend_from_slice(&v.to_be_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn double_precision_with_velocities() {
+        let xs = [[0.123456789012, 1.0, -2.0], [3.0, 4.0, 5.0]];
+        let vs = [[1.0, 0.0, 0.0], [0.0, -1.0, 0.5]];
+        let bx = [3.0, 0.0, 0.0, 1.0, 3.0, 0.0, 0.5, 0.5, 3.0];
+        let mut bytes = double_frame(&xs, &vs, bx);
+        bytes.extend(double_frame(&xs, &vs, bx));
+        let mut r = TrrReader::from_bytes(Path::new("d.trr"), bytes).unwrap();
+        assert_eq!((r.n_atoms(), r.n_frames()), (2, 2));
+        assert!(r.frame_entries()[0].double);
+        let (mut f, mut ex) = (Frame::default(), TrrExtras::default());
+        r.read_frame_with_extras(1, &mut f, &mut ex).unwrap();
+        assert_eq!((f.step, f.time_ps), (Some(7), Some(1.5)));
+        assert!((f.positions_angstrom[0][0] - 1.234_567_9).abs() < 1e-6);
+        assert_eq!(ex.velocities_angstrom_per_ps.unwrap()[1], [0.0, -10.0, 5.0]);
+        assert!(ex.forces_kj_per_mol_angstrom.is_none());
+        let c = f.cell.unwrap();
+        assert!(!c.is_orthorhombic());
+        assert!((c.lengths_angstrom[1] - 10f64.hypot(30.0)).abs() < 1e-9);
+    }
+
     #[test]
     fn little_endian_is_named() {
         let mut bytes = frame_bytes(1, 0, &[[0.0; 3]], [0.0; 9]);

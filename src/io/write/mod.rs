@@ -124,15 +124,7 @@ struct AtomicFile {
 
 impl AtomicFile {
     fn create(dest: &Path) -> std::io::Result<AtomicFile> {
-        let dir = dest
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "out".into());
-        let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+        let tmp = super::temp_path_beside(dest);
         let file = std::fs::File::create(&tmp)?;
         Ok(AtomicFile {
             tmp,

@@ -105,7 +105,7 @@ impl FrameWriter for XtcWriter {
             let mut q = [0i32; 3];
             for k in 0..3 {
                 let v = (f64::from(p[k]) / ANGSTROM_PER_NANOMETRE * f64::from(PRECISION)).round();
-                if !(v.abs() < MAX_ABS) {
+                if v.is_nan() || v.abs() >= MAX_ABS {
                     return Err(std::io::Error::other(format!(
                         "coordinate {} A is too large (or not a number) for XTC at precision {PRECISION}",
                         p[k]
