@@ -1,12 +1,16 @@
-//! Frame decoding speed of the DCD, XTC and AMBER NetCDF readers: all frames in order, and frames in
-//! a shuffled order (random access by offset). The XTC group also times the `molly` crate on the
-//! same file.
+//! Frame decoding speed of the DCD, XTC, AMBER NetCDF, TRR and LAMMPS dump readers: all frames in
+//! order, and frames in a shuffled order (random access by offset). The XTC group also times the
+//! `molly` crate on the same file. The TRR and dump files are the XTC system (47681 atoms, 10 frames)
+//! written by `io::write` (TRR) and by this file (a `dump custom` text with `id type x y z`) into
+//! `target/bench-data/`, where `benches/trajectories_mdanalysis.py` reads the same files.
 //! Numbers and the MDAnalysis comparison (`benches/trajectories_mdanalysis.py`) are recorded in
 //! `benches/RESULTS.md` under "Trajectories".
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use orbitfield::io::amber::NetcdfReader;
 use orbitfield::io::dcd::DcdReader;
+use orbitfield::io::lammps_dump::LammpsDumpReader;
+use orbitfield::io::trr::TrrReader;
 use orbitfield::io::xtc::XtcReader;
 use orbitfield::model::{Frame, FrameSource};
 use std::hint::black_box;
@@ -116,5 +120,60 @@ fn netcdf(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, dcd, xtc, netcdf);
+/// `target/bench-data/NAME`, written from the XTC system when missing.
+fn bench_file(name: &str) -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-data");
+    let path = dir.join(name);
+    if path.exists() {
+        return Some(path);
+    }
+    std::fs::create_dir_all(&dir).ok()?;
+    let mut sys = orbitfield::io::load(&[data("adk_oplsaa.gro"), data("adk_oplsaa.xtc")]).ok()?;
+    let frames: Vec<usize> = (0..sys.trajectory.n_frames()).collect();
+    if name.ends_with(".trr") {
+        orbitfield::io::write::write_frames(&path, &sys.structure, &mut sys.trajectory, None, &frames, &mut |_| {})
+            .ok()?;
+        return Some(path);
+    }
+    use std::fmt::Write;
+    let mut text = String::new();
+    for &i in &frames {
+        let f = sys.trajectory.frame(i).ok()?;
+        let l = f.cell.map_or([0.0; 3], |c| c.lengths_angstrom);
+        let _ = write!(
+            text,
+            "ITEM: TIMESTEP\n{}\nITEM: NUMBER OF ATOMS\n{}\nITEM: BOX BOUNDS pp pp pp\n0 {}\n0 {}\n0 {}\nITEM: ATOMS id type x y z\n",
+            i * 1000,
+            f.positions_angstrom.len(),
+            l[0],
+            l[1],
+            l[2]
+        );
+        // Ids in reverse order, so the reader's sort by id does real work.
+        let n = f.positions_angstrom.len();
+        for (k, p) in f.positions_angstrom.iter().enumerate().rev() {
+            let _ = writeln!(text, "{} {} {:.5} {:.5} {:.5}", n - k, 1 + k % 4, p[0], p[1], p[2]);
+        }
+    }
+    orbitfield::io::write_atomically(&path, text.as_bytes()).ok()?;
+    Some(path)
+}
+
+fn trr(c: &mut Criterion) {
+    let Some(path) = bench_file("adk_oplsaa.trr") else {
+        return;
+    };
+    let Ok(r) = TrrReader::open(&path) else { return };
+    bench_source(c, "trr adk_oplsaa (47681 atoms, 10 frames)", Box::new(r));
+}
+
+fn lammps_dump(c: &mut Criterion) {
+    let Some(path) = bench_file("adk_oplsaa.lammpstrj") else {
+        return;
+    };
+    let Ok(r) = LammpsDumpReader::open(&path) else { return };
+    bench_source(c, "lammps dump adk_oplsaa (47681 atoms, 10 frames)", Box::new(r));
+}
+
+criterion_group!(benches, dcd, xtc, netcdf, trr, lammps_dump);
 criterion_main!(benches);

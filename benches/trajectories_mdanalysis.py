@@ -2,6 +2,9 @@
 
     OMP_NUM_THREADS=1 python benches/trajectories_mdanalysis.py
 
+Run the Rust benchmark first: it writes the TRR and LAMMPS dump files this script reads from
+target/bench-data/ (the XTC system, 47681 atoms, 10 frames).
+
 Reads every frame in order and in the same shuffled order as the Rust benchmark, touching the
 positions of each frame, on the universe opened once (as the Rust reader is opened once); also
 open + all frames. Prints the median of several repeats, per pass and per frame.
@@ -35,8 +38,8 @@ def median_time(fn, repeats):
     return statistics.median(times)
 
 
-def bench(name, top, traj, repeats):
-    u = mda.Universe(os.path.join(DATA, top), os.path.join(DATA, traj))
+def bench(name, top, traj, repeats, **kw):
+    u = mda.Universe(os.path.join(DATA, top), os.path.join(DATA, traj), **kw)
     n = len(u.trajectory)
     order = shuffled(n)
 
@@ -53,7 +56,7 @@ def bench(name, top, traj, repeats):
         return s
 
     def open_and_read():
-        v = mda.Universe(os.path.join(DATA, top), os.path.join(DATA, traj))
+        v = mda.Universe(os.path.join(DATA, top), os.path.join(DATA, traj), **kw)
         return sum(ts.positions[0, 0] for ts in v.trajectory)
 
     for label, fn in [("all frames", in_order), ("random access", random_access)]:
@@ -68,3 +71,10 @@ if __name__ == "__main__":
     bench("dcd adk_dims", "adk.psf", "adk_dims.dcd", 20)
     bench("xtc adk_oplsaa", "adk_oplsaa.gro", "adk_oplsaa.xtc", 20)
     bench("netcdf tz2.truncoct", "amber/tz2.truncoct.parm7.bz2", "amber/tz2.truncoct.nc", 50)
+    generated = os.path.join(DATA, "..", "..", "..", "target", "bench-data")
+    if os.path.exists(os.path.join(generated, "adk_oplsaa.trr")):
+        bench("trr adk_oplsaa", "adk_oplsaa.gro", os.path.join(generated, "adk_oplsaa.trr"), 20)
+        bench("lammps dump adk_oplsaa", "adk_oplsaa.gro", os.path.join(generated, "adk_oplsaa.lammpstrj"), 5,
+              format="LAMMPSDUMP")
+    else:
+        print("no target/bench-data: run `cargo bench --bench trajectories` first for TRR and LAMMPS dump")

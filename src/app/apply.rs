@@ -18,6 +18,7 @@ impl AppState {
             Command::OpenFiles(paths) => self.open_files(&paths, None),
             Command::OpenFilesWithQmRegion { paths, qm_region } => self.open_files(&paths, Some(qm_region)),
             Command::OpenDialog => self.panels.open_dialog_requested = true,
+            Command::SaveDialog => self.panels.save_dialog_requested = true,
             Command::OpenBrowser(purpose, message) => self.open_browser(purpose, message),
             Command::Browser(action) => self.browser_action(action),
             Command::OpenDemo => match crate::io::load::load_embedded_demo() {

@@ -59,6 +59,8 @@ pub enum Command {
     },
     /// Show the platform's open-file dialog (the window carries it out).
     OpenDialog,
+    /// Show the save dialog for the atoms and frames named in the files panel.
+    SaveDialog,
     /// Show the built-in file browser for this purpose, with a message saying why.
     OpenBrowser(super::browser::Purpose, Option<String>),
     /// A change in the built-in file browser.
@@ -239,6 +241,11 @@ pub struct PanelState {
     pub scroll_to_orbital: bool,
     /// Set when the user asked for the open-file dialog.
     pub open_dialog_requested: bool,
+    /// Set when the user asked to save atoms and frames (the window shows the save dialog).
+    pub save_dialog_requested: bool,
+    /// What "Save as…" writes: a selection (empty: all atoms) and a frame range.
+    pub save_selection_text: String,
+    pub save_frames_text: String,
     /// The RDF analysis panel and its computation.
     pub rdf: crate::app::rdf::RdfPanel,
     /// The built-in file browser (when the desktop has no file dialog).
@@ -259,6 +266,9 @@ impl Default for PanelState {
             fit_selection_text: "all".into(),
             scroll_to_orbital: false,
             open_dialog_requested: false,
+            save_dialog_requested: false,
+            save_selection_text: String::new(),
+            save_frames_text: "all".into(),
             rdf: crate::app::rdf::RdfPanel::default(),
             browser: Default::default(),
             left_open: true,
@@ -321,6 +331,43 @@ impl AppState {
         let cmds = std::mem::take(&mut self.pending);
         for c in cmds {
             self.apply(c);
+        }
+    }
+
+    /// Writes the `save_selection_text` atoms (all when empty) of the `save_frames_text` frames of
+    /// the open document to `path` (format from its extension) through `io::write`, and says how
+    /// it went in the status line.
+    pub fn save_to(&mut self, path: &std::path::Path) {
+        let Some(doc) = self.doc.document.as_mut() else {
+            return self.error("nothing is open to save".into());
+        };
+        let sel_text = self.panels.save_selection_text.trim().to_string();
+        let atoms = if sel_text.is_empty() || sel_text == "all" {
+            None
+        } else {
+            match crate::model::select::Selection::parse(&sel_text) {
+                Ok(sel) => Some(sel.indices(&doc.structure, Some(&doc.frame))),
+                Err(e) => return self.error(format!("save: selection '{sel_text}': {e}")),
+            }
+        };
+        let frames_text = self.panels.save_frames_text.clone();
+        let frames = crate::model::FrameRange::parse(&frames_text).and_then(|r| r.indices(doc.trajectory.n_frames()));
+        let frames = match frames {
+            Ok(f) if !f.is_empty() => f,
+            Ok(_) => return self.error(format!("save: the frame range '{frames_text}' selects no frames")),
+            Err(e) => return self.error(format!("save: frames '{frames_text}': {e}")),
+        };
+        let result = crate::io::write::write_frames(
+            path,
+            &doc.structure,
+            &mut doc.trajectory,
+            atoms.as_deref(),
+            &frames,
+            &mut |_| {},
+        );
+        match result {
+            Ok(n) => self.panels.status = format!("saved {n} frames to {}", path.display()),
+            Err(e) => self.error(format!("save failed: {e}")),
         }
     }
 

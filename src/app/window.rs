@@ -228,6 +228,14 @@ impl Viewer {
         if std::mem::take(&mut self.state.panels.open_dialog_requested) {
             open_dialog(&mut self.state);
         }
+        if std::mem::take(&mut self.state.panels.save_dialog_requested)
+            && let Some(path) = rfd::FileDialog::new()
+                .set_title("Save atoms and frames")
+                .add_filter("coordinates", &["pdb", "gro", "xyz", "dcd", "xtc", "trr"])
+                .save_file()
+        {
+            self.state.save_to(&path);
+        }
         self.state.update_reps();
         gfx.sync.sync(&gfx.rc, &mut gfx.scene, &mut self.state);
 

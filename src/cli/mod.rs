@@ -6,6 +6,7 @@
 #[cfg(feature = "gui")]
 mod bench;
 mod cartoon_bench;
+mod convert;
 mod grid;
 mod info;
 mod ions;
@@ -78,6 +79,8 @@ enum Command {
     /// Draw FILE... to PNG images without a window (structures, and isosurfaces with --field).
     #[cfg(feature = "gui")]
     Render(render::RenderArgs),
+    /// Write the system (or --sel atoms, --frames frames) as PDB, GRO, XYZ, DCD, XTC or TRR.
+    Convert(convert::ConvertArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -115,6 +118,7 @@ pub fn main() -> ExitCode {
         Some(Command::Surface(args)) => surface::run(&args),
         #[cfg(feature = "gui")]
         Some(Command::Render(args)) => render::run(&args),
+        Some(Command::Convert(args)) => convert::run(&args),
         None => run_viewer(&cli),
     };
     match result {
@@ -205,6 +209,7 @@ fn expand_file_patterns(cli: &mut Cli) -> anyhow::Result<()> {
         Some(Command::Surface(a)) => &mut a.files,
         #[cfg(feature = "gui")]
         Some(Command::Render(a)) => &mut a.files,
+        Some(Command::Convert(a)) => &mut a.files,
         #[cfg(feature = "gui")]
         Some(Command::Bench(_)) => return Ok(()),
     };

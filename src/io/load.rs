@@ -103,8 +103,9 @@ enum Piece {
     Topology(Parsed),
     /// An AMBER topology: a structure, and the box its coordinate files need.
     AmberTopology(super::amber::Prmtop),
-    /// A trajectory and what its reader noticed (frames missing from a file cut short).
-    Frames(Box<dyn FrameSource>, Vec<String>),
+    /// A trajectory, the atoms it describes when it is opened without a topology (LAMMPS dumps),
+    /// and what its reader noticed (frames missing from a file cut short).
+    Frames(Box<dyn FrameSource>, Option<Structure>, Vec<String>),
     /// Wavefunctions, warnings, and extra geometry frames without orbitals (Molden `[GEOMETRIES]`).
     Wavefunctions(Vec<Wavefunction>, Vec<String>, Vec<Frame>),
     Grids(Vec<Grid3>, Structure, Frame),
@@ -140,23 +141,23 @@ fn read_piece(path: &Path, context: &Context) -> Result<Piece, ReadError> {
         head
     };
     let format = Format::detect(path, &detect_head).ok_or_else(|| {
-        ReadError::file(path, "unknown file format: expected a structure (pdb, pqr, psf, gro, xyz, cif, mol2, prmtop/parm7), trajectory (dcd, xtc, nc, mdcrd, rst7), wavefunction (molden, fchk, wfn, wfx), QM log (Gaussian, GAMESS, ORCA) or volume (cube, dx) file")
+        ReadError::file(path, "unknown file format: expected a structure or topology (pdb, pqr, psf, gro, xyz, cif, mol2, prmtop/parm7, tpr, LAMMPS data), trajectory (dcd, xtc, trr, nc, mdcrd, rst7, lammpstrj), wavefunction (molden, fchk, wfn, wfx), QM log (Gaussian, GAMESS, ORCA) or volume (cube, dx) file")
     })?;
     Ok(match format {
         Format::Dcd => {
             let r = super::dcd::DcdReader::open(path)?;
             let w = r.warnings().to_vec();
-            Piece::Frames(Box::new(r), w)
+            Piece::Frames(Box::new(r), None, w)
         }
         Format::Xtc => {
             let r = super::xtc::XtcReader::open(path)?;
             let w = r.warnings().to_vec();
-            Piece::Frames(Box::new(r), w)
+            Piece::Frames(Box::new(r), None, w)
         }
         Format::AmberNetcdf => {
             let r = super::amber::NetcdfReader::open(path)?;
             let w = r.warnings().to_vec();
-            Piece::Frames(Box::new(r), w)
+            Piece::Frames(Box::new(r), None, w)
         }
         Format::Mdcrd => {
             if context.n_atoms == 0 {
@@ -167,7 +168,18 @@ fn read_piece(path: &Path, context: &Context) -> Result<Piece, ReadError> {
             }
             let r = super::amber::MdcrdReader::open(path, context.n_atoms, context.amber_box)?;
             let w = r.warnings().to_vec();
-            Piece::Frames(Box::new(r), w)
+            Piece::Frames(Box::new(r), None, w)
+        }
+        Format::Trr => {
+            let r = super::trr::TrrReader::open(path)?;
+            let warnings = r.warnings().to_vec();
+            Piece::Frames(Box::new(r), None, warnings)
+        }
+        Format::LammpsDump => {
+            let mut r = super::lammps_dump::LammpsDumpReader::open(path)?;
+            let atoms = r.structure()?;
+            let warnings = r.warnings().to_vec();
+            Piece::Frames(Box::new(r), Some(atoms), warnings)
         }
         _ => {
             let bytes = read_bytes(path)?;
@@ -188,9 +200,12 @@ fn read_piece(path: &Path, context: &Context) -> Result<Piece, ReadError> {
                             n_atoms: n,
                             frames: vec![r.frame],
                         }),
+                        None,
                         Vec::new(),
                     )
                 }
+                Format::Tpr => Piece::Topology(super::tpr::read(path, &bytes)?),
+                Format::LammpsData => Piece::Topology(super::lammps_data::read(path, &bytes)?),
                 Format::Molden => {
                     let m = super::molden::read(path, &bytes)?;
                     let frames = m
@@ -227,7 +242,12 @@ fn read_piece(path: &Path, context: &Context) -> Result<Piece, ReadError> {
                     Structure::default(),
                     Frame::default(),
                 ),
-                Format::Dcd | Format::Xtc | Format::AmberNetcdf | Format::Mdcrd => unreachable_format(path)?,
+                Format::Dcd
+                | Format::Xtc
+                | Format::AmberNetcdf
+                | Format::Mdcrd
+                | Format::Trr
+                | Format::LammpsDump => unreachable_format(path)?,
             }
         }
     })
@@ -350,7 +370,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                     ));
                 }
             }
-            Piece::Frames(src, w) => {
+            Piece::Frames(src, atoms, w) => {
                 if src.n_frames() == 0 {
                     let why = if w.is_empty() {
                         "the file holds no frames".to_string()
@@ -360,6 +380,11 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                     return Err(ReadError::file(path, format!("no complete frame: {why}")));
                 }
                 warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
+                if structure.is_none()
+                    && let Some(atoms) = atoms
+                {
+                    structure = Some((atoms, path.clone()));
+                }
                 trajectories.push((src, path.clone()));
             }
             Piece::Wavefunctions(wfs, w, geometry_frames) => {

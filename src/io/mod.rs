@@ -14,6 +14,8 @@ pub mod dx;
 pub mod fchk;
 pub mod fields;
 pub mod gro;
+pub mod lammps_data;
+pub mod lammps_dump;
 pub mod load;
 pub mod mkl;
 pub mod mmcif;
@@ -24,7 +26,10 @@ pub mod psf;
 pub mod qmlog;
 pub mod sniff;
 pub mod text;
+pub mod tpr;
+pub mod trr;
 pub mod wfn;
+pub mod write;
 pub mod xtc;
 pub mod xyz;
 
@@ -203,9 +208,9 @@ pub fn decompress(path: &Path, raw: Vec<u8>) -> Result<Vec<u8>, ReadError> {
     }
 }
 
-/// The temporary file an atomic write of `path` goes to before it is renamed: hidden, beside it
-/// (same file system), named after it and this process.
-pub(crate) fn temp_path_beside(path: &Path) -> std::path::PathBuf {
+/// A temporary file name in the directory of `path` (hidden, with the process id), for writing a
+/// file that is then renamed over `path`.
+pub fn temp_path_beside(path: &Path) -> std::path::PathBuf {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

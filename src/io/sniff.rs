@@ -23,6 +23,12 @@ pub enum Format {
     /// AMBER ASCII restart / input coordinates.
     Rst7,
     Mol2,
+    /// GROMACS full-precision trajectory.
+    Trr,
+    /// GROMACS run input (topology).
+    Tpr,
+    LammpsData,
+    LammpsDump,
     Molden,
     Fchk,
     /// Molekel (ORCA's `orca_2mkl` output).
@@ -52,6 +58,10 @@ impl Format {
             Format::Mdcrd => "mdcrd",
             Format::Rst7 => "rst7",
             Format::Mol2 => "mol2",
+            Format::Trr => "trr",
+            Format::Tpr => "tpr",
+            Format::LammpsData => "lammps-data",
+            Format::LammpsDump => "lammps-dump",
             Format::Molden => "molden",
             Format::Fchk => "fchk",
             Format::Mkl => "mkl",
@@ -67,7 +77,13 @@ impl Format {
     pub fn is_trajectory_only(self) -> bool {
         matches!(
             self,
-            Format::Dcd | Format::Xtc | Format::AmberNetcdf | Format::Mdcrd | Format::Rst7
+            Format::Dcd
+                | Format::Xtc
+                | Format::AmberNetcdf
+                | Format::Mdcrd
+                | Format::Rst7
+                | Format::Trr
+                | Format::LammpsDump
         )
     }
 
@@ -87,6 +103,10 @@ impl Format {
             "mdcrd" | "trj" | "crdbox" => Format::Mdcrd,
             "rst7" | "inpcrd" | "restrt" | "rst" => Format::Rst7,
             "mol2" => Format::Mol2,
+            "trr" => Format::Trr,
+            "tpr" => Format::Tpr,
+            "data" | "lmp" | "lammps" => Format::LammpsData,
+            "lammpstrj" | "lammpsdump" | "dump" => Format::LammpsDump,
             "molden" | "mold" | "molf" | "molden_input" => Format::Molden,
             "fchk" | "fch" => Format::Fchk,
             "mkl" => Format::Mkl,
@@ -111,6 +131,18 @@ impl Format {
             if be == 1995 {
                 return Some(Format::Xtc);
             }
+            if be == 1993 && head.get(12..24) == Some(b"GMX_trn_file") {
+                return Some(Format::Trr);
+            }
+            if head.get(8..15) == Some(b"VERSION") {
+                return Some(Format::Tpr);
+            }
+        }
+        if first == "ITEM: TIMESTEP" {
+            return Some(Format::LammpsDump);
+        }
+        if is_lammps_data(&text) {
+            return Some(Format::LammpsData);
         }
         if is_netcdf_magic(head) {
             return Some(Format::AmberNetcdf);
@@ -188,6 +220,17 @@ impl Format {
 /// The NetCDF-3 signature (classic, 64-bit offset, CDF-5).
 fn is_netcdf_magic(head: &[u8]) -> bool {
     matches!(head.get(..4), Some([b'C', b'D', b'F', 1 | 2 | 5]))
+}
+
+/// A LAMMPS data file: a header with an "N atoms" line and the "xlo xhi" box line.
+fn is_lammps_data(text: &str) -> bool {
+    let mut lines = text.lines().skip(1).map(|l| l.split('#').next().unwrap_or("").trim());
+    let header: Vec<&str> = lines.by_ref().take(40).filter(|l| !l.is_empty()).collect();
+    let atoms = header.iter().any(|l| {
+        let mut w = l.split_whitespace();
+        w.next().is_some_and(|n| n.parse::<u64>().is_ok()) && w.next() == Some("atoms") && w.next().is_none()
+    });
+    atoms && header.iter().any(|l| l.ends_with("xlo xhi"))
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@
 pub const ANGSTROM_PER_BOHR: f64 = 0.529_177_210_92;
 /// Inverse of [`ANGSTROM_PER_BOHR`].
 pub const BOHR_PER_ANGSTROM: f64 = 1.0 / ANGSTROM_PER_BOHR;
+/// Angstrom per nanometre (GROMACS files store nm, nm/ps and kJ/mol/nm).
+pub const ANGSTROM_PER_NANOMETRE: f64 = 10.0;
 /// One hartree in electronvolt (CODATA 2018).
 pub const EV_PER_HARTREE: f64 = 27.211_386_245_988;
 /// Elementary charge in coulomb (exact in the 2019 SI, CODATA 2018).

@@ -34,6 +34,29 @@ pub fn files_ui(ui: &mut egui::Ui, state: &mut AppState) {
         for w in doc.warnings.iter().take(5) {
             ui.label(RichText::new(w).small().weak());
         }
+        ui.collapsing("Save atoms / frames", |ui| {
+            ui.horizontal(|ui| {
+                let l = ui.label("Atoms");
+                ui.add(
+                    egui::TextEdit::singleline(&mut state.panels.save_selection_text)
+                        .hint_text("all")
+                        .desired_width(120.0),
+                )
+                .labelled_by(l.id);
+            });
+            ui.horizontal(|ui| {
+                let l = ui.label("Frames");
+                ui.add(egui::TextEdit::singleline(&mut state.panels.save_frames_text).desired_width(80.0))
+                    .labelled_by(l.id);
+            });
+            if ui
+                .button("Save as…")
+                .on_hover_text("PDB, GRO, XYZ, DCD, XTC or TRR, by the file's extension")
+                .clicked()
+            {
+                send(state, Command::SaveDialog);
+            }
+        });
     } else {
         ui.label("Drop files here or open them.");
     }

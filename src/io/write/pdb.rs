@@ -1,0 +1,89 @@
+//! PDB output: one MODEL per frame when there are several, each with its CRYST1 box, and ATOM/HETATM-free
+//! `ATOM` records with names, residues, chains and elements. Called through `io::write`.
+
+use super::FrameWriter;
+use crate::model::{Frame, Structure};
+use std::io::Write;
+
+pub struct PdbWriter {
+    frames: usize,
+    /// MODEL/ENDMDL around each frame (when more than one is written).
+    models: bool,
+}
+
+impl PdbWriter {
+    pub fn new(n_frames: usize) -> PdbWriter {
+        PdbWriter {
+            frames: 0,
+            models: n_frames > 1,
+        }
+    }
+}
+
+/// The atom name in columns 13-16: one-letter elements start in column 14, as PDB files do.
+fn atom_name(name: &str, symbol: &str) -> String {
+    if name.len() < 4 && symbol.len() == 1 {
+        format!(" {name:<3}")
+    } else {
+        format!("{:<4}", name.get(..4).unwrap_or(name))
+    }
+}
+
+fn clip(s: &str, n: usize) -> &str {
+    s.get(..n).unwrap_or(s)
+}
+
+impl FrameWriter for PdbWriter {
+    fn write_frame(&mut self, out: &mut dyn Write, atoms: &Structure, frame: &Frame) -> std::io::Result<()> {
+        if self.frames == 0 {
+            writeln!(out, "REMARK   1 written by orbitfield")?;
+        }
+        if self.models {
+            writeln!(out, "MODEL     {:>4}", (self.frames + 1) % 10000)?;
+        }
+        // One CRYST1 per model: boxes change from frame to frame.
+        if let Some(c) = frame.cell {
+            let [a, b, cc] = c.lengths_angstrom;
+            let [al, be, ga] = c.angles_degree;
+            writeln!(
+                out,
+                "CRYST1{a:9.3}{b:9.3}{cc:9.3}{al:7.2}{be:7.2}{ga:7.2} P 1           1"
+            )?;
+        }
+        for (i, p) in frame.positions_angstrom.iter().enumerate() {
+            let symbol = atoms.elements.get(i).map_or("X", |e| e.symbol());
+            let name = atoms.names.get(i).map_or("", |n| n.as_str());
+            let resname = atoms.resnames.get(i).map_or("", |n| n.as_str());
+            let chain = atoms.chains.get(i).map_or("", |n| n.as_str());
+            let segid = atoms.segids.get(i).map_or("", |n| n.as_str());
+            let resid = atoms.resids.get(i).copied().unwrap_or(1).rem_euclid(10000);
+            let element = if symbol == "X" { "" } else { symbol };
+            writeln!(
+                out,
+                "ATOM  {:>5} {}{:1}{:<4}{:1}{:>4}    {:8.3}{:8.3}{:8.3}{:6.2}{:6.2}      {:<4}{:>2}",
+                (i + 1) % 100000,
+                atom_name(clip(name, 4), symbol),
+                ' ',
+                clip(resname, 4),
+                clip(chain, 1),
+                resid,
+                p[0],
+                p[1],
+                p[2],
+                1.0,
+                0.0,
+                clip(segid, 4),
+                element.to_ascii_uppercase(),
+            )?;
+        }
+        if self.models {
+            writeln!(out, "ENDMDL")?;
+        }
+        self.frames += 1;
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut std::fs::File, _n_frames: usize) -> std::io::Result<()> {
+        writeln!(out, "END")
+    }
+}
