@@ -301,6 +301,9 @@ pub struct AppState {
     pub status: String,
     pub errors: Vec<String>,
     pub fps: f32,
+    /// The graphics adapter and the rendering paths chosen for it, and the GPU resources the view
+    /// holds (set by the window; shown in the jobs panel).
+    pub graphics: [String; 2],
     pub fields: FieldService,
     /// Isosurfaces are extracted on the render GPU by the window (marching cubes as a compute pass)
     /// instead of on the CPU into `lobes`; set by the window when its device can.
@@ -379,6 +382,7 @@ impl AppState {
             status: "Open a file (Ctrl+O) or drop one here".into(),
             errors: Vec::new(),
             fps: 0.0,
+            graphics: Default::default(),
             fields,
             surface_color: None,
             follow: None,

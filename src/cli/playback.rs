@@ -201,6 +201,12 @@ pub fn playback_case(
         bail!("{name}: needs a series of at least 3 frames with a field to show");
     }
     let rc = RenderContext::headless(4).map_err(|e| anyhow!("{e}"))?;
+    if !rc.capabilities.gpu_marching_cubes {
+        bail!(
+            "{name}: times the GPU marching cubes, which this adapter does not run ({})",
+            rc.capabilities.summary()
+        );
+    }
     let mc = McCompute::new(&rc.device);
     let mut scene = GpuScene::new(&rc);
     let size = [1280u32, 720u32];
@@ -393,13 +399,9 @@ pub fn responsiveness_case(
         compute_every_frame: false,
         ..Settings::default()
     };
-    let mut rc = RenderContext::headless(4).map_err(|e| anyhow!("{e}"))?;
-    if rc.software_adapter {
-        // As the viewer: no multisampling on a software rasteriser.
-        rc = RenderContext::headless(1).map_err(|e| anyhow!("{e}"))?;
-    }
-    // As the viewer: the compute pass only on a hardware adapter.
-    let gpu_surfaces = gpu_surfaces && !rc.software_adapter;
+    // As the viewer: the paths (MSAA, isosurface extractor) the adapter's capabilities choose.
+    let rc = RenderContext::headless(4).map_err(|e| anyhow!("{e}"))?;
+    let gpu_surfaces = gpu_surfaces && rc.capabilities.gpu_marching_cubes;
     let fields = FieldService::new(
         Some(Box::new(PoolBackend::start())),
         orbitfield::app::default_extractor(),
@@ -427,7 +429,7 @@ pub fn responsiveness_case(
     state.timeline.playing = true;
     state.timeline.looping = true;
     state.timeline.fps = 30.0;
-    let mc = McCompute::new(&rc.device);
+    let mc = gpu_surfaces.then(|| McCompute::new(&rc.device));
     let mut scene = GpuScene::new(&rc);
     let view = [1280u32, 720u32];
     // As the viewer: a software rasteriser draws at half resolution while playing.
@@ -457,7 +459,7 @@ pub fn responsiveness_case(
                 orbitfield::app::representation::LOBE_NEGATIVE,
             ];
             match show {
-                Show::Lobes | Show::HomoAndLumo if gpu_surfaces => {
+                Show::Lobes | Show::HomoAndLumo if let Some(mc) = &mc => {
                     let iso = state.absolute_iso(&grid);
                     let [plus, minus] =
                         mc.extract_lobes_reusing(&rc.device, &rc.queue, &grid, iso, &mut lobe_buffers)?;

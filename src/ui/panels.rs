@@ -957,6 +957,9 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
 /// Field engine, running job with progress and cancel.
 pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
     ui.label(format!("Engine: {}", state.fields.backend_name()));
+    for line in state.graphics.iter().filter(|l| !l.is_empty()) {
+        ui.label(RichText::new(line).small());
+    }
     progress_ui(ui, state);
     let workers = state.fields.workers();
     if !workers.is_empty() {
