@@ -5,7 +5,7 @@
 //! formats of [`crate::render::target::OffscreenTarget`] at a fixed MSAA sample count.
 
 use super::RenderError;
-use super::capabilities::{Capabilities, Transparency};
+use super::capabilities::{AdapterFacts, Capabilities, Transparency};
 use super::gpu::{CylinderInstance, LineVertex, MeshVertex, SphereInstance};
 use super::shaders;
 
@@ -472,6 +472,17 @@ impl RenderContext {
 
     /// As [`RenderContext::headless`], on the given backends only.
     pub fn headless_on(backends: wgpu::Backends, sample_count: u32) -> Result<RenderContext, RenderError> {
+        RenderContext::headless_with(backends, sample_count, |_, _| {})
+    }
+
+    /// As [`RenderContext::headless_on`], with the chosen paths adjusted by `adjust` (given the
+    /// adapter's facts) before the pipelines are built: tests compare a degraded path with the full
+    /// one on the same adapter.
+    pub fn headless_with(
+        backends: wgpu::Backends,
+        sample_count: u32,
+        adjust: impl FnOnce(&AdapterFacts, &mut Capabilities),
+    ) -> Result<RenderContext, RenderError> {
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
         desc.backends = backends;
         let instance = wgpu::Instance::new(desc);
@@ -493,7 +504,9 @@ impl RenderContext {
         let (device, queue) = pollster::block_on(adapter.request_device(&device_descriptor(&adapter)))
             .map_err(|e| RenderError::Device(e.to_string()))?;
         install_error_handler(&device);
-        let capabilities = Capabilities::read(&adapter, &device, sample_count);
+        let facts = AdapterFacts::read(&adapter, &device.limits());
+        let mut capabilities = Capabilities::choose(&facts, sample_count);
+        adjust(&facts, &mut capabilities);
         Ok(RenderContext::new(device, queue, capabilities))
     }
 }

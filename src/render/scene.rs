@@ -73,6 +73,8 @@ pub enum ColorFieldError {
     TooLarge(usize, usize, usize, u32),
     #[error("the colouring field has no values")]
     Empty,
+    #[error("this graphics adapter has no usable 3-D textures to colour surfaces by a volume")]
+    NoVolumeTextures,
 }
 
 /// The colour field on the GPU (a 1x1x1 placeholder when none is set).
@@ -215,6 +217,7 @@ impl GpuScene {
     ) -> Result<(), ColorFieldError> {
         self.color_field = match field {
             None => placeholder_color_field(ctx),
+            Some(_) if !ctx.capabilities.volume_textures => return Err(ColorFieldError::NoVolumeTextures),
             Some(f) => upload_color_field(ctx, f)?,
         };
         for m in &mut self.meshes {
