@@ -6,31 +6,9 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn have_xvfb() -> bool {
-    if Command::new("xvfb-run").arg("--help").output().is_err() {
-        eprintln!("skipping: xvfb-run is not installed");
-        return false;
-    }
-    true
-}
-
-/// Red and blue pixels around the centre of the 3-D view of a 1000x700 window (the demo's lobes).
-fn lobe_pixels(img: &image::RgbaImage) -> (u32, u32) {
-    let (mut red, mut blue) = (0, 0);
-    for y in 250..450 {
-        for x in 400..600 {
-            let p = img.get_pixel(x, y).0;
-            let (r, b) = (i32::from(p[0]), i32::from(p[2]));
-            if r > b + 60 {
-                red += 1;
-            }
-            if b > r + 60 {
-                blue += 1;
-            }
-        }
-    }
-    (red, blue)
-}
+#[path = "common/viewer.rs"]
+mod viewer;
+use viewer::{have_xvfb, lobe_pixels, viewer_under_xvfb};
 
 #[test]
 fn viewer_on_the_opengl_backend_draws_the_demo_and_exits_cleanly() {
@@ -39,27 +17,22 @@ fn viewer_on_the_opengl_backend_draws_the_demo_and_exits_cleanly() {
     }
     let dir = tempfile::tempdir().unwrap();
     let shot = dir.path().join("gl.png");
-    let out = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1280x800x24"])
-        .arg(env!("CARGO_BIN_EXE_orbitfield"))
-        .args([
-            "--no-settings",
-            "--verbose",
-            "--backend",
-            "gl",
-            "--window-size",
-            "1000x700",
-            "--exit-after-frames",
-            "40",
-            "--screenshot",
-        ])
-        .arg(&shot)
-        // No Vulkan driver at all, as on the machines this path is for.
-        .env("VK_DRIVER_FILES", "/nonexistent.json")
-        .env("VK_ICD_FILENAMES", "/nonexistent.json")
-        .env("XDG_CONFIG_HOME", dir.path())
-        .output()
-        .unwrap();
+    let out = viewer_under_xvfb(&[
+        "--no-settings",
+        "--verbose",
+        "--backend",
+        "gl",
+        "--exit-after-frames",
+        "40",
+        "--screenshot",
+    ])
+    .arg(&shot)
+    // No Vulkan driver at all, as on the machines this path is for.
+    .env("VK_DRIVER_FILES", "/nonexistent.json")
+    .env("VK_ICD_FILENAMES", "/nonexistent.json")
+    .env("XDG_CONFIG_HOME", dir.path())
+    .output()
+    .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "viewer failed: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
@@ -138,10 +111,7 @@ fn viewer_memory_stays_bounded_while_fields_change_on_software_vulkan() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(50);
-    let mut child = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1280x800x24"])
-        .arg(env!("CARGO_BIN_EXE_orbitfield"))
-        .args(["--window-size", "1000x700", "--exit-after-frames", "100000000"])
+    let mut child = viewer_under_xvfb(&["--exit-after-frames", "100000000"])
         .env("XDG_CONFIG_HOME", dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
