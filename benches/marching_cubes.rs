@@ -74,6 +74,10 @@ fn bench_gpu(c: &mut Criterion) {
         }
     };
     eprintln!("GPU adapter: {}", ctx.adapter_summary);
+    if !ctx.capabilities.mc_compute_supported {
+        eprintln!("GPU marching cubes not measured: {}", ctx.capabilities.summary());
+        return;
+    }
     let n = 256;
     let c0 = (n as f64 - 1.0) / 2.0;
     let a = 2.0 * std::f64::consts::PI / 42.0;

@@ -90,7 +90,7 @@ fn base_color(p_world: vec3<f32>) -> vec3<f32> {
     return colormap(t);
 }
 
-fn mesh_color(in: MeshVary) -> vec3<f32> {
+fn lit(base: vec3<f32>, in: MeshVary) -> vec3<f32> {
     var n = in.n_view;
     if dot(n, n) < 1e-20 {
         n = vec3<f32>(0.0, 0.0, 1.0);
@@ -98,12 +98,38 @@ fn mesh_color(in: MeshVary) -> vec3<f32> {
     if dot(n, -in.p_view) < 0.0 {
         n = -n;
     }
-    return shade(base_color(in.p_world), n, in.p_view);
+    return shade(base, n, in.p_view);
+}
+
+fn mesh_color(in: MeshVary) -> vec3<f32> {
+    return lit(base_color(in.p_world), in);
+}
+
+// Meshes in one colour: the `_flat` entry points read no colour field, so their pipelines bind no
+// 3-D texture (binding one for every draw costs a software rasteriser memory it never returns).
+fn flat_color(in: MeshVary) -> vec3<f32> {
+    return lit(mesh.color.rgb, in);
 }
 
 @fragment
 fn fs_opaque(in: MeshVary) -> @location(0) vec4<f32> {
     return vec4<f32>(mesh_color(in), 1.0);
+}
+
+@fragment
+fn fs_opaque_flat(in: MeshVary) -> @location(0) vec4<f32> {
+    return vec4<f32>(flat_color(in), 1.0);
+}
+
+// Transparency where the weighted blended targets do not blend: the surface over what is drawn.
+@fragment
+fn fs_alpha(in: MeshVary) -> @location(0) vec4<f32> {
+    return vec4<f32>(mesh_color(in), clamp(mesh.color.a, 0.0, 1.0));
+}
+
+@fragment
+fn fs_alpha_flat(in: MeshVary) -> @location(0) vec4<f32> {
+    return vec4<f32>(flat_color(in), clamp(mesh.color.a, 0.0, 1.0));
 }
 
 struct OitOut {
@@ -113,7 +139,15 @@ struct OitOut {
 
 @fragment
 fn fs_oit(in: MeshVary) -> OitOut {
-    let c = mesh_color(in);
+    return oit(mesh_color(in), in);
+}
+
+@fragment
+fn fs_oit_flat(in: MeshVary) -> OitOut {
+    return oit(flat_color(in), in);
+}
+
+fn oit(c: vec3<f32>, in: MeshVary) -> OitOut {
     let a = clamp(mesh.color.a, 0.0, 1.0);
     let z = in.clip.z;
     let w = clamp(pow(min(1.0, a * 10.0) + 0.01, 3.0) * 1e8 * pow(1.0 - z * 0.9, 3.0), 1e-2, 3e3);

@@ -332,7 +332,7 @@ fn lattice_slabs_equal_point_values() {
     }
 }
 
-fn device() -> Option<Arc<CudaEngine>> {
+fn device() -> Option<Arc<cuda::CudaEngine>> {
     let required = std::env::var("ORBITFIELD_REQUIRE_CUDA")
         .map(|v| v == "1")
         .unwrap_or(false);

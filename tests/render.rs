@@ -323,6 +323,10 @@ fn water_homo_cube_lobes_have_their_colours_where_the_values_are() {
 
     // The viewer's path: both lobes extracted by the compute pass on the render device and drawn
     // from the GPU's own buffers (indirect draw) give the same picture.
+    if !ctx.capabilities.mc_compute_supported {
+        eprintln!("GPU marching cubes skipped: {}", ctx.capabilities.summary());
+        return;
+    }
     let mc = orbitfield::render::mc_compute::McCompute::new(&ctx.device);
     let [gp, gm] = mc.extract_lobes(&ctx.device, &ctx.queue, &grid, 0.05).unwrap();
     let mut gpu_scene = GpuScene::new(&ctx);
@@ -549,4 +553,122 @@ fn bonds_show_from_every_side() {
             );
         }
     }
+}
+
+/// The same scene drawn by a context with the adapter's full paths and by one with a degraded path.
+fn full_and_degraded(
+    adjust: impl FnOnce(&orbitfield::render::capabilities::AdapterFacts, &mut orbitfield::render::Capabilities),
+) -> Option<(RenderContext, RenderContext)> {
+    let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::all());
+    let full = context()?;
+    match RenderContext::headless_with(backends, 4, adjust) {
+        Ok(degraded) => Some((full, degraded)),
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            None
+        }
+    }
+}
+
+/// Largest and mean per-channel difference of two images of one size.
+fn image_difference(a: &image::RgbaImage, b: &image::RgbaImage) -> (u8, f64) {
+    let mut max = 0u8;
+    let mut sum = 0u64;
+    for (p, q) in a.pixels().zip(b.pixels()) {
+        for k in 0..4 {
+            let d = p.0[k].abs_diff(q.0[k]);
+            max = max.max(d);
+            sum += u64::from(d);
+        }
+    }
+    (max, sum as f64 / (a.len() as f64))
+}
+
+/// A half-transparent red square in front of a green atom, drawn by `ctx`.
+fn transparent_square_over_atom(ctx: &RenderContext, sample_count_note: &str) -> image::RgbaImage {
+    let mut scene = GpuScene::new(ctx);
+    scene.style.depth_cue = 0.0;
+    scene.set_spheres(
+        ctx,
+        &[SphereInstance {
+            center_angstrom: [0.0, 0.0, -1.0],
+            radius_angstrom: 1.0,
+            color: orbitfield::render::gpu::pack_rgba([0, 255, 0, 255]),
+        }],
+    );
+    let square = [[-1.5, -1.5, 1.0], [1.5, -1.5, 1.0], [1.5, 1.5, 1.0], [-1.5, 1.5, 1.0]];
+    let normals = [[0.0, 0.0, 1.0]; 4];
+    scene.set_meshes(
+        ctx,
+        &[(
+            MeshInput {
+                positions_angstrom: &square,
+                normals: &normals,
+                indices: &[0, 1, 2, 0, 2, 3],
+            },
+            MeshStyle {
+                color: [1.0, 0.0, 0.0],
+                opacity: 0.5,
+            },
+        )],
+    );
+    let size = [96, 96];
+    let mut camera = Camera::default();
+    camera.fit_to_bounds(Vec3::splat(-2.0), Vec3::splat(2.0), 1.0);
+    let target = OffscreenTarget::new(ctx, size);
+    render_once(ctx, &scene, &target, &camera);
+    target
+        .read_rgba(ctx)
+        .unwrap_or_else(|e| panic!("{sample_count_note}: {e}"))
+}
+
+#[test]
+fn plain_alpha_transparency_matches_weighted_blended_for_one_layer() {
+    let Some((full, plain)) = full_and_degraded(|_, c| c.transparency = orbitfield::render::Transparency::PlainAlpha)
+    else {
+        return;
+    };
+    if full.capabilities.transparency != orbitfield::render::Transparency::WeightedBlended {
+        eprintln!("skipping: this adapter has no weighted blended transparency to compare with");
+        return;
+    }
+    let a = transparent_square_over_atom(&full, "weighted blended");
+    let b = transparent_square_over_atom(&plain, "plain alpha");
+    // Both paths blend the one layer the same way; a reddish-green mix in the middle.
+    let c = px(&b, [48.0, 48.0]);
+    assert!(c[0] > 60 && c[1] > 60 && c[2] < 60, "square over the atom: {c:?}");
+    let (max, mean) = image_difference(&a, &b);
+    assert!(max <= 6 && mean < 0.5, "pictures differ: max {max}, mean {mean}");
+}
+
+#[test]
+fn single_sample_picture_matches_msaa_within_edge_tolerance() {
+    let Some((one, four)) = full_and_degraded(|facts, c| {
+        if facts.msaa4 {
+            c.sample_count = 4;
+        }
+    }) else {
+        return;
+    };
+    if four.sample_count != 4 {
+        eprintln!("skipping: the adapter takes no 4 samples");
+        return;
+    }
+    let one = if one.sample_count == 1 {
+        one
+    } else {
+        match RenderContext::headless(1) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("skipping: {e}");
+                return;
+            }
+        }
+    };
+    let a = transparent_square_over_atom(&one, "1 sample");
+    let b = transparent_square_over_atom(&four, "4 samples");
+    // Interiors agree; only edge pixels differ (by their coverage).
+    assert_eq!(px(&a, [48.0, 48.0]), px(&b, [48.0, 48.0]));
+    let (_, mean) = image_difference(&a, &b);
+    assert!(mean < 2.0, "pictures differ by {mean} levels per channel on average");
 }

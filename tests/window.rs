@@ -4,25 +4,17 @@
 
 use std::process::Command;
 
+#[path = "common/viewer.rs"]
+mod viewer;
+
 #[test]
 fn viewer_starts_draws_screenshots_and_exits_under_xvfb() {
-    if Command::new("xvfb-run").arg("--help").output().is_err() {
-        eprintln!("skipping: xvfb-run is not installed");
+    if !viewer::have_xvfb() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let shot = dir.path().join("window.png");
-    let out = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1280x800x24"])
-        .arg(env!("CARGO_BIN_EXE_orbitfield"))
-        .args([
-            "--no-settings",
-            "--window-size",
-            "1000x700",
-            "--exit-after-frames",
-            "6",
-            "--screenshot",
-        ])
+    let out = viewer::viewer_under_xvfb(&["--no-settings", "--exit-after-frames", "6", "--screenshot"])
         .arg(&shot)
         .env("XDG_CONFIG_HOME", dir.path())
         .output()
@@ -37,19 +29,7 @@ fn viewer_starts_draws_screenshots_and_exits_under_xvfb() {
     assert!(img.pixels().any(|p| p != first), "the screenshot is one flat colour");
     // The demo (ethylene with its HOMO) is drawn in the middle of the 3-D view: both lobe colours
     // appear around the centre of the window.
-    let (mut red, mut blue) = (0, 0);
-    for y in 250..450 {
-        for x in 400..600 {
-            let p = img.get_pixel(x, y).0;
-            let (r, b) = (i32::from(p[0]), i32::from(p[2]));
-            if r > b + 60 {
-                red += 1;
-            }
-            if b > r + 60 {
-                blue += 1;
-            }
-        }
-    }
+    let (red, blue) = viewer::lobe_pixels(&img);
     assert!(
         red > 200 && blue > 200,
         "lobes in the view: {red} red and {blue} blue pixels"

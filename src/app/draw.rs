@@ -5,7 +5,8 @@
 //! One [`SceneSync`] per scene: the window, `render` and the playback bench all draw through it.
 //! It redoes only what changed: a field representation's GPU surfaces are extracted again only when
 //! its picture's revision moved (into buffers of its own, reused from frame to frame); colour and
-//! opacity changes re-upload without extracting.
+//! opacity changes re-upload without extracting. The GPU marching cubes exists only where the render
+//! context's capabilities chose it; elsewhere the surfaces are the CPU mesher's.
 
 use super::fields::FieldKey;
 use super::reps::{FieldRep, FieldStyle, RepId, RepKind};
@@ -26,7 +27,8 @@ struct GpuLobes {
 
 /// Keeps a scene in step with the state.
 pub struct SceneSync {
-    mc: McCompute,
+    /// Marching cubes on the render device, where its capabilities allow it.
+    mc: Option<McCompute>,
     gpu: BTreeMap<RepId, GpuLobes>,
 }
 
@@ -50,7 +52,7 @@ fn lobe_styles(f: &FieldRep, flip: bool) -> [MeshStyle; 2] {
 impl SceneSync {
     pub fn new(rc: &RenderContext) -> SceneSync {
         SceneSync {
-            mc: McCompute::new(&rc.device),
+            mc: rc.capabilities.gpu_marching_cubes.then(|| McCompute::new(&rc.device)),
             gpu: BTreeMap::new(),
         }
     }
@@ -132,6 +134,14 @@ impl SceneSync {
         let main = state.main_field_id();
         let mut meshes = Vec::new();
         let mut failure = None;
+        let Some(mc) = &self.mc else {
+            // No compute pass on this device: the CPU extractor from the next frame on.
+            state.panels.status = "GPU isosurfaces unavailable on this graphics adapter; extracting on the CPU".into();
+            state.view.gpu_surfaces = false;
+            state.extract_surfaces_off_thread();
+            state.mark_fields_stale(|_| true);
+            return;
+        };
         let live: Vec<RepId> = state.doc.reps.list.iter().map(|r| r.id).collect();
         self.gpu.retain(|id, _| live.contains(id));
         for rep in &state.doc.reps.list {
@@ -143,13 +153,7 @@ impl SceneSync {
             };
             let lobes = self.gpu.entry(rep.id).or_default();
             if lobes.revision != Some(f.pipeline.revision) || lobes.meshes.is_none() {
-                match self.mc.extract_lobes_reusing(
-                    &rc.device,
-                    &rc.queue,
-                    grid,
-                    f.pipeline.shown_iso,
-                    &mut lobes.buffers,
-                ) {
+                match mc.extract_lobes_reusing(&rc.device, &rc.queue, grid, f.pipeline.shown_iso, &mut lobes.buffers) {
                     Ok(m) => {
                         lobes.meshes = Some(m);
                         lobes.revision = Some(f.pipeline.revision);

@@ -255,6 +255,9 @@ pub struct PanelState {
     pub right_open: bool,
     /// The selection typed into "add atoms" of the representation editor.
     pub new_selection: String,
+    /// The graphics adapter and the rendering paths chosen for it, and the GPU resources the view
+    /// holds (set by the window; shown in the jobs panel).
+    pub graphics: [String; 2],
 }
 
 impl Default for PanelState {
@@ -274,6 +277,7 @@ impl Default for PanelState {
             left_open: true,
             right_open: true,
             new_selection: "all".into(),
+            graphics: Default::default(),
         }
     }
 }

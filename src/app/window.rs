@@ -35,6 +35,10 @@ pub struct ViewerOptions {
     pub qm_region: Option<String>,
     /// A session file to open (its files, representations, frame and camera) instead of `files`.
     pub session: Option<PathBuf>,
+    /// The graphics backends to choose from (`--backend`); else `WGPU_BACKEND`, else all.
+    pub backends: Option<wgpu::Backends>,
+    /// Print the adapter and the rendering paths chosen for it to stderr.
+    pub verbose: bool,
 }
 
 /// Opens the viewer and runs until the window closes.
@@ -139,36 +143,59 @@ impl Viewer {
             .with_title("orbitfield")
             .with_inner_size(winit::dpi::LogicalSize::new(size[0], size[1]));
         let window = Arc::new(event_loop.create_window(attrs).context("cannot create the window")?);
-        let config = egui_wgpu::WgpuConfiguration {
-            wgpu_setup: egui_wgpu::WgpuSetup::CreateNew(egui_wgpu::WgpuSetupCreateNew::from_display_handle(
-                self.display.clone(),
-            )),
-            ..Default::default()
-        };
-        let mut painter = pollster::block_on(egui_wgpu::winit::Painter::new(
-            self.egui_ctx.clone(),
-            config,
-            false,
-            egui_wgpu::RendererOptions::default(),
-        ));
-        pollster::block_on(painter.set_window(egui::ViewportId::ROOT, Some(Arc::clone(&window))))
-            .map_err(|e| anyhow!("cannot draw into the window: {e}"))?;
+        // The backends asked for (`--backend`, else `WGPU_BACKEND`, else all); when none of them gives
+        // a device for the window, OpenGL is tried before giving up.
+        let asked = self
+            .options
+            .backends
+            .or_else(wgpu::Backends::from_env)
+            .unwrap_or(wgpu::Backends::all());
+        let mut tries = vec![asked];
+        if asked != wgpu::Backends::GL {
+            tries.push(wgpu::Backends::GL);
+        }
+        let mut failures = Vec::new();
+        let mut painter = None;
+        for backends in tries {
+            let mut setup = egui_wgpu::WgpuSetupCreateNew::from_display_handle(self.display.clone());
+            setup.instance_descriptor.backends = backends;
+            // The adapter's own limits: egui's defaults on the OpenGL backend allow no storage buffers.
+            setup.device_descriptor = Arc::new(crate::render::context::device_descriptor);
+            let config = egui_wgpu::WgpuConfiguration {
+                wgpu_setup: egui_wgpu::WgpuSetup::CreateNew(setup),
+                ..Default::default()
+            };
+            let mut p = pollster::block_on(egui_wgpu::winit::Painter::new(
+                self.egui_ctx.clone(),
+                config,
+                false,
+                egui_wgpu::RendererOptions::default(),
+            ));
+            match pollster::block_on(p.set_window(egui::ViewportId::ROOT, Some(Arc::clone(&window)))) {
+                Ok(()) if p.render_state().is_some() => {
+                    painter = Some(p);
+                    break;
+                }
+                Ok(()) => failures.push(format!("{backends:?}: no graphics device")),
+                Err(e) => {
+                    tracing::warn!("no window device on {backends:?}: {e}");
+                    failures.push(format!("{backends:?}: {e}"));
+                }
+            }
+        }
+        let painter = painter.ok_or_else(|| anyhow!("cannot draw into the window: {}", failures.join("; ")))?;
         let rs = painter
             .render_state()
             .ok_or_else(|| anyhow!("no graphics device for the window"))?;
-        let info = rs.adapter.get_info();
-        let summary = format!("{} ({:?})", info.name, info.backend);
-        tracing::info!("rendering on {summary}");
-        // A software rasteriser draws 4x MSAA at a fraction of the frame rate the viewer needs on the
-        // same cores that compute the fields: it draws without multisampling.
-        let software = info.device_type == wgpu::DeviceType::Cpu;
-        let mut rc = RenderContext::new(
-            rs.device.clone(),
-            rs.queue.clone(),
-            if software { 1 } else { 4 },
-            summary,
-        );
-        rc.software_adapter = software;
+        crate::render::context::install_error_handler(&rs.device);
+        // Every path (isosurface extractor, transparency, volume colouring, MSAA) is chosen here,
+        // once, from what the adapter and its device can do.
+        let caps = crate::render::Capabilities::read(&rs.adapter, &rs.device, 4);
+        tracing::info!("rendering on {}", caps.summary());
+        if self.options.verbose {
+            eprintln!("rendering on {}", caps.summary());
+        }
+        let rc = RenderContext::new(rs.device.clone(), rs.queue.clone(), caps);
         rs.renderer
             .write()
             .callback_resources
@@ -264,6 +291,16 @@ impl Viewer {
         }
 
         self.frames += 1;
+        if self.frames % 30 == 1 {
+            let errors = crate::render::context::device_errors();
+            let resources = crate::render::context::GpuResources::read(&gfx.rc.device)
+                .map_or_else(|| "GPU memory: no report on this backend".to_string(), |r| r.line());
+            self.state.panels.graphics[1] = if errors > 0 {
+                format!("{resources}; {errors} graphics errors (see the log)")
+            } else {
+                resources
+            };
+        }
         let mut captures = Vec::new();
         let shot_frame = self.options.exit_after_frames.unwrap_or(30).max(1);
         // Scripted runs wait (up to a minute) for field work in flight, so the picture is complete.
@@ -394,16 +431,20 @@ impl ApplicationHandler for Viewer {
             Ok(g) => {
                 g.window.request_redraw();
                 let software = g.rc.software_adapter;
+                let gpu_surfaces = g.rc.capabilities.gpu_marching_cubes;
+                self.state.panels.graphics[0] = g.rc.capabilities.summary();
                 self.gfx = Some(g);
-                // Isosurfaces from now on come from the compute pass on this device, unless it is a
-                // software rasteriser (its compute runs on the cores the field engines need, and the
-                // CPU marching cubes is faster there).
-                self.state.view.gpu_surfaces = !software;
-                if software {
-                    // ... on a thread of its own, so a large surface never stalls a frame, and from
-                    // every second lattice point while playing (drawing large surfaces is what
-                    // limits a software renderer's frame rate; the full ones follow at a stop).
+                // Isosurfaces from now on come from the compute pass on this device where the
+                // capabilities chose it (not on a software rasteriser: its compute runs on the cores
+                // the field engines need, and the CPU marching cubes is faster there).
+                self.state.view.gpu_surfaces = gpu_surfaces;
+                if !gpu_surfaces {
+                    // ... on a thread of its own, so a large surface never stalls a frame.
                     self.state.extract_surfaces_off_thread();
+                }
+                if software {
+                    // From every second lattice point while playing (drawing large surfaces is what
+                    // limits a software renderer's frame rate; the full ones follow at a stop).
                     self.state.view.preview_surfaces_while_playing = true;
                 }
                 self.state.mark_fields_stale(|_| true);

@@ -57,6 +57,13 @@ struct Cli {
     /// File > Save session.
     #[arg(long, value_name = "FILE")]
     session: Option<PathBuf>,
+    /// Viewer: graphics backends to choose from, comma-separated (vulkan, gl, metal, dx12); default
+    /// WGPU_BACKEND, else all. Without a Vulkan driver the OpenGL backend is used.
+    #[arg(long, value_name = "LIST")]
+    backend: Option<String>,
+    /// Viewer: print the graphics adapter and the rendering paths chosen for it.
+    #[arg(long)]
+    verbose: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -295,7 +302,18 @@ fn run_viewer(cli: &Cli) -> anyhow::Result<()> {
         no_settings: cli.no_settings,
         qm_region: cli.qm_region.clone(),
         session: cli.session.clone(),
+        backends: cli.backend.as_deref().map(parse_backends).transpose()?,
+        verbose: cli.verbose,
     })
+}
+
+/// `--backend vulkan,gl` as wgpu's backend set.
+fn parse_backends(list: &str) -> anyhow::Result<wgpu::Backends> {
+    let backends = wgpu::Backends::from_comma_list(list);
+    if backends.is_empty() {
+        anyhow::bail!("--backend: expected a comma-separated list of vulkan, gl, metal, dx12, found '{list}'");
+    }
+    Ok(backends)
 }
 
 #[cfg(test)]

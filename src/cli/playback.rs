@@ -223,6 +223,12 @@ pub fn playback_case(
         bail!("{name}: needs a series of at least 3 frames with a field to show");
     }
     let rc = RenderContext::headless(4).map_err(|e| anyhow!("{e}"))?;
+    if !rc.capabilities.gpu_marching_cubes {
+        bail!(
+            "{name}: times the GPU marching cubes, which this adapter does not run ({})",
+            rc.capabilities.summary()
+        );
+    }
     let mut sync = SceneSync::new(&rc);
     let mut scene = GpuScene::new(&rc);
     let size = [1280u32, 720u32];
@@ -368,13 +374,9 @@ pub fn responsiveness_case(
         compute_every_frame: false,
         ..Settings::default()
     };
-    let mut rc = RenderContext::headless(4).map_err(|e| anyhow!("{e}"))?;
-    if rc.software_adapter {
-        // As the viewer: no multisampling on a software rasteriser.
-        rc = RenderContext::headless(1).map_err(|e| anyhow!("{e}"))?;
-    }
-    // As the viewer: the compute pass only on a hardware adapter.
-    let gpu_surfaces = gpu_surfaces && !rc.software_adapter;
+    // As the viewer: the paths (MSAA, isosurface extractor) the adapter's capabilities choose.
+    let rc = RenderContext::headless(4).map_err(|e| anyhow!("{e}"))?;
+    let gpu_surfaces = gpu_surfaces && rc.capabilities.gpu_marching_cubes;
     let fields = FieldService::new(
         Some(Box::new(PoolBackend::start())),
         orbitfield::app::default_extractor(),

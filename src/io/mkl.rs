@@ -349,7 +349,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<MklFile, ReadError> {
     let beta = orbitals("COEFF_BETA", "OCC_BETA")?;
     let spin = if beta.is_some() {
         SpinKind::Unrestricted
-    } else if alpha.occupations.iter().any(|&o| o == 1.0) {
+    } else if alpha.occupations.contains(&1.0) {
         SpinKind::RestrictedOpen
     } else {
         SpinKind::Restricted
@@ -363,6 +363,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<MklFile, ReadError> {
         program: Some("ORCA".into()),
         corrections: Vec::new(),
         energy_hartree: None,
+        scf_density: None,
     };
     let warnings = orca_conventions(&mut wf);
     Ok(MklFile {

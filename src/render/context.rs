@@ -5,6 +5,7 @@
 //! formats of [`crate::render::target::OffscreenTarget`] at a fixed MSAA sample count.
 
 use super::RenderError;
+use super::capabilities::{AdapterFacts, Capabilities, Transparency};
 use super::gpu::{CylinderInstance, LineVertex, MeshVertex, SphereInstance};
 use super::shaders;
 
@@ -17,6 +18,22 @@ pub const ACCUM_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 /// Revealage target of weighted blended transparency.
 pub const REVEAL_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R16Float;
 
+/// The pipeline of transparent surfaces, by [`Transparency`] path.
+pub(crate) enum MeshTransparent {
+    /// Into the accumulation and revealage targets, resolved by the composite pass.
+    WeightedBlended(wgpu::RenderPipeline),
+    /// Blended over the colour target in the opaque pass, in draw order.
+    PlainAlpha(wgpu::RenderPipeline),
+}
+
+/// The opaque and transparent pipelines of one kind of mesh.
+pub(crate) struct MeshPipelines {
+    pub(crate) opaque: wgpu::RenderPipeline,
+    /// Weighted blended transparency where its targets blend, else the surfaces blended over the
+    /// opaque scene ([`Transparency`]).
+    pub(crate) transparent: MeshTransparent,
+}
+
 /// Device, queue, bind group layouts and pipelines.
 pub struct RenderContext {
     pub device: wgpu::Device,
@@ -28,14 +45,19 @@ pub struct RenderContext {
     /// True when the adapter is a software rasteriser (lavapipe, WARP): its compute passes run on
     /// the CPU cores the field engines also need, so the viewer extracts isosurfaces on the CPU.
     pub software_adapter: bool,
+    /// What the adapter can do and which path each feature takes (read once, at creation).
+    pub capabilities: Capabilities,
     pub(crate) globals_layout: wgpu::BindGroupLayout,
     pub(crate) mesh_layout: wgpu::BindGroupLayout,
     pub(crate) slice_layout: wgpu::BindGroupLayout,
     pub(crate) composite_layout: wgpu::BindGroupLayout,
     pub(crate) spheres: wgpu::RenderPipeline,
     pub(crate) cylinders: wgpu::RenderPipeline,
-    pub(crate) mesh_opaque: wgpu::RenderPipeline,
-    pub(crate) mesh_oit: wgpu::RenderPipeline,
+    /// Meshes coloured by a volume (its 3-D texture bound).
+    pub(crate) mesh_field: MeshPipelines,
+    /// Meshes in one colour: no texture bound.
+    pub(crate) mesh_flat: MeshPipelines,
+    pub(crate) mesh_flat_layout: wgpu::BindGroupLayout,
     pub(crate) lines: wgpu::RenderPipeline,
     pub(crate) slice: wgpu::RenderPipeline,
     pub(crate) composite: wgpu::RenderPipeline,
@@ -142,9 +164,11 @@ fn pipeline(device: &wgpu::Device, spec: PipelineSpec<'_>) -> wgpu::RenderPipeli
 }
 
 impl RenderContext {
-    /// Builds the pipelines on an existing device (the window's, shared with egui).
-    pub fn new(device: wgpu::Device, queue: wgpu::Queue, sample_count: u32, adapter_summary: String) -> RenderContext {
-        let sample_count = if sample_count >= 4 { 4 } else { 1 };
+    /// Builds the pipelines on an existing device (the window's, shared with egui) for the paths
+    /// `capabilities` chose (read from the device's adapter with [`Capabilities::read`]).
+    pub fn new(device: wgpu::Device, queue: wgpu::Queue, capabilities: Capabilities) -> RenderContext {
+        let sample_count = if capabilities.sample_count >= 4 { 4 } else { 1 };
+        let adapter_summary = capabilities.adapter.clone();
         let d = &device;
         let vf = wgpu::ShaderStages::VERTEX_FRAGMENT;
         let globals_layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -167,6 +191,10 @@ impl RenderContext {
                 },
             ],
         });
+        let mesh_flat_layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("orbitfield flat mesh layout"),
+            entries: &[uniform_entry(0, vf)],
+        });
         let slice_layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("orbitfield slice layout"),
             entries: &[uniform_entry(0, vf), texture_entry(1, true), sampler_entry(2)],
@@ -186,6 +214,10 @@ impl RenderContext {
         let mesh_pl = layout(
             "orbitfield mesh pipeline layout",
             &[Some(&globals_layout), Some(&mesh_layout)],
+        );
+        let mesh_flat_pl = layout(
+            "orbitfield flat mesh pipeline layout",
+            &[Some(&globals_layout), Some(&mesh_flat_layout)],
         );
         let slice_pl = layout(
             "orbitfield slice pipeline layout",
@@ -254,23 +286,6 @@ impl RenderContext {
             step_mode: wgpu::VertexStepMode::Vertex,
             attributes: &MESH_ATTRS,
         })];
-        let mesh_opaque = pipeline(
-            d,
-            PipelineSpec {
-                label: "orbitfield mesh opaque pipeline",
-                module: &mesh_m,
-                layout: &mesh_pl,
-                vs: "vs_mesh",
-                fs: "fs_opaque",
-                buffers: &mesh_buffers,
-                topology: wgpu::PrimitiveTopology::TriangleList,
-                targets: &opaque_target,
-                depth_write: true,
-                depth: true,
-                samples: sample_count,
-                cull_near_faces: false,
-            },
-        );
         let additive = wgpu::BlendComponent {
             src_factor: wgpu::BlendFactor::One,
             dst_factor: wgpu::BlendFactor::One,
@@ -281,40 +296,79 @@ impl RenderContext {
             dst_factor: wgpu::BlendFactor::OneMinusSrc,
             operation: wgpu::BlendOperation::Add,
         };
-        let mesh_oit = pipeline(
-            d,
-            PipelineSpec {
-                label: "orbitfield mesh transparent (oit) pipeline",
+        let oit_targets = [
+            Some(wgpu::ColorTargetState {
+                format: ACCUM_FORMAT,
+                blend: Some(wgpu::BlendState {
+                    color: additive,
+                    alpha: additive,
+                }),
+                write_mask: wgpu::ColorWrites::ALL,
+            }),
+            Some(wgpu::ColorTargetState {
+                format: REVEAL_FORMAT,
+                blend: Some(wgpu::BlendState {
+                    color: reveal,
+                    alpha: reveal,
+                }),
+                write_mask: wgpu::ColorWrites::ALL,
+            }),
+        ];
+        let alpha_target = [Some(wgpu::ColorTargetState {
+            format: COLOR_FORMAT,
+            blend: Some(wgpu::BlendState::ALPHA_BLENDING),
+            write_mask: wgpu::ColorWrites::ALL,
+        })];
+        // Two sets: meshes coloured by a volume (3-D texture bound) and meshes in one colour (the
+        // `_flat` entry points, no texture bound).
+        let mesh_pipelines = |layout: &wgpu::PipelineLayout, flat: bool| {
+            let spec = |label: &'static str, fs: &'static str, targets, depth_write| PipelineSpec {
+                label,
                 module: &mesh_m,
-                layout: &mesh_pl,
+                layout,
                 vs: "vs_mesh",
-                fs: "fs_oit",
+                fs,
                 buffers: &mesh_buffers,
                 topology: wgpu::PrimitiveTopology::TriangleList,
-                targets: &[
-                    Some(wgpu::ColorTargetState {
-                        format: ACCUM_FORMAT,
-                        blend: Some(wgpu::BlendState {
-                            color: additive,
-                            alpha: additive,
-                        }),
-                        write_mask: wgpu::ColorWrites::ALL,
-                    }),
-                    Some(wgpu::ColorTargetState {
-                        format: REVEAL_FORMAT,
-                        blend: Some(wgpu::BlendState {
-                            color: reveal,
-                            alpha: reveal,
-                        }),
-                        write_mask: wgpu::ColorWrites::ALL,
-                    }),
-                ],
-                depth_write: false,
+                targets,
+                depth_write,
                 depth: true,
                 samples: sample_count,
                 cull_near_faces: false,
-            },
-        );
+            };
+            let (fs_opaque, fs_oit, fs_alpha) = if flat {
+                ("fs_opaque_flat", "fs_oit_flat", "fs_alpha_flat")
+            } else {
+                ("fs_opaque", "fs_oit", "fs_alpha")
+            };
+            let opaque = pipeline(
+                d,
+                spec("orbitfield mesh opaque pipeline", fs_opaque, &opaque_target, true),
+            );
+            let transparent = match capabilities.transparency {
+                Transparency::WeightedBlended => MeshTransparent::WeightedBlended(pipeline(
+                    d,
+                    spec(
+                        "orbitfield mesh transparent (oit) pipeline",
+                        fs_oit,
+                        &oit_targets,
+                        false,
+                    ),
+                )),
+                Transparency::PlainAlpha => MeshTransparent::PlainAlpha(pipeline(
+                    d,
+                    spec(
+                        "orbitfield mesh transparent (alpha) pipeline",
+                        fs_alpha,
+                        &alpha_target,
+                        false,
+                    ),
+                )),
+            };
+            MeshPipelines { opaque, transparent }
+        };
+        let mesh_field = mesh_pipelines(&mesh_pl, false);
+        let mesh_flat = mesh_pipelines(&mesh_flat_pl, true);
         let lines = pipeline(
             d,
             PipelineSpec {
@@ -387,15 +441,17 @@ impl RenderContext {
             queue,
             sample_count,
             adapter_summary,
-            software_adapter: false,
+            software_adapter: capabilities.software,
+            capabilities,
             globals_layout,
             mesh_layout,
             slice_layout,
             composite_layout,
             spheres,
             cylinders,
-            mesh_opaque,
-            mesh_oit,
+            mesh_field,
+            mesh_flat,
+            mesh_flat_layout,
             lines,
             slice,
             composite,
@@ -404,9 +460,32 @@ impl RenderContext {
     }
 
     /// A context on its own device with no window: for the `render` command and tests. Picks a
-    /// hardware adapter when there is one, else a software one (Mesa lavapipe, WARP).
+    /// hardware adapter when there is one, else a software one (Mesa lavapipe or llvmpipe, WARP),
+    /// among the backends `WGPU_BACKEND` names (all when unset). `sample_count` is a wish: the
+    /// adapter's [`Capabilities`] decide.
     pub fn headless(sample_count: u32) -> Result<RenderContext, RenderError> {
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        RenderContext::headless_on(
+            wgpu::Backends::from_env().unwrap_or(wgpu::Backends::all()),
+            sample_count,
+        )
+    }
+
+    /// As [`RenderContext::headless`], on the given backends only.
+    pub fn headless_on(backends: wgpu::Backends, sample_count: u32) -> Result<RenderContext, RenderError> {
+        RenderContext::headless_with(backends, sample_count, |_, _| {})
+    }
+
+    /// As [`RenderContext::headless_on`], with the chosen paths adjusted by `adjust` (given the
+    /// adapter's facts) before the pipelines are built: tests compare a degraded path with the full
+    /// one on the same adapter.
+    pub fn headless_with(
+        backends: wgpu::Backends,
+        sample_count: u32,
+        adjust: impl FnOnce(&AdapterFacts, &mut Capabilities),
+    ) -> Result<RenderContext, RenderError> {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        desc.backends = backends;
+        let instance = wgpu::Instance::new(desc);
         let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
             power_preference: wgpu::PowerPreference::HighPerformance,
             force_fallback_adapter: false,
@@ -422,18 +501,77 @@ impl RenderContext {
             }))
         })
         .map_err(|e| RenderError::NoAdapter(e.to_string()))?;
-        let info = adapter.get_info();
-        let summary = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("orbitfield headless device"),
-            // The adapter's own limits: the marching-cubes compute pass needs more storage buffers per
-            // stage than the downlevel defaults allow, and any adapter supports its own limits.
-            required_limits: adapter.limits(),
-            ..Default::default()
-        }))
-        .map_err(|e| RenderError::Device(e.to_string()))?;
-        let mut rc = RenderContext::new(device, queue, sample_count, summary);
-        rc.software_adapter = info.device_type == wgpu::DeviceType::Cpu;
-        Ok(rc)
+        let (device, queue) = pollster::block_on(adapter.request_device(&device_descriptor(&adapter)))
+            .map_err(|e| RenderError::Device(e.to_string()))?;
+        install_error_handler(&device);
+        let facts = AdapterFacts::read(&adapter, &device.limits());
+        let mut capabilities = Capabilities::choose(&facts, sample_count);
+        adjust(&facts, &mut capabilities);
+        Ok(RenderContext::new(device, queue, capabilities))
     }
+}
+
+/// The device the view asks an adapter for: the adapter's own limits (any adapter supports them;
+/// the defaults of the OpenGL backend allow no storage buffers, so the compute pass could not run
+/// even where the driver can).
+pub fn device_descriptor(adapter: &wgpu::Adapter) -> wgpu::DeviceDescriptor<'static> {
+    wgpu::DeviceDescriptor {
+        label: Some("orbitfield device"),
+        required_limits: adapter.limits(),
+        ..Default::default()
+    }
+}
+
+/// Validation errors and a lost device become log lines instead of a panic (wgpu's default), and
+/// are counted in [`device_errors`] for the jobs panel.
+pub fn install_error_handler(device: &wgpu::Device) {
+    device.on_uncaptured_error(std::sync::Arc::new(|e: wgpu::Error| {
+        DEVICE_ERRORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracing::error!("graphics device error: {e}");
+    }));
+    device.set_device_lost_callback(|reason, message| {
+        DEVICE_ERRORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracing::error!("graphics device lost ({reason:?}): {message}");
+    });
+}
+
+/// The GPU memory a device holds for the view (buffers and textures), for the jobs panel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuResources {
+    /// Live buffer and texture allocations.
+    pub allocations: usize,
+    /// Bytes they use.
+    pub allocated_bytes: u64,
+    /// Bytes of device memory reserved for them (blocks they are sub-allocated from).
+    pub reserved_bytes: u64,
+}
+
+impl GpuResources {
+    /// From the device's memory allocator; `None` where the backend keeps no report (OpenGL).
+    pub fn read(device: &wgpu::Device) -> Option<GpuResources> {
+        let r = device.generate_allocator_report()?;
+        Some(GpuResources {
+            allocations: r.allocations.len(),
+            allocated_bytes: r.total_allocated_bytes,
+            reserved_bytes: r.total_reserved_bytes,
+        })
+    }
+
+    /// `GPU memory: 41 buffers and textures, 23.4 MiB (64.0 MiB reserved)`.
+    pub fn line(&self) -> String {
+        let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+        format!(
+            "GPU memory: {} buffers and textures, {:.1} MiB ({:.1} MiB reserved)",
+            self.allocations,
+            mib(self.allocated_bytes),
+            mib(self.reserved_bytes)
+        )
+    }
+}
+
+static DEVICE_ERRORS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Graphics device errors reported since start (each one logged).
+pub fn device_errors() -> u64 {
+    DEVICE_ERRORS.load(std::sync::atomic::Ordering::Relaxed)
 }

@@ -9,6 +9,7 @@
 
 pub mod callback;
 pub mod camera;
+pub mod capabilities;
 pub mod colormap;
 pub mod context;
 pub mod gpu;
@@ -18,6 +19,7 @@ pub mod shaders;
 pub mod target;
 
 pub use camera::Camera;
+pub use capabilities::{Capabilities, Transparency};
 pub use context::RenderContext;
 pub use scene::{GpuScene, MeshInput, MeshStyle, SliceImage, ViewStyle};
 pub use target::OffscreenTarget;

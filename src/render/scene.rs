@@ -7,7 +7,7 @@
 
 use super::camera::Camera;
 use super::colormap::Colormap;
-use super::context::RenderContext;
+use super::context::{MeshTransparent, RenderContext};
 use super::gpu::{
     COLORMAP_ENTRIES, CylinderInstance, Globals, LineVertex, MeshUniform, MeshVertex, SliceUniform, SphereInstance,
 };
@@ -73,6 +73,8 @@ pub enum ColorFieldError {
     TooLarge(usize, usize, usize, u32),
     #[error("the colouring field has no values")]
     Empty,
+    #[error("this graphics adapter has no usable 3-D textures to colour surfaces by a volume")]
+    NoVolumeTextures,
 }
 
 /// The colour field on the GPU (a 1x1x1 placeholder when none is set).
@@ -215,10 +217,11 @@ impl GpuScene {
     ) -> Result<(), ColorFieldError> {
         self.color_field = match field {
             None => placeholder_color_field(ctx),
+            Some(_) if !ctx.capabilities.volume_textures => return Err(ColorFieldError::NoVolumeTextures),
             Some(f) => upload_color_field(ctx, f)?,
         };
         for m in &mut self.meshes {
-            m.bind_group = mesh_bind_group(ctx, &m.uniform, &self.color_field.view);
+            m.bind_group = mesh_bind_group(ctx, &m.uniform, &self.color_field);
             ctx.queue.write_buffer(
                 &m.uniform,
                 0,
@@ -273,7 +276,7 @@ impl GpuScene {
                 contents: bytemuck::bytes_of(&mesh_uniform(style, &self.color_field)),
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             });
-            let bind_group = mesh_bind_group(ctx, &uniform, &self.color_field.view);
+            let bind_group = mesh_bind_group(ctx, &uniform, &self.color_field);
             let (vertices, indices, args) = m.into_buffers();
             self.meshes.push(GpuMesh {
                 vertices,
@@ -338,6 +341,11 @@ impl GpuScene {
         };
         ctx.queue.write_buffer(&self.globals, 0, bytemuck::bytes_of(&globals));
         let bg = self.style.background;
+        let mesh = if self.has_color_field() {
+            &ctx.mesh_field
+        } else {
+            &ctx.mesh_flat
+        };
         let (color_view, color_resolve) = match &target.color_msaa_view {
             Some(msaa) => (msaa, Some(&target.color_view)),
             None => (&target.color_view, None),
@@ -392,16 +400,21 @@ impl GpuScene {
                 pass.set_bind_group(1, &slice.bind_group, &[]);
                 pass.draw(0..4, 0..1);
             }
-            pass.set_pipeline(&ctx.mesh_opaque);
+            pass.set_pipeline(&mesh.opaque);
             for m in self.meshes.iter().filter(|m| m.style.opacity >= 0.999) {
                 draw_mesh(&mut pass, m);
             }
+            if let MeshTransparent::PlainAlpha(alpha) = &mesh.transparent {
+                pass.set_pipeline(alpha);
+                for m in self.meshes.iter().filter(|m| is_transparent(m.style)) {
+                    draw_mesh(&mut pass, m);
+                }
+            }
         }
-        if !self
-            .meshes
-            .iter()
-            .any(|m| m.style.opacity < 0.999 && m.style.opacity > 0.0)
-        {
+        let MeshTransparent::WeightedBlended(oit) = &mesh.transparent else {
+            return;
+        };
+        if !self.meshes.iter().any(|m| is_transparent(m.style)) {
             return;
         }
         let (accum, accum_resolve) = target_pair(&target.accum_msaa_view, &target.accum_view);
@@ -442,12 +455,8 @@ impl GpuScene {
                 multiview_mask: None,
             });
             pass.set_bind_group(0, &self.globals_bind_group, &[]);
-            pass.set_pipeline(&ctx.mesh_oit);
-            for m in self
-                .meshes
-                .iter()
-                .filter(|m| m.style.opacity < 0.999 && m.style.opacity > 0.0)
-            {
+            pass.set_pipeline(oit);
+            for m in self.meshes.iter().filter(|m| is_transparent(m.style)) {
                 draw_mesh(&mut pass, m);
             }
         }
@@ -471,6 +480,11 @@ impl GpuScene {
         pass.set_bind_group(0, &target.composite_bind_group, &[]);
         pass.draw(0..3, 0..1);
     }
+}
+
+/// A surface drawn by the transparent path (fully transparent ones are not drawn).
+fn is_transparent(style: MeshStyle) -> bool {
+    style.opacity < 0.999 && style.opacity > 0.0
 }
 
 /// The attachment to draw into and the texture to resolve to (none without MSAA).
@@ -506,21 +520,31 @@ fn mesh_uniform(style: MeshStyle, field: &GpuColorField) -> MeshUniform {
     }
 }
 
-fn mesh_bind_group(ctx: &RenderContext, uniform: &wgpu::Buffer, field: &wgpu::TextureView) -> wgpu::BindGroup {
-    ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("orbitfield mesh bind group"),
-        layout: &ctx.mesh_layout,
-        entries: &[
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: uniform.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: wgpu::BindingResource::TextureView(field),
-            },
-        ],
-    })
+/// The uniform alone for a mesh in one colour; with the colour field's texture when one is set.
+fn mesh_bind_group(ctx: &RenderContext, uniform: &wgpu::Buffer, field: &GpuColorField) -> wgpu::BindGroup {
+    let uniform_entry = wgpu::BindGroupEntry {
+        binding: 0,
+        resource: uniform.as_entire_binding(),
+    };
+    if field.uniform.field_origin_angstrom[3] > 0.5 {
+        ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("orbitfield mesh bind group"),
+            layout: &ctx.mesh_layout,
+            entries: &[
+                uniform_entry,
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::TextureView(&field.view),
+                },
+            ],
+        })
+    } else {
+        ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("orbitfield flat mesh bind group"),
+            layout: &ctx.mesh_flat_layout,
+            entries: &[uniform_entry],
+        })
+    }
 }
 
 fn field_texture(ctx: &RenderContext, dims: [u32; 3], values: &[f32]) -> wgpu::TextureView {
@@ -657,7 +681,7 @@ fn upload_mesh(ctx: &RenderContext, m: &MeshInput<'_>, style: MeshStyle, field: 
         contents: bytemuck::bytes_of(&mesh_uniform(style, field)),
         usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
     });
-    let bind_group = mesh_bind_group(ctx, &uniform, &field.view);
+    let bind_group = mesh_bind_group(ctx, &uniform, field);
     Some(GpuMesh {
         vertices,
         indices,

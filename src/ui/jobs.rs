@@ -8,6 +8,9 @@ use egui::RichText;
 /// Field engine, running jobs with progress and cancel.
 pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
     ui.label(format!("Engine: {}", state.fields.backend_name()));
+    for line in state.panels.graphics.iter().filter(|l| !l.is_empty()) {
+        ui.label(RichText::new(line).small());
+    }
     progress_ui(ui, state);
     let workers = state.fields.workers();
     if !workers.is_empty() {
