@@ -603,12 +603,23 @@ pub fn read_full(path: &Path, bytes: &[u8]) -> Result<FchkFile, ReadError> {
     };
     // The conversion above is the documented convention; if the orbitals still are not orthonormal,
     // the file may come from a writer with individually normalised Cartesian functions.
-    let mut warnings = check_and_correct(&mut wf, &[vec![Correction::UnnormalisedPrimitives]]);
-    if !wf.corrections.is_empty() {
-        // The density matrix was converted under the documented convention the orbitals failed:
-        // the corrected orbitals define the density instead.
+    // (A writer that normalises Cartesian functions as x^l, not individually as Gaussian does, is
+    // caught by the overlap and corrected.)
+    let mut warnings = check_and_correct(
+        &mut wf,
+        &[
+            vec![Correction::UnnormalisedPrimitives],
+            vec![Correction::CartesianAsXl],
+        ],
+    );
+    let (total_density, spin_density) = if wf.corrections.is_empty() {
+        (total_density, spin_density)
+    } else {
+        // The density matrices were converted under the convention the orbitals failed: the
+        // corrected orbitals define the density instead.
         wf.scf_density = None;
-    }
+        (None, None)
+    };
     // The overlap cannot see a permutation of components inside a shell; the file's own SCF
     // density can: C n C^T must reproduce it.
     // (Not for ROHF files: what Gaussian stores there is not C n C^T of the spatial orbitals.)

@@ -242,12 +242,9 @@ fn read_piece(path: &Path, context: &Context) -> Result<Piece, ReadError> {
                     Structure::default(),
                     Frame::default(),
                 ),
-                Format::Dcd
-                | Format::Xtc
-                | Format::AmberNetcdf
-                | Format::Mdcrd
-                | Format::Trr
-                | Format::LammpsDump => unreachable_format(path)?,
+                Format::Dcd | Format::Xtc | Format::AmberNetcdf | Format::Mdcrd | Format::Trr | Format::LammpsDump => {
+                    unreachable_format(path)?
+                }
             }
         }
     })

@@ -1163,6 +1163,23 @@ fn record(wf: &mut Wavefunction, cands: &[Correction], why: &str) -> Vec<String>
 pub fn check_and_correct(wf: &mut Wavefunction, candidates: &[Vec<Correction>]) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(known) = known_conventions(wf.program.as_deref(), wf) {
+        // The program's sign convention alone, where its primitives turn out normalised (a file
+        // whose contractions the overlap shows to be read right without the primitive rescaling).
+        if known.len() > 1 && known.contains(&Correction::OrcaSigns) {
+            let signs_only = [Correction::OrcaSigns];
+            let mut trial = wf.clone();
+            apply(&mut trial, Correction::OrcaSigns);
+            let mut full = wf.clone();
+            for &c in &known {
+                apply(&mut full, c);
+            }
+            if max_deviation(&full) > ORTHONORMAL_TOLERANCE && max_deviation(&trial) <= ORTHONORMAL_TOLERANCE {
+                *wf = trial;
+                let program = wf.program.clone().unwrap_or_default();
+                notes.extend(record(wf, &signs_only, &format!("{program} file")));
+                return notes;
+            }
+        }
         let mut trial = wf.clone();
         for &c in &known {
             apply(&mut trial, c);
