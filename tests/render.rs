@@ -433,10 +433,21 @@ fn linear_x_grid() -> orbitfield::model::Grid3 {
     }
 }
 
+/// Colours the scene's surfaces by `grid`, -2..2 over the blue-white-red colormap.
+fn colour_by(ctx: &RenderContext, scene: &mut GpuScene, grid: &orbitfield::model::Grid3) {
+    let field = orbitfield::render::scene::ColorFieldInput {
+        grid,
+        range: [-2.0, 2.0],
+        colormap: orbitfield::render::colormap::Colormap::Diverging,
+    };
+    if let Err(e) = scene.set_color_field(ctx, Some(field)) {
+        panic!("colouring by the field: {e}");
+    }
+    assert!(scene.has_color_field());
+}
+
 #[test]
 fn surface_coloured_by_a_second_field_follows_its_values() {
-    use orbitfield::render::colormap::Colormap;
-    use orbitfield::render::scene::ColorFieldInput;
     let Some(ctx) = context() else { return };
     // One grey sphere of radius 2 A, coloured by f(x, y, z) = x (a linear "potential"): the left side
     // must come out at the colormap's blue end, the right at its red end, the middle near white.
@@ -464,17 +475,7 @@ fn surface_coloured_by_a_second_field_follows_its_values() {
         )
     };
     mesh(&mut scene);
-    scene
-        .set_color_field(
-            &ctx,
-            Some(ColorFieldInput {
-                grid: &grid,
-                range: [-2.0, 2.0],
-                colormap: Colormap::Diverging,
-            }),
-        )
-        .unwrap();
-    assert!(scene.has_color_field());
+    colour_by(&ctx, &mut scene, &grid);
     let size = [160, 160];
     let mut camera = Camera::default();
     camera.fit_to_bounds(Vec3::splat(-2.2), Vec3::splat(2.2), 1.0);
@@ -787,8 +788,6 @@ fn mesh_with_per_vertex_colours_shows_them() {
 /// its vertices (sampled on the CPU): for a linear field the picture is the 3-D texture path's.
 #[test]
 fn per_vertex_volume_colouring_matches_the_3d_texture_path() {
-    use orbitfield::render::colormap::Colormap;
-    use orbitfield::render::scene::ColorFieldInput;
     let Some((full, degraded)) = full_and_degraded(|_, c| c.volume_textures = false) else {
         return;
     };
@@ -805,19 +804,7 @@ fn per_vertex_volume_colouring_matches_the_3d_texture_path() {
             indices: &idx,
             ..MeshInput::default()
         };
-        sphere_picture(ctx, mesh, |scene| {
-            scene
-                .set_color_field(
-                    ctx,
-                    Some(ColorFieldInput {
-                        grid: &grid,
-                        range: [-2.0, 2.0],
-                        colormap: Colormap::Diverging,
-                    }),
-                )
-                .unwrap();
-            assert!(scene.has_color_field());
-        })
+        sphere_picture(ctx, mesh, |scene| colour_by(ctx, scene, &grid))
     };
     let (a, _) = picture(&full);
     let (b, camera) = picture(&degraded);
