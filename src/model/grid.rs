@@ -220,7 +220,7 @@ mod tests {
                 }
             }
         }
-        let to_angstrom = |p: [f64; 3]| super::super::units::angstrom_from_bohr3(p).map(|x| x as f32);
+        let to_angstrom = |p: [f64; 3]| crate::model::units::angstrom_from_bohr3(p).map(|x| x as f32);
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(7, |d| d.subsec_nanos());
