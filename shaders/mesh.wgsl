@@ -4,8 +4,11 @@
 // A mesh may be coloured by a second field (e.g. a density isosurface by the electrostatic
 // potential): the field is a 3-D texture of lattice values read with `textureLoad` and interpolated
 // trilinearly here, mapped through the colormap table of the uniform.
-// Vertex layout is `render::gpu::MeshVertex`, the per-mesh uniform `render::gpu::MeshUniform`
-// (src/render/gpu.rs).
+// Or each vertex carries its own colour (`_colors` entry points, a second vertex buffer, no texture
+// bound): a categorical colour, or a value mapped through the colormap after interpolation across
+// the triangle (the CPU's samples of a colouring volume where the adapter has no 3-D textures).
+// Vertex layouts are `render::gpu::MeshVertex` and `render::gpu::MeshVertexColor`, the per-mesh
+// uniform `render::gpu::MeshUniform` (src/render/gpu.rs).
 
 const COLORMAP_ENTRIES: u32 = 64u;
 
@@ -36,14 +39,47 @@ struct MeshVary {
     @location(2) p_world: vec3<f32>,
 };
 
+// Twin of `render::gpu::MeshVertexColor`.
+struct MeshColorIn {
+    @location(2) value: f32,
+    // rgb and, in a, 1 for a categorical colour, 0 to map `value` through the colormap.
+    @location(3) color: vec4<f32>,
+};
+
+struct MeshColorVary {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) p_view: vec3<f32>,
+    @location(1) n_view: vec3<f32>,
+    @location(2) p_world: vec3<f32>,
+    @location(3) value: f32,
+    @location(4) color: vec4<f32>,
+};
+
 @vertex
 fn vs_mesh(v: MeshIn) -> MeshVary {
+    return transform(v);
+}
+
+fn transform(v: MeshIn) -> MeshVary {
     var out: MeshVary;
     let p = globals.view * vec4<f32>(v.position, 1.0);
     out.clip = globals.proj * p;
     out.p_view = p.xyz;
     out.n_view = (globals.view * vec4<f32>(v.normal, 0.0)).xyz;
     out.p_world = v.position;
+    return out;
+}
+
+@vertex
+fn vs_mesh_colors(v: MeshIn, c: MeshColorIn) -> MeshColorVary {
+    let m = transform(v);
+    var out: MeshColorVary;
+    out.clip = m.clip;
+    out.p_view = m.p_view;
+    out.n_view = m.n_view;
+    out.p_world = m.p_world;
+    out.value = c.value;
+    out.color = c.color;
     return out;
 }
 
@@ -77,17 +113,21 @@ fn colormap(t: f32) -> vec3<f32> {
     return mix(mesh.colormap[i].rgb, mesh.colormap[i + 1u].rgb, f);
 }
 
-fn base_color(p_world: vec3<f32>) -> vec3<f32> {
-    if mesh.field_origin.w < 0.5 {
-        return mesh.color.rgb;
-    }
-    let v = field_value(p_world);
+// A field value through the colormap and range of the uniform.
+fn value_color(v: f32) -> vec3<f32> {
     let span = mesh.field_range.y - mesh.field_range.x;
     var t = 0.5;
     if abs(span) > 0.0 {
         t = (v - mesh.field_range.x) / span;
     }
     return colormap(t);
+}
+
+fn base_color(p_world: vec3<f32>) -> vec3<f32> {
+    if mesh.field_origin.w < 0.5 {
+        return mesh.color.rgb;
+    }
+    return value_color(field_value(p_world));
 }
 
 fn lit(base: vec3<f32>, in: MeshVary) -> vec3<f32> {
@@ -111,6 +151,21 @@ fn flat_color(in: MeshVary) -> vec3<f32> {
     return lit(mesh.color.rgb, in);
 }
 
+fn vary(in: MeshColorVary) -> MeshVary {
+    var out: MeshVary;
+    out.clip = in.clip;
+    out.p_view = in.p_view;
+    out.n_view = in.n_view;
+    out.p_world = in.p_world;
+    return out;
+}
+
+// Meshes with a colour per vertex.
+fn vertex_color(in: MeshColorVary) -> vec3<f32> {
+    let base = mix(value_color(in.value), in.color.rgb, clamp(in.color.a, 0.0, 1.0));
+    return lit(base, vary(in));
+}
+
 @fragment
 fn fs_opaque(in: MeshVary) -> @location(0) vec4<f32> {
     return vec4<f32>(mesh_color(in), 1.0);
@@ -128,8 +183,18 @@ fn fs_alpha(in: MeshVary) -> @location(0) vec4<f32> {
 }
 
 @fragment
+fn fs_opaque_colors(in: MeshColorVary) -> @location(0) vec4<f32> {
+    return vec4<f32>(vertex_color(in), 1.0);
+}
+
+@fragment
 fn fs_alpha_flat(in: MeshVary) -> @location(0) vec4<f32> {
     return vec4<f32>(flat_color(in), clamp(mesh.color.a, 0.0, 1.0));
+}
+
+@fragment
+fn fs_alpha_colors(in: MeshColorVary) -> @location(0) vec4<f32> {
+    return vec4<f32>(vertex_color(in), clamp(mesh.color.a, 0.0, 1.0));
 }
 
 struct OitOut {
@@ -145,6 +210,11 @@ fn fs_oit(in: MeshVary) -> OitOut {
 @fragment
 fn fs_oit_flat(in: MeshVary) -> OitOut {
     return oit(flat_color(in), in);
+}
+
+@fragment
+fn fs_oit_colors(in: MeshColorVary) -> OitOut {
+    return oit(vertex_color(in), vary(in));
 }
 
 fn oit(c: vec3<f32>, in: MeshVary) -> OitOut {

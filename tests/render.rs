@@ -154,6 +154,7 @@ fn two_lobes_have_their_colours_in_the_expected_regions() {
                     positions_angstrom: &plus.0,
                     normals: &plus.1,
                     indices: &plus.2,
+                    ..MeshInput::default()
                 },
                 MeshStyle {
                     color: LOBE_POSITIVE,
@@ -165,6 +166,7 @@ fn two_lobes_have_their_colours_in_the_expected_regions() {
                     positions_angstrom: &minus.0,
                     normals: &minus.1,
                     indices: &minus.2,
+                    ..MeshInput::default()
                 },
                 MeshStyle {
                     color: LOBE_NEGATIVE,
@@ -214,6 +216,7 @@ fn transparent_mesh_blends_over_an_atom() {
                 positions_angstrom: &shell.0,
                 normals: &shell.1,
                 indices: &shell.2,
+                ..MeshInput::default()
             },
             style,
         )],
@@ -294,6 +297,7 @@ fn water_homo_cube_lobes_have_their_colours_where_the_values_are() {
                     positions_angstrom: &m.positions_angstrom,
                     normals: &m.normals,
                     indices: &m.indices,
+                    ..MeshInput::default()
                 },
                 MeshStyle { color, opacity: 1.0 },
             )
@@ -409,18 +413,11 @@ fn slice_plane_and_box_outline() {
     assert!(hit, "box edge near {edge:?}");
 }
 
-#[test]
-fn surface_coloured_by_a_second_field_follows_its_values() {
-    use orbitfield::model::{Grid3, Lattice};
-    use orbitfield::render::colormap::Colormap;
-    use orbitfield::render::scene::ColorFieldInput;
-    let Some(ctx) = context() else { return };
-    // One grey sphere of radius 2 A, coloured by f(x, y, z) = x (a linear "potential"): the left side
-    // must come out at the colormap's blue end, the right at its red end, the middle near white.
-    let sphere = sphere_mesh([0.0, 0.0, 0.0], 2.0);
+/// f(x, y, z) = x (Angstrom) on a 17^3 lattice over -4..4 A: a linear "potential".
+fn linear_x_grid() -> orbitfield::model::Grid3 {
     let bohr = orbitfield::model::units::bohr_from_angstrom(1.0);
     let n = 17;
-    let lattice = Lattice::axis_aligned([-4.0 * bohr; 3], 0.5 * bohr, [n, n, n]);
+    let lattice = orbitfield::model::Lattice::axis_aligned([-4.0 * bohr; 3], 0.5 * bohr, [n, n, n]);
     let mut values = Vec::with_capacity(n * n * n);
     for _k in 0..n {
         for _j in 0..n {
@@ -429,11 +426,33 @@ fn surface_coloured_by_a_second_field_follows_its_values() {
             }
         }
     }
-    let grid = Grid3 {
+    orbitfield::model::Grid3 {
         lattice,
         values,
         description: "x (linear test field)".into(),
+    }
+}
+
+/// Colours the scene's surfaces by `grid`, -2..2 over the blue-white-red colormap.
+fn colour_by(ctx: &RenderContext, scene: &mut GpuScene, grid: &orbitfield::model::Grid3) {
+    let field = orbitfield::render::scene::ColorFieldInput {
+        grid,
+        range: [-2.0, 2.0],
+        colormap: orbitfield::render::colormap::Colormap::Diverging,
     };
+    if let Err(e) = scene.set_color_field(ctx, Some(field)) {
+        panic!("colouring by the field: {e}");
+    }
+    assert!(scene.has_color_field());
+}
+
+#[test]
+fn surface_coloured_by_a_second_field_follows_its_values() {
+    let Some(ctx) = context() else { return };
+    // One grey sphere of radius 2 A, coloured by f(x, y, z) = x (a linear "potential"): the left side
+    // must come out at the colormap's blue end, the right at its red end, the middle near white.
+    let sphere = sphere_mesh([0.0, 0.0, 0.0], 2.0);
+    let grid = linear_x_grid();
     let mut scene = GpuScene::new(&ctx);
     scene.style.background = [0.0, 0.0, 0.0];
     scene.style.depth_cue = 0.0;
@@ -446,6 +465,7 @@ fn surface_coloured_by_a_second_field_follows_its_values() {
                     positions_angstrom: &sphere.0,
                     normals: &sphere.1,
                     indices: &sphere.2,
+                    ..MeshInput::default()
                 },
                 MeshStyle {
                     color: [0.5, 0.5, 0.5],
@@ -455,17 +475,7 @@ fn surface_coloured_by_a_second_field_follows_its_values() {
         )
     };
     mesh(&mut scene);
-    scene
-        .set_color_field(
-            &ctx,
-            Some(ColorFieldInput {
-                grid: &grid,
-                range: [-2.0, 2.0],
-                colormap: Colormap::Diverging,
-            }),
-        )
-        .unwrap();
-    assert!(scene.has_color_field());
+    colour_by(&ctx, &mut scene, &grid);
     let size = [160, 160];
     let mut camera = Camera::default();
     camera.fit_to_bounds(Vec3::splat(-2.2), Vec3::splat(2.2), 1.0);
@@ -605,6 +615,7 @@ fn transparent_square_over_atom(ctx: &RenderContext, sample_count_note: &str) ->
                 positions_angstrom: &square,
                 normals: &normals,
                 indices: &[0, 1, 2, 0, 2, 3],
+                ..MeshInput::default()
             },
             MeshStyle {
                 color: [1.0, 0.0, 0.0],
@@ -671,4 +682,137 @@ fn single_sample_picture_matches_msaa_within_edge_tolerance() {
     assert_eq!(px(&a, [48.0, 48.0]), px(&b, [48.0, 48.0]));
     let (_, mean) = image_difference(&a, &b);
     assert!(mean < 2.0, "pictures differ by {mean} levels per channel on average");
+}
+
+/// A sphere of radius 2 A at the origin, lit from the viewer, drawn by `ctx` into a 160 x 160 image
+/// after `prepare` has set it up (colours, colour field); returns the image and the camera.
+fn sphere_picture(
+    ctx: &RenderContext,
+    mesh: MeshInput<'_>,
+    prepare: impl FnOnce(&mut GpuScene),
+) -> (image::RgbaImage, Camera) {
+    let mut scene = GpuScene::new(ctx);
+    scene.style.depth_cue = 0.0;
+    scene.style.light_dir_view = [0.0, 0.0, 1.0];
+    scene.set_meshes(
+        ctx,
+        &[(
+            mesh,
+            MeshStyle {
+                color: [0.5, 0.5, 0.5],
+                opacity: 1.0,
+            },
+        )],
+    );
+    prepare(&mut scene);
+    let mut camera = Camera::default();
+    camera.fit_to_bounds(Vec3::splat(-2.2), Vec3::splat(2.2), 1.0);
+    let target = OffscreenTarget::new(ctx, SPHERE_PICTURE_PX);
+    render_once(ctx, &scene, &target, &camera);
+    let img = target
+        .read_rgba(ctx)
+        .unwrap_or_else(|e| panic!("reading the sphere picture: {e}"));
+    (img, camera)
+}
+
+const SPHERE_PICTURE_PX: [u32; 2] = [160, 160];
+
+/// The colour of `img` where `camera` projects `p`.
+fn colour_at(img: &image::RgbaImage, camera: &Camera, p: Vec3) -> [u8; 4] {
+    let Some((at, _)) = camera.project_to_pixel(p, SPHERE_PICTURE_PX) else {
+        panic!("{p} is behind the camera");
+    };
+    px(img, at)
+}
+
+/// Categorical colours per vertex (green for x < 0, magenta for x > 0) show on their halves; values
+/// per vertex (x) go through the colormap and range the scene is given.
+#[test]
+fn mesh_with_per_vertex_colours_shows_them() {
+    use orbitfield::render::colormap::Colormap;
+    let Some(ctx) = context() else { return };
+    let (pos, nrm, idx) = sphere_mesh([0.0, 0.0, 0.0], 2.0);
+    let colors: Vec<[u8; 4]> = pos
+        .iter()
+        .map(|p| {
+            if p[0] < 0.0 {
+                [0, 220, 0, 255]
+            } else {
+                [220, 0, 220, 255]
+            }
+        })
+        .collect();
+    let mesh = MeshInput {
+        positions_angstrom: &pos,
+        normals: &nrm,
+        indices: &idx,
+        colors_rgba8: &colors,
+        ..MeshInput::default()
+    };
+    let (img, camera) = sphere_picture(&ctx, mesh, |_| {});
+    let left = colour_at(&img, &camera, Vec3::new(-1.2, 0.3, 1.5));
+    let right = colour_at(&img, &camera, Vec3::new(1.2, -0.3, 1.5));
+    assert!(
+        left[1] > left[0] + 80 && left[1] > left[2] + 80,
+        "x < 0 should be green: {left:?}"
+    );
+    assert!(
+        right[0] > right[1] + 80 && right[2] > right[1] + 80,
+        "x > 0 should be magenta: {right:?}"
+    );
+    assert_eq!(px(&img, [2.0, 2.0]), [0, 0, 0, 255], "background");
+
+    let values: Vec<f32> = pos.iter().map(|p| p[0]).collect();
+    let mesh = MeshInput {
+        positions_angstrom: &pos,
+        normals: &nrm,
+        indices: &idx,
+        values: &values,
+        ..MeshInput::default()
+    };
+    let (img, camera) = sphere_picture(&ctx, mesh, |scene| {
+        scene.set_value_colors(&ctx, [-2.0, 2.0], Colormap::Diverging);
+    });
+    let left = colour_at(&img, &camera, Vec3::new(-1.5, 0.0, 1.3));
+    let right = colour_at(&img, &camera, Vec3::new(1.5, 0.0, 1.3));
+    let middle = colour_at(&img, &camera, Vec3::new(0.0, 0.0, 2.0));
+    assert!(left[2] > left[0] + 60, "value -1.5 should be blue: {left:?}");
+    assert!(right[0] > right[2] + 60, "value +1.5 should be red: {right:?}");
+    assert!(
+        middle.iter().take(3).all(|&c| c > 150) && middle[0].abs_diff(middle[2]) < 40,
+        "value 0 should be near white: {middle:?}"
+    );
+}
+
+/// Without usable 3-D textures a surface coloured by a volume is coloured by the volume's values at
+/// its vertices (sampled on the CPU): for a linear field the picture is the 3-D texture path's.
+#[test]
+fn per_vertex_volume_colouring_matches_the_3d_texture_path() {
+    let Some((full, degraded)) = full_and_degraded(|_, c| c.volume_textures = false) else {
+        return;
+    };
+    if !full.capabilities.volume_textures {
+        eprintln!("skipping: this adapter has no 3-D textures to compare with");
+        return;
+    }
+    let grid = linear_x_grid();
+    let (pos, nrm, idx) = sphere_mesh([0.0, 0.0, 0.0], 2.0);
+    let picture = |ctx: &RenderContext| {
+        let mesh = MeshInput {
+            positions_angstrom: &pos,
+            normals: &nrm,
+            indices: &idx,
+            ..MeshInput::default()
+        };
+        sphere_picture(ctx, mesh, |scene| colour_by(ctx, scene, &grid))
+    };
+    let (a, _) = picture(&full);
+    let (b, camera) = picture(&degraded);
+    let left = colour_at(&b, &camera, Vec3::new(-1.5, 0.0, 1.3));
+    let right = colour_at(&b, &camera, Vec3::new(1.5, 0.0, 1.3));
+    assert!(left[2] > left[0] + 60, "x = -1.5 should be blue: {left:?}");
+    assert!(right[0] > right[2] + 60, "x = +1.5 should be red: {right:?}");
+    let (max, mean) = image_difference(&a, &b);
+    eprintln!("3-D texture vs per-vertex colouring: max {max}, mean {mean}");
+    assert!(max <= 6 && mean < 0.5, "pictures differ: max {max}, mean {mean}");
 }

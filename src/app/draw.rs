@@ -6,7 +6,8 @@
 //! It redoes only what changed: a field representation's GPU surfaces are extracted again only when
 //! its picture's revision moved (into buffers of its own, reused from frame to frame); colour and
 //! opacity changes re-upload without extracting. The GPU marching cubes exists only where the render
-//! context's capabilities chose it; elsewhere the surfaces are the CPU mesher's.
+//! context's capabilities chose it; elsewhere the surfaces are the CPU mesher's. Without usable 3-D
+//! textures a surface coloured by a volume is coloured per vertex, which needs the CPU meshes.
 
 use super::fields::FieldKey;
 use super::reps::{FieldRep, FieldStyle, RepId, RepKind};
@@ -100,7 +101,17 @@ impl SceneSync {
                 ),
                 None => scene.set_color_field(rc, None),
             };
-            if let Err(e) = result {
+            if let Err(crate::render::scene::ColorFieldError::NoVolumeTextures) = result
+                && state.view.gpu_surfaces
+            {
+                // Colouring per vertex needs the CPU meshes: the CPU extractor from the next frame on,
+                // coloured once its surfaces arrive.
+                state.panels.status = "surface colouring per vertex (no 3-D textures); extracting on the CPU".into();
+                self.gpu.clear();
+                state.view.gpu_surfaces = false;
+                state.extract_surfaces_off_thread();
+                state.mark_fields_stale(|_| true);
+            } else if let Err(e) = result {
                 let coloured_rep = state
                     .doc
                     .reps
@@ -207,6 +218,8 @@ fn cpu_surfaces(rc: &RenderContext, scene: &mut GpuScene, state: &AppState) {
                         positions_angstrom: &m.positions_angstrom,
                         normals: &m.normals,
                         indices: &m.indices,
+                        values: &m.values,
+                        colors_rgba8: &m.colors_rgba8,
                     },
                     style,
                 ));

@@ -202,37 +202,9 @@ pub struct Legend {
     pub colormap: Colormap,
 }
 
-/// Trilinear sample of a grid at a point in Angstrom (axis-aligned lattices only).
+/// Trilinear sample of a grid at a point in Angstrom (axis-aligned lattices only); `None` outside.
 pub fn sample_grid(grid: &Grid3, p_angstrom: [f32; 3]) -> Option<f32> {
-    let l = &grid.lattice;
-    if !l.is_axis_aligned() {
-        return None;
-    }
-    let p = crate::model::units::bohr_from_angstrom3(p_angstrom.map(f64::from));
-    let mut idx = [0usize; 3];
-    let mut frac = [0f32; 3];
-    for k in 0..3 {
-        let step = l.steps_bohr[k][k];
-        if step == 0.0 || l.dims[k] < 2 {
-            return None;
-        }
-        let x = (p[k] - l.origin_bohr[k]) / step;
-        if !(0.0..=(l.dims[k] - 1) as f64).contains(&x) {
-            return None;
-        }
-        let i = (x.floor() as usize).min(l.dims[k] - 2);
-        idx[k] = i;
-        frac[k] = (x - i as f64) as f32;
-    }
-    let mut v = 0.0;
-    for c in 0..8usize {
-        let (di, dj, dk) = (c & 1, (c >> 1) & 1, (c >> 2) & 1);
-        let w = (if di == 1 { frac[0] } else { 1.0 - frac[0] })
-            * (if dj == 1 { frac[1] } else { 1.0 - frac[1] })
-            * (if dk == 1 { frac[2] } else { 1.0 - frac[2] });
-        v += w * grid.get(idx[0] + di, idx[1] + dj, idx[2] + dk)?;
-    }
-    Some(v)
+    grid.trilinear_at_angstrom(p_angstrom, false)
 }
 
 #[cfg(test)]

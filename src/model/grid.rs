@@ -147,6 +147,49 @@ impl Grid3 {
         }
     }
 
+    /// Trilinear value at a point in Angstrom on an axis-aligned lattice; `None` for a rotated or
+    /// sheared lattice, a degenerate step, or (unless `clamp`) a point outside the lattice. With
+    /// `clamp` the point is first moved onto the lattice's box, as a 3-D texture read would be.
+    /// Used by the viewer's value read-out and by surfaces coloured per vertex (`render::scene`).
+    pub fn trilinear_at_angstrom(&self, p_angstrom: [f32; 3], clamp: bool) -> Option<f32> {
+        let l = &self.lattice;
+        if !l.is_axis_aligned() {
+            return None;
+        }
+        let p = super::units::bohr_from_angstrom3(p_angstrom.map(f64::from));
+        let mut lo = [0usize; 3];
+        let mut hi = [0usize; 3];
+        let mut frac = [0f32; 3];
+        for k in 0..3 {
+            let step = l.steps_bohr[k][k];
+            let n = l.dims[k];
+            if step == 0.0 || n == 0 || (!clamp && n < 2) {
+                return None;
+            }
+            let top = (n - 1) as f64;
+            let mut x = (p[k] - l.origin_bohr[k]) / step;
+            if clamp {
+                x = x.clamp(0.0, top);
+            } else if !(0.0..=top).contains(&x) {
+                return None;
+            }
+            let i = (x.floor() as usize).min(n.saturating_sub(2));
+            lo[k] = i;
+            hi[k] = (i + 1).min(n - 1);
+            frac[k] = (x - i as f64) as f32;
+        }
+        let mut v = 0.0;
+        for c in 0..8usize {
+            let (di, dj, dk) = (c & 1 == 1, (c >> 1) & 1 == 1, (c >> 2) & 1 == 1);
+            let w = (if di { frac[0] } else { 1.0 - frac[0] })
+                * (if dj { frac[1] } else { 1.0 - frac[1] })
+                * (if dk { frac[2] } else { 1.0 - frac[2] });
+            let pick = |on: bool, k: usize| if on { hi[k] } else { lo[k] };
+            v += w * self.get(pick(di, 0), pick(dj, 1), pick(dk, 2))?;
+        }
+        Some(v)
+    }
+
     /// Smallest and largest finite value, or `None` when there is none.
     pub fn min_max(&self) -> Option<(f32, f32)> {
         self.values
@@ -162,6 +205,39 @@ impl Grid3 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A linear field is reproduced exactly inside the lattice; outside, the clamped sample is the
+    /// value at the nearest point of the lattice's box and the unclamped one is `None`.
+    #[test]
+    fn trilinear_sample_of_a_linear_field_with_and_without_clamping() {
+        let lattice = Lattice::axis_aligned([-1.0, 0.0, 2.0], 0.5, [5, 4, 3]);
+        let f = |p: [f64; 3]| (2.0 * p[0] - p[1] + 0.5 * p[2]) as f32;
+        let mut g = Grid3::zeros(lattice, "linear");
+        for k in 0..3 {
+            for j in 0..4 {
+                for i in 0..5 {
+                    g.values[lattice.index(i, j, k)] = f(lattice.point_bohr(i, j, k));
+                }
+            }
+        }
+        let to_angstrom = |p: [f64; 3]| crate::model::units::angstrom_from_bohr3(p).map(|x| x as f32);
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(7, |d| d.subsec_nanos());
+        for n in 0..20u32 {
+            let r = |k: u32| ((seed.wrapping_mul(2_654_435_761).wrapping_add(n * 97 + k * 31) % 1000) as f64) / 1000.0;
+            let p = [-1.0 + 2.0 * r(0), 1.5 * r(1), 2.0 + r(2)];
+            for clamp in [false, true] {
+                let v = g.trilinear_at_angstrom(to_angstrom(p), clamp).unwrap();
+                assert!((v - f(p)).abs() < 1e-4, "{p:?}: {v} vs {}", f(p));
+            }
+        }
+        let outside = [-3.0, 5.0, 2.5];
+        assert_eq!(g.trilinear_at_angstrom(to_angstrom(outside), false), None);
+        let v = g.trilinear_at_angstrom(to_angstrom(outside), true).unwrap();
+        let nearest = f([-1.0, 1.5, 2.5]);
+        assert!((v - nearest).abs() < 1e-4, "{v} vs {nearest}");
+    }
 
     #[test]
     fn every_second_point_keeps_the_points_and_their_positions() {

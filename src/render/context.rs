@@ -6,7 +6,7 @@
 
 use super::RenderError;
 use super::capabilities::{AdapterFacts, Capabilities, Transparency};
-use super::gpu::{CylinderInstance, LineVertex, MeshVertex, SphereInstance};
+use super::gpu::{CylinderInstance, LineVertex, MeshVertex, MeshVertexColor, SphereInstance};
 use super::shaders;
 
 /// Colour format of the offscreen 3-D view (values stored as display colours).
@@ -24,6 +24,14 @@ pub(crate) enum MeshTransparent {
     WeightedBlended(wgpu::RenderPipeline),
     /// Blended over the colour target in the opaque pass, in draw order.
     PlainAlpha(wgpu::RenderPipeline),
+}
+
+/// How a mesh is coloured, by pipeline set.
+#[derive(Clone, Copy)]
+enum MeshKind {
+    Field,
+    Flat,
+    Colors,
 }
 
 /// The opaque and transparent pipelines of one kind of mesh.
@@ -57,6 +65,8 @@ pub struct RenderContext {
     pub(crate) mesh_field: MeshPipelines,
     /// Meshes in one colour: no texture bound.
     pub(crate) mesh_flat: MeshPipelines,
+    /// Meshes with a colour or value per vertex (a second vertex buffer): no texture bound.
+    pub(crate) mesh_colors: MeshPipelines,
     pub(crate) mesh_flat_layout: wgpu::BindGroupLayout,
     pub(crate) lines: wgpu::RenderPipeline,
     pub(crate) slice: wgpu::RenderPipeline,
@@ -68,6 +78,7 @@ const SPHERE_ATTRS: [wgpu::VertexAttribute; 2] = wgpu::vertex_attr_array![0 => F
 const CYLINDER_ATTRS: [wgpu::VertexAttribute; 5] =
     wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32, 3 => Unorm8x4, 4 => Unorm8x4];
 const MESH_ATTRS: [wgpu::VertexAttribute; 2] = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3];
+const MESH_COLOR_ATTRS: [wgpu::VertexAttribute; 2] = wgpu::vertex_attr_array![2 => Float32, 3 => Unorm8x4];
 const LINE_ATTRS: [wgpu::VertexAttribute; 2] = wgpu::vertex_attr_array![0 => Float32x3, 1 => Unorm8x4];
 
 fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
@@ -286,6 +297,14 @@ impl RenderContext {
             step_mode: wgpu::VertexStepMode::Vertex,
             attributes: &MESH_ATTRS,
         })];
+        let mesh_color_buffers = [
+            mesh_buffers[0].clone(),
+            Some(wgpu::VertexBufferLayout {
+                array_stride: std::mem::size_of::<MeshVertexColor>() as u64,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &MESH_COLOR_ATTRS,
+            }),
+        ];
         let additive = wgpu::BlendComponent {
             src_factor: wgpu::BlendFactor::One,
             dst_factor: wgpu::BlendFactor::One,
@@ -319,27 +338,41 @@ impl RenderContext {
             blend: Some(wgpu::BlendState::ALPHA_BLENDING),
             write_mask: wgpu::ColorWrites::ALL,
         })];
-        // Two sets: meshes coloured by a volume (3-D texture bound) and meshes in one colour (the
-        // `_flat` entry points, no texture bound).
-        let mesh_pipelines = |layout: &wgpu::PipelineLayout, flat: bool| {
+        // Three sets: meshes coloured by a volume (3-D texture bound), meshes in one colour (the
+        // `_flat` entry points) and meshes with a colour per vertex (`_colors`, a second vertex
+        // buffer); the last two bind no texture.
+        let mesh_pipelines = |layout: &wgpu::PipelineLayout, kind: MeshKind| {
+            let (vs, buffers, fs_opaque, fs_oit, fs_alpha): (_, &[Option<wgpu::VertexBufferLayout>], _, _, _) =
+                match kind {
+                    MeshKind::Field => ("vs_mesh", &mesh_buffers, "fs_opaque", "fs_oit", "fs_alpha"),
+                    MeshKind::Flat => (
+                        "vs_mesh",
+                        &mesh_buffers,
+                        "fs_opaque_flat",
+                        "fs_oit_flat",
+                        "fs_alpha_flat",
+                    ),
+                    MeshKind::Colors => (
+                        "vs_mesh_colors",
+                        &mesh_color_buffers,
+                        "fs_opaque_colors",
+                        "fs_oit_colors",
+                        "fs_alpha_colors",
+                    ),
+                };
             let spec = |label: &'static str, fs: &'static str, targets, depth_write| PipelineSpec {
                 label,
                 module: &mesh_m,
                 layout,
-                vs: "vs_mesh",
+                vs,
                 fs,
-                buffers: &mesh_buffers,
+                buffers,
                 topology: wgpu::PrimitiveTopology::TriangleList,
                 targets,
                 depth_write,
                 depth: true,
                 samples: sample_count,
                 cull_near_faces: false,
-            };
-            let (fs_opaque, fs_oit, fs_alpha) = if flat {
-                ("fs_opaque_flat", "fs_oit_flat", "fs_alpha_flat")
-            } else {
-                ("fs_opaque", "fs_oit", "fs_alpha")
             };
             let opaque = pipeline(
                 d,
@@ -367,8 +400,9 @@ impl RenderContext {
             };
             MeshPipelines { opaque, transparent }
         };
-        let mesh_field = mesh_pipelines(&mesh_pl, false);
-        let mesh_flat = mesh_pipelines(&mesh_flat_pl, true);
+        let mesh_field = mesh_pipelines(&mesh_pl, MeshKind::Field);
+        let mesh_flat = mesh_pipelines(&mesh_flat_pl, MeshKind::Flat);
+        let mesh_colors = mesh_pipelines(&mesh_flat_pl, MeshKind::Colors);
         let lines = pipeline(
             d,
             PipelineSpec {
@@ -451,6 +485,7 @@ impl RenderContext {
             cylinders,
             mesh_field,
             mesh_flat,
+            mesh_colors,
             mesh_flat_layout,
             lines,
             slice,

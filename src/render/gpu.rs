@@ -39,6 +39,18 @@ pub struct MeshVertex {
     pub normal: [f32; 3],
 }
 
+/// A mesh vertex's own colour, in a second vertex buffer beside [`MeshVertex`]: a scalar drawn
+/// through the mesh uniform's colormap and range, or a categorical colour. Twin: `MeshColorIn` in
+/// `shaders/mesh.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct MeshVertexColor {
+    pub value: f32,
+    /// RGBA8 ([`pack_rgba`]): alpha 255 draws the rgb as it is (categorical colours), alpha 0
+    /// draws `value` through the colormap.
+    pub color: u32,
+}
+
 /// Entries of the colormap table in [`MeshUniform`] (`COLORMAP_ENTRIES` in `shaders/mesh.wgsl`).
 pub const COLORMAP_ENTRIES: usize = 64;
 
@@ -110,6 +122,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<SphereInstance>(), 20);
         assert_eq!(std::mem::size_of::<CylinderInstance>(), 36);
         assert_eq!(std::mem::size_of::<MeshVertex>(), 24);
+        assert_eq!(std::mem::size_of::<MeshVertexColor>(), 8);
         assert_eq!(std::mem::size_of::<LineVertex>(), 16);
         assert_eq!(std::mem::size_of::<Globals>(), 256);
         assert_eq!(std::mem::size_of::<SliceUniform>(), 48);

@@ -4,12 +4,20 @@
 //! The app (and the headless renderer) upload CPU data when it changes — a new frame's positions,
 //! a new mesh — and call [`GpuScene::draw`] every frame; drawing allocates nothing and rebuilds no
 //! buffers, so a million atoms stay interactive. Colour and opacity changes touch uniforms only.
+//!
+//! Meshes are drawn in one colour, coloured by a volume (a 3-D texture read per fragment), or with a
+//! colour per vertex (categorical colours, or values through the colormap and range of the colour
+//! field). Where the adapter has no usable 3-D textures ([`super::Capabilities::volume_textures`]),
+//! colouring by a volume samples it at the vertices on the CPU (trilinear, clamped to the lattice
+//! as the texture read is) and draws those values per vertex: the scene keeps a copy of the CPU
+//! meshes' positions for that on such adapters only.
 
 use super::camera::Camera;
 use super::colormap::Colormap;
 use super::context::{MeshTransparent, RenderContext};
 use super::gpu::{
-    COLORMAP_ENTRIES, CylinderInstance, Globals, LineVertex, MeshUniform, MeshVertex, SliceUniform, SphereInstance,
+    COLORMAP_ENTRIES, CylinderInstance, Globals, LineVertex, MeshUniform, MeshVertex, MeshVertexColor, SliceUniform,
+    SphereInstance, pack_rgba,
 };
 use super::target::OffscreenTarget;
 use crate::model::Grid3;
@@ -38,12 +46,18 @@ impl Default for ViewStyle {
 }
 
 /// A triangle mesh as the CPU holds it (borrowed; the renderer copies it to the GPU).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct MeshInput<'a> {
     pub positions_angstrom: &'a [[f32; 3]],
     /// One normal per position (need not be unit length; zero is allowed).
     pub normals: &'a [[f32; 3]],
     pub indices: &'a [u32],
+    /// A value per position, drawn through the colour field's colormap and range (see
+    /// [`GpuScene::set_value_colors`]); ignored unless there is one per position.
+    pub values: &'a [f32],
+    /// An sRGB colour per position (its alpha is ignored: the mesh's opacity applies); drawn
+    /// instead of `values` when there is one per position.
+    pub colors_rgba8: &'a [[u8; 4]],
 }
 
 /// Colour and opacity of a mesh; opacity below 1 draws it with order-independent transparency.
@@ -73,14 +87,32 @@ pub enum ColorFieldError {
     TooLarge(usize, usize, usize, u32),
     #[error("the colouring field has no values")]
     Empty,
-    #[error("this graphics adapter has no usable 3-D textures to colour surfaces by a volume")]
+    #[error(
+        "this graphics adapter has no usable 3-D textures, and surfaces extracted on the GPU cannot be coloured per vertex"
+    )]
     NoVolumeTextures,
 }
 
-/// The colour field on the GPU (a 1x1x1 placeholder when none is set).
+/// The colour field: its 3-D texture, or (without usable 3-D textures) the lattice the CPU samples
+/// at the vertices; neither when none is set. The uniform holds the colormap and range that per-vertex
+/// values are drawn through either way.
 struct GpuColorField {
-    view: wgpu::TextureView,
+    view: Option<wgpu::TextureView>,
+    per_vertex: Option<Grid3>,
     uniform: MeshUniform,
+}
+
+impl GpuColorField {
+    fn textured(&self) -> bool {
+        self.view.is_some() && self.uniform.field_origin_angstrom[3] > 0.5
+    }
+}
+
+/// What the scene keeps of a CPU mesh on adapters without usable 3-D textures, to colour it by a
+/// volume later: its positions and its own per-vertex colours.
+struct VertexSource {
+    positions_angstrom: Vec<[f32; 3]>,
+    own_colors: Option<Vec<MeshVertexColor>>,
 }
 
 /// How many indices a mesh draws: known on the host, or written by the GPU marching-cubes pass into
@@ -95,6 +127,9 @@ pub struct GpuMesh {
     vertices: wgpu::Buffer,
     indices: wgpu::Buffer,
     index_count: IndexCount,
+    /// One [`MeshVertexColor`] per vertex, when the mesh is drawn with a colour per vertex.
+    colors: Option<wgpu::Buffer>,
+    source: Option<VertexSource>,
     uniform: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
     pub style: MeshStyle,
@@ -176,8 +211,13 @@ pub struct GpuScene {
     pub meshes: Vec<GpuMesh>,
     slice: Option<GpuSlice>,
     color_field: GpuColorField,
+    /// Range and colormap of per-vertex values while no colour field is set.
+    value_colors: ([f32; 2], Colormap),
     pub style: ViewStyle,
 }
+
+/// Per-vertex values map 0..1 onto the colormap until told otherwise.
+const DEFAULT_VALUE_RANGE: [f32; 2] = [0.0, 1.0];
 
 impl GpuScene {
     pub fn new(ctx: &RenderContext) -> GpuScene {
@@ -203,7 +243,8 @@ impl GpuScene {
             lines: InstanceBuffer::new("orbitfield line vertices", wgpu::BufferUsages::VERTEX),
             meshes: Vec::new(),
             slice: None,
-            color_field: placeholder_color_field(ctx),
+            color_field: no_color_field(DEFAULT_VALUE_RANGE, Colormap::default()),
+            value_colors: (DEFAULT_VALUE_RANGE, Colormap::default()),
             style: ViewStyle::default(),
         }
     }
@@ -215,12 +256,41 @@ impl GpuScene {
         ctx: &RenderContext,
         field: Option<ColorFieldInput<'_>>,
     ) -> Result<(), ColorFieldError> {
+        let (range, colormap) = self.value_colors;
         self.color_field = match field {
-            None => placeholder_color_field(ctx),
-            Some(_) if !ctx.capabilities.volume_textures => return Err(ColorFieldError::NoVolumeTextures),
+            None => no_color_field(range, colormap),
+            Some(f) if !ctx.capabilities.volume_textures => {
+                if self.meshes.iter().any(|m| m.source.is_none()) {
+                    return Err(ColorFieldError::NoVolumeTextures);
+                }
+                per_vertex_color_field(f)?
+            }
             Some(f) => upload_color_field(ctx, f)?,
         };
+        self.refresh_meshes(ctx);
+        Ok(())
+    }
+
+    /// Range and colormap of the per-vertex values of meshes ([`MeshInput::values`]) while no colour
+    /// field is set (a colour field brings its own).
+    pub fn set_value_colors(&mut self, ctx: &RenderContext, range: [f32; 2], colormap: Colormap) {
+        self.value_colors = (range, colormap);
+        if self.color_field.view.is_none() && self.color_field.per_vertex.is_none() {
+            self.color_field = no_color_field(range, colormap);
+            self.refresh_meshes(ctx);
+        }
+    }
+
+    /// Brings every mesh's per-vertex colours, uniform and bind group in line with the colour field.
+    fn refresh_meshes(&mut self, ctx: &RenderContext) {
         for m in &mut self.meshes {
+            if let Some(src) = &m.source {
+                let colors = match &self.color_field.per_vertex {
+                    Some(grid) => Some(sampled_colors(grid, &src.positions_angstrom)),
+                    None => src.own_colors.clone(),
+                };
+                m.colors = colors.map(|c| upload_colors(ctx, m.colors.take(), &c));
+            }
             m.bind_group = mesh_bind_group(ctx, &m.uniform, &self.color_field);
             ctx.queue.write_buffer(
                 &m.uniform,
@@ -228,12 +298,11 @@ impl GpuScene {
                 bytemuck::bytes_of(&mesh_uniform(m.style, &self.color_field)),
             );
         }
-        Ok(())
     }
 
     /// True when meshes are coloured by a field.
     pub fn has_color_field(&self) -> bool {
-        self.color_field.uniform.field_origin_angstrom[3] > 0.5
+        self.color_field.textured() || self.color_field.per_vertex.is_some()
     }
 
     /// Replaces the atoms (reuses the buffer when it is large enough).
@@ -282,6 +351,8 @@ impl GpuScene {
                 vertices,
                 indices,
                 index_count: IndexCount::Indirect(args),
+                colors: None,
+                source: None,
                 uniform,
                 bind_group,
                 style,
@@ -341,10 +412,17 @@ impl GpuScene {
         };
         ctx.queue.write_buffer(&self.globals, 0, bytemuck::bytes_of(&globals));
         let bg = self.style.background;
-        let mesh = if self.has_color_field() {
-            &ctx.mesh_field
-        } else {
-            &ctx.mesh_flat
+        // Coloured by a 3-D texture: every mesh through the field's pipelines; else each mesh by
+        // whether it has per-vertex colours.
+        let textured = self.color_field.textured();
+        let pipelines = |m: &GpuMesh| {
+            if textured {
+                &ctx.mesh_field
+            } else if m.colors.is_some() {
+                &ctx.mesh_colors
+            } else {
+                &ctx.mesh_flat
+            }
         };
         let (color_view, color_resolve) = match &target.color_msaa_view {
             Some(msaa) => (msaa, Some(&target.color_view)),
@@ -400,21 +478,21 @@ impl GpuScene {
                 pass.set_bind_group(1, &slice.bind_group, &[]);
                 pass.draw(0..4, 0..1);
             }
-            pass.set_pipeline(&mesh.opaque);
             for m in self.meshes.iter().filter(|m| m.style.opacity >= 0.999) {
-                draw_mesh(&mut pass, m);
+                pass.set_pipeline(&pipelines(m).opaque);
+                draw_mesh(&mut pass, m, !textured);
             }
-            if let MeshTransparent::PlainAlpha(alpha) = &mesh.transparent {
-                pass.set_pipeline(alpha);
-                for m in self.meshes.iter().filter(|m| is_transparent(m.style)) {
-                    draw_mesh(&mut pass, m);
+            for m in self.meshes.iter().filter(|m| is_transparent(m.style)) {
+                if let MeshTransparent::PlainAlpha(alpha) = &pipelines(m).transparent {
+                    pass.set_pipeline(alpha);
+                    draw_mesh(&mut pass, m, !textured);
                 }
             }
         }
-        let MeshTransparent::WeightedBlended(oit) = &mesh.transparent else {
-            return;
+        let weighted = |m: &&GpuMesh| {
+            is_transparent(m.style) && matches!(pipelines(m).transparent, MeshTransparent::WeightedBlended(_))
         };
-        if !self.meshes.iter().any(|m| is_transparent(m.style)) {
+        if !self.meshes.iter().any(|m| weighted(&m)) {
             return;
         }
         let (accum, accum_resolve) = target_pair(&target.accum_msaa_view, &target.accum_view);
@@ -455,9 +533,11 @@ impl GpuScene {
                 multiview_mask: None,
             });
             pass.set_bind_group(0, &self.globals_bind_group, &[]);
-            pass.set_pipeline(oit);
-            for m in self.meshes.iter().filter(|m| is_transparent(m.style)) {
-                draw_mesh(&mut pass, m);
+            for m in self.meshes.iter().filter(weighted) {
+                if let MeshTransparent::WeightedBlended(oit) = &pipelines(m).transparent {
+                    pass.set_pipeline(oit);
+                    draw_mesh(&mut pass, m, !textured);
+                }
             }
         }
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
@@ -498,9 +578,13 @@ fn target_pair<'a>(
     }
 }
 
-fn draw_mesh(pass: &mut wgpu::RenderPass<'_>, m: &GpuMesh) {
+/// Draws one mesh; `per_vertex` when its pipeline reads the per-vertex colours.
+fn draw_mesh(pass: &mut wgpu::RenderPass<'_>, m: &GpuMesh, per_vertex: bool) {
     pass.set_bind_group(1, &m.bind_group, &[]);
     pass.set_vertex_buffer(0, m.vertices.slice(..));
+    if let Some(colors) = m.colors.as_ref().filter(|_| per_vertex) {
+        pass.set_vertex_buffer(1, colors.slice(..));
+    }
     pass.set_index_buffer(m.indices.slice(..), wgpu::IndexFormat::Uint32);
     match &m.index_count {
         IndexCount::Direct(n) => pass.draw_indexed(0..*n, 0, 0..1),
@@ -526,7 +610,7 @@ fn mesh_bind_group(ctx: &RenderContext, uniform: &wgpu::Buffer, field: &GpuColor
         binding: 0,
         resource: uniform.as_entire_binding(),
     };
-    if field.uniform.field_origin_angstrom[3] > 0.5 {
+    if let Some(view) = field.view.as_ref().filter(|_| field.textured()) {
         ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("orbitfield mesh bind group"),
             layout: &ctx.mesh_layout,
@@ -534,7 +618,7 @@ fn mesh_bind_group(ctx: &RenderContext, uniform: &wgpu::Buffer, field: &GpuColor
                 uniform_entry,
                 wgpu::BindGroupEntry {
                     binding: 1,
-                    resource: wgpu::BindingResource::TextureView(&field.view),
+                    resource: wgpu::BindingResource::TextureView(view),
                 },
             ],
         })
@@ -581,10 +665,103 @@ fn field_texture(ctx: &RenderContext, dims: [u32; 3], values: &[f32]) -> wgpu::T
     texture.create_view(&wgpu::TextureViewDescriptor::default())
 }
 
-fn placeholder_color_field(ctx: &RenderContext) -> GpuColorField {
+/// No colour field: meshes in their own colours, per-vertex values through `colormap` over `range`.
+fn no_color_field(range: [f32; 2], colormap: Colormap) -> GpuColorField {
     GpuColorField {
-        view: field_texture(ctx, [1, 1, 1], &[0.0]),
-        uniform: MeshUniform::default(),
+        view: None,
+        per_vertex: None,
+        uniform: colormap_uniform(range, colormap),
+    }
+}
+
+/// The uniform's colormap table and range (no texture field).
+fn colormap_uniform(range: [f32; 2], colormap: Colormap) -> MeshUniform {
+    let mut table = [[0.0f32; 4]; COLORMAP_ENTRIES];
+    for (i, c) in table.iter_mut().enumerate() {
+        let rgba = colormap.sample(i as f32 / (COLORMAP_ENTRIES - 1) as f32);
+        *c = [rgba[0], rgba[1], rgba[2], 255].map(|b| f32::from(b) / 255.0);
+    }
+    MeshUniform {
+        field_range: [range[0], range[1], 0.0, 0.0],
+        colormap: table,
+        ..MeshUniform::default()
+    }
+}
+
+/// The colour field where the adapter has no usable 3-D textures: the lattice, sampled on the CPU
+/// at the vertices of every mesh.
+fn per_vertex_color_field(f: ColorFieldInput<'_>) -> Result<GpuColorField, ColorFieldError> {
+    let l = &f.grid.lattice;
+    if !l.is_axis_aligned() {
+        return Err(ColorFieldError::NotAxisAligned);
+    }
+    if l.dims.contains(&0) || f.grid.values.len() < l.n_points() {
+        return Err(ColorFieldError::Empty);
+    }
+    Ok(GpuColorField {
+        view: None,
+        per_vertex: Some(f.grid.clone()),
+        uniform: colormap_uniform(f.range, f.colormap),
+    })
+}
+
+/// The volume's values at `positions` (trilinear, clamped to the lattice; non-finite as 0, as the
+/// texture holds them), to be drawn through the colormap.
+fn sampled_colors(grid: &Grid3, positions: &[[f32; 3]]) -> Vec<MeshVertexColor> {
+    positions
+        .iter()
+        .map(|&p| MeshVertexColor {
+            value: grid
+                .trilinear_at_angstrom(p, true)
+                .filter(|v| v.is_finite())
+                .unwrap_or(0.0),
+            color: 0,
+        })
+        .collect()
+}
+
+/// A mesh's own per-vertex colours: categorical colours when there is one per vertex, else values
+/// when there is one per vertex, else none.
+fn own_colors(m: &MeshInput<'_>) -> Option<Vec<MeshVertexColor>> {
+    let n = m.positions_angstrom.len();
+    if m.colors_rgba8.len() == n {
+        Some(
+            m.colors_rgba8
+                .iter()
+                .map(|c| MeshVertexColor {
+                    value: 0.0,
+                    color: pack_rgba([c[0], c[1], c[2], 255]),
+                })
+                .collect(),
+        )
+    } else if m.values.len() == n {
+        Some(
+            m.values
+                .iter()
+                .map(|&v| MeshVertexColor {
+                    value: if v.is_finite() { v } else { 0.0 },
+                    color: 0,
+                })
+                .collect(),
+        )
+    } else {
+        None
+    }
+}
+
+/// Per-vertex colours into `reuse` when it has their size, else into a new buffer.
+fn upload_colors(ctx: &RenderContext, reuse: Option<wgpu::Buffer>, colors: &[MeshVertexColor]) -> wgpu::Buffer {
+    let bytes: &[u8] = bytemuck::cast_slice(colors);
+    match reuse {
+        Some(b) if b.size() == bytes.len() as u64 => {
+            ctx.queue.write_buffer(&b, 0, bytes);
+            b
+        }
+        _ => ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("orbitfield mesh vertex colours"),
+            contents: bytes,
+            usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
+        }),
     }
 }
 
@@ -620,25 +797,19 @@ fn upload_color_field(ctx: &RenderContext, f: ColorFieldInput<'_>) -> Result<Gpu
         .iter()
         .map(|v| if v.is_finite() { *v } else { 0.0 })
         .collect();
-    let view = field_texture(ctx, [dx, dy, dz], &values);
+    let view = Some(field_texture(ctx, [dx, dy, dz], &values));
     let origin = crate::model::units::angstrom_from_bohr3(l.origin_bohr);
     let step = |k: usize| {
         let s = crate::model::units::angstrom_from_bohr(l.steps_bohr[k][k]);
         if s != 0.0 { (1.0 / s) as f32 } else { 0.0 }
     };
-    let mut colormap = [[0.0f32; 4]; COLORMAP_ENTRIES];
-    for (i, c) in colormap.iter_mut().enumerate() {
-        let rgba = f.colormap.sample(i as f32 / (COLORMAP_ENTRIES - 1) as f32);
-        *c = [rgba[0], rgba[1], rgba[2], 255].map(|b| f32::from(b) / 255.0);
-    }
     Ok(GpuColorField {
         view,
+        per_vertex: None,
         uniform: MeshUniform {
-            color: [0.0; 4],
             field_origin_angstrom: [origin[0] as f32, origin[1] as f32, origin[2] as f32, 1.0],
             field_inv_step_per_angstrom: [step(0), step(1), step(2), 0.0],
-            field_range: [f.range[0], f.range[1], 0.0, 0.0],
-            colormap,
+            ..colormap_uniform(f.range, f.colormap)
         },
     })
 }
@@ -682,10 +853,26 @@ fn upload_mesh(ctx: &RenderContext, m: &MeshInput<'_>, style: MeshStyle, field: 
         usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
     });
     let bind_group = mesh_bind_group(ctx, &uniform, field);
+    let own = own_colors(m);
+    let sampled = field
+        .per_vertex
+        .as_ref()
+        .map(|g| sampled_colors(g, m.positions_angstrom));
+    let colors = sampled
+        .as_deref()
+        .or(own.as_deref())
+        .map(|c| upload_colors(ctx, None, c));
+    // Kept only where a volume colours surfaces per vertex (no usable 3-D textures).
+    let source = (!ctx.capabilities.volume_textures).then(|| VertexSource {
+        positions_angstrom: m.positions_angstrom.to_vec(),
+        own_colors: own,
+    });
     Some(GpuMesh {
         vertices,
         indices,
         index_count: IndexCount::Direct(index_count),
+        colors,
+        source,
         uniform,
         bind_group,
         style,
@@ -750,4 +937,52 @@ fn upload_slice(ctx: &RenderContext, s: &SliceImage) -> Option<GpuSlice> {
         ],
     });
     Some(GpuSlice { bind_group })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+    use crate::model::Lattice;
+
+    #[test]
+    fn own_colours_need_one_per_vertex_and_categorical_wins() {
+        let p = [[0.0f32; 3]; 2];
+        let mut m = MeshInput {
+            positions_angstrom: &p,
+            values: &[1.0, f32::NAN],
+            ..MeshInput::default()
+        };
+        let v = own_colors(&m).unwrap();
+        assert_eq!((v[0].value, v[1].value, v[0].color), (1.0, 0.0, 0));
+        m.colors_rgba8 = &[[10, 20, 30, 0], [1, 2, 3, 4]];
+        let c = own_colors(&m).unwrap();
+        assert_eq!(c[0].color.to_le_bytes(), [10, 20, 30, 255]);
+        m.colors_rgba8 = &[[1, 2, 3, 4]];
+        m.values = &[2.0];
+        assert_eq!(own_colors(&m), None);
+    }
+
+    #[test]
+    fn sampled_values_clamp_to_the_lattice_and_zero_non_finite_ones() {
+        let bohr = crate::model::units::bohr_from_angstrom(1.0);
+        let lattice = Lattice::axis_aligned([0.0; 3], bohr, [3, 2, 2]);
+        let mut g = Grid3::zeros(lattice, "x");
+        for k in 0..2 {
+            for j in 0..2 {
+                for i in 0..3 {
+                    g.values[lattice.index(i, j, k)] = i as f32;
+                }
+            }
+        }
+        let s = sampled_colors(&g, &[[0.5, 0.5, 0.5], [7.0, -1.0, 0.0], [-2.0, 0.0, 9.0]]);
+        let v: Vec<f32> = s.iter().map(|c| c.value).collect();
+        assert!(
+            (v[0] - 0.5).abs() < 1e-5 && (v[1] - 2.0).abs() < 1e-5 && v[2].abs() < 1e-5,
+            "{v:?}"
+        );
+        assert!(s.iter().all(|c| c.color == 0));
+        g.values[0] = f32::NAN;
+        assert_eq!(sampled_colors(&g, &[[0.0; 3]])[0].value, 0.0);
+    }
 }
