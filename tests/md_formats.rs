@@ -486,3 +486,16 @@ fn rst7_alone_needs_its_topology() {
     let e = io::load(&[data("amber/parmed_ala2_solv.rst7.gz")]);
     assert!(e.is_err());
 }
+
+#[test]
+fn netcdf_header_whose_record_sizes_overflow_reads_without_panic() {
+    // Found by the amber_netcdf fuzz target: variable sizes whose padded sum overflows u64.
+    let bytes = std::fs::read(data("amber/fuzz/record_sizes_overflow.nc")).unwrap();
+    if let Ok(mut r) = NetcdfReader::from_bytes(Path::new("overflow.nc"), bytes) {
+        let mut frame = Frame::default();
+        let n = r.n_frames();
+        for i in (0..n.min(8)).chain(n.saturating_sub(8)..n) {
+            let _ = r.read_frame(i, &mut frame);
+        }
+    }
+}

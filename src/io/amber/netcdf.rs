@@ -256,7 +256,7 @@ fn be_f64(c: &[u8]) -> f64 {
 }
 
 fn pad4(n: u64) -> u64 {
-    n.div_ceil(4) * 4
+    n.div_ceil(4).saturating_mul(4)
 }
 
 /// An AMBER NetCDF trajectory or restart opened for random access.
@@ -439,7 +439,10 @@ impl NetcdfReader {
         let record_bytes = if record_vars.len() == 1 {
             record_vars.first().map_or(0, |v| v.bytes)
         } else {
-            record_vars.iter().map(|v| pad4(v.bytes)).sum()
+            // Saturating: sizes from a damaged header must not wrap (a huge record then holds no frame).
+            record_vars
+                .iter()
+                .fold(0u64, |acc, v| acc.saturating_add(pad4(v.bytes)))
         };
         let record0_end = record_vars
             .iter()
