@@ -363,6 +363,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<MklFile, ReadError> {
         program: Some("ORCA".into()),
         corrections: Vec::new(),
         energy_hartree: None,
+        scf_density: None,
     };
     let warnings = orca_conventions(&mut wf);
     Ok(MklFile {
