@@ -15,9 +15,9 @@ use orbitfield::app::settings::Settings;
 use orbitfield::app::slice::SlicePlane;
 use orbitfield::app::state::{AppState, Command};
 use orbitfield::app::values::{FieldUnit, PotentialDisplay, format_number};
+use orbitfield::batch::{self, Ranks, StagedFiles};
 use orbitfield::render::camera::ViewAxis;
 use orbitfield::render::{GpuScene, OffscreenTarget, RenderContext};
-use orbitfield::batch::{self, Ranks, StagedFiles};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]

@@ -349,7 +349,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<MklFile, ReadError> {
     let beta = orbitals("COEFF_BETA", "OCC_BETA")?;
     let spin = if beta.is_some() {
         SpinKind::Unrestricted
-    } else if alpha.occupations.iter().any(|&o| o == 1.0) {
+    } else if alpha.occupations.contains(&1.0) {
         SpinKind::RestrictedOpen
     } else {
         SpinKind::Restricted
