@@ -791,3 +791,64 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
     );
     assert!(matches!(harness.state().reps().list[0].kind, RepKind::Atoms(_)));
 }
+
+/// The wavefunction's own potential added from the representations panel: computed through the
+/// worker pool on the orbitals' lattice (`Field::QmPotential`, checked against the CPU engine's
+/// exact evaluator at lattice points), shown as two surfaces at -0.03 and +0.03 a.u., and named
+/// `esp` in saved representations.
+#[test]
+fn representations_panel_adds_the_wavefunction_potential() {
+    use orbitfield::app::state::Command;
+    use orbitfield::compute::{Field, FieldInput};
+    let settings = Settings {
+        lattice_points: 16,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(settings, orbitfield::app::default_field_service());
+    state.open_system("water".into(), water_series(2));
+    let mut harness = Harness::builder().with_size(egui::vec2(500.0, 2000.0)).build_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::reps_ui(ui, state);
+            state.apply_pending();
+        },
+        state,
+    );
+    harness.run();
+    harness.get_by_label("potential (wavefunction)").click();
+    harness.run();
+    let mut state = harness.into_state();
+    state.apply(Command::SetFrame(1));
+    let t0 = std::time::Instant::now();
+    let id = loop {
+        state.update_reps();
+        let shown = state.reps().fields().find(|(_, f)| {
+            f.field == FieldChoice::WavefunctionPotential
+                && f.pipeline.shown.as_ref().is_some_and(|(k, _)| k.frame == 1)
+        });
+        if let Some((rep, _)) = shown {
+            break rep.id;
+        }
+        assert!(t0.elapsed().as_secs() < 120, "the potential never arrived");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    let doc = state.document().unwrap();
+    let r = state.reps().field(id).unwrap();
+    let (_, grid) = r.pipeline.shown.as_ref().unwrap();
+    let [nx, ny, nz] = grid.lattice.dims;
+    let ijk = [(0, 0, 0), (nx / 2, ny / 2, nz - 1), (nx - 1, ny / 3, nz / 2)];
+    let points: Vec<[f64; 3]> = ijk.iter().map(|&(i, j, k)| grid.lattice.point_bohr(i, j, k)).collect();
+    let input = FieldInput::Wavefunction(doc.wavefunctions[1].clone());
+    let exact = orbitfield::compute::cpu::evaluate_points(&Field::QmPotential, &input, &points).unwrap();
+    for (&(i, j, k), want) in ijk.iter().zip(&exact) {
+        let got = f64::from(grid.get(i, j, k).unwrap());
+        assert!((got - want).abs() <= 1e-5 * want.abs().max(1e-3), "{got} vs {want}");
+    }
+    assert_eq!(r.absolute_iso(grid), 0.03);
+    assert!(r.field.is_signed());
+    let text = orbitfield::app::reps::spec::field_text(r.field, Some(doc));
+    assert_eq!(text, "esp");
+    assert_eq!(
+        orbitfield::app::reps::spec::parse_field(&text, doc),
+        Ok(FieldChoice::WavefunctionPotential)
+    );
+}

@@ -38,16 +38,18 @@ pub struct RenderArgs {
     #[arg(long, value_name = "SEL:STYLE[:COLOURING]")]
     pub rep: Vec<String>,
     /// A field drawn as isosurfaces, repeated for more (each its own colour pair): homo, lumo, the
-    /// orbital syntax of `grid` (mo:homo-1, mo:beta:lumo, mo:17), density, spin, potential (of the
-    /// structure's charges), potential:mean:N, volume[:N] (a volume read from the files, 1-based).
+    /// orbital syntax of `grid` (mo:homo-1, mo:beta:lumo, mo:17), density, spin, esp (a wavefunction's
+    /// own electrostatic potential, hartree/e), potential (of the structure's charges),
+    /// potential:mean:N, volume[:N] (a volume read from the files, 1-based).
     #[arg(long, value_name = "FIELD")]
     pub field: Vec<String>,
     /// A field drawn as a slice through the middle of its lattice (normal z), with a colour legend.
     #[arg(long, value_name = "FIELD")]
     pub slice: Vec<String>,
     /// Isovalue of every --field, in the unit the field is shown in (a.u. for orbitals and
-    /// densities, --potential-unit for potentials, file units for volumes); default: by field kind
-    /// (orbitals 0.05, densities 0.002, potentials 1 kT/e).
+    /// densities and a wavefunction's potential, --potential-unit for potentials of charges, file
+    /// units for volumes); default: by field kind (orbitals 0.05, densities 0.002, a wavefunction's
+    /// potential 0.03, potentials of charges 1 kT/e).
     #[arg(long)]
     pub iso: Option<f32>,
     /// Read --iso as a fraction of each field's largest |value|.

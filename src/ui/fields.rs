@@ -33,13 +33,17 @@ pub fn available_fields(state: &AppState) -> Vec<FieldChoice> {
         out.push(FieldChoice::Orbital { spin, index });
     }
     out.extend(
-        [FieldChoice::Density, FieldChoice::SpinDensity]
-            .into_iter()
-            .chain((0..doc.grids.len()).map(FieldChoice::Volume))
-            .chain([crate::app::potential::potential_choice(
-                state.settings.potential_window_frames,
-            )])
-            .filter(|f| doc.has_field(*f)),
+        [
+            FieldChoice::Density,
+            FieldChoice::SpinDensity,
+            FieldChoice::WavefunctionPotential,
+        ]
+        .into_iter()
+        .chain((0..doc.grids.len()).map(FieldChoice::Volume))
+        .chain([crate::app::potential::potential_choice(
+            state.settings.potential_window_frames,
+        )])
+        .filter(|f| doc.has_field(*f)),
     );
     out
 }

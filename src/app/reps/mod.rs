@@ -1,8 +1,9 @@
 //! The representation list: what the 3-D view shows, as VMD's reps and Mol*'s representations.
 //!
 //! Each [`Rep`] is *what* (atoms picked by a selection, or a field: an orbital, the density, the
-//! spin density, the potential of the charges, a volume read from a file) + *how* (an atom style,
-//! or an isosurface or slice) + colouring + opacity + visibility. A field representation owns its
+//! spin density, the potential of the charges or of the wavefunction, a volume read from a file) +
+//! *how* (an atom style, or an isosurface or slice) + colouring + opacity + visibility. A field
+//! representation owns its
 //! whole pipeline ([`FieldPipeline`]): a request slot in the [`FieldService`](super::fields), the key
 //! it asked for, the grid and meshes it shows, its look-ahead and its lane of the isosurface thread.
 //! One update loop drives them all ([`AppState::update_reps`], in `update`); the "main field" the
