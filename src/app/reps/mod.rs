@@ -140,13 +140,17 @@ pub struct Iso {
     pub relative: bool,
 }
 
-/// Surfaces coloured by a volume of the document (e.g. a density isosurface by a potential map).
+/// Surfaces coloured by another field: a volume of the document (e.g. a density isosurface by a
+/// potential map read from a file) or a field computed for the frame shown, on the representation's
+/// lattice (e.g. the density surface by the wavefunction's own potential: the ESP-on-density
+/// picture), through the representation's colour slot.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct VolumeColoring {
-    /// Index into the document's volumes.
-    pub volume: usize,
-    /// Values at the colormap's start and end.
-    pub range: [f32; 2],
+pub struct SurfaceColoring {
+    /// The colouring field: `FieldChoice::Volume(i)` for the document's volume `i`.
+    pub source: FieldChoice,
+    /// Values at the colormap's start and end; `None` until the colouring field first arrives (then
+    /// chosen from its values on the surfaces).
+    pub range: Option<[f32; 2]>,
 }
 
 /// A field drawn as an isosurface or a slice.
@@ -158,8 +162,8 @@ pub struct FieldRep {
     pub colors: [[f32; 3]; 2],
     /// Surface opacity 0.05..1 (below 1: order-independent transparency).
     pub opacity: f32,
-    /// Colours the surfaces by a volume instead of the lobe colours.
-    pub color_volume: Option<VolumeColoring>,
+    /// Colours the surfaces by another field instead of the lobe colours.
+    pub coloring: Option<SurfaceColoring>,
     pub pipeline: FieldPipeline,
 }
 
@@ -186,6 +190,12 @@ pub struct FieldPipeline {
     pub(crate) meshing: Option<(FieldKey, Arc<Grid3>, f32, bool)>,
     /// The lobes shown are a preview (from every second lattice point, while playing).
     pub(crate) preview: bool,
+    /// The request slot of a computed colouring field (made when one is first asked for).
+    pub(crate) color_slot: Option<FieldSlot>,
+    /// The computed colouring field for the frame shown (or the newest that arrived), and the key
+    /// last asked for.
+    pub color: Option<(FieldKey, Arc<Grid3>)>,
+    pub(crate) color_asked: Option<FieldKey>,
 }
 
 impl FieldPipeline {
@@ -200,6 +210,9 @@ impl FieldPipeline {
             stale: true,
             meshing: None,
             preview: false,
+            color_slot: None,
+            color: None,
+            color_asked: None,
         }
     }
 
@@ -253,6 +266,24 @@ impl FieldRep {
     /// True when it draws isosurfaces.
     pub fn is_surface(&self) -> bool {
         self.style == FieldStyle::Isosurface
+    }
+
+    /// The grid its surfaces are coloured by: the document's volume, or the computed colouring
+    /// field that arrived last.
+    pub fn color_grid(&self, doc: &super::document::Document) -> Option<Arc<Grid3>> {
+        match self.coloring?.source {
+            FieldChoice::Volume(v) => doc.grids.get(v).cloned(),
+            _ => self.pipeline.color.as_ref().map(|(_, g)| Arc::clone(g)),
+        }
+    }
+
+    /// True when its colouring (if any) is ready for frame `frame`: a volume always, a computed
+    /// field once that frame's has arrived.
+    pub fn color_shows_frame(&self, frame: usize) -> bool {
+        match self.coloring.map(|c| c.source) {
+            None | Some(FieldChoice::Volume(_)) => true,
+            Some(_) => self.pipeline.color.as_ref().is_some_and(|(k, _)| k.frame == frame),
+        }
     }
 }
 

@@ -52,6 +52,10 @@ pub enum SpecKind {
         /// Colour the surfaces by this volume (0-based), the range chosen from the values.
         #[serde(default)]
         color_volume: Option<usize>,
+        /// Colour the surfaces by this field computed per frame (as text, e.g. `esp`), the range
+        /// chosen from the values.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        color_by: Option<String>,
     },
 }
 
@@ -79,6 +83,7 @@ impl RepSpec {
                 colors: None,
                 opacity: 1.0,
                 color_volume: None,
+                color_by: None,
             },
         }
     }
