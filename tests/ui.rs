@@ -852,3 +852,70 @@ fn representations_panel_adds_the_wavefunction_potential() {
         Ok(FieldChoice::WavefunctionPotential)
     );
 }
+
+/// The density surface coloured by the wavefunction's potential through the representation list:
+/// the colouring field follows the frames (each frame's potential on the density's lattice, checked
+/// against the CPU engine's exact evaluator), the legend names it in a.u., and lobe colours come back
+/// when the colouring is switched off.
+#[test]
+fn density_surface_coloured_by_the_wavefunction_potential_follows_the_frames() {
+    use orbitfield::app::state::Command;
+    use orbitfield::compute::{Field, FieldInput};
+    let settings = Settings {
+        lattice_points: 16,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(settings, orbitfield::app::default_field_service());
+    state.open_system("water".into(), water_series(3));
+    state.apply(Command::SelectField(Some(FieldChoice::Density)));
+    state.apply(Command::SetSurfaceColor(Some((
+        FieldChoice::WavefunctionPotential,
+        None,
+    ))));
+    assert_eq!(
+        state.surface_color().map(|c| c.source),
+        Some(FieldChoice::WavefunctionPotential)
+    );
+    for frame in [1, 2] {
+        state.apply(Command::SetFrame(frame));
+        let t0 = std::time::Instant::now();
+        while !state.main_field_rep().is_some_and(|f| {
+            f.pipeline.shown.as_ref().is_some_and(|(k, _)| k.frame == frame) && f.color_shows_frame(frame)
+        }) {
+            state.update_reps();
+            assert!(t0.elapsed().as_secs() < 120, "frame {frame} never arrived");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let doc = state.document().unwrap();
+        let f = state.main_field_rep().unwrap();
+        let (key, density) = f.pipeline.shown.as_ref().unwrap();
+        let (ckey, potential) = f.pipeline.color.as_ref().unwrap();
+        assert_eq!(key.field, FieldChoice::Density);
+        assert_eq!(ckey.field, FieldChoice::WavefunctionPotential);
+        assert_eq!(
+            potential.lattice, density.lattice,
+            "the potential on the density's lattice"
+        );
+        let [nx, ny, nz] = potential.lattice.dims;
+        let ijk = [(1, 2, 3), (nx / 2, ny - 1, nz / 2)];
+        let points: Vec<[f64; 3]> = ijk
+            .iter()
+            .map(|&(i, j, k)| potential.lattice.point_bohr(i, j, k))
+            .collect();
+        let input = FieldInput::Wavefunction(doc.wavefunctions[frame].clone());
+        let exact = orbitfield::compute::cpu::evaluate_points(&Field::QmPotential, &input, &points).unwrap();
+        for (&(i, j, k), want) in ijk.iter().zip(&exact) {
+            let got = f64::from(potential.get(i, j, k).unwrap());
+            assert!((got - want).abs() <= 1e-5 * want.abs().max(1e-3), "{got} vs {want}");
+        }
+        assert!(std::sync::Arc::ptr_eq(&f.color_grid(doc).unwrap(), potential));
+    }
+    let range = state.surface_color().unwrap().range.unwrap();
+    assert!(range[0] < 0.0 && range[1] > 0.0, "{range:?}");
+    let legend = state.legends().into_iter().next().unwrap();
+    assert_eq!(legend.title, "surface coloured by potential (wavefunction)");
+    assert_eq!(legend.unit, "a.u.");
+    state.apply(Command::SetSurfaceColor(None));
+    let f = state.main_field_rep().unwrap();
+    assert!(f.coloring.is_none() && f.pipeline.color.is_none());
+}
