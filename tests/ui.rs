@@ -889,7 +889,7 @@ fn density_surface_coloured_by_the_wavefunction_potential_follows_the_frames() {
         let doc = state.document().unwrap();
         let f = state.main_field_rep().unwrap();
         let (key, density) = f.pipeline.shown.as_ref().unwrap();
-        let (ckey, potential) = f.pipeline.color.as_ref().unwrap();
+        let (ckey, potential) = f.pipeline.color.as_ref().unwrap().shown.as_ref().unwrap();
         assert_eq!(key.field, FieldChoice::Density);
         assert_eq!(ckey.field, FieldChoice::WavefunctionPotential);
         assert_eq!(

@@ -458,7 +458,10 @@ impl AppState {
         self.doc.reps.fields().any(|(r, f)| {
             r.visible
                 && (self.fields.pending(f.pipeline.slot).is_some()
-                    || f.pipeline.color_slot.is_some_and(|s| self.fields.pending(s).is_some()))
+                    || f.pipeline
+                        .color
+                        .as_ref()
+                        .is_some_and(|c| self.fields.pending(c.slot).is_some()))
         })
     }
 

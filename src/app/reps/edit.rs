@@ -258,8 +258,8 @@ impl AppState {
         let atoms = match rep.kind {
             RepKind::Field(f) => {
                 self.fields.remove_slot(f.pipeline.slot);
-                if let Some(s) = f.pipeline.color_slot {
-                    self.fields.remove_slot(s);
+                if let Some(c) = f.pipeline.color {
+                    self.fields.remove_slot(c.slot);
                 }
                 if let Some(m) = self.view.mesher.as_mut() {
                     m.remove_lane(id.0);
@@ -287,8 +287,8 @@ impl AppState {
         for rep in std::mem::take(&mut self.doc.reps.list) {
             if let RepKind::Field(f) = rep.kind {
                 self.fields.remove_slot(f.pipeline.slot);
-                if let Some(s) = f.pipeline.color_slot {
-                    self.fields.remove_slot(s);
+                if let Some(c) = f.pipeline.color {
+                    self.fields.remove_slot(c.slot);
                 }
                 if let Some(m) = self.view.mesher.as_mut() {
                     m.remove_lane(rep.id.0);
@@ -517,10 +517,8 @@ impl AppState {
             }
             (RepKind::Field(f), RepEdit::ColorBy(None)) => {
                 f.coloring = None;
-                f.pipeline.color = None;
-                f.pipeline.color_asked = None;
-                if let Some(s) = f.pipeline.color_slot {
-                    self.fields.cancel(s);
+                if let Some(c) = f.pipeline.color.take() {
+                    self.fields.remove_slot(c.slot);
                 }
                 self.view.dirty.surface_color = true;
             }
@@ -555,33 +553,30 @@ impl AppState {
         let Some(f) = self.doc.reps.field(id) else {
             return;
         };
-        let range = match (&volume, range) {
-            (Some(grid), None) => Some(surface_value_range(&f.pipeline.lobes, grid)),
-            (_, r) => r,
+        let same_source = f.coloring.is_some_and(|c| c.source == source);
+        let shown = f.pipeline.color.as_ref().and_then(|c| c.shown.as_ref());
+        let range = match (&volume, range, shown) {
+            (Some(grid), None, _) => Some(surface_value_range(&f.pipeline.lobes, grid)),
+            // Auto range again, from the colouring field shown.
+            (None, None, Some((_, grid))) if same_source => Some(surface_value_range(&f.pipeline.lobes, grid)),
+            (_, r, _) => r,
         };
-        let slot = match (volume.is_none(), f.pipeline.color_slot) {
-            (true, None) => Some(self.fields.add_slot()),
-            (_, s) => s,
+        let mut channel = match self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
+            Some(RepKind::Field(f)) => f.pipeline.color.take(),
+            _ => None,
         };
+        // A computed source has a colour channel (its own request slot); a new source starts afresh.
+        if !(volume.is_none() && same_source)
+            && let Some(c) = channel.take()
+        {
+            self.fields.remove_slot(c.slot);
+        }
+        if volume.is_none() && channel.is_none() {
+            channel = Some(Box::new(super::ColorChannel::new(self.fields.add_slot())));
+        }
         if let Some(RepKind::Field(f)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
-            if f.coloring.is_none_or(|c| c.source != source) {
-                f.pipeline.color = None;
-                f.pipeline.color_asked = None;
-            } else if range.is_none()
-                && let Some((_, grid)) = &f.pipeline.color
-            {
-                // Auto range again, from the colouring field shown.
-                let auto = surface_value_range(&f.pipeline.lobes, grid);
-                f.coloring = Some(super::SurfaceColoring {
-                    source,
-                    range: Some(auto),
-                });
-                f.pipeline.color_slot = slot;
-                self.view.dirty.surface_color = true;
-                return;
-            }
             f.coloring = Some(super::SurfaceColoring { source, range });
-            f.pipeline.color_slot = slot;
+            f.pipeline.color = channel;
         }
         self.view.dirty.surface_color = true;
     }

@@ -190,12 +190,26 @@ pub struct FieldPipeline {
     pub(crate) meshing: Option<(FieldKey, Arc<Grid3>, f32, bool)>,
     /// The lobes shown are a preview (from every second lattice point, while playing).
     pub(crate) preview: bool,
-    /// The request slot of a computed colouring field (made when one is first asked for).
-    pub(crate) color_slot: Option<FieldSlot>,
-    /// The computed colouring field for the frame shown (or the newest that arrived), and the key
-    /// last asked for.
-    pub color: Option<(FieldKey, Arc<Grid3>)>,
-    pub(crate) color_asked: Option<FieldKey>,
+    /// The channel of a computed colouring field (none for lobe colours or a volume).
+    pub color: Option<Box<ColorChannel>>,
+}
+
+/// Where a representation's computed colouring field comes from: its own request slot, the key last
+/// asked for and the grid shown (the frame shown, or the newest that arrived).
+pub struct ColorChannel {
+    pub slot: FieldSlot,
+    pub(crate) asked: Option<FieldKey>,
+    pub shown: Option<(FieldKey, Arc<Grid3>)>,
+}
+
+impl ColorChannel {
+    pub fn new(slot: FieldSlot) -> ColorChannel {
+        ColorChannel {
+            slot,
+            asked: None,
+            shown: None,
+        }
+    }
 }
 
 impl FieldPipeline {
@@ -210,9 +224,7 @@ impl FieldPipeline {
             stale: true,
             meshing: None,
             preview: false,
-            color_slot: None,
             color: None,
-            color_asked: None,
         }
     }
 
@@ -273,7 +285,7 @@ impl FieldRep {
     pub fn color_grid(&self, doc: &super::document::Document) -> Option<Arc<Grid3>> {
         match self.coloring?.source {
             FieldChoice::Volume(v) => doc.grids.get(v).cloned(),
-            _ => self.pipeline.color.as_ref().map(|(_, g)| Arc::clone(g)),
+            _ => self.pipeline.color.as_ref()?.shown.as_ref().map(|(_, g)| Arc::clone(g)),
         }
     }
 
@@ -282,7 +294,12 @@ impl FieldRep {
     pub fn color_shows_frame(&self, frame: usize) -> bool {
         match self.coloring.map(|c| c.source) {
             None | Some(FieldChoice::Volume(_)) => true,
-            Some(_) => self.pipeline.color.as_ref().is_some_and(|(k, _)| k.frame == frame),
+            Some(_) => self
+                .pipeline
+                .color
+                .as_ref()
+                .and_then(|c| c.shown.as_ref())
+                .is_some_and(|(k, _)| k.frame == frame),
         }
     }
 }

@@ -155,13 +155,14 @@ impl AppState {
         let RepKind::Field(f) = &rep.kind else {
             return;
         };
-        let (Some(c), Some(slot), true) = (f.coloring, f.pipeline.color_slot, rep.visible) else {
+        let (Some(c), Some(channel), true) = (f.coloring, f.pipeline.color.as_ref(), rep.visible) else {
             return;
         };
         if matches!(c.source, FieldChoice::Volume(_)) {
             return;
         }
-        let (asked, shown) = (f.pipeline.color_asked, f.pipeline.color.as_ref().map(|(k, _)| *k));
+        let (slot, asked) = (channel.slot, channel.asked);
+        let shown = channel.shown.as_ref().map(|(k, _)| *k);
         let Some(key) = self.document().and_then(|d| {
             let settings = self.field_settings();
             d.field_key_at(c.source, d.frame_index, &d.frame, settings)
@@ -176,8 +177,8 @@ impl AppState {
             Some(g)
         } else if asked != Some(key) {
             let job = self.field_job(&key);
-            if let Some(p) = self.pipeline_mut(i) {
-                p.color_asked = Some(key);
+            if let Some(c) = self.pipeline_mut(i).and_then(|p| p.color.as_mut()) {
+                c.asked = Some(key);
             }
             self.fields.request(slot, key, || job)
         } else {
@@ -193,7 +194,9 @@ impl AppState {
             {
                 c.range = Some(super::edit::surface_value_range(&f.pipeline.lobes, &grid));
             }
-            f.pipeline.color = Some((key, grid));
+            if let Some(c) = f.pipeline.color.as_mut() {
+                c.shown = Some((key, grid));
+            }
         }
         self.view.dirty.surface_color = true;
     }
