@@ -645,6 +645,19 @@ fn fit_view_to_a_selection() {
     );
 }
 
+/// The representations panel of `state`, laid out once.
+fn reps_panel(state: AppState) -> Harness<'static, AppState> {
+    let mut harness = Harness::builder().with_size(egui::vec2(500.0, 2000.0)).build_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::reps_ui(ui, state);
+            state.apply_pending();
+        },
+        state,
+    );
+    harness.run();
+    harness
+}
+
 /// Water with TIP3P-like charges over `frames` frames: orbitals, density and a potential.
 fn charged_water_series(frames: usize) -> System {
     let mut s = water_series(frames);
@@ -667,14 +680,7 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
     };
     let mut state = AppState::new(settings, orbitfield::app::default_field_service());
     state.open_system("charged water".into(), charged_water_series(6));
-    let mut harness = Harness::builder().with_size(egui::vec2(500.0, 2000.0)).build_ui_state(
-        |ui, state: &mut AppState| {
-            orbitfield::ui::panels::reps_ui(ui, state);
-            state.apply_pending();
-        },
-        state,
-    );
-    harness.run();
+    let mut harness = reps_panel(state);
     for label in ["HOMO", "LUMO", "potential"] {
         harness.get_by_label(label).click();
         harness.run();
@@ -806,14 +812,7 @@ fn representations_panel_adds_the_wavefunction_potential() {
     };
     let mut state = AppState::new(settings, orbitfield::app::default_field_service());
     state.open_system("water".into(), water_series(2));
-    let mut harness = Harness::builder().with_size(egui::vec2(500.0, 2000.0)).build_ui_state(
-        |ui, state: &mut AppState| {
-            orbitfield::ui::panels::reps_ui(ui, state);
-            state.apply_pending();
-        },
-        state,
-    );
-    harness.run();
+    let mut harness = reps_panel(state);
     harness.get_by_label("potential (wavefunction)").click();
     harness.run();
     let mut state = harness.into_state();

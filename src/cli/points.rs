@@ -111,27 +111,19 @@ fn esp_values(args: &PointsArgs, points_bohr: &[[f64; 3]]) -> Result<Vec<f64>> {
     let unit = args.esp.unit()?;
     let method = args.esp.method()?;
     let mut system = io::load(&args.files)?;
-    if args.esp.wavefunction_potential(&system) {
+    let (field, input, unit) = if args.esp.wavefunction_potential(&system) {
         args.esp.refuse_for_wavefunction_potential()?;
-        let unit = args.esp.wavefunction_potential_unit()?;
         let source = wavefunction_potential_source(&system, args.frame)?;
-        let request = Request::Points {
-            field: &source.field,
-            input: &source.input,
-            points_bohr,
-        };
-        let Evaluated::Points(values) = evaluate(args.device, request)? else {
-            bail!("internal error: a points request returned a lattice");
-        };
-        let scale = unit.per_hartree_per_e();
-        return Ok(values.into_iter().map(|v| v * scale).collect());
-    }
-    let frame = esp_frame(&mut system, &args.esp, args.frame)?;
-    let lattice = points_lattice(points_bohr);
-    let job = frame_job(frame.charges, method, frame.boundary, lattice, args.frame)?;
+        (source.field, source.input, args.esp.wavefunction_potential_unit()?)
+    } else {
+        let frame = esp_frame(&mut system, &args.esp, args.frame)?;
+        let lattice = points_lattice(points_bohr);
+        let job = frame_job(frame.charges, method, frame.boundary, lattice, args.frame)?;
+        (job.field, job.input, unit)
+    };
     let request = Request::Points {
-        field: &job.field,
-        input: &job.input,
+        field: &field,
+        input: &input,
         points_bohr,
     };
     let Evaluated::Points(values) = evaluate(args.device, request)? else {
