@@ -12,6 +12,10 @@ use orbitfield::model::units::BOHR_PER_ANGSTROM;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+fn qm(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/qm").join(name)
+}
+
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/engine")
@@ -251,4 +255,71 @@ fn points_command_matches_pyscf() {
     let num: f64 = got.iter().zip(&want).map(|(g, w)| (g - w).powi(2)).sum::<f64>().sqrt();
     let den: f64 = want.iter().map(|w| w * w).sum::<f64>().sqrt();
     assert!(num / den < 1e-6, "{:.2e}", num / den);
+}
+
+/// `orbitfield points --field esp` of a wavefunction is its own potential (nuclei and electron density)
+/// in hartree/e: PySCF's values at its reference points (`tests/data/qm/esp/make_qm_esp_reference.py`);
+/// `--charges nuclear` still gives the bare nuclei's Coulomb sum, and point-charge summation options
+/// are refused for the wavefunction's potential.
+#[test]
+fn points_command_esp_of_a_wavefunction_matches_pyscf() {
+    let bytes = orbitfield::io::read_bytes(&qm("esp/water_hf_631gs_sph.esp.txt.gz")).unwrap();
+    let rows: Vec<Vec<f64>> = String::from_utf8(bytes)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .take(60)
+        .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let pts = dir.path().join("pts.txt");
+    let body: String = rows.iter().map(|r| format!("{} {} {}\n", r[0], r[1], r[2])).collect();
+    std::fs::write(&pts, body).unwrap();
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+            .arg("points")
+            .arg(qm("water_hf_631gs_sph.molden.gz"))
+            .args(["--field", "esp", "--device", "cpu", "--points"])
+            .arg(&pts)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let values = |o: std::process::Output| -> Vec<f64> {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect()
+    };
+    let got = values(run(&[]));
+    assert_eq!(got.len(), rows.len());
+    for (g, r) in got.iter().zip(&rows) {
+        assert!((g - r[3]).abs() <= 1e-6 * r[3].abs().max(1e-3), "{g} vs {}", r[3]);
+    }
+    // The bare nuclei (8, 1, 1 at the file's positions), in hartree/e.
+    let wf = orbitfield::io::molden::read(
+        &qm("water_hf_631gs_sph.molden.gz"),
+        &orbitfield::io::read_bytes(&qm("water_hf_631gs_sph.molden.gz")).unwrap(),
+    )
+    .unwrap()
+    .wavefunctions
+    .remove(0);
+    let nuclear = values(run(&["--charges", "nuclear", "--units", "hartree/e"]));
+    for (v, r) in nuclear.iter().zip(&rows) {
+        let p = orbitfield::model::units::bohr_from_angstrom3([r[0], r[1], r[2]]);
+        let want: f64 = wf
+            .atoms
+            .iter()
+            .map(|a| {
+                let d: f64 = (0..3).map(|k| (p[k] - a.position_bohr[k]).powi(2)).sum();
+                a.nuclear_charge / d.sqrt()
+            })
+            .sum();
+        assert!((v - want).abs() <= 1e-6 * want.abs(), "{v} vs {want}");
+    }
+    let o = run(&["--method", "msm"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--method applies to potentials of point charges"));
 }

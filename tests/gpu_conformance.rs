@@ -10,36 +10,20 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use orbitfield::compute::cpu::CpuEngine;
-use orbitfield::compute::cuda::{self, CudaEngine, MoForm};
+use orbitfield::compute::cuda::MoForm;
 use orbitfield::compute::{Field, FieldInput, FieldJob, SlabEngine};
 use orbitfield::model::{Spin, SpinKind};
 use std::sync::Arc;
 
+#[path = "common/cuda_device.rs"]
+mod cuda_device;
+use cuda_device::device;
 #[path = "common/conformance_corpus.rs"]
 mod corpus;
 #[path = "common/lattice.rs"]
 mod lattice;
 
 const TOL: f64 = 1e-5;
-
-fn device() -> Option<Arc<CudaEngine>> {
-    let required = std::env::var("ORBITFIELD_REQUIRE_CUDA").is_ok_and(|v| v == "1");
-    let found = cuda::discover(Some(&[0]));
-    match found.engines.into_iter().next() {
-        Some(e) => Some(e),
-        None => {
-            let why = found
-                .notes
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; ");
-            assert!(!required, "ORBITFIELD_REQUIRE_CUDA=1 but no CUDA device: {why}");
-            println!("skipped: no CUDA device ({why})");
-            None
-        }
-    }
-}
 
 fn run(engine: &dyn SlabEngine, job: &FieldJob) -> Vec<f32> {
     // Poisoned: every value must be overwritten.

@@ -17,6 +17,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+#[path = "common/cuda_device.rs"]
+mod cuda_device;
+use cuda_device::device;
 #[path = "common/lattice.rs"]
 mod lattice;
 #[path = "common/rdf_cases.rs"]
@@ -26,27 +29,6 @@ mod rotation;
 use lattice::lattice_around;
 
 const TOL: f64 = 1e-5;
-
-fn device() -> Option<Arc<CudaEngine>> {
-    let required = std::env::var("ORBITFIELD_REQUIRE_CUDA")
-        .map(|v| v == "1")
-        .unwrap_or(false);
-    let found = cuda::discover(Some(&[0]));
-    match found.engines.into_iter().next() {
-        Some(e) => Some(e),
-        None => {
-            let why = found
-                .notes
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; ");
-            assert!(!required, "ORBITFIELD_REQUIRE_CUDA=1 but no CUDA device: {why}");
-            println!("skipped: no CUDA device ({why})");
-            None
-        }
-    }
-}
 
 fn load(name: &str) -> Arc<Wavefunction> {
     // ORBITFIELD_TEST_ROOT: where the repository's data lies when the test runs on another machine.

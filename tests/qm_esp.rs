@@ -20,6 +20,10 @@ use orbitfield::model::{Lattice, Wavefunction};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+#[path = "common/cuda_device.rs"]
+mod cuda_device;
+use cuda_device::device;
+
 /// Relative tolerance against PySCF at points at least 1 Angstrom from every nucleus.
 const TOL: f64 = 1e-6;
 
@@ -329,22 +333,6 @@ fn lattice_slabs_equal_point_values() {
     let exact = cpu::evaluate_points(&Field::QmPotential, &job.input, &points).unwrap();
     for (v, e) in values.iter().zip(&exact) {
         assert_eq!(*v, *e as f32);
-    }
-}
-
-fn device() -> Option<Arc<cuda::CudaEngine>> {
-    let required = std::env::var("ORBITFIELD_REQUIRE_CUDA")
-        .map(|v| v == "1")
-        .unwrap_or(false);
-    let found = cuda::discover(Some(&[0]));
-    match found.engines.into_iter().next() {
-        Some(e) => Some(e),
-        None => {
-            let why = found.notes.iter().map(|n| n.to_string()).collect::<Vec<_>>().join("; ");
-            assert!(!required, "ORBITFIELD_REQUIRE_CUDA=1 but no CUDA device: {why}");
-            println!("skipped: no CUDA device ({why})");
-            None
-        }
     }
 }
 

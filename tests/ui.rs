@@ -645,6 +645,19 @@ fn fit_view_to_a_selection() {
     );
 }
 
+/// The representations panel of `state`, laid out once.
+fn reps_panel(state: AppState) -> Harness<'static, AppState> {
+    let mut harness = Harness::builder().with_size(egui::vec2(500.0, 2000.0)).build_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::reps_ui(ui, state);
+            state.apply_pending();
+        },
+        state,
+    );
+    harness.run();
+    harness
+}
+
 /// Water with TIP3P-like charges over `frames` frames: orbitals, density and a potential.
 fn charged_water_series(frames: usize) -> System {
     let mut s = water_series(frames);
@@ -667,14 +680,7 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
     };
     let mut state = AppState::new(settings, orbitfield::app::default_field_service());
     state.open_system("charged water".into(), charged_water_series(6));
-    let mut harness = Harness::builder().with_size(egui::vec2(500.0, 2000.0)).build_ui_state(
-        |ui, state: &mut AppState| {
-            orbitfield::ui::panels::reps_ui(ui, state);
-            state.apply_pending();
-        },
-        state,
-    );
-    harness.run();
+    let mut harness = reps_panel(state);
     for label in ["HOMO", "LUMO", "potential"] {
         harness.get_by_label(label).click();
         harness.run();
@@ -790,4 +796,125 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
         "a slice instead of isosurfaces"
     );
     assert!(matches!(harness.state().reps().list[0].kind, RepKind::Atoms(_)));
+}
+
+/// The wavefunction's own potential added from the representations panel: computed through the
+/// worker pool on the orbitals' lattice (`Field::QmPotential`, checked against the CPU engine's
+/// exact evaluator at lattice points), shown as two surfaces at -0.03 and +0.03 a.u., and named
+/// `esp` in saved representations.
+#[test]
+fn representations_panel_adds_the_wavefunction_potential() {
+    use orbitfield::app::state::Command;
+    use orbitfield::compute::{Field, FieldInput};
+    let settings = Settings {
+        lattice_points: 16,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(settings, orbitfield::app::default_field_service());
+    state.open_system("water".into(), water_series(2));
+    let mut harness = reps_panel(state);
+    harness.get_by_label("potential (wavefunction)").click();
+    harness.run();
+    let mut state = harness.into_state();
+    state.apply(Command::SetFrame(1));
+    let t0 = std::time::Instant::now();
+    let id = loop {
+        state.update_reps();
+        let shown = state.reps().fields().find(|(_, f)| {
+            f.field == FieldChoice::WavefunctionPotential
+                && f.pipeline.shown.as_ref().is_some_and(|(k, _)| k.frame == 1)
+        });
+        if let Some((rep, _)) = shown {
+            break rep.id;
+        }
+        assert!(t0.elapsed().as_secs() < 120, "the potential never arrived");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    let doc = state.document().unwrap();
+    let r = state.reps().field(id).unwrap();
+    let (_, grid) = r.pipeline.shown.as_ref().unwrap();
+    let [nx, ny, nz] = grid.lattice.dims;
+    let ijk = [(0, 0, 0), (nx / 2, ny / 2, nz - 1), (nx - 1, ny / 3, nz / 2)];
+    let points: Vec<[f64; 3]> = ijk.iter().map(|&(i, j, k)| grid.lattice.point_bohr(i, j, k)).collect();
+    let input = FieldInput::Wavefunction(doc.wavefunctions[1].clone());
+    let exact = orbitfield::compute::cpu::evaluate_points(&Field::QmPotential, &input, &points).unwrap();
+    for (&(i, j, k), want) in ijk.iter().zip(&exact) {
+        let got = f64::from(grid.get(i, j, k).unwrap());
+        assert!((got - want).abs() <= 1e-5 * want.abs().max(1e-3), "{got} vs {want}");
+    }
+    assert_eq!(r.absolute_iso(grid), 0.03);
+    assert!(r.field.is_signed());
+    let text = orbitfield::app::reps::spec::field_text(r.field, Some(doc));
+    assert_eq!(text, "esp");
+    assert_eq!(
+        orbitfield::app::reps::spec::parse_field(&text, doc),
+        Ok(FieldChoice::WavefunctionPotential)
+    );
+}
+
+/// The density surface coloured by the wavefunction's potential through the representation list:
+/// the colouring field follows the frames (each frame's potential on the density's lattice, checked
+/// against the CPU engine's exact evaluator), the legend names it in a.u., and lobe colours come back
+/// when the colouring is switched off.
+#[test]
+fn density_surface_coloured_by_the_wavefunction_potential_follows_the_frames() {
+    use orbitfield::app::state::Command;
+    use orbitfield::compute::{Field, FieldInput};
+    let settings = Settings {
+        lattice_points: 16,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(settings, orbitfield::app::default_field_service());
+    state.open_system("water".into(), water_series(3));
+    state.apply(Command::SelectField(Some(FieldChoice::Density)));
+    state.apply(Command::SetSurfaceColor(Some((
+        FieldChoice::WavefunctionPotential,
+        None,
+    ))));
+    assert_eq!(
+        state.surface_color().map(|c| c.source),
+        Some(FieldChoice::WavefunctionPotential)
+    );
+    for frame in [1, 2] {
+        state.apply(Command::SetFrame(frame));
+        let t0 = std::time::Instant::now();
+        while !state.main_field_rep().is_some_and(|f| {
+            f.pipeline.shown.as_ref().is_some_and(|(k, _)| k.frame == frame) && f.color_shows_frame(frame)
+        }) {
+            state.update_reps();
+            assert!(t0.elapsed().as_secs() < 120, "frame {frame} never arrived");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let doc = state.document().unwrap();
+        let f = state.main_field_rep().unwrap();
+        let (key, density) = f.pipeline.shown.as_ref().unwrap();
+        let (ckey, potential) = f.pipeline.color.as_ref().unwrap().shown.as_ref().unwrap();
+        assert_eq!(key.field, FieldChoice::Density);
+        assert_eq!(ckey.field, FieldChoice::WavefunctionPotential);
+        assert_eq!(
+            potential.lattice, density.lattice,
+            "the potential on the density's lattice"
+        );
+        let [nx, ny, nz] = potential.lattice.dims;
+        let ijk = [(1, 2, 3), (nx / 2, ny - 1, nz / 2)];
+        let points: Vec<[f64; 3]> = ijk
+            .iter()
+            .map(|&(i, j, k)| potential.lattice.point_bohr(i, j, k))
+            .collect();
+        let input = FieldInput::Wavefunction(doc.wavefunctions[frame].clone());
+        let exact = orbitfield::compute::cpu::evaluate_points(&Field::QmPotential, &input, &points).unwrap();
+        for (&(i, j, k), want) in ijk.iter().zip(&exact) {
+            let got = f64::from(potential.get(i, j, k).unwrap());
+            assert!((got - want).abs() <= 1e-5 * want.abs().max(1e-3), "{got} vs {want}");
+        }
+        assert!(std::sync::Arc::ptr_eq(&f.color_grid(doc).unwrap(), potential));
+    }
+    let range = state.surface_color().unwrap().range.unwrap();
+    assert!(range[0] < 0.0 && range[1] > 0.0, "{range:?}");
+    let legend = state.legends().into_iter().next().unwrap();
+    assert_eq!(legend.title, "surface coloured by potential (wavefunction)");
+    assert_eq!(legend.unit, "a.u.");
+    state.apply(Command::SetSurfaceColor(None));
+    let f = state.main_field_rep().unwrap();
+    assert!(f.coloring.is_none() && f.pipeline.color.is_none());
 }

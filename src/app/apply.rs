@@ -162,7 +162,7 @@ impl AppState {
             }
             Command::SetSurfaceColor(choice) => {
                 if let Some(id) = self.main_field_id() {
-                    self.edit_rep(id, super::reps::RepEdit::ColorVolume(choice));
+                    self.edit_rep(id, super::reps::RepEdit::ColorBy(choice));
                 }
             }
             Command::FitToSelection(text) => self.fit_to_selection(&text),

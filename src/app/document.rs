@@ -190,7 +190,7 @@ impl Document {
                 .wavefunction()
                 .and_then(|w| w.orbitals(spin))
                 .is_some_and(|set| index < set.len()),
-            FieldChoice::Density => self.wavefunction().is_some(),
+            FieldChoice::Density | FieldChoice::WavefunctionPotential => self.wavefunction().is_some(),
             FieldChoice::SpinDensity => self
                 .wavefunction()
                 .is_some_and(|w| w.spin != crate::model::SpinKind::Restricted),
@@ -281,6 +281,7 @@ impl Document {
             FieldChoice::Orbital { spin, index } => Field::Orbital { spin, index },
             FieldChoice::Density => Field::Density,
             FieldChoice::SpinDensity => Field::SpinDensity,
+            FieldChoice::WavefunctionPotential => Field::QmPotential,
             FieldChoice::Volume(_) | FieldChoice::Potential | FieldChoice::PotentialMean { .. } => return None,
         };
         Some(FieldJob {

@@ -87,15 +87,15 @@ impl SceneSync {
         if state.view.dirty.surface_color {
             state.view.dirty.surface_color = false;
             let coloured = state.doc.reps.fields().find_map(|(r, f)| {
-                let c = f.color_volume.filter(|_| r.visible && f.is_surface())?;
-                Some((c, state.document()?.grids.get(c.volume)?.clone()))
+                let c = f.coloring.filter(|_| r.visible && f.is_surface())?;
+                Some((c.range?, f.color_grid(state.document()?)?))
             });
             let result = match &coloured {
-                Some((c, g)) => scene.set_color_field(
+                Some((range, g)) => scene.set_color_field(
                     rc,
                     Some(crate::render::scene::ColorFieldInput {
                         grid: g,
-                        range: c.range,
+                        range: *range,
                         colormap: state.settings.colormap,
                     }),
                 ),
@@ -116,10 +116,10 @@ impl SceneSync {
                     .doc
                     .reps
                     .fields()
-                    .find(|(_, f)| f.color_volume.is_some())
+                    .find(|(_, f)| f.coloring.is_some())
                     .map(|(r, _)| r.id);
                 if let Some(id) = coloured_rep {
-                    state.edit_rep(id, super::reps::RepEdit::ColorVolume(None));
+                    state.edit_rep(id, super::reps::RepEdit::ColorBy(None));
                 }
                 state.panels.status = format!("surface colouring off: {e}");
             }
@@ -248,11 +248,14 @@ impl AppState {
             });
         }
         for (r, f) in self.doc.reps.fields() {
-            if let Some(c) = f.color_volume.filter(|_| r.visible && f.is_surface()) {
+            if let Some(c) = f.coloring.filter(|_| r.visible && f.is_surface())
+                && let Some([lo, hi]) = c.range
+            {
+                let unit = FieldUnit::of(c.source, self.settings.potential_unit);
                 out.push(Legend {
-                    title: format!("surface coloured by volume {}", c.volume + 1),
-                    range: [f64::from(c.range[0]), f64::from(c.range[1])],
-                    unit: "(file units)".into(),
+                    title: format!("surface coloured by {}", self.describe_field(c.source)),
+                    range: [unit.show(lo), unit.show(hi)],
+                    unit: unit.label,
                     colormap,
                 });
                 break;

@@ -103,6 +103,7 @@ impl AppState {
             FieldChoice::Volume(i) => format!("volume {}", i + 1),
             FieldChoice::Potential => "potential (charges)".into(),
             FieldChoice::PotentialMean { frames } => format!("potential (charges), mean of {frames} frames"),
+            FieldChoice::WavefunctionPotential => "potential (wavefunction)".into(),
         }
     }
 

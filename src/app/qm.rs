@@ -108,6 +108,7 @@ impl QmDocument {
         let field = match key.field {
             FieldChoice::Orbital { spin, index } => Field::Orbital { spin, index },
             FieldChoice::Density => Field::Density,
+            FieldChoice::WavefunctionPotential => Field::QmPotential,
             _ => return None,
         };
         let (fit, wf) = self.fit(wavefunctions, n_frames, key.frame, frame)?;

@@ -111,9 +111,11 @@ pub enum Command {
         size_px: [u32; 2],
     },
     CancelJobs,
-    /// Colours the main field's surfaces by a volume of the document (`None`: lobe colours). A range
-    /// of `None` is chosen from the values on the current surfaces.
-    SetSurfaceColor(Option<(usize, Option<[f32; 2]>)>),
+    /// Colours the main field's surfaces by another field (`None`: lobe colours): a volume of the
+    /// document (`FieldChoice::Volume`) or a field computed per frame (e.g. the wavefunction's
+    /// potential on the density surface). A range of `None` is chosen from the colouring field's
+    /// values on the surfaces.
+    SetSurfaceColor(Option<(super::fields::FieldChoice, Option<[f32; 2]>)>),
     /// Points along the longest axis of computed lattices.
     SetLatticePoints(u32),
     /// Frames the atoms a selection picks (the view keeps its direction).
@@ -501,12 +503,17 @@ impl AppState {
         self.reps_waiting() || self.surfaces_pending()
     }
 
-    /// True while a visible field representation waits for a field in flight.
+    /// True while a visible field representation waits for a field in flight (its own or the one
+    /// its surfaces are coloured by).
     pub fn reps_waiting(&self) -> bool {
-        self.doc
-            .reps
-            .fields()
-            .any(|(r, f)| r.visible && self.fields.pending(f.pipeline.slot).is_some())
+        self.doc.reps.fields().any(|(r, f)| {
+            r.visible
+                && (self.fields.pending(f.pipeline.slot).is_some()
+                    || f.pipeline
+                        .color
+                        .as_ref()
+                        .is_some_and(|c| self.fields.pending(c.slot).is_some()))
+        })
     }
 
     /// Whether lobes are being extracted off this thread for a grid not yet shown.

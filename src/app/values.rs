@@ -81,7 +81,11 @@ impl FieldUnit {
     /// The unit `field` is shown in, potentials in `potential`.
     pub fn of(field: FieldChoice, potential: PotentialDisplay) -> FieldUnit {
         match field {
-            FieldChoice::Orbital { .. } | FieldChoice::Density | FieldChoice::SpinDensity => FieldUnit {
+            // A wavefunction's own potential is read in atomic units (the +-0.03 a.u. surfaces).
+            FieldChoice::Orbital { .. }
+            | FieldChoice::Density
+            | FieldChoice::SpinDensity
+            | FieldChoice::WavefunctionPotential => FieldUnit {
                 scale: 1.0,
                 label: "a.u.".into(),
             },
@@ -128,13 +132,18 @@ pub fn format_number(x: f64) -> String {
     }
 }
 
+/// Isovalue (hartree/e) a wavefunction's potential is first shown at.
+pub const WAVEFUNCTION_POTENTIAL_ISO: f32 = 0.03;
+
 /// The default isovalue of `field` in computed units, when it does not depend on the values:
-/// orbitals +-0.05 a.u., densities 0.002 a.u. (`None` for potentials and volumes, whose default
+/// orbitals +-0.05 a.u., densities 0.002 a.u., a wavefunction's potential +-0.03 a.u. (the surfaces
+/// chemists read reactive sites from; `None` for the potential of charges and volumes, whose default
 /// comes from the first grid, [`default_iso_for_grid`]).
 pub fn default_iso(field: FieldChoice) -> Option<f32> {
     match field {
         FieldChoice::Orbital { .. } => Some(0.05),
         FieldChoice::Density | FieldChoice::SpinDensity => Some(0.002),
+        FieldChoice::WavefunctionPotential => Some(WAVEFUNCTION_POTENTIAL_ISO),
         FieldChoice::Volume(_) | FieldChoice::Potential | FieldChoice::PotentialMean { .. } => None,
     }
 }

@@ -65,7 +65,9 @@ pub struct BenchArgs {
     #[arg(long, value_name = "LIST")]
     msm_atoms: Option<String>,
     /// Time the viewer's per-frame pipeline headless (field, GPU isosurfaces, draw) playing the
-    /// threonine MD series of tests/data/qm/threonine_md and a C60 6-31G* series, at --playback-points.
+    /// threonine MD series of tests/data/qm/threonine_md and a C60 6-31G* series, at --playback-points,
+    /// and the threonine series' density surface coloured by its wavefunction's potential (the
+    /// viewer's default lattice).
     #[arg(long)]
     playback: bool,
     /// Lattice points along the longest axis for --playback and --ui-seconds.

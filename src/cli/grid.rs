@@ -2,7 +2,9 @@
 //!
 //! Also owns what `grid`, `points` and `ions` share: turning loaded files plus a field text into a
 //! computable request ([`Source`]), the `--device` choice, the potential options ([`EspArgs`]: method,
-//! boundary, unit, charge model) and the per-frame charges of a potential ([`esp_frame`]), and
+//! boundary, unit, charge model), the per-frame charges of a potential ([`esp_frame`]), the choice
+//! between a wavefunction's own potential and a point-charge model
+//! ([`EspArgs::wavefunction_potential`]), and
 //! [`evaluate`], the one function every CLI evaluation goes through (so that the jobs pool can take
 //! it over in one place). `grid esp --frames` streams frames through one pool into one accumulator
 //! (`analysis::esp_series`), one frame at a time.
@@ -56,8 +58,7 @@ pub enum MethodArg {
 pub enum ChargeModel {
     /// The structure's partial charges (PSF, PQR, ...); the default for structures.
     File,
-    /// Bare nuclear charges at the nuclei (effective core charges with pseudopotentials); the default
-    /// for wavefunctions.
+    /// Bare nuclear charges at the nuclei (effective core charges with pseudopotentials).
     Nuclear,
     /// Mulliken partial charges at the nuclei: Z_A - sum over A's basis functions of (P S)_mu,mu.
     Mulliken,
@@ -104,16 +105,17 @@ pub struct EspArgs {
     /// esp: periodic boundary from each frame's unit cell (refused for frames without a box).
     #[arg(long)]
     pub pbc: bool,
-    /// esp: output unit, kT/e (at --temperature), kcal/mol/e, V or hartree/e [default: kT/e].
+    /// esp: output unit, kT/e (at --temperature), kcal/mol/e, V or hartree/e [default: kT/e; hartree/e
+    /// for a wavefunction's own potential].
     #[arg(long)]
     pub units: Option<String>,
     /// esp: temperature in kelvin for kT/e.
     #[arg(long, default_value_t = DEFAULT_TEMPERATURE_KELVIN)]
     pub temperature: f64,
-    /// esp: charges to use: file (structure partial charges), nuclear or mulliken (wavefunctions). The
-    /// wavefunction models are point charges at the nuclei (nuclear: the bare nuclei; mulliken: Mulliken
-    /// partial charges) - NOT the full QM electrostatic potential, which would integrate the continuous
-    /// electron density. [default: file for structures, nuclear for wavefunctions]
+    /// esp: charges to use: file (structure partial charges), nuclear or mulliken (point charges at a
+    /// wavefunction's nuclei: the bare nuclei, or Mulliken partial charges). Without it a wavefunction's
+    /// esp is its own electrostatic potential (nuclei and electron density, from the nuclear-attraction
+    /// integrals of its density matrix) and a structure's the potential of its partial charges.
     #[arg(long, value_enum)]
     pub charges: Option<ChargeModel>,
 }
@@ -133,6 +135,35 @@ impl EspArgs {
     pub fn unit(&self) -> Result<PotentialUnit> {
         PotentialUnit::parse(self.units.as_deref().unwrap_or("kT/e"), self.temperature)
             .map_err(|e| anyhow::anyhow!("--units: {e}"))
+    }
+
+    /// True when `esp` of `system` is the potential of its wavefunction (nuclei and electron density):
+    /// a wavefunction is loaded and no --charges model asks for point charges.
+    pub fn wavefunction_potential(&self, system: &System) -> bool {
+        !system.wavefunctions.is_empty() && self.charges.is_none()
+    }
+
+    /// The output unit of a wavefunction's own potential (hartree/e unless --units says otherwise).
+    pub fn wavefunction_potential_unit(&self) -> Result<PotentialUnit> {
+        PotentialUnit::parse(self.units.as_deref().unwrap_or("hartree/e"), self.temperature)
+            .map_err(|e| anyhow::anyhow!("--units: {e}"))
+    }
+
+    /// Refuses the point-charge summation options for a wavefunction's own potential.
+    pub fn refuse_for_wavefunction_potential(&self) -> Result<()> {
+        let given = [
+            ("--method", self.method.is_some()),
+            ("--cutoff", self.cutoff.is_some()),
+            ("--msm-spacing", self.msm_spacing.is_some()),
+            ("--pbc", self.pbc),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+            bail!(
+                "{flag} applies to potentials of point charges; the potential of a wavefunction is computed \
+                 from its density matrix (use --charges nuclear or mulliken for point charges at its nuclei)"
+            );
+        }
+        Ok(())
     }
 
     /// Refuses potential-only options for another field.
@@ -181,14 +212,7 @@ impl EspFrame {
 /// or Mulliken charges at its nuclei.
 pub fn esp_frame(system: &mut System, esp: &EspArgs, frame: usize) -> Result<EspFrame> {
     if !system.wavefunctions.is_empty() {
-        let n_wf = system.wavefunctions.len();
-        if n_wf == 1 && frame > 0 {
-            bail!("frame {frame} requested, the files hold one wavefunction");
-        }
-        let index = if n_wf == 1 { 0 } else { frame };
-        let Some(wf) = system.wavefunctions.get(index) else {
-            bail!("frame {frame} requested, the files hold {n_wf} wavefunctions");
-        };
+        let wf = frame_wavefunction(system, frame)?;
         if esp.pbc {
             bail!("--pbc needs a periodic box; a wavefunction is an isolated molecule");
         }
@@ -266,7 +290,8 @@ pub fn esp_frame(system: &mut System, esp: &EspArgs, frame: usize) -> Result<Esp
 #[derive(clap::Args, Debug)]
 pub struct GridArgs {
     /// The field: mo:homo, mo:lumo+2, mo:homo-1, mo:17 (1-based), mo:beta:homo, mo2:homo (|psi|^2),
-    /// density, spin, esp (Coulomb potential of point charges: see --charges, --method, --units).
+    /// density, spin, esp (electrostatic potential: a wavefunction's own, or of point charges with
+    /// --charges or for structures; see --method, --units).
     pub field: String,
     /// Files that together form the system (a wavefunction; for esp a structure with charges and
     /// optionally trajectories).
@@ -438,7 +463,36 @@ fn wavefunction_atoms(wf: &Wavefunction) -> Vec<CubeAtom> {
         .collect()
 }
 
+/// The wavefunction of `frame`: the only one, or the frame's of a series.
+pub fn frame_wavefunction(system: &System, frame: usize) -> Result<&Wavefunction> {
+    let n_wf = system.wavefunctions.len();
+    if n_wf == 1 && frame > 0 {
+        bail!("frame {frame} requested, the files hold one wavefunction");
+    }
+    let index = if n_wf == 1 { 0 } else { frame };
+    let Some(wf) = system.wavefunctions.get(index) else {
+        bail!("frame {frame} requested, the files hold {n_wf} wavefunction(s)");
+    };
+    Ok(wf)
+}
+
+/// The potential of the wavefunction of `frame` (nuclei and electron density), as a [`Source`].
+pub fn wavefunction_potential_source(system: &System, frame: usize) -> Result<Source> {
+    let wf = frame_wavefunction(system, frame)?;
+    Ok(Source {
+        spec: FieldSpec::Potential,
+        field: Field::QmPotential,
+        atoms: wavefunction_atoms(wf),
+        input: FieldInput::Wavefunction(Arc::new(wf.clone())),
+    })
+}
+
+/// The field `spec` of `system` at `frame`; `esp` is the wavefunction's own potential when there is a
+/// wavefunction, else that of the structure's partial charges.
 fn source_from_system(spec: FieldSpec, system: &mut System, frame: usize) -> Result<Source> {
+    if spec.needs_charges() && !system.wavefunctions.is_empty() {
+        return wavefunction_potential_source(system, frame);
+    }
     if spec.needs_charges() {
         let n_frames = system.trajectory.n_frames();
         if frame >= n_frames.max(1) {
@@ -499,13 +553,7 @@ fn source_from_system(spec: FieldSpec, system: &mut System, frame: usize) -> Res
         }
         bail!("{spec} needs a wavefunction (molden, fchk, wfn or wfx file); none was given");
     }
-    let index = if n_wf == 1 { 0 } else { frame };
-    let Some(wf) = system.wavefunctions.get(index) else {
-        bail!("frame {frame} requested, the files hold {n_wf} wavefunctions");
-    };
-    if n_wf == 1 && frame > 0 {
-        bail!("frame {frame} requested, the files hold one wavefunction");
-    }
+    let wf = frame_wavefunction(system, frame)?;
     let field = spec.resolve(Some(wf))?;
     Ok(Source {
         spec,
@@ -719,6 +767,24 @@ fn frame_grid(
     limit: &MemoryLimit,
     evaluate: &mut dyn FnMut(FieldJob) -> Result<Grid3>,
 ) -> Result<FrameGrid> {
+    if spec.needs_charges() && args.esp.wavefunction_potential(system) {
+        args.esp.refuse_for_wavefunction_potential()?;
+        let unit = args.esp.wavefunction_potential_unit()?;
+        let source = wavefunction_potential_source(system, frame)?;
+        let mut grid = source_lattice(args, &source, limit, evaluate)?;
+        let scale = unit.per_hartree_per_e();
+        grid.values.iter_mut().for_each(|v| *v = (f64::from(*v) * scale) as f32);
+        grid.description = format!(
+            "esp of the wavefunction (nuclei and electron density), frame {frame} ({})",
+            unit.label()
+        );
+        return Ok(FrameGrid {
+            grid,
+            atoms: source.atoms,
+            what: "esp".to_string(),
+            unit: unit.label(),
+        });
+    }
     if spec.needs_charges() {
         let unit = args.esp.unit()?;
         let method = args.esp.method()?;
@@ -745,20 +811,29 @@ fn frame_grid(
         });
     }
     let source = source_from_system(spec, system, frame)?;
-    let lattice = lattice_of(args, &source.positions_angstrom())?;
-    check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
-    let job = FieldJob {
-        field: source.field.clone(),
-        lattice,
-        input: source.input.clone(),
-    };
-    let mut grid = evaluate(job)?;
+    let mut grid = source_lattice(args, &source, limit, evaluate)?;
     grid.description = format!("{} ({})", source.spec, source.spec.unit());
     Ok(FrameGrid {
         grid,
         atoms: source.atoms,
         what: source.spec.to_string(),
         unit: source.spec.unit().to_string(),
+    })
+}
+
+/// The lattice `args` ask for around `source`'s atoms (checked against `limit`), computed by `evaluate`.
+fn source_lattice(
+    args: &GridArgs,
+    source: &Source,
+    limit: &MemoryLimit,
+    evaluate: &mut dyn FnMut(FieldJob) -> Result<Grid3>,
+) -> Result<Grid3> {
+    let lattice = lattice_of(args, &source.positions_angstrom())?;
+    check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
+    evaluate(FieldJob {
+        field: source.field.clone(),
+        lattice,
+        input: source.input.clone(),
     })
 }
 
@@ -784,7 +859,9 @@ fn run_frames_to_directory(args: &GridArgs, spec: FieldSpec, limit: &MemoryLimit
             args.esp.refuse_for(&spec)?;
         }
         let system = io::load(&args.files)?;
-        let n_frames = if spec.needs_charges() || system.wavefunctions.is_empty() {
+        // esp of a wavefunction series (its own potential or point charges at its nuclei) takes the
+        // frame's wavefunction, as every other field of a series does.
+        let n_frames = if system.wavefunctions.is_empty() {
             system.trajectory.n_frames()
         } else {
             system.wavefunctions.len()
@@ -917,7 +994,10 @@ fn prepare_esp_series(args: &GridArgs, limit: &MemoryLimit, frames_text: &str) -
     let method = args.esp.method()?;
     let mut system = io::load(&args.files)?;
     if !system.wavefunctions.is_empty() {
-        bail!("--frames combines trajectory frames of a structure with partial charges, not wavefunctions");
+        bail!(
+            "--frames combines trajectory frames of a structure with partial charges, not wavefunctions \
+             (-o DIR/ writes one cube per frame of a wavefunction series)"
+        );
     }
     let combine: Combine = args.combine.unwrap_or_default().into();
     let range = FrameRange::parse(frames_text).map_err(anyhow::Error::msg)?;

@@ -15,6 +15,7 @@ mod legend;
 #[cfg(feature = "gui")]
 mod playback;
 mod points;
+#[cfg(feature = "gui")]
 mod qm_esp_bench;
 mod rdf;
 #[cfg(feature = "gui")]

@@ -140,6 +140,12 @@ pub fn scenes(c60: &Wavefunction, two_representations: bool) -> Vec<(&'static st
             40,
             Show::HomoAndLumo,
         ));
+        cases.push((
+            "threonine 6-31G* MD series, density surface coloured by the wavefunction's potential",
+            threonine(),
+            37,
+            Show::DensityByPotential,
+        ));
     }
     cases
 }
@@ -154,7 +160,14 @@ pub enum Show {
     /// Both lobes of the HOMO (the main field) and of the LUMO (a second representation with its own
     /// pool slot), four surfaces per frame.
     HomoAndLumo,
+    /// The electron density's isosurface (0.002 a.u.) coloured by the electrostatic potential of the
+    /// frame's wavefunction (computed every frame in the representation's colour slot) at a fixed
+    /// colour range, on the viewer's default lattice.
+    DensityByPotential,
 }
+
+/// Colour range (hartree/e) of the potential on the density surface.
+const POTENTIAL_COLOR_RANGE: [f32; 2] = [-0.05, 0.05];
 
 /// Sets up the representations a case draws: the document's default field (the HOMO); the
 /// potential as a slice alone; or HOMO and LUMO as two field representations.
@@ -179,17 +192,28 @@ fn prepare_show(state: &mut AppState, show: Show, name: &str) -> Result<()> {
                 .ok_or_else(|| anyhow!("{name}: no HOMO"))?;
             state.apply(Command::AddFieldRep(lumo));
         }
+        Show::DensityByPotential => {
+            state.apply(Command::SelectField(Some(FieldChoice::Density)));
+            state.apply(Command::SetSurfaceColor(Some((
+                FieldChoice::WavefunctionPotential,
+                Some(POTENTIAL_COLOR_RANGE),
+            ))));
+            if state.surface_color().is_none() {
+                bail!("{name}: {}", state.panels.status);
+            }
+        }
     }
     Ok(())
 }
 
-/// True when every visible field representation shows frame `f`.
+/// True when every visible field representation shows frame `f` (and its colouring field, if
+/// computed, is that frame's).
 fn all_shown(state: &AppState, f: usize) -> bool {
     state
         .reps()
         .fields()
         .filter(|(r, _)| r.visible)
-        .all(|(_, rep)| rep.pipeline.shown.as_ref().is_some_and(|(k, _)| k.frame == f))
+        .all(|(_, rep)| rep.pipeline.shown.as_ref().is_some_and(|(k, _)| k.frame == f) && rep.color_shows_frame(f))
 }
 
 /// Plays `system` (`lattice_points` along the longest axis for orbitals) for `frames` frames.
@@ -200,6 +224,13 @@ pub fn playback_case(
     frames: usize,
     show: Show,
 ) -> Result<PlaybackResult> {
+    // The ESP-on-density scene is timed on the viewer's default lattice, where the interactive
+    // target is set.
+    let lattice_points = if show == Show::DensityByPotential {
+        Settings::default().lattice_points
+    } else {
+        lattice_points
+    };
     let settings = Settings {
         lattice_points,
         cache_budget_mib: 16,

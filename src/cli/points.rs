@@ -1,11 +1,14 @@
 //! `orbitfield points FILE... --field FIELD --points PTS.txt`: a field at arbitrary points.
 //!
 //! Reads `x y z` lines in Angstrom (`#` starts a comment, blank lines are skipped) and prints one
-//! value per line, in input order: atomic units for orbitals and densities, the `--units` unit (kT/e
-//! at 300 K unless told otherwise) for `esp`. Evaluation goes through [`super::grid::evaluate`]; `esp`
-//! takes its charges, method and boundary from the same options as `grid esp` ([`EspArgs`]).
+//! value per line, in input order: atomic units for orbitals and densities, the `--units` unit for
+//! `esp` (hartree/e for a wavefunction's own potential, kT/e at 300 K for point charges, unless told
+//! otherwise). Evaluation goes through [`super::grid::evaluate`]; `esp` takes its charges, method and
+//! boundary from the same options as `grid esp` ([`EspArgs`]).
 
-use super::grid::{Device, EspArgs, Evaluated, Request, esp_frame, evaluate, load_source};
+use super::grid::{
+    Device, EspArgs, Evaluated, Request, esp_frame, evaluate, load_source, wavefunction_potential_source,
+};
 use anyhow::{Context, Result, bail};
 use orbitfield::analysis::esp_series::frame_job;
 use orbitfield::io;
@@ -101,18 +104,26 @@ pub fn run(args: &PointsArgs) -> Result<()> {
     Ok(())
 }
 
-/// The potential at `points_bohr` in the `--units` unit, through the method plumbing of `grid esp`
-/// (methods that prepare a long-range part get a lattice spanning the points).
+/// The potential at `points_bohr` in the `--units` unit: a wavefunction's own, or that of point
+/// charges through the method plumbing of `grid esp` (methods that prepare a long-range part get a
+/// lattice spanning the points).
 fn esp_values(args: &PointsArgs, points_bohr: &[[f64; 3]]) -> Result<Vec<f64>> {
     let unit = args.esp.unit()?;
     let method = args.esp.method()?;
     let mut system = io::load(&args.files)?;
-    let frame = esp_frame(&mut system, &args.esp, args.frame)?;
-    let lattice = points_lattice(points_bohr);
-    let job = frame_job(frame.charges, method, frame.boundary, lattice, args.frame)?;
+    let (field, input, unit) = if args.esp.wavefunction_potential(&system) {
+        args.esp.refuse_for_wavefunction_potential()?;
+        let source = wavefunction_potential_source(&system, args.frame)?;
+        (source.field, source.input, args.esp.wavefunction_potential_unit()?)
+    } else {
+        let frame = esp_frame(&mut system, &args.esp, args.frame)?;
+        let lattice = points_lattice(points_bohr);
+        let job = frame_job(frame.charges, method, frame.boundary, lattice, args.frame)?;
+        (job.field, job.input, unit)
+    };
     let request = Request::Points {
-        field: &job.field,
-        input: &job.input,
+        field: &field,
+        input: &input,
         points_bohr,
     };
     let Evaluated::Points(values) = evaluate(args.device, request)? else {

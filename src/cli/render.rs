@@ -38,16 +38,18 @@ pub struct RenderArgs {
     #[arg(long, value_name = "SEL:STYLE[:COLOURING]")]
     pub rep: Vec<String>,
     /// A field drawn as isosurfaces, repeated for more (each its own colour pair): homo, lumo, the
-    /// orbital syntax of `grid` (mo:homo-1, mo:beta:lumo, mo:17), density, spin, potential (of the
-    /// structure's charges), potential:mean:N, volume[:N] (a volume read from the files, 1-based).
+    /// orbital syntax of `grid` (mo:homo-1, mo:beta:lumo, mo:17), density, spin, esp (a wavefunction's
+    /// own electrostatic potential, hartree/e), potential (of the structure's charges),
+    /// potential:mean:N, volume[:N] (a volume read from the files, 1-based).
     #[arg(long, value_name = "FIELD")]
     pub field: Vec<String>,
     /// A field drawn as a slice through the middle of its lattice (normal z), with a colour legend.
     #[arg(long, value_name = "FIELD")]
     pub slice: Vec<String>,
     /// Isovalue of every --field, in the unit the field is shown in (a.u. for orbitals and
-    /// densities, --potential-unit for potentials, file units for volumes); default: by field kind
-    /// (orbitals 0.05, densities 0.002, potentials 1 kT/e).
+    /// densities and a wavefunction's potential, --potential-unit for potentials of charges, file
+    /// units for volumes); default: by field kind (orbitals 0.05, densities 0.002, a wavefunction's
+    /// potential 0.03, potentials of charges 1 kT/e).
     #[arg(long)]
     pub iso: Option<f32>,
     /// Read --iso as a fraction of each field's largest |value|.
@@ -78,7 +80,9 @@ pub struct RenderArgs {
     /// ignored with --rep.
     #[arg(long)]
     pub style: Option<String>,
-    /// Colouring of --style: element, residue, chain, charge.
+    /// Colouring of --style: element, residue, chain, charge; or esp: the first --field's surfaces
+    /// (default: the density) coloured by each frame's wavefunction potential, computed on that
+    /// field's lattice (the ESP-on-density picture; atoms by element).
     #[arg(long, default_value = "element")]
     pub color_by: String,
     /// White background instead of black.
@@ -91,8 +95,9 @@ pub struct RenderArgs {
     /// potential map on a density surface.
     #[arg(long, value_name = "N")]
     pub color_volume: Option<usize>,
-    /// Values LO,HI at the colormap's ends (default: from the values on the surface).
-    #[arg(long, value_name = "LO,HI", allow_negative_numbers = true, requires = "color_volume")]
+    /// Values LO,HI at the colormap's ends, for --color-volume (file units) or --color-by esp
+    /// (hartree/e) (default: from the values on the surface).
+    #[arg(long, value_name = "LO,HI", allow_negative_numbers = true)]
     pub color_range: Option<String>,
     /// Colormap of slices and coloured surfaces: diverging (blue-white-red), viridis or gray.
     #[arg(long, default_value = "diverging")]
@@ -184,10 +189,12 @@ fn arg_specs(args: &RenderArgs) -> Result<(Vec<RepSpec>, Vec<RepSpec>)> {
     for r in &args.rep {
         atoms.push(parse_atom_rep(r).map_err(|e| anyhow!("--rep {e}"))?);
     }
+    let color_esp = colors_by_esp(args);
     if atoms.is_empty()
         && let Some(style) = &args.style
     {
-        let text = format!("all:{style}:{}", args.color_by);
+        let coloring = if color_esp { "element" } else { &args.color_by };
+        let text = format!("all:{style}:{coloring}");
         atoms.push(parse_atom_rep(&text).map_err(|e| anyhow!("--style/--color-by {e}"))?);
     }
     if let Some(v) = args.iso
@@ -196,7 +203,13 @@ fn arg_specs(args: &RenderArgs) -> Result<(Vec<RepSpec>, Vec<RepSpec>)> {
         bail!("--iso: expected a positive number, found {v}");
     }
     let mut fields = Vec::new();
-    for f in &args.field {
+    let density = ["density".to_string()];
+    let surfaces: &[String] = if color_esp && args.field.is_empty() {
+        &density
+    } else {
+        &args.field
+    };
+    for f in surfaces {
         let mut spec = RepSpec::field(f, FieldStyle::Isosurface);
         if let SpecKind::Field { opacity, .. } = &mut spec.kind {
             *opacity = args.opacity.clamp(0.05, 1.0);
@@ -207,6 +220,11 @@ fn arg_specs(args: &RenderArgs) -> Result<(Vec<RepSpec>, Vec<RepSpec>)> {
         fields.push(RepSpec::field(f, FieldStyle::Slice(SlicePlane::default())));
     }
     Ok((atoms, fields))
+}
+
+/// True for `--color-by esp` (the surfaces by the wavefunction's potential, not the atoms).
+fn colors_by_esp(args: &RenderArgs) -> bool {
+    args.color_by.trim().eq_ignore_ascii_case("esp")
 }
 
 fn spec_style(spec: &RepSpec) -> FieldStyle {
@@ -313,6 +331,15 @@ pub fn run(args: &RenderArgs) -> Result<()> {
             state.apply(Command::EditRep(id, RepEdit::IsoValue(value)));
         }
     }
+    if colors_by_esp(args) {
+        if args.color_volume.is_some() {
+            bail!("--color-by esp and --color-volume both colour the surfaces; give one");
+        }
+        // Computed with each frame's field by the representation's colour slot.
+        color_surfaces(&mut state, FieldChoice::WavefunctionPotential, "--color-by esp", args)?;
+    } else if args.color_range.is_some() && args.color_volume.is_none() {
+        bail!("--color-range applies to --color-volume and --color-by esp");
+    }
     let frames: Vec<usize> = match (&args.frames, args.frame) {
         (Some(r), _) => {
             let r = parse_range(r)?;
@@ -362,7 +389,11 @@ pub fn run(args: &RenderArgs) -> Result<()> {
                 if let Some(n) = args.color_volume
                     && !coloured
                 {
-                    color_surfaces(&mut state, n, args)?;
+                    let count = state.document().map_or(0, |d| d.grids.len());
+                    if n == 0 || n > count {
+                        bail!("--color-volume {n}: the files hold {count} volume(s), numbered from 1");
+                    }
+                    color_surfaces(&mut state, FieldChoice::Volume(n - 1), "--color-volume", args)?;
                     coloured = true;
                 }
                 sync.sync(&rc, &mut scene, &mut state);
@@ -424,11 +455,12 @@ fn show_fields(state: &mut AppState, f: usize) -> Result<()> {
         .fields()
         .filter(|(r, rep)| {
             r.visible
-                && rep
+                && (rep
                     .pipeline
                     .shown
                     .as_ref()
                     .is_none_or(|(k, _)| k.frame != f && !matches!(k.field, FieldChoice::Volume(_)))
+                    || !rep.color_shows_frame(f))
         })
         .map(|(r, _)| state.rep_label(r))
         .collect();
@@ -446,21 +478,18 @@ fn show_fields(state: &mut AppState, f: usize) -> Result<()> {
     Ok(())
 }
 
-/// Colours the first field's surfaces by volume `n` (1-based) of the files.
-fn color_surfaces(state: &mut AppState, n: usize, args: &RenderArgs) -> Result<()> {
-    let count = state.document().map_or(0, |d| d.grids.len());
-    if n == 0 || n > count {
-        bail!("--color-volume {n}: the files hold {count} volume(s), numbered from 1");
-    }
+/// Colours the first field's surfaces by `source` (a volume of the files, or a field computed per
+/// frame through the representation list's colouring), the range from --color-range or the values
+/// on the surface; `flag` names the option in messages.
+fn color_surfaces(state: &mut AppState, source: FieldChoice, flag: &str, args: &RenderArgs) -> Result<()> {
     if !state.main_field_rep().is_some_and(|f| f.is_surface()) {
-        bail!("--color-volume: there is no surface to colour; add --field");
+        bail!("{flag}: there is no surface to colour; add --field");
     }
     let range = args.color_range.as_deref().map(parse_color_range).transpose()?;
-    state.apply(Command::SetSurfaceColor(Some((n - 1, range))));
-    let c = state
-        .surface_color()
-        .ok_or_else(|| anyhow!("--color-volume {n}: {}", state.panels.status))?;
-    eprintln!("surface colours: volume {n} from {} to {}", c.range[0], c.range[1]);
+    state.apply(Command::SetSurfaceColor(Some((source, range))));
+    if state.surface_color().is_none() {
+        bail!("{flag}: {}", state.panels.status);
+    }
     Ok(())
 }
 

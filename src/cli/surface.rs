@@ -2,8 +2,9 @@
 //!
 //! Reads the files as one system (`io::load`); a cube or DX lattice is the field as it stands
 //! (`--field N` picks the N-th lattice, 1-based, when there are several). Otherwise `--field` names
-//! a field of a wavefunction (or `esp` of charges), computed on the CPU engine through the
-//! `grid` command's `evaluate` on a lattice `--spacing` apart around the atoms. Extraction is
+//! a field of a wavefunction (`esp`: its own potential, or that of a structure's charges), computed
+//! on the CPU engine through the `grid` command's `evaluate` on a lattice `--spacing` apart around
+//! the atoms. Extraction is
 //! `surface::extract` (or both lobes with `--both-signs`); the mesh is written atomically by
 //! `surface::export`, positions in Angstrom.
 
@@ -26,7 +27,7 @@ pub struct SurfaceArgs {
     /// as `orbitfield grid` takes it (mo:homo, mo:lumo+1, mo:17, mo:beta:homo, density, spin, esp).
     #[arg(long)]
     pub field: Option<String>,
-    /// Isosurface level in the field's units (orbitals: bohr^-3/2; densities: bohr^-3).
+    /// Isosurface level in the field's units (orbitals: bohr^-3/2; densities: bohr^-3; esp: hartree/e).
     #[arg(long, allow_negative_numbers = true)]
     pub iso: f32,
     /// Output mesh: `.ply` (binary little endian) or `.obj`.

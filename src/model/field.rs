@@ -3,7 +3,8 @@
 //! [`FieldSpec`] is the text the CLI (`orbitfield grid mo:homo ...`) and the viewer's field panel
 //! both accept: `mo:homo`, `mo:lumo+2`, `mo:homo-1`, `mo:17` (1-based), `mo:beta:homo`,
 //! `mo:alpha:lumo`, `mo2:homo` (|psi|^2), `density`, `spin` (alpha minus beta density), `esp`
-//! (Coulomb potential of the structure's point charges). [`FieldSpec::resolve`] checks it against
+//! (the electrostatic potential: of the wavefunction's nuclei and electron density when there is a
+//! wavefunction, else of the structure's point charges). [`FieldSpec::resolve`] checks it against
 //! a wavefunction and yields a [`Field`] with 0-based indices: the field kind every engine computes.
 //!
 //! [`LatticeSpec`] turns "spacing and padding around these atoms" or an explicit origin, size and
@@ -177,17 +178,23 @@ impl fmt::Display for FieldSpec {
 }
 
 impl FieldSpec {
-    /// True for fields computed from point charges rather than a wavefunction.
+    /// True for `esp`, the one field that can come from point charges rather than a wavefunction
+    /// (callers choose the charge model or the wavefunction's own potential).
     pub fn needs_charges(&self) -> bool {
         matches!(self, FieldSpec::Potential)
     }
 
     /// Checks the spec against `wf` (required for every field but `esp`) and returns the field with
-    /// 0-based orbital indices.
+    /// 0-based orbital indices. `esp` with a wavefunction is its own potential
+    /// ([`Field::QmPotential`]), without one the potential of point charges ([`Field::Potential`]).
     pub fn resolve(&self, wf: Option<&Wavefunction>) -> Result<Field, FieldSpecError> {
         let text = self.to_string();
         if let FieldSpec::Potential = self {
-            return Ok(Field::Potential);
+            return Ok(if wf.is_some() {
+                Field::QmPotential
+            } else {
+                Field::Potential
+            });
         }
         let Some(wf) = wf else {
             return Err(spec_error(
@@ -196,7 +203,7 @@ impl FieldSpec {
             ));
         };
         match *self {
-            FieldSpec::Potential => Ok(Field::Potential),
+            FieldSpec::Potential => Ok(Field::QmPotential),
             FieldSpec::Density => Ok(Field::Density),
             FieldSpec::SpinDensity => Ok(Field::SpinDensity),
             FieldSpec::Orbital { spin, orbital, squared } => {
@@ -512,7 +519,8 @@ mod tests {
         assert!(e.to_string().starts_with("mo:lumo+40: "), "{e}");
         assert!(r("mo:37").is_err());
         assert!(r("mo:homo-5").is_err());
-        assert_eq!(r("esp"), Ok(Field::Potential));
+        assert_eq!(r("esp"), Ok(Field::QmPotential));
+        assert_eq!("esp".parse::<FieldSpec>().unwrap().resolve(None), Ok(Field::Potential));
         assert!("mo:homo".parse::<FieldSpec>().unwrap().resolve(None).is_err());
 
         let rohf = wf(vec![2.0, 2.0, 1.0, 0.0], SpinKind::RestrictedOpen);

@@ -33,13 +33,17 @@ pub fn available_fields(state: &AppState) -> Vec<FieldChoice> {
         out.push(FieldChoice::Orbital { spin, index });
     }
     out.extend(
-        [FieldChoice::Density, FieldChoice::SpinDensity]
-            .into_iter()
-            .chain((0..doc.grids.len()).map(FieldChoice::Volume))
-            .chain([crate::app::potential::potential_choice(
-                state.settings.potential_window_frames,
-            )])
-            .filter(|f| doc.has_field(*f)),
+        [
+            FieldChoice::Density,
+            FieldChoice::SpinDensity,
+            FieldChoice::WavefunctionPotential,
+        ]
+        .into_iter()
+        .chain((0..doc.grids.len()).map(FieldChoice::Volume))
+        .chain([crate::app::potential::potential_choice(
+            state.settings.potential_window_frames,
+        )])
+        .filter(|f| doc.has_field(*f)),
     );
     out
 }
@@ -235,41 +239,48 @@ pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
     colormap_ui(ui, state);
 }
 
-/// Colouring the main field's surfaces by a volume (e.g. the potential on a density surface):
-/// volume, range and colormap.
+/// Colouring the main field's surfaces by another field (e.g. the potential on a density surface:
+/// a volume read from a file, or the wavefunction's own potential computed per frame): source,
+/// range and colormap.
 pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let Some(doc) = &state.doc.document else {
         return;
     };
-    if doc.grids.is_empty()
+    let mut sources: Vec<(FieldChoice, String)> = doc
+        .grids
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let [a, b, c] = g.lattice.dims;
+            (FieldChoice::Volume(i), format!("Volume {} ({a}x{b}x{c})", i + 1))
+        })
+        .collect();
+    if doc.has_field(FieldChoice::WavefunctionPotential) {
+        sources.push((
+            FieldChoice::WavefunctionPotential,
+            "Potential (wavefunction)".to_string(),
+        ));
+    }
+    if sources.is_empty()
         || !state
             .main_field_rep()
             .is_some_and(|f| f.style == FieldStyle::Isosurface)
     {
         return;
     }
-    let volumes: Vec<String> = doc
-        .grids
-        .iter()
-        .enumerate()
-        .map(|(i, g)| {
-            let [a, b, c] = g.lattice.dims;
-            format!("Volume {} ({a}x{b}x{c})", i + 1)
-        })
-        .collect();
     let coloring = state.surface_color();
-    let current = coloring.map(|c| c.volume);
+    let current = coloring.map(|c| c.source);
     let mut choice = current;
     egui::ComboBox::from_label("Colour surface by")
         .selected_text(
             current
-                .and_then(|i| volumes.get(i).cloned())
+                .and_then(|c| sources.iter().find(|(s, _)| *s == c).map(|(_, n)| n.clone()))
                 .unwrap_or_else(|| "Lobe colours".into()),
         )
         .show_ui(ui, |ui| {
             ui.selectable_value(&mut choice, None, "Lobe colours");
-            for (i, name) in volumes.iter().enumerate() {
-                ui.selectable_value(&mut choice, Some(i), name);
+            for (source, name) in &sources {
+                ui.selectable_value(&mut choice, Some(*source), name);
             }
         });
     if choice != current {
@@ -278,7 +289,10 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let Some(c) = coloring else {
         return;
     };
-    let mut range = c.range;
+    let Some(mut range) = c.range else {
+        ui.label("computing the colouring field ...");
+        return;
+    };
     ui.horizontal(|ui| {
         let l = ui.label("from");
         let a = ui
@@ -289,14 +303,14 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
             .add(egui::DragValue::new(&mut range[1]).speed(1e-3).max_decimals(5))
             .labelled_by(l.id);
         if (a.changed() || b.changed()) && range[0] != range[1] {
-            send(state, Command::SetSurfaceColor(Some((c.volume, Some(range)))));
+            send(state, Command::SetSurfaceColor(Some((c.source, Some(range)))));
         }
         if ui
             .button("Auto")
             .on_hover_text("Range of the values on the surface")
             .clicked()
         {
-            send(state, Command::SetSurfaceColor(Some((c.volume, None))));
+            send(state, Command::SetSurfaceColor(Some((c.source, None))));
         }
     });
     colormap_ui(ui, state);

@@ -225,6 +225,7 @@ fn add_ui(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) 
             let name = match f {
                 FieldChoice::Density => "density".to_string(),
                 FieldChoice::SpinDensity => "spin density".to_string(),
+                FieldChoice::WavefunctionPotential => "potential (wavefunction)".to_string(),
                 FieldChoice::Volume(i) => format!("volume {}", i + 1),
                 _ => "potential".to_string(),
             };

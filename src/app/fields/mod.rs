@@ -40,6 +40,9 @@ pub enum FieldChoice {
     /// The mean of [`FieldChoice::Potential`] over the last `frames` frames up to the current one
     /// (clamped at frame 0), on the same lattice (`app::potential`).
     PotentialMean { frames: u16 },
+    /// Electrostatic potential of the frame's wavefunction (nuclei and electron density,
+    /// `Field::QmPotential`), on the orbitals' lattice, in hartree/e.
+    WavefunctionPotential,
 }
 
 impl FieldChoice {
@@ -47,7 +50,10 @@ impl FieldChoice {
     pub fn needs_wavefunction(self) -> bool {
         matches!(
             self,
-            FieldChoice::Orbital { .. } | FieldChoice::Density | FieldChoice::SpinDensity
+            FieldChoice::Orbital { .. }
+                | FieldChoice::Density
+                | FieldChoice::SpinDensity
+                | FieldChoice::WavefunctionPotential
         )
     }
 

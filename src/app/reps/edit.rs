@@ -31,9 +31,10 @@ pub enum RepEdit {
         rgb: [f32; 3],
     },
     Opacity(f32),
-    /// Colours the surfaces by a volume of the document (`None`: lobe colours); a range of `None`
-    /// is chosen from the values on the current surfaces.
-    ColorVolume(Option<(usize, Option<[f32; 2]>)>),
+    /// Colours the surfaces by another field (`None`: lobe colours): a volume of the document
+    /// (`FieldChoice::Volume`) or a field computed per frame; a range of `None` is chosen from the
+    /// colouring field's values on the surfaces.
+    ColorBy(Option<(FieldChoice, Option<[f32; 2]>)>),
 }
 
 impl AppState {
@@ -65,7 +66,14 @@ impl AppState {
                 iso: f.iso,
                 colors: Some(f.colors),
                 opacity: f.opacity,
-                color_volume: f.color_volume.map(|c| c.volume),
+                color_volume: f.coloring.and_then(|c| match c.source {
+                    FieldChoice::Volume(v) => Some(v),
+                    _ => None,
+                }),
+                color_by: f
+                    .coloring
+                    .filter(|c| !matches!(c.source, FieldChoice::Volume(_)))
+                    .map(|c| spec::field_text(c.source, self.document())),
             },
         };
         RepSpec {
@@ -89,7 +97,7 @@ impl AppState {
                 },
                 colors: colors.unwrap_or(REPRESENTATION_COLORS[n % REPRESENTATION_COLORS.len()]),
                 opacity: 1.0,
-                color_volume: None,
+                coloring: None,
                 pipeline: FieldPipeline::new(self.fields.add_slot()),
             }),
         }
@@ -116,6 +124,7 @@ impl AppState {
                 colors,
                 opacity,
                 color_volume: _,
+                color_by: _,
             } => {
                 let doc = self
                     .document()
@@ -141,10 +150,20 @@ impl AppState {
         let id = rep.id;
         self.insert_rep(self.doc.reps.list.len(), rep);
         if let SpecKind::Field {
-            color_volume: Some(v), ..
-        } = spec.kind
+            color_volume, color_by, ..
+        } = &spec.kind
         {
-            self.edit_rep(id, RepEdit::ColorVolume(Some((v, None))));
+            let source = match (color_volume, color_by) {
+                (Some(v), _) => Some(FieldChoice::Volume(*v)),
+                (None, Some(text)) => {
+                    let doc = self.document().ok_or_else(|| "no document".to_string())?;
+                    Some(spec::parse_field(text, doc).map_err(|e| format!("colour by {e}"))?)
+                }
+                (None, None) => None,
+            };
+            if let Some(source) = source {
+                self.edit_rep(id, RepEdit::ColorBy(Some((source, None))));
+            }
         }
         Ok(id)
     }
@@ -211,13 +230,18 @@ impl AppState {
             }
             RepKind::Field(f) => {
                 let (field, style, iso, colors, opacity) = (f.field, f.style, f.iso, f.colors, f.opacity);
-                let color_volume = f.color_volume;
+                let coloring = f.coloring;
                 let mut rep = self.new_field_rep(field, style, Some(colors));
                 rep.visible = visible;
                 if let RepKind::Field(g) = &mut rep.kind {
                     g.iso = iso;
                     g.opacity = opacity;
-                    g.color_volume = color_volume;
+                }
+                if let Some(c) = coloring {
+                    let id = rep.id;
+                    self.insert_rep(pos + 1, rep);
+                    self.color_by(id, c.source, c.range);
+                    return;
                 }
                 rep
             }
@@ -234,6 +258,9 @@ impl AppState {
         let atoms = match rep.kind {
             RepKind::Field(f) => {
                 self.fields.remove_slot(f.pipeline.slot);
+                if let Some(c) = f.pipeline.color {
+                    self.fields.remove_slot(c.slot);
+                }
                 if let Some(m) = self.view.mesher.as_mut() {
                     m.remove_lane(id.0);
                 }
@@ -260,6 +287,9 @@ impl AppState {
         for rep in std::mem::take(&mut self.doc.reps.list) {
             if let RepKind::Field(f) = rep.kind {
                 self.fields.remove_slot(f.pipeline.slot);
+                if let Some(c) = f.pipeline.color {
+                    self.fields.remove_slot(c.slot);
+                }
                 if let Some(m) = self.view.mesher.as_mut() {
                     m.remove_lane(rep.id.0);
                 }
@@ -417,8 +447,8 @@ impl AppState {
             self.error(format!("the document has no {what} to show"));
             return;
         }
-        if let RepEdit::ColorVolume(Some((v, range))) = edit {
-            self.color_by_volume(id, v, range);
+        if let RepEdit::ColorBy(Some((source, range))) = edit {
+            self.color_by(id, source, range);
             return;
         }
         let Some(rep) = self.doc.reps.get_mut(id) else {
@@ -485,8 +515,11 @@ impl AppState {
                 f.opacity = o.clamp(0.05, 1.0);
                 list_changed = true;
             }
-            (RepKind::Field(f), RepEdit::ColorVolume(None)) => {
-                f.color_volume = None;
+            (RepKind::Field(f), RepEdit::ColorBy(None)) => {
+                f.coloring = None;
+                if let Some(c) = f.pipeline.color.take() {
+                    self.fields.remove_slot(c.slot);
+                }
                 self.view.dirty.surface_color = true;
             }
             // An atom edit of a field representation or the reverse: nothing to do.
@@ -503,26 +536,54 @@ impl AppState {
         self.load_potential_windows(None);
     }
 
-    /// Colours representation `id`'s surfaces by volume `volume` (the range from its surfaces when
-    /// not given).
-    fn color_by_volume(&mut self, id: RepId, volume: usize, range: Option<[f32; 2]>) {
-        let Some(grid) = self.document().and_then(|d| d.grids.get(volume)).cloned() else {
-            self.error(format!("no volume {} to colour the surface with", volume + 1));
+    /// Colours representation `id`'s surfaces by `source`: a volume of the document at once (the
+    /// range from its values on the surfaces when not given), a computed field through the
+    /// representation's colour slot as each frame's field arrives (`update_reps`; the range chosen
+    /// when the first one arrives when not given).
+    fn color_by(&mut self, id: RepId, source: FieldChoice, range: Option<[f32; 2]>) {
+        if !self.document().is_some_and(|d| d.has_field(source)) {
+            let what = self.describe_field(source);
+            self.error(format!("no {what} to colour the surface with"));
             return;
+        }
+        let volume = match source {
+            FieldChoice::Volume(v) => self.document().and_then(|d| d.grids.get(v)).cloned(),
+            _ => None,
         };
         let Some(f) = self.doc.reps.field(id) else {
             return;
         };
-        let range = range.unwrap_or_else(|| surface_value_range(&f.pipeline.lobes, &grid));
+        let same_source = f.coloring.is_some_and(|c| c.source == source);
+        let shown = f.pipeline.color.as_ref().and_then(|c| c.shown.as_ref());
+        let range = match (&volume, range, shown) {
+            (Some(grid), None, _) => Some(surface_value_range(&f.pipeline.lobes, grid)),
+            // Auto range again, from the colouring field shown.
+            (None, None, Some((_, grid))) if same_source => Some(surface_value_range(&f.pipeline.lobes, grid)),
+            (_, r, _) => r,
+        };
+        let mut channel = match self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
+            Some(RepKind::Field(f)) => f.pipeline.color.take(),
+            _ => None,
+        };
+        // A computed source has a colour channel (its own request slot); a new source starts afresh.
+        if !(volume.is_none() && same_source)
+            && let Some(c) = channel.take()
+        {
+            self.fields.remove_slot(c.slot);
+        }
+        if volume.is_none() && channel.is_none() {
+            channel = Some(Box::new(super::ColorChannel::new(self.fields.add_slot())));
+        }
         if let Some(RepKind::Field(f)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
-            f.color_volume = Some(super::VolumeColoring { volume, range });
+            f.coloring = Some(super::SurfaceColoring { source, range });
+            f.pipeline.color = channel;
         }
         self.view.dirty.surface_color = true;
     }
 
-    /// The main field's surface colouring by a volume, if any.
-    pub fn surface_color(&self) -> Option<super::VolumeColoring> {
-        self.main_field_rep()?.color_volume
+    /// The main field's surface colouring, if any.
+    pub fn surface_color(&self) -> Option<super::SurfaceColoring> {
+        self.main_field_rep()?.coloring
     }
 }
 

@@ -1,8 +1,9 @@
 //! The representation list: what the 3-D view shows, as VMD's reps and Mol*'s representations.
 //!
 //! Each [`Rep`] is *what* (atoms picked by a selection, or a field: an orbital, the density, the
-//! spin density, the potential of the charges, a volume read from a file) + *how* (an atom style,
-//! or an isosurface or slice) + colouring + opacity + visibility. A field representation owns its
+//! spin density, the potential of the charges or of the wavefunction, a volume read from a file) +
+//! *how* (an atom style, or an isosurface or slice) + colouring + opacity + visibility. A field
+//! representation owns its
 //! whole pipeline ([`FieldPipeline`]): a request slot in the [`FieldService`](super::fields), the key
 //! it asked for, the grid and meshes it shows, its look-ahead and its lane of the isosurface thread.
 //! One update loop drives them all ([`AppState::update_reps`], in `update`); the "main field" the
@@ -139,13 +140,17 @@ pub struct Iso {
     pub relative: bool,
 }
 
-/// Surfaces coloured by a volume of the document (e.g. a density isosurface by a potential map).
+/// Surfaces coloured by another field: a volume of the document (e.g. a density isosurface by a
+/// potential map read from a file) or a field computed for the frame shown, on the representation's
+/// lattice (e.g. the density surface by the wavefunction's own potential: the ESP-on-density
+/// picture), through the representation's colour slot.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct VolumeColoring {
-    /// Index into the document's volumes.
-    pub volume: usize,
-    /// Values at the colormap's start and end.
-    pub range: [f32; 2],
+pub struct SurfaceColoring {
+    /// The colouring field: `FieldChoice::Volume(i)` for the document's volume `i`.
+    pub source: FieldChoice,
+    /// Values at the colormap's start and end; `None` until the colouring field first arrives (then
+    /// chosen from its values on the surfaces).
+    pub range: Option<[f32; 2]>,
 }
 
 /// A field drawn as an isosurface or a slice.
@@ -157,8 +162,8 @@ pub struct FieldRep {
     pub colors: [[f32; 3]; 2],
     /// Surface opacity 0.05..1 (below 1: order-independent transparency).
     pub opacity: f32,
-    /// Colours the surfaces by a volume instead of the lobe colours.
-    pub color_volume: Option<VolumeColoring>,
+    /// Colours the surfaces by another field instead of the lobe colours.
+    pub coloring: Option<SurfaceColoring>,
     pub pipeline: FieldPipeline,
 }
 
@@ -185,6 +190,26 @@ pub struct FieldPipeline {
     pub(crate) meshing: Option<(FieldKey, Arc<Grid3>, f32, bool)>,
     /// The lobes shown are a preview (from every second lattice point, while playing).
     pub(crate) preview: bool,
+    /// The channel of a computed colouring field (none for lobe colours or a volume).
+    pub color: Option<Box<ColorChannel>>,
+}
+
+/// Where a representation's computed colouring field comes from: its own request slot, the key last
+/// asked for and the grid shown (the frame shown, or the newest that arrived).
+pub struct ColorChannel {
+    pub slot: FieldSlot,
+    pub(crate) asked: Option<FieldKey>,
+    pub shown: Option<(FieldKey, Arc<Grid3>)>,
+}
+
+impl ColorChannel {
+    pub fn new(slot: FieldSlot) -> ColorChannel {
+        ColorChannel {
+            slot,
+            asked: None,
+            shown: None,
+        }
+    }
 }
 
 impl FieldPipeline {
@@ -199,6 +224,7 @@ impl FieldPipeline {
             stale: true,
             meshing: None,
             preview: false,
+            color: None,
         }
     }
 
@@ -252,6 +278,29 @@ impl FieldRep {
     /// True when it draws isosurfaces.
     pub fn is_surface(&self) -> bool {
         self.style == FieldStyle::Isosurface
+    }
+
+    /// The grid its surfaces are coloured by: the document's volume, or the computed colouring
+    /// field that arrived last.
+    pub fn color_grid(&self, doc: &super::document::Document) -> Option<Arc<Grid3>> {
+        match self.coloring?.source {
+            FieldChoice::Volume(v) => doc.grids.get(v).cloned(),
+            _ => self.pipeline.color.as_ref()?.shown.as_ref().map(|(_, g)| Arc::clone(g)),
+        }
+    }
+
+    /// True when its colouring (if any) is ready for frame `frame`: a volume always, a computed
+    /// field once that frame's has arrived.
+    pub fn color_shows_frame(&self, frame: usize) -> bool {
+        match self.coloring.map(|c| c.source) {
+            None | Some(FieldChoice::Volume(_)) => true,
+            Some(_) => self
+                .pipeline
+                .color
+                .as_ref()
+                .and_then(|c| c.shown.as_ref())
+                .is_some_and(|(k, _)| k.frame == frame),
+        }
     }
 }
 

@@ -52,6 +52,10 @@ pub enum SpecKind {
         /// Colour the surfaces by this volume (0-based), the range chosen from the values.
         #[serde(default)]
         color_volume: Option<usize>,
+        /// Colour the surfaces by this field computed per frame (as text, e.g. `esp`), the range
+        /// chosen from the values.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        color_by: Option<String>,
     },
 }
 
@@ -79,6 +83,7 @@ impl RepSpec {
                 colors: None,
                 opacity: 1.0,
                 color_volume: None,
+                color_by: None,
             },
         }
     }
@@ -127,8 +132,9 @@ pub fn parse_atom_rep(text: &str) -> Result<RepSpec, String> {
 }
 
 /// Resolves a field text against `doc`: `homo`, `lumo`, the orbital syntax of `grid` (`mo:homo-1`,
-/// `mo:beta:lumo`, `mo:17`), `density`, `spin`, `potential` (also `esp`), `potential:mean:N`,
-/// `volume` or `volume:N` (1-based).
+/// `mo:beta:lumo`, `mo:17`), `density`, `spin`, `esp` (a wavefunction's own potential; without a
+/// wavefunction the charges'), `potential` (of the charges), `potential:mean:N`, `volume` or
+/// `volume:N` (1-based).
 pub fn parse_field(text: &str, doc: &Document) -> Result<FieldChoice, String> {
     let lower = text.trim().to_ascii_lowercase();
     let field = if lower == "volume" {
@@ -138,6 +144,9 @@ pub fn parse_field(text: &str, doc: &Document) -> Result<FieldChoice, String> {
             Ok(n) if n >= 1 => FieldChoice::Volume(n - 1),
             _ => return Err(format!("{text}: expected volume:N with N from 1")),
         }
+    } else if lower == "esp" && doc.has_field(FieldChoice::WavefunctionPotential) {
+        // As in `grid`: esp of a wavefunction is its own potential.
+        FieldChoice::WavefunctionPotential
     } else if lower == "potential" || lower == "esp" {
         FieldChoice::Potential
     } else if let Some(n) = lower.strip_prefix("potential:mean:") {
@@ -195,6 +204,7 @@ pub fn field_text(field: FieldChoice, doc: Option<&Document>) -> String {
         FieldChoice::Volume(i) => format!("volume:{}", i + 1),
         FieldChoice::Potential => "potential".into(),
         FieldChoice::PotentialMean { frames } => format!("potential:mean:{frames}"),
+        FieldChoice::WavefunctionPotential => "esp".into(),
     }
 }
 

@@ -6,7 +6,9 @@
 //! its previous picture until its new grid arrives, and makes its isosurfaces (inline, on the
 //! isosurface thread in its own lane, or — with GPU surfaces — in the draw stage). While playback
 //! drops frames, a representation whose request is in flight lets it finish and shows its newest
-//! finished frame meanwhile. [`AppState::rebuild_atoms`] turns the visible atom representations
+//! finished frame meanwhile. A representation whose surfaces are coloured by a computed field
+//! (`SurfaceColoring`) asks for that field at the same frame and lattice in its colour slot.
+//! [`AppState::rebuild_atoms`] turns the visible atom representations
 //! into sphere, cylinder and line instances (their union, each in its own style and colours).
 
 use super::{AtomsRep, FieldStyle, RepKind};
@@ -43,6 +45,7 @@ impl AppState {
         let mut next: Option<Option<NextFrame>> = None;
         for i in 0..self.doc.reps.list.len() {
             changed |= self.update_field_rep(i, arrived, context_changed, &meshed, &mut next);
+            self.update_color_field(i);
         }
         if changed || list_changed {
             self.view.dirty.meshes = true;
@@ -141,6 +144,61 @@ impl AppState {
         };
         let grid = self.placed_grid(&key, grid);
         changed | self.show_grid(i, key, grid, leaving_preview)
+    }
+
+    /// Representation `i`'s computed colouring field at the current frame: asked for once per key in
+    /// its colour slot, kept until the next frame's arrives; the draw stage takes it up.
+    fn update_color_field(&mut self, i: usize) {
+        let Some(rep) = self.doc.reps.list.get(i) else {
+            return;
+        };
+        let RepKind::Field(f) = &rep.kind else {
+            return;
+        };
+        let (Some(c), Some(channel), true) = (f.coloring, f.pipeline.color.as_ref(), rep.visible) else {
+            return;
+        };
+        if matches!(c.source, FieldChoice::Volume(_)) {
+            return;
+        }
+        let (slot, asked) = (channel.slot, channel.asked);
+        let shown = channel.shown.as_ref().map(|(k, _)| *k);
+        let Some(key) = self.document().and_then(|d| {
+            let settings = self.field_settings();
+            d.field_key_at(c.source, d.frame_index, &d.frame, settings)
+        }) else {
+            return;
+        };
+        if shown == Some(key) {
+            return;
+        }
+        let delivered = self.fields.take_delivered(slot);
+        let grid = if let Some((_, g)) = delivered.filter(|(k, _)| *k == key) {
+            Some(g)
+        } else if asked != Some(key) {
+            let job = self.field_job(&key);
+            if let Some(c) = self.pipeline_mut(i).and_then(|p| p.color.as_mut()) {
+                c.asked = Some(key);
+            }
+            self.fields.request(slot, key, || job)
+        } else {
+            self.fields.cached_for(slot, key)
+        };
+        let Some(grid) = grid else {
+            return;
+        };
+        let grid = self.placed_grid(&key, grid);
+        if let Some(RepKind::Field(f)) = self.doc.reps.list.get_mut(i).map(|r| &mut r.kind) {
+            if let Some(c) = f.coloring.as_mut()
+                && c.range.is_none()
+            {
+                c.range = Some(super::edit::surface_value_range(&f.pipeline.lobes, &grid));
+            }
+            if let Some(c) = f.pipeline.color.as_mut() {
+                c.shown = Some((key, grid));
+            }
+        }
+        self.view.dirty.surface_color = true;
     }
 
     /// Shows `grid` (for `key`) in representation `i`: at once for a slice, with its surfaces
