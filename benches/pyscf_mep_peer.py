@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pyscf
+from pyscf import gto
 from pyscf.tools import cubegen, molden
 
 
@@ -21,6 +22,18 @@ def main():
     path = sys.argv[1]
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     mol, _e, c, occ, _irrep, _spins = molden.load(path)
+    if mol.cart:
+        # cubegen.mep's point charges are one s function each; aux_e2 refuses a Cartesian molecule
+        # beside a spherical "fake" molecule, so the fake molecule takes the molecule's convention
+        # (the integrals are the same: an s function is s either way).
+        make_fakemol = gto.fakemol_for_charges
+
+        def fakemol_like_mol(coords, *args, **kwargs):
+            fake = make_fakemol(coords, *args, **kwargs)
+            fake.cart = True
+            return fake
+
+        gto.fakemol_for_charges = fakemol_like_mol
     if isinstance(c, tuple) or np.asarray(c).ndim == 3:
         dm = sum((ci * oi) @ ci.T for ci, oi in zip(c, occ))
     else:
