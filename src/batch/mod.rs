@@ -225,7 +225,7 @@ impl Ranks {
                     moved += bytes.len();
                     break;
                 }
-                if self.rank % (2 * step) == 0 && self.rank + step < self.size {
+                if self.rank.is_multiple_of(2 * step) && self.rank + step < self.size {
                     let bytes = c.receive_bytes(self.rank + step);
                     moved += bytes.len();
                     if let Some(a) = acc.as_mut()
