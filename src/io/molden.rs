@@ -1024,14 +1024,16 @@ impl Correction {
 }
 
 /// The conventions a program is known to use, applied from the file's evidence (its detected
-/// program) before any orthonormality trial. `None`: nothing known, the Molden standard applies.
-fn known_conventions(program: Option<&str>, wf: &Wavefunction) -> Option<Vec<Correction>> {
+/// program) before any orthonormality trial: alternatives in order of preference, the first being
+/// the program's usual set (ORCA: unnormalised primitives and its signs; its signs alone where the
+/// overlap shows the primitives normalised). `None`: nothing known, the Molden standard applies.
+fn known_conventions(program: Option<&str>, wf: &Wavefunction) -> Option<Vec<Vec<Correction>>> {
     use Correction::*;
     let cartesian_high = wf.basis.shells.iter().any(|s| !s.pure && s.l >= 2);
     match program {
-        Some("ORCA") => Some(vec![UnnormalisedPrimitives, OrcaSigns]),
-        Some("CFOUR") if cartesian_high => Some(vec![CfourCartesian]),
-        Some("Turbomole") if cartesian_high => Some(vec![TurbomoleCartesian]),
+        Some("ORCA") => Some(vec![vec![UnnormalisedPrimitives, OrcaSigns], vec![OrcaSigns]]),
+        Some("CFOUR") if cartesian_high => Some(vec![vec![CfourCartesian]]),
+        Some("Turbomole") if cartesian_high => Some(vec![vec![TurbomoleCartesian]]),
         _ => None,
     }
 }
@@ -1162,38 +1164,30 @@ fn record(wf: &mut Wavefunction, cands: &[Correction], why: &str) -> Vec<String>
 /// digits reach only ~1e-5; above [`PRECISION_TOLERANCE`] the orbitals are called wrong).
 pub fn check_and_correct(wf: &mut Wavefunction, candidates: &[Vec<Correction>]) -> Vec<String> {
     let mut notes = Vec::new();
-    if let Some(known) = known_conventions(wf.program.as_deref(), wf) {
-        // The program's sign convention alone, where its primitives turn out normalised (a file
-        // whose contractions the overlap shows to be read right without the primitive rescaling).
-        if known.len() > 1 && known.contains(&Correction::OrcaSigns) {
-            let signs_only = [Correction::OrcaSigns];
-            let mut trial = wf.clone();
-            apply(&mut trial, Correction::OrcaSigns);
-            let mut full = wf.clone();
-            for &c in &known {
-                apply(&mut full, c);
-            }
-            if max_deviation(&full) > ORTHONORMAL_TOLERANCE && max_deviation(&trial) <= ORTHONORMAL_TOLERANCE {
-                *wf = trial;
-                let program = wf.program.clone().unwrap_or_default();
-                notes.extend(record(wf, &signs_only, &format!("{program} file")));
-                return notes;
-            }
+    if let Some(alternatives) = known_conventions(wf.program.as_deref(), wf) {
+        let program = wf.program.clone().unwrap_or_default();
+        let tried: Vec<(f64, &Vec<Correction>, Wavefunction)> = alternatives
+            .iter()
+            .map(|known| {
+                let mut trial = wf.clone();
+                for &c in known {
+                    apply(&mut trial, c);
+                }
+                (max_deviation(&trial), known, trial)
+            })
+            .collect();
+        if let Some((_, known, trial)) = tried.iter().find(|(d, _, _)| *d <= ORTHONORMAL_TOLERANCE) {
+            *wf = trial.clone();
+            notes.extend(record(wf, known, &format!("{program} file")));
+            return notes;
         }
-        let mut trial = wf.clone();
-        for &c in &known {
-            apply(&mut trial, c);
-        }
-        let d = max_deviation(&trial);
-        if d <= ORTHONORMAL_TOLERANCE || known.contains(&Correction::OrcaSigns) {
+        if let Some((_, known, trial)) = tried.first()
+            && known.contains(&Correction::OrcaSigns)
+        {
             // ORCA's signs cannot always be seen in the overlap (an atom's f(+-3) functions only
             // meet each other), so the program's evidence decides them.
-            *wf = trial;
-            let program = wf.program.clone().unwrap_or_default();
-            notes.extend(record(wf, &known, &format!("{program} file")));
-            if d <= ORTHONORMAL_TOLERANCE {
-                return notes;
-            }
+            *wf = trial.clone();
+            notes.extend(record(wf, known, &format!("{program} file")));
         }
     }
     let d0 = max_deviation(wf);
