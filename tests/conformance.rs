@@ -8,7 +8,6 @@
 // Test helpers may unwrap: a failure is a test failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use orbitfield::compute::Field;
 use orbitfield::compute::cpu::points::PointEvaluator;
 use orbitfield::io::{self, molden};
 use orbitfield::model::wavefunction::DensityMatrix;
@@ -26,24 +25,7 @@ mod corpus;
 #[path = "common/reference.rs"]
 mod reference;
 use corpus::{Entry, corpus, manifest, read};
-use reference::parse_reference;
-
-/// Relative 2-norm error of `got` against `want` (orbitals up to their arbitrary sign).
-fn relative_error(field: &Field, got: &[f64], want: &[f64]) -> f64 {
-    let norm: f64 = want.iter().map(|x| x * x).sum::<f64>().sqrt();
-    let diff = |s: f64| {
-        got.iter()
-            .zip(want)
-            .map(|(g, w)| (s * g - w).powi(2))
-            .sum::<f64>()
-            .sqrt()
-    };
-    let d = match field {
-        Field::Orbital { .. } => diff(1.0).min(diff(-1.0)),
-        _ => diff(1.0),
-    };
-    if norm > 0.0 { d / norm } else { d }
-}
+use reference::{parse_reference, relative_error};
 
 /// C n C^T of the wavefunction's occupied orbitals against the file's own SCF density matrix:
 /// largest element difference relative to the largest element.

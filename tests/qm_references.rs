@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 #[path = "common/reference.rs"]
 mod reference;
-use reference::{Reference, parse_reference};
+use reference::{Reference, parse_reference, relative_error};
 
 const TOLERANCE: f64 = 1e-6;
 
@@ -32,18 +32,7 @@ fn compare(label: &str, wf: &Wavefunction, ev: &PointEvaluator, r: &Reference) -
     let mut worst: f64 = 0.0;
     for (name, field, want) in &r.columns {
         let got = ev.values(field, &r.points_bohr).unwrap();
-        let norm: f64 = want.iter().map(|x| x * x).sum::<f64>().sqrt();
-        let diff = |s: f64| {
-            got.iter()
-                .zip(want)
-                .map(|(g, w)| (s * g - w).powi(2))
-                .sum::<f64>()
-                .sqrt()
-        };
-        let err = match field {
-            Field::Orbital { .. } => diff(1.0).min(diff(-1.0)),
-            _ => diff(1.0),
-        } / norm;
+        let err = relative_error(field, &got, want);
         println!("{label}: {name}: relative error {err:.2e}");
         assert!(
             err <= TOLERANCE,

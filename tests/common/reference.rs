@@ -66,3 +66,20 @@ pub fn parse_reference(path: &Path) -> Reference {
         columns: fields.into_iter().zip(values).map(|((n, f), v)| (n, f, v)).collect(),
     }
 }
+
+/// Relative 2-norm error of `got` against `want` (orbitals up to their arbitrary sign).
+pub fn relative_error(field: &Field, got: &[f64], want: &[f64]) -> f64 {
+    let norm: f64 = want.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let diff = |s: f64| {
+        got.iter()
+            .zip(want)
+            .map(|(g, w)| (s * g - w).powi(2))
+            .sum::<f64>()
+            .sqrt()
+    };
+    let d = match field {
+        Field::Orbital { .. } => diff(1.0).min(diff(-1.0)),
+        _ => diff(1.0),
+    };
+    if norm > 0.0 { d / norm } else { d }
+}
