@@ -3,7 +3,8 @@
 //! A [`FieldJob`] is everything a worker needs to fill part of a lattice: the field, the lattice
 //! and the immutable inputs (a wavefunction, point charges), shared by `Arc`. Engines implement
 //! [`SlabEngine`]: fill the z-slab `z_range` of the lattice into `out` (x fastest, exactly
-//! `dims[0] * dims[1] * z_range.len()` values). The CPU engine in [`cpu`] is the numerical reference;
+//! `dims[0] * dims[1] * z_range.len()` values), or the same slab of a batch of jobs that
+//! [`batchable`] groups (several orbitals of one wavefunction: [`SlabEngine::compute_slabs`]). The CPU engine in [`cpu`] is the numerical reference;
 //! the CUDA engine in [`cuda`] is tested against it. Scheduling slabs over workers is `jobs`' work.
 //! The field kind ([`Field`]) belongs to `model` (`model::field`) and is re-exported here.
 
@@ -85,6 +86,70 @@ pub trait SlabEngine: Send + Sync {
     fn as_cuda(&self) -> Option<&cuda::CudaEngine> {
         None
     }
+    /// Fills the same z-slab of several jobs, `outs[i]` for `jobs[i]` (each exactly the slab's
+    /// length): a batch that [`batchable`] groups (every job with the first, at most [`MAX_BATCH`])
+    /// goes to [`SlabEngine::compute_batch`] in one call, anything else job by job. The jobs pool
+    /// calls this with the batches it forms.
+    fn compute_slabs(
+        &self,
+        jobs: &[&FieldJob],
+        z_range: Range<usize>,
+        outs: &mut [&mut [f32]],
+    ) -> Result<(), ComputeError> {
+        if jobs.len() != outs.len() {
+            return Err(ComputeError::BadInput(format!(
+                "{} jobs for {} output slabs",
+                jobs.len(),
+                outs.len()
+            )));
+        }
+        match (jobs, &mut *outs) {
+            ([], _) => Ok(()),
+            ([job], [out]) => self.compute_slab(job, z_range, out),
+            ([first, rest @ ..], _) if rest.len() < MAX_BATCH && rest.iter().all(|j| batchable(first, j)) => {
+                self.compute_batch(jobs, z_range, outs)
+            }
+            _ => one_by_one(self, jobs, z_range, outs),
+        }
+    }
+    /// Fills the same z-slab of a batch of jobs that [`batchable`] groups, sharing the work (one
+    /// basis evaluation per point for all orbitals, one launch, one copy back). This default
+    /// computes them one by one.
+    fn compute_batch(
+        &self,
+        jobs: &[&FieldJob],
+        z_range: Range<usize>,
+        outs: &mut [&mut [f32]],
+    ) -> Result<(), ComputeError> {
+        one_by_one(self, jobs, z_range, outs)
+    }
+}
+
+fn one_by_one<E: SlabEngine + ?Sized>(
+    engine: &E,
+    jobs: &[&FieldJob],
+    z_range: Range<usize>,
+    outs: &mut [&mut [f32]],
+) -> Result<(), ComputeError> {
+    for (job, out) in jobs.iter().zip(outs.iter_mut()) {
+        engine.compute_slab(job, z_range.clone(), out)?;
+    }
+    Ok(())
+}
+
+/// Most jobs one batched call ([`SlabEngine::compute_slabs`]) computes together.
+pub const MAX_BATCH: usize = cpu::orbital::MAX_CHANNELS;
+
+/// True when `a` and `b` can be computed in one batched slab call: single orbitals (amplitude or
+/// square) of the same wavefunction (the same shared copy: one frame of a document) on the same
+/// lattice, as the orbital representations of one frame ask for them.
+pub fn batchable(a: &FieldJob, b: &FieldJob) -> bool {
+    let single = |f: &Field| matches!(f, Field::Orbital { .. } | Field::OrbitalSquared { .. });
+    let same_wf = match (&a.input, &b.input) {
+        (FieldInput::Wavefunction(x), FieldInput::Wavefunction(y)) => Arc::ptr_eq(x, y),
+        _ => false,
+    };
+    single(&a.field) && single(&b.field) && same_wf && a.lattice == b.lattice
 }
 
 /// Number of values in a slab of `lattice` covering `z_range`.

@@ -11,7 +11,11 @@
 //! a large request never starves a small one submitted after it; look-ahead requests
 //! ([`Priority::Prefetch`]) get tiles only while no normal request has tiles left. Every request
 //! reports progress atomics; results come back over a bounded channel, tagged with the request's key
-//! and generation.
+//! and generation. Requests that one engine call can compute together ([`crate::compute::batchable`]:
+//! several orbitals of one frame, asked for by several representations) leave the queue as one batch
+//! of tiles ([`SlabEngine::compute_slabs`]); each keeps its own slot, generation, cancellation and
+//! result, and a failed batch is retried request by request. [`Pool::submit_all`] queues such
+//! requests together, before any worker can take the first alone.
 //!
 //! The same workers run device tasks other than field tiles (RDF frames, [`rdf`]): a
 //! [`DeviceWorkers`] handle queues them, and a worker takes one whenever no normal request has tiles
@@ -291,6 +295,20 @@ struct Tile<K> {
     z: Range<usize>,
     /// Workers on which this tile failed.
     failed_on: Vec<usize>,
+    /// Other requests whose same planes are computed in the same engine call
+    /// ([`crate::compute::batchable`] with `req`: the orbitals of one frame's representations).
+    batch: Vec<Arc<Request<K>>>,
+}
+
+impl<K> Tile<K> {
+    fn single(req: Arc<Request<K>>, z: Range<usize>, failed_on: Vec<usize>) -> Tile<K> {
+        Tile {
+            req,
+            z,
+            failed_on,
+            batch: Vec::new(),
+        }
+    }
 }
 
 struct QueueState<K> {
@@ -414,6 +432,16 @@ impl DeviceWorkers {
     pub fn notes(&self) -> &[String] {
         &self.notes
     }
+}
+
+/// How a request just put in its slot goes on ([`Pool::enqueue`]).
+enum Queued<K> {
+    /// In the queue for the workers.
+    Waiting,
+    /// Refused (shutdown, too large).
+    Fails(Arc<Request<K>>, JobError),
+    /// Nothing to compute: an empty grid.
+    Empty(Arc<Request<K>>),
 }
 
 /// The worker pool.
@@ -622,6 +650,25 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
         self.submit_inner(slot, key, job, priority, None)
     }
 
+    /// Submits several requests (each as [`Pool::submit_with_priority`]) before any worker looks at
+    /// the queue, so the ones that can be computed together ([`crate::compute::batchable`]: the
+    /// orbitals of one frame's representations) leave in one batch of tiles.
+    pub fn submit_all(&self, requests: Vec<(SlotId, K, FieldJob, Priority)>) -> Vec<RequestHandle> {
+        let mut q = self.shared.lock();
+        let queued: Vec<(RequestHandle, Queued<K>)> = requests
+            .into_iter()
+            .map(|(slot, key, job, priority)| self.enqueue(&mut q, slot, key, job, priority, None))
+            .collect();
+        drop(q);
+        let mut handles = Vec::with_capacity(queued.len());
+        for (h, outcome) in queued {
+            self.settle(outcome);
+            handles.push(h);
+        }
+        self.shared.wake.notify_all();
+        handles
+    }
+
     fn submit_inner(
         &self,
         slot: SlotId,
@@ -630,12 +677,30 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
         priority: Priority,
         reply: Option<Sender<JobResult<K>>>,
     ) -> RequestHandle {
+        let mut q = self.shared.lock();
+        let (handle, outcome) = self.enqueue(&mut q, slot, key, job, priority, reply);
+        drop(q);
+        self.settle(outcome);
+        self.shared.wake.notify_all();
+        handle
+    }
+
+    /// Puts a request in `slot` (cancelling the one there) and in the queue, or says how it ends at
+    /// once (to be settled outside the lock).
+    fn enqueue(
+        &self,
+        q: &mut QueueState<K>,
+        slot: SlotId,
+        key: K,
+        job: FieldJob,
+        priority: Priority,
+        reply: Option<Sender<JobResult<K>>>,
+    ) -> (RequestHandle, Queued<K>) {
         let nz = job.lattice.dims[2];
         let progress = Arc::new(Progress::default());
         progress.planes_total.store(nz, Ordering::Relaxed);
         let cancelled = Arc::new(AtomicBool::new(false));
         let points = job.lattice.n_points();
-        let mut q = self.shared.lock();
         let generation = q.next_generation;
         q.next_generation += 1;
         let req = Arc::new(Request {
@@ -664,32 +729,31 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             progress,
             cancelled,
         };
-        if q.shutdown {
-            drop(q);
-            finish(&self.shared, &req, Err(JobError::Shutdown));
-            return handle;
-        }
-        if points > MAX_POINTS {
-            drop(q);
-            finish(
-                &self.shared,
-                &req,
-                Err(JobError::TooLarge {
+        let outcome = if q.shutdown {
+            Queued::Fails(req, JobError::Shutdown)
+        } else if points > MAX_POINTS {
+            Queued::Fails(
+                req,
+                JobError::TooLarge {
                     points,
                     limit: MAX_POINTS,
-                }),
-            );
-            return handle;
+                },
+            )
+        } else if points == 0 {
+            Queued::Empty(req)
+        } else {
+            q.requests.push_back(req);
+            Queued::Waiting
+        };
+        (handle, outcome)
+    }
+
+    fn settle(&self, outcome: Queued<K>) {
+        match outcome {
+            Queued::Waiting => {}
+            Queued::Fails(req, e) => finish(&self.shared, &req, Err(e)),
+            Queued::Empty(req) => finish_success(&self.shared, &req),
         }
-        if points == 0 {
-            drop(q);
-            finish_success(&self.shared, &req);
-            return handle;
-        }
-        q.requests.push_back(req);
-        drop(q);
-        self.shared.wake.notify_all();
-        handle
     }
 
     /// Changes the priority of the request pending or running in `slot` (e.g. a look-ahead the view
@@ -823,13 +887,30 @@ fn next_work<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Wo
                 let start = req.next_z.load(Ordering::Relaxed);
                 let end = (start + planes_for(&req.job, target)).min(nz);
                 req.next_z.store(end, Ordering::Relaxed);
+                // The same planes of requests computable in the same call go with it.
+                let mut batch = Vec::new();
+                for r in q.requests.iter() {
+                    if batch.len() + 1 >= crate::compute::MAX_BATCH {
+                        break;
+                    }
+                    if !r.is_cancelled()
+                        && r.next_z.load(Ordering::Relaxed) == start
+                        && crate::compute::batchable(&req.job, &r.job)
+                    {
+                        r.next_z.store(end, Ordering::Relaxed);
+                        batch.push(r.clone());
+                    }
+                }
                 if end < nz {
                     q.requests.push_back(req.clone());
+                } else {
+                    q.requests.retain(|r| !batch.iter().any(|b| Arc::ptr_eq(b, r)));
                 }
                 return Some(Work::Tile(Tile {
                     req,
                     z: start..end,
                     failed_on: Vec::new(),
+                    batch,
                 }));
             }
         }
@@ -885,64 +966,121 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
                 continue;
             }
         };
-        let req = tile.req.clone();
-        if req.is_cancelled() {
-            status.tiles_cancelled.fetch_add(1, Ordering::Relaxed);
-            finish(&shared, &req, Err(JobError::Cancelled));
-            continue;
+        // The tile's requests (one, or a batch computed in one call); cancelled ones are answered.
+        let mut members: Vec<Arc<Request<K>>> = Vec::with_capacity(1 + tile.batch.len());
+        for r in std::iter::once(tile.req.clone()).chain(tile.batch.drain(..)) {
+            if r.is_cancelled() {
+                status.tiles_cancelled.fetch_add(1, Ordering::Relaxed);
+                finish(&shared, &r, Err(JobError::Cancelled));
+            } else {
+                members.push(r);
+            }
         }
+        let Some(first) = members.first().cloned() else {
+            continue;
+        };
+        tile.req = first;
+        compute_tile(
+            id,
+            &spec,
+            &shared,
+            &status,
+            cpu_threads.as_deref(),
+            &engine_name,
+            tile,
+            members,
+        );
+    }
+}
+
+/// Computes `tile`'s planes of every request in `members` (the tile's own request first) in one
+/// engine call, and hands the results on: planes done, the grid when complete, or the retry stacks.
+#[allow(clippy::too_many_arguments)]
+fn compute_tile<K: Clone + Send + Sync + 'static>(
+    id: usize,
+    spec: &EngineSpec,
+    shared: &Shared<K>,
+    status: &WorkerStatus,
+    cpu_threads: Option<&rayon::ThreadPool>,
+    engine_name: &str,
+    mut tile: Tile<K>,
+    members: Vec<Arc<Request<K>>>,
+) {
+    for req in &members {
         if !req.first_start.swap(true, Ordering::AcqRel) {
             req.progress
                 .queue_ns
                 .store(req.submitted.elapsed().as_nanos() as u64, Ordering::Relaxed);
         }
-        status.busy.store(true, Ordering::Relaxed);
-        status.current_generation.store(req.generation, Ordering::Relaxed);
+    }
+    status.busy.store(true, Ordering::Relaxed);
+    status.current_generation.store(tile.req.generation, Ordering::Relaxed);
+    let mut outs: Vec<&mut [f32]> = Vec::with_capacity(members.len());
+    for req in &members {
         let n = slab_len(&req.job.lattice, &tile.z);
         let start = req.job.lattice.dims[0] * req.job.lattice.dims[1] * tile.z.start;
-        // SAFETY: this tile's planes were handed out to this worker alone (`next_tile`), and the
-        // buffer is taken only after every plane has been reported done, which this tile has not.
-        let Some(out) = (unsafe { req.values.tile(start..start + n) }) else {
-            finish(
-                &shared,
-                &req,
-                Err(JobError::Compute(ComputeError::BadOutput { got: 0, need: n })),
-            );
-            continue;
-        };
-        // Unwritten points must not pass for values: NaN first, checked after (unless the engine
-        // checks its own output, as the CUDA engine does).
-        let own_check = !spec.engine.checks_output();
-        if own_check {
+        // SAFETY: this tile's planes of each request were handed out to this worker alone
+        // (`next_work`), and a buffer is taken only after every plane has been reported done,
+        // which this tile's have not.
+        match unsafe { req.values.tile(start..start + n) } {
+            Some(out) => outs.push(out),
+            None => {
+                status.busy.store(false, Ordering::Relaxed);
+                for r in &members {
+                    finish(
+                        shared,
+                        r,
+                        Err(JobError::Compute(ComputeError::BadOutput { got: 0, need: n })),
+                    );
+                }
+                return;
+            }
+        }
+    }
+    // Unwritten points must not pass for values: NaN first, checked after (unless the engine
+    // checks its own output, as the CUDA engine does).
+    let own_check = !spec.engine.checks_output();
+    if own_check {
+        for out in outs.iter_mut() {
             out.fill(f32::NAN);
         }
-        let t0 = Instant::now();
-        let outcome = match (&cpu_threads, spec.is_gpu) {
-            (Some(threads), false) => threads.install(|| spec.engine.compute_slab(&req.job, tile.z.clone(), out)),
-            _ => spec.engine.compute_slab(&req.job, tile.z.clone(), out),
-        };
-        let outcome = match outcome {
-            Ok(()) if own_check && out.iter().any(|v| v.is_nan()) => Err(ComputeError::NotFinite),
-            other => other,
-        };
-        let dt = t0.elapsed().as_nanos() as u64;
-        status.busy_ns.fetch_add(dt, Ordering::Relaxed);
+    }
+    let t0 = Instant::now();
+    let jobs: Vec<&FieldJob> = members.iter().map(|r| &r.job).collect();
+    let run = |outs: &mut [&mut [f32]]| match (jobs.as_slice(), outs) {
+        ([job], [out]) => spec.engine.compute_slab(job, tile.z.clone(), out),
+        (jobs, outs) => spec.engine.compute_slabs(jobs, tile.z.clone(), outs),
+    };
+    let outcome = match (cpu_threads, spec.is_gpu) {
+        (Some(threads), false) => threads.install(|| run(&mut outs)),
+        _ => run(&mut outs),
+    };
+    let outcome = match outcome {
+        Ok(()) if own_check && outs.iter().any(|o| o.iter().any(|v| v.is_nan())) => Err(ComputeError::NotFinite),
+        other => other,
+    };
+    drop(outs);
+    let dt = t0.elapsed().as_nanos() as u64;
+    status.busy_ns.fetch_add(dt, Ordering::Relaxed);
+    for req in &members {
         req.progress.compute_ns.fetch_add(dt, Ordering::Relaxed);
-        status.busy.store(false, Ordering::Relaxed);
-        status.current_generation.store(0, Ordering::Relaxed);
-        match outcome {
-            Ok(()) => {
+    }
+    status.busy.store(false, Ordering::Relaxed);
+    status.current_generation.store(0, Ordering::Relaxed);
+    match outcome {
+        Ok(()) => {
+            for req in &members {
                 status.tiles_done.fetch_add(1, Ordering::Relaxed);
                 if req.is_cancelled() {
                     status.tiles_cancelled.fetch_add(1, Ordering::Relaxed);
-                    finish(&shared, &req, Err(JobError::Cancelled));
+                    finish(shared, req, Err(JobError::Cancelled));
                     continue;
                 }
                 let t1 = Instant::now();
                 if let Ok(mut e) = req.engines.lock()
-                    && !e.contains(&engine_name)
+                    && !e.iter().any(|n| n == engine_name)
                 {
-                    e.push(engine_name.clone());
+                    e.push(engine_name.to_string());
                 }
                 req.progress
                     .assemble_ns
@@ -950,42 +1088,68 @@ fn worker_loop<K: Clone + Send + Sync + 'static>(
                 req.progress.tiles_done.fetch_add(1, Ordering::Relaxed);
                 let done = req.progress.planes_done.fetch_add(tile.z.len(), Ordering::AcqRel) + tile.z.len();
                 if done >= req.job.lattice.dims[2] {
-                    finish_success(&shared, &req);
+                    finish_success(shared, req);
                 }
             }
-            Err(ComputeError::WrongInput(..)) if spec.is_gpu && shared.has_cpu_workers => {
-                // The GPU engine has no kernel for this input (cutoff and MSM plans): not a failure,
-                // the CPU workers take the tile.
-                tile.failed_on.push(id);
-                shared.lock().retry_cpu.push(tile);
-                shared.wake.notify_all();
-            }
-            Err(e) => {
-                status.tiles_failed.fetch_add(1, Ordering::Relaxed);
-                let msg = format!("{engine_name}: planes {}..{}: {e}", tile.z.start, tile.z.end);
-                set_error(&status.last_error, msg.clone());
-                set_error(&shared.last_error, msg);
-                let retryable = matches!(
-                    e,
-                    ComputeError::Device(_) | ComputeError::Cuda(_) | ComputeError::NotFinite
-                );
-                if !retryable || !spec.is_gpu {
-                    // Input errors repeat everywhere; a CPU failure is the last resort.
-                    finish(&shared, &req, Err(JobError::Compute(e)));
-                    continue;
-                }
+        }
+        Err(e) if members.len() > 1 => {
+            // A failed batch: each request's planes again on their own (this device may take
+            // them), failing or falling back as single tiles do.
+            status.tiles_failed.fetch_add(1, Ordering::Relaxed);
+            let msg = format!(
+                "{engine_name}: planes {}..{} of a batch of {}: {e}",
+                tile.z.start,
+                tile.z.end,
+                members.len()
+            );
+            set_error(&status.last_error, msg.clone());
+            set_error(&shared.last_error, msg);
+            let mut q = shared.lock();
+            for req in members {
                 req.progress.tiles_retried.fetch_add(1, Ordering::Relaxed);
-                tile.failed_on.push(id);
-                let mut q = shared.lock();
-                let other_device = shared.gpu_workers > tile.failed_on.len();
-                if tile.failed_on.len() == 1 && other_device {
-                    q.retry_device.push(tile);
+                let single = Tile::single(req, tile.z.clone(), Vec::new());
+                if spec.is_gpu {
+                    q.retry_device.push(single);
                 } else {
-                    q.retry_cpu.push(tile);
+                    q.retry_cpu.push(single);
                 }
-                drop(q);
-                shared.wake.notify_all();
             }
+            drop(q);
+            shared.wake.notify_all();
+        }
+        Err(ComputeError::WrongInput(..)) if spec.is_gpu && shared.has_cpu_workers => {
+            // The GPU engine has no kernel for this input (cutoff and MSM plans): not a failure,
+            // the CPU workers take the tile.
+            tile.failed_on.push(id);
+            shared.lock().retry_cpu.push(tile);
+            shared.wake.notify_all();
+        }
+        Err(e) => {
+            let req = tile.req.clone();
+            status.tiles_failed.fetch_add(1, Ordering::Relaxed);
+            let msg = format!("{engine_name}: planes {}..{}: {e}", tile.z.start, tile.z.end);
+            set_error(&status.last_error, msg.clone());
+            set_error(&shared.last_error, msg);
+            let retryable = matches!(
+                e,
+                ComputeError::Device(_) | ComputeError::Cuda(_) | ComputeError::NotFinite
+            );
+            if !retryable || !spec.is_gpu {
+                // Input errors repeat everywhere; a CPU failure is the last resort.
+                finish(shared, &req, Err(JobError::Compute(e)));
+                return;
+            }
+            req.progress.tiles_retried.fetch_add(1, Ordering::Relaxed);
+            tile.failed_on.push(id);
+            let mut q = shared.lock();
+            let other_device = shared.gpu_workers > tile.failed_on.len();
+            if tile.failed_on.len() == 1 && other_device {
+                q.retry_device.push(tile);
+            } else {
+                q.retry_cpu.push(tile);
+            }
+            drop(q);
+            shared.wake.notify_all();
         }
     }
 }

@@ -39,6 +39,10 @@ pub trait FieldBackend: Send {
     /// Starts `job` in `lane`; the request pending or running in that lane is superseded (latest
     /// wins), other lanes are untouched. Look-ahead lanes are served behind every view lane.
     fn submit(&mut self, lane: Lane, key: FieldKey, job: FieldJob);
+    /// Hands what was submitted since the last call to the workers, together, so that requests
+    /// computable in one batch (the orbitals of one frame's representations) are batched. A backend
+    /// that starts each request as it is submitted does nothing here.
+    fn flush(&mut self) {}
     /// The view now waits for the look-ahead request of `slot`: serve it like a view request.
     fn promote(&mut self, slot: FieldSlot) {
         let _ = slot;
@@ -104,11 +108,15 @@ pub struct Cancellations {
 }
 
 /// The jobs pool as the viewer's backend: persistent GPU and CPU workers, one pool slot per lane,
-/// results tagged with their key; the UI never waits.
+/// results tagged with their key; the UI never waits. Submissions wait in an outbox until
+/// [`FieldBackend::flush`] (the end of the representations' update), so one frame's orbital
+/// requests reach the pool together and are computed in one batch, each still in its own lane.
 pub struct PoolBackend {
     pool: crate::jobs::Pool<FieldKey>,
     /// The request in flight in each lane.
     handles: BTreeMap<Lane, crate::jobs::RequestHandle>,
+    /// Requests submitted since the last flush, one per lane (latest wins), in submission order.
+    outbox: Vec<(Lane, FieldKey, FieldJob, crate::jobs::Priority)>,
     cancelled_requests: u64,
     last_stages: Option<StageTimes>,
 }
@@ -133,6 +141,7 @@ impl PoolBackend {
         PoolBackend {
             pool,
             handles: BTreeMap::new(),
+            outbox: Vec::new(),
             cancelled_requests: 0,
             last_stages: None,
         }
@@ -159,16 +168,36 @@ impl FieldBackend for PoolBackend {
         } else {
             crate::jobs::Priority::Normal
         };
-        let h = self.pool.submit_with_priority(pool_slot(lane), key, job, priority);
-        self.handles.insert(lane, h);
+        self.outbox.retain(|(l, ..)| *l != lane);
+        self.outbox.push((lane, key, job, priority));
+    }
+
+    fn flush(&mut self) {
+        if self.outbox.is_empty() {
+            return;
+        }
+        let lanes: Vec<Lane> = self.outbox.iter().map(|(l, ..)| *l).collect();
+        let requests = std::mem::take(&mut self.outbox)
+            .into_iter()
+            .map(|(lane, key, job, priority)| (pool_slot(lane), key, job, priority))
+            .collect();
+        for (lane, h) in lanes.into_iter().zip(self.pool.submit_all(requests)) {
+            self.handles.insert(lane, h);
+        }
     }
 
     fn promote(&mut self, slot: FieldSlot) {
-        self.pool
-            .set_priority(pool_slot(Lane::look_ahead(slot)), crate::jobs::Priority::Normal);
+        let lane = Lane::look_ahead(slot);
+        for (l, _, _, priority) in &mut self.outbox {
+            if *l == lane {
+                *priority = crate::jobs::Priority::Normal;
+            }
+        }
+        self.pool.set_priority(pool_slot(lane), crate::jobs::Priority::Normal);
     }
 
     fn cancel(&mut self, lane: Lane) {
+        self.outbox.retain(|(l, ..)| *l != lane);
         if let Some(h) = self.handles.remove(&lane) {
             h.cancel();
         }

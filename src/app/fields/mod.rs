@@ -4,7 +4,8 @@
 //! it wants with a [`FieldKey`]. [`FieldService::request`] answers from the cache or hands the job
 //! to the [`FieldBackend`] in the slot's view lane (the jobs pool plugs in here: latest wins per
 //! lane), and [`FieldService::prefetch`] asks for playback's next frame in the slot's look-ahead
-//! lane. The representation keeps its previous picture until the result, which carries its key,
+//! lane; requests reach the backend together at [`FieldService::flush`] (once per update), so
+//! the backend can compute one frame's orbitals in one batch. The representation keeps its previous picture until the result, which carries its key,
 //! arrives; results are routed by key to every slot waiting for it, and a slot asking for a key
 //! another slot already computes shares that request instead of computing the lattice twice. All
 //! slots share one byte-budgeted cache ([`cache`]). Isosurface meshes are made by an
@@ -416,7 +417,7 @@ impl FieldService {
             st.delivered = None;
         }
         // A backend may finish at once (an inline one does): take what is ready.
-        self.poll();
+        self.receive();
         self.cached_for(slot, key)
     }
 
@@ -450,9 +451,22 @@ impl FieldService {
         }
     }
 
-    /// Moves finished results into the cache and to the slots waiting for them; returns the keys
-    /// that arrived.
+    /// Hands the requests made since the last flush to the backend together (called once per
+    /// update, after every representation has asked: one frame's orbitals are batched).
+    pub fn flush(&mut self) {
+        if let Some(b) = self.backend.as_mut() {
+            b.flush();
+        }
+    }
+
+    /// Submits what waits ([`FieldService::flush`]), then moves finished results into the cache and
+    /// to the slots waiting for them; returns the keys that arrived.
     pub fn poll(&mut self) -> Vec<FieldKey> {
+        self.flush();
+        self.receive()
+    }
+
+    fn receive(&mut self) -> Vec<FieldKey> {
         let mut arrived = Vec::new();
         while let Some(r) = self.backend.as_mut().and_then(|b| b.try_recv()) {
             for st in self.slots.values_mut() {

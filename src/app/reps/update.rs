@@ -7,7 +7,9 @@
 //! isosurface thread in its own lane, or — with GPU surfaces — in the draw stage). While playback
 //! drops frames, a representation whose request is in flight lets it finish and shows its newest
 //! finished frame meanwhile. A representation whose surfaces are coloured by a computed field
-//! (`SurfaceColoring`) asks for that field at the same frame and lattice in its colour slot.
+//! (`SurfaceColoring`) asks for that field at the same frame and lattice in its colour slot. The
+//! requests of one update leave together (`FieldService::flush`), so the orbitals several
+//! representations ask for at one frame are computed in one batch.
 //! [`AppState::rebuild_atoms`] turns the visible atom representations
 //! into sphere, cylinder and line instances (their union, each in its own style and colours).
 
@@ -47,6 +49,8 @@ impl AppState {
             changed |= self.update_field_rep(i, arrived, context_changed, &meshed, &mut next);
             self.update_color_field(i);
         }
+        // Every representation has asked: this frame's requests (and look-aheads) go out together.
+        self.fields.flush();
         if changed || list_changed {
             self.view.dirty.meshes = true;
         }

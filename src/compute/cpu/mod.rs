@@ -87,6 +87,65 @@ impl SlabEngine for CpuEngine {
             Err(ComputeError::NotFinite)
         }
     }
+
+    fn compute_batch(
+        &self,
+        jobs: &[&FieldJob],
+        z_range: Range<usize>,
+        outs: &mut [&mut [f32]],
+    ) -> Result<(), ComputeError> {
+        self.orbital_batch(jobs, z_range, outs)
+    }
+}
+
+impl CpuEngine {
+    /// A batch of single orbitals of one wavefunction ([`crate::compute::batchable`]), each
+    /// slab of `outs` checked against the lattice: the basis is evaluated once per point for all.
+    /// Jobs that are not single orbitals of one wavefunction are refused.
+    fn orbital_batch(
+        &self,
+        jobs: &[&FieldJob],
+        z_range: Range<usize>,
+        outs: &mut [&mut [f32]],
+    ) -> Result<(), ComputeError> {
+        let first = jobs
+            .first()
+            .ok_or_else(|| ComputeError::BadInput("an empty batch".into()))?;
+        let FieldInput::Wavefunction(wf) = &first.input else {
+            return Err(ComputeError::WrongInput(first.field.clone(), "a wavefunction"));
+        };
+        let lattice = first.lattice;
+        let need = slab_len(&lattice, &z_range);
+        if let Some(bad) = outs.iter().find(|o| o.len() != need) {
+            return Err(ComputeError::BadOutput { got: bad.len(), need });
+        }
+        if z_range.end > lattice.dims[2] {
+            return Err(ComputeError::BadOutput { got: 0, need });
+        }
+        let fields: Vec<Field> = jobs.iter().map(|j| j.field.clone()).collect();
+        let p = PreparedOrbitals::for_orbitals(wf, &fields)?;
+        let plane = lattice.dims[0] * lattice.dims[1];
+        if plane == 0 {
+            return Ok(());
+        }
+        // Per plane, the destination rows of every channel.
+        let mut planes: Vec<Vec<&mut [f32]>> = (0..z_range.len()).map(|_| Vec::with_capacity(outs.len())).collect();
+        for out in outs.iter_mut() {
+            for (dst, chunk) in planes.iter_mut().zip(out.chunks_mut(plane)) {
+                dst.push(chunk);
+            }
+        }
+        let z0 = z_range.start;
+        planes
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(dz, dsts)| fill_orbital_plane(&p, &lattice, z0 + dz, dsts));
+        if outs.iter().all(|o| o.iter().all(|v| v.is_finite())) {
+            Ok(())
+        } else {
+            Err(ComputeError::NotFinite)
+        }
+    }
 }
 
 /// Fills the slab `z_range` (already checked against `out`), plane by plane in parallel.
@@ -100,7 +159,7 @@ fn fill_slab(prepared: &Prepared, lattice: &Lattice, z_range: Range<usize>, out:
     out.par_chunks_mut(plane)
         .enumerate()
         .for_each(|(dz, dst)| match prepared {
-            Prepared::Orbitals(p) => fill_orbital_plane(p, lattice, z0 + dz, dst),
+            Prepared::Orbitals(p) => fill_orbital_plane(p, lattice, z0 + dz, &mut [dst]),
             Prepared::Charges(p) => fill_potential_plane(p, lattice, z0 + dz, dst),
             Prepared::Plan(p) => fill_plan_plane(p, lattice, z0 + dz, dst),
             Prepared::QmEsp(p) => fill_qm_esp_plane(p, lattice, z0 + dz, dst),
@@ -108,13 +167,13 @@ fn fill_slab(prepared: &Prepared, lattice: &Lattice, z_range: Range<usize>, out:
 }
 
 /// Orbital kernel over plane `k`, in [`TILE_X`] x [`TILE_Y`] tiles (separable Gaussians on
-/// axis-aligned lattices, general points otherwise).
-fn fill_orbital_plane(p: &PreparedOrbitals, lattice: &Lattice, k: usize, dst: &mut [f32]) {
+/// axis-aligned lattices, general points otherwise); `dsts[c]` takes output channel `c`.
+fn fill_orbital_plane(p: &PreparedOrbitals, lattice: &Lattice, k: usize, dsts: &mut [&mut [f32]]) {
     let [nx, ny, _] = lattice.dims;
     let mut scratch = p.scratch();
     let axis_aligned = lattice.is_axis_aligned();
     let mut points = Vec::with_capacity(BLOCK);
-    let mut vals = [0.0f64; BLOCK];
+    let mut vals = [0.0f64; BLOCK * orbital::MAX_CHANNELS];
     for j0 in (0..ny).step_by(TILE_Y) {
         let my = (ny - j0).min(TILE_Y);
         for i0 in (0..nx).step_by(TILE_X) {
@@ -132,11 +191,14 @@ fn fill_orbital_plane(p: &PreparedOrbitals, lattice: &Lattice, k: usize, dst: &m
                 }
                 p.eval_block(&mut scratch, &points, &mut vals);
             }
-            for dj in 0..my {
-                let row = nx * (j0 + dj) + i0;
-                if let (Some(d), Some(v)) = (dst.get_mut(row..row + mx), vals.get(dj * mx..(dj + 1) * mx)) {
-                    for (o, &x) in d.iter_mut().zip(v) {
-                        *o = x as f32;
+            for (c, dst) in dsts.iter_mut().enumerate() {
+                let vals = vals.get(c * BLOCK..).unwrap_or_default();
+                for dj in 0..my {
+                    let row = nx * (j0 + dj) + i0;
+                    if let (Some(d), Some(v)) = (dst.get_mut(row..row + mx), vals.get(dj * mx..(dj + 1) * mx)) {
+                        for (o, &x) in d.iter_mut().zip(v) {
+                            *o = x as f32;
+                        }
                     }
                 }
             }

@@ -27,6 +27,9 @@
 //! - Densities (many orbitals): the block's monomial terms (radial factor times monomial, one row
 //!   per surviving shell monomial) form a small matrix; the orbitals are the product of the weight
 //!   matrix with it (4 orbitals x 8 points per register block); then `sum_o w_o psi_o^2`.
+//! - Batches ([`PreparedOrbitals::for_orbitals`]): several single orbitals of one wavefunction
+//!   (the HOMO and LUMO of two representations) take the same many-orbital path, each orbital
+//!   written to its own output channel, so the Gaussians are evaluated once for all of them.
 //!
 //! Accuracy: f64 throughout; the only approximation besides screening is `2^x` with relative error
 //! below 3e-13.
@@ -43,6 +46,8 @@ pub const BLOCK: usize = 64;
 const NVEC: usize = BLOCK / 4;
 /// Edge of a separable tile ([`PreparedOrbitals::eval_tile`]): 8x8 = [`BLOCK`] points.
 pub const TILE_EDGE: usize = 8;
+/// Most output channels of one preparation ([`PreparedOrbitals::for_orbitals`]).
+pub const MAX_CHANNELS: usize = 8;
 /// Powers of dx, dy, dz kept per tile: angular momentum up to 7 (k functions).
 const MAX_L_TABLE: usize = 8;
 /// Most monomials of one shell: (l+1)(l+2)/2 for l = 7.
@@ -66,6 +71,9 @@ enum Combine {
     Linear,
     /// `sum_o weights[o] * psi_o^2`.
     Quadratic(Vec<f64>),
+    /// Every orbital its own output channel (a batch of orbital fields sharing the basis
+    /// evaluation): its amplitude, or its square where the flag is set.
+    Each(Vec<bool>),
 }
 
 #[derive(Clone, Debug)]
@@ -181,6 +189,51 @@ impl PreparedOrbitals {
     /// Prepares `field` (an orbital or density field) of `wf`.
     pub fn new(wf: &Wavefunction, field: &Field) -> Result<PreparedOrbitals, ComputeError> {
         let (rows, combine) = select_orbitals(wf, field)?;
+        Self::from_rows(wf, field, rows, combine)
+    }
+
+    /// Prepares a batch of single-orbital fields (`Field::Orbital`, `Field::OrbitalSquared`) of
+    /// `wf`, each its own output channel (at most [`MAX_CHANNELS`]): the Gaussians and monomials
+    /// of every point are evaluated once for all of them.
+    pub fn for_orbitals(wf: &Wavefunction, fields: &[Field]) -> Result<PreparedOrbitals, ComputeError> {
+        let first = fields
+            .first()
+            .ok_or_else(|| ComputeError::BadInput("an empty batch of orbitals".into()))?;
+        if fields.len() > MAX_CHANNELS {
+            return Err(ComputeError::BadInput(format!(
+                "{} orbitals in one batch, at most {MAX_CHANNELS}",
+                fields.len()
+            )));
+        }
+        let mut rows = Vec::with_capacity(fields.len());
+        let mut squared = Vec::with_capacity(fields.len());
+        for f in fields {
+            let (mut r, combine) = select_orbitals(wf, f)?;
+            match (f, r.pop()) {
+                (Field::Orbital { .. } | Field::OrbitalSquared { .. }, Some(row)) if r.is_empty() => {
+                    rows.push(row);
+                    squared.push(combine != Combine::Linear);
+                }
+                _ => return Err(ComputeError::WrongInput(f.clone(), "single orbitals in a batch")),
+            }
+        }
+        Self::from_rows(wf, first, rows, Combine::Each(squared))
+    }
+
+    /// Output channels per point: one, or one per orbital of a batch ([`Self::for_orbitals`]).
+    pub fn n_channels(&self) -> usize {
+        match &self.combine {
+            Combine::Each(s) => s.len().max(1),
+            _ => 1,
+        }
+    }
+
+    fn from_rows(
+        wf: &Wavefunction,
+        field: &Field,
+        rows: Vec<Vec<f64>>,
+        combine: Combine,
+    ) -> Result<PreparedOrbitals, ComputeError> {
         let n_orbitals = rows.len();
         let mut groups: Vec<AtomGroup> = Vec::new();
         let mut offset = 0usize;
@@ -339,7 +392,8 @@ impl PreparedOrbitals {
         }
     }
 
-    /// Evaluates the field at up to [`BLOCK`] points (bohr), writing one value per point into `out`.
+    /// Evaluates the field at up to [`BLOCK`] points (bohr), writing one value per point into `out`
+    /// (channel `c` of a batch at `out[c * BLOCK..]`).
     ///
     /// On x86-64 CPUs with AVX2 and FMA the same code runs compiled for them (chosen at run time;
     /// the default build targets baseline x86-64, where F4 is two SSE2 halves).
@@ -473,24 +527,32 @@ impl PreparedOrbitals {
     }
 
     /// `out[..n]` from the accumulated orbital values of `nvec` vectors.
+    /// With several channels ([`Combine::Each`]), channel `c` goes to `out[c * BLOCK..]`.
     #[inline(always)]
     fn combine_into<const FMA: bool>(&self, acc: &[F4], nvec: usize, n: usize, out: &mut [f64]) {
+        let put = |out: &mut [f64], base: usize, v: usize, value: F4| {
+            for (lane, x) in value.to_array().iter().enumerate() {
+                if let Some(o) = out.get_mut(base + v * 4 + lane).filter(|_| v * 4 + lane < n) {
+                    *o = *x;
+                }
+            }
+        };
         for v in 0..nvec {
-            let value = match &self.combine {
-                Combine::Linear => acc.get(v).copied().unwrap_or(F4::ZERO),
+            match &self.combine {
+                Combine::Linear => put(out, 0, v, acc.get(v).copied().unwrap_or(F4::ZERO)),
                 Combine::Quadratic(w) => {
                     let mut s = F4::ZERO;
                     for (o, &wo) in w.iter().enumerate() {
                         let a = acc.get(o * NVEC + v).copied().unwrap_or(F4::ZERO);
                         s = (F4::splat(wo) * a).mul_add::<FMA>(a, s);
                     }
-                    s
+                    put(out, 0, v, s);
                 }
-            };
-            let arr = value.to_array();
-            for (lane, x) in arr.iter().enumerate() {
-                if let Some(o) = out.get_mut(v * 4 + lane).filter(|_| v * 4 + lane < n) {
-                    *o = *x;
+                Combine::Each(squared) => {
+                    for (o, &sq) in squared.iter().enumerate() {
+                        let a = acc.get(o * NVEC + v).copied().unwrap_or(F4::ZERO);
+                        put(out, o * BLOCK, v, if sq { a * a } else { a });
+                    }
                 }
             }
         }
@@ -498,7 +560,7 @@ impl PreparedOrbitals {
 
     /// Evaluates the field on an axis-aligned tile of up to 8x8 points of one plane: point (i, j)
     /// at `corner + (i * step_x, j * step_y, 0)`, `i < nx <= 8`, `j < ny <= 8`; values go to
-    /// `out[j * nx + i]`. Gaussians factorise along the axes, so each primitive needs 8 + 8 + 1
+    /// `out[j * nx + i]` (channel `c` of a batch at `out[c * BLOCK + j * nx + i]`). Gaussians factorise along the axes, so each primitive needs 8 + 8 + 1
     /// exponentials per tile instead of 64, and one multiply-add per point.
     pub fn eval_tile(
         &self,
@@ -673,15 +735,17 @@ impl PreparedOrbitals {
         }
         // Vectors are rows of 8: 2 per row; compact to rows of nx on the way out.
         let mut row = [0.0f64; TILE_EDGE];
-        let mut tmp = [0.0f64; BLOCK];
+        let mut tmp = [0.0f64; BLOCK * MAX_CHANNELS];
         self.combine_into::<FMA>(acc, 2 * ny, TILE_EDGE * ny, &mut tmp);
         scratch.acc = acc_store;
-        for j in 0..ny {
-            if let Some(src) = tmp.get(TILE_EDGE * j..TILE_EDGE * j + nx) {
-                row[..nx].copy_from_slice(src);
-            }
-            if let Some(dst) = out.get_mut(j * nx..(j + 1) * nx) {
-                dst.copy_from_slice(&row[..nx]);
+        for c in 0..self.n_channels() {
+            for j in 0..ny {
+                if let Some(src) = tmp.get(c * BLOCK + TILE_EDGE * j..c * BLOCK + TILE_EDGE * j + nx) {
+                    row[..nx].copy_from_slice(src);
+                }
+                if let Some(dst) = out.get_mut(c * BLOCK + j * nx..c * BLOCK + (j + 1) * nx) {
+                    dst.copy_from_slice(&row[..nx]);
+                }
             }
         }
     }
