@@ -494,3 +494,78 @@ fn cutoff_and_msm_slabs_match_the_cpu_engine() {
         assert!(err <= 1e-6, "{name}: deferred plan differs by {err:.2e}");
     }
 }
+
+/// The orbitals of one frame in one launch (`compute_slabs`, as the jobs pool batches the HOMO and
+/// LUMO of two representations): every channel equals the CPU engine, for amplitudes and squares,
+/// up to g functions, both spins, a whole lattice and a slab, on the first call (which times the
+/// batch against the orbitals one by one) and on later calls (which use the faster).
+#[test]
+fn orbital_batches_match_the_cpu_engine_channel_by_channel() {
+    let Some(gpu) = device() else { return };
+    let cases: [(&str, usize, bool); 3] = [
+        ("threonine_hf_631gs_cart.molden", 40, false),
+        ("n2_hf_ccpvqz_sph.molden", 36, true),
+        ("o2_uhf_ccpvtz_sph.molden", 32, false),
+    ];
+    for (name, n, shear) in cases {
+        let wf = load(name);
+        let h = homo(&wf, Spin::Alpha);
+        let mut fields = vec![
+            Field::Orbital {
+                spin: Spin::Alpha,
+                index: h,
+            },
+            Field::Orbital {
+                spin: Spin::Alpha,
+                index: h + 1,
+            },
+            Field::OrbitalSquared {
+                spin: Spin::Alpha,
+                index: h.saturating_sub(1),
+            },
+            Field::Orbital {
+                spin: Spin::Alpha,
+                index: wf.alpha.len() - 1,
+            },
+        ];
+        if wf.beta.is_some() {
+            fields.push(Field::Orbital {
+                spin: Spin::Beta,
+                index: homo(&wf, Spin::Beta),
+            });
+        }
+        let lattice = lattice_around(&wf, n, shear);
+        let jobs: Vec<FieldJob> = fields
+            .iter()
+            .map(|f| FieldJob {
+                field: f.clone(),
+                lattice,
+                input: FieldInput::Wavefunction(wf.clone()),
+            })
+            .collect();
+        let refs: Vec<&FieldJob> = jobs.iter().collect();
+        let references: Vec<Vec<f32>> = jobs.iter().map(|j| run(&CpuEngine, j)).collect();
+        let plane = lattice.dims[0] * lattice.dims[1];
+        for form in [MoForm::General, MoForm::Auto, MoForm::Specialised] {
+            gpu.set_mo_form(form);
+            for round in 0..2 {
+                let mut bufs = vec![vec![f32::NAN; lattice.n_points()]; jobs.len()];
+                let mut outs: Vec<&mut [f32]> = bufs.iter_mut().map(|b| &mut b[..]).collect();
+                gpu.compute_slabs(&refs, 0..lattice.dims[2], &mut outs).unwrap();
+                let mut slabs = vec![vec![f32::NAN; plane * 5]; jobs.len()];
+                let mut slab_outs: Vec<&mut [f32]> = slabs.iter_mut().map(|b| &mut b[..]).collect();
+                gpu.compute_slabs(&refs, 4..9, &mut slab_outs).unwrap();
+                for (c, reference) in references.iter().enumerate() {
+                    let err = rel_err(&bufs[c], reference);
+                    let slab_err = rel_err(&slabs[c], &reference[4 * plane..9 * plane]);
+                    println!("{name} {form:?} round {round} channel {c}: rel err {err:.2e}, slab {slab_err:.2e}");
+                    assert!(
+                        err <= TOL && slab_err <= TOL,
+                        "{name} {form:?} channel {c}: {err:.2e} / {slab_err:.2e}"
+                    );
+                }
+            }
+        }
+    }
+    gpu.set_mo_form(MoForm::Auto);
+}

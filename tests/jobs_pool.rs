@@ -472,3 +472,98 @@ fn rdf_frames_run_on_the_pools_device_workers_beside_field_requests() {
         Err(RunError::WorkersGone)
     ));
 }
+
+/// Counts the engine calls and computes with the real CPU engine.
+#[derive(Default)]
+struct CountingCpu {
+    batches: AtomicUsize,
+    batched_jobs: AtomicUsize,
+    slabs: AtomicUsize,
+}
+
+impl SlabEngine for CountingCpu {
+    fn name(&self) -> String {
+        "counting cpu".into()
+    }
+    fn compute_slab(&self, job: &FieldJob, z: Range<usize>, out: &mut [f32]) -> Result<(), ComputeError> {
+        self.slabs.fetch_add(1, Ordering::SeqCst);
+        orbitfield::compute::cpu::CpuEngine.compute_slab(job, z, out)
+    }
+    fn compute_batch(&self, jobs: &[&FieldJob], z: Range<usize>, outs: &mut [&mut [f32]]) -> Result<(), ComputeError> {
+        self.batches.fetch_add(1, Ordering::SeqCst);
+        self.batched_jobs.fetch_add(jobs.len(), Ordering::SeqCst);
+        orbitfield::compute::cpu::CpuEngine.compute_batch(jobs, z, outs)
+    }
+}
+
+/// Requests submitted together (`submit_all`, one frame's HOMO and LUMO in their own slots) leave the
+/// queue as batches of tiles computed in one engine call; a density submitted with them is computed
+/// on its own; every result carries its own key and equals the CPU engine's direct answer.
+#[test]
+fn orbitals_submitted_together_are_computed_in_batches_each_in_its_slot() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/gpu/water_hf_631gs_sph.molden");
+    let bytes = std::fs::read(&path).unwrap();
+    let file = orbitfield::io::molden::read(&path, &bytes).unwrap();
+    let wf = Arc::new(file.wavefunctions.into_iter().next().unwrap());
+    let homo = wf.homo(orbitfield::model::Spin::Alpha).unwrap();
+    let lattice = Lattice::axis_aligned([-6.0, -6.0, -5.0], 0.6, [20, 18, 17]);
+    let job = |field: Field| FieldJob {
+        field,
+        lattice,
+        input: FieldInput::Wavefunction(wf.clone()),
+    };
+    let orbital = |index| Field::Orbital {
+        spin: orbitfield::model::Spin::Alpha,
+        index,
+    };
+    let jobs = [
+        ("homo", job(orbital(homo))),
+        ("lumo", job(orbital(homo + 1))),
+        ("density", job(Field::Density)),
+    ];
+    let engine = Arc::new(CountingCpu::default());
+    // One worker, three planes per tile: 6 tiles per request.
+    let pool: Pool<&'static str> = Pool::with_engines(
+        vec![EngineSpec {
+            engine: engine.clone(),
+            is_gpu: true,
+        }],
+        config(20 * 18 * 3),
+    );
+    let requests = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, (key, j))| (SlotId(i as u64), *key, j.clone(), orbitfield::jobs::Priority::Normal))
+        .collect();
+    let handles = pool.submit_all(requests);
+    assert_eq!(handles.len(), 3);
+    let mut got = std::collections::BTreeMap::new();
+    for _ in 0..3 {
+        let r = pool.results().recv_timeout(Duration::from_secs(60)).unwrap();
+        got.insert(r.key, (r.slot, r.outcome.unwrap()));
+    }
+    for (i, (key, j)) in jobs.iter().enumerate() {
+        let (slot, grid) = &got[key];
+        assert_eq!(*slot, SlotId(i as u64), "{key}");
+        let mut want = vec![f32::NAN; lattice.n_points()];
+        orbitfield::compute::cpu::CpuEngine
+            .compute_slab(j, 0..lattice.dims[2], &mut want)
+            .unwrap();
+        assert_eq!(grid.values.len(), want.len());
+        let (mut num, mut den) = (0.0f64, 0.0f64);
+        for (&g, &w) in grid.values.iter().zip(&want) {
+            num += (f64::from(g) - f64::from(w)).powi(2);
+            den += f64::from(w).powi(2);
+        }
+        let err = (num / den).sqrt();
+        assert!(err < 1e-6, "{key}: relative error {err:.2e}");
+    }
+    let tiles = lattice.dims[2].div_ceil(3);
+    assert_eq!(
+        engine.batches.load(Ordering::SeqCst),
+        tiles,
+        "HOMO and LUMO tiles batched"
+    );
+    assert_eq!(engine.batched_jobs.load(Ordering::SeqCst), 2 * tiles);
+    assert_eq!(engine.slabs.load(Ordering::SeqCst), tiles, "the density alone");
+}

@@ -125,7 +125,9 @@ pub trait SlabEngine: Send + Sync {
     }
 }
 
-fn one_by_one<E: SlabEngine + ?Sized>(
+/// Computes `jobs` one after the other with [`SlabEngine::compute_slab`] (a batch an engine does
+/// not share work within).
+pub fn one_by_one<E: SlabEngine + ?Sized>(
     engine: &E,
     jobs: &[&FieldJob],
     z_range: Range<usize>,

@@ -111,6 +111,11 @@ pub(super) struct EngineState {
     /// the frames of a trajectory share their basis, so the forms are timed against each other once,
     /// not for every frame.
     pub(super) form_choices: BTreeMap<u64, u8>,
+    /// The last few prepared orbital batches (`super::mo::batch`), most recently used last.
+    pub(super) batches: Vec<super::mo::batch::BatchCache>,
+    /// Per batch shape (`MoBatchPrepared::shape`): true when one multi-orbital launch was measured
+    /// faster than the orbitals one by one (each in its own best form), false otherwise.
+    pub(super) batch_choices: BTreeMap<u64, bool>,
     /// Page-locked host buffer the output is copied back through (grown as needed).
     pinned: Option<cudarc::driver::PinnedHostSlice<f32>>,
 }
@@ -195,7 +200,7 @@ impl CudaEngine {
         DcsVariant::unpack(self.dcs_variant.load(Ordering::Relaxed))
     }
 
-    fn mo_form(&self) -> MoForm {
+    pub(super) fn mo_form(&self) -> MoForm {
         match self.form.load(Ordering::Relaxed) {
             1 => MoForm::General,
             2 => MoForm::Specialised,
@@ -288,7 +293,7 @@ impl CudaEngine {
         Ok(prepared)
     }
 
-    fn ensure_out(&self, st: &mut EngineState, n: usize) -> Result<(), ComputeError> {
+    pub(super) fn ensure_out(&self, st: &mut EngineState, n: usize) -> Result<(), ComputeError> {
         if st.out.as_ref().map(|b| b.len() < n).unwrap_or(true) {
             st.out = None;
             // SAFETY: the buffer is fully written (NaN fill) before any read.
@@ -297,33 +302,48 @@ impl CudaEngine {
         Ok(())
     }
 
-    /// Runs the kernels for `z_range` of the job, leaving the values in the device output buffer.
-    fn run_device(&self, st: &mut EngineState, job: &FieldJob, z_range: &Range<usize>) -> Result<usize, ComputeError> {
-        let n = slab_len(&job.lattice, z_range);
-        let d = job.lattice.dims;
+    /// Refuses slabs whose indices do not fit the kernels' 32-bit arithmetic (`n` values in all).
+    pub(super) fn check_launch(lattice: &Lattice, z_range: &Range<usize>, n: usize) -> Result<(), ComputeError> {
+        let d = lattice.dims;
         if d[0] > i32::MAX as usize / 2 || d[1] > i32::MAX as usize / 2 || z_range.end > d[2] || n > i32::MAX as usize {
             return Err(ComputeError::Device("lattice too large for one launch".into()));
         }
+        Ok(())
+    }
+
+    /// Grows the device output buffer to `n` values and fills them with NaN, so an unwritten point
+    /// shows as NaN.
+    pub(super) fn poison_out(&self, st: &mut EngineState, n: usize) -> Result<(), ComputeError> {
+        self.ensure_out(st, n)?;
+        let fill_module = self.module(st, UTIL_SRC)?;
+        let fill = Self::function(&fill_module, "fill_nan")?;
+        let out = st
+            .out
+            .as_mut()
+            .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
+        let ni = n as i32;
+        let mut b = self.stream.launch_builder(&fill);
+        b.arg(&mut *out).arg(&ni);
+        // SAFETY: the kernel writes `n` floats into a buffer of at least `n`.
+        unsafe { b.launch(LaunchConfig::for_num_elems(n as u32)) }.map_err(dev_err("fill launch"))?;
+        Ok(())
+    }
+
+    /// Runs the kernels for `z_range` of the job, leaving the values in the device output buffer.
+    pub(super) fn run_device(
+        &self,
+        st: &mut EngineState,
+        job: &FieldJob,
+        z_range: &Range<usize>,
+    ) -> Result<usize, ComputeError> {
+        let n = slab_len(&job.lattice, z_range);
+        Self::check_launch(&job.lattice, z_range, n)?;
         if n == 0 {
             return Ok(0);
         }
         self.ctx.bind_to_thread().map_err(dev_err("bind"))?;
         let prepared = self.prepare(st, job)?;
-        self.ensure_out(st, n)?;
-        // Poison the output so an unwritten point shows as NaN.
-        let fill_module = self.module(st, UTIL_SRC)?;
-        let fill = Self::function(&fill_module, "fill_nan")?;
-        {
-            let out = st
-                .out
-                .as_mut()
-                .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
-            let ni = n as i32;
-            let mut b = self.stream.launch_builder(&fill);
-            b.arg(&mut *out).arg(&ni);
-            // SAFETY: the kernel writes `n` floats into a buffer of at least `n`.
-            unsafe { b.launch(LaunchConfig::for_num_elems(n as u32)) }.map_err(dev_err("fill launch"))?;
-        }
+        self.poison_out(st, n)?;
         match &*prepared {
             Prepared::Mo(m) => self.launch_mo(st, m, job, z_range)?,
             Prepared::Dcs(p) => self.launch_dcs(st, p, job, z_range)?,
@@ -359,6 +379,68 @@ impl CudaEngine {
             times.push(start.elapsed_ms(&end).map_err(dev_err("elapsed"))? as f64);
         }
         Ok(times)
+    }
+
+    /// Copies `outs.len()` slabs of `need` values each, laid one after the other in the device
+    /// output buffer, into `outs`; says whether every value is finite. Small and medium batches come
+    /// back through a page-locked buffer kept by the engine (one DMA at full bus speed, then a
+    /// parallel copy that also checks the values); larger ones are copied straight into `outs` (the
+    /// driver stages pageable memory itself), so the engine never holds more than
+    /// `PINNED_MAX_POINTS` of page-locked memory.
+    pub(super) fn download(
+        &self,
+        st: &mut EngineState,
+        need: usize,
+        outs: &mut [&mut [f32]],
+    ) -> Result<bool, ComputeError> {
+        let total = need * outs.len();
+        let EngineState {
+            out: device_out,
+            pinned,
+            ..
+        } = st;
+        let buf = device_out
+            .as_ref()
+            .filter(|b| b.len() >= total)
+            .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
+        if total <= PINNED_MAX_POINTS {
+            if pinned.as_ref().is_none_or(|p| p.len() < total) {
+                *pinned = None;
+                // SAFETY: the buffer's values are only read after the copy below has written them.
+                let fresh = unsafe { self.ctx.alloc_pinned_with_flags::<f32>(total, 0) };
+                *pinned = Some(fresh.map_err(dev_err("page-locked allocation"))?);
+            }
+        } else {
+            *pinned = None;
+        }
+        let mut finite = true;
+        match pinned.as_mut() {
+            Some(host) => {
+                self.stream
+                    .memcpy_dtoh(&buf.slice(0..total), host)
+                    .map_err(dev_err("download"))?;
+                self.stream.synchronize().map_err(dev_err("synchronize"))?;
+                let host = host.as_slice().map_err(dev_err("download"))?;
+                let src = host
+                    .get(..total)
+                    .ok_or_else(|| ComputeError::Device("short page-locked buffer".into()))?;
+                for (chunk, out) in src.chunks(need.max(1)).zip(outs.iter_mut()) {
+                    finite &= copy_all_finite(chunk, out);
+                }
+            }
+            None => {
+                for (c, out) in outs.iter_mut().enumerate() {
+                    self.stream
+                        .memcpy_dtoh(&buf.slice(c * need..(c + 1) * need), &mut **out)
+                        .map_err(dev_err("download"))?;
+                }
+                self.stream.synchronize().map_err(dev_err("synchronize"))?;
+                for out in outs.iter() {
+                    finite &= all_finite(out);
+                }
+            }
+        }
+        Ok(finite)
     }
 }
 
@@ -398,48 +480,7 @@ impl SlabEngine for CudaEngine {
         let mut st = self.lock_state()?;
         self.run_device(&mut st, job, &z_range)?;
         let t_launched = t0.elapsed();
-        let EngineState {
-            out: device_out,
-            pinned,
-            ..
-        } = &mut *st;
-        let buf = device_out
-            .as_ref()
-            .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
-        // Small and medium slabs come back through a page-locked buffer kept by the engine (a DMA
-        // at full bus speed, then a parallel copy that also checks the values); larger ones are copied
-        // straight into `out` (the driver stages pageable memory itself), so the engine never holds
-        // more than `PINNED_MAX_POINTS` of page-locked memory.
-        if need <= PINNED_MAX_POINTS {
-            if pinned.as_ref().is_none_or(|p| p.len() < need) {
-                *pinned = None;
-                // SAFETY: the buffer's values are only read after the copy below has written them.
-                let fresh = unsafe { self.ctx.alloc_pinned_with_flags::<f32>(need, 0) };
-                *pinned = Some(fresh.map_err(dev_err("page-locked allocation"))?);
-            }
-        } else {
-            *pinned = None;
-        }
-        let finite = match pinned.as_mut() {
-            Some(host) => {
-                self.stream
-                    .memcpy_dtoh(&buf.slice(0..need), host)
-                    .map_err(dev_err("download"))?;
-                self.stream.synchronize().map_err(dev_err("synchronize"))?;
-                let host = host.as_slice().map_err(dev_err("download"))?;
-                let src = host
-                    .get(..need)
-                    .ok_or_else(|| ComputeError::Device("short page-locked buffer".into()))?;
-                copy_all_finite(src, out)
-            }
-            None => {
-                self.stream
-                    .memcpy_dtoh(&buf.slice(0..need), out)
-                    .map_err(dev_err("download"))?;
-                self.stream.synchronize().map_err(dev_err("synchronize"))?;
-                all_finite(out)
-            }
-        };
+        let finite = self.download(&mut st, need, &mut [out])?;
         tracing::debug!(
             target: "orbitfield::timing",
             launch_us = t_launched.as_micros() as u64,
@@ -448,6 +489,41 @@ impl SlabEngine for CudaEngine {
             "cuda slab"
         );
         if !finite {
+            return Err(ComputeError::NotFinite);
+        }
+        Ok(())
+    }
+
+    /// Several orbitals of one wavefunction: one launch of the multi-orbital kernel when it was
+    /// measured faster than the orbitals one by one (`super::mo::batch`), then one copy back.
+    fn compute_batch(
+        &self,
+        jobs: &[&FieldJob],
+        z_range: Range<usize>,
+        outs: &mut [&mut [f32]],
+    ) -> Result<(), ComputeError> {
+        let Some(first) = jobs.first() else {
+            return Ok(());
+        };
+        let need = slab_len(&first.lattice, &z_range);
+        if let Some(bad) = outs.iter().find(|o| o.len() != need) {
+            return Err(ComputeError::BadOutput { got: bad.len(), need });
+        }
+        if jobs.len() != outs.len() || jobs.iter().any(|j| j.lattice != first.lattice) {
+            return Err(ComputeError::BadInput("a batch of jobs on different lattices".into()));
+        }
+        if self.fail_all.load(Ordering::Relaxed) {
+            return Err(ComputeError::Device("failure injected by the test hook".into()));
+        }
+        if need == 0 {
+            return Ok(());
+        }
+        let mut st = self.lock_state()?;
+        if !self.run_batch(&mut st, jobs, &z_range)? {
+            drop(st);
+            return crate::compute::one_by_one(self, jobs, z_range, outs);
+        }
+        if !self.download(&mut st, need, outs)? {
             return Err(ComputeError::NotFinite);
         }
         Ok(())

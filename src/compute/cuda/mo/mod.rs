@@ -3,6 +3,7 @@
 //! `kernels/mo.cu` with the basis in device arrays, and the specialised one with the basis as literals).
 //! Called by the engine in `super::engine` for orbital, density and spin-density fields.
 
+pub mod batch;
 pub mod plan;
 
 pub use plan::*;
@@ -25,10 +26,10 @@ const MO_BLOCK: (u32, u32, u32) = (8, 8, 4);
 
 /// One orbital's contribution to a field: coefficients, store mode (0 = psi, 1 = w psi^2, 2 = += w psi^2)
 /// and weight.
-struct OrbitalTerm {
-    poly: Vec<f64>,
-    mode: i32,
-    weight: f32,
+pub(super) struct OrbitalTerm {
+    pub(super) poly: Vec<f64>,
+    pub(super) mode: i32,
+    pub(super) weight: f32,
 }
 
 /// The general form's device data: module, primitives, and per orbital term the shells (with cutoffs)
@@ -98,52 +99,13 @@ impl CudaEngine {
             _ => None,
         };
         let general = if specialised.is_none() || (form == MoForm::Auto && remembered.is_none()) {
-            // Only the angular cases the basis needs are compiled (fewer registers).
-            let src = format!(
-                "#define GEN_MAX_L {}\n{MO_COMMON_SRC}\n{MO_GENERAL_SRC}",
-                wf.basis.max_l()
-            );
-            let module = self.module(st, &src)?;
-            let mut prims = Vec::new();
-            let mut shell_base = Vec::new();
-            for s in &plan.shells {
-                let start = prims.len() / 2;
-                for &(a2, d) in &s.prims {
-                    prims.push(a2 as f32);
-                    prims.push(d as f32);
-                }
-                shell_base.push((start as i32, s.prims.len() as i32));
-            }
-            let prims_dev = self.stream.clone_htod(&prims).map_err(dev_err("upload"))?;
+            let module = self.general_module(st, wf)?;
+            let (prims_dev, shell_base) = self.upload_prims(&plan)?;
             let mut per_term = Vec::new();
             for t in &terms {
-                let cut2 = plan.cutoffs2(&t.poly);
-                let shells: Vec<GpuShell> = plan
-                    .shells
-                    .iter()
-                    .zip(&plan.coef_offsets)
-                    .zip(shell_base.iter().zip(&cut2))
-                    .map(|((s, &off), (&(ps, np), &c2))| GpuShell {
-                        center: [
-                            (s.center_bohr[0] - o[0]) as f32,
-                            (s.center_bohr[1] - o[1]) as f32,
-                            (s.center_bohr[2] - o[2]) as f32,
-                        ],
-                        cutoff2: c2 as f32,
-                        l: s.l as i32,
-                        prim_start: ps,
-                        nprim: np,
-                        coef_start: off as i32,
-                    })
-                    .collect();
+                let sd = self.upload_shells(&plan, &shell_base, &plan.cutoffs2(&t.poly), o)?;
                 let coefs: Vec<f32> = t.poly.iter().map(|&v| v as f32).collect();
                 let coefs = if coefs.is_empty() { vec![0.0] } else { coefs };
-                let sd = if shells.is_empty() {
-                    self.stream.clone_htod(&[GpuShell::default()])
-                } else {
-                    self.stream.clone_htod(&shells)
-                }
-                .map_err(dev_err("upload"))?;
                 let cd = self.stream.clone_htod(&coefs).map_err(dev_err("upload"))?;
                 per_term.push((sd, cd));
             }
@@ -167,7 +129,91 @@ impl CudaEngine {
         })
     }
 
-    fn lattice_args(lattice: &Lattice, z_range: &Range<usize>) -> LatticeArgs {
+    /// The general kernels compiled for `wf`'s basis (only the angular cases it needs: fewer
+    /// registers).
+    pub(super) fn general_module(
+        &self,
+        st: &mut EngineState,
+        wf: &Wavefunction,
+    ) -> Result<Arc<CudaModule>, ComputeError> {
+        let src = format!(
+            "#define GEN_MAX_L {}\n{MO_COMMON_SRC}\n{MO_GENERAL_SRC}",
+            wf.basis.max_l()
+        );
+        Ok(self.module(st, &src)?)
+    }
+
+    /// The primitives of every shell on the device as (alpha * log2 e, coefficient) pairs, and each
+    /// shell's (first primitive, primitive count).
+    pub(super) fn upload_prims(&self, plan: &BasisPlan) -> Result<(CudaSlice<f32>, Vec<(i32, i32)>), ComputeError> {
+        let mut prims = Vec::new();
+        let mut shell_base = Vec::new();
+        for s in &plan.shells {
+            let start = prims.len() / 2;
+            for &(a2, d) in &s.prims {
+                prims.push(a2 as f32);
+                prims.push(d as f32);
+            }
+            shell_base.push((start as i32, s.prims.len() as i32));
+        }
+        let prims = if prims.is_empty() { vec![0.0; 2] } else { prims };
+        let dev = self.stream.clone_htod(&prims).map_err(dev_err("upload"))?;
+        Ok((dev, shell_base))
+    }
+
+    /// The shells as the general kernels read them: centres relative to the lattice origin `o`,
+    /// squared screening radii `cut2`, primitives from [`Self::upload_prims`].
+    pub(super) fn upload_shells(
+        &self,
+        plan: &BasisPlan,
+        shell_base: &[(i32, i32)],
+        cut2: &[f64],
+        o: [f64; 3],
+    ) -> Result<CudaSlice<GpuShell>, ComputeError> {
+        let shells: Vec<GpuShell> = plan
+            .shells
+            .iter()
+            .zip(&plan.coef_offsets)
+            .zip(shell_base.iter().zip(cut2))
+            .map(|((s, &off), (&(ps, np), &c2))| GpuShell {
+                center: [
+                    (s.center_bohr[0] - o[0]) as f32,
+                    (s.center_bohr[1] - o[1]) as f32,
+                    (s.center_bohr[2] - o[2]) as f32,
+                ],
+                cutoff2: c2 as f32,
+                l: s.l as i32,
+                prim_start: ps,
+                nprim: np,
+                coef_start: off as i32,
+            })
+            .collect();
+        let shells = if shells.is_empty() {
+            vec![GpuShell::default()]
+        } else {
+            shells
+        };
+        Ok(self.stream.clone_htod(&shells).map_err(dev_err("upload"))?)
+    }
+
+    /// The launch grid of an MO kernel over the slab `g`: one block per 8 x 8 x 4 brick.
+    pub(super) fn mo_launch_config(g: &LatticeArgs) -> Result<LaunchConfig, ComputeError> {
+        let cfg = LaunchConfig {
+            grid_dim: (
+                (g.nx as u32).div_ceil(MO_BLOCK.0),
+                (g.ny as u32).div_ceil(MO_BLOCK.1),
+                (g.nz as u32).div_ceil(MO_BLOCK.2),
+            ),
+            block_dim: MO_BLOCK,
+            shared_mem_bytes: 0,
+        };
+        if cfg.grid_dim.1 > 65535 || cfg.grid_dim.2 > 65535 {
+            return Err(ComputeError::Device("lattice too large for one launch".into()));
+        }
+        Ok(cfg)
+    }
+
+    pub(super) fn lattice_args(lattice: &Lattice, z_range: &Range<usize>) -> LatticeArgs {
         let s = lattice.steps_bohr;
         LatticeArgs {
             steps: [
@@ -196,18 +242,7 @@ impl CudaEngine {
         z_range: &Range<usize>,
     ) -> Result<(), ComputeError> {
         let g = Self::lattice_args(&job.lattice, z_range);
-        let cfg = LaunchConfig {
-            grid_dim: (
-                (g.nx as u32).div_ceil(MO_BLOCK.0),
-                (g.ny as u32).div_ceil(MO_BLOCK.1),
-                (g.nz as u32).div_ceil(MO_BLOCK.2),
-            ),
-            block_dim: MO_BLOCK,
-            shared_mem_bytes: 0,
-        };
-        if cfg.grid_dim.1 > 65535 || cfg.grid_dim.2 > 65535 {
-            return Err(ComputeError::Device("lattice too large for one launch".into()));
-        }
+        let cfg = Self::mo_launch_config(&g)?;
         let job_id = m.id;
         let EngineState {
             out,
@@ -308,7 +343,11 @@ impl CudaEngine {
 }
 
 /// The orbitals (with store modes and weights) whose sum makes `field`.
-fn orbital_terms(field: &Field, wf: &Wavefunction, plan: &BasisPlan) -> Result<Vec<OrbitalTerm>, ComputeError> {
+pub(super) fn orbital_terms(
+    field: &Field,
+    wf: &Wavefunction,
+    plan: &BasisPlan,
+) -> Result<Vec<OrbitalTerm>, ComputeError> {
     let one = |spin: Spin, index: usize| -> Result<Vec<f64>, ComputeError> {
         let set = wf
             .orbitals(spin)
