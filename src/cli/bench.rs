@@ -70,6 +70,13 @@ pub struct BenchArgs {
     /// viewer's default lattice).
     #[arg(long)]
     playback: bool,
+    /// With --playback: only the scenes whose name contains this text (e.g. "two representations").
+    #[arg(long, value_name = "TEXT")]
+    playback_only: Option<String>,
+    /// With --playback: play the two-representation scenes a second time with the pool's batching of
+    /// one frame's orbitals off (the peer of the batched figure, same run).
+    #[arg(long)]
+    playback_unbatched: bool,
     /// Lattice points along the longest axis for --playback and --ui-seconds.
     #[arg(long, default_value_t = 128)]
     playback_points: u32,
@@ -415,6 +422,13 @@ struct CaseResult {
     cpu_evals_per_s: Option<f64>,
     /// ||gpu - cpu|| / ||cpu|| on the compared planes.
     rel_err_vs_cpu: Option<f64>,
+    /// MO cases: HOMO and LUMO one after the other, and both in one batched call
+    /// (`SlabEngine::compute_slabs`, as the pool computes one frame's orbitals), wall clock with the
+    /// copy back, milliseconds.
+    cpu_pair_ms: Option<f64>,
+    cpu_batch_ms: Option<f64>,
+    gpu_pair_ms: Option<f64>,
+    gpu_batch_ms: Option<f64>,
 }
 
 #[derive(Serialize, Debug)]
@@ -624,6 +638,46 @@ fn cpu_time(
     Ok((median(times) * scale, note, out, z))
 }
 
+/// The HOMO of `homo` and the orbital above it on planes `z`, one after the other and in one batched
+/// call: (one by one, batch) in milliseconds, medians after a warm-up, scaled to the whole lattice.
+fn pair_times(
+    engine: &dyn SlabEngine,
+    homo: &FieldJob,
+    z: std::ops::Range<usize>,
+    repeats: usize,
+) -> Result<(f64, f64)> {
+    let Field::Orbital { spin, index } = homo.field else {
+        bail!("pair_times: expected an orbital, found {:?}", homo.field);
+    };
+    let lumo = FieldJob {
+        field: Field::Orbital { spin, index: index + 1 },
+        ..homo.clone()
+    };
+    let n = homo.lattice.dims[0] * homo.lattice.dims[1] * z.len();
+    let (mut a, mut b) = (vec![0f32; n], vec![0f32; n]);
+    let (mut pair, mut batch) = (Vec::new(), Vec::new());
+    let budget = Instant::now();
+    for round in 0..=repeats.max(1) {
+        let t = Instant::now();
+        engine.compute_slab(homo, z.clone(), &mut a)?;
+        engine.compute_slab(&lumo, z.clone(), &mut b)?;
+        let t_pair = t.elapsed().as_secs_f64() * 1e3;
+        let t = Instant::now();
+        engine.compute_slabs(&[homo, &lumo], z.clone(), &mut [&mut a[..], &mut b[..]])?;
+        let t_batch = t.elapsed().as_secs_f64() * 1e3;
+        // Round 0 warms up (preparation, kernel choices).
+        if round > 0 {
+            pair.push(t_pair);
+            batch.push(t_batch);
+        }
+        if budget.elapsed().as_secs_f64() > 10.0 && round > 0 {
+            break;
+        }
+    }
+    let scale = homo.lattice.dims[2] as f64 / z.len().max(1) as f64;
+    Ok((median(pair) * scale, median(batch) * scale))
+}
+
 fn gpu_values(gpu: &CudaEngine, job: &FieldJob, z: std::ops::Range<usize>) -> Result<Vec<f32>> {
     let n = job.lattice.dims[0] * job.lattice.dims[1] * z.len();
     let mut out = vec![0f32; n];
@@ -662,9 +716,17 @@ fn mo_case(
         gpu_evals_per_s: None,
         cpu_evals_per_s: None,
         rel_err_vs_cpu: None,
+        cpu_pair_ms: None,
+        cpu_batch_ms: None,
+        gpu_pair_ms: None,
+        gpu_batch_ms: None,
     };
+    let (pair, batch) = pair_times(cpu, &job, z.clone(), repeats.min(5))?;
+    (r.cpu_pair_ms, r.cpu_batch_ms) = (Some(pair), Some(batch));
     if let Some(g) = gpu {
         g.set_mo_form(MoForm::Auto);
+        let (pair, batch) = pair_times(g, &job, 0..job.lattice.dims[2], repeats)?;
+        (r.gpu_pair_ms, r.gpu_batch_ms) = (Some(pair), Some(batch));
         let ms = median(g.time_kernels(&job, repeats)?);
         r.gpu_form = Some(g.mo_form_used(&job)?.to_string());
         r.gpu_ms = Some(ms);
@@ -722,6 +784,10 @@ fn dcs_case(
         gpu_evals_per_s: None,
         cpu_evals_per_s: Some(evals / (cpu_ms * 1e-3)),
         rel_err_vs_cpu: None,
+        cpu_pair_ms: None,
+        cpu_batch_ms: None,
+        gpu_pair_ms: None,
+        gpu_batch_ms: None,
     };
     let Some(g) = gpu else { return Ok(vec![base]) };
     let default = g.dcs_variant();
@@ -948,12 +1014,30 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     if args.playback {
         let cases = super::playback::scenes(&c60, true);
         for (name, system, frames, show) in cases {
-            match system.and_then(|sys| super::playback::playback_case(name, sys, args.playback_points, frames, show)) {
-                Ok(r) => {
-                    eprintln!("{r:?}");
-                    playback.push(r);
+            if args.playback_only.as_ref().is_some_and(|t| !name.contains(t.as_str())) {
+                continue;
+            }
+            let peer = args.playback_unbatched && show == super::playback::Show::HomoAndLumo;
+            let mut system = Some(system);
+            for batch in [true, false] {
+                // The unbatched peer plays a fresh copy of the same scene.
+                let system = match system.take() {
+                    Some(s) => s,
+                    None if peer && !batch => super::playback::scenes(&c60, true)
+                        .into_iter()
+                        .find(|c| c.0 == name)
+                        .map_or_else(|| Err(anyhow::anyhow!("no scene {name}")), |c| c.1),
+                    None => break,
+                };
+                match system.and_then(|sys| {
+                    super::playback::playback_case(name, sys, args.playback_points, frames, show, batch)
+                }) {
+                    Ok(r) => {
+                        eprintln!("{r:?}");
+                        playback.push(r);
+                    }
+                    Err(e) => eprintln!("note: playback '{name}' skipped: {e:#}"),
                 }
-                Err(e) => eprintln!("note: playback '{name}' skipped: {e:#}"),
             }
         }
     }
@@ -1033,6 +1117,16 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             c.gpu_evals_per_s
                 .map(|r| format!("; gpu {r:.3e} evals/s"))
                 .unwrap_or_default(),
+        );
+    }
+    for c in cases.iter().filter(|c| c.cpu_pair_ms.is_some()) {
+        println!(
+            "{}, HOMO + LUMO one by one / one batch (with copy back): cpu {} / {} ms, gpu {} / {} ms",
+            c.name,
+            fmt_opt(c.cpu_pair_ms, 2),
+            fmt_opt(c.cpu_batch_ms, 2),
+            fmt_opt(c.gpu_pair_ms, 3),
+            fmt_opt(c.gpu_batch_ms, 3),
         );
     }
     for p in &pool {

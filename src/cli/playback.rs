@@ -39,6 +39,8 @@ pub struct PlaybackResult {
     pub pool_compute_ms: f64,
     pub engines: String,
     pub image_px: [u32; 2],
+    /// Whether the pool computed one frame's orbitals in one engine call (`PoolConfig::batch_orbitals`).
+    pub batched: bool,
 }
 
 /// A series of `frames` copies of `wf` whose atoms move by up to `jitter_angstrom` (the same orbital
@@ -223,6 +225,7 @@ pub fn playback_case(
     lattice_points: u32,
     frames: usize,
     show: Show,
+    batch: bool,
 ) -> Result<PlaybackResult> {
     // The ESP-on-density scene is timed on the viewer's default lattice, where the interactive
     // target is set.
@@ -238,7 +241,10 @@ pub fn playback_case(
         ..Settings::default()
     };
     let fields = FieldService::new(
-        Some(Box::new(PoolBackend::start())),
+        Some(Box::new(PoolBackend::start_with(orbitfield::jobs::PoolConfig {
+            batch_orbitals: batch,
+            ..Default::default()
+        }))),
         orbitfield::app::default_extractor(),
     );
     let mut state = AppState::new(settings, fields);
@@ -354,6 +360,7 @@ pub fn playback_case(
         pool_compute_ms: pool_compute / frames as f64,
         engines: state.fields.backend_name(),
         image_px: size,
+        batched: batch,
     })
 }
 

@@ -196,6 +196,9 @@ pub struct PoolConfig {
     /// Target points per GPU tile and per CPU tile.
     pub gpu_tile_points: usize,
     pub cpu_tile_points: usize,
+    /// Compute the same planes of batchable requests in one engine call
+    /// ([`crate::compute::batchable`]); off, every request is computed on its own (for comparison).
+    pub batch_orbitals: bool,
 }
 
 impl Default for PoolConfig {
@@ -207,6 +210,7 @@ impl Default for PoolConfig {
             result_capacity: 16,
             gpu_tile_points: 1 << 22,
             cpu_tile_points: 1 << 15,
+            batch_orbitals: true,
         }
     }
 }
@@ -889,7 +893,7 @@ fn next_work<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Wo
                 req.next_z.store(end, Ordering::Relaxed);
                 // The same planes of requests computable in the same call go with it.
                 let mut batch = Vec::new();
-                for r in q.requests.iter() {
+                for r in q.requests.iter().filter(|_| shared.config.batch_orbitals) {
                     if batch.len() + 1 >= crate::compute::MAX_BATCH {
                         break;
                     }

@@ -129,7 +129,12 @@ fn pool_slot(lane: Lane) -> crate::jobs::SlotId {
 impl PoolBackend {
     /// Starts the pool (CUDA devices when present, else the CPU).
     pub fn start() -> PoolBackend {
-        let pool = crate::jobs::Pool::new(crate::jobs::PoolConfig::default());
+        PoolBackend::start_with(crate::jobs::PoolConfig::default())
+    }
+
+    /// Starts the pool as `config` asks.
+    pub fn start_with(config: crate::jobs::PoolConfig) -> PoolBackend {
+        let pool = crate::jobs::Pool::new(config);
         for note in pool.notes() {
             tracing::info!("{note}");
         }

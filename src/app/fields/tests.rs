@@ -183,3 +183,105 @@ fn each_slot_looks_ahead_in_its_own_lane_and_shares_keys() {
     s.poll();
     assert!(s.take_delivered(c).is_some_and(|(k, _)| k == key(1)));
 }
+
+use crate::compute::SlabEngine as _;
+
+/// Counts the engine calls and computes with the CPU engine.
+#[derive(Default)]
+struct Counting {
+    batches: std::sync::atomic::AtomicUsize,
+    slabs: std::sync::atomic::AtomicUsize,
+}
+
+impl crate::compute::SlabEngine for Counting {
+    fn name(&self) -> String {
+        "counting".into()
+    }
+    fn compute_slab(
+        &self,
+        job: &FieldJob,
+        z: std::ops::Range<usize>,
+        out: &mut [f32],
+    ) -> Result<(), crate::compute::ComputeError> {
+        self.slabs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        crate::compute::cpu::CpuEngine.compute_slab(job, z, out)
+    }
+    fn compute_batch(
+        &self,
+        jobs: &[&FieldJob],
+        z: std::ops::Range<usize>,
+        outs: &mut [&mut [f32]],
+    ) -> Result<(), crate::compute::ComputeError> {
+        self.batches.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        crate::compute::cpu::CpuEngine.compute_batch(jobs, z, outs)
+    }
+}
+
+#[test]
+fn one_updates_orbitals_of_two_slots_reach_the_pool_as_one_batch() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/gpu/water_hf_631gs_sph.molden");
+    let bytes = std::fs::read(&path).unwrap();
+    let file = crate::io::molden::read(&path, &bytes).unwrap();
+    let wf = Arc::new(file.wavefunctions.into_iter().next().unwrap());
+    let homo = wf.homo(crate::model::Spin::Alpha).unwrap();
+    let lattice = Lattice::axis_aligned([-5.0, -5.0, -4.0], 0.7, [14, 14, 12]);
+    let engine = Arc::new(Counting::default());
+    let pool = crate::jobs::Pool::with_engines(
+        vec![crate::jobs::EngineSpec {
+            engine: engine.clone(),
+            is_gpu: true,
+        }],
+        crate::jobs::PoolConfig::default(),
+    );
+    let mut s = FieldService::new(Some(Box::new(PoolBackend::with_pool(pool))), None);
+    let (a, b) = (s.add_slot(), s.add_slot());
+    let key_of = |index| FieldKey {
+        field: FieldChoice::Orbital {
+            spin: crate::model::Spin::Alpha,
+            index,
+        },
+        dims: lattice.dims,
+        ..key(0)
+    };
+    let job_of = |index| FieldJob {
+        field: Field::Orbital {
+            spin: crate::model::Spin::Alpha,
+            index,
+        },
+        lattice,
+        input: FieldInput::Wavefunction(wf.clone()),
+    };
+    assert!(s.request(a, key_of(homo), || Some(job_of(homo))).is_none());
+    assert!(s.request(b, key_of(homo + 1), || Some(job_of(homo + 1))).is_none());
+    // Nothing leaves before the flush that ends the update.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(engine.batches.load(SeqCst) + engine.slabs.load(SeqCst), 0);
+    s.flush();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut arrived = Vec::new();
+    while arrived.len() < 2 && std::time::Instant::now() < deadline {
+        arrived.extend(s.poll());
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    arrived.sort();
+    let mut want = vec![key_of(homo), key_of(homo + 1)];
+    want.sort();
+    assert_eq!(arrived, want);
+    assert!(engine.batches.load(SeqCst) >= 1);
+    assert_eq!(engine.slabs.load(SeqCst), 0, "every tile batched");
+    for (slot, index) in [(a, homo), (b, homo + 1)] {
+        let (k, grid) = s.take_delivered(slot).unwrap();
+        assert_eq!(k, key_of(index));
+        let mut direct = vec![f32::NAN; lattice.n_points()];
+        crate::compute::cpu::CpuEngine
+            .compute_slab(&job_of(index), 0..lattice.dims[2], &mut direct)
+            .unwrap();
+        let max = direct
+            .iter()
+            .zip(&grid.values)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0f32, f32::max);
+        assert!(max < 1e-5, "slot for orbital {index}: max difference {max:.2e}");
+    }
+}

@@ -96,6 +96,55 @@ fn catch<T>(what: &str, f: impl FnOnce() -> Result<T, CudaError>) -> Result<T, C
 }
 
 /// Maps a driver error to [`CudaError::Driver`] naming what was being done.
+/// The launch grid over a slab of `n` points per axis, one block of `block` points per brick.
+fn brick_launch(
+    n: [i32; 3],
+    block: (u32, u32, u32),
+) -> Result<cudarc::driver::LaunchConfig, crate::compute::ComputeError> {
+    let cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (
+            (n[0].max(0) as u32).div_ceil(block.0),
+            (n[1].max(0) as u32).div_ceil(block.1),
+            (n[2].max(0) as u32).div_ceil(block.2),
+        ),
+        block_dim: block,
+        shared_mem_bytes: 0,
+    };
+    if cfg.grid_dim.1 > 65535 || cfg.grid_dim.2 > 65535 {
+        return Err(crate::compute::ComputeError::Device(
+            "lattice too large for one launch".into(),
+        ));
+    }
+    Ok(cfg)
+}
+
+/// Runs `a` then `b` (both working on `state`) on the engine's stream and returns their device
+/// times in milliseconds (CUDA events; waits for both).
+fn time_two<S>(
+    engine: &engine::CudaEngine,
+    state: &mut S,
+    a: impl FnOnce(&mut S) -> Result<(), crate::compute::ComputeError>,
+    b: impl FnOnce(&mut S) -> Result<(), crate::compute::ComputeError>,
+) -> Result<(f32, f32), crate::compute::ComputeError> {
+    let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let ev: Vec<_> = (0..3)
+        .map(|_| engine.ctx.new_event(flags))
+        .collect::<Result<_, _>>()
+        .map_err(dev_err("event"))?;
+    let [e0, e1, e2] = ev.as_slice() else {
+        return Err(crate::compute::ComputeError::Device("events".into()));
+    };
+    e0.record(&engine.stream).map_err(dev_err("event record"))?;
+    a(state)?;
+    e1.record(&engine.stream).map_err(dev_err("event record"))?;
+    b(state)?;
+    e2.record(&engine.stream).map_err(dev_err("event record"))?;
+    e2.synchronize().map_err(dev_err("event sync"))?;
+    let ta = e0.elapsed_ms(e1).map_err(dev_err("elapsed"))?;
+    let tb = e1.elapsed_ms(e2).map_err(dev_err("elapsed"))?;
+    Ok((ta, tb))
+}
+
 fn dev_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> CudaError + '_ {
     move |e| CudaError::Driver {
         what: what.to_string(),

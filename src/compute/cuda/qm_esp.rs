@@ -221,18 +221,7 @@ impl CudaEngine {
             nz: z_range.len() as i32,
             k0: z_range.start as i32,
         };
-        let cfg = LaunchConfig {
-            grid_dim: (
-                (g.nx as u32).div_ceil(BLOCK.0),
-                (g.ny as u32).div_ceil(BLOCK.1),
-                (g.nz as u32).div_ceil(BLOCK.2),
-            ),
-            block_dim: BLOCK,
-            shared_mem_bytes: 0,
-        };
-        if cfg.grid_dim.1 > 65535 || cfg.grid_dim.2 > 65535 {
-            return Err(ComputeError::Device("lattice too large for one launch".into()));
-        }
+        let cfg = super::brick_launch([g.nx, g.ny, g.nz], BLOCK)?;
         if st.acc.as_ref().is_none_or(|b| b.len() < n) {
             st.acc = None;
             // SAFETY: every value is written by `qm_esp_nuclei` below before any read.

@@ -85,24 +85,17 @@ impl CudaEngine {
                 for job in jobs {
                     self.run_device(st, job, z_range)?;
                 }
-                let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-                let ev: Vec<_> = (0..3)
-                    .map(|_| self.ctx.new_event(flags))
-                    .collect::<Result<_, _>>()
-                    .map_err(dev_err("event"))?;
-                let [e0, e1, e2] = ev.as_slice() else {
-                    return Err(ComputeError::Device("events".into()));
-                };
-                e0.record(&self.stream).map_err(dev_err("event record"))?;
-                for job in jobs {
-                    self.run_device(st, job, z_range)?;
-                }
-                e1.record(&self.stream).map_err(dev_err("event record"))?;
-                self.launch_batch(st, &p, first, z_range, n)?;
-                e2.record(&self.stream).map_err(dev_err("event record"))?;
-                e2.synchronize().map_err(dev_err("event sync"))?;
-                let t_single = e0.elapsed_ms(e1).map_err(dev_err("elapsed"))?;
-                let t_batch = e1.elapsed_ms(e2).map_err(dev_err("elapsed"))?;
+                let (t_single, t_batch) = super::super::time_two(
+                    self,
+                    st,
+                    |st| {
+                        for job in jobs {
+                            self.run_device(st, job, z_range)?;
+                        }
+                        Ok(())
+                    },
+                    |st| self.launch_batch(st, &p, first, z_range, n),
+                )?;
                 tracing::debug!(
                     target: "orbitfield::timing",
                     orbitals = jobs.len(),

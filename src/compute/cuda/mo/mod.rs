@@ -198,19 +198,7 @@ impl CudaEngine {
 
     /// The launch grid of an MO kernel over the slab `g`: one block per 8 x 8 x 4 brick.
     pub(super) fn mo_launch_config(g: &LatticeArgs) -> Result<LaunchConfig, ComputeError> {
-        let cfg = LaunchConfig {
-            grid_dim: (
-                (g.nx as u32).div_ceil(MO_BLOCK.0),
-                (g.ny as u32).div_ceil(MO_BLOCK.1),
-                (g.nz as u32).div_ceil(MO_BLOCK.2),
-            ),
-            block_dim: MO_BLOCK,
-            shared_mem_bytes: 0,
-        };
-        if cfg.grid_dim.1 > 65535 || cfg.grid_dim.2 > 65535 {
-            return Err(ComputeError::Device("lattice too large for one launch".into()));
-        }
-        Ok(cfg)
+        super::brick_launch([g.nx, g.ny, g.nz], MO_BLOCK)
     }
 
     pub(super) fn lattice_args(lattice: &Lattice, z_range: &Range<usize>) -> LatticeArgs {
@@ -256,22 +244,12 @@ impl CudaEngine {
         let mut first = 0;
         if m.choice.load(Ordering::Relaxed) == 0 {
             // Time both forms on the first orbital (each overwrites the slab), keep the faster.
-            let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-            let ev: Vec<_> = (0..3)
-                .map(|_| self.ctx.new_event(flags))
-                .collect::<Result<_, _>>()
-                .map_err(dev_err("event"))?;
-            let [e0, e1, e2] = ev.as_slice() else {
-                return Err(ComputeError::Device("events".into()));
-            };
-            e0.record(&self.stream).map_err(dev_err("event record"))?;
-            self.launch_mo_term(out, constants_for, m, 0, false, &g, cfg, job_id)?;
-            e1.record(&self.stream).map_err(dev_err("event record"))?;
-            self.launch_mo_term(out, constants_for, m, 0, true, &g, cfg, job_id)?;
-            e2.record(&self.stream).map_err(dev_err("event record"))?;
-            e2.synchronize().map_err(dev_err("event sync"))?;
-            let t_general = e0.elapsed_ms(e1).map_err(dev_err("elapsed"))?;
-            let t_spec = e1.elapsed_ms(e2).map_err(dev_err("elapsed"))?;
+            let (t_general, t_spec) = super::time_two(
+                self,
+                &mut (&mut *out, &mut *constants_for),
+                |(out, consts)| self.launch_mo_term(out, consts, m, 0, false, &g, cfg, job_id),
+                |(out, consts)| self.launch_mo_term(out, consts, m, 0, true, &g, cfg, job_id),
+            )?;
             let choice = if t_spec <= t_general { 2 } else { 1 };
             m.choice.store(choice, Ordering::Relaxed);
             form_choices.insert(m.shape, choice);
