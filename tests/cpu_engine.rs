@@ -405,14 +405,14 @@ fn orbital_batches_equal_the_exact_evaluator_channel_by_channel() {
         lattice: test_lattices(&wf)[1],
         input: FieldInput::Wavefunction(wf),
     };
-    let mut short = vec![0.0f32; 3];
+    let mut short = [0.0f32; 3];
     assert!(
         CpuEngine
             .compute_slabs(&[&job, &job], 0..1, &mut [&mut short[..]])
             .is_err()
     );
-    let mut a = vec![0.0f32; 3];
-    let mut b = vec![0.0f32; 3];
+    let mut a = [0.0f32; 3];
+    let mut b = [0.0f32; 3];
     assert!(matches!(
         CpuEngine.compute_slabs(&[&job, &job], 0..1, &mut [&mut a[..], &mut b[..]]),
         Err(ComputeError::BadOutput { .. })

@@ -4,8 +4,9 @@
 //! and the immutable inputs (a wavefunction, point charges), shared by `Arc`. Engines implement
 //! [`SlabEngine`]: fill the z-slab `z_range` of the lattice into `out` (x fastest, exactly
 //! `dims[0] * dims[1] * z_range.len()` values), or the same slab of a batch of jobs that
-//! [`batchable`] groups (several orbitals of one wavefunction: [`SlabEngine::compute_slabs`]). The CPU engine in [`cpu`] is the numerical reference;
-//! the CUDA engine in [`cuda`] is tested against it. Scheduling slabs over workers is `jobs`' work.
+//! [`batchable`] groups (several orbitals of one wavefunction: [`SlabEngine::compute_slabs`]).
+//! The CPU engine in [`cpu`] is the numerical reference; the CUDA engine in [`cuda`] is tested
+//! against it. Scheduling slabs over workers is `jobs`' work.
 //! The field kind ([`Field`]) belongs to `model` (`model::field`) and is re-exported here.
 
 pub mod cpu;

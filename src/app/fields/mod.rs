@@ -5,11 +5,12 @@
 //! to the [`FieldBackend`] in the slot's view lane (the jobs pool plugs in here: latest wins per
 //! lane), and [`FieldService::prefetch`] asks for playback's next frame in the slot's look-ahead
 //! lane; requests reach the backend together at [`FieldService::flush`] (once per update), so
-//! the backend can compute one frame's orbitals in one batch. The representation keeps its previous picture until the result, which carries its key,
-//! arrives; results are routed by key to every slot waiting for it, and a slot asking for a key
-//! another slot already computes shares that request instead of computing the lattice twice. All
-//! slots share one byte-budgeted cache ([`cache`]). Isosurface meshes are made by an
-//! [`Extractor`] (the `surface` module's marching cubes) and cached by [`MeshKey`]. Called by
+//! the backend can compute one frame's orbitals in one batch. The representation keeps its previous
+//! picture until the result, which carries its key, arrives; results are routed by key to every
+//! slot waiting for it, and a slot asking for a key another slot already computes shares that
+//! request instead of computing the lattice twice. All slots share one byte-budgeted cache
+//! ([`cache`]). Isosurface meshes are made by an [`Extractor`] (the `surface` module's marching
+//! cubes) and cached by [`MeshKey`]. Called by
 //! `app::reps` (the representation update loop), the panels (progress) and the CLI.
 
 pub mod backend;

@@ -560,8 +560,9 @@ impl PreparedOrbitals {
 
     /// Evaluates the field on an axis-aligned tile of up to 8x8 points of one plane: point (i, j)
     /// at `corner + (i * step_x, j * step_y, 0)`, `i < nx <= 8`, `j < ny <= 8`; values go to
-    /// `out[j * nx + i]` (channel `c` of a batch at `out[c * BLOCK + j * nx + i]`). Gaussians factorise along the axes, so each primitive needs 8 + 8 + 1
-    /// exponentials per tile instead of 64, and one multiply-add per point.
+    /// `out[j * nx + i]` (channel `c` of a batch at `out[c * BLOCK + j * nx + i]`). Gaussians
+    /// factorise along the axes, so each primitive needs 8 + 8 + 1 exponentials per tile instead of
+    /// 64, and one multiply-add per point.
     pub fn eval_tile(
         &self,
         scratch: &mut Scratch,

@@ -11,6 +11,10 @@
 //! literals, one device function per distinct atom type, orbital coefficients and screening radii in
 //! constant memory). Under `MoForm::Auto` both are built when the basis fits constant memory, the first
 //! launch of a job times both on its first orbital and the faster is kept for the job's other launches.
+//! Several orbitals of one wavefunction (the HOMO and LUMO two representations show at one frame, batched
+//! by `jobs`) go in one launch of the general kernel's multi-orbital form (`mo::batch`), which shares
+//! the screening and the exponentials; its first batch of a shape is timed against the orbitals one by
+//! one and the faster is kept.
 //!
 //! Numerics: fp32 arithmetic with the SFU's `ex2.approx.ftz` (exponents pre-scaled by log2 e) and
 //! `rsqrt.approx.ftz` (part of the Coulomb sum on the FMA pipe, see `kernels/dcs.cu`); the

@@ -24,6 +24,9 @@ pub const MO_GENERAL_SRC: &str = include_str!("../../../../kernels/mo.cu");
 
 const MO_BLOCK: (u32, u32, u32) = (8, 8, 4);
 
+/// A shell's first primitive and primitive count in the uploaded primitives.
+pub(super) type ShellPrims = (i32, i32);
+
 /// One orbital's contribution to a field: coefficients, store mode (0 = psi, 1 = w psi^2, 2 = += w psi^2)
 /// and weight.
 pub(super) struct OrbitalTerm {
@@ -145,7 +148,7 @@ impl CudaEngine {
 
     /// The primitives of every shell on the device as (alpha * log2 e, coefficient) pairs, and each
     /// shell's (first primitive, primitive count).
-    pub(super) fn upload_prims(&self, plan: &BasisPlan) -> Result<(CudaSlice<f32>, Vec<(i32, i32)>), ComputeError> {
+    pub(super) fn upload_prims(&self, plan: &BasisPlan) -> Result<(CudaSlice<f32>, Vec<ShellPrims>), ComputeError> {
         let mut prims = Vec::new();
         let mut shell_base = Vec::new();
         for s in &plan.shells {
@@ -166,7 +169,7 @@ impl CudaEngine {
     pub(super) fn upload_shells(
         &self,
         plan: &BasisPlan,
-        shell_base: &[(i32, i32)],
+        shell_base: &[ShellPrims],
         cut2: &[f64],
         o: [f64; 3],
     ) -> Result<CudaSlice<GpuShell>, ComputeError> {
