@@ -510,29 +510,18 @@ fn orbital_batches_match_the_cpu_engine_channel_by_channel() {
     for (name, n, shear) in cases {
         let wf = load(name);
         let h = homo(&wf, Spin::Alpha);
-        let mut fields = vec![
-            Field::Orbital {
-                spin: Spin::Alpha,
-                index: h,
-            },
-            Field::Orbital {
-                spin: Spin::Alpha,
-                index: h + 1,
-            },
+        let mo = |spin, index| Field::Orbital { spin, index };
+        let top = wf.alpha.len() - 1;
+        let mut fields = vec![mo(Spin::Alpha, h), mo(Spin::Alpha, h + 1), mo(Spin::Alpha, top)];
+        fields.insert(
+            2,
             Field::OrbitalSquared {
                 spin: Spin::Alpha,
                 index: h.saturating_sub(1),
             },
-            Field::Orbital {
-                spin: Spin::Alpha,
-                index: wf.alpha.len() - 1,
-            },
-        ];
+        );
         if wf.beta.is_some() {
-            fields.push(Field::Orbital {
-                spin: Spin::Beta,
-                index: homo(&wf, Spin::Beta),
-            });
+            fields.push(mo(Spin::Beta, homo(&wf, Spin::Beta)));
         }
         let lattice = lattice_around(&wf, n, shear);
         let jobs: Vec<FieldJob> = fields
