@@ -1,7 +1,8 @@
 //! The jobs pool: tiles assembled in place, failed tiles retried on another device and then on the
 //! CPU, latest-wins slots, cancellation within one tile, and a drop that does not hang. Engines here
 //! are test doubles computing an analytic field (the linear index of each point), so every value of
-//! the assembled grid is known exactly; one test runs the real CPU engine through the pool.
+//! the assembled grid is known exactly; some tests run the real CPU engine through the pool, one of
+//! them under the viewer's own update loop (two orbital representations played, batched per frame).
 
 // Tests may unwrap: a panic is a failed test (house rules).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -566,4 +567,90 @@ fn orbitals_submitted_together_are_computed_in_batches_each_in_its_slot() {
     );
     assert_eq!(engine.batched_jobs.load(Ordering::SeqCst), 2 * tiles);
     assert_eq!(engine.slabs.load(Ordering::SeqCst), tiles, "the density alone");
+}
+
+/// Playing the threonine MD series with HOMO and LUMO as two field representations through the
+/// viewer's own update loop (every frame computed, each representation with its own look-ahead):
+/// every orbital tile reaches the engine in a batch of the frame's two orbitals, and each
+/// representation shows its own orbital of the frame played, equal to the CPU engine's direct answer.
+#[test]
+fn two_orbital_representations_play_with_one_batch_per_frame() {
+    use orbitfield::app::fields::{FieldChoice, FieldService, PoolBackend};
+    use orbitfield::app::settings::Settings;
+    use orbitfield::app::state::{AppState, Command};
+    let engine = Arc::new(CountingCpu::default());
+    let pool = Pool::with_engines(
+        vec![EngineSpec {
+            engine: engine.clone(),
+            is_gpu: true,
+        }],
+        PoolConfig::default(),
+    );
+    let settings = Settings {
+        lattice_points: 20,
+        compute_every_frame: true,
+        ..Settings::default()
+    };
+    let fields = FieldService::new(Some(Box::new(PoolBackend::with_pool(pool))), None);
+    let mut state = AppState::new(settings, fields);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/qm/threonine_md");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    state.apply(Command::OpenFiles(paths));
+    assert!(state.document().is_some(), "{}", state.panels.status);
+    let homo = state.homo_index(orbitfield::model::Spin::Alpha).unwrap();
+    let lumo = FieldChoice::Orbital {
+        spin: orbitfield::model::Spin::Alpha,
+        index: homo + 1,
+    };
+    state.apply(Command::AddFieldRep(lumo));
+    state.view.timeline.playing = true;
+    let n_frames = state.document().unwrap().n_frames;
+    assert!(n_frames >= 4);
+    for f in [1, 2, 3, 0] {
+        state.apply(Command::SetFrame(f));
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        loop {
+            state.update_reps();
+            let shown: Vec<_> = state
+                .reps()
+                .fields()
+                .filter(|(r, _)| r.visible)
+                .map(|(_, rep)| rep.pipeline.shown.as_ref().map(|(k, _)| k.frame))
+                .collect();
+            if shown.len() == 2 && shown.iter().all(|s| *s == Some(f)) {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "frame {f}: shown {shown:?}");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let mut orbitals = Vec::new();
+        for (_, rep) in state.reps().fields() {
+            let (key, grid) = rep.pipeline.shown.clone().unwrap();
+            let FieldChoice::Orbital { spin, index } = key.field else {
+                panic!("{:?}", key.field);
+            };
+            orbitals.push(index);
+            let wf = state.document().unwrap().wavefunction_at(f).unwrap().clone();
+            let job = FieldJob {
+                field: Field::Orbital { spin, index },
+                lattice: grid.lattice,
+                input: FieldInput::Wavefunction(wf),
+            };
+            let mut want = vec![f32::NAN; grid.lattice.n_points()];
+            orbitfield::compute::cpu::CpuEngine
+                .compute_slab(&job, 0..grid.lattice.dims[2], &mut want)
+                .unwrap();
+            let max = want
+                .iter()
+                .zip(&grid.values)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0f32, f32::max);
+            assert!(max < 1e-5, "frame {f} orbital {index}: max difference {max:.2e}");
+        }
+        orbitals.sort();
+        assert_eq!(orbitals, vec![homo, homo + 1], "frame {f}");
+    }
+    assert!(engine.batches.load(Ordering::SeqCst) >= 4);
+    assert_eq!(engine.slabs.load(Ordering::SeqCst), 0, "an orbital computed on its own");
 }
