@@ -81,11 +81,19 @@ mo_general(float* __restrict__ out, const LatticeArgs g, const ShellRec* __restr
 }
 
 // `nch` orbitals (1..MO_MAX_CHANNELS), coefficients `ncoefs` apart, outputs `slab_n` apart; the
-// shells' cutoffs are the largest over the channels.
+// shells' cutoffs are the largest over the channels. mo_general_multi2 is the same for at most two
+// orbitals (the HOMO and LUMO of two representations) with fewer registers.
 extern "C" __global__ void __launch_bounds__(NTHREADS)
 mo_general_multi(float* __restrict__ out, const LatticeArgs g, const ShellRec* __restrict__ shells, int nshells,
                  const float2* __restrict__ prims, const float* __restrict__ coefs, int ncoefs, int nch,
                  int slab_n, int squared_mask) {
     mo_general_body<MO_MAX_CHANNELS>(out, g, shells, nshells, prims, coefs, ncoefs, nch, slab_n, 0, 1.0f,
                                      squared_mask);
+}
+
+extern "C" __global__ void __launch_bounds__(NTHREADS)
+mo_general_multi2(float* __restrict__ out, const LatticeArgs g, const ShellRec* __restrict__ shells, int nshells,
+                  const float2* __restrict__ prims, const float* __restrict__ coefs, int ncoefs, int nch,
+                  int slab_n, int squared_mask) {
+    mo_general_body<2>(out, g, shells, nshells, prims, coefs, ncoefs, nch, slab_n, 0, 1.0f, squared_mask);
 }

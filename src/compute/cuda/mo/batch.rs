@@ -1,4 +1,5 @@
-//! Several orbitals of one wavefunction in one launch (`mo_general_multi` in `kernels/mo.cu`): the
+//! Several orbitals of one wavefunction in one launch (`mo_general_multi`, or `mo_general_multi2` for
+//! two, in `kernels/mo.cu`): the
 //! orbitals the representations show at one frame (HOMO and LUMO) share the shell screening and
 //! the radial factors, each contracts them with its own coefficients into its own slab of the
 //! device output buffer, and one copy brings them all back. Called by the engine's
@@ -121,7 +122,13 @@ impl CudaEngine {
         self.poison_out(st, n * p.channels.max(0) as usize)?;
         let g = Self::lattice_args(&job.lattice, z_range);
         let cfg = Self::mo_launch_config(&g)?;
-        let f = Self::function(&p.module, "mo_general_multi")?;
+        // At most two orbitals (the common case): the form with two accumulators, fewer registers.
+        let name = if p.channels <= 2 {
+            "mo_general_multi2"
+        } else {
+            "mo_general_multi"
+        };
+        let f = Self::function(&p.module, name)?;
         let out = st
             .out
             .as_mut()
