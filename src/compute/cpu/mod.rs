@@ -88,21 +88,10 @@ impl SlabEngine for CpuEngine {
         }
     }
 
-    fn compute_batch(
-        &self,
-        jobs: &[&FieldJob],
-        z_range: Range<usize>,
-        outs: &mut [&mut [f32]],
-    ) -> Result<(), ComputeError> {
-        self.orbital_batch(jobs, z_range, outs)
-    }
-}
-
-impl CpuEngine {
     /// A batch of single orbitals of one wavefunction ([`crate::compute::batchable`]), each
     /// slab of `outs` checked against the lattice: the basis is evaluated once per point for all.
     /// Jobs that are not single orbitals of one wavefunction are refused.
-    fn orbital_batch(
+    fn compute_batch(
         &self,
         jobs: &[&FieldJob],
         z_range: Range<usize>,
