@@ -1204,7 +1204,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     for p in &playback {
         println!(
             "playback {}: {:?} lattice, {:.1} frames/s end to end (field {:.2} ms + isosurfaces and draw {:.2} ms per frame, \
-             of which surface {:.2} ms; pool request {:.2} ms, compute {:.2} ms) on {}",
+             of which surface {:.2} ms; pool request {:.2} ms, compute {:.2} ms) on {}{}",
             p.name,
             p.lattice_dims,
             p.fps,
@@ -1213,7 +1213,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             p.surface_ms,
             p.pool_total_ms,
             p.pool_compute_ms,
-            p.engines
+            p.engines,
+            if p.batched { "" } else { ", orbital batching off" }
         );
     }
     let report = Report {
