@@ -40,7 +40,7 @@ pub enum Shape {
 }
 
 /// Drawing style of a whole cartoon.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Style {
     /// Helix ribbons, strand arrows, coil tubes.
     #[default]
@@ -49,6 +49,37 @@ pub enum Style {
     Tube,
     /// Straight segments between trace points, [`CartoonParams::trace_radius_angstrom`] thick.
     Trace,
+}
+
+impl Style {
+    pub const ALL: [Style; 3] = [Style::Cartoon, Style::Tube, Style::Trace];
+
+    /// The word on the command line and in labels: `cartoon`, `tube`, `trace`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Style::Cartoon => "cartoon",
+            Style::Tube => "tube",
+            Style::Trace => "trace",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Style::Cartoon => "Cartoon",
+            Style::Tube => "Tube",
+            Style::Trace => "Trace",
+        }
+    }
+
+    /// The style a word names (`cartoon`, `ribbon`, `tube`, `trace`), case-insensitive.
+    pub fn parse(word: &str) -> Option<Style> {
+        match word.trim().to_ascii_lowercase().as_str() {
+            "cartoon" | "ribbon" | "ribbons" => Some(Style::Cartoon),
+            "tube" => Some(Style::Tube),
+            "trace" => Some(Style::Trace),
+            _ => None,
+        }
+    }
 }
 
 /// One residue of a protein chain.
