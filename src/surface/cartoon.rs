@@ -394,13 +394,45 @@ impl Profile {
     }
 
     /// Point and outward normal (in the section's 2-D frame) at angle parameter (cos, sin).
+    #[cfg(test)]
     fn at(self, c: f32, s: f32) -> ([f32; 2], [f32; 2]) {
-        let p = 2.0 / self.e;
-        let q = 2.0 - p;
-        let pw = |x: f32, k: f32| x.signum() * x.abs().powf(k);
-        let point = [self.a * pw(c, p), self.b * pw(s, p)];
-        let normal = [pw(c, q) / self.a.max(1e-6), pw(s, q) / self.b.max(1e-6)];
+        self.place(SectionPowers::new(self.e, c, s))
+    }
+
+    /// Point and outward normal from the angle's powers for this section's exponent.
+    fn place(self, w: SectionPowers) -> ([f32; 2], [f32; 2]) {
+        let point = [self.a * w.point[0], self.b * w.point[1]];
+        let normal = [w.normal[0] / self.a.max(1e-6), w.normal[1] / self.b.max(1e-6)];
         (point, normal)
+    }
+}
+
+/// The signed powers of one angle's (cos, sin) a superellipse of exponent `e` needs: 2/e for the
+/// point, 2 - 2/e for the normal. Depends on the exponent only, so a tube computes them once per
+/// exponent (the sections of a run share one) instead of at every vertex.
+#[derive(Clone, Copy, Debug)]
+struct SectionPowers {
+    point: [f32; 2],
+    normal: [f32; 2],
+}
+
+impl SectionPowers {
+    fn new(e: f32, c: f32, s: f32) -> SectionPowers {
+        let p = 2.0 / e;
+        let q = 2.0 - p;
+        if p == 1.0 {
+            // An ellipse (coil, helix, tube): x^1 is x exactly, so these are the general powers
+            // below without calling powf.
+            return SectionPowers {
+                point: [c, s],
+                normal: [c, s],
+            };
+        }
+        let pw = |x: f32, k: f32| x.signum() * x.abs().powf(k);
+        SectionPowers {
+            point: [pw(c, p), pw(s, p)],
+            normal: [pw(c, q), pw(s, q)],
+        }
     }
 }
 
@@ -785,11 +817,19 @@ fn emit_tube(rings: &[Ring], sides: usize, out: &mut Out<'_>) {
             (a.cos(), a.sin())
         })
         .collect();
-    let ring_vertices = |ring: &Ring, flat: Option<Vec3>, out: &mut Out<'_>| -> u32 {
+    // The angles' powers for the exponent of the section last drawn (recomputed when it changes).
+    let mut powers_e = f32::NAN;
+    let mut powers: Vec<SectionPowers> = Vec::with_capacity(sides);
+    let mut ring_vertices = |ring: &Ring, flat: Option<Vec3>, out: &mut Out<'_>| -> u32 {
+        if ring.profile.e.to_bits() != powers_e.to_bits() {
+            powers_e = ring.profile.e;
+            powers.clear();
+            powers.extend(angles.iter().map(|&(c, s)| SectionPowers::new(powers_e, c, s)));
+        }
         let binormal = ring.tangent.cross(ring.side);
         let mut first = 0;
-        for (j, &(c, s)) in angles.iter().enumerate() {
-            let (p, n) = ring.profile.at(c, s);
+        for (j, (&(c, s), &w)) in angles.iter().zip(&powers).enumerate() {
+            let (p, n) = ring.profile.place(w);
             let pos = ring.center.add(ring.side.scale(p[0])).add(binormal.scale(p[1]));
             let normal = match flat.or(ring.flat) {
                 Some(f) => f,
@@ -925,6 +965,38 @@ fn emit_box(b: &SlabBox, out: &mut Out<'_>) {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn section_points_equal_the_superellipse_formula() {
+        let general = |pr: Profile, c: f32, s: f32| {
+            let (p, q) = (2.0 / pr.e, 2.0 - 2.0 / pr.e);
+            let pw = |x: f32, k: f32| x.signum() * x.abs().powf(k);
+            (
+                [pr.a * pw(c, p), pr.b * pw(s, p)],
+                [pw(c, q) / pr.a.max(1e-6), pw(s, q) / pr.b.max(1e-6)],
+            )
+        };
+        let mut x = 0x2545_f491_u32;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as f32 / u32::MAX as f32
+        };
+        for _ in 0..1000 {
+            let e = [2.0, 6.0, 2.0 + 4.0 * next()][(3.0 * next()) as usize % 3];
+            let pr = Profile {
+                a: 3.0 * next(),
+                b: 3.0 * next(),
+                e,
+            };
+            let angle = std::f32::consts::TAU * next();
+            let (c, s) = (angle.cos(), angle.sin());
+            let (fast, slow) = (pr.at(c, s), general(pr, c, s));
+            let bits = |v: ([f32; 2], [f32; 2])| [v.0[0], v.0[1], v.1[0], v.1[1]].map(f32::to_bits);
+            assert_eq!(bits(fast), bits(slow), "{pr:?} at ({c}, {s})");
+        }
+    }
 
     fn residue(trace: [f32; 3], guide: Option<[f32; 3]>, shape: Shape, color: [u8; 4]) -> ProteinResidue {
         ProteinResidue {
