@@ -410,14 +410,28 @@ impl Polymer {
         values: Option<&[f32]>,
         params: &CartoonParams,
     ) -> (Vec<SecondaryStructure>, MeshData) {
+        let mut mesh = MeshData::default();
+        let secondary = self.mesh_into(positions_angstrom, coloring, values, params, &mut mesh);
+        (secondary, mesh)
+    }
+
+    /// [`Polymer::mesh`] into `mesh`, reusing its buffers (e.g. an earlier frame's mesh).
+    pub fn mesh_into(
+        &self,
+        positions_angstrom: &[[f32; 3]],
+        coloring: Coloring,
+        values: Option<&[f32]>,
+        params: &CartoonParams,
+        mesh: &mut MeshData,
+    ) -> Vec<SecondaryStructure> {
         let secondary = self.protein.assign(positions_angstrom, &DsspOptions::default());
         let segments = self.segments(positions_angstrom, &secondary, coloring, values);
         let params = CartoonParams {
             with_values: params.with_values || coloring == Coloring::Value,
             ..*params
         };
-        let mesh = cartoon::build(&segments, &params);
-        (secondary, mesh)
+        cartoon::build_into(&segments, &params, mesh);
+        secondary
     }
 }
 

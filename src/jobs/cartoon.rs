@@ -20,6 +20,9 @@ pub struct CartoonRequest<K> {
     pub positions_angstrom: Vec<[f32; 3]>,
     pub coloring: Coloring,
     pub params: CartoonParams,
+    /// An earlier mesh no longer used, whose buffers the new one reuses (large cartoons then
+    /// touch no fresh memory per frame).
+    pub recycled: Option<MeshData>,
 }
 
 /// A cartoon made, with the key it was asked for.
@@ -33,7 +36,9 @@ pub type CartoonWorker<K> = LaneWorker<CartoonRequest<K>, CartoonResult<K>>;
 
 /// Builds one request's cartoon (on whatever thread calls it).
 pub fn build<K>(r: CartoonRequest<K>) -> CartoonResult<K> {
-    let (_, mesh) = r.polymer.mesh(&r.positions_angstrom, r.coloring, None, &r.params);
+    let mut mesh = r.recycled.unwrap_or_default();
+    r.polymer
+        .mesh_into(&r.positions_angstrom, r.coloring, None, &r.params, &mut mesh);
     CartoonResult {
         key: r.key,
         mesh: Arc::new(mesh),

@@ -188,6 +188,14 @@ impl CartoonParams {
 /// Builds the mesh of all segments (in order). Segments with fewer than two usable residues draw
 /// nothing; non-finite trace points cut a segment, non-finite guides count as missing.
 pub fn build(segments: &[Segment], params: &CartoonParams) -> MeshData {
+    let mut mesh = MeshData::default();
+    build_into(segments, params, &mut mesh);
+    mesh
+}
+
+/// [`build`] into `mesh`, reusing its buffers (the previous frame's mesh: a frame's cartoon then
+/// touches no fresh memory).
+pub fn build_into(segments: &[Segment], params: &CartoonParams, mesh: &mut MeshData) {
     let params = sanitized(params);
     let pieces: Vec<Piece> = segments
         .par_iter()
@@ -196,17 +204,17 @@ pub fn build(segments: &[Segment], params: &CartoonParams) -> MeshData {
     let counts: Vec<(usize, usize)> = pieces.iter().map(|p| p.counts(&params)).collect();
     let n_vertices: usize = counts.iter().map(|c| c.0).sum();
     let n_indices: usize = counts.iter().map(|c| c.1).sum();
-    let mut mesh = MeshData {
-        positions_angstrom: vec![[0.0; 3]; n_vertices],
-        normals: vec![[0.0; 3]; n_vertices],
-        indices: vec![0; n_indices],
-        values: if params.with_values {
-            vec![0.0; n_vertices]
-        } else {
-            Vec::new()
-        },
-        colors_rgba8: vec![[0; 4]; n_vertices],
-    };
+    // Every element is written below; the fill only sizes the buffers.
+    mesh.positions_angstrom.clear();
+    mesh.positions_angstrom.resize(n_vertices, [0.0; 3]);
+    mesh.normals.clear();
+    mesh.normals.resize(n_vertices, [0.0; 3]);
+    mesh.indices.clear();
+    mesh.indices.resize(n_indices, 0);
+    mesh.values.clear();
+    mesh.values.resize(if params.with_values { n_vertices } else { 0 }, 0.0);
+    mesh.colors_rgba8.clear();
+    mesh.colors_rgba8.resize(n_vertices, [0; 4]);
     // Disjoint output slices, one per piece, filled in parallel.
     let mut jobs = Vec::with_capacity(pieces.len());
     {
@@ -245,7 +253,6 @@ pub fn build(segments: &[Segment], params: &CartoonParams) -> MeshData {
     }
     jobs.into_par_iter()
         .for_each(|(piece, mut out)| piece.emit(&params, &mut out));
-    mesh
 }
 
 /// Parameters with sizes and counts in range (no NaN, no zero sides).
@@ -1242,5 +1249,15 @@ mod tests {
         let mut joined = one.clone();
         joined.append(&two);
         assert_eq!(both, joined);
+        // Into a larger mesh's buffers (with values): the same mesh as built fresh.
+        let mut reused = both.clone();
+        reused.values = vec![7.0; both.positions_angstrom.len()];
+        let first = [Segment::Protein(
+            (0..4)
+                .map(|k| residue([k as f32 * 3.8, 0.0, 0.0], None, Shape::Coil, [1, 0, 0, 255]))
+                .collect(),
+        )];
+        build_into(&first, &CartoonParams::default(), &mut reused);
+        assert_eq!(reused, one);
     }
 }

@@ -71,6 +71,9 @@ pub struct CartoonPipeline {
     asked: Option<CartoonKey>,
     /// Meshes made, oldest first (bounded by [`CACHE_BUDGET_BYTES`]).
     cache: Vec<(CartoonKey, Arc<MeshData>)>,
+    /// Meshes dropped from the cache, whose buffers the next request may reuse once nothing else
+    /// holds them.
+    retired: Vec<Arc<MeshData>>,
     selection_revision: u64,
     /// Bumped whenever what is shown changes.
     pub revision: u64,
@@ -89,7 +92,22 @@ impl CartoonPipeline {
         while total > CACHE_BUDGET_BYTES && self.cache.len() > 1 {
             let (_, m) = self.cache.remove(0);
             total -= bytes(&m);
+            self.retired.push(m);
         }
+        // Two are enough to find one free (the other may still be on screen).
+        while self.retired.len() > 2 {
+            self.retired.remove(0);
+        }
+    }
+
+    /// A retired mesh nothing else holds any more, for its buffers.
+    fn spare(&mut self) -> Option<MeshData> {
+        while let Some(m) = self.retired.pop() {
+            if let Ok(m) = Arc::try_unwrap(m) {
+                return Some(m);
+            }
+        }
+        None
     }
 
     fn show(&mut self, key: CartoonKey, mesh: Arc<MeshData>) {
@@ -235,6 +253,7 @@ impl AppState {
             polymer,
             positions_angstrom: doc.frame.positions_angstrom.clone(),
             coloring: c.coloring,
+            recycled: c.pipeline.spare(),
         };
         c.pipeline.asked = Some(key);
         match worker {
