@@ -5,6 +5,7 @@
 //! image than its tube (1 Angstrom) does along the same residues. Skipped (with a message) where no graphics adapter exists.
 
 #![cfg(feature = "gui")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

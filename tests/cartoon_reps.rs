@@ -6,29 +6,18 @@
 #![cfg(feature = "gui")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use orbitfield::analysis::polymer::{Coloring, Polymer, secondary_structure_color};
-use orbitfield::app::fields::FieldService;
 use orbitfield::app::reps::{RepEdit, RepKind};
-use orbitfield::app::settings::Settings;
 use orbitfield::app::state::{AppState, Command};
 use orbitfield::surface::MeshData;
 use orbitfield::surface::cartoon::{CartoonParams, Style};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn data(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
-}
-
-fn adk() -> AppState {
-    let mut state = AppState::new(Settings::default(), FieldService::default());
-    state.apply(Command::OpenFiles(vec![data("md/adk.psf"), data("md/adk_dims.dcd")]));
-    assert!(state.document().is_some(), "{}", state.panels.status);
-    state
-}
+#[path = "common/adk_state.rs"]
+mod adk_state;
+use adk_state::{adk, reps_editor};
 
 /// The cartoon representation's shown mesh and the frame it is of.
 fn shown(state: &AppState) -> Option<(usize, Arc<MeshData>)> {
@@ -66,13 +55,7 @@ fn wait_for(state: &mut AppState, frame: usize) -> Arc<MeshData> {
 fn the_editor_adds_a_cartoon_that_follows_the_frames() {
     let mut state = adk();
     state.panels.new_selection = "protein".into();
-    let mut harness = Harness::builder().with_size(egui::vec2(400.0, 1400.0)).build_ui_state(
-        |ui, state: &mut AppState| {
-            egui::ScrollArea::vertical().show(ui, |ui| orbitfield::ui::panels::reps_ui(ui, state));
-            state.apply_pending();
-        },
-        state,
-    );
+    let mut harness = reps_editor(state);
     harness.run();
     harness.get_by_label("Add cartoon").click();
     harness.run();

@@ -45,6 +45,10 @@ impl CartoonKey {
     }
 }
 
+/// The document a selection's polymer was found in, and the frame for selections that depend on
+/// coordinates.
+type PolymerKey = (u64, Option<usize>);
+
 /// Polymer residues picked by a selection, drawn as a cartoon.
 pub struct CartoonRep {
     /// The selection text as typed.
@@ -64,7 +68,7 @@ pub struct CartoonRep {
 pub struct CartoonPipeline {
     /// The polymer of the selection, with the document (and, for selections that depend on
     /// coordinates, the frame) it was found for.
-    polymer: Option<((u64, Option<usize>), Arc<Polymer>)>,
+    polymer: Option<(PolymerKey, Arc<Polymer>)>,
     /// The mesh shown (possibly of an older frame while the newer one is built).
     pub shown: Option<(CartoonKey, Arc<MeshData>)>,
     /// The key last asked of the cartoon thread.
@@ -154,16 +158,10 @@ impl CartoonRep {
     /// Sets the selection text: parsed at once; an error is kept for the editor and the last valid
     /// selection stays in use.
     pub fn set_selection(&mut self, text: &str) {
-        self.selection = text.to_string();
-        match Selection::parse(text) {
-            Ok(s) => {
-                self.parsed = s;
-                self.error = None;
-                self.pipeline.polymer = None;
-                self.pipeline.selection_revision += 1;
-                self.pipeline.cache.clear();
-            }
-            Err(e) => self.error = Some(e.to_string()),
+        if super::reparse(text, &mut self.selection, &mut self.parsed, &mut self.error) {
+            self.pipeline.polymer = None;
+            self.pipeline.selection_revision += 1;
+            self.pipeline.cache.clear();
         }
     }
 

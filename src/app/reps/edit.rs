@@ -115,6 +115,15 @@ impl AppState {
         }
     }
 
+    /// A visible representation of `kind` with a fresh id.
+    fn new_rep(&mut self, kind: RepKind) -> Rep {
+        Rep {
+            id: self.doc.reps.next_id(),
+            visible: true,
+            kind,
+        }
+    }
+
     /// Makes the representation `spec` describes for the open document.
     fn make_rep(&mut self, spec: &RepSpec) -> Result<Rep, String> {
         let mut rep = match &spec.kind {
@@ -122,13 +131,9 @@ impl AppState {
                 selection,
                 style,
                 coloring,
-            } => Rep {
-                id: self.doc.reps.next_id(),
-                visible: true,
-                kind: RepKind::Atoms(
-                    AtomsRep::new(selection, *style, *coloring).map_err(|e| format!("selection '{selection}': {e}"))?,
-                ),
-            },
+            } => self.new_rep(RepKind::Atoms(
+                AtomsRep::new(selection, *style, *coloring).map_err(|e| format!("selection '{selection}': {e}"))?,
+            )),
             SpecKind::Field {
                 field,
                 style,
@@ -155,14 +160,9 @@ impl AppState {
                 selection,
                 style,
                 coloring,
-            } => Rep {
-                id: self.doc.reps.next_id(),
-                visible: true,
-                kind: RepKind::Cartoon(
-                    CartoonRep::new(selection, *style, *coloring)
-                        .map_err(|e| format!("selection '{selection}': {e}"))?,
-                ),
-            },
+            } => self.new_rep(RepKind::Cartoon(
+                CartoonRep::new(selection, *style, *coloring).map_err(|e| format!("selection '{selection}': {e}"))?,
+            )),
         };
         rep.visible = spec.visible;
         Ok(rep)
@@ -234,7 +234,7 @@ impl AppState {
             return;
         };
         let visible = rep.visible;
-        let copy = match &rep.kind {
+        let mut copy = match &rep.kind {
             RepKind::Atoms(a) => {
                 let mut copy = AtomsRep {
                     selection: a.selection.clone(),
@@ -246,11 +246,7 @@ impl AppState {
                     cache: Default::default(),
                 };
                 copy.cache.key = None;
-                Rep {
-                    id: self.doc.reps.next_id(),
-                    visible,
-                    kind: RepKind::Atoms(copy),
-                }
+                self.new_rep(RepKind::Atoms(copy))
             }
             RepKind::Field(f) => {
                 let (field, style, iso, colors, opacity) = (f.field, f.style, f.iso, f.colors, f.opacity);
@@ -271,13 +267,10 @@ impl AppState {
             }
             RepKind::Cartoon(c) => {
                 let kind = RepKind::Cartoon(c.duplicate());
-                Rep {
-                    id: self.doc.reps.next_id(),
-                    visible,
-                    kind,
-                }
+                self.new_rep(kind)
             }
         };
+        copy.visible = visible;
         self.insert_rep(pos + 1, copy);
     }
 

@@ -80,6 +80,23 @@ pub(crate) struct AtomCache {
     pub(crate) colors: Option<(u64, AtomColoring, Vec<[u8; 4]>)>,
 }
 
+/// A representation's selection text edited: keeps `text`, and either its parsed form (true) or
+/// the parser's error, the last valid selection staying in use (false).
+fn reparse(text: &str, selection: &mut String, parsed: &mut Selection, error: &mut Option<String>) -> bool {
+    *selection = text.to_string();
+    match Selection::parse(text) {
+        Ok(s) => {
+            *parsed = s;
+            *error = None;
+            true
+        }
+        Err(e) => {
+            *error = Some(e.to_string());
+            false
+        }
+    }
+}
+
 impl AtomsRep {
     /// Atoms picked by `selection` (`Err` with the parser's message when it does not parse).
     pub fn new(selection: &str, style: AtomStyle, coloring: AtomColoring) -> Result<AtomsRep, String> {
@@ -98,14 +115,8 @@ impl AtomsRep {
     /// Sets the selection text: parsed at once; an error is kept for the editor and the last valid
     /// selection stays in use.
     pub fn set_selection(&mut self, text: &str) {
-        self.selection = text.to_string();
-        match Selection::parse(text) {
-            Ok(s) => {
-                self.parsed = s;
-                self.error = None;
-                self.cache.key = None;
-            }
-            Err(e) => self.error = Some(e.to_string()),
+        if reparse(text, &mut self.selection, &mut self.parsed, &mut self.error) {
+            self.cache.key = None;
         }
     }
 
