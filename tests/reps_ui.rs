@@ -12,19 +12,10 @@ use orbitfield::app::fields::{FieldChoice, FieldService};
 use orbitfield::app::reps::RepKind;
 use orbitfield::app::settings::Settings;
 use orbitfield::app::state::{AppState, Command};
-use std::path::PathBuf;
 
-fn data(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
-}
-
-/// adk (a protein with water) opened without field engines.
-fn adk() -> AppState {
-    let mut state = AppState::new(Settings::default(), FieldService::default());
-    state.apply(Command::OpenFiles(vec![data("md/adk.psf"), data("md/adk_dims.dcd")]));
-    assert!(state.document().is_some(), "{}", state.panels.status);
-    state
-}
+#[path = "common/adk_state.rs"]
+mod adk_state;
+use adk_state::{adk, data, reps_editor};
 
 /// The selections of the atom representations, in list order.
 fn atom_selections(state: &AppState) -> Vec<String> {
@@ -38,13 +29,7 @@ fn a_protein_starts_in_licorice_and_the_editor_adds_checks_reorders_and_hides() 
     let first = state.reps().atoms().next().map(|(_, a)| (a.selection.clone(), a.style));
     assert_eq!(first, Some(("protein or nucleic".into(), AtomStyle::Licorice)));
     let n_before = state.reps().list.len();
-    let mut harness = Harness::builder().with_size(egui::vec2(400.0, 1400.0)).build_ui_state(
-        |ui, state: &mut AppState| {
-            egui::ScrollArea::vertical().show(ui, |ui| orbitfield::ui::panels::reps_ui(ui, state));
-            state.apply_pending();
-        },
-        state,
-    );
+    let mut harness = reps_editor(state);
     harness.run();
     // Add: type a selection and press the button.
     harness

@@ -361,6 +361,8 @@ struct CellList {
     starts: Vec<u32>,
     /// Residue indices, ascending within each cell.
     items: Vec<u32>,
+    /// The CA position of each item, in item order (read in sequence by [`CellList::for_near`]).
+    item_points: Vec<[f32; 3]>,
 }
 
 impl CellList {
@@ -419,17 +421,23 @@ impl CellList {
                 *f += 1;
             }
         }
+        let item_points = items
+            .iter()
+            .map(|&i| points.get(i as usize).copied().unwrap_or([f32::NAN; 3]))
+            .collect();
         CellList {
             origin: lo,
             cell,
             dims,
             starts,
             items,
+            item_points,
         }
     }
 
-    /// Calls `f` for every point index in the cells around `p` (its own and the 26 neighbours).
-    fn for_near(&self, p: [f32; 3], mut f: impl FnMut(u32)) {
+    /// Calls `f` with the index and position of every point in the cells around `p` (its own and
+    /// the 26 neighbours).
+    fn for_near(&self, p: [f32; 3], mut f: impl FnMut(u32, [f32; 3])) {
         let c = [0, 1, 2].map(|k| {
             let x = ((p[k] - self.origin[k]) / self.cell).floor();
             if x.is_finite() { x as i64 } else { 0 }
@@ -453,8 +461,13 @@ impl CellList {
                     let (Some(&a), Some(&b)) = (self.starts.get(cell), self.starts.get(cell + 1)) else {
                         continue;
                     };
-                    for &i in self.items.get(a as usize..b as usize).unwrap_or(&[]) {
-                        f(i);
+                    let range = a as usize..b as usize;
+                    let (Some(items), Some(points)) = (self.items.get(range.clone()), self.item_points.get(range))
+                    else {
+                        continue;
+                    };
+                    for (&i, &q) in items.iter().zip(points) {
+                        f(i, q);
                     }
                 }
             }
@@ -595,10 +608,10 @@ impl Residues {
                     return acc;
                 }
                 near.clear();
-                cells.for_near(ca_d, |j| {
+                cells.for_near(ca_d, |j, ca_j| {
                     let ju = j as usize;
                     // The pair (d-1, d) is evaluated only with d-1 as donor.
-                    if ju != d && ju + 1 != d && self.ca.get(ju).is_some_and(|&ca_j| distance(ca_d, ca_j) < CA_CUTOFF) {
+                    if ju != d && ju + 1 != d && distance(ca_d, ca_j) < CA_CUTOFF {
                         near.push(j);
                     }
                 });

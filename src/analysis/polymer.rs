@@ -20,7 +20,7 @@ use crate::surface::MeshData;
 use crate::surface::cartoon::{self, BaseSlab, CartoonParams, NucleicResidue, ProteinResidue, Segment, Shape};
 
 /// How cartoon residues are coloured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Coloring {
     /// Helix magenta, 3-10 helix violet-pink, pi helix purple, strand yellow, bridge ochre, turn
     /// blue, everything else light grey; nucleic acids by base.
@@ -45,6 +45,37 @@ impl Coloring {
         Coloring::Index,
         Coloring::Value,
     ];
+
+    /// The colourings a user picks from (by value needs per-residue values from a caller).
+    pub const CHOICES: [Coloring; 4] = [
+        Coloring::SecondaryStructure,
+        Coloring::Chain,
+        Coloring::Residue,
+        Coloring::Index,
+    ];
+
+    /// The word on the command line: `ss`, `chain`, `residue`, `index`, `value`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Coloring::SecondaryStructure => "ss",
+            Coloring::Chain => "chain",
+            Coloring::Residue => "residue",
+            Coloring::Index => "index",
+            Coloring::Value => "value",
+        }
+    }
+
+    /// The colouring a command-line word names (`ss` or `structure`, `chain`, `residue`, `index`);
+    /// by value is not offered.
+    pub fn parse(word: &str) -> Option<Coloring> {
+        match word.trim().to_ascii_lowercase().as_str() {
+            "ss" | "structure" | "secondary" => Some(Coloring::SecondaryStructure),
+            "chain" => Some(Coloring::Chain),
+            "residue" | "restype" => Some(Coloring::Residue),
+            "index" | "rainbow" => Some(Coloring::Index),
+            _ => None,
+        }
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -207,6 +238,25 @@ impl Polymer {
         }
     }
 
+    /// The residues whose trace atom (CA, or P/C4') `keep` accepts: the polymer of a selection.
+    /// Chains stay as they were numbered, so chain colours do not change with the selection.
+    pub fn restricted(&self, keep: impl Fn(u32) -> bool) -> Polymer {
+        let mut out = Polymer::default();
+        for (r, c) in self.protein.residues.iter().zip(&self.protein_colors) {
+            if r.ca.is_some_and(&keep) {
+                out.protein.residues.push(*r);
+                out.protein_colors.push(*c);
+            }
+        }
+        for (r, c) in self.nucleic.iter().zip(&self.nucleic_colors) {
+            if keep(r.trace) {
+                out.nucleic.push(*r);
+                out.nucleic_colors.push(*c);
+            }
+        }
+        out
+    }
+
     /// Protein residues plus nucleotides.
     pub fn residue_count(&self) -> usize {
         self.protein.len() + self.nucleic.len()
@@ -360,14 +410,28 @@ impl Polymer {
         values: Option<&[f32]>,
         params: &CartoonParams,
     ) -> (Vec<SecondaryStructure>, MeshData) {
+        let mut mesh = MeshData::default();
+        let secondary = self.mesh_into(positions_angstrom, coloring, values, params, &mut mesh);
+        (secondary, mesh)
+    }
+
+    /// [`Polymer::mesh`] into `mesh`, reusing its buffers (e.g. an earlier frame's mesh).
+    pub fn mesh_into(
+        &self,
+        positions_angstrom: &[[f32; 3]],
+        coloring: Coloring,
+        values: Option<&[f32]>,
+        params: &CartoonParams,
+        mesh: &mut MeshData,
+    ) -> Vec<SecondaryStructure> {
         let secondary = self.protein.assign(positions_angstrom, &DsspOptions::default());
         let segments = self.segments(positions_angstrom, &secondary, coloring, values);
         let params = CartoonParams {
             with_values: params.with_values || coloring == Coloring::Value,
             ..*params
         };
-        let mesh = cartoon::build(&segments, &params);
-        (secondary, mesh)
+        cartoon::build_into(&segments, &params, mesh);
+        secondary
     }
 }
 

@@ -1,6 +1,6 @@
 //! The draw stage of the representation list: uploads what the representations show to a
 //! [`GpuScene`] — atom instances, isosurfaces (the CPU meshes, or marching cubes on the render
-//! device), the drawn slice, the surface colouring — and says what the colour legends show.
+//! device), cartoon meshes, the drawn slice, the surface colouring — and says what the colour legends show.
 //!
 //! One [`SceneSync`] per scene: the window, `render` and the playback bench all draw through it.
 //! It redoes only what changed: a field representation's GPU surfaces are extracted again only when
@@ -15,6 +15,7 @@ use super::state::AppState;
 use super::values::{FieldUnit, Legend};
 use crate::render::mc_compute::{GpuMesh, LobeBuffers, McCompute};
 use crate::render::{GpuScene, MeshInput, MeshStyle, RenderContext};
+use crate::surface::MeshData;
 use std::collections::BTreeMap;
 
 /// One field representation's surfaces on the render device.
@@ -185,7 +186,10 @@ impl SceneSync {
             }
         }
         match failure {
-            None => scene.set_gpu_meshes(rc, meshes),
+            None => {
+                scene.set_gpu_meshes(rc, meshes);
+                scene.add_meshes(rc, &cartoon_meshes(state));
+            }
             Some(e) => {
                 // Fall back to the CPU extractor from the next frame on.
                 state.panels.status = format!("GPU isosurfaces unavailable ({e}); extracting on the CPU");
@@ -213,20 +217,38 @@ fn cpu_surfaces(rc: &RenderContext, scene: &mut GpuScene, state: &AppState) {
         let styles = lobe_styles(f, flip_main && Some(rep.id) == main);
         for (m, style) in f.pipeline.lobes.iter().zip(styles) {
             if let Some(m) = m {
-                inputs.push((
-                    MeshInput {
-                        positions_angstrom: &m.positions_angstrom,
-                        normals: &m.normals,
-                        indices: &m.indices,
-                        values: &m.values,
-                        colors_rgba8: &m.colors_rgba8,
-                    },
-                    style,
-                ));
+                inputs.push((mesh_input(m), style));
             }
         }
     }
+    inputs.extend(cartoon_meshes(state));
     scene.set_meshes(rc, &inputs);
+}
+
+fn mesh_input(m: &MeshData) -> MeshInput<'_> {
+    MeshInput {
+        positions_angstrom: &m.positions_angstrom,
+        normals: &m.normals,
+        indices: &m.indices,
+        values: &m.values,
+        colors_rgba8: &m.colors_rgba8,
+    }
+}
+
+/// The meshes of the visible cartoon representations (coloured per vertex, opaque).
+fn cartoon_meshes(state: &AppState) -> Vec<(MeshInput<'_>, MeshStyle)> {
+    let style = MeshStyle {
+        color: [1.0; 3],
+        opacity: 1.0,
+    };
+    state
+        .doc
+        .reps
+        .cartoons()
+        .filter(|(r, _)| r.visible)
+        .filter_map(|(_, c)| c.pipeline.shown.as_ref())
+        .map(|(_, m)| (mesh_input(m), style))
+        .collect()
 }
 
 impl AppState {

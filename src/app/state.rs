@@ -220,6 +220,9 @@ pub struct ViewState {
     /// CPU isosurfaces extracted on a thread of their own, one lane per field representation
     /// ([`AppState::extract_surfaces_off_thread`]); `None`: extracted in the update loop itself.
     pub mesher: Option<crate::jobs::mesher::Mesher<FieldKey>>,
+    /// Cartoon meshes built on a thread of their own, one lane per cartoon representation
+    /// ([`AppState::build_cartoons_off_thread`]); `None`: built in the update loop itself.
+    pub cartoons: Option<crate::jobs::cartoon::CartoonWorker<super::reps::CartoonKey>>,
     /// While playing, the isosurface thread extracts previews from every second lattice point (a
     /// software renderer, where drawing large surfaces is what limits the frame rate); the full
     /// surfaces follow when playback stops.
@@ -312,6 +315,7 @@ impl AppState {
                 pick: None,
                 gpu_surfaces: false,
                 mesher: None,
+                cartoons: None,
                 preview_surfaces_while_playing: false,
                 spheres: Vec::new(),
                 cylinders: Vec::new(),
@@ -498,9 +502,11 @@ impl AppState {
         self.doc.reps.drawn_slice()?.pipeline.shown.as_ref().map(|(_, g)| g)
     }
 
-    /// True while field work the screen waits for is in flight (fields or their surfaces).
+    /// True while work the screen waits for is in flight (fields, their surfaces, cartoons).
     pub fn busy(&self) -> bool {
-        self.reps_waiting() || self.surfaces_pending()
+        self.reps_waiting()
+            || self.surfaces_pending()
+            || self.doc.reps.cartoons().any(|(r, c)| r.visible && c.pipeline.waiting())
     }
 
     /// True while a visible field representation waits for a field in flight (its own or the one

@@ -442,6 +442,8 @@ impl ApplicationHandler for Viewer {
                     // ... on a thread of its own, so a large surface never stalls a frame.
                     self.state.extract_surfaces_off_thread();
                 }
+                // Cartoons (secondary structure and mesh per frame) on a thread of their own too.
+                self.state.build_cartoons_off_thread();
                 if software {
                     // From every second lattice point while playing (drawing large surfaces is what
                     // limits a software renderer's frame rate; the full ones follow at a stop).

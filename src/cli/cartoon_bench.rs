@@ -1,12 +1,14 @@
 //! `orbitfield bench --cartoon`: DSSP and cartoon mesh per frame, wall-clock medians on the rayon
 //! pool (all cores). Cases: adk (the first frame of `tests/data/md/adk_dims.dcd`, 214 residues) and
 //! copies of it on a grid up to 100,000 residues, each with DSSP alone, the mesh alone (from given
-//! codes) and both together, as the viewer's cartoon worker runs them for every frame.
+//! codes) and both together, as the viewer's cartoon worker runs them for every frame: into the
+//! previous frame's buffers (as the worker recycles them), and into fresh memory.
 
 use anyhow::{Context, Result};
 use orbitfield::analysis::dssp::DsspOptions;
 use orbitfield::analysis::polymer::{Coloring, Polymer, replicate_on_grid};
 use orbitfield::model::Structure;
+use orbitfield::surface::MeshData;
 use orbitfield::surface::cartoon::{self, CartoonParams};
 use serde::Serialize;
 use std::path::Path;
@@ -20,7 +22,10 @@ pub struct CartoonResult {
     pub threads: usize,
     pub dssp_ms: f64,
     pub mesh_ms: f64,
+    /// DSSP and mesh into the previous frame's buffers.
     pub total_ms: f64,
+    /// DSSP and mesh into fresh memory.
+    pub fresh_ms: f64,
     pub vertices: usize,
     pub triangles: usize,
 }
@@ -46,17 +51,20 @@ fn case(name: String, structure: &Structure, positions: &[[f32; 3]], repeats: us
     let dssp_ms = median_ms(repeats, || {
         std::hint::black_box(polymer.protein.assign(positions, &options));
     });
+    // Into the previous frame's buffers, as the viewer's cartoon worker recycles them.
+    let mut mesh = MeshData::default();
     let mesh_ms = median_ms(repeats, || {
         let segments = polymer.segments(positions, &secondary, Coloring::SecondaryStructure, None);
-        std::hint::black_box(cartoon::build(&segments, &params));
+        cartoon::build_into(&segments, &params, &mut mesh);
+        std::hint::black_box(&mesh);
     });
-    let mut vertices = 0;
-    let mut triangles = 0;
     let total_ms = median_ms(repeats, || {
-        let (_, mesh) = polymer.mesh(positions, Coloring::SecondaryStructure, None, &params);
-        vertices = mesh.positions_angstrom.len();
-        triangles = mesh.indices.len() / 3;
+        std::hint::black_box(polymer.mesh_into(positions, Coloring::SecondaryStructure, None, &params, &mut mesh));
     });
+    let fresh_ms = median_ms(repeats, || {
+        std::hint::black_box(polymer.mesh(positions, Coloring::SecondaryStructure, None, &params));
+    });
+    let (vertices, triangles) = (mesh.positions_angstrom.len(), mesh.indices.len() / 3);
     CartoonResult {
         name,
         residues: polymer.residue_count(),
@@ -64,6 +72,7 @@ fn case(name: String, structure: &Structure, positions: &[[f32; 3]], repeats: us
         dssp_ms,
         mesh_ms,
         total_ms,
+        fresh_ms,
         vertices,
         triangles,
     }
@@ -86,7 +95,7 @@ pub fn run(residue_targets: &[usize], repeats: usize) -> Result<Vec<CartoonResul
     for r in &out {
         println!(
             "cartoon {:<14} {:>7} residues on {:>2} threads: DSSP {:>9.3} ms + mesh {:>9.3} ms; together {:>9.3} ms \
-             ({:.0} frames/s; {} vertices, {} triangles)",
+             ({:.0} frames/s; into fresh memory {:.3} ms; {} vertices, {} triangles)",
             r.name,
             r.residues,
             r.threads,
@@ -94,6 +103,7 @@ pub fn run(residue_targets: &[usize], repeats: usize) -> Result<Vec<CartoonResul
             r.mesh_ms,
             r.total_ms,
             1e3 / r.total_ms,
+            r.fresh_ms,
             r.vertices,
             r.triangles
         );

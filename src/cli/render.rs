@@ -33,7 +33,9 @@ pub struct RenderArgs {
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
     /// An atom representation "SELECTION:STYLE[:COLOURING]" (STYLE: lines, licorice,
-    /// ball-and-stick, vdw, cpk; COLOURING: element, residue, chain, charge), repeated for more.
+    /// ball-and-stick, vdw, cpk; COLOURING: element, residue, chain, charge), or the polymer
+    /// residues of the selection as STYLE cartoon, tube or trace (COLOURING: ss, the default,
+    /// chain, residue, index), repeated for more.
     /// Without any, the atoms are drawn as the viewer draws a new document (by its content).
     #[arg(long, value_name = "SEL:STYLE[:COLOURING]")]
     pub rep: Vec<String>,
@@ -230,7 +232,7 @@ fn colors_by_esp(args: &RenderArgs) -> bool {
 fn spec_style(spec: &RepSpec) -> FieldStyle {
     match &spec.kind {
         SpecKind::Field { style, .. } => *style,
-        SpecKind::Atoms { .. } => FieldStyle::Isosurface,
+        SpecKind::Atoms { .. } | SpecKind::Cartoon { .. } => FieldStyle::Isosurface,
     }
 }
 
@@ -471,6 +473,18 @@ fn show_fields(state: &mut AppState, f: usize) -> Result<()> {
             .clone()
             .unwrap_or_else(|| state.panels.status.clone());
         bail!("cannot show {} at frame {f}: {why}", missing.join(", "));
+    }
+    let empty: Vec<String> = state
+        .reps()
+        .cartoons()
+        .filter(|(r, c)| r.visible && c.residues == 0)
+        .map(|(r, _)| state.rep_label(r))
+        .collect();
+    if !empty.is_empty() {
+        bail!(
+            "--rep {}: the selection picks no protein or nucleic-acid residues",
+            empty.join(", ")
+        );
     }
     if !state.fields.can_extract() && state.reps().fields().any(|(_, r)| r.is_surface()) {
         bail!("--field: this build has no isosurface extractor");

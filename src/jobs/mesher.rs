@@ -1,19 +1,17 @@
 //! Isosurface extraction off the viewer's thread: one named worker (at lowered priority, like the
 //! pool's) extracts the lobes of lattices while the UI keeps drawing the previous ones.
 //!
-//! Owns [`Mesher`]. Requests come in lanes (one per field representation): latest wins per lane, a
-//! request submitted while another of its lane waits replaces it, lanes with work are served in
-//! turn, and a result whose generation is no longer its lane's newest is dropped by
-//! [`Mesher::try_recv`]. Results carry the lane and key they were asked for. Used by the viewer
+//! Owns [`Mesher`], a [`LaneWorker`] for lattices. Requests come in lanes (one per field
+//! representation): latest wins per lane, a request submitted while another of its lane waits
+//! replaces it, lanes with work are served in turn, and a result whose generation is no longer its
+//! lane's newest is dropped by [`Mesher::try_recv`]. Results carry the lane and key they were asked for. Used by the viewer
 //! when isosurfaces are made on the CPU (a software renderer), so that a large surface never stalls
 //! a frame.
 
+use super::lanes::LaneWorker;
 use crate::model::Grid3;
 use crate::surface::MeshData;
-use crossbeam::channel::{Receiver, Sender, bounded};
-use std::collections::BTreeMap;
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 
 /// Extracts the surface through an isovalue (the viewer's extractor).
 pub type ExtractFn = fn(&Grid3, f32) -> Option<MeshData>;
@@ -42,177 +40,65 @@ pub struct LobesRequest<K> {
     pub preview: bool,
 }
 
-struct Queued<K> {
-    generation: u64,
-    request: LobesRequest<K>,
-}
-
-struct Pending<K> {
-    /// The newest unstarted request of each lane.
-    lanes: BTreeMap<u64, Queued<K>>,
-    /// The lane served last (the next one after it goes first).
-    last_lane: u64,
-    shutdown: bool,
-}
-
-struct Shared<K> {
-    pending: Mutex<Pending<K>>,
-    wake: Condvar,
-}
-
-/// The extraction worker.
+/// The extraction worker: a [`LaneWorker`] whose requests are lattices and isovalues.
 pub struct Mesher<K: Send + 'static> {
-    shared: Arc<Shared<K>>,
-    results: Receiver<LobesResult<K>>,
-    thread: Option<JoinHandle<()>>,
-    /// The newest generation asked for in each lane.
-    generations: BTreeMap<u64, u64>,
-    next_generation: u64,
+    lanes: LaneWorker<LobesRequest<K>, LobesResult<K>>,
 }
 
 impl<K: Send + 'static> Mesher<K> {
     /// Starts the worker (`orbitfield-mesher`). Errors when the thread cannot be started.
     pub fn start(extract: ExtractFn) -> Result<Mesher<K>, String> {
-        let shared = Arc::new(Shared {
-            pending: Mutex::new(Pending {
-                lanes: BTreeMap::new(),
-                last_lane: 0,
-                shutdown: false,
-            }),
-            wake: Condvar::new(),
-        });
-        let (tx, rx) = bounded(8);
-        let sh = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("orbitfield-mesher".into())
-            .spawn(move || worker(sh, tx, extract))
-            .map_err(|e| format!("could not start the isosurface thread: {e}"))?;
-        Ok(Mesher {
-            shared,
-            results: rx,
-            thread: Some(thread),
-            generations: BTreeMap::new(),
-            next_generation: 0,
-        })
+        let lanes = LaneWorker::start("orbitfield-mesher", "isosurface", move |r: LobesRequest<K>| {
+            let grid = if r.preview {
+                Arc::new(r.grid.every_second_point())
+            } else {
+                r.grid
+            };
+            let plus = extract(&grid, r.iso).map(Arc::new);
+            let minus = if r.signed {
+                extract(&grid, -r.iso).map(Arc::new)
+            } else {
+                None
+            };
+            LobesResult {
+                lane: 0,
+                key: r.key,
+                generation: 0,
+                preview: r.preview,
+                lobes: [plus, minus],
+            }
+        })?;
+        Ok(Mesher { lanes })
     }
 
     /// Asks for the lobes of `request` in `lane`, replacing that lane's request not yet started.
     /// Returns the request's generation.
     pub fn submit(&mut self, lane: u64, request: LobesRequest<K>) -> u64 {
-        self.next_generation += 1;
-        let generation = self.next_generation;
-        self.generations.insert(lane, generation);
-        if let Ok(mut p) = self.shared.pending.lock() {
-            p.lanes.insert(lane, Queued { generation, request });
-        }
-        self.shared.wake.notify_one();
-        generation
+        self.lanes.submit(lane, request)
     }
 
     /// Forgets `lane` (its request not yet started is dropped; a running one's result is ignored).
     pub fn remove_lane(&mut self, lane: u64) {
-        self.generations.remove(&lane);
-        if let Ok(mut p) = self.shared.pending.lock() {
-            p.lanes.remove(&lane);
-        }
+        self.lanes.remove_lane(lane);
     }
 
     /// The newest request's result of every lane whose result is ready (never blocks; older
     /// results are dropped), in lane order.
     pub fn try_recv(&mut self) -> Vec<LobesResult<K>> {
-        let mut newest: BTreeMap<u64, LobesResult<K>> = BTreeMap::new();
-        while let Ok(r) = self.results.try_recv() {
-            if self.generations.get(&r.lane) == Some(&r.generation) {
-                newest.insert(r.lane, r);
-            }
-        }
-        newest.into_values().collect()
+        self.lanes
+            .try_recv()
+            .into_iter()
+            .map(|d| LobesResult {
+                lane: d.lane,
+                generation: d.generation,
+                ..d.output
+            })
+            .collect()
     }
 
     /// Generation of `lane`'s newest request (0 before the first).
     pub fn generation(&self, lane: u64) -> u64 {
-        self.generations.get(&lane).copied().unwrap_or(0)
-    }
-}
-
-impl<K: Send + 'static> Drop for Mesher<K> {
-    fn drop(&mut self) {
-        if let Ok(mut p) = self.shared.pending.lock() {
-            p.lanes.clear();
-            p.shutdown = true;
-        }
-        self.shared.wake.notify_one();
-        // The worker finishes at most the extraction in progress; its send never blocks for long
-        // (the worker gives up once shut down).
-        while self.results.try_recv().is_ok() {}
-        if let Some(h) = self.thread.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-fn worker<K: Send + 'static>(shared: Arc<Shared<K>>, results: Sender<LobesResult<K>>, extract: ExtractFn) {
-    super::lower_thread_priority();
-    loop {
-        let (lane, queued) = {
-            let Ok(mut p) = shared.pending.lock() else { return };
-            loop {
-                if p.shutdown {
-                    return;
-                }
-                // The first lane with work after the one served last, wrapping around.
-                let after = p.last_lane;
-                let next = p
-                    .lanes
-                    .range(after.saturating_add(1)..)
-                    .next()
-                    .or_else(|| p.lanes.iter().next())
-                    .map(|(l, _)| *l);
-                if let Some(lane) = next
-                    && let Some(q) = p.lanes.remove(&lane)
-                {
-                    p.last_lane = lane;
-                    break (lane, q);
-                }
-                p = match shared.wake.wait(p) {
-                    Ok(g) => g,
-                    Err(_) => return,
-                };
-            }
-        };
-        let r = queued.request;
-        let grid = if r.preview {
-            Arc::new(r.grid.every_second_point())
-        } else {
-            r.grid
-        };
-        let plus = extract(&grid, r.iso).map(Arc::new);
-        let minus = if r.signed {
-            extract(&grid, -r.iso).map(Arc::new)
-        } else {
-            None
-        };
-        let result = LobesResult {
-            lane,
-            key: r.key,
-            generation: queued.generation,
-            preview: r.preview,
-            lobes: [plus, minus],
-        };
-        // A full channel means the viewer has not polled: wait a little, give up on shutdown.
-        let mut result = Some(result);
-        while let Some(r) = result.take() {
-            match results.send_timeout(r, std::time::Duration::from_millis(50)) {
-                Ok(()) => {}
-                Err(crossbeam::channel::SendTimeoutError::Timeout(r)) => {
-                    if shared.pending.lock().map_or(true, |p| p.shutdown) {
-                        return;
-                    }
-                    result = Some(r);
-                }
-                Err(crossbeam::channel::SendTimeoutError::Disconnected(_)) => return,
-            }
-        }
+        self.lanes.generation(lane)
     }
 }
 

@@ -24,6 +24,8 @@
 //!
 //! Used by the CLI (`compute_grid`), the bench command and the viewer.
 
+pub mod cartoon;
+pub mod lanes;
 pub mod mesher;
 pub mod rdf;
 pub mod task;

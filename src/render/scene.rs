@@ -328,6 +328,11 @@ impl GpuScene {
     /// Replaces all meshes. Indices past the vertex count are dropped with their triangle.
     pub fn set_meshes(&mut self, ctx: &RenderContext, meshes: &[(MeshInput<'_>, MeshStyle)]) {
         self.meshes.clear();
+        self.add_meshes(ctx, meshes);
+    }
+
+    /// Adds meshes after those uploaded (e.g. CPU meshes beside the GPU marching-cubes pass's).
+    pub fn add_meshes(&mut self, ctx: &RenderContext, meshes: &[(MeshInput<'_>, MeshStyle)]) {
         for (m, style) in meshes {
             if let Some(g) = upload_mesh(ctx, m, *style, &self.color_field) {
                 self.meshes.push(g);

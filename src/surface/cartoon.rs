@@ -40,7 +40,7 @@ pub enum Shape {
 }
 
 /// Drawing style of a whole cartoon.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Style {
     /// Helix ribbons, strand arrows, coil tubes.
     #[default]
@@ -49,6 +49,37 @@ pub enum Style {
     Tube,
     /// Straight segments between trace points, [`CartoonParams::trace_radius_angstrom`] thick.
     Trace,
+}
+
+impl Style {
+    pub const ALL: [Style; 3] = [Style::Cartoon, Style::Tube, Style::Trace];
+
+    /// The word on the command line and in labels: `cartoon`, `tube`, `trace`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Style::Cartoon => "cartoon",
+            Style::Tube => "tube",
+            Style::Trace => "trace",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Style::Cartoon => "Cartoon",
+            Style::Tube => "Tube",
+            Style::Trace => "Trace",
+        }
+    }
+
+    /// The style a word names (`cartoon`, `ribbon`, `tube`, `trace`), case-insensitive.
+    pub fn parse(word: &str) -> Option<Style> {
+        match word.trim().to_ascii_lowercase().as_str() {
+            "cartoon" | "ribbon" | "ribbons" => Some(Style::Cartoon),
+            "tube" => Some(Style::Tube),
+            "trace" => Some(Style::Trace),
+            _ => None,
+        }
+    }
 }
 
 /// One residue of a protein chain.
@@ -157,6 +188,14 @@ impl CartoonParams {
 /// Builds the mesh of all segments (in order). Segments with fewer than two usable residues draw
 /// nothing; non-finite trace points cut a segment, non-finite guides count as missing.
 pub fn build(segments: &[Segment], params: &CartoonParams) -> MeshData {
+    let mut mesh = MeshData::default();
+    build_into(segments, params, &mut mesh);
+    mesh
+}
+
+/// [`build`] into `mesh`, reusing its buffers (the previous frame's mesh: a frame's cartoon then
+/// touches no fresh memory).
+pub fn build_into(segments: &[Segment], params: &CartoonParams, mesh: &mut MeshData) {
     let params = sanitized(params);
     let pieces: Vec<Piece> = segments
         .par_iter()
@@ -165,17 +204,17 @@ pub fn build(segments: &[Segment], params: &CartoonParams) -> MeshData {
     let counts: Vec<(usize, usize)> = pieces.iter().map(|p| p.counts(&params)).collect();
     let n_vertices: usize = counts.iter().map(|c| c.0).sum();
     let n_indices: usize = counts.iter().map(|c| c.1).sum();
-    let mut mesh = MeshData {
-        positions_angstrom: vec![[0.0; 3]; n_vertices],
-        normals: vec![[0.0; 3]; n_vertices],
-        indices: vec![0; n_indices],
-        values: if params.with_values {
-            vec![0.0; n_vertices]
-        } else {
-            Vec::new()
-        },
-        colors_rgba8: vec![[0; 4]; n_vertices],
-    };
+    // Every element is written below; the fill only sizes the buffers.
+    mesh.positions_angstrom.clear();
+    mesh.positions_angstrom.resize(n_vertices, [0.0; 3]);
+    mesh.normals.clear();
+    mesh.normals.resize(n_vertices, [0.0; 3]);
+    mesh.indices.clear();
+    mesh.indices.resize(n_indices, 0);
+    mesh.values.clear();
+    mesh.values.resize(if params.with_values { n_vertices } else { 0 }, 0.0);
+    mesh.colors_rgba8.clear();
+    mesh.colors_rgba8.resize(n_vertices, [0; 4]);
     // Disjoint output slices, one per piece, filled in parallel.
     let mut jobs = Vec::with_capacity(pieces.len());
     {
@@ -214,7 +253,6 @@ pub fn build(segments: &[Segment], params: &CartoonParams) -> MeshData {
     }
     jobs.into_par_iter()
         .for_each(|(piece, mut out)| piece.emit(&params, &mut out));
-    mesh
 }
 
 /// Parameters with sizes and counts in range (no NaN, no zero sides).
@@ -363,13 +401,45 @@ impl Profile {
     }
 
     /// Point and outward normal (in the section's 2-D frame) at angle parameter (cos, sin).
+    #[cfg(test)]
     fn at(self, c: f32, s: f32) -> ([f32; 2], [f32; 2]) {
-        let p = 2.0 / self.e;
-        let q = 2.0 - p;
-        let pw = |x: f32, k: f32| x.signum() * x.abs().powf(k);
-        let point = [self.a * pw(c, p), self.b * pw(s, p)];
-        let normal = [pw(c, q) / self.a.max(1e-6), pw(s, q) / self.b.max(1e-6)];
+        self.place(SectionPowers::new(self.e, c, s))
+    }
+
+    /// Point and outward normal from the angle's powers for this section's exponent.
+    fn place(self, w: SectionPowers) -> ([f32; 2], [f32; 2]) {
+        let point = [self.a * w.point[0], self.b * w.point[1]];
+        let normal = [w.normal[0] / self.a.max(1e-6), w.normal[1] / self.b.max(1e-6)];
         (point, normal)
+    }
+}
+
+/// The signed powers of one angle's (cos, sin) a superellipse of exponent `e` needs: 2/e for the
+/// point, 2 - 2/e for the normal. Depends on the exponent only, so a tube computes them once per
+/// exponent (the sections of a run share one) instead of at every vertex.
+#[derive(Clone, Copy, Debug)]
+struct SectionPowers {
+    point: [f32; 2],
+    normal: [f32; 2],
+}
+
+impl SectionPowers {
+    fn new(e: f32, c: f32, s: f32) -> SectionPowers {
+        let p = 2.0 / e;
+        let q = 2.0 - p;
+        if p == 1.0 {
+            // An ellipse (coil, helix, tube): x^1 is x exactly, so these are the general powers
+            // below without calling powf.
+            return SectionPowers {
+                point: [c, s],
+                normal: [c, s],
+            };
+        }
+        let pw = |x: f32, k: f32| x.signum() * x.abs().powf(k);
+        SectionPowers {
+            point: [pw(c, p), pw(s, p)],
+            normal: [pw(c, q), pw(s, q)],
+        }
     }
 }
 
@@ -754,11 +824,19 @@ fn emit_tube(rings: &[Ring], sides: usize, out: &mut Out<'_>) {
             (a.cos(), a.sin())
         })
         .collect();
-    let ring_vertices = |ring: &Ring, flat: Option<Vec3>, out: &mut Out<'_>| -> u32 {
+    // The angles' powers for the exponent of the section last drawn (recomputed when it changes).
+    let mut powers_e = f32::NAN;
+    let mut powers: Vec<SectionPowers> = Vec::with_capacity(sides);
+    let mut ring_vertices = |ring: &Ring, flat: Option<Vec3>, out: &mut Out<'_>| -> u32 {
+        if ring.profile.e.to_bits() != powers_e.to_bits() {
+            powers_e = ring.profile.e;
+            powers.clear();
+            powers.extend(angles.iter().map(|&(c, s)| SectionPowers::new(powers_e, c, s)));
+        }
         let binormal = ring.tangent.cross(ring.side);
         let mut first = 0;
-        for (j, &(c, s)) in angles.iter().enumerate() {
-            let (p, n) = ring.profile.at(c, s);
+        for (j, (&(c, s), &w)) in angles.iter().zip(&powers).enumerate() {
+            let (p, n) = ring.profile.place(w);
             let pos = ring.center.add(ring.side.scale(p[0])).add(binormal.scale(p[1]));
             let normal = match flat.or(ring.flat) {
                 Some(f) => f,
@@ -894,6 +972,38 @@ fn emit_box(b: &SlabBox, out: &mut Out<'_>) {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn section_points_equal_the_superellipse_formula() {
+        let general = |pr: Profile, c: f32, s: f32| {
+            let (p, q) = (2.0 / pr.e, 2.0 - 2.0 / pr.e);
+            let pw = |x: f32, k: f32| x.signum() * x.abs().powf(k);
+            (
+                [pr.a * pw(c, p), pr.b * pw(s, p)],
+                [pw(c, q) / pr.a.max(1e-6), pw(s, q) / pr.b.max(1e-6)],
+            )
+        };
+        let mut x = 0x2545_f491_u32;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as f32 / u32::MAX as f32
+        };
+        for _ in 0..1000 {
+            let e = [2.0, 6.0, 2.0 + 4.0 * next()][(3.0 * next()) as usize % 3];
+            let pr = Profile {
+                a: 3.0 * next(),
+                b: 3.0 * next(),
+                e,
+            };
+            let angle = std::f32::consts::TAU * next();
+            let (c, s) = (angle.cos(), angle.sin());
+            let (fast, slow) = (pr.at(c, s), general(pr, c, s));
+            let bits = |v: ([f32; 2], [f32; 2])| [v.0[0], v.0[1], v.1[0], v.1[1]].map(f32::to_bits);
+            assert_eq!(bits(fast), bits(slow), "{pr:?} at ({c}, {s})");
+        }
+    }
 
     fn residue(trace: [f32; 3], guide: Option<[f32; 3]>, shape: Shape, color: [u8; 4]) -> ProteinResidue {
         ProteinResidue {
@@ -1139,5 +1249,15 @@ mod tests {
         let mut joined = one.clone();
         joined.append(&two);
         assert_eq!(both, joined);
+        // Into a larger mesh's buffers (with values): the same mesh as built fresh.
+        let mut reused = both.clone();
+        reused.values = vec![7.0; both.positions_angstrom.len()];
+        let first = [Segment::Protein(
+            (0..4)
+                .map(|k| residue([k as f32 * 3.8, 0.0, 0.0], None, Shape::Coil, [1, 0, 0, 255]))
+                .collect(),
+        )];
+        build_into(&first, &CartoonParams::default(), &mut reused);
+        assert_eq!(reused, one);
     }
 }

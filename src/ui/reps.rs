@@ -1,18 +1,20 @@
 //! The representation editor, after VMD's Graphical Representations window: one row per
 //! representation (shown or hidden, what it is, move up or down, duplicate, delete) with its
 //! settings under it — atoms: the selection (checked as it is typed, the error written under it),
-//! style and colouring; fields: which field, isosurface or slice, the isovalue in the field's unit,
+//! style and colouring; cartoons: the selection, cartoon/tube/trace and colouring; fields: which field, isosurface or slice, the isovalue in the field's unit,
 //! lobe colours and opacity — and the buttons that add representations. Also the view options
 //! (fit to a selection, depth cue, background).
 
 use super::widgets::{choice_combo, iso_slider};
 use super::{send, tokens};
+use crate::analysis::polymer::Coloring;
 use crate::app::atoms::{AtomColoring, AtomStyle};
 use crate::app::fields::FieldChoice;
 use crate::app::reps::{FieldRep, FieldStyle, RepEdit, RepId, RepKind, RepSpec};
 use crate::app::slice::SlicePlane;
 use crate::app::state::{AppState, Command};
 use crate::app::values::FieldUnit;
+use crate::surface::cartoon::Style as CartoonStyle;
 use egui::{Key, RichText};
 
 /// The representation list and the buttons that add to it.
@@ -57,24 +59,8 @@ pub fn reps_ui(ui: &mut egui::Ui, state: &mut AppState) {
             });
             match &rep.kind {
                 RepKind::Atoms(a) => {
-                    let mut text = a.selection.clone();
-                    let edit = ui.add(
-                        egui::TextEdit::singleline(&mut text)
-                            .desired_width(tokens::TEXT_FIELD_WIDTH)
-                            .hint_text("selection")
-                            .id_salt(("rep_selection", id.0)),
-                    );
-                    if edit.changed() {
-                        commands.push(Command::EditRep(id, RepEdit::Selection(text)));
-                    }
-                    match &a.error {
-                        Some(e) => {
-                            ui.label(RichText::new(e).color(tokens::ERROR).small());
-                        }
-                        None => {
-                            ui.label(RichText::new(format!("{} atoms", a.count)).small().weak());
-                        }
-                    }
+                    let count = format!("{} atoms", a.count);
+                    selection_ui(ui, id, &a.selection, a.error.as_deref(), &count, &mut commands);
                     if let Some(s) = choice_combo(ui, "Style", a.style, &AtomStyle::ALL, AtomStyle::name) {
                         commands.push(Command::EditRep(id, RepEdit::AtomStyle(s)));
                     }
@@ -83,6 +69,16 @@ pub fn reps_ui(ui: &mut egui::Ui, state: &mut AppState) {
                     }
                 }
                 RepKind::Field(f) => field_rep_ui(ui, state, id, f, &mut commands),
+                RepKind::Cartoon(c) => {
+                    let count = format!("{} polymer residues", c.residues);
+                    selection_ui(ui, id, &c.selection, c.error.as_deref(), &count, &mut commands);
+                    if let Some(s) = choice_combo(ui, "Style", c.style, &CartoonStyle::ALL, CartoonStyle::name) {
+                        commands.push(Command::EditRep(id, RepEdit::CartoonStyle(s)));
+                    }
+                    if let Some(k) = choice_combo(ui, "Colour", c.coloring, &Coloring::CHOICES, Coloring::name) {
+                        commands.push(Command::EditRep(id, RepEdit::CartoonColoring(k)));
+                    }
+                }
             }
         });
         ui.separator();
@@ -107,6 +103,32 @@ pub fn reps_ui(ui: &mut egui::Ui, state: &mut AppState) {
     for c in commands {
         send(state, c);
     }
+}
+
+/// The selection text of a representation (checked as it is typed: the parser's error, else what
+/// it picks, under it).
+fn selection_ui(
+    ui: &mut egui::Ui,
+    id: RepId,
+    selection: &str,
+    error: Option<&str>,
+    count: &str,
+    commands: &mut Vec<Command>,
+) {
+    let mut text = selection.to_string();
+    let edit = ui.add(
+        egui::TextEdit::singleline(&mut text)
+            .desired_width(tokens::TEXT_FIELD_WIDTH)
+            .hint_text("selection")
+            .id_salt(("rep_selection", id.0)),
+    );
+    if edit.changed() {
+        commands.push(Command::EditRep(id, RepEdit::Selection(text)));
+    }
+    match error {
+        Some(e) => ui.label(RichText::new(e).color(tokens::ERROR).small()),
+        None => ui.label(RichText::new(count).small().weak()),
+    };
 }
 
 /// The settings of a field representation.
@@ -201,6 +223,16 @@ fn add_ui(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) 
             commands.push(Command::AddRep(RepSpec::atoms(
                 &state.panels.new_selection,
                 AtomStyle::Licorice,
+            )));
+        }
+        if ui
+            .button("Add cartoon")
+            .on_hover_text("The polymer residues of the selection as a cartoon")
+            .clicked()
+        {
+            commands.push(Command::AddRep(RepSpec::cartoon(
+                &state.panels.new_selection,
+                CartoonStyle::Cartoon,
             )));
         }
     });

@@ -5,7 +5,9 @@
 //! Called by `app::apply` for the representation commands and by session loading.
 
 use super::spec::{self, RepSpec, SpecKind};
-use super::{AtomsRep, FieldPipeline, FieldRep, FieldStyle, Iso, REPRESENTATION_COLORS, Rep, RepId, RepKind};
+use super::{
+    AtomsRep, CartoonRep, FieldPipeline, FieldRep, FieldStyle, Iso, REPRESENTATION_COLORS, Rep, RepId, RepKind,
+};
 use crate::app::atoms::{AtomColoring, AtomStyle};
 use crate::app::fields::FieldChoice;
 use crate::app::slice::SlicePlane;
@@ -15,7 +17,8 @@ use crate::app::state::AppState;
 #[derive(Clone, Debug, PartialEq)]
 pub enum RepEdit {
     Visible(bool),
-    /// Atoms: the selection text (an error is shown live; the last valid selection stays).
+    /// Atoms and cartoons: the selection text (an error is shown live; the last valid selection
+    /// stays).
     Selection(String),
     AtomStyle(AtomStyle),
     AtomColoring(AtomColoring),
@@ -31,6 +34,9 @@ pub enum RepEdit {
         rgb: [f32; 3],
     },
     Opacity(f32),
+    /// Cartoons: cartoon, tube or trace.
+    CartoonStyle(crate::surface::cartoon::Style),
+    CartoonColoring(crate::analysis::polymer::Coloring),
     /// Colours the surfaces by another field (`None`: lobe colours): a volume of the document
     /// (`FieldChoice::Volume`) or a field computed per frame; a range of `None` is chosen from the
     /// colouring field's values on the surfaces.
@@ -44,6 +50,7 @@ impl AppState {
         match &rep.kind {
             RepKind::Atoms(a) => format!("{}: {}", a.selection, a.style.name()),
             RepKind::Field(f) => format!("{}: {}", self.describe_field(f.field), f.style.name()),
+            RepKind::Cartoon(c) => format!("{}: {}", c.selection, c.style.name()),
         }
     }
 
@@ -75,6 +82,11 @@ impl AppState {
                     .filter(|c| !matches!(c.source, FieldChoice::Volume(_)))
                     .map(|c| spec::field_text(c.source, self.document())),
             },
+            RepKind::Cartoon(c) => SpecKind::Cartoon {
+                selection: c.selection.clone(),
+                style: c.style,
+                coloring: c.coloring,
+            },
         };
         RepSpec {
             visible: rep.visible,
@@ -103,6 +115,15 @@ impl AppState {
         }
     }
 
+    /// A visible representation of `kind` with a fresh id.
+    fn new_rep(&mut self, kind: RepKind) -> Rep {
+        Rep {
+            id: self.doc.reps.next_id(),
+            visible: true,
+            kind,
+        }
+    }
+
     /// Makes the representation `spec` describes for the open document.
     fn make_rep(&mut self, spec: &RepSpec) -> Result<Rep, String> {
         let mut rep = match &spec.kind {
@@ -110,13 +131,9 @@ impl AppState {
                 selection,
                 style,
                 coloring,
-            } => Rep {
-                id: self.doc.reps.next_id(),
-                visible: true,
-                kind: RepKind::Atoms(
-                    AtomsRep::new(selection, *style, *coloring).map_err(|e| format!("selection '{selection}': {e}"))?,
-                ),
-            },
+            } => self.new_rep(RepKind::Atoms(
+                AtomsRep::new(selection, *style, *coloring).map_err(|e| format!("selection '{selection}': {e}"))?,
+            )),
             SpecKind::Field {
                 field,
                 style,
@@ -139,6 +156,13 @@ impl AppState {
                 }
                 rep
             }
+            SpecKind::Cartoon {
+                selection,
+                style,
+                coloring,
+            } => self.new_rep(RepKind::Cartoon(
+                CartoonRep::new(selection, *style, *coloring).map_err(|e| format!("selection '{selection}': {e}"))?,
+            )),
         };
         rep.visible = spec.visible;
         Ok(rep)
@@ -210,7 +234,7 @@ impl AppState {
             return;
         };
         let visible = rep.visible;
-        let copy = match &rep.kind {
+        let mut copy = match &rep.kind {
             RepKind::Atoms(a) => {
                 let mut copy = AtomsRep {
                     selection: a.selection.clone(),
@@ -222,11 +246,7 @@ impl AppState {
                     cache: Default::default(),
                 };
                 copy.cache.key = None;
-                Rep {
-                    id: self.doc.reps.next_id(),
-                    visible,
-                    kind: RepKind::Atoms(copy),
-                }
+                self.new_rep(RepKind::Atoms(copy))
             }
             RepKind::Field(f) => {
                 let (field, style, iso, colors, opacity) = (f.field, f.style, f.iso, f.colors, f.opacity);
@@ -245,7 +265,12 @@ impl AppState {
                 }
                 rep
             }
+            RepKind::Cartoon(c) => {
+                let kind = RepKind::Cartoon(c.duplicate());
+                self.new_rep(kind)
+            }
         };
+        copy.visible = visible;
         self.insert_rep(pos + 1, copy);
     }
 
@@ -263,6 +288,12 @@ impl AppState {
                 }
                 if let Some(m) = self.view.mesher.as_mut() {
                     m.remove_lane(id.0);
+                }
+                false
+            }
+            RepKind::Cartoon(_) => {
+                if let Some(w) = self.view.cartoons.as_mut() {
+                    w.remove_lane(id.0);
                 }
                 false
             }
@@ -285,6 +316,9 @@ impl AppState {
     /// Removes every representation (the document closed or changed).
     pub fn clear_reps(&mut self) {
         for rep in std::mem::take(&mut self.doc.reps.list) {
+            if let (RepKind::Cartoon(_), Some(w)) = (&rep.kind, self.view.cartoons.as_mut()) {
+                w.remove_lane(rep.id.0);
+            }
             if let RepKind::Field(f) = rep.kind {
                 self.fields.remove_slot(f.pipeline.slot);
                 if let Some(c) = f.pipeline.color {
@@ -476,6 +510,9 @@ impl AppState {
                 a.coloring = c;
                 atoms_changed = true;
             }
+            (RepKind::Cartoon(c), RepEdit::Selection(text)) => c.set_selection(&text),
+            (RepKind::Cartoon(c), RepEdit::CartoonStyle(s)) => c.style = s,
+            (RepKind::Cartoon(c), RepEdit::CartoonColoring(k)) => c.coloring = k,
             (RepKind::Field(f), RepEdit::Field(field)) if f.field != field => {
                 let same_kind = std::mem::discriminant(&f.field) == std::mem::discriminant(&field);
                 if !same_kind {

@@ -1,8 +1,9 @@
 //! The representation list: what the 3-D view shows, as VMD's reps and Mol*'s representations.
 //!
-//! Each [`Rep`] is *what* (atoms picked by a selection, or a field: an orbital, the density, the
-//! spin density, the potential of the charges or of the wavefunction, a volume read from a file) +
-//! *how* (an atom style, or an isosurface or slice) + colouring + opacity + visibility. A field
+//! Each [`Rep`] is *what* (atoms picked by a selection, the polymer residues a selection picks, or a
+//! field: an orbital, the density, the spin density, the potential of the charges or of the
+//! wavefunction, a volume read from a file) + *how* (an atom style, cartoon/tube/trace, or an
+//! isosurface or slice) + colouring + opacity + visibility. A field
 //! representation owns its
 //! whole pipeline ([`FieldPipeline`]): a request slot in the [`FieldService`](super::fields), the key
 //! it asked for, the grid and meshes it shows, its look-ahead and its lane of the isosurface thread.
@@ -15,10 +16,12 @@
 //! (`ui::reps`) and the spec conversion. Commands that edit the list are applied in `edit`;
 //! `spec` holds the document-independent form saved in settings and session files.
 
+pub mod cartoon;
 mod edit;
 pub mod spec;
 mod update;
 
+pub use cartoon::{CartoonKey, CartoonRep};
 pub use edit::RepEdit;
 pub use spec::{RepSpec, SpecKind};
 
@@ -45,6 +48,8 @@ pub struct Rep {
 pub enum RepKind {
     Atoms(AtomsRep),
     Field(FieldRep),
+    /// Polymer residues as cartoon, tube or trace.
+    Cartoon(CartoonRep),
 }
 
 /// Atoms picked by a selection, drawn in an atom style and coloured by a scheme.
@@ -75,6 +80,23 @@ pub(crate) struct AtomCache {
     pub(crate) colors: Option<(u64, AtomColoring, Vec<[u8; 4]>)>,
 }
 
+/// A representation's selection text edited: keeps `text`, and either its parsed form (true) or
+/// the parser's error, the last valid selection staying in use (false).
+fn reparse(text: &str, selection: &mut String, parsed: &mut Selection, error: &mut Option<String>) -> bool {
+    *selection = text.to_string();
+    match Selection::parse(text) {
+        Ok(s) => {
+            *parsed = s;
+            *error = None;
+            true
+        }
+        Err(e) => {
+            *error = Some(e.to_string());
+            false
+        }
+    }
+}
+
 impl AtomsRep {
     /// Atoms picked by `selection` (`Err` with the parser's message when it does not parse).
     pub fn new(selection: &str, style: AtomStyle, coloring: AtomColoring) -> Result<AtomsRep, String> {
@@ -93,14 +115,8 @@ impl AtomsRep {
     /// Sets the selection text: parsed at once; an error is kept for the editor and the last valid
     /// selection stays in use.
     pub fn set_selection(&mut self, text: &str) {
-        self.selection = text.to_string();
-        match Selection::parse(text) {
-            Ok(s) => {
-                self.parsed = s;
-                self.error = None;
-                self.cache.key = None;
-            }
-            Err(e) => self.error = Some(e.to_string()),
+        if reparse(text, &mut self.selection, &mut self.parsed, &mut self.error) {
+            self.cache.key = None;
         }
     }
 
@@ -353,7 +369,7 @@ impl Representations {
     pub fn fields(&self) -> impl Iterator<Item = (&Rep, &FieldRep)> {
         self.list.iter().filter_map(|r| match &r.kind {
             RepKind::Field(f) => Some((r, f)),
-            RepKind::Atoms(_) => None,
+            RepKind::Atoms(_) | RepKind::Cartoon(_) => None,
         })
     }
 
@@ -361,7 +377,15 @@ impl Representations {
     pub fn atoms(&self) -> impl Iterator<Item = (&Rep, &AtomsRep)> {
         self.list.iter().filter_map(|r| match &r.kind {
             RepKind::Atoms(a) => Some((r, a)),
-            RepKind::Field(_) => None,
+            RepKind::Field(_) | RepKind::Cartoon(_) => None,
+        })
+    }
+
+    /// The cartoon representations.
+    pub fn cartoons(&self) -> impl Iterator<Item = (&Rep, &CartoonRep)> {
+        self.list.iter().filter_map(|r| match &r.kind {
+            RepKind::Cartoon(c) => Some((r, c)),
+            RepKind::Field(_) | RepKind::Atoms(_) => None,
         })
     }
 
@@ -378,7 +402,7 @@ impl Representations {
     pub fn main_field_mut(&mut self) -> Option<&mut FieldRep> {
         self.list.iter_mut().find_map(|r| match &mut r.kind {
             RepKind::Field(f) => Some(f),
-            RepKind::Atoms(_) => None,
+            RepKind::Atoms(_) | RepKind::Cartoon(_) => None,
         })
     }
 
@@ -386,7 +410,7 @@ impl Representations {
     pub fn field(&self, id: RepId) -> Option<&FieldRep> {
         match &self.get(id)?.kind {
             RepKind::Field(f) => Some(f),
-            RepKind::Atoms(_) => None,
+            RepKind::Atoms(_) | RepKind::Cartoon(_) => None,
         }
     }
 

@@ -5,12 +5,14 @@
 //! Also the defaults a new document gets, chosen by its content.
 
 use super::{FieldStyle, Iso};
+use crate::analysis::polymer::Coloring as CartoonColoring;
 use crate::app::atoms::{AtomColoring, AtomStyle};
 use crate::app::document::Document;
 use crate::app::fields::FieldChoice;
 use crate::model::field::{FieldSpec, OrbitalRef};
 use crate::model::select::Selection;
 use crate::model::{Spin, Structure};
+use crate::surface::cartoon::Style as CartoonStyle;
 
 /// A representation as data.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -57,6 +59,14 @@ pub enum SpecKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         color_by: Option<String>,
     },
+    /// The polymer residues a selection picks as cartoon, tube or trace.
+    Cartoon {
+        selection: String,
+        #[serde(default)]
+        style: CartoonStyle,
+        #[serde(default)]
+        coloring: CartoonColoring,
+    },
 }
 
 impl RepSpec {
@@ -88,6 +98,18 @@ impl RepSpec {
         }
     }
 
+    /// The polymer residues `selection` picks in a cartoon `style`, coloured by secondary structure.
+    pub fn cartoon(selection: &str, style: CartoonStyle) -> RepSpec {
+        RepSpec {
+            visible: true,
+            kind: SpecKind::Cartoon {
+                selection: selection.into(),
+                style,
+                coloring: CartoonColoring::SecondaryStructure,
+            },
+        }
+    }
+
     pub fn hidden(mut self) -> RepSpec {
         self.visible = false;
         self
@@ -95,8 +117,13 @@ impl RepSpec {
 }
 
 /// Parses `SELECTION:STYLE[:COLOURING]` (`render --rep`): the style and colouring are the last
-/// words after colons, so selections may hold colons themselves (`resid 1:10:licorice`).
+/// words after colons, so selections may hold colons themselves (`resid 1:10:licorice`). The
+/// cartoon styles (`cartoon`, `tube`, `trace`) make a cartoon representation, coloured by `ss`
+/// (the default), `chain`, `residue` or `index`.
 pub fn parse_atom_rep(text: &str) -> Result<RepSpec, String> {
+    if let Some(spec) = parse_cartoon_rep(text)? {
+        return Ok(spec);
+    }
     let parts: Vec<&str> = text.rsplitn(3, ':').collect();
     let (selection, style, coloring) = match parts.as_slice() {
         [last, middle, rest] if AtomColoring::parse(last).is_some() && AtomStyle::parse(middle).is_some() => {
@@ -109,7 +136,8 @@ pub fn parse_atom_rep(text: &str) -> Result<RepSpec, String> {
         _ => {
             return Err(format!(
                 "{text:?}: expected SELECTION:STYLE[:COLOURING] with STYLE one of lines, licorice, \
-                 ball-and-stick, vdw, cpk and COLOURING one of element, residue, chain, charge"
+                 ball-and-stick, vdw, cpk (COLOURING one of element, residue, chain, charge) or \
+                 cartoon, tube, trace (COLOURING one of ss, chain, residue, index)"
             ));
         }
     };
@@ -129,6 +157,40 @@ pub fn parse_atom_rep(text: &str) -> Result<RepSpec, String> {
             coloring,
         },
     })
+}
+
+/// `SELECTION:cartoon|tube|trace[:ss|chain|residue|index]` as a cartoon representation; `None`
+/// when the text names no cartoon style.
+fn parse_cartoon_rep(text: &str) -> Result<Option<RepSpec>, String> {
+    let parts: Vec<&str> = text.rsplitn(3, ':').collect();
+    let (selection, style, coloring) = match parts.as_slice() {
+        [last, middle, rest] if CartoonStyle::parse(middle).is_some() => {
+            let coloring = CartoonColoring::parse(last)
+                .ok_or_else(|| format!("{text:?}: unknown cartoon colouring {last:?} (ss, chain, residue, index)"))?;
+            (*rest, CartoonStyle::parse(middle), coloring)
+        }
+        [last, ..] if CartoonStyle::parse(last).is_some() => (
+            text.rsplit_once(':').map_or("", |(s, _)| s),
+            CartoonStyle::parse(last),
+            CartoonColoring::SecondaryStructure,
+        ),
+        _ => return Ok(None),
+    };
+    let (selection, Some(style)) = (selection.trim(), style) else {
+        return Ok(None);
+    };
+    if selection.is_empty() {
+        return Err(format!("{text:?}: the selection is empty"));
+    }
+    Selection::parse(selection).map_err(|e| format!("{text:?}: {e}"))?;
+    Ok(Some(RepSpec {
+        visible: true,
+        kind: SpecKind::Cartoon {
+            selection: selection.to_string(),
+            style,
+            coloring,
+        },
+    }))
 }
 
 /// Resolves a field text against `doc`: `homo`, `lumo`, the orbital syntax of `grid` (`mo:homo-1`,
@@ -288,6 +350,19 @@ mod tests {
             matches!(r.kind, SpecKind::Atoms { ref selection, style: AtomStyle::Lines, .. } if selection == "resid 1:10")
         );
         assert!(parse_atom_rep("protein").is_err());
+        let r = parse_atom_rep("protein:cartoon").unwrap();
+        assert_eq!(r, RepSpec::cartoon("protein", CartoonStyle::Cartoon));
+        let r = parse_atom_rep("resid 1:50:tube:chain").unwrap();
+        assert_eq!(
+            r.kind,
+            SpecKind::Cartoon {
+                selection: "resid 1:50".into(),
+                style: CartoonStyle::Tube,
+                coloring: CartoonColoring::Chain
+            }
+        );
+        assert!(parse_atom_rep("protein:trace:element").is_err());
+        assert!(parse_atom_rep(":cartoon").is_err());
         assert!(parse_atom_rep(":licorice").is_err());
         let e = parse_atom_rep("resid 1 to (:cpk").unwrap_err();
         assert!(e.contains("column"), "{e}");
@@ -298,6 +373,7 @@ mod tests {
         let specs = vec![
             RepSpec::atoms("protein", AtomStyle::Licorice),
             RepSpec::field("mo:homo", FieldStyle::Slice(Default::default())).hidden(),
+            RepSpec::cartoon("protein or nucleic", CartoonStyle::Trace),
         ];
         let text = ron::to_string(&specs).unwrap();
         let back: Vec<RepSpec> = ron::from_str(&text).unwrap();

@@ -28,7 +28,8 @@ struct NextFrame {
 }
 
 impl AppState {
-    /// Drives every field representation one step: requests, look-ahead, arrivals, surfaces.
+    /// Drives every field and cartoon representation one step: requests, look-ahead, arrivals,
+    /// surfaces, cartoon meshes (`cartoon`).
     /// Returns true when what a representation shows changed.
     pub fn update_reps(&mut self) -> bool {
         // The list itself changed (added, removed, reordered, hidden): the draw stage uploads again,
@@ -45,8 +46,10 @@ impl AppState {
             .map(|d| (d.id, d.frame_index, self.settings.lattice_points));
         let context_changed = std::mem::replace(&mut self.doc.reps.context, context) != context;
         let mut next: Option<Option<NextFrame>> = None;
+        let mut built = self.take_cartoons();
         for i in 0..self.doc.reps.list.len() {
             changed |= self.update_field_rep(i, arrived, context_changed, &meshed, &mut next);
+            changed |= self.update_cartoon_rep(i, &mut built);
             self.update_color_field(i);
         }
         // Every representation has asked: this frame's requests (and look-aheads) go out together.
@@ -382,7 +385,7 @@ impl AppState {
     fn field_rep(&self, i: usize) -> Option<&super::FieldRep> {
         match &self.doc.reps.list.get(i)?.kind {
             RepKind::Field(f) => Some(f),
-            RepKind::Atoms(_) => None,
+            RepKind::Atoms(_) | RepKind::Cartoon(_) => None,
         }
     }
 
@@ -393,7 +396,7 @@ impl AppState {
     fn pipeline_mut(&mut self, i: usize) -> Option<&mut super::FieldPipeline> {
         match &mut self.doc.reps.list.get_mut(i)?.kind {
             RepKind::Field(f) => Some(&mut f.pipeline),
-            RepKind::Atoms(_) => None,
+            RepKind::Atoms(_) | RepKind::Cartoon(_) => None,
         }
     }
 

@@ -1,0 +1,279 @@
+//! Cartoon representations: the polymer residues a selection picks, drawn as cartoon (helix
+//! ribbons, strand arrows, coil tubes; nucleic acids as a backbone tube with base slabs), tube or
+//! trace, coloured by secondary structure, chain, residue type or index along the chain.
+//!
+//! Owns [`CartoonRep`] and its [`CartoonPipeline`]: the polymer of its selection (found once per
+//! document), the key it asked for, the mesh it shows and a cache of meshes per frame. The update
+//! loop (`update`) calls [`AppState::update_cartoon_rep`] for each one every UI frame: a frame's
+//! secondary structure and mesh ([`Polymer::mesh`]) are built on the cartoon thread
+//! (`jobs::cartoon`, one lane per representation, latest wins) when the viewer started it, else in
+//! the update loop itself (`render`, the tests). The previous mesh stays on screen until the new
+//! one arrives; while playing, a request in flight is let finish (then the frame shown at that
+//! moment is asked for), so playback faster than the meshes shows the newest finished frame.
+
+use super::RepKind;
+use crate::analysis::polymer::{Coloring, Polymer};
+use crate::app::state::AppState;
+use crate::jobs::cartoon::{CartoonRequest, CartoonResult, CartoonWorker};
+use crate::jobs::lanes::Done;
+use crate::model::select::Selection;
+use crate::surface::MeshData;
+use crate::surface::cartoon::{CartoonParams, Style};
+use std::sync::Arc;
+
+/// Meshes a cartoon representation keeps per frame, in bytes of vertices and indices.
+const CACHE_BUDGET_BYTES: usize = 256 << 20;
+
+/// What one cartoon mesh is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CartoonKey {
+    pub document: u64,
+    pub frame: usize,
+    pub style: Style,
+    pub coloring: Coloring,
+    /// Bumped whenever the selection changes.
+    pub selection: u64,
+}
+
+impl CartoonKey {
+    /// The same picture settings (a mesh of another frame of it may stand in while playing).
+    fn same_settings(&self, other: &CartoonKey) -> bool {
+        CartoonKey {
+            frame: other.frame,
+            ..*self
+        } == *other
+    }
+}
+
+/// The document a selection's polymer was found in, and the frame for selections that depend on
+/// coordinates.
+type PolymerKey = (u64, Option<usize>);
+
+/// Polymer residues picked by a selection, drawn as a cartoon.
+pub struct CartoonRep {
+    /// The selection text as typed.
+    pub selection: String,
+    /// Why the text does not parse (the last valid selection stays in use).
+    pub error: Option<String>,
+    parsed: Selection,
+    pub style: Style,
+    pub coloring: Coloring,
+    /// Polymer residues the selection picks, once evaluated.
+    pub residues: usize,
+    pub pipeline: CartoonPipeline,
+}
+
+/// A cartoon representation's pipeline.
+#[derive(Default)]
+pub struct CartoonPipeline {
+    /// The polymer of the selection, with the document (and, for selections that depend on
+    /// coordinates, the frame) it was found for.
+    polymer: Option<(PolymerKey, Arc<Polymer>)>,
+    /// The mesh shown (possibly of an older frame while the newer one is built).
+    pub shown: Option<(CartoonKey, Arc<MeshData>)>,
+    /// The key last asked of the cartoon thread.
+    asked: Option<CartoonKey>,
+    /// Meshes made, oldest first (bounded by [`CACHE_BUDGET_BYTES`]).
+    cache: Vec<(CartoonKey, Arc<MeshData>)>,
+    /// Meshes dropped from the cache, whose buffers the next request may reuse once nothing else
+    /// holds them.
+    retired: Vec<Arc<MeshData>>,
+    selection_revision: u64,
+    /// Bumped whenever what is shown changes.
+    pub revision: u64,
+}
+
+impl CartoonPipeline {
+    fn cached(&self, key: &CartoonKey) -> Option<Arc<MeshData>> {
+        self.cache.iter().find(|(k, _)| k == key).map(|(_, m)| Arc::clone(m))
+    }
+
+    fn insert(&mut self, key: CartoonKey, mesh: Arc<MeshData>) {
+        let bytes = |m: &MeshData| m.positions_angstrom.len() * 28 + m.indices.len() * 4 + m.values.len() * 4;
+        self.cache.retain(|(k, _)| k.same_settings(&key) && *k != key);
+        self.cache.push((key, mesh));
+        let mut total: usize = self.cache.iter().map(|(_, m)| bytes(m)).sum();
+        while total > CACHE_BUDGET_BYTES && self.cache.len() > 1 {
+            let (_, m) = self.cache.remove(0);
+            total -= bytes(&m);
+            self.retired.push(m);
+        }
+        // Two are enough to find one free (the other may still be on screen).
+        while self.retired.len() > 2 {
+            self.retired.remove(0);
+        }
+    }
+
+    /// A retired mesh nothing else holds any more, for its buffers.
+    fn spare(&mut self) -> Option<MeshData> {
+        while let Some(m) = self.retired.pop() {
+            if let Ok(m) = Arc::try_unwrap(m) {
+                return Some(m);
+            }
+        }
+        None
+    }
+
+    fn show(&mut self, key: CartoonKey, mesh: Arc<MeshData>) {
+        self.shown = Some((key, mesh));
+        self.revision += 1;
+    }
+
+    /// Whether a mesh of the current settings is asked for and not shown yet.
+    pub fn waiting(&self) -> bool {
+        self.asked
+            .is_some_and(|a| self.shown.as_ref().is_none_or(|(k, _)| *k != a))
+    }
+}
+
+impl CartoonRep {
+    /// Polymer residues picked by `selection` (`Err` with the parser's message when it does not
+    /// parse).
+    pub fn new(selection: &str, style: Style, coloring: Coloring) -> Result<CartoonRep, String> {
+        let parsed = Selection::parse(selection).map_err(|e| e.to_string())?;
+        Ok(CartoonRep {
+            selection: selection.to_string(),
+            error: None,
+            parsed,
+            style,
+            coloring,
+            residues: 0,
+            pipeline: CartoonPipeline::default(),
+        })
+    }
+
+    /// A copy with the same settings and nothing computed.
+    pub fn duplicate(&self) -> CartoonRep {
+        CartoonRep {
+            selection: self.selection.clone(),
+            error: self.error.clone(),
+            parsed: self.parsed.clone(),
+            style: self.style,
+            coloring: self.coloring,
+            residues: 0,
+            pipeline: CartoonPipeline::default(),
+        }
+    }
+
+    /// Sets the selection text: parsed at once; an error is kept for the editor and the last valid
+    /// selection stays in use.
+    pub fn set_selection(&mut self, text: &str) {
+        if super::reparse(text, &mut self.selection, &mut self.parsed, &mut self.error) {
+            self.pipeline.polymer = None;
+            self.pipeline.selection_revision += 1;
+            self.pipeline.cache.clear();
+        }
+    }
+
+    /// The mesh resolution for this representation's residues and style.
+    fn params(&self, residues: usize) -> CartoonParams {
+        CartoonParams {
+            style: self.style,
+            ..CartoonParams::for_residue_count(residues)
+        }
+    }
+}
+
+impl AppState {
+    /// Cartoons from now on are built on a thread of their own. Returns false when the thread
+    /// cannot start (they are then built in the update loop).
+    pub fn build_cartoons_off_thread(&mut self) -> bool {
+        if self.view.cartoons.is_none() {
+            self.view.cartoons = crate::jobs::cartoon::start().ok();
+        }
+        self.view.cartoons.is_some()
+    }
+
+    /// Representation `i`'s step when it is a cartoon: takes its mesh from the cartoon thread, then
+    /// shows the current frame's mesh from its cache, or asks for it. True when what it shows
+    /// changed.
+    pub(crate) fn update_cartoon_rep(&mut self, i: usize, built: &mut Vec<Done<CartoonResult<CartoonKey>>>) -> bool {
+        let playing = self.view.timeline.playing;
+        let Some(rep) = self.doc.reps.list.get_mut(i) else {
+            return false;
+        };
+        let (lane, visible) = (rep.id.0, rep.visible);
+        let RepKind::Cartoon(c) = &mut rep.kind else {
+            return false;
+        };
+        let Some(doc) = self.doc.document.as_ref() else {
+            return false;
+        };
+        let key = CartoonKey {
+            document: doc.id,
+            frame: doc.frame_index,
+            style: c.style,
+            coloring: c.coloring,
+            selection: c.pipeline.selection_revision,
+        };
+        let mut changed = false;
+        if let Some(pos) = built.iter().position(|d| d.lane == lane) {
+            let done = built.swap_remove(pos);
+            let (k, mesh) = (done.output.key, done.output.mesh);
+            if k.same_settings(&key) {
+                c.pipeline.insert(k, Arc::clone(&mesh));
+                c.pipeline.show(k, mesh);
+                changed = true;
+            }
+        }
+        if !visible || c.pipeline.shown.as_ref().is_some_and(|(k, _)| *k == key) {
+            return changed;
+        }
+        if let Some(mesh) = c.pipeline.cached(&key) {
+            c.pipeline.show(key, mesh);
+            return true;
+        }
+        let worker = self.view.cartoons.as_mut();
+        let in_flight = worker.as_ref().is_some_and(|w| w.in_flight(lane));
+        if c.pipeline.asked == Some(key) && in_flight {
+            return changed;
+        }
+        if playing && in_flight && c.pipeline.asked.is_some_and(|a| a.same_settings(&key)) {
+            // Let the frame in flight finish; the playhead's frame is asked for next.
+            return changed;
+        }
+        let polymer_key = (doc.id, c.parsed.needs_positions().then_some(doc.frame_index));
+        let polymer = match &c.pipeline.polymer {
+            Some((k, p)) if *k == polymer_key => Arc::clone(p),
+            _ => {
+                let mask = c.parsed.evaluate(&doc.structure, Some(&doc.frame));
+                let p = Arc::new(
+                    Polymer::new(&doc.structure).restricted(|a| mask.get(a as usize).copied().unwrap_or(false)),
+                );
+                c.residues = p.residue_count();
+                c.pipeline.polymer = Some((polymer_key, Arc::clone(&p)));
+                p
+            }
+        };
+        let request = CartoonRequest {
+            key,
+            params: c.params(polymer.residue_count()),
+            polymer,
+            positions_angstrom: doc.frame.positions_angstrom.clone(),
+            coloring: c.coloring,
+            recycled: c.pipeline.spare(),
+        };
+        c.pipeline.asked = Some(key);
+        match worker {
+            Some(w) => {
+                w.submit(lane, request);
+                changed
+            }
+            None => {
+                let done = crate::jobs::cartoon::build(request);
+                c.pipeline.insert(key, Arc::clone(&done.mesh));
+                c.pipeline.show(key, done.mesh);
+                true
+            }
+        }
+    }
+
+    /// Takes the cartoon thread's finished meshes (newest per representation).
+    pub(crate) fn take_cartoons(&mut self) -> Vec<Done<CartoonResult<CartoonKey>>> {
+        self.view
+            .cartoons
+            .as_mut()
+            .map(CartoonWorker::try_recv)
+            .unwrap_or_default()
+    }
+}
