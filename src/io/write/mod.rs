@@ -24,6 +24,7 @@ mod xyz;
 
 use crate::model::{Frame, FrameError, Structure, Trajectory};
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 /// Why writing failed.
@@ -39,6 +40,9 @@ pub enum WriteError {
     Frame(#[from] FrameError),
     #[error("{path}: {message}")]
     Unsupported { path: PathBuf, message: String },
+    /// The caller stopped the write ([`write_frames_until`]); no file was left behind.
+    #[error("{path}: writing cancelled after {frames} frames; nothing was written")]
+    Cancelled { path: PathBuf, frames: usize },
 }
 
 /// The output formats, from the output's extension.
@@ -202,6 +206,23 @@ pub fn write_frames(
     frames: &[usize],
     progress: &mut dyn FnMut(usize),
 ) -> Result<usize, WriteError> {
+    write_frames_until(path, structure, trajectory, atoms, frames, &mut |k| {
+        progress(k);
+        ControlFlow::Continue(())
+    })
+}
+
+/// As [`write_frames`], but `progress` may stop the write ([`ControlFlow::Break`]): the temporary
+/// file is removed, an existing output stays untouched, and the result is
+/// [`WriteError::Cancelled`]. Used by the viewer's save job (`jobs::save`).
+pub fn write_frames_until(
+    path: &Path,
+    structure: &Structure,
+    trajectory: &mut Trajectory,
+    atoms: Option<&[u32]>,
+    frames: &[usize],
+    progress: &mut dyn FnMut(usize) -> ControlFlow<()>,
+) -> Result<usize, WriteError> {
     let format = OutFormat::from_path(path)?;
     let sub = subset(structure, atoms);
     let mut writer = writer_for(format, &sub, frames.len());
@@ -233,7 +254,12 @@ pub fn write_frames(
                 }
             };
             writer.write_frame(&mut out, &sub, frame).map_err(io_err)?;
-            progress(k + 1);
+            if progress(k + 1).is_break() {
+                return Err(WriteError::Cancelled {
+                    path: path.to_path_buf(),
+                    frames: k + 1,
+                });
+            }
         }
         out.flush().map_err(io_err)?;
     }
