@@ -134,7 +134,8 @@ fn source_files(stem: &str) -> [PathBuf; 2] {
 /// `target/bench-data/STEM.EXT`, written from the system `STEM` when missing: `.trr`, `.nc` and
 /// `.pdb` (first frame) by `io::write` (what `orbitfield convert` writes), `.lammpstrj` here (a `dump
 /// custom` text with `id type x y z`), `_altloc.pdb` the PDB with alternate-location indicators
-/// A/B on every atom of every other residue, `_cut.dcd` the DCD with its last frame cut in half.
+/// A/B on every atom of every other residue, `_cut.dcd` the DCD with its last frame cut in half and
+/// `_copy.dcd` a complete copy beside it (the same directory, so only the cut differs).
 fn bench_file(stem: &str, ext: &str) -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-data");
     let sep = if ext.starts_with('_') { "" } else { "." };
@@ -161,11 +162,16 @@ fn bench_file(stem: &str, ext: &str) -> Option<PathBuf> {
         orbitfield::io::write_atomically(&path, text.as_bytes()).ok()?;
         return Some(path);
     }
-    if ext == "_cut.dcd" {
+    if ext == "_cut.dcd" || ext == "_copy.dcd" {
         let bytes = std::fs::read(data("adk_dims.dcd")).ok()?;
         // adk_dims frames: 3 x (4 + 4 * 3341 + 4) coordinate bytes + 56 box bytes.
         let frame = 3 * (8 + 4 * 3341) + 56;
-        orbitfield::io::write_atomically(&path, &bytes[..bytes.len() - frame / 2]).ok()?;
+        let keep = if ext == "_cut.dcd" {
+            bytes.len() - frame / 2
+        } else {
+            bytes.len()
+        };
+        orbitfield::io::write_atomically(&path, &bytes[..keep]).ok()?;
         return Some(path);
     }
     let mut sys = orbitfield::io::load(&source_files(stem)).ok()?;

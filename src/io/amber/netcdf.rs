@@ -605,8 +605,9 @@ impl NetcdfReader {
         (usize::try_from(n).unwrap_or(usize::MAX), warning)
     }
 
-    fn read_slot(&mut self, slot: Slot, index: usize) -> Result<(), ReadError> {
-        let offset = (index as u64)
+    /// Where `slot`'s bytes of frame `index` start, checked to lie inside the file.
+    fn slot_offset(&self, slot: Slot, index: usize) -> Result<u64, ReadError> {
+        (index as u64)
             .checked_mul(self.record_bytes)
             .and_then(|o| o.checked_add(slot.begin))
             .filter(|o| o.checked_add(slot.bytes).is_some_and(|e| e <= self.len))
@@ -619,15 +620,33 @@ impl NetcdfReader {
                         self.len
                     ),
                 )
-            })?;
-        self.buf.resize(slot.bytes as usize, 0);
+            })
+    }
+
+    /// Reads `slot`'s bytes of frame `index` into `buf`.
+    fn read_slot(&mut self, slot: Slot, index: usize) -> Result<(), ReadError> {
+        let offset = self.slot_offset(slot, index)?;
+        // The size is the same for every frame: resized (and zero-filled) once.
+        if self.buf.len() != slot.bytes as usize {
+            self.buf.resize(slot.bytes as usize, 0);
+        }
         self.source.read_at(&self.path, offset, &mut self.buf)
     }
 
-    fn read_triple(&mut self, slot: Option<Slot>, index: usize) -> Result<Option<[f64; 3]>, ReadError> {
-        let Some(slot) = slot else { return Ok(None) };
-        self.read_slot(slot, index)?;
-        Ok(Some(decode3(slot.nc_type, &self.buf)))
+    /// Reads a small variable's bytes (box, time: at most 24) of frame `index` into `out`.
+    fn read_small(&mut self, slot: Slot, index: usize, out: &mut [u8; 24]) -> Result<(), ReadError> {
+        let offset = self.slot_offset(slot, index)?;
+        let n = (slot.bytes as usize).min(24);
+        self.source
+            .read_at(&self.path, offset, out.get_mut(..n).unwrap_or_default())
+    }
+}
+
+/// Big-endian floats `raw` into `out` (as many as both hold): a loop the compiler turns into
+/// vector byte shuffles.
+fn decode_be_f32(raw: &[u8], out: &mut [f32]) {
+    for (x, c) in out.iter_mut().zip(raw.chunks_exact(4)) {
+        *x = f32::from_bits(u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
     }
 }
 
@@ -668,49 +687,81 @@ impl NetcdfReader {
                 format!("frame {index} requested, the file holds {} frames", self.n_frames),
             ));
         }
+        // Coordinates, box and time of a frame lie in one record (a restart file's variables
+        // likewise, together): one read of their span when little else lies between them (no
+        // velocities or forces), else the coordinates and the small variables read one by one.
         let coords = self.coordinates;
-        self.read_slot(coords, index)?;
+        let small = [self.cell_lengths, self.cell_angles, self.time];
+        let all = || std::iter::once(coords).chain(small.iter().flatten().copied());
+        let span_begin = all().map(|s| s.begin).min().unwrap_or(coords.begin);
+        let span_end = all()
+            .map(|s| s.begin.saturating_add(s.bytes))
+            .max()
+            .unwrap_or(coords.begin);
+        let needed: u64 = all().map(|s| s.bytes).sum();
+        let mut small_bytes = [[0u8; 24]; 3];
+        let one_read = span_end - span_begin <= needed + 4096;
+        if one_read {
+            let span = Slot {
+                begin: span_begin,
+                nc_type: coords.nc_type,
+                bytes: span_end - span_begin,
+            };
+            self.read_slot(span, index)?;
+        } else {
+            self.read_slot(coords, index)?;
+            for (slot, bytes) in small.iter().zip(&mut small_bytes) {
+                if let Some(slot) = slot {
+                    self.read_small(*slot, index, bytes)?;
+                }
+            }
+        }
+        let buf = &self.buf;
+        let in_span = |slot: Slot| -> &[u8] {
+            let at = (slot.begin - span_begin) as usize;
+            buf.get(at..at + slot.bytes as usize).unwrap_or_default()
+        };
+        let raw = if one_read { in_span(coords) } else { buf.as_slice() };
+        // The small variables: k = 0 cell lengths, 1 cell angles, 2 time.
+        let part = |k: usize| -> Option<(NcType, &[u8])> {
+            let slot = small.get(k).copied().flatten()?;
+            let bytes = if one_read {
+                in_span(slot)
+            } else {
+                small_bytes
+                    .get(k)
+                    .map_or(&[][..], |b| &b[..(slot.bytes as usize).min(24)])
+            };
+            Some((slot.nc_type, bytes))
+        };
         let n = self.n_atoms;
-        out.positions_angstrom.clear();
-        out.positions_angstrom.reserve(n);
+        out.positions_angstrom.resize(n, [0.0; 3]);
+        let flat = out.positions_angstrom.as_flattened_mut();
         match coords.nc_type {
-            NcType::Double => out.positions_angstrom.extend(
-                self.buf
-                    .chunks_exact(24)
-                    .map(|c| std::array::from_fn(|k| be_f64(&c[8 * k..]) as f32)),
-            ),
-            _ => out.positions_angstrom.extend(self.buf.chunks_exact(12).map(|c| {
-                [
-                    f32::from_be_bytes([c[0], c[1], c[2], c[3]]),
-                    f32::from_be_bytes([c[4], c[5], c[6], c[7]]),
-                    f32::from_be_bytes([c[8], c[9], c[10], c[11]]),
-                ]
-            })),
+            NcType::Double => {
+                for (x, c) in flat.iter_mut().zip(raw.chunks_exact(8)) {
+                    *x = be_f64(c) as f32;
+                }
+            }
+            _ => decode_be_f32(raw, flat),
         }
         if let Some(s) = self.coordinate_scale {
             let s = s as f32;
-            for p in &mut out.positions_angstrom {
-                *p = p.map(|x| x * s);
+            for x in flat.iter_mut() {
+                *x *= s;
             }
         }
-        let lengths = self.read_triple(self.cell_lengths, index)?;
-        let angles = self.read_triple(self.cell_angles, index)?;
+        let lengths = part(0).map(|(t, b)| decode3(t, b));
+        let angles = part(1).map(|(t, b)| decode3(t, b));
         out.cell = match (lengths, angles) {
             (Some(l), Some(a)) => Some(UnitCell::new(l, a)).filter(UnitCell::is_valid),
             _ => None,
         };
-        out.time_ps = match self.time {
-            Some(slot) => {
-                self.read_slot(slot, index)?;
-                let b = &self.buf;
-                Some(match (slot.nc_type, b.get(..4)) {
-                    (NcType::Double, _) => be_f64(b),
-                    (_, Some(c)) => f64::from(f32::from_be_bytes([c[0], c[1], c[2], c[3]])),
-                    (_, None) => f64::NAN,
-                })
-            }
-            None => None,
-        };
+        out.time_ps = part(2).map(|(t, b)| match (t, b.get(..4)) {
+            (NcType::Double, _) => be_f64(b),
+            (_, Some(c)) => f64::from(f32::from_be_bytes([c[0], c[1], c[2], c[3]])),
+            (_, None) => f64::NAN,
+        });
         out.step = None;
         Ok(())
     }
