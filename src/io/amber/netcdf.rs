@@ -643,8 +643,25 @@ impl NetcdfReader {
 }
 
 /// Big-endian floats `raw` into `out` (as many as both hold): a loop the compiler turns into
-/// vector byte shuffles.
+/// vector byte shuffles, compiled for AVX2 (`vpshufb`) where the CPU has it.
 fn decode_be_f32(raw: &[u8], out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        unsafe { decode_be_f32_avx2(raw, out) };
+        return;
+    }
+    decode_be_f32_any(raw, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn decode_be_f32_avx2(raw: &[u8], out: &mut [f32]) {
+    decode_be_f32_any(raw, out);
+}
+
+#[inline(always)]
+fn decode_be_f32_any(raw: &[u8], out: &mut [f32]) {
     for (x, c) in out.iter_mut().zip(raw.chunks_exact(4)) {
         *x = f32::from_bits(u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
     }
