@@ -1,10 +1,11 @@
 //! Frame decoding speed of the DCD, XTC, AMBER NetCDF, TRR and LAMMPS dump readers: all frames in
 //! order, and frames in a shuffled order (random access by offset). The XTC group also times the
-//! `molly` crate on the same file. The TRR and dump files are the XTC system (47681 atoms, 10 frames)
-//! written by `io::write` (TRR) and by this file (a `dump custom` text with `id type x y z`) into
-//! `target/bench-data/`, where `benches/trajectories_mdanalysis.py` reads the same files.
-//! Numbers and the MDAnalysis comparison (`benches/trajectories_mdanalysis.py`) are recorded in
-//! `benches/RESULTS.md` under "Trajectories".
+//! `molly` crate on the same file. The NetCDF, TRR and dump groups read adk_dims (3341 atoms, 98
+//! frames) and adk_oplsaa (47681 atoms, 10 frames) written by `io::write` (NetCDF, TRR: what
+//! `orbitfield convert` writes) and by this file (a `dump custom` text with `id type x y z`) into
+//! `target/bench-data/`, where `benches/trajectories_mdanalysis.py` reads the same files. The
+//! "adk checks" group shows what the alternate-location and partial-file handling cost.
+//! Numbers and the MDAnalysis comparison are recorded in `benches/RESULTS.md` under "Trajectories".
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use orbitfield::io::amber::NetcdfReader;
@@ -120,18 +121,64 @@ fn netcdf(c: &mut Criterion) {
     group.finish();
 }
 
-/// `target/bench-data/NAME`, written from the XTC system when missing.
-fn bench_file(name: &str) -> Option<PathBuf> {
+/// The systems the generated files are written from: adk_dims (adk.psf + adk_dims.dcd, 3341
+/// atoms, 98 frames) and adk_oplsaa (adk_oplsaa.gro + .xtc, 47681 atoms, 10 frames).
+fn source_files(stem: &str) -> [PathBuf; 2] {
+    if stem == "adk_dims" {
+        [data("adk.psf"), data("adk_dims.dcd")]
+    } else {
+        [data("adk_oplsaa.gro"), data("adk_oplsaa.xtc")]
+    }
+}
+
+/// `target/bench-data/STEM.EXT`, written from the system `STEM` when missing: `.trr`, `.nc` and
+/// `.pdb` (first frame) by `io::write` (what `orbitfield convert` writes), `.lammpstrj` here (a `dump
+/// custom` text with `id type x y z`), `_altloc.pdb` the PDB with alternate-location indicators
+/// A/B on every atom of every other residue, `_cut.dcd` the DCD with its last frame cut in half and
+/// `_copy.dcd` a complete copy beside it (the same directory, so only the cut differs).
+fn bench_file(stem: &str, ext: &str) -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-data");
-    let path = dir.join(name);
+    let sep = if ext.starts_with('_') { "" } else { "." };
+    let path = dir.join(format!("{stem}{sep}{ext}"));
     if path.exists() {
         return Some(path);
     }
     std::fs::create_dir_all(&dir).ok()?;
-    let mut sys = orbitfield::io::load(&[data("adk_oplsaa.gro"), data("adk_oplsaa.xtc")]).ok()?;
+    if ext == "_altloc.pdb" {
+        let pdb = std::fs::read_to_string(bench_file(stem, "pdb")?).ok()?;
+        let mut text = String::new();
+        for line in pdb.lines() {
+            let resid: usize = line.get(22..26).and_then(|r| r.trim().parse().ok()).unwrap_or(1);
+            if line.starts_with("ATOM") && line.len() > 17 && resid.is_multiple_of(2) {
+                let alt = if resid.is_multiple_of(4) { "A" } else { "B" };
+                text.push_str(&line[..16]);
+                text.push_str(alt);
+                text.push_str(&line[17..]);
+            } else {
+                text.push_str(line);
+            }
+            text.push('\n');
+        }
+        orbitfield::io::write_atomically(&path, text.as_bytes()).ok()?;
+        return Some(path);
+    }
+    if ext == "_cut.dcd" || ext == "_copy.dcd" {
+        let bytes = std::fs::read(data("adk_dims.dcd")).ok()?;
+        // adk_dims frames: 3 x (4 + 4 * 3341 + 4) coordinate bytes + 56 box bytes.
+        let frame = 3 * (8 + 4 * 3341) + 56;
+        let keep = if ext == "_cut.dcd" {
+            bytes.len() - frame / 2
+        } else {
+            bytes.len()
+        };
+        orbitfield::io::write_atomically(&path, &bytes[..keep]).ok()?;
+        return Some(path);
+    }
+    let mut sys = orbitfield::io::load(&source_files(stem)).ok()?;
     let frames: Vec<usize> = (0..sys.trajectory.n_frames()).collect();
-    if name.ends_with(".trr") {
-        orbitfield::io::write::write_frames(&path, &sys.structure, &mut sys.trajectory, None, &frames, &mut |_| {})
+    if matches!(ext, "trr" | "nc" | "pdb") {
+        let frames = if ext == "pdb" { &frames[..1] } else { &frames[..] };
+        orbitfield::io::write::write_frames(&path, &sys.structure, &mut sys.trajectory, None, frames, &mut |_| {})
             .ok()?;
         return Some(path);
     }
@@ -159,21 +206,67 @@ fn bench_file(name: &str) -> Option<PathBuf> {
     Some(path)
 }
 
-fn trr(c: &mut Criterion) {
-    let Some(path) = bench_file("adk_oplsaa.trr") else {
-        return;
-    };
-    let Ok(r) = TrrReader::open(&path) else { return };
-    bench_source(c, "trr adk_oplsaa (47681 atoms, 10 frames)", Box::new(r));
+/// The AMBER NetCDF, TRR and LAMMPS dump readers on the same frames written in each format.
+fn generated(c: &mut Criterion) {
+    for (stem, what) in [
+        ("adk_dims", "3341 atoms, 98 frames"),
+        ("adk_oplsaa", "47681 atoms, 10 frames"),
+    ] {
+        if let Some(r) = bench_file(stem, "nc").and_then(|p| NetcdfReader::open(&p).ok()) {
+            bench_source(c, &format!("netcdf {stem} ({what})"), Box::new(r));
+        }
+        if let Some(r) = bench_file(stem, "trr").and_then(|p| TrrReader::open(&p).ok()) {
+            bench_source(c, &format!("trr {stem} ({what})"), Box::new(r));
+        }
+        if let Some(r) = bench_file(stem, "lammpstrj").and_then(|p| LammpsDumpReader::open(&p).ok()) {
+            bench_source(c, &format!("lammps dump {stem} ({what})"), Box::new(r));
+        }
+    }
 }
 
-fn lammps_dump(c: &mut Criterion) {
-    let Some(path) = bench_file("adk_oplsaa.lammpstrj") else {
-        return;
-    };
-    let Ok(r) = LammpsDumpReader::open(&path) else { return };
-    bench_source(c, "lammps dump adk_oplsaa (47681 atoms, 10 frames)", Box::new(r));
+/// What the alternate-location and partial-file handling cost on adk: the PDB of adk_dims's
+/// first frame read without and with altloc indicators (every other residue), and the DCD opened
+/// and read whole, complete and with its last frame cut short (97 complete frames; compare per
+/// frame).
+fn checks(c: &mut Criterion) {
+    let mut group = c.benchmark_group("adk checks");
+    for ext in ["pdb", "_altloc.pdb"] {
+        let Some(path) = bench_file("adk_dims", ext) else {
+            return;
+        };
+        let Ok(bytes) = std::fs::read(&path) else { return };
+        group.throughput(Throughput::Elements(3341));
+        let name = path
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        group.bench_function(format!("pdb read, {name}"), |b| {
+            b.iter(|| {
+                orbitfield::io::pdb::read(&path, black_box(&bytes))
+                    .map(|p| p.structure.len())
+                    .ok()
+            })
+        });
+    }
+    for (label, path) in [
+        ("complete", Some(data("adk_dims.dcd"))),
+        ("last frame cut", bench_file("adk_dims", "_cut.dcd")),
+    ] {
+        let Some(path) = path else { return };
+        let Ok(n) = DcdReader::open(&path).map(|r| r.n_frames()) else {
+            return;
+        };
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(format!("dcd open + all frames, {label} ({n} frames)"), |b| {
+            b.iter(|| {
+                let mut frame = Frame::default();
+                DcdReader::open(&path)
+                    .map(|mut r| read_frames(&mut r, &(0..n).collect::<Vec<_>>(), &mut frame))
+                    .ok()
+            })
+        });
+    }
+    group.finish();
 }
 
-criterion_group!(benches, dcd, xtc, netcdf, trr, lammps_dump);
+criterion_group!(benches, dcd, xtc, netcdf, generated, checks);
 criterion_main!(benches);

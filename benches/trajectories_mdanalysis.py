@@ -2,8 +2,9 @@
 
     OMP_NUM_THREADS=1 python benches/trajectories_mdanalysis.py
 
-Run the Rust benchmark first: it writes the TRR and LAMMPS dump files this script reads from
-target/bench-data/ (the XTC system, 47681 atoms, 10 frames).
+Run the Rust benchmark first: it writes the AMBER NetCDF, TRR and LAMMPS dump files this script
+reads from target/bench-data/ (adk_dims: 3341 atoms, 98 frames; adk_oplsaa: 47681 atoms, 10
+frames).
 
 Reads every frame in order and in the same shuffled order as the Rust benchmark, touching the
 positions of each frame, on the universe opened once (as the Rust reader is opened once); also
@@ -72,9 +73,11 @@ if __name__ == "__main__":
     bench("xtc adk_oplsaa", "adk_oplsaa.gro", "adk_oplsaa.xtc", 20)
     bench("netcdf tz2.truncoct", "amber/tz2.truncoct.parm7.bz2", "amber/tz2.truncoct.nc", 50)
     generated = os.path.join(DATA, "..", "..", "..", "target", "bench-data")
-    if os.path.exists(os.path.join(generated, "adk_oplsaa.trr")):
-        bench("trr adk_oplsaa", "adk_oplsaa.gro", os.path.join(generated, "adk_oplsaa.trr"), 20)
-        bench("lammps dump adk_oplsaa", "adk_oplsaa.gro", os.path.join(generated, "adk_oplsaa.lammpstrj"), 5,
-              format="LAMMPSDUMP")
-    else:
-        print("no target/bench-data: run `cargo bench --bench trajectories` first for TRR and LAMMPS dump")
+    tops = {"adk_dims": "adk.psf", "adk_oplsaa": "adk_oplsaa.gro"}
+    for stem, top in tops.items():
+        if not os.path.exists(os.path.join(generated, f"{stem}.nc")):
+            print("no target/bench-data: run `cargo bench --bench trajectories` first for NetCDF, TRR and LAMMPS dump")
+            break
+        bench(f"netcdf {stem}", top, os.path.join(generated, f"{stem}.nc"), 20)
+        bench(f"trr {stem}", top, os.path.join(generated, f"{stem}.trr"), 20)
+        bench(f"lammps dump {stem}", top, os.path.join(generated, f"{stem}.lammpstrj"), 5, format="LAMMPSDUMP")

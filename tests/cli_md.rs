@@ -117,3 +117,140 @@ fn info_reports_trajectories_cut_short() {
         stderr(&o)
     );
 }
+
+/// The reference for `convert`'s outputs: what MDAnalysis 2.11 reads from each format
+/// (`tests/data/md/mdanalysis_convert.json`, written by the script beside it).
+fn convert_reference() -> serde_json::Value {
+    let text = std::fs::read_to_string(data("md/mdanalysis_convert.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn num(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap()
+}
+
+/// Positions and boxes of `got` (frames read here) against `want` (MDAnalysis's numbers), within
+/// `tol_x` Angstrom, `tol_l` Angstrom and `tol_a` degrees.
+fn compare_frames(what: &str, got: &[orbitfield::model::Frame], want: &serde_json::Value, tol: (f64, f64, f64)) {
+    let (tol_x, tol_l, tol_a) = tol;
+    let pos = want["positions"].as_array().unwrap();
+    assert_eq!(got.len(), pos.len(), "{what}: frames");
+    for (fi, (fr, wp)) in got.iter().zip(pos).enumerate() {
+        let wp = wp.as_array().unwrap();
+        assert_eq!(fr.positions_angstrom.len(), wp.len(), "{what}: atoms");
+        for (ai, (p, w)) in fr.positions_angstrom.iter().zip(wp).enumerate() {
+            for d in 0..3 {
+                let diff = (f64::from(p[d]) - num(&w[d])).abs();
+                assert!(diff <= tol_x, "{what}: frame {fi} atom {ai}: {p:?} vs {w}");
+            }
+        }
+        let wb = &want["box"][fi];
+        match fr.cell {
+            None => assert!(wb.is_null(), "{what}: frame {fi} has no box, MDAnalysis reads {wb}"),
+            Some(c) => {
+                assert!(!wb.is_null(), "{what}: frame {fi}: box {c:?}, MDAnalysis reads none");
+                for d in 0..3 {
+                    assert!(
+                        (c.lengths_angstrom[d] - num(&wb[d])).abs() <= tol_l,
+                        "{what} frame {fi}: {c:?} vs {wb}"
+                    );
+                    assert!(
+                        (c.angles_degree[d] - num(&wb[d + 3])).abs() <= tol_a,
+                        "{what} frame {fi}: {c:?} vs {wb}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `convert` writes every output format so that MDAnalysis reads back the coordinates and box of
+/// the source: the files written now read here as MDAnalysis read the same command's files, and
+/// MDAnalysis's numbers agree with the source within each format's precision.
+#[test]
+fn convert_round_trips_through_mdanalysis() {
+    let r = convert_reference();
+    let dir = tempfile::tempdir().unwrap();
+    let source = [data("md/tip125_tric_C36.psf"), data("md/tip125_tric_C36.dcd")];
+    let convert = |out: &std::path::Path, frames: &str| {
+        let o = orbitfield(
+            &[
+                "convert",
+                "--sel",
+                "name OH2",
+                "--frames",
+                frames,
+                "-o",
+                out.to_str().unwrap(),
+            ],
+            &source,
+        );
+        assert!(o.status.success(), "convert -o {}: {}", out.display(), stderr(&o));
+    };
+    let top = dir.path().join("top.pdb");
+    convert(&top, "1:2");
+    let source_frames = r["source"]["positions"].as_array().unwrap().len();
+    for ext in ["pdb", "gro", "xyz", "dcd", "xtc", "trr", "nc"] {
+        let out = dir.path().join(format!("out.{ext}"));
+        convert(&out, if ext == "gro" { "1:2" } else { "1:10:4" });
+        let files = if matches!(ext, "dcd" | "xtc" | "trr" | "nc") {
+            vec![top.clone(), out]
+        } else {
+            vec![out]
+        };
+        let mut sys = orbitfield::io::load(&files).unwrap();
+        let frames: Vec<_> = (0..sys.trajectory.n_frames())
+            .map(|i| sys.trajectory.frame(i).unwrap())
+            .collect();
+        // The same bytes, decoded here and by MDAnalysis.
+        compare_frames(
+            &format!("{ext} read here vs MDAnalysis"),
+            &frames,
+            &r[ext],
+            (1e-3, 1e-3, 1e-3),
+        );
+        // MDAnalysis's reading of the output against its reading of the source, at the format's
+        // precision: PDB 0.001 A (box 0.01 degree), GRO and XTC 0.001 nm, the binary formats float.
+        let (tol_x, tol_l, tol_a) = match ext {
+            "pdb" => (6e-4, 6e-4, 6e-3),
+            "gro" | "xtc" => (6e-3, 6e-4, 1e-2),
+            _ => (1e-4, 1e-4, 1e-3),
+        };
+        let want: Vec<_> = (0..r[ext]["positions"].as_array().unwrap().len())
+            .map(|fi| {
+                assert!(fi < source_frames);
+                let p = &r[ext]["positions"][fi];
+                let b = &r[ext]["box"][fi];
+                orbitfield::model::Frame {
+                    positions_angstrom: p
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|a| [num(&a[0]) as f32, num(&a[1]) as f32, num(&a[2]) as f32])
+                        .collect(),
+                    cell: (!b.is_null()).then(|| {
+                        orbitfield::model::UnitCell::new(
+                            [num(&b[0]), num(&b[1]), num(&b[2])],
+                            [num(&b[3]), num(&b[4]), num(&b[5])],
+                        )
+                    }),
+                    time_ps: None,
+                    step: None,
+                }
+            })
+            .collect();
+        let mut src = r["source"].clone();
+        src["positions"] = serde_json::Value::Array(src["positions"].as_array().unwrap()[..want.len()].to_vec());
+        src["box"] = if ext == "xyz" {
+            serde_json::Value::Array(vec![serde_json::Value::Null; want.len()])
+        } else {
+            serde_json::Value::Array(src["box"].as_array().unwrap()[..want.len()].to_vec())
+        };
+        compare_frames(
+            &format!("{ext}: MDAnalysis, output vs source"),
+            &want,
+            &src,
+            (tol_x, tol_l, tol_a),
+        );
+    }
+}

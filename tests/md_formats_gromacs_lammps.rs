@@ -630,10 +630,10 @@ fn written_files_read_back_to_the_same_coordinates_and_box() {
     let atoms: Vec<u32> = (0..sys.structure.len() as u32).filter(|i| i % 2 == 0).collect();
     let frames = [1usize, 4, 7];
     let want: Vec<Frame> = frames.iter().map(|&i| all[i].clone()).collect();
-    for ext in ["pdb", "gro", "xyz", "dcd", "xtc", "trr"] {
+    for ext in ["pdb", "gro", "xyz", "dcd", "xtc", "trr", "nc"] {
         let out = write_selection(dir.path(), ext, &mut sys, &atoms, &frames);
         // Trajectory-only formats are read with a topology of the same atoms, written as PDB.
-        let files = if matches!(ext, "dcd" | "xtc" | "trr") {
+        let files = if matches!(ext, "dcd" | "xtc" | "trr" | "nc") {
             let top = write_selection(dir.path(), "pdb", &mut sys, &atoms, &frames[..1]);
             let top2 = dir.path().join("top.pdb");
             std::fs::rename(top, &top2).unwrap();
@@ -669,7 +669,7 @@ fn written_files_read_back_to_the_same_coordinates_and_box() {
 fn unsupported_outputs_are_refused_before_writing() {
     let (mut sys, _) = source_system();
     let dir = tempfile::tempdir().unwrap();
-    for name in ["out.nc", "out.mol2"] {
+    for name in ["out.mol2", "out.pqr"] {
         let out = dir.path().join(name);
         let e = orbitfield::io::write::write_frames(&out, &sys.structure, &mut sys.trajectory, None, &[0], &mut |_| {})
             .unwrap_err();
@@ -707,13 +707,13 @@ fn written_files_read_back_by_mdanalysis() {
         "print(json.dumps(out))",
     ]
     .join("\n");
-    for ext in ["pdb", "gro", "xyz", "dcd", "xtc", "trr"] {
+    for ext in ["pdb", "gro", "xyz", "dcd", "xtc", "trr", "nc"] {
         // MDAnalysis reads only the first frame of a GRO file.
         let frames: &[usize] = if ext == "gro" { &frames[..1] } else { &frames };
         let out = write_selection(dir.path(), ext, &mut sys, &atoms, frames);
         let mut cmd = std::process::Command::new(&python);
         cmd.arg("-c").arg(&script);
-        if matches!(ext, "dcd" | "xtc" | "trr") {
+        if matches!(ext, "dcd" | "xtc" | "trr" | "nc") {
             cmd.arg(&top2);
         }
         let res = cmd.arg(&out).output().unwrap();

@@ -918,3 +918,50 @@ fn density_surface_coloured_by_the_wavefunction_potential_follows_the_frames() {
     let f = state.main_field_rep().unwrap();
     assert!(f.coloring.is_none() && f.pipeline.color.is_none());
 }
+
+/// "Save as…" writes in the background: the status says it is saving, the job reports once, and
+/// the file holds the selected atoms of the selected frames as the source has them.
+#[test]
+fn save_atoms_and_frames_runs_as_a_background_job() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+    let paths = vec![dir.join("tip125_tric_C36.psf"), dir.join("tip125_tric_C36.dcd")];
+    let mut source = orbitfield::io::load(&paths).unwrap();
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.open_system("tip125".into(), orbitfield::io::load(&paths).unwrap());
+    state.panels.save_selection_text = "name OH2".into();
+    state.panels.save_frames_text = "2:9:3".into();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("oxygens.pdb");
+    state.save_to(&out);
+    assert!(state.panels.save_job.is_some(), "{}", state.panels.status);
+    let mut polls = 0;
+    while state.poll_save() && state.panels.save_job.is_some() {
+        polls += 1;
+        assert!(polls < 20_000, "the save did not finish");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(state.panels.errors.is_empty(), "{:?}", state.panels.errors);
+    assert!(
+        state.panels.status.starts_with("saved 3 frames"),
+        "{}",
+        state.panels.status
+    );
+    assert!(!state.poll_save(), "the result is reported once");
+    let oxygens: Vec<usize> = (0..source.structure.len())
+        .filter(|&i| source.structure.names[i].as_str() == "OH2")
+        .collect();
+    let mut back = orbitfield::io::load(&[out]).unwrap();
+    assert_eq!(back.structure.len(), oxygens.len());
+    assert_eq!(back.trajectory.n_frames(), 3);
+    for (k, fi) in [2usize, 5, 8].into_iter().enumerate() {
+        let want = source.trajectory.frame(fi).unwrap();
+        let got = back.trajectory.frame(k).unwrap();
+        for (p, &a) in got.positions_angstrom.iter().zip(&oxygens) {
+            let w = want.positions_angstrom[a];
+            assert!(
+                (0..3).all(|d| (p[d] - w[d]).abs() <= 6e-4),
+                "frame {fi} atom {a}: {p:?} vs {w:?}"
+            );
+        }
+    }
+}

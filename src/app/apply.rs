@@ -160,6 +160,11 @@ impl AppState {
                 self.fields.cancel_all();
                 self.panels.status = "cancelled".into();
             }
+            Command::CancelSave => {
+                if let Some(job) = &self.panels.save_job {
+                    job.cancel();
+                }
+            }
             Command::SetSurfaceColor(choice) => {
                 if let Some(id) = self.main_field_id() {
                     self.edit_rep(id, super::reps::RepEdit::ColorBy(choice));

@@ -111,6 +111,8 @@ pub enum Command {
         size_px: [u32; 2],
     },
     CancelJobs,
+    /// Stops the running "Save as…" write (no file is left behind).
+    CancelSave,
     /// Colours the main field's surfaces by another field (`None`: lobe colours): a volume of the
     /// document (`FieldChoice::Volume`) or a field computed per frame (e.g. the wavefunction's
     /// potential on the density surface). A range of `None` is chosen from the colouring field's
@@ -251,6 +253,8 @@ pub struct PanelState {
     /// What "Save as…" writes: a selection (empty: all atoms) and a frame range.
     pub save_selection_text: String,
     pub save_frames_text: String,
+    /// The write "Save as…" started, while it runs.
+    pub save_job: Option<crate::jobs::save::SaveJob>,
     /// The RDF analysis panel and its computation.
     pub rdf: crate::app::rdf::RdfPanel,
     /// The built-in file browser (when the desktop has no file dialog).
@@ -277,6 +281,7 @@ impl Default for PanelState {
             save_dialog_requested: false,
             save_selection_text: String::new(),
             save_frames_text: "all".into(),
+            save_job: None,
             rdf: crate::app::rdf::RdfPanel::default(),
             browser: Default::default(),
             left_open: true,
@@ -344,10 +349,19 @@ impl AppState {
         }
     }
 
-    /// Writes the `save_selection_text` atoms (all when empty) of the `save_frames_text` frames of
-    /// the open document to `path` (format from its extension) through `io::write`, and says how
-    /// it went in the status line.
+    /// Starts writing the `save_selection_text` atoms (all when empty) of the `save_frames_text`
+    /// frames of the open document to `path` (format from its extension) as a background job
+    /// (`jobs::save`); [`AppState::poll_save`] reports how it went. The selection and frame range are
+    /// resolved here; the job reopens the document's files (or takes its in-memory frames) so the
+    /// view keeps its own reader.
     pub fn save_to(&mut self, path: &std::path::Path) {
+        use crate::jobs::save::{FrameSupply, SaveJob, SaveRequest};
+        if let Some(job) = &self.panels.save_job {
+            return self.error(format!(
+                "save: still writing {}; wait or cancel it",
+                job.path().display()
+            ));
+        }
         let Some(doc) = self.doc.document.as_mut() else {
             return self.error("nothing is open to save".into());
         };
@@ -367,18 +381,54 @@ impl AppState {
             Ok(_) => return self.error(format!("save: the frame range '{frames_text}' selects no frames")),
             Err(e) => return self.error(format!("save: frames '{frames_text}': {e}")),
         };
-        let result = crate::io::write::write_frames(
-            path,
-            &doc.structure,
-            &mut doc.trajectory,
-            atoms.as_deref(),
-            &frames,
-            &mut |_| {},
-        );
-        match result {
-            Ok(n) => self.panels.status = format!("saved {n} frames to {}", path.display()),
+        if let Err(e) = crate::io::write::OutFormat::from_path(path) {
+            return self.error(format!("save failed: {e}"));
+        }
+        let supply = if doc.paths.is_empty() {
+            // Frames without files behind them are in memory already.
+            let mut list = Vec::with_capacity(frames.len());
+            for &i in &frames {
+                match doc.trajectory.frame(i) {
+                    Ok(f) => list.push(f),
+                    Err(e) => return self.error(format!("save failed: frame {i}: {e}")),
+                }
+            }
+            let frames_in_list: Vec<usize> = (0..list.len()).collect();
+            (FrameSupply::Frames(list), frames_in_list)
+        } else {
+            (FrameSupply::Files(doc.paths.clone()), frames)
+        };
+        let request = SaveRequest {
+            path: path.to_path_buf(),
+            structure: doc.structure.clone(),
+            supply: supply.0,
+            atoms,
+            frames: supply.1,
+        };
+        match SaveJob::start(request) {
+            Ok(job) => {
+                self.panels.status = format!("saving {} frames to {}…", job.total(), path.display());
+                self.panels.save_job = Some(job);
+            }
             Err(e) => self.error(format!("save failed: {e}")),
         }
+    }
+
+    /// Takes the result of a finished save job and reports it once; true while a save runs or
+    /// when one finished now (the window keeps redrawing for its progress line).
+    pub fn poll_save(&mut self) -> bool {
+        let Some(job) = self.panels.save_job.as_mut() else {
+            return false;
+        };
+        let Some(done) = job.try_take() else {
+            return true;
+        };
+        self.panels.save_job = None;
+        match done.result {
+            Ok(n) => self.panels.status = format!("saved {n} frames to {}", done.path.display()),
+            Err(e) => self.error(format!("save failed: {e}")),
+        }
+        true
     }
 
     /// Reports an error on the status line and in the error list (and the log).

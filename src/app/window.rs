@@ -243,7 +243,8 @@ impl Viewer {
         }
         self.state.tick(dt);
         let followed = self.state.poll_follow();
-        if self.state.pump_rdf() || self.state.panels.rdf.is_running() || followed {
+        let saving = self.state.poll_save();
+        if self.state.pump_rdf() || self.state.panels.rdf.is_running() || followed || saving {
             gfx.window.request_redraw();
         }
         let raw = gfx.egui_state.take_egui_input(&gfx.window);
@@ -258,7 +259,7 @@ impl Viewer {
         if std::mem::take(&mut self.state.panels.save_dialog_requested)
             && let Some(path) = rfd::FileDialog::new()
                 .set_title("Save atoms and frames")
-                .add_filter("coordinates", &["pdb", "gro", "xyz", "dcd", "xtc", "trr"])
+                .add_filter("coordinates", &["pdb", "gro", "xyz", "dcd", "xtc", "trr", "nc"])
                 .save_file()
         {
             self.state.save_to(&path);

@@ -1,4 +1,4 @@
-//! `orbitfield convert FILE... -o OUT.pdb|gro|xyz|dcd|xtc|trr [--frames A:B:S] [--sel SEL]`: writes
+//! `orbitfield convert FILE... -o OUT.pdb|gro|xyz|dcd|xtc|trr|nc [--frames A:B:S] [--sel SEL]`: writes
 //! the system that FILE... form (topology + trajectories) to another format, optionally a subset
 //! of atoms and frames.
 //!
@@ -18,8 +18,7 @@ pub struct ConvertArgs {
     /// Files that together form the system: a topology or structure, then trajectories.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Output file; its extension picks the format (pdb, gro, xyz, dcd, xtc, trr; nc is
-    /// recognised but not yet written).
+    /// Output file; its extension picks the format (pdb, gro, xyz, dcd, xtc, trr, nc).
     #[arg(short = 'o', long = "output")]
     pub output: PathBuf,
     /// Frames: all, N, A:B or A:B:S (0-based, end exclusive).

@@ -5,6 +5,7 @@
 
 #[cfg(feature = "gui")]
 mod bench;
+#[cfg(feature = "gui")]
 mod cartoon_bench;
 mod convert;
 mod grid;
@@ -309,6 +310,7 @@ fn run_viewer(cli: &Cli) -> anyhow::Result<()> {
 }
 
 /// `--backend vulkan,gl` as wgpu's backend set.
+#[cfg(feature = "gui")]
 fn parse_backends(list: &str) -> anyhow::Result<wgpu::Backends> {
     let backends = wgpu::Backends::from_comma_list(list);
     if backends.is_empty() {

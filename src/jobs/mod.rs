@@ -22,12 +22,16 @@
 //! left, before look-ahead tiles. So each device has one context and one stream for the whole
 //! process, whatever it computes.
 //!
+//! Besides the pool: [`task::Task`] runs one-off viewer computations on a thread of their own, and
+//! [`save::SaveJob`] the viewer's writes of atoms and frames to a file.
+//!
 //! Used by the CLI (`compute_grid`), the bench command and the viewer.
 
 pub mod cartoon;
 pub mod lanes;
 pub mod mesher;
 pub mod rdf;
+pub mod save;
 pub mod task;
 
 use crate::compute::cpu::CpuEngine;

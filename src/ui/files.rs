@@ -51,7 +51,7 @@ pub fn files_ui(ui: &mut egui::Ui, state: &mut AppState) {
             });
             if ui
                 .button("Save as…")
-                .on_hover_text("PDB, GRO, XYZ, DCD, XTC or TRR, by the file's extension")
+                .on_hover_text("PDB, GRO, XYZ, DCD, XTC, TRR or AMBER NetCDF (.nc), by the file's extension")
                 .clicked()
             {
                 send(state, Command::SaveDialog);

@@ -115,8 +115,30 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
 }
 
-/// A progress bar (or a spinner) with a cancel button while the view waits for fields.
+/// A progress bar (or a spinner) with a cancel button while the view waits for fields, and one
+/// while "Save as…" writes.
 pub fn progress_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    if let Some(job) = &state.panels.save_job {
+        let (written, total) = (job.written(), job.total().max(1));
+        let name = job
+            .path()
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        ui.horizontal(|ui| {
+            ui.add(
+                egui::ProgressBar::new(written as f32 / total as f32)
+                    .text(format!("saving {name}: {written} of {total} frames"))
+                    .desired_width(200.0),
+            );
+            if ui
+                .button("Cancel")
+                .on_hover_text("stop writing; no file is left")
+                .clicked()
+            {
+                send(state, Command::CancelSave);
+            }
+        });
+    }
     if let Some(p) = state.fields.overall_progress() {
         ui.horizontal(|ui| {
             ui.add(egui::ProgressBar::new(p.fraction).text(&p.label).desired_width(160.0));

@@ -12,6 +12,6 @@ pub mod prmtop;
 pub mod rst7;
 
 pub use mdcrd::{BoxHint, MdcrdReader};
-pub use netcdf::{NetcdfReader, NetcdfWriter};
+pub use netcdf::{NetcdfEncoder, NetcdfReader, NetcdfWriter};
 pub use prmtop::Prmtop;
 pub use rst7::Rst7;

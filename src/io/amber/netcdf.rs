@@ -2,8 +2,9 @@
 //! random-access frames, and a writer of AMBER NetCDF trajectories.
 //!
 //! Called by `io::load` (through [`NetcdfReader::open`] and the [`FrameSource`] trait), by the fuzz
-//! target ([`NetcdfReader::from_bytes`]), by the trajectory benchmarks, and by anything that writes
-//! coordinates ([`NetcdfWriter`]).
+//! target ([`NetcdfReader::from_bytes`]), by the trajectory benchmarks, and by what writes
+//! coordinates: [`NetcdfWriter`] (a file of its own) and [`NetcdfEncoder`] (the bytes, for
+//! `io::write`, which owns the file there).
 //!
 //! A NetCDF-3 file is a big-endian header (magic `CDF\x01` or `CDF\x02`, the record count,
 //! dimensions, global attributes, variables with their attributes, types and file offsets) followed
@@ -604,8 +605,9 @@ impl NetcdfReader {
         (usize::try_from(n).unwrap_or(usize::MAX), warning)
     }
 
-    fn read_slot(&mut self, slot: Slot, index: usize) -> Result<(), ReadError> {
-        let offset = (index as u64)
+    /// Where `slot`'s bytes of frame `index` start, checked to lie inside the file.
+    fn slot_offset(&self, slot: Slot, index: usize) -> Result<u64, ReadError> {
+        (index as u64)
             .checked_mul(self.record_bytes)
             .and_then(|o| o.checked_add(slot.begin))
             .filter(|o| o.checked_add(slot.bytes).is_some_and(|e| e <= self.len))
@@ -618,15 +620,50 @@ impl NetcdfReader {
                         self.len
                     ),
                 )
-            })?;
-        self.buf.resize(slot.bytes as usize, 0);
+            })
+    }
+
+    /// Reads `slot`'s bytes of frame `index` into `buf`.
+    fn read_slot(&mut self, slot: Slot, index: usize) -> Result<(), ReadError> {
+        let offset = self.slot_offset(slot, index)?;
+        // The size is the same for every frame: resized (and zero-filled) once.
+        if self.buf.len() != slot.bytes as usize {
+            self.buf.resize(slot.bytes as usize, 0);
+        }
         self.source.read_at(&self.path, offset, &mut self.buf)
     }
 
-    fn read_triple(&mut self, slot: Option<Slot>, index: usize) -> Result<Option<[f64; 3]>, ReadError> {
-        let Some(slot) = slot else { return Ok(None) };
-        self.read_slot(slot, index)?;
-        Ok(Some(decode3(slot.nc_type, &self.buf)))
+    /// Reads a small variable's bytes (box, time: at most 24) of frame `index` into `out`.
+    fn read_small(&mut self, slot: Slot, index: usize, out: &mut [u8; 24]) -> Result<(), ReadError> {
+        let offset = self.slot_offset(slot, index)?;
+        let n = (slot.bytes as usize).min(24);
+        self.source
+            .read_at(&self.path, offset, out.get_mut(..n).unwrap_or_default())
+    }
+}
+
+/// Big-endian floats `raw` into `out` (as many as both hold): a loop the compiler turns into
+/// vector byte shuffles, compiled for AVX2 (`vpshufb`) where the CPU has it.
+fn decode_be_f32(raw: &[u8], out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        unsafe { decode_be_f32_avx2(raw, out) };
+        return;
+    }
+    decode_be_f32_any(raw, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn decode_be_f32_avx2(raw: &[u8], out: &mut [f32]) {
+    decode_be_f32_any(raw, out);
+}
+
+#[inline(always)]
+fn decode_be_f32_any(raw: &[u8], out: &mut [f32]) {
+    for (x, c) in out.iter_mut().zip(raw.chunks_exact(4)) {
+        *x = f32::from_bits(u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
     }
 }
 
@@ -667,49 +704,81 @@ impl NetcdfReader {
                 format!("frame {index} requested, the file holds {} frames", self.n_frames),
             ));
         }
+        // Coordinates, box and time of a frame lie in one record (a restart file's variables
+        // likewise, together): one read of their span when little else lies between them (no
+        // velocities or forces), else the coordinates and the small variables read one by one.
         let coords = self.coordinates;
-        self.read_slot(coords, index)?;
+        let small = [self.cell_lengths, self.cell_angles, self.time];
+        let all = || std::iter::once(coords).chain(small.iter().flatten().copied());
+        let span_begin = all().map(|s| s.begin).min().unwrap_or(coords.begin);
+        let span_end = all()
+            .map(|s| s.begin.saturating_add(s.bytes))
+            .max()
+            .unwrap_or(coords.begin);
+        let needed: u64 = all().map(|s| s.bytes).sum();
+        let mut small_bytes = [[0u8; 24]; 3];
+        let one_read = span_end - span_begin <= needed + 4096;
+        if one_read {
+            let span = Slot {
+                begin: span_begin,
+                nc_type: coords.nc_type,
+                bytes: span_end - span_begin,
+            };
+            self.read_slot(span, index)?;
+        } else {
+            self.read_slot(coords, index)?;
+            for (slot, bytes) in small.iter().zip(&mut small_bytes) {
+                if let Some(slot) = slot {
+                    self.read_small(*slot, index, bytes)?;
+                }
+            }
+        }
+        let buf = &self.buf;
+        let in_span = |slot: Slot| -> &[u8] {
+            let at = (slot.begin - span_begin) as usize;
+            buf.get(at..at + slot.bytes as usize).unwrap_or_default()
+        };
+        let raw = if one_read { in_span(coords) } else { buf.as_slice() };
+        // The small variables: k = 0 cell lengths, 1 cell angles, 2 time.
+        let part = |k: usize| -> Option<(NcType, &[u8])> {
+            let slot = small.get(k).copied().flatten()?;
+            let bytes = if one_read {
+                in_span(slot)
+            } else {
+                small_bytes
+                    .get(k)
+                    .map_or(&[][..], |b| &b[..(slot.bytes as usize).min(24)])
+            };
+            Some((slot.nc_type, bytes))
+        };
         let n = self.n_atoms;
-        out.positions_angstrom.clear();
-        out.positions_angstrom.reserve(n);
+        out.positions_angstrom.resize(n, [0.0; 3]);
+        let flat = out.positions_angstrom.as_flattened_mut();
         match coords.nc_type {
-            NcType::Double => out.positions_angstrom.extend(
-                self.buf
-                    .chunks_exact(24)
-                    .map(|c| std::array::from_fn(|k| be_f64(&c[8 * k..]) as f32)),
-            ),
-            _ => out.positions_angstrom.extend(self.buf.chunks_exact(12).map(|c| {
-                [
-                    f32::from_be_bytes([c[0], c[1], c[2], c[3]]),
-                    f32::from_be_bytes([c[4], c[5], c[6], c[7]]),
-                    f32::from_be_bytes([c[8], c[9], c[10], c[11]]),
-                ]
-            })),
+            NcType::Double => {
+                for (x, c) in flat.iter_mut().zip(raw.chunks_exact(8)) {
+                    *x = be_f64(c) as f32;
+                }
+            }
+            _ => decode_be_f32(raw, flat),
         }
         if let Some(s) = self.coordinate_scale {
             let s = s as f32;
-            for p in &mut out.positions_angstrom {
-                *p = p.map(|x| x * s);
+            for x in flat.iter_mut() {
+                *x *= s;
             }
         }
-        let lengths = self.read_triple(self.cell_lengths, index)?;
-        let angles = self.read_triple(self.cell_angles, index)?;
+        let lengths = part(0).map(|(t, b)| decode3(t, b));
+        let angles = part(1).map(|(t, b)| decode3(t, b));
         out.cell = match (lengths, angles) {
             (Some(l), Some(a)) => Some(UnitCell::new(l, a)).filter(UnitCell::is_valid),
             _ => None,
         };
-        out.time_ps = match self.time {
-            Some(slot) => {
-                self.read_slot(slot, index)?;
-                let b = &self.buf;
-                Some(match (slot.nc_type, b.get(..4)) {
-                    (NcType::Double, _) => be_f64(b),
-                    (_, Some(c)) => f64::from(f32::from_be_bytes([c[0], c[1], c[2], c[3]])),
-                    (_, None) => f64::NAN,
-                })
-            }
-            None => None,
-        };
+        out.time_ps = part(2).map(|(t, b)| match (t, b.get(..4)) {
+            (NcType::Double, _) => be_f64(b),
+            (_, Some(c)) => f64::from(f32::from_be_bytes([c[0], c[1], c[2], c[3]])),
+            (_, None) => f64::NAN,
+        });
         out.step = None;
         Ok(())
     }
@@ -753,100 +822,53 @@ impl FrameSource for NetcdfReader {
     }
 }
 
-/// Writes an AMBER NetCDF trajectory (64-bit offset format, as cpptraj and MDAnalysis write),
-/// frame by frame, into a temporary file beside the target that [`NetcdfWriter::finish`] renames
-/// over it: an interrupted write never leaves a half-written trajectory. Coordinates are float
-/// Angstrom, time float ps, and with a box `cell_lengths` and `cell_angles` (double, Angstrom and
-/// degrees).
-pub struct NetcdfWriter {
-    path: PathBuf,
-    tmp: PathBuf,
-    file: Option<std::io::BufWriter<std::fs::File>>,
+/// The bytes of an AMBER NetCDF trajectory (64-bit offset format, as cpptraj and MDAnalysis write),
+/// apart from the file they go to: the header, one record per frame, and the record count that is
+/// patched into the header at the end. Coordinates are float Angstrom, time float ps, and with a box
+/// `cell_lengths` and `cell_angles` (double, Angstrom and degrees).
+///
+/// Used by [`NetcdfWriter`] and by `io::write` (`orbitfield convert -o OUT.nc`, the viewer's save).
+#[derive(Clone, Debug)]
+pub struct NetcdfEncoder {
     n_atoms: usize,
     with_box: bool,
-    n_frames: u64,
-    buf: Vec<u8>,
 }
 
-/// A variable the writer declares: name, dimension ids, type code, units, bytes (per record or in
-/// all), and whether it is a record variable.
-type VarSpec = (&'static str, Vec<u32>, u32, Option<&'static str>, u64, bool);
+impl NetcdfEncoder {
+    /// Offset of the record count in the header (a big-endian u32, see
+    /// [`NetcdfEncoder::numrecs_bytes`]).
+    pub const NUMRECS_OFFSET: u64 = 4;
 
-impl std::fmt::Debug for NetcdfWriter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NetcdfWriter")
-            .field("path", &self.path)
-            .field("n_atoms", &self.n_atoms)
-            .field("with_box", &self.with_box)
-            .field("n_frames", &self.n_frames)
-            .finish()
-    }
-}
-
-/// Offset of the record count in the header.
-const NUMRECS_OFFSET: u64 = 4;
-
-fn put_u32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_be_bytes());
-}
-
-fn put_name(out: &mut Vec<u8>, name: &str) {
-    put_u32(out, name.len() as u32);
-    out.extend_from_slice(name.as_bytes());
-    out.resize(out.len() + (pad4(name.len() as u64) - name.len() as u64) as usize, 0);
-}
-
-fn put_text_attr(out: &mut Vec<u8>, name: &str, text: &str) {
-    put_name(out, name);
-    put_u32(out, 2);
-    put_name(out, text);
-}
-
-impl NetcdfWriter {
-    /// Starts writing `n_atoms` atoms per frame to `path` (through a temporary file beside it);
-    /// `with_box`: every frame carries a periodic box.
-    pub fn create(path: &Path, n_atoms: usize, with_box: bool) -> std::io::Result<NetcdfWriter> {
+    /// `n_atoms` atoms per frame; `with_box`: every frame carries a periodic box. Errors (here and
+    /// in [`NetcdfEncoder::record`]) do not name the file; the caller adds it.
+    pub fn new(n_atoms: usize, with_box: bool) -> std::io::Result<NetcdfEncoder> {
         // Records are addressed with 64-bit offsets, but one record's size must fit in 32 bits.
         if n_atoms == 0 || (n_atoms as u64).saturating_mul(12) > u64::from(u32::MAX) - 64 {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
-                format!(
-                    "{}: cannot write {n_atoms} atoms per frame to AMBER NetCDF (1 to 357913941)",
-                    path.display()
-                ),
+                format!("cannot write {n_atoms} atoms per frame to AMBER NetCDF (1 to 357913941)"),
             ));
         }
-        let tmp = crate::io::temp_path_beside(path);
-        let file = std::fs::File::create(&tmp)?;
-        let mut w = NetcdfWriter {
-            path: path.to_path_buf(),
-            tmp,
-            file: Some(std::io::BufWriter::with_capacity(1 << 20, file)),
-            n_atoms,
-            with_box,
-            n_frames: 0,
-            buf: Vec::new(),
-        };
-        let header = w.header();
-        if let Err(e) = w.writer().and_then(|f| f.write_all(&header)) {
-            w.discard();
-            return Err(e);
-        }
-        Ok(w)
+        Ok(NetcdfEncoder { n_atoms, with_box })
     }
 
-    fn writer(&mut self) -> std::io::Result<&mut std::io::BufWriter<std::fs::File>> {
-        self.file
-            .as_mut()
-            .ok_or_else(|| std::io::Error::other("the NetCDF writer is already finished"))
+    /// Whether every frame carries a periodic box.
+    pub fn with_box(&self) -> bool {
+        self.with_box
     }
 
-    /// The header: dimensions, the AMBER global attributes, variables and their offsets.
-    fn header(&self) -> Vec<u8> {
+    /// The record count as it goes at [`NetcdfEncoder::NUMRECS_OFFSET`].
+    pub fn numrecs_bytes(n_frames: u64) -> [u8; 4] {
+        u32::try_from(n_frames).unwrap_or(u32::MAX - 1).to_be_bytes()
+    }
+
+    /// The header: dimensions, the AMBER global attributes, variables and their offsets, and the
+    /// fixed label variables (record count 0).
+    pub fn header(&self) -> Vec<u8> {
         let n = self.n_atoms as u32;
         let mut h = Vec::with_capacity(1024);
         h.extend_from_slice(b"CDF\x02");
-        put_u32(&mut h, 0); // numrecs, set by finish()
+        put_u32(&mut h, 0); // numrecs, patched at the end
         let mut dims: Vec<(&str, u32)> = vec![("frame", 0), ("spatial", 3), ("atom", n)];
         if self.with_box {
             dims.extend([("cell_spatial", 3), ("label", 5), ("cell_angular", 3)]);
@@ -956,15 +978,13 @@ impl NetcdfWriter {
         h
     }
 
-    /// Appends one frame (`frame.positions_angstrom` must hold `n_atoms` positions; with a box,
-    /// `frame.cell` must be set) at time `time_ps`.
-    pub fn write_frame(&mut self, frame: &Frame, time_ps: f64) -> std::io::Result<()> {
+    /// Replaces `buf` with the record of frame number `index` (`frame.positions_angstrom` must hold
+    /// the encoder's atoms; with a box, `frame.cell` must be set) at time `time_ps`.
+    pub fn record(&self, index: u64, frame: &Frame, time_ps: f64, buf: &mut Vec<u8>) -> std::io::Result<()> {
         let invalid = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
         if frame.positions_angstrom.len() != self.n_atoms {
             return Err(invalid(format!(
-                "{}: frame {} has {} atoms, the trajectory {}",
-                self.path.display(),
-                self.n_frames,
+                "frame {index} has {} atoms, the trajectory {}",
                 frame.positions_angstrom.len(),
                 self.n_atoms
             )));
@@ -973,21 +993,16 @@ impl NetcdfWriter {
             (true, Some(c)) => Some(c),
             (true, None) => {
                 return Err(invalid(format!(
-                    "{}: frame {} has no periodic box, but the trajectory was created with one",
-                    self.path.display(),
-                    self.n_frames
+                    "frame {index} has no periodic box, but the trajectory was created with one"
                 )));
             }
             (false, _) => None,
         };
-        if self.n_frames >= u64::from(u32::MAX - 1) {
-            return Err(invalid(format!(
-                "{}: too many frames for NetCDF-3",
-                self.path.display()
-            )));
+        if index >= u64::from(u32::MAX - 1) {
+            return Err(invalid("too many frames for NetCDF-3".into()));
         }
-        let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
+        buf.reserve(4 + 12 * self.n_atoms + 48);
         buf.extend_from_slice(&(time_ps as f32).to_be_bytes());
         for p in &frame.positions_angstrom {
             for x in p {
@@ -999,7 +1014,95 @@ impl NetcdfWriter {
                 buf.extend_from_slice(&x.to_be_bytes());
             }
         }
-        let result = self.writer().and_then(|f| f.write_all(&buf));
+        Ok(())
+    }
+}
+
+/// Writes an AMBER NetCDF trajectory ([`NetcdfEncoder`]) frame by frame, into a temporary file
+/// beside the target that [`NetcdfWriter::finish`] renames over it: an interrupted write never
+/// leaves a half-written trajectory.
+pub struct NetcdfWriter {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: Option<std::io::BufWriter<std::fs::File>>,
+    encoder: NetcdfEncoder,
+    n_frames: u64,
+    buf: Vec<u8>,
+}
+
+/// A variable the writer declares: name, dimension ids, type code, units, bytes (per record or in
+/// all), and whether it is a record variable.
+type VarSpec = (&'static str, Vec<u32>, u32, Option<&'static str>, u64, bool);
+
+impl std::fmt::Debug for NetcdfWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NetcdfWriter")
+            .field("path", &self.path)
+            .field("encoder", &self.encoder)
+            .field("n_frames", &self.n_frames)
+            .finish()
+    }
+}
+
+/// `e` with the file it concerns in its message.
+fn in_file(path: &Path, e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+
+fn put_name(out: &mut Vec<u8>, name: &str) {
+    put_u32(out, name.len() as u32);
+    out.extend_from_slice(name.as_bytes());
+    out.resize(out.len() + (pad4(name.len() as u64) - name.len() as u64) as usize, 0);
+}
+
+fn put_text_attr(out: &mut Vec<u8>, name: &str, text: &str) {
+    put_name(out, name);
+    put_u32(out, 2);
+    put_name(out, text);
+}
+
+impl NetcdfWriter {
+    /// Starts writing `n_atoms` atoms per frame to `path` (through a temporary file beside it);
+    /// `with_box`: every frame carries a periodic box.
+    pub fn create(path: &Path, n_atoms: usize, with_box: bool) -> std::io::Result<NetcdfWriter> {
+        let encoder = NetcdfEncoder::new(n_atoms, with_box).map_err(|e| in_file(path, e))?;
+        let tmp = crate::io::temp_path_beside(path);
+        let file = std::fs::File::create(&tmp)?;
+        let mut w = NetcdfWriter {
+            path: path.to_path_buf(),
+            tmp,
+            file: Some(std::io::BufWriter::with_capacity(1 << 20, file)),
+            encoder,
+            n_frames: 0,
+            buf: Vec::new(),
+        };
+        let header = w.encoder.header();
+        if let Err(e) = w.writer().and_then(|f| f.write_all(&header)) {
+            w.discard();
+            return Err(e);
+        }
+        Ok(w)
+    }
+
+    fn writer(&mut self) -> std::io::Result<&mut std::io::BufWriter<std::fs::File>> {
+        self.file
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("the NetCDF writer is already finished"))
+    }
+
+    /// Appends one frame (`frame.positions_angstrom` must hold `n_atoms` positions; with a box,
+    /// `frame.cell` must be set) at time `time_ps`.
+    pub fn write_frame(&mut self, frame: &Frame, time_ps: f64) -> std::io::Result<()> {
+        let mut buf = std::mem::take(&mut self.buf);
+        let result = self
+            .encoder
+            .record(self.n_frames, frame, time_ps, &mut buf)
+            .map_err(|e| in_file(&self.path, e))
+            .and_then(|()| self.writer().and_then(|f| f.write_all(&buf)));
         self.buf = buf;
         result?;
         self.n_frames += 1;
@@ -1013,7 +1116,7 @@ impl NetcdfWriter {
 
     /// Writes the frame count into the header, flushes, and renames the file over the target.
     pub fn finish(mut self) -> std::io::Result<()> {
-        let n = self.n_frames as u32;
+        let n = self.n_frames;
         let result = (|| {
             let mut w = self
                 .file
@@ -1021,8 +1124,8 @@ impl NetcdfWriter {
                 .ok_or_else(|| std::io::Error::other("already finished"))?;
             w.flush()?;
             let mut f = w.into_inner().map_err(|e| e.into_error())?;
-            f.seek(SeekFrom::Start(NUMRECS_OFFSET))?;
-            f.write_all(&n.to_be_bytes())?;
+            f.seek(SeekFrom::Start(NetcdfEncoder::NUMRECS_OFFSET))?;
+            f.write_all(&NetcdfEncoder::numrecs_bytes(n))?;
             f.sync_all()?;
             std::fs::rename(&self.tmp, &self.path)
         })();

@@ -1,5 +1,5 @@
-//! Writing coordinates back out: PDB, GRO, XYZ, DCD, XTC and TRR (AMBER NetCDF is named but not
-//! yet written), one file per format, behind one [`FrameWriter`] trait.
+//! Writing coordinates back out: PDB, GRO, XYZ, DCD, XTC, TRR and AMBER NetCDF, one file per
+//! format, behind one [`FrameWriter`] trait.
 //!
 //! Owns the output formats and the atomic-write discipline for multi-frame files. Called by
 //! `orbitfield convert` (`cli::convert`) and by the viewer's "save selection / frames" action,
@@ -10,11 +10,13 @@
 //! What each format keeps: PDB writes CRYST1 and one MODEL per frame; GRO the box line (nm);
 //! DCD the CHARMM unit cell (`A, cos gamma, B, cos beta, cos alpha, C`, as NAMD and MDAnalysis
 //! write it); XTC the box, with coordinates at precision 1000 (0.001 nm); TRR the box and
-//! coordinates in single precision; XYZ elements and coordinates only.
+//! coordinates in single precision; AMBER NetCDF float coordinates, time and (when the first frame
+//! has one) the box as `cell_lengths`/`cell_angles`; XYZ elements and coordinates only.
 //! Partial charges fit none of these (PQR would; it is not offered yet).
 
 mod dcd;
 mod gro;
+mod nc;
 mod pdb;
 mod trr;
 mod xtc;
@@ -22,6 +24,7 @@ mod xyz;
 
 use crate::model::{Frame, FrameError, Structure, Trajectory};
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 /// Why writing failed.
@@ -37,6 +40,9 @@ pub enum WriteError {
     Frame(#[from] FrameError),
     #[error("{path}: {message}")]
     Unsupported { path: PathBuf, message: String },
+    /// The caller stopped the write ([`write_frames_until`]); no file was left behind.
+    #[error("{path}: writing cancelled after {frames} frames; nothing was written")]
+    Cancelled { path: PathBuf, frames: usize },
 }
 
 /// The output formats, from the output's extension.
@@ -87,31 +93,17 @@ pub trait FrameWriter {
     fn finish(&mut self, out: &mut std::fs::File, n_frames: usize) -> std::io::Result<()>;
 }
 
-/// The writer for `format`, or why there is none.
-fn writer_for(
-    format: OutFormat,
-    path: &Path,
-    atoms: &Structure,
-    n_frames: usize,
-) -> Result<Box<dyn FrameWriter>, WriteError> {
-    Ok(match format {
+/// The writer for `format`.
+fn writer_for(format: OutFormat, atoms: &Structure, n_frames: usize) -> Box<dyn FrameWriter> {
+    match format {
         OutFormat::Pdb => Box::new(pdb::PdbWriter::new(n_frames)),
         OutFormat::Gro => Box::new(gro::GroWriter),
         OutFormat::Xyz => Box::new(xyz::XyzWriter),
         OutFormat::Dcd => Box::new(dcd::DcdWriter::new(atoms.len())),
         OutFormat::Trr => Box::new(trr::TrrWriter::default()),
         OutFormat::Xtc => Box::new(xtc::XtcWriter::new()),
-        // AMBER NetCDF output belongs with the AMBER readers (`io::amber`), which provide the
-        // writer; this arm is where it plugs in.
-        OutFormat::Nc => {
-            return Err(WriteError::Unsupported {
-                path: path.to_path_buf(),
-                message:
-                    "writing AMBER NetCDF (.nc) files is not yet supported; write .xtc, .trr, .dcd, .pdb, .gro or .xyz"
-                        .into(),
-            });
-        }
-    })
+        OutFormat::Nc => Box::new(nc::NcWriter::default()),
+    }
 }
 
 /// A file written under a temporary name beside its destination and renamed over it by
@@ -214,9 +206,26 @@ pub fn write_frames(
     frames: &[usize],
     progress: &mut dyn FnMut(usize),
 ) -> Result<usize, WriteError> {
+    write_frames_until(path, structure, trajectory, atoms, frames, &mut |k| {
+        progress(k);
+        ControlFlow::Continue(())
+    })
+}
+
+/// As [`write_frames`], but `progress` may stop the write ([`ControlFlow::Break`]): the temporary
+/// file is removed, an existing output stays untouched, and the result is
+/// [`WriteError::Cancelled`]. Used by the viewer's save job (`jobs::save`).
+pub fn write_frames_until(
+    path: &Path,
+    structure: &Structure,
+    trajectory: &mut Trajectory,
+    atoms: Option<&[u32]>,
+    frames: &[usize],
+    progress: &mut dyn FnMut(usize) -> ControlFlow<()>,
+) -> Result<usize, WriteError> {
     let format = OutFormat::from_path(path)?;
     let sub = subset(structure, atoms);
-    let mut writer = writer_for(format, path, &sub, frames.len())?;
+    let mut writer = writer_for(format, &sub, frames.len());
     let io_err = |source: std::io::Error| WriteError::Io {
         path: path.to_path_buf(),
         source,
@@ -245,7 +254,12 @@ pub fn write_frames(
                 }
             };
             writer.write_frame(&mut out, &sub, frame).map_err(io_err)?;
-            progress(k + 1);
+            if progress(k + 1).is_break() {
+                return Err(WriteError::Cancelled {
+                    path: path.to_path_buf(),
+                    frames: k + 1,
+                });
+            }
         }
         out.flush().map_err(io_err)?;
     }
