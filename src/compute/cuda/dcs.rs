@@ -14,6 +14,9 @@ pub const DCS_SRC: &str = include_str!("../../../kernels/dcs.cu");
 /// Atoms per constant-memory chunk of the Coulomb kernel (`DCS_CHUNK` in `kernels/dcs.cu`).
 pub const DCS_CHUNK: usize = 4000;
 const DCS_BLOCK: (u32, u32) = (32, 8);
+/// sqrt(1/2): coordinates, spacings and charges are scaled by it for the kernel, whose square
+/// distances are then r^2 / 2 (see `kernels/dcs.cu`).
+const HALF_SQRT: f64 = std::f64::consts::FRAC_1_SQRT_2;
 
 /// How the soft evaluations of the Coulomb kernel compute 1/sqrt on the FMA pipe (`DCS_RSQ` in
 /// `kernels/dcs.cu`).
@@ -28,8 +31,8 @@ pub enum SoftRsqrt {
 /// A variant of the Coulomb kernel: lattice points per row and thread (`DCS_UNROLL`), rows per
 /// thread (`DCS_ROWS`), how many of the `unroll * rows` evaluations per atom take their reciprocal
 /// square root on the FMA pipe instead of the special-function unit (`DCS_SOFT`), and how
-/// (`DCS_RSQ`). Text forms: `U:S` or `UxV:S` or `UxV:S:newton2`; `sfu` (8x2:0, all on the SFU),
-/// `newton` (8x2:16:newton2, all on the FMA pipe) and `mixed:F` (8x2 with the fraction F of the 16
+/// (`DCS_RSQ`). Text forms: `U:S` or `UxV:S` or `UxV:S:newton2`; `sfu` (8x4:0, all on the SFU),
+/// `newton` (8x4:32:newton2, all on the FMA pipe) and `mixed:F` (8x4 with the fraction F of the 32
 /// evaluations, rounded, soft by `newton2`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DcsVariant {
@@ -49,10 +52,10 @@ impl DcsVariant {
         rsqrt: SoftRsqrt::Third,
     };
 
-    /// Checks the limits the kernel needs: 1 to 32 points per row, 1 to 4 rows, at most 64
+    /// Checks the limits the kernel needs: 1 to 32 points per row, 1 to 8 rows, at most 64
     /// evaluations per atom, at most all of them soft.
     pub fn new(unroll: u32, rows: u32, soft: u32, rsqrt: SoftRsqrt) -> Option<DcsVariant> {
-        ((1..=32).contains(&unroll) && (1..=4).contains(&rows) && unroll * rows <= 64 && soft <= unroll * rows)
+        ((1..=32).contains(&unroll) && (1..=8).contains(&rows) && unroll * rows <= 64 && soft <= unroll * rows)
             .then_some(DcsVariant {
                 unroll,
                 rows,
@@ -99,7 +102,7 @@ impl std::fmt::Display for DcsVariant {
 /// Text that does not name a Coulomb kernel variant.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "'{0}' is not a Coulomb kernel variant (U:S, UxV:S or UxV:S:newton2 with U <= 32, V <= 4, U*V <= 64, \
+    "'{0}' is not a Coulomb kernel variant (U:S, UxV:S or UxV:S:newton2 with U <= 32, V <= 8, U*V <= 64, \
      S <= U*V; or sfu, newton, mixed:F with 0 <= F <= 1)"
 )]
 pub struct BadDcsVariant(pub String);
@@ -111,8 +114,8 @@ impl std::str::FromStr for DcsVariant {
         let t = s.trim();
         let num = |x: &str| x.trim().parse::<u32>().map_err(|_| bad());
         match t {
-            "sfu" => return DcsVariant::new(8, 2, 0, SoftRsqrt::Third).ok_or_else(bad),
-            "newton" => return DcsVariant::new(8, 2, 16, SoftRsqrt::Newton2).ok_or_else(bad),
+            "sfu" => return DcsVariant::new(8, 4, 0, SoftRsqrt::Third).ok_or_else(bad),
+            "newton" => return DcsVariant::new(8, 4, 32, SoftRsqrt::Newton2).ok_or_else(bad),
             _ => {}
         }
         if let Some(f) = t.strip_prefix("mixed:") {
@@ -120,7 +123,7 @@ impl std::str::FromStr for DcsVariant {
             if !(0.0..=1.0).contains(&f) {
                 return Err(bad());
             }
-            return DcsVariant::new(8, 2, (16.0 * f).round() as u32, SoftRsqrt::Newton2).ok_or_else(bad);
+            return DcsVariant::new(8, 4, (32.0 * f).round() as u32, SoftRsqrt::Newton2).ok_or_else(bad);
         }
         let mut parts = t.split(':');
         let shape = parts.next().ok_or_else(bad)?;
@@ -146,7 +149,8 @@ pub(super) struct DcsPrepared {
 }
 
 impl DcsPrepared {
-    /// The charges as (x, y, z relative to the lattice origin, q) in float, as the kernel reads them.
+    /// The charges as the kernel reads them: x, y, z relative to the lattice origin and the charge,
+    /// each times sqrt(1/2) (the kernel works with half-square distances), in float.
     pub(super) fn new(q: &PointCharges, lattice: &Lattice) -> Result<DcsPrepared, ComputeError> {
         if q.positions_bohr.len() != q.charges_e.len() {
             return Err(ComputeError::WrongInput(Field::Potential, "one charge per position"));
@@ -158,10 +162,10 @@ impl DcsPrepared {
             .zip(&q.charges_e)
             .map(|(p, &c)| {
                 [
-                    (p[0] - o[0]) as f32,
-                    (p[1] - o[1]) as f32,
-                    (p[2] - o[2]) as f32,
-                    c as f32,
+                    ((p[0] - o[0]) * HALF_SQRT) as f32,
+                    ((p[1] - o[1]) * HALF_SQRT) as f32,
+                    ((p[2] - o[2]) * HALF_SQRT) as f32,
+                    (c * HALF_SQRT) as f32,
                 ]
             })
             .collect();
@@ -211,10 +215,11 @@ impl CudaEngine {
             z_range.len() as i32,
             z_range.start as i32,
         );
+        // Scaled like the charges' coordinates (`DcsPrepared::new`).
         let (sx, sy, sz) = (
-            l.steps_bohr[0][0] as f32,
-            l.steps_bohr[1][1] as f32,
-            l.steps_bohr[2][2] as f32,
+            (l.steps_bohr[0][0] * HALF_SQRT) as f32,
+            (l.steps_bohr[1][1] * HALF_SQRT) as f32,
+            (l.steps_bohr[2][2] * HALF_SQRT) as f32,
         );
         let per_block_x = DCS_BLOCK.0 * variant.unroll;
         let per_block_y = DCS_BLOCK.1 * variant.rows;
@@ -275,18 +280,18 @@ mod tests {
         assert_eq!(" 16 : 0 ".parse::<DcsVariant>(), Ok(v(16, 1, 0, Third)));
         assert_eq!("8x2:3:newton2".parse::<DcsVariant>(), Ok(v(8, 2, 3, Newton2)));
         assert_eq!("8x4:5:third".parse::<DcsVariant>(), Ok(v(8, 4, 5, Third)));
-        assert_eq!("sfu".parse::<DcsVariant>(), Ok(v(8, 2, 0, Third)));
-        assert_eq!("newton".parse::<DcsVariant>(), Ok(v(8, 2, 16, Newton2)));
-        assert_eq!("mixed:0.25".parse::<DcsVariant>(), Ok(v(8, 2, 4, Newton2)));
+        assert_eq!("sfu".parse::<DcsVariant>(), Ok(v(8, 4, 0, Third)));
+        assert_eq!("newton".parse::<DcsVariant>(), Ok(v(8, 4, 32, Newton2)));
+        assert_eq!("mixed:0.28".parse::<DcsVariant>(), Ok(v(8, 4, 9, Newton2)));
         for bad in [
-            "", "8", "8:9", "0:0", "33:1", "-1:0", "8:x", "4294967295:0", "8x5:1", "32x4:1", "8x2:17", "8:1:x",
+            "", "8", "8:9", "0:0", "33:1", "-1:0", "8:x", "4294967295:0", "8x9:1", "32x4:1", "8x2:17", "8:1:x",
             "8:1:third:1", "mixed:1.5", "mixed:x",
         ] {
             assert!(bad.parse::<DcsVariant>().is_err(), "{bad}");
         }
         // Packing keeps every valid variant, and the text form reads back.
         for u in 1..=32 {
-            for r in 1..=4 {
+            for r in 1..=8 {
                 for k in 0..=(u * r).min(64) {
                     for m in [Third, Newton2] {
                         if let Some(x) = DcsVariant::new(u, r, k, m) {
@@ -302,23 +307,22 @@ mod tests {
         }
     }
 
-    /// The two FMA-pipe reciprocal square roots of `kernels/dcs.cu`, in the same f32 operations,
-    /// against f64 over many binades.
+    /// The two FMA-pipe reciprocal square roots of `kernels/dcs.cu` (1/sqrt(2h) from h = r^2 / 2), in
+    /// the same f32 operations, against f64 over many binades.
     #[test]
     fn soft_reciprocal_square_roots_are_accurate() {
-        let third = |x: f32| {
-            let mut y = f32::from_bits(0x5f37_59dfu32.wrapping_sub(x.to_bits() >> 1));
-            let hx = 0.5 * x;
-            y *= (-hx * y).mul_add(y, 1.5);
-            let t = (x * y).mul_add(y, -1.0);
-            let p = 0.375f32.mul_add(t, -0.5);
+        // Both take h = x / 2 and return 1/sqrt(x).
+        let third = |h: f32| {
+            let mut y = f32::from_bits(0x5ef7_59dfu32.wrapping_sub(h.to_bits() >> 1));
+            y *= (-h * y).mul_add(y, 1.5);
+            let t = (h * y).mul_add(y, -0.5);
+            let p = 1.5f32.mul_add(t, -1.0);
             (y * t).mul_add(p, y)
         };
-        let newton2 = |x: f32| {
-            let mut y = f32::from_bits(0x5f37_6908u32.wrapping_sub(x.to_bits() >> 1));
-            let hx = 0.5 * x;
-            y *= (-hx * y).mul_add(y, 1.500_879);
-            y * (-hx * y).mul_add(y, 1.500_000_6)
+        let newton2 = |h: f32| {
+            let mut y = f32::from_bits(0x5ef7_6908u32.wrapping_sub(h.to_bits() >> 1));
+            y *= (-h * y).mul_add(y, 1.500_879);
+            y * (-h * y).mul_add(y, 1.500_000_6)
         };
         let mut seed = 0x9e37_79b9_7f4a_7c15u64 ^ std::process::id() as u64;
         let (mut worst3, mut worst2, mut sum2) = (0f64, 0f64, 0f64);
@@ -326,10 +330,10 @@ mod tests {
         for _ in 0..n {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let u = (seed >> 11) as f64 / (1u64 << 53) as f64;
-            let x = 10f64.powf(-6.0 + 12.0 * u) as f32;
-            let want = 1.0 / f64::from(x).sqrt();
-            let e3 = f64::from(third(x)) / want - 1.0;
-            let e2 = f64::from(newton2(x)) / want - 1.0;
+            let h = 10f64.powf(-6.0 + 12.0 * u) as f32;
+            let want = 1.0 / (2.0 * f64::from(h)).sqrt();
+            let e3 = f64::from(third(h)) / want - 1.0;
+            let e2 = f64::from(newton2(h)) / want - 1.0;
             worst3 = worst3.max(e3.abs());
             worst2 = worst2.max(e2.abs());
             sum2 += e2;
