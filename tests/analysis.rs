@@ -318,7 +318,10 @@ fn gpu_cell_list_equals_all_pairs_exactly() {
                 assert!(plan.is_none());
                 let c = case.frame.cell;
                 let half = c.is_some_and(|c| c.is_orthorhombic())
-                    && c.unwrap().lengths_angstrom.iter().any(|&l| l < 3.0 * case.settings.r_max_angstrom * 1.001);
+                    && c.unwrap()
+                        .lengths_angstrom
+                        .iter()
+                        .any(|&l| l < 3.0 * case.settings.r_max_angstrom * 1.001);
                 let triclinic = c.is_some_and(|c| !c.is_orthorhombic());
                 assert!(half || triclinic, "{}: no cell plan", case.name);
             }

@@ -842,7 +842,11 @@ fn dcs_case(
         let worst = samples
             .iter()
             .zip(&reference)
-            .map(|(&i, &want)| values.get(i).map_or(f64::INFINITY, |&got| (f64::from(got) - want).abs() / want.abs()))
+            .map(|(&i, &want)| {
+                values
+                    .get(i)
+                    .map_or(f64::INFINITY, |&got| (f64::from(got) - want).abs() / want.abs())
+            })
             .fold(0.0, f64::max);
         r.max_rel_err_vs_f64 = Some(worst);
         println!(

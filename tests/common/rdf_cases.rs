@@ -127,7 +127,11 @@ pub fn cell_list_cases(seed: &mut u64, n: usize) -> Vec<RdfCase> {
                     let near = i % 2 == 0;
                     [0, 1, 2].map(|d| {
                         let u = lcg(seed);
-                        (if near { 10.0 + 3.0 * u } else { 1.3 * side[d] * u - 0.15 * side[d] }) as f32
+                        (if near {
+                            10.0 + 3.0 * u
+                        } else {
+                            1.3 * side[d] * u - 0.15 * side[d]
+                        }) as f32
                     })
                 } else {
                     [0, 1, 2].map(|d| (1.2 * side[d] * lcg(seed) - 0.1 * side[d]) as f32)
@@ -137,7 +141,10 @@ pub fn cell_list_cases(seed: &mut u64, n: usize) -> Vec<RdfCase> {
         let (sel1, sel2): (Vec<u32>, Vec<u32>) = if identical {
             ((0..n as u32).collect(), (0..n as u32).collect())
         } else {
-            ((0..(2 * n / 3) as u32).collect(), ((n / 4) as u32..n as u32).rev().collect())
+            (
+                (0..(2 * n / 3) as u32).collect(),
+                ((n / 4) as u32..n as u32).rev().collect(),
+            )
         };
         out.push(RdfCase {
             name: format!(

@@ -72,10 +72,7 @@ impl DcsVariant {
     pub(super) fn source(&self) -> String {
         format!(
             "#define DCS_UNROLL {}\n#define DCS_ROWS {}\n#define DCS_SOFT {}\n#define DCS_RSQ {}\n{DCS_SRC}",
-            self.unroll,
-            self.rows,
-            self.soft,
-            self.rsqrt as u32
+            self.unroll, self.rows, self.soft, self.rsqrt as u32
         )
     }
 
@@ -84,7 +81,11 @@ impl DcsVariant {
     }
 
     pub(super) fn unpack(v: u32) -> DcsVariant {
-        let rsqrt = if (v >> 8) & 1 == 1 { SoftRsqrt::Newton2 } else { SoftRsqrt::Third };
+        let rsqrt = if (v >> 8) & 1 == 1 {
+            SoftRsqrt::Newton2
+        } else {
+            SoftRsqrt::Third
+        };
         DcsVariant::new(v >> 16, (v >> 12) & 0xf, v & 0xff, rsqrt).unwrap_or(DcsVariant::DEFAULT)
     }
 }
@@ -284,8 +285,21 @@ mod tests {
         assert_eq!("newton".parse::<DcsVariant>(), Ok(v(8, 4, 32, Newton2)));
         assert_eq!("mixed:0.28".parse::<DcsVariant>(), Ok(v(8, 4, 9, Newton2)));
         for bad in [
-            "", "8", "8:9", "0:0", "33:1", "-1:0", "8:x", "4294967295:0", "8x9:1", "32x4:1", "8x2:17", "8:1:x",
-            "8:1:third:1", "mixed:1.5", "mixed:x",
+            "",
+            "8",
+            "8:9",
+            "0:0",
+            "33:1",
+            "-1:0",
+            "8:x",
+            "4294967295:0",
+            "8x9:1",
+            "32x4:1",
+            "8x2:17",
+            "8:1:x",
+            "8:1:third:1",
+            "mixed:1.5",
+            "mixed:x",
         ] {
             assert!(bad.parse::<DcsVariant>().is_err(), "{bad}");
         }
@@ -341,6 +355,10 @@ mod tests {
         assert!(worst3 < 2e-7, "third-order form: {worst3:e}");
         assert!(worst2 < 8e-7, "two-step form: {worst2:e}");
         // Errors of both signs: the mean is well below the worst case.
-        assert!((sum2 / n as f64).abs() < 3e-7, "two-step form drifts: mean {:e}", sum2 / n as f64);
+        assert!(
+            (sum2 / n as f64).abs() < 3e-7,
+            "two-step form drifts: mean {:e}",
+            sum2 / n as f64
+        );
     }
 }

@@ -481,7 +481,11 @@ impl CudaEngine {
             RdfMethod::Cells => CellPlan::new(geom, settings.r_max_angstrom),
             RdfMethod::Auto => CellPlan::new(geom, settings.r_max_angstrom).filter(|p| p.cells() >= CELLS_MIN),
         };
-        let tiles = if plan.is_some() { (CELL_TA + CELL_TB) * 16 } else { TILE * 16 };
+        let tiles = if plan.is_some() {
+            (CELL_TA + CELL_TB) * 16
+        } else {
+            TILE * 16
+        };
         let warps = if plan.is_some() { CELL_WARPS } else { WARPS };
         let per_warp = warps * bins * 4 + tiles <= SHARED_LIMIT;
         let shared = if per_warp { warps * bins * 4 } else { bins * 4 };
@@ -565,7 +569,8 @@ impl CudaEngine {
             }
             None => {
                 let pairs = CudaEngine::function(&module, "rdf_pairs")?;
-                let na = i32::try_from(geom.a.len()).map_err(|_| ComputeError::Device("selection 1 too large".into()))?;
+                let na =
+                    i32::try_from(geom.a.len()).map_err(|_| ComputeError::Device("selection 1 too large".into()))?;
                 let blocks = (geom.a.len()).div_ceil(THREADS as usize * A_PER_THREAD) as u32;
                 let cfg = LaunchConfig {
                     grid_dim: (blocks, 1, 1),
@@ -617,7 +622,10 @@ impl CudaEngine {
         let scan = CudaEngine::function(module, "rdf_cell_scan")?;
         let scatter = CudaEngine::function(module, "rdf_cell_scatter")?;
         let mut counts = self.stream.alloc_zeros::<u32>(ncells).map_err(dev_err("allocation"))?;
-        let mut starts = self.stream.alloc_zeros::<u32>(ncells + 1).map_err(dev_err("allocation"))?;
+        let mut starts = self
+            .stream
+            .alloc_zeros::<u32>(ncells + 1)
+            .map_err(dev_err("allocation"))?;
         let mut cell_of = self.stream.alloc_zeros::<i32>(n).map_err(dev_err("allocation"))?;
         let mut sorted = self.stream.alloc_zeros::<f32>(4 * n).map_err(dev_err("allocation"))?;
         let per_atom = LaunchConfig::for_num_elems(n as u32);
