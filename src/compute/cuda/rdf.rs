@@ -457,6 +457,29 @@ pub fn reduce_box(m: [[f64; 3]; 3]) -> [[f64; 3]; 3] {
     [a, b, c]
 }
 
+/// The arguments both histogram kernels end with (after their positions): the histogram, bins,
+/// per-warp copies, r_max^2, bins per Angstrom, the box.
+struct HistArgs {
+    bins: i32,
+    per_warp: i32,
+    r2max: f32,
+    inv_dr: f32,
+}
+
+fn hist_args<'a>(
+    l: &mut cudarc::driver::LaunchArgs<'a>,
+    hist: &'a mut CudaSlice<u64>,
+    t: &'a HistArgs,
+    cell: &'a RdfBox,
+) {
+    l.arg(hist)
+        .arg(&t.bins)
+        .arg(&t.per_warp)
+        .arg(&t.r2max)
+        .arg(&t.inv_dr)
+        .arg(cell);
+}
+
 impl CudaEngine {
     /// Pair counts of one frame's geometry on this device (`settings.bins` 64-bit counts), by
     /// `RdfMethod::Auto`.
@@ -530,7 +553,12 @@ impl CudaEngine {
             unsafe { l.launch(LaunchConfig::for_num_elems(bins as u32)) }.map_err(dev_err("rdf_zero launch"))?;
         }
         let consts = BinConsts::new(settings);
-        let per_warp_i = i32::from(per_warp);
+        let tail = HistArgs {
+            bins: bins_i,
+            per_warp: i32::from(per_warp),
+            r2max: consts.r2max,
+            inv_dr: consts.inv_dr,
+        };
         let used = match plan {
             Some(plan) => {
                 let (a_sorted, a_starts) = self.rdf_sort(&module, &a_dev, geom.a.len(), &plan)?;
@@ -550,17 +578,8 @@ impl CudaEngine {
                     shared_mem_bytes: shared as u32,
                 };
                 let mut l = self.stream.launch_builder(&cells);
-                l.arg(&a_sorted)
-                    .arg(&a_starts)
-                    .arg(b_sorted)
-                    .arg(b_starts)
-                    .arg(&plan)
-                    .arg(&mut hist)
-                    .arg(&bins_i)
-                    .arg(&per_warp_i)
-                    .arg(&consts.r2max)
-                    .arg(&consts.inv_dr)
-                    .arg(&geom.cell);
+                l.arg(&a_sorted).arg(&a_starts).arg(b_sorted).arg(b_starts).arg(&plan);
+                hist_args(&mut l, &mut hist, &tail, &geom.cell);
                 // SAFETY: the sorted positions and cell starts come from `rdf_sort` over `plan`'s
                 // cells (starts has cells + 1 entries, the last = the atom count); writes `bins`
                 // counts; the shared-memory size matches the kernel's layout.
@@ -582,16 +601,8 @@ impl CudaEngine {
                     let nb = n as i32;
                     let b_view = b_dev.slice(start * 4..(start + n) * 4);
                     let mut l = self.stream.launch_builder(&pairs);
-                    l.arg(&a_dev)
-                        .arg(&na)
-                        .arg(&b_view)
-                        .arg(&nb)
-                        .arg(&mut hist)
-                        .arg(&bins_i)
-                        .arg(&per_warp_i)
-                        .arg(&consts.r2max)
-                        .arg(&consts.inv_dr)
-                        .arg(&geom.cell);
+                    l.arg(&a_dev).arg(&na).arg(&b_view).arg(&nb);
+                    hist_args(&mut l, &mut hist, &tail, &geom.cell);
                     // SAFETY: reads `na` and `nb` float4 positions from buffers of that size, writes
                     // `bins` counts; the shared-memory size matches the kernel's layout (histograms,
                     // then the tile).
