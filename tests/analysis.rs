@@ -286,3 +286,46 @@ fn gpu_layout_matches_cpu_engine_in_the_kernel_test_cases() {
         assert_counts_close(&got, &cpu, rdf_cases::R_MAX, &case.name);
     }
 }
+
+/// The cell-list kernel's pair enumeration (emulated) gives the all-pairs kernel's histogram exactly,
+/// and falls back (None) where a periodic side has fewer than 3 cells or the box is triclinic.
+#[test]
+fn gpu_cell_list_equals_all_pairs_exactly() {
+    use orbitfield::compute::cuda::rdf::CellPlan;
+    let mut seed = rdf_cases::clock_seed();
+    let mut compared = 0;
+    for case in rdf_cases::cell_list_cases(&mut seed, 1500)
+        .into_iter()
+        .chain(rdf_cases::kernel_cases(&mut seed, (700, 600), (300, 500)))
+    {
+        let g = case.groups.as_deref();
+        let acc = RdfAccumulator::new(case.settings.clone()).unwrap();
+        let checked = acc.check_frame(0, &case.frame, &case.sel1, &case.sel2, g).unwrap();
+        let geom = PairGeometry::new(&case.frame, checked, &case.sel1, &case.sel2, g);
+        let plan = CellPlan::new(&geom, case.settings.r_max_angstrom);
+        let all = geom.emulate(&case.settings);
+        assert!(all.iter().sum::<u64>() > 1000, "{}: too few pairs", case.name);
+        match geom.emulate_cells(&case.settings) {
+            Some(cells) => {
+                let p = plan.unwrap();
+                if p.periodic != 0 {
+                    assert!(p.nx >= 3 && p.ny >= 3 && p.nz >= 3, "{}: {p:?}", case.name);
+                }
+                assert_eq!(cells, all, "{}: {p:?}", case.name);
+                compared += 1;
+            }
+            None => {
+                assert!(plan.is_none());
+                let c = case.frame.cell;
+                let half = c.is_some_and(|c| c.is_orthorhombic())
+                    && c.unwrap()
+                        .lengths_angstrom
+                        .iter()
+                        .any(|&l| l < 3.0 * case.settings.r_max_angstrom * 1.001);
+                let triclinic = c.is_some_and(|c| !c.is_orthorhombic());
+                assert!(half || triclinic, "{}: no cell plan", case.name);
+            }
+        }
+    }
+    assert!(compared >= 8, "only {compared} cases took the cell list");
+}

@@ -119,6 +119,52 @@ fn every_kernel_source_compiles_with_nvrtc() {
         let ptx = cuda::compile_ptx(src, "compute_75").unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(ptx.contains(".entry"), "{name}: no kernel in the PTX");
     }
+    // Every Coulomb variant shape the bench times, and the RDF kernels in each box mode, with and
+    // without exclusions, for different and for identical sets.
+    for v in dcs_variants() {
+        let src = format!(
+            "#define DCS_UNROLL {}\n#define DCS_ROWS {}\n#define DCS_SOFT {}\n#define DCS_RSQ {}\n{}",
+            v.unroll,
+            v.rows,
+            v.soft,
+            v.rsqrt as u32,
+            cuda::DCS_SRC
+        );
+        let ptx = cuda::compile_ptx(&src, "compute_75").unwrap_or_else(|e| panic!("dcs {v}: {e}"));
+        assert!(ptx.contains("dcs_chunk"), "dcs {v}");
+    }
+    for mode in 0..3 {
+        for groups in 0..2 {
+            for half in 0..2 {
+                let src = format!(
+                    "#define RDF_MODE {mode}\n#define RDF_GROUPS {groups}\n#define RDF_HALF {half}\n{}",
+                    cuda::rdf::RDF_SRC
+                );
+                let ptx = cuda::compile_ptx(&src, "compute_75")
+                    .unwrap_or_else(|e| panic!("rdf mode {mode} groups {groups} half {half}: {e}"));
+                assert!(ptx.contains("rdf_cells") && ptx.contains("rdf_cell_scan"));
+            }
+        }
+    }
+}
+
+/// Coulomb kernel variants the tests hold to float64: all on the SFU, the default, several rows per
+/// thread with either FMA-pipe reciprocal square root, all on the FMA pipe.
+fn dcs_variants() -> Vec<cuda::DcsVariant> {
+    [
+        "8:0",
+        "8:1",
+        "8x2:0",
+        "8x2:3",
+        "8x2:3:newton2",
+        "8x4:9:newton2",
+        "8x4:9",
+        "4x4:5:newton2",
+        "8x8:20:newton2",
+        "newton",
+    ]
+    .map(|v| v.parse().unwrap())
+    .to_vec()
 }
 
 #[test]
@@ -313,16 +359,16 @@ fn coulomb_sum_matches_float64() {
         .unwrap()
         .as_nanos() as u64;
     println!("seed {seed}");
+    // Ragged in x and y for every variant's block shape.
     let lattice = Lattice::axis_aligned([-1.0, 0.5, 2.0], 0.37, [70, 33, 19]);
-    // Two constant-memory chunks and a ragged third.
+    // Two constant-memory chunks and a ragged third; charges of both signs.
     let q = random_charges(seed, 9_137, [30.0, 16.0, 12.0]);
     let job = FieldJob {
         field: Field::Potential,
         lattice,
         input: FieldInput::Charges(Arc::new(q.clone())),
     };
-    let values = run(&*gpu, &job);
-    let mut reference = Vec::with_capacity(values.len());
+    let mut reference = Vec::with_capacity(lattice.n_points());
     for k in 0..19 {
         for j in 0..33 {
             for i in 0..70 {
@@ -335,9 +381,17 @@ fn coulomb_sum_matches_float64() {
             }
         }
     }
-    let err = rel_err(&values, &reference);
-    println!("coulomb rel err {err:.2e}");
-    assert!(err <= TOL, "relative error {err:.2e}");
+    let default = gpu.dcs_variant();
+    let err = rel_err(&run(&*gpu, &job), &reference);
+    println!("coulomb {default}: rel err {err:.2e}");
+    assert!(err <= TOL, "{default}: relative error {err:.2e}");
+    for v in dcs_variants() {
+        gpu.set_dcs_variant(v);
+        let err = rel_err(&run(&*gpu, &job), &reference);
+        println!("coulomb {v}: rel err {err:.2e}");
+        assert!(err <= TOL, "{v}: relative error {err:.2e}");
+    }
+    gpu.set_dcs_variant(default);
 }
 
 #[test]
@@ -422,6 +476,44 @@ fn rdf_kernel_equals_its_f32_emulation_and_the_cpu_engine() {
         // f32 against f64: pairs on bin edges or at r_max may differ.
         rdf_cases::assert_counts_close(&got, &cpu, rdf_cases::R_MAX, &case.name);
     }
+}
+
+/// The cell-list kernel's histograms equal the all-pairs kernel's count for count (and its CPU
+/// emulation), on random boxes with r_max from a tenth to just under half of the box, open boundaries,
+/// identical and different sets, exclusions, crowded cells (several tiles per cell) and a lattice with
+/// pairs exactly at bin edges; where a periodic side has fewer than 3 cells, or the box is triclinic,
+/// the cell method runs all pairs.
+#[test]
+fn rdf_cell_list_equals_all_pairs_on_the_device() {
+    use orbitfield::analysis::rdf::RdfAccumulator;
+    use orbitfield::compute::cuda::rdf::{CellPlan, PairGeometry, RdfMethod};
+    let Some(gpu) = device() else { return };
+    let mut seed = rdf_cases::clock_seed();
+    let mut cells_ran = 0;
+    for case in rdf_cases::cell_list_cases(&mut seed, 6000)
+        .into_iter()
+        .chain(rdf_cases::kernel_cases(&mut seed, (3000, 2500), (700, 1900)))
+    {
+        let g = case.groups.as_deref();
+        let acc = RdfAccumulator::new(case.settings.clone()).unwrap();
+        let checked = acc.check_frame(0, &case.frame, &case.sel1, &case.sel2, g).unwrap();
+        let geom = PairGeometry::new(&case.frame, checked, &case.sel1, &case.sel2, g);
+        let (all, used_all) = gpu.rdf_counts_with(&geom, &case.settings, RdfMethod::AllPairs).unwrap();
+        assert_eq!(used_all, RdfMethod::AllPairs);
+        assert!(all.iter().sum::<u64>() > 1000, "{}: too few pairs", case.name);
+        let (cells, used) = gpu.rdf_counts_with(&geom, &case.settings, RdfMethod::Cells).unwrap();
+        let plan = CellPlan::new(&geom, case.settings.r_max_angstrom);
+        assert_eq!(used == RdfMethod::Cells, plan.is_some(), "{}", case.name);
+        assert_eq!(cells, all, "{}: {used} against all pairs, {plan:?}", case.name);
+        let (auto, _) = gpu.rdf_counts_with(&geom, &case.settings, RdfMethod::Auto).unwrap();
+        assert_eq!(auto, all, "{}: auto", case.name);
+        if let Some(emulated) = geom.emulate_cells(&case.settings) {
+            assert_eq!(cells, emulated, "{}", case.name);
+        }
+        cells_ran += usize::from(used == RdfMethod::Cells);
+        println!("{}: {used}, {} pairs", case.name, all.iter().sum::<u64>());
+    }
+    assert!(cells_ran >= 8, "only {cells_ran} cases ran the cell list");
 }
 
 // ---- Cutoff and multilevel summation ----

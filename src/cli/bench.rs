@@ -8,8 +8,10 @@
 //! whole lattice, or, for the big cases, over a middle slab scaled to the lattice (said in the output).
 //! Each GPU result is checked against the CPU values on the planes both computed.
 //!
-//! `--dcs-variants 8:0,8:1` times several variants of the Coulomb kernel (points per thread : points
-//! whose reciprocal square root runs on the FMA pipe). `--pool` adds multi-GPU scaling: one request
+//! `--dcs-variants 8:0,8x2:3:newton2,mixed:0.25` times several variants of the Coulomb kernel (points
+//! per thread : evaluations whose reciprocal square root runs on the FMA pipe; see `DcsVariant`), each
+//! against a float64 sum at sampled points. `--rdf-methods all-pairs,cells` times the RDF kernels and
+//! checks that every method's histogram equals the all-pairs one. `--pool` adds multi-GPU scaling: one request
 //! for the C60 HOMO on 256^3 through a worker pool over the first device, then over all devices
 //! (`ORBITFIELD_DEVICES` or every one found), wall-clock from submission to the grid in host memory
 //! (copy back included), median of the repeats after three warm-up requests.
@@ -43,7 +45,9 @@ pub struct BenchArgs {
     /// Timed runs per figure (the median is reported).
     #[arg(long, default_value_t = 9)]
     repeats: usize,
-    /// Coulomb kernel variants to time, "UNROLL:SOFT" separated by commas (default: the engine's).
+    /// Coulomb kernel variants to time, separated by commas (default: the engine's): "U:S" or
+    /// "UxV:S[:newton2]" (U points x V rows per thread, S of the U*V evaluations per charge with 1/sqrt
+    /// on the FMA pipe), "sfu", "newton", "mixed:F". One JSON line per variant on stdout.
     #[arg(long, value_name = "LIST")]
     dcs_variants: Option<String>,
     /// Also time C60 256^3 through the worker pool (copy back included) on the first device alone and
@@ -95,6 +99,13 @@ pub struct BenchArgs {
     /// "none" skips them.
     #[arg(long, value_name = "LIST")]
     rdf_atoms: Option<String>,
+    /// GPU RDF methods to time on each RDF case, comma separated: auto, all-pairs, cells. One JSON
+    /// line per method on stdout, with whether its histogram equals the all-pairs one.
+    #[arg(long, value_name = "LIST", default_value = "auto")]
+    rdf_methods: String,
+    /// r_max of the RDF cases (Angstrom), comma separated; "half" is 0.49 x the box.
+    #[arg(long, value_name = "LIST", default_value = "12,half")]
+    rdf_r_max: String,
     /// Time only DSSP and the cartoon mesh per frame (adk, and adk copies up to 100,000 residues, or
     /// 20,000 with --quick) and stop.
     #[arg(long)]
@@ -324,11 +335,32 @@ struct RdfResult {
     /// puts in a neighbouring bin (f32 against f64 distances at bin edges).
     same_total: Option<bool>,
     moved_fraction: Option<f64>,
+    /// Every GPU method timed (`--rdf-methods`); `gpu_ms` above is the first.
+    methods: Vec<RdfMethodResult>,
 }
 
-fn rdf_case(n: usize, r_max: f64, gpu: Option<&CudaEngine>, repeats: usize) -> Result<RdfResult> {
+/// One GPU pair-enumeration method on one RDF frame.
+#[derive(Serialize, Debug)]
+struct RdfMethodResult {
+    /// The method asked for, and the one that ran (all pairs where the cell list does not apply).
+    method: String,
+    used: String,
+    gpu_ms: f64,
+    /// N x N pairs per second (the work the cell list replaces).
+    pairs_per_s: f64,
+    /// Whether its histogram equals the all-pairs kernel's count for count.
+    identical_to_all_pairs: bool,
+}
+
+fn rdf_case(
+    n: usize,
+    r_max: f64,
+    gpu: Option<&CudaEngine>,
+    repeats: usize,
+    methods: &[orbitfield::compute::cuda::rdf::RdfMethod],
+) -> Result<RdfResult> {
     use orbitfield::analysis::rdf::{RdfAccumulator, RdfSettings};
-    use orbitfield::compute::cuda::rdf::PairGeometry;
+    use orbitfield::compute::cuda::rdf::{PairGeometry, RdfMethod};
     use orbitfield::model::{Frame, UnitCell};
     // Water oxygen density: 0.0334 per cubic Angstrom.
     let side = (n as f64 / 0.0334).cbrt();
@@ -360,6 +392,7 @@ fn rdf_case(n: usize, r_max: f64, gpu: Option<&CudaEngine>, repeats: usize) -> R
         cpu_pairs_per_s: None,
         same_total: None,
         moved_fraction: None,
+        methods: Vec::new(),
     };
     let cpu_counts = if n <= 200_000 {
         let mut times = Vec::new();
@@ -378,17 +411,45 @@ fn rdf_case(n: usize, r_max: f64, gpu: Option<&CudaEngine>, repeats: usize) -> R
     };
     if let Some(g) = gpu {
         let geom = PairGeometry::new(&frame, cell, &sel, &sel, None);
-        let counts = g.rdf_counts(&geom, &settings)?;
-        let mut times = Vec::new();
-        for _ in 0..repeats.max(1) {
-            let t = Instant::now();
-            let c = g.rdf_counts(&geom, &settings)?;
-            times.push(t.elapsed().as_secs_f64() * 1e3);
-            if c != counts {
-                bail!("RDF kernel: two runs on the same frame gave different counts");
+        let (all_pairs, _) = g.rdf_counts_with(&geom, &settings, RdfMethod::AllPairs)?;
+        let mut first = None;
+        for &method in methods {
+            let (counts, used) = g.rdf_counts_with(&geom, &settings, method)?;
+            let mut times = Vec::new();
+            for _ in 0..repeats.max(1) {
+                let t = Instant::now();
+                let (c, _) = g.rdf_counts_with(&geom, &settings, method)?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                if c != counts {
+                    bail!("RDF kernel ({method}): two runs on the same frame gave different counts");
+                }
             }
+            let ms = median(times);
+            let m = RdfMethodResult {
+                method: method.to_string(),
+                used: used.to_string(),
+                gpu_ms: ms,
+                pairs_per_s: pairs / (ms * 1e-3),
+                identical_to_all_pairs: counts == all_pairs,
+            };
+            println!(
+                "{}",
+                serde_json::json!({
+                    "bench": "rdf_method",
+                    "atoms": n,
+                    "box_angstrom": side,
+                    "r_max_angstrom": r_max,
+                    "method": m.method,
+                    "used": m.used,
+                    "gpu_ms": m.gpu_ms,
+                    "pairs_per_s": m.pairs_per_s,
+                    "identical_to_all_pairs": m.identical_to_all_pairs,
+                })
+            );
+            out.methods.push(m);
+            first.get_or_insert((ms, counts));
         }
-        let ms = median(times);
+        let (ms, counts) = first.unwrap_or((f64::NAN, all_pairs));
         out.gpu_ms = Some(ms);
         out.gpu_pairs_per_s = Some(pairs / (ms * 1e-3));
         out.hit_fraction = counts.iter().sum::<u64>() as f64 / pairs;
@@ -429,6 +490,9 @@ struct CaseResult {
     cpu_batch_ms: Option<f64>,
     gpu_pair_ms: Option<f64>,
     gpu_batch_ms: Option<f64>,
+    /// Potential maps: the largest |gpu - ref| / |ref| over sampled points of the compared planes,
+    /// ref the sum in float64.
+    max_rel_err_vs_f64: Option<f64>,
 }
 
 #[derive(Serialize, Debug)]
@@ -720,6 +784,7 @@ fn mo_case(
         cpu_batch_ms: None,
         gpu_pair_ms: None,
         gpu_batch_ms: None,
+        max_rel_err_vs_f64: None,
     };
     let (pair, batch) = pair_times(cpu, &job, z.clone(), repeats.min(5))?;
     (r.cpu_pair_ms, r.cpu_batch_ms) = (Some(pair), Some(batch));
@@ -788,6 +853,7 @@ fn dcs_case(
         cpu_batch_ms: None,
         gpu_pair_ms: None,
         gpu_batch_ms: None,
+        max_rel_err_vs_f64: None,
     };
     let Some(g) = gpu else { return Ok(vec![base]) };
     let default = g.dcs_variant();
@@ -797,20 +863,70 @@ fn dcs_case(
         variants.to_vec()
     };
     let mut out = Vec::new();
+    let FieldInput::Charges(q) = &job.input else {
+        bail!("the potential case has no charges");
+    };
+    // Float64 reference at 509 points spread over the compared planes (a prime stride).
+    let (nx, ny) = (dims[0], dims[1]);
+    let plane = nx * ny;
+    let samples: Vec<usize> = (0..509).map(|k| (k * 7919 * 13) % (plane * z.len())).collect();
+    let reference: Vec<f64> = samples
+        .iter()
+        .map(|&idx| {
+            let p = [
+                (idx % nx) as f64 * spacing,
+                (idx / nx % ny) as f64 * spacing,
+                (z.start + idx / plane) as f64 * spacing,
+            ];
+            q.positions_bohr
+                .iter()
+                .zip(&q.charges_e)
+                .map(|(a, &c)| c / ((a[0] - p[0]).powi(2) + (a[1] - p[1]).powi(2) + (a[2] - p[2]).powi(2)).sqrt())
+                .sum()
+        })
+        .collect();
     for v in list {
         g.set_dcs_variant(v);
         let ms = median(g.time_kernels(&job, repeats)?);
         let mut r = CaseResult {
-            name: format!("{} [{}:{}]", base.name, v.unroll, v.soft),
+            name: format!("{} [{v}]", base.name),
             cpu_note: base.cpu_note.clone(),
             gpu_form: None,
             ..base
         };
-        r.gpu_form = Some(format!("dcs {} points/thread, {} on the FMA pipe", v.unroll, v.soft));
+        r.gpu_form = Some(format!(
+            "dcs {v}: {} x {} points/thread, {:.3} of 1/sqrt on the FMA pipe",
+            v.unroll,
+            v.rows,
+            v.soft_fraction()
+        ));
         r.gpu_ms = Some(ms);
         r.speedup = Some(cpu_ms / ms);
         r.gpu_evals_per_s = Some(evals / (ms * 1e-3));
-        r.rel_err_vs_cpu = Some(rel_err(&gpu_values(g, &job, z.clone())?, &cpu_vals));
+        let values = gpu_values(g, &job, z.clone())?;
+        r.rel_err_vs_cpu = Some(rel_err(&values, &cpu_vals));
+        let worst = samples
+            .iter()
+            .zip(&reference)
+            .map(|(&i, &want)| {
+                values
+                    .get(i)
+                    .map_or(f64::INFINITY, |&got| (f64::from(got) - want).abs() / want.abs())
+            })
+            .fold(0.0, f64::max);
+        r.max_rel_err_vs_f64 = Some(worst);
+        println!(
+            "{}",
+            serde_json::json!({
+                "bench": "dcs_variant",
+                "variant": v.to_string(),
+                "soft_fraction": v.soft_fraction(),
+                "gpu_ms": ms,
+                "evals_per_s": evals / (ms * 1e-3),
+                "max_rel_err_vs_f64": worst,
+                "rel_err_vs_cpu": r.rel_err_vs_cpu,
+            })
+        );
         out.push(r);
     }
     g.set_dcs_variant(default);
@@ -990,6 +1106,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         };
         cases.extend(dcs_case(charges, dims, g, &cpu, args.repeats, &variants)?);
     }
+    let rdf_methods = args
+        .rdf_methods
+        .split(',')
+        .map(|m| m.parse::<cuda::rdf::RdfMethod>().map_err(anyhow::Error::msg))
+        .collect::<Result<Vec<_>>>()
+        .context("--rdf-methods")?;
     let rdf_atoms: Vec<usize> = match args.rdf_atoms.as_deref() {
         Some("none") => Vec::new(),
         Some(list) => list
@@ -1076,8 +1198,16 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         // Sparse (r_max 12 A, as `orbitfield rdf` defaults) and dense (r_max near half the box:
         // about half of all pairs are counted, so the shared-memory atomics are exercised).
         let side = (n as f64 / 0.0334).cbrt();
-        for r_max in [12.0, 0.49 * side] {
-            rdf.push(rdf_case(n, r_max, g, args.repeats.min(5))?);
+        for r_max in args.rdf_r_max.split(',') {
+            let r_max = match r_max.trim() {
+                "half" => 0.49 * side,
+                v => v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|r| *r > 0.0)
+                    .with_context(|| format!("--rdf-r-max: '{v}' is not a distance"))?,
+            };
+            rdf.push(rdf_case(n, r_max, g, args.repeats.min(5), &rdf_methods)?);
             eprintln!("{:?}", rdf.last());
         }
     }

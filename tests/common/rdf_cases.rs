@@ -95,3 +95,76 @@ pub fn assert_counts_close(got: &[u64], want: &[u64], r_max: f64, what: &str) {
         "{what}: {moved} of {total} pairs in a different bin\n got {got:?}\nwant {want:?}"
     );
 }
+
+/// Frames for the cell-list path against all pairs: random orthorhombic boxes (r_max from a tenth of
+/// the box to just under half of it, where fewer than 3 cells per side force all pairs), open
+/// boundaries, identical and different selections, exclusions, clustered atoms and atoms on a cubic
+/// lattice whose spacing divides r_max (pairs exactly at r_max and on bin edges). `n` atoms per frame.
+pub fn cell_list_cases(seed: &mut u64, n: usize) -> Vec<RdfCase> {
+    let mut out = Vec::new();
+    for k in 0..10 {
+        let side = [0; 3].map(|_| 25.0 + 40.0 * lcg(seed));
+        let min_side = side.iter().copied().fold(f64::INFINITY, f64::min);
+        let r_max = match k % 5 {
+            0 => 0.49 * min_side,
+            1 => 0.34 * min_side,
+            2 => 0.26 * min_side,
+            _ => min_side * (0.08 + 0.15 * lcg(seed)),
+        };
+        let open = k == 4 || k == 9;
+        let identical = k % 2 == 0;
+        let groups = k % 3 == 1;
+        let clustered = k == 3 || k == 8;
+        let lattice = k == 6;
+        let positions: Vec<[f32; 3]> = (0..n)
+            .map(|i| {
+                if lattice {
+                    let a = r_max / 3.0;
+                    let m = ((min_side / a) as usize).max(1);
+                    [i % m, (i / m) % m, (i / (m * m)) % m].map(|c| (c as f64 * a) as f32)
+                } else if clustered {
+                    // Half the atoms within 3 A of one point, the rest uniform (beyond the box too).
+                    let near = i % 2 == 0;
+                    [0, 1, 2].map(|d| {
+                        let u = lcg(seed);
+                        (if near {
+                            10.0 + 3.0 * u
+                        } else {
+                            1.3 * side[d] * u - 0.15 * side[d]
+                        }) as f32
+                    })
+                } else {
+                    [0, 1, 2].map(|d| (1.2 * side[d] * lcg(seed) - 0.1 * side[d]) as f32)
+                }
+            })
+            .collect();
+        let (sel1, sel2): (Vec<u32>, Vec<u32>) = if identical {
+            ((0..n as u32).collect(), (0..n as u32).collect())
+        } else {
+            (
+                (0..(2 * n / 3) as u32).collect(),
+                ((n / 4) as u32..n as u32).rev().collect(),
+            )
+        };
+        out.push(RdfCase {
+            name: format!(
+                "cells case {k}: box {side:.1?}, r_max {r_max:.2}, open {open}, identical {identical}, groups {groups}, \
+                 clustered {clustered}, lattice {lattice}"
+            ),
+            frame: Frame {
+                positions_angstrom: positions,
+                cell: (!open).then(|| UnitCell::orthorhombic(side)),
+                ..Frame::default()
+            },
+            sel1,
+            sel2,
+            groups: groups.then(|| (0..n as u32).map(|i| i / 3).collect()),
+            settings: RdfSettings {
+                r_max_angstrom: r_max,
+                bins: if lattice { 9 } else { 50 + k * 37 },
+                exclude_same_group: groups,
+            },
+        });
+    }
+    out
+}

@@ -14,55 +14,134 @@ pub const DCS_SRC: &str = include_str!("../../../kernels/dcs.cu");
 /// Atoms per constant-memory chunk of the Coulomb kernel (`DCS_CHUNK` in `kernels/dcs.cu`).
 pub const DCS_CHUNK: usize = 4000;
 const DCS_BLOCK: (u32, u32) = (32, 8);
+/// sqrt(1/2): coordinates, spacings and charges are scaled by it for the kernel, whose square
+/// distances are then r^2 / 2 (see `kernels/dcs.cu`).
+const HALF_SQRT: f64 = std::f64::consts::FRAC_1_SQRT_2;
 
-/// A variant of the Coulomb kernel: lattice points per thread (`DCS_UNROLL`) and how many of them take
-/// their reciprocal square root on the FMA pipe instead of the special-function unit (`DCS_SOFT`).
+/// How the soft evaluations of the Coulomb kernel compute 1/sqrt on the FMA pipe (`DCS_RSQ` in
+/// `kernels/dcs.cu`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SoftRsqrt {
+    /// `rsqrt_fma`: seed, one Newton step, one third-order step (relative error below 2e-7).
+    Third,
+    /// `rsqrt_newton2`: tuned seed and two tuned Newton steps (two instructions fewer, below 8e-7).
+    Newton2,
+}
+
+/// A variant of the Coulomb kernel: lattice points per row and thread (`DCS_UNROLL`), rows per
+/// thread (`DCS_ROWS`), how many of the `unroll * rows` evaluations per atom take their reciprocal
+/// square root on the FMA pipe instead of the special-function unit (`DCS_SOFT`), and how
+/// (`DCS_RSQ`). Text forms: `U:S` or `UxV:S` or `UxV:S:newton2`; `sfu` (8x4:0, all on the SFU),
+/// `newton` (8x4:32:newton2, all on the FMA pipe) and `mixed:F` (8x4 with the fraction F of the 32
+/// evaluations, rounded, soft by `newton2`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DcsVariant {
     pub unroll: u32,
+    pub rows: u32,
     pub soft: u32,
+    pub rsqrt: SoftRsqrt,
 }
 
 impl DcsVariant {
     /// The variant the engine uses unless told otherwise (fastest measured on an H200, see
     /// `benches/RESULTS.md`).
-    pub const DEFAULT: DcsVariant = DcsVariant { unroll: 8, soft: 1 };
+    pub const DEFAULT: DcsVariant = DcsVariant {
+        unroll: 8,
+        rows: 1,
+        soft: 1,
+        rsqrt: SoftRsqrt::Third,
+    };
 
-    /// Checks the limits the kernel needs: 1 to 32 points per thread, at most all of them soft.
-    pub fn new(unroll: u32, soft: u32) -> Option<DcsVariant> {
-        ((1..=32).contains(&unroll) && soft <= unroll).then_some(DcsVariant { unroll, soft })
+    /// Checks the limits the kernel needs: 1 to 32 points per row, 1 to 8 rows, at most 64
+    /// evaluations per atom, at most all of them soft.
+    pub fn new(unroll: u32, rows: u32, soft: u32, rsqrt: SoftRsqrt) -> Option<DcsVariant> {
+        ((1..=32).contains(&unroll) && (1..=8).contains(&rows) && unroll * rows <= 64 && soft <= unroll * rows)
+            .then_some(DcsVariant {
+                unroll,
+                rows,
+                soft,
+                rsqrt,
+            })
+    }
+
+    /// Fraction of the evaluations whose reciprocal square root runs on the FMA pipe.
+    pub fn soft_fraction(&self) -> f64 {
+        f64::from(self.soft) / f64::from(self.unroll * self.rows)
     }
 
     pub(super) fn source(&self) -> String {
         format!(
-            "#define DCS_UNROLL {}\n#define DCS_SOFT {}\n{DCS_SRC}",
-            self.unroll, self.soft
+            "#define DCS_UNROLL {}\n#define DCS_ROWS {}\n#define DCS_SOFT {}\n#define DCS_RSQ {}\n{DCS_SRC}",
+            self.unroll, self.rows, self.soft, self.rsqrt as u32
         )
     }
 
     pub(super) fn pack(&self) -> u32 {
-        (self.unroll << 8) | self.soft
+        (self.unroll << 16) | (self.rows << 12) | ((self.rsqrt as u32) << 8) | self.soft
     }
 
     pub(super) fn unpack(v: u32) -> DcsVariant {
-        DcsVariant::new(v >> 8, v & 0xff).unwrap_or(DcsVariant::DEFAULT)
+        let rsqrt = if (v >> 8) & 1 == 1 {
+            SoftRsqrt::Newton2
+        } else {
+            SoftRsqrt::Third
+        };
+        DcsVariant::new(v >> 16, (v >> 12) & 0xf, v & 0xff, rsqrt).unwrap_or(DcsVariant::DEFAULT)
+    }
+}
+
+impl std::fmt::Display for DcsVariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}:{}", self.unroll, self.rows, self.soft)?;
+        match self.rsqrt {
+            SoftRsqrt::Third => Ok(()),
+            SoftRsqrt::Newton2 => f.write_str(":newton2"),
+        }
     }
 }
 
 /// Text that does not name a Coulomb kernel variant.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("'{0}' is not a Coulomb kernel variant (UNROLL:SOFT with SOFT <= UNROLL <= 32)")]
+#[error(
+    "'{0}' is not a Coulomb kernel variant (U:S, UxV:S or UxV:S:newton2 with U <= 32, V <= 8, U*V <= 64, \
+     S <= U*V; or sfu, newton, mixed:F with 0 <= F <= 1)"
+)]
 pub struct BadDcsVariant(pub String);
 
 impl std::str::FromStr for DcsVariant {
     type Err = BadDcsVariant;
-    /// "8:1" (points per thread : soft points).
     fn from_str(s: &str) -> Result<DcsVariant, BadDcsVariant> {
         let bad = || BadDcsVariant(s.to_string());
-        let (u, k) = s.split_once(':').ok_or_else(bad)?;
-        let u = u.trim().parse().map_err(|_| bad())?;
-        let k = k.trim().parse().map_err(|_| bad())?;
-        DcsVariant::new(u, k).ok_or_else(bad)
+        let t = s.trim();
+        let num = |x: &str| x.trim().parse::<u32>().map_err(|_| bad());
+        match t {
+            "sfu" => return DcsVariant::new(8, 4, 0, SoftRsqrt::Third).ok_or_else(bad),
+            "newton" => return DcsVariant::new(8, 4, 32, SoftRsqrt::Newton2).ok_or_else(bad),
+            _ => {}
+        }
+        if let Some(f) = t.strip_prefix("mixed:") {
+            let f: f64 = f.trim().parse().map_err(|_| bad())?;
+            if !(0.0..=1.0).contains(&f) {
+                return Err(bad());
+            }
+            return DcsVariant::new(8, 4, (32.0 * f).round() as u32, SoftRsqrt::Newton2).ok_or_else(bad);
+        }
+        let mut parts = t.split(':');
+        let shape = parts.next().ok_or_else(bad)?;
+        let soft = num(parts.next().ok_or_else(bad)?)?;
+        let rsqrt = match parts.next().map(str::trim) {
+            None | Some("third") => SoftRsqrt::Third,
+            Some("newton2") => SoftRsqrt::Newton2,
+            Some(_) => return Err(bad()),
+        };
+        if parts.next().is_some() {
+            return Err(bad());
+        }
+        let (u, v) = match shape.split_once('x') {
+            Some((u, v)) => (num(u)?, num(v)?),
+            None => (num(shape)?, 1),
+        };
+        DcsVariant::new(u, v, soft, rsqrt).ok_or_else(bad)
     }
 }
 
@@ -71,7 +150,8 @@ pub(super) struct DcsPrepared {
 }
 
 impl DcsPrepared {
-    /// The charges as (x, y, z relative to the lattice origin, q) in float, as the kernel reads them.
+    /// The charges as the kernel reads them: x, y, z relative to the lattice origin and the charge,
+    /// each times sqrt(1/2) (the kernel works with half-square distances), in float.
     pub(super) fn new(q: &PointCharges, lattice: &Lattice) -> Result<DcsPrepared, ComputeError> {
         if q.positions_bohr.len() != q.charges_e.len() {
             return Err(ComputeError::WrongInput(Field::Potential, "one charge per position"));
@@ -83,10 +163,10 @@ impl DcsPrepared {
             .zip(&q.charges_e)
             .map(|(p, &c)| {
                 [
-                    (p[0] - o[0]) as f32,
-                    (p[1] - o[1]) as f32,
-                    (p[2] - o[2]) as f32,
-                    c as f32,
+                    ((p[0] - o[0]) * HALF_SQRT) as f32,
+                    ((p[1] - o[1]) * HALF_SQRT) as f32,
+                    ((p[2] - o[2]) * HALF_SQRT) as f32,
+                    (c * HALF_SQRT) as f32,
                 ]
             })
             .collect();
@@ -136,16 +216,18 @@ impl CudaEngine {
             z_range.len() as i32,
             z_range.start as i32,
         );
+        // Scaled like the charges' coordinates (`DcsPrepared::new`).
         let (sx, sy, sz) = (
-            l.steps_bohr[0][0] as f32,
-            l.steps_bohr[1][1] as f32,
-            l.steps_bohr[2][2] as f32,
+            (l.steps_bohr[0][0] * HALF_SQRT) as f32,
+            (l.steps_bohr[1][1] * HALF_SQRT) as f32,
+            (l.steps_bohr[2][2] * HALF_SQRT) as f32,
         );
-        let per_block_x = DCS_BLOCK.0 as usize * variant.unroll as usize;
+        let per_block_x = DCS_BLOCK.0 * variant.unroll;
+        let per_block_y = DCS_BLOCK.1 * variant.rows;
         let cfg = LaunchConfig {
             grid_dim: (
-                (nx as u32).div_ceil(per_block_x as u32),
-                (ny as u32).div_ceil(DCS_BLOCK.1),
+                (nx as u32).div_ceil(per_block_x),
+                (ny as u32).div_ceil(per_block_y),
                 nz as u32,
             ),
             block_dim: (DCS_BLOCK.0, DCS_BLOCK.1, 1),
@@ -188,18 +270,95 @@ mod tests {
 
     #[test]
     fn dcs_variants_parse_and_reject_what_the_kernel_cannot_do() {
-        assert_eq!("8:1".parse::<DcsVariant>(), Ok(DcsVariant { unroll: 8, soft: 1 }));
-        assert_eq!(" 16 : 0 ".parse::<DcsVariant>(), Ok(DcsVariant { unroll: 16, soft: 0 }));
-        for bad in ["", "8", "8:9", "0:0", "33:1", "-1:0", "8:x", "4294967295:0"] {
+        let v = |u, r, k, m| DcsVariant {
+            unroll: u,
+            rows: r,
+            soft: k,
+            rsqrt: m,
+        };
+        use SoftRsqrt::{Newton2, Third};
+        assert_eq!("8:1".parse::<DcsVariant>(), Ok(v(8, 1, 1, Third)));
+        assert_eq!(" 16 : 0 ".parse::<DcsVariant>(), Ok(v(16, 1, 0, Third)));
+        assert_eq!("8x2:3:newton2".parse::<DcsVariant>(), Ok(v(8, 2, 3, Newton2)));
+        assert_eq!("8x4:5:third".parse::<DcsVariant>(), Ok(v(8, 4, 5, Third)));
+        assert_eq!("sfu".parse::<DcsVariant>(), Ok(v(8, 4, 0, Third)));
+        assert_eq!("newton".parse::<DcsVariant>(), Ok(v(8, 4, 32, Newton2)));
+        assert_eq!("mixed:0.28".parse::<DcsVariant>(), Ok(v(8, 4, 9, Newton2)));
+        for bad in [
+            "",
+            "8",
+            "8:9",
+            "0:0",
+            "33:1",
+            "-1:0",
+            "8:x",
+            "4294967295:0",
+            "8x9:1",
+            "32x4:1",
+            "8x2:17",
+            "8:1:x",
+            "8:1:third:1",
+            "mixed:1.5",
+            "mixed:x",
+        ] {
             assert!(bad.parse::<DcsVariant>().is_err(), "{bad}");
         }
-        // Packing keeps every valid variant.
+        // Packing keeps every valid variant, and the text form reads back.
         for u in 1..=32 {
-            for k in 0..=u {
-                let v = DcsVariant { unroll: u, soft: k };
-                assert_eq!(DcsVariant::unpack(v.pack()), v);
+            for r in 1..=8 {
+                for k in 0..=(u * r).min(64) {
+                    for m in [Third, Newton2] {
+                        if let Some(x) = DcsVariant::new(u, r, k, m) {
+                            assert_eq!(DcsVariant::unpack(x.pack()), x);
+                            assert_eq!(x.to_string().parse::<DcsVariant>(), Ok(x));
+                        }
+                    }
+                }
             }
         }
-        assert!(DCS_SRC.contains("#ifndef DCS_UNROLL") && DCS_SRC.contains("#ifndef DCS_SOFT"));
+        for d in ["DCS_UNROLL", "DCS_ROWS", "DCS_SOFT", "DCS_RSQ"] {
+            assert!(DCS_SRC.contains(&format!("#ifndef {d}")), "{d}");
+        }
+    }
+
+    /// The two FMA-pipe reciprocal square roots of `kernels/dcs.cu` (1/sqrt(2h) from h = r^2 / 2), in
+    /// the same f32 operations, against f64 over many binades.
+    #[test]
+    fn soft_reciprocal_square_roots_are_accurate() {
+        // Both take h = x / 2 and return 1/sqrt(x).
+        let third = |h: f32| {
+            let mut y = f32::from_bits(0x5ef7_59dfu32.wrapping_sub(h.to_bits() >> 1));
+            y *= (-h * y).mul_add(y, 1.5);
+            let t = (h * y).mul_add(y, -0.5);
+            let p = 1.5f32.mul_add(t, -1.0);
+            (y * t).mul_add(p, y)
+        };
+        let newton2 = |h: f32| {
+            let mut y = f32::from_bits(0x5ef7_6908u32.wrapping_sub(h.to_bits() >> 1));
+            y *= (-h * y).mul_add(y, 1.500_879);
+            y * (-h * y).mul_add(y, 1.500_000_6)
+        };
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64 ^ std::process::id() as u64;
+        let (mut worst3, mut worst2, mut sum2) = (0f64, 0f64, 0f64);
+        let n = 200_000;
+        for _ in 0..n {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let u = (seed >> 11) as f64 / (1u64 << 53) as f64;
+            let h = 10f64.powf(-6.0 + 12.0 * u) as f32;
+            let want = 1.0 / (2.0 * f64::from(h)).sqrt();
+            let e3 = f64::from(third(h)) / want - 1.0;
+            let e2 = f64::from(newton2(h)) / want - 1.0;
+            worst3 = worst3.max(e3.abs());
+            worst2 = worst2.max(e2.abs());
+            sum2 += e2;
+        }
+        assert!(worst3 < 2e-7, "third-order form: {worst3:e}");
+        assert!(worst2 < 8e-7, "two-step form: {worst2:e}");
+        // Errors of both signs: the mean is well below the worst case.
+        assert!(
+            (sum2 / n as f64).abs() < 3e-7,
+            "two-step form drifts: mean {:e}",
+            sum2 / n as f64
+        );
     }
 }

@@ -36,7 +36,7 @@ pub mod nvrtc;
 pub mod qm_esp;
 pub mod rdf;
 
-pub use dcs::{DCS_CHUNK, DCS_SRC, DcsVariant};
+pub use dcs::{DCS_CHUNK, DCS_SRC, DcsVariant, SoftRsqrt};
 pub use discovery::{Discovery, device_count, devices_from_env, discover, libraries_present};
 pub use engine::{CudaEngine, UTIL_SRC, all_finite, copy_all_finite};
 pub use mo::{MO_COMMON_SRC, MO_GENERAL_SRC};

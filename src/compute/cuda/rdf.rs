@@ -2,12 +2,17 @@
 //!
 //! Owns [`PairGeometry`] (one frame's two selections laid out for `kernels/rdf.cu`: f32 positions
 //! wrapped into the box, the box reduced so that the kernel's one-rounding-per-axis minimum image is
-//! exact, group ids for exclusions) and [`CudaEngine::rdf_counts`] (uploads, launches over set A in
-//! blocks and set B in bounded chunks, returns 64-bit counts). The kernel computes every pair (no cell
-//! list), so its cost is `n1 * n2` whatever r_max is. Called by the RDF scheduler in `jobs::rdf`; the
-//! CPU engine in `analysis::rdf` is the reference the tests hold this to. [`PairGeometry::emulate`]
-//! runs the kernel's f32 arithmetic on the CPU, so the layout and the minimum image are tested on
-//! machines without a GPU.
+//! exact, group ids for exclusions), [`CellPlan`] (the cell grid of the cell-list path) and
+//! [`CudaEngine::rdf_counts`] (uploads, launches, returns 64-bit counts). Two methods ([`RdfMethod`]):
+//! all pairs (set A in blocks, set B in bounded chunks; cost `n1 * n2` whatever r_max is) and a cell
+//! list (a counting sort into cells at least r_max wide on the device, then only neighbouring cells'
+//! pairs; open and orthorhombic boxes with at least 3 cells per periodic side). Both pass every visited
+//! pair through the same f32 distance and binning, so their histograms are identical; `Auto` takes the
+//! cell list where its grid has at least [`CELLS_MIN`] cells and all pairs otherwise (triclinic boxes,
+//! r_max near half the box). Called by the RDF scheduler in `jobs::rdf`; the CPU engine in
+//! `analysis::rdf` is the reference the tests hold this to. [`PairGeometry::emulate`] and
+//! [`PairGeometry::emulate_cells`] run the kernels' f32 arithmetic and pair enumeration on the CPU, so
+//! the layout, the minimum image and the cell grid are tested on machines without a GPU.
 
 use super::{CudaEngine, dev_err};
 use crate::analysis::rdf::RdfSettings;
@@ -25,6 +30,13 @@ const TILE: usize = 512;
 const WARPS: usize = 8;
 /// Atoms of set B per launch: a block then counts at most THREADS * A_PER_THREAD * B_CHUNK < 2^32 pairs.
 const B_CHUNK: usize = 1 << 23;
+/// `RDF_CELL_THREADS`, `RDF_CELL_WARPS`, `RDF_CELL_TA` and `RDF_CELL_TB` in `kernels/rdf.cu`.
+const CELL_THREADS: u32 = 128;
+const CELL_WARPS: usize = 4;
+const CELL_TA: usize = 128;
+const CELL_TB: usize = 512;
+/// Blocks of the cell-list kernel (they stride over the cells).
+const CELL_BLOCKS: usize = 4096;
 /// Shared memory a block may use without opting in to more (bytes).
 const SHARED_LIMIT: usize = 48 * 1024;
 
@@ -127,51 +139,298 @@ impl PairGeometry {
         self.a.len() as u64 * self.b.len() as u64
     }
 
-    /// The kernel's arithmetic, in the same f32 operations, on the CPU: counts per bin. For tests
-    /// (O(n1 n2), single-threaded).
-    pub fn emulate(&self, settings: &RdfSettings) -> Vec<u64> {
-        let bins = settings.bins.max(1);
-        let mut counts = vec![0u64; bins];
-        let r_max = settings.r_max_angstrom as f32;
-        let r2max = r_max * r_max;
-        let inv_dr = (settings.bins as f64 / settings.r_max_angstrom) as f32;
+    /// Whether set A and set B are the same atoms in the same order (bit for bit): the cell list then
+    /// visits half of the neighbouring cells and counts their pairs twice.
+    pub fn same_sets(&self) -> bool {
+        self.a.len() == self.b.len()
+            && self
+                .a
+                .iter()
+                .zip(&self.b)
+                .all(|(p, q)| p.map(f32::to_bits) == q.map(f32::to_bits))
+    }
+
+    /// The kernels' bin of one pair (`rdf_d2` and the binning in `kernels/rdf.cu`, same f32
+    /// operations), or None beyond r_max or for an excluded pair.
+    fn bin_of(&self, p: &[f32; 4], q: &[f32; 4], k: &BinConsts) -> Option<usize> {
         let c = &self.cell;
+        let mut dx = p[0] - q[0];
+        let mut dy = p[1] - q[1];
+        let mut dz = p[2] - q[2];
+        match self.mode {
+            PairMode::Open => {}
+            PairMode::Orthorhombic => {
+                dx = dx.abs();
+                dy = dy.abs();
+                dz = dz.abs();
+                dx = dx.min(c.ax - dx);
+                dy = dy.min(c.by - dy);
+                dz = dz.min(c.cz - dz);
+            }
+            PairMode::Triclinic => {
+                let s = (dz * c.inv_cz).round_ties_even();
+                dz = (-s).mul_add(c.cz, dz);
+                dy = (-s).mul_add(c.cy, dy);
+                dx = (-s).mul_add(c.cx, dx);
+                let s = (dy * c.inv_by).round_ties_even();
+                dy = (-s).mul_add(c.by, dy);
+                dx = (-s).mul_add(c.bx, dx);
+                let s = (dx * c.inv_ax).round_ties_even();
+                dx = (-s).mul_add(c.ax, dx);
+            }
+        }
+        let d2 = dx.mul_add(dx, dy.mul_add(dy, dz * dz));
+        let same = self.groups && p[3].to_bits() == q[3].to_bits();
+        (d2 <= k.r2max && !same).then(|| ((d2.sqrt() * k.inv_dr) as usize).min(k.bins - 1))
+    }
+
+    /// The all-pairs kernel's arithmetic, in the same f32 operations, on the CPU: counts per bin. For
+    /// tests (O(n1 n2), single-threaded).
+    pub fn emulate(&self, settings: &RdfSettings) -> Vec<u64> {
+        let k = BinConsts::new(settings);
+        let mut counts = vec![0u64; k.bins];
         for p in &self.a {
             for q in &self.b {
-                let mut dx = p[0] - q[0];
-                let mut dy = p[1] - q[1];
-                let mut dz = p[2] - q[2];
-                match self.mode {
-                    PairMode::Open => {}
-                    PairMode::Orthorhombic => {
-                        dx = dx.abs();
-                        dy = dy.abs();
-                        dz = dz.abs();
-                        dx = dx.min(c.ax - dx);
-                        dy = dy.min(c.by - dy);
-                        dz = dz.min(c.cz - dz);
-                    }
-                    PairMode::Triclinic => {
-                        let s = (dz * c.inv_cz).round_ties_even();
-                        dz = (-s).mul_add(c.cz, dz);
-                        dy = (-s).mul_add(c.cy, dy);
-                        dx = (-s).mul_add(c.cx, dx);
-                        let s = (dy * c.inv_by).round_ties_even();
-                        dy = (-s).mul_add(c.by, dy);
-                        dx = (-s).mul_add(c.bx, dx);
-                        let s = (dx * c.inv_ax).round_ties_even();
-                        dx = (-s).mul_add(c.ax, dx);
-                    }
-                }
-                let d2 = dx.mul_add(dx, dy.mul_add(dy, dz * dz));
-                let same = self.groups && p[3].to_bits() == q[3].to_bits();
-                if d2 <= r2max && !same {
-                    let bin = ((d2.sqrt() * inv_dr) as usize).min(bins - 1);
+                if let Some(bin) = self.bin_of(p, q, &k) {
                     counts[bin] += 1;
                 }
             }
         }
         counts
+    }
+
+    /// The cell-list kernel on the CPU: the same cell assignment, the same stencil (half of it for
+    /// identical sets, pairs of different cells counted twice) and the same pair arithmetic. None where
+    /// the engine would fall back to all pairs (no [`CellPlan`]). For tests (single-threaded).
+    pub fn emulate_cells(&self, settings: &RdfSettings) -> Option<Vec<u64>> {
+        let plan = CellPlan::new(self, settings.r_max_angstrom)?;
+        let k = BinConsts::new(settings);
+        let ncells = plan.cells();
+        let sort = |set: &[[f32; 4]]| {
+            let mut cells: Vec<Vec<usize>> = vec![Vec::new(); ncells];
+            for (i, p) in set.iter().enumerate() {
+                if let Some(c) = cells.get_mut(plan.cell_of(p)) {
+                    c.push(i);
+                }
+            }
+            cells
+        };
+        let a_cells = sort(&self.a);
+        let b_cells = sort(&self.b);
+        let half = self.same_sets();
+        let mut counts = vec![0u64; k.bins];
+        for (c, a_list) in a_cells.iter().enumerate() {
+            for s in if half { 13..27 } else { 0..27 } {
+                let Some(nc) = plan.neighbour(c, s) else { continue };
+                let w = if half && s != 13 { 2 } else { 1 };
+                for &i in a_list {
+                    for &j in b_cells.get(nc).map(Vec::as_slice).unwrap_or(&[]) {
+                        if let (Some(p), Some(q)) = (self.a.get(i), self.b.get(j))
+                            && let Some(bin) = self.bin_of(p, q, &k)
+                        {
+                            counts[bin] += w;
+                        }
+                    }
+                }
+            }
+        }
+        Some(counts)
+    }
+}
+
+/// r_max and bin width as the kernels use them (f32).
+struct BinConsts {
+    bins: usize,
+    r2max: f32,
+    inv_dr: f32,
+}
+
+impl BinConsts {
+    fn new(settings: &RdfSettings) -> BinConsts {
+        BinConsts {
+            bins: settings.bins.max(1),
+            r2max: (settings.r_max_angstrom * settings.r_max_angstrom) as f32,
+            inv_dr: (settings.bins as f64 / settings.r_max_angstrom) as f32,
+        }
+    }
+}
+
+/// How the pairs of a frame are enumerated on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RdfMethod {
+    /// The cell list where it applies and pays off (at least [`CELLS_MIN`] cells), else all pairs.
+    Auto,
+    AllPairs,
+    /// The cell list where it applies (open or orthorhombic boxes with at least 3 cells per periodic
+    /// side), else all pairs.
+    Cells,
+}
+
+/// Text that does not name an RDF method.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not an RDF method (auto, all-pairs or cells)")]
+pub struct BadRdfMethod(pub String);
+
+impl std::str::FromStr for RdfMethod {
+    type Err = BadRdfMethod;
+    fn from_str(s: &str) -> Result<RdfMethod, BadRdfMethod> {
+        match s.trim() {
+            "auto" => Ok(RdfMethod::Auto),
+            "all-pairs" => Ok(RdfMethod::AllPairs),
+            "cells" => Ok(RdfMethod::Cells),
+            _ => Err(BadRdfMethod(s.to_string())),
+        }
+    }
+}
+
+impl std::fmt::Display for RdfMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RdfMethod::Auto => "auto",
+            RdfMethod::AllPairs => "all-pairs",
+            RdfMethod::Cells => "cells",
+        })
+    }
+}
+
+/// Fewest cells for which `RdfMethod::Auto` takes the cell list (a cell's 27 neighbours then cover at
+/// most 42% of the box).
+pub const CELLS_MIN: usize = 64;
+/// Most cells of a grid; larger grids get wider cells.
+const CELLS_MAX: usize = 1 << 21;
+
+/// The cell grid of the cell-list kernel (`struct RdfCells` in `kernels/rdf.cu`, same field order):
+/// cells per axis, whether the grid wraps (orthorhombic box), and the f32 origin and inverse cell
+/// width per axis. A position's cell along an axis is `min(max((int)((p - lo) * inv_w), 0), n - 1)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CellPlan {
+    pub nx: i32,
+    pub ny: i32,
+    pub nz: i32,
+    pub periodic: i32,
+    pub lo_x: f32,
+    pub lo_y: f32,
+    pub lo_z: f32,
+    pub inv_wx: f32,
+    pub inv_wy: f32,
+    pub inv_wz: f32,
+}
+
+// SAFETY: `#[repr(C)]` plain ints and floats, the layout of `RdfCells` in kernels/rdf.cu.
+unsafe impl cudarc::driver::DeviceRepr for CellPlan {}
+
+impl CellPlan {
+    /// The grid for `geom` at `r_max`, or None where the cell list does not apply: triclinic boxes,
+    /// and periodic boxes with fewer than 3 cells along a side (the 27 neighbours would repeat).
+    /// Cells are wider than r_max by 1e-4 relative plus 2^-17 of the coordinates' extent, far above
+    /// the f32 rounding of cell indices and distances, so every pair within r_max lies in neighbouring
+    /// cells.
+    pub fn new(geom: &PairGeometry, r_max: f64) -> Option<CellPlan> {
+        if !(r_max.is_finite() && r_max > 0.0) || geom.a.is_empty() || geom.b.is_empty() {
+            return None;
+        }
+        let all = || geom.a.iter().chain(&geom.b);
+        match geom.mode {
+            PairMode::Triclinic => None,
+            PairMode::Orthorhombic => {
+                let c = &geom.cell;
+                let len = [c.ax, c.by, c.cz].map(f64::from);
+                let extent = len.iter().copied().fold(0.0, f64::max);
+                let mut w = r_max * (1.0 + 1e-4) + extent * 2f64.powi(-17);
+                let mut dims = len.map(|l| (l / w).floor());
+                while dims.iter().product::<f64>() > CELLS_MAX as f64 {
+                    w *= 1.25;
+                    dims = len.map(|l| (l / w).floor());
+                }
+                if dims.iter().any(|&d| d < 3.0) {
+                    return None;
+                }
+                Some(CellPlan {
+                    nx: dims[0] as i32,
+                    ny: dims[1] as i32,
+                    nz: dims[2] as i32,
+                    periodic: 1,
+                    lo_x: 0.0,
+                    lo_y: 0.0,
+                    lo_z: 0.0,
+                    inv_wx: (dims[0] / len[0]) as f32,
+                    inv_wy: (dims[1] / len[1]) as f32,
+                    inv_wz: (dims[2] / len[2]) as f32,
+                })
+            }
+            PairMode::Open => {
+                let mut lo = [f32::INFINITY; 3];
+                let mut hi = [f32::NEG_INFINITY; 3];
+                let mut big = 0.0f64;
+                for p in all() {
+                    for k in 0..3 {
+                        lo[k] = lo[k].min(p[k]);
+                        hi[k] = hi[k].max(p[k]);
+                        big = big.max(f64::from(p[k].abs()));
+                    }
+                }
+                let span = [0, 1, 2].map(|k| f64::from(hi[k]) - f64::from(lo[k]));
+                if !span.iter().all(|s| s.is_finite()) {
+                    return None;
+                }
+                let extent = span.iter().copied().fold(big, f64::max);
+                let mut w = r_max * (1.0 + 1e-4) + extent * 2f64.powi(-17);
+                let mut dims = span.map(|s| (s / w).floor() + 1.0);
+                while dims.iter().product::<f64>() > CELLS_MAX as f64 {
+                    w *= 1.25;
+                    dims = span.map(|s| (s / w).floor() + 1.0);
+                }
+                let inv_w = (1.0 / w) as f32;
+                Some(CellPlan {
+                    nx: dims[0] as i32,
+                    ny: dims[1] as i32,
+                    nz: dims[2] as i32,
+                    periodic: 0,
+                    lo_x: lo[0],
+                    lo_y: lo[1],
+                    lo_z: lo[2],
+                    inv_wx: inv_w,
+                    inv_wy: inv_w,
+                    inv_wz: inv_w,
+                })
+            }
+        }
+    }
+
+    /// Number of cells.
+    pub fn cells(&self) -> usize {
+        self.nx.max(0) as usize * self.ny.max(0) as usize * self.nz.max(0) as usize
+    }
+
+    /// The cell of a position (`rdf_cell_of` in the kernel, same f32 operations).
+    pub fn cell_of(&self, p: &[f32; 4]) -> usize {
+        let axis = |x: f32, lo: f32, inv: f32, n: i32| (((x - lo) * inv) as i32).clamp(0, n - 1) as usize;
+        let cx = axis(p[0], self.lo_x, self.inv_wx, self.nx);
+        let cy = axis(p[1], self.lo_y, self.inv_wy, self.ny);
+        let cz = axis(p[2], self.lo_z, self.inv_wz, self.nz);
+        cx + self.nx as usize * (cy + self.ny as usize * cz)
+    }
+
+    /// Neighbour `s` (0..27, offset (s % 3 - 1, s / 3 % 3 - 1, s / 9 - 1); 13 is the cell itself) of
+    /// cell `c`, wrapped on periodic grids, None outside an open grid.
+    fn neighbour(&self, c: usize, s: usize) -> Option<usize> {
+        let n = [self.nx as i64, self.ny as i64, self.nz as i64];
+        let c = c as i64;
+        let pos = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
+        let off = [(s % 3) as i64 - 1, (s / 3 % 3) as i64 - 1, (s / 9) as i64 - 1];
+        let mut q = [0i64; 3];
+        for k in 0..3 {
+            let v = pos[k] + off[k];
+            q[k] = if self.periodic != 0 {
+                v.rem_euclid(n[k])
+            } else if (0..n[k]).contains(&v) {
+                v
+            } else {
+                return None;
+            };
+        }
+        Some((q[0] + n[0] * (q[1] + n[1] * q[2])) as usize)
     }
 }
 
@@ -198,41 +457,93 @@ pub fn reduce_box(m: [[f64; 3]; 3]) -> [[f64; 3]; 3] {
     [a, b, c]
 }
 
+/// The arguments both histogram kernels end with (after their positions): the histogram, bins,
+/// per-warp copies, r_max^2, bins per Angstrom, the box.
+struct HistArgs {
+    bins: i32,
+    per_warp: i32,
+    r2max: f32,
+    inv_dr: f32,
+}
+
+fn hist_args<'a>(
+    l: &mut cudarc::driver::LaunchArgs<'a>,
+    hist: &'a mut CudaSlice<u64>,
+    t: &'a HistArgs,
+    cell: &'a RdfBox,
+) {
+    l.arg(hist)
+        .arg(&t.bins)
+        .arg(&t.per_warp)
+        .arg(&t.r2max)
+        .arg(&t.inv_dr)
+        .arg(cell);
+}
+
 impl CudaEngine {
-    /// Pair counts of one frame's geometry on this device (`settings.bins` 64-bit counts).
+    /// Pair counts of one frame's geometry on this device (`settings.bins` 64-bit counts), by
+    /// `RdfMethod::Auto`.
     pub fn rdf_counts(&self, geom: &PairGeometry, settings: &RdfSettings) -> Result<Vec<u64>, ComputeError> {
+        Ok(self.rdf_counts_with(geom, settings, RdfMethod::Auto)?.0)
+    }
+
+    /// Pair counts by `method`, and the method that ran (`AllPairs` where the cell list does not
+    /// apply).
+    pub fn rdf_counts_with(
+        &self,
+        geom: &PairGeometry,
+        settings: &RdfSettings,
+        method: RdfMethod,
+    ) -> Result<(Vec<u64>, RdfMethod), ComputeError> {
         let bins = settings.bins;
         if bins == 0 || geom.a.is_empty() || geom.b.is_empty() {
-            return Ok(vec![0; bins]);
+            return Ok((vec![0; bins], RdfMethod::AllPairs));
         }
-        let per_warp = WARPS * bins * 4 + TILE * 16 <= SHARED_LIMIT;
-        let shared = if per_warp { WARPS * bins * 4 } else { bins * 4 };
-        let shared = shared.div_ceil(16) * 16 + TILE * 16;
+        let plan = match method {
+            RdfMethod::AllPairs => None,
+            RdfMethod::Cells => CellPlan::new(geom, settings.r_max_angstrom),
+            RdfMethod::Auto => CellPlan::new(geom, settings.r_max_angstrom).filter(|p| p.cells() >= CELLS_MIN),
+        };
+        let tiles = if plan.is_some() {
+            (CELL_TA + CELL_TB) * 16
+        } else {
+            TILE * 16
+        };
+        let warps = if plan.is_some() { CELL_WARPS } else { WARPS };
+        let per_warp = warps * bins * 4 + tiles <= SHARED_LIMIT;
+        let shared = if per_warp { warps * bins * 4 } else { bins * 4 };
+        let shared = shared.div_ceil(16) * 16 + tiles;
         if shared > SHARED_LIMIT {
             return Err(ComputeError::Device(format!(
                 "{bins} histogram bins do not fit in a block's shared memory on the GPU (at most {})",
                 (SHARED_LIMIT - TILE * 16) / 4
             )));
         }
+        let half = plan.is_some() && geom.same_sets();
         let src = format!(
-            "#define RDF_MODE {}\n#define RDF_GROUPS {}\n{RDF_SRC}",
+            "#define RDF_MODE {}\n#define RDF_GROUPS {}\n#define RDF_HALF {}\n{RDF_SRC}",
             geom.mode as i32,
-            i32::from(geom.groups)
+            i32::from(geom.groups),
+            i32::from(half)
         );
         let mut st = self.lock_state()?;
         let module = self.module(&mut st, &src)?;
         drop(st);
-        let pairs = CudaEngine::function(&module, "rdf_pairs")?;
         let zero = CudaEngine::function(&module, "rdf_zero")?;
-        let na = i32::try_from(geom.a.len()).map_err(|_| ComputeError::Device("selection 1 too large".into()))?;
         let a_dev: CudaSlice<f32> = self
             .stream
             .clone_htod(bytemuck::cast_slice::<[f32; 4], f32>(&geom.a))
             .map_err(dev_err("upload"))?;
-        let b_dev: CudaSlice<f32> = self
-            .stream
-            .clone_htod(bytemuck::cast_slice::<[f32; 4], f32>(&geom.b))
-            .map_err(dev_err("upload"))?;
+        let b_dev: Option<CudaSlice<f32>> = if half {
+            None
+        } else {
+            Some(
+                self.stream
+                    .clone_htod(bytemuck::cast_slice::<[f32; 4], f32>(&geom.b))
+                    .map_err(dev_err("upload"))?,
+            )
+        };
+        let b_dev = b_dev.as_ref().unwrap_or(&a_dev);
         let mut hist = self.stream.alloc_zeros::<u64>(bins).map_err(dev_err("allocation"))?;
         let bins_i = bins as i32;
         {
@@ -241,36 +552,120 @@ impl CudaEngine {
             // SAFETY: writes `bins` values into a buffer of `bins`.
             unsafe { l.launch(LaunchConfig::for_num_elems(bins as u32)) }.map_err(dev_err("rdf_zero launch"))?;
         }
-        let r2max = (settings.r_max_angstrom * settings.r_max_angstrom) as f32;
-        let inv_dr = (settings.bins as f64 / settings.r_max_angstrom) as f32;
-        let per_warp_i = i32::from(per_warp);
-        let blocks = (geom.a.len()).div_ceil(THREADS as usize * A_PER_THREAD) as u32;
-        let cfg = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: shared as u32,
+        let consts = BinConsts::new(settings);
+        let tail = HistArgs {
+            bins: bins_i,
+            per_warp: i32::from(per_warp),
+            r2max: consts.r2max,
+            inv_dr: consts.inv_dr,
         };
-        for start in (0..geom.b.len()).step_by(B_CHUNK) {
-            let n = (geom.b.len() - start).min(B_CHUNK);
-            let nb = n as i32;
-            let b_view = b_dev.slice(start * 4..(start + n) * 4);
-            let mut l = self.stream.launch_builder(&pairs);
-            l.arg(&a_dev)
-                .arg(&na)
-                .arg(&b_view)
-                .arg(&nb)
-                .arg(&mut hist)
-                .arg(&bins_i)
-                .arg(&per_warp_i)
-                .arg(&r2max)
-                .arg(&inv_dr)
-                .arg(&geom.cell);
-            // SAFETY: reads `na` and `nb` float4 positions from buffers of that size, writes `bins`
-            // counts; the shared-memory size matches the kernel's layout (histograms, then the tile).
-            unsafe { l.launch(cfg) }.map_err(dev_err("rdf_pairs launch"))?;
-        }
+        let used = match plan {
+            Some(plan) => {
+                let (a_sorted, a_starts) = self.rdf_sort(&module, &a_dev, geom.a.len(), &plan)?;
+                let b_sorted_starts = if half {
+                    None
+                } else {
+                    Some(self.rdf_sort(&module, b_dev, geom.b.len(), &plan)?)
+                };
+                let (b_sorted, b_starts) = match &b_sorted_starts {
+                    Some((s, t)) => (s, t),
+                    None => (&a_sorted, &a_starts),
+                };
+                let cells = CudaEngine::function(&module, "rdf_cells")?;
+                let cfg = LaunchConfig {
+                    grid_dim: (plan.cells().min(CELL_BLOCKS) as u32, 1, 1),
+                    block_dim: (CELL_THREADS, 1, 1),
+                    shared_mem_bytes: shared as u32,
+                };
+                let mut l = self.stream.launch_builder(&cells);
+                l.arg(&a_sorted).arg(&a_starts).arg(b_sorted).arg(b_starts).arg(&plan);
+                hist_args(&mut l, &mut hist, &tail, &geom.cell);
+                // SAFETY: the sorted positions and cell starts come from `rdf_sort` over `plan`'s
+                // cells (starts has cells + 1 entries, the last = the atom count); writes `bins`
+                // counts; the shared-memory size matches the kernel's layout.
+                unsafe { l.launch(cfg) }.map_err(dev_err("rdf_cells launch"))?;
+                RdfMethod::Cells
+            }
+            None => {
+                let pairs = CudaEngine::function(&module, "rdf_pairs")?;
+                let na =
+                    i32::try_from(geom.a.len()).map_err(|_| ComputeError::Device("selection 1 too large".into()))?;
+                let blocks = (geom.a.len()).div_ceil(THREADS as usize * A_PER_THREAD) as u32;
+                let cfg = LaunchConfig {
+                    grid_dim: (blocks, 1, 1),
+                    block_dim: (THREADS, 1, 1),
+                    shared_mem_bytes: shared as u32,
+                };
+                for start in (0..geom.b.len()).step_by(B_CHUNK) {
+                    let n = (geom.b.len() - start).min(B_CHUNK);
+                    let nb = n as i32;
+                    let b_view = b_dev.slice(start * 4..(start + n) * 4);
+                    let mut l = self.stream.launch_builder(&pairs);
+                    l.arg(&a_dev).arg(&na).arg(&b_view).arg(&nb);
+                    hist_args(&mut l, &mut hist, &tail, &geom.cell);
+                    // SAFETY: reads `na` and `nb` float4 positions from buffers of that size, writes
+                    // `bins` counts; the shared-memory size matches the kernel's layout (histograms,
+                    // then the tile).
+                    unsafe { l.launch(cfg) }.map_err(dev_err("rdf_pairs launch"))?;
+                }
+                RdfMethod::AllPairs
+            }
+        };
         let counts = self.stream.clone_dtoh(&hist).map_err(dev_err("download"))?;
         self.stream.synchronize().map_err(dev_err("synchronize"))?;
-        Ok(counts)
+        Ok((counts, used))
+    }
+
+    /// Counting sort of `n` float4 positions into `plan`'s cells on the device: the positions in cell
+    /// order and the start of each cell (cells + 1 entries).
+    fn rdf_sort(
+        &self,
+        module: &std::sync::Arc<cudarc::driver::CudaModule>,
+        pos: &CudaSlice<f32>,
+        n: usize,
+        plan: &CellPlan,
+    ) -> Result<(CudaSlice<f32>, CudaSlice<u32>), ComputeError> {
+        let ncells = plan.cells();
+        let too_big = || ComputeError::Device("too many atoms or cells for the cell list".into());
+        let n_i = i32::try_from(n).map_err(|_| too_big())?;
+        let ncells_i = i32::try_from(ncells).map_err(|_| too_big())?;
+        let index = CudaEngine::function(module, "rdf_cell_index")?;
+        let scan = CudaEngine::function(module, "rdf_cell_scan")?;
+        let scatter = CudaEngine::function(module, "rdf_cell_scatter")?;
+        let mut counts = self.stream.alloc_zeros::<u32>(ncells).map_err(dev_err("allocation"))?;
+        let mut starts = self
+            .stream
+            .alloc_zeros::<u32>(ncells + 1)
+            .map_err(dev_err("allocation"))?;
+        let mut cell_of = self.stream.alloc_zeros::<i32>(n).map_err(dev_err("allocation"))?;
+        let mut sorted = self.stream.alloc_zeros::<f32>(4 * n).map_err(dev_err("allocation"))?;
+        let per_atom = LaunchConfig::for_num_elems(n as u32);
+        {
+            let mut l = self.stream.launch_builder(&index);
+            l.arg(pos).arg(&n_i).arg(plan).arg(&mut cell_of).arg(&mut counts);
+            // SAFETY: reads `n` float4 positions, writes `n` cell indices, each below `ncells`
+            // (clamped in the kernel), and counts into `ncells` counters.
+            unsafe { l.launch(per_atom) }.map_err(dev_err("rdf_cell_index launch"))?;
+        }
+        {
+            let mut l = self.stream.launch_builder(&scan);
+            l.arg(&mut counts).arg(&mut starts).arg(&ncells_i);
+            let cfg = LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (1024, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: one block of 1024 threads (the kernel's layout) over `ncells` counts and
+            // `ncells + 1` starts.
+            unsafe { l.launch(cfg) }.map_err(dev_err("rdf_cell_scan launch"))?;
+        }
+        {
+            let mut l = self.stream.launch_builder(&scatter);
+            l.arg(pos).arg(&n_i).arg(&cell_of).arg(&mut counts).arg(&mut sorted);
+            // SAFETY: the fill cursors start at each cell's start and advance once per atom of the
+            // cell, so every slot written is below `n`.
+            unsafe { l.launch(per_atom) }.map_err(dev_err("rdf_cell_scatter launch"))?;
+        }
+        Ok((sorted, starts))
     }
 }
