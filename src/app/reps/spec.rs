@@ -164,6 +164,11 @@ pub fn parse_field(text: &str, doc: &Document) -> Result<FieldChoice, String> {
             FieldSpec::Density => FieldChoice::Density,
             FieldSpec::SpinDensity => FieldChoice::SpinDensity,
             FieldSpec::Potential => FieldChoice::Potential,
+            FieldSpec::MolSurf => {
+                return Err(format!(
+                    "{text}: the viewer draws molecular surfaces with `render --surface molsurf`"
+                ));
+            }
             FieldSpec::Orbital { squared: true, .. } => {
                 return Err(format!("{text}: the viewer draws orbitals, not their squares"));
             }
