@@ -227,6 +227,7 @@ fn add_ui(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) 
                 FieldChoice::SpinDensity => "spin density".to_string(),
                 FieldChoice::WavefunctionPotential => "potential (wavefunction)".to_string(),
                 FieldChoice::Volume(i) => format!("volume {}", i + 1),
+                FieldChoice::MolSurf { .. } => "molecular surface".to_string(),
                 _ => "potential".to_string(),
             };
             if ui.button(name).clicked() {
