@@ -108,9 +108,11 @@ pub struct RenderArgs {
     /// (hartree/e) (default: symmetric about 0 from the values on the surface).
     #[arg(long, value_name = "LO,HI", allow_negative_numbers = true)]
     pub color_range: Option<String>,
-    /// Colormap of slices and coloured surfaces: diverging (blue-white-red), viridis or gray.
-    #[arg(long, default_value = "diverging")]
-    pub colormap: String,
+    /// Colormap of slices and coloured surfaces: diverging (blue-white-red), red-white-blue,
+    /// viridis or gray [default: red-white-blue for --color-by esp (negative red, positive blue),
+    /// else diverging].
+    #[arg(long)]
+    pub colormap: Option<String>,
     /// Leave the colour legends of slices and coloured surfaces out of the image.
     #[arg(long)]
     pub no_legend: bool,
@@ -124,9 +126,10 @@ fn parse_colormap(s: &str) -> Result<orbitfield::render::colormap::Colormap> {
     use orbitfield::render::colormap::Colormap;
     Ok(match s.to_ascii_lowercase().as_str() {
         "diverging" | "bwr" | "blue-white-red" => Colormap::Diverging,
+        "rwb" | "red-white-blue" => Colormap::RedWhiteBlue,
         "viridis" => Colormap::Viridis,
         "gray" | "grey" => Colormap::Gray,
-        _ => bail!("--colormap: expected diverging, viridis or gray, found {s:?}"),
+        _ => bail!("--colormap: expected diverging, red-white-blue, viridis or gray, found {s:?}"),
     })
 }
 
@@ -300,7 +303,11 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     let (atom_specs, field_specs) = arg_specs(args)?;
     let settings = Settings {
         dark_background: !args.light,
-        colormap: parse_colormap(&args.colormap)?,
+        colormap: match &args.colormap {
+            Some(c) => parse_colormap(c)?,
+            None if colors_by_esp(args) => orbitfield::render::colormap::Colormap::RedWhiteBlue,
+            None => orbitfield::render::colormap::Colormap::Diverging,
+        },
         potential_unit,
         ..Settings::default()
     };
