@@ -203,6 +203,16 @@ fn add_ui(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) 
                 AtomStyle::Licorice,
             )));
         }
+        if ui
+            .button("Add surface")
+            .on_hover_text("The molecular surface of the selection, recomputed per frame")
+            .clicked()
+        {
+            commands.push(Command::AddRep(RepSpec::field(
+                &format!("molsurf:{}", state.panels.new_selection),
+                crate::app::reps::FieldStyle::Isosurface,
+            )));
+        }
     });
     if let Err(e) = crate::model::select::Selection::parse(&state.panels.new_selection) {
         ui.label(RichText::new(e.to_string()).color(tokens::ERROR).small());
