@@ -7,6 +7,8 @@
 //! - adk (3341 atoms, PQR charges and radii): the surface's vertex potentials equal an independent
 //!   float64 Coulomb sum at the vertex positions to 1e-4 relative.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use orbitfield::compute::cpu;
 use orbitfield::compute::molsurf::{MolSurfAtoms, TRUNCATION_DENSITY};
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges};

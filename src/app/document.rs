@@ -370,3 +370,58 @@ impl Document {
         self.qm.as_ref().and_then(|q| q.take_warning())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::app::fields::{FieldChoice, FieldService};
+    use crate::app::reps::{FieldStyle, RepSpec};
+    use crate::app::settings::Settings;
+    use crate::app::state::{AppState, Command};
+    use crate::compute::cpu::evaluate_grid;
+    use std::path::PathBuf;
+
+    /// A surface representation of a selection of adk: its field, lattice and text follow the
+    /// selected atoms frame by frame; a bad selection is refused.
+    #[test]
+    fn surface_representation_follows_its_selection() {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+        let system = crate::io::load(&[dir.join("adk.psf"), dir.join("adk_dims.dcd")]).unwrap();
+        let settings = Settings {
+            lattice_points: 48,
+            ..Settings::default()
+        };
+        let mut state = AppState::new(settings, FieldService::default());
+        state.open_system("adk".into(), system);
+        assert!(
+            state
+                .add_rep(&RepSpec::field("molsurf:resid 1 to", FieldStyle::Isosurface))
+                .is_err()
+        );
+        let id = state
+            .add_rep(&RepSpec::field("molsurf:resid 1 to 12", FieldStyle::Isosurface))
+            .unwrap();
+        let field = state.reps().field(id).unwrap().field;
+        assert!(matches!(field, FieldChoice::MolSurf { .. }));
+        let doc = state.document().unwrap();
+        assert_eq!(
+            super::super::reps::spec::field_text(field, Some(doc)),
+            "molsurf:resid 1 to 12"
+        );
+        let flags = crate::model::select::Selection::parse("resid 1 to 12")
+            .unwrap()
+            .evaluate(&doc.structure, None);
+        for f in [0, 5] {
+            state.apply(Command::SetFrame(f));
+            let frame = state.document().unwrap().frame.clone();
+            let key = state.field_key_at(field, f, &frame).unwrap();
+            let grid = evaluate_grid(&state.field_job_at(&key, &frame).unwrap()).unwrap();
+            assert_eq!(grid.lattice.dims, key.dims);
+            // Inside at every selected atom, outside at the lattice's corner.
+            for (p, _) in frame.positions_angstrom.iter().zip(&flags).filter(|(_, s)| **s) {
+                let v = grid.trilinear_at_angstrom(*p, false).unwrap();
+                assert!(v > 0.5, "frame {f}: {v} at an atom");
+            }
+            assert!(grid.values[0] < 0.01);
+        }
+    }
+}
