@@ -249,14 +249,7 @@ pub fn esp_frame(system: &mut System, esp: &EspArgs, frame: usize) -> Result<Esp
         bail!("--charges {name} needs a wavefunction (molden, fchk, wfn or wfx file)");
     }
     let charges = require_charges(system)?;
-    let n_frames = system.trajectory.n_frames();
-    if frame >= n_frames {
-        bail!("frame {frame} requested, the files hold {n_frames} frames");
-    }
-    let coords = system
-        .trajectory
-        .frame(frame)
-        .with_context(|| format!("reading frame {frame}"))?;
+    let coords = read_frame(system, frame)?;
     let s = &system.structure;
     let name = |i: usize| -> String {
         format!(
@@ -499,6 +492,18 @@ pub fn wavefunction_potential_source(system: &System, frame: usize) -> Result<So
     })
 }
 
+/// The coordinates of `frame` (0-based), checked against the number of frames.
+fn read_frame(system: &mut System, frame: usize) -> Result<orbitfield::model::Frame> {
+    let n_frames = system.trajectory.n_frames();
+    if frame >= n_frames {
+        bail!("frame {frame} requested, the files hold {n_frames} frames");
+    }
+    system
+        .trajectory
+        .frame(frame)
+        .with_context(|| format!("reading frame {frame}"))
+}
+
 /// The molecular-surface density of the atoms `selection` picks (all without one) at `frame`, as a
 /// [`Source`], with the padding (Angstrom) its lattice needs around them.
 pub fn molsurf_source(
@@ -507,14 +512,7 @@ pub fn molsurf_source(
     selection: Option<&str>,
     radius_scale: f64,
 ) -> Result<(Source, f64)> {
-    let n_frames = system.trajectory.n_frames();
-    if frame >= n_frames {
-        bail!("frame {frame} requested, the files hold {n_frames} frames");
-    }
-    let coords = system
-        .trajectory
-        .frame(frame)
-        .with_context(|| format!("reading frame {frame}"))?;
+    let coords = read_frame(system, frame)?;
     let s = &system.structure;
     let selected = match selection {
         Some(text) => {
