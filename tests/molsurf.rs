@@ -258,3 +258,52 @@ fn vertex_potentials_on_adk_match_an_f64_sum() {
     assert!(checked > 500);
     assert!(worst < 1e-4, "worst relative error {worst:e}");
 }
+
+/// `render --surface molsurf --sel`: the surface changes the picture of the atoms alone (it covers
+/// them), most where the protein is; a bad selection is refused.
+#[test]
+fn render_draws_the_surface_of_a_selection() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+    let tmp = std::env::temp_dir();
+    let pid = std::process::id();
+    let run = |surface: Option<&str>, name: &str| {
+        let out = tmp.join(format!("orbitfield_molsurf_{pid}_{name}.png"));
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"));
+        cmd.arg("render").arg(dir.join("adk_open.pqr"));
+        if let Some(sel) = surface {
+            cmd.args(["--surface", "molsurf", "--sel", sel]);
+        }
+        let o = cmd.args(["--size", "160x120", "-o"]).arg(&out).output().unwrap();
+        (o, out)
+    };
+    let (bad, _) = run(Some("resid 1 to"), "bad");
+    assert!(!bad.status.success());
+    let (atoms, atoms_png) = run(None, "atoms");
+    let stderr = String::from_utf8_lossy(&atoms.stderr);
+    if !atoms.status.success() && stderr.contains("adapter") {
+        eprintln!("skipping: no wgpu adapter: {stderr}");
+        return;
+    }
+    assert!(atoms.status.success(), "{stderr}");
+    let (surface, surface_png) = run(Some("protein"), "surface");
+    assert!(surface.status.success(), "{}", String::from_utf8_lossy(&surface.stderr));
+    let a = image::open(&atoms_png).unwrap().to_rgba8();
+    let s = image::open(&surface_png).unwrap().to_rgba8();
+    let _ = std::fs::remove_file(&atoms_png);
+    let _ = std::fs::remove_file(&surface_png);
+    let differs = |x0: u32, y0: u32, w: u32, h: u32| {
+        let mut n = 0;
+        for y in y0..y0 + h {
+            for x in x0..x0 + w {
+                let (p, q) = (a.get_pixel(x, y).0, s.get_pixel(x, y).0);
+                if (0..3).any(|k| p[k].abs_diff(q[k]) > 40) {
+                    n += 1;
+                }
+            }
+        }
+        f64::from(n) / f64::from(w * h)
+    };
+    // The middle (protein) changes; the corners (background) do not.
+    assert!(differs(60, 40, 40, 40) > 0.5, "{}", differs(60, 40, 40, 40));
+    assert!(differs(0, 0, 10, 10) < 0.01);
+}
