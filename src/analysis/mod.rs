@@ -1,6 +1,7 @@
 //! Trajectory analyses: radial distribution functions, orbital tracking along wavefunction series,
 //! potential maps combined over frames, ion placement on potential maps, QM regions placed in MD
-//! frames, atomic charges from wavefunctions, and protein secondary structure (DSSP) per frame.
+//! frames, atomic charges from wavefunctions, protein secondary structure (DSSP) per frame, and
+//! fields sampled at surface vertices (the colours of a molecular surface).
 //!
 //! Called by the `rdf`, `grid`, `points`, `ions` and `info` commands and the viewer's analysis panels;
 //! the GPU kernels of the same analyses are tested against these CPU versions.
@@ -13,3 +14,4 @@ pub mod polymer;
 pub mod qm_region;
 pub mod rdf;
 pub mod tracking;
+pub mod vertex_values;

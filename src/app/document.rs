@@ -9,6 +9,7 @@
 use super::atoms;
 use super::fields::{FieldChoice, FieldKey};
 use super::settings::PotentialMethod;
+use crate::compute::molsurf::{DEFAULT_RADIUS_SCALE, MolSurfAtoms};
 use crate::compute::{Field, FieldInput, FieldJob};
 use crate::io::{ReadError, System};
 use crate::model::{Frame, Grid3, Lattice, Structure, Trajectory, Wavefunction};
@@ -42,6 +43,9 @@ pub struct Document {
     /// Coordinates of the frames around the current one that the running-average potential needs
     /// (`app::potential`), by frame index.
     pub potential_frames: std::collections::BTreeMap<usize, Arc<Vec<[f32; 3]>>>,
+    /// The atom selections of molecular-surface representations (`FieldChoice::MolSurf` holds an
+    /// index into this list; texts are added, never removed, so indices stay valid).
+    pub surface_selections: Vec<String>,
 }
 
 /// How fields of a document are computed: the settings the keys and jobs depend on.
@@ -72,6 +76,19 @@ pub fn potential_lattice(structure: &Structure, frame: &Frame, spacing_angstrom:
         pad,
         spacing_angstrom,
     ))
+}
+
+/// The lattice of a molecular surface of `atoms`: their box padded by the reach of their widest
+/// Gaussian, at most `lattice_points` points along its longest axis, at least 0.25 A apart.
+pub fn molsurf_lattice(atoms: &MolSurfAtoms, lattice_points: u32) -> Option<Lattice> {
+    let positions: Vec<[f32; 3]> = atoms.positions_angstrom().iter().map(|p| p.map(|x| x as f32)).collect();
+    let (lo, hi) = atoms::bounds(&positions, 0.0)?;
+    let (lo, hi) = (lo.map(f64::from), hi.map(f64::from));
+    let pad = atoms.padding_angstrom();
+    let span = (0..3).map(|k| hi[k] - lo[k] + 2.0 * pad).fold(0.0f64, f64::max);
+    let points = f64::from(lattice_points.clamp(16, 512));
+    let spacing = (span / (points - 1.0)).max(0.25);
+    Some(Lattice::around_box(lo, hi, pad, spacing))
 }
 
 /// The lattice computed orbitals are sampled on around `positions`: their box padded by 4 A, at
@@ -126,6 +143,7 @@ impl Document {
             qm: None,
             qm_selection: None,
             potential_frames: std::collections::BTreeMap::new(),
+            surface_selections: Vec::new(),
         })
     }
 
@@ -196,7 +214,40 @@ impl Document {
                 .is_some_and(|w| w.spin != crate::model::SpinKind::Restricted),
             FieldChoice::Volume(i) => i < self.grids.len(),
             FieldChoice::Potential | FieldChoice::PotentialMean { .. } => self.potential_lattice.is_some(),
+            FieldChoice::MolSurf { selection } => self.surface_selections.len() > usize::from(selection),
         }
+    }
+
+    /// Registers the atom selection `text` of a molecular surface (checked by parsing it) and
+    /// returns its index; a text already registered keeps its index.
+    pub fn add_surface_selection(&mut self, text: &str) -> Result<u16, String> {
+        if let Some(i) = self.surface_selection(text) {
+            return Ok(i);
+        }
+        crate::model::select::Selection::parse(text).map_err(|e| format!("surface selection '{text}': {e}"))?;
+        let i = u16::try_from(self.surface_selections.len()).map_err(|_| "too many surface selections".to_string())?;
+        self.surface_selections.push(text.trim().to_string());
+        Ok(i)
+    }
+
+    /// The index of the registered surface selection `text`.
+    pub fn surface_selection(&self, text: &str) -> Option<u16> {
+        let text = text.trim();
+        self.surface_selections
+            .iter()
+            .position(|s| s == text)
+            .and_then(|i| u16::try_from(i).ok())
+    }
+
+    /// The atoms of surface selection `selection` at `frame`, with their radii (the file's, else
+    /// the element's); `None` when the selection picks no atom with a radius.
+    pub fn molsurf_atoms(&self, selection: u16, frame: &Frame) -> Option<MolSurfAtoms> {
+        let text = self.surface_selections.get(usize::from(selection))?;
+        let flags = crate::model::select::Selection::parse(text)
+            .ok()?
+            .evaluate(&self.structure, Some(frame));
+        let atoms = MolSurfAtoms::from_frame(&self.structure, frame, Some(&flags), DEFAULT_RADIUS_SCALE).ok()?;
+        (!atoms.gaussians().is_empty()).then_some(atoms)
     }
 
     /// The key of `field` at frame `index` whose coordinates are `frame`.
@@ -210,6 +261,9 @@ impl Document {
         let dims = match field {
             FieldChoice::Volume(i) => self.grids.get(i)?.lattice.dims,
             FieldChoice::Potential | FieldChoice::PotentialMean { .. } => self.potential_lattice?.dims,
+            FieldChoice::MolSurf { selection } => {
+                molsurf_lattice(&self.molsurf_atoms(selection, frame)?, settings.lattice_points)?.dims
+            }
             _ => orbital_lattice(&self.orbital_positions(index, frame)?, settings.lattice_points)?.dims,
         };
         Some(FieldKey {
@@ -271,6 +325,14 @@ impl Document {
                 input: Self::potential_input(q, &lattice, settings.potential_method)?,
             });
         }
+        if let FieldChoice::MolSurf { selection } = key.field {
+            let atoms = self.molsurf_atoms(selection, frame)?;
+            return Some(FieldJob {
+                field: Field::MolSurf,
+                lattice: molsurf_lattice(&atoms, settings.lattice_points)?,
+                input: FieldInput::Spheres(Arc::new(atoms)),
+            });
+        }
         if let Some(qm) = &self.qm {
             return qm.job(&self.wavefunctions, self.n_frames, key, frame, |p| {
                 orbital_lattice(p, settings.lattice_points)
@@ -282,7 +344,10 @@ impl Document {
             FieldChoice::Density => Field::Density,
             FieldChoice::SpinDensity => Field::SpinDensity,
             FieldChoice::WavefunctionPotential => Field::QmPotential,
-            FieldChoice::Volume(_) | FieldChoice::Potential | FieldChoice::PotentialMean { .. } => return None,
+            FieldChoice::Volume(_)
+            | FieldChoice::Potential
+            | FieldChoice::PotentialMean { .. }
+            | FieldChoice::MolSurf { .. } => return None,
         };
         Some(FieldJob {
             field,
@@ -303,5 +368,60 @@ impl Document {
     /// A QM region's warning (a poor fit), once.
     pub fn take_qm_warning(&self) -> Option<String> {
         self.qm.as_ref().and_then(|q| q.take_warning())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::app::fields::{FieldChoice, FieldService};
+    use crate::app::reps::{FieldStyle, RepSpec};
+    use crate::app::settings::Settings;
+    use crate::app::state::{AppState, Command};
+    use crate::compute::cpu::evaluate_grid;
+    use std::path::PathBuf;
+
+    /// A surface representation of a selection of adk: its field, lattice and text follow the
+    /// selected atoms frame by frame; a bad selection is refused.
+    #[test]
+    fn surface_representation_follows_its_selection() {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+        let system = crate::io::load(&[dir.join("adk.psf"), dir.join("adk_dims.dcd")]).unwrap();
+        let settings = Settings {
+            lattice_points: 48,
+            ..Settings::default()
+        };
+        let mut state = AppState::new(settings, FieldService::default());
+        state.open_system("adk".into(), system);
+        assert!(
+            state
+                .add_rep(&RepSpec::field("molsurf:resid 1 to", FieldStyle::Isosurface))
+                .is_err()
+        );
+        let id = state
+            .add_rep(&RepSpec::field("molsurf:resid 1 to 12", FieldStyle::Isosurface))
+            .unwrap();
+        let field = state.reps().field(id).unwrap().field;
+        assert!(matches!(field, FieldChoice::MolSurf { .. }));
+        let doc = state.document().unwrap();
+        assert_eq!(
+            super::super::reps::spec::field_text(field, Some(doc)),
+            "molsurf:resid 1 to 12"
+        );
+        let flags = crate::model::select::Selection::parse("resid 1 to 12")
+            .unwrap()
+            .evaluate(&doc.structure, None);
+        for f in [0, 5] {
+            state.apply(Command::SetFrame(f));
+            let frame = state.document().unwrap().frame.clone();
+            let key = state.field_key_at(field, f, &frame).unwrap();
+            let grid = evaluate_grid(&state.field_job_at(&key, &frame).unwrap()).unwrap();
+            assert_eq!(grid.lattice.dims, key.dims);
+            // Inside at every selected atom, outside at the lattice's corner.
+            for (p, _) in frame.positions_angstrom.iter().zip(&flags).filter(|(_, s)| **s) {
+                let v = grid.trilinear_at_angstrom(*p, false).unwrap();
+                assert!(v > 0.5, "frame {f}: {v} at an atom");
+            }
+            assert!(grid.values[0] < 0.01);
+        }
     }
 }

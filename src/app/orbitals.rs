@@ -104,6 +104,13 @@ impl AppState {
             FieldChoice::Potential => "potential (charges)".into(),
             FieldChoice::PotentialMean { frames } => format!("potential (charges), mean of {frames} frames"),
             FieldChoice::WavefunctionPotential => "potential (wavefunction)".into(),
+            FieldChoice::MolSurf { selection } => match self
+                .document()
+                .and_then(|d| d.surface_selections.get(usize::from(selection)))
+            {
+                Some(sel) => format!("molecular surface ({sel})"),
+                None => "molecular surface".into(),
+            },
         }
     }
 

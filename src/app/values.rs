@@ -97,6 +97,10 @@ impl FieldUnit {
                 scale: 1.0,
                 label: "(file units)".into(),
             },
+            FieldChoice::MolSurf { .. } => FieldUnit {
+                scale: 1.0,
+                label: "(surface at 0.5)".into(),
+            },
         }
     }
 
@@ -144,6 +148,7 @@ pub fn default_iso(field: FieldChoice) -> Option<f32> {
         FieldChoice::Orbital { .. } => Some(0.05),
         FieldChoice::Density | FieldChoice::SpinDensity => Some(0.002),
         FieldChoice::WavefunctionPotential => Some(WAVEFUNCTION_POTENTIAL_ISO),
+        FieldChoice::MolSurf { .. } => Some(crate::model::field::MOLSURF_LEVEL),
         FieldChoice::Volume(_) | FieldChoice::Potential | FieldChoice::PotentialMean { .. } => None,
     }
 }

@@ -249,14 +249,7 @@ pub fn esp_frame(system: &mut System, esp: &EspArgs, frame: usize) -> Result<Esp
         bail!("--charges {name} needs a wavefunction (molden, fchk, wfn or wfx file)");
     }
     let charges = require_charges(system)?;
-    let n_frames = system.trajectory.n_frames();
-    if frame >= n_frames {
-        bail!("frame {frame} requested, the files hold {n_frames} frames");
-    }
-    let coords = system
-        .trajectory
-        .frame(frame)
-        .with_context(|| format!("reading frame {frame}"))?;
+    let coords = read_frame(system, frame)?;
     let s = &system.structure;
     let name = |i: usize| -> String {
         format!(
@@ -339,6 +332,13 @@ pub struct GridArgs {
     /// Compute device.
     #[arg(long, value_enum, default_value_t = Device::Auto)]
     pub device: Device,
+    /// molsurf: the atoms of the surface (selection language, e.g. "protein"); the lattice follows
+    /// them [default: all].
+    #[arg(long, value_name = "SELECTION")]
+    pub sel: Option<String>,
+    /// molsurf: Gaussian width over atom radius (larger: smoother surface, small crevices closed).
+    #[arg(long, default_value_t = orbitfield::compute::molsurf::DEFAULT_RADIUS_SCALE)]
+    pub radius_scale: f64,
     /// Orbitals and densities: the atoms the wavefunction files describe when they are the QM region
     /// of an MD system (selection language); the lattice is placed around them in --frame's
     /// coordinates. Without it, a region is found by geometry when the atoms come from a topology.
@@ -399,6 +399,11 @@ impl LatticeEvaluator {
 
 /// The lattice `args` ask for around atoms at `positions_angstrom`.
 fn lattice_of(args: &GridArgs, positions_angstrom: &[[f64; 3]]) -> Result<Lattice> {
+    lattice_padded(args, positions_angstrom, args.padding)
+}
+
+/// [`lattice_of`] with `padding_angstrom` instead of --padding around the atoms.
+fn lattice_padded(args: &GridArgs, positions_angstrom: &[[f64; 3]], padding_angstrom: f64) -> Result<Lattice> {
     if let Some(like) = &args.like {
         let bytes = io::read_bytes(like)?;
         let name = io::uncompressed_name(like).to_ascii_lowercase();
@@ -421,7 +426,7 @@ fn lattice_of(args: &GridArgs, positions_angstrom: &[[f64; 3]]) -> Result<Lattic
         },
         _ => LatticeSpec::AroundAtoms {
             spacing_angstrom: args.spacing,
-            padding_angstrom: args.padding,
+            padding_angstrom,
         },
     };
     Ok(spec.build(positions_angstrom)?)
@@ -487,9 +492,78 @@ pub fn wavefunction_potential_source(system: &System, frame: usize) -> Result<So
     })
 }
 
+/// The coordinates of `frame` (0-based), checked against the number of frames.
+fn read_frame(system: &mut System, frame: usize) -> Result<orbitfield::model::Frame> {
+    let n_frames = system.trajectory.n_frames();
+    if frame >= n_frames {
+        bail!("frame {frame} requested, the files hold {n_frames} frames");
+    }
+    system
+        .trajectory
+        .frame(frame)
+        .with_context(|| format!("reading frame {frame}"))
+}
+
+/// The molecular-surface density of the atoms `selection` picks (all without one) at `frame`, as a
+/// [`Source`], with the padding (Angstrom) its lattice needs around them.
+pub fn molsurf_source(
+    system: &mut System,
+    frame: usize,
+    selection: Option<&str>,
+    radius_scale: f64,
+) -> Result<(Source, f64)> {
+    let coords = read_frame(system, frame)?;
+    let s = &system.structure;
+    let selected = match selection {
+        Some(text) => {
+            let sel = orbitfield::model::select::Selection::parse(text).map_err(|e| anyhow::anyhow!("--sel {e}"))?;
+            let flags = sel.evaluate(s, Some(&coords));
+            if !flags.contains(&true) {
+                bail!("--sel {text:?} selects no atoms");
+            }
+            Some(flags)
+        }
+        None => None,
+    };
+    let atoms = orbitfield::compute::molsurf::MolSurfAtoms::from_frame(s, &coords, selected.as_deref(), radius_scale)
+        .map_err(|e| anyhow::anyhow!("molsurf: {e}"))?;
+    if atoms.gaussians().is_empty() {
+        bail!("molsurf: no selected atom has a positive radius");
+    }
+    let padding = atoms.padding_angstrom();
+    let cube_atoms = atoms
+        .centers_bohr
+        .iter()
+        .zip(
+            s.elements
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| selected.as_ref().is_none_or(|f| f.get(*i).copied().unwrap_or(false))),
+        )
+        .map(|(&p, (_, e))| CubeAtom {
+            atomic_number: u32::from(e.number()),
+            charge_e: 0.0,
+            position_bohr: p,
+        })
+        .collect();
+    Ok((
+        Source {
+            spec: FieldSpec::MolSurf,
+            field: Field::MolSurf,
+            input: FieldInput::Spheres(Arc::new(atoms)),
+            atoms: cube_atoms,
+        },
+        padding,
+    ))
+}
+
 /// The field `spec` of `system` at `frame`; `esp` is the wavefunction's own potential when there is a
 /// wavefunction, else that of the structure's partial charges.
 fn source_from_system(spec: FieldSpec, system: &mut System, frame: usize) -> Result<Source> {
+    if spec == FieldSpec::MolSurf {
+        return molsurf_source(system, frame, None, orbitfield::compute::molsurf::DEFAULT_RADIUS_SCALE)
+            .map(|(source, _)| source);
+    }
     if spec.needs_charges() && !system.wavefunctions.is_empty() {
         return wavefunction_potential_source(system, frame);
     }
@@ -808,6 +882,23 @@ fn frame_grid(
             atoms: esp.atoms,
             what: "esp".to_string(),
             unit: unit.label(),
+        });
+    }
+    if spec == FieldSpec::MolSurf {
+        let (source, padding) = molsurf_source(system, frame, args.sel.as_deref(), args.radius_scale)?;
+        let lattice = lattice_padded(args, &source.positions_angstrom(), args.padding.max(padding))?;
+        check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
+        let mut grid = evaluate(FieldJob {
+            field: source.field.clone(),
+            lattice,
+            input: source.input.clone(),
+        })?;
+        grid.description = format!("molsurf, radius scale {}, frame {frame}", args.radius_scale);
+        return Ok(FrameGrid {
+            grid,
+            atoms: source.atoms,
+            what: "molsurf".to_string(),
+            unit: spec.unit().to_string(),
         });
     }
     let source = source_from_system(spec, system, frame)?;

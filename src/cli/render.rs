@@ -45,6 +45,13 @@ pub struct RenderArgs {
     /// potential:mean:N, volume[:N] (a volume read from the files, 1-based).
     #[arg(long, value_name = "FIELD")]
     pub field: Vec<String>,
+    /// A surface drawn as a representation: molsurf (the Gaussian molecular surface of the atoms
+    /// --sel picks, recomputed per frame on a lattice that follows them).
+    #[arg(long, value_name = "KIND")]
+    pub surface: Option<String>,
+    /// The atoms of --surface (selection language, e.g. "protein") [default: all].
+    #[arg(long, value_name = "SELECTION", requires = "surface")]
+    pub sel: Option<String>,
     /// A field drawn as a slice through the middle of its lattice (normal z), with a colour legend.
     #[arg(long, value_name = "FIELD")]
     pub slice: Vec<String>,
@@ -82,9 +89,11 @@ pub struct RenderArgs {
     /// ignored with --rep.
     #[arg(long)]
     pub style: Option<String>,
-    /// Colouring of --style: element, residue, chain, charge; or esp: the first --field's surfaces
-    /// (default: the density) coloured by each frame's wavefunction potential, computed on that
-    /// field's lattice (the ESP-on-density picture; atoms by element).
+    /// Colouring of --style: element, residue, chain, charge; or esp: the --surface or first
+    /// --field's surfaces (default: the density) coloured by each frame's potential (the
+    /// wavefunction's own, computed on that field's lattice: the ESP-on-density picture; else that of
+    /// the structure's charges on the potential lattice, in --potential-unit); or volume:N: the
+    /// surfaces coloured by the N-th volume of the files (as --color-volume).
     #[arg(long, default_value = "element")]
     pub color_by: String,
     /// White background instead of black.
@@ -98,12 +107,14 @@ pub struct RenderArgs {
     #[arg(long, value_name = "N")]
     pub color_volume: Option<usize>,
     /// Values LO,HI at the colormap's ends, for --color-volume (file units) or --color-by esp
-    /// (hartree/e) (default: from the values on the surface).
+    /// (hartree/e) (default: symmetric about 0 from the values on the surface).
     #[arg(long, value_name = "LO,HI", allow_negative_numbers = true)]
     pub color_range: Option<String>,
-    /// Colormap of slices and coloured surfaces: diverging (blue-white-red), viridis or gray.
-    #[arg(long, default_value = "diverging")]
-    pub colormap: String,
+    /// Colormap of slices and coloured surfaces: diverging (blue-white-red), red-white-blue,
+    /// viridis or gray [default: red-white-blue for --color-by esp (negative red, positive blue),
+    /// else diverging].
+    #[arg(long)]
+    pub colormap: Option<String>,
     /// Leave the colour legends of slices and coloured surfaces out of the image.
     #[arg(long)]
     pub no_legend: bool,
@@ -117,9 +128,10 @@ fn parse_colormap(s: &str) -> Result<orbitfield::render::colormap::Colormap> {
     use orbitfield::render::colormap::Colormap;
     Ok(match s.to_ascii_lowercase().as_str() {
         "diverging" | "bwr" | "blue-white-red" => Colormap::Diverging,
+        "rwb" | "red-white-blue" => Colormap::RedWhiteBlue,
         "viridis" => Colormap::Viridis,
         "gray" | "grey" => Colormap::Gray,
-        _ => bail!("--colormap: expected diverging, viridis or gray, found {s:?}"),
+        _ => bail!("--colormap: expected diverging, red-white-blue, viridis or gray, found {s:?}"),
     })
 }
 
@@ -195,7 +207,8 @@ fn arg_specs(args: &RenderArgs) -> Result<(Vec<RepSpec>, Vec<RepSpec>)> {
     if atoms.is_empty()
         && let Some(style) = &args.style
     {
-        let coloring = if color_esp { "element" } else { &args.color_by };
+        let surface_colouring = color_esp || args.color_by.trim().to_ascii_lowercase().starts_with("volume:");
+        let coloring = if surface_colouring { "element" } else { &args.color_by };
         let text = format!("all:{style}:{coloring}");
         atoms.push(parse_atom_rep(&text).map_err(|e| anyhow!("--style/--color-by {e}"))?);
     }
@@ -205,8 +218,22 @@ fn arg_specs(args: &RenderArgs) -> Result<(Vec<RepSpec>, Vec<RepSpec>)> {
         bail!("--iso: expected a positive number, found {v}");
     }
     let mut fields = Vec::new();
+    if let Some(kind) = &args.surface {
+        if !kind.trim().eq_ignore_ascii_case("molsurf") {
+            bail!("--surface: expected molsurf, found {kind:?}");
+        }
+        let text = match &args.sel {
+            Some(sel) => format!("molsurf:{sel}"),
+            None => "molsurf".to_string(),
+        };
+        let mut spec = RepSpec::field(&text, FieldStyle::Isosurface);
+        if let SpecKind::Field { opacity, .. } = &mut spec.kind {
+            *opacity = args.opacity.clamp(0.05, 1.0);
+        }
+        fields.push(spec);
+    }
     let density = ["density".to_string()];
-    let surfaces: &[String] = if color_esp && args.field.is_empty() {
+    let surfaces: &[String] = if color_esp && args.field.is_empty() && args.surface.is_none() {
         &density
     } else {
         &args.field
@@ -224,9 +251,24 @@ fn arg_specs(args: &RenderArgs) -> Result<(Vec<RepSpec>, Vec<RepSpec>)> {
     Ok((atoms, fields))
 }
 
-/// True for `--color-by esp` (the surfaces by the wavefunction's potential, not the atoms).
+/// True for `--color-by esp` (the surfaces by the frame's potential, not the atoms).
 fn colors_by_esp(args: &RenderArgs) -> bool {
     args.color_by.trim().eq_ignore_ascii_case("esp")
+}
+
+/// The volume (1-based) of `--color-by volume:N`, else --color-volume.
+fn color_volume(args: &RenderArgs) -> Result<Option<usize>> {
+    let text = args.color_by.trim().to_ascii_lowercase();
+    let Some(n) = text.strip_prefix("volume:") else {
+        return Ok(args.color_volume);
+    };
+    if args.color_volume.is_some() {
+        bail!("--color-by volume:N and --color-volume both colour the surfaces; give one");
+    }
+    let n: usize = n
+        .parse()
+        .with_context(|| format!("--color-by: expected volume:N, found {:?}", args.color_by))?;
+    Ok(Some(n))
 }
 
 fn spec_style(spec: &RepSpec) -> FieldStyle {
@@ -263,7 +305,11 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     let (atom_specs, field_specs) = arg_specs(args)?;
     let settings = Settings {
         dark_background: !args.light,
-        colormap: parse_colormap(&args.colormap)?,
+        colormap: match &args.colormap {
+            Some(c) => parse_colormap(c)?,
+            None if colors_by_esp(args) => orbitfield::render::colormap::Colormap::RedWhiteBlue,
+            None => orbitfield::render::colormap::Colormap::Diverging,
+        },
         potential_unit,
         ..Settings::default()
     };
@@ -333,13 +379,17 @@ pub fn run(args: &RenderArgs) -> Result<()> {
             state.apply(Command::EditRep(id, RepEdit::IsoValue(value)));
         }
     }
+    let color_volume = color_volume(args)?;
     if colors_by_esp(args) {
-        if args.color_volume.is_some() {
+        if color_volume.is_some() {
             bail!("--color-by esp and --color-volume both colour the surfaces; give one");
         }
-        // Computed with each frame's field by the representation's colour slot.
-        color_surfaces(&mut state, FieldChoice::WavefunctionPotential, "--color-by esp", args)?;
-    } else if args.color_range.is_some() && args.color_volume.is_none() {
+        // Computed with each frame's field by the representation's colour slot: the wavefunction's
+        // own potential where there is one, else that of the structure's charges.
+        let doc = state.document().ok_or_else(|| anyhow!("{}", state.panels.status))?;
+        let source = orbitfield::app::reps::spec::parse_field("esp", doc).map_err(|e| anyhow!("--color-by {e}"))?;
+        color_surfaces(&mut state, source, "--color-by esp", args)?;
+    } else if args.color_range.is_some() && color_volume.is_none() {
         bail!("--color-range applies to --color-volume and --color-by esp");
     }
     let frames: Vec<usize> = match (&args.frames, args.frame) {
@@ -388,7 +438,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
             let mut draw = || -> Result<()> {
                 state.apply(Command::SetFrame(f));
                 show_fields(&mut state, f)?;
-                if let Some(n) = args.color_volume
+                if let Some(n) = color_volume
                     && !coloured
                 {
                     let count = state.document().map_or(0, |d| d.grids.len());

@@ -12,6 +12,7 @@
 pub mod cpu;
 pub mod cuda;
 pub mod esp;
+pub mod molsurf;
 
 use crate::model::{Lattice, Wavefunction};
 use std::ops::Range;
@@ -37,6 +38,8 @@ pub enum FieldInput {
     /// As `Electrostatics`, the plan built by the first worker that needs it (the viewer asks for
     /// per-frame maps from its own thread, which must not compute long-range lattices).
     DeferredElectrostatics(Arc<esp::DeferredPlan>),
+    /// Atoms with radii, for the molecular-surface density ([`molsurf`]).
+    Spheres(Arc<molsurf::MolSurfAtoms>),
 }
 
 /// One field on one lattice: what a worker computes slab by slab.

@@ -4,7 +4,8 @@
 //! both accept: `mo:homo`, `mo:lumo+2`, `mo:homo-1`, `mo:17` (1-based), `mo:beta:homo`,
 //! `mo:alpha:lumo`, `mo2:homo` (|psi|^2), `density`, `spin` (alpha minus beta density), `esp`
 //! (the electrostatic potential: of the wavefunction's nuclei and electron density when there is a
-//! wavefunction, else of the structure's point charges). [`FieldSpec::resolve`] checks it against
+//! wavefunction, else of the structure's point charges), `molsurf` (a Gaussian molecular-surface
+//! density of the atoms, needing neither). [`FieldSpec::resolve`] checks it against
 //! a wavefunction and yields a [`Field`] with 0-based indices: the field kind every engine computes.
 //!
 //! [`LatticeSpec`] turns "spacing and padding around these atoms" or an explicit origin, size and
@@ -37,7 +38,14 @@ pub enum Field {
     /// Electrostatic potential of a wavefunction's nuclei and electron density (hartree/e): the
     /// nuclear-attraction integrals of its density matrix at every point (`cpu::qm_esp`).
     QmPotential,
+    /// Molecular-surface density (dimensionless): one Gaussian per atom, scaled so that an isolated
+    /// atom's surface at [`MOLSURF_LEVEL`] lies at its radius (`compute::molsurf`).
+    MolSurf,
 }
+
+/// The default surface level of [`Field::MolSurf`]: an isolated atom's density equals it at the atom's
+/// radius.
+pub const MOLSURF_LEVEL: f32 = 0.5;
 
 /// Which orbital, relative to the frontier orbitals or by number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +70,8 @@ pub enum FieldSpec {
     Density,
     SpinDensity,
     Potential,
+    /// The molecular-surface density of the atoms ([`Field::MolSurf`]).
+    MolSurf,
 }
 
 /// A field text that cannot be parsed or resolved.
@@ -79,8 +89,7 @@ fn spec_error(text: &str, message: impl Into<String>) -> FieldSpecError {
     }
 }
 
-const SYNTAX: &str =
-    "expected mo:homo, mo:lumo+N, mo:homo-N, mo:N (1-based), mo:alpha:..., mo:beta:..., mo2:..., density, spin or esp";
+const SYNTAX: &str = "expected mo:homo, mo:lumo+N, mo:homo-N, mo:N (1-based), mo:alpha:..., mo:beta:..., mo2:..., density, spin, esp or molsurf";
 
 impl FromStr for FieldSpec {
     type Err = FieldSpecError;
@@ -91,6 +100,7 @@ impl FromStr for FieldSpec {
             "density" | "rho" => return Ok(FieldSpec::Density),
             "spin" | "spin-density" | "spindensity" => return Ok(FieldSpec::SpinDensity),
             "esp" | "potential" => return Ok(FieldSpec::Potential),
+            "molsurf" | "surface" => return Ok(FieldSpec::MolSurf),
             _ => {}
         }
         let (squared, rest) = if let Some(r) = t.strip_prefix("mo2:") {
@@ -164,6 +174,7 @@ impl fmt::Display for FieldSpec {
             FieldSpec::Density => write!(f, "density"),
             FieldSpec::SpinDensity => write!(f, "spin"),
             FieldSpec::Potential => write!(f, "esp"),
+            FieldSpec::MolSurf => write!(f, "molsurf"),
             FieldSpec::Orbital { spin, orbital, squared } => {
                 write!(f, "{}:", if *squared { "mo2" } else { "mo" })?;
                 match spin {
@@ -189,6 +200,9 @@ impl FieldSpec {
     /// ([`Field::QmPotential`]), without one the potential of point charges ([`Field::Potential`]).
     pub fn resolve(&self, wf: Option<&Wavefunction>) -> Result<Field, FieldSpecError> {
         let text = self.to_string();
+        if let FieldSpec::MolSurf = self {
+            return Ok(Field::MolSurf);
+        }
         if let FieldSpec::Potential = self {
             return Ok(if wf.is_some() {
                 Field::QmPotential
@@ -204,6 +218,7 @@ impl FieldSpec {
         };
         match *self {
             FieldSpec::Potential => Ok(Field::QmPotential),
+            FieldSpec::MolSurf => Ok(Field::MolSurf),
             FieldSpec::Density => Ok(Field::Density),
             FieldSpec::SpinDensity => Ok(Field::SpinDensity),
             FieldSpec::Orbital { spin, orbital, squared } => {
@@ -254,6 +269,7 @@ impl FieldSpec {
             FieldSpec::Orbital { squared: false, .. } => "bohr^-3/2",
             FieldSpec::Orbital { squared: true, .. } | FieldSpec::Density | FieldSpec::SpinDensity => "bohr^-3",
             FieldSpec::Potential => "hartree/e",
+            FieldSpec::MolSurf => "1 (surface at 0.5)",
         }
     }
 }
@@ -433,6 +449,7 @@ mod tests {
             "density",
             "spin",
             "esp",
+            "molsurf",
         ] {
             let spec: FieldSpec = text.parse().unwrap();
             assert_eq!(spec.to_string(), text);

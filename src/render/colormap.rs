@@ -1,7 +1,8 @@
 //! Colormaps for slice planes and per-value colouring: value in 0..1 to sRGB bytes.
 //!
 //! Diverging (blue-white-red) suits signed fields (orbitals, potentials); a viridis-like sequential
-//! map suits densities. Used by the app when it turns a field slice into a texture.
+//! map suits densities; red-white-blue is the electrostatics convention for potentials on surfaces
+//! (negative red, positive blue, as APBS/PyMOL and ChimeraX colour them). Used by the app when it turns a field slice into a texture.
 
 /// Available colormaps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -13,16 +14,24 @@ pub enum Colormap {
     Viridis,
     /// Black to white.
     Gray,
+    /// Red (low) - white (middle) - blue (high): negative potentials red, positive blue.
+    RedWhiteBlue,
 }
 
 impl Colormap {
-    pub const ALL: [Colormap; 3] = [Colormap::Diverging, Colormap::Viridis, Colormap::Gray];
+    pub const ALL: [Colormap; 4] = [
+        Colormap::Diverging,
+        Colormap::RedWhiteBlue,
+        Colormap::Viridis,
+        Colormap::Gray,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Colormap::Diverging => "blue-white-red",
             Colormap::Viridis => "viridis",
             Colormap::Gray => "gray",
+            Colormap::RedWhiteBlue => "red-white-blue",
         }
     }
 
@@ -39,6 +48,7 @@ impl Colormap {
                 [0.993, 0.906, 0.144],
             ],
             Colormap::Gray => &[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]],
+            Colormap::RedWhiteBlue => &[[0.71, 0.02, 0.15], [0.87, 0.87, 0.87], [0.23, 0.30, 0.75]],
         };
         let segments = (stops.len() - 1) as f32;
         let x = t * segments;
@@ -62,6 +72,8 @@ mod tests {
         assert!(lo[2] > lo[0] && hi[0] > hi[2]);
         assert!(mid[0] > 200 && mid[1] > 200 && mid[2] > 200);
         assert_eq!(Colormap::Gray.sample(f32::NAN), Colormap::Gray.sample(0.5));
+        assert_eq!(Colormap::RedWhiteBlue.sample(0.0), hi);
+        assert_eq!(Colormap::RedWhiteBlue.sample(1.0), lo);
         assert_eq!(Colormap::Gray.sample(7.0), [255, 255, 255, 255]);
     }
 }

@@ -235,6 +235,16 @@ fn add_ui(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) 
                 CartoonStyle::Cartoon,
             )));
         }
+        if ui
+            .button("Add surface")
+            .on_hover_text("The molecular surface of the selection, recomputed per frame")
+            .clicked()
+        {
+            commands.push(Command::AddRep(RepSpec::field(
+                &format!("molsurf:{}", state.panels.new_selection),
+                crate::app::reps::FieldStyle::Isosurface,
+            )));
+        }
     });
     if let Err(e) = crate::model::select::Selection::parse(&state.panels.new_selection) {
         ui.label(RichText::new(e.to_string()).color(tokens::ERROR).small());
@@ -259,6 +269,7 @@ fn add_ui(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) 
                 FieldChoice::SpinDensity => "spin density".to_string(),
                 FieldChoice::WavefunctionPotential => "potential (wavefunction)".to_string(),
                 FieldChoice::Volume(i) => format!("volume {}", i + 1),
+                FieldChoice::MolSurf { .. } => "molecular surface".to_string(),
                 _ => "potential".to_string(),
             };
             if ui.button(name).clicked() {

@@ -45,6 +45,10 @@ pub enum FieldChoice {
     /// Electrostatic potential of the frame's wavefunction (nuclei and electron density,
     /// `Field::QmPotential`), on the orbitals' lattice, in hartree/e.
     WavefunctionPotential,
+    /// Molecular-surface density (`Field::MolSurf`, surface at 0.5) of the atoms of the document's
+    /// surface selection `selection` (an index into `Document::surface_selections`), on a lattice
+    /// around them that follows them frame by frame.
+    MolSurf { selection: u16 },
 }
 
 impl FieldChoice {
@@ -67,7 +71,10 @@ impl FieldChoice {
     /// True when the field takes both signs (two lobes: at +iso and -iso); a volume's sign is
     /// decided by its values.
     pub fn is_signed(self) -> bool {
-        !matches!(self, FieldChoice::Density | FieldChoice::Volume(_))
+        !matches!(
+            self,
+            FieldChoice::Density | FieldChoice::Volume(_) | FieldChoice::MolSurf { .. }
+        )
     }
 }
 

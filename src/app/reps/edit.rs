@@ -143,6 +143,11 @@ impl AppState {
                 color_volume: _,
                 color_by: _,
             } => {
+                if let Some(sel) = spec::surface_selection_text(field) {
+                    self.document_mut()
+                        .ok_or_else(|| "add a representation: open a document first".to_string())?
+                        .add_surface_selection(sel)?;
+                }
                 let doc = self
                     .document()
                     .ok_or_else(|| "add a representation: open a document first".to_string())?;

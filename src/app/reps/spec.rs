@@ -193,6 +193,18 @@ fn parse_cartoon_rep(text: &str) -> Result<Option<RepSpec>, String> {
     }))
 }
 
+/// The atom selection of a molecular-surface field text: `molsurf` (all atoms) or `molsurf:SEL`
+/// (`surface` for `molsurf`); `None` for other fields.
+pub fn surface_selection_text(text: &str) -> Option<&str> {
+    let t = text.trim();
+    let (head, rest) = t.split_once(':').unwrap_or((t, ""));
+    if !(head.eq_ignore_ascii_case("molsurf") || head.eq_ignore_ascii_case("surface")) {
+        return None;
+    }
+    let rest = rest.trim();
+    Some(if rest.is_empty() { "all" } else { rest })
+}
+
 /// Resolves a field text against `doc`: `homo`, `lumo`, the orbital syntax of `grid` (`mo:homo-1`,
 /// `mo:beta:lumo`, `mo:17`), `density`, `spin`, `esp` (a wavefunction's own potential; without a
 /// wavefunction the charges'), `potential` (of the charges), `potential:mean:N`, `volume` or
@@ -205,6 +217,12 @@ pub fn parse_field(text: &str, doc: &Document) -> Result<FieldChoice, String> {
         match n.parse::<usize>() {
             Ok(n) if n >= 1 => FieldChoice::Volume(n - 1),
             _ => return Err(format!("{text}: expected volume:N with N from 1")),
+        }
+    } else if let Some(sel) = surface_selection_text(text) {
+        FieldChoice::MolSurf {
+            selection: doc
+                .surface_selection(sel)
+                .ok_or_else(|| format!("{text}: the surface selection is not registered with the document"))?,
         }
     } else if lower == "esp" && doc.has_field(FieldChoice::WavefunctionPotential) {
         // As in `grid`: esp of a wavefunction is its own potential.
@@ -226,6 +244,11 @@ pub fn parse_field(text: &str, doc: &Document) -> Result<FieldChoice, String> {
             FieldSpec::Density => FieldChoice::Density,
             FieldSpec::SpinDensity => FieldChoice::SpinDensity,
             FieldSpec::Potential => FieldChoice::Potential,
+            FieldSpec::MolSurf => FieldChoice::MolSurf {
+                selection: doc
+                    .surface_selection("all")
+                    .ok_or_else(|| format!("{text}: the surface selection is not registered with the document"))?,
+            },
             FieldSpec::Orbital { squared: true, .. } => {
                 return Err(format!("{text}: the viewer draws orbitals, not their squares"));
             }
@@ -267,6 +290,12 @@ pub fn field_text(field: FieldChoice, doc: Option<&Document>) -> String {
         FieldChoice::Potential => "potential".into(),
         FieldChoice::PotentialMean { frames } => format!("potential:mean:{frames}"),
         FieldChoice::WavefunctionPotential => "esp".into(),
+        FieldChoice::MolSurf { selection } => {
+            match doc.and_then(|d| d.surface_selections.get(usize::from(selection))) {
+                Some(sel) if sel != "all" => format!("molsurf:{sel}"),
+                _ => "molsurf".into(),
+            }
+        }
     }
 }
 

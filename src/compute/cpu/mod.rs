@@ -16,6 +16,7 @@
 //! potentials to ~1e-7 relative per term.
 
 pub mod boys;
+pub mod molsurf;
 pub mod nuclear_attraction;
 pub mod orbital;
 pub mod points;
@@ -26,6 +27,7 @@ pub mod simd;
 use crate::compute::esp::EspPlan;
 use crate::compute::{ComputeError, Field, FieldInput, FieldJob, SlabEngine, slab_len};
 use crate::model::{Grid3, Lattice};
+use molsurf::PreparedMolSurf;
 use orbital::{BLOCK, PreparedOrbitals};
 use potential::PreparedCharges;
 use qm_esp::PreparedQmEsp;
@@ -50,10 +52,17 @@ enum Prepared {
     Charges(PreparedCharges),
     Plan(Arc<EspPlan>),
     QmEsp(Box<PreparedQmEsp>),
+    MolSurf(PreparedMolSurf),
 }
 
 fn prepare(job: &FieldJob) -> Result<Prepared, ComputeError> {
     match (&job.field, &job.input) {
+        (Field::MolSurf, FieldInput::Spheres(atoms)) => Ok(Prepared::MolSurf(PreparedMolSurf::new(atoms))),
+        (Field::MolSurf, _) => Err(ComputeError::WrongInput(job.field.clone(), "atoms with radii")),
+        (_, FieldInput::Spheres(_)) => Err(ComputeError::WrongInput(
+            job.field.clone(),
+            "a wavefunction or point charges",
+        )),
         (Field::Potential, FieldInput::Charges(q)) => Ok(Prepared::Charges(PreparedCharges::new(q))),
         (Field::Potential, FieldInput::Electrostatics(plan)) => Ok(Prepared::Plan(plan.clone())),
         (Field::Potential, FieldInput::DeferredElectrostatics(d)) => Ok(Prepared::Plan(d.plan()?)),
@@ -152,6 +161,7 @@ fn fill_slab(prepared: &Prepared, lattice: &Lattice, z_range: Range<usize>, out:
             Prepared::Charges(p) => fill_potential_plane(p, lattice, z0 + dz, dst),
             Prepared::Plan(p) => fill_plan_plane(p, lattice, z0 + dz, dst),
             Prepared::QmEsp(p) => fill_qm_esp_plane(p, lattice, z0 + dz, dst),
+            Prepared::MolSurf(p) => p.fill_plane(lattice, z0 + dz, dst),
         });
 }
 
@@ -290,6 +300,11 @@ pub fn evaluate_points(field: &Field, input: &FieldInput, points_bohr: &[[f64; 3
             out.par_chunks_mut(qm_esp::BLOCK)
                 .zip(points_bohr.par_chunks(qm_esp::BLOCK))
                 .for_each(|(o, pts)| p.eval_block(pts, o));
+        }
+        Prepared::MolSurf(p) => {
+            out.par_chunks_mut(BLOCK)
+                .zip(points_bohr.par_chunks(BLOCK))
+                .for_each(|(o, pts)| p.eval_points(pts, o));
         }
     }
     if out.iter().all(|v| v.is_finite()) {

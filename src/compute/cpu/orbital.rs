@@ -182,6 +182,10 @@ fn select_orbitals(wf: &Wavefunction, field: &Field) -> Result<(Vec<Vec<f64>>, C
             field.clone(),
             "the nuclear-attraction integrals of compute::cpu::qm_esp, not orbitals",
         )),
+        Field::MolSurf => Err(ComputeError::WrongInput(
+            field.clone(),
+            "atoms with radii, not orbitals",
+        )),
     }
 }
 

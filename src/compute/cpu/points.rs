@@ -227,6 +227,10 @@ impl<'a> PointEvaluator<'a> {
                 field.clone(),
                 "the nuclear-attraction integrals of compute::cpu::qm_esp, not basis-function values",
             )),
+            Field::MolSurf => Err(ComputeError::WrongInput(
+                field.clone(),
+                "atoms with radii, not orbitals",
+            )),
         }
     }
 
@@ -248,6 +252,10 @@ impl<'a> PointEvaluator<'a> {
             Field::QmPotential => Err(ComputeError::WrongInput(
                 field.clone(),
                 "the nuclear-attraction integrals of compute::cpu::qm_esp, not basis-function values",
+            )),
+            Field::MolSurf => Err(ComputeError::WrongInput(
+                field.clone(),
+                "atoms with radii, not orbitals",
             )),
         }
     }

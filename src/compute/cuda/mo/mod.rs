@@ -397,6 +397,7 @@ pub(super) fn orbital_terms(
         },
         Field::Potential => return Err(ComputeError::WrongInput(Field::Potential, "point charges")),
         Field::QmPotential => return Err(ComputeError::WrongInput(Field::QmPotential, "the potential kernel")),
+        Field::MolSurf => return Err(ComputeError::WrongInput(Field::MolSurf, "atoms with radii")),
     };
     if terms.is_empty() {
         // A field that is zero everywhere: one launch with weight 0 writes the zeros.

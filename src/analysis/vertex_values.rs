@@ -1,0 +1,90 @@
+//! Fields sampled at the vertices of a surface: the values a mesh is coloured by.
+//!
+//! Owns the two ways a surface gets its per-vertex values: the Coulomb potential of point charges
+//! evaluated exactly at the vertex positions ([`potential_at_vertices`]: direct summation up to
+//! [`DIRECT_LIMIT_TERMS`] charge-vertex pairs, multilevel summation above), and a loaded volume
+//! (a DX or cube map from APBS, Delphi or a QM program) sampled trilinearly
+//! ([`volume_at_vertices`]). Called by the `render` and `surface` commands and the tests; values are
+//! in the source's units (hartree/e for potentials of charges, file units for volumes).
+//!
+//! Errors: the direct sum is exact to the f32 rounding of each term (~1e-7 relative per term,
+//! Kahan-summed; `compute::cpu::potential`); above the limit, the multilevel method with its default
+//! parameters (a = 12 A, h = 2 A, C2 Taylor splitting, cubic interpolation) has the error of
+//! `compute::esp` (about 1e-3 relative on protein surfaces).
+
+use crate::compute::cpu;
+use crate::compute::esp::{self, Boundary, EspMethod, MsmParams};
+use crate::compute::{ComputeError, Field, FieldInput, PointCharges};
+use crate::model::units::bohr_from_angstrom;
+use crate::model::{Grid3, Lattice};
+use crate::surface::MeshData;
+use std::sync::Arc;
+
+/// Above this many charge-vertex pairs the potential at vertices uses multilevel summation.
+pub const DIRECT_LIMIT_TERMS: u64 = 1_000_000_000;
+
+/// Lattice spacing (Angstrom) of the map the multilevel method is planned for (only its extent and
+/// the MSM lattices matter: points are evaluated exactly where the vertices are).
+const PLAN_SPACING_ANGSTROM: f64 = 2.0;
+
+fn vertices_bohr(mesh: &MeshData) -> Vec<[f64; 3]> {
+    mesh.positions_angstrom
+        .iter()
+        .map(|p| p.map(|x| bohr_from_angstrom(f64::from(x))))
+        .collect()
+}
+
+/// The potential of `charges` at every vertex of `mesh`, in hartree/e.
+pub fn potential_at_vertices(mesh: &MeshData, charges: &PointCharges) -> Result<Vec<f32>, ComputeError> {
+    let points = vertices_bohr(mesh);
+    if points.is_empty() {
+        return Ok(Vec::new());
+    }
+    let terms = (points.len() as u64).saturating_mul(charges.charges_e.len() as u64);
+    let charges = Arc::new(charges.clone());
+    let input = if terms <= DIRECT_LIMIT_TERMS {
+        FieldInput::Charges(charges)
+    } else {
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        for p in &mesh.positions_angstrom {
+            for k in 0..3 {
+                lo[k] = lo[k].min(f64::from(p[k]));
+                hi[k] = hi[k].max(f64::from(p[k]));
+            }
+        }
+        let lattice = Lattice::around_box(lo, hi, 1.0, PLAN_SPACING_ANGSTROM);
+        esp::field_input(charges, EspMethod::Msm(MsmParams::default()), Boundary::Open, &lattice)?
+    };
+    let values = cpu::evaluate_points(&Field::Potential, &input, &points)?;
+    Ok(values.into_iter().map(|v| v as f32).collect())
+}
+
+/// `grid` sampled trilinearly at every vertex of `mesh` (vertices outside the lattice take the value
+/// of its nearest border point), in the grid's units; `None` where the grid cannot be sampled.
+pub fn volume_at_vertices(mesh: &MeshData, grid: &Grid3) -> Option<Vec<f32>> {
+    mesh.positions_angstrom
+        .iter()
+        .map(|&p| grid.trilinear_at_angstrom(p, true))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn potential_of_one_charge_at_vertices() {
+        let mesh = MeshData {
+            positions_angstrom: vec![[1.0, 0.0, 0.0], [0.0, -2.0, 0.0]],
+            ..MeshData::default()
+        };
+        let charges = PointCharges {
+            positions_bohr: vec![[0.0; 3]],
+            charges_e: vec![-1.0],
+        };
+        let v = potential_at_vertices(&mesh, &charges).unwrap();
+        assert!((f64::from(v[0]) + 1.0 / bohr_from_angstrom(1.0)).abs() < 1e-6);
+        assert!((f64::from(v[1]) + 1.0 / bohr_from_angstrom(2.0)).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,218 @@
+//! The molecular-surface density: one Gaussian per atom (VMD QuickSurf's construction), scaled so
+//! that an isolated atom's surface at the level [`MOLSURF_LEVEL`] (0.5) lies at its radius.
+//!
+//! Owns the atoms of a surface request ([`MolSurfAtoms`]: centres, radii, radius scale), the
+//! per-atom Gaussian ([`AtomGaussian`]: width, amplitude, truncation radius) and the padding a
+//! lattice needs around them. The CPU kernel ([`crate::compute::cpu::molsurf`]) sums the Gaussians
+//! on lattice slabs; the CLI (`grid molsurf`, `render --surface molsurf`) and the viewer build the
+//! input from a structure's radii ([`MolSurfAtoms::from_radii_angstrom`]).
+//!
+//! Atom `i` with radius `R` adds `0.5 * exp((R^2 - r^2) / (2 sigma^2))`, `sigma = s * R` with the radius
+//! scale `s` ([`DEFAULT_RADIUS_SCALE`]): exactly 0.5 at `r = R`, so one atom's surface is the sphere
+//! of its radius whatever `s`; a larger `s` makes wider Gaussians and a smoother, more filled-in
+//! union (small crevices close), a smaller one approaches the union of spheres. Each Gaussian is cut
+//! at the radius where it falls to [`TRUNCATION_DENSITY`] (1e-3, 0.2 % of the level), so the summed
+//! field is continuous to within that per atom.
+
+use crate::compute::ComputeError;
+use crate::model::units::{angstrom_from_bohr, bohr_from_angstrom};
+use crate::model::{Frame, Structure};
+
+pub use crate::model::field::MOLSURF_LEVEL;
+
+/// Default radius scale `s` (Gaussian width over radius).
+pub const DEFAULT_RADIUS_SCALE: f64 = 0.6;
+/// Each atom's Gaussian is dropped where it is below this density.
+pub const TRUNCATION_DENSITY: f64 = 1e-3;
+/// Radius scales accepted (below, Gaussians are so narrow that a lattice cannot resolve them;
+/// above, the surface loses every feature).
+pub const RADIUS_SCALE_RANGE: std::ops::RangeInclusive<f64> = 0.2..=3.0;
+
+/// The atoms of one surface: centres in bohr, radii in bohr (atoms with a non-positive radius, such
+/// as PQR hydrogens given radius 0, add nothing), and the radius scale.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MolSurfAtoms {
+    pub centers_bohr: Vec<[f64; 3]>,
+    pub radii_bohr: Vec<f64>,
+    pub radius_scale: f64,
+}
+
+/// One atom's Gaussian `amplitude * exp(-exponent * r^2)`, zero beyond `cutoff` (all in bohr).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AtomGaussian {
+    pub center_bohr: [f64; 3],
+    /// `1 / (2 sigma^2)` in bohr^-2.
+    pub exponent_per_bohr2: f64,
+    pub amplitude: f64,
+    pub cutoff_bohr: f64,
+}
+
+impl AtomGaussian {
+    /// The Gaussian of an atom of radius `radius_bohr` (> 0) with radius scale `scale`.
+    pub fn new(center_bohr: [f64; 3], radius_bohr: f64, scale: f64) -> AtomGaussian {
+        let sigma2 = (scale * radius_bohr).powi(2);
+        let level = f64::from(MOLSURF_LEVEL);
+        let exponent = 0.5 / sigma2;
+        // level * exp((R^2 - r^2) / (2 sigma^2)) = level * exp(1 / (2 s^2)) * exp(-r^2 / (2 sigma^2)).
+        let amplitude = level * (0.5 / (scale * scale)).exp();
+        let cutoff2 = radius_bohr * radius_bohr + 2.0 * sigma2 * (level / TRUNCATION_DENSITY).ln();
+        AtomGaussian {
+            center_bohr,
+            exponent_per_bohr2: exponent,
+            amplitude,
+            cutoff_bohr: cutoff2.sqrt(),
+        }
+    }
+
+    /// The value at squared distance `r2_bohr2` (zero beyond the cutoff).
+    pub fn at(&self, r2_bohr2: f64) -> f64 {
+        if r2_bohr2 > self.cutoff_bohr * self.cutoff_bohr {
+            0.0
+        } else {
+            self.amplitude * (-self.exponent_per_bohr2 * r2_bohr2).exp()
+        }
+    }
+}
+
+impl MolSurfAtoms {
+    /// Atoms at `positions_angstrom` with `radii_angstrom` (one each), checked: finite coordinates,
+    /// finite radii, a radius scale in [`RADIUS_SCALE_RANGE`].
+    pub fn from_radii_angstrom(
+        positions_angstrom: &[[f64; 3]],
+        radii_angstrom: &[f64],
+        radius_scale: f64,
+    ) -> Result<MolSurfAtoms, ComputeError> {
+        if !RADIUS_SCALE_RANGE.contains(&radius_scale) {
+            return Err(ComputeError::BadInput(format!(
+                "radius scale {radius_scale} is outside {}..={}",
+                RADIUS_SCALE_RANGE.start(),
+                RADIUS_SCALE_RANGE.end()
+            )));
+        }
+        if positions_angstrom.len() != radii_angstrom.len() {
+            return Err(ComputeError::BadInput(format!(
+                "{} atoms but {} radii",
+                positions_angstrom.len(),
+                radii_angstrom.len()
+            )));
+        }
+        let mut atoms = MolSurfAtoms {
+            centers_bohr: Vec::with_capacity(positions_angstrom.len()),
+            radii_bohr: Vec::with_capacity(positions_angstrom.len()),
+            radius_scale,
+        };
+        for (i, (p, &r)) in positions_angstrom.iter().zip(radii_angstrom).enumerate() {
+            if !p.iter().all(|x| x.is_finite()) || !r.is_finite() {
+                return Err(ComputeError::BadInput(format!(
+                    "atom {} has a non-finite position or radius",
+                    i + 1
+                )));
+            }
+            atoms.centers_bohr.push(p.map(bohr_from_angstrom));
+            atoms.radii_bohr.push(bohr_from_angstrom(r));
+        }
+        Ok(atoms)
+    }
+
+    /// The atoms of `structure` flagged in `selected` (all when `None`) at `frame`'s positions, with
+    /// [`atom_radii_angstrom`].
+    pub fn from_frame(
+        structure: &Structure,
+        frame: &Frame,
+        selected: Option<&[bool]>,
+        radius_scale: f64,
+    ) -> Result<MolSurfAtoms, ComputeError> {
+        if frame.positions_angstrom.len() != structure.len() {
+            return Err(ComputeError::BadInput(format!(
+                "the structure has {} atoms but the frame has {}",
+                structure.len(),
+                frame.positions_angstrom.len()
+            )));
+        }
+        let radii = atom_radii_angstrom(structure);
+        let keep = |i: usize| selected.is_none_or(|s| s.get(i).copied().unwrap_or(false));
+        let (positions, radii): (Vec<[f64; 3]>, Vec<f64>) = frame
+            .positions_angstrom
+            .iter()
+            .zip(radii)
+            .enumerate()
+            .filter(|(i, _)| keep(*i))
+            .map(|(_, (p, r))| (p.map(f64::from), r))
+            .unzip();
+        MolSurfAtoms::from_radii_angstrom(&positions, &radii, radius_scale)
+    }
+
+    /// The Gaussians of the atoms with a positive radius (a bad radius scale yields none).
+    pub fn gaussians(&self) -> Vec<AtomGaussian> {
+        if !RADIUS_SCALE_RANGE.contains(&self.radius_scale) {
+            return Vec::new();
+        }
+        self.centers_bohr
+            .iter()
+            .zip(&self.radii_bohr)
+            .filter(|(c, r)| **r > 0.0 && r.is_finite() && c.iter().all(|x| x.is_finite()))
+            .map(|(&c, &r)| AtomGaussian::new(c, r, self.radius_scale))
+            .collect()
+    }
+
+    /// Padding around the atoms' centres (Angstrom) that holds every atom's Gaussian: the largest
+    /// truncation radius (0 without atoms).
+    pub fn padding_angstrom(&self) -> f64 {
+        let max = self.gaussians().iter().map(|g| g.cutoff_bohr).fold(0.0, f64::max);
+        angstrom_from_bohr(max)
+    }
+
+    /// Positions in Angstrom of the atoms that contribute (for placing a lattice around them).
+    pub fn positions_angstrom(&self) -> Vec<[f64; 3]> {
+        self.centers_bohr
+            .iter()
+            .zip(&self.radii_bohr)
+            .filter(|(_, r)| **r > 0.0)
+            .map(|(c, _)| c.map(angstrom_from_bohr))
+            .collect()
+    }
+}
+
+/// Each atom's radius in Angstrom: the file's (PQR, prmtop) where the structure has radii, else the
+/// element's van der Waals radius. A file's zero radius (PQR hydrogens in some force fields) stays
+/// zero: the atom adds nothing to the surface, as it adds nothing to the file's dielectric boundary.
+pub fn atom_radii_angstrom(structure: &Structure) -> Vec<f64> {
+    let from_file = structure.radii_angstrom.as_ref().filter(|r| r.len() == structure.len());
+    structure
+        .elements
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match from_file.and_then(|r| r.get(i)) {
+            Some(&r) => f64::from(r),
+            None => f64::from(e.vdw_radius_angstrom()),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_isolated_atom_is_at_the_level_at_its_radius() {
+        for scale in [0.3, 0.6, 1.0, 2.0] {
+            let g = AtomGaussian::new([0.0; 3], 3.2, scale);
+            let v = g.at(3.2 * 3.2);
+            assert!((v - 0.5).abs() < 1e-12, "{scale}: {v}");
+            let c = g.cutoff_bohr;
+            assert!((g.at(c * c * (1.0 - 1e-12)) - TRUNCATION_DENSITY).abs() < 1e-9);
+            assert_eq!(g.at(c * c * 1.0001), 0.0);
+        }
+    }
+
+    #[test]
+    fn refuses_bad_inputs() {
+        assert!(MolSurfAtoms::from_radii_angstrom(&[[0.0; 3]], &[1.0], 0.1).is_err());
+        assert!(MolSurfAtoms::from_radii_angstrom(&[[0.0; 3]], &[1.0, 2.0], 0.6).is_err());
+        assert!(MolSurfAtoms::from_radii_angstrom(&[[f64::NAN, 0.0, 0.0]], &[1.0], 0.6).is_err());
+        let a = MolSurfAtoms::from_radii_angstrom(&[[0.0; 3], [1.0; 3]], &[1.5, 0.0], 0.6).unwrap();
+        assert_eq!(a.gaussians().len(), 1);
+        assert_eq!(a.positions_angstrom().len(), 1);
+        assert!(a.padding_angstrom() > 1.5);
+    }
+}

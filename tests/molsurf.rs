@@ -1,0 +1,309 @@
+//! The molecular-surface density (`Field::MolSurf`) and surfaces coloured by the potential at their
+//! vertices, against analytic and independent references:
+//! - one atom: the surface at 0.5 is the sphere of its radius (area and volume);
+//! - two overlapping atoms: a surface of revolution whose profile r(z) is found by bisection of the
+//!   analytic density in f64 (written out here, not the library's), integrated for area and volume;
+//! - convergence of the area with the lattice spacing;
+//! - adk (3341 atoms, PQR charges and radii): the surface's vertex potentials equal an independent
+//!   float64 Coulomb sum at the vertex positions to 1e-4 relative.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use orbitfield::compute::cpu;
+use orbitfield::compute::molsurf::{MolSurfAtoms, TRUNCATION_DENSITY};
+use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges};
+use orbitfield::model::Lattice;
+use orbitfield::model::field::LatticeSpec;
+use orbitfield::model::units::{ANGSTROM_PER_BOHR, BOHR_PER_ANGSTROM};
+use orbitfield::surface::{self, MeshData};
+use std::f64::consts::PI;
+use std::sync::Arc;
+
+const SCALE: f64 = 0.6;
+
+fn surface_of(centers: &[[f64; 3]], radii: &[f64], spacing_angstrom: f64) -> MeshData {
+    let atoms = MolSurfAtoms::from_radii_angstrom(centers, radii, SCALE).unwrap();
+    let lattice = LatticeSpec::AroundAtoms {
+        spacing_angstrom,
+        padding_angstrom: atoms.padding_angstrom(),
+    }
+    .build(centers)
+    .unwrap();
+    let job = FieldJob {
+        field: Field::MolSurf,
+        lattice,
+        input: FieldInput::Spheres(Arc::new(atoms)),
+    };
+    let grid = cpu::evaluate_grid(&job).unwrap();
+    surface::extract(&grid, 0.5)
+}
+
+/// The density of the test's own formula (Angstrom): 0.5 exp((R^2 - r^2) / (2 (s R)^2)) per atom,
+/// truncated where it falls below the truncation density.
+fn density(centers: &[[f64; 3]], radii: &[f64], p: [f64; 3]) -> f64 {
+    centers
+        .iter()
+        .zip(radii)
+        .map(|(c, &r)| {
+            let d2 = (p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2) + (p[2] - c[2]).powi(2);
+            let v = 0.5 * ((r * r - d2) / (2.0 * (SCALE * r).powi(2))).exp();
+            if v < TRUNCATION_DENSITY { 0.0 } else { v }
+        })
+        .sum()
+}
+
+#[test]
+fn one_atom_is_a_sphere_of_its_radius() {
+    for (r, spacing) in [(1.7, 0.2), (1.2, 0.15), (2.0, 0.3)] {
+        let mesh = surface_of(&[[0.3, -0.2, 0.1]], &[r], spacing);
+        let area = mesh.area_angstrom2();
+        let volume = mesh.enclosed_volume_angstrom3();
+        let want_area = 4.0 * PI * r * r;
+        let want_volume = 4.0 / 3.0 * PI * r * r * r;
+        assert!(
+            (area / want_area - 1.0).abs() < 0.02,
+            "R {r}: area {area} vs {want_area}"
+        );
+        assert!(
+            (volume / want_volume - 1.0).abs() < 0.02,
+            "R {r}: volume {volume} vs {want_volume}"
+        );
+        // Every vertex lies on the sphere to a fraction of the spacing.
+        for p in &mesh.positions_angstrom {
+            let d = ((p[0] as f64 - 0.3).powi(2) + (p[1] as f64 + 0.2).powi(2) + (p[2] as f64 - 0.1).powi(2)).sqrt();
+            assert!(
+                (d - r).abs() < 0.1 * spacing,
+                "vertex at {d} A from the centre, radius {r}"
+            );
+        }
+    }
+}
+
+/// Area and volume of the surface of revolution around the z axis of two atoms on it, from the
+/// profile r(z) (bisection of the test's density in f64) by the trapezoidal rule on a fine z step.
+fn revolution_reference(centers: &[[f64; 3]], radii: &[f64]) -> (f64, f64) {
+    let z_lo = centers
+        .iter()
+        .zip(radii)
+        .map(|(c, r)| c[2] - r)
+        .fold(f64::INFINITY, f64::min)
+        - 0.5;
+    let z_hi = centers
+        .iter()
+        .zip(radii)
+        .map(|(c, r)| c[2] + r)
+        .fold(f64::NEG_INFINITY, f64::max)
+        + 0.5;
+    let profile = |z: f64| -> f64 {
+        if density(centers, radii, [0.0, 0.0, z]) <= 0.5 {
+            return 0.0;
+        }
+        let (mut a, mut b) = (0.0, 6.0);
+        for _ in 0..80 {
+            let m = 0.5 * (a + b);
+            if density(centers, radii, [m, 0.0, z]) > 0.5 {
+                a = m;
+            } else {
+                b = m;
+            }
+        }
+        0.5 * (a + b)
+    };
+    let n = 40_000;
+    let dz = (z_hi - z_lo) / n as f64;
+    let rs: Vec<f64> = (0..=n).map(|i| profile(z_lo + i as f64 * dz)).collect();
+    let mut area = 0.0;
+    let mut volume = 0.0;
+    for w in rs.windows(2) {
+        let (r0, r1) = (w[0], w[1]);
+        // Frustum of a cone between two profile points.
+        let slant = ((r1 - r0).powi(2) + dz * dz).sqrt();
+        area += PI * (r0 + r1) * slant;
+        volume += PI * dz * (r0 * r0 + r0 * r1 + r1 * r1) / 3.0;
+    }
+    (area, volume)
+}
+
+#[test]
+fn two_overlapping_atoms_are_a_smooth_union() {
+    let centers = [[0.0, 0.0, -0.8], [0.0, 0.0, 0.9]];
+    let radii = [1.7, 1.5];
+    let (want_area, want_volume) = revolution_reference(&centers, &radii);
+    // The union is more than the two spheres' union (the Gaussians fill the waist) and less than
+    // the sum of the spheres.
+    let sphere_area: f64 = radii.iter().map(|r| 4.0 * PI * r * r).sum();
+    assert!(want_area < sphere_area);
+    let mesh = surface_of(&centers, &radii, 0.1);
+    let (area, volume) = (mesh.area_angstrom2(), mesh.enclosed_volume_angstrom3());
+    assert!(
+        (area / want_area - 1.0).abs() < 0.01,
+        "area {area} vs reference {want_area}"
+    );
+    assert!(
+        (volume / want_volume - 1.0).abs() < 0.01,
+        "volume {volume} vs reference {want_volume}"
+    );
+}
+
+#[test]
+fn area_converges_with_the_spacing() {
+    let centers = [[0.0, 0.0, -0.8], [0.0, 0.0, 0.9]];
+    let radii = [1.7, 1.5];
+    let (want_area, _) = revolution_reference(&centers, &radii);
+    let errors: Vec<f64> = [0.5, 0.25, 0.125]
+        .iter()
+        .map(|&h| (surface_of(&centers, &radii, h).area_angstrom2() / want_area - 1.0).abs())
+        .collect();
+    assert!(errors[2] < errors[0], "errors {errors:?} do not fall with the spacing");
+    assert!(errors[2] < 0.005, "errors {errors:?}");
+    assert!(errors[1] < 0.02, "errors {errors:?}");
+}
+
+#[test]
+fn lattice_values_match_the_formula_on_a_random_cluster() {
+    let mut seed = 0x2545_f491_4f6c_dd1du64 ^ std::process::id() as u64;
+    let mut rnd = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let centers: Vec<[f64; 3]> = (0..40).map(|_| [8.0 * rnd(), 8.0 * rnd(), 8.0 * rnd()]).collect();
+    let radii: Vec<f64> = (0..40).map(|_| 1.0 + rnd()).collect();
+    let atoms = MolSurfAtoms::from_radii_angstrom(&centers, &radii, SCALE).unwrap();
+    let lattice = Lattice::axis_aligned(
+        [
+            -3.0 * BOHR_PER_ANGSTROM,
+            -2.5 * BOHR_PER_ANGSTROM,
+            -3.2 * BOHR_PER_ANGSTROM,
+        ],
+        0.43 * BOHR_PER_ANGSTROM,
+        [33, 31, 35],
+    );
+    let job = FieldJob {
+        field: Field::MolSurf,
+        lattice,
+        input: FieldInput::Spheres(Arc::new(atoms)),
+    };
+    let grid = cpu::evaluate_grid(&job).unwrap();
+    let [nx, ny, nz] = lattice.dims;
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let p = lattice.point_bohr(i, j, k).map(|x| x * ANGSTROM_PER_BOHR);
+                let want = density(&centers, &radii, p);
+                let got = f64::from(grid.values[i + nx * (j + ny * k)]);
+                // Points on a truncation sphere may fall on either side of it (1e-3 each).
+                assert!(
+                    (got - want).abs() < 1e-6 * want.max(1.0) + 2e-3,
+                    "{p:?}: {got} vs {want}"
+                );
+            }
+        }
+    }
+}
+
+/// adk's surface, each vertex coloured by the potential of the structure's charges at the vertex
+/// (the exact CPU evaluator), against an independent f64 sum.
+#[test]
+fn vertex_potentials_on_adk_match_an_f64_sum() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md/adk_open.pqr");
+    let mut system = orbitfield::io::load(&[path]).unwrap();
+    let s = &system.structure;
+    let frame = system.trajectory.frame(0).unwrap();
+    let positions: Vec<[f64; 3]> = frame.positions_angstrom.iter().map(|p| p.map(f64::from)).collect();
+    let radii: Vec<f64> = s
+        .radii_angstrom
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|&r| f64::from(r))
+        .collect();
+    let charges: Vec<f64> = s.charges_e.as_ref().unwrap().iter().map(|&q| f64::from(q)).collect();
+    assert_eq!(positions.len(), 3341);
+    let mesh = surface_of(&positions, &radii, 0.8);
+    assert!(
+        mesh.positions_angstrom.len() > 5000,
+        "{} vertices",
+        mesh.positions_angstrom.len()
+    );
+    // Every 11th vertex (the test stays within seconds in an unoptimised build).
+    let sample = MeshData {
+        positions_angstrom: mesh.positions_angstrom.iter().step_by(11).copied().collect(),
+        ..MeshData::default()
+    };
+    let vertices_bohr: Vec<[f64; 3]> = sample
+        .positions_angstrom
+        .iter()
+        .map(|p| p.map(|x| f64::from(x) * BOHR_PER_ANGSTROM))
+        .collect();
+    let point_charges = PointCharges {
+        positions_bohr: positions.iter().map(|p| p.map(|x| x * BOHR_PER_ANGSTROM)).collect(),
+        charges_e: charges.clone(),
+    };
+    let got = orbitfield::analysis::vertex_values::potential_at_vertices(&sample, &point_charges).unwrap();
+    assert_eq!(got.len(), vertices_bohr.len());
+    let mut worst = 0.0f64;
+    let mut checked = 0;
+    for (v, &g) in vertices_bohr.iter().zip(&got) {
+        let mut want = 0.0;
+        for (c, &q) in point_charges.positions_bohr.iter().zip(&charges) {
+            let d = ((v[0] - c[0]).powi(2) + (v[1] - c[1]).powi(2) + (v[2] - c[2]).powi(2)).sqrt();
+            want += q / d;
+        }
+        let err = (f64::from(g) - want).abs() / want.abs().max(1e-3);
+        worst = worst.max(err);
+        checked += 1;
+    }
+    assert!(checked > 500);
+    assert!(worst < 1e-4, "worst relative error {worst:e}");
+}
+
+/// `render --surface molsurf --sel`: the surface changes the picture of the atoms alone (it covers
+/// them), most where the protein is; a bad selection is refused.
+#[test]
+fn render_draws_the_surface_of_a_selection() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+    let tmp = std::env::temp_dir();
+    let pid = std::process::id();
+    let run = |surface: Option<&str>, name: &str| {
+        let out = tmp.join(format!("orbitfield_molsurf_{pid}_{name}.png"));
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"));
+        cmd.arg("render").arg(dir.join("adk_open.pqr"));
+        if let Some(sel) = surface {
+            cmd.args(["--surface", "molsurf", "--sel", sel]);
+        }
+        let o = cmd.args(["--size", "160x120", "-o"]).arg(&out).output().unwrap();
+        (o, out)
+    };
+    let (bad, _) = run(Some("resid 1 to"), "bad");
+    assert!(!bad.status.success());
+    let (atoms, atoms_png) = run(None, "atoms");
+    let stderr = String::from_utf8_lossy(&atoms.stderr);
+    if !atoms.status.success() && stderr.contains("adapter") {
+        eprintln!("skipping: no wgpu adapter: {stderr}");
+        return;
+    }
+    assert!(atoms.status.success(), "{stderr}");
+    let (surface, surface_png) = run(Some("protein"), "surface");
+    assert!(surface.status.success(), "{}", String::from_utf8_lossy(&surface.stderr));
+    let a = image::open(&atoms_png).unwrap().to_rgba8();
+    let s = image::open(&surface_png).unwrap().to_rgba8();
+    let _ = std::fs::remove_file(&atoms_png);
+    let _ = std::fs::remove_file(&surface_png);
+    let differs = |x0: u32, y0: u32, w: u32, h: u32| {
+        let mut n = 0;
+        for y in y0..y0 + h {
+            for x in x0..x0 + w {
+                let (p, q) = (a.get_pixel(x, y).0, s.get_pixel(x, y).0);
+                if (0..3).any(|k| p[k].abs_diff(q[k]) > 40) {
+                    n += 1;
+                }
+            }
+        }
+        f64::from(n) / f64::from(w * h)
+    };
+    // The middle (protein) changes; the corners (background) do not.
+    assert!(differs(60, 40, 40, 40) > 0.5, "{}", differs(60, 40, 40, 40));
+    assert!(differs(0, 0, 10, 10) < 0.01);
+}
