@@ -529,7 +529,10 @@ fn orbitals_submitted_together_are_computed_in_batches_each_in_its_slot() {
             engine: engine.clone(),
             is_gpu: true,
         }],
-        config(20 * 18 * 3),
+        PoolConfig {
+            batch_orbitals_on_gpu: true,
+            ..config(20 * 18 * 3)
+        },
     );
     let requests = jobs
         .iter()
@@ -571,7 +574,7 @@ fn orbitals_submitted_together_are_computed_in_batches_each_in_its_slot() {
 
 /// Playing the threonine MD series with HOMO and LUMO as two field representations through the
 /// viewer's own update loop (every frame computed, each representation with its own look-ahead):
-/// every orbital tile reaches the engine in a batch of the frame's two orbitals, and each
+/// every orbital tile reaches the (CPU) engine in a batch of the frame's two orbitals, and each
 /// representation shows its own orbital of the frame played, equal to the CPU engine's direct answer.
 #[test]
 fn two_orbital_representations_play_with_one_batch_per_frame() {
@@ -582,7 +585,7 @@ fn two_orbital_representations_play_with_one_batch_per_frame() {
     let pool = Pool::with_engines(
         vec![EngineSpec {
             engine: engine.clone(),
-            is_gpu: true,
+            is_gpu: false,
         }],
         PoolConfig::default(),
     );

@@ -39,7 +39,8 @@ pub struct PlaybackResult {
     pub pool_compute_ms: f64,
     pub engines: String,
     pub image_px: [u32; 2],
-    /// Whether the pool computed one frame's orbitals in one engine call (`PoolConfig::batch_orbitals`).
+    /// Whether the pool computed one frame's orbitals in one engine call on every worker
+    /// (`PoolConfig::batch_orbitals` and `batch_orbitals_on_gpu`).
     pub batched: bool,
 }
 
@@ -243,6 +244,7 @@ pub fn playback_case(
     let fields = FieldService::new(
         Some(Box::new(PoolBackend::start_with(orbitfield::jobs::PoolConfig {
             batch_orbitals: batch,
+            batch_orbitals_on_gpu: batch,
             ..Default::default()
         }))),
         orbitfield::app::default_extractor(),

@@ -203,8 +203,13 @@ pub struct PoolConfig {
     pub gpu_tile_points: usize,
     pub cpu_tile_points: usize,
     /// Compute the same planes of batchable requests in one engine call
-    /// ([`crate::compute::batchable`]); off, every request is computed on its own (for comparison).
+    /// ([`crate::compute::batchable`]) on CPU workers; off, every request is computed on its own (for
+    /// comparison).
     pub batch_orbitals: bool,
+    /// The same on GPU workers. Off by default: on an H200 playing HOMO and LUMO, one request after
+    /// the other measured faster end to end (the first orbital's isosurface is extracted while the
+    /// second is computed) than both in one launch (`benches/RESULTS.md`, "One frame's orbitals").
+    pub batch_orbitals_on_gpu: bool,
 }
 
 impl Default for PoolConfig {
@@ -217,6 +222,7 @@ impl Default for PoolConfig {
             gpu_tile_points: 1 << 22,
             cpu_tile_points: 1 << 15,
             batch_orbitals: true,
+            batch_orbitals_on_gpu: false,
         }
     }
 }
@@ -899,7 +905,8 @@ fn next_work<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -> Option<Wo
                 req.next_z.store(end, Ordering::Relaxed);
                 // The same planes of requests computable in the same call go with it.
                 let mut batch = Vec::new();
-                for r in q.requests.iter().filter(|_| shared.config.batch_orbitals) {
+                let batching = shared.config.batch_orbitals && (!is_gpu || shared.config.batch_orbitals_on_gpu);
+                for r in q.requests.iter().filter(|_| batching) {
                     if batch.len() + 1 >= crate::compute::MAX_BATCH {
                         break;
                     }
