@@ -230,7 +230,8 @@ fn one_updates_orbitals_of_two_slots_reach_the_pool_as_one_batch() {
     let pool = crate::jobs::Pool::with_engines(
         vec![crate::jobs::EngineSpec {
             engine: engine.clone(),
-            is_gpu: true,
+            // CPU workers batch by default (GPU workers compute one request after the other).
+            is_gpu: false,
         }],
         crate::jobs::PoolConfig::default(),
     );
