@@ -618,7 +618,7 @@ impl CudaEngine {
 
     /// Counting sort of `n` float4 positions into `plan`'s cells on the device: the positions in cell
     /// order and the start of each cell (cells + 1 entries).
-    fn rdf_sort(
+    pub(super) fn rdf_sort(
         &self,
         module: &std::sync::Arc<cudarc::driver::CudaModule>,
         pos: &CudaSlice<f32>,
