@@ -1,6 +1,8 @@
 // The molecular-surface density on a lattice (src/compute/cuda/molsurf.rs launches it; the definition
 // is src/compute/molsurf.rs, the CPU reference src/compute/cpu/molsurf.rs): the sum over atoms of
-// amp * exp(-expo * r^2) where r^2 <= rc2 (the truncation radius squared), zero beyond.
+// amp * exp(-expo * r^2) where r^2 <= rc2 (the truncation radius squared), zero beyond, computed as
+// 2^(log2(amp) - expo * log2(e) * r^2) on the special-function unit (the host stores both factors
+// in that form).
 //
 // The atoms arrive binned into cells of the lattice by the counting sort of kernels/rdf.cu
 // (rdf_cell_index, rdf_cell_scan, rdf_cell_scatter) run on float4 positions in lattice-index units,
@@ -13,10 +15,10 @@
 //
 // Precision: each atom holds its nearest lattice index (int) and its offset from that point (f32,
 // at most half a step per axis), so a displacement (i - ia) * h - off carries only its own f32
-// rounding, however far the lattice lies from the origin. expf (not the SFU's approximation) and
-// f32 sums of the tens of positive terms that reach a point keep the values within a few 1e-7
+// rounding, however far the lattice lies from the origin. f32 sums of the tens of positive terms that reach a point keep the values within a few 1e-7
 // relative of the CPU engine's float64 sum; only points at an atom's truncation radius (to f32
-// rounding) can differ, by that atom's truncated tail (1e-3).
+// rounding) can differ, by that atom's truncated tail (1e-3). ex2.approx (about 2 ulp) of arguments
+// above -10 (terms above 1e-3) adds a few 1e-7 relative.
 
 #define MS_BX 8
 #define MS_BY 8
@@ -28,11 +30,18 @@
 struct MsAtom {
     int ix, iy, iz;
     float ox, oy, oz;
-    float expo;
-    float amp;
-    float rc2;
+    float expo2; // Gaussian exponent times log2(e), bohr^-2
+    float lamp;  // log2 of the amplitude
+    float rc2;   // truncation radius squared, bohr^2
     int pad;
 };
+
+// 2^x on the special-function unit (the instruction exp2f also uses); arguments here are above -10.
+__device__ __forceinline__ float ms_ex2(float x) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
 
 // Twin of `MsGrid` in src/compute/cuda/molsurf.rs (16 four-byte fields).
 struct MsGrid {
@@ -49,7 +58,10 @@ struct MsGrid {
 extern "C" __global__ void __launch_bounds__(MS_THREADS)
 molsurf_field(const MsAtom* __restrict__ atoms, const float4* __restrict__ sorted,
               const unsigned int* __restrict__ start, MsGrid g, float* __restrict__ out) {
-    __shared__ MsAtom tile[MS_THREADS];
+    // The staged atoms, as three vectors each (three shared loads per atom, broadcast to the warp).
+    __shared__ int4 t_idx[MS_THREADS];
+    __shared__ float4 t_off[MS_THREADS];
+    __shared__ float2 t_gau[MS_THREADS];
     const int t = threadIdx.x + MS_BX * (threadIdx.y + MS_BY * threadIdx.z);
     const int i = blockIdx.x * MS_BX + threadIdx.x;
     const int j = blockIdx.y * MS_BY + threadIdx.y;
@@ -76,19 +88,26 @@ molsurf_field(const MsAtom* __restrict__ atoms, const float4* __restrict__ sorte
             for (unsigned int base = s0; base < s1; base += MS_THREADS) {
                 const int m = (int)min((unsigned int)MS_THREADS, s1 - base);
                 __syncthreads();
-                if (t < m) tile[t] = atoms[__float_as_int(sorted[base + t].w)];
+                if (t < m) {
+                    const MsAtom A = atoms[__float_as_int(sorted[base + t].w)];
+                    t_idx[t] = make_int4(A.ix, A.iy, A.iz, 0);
+                    t_off[t] = make_float4(A.ox, A.oy, A.oz, A.expo2);
+                    t_gau[t] = make_float2(A.lamp, A.rc2);
+                }
                 __syncthreads();
                 for (int a = 0; a < m; a++) {
-                    const MsAtom A = tile[a];
-                    const float dx = (float)(i - A.ix) * g.hx - A.ox;
-                    const float dy = (float)(j - A.iy) * g.hy - A.oy;
+                    const int4 c = t_idx[a];
+                    const float4 o = t_off[a];
+                    const float2 w = t_gau[a];
+                    const float dx = (float)(i - c.x) * g.hx - o.x;
+                    const float dy = (float)(j - c.y) * g.hy - o.y;
                     const float dxy2 = dx * dx + dy * dy;
-                    if (dxy2 > A.rc2) continue;
+                    if (dxy2 > w.y) continue;
 #pragma unroll
                     for (int p = 0; p < MS_PZ; p++) {
-                        const float dz = (float)(k[p] - A.iz) * g.hz - A.oz;
+                        const float dz = (float)(k[p] - c.z) * g.hz - o.z;
                         const float r2 = dxy2 + dz * dz;
-                        if (r2 <= A.rc2) acc[p] += A.amp * expf(-A.expo * r2);
+                        if (r2 <= w.y) acc[p] += ms_ex2(fmaf(-o.w, r2, w.x));
                     }
                 }
             }

@@ -49,9 +49,10 @@ pub struct MsAtom {
     pub ox: f32,
     pub oy: f32,
     pub oz: f32,
-    /// Gaussian exponent (bohr^-2) and amplitude.
-    pub expo: f32,
-    pub amp: f32,
+    /// Gaussian exponent times log2(e) (bohr^-2) and log2 of the amplitude: the term is
+    /// `2^(lamp - expo2 * r^2)`.
+    pub expo2: f32,
+    pub lamp: f32,
     /// Truncation radius squared (bohr^2).
     pub rc2: f32,
     pub pad: i32,
@@ -129,8 +130,8 @@ impl MolSurfPlan {
         let mut positions = Vec::with_capacity(gaussians.len());
         for g in &gaussians {
             let mut rec = MsAtom {
-                expo: g.exponent_per_bohr2 as f32,
-                amp: g.amplitude as f32,
+                expo2: (g.exponent_per_bohr2 * std::f64::consts::LOG2_E) as f32,
+                lamp: g.amplitude.log2() as f32,
                 rc2: (g.cutoff_bohr * g.cutoff_bohr) as f32,
                 ..MsAtom::default()
             };
@@ -260,7 +261,7 @@ impl MolSurfPlan {
                                 let dz = (k - at.iz) as f32 * g.hz - at.oz;
                                 let r2 = dx * dx + dy * dy + dz * dz;
                                 if r2 <= at.rc2 {
-                                    acc += at.amp * (-at.expo * r2).exp();
+                                    acc += (-at.expo2).mul_add(r2, at.lamp).exp2();
                                 }
                             }
                         }
