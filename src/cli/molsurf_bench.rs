@@ -4,8 +4,9 @@
 //! The system is adk (`tests/data/md/adk_open.pqr`, 3341 atoms with the PQR's radii) repeated on a
 //! grid of copies whose bounding boxes touch, cut at N atoms (run from the repository root); the
 //! lattice spans it plus the Gaussians' padding at `--molsurf-spacing` (1 A). Figures, medians of
-//! `--repeats` after one warm-up: the CUDA kernel alone (CUDA events, binning included), the field
-//! on the host (kernel and copy back, wall clock), the isosurface extraction at 0.5 (the render
+//! `--repeats` after one warm-up: the CUDA kernel alone (CUDA events, atoms already binned), the
+//! field on the host as for a new frame (atoms uploaded and binned, kernel, copy back; wall clock),
+//! the isosurface extraction at 0.5 (the render
 //! device's marching-cubes pass, the one the viewer and `--playback` use, lattice upload included;
 //! the CPU marching cubes where the adapter has no such pass, said in the output), and their sum.
 //! Up to `CPU_LIMIT` atoms the CPU engine's field (all cores) is timed beside it and the GPU values
@@ -34,9 +35,11 @@ pub struct MolSurfResult {
     pub spacing_angstrom: f64,
     pub lattice_dims: [usize; 3],
     pub points: usize,
-    /// The CUDA kernel over the whole lattice (CUDA events, median), when a GPU is present.
+    /// The CUDA kernel over the whole lattice, atoms already binned (CUDA events, median), when a GPU
+    /// is present.
     pub gpu_kernel_ms: Option<f64>,
-    /// The GPU field on the host: kernel and copy back (wall clock, median).
+    /// The GPU field on the host for a new frame: atoms uploaded and binned, kernel, copy back (wall
+    /// clock, median).
     pub gpu_field_ms: Option<f64>,
     /// The isosurface at 0.5 from the field on the host (median).
     pub surface_ms: f64,
@@ -110,10 +113,11 @@ pub fn run(
             padding_angstrom: atoms.padding_angstrom(),
         }
         .build(&pos)?;
+        let atoms = Arc::new(atoms);
         let job = FieldJob {
             field: Field::MolSurf,
             lattice,
-            input: FieldInput::Spheres(Arc::new(atoms)),
+            input: FieldInput::Spheres(atoms.clone()),
         };
         let npts = lattice.n_points();
         let z = 0..lattice.dims[2];
@@ -121,10 +125,15 @@ pub fn run(
         let (mut gpu_kernel_ms, mut gpu_field_ms) = (None, None);
         if let Some(g) = gpu {
             gpu_kernel_ms = Some(median(g.time_kernels(&job, repeats)?));
+            // Every repetition a new frame: the atoms are uploaded and binned again.
             let mut t = Vec::new();
             for _ in 0..=repeats {
+                let frame = FieldJob {
+                    input: FieldInput::Spheres(Arc::new((*atoms).clone())),
+                    ..job.clone()
+                };
                 let t0 = Instant::now();
-                g.compute_slab(&job, z.clone(), &mut values)?;
+                g.compute_slab(&frame, z.clone(), &mut values)?;
                 t.push(t0.elapsed().as_secs_f64() * 1e3);
             }
             t.remove(0);
