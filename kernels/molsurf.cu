@@ -7,11 +7,11 @@
 // The atoms arrive binned into cells of the lattice by the counting sort of kernels/rdf.cu
 // (rdf_cell_index, rdf_cell_scan, rdf_cell_scatter) run on float4 positions in lattice-index units,
 // whose w holds the atom's index as an int bit pattern. A cell is MsGrid::cw{x,y,z} lattice points
-// wide, more than an atom's truncation radius in points (with a margin far above the f32 rounding of
-// the binning), so the atoms reaching a point lie in its cell or the 26 around it; atoms outside the
-// lattice sit in the border cells. A block of MS_BX x MS_BY x (MS_BZ * MS_PZ) points (each thread
-// MS_PZ points along z) visits the cells covering its brick widened by one cell per side, one row of
-// cells (contiguous in the sorted order) at a time, staging the atoms through shared memory.
+// wide (about half the reach); MsGrid::r{x,y,z}, the reach, is more than the largest truncation radius
+// in points, with a margin far above the f32 rounding of the binning. Atoms outside the lattice sit in
+// the border cells. A block of MS_BX x MS_BY x (MS_BZ * MS_PZ) points (each thread MS_PZ points along
+// z) visits the cells that hold its brick widened by the reach on every side, one row of cells
+// (contiguous in the sorted order) at a time, staging the atoms through shared memory.
 //
 // Precision: each atom holds its nearest lattice index (int) and its offset from that point (f32,
 // at most half a step per axis), so a displacement (i - ia) * h - off carries only its own f32
@@ -50,7 +50,7 @@ struct MsGrid {
     float hx, hy, hz;
     int cwx, cwy, cwz;
     int cnx, cny, cnz;
-    int pad0, pad1, pad2;
+    int rx, ry, rz;
 };
 
 // Grid: (ceil(nx / MS_BX), ceil(ny / MS_BY), ceil(nzs / (MS_BZ * MS_PZ))) blocks of
@@ -77,9 +77,9 @@ molsurf_field(const MsAtom* __restrict__ atoms, const float4* __restrict__ sorte
     const int bi0 = blockIdx.x * MS_BX, bi1 = min(bi0 + MS_BX, g.nx) - 1;
     const int bj0 = blockIdx.y * MS_BY, bj1 = min(bj0 + MS_BY, g.ny) - 1;
     const int bk0 = g.k0 + kz0, bk1 = g.k0 + min(kz0 + MS_BZ * MS_PZ, g.nzs) - 1;
-    const int cx0 = max(bi0 / g.cwx - 1, 0), cx1 = min(bi1 / g.cwx + 1, g.cnx - 1);
-    const int cy0 = max(bj0 / g.cwy - 1, 0), cy1 = min(bj1 / g.cwy + 1, g.cny - 1);
-    const int cz0 = max(bk0 / g.cwz - 1, 0), cz1 = min(bk1 / g.cwz + 1, g.cnz - 1);
+    const int cx0 = max(bi0 - g.rx, 0) / g.cwx, cx1 = min((bi1 + g.rx) / g.cwx, g.cnx - 1);
+    const int cy0 = max(bj0 - g.ry, 0) / g.cwy, cy1 = min((bj1 + g.ry) / g.cwy, g.cny - 1);
+    const int cz0 = max(bk0 - g.rz, 0) / g.cwz, cz1 = min((bk1 + g.rz) / g.cwz, g.cnz - 1);
     for (int cz = cz0; cz <= cz1; cz++) {
         for (int cy = cy0; cy <= cy1; cy++) {
             const int row = g.cnx * (cy + g.cny * cz);
