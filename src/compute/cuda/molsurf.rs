@@ -412,7 +412,7 @@ mod tests {
             centers_bohr.push([on(0) - 1e-7, on(1) + 1e-7, on(2)]);
             // The reach of a brick (8 points wide along x and y, 8 along z) from either side.
             let r = plan.reach;
-            let edge = |a: usize, s: i32| origin[a] + f64::from(8 * c as i32 + s * r[a]) * h;
+            let edge = |a: usize, s: i32| origin[a] + f64::from(8 * c + s * r[a]) * h;
             centers_bohr.push([edge(0, -1), edge(1, 1), edge(2, -1)]);
             centers_bohr.push([edge(0, 1), edge(1, -1), edge(2, 1)]);
         }
