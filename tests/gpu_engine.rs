@@ -763,4 +763,12 @@ fn pool_computes_molsurf_on_the_device() {
     assert!(r.engines.iter().all(|e| e.starts_with("cuda")), "{:?}", r.engines);
     let grid = r.outcome.unwrap();
     assert!(rel_err(&grid.values, &reference) <= TOL);
+    // Atoms that all lie beyond reach of the lattice: every value written, all zero.
+    let far = MolSurfAtoms::from_radii_angstrom(&[[500.0, 0.0, 0.0], [0.0, -400.0, 0.0]], &[1.6, 1.7], 0.6).unwrap();
+    let job = FieldJob {
+        field: Field::MolSurf,
+        lattice,
+        input: FieldInput::Spheres(Arc::new(far)),
+    };
+    assert!(run(&*gpu, &job).iter().all(|&v| v == 0.0));
 }
