@@ -8,9 +8,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use orbitfield::compute::cpu::CpuEngine;
+use orbitfield::compute::cpu::molsurf::PreparedMolSurf;
 use orbitfield::compute::cuda::{self, CudaEngine, MoForm};
+use orbitfield::compute::molsurf::MolSurfAtoms;
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
 use orbitfield::jobs::{EngineSpec, JobError, Pool, PoolConfig, SlotId};
+use orbitfield::model::field::LatticeSpec;
 use orbitfield::model::{Lattice, Spin, Wavefunction};
 use std::path::Path;
 use std::sync::Arc;
@@ -29,6 +32,7 @@ mod rotation;
 use lattice::lattice_around;
 
 const TOL: f64 = 1e-5;
+const BOHR: f64 = orbitfield::model::units::BOHR_PER_ANGSTROM;
 
 fn load(name: &str) -> Arc<Wavefunction> {
     // ORBITFIELD_TEST_ROOT: where the repository's data lies when the test runs on another machine.
@@ -115,6 +119,7 @@ fn every_kernel_source_compiles_with_nvrtc() {
         ("util", cuda::UTIL_SRC),
         ("rdf", cuda::rdf::RDF_SRC),
         ("msm", cuda::msm::MSM_SRC),
+        ("molsurf", cuda::molsurf::MOLSURF_SRC),
     ] {
         let ptx = cuda::compile_ptx(src, "compute_75").unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(ptx.contains(".entry"), "{name}: no kernel in the PTX");
@@ -655,4 +660,115 @@ fn orbital_batches_match_the_cpu_engine_channel_by_channel() {
         }
     }
     gpu.set_mo_form(MoForm::Auto);
+}
+
+// ---- Molecular-surface density ----
+
+/// The CUDA molecular-surface field of `atoms` on `lattice` against the CPU engine (f64 sums), on the
+/// whole lattice and on a slab in its middle: 1e-5 relative where the CPU value exceeds 1e-3 (the
+/// kernel's f32 sums of f32 terms are good to a few 1e-7), 1e-8 absolute below; a point may differ
+/// more only by the truncated tail (1e-3) of atoms whose truncation sphere passes through it to
+/// within f32 rounding (1e-5 relative in squared distance), which is checked point by point.
+fn molsurf_matches_the_cpu_engine(gpu: &CudaEngine, label: &str, atoms: MolSurfAtoms, lattice: Lattice) {
+    let cpu = PreparedMolSurf::new(&atoms);
+    let job = FieldJob {
+        field: Field::MolSurf,
+        lattice,
+        input: FieldInput::Spheres(Arc::new(atoms)),
+    };
+    let want = run(&CpuEngine, &job);
+    let [nx, ny, nz] = lattice.dims;
+    let check = |got: &[f32], k0: usize| {
+        let (mut worst, mut tails, mut above) = (0.0f64, 0usize, 0usize);
+        for (p, &g) in got.iter().enumerate() {
+            let (i, j, k) = (p % nx, p / nx % ny, k0 + p / (nx * ny));
+            let w = f64::from(want[i + nx * (j + ny * k)]);
+            let (g, err) = (f64::from(g), (f64::from(g) - w).abs());
+            above += usize::from(w > 1e-3);
+            if err <= 1e-5 * w.max(1e-3) {
+                worst = worst.max(err / w.max(1e-3));
+                continue;
+            }
+            let at = cpu.near_cutoff(lattice.point_bohr(i, j, k), 1e-5);
+            assert!(
+                at > 0 && err <= 1.01e-3 * at as f64 + 1e-5 * w,
+                "{label}: point ({i}, {j}, {k}): {g} vs {w}"
+            );
+            tails += 1;
+        }
+        println!("{label}: {above} points above 1e-3, worst rel err {worst:.2e}, {tails} at a truncation radius");
+        assert!(tails * 1000 <= got.len(), "{label}: {tails} points differ");
+    };
+    check(&run(gpu, &job), 0);
+    let z = nz / 3..nz - 2;
+    let mut slab = vec![f32::NAN; nx * ny * z.len()];
+    gpu.compute_slab(&job, z.clone(), &mut slab).unwrap();
+    check(&slab, z.start);
+}
+
+#[test]
+fn molsurf_kernel_matches_the_cpu_engine_on_a_random_cluster_and_adk() {
+    let Some(gpu) = device() else { return };
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64 ^ std::process::id() as u64;
+    let mut rnd = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    // 2000 atoms in a 30 A box, some outside the lattice; dims not multiples of the 8x8x8 brick.
+    let centers: Vec<[f64; 3]> = (0..2000).map(|_| [0, 1, 2].map(|_| 30.0 * rnd() - 15.0)).collect();
+    let radii: Vec<f64> = (0..2000).map(|_| 1.0 + rnd()).collect();
+    let atoms = MolSurfAtoms::from_radii_angstrom(&centers, &radii, 0.6).unwrap();
+    let lattice = Lattice::axis_aligned([-13.0 * BOHR, -14.1 * BOHR, -12.7 * BOHR], 0.45 * BOHR, [61, 67, 53]);
+    molsurf_matches_the_cpu_engine(&gpu, "random cluster", atoms, lattice);
+    // adk (3341 atoms, the PQR's radii) at 0.7 A around the protein, far from the origin.
+    let root = std::env::var_os("ORBITFIELD_TEST_ROOT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf());
+    let mut system = orbitfield::io::load(&[root.join("tests/data/md/adk_open.pqr")]).unwrap();
+    let frame = system.trajectory.frame(0).unwrap();
+    let atoms = MolSurfAtoms::from_frame(&system.structure, &frame, None, 0.6).unwrap();
+    let lattice = LatticeSpec::AroundAtoms {
+        spacing_angstrom: 0.7,
+        padding_angstrom: atoms.padding_angstrom(),
+    }
+    .build(&atoms.positions_angstrom())
+    .unwrap();
+    molsurf_matches_the_cpu_engine(&gpu, "adk", atoms, lattice);
+}
+
+/// The pool's GPU workers take molsurf jobs (no CPU worker to fall back to).
+#[test]
+fn pool_computes_molsurf_on_the_device() {
+    let Some(gpu) = device() else { return };
+    let centers: Vec<[f64; 3]> = (0..50)
+        .map(|i| [i as f64 * 0.9, (i % 7) as f64, (i % 3) as f64])
+        .collect();
+    let atoms = MolSurfAtoms::from_radii_angstrom(&centers, &vec![1.6; 50], 0.6).unwrap();
+    let lattice = Lattice::axis_aligned([-5.0 * BOHR, -5.0 * BOHR, -5.0 * BOHR], 0.5 * BOHR, [110, 34, 26]);
+    let job = FieldJob {
+        field: Field::MolSurf,
+        lattice,
+        input: FieldInput::Spheres(Arc::new(atoms)),
+    };
+    let reference = run(&CpuEngine, &job);
+    let engines = vec![EngineSpec {
+        engine: gpu.clone(),
+        is_gpu: true,
+    }];
+    let pool: Pool<u8> = Pool::with_engines(engines, PoolConfig::default());
+    pool.submit(SlotId(0), 1, job);
+    let r = pool.results().recv_timeout(Duration::from_secs(60)).unwrap();
+    assert!(r.engines.iter().all(|e| e.starts_with("cuda")), "{:?}", r.engines);
+    let grid = r.outcome.unwrap();
+    assert!(rel_err(&grid.values, &reference) <= TOL);
+    // Atoms that all lie beyond reach of the lattice: every value written, all zero.
+    let far = MolSurfAtoms::from_radii_angstrom(&[[500.0, 0.0, 0.0], [0.0, -400.0, 0.0]], &[1.6, 1.7], 0.6).unwrap();
+    let job = FieldJob {
+        field: Field::MolSurf,
+        lattice,
+        input: FieldInput::Spheres(Arc::new(far)),
+    };
+    assert!(run(&*gpu, &job).iter().all(|&v| v == 0.0));
 }

@@ -120,6 +120,16 @@ pub struct BenchArgs {
     /// With --qm-esp: points per axis of the lattice the CPU engine and PySCF share.
     #[arg(long, default_value_t = 20)]
     qm_esp_peer_points: usize,
+    /// Time only the molecular-surface field and its isosurface (protein-like copies of adk, from the
+    /// repository root) and stop.
+    #[arg(long)]
+    molsurf: bool,
+    /// With --molsurf: atom counts, comma separated.
+    #[arg(long, value_name = "LIST", default_value = "100000,1000000")]
+    molsurf_atoms: String,
+    /// With --molsurf: lattice spacing (Angstrom).
+    #[arg(long, default_value_t = 1.0)]
+    molsurf_spacing: f64,
 }
 
 /// One MSM potential map of a water box, end to end.
@@ -1030,6 +1040,50 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
     v.map(|x| format!("{x:.digits$}")).unwrap_or_else(|| "-".into())
 }
 
+/// `--molsurf`: the molecular-surface cases alone.
+fn molsurf(args: &BenchArgs, preference: DevicePreference) -> Result<()> {
+    let sizes = args
+        .molsurf_atoms
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .with_context(|| format!("--molsurf-atoms: '{v}' is not a count"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if !(args.molsurf_spacing.is_finite() && args.molsurf_spacing >= 0.1) {
+        bail!(
+            "--molsurf-spacing: expected a spacing of at least 0.1 A, found {}",
+            args.molsurf_spacing
+        );
+    }
+    let gpu = if preference == DevicePreference::Cpu {
+        None
+    } else {
+        let (sel, _) = cuda::devices_from_env();
+        let found = cuda::discover(sel.as_ref().map(|s| s.get(..1).unwrap_or(&[])));
+        for n in &found.notes {
+            eprintln!("note: {n}");
+        }
+        let g = found.engines.into_iter().next();
+        if g.is_none() && preference == DevicePreference::Gpu {
+            bail!("no usable CUDA device");
+        }
+        g
+    };
+    let device = gpu.as_ref().map(|g| g.name()).unwrap_or_else(|| "none".into());
+    println!("device: {device}");
+    let results = super::molsurf_bench::run(&sizes, args.molsurf_spacing, gpu.as_deref(), args.repeats)?;
+    super::molsurf_bench::print(&results);
+    if let Some(p) = &args.json {
+        let text = serde_json::to_string_pretty(&serde_json::json!({ "device": device, "molsurf": results }))?;
+        std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}
+
 pub fn run(args: &BenchArgs) -> Result<()> {
     if args.cartoon {
         let targets: &[usize] = if args.quick { &[20_000] } else { &[10_000, 100_000] };
@@ -1055,6 +1109,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         return Ok(());
     }
     let preference: DevicePreference = args.device.parse().map_err(anyhow::Error::msg)?;
+    if args.molsurf {
+        return molsurf(args, preference);
+    }
     let mut notes = Vec::new();
     let mut gpu_engine: Option<Arc<CudaEngine>> = None;
     if preference != DevicePreference::Cpu {

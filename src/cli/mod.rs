@@ -14,6 +14,8 @@ mod ions;
 #[cfg(feature = "gui")]
 mod legend;
 #[cfg(feature = "gui")]
+mod molsurf_bench;
+#[cfg(feature = "gui")]
 mod playback;
 mod points;
 #[cfg(feature = "gui")]

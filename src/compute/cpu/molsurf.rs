@@ -129,6 +129,21 @@ impl PreparedMolSurf {
             .sum()
     }
 
+    /// How many atoms' truncation spheres pass within `rel` (relative, in squared distance) of `p`
+    /// (bohr): where engines rounding differently may disagree by a truncated tail
+    /// ([`crate::compute::molsurf::TRUNCATION_DENSITY`]) per such atom.
+    pub fn near_cutoff(&self, p: [f64; 3], rel: f64) -> usize {
+        self.window(p[2], p[2])
+            .iter()
+            .filter(|a| {
+                let c = a.center_bohr;
+                let r2 = (p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2) + (p[2] - c[2]).powi(2);
+                let rc2 = a.cutoff_bohr * a.cutoff_bohr;
+                (r2 - rc2).abs() <= rel * rc2
+            })
+            .count()
+    }
+
     /// The density at arbitrary points (bohr).
     pub fn eval_points(&self, points: &[[f64; 3]], out: &mut [f64]) {
         for (p, o) in points.iter().zip(out.iter_mut()) {

@@ -1,7 +1,8 @@
 //! The CUDA field engine of one device: its context, stream, loaded modules and device buffers, the
 //! jobs it has prepared (a few, reused across slabs and frames), and the [`SlabEngine`] implementation
 //! that poisons the output with NaN, runs the kernel family's launches (`super::mo`, `super::dcs`,
-//! `super::msm`) and copies the slab back while checking every value is finite. Called by the worker
+//! `super::msm`, `super::qm_esp`, `super::molsurf`) and copies the slab back while checking every
+//! value is finite. Called by the worker
 //! pool in `jobs` (one persistent worker thread per device owns one engine), the bench command and the
 //! GPU tests.
 
@@ -75,6 +76,7 @@ enum Prepared {
     Dcs(DcsPrepared),
     Msm(Box<msm::MsmPrepared>),
     QmEsp(Box<super::qm_esp::QmEspPrepared>),
+    MolSurf(Box<super::molsurf::MolSurfPrepared>),
 }
 
 struct JobCache {
@@ -91,6 +93,7 @@ fn same_input(a: &FieldInput, b: &FieldInput) -> bool {
         (FieldInput::Charges(x), FieldInput::Charges(y)) => Arc::ptr_eq(x, y),
         (FieldInput::Electrostatics(x), FieldInput::Electrostatics(y)) => Arc::ptr_eq(x, y),
         (FieldInput::DeferredElectrostatics(x), FieldInput::DeferredElectrostatics(y)) => Arc::ptr_eq(x, y),
+        (FieldInput::Spheres(x), FieldInput::Spheres(y)) => Arc::ptr_eq(x, y),
         _ => false,
     }
 }
@@ -226,6 +229,7 @@ impl CudaEngine {
             Prepared::Dcs(_) => "dcs",
             Prepared::Msm(_) => "msm",
             Prepared::QmEsp(_) => "qm_esp",
+            Prepared::MolSurf(_) => "molsurf",
         })
     }
 
@@ -279,6 +283,10 @@ impl CudaEngine {
             (Field::QmPotential, FieldInput::Wavefunction(wf)) => {
                 Prepared::QmEsp(Box::new(self.prepare_qm_esp(st, wf)?))
             }
+            (Field::MolSurf, FieldInput::Spheres(atoms)) => {
+                Prepared::MolSurf(Box::new(self.prepare_molsurf(st, atoms, &job.lattice)?))
+            }
+            (Field::MolSurf, _) => return Err(ComputeError::WrongInput(Field::MolSurf, "atoms with radii")),
             (f, FieldInput::Wavefunction(wf)) => Prepared::Mo(self.prepare_mo(st, f, wf, &job.lattice, form)?),
             (f, _) => return Err(ComputeError::WrongInput(f.clone(), "a wavefunction")),
         };
@@ -348,6 +356,7 @@ impl CudaEngine {
             Prepared::Mo(m) => self.launch_mo(st, m, job, z_range)?,
             Prepared::Dcs(p) => self.launch_dcs(st, p, job, z_range)?,
             Prepared::QmEsp(p) => self.launch_qm_esp(st, p, job, z_range)?,
+            Prepared::MolSurf(p) => self.launch_molsurf(st, p, job, z_range)?,
             Prepared::Msm(p) => {
                 let module = self.module(st, msm::MSM_SRC)?;
                 let out = st

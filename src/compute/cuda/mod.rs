@@ -25,12 +25,13 @@
 //!
 //! Files by job: [`discovery`] (library probing, devices, `ORBITFIELD_DEVICES`), [`nvrtc`] (compile,
 //! disk cache, kernel dumps), [`engine`] ([`CudaEngine`], its buffers, the slab protocol and the finite
-//! checks), and one file per kernel family: [`mo`], [`dcs`], [`msm`] and [`rdf`].
+//! checks), and one file per kernel family: [`mo`], [`dcs`], [`msm`], [`qm_esp`], [`molsurf`] and [`rdf`].
 
 pub mod dcs;
 pub mod discovery;
 pub mod engine;
 pub mod mo;
+pub mod molsurf;
 pub mod msm;
 pub mod nvrtc;
 pub mod qm_esp;

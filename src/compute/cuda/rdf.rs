@@ -12,7 +12,8 @@
 //! r_max near half the box). Called by the RDF scheduler in `jobs::rdf`; the CPU engine in
 //! `analysis::rdf` is the reference the tests hold this to. [`PairGeometry::emulate`] and
 //! [`PairGeometry::emulate_cells`] run the kernels' f32 arithmetic and pair enumeration on the CPU, so
-//! the layout, the minimum image and the cell grid are tested on machines without a GPU.
+//! the layout, the minimum image and the cell grid are tested on machines without a GPU. The counting
+//! sort (`CudaEngine::rdf_sort`) also bins the atoms of the molecular-surface kernel (`super::molsurf`).
 
 use super::{CudaEngine, dev_err};
 use crate::analysis::rdf::RdfSettings;
@@ -617,8 +618,9 @@ impl CudaEngine {
     }
 
     /// Counting sort of `n` float4 positions into `plan`'s cells on the device: the positions in cell
-    /// order and the start of each cell (cells + 1 entries).
-    fn rdf_sort(
+    /// order and the start of each cell (cells + 1 entries). `w` travels with its position (group ids
+    /// here, atom indices for `super::molsurf`).
+    pub(super) fn rdf_sort(
         &self,
         module: &std::sync::Arc<cudarc::driver::CudaModule>,
         pos: &CudaSlice<f32>,
