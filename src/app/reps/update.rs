@@ -7,7 +7,10 @@
 //! isosurface thread in its own lane, or — with GPU surfaces — in the draw stage). While playback
 //! drops frames, a representation whose request is in flight lets it finish and shows its newest
 //! finished frame meanwhile. A representation whose surfaces are coloured by a computed field
-//! (`SurfaceColoring`) asks for that field at the same frame and lattice in its colour slot. The
+//! (`SurfaceColoring`) asks for that field at the same frame and lattice in its colour slot; one
+//! coloured by the potential of point charges asks instead for its values at the vertices of the
+//! lobes shown (`analysis::vertex_values`, on the vertex-values thread when the viewer started it,
+//! keyed by lobes and colouring field, latest wins, cached per representation). The
 //! requests of one update leave together (`FieldService::flush`), so the orbitals several
 //! representations ask for at one frame are computed in one batch.
 //! [`AppState::rebuild_atoms`] turns the visible atom representations
