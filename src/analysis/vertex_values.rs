@@ -4,7 +4,8 @@
 //! evaluated exactly at the vertex positions ([`potential_at_vertices`]: direct summation up to
 //! [`DIRECT_LIMIT_TERMS`] charge-vertex pairs, multilevel summation above), and a loaded volume
 //! (a DX or cube map from APBS, Delphi or a QM program) sampled trilinearly
-//! ([`volume_at_vertices`]). Called by the `render` and `surface` commands and the tests; values are
+//! ([`volume_at_vertices`]). Called by the viewer's and `render`'s representation list (through
+//! `jobs::vertex_values`), the `surface` command and the tests; values are
 //! in the source's units (hartree/e for potentials of charges, file units for volumes).
 //!
 //! Errors: the direct sum is exact to the f32 rounding of each term (~1e-7 relative per term,

@@ -300,24 +300,37 @@ impl Document {
         DeferredPlan::field_input(Arc::new(charges), method, Boundary::Open, lattice).ok()
     }
 
+    /// The point charges whose potential `field` is at frame `index` (`frame` being its
+    /// coordinates): the structure's charges at the frame's positions, or the mean over a window;
+    /// `None` for fields that are not potentials of charges and where charges are missing.
+    pub fn point_charges_at(
+        &self,
+        field: FieldChoice,
+        index: usize,
+        frame: &Frame,
+    ) -> Option<crate::compute::PointCharges> {
+        match field {
+            FieldChoice::PotentialMean { frames } => self.potential_mean_charges(index, frames, frame),
+            FieldChoice::Potential => {
+                let charges = self.structure.charges_e.as_ref()?;
+                Some(crate::compute::PointCharges {
+                    positions_bohr: frame
+                        .positions_angstrom
+                        .iter()
+                        .map(|p| crate::model::units::bohr_from_angstrom3(p.map(f64::from)))
+                        .collect(),
+                    charges_e: charges.iter().map(|&c| f64::from(c)).collect(),
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// The job that computes `key`'s field, `frame` being the coordinates of frame `key.frame`;
     /// `None` for volumes (nothing to compute) and fields the document lacks.
     pub fn field_job_at(&self, key: &FieldKey, frame: &Frame, settings: FieldSettings) -> Option<FieldJob> {
         if key.field.is_potential() {
-            let q = match key.field {
-                FieldChoice::PotentialMean { frames } => self.potential_mean_charges(key.frame, frames, frame)?,
-                _ => {
-                    let charges = self.structure.charges_e.as_ref()?;
-                    crate::compute::PointCharges {
-                        positions_bohr: frame
-                            .positions_angstrom
-                            .iter()
-                            .map(|p| crate::model::units::bohr_from_angstrom3(p.map(f64::from)))
-                            .collect(),
-                        charges_e: charges.iter().map(|&c| f64::from(c)).collect(),
-                    }
-                }
-            };
+            let q = self.point_charges_at(key.field, key.frame, frame)?;
             let lattice = self.potential_lattice?;
             return Some(FieldJob {
                 field: Field::Potential,

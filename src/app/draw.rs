@@ -88,10 +88,31 @@ impl SceneSync {
         if state.view.dirty.surface_color {
             state.view.dirty.surface_color = false;
             let coloured = state.doc.reps.fields().find_map(|(r, f)| {
-                let c = f.coloring.filter(|_| r.visible && f.is_surface())?;
+                let c = f
+                    .coloring
+                    .filter(|_| r.visible && f.is_surface() && !f.colors_by_vertex_values())?;
                 Some((c.range?, f.color_grid(state.document()?)?))
             });
+            // Surfaces coloured by the potential of charges carry their values per vertex (CPU
+            // meshes), drawn through the colormap over the colouring's range.
+            let by_vertices = state.doc.reps.fields().find_map(|(r, f)| {
+                let c = f
+                    .coloring
+                    .filter(|_| r.visible && f.is_surface() && f.colors_by_vertex_values())?;
+                c.range
+            });
+            if let Some(range) = by_vertices {
+                scene.set_value_colors(rc, range, state.settings.colormap);
+            }
+            let needs_cpu_meshes = state
+                .doc
+                .reps
+                .fields()
+                .any(|(r, f)| r.visible && f.is_surface() && f.colors_by_vertex_values());
             let result = match &coloured {
+                _ if needs_cpu_meshes && state.view.gpu_surfaces => {
+                    Err(crate::render::scene::ColorFieldError::NoVolumeTextures)
+                }
                 Some((range, g)) => scene.set_color_field(
                     rc,
                     Some(crate::render::scene::ColorFieldInput {
@@ -107,7 +128,11 @@ impl SceneSync {
             {
                 // Colouring per vertex needs the CPU meshes: the CPU extractor from the next frame on,
                 // coloured once its surfaces arrive.
-                state.panels.status = "surface colouring per vertex (no 3-D textures); extracting on the CPU".into();
+                state.panels.status = if needs_cpu_meshes {
+                    "surface colours by the charges' potential at the vertices; extracting on the CPU".into()
+                } else {
+                    "surface colouring per vertex (no 3-D textures); extracting on the CPU".into()
+                };
                 self.gpu.clear();
                 state.view.gpu_surfaces = false;
                 state.extract_surfaces_off_thread();
@@ -215,9 +240,18 @@ fn cpu_surfaces(rc: &RenderContext, scene: &mut GpuScene, state: &AppState) {
             continue;
         }
         let styles = lobe_styles(f, flip_main && Some(rep.id) == main);
-        for (m, style) in f.pipeline.lobes.iter().zip(styles) {
+        // Coloured by the potential of charges: the values at the vertices (none until they arrive).
+        let values = f.vertex_values();
+        for (k, (m, style)) in f.pipeline.lobes.iter().zip(styles).enumerate() {
             if let Some(m) = m {
-                inputs.push((mesh_input(m), style));
+                let mut input = mesh_input(m);
+                if f.colors_by_vertex_values() {
+                    input.values = values
+                        .and_then(|v| v.get(k))
+                        .and_then(|v| v.as_deref())
+                        .map_or(&[], |v| v.as_slice());
+                }
+                inputs.push((input, style));
             }
         }
     }

@@ -445,6 +445,8 @@ impl ApplicationHandler for Viewer {
                 }
                 // Cartoons (secondary structure and mesh per frame) on a thread of their own too.
                 self.state.build_cartoons_off_thread();
+                // Surface colours by the charges' potential (exact at the vertices) on one as well.
+                self.state.color_vertices_off_thread();
                 if software {
                     // From every second lattice point while playing (drawing large surfaces is what
                     // limits a software renderer's frame rate; the full ones follow at a stop).

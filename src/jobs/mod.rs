@@ -33,6 +33,7 @@ pub mod mesher;
 pub mod rdf;
 pub mod save;
 pub mod task;
+pub mod vertex_values;
 
 use crate::compute::cpu::CpuEngine;
 use crate::compute::cuda::{self, CudaEngine};

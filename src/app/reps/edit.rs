@@ -601,6 +601,10 @@ impl AppState {
             (Some(grid), None, _) => Some(surface_value_range(&f.pipeline.lobes, grid)),
             // Auto range again, from the colouring field shown.
             (None, None, Some((_, grid))) if same_source => Some(surface_value_range(&f.pipeline.lobes, grid)),
+            // ... or from the values at the vertices.
+            (None, None, None) if same_source && f.vertex_values().is_some() => f
+                .vertex_values()
+                .map(|v| value_range(v.iter().flatten().flat_map(|v| v.iter().copied()).collect())),
             (_, r, _) => r,
         };
         let mut channel = match self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
@@ -636,16 +640,23 @@ pub fn surface_value_range(
     lobes: &[Option<std::sync::Arc<crate::surface::MeshData>>; 2],
     grid: &crate::model::Grid3,
 ) -> [f32; 2] {
-    let mut values: Vec<f32> = lobes
+    let values: Vec<f32> = lobes
         .iter()
         .flatten()
         .flat_map(|m| m.positions_angstrom.iter())
         .filter_map(|p| crate::app::values::sample_grid(grid, *p))
-        .filter(|v| v.is_finite())
         .collect();
-    if values.is_empty() {
-        values = grid.values.iter().copied().filter(|v| v.is_finite()).collect();
+    if values.iter().any(|v| v.is_finite()) {
+        value_range(values)
+    } else {
+        value_range(grid.values.clone())
     }
+}
+
+/// A colormap range for `values`: their 2nd..98th percentile (made symmetric about zero when they
+/// change sign; non-finite values ignored; -1..1 when there are none).
+pub fn value_range(mut values: Vec<f32>) -> [f32; 2] {
+    values.retain(|v| v.is_finite());
     if values.is_empty() {
         return [-1.0, 1.0];
     }

@@ -26,8 +26,9 @@ pub use edit::RepEdit;
 pub use spec::{RepSpec, SpecKind};
 
 use super::atoms::{AtomColoring, AtomStyle};
-use super::fields::{FieldChoice, FieldKey, FieldSlot};
+use super::fields::{FieldChoice, FieldKey, FieldSlot, MeshKey};
 use super::slice::SlicePlane;
+use crate::jobs::vertex_values::LobeValues;
 use crate::model::Grid3;
 use crate::model::select::Selection;
 use crate::surface::MeshData;
@@ -211,11 +212,31 @@ pub struct FieldPipeline {
 }
 
 /// Where a representation's computed colouring field comes from: its own request slot, the key last
-/// asked for and the grid shown (the frame shown, or the newest that arrived).
+/// asked for and the grid shown (the frame shown, or the newest that arrived). A potential of point
+/// charges is not computed on a lattice: its values at the vertices of the lobes shown are
+/// (`vertices`, computed exactly by `analysis::vertex_values`).
 pub struct ColorChannel {
     pub slot: FieldSlot,
     pub(crate) asked: Option<FieldKey>,
     pub shown: Option<(FieldKey, Arc<Grid3>)>,
+    /// The potential of the charges at the vertices of the lobes (hartree/e), with what they are of.
+    pub vertices: Option<(VertexKey, LobeValues)>,
+    /// The vertex values last asked for (a failed request is not repeated every frame).
+    pub(crate) asked_vertices: Option<VertexKey>,
+    /// Vertex values made, oldest first (at most [`VERTEX_CACHE_ENTRIES`]).
+    pub(crate) vertex_cache: Vec<(VertexKey, LobeValues)>,
+}
+
+/// Vertex values a colour channel keeps (the frames played last).
+const VERTEX_CACHE_ENTRIES: usize = 8;
+
+/// What a surface's vertex values are of: its lobes (field key and isovalue, preview or not) and
+/// the colouring field (a potential of charges, at the lobes' frame).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VertexKey {
+    pub mesh: MeshKey,
+    pub preview: bool,
+    pub source: FieldChoice,
 }
 
 impl ColorChannel {
@@ -224,6 +245,21 @@ impl ColorChannel {
             slot,
             asked: None,
             shown: None,
+            vertices: None,
+            asked_vertices: None,
+            vertex_cache: Vec::new(),
+        }
+    }
+
+    pub(crate) fn cached_vertices(&self, key: &VertexKey) -> Option<LobeValues> {
+        self.vertex_cache.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+    }
+
+    pub(crate) fn insert_vertices(&mut self, key: VertexKey, values: LobeValues) {
+        self.vertex_cache.retain(|(k, _)| *k != key);
+        self.vertex_cache.push((key, values));
+        if self.vertex_cache.len() > VERTEX_CACHE_ENTRIES {
+            self.vertex_cache.remove(0);
         }
     }
 }
@@ -297,19 +333,57 @@ impl FieldRep {
     }
 
     /// The grid its surfaces are coloured by: the document's volume, or the computed colouring
-    /// field that arrived last.
+    /// field that arrived last; none for a potential of charges (coloured by values at the
+    /// vertices, [`FieldRep::vertex_values`]).
     pub fn color_grid(&self, doc: &super::document::Document) -> Option<Arc<Grid3>> {
         match self.coloring?.source {
             FieldChoice::Volume(v) => doc.grids.get(v).cloned(),
+            s if s.is_potential() => None,
             _ => self.pipeline.color.as_ref()?.shown.as_ref().map(|(_, g)| Arc::clone(g)),
         }
     }
 
+    /// True when its surfaces are coloured by the potential of point charges, evaluated at their
+    /// vertices.
+    pub fn colors_by_vertex_values(&self) -> bool {
+        self.coloring.is_some_and(|c| c.source.is_potential())
+    }
+
+    /// The key of the vertex values its lobes shown need (when coloured by a potential of charges
+    /// and there are lobes).
+    pub fn wanted_vertex_key(&self) -> Option<VertexKey> {
+        let source = self.coloring.map(|c| c.source).filter(|s| s.is_potential())?;
+        let p = &self.pipeline;
+        let (key, _) = p.shown.as_ref()?;
+        if p.lobes.iter().all(|l| l.is_none()) {
+            return None;
+        }
+        Some(VertexKey {
+            mesh: MeshKey::new(*key, p.shown_iso),
+            preview: p.preview,
+            source,
+        })
+    }
+
+    /// The values its lobes are coloured by (hartree/e, one per vertex of each lobe): the potential
+    /// of the charges at their vertices, once computed for the lobes shown.
+    pub fn vertex_values(&self) -> Option<&LobeValues> {
+        let want = self.wanted_vertex_key()?;
+        let (key, values) = self.pipeline.color.as_ref()?.vertices.as_ref()?;
+        (*key == want).then_some(values)
+    }
+
     /// True when its colouring (if any) is ready for frame `frame`: a volume always, a computed
-    /// field once that frame's has arrived.
+    /// field once that frame's has arrived, a potential of charges once its values at the vertices
+    /// of that frame's lobes have.
     pub fn color_shows_frame(&self, frame: usize) -> bool {
         match self.coloring.map(|c| c.source) {
             None | Some(FieldChoice::Volume(_)) => true,
+            Some(s) if s.is_potential() => match self.wanted_vertex_key() {
+                // No lobes: nothing to colour.
+                None => true,
+                Some(k) => k.mesh.field.frame == frame && self.vertex_values().is_some(),
+            },
             Some(_) => self
                 .pipeline
                 .color

@@ -7,17 +7,22 @@
 //! isosurface thread in its own lane, or — with GPU surfaces — in the draw stage). While playback
 //! drops frames, a representation whose request is in flight lets it finish and shows its newest
 //! finished frame meanwhile. A representation whose surfaces are coloured by a computed field
-//! (`SurfaceColoring`) asks for that field at the same frame and lattice in its colour slot. The
+//! (`SurfaceColoring`) asks for that field at the same frame and lattice in its colour slot; one
+//! coloured by the potential of point charges asks instead for its values at the vertices of the
+//! lobes shown (`analysis::vertex_values`, on the vertex-values thread when the viewer started it,
+//! keyed by lobes and colouring field, latest wins, cached per representation). The
 //! requests of one update leave together (`FieldService::flush`), so the orbitals several
 //! representations ask for at one frame are computed in one batch.
 //! [`AppState::rebuild_atoms`] turns the visible atom representations
 //! into sphere, cylinder and line instances (their union, each in its own style and colours).
 
-use super::{AtomsRep, FieldStyle, RepKind};
+use super::{AtomsRep, FieldStyle, RepKind, VertexKey};
 use crate::app::atoms;
 use crate::app::fields::{FieldChoice, FieldKey, MeshKey};
 use crate::app::state::AppState;
+use crate::jobs::lanes::Done;
 use crate::jobs::mesher::{LobesRequest, LobesResult};
+use crate::jobs::vertex_values::{VertexValuesRequest, VertexValuesResult};
 use crate::model::{Frame, Grid3};
 use std::sync::Arc;
 
@@ -47,10 +52,15 @@ impl AppState {
         let context_changed = std::mem::replace(&mut self.doc.reps.context, context) != context;
         let mut next: Option<Option<NextFrame>> = None;
         let mut built = self.take_cartoons();
+        let mut valued = self.take_vertex_values();
         for i in 0..self.doc.reps.list.len() {
             changed |= self.update_field_rep(i, arrived, context_changed, &meshed, &mut next);
             changed |= self.update_cartoon_rep(i, &mut built);
-            self.update_color_field(i);
+            if self.field_rep(i).is_some_and(|f| f.colors_by_vertex_values()) {
+                changed |= self.update_vertex_colors(i, &mut valued);
+            } else {
+                self.update_color_field(i);
+            }
         }
         // Every representation has asked: this frame's requests (and look-aheads) go out together.
         self.fields.flush();
@@ -206,6 +216,137 @@ impl AppState {
             }
         }
         self.view.dirty.surface_color = true;
+    }
+
+    /// Representation `i`'s colours by the potential of point charges: its values at the vertices
+    /// of the lobes shown, taken from the vertex-values thread, from the cache, or asked for (on
+    /// that thread in the representation's lane, latest wins, else here). The lobes stay
+    /// uncoloured until their values arrive; values for lobes no longer shown fill the cache only.
+    /// True when the colours shown changed.
+    fn update_vertex_colors(&mut self, i: usize, valued: &mut Vec<Done<VertexValuesResult<VertexKey>>>) -> bool {
+        let Some(rep) = self.doc.reps.list.get(i) else {
+            return false;
+        };
+        let (lane, visible) = (rep.id.0, rep.visible);
+        let RepKind::Field(f) = &rep.kind else {
+            return false;
+        };
+        let want = f.wanted_vertex_key();
+        let mut failure = None;
+        let mut changed = false;
+        if let Some(pos) = valued.iter().position(|d| d.lane == lane) {
+            let done = valued.swap_remove(pos).output;
+            match done.values {
+                Ok(values) => {
+                    if let Some(c) = self.pipeline_mut(i).and_then(|p| p.color.as_mut()) {
+                        c.insert_vertices(done.key, values.clone());
+                        if Some(done.key) == want {
+                            c.vertices = Some((done.key, values));
+                            changed = true;
+                        }
+                    }
+                }
+                Err(e) => failure = Some(e),
+            }
+        }
+        if let Some(e) = failure {
+            self.error(format!("surface colours: {e}"));
+        }
+        let Some(want) = want.filter(|_| visible) else {
+            return self.vertex_colors_shown(i, changed);
+        };
+        let Some(c) = self.pipeline(i).and_then(|p| p.color.as_ref()) else {
+            return false;
+        };
+        if c.vertices.as_ref().is_some_and(|(k, _)| *k == want) {
+            return self.vertex_colors_shown(i, changed);
+        }
+        if let Some(values) = c.cached_vertices(&want) {
+            if let Some(c) = self.pipeline_mut(i).and_then(|p| p.color.as_mut()) {
+                c.vertices = Some((want, values));
+            }
+            return self.vertex_colors_shown(i, true);
+        }
+        let in_flight = self.view.vertex_values.as_ref().is_some_and(|w| w.in_flight(lane));
+        if c.asked_vertices == Some(want) && (in_flight || self.view.vertex_values.is_none()) {
+            // Asked already (and failed, when computed here): not again every frame.
+            return self.vertex_colors_shown(i, changed);
+        }
+        // The charges at the lobes' own frame (the current one; lobes of another frame wait).
+        let Some(charges) = self.document().and_then(|d| {
+            (d.frame_index == want.mesh.field.frame)
+                .then(|| d.point_charges_at(want.source, d.frame_index, &d.frame))
+                .flatten()
+        }) else {
+            return self.vertex_colors_shown(i, changed);
+        };
+        let lobes = self.pipeline(i).map(|p| p.lobes.clone()).unwrap_or_default();
+        if let Some(c) = self.pipeline_mut(i).and_then(|p| p.color.as_mut()) {
+            c.asked_vertices = Some(want);
+        }
+        let request = VertexValuesRequest {
+            key: want,
+            lobes,
+            charges: Arc::new(charges),
+        };
+        match self.view.vertex_values.as_mut() {
+            Some(w) => {
+                w.submit(lane, request);
+            }
+            None => {
+                let done = crate::jobs::vertex_values::compute(request);
+                match done.values {
+                    Ok(values) => {
+                        if let Some(c) = self.pipeline_mut(i).and_then(|p| p.color.as_mut()) {
+                            c.insert_vertices(want, values.clone());
+                            c.vertices = Some((want, values));
+                        }
+                        changed = true;
+                    }
+                    Err(e) => self.error(format!("surface colours: {e}")),
+                }
+            }
+        }
+        self.vertex_colors_shown(i, changed)
+    }
+
+    /// After representation `i`'s vertex colours changed (`changed`): its range is chosen from the
+    /// values when none is set, and the surfaces are uploaded again with them. Returns `changed`.
+    fn vertex_colors_shown(&mut self, i: usize, changed: bool) -> bool {
+        if !changed {
+            return false;
+        }
+        if let Some(RepKind::Field(f)) = self.doc.reps.list.get_mut(i).map(|r| &mut r.kind)
+            && f.coloring.is_some_and(|c| c.range.is_none())
+        {
+            let range = f
+                .vertex_values()
+                .map(|v| super::edit::value_range(v.iter().flatten().flat_map(|v| v.iter().copied()).collect()));
+            if let (Some(c), Some(range)) = (f.coloring.as_mut(), range) {
+                c.range = Some(range);
+            }
+        }
+        self.view.dirty.meshes = true;
+        self.view.dirty.surface_color = true;
+        true
+    }
+
+    /// Takes the vertex-values thread's finished values (newest per representation).
+    fn take_vertex_values(&mut self) -> Vec<Done<VertexValuesResult<VertexKey>>> {
+        self.view
+            .vertex_values
+            .as_mut()
+            .map(|w| w.try_recv())
+            .unwrap_or_default()
+    }
+
+    /// Surface colours by the potential of charges are computed from now on on a thread of their
+    /// own. Returns false when the thread cannot start (they are then computed in the update loop).
+    pub fn color_vertices_off_thread(&mut self) -> bool {
+        if self.view.vertex_values.is_none() {
+            self.view.vertex_values = crate::jobs::vertex_values::start().ok();
+        }
+        self.view.vertex_values.is_some()
     }
 
     /// Shows `grid` (for `key`) in representation `i`: at once for a slice, with its surfaces

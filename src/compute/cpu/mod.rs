@@ -291,9 +291,28 @@ pub fn evaluate_points(field: &Field, input: &FieldInput, points_bohr: &[[f64; 3
                 .for_each_init(|| p.scratch(), |scratch, (o, pts)| p.eval_block(scratch, pts, o));
         }
         Prepared::Charges(p) => {
-            out.par_chunks_mut(BLOCK)
-                .zip(points_bohr.par_chunks(BLOCK))
+            // In spatial order (cells of half the grouping spread), so that eight consecutive points
+            // share one pass over the charges; the values go back to the caller's order.
+            let cell = 0.5 * potential::GROUP_SPREAD_BOHR;
+            let key = |q: &[f64; 3]| q.map(|x| (x / cell).floor() as i64);
+            let mut order: Vec<usize> = (0..points_bohr.len()).collect();
+            order.sort_by_key(|&i| {
+                points_bohr.get(i).map(|q| {
+                    let [x, y, z] = key(q);
+                    (z, y, x)
+                })
+            });
+            let sorted: Vec<[f64; 3]> = order.iter().filter_map(|&i| points_bohr.get(i).copied()).collect();
+            let mut values = vec![0.0; sorted.len()];
+            values
+                .par_chunks_mut(BLOCK)
+                .zip(sorted.par_chunks(BLOCK))
                 .for_each(|(o, pts)| p.eval_points(pts, o));
+            for (&i, v) in order.iter().zip(values) {
+                if let Some(o) = out.get_mut(i) {
+                    *o = v;
+                }
+            }
         }
         Prepared::Plan(p) => points::esp_plan_points(p, points_bohr, &mut out),
         Prepared::QmEsp(p) => {

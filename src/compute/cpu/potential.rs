@@ -2,8 +2,9 @@
 //!
 //! Called by [`super::CpuEngine`] for [`crate::compute::Field::Potential`] and by
 //! [`super::evaluate_points`]. Terms are computed in f32x8 ([`super::simd::F8`], AVX2 where the
-//! CPU has it): eight points of a lattice row at a time, coordinates relative to the row's first
-//! point so that f32 keeps them exact to ~1e-6 bohr; they are summed with Kahan compensation, so the sum over 10^5..10^6 charges loses nothing to
+//! CPU has it): eight points at a time (of a lattice row, or eight consecutive points of a list
+//! such as a surface's vertices), coordinates relative to the first of them so that f32 keeps them
+//! exact to ~1e-6 bohr; they are summed with Kahan compensation, so the sum over 10^5..10^6 charges loses nothing to
 //! accumulation; each term carries the f32 rounding of `1/r` (relative 1e-7). Points closer than
 //! [`MIN_DISTANCE_BOHR`] to a charge see it at that distance (the potential at a nucleus is
 //! infinite; a lattice must stay finite).
@@ -13,6 +14,9 @@ use crate::compute::PointCharges;
 
 /// Distances are clamped below to this (bohr).
 pub const MIN_DISTANCE_BOHR: f64 = 1e-3;
+
+/// Points of a list evaluated together lie within this of the first of them on every axis (bohr).
+pub const GROUP_SPREAD_BOHR: f64 = 4.0;
 
 /// Charges as structure-of-arrays, in f64 (shifted to f32 per block).
 pub struct PreparedCharges {
@@ -46,29 +50,33 @@ impl PreparedCharges {
     /// Potential at `n <= 8` points `start + i * step` (bohr), written to `out[..n]`. Runs the
     /// AVX2 build of the kernel where the CPU has it.
     pub fn eval_row8(&self, start: [f64; 3], step: [f64; 3], n: usize, out: &mut [f64]) {
+        let offsets: [[f32; 8]; 3] = std::array::from_fn(|k| std::array::from_fn(|i| (i as f64 * step[k]) as f32));
+        self.eval8(start, &offsets, n, out);
+    }
+
+    /// Potential at `n <= 8` points `start + offsets[.][i]` (bohr), written to `out[..n]`; AVX2
+    /// where the CPU has it.
+    fn eval8(&self, start: [f64; 3], offsets: &[[f32; 8]; 3], n: usize, out: &mut [f64]) {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2, checked just above.
-            unsafe { self.eval_row8_avx2(start, step, n, out) };
+            unsafe { self.eval8_avx2(start, offsets, n, out) };
             return;
         }
-        self.eval_row8_any(start, step, n, out);
+        self.eval8_any(start, offsets, n, out);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn eval_row8_avx2(&self, start: [f64; 3], step: [f64; 3], n: usize, out: &mut [f64]) {
-        self.eval_row8_any(start, step, n, out);
+    unsafe fn eval8_avx2(&self, start: [f64; 3], offsets: &[[f32; 8]; 3], n: usize, out: &mut [f64]) {
+        self.eval8_any(start, offsets, n, out);
     }
 
     #[inline(always)]
-    fn eval_row8_any(&self, start: [f64; 3], step: [f64; 3], n: usize, out: &mut [f64]) {
+    fn eval8_any(&self, start: [f64; 3], offsets: &[[f32; 8]; 3], n: usize, out: &mut [f64]) {
         let n = n.min(8).min(out.len());
-        let fi = F8(std::array::from_fn(|i| i as f32));
         // Point coordinates relative to `start`.
-        let rx = fi * F8::splat(step[0] as f32);
-        let ry = fi * F8::splat(step[1] as f32);
-        let rz = fi * F8::splat(step[2] as f32);
+        let [rx, ry, rz] = offsets.map(F8);
         let min2 = F8::splat((MIN_DISTANCE_BOHR * MIN_DISTANCE_BOHR) as f32);
         let one = F8::splat(1.0);
         let mut sum = F8::ZERO;
@@ -92,13 +100,35 @@ impl PreparedCharges {
         }
     }
 
-    /// Potential at arbitrary points (bohr), eight at a time.
+    /// Potential at arbitrary points (bohr). Eight consecutive points within
+    /// [`GROUP_SPREAD_BOHR`] of the first of them (neighbouring vertices of a surface, as marching
+    /// cubes emits them) share one pass over the charges, relative to that first point, so f32
+    /// keeps their offsets exact to ~1e-7 bohr; points farther apart are evaluated one by one,
+    /// each relative to itself.
     pub fn eval_points(&self, points: &[[f64; 3]], out: &mut [f64]) {
-        for (chunk, o) in points.chunks(1).zip(out.iter_mut()) {
-            if let Some(&p) = chunk.first() {
-                let mut v = [0.0; 8];
-                self.eval_row8(p, [0.0; 3], 1, &mut v);
-                *o = v[0];
+        for (chunk, o) in points.chunks(8).zip(out.chunks_mut(8)) {
+            let Some(&start) = chunk.first() else {
+                continue;
+            };
+            let near = chunk
+                .iter()
+                .all(|p| (0..3).all(|k| (p[k] - start[k]).abs() <= GROUP_SPREAD_BOHR));
+            if near {
+                let mut offsets = [[0.0f32; 8]; 3];
+                for (i, p) in chunk.iter().enumerate() {
+                    for (k, off) in offsets.iter_mut().enumerate() {
+                        if let Some(x) = off.get_mut(i) {
+                            *x = (p[k] - start[k]) as f32;
+                        }
+                    }
+                }
+                self.eval8(start, &offsets, chunk.len(), o);
+            } else {
+                for (&p, o) in chunk.iter().zip(o.iter_mut()) {
+                    let mut v = [0.0; 8];
+                    self.eval8(p, &[[0.0; 8]; 3], 1, &mut v);
+                    *o = v[0];
+                }
             }
         }
     }
