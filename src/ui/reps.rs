@@ -225,25 +225,24 @@ fn add_ui(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) 
                 AtomStyle::Licorice,
             )));
         }
-        if ui
-            .button("Add cartoon")
-            .on_hover_text("The polymer residues of the selection as a cartoon")
-            .clicked()
-        {
-            commands.push(Command::AddRep(RepSpec::cartoon(
-                &state.panels.new_selection,
-                CartoonStyle::Cartoon,
-            )));
-        }
-        if ui
-            .button("Add surface")
-            .on_hover_text("The molecular surface of the selection, recomputed per frame")
-            .clicked()
-        {
-            commands.push(Command::AddRep(RepSpec::field(
-                &format!("molsurf:{}", state.panels.new_selection),
-                crate::app::reps::FieldStyle::Isosurface,
-            )));
+        let sel = &state.panels.new_selection;
+        type SpecOf = fn(&str) -> RepSpec;
+        let more: [(&str, &str, SpecOf); 2] = [
+            (
+                "Add cartoon",
+                "The polymer residues of the selection as a cartoon",
+                |sel| RepSpec::cartoon(sel, CartoonStyle::Cartoon),
+            ),
+            (
+                "Add surface",
+                "The molecular surface of the selection, recomputed per frame",
+                |sel| RepSpec::field(&format!("molsurf:{sel}"), crate::app::reps::FieldStyle::Isosurface),
+            ),
+        ];
+        for (label, hover, spec) in more {
+            if ui.button(label).on_hover_text(hover).clicked() {
+                commands.push(Command::AddRep(spec(sel)));
+            }
         }
     });
     if let Err(e) = crate::model::select::Selection::parse(&state.panels.new_selection) {
