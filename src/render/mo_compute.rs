@@ -383,17 +383,32 @@ pub fn read_values(
     src: &wgpu::Buffer,
     n: usize,
 ) -> Result<Vec<f32>, MoError> {
-    let bytes = (4 * n as u64).max(4);
+    let raw = read_bytes(device, queue, src, 4 * n as u64)?;
+    Ok(raw
+        .chunks_exact(4)
+        .take(n)
+        .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
+/// Copies the first `bytes` bytes of `src` (usage `COPY_SRC`) back to the host, waiting for the GPU.
+pub fn read_bytes(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    src: &wgpu::Buffer,
+    bytes: u64,
+) -> Result<Vec<u8>, MoError> {
+    let size = bytes.max(4).next_multiple_of(4);
     let staging = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("orbital read back"),
-        size: bytes,
+        size,
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("orbital read back"),
     });
-    encoder.copy_buffer_to_buffer(src, 0, &staging, 0, bytes);
+    encoder.copy_buffer_to_buffer(src, 0, &staging, 0, size);
     queue.submit([encoder.finish()]);
     let slice = staging.slice(..);
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
@@ -409,10 +424,7 @@ pub fn read_values(
     let data = slice
         .get_mapped_range()
         .map_err(|e| MoError::ReadBack(e.to_string()))?
-        .chunks_exact(4)
-        .take(n)
-        .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
+        .to_vec();
     staging.unmap();
     Ok(data)
 }
