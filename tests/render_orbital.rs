@@ -23,6 +23,10 @@ use orbitfield::surface::{self, MeshData};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+#[path = "common/lattice.rs"]
+mod lattice;
+use lattice::lattice_around;
+
 const ABS_TOL: f64 = 1e-5;
 const REL_TOL: f64 = 1e-4;
 
@@ -113,28 +117,6 @@ fn worst(got: &[f32], want: &[f32], sign: f64) -> f64 {
         .fold(0.0, f64::max)
 }
 
-fn lattices_around(wf: &Wavefunction) -> [Lattice; 2] {
-    let mut lo = [f64::INFINITY; 3];
-    for a in &wf.atoms {
-        for (l, &p) in lo.iter_mut().zip(&a.position_bohr) {
-            *l = l.min(p);
-        }
-    }
-    [
-        // Slanted, and sizes that are not multiples of the 8 x 8 x 4 bricks.
-        Lattice {
-            origin_bohr: lo.map(|x| x - 4.0),
-            steps_bohr: [[0.55, 0.0, 0.0], [0.03, 0.52, 0.0], [0.0, -0.02, 0.58]],
-            dims: [17, 15, 19],
-        },
-        Lattice {
-            origin_bohr: lo.map(|x| x - 3.7),
-            steps_bohr: [[0.49, 0.0, 0.0], [0.0, 0.53, 0.0], [0.0, 0.0, 0.61]],
-            dims: [19, 17, 13],
-        },
-    ]
-}
-
 /// Water (spherical d) HOMO and density on PySCF's own 24^3 lattice equal PySCF's cubegen output.
 /// The cubes print 6 significant digits, well inside the tolerance.
 #[test]
@@ -188,7 +170,8 @@ fn fields_match_the_cpu_engine() {
     ];
     for (molden, specs) in cases {
         let wf = load_wf(molden);
-        for lattice in lattices_around(&wf) {
+        // Sheared and axis-aligned, sizes not multiples of the 8 x 8 x 4 bricks.
+        for lattice in [lattice_around(&wf, 19, true), lattice_around(&wf, 17, false)] {
             for spec in *specs {
                 let cpu = on_cpu(&wf, spec, &lattice);
                 let (got, _) = on_device(&device, &queue, &mo, &wf, spec, &lattice);

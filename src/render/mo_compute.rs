@@ -398,35 +398,7 @@ pub fn read_bytes(
     src: &wgpu::Buffer,
     bytes: u64,
 ) -> Result<Vec<u8>, MoError> {
-    let size = bytes.max(4).next_multiple_of(4);
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("orbital read back"),
-        size,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-        label: Some("orbital read back"),
-    });
-    encoder.copy_buffer_to_buffer(src, 0, &staging, 0, size);
-    queue.submit([encoder.finish()]);
-    let slice = staging.slice(..);
-    let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    slice.map_async(wgpu::MapMode::Read, move |r| {
-        let _ = tx.send(r);
-    });
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| MoError::ReadBack(e.to_string()))?;
-    rx.recv()
-        .map_err(|e| MoError::ReadBack(e.to_string()))?
-        .map_err(|e| MoError::ReadBack(e.to_string()))?;
-    let data = slice
-        .get_mapped_range()
-        .map_err(|e| MoError::ReadBack(e.to_string()))?
-        .to_vec();
-    staging.unmap();
-    Ok(data)
+    super::mc_compute::read_buffer(device, queue, src, bytes).map_err(|e| MoError::ReadBack(e.to_string()))
 }
 
 #[cfg(test)]
