@@ -89,6 +89,9 @@ pub struct MoDispatch {
 pub struct MoCompute {
     layout: wgpu::BindGroupLayout,
     pipeline: wgpu::ComputePipeline,
+    /// At most this many workgroups per dispatch dimension (below the device's limit), so that the
+    /// slab split can be exercised on any device.
+    max_groups_per_dim: u32,
 }
 
 fn buffer_entry(binding: u32, ty: wgpu::BufferBindingType, dynamic: bool) -> wgpu::BindGroupLayoutEntry {
@@ -218,7 +221,18 @@ impl MoCompute {
             compilation_options: Default::default(),
             cache: None,
         });
-        MoCompute { layout, pipeline }
+        MoCompute {
+            layout,
+            pipeline,
+            max_groups_per_dim: u32::MAX,
+        }
+    }
+
+    /// Limits every dispatch to `groups` workgroups per dimension (at least 1), below the device's own
+    /// limit: more, smaller z-slabs (tests of the split).
+    pub fn with_max_groups_per_dimension(mut self, groups: u32) -> MoCompute {
+        self.max_groups_per_dim = groups.max(1);
+        self
     }
 
     /// Whether `lattice` can be computed on `device` for a basis up to `max_l`, and how it is split.
@@ -256,7 +270,14 @@ impl MoCompute {
         values: &wgpu::Buffer,
         timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) -> Result<MoDispatch, MoError> {
-        let plan = Self::fits(device, lattice, field.max_l)?;
+        let mut plan = Self::fits(device, lattice, field.max_l)?;
+        if self.max_groups_per_dim < device.limits().max_compute_workgroups_per_dimension {
+            let limits = wgpu::Limits {
+                max_compute_workgroups_per_dimension: self.max_groups_per_dim,
+                ..device.limits()
+            };
+            plan = MoDispatch::plan(&limits, lattice.dims)?;
+        }
         if values.size() < plan.bytes {
             return Err(MoError::BadOutput {
                 got: values.size(),
