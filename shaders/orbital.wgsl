@@ -58,29 +58,37 @@ var<workgroup> scan: array<u32, 256>;
 var<workgroup> kept: array<u32, 256>;
 var<workgroup> kept_dmin2: array<f32, 256>;
 
-// sum over the monomials of degree l of c[m] x^a y^b z^c.
+// sum over the monomials of degree l of c[m] x^a y^b z^c, in the order a = l..0, b = l-a..0. No
+// private arrays (dynamically indexed, they can live in slow memory): for each a, the row's terms
+// y^b z^(l-a-b) run b downwards as z^c times y^(l-a-c), the powers of y taken from a running product.
+fn ipow(v: f32, n: i32) -> f32 {
+    var r = 1.0;
+    for (var i = 0; i < n; i++) {
+        r *= v;
+    }
+    return r;
+}
+
 fn angular(l: i32, c0: u32, x: f32, y: f32, z: f32) -> f32 {
     if l == 0 {
         return coefs[c0];
     }
-    var xp: array<f32, 7>;
-    var yp: array<f32, 7>;
-    var zp: array<f32, 7>;
-    xp[0] = 1.0;
-    yp[0] = 1.0;
-    zp[0] = 1.0;
-    for (var i = 1; i <= l; i++) {
-        xp[i] = xp[i - 1] * x;
-        yp[i] = yp[i - 1] * y;
-        zp[i] = zp[i - 1] * z;
-    }
     var acc = 0.0;
     var m = c0;
+    var xa = ipow(x, l);
     for (var a = l; a >= 0; a--) {
-        for (var b = l - a; b >= 0; b--) {
-            acc = fma(coefs[m], xp[a] * yp[b] * zp[l - a - b], acc);
+        let n = l - a;
+        // Row a: c = 0..n, b = n - c.
+        var row = 0.0;
+        var zc = 1.0;
+        for (var c = 0; c <= n; c++) {
+            row = fma(coefs[m], ipow(y, n - c) * zc, row);
+            zc *= z;
             m++;
         }
+        acc = fma(row, xa, acc);
+        // x^(a-1): recomputed rather than divided (x may be 0).
+        xa = ipow(x, a - 1);
     }
     return acc;
 }
