@@ -22,7 +22,7 @@ import gzip
 import numpy as np
 from pyscf.dft import numint
 
-from make_qm_esp_reference import ANGSTROM, BOHR, density, load, potential
+from make_qm_esp_reference import ANGSTROM, density, load, potential, write_points
 
 CASES = [("water_hf_631gs_sph", 0.5, 3.0), ("threonine_hf_631gs_cart", 0.7, 3.0)]
 ISO = np.float32(0.002)
@@ -103,11 +103,7 @@ def main():
             f"# lattice {dims[0]}x{dims[1]}x{dims[2]}, {spacing_a} Angstrom apart",
             "# columns: x y z (Angstrom) V (hartree/e)",
         ]
-        for p, val in zip(pts, v):
-            a = p * BOHR
-            lines.append(f"{a[0]:.10f} {a[1]:.10f} {a[2]:.10f} {val:.15e}")
-        with gzip.GzipFile(f"{name}.vertex_esp.txt.gz", "wb", mtime=0) as f:
-            f.write(("\n".join(lines) + "\n").encode())
+        write_points(f"{name}.vertex_esp.txt.gz", lines, pts, v)
         print(name, dims, len(pts), v.min(), v.max())
 
 
