@@ -93,7 +93,7 @@ impl SceneSync {
                     .filter(|_| r.visible && f.is_surface() && !f.colors_by_vertex_values())?;
                 Some((c.range?, f.color_grid(state.document()?)?))
             });
-            // Surfaces coloured by the potential of charges carry their values per vertex (CPU
+            // Surfaces coloured by a potential at the vertices carry their values per vertex (CPU
             // meshes), drawn through the colormap over the colouring's range.
             let by_vertices = state.doc.reps.fields().find_map(|(r, f)| {
                 let c = f
@@ -129,7 +129,7 @@ impl SceneSync {
                 // Colouring per vertex needs the CPU meshes: the CPU extractor from the next frame on,
                 // coloured once its surfaces arrive.
                 state.panels.status = if needs_cpu_meshes {
-                    "surface colours by the charges' potential at the vertices; extracting on the CPU".into()
+                    "surface colours by a potential at the vertices; extracting on the CPU".into()
                 } else {
                     "surface colouring per vertex (no 3-D textures); extracting on the CPU".into()
                 };
@@ -307,9 +307,16 @@ impl AppState {
             if let Some(c) = f.coloring.filter(|_| r.visible && f.is_surface())
                 && let Some([lo, hi]) = c.range
             {
-                let unit = FieldUnit::of(c.source, self.settings.potential_unit);
+                let unit = FieldUnit::of_coloring(c.source, self.settings.potential_unit);
+                let how = if f.colors_by_vertex_values() {
+                    " at its vertices"
+                } else if f.colors_from_lattice() {
+                    ", trilinear from a lattice"
+                } else {
+                    ""
+                };
                 out.push(Legend {
-                    title: format!("surface coloured by {}", self.describe_field(c.source)),
+                    title: format!("surface coloured by {}{how}", self.describe_field(c.source)),
                     range: [unit.show(lo), unit.show(hi)],
                     unit: unit.label,
                     colormap,
