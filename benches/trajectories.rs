@@ -212,8 +212,16 @@ fn generated(c: &mut Criterion) {
         ("adk_dims", "3341 atoms, 98 frames"),
         ("adk_oplsaa", "47681 atoms, 10 frames"),
     ] {
-        if let Some(r) = bench_file(stem, "nc").and_then(|p| NetcdfReader::open(&p).ok()) {
-            bench_source(c, &format!("netcdf {stem} ({what})"), Box::new(r));
+        if let Some(path) = bench_file(stem, "nc")
+            && let Ok(r) = NetcdfReader::open(&path)
+        {
+            let name = format!("netcdf {stem} ({what})");
+            bench_source(c, &name, Box::new(r));
+            let mut group = c.benchmark_group(name);
+            group.bench_function("open", |b| {
+                b.iter(|| NetcdfReader::open(&path).map(|r| r.n_frames()).ok())
+            });
+            group.finish();
         }
         if let Some(r) = bench_file(stem, "trr").and_then(|p| TrrReader::open(&p).ok()) {
             bench_source(c, &format!("trr {stem} ({what})"), Box::new(r));

@@ -65,6 +65,15 @@ def bench(name, top, traj, repeats, **kw):
         print(f"{name}: {label}: {t * 1e3:.3f} ms per pass, {t / n * 1e6:.1f} us per frame ({n} frames)")
     t = median_time(open_and_read, max(3, repeats // 4))
     print(f"{name}: universe + all frames (includes topology parsing): {t * 1e3:.1f} ms")
+    if traj.endswith(".nc"):
+        from MDAnalysis.coordinates.TRJ import NCDFReader
+
+        def open_reader():
+            r = NCDFReader(os.path.join(DATA, traj))
+            r.close()
+
+        t = median_time(open_reader, repeats)
+        print(f"{name}: open (NCDFReader alone, reads frame 0): {t * 1e6:.1f} us")
 
 
 if __name__ == "__main__":

@@ -9,8 +9,11 @@
 //! A NetCDF-3 file is a big-endian header (magic `CDF\x01` or `CDF\x02`, the record count,
 //! dimensions, global attributes, variables with their attributes, types and file offsets) followed
 //! by fixed-size variables and then records: record `i` of every record variable lies at
-//! `begin + i * record_size`. The header is parsed once; frame `i` is then read with one read per
-//! variable (coordinates, cell lengths, cell angles, time), straight into the caller's [`Frame`].
+//! `begin + i * record_size`. The header is parsed once; frame `i` is then decoded (big-endian to
+//! native, one pass) from the file's memory map straight into the caller's [`Frame`]: a plain file is
+//! mapped with `io::mapped`, which turns the `SIGBUS` of a file that shrinks while mapped into a
+//! normal read error; where no mapping is made (or after such a fault) the coordinates are read with
+//! `pread` into the frame and byte-swapped in place. Decompressed files are decoded from memory.
 //! The AMBER convention (`Conventions = "AMBER"`) names the variables: `coordinates (frame, atom,
 //! spatial)` in Angstrom (times `scale_factor` when given), `cell_lengths` and `cell_angles` (degrees),
 //! `time` in ps; a restart (`"AMBERRESTART"`) has the same variables without the frame dimension and
@@ -23,6 +26,7 @@
 //! Every count in the header is checked against the file size before anything is allocated.
 
 use crate::io::dcd::ByteSource;
+use crate::io::mapped::MappedFile;
 use crate::io::{ReadError, partial_frames_warning};
 use crate::model::{Frame, FrameError, FrameSource, UnitCell};
 use std::io::{Seek, SeekFrom, Write};
@@ -284,6 +288,8 @@ pub struct NetcdfReader {
     conventions: String,
     warnings: Vec<String>,
     buf: Vec<u8>,
+    /// The plain file mapped into memory (its first `len` bytes); `None`: read with `pread`.
+    map: Option<MappedFile>,
 }
 
 impl NetcdfReader {
@@ -556,6 +562,7 @@ impl NetcdfReader {
             conventions,
             warnings,
             buf: Vec::new(),
+            map: None,
         };
         if !reader.has_records {
             // A restart: its variables must lie inside the file.
@@ -575,14 +582,24 @@ impl NetcdfReader {
                 ));
             }
             reader.n_frames = 1;
+            reader.remap();
             return Ok(reader);
         }
         let (n, warning) = reader.count_frames(numrecs_raw);
         reader.n_frames = n;
+        reader.remap();
         if let Some(w) = warning {
             reader.warnings.push(w);
         }
         Ok(reader)
+    }
+
+    /// Maps the first `self.len` bytes of a plain file (replacing an older, shorter mapping).
+    fn remap(&mut self) {
+        self.map = None;
+        if let ByteSource::File(f) = &self.source {
+            self.map = MappedFile::map(f, self.len, &self.path);
+        }
     }
 
     /// Complete records in a file of `self.len` bytes given the header's record count: the count
@@ -639,6 +656,163 @@ impl NetcdfReader {
         let n = (slot.bytes as usize).min(24);
         self.source
             .read_at(&self.path, offset, out.get_mut(..n).unwrap_or_default())
+    }
+
+    /// The whole file's bytes when they are in memory: the mapping of a plain file, or the
+    /// decompressed data.
+    fn resident(&self) -> Option<&[u8]> {
+        match (&self.map, &self.source) {
+            (Some(m), _) => Some(m.bytes()),
+            (None, ByteSource::Memory(b)) => Some(b),
+            (None, ByteSource::File(_)) => None,
+        }
+    }
+
+    /// Frame `index` decoded straight out of the resident bytes (one pass over them): `Ok(false)`
+    /// when they are not resident or the mapping found the file shorter than when it was mapped
+    /// (the mapping is then dropped, and the caller reads with `pread`).
+    fn read_resident(&mut self, index: usize, out: &mut Frame) -> Result<bool, ReadError> {
+        let coords = self.coordinates;
+        let at = self.slot_offset(coords, index)?;
+        let mut small: [Option<(Slot, u64)>; 3] = [None; 3];
+        for (k, slot) in [self.cell_lengths, self.cell_angles, self.time].into_iter().enumerate() {
+            if let (Some(slot), Some(to)) = (slot, small.get_mut(k)) {
+                *to = Some((slot, self.slot_offset(slot, index)?));
+            }
+        }
+        let Some(bytes) = self.resident() else {
+            return Ok(false);
+        };
+        let span = |slot: Slot, at: u64| -> Option<&[u8]> {
+            let at = usize::try_from(at).ok()?;
+            bytes.get(at..at.checked_add(usize::try_from(slot.bytes).ok()?)?)
+        };
+        let Some(raw) = span(coords, at) else {
+            return Ok(false);
+        };
+        let mut parts: [Option<(NcType, &[u8])>; 3] = [None; 3];
+        for (part, s) in parts.iter_mut().zip(&small) {
+            if let Some((slot, at)) = s {
+                let Some(b) = span(*slot, *at) else {
+                    return Ok(false);
+                };
+                *part = Some((slot.nc_type, b));
+            }
+        }
+        let n = self.n_atoms;
+        out.positions_angstrom.resize(n, [0.0; 3]);
+        let flat = out.positions_angstrom.as_flattened_mut();
+        match coords.nc_type {
+            NcType::Double => {
+                for (x, c) in flat.iter_mut().zip(raw.chunks_exact(8)) {
+                    *x = be_f64(c) as f32;
+                }
+            }
+            _ => decode_be_f32(raw, flat),
+        }
+        finish_frame(out, self.coordinate_scale, parts);
+        if self.map.as_ref().is_some_and(MappedFile::faulted) {
+            tracing::debug!(
+                "{}: the file shrank while mapped; reading with pread",
+                self.path.display()
+            );
+            self.map = None;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// Frame `index` read with `pread`: float coordinates straight into `out` and byte-swapped in
+    /// place, the box and time by small reads of their own.
+    fn read_positioned(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError> {
+        let coords = self.coordinates;
+        let n = self.n_atoms;
+        out.positions_angstrom.resize(n, [0.0; 3]);
+        if coords.nc_type == NcType::Double {
+            self.read_slot(coords, index)?;
+            let flat = out.positions_angstrom.as_flattened_mut();
+            for (x, c) in flat.iter_mut().zip(self.buf.chunks_exact(8)) {
+                *x = be_f64(c) as f32;
+            }
+        } else {
+            let offset = self.slot_offset(coords, index)?;
+            let flat = out.positions_angstrom.as_flattened_mut();
+            let dest: &mut [u8] = bytemuck::cast_slice_mut(flat);
+            let want = usize::try_from(coords.bytes).unwrap_or(usize::MAX);
+            let Some(dest) = dest.get_mut(..want) else {
+                return Err(ReadError::byte(
+                    &self.path,
+                    coords.begin,
+                    format!("expected {} coordinate bytes per frame, found {want}", 12 * n),
+                ));
+            };
+            self.source.read_at(&self.path, offset, dest)?;
+            be_to_native_in_place(flat);
+        }
+        let mut small_bytes = [[0u8; 24]; 3];
+        let small = [self.cell_lengths, self.cell_angles, self.time];
+        for (slot, bytes) in small.iter().zip(&mut small_bytes) {
+            if let Some(slot) = slot {
+                self.read_small(*slot, index, bytes)?;
+            }
+        }
+        let mut parts: [Option<(NcType, &[u8])>; 3] = [None; 3];
+        for ((part, slot), bytes) in parts.iter_mut().zip(&small).zip(&small_bytes) {
+            if let Some(slot) = slot {
+                *part = Some((slot.nc_type, &bytes[..(slot.bytes as usize).min(24)]));
+            }
+        }
+        finish_frame(out, self.coordinate_scale, parts);
+        Ok(())
+    }
+}
+
+/// The rest of a frame once its coordinates are in `out`: the scale factor applied, and the cell
+/// (`parts` 0 lengths, 1 angles) and time (2) decoded from their big-endian bytes.
+fn finish_frame(out: &mut Frame, scale: Option<f64>, parts: [Option<(NcType, &[u8])>; 3]) {
+    if let Some(s) = scale {
+        let s = s as f32;
+        for x in out.positions_angstrom.as_flattened_mut() {
+            *x *= s;
+        }
+    }
+    let [lengths, angles, time] = parts;
+    let lengths = lengths.map(|(t, b)| decode3(t, b));
+    let angles = angles.map(|(t, b)| decode3(t, b));
+    out.cell = match (lengths, angles) {
+        (Some(l), Some(a)) => Some(UnitCell::new(l, a)).filter(UnitCell::is_valid),
+        _ => None,
+    };
+    out.time_ps = time.map(|(t, b)| match (t, b.get(..4)) {
+        (NcType::Double, _) => be_f64(b),
+        (_, Some(c)) => f64::from(f32::from_be_bytes([c[0], c[1], c[2], c[3]])),
+        (_, None) => f64::NAN,
+    });
+    out.step = None;
+}
+
+/// Big-endian floats, read as native ones into `x`, turned into the values they hold (the same
+/// vector byte shuffles as [`decode_be_f32`], in place).
+fn be_to_native_in_place(x: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        unsafe { be_to_native_in_place_avx2(x) };
+        return;
+    }
+    be_to_native_in_place_any(x);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn be_to_native_in_place_avx2(x: &mut [f32]) {
+    be_to_native_in_place_any(x);
+}
+
+#[inline(always)]
+fn be_to_native_in_place_any(x: &mut [f32]) {
+    for v in x {
+        *v = f32::from_bits(u32::from_be(v.to_bits()));
     }
 }
 
@@ -697,6 +871,9 @@ impl NetcdfReader {
     }
 
     /// Reads frame `index` into `out`, reusing its allocation (the reader's own error type).
+    ///
+    /// Decoded straight out of the file's memory map (or the decompressed bytes); with `pread`
+    /// where the file is not mapped or shrank since it was (see `io::mapped`).
     pub fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError> {
         if index >= self.n_frames {
             return Err(ReadError::file(
@@ -704,83 +881,10 @@ impl NetcdfReader {
                 format!("frame {index} requested, the file holds {} frames", self.n_frames),
             ));
         }
-        // Coordinates, box and time of a frame lie in one record (a restart file's variables
-        // likewise, together): one read of their span when little else lies between them (no
-        // velocities or forces), else the coordinates and the small variables read one by one.
-        let coords = self.coordinates;
-        let small = [self.cell_lengths, self.cell_angles, self.time];
-        let all = || std::iter::once(coords).chain(small.iter().flatten().copied());
-        let span_begin = all().map(|s| s.begin).min().unwrap_or(coords.begin);
-        let span_end = all()
-            .map(|s| s.begin.saturating_add(s.bytes))
-            .max()
-            .unwrap_or(coords.begin);
-        let needed: u64 = all().map(|s| s.bytes).sum();
-        let mut small_bytes = [[0u8; 24]; 3];
-        let one_read = span_end - span_begin <= needed + 4096;
-        if one_read {
-            let span = Slot {
-                begin: span_begin,
-                nc_type: coords.nc_type,
-                bytes: span_end - span_begin,
-            };
-            self.read_slot(span, index)?;
-        } else {
-            self.read_slot(coords, index)?;
-            for (slot, bytes) in small.iter().zip(&mut small_bytes) {
-                if let Some(slot) = slot {
-                    self.read_small(*slot, index, bytes)?;
-                }
-            }
+        if self.read_resident(index, out)? {
+            return Ok(());
         }
-        let buf = &self.buf;
-        let in_span = |slot: Slot| -> &[u8] {
-            let at = (slot.begin - span_begin) as usize;
-            buf.get(at..at + slot.bytes as usize).unwrap_or_default()
-        };
-        let raw = if one_read { in_span(coords) } else { buf.as_slice() };
-        // The small variables: k = 0 cell lengths, 1 cell angles, 2 time.
-        let part = |k: usize| -> Option<(NcType, &[u8])> {
-            let slot = small.get(k).copied().flatten()?;
-            let bytes = if one_read {
-                in_span(slot)
-            } else {
-                small_bytes
-                    .get(k)
-                    .map_or(&[][..], |b| &b[..(slot.bytes as usize).min(24)])
-            };
-            Some((slot.nc_type, bytes))
-        };
-        let n = self.n_atoms;
-        out.positions_angstrom.resize(n, [0.0; 3]);
-        let flat = out.positions_angstrom.as_flattened_mut();
-        match coords.nc_type {
-            NcType::Double => {
-                for (x, c) in flat.iter_mut().zip(raw.chunks_exact(8)) {
-                    *x = be_f64(c) as f32;
-                }
-            }
-            _ => decode_be_f32(raw, flat),
-        }
-        if let Some(s) = self.coordinate_scale {
-            let s = s as f32;
-            for x in flat.iter_mut() {
-                *x *= s;
-            }
-        }
-        let lengths = part(0).map(|(t, b)| decode3(t, b));
-        let angles = part(1).map(|(t, b)| decode3(t, b));
-        out.cell = match (lengths, angles) {
-            (Some(l), Some(a)) => Some(UnitCell::new(l, a)).filter(UnitCell::is_valid),
-            _ => None,
-        };
-        out.time_ps = part(2).map(|(t, b)| match (t, b.get(..4)) {
-            (NcType::Double, _) => be_f64(b),
-            (_, Some(c)) => f64::from(f32::from_be_bytes([c[0], c[1], c[2], c[3]])),
-            (_, None) => f64::NAN,
-        });
-        out.step = None;
-        Ok(())
+        self.read_positioned(index, out)
     }
 
     /// Picks up frames appended since the file was opened; returns how many were added.
@@ -797,6 +901,7 @@ impl NetcdfReader {
         let mut b = [0u8; 4];
         self.source.read_at(&self.path, 4, &mut b)?;
         self.len = len;
+        self.remap();
         let (n, _) = self.count_frames(u32::from_be_bytes(b));
         let added = n.saturating_sub(self.n_frames);
         self.n_frames = self.n_frames.max(n);
@@ -1183,6 +1288,55 @@ mod tests {
             assert_eq!(f.time_ps, Some(6.0));
             assert_eq!(f.cell, frame(3, 7, with_box).cell);
         }
+    }
+
+    /// The mapped reader and the `pread` reader (mapping dropped) give the written frames in any
+    /// order, and a file cut short while mapped gives an error for the lost frame, not a crash.
+    #[test]
+    fn mapped_and_positioned_reads_agree_and_survive_a_shrinking_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.nc");
+        // 1500 atoms: 18 kB per frame, so frames span several pages.
+        let n = 1500;
+        let mut w = NetcdfWriter::create(&path, n, true).unwrap();
+        for i in 0..6 {
+            w.write_frame(&frame(i, n, true), i as f64).unwrap();
+        }
+        w.finish().unwrap();
+        let mut mapped = NetcdfReader::open(&path).unwrap();
+        let mut positioned = NetcdfReader::open(&path).unwrap();
+        positioned.map = None;
+        if cfg!(target_os = "linux") {
+            assert!(mapped.map.is_some(), "a plain file is mapped on Linux");
+        }
+        let mut f = Frame::default();
+        for r in [&mut mapped, &mut positioned] {
+            for i in [0, 1, 2, 3, 4, 5, 3, 0, 5, 1, 4, 2] {
+                f.positions_angstrom.clear();
+                r.read_frame(i, &mut f).unwrap();
+                let want = frame(i, n, true);
+                assert_eq!(f.positions_angstrom, want.positions_angstrom, "frame {i}");
+                assert_eq!(f.cell, want.cell);
+                assert_eq!(f.time_ps, Some(i as f64));
+            }
+        }
+        // A simulation restarts and rewrites its output: the file shrinks under the mapping,
+        // cutting frame 5 short and losing the pages of its later half.
+        let len = std::fs::metadata(&path).unwrap().len();
+        let record = 4 + 12 * n as u64 + 48;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(len - record / 2 - 4096)
+            .unwrap();
+        for r in [&mut mapped, &mut positioned] {
+            let e = r.read_frame(5, &mut f).unwrap_err();
+            assert!(e.to_string().contains("m.nc"), "{e}");
+            r.read_frame(1, &mut f).unwrap();
+            assert_eq!(f.positions_angstrom, frame(1, n, true).positions_angstrom);
+        }
+        assert!(mapped.map.is_none(), "the mapping that faulted is dropped");
     }
 
     #[test]
