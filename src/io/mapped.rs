@@ -35,11 +35,16 @@ impl std::fmt::Debug for MappedFile {
 
 impl MappedFile {
     /// Maps the first `len` bytes of `file`; `None` where mappings are not used (other systems, an
-    /// empty file, all table entries taken, `mmap` refused), and the caller reads with `pread`.
+    /// empty file, all table entries taken, `mmap` refused, turned off), and the caller reads with
+    /// `pread`.
     /// `path` only names the file in the debug log.
+    /// `ORBITFIELD_NO_MMAP` set (to anything) in the environment turns mappings off.
     pub(crate) fn map(file: &File, len: u64, path: &Path) -> Option<MappedFile> {
         #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
         {
+            if std::env::var_os("ORBITFIELD_NO_MMAP").is_some() {
+                return None;
+            }
             let inner = linux::Mapping::new(file, len);
             if inner.is_none() {
                 tracing::debug!("{}: not memory-mapped, read with pread", path.display());

@@ -264,6 +264,47 @@ fn pad4(n: u64) -> u64 {
     n.div_ceil(4).saturating_mul(4)
 }
 
+/// What the header holds, as parsed.
+struct Header {
+    version: u8,
+    numrecs_raw: u32,
+    dims: Vec<Dim>,
+    global: Vec<Attr>,
+    vars: Vec<Var>,
+    header_end: u64,
+}
+
+/// The header of a plain file parsed from its first `first_bytes` read in one go (then 8 times more
+/// while the header is longer), not field by field from the file: a few reads instead of hundreds.
+fn read_header(path: &Path, source: &mut ByteSource, len: u64, first_bytes: u64) -> Result<Header, ReadError> {
+    const MOST_BYTES: u64 = 1 << 24;
+    let mut want = first_bytes.max(8);
+    while matches!(source, ByteSource::File(_)) && want <= MOST_BYTES {
+        let n = want.min(len);
+        let mut head = vec![0u8; n as usize];
+        source.read_at(path, 0, &mut head)?;
+        let mut head = ByteSource::Memory(head);
+        let parsed = NetcdfReader::parse_header(&mut HeaderCursor {
+            path,
+            source: &mut head,
+            len,
+            offset: 0,
+        });
+        // With the whole file read an error is final; otherwise it may only be the end of the
+        // bytes read (a longer header): read more, and at last parse from the file itself.
+        if parsed.is_ok() || n == len {
+            return parsed;
+        }
+        want *= 8;
+    }
+    NetcdfReader::parse_header(&mut HeaderCursor {
+        path,
+        source,
+        len,
+        offset: 0,
+    })
+}
+
 /// An AMBER NetCDF trajectory or restart opened for random access.
 #[derive(Debug)]
 pub struct NetcdfReader {
@@ -326,13 +367,10 @@ impl NetcdfReader {
         self.cell_lengths.is_some()
     }
 
-    fn from_source(path: &Path, mut source: ByteSource, len: u64) -> Result<NetcdfReader, ReadError> {
-        let mut cur = HeaderCursor {
-            path,
-            source: &mut source,
-            len,
-            offset: 0,
-        };
+    /// Parses the header through `cur` (from offset 0).
+    fn parse_header(cur: &mut HeaderCursor) -> Result<Header, ReadError> {
+        let path = cur.path;
+        let len = cur.len;
         if len < 8 {
             let head = cur.take(len, "the file")?;
             if head.starts_with(b"\x89HDF") {
@@ -438,7 +476,25 @@ impl NetcdfReader {
                 is_record,
             });
         }
-        let header_end = cur.offset;
+        Ok(Header {
+            version,
+            numrecs_raw,
+            dims,
+            global,
+            vars,
+            header_end: cur.offset,
+        })
+    }
+
+    fn from_source(path: &Path, mut source: ByteSource, len: u64) -> Result<NetcdfReader, ReadError> {
+        let Header {
+            version,
+            numrecs_raw,
+            dims,
+            global,
+            vars,
+            header_end,
+        } = read_header(path, &mut source, len, 1 << 16)?;
 
         // Record layout: each record variable's slab is padded to 4 bytes, except when it is the only
         // record variable.
@@ -1337,6 +1393,44 @@ mod tests {
             assert_eq!(f.positions_angstrom, frame(1, n, true).positions_angstrom);
         }
         assert!(mapped.map.is_none(), "the mapping that faulted is dropped");
+    }
+
+    /// A header longer than the first bytes read is read on (the first read made tiny here), and a
+    /// file cut inside its header gives the same error as a field-by-field parse.
+    #[test]
+    fn header_longer_than_the_first_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.nc");
+        let mut w = NetcdfWriter::create(&path, 5, true).unwrap();
+        w.write_frame(&frame(0, 5, true), 0.0).unwrap();
+        w.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let parse = |b: &[u8], first: u64| {
+            let cut = dir.path().join("cut.nc");
+            std::fs::write(&cut, b).unwrap();
+            let mut source = ByteSource::File(std::fs::File::open(&cut).unwrap());
+            read_header(&cut, &mut source, b.len() as u64, first)
+        };
+        let whole = parse(&bytes, 1 << 16).unwrap();
+        for first in [8, 16, 100] {
+            let h = parse(&bytes, first).unwrap();
+            assert_eq!(h.header_end, whole.header_end);
+            let offsets = |h: &Header| h.vars.iter().map(|v| (v.name.clone(), v.begin)).collect::<Vec<_>>();
+            assert_eq!(offsets(&h), offsets(&whole));
+        }
+        for cut in [9, 40, 200, whole.header_end as usize - 3] {
+            let short = parse(&bytes[..cut], 16).err().unwrap().to_string();
+            let direct = NetcdfReader::parse_header(&mut HeaderCursor {
+                path: &dir.path().join("cut.nc"),
+                source: &mut ByteSource::Memory(bytes[..cut].to_vec()),
+                len: cut as u64,
+                offset: 0,
+            })
+            .err()
+            .unwrap()
+            .to_string();
+            assert_eq!(short, direct, "cut at {cut}");
+        }
     }
 
     #[test]
