@@ -1,6 +1,8 @@
 """MDAnalysis timings for the same work as benches/trajectories.rs (the peer figures in RESULTS.md).
 
-    OMP_NUM_THREADS=1 python benches/trajectories_mdanalysis.py
+    OMP_NUM_THREADS=1 python benches/trajectories_mdanalysis.py [NAME-PREFIX ...]
+
+(with prefixes, only the cases whose names start with one of them, e.g. `netcdf`)
 
 Run the Rust benchmark first: it writes the AMBER NetCDF, TRR and LAMMPS dump files this script
 reads from target/bench-data/ (adk_dims: 3341 atoms, 98 frames; adk_oplsaa: 47681 atoms, 10
@@ -13,6 +15,7 @@ open + all frames. Prints the median of several repeats, per pass and per frame.
 
 import os
 import statistics
+import sys
 import time
 import warnings
 
@@ -40,6 +43,9 @@ def median_time(fn, repeats):
 
 
 def bench(name, top, traj, repeats, **kw):
+    only = sys.argv[1:]
+    if only and not any(name.startswith(p) for p in only):
+        return
     u = mda.Universe(os.path.join(DATA, top), os.path.join(DATA, traj), **kw)
     n = len(u.trajectory)
     order = shuffled(n)

@@ -728,45 +728,12 @@ impl NetcdfReader {
     /// when they are not resident or the mapping found the file shorter than when it was mapped
     /// (the mapping is then dropped, and the caller reads with `pread`).
     fn read_resident(&mut self, index: usize, out: &mut Frame) -> Result<bool, ReadError> {
-        let coords = self.coordinates;
-        let at = self.slot_offset(coords, index)?;
-        let mut small: [Option<(Slot, u64)>; 3] = [None; 3];
-        for (k, slot) in [self.cell_lengths, self.cell_angles, self.time].into_iter().enumerate() {
-            if let (Some(slot), Some(to)) = (slot, small.get_mut(k)) {
-                *to = Some((slot, self.slot_offset(slot, index)?));
-            }
-        }
         let Some(bytes) = self.resident() else {
             return Ok(false);
         };
-        let span = |slot: Slot, at: u64| -> Option<&[u8]> {
-            let at = usize::try_from(at).ok()?;
-            bytes.get(at..at.checked_add(usize::try_from(slot.bytes).ok()?)?)
-        };
-        let Some(raw) = span(coords, at) else {
+        if !self.decode_from(bytes, 0, index, out)? {
             return Ok(false);
-        };
-        let mut parts: [Option<(NcType, &[u8])>; 3] = [None; 3];
-        for (part, s) in parts.iter_mut().zip(&small) {
-            if let Some((slot, at)) = s {
-                let Some(b) = span(*slot, *at) else {
-                    return Ok(false);
-                };
-                *part = Some((slot.nc_type, b));
-            }
         }
-        let n = self.n_atoms;
-        out.positions_angstrom.resize(n, [0.0; 3]);
-        let flat = out.positions_angstrom.as_flattened_mut();
-        match coords.nc_type {
-            NcType::Double => {
-                for (x, c) in flat.iter_mut().zip(raw.chunks_exact(8)) {
-                    *x = be_f64(c) as f32;
-                }
-            }
-            _ => decode_be_f32(raw, flat),
-        }
-        finish_frame(out, self.coordinate_scale, parts);
         if self.map.as_ref().is_some_and(MappedFile::faulted) {
             tracing::debug!(
                 "{}: the file shrank while mapped; reading with pread",
@@ -778,9 +745,78 @@ impl NetcdfReader {
         Ok(true)
     }
 
-    /// Frame `index` read with `pread`: float coordinates straight into `out` and byte-swapped in
-    /// place, the box and time by small reads of their own.
+    /// Decodes frame `index` from `bytes`, the file's bytes from offset `base` on: coordinates,
+    /// box and time. `Ok(false)` when `bytes` do not hold them all.
+    fn decode_from(&self, bytes: &[u8], base: u64, index: usize, out: &mut Frame) -> Result<bool, ReadError> {
+        let span = |slot: Slot| -> Result<Option<(NcType, &[u8])>, ReadError> {
+            let at = self.slot_offset(slot, index)?;
+            let part = at
+                .checked_sub(base)
+                .and_then(|a| usize::try_from(a).ok())
+                .and_then(|a| Some((a, a.checked_add(usize::try_from(slot.bytes).ok()?)?)))
+                .and_then(|(a, e)| bytes.get(a..e));
+            Ok(part.map(|b| (slot.nc_type, b)))
+        };
+        let Some((_, raw)) = span(self.coordinates)? else {
+            return Ok(false);
+        };
+        let mut parts: [Option<(NcType, &[u8])>; 3] = [None; 3];
+        for (part, slot) in parts.iter_mut().zip([self.cell_lengths, self.cell_angles, self.time]) {
+            if let Some(slot) = slot {
+                let Some(p) = span(slot)? else {
+                    return Ok(false);
+                };
+                *part = Some(p);
+            }
+        }
+        out.positions_angstrom.resize(self.n_atoms, [0.0; 3]);
+        let flat = out.positions_angstrom.as_flattened_mut();
+        match self.coordinates.nc_type {
+            NcType::Double => {
+                for (x, c) in flat.iter_mut().zip(raw.chunks_exact(8)) {
+                    *x = be_f64(c) as f32;
+                }
+            }
+            _ => decode_be_f32(raw, flat),
+        }
+        finish_frame(out, self.coordinate_scale, parts);
+        Ok(true)
+    }
+
+    /// Frame `index` read with `pread`. Coordinates, box and time usually lie together in a
+    /// record (nothing else between them): then one read of their span and one decoding pass.
+    /// Otherwise (velocities or forces between them) float coordinates are read straight into
+    /// `out` and byte-swapped in place, the box and time by small reads of their own.
     fn read_positioned(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError> {
+        let all = [Some(self.coordinates), self.cell_lengths, self.cell_angles, self.time];
+        let begin = all.iter().flatten().map(|s| s.begin).min().unwrap_or(0);
+        let end = all
+            .iter()
+            .flatten()
+            .map(|s| s.begin.saturating_add(s.bytes))
+            .max()
+            .unwrap_or(0);
+        let needed: u64 = all.iter().flatten().map(|s| s.bytes).sum();
+        if end.saturating_sub(begin) <= needed.saturating_add(4096) {
+            let span = Slot {
+                begin,
+                nc_type: NcType::Byte,
+                bytes: end.saturating_sub(begin),
+            };
+            self.read_slot(span, index)?;
+            let base = self.slot_offset(span, index)?;
+            let buf = std::mem::take(&mut self.buf);
+            let decoded = self.decode_from(&buf, base, index, out);
+            self.buf = buf;
+            if decoded? {
+                return Ok(());
+            }
+        }
+        self.read_apart(index, out)
+    }
+
+    /// Frame `index` read variable by variable with `pread` (see [`NetcdfReader::read_positioned`]).
+    fn read_apart(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError> {
         let coords = self.coordinates;
         let n = self.n_atoms;
         out.positions_angstrom.resize(n, [0.0; 3]);
@@ -1376,6 +1412,14 @@ mod tests {
                 assert_eq!(f.time_ps, Some(i as f64));
             }
         }
+        // The variable-by-variable reads (files with velocities between coordinates and box).
+        for i in [4, 0, 5, 2] {
+            f.positions_angstrom.clear();
+            positioned.read_apart(i, &mut f).unwrap();
+            let want = frame(i, n, true);
+            assert_eq!(f.positions_angstrom, want.positions_angstrom, "frame {i}");
+            assert_eq!((f.cell, f.time_ps), (want.cell, Some(i as f64)));
+        }
         // A simulation restarts and rewrites its output: the file shrinks under the mapping,
         // cutting frame 5 short and losing the pages of its later half.
         let len = std::fs::metadata(&path).unwrap().len();
@@ -1392,6 +1436,7 @@ mod tests {
             r.read_frame(1, &mut f).unwrap();
             assert_eq!(f.positions_angstrom, frame(1, n, true).positions_angstrom);
         }
+        assert!(positioned.read_apart(5, &mut f).is_err());
         assert!(mapped.map.is_none(), "the mapping that faulted is dropped");
     }
 
