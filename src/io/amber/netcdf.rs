@@ -1382,19 +1382,25 @@ mod tests {
         }
     }
 
+    /// `frames` frames of `frame(i, n_atoms, true)` at time `i` ps written to `dir/name`.
+    fn written(dir: &Path, name: &str, n_atoms: usize, frames: usize) -> PathBuf {
+        let path = dir.join(name);
+        let mut w = NetcdfWriter::create(&path, n_atoms, true).unwrap();
+        for i in 0..frames {
+            w.write_frame(&frame(i, n_atoms, true), i as f64).unwrap();
+        }
+        w.finish().unwrap();
+        path
+    }
+
     /// The mapped reader and the `pread` reader (mapping dropped) give the written frames in any
     /// order, and a file cut short while mapped gives an error for the lost frame, not a crash.
     #[test]
     fn mapped_and_positioned_reads_agree_and_survive_a_shrinking_file() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("m.nc");
         // 1500 atoms: 18 kB per frame, so frames span several pages.
         let n = 1500;
-        let mut w = NetcdfWriter::create(&path, n, true).unwrap();
-        for i in 0..6 {
-            w.write_frame(&frame(i, n, true), i as f64).unwrap();
-        }
-        w.finish().unwrap();
+        let path = written(dir.path(), "m.nc", n, 6);
         let mut mapped = NetcdfReader::open(&path).unwrap();
         let mut positioned = NetcdfReader::open(&path).unwrap();
         positioned.map = None;
@@ -1445,10 +1451,7 @@ mod tests {
     #[test]
     fn header_longer_than_the_first_read() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("h.nc");
-        let mut w = NetcdfWriter::create(&path, 5, true).unwrap();
-        w.write_frame(&frame(0, 5, true), 0.0).unwrap();
-        w.finish().unwrap();
+        let path = written(dir.path(), "h.nc", 5, 1);
         let bytes = std::fs::read(&path).unwrap();
         let parse = |b: &[u8], first: u64| {
             let cut = dir.path().join("cut.nc");
