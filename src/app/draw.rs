@@ -9,7 +9,7 @@
 //! context's capabilities chose it; elsewhere the surfaces are the CPU mesher's. Without usable 3-D
 //! textures a surface coloured by a volume is coloured per vertex, which needs the CPU meshes.
 
-use super::fields::FieldKey;
+use super::fields::{FieldChoice, FieldKey};
 use super::reps::{FieldRep, FieldStyle, RepId, RepKind};
 use super::state::AppState;
 use super::values::{FieldUnit, Legend};
@@ -93,15 +93,9 @@ impl SceneSync {
                     .filter(|_| r.visible && f.is_surface() && !f.colors_by_vertex_values())?;
                 Some((c.range?, f.color_grid(state.document()?)?))
             });
-            // Surfaces coloured by the potential of charges carry their values per vertex (CPU
-            // meshes), drawn through the colormap over the colouring's range.
-            let by_vertices = state.doc.reps.fields().find_map(|(r, f)| {
-                let c = f
-                    .coloring
-                    .filter(|_| r.visible && f.is_surface() && f.colors_by_vertex_values())?;
-                c.range
-            });
-            if let Some(range) = by_vertices {
+            // Surfaces coloured by the potential of charges and cartoons coloured by a field carry
+            // their values per vertex (CPU meshes), drawn through the colormap over one range.
+            if let Some(range) = state.vertex_value_range().map(|(_, range)| range) {
                 scene.set_value_colors(rc, range, state.settings.colormap);
             }
             let needs_cpu_meshes = state
@@ -269,7 +263,9 @@ fn mesh_input(m: &MeshData) -> MeshInput<'_> {
     }
 }
 
-/// The meshes of the visible cartoon representations (coloured per vertex, opaque).
+/// The meshes of the visible cartoon representations (coloured per vertex, opaque): those coloured
+/// by a field with their values at the vertices once they have arrived (the mesh they are of), in
+/// their own colours before.
 fn cartoon_meshes(state: &AppState) -> Vec<(MeshInput<'_>, MeshStyle)> {
     let style = MeshStyle {
         color: [1.0; 3],
@@ -280,14 +276,41 @@ fn cartoon_meshes(state: &AppState) -> Vec<(MeshInput<'_>, MeshStyle)> {
         .reps
         .cartoons()
         .filter(|(r, _)| r.visible)
-        .filter_map(|(_, c)| c.pipeline.shown.as_ref())
-        .map(|(_, m)| (mesh_input(m), style))
+        .filter_map(|(_, c)| match c.pipeline.values().filter(|_| c.color_by.is_some()) {
+            Some((_, mesh, values)) => Some(MeshInput {
+                values,
+                colors_rgba8: &[],
+                ..mesh_input(mesh)
+            }),
+            None => c.pipeline.shown.as_ref().map(|(_, m)| mesh_input(m)),
+        })
+        .map(|m| (m, style))
         .collect()
 }
 
 impl AppState {
-    /// What the colour legends show: the drawn slice (its colormap range, in the field's unit), and
-    /// surfaces coloured by a volume.
+    /// The range meshes' values at their vertices are drawn over (one per picture), with the field
+    /// they are of: the first visible surface coloured by the potential of charges, else the first
+    /// visible cartoon coloured by a field.
+    pub fn vertex_value_range(&self) -> Option<(FieldChoice, [f32; 2])> {
+        let surface = self.doc.reps.fields().find_map(|(r, f)| {
+            let c = f
+                .coloring
+                .filter(|_| r.visible && f.is_surface() && f.colors_by_vertex_values())?;
+            Some((c.source, c.range?))
+        });
+        surface.or_else(|| {
+            self.doc
+                .reps
+                .cartoons()
+                .filter(|(r, _)| r.visible)
+                .find_map(|(_, c)| Some((c.color_by?.source, c.color_by?.range?)))
+        })
+    }
+
+    /// What the colour legends show: the drawn slice (its colormap range, in the field's unit),
+    /// surfaces coloured by a field, and cartoons coloured by a field when no surface's colours
+    /// take the picture's range.
     pub fn legends(&self) -> Vec<Legend> {
         let mut out = Vec::new();
         let colormap = self.settings.colormap;
@@ -316,6 +339,27 @@ impl AppState {
                 });
                 break;
             }
+        }
+        let surface_values = self
+            .doc
+            .reps
+            .fields()
+            .any(|(r, f)| r.visible && f.is_surface() && f.colors_by_vertex_values());
+        if !surface_values
+            && let Some(c) = self
+                .doc
+                .reps
+                .cartoons()
+                .find_map(|(r, c)| c.color_by.filter(|_| r.visible))
+            && let Some([lo, hi]) = c.range
+        {
+            let unit = FieldUnit::of(c.source, self.settings.potential_unit);
+            out.push(Legend {
+                title: format!("cartoon coloured by {}", self.describe_field(c.source)),
+                range: [unit.show(lo), unit.show(hi)],
+                unit: unit.label,
+                colormap,
+            });
         }
         out
     }

@@ -1,31 +1,43 @@
-//! Surface colours by the potential of point charges off the viewer's thread: one named worker
+//! Surface and cartoon colours by a field off the viewer's thread: one named worker
 //! (`orbitfield-vertex-values`, a [`LaneWorker`]) evaluates the Coulomb potential of a frame's
-//! charges exactly at the vertices of a representation's surfaces
+//! charges exactly at the vertices of a representation's meshes
 //! ([`crate::analysis::vertex_values::potential_at_vertices`]: direct sum, multilevel summation
-//! above its size threshold) while the UI keeps drawing the previous colours.
+//! above its size threshold), or samples a loaded volume there
+//! ([`crate::analysis::vertex_values::volume_at_vertices`]), while the UI keeps drawing the
+//! previous colours.
 //!
-//! Owns [`VertexValuesWorker`]. Lanes are field representations: latest wins per lane, results carry
-//! the lane and the key they were asked for. Used by the viewer's representation list
-//! (`app::reps::update`); `render` and the tests compute the values in the update loop itself
-//! ([`compute`]).
+//! Owns [`VertexValuesWorker`]. Lanes are representations (a field's lobes, a cartoon's mesh):
+//! latest wins per lane, results carry the lane and the key they were asked for. Used by the
+//! viewer's representation list (`app::reps::update`, `app::reps::cartoon`); `render` and the tests
+//! compute the values in the update loop itself ([`compute`]).
 
 use super::lanes::LaneWorker;
 use crate::compute::PointCharges;
+use crate::model::Grid3;
 use crate::surface::MeshData;
 use std::sync::Arc;
 
 /// The values of a surface's two lobes (a lobe without a mesh has none).
 pub type LobeValues = [Option<Arc<Vec<f32>>>; 2];
 
-/// The potential of `charges` asked for at the vertices of `lobes`.
+/// What the values at the vertices are of.
+#[derive(Clone)]
+pub enum VertexSource {
+    /// The Coulomb potential of point charges (hartree/e).
+    Charges(Arc<PointCharges>),
+    /// A loaded volume sampled trilinearly (its file's units).
+    Volume(Arc<Grid3>),
+}
+
+/// The values of `source` asked for at the vertices of `lobes` (a cartoon is one lobe).
 pub struct VertexValuesRequest<K> {
     pub key: K,
     pub lobes: [Option<Arc<MeshData>>; 2],
-    pub charges: Arc<PointCharges>,
+    pub source: VertexSource,
 }
 
-/// The values computed (hartree/e, one per vertex of each lobe), with the key they were asked for;
-/// or why they could not be.
+/// The values computed (one per vertex of each lobe, in the source's units), with the key they were
+/// asked for; or why they could not be.
 pub struct VertexValuesResult<K> {
     pub key: K,
     pub values: Result<LobeValues, String>,
@@ -39,12 +51,19 @@ pub fn compute<K>(r: VertexValuesRequest<K>) -> VertexValuesResult<K> {
     let mut out: LobeValues = [None, None];
     for (slot, lobe) in out.iter_mut().zip(&r.lobes) {
         if let Some(mesh) = lobe {
-            match crate::analysis::vertex_values::potential_at_vertices(mesh, &r.charges) {
+            let values = match &r.source {
+                VertexSource::Charges(charges) => {
+                    crate::analysis::vertex_values::potential_at_vertices(mesh, charges).map_err(|e| e.to_string())
+                }
+                VertexSource::Volume(grid) => crate::analysis::vertex_values::volume_at_vertices(mesh, grid)
+                    .ok_or_else(|| "the volume cannot be sampled (its lattice has no cells)".to_string()),
+            };
+            match values {
                 Ok(v) => *slot = Some(Arc::new(v)),
                 Err(e) => {
                     return VertexValuesResult {
                         key: r.key,
-                        values: Err(e.to_string()),
+                        values: Err(e),
                     };
                 }
             }
@@ -58,5 +77,5 @@ pub fn compute<K>(r: VertexValuesRequest<K>) -> VertexValuesResult<K> {
 
 /// Starts the vertex-values worker. Errors when its thread cannot be started.
 pub fn start<K: Send + 'static>() -> Result<VertexValuesWorker<K>, String> {
-    LaneWorker::start("orbitfield-vertex-values", "surface colouring", compute::<K>)
+    LaneWorker::start("orbitfield-vertex-values", "vertex colouring", compute::<K>)
 }

@@ -10,19 +10,20 @@
 //! (`SurfaceColoring`) asks for that field at the same frame and lattice in its colour slot; one
 //! coloured by the potential of point charges asks instead for its values at the vertices of the
 //! lobes shown (`analysis::vertex_values`, on the vertex-values thread when the viewer started it,
-//! keyed by lobes and colouring field, latest wins, cached per representation). The
+//! keyed by lobes and colouring field, latest wins, cached per representation); a cartoon coloured
+//! by a field asks for its values at the vertices of its mesh the same way (`cartoon`). The
 //! requests of one update leave together (`FieldService::flush`), so the orbitals several
 //! representations ask for at one frame are computed in one batch.
 //! [`AppState::rebuild_atoms`] turns the visible atom representations
 //! into sphere, cylinder and line instances (their union, each in its own style and colours).
 
-use super::{AtomsRep, FieldStyle, RepKind, VertexKey};
+use super::{AtomsRep, FieldStyle, RepKind, ValuesKey};
 use crate::app::atoms;
 use crate::app::fields::{FieldChoice, FieldKey, MeshKey};
 use crate::app::state::AppState;
 use crate::jobs::lanes::Done;
 use crate::jobs::mesher::{LobesRequest, LobesResult};
-use crate::jobs::vertex_values::{VertexValuesRequest, VertexValuesResult};
+use crate::jobs::vertex_values::{VertexSource, VertexValuesRequest, VertexValuesResult};
 use crate::model::{Frame, Grid3};
 use std::sync::Arc;
 
@@ -56,6 +57,7 @@ impl AppState {
         for i in 0..self.doc.reps.list.len() {
             changed |= self.update_field_rep(i, arrived, context_changed, &meshed, &mut next);
             changed |= self.update_cartoon_rep(i, &mut built);
+            changed |= self.update_cartoon_values(i, &mut valued);
             if self.field_rep(i).is_some_and(|f| f.colors_by_vertex_values()) {
                 changed |= self.update_vertex_colors(i, &mut valued);
             } else {
@@ -223,7 +225,7 @@ impl AppState {
     /// that thread in the representation's lane, latest wins, else here). The lobes stay
     /// uncoloured until their values arrive; values for lobes no longer shown fill the cache only.
     /// True when the colours shown changed.
-    fn update_vertex_colors(&mut self, i: usize, valued: &mut Vec<Done<VertexValuesResult<VertexKey>>>) -> bool {
+    fn update_vertex_colors(&mut self, i: usize, valued: &mut Vec<Done<VertexValuesResult<ValuesKey>>>) -> bool {
         let Some(rep) = self.doc.reps.list.get(i) else {
             return false;
         };
@@ -236,17 +238,18 @@ impl AppState {
         let mut changed = false;
         if let Some(pos) = valued.iter().position(|d| d.lane == lane) {
             let done = valued.swap_remove(pos).output;
-            match done.values {
-                Ok(values) => {
+            match (done.key, done.values) {
+                (ValuesKey::Lobes(key), Ok(values)) => {
                     if let Some(c) = self.pipeline_mut(i).and_then(|p| p.color.as_mut()) {
-                        c.insert_vertices(done.key, values.clone());
-                        if Some(done.key) == want {
-                            c.vertices = Some((done.key, values));
+                        c.insert_vertices(key, values.clone());
+                        if Some(key) == want {
+                            c.vertices = Some((key, values));
                             changed = true;
                         }
                     }
                 }
-                Err(e) => failure = Some(e),
+                (ValuesKey::Cartoon(_), Ok(_)) => {}
+                (_, Err(e)) => failure = Some(e),
             }
         }
         if let Some(e) = failure {
@@ -285,9 +288,9 @@ impl AppState {
             c.asked_vertices = Some(want);
         }
         let request = VertexValuesRequest {
-            key: want,
+            key: ValuesKey::Lobes(want),
             lobes,
-            charges: Arc::new(charges),
+            source: VertexSource::Charges(Arc::new(charges)),
         };
         match self.view.vertex_values.as_mut() {
             Some(w) => {
@@ -332,7 +335,7 @@ impl AppState {
     }
 
     /// Takes the vertex-values thread's finished values (newest per representation).
-    fn take_vertex_values(&mut self) -> Vec<Done<VertexValuesResult<VertexKey>>> {
+    fn take_vertex_values(&mut self) -> Vec<Done<VertexValuesResult<ValuesKey>>> {
         self.view
             .vertex_values
             .as_mut()
@@ -340,8 +343,8 @@ impl AppState {
             .unwrap_or_default()
     }
 
-    /// Surface colours by the potential of charges are computed from now on on a thread of their
-    /// own. Returns false when the thread cannot start (they are then computed in the update loop).
+    /// Surface colours by the potential of charges and cartoon colours by a field are computed from
+    /// now on on a thread of their own. Returns false when the thread cannot start (they are then computed in the update loop).
     pub fn color_vertices_off_thread(&mut self) -> bool {
         if self.view.vertex_values.is_none() {
             self.view.vertex_values = crate::jobs::vertex_values::start().ok();
