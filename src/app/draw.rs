@@ -326,42 +326,38 @@ impl AppState {
                 colormap,
             });
         }
-        for (r, f) in self.doc.reps.fields() {
-            if let Some(c) = f.coloring.filter(|_| r.visible && f.is_surface())
-                && let Some([lo, hi]) = c.range
-            {
-                let unit = FieldUnit::of(c.source, self.settings.potential_unit);
-                out.push(Legend {
-                    title: format!("surface coloured by {}", self.describe_field(c.source)),
-                    range: [unit.show(lo), unit.show(hi)],
-                    unit: unit.label,
-                    colormap,
-                });
-                break;
-            }
-        }
+        let surface = self
+            .doc
+            .reps
+            .fields()
+            .find_map(|(r, f)| f.coloring.filter(|c| r.visible && f.is_surface() && c.range.is_some()));
+        out.extend(surface.and_then(|c| self.coloring_legend("surface", c)));
         let surface_values = self
             .doc
             .reps
             .fields()
             .any(|(r, f)| r.visible && f.is_surface() && f.colors_by_vertex_values());
-        if !surface_values
-            && let Some(c) = self
-                .doc
-                .reps
-                .cartoons()
-                .find_map(|(r, c)| c.color_by.filter(|_| r.visible))
-            && let Some([lo, hi]) = c.range
-        {
-            let unit = FieldUnit::of(c.source, self.settings.potential_unit);
-            out.push(Legend {
-                title: format!("cartoon coloured by {}", self.describe_field(c.source)),
-                range: [unit.show(lo), unit.show(hi)],
-                unit: unit.label,
-                colormap,
-            });
+        let cartoon = self
+            .doc
+            .reps
+            .cartoons()
+            .find_map(|(r, c)| c.color_by.filter(|_| r.visible));
+        if !surface_values {
+            out.extend(cartoon.and_then(|c| self.coloring_legend("cartoon", c)));
         }
         out
+    }
+
+    /// The legend of `what` ("surface", "cartoon") coloured by `c`, once it has a range.
+    fn coloring_legend(&self, what: &str, c: super::reps::SurfaceColoring) -> Option<Legend> {
+        let [lo, hi] = c.range?;
+        let unit = FieldUnit::of(c.source, self.settings.potential_unit);
+        Some(Legend {
+            title: format!("{what} coloured by {}", self.describe_field(c.source)),
+            range: [unit.show(lo), unit.show(hi)],
+            unit: unit.label,
+            colormap: self.settings.colormap,
+        })
     }
 
     /// The key of what representation `id` shows, if anything.
