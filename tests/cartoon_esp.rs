@@ -5,6 +5,7 @@
 //!   (`common/coulomb.rs`), to 1e-4 relative, on a few hundred vertices drawn with a fresh seed;
 //! - the viewer's path on the adk PSF/DCD trajectory: a cartoon switched to `esp` gets each frame's
 //!   values from the vertex-values thread, keeping the previous colours while the next are computed;
+//! - the representation editor offers the charges' potential in a cartoon's colour list;
 //! - a file without charges: one clear message, and the cartoon keeps its secondary-structure
 //!   colours;
 //! - `render --rep "resid 1 to 30:cartoon:esp"` (Mesa lavapipe in CI): red and blue ribbon pixels and the
@@ -21,6 +22,8 @@ use orbitfield::app::state::{AppState, Command};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+#[path = "common/adk_state.rs"]
+mod adk_state;
 #[path = "common/coulomb.rs"]
 mod coulomb;
 #[path = "common/rdf_cases.rs"]
@@ -250,4 +253,26 @@ fn render_draws_a_cartoon_coloured_by_esp_with_its_legend() {
         "{:?}",
         img.get_pixel(box_x + 248, bar_y)
     );
+}
+
+#[test]
+fn the_editor_offers_the_charges_potential_for_a_cartoon() {
+    use egui_kittest::kittest::Queryable;
+    let mut state = adk_state::adk();
+    state
+        .add_rep(&parse_atom_rep("resid 1 to 20:cartoon").unwrap())
+        .unwrap();
+    let mut harness = adk_state::reps_editor(state);
+    harness.run();
+    harness
+        .query_all_by_label("Colour")
+        .last()
+        .expect("a colour list")
+        .click();
+    harness.run();
+    harness.get_by_label("potential (charges)").click();
+    harness.run();
+    let state = harness.into_state();
+    let (_, c) = state.reps().cartoons().next().unwrap();
+    assert_eq!(c.color_by.map(|k| k.source), Some(FieldChoice::Potential));
 }
