@@ -208,8 +208,10 @@ fn render_draws_a_cartoon_coloured_by_esp_with_its_legend() {
     assert!(stderr.contains("legend: cartoon coloured by potential"), "{stderr}");
     let img = image::open(&out).unwrap().to_rgba8();
     let (w, h) = img.dimensions();
-    // The legend box: 264x64 px, 16 px from the bottom-right corner; its bar 12 px in, 24 px down.
-    let (box_x, box_y) = (w - 16 - 264, h - 16 - 64);
+    // The legend box: 64 px high, 16 px above the bottom, as wide as its bar (240 px) or its title
+    // (up to the image's width less the margins), its bar centred in it 24 px down: its rows are
+    // left out of the ribbon's pixels.
+    let box_y = h - 16 - 64;
     let rgb = |p: [u8; 4]| p.map(i32::from);
     let red = |p: [u8; 4]| {
         let [r, g, b, _] = rgb(p);
@@ -225,8 +227,8 @@ fn render_draws_a_cartoon_coloured_by_esp_with_its_legend() {
         r > 60 && r > g + 60 && b > g + 60
     };
     let (mut reds, mut blues, mut helix, mut drawn) = (0, 0, 0, 0);
-    for (x, y, p) in img.enumerate_pixels() {
-        if x >= box_x && y >= box_y {
+    for (_, y, p) in img.enumerate_pixels() {
+        if y >= box_y {
             continue;
         }
         reds += usize::from(red(p.0));
@@ -241,18 +243,22 @@ fn render_draws_a_cartoon_coloured_by_esp_with_its_legend() {
         helix < drawn / 50,
         "secondary-structure colours drawn: {helix} of {drawn}"
     );
-    // The legend's bar runs from red (negative) to blue (positive).
+    // The legend's bar runs from red (negative) to blue (positive): its right end is the rightmost
+    // blue pixel of its row (the margin and the box's padding right of it are dark), its left end
+    // 239 px further left.
     let bar_y = box_y + 24 + 7;
+    let right = (0..w)
+        .rev()
+        .find(|&x| blue(img.get_pixel(x, bar_y).0))
+        .expect("a blue end of the legend's bar");
+    assert!(right + 16 + 12 <= w && right >= 239, "bar ends at x = {right}");
+    let left = right - 239;
     assert!(
-        red(img.get_pixel(box_x + 14, bar_y).0),
+        red(img.get_pixel(left + 2, bar_y).0),
         "{:?}",
-        img.get_pixel(box_x + 14, bar_y)
+        img.get_pixel(left + 2, bar_y)
     );
-    assert!(
-        blue(img.get_pixel(box_x + 12 + 236, bar_y).0),
-        "{:?}",
-        img.get_pixel(box_x + 248, bar_y)
-    );
+    assert!(blue(img.get_pixel(right - 2, bar_y).0));
 }
 
 #[test]

@@ -425,3 +425,179 @@ fn gpu_threonine_lattice_matches_the_cpu_engine() {
         );
     }
 }
+
+/// A density isosurface and PySCF's potential at its vertices (`esp/make_vertex_reference.py`):
+/// the mesh orbitfield extracts from PySCF's density lattice, its vertices matched one to one with
+/// the reference's edge crossings.
+struct VertexCase {
+    mesh: orbitfield::surface::MeshData,
+    /// PySCF's potential (hartree/e) at each vertex of `mesh`, in the mesh's order.
+    reference: Vec<f64>,
+    density: orbitfield::model::Grid3,
+}
+
+fn vertex_case(name: &str) -> VertexCase {
+    let cube_path = data(&format!("esp/{name}.density_lattice.cube.gz"));
+    let cube = io::cube::read(&cube_path, &io::read_bytes(&cube_path).unwrap()).unwrap();
+    let density = cube.grids.into_iter().next().unwrap();
+    let mesh = orbitfield::surface::extract(&density, 0.002);
+    let t = text(&data(&format!("esp/{name}.vertex_esp.txt.gz")));
+    let rows: Vec<[f64; 4]> = t
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let v: Vec<f64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+            [v[0], v[1], v[2], v[3]]
+        })
+        .collect();
+    assert_eq!(
+        mesh.positions_angstrom.len(),
+        rows.len(),
+        "{name}: one vertex per crossed edge"
+    );
+    let mut used = vec![false; rows.len()];
+    let reference = mesh
+        .positions_angstrom
+        .iter()
+        .map(|p| {
+            let (k, d) = rows
+                .iter()
+                .enumerate()
+                .map(|(k, r)| {
+                    let d2: f64 = (0..3).map(|a| (f64::from(p[a]) - r[a]).powi(2)).sum();
+                    (k, d2.sqrt())
+                })
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .unwrap();
+            assert!(d < 1e-4, "{name}: vertex {p:?} is {d} A from every reference point");
+            assert!(!used[k], "{name}: two vertices at reference point {k}");
+            used[k] = true;
+            rows[k][3]
+        })
+        .collect();
+    VertexCase {
+        mesh,
+        reference,
+        density,
+    }
+}
+
+/// 1e-4 relative, or 1e-6 hartree/e where the potential is tiny.
+fn vertex_tolerance(want: f64) -> f64 {
+    (1e-4 * want.abs()).max(1e-6)
+}
+
+/// Surfaces coloured by a wavefunction's own potential get PySCF's value at each vertex (water
+/// 6-31G* spherical, threonine 6-31G* Cartesian), through the analysis function and through the
+/// vertex-values worker's request path; the potential sampled trilinearly from a lattice of the
+/// same spacing as the density's (the colouring before) misses that tolerance on these coarse
+/// lattices, so this test fails if colouring goes back to the lattice.
+#[test]
+fn density_surface_vertices_carry_pyscf_potential() {
+    use orbitfield::analysis::vertex_values::{qm_potential_at_vertices, volume_at_vertices};
+    use orbitfield::jobs::vertex_values::{VertexSource, VertexValuesRequest, compute};
+    for name in ["water_hf_631gs_sph", "threonine_hf_631gs_cart"] {
+        let wf = load(name);
+        let case = vertex_case(name);
+        assert!(case.reference.len() >= 200, "{name}: {} vertices", case.reference.len());
+        let got = qm_potential_at_vertices(&case.mesh, &wf).unwrap();
+        let mut worst = 0.0f64;
+        for (g, want) in got.iter().zip(&case.reference) {
+            let err = (f64::from(*g) - want).abs();
+            assert!(err <= vertex_tolerance(*want), "{name}: {g} vs PySCF {want}");
+            worst = worst.max(err / vertex_tolerance(*want));
+        }
+        eprintln!(
+            "{name}: {} vertices, worst error {worst:.3} of the tolerance",
+            got.len()
+        );
+        let mesh = Arc::new(case.mesh.clone());
+        let done = compute(VertexValuesRequest {
+            key: 7u32,
+            lobes: [Some(Arc::clone(&mesh)), None],
+            source: VertexSource::Wavefunction(Arc::clone(&wf)),
+        });
+        assert_eq!(done.key, 7);
+        let lobes = done.values.unwrap();
+        assert_eq!(lobes[0].as_deref(), Some(&got));
+        assert!(lobes[1].is_none());
+
+        // The potential on the density's lattice, sampled at the vertices.
+        let job = FieldJob {
+            field: Field::QmPotential,
+            lattice: case.density.lattice,
+            input: FieldInput::Wavefunction(Arc::clone(&wf)),
+        };
+        let lattice = cpu::evaluate_grid(&job).unwrap();
+        let trilinear = volume_at_vertices(&case.mesh, &lattice).unwrap();
+        let (worst_trilinear, at) = trilinear
+            .iter()
+            .zip(&case.reference)
+            .map(|(t, want)| ((f64::from(*t) - want).abs() / vertex_tolerance(*want), *want))
+            .fold((0.0f64, 0.0), |a, b| if b.0 > a.0 { b } else { a });
+        eprintln!("{name}: trilinear worst error {worst_trilinear:.1} x the tolerance (at V = {at:.4})");
+        assert!(
+            worst_trilinear > 3.0,
+            "{name}: the trilinear colours are within {worst_trilinear} x the tolerance: this lattice is not coarse enough to tell"
+        );
+    }
+}
+
+/// `orbitfield surface DENSITY.cube WAVEFUNCTION --color-by esp` writes PySCF's potential at each
+/// vertex into the PLY file (vertex property `value`, in the unit asked for); OBJ is refused.
+#[test]
+fn surface_command_writes_the_potential_at_the_vertices() {
+    let name = "water_hf_631gs_sph";
+    let case = vertex_case(name);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("esp.ply");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .arg("surface")
+        .arg(data(&format!("esp/{name}.density_lattice.cube.gz")))
+        .arg(data(&format!("{name}.molden.gz")))
+        .args(["--iso", "0.002", "--color-by", "esp", "--potential-unit", "V", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let bytes = std::fs::read(&out).unwrap();
+    let end = b"end_header\n";
+    let at = bytes.windows(end.len()).position(|w| w == end).unwrap() + end.len();
+    let header = String::from_utf8_lossy(&bytes[..at]).to_string();
+    assert!(
+        header.contains("comment value: electrostatic potential (wavefunction) at the vertex, V"),
+        "{header}"
+    );
+    assert!(header.contains("property float nz\nproperty float value\n"), "{header}");
+    let n: usize = header
+        .lines()
+        .find_map(|l| l.strip_prefix("element vertex "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(n, case.reference.len());
+    let float = |k: usize| f32::from_le_bytes(bytes[at + 4 * k..at + 4 * k + 4].try_into().unwrap());
+    // 1 hartree/e = 27.211386 V.
+    const VOLT_PER_HARTREE: f64 = 27.211_386_245_988;
+    for (v, (p, want)) in case.mesh.positions_angstrom.iter().zip(&case.reference).enumerate() {
+        let record: Vec<f32> = (0..7).map(|k| float(7 * v + k)).collect();
+        assert_eq!(&record[..3], p.as_slice(), "vertex {v} in the mesh's order");
+        let got = f64::from(record[6]) / VOLT_PER_HARTREE;
+        assert!(
+            (got - want).abs() <= vertex_tolerance(*want),
+            "vertex {v}: {got} vs PySCF {want}"
+        );
+    }
+    let obj = dir.path().join("esp.obj");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .arg("surface")
+        .arg(data(&format!("esp/{name}.density_lattice.cube.gz")))
+        .arg(data(&format!("{name}.molden.gz")))
+        .args(["--iso", "0.002", "--color-by", "esp", "-o"])
+        .arg(&obj)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("write a .ply"));
+    assert!(!obj.exists());
+}

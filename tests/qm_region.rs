@@ -484,19 +484,27 @@ fn load_with_finds_the_region_of_an_xyz_trajectory_and_a_molden_series() {
     assert_eq!(system.trajectory.n_frames(), 3);
 }
 
+/// A fresh synthetic system (its wavefunctions, itself) with frames 0 and 2 written as an XYZ file
+/// in `dir`, and the Molden files of the series.
+#[cfg(feature = "gui")]
+fn frames_0_and_2(dir: &std::path::Path) -> (Vec<Arc<Wavefunction>>, Synthetic, PathBuf, Vec<PathBuf>) {
+    let mut rng = Rng::fresh();
+    let wfs = wavefunctions(N_FRAMES);
+    let sys = synthetic(&mut rng, &wfs);
+    let xyz = dir.join("system.xyz");
+    write_xyz(&xyz, &sys, &[0, 2]);
+    (wfs, sys, xyz, molden_paths(N_FRAMES))
+}
+
 /// `orbitfield grid --qm-region` end to end: the cube of frame 1 of an XYZ trajectory holds the
 /// HOMO of that frame's Molden file at the inverse-moved points, and the region's atoms there.
 #[cfg(feature = "gui")]
 #[test]
 fn grid_command_writes_the_frames_orbital_in_md_coordinates() {
-    let mut rng = Rng::fresh();
-    let wfs = wavefunctions(N_FRAMES);
-    let sys = synthetic(&mut rng, &wfs);
     let dir = tempfile::tempdir().unwrap();
-    let xyz = dir.path().join("system.xyz");
-    write_xyz(&xyz, &sys, &[0, 2]);
+    let (wfs, sys, xyz, moldens) = frames_0_and_2(dir.path());
+    let mut rng = Rng::fresh();
     let out = dir.path().join("homo.cube");
-    let moldens = molden_paths(N_FRAMES);
     let n_thr = wfs[0].atoms.len();
     let selection = format!("index {} to {}", sys.first_thr, sys.first_thr + n_thr - 1);
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
@@ -554,4 +562,54 @@ fn grid_command_writes_the_frames_orbital_in_md_coordinates() {
     }
     println!("cube: max |diff| / max |value| = {:.2e}", worst / scale);
     assert!(scale > 1e-2 && worst <= 1e-4 * scale, "{worst} vs {scale}");
+}
+
+/// A QM region's density coloured by the wavefunction's potential: the wavefunction is computed in
+/// its own frame and placed on the MD frame's lattice, so the colours come from the potential's
+/// lattice, sampled trilinearly; the status says so once and the legend names it.
+#[cfg(feature = "gui")]
+#[test]
+fn a_qm_regions_surface_colours_fall_back_to_the_lattice() {
+    use orbitfield::app::fields::FieldChoice;
+    use orbitfield::app::settings::Settings;
+    use orbitfield::app::state::{AppState, Command};
+    let dir = tempfile::tempdir().unwrap();
+    let (_, _, xyz, moldens) = frames_0_and_2(dir.path());
+    let paths = vec![xyz, moldens[0].clone(), moldens[2].clone()];
+    let (system, region) = io::load_with(&paths, &LoadOptions::default()).unwrap();
+    let settings = Settings {
+        lattice_points: 16,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(settings, orbitfield::app::default_field_service());
+    state.open_system_with_qm_region("system".into(), system, region);
+    assert!(state.document().unwrap().qm.is_some());
+    state.apply(Command::SelectField(Some(FieldChoice::Density)));
+    state.apply(Command::SetSurfaceColor(Some((
+        FieldChoice::WavefunctionPotential,
+        None,
+    ))));
+    let t0 = std::time::Instant::now();
+    while !state
+        .main_field_rep()
+        .is_some_and(|f| f.pipeline.shown.is_some() && f.color_shows_frame(0) && f.colors_from_lattice())
+    {
+        state.update_reps();
+        assert!(t0.elapsed().as_secs() < 120, "the colours never arrived");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let f = state.main_field_rep().unwrap();
+    assert!(!f.colors_by_vertex_values() && f.vertex_values().is_none());
+    assert!(f.color_grid(state.document().unwrap()).is_some());
+    assert!(
+        state.panels.status.contains("sampled trilinearly") && state.panels.status.contains("QM region"),
+        "{}",
+        state.panels.status
+    );
+    let legend = state.legends().into_iter().next().unwrap();
+    assert_eq!(
+        legend.title,
+        "surface coloured by potential (wavefunction), trilinear from a lattice"
+    );
+    assert_eq!(legend.unit, "kT/e");
 }

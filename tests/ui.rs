@@ -853,13 +853,15 @@ fn representations_panel_adds_the_wavefunction_potential() {
 }
 
 /// The density surface coloured by the wavefunction's potential through the representation list:
-/// the colouring field follows the frames (each frame's potential on the density's lattice, checked
-/// against the CPU engine's exact evaluator), the legend names it in a.u., and lobe colours come back
+/// the colours follow the frames (each frame's potential evaluated at the vertices of that frame's
+/// density surface, checked against the CPU engine's exact evaluator; no lattice of the potential
+/// is computed), the legend names it in kT/e like the other potentials, and lobe colours come back
 /// when the colouring is switched off.
 #[test]
 fn density_surface_coloured_by_the_wavefunction_potential_follows_the_frames() {
     use orbitfield::app::state::Command;
     use orbitfield::compute::{Field, FieldInput};
+    use orbitfield::model::units::bohr_from_angstrom3;
     let settings = Settings {
         lattice_points: 16,
         ..Settings::default()
@@ -887,33 +889,37 @@ fn density_surface_coloured_by_the_wavefunction_potential_follows_the_frames() {
         }
         let doc = state.document().unwrap();
         let f = state.main_field_rep().unwrap();
-        let (key, density) = f.pipeline.shown.as_ref().unwrap();
-        let (ckey, potential) = f.pipeline.color.as_ref().unwrap().shown.as_ref().unwrap();
+        let (key, _) = f.pipeline.shown.as_ref().unwrap();
         assert_eq!(key.field, FieldChoice::Density);
-        assert_eq!(ckey.field, FieldChoice::WavefunctionPotential);
-        assert_eq!(
-            potential.lattice, density.lattice,
-            "the potential on the density's lattice"
-        );
-        let [nx, ny, nz] = potential.lattice.dims;
-        let ijk = [(1, 2, 3), (nx / 2, ny - 1, nz / 2)];
-        let points: Vec<[f64; 3]> = ijk
+        assert!(f.colors_by_vertex_values() && !f.colors_from_lattice());
+        assert!(f.color_grid(doc).is_none(), "no lattice of the potential");
+        assert!(f.pipeline.color.as_ref().unwrap().shown.is_none());
+        let mesh = f.pipeline.lobes[0].as_ref().unwrap();
+        let values = f.vertex_values().unwrap()[0].as_ref().unwrap();
+        assert_eq!(values.len(), mesh.positions_angstrom.len());
+        assert!(values.len() > 50, "{} vertices", values.len());
+        let points: Vec<[f64; 3]> = mesh
+            .positions_angstrom
             .iter()
-            .map(|&(i, j, k)| potential.lattice.point_bohr(i, j, k))
+            .map(|p| bohr_from_angstrom3(p.map(f64::from)))
             .collect();
         let input = FieldInput::Wavefunction(doc.wavefunctions[frame].clone());
         let exact = orbitfield::compute::cpu::evaluate_points(&Field::QmPotential, &input, &points).unwrap();
-        for (&(i, j, k), want) in ijk.iter().zip(&exact) {
-            let got = f64::from(potential.get(i, j, k).unwrap());
+        for (got, want) in values.iter().zip(&exact) {
+            let got = f64::from(*got);
             assert!((got - want).abs() <= 1e-5 * want.abs().max(1e-3), "{got} vs {want}");
         }
-        assert!(std::sync::Arc::ptr_eq(&f.color_grid(doc).unwrap(), potential));
     }
     let range = state.surface_color().unwrap().range.unwrap();
-    assert!(range[0] < 0.0 && range[1] > 0.0, "{range:?}");
+    assert!(range[0] < 0.0 && range[1] > 0.0 && range[0] == -range[1], "{range:?}");
     let legend = state.legends().into_iter().next().unwrap();
-    assert_eq!(legend.title, "surface coloured by potential (wavefunction)");
-    assert_eq!(legend.unit, "a.u.");
+    assert_eq!(
+        legend.title,
+        "surface coloured by potential (wavefunction) at its vertices"
+    );
+    assert_eq!(legend.unit, "kT/e");
+    // 1 hartree/e = 1052.6 kT/e at 300 K (27.211386 V / 0.0258520 V).
+    assert!((legend.range[1] / f64::from(range[1]) - 1052.58).abs() < 0.05);
     state.apply(Command::SetSurfaceColor(None));
     let f = state.main_field_rep().unwrap();
     assert!(f.coloring.is_none() && f.pipeline.color.is_none());

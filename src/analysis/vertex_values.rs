@@ -1,23 +1,27 @@
 //! Fields sampled at the vertices of a surface or a cartoon: the values a mesh is coloured by.
 //!
-//! Owns the two ways a surface gets its per-vertex values: the Coulomb potential of point charges
+//! Owns the ways a surface gets its per-vertex values: the Coulomb potential of point charges
 //! evaluated exactly at the vertex positions ([`potential_at_vertices`]: direct summation up to
-//! [`DIRECT_LIMIT_TERMS`] charge-vertex pairs, multilevel summation above), and a loaded volume
-//! (a DX or cube map from APBS, Delphi or a QM program) sampled trilinearly
-//! ([`volume_at_vertices`]). Called by the viewer's and `render`'s representation list (through
-//! `jobs::vertex_values`, for surfaces and cartoons), the `surface` command and the tests; values are
-//! in the source's units (hartree/e for potentials of charges, file units for volumes).
+//! [`DIRECT_LIMIT_TERMS`] charge-vertex pairs, multilevel summation above), a wavefunction's own
+//! electrostatic potential (nuclei and electron density) evaluated exactly at the vertex positions
+//! ([`qm_potential_at_vertices`], the "ESP-mapped density" of GaussView and Multiwfn; up to the
+//! size [`qm_vertices_fit`] allows), and a loaded or computed volume (a DX or cube map from APBS,
+//! Delphi or a QM program) sampled trilinearly ([`volume_at_vertices`]). Called by the viewer's and
+//! `render`'s representation list (through `jobs::vertex_values`, for surfaces and cartoons), the
+//! `surface` command and the tests; values are in the source's units (hartree/e for potentials,
+//! file units for volumes).
 //!
 //! Errors: the direct sum is exact to the f32 rounding of each term (~1e-7 relative per term,
 //! Kahan-summed; `compute::cpu::potential`); above the limit, the multilevel method with its default
 //! parameters (a = 12 A, h = 2 A, C2 Taylor splitting, cubic interpolation) has the error of
-//! `compute::esp` (about 1e-3 relative on protein surfaces).
+//! `compute::esp` (about 1e-3 relative on protein surfaces). A wavefunction's potential is the CPU
+//! engine's f64 integral evaluation (`compute::cpu::qm_esp`, held to PySCF at 1e-6), rounded to f32.
 
 use crate::compute::cpu;
 use crate::compute::esp::{self, Boundary, EspMethod, MsmParams};
 use crate::compute::{ComputeError, Field, FieldInput, PointCharges};
 use crate::model::units::bohr_from_angstrom;
-use crate::model::{Grid3, Lattice};
+use crate::model::{Grid3, Lattice, Wavefunction};
 use crate::surface::MeshData;
 use std::sync::Arc;
 
@@ -59,6 +63,30 @@ pub fn potential_at_vertices(mesh: &MeshData, charges: &PointCharges) -> Result<
     };
     let values = cpu::evaluate_points(&Field::Potential, &input, &points)?;
     Ok(values.into_iter().map(|v| v as f32).collect())
+}
+
+/// The electrostatic potential of `wf` (its nuclei and its electron density) at every vertex of
+/// `mesh`, in hartree/e: the CPU engine's point evaluation, not a lattice.
+pub fn qm_potential_at_vertices(mesh: &MeshData, wf: &Arc<Wavefunction>) -> Result<Vec<f32>, ComputeError> {
+    let points = vertices_bohr(mesh);
+    if points.is_empty() {
+        return Ok(Vec::new());
+    }
+    let values = cpu::evaluate_points(&Field::QmPotential, &FieldInput::Wavefunction(Arc::clone(wf)), &points)?;
+    Ok(values.into_iter().map(|v| v as f32).collect())
+}
+
+/// Whether surfaces of `vertices` vertices (all lobes) are coloured by a wavefunction's potential
+/// at their vertices rather than sampled from the `lattice_points` lattice of the colouring field.
+///
+/// Both cost one potential evaluation per point (the same integrals over the density's
+/// distributions), so up to the lattice's point count the exact colours cost no more than the
+/// lattice they replace. An isosurface has far fewer vertices than its lattice has points (a few
+/// percent: a surface, not a volume), so only pathological meshes (noise on a fine lattice) go
+/// past it; there the lattice is the cheaper way and the colours would otherwise lag behind the
+/// surfaces by more than a lattice colour field does.
+pub fn qm_vertices_fit(vertices: usize, lattice_points: usize) -> bool {
+    vertices <= lattice_points
 }
 
 /// `grid` sampled trilinearly at every vertex of `mesh` (vertices outside the lattice take the value

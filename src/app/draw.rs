@@ -93,7 +93,7 @@ impl SceneSync {
                     .filter(|_| r.visible && f.is_surface() && !f.colors_by_vertex_values())?;
                 Some((c.range?, f.color_grid(state.document()?)?))
             });
-            // Surfaces coloured by the potential of charges and cartoons coloured by a field carry
+            // Surfaces coloured by a potential at the vertices and cartoons coloured by a field carry
             // their values per vertex (CPU meshes), drawn through the colormap over one range.
             if let Some(range) = state.vertex_value_range().map(|(_, range)| range) {
                 scene.set_value_colors(rc, range, state.settings.colormap);
@@ -123,7 +123,7 @@ impl SceneSync {
                 // Colouring per vertex needs the CPU meshes: the CPU extractor from the next frame on,
                 // coloured once its surfaces arrive.
                 state.panels.status = if needs_cpu_meshes {
-                    "surface colours by the charges' potential at the vertices; extracting on the CPU".into()
+                    "surface colours by a potential at the vertices; extracting on the CPU".into()
                 } else {
                     "surface colouring per vertex (no 3-D textures); extracting on the CPU".into()
                 };
@@ -234,7 +234,7 @@ fn cpu_surfaces(rc: &RenderContext, scene: &mut GpuScene, state: &AppState) {
             continue;
         }
         let styles = lobe_styles(f, flip_main && Some(rep.id) == main);
-        // Coloured by the potential of charges: the values at the vertices (none until they arrive).
+        // Coloured by a potential at the vertices: its values there (none until they arrive).
         let values = f.vertex_values();
         for (k, (m, style)) in f.pipeline.lobes.iter().zip(styles).enumerate() {
             if let Some(m) = m {
@@ -290,8 +290,8 @@ fn cartoon_meshes(state: &AppState) -> Vec<(MeshInput<'_>, MeshStyle)> {
 
 impl AppState {
     /// The range meshes' values at their vertices are drawn over (one per picture), with the field
-    /// they are of: the first visible surface coloured by the potential of charges, else the first
-    /// visible cartoon coloured by a field.
+    /// they are of: the first visible surface coloured by a potential at its vertices (of charges,
+    /// or a wavefunction's own), else the first visible cartoon coloured by a field.
     pub fn vertex_value_range(&self) -> Option<(FieldChoice, [f32; 2])> {
         let surface = self.doc.reps.fields().find_map(|(r, f)| {
             let c = f
@@ -326,12 +326,20 @@ impl AppState {
                 colormap,
             });
         }
-        let surface = self
-            .doc
-            .reps
-            .fields()
-            .find_map(|(r, f)| f.coloring.filter(|c| r.visible && f.is_surface() && c.range.is_some()));
-        out.extend(surface.and_then(|c| self.coloring_legend("surface", c)));
+        let surface = self.doc.reps.fields().find_map(|(r, f)| {
+            let c = f
+                .coloring
+                .filter(|c| r.visible && f.is_surface() && c.range.is_some())?;
+            let how = if f.colors_by_vertex_values() {
+                " at its vertices"
+            } else if f.colors_from_lattice() {
+                ", trilinear from a lattice"
+            } else {
+                ""
+            };
+            Some((c, how))
+        });
+        out.extend(surface.and_then(|(c, how)| self.coloring_legend("surface", c, how)));
         let surface_values = self
             .doc
             .reps
@@ -343,17 +351,26 @@ impl AppState {
             .cartoons()
             .find_map(|(r, c)| c.color_by.filter(|_| r.visible));
         if !surface_values {
-            out.extend(cartoon.and_then(|c| self.coloring_legend("cartoon", c)));
+            // A cartoon's potential is evaluated at its vertices; a volume is sampled there.
+            out.extend(cartoon.and_then(|c| {
+                let how = if matches!(c.source, FieldChoice::Volume(_)) {
+                    ""
+                } else {
+                    " at its vertices"
+                };
+                self.coloring_legend("cartoon", c, how)
+            }));
         }
         out
     }
 
-    /// The legend of `what` ("surface", "cartoon") coloured by `c`, once it has a range.
-    fn coloring_legend(&self, what: &str, c: super::reps::SurfaceColoring) -> Option<Legend> {
+    /// The legend of `what` ("surface", "cartoon") coloured by `c` (`how`: where its values come
+    /// from, e.g. " at its vertices"), once it has a range.
+    fn coloring_legend(&self, what: &str, c: super::reps::SurfaceColoring, how: &str) -> Option<Legend> {
         let [lo, hi] = c.range?;
-        let unit = FieldUnit::of(c.source, self.settings.potential_unit);
+        let unit = FieldUnit::of_coloring(c.source, self.settings.potential_unit);
         Some(Legend {
-            title: format!("{what} coloured by {}", self.describe_field(c.source)),
+            title: format!("{what} coloured by {}{how}", self.describe_field(c.source)),
             range: [unit.show(lo), unit.show(hi)],
             unit: unit.label,
             colormap: self.settings.colormap,

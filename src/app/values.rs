@@ -104,6 +104,16 @@ impl FieldUnit {
         }
     }
 
+    /// The unit surfaces coloured by `source` are shown in: as [`FieldUnit::of`], except that a
+    /// wavefunction's own potential is read in `potential` like the other potentials (its
+    /// isosurfaces keep atomic units).
+    pub fn of_coloring(source: FieldChoice, potential: PotentialDisplay) -> FieldUnit {
+        match source {
+            FieldChoice::WavefunctionPotential => FieldUnit::of(FieldChoice::Potential, potential),
+            s => FieldUnit::of(s, potential),
+        }
+    }
+
     /// A computed value in this unit.
     pub fn show(&self, computed: f32) -> f64 {
         f64::from(computed) * self.scale

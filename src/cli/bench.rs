@@ -81,6 +81,12 @@ pub struct BenchArgs {
     /// one frame's orbitals off (the peer of the batched figure, same run).
     #[arg(long)]
     playback_unbatched: bool,
+    /// With --playback: where the orbital scenes' fields are computed. `render-device`: the HOMO
+    /// series (threonine MD, C60) only, each frame's orbital computed by the WGSL pass on the render
+    /// device and both lobes extracted there with nothing read back; frames/s, the field pass alone
+    /// (GPU timestamps where available) and the CPU engine on the same lattices as the peer.
+    #[arg(long, value_enum, default_value = "pool")]
+    orbitals_on: OrbitalsOn,
     /// Lattice points along the longest axis for --playback and --ui-seconds.
     #[arg(long, default_value_t = 128)]
     playback_points: u32,
@@ -580,6 +586,16 @@ impl Rng {
         let v = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
         (v >> 11) as f64 / (1u64 << 52) as f64 - 1.0
     }
+}
+
+/// Where `bench --playback` computes the orbital scenes' fields.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OrbitalsOn {
+    /// The viewer's worker pool (CUDA engine when present, else the CPU engine).
+    #[default]
+    Pool,
+    /// The WGSL orbital pass on the render device (`render::mo_compute`).
+    RenderDevice,
 }
 
 /// C60 with the 6-31G* carbon basis (Cartesian d) and random orbital coefficients.
@@ -1108,6 +1124,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         }
         return Ok(());
     }
+    if args.playback && args.orbitals_on == OrbitalsOn::RenderDevice {
+        return render_device_playback(args);
+    }
     let preference: DevicePreference = args.device.parse().map_err(anyhow::Error::msg)?;
     if args.molsurf {
         return molsurf(args, preference);
@@ -1418,6 +1437,47 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     };
     if let Some(p) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// `--playback --orbitals-on render-device`: the HOMO series played with the orbital pass on the
+/// render device (see `render_orbital_bench`).
+fn render_device_playback(args: &BenchArgs) -> Result<()> {
+    let c60 = synthetic_c60();
+    let mut results = Vec::new();
+    for (name, system, frames, show) in super::playback::scenes(&c60, false) {
+        if show != super::playback::Show::Lobes
+            || args.playback_only.as_ref().is_some_and(|t| !name.contains(t.as_str()))
+        {
+            continue;
+        }
+        match system.and_then(|sys| super::render_orbital_bench::run_case(name, sys, args.playback_points, frames)) {
+            Ok(r) => {
+                println!(
+                    "playback {} (orbitals on the render device): {:?} lattice, {:.1} frames/s (field + both lobes, \
+                     waited for); field pass {:.2} ms ({}), packing {:.2} ms; CPU engine {:.1} ms on the same \
+                     lattice ({:.1}x); {} + {} triangles; on {}",
+                    r.name,
+                    r.lattice_dims,
+                    r.fps,
+                    r.field_ms,
+                    r.field_timing,
+                    r.pack_ms,
+                    r.cpu_field_ms,
+                    r.speedup_vs_cpu,
+                    r.triangles[0],
+                    r.triangles[1],
+                    r.adapter
+                );
+                results.push(r);
+            }
+            Err(e) => eprintln!("note: playback '{name}' skipped: {e:#}"),
+        }
+    }
+    if let Some(p) = &args.json {
+        let text = serde_json::to_string_pretty(&results)?;
         std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
     }
     Ok(())

@@ -559,7 +559,7 @@ pub fn molsurf_source(
 
 /// The field `spec` of `system` at `frame`; `esp` is the wavefunction's own potential when there is a
 /// wavefunction, else that of the structure's partial charges.
-fn source_from_system(spec: FieldSpec, system: &mut System, frame: usize) -> Result<Source> {
+pub fn source_from_system(spec: FieldSpec, system: &mut System, frame: usize) -> Result<Source> {
     if spec == FieldSpec::MolSurf {
         return molsurf_source(system, frame, None, orbitfield::compute::molsurf::DEFAULT_RADIUS_SCALE)
             .map(|(source, _)| source);

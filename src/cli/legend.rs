@@ -18,7 +18,9 @@ pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize) {
         return;
     };
     let (w, h) = img.dimensions();
-    let box_w = BAR_WIDTH + 24;
+    // The box is as wide as the bar, or as the title where that is longer (kept in the image).
+    let title_w = text_width(&font, &legend.title);
+    let box_w = (BAR_WIDTH + 24).max((title_w.ceil() as u32 + 24).min(w.saturating_sub(2 * MARGIN)));
     let offset = MARGIN + BOX_HEIGHT * index as u32 + 8 * index as u32;
     if w < box_w + MARGIN || h < offset + BOX_HEIGHT {
         return;
@@ -26,7 +28,7 @@ pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize) {
     let x0 = w - MARGIN - box_w;
     let y0 = h - offset - BOX_HEIGHT;
     blend_rect(img, x0, y0, box_w, BOX_HEIGHT, [0, 0, 0], 0.6);
-    let bar_x = x0 + 12;
+    let bar_x = x0 + (box_w - BAR_WIDTH) / 2;
     let bar_y = y0 + 24;
     for dx in 0..BAR_WIDTH {
         let t = (dx as f32 + 0.5) / BAR_WIDTH as f32;
@@ -35,8 +37,7 @@ pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize) {
             img.put_pixel(bar_x + dx, bar_y + dy, image::Rgba([r, g, b, 255]));
         }
     }
-    let title_w = text_width(&font, &legend.title);
-    let cx = bar_x as f32 + (BAR_WIDTH as f32 - title_w).max(0.0) / 2.0;
+    let cx = x0 as f32 + (box_w as f32 - title_w).max(0.0) / 2.0;
     draw_text(img, &font, &legend.title, cx, y0 as f32 + 4.0);
     let below = (bar_y + BAR_HEIGHT + 4) as f32;
     draw_text(img, &font, &format_number(legend.range[0]), bar_x as f32, below);

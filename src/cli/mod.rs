@@ -23,6 +23,8 @@ mod qm_esp_bench;
 mod rdf;
 #[cfg(feature = "gui")]
 mod render;
+#[cfg(feature = "gui")]
+mod render_orbital_bench;
 mod surface;
 
 use clap::{Parser, Subcommand};

@@ -164,8 +164,9 @@ pub enum Show {
     /// pool slot), four surfaces per frame.
     HomoAndLumo,
     /// The electron density's isosurface (0.002 a.u.) coloured by the electrostatic potential of the
-    /// frame's wavefunction (computed every frame in the representation's colour slot) at a fixed
-    /// colour range, on the viewer's default lattice.
+    /// frame's wavefunction at a fixed colour range, on the viewer's default lattice: the potential
+    /// is evaluated every frame at the surface's vertices (on the CPU, in the update loop), so the
+    /// surface is extracted on the CPU from the first draw on.
     DensityByPotential,
 }
 

@@ -92,10 +92,10 @@ pub struct RenderArgs {
     #[arg(long)]
     pub style: Option<String>,
     /// Colouring of --style: element, residue, chain, charge; or esp: the --surface or first
-    /// --field's surfaces (default: the density) coloured by each frame's potential (the
-    /// wavefunction's own, computed on that field's lattice: the ESP-on-density picture; else that of
-    /// the structure's charges evaluated exactly at each vertex, in --potential-unit); or volume:N: the
-    /// surfaces coloured by the N-th volume of the files (as --color-volume).
+    /// --field's surfaces (default: the density) coloured by each frame's potential evaluated exactly
+    /// at each vertex (the wavefunction's own: the ESP-on-density picture; else that of the
+    /// structure's charges), in --potential-unit; or volume:N: the surfaces coloured by the N-th
+    /// volume of the files (as --color-volume).
     #[arg(long, default_value = "element")]
     pub color_by: String,
     /// White background instead of black.

@@ -5,15 +5,18 @@
 //! a field of a wavefunction (`esp`: its own potential, or that of a structure's charges), computed
 //! on the CPU engine through the `grid` command's `evaluate` on a lattice `--spacing` apart around
 //! the atoms. Extraction is
-//! `surface::extract` (or both lobes with `--both-signs`); the mesh is written atomically by
-//! `surface::export`, positions in Angstrom.
+//! `surface::extract` (or both lobes with `--both-signs`); `--color-by esp` evaluates the
+//! electrostatic potential exactly at every vertex (`analysis::vertex_values`: a wavefunction's own,
+//! else the structure's charges') and stores it in the PLY file as the vertex property `value`. The
+//! mesh is written atomically by `surface::export`, positions in Angstrom.
 
-use super::grid::{Device, Evaluated, Request, evaluate, load_source};
-use anyhow::{Context, Result, bail};
-use orbitfield::compute::FieldJob;
+use super::grid::{Device, Evaluated, Request, evaluate, load_source, source_from_system};
+use anyhow::{Context, Result, anyhow, bail};
+use orbitfield::compute::{FieldInput, FieldJob};
 use orbitfield::io;
 use orbitfield::model::Grid3;
-use orbitfield::model::field::{DEFAULT_PADDING_ANGSTROM, DEFAULT_SPACING_ANGSTROM, LatticeSpec};
+use orbitfield::model::field::{DEFAULT_PADDING_ANGSTROM, DEFAULT_SPACING_ANGSTROM, FieldSpec, LatticeSpec};
+use orbitfield::model::units::{DEFAULT_TEMPERATURE_KELVIN, PotentialUnit};
 use orbitfield::surface::{self, MeshData, export};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -42,6 +45,14 @@ pub struct SurfaceArgs {
     /// Write both lobes of a signed field: surfaces at +|iso| and -|iso|, each facing outward.
     #[arg(long)]
     pub both_signs: bool,
+    /// `esp`: store the electrostatic potential at every vertex in the PLY file (vertex property
+    /// `value`, in --potential-unit), evaluated exactly at the vertex: the wavefunction's own
+    /// (nuclei and electron density) or else that of the structure's charges.
+    #[arg(long, value_name = "esp")]
+    pub color_by: Option<String>,
+    /// Unit of --color-by's values: kT/e (at 300 K), kcal/mol/e, V or hartree/e.
+    #[arg(long, default_value = "kT/e")]
+    pub potential_unit: String,
 }
 
 pub fn run(args: &SurfaceArgs) -> Result<()> {
@@ -51,8 +62,9 @@ pub fn run(args: &SurfaceArgs) -> Result<()> {
     if !args.iso.is_finite() {
         bail!("--iso must be a finite number");
     }
+    let unit = color_unit(args)?;
     let t0 = Instant::now();
-    let system = io::load(&args.files)?;
+    let mut system = io::load(&args.files)?;
     let grid = pick_grid(&system, args)?;
     let t_field = t0.elapsed().as_secs_f64();
 
@@ -66,6 +78,21 @@ pub fn run(args: &SurfaceArgs) -> Result<()> {
         surface::extract(&grid, args.iso)
     };
     let t_mesh = t1.elapsed().as_secs_f64();
+    let mut mesh = mesh;
+    let mut values_description = String::new();
+    if let Some(unit) = unit {
+        let t2 = Instant::now();
+        let (values, whose) = esp_at_vertices(&mut system, &mesh)?;
+        let scale = unit.per_hartree_per_e();
+        mesh.values = values.iter().map(|&v| (f64::from(v) * scale) as f32).collect();
+        values_description = format!("electrostatic potential ({whose}) at the vertex, {}", unit.label());
+        if let Some((lo, hi)) = min_max(&mesh.values) {
+            println!(
+                "{values_description}: {lo:.4} to {hi:.4}, {:.3} s",
+                t2.elapsed().as_secs_f64()
+            );
+        }
+    }
     if mesh.is_empty() {
         let range = grid
             .min_max()
@@ -76,9 +103,48 @@ pub fn run(args: &SurfaceArgs) -> Result<()> {
             args.iso
         );
     }
-    export::write_mesh(&args.output, &mesh).with_context(|| format!("writing {}", args.output.display()))?;
+    export::write_mesh_described(&args.output, &mesh, &values_description)
+        .with_context(|| format!("writing {}", args.output.display()))?;
     report(&grid, &mesh, args, t_field, t_mesh);
     Ok(())
+}
+
+/// The unit of --color-by's values, or `None` without --color-by; refuses what cannot be written.
+fn color_unit(args: &SurfaceArgs) -> Result<Option<PotentialUnit>> {
+    let Some(what) = args.color_by.as_deref() else {
+        return Ok(None);
+    };
+    if !what.trim().eq_ignore_ascii_case("esp") {
+        bail!("--color-by: expected esp, found {what:?}");
+    }
+    if export::MeshFormat::from_path(&args.output) != Some(export::MeshFormat::Ply) {
+        bail!(
+            "--color-by esp: {} is OBJ, which has no place for per-vertex values; write a .ply",
+            args.output.display()
+        );
+    }
+    PotentialUnit::parse(&args.potential_unit, DEFAULT_TEMPERATURE_KELVIN)
+        .map(Some)
+        .map_err(|e| anyhow!("--potential-unit: {e}"))
+}
+
+/// The potential (hartree/e) at every vertex of `mesh`, and whose it is: the first wavefunction's
+/// own, else the structure's charges' at the first frame.
+fn esp_at_vertices(system: &mut io::System, mesh: &MeshData) -> Result<(Vec<f32>, &'static str)> {
+    use orbitfield::analysis::vertex_values::{potential_at_vertices, qm_potential_at_vertices};
+    let source = source_from_system(FieldSpec::Potential, system, 0).context("--color-by esp")?;
+    Ok(match &source.input {
+        FieldInput::Wavefunction(wf) => (qm_potential_at_vertices(mesh, wf)?, "wavefunction"),
+        FieldInput::Charges(q) => (potential_at_vertices(mesh, q)?, "point charges"),
+        _ => bail!("--color-by esp: the files give neither a wavefunction nor point charges"),
+    })
+}
+
+fn min_max(values: &[f32]) -> Option<(f32, f32)> {
+    let finite = values.iter().copied().filter(|v| v.is_finite());
+    let lo = finite.clone().reduce(f32::min)?;
+    let hi = finite.reduce(f32::max)?;
+    Some((lo, hi))
 }
 
 fn pick_grid(system: &io::System, args: &SurfaceArgs) -> Result<Grid3> {

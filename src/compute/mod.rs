@@ -13,6 +13,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod esp;
 pub mod molsurf;
+pub mod packed_mo;
 
 use crate::model::{Lattice, Wavefunction};
 use std::ops::Range;

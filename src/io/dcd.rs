@@ -19,13 +19,13 @@
 use super::{ReadError, read_bytes};
 use crate::model::{Frame, FrameError, FrameSource, UnitCell};
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// AKMA time unit in picoseconds (CHARMM's internal time unit; the DCD `DELTA` is given in it).
 pub const PS_PER_AKMA: f64 = 0.048_888_21;
 
-/// Where a binary trajectory's bytes come from: an open file (read by seeking) or memory
+/// Where a binary trajectory's bytes come from: an open file (read with `pread`) or memory
 /// (decompressed `.gz`/`.bz2` input, or bytes handed in by a caller). Shared with the XTC reader.
 #[derive(Debug)]
 pub(crate) enum ByteSource {
@@ -34,7 +34,7 @@ pub(crate) enum ByteSource {
 }
 
 impl ByteSource {
-    /// Opens `path`: a plain file stays on disk and is read by seeking, a gzip/bzip2 file is
+    /// Opens `path`: a plain file stays on disk and is read at offsets, a gzip/bzip2 file is
     /// decompressed into memory. Returns the source and its (uncompressed) length in bytes.
     pub(crate) fn open(path: &Path) -> Result<(ByteSource, u64), ReadError> {
         let mut file = File::open(path).map_err(|e| ReadError::file(path, format!("cannot open: {e}")))?;
@@ -76,9 +76,7 @@ impl ByteSource {
     /// the source's length; a failure here is an I/O error (or a file that shrank).
     pub(crate) fn read_at(&mut self, path: &Path, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
         match self {
-            ByteSource::File(f) => f
-                .seek(SeekFrom::Start(offset))
-                .and_then(|_| f.read_exact(buf))
+            ByteSource::File(f) => read_exact_at(f, offset, buf)
                 .map_err(|e| ReadError::byte(path, offset, format!("cannot read {} bytes: {e}", buf.len()))),
             ByteSource::Memory(bytes) => {
                 let start = usize::try_from(offset).ok();
@@ -100,6 +98,19 @@ impl ByteSource {
                 }
             }
         }
+    }
+}
+
+/// `buf.len()` bytes at `offset`: one positioned read (`pread`) where the system has it.
+fn read_exact_at(f: &mut File, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Seek, SeekFrom};
+        f.seek(SeekFrom::Start(offset)).and_then(|_| f.read_exact(buf))
     }
 }
 

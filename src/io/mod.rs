@@ -17,6 +17,7 @@ pub mod gro;
 pub mod lammps_data;
 pub mod lammps_dump;
 pub mod load;
+pub(crate) mod mapped;
 pub mod mkl;
 pub mod mmcif;
 pub mod mol2;

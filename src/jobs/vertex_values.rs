@@ -1,10 +1,12 @@
 //! Surface and cartoon colours by a field off the viewer's thread: one named worker
-//! (`orbitfield-vertex-values`, a [`LaneWorker`]) evaluates the Coulomb potential of a frame's
-//! charges exactly at the vertices of a representation's meshes
+//! (`orbitfield-vertex-values`, a [`LaneWorker`]) evaluates a field exactly at the vertices of a
+//! representation's meshes while the UI keeps drawing the previous colours. Three sources: the
+//! Coulomb potential of a frame's point charges
 //! ([`crate::analysis::vertex_values::potential_at_vertices`]: direct sum, multilevel summation
-//! above its size threshold), or samples a loaded volume there
-//! ([`crate::analysis::vertex_values::volume_at_vertices`]), while the UI keeps drawing the
-//! previous colours.
+//! above its size threshold), a wavefunction's own electrostatic potential
+//! ([`crate::analysis::vertex_values::qm_potential_at_vertices`]: the CPU engine's point
+//! evaluation), and a loaded volume sampled there
+//! ([`crate::analysis::vertex_values::volume_at_vertices`]).
 //!
 //! Owns [`VertexValuesWorker`]. Lanes are representations (a field's lobes, a cartoon's mesh):
 //! latest wins per lane, results carry the lane and the key they were asked for. Used by the
@@ -13,7 +15,7 @@
 
 use super::lanes::LaneWorker;
 use crate::compute::PointCharges;
-use crate::model::Grid3;
+use crate::model::{Grid3, Wavefunction};
 use crate::surface::MeshData;
 use std::sync::Arc;
 
@@ -23,8 +25,11 @@ pub type LobeValues = [Option<Arc<Vec<f32>>>; 2];
 /// What the values at the vertices are of.
 #[derive(Clone)]
 pub enum VertexSource {
-    /// The Coulomb potential of point charges (hartree/e).
+    /// The Coulomb potential of point charges (a frame's partial charges, or their mean over a
+    /// window; hartree/e).
     Charges(Arc<PointCharges>),
+    /// A wavefunction's own electrostatic potential: its nuclei and electron density (hartree/e).
+    Wavefunction(Arc<Wavefunction>),
     /// A loaded volume sampled trilinearly (its file's units).
     Volume(Arc<Grid3>),
 }
@@ -48,14 +53,14 @@ pub type VertexValuesWorker<K> = LaneWorker<VertexValuesRequest<K>, VertexValues
 
 /// Computes one request's values (on whatever thread calls it).
 pub fn compute<K>(r: VertexValuesRequest<K>) -> VertexValuesResult<K> {
+    use crate::analysis::vertex_values::{potential_at_vertices, qm_potential_at_vertices, volume_at_vertices};
     let mut out: LobeValues = [None, None];
     for (slot, lobe) in out.iter_mut().zip(&r.lobes) {
         if let Some(mesh) = lobe {
             let values = match &r.source {
-                VertexSource::Charges(charges) => {
-                    crate::analysis::vertex_values::potential_at_vertices(mesh, charges).map_err(|e| e.to_string())
-                }
-                VertexSource::Volume(grid) => crate::analysis::vertex_values::volume_at_vertices(mesh, grid)
+                VertexSource::Charges(q) => potential_at_vertices(mesh, q).map_err(|e| e.to_string()),
+                VertexSource::Wavefunction(wf) => qm_potential_at_vertices(mesh, wf).map_err(|e| e.to_string()),
+                VertexSource::Volume(grid) => volume_at_vertices(mesh, grid)
                     .ok_or_else(|| "the volume cannot be sampled (its lattice has no cells)".to_string()),
             };
             match values {

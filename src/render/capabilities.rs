@@ -37,6 +37,10 @@ pub struct Capabilities {
     pub mc_compute_supported: bool,
     /// Isosurfaces extracted by the compute pass on the render device; else the CPU mesher thread.
     pub gpu_marching_cubes: bool,
+    /// The device can run the orbital pass of `render::mo_compute` (molecular orbitals evaluated on
+    /// the render device). Nothing chooses it yet but `bench --orbitals-on render-device` and tests;
+    /// on a software rasteriser the CPU engine is faster.
+    pub orbital_pass_supported: bool,
     pub transparency: Transparency,
     /// A lattice can colour surfaces as a 3-D texture; else per-vertex values do.
     pub volume_textures: bool,
@@ -53,6 +57,8 @@ pub struct AdapterFacts {
     pub backend: wgpu::Backend,
     pub software: bool,
     pub compute_shaders: bool,
+    /// The device's limits admit the orbital pass (`render::mo_compute::device_supports`).
+    pub orbital_pass_fits: bool,
     /// Of the device as created.
     pub max_storage_buffers_per_stage: u32,
     pub max_compute_invocations_per_workgroup: u32,
@@ -83,11 +89,13 @@ impl AdapterFacts {
         };
         let msaa4 =
             x4(COLOR_FORMAT) && x4(DEPTH_FORMAT) && (!oit_formats_blend || (x4(ACCUM_FORMAT) && x4(REVEAL_FORMAT)));
+        let compute_shaders = downlevel.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS);
         AdapterFacts {
             adapter: format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type),
             backend: info.backend,
             software: info.device_type == wgpu::DeviceType::Cpu,
-            compute_shaders: downlevel.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS),
+            compute_shaders,
+            orbital_pass_fits: super::mo_compute::device_supports(device_limits, compute_shaders).is_ok(),
             max_storage_buffers_per_stage: device_limits.max_storage_buffers_per_shader_stage,
             max_compute_invocations_per_workgroup: device_limits.max_compute_invocations_per_workgroup,
             max_compute_workgroups_per_dimension: device_limits.max_compute_workgroups_per_dimension,
@@ -162,6 +170,7 @@ impl Capabilities {
             software: f.software,
             mc_compute_supported: compute_fits,
             gpu_marching_cubes,
+            orbital_pass_supported: f.orbital_pass_fits && f.compute_shaders,
             transparency,
             volume_textures,
             sample_count,
@@ -185,6 +194,7 @@ mod tests {
             backend: wgpu::Backend::Vulkan,
             software: false,
             compute_shaders: true,
+            orbital_pass_fits: true,
             max_storage_buffers_per_stage: 8,
             max_compute_invocations_per_workgroup: 256,
             max_compute_workgroups_per_dimension: 65_535,
@@ -197,7 +207,7 @@ mod tests {
     #[test]
     fn full_hardware_takes_every_gpu_path() {
         let c = Capabilities::choose(&facts(), 4);
-        assert!(c.gpu_marching_cubes && c.volume_textures);
+        assert!(c.gpu_marching_cubes && c.volume_textures && c.orbital_pass_supported);
         assert_eq!((c.transparency, c.sample_count), (Transparency::WeightedBlended, 4));
         assert_eq!(c.reasons.len(), 4);
     }
@@ -213,6 +223,9 @@ mod tests {
         let c = Capabilities::choose(&f, 4);
         assert!(!c.gpu_marching_cubes);
         assert!(c.summary().contains("0 storage buffers"), "{}", c.summary());
+        // The orbital pass's own rule on the same limits.
+        let webgl = wgpu::Limits::downlevel_webgl2_defaults();
+        assert!(crate::render::mo_compute::device_supports(&webgl, true).is_err());
     }
 
     #[test]

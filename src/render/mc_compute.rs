@@ -504,7 +504,14 @@ fn params(l: &Lattice, iso: f32, sign: f32, capacity: MeshCapacity) -> Result<Mc
     })
 }
 
-fn read_buffer(device: &wgpu::Device, queue: &wgpu::Queue, src: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>, McError> {
+/// Copies the first `bytes` bytes of `src` (usage `COPY_SRC`) back to the host, waiting for the GPU
+/// (also used by `super::mo_compute`).
+pub fn read_buffer(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    src: &wgpu::Buffer,
+    bytes: u64,
+) -> Result<Vec<u8>, McError> {
     let bytes = bytes.max(4).div_ceil(4) * 4;
     let staging = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("mc read back"),

@@ -14,6 +14,7 @@ pub mod colormap;
 pub mod context;
 pub mod gpu;
 pub mod mc_compute;
+pub mod mo_compute;
 pub mod scene;
 pub mod shaders;
 pub mod target;

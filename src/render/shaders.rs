@@ -30,5 +30,6 @@ pub fn all_modules() -> Vec<(&'static str, String)> {
         ("slice", scene_source(SLICE)),
         ("oit_composite", OIT_COMPOSITE.to_string()),
         ("blit", BLIT.to_string()),
+        ("orbital", super::mo_compute::SHADER_SOURCE.to_string()),
     ]
 }

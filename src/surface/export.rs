@@ -1,7 +1,9 @@
 //! Mesh export: binary little-endian PLY and Wavefront OBJ, written atomically.
 //!
 //! Called by the `orbitfield surface` command and the viewer's export action. Positions are written
-//! in Angstrom, with per-vertex normals; faces index the shared vertices.
+//! in Angstrom, with per-vertex normals; faces index the shared vertices. A mesh's per-vertex values
+//! (`MeshData::values`, e.g. a potential at the vertices) go into PLY files as the vertex property
+//! `value`, described by a header comment; OBJ has no place for them.
 
 use super::MeshData;
 use crate::io::write_atomically;
@@ -61,28 +63,51 @@ fn check(mesh: &MeshData) -> Result<(), ExportError> {
             "{n} vertices is more than a PLY int index holds"
         )));
     }
+    if !mesh.values.is_empty() && mesh.values.len() != n {
+        return Err(ExportError::BadMesh(format!(
+            "{n} positions but {} values",
+            mesh.values.len()
+        )));
+    }
     if let Some(&bad) = mesh.indices.iter().find(|&&i| i as usize >= n) {
         return Err(ExportError::BadMesh(format!("index {bad} past the {n} vertices")));
     }
     Ok(())
 }
 
-/// The mesh as a binary little-endian PLY file (float positions and normals, int face indices).
+/// The mesh as a binary little-endian PLY file (float positions and normals, int face indices; the
+/// per-vertex values, if any, as `property float value`).
 pub fn ply_bytes(mesh: &MeshData) -> Result<Vec<u8>, ExportError> {
+    ply_bytes_described(mesh, "per-vertex values")
+}
+
+/// [`ply_bytes`], the header saying what the per-vertex values are (`value: DESCRIPTION`).
+pub fn ply_bytes_described(mesh: &MeshData, values_description: &str) -> Result<Vec<u8>, ExportError> {
     check(mesh)?;
     let n_faces = mesh.indices.len() / 3;
+    let with_values = !mesh.values.is_empty();
+    let (value_comment, value_property) = if with_values {
+        // One line each: a newline in the description would break the header.
+        let d = values_description.replace(['\n', '\r'], " ");
+        (format!("comment value: {d}\n"), "property float value\n")
+    } else {
+        (String::new(), "")
+    };
     let header = format!(
         "ply\nformat binary_little_endian 1.0\ncomment orbitfield isosurface, positions in Angstrom\n\
-         element vertex {}\nproperty float x\nproperty float y\nproperty float z\n\
-         property float nx\nproperty float ny\nproperty float nz\n\
+         {value_comment}element vertex {}\nproperty float x\nproperty float y\nproperty float z\n\
+         property float nx\nproperty float ny\nproperty float nz\n{value_property}\
          element face {n_faces}\nproperty list uchar int vertex_indices\nend_header\n",
         mesh.positions_angstrom.len()
     );
-    let mut out = Vec::with_capacity(header.len() + mesh.positions_angstrom.len() * 24 + n_faces * 13);
+    let mut out = Vec::with_capacity(header.len() + mesh.positions_angstrom.len() * 28 + n_faces * 13);
     out.extend_from_slice(header.as_bytes());
-    for (p, n) in mesh.positions_angstrom.iter().zip(&mesh.normals) {
+    for (k, (p, n)) in mesh.positions_angstrom.iter().zip(&mesh.normals).enumerate() {
         for x in p.iter().chain(n) {
             out.extend_from_slice(&x.to_le_bytes());
+        }
+        if let Some(v) = mesh.values.get(k) {
+            out.extend_from_slice(&v.to_le_bytes());
         }
     }
     for t in mesh.indices.chunks_exact(3) {
@@ -94,7 +119,8 @@ pub fn ply_bytes(mesh: &MeshData) -> Result<Vec<u8>, ExportError> {
     Ok(out)
 }
 
-/// The mesh as a Wavefront OBJ text (`v`, `vn`, and `f v//vn` with 1-based indices).
+/// The mesh as a Wavefront OBJ text (`v`, `vn`, and `f v//vn` with 1-based indices; per-vertex
+/// values are left out).
 pub fn obj_string(mesh: &MeshData) -> Result<String, ExportError> {
     check(mesh)?;
     let mut s = String::with_capacity(mesh.positions_angstrom.len() * 64 + mesh.indices.len() * 10);
@@ -114,11 +140,16 @@ pub fn obj_string(mesh: &MeshData) -> Result<String, ExportError> {
 
 /// Writes the mesh to `path` in the format its extension names, atomically.
 pub fn write_mesh(path: &Path, mesh: &MeshData) -> Result<MeshFormat, ExportError> {
+    write_mesh_described(path, mesh, "per-vertex values")
+}
+
+/// [`write_mesh`], a PLY header saying what the per-vertex values are.
+pub fn write_mesh_described(path: &Path, mesh: &MeshData, values_description: &str) -> Result<MeshFormat, ExportError> {
     let format = MeshFormat::from_path(path).ok_or_else(|| ExportError::UnknownFormat {
         path: path.display().to_string(),
     })?;
     let bytes = match format {
-        MeshFormat::Ply => ply_bytes(mesh)?,
+        MeshFormat::Ply => ply_bytes_described(mesh, values_description)?,
         MeshFormat::Obj => obj_string(mesh)?.into_bytes(),
     };
     write_atomically(path, &bytes).map_err(|source| ExportError::Io {

@@ -289,6 +289,13 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let Some(c) = coloring else {
         return;
     };
+    if let Some(f) = state.main_field_rep() {
+        if f.colors_by_vertex_values() {
+            ui.label("evaluated exactly at the vertices");
+        } else if f.colors_from_lattice() {
+            ui.label("sampled trilinearly from a lattice");
+        }
+    }
     let Some(mut range) = c.range else {
         ui.label("computing the colouring field ...");
         return;

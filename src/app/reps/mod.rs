@@ -158,10 +158,12 @@ pub struct Iso {
 }
 
 /// Surfaces coloured by another field: a volume of the document (e.g. a density isosurface by a
-/// potential map read from a file) or a field computed for the frame shown, on the representation's
-/// lattice (e.g. the density surface by the wavefunction's own potential: the ESP-on-density
-/// picture), through the representation's colour slot. Cartoons coloured by a field use it too
-/// (a volume, or the potential of the charges at their vertices).
+/// potential map read from a file), a potential evaluated exactly at the vertices of the surfaces
+/// (of the structure's charges, or the wavefunction's own: the ESP-on-density picture), or another
+/// field computed for the frame shown on the representation's lattice and sampled trilinearly
+/// (through the representation's colour slot; also the wavefunction's potential on surfaces too
+/// large for its values at the vertices, `analysis::vertex_values::qm_vertices_fit`). Cartoons
+/// coloured by a field use it too (a volume, or the potential of the charges at their vertices).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SurfaceColoring {
     /// The colouring field: `FieldChoice::Volume(i)` for the document's volume `i`.
@@ -213,26 +215,32 @@ pub struct FieldPipeline {
 }
 
 /// Where a representation's computed colouring field comes from: its own request slot, the key last
-/// asked for and the grid shown (the frame shown, or the newest that arrived). A potential of point
-/// charges is not computed on a lattice: its values at the vertices of the lobes shown are
-/// (`vertices`, computed exactly by `analysis::vertex_values`).
+/// asked for and the grid shown (the frame shown, or the newest that arrived). A potential (of point
+/// charges, or a wavefunction's own) is not computed on a lattice: its values at the vertices of the
+/// lobes shown are (`vertices`, computed exactly by `analysis::vertex_values`), unless the surfaces
+/// outgrew that (`lattice_fallback`).
 pub struct ColorChannel {
     pub slot: FieldSlot,
     pub(crate) asked: Option<FieldKey>,
     pub shown: Option<(FieldKey, Arc<Grid3>)>,
-    /// The potential of the charges at the vertices of the lobes (hartree/e), with what they are of.
+    /// The potential at the vertices of the lobes (hartree/e), with what they are of.
     pub vertices: Option<(VertexKey, LobeValues)>,
     /// The vertex values last asked for (a failed request is not repeated every frame).
     pub(crate) asked_vertices: Option<VertexKey>,
     /// Vertex values made, oldest first (at most [`VERTEX_CACHE_ENTRIES`]).
     pub(crate) vertex_cache: Vec<(VertexKey, LobeValues)>,
+    /// A wavefunction's potential is sampled trilinearly from its lattice instead of evaluated at
+    /// the vertices (the surfaces outgrew `analysis::vertex_values::qm_vertices_fit`, or the
+    /// wavefunction describes a QM region placed on MD frames); said once, kept while the
+    /// representation keeps that colouring.
+    pub lattice_fallback: bool,
 }
 
 /// Vertex values a colour channel keeps (the frames played last).
 const VERTEX_CACHE_ENTRIES: usize = 8;
 
 /// What a surface's vertex values are of: its lobes (field key and isovalue, preview or not) and
-/// the colouring field (a potential of charges, at the lobes' frame).
+/// the colouring field (a potential of charges or a wavefunction's, at the lobes' frame).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VertexKey {
     pub mesh: MeshKey,
@@ -249,6 +257,7 @@ impl ColorChannel {
             vertices: None,
             asked_vertices: None,
             vertex_cache: Vec::new(),
+            lattice_fallback: false,
         }
     }
 
@@ -348,26 +357,39 @@ impl FieldRep {
     }
 
     /// The grid its surfaces are coloured by: the document's volume, or the computed colouring
-    /// field that arrived last; none for a potential of charges (coloured by values at the
-    /// vertices, [`FieldRep::vertex_values`]).
+    /// field that arrived last; none for a potential evaluated at the vertices
+    /// ([`FieldRep::vertex_values`]).
     pub fn color_grid(&self, doc: &super::document::Document) -> Option<Arc<Grid3>> {
         match self.coloring?.source {
             FieldChoice::Volume(v) => doc.grids.get(v).cloned(),
-            s if s.is_potential() => None,
+            _ if self.colors_by_vertex_values() => None,
             _ => self.pipeline.color.as_ref()?.shown.as_ref().map(|(_, g)| Arc::clone(g)),
         }
     }
 
-    /// True when its surfaces are coloured by the potential of point charges, evaluated at their
-    /// vertices.
+    /// True when its surfaces are coloured by a potential evaluated at their vertices: that of point
+    /// charges, or the wavefunction's own (unless it fell back to its lattice).
     pub fn colors_by_vertex_values(&self) -> bool {
-        self.coloring.is_some_and(|c| c.source.is_potential())
+        self.coloring.is_some_and(|c| match c.source {
+            FieldChoice::WavefunctionPotential => !self.pipeline.color.as_ref().is_some_and(|ch| ch.lattice_fallback),
+            s => s.is_potential(),
+        })
     }
 
-    /// The key of the vertex values its lobes shown need (when coloured by a potential of charges
-    /// and there are lobes).
+    /// True when its surfaces are coloured by a field computed on a lattice and sampled
+    /// trilinearly at the vertices (not a volume of the files, not values at the vertices).
+    pub fn colors_from_lattice(&self) -> bool {
+        self.coloring
+            .is_some_and(|c| !matches!(c.source, FieldChoice::Volume(_)) && !self.colors_by_vertex_values())
+    }
+
+    /// The key of the vertex values its lobes shown need (when coloured by a potential at the
+    /// vertices and there are lobes).
     pub fn wanted_vertex_key(&self) -> Option<VertexKey> {
-        let source = self.coloring.map(|c| c.source).filter(|s| s.is_potential())?;
+        let source = self
+            .coloring
+            .map(|c| c.source)
+            .filter(|_| self.colors_by_vertex_values())?;
         let p = &self.pipeline;
         let (key, _) = p.shown.as_ref()?;
         if p.lobes.iter().all(|l| l.is_none()) {
@@ -381,7 +403,7 @@ impl FieldRep {
     }
 
     /// The values its lobes are coloured by (hartree/e, one per vertex of each lobe): the potential
-    /// of the charges at their vertices, once computed for the lobes shown.
+    /// at their vertices, once computed for the lobes shown.
     pub fn vertex_values(&self) -> Option<&LobeValues> {
         let want = self.wanted_vertex_key()?;
         let (key, values) = self.pipeline.color.as_ref()?.vertices.as_ref()?;
@@ -389,12 +411,12 @@ impl FieldRep {
     }
 
     /// True when its colouring (if any) is ready for frame `frame`: a volume always, a computed
-    /// field once that frame's has arrived, a potential of charges once its values at the vertices
-    /// of that frame's lobes have.
+    /// field once that frame's has arrived, a potential at the vertices once its values at the
+    /// vertices of that frame's lobes have.
     pub fn color_shows_frame(&self, frame: usize) -> bool {
         match self.coloring.map(|c| c.source) {
             None | Some(FieldChoice::Volume(_)) => true,
-            Some(s) if s.is_potential() => match self.wanted_vertex_key() {
+            Some(_) if self.colors_by_vertex_values() => match self.wanted_vertex_key() {
                 // No lobes: nothing to colour.
                 None => true,
                 Some(k) => k.mesh.field.frame == frame && self.vertex_values().is_some(),

@@ -8,10 +8,13 @@
 //! drops frames, a representation whose request is in flight lets it finish and shows its newest
 //! finished frame meanwhile. A representation whose surfaces are coloured by a computed field
 //! (`SurfaceColoring`) asks for that field at the same frame and lattice in its colour slot; one
-//! coloured by the potential of point charges asks instead for its values at the vertices of the
-//! lobes shown (`analysis::vertex_values`, on the vertex-values thread when the viewer started it,
-//! keyed by lobes and colouring field, latest wins, cached per representation); a cartoon coloured
-//! by a field asks for its values at the vertices of its mesh the same way (`cartoon`). The
+//! coloured by a potential (of point charges, or the wavefunction's own) asks instead for its values
+//! at the vertices of the lobes shown (`analysis::vertex_values`, on the vertex-values thread when
+//! the viewer started it, keyed by lobes and colouring field, latest wins, cached per
+//! representation); a wavefunction's potential falls back to its lattice, sampled trilinearly and
+//! said once, where the surfaces outgrow `analysis::vertex_values::qm_vertices_fit` or the
+//! wavefunction is a QM region's (placed on MD frames); a cartoon coloured by a field asks for its
+//! values at the vertices of its mesh the same way (`cartoon`). The
 //! requests of one update leave together (`FieldService::flush`), so the orbitals several
 //! representations ask for at one frame are computed in one batch.
 //! [`AppState::rebuild_atoms`] turns the visible atom representations
@@ -220,12 +223,16 @@ impl AppState {
         self.view.dirty.surface_color = true;
     }
 
-    /// Representation `i`'s colours by the potential of point charges: its values at the vertices
-    /// of the lobes shown, taken from the vertex-values thread, from the cache, or asked for (on
-    /// that thread in the representation's lane, latest wins, else here). The lobes stay
-    /// uncoloured until their values arrive; values for lobes no longer shown fill the cache only.
-    /// True when the colours shown changed.
+    /// Representation `i`'s colours by a potential at the vertices (of point charges, or the
+    /// wavefunction's own): its values at the vertices of the lobes shown, taken from the
+    /// vertex-values thread, from the cache, or asked for (on that thread in the representation's
+    /// lane, latest wins, else here). The lobes stay uncoloured until their values arrive; values
+    /// for lobes no longer shown fill the cache only. True when the colours shown changed.
     fn update_vertex_colors(&mut self, i: usize, valued: &mut Vec<Done<VertexValuesResult<ValuesKey>>>) -> bool {
+        if self.qm_potential_falls_back(i) {
+            self.update_color_field(i);
+            return true;
+        }
         let Some(rep) = self.doc.reps.list.get(i) else {
             return false;
         };
@@ -275,10 +282,18 @@ impl AppState {
             // Asked already (and failed, when computed here): not again every frame.
             return self.vertex_colors_shown(i, changed);
         }
-        // The charges at the lobes' own frame (the current one; lobes of another frame wait).
-        let Some(charges) = self.document().and_then(|d| {
+        // The charges or the wavefunction at the lobes' own frame (the current one; lobes of
+        // another frame wait).
+        let Some(source) = self.document().and_then(|d| {
             (d.frame_index == want.mesh.field.frame)
-                .then(|| d.point_charges_at(want.source, d.frame_index, &d.frame))
+                .then(|| match want.source {
+                    FieldChoice::WavefunctionPotential => d
+                        .wavefunction_at(d.frame_index)
+                        .map(|wf| VertexSource::Wavefunction(Arc::clone(wf))),
+                    s => d
+                        .point_charges_at(s, d.frame_index, &d.frame)
+                        .map(|q| VertexSource::Charges(Arc::new(q))),
+                })
                 .flatten()
         }) else {
             return self.vertex_colors_shown(i, changed);
@@ -290,7 +305,7 @@ impl AppState {
         let request = VertexValuesRequest {
             key: ValuesKey::Lobes(want),
             lobes,
-            source: VertexSource::Charges(Arc::new(charges)),
+            source,
         };
         match self.view.vertex_values.as_mut() {
             Some(w) => {
@@ -311,6 +326,52 @@ impl AppState {
             }
         }
         self.vertex_colors_shown(i, changed)
+    }
+
+    /// True when representation `i`, coloured by the wavefunction's own potential at the vertices,
+    /// turns to the potential's lattice now: its lobes have more vertices than the lattice has
+    /// points (`analysis::vertex_values::qm_vertices_fit`), or the wavefunction is a QM region's
+    /// (computed in its own frame and placed on the MD frame's lattice). Said once; the colours
+    /// come from the lattice, sampled trilinearly, while the representation keeps that colouring.
+    fn qm_potential_falls_back(&mut self, i: usize) -> bool {
+        let Some(f) = self.field_rep(i) else {
+            return false;
+        };
+        let Some(want) = f
+            .wanted_vertex_key()
+            .filter(|k| k.source == FieldChoice::WavefunctionPotential)
+        else {
+            return false;
+        };
+        let vertices: usize = f
+            .pipeline
+            .lobes
+            .iter()
+            .flatten()
+            .map(|m| m.positions_angstrom.len())
+            .sum();
+        let lattice_points: usize = want.mesh.field.dims.iter().product();
+        let why = if self.document().is_some_and(|d| d.qm.is_some()) {
+            "the wavefunction describes a QM region placed on the MD frames".to_string()
+        } else if !crate::analysis::vertex_values::qm_vertices_fit(vertices, lattice_points) {
+            format!("the surfaces have {vertices} vertices, more than the {lattice_points} points of its lattice")
+        } else {
+            return false;
+        };
+        if let Some(c) = self.pipeline_mut(i).and_then(|p| p.color.as_mut()) {
+            c.lattice_fallback = true;
+            c.vertices = None;
+            c.asked_vertices = None;
+        }
+        let msg = format!(
+            "surface colours: the wavefunction's potential is sampled trilinearly from its lattice, not \
+             evaluated at the vertices ({why})"
+        );
+        tracing::warn!("{msg}");
+        self.panels.status = msg;
+        self.view.dirty.meshes = true;
+        self.view.dirty.surface_color = true;
+        true
     }
 
     /// After representation `i`'s vertex colours changed (`changed`): its range is chosen from the
@@ -343,8 +404,9 @@ impl AppState {
             .unwrap_or_default()
     }
 
-    /// Surface colours by the potential of charges and cartoon colours by a field are computed from
-    /// now on on a thread of their own. Returns false when the thread cannot start (they are then computed in the update loop).
+    /// Surface colours by a potential at the vertices and cartoon colours by a field are computed
+    /// from now on on a thread of their own. Returns false when the thread cannot start (they are
+    /// then computed in the update loop).
     pub fn color_vertices_off_thread(&mut self) -> bool {
         if self.view.vertex_values.is_none() {
             self.view.vertex_values = crate::jobs::vertex_values::start().ok();

@@ -9,8 +9,11 @@
 //! A NetCDF-3 file is a big-endian header (magic `CDF\x01` or `CDF\x02`, the record count,
 //! dimensions, global attributes, variables with their attributes, types and file offsets) followed
 //! by fixed-size variables and then records: record `i` of every record variable lies at
-//! `begin + i * record_size`. The header is parsed once; frame `i` is then read with one read per
-//! variable (coordinates, cell lengths, cell angles, time), straight into the caller's [`Frame`].
+//! `begin + i * record_size`. The header is parsed once; frame `i` is then decoded (big-endian to
+//! native, one pass) from the file's memory map straight into the caller's [`Frame`]: a plain file is
+//! mapped with `io::mapped`, which turns the `SIGBUS` of a file that shrinks while mapped into a
+//! normal read error; where no mapping is made (or after such a fault) the coordinates are read with
+//! `pread` into the frame and byte-swapped in place. Decompressed files are decoded from memory.
 //! The AMBER convention (`Conventions = "AMBER"`) names the variables: `coordinates (frame, atom,
 //! spatial)` in Angstrom (times `scale_factor` when given), `cell_lengths` and `cell_angles` (degrees),
 //! `time` in ps; a restart (`"AMBERRESTART"`) has the same variables without the frame dimension and
@@ -23,6 +26,7 @@
 //! Every count in the header is checked against the file size before anything is allocated.
 
 use crate::io::dcd::ByteSource;
+use crate::io::mapped::MappedFile;
 use crate::io::{ReadError, partial_frames_warning};
 use crate::model::{Frame, FrameError, FrameSource, UnitCell};
 use std::io::{Seek, SeekFrom, Write};
@@ -260,6 +264,47 @@ fn pad4(n: u64) -> u64 {
     n.div_ceil(4).saturating_mul(4)
 }
 
+/// What the header holds, as parsed.
+struct Header {
+    version: u8,
+    numrecs_raw: u32,
+    dims: Vec<Dim>,
+    global: Vec<Attr>,
+    vars: Vec<Var>,
+    header_end: u64,
+}
+
+/// The header of a plain file parsed from its first `first_bytes` read in one go (then 8 times more
+/// while the header is longer), not field by field from the file: a few reads instead of hundreds.
+fn read_header(path: &Path, source: &mut ByteSource, len: u64, first_bytes: u64) -> Result<Header, ReadError> {
+    const MOST_BYTES: u64 = 1 << 24;
+    let mut want = first_bytes.max(8);
+    while matches!(source, ByteSource::File(_)) && want <= MOST_BYTES {
+        let n = want.min(len);
+        let mut head = vec![0u8; n as usize];
+        source.read_at(path, 0, &mut head)?;
+        let mut head = ByteSource::Memory(head);
+        let parsed = NetcdfReader::parse_header(&mut HeaderCursor {
+            path,
+            source: &mut head,
+            len,
+            offset: 0,
+        });
+        // With the whole file read an error is final; otherwise it may only be the end of the
+        // bytes read (a longer header): read more, and at last parse from the file itself.
+        if parsed.is_ok() || n == len {
+            return parsed;
+        }
+        want *= 8;
+    }
+    NetcdfReader::parse_header(&mut HeaderCursor {
+        path,
+        source,
+        len,
+        offset: 0,
+    })
+}
+
 /// An AMBER NetCDF trajectory or restart opened for random access.
 #[derive(Debug)]
 pub struct NetcdfReader {
@@ -284,6 +329,8 @@ pub struct NetcdfReader {
     conventions: String,
     warnings: Vec<String>,
     buf: Vec<u8>,
+    /// The plain file mapped into memory (its first `len` bytes); `None`: read with `pread`.
+    map: Option<MappedFile>,
 }
 
 impl NetcdfReader {
@@ -320,13 +367,10 @@ impl NetcdfReader {
         self.cell_lengths.is_some()
     }
 
-    fn from_source(path: &Path, mut source: ByteSource, len: u64) -> Result<NetcdfReader, ReadError> {
-        let mut cur = HeaderCursor {
-            path,
-            source: &mut source,
-            len,
-            offset: 0,
-        };
+    /// Parses the header through `cur` (from offset 0).
+    fn parse_header(cur: &mut HeaderCursor) -> Result<Header, ReadError> {
+        let path = cur.path;
+        let len = cur.len;
         if len < 8 {
             let head = cur.take(len, "the file")?;
             if head.starts_with(b"\x89HDF") {
@@ -432,7 +476,25 @@ impl NetcdfReader {
                 is_record,
             });
         }
-        let header_end = cur.offset;
+        Ok(Header {
+            version,
+            numrecs_raw,
+            dims,
+            global,
+            vars,
+            header_end: cur.offset,
+        })
+    }
+
+    fn from_source(path: &Path, mut source: ByteSource, len: u64) -> Result<NetcdfReader, ReadError> {
+        let Header {
+            version,
+            numrecs_raw,
+            dims,
+            global,
+            vars,
+            header_end,
+        } = read_header(path, &mut source, len, 1 << 16)?;
 
         // Record layout: each record variable's slab is padded to 4 bytes, except when it is the only
         // record variable.
@@ -556,6 +618,7 @@ impl NetcdfReader {
             conventions,
             warnings,
             buf: Vec::new(),
+            map: None,
         };
         if !reader.has_records {
             // A restart: its variables must lie inside the file.
@@ -575,14 +638,24 @@ impl NetcdfReader {
                 ));
             }
             reader.n_frames = 1;
+            reader.remap();
             return Ok(reader);
         }
         let (n, warning) = reader.count_frames(numrecs_raw);
         reader.n_frames = n;
+        reader.remap();
         if let Some(w) = warning {
             reader.warnings.push(w);
         }
         Ok(reader)
+    }
+
+    /// Maps the first `self.len` bytes of a plain file (replacing an older, shorter mapping).
+    fn remap(&mut self) {
+        self.map = None;
+        if let ByteSource::File(f) = &self.source {
+            self.map = MappedFile::map(f, self.len, &self.path);
+        }
     }
 
     /// Complete records in a file of `self.len` bytes given the header's record count: the count
@@ -639,6 +712,199 @@ impl NetcdfReader {
         let n = (slot.bytes as usize).min(24);
         self.source
             .read_at(&self.path, offset, out.get_mut(..n).unwrap_or_default())
+    }
+
+    /// The whole file's bytes when they are in memory: the mapping of a plain file, or the
+    /// decompressed data.
+    fn resident(&self) -> Option<&[u8]> {
+        match (&self.map, &self.source) {
+            (Some(m), _) => Some(m.bytes()),
+            (None, ByteSource::Memory(b)) => Some(b),
+            (None, ByteSource::File(_)) => None,
+        }
+    }
+
+    /// Frame `index` decoded straight out of the resident bytes (one pass over them): `Ok(false)`
+    /// when they are not resident or the mapping found the file shorter than when it was mapped
+    /// (the mapping is then dropped, and the caller reads with `pread`).
+    fn read_resident(&mut self, index: usize, out: &mut Frame) -> Result<bool, ReadError> {
+        let Some(bytes) = self.resident() else {
+            return Ok(false);
+        };
+        if !self.decode_from(bytes, 0, index, out)? {
+            return Ok(false);
+        }
+        if self.map.as_ref().is_some_and(MappedFile::faulted) {
+            tracing::debug!(
+                "{}: the file shrank while mapped; reading with pread",
+                self.path.display()
+            );
+            self.map = None;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// Decodes frame `index` from `bytes`, the file's bytes from offset `base` on: coordinates,
+    /// box and time. `Ok(false)` when `bytes` do not hold them all.
+    fn decode_from(&self, bytes: &[u8], base: u64, index: usize, out: &mut Frame) -> Result<bool, ReadError> {
+        let span = |slot: Slot| -> Result<Option<(NcType, &[u8])>, ReadError> {
+            let at = self.slot_offset(slot, index)?;
+            let part = at
+                .checked_sub(base)
+                .and_then(|a| usize::try_from(a).ok())
+                .and_then(|a| Some((a, a.checked_add(usize::try_from(slot.bytes).ok()?)?)))
+                .and_then(|(a, e)| bytes.get(a..e));
+            Ok(part.map(|b| (slot.nc_type, b)))
+        };
+        let Some((_, raw)) = span(self.coordinates)? else {
+            return Ok(false);
+        };
+        let mut parts: [Option<(NcType, &[u8])>; 3] = [None; 3];
+        for (part, slot) in parts.iter_mut().zip([self.cell_lengths, self.cell_angles, self.time]) {
+            if let Some(slot) = slot {
+                let Some(p) = span(slot)? else {
+                    return Ok(false);
+                };
+                *part = Some(p);
+            }
+        }
+        out.positions_angstrom.resize(self.n_atoms, [0.0; 3]);
+        let flat = out.positions_angstrom.as_flattened_mut();
+        match self.coordinates.nc_type {
+            NcType::Double => {
+                for (x, c) in flat.iter_mut().zip(raw.chunks_exact(8)) {
+                    *x = be_f64(c) as f32;
+                }
+            }
+            _ => decode_be_f32(raw, flat),
+        }
+        finish_frame(out, self.coordinate_scale, parts);
+        Ok(true)
+    }
+
+    /// Frame `index` read with `pread`. Coordinates, box and time usually lie together in a
+    /// record (nothing else between them): then one read of their span and one decoding pass.
+    /// Otherwise (velocities or forces between them) float coordinates are read straight into
+    /// `out` and byte-swapped in place, the box and time by small reads of their own.
+    fn read_positioned(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError> {
+        let all = [Some(self.coordinates), self.cell_lengths, self.cell_angles, self.time];
+        let begin = all.iter().flatten().map(|s| s.begin).min().unwrap_or(0);
+        let end = all
+            .iter()
+            .flatten()
+            .map(|s| s.begin.saturating_add(s.bytes))
+            .max()
+            .unwrap_or(0);
+        let needed: u64 = all.iter().flatten().map(|s| s.bytes).sum();
+        if end.saturating_sub(begin) <= needed.saturating_add(4096) {
+            let span = Slot {
+                begin,
+                nc_type: NcType::Byte,
+                bytes: end.saturating_sub(begin),
+            };
+            self.read_slot(span, index)?;
+            let base = self.slot_offset(span, index)?;
+            let buf = std::mem::take(&mut self.buf);
+            let decoded = self.decode_from(&buf, base, index, out);
+            self.buf = buf;
+            if decoded? {
+                return Ok(());
+            }
+        }
+        self.read_apart(index, out)
+    }
+
+    /// Frame `index` read variable by variable with `pread` (see [`NetcdfReader::read_positioned`]).
+    fn read_apart(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError> {
+        let coords = self.coordinates;
+        let n = self.n_atoms;
+        out.positions_angstrom.resize(n, [0.0; 3]);
+        if coords.nc_type == NcType::Double {
+            self.read_slot(coords, index)?;
+            let flat = out.positions_angstrom.as_flattened_mut();
+            for (x, c) in flat.iter_mut().zip(self.buf.chunks_exact(8)) {
+                *x = be_f64(c) as f32;
+            }
+        } else {
+            let offset = self.slot_offset(coords, index)?;
+            let flat = out.positions_angstrom.as_flattened_mut();
+            let dest: &mut [u8] = bytemuck::cast_slice_mut(flat);
+            let want = usize::try_from(coords.bytes).unwrap_or(usize::MAX);
+            let Some(dest) = dest.get_mut(..want) else {
+                return Err(ReadError::byte(
+                    &self.path,
+                    coords.begin,
+                    format!("expected {} coordinate bytes per frame, found {want}", 12 * n),
+                ));
+            };
+            self.source.read_at(&self.path, offset, dest)?;
+            be_to_native_in_place(flat);
+        }
+        let mut small_bytes = [[0u8; 24]; 3];
+        let small = [self.cell_lengths, self.cell_angles, self.time];
+        for (slot, bytes) in small.iter().zip(&mut small_bytes) {
+            if let Some(slot) = slot {
+                self.read_small(*slot, index, bytes)?;
+            }
+        }
+        let mut parts: [Option<(NcType, &[u8])>; 3] = [None; 3];
+        for ((part, slot), bytes) in parts.iter_mut().zip(&small).zip(&small_bytes) {
+            if let Some(slot) = slot {
+                *part = Some((slot.nc_type, &bytes[..(slot.bytes as usize).min(24)]));
+            }
+        }
+        finish_frame(out, self.coordinate_scale, parts);
+        Ok(())
+    }
+}
+
+/// The rest of a frame once its coordinates are in `out`: the scale factor applied, and the cell
+/// (`parts` 0 lengths, 1 angles) and time (2) decoded from their big-endian bytes.
+fn finish_frame(out: &mut Frame, scale: Option<f64>, parts: [Option<(NcType, &[u8])>; 3]) {
+    if let Some(s) = scale {
+        let s = s as f32;
+        for x in out.positions_angstrom.as_flattened_mut() {
+            *x *= s;
+        }
+    }
+    let [lengths, angles, time] = parts;
+    let lengths = lengths.map(|(t, b)| decode3(t, b));
+    let angles = angles.map(|(t, b)| decode3(t, b));
+    out.cell = match (lengths, angles) {
+        (Some(l), Some(a)) => Some(UnitCell::new(l, a)).filter(UnitCell::is_valid),
+        _ => None,
+    };
+    out.time_ps = time.map(|(t, b)| match (t, b.get(..4)) {
+        (NcType::Double, _) => be_f64(b),
+        (_, Some(c)) => f64::from(f32::from_be_bytes([c[0], c[1], c[2], c[3]])),
+        (_, None) => f64::NAN,
+    });
+    out.step = None;
+}
+
+/// Big-endian floats, read as native ones into `x`, turned into the values they hold (the same
+/// vector byte shuffles as [`decode_be_f32`], in place).
+fn be_to_native_in_place(x: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        unsafe { be_to_native_in_place_avx2(x) };
+        return;
+    }
+    be_to_native_in_place_any(x);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn be_to_native_in_place_avx2(x: &mut [f32]) {
+    be_to_native_in_place_any(x);
+}
+
+#[inline(always)]
+fn be_to_native_in_place_any(x: &mut [f32]) {
+    for v in x {
+        *v = f32::from_bits(u32::from_be(v.to_bits()));
     }
 }
 
@@ -697,6 +963,9 @@ impl NetcdfReader {
     }
 
     /// Reads frame `index` into `out`, reusing its allocation (the reader's own error type).
+    ///
+    /// Decoded straight out of the file's memory map (or the decompressed bytes); with `pread`
+    /// where the file is not mapped or shrank since it was (see `io::mapped`).
     pub fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), ReadError> {
         if index >= self.n_frames {
             return Err(ReadError::file(
@@ -704,83 +973,10 @@ impl NetcdfReader {
                 format!("frame {index} requested, the file holds {} frames", self.n_frames),
             ));
         }
-        // Coordinates, box and time of a frame lie in one record (a restart file's variables
-        // likewise, together): one read of their span when little else lies between them (no
-        // velocities or forces), else the coordinates and the small variables read one by one.
-        let coords = self.coordinates;
-        let small = [self.cell_lengths, self.cell_angles, self.time];
-        let all = || std::iter::once(coords).chain(small.iter().flatten().copied());
-        let span_begin = all().map(|s| s.begin).min().unwrap_or(coords.begin);
-        let span_end = all()
-            .map(|s| s.begin.saturating_add(s.bytes))
-            .max()
-            .unwrap_or(coords.begin);
-        let needed: u64 = all().map(|s| s.bytes).sum();
-        let mut small_bytes = [[0u8; 24]; 3];
-        let one_read = span_end - span_begin <= needed + 4096;
-        if one_read {
-            let span = Slot {
-                begin: span_begin,
-                nc_type: coords.nc_type,
-                bytes: span_end - span_begin,
-            };
-            self.read_slot(span, index)?;
-        } else {
-            self.read_slot(coords, index)?;
-            for (slot, bytes) in small.iter().zip(&mut small_bytes) {
-                if let Some(slot) = slot {
-                    self.read_small(*slot, index, bytes)?;
-                }
-            }
+        if self.read_resident(index, out)? {
+            return Ok(());
         }
-        let buf = &self.buf;
-        let in_span = |slot: Slot| -> &[u8] {
-            let at = (slot.begin - span_begin) as usize;
-            buf.get(at..at + slot.bytes as usize).unwrap_or_default()
-        };
-        let raw = if one_read { in_span(coords) } else { buf.as_slice() };
-        // The small variables: k = 0 cell lengths, 1 cell angles, 2 time.
-        let part = |k: usize| -> Option<(NcType, &[u8])> {
-            let slot = small.get(k).copied().flatten()?;
-            let bytes = if one_read {
-                in_span(slot)
-            } else {
-                small_bytes
-                    .get(k)
-                    .map_or(&[][..], |b| &b[..(slot.bytes as usize).min(24)])
-            };
-            Some((slot.nc_type, bytes))
-        };
-        let n = self.n_atoms;
-        out.positions_angstrom.resize(n, [0.0; 3]);
-        let flat = out.positions_angstrom.as_flattened_mut();
-        match coords.nc_type {
-            NcType::Double => {
-                for (x, c) in flat.iter_mut().zip(raw.chunks_exact(8)) {
-                    *x = be_f64(c) as f32;
-                }
-            }
-            _ => decode_be_f32(raw, flat),
-        }
-        if let Some(s) = self.coordinate_scale {
-            let s = s as f32;
-            for x in flat.iter_mut() {
-                *x *= s;
-            }
-        }
-        let lengths = part(0).map(|(t, b)| decode3(t, b));
-        let angles = part(1).map(|(t, b)| decode3(t, b));
-        out.cell = match (lengths, angles) {
-            (Some(l), Some(a)) => Some(UnitCell::new(l, a)).filter(UnitCell::is_valid),
-            _ => None,
-        };
-        out.time_ps = part(2).map(|(t, b)| match (t, b.get(..4)) {
-            (NcType::Double, _) => be_f64(b),
-            (_, Some(c)) => f64::from(f32::from_be_bytes([c[0], c[1], c[2], c[3]])),
-            (_, None) => f64::NAN,
-        });
-        out.step = None;
-        Ok(())
+        self.read_positioned(index, out)
     }
 
     /// Picks up frames appended since the file was opened; returns how many were added.
@@ -797,6 +993,7 @@ impl NetcdfReader {
         let mut b = [0u8; 4];
         self.source.read_at(&self.path, 4, &mut b)?;
         self.len = len;
+        self.remap();
         let (n, _) = self.count_frames(u32::from_be_bytes(b));
         let added = n.saturating_sub(self.n_frames);
         self.n_frames = self.n_frames.max(n);
@@ -1182,6 +1379,105 @@ mod tests {
             assert_eq!(f.positions_angstrom, frame(3, 7, with_box).positions_angstrom);
             assert_eq!(f.time_ps, Some(6.0));
             assert_eq!(f.cell, frame(3, 7, with_box).cell);
+        }
+    }
+
+    /// `frames` frames of `frame(i, n_atoms, true)` at time `i` ps written to `dir/name`.
+    fn written(dir: &Path, name: &str, n_atoms: usize, frames: usize) -> PathBuf {
+        let path = dir.join(name);
+        let mut w = NetcdfWriter::create(&path, n_atoms, true).unwrap();
+        for i in 0..frames {
+            w.write_frame(&frame(i, n_atoms, true), i as f64).unwrap();
+        }
+        w.finish().unwrap();
+        path
+    }
+
+    /// The mapped reader and the `pread` reader (mapping dropped) give the written frames in any
+    /// order, and a file cut short while mapped gives an error for the lost frame, not a crash.
+    #[test]
+    fn mapped_and_positioned_reads_agree_and_survive_a_shrinking_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // 1500 atoms: 18 kB per frame, so frames span several pages.
+        let n = 1500;
+        let path = written(dir.path(), "m.nc", n, 6);
+        let mut mapped = NetcdfReader::open(&path).unwrap();
+        let mut positioned = NetcdfReader::open(&path).unwrap();
+        positioned.map = None;
+        if cfg!(target_os = "linux") {
+            assert!(mapped.map.is_some(), "a plain file is mapped on Linux");
+        }
+        let mut f = Frame::default();
+        for r in [&mut mapped, &mut positioned] {
+            for i in [0, 1, 2, 3, 4, 5, 3, 0, 5, 1, 4, 2] {
+                f.positions_angstrom.clear();
+                r.read_frame(i, &mut f).unwrap();
+                let want = frame(i, n, true);
+                assert_eq!(f.positions_angstrom, want.positions_angstrom, "frame {i}");
+                assert_eq!(f.cell, want.cell);
+                assert_eq!(f.time_ps, Some(i as f64));
+            }
+        }
+        // The variable-by-variable reads (files with velocities between coordinates and box).
+        for i in [4, 0, 5, 2] {
+            f.positions_angstrom.clear();
+            positioned.read_apart(i, &mut f).unwrap();
+            let want = frame(i, n, true);
+            assert_eq!(f.positions_angstrom, want.positions_angstrom, "frame {i}");
+            assert_eq!((f.cell, f.time_ps), (want.cell, Some(i as f64)));
+        }
+        // A simulation restarts and rewrites its output: the file shrinks under the mapping,
+        // cutting frame 5 short and losing the pages of its later half.
+        let len = std::fs::metadata(&path).unwrap().len();
+        let record = 4 + 12 * n as u64 + 48;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(len - record / 2 - 4096)
+            .unwrap();
+        for r in [&mut mapped, &mut positioned] {
+            let e = r.read_frame(5, &mut f).unwrap_err();
+            assert!(e.to_string().contains("m.nc"), "{e}");
+            r.read_frame(1, &mut f).unwrap();
+            assert_eq!(f.positions_angstrom, frame(1, n, true).positions_angstrom);
+        }
+        assert!(positioned.read_apart(5, &mut f).is_err());
+        assert!(mapped.map.is_none(), "the mapping that faulted is dropped");
+    }
+
+    /// A header longer than the first bytes read is read on (the first read made tiny here), and a
+    /// file cut inside its header gives the same error as a field-by-field parse.
+    #[test]
+    fn header_longer_than_the_first_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = written(dir.path(), "h.nc", 5, 1);
+        let bytes = std::fs::read(&path).unwrap();
+        let parse = |b: &[u8], first: u64| {
+            let cut = dir.path().join("cut.nc");
+            std::fs::write(&cut, b).unwrap();
+            let mut source = ByteSource::File(std::fs::File::open(&cut).unwrap());
+            read_header(&cut, &mut source, b.len() as u64, first)
+        };
+        let whole = parse(&bytes, 1 << 16).unwrap();
+        for first in [8, 16, 100] {
+            let h = parse(&bytes, first).unwrap();
+            assert_eq!(h.header_end, whole.header_end);
+            let offsets = |h: &Header| h.vars.iter().map(|v| (v.name.clone(), v.begin)).collect::<Vec<_>>();
+            assert_eq!(offsets(&h), offsets(&whole));
+        }
+        for cut in [9, 40, 200, whole.header_end as usize - 3] {
+            let short = parse(&bytes[..cut], 16).err().unwrap().to_string();
+            let direct = NetcdfReader::parse_header(&mut HeaderCursor {
+                path: &dir.path().join("cut.nc"),
+                source: &mut ByteSource::Memory(bytes[..cut].to_vec()),
+                len: cut as u64,
+                offset: 0,
+            })
+            .err()
+            .unwrap()
+            .to_string();
+            assert_eq!(short, direct, "cut at {cut}");
         }
     }
 

@@ -29,10 +29,10 @@ pub(super) type ShellPrims = (i32, i32);
 
 /// One orbital's contribution to a field: coefficients, store mode (0 = psi, 1 = w psi^2, 2 = += w psi^2)
 /// and weight.
-pub(super) struct OrbitalTerm {
-    pub(super) poly: Vec<f64>,
-    pub(super) mode: i32,
-    pub(super) weight: f32,
+pub struct OrbitalTerm {
+    pub poly: Vec<f64>,
+    pub mode: i32,
+    pub weight: f32,
 }
 
 /// The general form's device data: module, primitives, and per orbital term the shells (with cutoffs)
@@ -149,16 +149,8 @@ impl CudaEngine {
     /// The primitives of every shell on the device as (alpha * log2 e, coefficient) pairs, and each
     /// shell's (first primitive, primitive count).
     pub(super) fn upload_prims(&self, plan: &BasisPlan) -> Result<(CudaSlice<f32>, Vec<ShellPrims>), ComputeError> {
-        let mut prims = Vec::new();
-        let mut shell_base = Vec::new();
-        for s in &plan.shells {
-            let start = prims.len() / 2;
-            for &(a2, d) in &s.prims {
-                prims.push(a2 as f32);
-                prims.push(d as f32);
-            }
-            shell_base.push((start as i32, s.prims.len() as i32));
-        }
+        let (pairs, shell_base) = plan.packed_prims();
+        let prims: Vec<f32> = pairs.iter().flatten().copied().collect();
         let prims = if prims.is_empty() { vec![0.0; 2] } else { prims };
         let dev = self.stream.clone_htod(&prims).map_err(dev_err("upload"))?;
         Ok((dev, shell_base))
@@ -173,24 +165,7 @@ impl CudaEngine {
         cut2: &[f64],
         o: [f64; 3],
     ) -> Result<CudaSlice<GpuShell>, ComputeError> {
-        let shells: Vec<GpuShell> = plan
-            .shells
-            .iter()
-            .zip(&plan.coef_offsets)
-            .zip(shell_base.iter().zip(cut2))
-            .map(|((s, &off), (&(ps, np), &c2))| GpuShell {
-                center: [
-                    (s.center_bohr[0] - o[0]) as f32,
-                    (s.center_bohr[1] - o[1]) as f32,
-                    (s.center_bohr[2] - o[2]) as f32,
-                ],
-                cutoff2: c2 as f32,
-                l: s.l as i32,
-                prim_start: ps,
-                nprim: np,
-                coef_start: off as i32,
-            })
-            .collect();
+        let shells = plan.packed_shells(shell_base, cut2, o);
         let shells = if shells.is_empty() {
             vec![GpuShell::default()]
         } else {
@@ -324,11 +299,7 @@ impl CudaEngine {
 }
 
 /// The orbitals (with store modes and weights) whose sum makes `field`.
-pub(super) fn orbital_terms(
-    field: &Field,
-    wf: &Wavefunction,
-    plan: &BasisPlan,
-) -> Result<Vec<OrbitalTerm>, ComputeError> {
+pub fn orbital_terms(field: &Field, wf: &Wavefunction, plan: &BasisPlan) -> Result<Vec<OrbitalTerm>, ComputeError> {
     let one = |spin: Spin, index: usize| -> Result<Vec<f64>, ComputeError> {
         let set = wf
             .orbitals(spin)

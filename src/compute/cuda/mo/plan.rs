@@ -181,6 +181,46 @@ impl BasisPlan {
     }
 }
 
+impl BasisPlan {
+    /// Every shell's primitives as `[alpha * log2 e, coefficient]` pairs (f32), and each shell's
+    /// (first primitive, primitive count) in that list: the primitives array of the general CUDA kernel
+    /// and of the WGSL orbital pass.
+    pub fn packed_prims(&self) -> (Vec<[f32; 2]>, Vec<(i32, i32)>) {
+        let mut prims = Vec::new();
+        let mut shell_base = Vec::with_capacity(self.shells.len());
+        for s in &self.shells {
+            let start = prims.len();
+            prims.extend(s.prims.iter().map(|&(a2, d)| [a2 as f32, d as f32]));
+            shell_base.push((start as i32, s.prims.len() as i32));
+        }
+        (prims, shell_base)
+    }
+
+    /// The shells as the general kernels read them: centres relative to the lattice origin
+    /// `origin_bohr`, squared screening radii `cut2` ([`Self::cutoffs2`]), primitives as laid out by
+    /// [`Self::packed_prims`] (`shell_base`).
+    pub fn packed_shells(&self, shell_base: &[(i32, i32)], cut2: &[f64], origin_bohr: [f64; 3]) -> Vec<GpuShell> {
+        let o = origin_bohr;
+        self.shells
+            .iter()
+            .zip(&self.coef_offsets)
+            .zip(shell_base.iter().zip(cut2))
+            .map(|((s, &off), (&(ps, np), &c2))| GpuShell {
+                center: [
+                    (s.center_bohr[0] - o[0]) as f32,
+                    (s.center_bohr[1] - o[1]) as f32,
+                    (s.center_bohr[2] - o[2]) as f32,
+                ],
+                cutoff2: c2 as f32,
+                l: s.l as i32,
+                prim_start: ps,
+                nprim: np,
+                coef_start: off as i32,
+            })
+            .collect()
+    }
+}
+
 /// Squared radius beyond which `amp * r^l * sum |d_i| exp(-alpha_i r^2)` stays below [`SCREEN_EPS`].
 fn shell_cutoff2(shell: &ShellPlan, amp: f64) -> f64 {
     if amp == 0.0 || !amp.is_finite() {

@@ -120,6 +120,16 @@ def potential(mol, dm, pts):
     return v_nuc - v_ele
 
 
+def write_points(path, header, pts, v):
+    """Writes `header` lines, then one line `x y z V` per point (Angstrom, hartree/e), gzipped."""
+    lines = list(header)
+    for p, val in zip(pts, v):
+        a = p * BOHR
+        lines.append(f"{a[0]:.10f} {a[1]:.10f} {a[2]:.10f} {val:.15e}")
+    with gzip.GzipFile(path, "wb", mtime=0) as f:
+        f.write(("\n".join(lines) + "\n").encode())
+
+
 def write_lattice(name, mol, dm):
     coords = mol.atom_coords()
     lo = coords.min(axis=0) - 2.0 * ANGSTROM
@@ -160,11 +170,7 @@ def main():
             "# points at least 1 Angstrom from every nucleus",
             "# columns: x y z (Angstrom) V (hartree/e)",
         ]
-        for p, val in zip(pts, v):
-            a = p * BOHR
-            lines.append(f"{a[0]:.10f} {a[1]:.10f} {a[2]:.10f} {val:.15e}")
-        with gzip.GzipFile(f"{name}.esp.txt.gz", "wb", mtime=0) as f:
-            f.write(("\n".join(lines) + "\n").encode())
+        write_points(f"{name}.esp.txt.gz", lines, pts, v)
         write_lattice(name, mol, dm)
         print(name, mol.nao, n_elec, dip, v.min(), v.max(), np.abs(v).min())
 
