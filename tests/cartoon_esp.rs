@@ -2,7 +2,8 @@
 //! colouring), against independent references:
 //! - adk from a PQR file (3341 atoms with charges): the value each cartoon vertex is coloured by
 //!   equals a float64 Coulomb sum of the charges at that vertex position, written in the test
-//!   (`common/coulomb.rs`), to 1e-4 relative, on a few hundred vertices drawn with a fresh seed;
+//!   (`common/coulomb.rs`), to 1e-4 relative plus the f32 rounding of its terms, on a few hundred
+//!   vertices drawn with a fresh seed;
 //! - the viewer's path on the adk PSF/DCD trajectory: a cartoon switched to `esp` gets each frame's
 //!   values from the vertex-values thread, keeping the previous colours while the next are computed;
 //! - the representation editor offers the charges' potential in a cartoon's colour list;
@@ -28,7 +29,7 @@ mod adk_state;
 mod coulomb;
 #[path = "common/rdf_cases.rs"]
 mod rdf_cases;
-use coulomb::coulomb_f64;
+use coulomb::{coulomb_f64, coulomb_terms_abs_f64};
 use rdf_cases::{clock_seed, lcg};
 
 fn data(rel: &str) -> PathBuf {
@@ -63,7 +64,10 @@ fn wait_for_values(state: &mut AppState, frame: usize) {
 }
 
 /// Checks `samples` vertices of the cartoon drawn, drawn at random: the value each is coloured by
-/// equals the f64 sum of the charges (at `positions`) at its position. Returns the values' range.
+/// equals the f64 sum of the charges (at `positions`) at its position to 1e-4 relative, plus the f32
+/// rounding of each term (1e-7 of the sum of their magnitudes, the engine's documented error: it
+/// matters where the terms cancel, near the potential's zeros, about 1 A off the backbone's charges).
+/// Returns the values' range.
 fn check_values(state: &AppState, positions: &[[f32; 3]], charges: &[f32], samples: usize) -> (f32, f32) {
     let (_, c) = state.reps().cartoons().next().unwrap();
     let (key, mesh, values) = c.pipeline.values().expect("values shown");
@@ -71,15 +75,17 @@ fn check_values(state: &AppState, positions: &[[f32; 3]], charges: &[f32], sampl
     assert_eq!(values.len(), mesh.positions_angstrom.len(), "one value per vertex");
     assert!(values.len() > 2000, "{} vertices", values.len());
     let mut seed = clock_seed();
+    // The worst error as a fraction of its tolerance.
     let mut worst = 0.0f64;
     for _ in 0..samples {
         let i = ((lcg(&mut seed) * values.len() as f64) as usize).min(values.len() - 1);
-        let want = coulomb_f64(positions, charges, mesh.positions_angstrom[i].map(f64::from));
-        let err = (f64::from(values[i]) - want).abs() / want.abs().max(1e-3);
-        worst = worst.max(err);
+        let p = mesh.positions_angstrom[i].map(f64::from);
+        let want = coulomb_f64(positions, charges, p);
+        let tolerance = 1e-4 * want.abs() + 1e-7 * coulomb_terms_abs_f64(positions, charges, p);
+        worst = worst.max((f64::from(values[i]) - want).abs() / tolerance);
     }
-    eprintln!("{samples} random vertices: worst relative error {worst:e}");
-    assert!(worst < 1e-4, "worst relative error {worst:e}");
+    eprintln!("{samples} random vertices: worst error {worst:.3} of its tolerance");
+    assert!(worst < 1.0, "worst error {worst:e} of its tolerance");
     let lo = values.iter().copied().fold(f32::INFINITY, f32::min);
     let hi = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     (lo, hi)
