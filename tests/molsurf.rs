@@ -19,6 +19,10 @@ use orbitfield::surface::{self, MeshData};
 use std::f64::consts::PI;
 use std::sync::Arc;
 
+#[path = "common/coulomb.rs"]
+mod coulomb;
+use coulomb::coulomb_f64;
+
 const SCALE: f64 = 0.6;
 
 fn surface_of(centers: &[[f64; 3]], radii: &[f64], spacing_angstrom: f64) -> MeshData {
@@ -307,20 +311,6 @@ fn render_draws_the_surface_of_a_selection() {
     // The middle (protein) changes; the corners (background) do not.
     assert!(differs(60, 40, 40, 40) > 0.5, "{}", differs(60, 40, 40, 40));
     assert!(differs(0, 0, 10, 10) < 0.01);
-}
-
-/// The independent reference: the potential (hartree/e) of `charges_e` at `positions_angstrom` at
-/// the point `p_angstrom`, summed in f64 with the bohr of CODATA 2018 written out here.
-fn coulomb_f64(positions_angstrom: &[[f32; 3]], charges_e: &[f32], p_angstrom: [f64; 3]) -> f64 {
-    const BOHR_ANGSTROM: f64 = 0.529_177_210_903;
-    positions_angstrom
-        .iter()
-        .zip(charges_e)
-        .map(|(c, &q)| {
-            let d2: f64 = (0..3).map(|k| (p_angstrom[k] - f64::from(c[k])).powi(2)).sum();
-            f64::from(q) / (d2.sqrt() / BOHR_ANGSTROM)
-        })
-        .sum()
 }
 
 /// Checks every `step`-th vertex of `rep`'s lobes: the values it is coloured by equal the

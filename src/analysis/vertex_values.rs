@@ -1,4 +1,4 @@
-//! Fields sampled at the vertices of a surface: the values a mesh is coloured by.
+//! Fields sampled at the vertices of a surface or a cartoon: the values a mesh is coloured by.
 //!
 //! Owns the ways a surface gets its per-vertex values: the Coulomb potential of point charges
 //! evaluated exactly at the vertex positions ([`potential_at_vertices`]: direct summation up to
@@ -7,8 +7,9 @@
 //! ([`qm_potential_at_vertices`], the "ESP-mapped density" of GaussView and Multiwfn; up to the
 //! size [`qm_vertices_fit`] allows), and a loaded or computed volume (a DX or cube map from APBS,
 //! Delphi or a QM program) sampled trilinearly ([`volume_at_vertices`]). Called by the viewer's and
-//! `render`'s representation list (through `jobs::vertex_values`), the `surface` command and the
-//! tests; values are in the source's units (hartree/e for potentials, file units for volumes).
+//! `render`'s representation list (through `jobs::vertex_values`, for surfaces and cartoons), the
+//! `surface` command and the tests; values are in the source's units (hartree/e for potentials,
+//! file units for volumes).
 //!
 //! Errors: the direct sum is exact to the f32 rounding of each term (~1e-7 relative per term,
 //! Kahan-summed; `compute::cpu::potential`); above the limit, the multilevel method with its default

@@ -9,7 +9,7 @@
 //! context's capabilities chose it; elsewhere the surfaces are the CPU mesher's. Without usable 3-D
 //! textures a surface coloured by a volume is coloured per vertex, which needs the CPU meshes.
 
-use super::fields::FieldKey;
+use super::fields::{FieldChoice, FieldKey};
 use super::reps::{FieldRep, FieldStyle, RepId, RepKind};
 use super::state::AppState;
 use super::values::{FieldUnit, Legend};
@@ -93,15 +93,9 @@ impl SceneSync {
                     .filter(|_| r.visible && f.is_surface() && !f.colors_by_vertex_values())?;
                 Some((c.range?, f.color_grid(state.document()?)?))
             });
-            // Surfaces coloured by a potential at the vertices carry their values per vertex (CPU
-            // meshes), drawn through the colormap over the colouring's range.
-            let by_vertices = state.doc.reps.fields().find_map(|(r, f)| {
-                let c = f
-                    .coloring
-                    .filter(|_| r.visible && f.is_surface() && f.colors_by_vertex_values())?;
-                c.range
-            });
-            if let Some(range) = by_vertices {
+            // Surfaces coloured by a potential at the vertices and cartoons coloured by a field carry
+            // their values per vertex (CPU meshes), drawn through the colormap over one range.
+            if let Some(range) = state.vertex_value_range().map(|(_, range)| range) {
                 scene.set_value_colors(rc, range, state.settings.colormap);
             }
             let needs_cpu_meshes = state
@@ -240,7 +234,7 @@ fn cpu_surfaces(rc: &RenderContext, scene: &mut GpuScene, state: &AppState) {
             continue;
         }
         let styles = lobe_styles(f, flip_main && Some(rep.id) == main);
-        // Coloured by the potential of charges: the values at the vertices (none until they arrive).
+        // Coloured by a potential at the vertices: its values there (none until they arrive).
         let values = f.vertex_values();
         for (k, (m, style)) in f.pipeline.lobes.iter().zip(styles).enumerate() {
             if let Some(m) = m {
@@ -269,7 +263,9 @@ fn mesh_input(m: &MeshData) -> MeshInput<'_> {
     }
 }
 
-/// The meshes of the visible cartoon representations (coloured per vertex, opaque).
+/// The meshes of the visible cartoon representations (coloured per vertex, opaque): those coloured
+/// by a field with their values at the vertices once they have arrived (the mesh they are of), in
+/// their own colours before.
 fn cartoon_meshes(state: &AppState) -> Vec<(MeshInput<'_>, MeshStyle)> {
     let style = MeshStyle {
         color: [1.0; 3],
@@ -280,14 +276,41 @@ fn cartoon_meshes(state: &AppState) -> Vec<(MeshInput<'_>, MeshStyle)> {
         .reps
         .cartoons()
         .filter(|(r, _)| r.visible)
-        .filter_map(|(_, c)| c.pipeline.shown.as_ref())
-        .map(|(_, m)| (mesh_input(m), style))
+        .filter_map(|(_, c)| match c.pipeline.values().filter(|_| c.color_by.is_some()) {
+            Some((_, mesh, values)) => Some(MeshInput {
+                values,
+                colors_rgba8: &[],
+                ..mesh_input(mesh)
+            }),
+            None => c.pipeline.shown.as_ref().map(|(_, m)| mesh_input(m)),
+        })
+        .map(|m| (m, style))
         .collect()
 }
 
 impl AppState {
-    /// What the colour legends show: the drawn slice (its colormap range, in the field's unit), and
-    /// surfaces coloured by a volume.
+    /// The range meshes' values at their vertices are drawn over (one per picture), with the field
+    /// they are of: the first visible surface coloured by a potential at its vertices (of charges,
+    /// or a wavefunction's own), else the first visible cartoon coloured by a field.
+    pub fn vertex_value_range(&self) -> Option<(FieldChoice, [f32; 2])> {
+        let surface = self.doc.reps.fields().find_map(|(r, f)| {
+            let c = f
+                .coloring
+                .filter(|_| r.visible && f.is_surface() && f.colors_by_vertex_values())?;
+            Some((c.source, c.range?))
+        });
+        surface.or_else(|| {
+            self.doc
+                .reps
+                .cartoons()
+                .filter(|(r, _)| r.visible)
+                .find_map(|(_, c)| Some((c.color_by?.source, c.color_by?.range?)))
+        })
+    }
+
+    /// What the colour legends show: the drawn slice (its colormap range, in the field's unit),
+    /// surfaces coloured by a field, and cartoons coloured by a field when no surface's colours
+    /// take the picture's range.
     pub fn legends(&self) -> Vec<Legend> {
         let mut out = Vec::new();
         let colormap = self.settings.colormap;
@@ -303,28 +326,55 @@ impl AppState {
                 colormap,
             });
         }
-        for (r, f) in self.doc.reps.fields() {
-            if let Some(c) = f.coloring.filter(|_| r.visible && f.is_surface())
-                && let Some([lo, hi]) = c.range
-            {
-                let unit = FieldUnit::of_coloring(c.source, self.settings.potential_unit);
-                let how = if f.colors_by_vertex_values() {
-                    " at its vertices"
-                } else if f.colors_from_lattice() {
-                    ", trilinear from a lattice"
-                } else {
+        let surface = self.doc.reps.fields().find_map(|(r, f)| {
+            let c = f
+                .coloring
+                .filter(|c| r.visible && f.is_surface() && c.range.is_some())?;
+            let how = if f.colors_by_vertex_values() {
+                " at its vertices"
+            } else if f.colors_from_lattice() {
+                ", trilinear from a lattice"
+            } else {
+                ""
+            };
+            Some((c, how))
+        });
+        out.extend(surface.and_then(|(c, how)| self.coloring_legend("surface", c, how)));
+        let surface_values = self
+            .doc
+            .reps
+            .fields()
+            .any(|(r, f)| r.visible && f.is_surface() && f.colors_by_vertex_values());
+        let cartoon = self
+            .doc
+            .reps
+            .cartoons()
+            .find_map(|(r, c)| c.color_by.filter(|_| r.visible));
+        if !surface_values {
+            // A cartoon's potential is evaluated at its vertices; a volume is sampled there.
+            out.extend(cartoon.and_then(|c| {
+                let how = if matches!(c.source, FieldChoice::Volume(_)) {
                     ""
+                } else {
+                    " at its vertices"
                 };
-                out.push(Legend {
-                    title: format!("surface coloured by {}{how}", self.describe_field(c.source)),
-                    range: [unit.show(lo), unit.show(hi)],
-                    unit: unit.label,
-                    colormap,
-                });
-                break;
-            }
+                self.coloring_legend("cartoon", c, how)
+            }));
         }
         out
+    }
+
+    /// The legend of `what` ("surface", "cartoon") coloured by `c` (`how`: where its values come
+    /// from, e.g. " at its vertices"), once it has a range.
+    fn coloring_legend(&self, what: &str, c: super::reps::SurfaceColoring, how: &str) -> Option<Legend> {
+        let [lo, hi] = c.range?;
+        let unit = FieldUnit::of_coloring(c.source, self.settings.potential_unit);
+        Some(Legend {
+            title: format!("{what} coloured by {}{how}", self.describe_field(c.source)),
+            range: [unit.show(lo), unit.show(hi)],
+            unit: unit.label,
+            colormap: self.settings.colormap,
+        })
     }
 
     /// The key of what representation `id` shows, if anything.

@@ -225,10 +225,11 @@ pub struct ViewState {
     /// Cartoon meshes built on a thread of their own, one lane per cartoon representation
     /// ([`AppState::build_cartoons_off_thread`]); `None`: built in the update loop itself.
     pub cartoons: Option<crate::jobs::cartoon::CartoonWorker<super::reps::CartoonKey>>,
-    /// Surface colours by the potential of charges (values at the vertices) computed on a thread of
-    /// their own, one lane per field representation ([`AppState::color_vertices_off_thread`]);
+    /// Surface colours by the potential of charges and cartoon colours by a field (values at the
+    /// vertices) computed on a thread of their own, one lane per representation
+    /// ([`AppState::color_vertices_off_thread`]);
     /// `None`: computed in the update loop itself.
-    pub vertex_values: Option<crate::jobs::vertex_values::VertexValuesWorker<super::reps::VertexKey>>,
+    pub vertex_values: Option<crate::jobs::vertex_values::VertexValuesWorker<super::reps::ValuesKey>>,
     /// While playing, the isosurface thread extracts previews from every second lattice point (a
     /// software renderer, where drawing large surfaces is what limits the frame rate); the full
     /// surfaces follow when playback stops.

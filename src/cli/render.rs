@@ -35,7 +35,9 @@ pub struct RenderArgs {
     /// An atom representation "SELECTION:STYLE[:COLOURING]" (STYLE: lines, licorice,
     /// ball-and-stick, vdw, cpk; COLOURING: element, residue, chain, charge), or the polymer
     /// residues of the selection as STYLE cartoon, tube or trace (COLOURING: ss, the default,
-    /// chain, residue, index), repeated for more.
+    /// chain, residue, index; or esp: the potential of the frame's charges at each vertex of the
+    /// mesh, in --potential-unit; or volume:N: the N-th volume of the files sampled there), repeated
+    /// for more.
     /// Without any, the atoms are drawn as the viewer draws a new document (by its content).
     #[arg(long, value_name = "SEL:STYLE[:COLOURING]")]
     pub rep: Vec<String>,
@@ -106,13 +108,14 @@ pub struct RenderArgs {
     /// potential map on a density surface.
     #[arg(long, value_name = "N")]
     pub color_volume: Option<usize>,
-    /// Values LO,HI at the colormap's ends, for --color-volume (file units) or --color-by esp
-    /// (hartree/e) (default: symmetric about 0 from the values on the surface).
+    /// Values LO,HI at the colormap's ends, for --color-volume (file units), --color-by esp
+    /// (hartree/e) or cartoons coloured by esp (hartree/e) or volume:N (file units) (default:
+    /// symmetric about 0 from the values on the surface or cartoon).
     #[arg(long, value_name = "LO,HI", allow_negative_numbers = true)]
     pub color_range: Option<String>,
     /// Colormap of slices and coloured surfaces: diverging (blue-white-red), red-white-blue,
-    /// viridis or gray [default: red-white-blue for --color-by esp (negative red, positive blue),
-    /// else diverging].
+    /// viridis or gray [default: red-white-blue for --color-by esp and cartoons coloured by esp
+    /// (negative red, positive blue), else diverging].
     #[arg(long)]
     pub colormap: Option<String>,
     /// Leave the colour legends of slices and coloured surfaces out of the image.
@@ -256,6 +259,14 @@ fn colors_by_esp(args: &RenderArgs) -> bool {
     args.color_by.trim().eq_ignore_ascii_case("esp")
 }
 
+/// The colouring field text of a cartoon representation coloured by a field (`esp`, `volume:N`).
+fn cartoon_color_by(spec: &RepSpec) -> Option<&str> {
+    match &spec.kind {
+        SpecKind::Cartoon { color_by, .. } => color_by.as_deref(),
+        SpecKind::Atoms { .. } | SpecKind::Field { .. } => None,
+    }
+}
+
 /// The volume (1-based) of `--color-by volume:N`, else --color-volume.
 fn color_volume(args: &RenderArgs) -> Result<Option<usize>> {
     let text = args.color_by.trim().to_ascii_lowercase();
@@ -307,7 +318,14 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         dark_background: !args.light,
         colormap: match &args.colormap {
             Some(c) => parse_colormap(c)?,
-            None if colors_by_esp(args) => orbitfield::render::colormap::Colormap::RedWhiteBlue,
+            None if colors_by_esp(args)
+                || atom_specs
+                    .iter()
+                    .filter_map(cartoon_color_by)
+                    .any(|c| orbitfield::app::reps::spec::cartoon_color_field(c) == Some(FieldChoice::Potential)) =>
+            {
+                orbitfield::render::colormap::Colormap::RedWhiteBlue
+            }
             None => orbitfield::render::colormap::Colormap::Diverging,
         },
         potential_unit,
@@ -361,8 +379,25 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         .ok_or_else(|| anyhow!("{}", state.panels.status))?
         .n_frames
         .max(1);
+    let color_range = args.color_range.as_deref().map(parse_color_range).transpose()?;
+    let mut cartoons_coloured = false;
     for spec in &atom_specs {
-        state.add_rep(spec).map_err(|e| anyhow!("--rep {e}"))?;
+        let id = state.add_rep(spec).map_err(|e| anyhow!("--rep {e}"))?;
+        if cartoon_color_by(spec).is_some() {
+            // Files that cannot colour it leave the cartoon in its own colours, with a message.
+            match state.reps().get(id).map(|r| &r.kind) {
+                Some(RepKind::Cartoon(c)) if c.color_by.is_some() => {
+                    cartoons_coloured = true;
+                    if let Some(range) = color_range {
+                        let source = c.color_by.map(|k| k.source);
+                        if let Some(source) = source {
+                            state.apply(Command::EditRep(id, RepEdit::ColorBy(Some((source, Some(range))))));
+                        }
+                    }
+                }
+                _ => eprintln!("warning: --rep {}", state.panels.status),
+            }
+        }
     }
     for spec in &field_specs {
         let id = state.add_rep(spec).map_err(|e| anyhow!("--field {e}"))?;
@@ -389,8 +424,8 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         let doc = state.document().ok_or_else(|| anyhow!("{}", state.panels.status))?;
         let source = orbitfield::app::reps::spec::parse_field("esp", doc).map_err(|e| anyhow!("--color-by {e}"))?;
         color_surfaces(&mut state, source, "--color-by esp", args)?;
-    } else if args.color_range.is_some() && color_volume.is_none() {
-        bail!("--color-range applies to --color-volume and --color-by esp");
+    } else if args.color_range.is_some() && color_volume.is_none() && !cartoons_coloured {
+        bail!("--color-range applies to --color-volume, --color-by esp and cartoons coloured by a field");
     }
     let frames: Vec<usize> = match (&args.frames, args.frame) {
         (Some(r), _) => {
@@ -523,6 +558,21 @@ fn show_fields(state: &mut AppState, f: usize) -> Result<()> {
             .clone()
             .unwrap_or_else(|| state.panels.status.clone());
         bail!("cannot show {} at frame {f}: {why}", missing.join(", "));
+    }
+    let uncoloured: Vec<String> = state
+        .reps()
+        .cartoons()
+        .filter(|(r, c)| {
+            r.visible && c.color_by.is_some() && c.pipeline.values().is_none_or(|(k, _, _)| k.cartoon.frame != f)
+        })
+        .map(|(r, _)| state.rep_label(r))
+        .collect();
+    if !uncoloured.is_empty() {
+        bail!(
+            "cannot colour {} at frame {f}: {}",
+            uncoloured.join(", "),
+            state.panels.status
+        );
     }
     let empty: Vec<String> = state
         .reps()

@@ -1,43 +1,48 @@
-//! Surface colours by a potential off the viewer's thread: one named worker
-//! (`orbitfield-vertex-values`, a [`LaneWorker`]) evaluates a potential exactly at the vertices of
-//! a representation's surfaces while the UI keeps drawing the previous colours. Two sources: the
+//! Surface and cartoon colours by a field off the viewer's thread: one named worker
+//! (`orbitfield-vertex-values`, a [`LaneWorker`]) evaluates a field exactly at the vertices of a
+//! representation's meshes while the UI keeps drawing the previous colours. Three sources: the
 //! Coulomb potential of a frame's point charges
 //! ([`crate::analysis::vertex_values::potential_at_vertices`]: direct sum, multilevel summation
-//! above its size threshold) and a wavefunction's own electrostatic potential
+//! above its size threshold), a wavefunction's own electrostatic potential
 //! ([`crate::analysis::vertex_values::qm_potential_at_vertices`]: the CPU engine's point
-//! evaluation).
+//! evaluation), and a loaded volume sampled there
+//! ([`crate::analysis::vertex_values::volume_at_vertices`]).
 //!
-//! Owns [`VertexValuesWorker`]. Lanes are field representations: latest wins per lane, results carry
-//! the lane and the key they were asked for. Used by the viewer's representation list
-//! (`app::reps::update`); `render` and the tests compute the values in the update loop itself
-//! ([`compute`]).
+//! Owns [`VertexValuesWorker`]. Lanes are representations (a field's lobes, a cartoon's mesh):
+//! latest wins per lane, results carry the lane and the key they were asked for. Used by the
+//! viewer's representation list (`app::reps::update`, `app::reps::cartoon`); `render` and the tests
+//! compute the values in the update loop itself ([`compute`]).
 
 use super::lanes::LaneWorker;
 use crate::compute::PointCharges;
-use crate::model::Wavefunction;
+use crate::model::{Grid3, Wavefunction};
 use crate::surface::MeshData;
 use std::sync::Arc;
 
 /// The values of a surface's two lobes (a lobe without a mesh has none).
 pub type LobeValues = [Option<Arc<Vec<f32>>>; 2];
 
-/// Whose potential is evaluated at the vertices.
+/// What the values at the vertices are of.
+#[derive(Clone)]
 pub enum VertexSource {
-    /// Point charges (a frame's partial charges, or their mean over a window).
+    /// The Coulomb potential of point charges (a frame's partial charges, or their mean over a
+    /// window; hartree/e).
     Charges(Arc<PointCharges>),
-    /// A wavefunction's nuclei and electron density.
+    /// A wavefunction's own electrostatic potential: its nuclei and electron density (hartree/e).
     Wavefunction(Arc<Wavefunction>),
+    /// A loaded volume sampled trilinearly (its file's units).
+    Volume(Arc<Grid3>),
 }
 
-/// The potential of `source` asked for at the vertices of `lobes`.
+/// The values of `source` asked for at the vertices of `lobes` (a cartoon is one lobe).
 pub struct VertexValuesRequest<K> {
     pub key: K,
     pub lobes: [Option<Arc<MeshData>>; 2],
     pub source: VertexSource,
 }
 
-/// The values computed (hartree/e, one per vertex of each lobe), with the key they were asked for;
-/// or why they could not be.
+/// The values computed (one per vertex of each lobe, in the source's units), with the key they were
+/// asked for; or why they could not be.
 pub struct VertexValuesResult<K> {
     pub key: K,
     pub values: Result<LobeValues, String>,
@@ -48,20 +53,22 @@ pub type VertexValuesWorker<K> = LaneWorker<VertexValuesRequest<K>, VertexValues
 
 /// Computes one request's values (on whatever thread calls it).
 pub fn compute<K>(r: VertexValuesRequest<K>) -> VertexValuesResult<K> {
-    use crate::analysis::vertex_values::{potential_at_vertices, qm_potential_at_vertices};
+    use crate::analysis::vertex_values::{potential_at_vertices, qm_potential_at_vertices, volume_at_vertices};
     let mut out: LobeValues = [None, None];
     for (slot, lobe) in out.iter_mut().zip(&r.lobes) {
         if let Some(mesh) = lobe {
             let values = match &r.source {
-                VertexSource::Charges(q) => potential_at_vertices(mesh, q),
-                VertexSource::Wavefunction(wf) => qm_potential_at_vertices(mesh, wf),
+                VertexSource::Charges(q) => potential_at_vertices(mesh, q).map_err(|e| e.to_string()),
+                VertexSource::Wavefunction(wf) => qm_potential_at_vertices(mesh, wf).map_err(|e| e.to_string()),
+                VertexSource::Volume(grid) => volume_at_vertices(mesh, grid)
+                    .ok_or_else(|| "the volume cannot be sampled (its lattice has no cells)".to_string()),
             };
             match values {
                 Ok(v) => *slot = Some(Arc::new(v)),
                 Err(e) => {
                     return VertexValuesResult {
                         key: r.key,
-                        values: Err(e.to_string()),
+                        values: Err(e),
                     };
                 }
             }
@@ -75,5 +82,5 @@ pub fn compute<K>(r: VertexValuesRequest<K>) -> VertexValuesResult<K> {
 
 /// Starts the vertex-values worker. Errors when its thread cannot be started.
 pub fn start<K: Send + 'static>() -> Result<VertexValuesWorker<K>, String> {
-    LaneWorker::start("orbitfield-vertex-values", "surface colouring", compute::<K>)
+    LaneWorker::start("orbitfield-vertex-values", "vertex colouring", compute::<K>)
 }

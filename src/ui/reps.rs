@@ -1,7 +1,8 @@
 //! The representation editor, after VMD's Graphical Representations window: one row per
 //! representation (shown or hidden, what it is, move up or down, duplicate, delete) with its
 //! settings under it — atoms: the selection (checked as it is typed, the error written under it),
-//! style and colouring; cartoons: the selection, cartoon/tube/trace and colouring; fields: which field, isosurface or slice, the isovalue in the field's unit,
+//! style and colouring; cartoons: the selection, cartoon/tube/trace and colouring (by a scheme, or
+//! by the charges' potential or a volume at the vertices); fields: which field, isosurface or slice, the isovalue in the field's unit,
 //! lobe colours and opacity — and the buttons that add representations. Also the view options
 //! (fit to a selection, depth cue, background).
 
@@ -75,9 +76,7 @@ pub fn reps_ui(ui: &mut egui::Ui, state: &mut AppState) {
                     if let Some(s) = choice_combo(ui, "Style", c.style, &CartoonStyle::ALL, CartoonStyle::name) {
                         commands.push(Command::EditRep(id, RepEdit::CartoonStyle(s)));
                     }
-                    if let Some(k) = choice_combo(ui, "Colour", c.coloring, &Coloring::CHOICES, Coloring::name) {
-                        commands.push(Command::EditRep(id, RepEdit::CartoonColoring(k)));
-                    }
+                    cartoon_coloring_ui(ui, state, id, c, &mut commands);
                 }
             }
         });
@@ -103,6 +102,47 @@ pub fn reps_ui(ui: &mut egui::Ui, state: &mut AppState) {
     for c in commands {
         send(state, c);
     }
+}
+
+/// A cartoon's colouring: its schemes, then the fields the document can colour it by at the vertices
+/// (the potential of the charges when the files have charges, each volume).
+fn cartoon_coloring_ui(
+    ui: &mut egui::Ui,
+    state: &AppState,
+    id: RepId,
+    c: &crate::app::reps::CartoonRep,
+    commands: &mut Vec<Command>,
+) {
+    let doc = state.document();
+    let mut fields = Vec::new();
+    if doc.is_some_and(|d| d.structure.charges_e.is_some()) {
+        fields.push(FieldChoice::Potential);
+    }
+    fields.extend((0..doc.map_or(0, |d| d.grids.len())).map(FieldChoice::Volume));
+    let current = c.color_by.map(|k| k.source);
+    let shown = match current {
+        Some(f) => state.describe_field(f),
+        None => c.coloring.name().to_string(),
+    };
+    egui::ComboBox::new(("cartoon_colour", id.0), "Colour")
+        .selected_text(shown)
+        .show_ui(ui, |ui| {
+            for k in Coloring::CHOICES {
+                let selected = current.is_none() && c.coloring == k;
+                if ui.selectable_label(selected, k.name()).clicked() && !selected {
+                    commands.push(Command::EditRep(id, RepEdit::CartoonColoring(k)));
+                }
+            }
+            for f in fields {
+                if ui
+                    .selectable_label(current == Some(f), state.describe_field(f))
+                    .clicked()
+                    && current != Some(f)
+                {
+                    commands.push(Command::EditRep(id, RepEdit::ColorBy(Some((f, None)))));
+                }
+            }
+        });
 }
 
 /// The selection text of a representation (checked as it is typed: the parser's error, else what

@@ -1,6 +1,7 @@
 //! Cartoon representations: the polymer residues a selection picks, drawn as cartoon (helix
 //! ribbons, strand arrows, coil tubes; nucleic acids as a backbone tube with base slabs), tube or
-//! trace, coloured by secondary structure, chain, residue type or index along the chain.
+//! trace, coloured by secondary structure, chain, residue type or index along the chain, or by a
+//! field at each vertex of the mesh (the frame's potential of the charges, a loaded volume).
 //!
 //! Owns [`CartoonRep`] and its [`CartoonPipeline`]: the polymer of its selection (found once per
 //! document), the key it asked for, the mesh it shows and a cache of meshes per frame. The update
@@ -10,12 +11,21 @@
 //! the update loop itself (`render`, the tests). The previous mesh stays on screen until the new
 //! one arrives; while playing, a request in flight is let finish (then the frame shown at that
 //! moment is asked for), so playback faster than the meshes shows the newest finished frame.
+//!
+//! Coloured by a field ([`CartoonRep::color_by`]), each mesh shown is then given its values at the
+//! vertices ([`AppState::update_cartoon_values`]): the potential of the frame's charges exactly at
+//! each vertex, or a volume sampled there, computed on the vertex-values thread in the
+//! representation's lane (`jobs::vertex_values`, shared with surfaces; latest wins) or in the update
+//! loop. The mesh with its values ([`CartoonPipeline::colored`]) stays drawn until the next one's
+//! values arrive; until the first arrive the mesh shows its secondary-structure colours.
 
-use super::RepKind;
+use super::{RepKind, SurfaceColoring, ValuesKey};
 use crate::analysis::polymer::{Coloring, Polymer};
+use crate::app::fields::FieldChoice;
 use crate::app::state::AppState;
 use crate::jobs::cartoon::{CartoonRequest, CartoonResult, CartoonWorker};
 use crate::jobs::lanes::Done;
+use crate::jobs::vertex_values::{VertexSource, VertexValuesRequest, VertexValuesResult};
 use crate::model::select::Selection;
 use crate::surface::MeshData;
 use crate::surface::cartoon::{CartoonParams, Style};
@@ -45,6 +55,17 @@ impl CartoonKey {
     }
 }
 
+/// What a cartoon's values at the vertices are of: its mesh and the colouring field (a volume, or
+/// a potential of charges at the mesh's frame).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CartoonValuesKey {
+    pub cartoon: CartoonKey,
+    pub source: FieldChoice,
+}
+
+/// Values at the vertices a cartoon representation keeps (the frames played last).
+const VALUES_CACHE_ENTRIES: usize = 8;
+
 /// The document a selection's polymer was found in, and the frame for selections that depend on
 /// coordinates.
 type PolymerKey = (u64, Option<usize>);
@@ -58,6 +79,9 @@ pub struct CartoonRep {
     parsed: Selection,
     pub style: Style,
     pub coloring: Coloring,
+    /// Colours the mesh by a field at its vertices instead (`coloring` until the values arrive);
+    /// the range is chosen from the first values when `None`.
+    pub color_by: Option<SurfaceColoring>,
     /// Polymer residues the selection picks, once evaluated.
     pub residues: usize,
     pub pipeline: CartoonPipeline,
@@ -81,6 +105,13 @@ pub struct CartoonPipeline {
     selection_revision: u64,
     /// Bumped whenever what is shown changes.
     pub revision: u64,
+    /// Coloured by a field: the mesh drawn with its values at the vertices (possibly of an older
+    /// frame while the newer one's values are computed).
+    pub colored: Option<(CartoonValuesKey, Arc<MeshData>, Arc<Vec<f32>>)>,
+    /// The values last asked for (a failed request is not repeated every frame).
+    asked_values: Option<CartoonValuesKey>,
+    /// Values made, oldest first (at most [`VALUES_CACHE_ENTRIES`]).
+    values_cache: Vec<(CartoonValuesKey, Arc<Vec<f32>>)>,
 }
 
 impl CartoonPipeline {
@@ -119,10 +150,37 @@ impl CartoonPipeline {
         self.revision += 1;
     }
 
-    /// Whether a mesh of the current settings is asked for and not shown yet.
+    /// Whether a mesh of the current settings is asked for and not shown yet, or the values of the
+    /// mesh shown.
     pub fn waiting(&self) -> bool {
         self.asked
             .is_some_and(|a| self.shown.as_ref().is_none_or(|(k, _)| *k != a))
+            || self
+                .asked_values
+                .is_some_and(|a| self.colored.as_ref().is_none_or(|(k, _, _)| *k != a))
+    }
+
+    /// The values at the vertices of the mesh drawn, with what they are of.
+    pub fn values(&self) -> Option<(&CartoonValuesKey, &MeshData, &[f32])> {
+        self.colored.as_ref().map(|(k, m, v)| (k, &**m, v.as_slice()))
+    }
+
+    /// Shows the values `values` of `key`'s mesh (found on screen or in the cache) when they are of
+    /// the current settings; caches them either way. True when the colours drawn changed.
+    fn take_values(&mut self, key: CartoonValuesKey, values: Arc<Vec<f32>>, current: &CartoonKey) -> bool {
+        super::insert_bounded(&mut self.values_cache, key, Arc::clone(&values), VALUES_CACHE_ENTRIES);
+        let mesh = match &self.shown {
+            Some((k, m)) if *k == key.cartoon => Some(Arc::clone(m)),
+            _ => self.cached(&key.cartoon),
+        };
+        match mesh {
+            Some(mesh) if key.cartoon.same_settings(current) => {
+                self.colored = Some((key, mesh, values));
+                self.revision += 1;
+                true
+            }
+            _ => false,
+        }
     }
 }
 
@@ -137,6 +195,7 @@ impl CartoonRep {
             parsed,
             style,
             coloring,
+            color_by: None,
             residues: 0,
             pipeline: CartoonPipeline::default(),
         })
@@ -150,6 +209,7 @@ impl CartoonRep {
             parsed: self.parsed.clone(),
             style: self.style,
             coloring: self.coloring,
+            color_by: self.color_by,
             residues: 0,
             pipeline: CartoonPipeline::default(),
         }
@@ -266,6 +326,103 @@ impl AppState {
                 true
             }
         }
+    }
+
+    /// Representation `i`'s values at the vertices when it is a cartoon coloured by a field: takes
+    /// them from the vertex-values thread, from its cache, or asks for those of the mesh shown (on
+    /// that thread in the representation's lane, latest wins, else here). The mesh drawn with its
+    /// values stays until the new ones arrive. True when the colours drawn changed.
+    pub(crate) fn update_cartoon_values(
+        &mut self,
+        i: usize,
+        valued: &mut Vec<Done<VertexValuesResult<ValuesKey>>>,
+    ) -> bool {
+        let Some(rep) = self.doc.reps.list.get_mut(i) else {
+            return false;
+        };
+        let (lane, visible) = (rep.id.0, rep.visible);
+        let RepKind::Cartoon(c) = &mut rep.kind else {
+            return false;
+        };
+        let Some(source) = c.color_by.map(|k| k.source) else {
+            if c.pipeline.colored.take().is_some() {
+                c.pipeline.revision += 1;
+                return true;
+            }
+            return false;
+        };
+        let Some((key, mesh)) = c.pipeline.shown.clone() else {
+            return false;
+        };
+        let want = CartoonValuesKey { cartoon: key, source };
+        let mut changed = false;
+        let mut failure = None;
+        if let Some(pos) = valued.iter().position(|d| d.lane == lane) {
+            let done = valued.swap_remove(pos).output;
+            match (done.key, done.values) {
+                (ValuesKey::Cartoon(k), Ok([Some(v), _])) if k.source == source => {
+                    changed |= c.pipeline.take_values(k, v, &key);
+                }
+                (_, Err(e)) => failure = Some(e),
+                _ => {}
+            }
+        }
+        let done = !visible || c.pipeline.colored.as_ref().is_some_and(|(k, _, _)| *k == want);
+        let cached = c
+            .pipeline
+            .values_cache
+            .iter()
+            .find(|(k, _)| *k == want)
+            .map(|(_, v)| Arc::clone(v));
+        let in_flight = self.view.vertex_values.as_ref().is_some_and(|w| w.in_flight(lane));
+        let asked = c.pipeline.asked_values == Some(want) && (in_flight || self.view.vertex_values.is_none());
+        let request = if done || asked {
+            None
+        } else if let Some(values) = cached {
+            changed |= c.pipeline.take_values(want, values, &key);
+            None
+        } else {
+            let doc = self.doc.document.as_ref();
+            let source = match source {
+                FieldChoice::Volume(v) => doc.and_then(|d| d.grids.get(v)).cloned().map(VertexSource::Volume),
+                s => doc
+                    .filter(|d| d.frame_index == key.frame)
+                    .and_then(|d| d.point_charges_at(s, d.frame_index, &d.frame))
+                    .map(|q| VertexSource::Charges(Arc::new(q))),
+            };
+            source.map(|source| VertexValuesRequest {
+                key: ValuesKey::Cartoon(want),
+                lobes: [Some(mesh), None],
+                source,
+            })
+        };
+        if let Some(request) = request {
+            c.pipeline.asked_values = Some(want);
+            match self.view.vertex_values.as_mut() {
+                Some(w) => {
+                    w.submit(lane, request);
+                }
+                None => match crate::jobs::vertex_values::compute(request).values {
+                    Ok([Some(v), _]) => changed |= c.pipeline.take_values(want, v, &key),
+                    Ok(_) => {}
+                    Err(e) => failure = Some(e),
+                },
+            }
+        }
+        if changed
+            && let Some(k) = c.color_by.as_mut().filter(|k| k.range.is_none())
+            && let Some((_, _, v)) = &c.pipeline.colored
+        {
+            k.range = Some(super::edit::value_range(v.to_vec()));
+        }
+        if let Some(e) = failure {
+            self.error(format!("cartoon colours: {e}"));
+        }
+        if changed {
+            self.view.dirty.meshes = true;
+            self.view.dirty.surface_color = true;
+        }
+        changed
     }
 
     /// Takes the cartoon thread's finished meshes (newest per representation).

@@ -86,6 +86,7 @@ impl AppState {
                 selection: c.selection.clone(),
                 style: c.style,
                 coloring: c.coloring,
+                color_by: c.color_by.map(|k| spec::field_text(k.source, self.document())),
             },
         };
         RepSpec {
@@ -165,6 +166,7 @@ impl AppState {
                 selection,
                 style,
                 coloring,
+                color_by: _,
             } => self.new_rep(RepKind::Cartoon(
                 CartoonRep::new(selection, *style, *coloring).map_err(|e| format!("selection '{selection}': {e}"))?,
             )),
@@ -192,6 +194,18 @@ impl AppState {
             };
             if let Some(source) = source {
                 self.edit_rep(id, RepEdit::ColorBy(Some((source, None))));
+            }
+        }
+        if let SpecKind::Cartoon {
+            color_by: Some(text), ..
+        } = &spec.kind
+        {
+            // A colouring the files cannot give leaves the cartoon in its own colours, with a message.
+            match spec::cartoon_color_field(text) {
+                Some(source) => self.edit_rep(id, RepEdit::ColorBy(Some((source, None)))),
+                None => self.error(format!(
+                    "cannot colour the cartoon by {text:?}: expected esp or volume:N"
+                )),
             }
         }
         Ok(id)
@@ -517,7 +531,11 @@ impl AppState {
             }
             (RepKind::Cartoon(c), RepEdit::Selection(text)) => c.set_selection(&text),
             (RepKind::Cartoon(c), RepEdit::CartoonStyle(s)) => c.style = s,
-            (RepKind::Cartoon(c), RepEdit::CartoonColoring(k)) => c.coloring = k,
+            (RepKind::Cartoon(c), RepEdit::CartoonColoring(k)) => {
+                c.coloring = k;
+                c.color_by = None;
+            }
+            (RepKind::Cartoon(c), RepEdit::ColorBy(None)) => c.color_by = None,
             (RepKind::Field(f), RepEdit::Field(field)) if f.field != field => {
                 let same_kind = std::mem::discriminant(&f.field) == std::mem::discriminant(&field);
                 if !same_kind {
@@ -583,6 +601,10 @@ impl AppState {
     /// representation's colour slot as each frame's field arrives (`update_reps`; the range chosen
     /// when the first one arrives when not given).
     fn color_by(&mut self, id: RepId, source: FieldChoice, range: Option<[f32; 2]>) {
+        if let Some(RepKind::Cartoon(_)) = self.doc.reps.get(id).map(|r| &r.kind) {
+            self.color_cartoon_by(id, source, range);
+            return;
+        }
         if !self.document().is_some_and(|d| d.has_field(source)) {
             let what = self.describe_field(source);
             self.error(format!("no {what} to colour the surface with"));
@@ -624,6 +646,46 @@ impl AppState {
             f.coloring = Some(super::SurfaceColoring { source, range });
             f.pipeline.color = channel;
         }
+        self.view.dirty.surface_color = true;
+    }
+
+    /// Colours cartoon `id` by `source` at its vertices (`update_cartoon_values`): the potential of
+    /// each frame's charges, or a volume of the document; the range from the first values when not
+    /// given. Files without charges (or without that volume) give one message, and the cartoon
+    /// keeps its own colours.
+    fn color_cartoon_by(&mut self, id: RepId, source: FieldChoice, range: Option<[f32; 2]>) {
+        let what = self.describe_field(source);
+        let why = match self.document() {
+            None => Some("no document is open".to_string()),
+            Some(d) => match source {
+                FieldChoice::Potential if d.structure.charges_e.is_none() => Some(format!(
+                    "{} has no atomic charges (they come from PSF, prmtop, PQR or MOL2 files)",
+                    d.name
+                )),
+                FieldChoice::Potential => None,
+                FieldChoice::Volume(v) if v >= d.grids.len() => {
+                    Some(format!("{} holds {} volume(s)", d.name, d.grids.len()))
+                }
+                FieldChoice::Volume(_) => None,
+                _ => Some("cartoons are coloured by the charges' potential or a volume".to_string()),
+            },
+        };
+        if let Some(why) = why {
+            self.error(format!(
+                "cannot colour the cartoon by the {what}: {why}; it keeps its own colours"
+            ));
+            return;
+        }
+        if let Some(RepKind::Cartoon(c)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
+            let same = c.color_by.is_some_and(|k| k.source == source);
+            let range = range.or_else(|| {
+                same.then(|| c.pipeline.values().map(|(_, _, v)| value_range(v.to_vec())))
+                    .flatten()
+            });
+            c.color_by = Some(super::SurfaceColoring { source, range });
+            c.coloring = crate::analysis::polymer::Coloring::SecondaryStructure;
+        }
+        self.view.dirty.meshes = true;
         self.view.dirty.surface_color = true;
     }
 

@@ -21,7 +21,7 @@ mod edit;
 pub mod spec;
 mod update;
 
-pub use cartoon::{CartoonKey, CartoonRep};
+pub use cartoon::{CartoonKey, CartoonRep, CartoonValuesKey};
 pub use edit::RepEdit;
 pub use spec::{RepSpec, SpecKind};
 
@@ -162,7 +162,8 @@ pub struct Iso {
 /// (of the structure's charges, or the wavefunction's own: the ESP-on-density picture), or another
 /// field computed for the frame shown on the representation's lattice and sampled trilinearly
 /// (through the representation's colour slot; also the wavefunction's potential on surfaces too
-/// large for its values at the vertices, `analysis::vertex_values::qm_vertices_fit`).
+/// large for its values at the vertices, `analysis::vertex_values::qm_vertices_fit`). Cartoons
+/// coloured by a field use it too (a volume, or the potential of the charges at their vertices).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SurfaceColoring {
     /// The colouring field: `FieldChoice::Volume(i)` for the document's volume `i`.
@@ -265,12 +266,26 @@ impl ColorChannel {
     }
 
     pub(crate) fn insert_vertices(&mut self, key: VertexKey, values: LobeValues) {
-        self.vertex_cache.retain(|(k, _)| *k != key);
-        self.vertex_cache.push((key, values));
-        if self.vertex_cache.len() > VERTEX_CACHE_ENTRIES {
-            self.vertex_cache.remove(0);
-        }
+        insert_bounded(&mut self.vertex_cache, key, values, VERTEX_CACHE_ENTRIES);
     }
+}
+
+/// Puts `value` for `key` last in `cache` (replacing an older one for it), dropping the oldest
+/// beyond `max` entries.
+pub(crate) fn insert_bounded<K: PartialEq, V>(cache: &mut Vec<(K, V)>, key: K, value: V, max: usize) {
+    cache.retain(|(k, _)| *k != key);
+    cache.push((key, value));
+    while cache.len() > max {
+        cache.remove(0);
+    }
+}
+
+/// What values computed at the vertices of a representation's meshes are of (the key of the
+/// vertex-values thread's requests): a field representation's lobes or a cartoon's mesh.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValuesKey {
+    Lobes(VertexKey),
+    Cartoon(CartoonValuesKey),
 }
 
 impl FieldPipeline {

@@ -66,6 +66,10 @@ pub enum SpecKind {
         style: CartoonStyle,
         #[serde(default)]
         coloring: CartoonColoring,
+        /// Colour the mesh by this field at its vertices (as text: `esp`, `volume:N`), the range
+        /// chosen from the values.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        color_by: Option<String>,
     },
 }
 
@@ -106,6 +110,7 @@ impl RepSpec {
                 selection: selection.into(),
                 style,
                 coloring: CartoonColoring::SecondaryStructure,
+                color_by: None,
             },
         }
     }
@@ -119,7 +124,8 @@ impl RepSpec {
 /// Parses `SELECTION:STYLE[:COLOURING]` (`render --rep`): the style and colouring are the last
 /// words after colons, so selections may hold colons themselves (`resid 1:10:licorice`). The
 /// cartoon styles (`cartoon`, `tube`, `trace`) make a cartoon representation, coloured by `ss`
-/// (the default), `chain`, `residue` or `index`.
+/// (the default), `chain`, `residue`, `index`, or a field at its vertices: `esp` (the potential of
+/// the frame's charges) or `volume:N` (a loaded map, 1-based).
 pub fn parse_atom_rep(text: &str) -> Result<RepSpec, String> {
     if let Some(spec) = parse_cartoon_rep(text)? {
         return Ok(spec);
@@ -137,7 +143,7 @@ pub fn parse_atom_rep(text: &str) -> Result<RepSpec, String> {
             return Err(format!(
                 "{text:?}: expected SELECTION:STYLE[:COLOURING] with STYLE one of lines, licorice, \
                  ball-and-stick, vdw, cpk (COLOURING one of element, residue, chain, charge) or \
-                 cartoon, tube, trace (COLOURING one of ss, chain, residue, index)"
+                 cartoon, tube, trace (COLOURING one of ss, chain, residue, index, esp, volume:N)"
             ));
         }
     };
@@ -159,20 +165,59 @@ pub fn parse_atom_rep(text: &str) -> Result<RepSpec, String> {
     })
 }
 
-/// `SELECTION:cartoon|tube|trace[:ss|chain|residue|index]` as a cartoon representation; `None`
-/// when the text names no cartoon style.
+/// The field a cartoon colouring word names: `esp` or `potential` (the potential of the frame's
+/// charges), `volume` or `volume:N` (a loaded volume, 1-based); `None` for other words.
+pub fn cartoon_color_field(word: &str) -> Option<FieldChoice> {
+    let w = word.trim().to_ascii_lowercase();
+    match w.as_str() {
+        "esp" | "potential" => Some(FieldChoice::Potential),
+        "volume" => Some(FieldChoice::Volume(0)),
+        _ => match w.strip_prefix("volume:")?.trim().parse::<usize>() {
+            Ok(n) if n >= 1 => Some(FieldChoice::Volume(n - 1)),
+            _ => None,
+        },
+    }
+}
+
+/// `SELECTION:cartoon|tube|trace[:ss|chain|residue|index|esp|volume:N]` as a cartoon
+/// representation; `None` when the text names no cartoon style.
 fn parse_cartoon_rep(text: &str) -> Result<Option<RepSpec>, String> {
-    let parts: Vec<&str> = text.rsplitn(3, ':').collect();
-    let (selection, style, coloring) = match parts.as_slice() {
-        [last, middle, rest] if CartoonStyle::parse(middle).is_some() => {
-            let coloring = CartoonColoring::parse(last)
-                .ok_or_else(|| format!("{text:?}: unknown cartoon colouring {last:?} (ss, chain, residue, index)"))?;
-            (*rest, CartoonStyle::parse(middle), coloring)
+    // `volume:N` holds a colon of its own: split it off first.
+    let (body, volume) = match text.rsplit_once(':') {
+        Some((head, n)) if n.trim().parse::<usize>().is_ok() => match head.rsplit_once(':') {
+            Some((body, v)) if v.trim().eq_ignore_ascii_case("volume") => (body, Some(&text[body.len() + 1..])),
+            _ => (text, None),
+        },
+        _ => (text, None),
+    };
+    let colouring = |word: &str| -> Result<(CartoonColoring, Option<String>), String> {
+        if let Some(c) = CartoonColoring::parse(word) {
+            Ok((c, None))
+        } else if cartoon_color_field(word).is_some() {
+            Ok((
+                CartoonColoring::SecondaryStructure,
+                Some(word.trim().to_ascii_lowercase()),
+            ))
+        } else {
+            Err(format!(
+                "{text:?}: unknown cartoon colouring {word:?} (ss, chain, residue, index, esp, volume:N)"
+            ))
         }
-        [last, ..] if CartoonStyle::parse(last).is_some() => (
+    };
+    let parts: Vec<&str> = body.rsplitn(3, ':').collect();
+    let (selection, style, (coloring, color_by)) = match (parts.as_slice(), volume) {
+        ([last, ..], Some(word)) if CartoonStyle::parse(last).is_some() => (
+            body.rsplit_once(':').map_or("", |(s, _)| s),
+            CartoonStyle::parse(last),
+            colouring(word)?,
+        ),
+        ([last, middle, rest], None) if CartoonStyle::parse(middle).is_some() => {
+            (*rest, CartoonStyle::parse(middle), colouring(last)?)
+        }
+        ([last, ..], None) if CartoonStyle::parse(last).is_some() => (
             text.rsplit_once(':').map_or("", |(s, _)| s),
             CartoonStyle::parse(last),
-            CartoonColoring::SecondaryStructure,
+            (CartoonColoring::SecondaryStructure, None),
         ),
         _ => return Ok(None),
     };
@@ -189,6 +234,7 @@ fn parse_cartoon_rep(text: &str) -> Result<Option<RepSpec>, String> {
             selection: selection.to_string(),
             style,
             coloring,
+            color_by,
         },
     }))
 }
@@ -387,9 +433,33 @@ mod tests {
             SpecKind::Cartoon {
                 selection: "resid 1:50".into(),
                 style: CartoonStyle::Tube,
-                coloring: CartoonColoring::Chain
+                coloring: CartoonColoring::Chain,
+                color_by: None,
             }
         );
+        // Coloured by a field at the vertices (`volume:N` holds a colon of its own).
+        for (text, sel, style, field) in [
+            ("protein:cartoon:esp", "protein", CartoonStyle::Cartoon, "esp"),
+            ("resid 1:50:tube:volume:2", "resid 1:50", CartoonStyle::Tube, "volume:2"),
+            ("protein:trace:volume", "protein", CartoonStyle::Trace, "volume"),
+        ] {
+            let r = parse_atom_rep(text).unwrap();
+            assert_eq!(
+                r.kind,
+                SpecKind::Cartoon {
+                    selection: sel.into(),
+                    style,
+                    coloring: CartoonColoring::SecondaryStructure,
+                    color_by: Some(field.into()),
+                },
+                "{text}"
+            );
+        }
+        assert_eq!(cartoon_color_field("volume:2"), Some(FieldChoice::Volume(1)));
+        assert_eq!(cartoon_color_field("ESP"), Some(FieldChoice::Potential));
+        assert!(parse_atom_rep("protein:cartoon:volume:0").is_err());
+        assert!(parse_atom_rep("protein:cartoon:density").is_err());
+        assert!(parse_atom_rep(":cartoon:esp").is_err());
         assert!(parse_atom_rep("protein:trace:element").is_err());
         assert!(parse_atom_rep(":cartoon").is_err());
         assert!(parse_atom_rep(":licorice").is_err());

@@ -13,13 +13,14 @@
 //! the viewer started it, keyed by lobes and colouring field, latest wins, cached per
 //! representation); a wavefunction's potential falls back to its lattice, sampled trilinearly and
 //! said once, where the surfaces outgrow `analysis::vertex_values::qm_vertices_fit` or the
-//! wavefunction is a QM region's (placed on MD frames). The
+//! wavefunction is a QM region's (placed on MD frames); a cartoon coloured by a field asks for its
+//! values at the vertices of its mesh the same way (`cartoon`). The
 //! requests of one update leave together (`FieldService::flush`), so the orbitals several
 //! representations ask for at one frame are computed in one batch.
 //! [`AppState::rebuild_atoms`] turns the visible atom representations
 //! into sphere, cylinder and line instances (their union, each in its own style and colours).
 
-use super::{AtomsRep, FieldStyle, RepKind, VertexKey};
+use super::{AtomsRep, FieldStyle, RepKind, ValuesKey};
 use crate::app::atoms;
 use crate::app::fields::{FieldChoice, FieldKey, MeshKey};
 use crate::app::state::AppState;
@@ -59,6 +60,7 @@ impl AppState {
         for i in 0..self.doc.reps.list.len() {
             changed |= self.update_field_rep(i, arrived, context_changed, &meshed, &mut next);
             changed |= self.update_cartoon_rep(i, &mut built);
+            changed |= self.update_cartoon_values(i, &mut valued);
             if self.field_rep(i).is_some_and(|f| f.colors_by_vertex_values()) {
                 changed |= self.update_vertex_colors(i, &mut valued);
             } else {
@@ -226,7 +228,7 @@ impl AppState {
     /// vertex-values thread, from the cache, or asked for (on that thread in the representation's
     /// lane, latest wins, else here). The lobes stay uncoloured until their values arrive; values
     /// for lobes no longer shown fill the cache only. True when the colours shown changed.
-    fn update_vertex_colors(&mut self, i: usize, valued: &mut Vec<Done<VertexValuesResult<VertexKey>>>) -> bool {
+    fn update_vertex_colors(&mut self, i: usize, valued: &mut Vec<Done<VertexValuesResult<ValuesKey>>>) -> bool {
         if self.qm_potential_falls_back(i) {
             self.update_color_field(i);
             return true;
@@ -243,17 +245,18 @@ impl AppState {
         let mut changed = false;
         if let Some(pos) = valued.iter().position(|d| d.lane == lane) {
             let done = valued.swap_remove(pos).output;
-            match done.values {
-                Ok(values) => {
+            match (done.key, done.values) {
+                (ValuesKey::Lobes(key), Ok(values)) => {
                     if let Some(c) = self.pipeline_mut(i).and_then(|p| p.color.as_mut()) {
-                        c.insert_vertices(done.key, values.clone());
-                        if Some(done.key) == want {
-                            c.vertices = Some((done.key, values));
+                        c.insert_vertices(key, values.clone());
+                        if Some(key) == want {
+                            c.vertices = Some((key, values));
                             changed = true;
                         }
                     }
                 }
-                Err(e) => failure = Some(e),
+                (ValuesKey::Cartoon(_), Ok(_)) => {}
+                (_, Err(e)) => failure = Some(e),
             }
         }
         if let Some(e) = failure {
@@ -300,7 +303,7 @@ impl AppState {
             c.asked_vertices = Some(want);
         }
         let request = VertexValuesRequest {
-            key: want,
+            key: ValuesKey::Lobes(want),
             lobes,
             source,
         };
@@ -393,7 +396,7 @@ impl AppState {
     }
 
     /// Takes the vertex-values thread's finished values (newest per representation).
-    fn take_vertex_values(&mut self) -> Vec<Done<VertexValuesResult<VertexKey>>> {
+    fn take_vertex_values(&mut self) -> Vec<Done<VertexValuesResult<ValuesKey>>> {
         self.view
             .vertex_values
             .as_mut()
@@ -401,8 +404,9 @@ impl AppState {
             .unwrap_or_default()
     }
 
-    /// Surface colours by a potential at the vertices are computed from now on on a thread of
-    /// their own. Returns false when the thread cannot start (they are then computed in the update loop).
+    /// Surface colours by a potential at the vertices and cartoon colours by a field are computed
+    /// from now on on a thread of their own. Returns false when the thread cannot start (they are
+    /// then computed in the update loop).
     pub fn color_vertices_off_thread(&mut self) -> bool {
         if self.view.vertex_values.is_none() {
             self.view.vertex_values = crate::jobs::vertex_values::start().ok();
