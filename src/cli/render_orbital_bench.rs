@@ -114,7 +114,14 @@ pub fn run_case(name: &str, system: System, points: u32, frames: usize) -> Resul
             mapped_at_creation: false,
         })
     });
-    let mut values: Option<(wgpu::Buffer, [usize; 3])> = None;
+    // The jittered frames' lattices differ by a plane now and then: the values buffer and the lobes'
+    // mesh buffers are kept while large enough (grown, never shrunk), as the viewer's reuse does, so
+    // a frame allocates (and the device zero-fills) nothing.
+    let mut values: Option<wgpu::Buffer> = None;
+    let mut capacity = MeshCapacity {
+        vertices: 0,
+        indices: 0,
+    };
     let mut meshes: [Option<GpuMesh>; 2] = [None, None];
     let mut dims = [0; 3];
     let mut pack_t = Duration::ZERO;
@@ -126,11 +133,12 @@ pub fn run_case(name: &str, system: System, points: u32, frames: usize) -> Resul
         let packed = PackedMoField::new(wf, &field, lattice.origin_bohr)?;
         *pack_t += t0.elapsed();
         dims = lattice.dims;
+        let need_bytes = (4 * lattice.n_points() as u64).max(16);
         let buf = match values.take() {
-            Some((b, d)) if d == lattice.dims => b,
+            Some(b) if b.size() >= need_bytes => b,
             _ => MoCompute::create_values(&device, &lattice),
         };
-        values = Some((buf.clone(), lattice.dims));
+        values = Some(buf.clone());
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("orbital playback frame"),
         });
@@ -144,7 +152,13 @@ pub fn run_case(name: &str, system: System, points: u32, frames: usize) -> Resul
         };
         mo.encode(&device, &mut encoder, &packed, &lattice, &buf, writes)?;
         let gpu_lattice = GpuLattice::from_buffer(buf, lattice)?;
-        let capacity = MeshCapacity::guess(&lattice);
+        let guess = MeshCapacity::guess(&lattice);
+        if guess.vertices > capacity.vertices || guess.indices > capacity.indices {
+            capacity = MeshCapacity {
+                vertices: guess.vertices.max(capacity.vertices),
+                indices: guess.indices.max(capacity.indices),
+            };
+        }
         for (k, (level, sign)) in [(0.05f32, 1.0f32), (-0.05, -1.0)].into_iter().enumerate() {
             let slot = meshes.get_mut(k).ok_or_else(|| anyhow!("lobe {k}"))?;
             let prev = slot.take();
