@@ -8,6 +8,7 @@
 
 pub mod mdcrd;
 pub mod netcdf;
+pub mod netcdf_write;
 pub mod prmtop;
 pub mod rst7;
 
