@@ -6,7 +6,7 @@
 //! where the adapter has them, else the wall clock of the pass alone, waited for), and the CPU engine
 //! on the same frames' lattices in the same run (the peer of the ratio).
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use orbitfield::app::document::orbital_lattice;
 use orbitfield::compute::cpu::evaluate_grid;
 use orbitfield::compute::packed_mo::PackedMoField;
@@ -14,6 +14,7 @@ use orbitfield::compute::{Field, FieldInput, FieldJob};
 use orbitfield::io::System;
 use orbitfield::model::units::angstrom_from_bohr3;
 use orbitfield::model::{Lattice, Spin, Wavefunction};
+use orbitfield::render::RenderContext;
 use orbitfield::render::mc_compute::{GpuLattice, GpuMesh, McCompute, MeshCapacity};
 use orbitfield::render::mo_compute::MoCompute;
 use serde::Serialize;
@@ -44,29 +45,17 @@ pub struct RenderDeviceResult {
     pub triangles: [u32; 2],
 }
 
-/// The device the bench runs on: the render context's adapter choice, with timestamp queries when
-/// the adapter has them.
+/// The device the bench runs on: the render context's own adapter and device (timestamp queries
+/// where the adapter has them, see `render::context::device_descriptor`), refused when the adapter
+/// cannot run the orbital pass.
 fn device() -> Result<(wgpu::Device, wgpu::Queue, String)> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::HighPerformance,
-        ..Default::default()
-    }))
-    .map_err(|e| anyhow!("no graphics adapter: {e}"))?;
-    if !adapter
-        .get_downlevel_capabilities()
-        .flags
-        .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
-    {
-        bail!("the adapter has no compute shaders");
+    let rc = RenderContext::headless(1).map_err(|e| anyhow!("{e}"))?;
+    let c = &rc.capabilities;
+    if !c.orbital_pass_supported {
+        bail!("the adapter cannot run the orbital pass ({})", c.summary());
     }
-    let info = adapter.get_info();
-    let name = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
-    let mut desc = orbitfield::render::context::device_descriptor(&adapter);
-    desc.required_features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
-    let (device, queue) = pollster::block_on(adapter.request_device(&desc)).context("creating the device")?;
-    orbitfield::render::context::install_error_handler(&device);
-    Ok((device, queue, name))
+    let name = c.adapter.clone();
+    Ok((rc.device, rc.queue, name))
 }
 
 /// The frame's HOMO (alpha) and the viewer's lattice for it.

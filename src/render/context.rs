@@ -548,10 +548,12 @@ impl RenderContext {
 
 /// The device the view asks an adapter for: the adapter's own limits (any adapter supports them;
 /// the defaults of the OpenGL backend allow no storage buffers, so the compute pass could not run
-/// even where the driver can).
+/// even where the driver can), and timestamp queries where the adapter has them (the benches time
+/// compute passes with them; nothing else depends on them).
 pub fn device_descriptor(adapter: &wgpu::Adapter) -> wgpu::DeviceDescriptor<'static> {
     wgpu::DeviceDescriptor {
         label: Some("orbitfield device"),
+        required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
         required_limits: adapter.limits(),
         ..Default::default()
     }
