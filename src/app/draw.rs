@@ -13,7 +13,10 @@ use super::fields::{FieldChoice, FieldKey};
 use super::reps::{FieldRep, FieldStyle, RepId, RepKind};
 use super::state::AppState;
 use super::values::{FieldUnit, Legend};
-use crate::render::mc_compute::{GpuMesh, LobeBuffers, McCompute};
+use super::fields::device::DeviceFieldError;
+use crate::compute::device_field::{DeviceField, DeviceInput};
+use crate::render::mc_compute::{GpuLattice, GpuMesh, LobeBuffers, McCompute, McError};
+use crate::render::mo_compute::MoCompute;
 use crate::render::{GpuScene, MeshInput, MeshStyle, RenderContext};
 use crate::surface::MeshData;
 use std::collections::BTreeMap;
@@ -22,6 +25,9 @@ use std::collections::BTreeMap;
 #[derive(Default)]
 struct GpuLobes {
     buffers: LobeBuffers,
+    /// The lattice the render device computes its field into (`fields::device`), reused while
+    /// large enough.
+    device_values: Option<wgpu::Buffer>,
     meshes: Option<[GpuMesh; 2]>,
     /// The pipeline revision they were extracted for.
     revision: Option<u64>,
@@ -31,6 +37,8 @@ struct GpuLobes {
 pub struct SceneSync {
     /// Marching cubes on the render device, where its capabilities allow it.
     mc: Option<McCompute>,
+    /// The orbital pass, where the marching cubes runs and the device can run it.
+    mo: Option<MoCompute>,
     gpu: BTreeMap<RepId, GpuLobes>,
 }
 
@@ -55,8 +63,15 @@ impl SceneSync {
     pub fn new(rc: &RenderContext) -> SceneSync {
         SceneSync {
             mc: rc.capabilities.gpu_marching_cubes.then(|| McCompute::new(&rc.device)),
+            mo: (rc.capabilities.gpu_marching_cubes && rc.capabilities.orbital_pass_supported)
+                .then(|| MoCompute::new(&rc.device)),
             gpu: BTreeMap::new(),
         }
+    }
+
+    /// Representation `id`'s two lobes on the render device, as last extracted (tests, checks).
+    pub fn gpu_lobes(&self, id: RepId) -> Option<&[GpuMesh; 2]> {
+        self.gpu.get(&id)?.meshes.as_ref()
     }
 
     /// Uploads what changed in `state` to `scene` and clears the dirty flags.
@@ -175,16 +190,35 @@ impl SceneSync {
         };
         let live: Vec<RepId> = state.doc.reps.list.iter().map(|r| r.id).collect();
         self.gpu.retain(|id, _| live.contains(id));
+        let mut device_failed = Vec::new();
         for rep in &state.doc.reps.list {
             let RepKind::Field(f) = &rep.kind else {
                 continue;
             };
-            let Some((_, grid)) = f.pipeline.shown.as_ref().filter(|_| rep.visible && f.is_surface()) else {
+            if !rep.visible || !f.is_surface() {
                 continue;
+            }
+            // A host lattice (uploaded), or a field the render device computes into its own.
+            let (grid, device) = match (&f.pipeline.shown, &f.pipeline.device_shown) {
+                (Some((_, g)), _) => (Some(g), None),
+                (None, Some((_, d))) => (None, Some(d)),
+                (None, None) => continue,
             };
             let lobes = self.gpu.entry(rep.id).or_default();
             if lobes.revision != Some(f.pipeline.revision) || lobes.meshes.is_none() {
-                match mc.extract_lobes_reusing(&rc.device, &rc.queue, grid, f.pipeline.shown_iso, &mut lobes.buffers) {
+                let iso = f.pipeline.shown_iso;
+                let made = match (grid, device) {
+                    (Some(g), _) => mc.extract_lobes_reusing(&rc.device, &rc.queue, g, iso, &mut lobes.buffers),
+                    (None, Some(d)) => match device_lobes(rc, mc, self.mo.as_ref(), d, iso, lobes) {
+                        Ok(m) => Ok(m),
+                        Err(e) => {
+                            device_failed.push((rep.id, e));
+                            continue;
+                        }
+                    },
+                    (None, None) => continue,
+                };
+                match made {
                     Ok(m) => {
                         lobes.meshes = Some(m);
                         lobes.revision = Some(f.pipeline.revision);
@@ -200,9 +234,14 @@ impl SceneSync {
             };
             let styles = lobe_styles(f, flip_main && Some(rep.id) == main);
             meshes.push((plus, styles[0]));
-            if f.is_signed(grid) {
+            if grid.map_or(f.field.is_signed(), |g| f.is_signed(g)) {
                 meshes.push((minus, styles[1]));
             }
+        }
+        for (id, e) in device_failed {
+            // That representation's field comes from the worker pool from the next update on.
+            self.gpu.remove(&id);
+            state.device_pass_failed(id, e);
         }
         match failure {
             None => {
@@ -219,6 +258,37 @@ impl SceneSync {
             }
         }
     }
+}
+
+/// Both lobes of a field the render device computes: the pass recorded into the representation's
+/// lattice buffer (reused while large enough, so a frame allocates nothing), then the marching
+/// cubes on that buffer.
+fn device_lobes(
+    rc: &RenderContext,
+    mc: &McCompute,
+    mo: Option<&MoCompute>,
+    field: &DeviceField,
+    iso: f32,
+    lobes: &mut GpuLobes,
+) -> Result<[GpuMesh; 2], DeviceFieldError> {
+    let mo = mo.ok_or(DeviceFieldError::NoDevice)?;
+    let DeviceInput::Orbital(packed) = &field.input;
+    let need = (4 * field.lattice.n_points() as u64).max(16);
+    let values = match lobes.device_values.take() {
+        // Not one four times too large (a much larger lattice shown before).
+        Some(b) if b.size() >= need && b.size() / 4 <= need => b,
+        _ => MoCompute::create_values(&rc.device, &field.lattice),
+    };
+    lobes.device_values = Some(values.clone());
+    let mut encoder = rc.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("orbital pass of a representation"),
+    });
+    mo.encode(&rc.device, &mut encoder, packed, &field.lattice, &values, None)?;
+    rc.queue.submit([encoder.finish()]);
+    let draw = |e: McError| DeviceFieldError::Draw(e.to_string());
+    let lattice = GpuLattice::from_buffer(values, field.lattice).map_err(draw)?;
+    mc.extract_lobes_on(&rc.device, &rc.queue, &lattice, iso, &mut lobes.buffers)
+        .map_err(draw)
 }
 
 /// Surfaces from the CPU meshes the representations hold.

@@ -77,6 +77,9 @@ pub struct Session {
     /// Points along the longest axis of computed orbital lattices.
     #[serde(default = "lattice_points")]
     pub lattice_points: u32,
+    /// Where orbitals, densities and spin densities drawn as isosurfaces are computed.
+    #[serde(default)]
+    pub orbitals_on: super::fields::device::OrbitalsOn,
 }
 
 fn dark() -> bool {
@@ -165,6 +168,7 @@ impl AppState {
             colormap: self.settings.colormap,
             dark_background: self.settings.dark_background,
             lattice_points: self.settings.lattice_points,
+            orbitals_on: self.settings.orbitals_on,
         })
     }
 
@@ -193,6 +197,7 @@ impl AppState {
         self.settings.colormap = s.colormap;
         self.settings.dark_background = s.dark_background;
         self.settings.lattice_points = s.lattice_points.clamp(16, 512);
+        self.set_orbitals_on(s.orbitals_on);
         self.open_files(&s.files, s.qm_region.clone());
         if self.document().is_none() {
             return;

@@ -81,6 +81,8 @@ pub struct Settings {
     /// Playback waits for every frame's field (movie export) instead of keeping its rate and
     /// showing the latest finished surface.
     pub compute_every_frame: bool,
+    /// Where orbitals, densities and spin densities drawn as isosurfaces are computed.
+    pub orbitals_on: super::fields::device::OrbitalsOn,
 }
 
 impl Default for Settings {
@@ -101,6 +103,7 @@ impl Default for Settings {
             potential_method: PotentialMethod::Auto,
             cache_budget_mib: 1024,
             compute_every_frame: false,
+            orbitals_on: super::fields::device::OrbitalsOn::Auto,
         }
     }
 }

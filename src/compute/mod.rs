@@ -11,6 +11,7 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod device_field;
 pub mod esp;
 pub mod molsurf;
 pub mod packed_mo;

@@ -30,6 +30,7 @@
 pub mod cartoon;
 pub mod lanes;
 pub mod mesher;
+pub mod packer;
 pub mod rdf;
 pub mod save;
 pub mod task;

@@ -604,11 +604,25 @@ impl McCompute {
         queue.write_buffer(&values, 0, bytes);
         reuse.values = Some(values.clone());
         let lattice = GpuLattice::from_buffer(values, grid.lattice)?;
-        let dims = grid.lattice.dims;
+        self.extract_lobes_on(device, queue, &lattice, iso, reuse)
+    }
+
+    /// As [`McCompute::extract_lobes_reusing`], for a lattice already on the device (written by a
+    /// field pass submitted before this call: the queue orders it first); `reuse`'s mesh buffers
+    /// and counts serve as there, its values buffer is not used.
+    pub fn extract_lobes_on(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        lattice: &GpuLattice,
+        iso: f32,
+        reuse: &mut LobeBuffers,
+    ) -> Result<[GpuMesh; 2], McError> {
+        let dims = lattice.lattice.dims;
         // Sized from the previous frame's lobes on the same lattice (with room to grow), else the
         // generous first guess; a surface that does not fit is extracted again at its exact size.
         let hint = reuse.counts.filter(|(d, _)| *d == dims);
-        let guess = MeshCapacity::guess(&grid.lattice);
+        let guess = MeshCapacity::guess(&lattice.lattice);
         let mut capacity = match hint {
             Some((_, counts)) => counts.map(|(v, i)| MeshCapacity {
                 vertices: v.saturating_add(v / 4).saturating_add(4096).min(guess.vertices.max(v)),
@@ -634,7 +648,7 @@ impl McCompute {
                         && u64::from(c.indices) <= 4 * u64::from(want.indices).max(1 << 22)
                 });
                 let cap = prev.as_ref().map_or(want, |m| m.capacity);
-                self.encode_reusing(device, encoder, &lattice, level, sign, cap, prev)
+                self.encode_reusing(device, encoder, lattice, level, sign, cap, prev)
             };
             let plus = lobe(0, iso, 1.0, &mut encoder)?;
             let minus = lobe(1, -iso, -1.0, &mut encoder)?;

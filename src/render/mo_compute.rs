@@ -240,11 +240,19 @@ impl MoCompute {
         if max_l > MAX_L {
             return Err(MoError::AngularMomentum(max_l));
         }
+        Self::fits_limits(&device.limits(), lattice, max_l)
+    }
+
+    /// As [`Self::fits`], from a device's limits (the viewer's update loop decides before the draw
+    /// stage holds the device).
+    pub fn fits_limits(limits: &wgpu::Limits, lattice: &Lattice, max_l: u8) -> Result<MoDispatch, MoError> {
+        if max_l > MAX_L {
+            return Err(MoError::AngularMomentum(max_l));
+        }
         // Whether the adapter has compute shaders at all is `Capabilities`' question (downlevel
         // flags live on the adapter); a device without them has no storage buffers in compute.
-        let limits = device.limits();
-        device_supports(&limits, true)?;
-        MoDispatch::plan(&limits, lattice.dims)
+        device_supports(limits, true)?;
+        MoDispatch::plan(limits, lattice.dims)
     }
 
     /// A values buffer for `lattice` (`STORAGE | COPY_SRC | COPY_DST`), for [`Self::encode`].

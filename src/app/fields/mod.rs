@@ -15,6 +15,7 @@
 
 pub mod backend;
 pub mod cache;
+pub mod device;
 
 pub use backend::{Cancellations, FieldBackend, InlineBackend, Lane, PoolBackend, StageTimes, WorkerRow};
 pub use cache::{CacheUse, DEFAULT_CACHE_BUDGET_BYTES, grid_bytes, mesh_bytes};
@@ -161,6 +162,8 @@ pub struct FieldService {
     next_slot: u64,
     /// The last failure, in words, for the status bar.
     pub last_error: Option<String>,
+    /// The render-device source: requests the render device computes itself ([`device`]).
+    pub device: device::DeviceSource,
 }
 
 impl FieldService {
@@ -257,6 +260,7 @@ impl FieldService {
     /// Cancels what `slot` has in flight and forgets the slot.
     pub fn remove_slot(&mut self, slot: FieldSlot) {
         self.cancel(slot);
+        self.device.forget(slot);
         self.slots.remove(&slot);
     }
 
@@ -471,6 +475,7 @@ impl FieldService {
     /// to the slots waiting for them; returns the keys that arrived.
     pub fn poll(&mut self) -> Vec<FieldKey> {
         self.flush();
+        self.device.receive();
         self.receive()
     }
 

@@ -17,6 +17,7 @@
 //! `spec` holds the document-independent form saved in settings and session files.
 
 pub mod cartoon;
+mod device;
 mod edit;
 pub mod spec;
 mod update;
@@ -28,6 +29,7 @@ pub use spec::{RepSpec, SpecKind};
 use super::atoms::{AtomColoring, AtomStyle};
 use super::fields::{FieldChoice, FieldKey, FieldSlot, MeshKey};
 use super::slice::SlicePlane;
+use crate::compute::device_field::DeviceField;
 use crate::jobs::vertex_values::LobeValues;
 use crate::model::Grid3;
 use crate::model::select::Selection;
@@ -212,6 +214,13 @@ pub struct FieldPipeline {
     pub(crate) preview: bool,
     /// The channel of a computed colouring field (none for lobe colours or a volume).
     pub color: Option<Box<ColorChannel>>,
+    /// The field shown when the render device computes it (`fields::device`): its lattice and
+    /// packed inputs, no values on the host (`shown` is then `None`); the draw stage records the
+    /// pass into the lattice buffer its marching cubes reads.
+    pub device_shown: Option<(FieldKey, Arc<DeviceField>)>,
+    /// Why the render device does not serve this representation although it was chosen (said
+    /// once; the worker pool serves it until the setting changes).
+    pub device_fallback: Option<String>,
 }
 
 /// Where a representation's computed colouring field comes from: its own request slot, the key last
@@ -301,6 +310,8 @@ impl FieldPipeline {
             meshing: None,
             preview: false,
             color: None,
+            device_shown: None,
+            device_fallback: None,
         }
     }
 
@@ -314,12 +325,22 @@ impl FieldPipeline {
     pub(crate) fn clear(&mut self) -> bool {
         self.meshing = None;
         self.preview = false;
-        let had = self.shown.take().is_some() || self.lobes.iter().any(|l| l.is_some());
+        let had = self.shown.take().is_some()
+            || self.device_shown.take().is_some()
+            || self.lobes.iter().any(|l| l.is_some());
         self.lobes = [None, None];
         if had {
             self.revision += 1;
         }
         had
+    }
+
+    /// The key of what is shown: a host grid, or a field the render device computes.
+    pub fn shown_key(&self) -> Option<FieldKey> {
+        self.shown
+            .as_ref()
+            .map(|(k, _)| *k)
+            .or_else(|| self.device_shown.as_ref().map(|(k, _)| *k))
     }
 
     /// Whether its lobes are being extracted off the UI thread for a grid not yet shown.

@@ -31,7 +31,7 @@ use crate::model::{Frame, Grid3};
 use std::sync::Arc;
 
 /// The next frame playback shows, read once per update for every look-ahead.
-struct NextFrame {
+pub(super) struct NextFrame {
     index: usize,
     frame: Frame,
 }
@@ -100,6 +100,7 @@ impl AppState {
             if self.fields.pending(slot).is_some() || self.fields.looking_ahead(slot).is_some() {
                 self.fields.cancel(slot);
             }
+            self.fields.device.forget(slot);
             if let Some(p) = self.pipeline_mut(i) {
                 p.asked = None;
                 p.meshing = None;
@@ -127,6 +128,10 @@ impl AppState {
             }
             return changed;
         };
+        // The render device computes it itself where it can (`device`); else the pool serves it.
+        if let Some(shown) = self.serve_on_device(i, key, next) {
+            return changed | shown;
+        }
         let dropping = playing && !self.settings.compute_every_frame;
         let mut grid = if let FieldChoice::Volume(v) = field {
             self.document().and_then(|d| d.grids.get(v).cloned())
@@ -147,7 +152,7 @@ impl AppState {
             self.fields.cached_for(slot, key)
         };
         if playing && !matches!(field, FieldChoice::Volume(_)) {
-            self.look_ahead(field, slot, next);
+            self.look_ahead(field, slot, next, false);
         }
         let mut key = key;
         if grid.is_none() && dropping {
@@ -527,6 +532,7 @@ impl AppState {
             .is_some_and(|f| matches!(f.style, FieldStyle::Slice(_)));
         if let Some(p) = self.pipeline_mut(i) {
             p.shown = Some((key, grid));
+            p.device_shown = None;
             p.lobes = lobes;
             p.shown_iso = iso;
             p.preview = preview;
@@ -541,14 +547,21 @@ impl AppState {
     }
 
     /// Asks for `field` at the next frame playback will show in `slot`'s look-ahead lane (reading
-    /// that frame once for all representations).
-    fn look_ahead(
+    /// that frame once for all representations): from the pool, or prepared for the render device
+    /// (`on_device`).
+    pub(super) fn look_ahead(
         &mut self,
         field: FieldChoice,
         slot: crate::app::fields::FieldSlot,
         next: &mut Option<Option<NextFrame>>,
+        on_device: bool,
     ) {
-        if !self.fields.can_prefetch(slot) {
+        let free = if on_device {
+            self.fields.device.can_prefetch(slot)
+        } else {
+            self.fields.can_prefetch(slot)
+        };
+        if !free {
             return;
         }
         if next.is_none() {
@@ -567,7 +580,11 @@ impl AppState {
             return;
         };
         let job = self.field_job_at(&key, &n.frame);
-        self.fields.prefetch(slot, key, || job);
+        if on_device {
+            self.fields.device.prefetch(slot, key, || job);
+        } else {
+            self.fields.prefetch(slot, key, || job);
+        }
     }
 
     /// The frame after the current one (the first when looping at the end), read from the
@@ -588,7 +605,7 @@ impl AppState {
         Some(NextFrame { index, frame })
     }
 
-    fn field_rep(&self, i: usize) -> Option<&super::FieldRep> {
+    pub(super) fn field_rep(&self, i: usize) -> Option<&super::FieldRep> {
         match &self.doc.reps.list.get(i)?.kind {
             RepKind::Field(f) => Some(f),
             RepKind::Atoms(_) | RepKind::Cartoon(_) => None,
@@ -599,7 +616,7 @@ impl AppState {
         self.field_rep(i).map(|f| &f.pipeline)
     }
 
-    fn pipeline_mut(&mut self, i: usize) -> Option<&mut super::FieldPipeline> {
+    pub(super) fn pipeline_mut(&mut self, i: usize) -> Option<&mut super::FieldPipeline> {
         match &mut self.doc.reps.list.get_mut(i)?.kind {
             RepKind::Field(f) => Some(&mut f.pipeline),
             RepKind::Atoms(_) | RepKind::Cartoon(_) => None,
