@@ -189,6 +189,7 @@ impl AppState {
                     .set_cache_budget(self.settings.cache_budget_mib as usize * (1 << 20));
             }
             Command::SetComputeEveryFrame(on) => self.settings.compute_every_frame = on,
+            Command::SetOrbitalsOn(on) => self.set_orbitals_on(on),
             Command::SetColormap(c) => {
                 self.settings.colormap = c;
                 self.view.dirty.slice = true;

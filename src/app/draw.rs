@@ -9,11 +9,11 @@
 //! context's capabilities chose it; elsewhere the surfaces are the CPU mesher's. Without usable 3-D
 //! textures a surface coloured by a volume is coloured per vertex, which needs the CPU meshes.
 
+use super::fields::device::DeviceFieldError;
 use super::fields::{FieldChoice, FieldKey};
 use super::reps::{FieldRep, FieldStyle, RepId, RepKind};
 use super::state::AppState;
 use super::values::{FieldUnit, Legend};
-use super::fields::device::DeviceFieldError;
 use crate::compute::device_field::{DeviceField, DeviceInput};
 use crate::render::mc_compute::{GpuLattice, GpuMesh, LobeBuffers, McCompute, McError};
 use crate::render::mo_compute::MoCompute;

@@ -128,6 +128,8 @@ pub enum Command {
     SetCacheBudgetMib(u32),
     /// Playback waits for each frame's surfaces (true) or keeps its rate, dropping frames (false).
     SetComputeEveryFrame(bool),
+    /// Where orbitals, densities and spin densities drawn as isosurfaces are computed.
+    SetOrbitalsOn(super::fields::device::OrbitalsOn),
     /// The colormap of slices and coloured surfaces.
     SetColormap(crate::render::colormap::Colormap),
     /// Starts the RDF of the panel's selections over all frames of the document.

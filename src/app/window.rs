@@ -434,6 +434,8 @@ impl ApplicationHandler for Viewer {
                 let software = g.rc.software_adapter;
                 let gpu_surfaces = g.rc.capabilities.gpu_marching_cubes;
                 self.state.panels.graphics[0] = g.rc.capabilities.summary();
+                // Orbitals and densities may be computed on this device (`settings.orbitals_on`).
+                self.state.use_render_device(&g.rc);
                 self.gfx = Some(g);
                 // Isosurfaces from now on come from the compute pass on this device where the
                 // capabilities chose it (not on a software rasteriser: its compute runs on the cores

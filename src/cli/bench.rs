@@ -81,12 +81,18 @@ pub struct BenchArgs {
     /// one frame's orbitals off (the peer of the batched figure, same run).
     #[arg(long)]
     playback_unbatched: bool,
-    /// With --playback: where the orbital scenes' fields are computed. `render-device`: the HOMO
-    /// series (threonine MD, C60) only, each frame's orbital computed by the WGSL pass on the render
-    /// device and both lobes extracted there with nothing read back; frames/s, the field pass alone
-    /// (GPU timestamps where available) and the CPU engine on the same lattices as the peer.
+    /// With --playback: where the orbital scenes' fields are computed. `render-device`: the orbital
+    /// scenes (HOMO; HOMO + LUMO as two representations; threonine MD, C60) played through the
+    /// viewer's update loop, draw stage and draw at 1280x720 with each frame's fields computed by
+    /// the WGSL pass on the render device straight into the marching cubes' lattice buffers; frames/s
+    /// end to end and the per-frame split (packing, pass + extraction, draw).
     #[arg(long, value_enum, default_value = "pool")]
     orbitals_on: OrbitalsOn,
+    /// With --playback --orbitals-on render-device: also play the HOMO series with the orbital pass
+    /// and the marching cubes alone, without the viewer's state and without the draw (the no-draw
+    /// figure).
+    #[arg(long)]
+    playback_no_draw_peer: bool,
     /// Lattice points along the longest axis for --playback and --ui-seconds.
     #[arg(long, default_value_t = 128)]
     playback_points: u32,
@@ -1228,7 +1234,15 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                     None => break,
                 };
                 match system.and_then(|sys| {
-                    super::playback::playback_case(name, sys, args.playback_points, frames, show, batch)
+                    super::playback::playback_case(
+                        name,
+                        sys,
+                        args.playback_points,
+                        frames,
+                        show,
+                        batch,
+                        orbitfield::app::fields::device::OrbitalsOn::WorkerPool,
+                    )
                 }) {
                     Ok(r) => {
                         eprintln!("{r:?}");
@@ -1442,13 +1456,58 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
-/// `--playback --orbitals-on render-device`: the HOMO series played with the orbital pass on the
-/// render device (see `render_orbital_bench`).
+/// `--playback --orbitals-on render-device`: the orbital scenes (HOMO; HOMO + LUMO as two
+/// representations) played through the viewer's own update loop, draw stage and draw at 1280x720,
+/// each frame's fields computed on the render device and waited for; then, unless
+/// `--playback-no-draw-peer` is off, the HOMO series without the viewer and without the draw
+/// (`render_orbital_bench`, labelled as such).
 fn render_device_playback(args: &BenchArgs) -> Result<()> {
+    use super::playback::Show;
     let c60 = synthetic_c60();
-    let mut results = Vec::new();
+    let mut viewer = Vec::new();
+    for (name, system, frames, show) in super::playback::scenes(&c60, true) {
+        if !matches!(show, Show::Lobes | Show::HomoAndLumo)
+            || args.playback_only.as_ref().is_some_and(|t| !name.contains(t.as_str()))
+        {
+            continue;
+        }
+        let run = system.and_then(|sys| {
+            super::playback::playback_case(
+                name,
+                sys,
+                args.playback_points,
+                frames,
+                show,
+                true,
+                orbitfield::app::fields::device::OrbitalsOn::RenderDevice,
+            )
+        });
+        match run {
+            Ok(r) => {
+                println!(
+                    "playback {} (viewer, orbitals on the render device, drawn at {}x{}): {:?} lattice, {:.1} \
+                     frames/s end to end; per frame: packing {:.2} ms (update loop), pass + extraction {:.2} ms, \
+                     draw {:.2} ms; frames prepared ahead {} / packed when shown {}",
+                    r.name,
+                    r.image_px[0],
+                    r.image_px[1],
+                    r.lattice_dims,
+                    r.fps,
+                    r.field_ms,
+                    r.surface_ms,
+                    r.surface_and_draw_ms - r.surface_ms,
+                    r.device_frames_ahead,
+                    r.device_frames_inline,
+                );
+                viewer.push(r);
+            }
+            Err(e) => eprintln!("note: playback '{name}' skipped: {e:#}"),
+        }
+    }
+    let mut no_draw = Vec::new();
     for (name, system, frames, show) in super::playback::scenes(&c60, false) {
-        if show != super::playback::Show::Lobes
+        if !args.playback_no_draw_peer
+            || show != Show::Lobes
             || args.playback_only.as_ref().is_some_and(|t| !name.contains(t.as_str()))
         {
             continue;
@@ -1456,9 +1515,9 @@ fn render_device_playback(args: &BenchArgs) -> Result<()> {
         match system.and_then(|sys| super::render_orbital_bench::run_case(name, sys, args.playback_points, frames)) {
             Ok(r) => {
                 println!(
-                    "playback {} (orbitals on the render device): {:?} lattice, {:.1} frames/s (field + both lobes, \
-                     waited for); field pass {:.2} ms ({}), packing {:.2} ms; CPU engine {:.1} ms on the same \
-                     lattice ({:.1}x); {} + {} triangles; on {}",
+                    "playback {} (NO DRAW, outside the viewer: orbital pass + both lobes only): {:?} lattice, {:.1} \
+                     frames/s (waited for); field pass {:.2} ms ({}), packing {:.2} ms; CPU engine {:.1} ms on the \
+                     same lattice ({:.1}x); {} + {} triangles; on {}",
                     r.name,
                     r.lattice_dims,
                     r.fps,
@@ -1471,13 +1530,13 @@ fn render_device_playback(args: &BenchArgs) -> Result<()> {
                     r.triangles[1],
                     r.adapter
                 );
-                results.push(r);
+                no_draw.push(r);
             }
             Err(e) => eprintln!("note: playback '{name}' skipped: {e:#}"),
         }
     }
     if let Some(p) = &args.json {
-        let text = serde_json::to_string_pretty(&results)?;
+        let text = serde_json::to_string_pretty(&serde_json::json!({ "viewer": viewer, "no_draw": no_draw }))?;
         std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
     }
     Ok(())

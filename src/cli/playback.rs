@@ -7,6 +7,7 @@
 
 use anyhow::{Context, Result, anyhow, bail};
 use orbitfield::app::draw::SceneSync;
+use orbitfield::app::fields::device::OrbitalsOn;
 use orbitfield::app::fields::{FieldChoice, FieldService, PoolBackend};
 use orbitfield::app::reps::RepEdit;
 use orbitfield::app::settings::Settings;
@@ -42,6 +43,11 @@ pub struct PlaybackResult {
     /// Whether the pool computed one frame's orbitals in one engine call on every worker
     /// (`PoolConfig::batch_orbitals` and `batch_orbitals_on_gpu`).
     pub batched: bool,
+    /// Where the orbitals were computed (`settings.orbitals_on`), and, on the render device, how
+    /// many shown frames were prepared ahead (packed on the look-ahead thread) or packed when shown.
+    pub orbitals_on: String,
+    pub device_frames_ahead: u64,
+    pub device_frames_inline: u64,
 }
 
 /// A series of `frames` copies of `wf` whose atoms move by up to `jitter_angstrom` (the same orbital
@@ -217,10 +223,12 @@ fn all_shown(state: &AppState, f: usize) -> bool {
         .reps()
         .fields()
         .filter(|(r, _)| r.visible)
-        .all(|(_, rep)| rep.pipeline.shown.as_ref().is_some_and(|(k, _)| k.frame == f) && rep.color_shows_frame(f))
+        .all(|(_, rep)| rep.pipeline.shown_key().is_some_and(|k| k.frame == f) && rep.color_shows_frame(f))
 }
 
-/// Plays `system` (`lattice_points` along the longest axis for orbitals) for `frames` frames.
+/// Plays `system` (`lattice_points` along the longest axis for orbitals) for `frames` frames, the
+/// orbitals computed where `orbitals_on` says (on the render device: packed in the update loop or
+/// ahead on the packing thread, then the pass and the marching cubes in the draw stage).
 pub fn playback_case(
     name: &str,
     system: System,
@@ -228,6 +236,7 @@ pub fn playback_case(
     frames: usize,
     show: Show,
     batch: bool,
+    orbitals_on: OrbitalsOn,
 ) -> Result<PlaybackResult> {
     // The ESP-on-density scene is timed on the viewer's default lattice, where the interactive
     // target is set.
@@ -240,6 +249,7 @@ pub fn playback_case(
         lattice_points,
         cache_budget_mib: 16,
         compute_every_frame: true,
+        orbitals_on,
         ..Settings::default()
     };
     let fields = FieldService::new(
@@ -268,6 +278,15 @@ pub fn playback_case(
             "{name}: times the GPU marching cubes, which this adapter does not run ({})",
             rc.capabilities.summary()
         );
+    }
+    if orbitals_on != OrbitalsOn::WorkerPool {
+        if !rc.capabilities.orbital_pass_supported {
+            bail!(
+                "{name}: the adapter cannot run the orbital pass ({})",
+                rc.capabilities.summary()
+            );
+        }
+        state.use_render_device(&rc);
     }
     let mut sync = SceneSync::new(&rc);
     let mut scene = GpuScene::new(&rc);
@@ -302,8 +321,8 @@ pub fn playback_case(
             std::thread::yield_now();
         }
         let t1 = Instant::now();
-        if let Some((_, grid)) = state.shown_field() {
-            dims = grid.lattice.dims;
+        if let Some(k) = state.main_field_rep().and_then(|r| r.pipeline.shown_key()) {
+            dims = k.dims;
         }
         // Surfaces (marching cubes on the render device) or the slice image, for every
         // representation, through the draw stage the viewer uses.
@@ -350,6 +369,14 @@ pub fn playback_case(
         (pool_total, pool_compute) = pool;
     }
     let seconds = t.elapsed().as_secs_f64();
+    if let Some(why) = state
+        .reps()
+        .fields()
+        .find_map(|(_, f)| f.pipeline.device_fallback.clone())
+    {
+        bail!("{name}: {why}");
+    }
+    let served = state.fields.device.served;
     Ok(PlaybackResult {
         name: name.to_string(),
         lattice_dims: dims,
@@ -364,6 +391,9 @@ pub fn playback_case(
         engines: state.fields.backend_name(),
         image_px: size,
         batched: batch,
+        orbitals_on: orbitals_on.name().to_string(),
+        device_frames_ahead: served.ahead,
+        device_frames_inline: served.inline,
     })
 }
 

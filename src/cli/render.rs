@@ -544,9 +544,8 @@ fn show_fields(state: &mut AppState, f: usize) -> Result<()> {
             r.visible
                 && (rep
                     .pipeline
-                    .shown
-                    .as_ref()
-                    .is_none_or(|(k, _)| k.frame != f && !matches!(k.field, FieldChoice::Volume(_)))
+                    .shown_key()
+                    .is_none_or(|k| k.frame != f && !matches!(k.field, FieldChoice::Volume(_)))
                     || !rep.color_shows_frame(f))
         })
         .map(|(r, _)| state.rep_label(r))

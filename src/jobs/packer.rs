@@ -29,13 +29,15 @@ pub struct Packer<K: Send + 'static> {
 impl<K: Send + 'static> Packer<K> {
     /// Starts the worker (`orbitfield-packer`). Errors when the thread cannot be started.
     pub fn start() -> Result<Packer<K>, String> {
-        let lanes = LaneWorker::start("orbitfield-packer", "field packing", |(key, job): (K, FieldJob)| Packed {
-            lane: 0,
-            key,
-            generation: 0,
-            field: DeviceField::from_job(&job)
-                .map(|f| f.map(Arc::new))
-                .map_err(|e| e.to_string()),
+        let lanes = LaneWorker::start("orbitfield-packer", "field packing", |(key, job): (K, FieldJob)| {
+            Packed {
+                lane: 0,
+                key,
+                generation: 0,
+                field: DeviceField::from_job(&job)
+                    .map(|f| f.map(Arc::new))
+                    .map_err(|e| e.to_string()),
+            }
         })?;
         Ok(Packer { lanes })
     }

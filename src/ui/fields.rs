@@ -143,6 +143,7 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 send(state, Command::SetLatticePoints(points));
             }
         });
+        orbitals_on_ui(ui, state);
     }
     if state.main_field().is_some() {
         slice_ui(ui, state);
@@ -155,6 +156,39 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
     if !state.fields.can_extract() {
         ui.label(RichText::new("Isosurfaces unavailable in this build (no extractor)").color(tokens::ERROR));
+    }
+}
+
+/// Where orbitals and densities are computed, and where the main field's actually are.
+fn orbitals_on_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    use crate::app::fields::device::OrbitalsOn;
+    let now = state.settings.orbitals_on;
+    let mut chosen = now;
+    ui.horizontal(|ui| {
+        let l = ui.label("Orbitals computed on");
+        egui::ComboBox::from_id_salt("orbitals_on")
+            .selected_text(now.name())
+            .show_ui(ui, |ui| {
+                for on in OrbitalsOn::ALL {
+                    ui.selectable_value(&mut chosen, on, on.name());
+                }
+            })
+            .response
+            .labelled_by(l.id)
+            .on_hover_text(
+                "auto: the render device when its adapter is a real GPU (isosurfaces straight from the \
+                 lattice it computes, nothing copied to the host), else the worker pool",
+            );
+    });
+    if chosen != now {
+        send(state, Command::SetOrbitalsOn(chosen));
+    }
+    if let Some(f) = state.main_field_rep() {
+        if let Some(why) = &f.pipeline.device_fallback {
+            ui.small(RichText::new(why).color(tokens::ERROR));
+        } else if f.pipeline.device_shown.is_some() {
+            ui.small("computed on the render device (no host lattice: no value read-outs)");
+        }
     }
 }
 

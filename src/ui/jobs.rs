@@ -66,7 +66,7 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
         .fields()
         .map(|(r, f)| {
             let label = state.rep_label(r);
-            match (state.fields.pending(f.pipeline.slot), &f.pipeline.shown) {
+            match (state.fields.pending(f.pipeline.slot), f.pipeline.shown_key()) {
                 (Some(k), _) => {
                     let pct = state
                         .fields
@@ -74,7 +74,10 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
                         .map_or(String::new(), |p| format!(" ({:.0}%)", p.fraction * 100.0));
                     format!("{label}: computing frame {}{pct}", k.frame + 1)
                 }
-                (None, Some((k, _))) => format!("{label}: frame {} shown", k.frame + 1),
+                (None, Some(k)) if f.pipeline.device_shown.is_some() => {
+                    format!("{label}: frame {} shown, computed on the render device", k.frame + 1)
+                }
+                (None, Some(k)) => format!("{label}: frame {} shown", k.frame + 1),
                 (None, None) if r.visible => format!("{label}: waiting"),
                 (None, None) => format!("{label}: hidden"),
             }

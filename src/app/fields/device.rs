@@ -257,6 +257,11 @@ impl DeviceSource {
         self.ahead.get(&slot).map(|(k, _)| *k)
     }
 
+    /// The key `slot` has prepared ahead (packed, ready for the frame it is of), if any.
+    pub fn prepared_ahead(&self, slot: FieldSlot) -> Option<FieldKey> {
+        self.ahead.get(&slot).filter(|(_, f)| f.is_some()).map(|(k, _)| *k)
+    }
+
     /// Drops `slot`'s look-ahead (prepared or in flight).
     pub fn forget(&mut self, slot: FieldSlot) {
         self.ahead.remove(&slot);

@@ -325,9 +325,8 @@ impl FieldPipeline {
     pub(crate) fn clear(&mut self) -> bool {
         self.meshing = None;
         self.preview = false;
-        let had = self.shown.take().is_some()
-            || self.device_shown.take().is_some()
-            || self.lobes.iter().any(|l| l.is_some());
+        let had =
+            self.shown.take().is_some() || self.device_shown.take().is_some() || self.lobes.iter().any(|l| l.is_some());
         self.lobes = [None, None];
         if had {
             self.revision += 1;

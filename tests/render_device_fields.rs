@@ -1,0 +1,279 @@
+//! The viewer computing orbitals and densities on the render device (`app::fields::device`, the
+//! orbital pass recorded by the draw stage into the lattice buffer its GPU marching cubes reads)
+//! against the worker pool's CPU engine (the numerical reference) through the same update loop and
+//! draw stage: two representations (the HOMO and the density) over several played frames of the
+//! threonine MD series give the same surfaces (triangles, area within 1e-4 relative); the next
+//! frame is prepared ahead while one is shown; a lattice the device cannot bind and a missing
+//! orbital pass fall back to the pool, said once; the setting round-trips through a session file.
+//! Small lattices; runs on whatever adapter exists (Mesa lavapipe in CI, where the GPU marching
+//! cubes is forced on); skipped, with the reason printed, where none can run the passes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use orbitfield::app::draw::SceneSync;
+use orbitfield::app::fields::device::OrbitalsOn;
+use orbitfield::app::fields::{FieldChoice, FieldKey};
+use orbitfield::app::reps::RepId;
+use orbitfield::app::settings::Settings;
+use orbitfield::app::state::{AppState, Command};
+use orbitfield::render::{GpuScene, RenderContext};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const REL_AREA_TOL: f64 = 1e-4;
+const LATTICE_POINTS: u32 = 28;
+
+fn context() -> Option<RenderContext> {
+    let mut rc = match RenderContext::headless(1) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("skipping: no render context ({e})");
+            return None;
+        }
+    };
+    let c = &rc.capabilities;
+    if !c.mc_compute_supported || !c.orbital_pass_supported {
+        eprintln!(
+            "skipping: the adapter cannot run the orbital pass and the marching cubes ({})",
+            c.summary()
+        );
+        return None;
+    }
+    // The GPU marching cubes even on a software rasteriser (the viewer picks the CPU mesher there).
+    rc.capabilities.gpu_marching_cubes = true;
+    Some(rc)
+}
+
+fn threonine_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/qm/threonine_md");
+    (0..4)
+        .map(|i| dir.join(format!("threonine_md_{i:03}.molden.gz")))
+        .collect()
+}
+
+/// A viewer state on the threonine series showing the HOMO (main field) and the density, playing
+/// frame by frame, its orbitals computed where `on` says.
+fn viewer(rc: &RenderContext, on: OrbitalsOn) -> (AppState, [RepId; 2]) {
+    let settings = Settings {
+        lattice_points: LATTICE_POINTS,
+        compute_every_frame: true,
+        orbitals_on: on,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(settings, orbitfield::app::default_field_service());
+    state.view.gpu_surfaces = true;
+    let system = orbitfield::io::load(&threonine_files()).unwrap();
+    state.open_system("threonine".into(), system);
+    assert!(matches!(state.main_field(), Some(FieldChoice::Orbital { .. })));
+    state.apply(Command::AddFieldRep(FieldChoice::Density));
+    state.use_render_device(rc);
+    state.view.timeline.playing = true;
+    let ids: Vec<RepId> = state.reps().fields().map(|(r, _)| r.id).collect();
+    assert_eq!(ids.len(), 2);
+    (state, [ids[0], ids[1]])
+}
+
+fn shown_key(state: &AppState, id: RepId) -> Option<FieldKey> {
+    state.reps().field(id)?.pipeline.shown_key()
+}
+
+/// Shows frame `f` (waiting for every representation), then runs the draw stage.
+fn play(state: &mut AppState, sync: &mut SceneSync, scene: &mut GpuScene, rc: &RenderContext, f: usize) {
+    state.apply(Command::SetFrame(f));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        state.update_reps();
+        let ids: Vec<RepId> = state.reps().fields().map(|(r, _)| r.id).collect();
+        if ids.iter().all(|&id| shown_key(state, id).is_some_and(|k| k.frame == f)) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "frame {f} never shown: {:?}",
+            state.fields.last_error
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    sync.sync(rc, scene, state);
+}
+
+/// (triangles, area in A^2) of the lobes a representation draws (the negative one for signed fields).
+fn surfaces(sync: &SceneSync, rc: &RenderContext, id: RepId, signed: bool) -> Vec<(usize, f64)> {
+    let lobes = sync.gpu_lobes(id).expect("lobes extracted on the render device");
+    lobes
+        .iter()
+        .take(if signed { 2 } else { 1 })
+        .map(|m| {
+            let mesh = m.read_back(&rc.device, &rc.queue).unwrap();
+            (mesh.indices.len() / 3, mesh.area_angstrom2())
+        })
+        .collect()
+}
+
+#[test]
+fn render_device_surfaces_match_the_pool_over_played_frames_with_two_representations() {
+    let Some(rc) = context() else { return };
+    let mut runs = Vec::new();
+    for on in [OrbitalsOn::WorkerPool, OrbitalsOn::RenderDevice] {
+        let (mut state, ids) = viewer(&rc, on);
+        let mut sync = SceneSync::new(&rc);
+        let mut scene = GpuScene::new(&rc);
+        let mut per_frame = Vec::new();
+        for f in [1, 2, 3, 0] {
+            play(&mut state, &mut sync, &mut scene, &rc, f);
+            for (k, id) in ids.iter().enumerate() {
+                let p = &state.reps().field(*id).unwrap().pipeline;
+                assert!(p.device_fallback.is_none(), "{:?}", p.device_fallback);
+                assert_eq!(
+                    p.device_shown.is_some(),
+                    on == OrbitalsOn::RenderDevice,
+                    "{on:?}: representation {k} at frame {f}"
+                );
+                assert_eq!(p.shown.is_some(), on == OrbitalsOn::WorkerPool);
+                per_frame.push(surfaces(&sync, &rc, *id, k == 0));
+            }
+        }
+        runs.push(per_frame);
+    }
+    let (pool, device) = (&runs[0], &runs[1]);
+    for (i, (a, b)) in pool.iter().zip(device).enumerate() {
+        for ((ta, aa), (tb, ab)) in a.iter().zip(b) {
+            assert!(*ta > 20, "surface {i}: only {ta} triangles");
+            assert_eq!(ta, tb, "surface {i}: triangles, pool {ta} vs render device {tb}");
+            let rel = (aa - ab).abs() / aa.abs();
+            assert!(rel <= REL_AREA_TOL, "surface {i}: area {aa} vs {ab} ({rel:e})");
+        }
+    }
+}
+
+#[test]
+fn the_next_frame_is_prepared_ahead_while_one_is_shown() {
+    let Some(rc) = context() else { return };
+    let (mut state, ids) = viewer(&rc, OrbitalsOn::RenderDevice);
+    let mut sync = SceneSync::new(&rc);
+    let mut scene = GpuScene::new(&rc);
+    play(&mut state, &mut sync, &mut scene, &rc, 0);
+    let slots: Vec<_> = ids
+        .iter()
+        .map(|id| state.reps().field(*id).unwrap().pipeline.slot)
+        .collect();
+    // Every representation's frame 1, packed on the look-ahead thread before it is shown.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !slots
+        .iter()
+        .all(|s| state.fields.device.prepared_ahead(*s).is_some_and(|k| k.frame == 1))
+    {
+        assert!(Instant::now() < deadline, "frame 1 never prepared ahead");
+        state.fields.device.receive();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let before = state.fields.device.served;
+    play(&mut state, &mut sync, &mut scene, &rc, 1);
+    let after = state.fields.device.served;
+    assert_eq!(after.ahead, before.ahead + 2, "both frames came from the look-ahead");
+    assert_eq!(after.inline, before.inline);
+    // And frame 2 is on its way.
+    for s in &slots {
+        assert_eq!(state.fields.device.looking_ahead(*s).map(|k| k.frame), Some(2));
+    }
+}
+
+fn wait_for_pool(state: &mut AppState, id: RepId, f: usize) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !state
+        .reps()
+        .field(id)
+        .unwrap()
+        .pipeline
+        .shown
+        .as_ref()
+        .is_some_and(|(k, _)| k.frame == f)
+    {
+        assert!(Instant::now() < deadline, "the pool never served frame {f}");
+        state.update_reps();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn a_lattice_the_device_cannot_bind_falls_back_to_the_pool_said_once() {
+    let Some(rc) = context() else { return };
+    let (mut state, ids) = viewer(&rc, OrbitalsOn::RenderDevice);
+    // A device whose storage bindings hold 1 KiB: no lattice fits.
+    if let Some(r) = state.fields.device.render.as_mut() {
+        r.limits.max_storage_buffer_binding_size = 1024;
+    }
+    state.apply(Command::SetFrame(1));
+    state.update_reps();
+    let status = state.panels.status.clone();
+    assert!(status.contains("worker pool") && status.contains("bytes"), "{status}");
+    for id in ids {
+        let p = &state.reps().field(id).unwrap().pipeline;
+        assert!(p.device_fallback.is_some());
+        assert!(p.device_shown.is_none());
+        wait_for_pool(&mut state, id, 1);
+    }
+    // Said once: the next frames are served by the pool without a word.
+    state.panels.status.clear();
+    state.apply(Command::SetFrame(2));
+    for id in ids {
+        wait_for_pool(&mut state, id, 2);
+    }
+    assert!(
+        !state.panels.status.contains("render device"),
+        "{}",
+        state.panels.status
+    );
+}
+
+#[test]
+fn without_the_orbital_pass_the_pool_serves_silently_on_auto_and_says_so_when_asked_for() {
+    let Some(rc) = context() else { return };
+    for on in [OrbitalsOn::Auto, OrbitalsOn::RenderDevice] {
+        let (mut state, ids) = viewer(&rc, on);
+        state.fields.device.render = None;
+        state.panels.status.clear();
+        state.apply(Command::SetFrame(1));
+        state.update_reps();
+        let said = state.panels.status.contains("not on the render device");
+        assert_eq!(said, on == OrbitalsOn::RenderDevice, "{on:?}: {}", state.panels.status);
+        for id in ids {
+            wait_for_pool(&mut state, id, 1);
+            assert!(state.reps().field(id).unwrap().pipeline.device_shown.is_none());
+        }
+    }
+    // `auto` on a software rasteriser: the pool, without a word.
+    if rc.software_adapter {
+        let (mut state, ids) = viewer(&rc, OrbitalsOn::Auto);
+        state.apply(Command::SetFrame(1));
+        state.update_reps();
+        for id in ids {
+            wait_for_pool(&mut state, id, 1);
+            let p = &state.reps().field(id).unwrap().pipeline;
+            assert!(p.device_shown.is_none() && p.device_fallback.is_none());
+        }
+    }
+}
+
+#[test]
+fn the_setting_round_trips_through_a_session_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("view.ron");
+    for on in OrbitalsOn::ALL {
+        let settings = Settings {
+            lattice_points: LATTICE_POINTS,
+            orbitals_on: on,
+            ..Settings::default()
+        };
+        let mut state = AppState::new(settings, orbitfield::app::default_field_service());
+        let system = orbitfield::io::load(&threonine_files()).unwrap();
+        state.open_system("threonine".into(), system);
+        let session = state.session().unwrap();
+        session.save(&path).unwrap();
+        let loaded = orbitfield::app::session::Session::load(&path).unwrap();
+        assert_eq!(loaded.orbitals_on, on);
+        let mut other = AppState::new(Settings::default(), orbitfield::app::default_field_service());
+        other.apply_session(&loaded);
+        assert_eq!(other.settings.orbitals_on, on);
+    }
+}
