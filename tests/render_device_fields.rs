@@ -180,14 +180,14 @@ fn the_next_frame_is_prepared_ahead_while_one_is_shown() {
 
 fn wait_for_pool(state: &mut AppState, id: RepId, f: usize) {
     let deadline = Instant::now() + Duration::from_secs(120);
-    while !state
+    while state
         .reps()
         .field(id)
         .unwrap()
         .pipeline
         .shown
         .as_ref()
-        .is_some_and(|(k, _)| k.frame == f)
+        .is_none_or(|(k, _)| k.frame != f)
     {
         assert!(Instant::now() < deadline, "the pool never served frame {f}");
         state.update_reps();

@@ -523,6 +523,31 @@ fn slice_plane_controls_set_axis_and_free_normal() {
     assert!(harness.query_all_by_label_contains("azimuth").count() >= 1);
 }
 
+/// Where orbitals are computed: the field panel's combo sets the setting (auto by default).
+#[test]
+fn field_panel_sets_where_orbitals_are_computed() {
+    use orbitfield::app::fields::device::OrbitalsOn;
+    let mut harness = Harness::new_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::panels::fields_ui(ui, state);
+            state.apply_pending();
+        },
+        state_with_h2(),
+    );
+    harness.run();
+    assert_eq!(harness.state().settings.orbitals_on, OrbitalsOn::Auto);
+    harness.get_by_label("Orbitals computed on").click();
+    harness.run();
+    harness.get_by_label("worker pool").click();
+    harness.run();
+    assert_eq!(harness.state().settings.orbitals_on, OrbitalsOn::WorkerPool);
+    harness.get_by_label("Orbitals computed on").click();
+    harness.run();
+    harness.get_by_label("render device").click();
+    harness.run();
+    assert_eq!(harness.state().settings.orbitals_on, OrbitalsOn::RenderDevice);
+}
+
 /// The potential of a trajectory's charges per frame: a fixed lattice, values equal to the direct
 /// float64 sum over the frame's charges, following the frames.
 #[test]
