@@ -1486,8 +1486,9 @@ fn render_device_playback(args: &BenchArgs) -> Result<()> {
             Ok(r) => {
                 println!(
                     "playback {} (viewer, orbitals on the render device, drawn at {}x{}): {:?} lattice, {:.1} \
-                     frames/s end to end; per frame: packing {:.2} ms (update loop), pass + extraction {:.2} ms, \
-                     draw {:.2} ms; frames prepared ahead {} / packed when shown {}",
+                     frames/s end to end; per frame: update loop {:.2} ms (frame change, packing of frames not prepared ahead), pass + extraction {:.2} ms, \
+                     draw {:.2} ms; packing {:.2} ms per representation and frame (ahead on its thread: {} frames, \
+                     when shown: {})",
                     r.name,
                     r.image_px[0],
                     r.image_px[1],
@@ -1496,6 +1497,7 @@ fn render_device_playback(args: &BenchArgs) -> Result<()> {
                     r.field_ms,
                     r.surface_ms,
                     r.surface_and_draw_ms - r.surface_ms,
+                    r.device_pack_ms,
                     r.device_frames_ahead,
                     r.device_frames_inline,
                 );

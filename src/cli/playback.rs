@@ -48,6 +48,9 @@ pub struct PlaybackResult {
     pub orbitals_on: String,
     pub device_frames_ahead: u64,
     pub device_frames_inline: u64,
+    /// Mean time of one representation's packing for the render device (on the look-ahead thread,
+    /// overlapping the frame shown, or in the update loop when not prepared ahead), milliseconds.
+    pub device_pack_ms: f64,
 }
 
 /// A series of `frames` copies of `wf` whose atoms move by up to `jitter_angstrom` (the same orbital
@@ -394,6 +397,7 @@ pub fn playback_case(
         orbitals_on: orbitals_on.name().to_string(),
         device_frames_ahead: served.ahead,
         device_frames_inline: served.inline,
+        device_pack_ms: served.pack_seconds * 1e3 / served.packed.max(1) as f64,
     })
 }
 

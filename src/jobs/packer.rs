@@ -19,6 +19,8 @@ pub struct Packed<K> {
     pub key: K,
     pub generation: u64,
     pub field: Result<Option<Arc<DeviceField>>, String>,
+    /// Time spent packing, seconds.
+    pub seconds: f64,
 }
 
 /// The packing worker.
@@ -30,13 +32,16 @@ impl<K: Send + 'static> Packer<K> {
     /// Starts the worker (`orbitfield-packer`). Errors when the thread cannot be started.
     pub fn start() -> Result<Packer<K>, String> {
         let lanes = LaneWorker::start("orbitfield-packer", "field packing", |(key, job): (K, FieldJob)| {
+            let t = std::time::Instant::now();
+            let field = DeviceField::from_job(&job)
+                .map(|f| f.map(Arc::new))
+                .map_err(|e| e.to_string());
             Packed {
                 lane: 0,
                 key,
                 generation: 0,
-                field: DeviceField::from_job(&job)
-                    .map(|f| f.map(Arc::new))
-                    .map_err(|e| e.to_string()),
+                field,
+                seconds: t.elapsed().as_secs_f64(),
             }
         })?;
         Ok(Packer { lanes })

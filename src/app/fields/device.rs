@@ -114,11 +114,15 @@ impl DeviceFieldError {
     }
 }
 
-/// How often the frame shown was prepared ahead or packed when asked (tests, the jobs panel).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// How often the frame shown was prepared ahead or packed when asked, and the time spent packing
+/// (tests, benchmarks).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DeviceServed {
     pub ahead: u64,
     pub inline: u64,
+    /// Packings finished (ahead or inline, shown or not) and their total time, seconds.
+    pub packed: u64,
+    pub pack_seconds: f64,
 }
 
 /// The render-device source (see the module docs).
@@ -173,6 +177,8 @@ impl DeviceSource {
             return;
         };
         for done in p.try_recv() {
+            self.served.packed += 1;
+            self.served.pack_seconds += done.seconds;
             let slot = FieldSlot(done.lane);
             let Some(entry) = self.ahead.get_mut(&slot).filter(|(k, _)| *k == done.key) else {
                 continue;
@@ -215,9 +221,7 @@ impl DeviceSource {
             _ => {}
         }
         let job = make_job().ok_or(DeviceFieldError::NoJob)?;
-        let f = DeviceField::from_job(&job)
-            .map_err(|e| DeviceFieldError::Pack(e.to_string()))?
-            .ok_or(DeviceFieldError::NotDeviceField)?;
+        let f = self.pack(&job)?.ok_or(DeviceFieldError::NotDeviceField)?;
         self.fits(&f)?;
         self.served.inline += 1;
         Ok(Arc::new(f))
@@ -242,7 +246,7 @@ impl DeviceSource {
                 p.submit(slot.0, key, job);
                 self.ahead.insert(slot, (key, None));
             }
-            None => match DeviceField::from_job(&job) {
+            None => match self.pack(&job) {
                 Ok(Some(f)) => {
                     self.ahead.insert(slot, (key, Some(Arc::new(f))));
                 }
@@ -255,6 +259,15 @@ impl DeviceSource {
     /// The key `slot` has prepared or is preparing ahead, if any.
     pub fn looking_ahead(&self, slot: FieldSlot) -> Option<FieldKey> {
         self.ahead.get(&slot).map(|(k, _)| *k)
+    }
+
+    /// Packs `job` here, counting the time.
+    fn pack(&mut self, job: &FieldJob) -> Result<Option<DeviceField>, DeviceFieldError> {
+        let t = std::time::Instant::now();
+        let f = DeviceField::from_job(job).map_err(|e| DeviceFieldError::Pack(e.to_string()));
+        self.served.packed += 1;
+        self.served.pack_seconds += t.elapsed().as_secs_f64();
+        f
     }
 
     /// The key `slot` has prepared ahead (packed, ready for the frame it is of), if any.
