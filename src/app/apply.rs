@@ -468,7 +468,27 @@ impl AppState {
         {
             let unit = super::values::FieldUnit::of(key.field, self.settings.potential_unit);
             text.push_str(&format!(", field {}", unit.format(v)));
+        } else if let (Some(p), Some(key)) = (
+            doc.frame.positions_angstrom.get(atom),
+            self.main_field_rep()
+                .and_then(|f| f.pipeline.device_shown.as_ref())
+                .map(|(k, _)| *k),
+        ) && let Some(v) = self.field_at_point(&key, p.map(f64::from))
+        {
+            // Computed on the render device (no host lattice): evaluated exactly at the atom.
+            let unit = super::values::FieldUnit::of(key.field, self.settings.potential_unit);
+            text.push_str(&format!(", field {} (at the atom)", unit.format(v as f32)));
         }
         text
+    }
+
+    /// `key`'s field (at the current frame) at one point, by the CPU engine.
+    fn field_at_point(&self, key: &super::fields::FieldKey, p_angstrom: [f64; 3]) -> Option<f64> {
+        let job = self.field_job(key)?;
+        let p = crate::model::units::bohr_from_angstrom3(p_angstrom);
+        crate::compute::cpu::evaluate_points(&job.field, &job.input, &[p])
+            .ok()?
+            .first()
+            .copied()
     }
 }

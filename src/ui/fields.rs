@@ -187,7 +187,7 @@ fn orbitals_on_ui(ui: &mut egui::Ui, state: &mut AppState) {
         if let Some(why) = &f.pipeline.device_fallback {
             ui.small(RichText::new(why).color(tokens::ERROR));
         } else if f.pipeline.device_shown.is_some() {
-            ui.small("computed on the render device (no host lattice: no value read-outs)");
+            ui.small("computed on the render device (no host lattice: read-outs are evaluated at the atom)");
         }
     }
 }
