@@ -1233,17 +1233,11 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                         .map_or_else(|| Err(anyhow::anyhow!("no scene {name}")), |c| c.1),
                     None => break,
                 };
-                match system.and_then(|sys| {
-                    super::playback::playback_case(
-                        name,
-                        sys,
-                        args.playback_points,
-                        frames,
-                        show,
-                        batch,
-                        orbitfield::app::fields::device::OrbitalsOn::WorkerPool,
-                    )
-                }) {
+                let pool = orbitfield::app::fields::device::OrbitalsOn::WorkerPool;
+                let points = args.playback_points;
+                match system
+                    .and_then(|sys| super::playback::playback_case(name, sys, points, frames, show, batch, pool))
+                {
                     Ok(r) => {
                         eprintln!("{r:?}");
                         playback.push(r);
@@ -1471,17 +1465,9 @@ fn render_device_playback(args: &BenchArgs) -> Result<()> {
         {
             continue;
         }
-        let run = system.and_then(|sys| {
-            super::playback::playback_case(
-                name,
-                sys,
-                args.playback_points,
-                frames,
-                show,
-                true,
-                orbitfield::app::fields::device::OrbitalsOn::RenderDevice,
-            )
-        });
+        let on = orbitfield::app::fields::device::OrbitalsOn::RenderDevice;
+        let points = args.playback_points;
+        let run = system.and_then(|sys| super::playback::playback_case(name, sys, points, frames, show, true, on));
         match run {
             Ok(r) => {
                 println!(

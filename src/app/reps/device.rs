@@ -110,15 +110,8 @@ impl AppState {
 
     fn set_device_shown(&mut self, i: usize, key: FieldKey, field: Arc<DeviceField>, iso: f32) {
         if let Some(p) = self.pipeline_mut(i) {
-            p.shown = None;
-            p.device_shown = Some((key, field));
-            p.lobes = [None, None];
-            p.shown_iso = iso;
-            p.preview = false;
-            p.meshing = None;
-            p.stale = false;
+            p.show(None, Some((key, field)), [None, None], iso, false);
             p.asked = None;
-            p.revision += 1;
         }
         self.view.dirty.surface_color = true;
     }

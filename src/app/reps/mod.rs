@@ -334,6 +334,26 @@ impl FieldPipeline {
         had
     }
 
+    /// Shows a new picture: a host grid (with its lobes, for the CPU extractor) or a field the render
+    /// device computes, at the absolute isovalue `iso`.
+    pub(crate) fn show(
+        &mut self,
+        host: Option<(FieldKey, Arc<Grid3>)>,
+        device: Option<(FieldKey, Arc<DeviceField>)>,
+        lobes: [Option<Arc<MeshData>>; 2],
+        iso: f32,
+        preview: bool,
+    ) {
+        self.shown = host;
+        self.device_shown = device;
+        self.lobes = lobes;
+        self.shown_iso = iso;
+        self.preview = preview;
+        self.meshing = None;
+        self.stale = false;
+        self.revision += 1;
+    }
+
     /// The key of what is shown: a host grid, or a field the render device computes.
     pub fn shown_key(&self) -> Option<FieldKey> {
         self.shown

@@ -531,14 +531,7 @@ impl AppState {
             .field_rep(i)
             .is_some_and(|f| matches!(f.style, FieldStyle::Slice(_)));
         if let Some(p) = self.pipeline_mut(i) {
-            p.shown = Some((key, grid));
-            p.device_shown = None;
-            p.lobes = lobes;
-            p.shown_iso = iso;
-            p.preview = preview;
-            p.meshing = None;
-            p.stale = false;
-            p.revision += 1;
+            p.show(Some((key, grid)), None, lobes, iso, preview);
         }
         if is_slice {
             self.view.dirty.slice = true;
