@@ -5,7 +5,9 @@
 //! One [`SceneSync`] per scene: the window, `render` and the playback bench all draw through it.
 //! It redoes only what changed: a field representation's GPU surfaces are extracted again only when
 //! its picture's revision moved (into buffers of its own, reused from frame to frame); colour and
-//! opacity changes re-upload without extracting. The GPU marching cubes exists only where the render
+//! opacity changes re-upload without extracting. A representation whose field the render device
+//! computes (`fields::device`: no host lattice) has the orbital pass recorded into its own lattice
+//! buffer first; when the pass fails, the worker pool serves it from the next update on. The GPU marching cubes exists only where the render
 //! context's capabilities chose it; elsewhere the surfaces are the CPU mesher's. Without usable 3-D
 //! textures a surface coloured by a volume is coloured per vertex, which needs the CPU meshes.
 

@@ -38,8 +38,9 @@ pub struct Capabilities {
     /// Isosurfaces extracted by the compute pass on the render device; else the CPU mesher thread.
     pub gpu_marching_cubes: bool,
     /// The device can run the orbital pass of `render::mo_compute` (molecular orbitals evaluated on
-    /// the render device). Nothing chooses it yet but `bench --orbitals-on render-device` and tests;
-    /// on a software rasteriser the CPU engine is faster.
+    /// the render device). The viewer computes orbitals and densities there where `orbitals_on`
+    /// says (`app::fields::device`: `auto` only on a hardware adapter; on a software rasteriser the
+    /// CPU engine is faster).
     pub orbital_pass_supported: bool,
     pub transparency: Transparency,
     /// A lattice can colour surfaces as a 3-D texture; else per-vertex values do.

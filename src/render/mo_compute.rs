@@ -7,8 +7,10 @@
 //! This module knows a packed basis ([`crate::compute::packed_mo::PackedMoField`]: shells, primitives,
 //! contracted coefficients) and a lattice, not molecules. [`MoCompute::new`] builds the pipeline once
 //! per device; [`MoCompute::encode`] records the dispatches of one field into the caller's command
-//! encoder (the `bench` command, tests). [`MoCompute::fits`] says, from the device's limits, whether a
-//! lattice can be computed here; when it cannot ([`MoError`]), the caller uses the CPU engine.
+//! encoder (the viewer's draw stage `app::draw` for representations computed on the render device,
+//! the `bench` command, tests). [`MoCompute::fits`] (or [`MoCompute::fits_limits`], from the limits
+//! alone) says whether a lattice can be computed here; when it cannot ([`MoError`]), the caller uses
+//! the worker pool or the CPU engine.
 //!
 //! Dispatches: one per orbital term and z-slab. A workgroup is an 8 x 8 x 4 brick; the z axis is split
 //! into slabs so that no dispatch exceeds `max_compute_workgroups_per_dimension`; x and y must fit in

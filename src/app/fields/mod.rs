@@ -10,7 +10,8 @@
 //! slot waiting for it, and a slot asking for a key another slot already computes shares that
 //! request instead of computing the lattice twice. All slots share one byte-budgeted cache
 //! ([`cache`]). Isosurface meshes are made by an [`Extractor`] (the `surface` module's marching
-//! cubes) and cached by [`MeshKey`]. Called by
+//! cubes) and cached by [`MeshKey`]. Fields the render device computes itself are served by the
+//! [`device`] source with the same slot, key and job (no host lattice, not cached). Called by
 //! `app::reps` (the representation update loop), the panels (progress) and the CLI.
 
 pub mod backend;

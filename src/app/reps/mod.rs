@@ -6,7 +6,8 @@
 //! isosurface or slice) + colouring + opacity + visibility. A field
 //! representation owns its
 //! whole pipeline ([`FieldPipeline`]): a request slot in the [`FieldService`](super::fields), the key
-//! it asked for, the grid and meshes it shows, its look-ahead and its lane of the isosurface thread.
+//! it asked for, the grid and meshes it shows (or, computed on the render device, the field the draw
+//! stage computes there: `device`), its look-ahead and its lane of the isosurface thread.
 //! One update loop drives them all ([`AppState::update_reps`], in `update`); the "main field" the
 //! orbital list and the field panel edit is simply the first field representation. Atoms are drawn
 //! as the union of the visible atom representations, each with its own style and colouring.

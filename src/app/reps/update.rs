@@ -2,6 +2,7 @@
 //!
 //! [`AppState::update_reps`] runs once per UI frame (the window, `render`, the playback bench):
 //! every visible field representation asks for its field at the current frame in its own slot
+//! (served by the worker pool, or by the render device where it computes the field itself: `device`)
 //! whenever the frame or its settings change, looks ahead to the next frame while playing, keeps
 //! its previous picture until its new grid arrives, and makes its isosurfaces (inline, on the
 //! isosurface thread in its own lane, or — with GPU surfaces — in the draw stage). While playback
