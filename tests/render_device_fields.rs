@@ -4,7 +4,8 @@
 //! draw stage: two representations (the HOMO and the density) over several played frames of the
 //! threonine MD series give the same surfaces (triangles, area within 1e-4 relative); the next
 //! frame is prepared ahead while one is shown; a lattice the device cannot bind and a missing
-//! orbital pass fall back to the pool, said once; the setting round-trips through a session file.
+//! orbital pass fall back to the pool, said once; a picked atom's read-out and a surface coloured by
+//! another computed field still work; the setting round-trips through a session file.
 //! Small lattices; runs on whatever adapter exists (Mesa lavapipe in CI, where the GPU marching
 //! cubes is forced on); skipped, with the reason printed, where none can run the passes.
 
@@ -278,5 +279,39 @@ fn the_setting_round_trips_through_a_session_file() {
         let mut other = AppState::new(Settings::default(), orbitfield::app::default_field_service());
         other.apply_session(&loaded);
         assert_eq!(other.settings.orbitals_on, on);
+    }
+}
+
+/// A surface computed on the render device coloured by another computed field (the density,
+/// from the pool on the same lattice, sampled as a 3-D texture): the colouring follows the frames
+/// and the surface stays on the render device.
+#[test]
+fn a_render_device_surface_coloured_by_a_computed_field_follows_the_frames() {
+    let Some(rc) = context() else { return };
+    if !rc.capabilities.volume_textures {
+        eprintln!("skipping: no 3-D textures on this adapter");
+        return;
+    }
+    let (mut state, ids) = viewer(&rc, OrbitalsOn::RenderDevice);
+    state.apply(Command::DeleteRep(ids[1]));
+    state.apply(Command::SetSurfaceColor(Some((FieldChoice::Density, Some([0.0, 0.1])))));
+    let mut sync = SceneSync::new(&rc);
+    let mut scene = GpuScene::new(&rc);
+    for f in [1, 2] {
+        play(&mut state, &mut sync, &mut scene, &rc, f);
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !state.reps().field(ids[0]).unwrap().color_shows_frame(f) {
+            assert!(
+                Instant::now() < deadline,
+                "the colouring field of frame {f} never arrived"
+            );
+            state.update_reps();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        sync.sync(&rc, &mut scene, &mut state);
+        let rep = state.reps().field(ids[0]).unwrap();
+        assert!(rep.pipeline.device_shown.is_some() && rep.pipeline.device_fallback.is_none());
+        assert!(rep.coloring.is_some(), "colouring kept: {}", state.panels.status);
+        assert_eq!(surfaces(&sync, &rc, ids[0], true).len(), 2);
     }
 }
