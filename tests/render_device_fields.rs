@@ -315,3 +315,28 @@ fn a_render_device_surface_coloured_by_a_computed_field_follows_the_frames() {
         assert_eq!(surfaces(&sync, &rc, ids[0], true).len(), 2);
     }
 }
+
+/// A relative isovalue needs the lattice's values on the host: the pool serves it (said once), and
+/// the render device again once the isovalue is absolute.
+#[test]
+fn a_relative_isovalue_is_served_by_the_pool_until_it_is_absolute_again() {
+    use orbitfield::app::state::IsoMode;
+    let Some(rc) = context() else { return };
+    let (mut state, ids) = viewer(&rc, OrbitalsOn::RenderDevice);
+    let mut sync = SceneSync::new(&rc);
+    let mut scene = GpuScene::new(&rc);
+    play(&mut state, &mut sync, &mut scene, &rc, 1);
+    assert!(state.reps().field(ids[0]).unwrap().pipeline.device_shown.is_some());
+    state.apply(Command::SetIsoMode(IsoMode::RelativeToMax));
+    state.update_reps();
+    assert!(
+        state.panels.status.contains("relative isovalue"),
+        "{}",
+        state.panels.status
+    );
+    wait_for_pool(&mut state, ids[0], 1);
+    state.apply(Command::SetIsoMode(IsoMode::Absolute));
+    play(&mut state, &mut sync, &mut scene, &rc, 2);
+    let p = &state.reps().field(ids[0]).unwrap().pipeline;
+    assert!(p.device_shown.is_some() && p.device_fallback.is_none());
+}

@@ -101,6 +101,15 @@ pub enum DeviceFieldError {
 }
 
 impl DeviceFieldError {
+    /// True when the render device tried and failed (the representation stays with the pool until
+    /// the setting changes); the other reasons are conditions that may pass.
+    pub fn is_failure(&self) -> bool {
+        matches!(
+            self,
+            DeviceFieldError::NoJob | DeviceFieldError::Pack(_) | DeviceFieldError::Pass(_) | DeviceFieldError::Draw(_)
+        )
+    }
+
     /// True for a choice rather than a failure: nothing is said when `auto` picks the pool for it.
     pub fn is_choice(&self) -> bool {
         matches!(

@@ -28,6 +28,7 @@ impl AppState {
         for rep in &mut self.doc.reps.list {
             if let RepKind::Field(f) = &mut rep.kind {
                 f.pipeline.device_fallback = None;
+                f.pipeline.device_failed = false;
             }
         }
         self.mark_fields_stale(|_| true);
@@ -67,7 +68,7 @@ impl AppState {
         next: &mut Option<Option<super::update::NextFrame>>,
     ) -> Option<bool> {
         let f = self.field_rep(i)?;
-        if f.pipeline.device_fallback.is_some() {
+        if f.pipeline.device_failed {
             return None;
         }
         if let Err(e) = self.device_route(i) {
@@ -112,12 +113,14 @@ impl AppState {
         if let Some(p) = self.pipeline_mut(i) {
             p.show(None, Some((key, field)), [None, None], iso, false);
             p.asked = None;
+            p.device_fallback = None;
         }
         self.view.dirty.surface_color = true;
     }
 
-    /// Representation `i` is served by the worker pool because of `why`: said once when it was a
-    /// failure, or the render device was asked for explicitly.
+    /// Representation `i` is served by the worker pool because of `why`: said once per reason when
+    /// it was a failure (then the pool keeps it until the setting changes) or a condition such as a
+    /// relative isovalue, or the render device was asked for explicitly.
     pub(super) fn device_not_serving(&mut self, i: usize, why: DeviceFieldError) {
         if let Some(slot) = self.field_rep(i).map(|f| f.pipeline.slot) {
             self.fields.device.forget(slot);
@@ -125,6 +128,9 @@ impl AppState {
         let silent = matches!(why, DeviceFieldError::NotDeviceField | DeviceFieldError::PoolChosen)
             || (why.is_choice() && self.settings.orbitals_on == OrbitalsOn::Auto);
         if silent {
+            if let Some(p) = self.pipeline_mut(i) {
+                p.device_fallback = None;
+            }
             return;
         }
         let label = match self.doc.reps.list.get(i) {
@@ -132,11 +138,16 @@ impl AppState {
             None => return,
         };
         let msg = format!("{label}: computed by the worker pool, not on the render device ({why})");
-        if let Some(p) = self.pipeline_mut(i) {
-            p.device_fallback = Some(msg.clone());
-            p.asked = None;
-            p.stale = true;
+        let Some(p) = self.pipeline_mut(i) else {
+            return;
+        };
+        p.device_failed |= why.is_failure();
+        if p.device_fallback.as_deref() == Some(msg.as_str()) {
+            return;
         }
+        p.device_fallback = Some(msg.clone());
+        p.asked = None;
+        p.stale = true;
         tracing::warn!("{msg}");
         self.panels.status = msg;
     }

@@ -220,8 +220,11 @@ pub struct FieldPipeline {
     /// pass into the lattice buffer its marching cubes reads.
     pub device_shown: Option<(FieldKey, Arc<DeviceField>)>,
     /// Why the render device does not serve this representation although it was chosen (said
-    /// once; the worker pool serves it until the setting changes).
+    /// once per reason).
     pub device_fallback: Option<String>,
+    /// The render device failed this representation (packing, limits, the pass): the worker pool
+    /// serves it until the setting changes.
+    pub(crate) device_failed: bool,
 }
 
 /// Where a representation's computed colouring field comes from: its own request slot, the key last
@@ -313,6 +316,7 @@ impl FieldPipeline {
             color: None,
             device_shown: None,
             device_fallback: None,
+            device_failed: false,
         }
     }
 
