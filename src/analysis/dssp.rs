@@ -427,6 +427,8 @@ struct CellList {
     starts: Vec<u32>,
     /// Residue indices, ascending within each cell.
     items: Vec<u32>,
+    /// The place in `items` of each residue.
+    slot_of: Vec<u32>,
     /// The CA coordinates x, y, z of each item, in item order (read in sequence, eight at a time, by
     /// [`CellList::for_near`]).
     item_xyz: [Vec<f32>; 3],
@@ -466,7 +468,7 @@ impl CellList {
             let c = [0, 1, 2].map(|k| (((p[k] - lo[k]) / cell) as usize).min(dims[k].saturating_sub(1)));
             (c[2] * dims[1] + c[1]) * dims[0] + c[0]
         };
-        let cells: Vec<usize> = points.iter().map(index_of).collect();
+        let cells: Vec<usize> = points.par_iter().with_min_len(4096).map(index_of).collect();
         for &c in &cells {
             if let Some(s) = starts.get_mut(c + 1) {
                 *s += 1;
@@ -480,17 +482,22 @@ impl CellList {
         }
         let mut fill = starts.clone();
         let mut items = vec![0u32; points.len()];
+        let mut slot_of = vec![0u32; points.len()];
         for (i, &c) in cells.iter().enumerate() {
             if let Some(f) = fill.get_mut(c)
                 && let Some(slot) = items.get_mut(*f as usize)
             {
                 *slot = i as u32;
+                if let Some(s) = slot_of.get_mut(i) {
+                    *s = *f;
+                }
                 *f += 1;
             }
         }
         let item_xyz = [0, 1, 2].map(|k| {
             items
-                .iter()
+                .par_iter()
+                .with_min_len(4096)
                 .map(|&i| points.get(i as usize).map_or(f32::NAN, |p| p[k]))
                 .collect()
         });
@@ -500,6 +507,7 @@ impl CellList {
             dims,
             starts,
             items,
+            slot_of,
             item_xyz,
         }
     }
@@ -614,30 +622,38 @@ impl Residues {
             .with_min_len(1024)
             .map(|r| Some([at(r.n)?, at(r.ca)?, at(r.c)?, at(r.o)?]))
             .collect();
-        let cap = picked.iter().filter(|p| p.is_some()).count();
-        let mut ch = Residues {
-            source: Vec::with_capacity(cap),
-            n: Vec::with_capacity(cap),
-            ca: Vec::with_capacity(cap),
-            c: Vec::with_capacity(cap),
-            o: Vec::with_capacity(cap),
-            h: Vec::new(),
-            proline: Vec::with_capacity(cap),
-            chain: Vec::with_capacity(cap),
-            number: Vec::with_capacity(cap),
+        let source: Vec<usize> = (0..picked.len())
+            .into_par_iter()
+            .with_min_len(4096)
+            .filter(|&k| picked.get(k).is_some_and(|p| p.is_some()))
+            .collect();
+        let column = |atom: usize| -> Vec<[f32; 3]> {
+            source
+                .par_iter()
+                .with_min_len(4096)
+                .map(|&k| picked.get(k).copied().flatten().map_or([0.0; 3], |p| p[atom]))
+                .collect()
         };
-        for (k, (r, p)) in backbone.residues.iter().zip(&picked).enumerate() {
-            let Some([n, ca, c, o]) = *p else {
-                continue;
-            };
-            ch.source.push(k);
-            ch.n.push(n);
-            ch.ca.push(ca);
-            ch.c.push(c);
-            ch.o.push(o);
-            ch.proline.push(r.proline);
-            ch.chain.push(r.chain);
-        }
+        let residues = &backbone.residues;
+        let mut ch = Residues {
+            n: column(0),
+            ca: column(1),
+            c: column(2),
+            o: column(3),
+            h: Vec::new(),
+            proline: source
+                .par_iter()
+                .with_min_len(4096)
+                .map(|&k| residues.get(k).is_some_and(|r| r.proline))
+                .collect(),
+            chain: source
+                .par_iter()
+                .with_min_len(4096)
+                .map(|&k| residues.get(k).map_or(0, |r| r.chain))
+                .collect(),
+            number: Vec::with_capacity(source.len()),
+            source,
+        };
         let m = ch.source.len();
         let broken =
             |k: usize| k > 0 && (distance(ch.c[k - 1], ch.n[k]) > MAX_PEPTIDE_BOND || ch.chain[k - 1] != ch.chain[k]);
@@ -735,13 +751,13 @@ impl Residues {
                 acc
             })
             .collect();
-        let mut acc = vec![Acceptors::new(); self.len()];
-        for (&d, a) in cells.items.iter().zip(by_item) {
-            if let Some(slot) = acc.get_mut(d as usize) {
-                *slot = a;
-            }
-        }
-        acc
+        // Back to residue order.
+        cells
+            .slot_of
+            .par_iter()
+            .with_min_len(4096)
+            .map(|&k| by_item.get(k as usize).copied().unwrap_or_else(Acceptors::new))
+            .collect()
     }
 
     fn secondary_structure(&self, options: &DsspOptions) -> Vec<SecondaryStructure> {
