@@ -308,30 +308,19 @@ impl Polymer {
                     }
             },
         );
-        let protein_segments: Vec<Segment> = protein_runs
-            .par_iter()
-            .map(|run| {
-                let n = run.len();
-                let residues = run
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, &k)| {
-                        let r = self.protein.residues.get(k)?;
-                        let ss = secondary.get(k).copied().unwrap_or_default();
-                        let a = self.attributes(coloring, ss, r.chain, i, n, self.protein_colors.get(k), value(k));
-                        Some(ProteinResidue {
-                            trace: at(r.ca)?,
-                            guide: at(r.o),
-                            shape: shape_of(ss),
-                            color: a.color,
-                            value: a.value,
-                        })
-                    })
-                    .collect();
-                Segment::Protein(residues)
+        let protein_segments = per_run(&protein_runs, |i, k, n| {
+            let r = self.protein.residues.get(k)?;
+            let ss = secondary.get(k).copied().unwrap_or_default();
+            let a = self.attributes(coloring, ss, r.chain, i, n, self.protein_colors.get(k), value(k));
+            Some(ProteinResidue {
+                trace: at(r.ca)?,
+                guide: at(r.o),
+                shape: shape_of(ss),
+                color: a.color,
+                value: a.value,
             })
-            .collect();
-        segments.extend(protein_segments);
+        });
+        segments.extend(protein_segments.into_iter().map(Segment::Protein));
 
         // Nucleic acids: runs of trace points no more than 8 A apart.
         let offset = self.protein.len();
@@ -345,44 +334,33 @@ impl Polymer {
                     && matches!((trace(p), trace(k)), (Some(a), Some(b)) if distance(a, b) <= 8.0)
             },
         );
-        let nucleic_segments: Vec<Segment> = nucleic_runs
-            .par_iter()
-            .map(|run| {
-                let n = run.len();
-                let residues = run
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, &k)| {
-                        let r = self.nucleic.get(k)?;
-                        let a = self.attributes(
-                            coloring,
-                            SecondaryStructure::Coil,
-                            r.chain,
-                            i,
-                            n,
-                            self.nucleic_colors.get(k),
-                            value(offset + k),
-                        );
-                        let base = match (at(r.c1), at(r.tip), at(r.c4)) {
-                            (Some(root), Some(tip), Some(plane)) => Some(BaseSlab { root, tip, plane }),
-                            _ => None,
-                        };
-                        Some(NucleicResidue {
-                            trace: at(Some(r.trace))?,
-                            base,
-                            color: if coloring == Coloring::SecondaryStructure {
-                                self.nucleic_colors.get(k).copied().unwrap_or(GREY)
-                            } else {
-                                a.color
-                            },
-                            value: a.value,
-                        })
-                    })
-                    .collect();
-                Segment::Nucleic(residues)
+        let nucleic_segments = per_run(&nucleic_runs, |i, k, n| {
+            let r = self.nucleic.get(k)?;
+            let a = self.attributes(
+                coloring,
+                SecondaryStructure::Coil,
+                r.chain,
+                i,
+                n,
+                self.nucleic_colors.get(k),
+                value(offset + k),
+            );
+            let base = match (at(r.c1), at(r.tip), at(r.c4)) {
+                (Some(root), Some(tip), Some(plane)) => Some(BaseSlab { root, tip, plane }),
+                _ => None,
+            };
+            Some(NucleicResidue {
+                trace: at(Some(r.trace))?,
+                base,
+                color: if coloring == Coloring::SecondaryStructure {
+                    self.nucleic_colors.get(k).copied().unwrap_or(GREY)
+                } else {
+                    a.color
+                },
+                value: a.value,
             })
-            .collect();
-        segments.extend(nucleic_segments);
+        });
+        segments.extend(nucleic_segments.into_iter().map(Segment::Nucleic));
         segments
     }
 
@@ -442,6 +420,17 @@ impl Polymer {
         cartoon::build_into(&segments, &params, mesh);
         secondary
     }
+}
+
+/// `item(index in run, residue, run length)` for every residue of every run (runs on the rayon
+/// pool); `None` leaves a residue out.
+fn per_run<T: Send>(runs: &[Vec<usize>], item: impl Fn(usize, usize, usize) -> Option<T> + Sync) -> Vec<Vec<T>> {
+    runs.par_iter()
+        .map(|run| {
+            let n = run.len();
+            run.iter().enumerate().filter_map(|(i, &k)| item(i, k, n)).collect()
+        })
+        .collect()
 }
 
 /// Indices `0..n` cut into runs: items that are not `usable` are left out and end a run, and a run

@@ -1028,13 +1028,9 @@ mod tests {
                 segments_per_residue: 1 + (next() % 8) as usize,
                 ..CartoonParams::default()
             };
-            let rings = protein_rings(&res, &params);
-            let bands = rings.iter().skip(1).filter(|r| r.joined).count();
-            assert_eq!(
-                Piece::ProteinTube(&res).ring_counts(&params),
-                (rings.len(), bands),
-                "trial {trial}"
-            );
+            let made = |rings: Vec<Ring>| (rings.len(), rings.iter().skip(1).filter(|r| r.joined).count());
+            let counted = Piece::ProteinTube(&res).ring_counts(&params);
+            assert_eq!(counted, made(protein_rings(&res, &params)), "trial {trial}");
             let nucleic: Vec<NucleicResidue> = res
                 .iter()
                 .map(|r| NucleicResidue {
@@ -1044,13 +1040,8 @@ mod tests {
                     value: 0.0,
                 })
                 .collect();
-            let rings = nucleic_rings(&nucleic, &params);
-            let bands = rings.iter().skip(1).filter(|r| r.joined).count();
-            assert_eq!(
-                Piece::NucleicTube(&nucleic).ring_counts(&params),
-                (rings.len(), bands),
-                "trial {trial}"
-            );
+            let counted = Piece::NucleicTube(&nucleic).ring_counts(&params);
+            assert_eq!(counted, made(nucleic_rings(&nucleic, &params)), "trial {trial}");
         }
     }
 
