@@ -336,3 +336,28 @@ fn cartoon_of_a_helix_rich_and_a_strand_rich_protein() {
         }
     }
 }
+
+/// Copies of adk far apart on a grid (each its own segment): every copy gets the codes of adk alone,
+/// through a cell list of many cells and the parallel passes.
+#[test]
+fn copies_on_a_grid_each_get_the_codes_of_one() {
+    use orbitfield::analysis::polymer::replicate_on_grid;
+    let mut system = io::load(&[data("md/adk.psf"), data("md/adk_dims.dcd")]).unwrap();
+    let one = system.trajectory.frame(3).unwrap().positions_angstrom;
+    let options = DsspOptions::default();
+    let backbone = ProteinBackbone::new(&system.structure);
+    let want = backbone.assign(&one, &options);
+    assert!(want.contains(&SecondaryStructure::AlphaHelix) && want.contains(&SecondaryStructure::Strand));
+    let copies = 30;
+    let (big, positions) = replicate_on_grid(&system.structure, &one, copies, 60.0);
+    let big_backbone = ProteinBackbone::new(&big);
+    let got = big_backbone.assign(&positions, &options);
+    assert_eq!(got.len(), want.len() * copies);
+    for (k, chunk) in got.chunks(want.len()).enumerate() {
+        assert_eq!(
+            orbitfield::analysis::dssp::codes(chunk),
+            orbitfield::analysis::dssp::codes(&want),
+            "copy {k}"
+        );
+    }
+}

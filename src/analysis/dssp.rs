@@ -38,6 +38,7 @@ use crate::model::Structure;
 use crate::model::select::is_protein_resname;
 use rayon::prelude::*;
 use std::collections::VecDeque;
+use wide::{CmpLt, f32x4, f32x8, f64x4};
 
 /// One DSSP class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -300,23 +301,80 @@ fn dihedral_degrees(p1: [f32; 3], p2: [f32; 3], p3: [f32; 3], p4: [f32; 3]) -> f
     360.0
 }
 
-/// Hydrogen-bond energy (kcal/mol) of donor N-H with acceptor C=O, as mkdssp rounds and floors it.
+/// Hydrogen-bond energy (kcal/mol) of donor N-H with acceptor C=O, as mkdssp rounds and floors it
+/// (the search itself calls [`hbond_energy_if_bond`]).
+///
+/// The four distances and the four quotients go through SIMD lanes: the same IEEE operations in
+/// the same order as one at a time (no fused multiply-adds), so the result is bit for bit that of
+/// the scalar formula.
+#[cfg(test)]
 fn hbond_energy(h: [f32; 3], n: [f32; 3], c: [f32; 3], o: [f32; 3]) -> f64 {
-    let d_ho = distance(h, o);
-    let d_hc = distance(h, c);
-    let d_nc = distance(n, c);
-    let d_no = distance(n, o);
-    let e = if d_ho < MIN_DISTANCE || d_hc < MIN_DISTANCE || d_nc < MIN_DISTANCE || d_no < MIN_DISTANCE {
+    energy_from_distances(bond_distances(h, n, c, o))
+}
+
+/// The distances H-O, H-C, N-C and N-O (single precision, as [`distance`] computes each).
+fn bond_distances(h: [f32; 3], n: [f32; 3], c: [f32; 3], o: [f32; 3]) -> f32x4 {
+    let axis = |k: usize| f32x4::from([h[k], h[k], n[k], n[k]]) - f32x4::from([o[k], c[k], c[k], o[k]]);
+    let (x, y, z) = (axis(0), axis(1), axis(2));
+    (x * x + y * y + z * z).sqrt()
+}
+
+/// The energy of [`hbond_energy`] from the distances of [`bond_distances`].
+fn energy_from_distances(d: f32x4) -> f64 {
+    let d = d.to_array();
+    let e = if d.iter().any(|&x| x < MIN_DISTANCE) {
         MIN_HBOND_ENERGY
     } else {
-        COUPLING / f64::from(d_ho) - COUPLING / f64::from(d_hc) + COUPLING / f64::from(d_nc)
-            - COUPLING / f64::from(d_no)
+        let q = (f64x4::splat(COUPLING) / f64x4::from(d.map(f64::from))).to_array();
+        q[0] - q[1] + q[2] - q[3]
     };
-    let e = (e * 1000.0).round() / 1000.0;
+    let e = round_half_away(e * 1000.0) / 1000.0;
     if e < MIN_HBOND_ENERGY { MIN_HBOND_ENERGY } else { e }
 }
 
-/// The two lowest-energy acceptors of a donor (mkdssp keeps exactly two).
+/// The energy of donor N-H with acceptor C=O when it is a hydrogen bond (below
+/// [`MAX_HBOND_ENERGY`]), else `None`. Most pairs near each other are far from bonding: a
+/// single-precision estimate (error below 1e-4 kcal/mol, against a margin of 0.01) turns those away
+/// before the exact double-precision energy.
+fn hbond_energy_if_bond(h: [f32; 3], n: [f32; 3], c: [f32; 3], o: [f32; 3]) -> Option<f64> {
+    let d = bond_distances(h, n, c, o);
+    let near = d.cmp_lt(f32x4::splat(MIN_DISTANCE)).move_mask() != 0;
+    if !near {
+        let q = (f32x4::splat(COUPLING as f32) / d).to_array();
+        let estimate = q[0] - q[1] + q[2] - q[3];
+        if estimate >= (MAX_HBOND_ENERGY + 0.01) as f32 {
+            return None;
+        }
+    }
+    let e = energy_from_distances(d);
+    (e < MAX_HBOND_ENERGY).then_some(e)
+}
+
+/// `x.round()` (halves away from zero) without the library call for the magnitudes energies have.
+fn round_half_away(x: f64) -> f64 {
+    // Below 2^52 the truncation is exact through i64 and so is the fraction `x - t`; larger
+    // values (and NaN) take the library's path.
+    if x.abs() < 4.0e15 {
+        // The sign carried over keeps -0.0 where the library gives it.
+        let t = (x as i64 as f64).copysign(x);
+        let r = x - t;
+        if r >= 0.5 {
+            t + 1.0
+        } else if r <= -0.5 {
+            t - 1.0
+        } else {
+            t
+        }
+    } else {
+        x.round()
+    }
+}
+
+/// The two lowest-energy acceptors of a donor (mkdssp keeps exactly two), where they are hydrogen
+/// bonds. mkdssp keeps the two lowest energies whatever their value, but only those below
+/// [`MAX_HBOND_ENERGY`] count as bonds, and every bond has a lower energy than every non-bond: the
+/// bonds among its two are the (at most) two lowest bonds, so offering only bonds gives the same
+/// bonds.
 #[derive(Clone, Copy, Debug)]
 struct Acceptors {
     index: [u32; 2],
@@ -333,14 +391,22 @@ impl Acceptors {
         }
     }
 
-    /// mkdssp's update: a strictly lower energy displaces the best, else the second.
+    /// Keeps the two lowest (energy, index) pairs among negative energies. mkdssp offers acceptors in
+    /// ascending index and a strictly lower energy displaces the best, else the second (slots start
+    /// at energy 0): that keeps exactly these two pairs (an equal energy from a later, higher index
+    /// never displaces), so here the acceptors may come in any order.
     fn offer(&mut self, j: u32, e: f64) {
-        if e < self.energy[0] {
+        // NaN is turned away too, as the strict comparisons of mkdssp do.
+        if e >= 0.0 || e.is_nan() {
+            return;
+        }
+        let below = |k: usize| e < self.energy[k] || (e == self.energy[k] && j < self.index[k]);
+        if below(0) {
             self.index[1] = self.index[0];
             self.energy[1] = self.energy[0];
             self.index[0] = j;
             self.energy[0] = e;
-        } else if e < self.energy[1] {
+        } else if below(1) {
             self.index[1] = j;
             self.energy[1] = e;
         }
@@ -361,8 +427,11 @@ struct CellList {
     starts: Vec<u32>,
     /// Residue indices, ascending within each cell.
     items: Vec<u32>,
-    /// The CA position of each item, in item order (read in sequence by [`CellList::for_near`]).
-    item_points: Vec<[f32; 3]>,
+    /// The place in `items` of each residue.
+    slot_of: Vec<u32>,
+    /// The CA coordinates x, y, z of each item, in item order (read in sequence, eight at a time, by
+    /// [`CellList::for_near`]).
+    item_xyz: [Vec<f32>; 3],
 }
 
 impl CellList {
@@ -399,7 +468,7 @@ impl CellList {
             let c = [0, 1, 2].map(|k| (((p[k] - lo[k]) / cell) as usize).min(dims[k].saturating_sub(1)));
             (c[2] * dims[1] + c[1]) * dims[0] + c[0]
         };
-        let cells: Vec<usize> = points.iter().map(index_of).collect();
+        let cells: Vec<usize> = points.par_iter().with_min_len(4096).map(index_of).collect();
         for &c in &cells {
             if let Some(s) = starts.get_mut(c + 1) {
                 *s += 1;
@@ -413,35 +482,50 @@ impl CellList {
         }
         let mut fill = starts.clone();
         let mut items = vec![0u32; points.len()];
+        let mut slot_of = vec![0u32; points.len()];
         for (i, &c) in cells.iter().enumerate() {
             if let Some(f) = fill.get_mut(c)
                 && let Some(slot) = items.get_mut(*f as usize)
             {
                 *slot = i as u32;
+                if let Some(s) = slot_of.get_mut(i) {
+                    *s = *f;
+                }
                 *f += 1;
             }
         }
-        let item_points = items
-            .iter()
-            .map(|&i| points.get(i as usize).copied().unwrap_or([f32::NAN; 3]))
-            .collect();
+        let item_xyz = [0, 1, 2].map(|k| {
+            items
+                .par_iter()
+                .with_min_len(4096)
+                .map(|&i| points.get(i as usize).map_or(f32::NAN, |p| p[k]))
+                .collect()
+        });
         CellList {
             origin: lo,
             cell,
             dims,
             starts,
             items,
-            item_points,
+            slot_of,
+            item_xyz,
         }
     }
 
     /// Calls `f` with the index and position of every point in the cells around `p` (its own and
-    /// the 26 neighbours).
-    fn for_near(&self, p: [f32; 3], mut f: impl FnMut(u32, [f32; 3])) {
+    /// the 26 neighbours) whose squared distance `(p - q)^2` (summed x, y, z in single precision) is
+    /// below `r2_max`. The three cells of a row along x are adjacent in the item order, so each row
+    /// is one contiguous run, tested eight points at a time.
+    fn for_near(&self, p: [f32; 3], r2_max: f32, mut f: impl FnMut(u32, [f32; 3])) {
         let c = [0, 1, 2].map(|k| {
             let x = ((p[k] - self.origin[k]) / self.cell).floor();
             if x.is_finite() { x as i64 } else { 0 }
         });
+        let x0 = (c[0] - 1).max(0);
+        let x1 = (c[0] + 1).min(self.dims[0] as i64 - 1);
+        if x0 > x1 {
+            return;
+        }
         for dz in -1..=1i64 {
             let z = c[2] + dz;
             if z < 0 || z >= self.dims[2] as i64 {
@@ -452,43 +536,54 @@ impl CellList {
                 if y < 0 || y >= self.dims[1] as i64 {
                     continue;
                 }
-                for dx in -1..=1i64 {
-                    let x = c[0] + dx;
-                    if x < 0 || x >= self.dims[0] as i64 {
-                        continue;
+                let row = (z as usize * self.dims[1] + y as usize) * self.dims[0];
+                let (Some(&a), Some(&b)) = (
+                    self.starts.get(row + x0 as usize),
+                    self.starts.get(row + x1 as usize + 1),
+                ) else {
+                    continue;
+                };
+                let range = a as usize..b as usize;
+                let [xs, ys, zs] = &self.item_xyz;
+                let (Some(items), Some(xs), Some(ys), Some(zs)) = (
+                    self.items.get(range.clone()),
+                    xs.get(range.clone()),
+                    ys.get(range.clone()),
+                    zs.get(range),
+                ) else {
+                    continue;
+                };
+                let mut visit = |k: usize| {
+                    if let (Some(&i), Some(&x), Some(&y), Some(&z)) = (items.get(k), xs.get(k), ys.get(k), zs.get(k)) {
+                        let q = [x, y, z];
+                        let v = sub(p, q);
+                        if v[0] * v[0] + v[1] * v[1] + v[2] * v[2] < r2_max {
+                            f(i, q);
+                        }
                     }
-                    let cell = (z as usize * self.dims[1] + y as usize) * self.dims[0] + x as usize;
-                    let (Some(&a), Some(&b)) = (self.starts.get(cell), self.starts.get(cell + 1)) else {
-                        continue;
-                    };
-                    let range = a as usize..b as usize;
-                    let (Some(items), Some(points)) = (self.items.get(range.clone()), self.item_points.get(range))
-                    else {
-                        continue;
-                    };
-                    for (&i, &q) in items.iter().zip(points) {
-                        f(i, q);
+                };
+                let (px, py, pz) = (f32x8::splat(p[0]), f32x8::splat(p[1]), f32x8::splat(p[2]));
+                let limit = f32x8::splat(r2_max);
+                let lanes = |s: &[f32]| -> f32x8 {
+                    let mut a = [0f32; 8];
+                    a.copy_from_slice(s);
+                    f32x8::from(a)
+                };
+                let mut start = 0;
+                for ((cx, cy), cz) in xs.chunks_exact(8).zip(ys.chunks_exact(8)).zip(zs.chunks_exact(8)) {
+                    let (dx, dy, dz) = (px - lanes(cx), py - lanes(cy), pz - lanes(cz));
+                    let mut mask = (dx * dx + dy * dy + dz * dz).cmp_lt(limit).move_mask() as u32;
+                    while mask != 0 {
+                        visit(start + mask.trailing_zeros() as usize);
+                        mask &= mask - 1;
                     }
+                    start += 8;
+                }
+                for k in start..items.len() {
+                    visit(k);
                 }
             }
         }
-    }
-}
-
-/// Position of the helix flags of one residue for one helix kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-enum HelixFlag {
-    #[default]
-    None,
-    Start,
-    End,
-    StartAndEnd,
-    Middle,
-}
-
-impl HelixFlag {
-    fn is_start(self) -> bool {
-        matches!(self, HelixFlag::Start | HelixFlag::StartAndEnd)
     }
 }
 
@@ -520,58 +615,84 @@ impl Residues {
                 .copied()
                 .filter(|p| p.iter().all(|x| x.is_finite()))
         };
-        let cap = backbone.residues.len();
-        let mut ch = Residues {
-            source: Vec::with_capacity(cap),
-            n: Vec::with_capacity(cap),
-            ca: Vec::with_capacity(cap),
-            c: Vec::with_capacity(cap),
-            o: Vec::with_capacity(cap),
-            h: Vec::with_capacity(cap),
-            proline: Vec::with_capacity(cap),
-            chain: Vec::with_capacity(cap),
-            number: Vec::with_capacity(cap),
+        // The usable residues and their atoms (in parallel), then the columns (in order).
+        let picked: Vec<Option<[[f32; 3]; 4]>> = backbone
+            .residues
+            .par_iter()
+            .with_min_len(1024)
+            .map(|r| Some([at(r.n)?, at(r.ca)?, at(r.c)?, at(r.o)?]))
+            .collect();
+        let source: Vec<usize> = (0..picked.len())
+            .into_par_iter()
+            .with_min_len(4096)
+            .filter(|&k| picked.get(k).is_some_and(|p| p.is_some()))
+            .collect();
+        let column = |atom: usize| -> Vec<[f32; 3]> {
+            source
+                .par_iter()
+                .with_min_len(4096)
+                .map(|&k| picked.get(k).copied().flatten().map_or([0.0; 3], |p| p[atom]))
+                .collect()
         };
-        let mut file_h = Vec::with_capacity(cap);
-        for (k, r) in backbone.residues.iter().enumerate() {
-            let (Some(n), Some(ca), Some(c), Some(o)) = (at(r.n), at(r.ca), at(r.c), at(r.o)) else {
-                continue;
-            };
-            ch.source.push(k);
-            ch.n.push(n);
-            ch.ca.push(ca);
-            ch.c.push(c);
-            ch.o.push(o);
-            ch.proline.push(r.proline);
-            ch.chain.push(r.chain);
-            file_h.push(if options.file_hydrogens { at(r.h) } else { None });
-        }
+        let residues = &backbone.residues;
+        let mut ch = Residues {
+            n: column(0),
+            ca: column(1),
+            c: column(2),
+            o: column(3),
+            h: Vec::new(),
+            proline: source
+                .par_iter()
+                .with_min_len(4096)
+                .map(|&k| residues.get(k).is_some_and(|r| r.proline))
+                .collect(),
+            chain: source
+                .par_iter()
+                .with_min_len(4096)
+                .map(|&k| residues.get(k).map_or(0, |r| r.chain))
+                .collect(),
+            number: Vec::with_capacity(source.len()),
+            source,
+        };
         let m = ch.source.len();
+        let broken =
+            |k: usize| k > 0 && (distance(ch.c[k - 1], ch.n[k]) > MAX_PEPTIDE_BOND || ch.chain[k - 1] != ch.chain[k]);
+        let breaks: Vec<bool> = (0..m).into_par_iter().with_min_len(4096).map(broken).collect();
         let mut number = 0u32;
-        for k in 0..m {
-            number += 1;
-            if k > 0 {
-                let broken = distance(ch.c[k - 1], ch.n[k]) > MAX_PEPTIDE_BOND || ch.chain[k - 1] != ch.chain[k];
-                if broken {
-                    number += 1;
-                }
-            }
+        for &b in &breaks {
+            number += 1 + u32::from(b);
             ch.number.push(number);
-            // mkdssp places H from the previous residue in its list whatever lies between.
-            let mut h = ch.n[k];
-            if let Some(fh) = file_h.get(k).copied().flatten() {
-                h = fh;
-            } else if k > 0 && !ch.proline[k] {
-                let (pc, po) = (ch.c[k - 1], ch.o[k - 1]);
-                let d = distance(pc, po);
-                h = [
-                    h[0] + (pc[0] - po[0]) / d,
-                    h[1] + (pc[1] - po[1]) / d,
-                    h[2] + (pc[2] - po[2]) / d,
-                ];
-            }
-            ch.h.push(h);
         }
+        // mkdssp places H from the previous residue in its list whatever lies between.
+        let h: Vec<[f32; 3]> = (0..m)
+            .into_par_iter()
+            .with_min_len(4096)
+            .map(|k| {
+                let h = ch.n[k];
+                let file_h = if options.file_hydrogens {
+                    ch.source
+                        .get(k)
+                        .and_then(|&s| backbone.residues.get(s))
+                        .and_then(|r| at(r.h))
+                } else {
+                    None
+                };
+                if let Some(fh) = file_h {
+                    fh
+                } else if k > 0 && !ch.proline[k] {
+                    let (pc, po) = (ch.c[k - 1], ch.o[k - 1]);
+                    let d = distance(pc, po);
+                    [
+                        h[0] + (pc[0] - po[0]) / d,
+                        h[1] + (pc[1] - po[1]) / d,
+                        h[2] + (pc[2] - po[2]) / d,
+                    ]
+                } else {
+                    h
+                }
+            })
+            .collect();
+        ch.h = h;
         ch
     }
 
@@ -593,37 +714,49 @@ impl Residues {
     }
 
     /// The two best acceptors of every donor, from residue pairs with CA-CA below the cutoff.
+    /// Donors are taken in cell order (neighbouring donors read the same cells) on the rayon pool.
     fn hbonds(&self) -> Vec<Acceptors> {
         let cells = CellList::new(&self.ca, CA_CUTOFF);
-        (0..self.len())
-            .into_par_iter()
+        // Squared distances at or above this cannot pass the cutoff test (which stays the exact
+        // single-precision `distance < CA_CUTOFF` of mkdssp for the few that come near it).
+        let cutoff_squared = CA_CUTOFF * CA_CUTOFF * (1.0 + 1e-5);
+        let by_item: Vec<Acceptors> = cells
+            .items
+            .par_iter()
             .with_min_len(256)
-            .map_init(Vec::new, |near: &mut Vec<u32>, d| {
+            .map(|&d| {
+                let d = d as usize;
                 let mut acc = Acceptors::new();
-                let (Some(&ca_d), Some(&pro)) = (self.ca.get(d), self.proline.get(d)) else {
+                let (Some(&ca_d), Some(&pro), Some(&h), Some(&n)) =
+                    (self.ca.get(d), self.proline.get(d), self.h.get(d), self.n.get(d))
+                else {
                     return acc;
                 };
                 if pro {
                     // mkdssp gives a proline donor energy 0: never a bond.
                     return acc;
                 }
-                near.clear();
-                cells.for_near(ca_d, |j, ca_j| {
+                cells.for_near(ca_d, cutoff_squared, |j, ca_j| {
                     let ju = j as usize;
                     // The pair (d-1, d) is evaluated only with d-1 as donor.
-                    if ju != d && ju + 1 != d && distance(ca_d, ca_j) < CA_CUTOFF {
-                        near.push(j);
+                    if ju != d
+                        && ju + 1 != d
+                        && distance(ca_d, ca_j) < CA_CUTOFF
+                        && let (Some(&c), Some(&o)) = (self.c.get(ju), self.o.get(ju))
+                        && let Some(e) = hbond_energy_if_bond(h, n, c, o)
+                    {
+                        acc.offer(j, e);
                     }
                 });
-                // Ascending acceptors, the order in which mkdssp offers them (it matters for ties).
-                near.sort_unstable();
-                let (h, n) = (self.h[d], self.n[d]);
-                for &j in near.iter() {
-                    let ju = j as usize;
-                    acc.offer(j, hbond_energy(h, n, self.c[ju], self.o[ju]));
-                }
                 acc
             })
+            .collect();
+        // Back to residue order.
+        cells
+            .slot_of
+            .par_iter()
+            .with_min_len(4096)
+            .map(|&k| by_item.get(k as usize).copied().unwrap_or_else(Acceptors::new))
             .collect()
     }
 
@@ -673,20 +806,25 @@ impl Residues {
             .par_iter()
             .enumerate()
             .flat_map_iter(|(d, a)| {
-                let mut out = Vec::new();
+                // At most six candidates per donor; u64::MAX marks an unused place.
+                let mut out = [u64::MAX; 6];
                 for k in 0..2 {
                     if a.energy[k] < MAX_HBOND_ENERGY && a.index[k] != Acceptors::NONE {
                         let (d, a) = (d as i64, i64::from(a.index[k]));
-                        for (x, y) in [(d - 1, a), (d - 1, a + 1), (a, d)] {
+                        for (slot, (x, y)) in [(d - 1, a), (d - 1, a + 1), (a, d)].into_iter().enumerate() {
                             let (i, j) = (x.min(y), x.max(y));
                             // Partners at least three apart, each with both neighbours.
-                            if i >= 1 && j >= i + 3 && (j + 1) < m as i64 {
-                                out.push(((i as u64) << 32) | j as u64);
+                            if i >= 1
+                                && j >= i + 3
+                                && (j + 1) < m as i64
+                                && let Some(o) = out.get_mut(3 * k + slot)
+                            {
+                                *o = ((i as u64) << 32) | j as u64;
                             }
                         }
                     }
                 }
-                out
+                out.into_iter().filter(|&key| key != u64::MAX)
             })
             .collect();
         candidates.par_sort_unstable();
@@ -827,35 +965,26 @@ impl Residues {
         }
     }
 
-    fn assign_helices(&self, bond: &impl Fn(usize, usize) -> bool, ss: &mut [SecondaryStructure]) {
+    fn assign_helices(&self, bond: &(impl Fn(usize, usize) -> bool + Sync), ss: &mut [SecondaryStructure]) {
         let m = self.len();
-        // flags[kind][residue] for 3-, 4- and 5-turns.
-        let mut flags = [
-            vec![HelixFlag::None; m],
-            vec![HelixFlag::None; m],
-            vec![HelixFlag::None; m],
-        ];
-        for (kind, f) in flags.iter_mut().enumerate() {
-            let stride = kind + 3;
-            let mut i = 0;
-            while i + stride < m {
-                if self.connected(i, i + stride) && bond(i + stride, i) {
-                    f[i + stride] = HelixFlag::End;
-                    for x in f.iter_mut().take(i + stride).skip(i + 1) {
-                        if *x == HelixFlag::None {
-                            *x = HelixFlag::Middle;
-                        }
-                    }
-                    f[i] = if f[i] == HelixFlag::End {
-                        HelixFlag::StartAndEnd
+        // mkdssp's helix flags (start, middle, end of 3-, 4- and 5-turns) are read only as "an
+        // n-turn starts at i" (its start and start-and-end flags): bit n - 3 of `turns[i]`, set when
+        // residue i + n donates a hydrogen bond to residue i within one chain.
+        let turns: Vec<u8> = (0..m)
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|i| {
+                (0..3usize).fold(0u8, |bits, kind| {
+                    let stride = kind + 3;
+                    if i + stride < m && self.connected(i, i + stride) && bond(i + stride, i) {
+                        bits | (1 << kind)
                     } else {
-                        HelixFlag::Start
-                    };
-                }
-                i += 1;
-            }
-        }
-        let start = |kind: usize, i: usize| flags[kind].get(i).is_some_and(|f| f.is_start());
+                        bits
+                    }
+                })
+            })
+            .collect();
+        let start = |kind: usize, i: usize| turns.get(i).is_some_and(|&t| t & (1 << kind) != 0);
         let mut i = 1;
         while i + 4 < m {
             if start(1, i) && start(1, i - 1) {
@@ -892,18 +1021,17 @@ impl Residues {
             }
             i += 1;
         }
-        let mut i = 1;
-        while i + 1 < m {
-            if ss[i] == SecondaryStructure::Coil {
+        // Turns, then bends, on the remaining coil: each residue on its own.
+        ss.par_iter_mut().enumerate().with_min_len(1024).for_each(|(i, s)| {
+            if *s == SecondaryStructure::Coil && i >= 1 && i + 1 < m {
                 let turn = (0..3).any(|kind| (1..kind + 3).any(|k| i >= k && start(kind, i - k)));
                 if turn {
-                    ss[i] = SecondaryStructure::Turn;
+                    *s = SecondaryStructure::Turn;
                 } else if self.bend(i) {
-                    ss[i] = SecondaryStructure::Bend;
+                    *s = SecondaryStructure::Bend;
                 }
             }
-            i += 1;
-        }
+        });
     }
 
     /// The CA kappa angle at residue i (between CA(i-2)->CA(i) and CA(i)->CA(i+2)) above 70 degrees.
@@ -922,26 +1050,34 @@ impl Residues {
 
     fn assign_polyproline(&self, stretch: usize, ss: &mut [SecondaryStructure]) {
         let m = self.len();
-        let mut phi = vec![0f32; m];
-        let mut psi = vec![0f32; m];
-        for i in 1..m.saturating_sub(1) {
-            phi[i] = if self.connected(i - 1, i) {
-                dihedral_degrees(self.c[i - 1], self.n[i], self.ca[i], self.c[i])
-            } else {
-                360.0
-            };
-            psi[i] = if self.connected(i, i + 1) {
-                dihedral_degrees(self.n[i], self.ca[i], self.c[i], self.n[i + 1])
-            } else {
-                360.0
-            };
-        }
         const EPSILON: f32 = 29.0;
         let phi_ok = |x: f32| (-75.0 - EPSILON..=-75.0 + EPSILON).contains(&x);
         let psi_ok = |x: f32| (145.0 - EPSILON..=145.0 + EPSILON).contains(&x);
+        // Whether residue i's phi and psi lie in the polyproline II region (the end residues have
+        // angles 0, outside it).
+        let in_region: Vec<bool> = (0..m)
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|i| {
+                if i == 0 || i + 1 >= m {
+                    return false;
+                }
+                let phi = if self.connected(i - 1, i) {
+                    dihedral_degrees(self.c[i - 1], self.n[i], self.ca[i], self.c[i])
+                } else {
+                    360.0
+                };
+                let psi = if self.connected(i, i + 1) {
+                    dihedral_degrees(self.n[i], self.ca[i], self.c[i], self.n[i + 1])
+                } else {
+                    360.0
+                };
+                phi_ok(phi) && psi_ok(psi)
+            })
+            .collect();
         let mut i = 1;
         while i + 3 < m {
-            if (i..i + stretch).all(|k| phi_ok(phi[k]) && psi_ok(psi[k])) {
+            if (i..i + stretch).all(|k| in_region.get(k).copied().unwrap_or(false)) {
                 for s in ss.iter_mut().skip(i).take(stretch) {
                     if *s == SecondaryStructure::Coil {
                         *s = SecondaryStructure::Polyproline;
@@ -985,6 +1121,149 @@ mod tests {
         assert!(e < MAX_HBOND_ENERGY);
         // Coincident atoms: the floor.
         assert_eq!(hbond_energy(h, n, c, h), MIN_HBOND_ENERGY);
+    }
+
+    /// A small deterministic generator for fresh inputs (splitmix64).
+    struct Mix(u64);
+    impl Mix {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        /// Uniform in [lo, hi).
+        fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+            lo + (hi - lo) * (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        }
+        fn point(&mut self, scale: f64) -> [f32; 3] {
+            [0; 3].map(|_| self.uniform(-scale, scale) as f32)
+        }
+    }
+
+    fn seed() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+    }
+
+    /// The scalar formula as mkdssp writes it, one distance and one quotient at a time.
+    fn scalar_energy(h: [f32; 3], n: [f32; 3], c: [f32; 3], o: [f32; 3]) -> f64 {
+        let (d_ho, d_hc, d_nc, d_no) = (distance(h, o), distance(h, c), distance(n, c), distance(n, o));
+        let e = if d_ho < MIN_DISTANCE || d_hc < MIN_DISTANCE || d_nc < MIN_DISTANCE || d_no < MIN_DISTANCE {
+            MIN_HBOND_ENERGY
+        } else {
+            COUPLING / f64::from(d_ho) - COUPLING / f64::from(d_hc) + COUPLING / f64::from(d_nc)
+                - COUPLING / f64::from(d_no)
+        };
+        let e = (e * 1000.0).round() / 1000.0;
+        if e < MIN_HBOND_ENERGY { MIN_HBOND_ENERGY } else { e }
+    }
+
+    #[test]
+    fn vector_energy_and_its_screen_equal_the_scalar_formula() {
+        let s = seed();
+        let mut rng = Mix(s);
+        let (mut bonds, mut near) = (0, 0);
+        for _ in 0..200_000 {
+            // A donor N-H near the origin and an acceptor C=O within a few Angstrom: bonds, near
+            // misses, coincident atoms and everything between.
+            let n = rng.point(0.2);
+            let h = [n[0] + 1.0, n[1], n[2]];
+            let o = rng.point(4.0);
+            let dir = rng.point(1.0);
+            let c = [o[0] + 1.23 * dir[0], o[1] + 1.23 * dir[1], o[2] + 1.23 * dir[2]];
+            let want = scalar_energy(h, n, c, o);
+            assert_eq!(
+                hbond_energy(h, n, c, o).to_bits(),
+                want.to_bits(),
+                "seed {s}: {h:?} {n:?} {c:?} {o:?}"
+            );
+            let screened = hbond_energy_if_bond(h, n, c, o);
+            if want < MAX_HBOND_ENERGY {
+                bonds += 1;
+                assert_eq!(screened, Some(want), "seed {s}");
+            } else {
+                if want < MAX_HBOND_ENERGY + 0.05 {
+                    near += 1;
+                }
+                assert_eq!(screened, None, "seed {s}");
+            }
+        }
+        assert!(
+            bonds > 1000 && near > 100,
+            "seed {s}: {bonds} bonds, {near} near misses"
+        );
+    }
+
+    #[test]
+    fn rounding_equals_the_library_round() {
+        let s = seed();
+        let mut rng = Mix(s);
+        let halves = [
+            0.5,
+            -0.5,
+            1.5,
+            -2.5,
+            1234.5,
+            -0.49999999999999994,
+            4.5e15,
+            -7.0e15,
+            0.0,
+            -0.0,
+        ];
+        for x in halves
+            .into_iter()
+            .chain((0..100_000).map(|_| rng.uniform(-3.0e5, 3.0e5)))
+        {
+            assert_eq!(round_half_away(x).to_bits(), x.round().to_bits(), "seed {s}: {x}");
+        }
+        assert!(round_half_away(f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn two_best_acceptors_do_not_depend_on_the_order_offered() {
+        let s = seed();
+        let mut rng = Mix(s);
+        for _ in 0..2000 {
+            // Few distinct energies, so that ties are common.
+            let k = 1 + (rng.next() % 12) as usize;
+            let offers: Vec<(u32, f64)> = (0..k)
+                .map(|j| {
+                    (
+                        j as u32 * 3,
+                        -0.001 * (rng.next() % 8) as f64 - 0.5 * (rng.next() % 2) as f64,
+                    )
+                })
+                .collect();
+            // mkdssp: ascending acceptors, a strictly lower energy displaces.
+            let mut want = Acceptors::new();
+            for &(j, e) in &offers {
+                if e < want.energy[0] {
+                    want.index[1] = want.index[0];
+                    want.energy[1] = want.energy[0];
+                    want.index[0] = j;
+                    want.energy[0] = e;
+                } else if e < want.energy[1] {
+                    want.index[1] = j;
+                    want.energy[1] = e;
+                }
+            }
+            let mut shuffled = offers.clone();
+            for i in (1..shuffled.len()).rev() {
+                shuffled.swap(i, (rng.next() % (i as u64 + 1)) as usize);
+            }
+            let mut got = Acceptors::new();
+            for &(j, e) in &shuffled {
+                got.offer(j, e);
+            }
+            assert_eq!(
+                (got.index, got.energy),
+                (want.index, want.energy),
+                "seed {s}: {offers:?}"
+            );
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::model::Structure;
 use crate::model::select::is_nucleic_resname;
 use crate::surface::MeshData;
 use crate::surface::cartoon::{self, BaseSlab, CartoonParams, NucleicResidue, ProteinResidue, Segment, Shape};
+use rayon::prelude::*;
 
 /// How cartoon residues are coloured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -307,26 +308,19 @@ impl Polymer {
                     }
             },
         );
-        for run in protein_runs {
-            let n = run.len();
-            let residues = run
-                .iter()
-                .enumerate()
-                .filter_map(|(i, &k)| {
-                    let r = self.protein.residues.get(k)?;
-                    let ss = secondary.get(k).copied().unwrap_or_default();
-                    let a = self.attributes(coloring, ss, r.chain, i, n, self.protein_colors.get(k), value(k));
-                    Some(ProteinResidue {
-                        trace: at(r.ca)?,
-                        guide: at(r.o),
-                        shape: shape_of(ss),
-                        color: a.color,
-                        value: a.value,
-                    })
-                })
-                .collect();
-            segments.push(Segment::Protein(residues));
-        }
+        let protein_segments = per_run(&protein_runs, |i, k, n| {
+            let r = self.protein.residues.get(k)?;
+            let ss = secondary.get(k).copied().unwrap_or_default();
+            let a = self.attributes(coloring, ss, r.chain, i, n, self.protein_colors.get(k), value(k));
+            Some(ProteinResidue {
+                trace: at(r.ca)?,
+                guide: at(r.o),
+                shape: shape_of(ss),
+                color: a.color,
+                value: a.value,
+            })
+        });
+        segments.extend(protein_segments.into_iter().map(Segment::Protein));
 
         // Nucleic acids: runs of trace points no more than 8 A apart.
         let offset = self.protein.len();
@@ -340,40 +334,33 @@ impl Polymer {
                     && matches!((trace(p), trace(k)), (Some(a), Some(b)) if distance(a, b) <= 8.0)
             },
         );
-        for run in nucleic_runs {
-            let n = run.len();
-            let residues = run
-                .iter()
-                .enumerate()
-                .filter_map(|(i, &k)| {
-                    let r = self.nucleic.get(k)?;
-                    let a = self.attributes(
-                        coloring,
-                        SecondaryStructure::Coil,
-                        r.chain,
-                        i,
-                        n,
-                        self.nucleic_colors.get(k),
-                        value(offset + k),
-                    );
-                    let base = match (at(r.c1), at(r.tip), at(r.c4)) {
-                        (Some(root), Some(tip), Some(plane)) => Some(BaseSlab { root, tip, plane }),
-                        _ => None,
-                    };
-                    Some(NucleicResidue {
-                        trace: at(Some(r.trace))?,
-                        base,
-                        color: if coloring == Coloring::SecondaryStructure {
-                            self.nucleic_colors.get(k).copied().unwrap_or(GREY)
-                        } else {
-                            a.color
-                        },
-                        value: a.value,
-                    })
-                })
-                .collect();
-            segments.push(Segment::Nucleic(residues));
-        }
+        let nucleic_segments = per_run(&nucleic_runs, |i, k, n| {
+            let r = self.nucleic.get(k)?;
+            let a = self.attributes(
+                coloring,
+                SecondaryStructure::Coil,
+                r.chain,
+                i,
+                n,
+                self.nucleic_colors.get(k),
+                value(offset + k),
+            );
+            let base = match (at(r.c1), at(r.tip), at(r.c4)) {
+                (Some(root), Some(tip), Some(plane)) => Some(BaseSlab { root, tip, plane }),
+                _ => None,
+            };
+            Some(NucleicResidue {
+                trace: at(Some(r.trace))?,
+                base,
+                color: if coloring == Coloring::SecondaryStructure {
+                    self.nucleic_colors.get(k).copied().unwrap_or(GREY)
+                } else {
+                    a.color
+                },
+                value: a.value,
+            })
+        });
+        segments.extend(nucleic_segments.into_iter().map(Segment::Nucleic));
         segments
     }
 
@@ -435,21 +422,48 @@ impl Polymer {
     }
 }
 
+/// `item(index in run, residue, run length)` for every residue of every run (runs on the rayon
+/// pool); `None` leaves a residue out.
+fn per_run<T: Send>(runs: &[Vec<usize>], item: impl Fn(usize, usize, usize) -> Option<T> + Sync) -> Vec<Vec<T>> {
+    runs.par_iter()
+        .map(|run| {
+            let n = run.len();
+            run.iter().enumerate().filter_map(|(i, &k)| item(i, k, n)).collect()
+        })
+        .collect()
+}
+
 /// Indices `0..n` cut into runs: items that are not `usable` are left out and end a run, and a run
-/// continues from `previous` to `next` only where `joined(previous, next)`.
-fn runs(n: usize, usable: impl Fn(usize) -> bool, joined: impl Fn(usize, usize) -> bool) -> Vec<Vec<usize>> {
+/// continues from `previous` to `next` only where `joined(previous, next)`. The tests run on the
+/// rayon pool; the cutting is a pass over their answers.
+fn runs(
+    n: usize,
+    usable: impl Fn(usize) -> bool + Sync,
+    joined: impl Fn(usize, usize) -> bool + Sync,
+) -> Vec<Vec<usize>> {
+    // Per item: bit 0 usable, bit 1 joined to the item before it (both usable).
+    let flags: Vec<u8> = (0..n)
+        .into_par_iter()
+        .with_min_len(4096)
+        .map(|k| {
+            if !usable(k) {
+                0
+            } else if k > 0 && usable(k - 1) && joined(k - 1, k) {
+                3
+            } else {
+                1
+            }
+        })
+        .collect();
     let mut out: Vec<Vec<usize>> = Vec::new();
-    let mut previous: Option<usize> = None;
-    for k in 0..n {
-        if !usable(k) {
-            previous = None;
+    for (k, &f) in flags.iter().enumerate() {
+        if f & 1 == 0 {
             continue;
         }
         match out.last_mut() {
-            Some(run) if previous.is_some_and(|p| joined(p, k)) => run.push(k),
+            Some(run) if f & 2 != 0 => run.push(k),
             _ => out.push(vec![k]),
         }
-        previous = Some(k);
     }
     out
 }

@@ -1,5 +1,5 @@
 //! `orbitfield bench --cartoon`: DSSP and cartoon mesh per frame, wall-clock medians on the rayon
-//! pool (all cores). Cases: adk (the first frame of `tests/data/md/adk_dims.dcd`, 214 residues) and
+//! pool (all cores, or `RAYON_NUM_THREADS`; each line names the thread count). Cases: adk (the first frame of `tests/data/md/adk_dims.dcd`, 214 residues) and
 //! copies of it on a grid up to 100,000 residues, each with DSSP alone, the mesh alone (from given
 //! codes) and both together, as the viewer's cartoon worker runs them for every frame: into the
 //! previous frame's buffers (as the worker recycles them), and into fresh memory.
@@ -28,6 +28,9 @@ pub struct CartoonResult {
     pub fresh_ms: f64,
     pub vertices: usize,
     pub triangles: usize,
+    /// Bytes of one frame's mesh (positions, normals, colours, values, indices): what the mesh step
+    /// writes to memory per frame, its floor on a machine's memory bandwidth.
+    pub mesh_bytes: usize,
 }
 
 fn median_ms(repeats: usize, mut f: impl FnMut()) -> f64 {
@@ -65,6 +68,11 @@ fn case(name: String, structure: &Structure, positions: &[[f32; 3]], repeats: us
         std::hint::black_box(polymer.mesh(positions, Coloring::SecondaryStructure, None, &params));
     });
     let (vertices, triangles) = (mesh.positions_angstrom.len(), mesh.indices.len() / 3);
+    let mesh_bytes = std::mem::size_of_val(mesh.positions_angstrom.as_slice())
+        + std::mem::size_of_val(mesh.normals.as_slice())
+        + std::mem::size_of_val(mesh.colors_rgba8.as_slice())
+        + std::mem::size_of_val(mesh.values.as_slice())
+        + std::mem::size_of_val(mesh.indices.as_slice());
     CartoonResult {
         name,
         residues: polymer.residue_count(),
@@ -75,6 +83,7 @@ fn case(name: String, structure: &Structure, positions: &[[f32; 3]], repeats: us
         fresh_ms,
         vertices,
         triangles,
+        mesh_bytes,
     }
 }
 
@@ -95,7 +104,7 @@ pub fn run(residue_targets: &[usize], repeats: usize) -> Result<Vec<CartoonResul
     for r in &out {
         println!(
             "cartoon {:<14} {:>7} residues on {:>2} threads: DSSP {:>9.3} ms + mesh {:>9.3} ms; together {:>9.3} ms \
-             ({:.0} frames/s; into fresh memory {:.3} ms; {} vertices, {} triangles)",
+             ({:.0} frames/s; into fresh memory {:.3} ms; {} vertices, {} triangles, {:.1} MB)",
             r.name,
             r.residues,
             r.threads,
@@ -105,7 +114,8 @@ pub fn run(residue_targets: &[usize], repeats: usize) -> Result<Vec<CartoonResul
             1e3 / r.total_ms,
             r.fresh_ms,
             r.vertices,
-            r.triangles
+            r.triangles,
+            r.mesh_bytes as f64 / 1e6
         );
     }
     Ok(out)

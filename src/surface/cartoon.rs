@@ -201,20 +201,20 @@ pub fn build_into(segments: &[Segment], params: &CartoonParams, mesh: &mut MeshD
         .par_iter()
         .flat_map_iter(|s| Piece::split(s, &params))
         .collect();
-    let counts: Vec<(usize, usize)> = pieces.iter().map(|p| p.counts(&params)).collect();
+    let counts: Vec<(usize, usize)> = pieces.par_iter().map(|p| p.counts(&params)).collect();
     let n_vertices: usize = counts.iter().map(|c| c.0).sum();
     let n_indices: usize = counts.iter().map(|c| c.1).sum();
-    // Every element is written below; the fill only sizes the buffers.
-    mesh.positions_angstrom.clear();
-    mesh.positions_angstrom.resize(n_vertices, [0.0; 3]);
-    mesh.normals.clear();
-    mesh.normals.resize(n_vertices, [0.0; 3]);
-    mesh.indices.clear();
-    mesh.indices.resize(n_indices, 0);
-    mesh.values.clear();
-    mesh.values.resize(if params.with_values { n_vertices } else { 0 }, 0.0);
-    mesh.colors_rgba8.clear();
-    mesh.colors_rgba8.resize(n_vertices, [0; 4]);
+    // Every element is written below, so the buffers keep what they hold (the previous frame's
+    // mesh) and only a new tail is filled: a frame of the same size writes each byte once.
+    fn sized<T: Clone>(v: &mut Vec<T>, n: usize, fill: T) {
+        v.truncate(n);
+        v.resize(n, fill);
+    }
+    sized(&mut mesh.positions_angstrom, n_vertices, [0.0; 3]);
+    sized(&mut mesh.normals, n_vertices, [0.0; 3]);
+    sized(&mut mesh.indices, n_indices, 0);
+    sized(&mut mesh.values, if params.with_values { n_vertices } else { 0 }, 0.0);
+    sized(&mut mesh.colors_rgba8, n_vertices, [0; 4]);
     // Disjoint output slices, one per piece, filled in parallel.
     let mut jobs = Vec::with_capacity(pieces.len());
     {
@@ -312,12 +312,10 @@ impl Out<'_> {
     }
 
     fn triangle(&mut self, a: u32, b: u32, c: u32) {
-        for v in [a, b, c] {
-            if let Some(x) = self.indices.get_mut(self.index) {
-                *x = v;
-            }
-            self.index += 1;
+        if let Some([x, y, z]) = self.indices.get_mut(self.index..self.index + 3) {
+            (*x, *y, *z) = (a, b, c);
         }
+        self.index += 3;
     }
 }
 
@@ -470,32 +468,30 @@ struct SlabBox {
     value: f32,
 }
 
-/// A drawable piece: a tube (spline rings) or a set of boxes.
-enum Piece {
-    Tube { rings: Vec<Ring> },
+/// A drawable piece: a tube along a run of residues (its rings are built where the piece is
+/// written, so that they stay in cache and no frame holds all of them at once) or a set of boxes.
+enum Piece<'a> {
+    ProteinTube(&'a [ProteinResidue]),
+    NucleicTube(&'a [NucleicResidue]),
     Boxes { boxes: Vec<SlabBox> },
 }
 
-impl Piece {
-    /// Splits a segment at non-finite trace points and builds its pieces.
-    fn split(segment: &Segment, params: &CartoonParams) -> Vec<Piece> {
+impl<'a> Piece<'a> {
+    /// Splits a segment at non-finite trace points into its pieces.
+    fn split(segment: &'a Segment, params: &CartoonParams) -> Vec<Piece<'a>> {
         let mut out = Vec::new();
         match segment {
             Segment::Protein(res) => {
                 for run in res.split(|r| !finite(r.trace)) {
                     if run.len() >= 2 {
-                        out.push(Piece::Tube {
-                            rings: protein_rings(run, params),
-                        });
+                        out.push(Piece::ProteinTube(run));
                     }
                 }
             }
             Segment::Nucleic(res) => {
                 for run in res.split(|r| !finite(r.trace)) {
                     if run.len() >= 2 {
-                        out.push(Piece::Tube {
-                            rings: nucleic_rings(run, params),
-                        });
+                        out.push(Piece::NucleicTube(run));
                         let boxes = base_boxes(run, params);
                         if !boxes.is_empty() {
                             out.push(Piece::Boxes { boxes });
@@ -511,18 +507,33 @@ impl Piece {
     fn counts(&self, params: &CartoonParams) -> (usize, usize) {
         let s = params.sides;
         match self {
-            Piece::Tube { rings } => {
-                let bands = rings.iter().skip(1).filter(|r| r.joined).count();
+            Piece::ProteinTube(_) | Piece::NucleicTube(_) => {
+                let (rings, bands) = self.ring_counts(params);
                 // Rings, two caps (centre plus a ring each).
-                ((rings.len() + 2) * s + 2, (bands * 2 * s + 2 * s) * 3)
+                ((rings + 2) * s + 2, (bands * 2 * s + 2 * s) * 3)
             }
             Piece::Boxes { boxes } => (boxes.len() * 24, boxes.len() * 36),
         }
     }
 
+    /// The rings [`trace_rings`] makes for this tube and the bands between them (rings joined to
+    /// the one before), without making them: one ring per spline sample, `segments_per_residue`
+    /// per residue interval and one at the end, three more at each arrowhead's back (the step),
+    /// two of which start no band.
+    fn ring_counts(&self, params: &CartoonParams) -> (usize, usize) {
+        let (n, arrows) = match self {
+            Piece::ProteinTube(res) => (res.len(), protein_arrows(res, params).iter().filter(|&&a| a).count()),
+            Piece::NucleicTube(res) => (res.len(), 0),
+            Piece::Boxes { .. } => return (0, 0),
+        };
+        let rings = n.saturating_sub(1) * params.segments_per_residue + 1 + 3 * arrows;
+        (rings, rings.saturating_sub(1 + 2 * arrows))
+    }
+
     fn emit(&self, params: &CartoonParams, out: &mut Out<'_>) {
         match self {
-            Piece::Tube { rings } => emit_tube(rings, params.sides, out),
+            Piece::ProteinTube(res) => emit_tube(&protein_rings(res, params), params.sides, out),
+            Piece::NucleicTube(res) => emit_tube(&nucleic_rings(res, params), params.sides, out),
             Piece::Boxes { boxes } => {
                 for b in boxes {
                     emit_box(b, out);
@@ -649,19 +660,7 @@ fn protein_rings(res: &[ProteinResidue], params: &CartoonParams) -> Vec<Ring> {
         },
     };
     let profiles: Vec<Profile> = (0..n).map(|k| profile(shape(k))).collect();
-    // An arrowhead after the last residue of each strand run; a run at the very end of the piece
-    // points its arrow over its own last interval.
-    let mut arrows = vec![false; n];
-    for k in 0..n {
-        if shape(k) != Shape::Strand {
-            continue;
-        }
-        if k + 1 < n && shape(k + 1) != Shape::Strand {
-            arrows[k] = true;
-        } else if k + 1 == n && k >= 1 && shape(k - 1) == Shape::Strand {
-            arrows[k - 1] = true;
-        }
-    }
+    let arrows = protein_arrows(res, params);
     trace_rings(
         &TraceInput {
             points,
@@ -675,6 +674,34 @@ fn protein_rings(res: &[ProteinResidue], params: &CartoonParams) -> Vec<Ring> {
         },
         params,
     )
+}
+
+/// The residues whose interval to the next holds an arrowhead: the last residue of each strand run;
+/// a run at the very end of the piece points its arrow over its own last interval.
+fn protein_arrows(res: &[ProteinResidue], params: &CartoonParams) -> Vec<bool> {
+    let n = res.len();
+    let shape = |k: usize| match params.style {
+        Style::Cartoon => res.get(k).map_or(Shape::Coil, |r| r.shape),
+        _ => Shape::Coil,
+    };
+    let mut arrows = vec![false; n];
+    for k in 0..n {
+        if shape(k) != Shape::Strand {
+            continue;
+        }
+        if k + 1 < n && shape(k + 1) != Shape::Strand {
+            if let Some(a) = arrows.get_mut(k) {
+                *a = true;
+            }
+        } else if k + 1 == n
+            && k >= 1
+            && shape(k - 1) == Shape::Strand
+            && let Some(a) = arrows.get_mut(k - 1)
+        {
+            *a = true;
+        }
+    }
+    arrows
 }
 
 fn nucleic_rings(res: &[NucleicResidue], params: &CartoonParams) -> Vec<Ring> {
@@ -858,12 +885,14 @@ fn emit_tube(rings: &[Ring], sides: usize, out: &mut Out<'_>) {
         return;
     };
     let s = sides as u32;
+    // The next vertex around a ring (j + 1) % s, without a division.
+    let after = |j: u32| if j + 1 == s { 0 } else { j + 1 };
     // Start cap: normals against the tangent.
     let back = first.tangent.scale(-1.0);
     let centre = out.vertex(first.center, back, first.color, first.value);
     let rim = ring_vertices(first, Some(back), out);
     for j in 0..s {
-        out.triangle(centre, rim + (j + 1) % s, rim + j);
+        out.triangle(centre, rim + after(j), rim + j);
     }
     let mut previous: Option<u32> = None;
     for ring in rings {
@@ -872,8 +901,8 @@ fn emit_tube(rings: &[Ring], sides: usize, out: &mut Out<'_>) {
             && ring.joined
         {
             for j in 0..s {
-                let (a, b) = (p + j, p + (j + 1) % s);
-                let (c, d) = (start + (j + 1) % s, start + j);
+                let (a, b) = (p + j, p + after(j));
+                let (c, d) = (start + after(j), start + j);
                 out.triangle(a, b, c);
                 out.triangle(a, c, d);
             }
@@ -885,7 +914,7 @@ fn emit_tube(rings: &[Ring], sides: usize, out: &mut Out<'_>) {
     let centre = out.vertex(last.center, front, last.color, last.value);
     let rim = ring_vertices(last, Some(front), out);
     for j in 0..s {
-        out.triangle(centre, rim + j, rim + (j + 1) % s);
+        out.triangle(centre, rim + j, rim + after(j));
     }
 }
 
@@ -972,6 +1001,49 @@ fn emit_box(b: &SlabBox, out: &mut Out<'_>) {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn ring_counts_equal_the_rings_made() {
+        let mut x = 0x9e37_79b9_u32;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        let shapes = [Shape::Coil, Shape::Helix, Shape::Strand];
+        for trial in 0..300 {
+            let n = 2 + (next() % 40) as usize;
+            let res: Vec<ProteinResidue> = (0..n)
+                .map(|k| ProteinResidue {
+                    trace: [3.8 * k as f32, (k % 2) as f32, 0.0],
+                    guide: Some([3.8 * k as f32, 1.0, 1.2]),
+                    shape: shapes[(next() % 3) as usize],
+                    color: [255; 4],
+                    value: 0.0,
+                })
+                .collect();
+            let params = CartoonParams {
+                style: Style::ALL[trial % 3],
+                segments_per_residue: 1 + (next() % 8) as usize,
+                ..CartoonParams::default()
+            };
+            let made = |rings: Vec<Ring>| (rings.len(), rings.iter().skip(1).filter(|r| r.joined).count());
+            let counted = Piece::ProteinTube(&res).ring_counts(&params);
+            assert_eq!(counted, made(protein_rings(&res, &params)), "trial {trial}");
+            let nucleic: Vec<NucleicResidue> = res
+                .iter()
+                .map(|r| NucleicResidue {
+                    trace: r.trace,
+                    base: None,
+                    color: r.color,
+                    value: 0.0,
+                })
+                .collect();
+            let counted = Piece::NucleicTube(&nucleic).ring_counts(&params);
+            assert_eq!(counted, made(nucleic_rings(&nucleic, &params)), "trial {trial}");
+        }
+    }
 
     #[test]
     fn section_points_equal_the_superellipse_formula() {
