@@ -528,7 +528,7 @@ pub fn read_buffer(
 }
 
 /// Waits for the GPU, maps a `MAP_READ` buffer whose copy has been submitted, and returns its bytes.
-fn map_staging(device: &wgpu::Device, staging: &wgpu::Buffer) -> Result<Vec<u8>, McError> {
+pub fn map_staging(device: &wgpu::Device, staging: &wgpu::Buffer) -> Result<Vec<u8>, McError> {
     let slice = staging.slice(..);
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     slice.map_async(wgpu::MapMode::Read, move |r| {

@@ -492,7 +492,8 @@ impl MolSurfCompute {
     /// density on `lattice` into `values` (x fastest, `f32`; at least `4 * n_points` bytes, usage
     /// `STORAGE`). Every point is written. `timestamps`, when given as (query set, first index),
     /// receive four timestamps: the binning passes' start and end, the field pass's start and end.
-    /// Nothing is submitted; the positions reach the device with the next submission.
+    /// Nothing is submitted; the positions and parameters reach the device with the next submission
+    /// (through `queue.write_buffer`), so one `DeviceAtoms` takes one `encode` per submission.
     #[allow(clippy::too_many_arguments)]
     pub fn encode(
         &self,
