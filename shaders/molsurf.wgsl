@@ -105,6 +105,17 @@ fn scan_incl(t: u32, v: u32, n: u32) -> u32 {
     return sc[t];
 }
 
+// Point k of a column: the term (f.x) when k is in [pmin, pmax]; from pmin on, the factors advance
+// (f.x *= f.y, f.y *= f.z: the next point's term and ratio). Arguments are evaluated left to right.
+fn zstep(k: i32, pmin: i32, pmax: i32, f: ptr<function, vec3<f32>>) -> f32 {
+    let v = select(0.0, (*f).x, k >= pmin && k <= pmax);
+    if k >= pmin {
+        (*f).x *= (*f).y;
+        (*f).y *= (*f).z;
+    }
+    return v;
+}
+
 // 2^x as 2^n 2^f with f in [-0.5, 0.5]: exp2's error bound grows with |x| (Vulkan allows
 // 3 + 2 |x| ulp), so the reduced argument keeps the term within a few ulp.
 fn exp2r(x: f32) -> f32 {
@@ -264,7 +275,9 @@ fn field(
     let c1 = min((b1 + p.reach.xyz) / p.cell_width.xyz, p.cells.xyz - 1);
     let ncy = u32(c1.y - c0.y + 1);
     let n_rows = ncy * u32(c1.z - c0.z + 1);
-    var acc: array<f32, 8>;
+    // The column's 8 sums (two vectors, not an indexed array: nothing may spill to slow memory).
+    var acc0 = vec4<f32>(0.0);
+    var acc1 = vec4<f32>(0.0);
     for (var rb = 0u; rb < n_rows; rb += WG) {
         // This batch of rows: each one's first atom and, scanned, where its atoms start in the list.
         let r = rb + t;
@@ -337,17 +350,11 @@ fn field(
                 }
                 let a2 = o.w;
                 let dzs = f32(kc0 + pmin - ia.z) * h.z - o.z;
-                var g = exp2r(lamp - a2 * fma(dzs, dzs, dxy2));
-                var rr = exp2r(-a2 * h.z * fma(2.0, dzs, h.z));
-                let q = g4.y;
-                for (var k = 0; k < i32(PZ); k++) {
-                    let on = k >= pmin && k <= pmax;
-                    acc[k] += select(0.0, g, on);
-                    if k >= pmin {
-                        g *= rr;
-                        rr *= q;
-                    }
-                }
+                let g = exp2r(lamp - a2 * fma(dzs, dzs, dxy2));
+                let rr = exp2r(-a2 * h.z * fma(2.0, dzs, h.z));
+                var f = vec3<f32>(g, rr, g4.y);
+                acc0 += vec4<f32>(zstep(0, pmin, pmax, &f), zstep(1, pmin, pmax, &f), zstep(2, pmin, pmax, &f), zstep(3, pmin, pmax, &f));
+                acc1 += vec4<f32>(zstep(4, pmin, pmax, &f), zstep(5, pmin, pmax, &f), zstep(6, pmin, pmax, &f), zstep(7, pmin, pmax, &f));
             }
             workgroupBarrier();
         }
@@ -355,10 +362,15 @@ fn field(
     if i >= nx || j >= ny {
         return;
     }
-    for (var k = 0; k < i32(PZ); k++) {
-        let kk = kc0 + k;
-        if kk < nz {
-            values[u32(i) + u32(nx) * (u32(j) + u32(ny) * u32(kk))] = acc[k];
+    let plane = u32(nx) * u32(ny);
+    let first = u32(i) + u32(nx) * u32(j) + plane * u32(kc0);
+    let n_here = nz - kc0;
+    for (var k = 0; k < 4; k++) {
+        if k < n_here {
+            values[first + plane * u32(k)] = acc0[k];
+        }
+        if k + 4 < n_here {
+            values[first + plane * u32(k + 4)] = acc1[k];
         }
     }
 }
