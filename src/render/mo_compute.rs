@@ -429,15 +429,7 @@ mod tests {
     #[test]
     fn structs_match_their_wgsl_twins() {
         let module = wgpu::naga::front::wgsl::parse_str(SHADER_SOURCE).unwrap();
-        let size = |name: &str| {
-            let ty = module
-                .types
-                .iter()
-                .find(|(_, t)| t.name.as_deref() == Some(name))
-                .unwrap()
-                .1;
-            ty.inner.size(module.to_ctx()) as usize
-        };
+        let size = |name: &str| crate::render::shaders::wgsl_type_size(&module, name);
         assert_eq!(size("Params"), std::mem::size_of::<MoParams>());
         assert_eq!(size("Shell"), std::mem::size_of::<GpuShell>());
         // Validated with the other modules in tests/render.rs (`shaders::all_modules`).

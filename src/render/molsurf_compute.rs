@@ -23,6 +23,7 @@
 //! by that atom's truncated tail ([`crate::compute::molsurf::TRUNCATION_DENSITY`]). The order of the
 //! atoms within a cell depends on scheduling, so the last bits of a sum may differ from run to run.
 
+use super::mc_compute::ComputeShader;
 use crate::compute::molsurf::{AtomGaussian, RADIUS_SCALE_RANGE};
 use crate::model::Lattice;
 use crate::model::units::{angstrom_from_bohr, bohr_from_angstrom};
@@ -388,65 +389,11 @@ pub struct MolSurfCompute {
     max_groups_per_dim: u32,
 }
 
-fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
 impl MolSurfCompute {
     /// Builds the pipelines.
     pub fn new(device: &wgpu::Device) -> MolSurfCompute {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("molsurf passes"),
-            source: wgpu::ShaderSource::Wgsl(SHADER_SOURCE.into()),
-        });
-        let uniform = wgpu::BindGroupLayoutEntry {
-            binding: 0,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: true,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("molsurf bind group layout"),
-            entries: &[
-                uniform,
-                storage_entry(1, true),
-                storage_entry(2, true),
-                storage_entry(3, false),
-                storage_entry(4, false),
-                storage_entry(5, false),
-                storage_entry(6, false),
-                storage_entry(7, false),
-                storage_entry(8, false),
-            ],
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("molsurf pipeline layout"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipeline = |entry: &str| {
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: Some(&pipeline_layout),
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
+        let shader = ComputeShader::new(device, "molsurf", SHADER_SOURCE, true, 2, 6);
+        let pipeline = |entry: &str| shader.pipeline(device, entry);
         MolSurfCompute {
             count: pipeline("bin_count"),
             scan_local: pipeline("scan_local"),
@@ -454,7 +401,7 @@ impl MolSurfCompute {
             scan_add: pipeline("scan_add"),
             scatter: pipeline("bin_scatter"),
             field: pipeline("field"),
-            layout,
+            layout: shader.layout,
             max_groups_per_dim: u32::MAX,
         }
     }
@@ -717,15 +664,7 @@ mod tests {
     #[test]
     fn structs_match_their_wgsl_twins_and_the_shader_validates() {
         let module = wgpu::naga::front::wgsl::parse_str(SHADER_SOURCE).unwrap();
-        let size = |name: &str| {
-            let ty = module
-                .types
-                .iter()
-                .find(|(_, t)| t.name.as_deref() == Some(name))
-                .unwrap()
-                .1;
-            ty.inner.size(module.to_ctx()) as usize
-        };
+        let size = |name: &str| crate::render::shaders::wgsl_type_size(&module, name);
         assert_eq!(size("Params"), std::mem::size_of::<MsParams>());
         assert_eq!(size("AtomParams"), std::mem::size_of::<MsAtomParams>());
         assert_eq!(size("AtomRec") as u64, RECORD_BYTES);
