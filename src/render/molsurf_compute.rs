@@ -24,6 +24,7 @@
 //! atoms within a cell depends on scheduling, so the last bits of a sum may differ from run to run.
 
 use super::mc_compute::ComputeShader;
+use super::mo_compute::split_into_slabs;
 use crate::compute::molsurf::{AtomGaussian, RADIUS_SCALE_RANGE};
 use crate::model::Lattice;
 use crate::model::units::{angstrom_from_bohr, bohr_from_angstrom};
@@ -214,27 +215,19 @@ impl MolSurfDispatch {
             .max_compute_workgroups_per_dimension
             .min(max_groups_per_dim)
             .max(1);
-        let mut groups_xy = [0u32; 2];
-        for axis in 0..2 {
-            let groups = (dims[axis] as u64).div_ceil(u64::from(BRICK[axis]));
-            if groups > u64::from(per_dim) {
-                return Err(MolSurfError::TooManyWorkgroups {
-                    axis,
-                    groups,
-                    limit: per_dim,
-                });
-            }
-            groups_xy[axis] = groups as u32;
-        }
-        let nz = dims[2] as u64;
-        let planes_per_slab = (u64::from(per_dim) * u64::from(BRICK[2])).min(nz).max(1);
+        let (groups_xy, planes_per_slab, slabs) =
+            split_into_slabs(dims, BRICK, per_dim).map_err(|(axis, groups)| MolSurfError::TooManyWorkgroups {
+                axis,
+                groups,
+                limit: per_dim,
+            })?;
         Ok(MolSurfDispatch {
             cells,
             cell_width: cw,
             reach,
             groups_xy,
-            planes_per_slab: planes_per_slab as u32,
-            slabs: nz.div_ceil(planes_per_slab) as u32,
+            planes_per_slab,
+            slabs,
             bytes,
         })
     }
