@@ -26,6 +26,9 @@ use std::sync::Arc;
 #[path = "common/lattice.rs"]
 mod lattice;
 use lattice::lattice_around;
+#[path = "common/wgpu_device.rs"]
+mod wgpu_device;
+use wgpu_device::compute_device;
 
 const ABS_TOL: f64 = 1e-5;
 const REL_TOL: f64 = 1e-4;
@@ -42,35 +45,7 @@ fn load_wf(name: &str) -> Arc<Wavefunction> {
 }
 
 fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapter = match pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default())) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("skipping the render-device orbital test: no adapter ({e})");
-            return None;
-        }
-    };
-    if !adapter
-        .get_downlevel_capabilities()
-        .flags
-        .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
-    {
-        eprintln!("skipping the render-device orbital test: the adapter has no compute shaders");
-        return None;
-    }
-    eprintln!("orbital pass on {:?}", adapter.get_info().name);
-    let desc = wgpu::DeviceDescriptor {
-        label: Some("orbital test device"),
-        required_limits: adapter.limits(),
-        ..Default::default()
-    };
-    match pollster::block_on(adapter.request_device(&desc)) {
-        Ok(dq) => Some(dq),
-        Err(e) => {
-            eprintln!("skipping the render-device orbital test: no device ({e})");
-            None
-        }
-    }
+    compute_device("render-device orbital")
 }
 
 /// The field `spec` of `wf` on `lattice`, computed by the pass into a buffer poisoned with NaN first;

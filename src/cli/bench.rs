@@ -87,7 +87,7 @@ pub struct BenchArgs {
     /// the WGSL pass on the render device straight into the marching cubes' lattice buffers; frames/s
     /// end to end and the per-frame split (packing, pass + extraction, draw).
     #[arg(long, value_enum, default_value = "pool")]
-    orbitals_on: OrbitalsOn,
+    orbitals_on: FieldsOn,
     /// With --playback --orbitals-on render-device: also play the HOMO series with the orbital pass
     /// and the marching cubes alone, without the viewer's state and without the draw (the no-draw
     /// figure).
@@ -142,6 +142,11 @@ pub struct BenchArgs {
     /// With --molsurf: lattice spacing (Angstrom).
     #[arg(long, default_value_t = 1.0)]
     molsurf_spacing: f64,
+    /// With --molsurf: `render-device` also times each system per frame on the render device (the
+    /// WGSL binning and field passes into the marching cubes' buffer, the surface extracted there,
+    /// the counters read back), beside the CUDA and CPU figures.
+    #[arg(long, value_enum, default_value = "pool")]
+    molsurf_on: FieldsOn,
 }
 
 /// One MSM potential map of a water box, end to end.
@@ -594,13 +599,14 @@ impl Rng {
     }
 }
 
-/// Where `bench --playback` computes the orbital scenes' fields.
+/// Where `bench --playback` computes the orbital scenes' fields (and `bench --molsurf` the surface).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum OrbitalsOn {
+pub enum FieldsOn {
     /// The viewer's worker pool (CUDA engine when present, else the CPU engine).
     #[default]
     Pool,
-    /// The WGSL orbital pass on the render device (`render::mo_compute`).
+    /// The WGSL passes on the render device (`render::mo_compute` for orbitals,
+    /// `render::molsurf_compute` for the molecular surface).
     RenderDevice,
 }
 
@@ -1097,7 +1103,13 @@ fn molsurf(args: &BenchArgs, preference: DevicePreference) -> Result<()> {
     };
     let device = gpu.as_ref().map(|g| g.name()).unwrap_or_else(|| "none".into());
     println!("device: {device}");
-    let results = super::molsurf_bench::run(&sizes, args.molsurf_spacing, gpu.as_deref(), args.repeats)?;
+    let results = super::molsurf_bench::run(
+        &sizes,
+        args.molsurf_spacing,
+        gpu.as_deref(),
+        args.repeats,
+        args.molsurf_on == FieldsOn::RenderDevice,
+    )?;
     super::molsurf_bench::print(&results);
     if let Some(p) = &args.json {
         let text = serde_json::to_string_pretty(&serde_json::json!({ "device": device, "molsurf": results }))?;
@@ -1130,7 +1142,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         }
         return Ok(());
     }
-    if args.playback && args.orbitals_on == OrbitalsOn::RenderDevice {
+    if args.playback && args.orbitals_on == FieldsOn::RenderDevice {
         return render_device_playback(args);
     }
     let preference: DevicePreference = args.device.parse().map_err(anyhow::Error::msg)?;

@@ -10,7 +10,8 @@
 //! device's marching-cubes pass, the one the viewer and `--playback` use, lattice upload included;
 //! the CPU marching cubes where the adapter has no such pass, said in the output), and their sum.
 //! Up to `CPU_LIMIT` atoms the CPU engine's field (all cores) is timed beside it and the GPU values
-//! are compared with it.
+//! are compared with it. With `--molsurf-on render-device` the same system is also computed and
+//! extracted per frame on the render device (`molsurf_render_bench`), beside these figures.
 
 use anyhow::{Context, Result, anyhow};
 use orbitfield::compute::cpu::CpuEngine;
@@ -55,6 +56,8 @@ pub struct MolSurfResult {
     /// by its truncated tail, 1e-3).
     pub max_rel_err_vs_cpu: Option<f64>,
     pub points_beyond_1e5: Option<usize>,
+    /// The frame on the render device (`--molsurf-on render-device`).
+    pub render_device: Option<super::molsurf_render_bench::RenderDeviceMolSurf>,
 }
 
 /// adk copied on a grid until `n` atoms (Angstrom positions and radii).
@@ -83,7 +86,8 @@ fn adk_copies(n: usize) -> Result<(Vec<[f64; 3]>, Vec<f64>)> {
             if out_p.len() >= n {
                 break 'fill;
             }
-            out_p.push([0, 1, 2].map(|a| p[a] - lo[a] + shift[a] * size[a]));
+            // Rounded to f32, as a frame holds positions: every engine sees the same atoms.
+            out_p.push([0, 1, 2].map(|a| f64::from((p[a] - lo[a] + shift[a] * size[a]) as f32)));
             out_r.push(r);
         }
     }
@@ -96,8 +100,13 @@ pub fn run(
     spacing_angstrom: f64,
     gpu: Option<&CudaEngine>,
     repeats: usize,
+    render_device: bool,
 ) -> Result<Vec<MolSurfResult>> {
-    let rc = orbitfield::render::RenderContext::headless(1).ok();
+    let rc = match orbitfield::render::RenderContext::headless(1) {
+        Ok(rc) => Some(rc),
+        Err(e) if render_device => return Err(anyhow!("--molsurf-on render-device: {e}")),
+        Err(_) => None,
+    };
     let mc = rc
         .as_ref()
         .filter(|rc| rc.capabilities.gpu_marching_cubes)
@@ -140,6 +149,7 @@ pub fn run(
             gpu_field_ms = Some(median(t));
         }
         let (mut cpu_field_ms, mut max_rel, mut beyond) = (None, None, None);
+        let mut cpu_reference: Option<Vec<f32>> = None;
         if n <= CPU_LIMIT || gpu.is_none() {
             let mut cpu_values = vec![0.0f32; npts];
             let mut t = Vec::new();
@@ -150,21 +160,26 @@ pub fn run(
             }
             cpu_field_ms = Some(median(t));
             if gpu.is_some() {
-                let (mut worst, mut count) = (0.0f64, 0usize);
-                for (&g, &c) in values.iter().zip(&cpu_values) {
-                    let c = f64::from(c);
-                    if c > 1e-3 {
-                        let e = (f64::from(g) - c).abs() / c;
-                        worst = worst.max(e);
-                        count += usize::from(e > 1e-5);
-                    }
-                }
+                let (worst, count) = super::molsurf_render_bench::rel_errors(&values, &cpu_values);
                 max_rel = Some(worst);
                 beyond = Some(count);
             } else {
-                values = cpu_values;
+                values.clone_from(&cpu_values);
             }
+            cpu_reference = Some(cpu_values);
         }
+        let on_render_device = match (&rc, render_device) {
+            (Some(rc), true) => Some(super::molsurf_render_bench::run(
+                rc,
+                &pos,
+                &radii,
+                &lattice,
+                repeats,
+                cpu_reference.as_deref(),
+            )?),
+            _ => None,
+        };
+        drop(cpu_reference);
         let grid = Grid3 {
             lattice,
             values,
@@ -204,6 +219,7 @@ pub fn run(
             cpu_field_ms,
             max_rel_err_vs_cpu: max_rel,
             points_beyond_1e5: beyond,
+            render_device: on_render_device,
         };
         eprintln!("{r:?}");
         results.push(r);
@@ -233,5 +249,26 @@ pub fn print(results: &[MolSurfResult]) {
                 _ => String::new(),
             }
         );
+        if let Some(d) = &r.render_device {
+            let cpu = r
+                .cpu_field_ms
+                .map(|c| format!("; CPU engine field / render-device frame {:.2}x", c / d.frame_ms));
+            println!(
+                "molsurf {} atoms on the render device ({}): frame {:.3} ms (upload alone {:.3} ms; GPU binning {}, field {}, extraction {}); {} triangles{}{}",
+                r.atoms,
+                d.adapter,
+                d.frame_ms,
+                d.upload_ms,
+                ms(d.binning_ms),
+                ms(d.field_ms),
+                ms(d.extraction_ms),
+                d.triangles,
+                match (d.max_rel_err_vs_cpu, d.points_beyond_1e5) {
+                    (Some(e), Some(c)) => format!("; max rel err vs cpu {e:.1e} ({c} points beyond 1e-5)"),
+                    _ => String::new(),
+                },
+                cpu.unwrap_or_default()
+            );
+        }
     }
 }

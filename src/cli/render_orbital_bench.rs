@@ -58,6 +58,31 @@ fn device() -> Result<(wgpu::Device, wgpu::Queue, String)> {
     Ok((rc.device, rc.queue, name))
 }
 
+/// The `n` timestamps of `query_set`, resolved and read back, in milliseconds (from the device's
+/// own zero).
+pub(super) fn read_timestamps_ms(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    query_set: &wgpu::QuerySet,
+    n: u32,
+) -> Result<Vec<f64>> {
+    let resolve = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bench timestamps"),
+        size: 8 * u64::from(n),
+        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.resolve_query_set(query_set, 0..n, &resolve, 0);
+    queue.submit([encoder.finish()]);
+    let raw = orbitfield::render::mo_compute::read_bytes(device, queue, &resolve, 8 * u64::from(n))?;
+    let period_ms = f64::from(queue.get_timestamp_period()) * 1e-6;
+    Ok(raw
+        .chunks_exact(8)
+        .map(|b| u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]) as f64 * period_ms)
+        .collect())
+}
+
 /// The frame's HOMO (alpha) and the viewer's lattice for it.
 fn frame_field(wf: &Wavefunction, points: u32) -> Result<(Field, Lattice)> {
     let index = wf.homo(Spin::Alpha).ok_or_else(|| anyhow!("no occupied orbital"))?;
@@ -93,14 +118,6 @@ pub fn run_case(name: &str, system: System, points: u32, frames: usize) -> Resul
             label: Some("orbital pass timestamps"),
             ty: wgpu::QueryType::Timestamp,
             count: n_queries,
-        })
-    });
-    let resolve = timestamps.then(|| {
-        device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("orbital timestamps"),
-            size: 8 * u64::from(n_queries),
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
         })
     });
     // The jittered frames' lattices differ by a plane now and then: the values buffer and the lobes'
@@ -181,24 +198,13 @@ pub fn run_case(name: &str, system: System, points: u32, frames: usize) -> Resul
             *t = i / 3;
         }
     }
-    let (field_ms, field_timing) = match (&query_set, &resolve) {
-        (Some(qs), Some(rb)) => {
-            let mut encoder = device.create_command_encoder(&Default::default());
-            encoder.resolve_query_set(qs, 0..n_queries, rb, 0);
-            queue.submit([encoder.finish()]);
-            let raw = orbitfield::render::mo_compute::read_bytes(&device, &queue, rb, 8 * u64::from(n_queries))?;
-            let ticks: Vec<u64> = raw
-                .chunks_exact(8)
-                .map(|b| u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
-                .collect();
-            let period_ns = f64::from(queue.get_timestamp_period());
-            let total: f64 = ticks
-                .chunks_exact(2)
-                .map(|p| p[1].saturating_sub(p[0]) as f64 * period_ns * 1e-6)
-                .sum();
+    let (field_ms, field_timing) = match &query_set {
+        Some(qs) => {
+            let ms = read_timestamps_ms(&device, &queue, qs, n_queries)?;
+            let total: f64 = ms.chunks_exact(2).map(|p| (p[1] - p[0]).max(0.0)).sum();
             (total / frames as f64, "GPU timestamps".to_string())
         }
-        _ => {
+        None => {
             // The pass alone, waited for, on the frames of the series.
             let reps = frames.min(10);
             let mut total = Duration::ZERO;

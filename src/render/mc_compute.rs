@@ -181,16 +181,78 @@ pub struct McCompute {
     last_lobes: std::sync::Mutex<Option<LobeCounts>>,
 }
 
-fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+fn buffer_entry(binding: u32, ty: wgpu::BufferBindingType, has_dynamic_offset: bool) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::COMPUTE,
         ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
+            ty,
+            has_dynamic_offset,
             min_binding_size: None,
         },
         count: None,
+    }
+}
+
+/// A compute shader module with its one bind group layout: binding 0 a uniform buffer (with a
+/// dynamic offset when asked), then `read_only` read-only and `read_write` read-write storage
+/// buffers; pipelines of its entry points share that layout. Used by the compute passes of
+/// [`McCompute`] and [`super::molsurf_compute`].
+pub(crate) struct ComputeShader {
+    pub layout: wgpu::BindGroupLayout,
+    module: wgpu::ShaderModule,
+    pipeline_layout: wgpu::PipelineLayout,
+}
+
+impl ComputeShader {
+    pub(crate) fn new(
+        device: &wgpu::Device,
+        label: &str,
+        source: &str,
+        dynamic_uniform: bool,
+        read_only: u32,
+        read_write: u32,
+    ) -> ComputeShader {
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(label),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        let mut entries = vec![buffer_entry(0, wgpu::BufferBindingType::Uniform, dynamic_uniform)];
+        entries.extend((1..=read_only + read_write).map(|b| {
+            buffer_entry(
+                b,
+                wgpu::BufferBindingType::Storage {
+                    read_only: b <= read_only,
+                },
+                false,
+            )
+        }));
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some(&format!("{label} bind group layout")),
+            entries: &entries,
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some(&format!("{label} pipeline layout")),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        ComputeShader {
+            layout,
+            module,
+            pipeline_layout,
+        }
+    }
+
+    /// The pipeline of entry point `entry`.
+    pub(crate) fn pipeline(&self, device: &wgpu::Device, entry: &str) -> wgpu::ComputePipeline {
+        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(entry),
+            layout: Some(&self.pipeline_layout),
+            module: &self.module,
+            entry_point: Some(entry),
+            compilation_options: Default::default(),
+            cache: None,
+        })
     }
 }
 
@@ -215,48 +277,8 @@ fn dispatch_shape(threads: u32) -> (u32, u32) {
 impl McCompute {
     /// Builds the pipelines and uploads the case table.
     pub fn new(device: &wgpu::Device) -> McCompute {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("marching cubes"),
-            source: wgpu::ShaderSource::Wgsl(SHADER_SOURCE.into()),
-        });
-        let uniform = wgpu::BindGroupLayoutEntry {
-            binding: 0,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("mc bind group layout"),
-            entries: &[
-                uniform,
-                storage_entry(1, true),
-                storage_entry(2, true),
-                storage_entry(3, false),
-                storage_entry(4, false),
-                storage_entry(5, false),
-                storage_entry(6, false),
-                storage_entry(7, false),
-            ],
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("mc pipeline layout"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipeline = |entry: &str| {
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: Some(&pipeline_layout),
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
+        let shader = ComputeShader::new(device, "mc", SHADER_SOURCE, false, 2, 5);
+        let pipeline = |entry: &str| shader.pipeline(device, entry);
         let cases = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("mc case table"),
             contents: bytemuck::cast_slice(&case_table_words()),
@@ -266,7 +288,7 @@ impl McCompute {
             vertices: pipeline("make_vertices"),
             triangles: pipeline("make_triangles"),
             finish: pipeline("finish"),
-            layout,
+            layout: shader.layout,
             cases,
             scratch: std::sync::Mutex::new(None),
             last_lobes: std::sync::Mutex::new(None),
@@ -528,7 +550,7 @@ pub fn read_buffer(
 }
 
 /// Waits for the GPU, maps a `MAP_READ` buffer whose copy has been submitted, and returns its bytes.
-fn map_staging(device: &wgpu::Device, staging: &wgpu::Buffer) -> Result<Vec<u8>, McError> {
+pub fn map_staging(device: &wgpu::Device, staging: &wgpu::Buffer) -> Result<Vec<u8>, McError> {
     let slice = staging.slice(..);
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     slice.map_async(wgpu::MapMode::Read, move |r| {

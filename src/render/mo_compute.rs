@@ -154,28 +154,42 @@ impl MoDispatch {
             return Err(MoError::LatticeTooLarge { bytes, limit });
         }
         let per_dim = limits.max_compute_workgroups_per_dimension;
-        let mut groups_xy = [0u32; 2];
-        for axis in 0..2 {
-            let groups = (dims[axis] as u64).div_ceil(u64::from(BRICK[axis]));
-            if groups > u64::from(per_dim) {
-                return Err(MoError::TooManyWorkgroups {
-                    axis,
-                    groups,
-                    limit: per_dim,
-                });
-            }
-            groups_xy[axis] = groups as u32;
-        }
-        let nz = dims[2] as u64;
-        let planes_per_slab = (u64::from(per_dim) * u64::from(BRICK[2])).min(nz).max(1);
-        let slabs = nz.div_ceil(planes_per_slab);
+        let (groups_xy, planes_per_slab, slabs) =
+            split_into_slabs(dims, BRICK, per_dim).map_err(|(axis, groups)| MoError::TooManyWorkgroups {
+                axis,
+                groups,
+                limit: per_dim,
+            })?;
         Ok(MoDispatch {
             groups_xy,
-            planes_per_slab: planes_per_slab as u32,
-            slabs: slabs as u32,
+            planes_per_slab,
+            slabs,
             bytes,
         })
     }
+}
+
+/// How a lattice of `dims` splits into dispatches of workgroups of `brick` points, at most `per_dim`
+/// workgroups per dispatch dimension: workgroups along x and y (each axis in one dispatch, else the
+/// axis and the workgroups it needs), lattice planes per z-slab (a multiple of `brick[2]`, except
+/// possibly the last slab) and slabs. Shared with `super::molsurf_compute`.
+pub(crate) fn split_into_slabs(
+    dims: [usize; 3],
+    brick: [u32; 3],
+    per_dim: u32,
+) -> Result<([u32; 2], u32, u32), (usize, u64)> {
+    let per_dim = per_dim.max(1);
+    let mut groups_xy = [0u32; 2];
+    for axis in 0..2 {
+        let groups = (dims[axis] as u64).div_ceil(u64::from(brick[axis]));
+        if groups > u64::from(per_dim) {
+            return Err((axis, groups));
+        }
+        groups_xy[axis] = groups as u32;
+    }
+    let nz = dims[2] as u64;
+    let planes_per_slab = (u64::from(per_dim) * u64::from(brick[2])).min(nz).max(1);
+    Ok((groups_xy, planes_per_slab as u32, nz.div_ceil(planes_per_slab) as u32))
 }
 
 /// Radius of the bounding sphere of an 8 x 8 x 4 brick of the lattice (bohr), with a rounding margin
@@ -439,15 +453,7 @@ mod tests {
     #[test]
     fn structs_match_their_wgsl_twins() {
         let module = wgpu::naga::front::wgsl::parse_str(SHADER_SOURCE).unwrap();
-        let size = |name: &str| {
-            let ty = module
-                .types
-                .iter()
-                .find(|(_, t)| t.name.as_deref() == Some(name))
-                .unwrap()
-                .1;
-            ty.inner.size(module.to_ctx()) as usize
-        };
+        let size = |name: &str| crate::render::shaders::wgsl_type_size(&module, name);
         assert_eq!(size("Params"), std::mem::size_of::<MoParams>());
         assert_eq!(size("Shell"), std::mem::size_of::<GpuShell>());
         // Validated with the other modules in tests/render.rs (`shaders::all_modules`).

@@ -15,6 +15,7 @@ pub mod context;
 pub mod gpu;
 pub mod mc_compute;
 pub mod mo_compute;
+pub mod molsurf_compute;
 pub mod scene;
 pub mod shaders;
 pub mod target;
