@@ -31,5 +31,6 @@ pub fn all_modules() -> Vec<(&'static str, String)> {
         ("oit_composite", OIT_COMPOSITE.to_string()),
         ("blit", BLIT.to_string()),
         ("orbital", super::mo_compute::SHADER_SOURCE.to_string()),
+        ("vertex_coulomb", super::vertex_potential::SHADER_SOURCE.to_string()),
     ]
 }
