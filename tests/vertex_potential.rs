@@ -235,3 +235,91 @@ fn gpu_surface_coloured_by_its_vertex_potential_shows_red_and_blue() {
         .count();
     assert!(differing < 400, "{differing} of 40000 pixels differ");
 }
+
+/// The viewer's draw stage on a device that extracts surfaces and colours them there (forced on a
+/// software adapter): a molsurf representation of adk coloured by the charges' potential stays on
+/// the render device (no fall-back to CPU meshes), gets a range from its first values, and shows
+/// red and blue on frames 0 and 1.
+#[test]
+fn viewer_colours_gpu_surfaces_by_the_potential_on_the_render_device() {
+    use orbitfield::app::draw::SceneSync;
+    use orbitfield::app::fields::FieldChoice;
+    use orbitfield::app::reps::{FieldStyle, RepSpec};
+    use orbitfield::app::settings::Settings;
+    use orbitfield::app::state::{AppState, Command};
+    let rc = match RenderContext::headless_with(wgpu::Backends::all(), 1, |_, c| {
+        c.gpu_marching_cubes = c.mc_compute_supported;
+        c.gpu_vertex_potential = c.mc_compute_supported;
+    }) {
+        Ok(rc) if rc.capabilities.gpu_vertex_potential => rc,
+        Ok(rc) => {
+            eprintln!("skipping: no compute pass here ({})", rc.capabilities.summary());
+            return;
+        }
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            return;
+        }
+    };
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+    let paths = [dir.join("adk.psf"), dir.join("adk_dims.dcd")];
+    let settings = Settings {
+        lattice_points: 48,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(settings, orbitfield::app::default_field_service());
+    state.view.gpu_surfaces = true;
+    state.open_system("adk".into(), orbitfield::io::load(&paths).unwrap());
+    let id = state
+        .add_rep(&RepSpec::field("molsurf:protein", FieldStyle::Isosurface))
+        .unwrap();
+    state.apply(Command::SetSurfaceColor(Some((FieldChoice::Potential, None))));
+    let mut sync = SceneSync::new(&rc);
+    let mut scene = GpuScene::new(&rc);
+    let size = [200u32, 200u32];
+    let target = OffscreenTarget::new(&rc, size);
+    state.view.size_px = size;
+    state.apply(Command::ResetCamera);
+    for frame in [0, 1] {
+        state.apply(Command::SetFrame(frame));
+        let t0 = std::time::Instant::now();
+        while !state
+            .reps()
+            .field(id)
+            .is_some_and(|f| f.pipeline.shown.as_ref().is_some_and(|(k, _)| k.frame == frame))
+        {
+            state.update_reps();
+            assert!(t0.elapsed().as_secs() < 120, "frame {frame} never arrived");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        state.view.dirty.meshes = true;
+        sync.sync(&rc, &mut scene, &mut state);
+        assert!(state.view.gpu_surfaces, "fell back to the CPU: {}", state.panels.status);
+        let range = state.reps().field(id).and_then(|f| f.coloring?.range);
+        let [lo, hi] = range.expect("a range from the first values");
+        if frame == 0 {
+            assert!(lo < 0.0 && hi > 0.0, "{lo} {hi}");
+        } else {
+            assert_eq!([lo, hi], [-0.05, 0.05]);
+        }
+        render_once(&rc, &scene, &target, &state.view.camera);
+        let img = target.read_rgba(&rc).unwrap();
+        let red = |p: [u8; 4]| p[0] > p[2].saturating_add(30);
+        let blue = |p: [u8; 4]| p[2] > p[0].saturating_add(30);
+        let (r, b) = (count(&img, red), count(&img, blue));
+        eprintln!("frame {frame}: {r} red and {b} blue pixels");
+        // Blue (negative) dominates adk's surface; over the range the first values chose (their
+        // 2nd..98th percentiles, symmetric about zero) its few positive patches stay pale, over a
+        // narrower one they are red.
+        assert!(b > 1000, "frame {frame}: {b} blue pixels");
+        if frame == 1 {
+            assert!(r > 100, "frame {frame}: {r} red pixels");
+        } else {
+            // The next frame is drawn over a narrower range.
+            state.apply(Command::SetSurfaceColor(Some((
+                FieldChoice::Potential,
+                Some([-0.05, 0.05]),
+            ))));
+        }
+    }
+}
