@@ -283,11 +283,14 @@ fn viewer_colours_gpu_surfaces_by_the_potential_on_the_render_device() {
     for frame in [0, 1] {
         state.apply(Command::SetFrame(frame));
         let t0 = std::time::Instant::now();
-        while !state
-            .reps()
-            .field(id)
-            .is_some_and(|f| f.pipeline.shown.as_ref().is_some_and(|(k, _)| k.frame == frame))
-        {
+        let shown = |state: &AppState| {
+            state
+                .reps()
+                .field(id)
+                .and_then(|f| f.pipeline.shown.as_ref())
+                .is_some_and(|(k, _)| k.frame == frame)
+        };
+        while !shown(&state) {
             state.update_reps();
             assert!(t0.elapsed().as_secs() < 120, "frame {frame} never arrived");
             std::thread::sleep(std::time::Duration::from_millis(2));

@@ -57,8 +57,11 @@ pub struct MolSurfResult {
     pub points_beyond_1e5: Option<usize>,
 }
 
+/// Angstrom positions, radii (Angstrom) and charges (e) of a system's atoms.
+pub(super) type AtomsRadiiCharges = (Vec<[f64; 3]>, Vec<f64>, Vec<f64>);
+
 /// adk copied on a grid until `n` atoms: Angstrom positions, radii and the PQR's charges (e).
-pub(super) fn adk_copies(n: usize) -> Result<(Vec<[f64; 3]>, Vec<f64>, Vec<f64>)> {
+pub(super) fn adk_copies(n: usize) -> Result<AtomsRadiiCharges> {
     let path = std::path::Path::new("tests/data/md/adk_open.pqr");
     let mut system =
         orbitfield::io::load(&[path.to_path_buf()]).context("reading adk (run from the repository root)")?;
