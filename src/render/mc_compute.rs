@@ -28,7 +28,7 @@ pub const SHADER_SOURCE: &str = include_str!("../../shaders/marching_cubes.wgsl"
 pub const VERTEX_STRIDE: u64 = 24;
 
 const WORKGROUP: u32 = 64;
-const MAX_GROUPS_PER_DIM: u32 = 65_535;
+pub(crate) const MAX_GROUPS_PER_DIM: u32 = 65_535;
 
 /// Uniform parameters of the passes. Twin of `Params` in `shaders/marching_cubes.wgsl`.
 #[repr(C)]
@@ -182,11 +182,16 @@ pub struct McCompute {
 }
 
 fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    compute_buffer_entry(binding, wgpu::BufferBindingType::Storage { read_only })
+}
+
+/// A buffer binding of a compute stage (also used by `super::vertex_potential`).
+pub(crate) fn compute_buffer_entry(binding: u32, ty: wgpu::BufferBindingType) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::COMPUTE,
         ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
+            ty,
             has_dynamic_offset: false,
             min_binding_size: None,
         },
@@ -207,7 +212,13 @@ pub fn case_table_words() -> Vec<u32> {
 
 /// Splits `threads` into a 2-D dispatch within the per-dimension workgroup limit.
 fn dispatch_shape(threads: u32) -> (u32, u32) {
-    let groups = threads.div_ceil(WORKGROUP).max(1);
+    groups_2d(threads.div_ceil(WORKGROUP))
+}
+
+/// Splits `groups` workgroups (at least one) into a 2-D dispatch within the per-dimension limit
+/// (also used by `super::vertex_potential`).
+pub(crate) fn groups_2d(groups: u32) -> (u32, u32) {
+    let groups = groups.max(1);
     let x = groups.min(MAX_GROUPS_PER_DIM);
     (x, groups.div_ceil(x))
 }
