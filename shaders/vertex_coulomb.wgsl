@@ -16,6 +16,8 @@ const WORKGROUP: u32 = 128u;
 const PER_THREAD: u32 = 4u;
 const TILE: u32 = 256u;
 const BLOCK: u32 = 8u;
+// Refine 1/r with a Newton step (a pipeline of its own without, to measure what it costs).
+override NEWTON: bool = true;
 
 // Twin of `render::vertex_potential::CoulombParams`.
 struct Params {
@@ -25,14 +27,13 @@ struct Params {
     vertex_capacity: u32,
     // Workgroups along x of the dispatch (the group index is x + y * groups_x).
     groups_x: u32,
-    // 1 to refine 1/r with a Newton step.
-    newton: u32,
     // Always 1 (see the Kahan step).
     keep: u32,
     // hartree/e per (e/Angstrom): the length of an Angstrom in bohr, inverted.
     scale: f32,
     pad0: f32,
     pad1: f32,
+    pad2: f32,
 };
 
 // Twin of `render::gpu::MeshVertexColor` (the mesh pipelines' second vertex buffer).
@@ -64,7 +65,7 @@ fn inv_distance(p: vec3<f32>, c: vec3<f32>) -> f32 {
     let d = p - c;
     let d2 = fma(d.x, d.x, fma(d.y, d.y, d.z * d.z));
     var r = inverseSqrt(d2);
-    if params.newton != 0u {
+    if NEWTON {
         // r (1 + e/2), e = 1 - r^2 r0^2 from an fma.
         let e = fma(-d2 * r, r, 1.0);
         r = fma(0.5 * r, e, r);

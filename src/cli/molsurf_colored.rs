@@ -12,7 +12,7 @@
 //! the draw of the coloured surface into a 1280x720 target. Frames per second are over the sum.
 //! The peer, timed once on the last frame's vertices in the same run: the CPU path the viewer takes
 //! without the pass (`analysis::vertex_values::potential_at_vertices`), with the largest
-//! difference of the two.
+//! difference of the two; and the pass alone with and without its Newton step.
 
 use anyhow::{Context, Result, anyhow, bail};
 use orbitfield::analysis::vertex_values::{DIRECT_LIMIT_TERMS, potential_at_vertices};
@@ -100,6 +100,11 @@ pub struct ColoredPlaybackResult {
     /// |device - cpu| / max(|cpu|, 1e-3 hartree/e) over the vertices.
     pub cpu_method: String,
     pub max_rel_diff_vs_cpu: f64,
+    /// The pass alone on the last frame's surface (charges in place; waited), with the Newton step
+    /// and with the hardware 1/sqrt alone, and the latter's largest difference from the CPU peer.
+    pub pass_ms: f64,
+    pub pass_without_newton_ms: f64,
+    pub max_rel_diff_without_newton: f64,
     pub field_on: String,
     pub adapter: String,
     pub image_px: [u32; 2],
@@ -245,11 +250,22 @@ pub fn run(
         let at: Vec<[f32; 3]> = positions.iter().map(|p| p.map(|x| x as f32)).collect();
         let q = GpuCharges::upload(&rc.device, &at, &charges_e).map_err(|e| anyhow!("{e}"))?;
         let v = VertexValues::new(&rc.device, surface.capacity.vertices);
-        vp.run(&rc.device, &rc.queue, &surface, &q, &v)
-            .map_err(|e| anyhow!("{e}"))?;
-        let on_device = v
-            .read(&rc.device, &rc.queue, mesh.positions_angstrom.len() as u32)
-            .map_err(|e| anyhow!("{e}"))?;
+        let n_last = mesh.positions_angstrom.len() as u32;
+        let pass = |vp: &VertexPotential| -> Result<(f64, Vec<f32>)> {
+            let t0 = Instant::now();
+            vp.run(&rc.device, &rc.queue, &surface, &q, &v)
+                .map_err(|e| anyhow!("{e}"))?;
+            rc.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| anyhow!("{e}"))?;
+            let ms = t0.elapsed().as_secs_f64() * 1e3;
+            Ok((ms, v.read(&rc.device, &rc.queue, n_last).map_err(|e| anyhow!("{e}"))?))
+        };
+        let (pass_ms, on_device) = pass(&vp)?;
+        let mut hardware = VertexPotential::new(&rc.device);
+        hardware.newton = false;
+        pass(&hardware)?;
+        let (pass_without_newton_ms, without_newton) = pass(&hardware)?;
         let point_charges = PointCharges {
             positions_bohr: positions.iter().map(|p| bohr_from_angstrom3(*p)).collect(),
             charges_e: charges.clone(),
@@ -263,11 +279,15 @@ pub fn run(
         let t0 = Instant::now();
         let on_cpu = potential_at_vertices(&mesh, &point_charges)?;
         let cpu_potential_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let max_rel_diff_vs_cpu = on_device
-            .iter()
-            .zip(&on_cpu)
-            .map(|(&d, &c)| (f64::from(d) - f64::from(c)).abs() / f64::from(c).abs().max(1e-3))
-            .fold(0.0, f64::max);
+        let max_rel_diff = |device: &[f32]| {
+            device
+                .iter()
+                .zip(&on_cpu)
+                .map(|(&d, &c)| (f64::from(d) - f64::from(c)).abs() / f64::from(c).abs().max(1e-3))
+                .fold(0.0, f64::max)
+        };
+        let max_rel_diff_vs_cpu = max_rel_diff(&on_device);
+        let max_rel_diff_without_newton = max_rel_diff(&without_newton);
         let k = frames.max(1) as f64;
         let frame_s = (t_field + t_surface + t_potential + t_draw) / k;
         let vertices = vertices_sum / k;
@@ -291,6 +311,9 @@ pub fn run(
             cpu_potential_ms,
             cpu_method: cpu_method.into(),
             max_rel_diff_vs_cpu,
+            pass_ms,
+            pass_without_newton_ms,
+            max_rel_diff_without_newton,
             field_on: field_on.clone(),
             adapter: rc.capabilities.adapter.clone(),
             image_px: size,
@@ -305,7 +328,7 @@ pub fn run(
 pub fn print(results: &[ColoredPlaybackResult]) {
     for r in results {
         println!(
-            "molsurf coloured by the per-frame potential, {} atoms, {:?} lattice at {} A, {:.0} vertices: {:.1} frames/s ({:.2} ms = field {:.2} + surface {:.2} + potential {:.2} ({:.2e} pairs/s) + draw {:.2} at {}x{}); CPU peer potential {:.1} ms ({}, {:.1}x the device's; max rel diff {:.1e}); field by {}, render device {}",
+            "molsurf coloured by the per-frame potential, {} atoms, {:?} lattice at {} A, {:.0} vertices: {:.1} frames/s ({:.2} ms = field {:.2} + surface {:.2} + potential {:.2} ({:.2e} pairs/s) + draw {:.2} at {}x{}); CPU peer potential {:.1} ms ({}, {:.1}x the device's; max rel diff {:.1e}); the pass alone {:.2} ms, {:.2} ms without the Newton step (max rel diff {:.1e}); field by {}, render device {}",
             r.atoms,
             r.lattice_dims,
             r.spacing_angstrom,
@@ -323,6 +346,9 @@ pub fn print(results: &[ColoredPlaybackResult]) {
             r.cpu_method,
             r.cpu_potential_ms / r.potential_ms.max(1e-9),
             r.max_rel_diff_vs_cpu,
+            r.pass_ms,
+            r.pass_without_newton_ms,
+            r.max_rel_diff_without_newton,
             r.field_on,
             r.adapter,
         );

@@ -44,10 +44,9 @@ pub struct CoulombParams {
     pub n_charges: u32,
     pub vertex_capacity: u32,
     pub groups_x: u32,
-    pub newton: u32,
     pub keep: u32,
     pub scale: f32,
-    pub pad: [f32; 2],
+    pub pad: [f32; 3],
 }
 
 /// Why the pass could not run.
@@ -192,6 +191,8 @@ impl VertexValues {
 pub struct VertexPotential {
     layout: wgpu::BindGroupLayout,
     pipeline: wgpu::ComputePipeline,
+    /// The same without the Newton step.
+    pipeline_hardware: wgpu::ComputePipeline,
     /// Refine 1/r with a Newton step (the default; off only to measure what it costs).
     pub newton: bool,
 }
@@ -219,17 +220,24 @@ impl VertexPotential {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("vertex potential"),
-            layout: Some(&pipeline_layout),
-            module: &module,
-            entry_point: Some("vertex_potential"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        let pipeline = |label: &str, newton: bool| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some("vertex_potential"),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &[("NEWTON", f64::from(u8::from(newton)))],
+                    // Every workgroup variable is written before it is read.
+                    zero_initialize_workgroup_memory: false,
+                },
+                cache: None,
+            })
+        };
         VertexPotential {
             layout,
-            pipeline,
+            pipeline: pipeline("vertex potential", true),
+            pipeline_hardware: pipeline("vertex potential (hardware 1/sqrt)", false),
             newton: true,
         }
     }
@@ -261,10 +269,9 @@ impl VertexPotential {
             n_charges: charges.padded,
             vertex_capacity: need,
             groups_x: gx,
-            newton: u32::from(self.newton),
             keep: 1,
             scale: angstrom_from_bohr(1.0) as f32,
-            pad: [0.0; 2],
+            pad: [0.0; 3],
         };
         let params_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("vertex potential params"),
@@ -301,7 +308,11 @@ impl VertexPotential {
             label: Some("vertex potential"),
             timestamp_writes: None,
         });
-        pass.set_pipeline(&self.pipeline);
+        pass.set_pipeline(if self.newton {
+            &self.pipeline
+        } else {
+            &self.pipeline_hardware
+        });
         pass.set_bind_group(0, &bind_group, &[]);
         pass.dispatch_workgroups(gx, gy, 1);
         Ok(())
