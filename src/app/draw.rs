@@ -9,7 +9,10 @@
 //! computes (`fields::device`: no host lattice) has the orbital pass recorded into its own lattice
 //! buffer first; when the pass fails, the worker pool serves it from the next update on. The GPU marching cubes exists only where the render
 //! context's capabilities chose it; elsewhere the surfaces are the CPU mesher's. Without usable 3-D
-//! textures a surface coloured by a volume is coloured per vertex, which needs the CPU meshes.
+//! textures a surface coloured by a volume is coloured per vertex, which needs the CPU meshes. A
+//! surface coloured by the potential of point charges at its vertices is coloured on the render
+//! device where its capabilities allow it (`render::vertex_potential`, each time its surfaces or its
+//! frame change); the wavefunction's own potential at the vertices needs the CPU meshes.
 
 use super::fields::device::DeviceFieldError;
 use super::fields::{FieldChoice, FieldKey};
@@ -19,6 +22,7 @@ use super::values::{FieldUnit, Legend};
 use crate::compute::device_field::{DeviceField, DeviceInput};
 use crate::render::mc_compute::{GpuLattice, GpuMesh, LobeBuffers, McCompute, McError};
 use crate::render::mo_compute::MoCompute;
+use crate::render::vertex_potential::{GpuCharges, VertexPotential, VertexValues};
 use crate::render::{GpuScene, MeshInput, MeshStyle, RenderContext};
 use crate::surface::MeshData;
 use std::collections::BTreeMap;
@@ -33,6 +37,10 @@ struct GpuLobes {
     meshes: Option<[GpuMesh; 2]>,
     /// The pipeline revision they were extracted for.
     revision: Option<u64>,
+    /// Their values at the vertices (the potential of the frame's charges), with the revision and
+    /// colouring they were computed for, and the charges' buffer.
+    values: Option<([VertexValues; 2], (u64, FieldChoice))>,
+    charges: Option<GpuCharges>,
 }
 
 /// Keeps a scene in step with the state.
@@ -41,6 +49,9 @@ pub struct SceneSync {
     mc: Option<McCompute>,
     /// The orbital pass, where the marching cubes runs and the device can run it.
     mo: Option<MoCompute>,
+    /// The potential of point charges at the vertices of those surfaces, where the capabilities
+    /// allow it.
+    vp: Option<VertexPotential>,
     gpu: BTreeMap<RepId, GpuLobes>,
 }
 
@@ -67,6 +78,8 @@ impl SceneSync {
             mc: rc.capabilities.gpu_marching_cubes.then(|| McCompute::new(&rc.device)),
             mo: (rc.capabilities.gpu_marching_cubes && rc.capabilities.orbital_pass_supported)
                 .then(|| MoCompute::new(&rc.device)),
+            vp: (rc.capabilities.gpu_marching_cubes && rc.capabilities.gpu_vertex_potential)
+                .then(|| VertexPotential::new(&rc.device)),
             gpu: BTreeMap::new(),
         }
     }
@@ -115,11 +128,10 @@ impl SceneSync {
             if let Some(range) = state.vertex_value_range().map(|(_, range)| range) {
                 scene.set_value_colors(rc, range, state.settings.colormap);
             }
-            let needs_cpu_meshes = state
-                .doc
-                .reps
-                .fields()
-                .any(|(r, f)| r.visible && f.is_surface() && f.colors_by_vertex_values());
+            let needs_cpu_meshes =
+                state.doc.reps.fields().any(|(r, f)| {
+                    r.visible && f.is_surface() && f.colors_by_vertex_values() && !self.colors_on_device(f)
+                });
             let result = match &coloured {
                 _ if needs_cpu_meshes && state.view.gpu_surfaces => {
                     Err(crate::render::scene::ColorFieldError::NoVolumeTextures)
@@ -182,6 +194,8 @@ impl SceneSync {
         let main = state.main_field_id();
         let mut meshes = Vec::new();
         let mut failure = None;
+        let mut state_status = None;
+        let mut first_ranges = Vec::new();
         let Some(mc) = &self.mc else {
             // No compute pass on this device: the CPU extractor from the next frame on.
             state.panels.status = "GPU isosurfaces unavailable on this graphics adapter; extracting on the CPU".into();
@@ -234,11 +248,50 @@ impl SceneSync {
             let Some([plus, minus]) = lobes.meshes.clone() else {
                 continue;
             };
-            let styles = lobe_styles(f, flip_main && Some(rep.id) == main);
-            meshes.push((plus, styles[0]));
-            if grid.map_or(f.field.is_signed(), |g| f.is_signed(g)) {
-                meshes.push((minus, styles[1]));
+            let values = match &self.vp {
+                Some(vp) if f.colors_by_vertex_values() && f.coloring.is_some_and(|c| c.source.is_potential()) => {
+                    match potential_on_device(rc, vp, state, f, lobes) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            state_status = Some(format!("surface colours: {e}"));
+                            None
+                        }
+                    }
+                }
+                _ => None,
+            };
+            if let Some(v) = &values
+                && f.coloring.is_some_and(|c| c.range.is_none())
+            {
+                first_ranges.push((rep.id, v.clone(), [plus.clone(), minus.clone()]));
             }
+            let [vp, vm] = values.map_or([None, None], |[a, b]| [Some(a), Some(b)]);
+            let styles = lobe_styles(f, flip_main && Some(rep.id) == main);
+            meshes.push((plus, styles[0], vp));
+            if grid.map_or(f.field.is_signed(), |g| f.is_signed(g)) {
+                meshes.push((minus, styles[1], vm));
+            }
+        }
+        if let Some(msg) = state_status {
+            state.panels.status = msg;
+        }
+        // A colouring's first values choose its range (read back once).
+        for (id, values, lobes) in first_ranges {
+            let mut all = Vec::new();
+            for (v, m) in values.iter().zip(&lobes) {
+                if let Ok((n, _)) = m.read_counts(&rc.device, &rc.queue)
+                    && let Ok(read) = v.read(&rc.device, &rc.queue, n)
+                {
+                    all.extend(read);
+                }
+            }
+            let range = super::reps::value_range(all);
+            if let Some(RepKind::Field(f)) = state.doc.reps.list.iter_mut().find(|r| r.id == id).map(|r| &mut r.kind)
+                && let Some(c) = f.coloring.as_mut()
+            {
+                c.range = Some(range);
+            }
+            scene.set_value_colors(rc, range, state.settings.colormap);
         }
         for (id, e) in device_failed {
             // That representation's field comes from the worker pool from the next update on.
@@ -247,7 +300,7 @@ impl SceneSync {
         }
         match failure {
             None => {
-                scene.set_gpu_meshes(rc, meshes);
+                scene.set_gpu_meshes_valued(rc, meshes);
                 scene.add_meshes(rc, &cartoon_meshes(state));
             }
             Some(e) => {
@@ -291,6 +344,74 @@ fn device_lobes(
     let lattice = GpuLattice::from_buffer(values, field.lattice).map_err(draw)?;
     mc.extract_lobes_on(&rc.device, &rc.queue, &lattice, iso, &mut lobes.buffers)
         .map_err(draw)
+}
+
+impl SceneSync {
+    /// True when `f`'s colours at its vertices are computed on the render device (the potential
+    /// of point charges on surfaces extracted there).
+    fn colors_on_device(&self, f: &FieldRep) -> bool {
+        self.vp.is_some() && self.mc.is_some() && f.coloring.is_some_and(|c| c.source.is_potential())
+    }
+}
+
+/// The potential of the current frame's charges at the vertices of `lobes` (extracted on the render
+/// device), computed there when its surfaces or its colouring changed; `None` while the surfaces
+/// shown are of another frame than the charges (they are drawn in their plain colours until theirs
+/// arrive).
+fn potential_on_device(
+    rc: &RenderContext,
+    vp: &VertexPotential,
+    state: &AppState,
+    f: &FieldRep,
+    lobes: &mut GpuLobes,
+) -> Result<Option<[VertexValues; 2]>, String> {
+    let (Some(revision), Some(meshes), Some(coloring)) = (lobes.revision, lobes.meshes.as_ref(), f.coloring) else {
+        return Ok(None);
+    };
+    let key = (revision, coloring.source);
+    if let Some((values, k)) = &lobes.values
+        && *k == key
+    {
+        return Ok(Some(values.clone()));
+    }
+    let Some(doc) = state.document() else {
+        return Ok(None);
+    };
+    let shown_frame = f.pipeline.shown_key().map(|k| k.frame);
+    if shown_frame != Some(doc.frame_index) {
+        return Ok(None);
+    }
+    let Some(q) = doc.point_charges_at(coloring.source, doc.frame_index, &doc.frame) else {
+        return Ok(None);
+    };
+    let positions: Vec<[f32; 3]> = q
+        .positions_bohr
+        .iter()
+        .map(|p| crate::model::units::angstrom_from_bohr3(*p).map(|x| x as f32))
+        .collect();
+    let charges_e: Vec<f32> = q.charges_e.iter().map(|&c| c as f32).collect();
+    let charges = match lobes.charges.take() {
+        Some(c) => c.update(&rc.device, &rc.queue, &positions, &charges_e),
+        None => GpuCharges::upload(&rc.device, &positions, &charges_e),
+    }
+    .map_err(|e| e.to_string())?;
+    let previous = lobes.values.take().map(|(v, _)| v);
+    let [p0, p1] = previous.map_or([None, None], |[a, b]| [Some(a), Some(b)]);
+    let values = [
+        VertexValues::reuse_or_new(&rc.device, p0, meshes[0].capacity.vertices),
+        VertexValues::reuse_or_new(&rc.device, p1, meshes[1].capacity.vertices),
+    ];
+    let mut encoder = rc.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("orbitfield surface potentials"),
+    });
+    for (m, v) in meshes.iter().zip(&values) {
+        vp.encode(&rc.device, &mut encoder, m, &charges, v)
+            .map_err(|e| e.to_string())?;
+    }
+    rc.queue.submit([encoder.finish()]);
+    lobes.charges = Some(charges);
+    lobes.values = Some((values.clone(), key));
+    Ok(Some(values))
 }
 
 /// Surfaces from the CPU meshes the representations hold.

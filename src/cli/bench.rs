@@ -147,6 +147,11 @@ pub struct BenchArgs {
     /// the counters read back), beside the CUDA and CPU figures.
     #[arg(long, value_enum, default_value = "pool")]
     molsurf_on: FieldsOn,
+    /// With --molsurf: instead of the field and surface figures, play this many frames of each
+    /// system with its surface coloured by the per-frame potential of its charges (field, surface,
+    /// potential at the vertices on the render device, draw at 1280x720; frames/s and the split).
+    #[arg(long, default_value_t = 0, value_name = "FRAMES")]
+    molsurf_colored_frames: usize,
 }
 
 /// One MSM potential map of a water box, end to end.
@@ -1086,6 +1091,17 @@ fn molsurf(args: &BenchArgs, preference: DevicePreference) -> Result<()> {
             "--molsurf-spacing: expected a spacing of at least 0.1 A, found {}",
             args.molsurf_spacing
         );
+    }
+    if args.molsurf_colored_frames > 0 {
+        let mut source = super::molsurf_colored::PoolSource::new(preference);
+        let results =
+            super::molsurf_colored::run(&sizes, args.molsurf_spacing, args.molsurf_colored_frames, &mut source)?;
+        super::molsurf_colored::print(&results);
+        if let Some(p) = &args.json {
+            let text = serde_json::to_string_pretty(&serde_json::json!({ "molsurf_colored": results }))?;
+            std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+        }
+        return Ok(());
     }
     let gpu = if preference == DevicePreference::Cpu {
         None

@@ -15,6 +15,7 @@ mod ions;
 mod legend;
 #[cfg(feature = "gui")]
 mod molsurf_bench;
+mod molsurf_colored;
 mod molsurf_render_bench;
 #[cfg(feature = "gui")]
 mod playback;

@@ -60,13 +60,24 @@ pub struct MolSurfResult {
     pub render_device: Option<super::molsurf_render_bench::RenderDeviceMolSurf>,
 }
 
-/// adk copied on a grid until `n` atoms (Angstrom positions and radii).
-fn adk_copies(n: usize) -> Result<(Vec<[f64; 3]>, Vec<f64>)> {
+/// Angstrom positions, radii (Angstrom) and charges (e) of a system's atoms.
+pub(super) type AtomsRadiiCharges = (Vec<[f64; 3]>, Vec<f64>, Vec<f64>);
+
+/// adk copied on a grid until `n` atoms: Angstrom positions, radii and the PQR's charges (e).
+pub(super) fn adk_copies(n: usize) -> Result<AtomsRadiiCharges> {
     let path = std::path::Path::new("tests/data/md/adk_open.pqr");
     let mut system =
         orbitfield::io::load(&[path.to_path_buf()]).context("reading adk (run from the repository root)")?;
     let frame = system.trajectory.frame(0).map_err(|e| anyhow!("{e}"))?;
     let radii = atom_radii_angstrom(&system.structure);
+    let charges: Vec<f64> = system
+        .structure
+        .charges_e
+        .as_ref()
+        .context("adk_open.pqr has no charges")?
+        .iter()
+        .map(|&q| f64::from(q))
+        .collect();
     let pos: Vec<[f64; 3]> = frame.positions_angstrom.iter().map(|p| p.map(f64::from)).collect();
     let mut lo = [f64::INFINITY; 3];
     let mut hi = [f64::NEG_INFINITY; 3];
@@ -79,19 +90,20 @@ fn adk_copies(n: usize) -> Result<(Vec<[f64; 3]>, Vec<f64>)> {
     let size = [0, 1, 2].map(|a| hi[a] - lo[a]);
     let copies = n.div_ceil(pos.len().max(1));
     let per_side = (copies as f64).cbrt().ceil().max(1.0) as usize;
-    let (mut out_p, mut out_r) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut out_p, mut out_r, mut out_q) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     'fill: for c in 0..per_side.pow(3) {
         let shift = [c % per_side, c / per_side % per_side, c / (per_side * per_side)].map(|k| k as f64);
-        for (p, &r) in pos.iter().zip(&radii) {
+        for ((p, &r), &q) in pos.iter().zip(&radii).zip(&charges) {
             if out_p.len() >= n {
                 break 'fill;
             }
             // Rounded to f32, as a frame holds positions: every engine sees the same atoms.
             out_p.push([0, 1, 2].map(|a| f64::from((p[a] - lo[a] + shift[a] * size[a]) as f32)));
             out_r.push(r);
+            out_q.push(q);
         }
     }
-    Ok((out_p, out_r))
+    Ok((out_p, out_r, out_q))
 }
 
 /// Times the systems of `sizes` atoms.
@@ -115,7 +127,7 @@ pub fn run(
     let repeats = repeats.max(1);
     let mut results = Vec::new();
     for &n in sizes {
-        let (pos, radii) = adk_copies(n)?;
+        let (pos, radii, _) = adk_copies(n)?;
         let atoms = MolSurfAtoms::from_radii_angstrom(&pos, &radii, DEFAULT_RADIUS_SCALE)?;
         let lattice: Lattice = LatticeSpec::AroundAtoms {
             spacing_angstrom,

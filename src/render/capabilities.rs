@@ -37,6 +37,11 @@ pub struct Capabilities {
     pub mc_compute_supported: bool,
     /// Isosurfaces extracted by the compute pass on the render device; else the CPU mesher thread.
     pub gpu_marching_cubes: bool,
+    /// Surfaces extracted on the render device and coloured by the potential of point charges get
+    /// their values there too (`render::vertex_potential`); else such a colouring takes the CPU
+    /// meshes and the vertex-values thread. Follows `gpu_marching_cubes` (same compute needs, and a
+    /// software rasteriser's compute shares the cores of the CPU path).
+    pub gpu_vertex_potential: bool,
     /// The device can run the orbital pass of `render::mo_compute` (molecular orbitals evaluated on
     /// the render device). The viewer computes orbitals and densities there where `orbitals_on`
     /// says (`app::fields::device`: `auto` only on a hardware adapter; on a software rasteriser the
@@ -123,7 +128,7 @@ impl Capabilities {
             && f.max_compute_workgroups_per_dimension >= 1;
         let gpu_marching_cubes = compute_fits && !f.software;
         reasons.push(if gpu_marching_cubes {
-            "isosurfaces: GPU marching cubes (compute pass on the render device)".to_string()
+            "isosurfaces: GPU marching cubes (compute pass on the render device), coloured by charges' potential there too".to_string()
         } else if !f.compute_shaders {
             "isosurfaces: CPU mesher (the device has no compute shaders)".to_string()
         } else if f.max_storage_buffers_per_stage < MC_STORAGE_BUFFERS {
@@ -171,6 +176,7 @@ impl Capabilities {
             software: f.software,
             mc_compute_supported: compute_fits,
             gpu_marching_cubes,
+            gpu_vertex_potential: gpu_marching_cubes,
             orbital_pass_supported: f.orbital_pass_fits && f.compute_shaders,
             transparency,
             volume_textures,
@@ -209,6 +215,7 @@ mod tests {
     fn full_hardware_takes_every_gpu_path() {
         let c = Capabilities::choose(&facts(), 4);
         assert!(c.gpu_marching_cubes && c.volume_textures && c.orbital_pass_supported);
+        assert!(c.gpu_vertex_potential);
         assert_eq!((c.transparency, c.sample_count), (Transparency::WeightedBlended, 4));
         assert_eq!(c.reasons.len(), 4);
     }
@@ -238,7 +245,7 @@ mod tests {
             ..facts()
         };
         let c = Capabilities::choose(&f, 4);
-        assert!(!c.gpu_marching_cubes && !c.volume_textures);
+        assert!(!c.gpu_marching_cubes && !c.volume_textures && !c.gpu_vertex_potential);
         assert_eq!((c.transparency, c.sample_count), (Transparency::PlainAlpha, 1));
         let f = AdapterFacts {
             compute_shaders: false,

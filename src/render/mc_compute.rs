@@ -28,7 +28,7 @@ pub const SHADER_SOURCE: &str = include_str!("../../shaders/marching_cubes.wgsl"
 pub const VERTEX_STRIDE: u64 = 24;
 
 const WORKGROUP: u32 = 64;
-const MAX_GROUPS_PER_DIM: u32 = 65_535;
+pub(crate) const MAX_GROUPS_PER_DIM: u32 = 65_535;
 
 /// Uniform parameters of the passes. Twin of `Params` in `shaders/marching_cubes.wgsl`.
 #[repr(C)]
@@ -181,7 +181,12 @@ pub struct McCompute {
     last_lobes: std::sync::Mutex<Option<LobeCounts>>,
 }
 
-fn buffer_entry(binding: u32, ty: wgpu::BufferBindingType, has_dynamic_offset: bool) -> wgpu::BindGroupLayoutEntry {
+/// A buffer binding of a compute stage.
+pub(crate) fn buffer_entry(
+    binding: u32,
+    ty: wgpu::BufferBindingType,
+    has_dynamic_offset: bool,
+) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::COMPUTE,
@@ -192,6 +197,11 @@ fn buffer_entry(binding: u32, ty: wgpu::BufferBindingType, has_dynamic_offset: b
         },
         count: None,
     }
+}
+
+/// A buffer binding of a compute stage without a dynamic offset (`super::vertex_potential`).
+pub(crate) fn compute_buffer_entry(binding: u32, ty: wgpu::BufferBindingType) -> wgpu::BindGroupLayoutEntry {
+    buffer_entry(binding, ty, false)
 }
 
 /// A compute shader module with its one bind group layout: binding 0 a uniform buffer (with a
@@ -269,7 +279,13 @@ pub fn case_table_words() -> Vec<u32> {
 
 /// Splits `threads` into a 2-D dispatch within the per-dimension workgroup limit.
 fn dispatch_shape(threads: u32) -> (u32, u32) {
-    let groups = threads.div_ceil(WORKGROUP).max(1);
+    groups_2d(threads.div_ceil(WORKGROUP))
+}
+
+/// Splits `groups` workgroups (at least one) into a 2-D dispatch within the per-dimension limit
+/// (also used by `super::vertex_potential`).
+pub(crate) fn groups_2d(groups: u32) -> (u32, u32) {
+    let groups = groups.max(1);
     let x = groups.min(MAX_GROUPS_PER_DIM);
     (x, groups.div_ceil(x))
 }

@@ -19,6 +19,7 @@ pub mod molsurf_compute;
 pub mod scene;
 pub mod shaders;
 pub mod target;
+pub mod vertex_potential;
 
 pub use camera::Camera;
 pub use capabilities::{Capabilities, Transparency};

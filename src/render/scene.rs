@@ -7,7 +7,8 @@
 //!
 //! Meshes are drawn in one colour, coloured by a volume (a 3-D texture read per fragment), or with a
 //! colour per vertex (categorical colours, or values through the colormap and range of the colour
-//! field). Where the adapter has no usable 3-D textures ([`super::Capabilities::volume_textures`]),
+//! field; for surfaces extracted on the render device the values may be written there too, by
+//! `render::vertex_potential`). Where the adapter has no usable 3-D textures ([`super::Capabilities::volume_textures`]),
 //! colouring by a volume samples it at the vertices on the CPU (trilinear, clamped to the lattice
 //! as the texture read is) and draws those values per vertex: the scene keeps a copy of the CPU
 //! meshes' positions for that on such adapters only.
@@ -343,20 +344,38 @@ impl GpuScene {
     /// Replaces all meshes by meshes the GPU marching-cubes pass made (`render::mc_compute`): their
     /// buffers are drawn as they are, with the index count the pass wrote.
     pub fn set_gpu_meshes(&mut self, ctx: &RenderContext, meshes: Vec<(super::mc_compute::GpuMesh, MeshStyle)>) {
+        self.set_gpu_meshes_valued(ctx, meshes.into_iter().map(|(m, s)| (m, s, None)).collect());
+    }
+
+    /// As [`GpuScene::set_gpu_meshes`], each mesh with its values per vertex where given (a
+    /// [`super::vertex_potential::VertexValues`] buffer written on the device, one
+    /// [`MeshVertexColor`] per vertex): those meshes are drawn through the colormap and range of
+    /// [`GpuScene::set_value_colors`], as CPU meshes with [`MeshInput::values`] are.
+    pub fn set_gpu_meshes_valued(
+        &mut self,
+        ctx: &RenderContext,
+        meshes: Vec<(
+            super::mc_compute::GpuMesh,
+            MeshStyle,
+            Option<super::vertex_potential::VertexValues>,
+        )>,
+    ) {
         self.meshes.clear();
-        for (m, style) in meshes {
+        for (m, style, values) in meshes {
             let uniform = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("orbitfield mesh uniform"),
                 contents: bytemuck::bytes_of(&mesh_uniform(style, &self.color_field)),
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             });
             let bind_group = mesh_bind_group(ctx, &uniform, &self.color_field);
+            // A value buffer too small for the mesh's vertices is not drawn from.
+            let colors = values.filter(|v| v.capacity >= m.capacity.vertices).map(|v| v.buffer);
             let (vertices, indices, args) = m.into_buffers();
             self.meshes.push(GpuMesh {
                 vertices,
                 indices,
                 index_count: IndexCount::Indirect(args),
-                colors: None,
+                colors,
                 source: None,
                 uniform,
                 bind_group,

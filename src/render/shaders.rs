@@ -32,6 +32,7 @@ pub fn all_modules() -> Vec<(&'static str, String)> {
         ("blit", BLIT.to_string()),
         ("orbital", super::mo_compute::SHADER_SOURCE.to_string()),
         ("molsurf", super::molsurf_compute::SHADER_SOURCE.to_string()),
+        ("vertex_coulomb", super::vertex_potential::SHADER_SOURCE.to_string()),
     ]
 }
 

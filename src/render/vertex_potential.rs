@@ -1,0 +1,391 @@
+//! The Coulomb potential of point charges at every vertex of a surface that the marching-cubes pass
+//! left on the render device ([`super::mc_compute::GpuMesh`]): a compute pass
+//! (`shaders/vertex_coulomb.wgsl`) reads the vertices where the extraction wrote them and writes one
+//! value per vertex into a [`VertexValues`] buffer, laid out as the mesh pipelines' per-vertex colour
+//! buffer ([`super::gpu::MeshVertexColor`]), so [`super::GpuScene::set_gpu_meshes_valued`] draws it
+//! through the colormap and range with no round trip to the host.
+//!
+//! Created once per device ([`VertexPotential::new`]); called by the draw stage of the viewer
+//! (`app::draw`) when a surface extracted on the render device is coloured by the potential of a
+//! frame's charges, by `bench --molsurf --molsurf-colored-frames`, and by the tests. This module knows
+//! points and charges, not molecules: the caller converts its charges to Angstrom and `f32`.
+//!
+//! Values are in hartree/e, as `analysis::vertex_values::potential_at_vertices` gives them: the sum
+//! of q_i / r_i with r in bohr (the Angstrom-to-bohr factor from `model::units`). Accuracy: every
+//! term is exact to about one f32 ulp (distance from the f32 coordinates, `inverseSqrt` refined by a
+//! Newton step), the terms are summed in blocks of 8, the blocks of a tile of 256 charges plainly and
+//! the tiles' sums with Kahan compensation. What remains is the f32 rounding of the terms, which
+//! shows where they cancel: on adk's surface the relative error |gpu - f64| / max(|f64|, 1e-3
+//! hartree/e) against a float64 sum is below 1e-4 at 99.9% of the vertices and below 2e-4 at every
+//! one (`tests/vertex_potential.rs`; the float64 sum of the exactly rounded f32 terms reaches
+//! 9.5e-5 at the worst of them, and the CPU path's f32 terms are alike).
+
+use super::mc_compute::{GpuMesh, MAX_GROUPS_PER_DIM, McError, compute_buffer_entry as entry, groups_2d, read_buffer};
+use crate::model::units::angstrom_from_bohr;
+use wgpu::util::DeviceExt;
+
+/// The WGSL source of the pass.
+pub const SHADER_SOURCE: &str = include_str!("../../shaders/vertex_coulomb.wgsl");
+
+/// Invocations per workgroup, vertices per invocation and charges per workgroup-memory tile (the
+/// constants of `shaders/vertex_coulomb.wgsl`).
+pub const WORKGROUP: u32 = 128;
+pub const PER_THREAD: u32 = 4;
+pub const TILE: u32 = 256;
+
+/// Where padding charges (zero) sit, Angstrom: far enough that 1/r is tiny, near enough that r^2
+/// stays finite in f32.
+const PAD_POSITION_ANGSTROM: f32 = 1.0e15;
+
+/// Bytes per vertex of a [`VertexValues`] buffer (one [`super::gpu::MeshVertexColor`]).
+pub const VALUE_STRIDE: u64 = 8;
+
+/// Uniform parameters of the pass. Twin of `Params` in `shaders/vertex_coulomb.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct CoulombParams {
+    pub n_charges: u32,
+    pub vertex_capacity: u32,
+    pub groups_x: u32,
+    pub keep: u32,
+    pub scale: f32,
+    pub pad: [f32; 3],
+}
+
+/// Why the pass could not run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum VertexPotentialError {
+    #[error("{positions} charge positions but {charges} charges")]
+    Mismatch { positions: usize, charges: usize },
+    #[error("the value buffer holds {held} vertices, the mesh has room for {need}")]
+    TooSmall { held: u32, need: u32 },
+    #[error("the mesh has room for {0} vertices, more than one dispatch covers")]
+    TooLarge(u32),
+    #[error(transparent)]
+    ReadBack(#[from] McError),
+}
+
+/// Point charges on the render device: x, y, z (Angstrom) and q (e) per charge, padded with zero
+/// charges to a multiple of [`TILE`].
+pub struct GpuCharges {
+    buffer: wgpu::Buffer,
+    /// Charges in the buffer, padding included.
+    padded: u32,
+    /// Charges given.
+    pub count: usize,
+}
+
+impl GpuCharges {
+    /// The buffer's words for `positions_angstrom` and `charges_e` (non-finite charges count as 0).
+    fn words(positions_angstrom: &[[f32; 3]], charges_e: &[f32]) -> Result<Vec<[f32; 4]>, VertexPotentialError> {
+        if positions_angstrom.len() != charges_e.len() {
+            return Err(VertexPotentialError::Mismatch {
+                positions: positions_angstrom.len(),
+                charges: charges_e.len(),
+            });
+        }
+        let padded = positions_angstrom.len().div_ceil(TILE as usize).max(1) * TILE as usize;
+        let mut words: Vec<[f32; 4]> = positions_angstrom
+            .iter()
+            .zip(charges_e)
+            .map(|(p, &q)| {
+                let ok = q.is_finite() && p.iter().all(|x| x.is_finite());
+                if ok {
+                    [p[0], p[1], p[2], q]
+                } else {
+                    [PAD_POSITION_ANGSTROM, PAD_POSITION_ANGSTROM, PAD_POSITION_ANGSTROM, 0.0]
+                }
+            })
+            .collect();
+        words.resize(
+            padded,
+            [PAD_POSITION_ANGSTROM, PAD_POSITION_ANGSTROM, PAD_POSITION_ANGSTROM, 0.0],
+        );
+        Ok(words)
+    }
+
+    /// Uploads charges into a new buffer.
+    pub fn upload(
+        device: &wgpu::Device,
+        positions_angstrom: &[[f32; 3]],
+        charges_e: &[f32],
+    ) -> Result<GpuCharges, VertexPotentialError> {
+        let words = GpuCharges::words(positions_angstrom, charges_e)?;
+        let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("vertex potential charges"),
+            contents: bytemuck::cast_slice(&words),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        });
+        Ok(GpuCharges {
+            buffer,
+            padded: words.len() as u32,
+            count: positions_angstrom.len(),
+        })
+    }
+
+    /// Writes a new frame's charges into this buffer when they fit its size (playback: the same
+    /// atoms every frame), else into a new one.
+    pub fn update(
+        self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        positions_angstrom: &[[f32; 3]],
+        charges_e: &[f32],
+    ) -> Result<GpuCharges, VertexPotentialError> {
+        let words = GpuCharges::words(positions_angstrom, charges_e)?;
+        if words.len() as u32 != self.padded {
+            return GpuCharges::upload(device, positions_angstrom, charges_e);
+        }
+        queue.write_buffer(&self.buffer, 0, bytemuck::cast_slice(&words));
+        Ok(GpuCharges {
+            count: positions_angstrom.len(),
+            ..self
+        })
+    }
+}
+
+/// One value per vertex of a mesh, in the layout of the mesh pipelines' per-vertex colours
+/// ([`super::gpu::MeshVertexColor`]: the value, then 0 for "through the colormap"); usage
+/// `STORAGE | VERTEX | COPY_SRC`. Created filled with NaN, so a vertex the pass did not reach reads
+/// back as NaN.
+#[derive(Clone)]
+pub struct VertexValues {
+    pub buffer: wgpu::Buffer,
+    /// Vertices it holds.
+    pub capacity: u32,
+}
+
+impl VertexValues {
+    /// A buffer for `capacity` vertices, NaN-filled.
+    pub fn new(device: &wgpu::Device, capacity: u32) -> VertexValues {
+        let capacity = capacity.max(1);
+        let words: Vec<u32> = (0..2 * capacity as usize)
+            .map(|k| if k % 2 == 0 { f32::NAN.to_bits() } else { 0 })
+            .collect();
+        let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("vertex potential values"),
+            contents: bytemuck::cast_slice(&words),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_SRC,
+        });
+        VertexValues { buffer, capacity }
+    }
+
+    /// `previous` when it holds `capacity` vertices and at most four times that, else a new buffer.
+    pub fn reuse_or_new(device: &wgpu::Device, previous: Option<VertexValues>, capacity: u32) -> VertexValues {
+        match previous {
+            Some(v) if v.capacity >= capacity && u64::from(v.capacity) <= 4 * u64::from(capacity.max(1024)) => v,
+            _ => VertexValues::new(device, capacity),
+        }
+    }
+
+    /// The first `n` values (waits for the GPU; tests and the range of a first colouring).
+    pub fn read(&self, device: &wgpu::Device, queue: &wgpu::Queue, n: u32) -> Result<Vec<f32>, VertexPotentialError> {
+        let n = n.min(self.capacity);
+        let raw = read_buffer(device, queue, &self.buffer, VALUE_STRIDE * u64::from(n))?;
+        Ok(raw
+            .chunks_exact(VALUE_STRIDE as usize)
+            .take(n as usize)
+            .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+}
+
+/// The pipeline, created once per device.
+pub struct VertexPotential {
+    layout: wgpu::BindGroupLayout,
+    pipeline: wgpu::ComputePipeline,
+    /// The same without the Newton step.
+    pipeline_hardware: wgpu::ComputePipeline,
+    /// Refine 1/r with a Newton step (the default; off only to measure what it costs).
+    pub newton: bool,
+}
+
+impl VertexPotential {
+    /// Builds the pipeline.
+    pub fn new(device: &wgpu::Device) -> VertexPotential {
+        use wgpu::BufferBindingType as B;
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("vertex coulomb"),
+            source: wgpu::ShaderSource::Wgsl(SHADER_SOURCE.into()),
+        });
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("vertex potential bind group layout"),
+            entries: &[
+                entry(0, B::Uniform),
+                entry(1, B::Storage { read_only: true }),
+                entry(2, B::Storage { read_only: true }),
+                entry(3, B::Storage { read_only: true }),
+                entry(4, B::Storage { read_only: false }),
+            ],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("vertex potential pipeline layout"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipeline = |label: &str, newton: bool| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some("vertex_potential"),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &[("NEWTON", f64::from(u8::from(newton)))],
+                    // Every workgroup variable is written before it is read.
+                    zero_initialize_workgroup_memory: false,
+                },
+                cache: None,
+            })
+        };
+        VertexPotential {
+            layout,
+            pipeline: pipeline("vertex potential", true),
+            pipeline_hardware: pipeline("vertex potential (hardware 1/sqrt)", false),
+            newton: true,
+        }
+    }
+
+    /// Records the potential of `charges` at every vertex of `mesh` into `out` (which must hold the
+    /// mesh's vertex capacity). The vertex count is read on the device from the extraction's
+    /// counters, so this can follow the extraction in the same submission; nothing is read back.
+    pub fn encode(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        mesh: &GpuMesh,
+        charges: &GpuCharges,
+        out: &VertexValues,
+    ) -> Result<(), VertexPotentialError> {
+        let need = mesh.capacity.vertices;
+        if out.capacity < need {
+            return Err(VertexPotentialError::TooSmall {
+                held: out.capacity,
+                need,
+            });
+        }
+        let groups = need.div_ceil(WORKGROUP * PER_THREAD);
+        let (gx, gy) = groups_2d(groups);
+        if gy > MAX_GROUPS_PER_DIM {
+            return Err(VertexPotentialError::TooLarge(need));
+        }
+        let params = CoulombParams {
+            n_charges: charges.padded,
+            vertex_capacity: need,
+            groups_x: gx,
+            keep: 1,
+            scale: angstrom_from_bohr(1.0) as f32,
+            pad: [0.0; 3],
+        };
+        let params_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("vertex potential params"),
+            contents: bytemuck::bytes_of(&params),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("vertex potential bind group"),
+            layout: &self.layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: params_buf.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: mesh.counters.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: mesh.vertices.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: charges.buffer.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 4,
+                    resource: out.buffer.as_entire_binding(),
+                },
+            ],
+        });
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("vertex potential"),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(if self.newton {
+            &self.pipeline
+        } else {
+            &self.pipeline_hardware
+        });
+        pass.set_bind_group(0, &bind_group, &[]);
+        pass.dispatch_workgroups(gx, gy, 1);
+        Ok(())
+    }
+
+    /// Computes the potential at the vertices of `mesh` into `out` and submits it.
+    pub fn run(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        mesh: &GpuMesh,
+        charges: &GpuCharges,
+        out: &VertexValues,
+    ) -> Result<(), VertexPotentialError> {
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("vertex potential"),
+        });
+        self.encode(device, &mut encoder, mesh, charges, out)?;
+        queue.submit([encoder.finish()]);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+
+    /// (Validated with the other modules in tests/render.rs, `shaders::all_modules`.)
+    #[test]
+    fn shader_layouts_match_the_host() {
+        let module = wgpu::naga::front::wgsl::parse_str(SHADER_SOURCE).unwrap();
+        assert!(module.entry_points.iter().any(|e| e.name == "vertex_potential"));
+        let size_of = |name: &str| {
+            let (_, ty) = module
+                .types
+                .iter()
+                .find(|(_, t)| t.name.as_deref() == Some(name))
+                .unwrap();
+            ty.inner.size(module.to_ctx()) as usize
+        };
+        assert_eq!(size_of("Params"), std::mem::size_of::<CoulombParams>());
+        assert_eq!(
+            size_of("VertexValue"),
+            std::mem::size_of::<super::super::gpu::MeshVertexColor>()
+        );
+        // The shader's constants are the host's.
+        for (name, v) in [("WORKGROUP", WORKGROUP), ("PER_THREAD", PER_THREAD), ("TILE", TILE)] {
+            assert!(SHADER_SOURCE.contains(&format!("const {name}: u32 = {v}u;")), "{name}");
+        }
+        assert!(SHADER_SOURCE.contains(&format!("@workgroup_size({WORKGROUP})")));
+    }
+
+    #[test]
+    fn charges_are_padded_to_whole_tiles_with_zeros() {
+        let w = GpuCharges::words(&[[1.0, 2.0, 3.0], [0.0; 3]], &[0.5, f32::NAN]).unwrap();
+        assert_eq!(w.len(), TILE as usize);
+        assert_eq!(w[0], [1.0, 2.0, 3.0, 0.5]);
+        assert!(w[1..].iter().all(|c| c[3] == 0.0 && c[0] == PAD_POSITION_ANGSTROM));
+        // r^2 of a padding charge stays finite.
+        assert!((3.0 * PAD_POSITION_ANGSTROM * PAD_POSITION_ANGSTROM).is_finite());
+        assert!(GpuCharges::words(&[[0.0; 3]], &[]).is_err());
+        assert_eq!(GpuCharges::words(&[], &[]).unwrap().len(), TILE as usize);
+    }
+
+    #[test]
+    fn dispatch_covers_all_groups() {
+        for n in [1u32, 65_535, 65_536, 200_000] {
+            let (x, y) = groups_2d(n);
+            assert!(x <= MAX_GROUPS_PER_DIM && u64::from(x) * u64::from(y) >= u64::from(n));
+        }
+    }
+}
