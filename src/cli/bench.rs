@@ -1093,9 +1093,16 @@ fn molsurf(args: &BenchArgs, preference: DevicePreference) -> Result<()> {
         );
     }
     if args.molsurf_colored_frames > 0 {
-        let mut source = super::molsurf_colored::PoolSource::new(preference);
-        let results =
-            super::molsurf_colored::run(&sizes, args.molsurf_spacing, args.molsurf_colored_frames, &mut source)?;
+        // `--molsurf-on render-device`: the field on the render device too; else through the pool.
+        let mut pool_source;
+        let source: Option<&mut dyn super::molsurf_colored::MolSurfFieldSource> =
+            if args.molsurf_on == FieldsOn::RenderDevice {
+                None
+            } else {
+                pool_source = super::molsurf_colored::PoolSource::new(preference);
+                Some(&mut pool_source)
+            };
+        let results = super::molsurf_colored::run(&sizes, args.molsurf_spacing, args.molsurf_colored_frames, source)?;
         super::molsurf_colored::print(&results);
         if let Some(p) = &args.json {
             let text = serde_json::to_string_pretty(&serde_json::json!({ "molsurf_colored": results }))?;

@@ -5,9 +5,11 @@
 //! The system is `bench --molsurf`'s (adk copies from `tests/data/md/adk_open.pqr`, the PQR's radii
 //! and charges); each frame moves every atom by up to 0.25 A (a fixed pseudo-random walk). Per frame,
 //! each stage waited for before the next is timed: the molecular-surface field of the new
-//! coordinates on the host (a [`MolSurfFieldSource`]: today the worker pool, the CUDA kernel where a
-//! device is present, else the CPU engine), its isosurface at 0.5 by the marching-cubes pass on the
-//! render device (lattice upload, passes, counter read-back), the potential of the frame's charges
+//! coordinates, either on the host (a [`MolSurfFieldSource`]: the worker pool, the CUDA kernel where a
+//! device is present, else the CPU engine) or on the render device (`render::molsurf_compute`: the
+//! positions uploaded, binned and summed there into the buffer the marching cubes reads, nothing
+//! read back), its isosurface at 0.5 by the marching-cubes pass on the render device (with a host
+//! field: the lattice uploaded first; counters read back), the potential of the frame's charges
 //! at every vertex on the render device (`render::vertex_potential`, charges upload included), and
 //! the draw of the coloured surface into a 1280x720 target. Frames per second are over the sum.
 //! The peer, timed once on the last frame's vertices in the same run: the CPU path the viewer takes
@@ -23,7 +25,8 @@ use orbitfield::jobs::{DevicePreference, Pool, PoolConfig};
 use orbitfield::model::Grid3;
 use orbitfield::model::field::LatticeSpec;
 use orbitfield::model::units::bohr_from_angstrom3;
-use orbitfield::render::mc_compute::{LobeBuffers, McCompute};
+use orbitfield::render::mc_compute::{GpuLattice, LobeBuffers, McCompute};
+use orbitfield::render::molsurf_compute::{DeviceAtoms, MolSurfCompute};
 use orbitfield::render::vertex_potential::{GpuCharges, VertexPotential, VertexValues};
 use orbitfield::render::{Camera, GpuScene, MeshStyle, OffscreenTarget, RenderContext, render_once};
 use serde::Serialize;
@@ -128,7 +131,7 @@ pub fn run(
     sizes: &[usize],
     spacing_angstrom: f64,
     frames: usize,
-    source: &mut dyn MolSurfFieldSource,
+    mut source: Option<&mut dyn MolSurfFieldSource>,
 ) -> Result<Vec<ColoredPlaybackResult>> {
     let rc = RenderContext::headless(4).map_err(|e| anyhow!("{e}"))?;
     if !rc.capabilities.mc_compute_supported {
@@ -141,7 +144,11 @@ pub fn run(
     let vp = VertexPotential::new(&rc.device);
     let size = [1280u32, 720u32];
     let target = OffscreenTarget::new(&rc, size);
-    let field_on = source.describe();
+    let field_on = source.as_ref().map_or_else(
+        || format!("render device ({})", rc.capabilities.adapter),
+        |s| s.describe(),
+    );
+    let molsurf_pass = source.is_none().then(|| MolSurfCompute::new(&rc.device));
     println!(
         "coloured playback: field by {field_on}; render device {}",
         rc.capabilities.adapter
@@ -166,7 +173,17 @@ pub fn run(
         let mut values: Option<VertexValues> = None;
         let mut range: Option<[f32; 2]> = None;
         let mut dims = [0; 3];
-        let mut last_grid: Option<Grid3> = None;
+        let mut last_field: Option<LastField> = None;
+        // The render-device field: the atoms' Gaussians and binning buffers, and a lattice buffer
+        // with room for the lattice to grow by a few planes as the atoms move.
+        let mut device_atoms = match &molsurf_pass {
+            Some(_) => Some(DeviceAtoms::new(&rc.device, &radii, DEFAULT_RADIUS_SCALE).map_err(|e| anyhow!("{e}"))?),
+            None => None,
+        };
+        let mut device_values: Option<wgpu::Buffer> = None;
+        // The lattice's padding depends on the radii alone.
+        let padding_angstrom =
+            MolSurfAtoms::from_radii_angstrom(&base, &radii, DEFAULT_RADIUS_SCALE)?.padding_angstrom();
         let (mut t_field, mut t_surface, mut t_potential, mut t_draw) = (0.0, 0.0, 0.0, 0.0);
         let mut vertices_sum = 0.0f64;
         let style = MeshStyle {
@@ -181,23 +198,69 @@ pub fn run(
                 }
             }
             let t0 = Instant::now();
-            let atoms = MolSurfAtoms::from_radii_angstrom(&positions, &radii, DEFAULT_RADIUS_SCALE)?;
+            // The host's atoms (the pool's input) only where the host computes the field.
+            let atoms = match source {
+                Some(_) => Some(MolSurfAtoms::from_radii_angstrom(
+                    &positions,
+                    &radii,
+                    DEFAULT_RADIUS_SCALE,
+                )?),
+                None => None,
+            };
             let lattice = LatticeSpec::AroundAtoms {
                 spacing_angstrom,
-                padding_angstrom: atoms.padding_angstrom(),
+                padding_angstrom: atoms.as_ref().map_or(padding_angstrom, MolSurfAtoms::padding_angstrom),
             }
             .build(&positions)?;
             dims = lattice.dims;
-            let grid = source.field(FieldJob {
-                field: Field::MolSurf,
-                lattice,
-                input: FieldInput::Spheres(Arc::new(atoms)),
-            })?;
+            let field = match (source.as_deref_mut(), atoms, &molsurf_pass, device_atoms.as_mut()) {
+                (Some(source), Some(atoms), _, _) => LastField::Host(source.field(FieldJob {
+                    field: Field::MolSurf,
+                    lattice,
+                    input: FieldInput::Spheres(Arc::new(atoms)),
+                })?),
+                (None, _, Some(pass), Some(device_atoms)) => {
+                    pass.fits(&rc.device, &lattice, device_atoms)
+                        .map_err(|e| anyhow!("{e}"))?;
+                    let need = 4 * lattice.n_points() as u64;
+                    let values = match device_values.take() {
+                        Some(b) if b.size() >= need => b,
+                        _ => rc.device.create_buffer(&wgpu::BufferDescriptor {
+                            label: Some("coloured playback molsurf lattice"),
+                            size: need.saturating_add(need / 8).max(16),
+                            usage: wgpu::BufferUsages::STORAGE
+                                | wgpu::BufferUsages::COPY_SRC
+                                | wgpu::BufferUsages::COPY_DST,
+                            mapped_at_creation: false,
+                        }),
+                    };
+                    device_values = Some(values.clone());
+                    let mut encoder = rc.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some("coloured playback molsurf"),
+                    });
+                    let pos32: Vec<[f32; 3]> = positions.iter().map(|p| p.map(|x| x as f32)).collect();
+                    pass.encode(
+                        &rc.device,
+                        &rc.queue,
+                        &mut encoder,
+                        device_atoms,
+                        &pos32,
+                        &lattice,
+                        &values,
+                        None,
+                    )
+                    .map_err(|e| anyhow!("{e}"))?;
+                    rc.queue.submit([encoder.finish()]);
+                    rc.device
+                        .poll(wgpu::PollType::wait_indefinitely())
+                        .map_err(|e| anyhow!("{e}"))?;
+                    LastField::Device(GpuLattice::from_buffer(values, lattice).map_err(|e| anyhow!("{e}"))?)
+                }
+                _ => bail!("no molecular-surface field source"),
+            };
             let t1 = Instant::now();
-            let grid = last_grid.insert(grid);
-            let [surface, _] = mc
-                .extract_lobes_reusing(&rc.device, &rc.queue, grid, MOLSURF_LEVEL, &mut lobes)
-                .map_err(|e| anyhow!("{e}"))?;
+            let field = last_field.insert(field);
+            let [surface, _] = field.extract(&rc, &mc, &mut lobes)?;
             let t2 = Instant::now();
             let at: Vec<[f32; 3]> = positions.iter().map(|p| p.map(|x| x as f32)).collect();
             let q = match gpu_charges.take() {
@@ -237,15 +300,7 @@ pub fn run(
             }
         }
         // The CPU peer on the last frame's surface.
-        let [surface, _] = mc
-            .extract_lobes_reusing(
-                &rc.device,
-                &rc.queue,
-                &last_grid.context("no frame played")?,
-                MOLSURF_LEVEL,
-                &mut lobes,
-            )
-            .map_err(|e| anyhow!("{e}"))?;
+        let [surface, _] = last_field.context("no frame played")?.extract(&rc, &mc, &mut lobes)?;
         let mesh = surface.read_back(&rc.device, &rc.queue).map_err(|e| anyhow!("{e}"))?;
         let at: Vec<[f32; 3]> = positions.iter().map(|p| p.map(|x| x as f32)).collect();
         let q = GpuCharges::upload(&rc.device, &at, &charges_e).map_err(|e| anyhow!("{e}"))?;
@@ -322,6 +377,29 @@ pub fn run(
         results.push(r);
     }
     Ok(results)
+}
+
+/// A frame's molecular-surface field: a host lattice (uploaded for the marching cubes) or one the
+/// render device computed into its own buffer.
+enum LastField {
+    Host(Grid3),
+    Device(GpuLattice),
+}
+
+impl LastField {
+    /// The surface at [`MOLSURF_LEVEL`] (and the empty negative lobe) by the marching-cubes pass.
+    fn extract(
+        &self,
+        rc: &RenderContext,
+        mc: &McCompute,
+        lobes: &mut LobeBuffers,
+    ) -> Result<[orbitfield::render::mc_compute::GpuMesh; 2]> {
+        match self {
+            LastField::Host(g) => mc.extract_lobes_reusing(&rc.device, &rc.queue, g, MOLSURF_LEVEL, lobes),
+            LastField::Device(l) => mc.extract_lobes_on(&rc.device, &rc.queue, l, MOLSURF_LEVEL, lobes),
+        }
+        .map_err(|e| anyhow!("{e}"))
+    }
 }
 
 /// One line per system.
