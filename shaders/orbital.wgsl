@@ -101,6 +101,39 @@ fn angular(l: i32, c0: u32, x: f32, y: f32, z: f32) -> f32 {
     return acc;
 }
 
+// The workgroup's screening of shells base..base + 256 against the brick's bounding sphere (centre
+// `bc`, radius `brad`): the kept shells' indices and distances, compacted in order, in `kept` and
+// `kept_dmin2`; returns how many (the same for every invocation). Called in uniform control flow.
+fn screen_shells(base: u32, tid: u32, bc: vec3<f32>, brad: f32) -> u32 {
+    let s = base + tid;
+    var keep = 0u;
+    var dmin2 = 0.0;
+    if s < params.n_shells {
+        let sh = shells[params.shell_start + s];
+        let d = max(length(sh.center - bc) - brad, 0.0);
+        dmin2 = d * d;
+        keep = select(0u, 1u, dmin2 <= sh.cutoff2);
+    }
+    // Inclusive prefix sum of the flags (Hillis-Steele).
+    scan[tid] = keep;
+    workgroupBarrier();
+    for (var off = 1u; off < NTHREADS; off *= 2u) {
+        var v = scan[tid];
+        if tid >= off {
+            v += scan[tid - off];
+        }
+        workgroupBarrier();
+        scan[tid] = v;
+        workgroupBarrier();
+    }
+    if keep == 1u {
+        let pos = scan[tid] - 1u;
+        kept[pos] = s;
+        kept_dmin2[pos] = dmin2;
+    }
+    return workgroupUniformLoad(&scan[NTHREADS - 1u]);
+}
+
 @compute @workgroup_size(8, 8, 4)
 fn evaluate(
     @builtin(workgroup_id) wg: vec3<u32>,
@@ -124,33 +157,7 @@ fn evaluate(
     let n_shells = params.n_shells;
     var psi = 0.0;
     for (var base = 0u; base < n_shells; base += NTHREADS) {
-        let s = base + tid;
-        var keep = 0u;
-        var dmin2 = 0.0;
-        if s < n_shells {
-            let sh = shells[params.shell_start + s];
-            let d = max(length(sh.center - bc) - brad, 0.0);
-            dmin2 = d * d;
-            keep = select(0u, 1u, dmin2 <= sh.cutoff2);
-        }
-        // Inclusive prefix sum of the flags (Hillis-Steele).
-        scan[tid] = keep;
-        workgroupBarrier();
-        for (var off = 1u; off < NTHREADS; off *= 2u) {
-            var v = scan[tid];
-            if tid >= off {
-                v += scan[tid - off];
-            }
-            workgroupBarrier();
-            scan[tid] = v;
-            workgroupBarrier();
-        }
-        if keep == 1u {
-            let pos = scan[tid] - 1u;
-            kept[pos] = s;
-            kept_dmin2[pos] = dmin2;
-        }
-        let n = workgroupUniformLoad(&scan[NTHREADS - 1u]);
+        let n = screen_shells(base, tid, bc, brad);
         for (var t = 0u; t < n; t++) {
             let sh = shells[params.shell_start + kept[t]];
             // Block-uniform: primitives negligible over the whole brick are skipped.
@@ -245,32 +252,7 @@ fn evaluate_z4(
     let n_shells = params.n_shells;
     var psi = vec4<f32>(0.0);
     for (var base = 0u; base < n_shells; base += NTHREADS) {
-        let s = base + tid;
-        var keep = 0u;
-        var dmin2 = 0.0;
-        if s < n_shells {
-            let sh = shells[params.shell_start + s];
-            let d = max(length(sh.center - bc) - brad, 0.0);
-            dmin2 = d * d;
-            keep = select(0u, 1u, dmin2 <= sh.cutoff2);
-        }
-        scan[tid] = keep;
-        workgroupBarrier();
-        for (var off = 1u; off < NTHREADS; off *= 2u) {
-            var v = scan[tid];
-            if tid >= off {
-                v += scan[tid - off];
-            }
-            workgroupBarrier();
-            scan[tid] = v;
-            workgroupBarrier();
-        }
-        if keep == 1u {
-            let pos = scan[tid] - 1u;
-            kept[pos] = s;
-            kept_dmin2[pos] = dmin2;
-        }
-        let n = workgroupUniformLoad(&scan[NTHREADS - 1u]);
+        let n = screen_shells(base, tid, bc, brad);
         for (var t = 0u; t < n; t++) {
             let sh = shells[params.shell_start + kept[t]];
             let bd2 = kept_dmin2[t];
