@@ -10,6 +10,8 @@
 //! buffer first; when the pass fails, the worker pool serves it from the next update on. The GPU marching cubes exists only where the render
 //! context's capabilities chose it; elsewhere the surfaces are the CPU mesher's. Without usable 3-D
 //! textures a surface coloured by a volume is coloured per vertex, which needs the CPU meshes.
+//! On request ([`SceneSync::time_stages`], the playback bench) it times the render-device stages:
+//! host recording, extraction and counter wait, and GPU timestamps of the pass and the extraction.
 
 use super::fields::device::DeviceFieldError;
 use super::fields::{FieldChoice, FieldKey};

@@ -12,6 +12,9 @@
 //! alone) says whether a lattice can be computed here; when it cannot ([`MoError`]), the caller uses
 //! the worker pool or the CPU engine.
 //!
+//! Variants ([`MoPassVariant`], `ORBITFIELD_ORBITAL_PASS`): one point per invocation (default) or
+//! four along z per invocation; the bench times them side by side.
+//!
 //! Dispatches: one per orbital term and z-slab. A workgroup is an 8 x 8 x 4 brick; the z axis is split
 //! into slabs so that no dispatch exceeds `max_compute_workgroups_per_dimension`; x and y must fit in
 //! one dispatch. The whole lattice is one storage binding (the marching-cubes pass binds it whole),
