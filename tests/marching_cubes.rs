@@ -655,7 +655,9 @@ mod gpu {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(7, |d| d.subsec_nanos());
         let mut previous_vertex_buffer = None;
-        for (n, amplitude) in [(40, 3.0f32), (40, 0.3), (40, 3.0), (40, 2.9), (36, 1.0)] {
+        // A lattice one plane larger each way (a trajectory's next frame) is sized from the counts of
+        // the frame before, and must still be exact.
+        for (n, amplitude) in [(40, 3.0f32), (40, 0.3), (40, 3.0), (40, 2.9), (41, 2.9), (36, 1.0)] {
             seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             let amplitude = amplitude * (1.0 + (seed >> 8) as f32 / (1u32 << 24) as f32 * 0.05);
             let grid = p_field(n, amplitude);

@@ -118,6 +118,9 @@ fn render_device_surfaces_match_the_pool_over_played_frames_with_two_representat
     for on in [OrbitalsOn::WorkerPool, OrbitalsOn::RenderDevice] {
         let (mut state, ids) = viewer(&rc, on);
         let mut sync = SceneSync::new(&rc);
+        // The stage clock (GPU timestamps where the adapter has them) on: it must not change what
+        // is drawn, and it counts every representation's frame.
+        sync.time_stages(&rc);
         let mut scene = GpuScene::new(&rc);
         let mut per_frame = Vec::new();
         for f in [1, 2, 3, 0] {
@@ -133,6 +136,15 @@ fn render_device_surfaces_match_the_pool_over_played_frames_with_two_representat
                 assert_eq!(p.shown.is_some(), on == OrbitalsOn::WorkerPool);
                 per_frame.push(surfaces(&sync, &rc, *id, k == 0));
             }
+        }
+        let t = sync.stage_times(&rc).unwrap();
+        println!("{on:?}: {t:?}");
+        if on == OrbitalsOn::RenderDevice {
+            assert_eq!(t.extractions, 8, "two representations, four frames");
+            assert!(t.extract_seconds >= t.counter_wait_seconds && t.counter_wait_seconds > 0.0);
+            assert!(t.gpu_extractions == 0 || (t.gpu_extractions == 8 && t.gpu_pass_seconds > 0.0));
+        } else {
+            assert_eq!(t.extractions, 0, "no render-device field");
         }
         runs.push(per_frame);
     }

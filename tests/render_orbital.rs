@@ -261,3 +261,47 @@ fn lobes_from_the_device_lattice_match_the_cpu_meshes() {
         }
     }
 }
+
+/// Every variant of the pass (`MoPassVariant`, chosen by `ORBITFIELD_ORBITAL_PASS` in the viewer
+/// and timed side by side by the bench) equals the CPU engine: Cartesian and spherical shells up to
+/// g, a UHF spin density, sheared and axis-aligned lattices whose sizes are not multiples of the
+/// bricks, and a lattice split into z-slabs of 16 planes (the four-points variant's own brick
+/// height, so it runs split) with a density's terms added in place.
+#[test]
+fn every_pass_variant_matches_the_cpu_engine() {
+    use orbitfield::render::mo_compute::MoPassVariant;
+    let Some((device, queue)) = device() else { return };
+    let cases: &[(&str, &[&str])] = &[
+        ("water_hf_631gs_sph.molden", &["mo:homo", "density"]),
+        ("n2_hf_ccpvqz_cart.molden", &["mo:lumo+3"]),
+        ("o2_uhf_ccpvtz_sph.molden", &["spin"]),
+    ];
+    for variant in MoPassVariant::ALL {
+        let mo = MoCompute::new(&device).with_variant(variant);
+        for (molden, specs) in cases {
+            let wf = load_wf(molden);
+            for lattice in [lattice_around(&wf, 19, true), lattice_around(&wf, 21, false)] {
+                for spec in *specs {
+                    let cpu = on_cpu(&wf, spec, &lattice);
+                    let (got, _) = on_device(&device, &queue, &mo, &wf, spec, &lattice);
+                    let e = worst(&got, &cpu.values, 1.0);
+                    println!("{} {molden} {spec}: worst {e:.3} of the tolerance", variant.name());
+                    assert!(e <= 1.0, "{} {molden} {spec}: {e}", variant.name());
+                }
+            }
+        }
+        // Slabs of 4 workgroups of 4 planes: 16 planes each.
+        let split = MoCompute::new(&device)
+            .with_variant(variant)
+            .with_max_groups_per_dimension(4);
+        let wf = load_wf("water_hf_631gs_sph.molden");
+        let lattice = lattice_around(&wf, 23, true);
+        for spec in ["mo:homo", "density"] {
+            let cpu = on_cpu(&wf, spec, &lattice);
+            let (got, _) = on_device(&device, &queue, &split, &wf, spec, &lattice);
+            let e = worst(&got, &cpu.values, 1.0);
+            println!("{} water {spec} in slabs of 16 planes: worst {e:.3}", variant.name());
+            assert!(e <= 1.0, "{} slabs {spec}: {e}", variant.name());
+        }
+    }
+}

@@ -13,6 +13,8 @@
 //! surface coloured by the potential of point charges at its vertices is coloured on the render
 //! device where its capabilities allow it (`render::vertex_potential`, each time its surfaces or its
 //! frame change); the wavefunction's own potential at the vertices needs the CPU meshes.
+//! On request ([`SceneSync::time_stages`], the playback bench) it times the render-device stages:
+//! host recording, extraction and counter wait, and GPU timestamps of the pass and the extraction.
 
 use super::fields::device::DeviceFieldError;
 use super::fields::{FieldChoice, FieldKey};
@@ -53,7 +55,62 @@ pub struct SceneSync {
     /// allow it.
     vp: Option<VertexPotential>,
     gpu: BTreeMap<RepId, GpuLobes>,
+    /// Stage timings of the representations the render device computes, when asked for.
+    clock: Option<StageClock>,
 }
+
+/// Where the time of the render-device representations' surfaces goes, summed over the
+/// extractions since [`SceneSync::time_stages`] (the playback bench prints the means).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DeviceStageTimes {
+    /// Representations' frames computed and extracted on the render device.
+    pub extractions: u64,
+    /// Host: recording and submitting the orbital pass (packing is not in it).
+    pub pass_record_seconds: f64,
+    /// Host: recording and submitting both lobes' extraction and waiting for their counters.
+    pub extract_seconds: f64,
+    /// Of `extract_seconds`: the wait for the counters (the GPU running the pass and extraction).
+    pub counter_wait_seconds: f64,
+    /// Extractions with GPU timestamps (the adapter has timestamp queries), and on the GPU over
+    /// them: the orbital pass (its begin to its end), the extraction (pass end to lobes done),
+    /// and the idle time before the pass (the previous frame's last stamp to this pass's begin).
+    pub gpu_extractions: u64,
+    pub gpu_pass_seconds: f64,
+    pub gpu_extract_seconds: f64,
+    pub gpu_gap_seconds: f64,
+    /// Pairs of consecutive stamped extractions whose gap is counted in `gpu_gap_seconds`.
+    pub gpu_gaps: u64,
+}
+
+impl DeviceStageTimes {
+    /// What was added after `earlier` (a reading of the same clock).
+    pub fn since(&self, earlier: &DeviceStageTimes) -> DeviceStageTimes {
+        DeviceStageTimes {
+            extractions: self.extractions.saturating_sub(earlier.extractions),
+            pass_record_seconds: self.pass_record_seconds - earlier.pass_record_seconds,
+            extract_seconds: self.extract_seconds - earlier.extract_seconds,
+            counter_wait_seconds: self.counter_wait_seconds - earlier.counter_wait_seconds,
+            gpu_extractions: self.gpu_extractions.saturating_sub(earlier.gpu_extractions),
+            gpu_pass_seconds: self.gpu_pass_seconds - earlier.gpu_pass_seconds,
+            gpu_extract_seconds: self.gpu_extract_seconds - earlier.gpu_extract_seconds,
+            gpu_gap_seconds: self.gpu_gap_seconds - earlier.gpu_gap_seconds,
+            gpu_gaps: self.gpu_gaps.saturating_sub(earlier.gpu_gaps),
+        }
+    }
+}
+
+/// Timestamp queries for [`DeviceStageTimes`]: three per extraction (pass begin, pass end, lobes
+/// done), resolved when the times are read.
+struct StageClock {
+    times: DeviceStageTimes,
+    /// `None` where the device has no timestamp queries.
+    queries: Option<wgpu::QuerySet>,
+    /// Queries written since the last read.
+    used: u32,
+}
+
+/// Extractions stamped between two reads of the times (three queries each).
+const CLOCK_EXTRACTIONS: u32 = 1024;
 
 /// The colours of a field representation's two lobes (swapped where a followed orbital's phase
 /// flips) and its opacity.
@@ -81,7 +138,68 @@ impl SceneSync {
             vp: (rc.capabilities.gpu_marching_cubes && rc.capabilities.gpu_vertex_potential)
                 .then(|| VertexPotential::new(&rc.device)),
             gpu: BTreeMap::new(),
+            clock: None,
         }
+    }
+
+    /// Times the stages of the representations computed on the render device from now on
+    /// (GPU timestamps where the device has timestamp queries); read with [`Self::stage_times`].
+    pub fn time_stages(&mut self, rc: &RenderContext) {
+        let queries = rc.device.features().contains(wgpu::Features::TIMESTAMP_QUERY).then(|| {
+            rc.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("render-device stage timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 3 * CLOCK_EXTRACTIONS,
+            })
+        });
+        self.clock = Some(StageClock {
+            times: DeviceStageTimes::default(),
+            queries,
+            used: 0,
+        });
+    }
+
+    /// The stage times since [`Self::time_stages`] (the GPU's stamps read back now, waiting for
+    /// the device), or `None` when not timing.
+    pub fn stage_times(&mut self, rc: &RenderContext) -> Option<DeviceStageTimes> {
+        let clock = self.clock.as_mut()?;
+        if let Some(set) = &clock.queries
+            && clock.used > 0
+        {
+            let bytes = 8 * u64::from(clock.used);
+            let resolved = rc.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("render-device stage timestamps"),
+                size: bytes,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let mut encoder = rc.device.create_command_encoder(&Default::default());
+            encoder.resolve_query_set(set, 0..clock.used, &resolved, 0);
+            rc.queue.submit([encoder.finish()]);
+            if let Ok(raw) = crate::render::mc_compute::read_buffer(&rc.device, &rc.queue, &resolved, bytes) {
+                let period_s = f64::from(rc.queue.get_timestamp_period()) * 1e-9;
+                let ticks: Vec<u64> = raw
+                    .chunks_exact(8)
+                    .map(|b| u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+                    .collect();
+                let span = |a: u64, b: u64| b.saturating_sub(a) as f64 * period_s;
+                let t = &mut clock.times;
+                let mut last_end: Option<u64> = None;
+                for q in ticks.chunks_exact(3) {
+                    let [begin, pass_end, done] = [q[0], q[1], q[2]];
+                    t.gpu_extractions += 1;
+                    t.gpu_pass_seconds += span(begin, pass_end);
+                    t.gpu_extract_seconds += span(pass_end, done);
+                    if let Some(prev) = last_end {
+                        t.gpu_gap_seconds += span(prev, begin);
+                        t.gpu_gaps += 1;
+                    }
+                    last_end = Some(done);
+                }
+            }
+            clock.used = 0;
+        }
+        Some(clock.times)
     }
 
     /// Representation `id`'s two lobes on the render device, as last extracted (tests, checks).
@@ -225,7 +343,8 @@ impl SceneSync {
                 let iso = f.pipeline.shown_iso;
                 let made = match (grid, device) {
                     (Some(g), _) => mc.extract_lobes_reusing(&rc.device, &rc.queue, g, iso, &mut lobes.buffers),
-                    (None, Some(d)) => match device_lobes(rc, mc, self.mo.as_ref(), d, iso, lobes) {
+                    (None, Some(d)) => match device_lobes(rc, mc, self.mo.as_ref(), d, iso, lobes, self.clock.as_mut())
+                    {
                         Ok(m) => Ok(m),
                         Err(e) => {
                             device_failed.push((rep.id, e));
@@ -325,25 +444,53 @@ fn device_lobes(
     field: &DeviceField,
     iso: f32,
     lobes: &mut GpuLobes,
+    clock: Option<&mut StageClock>,
 ) -> Result<[GpuMesh; 2], DeviceFieldError> {
     let mo = mo.ok_or(DeviceFieldError::NoDevice)?;
     let DeviceInput::Orbital(packed) = &field.input;
+    let t0 = std::time::Instant::now();
     let need = (4 * field.lattice.n_points() as u64).max(16);
     let values = match lobes.device_values.take() {
         // Not one four times too large (a much larger lattice shown before).
         Some(b) if b.size() >= need && b.size() / 4 <= need => b,
-        _ => MoCompute::create_values(&rc.device, &field.lattice),
+        // With room for a few more planes: a trajectory's lattice follows the atoms, and a new
+        // buffer is zero-filled by the device.
+        _ => MoCompute::create_values_with_headroom(&rc.device, &field.lattice),
     };
     lobes.device_values = Some(values.clone());
     let mut encoder = rc.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("orbital pass of a representation"),
     });
-    mo.encode(&rc.device, &mut encoder, packed, &field.lattice, &values, None)?;
+    // Three stamps per extraction while timing: the pass's begin and end, the lobes done.
+    let stamps = clock.as_ref().and_then(|c| {
+        let set = c.queries.as_ref()?;
+        (c.used + 3 <= 3 * CLOCK_EXTRACTIONS).then(|| (set.clone(), c.used))
+    });
+    let writes = stamps.as_ref().map(|(set, q)| wgpu::ComputePassTimestampWrites {
+        query_set: set,
+        beginning_of_pass_write_index: Some(*q),
+        end_of_pass_write_index: Some(q + 1),
+    });
+    mo.encode(&rc.device, &mut encoder, packed, &field.lattice, &values, writes)?;
     rc.queue.submit([encoder.finish()]);
+    let t1 = std::time::Instant::now();
     let draw = |e: McError| DeviceFieldError::Draw(e.to_string());
     let lattice = GpuLattice::from_buffer(values, field.lattice).map_err(draw)?;
-    mc.extract_lobes_on(&rc.device, &rc.queue, &lattice, iso, &mut lobes.buffers)
-        .map_err(draw)
+    lobes.buffers.end_timestamp = stamps.as_ref().map(|(set, q)| (set.clone(), q + 2));
+    let made = mc
+        .extract_lobes_on(&rc.device, &rc.queue, &lattice, iso, &mut lobes.buffers)
+        .map_err(draw);
+    if let Some(c) = clock {
+        let t = &mut c.times;
+        t.extractions += 1;
+        t.pass_record_seconds += (t1 - t0).as_secs_f64();
+        t.extract_seconds += t1.elapsed().as_secs_f64();
+        t.counter_wait_seconds += lobes.buffers.counter_wait.as_secs_f64();
+        if stamps.is_some() && made.is_ok() {
+            c.used += 3;
+        }
+    }
+    made
 }
 
 impl SceneSync {

@@ -1522,26 +1522,42 @@ fn render_device_playback(args: &BenchArgs) -> Result<()> {
                     r.device_frames_ahead,
                     r.device_frames_inline,
                 );
+                if let Some(st) = &r.device_stages {
+                    println!(
+                        "  stages per representation and frame (orbital pass '{}'): {}",
+                        orbitfield::render::mo_compute::MoPassVariant::from_env().name(),
+                        st.describe()
+                    );
+                }
                 viewer.push(r);
             }
             Err(e) => eprintln!("note: playback '{name}' skipped: {e:#}"),
         }
     }
     let mut no_draw = Vec::new();
-    for (name, system, frames, show) in super::playback::scenes(&c60, false) {
+    // The no-draw series once per variant of the orbital pass (the viewer's run above uses the one
+    // `ORBITFIELD_ORBITAL_PASS` names).
+    let variants = orbitfield::render::mo_compute::MoPassVariant::ALL;
+    for (variant, (name, system, frames, show)) in variants
+        .into_iter()
+        .flat_map(|v| super::playback::scenes(&c60, false).into_iter().map(move |s| (v, s)))
+    {
         if !args.playback_no_draw_peer
             || show != Show::Lobes
             || args.playback_only.as_ref().is_some_and(|t| !name.contains(t.as_str()))
         {
             continue;
         }
-        match system.and_then(|sys| super::render_orbital_bench::run_case(name, sys, args.playback_points, frames)) {
+        let run = system
+            .and_then(|sys| super::render_orbital_bench::run_case(name, sys, args.playback_points, frames, variant));
+        match run {
             Ok(r) => {
                 println!(
-                    "playback {} (NO DRAW, outside the viewer: orbital pass + both lobes only): {:?} lattice, {:.1} \
-                     frames/s (waited for); field pass {:.2} ms ({}), packing {:.2} ms; CPU engine {:.1} ms on the \
-                     same lattice ({:.1}x); {} + {} triangles; on {}",
+                    "playback {} (NO DRAW, outside the viewer: orbital pass '{}' + both lobes only): {:?} lattice, \
+                     {:.1} frames/s (waited for); field pass {:.2} ms ({}), packing {:.2} ms; CPU engine {:.1} ms on \
+                     the same lattice ({:.1}x); {} + {} triangles; on {}",
                     r.name,
+                    r.variant,
                     r.lattice_dims,
                     r.fps,
                     r.field_ms,

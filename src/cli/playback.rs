@@ -6,7 +6,7 @@
 //! playback, the next frame's field is requested while the current one is drawn.
 
 use anyhow::{Context, Result, anyhow, bail};
-use orbitfield::app::draw::SceneSync;
+use orbitfield::app::draw::{DeviceStageTimes, SceneSync};
 use orbitfield::app::fields::device::OrbitalsOn;
 use orbitfield::app::fields::{FieldChoice, FieldService, PoolBackend};
 use orbitfield::app::reps::RepEdit;
@@ -51,6 +51,54 @@ pub struct PlaybackResult {
     /// Mean time of one representation's packing for the render device (on the look-ahead thread,
     /// overlapping the frame shown, or in the update loop when not prepared ahead), milliseconds.
     pub device_pack_ms: f64,
+    /// On the render device: the stages of one representation's frame (means, milliseconds).
+    pub device_stages: Option<DeviceStagesMs>,
+}
+
+/// Means per representation and frame of the render-device stages ([`DeviceStageTimes`]),
+/// milliseconds; the GPU figures from timestamps, `None` where the adapter has none.
+#[derive(Serialize, Debug, Clone, Copy)]
+pub struct DeviceStagesMs {
+    pub pass_record_ms: f64,
+    pub extract_ms: f64,
+    pub counter_wait_ms: f64,
+    pub gpu_pass_ms: Option<f64>,
+    pub gpu_extract_ms: Option<f64>,
+    /// GPU idle from one frame's lobes done to the next frame's pass begin (host work between:
+    /// draw, update loop, recording).
+    pub gpu_gap_ms: Option<f64>,
+}
+
+impl DeviceStagesMs {
+    fn of(t: &DeviceStageTimes) -> Option<DeviceStagesMs> {
+        if t.extractions == 0 {
+            return None;
+        }
+        let per = |s: f64, n: u64| (n > 0).then(|| s * 1e3 / n as f64);
+        let n = t.extractions as f64;
+        Some(DeviceStagesMs {
+            pass_record_ms: t.pass_record_seconds * 1e3 / n,
+            extract_ms: t.extract_seconds * 1e3 / n,
+            counter_wait_ms: t.counter_wait_seconds * 1e3 / n,
+            gpu_pass_ms: per(t.gpu_pass_seconds, t.gpu_extractions),
+            gpu_extract_ms: per(t.gpu_extract_seconds, t.gpu_extractions),
+            gpu_gap_ms: per(t.gpu_gap_seconds, t.gpu_gaps),
+        })
+    }
+
+    /// One line for the bench's report.
+    pub fn describe(&self) -> String {
+        let gpu = |v: Option<f64>| v.map_or_else(|| "n/a".to_string(), |v| format!("{v:.2} ms"));
+        format!(
+            "host: pass recorded {:.2} ms, extraction {:.2} ms of which counter wait {:.2} ms; GPU timestamps:              pass {}, extraction {}, idle between frames {}",
+            self.pass_record_ms,
+            self.extract_ms,
+            self.counter_wait_ms,
+            gpu(self.gpu_pass_ms),
+            gpu(self.gpu_extract_ms),
+            gpu(self.gpu_gap_ms),
+        )
+    }
 }
 
 /// A series of `frames` copies of `wf` whose atoms move by up to `jitter_angstrom` (the same orbital
@@ -292,6 +340,9 @@ pub fn playback_case(
         state.use_render_device(&rc);
     }
     let mut sync = SceneSync::new(&rc);
+    if orbitals_on != OrbitalsOn::WorkerPool {
+        sync.time_stages(&rc);
+    }
     let mut scene = GpuScene::new(&rc);
     let size = [1280u32, 720u32];
     let target = OffscreenTarget::new(&rc, size);
@@ -303,6 +354,7 @@ pub fn playback_case(
     let (mut pool_total, mut pool_compute) = (0.0f64, 0.0f64);
     let mut dims = [0; 3];
     let mut step = |state: &mut AppState,
+                    sync: &mut SceneSync,
                     f: usize,
                     timed: bool,
                     field_t: &mut Duration,
@@ -348,6 +400,7 @@ pub fn playback_case(
     for f in 1..3 {
         step(
             &mut state,
+            &mut sync,
             f,
             false,
             &mut field_t,
@@ -356,12 +409,15 @@ pub fn playback_case(
             &mut (0.0, 0.0),
         )?;
     }
+    // The stage times of the warm-up are not counted.
+    let warm = sync.stage_times(&rc).unwrap_or_default();
     let t = Instant::now();
     for i in 0..frames {
         // Never the frame shown last, so every step is a new field.
         let mut pool = (pool_total, pool_compute);
         step(
             &mut state,
+            &mut sync,
             (3 + i) % n_series,
             true,
             &mut field_t,
@@ -372,6 +428,7 @@ pub fn playback_case(
         (pool_total, pool_compute) = pool;
     }
     let seconds = t.elapsed().as_secs_f64();
+    let device_stages = sync.stage_times(&rc).and_then(|t| DeviceStagesMs::of(&t.since(&warm)));
     if let Some(why) = state
         .reps()
         .fields()
@@ -398,6 +455,7 @@ pub fn playback_case(
         device_frames_ahead: served.ahead,
         device_frames_inline: served.inline,
         device_pack_ms: served.pack_seconds * 1e3 / served.packed.max(1) as f64,
+        device_stages,
     })
 }
 

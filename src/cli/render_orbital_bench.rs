@@ -16,7 +16,7 @@ use orbitfield::model::units::angstrom_from_bohr3;
 use orbitfield::model::{Lattice, Spin, Wavefunction};
 use orbitfield::render::RenderContext;
 use orbitfield::render::mc_compute::{GpuLattice, GpuMesh, McCompute, MeshCapacity};
-use orbitfield::render::mo_compute::MoCompute;
+use orbitfield::render::mo_compute::{MoCompute, MoPassVariant};
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,6 +26,8 @@ use std::time::{Duration, Instant};
 pub struct RenderDeviceResult {
     pub name: String,
     pub adapter: String,
+    /// The orbital pass's variant (`MoPassVariant::name`).
+    pub variant: String,
     pub lattice_dims: [usize; 3],
     pub frames_in_series: usize,
     pub frames_timed: usize,
@@ -102,14 +104,20 @@ fn frame_field(wf: &Wavefunction, points: u32) -> Result<(Field, Lattice)> {
 }
 
 /// Plays `frames` frames of `system`'s wavefunctions (cycling) at `points` along the longest axis.
-pub fn run_case(name: &str, system: System, points: u32, frames: usize) -> Result<RenderDeviceResult> {
+pub fn run_case(
+    name: &str,
+    system: System,
+    points: u32,
+    frames: usize,
+    variant: MoPassVariant,
+) -> Result<RenderDeviceResult> {
     let wfs: Vec<Arc<Wavefunction>> = system.wavefunctions.into_iter().map(Arc::new).collect();
     let n = wfs.len();
     if n == 0 || frames == 0 {
         bail!("{name}: no wavefunctions to play");
     }
     let (device, queue, adapter) = device()?;
-    let mo = MoCompute::new(&device);
+    let mo = MoCompute::new(&device).with_variant(variant);
     let mc = McCompute::new(&device);
     let timestamps = device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
     let n_queries = 2 * frames as u32;
@@ -246,6 +254,7 @@ pub fn run_case(name: &str, system: System, points: u32, frames: usize) -> Resul
     Ok(RenderDeviceResult {
         name: name.to_string(),
         adapter,
+        variant: variant.name().to_string(),
         lattice_dims: dims,
         frames_in_series: n,
         frames_timed: frames,

@@ -143,6 +143,12 @@ pub struct LobeBuffers {
     values: Option<wgpu::Buffer>,
     meshes: Option<[GpuMesh; 2]>,
     counts: Option<LobeCounts>,
+    /// Where the next extraction writes a GPU timestamp once both lobes are done (a query set of
+    /// the caller's and an index in it), for stage timings; taken by that extraction.
+    pub end_timestamp: Option<(wgpu::QuerySet, u32)>,
+    /// How long the last extraction waited on the host for the lobes' counters (the GPU finishing
+    /// what was submitted before and the passes themselves).
+    pub counter_wait: std::time::Duration,
 }
 
 /// The output of one extraction: buffers ready to draw with `draw_indexed_indirect`.
@@ -366,7 +372,9 @@ impl McCompute {
             match cached.as_ref() {
                 Some(b) if b.size() >= scratch_size => b.clone(),
                 _ => {
-                    let b = buffer("mc edge vertex slots", scratch_size, U::STORAGE);
+                    // With room for a lattice a few planes larger (playback's lattices follow the
+                    // atoms), so a growing lattice does not allocate and zero-fill it every frame.
+                    let b = buffer("mc edge vertex slots", with_headroom(scratch_size), U::STORAGE);
                     *cached = Some(b.clone());
                     b
                 }
@@ -586,6 +594,19 @@ pub fn map_staging(device: &wgpu::Device, staging: &wgpu::Buffer) -> Result<Vec<
     Ok(data)
 }
 
+/// `bytes` and an eighth more (buffers that a slightly larger lattice reuses).
+pub fn with_headroom(bytes: u64) -> u64 {
+    bytes.saturating_add(bytes / 8).next_multiple_of(16)
+}
+
+/// Whether the lobe counts of a lattice of `dims_before` size the surfaces on `dims` (the same
+/// lattice, or one of nearly the same number of points: a trajectory's next frame).
+fn counts_carry_over(dims_before: [usize; 3], dims: [usize; 3]) -> bool {
+    let n = |d: [usize; 3]| d.iter().map(|&k| k as u64).product::<u64>();
+    let (a, b) = (n(dims_before), n(dims));
+    a > 0 && b > 0 && 4 * a.max(b) <= 5 * a.min(b)
+}
+
 /// Native-endian words of a byte buffer (whatever its alignment).
 fn u32_words(raw: &[u8]) -> Vec<u32> {
     raw.chunks_exact(4)
@@ -657,18 +678,32 @@ impl McCompute {
         reuse: &mut LobeBuffers,
     ) -> Result<[GpuMesh; 2], McError> {
         let dims = lattice.lattice.dims;
-        // Sized from the previous frame's lobes on the same lattice (with room to grow), else the
+        // Sized from the previous frame's lobes on the same lattice or one of nearly its size (a
+        // trajectory's lattice follows the atoms and gains or loses a plane now and then), else the
         // generous first guess; a surface that does not fit is extracted again at its exact size.
-        let hint = reuse.counts.filter(|(d, _)| *d == dims);
+        // `capacity` is what this frame's buffers must hold; new buffers get `room` (more), so the
+        // small changes from frame to frame reuse them instead of allocating (and zero-filling).
+        let hint = reuse.counts.filter(|(d, _)| counts_carry_over(*d, dims));
         let guess = MeshCapacity::guess(&lattice.lattice);
-        let mut capacity = match hint {
-            Some((_, counts)) => counts.map(|(v, i)| MeshCapacity {
-                vertices: v.saturating_add(v / 4).saturating_add(4096).min(guess.vertices.max(v)),
-                indices: i.saturating_add(i / 4).saturating_add(12_288).min(guess.indices.max(i)),
-            }),
-            None => [guess; 2],
+        let sized = |counts: [(u32, u32); 2], num: u32, den: u32| {
+            counts.map(|(v, i)| MeshCapacity {
+                vertices: v
+                    .saturating_add(v / den * num)
+                    .saturating_add(4096)
+                    .min(guess.vertices.max(v)),
+                indices: i
+                    .saturating_add(i / den * num)
+                    .saturating_add(12_288)
+                    .min(guess.indices.max(i)),
+            })
+        };
+        let (mut capacity, mut room) = match hint {
+            Some((_, counts)) => (sized(counts, 1, 8), sized(counts, 1, 2)),
+            None => ([guess; 2], [guess; 2]),
         };
         let mut previous = reuse.meshes.take().map(|[a, b]| [Some(a), Some(b)]).unwrap_or_default();
+        let end_timestamp = reuse.end_timestamp.take();
+        reuse.counter_wait = std::time::Duration::ZERO;
         for _attempt in 0..2 {
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("orbitfield isosurfaces"),
@@ -685,7 +720,11 @@ impl McCompute {
                         && c.indices >= want.indices
                         && u64::from(c.indices) <= 4 * u64::from(want.indices).max(1 << 22)
                 });
-                let cap = prev.as_ref().map_or(want, |m| m.capacity);
+                let fresh = room.get(k).map_or(want, |r| MeshCapacity {
+                    vertices: r.vertices.max(want.vertices),
+                    indices: r.indices.max(want.indices),
+                });
+                let cap = prev.as_ref().map_or(fresh, |m| m.capacity);
                 self.encode_reusing(device, encoder, lattice, level, sign, cap, prev)
             };
             let plus = lobe(0, iso, 1.0, &mut encoder)?;
@@ -697,20 +736,38 @@ impl McCompute {
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
+            if let Some((set, index)) = &end_timestamp {
+                // An empty pass whose end is stamped after the lobes' passes.
+                let _ = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("mc lobes done"),
+                    timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                        query_set: set,
+                        beginning_of_pass_write_index: None,
+                        end_of_pass_write_index: Some(*index),
+                    }),
+                });
+            }
             encoder.copy_buffer_to_buffer(&plus.counters, 0, &staging, 0, 8);
             encoder.copy_buffer_to_buffer(&minus.counters, 0, &staging, 8, 8);
             queue.submit([encoder.finish()]);
-            let words = u32_words(&map_staging(device, &staging)?);
+            let waited = std::time::Instant::now();
+            let raw = map_staging(device, &staging);
+            reuse.counter_wait += waited.elapsed();
+            let words = u32_words(&raw?);
             let [v0, i0, v1, i1] = [0, 1, 2, 3].map(|k| words.get(k).copied().unwrap_or(u32::MAX));
             let counts = [(v0, i0), (v1, i1)];
             let mut fits = true;
             for (k, (&(v, i), mesh)) in counts.iter().zip([&plus, &minus]).enumerate() {
                 if v > mesh.capacity.vertices || i > mesh.capacity.indices {
                     fits = false;
+                    // Extracted again at exactly its size.
                     capacity[k] = MeshCapacity {
                         vertices: v,
                         indices: i,
                     };
+                    if let Some(r) = room.get_mut(k) {
+                        *r = capacity[k];
+                    }
                 }
             }
             reuse.counts = Some((dims, counts));
@@ -800,6 +857,19 @@ mod tests {
         assert_eq!(w.len(), 256 + 256 * MAX_TRIANGLES * 3);
         assert_eq!(w[1], 1);
         assert!(w[256..].iter().all(|&e| e < 12));
+    }
+
+    #[test]
+    fn lobe_counts_carry_over_to_a_lattice_a_plane_larger_or_smaller() {
+        assert!(counts_carry_over([256, 256, 256], [256, 256, 256]));
+        assert!(counts_carry_over([256, 255, 256], [256, 256, 257]));
+        assert!(counts_carry_over([257, 256, 256], [256, 255, 255]));
+        // Another lattice altogether (the setting changed): the first guess again.
+        assert!(!counts_carry_over([128, 128, 128], [256, 256, 256]));
+        assert!(!counts_carry_over([100, 100, 100], [100, 100, 126]));
+        assert!(!counts_carry_over([0, 10, 10], [0, 10, 10]));
+        assert_eq!(with_headroom(800), 912);
+        assert!(with_headroom(4 * 256 * 256 * 257) >= 4 * 258 * 258 * 258);
     }
 
     #[test]

@@ -12,6 +12,9 @@
 //! alone) says whether a lattice can be computed here; when it cannot ([`MoError`]), the caller uses
 //! the worker pool or the CPU engine.
 //!
+//! Variants ([`MoPassVariant`], `ORBITFIELD_ORBITAL_PASS`): one point per invocation (default) or
+//! four along z per invocation; the bench times them side by side.
+//!
 //! Dispatches: one per orbital term and z-slab. A workgroup is an 8 x 8 x 4 brick; the z axis is split
 //! into slabs so that no dispatch exceeds `max_compute_workgroups_per_dimension`; x and y must fit in
 //! one dispatch. The whole lattice is one storage binding (the marching-cubes pass binds it whole),
@@ -36,6 +39,47 @@ pub const WORKGROUP_STORAGE_BYTES: u32 = 3 * 4 * 256;
 pub const STORAGE_BUFFERS: u32 = 4;
 /// Highest angular momentum the pass evaluates (`MAX_L` in the shader).
 pub const MAX_L: u8 = 6;
+/// Points per invocation along z of [`MoPassVariant::FourAlongZ`] (`PZ` in the shader).
+pub const Z4_POINTS: u32 = 4;
+
+/// Which entry point of the pass evaluates the lattice. Every variant computes the same field to
+/// f32 rounding; they differ in speed only, so that one run on a device can time them all
+/// (`ORBITFIELD_ORBITAL_PASS`, read by [`MoPassVariant::from_env`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MoPassVariant {
+    /// `evaluate`: one lattice point per invocation (the default).
+    #[default]
+    PointPerInvocation,
+    /// `evaluate_z4`: four points per invocation along z sharing each shell's loads and
+    /// coefficients; used where z-slabs split at multiples of 16 planes (else the default).
+    FourAlongZ,
+}
+
+impl MoPassVariant {
+    /// Every variant, for benches.
+    pub const ALL: [MoPassVariant; 2] = [MoPassVariant::PointPerInvocation, MoPassVariant::FourAlongZ];
+
+    /// The name `ORBITFIELD_ORBITAL_PASS` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            MoPassVariant::PointPerInvocation => "point",
+            MoPassVariant::FourAlongZ => "z4",
+        }
+    }
+
+    /// The variant named `name` (see [`Self::name`]).
+    pub fn parse(name: &str) -> Option<MoPassVariant> {
+        Self::ALL.into_iter().find(|v| v.name() == name.trim())
+    }
+
+    /// The variant `ORBITFIELD_ORBITAL_PASS` names, else the default.
+    pub fn from_env() -> MoPassVariant {
+        std::env::var("ORBITFIELD_ORBITAL_PASS")
+            .ok()
+            .and_then(|v| Self::parse(&v))
+            .unwrap_or_default()
+    }
+}
 
 /// Uniform parameters of one dispatch. Twin of `Params` in `shaders/orbital.wgsl`.
 #[repr(C)]
@@ -91,6 +135,9 @@ pub struct MoDispatch {
 pub struct MoCompute {
     layout: wgpu::BindGroupLayout,
     pipeline: wgpu::ComputePipeline,
+    /// `evaluate_z4`, and which of the two [`Self::encode`] records.
+    pipeline_z4: wgpu::ComputePipeline,
+    variant: MoPassVariant,
     /// At most this many workgroups per dispatch dimension (below the device's limit), so that the
     /// slab split can be exercised on any device.
     max_groups_per_dim: u32,
@@ -194,8 +241,8 @@ pub(crate) fn split_into_slabs(
 
 /// Radius of the bounding sphere of an 8 x 8 x 4 brick of the lattice (bohr), with a rounding margin
 /// (as `brick_point` in `kernels/mo_common.cuh`).
-fn brick_radius_bohr(steps: [[f64; 3]; 3]) -> f64 {
-    let h = BRICK.map(|b| 0.5 * f64::from(b - 1));
+fn brick_radius_bohr(steps: [[f64; 3]; 3], brick: [u32; 3]) -> f64 {
+    let h = brick.map(|b| 0.5 * f64::from(b.max(1) - 1));
     let mut r: f64 = 0.0;
     for c in 0..4 {
         let sy = if c & 1 == 1 { -h[1] } else { h[1] };
@@ -229,19 +276,34 @@ impl MoCompute {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("orbital evaluate"),
-            layout: Some(&pipeline_layout),
-            module: &module,
-            entry_point: Some("evaluate"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        let entry = |name: &str| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(name),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(name),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
         MoCompute {
             layout,
-            pipeline,
+            pipeline: entry("evaluate"),
+            pipeline_z4: entry("evaluate_z4"),
+            variant: MoPassVariant::from_env(),
             max_groups_per_dim: u32::MAX,
         }
+    }
+
+    /// Records `variant` from now on (instead of the one `ORBITFIELD_ORBITAL_PASS` chose).
+    pub fn with_variant(mut self, variant: MoPassVariant) -> MoCompute {
+        self.variant = variant;
+        self
+    }
+
+    /// The variant [`Self::encode`] records where it applies.
+    pub fn variant(&self) -> MoPassVariant {
+        self.variant
     }
 
     /// Limits every dispatch to `groups` workgroups per dimension (at least 1), below the device's own
@@ -281,6 +343,17 @@ impl MoCompute {
         })
     }
 
+    /// As [`Self::create_values`], an eighth larger (see [`super::mc_compute::with_headroom`]): a
+    /// caller that computes frame after frame on lattices that differ by a plane reuses it.
+    pub fn create_values_with_headroom(device: &wgpu::Device, lattice: &Lattice) -> wgpu::Buffer {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("orbital lattice values"),
+            size: super::mc_compute::with_headroom((4 * lattice.n_points() as u64).max(16)),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
     /// Records the evaluation of `field` (packed for `lattice`'s origin) on `lattice` into `values`
     /// (x fastest, `f32`; from [`Self::create_values`] or any `STORAGE` buffer of at least
     /// `4 * n_points` bytes). Every point is written. `timestamps`, when given, brackets the pass.
@@ -308,6 +381,11 @@ impl MoCompute {
                 need: plan.bytes,
             });
         }
+        // Four points per invocation only where every slab but the last is a whole number of its
+        // 16-plane bricks (no plane computed by two dispatches: densities add up in place).
+        let z4 = self.variant == MoPassVariant::FourAlongZ
+            && (plan.slabs == 1 || plan.planes_per_slab % (BRICK[2] * Z4_POINTS) == 0);
+        let brick_z = if z4 { BRICK[2] * Z4_POINTS } else { BRICK[2] };
         let limits = device.limits();
         let stride = u64::from(limits.min_uniform_buffer_offset_alignment)
             .max(std::mem::size_of::<MoParams>() as u64)
@@ -327,7 +405,7 @@ impl MoCompute {
                 lattice.dims[2] as u32,
                 0,
             ],
-            brick_radius_bohr: brick_radius_bohr(s) as f32,
+            brick_radius_bohr: brick_radius_bohr(s, [BRICK[0], BRICK[1], brick_z]) as f32,
             ..MoParams::default()
         };
         let mut blocks: Vec<u8> = Vec::new();
@@ -410,12 +488,12 @@ impl MoCompute {
             label: Some("orbital pass"),
             timestamp_writes: timestamps,
         });
-        pass.set_pipeline(&self.pipeline);
+        pass.set_pipeline(if z4 { &self.pipeline_z4 } else { &self.pipeline });
         // Consecutive dispatches are ordered (each is its own usage scope), so the terms of a
         // density add up in order.
         for (offset, planes) in dispatches {
             pass.set_bind_group(0, &bind_group, &[offset]);
-            pass.dispatch_workgroups(plan.groups_xy[0], plan.groups_xy[1], planes.div_ceil(BRICK[2]));
+            pass.dispatch_workgroups(plan.groups_xy[0], plan.groups_xy[1], planes.div_ceil(brick_z));
         }
         Ok(plan)
     }
