@@ -6,6 +6,7 @@
 //! - convergence of the area with the lattice spacing;
 //! - adk (3341 atoms, PQR charges and radii): the surface's vertex potentials equal an independent
 //!   float64 Coulomb sum at the vertex positions to 1e-4 relative.
+//! - a surface shown while the timeline has moved on is coloured by its own frame's charges.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -482,4 +483,62 @@ fn viewer_colours_each_frame_by_the_exact_potential_at_its_vertices() {
         let n = check_vertex_values(rep, &positions, &charges, None, 25);
         assert!(n > 50, "{n} vertices checked");
     }
+}
+
+/// While playback drops frames the timeline moves on before a surface is shown: the surface of frame
+/// 0, still on screen with the document at frame 1, is coloured by frame 0's charges (exact against
+/// an f64 sum at its vertices), not left waiting for the timeline to come back to its frame. Values
+/// are computed in the update loop here, so they are there after one step.
+#[test]
+fn a_surface_behind_the_timeline_is_coloured_by_its_own_frame() {
+    use orbitfield::app::fields::FieldChoice;
+    use orbitfield::app::reps::{FieldStyle, RepSpec};
+    use orbitfield::app::settings::Settings;
+    use orbitfield::app::state::{AppState, Command};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+    let paths = [dir.join("adk.psf"), dir.join("adk_dims.dcd")];
+    let settings = Settings {
+        lattice_points: 40,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(settings, orbitfield::app::default_field_service());
+    let mut reference = orbitfield::io::load(&paths).unwrap();
+    let charges = reference.structure.charges_e.clone().unwrap();
+    state.open_system("adk".into(), orbitfield::io::load(&paths).unwrap());
+    let id = state
+        .add_rep(&RepSpec::field("molsurf:resid 100 to 130", FieldStyle::Isosurface))
+        .unwrap();
+    state.apply(Command::SetFrame(0));
+    let t0 = std::time::Instant::now();
+    let shows_frame_0 = |state: &AppState| {
+        state
+            .reps()
+            .field(id)
+            .and_then(|f| f.pipeline.shown.as_ref())
+            .is_some_and(|(k, _)| k.frame == 0)
+    };
+    while !shows_frame_0(&state) {
+        state.update_reps();
+        assert!(t0.elapsed().as_secs() < 120, "frame 0's surface never arrived");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    // The timeline moves on; the colouring is asked for while frame 0's surface is shown.
+    state.apply(Command::SetFrame(1));
+    state.apply(Command::SetSurfaceColor(Some((FieldChoice::Potential, None))));
+    state.update_reps();
+    let rep = state.reps().field(id).unwrap();
+    let shown = rep.pipeline.shown.as_ref().map(|(k, _)| k.frame).unwrap();
+    eprintln!("surface shown after one step: frame {shown}");
+    let (key, _) = rep
+        .pipeline
+        .color
+        .as_ref()
+        .unwrap()
+        .vertices
+        .as_ref()
+        .expect("colours at once");
+    assert_eq!(key.mesh.field.frame, shown);
+    let positions = reference.trajectory.frame(shown).unwrap().positions_angstrom;
+    let n = check_vertex_values(rep, &positions, &charges, None, 25);
+    assert!(n > 50, "{n} vertices checked");
 }

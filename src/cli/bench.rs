@@ -74,7 +74,8 @@ pub struct BenchArgs {
     /// viewer's default lattice).
     #[arg(long)]
     playback: bool,
-    /// With --playback: only the scenes whose name contains this text (e.g. "two representations").
+    /// With --playback or --ui-seconds: only the scenes whose name contains this text (e.g. "two
+    /// representations").
     #[arg(long, value_name = "TEXT")]
     playback_only: Option<String>,
     /// With --playback: play the two-representation scenes a second time with the pool's batching of
@@ -1288,8 +1289,11 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             bail!("--ui-seconds: expected a number of seconds between 0 and 3600, found {secs}");
         }
         let gpu_surfaces = !args.cpu_surfaces;
-        let cases = super::playback::scenes(&c60, false);
+        let cases = super::playback::ui_scenes(&c60);
         for (name, system, _, show) in cases {
+            if args.playback_only.as_ref().is_some_and(|t| !name.contains(t.as_str())) {
+                continue;
+            }
             match system.and_then(|sys| {
                 super::playback::responsiveness_case(name, sys, args.playback_points, secs, show, gpu_surfaces)
             }) {
@@ -1437,7 +1441,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     for r in &responsiveness {
         println!(
             "responsiveness {}: {:?} lattice, UI {:.1} frames/s (95th percentile {:.1} ms, worst {:.1} ms, draw {:.1} ms), fields shown {:.2}/s \
-             while playing at {} frames/s, surfaces on the {} on {}",
+             (complete with colours {:.2}/s) while playing at {} frames/s, surfaces on the {} on {}",
             r.name,
             r.lattice_dims,
             r.ui_fps,
@@ -1445,6 +1449,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             r.ui_max_ms,
             r.draw_ms,
             r.fields_per_second,
+            r.complete_frames_per_second,
             r.playback_fps,
             if r.gpu_surfaces { "render device" } else { "CPU" },
             r.engines

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use orbitfield::app::draw::{DeviceStageTimes, SceneSync};
 use orbitfield::app::fields::device::OrbitalsOn;
 use orbitfield::app::fields::{FieldChoice, FieldService, PoolBackend};
-use orbitfield::app::reps::RepEdit;
+use orbitfield::app::reps::{FieldStyle, RepEdit, RepSpec, SpecKind};
 use orbitfield::app::settings::Settings;
 use orbitfield::app::state::{AppState, Command};
 use orbitfield::io::System;
@@ -210,6 +210,20 @@ pub fn scenes(c60: &Wavefunction, two_representations: bool) -> Vec<(&'static st
     cases
 }
 
+/// The scenes `--ui-seconds` plays: those of `--playback` and adk's molecular surface coloured by the
+/// potential of its charges (exact at the vertices), per frame of its trajectory.
+pub fn ui_scenes(c60: &Wavefunction) -> Vec<(&'static str, Result<System>, usize, Show)> {
+    let md = std::path::Path::new("tests/data/md");
+    let mut cases = scenes(c60, false);
+    cases.push((
+        "adk (3341 atoms) molecular surface coloured by its charges' potential",
+        orbitfield::io::load(&[md.join("adk.psf"), md.join("adk_dims.dcd")]).map_err(anyhow::Error::from),
+        60,
+        Show::MolSurfByPotential,
+    ));
+    cases
+}
+
 /// What a playback case draws each frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Show {
@@ -225,6 +239,9 @@ pub enum Show {
     /// is evaluated every frame at the surface's vertices (on the CPU, in the update loop), so the
     /// surface is extracted on the CPU from the first draw on.
     DensityByPotential,
+    /// The molecular surface of all atoms (`molsurf`) alone, coloured by the Coulomb potential of the
+    /// frame's charges evaluated at its vertices (`esp`), on the viewer's default lattice.
+    MolSurfByPotential,
 }
 
 /// Colour range (hartree/e) of the potential on the density surface.
@@ -261,6 +278,21 @@ fn prepare_show(state: &mut AppState, show: Show, name: &str) -> Result<()> {
             ))));
             if state.surface_color().is_none() {
                 bail!("{name}: {}", state.panels.status);
+            }
+        }
+        Show::MolSurfByPotential => {
+            // The surface alone: the document's default field representations are removed.
+            let ids: Vec<_> = state.reps().fields().map(|(r, _)| r.id).collect();
+            for id in ids {
+                state.apply(Command::DeleteRep(id));
+            }
+            let mut spec = RepSpec::field("molsurf", FieldStyle::Isosurface);
+            if let SpecKind::Field { color_by, .. } = &mut spec.kind {
+                *color_by = Some("esp".into());
+            }
+            state.add_rep(&spec).map_err(|e| anyhow!("{name}: {e}"))?;
+            if state.main_field_rep().and_then(|r| r.coloring).is_none() {
+                bail!("{name}: the surface is not coloured by the potential");
             }
         }
     }
@@ -476,6 +508,9 @@ pub struct ResponsivenessResult {
     pub draw_ms: f64,
     /// Distinct trajectory frames whose field was shown, per second.
     pub fields_per_second: f64,
+    /// Distinct trajectory frames shown complete (every visible field representation shows that
+    /// frame's surfaces, previews included, with that frame's colours), per second.
+    pub complete_frames_per_second: f64,
     /// Playback rate asked for (frames of the trajectory per second; frames the engines cannot
     /// keep up with are dropped).
     pub playback_fps: f32,
@@ -502,6 +537,12 @@ pub fn responsiveness_case(
     show: Show,
     gpu_surfaces: bool,
 ) -> Result<ResponsivenessResult> {
+    // The coloured molecular surface is played on the viewer's default lattice.
+    let lattice_points = if show == Show::MolSurfByPotential {
+        Settings::default().lattice_points
+    } else {
+        lattice_points
+    };
     let settings = Settings {
         lattice_points,
         compute_every_frame: false,
@@ -524,6 +565,8 @@ pub fn responsiveness_case(
         state.extract_surfaces_off_thread();
         state.view.preview_surfaces_while_playing = rc.software_adapter;
     }
+    // As the viewer: surface colours at the vertices on a thread of their own.
+    state.color_vertices_off_thread();
     state.open_system(name.to_string(), system);
     prepare_show(&mut state, show, name)?;
     if state.document().map_or(0, |d| d.n_frames) < 3 || state.main_field().is_none() {
@@ -543,6 +586,7 @@ pub fn responsiveness_case(
     let mut frame_ms = Vec::new();
     let mut draw_total = Duration::ZERO;
     let mut shown_frames = 0usize;
+    let (mut complete_frames, mut last_complete) = (0usize, None);
     let mut dims = [0; 3];
     let start = Instant::now();
     let mut last = start;
@@ -555,6 +599,18 @@ pub fn responsiveness_case(
             if let Some((_, grid)) = state.shown_field() {
                 dims = grid.lattice.dims;
             }
+        }
+        if let Some(f) = state
+            .reps()
+            .fields()
+            .find(|(r, _)| r.visible)
+            .and_then(|(_, f)| f.pipeline.shown_key())
+            .map(|k| k.frame)
+            && last_complete != Some(f)
+            && all_shown(&state, f)
+        {
+            complete_frames += 1;
+            last_complete = Some(f);
         }
         sync.sync(&rc, &mut scene, &mut state);
         let t_draw = Instant::now();
@@ -585,6 +641,7 @@ pub fn responsiveness_case(
         ui_max_ms: pick(1.0),
         draw_ms: draw_total.as_secs_f64() * 1e3 / frame_ms.len().max(1) as f64,
         fields_per_second: shown_frames as f64 / elapsed,
+        complete_frames_per_second: complete_frames as f64 / elapsed,
         playback_fps: state.view.timeline.fps,
         engines: state.fields.backend_name(),
         gpu_surfaces,

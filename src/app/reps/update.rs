@@ -288,19 +288,23 @@ impl AppState {
             // Asked already (and failed, when computed here): not again every frame.
             return self.vertex_colors_shown(i, changed);
         }
-        // The charges or the wavefunction at the lobes' own frame (the current one; lobes of
-        // another frame wait).
-        let Some(source) = self.document().and_then(|d| {
-            (d.frame_index == want.mesh.field.frame)
-                .then(|| match want.source {
-                    FieldChoice::WavefunctionPotential => d
-                        .wavefunction_at(d.frame_index)
-                        .map(|wf| VertexSource::Wavefunction(Arc::clone(wf))),
-                    s => d
-                        .point_charges_at(s, d.frame_index, &d.frame)
-                        .map(|q| VertexSource::Charges(Arc::new(q))),
-                })
-                .flatten()
+        // The charges or the wavefunction at the lobes' own frame: the current one, or, while
+        // playing drops frames, the earlier one the lobes were computed for (read again from the
+        // trajectory), so the surface shown gets its colours without waiting for the timeline.
+        let index = want.mesh.field.frame;
+        let Some(source) = self.document_mut().and_then(|d| match want.source {
+            FieldChoice::WavefunctionPotential => d
+                .wavefunction_at(index)
+                .map(|wf| VertexSource::Wavefunction(Arc::clone(wf))),
+            s if d.frame_index == index => d
+                .point_charges_at(s, index, &d.frame)
+                .map(|q| VertexSource::Charges(Arc::new(q))),
+            s => {
+                let mut frame = Frame::default();
+                d.trajectory.read_frame(index, &mut frame).ok()?;
+                d.point_charges_at(s, index, &frame)
+                    .map(|q| VertexSource::Charges(Arc::new(q)))
+            }
         }) else {
             return self.vertex_colors_shown(i, changed);
         };
