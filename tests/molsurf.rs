@@ -447,24 +447,8 @@ fn render_colours_a_surface_by_the_exact_potential_at_its_vertices() {
 #[test]
 fn viewer_colours_each_frame_by_the_exact_potential_at_its_vertices() {
     use orbitfield::app::fields::FieldChoice;
-    use orbitfield::app::reps::{FieldStyle, RepSpec};
-    use orbitfield::app::settings::Settings;
-    use orbitfield::app::state::{AppState, Command};
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
-    let paths = [dir.join("adk.psf"), dir.join("adk_dims.dcd")];
-    let settings = Settings {
-        lattice_points: 40,
-        ..Settings::default()
-    };
-    let mut state = AppState::new(settings, orbitfield::app::default_field_service());
-    assert!(state.color_vertices_off_thread());
-    state.extract_surfaces_off_thread();
-    let mut reference = orbitfield::io::load(&paths).unwrap();
-    let charges = reference.structure.charges_e.clone().unwrap();
-    state.open_system("adk".into(), orbitfield::io::load(&paths).unwrap());
-    let id = state
-        .add_rep(&RepSpec::field("molsurf:resid 100 to 130", FieldStyle::Isosurface))
-        .unwrap();
+    use orbitfield::app::state::Command;
+    let (mut state, mut reference, charges, id) = viewer_with_a_surface(true);
     state.apply(Command::SetSurfaceColor(Some((FieldChoice::Potential, None))));
     for frame in [0, 1] {
         state.apply(Command::SetFrame(frame));
@@ -492,25 +476,11 @@ fn viewer_colours_each_frame_by_the_exact_potential_at_its_vertices() {
 #[test]
 fn a_surface_behind_the_timeline_is_coloured_by_its_own_frame() {
     use orbitfield::app::fields::FieldChoice;
-    use orbitfield::app::reps::{FieldStyle, RepSpec};
-    use orbitfield::app::settings::Settings;
-    use orbitfield::app::state::{AppState, Command};
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
-    let paths = [dir.join("adk.psf"), dir.join("adk_dims.dcd")];
-    let settings = Settings {
-        lattice_points: 40,
-        ..Settings::default()
-    };
-    let mut state = AppState::new(settings, orbitfield::app::default_field_service());
-    let mut reference = orbitfield::io::load(&paths).unwrap();
-    let charges = reference.structure.charges_e.clone().unwrap();
-    state.open_system("adk".into(), orbitfield::io::load(&paths).unwrap());
-    let id = state
-        .add_rep(&RepSpec::field("molsurf:resid 100 to 130", FieldStyle::Isosurface))
-        .unwrap();
+    use orbitfield::app::state::Command;
+    let (mut state, mut reference, charges, id) = viewer_with_a_surface(false);
     state.apply(Command::SetFrame(0));
     let t0 = std::time::Instant::now();
-    let shows_frame_0 = |state: &AppState| {
+    let shows_frame_0 = |state: &orbitfield::app::state::AppState| {
         state
             .reps()
             .field(id)
@@ -541,4 +511,38 @@ fn a_surface_behind_the_timeline_is_coloured_by_its_own_frame() {
     let positions = reference.trajectory.frame(shown).unwrap().positions_angstrom;
     let n = check_vertex_values(rep, &positions, &charges, None, 25);
     assert!(n > 50, "{n} vertices checked");
+}
+
+/// The viewer with adk open (PSF charges, DCD frames, a 40-point lattice) and a molecular surface of
+/// residues 100-130; with `threads`, surfaces and vertex values are made on their own threads. Also
+/// returns a second copy of the system (the reference coordinates), the charges and the surface's id.
+fn viewer_with_a_surface(
+    threads: bool,
+) -> (
+    orbitfield::app::state::AppState,
+    orbitfield::io::System,
+    Vec<f32>,
+    orbitfield::app::reps::RepId,
+) {
+    use orbitfield::app::reps::{FieldStyle, RepSpec};
+    use orbitfield::app::settings::Settings;
+    use orbitfield::app::state::AppState;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+    let paths = [dir.join("adk.psf"), dir.join("adk_dims.dcd")];
+    let settings = Settings {
+        lattice_points: 40,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(settings, orbitfield::app::default_field_service());
+    if threads {
+        assert!(state.color_vertices_off_thread());
+        state.extract_surfaces_off_thread();
+    }
+    let reference = orbitfield::io::load(&paths).unwrap();
+    let charges = reference.structure.charges_e.clone().unwrap();
+    state.open_system("adk".into(), orbitfield::io::load(&paths).unwrap());
+    let id = state
+        .add_rep(&RepSpec::field("molsurf:resid 100 to 130", FieldStyle::Isosurface))
+        .unwrap();
+    (state, reference, charges, id)
 }
