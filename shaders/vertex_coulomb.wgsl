@@ -4,20 +4,26 @@
 // `vs_mesh_colors`). Host side: `render::vertex_potential` (src/render/vertex_potential.rs).
 //
 // Each workgroup takes WORKGROUP * PER_THREAD consecutive vertices (each invocation PER_THREAD of
-// them, WORKGROUP apart, so loads and stores are coalesced) and walks the charges in tiles of TILE
-// staged in workgroup memory. Accuracy in f32: the distance is taken from the f32 positions with one
-// rounding per component, r^2 with fmas; 1/r is `inverseSqrt` refined by one Newton step (about
-// one ulp, and not biased in one direction the way a hardware approximation may be); the TILE terms
-// of a tile are summed in blocks of BLOCK and the tiles' partial sums are added with Kahan
-// compensation (which a compiler that reassociates would remove: see `keep`). What is left is the
-// f32 rounding of each term, as on the CPU (`compute::cpu::potential`).
+// them, WORKGROUP apart, so loads and stores are coalesced; their positions stay in registers) and
+// walks the charges in tiles of TILE staged in workgroup memory as vec4 (x, y, z, q), so each charge
+// read from workgroup memory feeds PER_THREAD pairs. PER_THREAD is a pipeline constant (one
+// pipeline per variant, `VertexPotentialVariant` on the host). Accuracy in f32: the distance is
+// taken from the f32 positions with one rounding per component, r^2 with fmas; 1/r is
+// `inverseSqrt` refined by one Newton step (about one ulp, and not biased in one direction the way
+// a hardware approximation may be); the TILE terms of a tile are summed in blocks of BLOCK and the
+// tiles' partial sums are added with Kahan compensation, once per tile (which a compiler that
+// reassociates would remove: see `keep`). What is left is the f32 rounding of each term, as on the
+// CPU (`compute::cpu::potential`).
 
 const WORKGROUP: u32 = 128u;
-const PER_THREAD: u32 = 4u;
+// The most vertices one invocation may take: the length of its register arrays.
+const MAX_PER_THREAD: u32 = 16u;
 const TILE: u32 = 256u;
 const BLOCK: u32 = 8u;
 // Refine 1/r with a Newton step (a pipeline of its own without, to measure what it costs).
 override NEWTON: bool = true;
+// Vertices per invocation, 1..=MAX_PER_THREAD (the host sets it with the dispatch's size).
+override PER_THREAD: u32 = 8u;
 
 // Twin of `render::vertex_potential::CoulombParams`.
 struct Params {
@@ -86,55 +92,56 @@ fn vertex_potential(
     if first >= n {
         return;
     }
-    let i0 = first + lid;
-    let i1 = i0 + WORKGROUP;
-    let i2 = i1 + WORKGROUP;
-    let i3 = i2 + WORKGROUP;
-    let p0 = position(i0, n);
-    let p1 = position(i1, n);
-    let p2 = position(i2, n);
-    let p3 = position(i3, n);
-    var s = vec4<f32>(0.0);
-    var comp = vec4<f32>(0.0);
+    // The loops over k have a trip count fixed when the pipeline is created, so the compiler can
+    // unroll them and keep the arrays in registers.
+    var p: array<vec3<f32>, MAX_PER_THREAD>;
+    var s: array<f32, MAX_PER_THREAD>;
+    var comp: array<f32, MAX_PER_THREAD>;
+    for (var k = 0u; k < PER_THREAD; k++) {
+        p[k] = position(first + lid + k * WORKGROUP, n);
+        s[k] = 0.0;
+        comp[k] = 0.0;
+    }
     for (var start = 0u; start < params.n_charges; start += TILE) {
         workgroupBarrier();
-        tile[lid] = charges[start + lid];
-        tile[lid + WORKGROUP] = charges[start + lid + WORKGROUP];
+        for (var t = lid; t < TILE; t += WORKGROUP) {
+            tile[t] = charges[start + t];
+        }
         workgroupBarrier();
         // Blocks of BLOCK terms summed plainly, blocks into the tile's sum, tiles into the total
         // with Kahan compensation: no partial sum grows over more than a few dozen additions.
-        var part = vec4<f32>(0.0);
+        var part: array<f32, MAX_PER_THREAD>;
+        for (var k = 0u; k < PER_THREAD; k++) {
+            part[k] = 0.0;
+        }
         for (var j = 0u; j < TILE; j += BLOCK) {
-            var block = vec4<f32>(0.0);
+            var block: array<f32, MAX_PER_THREAD>;
+            for (var k = 0u; k < PER_THREAD; k++) {
+                block[k] = 0.0;
+            }
             for (var b = 0u; b < BLOCK; b++) {
                 let c = tile[j + b];
-                block += c.w * vec4<f32>(
-                    inv_distance(p0, c.xyz),
-                    inv_distance(p1, c.xyz),
-                    inv_distance(p2, c.xyz),
-                    inv_distance(p3, c.xyz),
-                );
+                for (var k = 0u; k < PER_THREAD; k++) {
+                    block[k] = fma(c.w, inv_distance(p[k], c.xyz), block[k]);
+                }
             }
-            part += block;
+            for (var k = 0u; k < PER_THREAD; k++) {
+                part[k] += block[k];
+            }
         }
         // Kahan: the tile's sum into the running one. `keep` is 1 at run time but unknown to the
         // compiler, so the compensation is not simplified away as algebraically zero.
-        let y = part - comp;
-        let t = s + y;
-        comp = (select(s, t, params.keep != 0u) - s) - y;
-        s = t;
+        for (var k = 0u; k < PER_THREAD; k++) {
+            let y = part[k] - comp[k];
+            let t = s[k] + y;
+            comp[k] = (select(s[k], t, params.keep != 0u) - s[k]) - y;
+            s[k] = t;
+        }
     }
-    let v = (s - comp) * params.scale;
-    if i0 < n {
-        values[i0] = VertexValue(v.x, 0u);
-    }
-    if i1 < n {
-        values[i1] = VertexValue(v.y, 0u);
-    }
-    if i2 < n {
-        values[i2] = VertexValue(v.z, 0u);
-    }
-    if i3 < n {
-        values[i3] = VertexValue(v.w, 0u);
+    for (var k = 0u; k < PER_THREAD; k++) {
+        let i = first + lid + k * WORKGROUP;
+        if i < n {
+            values[i] = VertexValue((s[k] - comp[k]) * params.scale, 0u);
+        }
     }
 }

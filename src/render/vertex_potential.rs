@@ -5,6 +5,10 @@
 //! buffer ([`super::gpu::MeshVertexColor`]), so [`super::GpuScene::set_gpu_meshes_valued`] draws it
 //! through the colormap and range with no round trip to the host.
 //!
+//! Variants ([`VertexPotentialVariant`], `ORBITFIELD_VERTEX_POTENTIAL`): 4, 8 or 16 vertices per
+//! invocation (the shader's `PER_THREAD`), each with or without the Newton step; they differ in
+//! speed, and without the Newton step in accuracy. The default is 8 with the Newton step.
+//!
 //! Created once per device ([`VertexPotential::new`]); called by the draw stage of the viewer
 //! (`app::draw`) when a surface extracted on the render device is coloured by the potential of a
 //! frame's charges, by `bench --molsurf --molsurf-colored-frames`, and by the tests. This module knows
@@ -27,11 +31,64 @@ use wgpu::util::DeviceExt;
 /// The WGSL source of the pass.
 pub const SHADER_SOURCE: &str = include_str!("../../shaders/vertex_coulomb.wgsl");
 
-/// Invocations per workgroup, vertices per invocation and charges per workgroup-memory tile (the
-/// constants of `shaders/vertex_coulomb.wgsl`).
+/// Invocations per workgroup, the most vertices per invocation and charges per workgroup-memory
+/// tile (the constants of `shaders/vertex_coulomb.wgsl`).
 pub const WORKGROUP: u32 = 128;
-pub const PER_THREAD: u32 = 4;
+pub const MAX_PER_THREAD: u32 = 16;
 pub const TILE: u32 = 256;
+
+/// The shape of the pass: vertices per invocation (`PER_THREAD` in the shader) and whether 1/r is
+/// refined by a Newton step (`NEWTON`). Named `v4`, `v8`, `v16`, with `-hw` for the bare hardware
+/// 1/sqrt (`ORBITFIELD_VERTEX_POTENTIAL`, read by [`Self::from_env`]), so one run on a device can
+/// time them all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VertexPotentialVariant {
+    pub per_thread: u32,
+    pub newton: bool,
+}
+
+impl Default for VertexPotentialVariant {
+    fn default() -> Self {
+        VertexPotentialVariant {
+            per_thread: 8,
+            newton: true,
+        }
+    }
+}
+
+impl VertexPotentialVariant {
+    /// Every variant, for benches.
+    pub const ALL: [VertexPotentialVariant; 6] = [
+        VertexPotentialVariant::new(4, true),
+        VertexPotentialVariant::new(8, true),
+        VertexPotentialVariant::new(16, true),
+        VertexPotentialVariant::new(4, false),
+        VertexPotentialVariant::new(8, false),
+        VertexPotentialVariant::new(16, false),
+    ];
+
+    const fn new(per_thread: u32, newton: bool) -> VertexPotentialVariant {
+        VertexPotentialVariant { per_thread, newton }
+    }
+
+    /// The name `ORBITFIELD_VERTEX_POTENTIAL` takes: `v8`, `v8-hw`, ...
+    pub fn name(self) -> String {
+        format!("v{}{}", self.per_thread, if self.newton { "" } else { "-hw" })
+    }
+
+    /// The variant named `name` (see [`Self::name`]).
+    pub fn parse(name: &str) -> Option<VertexPotentialVariant> {
+        Self::ALL.into_iter().find(|v| v.name() == name.trim())
+    }
+
+    /// The variant `ORBITFIELD_VERTEX_POTENTIAL` names, else the default.
+    pub fn from_env() -> VertexPotentialVariant {
+        std::env::var("ORBITFIELD_VERTEX_POTENTIAL")
+            .ok()
+            .and_then(|v| Self::parse(&v))
+            .unwrap_or_default()
+    }
+}
 
 /// Where padding charges (zero) sit, Angstrom: far enough that 1/r is tiny, near enough that r^2
 /// stays finite in f32.
@@ -196,13 +253,30 @@ pub struct VertexPotential {
     pipeline: wgpu::ComputePipeline,
     /// The same without the Newton step.
     pipeline_hardware: wgpu::ComputePipeline,
-    /// Refine 1/r with a Newton step (the default; off only to measure what it costs).
+    /// Vertices per invocation of both pipelines.
+    per_thread: u32,
+    /// Refine 1/r with a Newton step (picks one of the two pipelines).
     pub newton: bool,
 }
 
 impl VertexPotential {
-    /// Builds the pipeline.
+    /// Builds the pipelines of the variant `ORBITFIELD_VERTEX_POTENTIAL` names, else the default.
     pub fn new(device: &wgpu::Device) -> VertexPotential {
+        VertexPotential::with_variant(device, VertexPotentialVariant::from_env())
+    }
+
+    /// The variant this pass runs.
+    pub fn variant(&self) -> VertexPotentialVariant {
+        VertexPotentialVariant {
+            per_thread: self.per_thread,
+            newton: self.newton,
+        }
+    }
+
+    /// Builds the pipelines of `variant` (its vertices per invocation clamped to
+    /// 1..=[`MAX_PER_THREAD`]).
+    pub fn with_variant(device: &wgpu::Device, variant: VertexPotentialVariant) -> VertexPotential {
+        let per_thread = variant.per_thread.clamp(1, MAX_PER_THREAD);
         use wgpu::BufferBindingType as B;
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("vertex coulomb"),
@@ -230,7 +304,10 @@ impl VertexPotential {
                 module: &module,
                 entry_point: Some("vertex_potential"),
                 compilation_options: wgpu::PipelineCompilationOptions {
-                    constants: &[("NEWTON", f64::from(u8::from(newton)))],
+                    constants: &[
+                        ("NEWTON", f64::from(u8::from(newton))),
+                        ("PER_THREAD", f64::from(per_thread)),
+                    ],
                     // Every workgroup variable is written before it is read.
                     zero_initialize_workgroup_memory: false,
                 },
@@ -241,7 +318,8 @@ impl VertexPotential {
             layout,
             pipeline: pipeline("vertex potential", true),
             pipeline_hardware: pipeline("vertex potential (hardware 1/sqrt)", false),
-            newton: true,
+            per_thread,
+            newton: variant.newton,
         }
     }
 
@@ -263,7 +341,7 @@ impl VertexPotential {
                 need,
             });
         }
-        let groups = need.div_ceil(WORKGROUP * PER_THREAD);
+        let groups = need.div_ceil(WORKGROUP * self.per_thread);
         let (gx, gy) = groups_2d(groups);
         if gy > MAX_GROUPS_PER_DIM {
             return Err(VertexPotentialError::TooLarge(need));
@@ -363,10 +441,28 @@ mod tests {
             std::mem::size_of::<super::super::gpu::MeshVertexColor>()
         );
         // The shader's constants are the host's.
-        for (name, v) in [("WORKGROUP", WORKGROUP), ("PER_THREAD", PER_THREAD), ("TILE", TILE)] {
+        for (name, v) in [
+            ("WORKGROUP", WORKGROUP),
+            ("MAX_PER_THREAD", MAX_PER_THREAD),
+            ("TILE", TILE),
+        ] {
             assert!(SHADER_SOURCE.contains(&format!("const {name}: u32 = {v}u;")), "{name}");
         }
         assert!(SHADER_SOURCE.contains(&format!("@workgroup_size({WORKGROUP})")));
+    }
+
+    #[test]
+    fn variants_are_named_and_parsed_back() {
+        for v in VertexPotentialVariant::ALL {
+            assert_eq!(VertexPotentialVariant::parse(&v.name()), Some(v));
+            assert!((1..=MAX_PER_THREAD).contains(&v.per_thread));
+            assert_eq!(TILE % WORKGROUP, 0);
+        }
+        assert_eq!(
+            VertexPotentialVariant::parse("v8"),
+            Some(VertexPotentialVariant::default())
+        );
+        assert_eq!(VertexPotentialVariant::parse("v5"), None);
     }
 
     #[test]
