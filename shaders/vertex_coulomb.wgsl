@@ -16,13 +16,15 @@
 // CPU (`compute::cpu::potential`).
 
 const WORKGROUP: u32 = 128u;
-// The most vertices one invocation may take: the length of its register arrays.
+// The most vertices one invocation may take.
 const MAX_PER_THREAD: u32 = 16u;
 const TILE: u32 = 256u;
 const BLOCK: u32 = 8u;
 // Refine 1/r with a Newton step (a pipeline of its own without, to measure what it costs).
 override NEWTON: bool = true;
-// Vertices per invocation, 1..=MAX_PER_THREAD (the host sets it with the dispatch's size).
+// Vertices per invocation: 4, 8 or 16 (the host sets it with the dispatch's size). The vertices
+// are held in groups of four written out by hand, the groups beyond PER_THREAD / 4 behind branches
+// on this constant, so no loop has to be unrolled for the positions and sums to stay in registers.
 override PER_THREAD: u32 = 8u;
 
 // Twin of `render::vertex_potential::CoulombParams`.
@@ -79,6 +81,33 @@ fn inv_distance(p: vec3<f32>, c: vec3<f32>) -> f32 {
     return r;
 }
 
+// The terms of the charge `c` (x, y, z, q) at four vertices, added to `acc`.
+fn add_terms(acc: vec4<f32>, a: vec3<f32>, b: vec3<f32>, d: vec3<f32>, e: vec3<f32>, c: vec4<f32>) -> vec4<f32> {
+    let r = vec4<f32>(inv_distance(a, c.xyz), inv_distance(b, c.xyz), inv_distance(d, c.xyz), inv_distance(e, c.xyz));
+    return fma(vec4<f32>(c.w), r, acc);
+}
+
+// Kahan: a tile's sum `part` into the running sum `s` with compensation `comp`. `keep` is 1 at run
+// time but unknown to the compiler, so the compensation is not simplified away as algebraically
+// zero.
+fn kahan_add(s: ptr<function, vec4<f32>>, comp: ptr<function, vec4<f32>>, part: vec4<f32>) {
+    let y = part - *comp;
+    let t = *s + y;
+    *comp = (select(*s, t, params.keep != 0u) - *s) - y;
+    *s = t;
+}
+
+// Writes the four values of `sum - comp` for the vertices `i`, `i + WORKGROUP`, ... below `n`.
+fn store4(i: u32, n: u32, s: vec4<f32>, comp: vec4<f32>) {
+    let v = (s - comp) * params.scale;
+    for (var k = 0u; k < 4u; k++) {
+        let j = i + k * WORKGROUP;
+        if j < n {
+            values[j] = VertexValue(v[k], 0u);
+        }
+    }
+}
+
 @compute @workgroup_size(128)
 fn vertex_potential(
     @builtin(workgroup_id) wg: vec3<u32>,
@@ -92,16 +121,50 @@ fn vertex_potential(
     if first >= n {
         return;
     }
-    // The loops over k have a trip count fixed when the pipeline is created, so the compiler can
-    // unroll them and keep the arrays in registers.
-    var p: array<vec3<f32>, MAX_PER_THREAD>;
-    var s: array<f32, MAX_PER_THREAD>;
-    var comp: array<f32, MAX_PER_THREAD>;
-    for (var k = 0u; k < PER_THREAD; k++) {
-        p[k] = position(first + lid + k * WORKGROUP, n);
-        s[k] = 0.0;
-        comp[k] = 0.0;
+    // Vertex first + lid + k * WORKGROUP of the workgroup's is p<k>; group g of four is
+    // p<4g>..p<4g+3>, its sum s<g>.
+    let i = first + lid;
+    let w = WORKGROUP;
+    let p0 = position(i, n);
+    let p1 = position(i + w, n);
+    let p2 = position(i + 2u * w, n);
+    let p3 = position(i + 3u * w, n);
+    var p4 = p0;
+    var p5 = p0;
+    var p6 = p0;
+    var p7 = p0;
+    if PER_THREAD > 4u {
+        p4 = position(i + 4u * w, n);
+        p5 = position(i + 5u * w, n);
+        p6 = position(i + 6u * w, n);
+        p7 = position(i + 7u * w, n);
     }
+    var p8 = p0;
+    var p9 = p0;
+    var p10 = p0;
+    var p11 = p0;
+    var p12 = p0;
+    var p13 = p0;
+    var p14 = p0;
+    var p15 = p0;
+    if PER_THREAD > 8u {
+        p8 = position(i + 8u * w, n);
+        p9 = position(i + 9u * w, n);
+        p10 = position(i + 10u * w, n);
+        p11 = position(i + 11u * w, n);
+        p12 = position(i + 12u * w, n);
+        p13 = position(i + 13u * w, n);
+        p14 = position(i + 14u * w, n);
+        p15 = position(i + 15u * w, n);
+    }
+    var s0 = vec4<f32>(0.0);
+    var s1 = vec4<f32>(0.0);
+    var s2 = vec4<f32>(0.0);
+    var s3 = vec4<f32>(0.0);
+    var c0 = vec4<f32>(0.0);
+    var c1 = vec4<f32>(0.0);
+    var c2 = vec4<f32>(0.0);
+    var c3 = vec4<f32>(0.0);
     for (var start = 0u; start < params.n_charges; start += TILE) {
         workgroupBarrier();
         for (var t = lid; t < TILE; t += WORKGROUP) {
@@ -110,38 +173,46 @@ fn vertex_potential(
         workgroupBarrier();
         // Blocks of BLOCK terms summed plainly, blocks into the tile's sum, tiles into the total
         // with Kahan compensation: no partial sum grows over more than a few dozen additions.
-        var part: array<f32, MAX_PER_THREAD>;
-        for (var k = 0u; k < PER_THREAD; k++) {
-            part[k] = 0.0;
-        }
+        var part0 = vec4<f32>(0.0);
+        var part1 = vec4<f32>(0.0);
+        var part2 = vec4<f32>(0.0);
+        var part3 = vec4<f32>(0.0);
         for (var j = 0u; j < TILE; j += BLOCK) {
-            var block: array<f32, MAX_PER_THREAD>;
-            for (var k = 0u; k < PER_THREAD; k++) {
-                block[k] = 0.0;
-            }
+            var b0 = vec4<f32>(0.0);
+            var b1 = vec4<f32>(0.0);
+            var b2 = vec4<f32>(0.0);
+            var b3 = vec4<f32>(0.0);
             for (var b = 0u; b < BLOCK; b++) {
                 let c = tile[j + b];
-                for (var k = 0u; k < PER_THREAD; k++) {
-                    block[k] = fma(c.w, inv_distance(p[k], c.xyz), block[k]);
+                b0 = add_terms(b0, p0, p1, p2, p3, c);
+                if PER_THREAD > 4u {
+                    b1 = add_terms(b1, p4, p5, p6, p7, c);
+                }
+                if PER_THREAD > 8u {
+                    b2 = add_terms(b2, p8, p9, p10, p11, c);
+                    b3 = add_terms(b3, p12, p13, p14, p15, c);
                 }
             }
-            for (var k = 0u; k < PER_THREAD; k++) {
-                part[k] += block[k];
-            }
+            part0 += b0;
+            part1 += b1;
+            part2 += b2;
+            part3 += b3;
         }
-        // Kahan: the tile's sum into the running one. `keep` is 1 at run time but unknown to the
-        // compiler, so the compensation is not simplified away as algebraically zero.
-        for (var k = 0u; k < PER_THREAD; k++) {
-            let y = part[k] - comp[k];
-            let t = s[k] + y;
-            comp[k] = (select(s[k], t, params.keep != 0u) - s[k]) - y;
-            s[k] = t;
+        kahan_add(&s0, &c0, part0);
+        if PER_THREAD > 4u {
+            kahan_add(&s1, &c1, part1);
+        }
+        if PER_THREAD > 8u {
+            kahan_add(&s2, &c2, part2);
+            kahan_add(&s3, &c3, part3);
         }
     }
-    for (var k = 0u; k < PER_THREAD; k++) {
-        let i = first + lid + k * WORKGROUP;
-        if i < n {
-            values[i] = VertexValue((s[k] - comp[k]) * params.scale, 0u);
-        }
+    store4(i, n, s0, c0);
+    if PER_THREAD > 4u {
+        store4(i + 4u * w, n, s1, c1);
+    }
+    if PER_THREAD > 8u {
+        store4(i + 8u * w, n, s2, c2);
+        store4(i + 12u * w, n, s3, c3);
     }
 }

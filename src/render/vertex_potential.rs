@@ -273,10 +273,14 @@ impl VertexPotential {
         }
     }
 
-    /// Builds the pipelines of `variant` (its vertices per invocation clamped to
-    /// 1..=[`MAX_PER_THREAD`]).
+    /// Builds the pipelines of `variant` (its vertices per invocation rounded up to 4, 8 or 16,
+    /// the counts the shader takes).
     pub fn with_variant(device: &wgpu::Device, variant: VertexPotentialVariant) -> VertexPotential {
-        let per_thread = variant.per_thread.clamp(1, MAX_PER_THREAD);
+        let per_thread = match variant.per_thread {
+            0..=4 => 4,
+            5..=8 => 8,
+            _ => MAX_PER_THREAD,
+        };
         use wgpu::BufferBindingType as B;
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("vertex coulomb"),
@@ -455,7 +459,7 @@ mod tests {
     fn variants_are_named_and_parsed_back() {
         for v in VertexPotentialVariant::ALL {
             assert_eq!(VertexPotentialVariant::parse(&v.name()), Some(v));
-            assert!((1..=MAX_PER_THREAD).contains(&v.per_thread));
+            assert!([4, 8, MAX_PER_THREAD].contains(&v.per_thread));
             assert_eq!(TILE % WORKGROUP, 0);
         }
         assert_eq!(
