@@ -15,7 +15,9 @@
 // reassociates would remove: see `keep`). What is left is the f32 rounding of each term, as on the
 // CPU (`compute::cpu::potential`).
 
-const WORKGROUP: u32 = 128u;
+// Invocations per workgroup: 128 or 64 (a pipeline constant like PER_THREAD: smaller groups spread
+// a surface of few vertices over more of a large device's multiprocessors). TILE is a multiple.
+override WORKGROUP: u32 = 128u;
 // The most vertices one invocation may take.
 const MAX_PER_THREAD: u32 = 16u;
 const TILE: u32 = 256u;
@@ -108,7 +110,7 @@ fn store4(i: u32, n: u32, s: vec4<f32>, comp: vec4<f32>) {
     }
 }
 
-@compute @workgroup_size(128)
+@compute @workgroup_size(WORKGROUP)
 fn vertex_potential(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,

@@ -335,7 +335,9 @@ fn every_variant_of_the_pass_covers_every_vertex_and_meets_the_contract() {
     let mesh = surface.read_back(&ctx.device, &ctx.queue).unwrap();
     let n = mesh.positions_angstrom.len();
     let gpu_charges = GpuCharges::upload(&ctx.device, &positions, &charges).unwrap();
-    for variant in VertexPotentialVariant::ALL {
+    // The shapes with the Newton step (the bare hardware 1/sqrt differs in one pipeline constant and
+    // is run for the default shape above; lavapipe is slow, so not for every shape).
+    for variant in VertexPotentialVariant::ALL.into_iter().filter(|v| v.newton) {
         let vp = VertexPotential::with_variant(&ctx.device, variant);
         assert_eq!(vp.variant(), variant);
         // A fresh NaN-filled buffer: a vertex the dispatch misses stays NaN.
