@@ -83,9 +83,24 @@ fn inv_distance(p: vec3<f32>, c: vec3<f32>) -> f32 {
     return r;
 }
 
-// The terms of the charge `c` (x, y, z, q) at four vertices, added to `acc`.
-fn add_terms(acc: vec4<f32>, a: vec3<f32>, b: vec3<f32>, d: vec3<f32>, e: vec3<f32>, c: vec4<f32>) -> vec4<f32> {
-    let r = vec4<f32>(inv_distance(a, c.xyz), inv_distance(b, c.xyz), inv_distance(d, c.xyz), inv_distance(e, c.xyz));
+// The positions of the vertices `i`, `i + WORKGROUP`, `i + 2 WORKGROUP`, `i + 3 WORKGROUP`.
+fn positions4(i: u32, n: u32) -> array<vec3<f32>, 4> {
+    return array<vec3<f32>, 4>(
+        position(i, n),
+        position(i + WORKGROUP, n),
+        position(i + 2u * WORKGROUP, n),
+        position(i + 3u * WORKGROUP, n),
+    );
+}
+
+// The terms of the charge `c` (x, y, z, q) at four vertices `p`, added to `acc`.
+fn add_terms(acc: vec4<f32>, p: array<vec3<f32>, 4>, c: vec4<f32>) -> vec4<f32> {
+    let r = vec4<f32>(
+        inv_distance(p[0], c.xyz),
+        inv_distance(p[1], c.xyz),
+        inv_distance(p[2], c.xyz),
+        inv_distance(p[3], c.xyz),
+    );
     return fma(vec4<f32>(c.w), r, acc);
 }
 
@@ -123,41 +138,20 @@ fn vertex_potential(
     if first >= n {
         return;
     }
-    // Vertex first + lid + k * WORKGROUP of the workgroup's is p<k>; group g of four is
-    // p<4g>..p<4g+3>, its sum s<g>.
+    // Vertex first + lid + k * WORKGROUP of the workgroup's is in group k / 4 of four: positions
+    // g<k/4>, sum s<k/4>.
     let i = first + lid;
     let w = WORKGROUP;
-    let p0 = position(i, n);
-    let p1 = position(i + w, n);
-    let p2 = position(i + 2u * w, n);
-    let p3 = position(i + 3u * w, n);
-    var p4 = p0;
-    var p5 = p0;
-    var p6 = p0;
-    var p7 = p0;
+    let g0 = positions4(i, n);
+    var g1 = g0;
+    var g2 = g0;
+    var g3 = g0;
     if PER_THREAD > 4u {
-        p4 = position(i + 4u * w, n);
-        p5 = position(i + 5u * w, n);
-        p6 = position(i + 6u * w, n);
-        p7 = position(i + 7u * w, n);
+        g1 = positions4(i + 4u * w, n);
     }
-    var p8 = p0;
-    var p9 = p0;
-    var p10 = p0;
-    var p11 = p0;
-    var p12 = p0;
-    var p13 = p0;
-    var p14 = p0;
-    var p15 = p0;
     if PER_THREAD > 8u {
-        p8 = position(i + 8u * w, n);
-        p9 = position(i + 9u * w, n);
-        p10 = position(i + 10u * w, n);
-        p11 = position(i + 11u * w, n);
-        p12 = position(i + 12u * w, n);
-        p13 = position(i + 13u * w, n);
-        p14 = position(i + 14u * w, n);
-        p15 = position(i + 15u * w, n);
+        g2 = positions4(i + 8u * w, n);
+        g3 = positions4(i + 12u * w, n);
     }
     var s0 = vec4<f32>(0.0);
     var s1 = vec4<f32>(0.0);
@@ -186,13 +180,13 @@ fn vertex_potential(
             var b3 = vec4<f32>(0.0);
             for (var b = 0u; b < BLOCK; b++) {
                 let c = tile[j + b];
-                b0 = add_terms(b0, p0, p1, p2, p3, c);
+                b0 = add_terms(b0, g0, c);
                 if PER_THREAD > 4u {
-                    b1 = add_terms(b1, p4, p5, p6, p7, c);
+                    b1 = add_terms(b1, g1, c);
                 }
                 if PER_THREAD > 8u {
-                    b2 = add_terms(b2, p8, p9, p10, p11, c);
-                    b3 = add_terms(b3, p12, p13, p14, p15, c);
+                    b2 = add_terms(b2, g2, c);
+                    b3 = add_terms(b3, g3, c);
                 }
             }
             part0 += b0;
