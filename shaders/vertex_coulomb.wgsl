@@ -4,20 +4,30 @@
 // `vs_mesh_colors`). Host side: `render::vertex_potential` (src/render/vertex_potential.rs).
 //
 // Each workgroup takes WORKGROUP * PER_THREAD consecutive vertices (each invocation PER_THREAD of
-// them, WORKGROUP apart, so loads and stores are coalesced) and walks the charges in tiles of TILE
-// staged in workgroup memory. Accuracy in f32: the distance is taken from the f32 positions with one
-// rounding per component, r^2 with fmas; 1/r is `inverseSqrt` refined by one Newton step (about
-// one ulp, and not biased in one direction the way a hardware approximation may be); the TILE terms
-// of a tile are summed in blocks of BLOCK and the tiles' partial sums are added with Kahan
-// compensation (which a compiler that reassociates would remove: see `keep`). What is left is the
-// f32 rounding of each term, as on the CPU (`compute::cpu::potential`).
+// them, WORKGROUP apart, so loads and stores are coalesced; their positions stay in registers) and
+// walks the charges in tiles of TILE staged in workgroup memory as vec4 (x, y, z, q), so each charge
+// read from workgroup memory feeds PER_THREAD pairs. PER_THREAD is a pipeline constant (one
+// pipeline per variant, `VertexPotentialVariant` on the host). Accuracy in f32: the distance is
+// taken from the f32 positions with one rounding per component, r^2 with fmas; 1/r is
+// `inverseSqrt` refined by one Newton step (about one ulp, and not biased in one direction the way
+// a hardware approximation may be); the TILE terms of a tile are summed in blocks of BLOCK and the
+// tiles' partial sums are added with Kahan compensation, once per tile (which a compiler that
+// reassociates would remove: see `keep`). What is left is the f32 rounding of each term, as on the
+// CPU (`compute::cpu::potential`).
 
-const WORKGROUP: u32 = 128u;
-const PER_THREAD: u32 = 4u;
+// Invocations per workgroup: 128 or 64 (a pipeline constant like PER_THREAD: smaller groups spread
+// a surface of few vertices over more of a large device's multiprocessors). TILE is a multiple.
+override WORKGROUP: u32 = 128u;
+// The most vertices one invocation may take.
+const MAX_PER_THREAD: u32 = 16u;
 const TILE: u32 = 256u;
 const BLOCK: u32 = 8u;
 // Refine 1/r with a Newton step (a pipeline of its own without, to measure what it costs).
 override NEWTON: bool = true;
+// Vertices per invocation: 4, 8 or 16 (the host sets it with the dispatch's size). The vertices
+// are held in groups of four written out by hand, the groups beyond PER_THREAD / 4 behind branches
+// on this constant, so no loop has to be unrolled for the positions and sums to stay in registers.
+override PER_THREAD: u32 = 8u;
 
 // Twin of `render::vertex_potential::CoulombParams`.
 struct Params {
@@ -73,7 +83,49 @@ fn inv_distance(p: vec3<f32>, c: vec3<f32>) -> f32 {
     return r;
 }
 
-@compute @workgroup_size(128)
+// The positions of the vertices `i`, `i + WORKGROUP`, `i + 2 WORKGROUP`, `i + 3 WORKGROUP`.
+fn positions4(i: u32, n: u32) -> array<vec3<f32>, 4> {
+    return array<vec3<f32>, 4>(
+        position(i, n),
+        position(i + WORKGROUP, n),
+        position(i + 2u * WORKGROUP, n),
+        position(i + 3u * WORKGROUP, n),
+    );
+}
+
+// The terms of the charge `c` (x, y, z, q) at four vertices `p`, added to `acc`.
+fn add_terms(acc: vec4<f32>, p: array<vec3<f32>, 4>, c: vec4<f32>) -> vec4<f32> {
+    let r = vec4<f32>(
+        inv_distance(p[0], c.xyz),
+        inv_distance(p[1], c.xyz),
+        inv_distance(p[2], c.xyz),
+        inv_distance(p[3], c.xyz),
+    );
+    return fma(vec4<f32>(c.w), r, acc);
+}
+
+// Kahan: a tile's sum `part` into the running sum `s` with compensation `comp`. `keep` is 1 at run
+// time but unknown to the compiler, so the compensation is not simplified away as algebraically
+// zero.
+fn kahan_add(s: ptr<function, vec4<f32>>, comp: ptr<function, vec4<f32>>, part: vec4<f32>) {
+    let y = part - *comp;
+    let t = *s + y;
+    *comp = (select(*s, t, params.keep != 0u) - *s) - y;
+    *s = t;
+}
+
+// Writes the four values of `sum - comp` for the vertices `i`, `i + WORKGROUP`, ... below `n`.
+fn store4(i: u32, n: u32, s: vec4<f32>, comp: vec4<f32>) {
+    let v = (s - comp) * params.scale;
+    for (var k = 0u; k < 4u; k++) {
+        let j = i + k * WORKGROUP;
+        if j < n {
+            values[j] = VertexValue(v[k], 0u);
+        }
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
 fn vertex_potential(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
@@ -86,55 +138,77 @@ fn vertex_potential(
     if first >= n {
         return;
     }
-    let i0 = first + lid;
-    let i1 = i0 + WORKGROUP;
-    let i2 = i1 + WORKGROUP;
-    let i3 = i2 + WORKGROUP;
-    let p0 = position(i0, n);
-    let p1 = position(i1, n);
-    let p2 = position(i2, n);
-    let p3 = position(i3, n);
-    var s = vec4<f32>(0.0);
-    var comp = vec4<f32>(0.0);
+    // Vertex first + lid + k * WORKGROUP of the workgroup's is in group k / 4 of four: positions
+    // g<k/4>, sum s<k/4>.
+    let i = first + lid;
+    let w = WORKGROUP;
+    let g0 = positions4(i, n);
+    var g1 = g0;
+    var g2 = g0;
+    var g3 = g0;
+    if PER_THREAD > 4u {
+        g1 = positions4(i + 4u * w, n);
+    }
+    if PER_THREAD > 8u {
+        g2 = positions4(i + 8u * w, n);
+        g3 = positions4(i + 12u * w, n);
+    }
+    var s0 = vec4<f32>(0.0);
+    var s1 = vec4<f32>(0.0);
+    var s2 = vec4<f32>(0.0);
+    var s3 = vec4<f32>(0.0);
+    var c0 = vec4<f32>(0.0);
+    var c1 = vec4<f32>(0.0);
+    var c2 = vec4<f32>(0.0);
+    var c3 = vec4<f32>(0.0);
     for (var start = 0u; start < params.n_charges; start += TILE) {
         workgroupBarrier();
-        tile[lid] = charges[start + lid];
-        tile[lid + WORKGROUP] = charges[start + lid + WORKGROUP];
+        for (var t = lid; t < TILE; t += WORKGROUP) {
+            tile[t] = charges[start + t];
+        }
         workgroupBarrier();
         // Blocks of BLOCK terms summed plainly, blocks into the tile's sum, tiles into the total
         // with Kahan compensation: no partial sum grows over more than a few dozen additions.
-        var part = vec4<f32>(0.0);
+        var part0 = vec4<f32>(0.0);
+        var part1 = vec4<f32>(0.0);
+        var part2 = vec4<f32>(0.0);
+        var part3 = vec4<f32>(0.0);
         for (var j = 0u; j < TILE; j += BLOCK) {
-            var block = vec4<f32>(0.0);
+            var b0 = vec4<f32>(0.0);
+            var b1 = vec4<f32>(0.0);
+            var b2 = vec4<f32>(0.0);
+            var b3 = vec4<f32>(0.0);
             for (var b = 0u; b < BLOCK; b++) {
                 let c = tile[j + b];
-                block += c.w * vec4<f32>(
-                    inv_distance(p0, c.xyz),
-                    inv_distance(p1, c.xyz),
-                    inv_distance(p2, c.xyz),
-                    inv_distance(p3, c.xyz),
-                );
+                b0 = add_terms(b0, g0, c);
+                if PER_THREAD > 4u {
+                    b1 = add_terms(b1, g1, c);
+                }
+                if PER_THREAD > 8u {
+                    b2 = add_terms(b2, g2, c);
+                    b3 = add_terms(b3, g3, c);
+                }
             }
-            part += block;
+            part0 += b0;
+            part1 += b1;
+            part2 += b2;
+            part3 += b3;
         }
-        // Kahan: the tile's sum into the running one. `keep` is 1 at run time but unknown to the
-        // compiler, so the compensation is not simplified away as algebraically zero.
-        let y = part - comp;
-        let t = s + y;
-        comp = (select(s, t, params.keep != 0u) - s) - y;
-        s = t;
+        kahan_add(&s0, &c0, part0);
+        if PER_THREAD > 4u {
+            kahan_add(&s1, &c1, part1);
+        }
+        if PER_THREAD > 8u {
+            kahan_add(&s2, &c2, part2);
+            kahan_add(&s3, &c3, part3);
+        }
     }
-    let v = (s - comp) * params.scale;
-    if i0 < n {
-        values[i0] = VertexValue(v.x, 0u);
+    store4(i, n, s0, c0);
+    if PER_THREAD > 4u {
+        store4(i + 4u * w, n, s1, c1);
     }
-    if i1 < n {
-        values[i1] = VertexValue(v.y, 0u);
-    }
-    if i2 < n {
-        values[i2] = VertexValue(v.z, 0u);
-    }
-    if i3 < n {
-        values[i3] = VertexValue(v.w, 0u);
+    if PER_THREAD > 8u {
+        store4(i + 8u * w, n, s2, c2);
+        store4(i + 12u * w, n, s3, c3);
     }
 }

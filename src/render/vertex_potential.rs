@@ -5,6 +5,11 @@
 //! buffer ([`super::gpu::MeshVertexColor`]), so [`super::GpuScene::set_gpu_meshes_valued`] draws it
 //! through the colormap and range with no round trip to the host.
 //!
+//! Variants ([`VertexPotentialVariant`], `ORBITFIELD_VERTEX_POTENTIAL`): 4, 8 or 16 vertices per
+//! invocation (the shader's `PER_THREAD`), workgroups of 128 or 64, each with or without the Newton
+//! step; they differ in speed, and without the Newton step in accuracy. The default is 16 vertices,
+//! workgroups of 128, with the Newton step.
+//!
 //! Created once per device ([`VertexPotential::new`]); called by the draw stage of the viewer
 //! (`app::draw`) when a surface extracted on the render device is coloured by the potential of a
 //! frame's charges, by `bench --molsurf --molsurf-colored-frames`, and by the tests. This module knows
@@ -27,11 +32,81 @@ use wgpu::util::DeviceExt;
 /// The WGSL source of the pass.
 pub const SHADER_SOURCE: &str = include_str!("../../shaders/vertex_coulomb.wgsl");
 
-/// Invocations per workgroup, vertices per invocation and charges per workgroup-memory tile (the
-/// constants of `shaders/vertex_coulomb.wgsl`).
-pub const WORKGROUP: u32 = 128;
-pub const PER_THREAD: u32 = 4;
+/// The most vertices per invocation and charges per workgroup-memory tile (the constants of
+/// `shaders/vertex_coulomb.wgsl`).
+pub const MAX_PER_THREAD: u32 = 16;
 pub const TILE: u32 = 256;
+
+/// The shape of the pass: vertices per invocation (`PER_THREAD` in the shader: 4, 8 or 16),
+/// invocations per workgroup (`WORKGROUP`: 128 or 64) and whether 1/r is refined by a Newton step
+/// (`NEWTON`). Named `v4`, `v8`, `v16`, with `-w64` for workgroups of 64 and `-hw` for the bare
+/// hardware 1/sqrt (`ORBITFIELD_VERTEX_POTENTIAL`, read by [`Self::from_env`]), so one run on a
+/// device can time them all. The default, `v16`, was the fastest on lavapipe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VertexPotentialVariant {
+    pub per_thread: u32,
+    pub workgroup: u32,
+    pub newton: bool,
+}
+
+impl Default for VertexPotentialVariant {
+    fn default() -> Self {
+        VertexPotentialVariant::new(16, 128, true)
+    }
+}
+
+impl VertexPotentialVariant {
+    /// Every variant, for benches.
+    pub const ALL: [VertexPotentialVariant; 12] = [
+        VertexPotentialVariant::new(4, 128, true),
+        VertexPotentialVariant::new(8, 128, true),
+        VertexPotentialVariant::new(16, 128, true),
+        VertexPotentialVariant::new(4, 64, true),
+        VertexPotentialVariant::new(8, 64, true),
+        VertexPotentialVariant::new(16, 64, true),
+        VertexPotentialVariant::new(4, 128, false),
+        VertexPotentialVariant::new(8, 128, false),
+        VertexPotentialVariant::new(16, 128, false),
+        VertexPotentialVariant::new(4, 64, false),
+        VertexPotentialVariant::new(8, 64, false),
+        VertexPotentialVariant::new(16, 64, false),
+    ];
+
+    const fn new(per_thread: u32, workgroup: u32, newton: bool) -> VertexPotentialVariant {
+        VertexPotentialVariant {
+            per_thread,
+            workgroup,
+            newton,
+        }
+    }
+
+    /// The name `ORBITFIELD_VERTEX_POTENTIAL` takes: `v16`, `v8-w64`, `v16-hw`, ...
+    pub fn name(self) -> String {
+        format!(
+            "v{}{}{}",
+            self.per_thread,
+            if self.workgroup == 128 {
+                String::new()
+            } else {
+                format!("-w{}", self.workgroup)
+            },
+            if self.newton { "" } else { "-hw" }
+        )
+    }
+
+    /// The variant named `name` (see [`Self::name`]).
+    pub fn parse(name: &str) -> Option<VertexPotentialVariant> {
+        Self::ALL.into_iter().find(|v| v.name() == name.trim())
+    }
+
+    /// The variant `ORBITFIELD_VERTEX_POTENTIAL` names, else the default.
+    pub fn from_env() -> VertexPotentialVariant {
+        std::env::var("ORBITFIELD_VERTEX_POTENTIAL")
+            .ok()
+            .and_then(|v| Self::parse(&v))
+            .unwrap_or_default()
+    }
+}
 
 /// Where padding charges (zero) sit, Angstrom: far enough that 1/r is tiny, near enough that r^2
 /// stays finite in f32.
@@ -196,13 +271,37 @@ pub struct VertexPotential {
     pipeline: wgpu::ComputePipeline,
     /// The same without the Newton step.
     pipeline_hardware: wgpu::ComputePipeline,
-    /// Refine 1/r with a Newton step (the default; off only to measure what it costs).
+    /// Vertices per invocation and invocations per workgroup of both pipelines.
+    per_thread: u32,
+    workgroup: u32,
+    /// Refine 1/r with a Newton step (picks one of the two pipelines).
     pub newton: bool,
 }
 
 impl VertexPotential {
-    /// Builds the pipeline.
+    /// Builds the pipelines of the variant `ORBITFIELD_VERTEX_POTENTIAL` names, else the default.
     pub fn new(device: &wgpu::Device) -> VertexPotential {
+        VertexPotential::with_variant(device, VertexPotentialVariant::from_env())
+    }
+
+    /// The variant this pass runs.
+    pub fn variant(&self) -> VertexPotentialVariant {
+        VertexPotentialVariant {
+            per_thread: self.per_thread,
+            workgroup: self.workgroup,
+            newton: self.newton,
+        }
+    }
+
+    /// Builds the pipelines of `variant` (its vertices per invocation rounded up to 4, 8 or 16 and
+    /// its workgroup to 64 or 128, the shapes the shader takes).
+    pub fn with_variant(device: &wgpu::Device, variant: VertexPotentialVariant) -> VertexPotential {
+        let per_thread = match variant.per_thread {
+            0..=4 => 4,
+            5..=8 => 8,
+            _ => MAX_PER_THREAD,
+        };
+        let workgroup = if variant.workgroup <= 64 { 64 } else { 128 };
         use wgpu::BufferBindingType as B;
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("vertex coulomb"),
@@ -230,7 +329,11 @@ impl VertexPotential {
                 module: &module,
                 entry_point: Some("vertex_potential"),
                 compilation_options: wgpu::PipelineCompilationOptions {
-                    constants: &[("NEWTON", f64::from(u8::from(newton)))],
+                    constants: &[
+                        ("NEWTON", f64::from(u8::from(newton))),
+                        ("PER_THREAD", f64::from(per_thread)),
+                        ("WORKGROUP", f64::from(workgroup)),
+                    ],
                     // Every workgroup variable is written before it is read.
                     zero_initialize_workgroup_memory: false,
                 },
@@ -241,7 +344,9 @@ impl VertexPotential {
             layout,
             pipeline: pipeline("vertex potential", true),
             pipeline_hardware: pipeline("vertex potential (hardware 1/sqrt)", false),
-            newton: true,
+            per_thread,
+            workgroup,
+            newton: variant.newton,
         }
     }
 
@@ -263,7 +368,7 @@ impl VertexPotential {
                 need,
             });
         }
-        let groups = need.div_ceil(WORKGROUP * PER_THREAD);
+        let groups = need.div_ceil(self.workgroup * self.per_thread);
         let (gx, gy) = groups_2d(groups);
         if gy > MAX_GROUPS_PER_DIM {
             return Err(VertexPotentialError::TooLarge(need));
@@ -363,10 +468,28 @@ mod tests {
             std::mem::size_of::<super::super::gpu::MeshVertexColor>()
         );
         // The shader's constants are the host's.
-        for (name, v) in [("WORKGROUP", WORKGROUP), ("PER_THREAD", PER_THREAD), ("TILE", TILE)] {
+        for (name, v) in [("MAX_PER_THREAD", MAX_PER_THREAD), ("TILE", TILE)] {
             assert!(SHADER_SOURCE.contains(&format!("const {name}: u32 = {v}u;")), "{name}");
         }
-        assert!(SHADER_SOURCE.contains(&format!("@workgroup_size({WORKGROUP})")));
+        assert!(SHADER_SOURCE.contains("@workgroup_size(WORKGROUP)"));
+    }
+
+    #[test]
+    fn variants_are_named_and_parsed_back() {
+        for v in VertexPotentialVariant::ALL {
+            assert_eq!(VertexPotentialVariant::parse(&v.name()), Some(v));
+            assert!([4, 8, MAX_PER_THREAD].contains(&v.per_thread));
+            assert!([64, 128].contains(&v.workgroup) && TILE.is_multiple_of(v.workgroup));
+        }
+        assert_eq!(
+            VertexPotentialVariant::parse("v16"),
+            Some(VertexPotentialVariant::default())
+        );
+        assert_eq!(
+            VertexPotentialVariant::parse("v8-w64-hw"),
+            Some(VertexPotentialVariant::new(8, 64, false))
+        );
+        assert_eq!(VertexPotentialVariant::parse("v5"), None);
     }
 
     #[test]
