@@ -86,8 +86,10 @@ pub struct BenchArgs {
     /// scenes (HOMO; HOMO + LUMO as two representations; threonine MD, C60) played through the
     /// viewer's update loop, draw stage and draw at 1280x720 with each frame's fields computed by
     /// the WGSL pass on the render device straight into the marching cubes' lattice buffers; frames/s
-    /// end to end and the per-frame split (packing, pass + extraction, draw).
-    #[arg(long, value_enum, default_value = "pool")]
+    /// end to end and the per-frame split (packing, pass + extraction, draw). `pool`: the worker
+    /// pool's engines. `auto` (the default) chooses as the viewer's "auto" does: the render device on
+    /// a hardware adapter that runs the orbital pass and GPU isosurfaces, else the pool.
+    #[arg(long, value_enum, default_value = "auto")]
     orbitals_on: FieldsOn,
     /// With --playback --orbitals-on render-device: also play the HOMO series with the orbital pass
     /// and the marching cubes alone, without the viewer's state and without the draw (the no-draw
@@ -608,12 +610,30 @@ impl Rng {
 /// Where `bench --playback` computes the orbital scenes' fields (and `bench --molsurf` the surface).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum FieldsOn {
+    /// As the viewer chooses: for orbitals, the render device on a hardware adapter that runs the
+    /// orbital pass and GPU isosurfaces, else the pool; for the molecular surface (which the viewer
+    /// computes through the pool), the pool.
+    Auto,
     /// The viewer's worker pool (CUDA engine when present, else the CPU engine).
     #[default]
     Pool,
     /// The WGSL passes on the render device (`render::mo_compute` for orbitals,
     /// `render::molsurf_compute` for the molecular surface).
     RenderDevice,
+}
+
+/// Whether `--orbitals-on` plays the orbital scenes on the render device: `auto` asks a headless
+/// render context, as the viewer's "auto" setting does (a hardware adapter with the orbital pass and
+/// GPU isosurfaces).
+fn orbitals_on_render_device(on: FieldsOn) -> bool {
+    match on {
+        FieldsOn::RenderDevice => true,
+        FieldsOn::Pool => false,
+        FieldsOn::Auto => orbitfield::render::RenderContext::headless(1).is_ok_and(|rc| {
+            let c = &rc.capabilities;
+            !c.software && c.orbital_pass_supported && c.gpu_marching_cubes
+        }),
+    }
 }
 
 /// C60 with the 6-31G* carbon basis (Cartesian d) and random orbital coefficients.
@@ -1166,7 +1186,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         }
         return Ok(());
     }
-    if args.playback && args.orbitals_on == FieldsOn::RenderDevice {
+    if args.playback && orbitals_on_render_device(args.orbitals_on) {
         return render_device_playback(args);
     }
     let preference: DevicePreference = args.device.parse().map_err(anyhow::Error::msg)?;
