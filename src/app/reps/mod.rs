@@ -330,8 +330,10 @@ impl FieldPipeline {
     pub(crate) fn clear(&mut self) -> bool {
         self.meshing = None;
         self.preview = false;
-        let had =
-            self.shown.take().is_some() || self.device_shown.take().is_some() || self.lobes.iter().any(|l| l.is_some());
+        // Both taken (not `||`: a short circuit would keep the device field when a grid was shown).
+        let host = self.shown.take().is_some();
+        let device = self.device_shown.take().is_some();
+        let had = host || device || self.lobes.iter().any(|l| l.is_some());
         self.lobes = [None, None];
         if had {
             self.revision += 1;
