@@ -1,9 +1,11 @@
 // Marching cubes as a compute pass: lattice values -> shared vertices + triangle indices + draw args.
 //
 // Owned by `src/render/mc_compute.rs`, which creates the pipelines once and records the passes:
-//   1. make_vertices  (one thread per lattice point): one vertex per crossed edge leaving the point,
-//                      slot taken with an atomic counter, slot remembered per edge (dedup on the GPU);
-//   2. make_triangles (one thread per cell): the case table gives edges, edges give vertex slots;
+//   1. make_vertices  (one thread per column of COLUMN lattice points along z): one vertex per
+//                      crossed edge leaving a point, slot taken from a per-workgroup block of the
+//                      global counter, slot remembered per edge (dedup on the GPU);
+//   2. make_triangles (one thread per column of COLUMN cells): the case table gives edges, edges
+//                      give vertex slots;
 //   3. finish         (one thread): writes DrawIndexedIndirect arguments (zero on overflow).
 // Numbering of corners, edges and cases is the one of `src/surface/tables.rs`, whose generated table
 // is uploaded unchanged into `cases`. Values are multiplied by `sign` first, so the same code extracts
@@ -146,35 +148,99 @@ fn write_vertex(p: vec3<u32>, axis: u32, va: f32, vb: f32, slot: u32) {
     vertices[base + 5u] = normal.z;
 }
 
+// Slots are handed out per workgroup: each thread takes its offset from a workgroup counter, then
+// one thread adds the workgroup's total to the global counter. A single global counter taken by
+// every crossing (millions on a large surface) serialises in the memory system; this takes one
+// global atomic per 64 threads. No thread returns before the barriers (uniform control flow).
+var<workgroup> group_count: atomic<u32>;
+var<workgroup> group_base: u32;
+
+// Each invocation takes a column of COLUMN points (or cells) along z: the index arithmetic is done
+// once, and a value (or a cell's upper face) loaded for one is reused by the next.
+const COLUMN: u32 = 4u;
+
+// The offset of this thread's slots in the workgroup's block and the block's start in the global
+// counter `which`, for `count` slots of this thread.
+fn take_slots(lid: u32, count: u32, which: u32) -> u32 {
+    var local = 0u;
+    if (count > 0u) {
+        local = atomicAdd(&group_count, count);
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+        let total = atomicLoad(&group_count);
+        if (total > 0u) {
+            group_base = atomicAdd(&counters[which], total);
+        }
+    }
+    workgroupBarrier();
+    return group_base + local;
+}
+
 @compute @workgroup_size(64)
-fn make_vertices(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn make_vertices(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    if (lid == 0u) {
+        atomicStore(&group_count, 0u);
+    }
+    workgroupBarrier();
     let id = thread_id(gid);
     let nx = params.dims.x;
     let ny = params.dims.y;
     let nz = params.dims.z;
-    if (id >= nx * ny * nz) {
-        return;
-    }
-    let p = vec3<u32>(id % nx, (id / nx) % ny, id / (nx * ny));
-    let va = value_at(p);
-    if (!is_finite(va)) {
-        return;
-    }
-    for (var axis = 0u; axis < 3u; axis = axis + 1u) {
-        if (p[axis] + 1u >= params.dims[axis]) {
-            continue;
+    let columns_z = (nz + COLUMN - 1u) / COLUMN;
+    // Bit 3 k + axis: the edge along `axis` leaving the column's point k is crossed.
+    var crossed = 0u;
+    var count = 0u;
+    var p0 = vec3<u32>(0u);
+    if (id < nx * ny * columns_z) {
+        p0 = vec3<u32>(id % nx, (id / nx) % ny, (id / (nx * ny)) * COLUMN);
+        let k_end = min(COLUMN, nz - p0.z);
+        var va = value_at(p0);
+        for (var k = 0u; k < k_end; k = k + 1u) {
+            let p = vec3<u32>(p0.x, p0.y, p0.z + k);
+            // The value above is the next point's own.
+            var above = 0.0;
+            if (p.z + 1u < nz) {
+                above = value_at(vec3<u32>(p.x, p.y, p.z + 1u));
+            }
+            if (is_finite(va)) {
+                let inside = va > params.iso;
+                if (p.x + 1u < nx) {
+                    let b = value_at(vec3<u32>(p.x + 1u, p.y, p.z));
+                    if (is_finite(b) && (b > params.iso) != inside) {
+                        crossed = crossed | (1u << (3u * k));
+                        count = count + 1u;
+                    }
+                }
+                if (p.y + 1u < ny) {
+                    let b = value_at(vec3<u32>(p.x, p.y + 1u, p.z));
+                    if (is_finite(b) && (b > params.iso) != inside) {
+                        crossed = crossed | (1u << (3u * k + 1u));
+                        count = count + 1u;
+                    }
+                }
+                if (p.z + 1u < nz && is_finite(above) && (above > params.iso) != inside) {
+                    crossed = crossed | (1u << (3u * k + 2u));
+                    count = count + 1u;
+                }
+            }
+            va = above;
         }
+    }
+    var slot = take_slots(lid, count, 0u);
+    while (crossed != 0u) {
+        let bit = firstTrailingBit(crossed);
+        crossed = crossed & (crossed - 1u);
+        let k = bit / 3u;
+        let axis = bit % 3u;
+        let p = vec3<u32>(p0.x, p0.y, p0.z + k);
         var q = p;
         q[axis] = p[axis] + 1u;
-        let vb = value_at(q);
-        if (!is_finite(vb) || ((va > params.iso) == (vb > params.iso))) {
-            continue;
-        }
-        let slot = atomicAdd(&counters[0], 1u);
-        edge_vertex[3u * id + axis] = slot;
+        edge_vertex[3u * point_index(p) + axis] = slot;
         if (slot < params.vertex_capacity) {
-            write_vertex(p, axis, va, vb, slot);
+            write_vertex(p, axis, value_at(p), value_at(q), slot);
         }
+        slot = slot + 1u;
     }
 }
 
@@ -192,51 +258,78 @@ fn edge_origin(e: u32) -> vec3<u32> {
     return vec3<u32>(a, b, 0u);
 }
 
+// The case index of the cell whose lower corner is `cell`, from its lower face (`low`, the four
+// corner values' inside bits in case order) and upper face; 256 when a corner is not finite.
+fn face_bits(cell: vec3<u32>, z: u32) -> u32 {
+    var bits = 0u;
+    for (var c = 0u; c < 4u; c = c + 1u) {
+        let v = value_at(vec3<u32>(cell.x + (c & 1u), cell.y + ((c >> 1u) & 1u), z));
+        if (!is_finite(v)) {
+            return 16u;
+        }
+        if (v > params.iso) {
+            bits = bits | (1u << c);
+        }
+    }
+    return bits;
+}
+
 @compute @workgroup_size(64)
-fn make_triangles(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn make_triangles(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    if (lid == 0u) {
+        atomicStore(&group_count, 0u);
+    }
+    workgroupBarrier();
     let id = thread_id(gid);
     let cx = params.dims.x - 1u;
     let cy = params.dims.y - 1u;
     let cz = params.dims.z - 1u;
-    if (id >= cx * cy * cz) {
+    let columns_z = (cz + COLUMN - 1u) / COLUMN;
+    // Case index of the column's cell k in bits 8 k ..; 0 (no triangles) for a cell with a
+    // non-finite corner or beyond the lattice.
+    var case_indices = 0u;
+    var n_total = 0u;
+    var cell0 = vec3<u32>(0u);
+    if (id < cx * cy * columns_z) {
+        cell0 = vec3<u32>(id % cx, (id / cx) % cy, (id / (cx * cy)) * COLUMN);
+        let k_end = min(COLUMN, cz - cell0.z);
+        var low = face_bits(cell0, cell0.z);
+        for (var k = 0u; k < k_end; k = k + 1u) {
+            let high = face_bits(cell0, cell0.z + k + 1u);
+            if (low < 16u && high < 16u) {
+                let case_index = low | (high << 4u);
+                case_indices = case_indices | (case_index << (8u * k));
+                n_total = n_total + cases[case_index];
+            }
+            low = high;
+        }
+    }
+    var base = take_slots(lid, 3u * n_total, 1u);
+    if (n_total == 0u || base + 3u * n_total > params.index_capacity) {
         return;
     }
-    let cell = vec3<u32>(id % cx, (id / cx) % cy, id / (cx * cy));
-    var case_index = 0u;
-    for (var c = 0u; c < 8u; c = c + 1u) {
-        let corner = cell + vec3<u32>(c & 1u, (c >> 1u) & 1u, (c >> 2u) & 1u);
-        let v = value_at(corner);
-        if (!is_finite(v)) {
-            return;
+    for (var k = 0u; k < COLUMN; k = k + 1u) {
+        let case_index = (case_indices >> (8u * k)) & 255u;
+        let n = cases[case_index];
+        let cell = vec3<u32>(cell0.x, cell0.y, cell0.z + k);
+        let table = 256u + case_index * MAX_TRIANGLES * 3u;
+        for (var t = 0u; t < n; t = t + 1u) {
+            var tri: array<u32, 3>;
+            for (var s = 0u; s < 3u; s = s + 1u) {
+                let e = cases[table + 3u * t + s];
+                let point = point_index(cell + edge_origin(e));
+                tri[s] = edge_vertex[3u * point + e / 4u];
+            }
+            indices[base + 3u * t] = tri[0];
+            if (params.dims.w != 0u) {
+                indices[base + 3u * t + 1u] = tri[2];
+                indices[base + 3u * t + 2u] = tri[1];
+            } else {
+                indices[base + 3u * t + 1u] = tri[1];
+                indices[base + 3u * t + 2u] = tri[2];
+            }
         }
-        if (v > params.iso) {
-            case_index = case_index | (1u << c);
-        }
-    }
-    let n = cases[case_index];
-    if (n == 0u) {
-        return;
-    }
-    let base = atomicAdd(&counters[1], 3u * n);
-    if (base + 3u * n > params.index_capacity) {
-        return;
-    }
-    let table = 256u + case_index * MAX_TRIANGLES * 3u;
-    for (var t = 0u; t < n; t = t + 1u) {
-        var tri: array<u32, 3>;
-        for (var s = 0u; s < 3u; s = s + 1u) {
-            let e = cases[table + 3u * t + s];
-            let point = point_index(cell + edge_origin(e));
-            tri[s] = edge_vertex[3u * point + e / 4u];
-        }
-        indices[base + 3u * t] = tri[0];
-        if (params.dims.w != 0u) {
-            indices[base + 3u * t + 1u] = tri[2];
-            indices[base + 3u * t + 2u] = tri[1];
-        } else {
-            indices[base + 3u * t + 1u] = tri[1];
-            indices[base + 3u * t + 2u] = tri[2];
-        }
+        base = base + 3u * n;
     }
 }
 

@@ -283,6 +283,20 @@ pub fn case_table_words() -> Vec<u32> {
     words
 }
 
+/// Lattice points (or cells) per invocation, along z (`COLUMN` in the shader).
+const COLUMN: usize = 4;
+
+/// Invocations of the vertex pass: one per column of [`COLUMN`] points along z.
+fn point_columns(dims: [usize; 3]) -> u32 {
+    (dims[0] * dims[1] * dims[2].div_ceil(COLUMN)) as u32
+}
+
+/// Invocations of the triangle pass: one per column of [`COLUMN`] cells along z.
+fn cell_columns(dims: [usize; 3]) -> u32 {
+    let c = dims.map(|d| d.saturating_sub(1));
+    (c[0] * c[1] * c[2].div_ceil(COLUMN)) as u32
+}
+
 /// Splits `threads` into a 2-D dispatch within the per-dimension workgroup limit.
 fn dispatch_shape(threads: u32) -> (u32, u32) {
     groups_2d(threads.div_ceil(WORKGROUP))
@@ -432,7 +446,6 @@ impl McCompute {
         [vertices, indices, counters, draw_args]: [wgpu::Buffer; 4],
     ) -> Result<GpuMesh, McError> {
         let l = &lattice.lattice;
-        let n_points = l.n_points();
         // Both passes bind the same buffers; only the parameters differ.
         let bind = |label: &str, params: &wgpu::Buffer| {
             device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -457,8 +470,8 @@ impl McCompute {
         let bind_group = bind("mc bind group", &params_buf);
 
         encoder.clear_buffer(&counters, 0, None);
-        let cells = l.dims.map(|d| d.saturating_sub(1)).iter().product::<usize>() as u32;
-        let (vx, vy) = dispatch_shape(n_points as u32);
+        let cells = cell_columns(l.dims);
+        let (vx, vy) = dispatch_shape(point_columns(l.dims));
         let (tx, ty) = dispatch_shape(cells);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -526,7 +539,7 @@ fn params(l: &Lattice, iso: f32, sign: f32, capacity: MeshCapacity) -> Result<Mc
     }
     let row = |r: usize| [(bc[r] / det) as f32, (ca[r] / det) as f32, (ab[r] / det) as f32, 0.0];
     let v4 = |v: [f64; 3]| [v[0] as f32, v[1] as f32, v[2] as f32, 0.0];
-    let (vx, _) = dispatch_shape(l.n_points() as u32);
+    let (vx, _) = dispatch_shape(point_columns(l.dims));
     Ok(McParams {
         origin_angstrom: v4(origin),
         step_x_angstrom: v4(steps[0]),
@@ -849,6 +862,15 @@ mod tests {
             .unwrap()
             .1;
         assert_eq!(ty.inner.size(module.to_ctx()), 160);
+    }
+
+    #[test]
+    fn column_length_is_the_shaders() {
+        assert!(SHADER_SOURCE.contains(&format!("const COLUMN: u32 = {COLUMN}u;")));
+        // A lattice whose z extent is not a multiple of the column still gets a thread per point.
+        assert_eq!(point_columns([3, 2, 5]), 3 * 2 * 2);
+        assert_eq!(cell_columns([3, 2, 5]), 2 * 1);
+        assert_eq!(cell_columns([1, 2, 5]), 0);
     }
 
     #[test]
