@@ -5,7 +5,9 @@
 //
 // Each workgroup takes WORKGROUP * PER_THREAD consecutive vertices (each invocation PER_THREAD of
 // them, WORKGROUP apart, so loads and stores are coalesced; their positions stay in registers) and
-// walks the charges in tiles of TILE staged in workgroup memory as vec4 (x, y, z, q), so each charge
+// one run of the charges: all of them, or one of `parts` runs when the vertex blocks alone are too
+// few to keep a large device busy (the runs' sums are then added by `sum_parts`). It walks its
+// charges in tiles of TILE staged in workgroup memory as vec4 (x, y, z, q), so each charge
 // read from workgroup memory feeds PER_THREAD pairs. PER_THREAD is a pipeline constant (one
 // pipeline per variant, `VertexPotentialVariant` on the host). Accuracy in f32: the distance is
 // taken from the f32 positions with one rounding per component, r^2 with fmas; 1/r is
@@ -41,9 +43,13 @@ struct Params {
     keep: u32,
     // hartree/e per (e/Angstrom): the length of an Angstrom in bohr, inverted.
     scale: f32,
-    pad0: f32,
-    pad1: f32,
-    pad2: f32,
+    // The charges are split into `parts` runs of `tiles_per_part` tiles; each workgroup sums one
+    // run for its vertices. With one part the sums go straight to `values`, else into `partials`
+    // (part-major, `vertex_capacity` per part), which `sum_parts` adds in order.
+    parts: u32,
+    tiles_per_part: u32,
+    // Vertex blocks (workgroups) per part.
+    blocks: u32,
 };
 
 // Twin of `render::gpu::MeshVertexColor` (the mesh pipelines' second vertex buffer).
@@ -61,6 +67,8 @@ struct VertexValue {
 // x, y, z (Angstrom) and charge (e).
 @group(0) @binding(3) var<storage, read> charges: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> values: array<VertexValue>;
+// Unscaled sums per part and vertex when `parts` > 1.
+@group(0) @binding(5) var<storage, read_write> partials: array<f32>;
 
 var<workgroup> tile: array<vec4<f32>, TILE>;
 var<workgroup> vertex_count: u32;
@@ -114,15 +122,35 @@ fn kahan_add(s: ptr<function, vec4<f32>>, comp: ptr<function, vec4<f32>>, part: 
     *s = t;
 }
 
-// Writes the four values of `sum - comp` for the vertices `i`, `i + WORKGROUP`, ... below `n`.
-fn store4(i: u32, n: u32, s: vec4<f32>, comp: vec4<f32>) {
-    let v = (s - comp) * params.scale;
+// Writes the four values of `sum - comp` for the vertices `i`, `i + WORKGROUP`, ... below `n`:
+// scaled into `values`, or unscaled into this part's run of `partials`.
+fn store4(i: u32, n: u32, part: u32, s: vec4<f32>, comp: vec4<f32>) {
+    let v = s - comp;
     for (var k = 0u; k < 4u; k++) {
         let j = i + k * WORKGROUP;
         if j < n {
-            values[j] = VertexValue(v[k], 0u);
+            if params.parts == 1u {
+                values[j] = VertexValue(v[k] * params.scale, 0u);
+            } else {
+                partials[part * params.vertex_capacity + j] = v[k];
+            }
         }
     }
+}
+
+// One invocation per vertex: the parts' sums added in part order, scaled into `values`.
+@compute @workgroup_size(64)
+fn sum_parts(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let j = gid.x + gid.y * params.groups_x * 64u;
+    let n = min(counters[0], params.vertex_capacity);
+    if j >= n {
+        return;
+    }
+    var s = 0.0;
+    for (var part = 0u; part < params.parts; part++) {
+        s += partials[part * params.vertex_capacity + j];
+    }
+    values[j] = VertexValue(s * params.scale, 0u);
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -134,8 +162,12 @@ fn vertex_potential(
         vertex_count = min(counters[0], params.vertex_capacity);
     }
     let n = workgroupUniformLoad(&vertex_count);
-    let first = (wg.x + wg.y * params.groups_x) * WORKGROUP * PER_THREAD;
-    if first >= n {
+    let group = wg.x + wg.y * params.groups_x;
+    let part = group / params.blocks;
+    let first = (group % params.blocks) * WORKGROUP * PER_THREAD;
+    let charge_start = part * params.tiles_per_part * TILE;
+    let charge_end = min(params.n_charges, charge_start + params.tiles_per_part * TILE);
+    if first >= n || part >= params.parts {
         return;
     }
     // Vertex first + lid + k * WORKGROUP of the workgroup's is in group k / 4 of four: positions
@@ -161,7 +193,7 @@ fn vertex_potential(
     var c1 = vec4<f32>(0.0);
     var c2 = vec4<f32>(0.0);
     var c3 = vec4<f32>(0.0);
-    for (var start = 0u; start < params.n_charges; start += TILE) {
+    for (var start = charge_start; start < charge_end; start += TILE) {
         workgroupBarrier();
         for (var t = lid; t < TILE; t += WORKGROUP) {
             tile[t] = charges[start + t];
@@ -203,12 +235,12 @@ fn vertex_potential(
             kahan_add(&s3, &c3, part3);
         }
     }
-    store4(i, n, s0, c0);
+    store4(i, n, part, s0, c0);
     if PER_THREAD > 4u {
-        store4(i + 4u * w, n, s1, c1);
+        store4(i + 4u * w, n, part, s1, c1);
     }
     if PER_THREAD > 8u {
-        store4(i + 8u * w, n, s2, c2);
-        store4(i + 12u * w, n, s3, c3);
+        store4(i + 8u * w, n, part, s2, c2);
+        store4(i + 12u * w, n, part, s3, c3);
     }
 }

@@ -95,6 +95,8 @@ pub struct ColoredPlaybackResult {
     pub surface_ms: f64,
     pub potential_ms: f64,
     pub draw_ms: f64,
+    /// The last frame's surface drawn again, best of five (no new mesh set up).
+    pub draw_only_ms: f64,
     pub frame_ms: f64,
     /// Charge-vertex pairs per second of the potential stage.
     pub potential_pairs_per_s: f64,
@@ -302,6 +304,17 @@ pub fn run(
                 vertices_sum += f64::from(n_vertices);
             }
         }
+        // The draw alone, the last frame's surface drawn again (best of five): what the frame's
+        // draw costs without the set-up of a new mesh.
+        let mut draw_only_ms = f64::INFINITY;
+        for _ in 0..5 {
+            let t0 = Instant::now();
+            render_once(&rc, &scene, &target, &camera);
+            rc.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| anyhow!("{e}"))?;
+            draw_only_ms = draw_only_ms.min(t0.elapsed().as_secs_f64() * 1e3);
+        }
         // The CPU peer on the last frame's surface.
         let [surface, _] = last_field.context("no frame played")?.extract(&rc, &mc, &mut lobes)?;
         let mesh = surface.read_back(&rc.device, &rc.queue).map_err(|e| anyhow!("{e}"))?;
@@ -374,6 +387,7 @@ pub fn run(
             surface_ms: t_surface / k * 1e3,
             potential_ms: t_potential / k * 1e3,
             draw_ms: t_draw / k * 1e3,
+            draw_only_ms,
             frame_ms: frame_s * 1e3,
             potential_pairs_per_s: if t_potential > 0.0 {
                 vertices * base.len() as f64 / (t_potential / k)

@@ -53,7 +53,7 @@ pub struct VertexPotentialVariant {
 
 impl Default for VertexPotentialVariant {
     fn default() -> Self {
-        VertexPotentialVariant::new(4, 64, true)
+        VertexPotentialVariant::new(16, 128, true)
     }
 }
 
@@ -126,7 +126,38 @@ pub struct CoulombParams {
     pub groups_x: u32,
     pub keep: u32,
     pub scale: f32,
-    pub pad: [f32; 3],
+    pub parts: u32,
+    pub tiles_per_part: u32,
+    pub blocks: u32,
+}
+
+/// Workgroups a pass should have to keep a large device busy: when a surface's vertex blocks are
+/// fewer, the charges are split into runs ("parts") summed by separate workgroups and added at the
+/// end. An NVIDIA H200 (132 multiprocessors) ran 100k charges at 441k vertices (1,723 blocks of 256)
+/// fastest with about this many (`ORBITFIELD_VERTEX_POTENTIAL_GROUPS` overrides it; 0 means one
+/// part). A run keeps at least [`MIN_TILES_PER_PART`] tiles, so small systems stay in one part.
+const TARGET_GROUPS: u32 = 4096;
+const MIN_TILES_PER_PART: u32 = 16;
+/// The most parts (the sum pass adds them in order).
+const MAX_PARTS: u32 = 16;
+
+/// How many runs the charges are split into for `blocks` vertex blocks and `tiles` charge tiles
+/// (at least 1), and tiles per run.
+pub fn charge_parts(blocks: u32, tiles: u32, target_groups: u32) -> (u32, u32) {
+    let tiles = tiles.max(1);
+    let wanted = target_groups.div_ceil(blocks.max(1)).max(1);
+    let most = (tiles / MIN_TILES_PER_PART).clamp(1, MAX_PARTS);
+    let parts = wanted.min(most);
+    let per = tiles.div_ceil(parts);
+    // Rounding may leave the last run empty: count the runs that have tiles.
+    (tiles.div_ceil(per), per)
+}
+
+fn target_groups() -> u32 {
+    std::env::var("ORBITFIELD_VERTEX_POTENTIAL_GROUPS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(TARGET_GROUPS)
 }
 
 /// Why the pass could not run.
@@ -278,12 +309,25 @@ pub struct VertexPotential {
     workgroup: u32,
     /// Refine 1/r with a Newton step (picks one of the two pipelines).
     pub newton: bool,
+    /// Adds the runs' sums when the charges were split.
+    sum_parts: wgpu::ComputePipeline,
+    /// Scratch for the runs' sums, reused across calls (passes run in submission order).
+    partials: std::sync::Mutex<Option<wgpu::Buffer>>,
+    target_groups: u32,
+    /// Runs fixed by [`Self::split_charges_into`] instead of chosen from the sizes.
+    fixed_parts: Option<u32>,
 }
 
 impl VertexPotential {
     /// Builds the pipelines of the variant `ORBITFIELD_VERTEX_POTENTIAL` names, else the default.
     pub fn new(device: &wgpu::Device) -> VertexPotential {
         VertexPotential::with_variant(device, VertexPotentialVariant::from_env())
+    }
+
+    /// Splits the charges into `parts` runs (1 to 8) whatever the sizes, instead of choosing from
+    /// them (tests of the split path on small systems).
+    pub fn split_charges_into(&mut self, parts: u32) {
+        self.fixed_parts = Some(parts);
     }
 
     /// The variant this pass runs.
@@ -317,6 +361,7 @@ impl VertexPotential {
                 entry(2, B::Storage { read_only: true }),
                 entry(3, B::Storage { read_only: true }),
                 entry(4, B::Storage { read_only: false }),
+                entry(5, B::Storage { read_only: false }),
             ],
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -324,12 +369,12 @@ impl VertexPotential {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let pipeline = |label: &str, newton: bool| {
+        let pipeline = |label: &str, newton: bool, entry_point: &str| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(label),
                 layout: Some(&pipeline_layout),
                 module: &module,
-                entry_point: Some("vertex_potential"),
+                entry_point: Some(entry_point),
                 compilation_options: wgpu::PipelineCompilationOptions {
                     constants: &[
                         ("NEWTON", f64::from(u8::from(newton))),
@@ -344,8 +389,12 @@ impl VertexPotential {
         };
         VertexPotential {
             layout,
-            pipeline: pipeline("vertex potential", true),
-            pipeline_hardware: pipeline("vertex potential (hardware 1/sqrt)", false),
+            pipeline: pipeline("vertex potential", true, "vertex_potential"),
+            pipeline_hardware: pipeline("vertex potential (hardware 1/sqrt)", false, "vertex_potential"),
+            sum_parts: pipeline("vertex potential parts", true, "sum_parts"),
+            partials: std::sync::Mutex::new(None),
+            target_groups: target_groups(),
+            fixed_parts: None,
             per_thread,
             workgroup,
             newton: variant.newton,
@@ -370,8 +419,16 @@ impl VertexPotential {
                 need,
             });
         }
-        let groups = need.div_ceil(self.workgroup * self.per_thread);
-        let (gx, gy) = groups_2d(groups);
+        let blocks = need.div_ceil(self.workgroup * self.per_thread).max(1);
+        let tiles = charges.padded / TILE;
+        let (parts, tiles_per_part) = match self.fixed_parts {
+            Some(p) => {
+                let per = tiles.max(1).div_ceil(p.clamp(1, MAX_PARTS));
+                (tiles.max(1).div_ceil(per), per)
+            }
+            None => charge_parts(blocks, tiles, self.target_groups),
+        };
+        let (gx, gy) = groups_2d(blocks.saturating_mul(parts));
         if gy > MAX_GROUPS_PER_DIM {
             return Err(VertexPotentialError::TooLarge(need));
         }
@@ -381,39 +438,40 @@ impl VertexPotential {
             groups_x: gx,
             keep: 1,
             scale: angstrom_from_bohr(1.0) as f32,
-            pad: [0.0; 3],
+            parts,
+            tiles_per_part,
+            blocks,
         };
-        let params_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("vertex potential params"),
-            contents: bytemuck::bytes_of(&params),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("vertex potential bind group"),
-            layout: &self.layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: params_buf.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: mesh.counters.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: mesh.vertices.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 3,
-                    resource: charges.buffer.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 4,
-                    resource: out.buffer.as_entire_binding(),
-                },
-            ],
-        });
+        let partials = self.partials_for(device, u64::from(parts) * u64::from(need) * 4);
+        let bind = |params: &CoulombParams| {
+            let params_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("vertex potential params"),
+                contents: bytemuck::bytes_of(params),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+            let buffers = [
+                &params_buf,
+                &mesh.counters,
+                &mesh.vertices,
+                &charges.buffer,
+                &out.buffer,
+                &partials,
+            ];
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("vertex potential bind group"),
+                layout: &self.layout,
+                entries: &buffers
+                    .map(|b| b.as_entire_binding())
+                    .iter()
+                    .enumerate()
+                    .map(|(k, r)| wgpu::BindGroupEntry {
+                        binding: k as u32,
+                        resource: r.clone(),
+                    })
+                    .collect::<Vec<_>>(),
+            })
+        };
+        let bind_group = bind(&params);
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("vertex potential"),
             timestamp_writes: None,
@@ -425,7 +483,42 @@ impl VertexPotential {
         });
         pass.set_bind_group(0, &bind_group, &[]);
         pass.dispatch_workgroups(gx, gy, 1);
+        drop(pass);
+        if parts > 1 {
+            // The runs' sums are complete when the pass above is: a pass of its own.
+            let (sx, sy) = groups_2d(need.div_ceil(64));
+            let sum_group = bind(&CoulombParams { groups_x: sx, ..params });
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("vertex potential parts"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&self.sum_parts);
+            pass.set_bind_group(0, &sum_group, &[]);
+            pass.dispatch_workgroups(sx, sy, 1);
+        }
         Ok(())
+    }
+
+    /// The scratch buffer for runs' sums, at least `bytes` long (at least 16).
+    fn partials_for(&self, device: &wgpu::Device, bytes: u64) -> wgpu::Buffer {
+        let bytes = bytes.max(16);
+        let mut held = match self.partials.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        match held.as_ref() {
+            Some(b) if b.size() >= bytes => b.clone(),
+            _ => {
+                let b = device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("vertex potential partial sums"),
+                    size: bytes.saturating_add(bytes / 4).next_multiple_of(16),
+                    usage: wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                });
+                *held = Some(b.clone());
+                b
+            }
+        }
     }
 
     /// Computes the potential at the vertices of `mesh` into `out` and submits it.
@@ -484,7 +577,7 @@ mod tests {
             assert!([64, 128].contains(&v.workgroup) && TILE.is_multiple_of(v.workgroup));
         }
         assert_eq!(
-            VertexPotentialVariant::parse("v4-w64"),
+            VertexPotentialVariant::parse("v16"),
             Some(VertexPotentialVariant::default())
         );
         assert_eq!(
@@ -504,6 +597,27 @@ mod tests {
         assert!((3.0 * PAD_POSITION_ANGSTROM * PAD_POSITION_ANGSTROM).is_finite());
         assert!(GpuCharges::words(&[[0.0; 3]], &[]).is_err());
         assert_eq!(GpuCharges::words(&[], &[]).unwrap().len(), TILE as usize);
+    }
+
+    #[test]
+    fn charges_split_into_runs_only_when_vertex_blocks_are_few() {
+        // Large surface: one run.
+        assert_eq!(charge_parts(5000, 391, 4096), (1, 391));
+        // 100k charges (391 tiles) at 1,723 blocks: three runs covering every tile.
+        let (parts, per) = charge_parts(1723, 391, 4096);
+        assert_eq!(parts, 3);
+        assert!(parts * per >= 391 && (parts - 1) * per < 391);
+        // Few charges: one run whatever the blocks.
+        assert_eq!(charge_parts(4, 14, 4096).0, 1);
+        // Never more than MAX_PARTS, never an empty run.
+        for tiles in [16, 17, 100, 1000, 4000, 40_000] {
+            for blocks in [1, 7, 100] {
+                let (parts, per) = charge_parts(blocks, tiles, 4096);
+                assert!((1..=MAX_PARTS).contains(&parts));
+                assert!(parts * per >= tiles && (parts - 1) * per < tiles, "{tiles} {blocks}");
+            }
+        }
+        assert_eq!(charge_parts(10, 1000, 0).0, 1);
     }
 
     #[test]
