@@ -5,7 +5,9 @@
 //! threonine MD series give the same surfaces (triangles, area within 1e-4 relative); the next
 //! frame is prepared ahead while one is shown; a lattice the device cannot bind and a missing
 //! orbital pass fall back to the pool, said once; a picked atom's read-out and a surface coloured by
-//! another computed field still work; the setting round-trips through a session file.
+//! another computed field still work; an orbital coloured by the potential of the frame's charges
+//! stays on the render device with its colours computed there, equal to a float64 sum at every
+//! vertex; the setting round-trips through a session file.
 //! Small lattices; runs on whatever adapter exists (Mesa lavapipe in CI, where the GPU marching
 //! cubes is forced on); skipped, with the reason printed, where none can run the passes.
 
@@ -18,6 +20,10 @@ use orbitfield::app::reps::RepId;
 use orbitfield::app::settings::Settings;
 use orbitfield::app::state::{AppState, Command};
 use orbitfield::render::{GpuScene, RenderContext};
+
+#[path = "common/coulomb.rs"]
+mod coulomb;
+use coulomb::coulomb_f64;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -40,8 +46,10 @@ fn context() -> Option<RenderContext> {
         );
         return None;
     }
-    // The GPU marching cubes even on a software rasteriser (the viewer picks the CPU mesher there).
+    // The GPU marching cubes and vertex potential even on a software rasteriser (the viewer picks
+    // the CPU there).
     rc.capabilities.gpu_marching_cubes = true;
+    rc.capabilities.gpu_vertex_potential = true;
     Some(rc)
 }
 
@@ -55,6 +63,11 @@ fn threonine_files() -> Vec<PathBuf> {
 /// A viewer state on the threonine series showing the HOMO (main field) and the density, playing
 /// frame by frame, its orbitals computed where `on` says.
 fn viewer(rc: &RenderContext, on: OrbitalsOn) -> (AppState, [RepId; 2]) {
+    viewer_with_charges(rc, on, None)
+}
+
+/// As [`viewer`], with `charges_e` on the atoms (the wavefunction files carry none).
+fn viewer_with_charges(rc: &RenderContext, on: OrbitalsOn, charges_e: Option<Vec<f32>>) -> (AppState, [RepId; 2]) {
     let settings = Settings {
         lattice_points: LATTICE_POINTS,
         compute_every_frame: true,
@@ -63,7 +76,10 @@ fn viewer(rc: &RenderContext, on: OrbitalsOn) -> (AppState, [RepId; 2]) {
     };
     let mut state = AppState::new(settings, orbitfield::app::default_field_service());
     state.view.gpu_surfaces = true;
-    let system = orbitfield::io::load(&threonine_files()).unwrap();
+    let mut system = orbitfield::io::load(&threonine_files()).unwrap();
+    if charges_e.is_some() {
+        system.structure.charges_e = charges_e;
+    }
     state.open_system("threonine".into(), system);
     assert!(matches!(state.main_field(), Some(FieldChoice::Orbital { .. })));
     state.apply(Command::AddFieldRep(FieldChoice::Density));
@@ -325,6 +341,70 @@ fn a_render_device_surface_coloured_by_a_computed_field_follows_the_frames() {
         assert!(rep.pipeline.device_shown.is_some() && rep.pipeline.device_fallback.is_none());
         assert!(rep.coloring.is_some(), "colouring kept: {}", state.panels.status);
         assert_eq!(surfaces(&sync, &rc, ids[0], true).len(), 2);
+    }
+}
+
+/// An orbital coloured by the potential of the frame's charges: the render device computes both the
+/// orbital and the potential at its vertices, frame after frame, and each vertex's value equals a
+/// float64 sum over the charges at that frame's positions.
+#[test]
+fn an_orbital_coloured_by_the_charges_potential_stays_on_the_render_device() {
+    let Some(rc) = context() else { return };
+    // Fresh charges on threonine's atoms, summing to zero.
+    let n = orbitfield::io::load(&threonine_files()).unwrap().structure.len();
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.subsec_nanos() | 1);
+    let mut x = u64::from(seed);
+    let mut charges: Vec<f32> = (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ((x >> 11) as f64 / (1u64 << 53) as f64 - 0.5) as f32
+        })
+        .collect();
+    let mean = charges.iter().sum::<f32>() / n as f32;
+    charges.iter_mut().for_each(|q| *q -= mean);
+    let (mut state, ids) = viewer_with_charges(&rc, OrbitalsOn::RenderDevice, Some(charges.clone()));
+    state.apply(Command::DeleteRep(ids[1]));
+    state.apply(Command::SetSurfaceColor(Some((
+        FieldChoice::Potential,
+        Some([-0.05, 0.05]),
+    ))));
+    let mut sync = SceneSync::new(&rc);
+    let mut scene = GpuScene::new(&rc);
+    for f in [1, 2] {
+        play(&mut state, &mut sync, &mut scene, &rc, f);
+        let rep = state.reps().field(ids[0]).unwrap();
+        assert!(
+            rep.pipeline.device_shown.is_some() && rep.pipeline.device_fallback.is_none(),
+            "served by the render device: {}",
+            state.panels.status
+        );
+        let values = sync.gpu_vertex_values(ids[0]).unwrap_or_else(|| {
+            panic!(
+                "frame {f}: no colours computed on the render device: {}",
+                state.panels.status
+            )
+        });
+        let lobes = sync.gpu_lobes(ids[0]).unwrap();
+        let positions = state.document().unwrap().frame.positions_angstrom.clone();
+        let mut checked = 0;
+        for (mesh, v) in lobes.iter().zip(values) {
+            let mesh = mesh.read_back(&rc.device, &rc.queue).unwrap();
+            let got = v
+                .read(&rc.device, &rc.queue, mesh.positions_angstrom.len() as u32)
+                .unwrap();
+            assert_eq!(got.len(), mesh.positions_angstrom.len());
+            for (p, &g) in mesh.positions_angstrom.iter().zip(&got) {
+                let want = coulomb_f64(&positions, &charges, p.map(f64::from));
+                let err = (f64::from(g) - want).abs() / want.abs().max(1e-3);
+                assert!(err < 2e-4, "frame {f}: {g} against {want}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 100, "frame {f}: {checked} vertices");
     }
 }
 

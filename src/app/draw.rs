@@ -207,6 +207,12 @@ impl SceneSync {
         self.gpu.get(&id)?.meshes.as_ref()
     }
 
+    /// Representation `id`'s values at the vertices of its lobes on the render device (the
+    /// potential of the frame's charges), as last computed (tests, checks).
+    pub fn gpu_vertex_values(&self, id: RepId) -> Option<&[VertexValues; 2]> {
+        self.gpu.get(&id)?.values.as_ref().map(|(v, _)| v)
+    }
+
     /// Uploads what changed in `state` to `scene` and clears the dirty flags.
     pub fn sync(&mut self, rc: &RenderContext, scene: &mut GpuScene, state: &mut AppState) {
         let view = &mut state.view;

@@ -86,6 +86,8 @@ pub enum DeviceFieldError {
     Software(String),
     #[error("isosurfaces are extracted on the CPU")]
     CpuSurfaces,
+    #[error("its surface colours (the wavefunction's own potential at the vertices) are computed on the host")]
+    HostVertexColours,
     #[error("a relative isovalue needs the lattice's values on the host")]
     RelativeIso,
     #[error("the wavefunction describes a QM region placed on the MD frames")]

@@ -47,8 +47,10 @@ impl AppState {
         self.fields
             .device
             .route(self.settings.orbitals_on, self.view.gpu_surfaces)?;
-        if f.colors_by_vertex_values() {
-            return Err(DeviceFieldError::CpuSurfaces);
+        // The potential of point charges at the vertices is computed on the render device too
+        // (`app::draw`); the wavefunction's own needs the host's meshes.
+        if f.colors_by_vertex_values() && !f.coloring.is_some_and(|c| c.source.is_potential()) {
+            return Err(DeviceFieldError::HostVertexColours);
         }
         if f.iso.relative {
             return Err(DeviceFieldError::RelativeIso);
