@@ -869,7 +869,8 @@ mod tests {
         assert!(SHADER_SOURCE.contains(&format!("const COLUMN: u32 = {COLUMN}u;")));
         // A lattice whose z extent is not a multiple of the column still gets a thread per point.
         assert_eq!(point_columns([3, 2, 5]), 3 * 2 * 2);
-        assert_eq!(cell_columns([3, 2, 5]), 2 * 1);
+        // 2 x 1 cells in a column of 4 (z: 4 cells).
+        assert_eq!(cell_columns([3, 2, 5]), 2);
         assert_eq!(cell_columns([1, 2, 5]), 0);
     }
 
