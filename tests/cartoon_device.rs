@@ -258,3 +258,66 @@ fn adk_drawn_from_the_device_mesh_looks_like_the_cpu_mesh() {
     assert!(drawn > 2000, "the cartoon covers {drawn} pixels");
     assert!(differ * 1000 <= drawn, "{differ} of {drawn} pixels differ");
 }
+
+#[test]
+fn the_viewer_draws_its_cartoon_from_the_device_as_from_the_cpu() {
+    use glam::Vec3;
+    use orbitfield::app::draw::SceneSync;
+    use orbitfield::app::fields::FieldService;
+    use orbitfield::app::reps::spec::parse_atom_rep;
+    use orbitfield::app::settings::Settings;
+    use orbitfield::app::state::{AppState, Command};
+    use orbitfield::jobs::cartoon::CartoonBuilt;
+    use orbitfield::render::{Camera, GpuScene, OffscreenTarget, RenderContext, render_once};
+    let ctx = match RenderContext::headless(1) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            return;
+        }
+    };
+    if !ctx.capabilities.mc_compute_supported {
+        eprintln!("skipping: the adapter runs no compute passes");
+        return;
+    }
+    let size = [240, 180];
+    let image = |on_device: bool| {
+        let mut state = AppState::new(Settings::default(), FieldService::default());
+        state.apply(Command::OpenFiles(vec![data("md/adk.psf"), data("md/adk_dims.dcd")]));
+        let mut sync = SceneSync::new(&ctx);
+        assert!(sync.writes_cartoons());
+        state.view.gpu_cartoons = on_device;
+        state.add_rep(&parse_atom_rep("protein:cartoon").unwrap()).unwrap();
+        for _ in 0..3 {
+            state.update_reps();
+        }
+        let (_, c) = state.reps().cartoons().next().unwrap();
+        match &c.pipeline.shown {
+            Some((k, CartoonBuilt::Rings(_))) => assert!(on_device && k.on_device),
+            Some((k, CartoonBuilt::Mesh(_))) => assert!(!on_device && !k.on_device),
+            None => panic!("no cartoon shown: {}", state.panels.status),
+        }
+        let mut scene = GpuScene::new(&ctx);
+        sync.sync(&ctx, &mut scene, &mut state);
+        assert_eq!(state.view.gpu_cartoons, on_device, "{}", state.panels.status);
+        let (lo, hi) = state.scene_bounds().unwrap();
+        let mut camera = Camera::default();
+        camera.fit_to_bounds(Vec3::from(lo), Vec3::from(hi), size[0] as f32 / size[1] as f32);
+        let target = OffscreenTarget::new(&ctx, size);
+        render_once(&ctx, &scene, &target, &camera);
+        target.read_rgba(&ctx).unwrap()
+    };
+    let (from_cpu, from_device) = (image(false), image(true));
+    let differ = from_cpu
+        .pixels()
+        .zip(from_device.pixels())
+        .filter(|(a, b)| a.0.iter().zip(&b.0).any(|(x, y)| x.abs_diff(*y) > 8))
+        .count();
+    let drawn = from_device
+        .pixels()
+        .filter(|p| p.0[..3].iter().any(|&c| c > 10))
+        .count();
+    eprintln!("viewer adk: {drawn} pixels drawn, {differ} differ by more than 8 levels");
+    assert!(drawn > 2000, "{drawn} pixels drawn");
+    assert!(differ * 1000 <= drawn, "{differ} of {drawn} pixels differ");
+}

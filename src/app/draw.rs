@@ -22,11 +22,11 @@
 
 use super::fields::device::DeviceFieldError;
 use super::fields::{FieldChoice, FieldKey};
+use super::reps::CartoonKey;
 use super::reps::{FieldRep, FieldStyle, RepId, RepKind};
 use super::state::AppState;
 use super::values::{FieldUnit, Legend};
 use crate::compute::device_field::{DeviceField, DeviceInput};
-use super::reps::CartoonKey;
 use crate::jobs::cartoon::CartoonBuilt;
 use crate::render::cartoon_compute::{CartoonBuffers, CartoonCompute, CartoonMesh};
 use crate::render::mc_compute::{GpuLattice, GpuMesh, LobeBuffers, McCompute, McError};
@@ -694,7 +694,12 @@ fn cartoon_meshes(state: &AppState) -> Vec<(MeshInput<'_>, MeshStyle)> {
                 colors_rgba8: &[],
                 ..mesh_input(mesh)
             }),
-            None => c.pipeline.shown.as_ref().and_then(|(_, m)| m.mesh()).map(|m| mesh_input(m)),
+            None => c
+                .pipeline
+                .shown
+                .as_ref()
+                .and_then(|(_, m)| m.mesh())
+                .map(|m| mesh_input(m)),
         })
         .map(|m| (m, CARTOON_STYLE))
         .collect()

@@ -12,9 +12,9 @@ use orbitfield::analysis::dssp::DsspOptions;
 use orbitfield::analysis::dssp::SecondaryStructure;
 use orbitfield::analysis::polymer::{Coloring, Polymer, replicate_on_grid};
 use orbitfield::model::Structure;
-use orbitfield::surface::MeshData;
 use orbitfield::render::RenderContext;
 use orbitfield::render::cartoon_compute::{CartoonBuffers, CartoonCompute, PassTimestamps};
+use orbitfield::surface::MeshData;
 use orbitfield::surface::cartoon::device::CartoonRings;
 use orbitfield::surface::cartoon::{self, CartoonParams};
 use serde::Serialize;
@@ -107,7 +107,9 @@ fn case(
         + std::mem::size_of_val(mesh.values.as_slice())
         + std::mem::size_of_val(mesh.indices.as_slice());
     let device = match rc {
-        Some(rc) => Some(device_case(rc, &polymer, positions, &secondary, &params, &mesh, repeats)?),
+        Some(rc) => Some(device_case(
+            rc, &polymer, positions, &secondary, &params, &mesh, repeats,
+        )?),
         None => None,
     };
     Ok(CartoonResult {
@@ -268,7 +270,13 @@ pub fn run(residue_targets: &[usize], repeats: usize, on_render_device: bool) ->
     for &target in residue_targets {
         let copies = target.div_ceil(residues).max(1);
         let (big, big_positions) = replicate_on_grid(structure, &positions, copies, 60.0);
-        out.push(case(format!("adk x {copies}"), &big, &big_positions, repeats, rc.as_ref())?);
+        out.push(case(
+            format!("adk x {copies}"),
+            &big,
+            &big_positions,
+            repeats,
+            rc.as_ref(),
+        )?);
     }
     for r in &out {
         println!(
