@@ -152,7 +152,7 @@ impl CartoonCompute {
         let limits = device.limits();
         let most = limits
             .max_buffer_size
-            .min(u64::from(limits.max_storage_buffer_binding_size));
+            .min(limits.max_storage_buffer_binding_size);
         let too_large = CartoonGpuError::TooLarge {
             vertices: rings.n_vertices,
             indices: rings.n_indices,
