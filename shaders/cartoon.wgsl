@@ -74,8 +74,8 @@ fn thread_index(gid: vec3<u32>) -> u32 {
     return gid.x + gid.y * params.threads_per_row;
 }
 
-// The last piece whose first vertex is at most v.
-fn piece_of_vertex(v: u32) -> u32 {
+// The last piece whose first vertex (first triangle, `by_triangle`) is at most `id`.
+fn piece_of(id: u32, by_triangle: bool) -> u32 {
     var lo = 0u;
     var hi = params.n_pieces;
     loop {
@@ -83,25 +83,8 @@ fn piece_of_vertex(v: u32) -> u32 {
             break;
         }
         let mid = (lo + hi) / 2u;
-        if (pieces[mid].first_vertex <= v) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
-// The last piece whose first triangle is at most t.
-fn piece_of_triangle(t: u32) -> u32 {
-    var lo = 0u;
-    var hi = params.n_pieces;
-    loop {
-        if (hi - lo <= 1u) {
-            break;
-        }
-        let mid = (lo + hi) / 2u;
-        if (pieces[mid].first_triangle <= t) {
+        let p = pieces[mid];
+        if (select(p.first_vertex, p.first_triangle, by_triangle) <= id) {
             lo = mid;
         } else {
             hi = mid;
@@ -183,7 +166,7 @@ fn make_vertices(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (v >= params.n_vertices) {
         return;
     }
-    let piece = pieces[piece_of_vertex(v)];
+    let piece = pieces[piece_of(v, false)];
     let l = v - piece.first_vertex;
     let s = params.sides;
     var r: Record;
@@ -234,7 +217,7 @@ fn make_triangles(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (t >= params.n_triangles) {
         return;
     }
-    let piece = pieces[piece_of_triangle(t)];
+    let piece = pieces[piece_of(t, true)];
     let l = t - piece.first_triangle;
     let s = params.sides;
     let base = piece.first_vertex;

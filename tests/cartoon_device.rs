@@ -189,21 +189,43 @@ fn fresh_random_chains_equal_the_cpu_mesh() {
     }
 }
 
-#[test]
-fn adk_drawn_from_the_device_mesh_looks_like_the_cpu_mesh() {
-    use glam::Vec3;
-    use orbitfield::render::{Camera, GpuScene, MeshInput, MeshStyle, OffscreenTarget, RenderContext, render_once};
-    let ctx = match RenderContext::headless(1) {
+/// A headless render context whose adapter runs the cartoon pass; `None` (reason printed) elsewhere.
+fn render_context() -> Option<orbitfield::render::RenderContext> {
+    let ctx = match orbitfield::render::RenderContext::headless(1) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("skipping: {e}");
-            return;
+            return None;
         }
     };
     if !ctx.capabilities.mc_compute_supported {
         eprintln!("skipping: the adapter runs no compute passes");
-        return;
+        return None;
     }
+    Some(ctx)
+}
+
+/// The cartoon covers a good part of the image drawn from the CPU mesh, and at most 1 in 1000 of
+/// its pixels differs by more than 8 levels in the image drawn from the device mesh.
+fn assert_alike(from_cpu: &image::RgbaImage, from_device: &image::RgbaImage, what: &str) {
+    let drawn = from_cpu.pixels().filter(|p| p.0[..3].iter().any(|&c| c > 10)).count();
+    let differ = from_cpu
+        .pixels()
+        .zip(from_device.pixels())
+        .filter(|(a, b)| a.0.iter().zip(&b.0).any(|(x, y)| x.abs_diff(*y) > 8))
+        .count();
+    eprintln!("{what}: {drawn} pixels drawn, {differ} differ by more than 8 levels");
+    assert!(drawn > 2000, "{what}: the cartoon covers {drawn} pixels");
+    assert!(differ * 1000 <= drawn, "{what}: {differ} of {drawn} pixels differ");
+}
+
+#[test]
+fn adk_drawn_from_the_device_mesh_looks_like_the_cpu_mesh() {
+    use glam::Vec3;
+    use orbitfield::render::{Camera, GpuScene, MeshInput, MeshStyle, OffscreenTarget, render_once};
+    let Some(ctx) = render_context() else {
+        return;
+    };
     let (segments, residues) = segments_of(
         &[data("md/adk.psf"), data("md/adk_dims.dcd")],
         Coloring::SecondaryStructure,
@@ -245,18 +267,7 @@ fn adk_drawn_from_the_device_mesh_looks_like_the_cpu_mesh() {
     scene.set_meshes(&ctx, &[]);
     assert!(scene.add_cartoon_mesh(&ctx, &gpu, style));
     let from_device = draw(&scene);
-    let (mut drawn, mut differ) = (0usize, 0usize);
-    for (a, b) in from_cpu.pixels().zip(from_device.pixels()) {
-        if a.0[..3].iter().any(|&c| c > 10) {
-            drawn += 1;
-        }
-        if a.0.iter().zip(&b.0).any(|(x, y)| x.abs_diff(*y) > 8) {
-            differ += 1;
-        }
-    }
-    eprintln!("adk cartoon: {drawn} pixels drawn, {differ} differ by more than 8 levels");
-    assert!(drawn > 2000, "the cartoon covers {drawn} pixels");
-    assert!(differ * 1000 <= drawn, "{differ} of {drawn} pixels differ");
+    assert_alike(&from_cpu, &from_device, "adk cartoon");
 }
 
 #[test]
@@ -268,18 +279,10 @@ fn the_viewer_draws_its_cartoon_from_the_device_as_from_the_cpu() {
     use orbitfield::app::settings::Settings;
     use orbitfield::app::state::{AppState, Command};
     use orbitfield::jobs::cartoon::CartoonBuilt;
-    use orbitfield::render::{Camera, GpuScene, OffscreenTarget, RenderContext, render_once};
-    let ctx = match RenderContext::headless(1) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("skipping: {e}");
-            return;
-        }
-    };
-    if !ctx.capabilities.mc_compute_supported {
-        eprintln!("skipping: the adapter runs no compute passes");
+    use orbitfield::render::{Camera, GpuScene, OffscreenTarget, render_once};
+    let Some(ctx) = render_context() else {
         return;
-    }
+    };
     let size = [240, 180];
     let image = |on_device: bool| {
         let mut state = AppState::new(Settings::default(), FieldService::default());
@@ -307,17 +310,5 @@ fn the_viewer_draws_its_cartoon_from_the_device_as_from_the_cpu() {
         render_once(&ctx, &scene, &target, &camera);
         target.read_rgba(&ctx).unwrap()
     };
-    let (from_cpu, from_device) = (image(false), image(true));
-    let differ = from_cpu
-        .pixels()
-        .zip(from_device.pixels())
-        .filter(|(a, b)| a.0.iter().zip(&b.0).any(|(x, y)| x.abs_diff(*y) > 8))
-        .count();
-    let drawn = from_device
-        .pixels()
-        .filter(|p| p.0[..3].iter().any(|&c| c > 10))
-        .count();
-    eprintln!("viewer adk: {drawn} pixels drawn, {differ} differ by more than 8 levels");
-    assert!(drawn > 2000, "{drawn} pixels drawn");
-    assert!(differ * 1000 <= drawn, "{differ} of {drawn} pixels differ");
+    assert_alike(&image(false), &image(true), "viewer adk");
 }

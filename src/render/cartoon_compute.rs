@@ -150,9 +150,7 @@ impl CartoonCompute {
             return Err(CartoonGpuError::Sides(sides));
         }
         let limits = device.limits();
-        let most = limits
-            .max_buffer_size
-            .min(limits.max_storage_buffer_binding_size);
+        let most = limits.max_buffer_size.min(limits.max_storage_buffer_binding_size);
         let too_large = CartoonGpuError::TooLarge {
             vertices: rings.n_vertices,
             indices: rings.n_indices,
