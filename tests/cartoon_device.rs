@@ -198,8 +198,11 @@ fn render_context() -> Option<orbitfield::render::RenderContext> {
             return None;
         }
     };
-    if !ctx.capabilities.mc_compute_supported {
-        eprintln!("skipping: the adapter runs no compute passes");
+    if !ctx.capabilities.cartoon_pass() {
+        eprintln!(
+            "skipping: the adapter does not write cartoons ({})",
+            ctx.capabilities.summary()
+        );
         return None;
     }
     Some(ctx)

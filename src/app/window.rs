@@ -448,10 +448,7 @@ impl ApplicationHandler for Viewer {
                 // Cartoons (secondary structure and mesh per frame) on a thread of their own too; their
                 // meshes written on this device where it runs compute passes (the thread then makes
                 // only the per-ring inputs).
-                self.state.view.gpu_cartoons = self
-                    .gfx
-                    .as_ref()
-                    .is_some_and(|g| g.rc.capabilities.mc_compute_supported);
+                self.state.view.gpu_cartoons = self.gfx.as_ref().is_some_and(|g| g.rc.capabilities.cartoon_pass());
                 self.state.build_cartoons_off_thread();
                 // Surface colours by the charges' potential (exact at the vertices) on one as well.
                 self.state.color_vertices_off_thread();

@@ -113,6 +113,14 @@ impl AdapterFacts {
 }
 
 impl Capabilities {
+    /// Cartoon meshes are written by the compute pass on this device (`render::cartoon_compute`):
+    /// it runs compute passes (the cartoon pass binds fewer storage buffers than the marching
+    /// cubes), and has usable 3-D textures, so that a volume colouring surfaces colours those
+    /// meshes too (per-vertex colouring by a volume needs CPU meshes).
+    pub fn cartoon_pass(&self) -> bool {
+        self.mc_compute_supported && self.volume_textures
+    }
+
     /// Reads the adapter once and chooses every path (see [`Capabilities::choose`]).
     pub fn read(adapter: &wgpu::Adapter, device: &wgpu::Device, want_samples: u32) -> Capabilities {
         Capabilities::choose(&AdapterFacts::read(adapter, &device.limits()), want_samples)
