@@ -198,7 +198,7 @@ fn render_context() -> Option<orbitfield::render::RenderContext> {
             return None;
         }
     };
-    if !ctx.capabilities.cartoon_pass() {
+    if !ctx.capabilities.cartoon_pass_supported() {
         eprintln!(
             "skipping: the adapter does not write cartoons ({})",
             ctx.capabilities.summary()

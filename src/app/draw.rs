@@ -156,7 +156,10 @@ fn lobe_styles(f: &FieldRep, flip: bool) -> [MeshStyle; 2] {
 impl SceneSync {
     pub fn new(rc: &RenderContext) -> SceneSync {
         SceneSync {
-            cartoon: rc.capabilities.cartoon_pass().then(|| CartoonCompute::new(&rc.device)),
+            cartoon: rc
+                .capabilities
+                .cartoon_pass_supported()
+                .then(|| CartoonCompute::new(&rc.device)),
             cartoons: BTreeMap::new(),
             mc: rc.capabilities.gpu_marching_cubes.then(|| McCompute::new(&rc.device)),
             mo: (rc.capabilities.gpu_marching_cubes && rc.capabilities.orbital_pass_supported)

@@ -253,7 +253,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 pub fn run(residue_targets: &[usize], repeats: usize, on_render_device: bool) -> Result<Vec<CartoonResult>> {
     let rc = if on_render_device {
         let rc = RenderContext::headless(1).map_err(|e| anyhow!("no render device: {e}"))?;
-        if !rc.capabilities.mc_compute_supported {
+        if !rc.capabilities.cartoon_pass_supported() {
             bail!("the adapter runs no compute passes ({})", rc.capabilities.summary());
         }
         Some(rc)
