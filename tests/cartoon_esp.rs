@@ -179,7 +179,8 @@ fn without_charges_the_cartoon_keeps_its_colours_with_one_message() {
     let (rep, c) = state.reps().cartoons().next().unwrap();
     assert_eq!(rep.id, id);
     assert!(c.color_by.is_none());
-    let (_, mesh) = c.pipeline.shown.as_ref().expect("the cartoon is drawn");
+    let (_, built) = c.pipeline.shown.as_ref().expect("the cartoon is drawn");
+    let mesh = built.mesh().expect("a CPU mesh (no render device here)");
     let helix = orbitfield::analysis::polymer::secondary_structure_color(
         orbitfield::analysis::dssp::SecondaryStructure::AlphaHelix,
     );

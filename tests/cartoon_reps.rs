@@ -22,7 +22,10 @@ use adk_state::{adk, reps_editor};
 /// The cartoon representation's shown mesh and the frame it is of.
 fn shown(state: &AppState) -> Option<(usize, Arc<MeshData>)> {
     let (_, c) = state.reps().cartoons().next()?;
-    c.pipeline.shown.as_ref().map(|(k, m)| (k.frame, Arc::clone(m)))
+    c.pipeline
+        .shown
+        .as_ref()
+        .and_then(|(k, m)| Some((k.frame, Arc::clone(m.mesh()?))))
 }
 
 /// The cartoon of the current frame built directly from the document.
@@ -109,6 +112,7 @@ fn the_editor_adds_a_cartoon_that_follows_the_frames() {
         if let Some((k, m)) = &c.pipeline.shown
             && k.style == Style::Tube
             && k.coloring == Coloring::Chain
+            && let Some(m) = m.mesh()
         {
             break Arc::clone(m);
         }
@@ -125,7 +129,13 @@ fn the_editor_adds_a_cartoon_that_follows_the_frames() {
     loop {
         state.update_reps();
         let (_, c) = state.reps().cartoons().next().unwrap();
-        if c.residues == 0 && c.pipeline.shown.as_ref().is_some_and(|(_, m)| m.indices.is_empty()) {
+        if c.residues == 0
+            && c.pipeline
+                .shown
+                .as_ref()
+                .and_then(|(_, m)| m.mesh())
+                .is_some_and(|m| m.indices.is_empty())
+        {
             break;
         }
         assert!(start.elapsed() < Duration::from_secs(20), "no empty cartoon");

@@ -17,6 +17,7 @@ use super::dssp::{DsspOptions, ProteinBackbone, SecondaryStructure};
 use crate::model::Structure;
 use crate::model::select::is_nucleic_resname;
 use crate::surface::MeshData;
+use crate::surface::cartoon::device::CartoonRings;
 use crate::surface::cartoon::{self, BaseSlab, CartoonParams, NucleicResidue, ProteinResidue, Segment, Shape};
 use rayon::prelude::*;
 
@@ -411,14 +412,41 @@ impl Polymer {
         params: &CartoonParams,
         mesh: &mut MeshData,
     ) -> Vec<SecondaryStructure> {
+        let (secondary, segments, params) = self.frame_segments(positions_angstrom, coloring, values, params);
+        cartoon::build_into(&segments, &params, mesh);
+        secondary
+    }
+
+    /// As [`Polymer::mesh_into`], but the per-ring inputs of the render device's cartoon pass
+    /// (`surface::cartoon::device`) instead of the mesh.
+    pub fn rings_into(
+        &self,
+        positions_angstrom: &[[f32; 3]],
+        coloring: Coloring,
+        values: Option<&[f32]>,
+        params: &CartoonParams,
+        rings: &mut CartoonRings,
+    ) -> Vec<SecondaryStructure> {
+        let (secondary, segments, params) = self.frame_segments(positions_angstrom, coloring, values, params);
+        cartoon::device::rings_into(&segments, &params, rings);
+        secondary
+    }
+
+    /// One frame's DSSP, segments and parameters (values on for [`Coloring::Value`]).
+    fn frame_segments(
+        &self,
+        positions_angstrom: &[[f32; 3]],
+        coloring: Coloring,
+        values: Option<&[f32]>,
+        params: &CartoonParams,
+    ) -> (Vec<SecondaryStructure>, Vec<Segment>, CartoonParams) {
         let secondary = self.protein.assign(positions_angstrom, &DsspOptions::default());
         let segments = self.segments(positions_angstrom, &secondary, coloring, values);
         let params = CartoonParams {
             with_values: params.with_values || coloring == Coloring::Value,
             ..*params
         };
-        cartoon::build_into(&segments, &params, mesh);
-        secondary
+        (secondary, segments, params)
     }
 }
 

@@ -15,13 +15,20 @@
 //! frame change); the wavefunction's own potential at the vertices needs the CPU meshes.
 //! On request ([`SceneSync::time_stages`], the playback bench) it times the render-device stages:
 //! host recording, extraction and counter wait, and GPU timestamps of the pass and the extraction.
+//! Cartoons built as per-ring inputs (`AppState::update_cartoon_rep` where `gpu_cartoons` is set)
+//! have their meshes written by the cartoon pass on the render device (`render::cartoon_compute`,
+//! into buffers of each representation's own, reused from frame to frame; again only when the
+//! cartoon shown changed); the others are CPU meshes.
 
 use super::fields::device::DeviceFieldError;
 use super::fields::{FieldChoice, FieldKey};
+use super::reps::CartoonKey;
 use super::reps::{FieldRep, FieldStyle, RepId, RepKind};
 use super::state::AppState;
 use super::values::{FieldUnit, Legend};
 use crate::compute::device_field::{DeviceField, DeviceInput};
+use crate::jobs::cartoon::CartoonBuilt;
+use crate::render::cartoon_compute::{CartoonBuffers, CartoonCompute, CartoonMesh};
 use crate::render::mc_compute::{GpuLattice, GpuMesh, LobeBuffers, McCompute, McError};
 use crate::render::mo_compute::MoCompute;
 use crate::render::vertex_potential::{GpuCharges, VertexPotential, VertexValues};
@@ -45,8 +52,25 @@ struct GpuLobes {
     charges: Option<GpuCharges>,
 }
 
+/// One cartoon representation's mesh on the render device: its buffers and the mesh last written
+/// into them, with the cartoon it is of.
+#[derive(Default)]
+struct DeviceCartoon {
+    buffers: CartoonBuffers,
+    mesh: Option<(CartoonKey, CartoonMesh)>,
+}
+
+/// Colour and opacity of every cartoon (its colours are per vertex; always opaque).
+const CARTOON_STYLE: MeshStyle = MeshStyle {
+    color: [1.0; 3],
+    opacity: 1.0,
+};
+
 /// Keeps a scene in step with the state.
 pub struct SceneSync {
+    /// The cartoon pass, where the device runs compute passes.
+    cartoon: Option<CartoonCompute>,
+    cartoons: BTreeMap<RepId, DeviceCartoon>,
     /// Marching cubes on the render device, where its capabilities allow it.
     mc: Option<McCompute>,
     /// The orbital pass, where the marching cubes runs and the device can run it.
@@ -132,6 +156,11 @@ fn lobe_styles(f: &FieldRep, flip: bool) -> [MeshStyle; 2] {
 impl SceneSync {
     pub fn new(rc: &RenderContext) -> SceneSync {
         SceneSync {
+            cartoon: rc
+                .capabilities
+                .cartoon_pass_supported()
+                .then(|| CartoonCompute::new(&rc.device)),
+            cartoons: BTreeMap::new(),
             mc: rc.capabilities.gpu_marching_cubes.then(|| McCompute::new(&rc.device)),
             mo: (rc.capabilities.gpu_marching_cubes && rc.capabilities.orbital_pass_supported)
                 .then(|| MoCompute::new(&rc.device)),
@@ -236,6 +265,7 @@ impl SceneSync {
             } else {
                 cpu_surfaces(rc, scene, state);
             }
+            self.device_cartoons(rc, scene, state);
             // Uploaded meshes take the colour field again.
             state.view.dirty.surface_color = true;
         }
@@ -308,6 +338,52 @@ impl SceneSync {
                 super::slice::plane_image(grid, colormap, plane)
             });
             scene.set_slice(rc, image.as_ref());
+        }
+    }
+
+    /// Whether the cartoon pass runs on this scene's device.
+    pub fn writes_cartoons(&self) -> bool {
+        self.cartoon.is_some()
+    }
+
+    /// The visible cartoons built as per-ring inputs: their meshes written on the render device
+    /// (again only when the cartoon shown changed) and added to the scene. When the pass cannot
+    /// run, cartoons are built on the CPU from the next update on.
+    fn device_cartoons(&mut self, rc: &RenderContext, scene: &mut GpuScene, state: &mut AppState) {
+        let mut failure = None;
+        let mut live = Vec::new();
+        for (r, c) in state.doc.reps.cartoons().filter(|(r, _)| r.visible) {
+            let Some((key, CartoonBuilt::Rings(rings))) = &c.pipeline.shown else {
+                continue;
+            };
+            live.push(r.id);
+            let Some(pass) = &self.cartoon else {
+                failure = Some("this device runs no compute passes".to_string());
+                continue;
+            };
+            let slot = self.cartoons.entry(r.id).or_default();
+            let written = slot.mesh.as_ref().filter(|(k, _)| k == key).map(|(_, m)| m.clone());
+            let mesh = match written {
+                Some(m) => m,
+                None => match pass.build(&rc.device, &rc.queue, rings, &mut slot.buffers) {
+                    Ok(m) => {
+                        slot.mesh = Some((*key, m.clone()));
+                        m
+                    }
+                    Err(e) => {
+                        failure = Some(e.to_string());
+                        continue;
+                    }
+                },
+            };
+            scene.add_cartoon_mesh(rc, &mesh, CARTOON_STYLE);
+        }
+        self.cartoons.retain(|id, _| live.contains(id));
+        if let Some(e) = failure {
+            // The cartoons' keys change with the flag: the next update asks for CPU meshes.
+            state.panels.status = format!("cartoon meshes on the CPU: {e}");
+            state.view.gpu_cartoons = false;
+            self.cartoons.clear();
         }
     }
 
@@ -613,10 +689,6 @@ fn mesh_input(m: &MeshData) -> MeshInput<'_> {
 /// by a field with their values at the vertices once they have arrived (the mesh they are of), in
 /// their own colours before.
 fn cartoon_meshes(state: &AppState) -> Vec<(MeshInput<'_>, MeshStyle)> {
-    let style = MeshStyle {
-        color: [1.0; 3],
-        opacity: 1.0,
-    };
     state
         .doc
         .reps
@@ -628,9 +700,14 @@ fn cartoon_meshes(state: &AppState) -> Vec<(MeshInput<'_>, MeshStyle)> {
                 colors_rgba8: &[],
                 ..mesh_input(mesh)
             }),
-            None => c.pipeline.shown.as_ref().map(|(_, m)| mesh_input(m)),
+            None => c
+                .pipeline
+                .shown
+                .as_ref()
+                .and_then(|(_, m)| m.mesh())
+                .map(|m| mesh_input(m)),
         })
-        .map(|m| (m, style))
+        .map(|m| (m, CARTOON_STYLE))
         .collect()
 }
 

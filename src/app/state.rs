@@ -221,6 +221,9 @@ pub struct ViewState {
     /// Isosurfaces are extracted on the render GPU by the draw stage (marching cubes as a compute
     /// pass) instead of on the CPU; set by the window when its device can.
     pub gpu_surfaces: bool,
+    /// Cartoon meshes are written on the render device (`render::cartoon_compute`; the cartoon thread
+    /// makes only their per-ring inputs); else on the CPU. Set from the adapter's capabilities.
+    pub gpu_cartoons: bool,
     /// CPU isosurfaces extracted on a thread of their own, one lane per field representation
     /// ([`AppState::extract_surfaces_off_thread`]); `None`: extracted in the update loop itself.
     pub mesher: Option<crate::jobs::mesher::Mesher<FieldKey>>,
@@ -326,6 +329,7 @@ impl AppState {
                 fit_pending: false,
                 pick: None,
                 gpu_surfaces: false,
+                gpu_cartoons: false,
                 mesher: None,
                 cartoons: None,
                 vertex_values: None,

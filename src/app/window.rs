@@ -445,7 +445,10 @@ impl ApplicationHandler for Viewer {
                     // ... on a thread of its own, so a large surface never stalls a frame.
                     self.state.extract_surfaces_off_thread();
                 }
-                // Cartoons (secondary structure and mesh per frame) on a thread of their own too.
+                // Cartoons (secondary structure and mesh per frame) on a thread of their own too; their
+                // meshes written on this device where the capabilities chose it (a hardware adapter
+                // with compute passes; the thread then makes only the per-ring inputs).
+                self.state.view.gpu_cartoons = self.gfx.as_ref().is_some_and(|g| g.rc.capabilities.gpu_cartoons());
                 self.state.build_cartoons_off_thread();
                 // Surface colours by the charges' potential (exact at the vertices) on one as well.
                 self.state.color_vertices_off_thread();

@@ -125,6 +125,10 @@ pub struct BenchArgs {
     /// 20,000 with --quick) and stop.
     #[arg(long)]
     cartoon: bool,
+    /// With --cartoon: `render-device` also times the mesh written by the compute pass on the render
+    /// device (per-ring inputs on the CPU, their upload, the passes), beside the CPU figures.
+    #[arg(long, value_enum, default_value = "cpu")]
+    cartoon_on: CartoonOn,
     /// Time the electrostatic potential of threonine's wavefunction: the CPU engine on one thread
     /// against PySCF's cubegen.mep on one core (same lattice), and the GPU on an 80^3 lattice.
     #[arg(long)]
@@ -605,6 +609,16 @@ impl Rng {
         let v = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
         (v >> 11) as f64 / (1u64 << 52) as f64 - 1.0
     }
+}
+
+/// Where `bench --cartoon` builds the cartoon mesh.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CartoonOn {
+    /// The CPU (all cores), as the viewer's cartoon thread does.
+    #[default]
+    Cpu,
+    /// Also the compute pass on the render device (`render::cartoon_compute`).
+    RenderDevice,
 }
 
 /// Where `bench --playback` computes the orbital scenes' fields (and `bench --molsurf` the surface).
@@ -1165,7 +1179,8 @@ fn molsurf(args: &BenchArgs, preference: DevicePreference) -> Result<()> {
 pub fn run(args: &BenchArgs) -> Result<()> {
     if args.cartoon {
         let targets: &[usize] = if args.quick { &[20_000] } else { &[10_000, 100_000] };
-        let results = super::cartoon_bench::run(targets, args.repeats)?;
+        let on_device = args.cartoon_on == CartoonOn::RenderDevice;
+        let results = super::cartoon_bench::run(targets, args.repeats, on_device)?;
         if let Some(p) = &args.json {
             let text = serde_json::to_string_pretty(&results)?;
             std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;

@@ -2,13 +2,20 @@
 //! pool (all cores, or `RAYON_NUM_THREADS`; each line names the thread count). Cases: adk (the first frame of `tests/data/md/adk_dims.dcd`, 214 residues) and
 //! copies of it on a grid up to 100,000 residues, each with DSSP alone, the mesh alone (from given
 //! codes) and both together, as the viewer's cartoon worker runs them for every frame: into the
-//! previous frame's buffers (as the worker recycles them), and into fresh memory.
+//! previous frame's buffers (as the worker recycles them), and into fresh memory. With
+//! `--cartoon-on render-device`, also the mesh written by the compute pass on the render device
+//! (`render::cartoon_compute`): the CPU's per-ring inputs, their upload alone, the pass (GPU
+//! timestamps where the adapter has them) and the whole stage as a frame waits for it.
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow, bail};
 use orbitfield::analysis::dssp::DsspOptions;
+use orbitfield::analysis::dssp::SecondaryStructure;
 use orbitfield::analysis::polymer::{Coloring, Polymer, replicate_on_grid};
 use orbitfield::model::Structure;
+use orbitfield::render::RenderContext;
+use orbitfield::render::cartoon_compute::{CartoonBuffers, CartoonCompute, PassTimestamps};
 use orbitfield::surface::MeshData;
+use orbitfield::surface::cartoon::device::CartoonRings;
 use orbitfield::surface::cartoon::{self, CartoonParams};
 use serde::Serialize;
 use std::path::Path;
@@ -31,6 +38,26 @@ pub struct CartoonResult {
     /// Bytes of one frame's mesh (positions, normals, colours, values, indices): what the mesh step
     /// writes to memory per frame, its floor on a machine's memory bandwidth.
     pub mesh_bytes: usize,
+    /// The mesh on the render device, when asked for.
+    pub device: Option<DeviceMeshResult>,
+}
+
+/// The cartoon mesh written on the render device, per frame (medians).
+#[derive(Serialize, Debug)]
+pub struct DeviceMeshResult {
+    pub adapter: String,
+    /// Segments and per-ring inputs on the CPU (the counterpart of `mesh_ms`'s segments and mesh).
+    pub rings_ms: f64,
+    /// The inputs written to the device and waited for, alone.
+    pub upload_ms: f64,
+    /// The vertex and triangle passes, from GPU timestamps (`None` without timestamp queries).
+    pub pass_ms: Option<f64>,
+    /// Inputs written, passes recorded, submitted and waited for (wall clock).
+    pub device_ms: f64,
+    /// The mesh stage as a frame sees it: `rings_ms + device_ms`.
+    pub stage_ms: f64,
+    /// Bytes of the per-ring inputs that cross to the device per frame.
+    pub input_bytes: usize,
 }
 
 fn median_ms(repeats: usize, mut f: impl FnMut()) -> f64 {
@@ -46,7 +73,13 @@ fn median_ms(repeats: usize, mut f: impl FnMut()) -> f64 {
     times.get(times.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-fn case(name: String, structure: &Structure, positions: &[[f32; 3]], repeats: usize) -> CartoonResult {
+fn case(
+    name: String,
+    structure: &Structure,
+    positions: &[[f32; 3]],
+    repeats: usize,
+    rc: Option<&RenderContext>,
+) -> Result<CartoonResult> {
     let polymer = Polymer::new(structure);
     let params = CartoonParams::for_residue_count(polymer.residue_count());
     let options = DsspOptions::default();
@@ -73,7 +106,13 @@ fn case(name: String, structure: &Structure, positions: &[[f32; 3]], repeats: us
         + std::mem::size_of_val(mesh.colors_rgba8.as_slice())
         + std::mem::size_of_val(mesh.values.as_slice())
         + std::mem::size_of_val(mesh.indices.as_slice());
-    CartoonResult {
+    let device = match rc {
+        Some(rc) => Some(device_case(
+            rc, &polymer, positions, &secondary, &params, &mesh, repeats,
+        )?),
+        None => None,
+    };
+    Ok(CartoonResult {
         name,
         residues: polymer.residue_count(),
         threads: rayon::current_num_threads(),
@@ -84,22 +123,160 @@ fn case(name: String, structure: &Structure, positions: &[[f32; 3]], repeats: us
         vertices,
         triangles,
         mesh_bytes,
+        device,
+    })
+}
+
+/// The device mesh of one system: the CPU's ring inputs, their upload, the passes; the mesh read
+/// back once and checked against `cpu` (counts and indices equal, positions within 1e-3 A).
+fn device_case(
+    rc: &RenderContext,
+    polymer: &Polymer,
+    positions: &[[f32; 3]],
+    secondary: &[SecondaryStructure],
+    params: &CartoonParams,
+    cpu: &MeshData,
+    repeats: usize,
+) -> Result<DeviceMeshResult> {
+    let (device, queue) = (&rc.device, &rc.queue);
+    let pass = CartoonCompute::new(device);
+    let mut rings = CartoonRings::default();
+    let rings_ms = median_ms(repeats, || {
+        let segments = polymer.segments(positions, secondary, Coloring::SecondaryStructure, None);
+        cartoon::device::rings_into(&segments, params, &mut rings);
+        std::hint::black_box(&rings);
+    });
+    let mut buffers = CartoonBuffers::default();
+    let mesh = pass.build(device, queue, &rings, &mut buffers)?;
+    let back = mesh.read_back(device, queue)?;
+    let close = back.indices == cpu.indices
+        && back.positions_angstrom.len() == cpu.positions_angstrom.len()
+        && back
+            .positions_angstrom
+            .iter()
+            .zip(&cpu.positions_angstrom)
+            .all(|(a, b)| a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-3));
+    if !close {
+        bail!("the device's cartoon mesh differs from the CPU's");
     }
+    let frames = repeats.max(1) + 2;
+    let timestamps = device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+    let n_queries = 2 * frames as u32;
+    let query_set = timestamps.then(|| {
+        device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("cartoon bench timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: n_queries,
+        })
+    });
+    let wait = || {
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| anyhow!("waiting for the device: {e}"))
+    };
+    let mut device_t = Vec::new();
+    for f in 0..frames {
+        let t = Instant::now();
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("cartoon bench frame"),
+        });
+        let stamps = query_set.as_ref().map(|qs| PassTimestamps {
+            query_set: qs,
+            begin: 2 * f as u32,
+            end: 2 * f as u32 + 1,
+        });
+        pass.encode(device, queue, &mut encoder, &rings, &mut buffers, stamps)?;
+        queue.submit([encoder.finish()]);
+        wait()?;
+        if f >= 2 {
+            device_t.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    // The inputs alone, written into buffers of their size and waited for.
+    let inputs: [&[u8]; 3] = [
+        bytemuck::cast_slice(&rings.pieces),
+        bytemuck::cast_slice(&rings.records),
+        bytemuck::cast_slice(&rings.bands),
+    ];
+    let scratch: Vec<wgpu::Buffer> = inputs
+        .iter()
+        .map(|raw| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("cartoon bench upload"),
+                size: (raw.len() as u64).max(16).next_multiple_of(4),
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        })
+        .collect();
+    let mut upload_t = Vec::new();
+    for r in 0..frames {
+        let t = Instant::now();
+        for (b, raw) in scratch.iter().zip(inputs) {
+            if !raw.is_empty() {
+                queue.write_buffer(b, 0, raw);
+            }
+        }
+        queue.submit([]);
+        wait()?;
+        if r >= 2 {
+            upload_t.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    let pass_ms = match &query_set {
+        Some(qs) => {
+            let ms = super::render_orbital_bench::read_timestamps_ms(device, queue, qs, n_queries)?;
+            Some(median(
+                ms.chunks_exact(2).skip(2).map(|q| (q[1] - q[0]).max(0.0)).collect(),
+            ))
+        }
+        None => None,
+    };
+    let device_ms = median(device_t);
+    Ok(DeviceMeshResult {
+        adapter: rc.capabilities.adapter.clone(),
+        rings_ms,
+        upload_ms: median(upload_t),
+        pass_ms,
+        device_ms,
+        stage_ms: rings_ms + device_ms,
+        input_bytes: inputs.iter().map(|b| b.len()).sum(),
+    })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 /// Times adk and its grids of copies (`residue_targets`: residue counts to reach, e.g. 100,000).
-pub fn run(residue_targets: &[usize], repeats: usize) -> Result<Vec<CartoonResult>> {
+pub fn run(residue_targets: &[usize], repeats: usize, on_render_device: bool) -> Result<Vec<CartoonResult>> {
+    let rc = if on_render_device {
+        let rc = RenderContext::headless(1).map_err(|e| anyhow!("no render device: {e}"))?;
+        if !rc.capabilities.cartoon_pass_supported() {
+            bail!("the adapter runs no compute passes ({})", rc.capabilities.summary());
+        }
+        Some(rc)
+    } else {
+        None
+    };
     let md = Path::new("tests/data/md");
     let files = [md.join("adk.psf"), md.join("adk_dims.dcd")];
     let mut system = orbitfield::io::load(&files).context("reading adk (run from the repository root)")?;
     let positions = system.trajectory.frame(0)?.positions_angstrom;
     let structure = &system.structure;
-    let mut out = vec![case("adk".into(), structure, &positions, repeats)];
+    let mut out = vec![case("adk".into(), structure, &positions, repeats, rc.as_ref())?];
     let residues = out.first().map_or(1, |r| r.residues.max(1));
     for &target in residue_targets {
         let copies = target.div_ceil(residues).max(1);
         let (big, big_positions) = replicate_on_grid(structure, &positions, copies, 60.0);
-        out.push(case(format!("adk x {copies}"), &big, &big_positions, repeats));
+        out.push(case(
+            format!("adk x {copies}"),
+            &big,
+            &big_positions,
+            repeats,
+            rc.as_ref(),
+        )?);
     }
     for r in &out {
         println!(
@@ -117,6 +294,20 @@ pub fn run(residue_targets: &[usize], repeats: usize) -> Result<Vec<CartoonResul
             r.triangles,
             r.mesh_bytes as f64 / 1e6
         );
+        if let Some(d) = &r.device {
+            let pass = d.pass_ms.map_or("no timestamps".to_string(), |p| format!("{p:.3} ms"));
+            println!(
+                "cartoon {:<14} on the render device ({}): mesh stage {:.3} ms = ring inputs {:.3} ms + device {:.3} ms \
+                 (upload alone {:.3} ms of {:.1} MB; passes {pass})",
+                r.name,
+                d.adapter,
+                d.stage_ms,
+                d.rings_ms,
+                d.device_ms,
+                d.upload_ms,
+                d.input_bytes as f64 / 1e6
+            );
+        }
     }
     Ok(out)
 }

@@ -449,6 +449,8 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     let rc = RenderContext::headless(4)?;
     let mut scene = GpuScene::new(&rc);
     let mut sync = SceneSync::new(&rc);
+    // Cartoon meshes written on the render device where the viewer would write them there.
+    state.view.gpu_cartoons = sync.writes_cartoons() && rc.capabilities.gpu_cartoons();
     let target = OffscreenTarget::new(&rc, size);
     state.apply(Command::SetFrame(frames[0]));
     if session.as_ref().is_none_or(|s| s.camera.is_none()) {

@@ -10,6 +10,7 @@
 pub mod callback;
 pub mod camera;
 pub mod capabilities;
+pub mod cartoon_compute;
 pub mod colormap;
 pub mod context;
 pub mod gpu;

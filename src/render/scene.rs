@@ -384,6 +384,37 @@ impl GpuScene {
         }
     }
 
+    /// Adds a cartoon mesh written on the device by the cartoon pass (`render::cartoon_compute`) after
+    /// the meshes uploaded: its buffers are drawn as they are, with its colour per vertex and the
+    /// index count known on the host. Returns false (adding nothing) when it has no triangles.
+    pub fn add_cartoon_mesh(
+        &mut self,
+        ctx: &RenderContext,
+        mesh: &super::cartoon_compute::CartoonMesh,
+        style: MeshStyle,
+    ) -> bool {
+        if mesh.n_indices < 3 {
+            return false;
+        }
+        let uniform = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("orbitfield cartoon mesh uniform"),
+            contents: bytemuck::bytes_of(&mesh_uniform(style, &self.color_field)),
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        });
+        let bind_group = mesh_bind_group(ctx, &uniform, &self.color_field);
+        self.meshes.push(GpuMesh {
+            vertices: mesh.vertices.clone(),
+            indices: mesh.indices.clone(),
+            index_count: IndexCount::Direct(mesh.n_indices),
+            colors: Some(mesh.colors.clone()),
+            source: None,
+            uniform,
+            bind_group,
+            style,
+        });
+        true
+    }
+
     /// Changes a mesh's colour and opacity (uniform only).
     pub fn set_mesh_style(&mut self, ctx: &RenderContext, index: usize, style: MeshStyle) {
         if let Some(m) = self.meshes.get_mut(index) {

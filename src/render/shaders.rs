@@ -33,6 +33,7 @@ pub fn all_modules() -> Vec<(&'static str, String)> {
         ("orbital", super::mo_compute::SHADER_SOURCE.to_string()),
         ("molsurf", super::molsurf_compute::SHADER_SOURCE.to_string()),
         ("vertex_coulomb", super::vertex_potential::SHADER_SOURCE.to_string()),
+        ("cartoon", super::cartoon_compute::SHADER_SOURCE.to_string()),
     ]
 }
 

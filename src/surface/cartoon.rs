@@ -27,6 +27,8 @@
 use super::MeshData;
 use rayon::prelude::*;
 
+pub mod device;
+
 /// How a residue is drawn in the cartoon style.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Shape {
@@ -197,11 +199,7 @@ pub fn build(segments: &[Segment], params: &CartoonParams) -> MeshData {
 /// touches no fresh memory).
 pub fn build_into(segments: &[Segment], params: &CartoonParams, mesh: &mut MeshData) {
     let params = sanitized(params);
-    let pieces: Vec<Piece> = segments
-        .par_iter()
-        .flat_map_iter(|s| Piece::split(s, &params))
-        .collect();
-    let counts: Vec<(usize, usize)> = pieces.par_iter().map(|p| p.counts(&params)).collect();
+    let (pieces, counts) = pieces_of(segments, &params);
     let n_vertices: usize = counts.iter().map(|c| c.0).sum();
     let n_indices: usize = counts.iter().map(|c| c.1).sum();
     // Every element is written below, so the buffers keep what they hold (the previous frame's
@@ -253,6 +251,13 @@ pub fn build_into(segments: &[Segment], params: &CartoonParams, mesh: &mut MeshD
     }
     jobs.into_par_iter()
         .for_each(|(piece, mut out)| piece.emit(&params, &mut out));
+}
+
+/// The drawable pieces of all segments (in order) and the (vertices, indices) each writes.
+fn pieces_of<'a>(segments: &'a [Segment], params: &CartoonParams) -> (Vec<Piece<'a>>, Vec<(usize, usize)>) {
+    let pieces: Vec<Piece> = segments.par_iter().flat_map_iter(|s| Piece::split(s, params)).collect();
+    let counts: Vec<(usize, usize)> = pieces.par_iter().map(|p| p.counts(params)).collect();
+    (pieces, counts)
 }
 
 /// Parameters with sizes and counts in range (no NaN, no zero sides).
@@ -843,14 +848,19 @@ fn trace_rings(input: &TraceInput, params: &CartoonParams) -> Vec<Ring> {
     rings
 }
 
-/// Writes the rings as bands of quads, closed by a flat cap at each end.
-fn emit_tube(rings: &[Ring], sides: usize, out: &mut Out<'_>) {
-    let angles: Vec<(f32, f32)> = (0..sides)
+/// `(cos, sin)` of the angle of each of a section's `sides` vertices.
+fn section_angles(sides: usize) -> Vec<(f32, f32)> {
+    (0..sides)
         .map(|j| {
             let a = std::f32::consts::TAU * j as f32 / sides as f32;
             (a.cos(), a.sin())
         })
-        .collect();
+        .collect()
+}
+
+/// Writes the rings as bands of quads, closed by a flat cap at each end.
+fn emit_tube(rings: &[Ring], sides: usize, out: &mut Out<'_>) {
+    let angles = section_angles(sides);
     // The angles' powers for the exponent of the section last drawn (recomputed when it changes).
     let mut powers_e = f32::NAN;
     let mut powers: Vec<SectionPowers> = Vec::with_capacity(sides);

@@ -18,12 +18,17 @@
 //! representation's lane (`jobs::vertex_values`, shared with surfaces; latest wins) or in the update
 //! loop. The mesh with its values ([`CartoonPipeline::colored`]) stays drawn until the next one's
 //! values arrive; until the first arrive the mesh shows its secondary-structure colours.
+//!
+//! Where the render device writes cartoon meshes (`ViewState::gpu_cartoons`, from the adapter's
+//! capabilities: a hardware adapter with compute passes), a cartoon not coloured by a field is built as per-ring inputs only
+//! ([`CartoonBuilt::Rings`]) and `app::draw` runs the compute pass that writes its mesh on the
+//! device; coloured by a field it keeps the CPU mesh, whose vertices the values are computed at.
 
 use super::{RepKind, SurfaceColoring, ValuesKey};
 use crate::analysis::polymer::{Coloring, Polymer};
 use crate::app::fields::FieldChoice;
 use crate::app::state::AppState;
-use crate::jobs::cartoon::{CartoonRequest, CartoonResult, CartoonWorker};
+use crate::jobs::cartoon::{CartoonBuilt, CartoonOutput, CartoonRequest, CartoonResult, CartoonWorker};
 use crate::jobs::lanes::Done;
 use crate::jobs::vertex_values::{VertexSource, VertexValuesRequest, VertexValuesResult};
 use crate::model::select::Selection;
@@ -43,6 +48,8 @@ pub struct CartoonKey {
     pub coloring: Coloring,
     /// Bumped whenever the selection changes.
     pub selection: u64,
+    /// Built as the render device's per-ring inputs (its mesh written there), not as a CPU mesh.
+    pub on_device: bool,
 }
 
 impl CartoonKey {
@@ -93,15 +100,15 @@ pub struct CartoonPipeline {
     /// The polymer of the selection, with the document (and, for selections that depend on
     /// coordinates, the frame) it was found for.
     polymer: Option<(PolymerKey, Arc<Polymer>)>,
-    /// The mesh shown (possibly of an older frame while the newer one is built).
-    pub shown: Option<(CartoonKey, Arc<MeshData>)>,
+    /// The cartoon shown (possibly of an older frame while the newer one is built).
+    pub shown: Option<(CartoonKey, CartoonBuilt)>,
     /// The key last asked of the cartoon thread.
     asked: Option<CartoonKey>,
-    /// Meshes made, oldest first (bounded by [`CACHE_BUDGET_BYTES`]).
-    cache: Vec<(CartoonKey, Arc<MeshData>)>,
-    /// Meshes dropped from the cache, whose buffers the next request may reuse once nothing else
+    /// Cartoons made, oldest first (bounded by [`CACHE_BUDGET_BYTES`]).
+    cache: Vec<(CartoonKey, CartoonBuilt)>,
+    /// Cartoons dropped from the cache, whose buffers the next request may reuse once nothing else
     /// holds them.
-    retired: Vec<Arc<MeshData>>,
+    retired: Vec<CartoonBuilt>,
     selection_revision: u64,
     /// Bumped whenever what is shown changes.
     pub revision: u64,
@@ -115,18 +122,17 @@ pub struct CartoonPipeline {
 }
 
 impl CartoonPipeline {
-    fn cached(&self, key: &CartoonKey) -> Option<Arc<MeshData>> {
-        self.cache.iter().find(|(k, _)| k == key).map(|(_, m)| Arc::clone(m))
+    fn cached(&self, key: &CartoonKey) -> Option<CartoonBuilt> {
+        self.cache.iter().find(|(k, _)| k == key).map(|(_, m)| m.clone())
     }
 
-    fn insert(&mut self, key: CartoonKey, mesh: Arc<MeshData>) {
-        let bytes = |m: &MeshData| m.positions_angstrom.len() * 28 + m.indices.len() * 4 + m.values.len() * 4;
+    fn insert(&mut self, key: CartoonKey, built: CartoonBuilt) {
         self.cache.retain(|(k, _)| k.same_settings(&key) && *k != key);
-        self.cache.push((key, mesh));
-        let mut total: usize = self.cache.iter().map(|(_, m)| bytes(m)).sum();
+        self.cache.push((key, built));
+        let mut total: usize = self.cache.iter().map(|(_, m)| m.bytes()).sum();
         while total > CACHE_BUDGET_BYTES && self.cache.len() > 1 {
             let (_, m) = self.cache.remove(0);
-            total -= bytes(&m);
+            total -= m.bytes();
             self.retired.push(m);
         }
         // Two are enough to find one free (the other may still be on screen).
@@ -135,18 +141,33 @@ impl CartoonPipeline {
         }
     }
 
-    /// A retired mesh nothing else holds any more, for its buffers.
-    fn spare(&mut self) -> Option<MeshData> {
+    /// What to build for `key`, into the buffers of a retired cartoon of that kind that nothing
+    /// else holds any more (else fresh ones).
+    fn spare(&mut self, key: &CartoonKey) -> CartoonOutput {
         while let Some(m) = self.retired.pop() {
-            if let Ok(m) = Arc::try_unwrap(m) {
-                return Some(m);
+            match m {
+                CartoonBuilt::Mesh(m) if !key.on_device => {
+                    if let Ok(m) = Arc::try_unwrap(m) {
+                        return CartoonOutput::Mesh(m);
+                    }
+                }
+                CartoonBuilt::Rings(r) if key.on_device => {
+                    if let Ok(r) = Arc::try_unwrap(r) {
+                        return CartoonOutput::Rings(r);
+                    }
+                }
+                _ => {}
             }
         }
-        None
+        if key.on_device {
+            CartoonOutput::Rings(Default::default())
+        } else {
+            CartoonOutput::Mesh(MeshData::default())
+        }
     }
 
-    fn show(&mut self, key: CartoonKey, mesh: Arc<MeshData>) {
-        self.shown = Some((key, mesh));
+    fn show(&mut self, key: CartoonKey, built: CartoonBuilt) {
+        self.shown = Some((key, built));
         self.revision += 1;
     }
 
@@ -170,8 +191,8 @@ impl CartoonPipeline {
     fn take_values(&mut self, key: CartoonValuesKey, values: Arc<Vec<f32>>, current: &CartoonKey) -> bool {
         super::insert_bounded(&mut self.values_cache, key, Arc::clone(&values), VALUES_CACHE_ENTRIES);
         let mesh = match &self.shown {
-            Some((k, m)) if *k == key.cartoon => Some(Arc::clone(m)),
-            _ => self.cached(&key.cartoon),
+            Some((k, m)) if *k == key.cartoon => m.mesh().cloned(),
+            _ => self.cached(&key.cartoon).and_then(|m| m.mesh().cloned()),
         };
         match mesh {
             Some(mesh) if key.cartoon.same_settings(current) => {
@@ -265,14 +286,16 @@ impl AppState {
             style: c.style,
             coloring: c.coloring,
             selection: c.pipeline.selection_revision,
+            // Values at the vertices need the CPU mesh.
+            on_device: self.view.gpu_cartoons && c.color_by.is_none(),
         };
         let mut changed = false;
         if let Some(pos) = built.iter().position(|d| d.lane == lane) {
             let done = built.swap_remove(pos);
-            let (k, mesh) = (done.output.key, done.output.mesh);
+            let (k, made) = (done.output.key, done.output.built);
             if k.same_settings(&key) {
-                c.pipeline.insert(k, Arc::clone(&mesh));
-                c.pipeline.show(k, mesh);
+                c.pipeline.insert(k, made.clone());
+                c.pipeline.show(k, made);
                 changed = true;
             }
         }
@@ -311,7 +334,7 @@ impl AppState {
             polymer,
             positions_angstrom: doc.frame.positions_angstrom.clone(),
             coloring: c.coloring,
-            recycled: c.pipeline.spare(),
+            output: c.pipeline.spare(&key),
         };
         c.pipeline.asked = Some(key);
         match worker {
@@ -321,8 +344,8 @@ impl AppState {
             }
             None => {
                 let done = crate::jobs::cartoon::build(request);
-                c.pipeline.insert(key, Arc::clone(&done.mesh));
-                c.pipeline.show(key, done.mesh);
+                c.pipeline.insert(key, done.built.clone());
+                c.pipeline.show(key, done.built);
                 true
             }
         }
@@ -351,7 +374,7 @@ impl AppState {
             }
             return false;
         };
-        let Some((key, mesh)) = c.pipeline.shown.clone() else {
+        let Some((key, Some(mesh))) = c.pipeline.shown.as_ref().map(|(k, b)| (*k, b.mesh().cloned())) else {
             return false;
         };
         let want = CartoonValuesKey { cartoon: key, source };
