@@ -614,6 +614,10 @@ struct CellList {
     item_xyz: [Vec<f32>; 3],
     /// Per item: the acceptor's C x, y, z and O x, y, z.
     item_acceptor: Vec<[f32; 6]>,
+    /// Per item: the donor's H and N, and whether it is a proline (never a donor).
+    item_donor: Vec<([f32; 3], [f32; 3], bool)>,
+    /// Per item: its cell.
+    item_cell: Vec<u32>,
 }
 
 impl CellList {
@@ -749,6 +753,22 @@ impl CellList {
                 _ => [f32::NAN; 6],
             })
             .collect_into_vec(&mut self.item_acceptor);
+        items
+            .par_iter()
+            .with_min_len(CHUNK)
+            .map(|&i| {
+                let i = i as usize;
+                match (res.h.get(i), res.n.get(i), res.proline.get(i)) {
+                    (Some(&h), Some(&n), Some(&pro)) => (h, n, pro),
+                    _ => ([f32::NAN; 3], [f32::NAN; 3], true),
+                }
+            })
+            .collect_into_vec(&mut self.item_donor);
+        items
+            .par_iter()
+            .with_min_len(CHUNK)
+            .map(|&i| cell_of.get(i as usize).copied().unwrap_or(0))
+            .collect_into_vec(&mut self.item_cell);
         self.origin = lo;
         self.cell = cell;
         self.dims = dims;
@@ -790,8 +810,12 @@ impl CellList {
 #[derive(Default)]
 struct Neighbourhood {
     cell: Option<usize>,
+    /// CA x, y, z.
     xyz: [Vec<f32>; 3],
-    item: Vec<usize>,
+    /// The residue of each candidate.
+    residue: Vec<u32>,
+    /// C x, y, z and O x, y, z of each candidate.
+    acceptor: Vec<[f32; 6]>,
 }
 
 impl Neighbourhood {
@@ -800,23 +824,27 @@ impl Neighbourhood {
         for v in &mut self.xyz {
             v.clear();
         }
-        self.item.clear();
+        self.residue.clear();
+        self.acceptor.clear();
         cells.for_rows_around(cell, |range| {
             for (dst, src) in self.xyz.iter_mut().zip(&cells.item_xyz) {
                 if let Some(s) = src.get(range.clone()) {
                     dst.extend_from_slice(s);
                 }
             }
-            self.item.extend(range);
+            if let (Some(r), Some(a)) = (cells.items.get(range.clone()), cells.item_acceptor.get(range)) {
+                self.residue.extend_from_slice(r);
+                self.acceptor.extend_from_slice(a);
+            }
         });
         // Padding far away: its squared distance is infinite.
-        let padded = self.item.len().next_multiple_of(8);
+        let padded = self.residue.len().next_multiple_of(8);
         for v in &mut self.xyz {
             v.resize(padded, f32::INFINITY);
         }
     }
 
-    /// Calls `f` with the item index of every candidate whose squared CA distance to `p` (summed
+    /// Calls `f` with the index of every candidate whose squared CA distance to `p` (summed
     /// x, y, z in single precision) is below `r2_max`.
     fn for_near(&self, p: [f32; 3], r2_max: f32, mut f: impl FnMut(usize)) {
         let [xs, ys, zs] = &self.xyz;
@@ -832,9 +860,7 @@ impl Neighbourhood {
             let (dx, dy, dz) = (px - lanes(cx), py - lanes(cy), pz - lanes(cz));
             let mut mask = (dx * dx + dy * dy + dz * dz).cmp_lt(limit).move_mask() as u32;
             while mask != 0 {
-                if let Some(&k) = self.item.get(start + mask.trailing_zeros() as usize) {
-                    f(k);
-                }
+                f(start + mask.trailing_zeros() as usize);
                 mask &= mask - 1;
             }
             start += 8;
@@ -860,12 +886,12 @@ impl AcceptorBatch {
         }
     }
 
-    /// Adds item `k` of `cells`; true when the batch is full.
-    fn push(&mut self, cells: &CellList, k: usize) -> bool {
+    /// Adds candidate `k` of `near`; true when the batch is full.
+    fn push(&mut self, near: &Neighbourhood, k: usize) -> bool {
         let lane = self.len;
         if let Some(slot) = self.item.get_mut(lane) {
             *slot = k;
-            let atoms = cells.item_acceptor.get(k).copied().unwrap_or([f32::NAN; 6]);
+            let atoms = near.acceptor.get(k).copied().unwrap_or([f32::NAN; 6]);
             for (dst, src) in self.xyz.iter_mut().zip(atoms) {
                 if let Some(d) = dst.get_mut(lane) {
                     *d = src;
@@ -898,23 +924,16 @@ impl AcceptorBatch {
     }
 
     /// Offers the bonds among the lanes to `acc` and empties the batch.
-    fn flush(&mut self, cells: &CellList, ca_d: [f32; 3], h: [f32; 3], n: [f32; 3], acc: &mut Acceptors) {
+    fn flush(&mut self, near: &Neighbourhood, ca_d: [f32; 3], h: [f32; 3], n: [f32; 3], acc: &mut Acceptors) {
         let mut mask = self.screen(h, n);
         while mask != 0 {
             let lane = mask.trailing_zeros() as usize;
             mask &= mask - 1;
             let at = |v: usize| self.xyz.get(v).and_then(|x| x.get(lane)).copied().unwrap_or(f32::NAN);
             let k = self.item.get(lane).copied().unwrap_or(usize::MAX);
-            let ca = |d: usize| {
-                cells
-                    .item_xyz
-                    .get(d)
-                    .and_then(|x| x.get(k))
-                    .copied()
-                    .unwrap_or(f32::NAN)
-            };
+            let ca = |d: usize| near.xyz.get(d).and_then(|x| x.get(k)).copied().unwrap_or(f32::NAN);
             let (c, o) = ([at(0), at(1), at(2)], [at(3), at(4), at(5)]);
-            if let Some(&j) = cells.items.get(k)
+            if let Some(&j) = near.residue.get(k)
                 && distance(ca_d, [ca(0), ca(1), ca(2)]) < CA_CUTOFF
             {
                 let e = energy_from_distances(bond_distances(h, n, c, o));
@@ -1115,19 +1134,19 @@ impl Residues {
         // Squared distances at or above this cannot pass the cutoff test (which stays the exact
         // single-precision `distance < CA_CUTOFF` of mkdssp for the few that come near it).
         let cutoff_squared = CA_CUTOFF * CA_CUTOFF * (1.0 + 1e-5);
-        cells
-            .items
-            .par_iter()
+        let [xs, ys, zs] = &cells.item_xyz;
+        (0..cells.items.len())
+            .into_par_iter()
             .with_min_len(256)
-            .map_init(Neighbourhood::default, |near, &d| {
-                let d = d as usize;
+            .map_init(Neighbourhood::default, |near, k| {
                 let none = [NO_ACCEPTOR; 2];
-                let (Some(&ca_d), Some(&pro), Some(&h), Some(&n), Some(&cell)) = (
-                    self.ca.get(d),
-                    self.proline.get(d),
-                    self.h.get(d),
-                    self.n.get(d),
-                    cells.cell_of.get(d),
+                let (Some(&d), Some(&x), Some(&y), Some(&z), Some(&(h, n, pro)), Some(&cell)) = (
+                    cells.items.get(k),
+                    xs.get(k),
+                    ys.get(k),
+                    zs.get(k),
+                    cells.item_donor.get(k),
+                    cells.item_cell.get(k),
                 ) else {
                     return none;
                 };
@@ -1135,23 +1154,24 @@ impl Residues {
                     // mkdssp gives a proline donor energy 0: never a bond.
                     return none;
                 }
+                let (d, ca_d) = (d as usize, [x, y, z]);
                 if near.cell != Some(cell as usize) {
                     near.fill(cells, cell as usize);
                 }
                 let mut acc = Acceptors::new();
                 let mut batch = AcceptorBatch::new();
-                near.for_near(ca_d, cutoff_squared, |k| {
+                near.for_near(ca_d, cutoff_squared, |c| {
                     // The pair (d-1, d) is evaluated only with d-1 as donor.
-                    if let Some(&j) = cells.items.get(k)
+                    if let Some(&j) = near.residue.get(c)
                         && j as usize != d
                         && j as usize + 1 != d
-                        && batch.push(cells, k)
+                        && batch.push(near, c)
                     {
-                        batch.flush(cells, ca_d, h, n, &mut acc);
+                        batch.flush(near, ca_d, h, n, &mut acc);
                     }
                 });
                 if batch.len > 0 {
-                    batch.flush(cells, ca_d, h, n, &mut acc);
+                    batch.flush(near, ca_d, h, n, &mut acc);
                 }
                 acc.index
             })
@@ -1502,11 +1522,20 @@ impl Residues {
         // Whether residue i's phi and psi lie in the polyproline II region (the end residues have
         // angles 0, outside it).
         let at = |v: &[[f32; 3]], k: usize| v.get(k).copied().unwrap_or([f32::NAN; 3]);
+        // Only windows with a coil residue write P, so only residues within `stretch - 1` of a coil
+        // residue need their angles.
+        let ss_now = &*ss;
+        let near_coil = |i: usize| {
+            ss_now
+                .get(i.saturating_sub(stretch - 1)..(i + stretch).min(m))
+                .is_some_and(|w| w.contains(&SecondaryStructure::Coil))
+        };
         (0..m)
             .into_par_iter()
             .with_min_len(CHUNK)
             .map(|i| {
-                i > 0
+                near_coil(i)
+                    && i > 0
                     && i + 1 < m
                     && self.connected(i - 1, i)
                     && self.connected(i, i + 1)
