@@ -5,8 +5,9 @@
 //! and O atoms are; found once per structure) and [`ProteinBackbone::assign`] (one
 //! [`SecondaryStructure`] per protein residue for the positions of one frame). Called by
 //! `orbitfield info --secondary`, the cartoon input builder ([`super::polymer`]), the benchmarks and
-//! the tests; cheap enough to recompute per trajectory frame (a cell list finds hydrogen-bond
-//! candidates, the energies run on the rayon pool).
+//! the tests; cheap enough to recompute per trajectory frame: every pass runs on the rayon pool over
+//! chunks of residues (or of cells) writing their own parts of the output, into buffers kept from
+//! one frame to the next ([`DsspWorkspace`]), and the codes do not depend on the thread count.
 //!
 //! What mkdssp does and this module repeats, so that the 8-state codes agree residue for residue:
 //! - A residue takes part when it has atoms named N, CA, C and O (the readers keep the first alternate
@@ -37,7 +38,6 @@
 use crate::model::Structure;
 use crate::model::select::is_protein_resname;
 use rayon::prelude::*;
-use std::collections::VecDeque;
 use wide::{CmpLt, f32x4, f32x8, f64x4};
 
 /// One DSSP class.
@@ -231,9 +231,19 @@ impl ProteinBackbone {
     /// The secondary structure of every protein residue (in the order of [`ProteinBackbone::residues`])
     /// for the atom positions of one frame (Angstrom). Residues whose backbone atoms are missing, out of
     /// range of `positions_angstrom` or not finite are coil and break their chain.
+    ///
+    /// The buffers are those of the calling thread (kept for its next call, as the cartoon worker
+    /// calls this once per frame); [`ProteinBackbone::assign_into`] takes them from the caller.
     pub fn assign(&self, positions_angstrom: &[[f32; 3]], options: &DsspOptions) -> Vec<SecondaryStructure> {
+        thread_local! {
+            static WORKSPACE: std::cell::RefCell<DsspWorkspace> = std::cell::RefCell::new(DsspWorkspace::default());
+        }
         let mut out = Vec::new();
-        self.assign_into(positions_angstrom, options, &mut DsspWorkspace::default(), &mut out);
+        WORKSPACE.with(|ws| match ws.try_borrow_mut() {
+            Ok(mut ws) => self.assign_into(positions_angstrom, options, &mut ws, &mut out),
+            // A call nested in this thread's own (a pool thread taking other work while it waits).
+            Err(_) => self.assign_into(positions_angstrom, options, &mut DsspWorkspace::default(), &mut out),
+        });
         out
     }
 
@@ -436,6 +446,30 @@ fn dihedral_degrees(p1: [f32; 3], p2: [f32; 3], p3: [f32; 3], p4: [f32; 3]) -> f
     dihedral_uv(p1, p2, p3, p4).map_or(360.0, |(u, v)| v.atan2(u) * 180.0 / std::f32::consts::PI)
 }
 
+/// Whether the CA kappa angle at `b` (between a->b and b->c) is above 70 degrees, as mkdssp
+/// computes it. Away from 70 degrees the cosine decides (kappa falls as it rises); near it (and
+/// for a cosine rounded outside [-1, 1]) the angle is computed as mkdssp computes it.
+fn kappa_above_70(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> bool {
+    let v12 = sub(b, a);
+    let v34 = sub(c, b);
+    let x = dot(v12, v12) * dot(v34, v34);
+    let ckap = if x > 0.0 { dot(v12, v34) / x.sqrt() } else { 0.0 };
+    // cos 70 degrees = 0.342020...
+    if (-1.0..0.341).contains(&ckap) {
+        return true;
+    }
+    if ckap > 0.343 {
+        return false;
+    }
+    kappa_degrees(ckap) > 70.0
+}
+
+/// mkdssp's kappa angle (degrees) from its cosine.
+fn kappa_degrees(ckap: f32) -> f32 {
+    let skap = (1.0 - ckap * ckap).sqrt();
+    skap.atan2(ckap) * (180.0 / std::f64::consts::PI) as f32
+}
+
 /// A range of angles `lo..=hi` (degrees, less than 180 wide) and the sines and cosines of its ends.
 #[derive(Clone, Copy, Debug)]
 struct AngleRange {
@@ -480,7 +514,7 @@ impl AngleRange {
 }
 
 /// Hydrogen-bond energy (kcal/mol) of donor N-H with acceptor C=O, as mkdssp rounds and floors it
-/// (the search itself calls [`hbond_energy_if_bond`]).
+/// (the search itself screens eight pairs at a time with [`AcceptorBatch`]).
 ///
 /// The four distances and the four quotients go through SIMD lanes: the same IEEE operations in
 /// the same order as one at a time (no fused multiply-adds), so the result is bit for bit that of
@@ -869,7 +903,7 @@ impl Neighbourhood {
 }
 
 /// Up to eight candidate acceptors of one donor, screened together: the single-precision energy
-/// estimate of [`hbond_energy_if_bond`] in eight lanes (the same IEEE operations per lane), then
+/// estimate of `hbond_energy_if_bond` in eight lanes (the same IEEE operations per lane), then
 /// the exact checks for the lanes that pass.
 struct AcceptorBatch {
     len: usize,
@@ -903,7 +937,8 @@ impl AcceptorBatch {
     }
 
     /// Which lanes may bond with donor N-H: any distance below [`MIN_DISTANCE`] or an estimate
-    /// below [`MAX_HBOND_ENERGY`] + 0.01 (as in [`hbond_energy_if_bond`]).
+    /// below [`MAX_HBOND_ENERGY`] + 0.01 (as in `hbond_energy_if_bond`, whose error is below
+    /// 1e-4 kcal/mol).
     fn screen(&self, h: [f32; 3], n: [f32; 3]) -> u32 {
         let [c_x, c_y, c_z, o_x, o_y, o_z] = self.xyz.map(f32x8::from);
         let dist = |p: [f32; 3], x: f32x8, y: f32x8, z: f32x8| {
@@ -946,24 +981,14 @@ impl AcceptorBatch {
     }
 }
 
-/// A ladder under construction: bridge partners `i[k]` and `j[k]` (antiparallel ladders keep `j`
-/// ascending, so `j` pairs with `i` in reverse).
-#[derive(Clone, Debug)]
+/// A ladder: its bridges (i, j) run from i = `ends[0]` to `ends[1]` with j ascending from
+/// `ends[2]` to `ends[3]` (parallel ladders pair j with i in order, antiparallel ones in reverse),
+/// with gaps where ladders were joined across bulges; `bridges` counts them (0: joined into another).
+#[derive(Clone, Copy, Debug)]
 struct Ladder {
     parallel: bool,
-    i: VecDeque<u32>,
-    j: VecDeque<u32>,
-}
-
-impl Ladder {
-    fn ends(&self) -> [u32; 4] {
-        [
-            self.i.front().copied().unwrap_or(0),
-            self.i.back().copied().unwrap_or(0),
-            self.j.front().copied().unwrap_or(0),
-            self.j.back().copied().unwrap_or(0),
-        ]
-    }
+    ends: [u32; 4],
+    bridges: u32,
 }
 
 /// `out[k]` = how many `k' <= k` have `flag(k')`, for `k < m`: counted per chunk on the rayon pool,
@@ -1265,124 +1290,107 @@ impl Residues {
             })
             .collect();
 
-        // Consecutive bridges into ladders, in mkdssp's order: the first ladder (in creation order)
-        // that ends at i - 1 with a matching partner takes bridge (i, j).
-        let mut ladders: Vec<Ladder> = Vec::new();
-        let mut previous: Vec<usize> = Vec::new();
-        let mut current: Vec<usize> = Vec::new();
-        let mut current_i: Option<u32> = None;
-        for &(i, j, parallel) in &hits {
-            if current_i != Some(i) {
-                current.sort_unstable();
-                previous = if current_i.is_some_and(|c| c + 1 == i) {
-                    std::mem::take(&mut current)
-                } else {
-                    Vec::new()
-                };
-                current.clear();
-                current_i = Some(i);
-            }
-            let found = previous.iter().position(|&l| {
-                ladders.get(l).is_some_and(|ld| {
-                    ld.parallel == parallel
-                        && if parallel {
-                            ld.j.back().is_some_and(|&b| b.wrapping_add(1) == j)
-                        } else {
-                            ld.j.front().is_some_and(|&f| f.wrapping_sub(1) == j)
-                        }
-                })
-            });
-            match found {
-                Some(p) => {
-                    let l = previous.remove(p);
-                    if let Some(ld) = ladders.get_mut(l) {
-                        ld.i.push_back(i);
-                        if parallel {
-                            ld.j.push_back(j);
-                        } else {
-                            ld.j.push_front(j);
-                        }
-                    }
-                    current.push(l);
+        // Consecutive bridges into ladders. mkdssp gives bridge (i, j) to the ladder whose last
+        // bridge is (i - 1, j - 1) (parallel) or (i - 1, j + 1) (antiparallel), of the same kind:
+        // there is at most one, so a ladder is a chain of bridges that starts at a bridge without
+        // such a predecessor. Starts in bridge order (mkdssp's creation order, sorted by first
+        // residue), each followed on the rayon pool.
+        let find = |i: Option<u32>, j: Option<u32>, parallel: bool| -> bool {
+            let (Some(i), Some(j)) = (i, j) else {
+                return false;
+            };
+            hits.binary_search_by(|h| (h.0, h.1).cmp(&(i, j)))
+                .ok()
+                .and_then(|k| hits.get(k))
+                .is_some_and(|h| h.2 == parallel)
+        };
+        let next_j = |j: u32, parallel: bool| if parallel { j.checked_add(1) } else { j.checked_sub(1) };
+        let previous_j = |j: u32, parallel: bool| if parallel { j.checked_sub(1) } else { j.checked_add(1) };
+        let mut ladders: Vec<Ladder> = hits
+            .par_iter()
+            .with_min_len(256)
+            .filter_map(|&(i, j, parallel)| {
+                if find(i.checked_sub(1), previous_j(j, parallel), parallel) {
+                    return None;
                 }
-                None => {
-                    current.push(ladders.len());
-                    ladders.push(Ladder {
-                        parallel,
-                        i: VecDeque::from([i]),
-                        j: VecDeque::from([j]),
-                    });
-                }
-            }
-        }
-
-        // Join ladders across bulges. mkdssp sorts by chain, then first residue, and compares every
-        // later ladder; those starting 6 or more past this one's end never join, so the scan stops.
-        ladders.sort_by_key(|l| l.i.front().copied().unwrap_or(0));
-        let mut alive = vec![true; ladders.len()];
-        for a in 0..ladders.len() {
-            if !alive[a] {
-                continue;
-            }
-            let mut b = a + 1;
-            while b < ladders.len() {
-                if !alive[b] {
-                    b += 1;
-                    continue;
-                }
-                let [ibi, iei, jbi, jei] = ladders[a].ends();
-                let [ibj, iej, jbj, jej] = ladders[b].ends();
-                if u64::from(ibj) >= u64::from(iei) + 6 {
-                    break;
-                }
-                let same_kind = ladders[a].parallel == ladders[b].parallel;
-                if !same_kind
-                    || !self.connected(ibi.min(ibj) as usize, iei.max(iej) as usize)
-                    || !self.connected(jbi.min(jbj) as usize, jei.max(jej) as usize)
-                    || ibj.wrapping_sub(iei) >= 6
-                    || (iei >= ibj && ibi <= iej)
+                let (mut last_i, mut last_j, mut bridges) = (i, j, 1);
+                while let Some(nj) = next_j(last_j, parallel)
+                    && find(last_i.checked_add(1), Some(nj), parallel)
                 {
-                    b += 1;
-                    continue;
+                    (last_i, last_j, bridges) = (last_i + 1, nj, bridges + 1);
                 }
-                let bulge = if ladders[a].parallel {
-                    (jbj.wrapping_sub(jei) < 6 && ibj.wrapping_sub(iei) < 3) || jbj.wrapping_sub(jei) < 3
-                } else {
-                    (jbi.wrapping_sub(jej) < 6 && ibj.wrapping_sub(iei) < 3) || jbi.wrapping_sub(jej) < 3
-                };
-                if bulge {
-                    let other = std::mem::replace(
-                        &mut ladders[b],
-                        Ladder {
-                            parallel: false,
-                            i: VecDeque::new(),
-                            j: VecDeque::new(),
-                        },
-                    );
-                    alive[b] = false;
-                    let ld = &mut ladders[a];
-                    ld.i.extend(other.i);
-                    if ld.parallel {
-                        ld.j.extend(other.j);
-                    } else {
-                        for &x in other.j.iter().rev() {
-                            ld.j.push_front(x);
+                // Antiparallel ladders keep j ascending.
+                let (jb, je) = if parallel { (j, last_j) } else { (last_j, j) };
+                Some(Ladder {
+                    parallel,
+                    ends: [i, last_i, jb, je],
+                    bridges,
+                })
+            })
+            .collect();
+
+        // Join ladders across bulges. Ladders are sorted by first residue; mkdssp compares every
+        // later ladder, but those starting 6 or more past this one's end never join, so the scan
+        // stops; and ladders whose first residues lie in different unbroken stretches never join,
+        // so each stretch's ladders are joined on their own, on the rayon pool.
+        ladders
+            .par_chunk_by_mut(|a, b| self.connected(a.ends[0] as usize, b.ends[0] as usize))
+            .for_each(|group| {
+                for a in 0..group.len() {
+                    if group.get(a).is_none_or(|l| l.bridges == 0) {
+                        continue;
+                    }
+                    for b in a + 1..group.len() {
+                        let (Some(&la), Some(&lb)) = (group.get(a), group.get(b)) else {
+                            break;
+                        };
+                        if lb.bridges == 0 {
+                            continue;
+                        }
+                        let [ibi, iei, jbi, jei] = la.ends;
+                        let [ibj, iej, jbj, jej] = lb.ends;
+                        if u64::from(ibj) >= u64::from(iei) + 6 {
+                            break;
+                        }
+                        if la.parallel != lb.parallel
+                            || !self.connected(ibi.min(ibj) as usize, iei.max(iej) as usize)
+                            || !self.connected(jbi.min(jbj) as usize, jei.max(jej) as usize)
+                            || ibj.wrapping_sub(iei) >= 6
+                            || (iei >= ibj && ibi <= iej)
+                        {
+                            continue;
+                        }
+                        let bulge = if la.parallel {
+                            (jbj.wrapping_sub(jei) < 6 && ibj.wrapping_sub(iei) < 3) || jbj.wrapping_sub(jei) < 3
+                        } else {
+                            (jbi.wrapping_sub(jej) < 6 && ibj.wrapping_sub(iei) < 3) || jbi.wrapping_sub(jej) < 3
+                        };
+                        if bulge {
+                            // b's bridges follow a's: i ends at b's last; j (ascending) ends at
+                            // b's last when parallel, starts at b's first when antiparallel.
+                            if let Some(ld) = group.get_mut(a) {
+                                ld.bridges += lb.bridges;
+                                ld.ends[1] = iej;
+                                if ld.parallel {
+                                    ld.ends[3] = jej;
+                                } else {
+                                    ld.ends[2] = jbj;
+                                }
+                            }
+                            if let Some(other) = group.get_mut(b) {
+                                other.bridges = 0;
+                            }
                         }
                     }
                 }
-                b += 1;
-            }
-        }
-        for (l, ld) in ladders.iter().enumerate() {
-            if !alive[l] {
-                continue;
-            }
-            let kind = if ld.i.len() > 1 {
+            });
+        for ld in ladders.iter().filter(|l| l.bridges > 0) {
+            let kind = if ld.bridges > 1 {
                 SecondaryStructure::Strand
             } else {
                 SecondaryStructure::Bridge
             };
-            let [ib, ie, jb, je] = ld.ends();
+            let [ib, ie, jb, je] = ld.ends;
             for r in (ib..=ie).chain(jb..=je) {
                 if let Some(s) = ss.get_mut(r as usize)
                     && *s != SecondaryStructure::Strand
@@ -1489,8 +1497,6 @@ impl Residues {
     }
 
     /// The CA kappa angle at residue i (between CA(i-2)->CA(i) and CA(i)->CA(i+2)) above 70 degrees.
-    /// Away from 70 degrees the cosine decides (kappa falls as it rises); near it (and for
-    /// rounding outside [-1, 1]) the angle is computed as mkdssp computes it.
     fn bend(&self, i: usize) -> bool {
         if i < 2 || i + 2 >= self.len() || !self.connected(i - 2, i + 2) {
             return false;
@@ -1498,20 +1504,7 @@ impl Residues {
         let (Some(&a), Some(&b), Some(&c)) = (self.ca.get(i - 2), self.ca.get(i), self.ca.get(i + 2)) else {
             return false;
         };
-        let v12 = sub(b, a);
-        let v34 = sub(c, b);
-        let x = dot(v12, v12) * dot(v34, v34);
-        let ckap = if x > 0.0 { dot(v12, v34) / x.sqrt() } else { 0.0 };
-        // cos 70 degrees = 0.342020...
-        if (-1.0..0.341).contains(&ckap) {
-            return true;
-        }
-        if ckap > 0.343 {
-            return false;
-        }
-        let skap = (1.0 - ckap * ckap).sqrt();
-        let kappa = skap.atan2(ckap) * (180.0 / std::f64::consts::PI) as f32;
-        kappa > 70.0
+        kappa_above_70(a, b, c)
     }
 
     fn assign_polyproline(&self, stretch: usize, in_region: &mut Vec<bool>, ss: &mut [SecondaryStructure]) {
@@ -1672,6 +1665,97 @@ mod tests {
         assert!(
             bonds > 1000 && near > 100,
             "seed {s}: {bonds} bonds, {near} near misses"
+        );
+    }
+
+    #[test]
+    fn eight_lane_screen_keeps_every_bond_and_equals_the_four_lane_one() {
+        let s = seed();
+        let mut rng = Mix(s);
+        let mut bonds = 0;
+        for _ in 0..20_000 {
+            let n = rng.point(0.2);
+            let h = [n[0] + 1.0, n[1], n[2]];
+            let mut batch = AcceptorBatch::new();
+            batch.len = 1 + (rng.next() % 8) as usize;
+            let mut pairs = Vec::new();
+            for lane in 0..8 {
+                let o = rng.point(4.0);
+                let dir = rng.point(1.0);
+                let c = [o[0] + 1.23 * dir[0], o[1] + 1.23 * dir[1], o[2] + 1.23 * dir[2]];
+                for (v, x) in batch.xyz.iter_mut().zip(c.into_iter().chain(o)) {
+                    v[lane] = x;
+                }
+                pairs.push((c, o));
+            }
+            let mask = batch.screen(h, n);
+            for (lane, &(c, o)) in pairs.iter().enumerate() {
+                let pass = mask & (1 << lane) != 0;
+                if lane >= batch.len {
+                    assert!(!pass, "seed {s}: lane {lane} beyond {}", batch.len);
+                    continue;
+                }
+                // The four-lane screen of `hbond_energy_if_bond`.
+                let d = bond_distances(h, n, c, o);
+                let near = d.cmp_lt(f32x4::splat(MIN_DISTANCE)).move_mask() != 0;
+                let q = (f32x4::splat(COUPLING as f32) / d).to_array();
+                let estimate = q[0] - q[1] + q[2] - q[3];
+                assert_eq!(
+                    pass,
+                    near || estimate < (MAX_HBOND_ENERGY + 0.01) as f32,
+                    "seed {s}: {h:?} {n:?} {c:?} {o:?}"
+                );
+                if scalar_energy(h, n, c, o) < MAX_HBOND_ENERGY {
+                    bonds += 1;
+                    assert!(pass, "seed {s}: a bond screened out: {h:?} {n:?} {c:?} {o:?}");
+                }
+            }
+        }
+        assert!(bonds > 100, "seed {s}: {bonds} bonds");
+    }
+
+    #[test]
+    fn bends_and_polyproline_ranges_without_atan2_equal_the_angles() {
+        let s = seed();
+        let mut rng = Mix(s);
+        let (mut near_70, mut near_edges) = (0, 0);
+        let phi = AngleRange::new(-104.0, -46.0);
+        let psi = AngleRange::new(116.0, 174.0);
+        for _ in 0..200_000 {
+            let (a, b) = (rng.point(3.0), rng.point(3.0));
+            // c at about 70 degrees from the a->b direction now and then.
+            let c = if rng.next() % 2 == 0 {
+                rng.point(3.0)
+            } else {
+                let u = sub(b, a);
+                let len = dot(u, u).sqrt().max(1e-3);
+                let u = u.map(|x| x / len);
+                let w = cross(u, rng.point(1.0));
+                let wl = dot(w, w).sqrt().max(1e-3);
+                let angle = (70.0 + rng.uniform(-0.2, 0.2)).to_radians() as f32;
+                [0, 1, 2].map(|k| b[k] + 3.8 * (angle.cos() * u[k] + angle.sin() * w[k] / wl))
+            };
+            let v12 = sub(b, a);
+            let v34 = sub(c, b);
+            let x = dot(v12, v12) * dot(v34, v34);
+            let ckap = if x > 0.0 { dot(v12, v34) / x.sqrt() } else { 0.0 };
+            let kappa = kappa_degrees(ckap);
+            near_70 += usize::from((kappa - 70.0).abs() < 0.1);
+            assert_eq!(kappa_above_70(a, b, c), kappa > 70.0, "seed {s}: {a:?} {b:?} {c:?}");
+            let p = [rng.point(2.0), rng.point(2.0), rng.point(2.0), rng.point(2.0)];
+            let angle = dihedral_degrees(p[0], p[1], p[2], p[3]);
+            for range in [phi, psi] {
+                near_edges += usize::from((angle - range.lo).abs() < 0.1 || (angle - range.hi).abs() < 0.1);
+                assert_eq!(
+                    range.contains_dihedral(p),
+                    (range.lo..=range.hi).contains(&angle),
+                    "seed {s}: {p:?} at {angle}"
+                );
+            }
+        }
+        assert!(
+            near_70 > 100 && near_edges > 50,
+            "seed {s}: {near_70} near 70, {near_edges} near the edges"
         );
     }
 

@@ -2,10 +2,11 @@
 //! pool (all cores, or `RAYON_NUM_THREADS`; each line names the thread count). Cases: adk (the first frame of `tests/data/md/adk_dims.dcd`, 214 residues) and
 //! copies of it on a grid up to 100,000 residues, each with DSSP alone, the mesh alone (from given
 //! codes) and both together, as the viewer's cartoon worker runs them for every frame: into the
-//! previous frame's buffers (as the worker recycles them), and into fresh memory.
+//! previous frame's buffers (as the worker recycles them), and into fresh memory. DSSP is also
+//! split by pass (H-bond search and the rest).
 
 use anyhow::{Context, Result};
-use orbitfield::analysis::dssp::DsspOptions;
+use orbitfield::analysis::dssp::{DsspOptions, DsspPassTimes, DsspWorkspace};
 use orbitfield::analysis::polymer::{Coloring, Polymer, replicate_on_grid};
 use orbitfield::model::Structure;
 use orbitfield::surface::MeshData;
@@ -21,6 +22,8 @@ pub struct CartoonResult {
     pub residues: usize,
     pub threads: usize,
     pub dssp_ms: f64,
+    /// DSSP by pass (medians over the repeats of each pass's wall-clock time).
+    pub dssp_passes: DsspPasses,
     pub mesh_ms: f64,
     /// DSSP and mesh into the previous frame's buffers.
     pub total_ms: f64,
@@ -31,6 +34,44 @@ pub struct CartoonResult {
     /// Bytes of one frame's mesh (positions, normals, colours, values, indices): what the mesh step
     /// writes to memory per frame, its floor on a machine's memory bandwidth.
     pub mesh_bytes: usize,
+}
+
+/// The passes of [`DsspPassTimes`], in milliseconds.
+#[derive(Serialize, Debug, Default)]
+pub struct DsspPasses {
+    /// Usable residues, backbone columns, chain breaks, amide hydrogens.
+    pub backbone_ms: f64,
+    /// The CA cell list.
+    pub cells_ms: f64,
+    /// The hydrogen-bond search.
+    pub hbonds_ms: f64,
+    /// Bridges, ladders, sheets.
+    pub bridges_ms: f64,
+    /// n-turns, helices, turns and bends.
+    pub helices_ms: f64,
+    /// Polyproline II.
+    pub polyproline_ms: f64,
+    /// Codes back in residue order.
+    pub output_ms: f64,
+}
+
+impl DsspPasses {
+    fn median_of(times: &[DsspPassTimes]) -> DsspPasses {
+        let median = |f: fn(&DsspPassTimes) -> f64| {
+            let mut v: Vec<f64> = times.iter().map(f).collect();
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+        };
+        DsspPasses {
+            backbone_ms: median(|t| t.backbone_ms),
+            cells_ms: median(|t| t.cells_ms),
+            hbonds_ms: median(|t| t.hbonds_ms),
+            bridges_ms: median(|t| t.bridges_ms),
+            helices_ms: median(|t| t.helices_ms),
+            polyproline_ms: median(|t| t.polyproline_ms),
+            output_ms: median(|t| t.output_ms),
+        }
+    }
 }
 
 fn median_ms(repeats: usize, mut f: impl FnMut()) -> f64 {
@@ -51,9 +92,19 @@ fn case(name: String, structure: &Structure, positions: &[[f32; 3]], repeats: us
     let params = CartoonParams::for_residue_count(polymer.residue_count());
     let options = DsspOptions::default();
     let secondary = polymer.protein.assign(positions, &options);
+    // Into the previous frame's buffers, as the cartoon worker's thread keeps them.
+    let mut workspace = DsspWorkspace::default();
+    let mut codes = Vec::new();
+    let mut pass_times = Vec::new();
     let dssp_ms = median_ms(repeats, || {
-        std::hint::black_box(polymer.protein.assign(positions, &options));
+        polymer
+            .protein
+            .assign_into(positions, &options, &mut workspace, &mut codes);
+        pass_times.push(workspace.times());
+        std::hint::black_box(&codes);
     });
+    // The first call (the warm-up) filled the buffers.
+    let dssp_passes = DsspPasses::median_of(pass_times.get(1..).unwrap_or(&[]));
     // Into the previous frame's buffers, as the viewer's cartoon worker recycles them.
     let mut mesh = MeshData::default();
     let mesh_ms = median_ms(repeats, || {
@@ -78,6 +129,7 @@ fn case(name: String, structure: &Structure, positions: &[[f32; 3]], repeats: us
         residues: polymer.residue_count(),
         threads: rayon::current_num_threads(),
         dssp_ms,
+        dssp_passes,
         mesh_ms,
         total_ms,
         fresh_ms,
@@ -116,6 +168,12 @@ pub fn run(residue_targets: &[usize], repeats: usize) -> Result<Vec<CartoonResul
             r.vertices,
             r.triangles,
             r.mesh_bytes as f64 / 1e6
+        );
+        let p = &r.dssp_passes;
+        println!(
+            "  DSSP passes (ms): backbone {:.3}, cell list {:.3}, H-bond search {:.3}, bridges/ladders {:.3}, \
+             helices/turns/bends {:.3}, polyproline {:.3}, output {:.3}",
+            p.backbone_ms, p.cells_ms, p.hbonds_ms, p.bridges_ms, p.helices_ms, p.polyproline_ms, p.output_ms
         );
     }
     Ok(out)
