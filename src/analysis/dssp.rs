@@ -303,7 +303,7 @@ impl ProteinBackbone {
 }
 
 /// Wall-clock time (milliseconds) of each pass of one [`ProteinBackbone::assign_into`].
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct DsspPassTimes {
     /// The usable residues, their backbone columns, chain breaks and amide hydrogens.
     pub backbone_ms: f64,
@@ -322,15 +322,55 @@ pub struct DsspPassTimes {
 }
 
 impl DsspPassTimes {
+    /// The passes' names, in the order of [`DsspPassTimes::to_array`].
+    pub const NAMES: [&'static str; 7] = [
+        "backbone",
+        "cell list",
+        "H-bond search",
+        "bridges/ladders",
+        "helices/turns/bends",
+        "polyproline",
+        "output",
+    ];
+
+    /// The times in the order of [`DsspPassTimes::NAMES`].
+    pub fn to_array(&self) -> [f64; 7] {
+        [
+            self.backbone_ms,
+            self.cells_ms,
+            self.hbonds_ms,
+            self.bridges_ms,
+            self.helices_ms,
+            self.polyproline_ms,
+            self.output_ms,
+        ]
+    }
+
+    /// The inverse of [`DsspPassTimes::to_array`].
+    pub fn from_array(t: [f64; 7]) -> DsspPassTimes {
+        let [
+            backbone_ms,
+            cells_ms,
+            hbonds_ms,
+            bridges_ms,
+            helices_ms,
+            polyproline_ms,
+            output_ms,
+        ] = t;
+        DsspPassTimes {
+            backbone_ms,
+            cells_ms,
+            hbonds_ms,
+            bridges_ms,
+            helices_ms,
+            polyproline_ms,
+            output_ms,
+        }
+    }
+
     /// All passes together.
     pub fn total_ms(&self) -> f64 {
-        self.backbone_ms
-            + self.cells_ms
-            + self.hbonds_ms
-            + self.bridges_ms
-            + self.helices_ms
-            + self.polyproline_ms
-            + self.output_ms
+        self.to_array().iter().sum()
     }
 }
 
@@ -644,7 +684,7 @@ struct CellList {
     /// The next free place in each cell while items are placed.
     fill: Vec<u32>,
     /// Per item, in item order: CA x, y, z (read in sequence, eight at a time, by
-    /// [`CellList::for_near`]).
+    /// [`CellList::for_near`]), then eight infinitely far points.
     item_xyz: [Vec<f32>; 3],
     /// Per item: the acceptor's C x, y, z and O x, y, z.
     item_acceptor: Vec<[f32; 6]>,
@@ -778,6 +818,8 @@ impl CellList {
                 .with_min_len(CHUNK)
                 .map(|&i| res.ca.get(i as usize).map_or(f32::NAN, |p| p[k]))
                 .collect_into_vec(out);
+            // Eight far points after the last, so that every item starts a whole vector.
+            out.extend([f32::INFINITY; 8]);
         }
         items
             .par_iter()
@@ -836,52 +878,12 @@ impl CellList {
             }
         }
     }
-}
 
-/// The candidate acceptors of the donors in one cell: the items of the 27 cells around it, copied
-/// into one run (CA x, y, z padded to whole vectors of eight) that each donor of the cell reads
-/// eight at a time.
-#[derive(Default)]
-struct Neighbourhood {
-    cell: Option<usize>,
-    /// CA x, y, z.
-    xyz: [Vec<f32>; 3],
-    /// The residue of each candidate.
-    residue: Vec<u32>,
-    /// C x, y, z and O x, y, z of each candidate.
-    acceptor: Vec<[f32; 6]>,
-}
-
-impl Neighbourhood {
-    fn fill(&mut self, cells: &CellList, cell: usize) {
-        self.cell = Some(cell);
-        for v in &mut self.xyz {
-            v.clear();
-        }
-        self.residue.clear();
-        self.acceptor.clear();
-        cells.for_rows_around(cell, |range| {
-            for (dst, src) in self.xyz.iter_mut().zip(&cells.item_xyz) {
-                if let Some(s) = src.get(range.clone()) {
-                    dst.extend_from_slice(s);
-                }
-            }
-            if let (Some(r), Some(a)) = (cells.items.get(range.clone()), cells.item_acceptor.get(range)) {
-                self.residue.extend_from_slice(r);
-                self.acceptor.extend_from_slice(a);
-            }
-        });
-        // Padding far away: its squared distance is infinite.
-        let padded = self.residue.len().next_multiple_of(8);
-        for v in &mut self.xyz {
-            v.resize(padded, f32::INFINITY);
-        }
-    }
-
-    /// Calls `f` with the index of every candidate whose squared CA distance to `p` (summed
-    /// x, y, z in single precision) is below `r2_max`.
-    fn for_near(&self, p: [f32; 3], r2_max: f32, mut f: impl FnMut(usize)) {
-        let [xs, ys, zs] = &self.xyz;
+    /// Calls `f` with the item index of every point in the cells around cell `cell` whose squared
+    /// distance `(p - q)^2` (summed x, y, z in single precision) is below `r2_max`: each row of
+    /// cells eight points at a time (the lanes past the row's end masked off).
+    fn for_near(&self, cell: usize, p: [f32; 3], r2_max: f32, mut f: impl FnMut(usize)) {
+        let [xs, ys, zs] = &self.item_xyz;
         let (px, py, pz) = (f32x8::splat(p[0]), f32x8::splat(p[1]), f32x8::splat(p[2]));
         let limit = f32x8::splat(r2_max);
         let lanes = |s: &[f32]| -> f32x8 {
@@ -889,16 +891,27 @@ impl Neighbourhood {
             a.copy_from_slice(s);
             f32x8::from(a)
         };
-        let mut start = 0;
-        for ((cx, cy), cz) in xs.chunks_exact(8).zip(ys.chunks_exact(8)).zip(zs.chunks_exact(8)) {
-            let (dx, dy, dz) = (px - lanes(cx), py - lanes(cy), pz - lanes(cz));
-            let mut mask = (dx * dx + dy * dy + dz * dz).cmp_lt(limit).move_mask() as u32;
-            while mask != 0 {
-                f(start + mask.trailing_zeros() as usize);
-                mask &= mask - 1;
+        self.for_rows_around(cell, |range| {
+            let mut start = range.start;
+            while start < range.end {
+                let (Some(cx), Some(cy), Some(cz)) = (
+                    xs.get(start..start + 8),
+                    ys.get(start..start + 8),
+                    zs.get(start..start + 8),
+                ) else {
+                    break;
+                };
+                let (dx, dy, dz) = (px - lanes(cx), py - lanes(cy), pz - lanes(cz));
+                let left = range.end - start;
+                let valid = if left >= 8 { 0xff } else { (1u32 << left) - 1 };
+                let mut mask = (dx * dx + dy * dy + dz * dz).cmp_lt(limit).move_mask() as u32 & valid;
+                while mask != 0 {
+                    f(start + mask.trailing_zeros() as usize);
+                    mask &= mask - 1;
+                }
+                start += 8;
             }
-            start += 8;
-        }
+        });
     }
 }
 
@@ -920,12 +933,12 @@ impl AcceptorBatch {
         }
     }
 
-    /// Adds candidate `k` of `near`; true when the batch is full.
-    fn push(&mut self, near: &Neighbourhood, k: usize) -> bool {
+    /// Adds item `k` of `cells`; true when the batch is full.
+    fn push(&mut self, cells: &CellList, k: usize) -> bool {
         let lane = self.len;
         if let Some(slot) = self.item.get_mut(lane) {
             *slot = k;
-            let atoms = near.acceptor.get(k).copied().unwrap_or([f32::NAN; 6]);
+            let atoms = cells.item_acceptor.get(k).copied().unwrap_or([f32::NAN; 6]);
             for (dst, src) in self.xyz.iter_mut().zip(atoms) {
                 if let Some(d) = dst.get_mut(lane) {
                     *d = src;
@@ -959,16 +972,23 @@ impl AcceptorBatch {
     }
 
     /// Offers the bonds among the lanes to `acc` and empties the batch.
-    fn flush(&mut self, near: &Neighbourhood, ca_d: [f32; 3], h: [f32; 3], n: [f32; 3], acc: &mut Acceptors) {
+    fn flush(&mut self, cells: &CellList, ca_d: [f32; 3], h: [f32; 3], n: [f32; 3], acc: &mut Acceptors) {
         let mut mask = self.screen(h, n);
         while mask != 0 {
             let lane = mask.trailing_zeros() as usize;
             mask &= mask - 1;
             let at = |v: usize| self.xyz.get(v).and_then(|x| x.get(lane)).copied().unwrap_or(f32::NAN);
             let k = self.item.get(lane).copied().unwrap_or(usize::MAX);
-            let ca = |d: usize| near.xyz.get(d).and_then(|x| x.get(k)).copied().unwrap_or(f32::NAN);
+            let ca = |d: usize| {
+                cells
+                    .item_xyz
+                    .get(d)
+                    .and_then(|x| x.get(k))
+                    .copied()
+                    .unwrap_or(f32::NAN)
+            };
             let (c, o) = ([at(0), at(1), at(2)], [at(3), at(4), at(5)]);
-            if let Some(&j) = near.residue.get(k)
+            if let Some(&j) = cells.items.get(k)
                 && distance(ca_d, [ca(0), ca(1), ca(2)]) < CA_CUTOFF
             {
                 let e = energy_from_distances(bond_distances(h, n, c, o));
@@ -1153,8 +1173,8 @@ impl Residues {
     }
 
     /// The bonded acceptors of every donor (in residue order into `out`), from residue pairs with
-    /// CA-CA below the cutoff. Donors are taken in cell order on the rayon pool (those of one cell
-    /// share their candidates, copied together once), into `by_item`.
+    /// CA-CA below the cutoff. Donors are taken in cell order on the rayon pool (neighbouring
+    /// donors read the same cells), into `by_item`.
     fn hbonds(&self, cells: &CellList, by_item: &mut Vec<[u32; 2]>, out: &mut Vec<[u32; 2]>) {
         // Squared distances at or above this cannot pass the cutoff test (which stays the exact
         // single-precision `distance < CA_CUTOFF` of mkdssp for the few that come near it).
@@ -1163,7 +1183,7 @@ impl Residues {
         (0..cells.items.len())
             .into_par_iter()
             .with_min_len(256)
-            .map_init(Neighbourhood::default, |near, k| {
+            .map(|k| {
                 let none = [NO_ACCEPTOR; 2];
                 let (Some(&d), Some(&x), Some(&y), Some(&z), Some(&(h, n, pro)), Some(&cell)) = (
                     cells.items.get(k),
@@ -1180,23 +1200,20 @@ impl Residues {
                     return none;
                 }
                 let (d, ca_d) = (d as usize, [x, y, z]);
-                if near.cell != Some(cell as usize) {
-                    near.fill(cells, cell as usize);
-                }
                 let mut acc = Acceptors::new();
                 let mut batch = AcceptorBatch::new();
-                near.for_near(ca_d, cutoff_squared, |c| {
+                cells.for_near(cell as usize, ca_d, cutoff_squared, |c| {
                     // The pair (d-1, d) is evaluated only with d-1 as donor.
-                    if let Some(&j) = near.residue.get(c)
+                    if let Some(&j) = cells.items.get(c)
                         && j as usize != d
                         && j as usize + 1 != d
-                        && batch.push(near, c)
+                        && batch.push(cells, c)
                     {
-                        batch.flush(near, ca_d, h, n, &mut acc);
+                        batch.flush(cells, ca_d, h, n, &mut acc);
                     }
                 });
                 if batch.len > 0 {
-                    batch.flush(near, ca_d, h, n, &mut acc);
+                    batch.flush(cells, ca_d, h, n, &mut acc);
                 }
                 acc.index
             })
@@ -1724,7 +1741,7 @@ mod tests {
         for _ in 0..200_000 {
             let (a, b) = (rng.point(3.0), rng.point(3.0));
             // c at about 70 degrees from the a->b direction now and then.
-            let c = if rng.next() % 2 == 0 {
+            let c = if rng.next().is_multiple_of(2) {
                 rng.point(3.0)
             } else {
                 let u = sub(b, a);

@@ -23,7 +23,7 @@ pub struct CartoonResult {
     pub threads: usize,
     pub dssp_ms: f64,
     /// DSSP by pass (medians over the repeats of each pass's wall-clock time).
-    pub dssp_passes: DsspPasses,
+    pub dssp_passes: DsspPassTimes,
     pub mesh_ms: f64,
     /// DSSP and mesh into the previous frame's buffers.
     pub total_ms: f64,
@@ -36,42 +36,14 @@ pub struct CartoonResult {
     pub mesh_bytes: usize,
 }
 
-/// The passes of [`DsspPassTimes`], in milliseconds.
-#[derive(Serialize, Debug, Default)]
-pub struct DsspPasses {
-    /// Usable residues, backbone columns, chain breaks, amide hydrogens.
-    pub backbone_ms: f64,
-    /// The CA cell list.
-    pub cells_ms: f64,
-    /// The hydrogen-bond search.
-    pub hbonds_ms: f64,
-    /// Bridges, ladders, sheets.
-    pub bridges_ms: f64,
-    /// n-turns, helices, turns and bends.
-    pub helices_ms: f64,
-    /// Polyproline II.
-    pub polyproline_ms: f64,
-    /// Codes back in residue order.
-    pub output_ms: f64,
-}
-
-impl DsspPasses {
-    fn median_of(times: &[DsspPassTimes]) -> DsspPasses {
-        let median = |f: fn(&DsspPassTimes) -> f64| {
-            let mut v: Vec<f64> = times.iter().map(f).collect();
-            v.sort_by(f64::total_cmp);
-            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-        };
-        DsspPasses {
-            backbone_ms: median(|t| t.backbone_ms),
-            cells_ms: median(|t| t.cells_ms),
-            hbonds_ms: median(|t| t.hbonds_ms),
-            bridges_ms: median(|t| t.bridges_ms),
-            helices_ms: median(|t| t.helices_ms),
-            polyproline_ms: median(|t| t.polyproline_ms),
-            output_ms: median(|t| t.output_ms),
-        }
-    }
+/// The median of each pass over `times`.
+fn median_passes(times: &[DsspPassTimes]) -> DsspPassTimes {
+    let arrays: Vec<[f64; 7]> = times.iter().map(DsspPassTimes::to_array).collect();
+    DsspPassTimes::from_array(std::array::from_fn(|k| {
+        let mut v: Vec<f64> = arrays.iter().filter_map(|a| a.get(k).copied()).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    }))
 }
 
 fn median_ms(repeats: usize, mut f: impl FnMut()) -> f64 {
@@ -104,7 +76,7 @@ fn case(name: String, structure: &Structure, positions: &[[f32; 3]], repeats: us
         std::hint::black_box(&codes);
     });
     // The first call (the warm-up) filled the buffers.
-    let dssp_passes = DsspPasses::median_of(pass_times.get(1..).unwrap_or(&[]));
+    let dssp_passes = median_passes(pass_times.get(1..).unwrap_or(&[]));
     // Into the previous frame's buffers, as the viewer's cartoon worker recycles them.
     let mut mesh = MeshData::default();
     let mesh_ms = median_ms(repeats, || {
@@ -169,12 +141,12 @@ pub fn run(residue_targets: &[usize], repeats: usize) -> Result<Vec<CartoonResul
             r.triangles,
             r.mesh_bytes as f64 / 1e6
         );
-        let p = &r.dssp_passes;
-        println!(
-            "  DSSP passes (ms): backbone {:.3}, cell list {:.3}, H-bond search {:.3}, bridges/ladders {:.3}, \
-             helices/turns/bends {:.3}, polyproline {:.3}, output {:.3}",
-            p.backbone_ms, p.cells_ms, p.hbonds_ms, p.bridges_ms, p.helices_ms, p.polyproline_ms, p.output_ms
-        );
+        let passes: Vec<String> = DsspPassTimes::NAMES
+            .iter()
+            .zip(r.dssp_passes.to_array())
+            .map(|(name, ms)| format!("{name} {ms:.3}"))
+            .collect();
+        println!("  DSSP by pass (ms): {}", passes.join(", "));
     }
     Ok(out)
 }
