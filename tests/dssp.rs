@@ -361,3 +361,66 @@ fn copies_on_a_grid_each_get_the_codes_of_one() {
         );
     }
 }
+
+/// Jittered copies of adk (each copy its own codes): the codes are the same on one thread, on the
+/// global pool and on three threads, with a workspace that held a larger system before, and equal
+/// to each copy's codes computed alone.
+#[test]
+fn codes_do_not_depend_on_threads_chunks_or_reused_buffers() {
+    use orbitfield::analysis::dssp::{DsspWorkspace, codes};
+    use orbitfield::analysis::polymer::replicate_on_grid;
+    let mut system = io::load(&[data("md/adk.psf"), data("md/adk_dims.dcd")]).unwrap();
+    let one = system.trajectory.frame(0).unwrap().positions_angstrom;
+    let copies = 60;
+    let (big, mut positions) = replicate_on_grid(&system.structure, &one, copies, 60.0);
+    // Fresh jitter (splitmix64 from the clock), so that the copies differ.
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(7, |d| d.as_nanos() as u64);
+    let mut state = seed;
+    for x in positions.iter_mut().flatten() {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        *x += 0.6 * ((z >> 40) as f32 / (1u64 << 24) as f32 - 0.5);
+    }
+    let options = DsspOptions::default();
+    let backbone = ProteinBackbone::new(&big);
+    let pool = |n: usize| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+    let serial = pool(1).install(|| backbone.assign(&positions, &options));
+    let global = backbone.assign(&positions, &options);
+    assert_eq!(
+        codes(&serial),
+        codes(&global),
+        "seed {seed}: 1 thread vs the global pool"
+    );
+    // A workspace used for a larger system first (then this one twice).
+    let mut ws = DsspWorkspace::default();
+    let (bigger, bigger_positions) = replicate_on_grid(&system.structure, &one, copies + 17, 55.0);
+    let mut out = Vec::new();
+    ProteinBackbone::new(&bigger).assign_into(&bigger_positions, &options, &mut ws, &mut out);
+    for _ in 0..2 {
+        pool(3).install(|| backbone.assign_into(&positions, &options, &mut ws, &mut out));
+        assert_eq!(
+            codes(&out),
+            codes(&serial),
+            "seed {seed}: reused workspace on 3 threads"
+        );
+    }
+    assert!(ws.times().hbonds_ms > 0.0 && ws.times().total_ms() >= ws.times().hbonds_ms);
+    // Each copy alone.
+    let per_copy = serial.len() / copies;
+    let atoms = one.len();
+    let alone = ProteinBackbone::new(&system.structure);
+    let mut differ = 0;
+    let first = codes(&serial[..per_copy]);
+    for k in 0..copies {
+        let got = codes(&serial[k * per_copy..(k + 1) * per_copy]);
+        differ += usize::from(got != first);
+        let want = codes(&alone.assign(&positions[k * atoms..(k + 1) * atoms], &options));
+        assert_eq!(got, want, "seed {seed}: copy {k}");
+    }
+    assert!(differ > 0, "seed {seed}: the jitter left every copy alike");
+}

@@ -5,8 +5,9 @@
 //! and O atoms are; found once per structure) and [`ProteinBackbone::assign`] (one
 //! [`SecondaryStructure`] per protein residue for the positions of one frame). Called by
 //! `orbitfield info --secondary`, the cartoon input builder ([`super::polymer`]), the benchmarks and
-//! the tests; cheap enough to recompute per trajectory frame (a cell list finds hydrogen-bond
-//! candidates, the energies run on the rayon pool).
+//! the tests; cheap enough to recompute per trajectory frame: every pass runs on the rayon pool over
+//! chunks of residues (or of cells) writing their own parts of the output, into buffers kept from
+//! one frame to the next ([`DsspWorkspace`]), and the codes do not depend on the thread count.
 //!
 //! What mkdssp does and this module repeats, so that the 8-state codes agree residue for residue:
 //! - A residue takes part when it has atoms named N, CA, C and O (the readers keep the first alternate
@@ -37,7 +38,6 @@
 use crate::model::Structure;
 use crate::model::select::is_protein_resname;
 use rayon::prelude::*;
-use std::collections::VecDeque;
 use wide::{CmpLt, f32x4, f32x8, f64x4};
 
 /// One DSSP class.
@@ -231,22 +231,201 @@ impl ProteinBackbone {
     /// The secondary structure of every protein residue (in the order of [`ProteinBackbone::residues`])
     /// for the atom positions of one frame (Angstrom). Residues whose backbone atoms are missing, out of
     /// range of `positions_angstrom` or not finite are coil and break their chain.
+    ///
+    /// The buffers are those of the calling thread (kept for its next call, as the cartoon worker
+    /// calls this once per frame); [`ProteinBackbone::assign_into`] takes them from the caller.
     pub fn assign(&self, positions_angstrom: &[[f32; 3]], options: &DsspOptions) -> Vec<SecondaryStructure> {
-        let mut out = vec![SecondaryStructure::Coil; self.residues.len()];
-        let used = Residues::gather(self, positions_angstrom, options);
-        let ss = used.secondary_structure(options);
-        for (k, s) in ss.into_iter().enumerate() {
-            if let Some(o) = used.source.get(k).and_then(|&r| out.get_mut(r)) {
-                *o = s;
+        thread_local! {
+            static WORKSPACE: std::cell::RefCell<DsspWorkspace> = std::cell::RefCell::new(DsspWorkspace::default());
+        }
+        let mut out = Vec::new();
+        WORKSPACE.with(|ws| match ws.try_borrow_mut() {
+            Ok(mut ws) => self.assign_into(positions_angstrom, options, &mut ws, &mut out),
+            // A call nested in this thread's own (a pool thread taking other work while it waits).
+            Err(_) => self.assign_into(positions_angstrom, options, &mut DsspWorkspace::default(), &mut out),
+        });
+        out
+    }
+
+    /// [`ProteinBackbone::assign`] into `out`, with the buffers of `workspace` (keep one per trajectory
+    /// and pass it every frame: a frame of the same size then allocates nothing large). The time of
+    /// each pass is left in [`DsspWorkspace::times`].
+    pub fn assign_into(
+        &self,
+        positions_angstrom: &[[f32; 3]],
+        options: &DsspOptions,
+        workspace: &mut DsspWorkspace,
+        out: &mut Vec<SecondaryStructure>,
+    ) {
+        let ws = workspace;
+        let mut clock = PassClock::start();
+        ws.times = DsspPassTimes::default();
+        ws.res.gather(self, positions_angstrom, options, &mut ws.chunk_counts);
+        ws.times.backbone_ms = clock.lap();
+        let res = &ws.res;
+        let m = res.len();
+        ws.ss.clear();
+        ws.ss.resize(m, SecondaryStructure::Coil);
+        if m > 0 {
+            ws.cells.build(res, &mut ws.chunk_counts);
+            ws.times.cells_ms = clock.lap();
+            res.hbonds(&ws.cells, &mut ws.by_item, &mut ws.acc);
+            ws.times.hbonds_ms = clock.lap();
+            let acc = &ws.acc;
+            let bond = |donor: usize, acceptor: usize| -> bool {
+                acc.get(donor)
+                    .is_some_and(|a| a.contains(&u32::try_from(acceptor).unwrap_or(NO_ACCEPTOR)))
+            };
+            res.assign_bridges(acc, &bond, &mut ws.ss);
+            ws.times.bridges_ms = clock.lap();
+            res.assign_helices(&bond, &mut ws.turns, &mut ws.scratch, &mut ws.ss);
+            ws.times.helices_ms = clock.lap();
+            if options.pp_min_stretch == 2 || options.pp_min_stretch == 3 {
+                res.assign_polyproline(options.pp_min_stretch, &mut ws.flags, &mut ws.ss);
+            }
+            ws.times.polyproline_ms = clock.lap();
+        }
+        // Back to the order of the protein residues.
+        out.clear();
+        if m == self.residues.len() {
+            // Every residue used: `source` is the identity.
+            out.par_extend(ws.ss.par_iter().copied());
+        } else {
+            out.resize(self.residues.len(), SecondaryStructure::Coil);
+            for (&r, &s) in res.source.iter().zip(&ws.ss) {
+                if let Some(o) = out.get_mut(r) {
+                    *o = s;
+                }
             }
         }
-        out
+        ws.times.output_ms = clock.lap();
     }
 }
 
+/// Wall-clock time (milliseconds) of each pass of one [`ProteinBackbone::assign_into`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct DsspPassTimes {
+    /// The usable residues, their backbone columns, chain breaks and amide hydrogens.
+    pub backbone_ms: f64,
+    /// The cell list of CA positions.
+    pub cells_ms: f64,
+    /// The hydrogen-bond search: energies of the residue pairs near each other.
+    pub hbonds_ms: f64,
+    /// Bridges, ladders and sheets (E, B).
+    pub bridges_ms: f64,
+    /// n-turns, helices (H, G, I), then turns (T) and bends (S).
+    pub helices_ms: f64,
+    /// Polyproline II (P).
+    pub polyproline_ms: f64,
+    /// The codes back in the order of the protein residues.
+    pub output_ms: f64,
+}
+
+impl DsspPassTimes {
+    /// The passes' names, in the order of [`DsspPassTimes::to_array`].
+    pub const NAMES: [&'static str; 7] = [
+        "backbone",
+        "cell list",
+        "H-bond search",
+        "bridges/ladders",
+        "helices/turns/bends",
+        "polyproline",
+        "output",
+    ];
+
+    /// The times in the order of [`DsspPassTimes::NAMES`].
+    pub fn to_array(&self) -> [f64; 7] {
+        [
+            self.backbone_ms,
+            self.cells_ms,
+            self.hbonds_ms,
+            self.bridges_ms,
+            self.helices_ms,
+            self.polyproline_ms,
+            self.output_ms,
+        ]
+    }
+
+    /// The inverse of [`DsspPassTimes::to_array`].
+    pub fn from_array(t: [f64; 7]) -> DsspPassTimes {
+        let [
+            backbone_ms,
+            cells_ms,
+            hbonds_ms,
+            bridges_ms,
+            helices_ms,
+            polyproline_ms,
+            output_ms,
+        ] = t;
+        DsspPassTimes {
+            backbone_ms,
+            cells_ms,
+            hbonds_ms,
+            bridges_ms,
+            helices_ms,
+            polyproline_ms,
+            output_ms,
+        }
+    }
+
+    /// All passes together.
+    pub fn total_ms(&self) -> f64 {
+        self.to_array().iter().sum()
+    }
+}
+
+/// Milliseconds between laps.
+struct PassClock(std::time::Instant);
+
+impl PassClock {
+    fn start() -> PassClock {
+        PassClock(std::time::Instant::now())
+    }
+
+    fn lap(&mut self) -> f64 {
+        let now = std::time::Instant::now();
+        let ms = now.duration_since(self.0).as_secs_f64() * 1e3;
+        self.0 = now;
+        ms
+    }
+}
+
+/// The buffers of [`ProteinBackbone::assign_into`], kept from one frame to the next (the cartoon
+/// worker and the benchmarks hold one), and the times of the last frame's passes.
+#[derive(Default)]
+pub struct DsspWorkspace {
+    res: Residues,
+    cells: CellList,
+    /// The (at most two) bonded acceptors of each donor, [`NO_ACCEPTOR`] where there is none: in
+    /// residue order, and in the cell list's item order.
+    acc: Vec<[u32; 2]>,
+    by_item: Vec<[u32; 2]>,
+    /// Per residue: bit n - 3 set when an n-turn starts there.
+    turns: Vec<u8>,
+    /// Per residue: phi and psi in the polyproline II region.
+    flags: Vec<bool>,
+    /// The codes between the helix passes.
+    scratch: [Vec<SecondaryStructure>; 2],
+    ss: Vec<SecondaryStructure>,
+    /// Per-chunk counts of the parallel scans.
+    chunk_counts: Vec<usize>,
+    times: DsspPassTimes,
+}
+
+impl DsspWorkspace {
+    /// The time of each pass of the last [`ProteinBackbone::assign_into`] with this workspace.
+    pub fn times(&self) -> DsspPassTimes {
+        self.times
+    }
+}
+
+/// Residues per task of the per-residue passes (each task writes its own slice of the output).
+const CHUNK: usize = 4096;
+
 /// The residues DSSP uses (all four backbone atoms present and finite), across all chains.
+#[derive(Default)]
 struct Residues {
-    /// Index into `ProteinBackbone::residues` of each residue here.
+    /// Index into `ProteinBackbone::residues` of each residue here (ascending).
     source: Vec<usize>,
     n: Vec<[f32; 3]>,
     ca: Vec<[f32; 3]>,
@@ -254,10 +433,9 @@ struct Residues {
     o: Vec<[f32; 3]>,
     h: Vec<[f32; 3]>,
     proline: Vec<bool>,
-    chain: Vec<u32>,
-    /// Residue numbers that skip one at every chain break, so that residues `a <= b` are connected
-    /// exactly when `number[b] - number[a] == b - a` and they share a chain.
-    number: Vec<u32>,
+    /// The number of chain breaks (C(i-1)-N(i) too long, or a change of chain) at or before each
+    /// residue: residues `a <= b` are connected exactly when their segments are equal.
+    segment: Vec<u32>,
 }
 
 fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
@@ -281,8 +459,9 @@ fn distance(a: [f32; 3], b: [f32; 3]) -> f32 {
     (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
 }
 
-/// Dihedral angle p1-p2-p3-p4 in degrees, 360 when undefined (mkdssp's formula, single precision).
-fn dihedral_degrees(p1: [f32; 3], p2: [f32; 3], p3: [f32; 3], p4: [f32; 3]) -> f32 {
+/// The dihedral angle p1-p2-p3-p4 as a direction (u, v) (the angle is atan2(v, u)), `None` where
+/// mkdssp calls it undefined.
+fn dihedral_uv(p1: [f32; 3], p2: [f32; 3], p3: [f32; 3], p4: [f32; 3]) -> Option<(f32, f32)> {
     let v12 = sub(p1, p2);
     let v43 = sub(p4, p3);
     let z = sub(p2, p3);
@@ -295,14 +474,87 @@ fn dihedral_degrees(p1: [f32; 3], p2: [f32; 3], p3: [f32; 3], p4: [f32; 3]) -> f
         let u = dot(p, x) / u.sqrt();
         let v = dot(p, y) / v.sqrt();
         if u != 0.0 || v != 0.0 {
-            return v.atan2(u) * 180.0 / std::f32::consts::PI;
+            return Some((u, v));
         }
     }
-    360.0
+    None
+}
+
+#[cfg(test)]
+/// Dihedral angle p1-p2-p3-p4 in degrees, 360 when undefined (mkdssp's formula, single precision).
+fn dihedral_degrees(p1: [f32; 3], p2: [f32; 3], p3: [f32; 3], p4: [f32; 3]) -> f32 {
+    dihedral_uv(p1, p2, p3, p4).map_or(360.0, |(u, v)| v.atan2(u) * 180.0 / std::f32::consts::PI)
+}
+
+/// Whether the CA kappa angle at `b` (between a->b and b->c) is above 70 degrees, as mkdssp
+/// computes it. Away from 70 degrees the cosine decides (kappa falls as it rises); near it (and
+/// for a cosine rounded outside [-1, 1]) the angle is computed as mkdssp computes it.
+fn kappa_above_70(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> bool {
+    let v12 = sub(b, a);
+    let v34 = sub(c, b);
+    let x = dot(v12, v12) * dot(v34, v34);
+    let ckap = if x > 0.0 { dot(v12, v34) / x.sqrt() } else { 0.0 };
+    // cos 70 degrees = 0.342020...
+    if (-1.0..0.341).contains(&ckap) {
+        return true;
+    }
+    if ckap > 0.343 {
+        return false;
+    }
+    kappa_degrees(ckap) > 70.0
+}
+
+/// mkdssp's kappa angle (degrees) from its cosine.
+fn kappa_degrees(ckap: f32) -> f32 {
+    let skap = (1.0 - ckap * ckap).sqrt();
+    skap.atan2(ckap) * (180.0 / std::f64::consts::PI) as f32
+}
+
+/// A range of angles `lo..=hi` (degrees, less than 180 wide) and the sines and cosines of its ends.
+#[derive(Clone, Copy, Debug)]
+struct AngleRange {
+    lo: f32,
+    hi: f32,
+    lo_sin_cos: (f32, f32),
+    hi_sin_cos: (f32, f32),
+}
+
+impl AngleRange {
+    fn new(lo: f32, hi: f32) -> AngleRange {
+        AngleRange {
+            lo,
+            hi,
+            lo_sin_cos: lo.to_radians().sin_cos(),
+            hi_sin_cos: hi.to_radians().sin_cos(),
+        }
+    }
+
+    /// Whether [`dihedral_degrees`] of the four points lies in the range. Away from its ends the
+    /// signs of sin(angle - lo) and sin(hi - angle) decide (both positive inside); within 1e-3
+    /// radians of an end the angle is computed as [`dihedral_degrees`] does.
+    fn contains_dihedral(&self, [p1, p2, p3, p4]: [[f32; 3]; 4]) -> bool {
+        let Some((u, v)) = dihedral_uv(p1, p2, p3, p4) else {
+            return (self.lo..=self.hi).contains(&360.0);
+        };
+        let r = (u * u + v * v).sqrt();
+        if r.is_finite() && r > 1e-20 {
+            const MARGIN: f32 = 1e-3;
+            let ((sl, cl), (sh, ch)) = (self.lo_sin_cos, self.hi_sin_cos);
+            let after_lo = (v * cl - u * sl) / r;
+            let before_hi = (u * sh - v * ch) / r;
+            if after_lo > MARGIN && before_hi > MARGIN {
+                return true;
+            }
+            if after_lo < -MARGIN || before_hi < -MARGIN {
+                return false;
+            }
+        }
+        (self.lo..=self.hi).contains(&(v.atan2(u) * 180.0 / std::f32::consts::PI))
+    }
 }
 
 /// Hydrogen-bond energy (kcal/mol) of donor N-H with acceptor C=O, as mkdssp rounds and floors it
-/// (the search itself calls [`hbond_energy_if_bond`]).
+/// (the search itself screens eight pairs at a time with [`AcceptorBatch`]).
 ///
 /// The four distances and the four quotients go through SIMD lanes: the same IEEE operations in
 /// the same order as one at a time (no fused multiply-adds), so the result is bit for bit that of
@@ -335,7 +587,9 @@ fn energy_from_distances(d: f32x4) -> f64 {
 /// The energy of donor N-H with acceptor C=O when it is a hydrogen bond (below
 /// [`MAX_HBOND_ENERGY`]), else `None`. Most pairs near each other are far from bonding: a
 /// single-precision estimate (error below 1e-4 kcal/mol, against a margin of 0.01) turns those away
-/// before the exact double-precision energy.
+/// before the exact double-precision energy. ([`AcceptorBatch`] screens eight pairs at a time the
+/// same way.)
+#[cfg(test)]
 fn hbond_energy_if_bond(h: [f32; 3], n: [f32; 3], c: [f32; 3], o: [f32; 3]) -> Option<f64> {
     let d = bond_distances(h, n, c, o);
     let near = d.cmp_lt(f32x4::splat(MIN_DISTANCE)).move_mask() != 0;
@@ -381,12 +635,13 @@ struct Acceptors {
     energy: [f64; 2],
 }
 
-impl Acceptors {
-    const NONE: u32 = u32::MAX;
+/// No acceptor (in the place of an acceptor's index).
+const NO_ACCEPTOR: u32 = u32::MAX;
 
+impl Acceptors {
     fn new() -> Acceptors {
         Acceptors {
-            index: [Acceptors::NONE; 2],
+            index: [NO_ACCEPTOR; 2],
             energy: [0.0; 2],
         }
     }
@@ -411,48 +666,63 @@ impl Acceptors {
             self.energy[1] = e;
         }
     }
-
-    fn bonded_to(&self, j: u32) -> bool {
-        (self.index[0] == j && self.energy[0] < MAX_HBOND_ENERGY)
-            || (self.index[1] == j && self.energy[1] < MAX_HBOND_ENERGY)
-    }
 }
 
-/// Residues binned by CA position into cubic cells at least [`CA_CUTOFF`] wide.
+/// Residues binned by CA position into cubic cells at least [`CA_CUTOFF`] wide, rebuilt per frame
+/// into the buffers of the previous one.
+#[derive(Default)]
 struct CellList {
     origin: [f32; 3],
     cell: f32,
     dims: [usize; 3],
-    /// `starts[c]..starts[c + 1]` index `items` for cell `c`.
+    /// `starts[c]..starts[c + 1]` index the items of cell `c`.
     starts: Vec<u32>,
-    /// Residue indices, ascending within each cell.
+    /// The residue of each item, ascending within each cell.
     items: Vec<u32>,
-    /// The place in `items` of each residue.
-    slot_of: Vec<u32>,
-    /// The CA coordinates x, y, z of each item, in item order (read in sequence, eight at a time, by
-    /// [`CellList::for_near`]).
+    /// The cell of each residue.
+    cell_of: Vec<u32>,
+    /// The next free place in each cell while items are placed.
+    fill: Vec<u32>,
+    /// Per item, in item order: CA x, y, z (read in sequence, eight at a time, by
+    /// [`CellList::for_near`]), then eight infinitely far points.
     item_xyz: [Vec<f32>; 3],
+    /// Per item: the acceptor's C x, y, z and O x, y, z.
+    item_acceptor: Vec<[f32; 6]>,
+    /// Per item: the donor's H and N, and whether it is a proline (never a donor).
+    item_donor: Vec<([f32; 3], [f32; 3], bool)>,
+    /// Per item: its cell.
+    item_cell: Vec<u32>,
 }
 
 impl CellList {
-    fn new(points: &[[f32; 3]], cutoff: f32) -> CellList {
-        let mut lo = [f32::INFINITY; 3];
-        let mut hi = [f32::NEG_INFINITY; 3];
-        for p in points {
-            for k in 0..3 {
-                lo[k] = lo[k].min(p[k]);
-                hi[k] = hi[k].max(p[k]);
-            }
-        }
-        if points.is_empty() {
-            lo = [0.0; 3];
-            hi = [0.0; 3];
-        }
+    /// Bins the CA atoms of `res` on the rayon pool: the cells are split into one range per thread;
+    /// each range counts and places the residues that fall in it (a counting sort whose ranges
+    /// write disjoint parts of `starts` and `items`).
+    fn build(&mut self, res: &Residues, part_counts: &mut Vec<usize>) {
+        let points = &res.ca;
+        let (lo, hi) = points
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                chunk
+                    .iter()
+                    .fold(([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), |(lo, hi), p| {
+                        ([0, 1, 2].map(|k| lo[k].min(p[k])), [0, 1, 2].map(|k| hi[k].max(p[k])))
+                    })
+            })
+            .reduce(
+                || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
+                |(a, b), (c, d)| ([0, 1, 2].map(|k| a[k].min(c[k])), [0, 1, 2].map(|k| b[k].max(d[k]))),
+            );
+        let (lo, hi) = if points.is_empty() {
+            ([0.0; 3], [0.0; 3])
+        } else {
+            (lo, hi)
+        };
         // Cells of at least the cutoff; coarser when the points are spread so thinly that the
         // lattice would hold many more cells than points.
         let extent = [hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]];
         let max_cells = (points.len() * 2).max(27) as f64;
-        let mut cell = cutoff;
+        let mut cell = CA_CUTOFF;
         let count = |cell: f32| -> [usize; 3] { extent.map(|e| ((e / cell) as usize).saturating_add(1)) };
         loop {
             let d = count(cell);
@@ -462,225 +732,421 @@ impl CellList {
             cell *= 1.5;
         }
         let dims = count(cell);
-        let total = dims[0].saturating_mul(dims[1]).saturating_mul(dims[2]);
-        let mut starts = vec![0u32; total + 1];
-        let index_of = |p: &[f32; 3]| -> usize {
+        let total = dims[0].saturating_mul(dims[1]).saturating_mul(dims[2]).max(1);
+        let index_of = |p: &[f32; 3]| -> u32 {
             let c = [0, 1, 2].map(|k| (((p[k] - lo[k]) / cell) as usize).min(dims[k].saturating_sub(1)));
-            (c[2] * dims[1] + c[1]) * dims[0] + c[0]
+            ((c[2] * dims[1] + c[1]) * dims[0] + c[0]) as u32
         };
-        let cells: Vec<usize> = points.par_iter().with_min_len(4096).map(index_of).collect();
-        for &c in &cells {
-            if let Some(s) = starts.get_mut(c + 1) {
-                *s += 1;
-            }
-        }
-        for c in 0..total {
-            let prev = starts.get(c).copied().unwrap_or(0);
-            if let Some(s) = starts.get_mut(c + 1) {
-                *s += prev;
-            }
-        }
-        let mut fill = starts.clone();
-        let mut items = vec![0u32; points.len()];
-        let mut slot_of = vec![0u32; points.len()];
-        for (i, &c) in cells.iter().enumerate() {
-            if let Some(f) = fill.get_mut(c)
-                && let Some(slot) = items.get_mut(*f as usize)
-            {
-                *slot = i as u32;
-                if let Some(s) = slot_of.get_mut(i) {
-                    *s = *f;
+        points
+            .par_iter()
+            .with_min_len(CHUNK)
+            .map(index_of)
+            .collect_into_vec(&mut self.cell_of);
+        let cell_of = &self.cell_of;
+
+        // Counts per cell, each range of cells scanning all residues.
+        let parts = rayon::current_num_threads().clamp(1, total);
+        let part_len = total.div_ceil(parts);
+        self.starts.resize(total + 1, 0);
+        let (counts, last) = self.starts.split_at_mut(total);
+        counts
+            .par_chunks_mut(part_len)
+            .enumerate()
+            .map(|(p, counts)| {
+                counts.fill(0);
+                let first = p * part_len;
+                for &c in cell_of {
+                    if let Some(n) = (c as usize).checked_sub(first).and_then(|r| counts.get_mut(r)) {
+                        *n += 1;
+                    }
                 }
-                *f += 1;
-            }
+                counts.iter().map(|&n| n as usize).sum::<usize>()
+            })
+            .collect_into_vec(part_counts);
+        // Each range's items follow those of the ranges before it.
+        let mut base = 0usize;
+        for n in part_counts.iter_mut() {
+            let here = *n;
+            *n = base;
+            base += here;
         }
-        let item_xyz = [0, 1, 2].map(|k| {
+        if let Some(end) = last.first_mut() {
+            *end = base as u32;
+        }
+        self.items.resize(points.len(), 0);
+        self.fill.resize(total, 0);
+        let mut pieces: Vec<&mut [u32]> = Vec::with_capacity(parts);
+        let mut rest = self.items.as_mut_slice();
+        for p in 0..part_counts.len() {
+            let next = part_counts.get(p + 1).copied().unwrap_or(base);
+            let here = next.saturating_sub(part_counts.get(p).copied().unwrap_or(base));
+            let (piece, tail) = rest.split_at_mut(here.min(rest.len()));
+            pieces.push(piece);
+            rest = tail;
+        }
+        counts
+            .par_chunks_mut(part_len)
+            .zip(self.fill.par_chunks_mut(part_len))
+            .zip(pieces)
+            .zip(part_counts.par_iter())
+            .enumerate()
+            .for_each(|(p, (((starts, fill), items), &base))| {
+                // Counts to starts (absolute), then each residue at its cell's next place.
+                let mut at = base as u32;
+                for s in starts.iter_mut() {
+                    let n = *s;
+                    *s = at;
+                    at += n;
+                }
+                let first = p * part_len;
+                for (f, &s) in fill.iter_mut().zip(starts.iter()) {
+                    *f = s - base as u32;
+                }
+                for (i, &c) in cell_of.iter().enumerate() {
+                    if let Some(f) = (c as usize).checked_sub(first).and_then(|r| fill.get_mut(r))
+                        && let Some(slot) = items.get_mut(*f as usize)
+                    {
+                        *slot = i as u32;
+                        *f += 1;
+                    }
+                }
+            });
+        let items = &self.items;
+        for (k, out) in self.item_xyz.iter_mut().enumerate() {
             items
                 .par_iter()
-                .with_min_len(4096)
-                .map(|&i| points.get(i as usize).map_or(f32::NAN, |p| p[k]))
-                .collect()
-        });
-        CellList {
-            origin: lo,
-            cell,
-            dims,
-            starts,
-            items,
-            slot_of,
-            item_xyz,
+                .with_min_len(CHUNK)
+                .map(|&i| res.ca.get(i as usize).map_or(f32::NAN, |p| p[k]))
+                .collect_into_vec(out);
+            // Eight far points after the last, so that every item starts a whole vector.
+            out.extend([f32::INFINITY; 8]);
         }
+        items
+            .par_iter()
+            .with_min_len(CHUNK)
+            .map(|&i| match (res.c.get(i as usize), res.o.get(i as usize)) {
+                (Some(c), Some(o)) => [c[0], c[1], c[2], o[0], o[1], o[2]],
+                _ => [f32::NAN; 6],
+            })
+            .collect_into_vec(&mut self.item_acceptor);
+        items
+            .par_iter()
+            .with_min_len(CHUNK)
+            .map(|&i| {
+                let i = i as usize;
+                match (res.h.get(i), res.n.get(i), res.proline.get(i)) {
+                    (Some(&h), Some(&n), Some(&pro)) => (h, n, pro),
+                    _ => ([f32::NAN; 3], [f32::NAN; 3], true),
+                }
+            })
+            .collect_into_vec(&mut self.item_donor);
+        items
+            .par_iter()
+            .with_min_len(CHUNK)
+            .map(|&i| cell_of.get(i as usize).copied().unwrap_or(0))
+            .collect_into_vec(&mut self.item_cell);
+        self.origin = lo;
+        self.cell = cell;
+        self.dims = dims;
     }
 
-    /// Calls `f` with the index and position of every point in the cells around `p` (its own and
-    /// the 26 neighbours) whose squared distance `(p - q)^2` (summed x, y, z in single precision) is
-    /// below `r2_max`. The three cells of a row along x are adjacent in the item order, so each row
-    /// is one contiguous run, tested eight points at a time.
-    fn for_near(&self, p: [f32; 3], r2_max: f32, mut f: impl FnMut(u32, [f32; 3])) {
-        let c = [0, 1, 2].map(|k| {
-            let x = ((p[k] - self.origin[k]) / self.cell).floor();
-            if x.is_finite() { x as i64 } else { 0 }
-        });
+    /// Calls `f` with the item range of each row of cells around cell `cell` (its own and the 26
+    /// neighbours): the three cells of a row along x are adjacent in the item order, so each row
+    /// is one contiguous run.
+    fn for_rows_around(&self, cell: usize, mut f: impl FnMut(std::ops::Range<usize>)) {
+        let [nx, ny, nz] = self.dims.map(|d| d as i64);
+        let cell = cell as i64;
+        let c = [
+            cell % nx.max(1),
+            (cell / nx.max(1)) % ny.max(1),
+            cell / (nx * ny).max(1),
+        ];
         let x0 = (c[0] - 1).max(0);
-        let x1 = (c[0] + 1).min(self.dims[0] as i64 - 1);
+        let x1 = (c[0] + 1).min(nx - 1);
         if x0 > x1 {
             return;
         }
-        for dz in -1..=1i64 {
-            let z = c[2] + dz;
-            if z < 0 || z >= self.dims[2] as i64 {
-                continue;
-            }
-            for dy in -1..=1i64 {
-                let y = c[1] + dy;
-                if y < 0 || y >= self.dims[1] as i64 {
-                    continue;
-                }
-                let row = (z as usize * self.dims[1] + y as usize) * self.dims[0];
-                let (Some(&a), Some(&b)) = (
+        for z in (c[2] - 1).max(0)..=(c[2] + 1).min(nz - 1) {
+            for y in (c[1] - 1).max(0)..=(c[1] + 1).min(ny - 1) {
+                let row = ((z * ny + y) * nx) as usize;
+                if let (Some(&a), Some(&b)) = (
                     self.starts.get(row + x0 as usize),
                     self.starts.get(row + x1 as usize + 1),
-                ) else {
-                    continue;
-                };
-                let range = a as usize..b as usize;
-                let [xs, ys, zs] = &self.item_xyz;
-                let (Some(items), Some(xs), Some(ys), Some(zs)) = (
-                    self.items.get(range.clone()),
-                    xs.get(range.clone()),
-                    ys.get(range.clone()),
-                    zs.get(range),
-                ) else {
-                    continue;
-                };
-                let mut visit = |k: usize| {
-                    if let (Some(&i), Some(&x), Some(&y), Some(&z)) = (items.get(k), xs.get(k), ys.get(k), zs.get(k)) {
-                        let q = [x, y, z];
-                        let v = sub(p, q);
-                        if v[0] * v[0] + v[1] * v[1] + v[2] * v[2] < r2_max {
-                            f(i, q);
-                        }
-                    }
-                };
-                let (px, py, pz) = (f32x8::splat(p[0]), f32x8::splat(p[1]), f32x8::splat(p[2]));
-                let limit = f32x8::splat(r2_max);
-                let lanes = |s: &[f32]| -> f32x8 {
-                    let mut a = [0f32; 8];
-                    a.copy_from_slice(s);
-                    f32x8::from(a)
-                };
-                let mut start = 0;
-                for ((cx, cy), cz) in xs.chunks_exact(8).zip(ys.chunks_exact(8)).zip(zs.chunks_exact(8)) {
-                    let (dx, dy, dz) = (px - lanes(cx), py - lanes(cy), pz - lanes(cz));
-                    let mut mask = (dx * dx + dy * dy + dz * dz).cmp_lt(limit).move_mask() as u32;
-                    while mask != 0 {
-                        visit(start + mask.trailing_zeros() as usize);
-                        mask &= mask - 1;
-                    }
-                    start += 8;
-                }
-                for k in start..items.len() {
-                    visit(k);
+                ) {
+                    f(a as usize..b as usize);
                 }
             }
         }
     }
-}
 
-/// A ladder under construction: bridge partners `i[k]` and `j[k]` (antiparallel ladders keep `j`
-/// ascending, so `j` pairs with `i` in reverse).
-#[derive(Clone, Debug)]
-struct Ladder {
-    parallel: bool,
-    i: VecDeque<u32>,
-    j: VecDeque<u32>,
-}
-
-impl Ladder {
-    fn ends(&self) -> [u32; 4] {
-        [
-            self.i.front().copied().unwrap_or(0),
-            self.i.back().copied().unwrap_or(0),
-            self.j.front().copied().unwrap_or(0),
-            self.j.back().copied().unwrap_or(0),
-        ]
+    /// Calls `f` with the item index of every point in the cells around cell `cell` whose squared
+    /// distance `(p - q)^2` (summed x, y, z in single precision) is below `r2_max`: each row of
+    /// cells eight points at a time (the lanes past the row's end masked off).
+    fn for_near(&self, cell: usize, p: [f32; 3], r2_max: f32, mut f: impl FnMut(usize)) {
+        let [xs, ys, zs] = &self.item_xyz;
+        let (px, py, pz) = (f32x8::splat(p[0]), f32x8::splat(p[1]), f32x8::splat(p[2]));
+        let limit = f32x8::splat(r2_max);
+        let lanes = |s: &[f32]| -> f32x8 {
+            let mut a = [0f32; 8];
+            a.copy_from_slice(s);
+            f32x8::from(a)
+        };
+        self.for_rows_around(cell, |range| {
+            let mut start = range.start;
+            while start < range.end {
+                let (Some(cx), Some(cy), Some(cz)) = (
+                    xs.get(start..start + 8),
+                    ys.get(start..start + 8),
+                    zs.get(start..start + 8),
+                ) else {
+                    break;
+                };
+                let (dx, dy, dz) = (px - lanes(cx), py - lanes(cy), pz - lanes(cz));
+                let left = range.end - start;
+                let valid = if left >= 8 { 0xff } else { (1u32 << left) - 1 };
+                let mut mask = (dx * dx + dy * dy + dz * dz).cmp_lt(limit).move_mask() as u32 & valid;
+                while mask != 0 {
+                    f(start + mask.trailing_zeros() as usize);
+                    mask &= mask - 1;
+                }
+                start += 8;
+            }
+        });
     }
 }
 
+/// Up to eight candidate acceptors of one donor, screened together: the single-precision energy
+/// estimate of `hbond_energy_if_bond` in eight lanes (the same IEEE operations per lane), then
+/// the exact checks for the lanes that pass.
+struct AcceptorBatch {
+    len: usize,
+    item: [usize; 8],
+    xyz: [[f32; 8]; 6],
+}
+
+impl AcceptorBatch {
+    fn new() -> AcceptorBatch {
+        AcceptorBatch {
+            len: 0,
+            item: [0; 8],
+            xyz: [[0.0; 8]; 6],
+        }
+    }
+
+    /// Adds item `k` of `cells`; true when the batch is full.
+    fn push(&mut self, cells: &CellList, k: usize) -> bool {
+        let lane = self.len;
+        if let Some(slot) = self.item.get_mut(lane) {
+            *slot = k;
+            let atoms = cells.item_acceptor.get(k).copied().unwrap_or([f32::NAN; 6]);
+            for (dst, src) in self.xyz.iter_mut().zip(atoms) {
+                if let Some(d) = dst.get_mut(lane) {
+                    *d = src;
+                }
+            }
+            self.len += 1;
+        }
+        self.len >= 8
+    }
+
+    /// Which lanes may bond with donor N-H: any distance below [`MIN_DISTANCE`] or an estimate
+    /// below [`MAX_HBOND_ENERGY`] + 0.01 (as in `hbond_energy_if_bond`, whose error is below
+    /// 1e-4 kcal/mol).
+    fn screen(&self, h: [f32; 3], n: [f32; 3]) -> u32 {
+        let [c_x, c_y, c_z, o_x, o_y, o_z] = self.xyz.map(f32x8::from);
+        let dist = |p: [f32; 3], x: f32x8, y: f32x8, z: f32x8| {
+            let (dx, dy, dz) = (f32x8::splat(p[0]) - x, f32x8::splat(p[1]) - y, f32x8::splat(p[2]) - z);
+            (dx * dx + dy * dy + dz * dz).sqrt()
+        };
+        let d_ho = dist(h, o_x, o_y, o_z);
+        let d_hc = dist(h, c_x, c_y, c_z);
+        let d_nc = dist(n, c_x, c_y, c_z);
+        let d_no = dist(n, o_x, o_y, o_z);
+        let min_d = f32x8::splat(MIN_DISTANCE);
+        let near = d_ho.cmp_lt(min_d) | d_hc.cmp_lt(min_d) | d_nc.cmp_lt(min_d) | d_no.cmp_lt(min_d);
+        let q = f32x8::splat(COUPLING as f32);
+        let estimate = q / d_ho - q / d_hc + q / d_nc - q / d_no;
+        let pass = near | estimate.cmp_lt(f32x8::splat((MAX_HBOND_ENERGY + 0.01) as f32));
+        let lanes = if self.len >= 8 { 0xff } else { (1u32 << self.len) - 1 };
+        pass.move_mask() as u32 & lanes
+    }
+
+    /// Offers the bonds among the lanes to `acc` and empties the batch.
+    fn flush(&mut self, cells: &CellList, ca_d: [f32; 3], h: [f32; 3], n: [f32; 3], acc: &mut Acceptors) {
+        let mut mask = self.screen(h, n);
+        while mask != 0 {
+            let lane = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let at = |v: usize| self.xyz.get(v).and_then(|x| x.get(lane)).copied().unwrap_or(f32::NAN);
+            let k = self.item.get(lane).copied().unwrap_or(usize::MAX);
+            let ca = |d: usize| {
+                cells
+                    .item_xyz
+                    .get(d)
+                    .and_then(|x| x.get(k))
+                    .copied()
+                    .unwrap_or(f32::NAN)
+            };
+            let (c, o) = ([at(0), at(1), at(2)], [at(3), at(4), at(5)]);
+            if let Some(&j) = cells.items.get(k)
+                && distance(ca_d, [ca(0), ca(1), ca(2)]) < CA_CUTOFF
+            {
+                let e = energy_from_distances(bond_distances(h, n, c, o));
+                if e < MAX_HBOND_ENERGY {
+                    acc.offer(j, e);
+                }
+            }
+        }
+        self.len = 0;
+    }
+}
+
+/// A ladder: its bridges (i, j) run from i = `ends[0]` to `ends[1]` with j ascending from
+/// `ends[2]` to `ends[3]` (parallel ladders pair j with i in order, antiparallel ones in reverse),
+/// with gaps where ladders were joined across bulges; `bridges` counts them (0: joined into another).
+#[derive(Clone, Copy, Debug)]
+struct Ladder {
+    parallel: bool,
+    ends: [u32; 4],
+    bridges: u32,
+}
+
+/// `out[k]` = how many `k' <= k` have `flag(k')`, for `k < m`: counted per chunk on the rayon pool,
+/// the chunk totals summed in order, then each chunk written from its base.
+fn running_count(m: usize, flag: impl Fn(usize) -> bool + Sync, counts: &mut Vec<usize>, out: &mut Vec<u32>) {
+    (0..m.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| (c * CHUNK..((c + 1) * CHUNK).min(m)).filter(|&k| flag(k)).count())
+        .collect_into_vec(counts);
+    let mut base = 0usize;
+    for n in counts.iter_mut() {
+        let here = *n;
+        *n = base;
+        base += here;
+    }
+    out.resize(m, 0);
+    out.par_chunks_mut(CHUNK)
+        .zip(counts.par_iter())
+        .enumerate()
+        .for_each(|(c, (out, &base))| {
+            let mut running = base as u32;
+            for (t, o) in out.iter_mut().enumerate() {
+                running += u32::from(flag(c * CHUNK + t));
+                *o = running;
+            }
+        });
+}
+
 impl Residues {
-    fn gather(backbone: &ProteinBackbone, positions: &[[f32; 3]], options: &DsspOptions) -> Residues {
+    /// The usable residues of `backbone` in `positions` and their columns, on the rayon pool
+    /// (chunks of residues, each writing its own part of every column).
+    fn gather(
+        &mut self,
+        backbone: &ProteinBackbone,
+        positions: &[[f32; 3]],
+        options: &DsspOptions,
+        counts: &mut Vec<usize>,
+    ) {
         let at = |i: Option<u32>| -> Option<[f32; 3]> {
             positions
                 .get(i? as usize)
                 .copied()
                 .filter(|p| p.iter().all(|x| x.is_finite()))
         };
-        // The usable residues and their atoms (in parallel), then the columns (in order).
-        let picked: Vec<Option<[[f32; 3]; 4]>> = backbone
-            .residues
-            .par_iter()
-            .with_min_len(1024)
-            .map(|r| Some([at(r.n)?, at(r.ca)?, at(r.c)?, at(r.o)?]))
-            .collect();
-        let source: Vec<usize> = (0..picked.len())
-            .into_par_iter()
-            .with_min_len(4096)
-            .filter(|&k| picked.get(k).is_some_and(|p| p.is_some()))
-            .collect();
-        let column = |atom: usize| -> Vec<[f32; 3]> {
-            source
-                .par_iter()
-                .with_min_len(4096)
-                .map(|&k| picked.get(k).copied().flatten().map_or([0.0; 3], |p| p[atom]))
-                .collect()
-        };
         let residues = &backbone.residues;
-        let mut ch = Residues {
-            n: column(0),
-            ca: column(1),
-            c: column(2),
-            o: column(3),
-            h: Vec::new(),
-            proline: source
-                .par_iter()
-                .with_min_len(4096)
-                .map(|&k| residues.get(k).is_some_and(|r| r.proline))
-                .collect(),
-            chain: source
-                .par_iter()
-                .with_min_len(4096)
-                .map(|&k| residues.get(k).map_or(0, |r| r.chain))
-                .collect(),
-            number: Vec::with_capacity(source.len()),
-            source,
-        };
-        let m = ch.source.len();
-        let broken =
-            |k: usize| k > 0 && (distance(ch.c[k - 1], ch.n[k]) > MAX_PEPTIDE_BOND || ch.chain[k - 1] != ch.chain[k]);
-        let breaks: Vec<bool> = (0..m).into_par_iter().with_min_len(4096).map(broken).collect();
-        let mut number = 0u32;
-        for &b in &breaks {
-            number += 1 + u32::from(b);
-            ch.number.push(number);
+        // One pass over the positions: every residue's four atoms into the columns (NaN where
+        // missing), each chunk of residues on its own slices.
+        let len = residues.len();
+        for column in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o] {
+            column.resize(len, [0.0; 3]);
         }
+        self.source.resize(len, 0);
+        let missing: usize = residues
+            .par_chunks(CHUNK)
+            .zip(self.n.par_chunks_mut(CHUNK))
+            .zip(self.ca.par_chunks_mut(CHUNK))
+            .zip(self.c.par_chunks_mut(CHUNK))
+            .zip(self.o.par_chunks_mut(CHUNK))
+            .zip(self.source.par_chunks_mut(CHUNK))
+            .enumerate()
+            .map(|(chunk, (((((rs, n), ca), c), o), source))| {
+                let mut missing = 0;
+                for (k, (((((r, n), ca), c), o), s)) in rs
+                    .iter()
+                    .zip(n.iter_mut())
+                    .zip(ca.iter_mut())
+                    .zip(c.iter_mut())
+                    .zip(o.iter_mut())
+                    .zip(source.iter_mut())
+                    .enumerate()
+                {
+                    *s = chunk * CHUNK + k;
+                    let atoms = [r.n, r.ca, r.c, r.o].map(at);
+                    missing += usize::from(atoms.iter().any(Option::is_none));
+                    let [an, aca, ac, ao] = atoms.map(|p| p.unwrap_or([f32::NAN; 3]));
+                    (*n, *ca, *c, *o) = (an, aca, ac, ao);
+                }
+                missing
+            })
+            .sum();
+        if missing > 0 {
+            // Keep the usable residues (a serial compaction; only structures with incomplete
+            // residues take it).
+            let mut kept = 0;
+            for k in 0..len {
+                let usable = [&self.n, &self.ca, &self.c, &self.o]
+                    .iter()
+                    .all(|col| col.get(k).is_some_and(|p| p.iter().all(|x| x.is_finite())));
+                if usable {
+                    for col in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o] {
+                        col.swap(kept, k);
+                    }
+                    self.source.swap(kept, k);
+                    kept += 1;
+                }
+            }
+            for col in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o] {
+                col.truncate(kept);
+            }
+            self.source.truncate(kept);
+        }
+        let m = self.source.len();
+        let source = &self.source;
+        let mut running = std::mem::take(&mut self.segment);
+        source
+            .par_iter()
+            .with_min_len(CHUNK)
+            .map(|&k| residues.get(k).is_some_and(|r| r.proline))
+            .collect_into_vec(&mut self.proline);
+        let chain = |k: usize| source.get(k).and_then(|&s| residues.get(s)).map(|r| r.chain);
+        let (n, c) = (&self.n, &self.c);
+        let broken = |k: usize| {
+            k > 0
+                && match (c.get(k - 1), n.get(k)) {
+                    (Some(&c), Some(&n)) => distance(c, n) > MAX_PEPTIDE_BOND || chain(k - 1) != chain(k),
+                    _ => true,
+                }
+        };
+        running_count(m, broken, counts, &mut running);
+        self.segment = running;
         // mkdssp places H from the previous residue in its list whatever lies between.
-        let h: Vec<[f32; 3]> = (0..m)
+        let (o, proline) = (&self.o, &self.proline);
+        (0..m)
             .into_par_iter()
-            .with_min_len(4096)
+            .with_min_len(CHUNK)
             .map(|k| {
-                let h = ch.n[k];
                 let file_h = if options.file_hydrogens {
-                    ch.source
-                        .get(k)
-                        .and_then(|&s| backbone.residues.get(s))
-                        .and_then(|r| at(r.h))
+                    source.get(k).and_then(|&s| residues.get(s)).and_then(|r| at(r.h))
                 } else {
                     None
                 };
+                let h = n.get(k).copied().unwrap_or([0.0; 3]);
                 if let Some(fh) = file_h {
                     fh
-                } else if k > 0 && !ch.proline[k] {
-                    let (pc, po) = (ch.c[k - 1], ch.o[k - 1]);
+                } else if k > 0
+                    && !proline.get(k).copied().unwrap_or(true)
+                    && let (Some(&pc), Some(&po)) = (c.get(k - 1), o.get(k - 1))
+                {
                     let d = distance(pc, po);
                     [
                         h[0] + (pc[0] - po[0]) / d,
@@ -691,9 +1157,7 @@ impl Residues {
                     h
                 }
             })
-            .collect();
-        ch.h = h;
-        ch
+            .collect_into_vec(&mut self.h);
     }
 
     fn len(&self) -> usize {
@@ -702,79 +1166,78 @@ impl Residues {
 
     /// True when residues `a` and `b` (a <= b) are in one chain with no break between them.
     fn connected(&self, a: usize, b: usize) -> bool {
-        match (
-            self.chain.get(a),
-            self.chain.get(b),
-            self.number.get(a),
-            self.number.get(b),
-        ) {
-            (Some(ca), Some(cb), Some(&na), Some(&nb)) => ca == cb && b >= a && (nb - na) as usize == b - a,
+        match (self.segment.get(a), self.segment.get(b)) {
+            (Some(sa), Some(sb)) => b >= a && sa == sb,
             _ => false,
         }
     }
 
-    /// The two best acceptors of every donor, from residue pairs with CA-CA below the cutoff.
-    /// Donors are taken in cell order (neighbouring donors read the same cells) on the rayon pool.
-    fn hbonds(&self) -> Vec<Acceptors> {
-        let cells = CellList::new(&self.ca, CA_CUTOFF);
+    /// The bonded acceptors of every donor (in residue order into `out`), from residue pairs with
+    /// CA-CA below the cutoff. Donors are taken in cell order on the rayon pool (neighbouring
+    /// donors read the same cells), into `by_item`.
+    fn hbonds(&self, cells: &CellList, by_item: &mut Vec<[u32; 2]>, out: &mut Vec<[u32; 2]>) {
         // Squared distances at or above this cannot pass the cutoff test (which stays the exact
         // single-precision `distance < CA_CUTOFF` of mkdssp for the few that come near it).
         let cutoff_squared = CA_CUTOFF * CA_CUTOFF * (1.0 + 1e-5);
-        let by_item: Vec<Acceptors> = cells
-            .items
-            .par_iter()
+        let [xs, ys, zs] = &cells.item_xyz;
+        (0..cells.items.len())
+            .into_par_iter()
             .with_min_len(256)
-            .map(|&d| {
-                let d = d as usize;
-                let mut acc = Acceptors::new();
-                let (Some(&ca_d), Some(&pro), Some(&h), Some(&n)) =
-                    (self.ca.get(d), self.proline.get(d), self.h.get(d), self.n.get(d))
-                else {
-                    return acc;
+            .map(|k| {
+                let none = [NO_ACCEPTOR; 2];
+                let (Some(&d), Some(&x), Some(&y), Some(&z), Some(&(h, n, pro)), Some(&cell)) = (
+                    cells.items.get(k),
+                    xs.get(k),
+                    ys.get(k),
+                    zs.get(k),
+                    cells.item_donor.get(k),
+                    cells.item_cell.get(k),
+                ) else {
+                    return none;
                 };
                 if pro {
                     // mkdssp gives a proline donor energy 0: never a bond.
-                    return acc;
+                    return none;
                 }
-                cells.for_near(ca_d, cutoff_squared, |j, ca_j| {
-                    let ju = j as usize;
+                let (d, ca_d) = (d as usize, [x, y, z]);
+                let mut acc = Acceptors::new();
+                let mut batch = AcceptorBatch::new();
+                cells.for_near(cell as usize, ca_d, cutoff_squared, |c| {
                     // The pair (d-1, d) is evaluated only with d-1 as donor.
-                    if ju != d
-                        && ju + 1 != d
-                        && distance(ca_d, ca_j) < CA_CUTOFF
-                        && let (Some(&c), Some(&o)) = (self.c.get(ju), self.o.get(ju))
-                        && let Some(e) = hbond_energy_if_bond(h, n, c, o)
+                    if let Some(&j) = cells.items.get(c)
+                        && j as usize != d
+                        && j as usize + 1 != d
+                        && batch.push(cells, c)
                     {
-                        acc.offer(j, e);
+                        batch.flush(cells, ca_d, h, n, &mut acc);
                     }
                 });
-                acc
+                if batch.len > 0 {
+                    batch.flush(cells, ca_d, h, n, &mut acc);
+                }
+                acc.index
             })
-            .collect();
-        // Back to residue order.
-        cells
-            .slot_of
-            .par_iter()
-            .with_min_len(4096)
-            .map(|&k| by_item.get(k as usize).copied().unwrap_or_else(Acceptors::new))
-            .collect()
-    }
-
-    fn secondary_structure(&self, options: &DsspOptions) -> Vec<SecondaryStructure> {
-        let m = self.len();
-        let mut ss = vec![SecondaryStructure::Coil; m];
-        if m == 0 {
-            return ss;
-        }
-        let acc = self.hbonds();
-        let bond =
-            |donor: usize, acceptor: usize| -> bool { acc.get(donor).is_some_and(|a| a.bonded_to(acceptor as u32)) };
-        self.assign_bridges(&acc, &bond, &mut ss);
-        self.assign_helices(&bond, &mut ss);
-        if options.pp_min_stretch == 2 || options.pp_min_stretch == 3 {
-            self.assign_polyproline(options.pp_min_stretch, &mut ss);
-        }
-        ss
+            .collect_into_vec(by_item);
+        // Back to residue order: residue r is among the (few) items of its cell.
+        let by_item = &*by_item;
+        (0..self.len())
+            .into_par_iter()
+            .with_min_len(CHUNK)
+            .map(|r| {
+                let cell = cells.cell_of.get(r).copied().unwrap_or(0) as usize;
+                let (Some(&a), Some(&b)) = (cells.starts.get(cell), cells.starts.get(cell + 1)) else {
+                    return [NO_ACCEPTOR; 2];
+                };
+                let (a, b) = (a as usize, b as usize);
+                cells
+                    .items
+                    .get(a..b)
+                    .and_then(|items| items.iter().position(|&i| i as usize == r))
+                    .and_then(|p| by_item.get(a + p))
+                    .copied()
+                    .unwrap_or([NO_ACCEPTOR; 2])
+            })
+            .collect_into_vec(out);
     }
 
     /// mkdssp's TestBridge for residues i < j.
@@ -795,166 +1258,156 @@ impl Residues {
 
     fn assign_bridges(
         &self,
-        acc: &[Acceptors],
+        acc: &[[u32; 2]],
         bond: &(impl Fn(usize, usize) -> bool + Sync),
         ss: &mut [SecondaryStructure],
     ) {
         let m = self.len();
-        // Every bridge pattern needs one of its bonds d -> a with {i, j} among {d-1, a}, {d-1, a+1}
-        // and {a, d}: candidates from the bonds, instead of all pairs.
-        let mut candidates: Vec<u64> = acc
-            .par_iter()
-            .enumerate()
-            .flat_map_iter(|(d, a)| {
-                // At most six candidates per donor; u64::MAX marks an unused place.
-                let mut out = [u64::MAX; 6];
-                for k in 0..2 {
-                    if a.energy[k] < MAX_HBOND_ENERGY && a.index[k] != Acceptors::NONE {
-                        let (d, a) = (d as i64, i64::from(a.index[k]));
-                        for (slot, (x, y)) in [(d - 1, a), (d - 1, a + 1), (a, d)].into_iter().enumerate() {
-                            let (i, j) = (x.min(y), x.max(y));
-                            // Partners at least three apart, each with both neighbours.
-                            if i >= 1
-                                && j >= i + 3
-                                && (j + 1) < m as i64
-                                && let Some(o) = out.get_mut(3 * k + slot)
-                            {
-                                *o = ((i as u64) << 32) | j as u64;
+        // Each bridge pattern of (i, j) holds a bond donated by i or i + 1 to j or j - 1
+        // (parallel: i+1 -> j or i -> j-1; antiparallel: i+1 -> j-1 or i -> j), so the partners j
+        // of i are among the acceptors of i and i + 1 and the residues after them: at most eight
+        // candidates per residue, found from the residue's own bonds, in (i, j) order.
+        let hits: Vec<(u32, u32, bool)> = (1..m.saturating_sub(1))
+            .into_par_iter()
+            .with_min_len(CHUNK)
+            .flat_map_iter(|i| {
+                let mut js = [u32::MAX; 8];
+                for (d, slot) in [i, i + 1].into_iter().zip([0usize, 4]) {
+                    for (k, &a) in acc.get(d).unwrap_or(&[NO_ACCEPTOR; 2]).iter().enumerate() {
+                        if a != NO_ACCEPTOR {
+                            for (t, j) in [a, a.saturating_add(1)].into_iter().enumerate() {
+                                if let Some(s) = js.get_mut(slot + 2 * k + t) {
+                                    *s = j;
+                                }
                             }
                         }
                     }
                 }
-                out.into_iter().filter(|&key| key != u64::MAX)
+                js.sort_unstable();
+                let mut last = u32::MAX;
+                let mut out = [(0u32, 0u32, false); 8];
+                let mut len = 0;
+                for &j in &js {
+                    if j == u32::MAX || j == last {
+                        continue;
+                    }
+                    last = j;
+                    let ju = j as usize;
+                    // Partners at least three apart, each with both neighbours.
+                    if ju >= i + 3
+                        && ju + 1 < m
+                        && let Some(parallel) = self.bridge(bond, i, ju)
+                        && let Some(o) = out.get_mut(len)
+                    {
+                        *o = (i as u32, j, parallel);
+                        len += 1;
+                    }
+                }
+                out.into_iter().take(len)
             })
             .collect();
-        candidates.par_sort_unstable();
-        candidates.dedup();
-        let hits: Vec<(u32, u32, bool)> = candidates
+
+        // Consecutive bridges into ladders. mkdssp gives bridge (i, j) to the ladder whose last
+        // bridge is (i - 1, j - 1) (parallel) or (i - 1, j + 1) (antiparallel), of the same kind:
+        // there is at most one, so a ladder is a chain of bridges that starts at a bridge without
+        // such a predecessor. Starts in bridge order (mkdssp's creation order, sorted by first
+        // residue), each followed on the rayon pool.
+        let find = |i: Option<u32>, j: Option<u32>, parallel: bool| -> bool {
+            let (Some(i), Some(j)) = (i, j) else {
+                return false;
+            };
+            hits.binary_search_by(|h| (h.0, h.1).cmp(&(i, j)))
+                .ok()
+                .and_then(|k| hits.get(k))
+                .is_some_and(|h| h.2 == parallel)
+        };
+        let next_j = |j: u32, parallel: bool| if parallel { j.checked_add(1) } else { j.checked_sub(1) };
+        let previous_j = |j: u32, parallel: bool| if parallel { j.checked_sub(1) } else { j.checked_add(1) };
+        let mut ladders: Vec<Ladder> = hits
             .par_iter()
-            .filter_map(|&key| {
-                let (i, j) = ((key >> 32) as usize, (key & 0xffff_ffff) as usize);
-                self.bridge(bond, i, j).map(|p| (i as u32, j as u32, p))
+            .with_min_len(256)
+            .filter_map(|&(i, j, parallel)| {
+                if find(i.checked_sub(1), previous_j(j, parallel), parallel) {
+                    return None;
+                }
+                let (mut last_i, mut last_j, mut bridges) = (i, j, 1);
+                while let Some(nj) = next_j(last_j, parallel)
+                    && find(last_i.checked_add(1), Some(nj), parallel)
+                {
+                    (last_i, last_j, bridges) = (last_i + 1, nj, bridges + 1);
+                }
+                // Antiparallel ladders keep j ascending.
+                let (jb, je) = if parallel { (j, last_j) } else { (last_j, j) };
+                Some(Ladder {
+                    parallel,
+                    ends: [i, last_i, jb, je],
+                    bridges,
+                })
             })
             .collect();
 
-        // Consecutive bridges into ladders, in mkdssp's order: the first ladder (in creation order)
-        // that ends at i - 1 with a matching partner takes bridge (i, j).
-        let mut ladders: Vec<Ladder> = Vec::new();
-        let mut previous: Vec<usize> = Vec::new();
-        let mut current: Vec<usize> = Vec::new();
-        let mut current_i: Option<u32> = None;
-        for &(i, j, parallel) in &hits {
-            if current_i != Some(i) {
-                current.sort_unstable();
-                previous = if current_i.is_some_and(|c| c + 1 == i) {
-                    std::mem::take(&mut current)
-                } else {
-                    Vec::new()
-                };
-                current.clear();
-                current_i = Some(i);
-            }
-            let found = previous.iter().position(|&l| {
-                ladders.get(l).is_some_and(|ld| {
-                    ld.parallel == parallel
-                        && if parallel {
-                            ld.j.back().is_some_and(|&b| b.wrapping_add(1) == j)
-                        } else {
-                            ld.j.front().is_some_and(|&f| f.wrapping_sub(1) == j)
+        // Join ladders across bulges. Ladders are sorted by first residue; mkdssp compares every
+        // later ladder, but those starting 6 or more past this one's end never join, so the scan
+        // stops; and ladders whose first residues lie in different unbroken stretches never join,
+        // so each stretch's ladders are joined on their own, on the rayon pool.
+        ladders
+            .par_chunk_by_mut(|a, b| self.connected(a.ends[0] as usize, b.ends[0] as usize))
+            .for_each(|group| {
+                for a in 0..group.len() {
+                    if group.get(a).is_none_or(|l| l.bridges == 0) {
+                        continue;
+                    }
+                    for b in a + 1..group.len() {
+                        let (Some(&la), Some(&lb)) = (group.get(a), group.get(b)) else {
+                            break;
+                        };
+                        if lb.bridges == 0 {
+                            continue;
                         }
-                })
+                        let [ibi, iei, jbi, jei] = la.ends;
+                        let [ibj, iej, jbj, jej] = lb.ends;
+                        if u64::from(ibj) >= u64::from(iei) + 6 {
+                            break;
+                        }
+                        if la.parallel != lb.parallel
+                            || !self.connected(ibi.min(ibj) as usize, iei.max(iej) as usize)
+                            || !self.connected(jbi.min(jbj) as usize, jei.max(jej) as usize)
+                            || ibj.wrapping_sub(iei) >= 6
+                            || (iei >= ibj && ibi <= iej)
+                        {
+                            continue;
+                        }
+                        let bulge = if la.parallel {
+                            (jbj.wrapping_sub(jei) < 6 && ibj.wrapping_sub(iei) < 3) || jbj.wrapping_sub(jei) < 3
+                        } else {
+                            (jbi.wrapping_sub(jej) < 6 && ibj.wrapping_sub(iei) < 3) || jbi.wrapping_sub(jej) < 3
+                        };
+                        if bulge {
+                            // b's bridges follow a's: i ends at b's last; j (ascending) ends at
+                            // b's last when parallel, starts at b's first when antiparallel.
+                            if let Some(ld) = group.get_mut(a) {
+                                ld.bridges += lb.bridges;
+                                ld.ends[1] = iej;
+                                if ld.parallel {
+                                    ld.ends[3] = jej;
+                                } else {
+                                    ld.ends[2] = jbj;
+                                }
+                            }
+                            if let Some(other) = group.get_mut(b) {
+                                other.bridges = 0;
+                            }
+                        }
+                    }
+                }
             });
-            match found {
-                Some(p) => {
-                    let l = previous.remove(p);
-                    if let Some(ld) = ladders.get_mut(l) {
-                        ld.i.push_back(i);
-                        if parallel {
-                            ld.j.push_back(j);
-                        } else {
-                            ld.j.push_front(j);
-                        }
-                    }
-                    current.push(l);
-                }
-                None => {
-                    current.push(ladders.len());
-                    ladders.push(Ladder {
-                        parallel,
-                        i: VecDeque::from([i]),
-                        j: VecDeque::from([j]),
-                    });
-                }
-            }
-        }
-
-        // Join ladders across bulges. mkdssp sorts by chain, then first residue, and compares every
-        // later ladder; those starting 6 or more past this one's end never join, so the scan stops.
-        ladders.sort_by_key(|l| l.i.front().copied().unwrap_or(0));
-        let mut alive = vec![true; ladders.len()];
-        for a in 0..ladders.len() {
-            if !alive[a] {
-                continue;
-            }
-            let mut b = a + 1;
-            while b < ladders.len() {
-                if !alive[b] {
-                    b += 1;
-                    continue;
-                }
-                let [ibi, iei, jbi, jei] = ladders[a].ends();
-                let [ibj, iej, jbj, jej] = ladders[b].ends();
-                if u64::from(ibj) >= u64::from(iei) + 6 {
-                    break;
-                }
-                let same_kind = ladders[a].parallel == ladders[b].parallel;
-                if !same_kind
-                    || !self.connected(ibi.min(ibj) as usize, iei.max(iej) as usize)
-                    || !self.connected(jbi.min(jbj) as usize, jei.max(jej) as usize)
-                    || ibj.wrapping_sub(iei) >= 6
-                    || (iei >= ibj && ibi <= iej)
-                {
-                    b += 1;
-                    continue;
-                }
-                let bulge = if ladders[a].parallel {
-                    (jbj.wrapping_sub(jei) < 6 && ibj.wrapping_sub(iei) < 3) || jbj.wrapping_sub(jei) < 3
-                } else {
-                    (jbi.wrapping_sub(jej) < 6 && ibj.wrapping_sub(iei) < 3) || jbi.wrapping_sub(jej) < 3
-                };
-                if bulge {
-                    let other = std::mem::replace(
-                        &mut ladders[b],
-                        Ladder {
-                            parallel: false,
-                            i: VecDeque::new(),
-                            j: VecDeque::new(),
-                        },
-                    );
-                    alive[b] = false;
-                    let ld = &mut ladders[a];
-                    ld.i.extend(other.i);
-                    if ld.parallel {
-                        ld.j.extend(other.j);
-                    } else {
-                        for &x in other.j.iter().rev() {
-                            ld.j.push_front(x);
-                        }
-                    }
-                }
-                b += 1;
-            }
-        }
-        for (l, ld) in ladders.iter().enumerate() {
-            if !alive[l] {
-                continue;
-            }
-            let kind = if ld.i.len() > 1 {
+        for ld in ladders.iter().filter(|l| l.bridges > 0) {
+            let kind = if ld.bridges > 1 {
                 SecondaryStructure::Strand
             } else {
                 SecondaryStructure::Bridge
             };
-            let [ib, ie, jb, je] = ld.ends();
+            let [ib, ie, jb, je] = ld.ends;
             for r in (ib..=ie).chain(jb..=je) {
                 if let Some(s) = ss.get_mut(r as usize)
                     && *s != SecondaryStructure::Strand
@@ -965,14 +1418,25 @@ impl Residues {
         }
     }
 
-    fn assign_helices(&self, bond: &(impl Fn(usize, usize) -> bool + Sync), ss: &mut [SecondaryStructure]) {
+    /// Helices (H, G, I), then turns (T) and bends (S) on the remaining coil. mkdssp's helix loops
+    /// run over windows in order, but each window's test reads only codes that the earlier
+    /// windows of the same loop cannot change (a G window is free of H, E and B, which G windows
+    /// never write; an I window of G, E and B, which I windows never write): so each loop is a
+    /// per-residue pass from the previous loop's codes, on the rayon pool.
+    fn assign_helices(
+        &self,
+        bond: &(impl Fn(usize, usize) -> bool + Sync),
+        turns: &mut Vec<u8>,
+        scratch: &mut [Vec<SecondaryStructure>; 2],
+        ss: &mut [SecondaryStructure],
+    ) {
         let m = self.len();
         // mkdssp's helix flags (start, middle, end of 3-, 4- and 5-turns) are read only as "an
         // n-turn starts at i" (its start and start-and-end flags): bit n - 3 of `turns[i]`, set when
         // residue i + n donates a hydrogen bond to residue i within one chain.
-        let turns: Vec<u8> = (0..m)
+        (0..m)
             .into_par_iter()
-            .with_min_len(1024)
+            .with_min_len(CHUNK)
             .map(|i| {
                 (0..3usize).fold(0u8, |bits, kind| {
                     let stride = kind + 3;
@@ -983,55 +1447,70 @@ impl Residues {
                     }
                 })
             })
-            .collect();
+            .collect_into_vec(turns);
+        let turns = &*turns;
         let start = |kind: usize, i: usize| turns.get(i).is_some_and(|&t| t & (1 << kind) != 0);
-        let mut i = 1;
-        while i + 4 < m {
-            if start(1, i) && start(1, i - 1) {
-                for s in ss.iter_mut().skip(i).take(4) {
-                    *s = SecondaryStructure::AlphaHelix;
+        // A helix of kind `kind` (0: 3-10, 1: alpha, 2: pi) covers residue r when a window of
+        // kind + 3 residues from i in r-kind-2..=r, with 1 <= i and i + kind + 3 < m, has n-turns
+        // starting at i - 1 and i (and `free` holds for the codes under it).
+        let window = |kind: usize, r: usize, free: &dyn Fn(usize) -> bool| {
+            let len = kind + 3;
+            (r.saturating_sub(len - 1).max(1)..=r)
+                .any(|i| i + len < m && start(kind, i) && start(kind, i - 1) && (i..i + len).all(free))
+        };
+        let [after_alpha, after_310] = scratch;
+        // Alpha helices override everything (only bridges are there yet).
+        ss.par_iter()
+            .enumerate()
+            .with_min_len(CHUNK)
+            .map(|(r, &s)| {
+                if window(1, r, &|_| true) {
+                    SecondaryStructure::AlphaHelix
+                } else {
+                    s
                 }
-            }
-            i += 1;
-        }
-        let mut i = 1;
-        while i + 3 < m {
-            if start(0, i) && start(0, i - 1) {
-                let free = ss[i..=i + 2]
-                    .iter()
-                    .all(|&s| s == SecondaryStructure::Coil || s == SecondaryStructure::Helix310);
-                if free {
-                    ss[i..=i + 2].fill(SecondaryStructure::Helix310);
+            })
+            .collect_into_vec(after_alpha);
+        // 3-10 helices where the window is coil (or 3-10 helix from earlier windows).
+        let base = &*after_alpha;
+        let coil = |k: usize| base.get(k) == Some(&SecondaryStructure::Coil);
+        base.par_iter()
+            .enumerate()
+            .with_min_len(CHUNK)
+            .map(|(r, &s)| {
+                if window(0, r, &coil) {
+                    SecondaryStructure::Helix310
+                } else {
+                    s
                 }
-            }
-            i += 1;
-        }
-        let mut i = 1;
-        while i + 5 < m {
-            if start(2, i) && start(2, i - 1) {
-                let free = ss[i..=i + 4].iter().all(|&s| {
-                    matches!(
-                        s,
-                        SecondaryStructure::Coil | SecondaryStructure::PiHelix | SecondaryStructure::AlphaHelix
-                    )
-                });
-                if free {
-                    ss[i..=i + 4].fill(SecondaryStructure::PiHelix);
-                }
-            }
-            i += 1;
-        }
+            })
+            .collect_into_vec(after_310);
+        // pi helices where the window is coil or alpha helix (or pi helix from earlier windows).
+        let base = &*after_310;
+        let free = |k: usize| {
+            base.get(k)
+                .is_some_and(|&s| s == SecondaryStructure::Coil || s == SecondaryStructure::AlphaHelix)
+        };
         // Turns, then bends, on the remaining coil: each residue on its own.
-        ss.par_iter_mut().enumerate().with_min_len(1024).for_each(|(i, s)| {
-            if *s == SecondaryStructure::Coil && i >= 1 && i + 1 < m {
-                let turn = (0..3).any(|kind| (1..kind + 3).any(|k| i >= k && start(kind, i - k)));
-                if turn {
-                    *s = SecondaryStructure::Turn;
-                } else if self.bend(i) {
-                    *s = SecondaryStructure::Bend;
+        ss.par_iter_mut()
+            .zip(base.par_iter())
+            .enumerate()
+            .with_min_len(CHUNK)
+            .for_each(|(i, (s, &b))| {
+                *s = if window(2, i, &free) {
+                    SecondaryStructure::PiHelix
+                } else {
+                    b
+                };
+                if *s == SecondaryStructure::Coil && i >= 1 && i + 1 < m {
+                    let turn = (0..3).any(|kind| (1..kind + 3).any(|k| i >= k && start(kind, i - k)));
+                    if turn {
+                        *s = SecondaryStructure::Turn;
+                    } else if self.bend(i) {
+                        *s = SecondaryStructure::Bend;
+                    }
                 }
-            }
-        });
+            });
     }
 
     /// The CA kappa angle at residue i (between CA(i-2)->CA(i) and CA(i)->CA(i+2)) above 70 degrees.
@@ -1039,53 +1518,62 @@ impl Residues {
         if i < 2 || i + 2 >= self.len() || !self.connected(i - 2, i + 2) {
             return false;
         }
-        let v12 = sub(self.ca[i], self.ca[i - 2]);
-        let v34 = sub(self.ca[i + 2], self.ca[i]);
-        let x = dot(v12, v12) * dot(v34, v34);
-        let ckap = if x > 0.0 { dot(v12, v34) / x.sqrt() } else { 0.0 };
-        let skap = (1.0 - ckap * ckap).sqrt();
-        let kappa = skap.atan2(ckap) * (180.0 / std::f64::consts::PI) as f32;
-        kappa > 70.0
+        let (Some(&a), Some(&b), Some(&c)) = (self.ca.get(i - 2), self.ca.get(i), self.ca.get(i + 2)) else {
+            return false;
+        };
+        kappa_above_70(a, b, c)
     }
 
-    fn assign_polyproline(&self, stretch: usize, ss: &mut [SecondaryStructure]) {
+    fn assign_polyproline(&self, stretch: usize, in_region: &mut Vec<bool>, ss: &mut [SecondaryStructure]) {
         let m = self.len();
         const EPSILON: f32 = 29.0;
-        let phi_ok = |x: f32| (-75.0 - EPSILON..=-75.0 + EPSILON).contains(&x);
-        let psi_ok = |x: f32| (145.0 - EPSILON..=145.0 + EPSILON).contains(&x);
+        let phi_range = AngleRange::new(-75.0 - EPSILON, -75.0 + EPSILON);
+        let psi_range = AngleRange::new(145.0 - EPSILON, 145.0 + EPSILON);
         // Whether residue i's phi and psi lie in the polyproline II region (the end residues have
         // angles 0, outside it).
-        let in_region: Vec<bool> = (0..m)
+        let at = |v: &[[f32; 3]], k: usize| v.get(k).copied().unwrap_or([f32::NAN; 3]);
+        // Only windows with a coil residue write P, so only residues within `stretch - 1` of a coil
+        // residue need their angles.
+        let ss_now = &*ss;
+        let near_coil = |i: usize| {
+            ss_now
+                .get(i.saturating_sub(stretch - 1)..(i + stretch).min(m))
+                .is_some_and(|w| w.contains(&SecondaryStructure::Coil))
+        };
+        (0..m)
             .into_par_iter()
-            .with_min_len(1024)
+            .with_min_len(CHUNK)
             .map(|i| {
-                if i == 0 || i + 1 >= m {
-                    return false;
-                }
-                let phi = if self.connected(i - 1, i) {
-                    dihedral_degrees(self.c[i - 1], self.n[i], self.ca[i], self.c[i])
-                } else {
-                    360.0
-                };
-                let psi = if self.connected(i, i + 1) {
-                    dihedral_degrees(self.n[i], self.ca[i], self.c[i], self.n[i + 1])
-                } else {
-                    360.0
-                };
-                phi_ok(phi) && psi_ok(psi)
+                near_coil(i)
+                    && i > 0
+                    && i + 1 < m
+                    && self.connected(i - 1, i)
+                    && self.connected(i, i + 1)
+                    && phi_range.contains_dihedral([
+                        at(&self.c, i - 1),
+                        at(&self.n, i),
+                        at(&self.ca, i),
+                        at(&self.c, i),
+                    ])
+                    && psi_range.contains_dihedral([
+                        at(&self.n, i),
+                        at(&self.ca, i),
+                        at(&self.c, i),
+                        at(&self.n, i + 1),
+                    ])
             })
-            .collect();
-        let mut i = 1;
-        while i + 3 < m {
-            if (i..i + stretch).all(|k| in_region.get(k).copied().unwrap_or(false)) {
-                for s in ss.iter_mut().skip(i).take(stretch) {
-                    if *s == SecondaryStructure::Coil {
-                        *s = SecondaryStructure::Polyproline;
-                    }
-                }
+            .collect_into_vec(in_region);
+        let in_region = &*in_region;
+        // mkdssp's scan: windows of `stretch` residues from i = 1 while i + 3 < m, all in the region;
+        // their coil residues become P.
+        ss.par_iter_mut().enumerate().with_min_len(CHUNK).for_each(|(r, s)| {
+            if *s == SecondaryStructure::Coil
+                && (r.saturating_sub(stretch - 1).max(1)..=r)
+                    .any(|i| i + 3 < m && (i..i + stretch).all(|k| in_region.get(k).copied().unwrap_or(false)))
+            {
+                *s = SecondaryStructure::Polyproline;
             }
-            i += 1;
-        }
+        });
     }
 }
 
@@ -1194,6 +1682,97 @@ mod tests {
         assert!(
             bonds > 1000 && near > 100,
             "seed {s}: {bonds} bonds, {near} near misses"
+        );
+    }
+
+    #[test]
+    fn eight_lane_screen_keeps_every_bond_and_equals_the_four_lane_one() {
+        let s = seed();
+        let mut rng = Mix(s);
+        let mut bonds = 0;
+        for _ in 0..20_000 {
+            let n = rng.point(0.2);
+            let h = [n[0] + 1.0, n[1], n[2]];
+            let mut batch = AcceptorBatch::new();
+            batch.len = 1 + (rng.next() % 8) as usize;
+            let mut pairs = Vec::new();
+            for lane in 0..8 {
+                let o = rng.point(4.0);
+                let dir = rng.point(1.0);
+                let c = [o[0] + 1.23 * dir[0], o[1] + 1.23 * dir[1], o[2] + 1.23 * dir[2]];
+                for (v, x) in batch.xyz.iter_mut().zip(c.into_iter().chain(o)) {
+                    v[lane] = x;
+                }
+                pairs.push((c, o));
+            }
+            let mask = batch.screen(h, n);
+            for (lane, &(c, o)) in pairs.iter().enumerate() {
+                let pass = mask & (1 << lane) != 0;
+                if lane >= batch.len {
+                    assert!(!pass, "seed {s}: lane {lane} beyond {}", batch.len);
+                    continue;
+                }
+                // The four-lane screen of `hbond_energy_if_bond`.
+                let d = bond_distances(h, n, c, o);
+                let near = d.cmp_lt(f32x4::splat(MIN_DISTANCE)).move_mask() != 0;
+                let q = (f32x4::splat(COUPLING as f32) / d).to_array();
+                let estimate = q[0] - q[1] + q[2] - q[3];
+                assert_eq!(
+                    pass,
+                    near || estimate < (MAX_HBOND_ENERGY + 0.01) as f32,
+                    "seed {s}: {h:?} {n:?} {c:?} {o:?}"
+                );
+                if scalar_energy(h, n, c, o) < MAX_HBOND_ENERGY {
+                    bonds += 1;
+                    assert!(pass, "seed {s}: a bond screened out: {h:?} {n:?} {c:?} {o:?}");
+                }
+            }
+        }
+        assert!(bonds > 100, "seed {s}: {bonds} bonds");
+    }
+
+    #[test]
+    fn bends_and_polyproline_ranges_without_atan2_equal_the_angles() {
+        let s = seed();
+        let mut rng = Mix(s);
+        let (mut near_70, mut near_edges) = (0, 0);
+        let phi = AngleRange::new(-104.0, -46.0);
+        let psi = AngleRange::new(116.0, 174.0);
+        for _ in 0..200_000 {
+            let (a, b) = (rng.point(3.0), rng.point(3.0));
+            // c at about 70 degrees from the a->b direction now and then.
+            let c = if rng.next().is_multiple_of(2) {
+                rng.point(3.0)
+            } else {
+                let u = sub(b, a);
+                let len = dot(u, u).sqrt().max(1e-3);
+                let u = u.map(|x| x / len);
+                let w = cross(u, rng.point(1.0));
+                let wl = dot(w, w).sqrt().max(1e-3);
+                let angle = (70.0 + rng.uniform(-0.2, 0.2)).to_radians() as f32;
+                [0, 1, 2].map(|k| b[k] + 3.8 * (angle.cos() * u[k] + angle.sin() * w[k] / wl))
+            };
+            let v12 = sub(b, a);
+            let v34 = sub(c, b);
+            let x = dot(v12, v12) * dot(v34, v34);
+            let ckap = if x > 0.0 { dot(v12, v34) / x.sqrt() } else { 0.0 };
+            let kappa = kappa_degrees(ckap);
+            near_70 += usize::from((kappa - 70.0).abs() < 0.1);
+            assert_eq!(kappa_above_70(a, b, c), kappa > 70.0, "seed {s}: {a:?} {b:?} {c:?}");
+            let p = [rng.point(2.0), rng.point(2.0), rng.point(2.0), rng.point(2.0)];
+            let angle = dihedral_degrees(p[0], p[1], p[2], p[3]);
+            for range in [phi, psi] {
+                near_edges += usize::from((angle - range.lo).abs() < 0.1 || (angle - range.hi).abs() < 0.1);
+                assert_eq!(
+                    range.contains_dihedral(p),
+                    (range.lo..=range.hi).contains(&angle),
+                    "seed {s}: {p:?} at {angle}"
+                );
+            }
+        }
+        assert!(
+            near_70 > 100 && near_edges > 50,
+            "seed {s}: {near_70} near 70, {near_edges} near the edges"
         );
     }
 

@@ -2,14 +2,15 @@
 //! pool (all cores, or `RAYON_NUM_THREADS`; each line names the thread count). Cases: adk (the first frame of `tests/data/md/adk_dims.dcd`, 214 residues) and
 //! copies of it on a grid up to 100,000 residues, each with DSSP alone, the mesh alone (from given
 //! codes) and both together, as the viewer's cartoon worker runs them for every frame: into the
-//! previous frame's buffers (as the worker recycles them), and into fresh memory. With
-//! `--cartoon-on render-device`, also the mesh written by the compute pass on the render device
-//! (`render::cartoon_compute`): the CPU's per-ring inputs, their upload alone, the pass (GPU
-//! timestamps where the adapter has them) and the whole stage as a frame waits for it.
+//! previous frame's buffers (as the worker recycles them), and into fresh memory. DSSP is also
+//! split by pass (H-bond search and the rest). With `--cartoon-on render-device`, also the mesh
+//! written by the compute pass on the render device (`render::cartoon_compute`): the CPU's per-ring
+//! inputs, their upload alone, the pass (GPU timestamps where the adapter has them) and the whole
+//! stage as a frame waits for it.
 
 use anyhow::{Context, Result, anyhow, bail};
-use orbitfield::analysis::dssp::DsspOptions;
 use orbitfield::analysis::dssp::SecondaryStructure;
+use orbitfield::analysis::dssp::{DsspOptions, DsspPassTimes, DsspWorkspace};
 use orbitfield::analysis::polymer::{Coloring, Polymer, replicate_on_grid};
 use orbitfield::model::Structure;
 use orbitfield::render::RenderContext;
@@ -28,6 +29,8 @@ pub struct CartoonResult {
     pub residues: usize,
     pub threads: usize,
     pub dssp_ms: f64,
+    /// DSSP by pass (medians over the repeats of each pass's wall-clock time).
+    pub dssp_passes: DsspPassTimes,
     pub mesh_ms: f64,
     /// DSSP and mesh into the previous frame's buffers.
     pub total_ms: f64,
@@ -60,6 +63,16 @@ pub struct DeviceMeshResult {
     pub input_bytes: usize,
 }
 
+/// The median of each pass over `times`.
+fn median_passes(times: &[DsspPassTimes]) -> DsspPassTimes {
+    let arrays: Vec<[f64; 7]> = times.iter().map(DsspPassTimes::to_array).collect();
+    DsspPassTimes::from_array(std::array::from_fn(|k| {
+        let mut v: Vec<f64> = arrays.iter().filter_map(|a| a.get(k).copied()).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    }))
+}
+
 fn median_ms(repeats: usize, mut f: impl FnMut()) -> f64 {
     f();
     let mut times: Vec<f64> = (0..repeats.max(1))
@@ -84,9 +97,19 @@ fn case(
     let params = CartoonParams::for_residue_count(polymer.residue_count());
     let options = DsspOptions::default();
     let secondary = polymer.protein.assign(positions, &options);
+    // Into the previous frame's buffers, as the cartoon worker's thread keeps them.
+    let mut workspace = DsspWorkspace::default();
+    let mut codes = Vec::new();
+    let mut pass_times = Vec::new();
     let dssp_ms = median_ms(repeats, || {
-        std::hint::black_box(polymer.protein.assign(positions, &options));
+        polymer
+            .protein
+            .assign_into(positions, &options, &mut workspace, &mut codes);
+        pass_times.push(workspace.times());
+        std::hint::black_box(&codes);
     });
+    // The first call (the warm-up) filled the buffers.
+    let dssp_passes = median_passes(pass_times.get(1..).unwrap_or(&[]));
     // Into the previous frame's buffers, as the viewer's cartoon worker recycles them.
     let mut mesh = MeshData::default();
     let mesh_ms = median_ms(repeats, || {
@@ -117,6 +140,7 @@ fn case(
         residues: polymer.residue_count(),
         threads: rayon::current_num_threads(),
         dssp_ms,
+        dssp_passes,
         mesh_ms,
         total_ms,
         fresh_ms,
@@ -294,6 +318,12 @@ pub fn run(residue_targets: &[usize], repeats: usize, on_render_device: bool) ->
             r.triangles,
             r.mesh_bytes as f64 / 1e6
         );
+        let passes: Vec<String> = DsspPassTimes::NAMES
+            .iter()
+            .zip(r.dssp_passes.to_array())
+            .map(|(name, ms)| format!("{name} {ms:.3}"))
+            .collect();
+        println!("  DSSP by pass (ms): {}", passes.join(", "));
         if let Some(d) = &r.device {
             let pass = d.pass_ms.map_or("no timestamps".to_string(), |p| format!("{p:.3} ms"));
             println!(
