@@ -8,8 +8,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use orbitfield::compute::PointCharges;
-use orbitfield::compute::esp::{EspMethod, EspPlan, MsmParams};
 use orbitfield::compute::esp::{Boundary, bins::AtomBins};
+use orbitfield::compute::esp::{EspMethod, EspPlan, MsmParams};
 use orbitfield::model::Lattice;
 use orbitfield::model::units::BOHR_PER_ANGSTROM;
 use std::sync::Arc;
@@ -143,8 +143,13 @@ fn msm_parameter_sweep() {
     let q = Arc::new(q);
     let points = samples(&q, side, 300, false, &mut rng);
     let map_points = samples(&q, side, 300, true, &mut rng);
-    let density = q.charges_e.len() as f64 / side.powi(3);
-    println!("{} charges, box {side:.1} A, jitter {jitter}, {} points", q.charges_e.len(), points.len());
+    // Charges per A^3 of liquid water (the generated box is not quite full).
+    let density = 3.0 * 0.0334;
+    println!(
+        "{} charges, box {side:.1} A, jitter {jitter}, {} points",
+        q.charges_e.len(),
+        points.len()
+    );
     println!(
         "| a (A) | h (A) | rel RMS, map points | rel RMS, anywhere | charges in sphere | visited, 4 A bins | visited, plan's bins | stencil points | lattice cutoff work |"
     );
@@ -190,7 +195,11 @@ fn msm_parameter_sweep() {
         };
         let old = AtomBins::open_with_width(&q.positions_bohr, &q.charges_e, a * BOHR_PER_ANGSTROM, 4.0).unwrap();
         let stencil = orbitfield::compute::esp::msm::cutoff_stencil(
-            &[[h * BOHR_PER_ANGSTROM, 0.0, 0.0], [0.0, h * BOHR_PER_ANGSTROM, 0.0], [0.0, 0.0, h * BOHR_PER_ANGSTROM]],
+            &[
+                [h * BOHR_PER_ANGSTROM, 0.0, 0.0],
+                [0.0, h * BOHR_PER_ANGSTROM, 0.0],
+                [0.0, 0.0, h * BOHR_PER_ANGSTROM],
+            ],
             a * BOHR_PER_ANGSTROM,
         )
         .unwrap();
@@ -203,4 +212,3 @@ fn msm_parameter_sweep() {
         );
     }
 }
-
