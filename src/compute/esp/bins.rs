@@ -1,11 +1,12 @@
 //! Atom bins and the smoothed short-range sum `sum_{r < a} q (1/r - g_a(r))` of the cutoff and
 //! multilevel methods.
 //!
-//! Owns [`AtomBins`]: charges sorted into bins of about [`BIN_WIDTH_ANGSTROM`] (axis-aligned
+//! Owns [`AtomBins`]: charges sorted into bins of about [`bin_width_angstrom`] (axis-aligned
 //! cubes over the charges' bounding box for open boundaries; parallelepipeds along the cell
 //! vectors, charges wrapped into the cell, for periodic ones), stored compressed (`start` offsets
 //! into charge arrays sorted by bin), so a bin holds any number of charges and never overflows; and
-//! the list of bin offsets that can hold a charge within the cutoff of a point's bin. Built by
+//! the list of bin offsets whose centre can come within `cutoff + diagonal / 2` of a point of its
+//! bin (exact for orthogonal bins, a sphere-culled list; bounded for skewed ones). Built by
 //! [`super::EspPlan`]; read by the CPU engine through [`short_range_slab`] and
 //! [`AtomBins::short_range_at`]. Bin `(i, j, k)` is `start[i + nx * (j + ny * k)]..start[.. + 1]`.
 
