@@ -107,6 +107,39 @@ fn tiles_from_all_devices_assemble_the_whole_grid() {
     assert_eq!(cpu.tiles.load(Ordering::SeqCst), 0);
 }
 
+/// A grid's buffer given back is written by the next large request (same memory, no stale value
+/// survives, shorter and longer requests alike); small buffers are not kept.
+#[test]
+fn recycled_buffers_hold_the_next_grids_whole() {
+    let (a, cpu) = (IndexEngine::new("dev-a", 0), IndexEngine::new("cpu", 0));
+    let pool: Pool<u32> = Pool::with_engines(vec![spec(&a, true), spec(&cpu, false)], config(128 * 128 * 8));
+    let dims = [128, 128, 72];
+    let n = dims.iter().product::<usize>();
+    let mut first = pool.compute_grid(1, job(dims)).unwrap().values;
+    assert_index_grid(&first, n);
+    // Stale values that must not survive.
+    first.iter_mut().for_each(|v| *v = f32::NAN);
+    let ptr = first.as_ptr();
+    pool.recycle(first);
+    let second = pool.compute_grid(2, job([128, 128, 70])).unwrap().values;
+    assert_eq!(second.as_ptr(), ptr, "the given-back buffer is reused");
+    assert_index_grid(&second, 128 * 128 * 70);
+    // Reused again for a request that needs more than its length (but fits its capacity).
+    pool.recycle(second);
+    let third = pool.compute_grid(3, job(dims)).unwrap().values;
+    assert_eq!(third.as_ptr(), ptr);
+    assert_index_grid(&third, n);
+    // Too large for it: a fresh buffer.
+    pool.recycle(third);
+    let fourth = pool.compute_grid(4, job([128, 128, 80])).unwrap().values;
+    assert_ne!(fourth.as_ptr(), ptr);
+    assert_index_grid(&fourth, 128 * 128 * 80);
+    // Small grids do not use (or keep) recycled buffers.
+    let small = pool.compute_grid(5, job([16, 12, 41])).unwrap().values;
+    assert_ne!(small.as_ptr(), ptr);
+    assert_index_grid(&small, 16 * 12 * 41);
+}
+
 #[test]
 fn failing_device_tiles_are_retried_on_the_other_device() {
     let (a, b, cpu) = (

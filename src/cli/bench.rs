@@ -68,6 +68,12 @@ pub struct BenchArgs {
     /// h = 2 A) is timed end to end through the worker pool, comma separated (e.g. 1500000).
     #[arg(long, value_name = "LIST")]
     msm_atoms: Option<String>,
+    /// MSM splitting distance a of the MSM cases (Angstrom).
+    #[arg(long, default_value_t = orbitfield::compute::esp::DEFAULT_MSM_CUTOFF_ANGSTROM, value_name = "A")]
+    msm_cutoff: f64,
+    /// Finest MSM lattice spacing h of the MSM cases (Angstrom).
+    #[arg(long, default_value_t = orbitfield::compute::esp::DEFAULT_MSM_SPACING_ANGSTROM, value_name = "A")]
+    msm_h: f64,
     /// Time the viewer's per-frame pipeline headless (field, GPU isosurfaces, draw) playing the
     /// threonine MD series of tests/data/qm/threonine_md and a C60 6-31G* series, at --playback-points,
     /// and the threonine series' density surface coloured by its wavefunction's potential (the
@@ -166,6 +172,8 @@ pub struct BenchArgs {
 struct MsmResult {
     atoms: usize,
     box_angstrom: f64,
+    cutoff_angstrom: f64,
+    msm_spacing_angstrom: f64,
     map_points: usize,
     map_spacing_angstrom: f64,
     engines: Vec<String>,
@@ -179,13 +187,17 @@ struct MsmResult {
     /// Short-range sums and interpolation of the whole map through the pool, map on the host (median).
     map_s: f64,
     total_s: f64,
+    /// The first repeat end to end, whose map is written into freshly allocated memory.
+    first_total_s: f64,
     /// Relative RMS error against a float64 direct sum at sampled map points.
     rel_rms_vs_direct: f64,
     sampled_points: usize,
 }
 
-/// `n_atoms / 3` TIP3P-charged waters (O -0.834 e, H +0.417 e) on a jittered cubic lattice at liquid
-/// density, randomly oriented; returns the charges (bohr) and the box side (Angstrom).
+/// `n_atoms / 3` TIP3P-charged waters (O -0.834 e, H +0.417 e) at liquid density, randomly oriented,
+/// one per cell of a cubic lattice with the oxygen anywhere in its cell (no long-range order, which
+/// would resonate with some MSM lattice spacings); returns the charges (bohr) and the box side
+/// (Angstrom).
 fn water_box(n_atoms: usize, seed: u64) -> (PointCharges, f64) {
     let waters = (n_atoms / 3).max(1);
     let per_side = (waters as f64).cbrt().ceil() as usize;
@@ -200,12 +212,12 @@ fn water_box(n_atoms: usize, seed: u64) -> (PointCharges, f64) {
                 if q.charges_e.len() >= 3 * waters {
                     break 'fill;
                 }
-                let o = [i, j, k].map(|n| (n as f64 + 0.5 + 0.2 * (rng.next() - 0.5)) * a);
+                let o = [i, j, k].map(|n| (n as f64 + rng.unit()) * a);
                 // A random orientation: O-H 0.9572 A, H-O-H 104.52 degrees.
-                let u = [rng.next() - 0.5, rng.next() - 0.5, rng.next() - 0.5];
+                let u = [rng.unit() - 0.5, rng.unit() - 0.5, rng.unit() - 0.5];
                 let nu = (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]).sqrt().max(1e-9);
                 let u = u.map(|x| x / nu);
-                let t = [rng.next() - 0.5, rng.next() - 0.5, rng.next() - 0.5];
+                let t = [rng.unit() - 0.5, rng.unit() - 0.5, rng.unit() - 0.5];
                 let d = t[0] * u[0] + t[1] * u[1] + t[2] * u[2];
                 let v = [t[0] - d * u[0], t[1] - d * u[1], t[2] - d * u[2]];
                 let nv = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt().max(1e-9);
@@ -223,8 +235,14 @@ fn water_box(n_atoms: usize, seed: u64) -> (PointCharges, f64) {
     (q, side)
 }
 
-fn msm_case(n_atoms: usize, spacing_angstrom: f64, preference: DevicePreference, repeats: usize) -> Result<MsmResult> {
-    use orbitfield::compute::esp::{Boundary, EspMethod, MsmParams, field_input};
+fn msm_case(
+    n_atoms: usize,
+    spacing_angstrom: f64,
+    params: orbitfield::compute::esp::MsmParams,
+    preference: DevicePreference,
+    repeats: usize,
+) -> Result<MsmResult> {
+    use orbitfield::compute::esp::{Boundary, EspMethod, field_input};
     use orbitfield::jobs::{Pool, PoolConfig};
     let (charges, side) = water_box(n_atoms, 0x6d73_6d00 ^ n_atoms as u64);
     let bohr = orbitfield::model::units::bohr_from_angstrom(1.0);
@@ -237,12 +255,7 @@ fn msm_case(n_atoms: usize, spacing_angstrom: f64, preference: DevicePreference,
     });
     // Warm-up on a small map (device contexts exist already; this compiles the kernel).
     let small = Lattice::axis_aligned([0.0; 3], spacing_angstrom * bohr, [n.min(32), n.min(32), n.min(32)]);
-    let warm = field_input(
-        charges.clone(),
-        EspMethod::Msm(MsmParams::default()),
-        Boundary::Open,
-        &small,
-    )?;
+    let warm = field_input(charges.clone(), EspMethod::Msm(params), Boundary::Open, &small)?;
     pool.compute_grid(
         (),
         FieldJob {
@@ -254,17 +267,17 @@ fn msm_case(n_atoms: usize, spacing_angstrom: f64, preference: DevicePreference,
     let mut plan_t = Vec::new();
     let mut map_t = Vec::new();
     let mut total_t = Vec::new();
-    let mut grid = None;
+    let mut grid: Option<orbitfield::model::Grid3> = None;
     for _ in 0..repeats.max(1) {
+        // The last map's buffer goes back to the pool before the clock starts, as a viewer or a
+        // trajectory series gives back the map it replaces: the next map is written into memory
+        // that is mapped already. The first repeat writes a fresh buffer (`first_total_s`).
+        if let Some(g) = grid.take() {
+            pool.recycle(g.values);
+        }
         let t0 = Instant::now();
-        let input = field_input(
-            charges.clone(),
-            EspMethod::Msm(MsmParams::default()),
-            Boundary::Open,
-            &lattice,
-        )?;
+        let input = field_input(charges.clone(), EspMethod::Msm(params), Boundary::Open, &lattice)?;
         let t1 = Instant::now();
-        drop(grid.take());
         let g = pool.compute_grid(
             (),
             FieldJob {
@@ -281,7 +294,7 @@ fn msm_case(n_atoms: usize, spacing_angstrom: f64, preference: DevicePreference,
     }
     let grid = grid.ok_or_else(|| anyhow::anyhow!("no map"))?;
     let t = Instant::now();
-    let a_bohr = orbitfield::model::units::bohr_from_angstrom(MsmParams::default().cutoff_angstrom);
+    let a_bohr = orbitfield::model::units::bohr_from_angstrom(params.cutoff_angstrom);
     orbitfield::compute::esp::bins::AtomBins::open(&charges.positions_bohr, &charges.charges_e, a_bohr)
         .map_err(anyhow::Error::msg)?;
     let bins_s = t.elapsed().as_secs_f64();
@@ -289,12 +302,7 @@ fn msm_case(n_atoms: usize, spacing_angstrom: f64, preference: DevicePreference,
     if preference != DevicePreference::Cpu
         && let Some(gpu) = cuda::discover(Some(&[0])).engines.into_iter().next()
     {
-        let input = field_input(
-            charges.clone(),
-            EspMethod::Msm(MsmParams::default()),
-            Boundary::Open,
-            &lattice,
-        )?;
+        let input = field_input(charges.clone(), EspMethod::Msm(params), Boundary::Open, &lattice)?;
         let job = FieldJob {
             field: Field::Potential,
             lattice,
@@ -306,7 +314,7 @@ fn msm_case(n_atoms: usize, spacing_angstrom: f64, preference: DevicePreference,
     let mut rng = Rng(0x00ac_c0de);
     let samples: Vec<(usize, [f64; 3])> = (0..400)
         .map(|_| {
-            let idx = [0; 3].map(|_| ((rng.next() * n as f64) as usize).min(n - 1));
+            let idx = [0; 3].map(|_| ((rng.unit() * n as f64) as usize).min(n - 1));
             (
                 idx[0] + n * (idx[1] + n * idx[2]),
                 lattice.point_bohr(idx[0], idx[1], idx[2]),
@@ -341,6 +349,8 @@ fn msm_case(n_atoms: usize, spacing_angstrom: f64, preference: DevicePreference,
     Ok(MsmResult {
         atoms: charges.charges_e.len(),
         box_angstrom: side,
+        cutoff_angstrom: params.cutoff_angstrom,
+        msm_spacing_angstrom: params.spacing_angstrom,
         map_points: lattice.n_points(),
         map_spacing_angstrom: spacing_angstrom,
         engines,
@@ -348,6 +358,7 @@ fn msm_case(n_atoms: usize, spacing_angstrom: f64, preference: DevicePreference,
         bins_s,
         kernel_s,
         map_s: median(map_t),
+        first_total_s: total_t.first().copied().unwrap_or(f64::NAN),
         total_s: median(total_t),
         rel_rms_vs_direct: (num / den.max(1e-300)).sqrt(),
         sampled_points: used,
@@ -602,12 +613,17 @@ pub(super) fn cube_lattice(wf: &Wavefunction, n: usize) -> Lattice {
 /// Deterministic pseudo-random numbers in [-1, 1) (xorshift64*).
 struct Rng(u64);
 impl Rng {
+    /// Uniform in [-1, 1).
     fn next(&mut self) -> f64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         let v = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
         (v >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        0.5 * (self.next() + 1.0)
     }
 }
 
@@ -1347,7 +1363,11 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 .trim()
                 .parse()
                 .with_context(|| format!("--msm-atoms: '{v}' is not a count"))?;
-            msm.push(msm_case(n, args.msm_spacing, preference, args.repeats.min(3))?);
+            let params = orbitfield::compute::esp::MsmParams {
+                cutoff_angstrom: args.msm_cutoff,
+                spacing_angstrom: args.msm_h,
+            };
+            msm.push(msm_case(n, args.msm_spacing, params, preference, args.repeats.min(3))?);
             eprintln!("{:?}", msm.last());
         }
     }
@@ -1455,9 +1475,11 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
     for m in &msm {
         println!(
-            "msm {} atoms, box {:.1} A, map {} points at {} A on {:?}: plan {:.3} s (bins {:.3} s) + map {:.3} s (kernel {}) = {:.3} s end to end; rel RMS vs direct {:.2e} ({} points)",
+            "msm {} atoms, box {:.1} A, a = {} A, h = {} A, map {} points at {} A on {:?}: plan {:.3} s (bins {:.3} s) + map {:.3} s (kernel {}) = {:.3} s end to end (first, into a fresh buffer: {:.3} s); rel RMS vs direct {:.2e} ({} points)",
             m.atoms,
             m.box_angstrom,
+            m.cutoff_angstrom,
+            m.msm_spacing_angstrom,
             m.map_points,
             m.map_spacing_angstrom,
             m.engines,
@@ -1466,6 +1488,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             m.map_s,
             m.kernel_s.map(|k| format!("{k:.3} s")).unwrap_or_else(|| "-".into()),
             m.total_s,
+            m.first_total_s,
             m.rel_rms_vs_direct,
             m.sampled_points
         );

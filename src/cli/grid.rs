@@ -395,6 +395,14 @@ impl LatticeEvaluator {
             None => Ok(cpu::evaluate_grid(&job)?),
         }
     }
+
+    /// Gives a map's values back once written, for the next frame's map to be computed into
+    /// (`Pool::recycle`; dropped with the CPU engine alone).
+    pub fn recycle(&self, values: Vec<f32>) {
+        if let Some(pool) = &self.pool {
+            pool.recycle(values);
+        }
+    }
 }
 
 /// The lattice `args` ask for around atoms at `positions_angstrom`.
@@ -979,6 +987,7 @@ fn run_frames_to_directory(args: &GridArgs, spec: FieldSpec, limit: &MemoryLimit
                 .write_with(&path, |tmp| write_grid(tmp, false, &out.grid, &out.atoms))
                 .map_err(|e| format!("frame {f}: {e:#}"))?;
             what = out.what;
+            evaluator.recycle(out.grid.values);
             if let Some(b) = &bar {
                 b.inc(1);
             }

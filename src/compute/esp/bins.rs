@@ -1,11 +1,12 @@
 //! Atom bins and the smoothed short-range sum `sum_{r < a} q (1/r - g_a(r))` of the cutoff and
 //! multilevel methods.
 //!
-//! Owns [`AtomBins`]: charges sorted into bins of about [`BIN_WIDTH_ANGSTROM`] (axis-aligned
+//! Owns [`AtomBins`]: charges sorted into bins of about [`bin_width_angstrom`] (axis-aligned
 //! cubes over the charges' bounding box for open boundaries; parallelepipeds along the cell
 //! vectors, charges wrapped into the cell, for periodic ones), stored compressed (`start` offsets
 //! into charge arrays sorted by bin), so a bin holds any number of charges and never overflows; and
-//! the list of bin offsets that can hold a charge within the cutoff of a point's bin. Built by
+//! the list of bin offsets whose centre can come within `cutoff + diagonal / 2` of a point of its
+//! bin (exact for orthogonal bins, a sphere-culled list; bounded for skewed ones). Built by
 //! [`super::EspPlan`]; read by the CPU engine through [`short_range_slab`] and
 //! [`AtomBins::short_range_at`]. Bin `(i, j, k)` is `start[i + nx * (j + ny * k)]..start[.. + 1]`.
 
@@ -16,8 +17,19 @@ use crate::model::Lattice;
 use crate::model::units::bohr_from_angstrom;
 use std::ops::Range;
 
-/// Target edge of a bin (Angstrom).
+/// Widest target edge of a bin (Angstrom); see [`bin_width_angstrom`].
 pub const BIN_WIDTH_ANGSTROM: f64 = 4.0;
+/// Narrowest target edge of a bin (Angstrom): at liquid density a bin then still holds about 1.6
+/// charges, so the per-bin overhead stays below the pair work.
+pub const MIN_BIN_WIDTH_ANGSTROM: f64 = 2.5;
+
+/// The target bin edge for splitting distance `cutoff_angstrom`: a third of it, between
+/// [`MIN_BIN_WIDTH_ANGSTROM`] and [`BIN_WIDTH_ANGSTROM`] (4 A for a >= 12 A). A point visits the bins
+/// whose centre lies within `a + diagonal / 2`, i.e. about `(1 + 0.87 w / a)^3` times the charges
+/// of its cutoff sphere: 2.0x for a = 12 A, w = 4 A, and 2.1x rather than 3.1x for a = 8 A.
+pub fn bin_width_angstrom(cutoff_angstrom: f64) -> f64 {
+    (cutoff_angstrom / 3.0).clamp(MIN_BIN_WIDTH_ANGSTROM, BIN_WIDTH_ANGSTROM)
+}
 /// At most this many bins (wider bins for huge systems).
 const MAX_BINS: usize = 1 << 21;
 /// At most this many neighbour offsets (a cutoff absurdly larger than a bin is refused).
@@ -54,8 +66,26 @@ pub struct AtomBins {
 }
 
 impl AtomBins {
-    /// Bins for open boundaries. Charges must be finite (checked by the caller).
+    /// Bins for open boundaries, of edge [`bin_width_angstrom`] for the cutoff. Charges must be
+    /// finite (checked by the caller).
     pub fn open(positions_bohr: &[[f64; 3]], charges_e: &[f64], cutoff_bohr: f64) -> Result<AtomBins, ComputeError> {
+        let width = bin_width_angstrom(crate::model::units::angstrom_from_bohr(cutoff_bohr));
+        AtomBins::open_with_width(positions_bohr, charges_e, cutoff_bohr, width)
+    }
+
+    /// As [`AtomBins::open`] with a target bin edge of `width_angstrom` (doubled while the bins
+    /// would be too many).
+    pub fn open_with_width(
+        positions_bohr: &[[f64; 3]],
+        charges_e: &[f64],
+        cutoff_bohr: f64,
+        width_angstrom: f64,
+    ) -> Result<AtomBins, ComputeError> {
+        if !(width_angstrom.is_finite() && width_angstrom > 0.0) {
+            return Err(ComputeError::BadInput(format!(
+                "bin width {width_angstrom} A: it must be a positive, finite distance"
+            )));
+        }
         let mut lo = [f64::INFINITY; 3];
         let mut hi = [f64::NEG_INFINITY; 3];
         for p in positions_bohr {
@@ -67,7 +97,7 @@ impl AtomBins {
         if !lo.iter().chain(&hi).all(|v| v.is_finite()) {
             return Err(ComputeError::BadInput("no finite charge positions".to_string()));
         }
-        let mut width = bohr_from_angstrom(BIN_WIDTH_ANGSTROM);
+        let mut width = bohr_from_angstrom(width_angstrom);
         let counts = loop {
             let c: [usize; 3] = std::array::from_fn(|k| (((hi[k] - lo[k]) / width).floor() as usize).saturating_add(1));
             if c.iter()
@@ -93,7 +123,7 @@ impl AtomBins {
         cutoff_bohr: f64,
     ) -> Result<AtomBins, ComputeError> {
         let volume = det(cell_bohr).abs();
-        let mut width = bohr_from_angstrom(BIN_WIDTH_ANGSTROM);
+        let mut width = bohr_from_angstrom(bin_width_angstrom(crate::model::units::angstrom_from_bohr(cutoff_bohr)));
         let perp: [f64; 3] = std::array::from_fn(|k| {
             let area = norm(cross(cell_bohr[(k + 1) % 3], cell_bohr[(k + 2) % 3]));
             volume / area
@@ -142,13 +172,32 @@ impl AtomBins {
                 "a cutoff of {cutoff_bohr} bohr reaches too many bins of {diag} bohr"
             )));
         }
+        // A point of the home bin visits bin d when d's centre is within cutoff + diag / 2 of it
+        // (the per-point test of `short_range_with` and the CUDA kernel), so the list holds the
+        // offsets whose centre comes that close to the home bin. Orthogonal edges: the exact distance
+        // from the centre to the home box (a sphere-culled list); otherwise the bound
+        // |M d| - diag / 2 (the home box lies within diag / 2 of its centre).
+        let edges = vectors_bohr.map(norm);
+        let orthogonal = (0..3).all(|k| {
+            let (u, v) = (vectors_bohr[k], vectors_bohr[(k + 1) % 3]);
+            dot(u, v).abs() <= 1e-12 * edges[k] * edges[(k + 1) % 3]
+        });
+        let visit = cutoff_bohr + 0.5 * diag;
         let mut neighbours = Vec::new();
         for c in -reach[2]..=reach[2] {
             for b in -reach[1]..=reach[1] {
                 for a in -reach[0]..=reach[0] {
-                    let d = norm(combine(&vectors_bohr, [a as f64, b as f64, c as f64]));
-                    if d - diag <= cutoff_bohr {
-                        neighbours.push([a, b, c]);
+                    let d = [a, b, c];
+                    let near = if orthogonal {
+                        let gap2: f64 = (0..3)
+                            .map(|k| ((d[k].abs() as f64 - 0.5).max(0.0) * edges[k]).powi(2))
+                            .sum();
+                        gap2.sqrt()
+                    } else {
+                        norm(combine(&vectors_bohr, d.map(|x| x as f64))) - 0.5 * diag
+                    };
+                    if near <= visit * (1.0 + 1e-9) {
+                        neighbours.push(d);
                     }
                 }
             }
