@@ -258,8 +258,9 @@ fn edge_origin(e: u32) -> vec3<u32> {
     return vec3<u32>(a, b, 0u);
 }
 
-// The case index of the cell whose lower corner is `cell`, from its lower face (`low`, the four
-// corner values' inside bits in case order) and upper face; 256 when a corner is not finite.
+// The inside bits (in case order: bit x + 2 y) of the four corners of a cell's face at height `z`,
+// the cell's lower corner being `cell`; 16 when a corner is not finite. A cell's case index is its
+// lower face's bits plus its upper face's shifted by 4.
 fn face_bits(cell: vec3<u32>, z: u32) -> u32 {
     var bits = 0u;
     for (var c = 0u; c < 4u; c = c + 1u) {
