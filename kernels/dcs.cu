@@ -1,7 +1,7 @@
 // Direct Coulomb summation of point charges onto an axis-aligned lattice (potential maps).
 //
 // Compiled at run time with NVRTC by src/compute/cuda/ (dcs.rs launches it; the host prepends
-// DCS_UNROLL, DCS_ROWS, DCS_SOFT and DCS_RSQ for the variant it selects, `DcsVariant`). Atoms travel
+// DCS_UNROLL, DCS_ROWS, DCS_SOFT, DCS_RSQ, DCS_BLOCK_Y and DCS_MIN_BLOCKS for the variant it selects, `DcsVariant`). Atoms travel
 // in constant memory in chunks of DCS_CHUNK float4 (x, y, z relative to the lattice origin in bohr,
 // charge in e, all four times sqrt(1/2): see below); the host launches once per chunk and the kernel adds the chunk's float sum into a
 // double accumulator, so long sums keep their precision. One launch covers all planes of the slab
@@ -40,7 +40,13 @@
 #define DCS_RSQ 0
 #endif
 #define DCS_BLOCK_X 32
+#ifndef DCS_BLOCK_Y
 #define DCS_BLOCK_Y 8
+#endif
+// Blocks per multiprocessor the register allocation must leave room for (0: no such bound).
+#ifndef DCS_MIN_BLOCKS
+#define DCS_MIN_BLOCKS 0
+#endif
 #define DCS_EVALS (DCS_UNROLL * DCS_ROWS)
 
 __constant__ float4 dcs_atoms[DCS_CHUNK];
@@ -78,7 +84,13 @@ __device__ __forceinline__ float rsqrt_newton2(float h) {
 // weight by ws = w sqrt 2 = q, the others by w = q / sqrt 2.
 __device__ __forceinline__ bool dcs_soft(int k) { return (k * DCS_SOFT) % DCS_EVALS < DCS_SOFT; }
 
-extern "C" __global__ void __launch_bounds__(DCS_BLOCK_X * DCS_BLOCK_Y)
+#if DCS_MIN_BLOCKS > 0
+#define DCS_BOUNDS __launch_bounds__(DCS_BLOCK_X * DCS_BLOCK_Y, DCS_MIN_BLOCKS)
+#else
+#define DCS_BOUNDS __launch_bounds__(DCS_BLOCK_X * DCS_BLOCK_Y)
+#endif
+
+extern "C" __global__ void DCS_BOUNDS
 dcs_chunk(double* __restrict__ acc, int nx, int ny, int nz, int k0, float spacing_x, float spacing_y,
           float spacing_z, int natoms) {
     int i0 = blockIdx.x * DCS_BLOCK_X * DCS_UNROLL + threadIdx.x;

@@ -13,7 +13,9 @@ pub const DCS_SRC: &str = include_str!("../../../kernels/dcs.cu");
 
 /// Atoms per constant-memory chunk of the Coulomb kernel (`DCS_CHUNK` in `kernels/dcs.cu`).
 pub const DCS_CHUNK: usize = 4000;
-const DCS_BLOCK: (u32, u32) = (32, 8);
+/// Threads per block along x (`DCS_BLOCK_X` in `kernels/dcs.cu`); the block's rows are the
+/// variant's `block_rows` (`DCS_BLOCK_Y`).
+const DCS_BLOCK_X: u32 = 32;
 /// sqrt(1/2): coordinates, spacings and charges are scaled by it for the kernel, whose square
 /// distances are then r^2 / 2 (see `kernels/dcs.cu`).
 const HALF_SQRT: f64 = std::f64::consts::FRAC_1_SQRT_2;
@@ -31,8 +33,11 @@ pub enum SoftRsqrt {
 /// A variant of the Coulomb kernel: lattice points per row and thread (`DCS_UNROLL`), rows per
 /// thread (`DCS_ROWS`), how many of the `unroll * rows` evaluations per atom take their reciprocal
 /// square root on the FMA pipe instead of the special-function unit (`DCS_SOFT`), and how
-/// (`DCS_RSQ`). Text forms: `U:S` or `UxV:S` or `UxV:S:newton2`; `sfu` (8x4:0, all on the SFU),
-/// `newton` (8x4:32:newton2, all on the FMA pipe) and `mixed:F` (8x4 with the fraction F of the 32
+/// (`DCS_RSQ`); and the block's shape: rows of 32 threads per block (`DCS_BLOCK_Y`, 8 unless told)
+/// and the blocks per multiprocessor the compiler must leave registers for (`DCS_MIN_BLOCKS`, 0:
+/// no such bound). Text forms: `U:S` or `UxV:S` or `UxV:S:newton2`, each optionally followed by
+/// `/bY` (block rows) and `/mN` (minimum blocks); `sfu` (8x4:0, all on the SFU), `newton`
+/// (8x4:32:newton2, all on the FMA pipe) and `mixed:F` (8x4 with the fraction F of the 32
 /// evaluations, rounded, soft by `newton2`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DcsVariant {
@@ -40,6 +45,10 @@ pub struct DcsVariant {
     pub rows: u32,
     pub soft: u32,
     pub rsqrt: SoftRsqrt,
+    /// Rows of 32 threads per block (1 to 8).
+    pub block_rows: u32,
+    /// Blocks per multiprocessor asked of the compiler's register allocation (0: none; 1 to 8).
+    pub min_blocks: u32,
 }
 
 impl DcsVariant {
@@ -51,6 +60,8 @@ impl DcsVariant {
         rows: 4,
         soft: 10,
         rsqrt: SoftRsqrt::Newton2,
+        block_rows: 8,
+        min_blocks: 0,
     };
 
     /// Checks the limits the kernel needs: 1 to 32 points per row, 1 to 8 rows, at most 64
@@ -62,7 +73,19 @@ impl DcsVariant {
                 rows,
                 soft,
                 rsqrt,
+                block_rows: 8,
+                min_blocks: 0,
             })
+    }
+
+    /// The same evaluations per thread in blocks of `block_rows` rows of 32 threads (1 to 8), with
+    /// registers left for `min_blocks` blocks per multiprocessor (0: no bound; 1 to 8).
+    pub fn with_blocks(self, block_rows: u32, min_blocks: u32) -> Option<DcsVariant> {
+        ((1..=8).contains(&block_rows) && min_blocks <= 8).then_some(DcsVariant {
+            block_rows,
+            min_blocks,
+            ..self
+        })
     }
 
     /// Fraction of the evaluations whose reciprocal square root runs on the FMA pipe.
@@ -72,13 +95,19 @@ impl DcsVariant {
 
     pub(super) fn source(&self) -> String {
         format!(
-            "#define DCS_UNROLL {}\n#define DCS_ROWS {}\n#define DCS_SOFT {}\n#define DCS_RSQ {}\n{DCS_SRC}",
-            self.unroll, self.rows, self.soft, self.rsqrt as u32
+            "#define DCS_UNROLL {}\n#define DCS_ROWS {}\n#define DCS_SOFT {}\n#define DCS_RSQ {}\n\
+             #define DCS_BLOCK_Y {}\n#define DCS_MIN_BLOCKS {}\n{DCS_SRC}",
+            self.unroll, self.rows, self.soft, self.rsqrt as u32, self.block_rows, self.min_blocks
         )
     }
 
     pub(super) fn pack(&self) -> u32 {
-        (self.unroll << 16) | (self.rows << 12) | ((self.rsqrt as u32) << 8) | self.soft
+        (self.min_blocks << 28)
+            | (self.block_rows << 24)
+            | (self.unroll << 16)
+            | (self.rows << 12)
+            | ((self.rsqrt as u32) << 8)
+            | self.soft
     }
 
     pub(super) fn unpack(v: u32) -> DcsVariant {
@@ -87,17 +116,25 @@ impl DcsVariant {
         } else {
             SoftRsqrt::Third
         };
-        DcsVariant::new(v >> 16, (v >> 12) & 0xf, v & 0xff, rsqrt).unwrap_or(DcsVariant::DEFAULT)
+        DcsVariant::new((v >> 16) & 0xff, (v >> 12) & 0xf, v & 0xff, rsqrt)
+            .and_then(|x| x.with_blocks((v >> 24) & 0xf, v >> 28))
+            .unwrap_or(DcsVariant::DEFAULT)
     }
 }
 
 impl std::fmt::Display for DcsVariant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}x{}:{}", self.unroll, self.rows, self.soft)?;
-        match self.rsqrt {
-            SoftRsqrt::Third => Ok(()),
-            SoftRsqrt::Newton2 => f.write_str(":newton2"),
+        if self.rsqrt == SoftRsqrt::Newton2 {
+            f.write_str(":newton2")?;
         }
+        if self.block_rows != 8 {
+            write!(f, "/b{}", self.block_rows)?;
+        }
+        if self.min_blocks != 0 {
+            write!(f, "/m{}", self.min_blocks)?;
+        }
+        Ok(())
     }
 }
 
@@ -105,7 +142,8 @@ impl std::fmt::Display for DcsVariant {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
     "'{0}' is not a Coulomb kernel variant (U:S, UxV:S or UxV:S:newton2 with U <= 32, V <= 8, U*V <= 64, \
-     S <= U*V; or sfu, newton, mixed:F with 0 <= F <= 1)"
+     S <= U*V, optionally followed by /bY with 1 <= Y <= 8 rows of 32 threads per block and /mN with \
+     N <= 8 blocks per multiprocessor; or sfu, newton, mixed:F with 0 <= F <= 1)"
 )]
 pub struct BadDcsVariant(pub String);
 
@@ -113,36 +151,59 @@ impl std::str::FromStr for DcsVariant {
     type Err = BadDcsVariant;
     fn from_str(s: &str) -> Result<DcsVariant, BadDcsVariant> {
         let bad = || BadDcsVariant(s.to_string());
-        let t = s.trim();
         let num = |x: &str| x.trim().parse::<u32>().map_err(|_| bad());
+        let mut pieces = s.split('/');
+        let t = pieces.next().unwrap_or_default().trim();
+        let (mut block_rows, mut min_blocks) = (None, None);
+        for piece in pieces {
+            let piece = piece.trim();
+            let slot = match piece.get(..1) {
+                Some("b") => &mut block_rows,
+                Some("m") => &mut min_blocks,
+                _ => return Err(bad()),
+            };
+            if slot.replace(num(piece.get(1..).unwrap_or_default())?).is_some() {
+                return Err(bad());
+            }
+        }
+        let base = Self::parse_base(t).ok_or_else(bad)?;
+        base.with_blocks(block_rows.unwrap_or(8), min_blocks.unwrap_or(0))
+            .ok_or_else(bad)
+    }
+}
+
+impl DcsVariant {
+    /// The text form without its block suffixes.
+    fn parse_base(t: &str) -> Option<DcsVariant> {
+        let num = |x: &str| x.trim().parse::<u32>().ok();
         match t {
-            "sfu" => return DcsVariant::new(8, 4, 0, SoftRsqrt::Third).ok_or_else(bad),
-            "newton" => return DcsVariant::new(8, 4, 32, SoftRsqrt::Newton2).ok_or_else(bad),
+            "sfu" => return DcsVariant::new(8, 4, 0, SoftRsqrt::Third),
+            "newton" => return DcsVariant::new(8, 4, 32, SoftRsqrt::Newton2),
             _ => {}
         }
         if let Some(f) = t.strip_prefix("mixed:") {
-            let f: f64 = f.trim().parse().map_err(|_| bad())?;
+            let f: f64 = f.trim().parse().ok()?;
             if !(0.0..=1.0).contains(&f) {
-                return Err(bad());
+                return None;
             }
-            return DcsVariant::new(8, 4, (32.0 * f).round() as u32, SoftRsqrt::Newton2).ok_or_else(bad);
+            return DcsVariant::new(8, 4, (32.0 * f).round() as u32, SoftRsqrt::Newton2);
         }
         let mut parts = t.split(':');
-        let shape = parts.next().ok_or_else(bad)?;
-        let soft = num(parts.next().ok_or_else(bad)?)?;
+        let shape = parts.next()?;
+        let soft = num(parts.next()?)?;
         let rsqrt = match parts.next().map(str::trim) {
             None | Some("third") => SoftRsqrt::Third,
             Some("newton2") => SoftRsqrt::Newton2,
-            Some(_) => return Err(bad()),
+            Some(_) => return None,
         };
         if parts.next().is_some() {
-            return Err(bad());
+            return None;
         }
         let (u, v) = match shape.split_once('x') {
             Some((u, v)) => (num(u)?, num(v)?),
             None => (num(shape)?, 1),
         };
-        DcsVariant::new(u, v, soft, rsqrt).ok_or_else(bad)
+        DcsVariant::new(u, v, soft, rsqrt)
     }
 }
 
@@ -223,15 +284,15 @@ impl CudaEngine {
             (l.steps_bohr[1][1] * HALF_SQRT) as f32,
             (l.steps_bohr[2][2] * HALF_SQRT) as f32,
         );
-        let per_block_x = DCS_BLOCK.0 * variant.unroll;
-        let per_block_y = DCS_BLOCK.1 * variant.rows;
+        let per_block_x = DCS_BLOCK_X * variant.unroll;
+        let per_block_y = variant.block_rows * variant.rows;
         let cfg = LaunchConfig {
             grid_dim: (
                 (nx as u32).div_ceil(per_block_x),
                 (ny as u32).div_ceil(per_block_y),
                 nz as u32,
             ),
-            block_dim: (DCS_BLOCK.0, DCS_BLOCK.1, 1),
+            block_dim: (DCS_BLOCK_X, variant.block_rows, 1),
             shared_mem_bytes: 0,
         };
         if cfg.grid_dim.1 > 65535 || cfg.grid_dim.2 > 65535 {
@@ -276,6 +337,8 @@ mod tests {
             rows: r,
             soft: k,
             rsqrt: m,
+            block_rows: 8,
+            min_blocks: 0,
         };
         use SoftRsqrt::{Newton2, Third};
         assert_eq!("8:1".parse::<DcsVariant>(), Ok(v(8, 1, 1, Third)));
@@ -285,6 +348,13 @@ mod tests {
         assert_eq!("sfu".parse::<DcsVariant>(), Ok(v(8, 4, 0, Third)));
         assert_eq!("newton".parse::<DcsVariant>(), Ok(v(8, 4, 32, Newton2)));
         assert_eq!("mixed:0.28".parse::<DcsVariant>(), Ok(v(8, 4, 9, Newton2)));
+        let blocks = |x: DcsVariant, b, m| x.with_blocks(b, m).unwrap_or(DcsVariant::DEFAULT);
+        assert_eq!(
+            "8x4:10:newton2/b4/m3".parse::<DcsVariant>(),
+            Ok(blocks(v(8, 4, 10, Newton2), 4, 3))
+        );
+        assert_eq!("8x4:10:newton2 / m2".parse::<DcsVariant>(), Ok(blocks(v(8, 4, 10, Newton2), 8, 2)));
+        assert_eq!("sfu/b2".parse::<DcsVariant>(), Ok(blocks(v(8, 4, 0, Third), 2, 0)));
         for bad in [
             "",
             "8",
@@ -301,6 +371,13 @@ mod tests {
             "8:1:third:1",
             "mixed:1.5",
             "mixed:x",
+            "8x4:1/b0",
+            "8x4:1/b9",
+            "8x4:1/m9",
+            "8x4:1/b4/b4",
+            "8x4:1/x4",
+            "8x4:1/",
+            "8x4:1/b",
         ] {
             assert!(bad.parse::<DcsVariant>().is_err(), "{bad}");
         }
@@ -309,15 +386,17 @@ mod tests {
             for r in 1..=8 {
                 for k in 0..=(u * r).min(64) {
                     for m in [Third, Newton2] {
-                        if let Some(x) = DcsVariant::new(u, r, k, m) {
-                            assert_eq!(DcsVariant::unpack(x.pack()), x);
-                            assert_eq!(x.to_string().parse::<DcsVariant>(), Ok(x));
+                        for (b, mb) in [(8, 0), (1, 8), (4, 3), (2, 0)] {
+                            if let Some(x) = DcsVariant::new(u, r, k, m).and_then(|x| x.with_blocks(b, mb)) {
+                                assert_eq!(DcsVariant::unpack(x.pack()), x);
+                                assert_eq!(x.to_string().parse::<DcsVariant>(), Ok(x));
+                            }
                         }
                     }
                 }
             }
         }
-        for d in ["DCS_UNROLL", "DCS_ROWS", "DCS_SOFT", "DCS_RSQ"] {
+        for d in ["DCS_UNROLL", "DCS_ROWS", "DCS_SOFT", "DCS_RSQ", "DCS_BLOCK_Y", "DCS_MIN_BLOCKS"] {
             assert!(DCS_SRC.contains(&format!("#ifndef {d}")), "{d}");
         }
     }
