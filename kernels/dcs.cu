@@ -1,7 +1,7 @@
 // Direct Coulomb summation of point charges onto an axis-aligned lattice (potential maps).
 //
 // Compiled at run time with NVRTC by src/compute/cuda/ (dcs.rs launches it; the host prepends
-// DCS_UNROLL, DCS_ROWS, DCS_SOFT, DCS_RSQ, DCS_BLOCK_Y and DCS_MIN_BLOCKS for the variant it selects, `DcsVariant`). Atoms travel
+// DCS_UNROLL, DCS_ROWS, DCS_SOFT, DCS_RSQ, DCS_BLOCK_Y, DCS_MIN_BLOCKS and DCS_ATOM_UNROLL for the variant it selects, `DcsVariant`). Atoms travel
 // in constant memory in chunks of DCS_CHUNK float4 (x, y, z relative to the lattice origin in bohr,
 // charge in e, all four times sqrt(1/2): see below); the host launches once per chunk and the kernel adds the chunk's float sum into a
 // double accumulator, so long sums keep their precision. One launch covers all planes of the slab
@@ -44,6 +44,12 @@
 #define DCS_BLOCK_Y 8
 #endif
 // Blocks per multiprocessor the register allocation must leave room for (0: no such bound).
+// Atoms per iteration of the atom loop (its unroll factor).
+#ifndef DCS_ATOM_UNROLL
+#define DCS_ATOM_UNROLL 2
+#endif
+// The pragma takes a constant expression, not a macro.
+constexpr int dcs_atom_unroll = DCS_ATOM_UNROLL;
 #ifndef DCS_MIN_BLOCKS
 #define DCS_MIN_BLOCKS 0
 #endif
@@ -109,7 +115,7 @@ dcs_chunk(double* __restrict__ acc, int nx, int ny, int nz, int k0, float spacin
 #pragma unroll
         for (int u = 0; u < DCS_UNROLL; ++u) e[v][u] = 0.0f;
     }
-#pragma unroll 2
+#pragma unroll dcs_atom_unroll
     for (int a = 0; a < natoms; ++a) {
         float4 at = dcs_atoms[a];
         const float ws = at.w * 1.41421356f;

@@ -154,7 +154,7 @@ fn every_kernel_source_compiles_with_nvrtc() {
 }
 
 /// Coulomb kernel variants the tests hold to float64: all on the SFU, the default, several rows per
-/// thread with either FMA-pipe reciprocal square root, all on the FMA pipe.
+/// thread with either FMA-pipe reciprocal square root, other block shapes, all on the FMA pipe.
 fn dcs_variants() -> Vec<cuda::DcsVariant> {
     [
         "8:0",
@@ -166,6 +166,8 @@ fn dcs_variants() -> Vec<cuda::DcsVariant> {
         "8x4:9",
         "4x4:5:newton2",
         "8x8:20:newton2",
+        "8x8:20:newton2/b4/m3",
+        "8x4:10:newton2/b2/m6/a1",
         "newton",
     ]
     .map(|v| v.parse().unwrap())

@@ -33,10 +33,11 @@ pub enum SoftRsqrt {
 /// A variant of the Coulomb kernel: lattice points per row and thread (`DCS_UNROLL`), rows per
 /// thread (`DCS_ROWS`), how many of the `unroll * rows` evaluations per atom take their reciprocal
 /// square root on the FMA pipe instead of the special-function unit (`DCS_SOFT`), and how
-/// (`DCS_RSQ`); and the block's shape: rows of 32 threads per block (`DCS_BLOCK_Y`, 8 unless told)
+/// (`DCS_RSQ`); the block's shape: rows of 32 threads per block (`DCS_BLOCK_Y`, 8 unless told)
 /// and the blocks per multiprocessor the compiler must leave registers for (`DCS_MIN_BLOCKS`, 0:
-/// no such bound). Text forms: `U:S` or `UxV:S` or `UxV:S:newton2`, each optionally followed by
-/// `/bY` (block rows) and `/mN` (minimum blocks); `sfu` (8x4:0, all on the SFU), `newton`
+/// no such bound); and the atoms per iteration of the atom loop (`DCS_ATOM_UNROLL`, 2 unless
+/// told). Text forms: `U:S` or `UxV:S` or `UxV:S:newton2`, each optionally followed by `/bY`
+/// (block rows), `/mN` (minimum blocks) and `/aN` (atoms per iteration); `sfu` (8x4:0, all on the SFU), `newton`
 /// (8x4:32:newton2, all on the FMA pipe) and `mixed:F` (8x4 with the fraction F of the 32
 /// evaluations, rounded, soft by `newton2`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,19 +50,23 @@ pub struct DcsVariant {
     pub block_rows: u32,
     /// Blocks per multiprocessor asked of the compiler's register allocation (0: none; 1 to 8).
     pub min_blocks: u32,
+    /// Atoms per iteration of the atom loop (1 to 4).
+    pub atom_unroll: u32,
 }
 
 impl DcsVariant {
-    /// The variant the engine uses unless told otherwise: 8x4:10:newton2, the fastest measured on an
-    /// H200 (4.13e12 evaluations/s against 3.59e12 for the earlier 8:1 in the same run, see
-    /// `benches/RESULTS.md`).
+    /// The variant the engine uses unless told otherwise: 8x8:20:newton2/b4/m3, the fastest measured
+    /// on an H200 (4.72e12 evaluations/s against 4.14e12 for the earlier default 8x4:10:newton2 in
+    /// the same run, see `benches/RESULTS.md`): 64 evaluations per atom and thread, blocks of 4 x 32
+    /// threads with registers for 3 of them per multiprocessor (168 each).
     pub const DEFAULT: DcsVariant = DcsVariant {
         unroll: 8,
-        rows: 4,
-        soft: 10,
+        rows: 8,
+        soft: 20,
         rsqrt: SoftRsqrt::Newton2,
-        block_rows: 8,
-        min_blocks: 0,
+        block_rows: 4,
+        min_blocks: 3,
+        atom_unroll: 2,
     };
 
     /// Checks the limits the kernel needs: 1 to 32 points per row, 1 to 8 rows, at most 64
@@ -75,6 +80,7 @@ impl DcsVariant {
                 rsqrt,
                 block_rows: 8,
                 min_blocks: 0,
+                atom_unroll: 2,
             })
     }
 
@@ -88,6 +94,13 @@ impl DcsVariant {
         })
     }
 
+    /// The same variant with `atom_unroll` atoms per iteration of the atom loop (1 to 4).
+    pub fn with_atom_unroll(self, atom_unroll: u32) -> Option<DcsVariant> {
+        (1..=4)
+            .contains(&atom_unroll)
+            .then_some(DcsVariant { atom_unroll, ..self })
+    }
+
     /// Fraction of the evaluations whose reciprocal square root runs on the FMA pipe.
     pub fn soft_fraction(&self) -> f64 {
         f64::from(self.soft) / f64::from(self.unroll * self.rows)
@@ -96,13 +109,14 @@ impl DcsVariant {
     pub(super) fn source(&self) -> String {
         format!(
             "#define DCS_UNROLL {}\n#define DCS_ROWS {}\n#define DCS_SOFT {}\n#define DCS_RSQ {}\n\
-             #define DCS_BLOCK_Y {}\n#define DCS_MIN_BLOCKS {}\n{DCS_SRC}",
-            self.unroll, self.rows, self.soft, self.rsqrt as u32, self.block_rows, self.min_blocks
+             #define DCS_BLOCK_Y {}\n#define DCS_MIN_BLOCKS {}\n#define DCS_ATOM_UNROLL {}\n{DCS_SRC}",
+            self.unroll, self.rows, self.soft, self.rsqrt as u32, self.block_rows, self.min_blocks, self.atom_unroll
         )
     }
 
     pub(super) fn pack(&self) -> u32 {
         (self.min_blocks << 28)
+            | (self.atom_unroll << 9)
             | (self.block_rows << 24)
             | (self.unroll << 16)
             | (self.rows << 12)
@@ -118,6 +132,7 @@ impl DcsVariant {
         };
         DcsVariant::new((v >> 16) & 0xff, (v >> 12) & 0xf, v & 0xff, rsqrt)
             .and_then(|x| x.with_blocks((v >> 24) & 0xf, v >> 28))
+            .and_then(|x| x.with_atom_unroll((v >> 9) & 0x7))
             .unwrap_or(DcsVariant::DEFAULT)
     }
 }
@@ -134,6 +149,9 @@ impl std::fmt::Display for DcsVariant {
         if self.min_blocks != 0 {
             write!(f, "/m{}", self.min_blocks)?;
         }
+        if self.atom_unroll != 2 {
+            write!(f, "/a{}", self.atom_unroll)?;
+        }
         Ok(())
     }
 }
@@ -142,8 +160,8 @@ impl std::fmt::Display for DcsVariant {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
     "'{0}' is not a Coulomb kernel variant (U:S, UxV:S or UxV:S:newton2 with U <= 32, V <= 8, U*V <= 64, \
-     S <= U*V, optionally followed by /bY with 1 <= Y <= 8 rows of 32 threads per block and /mN with \
-     N <= 8 blocks per multiprocessor; or sfu, newton, mixed:F with 0 <= F <= 1)"
+     S <= U*V, optionally followed by /bY with 1 <= Y <= 8 rows of 32 threads per block, /mN with \
+     N <= 8 blocks per multiprocessor and /aN with 1 <= N <= 4 atoms per loop iteration; or sfu, newton, mixed:F with 0 <= F <= 1)"
 )]
 pub struct BadDcsVariant(pub String);
 
@@ -154,12 +172,13 @@ impl std::str::FromStr for DcsVariant {
         let num = |x: &str| x.trim().parse::<u32>().map_err(|_| bad());
         let mut pieces = s.split('/');
         let t = pieces.next().unwrap_or_default().trim();
-        let (mut block_rows, mut min_blocks) = (None, None);
+        let (mut block_rows, mut min_blocks, mut atom_unroll) = (None, None, None);
         for piece in pieces {
             let piece = piece.trim();
             let slot = match piece.get(..1) {
                 Some("b") => &mut block_rows,
                 Some("m") => &mut min_blocks,
+                Some("a") => &mut atom_unroll,
                 _ => return Err(bad()),
             };
             if slot.replace(num(piece.get(1..).unwrap_or_default())?).is_some() {
@@ -168,6 +187,7 @@ impl std::str::FromStr for DcsVariant {
         }
         let base = Self::parse_base(t).ok_or_else(bad)?;
         base.with_blocks(block_rows.unwrap_or(8), min_blocks.unwrap_or(0))
+            .and_then(|x| x.with_atom_unroll(atom_unroll.unwrap_or(2)))
             .ok_or_else(bad)
     }
 }
@@ -339,6 +359,7 @@ mod tests {
             rsqrt: m,
             block_rows: 8,
             min_blocks: 0,
+            atom_unroll: 2,
         };
         use SoftRsqrt::{Newton2, Third};
         assert_eq!("8:1".parse::<DcsVariant>(), Ok(v(8, 1, 1, Third)));
@@ -353,8 +374,15 @@ mod tests {
             "8x4:10:newton2/b4/m3".parse::<DcsVariant>(),
             Ok(blocks(v(8, 4, 10, Newton2), 4, 3))
         );
-        assert_eq!("8x4:10:newton2 / m2".parse::<DcsVariant>(), Ok(blocks(v(8, 4, 10, Newton2), 8, 2)));
+        assert_eq!(
+            "8x4:10:newton2 / m2".parse::<DcsVariant>(),
+            Ok(blocks(v(8, 4, 10, Newton2), 8, 2))
+        );
         assert_eq!("sfu/b2".parse::<DcsVariant>(), Ok(blocks(v(8, 4, 0, Third), 2, 0)));
+        assert_eq!(
+            "8x8:20:newton2/b4/m3/a1".parse::<DcsVariant>().map(|x| x.atom_unroll),
+            Ok(1)
+        );
         for bad in [
             "",
             "8",
@@ -378,6 +406,8 @@ mod tests {
             "8x4:1/x4",
             "8x4:1/",
             "8x4:1/b",
+            "8x4:1/a0",
+            "8x4:1/a5",
         ] {
             assert!(bad.parse::<DcsVariant>().is_err(), "{bad}");
         }
@@ -387,7 +417,10 @@ mod tests {
                 for k in 0..=(u * r).min(64) {
                     for m in [Third, Newton2] {
                         for (b, mb) in [(8, 0), (1, 8), (4, 3), (2, 0)] {
-                            if let Some(x) = DcsVariant::new(u, r, k, m).and_then(|x| x.with_blocks(b, mb)) {
+                            let x = DcsVariant::new(u, r, k, m)
+                                .and_then(|x| x.with_blocks(b, mb))
+                                .and_then(|x| x.with_atom_unroll(1 + (u + r) % 4));
+                            if let Some(x) = x {
                                 assert_eq!(DcsVariant::unpack(x.pack()), x);
                                 assert_eq!(x.to_string().parse::<DcsVariant>(), Ok(x));
                             }
@@ -396,7 +429,15 @@ mod tests {
                 }
             }
         }
-        for d in ["DCS_UNROLL", "DCS_ROWS", "DCS_SOFT", "DCS_RSQ", "DCS_BLOCK_Y", "DCS_MIN_BLOCKS"] {
+        for d in [
+            "DCS_UNROLL",
+            "DCS_ROWS",
+            "DCS_SOFT",
+            "DCS_RSQ",
+            "DCS_BLOCK_Y",
+            "DCS_MIN_BLOCKS",
+            "DCS_ATOM_UNROLL",
+        ] {
             assert!(DCS_SRC.contains(&format!("#ifndef {d}")), "{d}");
         }
     }
