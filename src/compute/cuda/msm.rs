@@ -20,9 +20,33 @@ use std::ops::Range;
 /// `kernels/msm.cu`, embedded at build time.
 pub const MSM_SRC: &str = include_str!("../../../kernels/msm.cu");
 
-/// 8 x 8 points per block: a warp covers 8 x 4 points (4 x 2 A at 0.5 A spacing), so its threads
-/// mostly visit the same bins and loop the same number of times.
+/// `msm_slab`: 8 x 8 points per block: a warp covers 8 x 4 points (4 x 2 A at 0.5 A spacing), so
+/// its threads mostly visit the same bins and loop the same number of times.
 const BLOCK: (u32, u32) = (8, 8);
+
+/// `msm_tiles`: threads per block along the first two lattice axes and points per thread along the
+/// third (`MSM_TX`, `MSM_TY`, `MSM_TZ` in `kernels/msm.cu`).
+const TILE: (u32, u32, u32) = (16, 8, 4);
+
+/// Which short-range kernel fills a slab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmKernel {
+    /// `msm_tiles`: a block per tile of 16 x 8 x 4 points, the charges of the bins near the tile
+    /// staged in shared memory (the default).
+    Tiles,
+    /// `msm_slab`: a thread per point reading its own bins' charges.
+    Points,
+}
+
+impl MsmKernel {
+    /// `ORBITFIELD_MSM_KERNEL=points` selects `msm_slab`; anything else, or nothing, `msm_tiles`.
+    pub fn from_env() -> MsmKernel {
+        match std::env::var("ORBITFIELD_MSM_KERNEL").as_deref() {
+            Ok("points") => MsmKernel::Points,
+            _ => MsmKernel::Tiles,
+        }
+    }
+}
 
 /// Arguments of `msm_slab`. Twin: `struct MsmArgs` in `kernels/msm.cu` (same order; every field is
 /// 4 bytes, so the layouts agree without padding).
@@ -178,7 +202,14 @@ impl CudaEngine {
         if n == 0 {
             return Ok(());
         }
-        let f = CudaEngine::function(module, "msm_slab")?;
+        let kernel = MsmKernel::from_env();
+        let f = CudaEngine::function(
+            module,
+            match kernel {
+                MsmKernel::Tiles => "msm_tiles",
+                MsmKernel::Points => "msm_slab",
+            },
+        )?;
         let mut args = p.args;
         args.lat_o = [0, 1, 2].map(|k| (l.origin_bohr[k] - p.origin_bohr[k]) as f32);
         args.lat_s = m3(&l.steps_bohr);
@@ -186,17 +217,44 @@ impl CudaEngine {
         args.ny = i32::try_from(l.dims[1]).map_err(|_| too_big("the lattice"))?;
         args.k0 = i32::try_from(z_range.start).map_err(|_| too_big("the lattice"))?;
         args.nz = i32::try_from(z_range.len()).map_err(|_| too_big("the lattice"))?;
-        let cfg = LaunchConfig {
-            grid_dim: (
-                (args.nx as u32).div_ceil(BLOCK.0),
-                (args.ny as u32).div_ceil(BLOCK.1),
-                args.nz as u32,
-            ),
-            block_dim: (BLOCK.0, BLOCK.1, 1),
-            shared_mem_bytes: 0,
+        let cfg = match kernel {
+            MsmKernel::Points => LaunchConfig {
+                grid_dim: (
+                    (args.nx as u32).div_ceil(BLOCK.0),
+                    (args.ny as u32).div_ceil(BLOCK.1),
+                    args.nz as u32,
+                ),
+                block_dim: (BLOCK.0, BLOCK.1, 1),
+                shared_mem_bytes: 0,
+            },
+            // Tiles along the third axis are aligned to plane 0 (see `kernels/msm.cu`): from the one
+            // holding the slab's first plane to the one holding its last.
+            MsmKernel::Tiles => {
+                let first = z_range.start as u32 / TILE.2;
+                let last = (z_range.end as u32 - 1) / TILE.2;
+                LaunchConfig {
+                    grid_dim: (
+                        (args.nx as u32).div_ceil(TILE.0),
+                        (args.ny as u32).div_ceil(TILE.1),
+                        last - first + 1,
+                    ),
+                    block_dim: (TILE.0, TILE.1, 1),
+                    shared_mem_bytes: 0,
+                }
+            }
         };
         if cfg.grid_dim.1 > 65535 || cfg.grid_dim.2 > 65535 {
             return Err(ComputeError::Device("lattice too large for one launch".into()));
+        }
+        if kernel == MsmKernel::Tiles {
+            let mut b = self.stream.launch_builder(&f);
+            b.arg(out).arg(&p.start).arg(&p.atoms).arg(&p.lr).arg(&args);
+            // SAFETY: writes only the slab's points (planes k0 .. k0 + nz) into the output buffer (at
+            // least `n` long, checked by the caller); reads bins and charges within the sizes
+            // uploaded above (bin indices are wrapped or range-checked in the kernel, `start` has one
+            // entry per bin plus one).
+            unsafe { b.launch(cfg) }.map_err(dev_err("msm_tiles launch"))?;
+            return Ok(());
         }
         let mut b = self.stream.launch_builder(&f);
         b.arg(out)
