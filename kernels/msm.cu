@@ -238,27 +238,63 @@ __device__ __forceinline__ void msm_tile_sum(const float4* __restrict__ sh, int 
     }
 }
 
-// Copies the listed pieces of charges into `sh` (one thread per piece, moved by its periodic image's
-// shift) and sums them onto this thread's points. Called by every thread of the block alike.
+// Stages the listed pieces of charges in `sh` and sums them onto this thread's points. Each piece is
+// read by one thread, moved by its periodic image's shift, and only the charges within cut2 (the
+// cutoff widened by 1e-3 of it) of the tile's box [lo, hi] are kept: in order (the pieces' counts
+// are added up in list order), so the staged charges, and with them every sum, do not depend on which
+// threads run first. A charge dropped here is farther than the cutoff from every point of the tile by
+// more than rounding, so it would have added exactly zero. Called by every thread of the block alike.
 template <bool ZONLY>
 __device__ __forceinline__ void msm_stage_and_sum(float4* sh, const int* l_start, const int* l_count,
-                                                  const int* l_off, const float (*l_shift)[3], int n_list, int fill,
-                                                  const float4* __restrict__ atoms, int tid,
+                                                  int* l_kept, const float (*l_shift)[3], int* kept_total,
+                                                  int n_list, const float4* __restrict__ atoms, int tid,
+                                                  const float (&lo)[3], const float (&hi)[3], float cut2,
                                                   const float (&px)[MSM_TZ], const float (&py)[MSM_TZ],
                                                   const float (&pz)[MSM_TZ], float (&sum)[MSM_TZ], const MsmArgs& g,
                                                   float c0, float c1, float c2) {
     __syncthreads();
+    float ax = 0.0f, ay = 0.0f, az = 0.0f;
+    int b = 0, c = 0;
     if (tid < n_list) {
-        const int b = l_start[tid], c = l_count[tid], o = l_off[tid];
-        const float ax = l_shift[tid][0], ay = l_shift[tid][1], az = l_shift[tid][2];
+        b = l_start[tid];
+        c = l_count[tid];
+        ax = l_shift[tid][0];
+        ay = l_shift[tid][1];
+        az = l_shift[tid][2];
+        int kept = 0;
         for (int m = 0; m < c; m++) {
             const float4 q = atoms[b + m];
-            sh[o + m] = make_float4(q.x + ax, q.y + ay, q.z + az, q.w);
+            const float ex = fmaxf(fmaxf(lo[0] - (q.x + ax), (q.x + ax) - hi[0]), 0.0f);
+            const float ey = fmaxf(fmaxf(lo[1] - (q.y + ay), (q.y + ay) - hi[1]), 0.0f);
+            const float ez = fmaxf(fmaxf(lo[2] - (q.z + az), (q.z + az) - hi[2]), 0.0f);
+            kept += (ex * ex + ey * ey + ez * ez <= cut2) ? 1 : 0;
+        }
+        l_kept[tid] = kept;
+    }
+    __syncthreads();
+    if (tid == 0) {
+        int o = 0;
+        for (int e = 0; e < n_list; e++) {
+            const int k = l_kept[e];
+            l_kept[e] = o;
+            o += k;
+        }
+        *kept_total = o;
+    }
+    __syncthreads();
+    if (tid < n_list) {
+        int o = l_kept[tid];
+        for (int m = 0; m < c; m++) {
+            const float4 q = atoms[b + m];
+            const float x = q.x + ax, y = q.y + ay, z = q.z + az;
+            const float ex = fmaxf(fmaxf(lo[0] - x, x - hi[0]), 0.0f);
+            const float ey = fmaxf(fmaxf(lo[1] - y, y - hi[1]), 0.0f);
+            const float ez = fmaxf(fmaxf(lo[2] - z, z - hi[2]), 0.0f);
+            if (ex * ex + ey * ey + ez * ez <= cut2) sh[o++] = make_float4(x, y, z, q.w);
         }
     }
     __syncthreads();
-    msm_tile_sum<ZONLY>(sh, fill, px, py, pz, sum, g, c0, c1, c2);
-    __syncthreads();
+    msm_tile_sum<ZONLY>(sh, *kept_total, px, py, pz, sum, g, c0, c1, c2);
 }
 
 template <bool ZONLY>
@@ -266,7 +302,8 @@ __device__ __forceinline__ void msm_tiles_body(float* __restrict__ out, const in
                                                const float4* __restrict__ atoms, const float* __restrict__ lr,
                                                const MsmArgs& g, int tile_k0) {
     __shared__ float4 sh[MSM_CAP];
-    __shared__ int l_start[MSM_LIST], l_count[MSM_LIST], l_off[MSM_LIST];
+    __shared__ int l_start[MSM_LIST], l_count[MSM_LIST], l_kept[MSM_LIST];
+    __shared__ int kept_total;
     __shared__ float l_shift[MSM_LIST][3];
     const int tid = threadIdx.x + MSM_TX * threadIdx.y;
     const int i0 = blockIdx.x * MSM_TX, j0 = blockIdx.y * MSM_TY;
@@ -334,6 +371,7 @@ __device__ __forceinline__ void msm_tiles_body(float* __restrict__ out, const in
         pz[z] = g.lat_o[2] + i * g.lat_s[0][2] + j * g.lat_s[1][2] + k * g.lat_s[2][2] + tsz;
         sum[z] = 0.0f;
     }
+    const float cut2 = g.a2 * (1.0f + 2.0e-3f);
     const float c0 = 1.875f * g.inv_a, c1 = -1.25f * g.inv_a * g.inv_a2, c2 = 0.375f * g.inv_a * g.inv_a2 * g.inv_a2;
     // Walk the candidate bins (every thread the same walk), listing pieces of at most MSM_CAP charges;
     // when the list or the staging buffer is full, stage the charges and sum them.
@@ -372,7 +410,6 @@ __device__ __forceinline__ void msm_tiles_body(float* __restrict__ out, const in
                     if (tid == 0) {
                         l_start[n_list] = s0;
                         l_count[n_list] = take;
-                        l_off[n_list] = fill;
                         l_shift[n_list][0] = sx;
                         l_shift[n_list][1] = sy;
                         l_shift[n_list][2] = sz;
@@ -382,8 +419,8 @@ __device__ __forceinline__ void msm_tiles_body(float* __restrict__ out, const in
                     s0 += take;
                     cnt -= take;
                     if (fill == MSM_CAP || n_list == MSM_LIST) {
-                        msm_stage_and_sum<ZONLY>(sh, l_start, l_count, l_off, l_shift, n_list, fill, atoms, tid, px,
-                                                 py, pz, sum, g, c0, c1, c2);
+                        msm_stage_and_sum<ZONLY>(sh, l_start, l_count, l_kept, l_shift, &kept_total, n_list, atoms,
+                                                 tid, lo, hi, cut2, px, py, pz, sum, g, c0, c1, c2);
                         n_list = 0;
                         fill = 0;
                     }
@@ -392,8 +429,8 @@ __device__ __forceinline__ void msm_tiles_body(float* __restrict__ out, const in
         }
     }
     if (fill > 0) {
-        msm_stage_and_sum<ZONLY>(sh, l_start, l_count, l_off, l_shift, n_list, fill, atoms, tid, px, py, pz, sum, g,
-                                 c0, c1, c2);
+        msm_stage_and_sum<ZONLY>(sh, l_start, l_count, l_kept, l_shift, &kept_total, n_list, atoms, tid, lo, hi,
+                                 cut2, px, py, pz, sum, g, c0, c1, c2);
     }
     if (i >= g.nx || j >= g.ny) return;
 #pragma unroll
