@@ -119,6 +119,7 @@ fn every_kernel_source_compiles_with_nvrtc() {
         ("util", cuda::UTIL_SRC),
         ("rdf", cuda::rdf::RDF_SRC),
         ("msm", cuda::msm::MSM_SRC),
+        ("msm_levels", cuda::msm_levels::MSM_LEVELS_SRC),
         ("molsurf", cuda::molsurf::MOLSURF_SRC),
     ] {
         let ptx = cuda::compile_ptx(src, "compute_75").unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -275,9 +275,11 @@ impl CudaEngine {
         st.prep_generation += 1;
         let prepared = match (&job.field, &job.input) {
             (Field::Potential, FieldInput::Charges(q)) => Prepared::Dcs(DcsPrepared::new(q, &job.lattice)?),
-            (Field::Potential, FieldInput::Electrostatics(plan)) => Prepared::Msm(Box::new(self.prepare_msm(plan)?)),
+            (Field::Potential, FieldInput::Electrostatics(plan)) => {
+                Prepared::Msm(Box::new(self.prepare_msm(st, plan)?))
+            }
             (Field::Potential, FieldInput::DeferredElectrostatics(d)) => {
-                Prepared::Msm(Box::new(self.prepare_msm(&*d.plan()?)?))
+                Prepared::Msm(Box::new(self.prepare_msm(st, &*d.plan()?)?))
             }
             (Field::Potential, _) => return Err(ComputeError::WrongInput(Field::Potential, "point charges")),
             (Field::QmPotential, FieldInput::Wavefunction(wf)) => {

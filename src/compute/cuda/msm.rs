@@ -3,13 +3,16 @@
 //! MSM lattice) as one kernel, `kernels/msm.cu`.
 //!
 //! Owns [`MsmPrepared`] (the plan's bins, neighbour offsets and long-range lattice on the device, in
-//! f32 and shifted to the bins' origin) and the launch. The plan itself — binning and every
-//! long-range level — is built on the host by `compute::esp` before the request reaches the pool;
-//! the device does the per-point work, which is what grows with the map (a 0.5 A map of a
-//! 1.5-million-atom box has 10^8 points, each summing ~10^3 charges). Called by [`CudaEngine`]'s
+//! f32 and shifted to the bins' origin) and the launch. The binning is done on the host by
+//! `compute::esp` before the request reaches the pool; the long-range levels too by default, or,
+//! for a plan built with `LevelsOn::Engine`, here on the device from the plan's level geometry
+//! ([`super::msm_levels`]) when the plan is prepared. The slab kernel does the per-point work,
+//! which is what grows with the map (a 0.5 A map of a 1.5-million-atom box has 10^8 points, each
+//! summing ~10^3 charges). Called by [`CudaEngine`]'s
 //! slab path for [`crate::compute::FieldInput::Electrostatics`]; tested against the CPU engine
 //! (`EspPlan::fill_slab`) in `tests/gpu_engine.rs`.
 
+use super::engine::EngineState;
 use super::{CudaEngine, dev_err};
 use crate::compute::esp::EspPlan;
 use crate::compute::esp::kernel::reciprocal;
@@ -79,8 +82,9 @@ fn too_big(what: &str) -> ComputeError {
 }
 
 impl CudaEngine {
-    /// Uploads `plan` (bins, neighbour offsets, long-range lattice).
-    pub(super) fn prepare_msm(&self, plan: &EspPlan) -> Result<MsmPrepared, ComputeError> {
+    /// Uploads `plan` (bins, neighbour offsets, long-range lattice), computing the long-range
+    /// levels on the device when the plan left them to the engine.
+    pub(super) fn prepare_msm(&self, st: &mut EngineState, plan: &EspPlan) -> Result<MsmPrepared, ComputeError> {
         let b = &plan.bins;
         let o = b.origin_bohr;
         let n = b.charges_e.len();
@@ -134,28 +138,44 @@ impl CudaEngine {
             n_neigh: b.neighbours.len().min(i32::MAX as usize) as i32,
             ..MsmArgs::default()
         };
-        let mut lr_values = vec![0.0f32];
-        if let Some(lr) = &plan.long_range {
-            if lr.potential.len() >= i32::MAX as usize {
+        let up = |what: &'static str| dev_err(what);
+        // The finest long-range lattice: the host's when it has computed it, else every level on
+        // the device (`super::msm_levels`).
+        let mut lr: Option<CudaSlice<f32>> = None;
+        if let Some(g) = &plan.levels {
+            let finest = g.finest();
+            if finest.len() >= i32::MAX as usize {
                 return Err(too_big("the MSM lattice"));
             }
-            lr_values = lr.potential.iter().map(|&v| v as f32).collect();
-            if lr_values.is_empty() {
-                lr_values.push(0.0);
-            }
+            lr = Some(match plan.long_range_computed() {
+                Some(host) => {
+                    let mut values: Vec<f32> = host.potential.iter().map(|&v| v as f32).collect();
+                    if values.is_empty() {
+                        values.push(0.0);
+                    }
+                    self.stream.clone_htod(&values).map_err(up("upload MSM lattice"))?
+                }
+                None => {
+                    let module = self.module(st, super::msm_levels::MSM_LEVELS_SRC)?;
+                    self.run_msm_levels(&module, g, plan.charges())?.finest_f32
+                }
+            });
             args.has_lr = 1;
-            args.lr_periodic = i32::from(lr.periodic);
-            args.lr_o = [0, 1, 2].map(|k| (lr.origin_bohr[k] - o[k]) as f32);
-            args.lr_inv = m3(&lr.inverse);
-            args.lr_lo = lr.layout.lo.map(|x| x.clamp(i32::MIN as i64, i32::MAX as i64) as i32);
-            args.lr_dims = lr.layout.dims.map(|d| d.min(i32::MAX as usize) as i32);
+            args.lr_periodic = i32::from(g.periodic);
+            args.lr_o = [0, 1, 2].map(|k| (g.origin_bohr[k] - o[k]) as f32);
+            args.lr_inv = m3(&g.inverse);
+            args.lr_lo = finest.lo.map(|x| x.clamp(i32::MIN as i64, i32::MAX as i64) as i32);
+            args.lr_dims = finest.dims.map(|d| d.min(i32::MAX as usize) as i32);
         }
-        let up = |what: &'static str| dev_err(what);
+        let lr = match lr {
+            Some(lr) => lr,
+            None => self.stream.clone_htod(&[0.0f32]).map_err(up("upload MSM lattice"))?,
+        };
         Ok(MsmPrepared {
             atoms: self.stream.clone_htod(&atoms).map_err(up("upload charges"))?,
             start: self.stream.clone_htod(&start).map_err(up("upload bins"))?,
             neigh: self.stream.clone_htod(&neigh).map_err(up("upload neighbours"))?,
-            lr: self.stream.clone_htod(&lr_values).map_err(up("upload MSM lattice"))?,
+            lr,
             args,
             origin_bohr: o,
         })
