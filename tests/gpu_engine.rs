@@ -593,6 +593,129 @@ fn cutoff_and_msm_slabs_match_the_cpu_engine() {
     }
 }
 
+/// The long-range MSM levels computed on the device (a plan built with `LevelsOn::Engine`) against
+/// the host cascade level by level (charges and potential of every level, f64 both sides: only
+/// the fixed-point anterpolation and the order of FMAs differ), the same on a second run (bit for
+/// bit), and the map through the GPU engine against the CPU engine with host levels and, for open
+/// boundaries, against a float64 direct sum.
+#[test]
+fn msm_levels_on_the_device_match_the_host_levels() {
+    use orbitfield::compute::esp::{Boundary, EspMethod, EspPlan, LevelsOn, MsmParams, field_input};
+    use orbitfield::model::UnitCell;
+    let Some(gpu) = device() else { return };
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    println!("seed {seed}");
+    let mut q = random_charges(seed, 6_000, [40.0, 36.0, 44.0]);
+    let mean = q.charges_e.iter().sum::<f64>() / q.charges_e.len() as f64;
+    q.charges_e.iter_mut().for_each(|c| *c -= mean);
+    let q = Arc::new(q);
+    let lattice = Lattice::axis_aligned([-3.0, -2.5, -1.0], 0.9, [47, 41, 50]);
+    let msm = EspMethod::Msm(MsmParams {
+        cutoff_angstrom: 6.0,
+        spacing_angstrom: 1.5,
+    });
+    let cases = [
+        ("open", Boundary::Open),
+        (
+            "orthorhombic",
+            Boundary::Periodic(UnitCell::orthorhombic([23.0, 21.0, 25.0])),
+        ),
+        (
+            "triclinic",
+            Boundary::Periodic(UnitCell::new([24.0, 22.0, 26.0], [80.0, 100.0, 75.0])),
+        ),
+    ];
+    for (name, boundary) in cases {
+        let plan = Arc::new(EspPlan::build_with(q.clone(), msm, boundary, &lattice, LevelsOn::Engine).unwrap());
+        assert!(
+            plan.long_range_computed().is_none(),
+            "{name}: levels computed on the host"
+        );
+        let geometry = plan.levels.as_ref().unwrap();
+        let host = geometry.host_levels(&q);
+        let dev = gpu.msm_levels(&plan).unwrap();
+        assert_eq!(dev.charges.len(), host.charges.len(), "{name}: level count");
+        println!(
+            "{name}: {} levels, finest {:?}",
+            host.charges.len(),
+            geometry.layouts[0].dims
+        );
+        for (what, d, h) in [
+            ("charges", &dev.charges, &host.charges),
+            ("potential", &dev.potentials, &host.potentials),
+        ] {
+            for (l, (a, b)) in d.iter().zip(h).enumerate() {
+                assert_eq!(a.len(), b.len(), "{name}: {what} of level {l}");
+                let max = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
+                let worst = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f64, f64::max);
+                println!("{name}: {what} of level {l}: max |device - host| {worst:.2e} (max {max:.2e})");
+                assert!(
+                    a.iter().all(|v| v.is_finite()),
+                    "{name}: {what} of level {l} not all written"
+                );
+                assert!(
+                    worst <= 1e-10 * max,
+                    "{name}: {what} of level {l} differs by {worst:.2e}"
+                );
+            }
+        }
+        let again = gpu.msm_levels(&plan).unwrap();
+        assert_eq!(again.charges, dev.charges, "{name}: charges differ between runs");
+        assert_eq!(
+            again.potentials, dev.potentials,
+            "{name}: potentials differ between runs"
+        );
+        // The map: device levels through the GPU engine against host levels through the CPU engine.
+        let job = FieldJob {
+            field: Field::Potential,
+            lattice,
+            input: FieldInput::Electrostatics(plan.clone()),
+        };
+        let values = run(&*gpu, &job);
+        assert!(
+            plan.long_range_computed().is_none(),
+            "{name}: the GPU engine computed the levels on the host"
+        );
+        let reference = FieldJob {
+            input: field_input(q.clone(), msm, boundary, &lattice).unwrap(),
+            ..job.clone()
+        };
+        let cpu = run(&CpuEngine, &reference);
+        let err = rel_err(&values, &cpu);
+        println!("{name}: map with device levels vs CPU engine: relative error {err:.2e}");
+        assert!(err <= 1e-4, "{name}: relative error {err:.2e}");
+        if boundary == Boundary::Open {
+            // Against float64 direct sums at map points at least 1 bohr from every charge.
+            let (mut num, mut den, mut used) = (0.0f64, 0.0f64, 0usize);
+            for idx in (0..lattice.n_points()).step_by(97) {
+                let [nx, ny, _] = lattice.dims;
+                let p = lattice.point_bohr(idx % nx, (idx / nx) % ny, idx / (nx * ny));
+                let mut v = 0.0;
+                let mut near = false;
+                for (x, c) in q.positions_bohr.iter().zip(&q.charges_e) {
+                    let r = ((p[0] - x[0]).powi(2) + (p[1] - x[1]).powi(2) + (p[2] - x[2]).powi(2)).sqrt();
+                    near |= r < 1.0;
+                    v += c / r;
+                }
+                if !near {
+                    num += (f64::from(values[idx]) - v).powi(2);
+                    den += v * v;
+                    used += 1;
+                }
+            }
+            let rms = (num / den).sqrt();
+            println!("{name}: map with device levels vs float64 direct sum: relative RMS {rms:.2e} ({used} points)");
+            assert!(
+                used > 100 && rms <= 1e-2,
+                "{name}: relative RMS {rms:.2e} over {used} points"
+            );
+        }
+    }
+}
+
 /// The orbitals of one frame in one launch (`compute_slabs`, as the jobs pool batches the HOMO and
 /// LUMO of two representations): every channel equals the CPU engine, for amplitudes and squares,
 /// up to g functions, both spins, a whole lattice and a slab, on the first call (which times the

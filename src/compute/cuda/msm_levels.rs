@@ -116,9 +116,11 @@ fn scratch_len(steps: &[Step]) -> usize {
     steps
         .iter()
         .map(|s| match s {
-            Step::Axis { dst_dims, dst, .. } if matches!(dst, Buf::T1 | Buf::T2) => {
-                dst_dims[0] * dst_dims[1] * dst_dims[2]
-            }
+            Step::Axis {
+                dst_dims,
+                dst: Buf::T1 | Buf::T2,
+                ..
+            } => dst_dims[0] * dst_dims[1] * dst_dims[2],
             _ => 0,
         })
         .max()
@@ -153,9 +155,16 @@ pub fn kernel_atoms(g: &LevelGeometry, charges: &PointCharges) -> Vec<f64> {
     out
 }
 
-/// The lattice-cutoff stencil as `msml_cutoff` reads it: rows `(dy, dz, dx0, len)`, each row's first
-/// weight, and the weights.
-fn stencil_table(g: &LevelGeometry) -> Result<(Vec<i32>, Vec<i32>, Vec<f64>), ComputeError> {
+/// The lattice-cutoff stencil as `msml_cutoff` reads it.
+struct StencilTable {
+    /// `(dy, dz, dx0, len)` per row.
+    rows: Vec<i32>,
+    /// Each row's first weight in `weights`.
+    offsets: Vec<i32>,
+    weights: Vec<f64>,
+}
+
+fn stencil_table(g: &LevelGeometry) -> Result<StencilTable, ComputeError> {
     let mut rows = Vec::new();
     let mut offsets = Vec::new();
     let mut weights = Vec::new();
@@ -177,7 +186,7 @@ fn stencil_table(g: &LevelGeometry) -> Result<(Vec<i32>, Vec<i32>, Vec<f64>), Co
         offsets.push(0);
         weights.push(0.0);
     }
-    Ok((rows, offsets, weights))
+    Ok(StencilTable { rows, offsets, weights })
 }
 
 fn too_big(what: &str) -> ComputeError {
@@ -287,7 +296,7 @@ impl CudaEngine {
         let periodic = i32::from(g.periodic);
         let finest = g.finest();
         let fd = dims_i32(finest.dims)?;
-        let (rows, offsets, weights) = stencil_table(g)?;
+        let StencilTable { rows, offsets, weights } = stencil_table(g)?;
         let n_rows = i32_of(offsets.len(), "the MSM stencil")?;
         let rows = self.stream.clone_htod(&rows).map_err(up("upload MSM stencil"))?;
         let offsets = self.stream.clone_htod(&offsets).map_err(up("upload MSM stencil"))?;
@@ -744,7 +753,7 @@ mod emulation {
             Buf::T2 => 2 * n_levels + 1,
         };
         let periodic = g.periodic;
-        let (rows, offsets, weights) = stencil_table(g).unwrap();
+        let StencilTable { rows, offsets, weights } = stencil_table(g).unwrap();
         let table = match &g.top {
             TopLevel::Open { table } => table,
             TopLevel::Periodic { kernel } => kernel,
@@ -893,7 +902,7 @@ mod emulation {
         }
         // The stencil table holds every stencil weight once.
         let st = cutoff_stencil(&cases[0].1.vectors_bohr, a).unwrap();
-        let (_, offsets, weights) = stencil_table(&cases[0].1).unwrap();
+        let StencilTable { offsets, weights, .. } = stencil_table(&cases[0].1).unwrap();
         assert_eq!(offsets.len(), st.rows.len());
         assert_eq!(weights.len(), st.rows.iter().map(|r| r.weights.len()).sum::<usize>());
     }
