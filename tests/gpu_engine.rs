@@ -120,6 +120,7 @@ fn every_kernel_source_compiles_with_nvrtc() {
         ("rdf", cuda::rdf::RDF_SRC),
         ("msm", cuda::msm::MSM_SRC),
         ("msm_levels", cuda::msm_levels::MSM_LEVELS_SRC),
+        ("msm_bins", cuda::msm_bins::MSM_BINS_SRC),
         ("molsurf", cuda::molsurf::MOLSURF_SRC),
     ] {
         let ptx = cuda::compile_ptx(src, "compute_75").unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -593,14 +594,15 @@ fn cutoff_and_msm_slabs_match_the_cpu_engine() {
     }
 }
 
-/// The long-range MSM levels computed on the device (a plan built with `LevelsOn::Engine`) against
-/// the host cascade level by level (charges and potential of every level, f64 both sides: only
-/// the fixed-point anterpolation and the order of FMAs differ), the same on a second run (bit for
-/// bit), and the map through the GPU engine against the CPU engine with host levels and, for open
-/// boundaries, against a float64 direct sum.
+/// A plan's heavy stages on the device (built with `StagesOn::Engine`): the bins equal the host's
+/// exactly (start offsets and f32 charges); the long-range MSM levels equal the host cascade level
+/// by level (charges and potential of every level, f64 both sides: only the fixed-point
+/// anterpolation and the order of FMAs differ) and again on a second run, bit for bit; the map
+/// through the GPU engine equals the CPU engine's with host stages and, for open boundaries, a
+/// float64 direct sum; the host never bins nor computes levels for the device.
 #[test]
-fn msm_levels_on_the_device_match_the_host_levels() {
-    use orbitfield::compute::esp::{Boundary, EspMethod, EspPlan, LevelsOn, MsmParams, field_input};
+fn msm_plan_stages_on_the_device_match_the_host() {
+    use orbitfield::compute::esp::{Boundary, EspMethod, EspPlan, MsmParams, StagesOn, field_input};
     use orbitfield::model::UnitCell;
     let Some(gpu) = device() else { return };
     let seed = std::time::SystemTime::now()
@@ -618,23 +620,73 @@ fn msm_levels_on_the_device_match_the_host_levels() {
         spacing_angstrom: 1.5,
     });
     let cases = [
-        ("open", Boundary::Open),
         (
-            "orthorhombic",
+            "cutoff, open",
+            EspMethod::Cutoff { cutoff_angstrom: 6.0 },
+            Boundary::Open,
+        ),
+        ("msm, open", msm, Boundary::Open),
+        (
+            "msm, orthorhombic",
+            msm,
             Boundary::Periodic(UnitCell::orthorhombic([23.0, 21.0, 25.0])),
         ),
         (
-            "triclinic",
+            "msm, triclinic",
+            msm,
             Boundary::Periodic(UnitCell::new([24.0, 22.0, 26.0], [80.0, 100.0, 75.0])),
         ),
     ];
-    for (name, boundary) in cases {
-        let plan = Arc::new(EspPlan::build_with(q.clone(), msm, boundary, &lattice, LevelsOn::Engine).unwrap());
+    for (name, method, boundary) in cases {
+        let plan = Arc::new(EspPlan::build_with(q.clone(), method, boundary, &lattice, StagesOn::Engine).unwrap());
+        assert!(plan.bins_computed().is_none(), "{name}: binned on the host");
         assert!(
             plan.long_range_computed().is_none(),
             "{name}: levels computed on the host"
         );
-        let geometry = plan.levels.as_ref().unwrap();
+        // The map: device stages through the GPU engine against host stages through the CPU engine.
+        let job = FieldJob {
+            field: Field::Potential,
+            lattice,
+            input: FieldInput::Electrostatics(plan.clone()),
+        };
+        let values = run(&*gpu, &job);
+        assert!(
+            plan.bins_computed().is_none(),
+            "{name}: the GPU engine binned on the host"
+        );
+        assert!(
+            plan.long_range_computed().is_none(),
+            "{name}: the GPU engine computed the levels on the host"
+        );
+        let reference = FieldJob {
+            input: field_input(q.clone(), method, boundary, &lattice).unwrap(),
+            ..job.clone()
+        };
+        let cpu = run(&CpuEngine, &reference);
+        let err = rel_err(&values, &cpu);
+        println!("{name}: map with device stages vs CPU engine: relative error {err:.2e}");
+        assert!(err <= 1e-4, "{name}: relative error {err:.2e}");
+        // The same bins as the host's, exactly.
+        let (start, atoms) = gpu.msm_bins(&plan).unwrap();
+        let host = plan.bin_frame().clone().filled(&q.positions_bohr, &q.charges_e);
+        let want_start: Vec<i32> = host.start.iter().map(|&s| s as i32).collect();
+        assert_eq!(start, want_start, "{name}: bin offsets");
+        let o = host.origin_bohr;
+        let mut want_atoms = Vec::new();
+        for (((x, y), z), c) in host
+            .x_bohr
+            .iter()
+            .zip(&host.y_bohr)
+            .zip(&host.z_bohr)
+            .zip(&host.charges_e)
+        {
+            want_atoms.extend_from_slice(&[(x - o[0]) as f32, (y - o[1]) as f32, (z - o[2]) as f32, *c as f32]);
+        }
+        assert_eq!(atoms, want_atoms, "{name}: binned charges");
+        let Some(geometry) = plan.levels.as_ref() else {
+            continue;
+        };
         let host = geometry.host_levels(&q);
         let dev = gpu.msm_levels(&plan).unwrap();
         assert_eq!(dev.charges.len(), host.charges.len(), "{name}: level count");
@@ -668,25 +720,6 @@ fn msm_levels_on_the_device_match_the_host_levels() {
             again.potentials, dev.potentials,
             "{name}: potentials differ between runs"
         );
-        // The map: device levels through the GPU engine against host levels through the CPU engine.
-        let job = FieldJob {
-            field: Field::Potential,
-            lattice,
-            input: FieldInput::Electrostatics(plan.clone()),
-        };
-        let values = run(&*gpu, &job);
-        assert!(
-            plan.long_range_computed().is_none(),
-            "{name}: the GPU engine computed the levels on the host"
-        );
-        let reference = FieldJob {
-            input: field_input(q.clone(), msm, boundary, &lattice).unwrap(),
-            ..job.clone()
-        };
-        let cpu = run(&CpuEngine, &reference);
-        let err = rel_err(&values, &cpu);
-        println!("{name}: map with device levels vs CPU engine: relative error {err:.2e}");
-        assert!(err <= 1e-4, "{name}: relative error {err:.2e}");
         if boundary == Boundary::Open {
             // Against float64 direct sums at map points at least 1 bohr from every charge.
             let (mut num, mut den, mut used) = (0.0f64, 0.0f64, 0usize);
@@ -707,7 +740,7 @@ fn msm_levels_on_the_device_match_the_host_levels() {
                 }
             }
             let rms = (num / den).sqrt();
-            println!("{name}: map with device levels vs float64 direct sum: relative RMS {rms:.2e} ({used} points)");
+            println!("{name}: map with device stages vs float64 direct sum: relative RMS {rms:.2e} ({used} points)");
             assert!(
                 used > 100 && rms <= 1e-2,
                 "{name}: relative RMS {rms:.2e} over {used} points"

@@ -25,7 +25,7 @@
 //!
 //! Files by job: [`discovery`] (library probing, devices, `ORBITFIELD_DEVICES`), [`nvrtc`] (compile,
 //! disk cache, kernel dumps), [`engine`] ([`CudaEngine`], its buffers, the slab protocol and the finite
-//! checks), and one file per kernel family: [`mo`], [`dcs`], [`msm`] (with [`msm_levels`]), [`qm_esp`], [`molsurf`] and [`rdf`].
+//! checks), and one file per kernel family: [`mo`], [`dcs`], [`msm`] (with [`msm_bins`] and [`msm_levels`]), [`qm_esp`], [`molsurf`] and [`rdf`].
 
 pub mod dcs;
 pub mod discovery;
@@ -33,6 +33,7 @@ pub mod engine;
 pub mod mo;
 pub mod molsurf;
 pub mod msm;
+pub mod msm_bins;
 pub mod msm_levels;
 pub mod nvrtc;
 pub mod qm_esp;

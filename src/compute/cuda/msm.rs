@@ -3,10 +3,10 @@
 //! MSM lattice) as one kernel, `kernels/msm.cu`.
 //!
 //! Owns [`MsmPrepared`] (the plan's bins, neighbour offsets and long-range lattice on the device, in
-//! f32 and shifted to the bins' origin) and the launch. The binning is done on the host by
-//! `compute::esp` before the request reaches the pool; the long-range levels too by default, or,
-//! for a plan built with `LevelsOn::Engine`, here on the device from the plan's level geometry
-//! ([`super::msm_levels`]) when the plan is prepared. The slab kernel does the per-point work,
+//! f32 and shifted to the bins' origin) and the launch. The binning and the long-range levels are
+//! done on the host by `compute::esp` before the request reaches the pool by default, or, for a
+//! plan built with `StagesOn::Engine`, here on the device from the plan's bin frame and level
+//! geometry ([`super::msm_bins`], [`super::msm_levels`]) when the plan is prepared. The slab kernel does the per-point work,
 //! which is what grows with the map (a 0.5 A map of a 1.5-million-atom box has 10^8 points, each
 //! summing ~10^3 charges). Called by [`CudaEngine`]'s
 //! slab path for [`crate::compute::FieldInput::Electrostatics`]; tested against the CPU engine
@@ -82,28 +82,44 @@ fn too_big(what: &str) -> ComputeError {
 }
 
 impl CudaEngine {
-    /// Uploads `plan` (bins, neighbour offsets, long-range lattice), computing the long-range
-    /// levels on the device when the plan left them to the engine.
+    /// Uploads `plan` (bins, neighbour offsets, long-range lattice), binning the charges and
+    /// computing the long-range levels on the device when the plan left them to the engine.
     pub(super) fn prepare_msm(&self, st: &mut EngineState, plan: &EspPlan) -> Result<MsmPrepared, ComputeError> {
-        let b = &plan.bins;
+        let b = plan.bin_frame();
         let o = b.origin_bohr;
-        let n = b.charges_e.len();
-        if n >= i32::MAX as usize || b.start.len() >= i32::MAX as usize {
-            return Err(too_big("the charge set"));
-        }
-        let mut atoms = Vec::with_capacity(4 * n.max(1));
-        for m in 0..n {
-            atoms.extend_from_slice(&[
-                (b.x_bohr[m] - o[0]) as f32,
-                (b.y_bohr[m] - o[1]) as f32,
-                (b.z_bohr[m] - o[2]) as f32,
-                b.charges_e[m] as f32,
-            ]);
-        }
-        if atoms.is_empty() {
-            atoms.extend_from_slice(&[0.0; 4]);
-        }
-        let start: Vec<i32> = b.start.iter().map(|&s| s as i32).collect();
+        let up = |what: &'static str| dev_err(what);
+        // The binned charges: the host's when it has binned them, else sorted on the device
+        // (`super::msm_bins`).
+        let (atoms, start) = match plan.bins_computed() {
+            Some(host) => {
+                let n = host.charges_e.len();
+                if n >= i32::MAX as usize || host.start.len() >= i32::MAX as usize {
+                    return Err(too_big("the charge set"));
+                }
+                let mut atoms = Vec::with_capacity(4 * n.max(1));
+                for (((x, y), z), q) in host
+                    .x_bohr
+                    .iter()
+                    .zip(&host.y_bohr)
+                    .zip(&host.z_bohr)
+                    .zip(&host.charges_e)
+                {
+                    atoms.extend_from_slice(&[(x - o[0]) as f32, (y - o[1]) as f32, (z - o[2]) as f32, *q as f32]);
+                }
+                if atoms.is_empty() {
+                    atoms.extend_from_slice(&[0.0; 4]);
+                }
+                let start: Vec<i32> = host.start.iter().map(|&s| s as i32).collect();
+                (
+                    self.stream.clone_htod(&atoms).map_err(up("upload charges"))?,
+                    self.stream.clone_htod(&start).map_err(up("upload bins"))?,
+                )
+            }
+            None => {
+                let d = self.run_msm_bins(st, b, plan.charges())?;
+                (d.atoms, d.start)
+            }
+        };
         let mut neigh: Vec<i32> = Vec::with_capacity(4 * b.neighbours.len().max(1));
         for d in &b.neighbours {
             let c: [i32; 3] = d.map(|x| x.clamp(i32::MIN as i64, i32::MAX as i64) as i32);
@@ -138,7 +154,6 @@ impl CudaEngine {
             n_neigh: b.neighbours.len().min(i32::MAX as usize) as i32,
             ..MsmArgs::default()
         };
-        let up = |what: &'static str| dev_err(what);
         // The finest long-range lattice: the host's when it has computed it, else every level on
         // the device (`super::msm_levels`).
         let mut lr: Option<CudaSlice<f32>> = None;
@@ -172,8 +187,8 @@ impl CudaEngine {
             None => self.stream.clone_htod(&[0.0f32]).map_err(up("upload MSM lattice"))?,
         };
         Ok(MsmPrepared {
-            atoms: self.stream.clone_htod(&atoms).map_err(up("upload charges"))?,
-            start: self.stream.clone_htod(&start).map_err(up("upload bins"))?,
+            atoms,
+            start,
             neigh: self.stream.clone_htod(&neigh).map_err(up("upload neighbours"))?,
             lr,
             args,

@@ -6,7 +6,7 @@
 //! Owns the launch sequence ([`schedule`]: a list of [`Step`]s over level buffers, which a test
 //! replays on the host with Rust twins of the kernels), the fixed-point scale of the
 //! anterpolation, and the device buffers of one cascade. Called by [`super::msm`]'s preparation of a
-//! plan built with [`crate::compute::esp::LevelsOn::Engine`], by the bench (device time of the
+//! plan built with [`crate::compute::esp::StagesOn::Engine`], by the bench (device time of the
 //! levels) and by `tests/gpu_engine.rs` (every level against [`LevelGeometry::host_levels`]).
 
 use super::{CudaEngine, dev_err};

@@ -11,8 +11,10 @@
 //! The cutoff and multilevel methods are prepared once per request into an [`EspPlan`]
 //! ([`FieldInput::Electrostatics`]): charges binned ([`bins`]) and, for MSM, the levels' geometry
 //! decided ([`LevelGeometry`]: lattice sizes, origin, level count, stencil, top-level kernel) and
-//! every long-range level computed down to the finest MSM lattice potential ([`msm`]), on the host
-//! by default or, with [`LevelsOn::Engine`], by the CUDA engine on its device (`compute::cuda::msm`).
+//! every long-range level computed down to the finest MSM lattice potential ([`msm`]). Both heavy
+//! stages (binning, levels) run on the host by default or, with [`StagesOn::Engine`], on the
+//! device of the CUDA engine that fills the map (`compute::cuda::msm`); the geometry of both is
+//! always decided here.
 //! Engines then fill any slab of the target lattice (short-range sum over bins plus cubic
 //! interpolation of that lattice) or any point ([`EspPlan::potential_at`]).
 //!
@@ -104,21 +106,21 @@ pub fn field_input(
     boundary: Boundary,
     lattice: &Lattice,
 ) -> Result<FieldInput, ComputeError> {
-    field_input_with(charges, method, boundary, lattice, LevelsOn::Host)
+    field_input_with(charges, method, boundary, lattice, StagesOn::Host)
 }
 
-/// As [`field_input`], the MSM levels computed where `levels_on` says ([`LevelsOn::Engine`]: on
-/// the CUDA device that fills the map).
+/// As [`field_input`], the binning and the MSM levels computed where `stages_on` says
+/// ([`StagesOn::Engine`]: on the CUDA device that fills the map).
 pub fn field_input_with(
     charges: Arc<PointCharges>,
     method: EspMethod,
     boundary: Boundary,
     lattice: &Lattice,
-    levels_on: LevelsOn,
+    stages_on: StagesOn,
 ) -> Result<FieldInput, ComputeError> {
     checked_input(charges, method, boundary, |charges| {
         Ok(FieldInput::Electrostatics(Arc::new(EspPlan::build_with(
-            charges, method, boundary, lattice, levels_on,
+            charges, method, boundary, lattice, stages_on,
         )?)))
     })
 }
@@ -334,14 +336,17 @@ pub fn interpolate_slab(
     }
 }
 
-/// Where the long-range MSM levels of a plan are computed.
+/// Where a plan's heavy stages run: sorting the charges into bins and the long-range MSM levels.
+/// The geometry of both (bin edges and counts, neighbour offsets, MSM lattices, stencil, top-level
+/// kernel) is always decided on the host when the plan is built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum LevelsOn {
-    /// On the host, while the plan is built (beside the binning). The default.
+pub enum StagesOn {
+    /// On the host, while the plan is built (binning beside the levels). The default.
     #[default]
     Host,
-    /// By the engine that fills the map: a CUDA engine computes them on its device from the plan's
-    /// [`LevelGeometry`]; the CPU engine (and [`EspPlan::long_range`]) on the host at first use.
+    /// By the engine that fills the map: a CUDA engine bins the charges and computes the levels on
+    /// its device; the CPU engine (and [`EspPlan::bins`], [`EspPlan::long_range`]) on the host at
+    /// first use.
     Engine,
 }
 
@@ -349,12 +354,14 @@ pub enum LevelsOn {
 pub struct EspPlan {
     pub method: EspMethod,
     pub boundary: Boundary,
-    /// Charges binned for the short-range part (cutoff `a`).
-    pub bins: AtomBins,
     /// MSM only: where the levels lie (decided when the plan is built).
     pub levels: Option<LevelGeometry>,
-    /// MSM only: the finest lattice potential, computed on the host (at build time for
-    /// [`LevelsOn::Host`], at first use otherwise).
+    /// The bins' geometry for the short-range part (cutoff `a`), without charges.
+    frame: AtomBins,
+    /// The charges binned on the host (at build time for [`StagesOn::Host`], at first use
+    /// otherwise).
+    bins: std::sync::OnceLock<AtomBins>,
+    /// MSM only: the finest lattice potential, computed on the host (as `bins`).
     long_range: std::sync::OnceLock<LongRange>,
     charges: Arc<PointCharges>,
 }
@@ -364,12 +371,13 @@ impl std::fmt::Debug for EspPlan {
         f.debug_struct("EspPlan")
             .field("method", &self.method)
             .field("boundary", &self.boundary)
-            .field("charges", &self.bins.charges_e.len())
-            .field("bins", &self.bins.counts)
+            .field("charges", &self.charges.charges_e.len())
+            .field("bins", &self.frame.counts)
             .field(
                 "msm_lattice",
                 &self.levels.as_ref().map(|l| (l.finest().dims, l.layouts.len())),
             )
+            .field("binned_on_host", &self.bins.get().is_some())
             .field("levels_on_host", &self.long_range.get().is_some())
             .finish()
     }
@@ -384,16 +392,16 @@ impl EspPlan {
         boundary: Boundary,
         lattice: &Lattice,
     ) -> Result<EspPlan, ComputeError> {
-        EspPlan::build_with(charges, method, boundary, lattice, LevelsOn::Host)
+        EspPlan::build_with(charges, method, boundary, lattice, StagesOn::Host)
     }
 
-    /// As [`EspPlan::build`], the MSM levels computed where `levels_on` says.
+    /// As [`EspPlan::build`], the binning and the MSM levels computed where `stages_on` says.
     pub fn build_with(
         charges: Arc<PointCharges>,
         method: EspMethod,
         boundary: Boundary,
         lattice: &Lattice,
-        levels_on: LevelsOn,
+        stages_on: StagesOn,
     ) -> Result<EspPlan, ComputeError> {
         check_request(&charges, method, boundary)?;
         let a_angstrom = match method {
@@ -408,11 +416,16 @@ impl EspPlan {
             Boundary::Open => None,
             Boundary::Periodic(cell) => Some(cell.matrix_angstrom().map(|r| r.map(bohr_from_angstrom))),
         };
+        let on_host = stages_on == StagesOn::Host;
         // Binning (serial) and the long-range levels (parallel inside) run side by side.
         let (bins, levels) = rayon::join(
-            || match &cell_bohr {
-                None => AtomBins::open(&charges.positions_bohr, &charges.charges_e, a_bohr),
-                Some(c) => AtomBins::periodic(&charges.positions_bohr, &charges.charges_e, c, a_bohr),
+            || -> Result<(AtomBins, Option<AtomBins>), ComputeError> {
+                let frame = match &cell_bohr {
+                    None => AtomBins::open_frame(&charges.positions_bohr, a_bohr)?,
+                    Some(c) => AtomBins::periodic_frame(c, a_bohr)?,
+                };
+                let filled = on_host.then(|| frame.clone().filled(&charges.positions_bohr, &charges.charges_e));
+                Ok((frame, filled))
             },
             || -> Result<Option<(LevelGeometry, Option<LongRange>)>, ComputeError> {
                 let EspMethod::Msm(p) = method else {
@@ -423,14 +436,15 @@ impl EspPlan {
                     None => LevelGeometry::open(&charges, lattice, a_bohr, h_bohr)?,
                     Some(c) => LevelGeometry::periodic(c, a_bohr, h_bohr)?,
                 };
-                let long_range = match levels_on {
-                    LevelsOn::Host => Some(geometry.long_range(&charges)),
-                    LevelsOn::Engine => None,
-                };
+                let long_range = on_host.then(|| geometry.long_range(&charges));
                 Ok(Some((geometry, long_range)))
             },
         );
-        let bins = bins?;
+        let (frame, filled) = bins?;
+        let bins = std::sync::OnceLock::new();
+        if let Some(b) = filled {
+            let _ = bins.set(b);
+        }
         let long_range = std::sync::OnceLock::new();
         let levels = match levels? {
             Some((geometry, lr)) => {
@@ -444,15 +458,37 @@ impl EspPlan {
         Ok(EspPlan {
             method,
             boundary,
-            bins,
             levels,
+            frame,
+            bins,
             long_range,
             charges,
         })
     }
 
+    /// The charges sorted into bins, on the host now if the plan left the binning to the engine
+    /// ([`StagesOn::Engine`]) and no host caller needed them before.
+    pub fn bins(&self) -> &AtomBins {
+        self.bins.get_or_init(|| {
+            self.frame
+                .clone()
+                .filled(&self.charges.positions_bohr, &self.charges.charges_e)
+        })
+    }
+
+    /// The charges sorted into bins when the host has done it already.
+    pub fn bins_computed(&self) -> Option<&AtomBins> {
+        self.bins.get()
+    }
+
+    /// The bins' geometry (origin, edges, counts, neighbour offsets, cutoff); its `start` and
+    /// charge arrays are empty.
+    pub fn bin_frame(&self) -> &AtomBins {
+        &self.frame
+    }
+
     /// MSM only: the finest lattice potential, computed on the host now if the plan left it to
-    /// the engine ([`LevelsOn::Engine`]) and no host caller needed it before.
+    /// the engine ([`StagesOn::Engine`]) and no host caller needed it before.
     pub fn long_range(&self) -> Option<&LongRange> {
         let geometry = self.levels.as_ref()?;
         Some(self.long_range.get_or_init(|| geometry.long_range(&self.charges)))
@@ -470,7 +506,7 @@ impl EspPlan {
 
     /// The cutoff / splitting distance a (bohr).
     pub fn cutoff_bohr(&self) -> f64 {
-        self.bins.cutoff_bohr
+        self.frame.cutoff_bohr
     }
 
     /// The potential at `p_bohr` (hartree/e): short-range sum plus interpolated long-range part.
@@ -482,7 +518,7 @@ impl EspPlan {
 
     /// As [`EspPlan::potential_at`], reusing a scratch across points (no allocation per point).
     pub fn potential_with(&self, p_bohr: [f64; 3], scratch: &mut ShortRangeScratch) -> f64 {
-        let short = self.bins.short_range_with(p_bohr, scratch);
+        let short = self.bins().short_range_with(p_bohr, scratch);
         match self.long_range() {
             None => short,
             Some(lr) => match lr.at(p_bohr) {
@@ -507,7 +543,7 @@ impl EspPlan {
     /// values): [`bins::short_range_slab`] then [`interpolate_slab`]. Serial; callers run slabs
     /// (planes) in parallel.
     pub fn fill_slab(&self, lattice: &Lattice, z_range: Range<usize>, out: &mut [f64]) {
-        bins::short_range_slab(&self.bins, lattice, z_range.clone(), out);
+        bins::short_range_slab(self.bins(), lattice, z_range.clone(), out);
         if let Some(lr) = self.long_range() {
             let mut missing = Vec::new();
             interpolate_slab(lr, lattice, z_range.clone(), out, &mut missing);
