@@ -525,44 +525,57 @@ fn rdf_cell_list_equals_all_pairs_on_the_device() {
 
 // ---- Cutoff and multilevel summation ----
 
-#[test]
-fn cutoff_and_msm_slabs_match_the_cpu_engine() {
-    use orbitfield::compute::esp::{Boundary, EspMethod, MsmParams, field_input};
+/// The cutoff and MSM cases of the GPU tests: a fresh neutral random set of `n` charges in a
+/// 40 x 36 x 44 bohr region (the periodic cells hold it), a lattice over it, and the methods with
+/// their boundaries.
+type EspCase = (
+    &'static str,
+    orbitfield::compute::esp::EspMethod,
+    orbitfield::compute::esp::Boundary,
+);
+
+fn esp_cases(n: usize) -> (Arc<PointCharges>, Lattice, Vec<EspCase>) {
+    use orbitfield::compute::esp::{Boundary, EspMethod, MsmParams};
     use orbitfield::model::UnitCell;
-    let Some(gpu) = device() else { return };
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos() as u64;
     println!("seed {seed}");
-    // A neutral random set in a 40 x 36 x 44 bohr region (the periodic cells below hold it).
-    let mut q = random_charges(seed, 4_000, [40.0, 36.0, 44.0]);
+    let mut q = random_charges(seed, n, [40.0, 36.0, 44.0]);
     let mean = q.charges_e.iter().sum::<f64>() / q.charges_e.len() as f64;
     q.charges_e.iter_mut().for_each(|c| *c -= mean);
-    let q = Arc::new(q);
     let lattice = Lattice::axis_aligned([-3.0, -2.5, -1.0], 0.9, [47, 41, 50]);
-    let msm = MsmParams {
+    let msm = EspMethod::Msm(MsmParams {
         cutoff_angstrom: 6.0,
         spacing_angstrom: 1.5,
-    };
-    let cases = [
+    });
+    let cases = vec![
         (
             "cutoff, open",
             EspMethod::Cutoff { cutoff_angstrom: 6.0 },
             Boundary::Open,
         ),
-        ("msm, open", EspMethod::Msm(msm), Boundary::Open),
+        ("msm, open", msm, Boundary::Open),
         (
             "msm, orthorhombic",
-            EspMethod::Msm(msm),
+            msm,
             Boundary::Periodic(UnitCell::orthorhombic([23.0, 21.0, 25.0])),
         ),
         (
             "msm, triclinic",
-            EspMethod::Msm(msm),
+            msm,
             Boundary::Periodic(UnitCell::new([24.0, 22.0, 26.0], [80.0, 100.0, 75.0])),
         ),
     ];
+    (Arc::new(q), lattice, cases)
+}
+
+#[test]
+fn cutoff_and_msm_slabs_match_the_cpu_engine() {
+    use orbitfield::compute::esp::field_input;
+    let Some(gpu) = device() else { return };
+    let (q, lattice, cases) = esp_cases(4_000);
     for (name, method, boundary) in cases {
         let input = field_input(q.clone(), method, boundary, &lattice).unwrap();
         let job = FieldJob {
@@ -602,41 +615,9 @@ fn cutoff_and_msm_slabs_match_the_cpu_engine() {
 /// float64 direct sum; the host never bins nor computes levels for the device.
 #[test]
 fn msm_plan_stages_on_the_device_match_the_host() {
-    use orbitfield::compute::esp::{Boundary, EspMethod, EspPlan, MsmParams, StagesOn, field_input};
-    use orbitfield::model::UnitCell;
+    use orbitfield::compute::esp::{Boundary, EspPlan, StagesOn, field_input};
     let Some(gpu) = device() else { return };
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    println!("seed {seed}");
-    let mut q = random_charges(seed, 6_000, [40.0, 36.0, 44.0]);
-    let mean = q.charges_e.iter().sum::<f64>() / q.charges_e.len() as f64;
-    q.charges_e.iter_mut().for_each(|c| *c -= mean);
-    let q = Arc::new(q);
-    let lattice = Lattice::axis_aligned([-3.0, -2.5, -1.0], 0.9, [47, 41, 50]);
-    let msm = EspMethod::Msm(MsmParams {
-        cutoff_angstrom: 6.0,
-        spacing_angstrom: 1.5,
-    });
-    let cases = [
-        (
-            "cutoff, open",
-            EspMethod::Cutoff { cutoff_angstrom: 6.0 },
-            Boundary::Open,
-        ),
-        ("msm, open", msm, Boundary::Open),
-        (
-            "msm, orthorhombic",
-            msm,
-            Boundary::Periodic(UnitCell::orthorhombic([23.0, 21.0, 25.0])),
-        ),
-        (
-            "msm, triclinic",
-            msm,
-            Boundary::Periodic(UnitCell::new([24.0, 22.0, 26.0], [80.0, 100.0, 75.0])),
-        ),
-    ];
+    let (q, lattice, cases) = esp_cases(6_000);
     for (name, method, boundary) in cases {
         let plan = Arc::new(EspPlan::build_with(q.clone(), method, boundary, &lattice, StagesOn::Engine).unwrap());
         assert!(plan.bins_computed().is_none(), "{name}: binned on the host");
@@ -670,19 +651,8 @@ fn msm_plan_stages_on_the_device_match_the_host() {
         // The same bins as the host's, exactly.
         let (start, atoms) = gpu.msm_bins(&plan).unwrap();
         let host = plan.bin_frame().clone().filled(&q.positions_bohr, &q.charges_e);
-        let want_start: Vec<i32> = host.start.iter().map(|&s| s as i32).collect();
+        let (want_start, want_atoms) = cuda::msm_bins::host_bin_arrays(&host);
         assert_eq!(start, want_start, "{name}: bin offsets");
-        let o = host.origin_bohr;
-        let mut want_atoms = Vec::new();
-        for (((x, y), z), c) in host
-            .x_bohr
-            .iter()
-            .zip(&host.y_bohr)
-            .zip(&host.z_bohr)
-            .zip(&host.charges_e)
-        {
-            want_atoms.extend_from_slice(&[(x - o[0]) as f32, (y - o[1]) as f32, (z - o[2]) as f32, *c as f32]);
-        }
         assert_eq!(atoms, want_atoms, "{name}: binned charges");
         let Some(geometry) = plan.levels.as_ref() else {
             continue;

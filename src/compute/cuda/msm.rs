@@ -96,20 +96,10 @@ impl CudaEngine {
                 if n >= i32::MAX as usize || host.start.len() >= i32::MAX as usize {
                     return Err(too_big("the charge set"));
                 }
-                let mut atoms = Vec::with_capacity(4 * n.max(1));
-                for (((x, y), z), q) in host
-                    .x_bohr
-                    .iter()
-                    .zip(&host.y_bohr)
-                    .zip(&host.z_bohr)
-                    .zip(&host.charges_e)
-                {
-                    atoms.extend_from_slice(&[(x - o[0]) as f32, (y - o[1]) as f32, (z - o[2]) as f32, *q as f32]);
-                }
+                let (start, mut atoms) = super::msm_bins::host_bin_arrays(host);
                 if atoms.is_empty() {
                     atoms.extend_from_slice(&[0.0; 4]);
                 }
-                let start: Vec<i32> = host.start.iter().map(|&s| s as i32).collect();
                 (
                     self.stream.clone_htod(&atoms).map_err(up("upload charges"))?,
                     self.stream.clone_htod(&start).map_err(up("upload bins"))?,

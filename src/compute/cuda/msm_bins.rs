@@ -185,22 +185,31 @@ impl CudaEngine {
     pub fn time_msm_bins(&self, plan: &EspPlan, repetitions: usize) -> Result<Vec<f64>, ComputeError> {
         let mut st = self.lock_state()?;
         self.ctx.bind_to_thread().map_err(dev_err("bind"))?;
-        drop(self.run_msm_bins(&mut st, plan.bin_frame(), plan.charges())?);
-        self.stream.synchronize().map_err(dev_err("synchronize"))?;
-        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let mut times = Vec::with_capacity(repetitions);
-        for _ in 0..repetitions {
-            let start = self.ctx.new_event(flags).map_err(dev_err("event"))?;
-            let end = self.ctx.new_event(flags).map_err(dev_err("event"))?;
-            start.record(&self.stream).map_err(dev_err("event record"))?;
-            let bins = self.run_msm_bins(&mut st, plan.bin_frame(), plan.charges())?;
-            end.record(&self.stream).map_err(dev_err("event record"))?;
-            end.synchronize().map_err(dev_err("event sync"))?;
-            drop(bins);
-            times.push(f64::from(start.elapsed_ms(&end).map_err(dev_err("elapsed"))?));
-        }
-        Ok(times)
+        self.time_on_stream(repetitions, || {
+            self.run_msm_bins(&mut st, plan.bin_frame(), plan.charges())
+        })
     }
+}
+
+/// What `msm_slab` reads from bins sorted on the host: `start` (one entry per bin plus one) and,
+/// per charge, x, y, z relative to the bins' origin and q, in f32 (what `msm_bins` makes on the
+/// device).
+pub fn host_bin_arrays(bins: &AtomBins) -> (Vec<i32>, Vec<f32>) {
+    let o = bins.origin_bohr;
+    let mut atoms = Vec::with_capacity(4 * bins.charges_e.len());
+    for (((x, y), z), q) in bins
+        .x_bohr
+        .iter()
+        .zip(&bins.y_bohr)
+        .zip(&bins.z_bohr)
+        .zip(&bins.charges_e)
+    {
+        atoms.extend_from_slice(&[(x - o[0]) as f32, (y - o[1]) as f32, (z - o[2]) as f32, *q as f32]);
+    }
+    (
+        bins.start.iter().map(|&s| s.min(i32::MAX as usize) as i32).collect(),
+        atoms,
+    )
 }
 
 /// Host twins of `kernels/msm_bins.cu`, the atomics' slot order reversed (any order must give the
@@ -321,22 +330,6 @@ mod emulation {
         (start, atoms)
     }
 
-    /// What `msm_slab` reads from host bins (as `prepare_msm` uploads them).
-    pub(crate) fn host_arrays(bins: &AtomBins) -> (Vec<i32>, Vec<f32>) {
-        let o = bins.origin_bohr;
-        let mut atoms = Vec::new();
-        for (((x, y), z), q) in bins
-            .x_bohr
-            .iter()
-            .zip(&bins.y_bohr)
-            .zip(&bins.z_bohr)
-            .zip(&bins.charges_e)
-        {
-            atoms.extend_from_slice(&[(x - o[0]) as f32, (y - o[1]) as f32, (z - o[2]) as f32, *q as f32]);
-        }
-        (bins.start.iter().map(|&s| s as i32).collect(), atoms)
-    }
-
     #[test]
     fn kernel_twins_bin_as_the_host() {
         let seed = std::time::SystemTime::now()
@@ -392,7 +385,7 @@ mod emulation {
             let host = frame.clone().filled(&q.positions_bohr, &q.charges_e);
             assert!(host.n_bins() > 8, "{name}: {:?}", host.counts);
             let (start, atoms) = replay(&frame, &q);
-            let (want_start, want_atoms) = host_arrays(&host);
+            let (want_start, want_atoms) = host_bin_arrays(&host);
             assert_eq!(start, want_start, "{name}: start");
             assert_eq!(atoms, want_atoms, "{name}: charges");
         }

@@ -10,7 +10,6 @@
 //! levels) and by `tests/gpu_engine.rs` (every level against [`LevelGeometry::host_levels`]).
 
 use super::{CudaEngine, dev_err};
-use crate::compute::esp::msm::LevelLayout;
 use crate::compute::esp::{EspPlan, HostLevels, LevelGeometry, TopLevel};
 use crate::compute::{ComputeError, PointCharges};
 use cudarc::driver::{CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
@@ -33,23 +32,26 @@ pub enum Buf {
     T2,
 }
 
+/// One 1-D restriction or prolongation pass (`msml_axis_pass`; `msm::axis_pass` on the host).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AxisPass {
+    pub src_dims: [usize; 3],
+    pub src_lo: i64,
+    pub dst_dims: [usize; 3],
+    pub dst_lo: i64,
+    pub axis: usize,
+    pub restrict: bool,
+    /// Add the sums to the destination instead of overwriting it.
+    pub accumulate: bool,
+}
+
 /// One launch of the cascade.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
     /// Charges onto the finest lattice, `Q(0)` (`msml_anterpolate`, `msml_from_fixed`).
     Anterpolate,
-    /// One 1-D restriction or prolongation pass (`msml_axis_pass`).
-    Axis {
-        src: Buf,
-        src_dims: [usize; 3],
-        src_lo: i64,
-        dst: Buf,
-        dst_dims: [usize; 3],
-        dst_lo: i64,
-        axis: usize,
-        restrict: bool,
-        accumulate: bool,
-    },
+    /// `dst` from `src` by one separable pass.
+    Axis { src: Buf, dst: Buf, pass: AxisPass },
     /// The top level `E(L)` from `Q(L)` (`msml_top_open` or `msml_top_periodic`).
     Top,
     /// `E(level)` = lattice cutoff of `Q(level)` with the stencil times `2^-level` (`msml_cutoff`).
@@ -62,6 +64,21 @@ pub fn schedule(g: &LevelGeometry) -> Vec<Step> {
     let layouts = &g.layouts;
     let top = layouts.len().saturating_sub(1);
     let mut steps = vec![Step::Anterpolate];
+    let axis = |src, src_dims, src_lo: [i64; 3], dst, dst_dims, dst_lo: [i64; 3], axis: usize, restrict, accumulate| {
+        Step::Axis {
+            src,
+            dst,
+            pass: AxisPass {
+                src_dims,
+                src_lo: src_lo[axis],
+                dst_dims,
+                dst_lo: dst_lo[axis],
+                axis,
+                restrict,
+                accumulate,
+            },
+        }
+    };
     for l in 0..top {
         let (Some(f), Some(c)) = (layouts.get(l), layouts.get(l + 1)) else {
             continue;
@@ -69,20 +86,9 @@ pub fn schedule(g: &LevelGeometry) -> Vec<Step> {
         let (fd, cd) = (f.dims, c.dims);
         let d1 = [cd[0], fd[1], fd[2]];
         let d2 = [cd[0], cd[1], fd[2]];
-        let pass = |src, src_dims, dst, dst_dims, axis| Step::Axis {
-            src,
-            src_dims,
-            src_lo: f.lo[axis],
-            dst,
-            dst_dims,
-            dst_lo: c.lo[axis],
-            axis,
-            restrict: true,
-            accumulate: false,
-        };
-        steps.push(pass(Buf::Q(l), fd, Buf::T1, d1, 0));
-        steps.push(pass(Buf::T1, d1, Buf::T2, d2, 1));
-        steps.push(pass(Buf::T2, d2, Buf::Q(l + 1), cd, 2));
+        steps.push(axis(Buf::Q(l), fd, f.lo, Buf::T1, d1, c.lo, 0, true, false));
+        steps.push(axis(Buf::T1, d1, f.lo, Buf::T2, d2, c.lo, 1, true, false));
+        steps.push(axis(Buf::T2, d2, f.lo, Buf::Q(l + 1), cd, c.lo, 2, true, false));
     }
     steps.push(Step::Top);
     for l in (0..top).rev() {
@@ -93,20 +99,9 @@ pub fn schedule(g: &LevelGeometry) -> Vec<Step> {
         let (fd, cd) = (f.dims, c.dims);
         let d1 = [cd[0], cd[1], fd[2]];
         let d2 = [cd[0], fd[1], fd[2]];
-        let pass = |src, src_dims, dst, dst_dims, axis, accumulate| Step::Axis {
-            src,
-            src_dims,
-            src_lo: c.lo[axis],
-            dst,
-            dst_dims,
-            dst_lo: f.lo[axis],
-            axis,
-            restrict: false,
-            accumulate,
-        };
-        steps.push(pass(Buf::E(l + 1), cd, Buf::T1, d1, 2, false));
-        steps.push(pass(Buf::T1, d1, Buf::T2, d2, 1, false));
-        steps.push(pass(Buf::T2, d2, Buf::E(l), fd, 0, true));
+        steps.push(axis(Buf::E(l + 1), cd, c.lo, Buf::T1, d1, f.lo, 2, false, false));
+        steps.push(axis(Buf::T1, d1, c.lo, Buf::T2, d2, f.lo, 1, false, false));
+        steps.push(axis(Buf::T2, d2, c.lo, Buf::E(l), fd, f.lo, 0, false, true));
     }
     steps
 }
@@ -117,10 +112,10 @@ fn scratch_len(steps: &[Step]) -> usize {
         .iter()
         .map(|s| match s {
             Step::Axis {
-                dst_dims,
                 dst: Buf::T1 | Buf::T2,
+                pass,
                 ..
-            } => dst_dims[0] * dst_dims[1] * dst_dims[2],
+            } => pass.dst_dims.iter().product(),
             _ => 0,
         })
         .max()
@@ -221,15 +216,6 @@ fn grid(n: usize) -> LaunchConfig {
     }
 }
 
-/// The level buffers of one cascade on the device.
-pub struct DeviceLevels {
-    /// Charges and potentials per level, finest first.
-    pub charges: Vec<CudaSlice<f64>>,
-    pub potentials: Vec<CudaSlice<f64>>,
-    /// The finest potential in f32, as `msm_slab` reads it.
-    pub finest_f32: CudaSlice<f32>,
-}
-
 /// `(&bufs[src], &mut bufs[dst])` for `src != dst`.
 fn pair<T>(bufs: &mut [T], src: usize, dst: usize) -> Result<(&T, &mut T), ComputeError> {
     let bad = || ComputeError::Device("MSM level schedule reads and writes one buffer".into());
@@ -246,6 +232,225 @@ fn pair<T>(bufs: &mut [T], src: usize, dst: usize) -> Result<(&T, &mut T), Compu
     }
 }
 
+/// The kernels of the cascade, on a device or (in tests) as host twins.
+trait LevelKernels {
+    type Buf;
+    /// `Q(0)` from the charges.
+    fn anterpolate(&mut self, q0: &mut Self::Buf) -> Result<(), ComputeError>;
+    fn axis_pass(&mut self, src: &Self::Buf, dst: &mut Self::Buf, pass: &AxisPass) -> Result<(), ComputeError>;
+    /// `E(L)` from `Q(L)`.
+    fn top(&mut self, q: &Self::Buf, e: &mut Self::Buf) -> Result<(), ComputeError>;
+    /// `E(level)` from `Q(level)`.
+    fn cutoff(&mut self, level: usize, q: &Self::Buf, e: &mut Self::Buf) -> Result<(), ComputeError>;
+}
+
+/// Values of each cascade buffer, in the order `Q(0..=L)`, `E(0..=L)`, `T1`, `T2`.
+fn buffer_lens(g: &LevelGeometry, steps: &[Step]) -> Vec<usize> {
+    g.layouts
+        .iter()
+        .chain(&g.layouts)
+        .map(|l| l.len().max(1))
+        .chain([scratch_len(steps); 2])
+        .collect()
+}
+
+/// Runs [`schedule`] with `kernels` over `bufs` (laid out as [`buffer_lens`] says).
+fn run_schedule<K: LevelKernels>(g: &LevelGeometry, kernels: &mut K, bufs: &mut [K::Buf]) -> Result<(), ComputeError> {
+    let n_levels = g.layouts.len();
+    if n_levels == 0 {
+        return Err(ComputeError::Device("no MSM levels".into()));
+    }
+    let index = |b: Buf| -> usize {
+        match b {
+            Buf::Q(l) => l,
+            Buf::E(l) => n_levels + l,
+            Buf::T1 => 2 * n_levels,
+            Buf::T2 => 2 * n_levels + 1,
+        }
+    };
+    let top = n_levels - 1;
+    for step in schedule(g) {
+        match step {
+            Step::Anterpolate => {
+                let q0 = bufs
+                    .get_mut(index(Buf::Q(0)))
+                    .ok_or_else(|| ComputeError::Device("no MSM level buffer".into()))?;
+                kernels.anterpolate(q0)?;
+            }
+            Step::Axis { src, dst, pass } => {
+                let (s, d) = pair(bufs, index(src), index(dst))?;
+                kernels.axis_pass(s, d, &pass)?;
+            }
+            Step::Top => {
+                let (q, e) = pair(bufs, index(Buf::Q(top)), index(Buf::E(top)))?;
+                kernels.top(q, e)?;
+            }
+            Step::Cutoff { level } => {
+                let (q, e) = pair(bufs, index(Buf::Q(level)), index(Buf::E(level)))?;
+                kernels.cutoff(level, q, e)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The level buffers of one cascade on the device.
+pub struct DeviceLevels {
+    /// Charges and potentials per level, finest first.
+    pub charges: Vec<CudaSlice<f64>>,
+    pub potentials: Vec<CudaSlice<f64>>,
+    /// The finest potential in f32, as `msm_slab` reads it.
+    pub finest_f32: CudaSlice<f32>,
+}
+
+/// The kernels of `kernels/msm_levels.cu` on one engine's stream, with the stencil and top-level
+/// kernel uploaded.
+struct DeviceKernels<'a> {
+    engine: &'a CudaEngine,
+    module: &'a Arc<CudaModule>,
+    g: &'a LevelGeometry,
+    charges: &'a PointCharges,
+    periodic: i32,
+    rows: CudaSlice<i32>,
+    offsets: CudaSlice<i32>,
+    n_rows: i32,
+    weights: CudaSlice<f64>,
+    top_table: CudaSlice<f64>,
+}
+
+impl LevelKernels for DeviceKernels<'_> {
+    type Buf = CudaSlice<f64>;
+
+    fn anterpolate(&mut self, q0: &mut CudaSlice<f64>) -> Result<(), ComputeError> {
+        let (g, charges, stream) = (self.g, self.charges, &self.engine.stream);
+        let finest = g.finest();
+        let fd = dims_i32(finest.dims)?;
+        let n_atoms = i32_of(charges.charges_e.len(), "the charge set")?;
+        let mut atoms = kernel_atoms(g, charges);
+        if atoms.is_empty() {
+            atoms.extend_from_slice(&[0.0; 4]);
+        }
+        let atoms = stream.clone_htod(&atoms).map_err(dev_err("upload MSM charges"))?;
+        let n = finest.len().max(1);
+        let mut acc = stream.alloc_zeros::<u64>(n).map_err(dev_err("MSM level allocation"))?;
+        let sum_abs: f64 = charges.charges_e.iter().map(|q| q.abs()).sum();
+        let scale = fixed_scale(sum_abs);
+        let lo = [lo_i32(finest.lo[0])?, lo_i32(finest.lo[1])?, lo_i32(finest.lo[2])?];
+        let f = CudaEngine::function(self.module, "msml_anterpolate")?;
+        let mut b = stream.launch_builder(&f);
+        b.arg(&mut acc)
+            .arg(&atoms)
+            .arg(&n_atoms)
+            .arg(&lo[0])
+            .arg(&lo[1])
+            .arg(&lo[2])
+            .arg(&fd[0])
+            .arg(&fd[1])
+            .arg(&fd[2])
+            .arg(&self.periodic)
+            .arg(&scale);
+        // SAFETY: reads 4 doubles per charge of `atoms`; adds into `acc` only at indices
+        // range-checked (open) or wrapped (periodic) into the finest lattice.
+        unsafe { b.launch(grid(charges.charges_e.len())) }.map_err(dev_err("msml_anterpolate launch"))?;
+        let f = CudaEngine::function(self.module, "msml_from_fixed")?;
+        let ni = i32_of(n, "the MSM lattice")?;
+        let inv = 1.0 / scale;
+        let mut b = stream.launch_builder(&f);
+        b.arg(q0).arg(&acc).arg(&ni).arg(&inv);
+        // SAFETY: `n` values in both buffers.
+        unsafe { b.launch(grid(n)) }.map_err(dev_err("msml_from_fixed launch"))?;
+        Ok(())
+    }
+
+    fn axis_pass(
+        &mut self,
+        src: &CudaSlice<f64>,
+        dst: &mut CudaSlice<f64>,
+        pass: &AxisPass,
+    ) -> Result<(), ComputeError> {
+        let sd = dims_i32(pass.src_dims)?;
+        let dd = dims_i32(pass.dst_dims)?;
+        let (sl, dl) = (lo_i32(pass.src_lo)?, lo_i32(pass.dst_lo)?);
+        let (ax, rs, ac) = (pass.axis as i32, i32::from(pass.restrict), i32::from(pass.accumulate));
+        let n: usize = pass.dst_dims.iter().product();
+        if n == 0 {
+            return Ok(());
+        }
+        let f = CudaEngine::function(self.module, "msml_axis_pass")?;
+        let mut b = self.engine.stream.launch_builder(&f);
+        b.arg(src)
+            .arg(&sd[0])
+            .arg(&sd[1])
+            .arg(&sd[2])
+            .arg(&sl)
+            .arg(dst)
+            .arg(&dd[0])
+            .arg(&dd[1])
+            .arg(&dd[2])
+            .arg(&dl)
+            .arg(&ax)
+            .arg(&self.periodic)
+            .arg(&rs)
+            .arg(&ac);
+        // SAFETY: the schedule sizes every buffer for its dims (levels by their layout, scratch
+        // by the largest pass); source indices are range-checked or wrapped.
+        unsafe { b.launch(grid(n)) }.map_err(dev_err("msml_axis_pass launch"))?;
+        Ok(())
+    }
+
+    fn top(&mut self, q: &CudaSlice<f64>, e: &mut CudaSlice<f64>) -> Result<(), ComputeError> {
+        let Some(top) = self.g.layouts.last() else {
+            return Ok(());
+        };
+        let td = dims_i32(top.dims)?;
+        let n = top.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let name = if self.g.periodic {
+            "msml_top_periodic"
+        } else {
+            "msml_top_open"
+        };
+        let f = CudaEngine::function(self.module, name)?;
+        let mut b = self.engine.stream.launch_builder(&f);
+        b.arg(q).arg(e).arg(&td[0]).arg(&td[1]).arg(&td[2]).arg(&self.top_table);
+        // SAFETY: the table has (2 n - 1) entries per axis (open) or n (periodic), as
+        // `LevelGeometry` built it for this top layout.
+        unsafe { b.launch(grid(n)) }.map_err(dev_err("msml_top launch"))?;
+        Ok(())
+    }
+
+    fn cutoff(&mut self, level: usize, q: &CudaSlice<f64>, e: &mut CudaSlice<f64>) -> Result<(), ComputeError> {
+        let Some(layout) = self.g.layouts.get(level) else {
+            return Ok(());
+        };
+        let d = dims_i32(layout.dims)?;
+        let n = layout.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let scale = 1.0 / (1u64 << level.min(62)) as f64;
+        let f = CudaEngine::function(self.module, "msml_cutoff")?;
+        let mut b = self.engine.stream.launch_builder(&f);
+        b.arg(q)
+            .arg(e)
+            .arg(&d[0])
+            .arg(&d[1])
+            .arg(&d[2])
+            .arg(&self.periodic)
+            .arg(&self.rows)
+            .arg(&self.offsets)
+            .arg(&self.n_rows)
+            .arg(&self.weights)
+            .arg(&scale);
+        // SAFETY: every row's weights lie within `weights` (offsets built from their lengths);
+        // source rows and columns are range-checked or wrapped.
+        unsafe { b.launch(grid(n)) }.map_err(dev_err("msml_cutoff launch"))?;
+        Ok(())
+    }
+}
+
 impl CudaEngine {
     /// Runs every long-range level of `g` for `charges` on the device (asynchronously on the
     /// engine's stream); the caller has bound the context to the thread.
@@ -257,25 +462,13 @@ impl CudaEngine {
     ) -> Result<DeviceLevels, ComputeError> {
         let up = dev_err;
         let n_levels = g.layouts.len();
-        if n_levels == 0 {
-            return Err(ComputeError::Device("no MSM levels".into()));
-        }
-        let n_atoms = i32_of(charges.charges_e.len(), "the charge set")?;
         for l in &g.layouts {
             dims_i32(l.dims)?;
         }
-        let steps = schedule(g);
-        // Buffers: Q(0..L), E(0..L), T1, T2, every one NaN until written.
+        // Buffers Q(0..L), E(0..L), T1, T2, every one NaN until written.
         let fill = Self::function(module, "msml_fill_nan")?;
         let mut bufs: Vec<CudaSlice<f64>> = Vec::with_capacity(2 * n_levels + 2);
-        let lens: Vec<usize> = g
-            .layouts
-            .iter()
-            .chain(&g.layouts)
-            .map(|l| l.len().max(1))
-            .chain([scratch_len(&steps); 2])
-            .collect();
-        for &n in &lens {
+        for n in buffer_lens(g, &schedule(g)) {
             // SAFETY: filled with NaN right below, before any read.
             let mut b = unsafe { self.stream.alloc::<f64>(n) }.map_err(up("MSM level allocation"))?;
             let ni = i32_of(n, "the MSM lattice")?;
@@ -285,171 +478,33 @@ impl CudaEngine {
             unsafe { lb.launch(grid(n)) }.map_err(up("msml_fill_nan launch"))?;
             bufs.push(b);
         }
-        let index = |b: Buf| -> usize {
-            match b {
-                Buf::Q(l) => l,
-                Buf::E(l) => n_levels + l,
-                Buf::T1 => 2 * n_levels,
-                Buf::T2 => 2 * n_levels + 1,
-            }
-        };
-        let periodic = i32::from(g.periodic);
-        let finest = g.finest();
-        let fd = dims_i32(finest.dims)?;
         let StencilTable { rows, offsets, weights } = stencil_table(g)?;
-        let n_rows = i32_of(offsets.len(), "the MSM stencil")?;
-        let rows = self.stream.clone_htod(&rows).map_err(up("upload MSM stencil"))?;
-        let offsets = self.stream.clone_htod(&offsets).map_err(up("upload MSM stencil"))?;
-        let weights = self.stream.clone_htod(&weights).map_err(up("upload MSM stencil"))?;
         let top_table = match &g.top {
             TopLevel::Open { table } => table,
             TopLevel::Periodic { kernel } => kernel,
         };
-        let top_table = self
-            .stream
-            .clone_htod(if top_table.is_empty() { &[0.0][..] } else { top_table })
-            .map_err(up("upload MSM top kernel"))?;
-        for step in steps {
-            match step {
-                Step::Anterpolate => {
-                    let mut atoms = kernel_atoms(g, charges);
-                    if atoms.is_empty() {
-                        atoms.extend_from_slice(&[0.0; 4]);
-                    }
-                    let atoms = self.stream.clone_htod(&atoms).map_err(up("upload MSM charges"))?;
-                    let n = finest.len().max(1);
-                    let mut acc = self.stream.alloc_zeros::<u64>(n).map_err(up("MSM level allocation"))?;
-                    let sum_abs: f64 = charges.charges_e.iter().map(|q| q.abs()).sum();
-                    let scale = fixed_scale(sum_abs);
-                    let lo = [lo_i32(finest.lo[0])?, lo_i32(finest.lo[1])?, lo_i32(finest.lo[2])?];
-                    let f = Self::function(module, "msml_anterpolate")?;
-                    let mut b = self.stream.launch_builder(&f);
-                    b.arg(&mut acc)
-                        .arg(&atoms)
-                        .arg(&n_atoms)
-                        .arg(&lo[0])
-                        .arg(&lo[1])
-                        .arg(&lo[2])
-                        .arg(&fd[0])
-                        .arg(&fd[1])
-                        .arg(&fd[2])
-                        .arg(&periodic)
-                        .arg(&scale);
-                    // SAFETY: reads 4 doubles per charge of `atoms`; adds into `acc` only at indices
-                    // range-checked (open) or wrapped (periodic) into the finest lattice.
-                    unsafe { b.launch(grid(charges.charges_e.len())) }.map_err(up("msml_anterpolate launch"))?;
-                    let f = Self::function(module, "msml_from_fixed")?;
-                    let q0 = bufs
-                        .get_mut(index(Buf::Q(0)))
-                        .ok_or_else(|| ComputeError::Device("no MSM level buffer".into()))?;
-                    let ni = i32_of(n, "the MSM lattice")?;
-                    let inv = 1.0 / scale;
-                    let mut b = self.stream.launch_builder(&f);
-                    b.arg(q0).arg(&acc).arg(&ni).arg(&inv);
-                    // SAFETY: `n` values in both buffers.
-                    unsafe { b.launch(grid(n)) }.map_err(up("msml_from_fixed launch"))?;
-                }
-                Step::Axis {
-                    src,
-                    src_dims,
-                    src_lo,
-                    dst,
-                    dst_dims,
-                    dst_lo,
-                    axis,
-                    restrict,
-                    accumulate,
-                } => {
-                    let sd = dims_i32(src_dims)?;
-                    let dd = dims_i32(dst_dims)?;
-                    let (sl, dl) = (lo_i32(src_lo)?, lo_i32(dst_lo)?);
-                    let (ax, rs, ac) = (axis as i32, i32::from(restrict), i32::from(accumulate));
-                    let n = dst_dims[0] * dst_dims[1] * dst_dims[2];
-                    if n == 0 {
-                        continue;
-                    }
-                    let f = Self::function(module, "msml_axis_pass")?;
-                    let (s, d) = pair(&mut bufs, index(src), index(dst))?;
-                    let mut b = self.stream.launch_builder(&f);
-                    b.arg(s)
-                        .arg(&sd[0])
-                        .arg(&sd[1])
-                        .arg(&sd[2])
-                        .arg(&sl)
-                        .arg(d)
-                        .arg(&dd[0])
-                        .arg(&dd[1])
-                        .arg(&dd[2])
-                        .arg(&dl)
-                        .arg(&ax)
-                        .arg(&periodic)
-                        .arg(&rs)
-                        .arg(&ac);
-                    // SAFETY: the schedule sizes every buffer for its dims (levels by their layout,
-                    // scratch by the largest pass); source indices are range-checked or wrapped.
-                    unsafe { b.launch(grid(n)) }.map_err(up("msml_axis_pass launch"))?;
-                }
-                Step::Top => {
-                    let l = n_levels - 1;
-                    let top = g.layouts.get(l).copied().unwrap_or(LevelLayout {
-                        lo: [0; 3],
-                        dims: [0; 3],
-                    });
-                    let td = dims_i32(top.dims)?;
-                    let n = top.len();
-                    if n == 0 {
-                        continue;
-                    }
-                    let name = if g.periodic {
-                        "msml_top_periodic"
-                    } else {
-                        "msml_top_open"
-                    };
-                    let f = Self::function(module, name)?;
-                    let (q, e) = pair(&mut bufs, index(Buf::Q(l)), index(Buf::E(l)))?;
-                    let mut b = self.stream.launch_builder(&f);
-                    b.arg(q).arg(e).arg(&td[0]).arg(&td[1]).arg(&td[2]).arg(&top_table);
-                    // SAFETY: the table has (2 n - 1) entries per axis (open) or n (periodic), as
-                    // `LevelGeometry` built it for this top layout.
-                    unsafe { b.launch(grid(n)) }.map_err(up("msml_top launch"))?;
-                }
-                Step::Cutoff { level } => {
-                    let layout = g.layouts.get(level).copied().unwrap_or(LevelLayout {
-                        lo: [0; 3],
-                        dims: [0; 3],
-                    });
-                    let d = dims_i32(layout.dims)?;
-                    let n = layout.len();
-                    if n == 0 {
-                        continue;
-                    }
-                    let scale = 1.0 / (1u64 << level.min(62)) as f64;
-                    let f = Self::function(module, "msml_cutoff")?;
-                    let (q, e) = pair(&mut bufs, index(Buf::Q(level)), index(Buf::E(level)))?;
-                    let mut b = self.stream.launch_builder(&f);
-                    b.arg(q)
-                        .arg(e)
-                        .arg(&d[0])
-                        .arg(&d[1])
-                        .arg(&d[2])
-                        .arg(&periodic)
-                        .arg(&rows)
-                        .arg(&offsets)
-                        .arg(&n_rows)
-                        .arg(&weights)
-                        .arg(&scale);
-                    // SAFETY: every row's weights lie within `weights` (offsets built from their
-                    // lengths); source rows and columns are range-checked or wrapped.
-                    unsafe { b.launch(grid(n)) }.map_err(up("msml_cutoff launch"))?;
-                }
-            }
-        }
-        let n0 = finest.len().max(1);
+        let mut kernels = DeviceKernels {
+            engine: self,
+            module,
+            g,
+            charges,
+            periodic: i32::from(g.periodic),
+            n_rows: i32_of(offsets.len(), "the MSM stencil")?,
+            rows: self.stream.clone_htod(&rows).map_err(up("upload MSM stencil"))?,
+            offsets: self.stream.clone_htod(&offsets).map_err(up("upload MSM stencil"))?,
+            weights: self.stream.clone_htod(&weights).map_err(up("upload MSM stencil"))?,
+            top_table: self
+                .stream
+                .clone_htod(if top_table.is_empty() { &[0.0][..] } else { top_table })
+                .map_err(up("upload MSM top kernel"))?,
+        };
+        run_schedule(g, &mut kernels, &mut bufs)?;
+        let n0 = g.finest().len().max(1);
         // SAFETY: fully written by msml_to_f32 below.
         let mut finest_f32 = unsafe { self.stream.alloc::<f32>(n0) }.map_err(up("MSM level allocation"))?;
         let f = Self::function(module, "msml_to_f32")?;
         let e0 = bufs
-            .get(index(Buf::E(0)))
+            .get(n_levels)
             .ok_or_else(|| ComputeError::Device("no MSM level buffer".into()))?;
         let ni = i32_of(n0, "the MSM lattice")?;
         let mut b = self.stream.launch_builder(&f);
@@ -466,9 +521,13 @@ impl CudaEngine {
         })
     }
 
-    /// Every level of an MSM plan computed on the device and copied back (charges and potentials,
-    /// finest first), for comparison with [`LevelGeometry::host_levels`].
-    pub fn msm_levels(&self, plan: &EspPlan) -> Result<HostLevels, ComputeError> {
+    /// Runs `f` with the levels' module and `plan`'s level geometry, the engine locked and its
+    /// context bound to the thread.
+    fn with_levels<T>(
+        &self,
+        plan: &EspPlan,
+        f: impl FnOnce(&Arc<CudaModule>, &LevelGeometry) -> Result<T, ComputeError>,
+    ) -> Result<T, ComputeError> {
         let g = plan
             .levels
             .as_ref()
@@ -476,52 +535,41 @@ impl CudaEngine {
         let mut st = self.lock_state()?;
         self.ctx.bind_to_thread().map_err(dev_err("bind"))?;
         let module = self.module(&mut st, MSM_LEVELS_SRC)?;
-        let levels = self.run_msm_levels(&module, g, plan.charges())?;
-        let down = |v: &[CudaSlice<f64>]| -> Result<Vec<Vec<f64>>, ComputeError> {
-            v.iter()
-                .map(|b| {
-                    let v = self.stream.clone_dtoh(b).map_err(dev_err("download MSM level"))?;
-                    Ok(v)
-                })
-                .collect()
-        };
-        let mut charges = down(&levels.charges)?;
-        let mut potentials = down(&levels.potentials)?;
-        for (v, l) in charges
-            .iter_mut()
-            .chain(potentials.iter_mut())
-            .zip(g.layouts.iter().cycle())
-        {
-            v.truncate(l.len());
-        }
-        Ok(HostLevels { charges, potentials })
+        f(&module, g)
+    }
+
+    /// Every level of an MSM plan computed on the device and copied back (charges and potentials,
+    /// finest first), for comparison with [`LevelGeometry::host_levels`].
+    pub fn msm_levels(&self, plan: &EspPlan) -> Result<HostLevels, ComputeError> {
+        self.with_levels(plan, |module, g| {
+            let levels = self.run_msm_levels(module, g, plan.charges())?;
+            let down = |v: &[CudaSlice<f64>]| -> Result<Vec<Vec<f64>>, ComputeError> {
+                v.iter()
+                    .map(|b| {
+                        let v = self.stream.clone_dtoh(b).map_err(dev_err("download MSM level"))?;
+                        Ok(v)
+                    })
+                    .collect()
+            };
+            let mut charges = down(&levels.charges)?;
+            let mut potentials = down(&levels.potentials)?;
+            for (v, l) in charges
+                .iter_mut()
+                .chain(potentials.iter_mut())
+                .zip(g.layouts.iter().cycle())
+            {
+                v.truncate(l.len());
+            }
+            Ok(HostLevels { charges, potentials })
+        })
     }
 
     /// Device time (ms, CUDA events) of every long-range level of `plan`, per repetition, after one
     /// untimed run (the compile).
     pub fn time_msm_levels(&self, plan: &EspPlan, repetitions: usize) -> Result<Vec<f64>, ComputeError> {
-        let g = plan
-            .levels
-            .as_ref()
-            .ok_or_else(|| ComputeError::BadInput("the plan has no MSM levels".into()))?;
-        let mut st = self.lock_state()?;
-        self.ctx.bind_to_thread().map_err(dev_err("bind"))?;
-        let module = self.module(&mut st, MSM_LEVELS_SRC)?;
-        drop(self.run_msm_levels(&module, g, plan.charges())?);
-        self.stream.synchronize().map_err(dev_err("synchronize"))?;
-        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let mut times = Vec::with_capacity(repetitions);
-        for _ in 0..repetitions {
-            let start = self.ctx.new_event(flags).map_err(dev_err("event"))?;
-            let end = self.ctx.new_event(flags).map_err(dev_err("event"))?;
-            start.record(&self.stream).map_err(dev_err("event record"))?;
-            let levels = self.run_msm_levels(&module, g, plan.charges())?;
-            end.record(&self.stream).map_err(dev_err("event record"))?;
-            end.synchronize().map_err(dev_err("event sync"))?;
-            drop(levels);
-            times.push(f64::from(start.elapsed_ms(&end).map_err(dev_err("elapsed"))?));
-        }
-        Ok(times)
+        self.with_levels(plan, |module, g| {
+            self.time_on_stream(repetitions, || self.run_msm_levels(module, g, plan.charges()))
+        })
     }
 }
 
@@ -531,21 +579,9 @@ impl CudaEngine {
 #[cfg(test)]
 mod emulation {
     use super::*;
-    use crate::compute::esp::kernel::TWO_SCALE;
+    use crate::compute::esp::kernel::{TWO_SCALE, phi};
     use crate::compute::esp::msm::cutoff_stencil;
     use crate::model::{Lattice, UnitCell};
-
-    fn phi(t: f64) -> f64 {
-        let t = t.abs();
-        if t <= 1.0 {
-            (1.0 - t) * (1.0 + t - 1.5 * t * t)
-        } else if t < 2.0 {
-            let u = 2.0 - t;
-            -0.5 * (t - 1.0) * u * u
-        } else {
-            0.0
-        }
-    }
 
     fn weights(t: f64) -> (i64, [f64; 4]) {
         let f = t.floor();
@@ -735,87 +771,77 @@ mod emulation {
         d.map(|x| x as i64)
     }
 
-    /// [`CudaEngine::run_msm_levels`] with the kernels' twins.
+    /// The kernels' twins as [`LevelKernels`].
+    struct HostTwins<'a> {
+        g: &'a LevelGeometry,
+        charges: &'a PointCharges,
+        stencil: StencilTable,
+    }
+
+    impl LevelKernels for HostTwins<'_> {
+        type Buf = Vec<f64>;
+
+        fn anterpolate(&mut self, q0: &mut Vec<f64>) -> Result<(), ComputeError> {
+            let f = self.g.finest();
+            let mut acc = vec![0u64; f.len()];
+            let sum_abs: f64 = self.charges.charges_e.iter().map(|q| q.abs()).sum();
+            let scale = fixed_scale(sum_abs);
+            let atoms = kernel_atoms(self.g, self.charges);
+            anterpolate(&mut acc, &atoms, f.lo, dims(f.dims), self.g.periodic, scale);
+            for (q, a) in q0.iter_mut().zip(&acc) {
+                *q = *a as i64 as f64 * (1.0 / scale);
+            }
+            Ok(())
+        }
+
+        fn axis_pass(&mut self, src: &Vec<f64>, dst: &mut Vec<f64>, p: &AxisPass) -> Result<(), ComputeError> {
+            axis_pass(
+                src,
+                dims(p.src_dims),
+                p.src_lo,
+                dst,
+                dims(p.dst_dims),
+                p.dst_lo,
+                p.axis,
+                self.g.periodic,
+                p.restrict,
+                p.accumulate,
+            );
+            Ok(())
+        }
+
+        fn top(&mut self, q: &Vec<f64>, e: &mut Vec<f64>) -> Result<(), ComputeError> {
+            let table = match &self.g.top {
+                TopLevel::Open { table } => table,
+                TopLevel::Periodic { kernel } => kernel,
+            };
+            let d = self.g.layouts.last().map_or([0; 3], |l| l.dims);
+            top(q, e, dims(d), self.g.periodic, table);
+            Ok(())
+        }
+
+        fn cutoff(&mut self, level: usize, q: &Vec<f64>, e: &mut Vec<f64>) -> Result<(), ComputeError> {
+            let st = &self.stencil;
+            let scale = 1.0 / (1u64 << level) as f64;
+            let d = dims(self.g.layouts[level].dims);
+            cutoff(q, e, d, self.g.periodic, &st.rows, &st.offsets, &st.weights, scale);
+            Ok(())
+        }
+    }
+
+    /// [`CudaEngine::run_msm_levels`] with the kernels' twins: the same schedule runner and buffers.
     fn replay(g: &LevelGeometry, charges: &PointCharges) -> HostLevels {
         let n_levels = g.layouts.len();
-        let steps = schedule(g);
-        let mut bufs: Vec<Vec<f64>> = g
-            .layouts
-            .iter()
-            .chain(&g.layouts)
-            .map(|l| vec![f64::NAN; l.len().max(1)])
-            .chain(std::iter::repeat_n(vec![f64::NAN; scratch_len(&steps)], 2))
+        let mut bufs: Vec<Vec<f64>> = buffer_lens(g, &schedule(g))
+            .into_iter()
+            .map(|n| vec![f64::NAN; n])
             .collect();
-        let index = |b: Buf| match b {
-            Buf::Q(l) => l,
-            Buf::E(l) => n_levels + l,
-            Buf::T1 => 2 * n_levels,
-            Buf::T2 => 2 * n_levels + 1,
+        let mut twins = HostTwins {
+            g,
+            charges,
+            stencil: stencil_table(g).unwrap(),
         };
-        let periodic = g.periodic;
-        let StencilTable { rows, offsets, weights } = stencil_table(g).unwrap();
-        let table = match &g.top {
-            TopLevel::Open { table } => table,
-            TopLevel::Periodic { kernel } => kernel,
-        };
-        for step in steps {
-            match step {
-                Step::Anterpolate => {
-                    let f = g.finest();
-                    let mut acc = vec![0u64; f.len()];
-                    let sum_abs: f64 = charges.charges_e.iter().map(|q| q.abs()).sum();
-                    let scale = fixed_scale(sum_abs);
-                    anterpolate(&mut acc, &kernel_atoms(g, charges), f.lo, dims(f.dims), periodic, scale);
-                    for (q, a) in bufs[index(Buf::Q(0))].iter_mut().zip(&acc) {
-                        *q = *a as i64 as f64 * (1.0 / scale);
-                    }
-                }
-                Step::Axis {
-                    src,
-                    src_dims,
-                    src_lo,
-                    dst,
-                    dst_dims,
-                    dst_lo,
-                    axis,
-                    restrict,
-                    accumulate,
-                } => {
-                    let (s, d) = pair(&mut bufs, index(src), index(dst)).unwrap();
-                    axis_pass(
-                        s,
-                        dims(src_dims),
-                        src_lo,
-                        d,
-                        dims(dst_dims),
-                        dst_lo,
-                        axis,
-                        periodic,
-                        restrict,
-                        accumulate,
-                    );
-                }
-                Step::Top => {
-                    let l = n_levels - 1;
-                    let (q, e) = pair(&mut bufs, index(Buf::Q(l)), index(Buf::E(l))).unwrap();
-                    top(q, e, dims(g.layouts[l].dims), periodic, table);
-                }
-                Step::Cutoff { level } => {
-                    let (q, e) = pair(&mut bufs, index(Buf::Q(level)), index(Buf::E(level))).unwrap();
-                    let scale = 1.0 / (1u64 << level) as f64;
-                    cutoff(
-                        q,
-                        e,
-                        dims(g.layouts[level].dims),
-                        periodic,
-                        &rows,
-                        &offsets,
-                        &weights,
-                        scale,
-                    );
-                }
-            }
-        }
+        run_schedule(g, &mut twins, &mut bufs).unwrap();
         let mut it = bufs.into_iter();
         let charges: Vec<Vec<f64>> = it.by_ref().take(n_levels).collect();
         let potentials: Vec<Vec<f64>> = it.take(n_levels).collect();
