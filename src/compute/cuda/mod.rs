@@ -19,13 +19,15 @@
 //! Numerics: fp32 arithmetic with the SFU's `ex2.approx.ftz` (exponents pre-scaled by log2 e) and
 //! `rsqrt.approx.ftz` (part of the Coulomb sum on the FMA pipe, see `kernels/dcs.cu`); the
 //! tests hold the MO kernels to 1e-5 relative (2-norm) against the CPU engine and the Coulomb kernel
-//! to 1e-5 against a float64 sum. Every launch writes into a buffer first filled with NaN, and a
-//! result with any non-finite value is an error ([`ComputeError::NotFinite`]), so nothing unwritten
-//! reaches the caller.
+//! to 1e-5 against a float64 sum; the MSM plan stages (`msm_bins`, `msm_levels`) run in f64 and
+//! are held to the host's bins exactly and to its levels within 1e-10. Every launch writes into a
+//! buffer first filled with NaN, and a result with any non-finite value is an error
+//! ([`ComputeError::NotFinite`]), so nothing unwritten reaches the caller.
 //!
 //! Files by job: [`discovery`] (library probing, devices, `ORBITFIELD_DEVICES`), [`nvrtc`] (compile,
 //! disk cache, kernel dumps), [`engine`] ([`CudaEngine`], its buffers, the slab protocol and the finite
-//! checks), and one file per kernel family: [`mo`], [`dcs`], [`msm`] (with [`msm_bins`] and [`msm_levels`]), [`qm_esp`], [`molsurf`] and [`rdf`].
+//! checks), and one file per kernel family: [`mo`], [`dcs`], [`msm`] (with [`msm_bins`] and
+//! [`msm_levels`], the plan's binning and long-range levels), [`qm_esp`], [`molsurf`] and [`rdf`].
 
 pub mod dcs;
 pub mod discovery;
