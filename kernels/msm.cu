@@ -59,6 +59,20 @@ __device__ __forceinline__ int msm_div(int m, int n) {
     return (m % n != 0 && m < 0) ? q - 1 : q;
 }
 
+// Adds the smoothed short-range terms of charges s0 .. s1 at the point (rx, ry, rz) to `sum`.
+__device__ __forceinline__ float msm_bin_sum(const MsmArgs& g, const float4* __restrict__ atoms, int s0, int s1,
+                                             float rx, float ry, float rz, float sum) {
+    for (int m = s0; m < s1; m++) {
+        const float4 q = atoms[m];
+        const float dx = rx - q.x, dy = ry - q.y, dz = rz - q.z;
+        const float r2 = fmaxf(dx * dx + dy * dy + dz * dz, g.min2);
+        const float s = r2 * g.inv_a2;
+        const float gs = (1.875f + s * (-1.25f + 0.375f * s)) * g.inv_a;
+        sum += (r2 < g.a2) ? q.w * (rsqrtf(r2) - gs) : 0.0f;
+    }
+    return sum;
+}
+
 // The cubic interpolation of the finest MSM lattice at the unwrapped point (qx, qy, qz), added to
 // `sum`; NaN when the stencil leaves an open lattice.
 __device__ __forceinline__ float msm_long_range(const MsmArgs& g, const float* __restrict__ lr, float qx, float qy, float qz,
@@ -161,16 +175,7 @@ extern "C" __global__ void msm_slab(float* __restrict__ out, const int* __restri
             continue;
         }
         const int idx = w0 + g.bcount[0] * (w1 + g.bcount[1] * w2);
-        const int s0 = start[idx], s1 = start[idx + 1];
-        const float rx = px - sx, ry = py - sy, rz = pz - sz;
-        for (int m = s0; m < s1; m++) {
-            const float4 q = atoms[m];
-            const float dx = rx - q.x, dy = ry - q.y, dz = rz - q.z;
-            const float r2 = fmaxf(dx * dx + dy * dy + dz * dz, g.min2);
-            const float s = r2 * g.inv_a2;
-            const float gs = (1.875f + s * (-1.25f + 0.375f * s)) * g.inv_a;
-            sum += (r2 < g.a2) ? q.w * (rsqrtf(r2) - gs) : 0.0f;
-        }
+        sum = msm_bin_sum(g, atoms, start[idx], start[idx + 1], px - sx, py - sy, pz - sz, sum);
     }
     if (g.has_lr) sum = msm_long_range(g, lr, qx, qy, qz, sum);
     out[i + g.nx * (j + g.ny * kk)] = sum;
@@ -228,15 +233,7 @@ extern "C" __global__ void msm_slab_block(float* __restrict__ out, const int* __
                 const float gx = fmaxf(0.0f, fmaxf(cx * w[0] - hi[0], lo[0] - (cx + 1) * w[0]));
                 if (gx * gx + gy * gy + gz * gz > reach2) continue;
                 const int idx = cx + g.bcount[0] * (cy + g.bcount[1] * cz);
-                const int s0 = start[idx], s1 = start[idx + 1];
-                for (int m = s0; m < s1; m++) {
-                    const float4 q = atoms[m];
-                    const float dx = px - q.x, dy = py - q.y, dz = pz - q.z;
-                    const float r2 = fmaxf(dx * dx + dy * dy + dz * dz, g.min2);
-                    const float s = r2 * g.inv_a2;
-                    const float gs = (1.875f + s * (-1.25f + 0.375f * s)) * g.inv_a;
-                    sum += (r2 < g.a2) ? q.w * (rsqrtf(r2) - gs) : 0.0f;
-                }
+                sum = msm_bin_sum(g, atoms, start[idx], start[idx + 1], px, py, pz, sum);
             }
         }
     }

@@ -160,3 +160,20 @@ fn dev_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> CudaError + '_
         detail: format!("{e:?}"),
     }
 }
+
+/// Tests: uniform numbers in [0, 1) from a xorshift seeded by the clock (the seed is printed), so
+/// every run draws fresh inputs.
+#[cfg(test)]
+pub(crate) fn test_numbers() -> impl FnMut() -> f64 {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    println!("seed {seed}");
+    let mut s = seed | 1;
+    move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    }
+}

@@ -328,17 +328,7 @@ mod tests {
     /// beyond the charges.
     #[test]
     fn block_bins_hold_every_charge_within_the_cutoff() {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64);
-        println!("seed {seed}");
-        let mut s = seed | 1;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = crate::compute::cuda::test_numbers();
         let positions: Vec<[f64; 3]> = (0..1200)
             .map(|_| [next() * 60.0 - 10.0, next() * 50.0, next() * 40.0 + 5.0])
             .collect();

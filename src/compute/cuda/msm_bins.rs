@@ -332,17 +332,7 @@ mod emulation {
 
     #[test]
     fn kernel_twins_bin_as_the_host() {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64);
-        println!("seed {seed}");
-        let mut s = seed | 1;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = crate::compute::cuda::test_numbers();
         let mut q = PointCharges::default();
         for i in 0..20_000 {
             // Some charges outside the periodic cells (wrapped), some zero (skipped), some on a
