@@ -182,7 +182,8 @@ struct MsmResult {
     map_points: usize,
     map_spacing_angstrom: f64,
     engines: Vec<String>,
-    /// Where the charges were binned and the long-range levels computed ("host" or "device").
+    /// Who binned the charges and computed the long-range levels: "host" (with the plan) or
+    /// "engine" (the engine that filled the map: the device for a CUDA engine).
     stages_on: String,
     /// The plan on the host (median): the bins' and levels' geometry and, with `stages_on` "host",
     /// the binning and every long-range level.
@@ -398,7 +399,11 @@ fn msm_case(
         map_points: lattice.n_points(),
         map_spacing_angstrom: spacing_angstrom,
         engines,
-        stages_on: format!("{stages_on:?}").to_lowercase(),
+        stages_on: match stages_on {
+            MsmStagesOn::Host => "host",
+            MsmStagesOn::Device => "engine",
+        }
+        .to_string(),
         plan_s: median(plan_t),
         bins_s,
         kernel_s,
@@ -1540,7 +1545,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
     for m in &msm {
         println!(
-            "msm {} atoms, box {:.1} A, a = {} A, h = {} A, map {} points at {} A on {:?}, binning and levels on the {}: plan {:.3} s (bins {:.3} s) + map {:.3} s (kernel {}, with bins per block {}, device bins {}, device levels {}) = {:.3} s end to end (first, into a fresh buffer: {:.3} s); rel RMS vs direct {:.2e} ({} points)",
+            "msm {} atoms, box {:.1} A, a = {} A, h = {} A, map {} points at {} A on {:?}, binning and levels by the {}: plan {:.3} s (bins {:.3} s) + map {:.3} s (kernel {}, with bins per block {}, device bins {}, device levels {}) = {:.3} s end to end (first, into a fresh buffer: {:.3} s); rel RMS vs direct {:.2e} ({} points)",
             m.atoms,
             m.box_angstrom,
             m.cutoff_angstrom,
