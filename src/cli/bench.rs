@@ -203,7 +203,7 @@ struct MsmResult {
     /// coordinates computed and uploaded inside), when a GPU is present, whatever `stages_on`.
     device_levels_s: Option<f64>,
     /// Short-range sums and interpolation of the whole map through the pool (with `stages_on`
-    /// "device", binning and levels on the device first), map on the host (median).
+    /// "engine", binning and levels on the device first), map on the host (median).
     map_s: f64,
     total_s: f64,
     /// The first repeat end to end, whose map is written into freshly allocated memory.
