@@ -1,5 +1,5 @@
-// Multilevel summation on a map lattice (src/compute/cuda/msm.rs launches msm_slab, or for open
-// boundaries on request msm_slab_block, below): for every point of a z-slab, the smoothed short-range sum over binned charges plus, when the plan has one, the cubic
+// Multilevel summation on a map lattice (src/compute/cuda/msm.rs launches this): for every point of a
+// z-slab, the smoothed short-range sum over binned charges plus, when the plan has one, the cubic
 // interpolation of the finest MSM lattice potential. The long-range levels are computed on the host
 // (src/compute/esp/msm.rs); the conventions are those of src/compute/esp/{bins,kernel,msm}.rs:
 //   short range  sum_{r < a} q (1/r - g_a(r)),  g_a(r) = (15/8 - 5/4 s + 3/8 s^2) / a,  s = r^2 / a^2;
@@ -59,68 +59,6 @@ __device__ __forceinline__ int msm_div(int m, int n) {
     return (m % n != 0 && m < 0) ? q - 1 : q;
 }
 
-// Adds the smoothed short-range terms of charges s0 .. s1 at the point (rx, ry, rz) to `sum`.
-__device__ __forceinline__ float msm_bin_sum(const MsmArgs& g, const float4* __restrict__ atoms, int s0, int s1,
-                                             float rx, float ry, float rz, float sum) {
-    for (int m = s0; m < s1; m++) {
-        const float4 q = atoms[m];
-        const float dx = rx - q.x, dy = ry - q.y, dz = rz - q.z;
-        const float r2 = fmaxf(dx * dx + dy * dy + dz * dz, g.min2);
-        const float s = r2 * g.inv_a2;
-        const float gs = (1.875f + s * (-1.25f + 0.375f * s)) * g.inv_a;
-        sum += (r2 < g.a2) ? q.w * (rsqrtf(r2) - gs) : 0.0f;
-    }
-    return sum;
-}
-
-// The cubic interpolation of the finest MSM lattice at the unwrapped point (qx, qy, qz), added to
-// `sum`; NaN when the stencil leaves an open lattice.
-__device__ __forceinline__ float msm_long_range(const MsmArgs& g, const float* __restrict__ lr, float qx, float qy, float qz,
-                                float sum) {
-    const float dx = qx - g.lr_o[0], dy = qy - g.lr_o[1], dz = qz - g.lr_o[2];
-    float t[3];
-    for (int a = 0; a < 3; a++) {
-        t[a] = msm_dot(g.lr_inv[a], dx, dy, dz);
-        if (g.lr_periodic) {
-            const float n = (float)g.lr_dims[a];
-            const float f = t[a] / n;
-            t[a] = (f - floorf(f)) * n;
-        }
-    }
-    int base[3];
-    float w[3][4];
-    for (int a = 0; a < 3; a++) {
-        const float f = floorf(t[a]);
-        const float u = t[a] - f;
-        base[a] = (int)f - 1;
-        w[a][0] = msm_phi(u + 1.0f);
-        w[a][1] = msm_phi(u);
-        w[a][2] = msm_phi(u - 1.0f);
-        w[a][3] = msm_phi(u - 2.0f);
-    }
-    float e = 0.0f;
-    bool outside = false;
-    for (int c = 0; c < 4; c++) {
-        int m2 = base[2] + c - g.lr_lo[2];
-        if (g.lr_periodic) m2 = msm_mod(m2, g.lr_dims[2]);
-        else if (m2 < 0 || m2 >= g.lr_dims[2]) { outside = true; continue; }
-        for (int bb = 0; bb < 4; bb++) {
-            int m1 = base[1] + bb - g.lr_lo[1];
-            if (g.lr_periodic) m1 = msm_mod(m1, g.lr_dims[1]);
-            else if (m1 < 0 || m1 >= g.lr_dims[1]) { outside = true; continue; }
-            float row = 0.0f;
-            for (int aa = 0; aa < 4; aa++) {
-                int m0 = base[0] + aa - g.lr_lo[0];
-                if (g.lr_periodic) m0 = msm_mod(m0, g.lr_dims[0]);
-                else if (m0 < 0 || m0 >= g.lr_dims[0]) { outside = true; continue; }
-                row += w[0][aa] * lr[m0 + g.lr_dims[0] * (m1 + g.lr_dims[1] * m2)];
-            }
-            e += row * w[1][bb] * w[2][c];
-        }
-    }
-    return outside ? __int_as_float(0x7fc00000) : sum + e;
-}
-
 extern "C" __global__ void msm_slab(float* __restrict__ out, const int* __restrict__ start,
                                     const float4* __restrict__ atoms, const int4* __restrict__ neigh,
                                     const float* __restrict__ lr, MsmArgs g) {
@@ -175,69 +113,60 @@ extern "C" __global__ void msm_slab(float* __restrict__ out, const int* __restri
             continue;
         }
         const int idx = w0 + g.bcount[0] * (w1 + g.bcount[1] * w2);
-        sum = msm_bin_sum(g, atoms, start[idx], start[idx + 1], px - sx, py - sy, pz - sz, sum);
-    }
-    if (g.has_lr) sum = msm_long_range(g, lr, qx, qy, qz, sum);
-    out[i + g.nx * (j + g.ny * kk)] = sum;
-}
-
-// Variant of msm_slab for open boundaries (axis-aligned bins, bin b covering [b w, (b + 1) w) per
-// axis): the bins are chosen per block, not per point. A block's points (one z-plane of the slab)
-// lie in the bounding box of its four corner points; every thread of the block visits the same bins,
-// those whose box comes within a (plus a rounding margin) of that box, in z, y, x order, so a warp
-// reads each charge once for all its lanes and never diverges on the bin loop. The pair sum, the
-// cutoff and the long range are msm_slab's.
-extern "C" __global__ void msm_slab_block(float* __restrict__ out, const int* __restrict__ start,
-                                          const float4* __restrict__ atoms, const int4* __restrict__ neigh,
-                                          const float* __restrict__ lr, MsmArgs g) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    const int kk = blockIdx.z;
-    const int k = g.k0 + kk;
-    const bool active = i < g.nx && j < g.ny && kk < g.nz;
-    const int i0 = blockIdx.x * blockDim.x, j0 = blockIdx.y * blockDim.y;
-    const int i1 = min(i0 + (int)blockDim.x, g.nx) - 1, j1 = min(j0 + (int)blockDim.y, g.ny) - 1;
-    float lo[3] = {3.0e38f, 3.0e38f, 3.0e38f}, hi[3] = {-3.0e38f, -3.0e38f, -3.0e38f};
-    for (int c = 0; c < 4; c++) {
-        const int ci = (c & 1) ? i1 : i0, cj = (c & 2) ? j1 : j0;
-        for (int a = 0; a < 3; a++) {
-            const float x = g.lat_o[a] + ci * g.lat_s[0][a] + cj * g.lat_s[1][a] + k * g.lat_s[2][a];
-            lo[a] = fminf(lo[a], x);
-            hi[a] = fmaxf(hi[a], x);
+        const int s0 = start[idx], s1 = start[idx + 1];
+        const float rx = px - sx, ry = py - sy, rz = pz - sz;
+        for (int m = s0; m < s1; m++) {
+            const float4 q = atoms[m];
+            const float dx = rx - q.x, dy = ry - q.y, dz = rz - q.z;
+            const float r2 = fmaxf(dx * dx + dy * dy + dz * dz, g.min2);
+            const float s = r2 * g.inv_a2;
+            const float gs = (1.875f + s * (-1.25f + 0.375f * s)) * g.inv_a;
+            sum += (r2 < g.a2) ? q.w * (rsqrtf(r2) - gs) : 0.0f;
         }
     }
-    const float cut = sqrtf(g.a2);
-    const float margin = 1e-3f * cut + 1e-6f * fmaxf(fmaxf(fabsf(lo[0]), fabsf(hi[0])),
-                                                    fmaxf(fmaxf(fabsf(lo[1]), fabsf(hi[1])),
-                                                          fmaxf(fabsf(lo[2]), fabsf(hi[2]))));
-    const float reach = cut + margin;
-    int b0[3], b1[3];
-    float w[3];
-    for (int a = 0; a < 3; a++) {
-        w[a] = g.bin_v[a][a];
-        b0[a] = max(0, (int)floorf((lo[a] - reach) / w[a]) - 1);
-        b1[a] = min(g.bcount[a] - 1, (int)floorf((hi[a] + reach) / w[a]) + 1);
-    }
-    const float px = g.lat_o[0] + i * g.lat_s[0][0] + j * g.lat_s[1][0] + k * g.lat_s[2][0];
-    const float py = g.lat_o[1] + i * g.lat_s[0][1] + j * g.lat_s[1][1] + k * g.lat_s[2][1];
-    const float pz = g.lat_o[2] + i * g.lat_s[0][2] + j * g.lat_s[1][2] + k * g.lat_s[2][2];
-    const float reach2 = reach * reach;
-    float sum = 0.0f;
-    for (int cz = b0[2]; cz <= b1[2]; cz++) {
-        const float gz = fmaxf(0.0f, fmaxf(cz * w[2] - hi[2], lo[2] - (cz + 1) * w[2]));
-        if (gz * gz > reach2) continue;
-        for (int cy = b0[1]; cy <= b1[1]; cy++) {
-            const float gy = fmaxf(0.0f, fmaxf(cy * w[1] - hi[1], lo[1] - (cy + 1) * w[1]));
-            if (gy * gy + gz * gz > reach2) continue;
-            for (int cx = b0[0]; cx <= b1[0]; cx++) {
-                const float gx = fmaxf(0.0f, fmaxf(cx * w[0] - hi[0], lo[0] - (cx + 1) * w[0]));
-                if (gx * gx + gy * gy + gz * gz > reach2) continue;
-                const int idx = cx + g.bcount[0] * (cy + g.bcount[1] * cz);
-                sum = msm_bin_sum(g, atoms, start[idx], start[idx + 1], px, py, pz, sum);
+    if (g.has_lr) {
+        const float dx = qx - g.lr_o[0], dy = qy - g.lr_o[1], dz = qz - g.lr_o[2];
+        float t[3];
+        for (int a = 0; a < 3; a++) {
+            t[a] = msm_dot(g.lr_inv[a], dx, dy, dz);
+            if (g.lr_periodic) {
+                const float n = (float)g.lr_dims[a];
+                const float f = t[a] / n;
+                t[a] = (f - floorf(f)) * n;
             }
         }
+        int base[3];
+        float w[3][4];
+        for (int a = 0; a < 3; a++) {
+            const float f = floorf(t[a]);
+            const float u = t[a] - f;
+            base[a] = (int)f - 1;
+            w[a][0] = msm_phi(u + 1.0f);
+            w[a][1] = msm_phi(u);
+            w[a][2] = msm_phi(u - 1.0f);
+            w[a][3] = msm_phi(u - 2.0f);
+        }
+        float e = 0.0f;
+        bool outside = false;
+        for (int c = 0; c < 4; c++) {
+            int m2 = base[2] + c - g.lr_lo[2];
+            if (g.lr_periodic) m2 = msm_mod(m2, g.lr_dims[2]);
+            else if (m2 < 0 || m2 >= g.lr_dims[2]) { outside = true; continue; }
+            for (int bb = 0; bb < 4; bb++) {
+                int m1 = base[1] + bb - g.lr_lo[1];
+                if (g.lr_periodic) m1 = msm_mod(m1, g.lr_dims[1]);
+                else if (m1 < 0 || m1 >= g.lr_dims[1]) { outside = true; continue; }
+                float row = 0.0f;
+                for (int aa = 0; aa < 4; aa++) {
+                    int m0 = base[0] + aa - g.lr_lo[0];
+                    if (g.lr_periodic) m0 = msm_mod(m0, g.lr_dims[0]);
+                    else if (m0 < 0 || m0 >= g.lr_dims[0]) { outside = true; continue; }
+                    row += w[0][aa] * lr[m0 + g.lr_dims[0] * (m1 + g.lr_dims[1] * m2)];
+                }
+                e += row * w[1][bb] * w[2][c];
+            }
+        }
+        sum = outside ? __int_as_float(0x7fc00000) : sum + e;
     }
-    if (!active) return;
-    if (g.has_lr) sum = msm_long_range(g, lr, px, py, pz, sum);
     out[i + g.nx * (j + g.ny * kk)] = sum;
 }

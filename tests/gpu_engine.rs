@@ -591,15 +591,6 @@ fn cutoff_and_msm_slabs_match_the_cpu_engine() {
         // that falls very close to a random charge amplifies that rounding in its 1/r term, which
         // dominates the 2-norm. A wrong bin or a missing interpolation term would be >= 1e-2.
         assert!(err <= 1e-4, "{name}: relative error {err:.2e}");
-        if boundary == orbitfield::compute::esp::Boundary::Open {
-            // The kernel variant that chooses the bins per block of points.
-            gpu.set_msm_block_bins(true);
-            let block = run(&*gpu, &job);
-            gpu.set_msm_block_bins(false);
-            let err = rel_err(&block, &cpu);
-            println!("{name}: bins per block: GPU vs CPU relative error {err:.2e}");
-            assert!(err <= 1e-4, "{name}: bins per block: relative error {err:.2e}");
-        }
         // Slabs: the same values whatever the decomposition.
         let mut slab = vec![f32::NAN; 47 * 41 * 7];
         gpu.compute_slab(&job, 13..20, &mut slab).unwrap();

@@ -193,9 +193,6 @@ struct MsmResult {
     /// The slab kernel over the whole map on the device alone (CUDA events, median of 3), when a
     /// GPU is present.
     kernel_s: Option<f64>,
-    /// The same with the kernel variant that chooses the bins per block of points
-    /// (`msm_slab_block`).
-    kernel_block_bins_s: Option<f64>,
     /// Binning on the device alone (CUDA events, median of 3; the charges' upload inside), when a
     /// GPU is present, whatever `stages_on`.
     device_bins_s: Option<f64>,
@@ -329,7 +326,6 @@ fn msm_case(
         .map_err(anyhow::Error::msg)?;
     let bins_s = t.elapsed().as_secs_f64();
     let mut kernel_s = None;
-    let mut kernel_block_bins_s = None;
     let mut device_bins_s = None;
     let mut device_levels_s = None;
     if preference != DevicePreference::Cpu
@@ -342,9 +338,6 @@ fn msm_case(
             input,
         };
         kernel_s = Some(median(gpu.time_kernels(&job, 3)?) * 1e-3);
-        gpu.set_msm_block_bins(true);
-        kernel_block_bins_s = Some(median(gpu.time_kernels(&job, 3)?) * 1e-3);
-        gpu.set_msm_block_bins(false);
         let plan = EspPlan::build_with(
             charges.clone(),
             EspMethod::Msm(params),
@@ -407,7 +400,6 @@ fn msm_case(
         plan_s: median(plan_t),
         bins_s,
         kernel_s,
-        kernel_block_bins_s,
         device_bins_s,
         device_levels_s,
         map_s: median(map_t),
@@ -1545,7 +1537,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
     for m in &msm {
         println!(
-            "msm {} atoms, box {:.1} A, a = {} A, h = {} A, map {} points at {} A on {:?}, binning and levels by the {}: plan {:.3} s (bins {:.3} s) + map {:.3} s (kernel {}, with bins per block {}, device bins {}, device levels {}) = {:.3} s end to end (first, into a fresh buffer: {:.3} s); rel RMS vs direct {:.2e} ({} points)",
+            "msm {} atoms, box {:.1} A, a = {} A, h = {} A, map {} points at {} A on {:?}, binning and levels by the {}: plan {:.3} s (bins {:.3} s) + map {:.3} s (kernel {}, device bins {}, device levels {}) = {:.3} s end to end (first, into a fresh buffer: {:.3} s); rel RMS vs direct {:.2e} ({} points)",
             m.atoms,
             m.box_angstrom,
             m.cutoff_angstrom,
@@ -1558,9 +1550,6 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             m.bins_s,
             m.map_s,
             m.kernel_s.map(|k| format!("{k:.3} s")).unwrap_or_else(|| "-".into()),
-            m.kernel_block_bins_s
-                .map(|k| format!("{k:.3} s"))
-                .unwrap_or_else(|| "-".into()),
             m.device_bins_s
                 .map(|k| format!("{k:.3} s"))
                 .unwrap_or_else(|| "-".into()),

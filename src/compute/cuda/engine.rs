@@ -134,9 +134,6 @@ pub struct CudaEngine {
     form: AtomicU8,
     /// Coulomb kernel variant (`DcsVariant::pack`).
     dcs_variant: AtomicU32,
-    /// Short-range MSM kernel: bins chosen per block (`msm_slab_block`) instead of per point, for
-    /// open boundaries (tuning; off by default).
-    msm_block_bins: AtomicBool,
     /// Test hook: when set, every slab fails with a device error.
     fail_all: AtomicBool,
 }
@@ -167,7 +164,6 @@ impl CudaEngine {
             state: Mutex::new(EngineState::default()),
             form: AtomicU8::new(0),
             dcs_variant: AtomicU32::new(DcsVariant::DEFAULT.pack()),
-            msm_block_bins: AtomicBool::new(false),
             fail_all: AtomicBool::new(false),
         };
         {
@@ -200,17 +196,6 @@ impl CudaEngine {
     /// Selects the Coulomb kernel variant for later launches (tuning; the default is measured fastest).
     pub fn set_dcs_variant(&self, v: DcsVariant) {
         self.dcs_variant.store(v.pack(), Ordering::Relaxed);
-    }
-
-    /// Selects the short-range MSM kernel for later launches: `true` chooses the bins per block of
-    /// points (`msm_slab_block`, open boundaries only; periodic plans keep `msm_slab`), `false` per
-    /// point (`msm_slab`, the default).
-    pub fn set_msm_block_bins(&self, on: bool) {
-        self.msm_block_bins.store(on, Ordering::Relaxed);
-    }
-
-    pub(super) fn msm_block_bins(&self) -> bool {
-        self.msm_block_bins.load(Ordering::Relaxed)
     }
 
     /// The Coulomb kernel variant in use.

@@ -1,7 +1,6 @@
 //! Cutoff and multilevel-summation potentials on a CUDA device: the slab stage of an
 //! [`EspPlan`] (smoothed short-range sum over binned charges plus cubic interpolation of the finest
-//! MSM lattice) as one kernel, `kernels/msm.cu` (`msm_slab`, bins per point; for open boundaries on
-//! request `msm_slab_block`, bins per block of points: `CudaEngine::set_msm_block_bins`).
+//! MSM lattice) as one kernel, `kernels/msm.cu`.
 //!
 //! Owns [`MsmPrepared`] (the plan's bins, neighbour offsets and long-range lattice on the device, in
 //! f32 and shifted to the bins' origin) and the launch. The binning and the long-range levels are
@@ -114,22 +113,6 @@ fn bin_args(b: &AtomBins) -> Result<MsmArgs, ComputeError> {
     Ok(args)
 }
 
-/// `args` with the target lattice and slab `z_range` set (coordinates relative to `origin_bohr`).
-fn slab_args(
-    mut args: MsmArgs,
-    l: &crate::model::Lattice,
-    origin_bohr: [f64; 3],
-    z_range: &Range<usize>,
-) -> Result<MsmArgs, ComputeError> {
-    args.lat_o = [0, 1, 2].map(|k| (l.origin_bohr[k] - origin_bohr[k]) as f32);
-    args.lat_s = m3(&l.steps_bohr);
-    args.nx = i32::try_from(l.dims[0]).map_err(|_| too_big("the lattice"))?;
-    args.ny = i32::try_from(l.dims[1]).map_err(|_| too_big("the lattice"))?;
-    args.k0 = i32::try_from(z_range.start).map_err(|_| too_big("the lattice"))?;
-    args.nz = i32::try_from(z_range.len()).map_err(|_| too_big("the lattice"))?;
-    Ok(args)
-}
-
 impl CudaEngine {
     /// Uploads `plan` (bins, neighbour offsets, long-range lattice), binning the charges and
     /// computing the long-range levels on the device when the plan left them to the engine.
@@ -227,13 +210,14 @@ impl CudaEngine {
         if n == 0 {
             return Ok(());
         }
-        let name = if self.msm_block_bins() && p.args.periodic == 0 {
-            "msm_slab_block"
-        } else {
-            "msm_slab"
-        };
-        let f = CudaEngine::function(module, name)?;
-        let args = slab_args(p.args, l, p.origin_bohr, z_range)?;
+        let f = CudaEngine::function(module, "msm_slab")?;
+        let mut args = p.args;
+        args.lat_o = [0, 1, 2].map(|k| (l.origin_bohr[k] - p.origin_bohr[k]) as f32);
+        args.lat_s = m3(&l.steps_bohr);
+        args.nx = i32::try_from(l.dims[0]).map_err(|_| too_big("the lattice"))?;
+        args.ny = i32::try_from(l.dims[1]).map_err(|_| too_big("the lattice"))?;
+        args.k0 = i32::try_from(z_range.start).map_err(|_| too_big("the lattice"))?;
+        args.nz = i32::try_from(z_range.len()).map_err(|_| too_big("the lattice"))?;
         let cfg = LaunchConfig {
             grid_dim: (
                 (args.nx as u32).div_ceil(BLOCK.0),
@@ -258,133 +242,5 @@ impl CudaEngine {
         // indices are wrapped or range-checked in the kernel, `start` has one entry per bin plus one).
         unsafe { b.launch(cfg) }.map_err(dev_err("msm_slab launch"))?;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-// Index loops on purpose: the bin choice is written as `msm_slab_block` computes it.
-#[allow(clippy::needless_range_loop)]
-mod tests {
-    use super::*;
-    use crate::compute::esp::bins::AtomBins;
-    use crate::model::Lattice;
-
-    /// The bins `msm_slab_block` visits for block `(bx, by)` of slab plane `kk`, as the kernel
-    /// chooses them (f32).
-    fn block_bins(g: &MsmArgs, bx: i32, by: i32, kk: i32) -> Vec<usize> {
-        let (bdx, bdy) = (BLOCK.0 as i32, BLOCK.1 as i32);
-        let k = g.k0 + kk;
-        let (i0, j0) = (bx * bdx, by * bdy);
-        let (i1, j1) = ((i0 + bdx).min(g.nx) - 1, (j0 + bdy).min(g.ny) - 1);
-        let mut lo = [3.0e38f32; 3];
-        let mut hi = [-3.0e38f32; 3];
-        for c in 0..4 {
-            let ci = if c & 1 != 0 { i1 } else { i0 };
-            let cj = if c & 2 != 0 { j1 } else { j0 };
-            for a in 0..3 {
-                let x = g.lat_o[a] + ci as f32 * g.lat_s[0][a] + cj as f32 * g.lat_s[1][a] + k as f32 * g.lat_s[2][a];
-                lo[a] = lo[a].min(x);
-                hi[a] = hi[a].max(x);
-            }
-        }
-        let cut = g.a2.sqrt();
-        let big = lo.iter().chain(&hi).fold(0.0f32, |m, v| m.max(v.abs()));
-        let reach = cut + 1e-3 * cut + 1e-6 * big;
-        let mut b0 = [0i32; 3];
-        let mut b1 = [0i32; 3];
-        let mut w = [0.0f32; 3];
-        for a in 0..3 {
-            w[a] = g.bin_v[a][a];
-            b0[a] = 0.max(((lo[a] - reach) / w[a]).floor() as i32 - 1);
-            b1[a] = (g.bcount[a] - 1).min(((hi[a] + reach) / w[a]).floor() as i32 + 1);
-        }
-        let gap = |c: i32, a: usize| 0.0f32.max((c as f32 * w[a] - hi[a]).max(lo[a] - (c + 1) as f32 * w[a]));
-        let reach2 = reach * reach;
-        let mut out = Vec::new();
-        for cz in b0[2]..=b1[2] {
-            let gz = gap(cz, 2);
-            if gz * gz > reach2 {
-                continue;
-            }
-            for cy in b0[1]..=b1[1] {
-                let gy = gap(cy, 1);
-                if gy * gy + gz * gz > reach2 {
-                    continue;
-                }
-                for cx in b0[0]..=b1[0] {
-                    let gx = gap(cx, 0);
-                    if gx * gx + gy * gy + gz * gz > reach2 {
-                        continue;
-                    }
-                    out.push((cx + g.bcount[0] * (cy + g.bcount[1] * cz)) as usize);
-                }
-            }
-        }
-        out
-    }
-
-    /// Every charge within the cutoff of a point lies in a bin the point's block visits, and the
-    /// short-range sum over those bins (f64) is the host's, for a sheared map lattice that reaches
-    /// beyond the charges.
-    #[test]
-    fn block_bins_hold_every_charge_within_the_cutoff() {
-        let mut next = crate::compute::cuda::test_numbers();
-        let positions: Vec<[f64; 3]> = (0..1200)
-            .map(|_| [next() * 60.0 - 10.0, next() * 50.0, next() * 40.0 + 5.0])
-            .collect();
-        let charges: Vec<f64> = positions.iter().map(|_| next() - 0.5).collect();
-        let a = 12.0;
-        let bins = AtomBins::open(&positions, &charges, a).unwrap();
-        let lattice = Lattice {
-            origin_bohr: [-14.0, -3.0, 2.0],
-            steps_bohr: [[1.7, 0.2, 0.0], [0.3, 1.9, 0.1], [0.0, -0.2, 2.3]],
-            dims: [27, 21, 19],
-        };
-        let z = 3..6;
-        let g = slab_args(bin_args(&bins).unwrap(), &lattice, bins.origin_bohr, &z).unwrap();
-        let mut bin_of_slot = vec![0usize; bins.charges_e.len()];
-        for b in 0..bins.n_bins() {
-            for m in bins.start[b]..bins.start[b + 1] {
-                bin_of_slot[m] = b;
-            }
-        }
-        let (mut points, mut pairs) = (0usize, 0usize);
-        for kk in 0..z.len() as i32 {
-            for by in 0..(g.ny as u32).div_ceil(BLOCK.1) as i32 {
-                for bx in 0..(g.nx as u32).div_ceil(BLOCK.0) as i32 {
-                    let visited = block_bins(&g, bx, by, kk);
-                    for tj in 0..BLOCK.1 as i32 {
-                        for ti in 0..BLOCK.0 as i32 {
-                            let (i, j) = (bx * BLOCK.0 as i32 + ti, by * BLOCK.1 as i32 + tj);
-                            if i >= g.nx || j >= g.ny {
-                                continue;
-                            }
-                            let p = lattice.point_bohr(i as usize, j as usize, z.start + kk as usize);
-                            let mut sum = 0.0;
-                            for m in 0..bins.charges_e.len() {
-                                let x = [bins.x_bohr[m], bins.y_bohr[m], bins.z_bohr[m]];
-                                let r = ((p[0] - x[0]).powi(2) + (p[1] - x[1]).powi(2) + (p[2] - x[2]).powi(2)).sqrt();
-                                let seen = visited.contains(&bin_of_slot[m]);
-                                if r < a {
-                                    pairs += 1;
-                                    assert!(seen, "charge {m} at {r} bohr of point ({i}, {j}, {kk}) is not visited");
-                                }
-                                if seen && r < a {
-                                    let r = r.max(crate::compute::cpu::potential::MIN_DISTANCE_BOHR);
-                                    sum += bins.charges_e[m] * (1.0 / r - crate::compute::esp::kernel::smooth(r, a));
-                                }
-                            }
-                            let want = bins.short_range_at(p);
-                            assert!((sum - want).abs() <= 1e-9 * want.abs().max(1.0), "{sum} vs {want}");
-                            points += 1;
-                        }
-                    }
-                }
-            }
-        }
-        assert!(
-            points == 27 * 21 * 3 && pairs > 10 * points,
-            "{points} points, {pairs} pairs"
-        );
     }
 }
