@@ -119,6 +119,8 @@ fn every_kernel_source_compiles_with_nvrtc() {
         ("util", cuda::UTIL_SRC),
         ("rdf", cuda::rdf::RDF_SRC),
         ("msm", cuda::msm::MSM_SRC),
+        ("msm_levels", cuda::msm_levels::MSM_LEVELS_SRC),
+        ("msm_bins", cuda::msm_bins::MSM_BINS_SRC),
         ("molsurf", cuda::molsurf::MOLSURF_SRC),
     ] {
         let ptx = cuda::compile_ptx(src, "compute_75").unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -525,44 +527,57 @@ fn rdf_cell_list_equals_all_pairs_on_the_device() {
 
 // ---- Cutoff and multilevel summation ----
 
-#[test]
-fn cutoff_and_msm_slabs_match_the_cpu_engine() {
-    use orbitfield::compute::esp::{Boundary, EspMethod, MsmParams, field_input};
+/// The cutoff and MSM cases of the GPU tests: a fresh neutral random set of `n` charges in a
+/// 40 x 36 x 44 bohr region (the periodic cells hold it), a lattice over it, and the methods with
+/// their boundaries.
+type EspCase = (
+    &'static str,
+    orbitfield::compute::esp::EspMethod,
+    orbitfield::compute::esp::Boundary,
+);
+
+fn esp_cases(n: usize) -> (Arc<PointCharges>, Lattice, Vec<EspCase>) {
+    use orbitfield::compute::esp::{Boundary, EspMethod, MsmParams};
     use orbitfield::model::UnitCell;
-    let Some(gpu) = device() else { return };
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos() as u64;
     println!("seed {seed}");
-    // A neutral random set in a 40 x 36 x 44 bohr region (the periodic cells below hold it).
-    let mut q = random_charges(seed, 4_000, [40.0, 36.0, 44.0]);
+    let mut q = random_charges(seed, n, [40.0, 36.0, 44.0]);
     let mean = q.charges_e.iter().sum::<f64>() / q.charges_e.len() as f64;
     q.charges_e.iter_mut().for_each(|c| *c -= mean);
-    let q = Arc::new(q);
     let lattice = Lattice::axis_aligned([-3.0, -2.5, -1.0], 0.9, [47, 41, 50]);
-    let msm = MsmParams {
+    let msm = EspMethod::Msm(MsmParams {
         cutoff_angstrom: 6.0,
         spacing_angstrom: 1.5,
-    };
-    let cases = [
+    });
+    let cases = vec![
         (
             "cutoff, open",
             EspMethod::Cutoff { cutoff_angstrom: 6.0 },
             Boundary::Open,
         ),
-        ("msm, open", EspMethod::Msm(msm), Boundary::Open),
+        ("msm, open", msm, Boundary::Open),
         (
             "msm, orthorhombic",
-            EspMethod::Msm(msm),
+            msm,
             Boundary::Periodic(UnitCell::orthorhombic([23.0, 21.0, 25.0])),
         ),
         (
             "msm, triclinic",
-            EspMethod::Msm(msm),
+            msm,
             Boundary::Periodic(UnitCell::new([24.0, 22.0, 26.0], [80.0, 100.0, 75.0])),
         ),
     ];
+    (Arc::new(q), lattice, cases)
+}
+
+#[test]
+fn cutoff_and_msm_slabs_match_the_cpu_engine() {
+    use orbitfield::compute::esp::field_input;
+    let Some(gpu) = device() else { return };
+    let (q, lattice, cases) = esp_cases(4_000);
     for (name, method, boundary) in cases {
         let input = field_input(q.clone(), method, boundary, &lattice).unwrap();
         let job = FieldJob {
@@ -591,6 +606,118 @@ fn cutoff_and_msm_slabs_match_the_cpu_engine() {
         assert!(matches!(deferred.input, FieldInput::DeferredElectrostatics(_)));
         let err = rel_err(&run(&*gpu, &deferred), &values);
         assert!(err <= 1e-6, "{name}: deferred plan differs by {err:.2e}");
+    }
+}
+
+/// A plan's heavy stages on the device (built with `StagesOn::Engine`): the bins equal the host's
+/// exactly (start offsets and f32 charges); the long-range MSM levels equal the host cascade level
+/// by level (charges and potential of every level, f64 both sides: only the fixed-point
+/// anterpolation and the order of FMAs differ) and again on a second run, bit for bit; the map
+/// through the GPU engine equals the CPU engine's with host stages and, for open boundaries, a
+/// float64 direct sum; the host never bins nor computes levels for the device.
+#[test]
+fn msm_plan_stages_on_the_device_match_the_host() {
+    use orbitfield::compute::esp::{Boundary, EspPlan, StagesOn, field_input};
+    let Some(gpu) = device() else { return };
+    let (q, lattice, cases) = esp_cases(6_000);
+    for (name, method, boundary) in cases {
+        let plan = Arc::new(EspPlan::build_with(q.clone(), method, boundary, &lattice, StagesOn::Engine).unwrap());
+        assert!(plan.bins_computed().is_none(), "{name}: binned on the host");
+        assert!(
+            plan.long_range_computed().is_none(),
+            "{name}: levels computed on the host"
+        );
+        // The map: device stages through the GPU engine against host stages through the CPU engine.
+        let job = FieldJob {
+            field: Field::Potential,
+            lattice,
+            input: FieldInput::Electrostatics(plan.clone()),
+        };
+        let values = run(&*gpu, &job);
+        assert!(
+            plan.bins_computed().is_none(),
+            "{name}: the GPU engine binned on the host"
+        );
+        assert!(
+            plan.long_range_computed().is_none(),
+            "{name}: the GPU engine computed the levels on the host"
+        );
+        let reference = FieldJob {
+            input: field_input(q.clone(), method, boundary, &lattice).unwrap(),
+            ..job.clone()
+        };
+        let cpu = run(&CpuEngine, &reference);
+        let err = rel_err(&values, &cpu);
+        println!("{name}: map with device stages vs CPU engine: relative error {err:.2e}");
+        assert!(err <= 1e-4, "{name}: relative error {err:.2e}");
+        // The same bins as the host's, exactly.
+        let (start, atoms) = gpu.msm_bins(&plan).unwrap();
+        let host = plan.bin_frame().clone().filled(&q.positions_bohr, &q.charges_e);
+        let (want_start, want_atoms) = cuda::msm_bins::host_bin_arrays(&host);
+        assert_eq!(start, want_start, "{name}: bin offsets");
+        assert_eq!(atoms, want_atoms, "{name}: binned charges");
+        let Some(geometry) = plan.levels.as_ref() else {
+            continue;
+        };
+        let host = geometry.host_levels(&q);
+        let dev = gpu.msm_levels(&plan).unwrap();
+        assert_eq!(dev.charges.len(), host.charges.len(), "{name}: level count");
+        println!(
+            "{name}: {} levels, finest {:?}",
+            host.charges.len(),
+            geometry.layouts[0].dims
+        );
+        for (what, d, h) in [
+            ("charges", &dev.charges, &host.charges),
+            ("potential", &dev.potentials, &host.potentials),
+        ] {
+            for (l, (a, b)) in d.iter().zip(h).enumerate() {
+                assert_eq!(a.len(), b.len(), "{name}: {what} of level {l}");
+                let max = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
+                let worst = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f64, f64::max);
+                println!("{name}: {what} of level {l}: max |device - host| {worst:.2e} (max {max:.2e})");
+                assert!(
+                    a.iter().all(|v| v.is_finite()),
+                    "{name}: {what} of level {l} not all written"
+                );
+                assert!(
+                    worst <= 1e-10 * max,
+                    "{name}: {what} of level {l} differs by {worst:.2e}"
+                );
+            }
+        }
+        let again = gpu.msm_levels(&plan).unwrap();
+        assert_eq!(again.charges, dev.charges, "{name}: charges differ between runs");
+        assert_eq!(
+            again.potentials, dev.potentials,
+            "{name}: potentials differ between runs"
+        );
+        if boundary == Boundary::Open {
+            // Against float64 direct sums at map points at least 1 bohr from every charge.
+            let (mut num, mut den, mut used) = (0.0f64, 0.0f64, 0usize);
+            for idx in (0..lattice.n_points()).step_by(97) {
+                let [nx, ny, _] = lattice.dims;
+                let p = lattice.point_bohr(idx % nx, (idx / nx) % ny, idx / (nx * ny));
+                let mut v = 0.0;
+                let mut near = false;
+                for (x, c) in q.positions_bohr.iter().zip(&q.charges_e) {
+                    let r = ((p[0] - x[0]).powi(2) + (p[1] - x[1]).powi(2) + (p[2] - x[2]).powi(2)).sqrt();
+                    near |= r < 1.0;
+                    v += c / r;
+                }
+                if !near {
+                    num += (f64::from(values[idx]) - v).powi(2);
+                    den += v * v;
+                    used += 1;
+                }
+            }
+            let rms = (num / den).sqrt();
+            println!("{name}: map with device stages vs float64 direct sum: relative RMS {rms:.2e} ({used} points)");
+            assert!(
+                used > 100 && rms <= 1e-2,
+                "{name}: relative RMS {rms:.2e} over {used} points"
+            );
+        }
     }
 }
 

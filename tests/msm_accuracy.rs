@@ -207,7 +207,7 @@ fn msm_parameter_sweep() {
         println!(
             "| {a} | {h} | {e_map:.2e} | {e:.2e} | {sphere:.0} | {:.0} | {:.0} | {stencil_points} | {:.2} |",
             visited(&old),
-            visited(&plan.bins),
+            visited(plan.bins()),
             work(stencil_points, h) / default_work
         );
     }

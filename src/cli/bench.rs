@@ -76,6 +76,11 @@ pub struct BenchArgs {
     /// Finest MSM lattice spacing h of the MSM cases (Angstrom).
     #[arg(long, default_value_t = orbitfield::compute::esp::DEFAULT_MSM_SPACING_ANGSTROM, value_name = "A")]
     msm_h: f64,
+    /// Where the MSM cases bin the charges and compute the long-range levels: `host` (with the
+    /// plan) or `device` (by the CUDA engine that fills the map, from the plan's bin frame and level
+    /// geometry).
+    #[arg(long, value_enum, default_value = "host")]
+    msm_stages: MsmStagesOn,
     /// Time the viewer's per-frame pipeline headless (field, GPU isosurfaces, draw) playing the
     /// threonine MD series of tests/data/qm/threonine_md and a C60 6-31G* series, at --playback-points,
     /// and the threonine series' density surface coloured by its wavefunction's potential (the
@@ -179,14 +184,25 @@ struct MsmResult {
     map_points: usize,
     map_spacing_angstrom: f64,
     engines: Vec<String>,
-    /// Binning and every long-range level on the host (median).
+    /// Who binned the charges and computed the long-range levels: "host" (with the plan) or
+    /// "engine" (the engine that filled the map: the device for a CUDA engine).
+    stages_on: String,
+    /// The plan on the host (median): the bins' and levels' geometry and, with `stages_on` "host",
+    /// the binning and every long-range level.
     plan_s: f64,
     /// Of which: sorting the charges into bins.
     bins_s: f64,
     /// The slab kernel over the whole map on the device alone (CUDA events, median of 3), when a
     /// GPU is present.
     kernel_s: Option<f64>,
-    /// Short-range sums and interpolation of the whole map through the pool, map on the host (median).
+    /// Binning on the device alone (CUDA events, median of 3; the charges' upload inside), when a
+    /// GPU is present, whatever `stages_on`.
+    device_bins_s: Option<f64>,
+    /// Every long-range level on the device alone (CUDA events, median of 3; the charges' lattice
+    /// coordinates computed and uploaded inside), when a GPU is present, whatever `stages_on`.
+    device_levels_s: Option<f64>,
+    /// Short-range sums and interpolation of the whole map through the pool (with `stages_on`
+    /// "engine", binning and levels on the device first), map on the host (median).
     map_s: f64,
     total_s: f64,
     /// The first repeat end to end, whose map is written into freshly allocated memory.
@@ -243,8 +259,13 @@ fn msm_case(
     params: orbitfield::compute::esp::MsmParams,
     preference: DevicePreference,
     repeats: usize,
+    stages_on: MsmStagesOn,
 ) -> Result<MsmResult> {
-    use orbitfield::compute::esp::{Boundary, EspMethod, field_input};
+    use orbitfield::compute::esp::{Boundary, EspMethod, EspPlan, StagesOn, field_input, field_input_with};
+    let stages = match stages_on {
+        MsmStagesOn::Host => StagesOn::Host,
+        MsmStagesOn::Device => StagesOn::Engine,
+    };
     use orbitfield::jobs::{Pool, PoolConfig};
     let (charges, side) = water_box(n_atoms, 0x6d73_6d00 ^ n_atoms as u64);
     let bohr = orbitfield::model::units::bohr_from_angstrom(1.0);
@@ -257,7 +278,7 @@ fn msm_case(
     });
     // Warm-up on a small map (device contexts exist already; this compiles the kernel).
     let small = Lattice::axis_aligned([0.0; 3], spacing_angstrom * bohr, [n.min(32), n.min(32), n.min(32)]);
-    let warm = field_input(charges.clone(), EspMethod::Msm(params), Boundary::Open, &small)?;
+    let warm = field_input_with(charges.clone(), EspMethod::Msm(params), Boundary::Open, &small, stages)?;
     pool.compute_grid(
         (),
         FieldJob {
@@ -278,7 +299,13 @@ fn msm_case(
             pool.recycle(g.values);
         }
         let t0 = Instant::now();
-        let input = field_input(charges.clone(), EspMethod::Msm(params), Boundary::Open, &lattice)?;
+        let input = field_input_with(
+            charges.clone(),
+            EspMethod::Msm(params),
+            Boundary::Open,
+            &lattice,
+            stages,
+        )?;
         let t1 = Instant::now();
         let g = pool.compute_grid(
             (),
@@ -301,6 +328,8 @@ fn msm_case(
         .map_err(anyhow::Error::msg)?;
     let bins_s = t.elapsed().as_secs_f64();
     let mut kernel_s = None;
+    let mut device_bins_s = None;
+    let mut device_levels_s = None;
     if preference != DevicePreference::Cpu
         && let Some(gpu) = cuda::discover(Some(&[0])).engines.into_iter().next()
     {
@@ -311,6 +340,15 @@ fn msm_case(
             input,
         };
         kernel_s = Some(median(gpu.time_kernels(&job, 3)?) * 1e-3);
+        let plan = EspPlan::build_with(
+            charges.clone(),
+            EspMethod::Msm(params),
+            Boundary::Open,
+            &lattice,
+            StagesOn::Engine,
+        )?;
+        device_bins_s = Some(median(gpu.time_msm_bins(&plan, 3)?) * 1e-3);
+        device_levels_s = Some(median(gpu.time_msm_levels(&plan, 3)?) * 1e-3);
     }
     // Accuracy: float64 direct sums at sampled points (at least 1 A from every charge).
     let mut rng = Rng(0x00ac_c0de);
@@ -356,9 +394,16 @@ fn msm_case(
         map_points: lattice.n_points(),
         map_spacing_angstrom: spacing_angstrom,
         engines,
+        stages_on: match stages_on {
+            MsmStagesOn::Host => "host",
+            MsmStagesOn::Device => "engine",
+        }
+        .to_string(),
         plan_s: median(plan_t),
         bins_s,
         kernel_s,
+        device_bins_s,
+        device_levels_s,
         map_s: median(map_t),
         first_total_s: total_t.first().copied().unwrap_or(f64::NAN),
         total_s: median(total_t),
@@ -637,6 +682,16 @@ pub enum CartoonOn {
     Cpu,
     /// Also the compute pass on the render device (`render::cartoon_compute`).
     RenderDevice,
+}
+
+/// Where `bench --msm-atoms` bins the charges and computes the MSM long-range levels.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MsmStagesOn {
+    /// On the host, with the plan.
+    #[default]
+    Host,
+    /// On the CUDA device that fills the map.
+    Device,
 }
 
 /// Where `bench --playback` computes the orbital scenes' fields (and `bench --molsurf` the surface).
@@ -1369,7 +1424,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 cutoff_angstrom: args.msm_cutoff,
                 spacing_angstrom: args.msm_h,
             };
-            msm.push(msm_case(n, args.msm_spacing, params, preference, args.repeats.min(3))?);
+            msm.push(msm_case(
+                n,
+                args.msm_spacing,
+                params,
+                preference,
+                args.repeats.min(3),
+                args.msm_stages,
+            )?);
             eprintln!("{:?}", msm.last());
         }
     }
@@ -1477,7 +1539,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
     for m in &msm {
         println!(
-            "msm {} atoms, box {:.1} A, a = {} A, h = {} A, map {} points at {} A on {:?}: plan {:.3} s (bins {:.3} s) + map {:.3} s (kernel {}) = {:.3} s end to end (first, into a fresh buffer: {:.3} s); rel RMS vs direct {:.2e} ({} points)",
+            "msm {} atoms, box {:.1} A, a = {} A, h = {} A, map {} points at {} A on {:?}, binning and levels by the {}: plan {:.3} s (bins {:.3} s) + map {:.3} s (kernel {}, device bins {}, device levels {}) = {:.3} s end to end (first, into a fresh buffer: {:.3} s); rel RMS vs direct {:.2e} ({} points)",
             m.atoms,
             m.box_angstrom,
             m.cutoff_angstrom,
@@ -1485,10 +1547,17 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             m.map_points,
             m.map_spacing_angstrom,
             m.engines,
+            m.stages_on,
             m.plan_s,
             m.bins_s,
             m.map_s,
             m.kernel_s.map(|k| format!("{k:.3} s")).unwrap_or_else(|| "-".into()),
+            m.device_bins_s
+                .map(|k| format!("{k:.3} s"))
+                .unwrap_or_else(|| "-".into()),
+            m.device_levels_s
+                .map(|k| format!("{k:.3} s"))
+                .unwrap_or_else(|| "-".into()),
             m.total_s,
             m.first_total_s,
             m.rel_rms_vs_direct,

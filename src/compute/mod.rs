@@ -35,7 +35,8 @@ pub enum FieldInput {
     Wavefunction(Arc<Wavefunction>),
     Charges(Arc<PointCharges>),
     /// Point charges prepared for the cutoff or multilevel method ([`esp::field_input`]): binned
-    /// charges and, for MSM, the finest long-range lattice potential.
+    /// charges and, for MSM, the finest long-range lattice potential (or, with
+    /// [`esp::StagesOn::Engine`], their geometry, the heavy stages left to the engine).
     Electrostatics(Arc<esp::EspPlan>),
     /// As `Electrostatics`, the plan built by the first worker that needs it (the viewer asks for
     /// per-frame maps from its own thread, which must not compute long-range lattices).

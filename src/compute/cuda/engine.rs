@@ -275,9 +275,11 @@ impl CudaEngine {
         st.prep_generation += 1;
         let prepared = match (&job.field, &job.input) {
             (Field::Potential, FieldInput::Charges(q)) => Prepared::Dcs(DcsPrepared::new(q, &job.lattice)?),
-            (Field::Potential, FieldInput::Electrostatics(plan)) => Prepared::Msm(Box::new(self.prepare_msm(plan)?)),
+            (Field::Potential, FieldInput::Electrostatics(plan)) => {
+                Prepared::Msm(Box::new(self.prepare_msm(st, plan)?))
+            }
             (Field::Potential, FieldInput::DeferredElectrostatics(d)) => {
-                Prepared::Msm(Box::new(self.prepare_msm(&*d.plan()?)?))
+                Prepared::Msm(Box::new(self.prepare_msm(st, &*d.plan()?)?))
             }
             (Field::Potential, _) => return Err(ComputeError::WrongInput(Field::Potential, "point charges")),
             (Field::QmPotential, FieldInput::Wavefunction(wf)) => {
@@ -374,18 +376,31 @@ impl CudaEngine {
     pub fn time_kernels(&self, job: &FieldJob, repetitions: usize) -> Result<Vec<f64>, ComputeError> {
         let mut st = self.lock_state()?;
         let z = 0..job.lattice.dims[2];
-        self.run_device(&mut st, job, &z)?;
+        self.time_on_stream(repetitions, || self.run_device(&mut st, job, &z))
+    }
+
+    /// Times `run` (which queues work on the engine's stream; what it returns is kept until the
+    /// stream has finished) with CUDA events: one untimed run, then one duration in milliseconds
+    /// per repetition.
+    pub(super) fn time_on_stream<T>(
+        &self,
+        repetitions: usize,
+        mut run: impl FnMut() -> Result<T, ComputeError>,
+    ) -> Result<Vec<f64>, ComputeError> {
+        let warm = run()?;
         self.stream.synchronize().map_err(dev_err("synchronize"))?;
+        drop(warm);
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let mut times = Vec::with_capacity(repetitions);
         for _ in 0..repetitions {
             let start = self.ctx.new_event(flags).map_err(dev_err("event"))?;
             let end = self.ctx.new_event(flags).map_err(dev_err("event"))?;
             start.record(&self.stream).map_err(dev_err("event record"))?;
-            self.run_device(&mut st, job, &z)?;
+            let kept = run()?;
             end.record(&self.stream).map_err(dev_err("event record"))?;
             end.synchronize().map_err(dev_err("event sync"))?;
-            times.push(start.elapsed_ms(&end).map_err(dev_err("elapsed"))? as f64);
+            drop(kept);
+            times.push(f64::from(start.elapsed_ms(&end).map_err(dev_err("elapsed"))?));
         }
         Ok(times)
     }

@@ -19,13 +19,15 @@
 //! Numerics: fp32 arithmetic with the SFU's `ex2.approx.ftz` (exponents pre-scaled by log2 e) and
 //! `rsqrt.approx.ftz` (part of the Coulomb sum on the FMA pipe, see `kernels/dcs.cu`); the
 //! tests hold the MO kernels to 1e-5 relative (2-norm) against the CPU engine and the Coulomb kernel
-//! to 1e-5 against a float64 sum. Every launch writes into a buffer first filled with NaN, and a
-//! result with any non-finite value is an error ([`ComputeError::NotFinite`]), so nothing unwritten
-//! reaches the caller.
+//! to 1e-5 against a float64 sum; the MSM plan stages (`msm_bins`, `msm_levels`) run in f64 and
+//! are held to the host's bins exactly and to its levels within 1e-10. Every launch writes into a
+//! buffer first filled with NaN, and a result with any non-finite value is an error
+//! ([`ComputeError::NotFinite`]), so nothing unwritten reaches the caller.
 //!
 //! Files by job: [`discovery`] (library probing, devices, `ORBITFIELD_DEVICES`), [`nvrtc`] (compile,
 //! disk cache, kernel dumps), [`engine`] ([`CudaEngine`], its buffers, the slab protocol and the finite
-//! checks), and one file per kernel family: [`mo`], [`dcs`], [`msm`], [`qm_esp`], [`molsurf`] and [`rdf`].
+//! checks), and one file per kernel family: [`mo`], [`dcs`], [`msm`] (with [`msm_bins`] and
+//! [`msm_levels`], the plan's binning and long-range levels), [`qm_esp`], [`molsurf`] and [`rdf`].
 
 pub mod dcs;
 pub mod discovery;
@@ -33,6 +35,8 @@ pub mod engine;
 pub mod mo;
 pub mod molsurf;
 pub mod msm;
+pub mod msm_bins;
+pub mod msm_levels;
 pub mod nvrtc;
 pub mod qm_esp;
 pub mod rdf;
@@ -154,5 +158,22 @@ fn dev_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> CudaError + '_
     move |e| CudaError::Driver {
         what: what.to_string(),
         detail: format!("{e:?}"),
+    }
+}
+
+/// Tests: uniform numbers in [0, 1) from a xorshift seeded by the clock (the seed is printed), so
+/// every run draws fresh inputs.
+#[cfg(test)]
+pub(crate) fn test_numbers() -> impl FnMut() -> f64 {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    println!("seed {seed}");
+    let mut s = seed | 1;
+    move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
     }
 }

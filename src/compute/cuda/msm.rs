@@ -3,15 +3,19 @@
 //! MSM lattice) as one kernel, `kernels/msm.cu`.
 //!
 //! Owns [`MsmPrepared`] (the plan's bins, neighbour offsets and long-range lattice on the device, in
-//! f32 and shifted to the bins' origin) and the launch. The plan itself — binning and every
-//! long-range level — is built on the host by `compute::esp` before the request reaches the pool;
-//! the device does the per-point work, which is what grows with the map (a 0.5 A map of a
-//! 1.5-million-atom box has 10^8 points, each summing ~10^3 charges). Called by [`CudaEngine`]'s
+//! f32 and shifted to the bins' origin) and the launch. The binning and the long-range levels are
+//! done on the host by `compute::esp` before the request reaches the pool by default, or, for a
+//! plan built with `StagesOn::Engine`, here on the device from the plan's bin frame and level
+//! geometry ([`super::msm_bins`], [`super::msm_levels`]) when the plan is prepared. The slab kernel does the per-point work,
+//! which is what grows with the map (a 0.5 A map of a 1.5-million-atom box has 10^8 points, each
+//! summing ~10^3 charges). Called by [`CudaEngine`]'s
 //! slab path for [`crate::compute::FieldInput::Electrostatics`]; tested against the CPU engine
 //! (`EspPlan::fill_slab`) in `tests/gpu_engine.rs`.
 
+use super::engine::EngineState;
 use super::{CudaEngine, dev_err};
 use crate::compute::esp::EspPlan;
+use crate::compute::esp::bins::AtomBins;
 use crate::compute::esp::kernel::reciprocal;
 use crate::compute::{ComputeError, Field, FieldJob, slab_len};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
@@ -102,28 +106,66 @@ fn too_big(what: &str) -> ComputeError {
     ComputeError::Device(format!("{what} too large for the GPU kernel's 32-bit indices"))
 }
 
+/// The kernel arguments that come from the bins (the target lattice and long range unset).
+fn bin_args(b: &AtomBins) -> Result<MsmArgs, ComputeError> {
+    let a = b.cutoff_bohr;
+    let reach = a + 0.5 * b.diagonal_bohr;
+    let (cell, cell_inv, periodic) = match &b.cell_bohr {
+        Some(c) => (
+            *c,
+            reciprocal(c).ok_or_else(|| ComputeError::Device("degenerate periodic cell".into()))?,
+            1,
+        ),
+        None => ([[0.0; 3]; 3], [[0.0; 3]; 3], 0),
+    };
+    let min = crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
+    let args = MsmArgs {
+        bin_inv: m3(&b.inverse),
+        bin_v: m3(&b.vectors_bohr),
+        bcount: b.counts.map(|c| c.min(i32::MAX as usize) as i32),
+        periodic,
+        cell: m3(&cell),
+        cell_inv: m3(&cell_inv),
+        a2: (a * a) as f32,
+        inv_a: (1.0 / a) as f32,
+        inv_a2: (1.0 / (a * a)) as f32,
+        reach2: (reach * reach) as f32,
+        min2: (min * min) as f32,
+        n_neigh: b.neighbours.len().min(i32::MAX as usize) as i32,
+        ..MsmArgs::default()
+    };
+    Ok(args)
+}
+
 impl CudaEngine {
-    /// Uploads `plan` (bins, neighbour offsets, long-range lattice).
-    pub(super) fn prepare_msm(&self, plan: &EspPlan) -> Result<MsmPrepared, ComputeError> {
-        let b = &plan.bins;
+    /// Uploads `plan` (bins, neighbour offsets, long-range lattice), binning the charges and
+    /// computing the long-range levels on the device when the plan left them to the engine.
+    pub(super) fn prepare_msm(&self, st: &mut EngineState, plan: &EspPlan) -> Result<MsmPrepared, ComputeError> {
+        let b = plan.bin_frame();
         let o = b.origin_bohr;
-        let n = b.charges_e.len();
-        if n >= i32::MAX as usize || b.start.len() >= i32::MAX as usize {
-            return Err(too_big("the charge set"));
-        }
-        let mut atoms = Vec::with_capacity(4 * n.max(1));
-        for m in 0..n {
-            atoms.extend_from_slice(&[
-                (b.x_bohr[m] - o[0]) as f32,
-                (b.y_bohr[m] - o[1]) as f32,
-                (b.z_bohr[m] - o[2]) as f32,
-                b.charges_e[m] as f32,
-            ]);
-        }
-        if atoms.is_empty() {
-            atoms.extend_from_slice(&[0.0; 4]);
-        }
-        let start: Vec<i32> = b.start.iter().map(|&s| s as i32).collect();
+        let up = |what: &'static str| dev_err(what);
+        // The binned charges: the host's when it has binned them, else sorted on the device
+        // (`super::msm_bins`).
+        let (atoms, start) = match plan.bins_computed() {
+            Some(host) => {
+                let n = host.charges_e.len();
+                if n >= i32::MAX as usize || host.start.len() >= i32::MAX as usize {
+                    return Err(too_big("the charge set"));
+                }
+                let (start, mut atoms) = super::msm_bins::host_bin_arrays(host);
+                if atoms.is_empty() {
+                    atoms.extend_from_slice(&[0.0; 4]);
+                }
+                (
+                    self.stream.clone_htod(&atoms).map_err(up("upload charges"))?,
+                    self.stream.clone_htod(&start).map_err(up("upload bins"))?,
+                )
+            }
+            None => {
+                let d = self.run_msm_bins(st, b, plan.charges())?;
+                (d.atoms, d.start)
+            }
+        };
         let mut neigh: Vec<i32> = Vec::with_capacity(4 * b.neighbours.len().max(1));
         for d in &b.neighbours {
             let c: [i32; 3] = d.map(|x| x.clamp(i32::MIN as i64, i32::MAX as i64) as i32);
@@ -132,54 +174,44 @@ impl CudaEngine {
         if neigh.is_empty() {
             neigh.extend_from_slice(&[0; 4]);
         }
-        let a = b.cutoff_bohr;
-        let reach = a + 0.5 * b.diagonal_bohr;
-        let (cell, cell_inv, periodic) = match &b.cell_bohr {
-            Some(c) => (
-                *c,
-                reciprocal(c).ok_or_else(|| ComputeError::Device("degenerate periodic cell".into()))?,
-                1,
-            ),
-            None => ([[0.0; 3]; 3], [[0.0; 3]; 3], 0),
-        };
-        let min = crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
-        let mut args = MsmArgs {
-            bin_inv: m3(&b.inverse),
-            bin_v: m3(&b.vectors_bohr),
-            bcount: b.counts.map(|c| c.min(i32::MAX as usize) as i32),
-            periodic,
-            cell: m3(&cell),
-            cell_inv: m3(&cell_inv),
-            a2: (a * a) as f32,
-            inv_a: (1.0 / a) as f32,
-            inv_a2: (1.0 / (a * a)) as f32,
-            reach2: (reach * reach) as f32,
-            min2: (min * min) as f32,
-            n_neigh: b.neighbours.len().min(i32::MAX as usize) as i32,
-            ..MsmArgs::default()
-        };
-        let mut lr_values = vec![0.0f32];
-        if let Some(lr) = &plan.long_range {
-            if lr.potential.len() >= i32::MAX as usize {
+        let mut args = bin_args(b)?;
+        // The finest long-range lattice: the host's when it has computed it, else every level on
+        // the device (`super::msm_levels`).
+        let mut lr: Option<CudaSlice<f32>> = None;
+        if let Some(g) = &plan.levels {
+            let finest = g.finest();
+            if finest.len() >= i32::MAX as usize {
                 return Err(too_big("the MSM lattice"));
             }
-            lr_values = lr.potential.iter().map(|&v| v as f32).collect();
-            if lr_values.is_empty() {
-                lr_values.push(0.0);
-            }
+            lr = Some(match plan.long_range_computed() {
+                Some(host) => {
+                    let mut values: Vec<f32> = host.potential.iter().map(|&v| v as f32).collect();
+                    if values.is_empty() {
+                        values.push(0.0);
+                    }
+                    self.stream.clone_htod(&values).map_err(up("upload MSM lattice"))?
+                }
+                None => {
+                    let module = self.module(st, super::msm_levels::MSM_LEVELS_SRC)?;
+                    self.run_msm_levels(&module, g, plan.charges())?.finest_f32
+                }
+            });
             args.has_lr = 1;
-            args.lr_periodic = i32::from(lr.periodic);
-            args.lr_o = [0, 1, 2].map(|k| (lr.origin_bohr[k] - o[k]) as f32);
-            args.lr_inv = m3(&lr.inverse);
-            args.lr_lo = lr.layout.lo.map(|x| x.clamp(i32::MIN as i64, i32::MAX as i64) as i32);
-            args.lr_dims = lr.layout.dims.map(|d| d.min(i32::MAX as usize) as i32);
+            args.lr_periodic = i32::from(g.periodic);
+            args.lr_o = [0, 1, 2].map(|k| (g.origin_bohr[k] - o[k]) as f32);
+            args.lr_inv = m3(&g.inverse);
+            args.lr_lo = finest.lo.map(|x| x.clamp(i32::MIN as i64, i32::MAX as i64) as i32);
+            args.lr_dims = finest.dims.map(|d| d.min(i32::MAX as usize) as i32);
         }
-        let up = |what: &'static str| dev_err(what);
+        let lr = match lr {
+            Some(lr) => lr,
+            None => self.stream.clone_htod(&[0.0f32]).map_err(up("upload MSM lattice"))?,
+        };
         Ok(MsmPrepared {
-            atoms: self.stream.clone_htod(&atoms).map_err(up("upload charges"))?,
-            start: self.stream.clone_htod(&start).map_err(up("upload bins"))?,
+            atoms,
+            start,
             neigh: self.stream.clone_htod(&neigh).map_err(up("upload neighbours"))?,
-            lr: self.stream.clone_htod(&lr_values).map_err(up("upload MSM lattice"))?,
+            lr,
             args,
             origin_bohr: o,
         })

@@ -81,6 +81,23 @@ impl AtomBins {
         cutoff_bohr: f64,
         width_angstrom: f64,
     ) -> Result<AtomBins, ComputeError> {
+        let mut bins = AtomBins::open_frame_with_width(positions_bohr, cutoff_bohr, width_angstrom)?;
+        bins.fill(positions_bohr, charges_e);
+        Ok(bins)
+    }
+
+    /// The bins of [`AtomBins::open`] without their charges (`start` and the charge arrays empty):
+    /// origin, edges, counts, neighbour offsets. [`AtomBins::filled`] sorts the charges in.
+    pub fn open_frame(positions_bohr: &[[f64; 3]], cutoff_bohr: f64) -> Result<AtomBins, ComputeError> {
+        let width = bin_width_angstrom(crate::model::units::angstrom_from_bohr(cutoff_bohr));
+        AtomBins::open_frame_with_width(positions_bohr, cutoff_bohr, width)
+    }
+
+    fn open_frame_with_width(
+        positions_bohr: &[[f64; 3]],
+        cutoff_bohr: f64,
+        width_angstrom: f64,
+    ) -> Result<AtomBins, ComputeError> {
         if !(width_angstrom.is_finite() && width_angstrom > 0.0) {
             return Err(ComputeError::BadInput(format!(
                 "bin width {width_angstrom} A: it must be a positive, finite distance"
@@ -111,7 +128,6 @@ impl AtomBins {
         let vectors = [[width, 0.0, 0.0], [0.0, width, 0.0], [0.0, 0.0, width]];
         let mut bins = AtomBins::empty(lo, vectors, counts, None, cutoff_bohr)?;
         bins.bbox_bohr = [lo, hi];
-        bins.fill(positions_bohr, charges_e);
         Ok(bins)
     }
 
@@ -122,6 +138,13 @@ impl AtomBins {
         cell_bohr: &Mat3,
         cutoff_bohr: f64,
     ) -> Result<AtomBins, ComputeError> {
+        let mut bins = AtomBins::periodic_frame(cell_bohr, cutoff_bohr)?;
+        bins.fill(positions_bohr, charges_e);
+        Ok(bins)
+    }
+
+    /// The bins of [`AtomBins::periodic`] without their charges (see [`AtomBins::open_frame`]).
+    pub fn periodic_frame(cell_bohr: &Mat3, cutoff_bohr: f64) -> Result<AtomBins, ComputeError> {
         let volume = det(cell_bohr).abs();
         let mut width = bohr_from_angstrom(bin_width_angstrom(crate::model::units::angstrom_from_bohr(cutoff_bohr)));
         let perp: [f64; 3] = std::array::from_fn(|k| {
@@ -142,9 +165,21 @@ impl AtomBins {
             width *= 2.0;
         };
         let vectors: Mat3 = std::array::from_fn(|k| cell_bohr[k].map(|x| x / counts[k] as f64));
-        let mut bins = AtomBins::empty([0.0; 3], vectors, counts, Some(*cell_bohr), cutoff_bohr)?;
-        bins.fill(positions_bohr, charges_e);
-        Ok(bins)
+        AtomBins::empty([0.0; 3], vectors, counts, Some(*cell_bohr), cutoff_bohr)
+    }
+
+    /// These bins (a frame from [`AtomBins::open_frame`] or [`AtomBins::periodic_frame`]) with
+    /// `positions_bohr` and `charges_e` sorted in (the charges of [`AtomBins::open`] or
+    /// [`AtomBins::periodic`] for the same input).
+    pub fn filled(mut self, positions_bohr: &[[f64; 3]], charges_e: &[f64]) -> AtomBins {
+        self.fill(positions_bohr, charges_e);
+        self
+    }
+
+    /// Inverse of the periodic cell (rows: fractional coordinate `f_k = w_k . x`); zero for open
+    /// bins.
+    pub fn cell_inverse(&self) -> &Mat3 {
+        &self.cell_inverse
     }
 
     fn empty(

@@ -391,6 +391,14 @@ pub fn lattice_cutoff(q: &[f64], layout: &LevelLayout, periodic: bool, stencil: 
 /// Top level, open boundaries: `e_m = sum_n g_b(|x_m - x_n|) q_n` over all points of the
 /// coarsest lattice (`vectors` are that level's step vectors, `b_bohr = 2^L a`).
 pub fn top_level_open(q: &[f64], layout: &LevelLayout, vectors: &Mat3, b_bohr: f64, out: &mut [f64]) {
+    let table = top_open_table(layout, vectors, b_bohr);
+    top_level_open_with(q, layout, &table, out);
+}
+
+/// The open top level's kernel for every displacement between two points of `layout`: entry
+/// `a + kx (b + ky c)` (`kx = 2 nx - 1`, `ky = 2 ny - 1`) holds `g_b` at displacement
+/// `(a - (nx - 1), b - (ny - 1), c - (nz - 1))` lattice steps.
+pub fn top_open_table(layout: &LevelLayout, vectors: &Mat3, b_bohr: f64) -> Vec<f64> {
     let [nx, ny, nz] = layout.dims;
     let (kx, ky) = (2 * nx.max(1) - 1, 2 * ny.max(1) - 1);
     let kz = 2 * nz.max(1) - 1;
@@ -409,6 +417,13 @@ pub fn top_level_open(q: &[f64], layout: &LevelLayout, vectors: &Mat3, b_bohr: f
             }
         }
     }
+    table
+}
+
+/// [`top_level_open`] with the kernel of [`top_open_table`] given.
+pub fn top_level_open_with(q: &[f64], layout: &LevelLayout, table: &[f64], out: &mut [f64]) {
+    let [nx, ny, nz] = layout.dims;
+    let (kx, ky) = (2 * nx.max(1) - 1, 2 * ny.max(1) - 1);
     let sources: Vec<([usize; 3], f64)> = (0..nz)
         .flat_map(|k| (0..ny).flat_map(move |j| (0..nx).map(move |i| [i, j, k])))
         .zip(q)
