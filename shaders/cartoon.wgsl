@@ -84,7 +84,7 @@ struct Record {
 
 // Twin of `CartoonResidue` in src/surface/cartoon/device.rs (40 bytes): spline control point,
 // index of its interval's first ring in the piece, unit side vector, colour, value, flags (bits
-// 0-1 section code, RESIDUE_ARROW, RESIDUE_AFTER_ARROW).
+// 0-1 section code, RESIDUE_ARROW, RESIDUE_AFTER_ARROW, RESIDUE_NO_SIDE).
 struct Residue {
     px: f32,
     py: f32,
@@ -102,6 +102,7 @@ const PIECE_BOXES: u32 = 1u;
 const PIECE_SPLINE: u32 = 2u;
 const RESIDUE_ARROW: u32 = 4u;
 const RESIDUE_AFTER_ARROW: u32 = 8u;
+const RESIDUE_NO_SIDE: u32 = 16u;
 const FLOATS_PER_VERTEX: u32 = 6u;
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -343,9 +344,10 @@ fn control_point(p: Piece, k: u32) -> vec3<f32> {
     return vec3<f32>(r.px, r.py, r.pz);
 }
 
-fn side_of(p: Piece, k: u32) -> vec3<f32> {
+// The side vector of residue k (w = 1), or w = 0 where it has none.
+fn side_of(p: Piece, k: u32) -> vec4<f32> {
     let r = residues[p.first_input + k];
-    return vec3<f32>(r.sx, r.sy, r.sz);
+    return vec4<f32>(r.sx, r.sy, r.sz, select(1.0, 0.0, (r.flags & RESIDUE_NO_SIDE) != 0u));
 }
 
 // Control point k, reflected past the ends (keeps the end tangents along the first and last bonds).
@@ -475,22 +477,35 @@ fn tangent_at(p: Piece, m: u32) -> vec3<f32> {
     return start;
 }
 
-// The side vector sample m asks for: its residues' carbonyl sides interpolated.
-fn wanted_side(p: Piece, m: u32) -> vec3<f32> {
+// The side vector sample m asks for (w = 0: none): its residues' carbonyl sides interpolated, or
+// the one of them that has one (the first at a piece's last sample).
+fn wanted_side(p: Piece, m: u32) -> vec4<f32> {
     let ks = sample_residue(p, m);
     let a = side_of(p, ks.x);
     if (ks.x + 1u == p.n_residues_or_first_band) {
         return a;
     }
     let b = side_of(p, ks.x + 1u);
-    return a + (b - a) * sample_t(ks.y);
+    if (a.w > 0.0 && b.w > 0.0) {
+        return vec4<f32>(a.xyz + (b.xyz - a.xyz) * sample_t(ks.y), 1.0);
+    }
+    return select(b, a, a.w > 0.0);
+}
+
+// The wanted side of sample m made perpendicular to its tangent t (w = 0: none).
+fn own_side(p: Piece, m: u32, t: vec3<f32>) -> vec4<f32> {
+    let w = wanted_side(p, m);
+    if (w.w == 0.0) {
+        return vec4<f32>(0.0);
+    }
+    return perpendicular_part(w.xyz, t);
 }
 
 // The side vector at sample m (tangent `t`): the wanted side made perpendicular to the tangent;
-// where that has no direction, the previous sample's side made perpendicular, else any
-// perpendicular (the CPU's order of fallbacks).
+// where there is none or it has no direction, the previous sample's side made perpendicular, else
+// any perpendicular (the CPU's order of fallbacks).
 fn side_at(p: Piece, m: u32, t: vec3<f32>) -> vec3<f32> {
-    let own = perpendicular_part(wanted_side(p, m), t);
+    let own = own_side(p, m, t);
     if (own.w > 0.0) {
         return own.xyz;
     }
@@ -503,7 +518,7 @@ fn side_at(p: Piece, m: u32, t: vec3<f32>) -> vec3<f32> {
             break;
         }
         j -= 1u;
-        let s = perpendicular_part(wanted_side(p, j), tangent_at(p, j));
+        let s = own_side(p, j, tangent_at(p, j));
         if (s.w > 0.0) {
             side = s.xyz;
             found = true;

@@ -10,11 +10,13 @@
 //! on the residue counts and the codes. The first device pass evaluates the spline, the frames and
 //! the sections of every ring from these (the rings never cross the bus); the next passes write
 //! exactly the mesh [`super::build`] makes, vertex for vertex and index for index (the tests
-//! compare the two). Pieces the per-residue path does not take keep the per-ring path: nucleic-acid
-//! tubes (their side vector is carried from ring to ring), base slabs, and protein tubes with a
-//! residue lacking a usable carbonyl or with consecutive trace points closer than 1e-3 Angstrom
-//! (their frames too are carried from ring to ring); the CPU writes one [`CartoonRecord`] per ring
-//! or box of those, as [`super::build`] makes them. Called by the render pass's owner (the viewer's
+//! compare the two). Where the CPU carries a frame from ring to ring (a sample without a direction,
+//! a residue without a carbonyl: a terminal residue with OT1/OT2), the device looks back along the
+//! piece for it. Pieces the per-residue path does not take keep the per-ring path: nucleic-acid
+//! tubes (their side vector is carried from ring to ring all along), base slabs, and protein tubes
+//! with long runs of residues lacking a usable carbonyl (CA-only models) or with consecutive trace
+//! points closer than 1e-3 Angstrom; the CPU writes one [`CartoonRecord`] per ring or box of
+//! those, as [`super::build`] makes them. Called by the render pass's owner (the viewer's
 //! cartoon representations), the benchmark and the tests. Nothing here knows wgpu.
 
 use super::{
@@ -62,7 +64,8 @@ pub struct CartoonResidue {
     /// RGBA8, alpha forced to 255.
     pub color: u32,
     pub value: f32,
-    /// Bits 0-1: the section ([`CartoonRings::sections`]); [`RESIDUE_ARROW`], [`RESIDUE_AFTER_ARROW`].
+    /// Bits 0-1: the section ([`CartoonRings::sections`]); [`RESIDUE_ARROW`],
+    /// [`RESIDUE_AFTER_ARROW`], [`RESIDUE_NO_SIDE`].
     pub flags: u32,
 }
 
@@ -71,6 +74,13 @@ pub const RESIDUE_ARROW: u32 = 4;
 /// [`CartoonResidue::flags`]: the previous residue's interval held an arrowhead (this section
 /// starts from the arrow's point).
 pub const RESIDUE_AFTER_ARROW: u32 = 8;
+/// [`CartoonResidue::flags`]: no usable carbonyl, no side vector of its own (`side` is zero).
+pub const RESIDUE_NO_SIDE: u32 = 16;
+
+/// Most spline samples in a row without a side vector of their own (carried from the sample
+/// before) a tube on the per-residue path may have; the device looks back at most 64 samples
+/// (`MAX_LOOK_BACK` in `shaders/cartoon.wgsl`) for the side it carries.
+const MAX_CARRIED_SAMPLES: usize = 48;
 
 /// [`CartoonPiece::kind`] of a tube whose rings the CPU wrote (start cap, rings, end cap).
 pub const PIECE_TUBE: u32 = 0;
@@ -232,7 +242,16 @@ impl Prepared {
                     .points
                     .windows(2)
                     .all(|w| matches!(w, [a, b] if b.sub(*a).dot(b.sub(*a)) > MIN_STEP2_ANGSTROM2));
-                if spaced && input.points.len() >= 2 && input.sides.iter().all(Option::is_some) {
+                // The longest run of residues without a side vector: all but the run's last
+                // interval (and the piece's last sample) carry the side from sample to sample.
+                let longest = input
+                    .sides
+                    .split(Option::is_some)
+                    .map(<[Option<Vec3>]>::len)
+                    .max()
+                    .unwrap_or(0);
+                let carried = longest * params.segments_per_residue + 1;
+                if spaced && input.points.len() >= 2 && carried <= MAX_CARRIED_SAMPLES {
                     let arrows = input.arrows.iter().filter(|&&a| a).count();
                     let rings = (input.points.len() - 1) * params.segments_per_residue + 1 + 3 * arrows;
                     let bands = rings.saturating_sub(1 + 2 * arrows);
@@ -265,13 +284,17 @@ fn write_residues(input: &TraceInput, per: usize, out: &mut [CartoonResidue]) {
     for (k, slot) in out.iter_mut().enumerate() {
         let arrow = input.arrows.get(k).copied().unwrap_or(false);
         let code = input.codes.get(k).map_or(0, |&c| u32::from(c));
+        let side = input.sides.get(k).copied().flatten();
         *slot = CartoonResidue {
             point_angstrom: input.points.get(k).map_or([0.0; 3], |p| p.to_array()),
             first_ring: u32::try_from(first_ring).unwrap_or(u32::MAX),
-            side: input.sides.get(k).copied().flatten().map_or([0.0; 3], Vec3::to_array),
+            side: side.map_or([0.0; 3], Vec3::to_array),
             color: pack(input.colors.get(k).copied().unwrap_or([255; 4])),
             value: input.values.get(k).copied().unwrap_or(0.0),
-            flags: code | if arrow { RESIDUE_ARROW } else { 0 } | if after_arrow { RESIDUE_AFTER_ARROW } else { 0 },
+            flags: code
+                | if arrow { RESIDUE_ARROW } else { 0 }
+                | if after_arrow { RESIDUE_AFTER_ARROW } else { 0 }
+                | if side.is_none() { RESIDUE_NO_SIDE } else { 0 },
         };
         first_ring += per + if arrow { 3 } else { 0 };
         after_arrow = arrow;
