@@ -317,8 +317,9 @@ fn make_triangles(@builtin(global_invocation_id) gid: vec3<u32>) {
 @group(1) @binding(5) var<storage, read_write> rings: array<Record>;
 @group(1) @binding(6) var<storage, read_write> ring_bands: array<u32>;
 
-// Farthest a ring looks back for a direction or side vector of its own (the CPU sends pieces whose
-// samples could lack one for long, with coincident trace points, on the per-ring path).
+// Farthest a ring looks back for a sample with a direction and side vector of its own (the CPU
+// sends pieces whose samples could lack them for longer on the per-ring path: long runs of
+// residues without carbonyls, coincident trace points).
 const MAX_LOOK_BACK: u32 = 64u;
 
 // The last piece whose first ring is at most `id`.
@@ -431,50 +432,31 @@ fn sample_residue(p: Piece, m: u32) -> vec2<u32> {
     return vec2<u32>(k, m - k * per);
 }
 
-// Point and derivative of the spline at sample m.
+// Point and derivative of the spline at sample m: Catmull-Rom through four of the control points
+// k - 2 .. k + 2 around its residue k (straight segments for the trace style).
 fn spline_sample(p: Piece, m: u32) -> Sample {
     let ks = sample_residue(p, m);
     let k = i32(ks.x);
     let last = ks.x + 1u == p.n_residues_or_first_band;
-    let linear = ring_params.linear != 0u;
-    var out: Sample;
-    if (last) {
-        if (linear) {
-            out.center = spline_point(p, k);
-            out.derivative = spline_point(p, k) - spline_point(p, k - 1);
-        } else {
-            out = catmull_rom(spline_point(p, k - 2), spline_point(p, k - 1), spline_point(p, k), spline_point(p, k + 1), 1.0);
-        }
-    } else {
-        let t = sample_t(ks.y);
-        if (linear) {
-            let a = spline_point(p, k);
-            let b = spline_point(p, k + 1);
-            out.center = a + (b - a) * t;
-            out.derivative = b - a;
-        } else {
-            out = catmull_rom(spline_point(p, k - 1), spline_point(p, k), spline_point(p, k + 1), spline_point(p, k + 2), t);
-        }
+    // The last sample is the end (t = 1) of the interval before.
+    let first = select(k - 1, k - 2, last);
+    let t = select(sample_t(ks.y), 1.0, last);
+    var q: array<vec3<f32>, 4>;
+    for (var i = 0; i < 4; i++) {
+        q[i] = spline_point(p, first + i);
     }
-    return out;
-}
-
-// The tangent at sample m: its own direction, else the nearest earlier sample's (the piece's start
-// tangent before the first), as the CPU carries it.
-fn tangent_at(p: Piece, m: u32) -> vec3<f32> {
-    let start = vec3<f32>(p.start_tangent_x, p.start_tangent_y, p.start_tangent_z);
-    var j = m;
-    for (var step = 0u; step < MAX_LOOK_BACK; step++) {
-        let u = unit(spline_sample(p, j).derivative);
-        if (u.w > 0.0) {
-            return u.xyz;
+    if (ring_params.linear != 0u) {
+        var out: Sample;
+        if (last) {
+            out.center = q[2];
+            out.derivative = q[2] - q[1];
+        } else {
+            out.center = q[1] + (q[2] - q[1]) * t;
+            out.derivative = q[2] - q[1];
         }
-        if (j == 0u) {
-            return start;
-        }
-        j -= 1u;
+        return out;
     }
-    return start;
+    return catmull_rom(q[0], q[1], q[2], q[3], t);
 }
 
 // The side vector sample m asks for (w = 0: none): its residues' carbonyl sides interpolated, or
@@ -492,48 +474,21 @@ fn wanted_side(p: Piece, m: u32) -> vec4<f32> {
     return select(b, a, a.w > 0.0);
 }
 
-// The wanted side of sample m made perpendicular to its tangent t (w = 0: none).
-fn own_side(p: Piece, m: u32, t: vec3<f32>) -> vec4<f32> {
-    let w = wanted_side(p, m);
-    if (w.w == 0.0) {
-        return vec4<f32>(0.0);
-    }
-    return perpendicular_part(w.xyz, t);
+struct Frame {
+    center: vec3<f32>,
+    // The unit tangent (w = 1), or w = 0 where the spline has no direction.
+    tangent: vec4<f32>,
+    // The side vector asked for (w = 0: none).
+    wanted: vec4<f32>,
 }
 
-// The side vector at sample m (tangent `t`): the wanted side made perpendicular to the tangent;
-// where there is none or it has no direction, the previous sample's side made perpendicular, else
-// any perpendicular (the CPU's order of fallbacks).
-fn side_at(p: Piece, m: u32, t: vec3<f32>) -> vec3<f32> {
-    let own = own_side(p, m, t);
-    if (own.w > 0.0) {
-        return own.xyz;
-    }
-    // The nearest earlier sample with a side of its own, then carried forward to m.
-    var j = m;
-    var side = vec3<f32>(0.0);
-    var found = false;
-    for (var step = 0u; step < MAX_LOOK_BACK; step++) {
-        if (j == 0u) {
-            break;
-        }
-        j -= 1u;
-        let s = own_side(p, j, tangent_at(p, j));
-        if (s.w > 0.0) {
-            side = s.xyz;
-            found = true;
-            break;
-        }
-    }
-    if (!found) {
-        side = any_perpendicular(tangent_at(p, j));
-    }
-    for (var i = j + 1u; i <= m; i++) {
-        let ti = select(tangent_at(p, i), t, i == m);
-        let s = perpendicular_part(side, ti);
-        side = select(any_perpendicular(ti), s.xyz, s.w > 0.0);
-    }
-    return side;
+fn sample_frame(p: Piece, m: u32) -> Frame {
+    let s = spline_sample(p, m);
+    var out: Frame;
+    out.center = s.center;
+    out.tangent = unit(s.derivative);
+    out.wanted = wanted_side(p, m);
+    return out;
 }
 
 fn section(code: u32) -> vec3<f32> {
@@ -591,16 +546,62 @@ fn make_rings(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let m = k * per + s;
     let t = select(sample_t(s), 0.0, last);
-    let sample = spline_sample(p, m);
-    let own = unit(sample.derivative);
-    var tangent = own.xyz;
-    if (own.w == 0.0) {
-        tangent = vec3<f32>(p.start_tangent_x, p.start_tangent_y, p.start_tangent_z);
-        if (m > 0u) {
-            tangent = tangent_at(p, m - 1u);
+    // The CPU carries the tangent and side vector from sample to sample where a sample has none
+    // of its own. A sample with its own tangent and side vector depends on no other: look back
+    // for the nearest such sample b <= m, then carry the frame forward from it to m as the CPU
+    // does (from the piece's start tangent and no side before the first sample).
+    var center = vec3<f32>(0.0);
+    var tangent = vec3<f32>(p.start_tangent_x, p.start_tangent_y, p.start_tangent_z);
+    var side = vec3<f32>(0.0);
+    var has_side = false;
+    // One loop for both ways (one copy of the spline's code): back from m, then forward.
+    var i = m;
+    var steps = 0u;
+    var forward = false;
+    loop {
+        let f = sample_frame(p, i);
+        if (i == m && !forward) {
+            center = f.center;
         }
+        if (!forward) {
+            var own = vec4<f32>(0.0);
+            if (f.tangent.w > 0.0 && f.wanted.w > 0.0) {
+                own = perpendicular_part(f.wanted.xyz, f.tangent.xyz);
+            }
+            if (own.w > 0.0) {
+                tangent = f.tangent.xyz;
+                side = own.xyz;
+                has_side = true;
+                if (i == m) {
+                    break;
+                }
+                forward = true;
+                i += 1u;
+                continue;
+            }
+            if (i > 0u && steps < MAX_LOOK_BACK) {
+                i -= 1u;
+                steps += 1u;
+                continue;
+            }
+            // No such sample: carry from the start tangent and no side, from this sample on.
+            forward = true;
+        }
+        tangent = select(tangent, f.tangent.xyz, f.tangent.w > 0.0);
+        var next = vec4<f32>(0.0);
+        if (f.wanted.w > 0.0) {
+            next = perpendicular_part(f.wanted.xyz, tangent);
+        }
+        if (next.w == 0.0 && has_side) {
+            next = perpendicular_part(side, tangent);
+        }
+        side = select(any_perpendicular(tangent), next.xyz, next.w > 0.0);
+        has_side = true;
+        if (i >= m) {
+            break;
+        }
+        i += 1u;
     }
-    let side = side_at(p, m, tangent);
     var near = k + 1u;
     if (t < 0.5 || last) {
         near = k;
@@ -634,7 +635,7 @@ fn make_rings(@builtin(global_invocation_id) gid: vec3<u32>) {
         profile = select(start + (p_next - start) * t, start, last);
     }
     var out: Record;
-    out.center = sample.center;
+    out.center = center;
     out.a = profile.x;
     out.tangent = tangent;
     out.b = profile.y;

@@ -362,11 +362,15 @@ impl CartoonCompute {
         for (k, (label, pipeline, threads, group_index)) in steps.into_iter().enumerate() {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(label),
-                timestamp_writes: timestamps.as_ref().map(|t| wgpu::ComputePassTimestampWrites {
-                    query_set: t.query_set,
-                    beginning_of_pass_write_index: (k == 0).then_some(t.begin),
-                    end_of_pass_write_index: (k == 2).then_some(t.end),
-                }),
+                // The first pass writes the beginning, the last the end.
+                timestamp_writes: timestamps
+                    .as_ref()
+                    .filter(|_| k != 1)
+                    .map(|t| wgpu::ComputePassTimestampWrites {
+                        query_set: t.query_set,
+                        beginning_of_pass_write_index: (k == 0).then_some(t.begin),
+                        end_of_pass_write_index: (k == 2).then_some(t.end),
+                    }),
             });
             pass.set_bind_group(
                 group_index,
