@@ -417,7 +417,7 @@ impl Polymer {
         secondary
     }
 
-    /// As [`Polymer::mesh_into`], but the per-ring inputs of the render device's cartoon pass
+    /// As [`Polymer::mesh_into`], but the per-residue inputs of the render device's cartoon passes
     /// (`surface::cartoon::device`) instead of the mesh.
     pub fn rings_into(
         &self,

@@ -15,7 +15,7 @@
 //! frame change); the wavefunction's own potential at the vertices needs the CPU meshes.
 //! On request ([`SceneSync::time_stages`], the playback bench) it times the render-device stages:
 //! host recording, extraction and counter wait, and GPU timestamps of the pass and the extraction.
-//! Cartoons built as per-ring inputs (`AppState::update_cartoon_rep` where `gpu_cartoons` is set)
+//! Cartoons built as per-residue inputs (`AppState::update_cartoon_rep` where `gpu_cartoons` is set)
 //! have their meshes written by the cartoon pass on the render device (`render::cartoon_compute`,
 //! into buffers of each representation's own, reused from frame to frame; again only when the
 //! cartoon shown changed); the others are CPU meshes.
@@ -346,7 +346,7 @@ impl SceneSync {
         self.cartoon.is_some()
     }
 
-    /// The visible cartoons built as per-ring inputs: their meshes written on the render device
+    /// The visible cartoons built as per-residue inputs: their meshes written on the render device
     /// (again only when the cartoon shown changed) and added to the scene. When the pass cannot
     /// run, cartoons are built on the CPU from the next update on.
     fn device_cartoons(&mut self, rc: &RenderContext, scene: &mut GpuScene, state: &mut AppState) {

@@ -222,7 +222,7 @@ pub struct ViewState {
     /// pass) instead of on the CPU; set by the window when its device can.
     pub gpu_surfaces: bool,
     /// Cartoon meshes are written on the render device (`render::cartoon_compute`; the cartoon thread
-    /// makes only their per-ring inputs); else on the CPU. Set from the adapter's capabilities.
+    /// makes only their per-residue inputs); else on the CPU. Set from the adapter's capabilities.
     pub gpu_cartoons: bool,
     /// CPU isosurfaces extracted on a thread of their own, one lane per field representation
     /// ([`AppState::extract_surfaces_off_thread`]); `None`: extracted in the update loop itself.

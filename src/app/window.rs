@@ -447,7 +447,7 @@ impl ApplicationHandler for Viewer {
                 }
                 // Cartoons (secondary structure and mesh per frame) on a thread of their own too; their
                 // meshes written on this device where the capabilities chose it (a hardware adapter
-                // with compute passes; the thread then makes only the per-ring inputs).
+                // with compute passes; the thread then makes only the per-residue inputs).
                 self.state.view.gpu_cartoons = self.gfx.as_ref().is_some_and(|g| g.rc.capabilities.gpu_cartoons());
                 self.state.build_cartoons_off_thread();
                 // Surface colours by the charges' potential (exact at the vertices) on one as well.

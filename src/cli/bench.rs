@@ -139,7 +139,7 @@ pub struct BenchArgs {
     #[arg(long)]
     cartoon: bool,
     /// With --cartoon: `render-device` also times the mesh written by the compute pass on the render
-    /// device (per-ring inputs on the CPU, their upload, the passes), beside the CPU figures.
+    /// device (per-residue inputs on the CPU, their upload, the passes), beside the CPU figures.
     #[arg(long, value_enum, default_value = "cpu")]
     cartoon_on: CartoonOn,
     /// Time the electrostatic potential of threonine's wavefunction: the CPU engine on one thread

@@ -1,7 +1,7 @@
 //! Cartoon meshes off the viewer's thread: one named worker (`orbitfield-cartoon`, a
 //! [`LaneWorker`]) runs secondary structure and the cartoon of one frame while the UI keeps drawing
 //! the previous one: the mesh itself ([`Polymer::mesh_into`]), or, where the render device writes
-//! the mesh (`render::cartoon_compute`), only its per-ring inputs ([`Polymer::rings_into`]).
+//! the mesh (`render::cartoon_compute`), only its per-residue inputs ([`Polymer::rings_into`]).
 //!
 //! Owns [`CartoonWorker`] and [`CartoonBuilt`]. Lanes are cartoon representations: latest wins per
 //! lane, results carry the lane and the key they were asked for. Used by the viewer's
@@ -35,11 +35,7 @@ impl CartoonBuilt {
     pub fn bytes(&self) -> usize {
         match self {
             CartoonBuilt::Mesh(m) => m.positions_angstrom.len() * 28 + m.indices.len() * 4 + m.values.len() * 4,
-            CartoonBuilt::Rings(r) => {
-                std::mem::size_of_val(r.records.as_slice())
-                    + std::mem::size_of_val(r.pieces.as_slice())
-                    + std::mem::size_of_val(r.bands.as_slice())
-            }
+            CartoonBuilt::Rings(r) => r.input_bytes(),
         }
     }
 }

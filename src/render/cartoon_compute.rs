@@ -1,5 +1,6 @@
-//! The cartoon mesh written on the render device: a wgpu compute pass (`shaders/cartoon.wgsl`) that
-//! turns the per-ring inputs of `surface::cartoon::device` into vertex, colour and index buffers the
+//! The cartoon mesh written on the render device: wgpu compute passes (`shaders/cartoon.wgsl`) that
+//! turn the per-residue inputs of `surface::cartoon::device` into rings (spline, frames, sections:
+//! a device-side buffer that never crosses the bus), then into vertex, colour and index buffers the
 //! mesh pipeline draws as they are (no host copy of the mesh).
 //!
 //! Owns [`CartoonCompute`] (pipelines, created once per device), [`CartoonBuffers`] (one
@@ -7,14 +8,16 @@
 //! and [`CartoonMesh`] (the output, handed to `GpuScene::add_cartoon_mesh`). Who calls it: the viewer's
 //! cartoon representations on adapters with compute shaders (`app::draw`), `orbitfield bench
 //! --cartoon` and the tests, which read the mesh back ([`CartoonMesh::read_back`]) and compare it
-//! with the CPU mesh `surface::cartoon::build` makes from the same rings (the reference).
+//! with the CPU mesh `surface::cartoon::build` makes from the same segments (the reference).
 //!
-//! The CPU knows every count and offset, so the pass needs no atomics and no counter read-back:
-//! one thread per vertex and one per triangle, in the same order as the CPU mesh.
+//! The CPU knows every count and offset, so the passes need no atomics and no counter read-back:
+//! one thread per ring, then one per vertex and one per triangle, in the same order as the CPU
+//! mesh. The ring pass has a bind group of its own (group 1), so that neither pipeline binds more
+//! than six storage buffers.
 
-use super::mc_compute::{ComputeShader, McError, groups_2d, read_buffer, with_headroom};
+use super::mc_compute::{ComputeShader, McError, buffer_entry, groups_2d, read_buffer, with_headroom};
 use crate::surface::MeshData;
-use crate::surface::cartoon::device::CartoonRings;
+use crate::surface::cartoon::device::{CartoonRecord, CartoonRings};
 use wgpu::util::DeviceExt;
 
 /// The WGSL source of the passes.
@@ -37,10 +40,23 @@ pub struct CartoonPassParams {
     pub n_vertices: u32,
     pub n_triangles: u32,
     pub threads_per_row: u32,
+    /// Rings and boxes of all pieces.
+    pub n_records: u32,
+    pub segments_per_residue: u32,
+    /// 1: straight segments between trace points.
+    pub linear: u32,
+    pub arrow_width_factor: f32,
     pub pad: [u32; 3],
+    /// `(a, b, e, 0)` of the protein sections by code, then the arrow's point.
+    pub sections: [[f32; 4]; 4],
+    /// `t = s / segments_per_residue` of each sample `s`, four per element.
+    pub samples_t: [[f32; 4]; MAX_SAMPLES / 4],
     /// `(cos, sin, 0, 0)` of each ring vertex's angle.
     pub angles: [[f32; 4]; MAX_SIDES],
 }
+
+/// Most spline samples per residue the pass takes (as `surface::cartoon` clamps them).
+pub const MAX_SAMPLES: usize = 64;
 
 /// Why the pass could not run or be read back.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -49,6 +65,8 @@ pub enum CartoonGpuError {
     TooLarge { vertices: u64, indices: u64 },
     #[error("the cartoon's rings have {0} sides, the pass takes 4 to 64")]
     Sides(u32),
+    #[error("the cartoon has {0} spline samples per residue, the pass takes 1 to 64")]
+    Samples(u32),
     #[error(transparent)]
     ReadBack(#[from] McError),
 }
@@ -77,7 +95,8 @@ struct Grown {
 
 impl Grown {
     fn at_least(&mut self, device: &wgpu::Device, label: &str, bytes: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
-        let bytes = bytes.max(16);
+        // At least one element of the largest input type (an empty array binds as one).
+        let bytes = bytes.max(64);
         match &self.buffer {
             Some(b) if b.size() >= bytes => b.clone(),
             _ => {
@@ -100,6 +119,9 @@ impl Grown {
 #[derive(Default)]
 pub struct CartoonBuffers {
     pieces: Grown,
+    residues: Grown,
+    host_records: Grown,
+    host_bands: Grown,
     records: Grown,
     bands: Grown,
     vertices: Grown,
@@ -108,8 +130,8 @@ pub struct CartoonBuffers {
     params: Option<wgpu::Buffer>,
 }
 
-/// Where the pass writes GPU timestamps: a query set of the caller's, the index written before the
-/// vertex pass and the one after the triangle pass.
+/// Where the passes write GPU timestamps: a query set of the caller's, the index written before the
+/// ring pass and the one after the triangle pass.
 pub struct PassTimestamps<'a> {
     pub query_set: &'a wgpu::QuerySet,
     pub begin: u32,
@@ -119,6 +141,8 @@ pub struct PassTimestamps<'a> {
 /// Pipelines, created once per device.
 pub struct CartoonCompute {
     layout: wgpu::BindGroupLayout,
+    ring_layout: wgpu::BindGroupLayout,
+    rings: wgpu::ComputePipeline,
     vertices: wgpu::ComputePipeline,
     triangles: wgpu::ComputePipeline,
 }
@@ -126,16 +150,42 @@ pub struct CartoonCompute {
 impl CartoonCompute {
     pub fn new(device: &wgpu::Device) -> CartoonCompute {
         let shader = ComputeShader::new(device, "cartoon", SHADER_SOURCE, false, 3, 3);
+        // Group 1 of the ring pass: the parameters, four inputs read and the rings and bands written.
+        let mut entries = vec![buffer_entry(0, wgpu::BufferBindingType::Uniform, false)];
+        entries.extend((1..=6).map(|b| buffer_entry(b, wgpu::BufferBindingType::Storage { read_only: b <= 4 }, false)));
+        let ring_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("cartoon ring bind group layout"),
+            entries: &entries,
+        });
+        let ring_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("cartoon ring pipeline layout"),
+            bind_group_layouts: &[None, Some(&ring_layout)],
+            immediate_size: 0,
+        });
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("cartoon rings"),
+            source: wgpu::ShaderSource::Wgsl(SHADER_SOURCE.into()),
+        });
+        let rings = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("make_rings"),
+            layout: Some(&ring_pipeline_layout),
+            module: &module,
+            entry_point: Some("make_rings"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
         CartoonCompute {
+            ring_layout,
+            rings,
             vertices: shader.pipeline(device, "make_vertices"),
             triangles: shader.pipeline(device, "make_triangles"),
             layout: shader.layout,
         }
     }
 
-    /// Writes `rings` into `buffers` (through the queue: ordered before the next submission) and
-    /// records the passes that write the mesh into `encoder`. The mesh is ready once `encoder` is
-    /// submitted; nothing is read back.
+    /// Writes the inputs of `rings` into `buffers` (through the queue: ordered before the next
+    /// submission) and records the passes that make the rings and write the mesh into `encoder`.
+    /// The mesh is ready once `encoder` is submitted; nothing is read back.
     pub fn encode(
         &self,
         device: &wgpu::Device,
@@ -149,6 +199,10 @@ impl CartoonCompute {
         if !(4..=MAX_SIDES as u32).contains(&sides) || rings.angles.len() != sides as usize {
             return Err(CartoonGpuError::Sides(sides));
         }
+        let per = rings.segments_per_residue;
+        if !(1..=MAX_SAMPLES as u32).contains(&per) || rings.samples_t.len() != per as usize {
+            return Err(CartoonGpuError::Samples(per));
+        }
         let limits = device.limits();
         let most = limits.max_buffer_size.min(limits.max_storage_buffer_binding_size);
         let too_large = CartoonGpuError::TooLarge {
@@ -156,23 +210,39 @@ impl CartoonCompute {
             indices: rings.n_indices,
         };
         let bytes_of = |n: u64, each: u64| n.checked_mul(each).filter(|&b| with_headroom(b) <= most);
-        let (Some(vertex_bytes), Some(color_bytes), Some(index_bytes), Ok(n_vertices), Ok(n_indices)) = (
+        let record_size = std::mem::size_of::<CartoonRecord>() as u64;
+        let (
+            Some(vertex_bytes),
+            Some(color_bytes),
+            Some(index_bytes),
+            Some(record_bytes),
+            Some(band_bytes),
+            Ok(n_vertices),
+            Ok(n_indices),
+            Ok(n_records),
+        ) = (
             bytes_of(rings.n_vertices, VERTEX_BYTES),
             bytes_of(rings.n_vertices, COLOR_BYTES),
             bytes_of(rings.n_indices, 4),
+            bytes_of(rings.n_records, record_size),
+            bytes_of(rings.n_bands, 4),
             u32::try_from(rings.n_vertices),
             u32::try_from(rings.n_indices),
-        ) else {
+            u32::try_from(rings.n_records),
+        )
+        else {
             return Err(too_large);
         };
         let input_bytes = |items: &[u8]| Some(items.len() as u64).filter(|&b| with_headroom(b) <= most);
         let pieces_raw: &[u8] = bytemuck::cast_slice(&rings.pieces);
-        let records_raw: &[u8] = bytemuck::cast_slice(&rings.records);
-        let bands_raw: &[u8] = bytemuck::cast_slice(&rings.bands);
-        let (Some(pb), Some(rb), Some(bb), Ok(n_pieces)) = (
+        let residues_raw: &[u8] = bytemuck::cast_slice(&rings.residues);
+        let host_records_raw: &[u8] = bytemuck::cast_slice(&rings.host_records);
+        let host_bands_raw: &[u8] = bytemuck::cast_slice(&rings.host_bands);
+        let (Some(pb), Some(rb), Some(hb), Some(bb), Ok(n_pieces)) = (
             input_bytes(pieces_raw),
-            input_bytes(records_raw),
-            input_bytes(bands_raw),
+            input_bytes(residues_raw),
+            input_bytes(host_records_raw),
+            input_bytes(host_bands_raw),
             u32::try_from(rings.pieces.len()),
         ) else {
             return Err(too_large);
@@ -180,8 +250,15 @@ impl CartoonCompute {
         use wgpu::BufferUsages as U;
         let input = U::STORAGE | U::COPY_DST;
         let pieces = buffers.pieces.at_least(device, "cartoon pieces", pb, input);
-        let records = buffers.records.at_least(device, "cartoon ring records", rb, input);
-        let bands = buffers.bands.at_least(device, "cartoon bands", bb, input);
+        let residues = buffers.residues.at_least(device, "cartoon residues", rb, input);
+        let host_records = buffers
+            .host_records
+            .at_least(device, "cartoon host ring records", hb, input);
+        let host_bands = buffers.host_bands.at_least(device, "cartoon host bands", bb, input);
+        let records = buffers
+            .records
+            .at_least(device, "cartoon ring records", record_bytes, U::STORAGE);
+        let bands = buffers.bands.at_least(device, "cartoon bands", band_bytes, U::STORAGE);
         let out = U::STORAGE | U::COPY_SRC | U::COPY_DST;
         let vertices = buffers
             .vertices
@@ -192,16 +269,27 @@ impl CartoonCompute {
         let indices = buffers
             .indices
             .at_least(device, "cartoon indices", index_bytes, out | U::INDEX);
-        for (buffer, raw) in [(&pieces, pieces_raw), (&records, records_raw), (&bands, bands_raw)] {
+        for (buffer, raw) in [
+            (&pieces, pieces_raw),
+            (&residues, residues_raw),
+            (&host_records, host_records_raw),
+            (&host_bands, host_bands_raw),
+        ] {
             if !raw.is_empty() {
                 queue.write_buffer(buffer, 0, raw);
             }
         }
         let n_triangles = n_indices / 3;
-        let (x_groups, _) = groups_2d(n_vertices.max(n_triangles).div_ceil(WORKGROUP));
+        let (x_groups, _) = groups_2d(n_vertices.max(n_triangles).max(n_records).div_ceil(WORKGROUP));
         let mut angles = [[0.0f32; 4]; MAX_SIDES];
         for (slot, a) in angles.iter_mut().zip(&rings.angles) {
             *slot = [a[0], a[1], 0.0, 0.0];
+        }
+        let mut samples_t = [[0.0f32; 4]; MAX_SAMPLES / 4];
+        for (s, &t) in rings.samples_t.iter().enumerate() {
+            if let Some(slot) = samples_t.get_mut(s / 4).and_then(|v| v.get_mut(s % 4)) {
+                *slot = t;
+            }
         }
         let params = CartoonPassParams {
             sides,
@@ -209,7 +297,13 @@ impl CartoonCompute {
             n_vertices,
             n_triangles,
             threads_per_row: x_groups * WORKGROUP,
+            n_records,
+            segments_per_residue: per,
+            linear: u32::from(rings.linear),
+            arrow_width_factor: rings.arrow_width_factor,
             pad: [0; 3],
+            sections: rings.sections,
+            samples_t,
             angles,
         };
         let params_buf = match &buffers.params {
@@ -227,51 +321,65 @@ impl CartoonCompute {
                 b
             }
         };
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("cartoon bind group"),
-            layout: &self.layout,
-            entries: &[
-                (0, &params_buf),
-                (1, &pieces),
-                (2, &records),
-                (3, &bands),
-                (4, &vertices),
-                (5, &colors),
-                (6, &indices),
-            ]
-            .map(|(binding, b)| wgpu::BindGroupEntry {
-                binding,
-                resource: b.as_entire_binding(),
-            }),
-        });
-        {
+        let group = |label: &str, layout: &wgpu::BindGroupLayout, buffers: &[&wgpu::Buffer]| {
+            let entries: Vec<wgpu::BindGroupEntry> = buffers
+                .iter()
+                .enumerate()
+                .map(|(binding, b)| wgpu::BindGroupEntry {
+                    binding: binding as u32,
+                    resource: b.as_entire_binding(),
+                })
+                .collect();
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(label),
+                layout,
+                entries: &entries,
+            })
+        };
+        let ring_group = group(
+            "cartoon ring bind group",
+            &self.ring_layout,
+            &[
+                &params_buf,
+                &pieces,
+                &residues,
+                &host_records,
+                &host_bands,
+                &records,
+                &bands,
+            ],
+        );
+        let bind_group = group(
+            "cartoon bind group",
+            &self.layout,
+            &[&params_buf, &pieces, &records, &bands, &vertices, &colors, &indices],
+        );
+        let steps: [(&str, &wgpu::ComputePipeline, u32, u32); 3] = [
+            ("cartoon rings", &self.rings, n_records, 1),
+            ("cartoon vertices", &self.vertices, n_vertices, 0),
+            ("cartoon triangles", &self.triangles, n_triangles, 0),
+        ];
+        for (k, (label, pipeline, threads, group_index)) in steps.into_iter().enumerate() {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("cartoon vertices"),
-                timestamp_writes: timestamps.as_ref().map(|t| wgpu::ComputePassTimestampWrites {
-                    query_set: t.query_set,
-                    beginning_of_pass_write_index: Some(t.begin),
-                    end_of_pass_write_index: None,
-                }),
+                label: Some(label),
+                // The first pass writes the beginning, the last the end.
+                timestamp_writes: timestamps
+                    .as_ref()
+                    .filter(|_| k != 1)
+                    .map(|t| wgpu::ComputePassTimestampWrites {
+                        query_set: t.query_set,
+                        beginning_of_pass_write_index: (k == 0).then_some(t.begin),
+                        end_of_pass_write_index: (k == 2).then_some(t.end),
+                    }),
             });
-            pass.set_bind_group(0, &bind_group, &[]);
-            if n_vertices > 0 {
-                pass.set_pipeline(&self.vertices);
-                pass.dispatch_workgroups(x_groups, n_vertices.div_ceil(WORKGROUP).div_ceil(x_groups), 1);
-            }
-        }
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("cartoon triangles"),
-                timestamp_writes: timestamps.as_ref().map(|t| wgpu::ComputePassTimestampWrites {
-                    query_set: t.query_set,
-                    beginning_of_pass_write_index: None,
-                    end_of_pass_write_index: Some(t.end),
-                }),
-            });
-            pass.set_bind_group(0, &bind_group, &[]);
-            if n_triangles > 0 {
-                pass.set_pipeline(&self.triangles);
-                pass.dispatch_workgroups(x_groups, n_triangles.div_ceil(WORKGROUP).div_ceil(x_groups), 1);
+            pass.set_bind_group(
+                group_index,
+                if group_index == 1 { &ring_group } else { &bind_group },
+                &[],
+            );
+            if threads > 0 {
+                pass.set_pipeline(pipeline);
+                pass.dispatch_workgroups(x_groups, threads.div_ceil(WORKGROUP).div_ceil(x_groups), 1);
             }
         }
         Ok(CartoonMesh {
@@ -355,16 +463,22 @@ mod tests {
             wgpu::naga::valid::Capabilities::empty(),
         );
         validator.validate(&module).unwrap();
-        for entry in ["make_vertices", "make_triangles"] {
+        for entry in ["make_rings", "make_vertices", "make_triangles"] {
             assert!(module.entry_points.iter().any(|e| e.name == entry), "{entry}");
         }
-        use crate::surface::cartoon::device::{CartoonPiece, CartoonRecord};
+        use crate::surface::cartoon::device::{CartoonPiece, CartoonRecord, CartoonResidue};
         assert_eq!(
             wgsl_type_size(&module, "Params"),
             std::mem::size_of::<CartoonPassParams>()
         );
         assert_eq!(wgsl_type_size(&module, "Piece"), std::mem::size_of::<CartoonPiece>());
         assert_eq!(wgsl_type_size(&module, "Record"), std::mem::size_of::<CartoonRecord>());
-        assert_eq!(std::mem::size_of::<CartoonPassParams>(), 1056);
+        assert_eq!(
+            wgsl_type_size(&module, "Residue"),
+            std::mem::size_of::<CartoonResidue>()
+        );
+        assert_eq!(std::mem::size_of::<CartoonPassParams>(), 1392);
+        assert_eq!(std::mem::size_of::<CartoonResidue>(), 40);
+        assert_eq!(std::mem::size_of::<CartoonPiece>(), 64);
     }
 }

@@ -582,8 +582,11 @@ struct TraceInput {
     points: Vec<Vec3>,
     /// Unit side vectors (perpendicular to the local chain direction), already sign-consistent.
     sides: Vec<Option<Vec3>>,
-    profiles: Vec<Profile>,
-    /// Residues whose interval to the next residue holds an arrowhead (from `profiles[k]`'s width
+    /// The sections residues take, by [`TraceInput::codes`].
+    sections: [Profile; 3],
+    /// Per residue, its section in `sections` (0 coil or tube, 1 helix, 2 strand).
+    codes: Vec<u8>,
+    /// Residues whose interval to the next residue holds an arrowhead (from their section's width
     /// times the arrow factor down to `tip`).
     arrows: Vec<bool>,
     /// Section at an arrow's point (the coil tube).
@@ -595,6 +598,33 @@ struct TraceInput {
 }
 
 fn protein_rings(res: &[ProteinResidue], params: &CartoonParams) -> Vec<Ring> {
+    trace_rings(&protein_input(res, params), params)
+}
+
+/// The sections of a protein tube by [`TraceInput::codes`] (coil or tube, helix, strand).
+fn protein_sections(params: &CartoonParams) -> [Profile; 3] {
+    match params.style {
+        Style::Tube => [Profile::circle(params.tube_radius_angstrom); 3],
+        Style::Trace => [Profile::circle(params.trace_radius_angstrom); 3],
+        Style::Cartoon => [
+            Profile::circle(params.coil_radius_angstrom),
+            Profile {
+                a: 0.5 * params.helix_width_angstrom,
+                b: 0.5 * params.helix_thickness_angstrom,
+                e: 2.0,
+            },
+            Profile {
+                a: 0.5 * params.strand_width_angstrom,
+                b: 0.5 * params.strand_thickness_angstrom,
+                e: 6.0,
+            },
+        ],
+    }
+}
+
+/// The per-residue inputs of a protein tube: smoothed trace points, sign-consistent side vectors,
+/// sections, arrowheads, colours and values.
+fn protein_input(res: &[ProteinResidue], params: &CartoonParams) -> TraceInput {
     let n = res.len();
     let raw: Vec<Vec3> = res.iter().map(|r| Vec3(r.trace)).collect();
     let shape = |k: usize| match params.style {
@@ -647,38 +677,25 @@ fn protein_rings(res: &[ProteinResidue], params: &CartoonParams) -> Vec<Ring> {
         }
         sides.push(side);
     }
-    let profile = |s: Shape| match params.style {
-        Style::Tube => Profile::circle(params.tube_radius_angstrom),
-        Style::Trace => Profile::circle(params.trace_radius_angstrom),
-        Style::Cartoon => match s {
-            Shape::Coil => Profile::circle(params.coil_radius_angstrom),
-            Shape::Helix => Profile {
-                a: 0.5 * params.helix_width_angstrom,
-                b: 0.5 * params.helix_thickness_angstrom,
-                e: 2.0,
-            },
-            Shape::Strand => Profile {
-                a: 0.5 * params.strand_width_angstrom,
-                b: 0.5 * params.strand_thickness_angstrom,
-                e: 6.0,
-            },
-        },
-    };
-    let profiles: Vec<Profile> = (0..n).map(|k| profile(shape(k))).collect();
+    let codes: Vec<u8> = (0..n)
+        .map(|k| match shape(k) {
+            Shape::Coil => 0,
+            Shape::Helix => 1,
+            Shape::Strand => 2,
+        })
+        .collect();
     let arrows = protein_arrows(res, params);
-    trace_rings(
-        &TraceInput {
-            points,
-            sides,
-            profiles,
-            arrows,
-            tip: Profile::circle(params.coil_radius_angstrom),
-            colors: res.iter().map(|r| r.color).collect(),
-            values: res.iter().map(|r| r.value).collect(),
-            linear: params.style == Style::Trace,
-        },
-        params,
-    )
+    TraceInput {
+        points,
+        sides,
+        sections: protein_sections(params),
+        codes,
+        arrows,
+        tip: Profile::circle(params.coil_radius_angstrom),
+        colors: res.iter().map(|r| r.color).collect(),
+        values: res.iter().map(|r| r.value).collect(),
+        linear: params.style == Style::Trace,
+    }
 }
 
 /// The residues whose interval to the next holds an arrowhead: the last residue of each strand run;
@@ -720,7 +737,8 @@ fn nucleic_rings(res: &[NucleicResidue], params: &CartoonParams) -> Vec<Ring> {
         &TraceInput {
             points: res.iter().map(|r| Vec3(r.trace)).collect(),
             sides: vec![None; n],
-            profiles: vec![Profile::circle(radius); n],
+            sections: [Profile::circle(radius); 3],
+            codes: vec![0; n],
             arrows: vec![false; n],
             tip: Profile::circle(radius),
             colors: res.iter().map(|r| r.color).collect(),
@@ -729,6 +747,14 @@ fn nucleic_rings(res: &[NucleicResidue], params: &CartoonParams) -> Vec<Ring> {
         },
         params,
     )
+}
+
+impl TraceInput {
+    /// The section of residue `k` (the coil's past the end).
+    fn section(&self, k: usize) -> Profile {
+        let code = self.codes.get(k).map_or(0, |&c| usize::from(c));
+        self.sections.get(code).copied().unwrap_or(self.tip)
+    }
 }
 
 /// Rings along the trace: `segments_per_residue` per residue interval, plus the flat pair of each
@@ -807,8 +833,8 @@ fn trace_rings(input: &TraceInput, params: &CartoonParams) -> Vec<Ring> {
             } else {
                 input.values[k] + (input.values[k + 1] - input.values[k]) * t
             };
-            let p_here = input.profiles[k];
-            let p_next = input.profiles.get(k + 1).copied().unwrap_or(p_here);
+            let p_here = input.section(k);
+            let p_next = if last { p_here } else { input.section(k + 1) };
             let ring = |profile: Profile, flat: Option<Vec3>, joined: bool| Ring {
                 center,
                 tangent,

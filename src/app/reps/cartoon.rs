@@ -20,7 +20,7 @@
 //! values arrive; until the first arrive the mesh shows its secondary-structure colours.
 //!
 //! Where the render device writes cartoon meshes (`ViewState::gpu_cartoons`, from the adapter's
-//! capabilities: a hardware adapter with compute passes), a cartoon not coloured by a field is built as per-ring inputs only
+//! capabilities: a hardware adapter with compute passes), a cartoon not coloured by a field is built as per-residue inputs only
 //! ([`CartoonBuilt::Rings`]) and `app::draw` runs the compute pass that writes its mesh on the
 //! device; coloured by a field it keeps the CPU mesh, whose vertices the values are computed at.
 
@@ -48,7 +48,7 @@ pub struct CartoonKey {
     pub coloring: Coloring,
     /// Bumped whenever the selection changes.
     pub selection: u64,
-    /// Built as the render device's per-ring inputs (its mesh written there), not as a CPU mesh.
+    /// Built as the render device's per-residue inputs (its mesh written there), not as a CPU mesh.
     pub on_device: bool,
 }
 
