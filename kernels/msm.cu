@@ -207,9 +207,10 @@ __device__ __forceinline__ float msm_rsqrt(float x) {
 // is along z only, ZONLY; otherwise each point has its own x, y). The smoothing is written in r^2:
 // g_a = c0 + r^2 (c1 + c2 r^2) with c0 = 15/8 / a, c1 = -5/4 / a^3, c2 = 3/8 / a^5; r^2 is at least
 // min2, never denormal, so the flush-to-zero reciprocal square root is exact enough (about 2 ulp).
-// 1/r - g_a is g_a's Taylor remainder of 1/r about r = a (third order, C2 at a): positive inside the
-// cutoff and negative beyond it, so max(1/r - g_a, 0) is the cut sum (a charge within rounding of the
-// cutoff sphere adds 0 or a term of about 1e-7 / a).
+// A charge at r^2 >= a^2 adds exactly zero, whichever tile staged it: so the sum at a point does not
+// depend on which charges beyond the cutoff its tile happened to stage. (max(1/r - g_a, 0) would be
+// the same sum mathematically, g_a being 1/r's Taylor polynomial about a, but just beyond a its
+// rounding is a few 1e-7 / a of either sign, and a point's value would then depend on its tile.)
 template <bool ZONLY>
 __device__ __forceinline__ void msm_tile_sum(const float4* __restrict__ sh, int n, const float (&px)[MSM_TZ],
                                              const float (&py)[MSM_TZ], const float (&pz)[MSM_TZ],
@@ -224,7 +225,7 @@ __device__ __forceinline__ void msm_tile_sum(const float4* __restrict__ sh, int 
                 const float dz = pz[z] - q.z;
                 const float r2 = fmaxf(fmaf(dz, dz, dxy2), g.min2);
                 const float t = msm_rsqrt(r2) - fmaf(r2, fmaf(r2, c2, c1), c0);
-                sum[z] = fmaf(q.w, fmaxf(t, 0.0f), sum[z]);
+                sum[z] = fmaf(q.w, (r2 < g.a2) ? t : 0.0f, sum[z]);
             }
         } else {
 #pragma unroll
@@ -232,7 +233,7 @@ __device__ __forceinline__ void msm_tile_sum(const float4* __restrict__ sh, int 
                 const float dx = px[z] - q.x, dy = py[z] - q.y, dz = pz[z] - q.z;
                 const float r2 = fmaxf(fmaf(dz, dz, fmaf(dy, dy, dx * dx)), g.min2);
                 const float t = msm_rsqrt(r2) - fmaf(r2, fmaf(r2, c2, c1), c0);
-                sum[z] = fmaf(q.w, fmaxf(t, 0.0f), sum[z]);
+                sum[z] = fmaf(q.w, (r2 < g.a2) ? t : 0.0f, sum[z]);
             }
         }
     }
@@ -240,10 +241,11 @@ __device__ __forceinline__ void msm_tile_sum(const float4* __restrict__ sh, int 
 
 // Stages the listed pieces of charges in `sh` and sums them onto this thread's points. Each piece is
 // read by one thread, moved by its periodic image's shift, and only the charges within cut2 (the
-// cutoff widened by 1e-3 of it) of the tile's box [lo, hi] are kept: in order (the pieces' counts
+// cutoff widened by 1e-3 of it, which covers the rounding of the box and of the distances) of the
+// tile's box [lo, hi] are kept: in order (the pieces' counts
 // are added up in list order), so the staged charges, and with them every sum, do not depend on which
-// threads run first. A charge dropped here is farther than the cutoff from every point of the tile by
-// more than rounding, so it would have added exactly zero. Called by every thread of the block alike.
+// threads run first. A charge dropped here is beyond the cutoff of every point of the tile, where it
+// would have added exactly zero (msm_tile_sum). Called by every thread of the block alike.
 template <bool ZONLY>
 __device__ __forceinline__ void msm_stage_and_sum(float4* sh, const int* l_start, const int* l_count,
                                                   int* l_kept, const float (*l_shift)[3], int* kept_total,
