@@ -459,6 +459,17 @@ fn distance(a: [f32; 3], b: [f32; 3]) -> f32 {
     (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
 }
 
+/// The amide hydrogen of a residue with N at `n` whose previous residue has C and O at `pc` and
+/// `po`: 1 A from N along C - O (mkdssp's placement).
+fn amide_hydrogen(n: [f32; 3], pc: [f32; 3], po: [f32; 3]) -> [f32; 3] {
+    let d = distance(pc, po);
+    [
+        n[0] + (pc[0] - po[0]) / d,
+        n[1] + (pc[1] - po[1]) / d,
+        n[2] + (pc[2] - po[2]) / d,
+    ]
+}
+
 /// The dihedral angle p1-p2-p3-p4 as a direction (u, v) (the angle is atan2(v, u)), `None` where
 /// mkdssp calls it undefined.
 fn dihedral_uv(p1: [f32; 3], p2: [f32; 3], p3: [f32; 3], p4: [f32; 3]) -> Option<(f32, f32)> {
@@ -850,10 +861,11 @@ impl CellList {
         self.dims = dims;
     }
 
-    /// Calls `f` with the item range of each row of cells around cell `cell` (its own and the 26
-    /// neighbours): the three cells of a row along x are adjacent in the item order, so each row
-    /// is one contiguous run.
-    fn for_rows_around(&self, cell: usize, mut f: impl FnMut(std::ops::Range<usize>)) {
+    /// The item range of each row of cells around cell `cell` (its own and the 26 neighbours; up to
+    /// nine rows, the rest empty): the three cells of a row along x are adjacent in the item order,
+    /// so each row is one contiguous run.
+    fn rows_around(&self, cell: usize) -> [(u32, u32); 9] {
+        let mut rows = [(0u32, 0u32); 9];
         let [nx, ny, nz] = self.dims.map(|d| d as i64);
         let cell = cell as i64;
         let c = [
@@ -864,45 +876,39 @@ impl CellList {
         let x0 = (c[0] - 1).max(0);
         let x1 = (c[0] + 1).min(nx - 1);
         if x0 > x1 {
-            return;
+            return rows;
         }
+        let mut slots = rows.iter_mut();
         for z in (c[2] - 1).max(0)..=(c[2] + 1).min(nz - 1) {
             for y in (c[1] - 1).max(0)..=(c[1] + 1).min(ny - 1) {
                 let row = ((z * ny + y) * nx) as usize;
-                if let (Some(&a), Some(&b)) = (
+                if let (Some(&a), Some(&b), Some(slot)) = (
                     self.starts.get(row + x0 as usize),
                     self.starts.get(row + x1 as usize + 1),
+                    slots.next(),
                 ) {
-                    f(a as usize..b as usize);
+                    *slot = (a, b);
                 }
             }
         }
+        rows
     }
 
-    /// Calls `f` with the item index of every point in the cells around cell `cell` whose squared
-    /// distance `(p - q)^2` (summed x, y, z in single precision) is below `r2_max`: each row of
-    /// cells eight points at a time (the lanes past the row's end masked off).
-    fn for_near(&self, cell: usize, p: [f32; 3], r2_max: f32, mut f: impl FnMut(usize)) {
+    /// Calls `f` with the item index of every point in `rows` (from [`CellList::rows_around`])
+    /// whose squared distance `(p - q)^2` (summed x, y, z in single precision) is below `r2_max`:
+    /// each row eight points at a time (the lanes past the row's end masked off).
+    fn for_near(&self, rows: &[(u32, u32); 9], p: [f32; 3], r2_max: f32, mut f: impl FnMut(usize)) {
         let [xs, ys, zs] = &self.item_xyz;
         let (px, py, pz) = (f32x8::splat(p[0]), f32x8::splat(p[1]), f32x8::splat(p[2]));
         let limit = f32x8::splat(r2_max);
-        let lanes = |s: &[f32]| -> f32x8 {
-            let mut a = [0f32; 8];
-            a.copy_from_slice(s);
-            f32x8::from(a)
-        };
-        self.for_rows_around(cell, |range| {
-            let mut start = range.start;
-            while start < range.end {
-                let (Some(cx), Some(cy), Some(cz)) = (
-                    xs.get(start..start + 8),
-                    ys.get(start..start + 8),
-                    zs.get(start..start + 8),
-                ) else {
+        for &(a, b) in rows {
+            let (mut start, end) = (a as usize, b as usize);
+            while start < end {
+                let (Some(cx), Some(cy), Some(cz)) = (lanes(xs, start), lanes(ys, start), lanes(zs, start)) else {
                     break;
                 };
-                let (dx, dy, dz) = (px - lanes(cx), py - lanes(cy), pz - lanes(cz));
-                let left = range.end - start;
+                let (dx, dy, dz) = (px - cx, py - cy, pz - cz);
+                let left = end - start;
                 let valid = if left >= 8 { 0xff } else { (1u32 << left) - 1 };
                 let mut mask = (dx * dx + dy * dy + dz * dz).cmp_lt(limit).move_mask() as u32 & valid;
                 while mask != 0 {
@@ -911,8 +917,16 @@ impl CellList {
                 }
                 start += 8;
             }
-        });
+        }
     }
+}
+
+/// Eight values of `column` from `start` as one vector (a plain load: no copy through memory).
+fn lanes(column: &[f32], start: usize) -> Option<f32x8> {
+    column
+        .get(start..)
+        .and_then(|s| s.first_chunk::<8>())
+        .map(|&a| f32x8::from(a))
 }
 
 /// Up to eight candidate acceptors of one donor, screened together: the single-precision energy
@@ -933,27 +947,30 @@ impl AcceptorBatch {
         }
     }
 
-    /// Adds item `k` of `cells`; true when the batch is full.
-    fn push(&mut self, cells: &CellList, k: usize) -> bool {
-        let lane = self.len;
-        if let Some(slot) = self.item.get_mut(lane) {
-            *slot = k;
+    /// The acceptors of items `near` (at most eight) of `cells` into the lanes.
+    fn load(&mut self, cells: &CellList, near: &[u32]) {
+        self.len = near.len().min(8);
+        for (lane, &k) in near.iter().take(8).enumerate() {
+            let k = k as usize;
             let atoms = cells.item_acceptor.get(k).copied().unwrap_or([f32::NAN; 6]);
+            if let Some(slot) = self.item.get_mut(lane) {
+                *slot = k;
+            }
             for (dst, src) in self.xyz.iter_mut().zip(atoms) {
                 if let Some(d) = dst.get_mut(lane) {
                     *d = src;
                 }
             }
-            self.len += 1;
         }
-        self.len >= 8
     }
 
     /// Which lanes may bond with donor N-H: any distance below [`MIN_DISTANCE`] or an estimate
     /// below [`MAX_HBOND_ENERGY`] + 0.01 (as in `hbond_energy_if_bond`, whose error is below
     /// 1e-4 kcal/mol).
     fn screen(&self, h: [f32; 3], n: [f32; 3]) -> u32 {
-        let [c_x, c_y, c_z, o_x, o_y, o_z] = self.xyz.map(f32x8::from);
+        // Each column loaded in place (no copy of the whole batch).
+        let col = |k: usize| f32x8::from(self.xyz.get(k).copied().unwrap_or([f32::NAN; 8]));
+        let (c_x, c_y, c_z, o_x, o_y, o_z) = (col(0), col(1), col(2), col(3), col(4), col(5));
         let dist = |p: [f32; 3], x: f32x8, y: f32x8, z: f32x8| {
             let (dx, dy, dz) = (f32x8::splat(p[0]) - x, f32x8::splat(p[1]) - y, f32x8::splat(p[2]) - z);
             (dx * dx + dy * dy + dz * dz).sqrt()
@@ -971,8 +988,9 @@ impl AcceptorBatch {
         pass.move_mask() as u32 & lanes
     }
 
-    /// Offers the bonds among the lanes to `acc` and empties the batch.
-    fn flush(&mut self, cells: &CellList, ca_d: [f32; 3], h: [f32; 3], n: [f32; 3], acc: &mut Acceptors) {
+    /// Offers the bonds of donor `d` (N-H, CA at `ca_d`) among the lanes to `acc`. The pairs
+    /// (d, d) and (d, d - 1) are left out: the pair (d-1, d) is evaluated only with d-1 as donor.
+    fn offer_bonds(&self, cells: &CellList, d: usize, ca_d: [f32; 3], [h, n]: [[f32; 3]; 2], acc: &mut Acceptors) {
         let mut mask = self.screen(h, n);
         while mask != 0 {
             let lane = mask.trailing_zeros() as usize;
@@ -989,6 +1007,8 @@ impl AcceptorBatch {
             };
             let (c, o) = ([at(0), at(1), at(2)], [at(3), at(4), at(5)]);
             if let Some(&j) = cells.items.get(k)
+                && j as usize != d
+                && j as usize + 1 != d
                 && distance(ca_d, [ca(0), ca(1), ca(2)]) < CA_CUTOFF
             {
                 let e = energy_from_distances(bond_distances(h, n, c, o));
@@ -997,7 +1017,6 @@ impl AcceptorBatch {
                 }
             }
         }
-        self.len = 0;
     }
 }
 
@@ -1039,7 +1058,10 @@ fn running_count(m: usize, flag: impl Fn(usize) -> bool + Sync, counts: &mut Vec
 
 impl Residues {
     /// The usable residues of `backbone` in `positions` and their columns, on the rayon pool
-    /// (chunks of residues, each writing its own part of every column).
+    /// (chunks of residues, each writing its own part of every column). When every residue is
+    /// usable (the usual case), one sweep over the residues writes their atoms, amide hydrogens,
+    /// proline flags and each chunk's own count of chain breaks, and a second adds the chunks'
+    /// bases to the counts; else the usable residues are compacted and the rest follows from them.
     fn gather(
         &mut self,
         backbone: &ProteinBackbone,
@@ -1054,63 +1076,134 @@ impl Residues {
                 .filter(|p| p.iter().all(|x| x.is_finite()))
         };
         let residues = &backbone.residues;
-        // One pass over the positions: every residue's four atoms into the columns (NaN where
-        // missing), each chunk of residues on its own slices.
         let len = residues.len();
-        for column in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o] {
+        for column in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o, &mut self.h] {
             column.resize(len, [0.0; 3]);
         }
         self.source.resize(len, 0);
-        let missing: usize = residues
+        self.proline.resize(len, false);
+        self.segment.resize(len, 0);
+        let file_hydrogens = options.file_hydrogens;
+        // Per chunk: its chain breaks, or `usize::MAX` when a residue of it is not usable.
+        const INCOMPLETE: usize = usize::MAX;
+        residues
             .par_chunks(CHUNK)
             .zip(self.n.par_chunks_mut(CHUNK))
             .zip(self.ca.par_chunks_mut(CHUNK))
             .zip(self.c.par_chunks_mut(CHUNK))
             .zip(self.o.par_chunks_mut(CHUNK))
+            .zip(self.h.par_chunks_mut(CHUNK))
+            .zip(self.proline.par_chunks_mut(CHUNK))
+            .zip(self.segment.par_chunks_mut(CHUNK))
             .zip(self.source.par_chunks_mut(CHUNK))
             .enumerate()
-            .map(|(chunk, (((((rs, n), ca), c), o), source))| {
-                let mut missing = 0;
-                for (k, (((((r, n), ca), c), o), s)) in rs
+            .map(|(chunk, ((((((((rs, n), ca), c), o), h), pro), seg), source))| {
+                let first = chunk * CHUNK;
+                // The chain, C and O of the residue before this one (for the chunk's first
+                // residue, read from the positions: when every residue is usable it is the
+                // previous one in the list, as mkdssp takes it).
+                let mut prev = first
+                    .checked_sub(1)
+                    .and_then(|p| residues.get(p))
+                    .and_then(|r| Some((r.chain, at(r.c)?, at(r.o)?)));
+                let (mut breaks, mut complete) = (0u32, true);
+                for (k, ((((((((r, n), ca), c), o), h), pro), seg), source)) in rs
                     .iter()
                     .zip(n.iter_mut())
                     .zip(ca.iter_mut())
                     .zip(c.iter_mut())
                     .zip(o.iter_mut())
+                    .zip(h.iter_mut())
+                    .zip(pro.iter_mut())
+                    .zip(seg.iter_mut())
                     .zip(source.iter_mut())
                     .enumerate()
                 {
-                    *s = chunk * CHUNK + k;
-                    let atoms = [r.n, r.ca, r.c, r.o].map(at);
-                    missing += usize::from(atoms.iter().any(Option::is_none));
-                    let [an, aca, ac, ao] = atoms.map(|p| p.unwrap_or([f32::NAN; 3]));
+                    *source = first + k;
+                    *pro = r.proline;
+                    let (Some(an), Some(aca), Some(ac), Some(ao)) = (at(r.n), at(r.ca), at(r.c), at(r.o)) else {
+                        complete = false;
+                        prev = None;
+                        let [an, aca, ac, ao] = [r.n, r.ca, r.c, r.o].map(|i| at(i).unwrap_or([f32::NAN; 3]));
+                        (*n, *ca, *c, *o) = (an, aca, ac, ao);
+                        continue;
+                    };
                     (*n, *ca, *c, *o) = (an, aca, ac, ao);
-                }
-                missing
-            })
-            .sum();
-        if missing > 0 {
-            // Keep the usable residues (a serial compaction; only structures with incomplete
-            // residues take it).
-            let mut kept = 0;
-            for k in 0..len {
-                let usable = [&self.n, &self.ca, &self.c, &self.o]
-                    .iter()
-                    .all(|col| col.get(k).is_some_and(|p| p.iter().all(|x| x.is_finite())));
-                if usable {
-                    for col in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o] {
-                        col.swap(kept, k);
+                    let previous = prev.filter(|_| first + k > 0);
+                    if let Some((chain, pc, _)) = previous
+                        && (distance(pc, an) > MAX_PEPTIDE_BOND || chain != r.chain)
+                    {
+                        breaks += 1;
                     }
-                    self.source.swap(kept, k);
-                    kept += 1;
+                    *seg = breaks;
+                    let file_h = if file_hydrogens { at(r.h) } else { None };
+                    *h = match (file_h, previous) {
+                        (Some(fh), _) => fh,
+                        (None, Some((_, pc, po))) if !r.proline => amide_hydrogen(an, pc, po),
+                        _ => an,
+                    };
+                    prev = Some((r.chain, ac, ao));
                 }
-            }
-            for col in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o] {
-                col.truncate(kept);
-            }
-            self.source.truncate(kept);
+                if complete { breaks as usize } else { INCOMPLETE }
+            })
+            .collect_into_vec(counts);
+        if counts.contains(&INCOMPLETE) {
+            self.compact_and_link(backbone, positions, options, counts);
+            return;
         }
-        let m = self.source.len();
+        // Each chunk's breaks follow those of the chunks before it.
+        let mut base = 0usize;
+        for n in counts.iter_mut() {
+            let here = *n;
+            *n = base;
+            base += here;
+        }
+        self.segment
+            .par_chunks_mut(CHUNK)
+            .zip(counts.par_iter())
+            .filter(|(_, base)| **base > 0)
+            .for_each(|(seg, &base)| {
+                for s in seg {
+                    *s += base as u32;
+                }
+            });
+    }
+
+    /// [`Residues::gather`] for frames with unusable residues: keeps the usable ones (a serial
+    /// compaction), then their chain breaks and amide hydrogens from their neighbours in the list.
+    fn compact_and_link(
+        &mut self,
+        backbone: &ProteinBackbone,
+        positions: &[[f32; 3]],
+        options: &DsspOptions,
+        counts: &mut Vec<usize>,
+    ) {
+        let at = |i: Option<u32>| -> Option<[f32; 3]> {
+            positions
+                .get(i? as usize)
+                .copied()
+                .filter(|p| p.iter().all(|x| x.is_finite()))
+        };
+        let residues = &backbone.residues;
+        let len = self.source.len();
+        let mut kept = 0;
+        for k in 0..len {
+            let usable = [&self.n, &self.ca, &self.c, &self.o]
+                .iter()
+                .all(|col| col.get(k).is_some_and(|p| p.iter().all(|x| x.is_finite())));
+            if usable {
+                for col in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o] {
+                    col.swap(kept, k);
+                }
+                self.source.swap(kept, k);
+                kept += 1;
+            }
+        }
+        for col in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o] {
+            col.truncate(kept);
+        }
+        self.source.truncate(kept);
+        let m = kept;
         let source = &self.source;
         let mut running = std::mem::take(&mut self.segment);
         source
@@ -1147,12 +1240,7 @@ impl Residues {
                     && !proline.get(k).copied().unwrap_or(true)
                     && let (Some(&pc), Some(&po)) = (c.get(k - 1), o.get(k - 1))
                 {
-                    let d = distance(pc, po);
-                    [
-                        h[0] + (pc[0] - po[0]) / d,
-                        h[1] + (pc[1] - po[1]) / d,
-                        h[2] + (pc[2] - po[2]) / d,
-                    ]
+                    amide_hydrogen(h, pc, po)
                 } else {
                     h
                 }
@@ -1183,40 +1271,55 @@ impl Residues {
         (0..cells.items.len())
             .into_par_iter()
             .with_min_len(256)
-            .map(|k| {
-                let none = [NO_ACCEPTOR; 2];
-                let (Some(&d), Some(&x), Some(&y), Some(&z), Some(&(h, n, pro)), Some(&cell)) = (
-                    cells.items.get(k),
-                    xs.get(k),
-                    ys.get(k),
-                    zs.get(k),
-                    cells.item_donor.get(k),
-                    cells.item_cell.get(k),
-                ) else {
-                    return none;
-                };
-                if pro {
-                    // mkdssp gives a proline donor energy 0: never a bond.
-                    return none;
-                }
-                let (d, ca_d) = (d as usize, [x, y, z]);
-                let mut acc = Acceptors::new();
-                let mut batch = AcceptorBatch::new();
-                cells.for_near(cell as usize, ca_d, cutoff_squared, |c| {
-                    // The pair (d-1, d) is evaluated only with d-1 as donor.
-                    if let Some(&j) = cells.items.get(c)
-                        && j as usize != d
-                        && j as usize + 1 != d
-                        && batch.push(cells, c)
-                    {
-                        batch.flush(cells, ca_d, h, n, &mut acc);
+            .map_init(
+                // The rows around the last donor's cell (donors come in cell order).
+                || (usize::MAX, [(0u32, 0u32); 9]),
+                |(rows_cell, rows), k| {
+                    let none = [NO_ACCEPTOR; 2];
+                    let (Some(&d), Some(&x), Some(&y), Some(&z), Some(&(h, n, pro)), Some(&cell)) = (
+                        cells.items.get(k),
+                        xs.get(k),
+                        ys.get(k),
+                        zs.get(k),
+                        cells.item_donor.get(k),
+                        cells.item_cell.get(k),
+                    ) else {
+                        return none;
+                    };
+                    if pro {
+                        // mkdssp gives a proline donor energy 0: never a bond.
+                        return none;
                     }
-                });
-                if batch.len > 0 {
-                    batch.flush(cells, ca_d, h, n, &mut acc);
-                }
-                acc.index
-            })
+                    if *rows_cell != cell as usize {
+                        *rows_cell = cell as usize;
+                        *rows = cells.rows_around(cell as usize);
+                    }
+                    let (d, ca_d) = (d as usize, [x, y, z]);
+                    let mut acc = Acceptors::new();
+                    let mut batch = AcceptorBatch::new();
+                    // Candidates (item indices), screened eight at a time.
+                    let mut near = [0u32; 8];
+                    let mut count = 0;
+                    cells.for_near(rows, ca_d, cutoff_squared, |c| {
+                        if let Some(slot) = near.get_mut(count) {
+                            *slot = c as u32;
+                            count += 1;
+                        }
+                        if count == near.len() {
+                            batch.load(cells, &near);
+                            batch.offer_bonds(cells, d, ca_d, [h, n], &mut acc);
+                            count = 0;
+                        }
+                    });
+                    if let Some(rest) = near.get(..count)
+                        && !rest.is_empty()
+                    {
+                        batch.load(cells, rest);
+                        batch.offer_bonds(cells, d, ca_d, [h, n], &mut acc);
+                    }
+                    acc.index
+                },
+            )
             .collect_into_vec(by_item);
         // Back to residue order: residue r is among the (few) items of its cell.
         let by_item = &*by_item;
