@@ -419,8 +419,14 @@ impl DsspWorkspace {
     }
 }
 
-/// Residues per task of the per-residue passes (each task writes its own slice of the output).
-const CHUNK: usize = 4096;
+/// Residues per task of the per-residue passes (each task writes its own slice of the output):
+/// about four tasks per thread, so that a pass is balanced over many threads, but at least 1024
+/// residues, so that a task's cost outweighs handing it out.
+fn chunk_len(residues: usize) -> usize {
+    residues
+        .div_ceil(4 * rayon::current_num_threads().max(1))
+        .clamp(1024, 16384)
+}
 
 /// The residues DSSP uses (all four backbone atoms present and finite), across all chains.
 #[derive(Default)]
@@ -436,6 +442,8 @@ struct Residues {
     /// The number of chain breaks (C(i-1)-N(i) too long, or a change of chain) at or before each
     /// residue: residues `a <= b` are connected exactly when their segments are equal.
     segment: Vec<u32>,
+    /// Residues per task of this frame's passes ([`chunk_len`]).
+    chunk: usize,
 }
 
 fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
@@ -710,9 +718,10 @@ impl CellList {
     /// each range counts and places the residues that fall in it (a counting sort whose ranges
     /// write disjoint parts of `starts` and `items`).
     fn build(&mut self, res: &Residues, part_counts: &mut Vec<usize>) {
+        let step = res.chunk;
         let points = &res.ca;
         let (lo, hi) = points
-            .par_chunks(CHUNK)
+            .par_chunks(step)
             .map(|chunk| {
                 chunk
                     .iter()
@@ -750,7 +759,7 @@ impl CellList {
         };
         points
             .par_iter()
-            .with_min_len(CHUNK)
+            .with_min_len(step)
             .map(index_of)
             .collect_into_vec(&mut self.cell_of);
         let cell_of = &self.cell_of;
@@ -822,40 +831,50 @@ impl CellList {
                     }
                 }
             });
-        let items = &self.items;
-        for (k, out) in self.item_xyz.iter_mut().enumerate() {
-            items
-                .par_iter()
-                .with_min_len(CHUNK)
-                .map(|&i| res.ca.get(i as usize).map_or(f32::NAN, |p| p[k]))
-                .collect_into_vec(out);
+        // Each item's CA, acceptor and donor atoms and its cell, in item order: one pass.
+        let len = self.items.len();
+        for column in &mut self.item_xyz {
+            column.resize(len + 8, 0.0);
             // Eight far points after the last, so that every item starts a whole vector.
-            out.extend([f32::INFINITY; 8]);
+            if let Some(tail) = column.get_mut(len..) {
+                tail.fill(f32::INFINITY);
+            }
         }
-        items
-            .par_iter()
-            .with_min_len(CHUNK)
-            .map(|&i| match (res.c.get(i as usize), res.o.get(i as usize)) {
-                (Some(c), Some(o)) => [c[0], c[1], c[2], o[0], o[1], o[2]],
-                _ => [f32::NAN; 6],
-            })
-            .collect_into_vec(&mut self.item_acceptor);
-        items
-            .par_iter()
-            .with_min_len(CHUNK)
-            .map(|&i| {
-                let i = i as usize;
-                match (res.h.get(i), res.n.get(i), res.proline.get(i)) {
-                    (Some(&h), Some(&n), Some(&pro)) => (h, n, pro),
-                    _ => ([f32::NAN; 3], [f32::NAN; 3], true),
+        self.item_acceptor.resize(len, [0.0; 6]);
+        self.item_donor.resize(len, ([0.0; 3], [0.0; 3], true));
+        self.item_cell.resize(len, 0);
+        let [xs, ys, zs] = &mut self.item_xyz;
+        self.items
+            .par_chunks(step)
+            .zip(xs.par_chunks_mut(step))
+            .zip(ys.par_chunks_mut(step))
+            .zip(zs.par_chunks_mut(step))
+            .zip(self.item_acceptor.par_chunks_mut(step))
+            .zip(self.item_donor.par_chunks_mut(step))
+            .zip(self.item_cell.par_chunks_mut(step))
+            .for_each(|((((((items, xs), ys), zs), acceptors), donors), cells)| {
+                for ((((((&i, x), y), z), acceptor), donor), cell) in items
+                    .iter()
+                    .zip(xs.iter_mut())
+                    .zip(ys.iter_mut())
+                    .zip(zs.iter_mut())
+                    .zip(acceptors.iter_mut())
+                    .zip(donors.iter_mut())
+                    .zip(cells.iter_mut())
+                {
+                    let i = i as usize;
+                    [*x, *y, *z] = res.ca.get(i).copied().unwrap_or([f32::NAN; 3]);
+                    *acceptor = match (res.c.get(i), res.o.get(i)) {
+                        (Some(c), Some(o)) => [c[0], c[1], c[2], o[0], o[1], o[2]],
+                        _ => [f32::NAN; 6],
+                    };
+                    *donor = match (res.h.get(i), res.n.get(i), res.proline.get(i)) {
+                        (Some(&h), Some(&n), Some(&pro)) => (h, n, pro),
+                        _ => ([f32::NAN; 3], [f32::NAN; 3], true),
+                    };
+                    *cell = cell_of.get(i).copied().unwrap_or(0);
                 }
-            })
-            .collect_into_vec(&mut self.item_donor);
-        items
-            .par_iter()
-            .with_min_len(CHUNK)
-            .map(|&i| cell_of.get(i as usize).copied().unwrap_or(0))
-            .collect_into_vec(&mut self.item_cell);
+            });
         self.origin = lo;
         self.cell = cell;
         self.dims = dims;
@@ -1032,10 +1051,16 @@ struct Ladder {
 
 /// `out[k]` = how many `k' <= k` have `flag(k')`, for `k < m`: counted per chunk on the rayon pool,
 /// the chunk totals summed in order, then each chunk written from its base.
-fn running_count(m: usize, flag: impl Fn(usize) -> bool + Sync, counts: &mut Vec<usize>, out: &mut Vec<u32>) {
-    (0..m.div_ceil(CHUNK))
+fn running_count(
+    m: usize,
+    step: usize,
+    flag: impl Fn(usize) -> bool + Sync,
+    counts: &mut Vec<usize>,
+    out: &mut Vec<u32>,
+) {
+    (0..m.div_ceil(step))
         .into_par_iter()
-        .map(|c| (c * CHUNK..((c + 1) * CHUNK).min(m)).filter(|&k| flag(k)).count())
+        .map(|c| (c * step..((c + 1) * step).min(m)).filter(|&k| flag(k)).count())
         .collect_into_vec(counts);
     let mut base = 0usize;
     for n in counts.iter_mut() {
@@ -1044,13 +1069,13 @@ fn running_count(m: usize, flag: impl Fn(usize) -> bool + Sync, counts: &mut Vec
         base += here;
     }
     out.resize(m, 0);
-    out.par_chunks_mut(CHUNK)
+    out.par_chunks_mut(step)
         .zip(counts.par_iter())
         .enumerate()
         .for_each(|(c, (out, &base))| {
             let mut running = base as u32;
             for (t, o) in out.iter_mut().enumerate() {
-                running += u32::from(flag(c * CHUNK + t));
+                running += u32::from(flag(c * step + t));
                 *o = running;
             }
         });
@@ -1077,6 +1102,8 @@ impl Residues {
         };
         let residues = &backbone.residues;
         let len = residues.len();
+        let step = chunk_len(len);
+        self.chunk = step;
         for column in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o, &mut self.h] {
             column.resize(len, [0.0; 3]);
         }
@@ -1087,18 +1114,18 @@ impl Residues {
         // Per chunk: its chain breaks, or `usize::MAX` when a residue of it is not usable.
         const INCOMPLETE: usize = usize::MAX;
         residues
-            .par_chunks(CHUNK)
-            .zip(self.n.par_chunks_mut(CHUNK))
-            .zip(self.ca.par_chunks_mut(CHUNK))
-            .zip(self.c.par_chunks_mut(CHUNK))
-            .zip(self.o.par_chunks_mut(CHUNK))
-            .zip(self.h.par_chunks_mut(CHUNK))
-            .zip(self.proline.par_chunks_mut(CHUNK))
-            .zip(self.segment.par_chunks_mut(CHUNK))
-            .zip(self.source.par_chunks_mut(CHUNK))
+            .par_chunks(step)
+            .zip(self.n.par_chunks_mut(step))
+            .zip(self.ca.par_chunks_mut(step))
+            .zip(self.c.par_chunks_mut(step))
+            .zip(self.o.par_chunks_mut(step))
+            .zip(self.h.par_chunks_mut(step))
+            .zip(self.proline.par_chunks_mut(step))
+            .zip(self.segment.par_chunks_mut(step))
+            .zip(self.source.par_chunks_mut(step))
             .enumerate()
             .map(|(chunk, ((((((((rs, n), ca), c), o), h), pro), seg), source))| {
-                let first = chunk * CHUNK;
+                let first = chunk * step;
                 // The chain, C and O of the residue before this one (for the chunk's first
                 // residue, read from the positions: when every residue is usable it is the
                 // previous one in the list, as mkdssp takes it).
@@ -1159,7 +1186,7 @@ impl Residues {
             base += here;
         }
         self.segment
-            .par_chunks_mut(CHUNK)
+            .par_chunks_mut(step)
             .zip(counts.par_iter())
             .filter(|(_, base)| **base > 0)
             .for_each(|(seg, &base)| {
@@ -1208,7 +1235,7 @@ impl Residues {
         let mut running = std::mem::take(&mut self.segment);
         source
             .par_iter()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .map(|&k| residues.get(k).is_some_and(|r| r.proline))
             .collect_into_vec(&mut self.proline);
         let chain = |k: usize| source.get(k).and_then(|&s| residues.get(s)).map(|r| r.chain);
@@ -1220,13 +1247,13 @@ impl Residues {
                     _ => true,
                 }
         };
-        running_count(m, broken, counts, &mut running);
+        running_count(m, self.chunk, broken, counts, &mut running);
         self.segment = running;
         // mkdssp places H from the previous residue in its list whatever lies between.
         let (o, proline) = (&self.o, &self.proline);
         (0..m)
             .into_par_iter()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .map(|k| {
                 let file_h = if options.file_hydrogens {
                     source.get(k).and_then(|&s| residues.get(s)).and_then(|r| at(r.h))
@@ -1325,7 +1352,7 @@ impl Residues {
         let by_item = &*by_item;
         (0..self.len())
             .into_par_iter()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .map(|r| {
                 let cell = cells.cell_of.get(r).copied().unwrap_or(0) as usize;
                 let (Some(&a), Some(&b)) = (cells.starts.get(cell), cells.starts.get(cell + 1)) else {
@@ -1372,7 +1399,7 @@ impl Residues {
         // candidates per residue, found from the residue's own bonds, in (i, j) order.
         let hits: Vec<(u32, u32, bool)> = (1..m.saturating_sub(1))
             .into_par_iter()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .flat_map_iter(|i| {
                 let mut js = [u32::MAX; 8];
                 for (d, slot) in [i, i + 1].into_iter().zip([0usize, 4]) {
@@ -1539,7 +1566,7 @@ impl Residues {
         // residue i + n donates a hydrogen bond to residue i within one chain.
         (0..m)
             .into_par_iter()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .map(|i| {
                 (0..3usize).fold(0u8, |bits, kind| {
                     let stride = kind + 3;
@@ -1565,7 +1592,7 @@ impl Residues {
         // Alpha helices override everything (only bridges are there yet).
         ss.par_iter()
             .enumerate()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .map(|(r, &s)| {
                 if window(1, r, &|_| true) {
                     SecondaryStructure::AlphaHelix
@@ -1579,7 +1606,7 @@ impl Residues {
         let coil = |k: usize| base.get(k) == Some(&SecondaryStructure::Coil);
         base.par_iter()
             .enumerate()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .map(|(r, &s)| {
                 if window(0, r, &coil) {
                     SecondaryStructure::Helix310
@@ -1598,7 +1625,7 @@ impl Residues {
         ss.par_iter_mut()
             .zip(base.par_iter())
             .enumerate()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .for_each(|(i, (s, &b))| {
                 *s = if window(2, i, &free) {
                     SecondaryStructure::PiHelix
@@ -1645,7 +1672,7 @@ impl Residues {
         };
         (0..m)
             .into_par_iter()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .map(|i| {
                 near_coil(i)
                     && i > 0
@@ -1669,14 +1696,17 @@ impl Residues {
         let in_region = &*in_region;
         // mkdssp's scan: windows of `stretch` residues from i = 1 while i + 3 < m, all in the region;
         // their coil residues become P.
-        ss.par_iter_mut().enumerate().with_min_len(CHUNK).for_each(|(r, s)| {
-            if *s == SecondaryStructure::Coil
-                && (r.saturating_sub(stretch - 1).max(1)..=r)
-                    .any(|i| i + 3 < m && (i..i + stretch).all(|k| in_region.get(k).copied().unwrap_or(false)))
-            {
-                *s = SecondaryStructure::Polyproline;
-            }
-        });
+        ss.par_iter_mut()
+            .enumerate()
+            .with_min_len(self.chunk)
+            .for_each(|(r, s)| {
+                if *s == SecondaryStructure::Coil
+                    && (r.saturating_sub(stretch - 1).max(1)..=r)
+                        .any(|i| i + 3 < m && (i..i + stretch).all(|k| in_region.get(k).copied().unwrap_or(false)))
+                {
+                    *s = SecondaryStructure::Polyproline;
+                }
+            });
     }
 }
 
