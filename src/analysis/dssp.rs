@@ -38,7 +38,7 @@
 use crate::model::Structure;
 use crate::model::select::is_protein_resname;
 use rayon::prelude::*;
-use wide::{CmpLt, f32x4, f32x8, f64x4};
+use wide::{CmpEq, CmpLt, f32x4, f32x8, f64x4, i32x8};
 
 /// One DSSP class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -444,7 +444,27 @@ struct Residues {
     segment: Vec<u32>,
     /// Residues per task of this frame's passes ([`chunk_len`]).
     chunk: usize,
+    /// The lowest and highest CA coordinates, where the gathering pass found them.
+    ca_bounds: Option<([f32; 3], [f32; 3])>,
+    /// Per task of the gathering pass: its chain breaks (or [`INCOMPLETE`]) and CA bounds.
+    chunk_summary: Vec<(usize, [[f32; 3]; 2])>,
 }
+
+/// A task of [`Residues::gather`] met a residue it cannot use.
+const INCOMPLETE: usize = usize::MAX;
+
+/// The lowest and highest coordinates of `a` and `b` together.
+fn union_bounds(a: [[f32; 3]; 2], b: [[f32; 3]; 2]) -> [[f32; 3]; 2] {
+    let [[a0, a1, a2], [a3, a4, a5]] = a;
+    let [[b0, b1, b2], [b3, b4, b5]] = b;
+    [
+        [a0.min(b0), a1.min(b1), a2.min(b2)],
+        [a3.max(b3), a4.max(b4), a5.max(b5)],
+    ]
+}
+
+/// No points: bounds that any point widens.
+const EMPTY_BOUNDS: [[f32; 3]; 2] = [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
 
 fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
@@ -711,6 +731,8 @@ struct CellList {
     item_donor: Vec<([f32; 3], [f32; 3], bool)>,
     /// Per item: its cell.
     item_cell: Vec<u32>,
+    /// Per item: its residue (as `items`), then eight entries that match no residue.
+    item_residue: Vec<i32>,
 }
 
 impl CellList {
@@ -720,19 +742,21 @@ impl CellList {
     fn build(&mut self, res: &Residues, part_counts: &mut Vec<usize>) {
         let step = res.chunk;
         let points = &res.ca;
-        let (lo, hi) = points
-            .par_chunks(step)
-            .map(|chunk| {
-                chunk
-                    .iter()
-                    .fold(([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), |(lo, hi), p| {
-                        ([0, 1, 2].map(|k| lo[k].min(p[k])), [0, 1, 2].map(|k| hi[k].max(p[k])))
-                    })
-            })
-            .reduce(
-                || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
-                |(a, b), (c, d)| ([0, 1, 2].map(|k| a[k].min(c[k])), [0, 1, 2].map(|k| b[k].max(d[k]))),
-            );
+        let (lo, hi) = res.ca_bounds.unwrap_or_else(|| {
+            points
+                .par_chunks(step)
+                .map(|chunk| {
+                    chunk
+                        .iter()
+                        .fold(([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), |(lo, hi), p| {
+                            ([0, 1, 2].map(|k| lo[k].min(p[k])), [0, 1, 2].map(|k| hi[k].max(p[k])))
+                        })
+                })
+                .reduce(
+                    || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
+                    |(a, b), (c, d)| ([0, 1, 2].map(|k| a[k].min(c[k])), [0, 1, 2].map(|k| b[k].max(d[k]))),
+                )
+        });
         let (lo, hi) = if points.is_empty() {
             ([0.0; 3], [0.0; 3])
         } else {
@@ -843,6 +867,10 @@ impl CellList {
         self.item_acceptor.resize(len, [0.0; 6]);
         self.item_donor.resize(len, ([0.0; 3], [0.0; 3], true));
         self.item_cell.resize(len, 0);
+        self.item_residue.resize(len + 8, 0);
+        if let Some(tail) = self.item_residue.get_mut(len..) {
+            tail.fill(i32::MIN);
+        }
         let [xs, ys, zs] = &mut self.item_xyz;
         self.items
             .par_chunks(step)
@@ -852,8 +880,9 @@ impl CellList {
             .zip(self.item_acceptor.par_chunks_mut(step))
             .zip(self.item_donor.par_chunks_mut(step))
             .zip(self.item_cell.par_chunks_mut(step))
-            .for_each(|((((((items, xs), ys), zs), acceptors), donors), cells)| {
-                for ((((((&i, x), y), z), acceptor), donor), cell) in items
+            .zip(self.item_residue.par_chunks_mut(step))
+            .for_each(|(((((((items, xs), ys), zs), acceptors), donors), cells), residues)| {
+                for (((((((&i, x), y), z), acceptor), donor), cell), residue) in items
                     .iter()
                     .zip(xs.iter_mut())
                     .zip(ys.iter_mut())
@@ -861,7 +890,9 @@ impl CellList {
                     .zip(acceptors.iter_mut())
                     .zip(donors.iter_mut())
                     .zip(cells.iter_mut())
+                    .zip(residues.iter_mut())
                 {
+                    *residue = i32::try_from(i).unwrap_or(i32::MIN);
                     let i = i as usize;
                     [*x, *y, *z] = res.ca.get(i).copied().unwrap_or([f32::NAN; 3]);
                     *acceptor = match (res.c.get(i), res.o.get(i)) {
@@ -914,12 +945,14 @@ impl CellList {
     }
 
     /// Calls `f` with the item index of every point in `rows` (from [`CellList::rows_around`])
-    /// whose squared distance `(p - q)^2` (summed x, y, z in single precision) is below `r2_max`:
-    /// each row eight points at a time (the lanes past the row's end masked off).
-    fn for_near(&self, rows: &[(u32, u32); 9], p: [f32; 3], r2_max: f32, mut f: impl FnMut(usize)) {
+    /// whose squared distance `(p - q)^2` (summed x, y, z in single precision) is below `r2_max`,
+    /// but not for the residues `skip`: each row eight points at a time (the lanes past the row's
+    /// end masked off).
+    fn for_near(&self, rows: &[(u32, u32); 9], p: [f32; 3], r2_max: f32, skip: [i32; 2], mut f: impl FnMut(usize)) {
         let [xs, ys, zs] = &self.item_xyz;
         let (px, py, pz) = (f32x8::splat(p[0]), f32x8::splat(p[1]), f32x8::splat(p[2]));
         let limit = f32x8::splat(r2_max);
+        let (skip0, skip1) = (i32x8::splat(skip[0]), i32x8::splat(skip[1]));
         for &(a, b) in rows {
             let (mut start, end) = (a as usize, b as usize);
             while start < end {
@@ -929,7 +962,13 @@ impl CellList {
                 let (dx, dy, dz) = (px - cx, py - cy, pz - cz);
                 let left = end - start;
                 let valid = if left >= 8 { 0xff } else { (1u32 << left) - 1 };
-                let mut mask = (dx * dx + dy * dy + dz * dz).cmp_lt(limit).move_mask() as u32 & valid;
+                let residue = self
+                    .item_residue
+                    .get(start..)
+                    .and_then(|s| s.first_chunk::<8>())
+                    .map_or(skip0, |&a| i32x8::from(a));
+                let skipped = (residue.cmp_eq(skip0) | residue.cmp_eq(skip1)).move_mask() as u32;
+                let mut mask = (dx * dx + dy * dy + dz * dz).cmp_lt(limit).move_mask() as u32 & valid & !skipped;
                 while mask != 0 {
                     f(start + mask.trailing_zeros() as usize);
                     mask &= mask - 1;
@@ -1007,9 +1046,8 @@ impl AcceptorBatch {
         pass.move_mask() as u32 & lanes
     }
 
-    /// Offers the bonds of donor `d` (N-H, CA at `ca_d`) among the lanes to `acc`. The pairs
-    /// (d, d) and (d, d - 1) are left out: the pair (d-1, d) is evaluated only with d-1 as donor.
-    fn offer_bonds(&self, cells: &CellList, d: usize, ca_d: [f32; 3], [h, n]: [[f32; 3]; 2], acc: &mut Acceptors) {
+    /// Offers the bonds of a donor (N-H, CA at `ca_d`) among the lanes to `acc`.
+    fn offer_bonds(&self, cells: &CellList, ca_d: [f32; 3], [h, n]: [[f32; 3]; 2], acc: &mut Acceptors) {
         let mut mask = self.screen(h, n);
         while mask != 0 {
             let lane = mask.trailing_zeros() as usize;
@@ -1026,8 +1064,6 @@ impl AcceptorBatch {
             };
             let (c, o) = ([at(0), at(1), at(2)], [at(3), at(4), at(5)]);
             if let Some(&j) = cells.items.get(k)
-                && j as usize != d
-                && j as usize + 1 != d
                 && distance(ca_d, [ca(0), ca(1), ca(2)]) < CA_CUTOFF
             {
                 let e = energy_from_distances(bond_distances(h, n, c, o));
@@ -1111,8 +1147,8 @@ impl Residues {
         self.proline.resize(len, false);
         self.segment.resize(len, 0);
         let file_hydrogens = options.file_hydrogens;
-        // Per chunk: its chain breaks, or `usize::MAX` when a residue of it is not usable.
-        const INCOMPLETE: usize = usize::MAX;
+        // Per chunk: its chain breaks ([`INCOMPLETE`] when a residue of it is not usable) and the
+        // bounds of its CA atoms.
         residues
             .par_chunks(step)
             .zip(self.n.par_chunks_mut(step))
@@ -1133,7 +1169,7 @@ impl Residues {
                     .checked_sub(1)
                     .and_then(|p| residues.get(p))
                     .and_then(|r| Some((r.chain, at(r.c)?, at(r.o)?)));
-                let (mut breaks, mut complete) = (0u32, true);
+                let (mut breaks, mut complete, mut bounds) = (0u32, true, EMPTY_BOUNDS);
                 for (k, ((((((((r, n), ca), c), o), h), pro), seg), source)) in rs
                     .iter()
                     .zip(n.iter_mut())
@@ -1156,6 +1192,7 @@ impl Residues {
                         continue;
                     };
                     (*n, *ca, *c, *o) = (an, aca, ac, ao);
+                    bounds = union_bounds(bounds, [aca, aca]);
                     let previous = prev.filter(|_| first + k > 0);
                     if let Some((chain, pc, _)) = previous
                         && (distance(pc, an) > MAX_PEPTIDE_BOND || chain != r.chain)
@@ -1171,13 +1208,21 @@ impl Residues {
                     };
                     prev = Some((r.chain, ac, ao));
                 }
-                if complete { breaks as usize } else { INCOMPLETE }
+                (if complete { breaks as usize } else { INCOMPLETE }, bounds)
             })
-            .collect_into_vec(counts);
+            .collect_into_vec(&mut self.chunk_summary);
+        counts.clear();
+        counts.extend(self.chunk_summary.iter().map(|s| s.0));
         if counts.contains(&INCOMPLETE) {
+            self.ca_bounds = None;
             self.compact_and_link(backbone, positions, options, counts);
             return;
         }
+        let [lo, hi] = self
+            .chunk_summary
+            .iter()
+            .fold(EMPTY_BOUNDS, |a, s| union_bounds(a, s.1));
+        self.ca_bounds = Some((lo, hi));
         // Each chunk's breaks follow those of the chunks before it.
         let mut base = 0usize;
         for n in counts.iter_mut() {
@@ -1327,14 +1372,16 @@ impl Residues {
                     // Candidates (item indices), screened eight at a time.
                     let mut near = [0u32; 8];
                     let mut count = 0;
-                    cells.for_near(rows, ca_d, cutoff_squared, |c| {
+                    // The pair (d-1, d) is evaluated only with d-1 as donor.
+                    let skip = [d, d.wrapping_sub(1)].map(|r| i32::try_from(r).unwrap_or(i32::MIN + 1));
+                    cells.for_near(rows, ca_d, cutoff_squared, skip, |c| {
                         if let Some(slot) = near.get_mut(count) {
                             *slot = c as u32;
                             count += 1;
                         }
                         if count == near.len() {
                             batch.load(cells, &near);
-                            batch.offer_bonds(cells, d, ca_d, [h, n], &mut acc);
+                            batch.offer_bonds(cells, ca_d, [h, n], &mut acc);
                             count = 0;
                         }
                     });
@@ -1342,7 +1389,7 @@ impl Residues {
                         && !rest.is_empty()
                     {
                         batch.load(cells, rest);
-                        batch.offer_bonds(cells, d, ca_d, [h, n], &mut acc);
+                        batch.offer_bonds(cells, ca_d, [h, n], &mut acc);
                     }
                     acc.index
                 },
