@@ -38,6 +38,7 @@
 use crate::model::Structure;
 use crate::model::select::is_protein_resname;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering};
 use wide::{CmpEq, CmpLt, f32x4, f32x8, f64x4, i32x8};
 
 /// One DSSP class.
@@ -720,6 +721,8 @@ struct CellList {
     items: Vec<u32>,
     /// The cell of each residue.
     cell_of: Vec<u32>,
+    /// The item of each residue (written by the task that places it).
+    item_of: Vec<AtomicU32>,
     /// The next free place in each cell while items are placed.
     fill: Vec<u32>,
     /// Per item, in item order: CA x, y, z (read in sequence, eight at a time, by
@@ -828,6 +831,8 @@ impl CellList {
             pieces.push(piece);
             rest = tail;
         }
+        self.item_of.resize_with(points.len(), || AtomicU32::new(0));
+        let item_of = &self.item_of;
         counts
             .par_chunks_mut(part_len)
             .zip(self.fill.par_chunks_mut(part_len))
@@ -851,6 +856,9 @@ impl CellList {
                         && let Some(slot) = items.get_mut(*f as usize)
                     {
                         *slot = i as u32;
+                        if let Some(k) = item_of.get(i) {
+                            k.store(base as u32 + *f, Ordering::Relaxed);
+                        }
                         *f += 1;
                     }
                 }
@@ -1395,22 +1403,15 @@ impl Residues {
                 },
             )
             .collect_into_vec(by_item);
-        // Back to residue order: residue r is among the (few) items of its cell.
+        // Back to residue order.
         let by_item = &*by_item;
-        (0..self.len())
-            .into_par_iter()
+        cells
+            .item_of
+            .par_iter()
             .with_min_len(self.chunk)
-            .map(|r| {
-                let cell = cells.cell_of.get(r).copied().unwrap_or(0) as usize;
-                let (Some(&a), Some(&b)) = (cells.starts.get(cell), cells.starts.get(cell + 1)) else {
-                    return [NO_ACCEPTOR; 2];
-                };
-                let (a, b) = (a as usize, b as usize);
-                cells
-                    .items
-                    .get(a..b)
-                    .and_then(|items| items.iter().position(|&i| i as usize == r))
-                    .and_then(|p| by_item.get(a + p))
+            .map(|k| {
+                by_item
+                    .get(k.load(Ordering::Relaxed) as usize)
                     .copied()
                     .unwrap_or([NO_ACCEPTOR; 2])
             })
