@@ -488,6 +488,14 @@ fn distance(a: [f32; 3], b: [f32; 3]) -> f32 {
     (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
 }
 
+/// The position of atom `i` where there is one and it is finite.
+fn finite_position(positions: &[[f32; 3]], i: Option<u32>) -> Option<[f32; 3]> {
+    positions
+        .get(i? as usize)
+        .copied()
+        .filter(|p| p.iter().all(|x| x.is_finite()))
+}
+
 /// The amide hydrogen of a residue with N at `n` whose previous residue has C and O at `pc` and
 /// `po`: 1 A from N along C - O (mkdssp's placement).
 fn amide_hydrogen(n: [f32; 3], pc: [f32; 3], po: [f32; 3]) -> [f32; 3] {
@@ -1138,12 +1146,7 @@ impl Residues {
         options: &DsspOptions,
         counts: &mut Vec<usize>,
     ) {
-        let at = |i: Option<u32>| -> Option<[f32; 3]> {
-            positions
-                .get(i? as usize)
-                .copied()
-                .filter(|p| p.iter().all(|x| x.is_finite()))
-        };
+        let at = |i: Option<u32>| finite_position(positions, i);
         let residues = &backbone.residues;
         let len = residues.len();
         let step = chunk_len(len);
@@ -1223,7 +1226,7 @@ impl Residues {
         counts.extend(self.chunk_summary.iter().map(|s| s.0));
         if counts.contains(&INCOMPLETE) {
             self.ca_bounds = None;
-            self.compact_and_link(backbone, positions, options, counts);
+            self.compact_and_link(backbone, at, file_hydrogens, counts);
             return;
         }
         let [lo, hi] = self
@@ -1251,19 +1254,14 @@ impl Residues {
 
     /// [`Residues::gather`] for frames with unusable residues: keeps the usable ones (a serial
     /// compaction), then their chain breaks and amide hydrogens from their neighbours in the list.
+    /// `at` gives an atom's position where it is usable.
     fn compact_and_link(
         &mut self,
         backbone: &ProteinBackbone,
-        positions: &[[f32; 3]],
-        options: &DsspOptions,
+        at: impl Fn(Option<u32>) -> Option<[f32; 3]> + Sync,
+        file_hydrogens: bool,
         counts: &mut Vec<usize>,
     ) {
-        let at = |i: Option<u32>| -> Option<[f32; 3]> {
-            positions
-                .get(i? as usize)
-                .copied()
-                .filter(|p| p.iter().all(|x| x.is_finite()))
-        };
         let residues = &backbone.residues;
         let len = self.source.len();
         let mut kept = 0;
@@ -1308,7 +1306,7 @@ impl Residues {
             .into_par_iter()
             .with_min_len(self.chunk)
             .map(|k| {
-                let file_h = if options.file_hydrogens {
+                let file_h = if file_hydrogens {
                     source.get(k).and_then(|&s| residues.get(s)).and_then(|r| at(r.h))
                 } else {
                     None
