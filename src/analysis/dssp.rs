@@ -38,7 +38,8 @@
 use crate::model::Structure;
 use crate::model::select::is_protein_resname;
 use rayon::prelude::*;
-use wide::{CmpLt, f32x4, f32x8, f64x4};
+use std::sync::atomic::{AtomicU32, Ordering};
+use wide::{CmpEq, CmpLt, f32x4, f32x8, f64x4, i32x8};
 
 /// One DSSP class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -419,8 +420,14 @@ impl DsspWorkspace {
     }
 }
 
-/// Residues per task of the per-residue passes (each task writes its own slice of the output).
-const CHUNK: usize = 4096;
+/// Residues per task of the per-residue passes (each task writes its own slice of the output):
+/// about four tasks per thread, so that a pass is balanced over many threads, but at least 1024
+/// residues, so that a task's cost outweighs handing it out.
+fn chunk_len(residues: usize) -> usize {
+    residues
+        .div_ceil(4 * rayon::current_num_threads().max(1))
+        .clamp(1024, 16384)
+}
 
 /// The residues DSSP uses (all four backbone atoms present and finite), across all chains.
 #[derive(Default)]
@@ -436,7 +443,29 @@ struct Residues {
     /// The number of chain breaks (C(i-1)-N(i) too long, or a change of chain) at or before each
     /// residue: residues `a <= b` are connected exactly when their segments are equal.
     segment: Vec<u32>,
+    /// Residues per task of this frame's passes ([`chunk_len`]).
+    chunk: usize,
+    /// The lowest and highest CA coordinates, where the gathering pass found them.
+    ca_bounds: Option<([f32; 3], [f32; 3])>,
+    /// Per task of the gathering pass: its chain breaks (or [`INCOMPLETE`]) and CA bounds.
+    chunk_summary: Vec<(usize, [[f32; 3]; 2])>,
 }
+
+/// A task of [`Residues::gather`] met a residue it cannot use.
+const INCOMPLETE: usize = usize::MAX;
+
+/// The lowest and highest coordinates of `a` and `b` together.
+fn union_bounds(a: [[f32; 3]; 2], b: [[f32; 3]; 2]) -> [[f32; 3]; 2] {
+    let [[a0, a1, a2], [a3, a4, a5]] = a;
+    let [[b0, b1, b2], [b3, b4, b5]] = b;
+    [
+        [a0.min(b0), a1.min(b1), a2.min(b2)],
+        [a3.max(b3), a4.max(b4), a5.max(b5)],
+    ]
+}
+
+/// No points: bounds that any point widens.
+const EMPTY_BOUNDS: [[f32; 3]; 2] = [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
 
 fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
@@ -457,6 +486,25 @@ fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
 fn distance(a: [f32; 3], b: [f32; 3]) -> f32 {
     let d = sub(a, b);
     (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
+}
+
+/// The position of atom `i` where there is one and it is finite.
+fn finite_position(positions: &[[f32; 3]], i: Option<u32>) -> Option<[f32; 3]> {
+    positions
+        .get(i? as usize)
+        .copied()
+        .filter(|p| p.iter().all(|x| x.is_finite()))
+}
+
+/// The amide hydrogen of a residue with N at `n` whose previous residue has C and O at `pc` and
+/// `po`: 1 A from N along C - O (mkdssp's placement).
+fn amide_hydrogen(n: [f32; 3], pc: [f32; 3], po: [f32; 3]) -> [f32; 3] {
+    let d = distance(pc, po);
+    [
+        n[0] + (pc[0] - po[0]) / d,
+        n[1] + (pc[1] - po[1]) / d,
+        n[2] + (pc[2] - po[2]) / d,
+    ]
 }
 
 /// The dihedral angle p1-p2-p3-p4 as a direction (u, v) (the angle is atan2(v, u)), `None` where
@@ -681,6 +729,8 @@ struct CellList {
     items: Vec<u32>,
     /// The cell of each residue.
     cell_of: Vec<u32>,
+    /// The item of each residue (written by the task that places it).
+    item_of: Vec<AtomicU32>,
     /// The next free place in each cell while items are placed.
     fill: Vec<u32>,
     /// Per item, in item order: CA x, y, z (read in sequence, eight at a time, by
@@ -692,6 +742,8 @@ struct CellList {
     item_donor: Vec<([f32; 3], [f32; 3], bool)>,
     /// Per item: its cell.
     item_cell: Vec<u32>,
+    /// Per item: its residue (as `items`), then eight entries that match no residue.
+    item_residue: Vec<i32>,
 }
 
 impl CellList {
@@ -699,20 +751,23 @@ impl CellList {
     /// each range counts and places the residues that fall in it (a counting sort whose ranges
     /// write disjoint parts of `starts` and `items`).
     fn build(&mut self, res: &Residues, part_counts: &mut Vec<usize>) {
+        let step = res.chunk;
         let points = &res.ca;
-        let (lo, hi) = points
-            .par_chunks(CHUNK)
-            .map(|chunk| {
-                chunk
-                    .iter()
-                    .fold(([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), |(lo, hi), p| {
-                        ([0, 1, 2].map(|k| lo[k].min(p[k])), [0, 1, 2].map(|k| hi[k].max(p[k])))
-                    })
-            })
-            .reduce(
-                || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
-                |(a, b), (c, d)| ([0, 1, 2].map(|k| a[k].min(c[k])), [0, 1, 2].map(|k| b[k].max(d[k]))),
-            );
+        let (lo, hi) = res.ca_bounds.unwrap_or_else(|| {
+            points
+                .par_chunks(step)
+                .map(|chunk| {
+                    chunk
+                        .iter()
+                        .fold(([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), |(lo, hi), p| {
+                            ([0, 1, 2].map(|k| lo[k].min(p[k])), [0, 1, 2].map(|k| hi[k].max(p[k])))
+                        })
+                })
+                .reduce(
+                    || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
+                    |(a, b), (c, d)| ([0, 1, 2].map(|k| a[k].min(c[k])), [0, 1, 2].map(|k| b[k].max(d[k]))),
+                )
+        });
         let (lo, hi) = if points.is_empty() {
             ([0.0; 3], [0.0; 3])
         } else {
@@ -739,7 +794,7 @@ impl CellList {
         };
         points
             .par_iter()
-            .with_min_len(CHUNK)
+            .with_min_len(step)
             .map(index_of)
             .collect_into_vec(&mut self.cell_of);
         let cell_of = &self.cell_of;
@@ -784,6 +839,8 @@ impl CellList {
             pieces.push(piece);
             rest = tail;
         }
+        self.item_of.resize_with(points.len(), || AtomicU32::new(0));
+        let item_of = &self.item_of;
         counts
             .par_chunks_mut(part_len)
             .zip(self.fill.par_chunks_mut(part_len))
@@ -807,53 +864,74 @@ impl CellList {
                         && let Some(slot) = items.get_mut(*f as usize)
                     {
                         *slot = i as u32;
+                        if let Some(k) = item_of.get(i) {
+                            k.store(base as u32 + *f, Ordering::Relaxed);
+                        }
                         *f += 1;
                     }
                 }
             });
-        let items = &self.items;
-        for (k, out) in self.item_xyz.iter_mut().enumerate() {
-            items
-                .par_iter()
-                .with_min_len(CHUNK)
-                .map(|&i| res.ca.get(i as usize).map_or(f32::NAN, |p| p[k]))
-                .collect_into_vec(out);
+        // Each item's CA, acceptor and donor atoms and its cell, in item order: one pass.
+        let len = self.items.len();
+        for column in &mut self.item_xyz {
+            column.resize(len + 8, 0.0);
             // Eight far points after the last, so that every item starts a whole vector.
-            out.extend([f32::INFINITY; 8]);
+            if let Some(tail) = column.get_mut(len..) {
+                tail.fill(f32::INFINITY);
+            }
         }
-        items
-            .par_iter()
-            .with_min_len(CHUNK)
-            .map(|&i| match (res.c.get(i as usize), res.o.get(i as usize)) {
-                (Some(c), Some(o)) => [c[0], c[1], c[2], o[0], o[1], o[2]],
-                _ => [f32::NAN; 6],
-            })
-            .collect_into_vec(&mut self.item_acceptor);
-        items
-            .par_iter()
-            .with_min_len(CHUNK)
-            .map(|&i| {
-                let i = i as usize;
-                match (res.h.get(i), res.n.get(i), res.proline.get(i)) {
-                    (Some(&h), Some(&n), Some(&pro)) => (h, n, pro),
-                    _ => ([f32::NAN; 3], [f32::NAN; 3], true),
+        self.item_acceptor.resize(len, [0.0; 6]);
+        self.item_donor.resize(len, ([0.0; 3], [0.0; 3], true));
+        self.item_cell.resize(len, 0);
+        self.item_residue.resize(len + 8, 0);
+        if let Some(tail) = self.item_residue.get_mut(len..) {
+            tail.fill(i32::MIN);
+        }
+        let [xs, ys, zs] = &mut self.item_xyz;
+        self.items
+            .par_chunks(step)
+            .zip(xs.par_chunks_mut(step))
+            .zip(ys.par_chunks_mut(step))
+            .zip(zs.par_chunks_mut(step))
+            .zip(self.item_acceptor.par_chunks_mut(step))
+            .zip(self.item_donor.par_chunks_mut(step))
+            .zip(self.item_cell.par_chunks_mut(step))
+            .zip(self.item_residue.par_chunks_mut(step))
+            .for_each(|(((((((items, xs), ys), zs), acceptors), donors), cells), residues)| {
+                for (((((((&i, x), y), z), acceptor), donor), cell), residue) in items
+                    .iter()
+                    .zip(xs.iter_mut())
+                    .zip(ys.iter_mut())
+                    .zip(zs.iter_mut())
+                    .zip(acceptors.iter_mut())
+                    .zip(donors.iter_mut())
+                    .zip(cells.iter_mut())
+                    .zip(residues.iter_mut())
+                {
+                    *residue = i32::try_from(i).unwrap_or(i32::MIN);
+                    let i = i as usize;
+                    [*x, *y, *z] = res.ca.get(i).copied().unwrap_or([f32::NAN; 3]);
+                    *acceptor = match (res.c.get(i), res.o.get(i)) {
+                        (Some(c), Some(o)) => [c[0], c[1], c[2], o[0], o[1], o[2]],
+                        _ => [f32::NAN; 6],
+                    };
+                    *donor = match (res.h.get(i), res.n.get(i), res.proline.get(i)) {
+                        (Some(&h), Some(&n), Some(&pro)) => (h, n, pro),
+                        _ => ([f32::NAN; 3], [f32::NAN; 3], true),
+                    };
+                    *cell = cell_of.get(i).copied().unwrap_or(0);
                 }
-            })
-            .collect_into_vec(&mut self.item_donor);
-        items
-            .par_iter()
-            .with_min_len(CHUNK)
-            .map(|&i| cell_of.get(i as usize).copied().unwrap_or(0))
-            .collect_into_vec(&mut self.item_cell);
+            });
         self.origin = lo;
         self.cell = cell;
         self.dims = dims;
     }
 
-    /// Calls `f` with the item range of each row of cells around cell `cell` (its own and the 26
-    /// neighbours): the three cells of a row along x are adjacent in the item order, so each row
-    /// is one contiguous run.
-    fn for_rows_around(&self, cell: usize, mut f: impl FnMut(std::ops::Range<usize>)) {
+    /// The item range of each row of cells around cell `cell` (its own and the 26 neighbours; up to
+    /// nine rows, the rest empty): the three cells of a row along x are adjacent in the item order,
+    /// so each row is one contiguous run.
+    fn rows_around(&self, cell: usize) -> [(u32, u32); 9] {
+        let mut rows = [(0u32, 0u32); 9];
         let [nx, ny, nz] = self.dims.map(|d| d as i64);
         let cell = cell as i64;
         let c = [
@@ -864,55 +942,65 @@ impl CellList {
         let x0 = (c[0] - 1).max(0);
         let x1 = (c[0] + 1).min(nx - 1);
         if x0 > x1 {
-            return;
+            return rows;
         }
+        let mut slots = rows.iter_mut();
         for z in (c[2] - 1).max(0)..=(c[2] + 1).min(nz - 1) {
             for y in (c[1] - 1).max(0)..=(c[1] + 1).min(ny - 1) {
                 let row = ((z * ny + y) * nx) as usize;
-                if let (Some(&a), Some(&b)) = (
+                if let (Some(&a), Some(&b), Some(slot)) = (
                     self.starts.get(row + x0 as usize),
                     self.starts.get(row + x1 as usize + 1),
+                    slots.next(),
                 ) {
-                    f(a as usize..b as usize);
+                    *slot = (a, b);
                 }
             }
         }
+        rows
     }
 
-    /// Calls `f` with the item index of every point in the cells around cell `cell` whose squared
-    /// distance `(p - q)^2` (summed x, y, z in single precision) is below `r2_max`: each row of
-    /// cells eight points at a time (the lanes past the row's end masked off).
-    fn for_near(&self, cell: usize, p: [f32; 3], r2_max: f32, mut f: impl FnMut(usize)) {
+    /// Calls `f` with the item index of every point in `rows` (from [`CellList::rows_around`])
+    /// whose squared distance `(p - q)^2` (summed x, y, z in single precision) is below `r2_max`,
+    /// but not for the residues `skip`: each row eight points at a time (the lanes past the row's
+    /// end masked off).
+    fn for_near(&self, rows: &[(u32, u32); 9], p: [f32; 3], r2_max: f32, skip: [i32; 2], mut f: impl FnMut(usize)) {
         let [xs, ys, zs] = &self.item_xyz;
         let (px, py, pz) = (f32x8::splat(p[0]), f32x8::splat(p[1]), f32x8::splat(p[2]));
         let limit = f32x8::splat(r2_max);
-        let lanes = |s: &[f32]| -> f32x8 {
-            let mut a = [0f32; 8];
-            a.copy_from_slice(s);
-            f32x8::from(a)
-        };
-        self.for_rows_around(cell, |range| {
-            let mut start = range.start;
-            while start < range.end {
-                let (Some(cx), Some(cy), Some(cz)) = (
-                    xs.get(start..start + 8),
-                    ys.get(start..start + 8),
-                    zs.get(start..start + 8),
-                ) else {
+        let (skip0, skip1) = (i32x8::splat(skip[0]), i32x8::splat(skip[1]));
+        for &(a, b) in rows {
+            let (mut start, end) = (a as usize, b as usize);
+            while start < end {
+                let (Some(cx), Some(cy), Some(cz)) = (lanes(xs, start), lanes(ys, start), lanes(zs, start)) else {
                     break;
                 };
-                let (dx, dy, dz) = (px - lanes(cx), py - lanes(cy), pz - lanes(cz));
-                let left = range.end - start;
+                let (dx, dy, dz) = (px - cx, py - cy, pz - cz);
+                let left = end - start;
                 let valid = if left >= 8 { 0xff } else { (1u32 << left) - 1 };
-                let mut mask = (dx * dx + dy * dy + dz * dz).cmp_lt(limit).move_mask() as u32 & valid;
+                let residue = self
+                    .item_residue
+                    .get(start..)
+                    .and_then(|s| s.first_chunk::<8>())
+                    .map_or(skip0, |&a| i32x8::from(a));
+                let skipped = (residue.cmp_eq(skip0) | residue.cmp_eq(skip1)).move_mask() as u32;
+                let mut mask = (dx * dx + dy * dy + dz * dz).cmp_lt(limit).move_mask() as u32 & valid & !skipped;
                 while mask != 0 {
                     f(start + mask.trailing_zeros() as usize);
                     mask &= mask - 1;
                 }
                 start += 8;
             }
-        });
+        }
     }
+}
+
+/// Eight values of `column` from `start` as one vector (a plain load: no copy through memory).
+fn lanes(column: &[f32], start: usize) -> Option<f32x8> {
+    column
+        .get(start..)
+        .and_then(|s| s.first_chunk::<8>())
+        .map(|&a| f32x8::from(a))
 }
 
 /// Up to eight candidate acceptors of one donor, screened together: the single-precision energy
@@ -933,27 +1021,30 @@ impl AcceptorBatch {
         }
     }
 
-    /// Adds item `k` of `cells`; true when the batch is full.
-    fn push(&mut self, cells: &CellList, k: usize) -> bool {
-        let lane = self.len;
-        if let Some(slot) = self.item.get_mut(lane) {
-            *slot = k;
+    /// The acceptors of items `near` (at most eight) of `cells` into the lanes.
+    fn load(&mut self, cells: &CellList, near: &[u32]) {
+        self.len = near.len().min(8);
+        for (lane, &k) in near.iter().take(8).enumerate() {
+            let k = k as usize;
             let atoms = cells.item_acceptor.get(k).copied().unwrap_or([f32::NAN; 6]);
+            if let Some(slot) = self.item.get_mut(lane) {
+                *slot = k;
+            }
             for (dst, src) in self.xyz.iter_mut().zip(atoms) {
                 if let Some(d) = dst.get_mut(lane) {
                     *d = src;
                 }
             }
-            self.len += 1;
         }
-        self.len >= 8
     }
 
     /// Which lanes may bond with donor N-H: any distance below [`MIN_DISTANCE`] or an estimate
     /// below [`MAX_HBOND_ENERGY`] + 0.01 (as in `hbond_energy_if_bond`, whose error is below
     /// 1e-4 kcal/mol).
     fn screen(&self, h: [f32; 3], n: [f32; 3]) -> u32 {
-        let [c_x, c_y, c_z, o_x, o_y, o_z] = self.xyz.map(f32x8::from);
+        // Each column loaded in place (no copy of the whole batch).
+        let col = |k: usize| f32x8::from(self.xyz.get(k).copied().unwrap_or([f32::NAN; 8]));
+        let (c_x, c_y, c_z, o_x, o_y, o_z) = (col(0), col(1), col(2), col(3), col(4), col(5));
         let dist = |p: [f32; 3], x: f32x8, y: f32x8, z: f32x8| {
             let (dx, dy, dz) = (f32x8::splat(p[0]) - x, f32x8::splat(p[1]) - y, f32x8::splat(p[2]) - z);
             (dx * dx + dy * dy + dz * dz).sqrt()
@@ -971,8 +1062,8 @@ impl AcceptorBatch {
         pass.move_mask() as u32 & lanes
     }
 
-    /// Offers the bonds among the lanes to `acc` and empties the batch.
-    fn flush(&mut self, cells: &CellList, ca_d: [f32; 3], h: [f32; 3], n: [f32; 3], acc: &mut Acceptors) {
+    /// Offers the bonds of a donor (N-H, CA at `ca_d`) among the lanes to `acc`.
+    fn offer_bonds(&self, cells: &CellList, ca_d: [f32; 3], [h, n]: [[f32; 3]; 2], acc: &mut Acceptors) {
         let mut mask = self.screen(h, n);
         while mask != 0 {
             let lane = mask.trailing_zeros() as usize;
@@ -997,7 +1088,6 @@ impl AcceptorBatch {
                 }
             }
         }
-        self.len = 0;
     }
 }
 
@@ -1013,10 +1103,16 @@ struct Ladder {
 
 /// `out[k]` = how many `k' <= k` have `flag(k')`, for `k < m`: counted per chunk on the rayon pool,
 /// the chunk totals summed in order, then each chunk written from its base.
-fn running_count(m: usize, flag: impl Fn(usize) -> bool + Sync, counts: &mut Vec<usize>, out: &mut Vec<u32>) {
-    (0..m.div_ceil(CHUNK))
+fn running_count(
+    m: usize,
+    step: usize,
+    flag: impl Fn(usize) -> bool + Sync,
+    counts: &mut Vec<usize>,
+    out: &mut Vec<u32>,
+) {
+    (0..m.div_ceil(step))
         .into_par_iter()
-        .map(|c| (c * CHUNK..((c + 1) * CHUNK).min(m)).filter(|&k| flag(k)).count())
+        .map(|c| (c * step..((c + 1) * step).min(m)).filter(|&k| flag(k)).count())
         .collect_into_vec(counts);
     let mut base = 0usize;
     for n in counts.iter_mut() {
@@ -1025,13 +1121,13 @@ fn running_count(m: usize, flag: impl Fn(usize) -> bool + Sync, counts: &mut Vec
         base += here;
     }
     out.resize(m, 0);
-    out.par_chunks_mut(CHUNK)
+    out.par_chunks_mut(step)
         .zip(counts.par_iter())
         .enumerate()
         .for_each(|(c, (out, &base))| {
             let mut running = base as u32;
             for (t, o) in out.iter_mut().enumerate() {
-                running += u32::from(flag(c * CHUNK + t));
+                running += u32::from(flag(c * step + t));
                 *o = running;
             }
         });
@@ -1039,7 +1135,10 @@ fn running_count(m: usize, flag: impl Fn(usize) -> bool + Sync, counts: &mut Vec
 
 impl Residues {
     /// The usable residues of `backbone` in `positions` and their columns, on the rayon pool
-    /// (chunks of residues, each writing its own part of every column).
+    /// (chunks of residues, each writing its own part of every column). When every residue is
+    /// usable (the usual case), one sweep over the residues writes their atoms, amide hydrogens,
+    /// proline flags and each chunk's own count of chain breaks, and a second adds the chunks'
+    /// bases to the counts; else the usable residues are compacted and the rest follows from them.
     fn gather(
         &mut self,
         backbone: &ProteinBackbone,
@@ -1047,75 +1146,147 @@ impl Residues {
         options: &DsspOptions,
         counts: &mut Vec<usize>,
     ) {
-        let at = |i: Option<u32>| -> Option<[f32; 3]> {
-            positions
-                .get(i? as usize)
-                .copied()
-                .filter(|p| p.iter().all(|x| x.is_finite()))
-        };
+        let at = |i: Option<u32>| finite_position(positions, i);
         let residues = &backbone.residues;
-        // One pass over the positions: every residue's four atoms into the columns (NaN where
-        // missing), each chunk of residues on its own slices.
         let len = residues.len();
-        for column in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o] {
+        let step = chunk_len(len);
+        self.chunk = step;
+        for column in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o, &mut self.h] {
             column.resize(len, [0.0; 3]);
         }
         self.source.resize(len, 0);
-        let missing: usize = residues
-            .par_chunks(CHUNK)
-            .zip(self.n.par_chunks_mut(CHUNK))
-            .zip(self.ca.par_chunks_mut(CHUNK))
-            .zip(self.c.par_chunks_mut(CHUNK))
-            .zip(self.o.par_chunks_mut(CHUNK))
-            .zip(self.source.par_chunks_mut(CHUNK))
+        self.proline.resize(len, false);
+        self.segment.resize(len, 0);
+        let file_hydrogens = options.file_hydrogens;
+        // Per chunk: its chain breaks ([`INCOMPLETE`] when a residue of it is not usable) and the
+        // bounds of its CA atoms.
+        residues
+            .par_chunks(step)
+            .zip(self.n.par_chunks_mut(step))
+            .zip(self.ca.par_chunks_mut(step))
+            .zip(self.c.par_chunks_mut(step))
+            .zip(self.o.par_chunks_mut(step))
+            .zip(self.h.par_chunks_mut(step))
+            .zip(self.proline.par_chunks_mut(step))
+            .zip(self.segment.par_chunks_mut(step))
+            .zip(self.source.par_chunks_mut(step))
             .enumerate()
-            .map(|(chunk, (((((rs, n), ca), c), o), source))| {
-                let mut missing = 0;
-                for (k, (((((r, n), ca), c), o), s)) in rs
+            .map(|(chunk, ((((((((rs, n), ca), c), o), h), pro), seg), source))| {
+                let first = chunk * step;
+                // The chain, C and O of the residue before this one (for the chunk's first
+                // residue, read from the positions: when every residue is usable it is the
+                // previous one in the list, as mkdssp takes it).
+                let mut prev = first
+                    .checked_sub(1)
+                    .and_then(|p| residues.get(p))
+                    .and_then(|r| Some((r.chain, at(r.c)?, at(r.o)?)));
+                let (mut breaks, mut complete, mut bounds) = (0u32, true, EMPTY_BOUNDS);
+                for (k, ((((((((r, n), ca), c), o), h), pro), seg), source)) in rs
                     .iter()
                     .zip(n.iter_mut())
                     .zip(ca.iter_mut())
                     .zip(c.iter_mut())
                     .zip(o.iter_mut())
+                    .zip(h.iter_mut())
+                    .zip(pro.iter_mut())
+                    .zip(seg.iter_mut())
                     .zip(source.iter_mut())
                     .enumerate()
                 {
-                    *s = chunk * CHUNK + k;
-                    let atoms = [r.n, r.ca, r.c, r.o].map(at);
-                    missing += usize::from(atoms.iter().any(Option::is_none));
-                    let [an, aca, ac, ao] = atoms.map(|p| p.unwrap_or([f32::NAN; 3]));
+                    *source = first + k;
+                    *pro = r.proline;
+                    let (Some(an), Some(aca), Some(ac), Some(ao)) = (at(r.n), at(r.ca), at(r.c), at(r.o)) else {
+                        complete = false;
+                        prev = None;
+                        let [an, aca, ac, ao] = [r.n, r.ca, r.c, r.o].map(|i| at(i).unwrap_or([f32::NAN; 3]));
+                        (*n, *ca, *c, *o) = (an, aca, ac, ao);
+                        continue;
+                    };
                     (*n, *ca, *c, *o) = (an, aca, ac, ao);
-                }
-                missing
-            })
-            .sum();
-        if missing > 0 {
-            // Keep the usable residues (a serial compaction; only structures with incomplete
-            // residues take it).
-            let mut kept = 0;
-            for k in 0..len {
-                let usable = [&self.n, &self.ca, &self.c, &self.o]
-                    .iter()
-                    .all(|col| col.get(k).is_some_and(|p| p.iter().all(|x| x.is_finite())));
-                if usable {
-                    for col in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o] {
-                        col.swap(kept, k);
+                    bounds = union_bounds(bounds, [aca, aca]);
+                    let previous = prev.filter(|_| first + k > 0);
+                    if let Some((chain, pc, _)) = previous
+                        && (distance(pc, an) > MAX_PEPTIDE_BOND || chain != r.chain)
+                    {
+                        breaks += 1;
                     }
-                    self.source.swap(kept, k);
-                    kept += 1;
+                    *seg = breaks;
+                    let file_h = if file_hydrogens { at(r.h) } else { None };
+                    *h = match (file_h, previous) {
+                        (Some(fh), _) => fh,
+                        (None, Some((_, pc, po))) if !r.proline => amide_hydrogen(an, pc, po),
+                        _ => an,
+                    };
+                    prev = Some((r.chain, ac, ao));
                 }
-            }
-            for col in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o] {
-                col.truncate(kept);
-            }
-            self.source.truncate(kept);
+                (if complete { breaks as usize } else { INCOMPLETE }, bounds)
+            })
+            .collect_into_vec(&mut self.chunk_summary);
+        counts.clear();
+        counts.extend(self.chunk_summary.iter().map(|s| s.0));
+        if counts.contains(&INCOMPLETE) {
+            self.ca_bounds = None;
+            self.compact_and_link(backbone, at, file_hydrogens, counts);
+            return;
         }
-        let m = self.source.len();
+        let [lo, hi] = self
+            .chunk_summary
+            .iter()
+            .fold(EMPTY_BOUNDS, |a, s| union_bounds(a, s.1));
+        self.ca_bounds = Some((lo, hi));
+        // Each chunk's breaks follow those of the chunks before it.
+        let mut base = 0usize;
+        for n in counts.iter_mut() {
+            let here = *n;
+            *n = base;
+            base += here;
+        }
+        self.segment
+            .par_chunks_mut(step)
+            .zip(counts.par_iter())
+            .filter(|(_, base)| **base > 0)
+            .for_each(|(seg, &base)| {
+                for s in seg {
+                    *s += base as u32;
+                }
+            });
+    }
+
+    /// [`Residues::gather`] for frames with unusable residues: keeps the usable ones (a serial
+    /// compaction), then their chain breaks and amide hydrogens from their neighbours in the list.
+    /// `at` gives an atom's position where it is usable.
+    fn compact_and_link(
+        &mut self,
+        backbone: &ProteinBackbone,
+        at: impl Fn(Option<u32>) -> Option<[f32; 3]> + Sync,
+        file_hydrogens: bool,
+        counts: &mut Vec<usize>,
+    ) {
+        let residues = &backbone.residues;
+        let len = self.source.len();
+        let mut kept = 0;
+        for k in 0..len {
+            let usable = [&self.n, &self.ca, &self.c, &self.o]
+                .iter()
+                .all(|col| col.get(k).is_some_and(|p| p.iter().all(|x| x.is_finite())));
+            if usable {
+                for col in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o] {
+                    col.swap(kept, k);
+                }
+                self.source.swap(kept, k);
+                kept += 1;
+            }
+        }
+        for col in [&mut self.n, &mut self.ca, &mut self.c, &mut self.o] {
+            col.truncate(kept);
+        }
+        self.source.truncate(kept);
+        let m = kept;
         let source = &self.source;
         let mut running = std::mem::take(&mut self.segment);
         source
             .par_iter()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .map(|&k| residues.get(k).is_some_and(|r| r.proline))
             .collect_into_vec(&mut self.proline);
         let chain = |k: usize| source.get(k).and_then(|&s| residues.get(s)).map(|r| r.chain);
@@ -1127,15 +1298,15 @@ impl Residues {
                     _ => true,
                 }
         };
-        running_count(m, broken, counts, &mut running);
+        running_count(m, self.chunk, broken, counts, &mut running);
         self.segment = running;
         // mkdssp places H from the previous residue in its list whatever lies between.
         let (o, proline) = (&self.o, &self.proline);
         (0..m)
             .into_par_iter()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .map(|k| {
-                let file_h = if options.file_hydrogens {
+                let file_h = if file_hydrogens {
                     source.get(k).and_then(|&s| residues.get(s)).and_then(|r| at(r.h))
                 } else {
                     None
@@ -1147,12 +1318,7 @@ impl Residues {
                     && !proline.get(k).copied().unwrap_or(true)
                     && let (Some(&pc), Some(&po)) = (c.get(k - 1), o.get(k - 1))
                 {
-                    let d = distance(pc, po);
-                    [
-                        h[0] + (pc[0] - po[0]) / d,
-                        h[1] + (pc[1] - po[1]) / d,
-                        h[2] + (pc[2] - po[2]) / d,
-                    ]
+                    amide_hydrogen(h, pc, po)
                 } else {
                     h
                 }
@@ -1183,57 +1349,67 @@ impl Residues {
         (0..cells.items.len())
             .into_par_iter()
             .with_min_len(256)
-            .map(|k| {
-                let none = [NO_ACCEPTOR; 2];
-                let (Some(&d), Some(&x), Some(&y), Some(&z), Some(&(h, n, pro)), Some(&cell)) = (
-                    cells.items.get(k),
-                    xs.get(k),
-                    ys.get(k),
-                    zs.get(k),
-                    cells.item_donor.get(k),
-                    cells.item_cell.get(k),
-                ) else {
-                    return none;
-                };
-                if pro {
-                    // mkdssp gives a proline donor energy 0: never a bond.
-                    return none;
-                }
-                let (d, ca_d) = (d as usize, [x, y, z]);
-                let mut acc = Acceptors::new();
-                let mut batch = AcceptorBatch::new();
-                cells.for_near(cell as usize, ca_d, cutoff_squared, |c| {
-                    // The pair (d-1, d) is evaluated only with d-1 as donor.
-                    if let Some(&j) = cells.items.get(c)
-                        && j as usize != d
-                        && j as usize + 1 != d
-                        && batch.push(cells, c)
-                    {
-                        batch.flush(cells, ca_d, h, n, &mut acc);
+            .map_init(
+                // The rows around the last donor's cell (donors come in cell order).
+                || (usize::MAX, [(0u32, 0u32); 9]),
+                |(rows_cell, rows), k| {
+                    let none = [NO_ACCEPTOR; 2];
+                    let (Some(&d), Some(&x), Some(&y), Some(&z), Some(&(h, n, pro)), Some(&cell)) = (
+                        cells.items.get(k),
+                        xs.get(k),
+                        ys.get(k),
+                        zs.get(k),
+                        cells.item_donor.get(k),
+                        cells.item_cell.get(k),
+                    ) else {
+                        return none;
+                    };
+                    if pro {
+                        // mkdssp gives a proline donor energy 0: never a bond.
+                        return none;
                     }
-                });
-                if batch.len > 0 {
-                    batch.flush(cells, ca_d, h, n, &mut acc);
-                }
-                acc.index
-            })
+                    if *rows_cell != cell as usize {
+                        *rows_cell = cell as usize;
+                        *rows = cells.rows_around(cell as usize);
+                    }
+                    let (d, ca_d) = (d as usize, [x, y, z]);
+                    let mut acc = Acceptors::new();
+                    let mut batch = AcceptorBatch::new();
+                    // Candidates (item indices), screened eight at a time.
+                    let mut near = [0u32; 8];
+                    let mut count = 0;
+                    // The pair (d-1, d) is evaluated only with d-1 as donor.
+                    let skip = [d, d.wrapping_sub(1)].map(|r| i32::try_from(r).unwrap_or(i32::MIN + 1));
+                    cells.for_near(rows, ca_d, cutoff_squared, skip, |c| {
+                        if let Some(slot) = near.get_mut(count) {
+                            *slot = c as u32;
+                            count += 1;
+                        }
+                        if count == near.len() {
+                            batch.load(cells, &near);
+                            batch.offer_bonds(cells, ca_d, [h, n], &mut acc);
+                            count = 0;
+                        }
+                    });
+                    if let Some(rest) = near.get(..count)
+                        && !rest.is_empty()
+                    {
+                        batch.load(cells, rest);
+                        batch.offer_bonds(cells, ca_d, [h, n], &mut acc);
+                    }
+                    acc.index
+                },
+            )
             .collect_into_vec(by_item);
-        // Back to residue order: residue r is among the (few) items of its cell.
+        // Back to residue order.
         let by_item = &*by_item;
-        (0..self.len())
-            .into_par_iter()
-            .with_min_len(CHUNK)
-            .map(|r| {
-                let cell = cells.cell_of.get(r).copied().unwrap_or(0) as usize;
-                let (Some(&a), Some(&b)) = (cells.starts.get(cell), cells.starts.get(cell + 1)) else {
-                    return [NO_ACCEPTOR; 2];
-                };
-                let (a, b) = (a as usize, b as usize);
-                cells
-                    .items
-                    .get(a..b)
-                    .and_then(|items| items.iter().position(|&i| i as usize == r))
-                    .and_then(|p| by_item.get(a + p))
+        cells
+            .item_of
+            .par_iter()
+            .with_min_len(self.chunk)
+            .map(|k| {
+                by_item
+                    .get(k.load(Ordering::Relaxed) as usize)
                     .copied()
                     .unwrap_or([NO_ACCEPTOR; 2])
             })
@@ -1269,7 +1445,7 @@ impl Residues {
         // candidates per residue, found from the residue's own bonds, in (i, j) order.
         let hits: Vec<(u32, u32, bool)> = (1..m.saturating_sub(1))
             .into_par_iter()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .flat_map_iter(|i| {
                 let mut js = [u32::MAX; 8];
                 for (d, slot) in [i, i + 1].into_iter().zip([0usize, 4]) {
@@ -1436,7 +1612,7 @@ impl Residues {
         // residue i + n donates a hydrogen bond to residue i within one chain.
         (0..m)
             .into_par_iter()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .map(|i| {
                 (0..3usize).fold(0u8, |bits, kind| {
                     let stride = kind + 3;
@@ -1462,7 +1638,7 @@ impl Residues {
         // Alpha helices override everything (only bridges are there yet).
         ss.par_iter()
             .enumerate()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .map(|(r, &s)| {
                 if window(1, r, &|_| true) {
                     SecondaryStructure::AlphaHelix
@@ -1476,7 +1652,7 @@ impl Residues {
         let coil = |k: usize| base.get(k) == Some(&SecondaryStructure::Coil);
         base.par_iter()
             .enumerate()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .map(|(r, &s)| {
                 if window(0, r, &coil) {
                     SecondaryStructure::Helix310
@@ -1495,7 +1671,7 @@ impl Residues {
         ss.par_iter_mut()
             .zip(base.par_iter())
             .enumerate()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .for_each(|(i, (s, &b))| {
                 *s = if window(2, i, &free) {
                     SecondaryStructure::PiHelix
@@ -1542,7 +1718,7 @@ impl Residues {
         };
         (0..m)
             .into_par_iter()
-            .with_min_len(CHUNK)
+            .with_min_len(self.chunk)
             .map(|i| {
                 near_coil(i)
                     && i > 0
@@ -1566,14 +1742,17 @@ impl Residues {
         let in_region = &*in_region;
         // mkdssp's scan: windows of `stretch` residues from i = 1 while i + 3 < m, all in the region;
         // their coil residues become P.
-        ss.par_iter_mut().enumerate().with_min_len(CHUNK).for_each(|(r, s)| {
-            if *s == SecondaryStructure::Coil
-                && (r.saturating_sub(stretch - 1).max(1)..=r)
-                    .any(|i| i + 3 < m && (i..i + stretch).all(|k| in_region.get(k).copied().unwrap_or(false)))
-            {
-                *s = SecondaryStructure::Polyproline;
-            }
-        });
+        ss.par_iter_mut()
+            .enumerate()
+            .with_min_len(self.chunk)
+            .for_each(|(r, s)| {
+                if *s == SecondaryStructure::Coil
+                    && (r.saturating_sub(stretch - 1).max(1)..=r)
+                        .any(|i| i + 3 < m && (i..i + stretch).all(|k| in_region.get(k).copied().unwrap_or(false)))
+                {
+                    *s = SecondaryStructure::Polyproline;
+                }
+            });
     }
 }
 
