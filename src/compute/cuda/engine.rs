@@ -278,9 +278,9 @@ impl CudaEngine {
             (Field::Potential, FieldInput::Electrostatics(plan)) => {
                 Prepared::Msm(Box::new(self.prepare_msm(st, plan)?))
             }
-            (Field::Potential, FieldInput::DeferredElectrostatics(d)) => {
-                Prepared::Msm(Box::new(self.prepare_msm(st, &*d.plan()?)?))
-            }
+            (Field::Potential, FieldInput::DeferredElectrostatics(d)) => Prepared::Msm(Box::new(
+                self.prepare_msm(st, &*d.plan_with(crate::compute::esp::StagesOn::Engine)?)?,
+            )),
             (Field::Potential, _) => return Err(ComputeError::WrongInput(Field::Potential, "point charges")),
             (Field::QmPotential, FieldInput::Wavefunction(wf)) => {
                 Prepared::QmEsp(Box::new(self.prepare_qm_esp(st, wf)?))

@@ -185,9 +185,24 @@ impl DeferredPlan {
     /// The plan, built on the first call (other callers wait for it); a failure is returned to
     /// every caller.
     pub fn plan(&self) -> Result<Arc<EspPlan>, ComputeError> {
+        self.plan_with(StagesOn::Host)
+    }
+
+    /// The plan, built on the first call with its heavy stages `stages_on` (the engine that takes
+    /// the request first decides: a CUDA engine leaves binning and levels to its device, the CPU
+    /// engine computes them while planning); later callers get that plan whatever they ask, and
+    /// both engines fill maps from either kind.
+    pub fn plan_with(&self, stages_on: StagesOn) -> Result<Arc<EspPlan>, ComputeError> {
         self.plan
             .get_or_init(|| {
-                EspPlan::build(self.charges.clone(), self.method, self.boundary, &self.lattice).map(Arc::new)
+                EspPlan::build_with(
+                    self.charges.clone(),
+                    self.method,
+                    self.boundary,
+                    &self.lattice,
+                    stages_on,
+                )
+                .map(Arc::new)
             })
             .clone()
     }
