@@ -11,14 +11,17 @@
 //! adapter exists (Mesa lavapipe in CI); skipped, with the reason printed, where none exists.
 //!
 //! Tolerance: the same vertex and index counts, indices and colours equal, positions within
-//! 2e-5 Angstrom plus 8 ulp of the vertex's largest coordinate, normals within 1e-5, values within
+//! 2e-5 Angstrom plus 8 ulp of the vertex's largest coordinate, normals within 5e-5, values within
 //! 1e-6 relative. The device evaluates the same f32 expressions in the same order, but may fuse
 //! multiply-adds and round square roots and quotients less tightly (WGSL allows 2.5 ulp): a spline
 //! point is a sum of four control points weighted by at most 1.25 in all, so each of its seven
 //! operations may differ by half an ulp of terms up to the largest coordinate (about 4 ulp in
 //! all, doubled for margin), and the frame's unit vectors by a few 1e-7, which the sections' half
 //! widths (at most 1.6 Angstrom) turn into about 1e-6 Angstrom (the 2e-5). On lavapipe the
-//! largest differences are 4e-6 Angstrom and 5e-7 (printed by each case).
+//! largest differences are 4e-6 Angstrom and 5e-7 (printed by each case). A random chain can bend
+//! so that a frame is taken from nearly parallel directions; there the fused multiply-adds of an
+//! NVIDIA H200 moved a normal by 1.0e-5 (0.0006 degrees), hence the 5e-5 for normals. A wrong
+//! frame, section or sign differs by tenths.
 
 #![cfg(feature = "gui")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -95,7 +98,7 @@ fn assert_same(gpu: &MeshData, cpu: &MeshData, what: &str) {
     for (k, (g, c)) in gpu.normals.iter().zip(&cpu.normals).enumerate() {
         for a in 0..3 {
             let d = (g[a] - c[a]).abs();
-            assert!(d <= 1e-5, "{what}: normal {k} {g:?}, CPU {c:?}");
+            assert!(d <= 5e-5, "{what}: normal {k} {g:?}, CPU {c:?}");
             worst_n = worst_n.max(d);
         }
     }
