@@ -1,7 +1,9 @@
 // Multilevel summation on a map lattice (src/compute/cuda/msm.rs launches this): for every point of a
 // z-slab, the smoothed short-range sum over binned charges plus, when the plan has one, the cubic
-// interpolation of the finest MSM lattice potential. The long-range levels are computed on the host
-// (src/compute/esp/msm.rs); the conventions are those of src/compute/esp/{bins,kernel,msm}.rs:
+// interpolation of the finest MSM lattice potential. Two kernels do it: msm_tiles (the default: a
+// block per tile of points, the charges near the tile staged in shared memory) and msm_slab (a thread
+// per point). The long-range levels come from the host (src/compute/esp/msm.rs) or from
+// kernels/msm_levels.cu; the conventions are those of src/compute/esp/{bins,kernel,msm}.rs:
 //   short range  sum_{r < a} q (1/r - g_a(r)),  g_a(r) = (15/8 - 5/4 s + 3/8 s^2) / a,  s = r^2 / a^2;
 //   bins         bin (i, j, k) holds charges start[b] .. start[b + 1], b = i + nx (j + ny k); a point in
 //                bin c sees the bins c + d for the neighbour offsets d whose centre lies within
@@ -57,6 +59,40 @@ __device__ __forceinline__ int msm_mod(int m, int n) {
 __device__ __forceinline__ int msm_div(int m, int n) {
     int q = m / n;
     return (m % n != 0 && m < 0) ? q - 1 : q;
+}
+
+// The centre of bin (c0, c1, c2) (unwrapped bin coordinates, relative to the bins' origin).
+__device__ __forceinline__ void msm_bin_centre(const MsmArgs& g, int c0, int c1, int c2, float& bx, float& by,
+                                               float& bz) {
+    const float t0 = c0 + 0.5f, t1 = c1 + 0.5f, t2 = c2 + 0.5f;
+    bx = t0 * g.bin_v[0][0] + t1 * g.bin_v[1][0] + t2 * g.bin_v[2][0];
+    by = t0 * g.bin_v[0][1] + t1 * g.bin_v[1][1] + t2 * g.bin_v[2][1];
+    bz = t0 * g.bin_v[0][2] + t1 * g.bin_v[1][2] + t2 * g.bin_v[2][2];
+}
+
+// Bin (c0, c1, c2) as stored: its index into `start`, and the shift by whole cells that moves its
+// stored charges to this periodic image (zero for open bins). False for an open bin outside the grid.
+__device__ __forceinline__ bool msm_bin_image(const MsmArgs& g, int c0, int c1, int c2, int& idx, float& sx,
+                                              float& sy, float& sz) {
+    int w0 = c0, w1 = c1, w2 = c2;
+    sx = 0.0f;
+    sy = 0.0f;
+    sz = 0.0f;
+    if (g.periodic) {
+        w0 = msm_mod(c0, g.bcount[0]);
+        w1 = msm_mod(c1, g.bcount[1]);
+        w2 = msm_mod(c2, g.bcount[2]);
+        const float d0 = (float)msm_div(c0, g.bcount[0]);
+        const float d1 = (float)msm_div(c1, g.bcount[1]);
+        const float d2 = (float)msm_div(c2, g.bcount[2]);
+        sx = d0 * g.cell[0][0] + d1 * g.cell[1][0] + d2 * g.cell[2][0];
+        sy = d0 * g.cell[0][1] + d1 * g.cell[1][1] + d2 * g.cell[2][1];
+        sz = d0 * g.cell[0][2] + d1 * g.cell[1][2] + d2 * g.cell[2][2];
+    } else if (c0 < 0 || c1 < 0 || c2 < 0 || c0 >= g.bcount[0] || c1 >= g.bcount[1] || c2 >= g.bcount[2]) {
+        return false;
+    }
+    idx = w0 + g.bcount[0] * (w1 + g.bcount[1] * w2);
+    return true;
 }
 
 // The cubic interpolation of the finest MSM lattice at (qx, qy, qz) (unwrapped, relative to the bins'
@@ -140,27 +176,13 @@ extern "C" __global__ void msm_slab(float* __restrict__ out, const int* __restri
     for (int n = 0; n < g.n_neigh; n++) {
         const int4 d = neigh[n];
         const int c0 = b[0] + d.x, c1 = b[1] + d.y, c2 = b[2] + d.z;
-        const float t0 = c0 + 0.5f, t1 = c1 + 0.5f, t2 = c2 + 0.5f;
-        const float ex = px - (t0 * g.bin_v[0][0] + t1 * g.bin_v[1][0] + t2 * g.bin_v[2][0]);
-        const float ey = py - (t0 * g.bin_v[0][1] + t1 * g.bin_v[1][1] + t2 * g.bin_v[2][1]);
-        const float ez = pz - (t0 * g.bin_v[0][2] + t1 * g.bin_v[1][2] + t2 * g.bin_v[2][2]);
+        float bx, by, bz;
+        msm_bin_centre(g, c0, c1, c2, bx, by, bz);
+        const float ex = px - bx, ey = py - by, ez = pz - bz;
         if (ex * ex + ey * ey + ez * ez > g.reach2) continue;
-        int w0 = c0, w1 = c1, w2 = c2;
-        float sx = 0.0f, sy = 0.0f, sz = 0.0f;
-        if (g.periodic) {
-            w0 = msm_mod(c0, g.bcount[0]);
-            w1 = msm_mod(c1, g.bcount[1]);
-            w2 = msm_mod(c2, g.bcount[2]);
-            const float s0 = (float)msm_div(c0, g.bcount[0]);
-            const float s1 = (float)msm_div(c1, g.bcount[1]);
-            const float s2 = (float)msm_div(c2, g.bcount[2]);
-            sx = s0 * g.cell[0][0] + s1 * g.cell[1][0] + s2 * g.cell[2][0];
-            sy = s0 * g.cell[0][1] + s1 * g.cell[1][1] + s2 * g.cell[2][1];
-            sz = s0 * g.cell[0][2] + s1 * g.cell[1][2] + s2 * g.cell[2][2];
-        } else if (c0 < 0 || c1 < 0 || c2 < 0 || c0 >= g.bcount[0] || c1 >= g.bcount[1] || c2 >= g.bcount[2]) {
-            continue;
-        }
-        const int idx = w0 + g.bcount[0] * (w1 + g.bcount[1] * w2);
+        int idx;
+        float sx, sy, sz;
+        if (!msm_bin_image(g, c0, c1, c2, idx, sx, sy, sz)) continue;
         const int s0 = start[idx], s1 = start[idx + 1];
         const float rx = px - sx, ry = py - sy, rz = pz - sz;
         for (int m = s0; m < s1; m++) {
@@ -382,28 +404,15 @@ __device__ __forceinline__ void msm_tiles_body(float* __restrict__ out, const in
         for (int c1i = blo[1]; c1i <= bhi[1]; c1i++) {
             for (int c0i = blo[0]; c0i <= bhi[0]; c0i++) {
                 // Distance from the bin's centre to the tile's box.
-                const float t0 = c0i + 0.5f, t1 = c1i + 0.5f, t2 = c2i + 0.5f;
-                const float bx = t0 * g.bin_v[0][0] + t1 * g.bin_v[1][0] + t2 * g.bin_v[2][0];
-                const float by = t0 * g.bin_v[0][1] + t1 * g.bin_v[1][1] + t2 * g.bin_v[2][1];
-                const float bz = t0 * g.bin_v[0][2] + t1 * g.bin_v[1][2] + t2 * g.bin_v[2][2];
+                float bx, by, bz;
+                msm_bin_centre(g, c0i, c1i, c2i, bx, by, bz);
                 const float ex = fmaxf(fmaxf(lo[0] - bx, bx - hi[0]), 0.0f);
                 const float ey = fmaxf(fmaxf(lo[1] - by, by - hi[1]), 0.0f);
                 const float ez = fmaxf(fmaxf(lo[2] - bz, bz - hi[2]), 0.0f);
                 if (ex * ex + ey * ey + ez * ez > g.reach2) continue;
-                int w0 = c0i, w1 = c1i, w2 = c2i;
-                float sx = 0.0f, sy = 0.0f, sz = 0.0f;
-                if (g.periodic) {
-                    w0 = msm_mod(c0i, g.bcount[0]);
-                    w1 = msm_mod(c1i, g.bcount[1]);
-                    w2 = msm_mod(c2i, g.bcount[2]);
-                    const float d0 = (float)msm_div(c0i, g.bcount[0]);
-                    const float d1 = (float)msm_div(c1i, g.bcount[1]);
-                    const float d2 = (float)msm_div(c2i, g.bcount[2]);
-                    sx = d0 * g.cell[0][0] + d1 * g.cell[1][0] + d2 * g.cell[2][0];
-                    sy = d0 * g.cell[0][1] + d1 * g.cell[1][1] + d2 * g.cell[2][1];
-                    sz = d0 * g.cell[0][2] + d1 * g.cell[1][2] + d2 * g.cell[2][2];
-                }
-                const int idx = w0 + g.bcount[0] * (w1 + g.bcount[1] * w2);
+                int idx;
+                float sx, sy, sz;
+                if (!msm_bin_image(g, c0i, c1i, c2i, idx, sx, sy, sz)) continue;
                 int s0 = start[idx];
                 int cnt = start[idx + 1] - s0;
                 // The bin in pieces that fit.

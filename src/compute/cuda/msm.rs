@@ -1,6 +1,7 @@
 //! Cutoff and multilevel-summation potentials on a CUDA device: the slab stage of an
 //! [`EspPlan`] (smoothed short-range sum over binned charges plus cubic interpolation of the finest
-//! MSM lattice) as one kernel, `kernels/msm.cu`.
+//! MSM lattice) as one kernel of `kernels/msm.cu`: `msm_tiles` (tiles of points sharing staged
+//! charges, the default) or `msm_slab` (a thread per point; [`MsmKernel`]).
 //!
 //! Owns [`MsmPrepared`] (the plan's bins, neighbour offsets and long-range lattice on the device, in
 //! f32 and shifted to the bins' origin) and the launch. The binning and the long-range levels are
