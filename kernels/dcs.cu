@@ -1,7 +1,7 @@
 // Direct Coulomb summation of point charges onto an axis-aligned lattice (potential maps).
 //
 // Compiled at run time with NVRTC by src/compute/cuda/ (dcs.rs launches it; the host prepends
-// DCS_UNROLL, DCS_ROWS, DCS_SOFT, DCS_RSQ, DCS_BLOCK_Y, DCS_MIN_BLOCKS and DCS_ATOM_UNROLL for the variant it selects, `DcsVariant`). Atoms travel
+// DCS_UNROLL, DCS_ROWS, DCS_SOFT, DCS_RSQ, DCS_BLOCK_Y, DCS_MIN_BLOCKS, DCS_MAX_REGS, DCS_SOFT_PHASE and DCS_ATOM_UNROLL for the variant it selects, `DcsVariant`). Atoms travel
 // in constant memory in chunks of DCS_CHUNK float4 (x, y, z relative to the lattice origin in bohr,
 // charge in e, all four times sqrt(1/2): see below); the host launches once per chunk and the kernel adds the chunk's float sum into a
 // double accumulator, so long sums keep their precision. One launch covers all planes of the slab
@@ -44,6 +44,14 @@
 #define DCS_BLOCK_Y 8
 #endif
 // Blocks per multiprocessor the register allocation must leave room for (0: no such bound).
+// Registers per thread the compiler may use (0: no such cap; takes the place of DCS_MIN_BLOCKS).
+#ifndef DCS_MAX_REGS
+#define DCS_MAX_REGS 0
+#endif
+// Rotation of the pattern of FMA-pipe evaluations (see dcs_soft).
+#ifndef DCS_SOFT_PHASE
+#define DCS_SOFT_PHASE 0
+#endif
 // Atoms per iteration of the atom loop (its unroll factor).
 #ifndef DCS_ATOM_UNROLL
 #define DCS_ATOM_UNROLL 2
@@ -85,12 +93,17 @@ __device__ __forceinline__ float rsqrt_newton2(float h) {
     return y * fmaf(-h * y, y, 1.5000006f);
 }
 
-// Evaluation k of DCS_EVALS takes the FMA pipe when (k * DCS_SOFT) mod DCS_EVALS < DCS_SOFT: exactly
-// DCS_SOFT of them, spread evenly (a compile-time choice per unrolled evaluation). The soft ones
+// Evaluation k of DCS_EVALS takes the FMA pipe when (k' * DCS_SOFT) mod DCS_EVALS < DCS_SOFT with
+// k' = (k + DCS_SOFT_PHASE) mod DCS_EVALS: exactly DCS_SOFT of them, spread evenly, the pattern
+// rotated by the phase (a compile-time choice per unrolled evaluation). The soft ones
 // weight by ws = w sqrt 2 = q, the others by w = q / sqrt 2.
-__device__ __forceinline__ bool dcs_soft(int k) { return (k * DCS_SOFT) % DCS_EVALS < DCS_SOFT; }
+__device__ __forceinline__ bool dcs_soft(int k) {
+    return (((k + DCS_SOFT_PHASE) % DCS_EVALS) * DCS_SOFT) % DCS_EVALS < DCS_SOFT;
+}
 
-#if DCS_MIN_BLOCKS > 0
+#if DCS_MAX_REGS > 0
+#define DCS_BOUNDS __maxnreg__(DCS_MAX_REGS)
+#elif DCS_MIN_BLOCKS > 0
 #define DCS_BOUNDS __launch_bounds__(DCS_BLOCK_X * DCS_BLOCK_Y, DCS_MIN_BLOCKS)
 #else
 #define DCS_BOUNDS __launch_bounds__(DCS_BLOCK_X * DCS_BLOCK_Y)

@@ -36,8 +36,10 @@ pub enum SoftRsqrt {
 /// (`DCS_RSQ`); the block's shape: rows of 32 threads per block (`DCS_BLOCK_Y`, 8 unless told)
 /// and the blocks per multiprocessor the compiler must leave registers for (`DCS_MIN_BLOCKS`, 0:
 /// no such bound); and the atoms per iteration of the atom loop (`DCS_ATOM_UNROLL`, 2 unless
-/// told). Text forms: `U:S` or `UxV:S` or `UxV:S:newton2`, each optionally followed by `/bY`
-/// (block rows), `/mN` (minimum blocks) and `/aN` (atoms per iteration); `sfu` (8x4:0, all on the SFU), `newton`
+/// told), a register cap in place of the minimum blocks (`DCS_MAX_REGS`) and a rotation of which
+/// evaluations go to the FMA pipe (`DCS_SOFT_PHASE`). Text forms: `U:S` or `UxV:S` or
+/// `UxV:S:newton2`, each optionally followed by `/bY` (block rows), `/mN` (minimum blocks), `/aN`
+/// (atoms per iteration), `/rN` (registers) and `/pN` (phase); `sfu` (8x4:0, all on the SFU), `newton`
 /// (8x4:32:newton2, all on the FMA pipe) and `mixed:F` (8x4 with the fraction F of the 32
 /// evaluations, rounded, soft by `newton2`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +54,11 @@ pub struct DcsVariant {
     pub min_blocks: u32,
     /// Atoms per iteration of the atom loop (1 to 4).
     pub atom_unroll: u32,
+    /// Registers per thread the compiler may use (0: no cap; otherwise 32 to 255, in place of
+    /// `min_blocks`).
+    pub max_regs: u32,
+    /// Rotation of the pattern of FMA-pipe evaluations (0 to 63).
+    pub soft_phase: u32,
 }
 
 impl DcsVariant {
@@ -67,6 +74,8 @@ impl DcsVariant {
         block_rows: 4,
         min_blocks: 3,
         atom_unroll: 2,
+        max_regs: 0,
+        soft_phase: 0,
     };
 
     /// Checks the limits the kernel needs: 1 to 32 points per row, 1 to 8 rows, at most 64
@@ -81,6 +90,8 @@ impl DcsVariant {
                 block_rows: 8,
                 min_blocks: 0,
                 atom_unroll: 2,
+                max_regs: 0,
+                soft_phase: 0,
             })
     }
 
@@ -101,6 +112,17 @@ impl DcsVariant {
             .then_some(DcsVariant { atom_unroll, ..self })
     }
 
+    /// The same variant with at most `max_regs` registers per thread (0: no cap; 32 to 255, not
+    /// with `min_blocks`) and the pattern of FMA-pipe evaluations rotated by `soft_phase` (0 to 63).
+    pub fn with_schedule(self, max_regs: u32, soft_phase: u32) -> Option<DcsVariant> {
+        let regs_ok = max_regs == 0 || ((32..=255).contains(&max_regs) && self.min_blocks == 0);
+        (regs_ok && soft_phase < 64).then_some(DcsVariant {
+            max_regs,
+            soft_phase,
+            ..self
+        })
+    }
+
     /// Fraction of the evaluations whose reciprocal square root runs on the FMA pipe.
     pub fn soft_fraction(&self) -> f64 {
         f64::from(self.soft) / f64::from(self.unroll * self.rows)
@@ -109,22 +131,37 @@ impl DcsVariant {
     pub(super) fn source(&self) -> String {
         format!(
             "#define DCS_UNROLL {}\n#define DCS_ROWS {}\n#define DCS_SOFT {}\n#define DCS_RSQ {}\n\
-             #define DCS_BLOCK_Y {}\n#define DCS_MIN_BLOCKS {}\n#define DCS_ATOM_UNROLL {}\n{DCS_SRC}",
-            self.unroll, self.rows, self.soft, self.rsqrt as u32, self.block_rows, self.min_blocks, self.atom_unroll
+             #define DCS_BLOCK_Y {}\n#define DCS_MIN_BLOCKS {}\n#define DCS_ATOM_UNROLL {}\n\
+             #define DCS_MAX_REGS {}\n#define DCS_SOFT_PHASE {}\n{DCS_SRC}",
+            self.unroll,
+            self.rows,
+            self.soft,
+            self.rsqrt as u32,
+            self.block_rows,
+            self.min_blocks,
+            self.atom_unroll,
+            self.max_regs,
+            self.soft_phase
         )
     }
 
-    pub(super) fn pack(&self) -> u32 {
-        (self.min_blocks << 28)
-            | (self.atom_unroll << 9)
-            | (self.block_rows << 24)
-            | (self.unroll << 16)
-            | (self.rows << 12)
-            | ((self.rsqrt as u32) << 8)
-            | self.soft
+    pub(super) fn pack(&self) -> u64 {
+        (u64::from(self.soft_phase) << 40)
+            | (u64::from(self.max_regs) << 32)
+            | u64::from(
+                (self.min_blocks << 28)
+                    | (self.atom_unroll << 9)
+                    | (self.block_rows << 24)
+                    | (self.unroll << 16)
+                    | (self.rows << 12)
+                    | ((self.rsqrt as u32) << 8)
+                    | self.soft,
+            )
     }
 
-    pub(super) fn unpack(v: u32) -> DcsVariant {
+    pub(super) fn unpack(v64: u64) -> DcsVariant {
+        let v = (v64 & 0xffff_ffff) as u32;
+        let (max_regs, soft_phase) = (((v64 >> 32) & 0xff) as u32, ((v64 >> 40) & 0x3f) as u32);
         let rsqrt = if (v >> 8) & 1 == 1 {
             SoftRsqrt::Newton2
         } else {
@@ -133,6 +170,7 @@ impl DcsVariant {
         DcsVariant::new((v >> 16) & 0xff, (v >> 12) & 0xf, v & 0xff, rsqrt)
             .and_then(|x| x.with_blocks((v >> 24) & 0xf, v >> 28))
             .and_then(|x| x.with_atom_unroll((v >> 9) & 0x7))
+            .and_then(|x| x.with_schedule(max_regs, soft_phase))
             .unwrap_or(DcsVariant::DEFAULT)
     }
 }
@@ -152,6 +190,12 @@ impl std::fmt::Display for DcsVariant {
         if self.atom_unroll != 2 {
             write!(f, "/a{}", self.atom_unroll)?;
         }
+        if self.max_regs != 0 {
+            write!(f, "/r{}", self.max_regs)?;
+        }
+        if self.soft_phase != 0 {
+            write!(f, "/p{}", self.soft_phase)?;
+        }
         Ok(())
     }
 }
@@ -161,7 +205,8 @@ impl std::fmt::Display for DcsVariant {
 #[error(
     "'{0}' is not a Coulomb kernel variant (U:S, UxV:S or UxV:S:newton2 with U <= 32, V <= 8, U*V <= 64, \
      S <= U*V, optionally followed by /bY with 1 <= Y <= 8 rows of 32 threads per block, /mN with \
-     N <= 8 blocks per multiprocessor and /aN with 1 <= N <= 4 atoms per loop iteration; or sfu, newton, mixed:F with 0 <= F <= 1)"
+     N <= 8 blocks per multiprocessor, /aN with 1 <= N <= 4 atoms per loop iteration, /rN with \
+     32 <= N <= 255 registers (not with /mN) and /pN with N < 64; or sfu, newton, mixed:F with 0 <= F <= 1)"
 )]
 pub struct BadDcsVariant(pub String);
 
@@ -173,12 +218,15 @@ impl std::str::FromStr for DcsVariant {
         let mut pieces = s.split('/');
         let t = pieces.next().unwrap_or_default().trim();
         let (mut block_rows, mut min_blocks, mut atom_unroll) = (None, None, None);
+        let (mut max_regs, mut soft_phase) = (None, None);
         for piece in pieces {
             let piece = piece.trim();
             let slot = match piece.get(..1) {
                 Some("b") => &mut block_rows,
                 Some("m") => &mut min_blocks,
                 Some("a") => &mut atom_unroll,
+                Some("r") => &mut max_regs,
+                Some("p") => &mut soft_phase,
                 _ => return Err(bad()),
             };
             if slot.replace(num(piece.get(1..).unwrap_or_default())?).is_some() {
@@ -188,6 +236,7 @@ impl std::str::FromStr for DcsVariant {
         let base = Self::parse_base(t).ok_or_else(bad)?;
         base.with_blocks(block_rows.unwrap_or(8), min_blocks.unwrap_or(0))
             .and_then(|x| x.with_atom_unroll(atom_unroll.unwrap_or(2)))
+            .and_then(|x| x.with_schedule(max_regs.unwrap_or(0), soft_phase.unwrap_or(0)))
             .ok_or_else(bad)
     }
 }
@@ -360,6 +409,8 @@ mod tests {
             block_rows: 8,
             min_blocks: 0,
             atom_unroll: 2,
+            max_regs: 0,
+            soft_phase: 0,
         };
         use SoftRsqrt::{Newton2, Third};
         assert_eq!("8:1".parse::<DcsVariant>(), Ok(v(8, 1, 1, Third)));
@@ -408,6 +459,10 @@ mod tests {
             "8x4:1/b",
             "8x4:1/a0",
             "8x4:1/a5",
+            "8x4:1/r16",
+            "8x4:1/r256",
+            "8x4:1/m3/r128",
+            "8x4:1/p64",
         ] {
             assert!(bad.parse::<DcsVariant>().is_err(), "{bad}");
         }
@@ -419,7 +474,8 @@ mod tests {
                         for (b, mb) in [(8, 0), (1, 8), (4, 3), (2, 0)] {
                             let x = DcsVariant::new(u, r, k, m)
                                 .and_then(|x| x.with_blocks(b, mb))
-                                .and_then(|x| x.with_atom_unroll(1 + (u + r) % 4));
+                                .and_then(|x| x.with_atom_unroll(1 + (u + r) % 4))
+                                .and_then(|x| x.with_schedule(if mb == 0 { 136 } else { 0 }, (u * r + k) % 64));
                             if let Some(x) = x {
                                 assert_eq!(DcsVariant::unpack(x.pack()), x);
                                 assert_eq!(x.to_string().parse::<DcsVariant>(), Ok(x));

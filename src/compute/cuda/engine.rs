@@ -16,7 +16,7 @@ use crate::model::Lattice;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub const UTIL_SRC: &str = include_str!("../../../kernels/util.cu");
@@ -133,7 +133,7 @@ pub struct CudaEngine {
     state: Mutex<EngineState>,
     form: AtomicU8,
     /// Coulomb kernel variant (`DcsVariant::pack`).
-    dcs_variant: AtomicU32,
+    dcs_variant: AtomicU64,
     /// Test hook: when set, every slab fails with a device error.
     fail_all: AtomicBool,
 }
@@ -163,7 +163,7 @@ impl CudaEngine {
             stream,
             state: Mutex::new(EngineState::default()),
             form: AtomicU8::new(0),
-            dcs_variant: AtomicU32::new(DcsVariant::DEFAULT.pack()),
+            dcs_variant: AtomicU64::new(DcsVariant::DEFAULT.pack()),
             fail_all: AtomicBool::new(false),
         };
         {
