@@ -97,6 +97,8 @@ pub struct MsmPrepared {
     args: MsmArgs,
     /// The bins' origin (bohr): every device coordinate is relative to it.
     origin_bohr: [f64; 3],
+    /// The short-range kernel that fills this plan's slabs (chosen once per request).
+    kernel: MsmKernel,
 }
 
 fn m3(m: &[[f64; 3]; 3]) -> [[f32; 3]; 3] {
@@ -215,6 +217,7 @@ impl CudaEngine {
             lr,
             args,
             origin_bohr: o,
+            kernel: MsmKernel::from_env(),
         })
     }
 
@@ -235,7 +238,7 @@ impl CudaEngine {
         if n == 0 {
             return Ok(());
         }
-        let kernel = MsmKernel::from_env();
+        let kernel = p.kernel;
         let f = CudaEngine::function(
             module,
             match kernel {
