@@ -15,7 +15,9 @@ mod ions;
 mod legend;
 #[cfg(feature = "gui")]
 mod molsurf_bench;
+#[cfg(feature = "gui")]
 mod molsurf_colored;
+#[cfg(feature = "gui")]
 mod molsurf_render_bench;
 #[cfg(feature = "gui")]
 mod playback;
