@@ -13,9 +13,11 @@ use orbitfield::io::dcd::DcdReader;
 use orbitfield::io::lammps_dump::LammpsDumpReader;
 use orbitfield::io::trr::TrrReader;
 use orbitfield::io::xtc::XtcReader;
-use orbitfield::model::{Frame, FrameSource};
+use orbitfield::model::{Fork, Frame, FrameSource};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md").join(name)
@@ -64,15 +66,48 @@ fn median_of_passes(name: &str, src: &mut dyn FrameSource, order: &[usize], fram
     );
 }
 
+/// The process's pair worker ([`orbitfield::jobs::pair`]) while `on`, else both halves on the
+/// calling thread: one reader timed both ways in alternation.
+#[derive(Debug)]
+struct Switch {
+    on: AtomicBool,
+    pair: Option<Arc<dyn Fork>>,
+}
+
+impl Fork for Switch {
+    fn join(&self, first: &mut (dyn FnMut() + Send), second: &mut (dyn FnMut() + Send)) {
+        match &self.pair {
+            Some(pair) if self.on.load(Ordering::Relaxed) => pair.join(first, second),
+            _ => {
+                first();
+                second();
+            }
+        }
+    }
+}
+
 fn bench_source(c: &mut Criterion, group_name: &str, mut src: Box<dyn FrameSource>) {
     let n = src.n_frames();
     let in_order: Vec<usize> = (0..n).collect();
     let random = shuffled(n);
     let mut frame = Frame::default();
     if group_name.starts_with("netcdf") {
-        for (what, order) in [("all frames", &in_order), ("random access", &random)] {
-            let name = format!("{group_name}/{what}");
-            median_of_passes(&name, src.as_mut(), order, &mut frame, 201);
+        // Large frames are decoded in two halves by the pair worker, as the viewer and the CLI
+        // do; the medians with it and on one thread alternate, three rounds of each.
+        let switch = Arc::new(Switch {
+            on: AtomicBool::new(true),
+            pair: orbitfield::jobs::pair::decoding_fork(),
+        });
+        src.share_decoding(switch.clone());
+        for round in 0..3 {
+            for on in [false, true] {
+                switch.on.store(on, Ordering::Relaxed);
+                let threads = if on { "pair worker" } else { "one thread" };
+                for (what, order) in [("all frames", &in_order), ("random access", &random)] {
+                    let name = format!("{group_name}/{what} ({threads}, round {})", round + 1);
+                    median_of_passes(&name, src.as_mut(), order, &mut frame, 201);
+                }
+            }
         }
     }
     let mut group = c.benchmark_group(group_name);

@@ -115,6 +115,7 @@ impl Document {
         mut system: System,
         potential_spacing_angstrom: f64,
     ) -> Result<Document, ReadError> {
+        crate::jobs::pair::share_decoding(&mut system.trajectory);
         let n_frames = system.trajectory.n_frames();
         let mut frame = Frame::default();
         if n_frames > 0 {

@@ -39,6 +39,7 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
         .map(|s| Selection::parse(s).map_err(|e| anyhow::anyhow!("--sel: {e}")))
         .transpose()?;
     let mut system = io::load(&args.files)?;
+    orbitfield::jobs::pair::share_decoding(&mut system.trajectory);
     for w in &system.warnings {
         eprintln!("warning: {w}");
     }

@@ -1093,6 +1093,7 @@ fn run_esp(args: &GridArgs, dx: bool, limit: &MemoryLimit) -> Result<()> {
 fn prepare_esp_series(args: &GridArgs, limit: &MemoryLimit, frames_text: &str) -> Result<EspSeries> {
     let method = args.esp.method()?;
     let mut system = io::load(&args.files)?;
+    orbitfield::jobs::pair::share_decoding(&mut system.trajectory);
     if !system.wavefunctions.is_empty() {
         bail!(
             "--frames combines trajectory frames of a structure with partial charges, not wavefunctions \

@@ -23,7 +23,8 @@
 //! process, whatever it computes.
 //!
 //! Besides the pool: [`task::Task`] runs one-off viewer computations on a thread of their own, and
-//! [`save::SaveJob`] the viewer's writes of atoms and frames to a file.
+//! [`save::SaveJob`] the viewer's writes of atoms and frames to a file, and [`pair::PairWorker`] the
+//! second half of a large frame's decoding.
 //!
 //! Used by the CLI (`compute_grid`), the bench command and the viewer.
 
@@ -31,6 +32,7 @@ pub mod cartoon;
 pub mod lanes;
 pub mod mesher;
 pub mod packer;
+pub mod pair;
 pub mod rdf;
 pub mod save;
 pub mod task;

@@ -24,5 +24,5 @@ pub use field::Field;
 pub use grid::{Grid3, Lattice};
 pub use name::Name8;
 pub use structure::{BondSource, Structure};
-pub use trajectory::{Frame, FrameError, FrameRange, FrameSource, InMemoryFrames, Trajectory};
+pub use trajectory::{Fork, Frame, FrameError, FrameRange, FrameSource, InMemoryFrames, Trajectory};
 pub use wavefunction::{OrbitalSet, QmAtom, Spin, SpinKind, Wavefunction};

@@ -36,6 +36,14 @@ pub enum FrameError {
     Source(Arc<dyn std::error::Error + Send + Sync>),
 }
 
+/// Runs two pieces of work, possibly at the same time on two threads. Readers split the decoding
+/// of a large frame with it ([`FrameSource::share_decoding`]); `jobs` implements it (the model only
+/// names it, as it spawns no threads).
+pub trait Fork: Send + Sync + std::fmt::Debug {
+    /// Runs `first` and `second`, each exactly once, and returns when both are done.
+    fn join(&self, first: &mut (dyn FnMut() + Send), second: &mut (dyn FnMut() + Send));
+}
+
 /// Random access to frames of one trajectory file (or an in-memory list of frames).
 pub trait FrameSource: Send {
     /// Atoms per frame.
@@ -50,6 +58,9 @@ pub trait FrameSource: Send {
     fn refresh(&mut self) -> Result<usize, FrameError> {
         Ok(0)
     }
+    /// Lets the source decode a large frame in two halves at once with `fork`. Sources whose
+    /// frames are cheap to decode, or that decode sequentially by nature, ignore it.
+    fn share_decoding(&mut self, _fork: Arc<dyn Fork>) {}
 }
 
 /// Frames held in memory (multi-model PDB, multi-frame GRO/XYZ, single-frame files).
@@ -124,6 +135,11 @@ impl Trajectory {
     /// Picks up frames appended to the file since it was opened; returns how many were added.
     pub fn refresh(&mut self) -> Result<usize, FrameError> {
         self.source.refresh()
+    }
+
+    /// Lets the source decode large frames in two halves at once (see [`FrameSource::share_decoding`]).
+    pub fn share_decoding(&mut self, fork: Arc<dyn Fork>) {
+        self.source.share_decoding(fork);
     }
 
     /// Reads frame `index` into a new `Frame`.

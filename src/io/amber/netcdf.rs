@@ -24,12 +24,17 @@
 //! file cut short loads its complete frames and says so once in [`NetcdfReader::warnings`];
 //! [`FrameSource::refresh`] picks up records appended by a simulation that is still running.
 //! Every count in the header is checked against the file size before anything is allocated.
+//!
+//! Large frames (256 KiB of coordinates or more) are decoded in two halves at once when the reader
+//! has been given a [`Fork`] ([`FrameSource::share_decoding`]: the viewer and the CLI hand it the
+//! process's pair worker from `jobs`).
 
 use crate::io::dcd::ByteSource;
 use crate::io::mapped::MappedFile;
 use crate::io::{ReadError, partial_frames_warning};
-use crate::model::{Frame, FrameError, FrameSource, UnitCell};
+use crate::model::{Fork, Frame, FrameError, FrameSource, UnitCell};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub(super) const NC_DIMENSION: u32 = 0x0A;
 pub(super) const NC_VARIABLE: u32 = 0x0B;
@@ -330,7 +335,14 @@ pub struct NetcdfReader {
     buf: Vec<u8>,
     /// The plain file mapped into memory (its first `len` bytes); `None`: read with `pread`.
     map: Option<MappedFile>,
+    /// Decodes the two halves of a large frame at once ([`FrameSource::share_decoding`]).
+    fork: Option<Arc<dyn Fork>>,
 }
+
+/// Frames with at least this many coordinate bytes (about 22,000 atoms in single precision) are
+/// decoded in two halves at once when the reader has a [`Fork`]; below it, handing half over costs
+/// more than it saves.
+const SPLIT_BYTES: usize = 256 * 1024;
 
 impl NetcdfReader {
     /// Opens an AMBER NetCDF file (plain, or gzip/bzip2-compressed, which is decompressed into memory).
@@ -618,6 +630,7 @@ impl NetcdfReader {
             warnings,
             buf: Vec::new(),
             map: None,
+            fork: None,
         };
         if !reader.has_records {
             // A restart: its variables must lie inside the file.
@@ -770,9 +783,19 @@ impl NetcdfReader {
         }
         out.positions_angstrom.resize(self.n_atoms, [0.0; 3]);
         let flat = out.positions_angstrom.as_flattened_mut();
-        match self.coordinates.nc_type {
-            NcType::Double => decode_be_f64_to_f32(raw, flat),
-            _ => decode_be_f32(raw, flat),
+        let (decode, value_bytes): (fn(&[u8], &mut [f32]), usize) = match self.coordinates.nc_type {
+            NcType::Double => (decode_be_f64_to_f32, 8),
+            _ => (decode_be_f32, 4),
+        };
+        match &self.fork {
+            Some(fork) if raw.len() >= SPLIT_BYTES => {
+                // Halves cut at a multiple of 64 values, so both keep whole vectors.
+                let mid = (flat.len() / 2) & !63;
+                let (flat_a, flat_b) = flat.split_at_mut(mid);
+                let (raw_a, raw_b) = raw.split_at(mid.saturating_mul(value_bytes).min(raw.len()));
+                fork.join(&mut || decode(raw_a, flat_a), &mut || decode(raw_b, flat_b));
+            }
+            _ => decode(raw, flat),
         }
         finish_frame(out, self.coordinate_scale, parts);
         Ok(true)
@@ -1016,6 +1039,10 @@ impl FrameSource for NetcdfReader {
     fn refresh(&mut self) -> Result<usize, FrameError> {
         NetcdfReader::refresh(self).map_err(FrameError::from)
     }
+
+    fn share_decoding(&mut self, fork: Arc<dyn Fork>) {
+        self.fork = Some(fork);
+    }
 }
 
 pub use super::netcdf_write::{NetcdfEncoder, NetcdfWriter};
@@ -1064,6 +1091,47 @@ mod tests {
         }
         w.finish().unwrap();
         path
+    }
+
+    /// Runs the second half first, then the first: decoding must not depend on the order.
+    #[derive(Debug)]
+    struct Backwards(std::sync::atomic::AtomicUsize);
+
+    impl Fork for Backwards {
+        fn join(&self, first: &mut (dyn FnMut() + Send), second: &mut (dyn FnMut() + Send)) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            second();
+            first();
+        }
+    }
+
+    /// A frame large enough to be split gives the written coordinates, decoded in two halves
+    /// (whatever their order), from the mapping and from the decompressed bytes.
+    #[test]
+    fn a_large_frame_decoded_in_two_halves_is_the_written_one() {
+        let dir = tempfile::tempdir().unwrap();
+        // 23,001 atoms: 276 kB per frame, above the split size, and an odd number of values.
+        let n = 23_001;
+        let path = written(dir.path(), "big.nc", n, 3);
+        let fork = Arc::new(Backwards(Default::default()));
+        let mapped = NetcdfReader::open(&path).unwrap();
+        let in_memory = NetcdfReader::from_bytes(&path, std::fs::read(&path).unwrap()).unwrap();
+        let mut f = Frame::default();
+        for mut r in [mapped, in_memory] {
+            r.share_decoding(fork.clone());
+            for i in [2, 0, 1] {
+                f.positions_angstrom.fill([f32::NAN; 3]);
+                r.read_frame(i, &mut f).unwrap();
+                let want = frame(i, n, true);
+                assert_eq!(f.positions_angstrom, want.positions_angstrom, "frame {i}");
+                assert_eq!((f.cell, f.time_ps), (want.cell, Some(i as f64)));
+            }
+        }
+        assert_eq!(
+            fork.0.load(std::sync::atomic::Ordering::Relaxed),
+            6,
+            "every frame was split"
+        );
     }
 
     /// The mapped reader and the `pread` reader (mapping dropped) give the written frames in any
