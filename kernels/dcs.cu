@@ -109,13 +109,19 @@ __device__ __forceinline__ bool dcs_soft(int k) {
 #define DCS_BOUNDS __launch_bounds__(DCS_BLOCK_X * DCS_BLOCK_Y)
 #endif
 
+// The chunk's atoms may be split into `parts` ranges (blockIdx.z = plane * parts + part), so that a
+// launch has enough blocks to fill the last wave of the multiprocessors; with more than one part,
+// the blocks of a tile add their sums with double-precision atomics.
 extern "C" __global__ void DCS_BOUNDS
 dcs_chunk(double* __restrict__ acc, int nx, int ny, int nz, int k0, float spacing_x, float spacing_y,
-          float spacing_z, int natoms) {
+          float spacing_z, int natoms, int parts) {
     int i0 = blockIdx.x * DCS_BLOCK_X * DCS_UNROLL + threadIdx.x;
     int j0 = blockIdx.y * DCS_BLOCK_Y * DCS_ROWS + threadIdx.y;
-    int kk = blockIdx.z;
+    int kk = blockIdx.z / parts;
+    int part = blockIdx.z - kk * parts;
     if (j0 >= ny || kk >= nz) return;
+    const int a_begin = (int)(((long long)natoms * part) / parts);
+    const int a_end = (int)(((long long)natoms * (part + 1)) / parts);
     float z = (kk + k0) * spacing_z;
     float x[DCS_UNROLL];
     float y[DCS_ROWS];
@@ -129,7 +135,7 @@ dcs_chunk(double* __restrict__ acc, int nx, int ny, int nz, int k0, float spacin
         for (int u = 0; u < DCS_UNROLL; ++u) e[v][u] = 0.0f;
     }
 #pragma unroll dcs_atom_unroll
-    for (int a = 0; a < natoms; ++a) {
+    for (int a = a_begin; a < a_end; ++a) {
         float4 at = dcs_atoms[a];
         const float ws = at.w * 1.41421356f;
         float dz = z - at.z;
@@ -165,7 +171,12 @@ dcs_chunk(double* __restrict__ acc, int nx, int ny, int nz, int k0, float spacin
 #pragma unroll
         for (int u = 0; u < DCS_UNROLL; ++u) {
             int i = i0 + u * DCS_BLOCK_X;
-            if (i < nx) acc[row + i] += (double)e[v][u];
+            if (i >= nx) continue;
+            if (parts == 1) {
+                acc[row + i] += (double)e[v][u];
+            } else {
+                atomicAdd(&acc[row + i], (double)e[v][u]);
+            }
         }
     }
 }

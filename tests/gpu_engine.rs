@@ -156,7 +156,8 @@ fn every_kernel_source_compiles_with_nvrtc() {
 }
 
 /// Coulomb kernel variants the tests hold to float64: all on the SFU, the default, several rows per
-/// thread with either FMA-pipe reciprocal square root, other block shapes, all on the FMA pipe.
+/// thread with either FMA-pipe reciprocal square root, other block shapes, each chunk's atoms split
+/// into ranges (fixed and chosen per launch), all on the FMA pipe.
 fn dcs_variants() -> Vec<cuda::DcsVariant> {
     [
         "8:0",
@@ -169,7 +170,10 @@ fn dcs_variants() -> Vec<cuda::DcsVariant> {
         "4x4:5:newton2",
         "8x8:20:newton2",
         "8x8:20:newton2/b4/m3",
-        "8x4:10:newton2/b2/m6/a1",
+        "8x8:20:newton2/b4/m3/s3",
+        "8x12:30:newton2/b2/m4/s4",
+        "8x8:20:newton2/b4/m3/s0",
+        "8x4:10:newton2/b2/m6/a1/s8",
         "newton",
     ]
     .map(|v| v.parse().unwrap())

@@ -59,13 +59,18 @@ pub struct DcsVariant {
     pub max_regs: u32,
     /// Rotation of the pattern of FMA-pipe evaluations (0 to 63).
     pub soft_phase: u32,
+    /// Ranges each chunk's atoms are split into, each summed by blocks of their own so that a
+    /// launch fills the multiprocessors' last wave (1 to 8; 0: chosen per launch from the
+    /// device's multiprocessors and the kernel's occupancy, [`dcs_parts`]).
+    pub parts: u32,
 }
 
 impl DcsVariant {
-    /// The variant the engine uses unless told otherwise: 8x8:20:newton2/b4/m3, the fastest measured
-    /// on an H200 (4.72e12 evaluations/s against 4.14e12 for the earlier default 8x4:10:newton2 in
-    /// the same run, see `benches/RESULTS.md`): 64 evaluations per atom and thread, blocks of 4 x 32
-    /// threads with registers for 3 of them per multiprocessor (168 each).
+    /// The variant the engine uses unless told otherwise: 8x8:20:newton2/b4/m3/s0, the fastest
+    /// measured on an H200 (4.85e12 evaluations/s against 4.74e12 for 8x8:20:newton2/b4/m3, whose
+    /// launches leave most of a wave idle, in the same run; see `benches/RESULTS.md`): 64
+    /// evaluations per atom and thread, blocks of 4 x 32 threads with registers for 3 of them per
+    /// multiprocessor (168 each), each chunk's atoms split into as many ranges as fill the waves.
     pub const DEFAULT: DcsVariant = DcsVariant {
         unroll: 8,
         rows: 8,
@@ -76,12 +81,13 @@ impl DcsVariant {
         atom_unroll: 2,
         max_regs: 0,
         soft_phase: 0,
+        parts: 0,
     };
 
-    /// Checks the limits the kernel needs: 1 to 32 points per row, 1 to 8 rows, at most 64
+    /// Checks the limits the kernel needs: 1 to 32 points per row, 1 to 12 rows, at most 128
     /// evaluations per atom, at most all of them soft.
     pub fn new(unroll: u32, rows: u32, soft: u32, rsqrt: SoftRsqrt) -> Option<DcsVariant> {
-        ((1..=32).contains(&unroll) && (1..=8).contains(&rows) && unroll * rows <= 64 && soft <= unroll * rows)
+        ((1..=32).contains(&unroll) && (1..=12).contains(&rows) && unroll * rows <= 128 && soft <= unroll * rows)
             .then_some(DcsVariant {
                 unroll,
                 rows,
@@ -92,6 +98,7 @@ impl DcsVariant {
                 atom_unroll: 2,
                 max_regs: 0,
                 soft_phase: 0,
+                parts: 1,
             })
     }
 
@@ -123,6 +130,12 @@ impl DcsVariant {
         })
     }
 
+    /// The same variant with each chunk's atoms split into `parts` ranges (1 to 8; 0: chosen per
+    /// launch).
+    pub fn with_parts(self, parts: u32) -> Option<DcsVariant> {
+        (parts <= 8).then_some(DcsVariant { parts, ..self })
+    }
+
     /// Fraction of the evaluations whose reciprocal square root runs on the FMA pipe.
     pub fn soft_fraction(&self) -> f64 {
         f64::from(self.soft) / f64::from(self.unroll * self.rows)
@@ -146,7 +159,8 @@ impl DcsVariant {
     }
 
     pub(super) fn pack(&self) -> u64 {
-        (u64::from(self.soft_phase) << 40)
+        (u64::from(self.parts) << 46)
+            | (u64::from(self.soft_phase) << 40)
             | (u64::from(self.max_regs) << 32)
             | u64::from(
                 (self.min_blocks << 28)
@@ -162,6 +176,7 @@ impl DcsVariant {
     pub(super) fn unpack(v64: u64) -> DcsVariant {
         let v = (v64 & 0xffff_ffff) as u32;
         let (max_regs, soft_phase) = (((v64 >> 32) & 0xff) as u32, ((v64 >> 40) & 0x3f) as u32);
+        let parts = ((v64 >> 46) & 0xf) as u32;
         let rsqrt = if (v >> 8) & 1 == 1 {
             SoftRsqrt::Newton2
         } else {
@@ -171,6 +186,7 @@ impl DcsVariant {
             .and_then(|x| x.with_blocks((v >> 24) & 0xf, v >> 28))
             .and_then(|x| x.with_atom_unroll((v >> 9) & 0x7))
             .and_then(|x| x.with_schedule(max_regs, soft_phase))
+            .and_then(|x| x.with_parts(parts))
             .unwrap_or(DcsVariant::DEFAULT)
     }
 }
@@ -196,6 +212,9 @@ impl std::fmt::Display for DcsVariant {
         if self.soft_phase != 0 {
             write!(f, "/p{}", self.soft_phase)?;
         }
+        if self.parts != 1 {
+            write!(f, "/s{}", self.parts)?;
+        }
         Ok(())
     }
 }
@@ -203,10 +222,11 @@ impl std::fmt::Display for DcsVariant {
 /// Text that does not name a Coulomb kernel variant.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "'{0}' is not a Coulomb kernel variant (U:S, UxV:S or UxV:S:newton2 with U <= 32, V <= 8, U*V <= 64, \
+    "'{0}' is not a Coulomb kernel variant (U:S, UxV:S or UxV:S:newton2 with U <= 32, V <= 12, U*V <= 128, \
      S <= U*V, optionally followed by /bY with 1 <= Y <= 8 rows of 32 threads per block, /mN with \
      N <= 8 blocks per multiprocessor, /aN with 1 <= N <= 4 atoms per loop iteration, /rN with \
-     32 <= N <= 255 registers (not with /mN) and /pN with N < 64; or sfu, newton, mixed:F with 0 <= F <= 1)"
+     32 <= N <= 255 registers (not with /mN), /pN with N < 64 and /sN with N <= 8 atom ranges per chunk (0: \
+     chosen per launch); or sfu, newton, mixed:F with 0 <= F <= 1)"
 )]
 pub struct BadDcsVariant(pub String);
 
@@ -218,7 +238,7 @@ impl std::str::FromStr for DcsVariant {
         let mut pieces = s.split('/');
         let t = pieces.next().unwrap_or_default().trim();
         let (mut block_rows, mut min_blocks, mut atom_unroll) = (None, None, None);
-        let (mut max_regs, mut soft_phase) = (None, None);
+        let (mut max_regs, mut soft_phase, mut parts) = (None, None, None);
         for piece in pieces {
             let piece = piece.trim();
             let slot = match piece.get(..1) {
@@ -227,6 +247,7 @@ impl std::str::FromStr for DcsVariant {
                 Some("a") => &mut atom_unroll,
                 Some("r") => &mut max_regs,
                 Some("p") => &mut soft_phase,
+                Some("s") => &mut parts,
                 _ => return Err(bad()),
             };
             if slot.replace(num(piece.get(1..).unwrap_or_default())?).is_some() {
@@ -237,6 +258,7 @@ impl std::str::FromStr for DcsVariant {
         base.with_blocks(block_rows.unwrap_or(8), min_blocks.unwrap_or(0))
             .and_then(|x| x.with_atom_unroll(atom_unroll.unwrap_or(2)))
             .and_then(|x| x.with_schedule(max_regs.unwrap_or(0), soft_phase.unwrap_or(0)))
+            .and_then(|x| x.with_parts(parts.unwrap_or(1)))
             .ok_or_else(bad)
     }
 }
@@ -305,6 +327,33 @@ impl DcsPrepared {
     }
 }
 
+/// How many atom ranges (1 to 8) a launch of `blocks` blocks should split each chunk into, with
+/// `slots` blocks resident at once on the whole device (0: unknown, then 1): the fewest parts that
+/// leave the waves at least 90 % full, or else the fullest last wave. A launch of a few waves
+/// loses the idle part of its last one on every chunk (512 blocks on 396 slots run as two waves,
+/// the second a third full).
+pub fn dcs_parts(blocks: u64, slots: u64) -> u32 {
+    if blocks == 0 || slots == 0 {
+        return 1;
+    }
+    // Fraction of the waves' capacity the blocks use.
+    let fill = |parts: u64| {
+        let b = blocks * parts;
+        b as f64 / (b.div_ceil(slots) * slots) as f64
+    };
+    let mut best = (1u32, fill(1));
+    for parts in 1..=8u32 {
+        let f = fill(u64::from(parts));
+        if f >= 0.9 {
+            return parts;
+        }
+        if f > best.1 + 1e-9 {
+            best = (parts, f);
+        }
+    }
+    best.0
+}
+
 impl CudaEngine {
     pub(super) fn launch_dcs(
         &self,
@@ -364,9 +413,28 @@ impl CudaEngine {
             block_dim: (DCS_BLOCK_X, variant.block_rows, 1),
             shared_mem_bytes: 0,
         };
+        let parts = match variant.parts {
+            0 => {
+                let per_sm = chunk
+                    .occupancy_max_active_blocks_per_multiprocessor(DCS_BLOCK_X * variant.block_rows, 0, None)
+                    .unwrap_or(0);
+                let sms = self
+                    .ctx
+                    .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                    .unwrap_or(0);
+                let blocks = u64::from(cfg.grid_dim.0) * u64::from(cfg.grid_dim.1) * u64::from(cfg.grid_dim.2);
+                dcs_parts(blocks, u64::from(per_sm) * u64::try_from(sms).unwrap_or(0))
+            }
+            n => n,
+        };
+        let cfg = LaunchConfig {
+            grid_dim: (cfg.grid_dim.0, cfg.grid_dim.1, cfg.grid_dim.2 * parts),
+            ..cfg
+        };
         if cfg.grid_dim.1 > 65535 || cfg.grid_dim.2 > 65535 {
             return Err(ComputeError::Device("lattice too large for one launch".into()));
         }
+        let parts = parts as i32;
         for atoms in p.atoms.chunks(DCS_CHUNK) {
             copy_symbol(&module, &self.stream, "dcs_atoms", bytemuck::cast_slice(atoms))?;
             let na = atoms.len() as i32;
@@ -379,7 +447,8 @@ impl CudaEngine {
                 .arg(&sx)
                 .arg(&sy)
                 .arg(&sz)
-                .arg(&na);
+                .arg(&na)
+                .arg(&parts);
             // SAFETY: reads `na` atoms of constant memory (copied above), writes points inside the slab.
             unsafe { b.launch(cfg) }.map_err(dev_err("dcs_chunk launch"))?;
         }
@@ -400,6 +469,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn atom_ranges_fill_the_last_wave() {
+        // The default shape on 132 multiprocessors with three blocks each: 512 blocks fill 1.29
+        // waves; three ranges make 1536 blocks, 3.88 waves (97 %).
+        assert_eq!(dcs_parts(512, 396), 3);
+        // Already full waves, or many of them: no split.
+        assert_eq!(dcs_parts(792, 396), 1);
+        assert_eq!(dcs_parts(100_000, 396), 1);
+        // Unknown occupancy, or nothing to launch.
+        assert_eq!(dcs_parts(512, 0), 1);
+        assert_eq!(dcs_parts(0, 396), 1);
+        // A launch smaller than one wave takes the fewest ranges that fill one.
+        assert_eq!(dcs_parts(99, 396), 4);
+        // Every choice is within the limits, and no worse than one range.
+        for blocks in 1..2000u64 {
+            for slots in [1u64, 7, 108, 264, 396, 528] {
+                let p = dcs_parts(blocks, slots);
+                assert!((1..=8).contains(&p));
+                let fill = |n: u64| (blocks * n) as f64 / ((blocks * n).div_ceil(slots) * slots) as f64;
+                assert!(fill(u64::from(p)) + 1e-12 >= fill(1), "{blocks} blocks, {slots} slots");
+            }
+        }
+    }
+
+    #[test]
     fn dcs_variants_parse_and_reject_what_the_kernel_cannot_do() {
         let v = |u, r, k, m| DcsVariant {
             unroll: u,
@@ -411,6 +504,7 @@ mod tests {
             atom_unroll: 2,
             max_regs: 0,
             soft_phase: 0,
+            parts: 1,
         };
         use SoftRsqrt::{Newton2, Third};
         assert_eq!("8:1".parse::<DcsVariant>(), Ok(v(8, 1, 1, Third)));
@@ -434,6 +528,14 @@ mod tests {
             "8x8:20:newton2/b4/m3/a1".parse::<DcsVariant>().map(|x| x.atom_unroll),
             Ok(1)
         );
+        assert_eq!("8x8:20:newton2/b4/m3/s0".parse::<DcsVariant>().map(|x| x.parts), Ok(0));
+        assert_eq!("8x8:20:newton2/s3".parse::<DcsVariant>().map(|x| x.parts), Ok(3));
+        assert_eq!(
+            "8x12:30:newton2/b2/m4"
+                .parse::<DcsVariant>()
+                .map(|x| (x.unroll, x.rows, x.soft)),
+            Ok((8, 12, 30))
+        );
         for bad in [
             "",
             "8",
@@ -443,8 +545,9 @@ mod tests {
             "-1:0",
             "8:x",
             "4294967295:0",
-            "8x9:1",
-            "32x4:1",
+            "8x13:1",
+            "32x5:1",
+            "16x9:1",
             "8x2:17",
             "8:1:x",
             "8:1:third:1",
@@ -463,19 +566,22 @@ mod tests {
             "8x4:1/r256",
             "8x4:1/m3/r128",
             "8x4:1/p64",
+            "8x4:1/s9",
+            "8x4:1/s1/s2",
         ] {
             assert!(bad.parse::<DcsVariant>().is_err(), "{bad}");
         }
         // Packing keeps every valid variant, and the text form reads back.
         for u in 1..=32 {
-            for r in 1..=8 {
-                for k in 0..=(u * r).min(64) {
+            for r in 1..=12 {
+                for k in (0..=(u * r).min(128)).filter(|k| k % 5 == 0 || *k == u * r) {
                     for m in [Third, Newton2] {
                         for (b, mb) in [(8, 0), (1, 8), (4, 3), (2, 0)] {
                             let x = DcsVariant::new(u, r, k, m)
                                 .and_then(|x| x.with_blocks(b, mb))
                                 .and_then(|x| x.with_atom_unroll(1 + (u + r) % 4))
-                                .and_then(|x| x.with_schedule(if mb == 0 { 136 } else { 0 }, (u * r + k) % 64));
+                                .and_then(|x| x.with_schedule(if mb == 0 { 136 } else { 0 }, (u * r + k) % 64))
+                                .and_then(|x| x.with_parts((u + k) % 9));
                             if let Some(x) = x {
                                 assert_eq!(DcsVariant::unpack(x.pack()), x);
                                 assert_eq!(x.to_string().parse::<DcsVariant>(), Ok(x));
