@@ -16,7 +16,7 @@
 use crate::model::{Fork, Trajectory};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, TryLockError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -86,11 +86,16 @@ impl PairWorker {
 impl Fork for PairWorker {
     fn join(&self, first: &mut (dyn FnMut() + Send), second: &mut (dyn FnMut() + Send)) {
         let shared = &*self.shared;
-        let Ok(_guard) = shared.busy.try_lock() else {
-            // Another caller has the worker (or a caller panicked holding it): both halves here.
-            first();
-            second();
-            return;
+        let _guard = match shared.busy.try_lock() {
+            Ok(g) => g,
+            // A caller's half panicked while it held the worker: `Posted` left the state idle.
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            // Another caller has the worker: both halves here.
+            Err(TryLockError::WouldBlock) => {
+                first();
+                second();
+                return;
+            }
         };
         let mut slot: &mut (dyn FnMut() + Send) = second;
         let slot_ptr: *mut &mut (dyn FnMut() + Send) = &raw mut slot;
@@ -99,31 +104,57 @@ impl Fork for PairWorker {
         if shared.sleeping.load(Ordering::SeqCst) {
             self.unpark();
         }
+        // From here until `retrieve` the worker may be running `slot`: `retrieve` runs also when
+        // `first` unwinds, so the caller's frame outlives the worker's use of it.
+        let posted = Posted(shared);
         first();
-        match shared
+        if posted.retrieve() {
+            slot();
+        }
+    }
+}
+
+/// A posted second half, retrieved when dropped (see [`Posted::retrieve`]).
+struct Posted<'a>(&'a Shared);
+
+impl Posted<'_> {
+    /// Takes the second half back if the worker has not claimed it (`true`: the caller runs it),
+    /// or waits until the worker has run it (`false`).
+    fn retrieve(self) -> bool {
+        let taken_back = self.settle();
+        std::mem::forget(self);
+        taken_back
+    }
+
+    fn settle(&self) -> bool {
+        let shared = self.0;
+        let taken_back = shared
             .state
             .compare_exchange(PENDING, IDLE, Ordering::AcqRel, Ordering::Acquire)
-        {
-            // Not claimed: taken back, the worker will not touch it.
-            Ok(_) => {
-                shared.job.store(std::ptr::null_mut(), Ordering::Relaxed);
-                slot();
-            }
-            // Claimed: wait for the worker to finish it (it is running, so this is short).
-            Err(_) => {
-                let mut spins = 0u32;
-                while shared.state.load(Ordering::Acquire) != DONE {
-                    spins = spins.saturating_add(1);
-                    if spins < 1 << 14 {
-                        std::hint::spin_loop();
-                    } else {
-                        std::thread::yield_now();
-                    }
+            .is_ok();
+        if !taken_back {
+            // Claimed: the worker is running it, so this wait is short.
+            let mut spins = 0u32;
+            while shared.state.load(Ordering::Acquire) != DONE {
+                spins = spins.saturating_add(1);
+                if spins < 1 << 14 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
                 }
-                shared.job.store(std::ptr::null_mut(), Ordering::Relaxed);
-                shared.state.store(IDLE, Ordering::Release);
             }
+            shared.state.store(IDLE, Ordering::Release);
         }
+        shared.job.store(std::ptr::null_mut(), Ordering::Relaxed);
+        taken_back
+    }
+}
+
+impl Drop for Posted<'_> {
+    /// Reached only when the caller's own half unwinds: the second half is taken back (not run)
+    /// or waited for.
+    fn drop(&mut self) {
+        self.settle();
     }
 }
 
@@ -304,6 +335,35 @@ mod tests {
                 });
             }
         });
+    }
+
+    #[test]
+    fn a_panicking_first_half_waits_for_the_second_and_the_worker_still_works() {
+        let worker = PairWorker::start().unwrap();
+        for _ in 0..5 {
+            let ran = std::sync::atomic::AtomicBool::new(false);
+            let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                worker.join(
+                    &mut || {
+                        std::thread::sleep(Duration::from_millis(1));
+                        panic!("first half fails");
+                    },
+                    &mut || {
+                        std::thread::sleep(Duration::from_millis(3));
+                        ran.store(true, Ordering::SeqCst);
+                    },
+                );
+            }));
+            assert!(r.is_err());
+            // Either the worker ran the second half to its end before the caller went on, or
+            // the caller took it back unrun: never half-run.
+            let before = ran.load(Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(5));
+            assert_eq!(ran.load(Ordering::SeqCst), before);
+        }
+        let mut out = vec![0u64; 1000];
+        fill(&worker, &mut out, |i| i + 1);
+        assert!(out.iter().enumerate().all(|(i, &x)| x == i as u64 + 1));
     }
 
     #[test]

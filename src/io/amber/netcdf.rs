@@ -339,6 +339,9 @@ pub struct NetcdfReader {
     fork: Option<Arc<dyn Fork>>,
 }
 
+/// Decodes big-endian values into floats (as many as both slices hold).
+type Decode = fn(&[u8], &mut [f32]);
+
 /// Frames with at least this many coordinate bytes (about 22,000 atoms in single precision) are
 /// decoded in two halves at once when the reader has a [`Fork`]; below it, handing half over costs
 /// more than it saves.
@@ -783,7 +786,7 @@ impl NetcdfReader {
         }
         out.positions_angstrom.resize(self.n_atoms, [0.0; 3]);
         let flat = out.positions_angstrom.as_flattened_mut();
-        let (decode, value_bytes): (fn(&[u8], &mut [f32]), usize) = match self.coordinates.nc_type {
+        let (decode, value_bytes): (Decode, usize) = match self.coordinates.nc_type {
             NcType::Double => (decode_be_f64_to_f32, 8),
             _ => (decode_be_f32, 4),
         };
