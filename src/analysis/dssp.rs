@@ -8,6 +8,9 @@
 //! the tests; cheap enough to recompute per trajectory frame: every pass runs on the rayon pool over
 //! chunks of residues (or of cells) writing their own parts of the output, into buffers kept from
 //! one frame to the next ([`DsspWorkspace`]), and the codes do not depend on the thread count.
+//! The hydrogen-bond search (the largest pass) runs in eight single-precision lanes, compiled
+//! twice: for baseline x86-64 and for AVX2, chosen at run time (`donor_bonds`); both builds do
+//! the same IEEE operations per lane, so the codes do not depend on the CPU either.
 //!
 //! What mkdssp does and this module repeats, so that the 8-state codes agree residue for residue:
 //! - A residue takes part when it has atoms named N, CA, C and O (the readers keep the first alternate
@@ -736,7 +739,7 @@ struct CellList {
     /// The next free place in each cell while items are placed.
     fill: Vec<u32>,
     /// Per item, in item order: CA x, y, z (read in sequence, eight at a time, by
-    /// [`CellList::for_near`]), then eight infinitely far points.
+    /// [`CellList::near_mask`]), then eight infinitely far points.
     item_xyz: [Vec<f32>; 3],
     /// Per item: the acceptor's C x, y, z and O x, y, z.
     item_acceptor: Vec<[f32; 6]>,
@@ -1242,52 +1245,47 @@ fn has_avx2() -> bool {
     }
 }
 
-/// The (at most two) bonded acceptors of one donor (N-H `hn`, CA `ca_d`, residue `skip[0]`; the
-/// residues `skip` are not acceptors) among the items of `rows` with CA-CA squared distance below
-/// `r2_max`: the AVX2 build where `avx2` (from [`has_avx2`]), else the baseline one.
-fn donor_bonds(
-    avx2: bool,
-    cells: &CellList,
-    rows: &[(u32, u32); 9],
-    ca_d: [f32; 3],
+/// One donor of the hydrogen-bond search.
+struct Donor {
+    /// Its CA.
+    ca: [f32; 3],
+    /// Its amide H and N.
     hn: [[f32; 3]; 2],
+    /// Its own residue and the one before it: not acceptors of this donor.
     skip: [usize; 2],
+    /// Where the CA-CA squared distance is at or above this, the pair is not tested.
     r2_max: f32,
-) -> [u32; 2] {
+}
+
+/// The (at most two) bonded acceptors of `donor` among the items of `rows` (the rows of cells
+/// around its own): the AVX2 build where `avx2` (from [`has_avx2`]), else the baseline one.
+fn donor_bonds(avx2: bool, cells: &CellList, rows: &[(u32, u32); 9], donor: &Donor) -> [u32; 2] {
     #[cfg(target_arch = "x86_64")]
     if avx2 {
         // SAFETY: `avx2` comes from `has_avx2`: the CPU supports AVX2.
-        return unsafe { donor_bonds_avx2(cells, rows, ca_d, hn, skip, r2_max) };
+        return unsafe { donor_bonds_avx2(cells, rows, donor) };
     }
     let _ = avx2;
-    donor_bonds_any::<f32x8>(cells, rows, ca_d, hn, skip, r2_max)
+    donor_bonds_any::<f32x8>(cells, rows, donor)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn donor_bonds_avx2(
-    cells: &CellList,
-    rows: &[(u32, u32); 9],
-    ca_d: [f32; 3],
-    hn: [[f32; 3]; 2],
-    skip: [usize; 2],
-    r2_max: f32,
-) -> [u32; 2] {
-    donor_bonds_any::<Avx8>(cells, rows, ca_d, hn, skip, r2_max)
+unsafe fn donor_bonds_avx2(cells: &CellList, rows: &[(u32, u32); 9], donor: &Donor) -> [u32; 2] {
+    donor_bonds_any::<Avx8>(cells, rows, donor)
 }
 
 /// The body of [`donor_bonds`] in the lanes `L`: the CA scan, each row of cells eight items at a
 /// time, then the candidates' screen eight at a time and the exact energies of those it keeps.
 /// No closures: everything here is inlined into the build that calls it.
 #[inline(always)]
-fn donor_bonds_any<L: Lanes8>(
-    cells: &CellList,
-    rows: &[(u32, u32); 9],
-    ca_d: [f32; 3],
-    hn: [[f32; 3]; 2],
-    skip: [usize; 2],
-    r2_max: f32,
-) -> [u32; 2] {
+fn donor_bonds_any<L: Lanes8>(cells: &CellList, rows: &[(u32, u32); 9], donor: &Donor) -> [u32; 2] {
+    let &Donor {
+        ca: ca_d,
+        hn,
+        skip,
+        r2_max,
+    } = donor;
     let mut acc = Acceptors::new();
     let mut batch = AcceptorBatch::new();
     // Candidates (item indices), screened eight at a time; up to seven wait for the next ones.
@@ -1621,8 +1619,13 @@ impl Residues {
                         *rows_cell = cell as usize;
                         *rows = cells.rows_around(cell as usize);
                     }
-                    let skip = [d as usize, (d as usize).wrapping_sub(1)];
-                    donor_bonds(avx2, cells, rows, [x, y, z], [h, n], skip, cutoff_squared)
+                    let donor = Donor {
+                        ca: [x, y, z],
+                        hn: [h, n],
+                        skip: [d as usize, (d as usize).wrapping_sub(1)],
+                        r2_max: cutoff_squared,
+                    };
+                    donor_bonds(avx2, cells, rows, &donor)
                 },
             )
             .collect_into_vec(by_item);
