@@ -8,6 +8,9 @@
 //! the tests; cheap enough to recompute per trajectory frame: every pass runs on the rayon pool over
 //! chunks of residues (or of cells) writing their own parts of the output, into buffers kept from
 //! one frame to the next ([`DsspWorkspace`]), and the codes do not depend on the thread count.
+//! The hydrogen-bond search (the largest pass) runs in eight single-precision lanes, compiled
+//! twice: for baseline x86-64 and for AVX2, chosen at run time (`donor_bonds`); both builds do
+//! the same IEEE operations per lane, so the codes do not depend on the CPU either.
 //!
 //! What mkdssp does and this module repeats, so that the 8-state codes agree residue for residue:
 //! - A residue takes part when it has atoms named N, CA, C and O (the readers keep the first alternate
@@ -38,8 +41,10 @@
 use crate::model::Structure;
 use crate::model::select::is_protein_resname;
 use rayon::prelude::*;
+use std::ops::{Add, Div, Mul, Sub};
 use std::sync::atomic::{AtomicU32, Ordering};
-use wide::{CmpEq, CmpLt, f32x4, f32x8, f64x4, i32x8};
+use wide::CmpLt;
+use wide::{CmpEq, f32x4, f32x8, f64x4, i32x8};
 
 /// One DSSP class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -734,7 +739,7 @@ struct CellList {
     /// The next free place in each cell while items are placed.
     fill: Vec<u32>,
     /// Per item, in item order: CA x, y, z (read in sequence, eight at a time, by
-    /// [`CellList::for_near`]), then eight infinitely far points.
+    /// [`CellList::near_mask`]), then eight infinitely far points.
     item_xyz: [Vec<f32>; 3],
     /// Per item: the acceptor's C x, y, z and O x, y, z.
     item_acceptor: Vec<[f32; 6]>,
@@ -960,47 +965,184 @@ impl CellList {
         rows
     }
 
-    /// Calls `f` with the item index of every point in `rows` (from [`CellList::rows_around`])
-    /// whose squared distance `(p - q)^2` (summed x, y, z in single precision) is below `r2_max`,
-    /// but not for the residues `skip`: each row eight points at a time (the lanes past the row's
-    /// end masked off).
-    fn for_near(&self, rows: &[(u32, u32); 9], p: [f32; 3], r2_max: f32, skip: [i32; 2], mut f: impl FnMut(usize)) {
+    /// Which of the eight items from `start` (those before `end`) have a CA whose squared
+    /// distance `(p - q)^2` from `p` (`px`, `py`, `pz` in every lane; summed x, y, z in single
+    /// precision) is below `limit`, and are not the residues `skip`: bit `l` for item `start + l`.
+    #[inline(always)]
+    fn near_mask<L: Lanes8>(&self, start: usize, end: usize, [px, py, pz]: [L; 3], limit: L, skip: [i32; 2]) -> u32 {
         let [xs, ys, zs] = &self.item_xyz;
-        let (px, py, pz) = (f32x8::splat(p[0]), f32x8::splat(p[1]), f32x8::splat(p[2]));
-        let limit = f32x8::splat(r2_max);
-        let (skip0, skip1) = (i32x8::splat(skip[0]), i32x8::splat(skip[1]));
-        for &(a, b) in rows {
-            let (mut start, end) = (a as usize, b as usize);
-            while start < end {
-                let (Some(cx), Some(cy), Some(cz)) = (lanes(xs, start), lanes(ys, start), lanes(zs, start)) else {
-                    break;
-                };
-                let (dx, dy, dz) = (px - cx, py - cy, pz - cz);
-                let left = end - start;
-                let valid = if left >= 8 { 0xff } else { (1u32 << left) - 1 };
-                let residue = self
-                    .item_residue
-                    .get(start..)
-                    .and_then(|s| s.first_chunk::<8>())
-                    .map_or(skip0, |&a| i32x8::from(a));
-                let skipped = (residue.cmp_eq(skip0) | residue.cmp_eq(skip1)).move_mask() as u32;
-                let mut mask = (dx * dx + dy * dy + dz * dz).cmp_lt(limit).move_mask() as u32 & valid & !skipped;
-                while mask != 0 {
-                    f(start + mask.trailing_zeros() as usize);
-                    mask &= mask - 1;
-                }
-                start += 8;
+        let (Some(cx), Some(cy), Some(cz)) = (lanes::<L>(xs, start), lanes::<L>(ys, start), lanes::<L>(zs, start))
+        else {
+            return 0;
+        };
+        let (dx, dy, dz) = (px - cx, py - cy, pz - cz);
+        let left = end.saturating_sub(start);
+        let valid = if left >= 8 { 0xff } else { (1u32 << left) - 1 };
+        let skipped = self
+            .item_residue
+            .get(start..)
+            .and_then(|s| s.first_chunk::<8>())
+            .map_or(0xff, |r| L::equal_either_mask(r, skip));
+        (dx * dx + dy * dy + dz * dz).lt_mask(limit) & valid & !skipped
+    }
+}
+
+/// The distances from `p` to the eight points `[x, y, z]` (single precision, as [`distance`]).
+/// (A function, not a closure, so that it is inlined into the AVX2 build.)
+#[inline(always)]
+fn lane_distances<L: Lanes8>(p: [f32; 3], [x, y, z]: [L; 3]) -> L {
+    let (dx, dy, dz) = (L::splat(p[0]) - x, L::splat(p[1]) - y, L::splat(p[2]) - z);
+    (dx * dx + dy * dy + dz * dz).sqrt()
+}
+
+/// Eight values of `column` from `start` as one vector (a plain load: no copy through memory).
+#[inline(always)]
+fn lanes<L: Lanes8>(column: &[f32], start: usize) -> Option<L> {
+    column.get(start..).and_then(|s| s.first_chunk::<8>()).map(L::load)
+}
+
+/// Eight single-precision lanes of the hydrogen-bond search, in two builds: `wide::f32x8` (on
+/// the baseline x86-64 target two SSE halves) and [`Avx8`] (one AVX2 register), chosen at run
+/// time by [`donor_bonds`]. Every lane is the IEEE operation written (no fused multiply-add), so
+/// both give the same bits.
+trait Lanes8: Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self> {
+    fn splat(x: f32) -> Self;
+    fn load(a: &[f32; 8]) -> Self;
+    fn sqrt(self) -> Self;
+    /// Bit `l` set where lane `l` of `self` is below that of `o` (false for NaN).
+    fn lt_mask(self, o: Self) -> u32;
+    /// Bit `l` set where `r[l]` equals either value of `skip`.
+    fn equal_either_mask(r: &[i32; 8], skip: [i32; 2]) -> u32;
+    /// Appends `first + l` for every bit `l` of `mask` (below 256) to `list[..*count]` (`*count`
+    /// at most 8), without a branch per bit.
+    #[inline(always)]
+    fn append_set_lanes(list: &mut [u32; 16], count: &mut usize, first: u32, mask: u32) {
+        for l in 0..8 {
+            if let Some(slot) = list.get_mut(*count) {
+                *slot = first + l;
             }
+            *count += ((mask >> l) & 1) as usize;
         }
     }
 }
 
-/// Eight values of `column` from `start` as one vector (a plain load: no copy through memory).
-fn lanes(column: &[f32], start: usize) -> Option<f32x8> {
-    column
-        .get(start..)
-        .and_then(|s| s.first_chunk::<8>())
-        .map(|&a| f32x8::from(a))
+impl Lanes8 for f32x8 {
+    #[inline(always)]
+    fn splat(x: f32) -> f32x8 {
+        f32x8::splat(x)
+    }
+    #[inline(always)]
+    fn load(a: &[f32; 8]) -> f32x8 {
+        f32x8::from(*a)
+    }
+    #[inline(always)]
+    fn sqrt(self) -> f32x8 {
+        f32x8::sqrt(self)
+    }
+    #[inline(always)]
+    fn lt_mask(self, o: f32x8) -> u32 {
+        self.cmp_lt(o).move_mask() as u32
+    }
+    #[inline(always)]
+    fn equal_either_mask(r: &[i32; 8], skip: [i32; 2]) -> u32 {
+        let r = i32x8::from(*r);
+        (r.cmp_eq(i32x8::splat(skip[0])) | r.cmp_eq(i32x8::splat(skip[1]))).move_mask() as u32
+    }
+}
+
+/// Eight lanes in one AVX2 register. Built only inside `#[target_feature(enable = "avx2")]`
+/// functions ([`donor_bonds_avx2`], and a unit test's twin of it), which run only where the CPU
+/// has AVX2: every intrinsic below relies on that.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Avx8(std::arch::x86_64::__m256);
+
+#[cfg(target_arch = "x86_64")]
+mod avx8 {
+    use super::{Avx8, Lanes8};
+    use std::arch::x86_64::*;
+    use std::ops::{Add, Div, Mul, Sub};
+
+    macro_rules! lanewise {
+        ($tr:ident, $f:ident, $intrinsic:ident) => {
+            impl $tr for Avx8 {
+                type Output = Avx8;
+                #[inline(always)]
+                fn $f(self, o: Avx8) -> Avx8 {
+                    // SAFETY: an `Avx8` exists only where the CPU has AVX2 (see its docs).
+                    Avx8(unsafe { $intrinsic(self.0, o.0) })
+                }
+            }
+        };
+    }
+    lanewise!(Add, add, _mm256_add_ps);
+    lanewise!(Sub, sub, _mm256_sub_ps);
+    lanewise!(Mul, mul, _mm256_mul_ps);
+    lanewise!(Div, div, _mm256_div_ps);
+
+    // SAFETY (every block below): these run only inside AVX2 functions (see `Avx8`'s docs); the
+    // loads read exactly the eight values of the array they are given.
+    impl Lanes8 for Avx8 {
+        #[inline(always)]
+        fn splat(x: f32) -> Avx8 {
+            Avx8(unsafe { _mm256_set1_ps(x) })
+        }
+        #[inline(always)]
+        fn load(a: &[f32; 8]) -> Avx8 {
+            Avx8(unsafe { _mm256_loadu_ps(a.as_ptr()) })
+        }
+        #[inline(always)]
+        fn sqrt(self) -> Avx8 {
+            Avx8(unsafe { _mm256_sqrt_ps(self.0) })
+        }
+        #[inline(always)]
+        fn lt_mask(self, o: Avx8) -> u32 {
+            unsafe { _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(self.0, o.0)) as u32 }
+        }
+        #[inline(always)]
+        fn equal_either_mask(r: &[i32; 8], skip: [i32; 2]) -> u32 {
+            unsafe {
+                let r = _mm256_loadu_si256(r.as_ptr().cast());
+                let eq = _mm256_or_si256(
+                    _mm256_cmpeq_epi32(r, _mm256_set1_epi32(skip[0])),
+                    _mm256_cmpeq_epi32(r, _mm256_set1_epi32(skip[1])),
+                );
+                _mm256_movemask_ps(_mm256_castsi256_ps(eq)) as u32
+            }
+        }
+        #[inline(always)]
+        fn append_set_lanes(list: &mut [u32; 16], count: &mut usize, first: u32, mask: u32) {
+            let (Some(order), Some(dst)) = (SET_LANES.get(mask as usize), list.get_mut(*count..*count + 8)) else {
+                return;
+            };
+            unsafe {
+                // The lanes of the set bits first, plus `first`, stored at `list[*count..]` (in
+                // bounds: `dst` has eight values).
+                let lanes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(order.as_ptr().cast()));
+                let items = _mm256_add_epi32(lanes, _mm256_set1_epi32(first as i32));
+                _mm256_storeu_si256(dst.as_mut_ptr().cast(), items);
+            }
+            *count += mask.count_ones() as usize;
+        }
+    }
+
+    /// For each 8-bit mask: the indices of its set bits in ascending order, then zeros.
+    static SET_LANES: [[u8; 8]; 256] = {
+        let mut table = [[0u8; 8]; 256];
+        let mut mask = 0;
+        while mask < 256 {
+            let (mut l, mut k) = (0, 0);
+            while l < 8 {
+                if mask & (1 << l) != 0 {
+                    table[mask][k] = l as u8;
+                    k += 1;
+                }
+                l += 1;
+            }
+            mask += 1;
+        }
+        table
+    };
 }
 
 /// Up to eight candidate acceptors of one donor, screened together: the single-precision energy
@@ -1022,6 +1164,7 @@ impl AcceptorBatch {
     }
 
     /// The acceptors of items `near` (at most eight) of `cells` into the lanes.
+    #[inline(always)]
     fn load(&mut self, cells: &CellList, near: &[u32]) {
         self.len = near.len().min(8);
         for (lane, &k) in near.iter().take(8).enumerate() {
@@ -1041,30 +1184,29 @@ impl AcceptorBatch {
     /// Which lanes may bond with donor N-H: any distance below [`MIN_DISTANCE`] or an estimate
     /// below [`MAX_HBOND_ENERGY`] + 0.01 (as in `hbond_energy_if_bond`, whose error is below
     /// 1e-4 kcal/mol).
-    fn screen(&self, h: [f32; 3], n: [f32; 3]) -> u32 {
+    #[inline(always)]
+    fn screen<L: Lanes8>(&self, h: [f32; 3], n: [f32; 3]) -> u32 {
         // Each column loaded in place (no copy of the whole batch).
-        let col = |k: usize| f32x8::from(self.xyz.get(k).copied().unwrap_or([f32::NAN; 8]));
-        let (c_x, c_y, c_z, o_x, o_y, o_z) = (col(0), col(1), col(2), col(3), col(4), col(5));
-        let dist = |p: [f32; 3], x: f32x8, y: f32x8, z: f32x8| {
-            let (dx, dy, dz) = (f32x8::splat(p[0]) - x, f32x8::splat(p[1]) - y, f32x8::splat(p[2]) - z);
-            (dx * dx + dy * dy + dz * dz).sqrt()
-        };
-        let d_ho = dist(h, o_x, o_y, o_z);
-        let d_hc = dist(h, c_x, c_y, c_z);
-        let d_nc = dist(n, c_x, c_y, c_z);
-        let d_no = dist(n, o_x, o_y, o_z);
-        let min_d = f32x8::splat(MIN_DISTANCE);
-        let near = d_ho.cmp_lt(min_d) | d_hc.cmp_lt(min_d) | d_nc.cmp_lt(min_d) | d_no.cmp_lt(min_d);
-        let q = f32x8::splat(COUPLING as f32);
+        let [c_x, c_y, c_z, o_x, o_y, o_z] = &self.xyz;
+        let (c_x, c_y, c_z) = (L::load(c_x), L::load(c_y), L::load(c_z));
+        let (o_x, o_y, o_z) = (L::load(o_x), L::load(o_y), L::load(o_z));
+        let d_ho = lane_distances(h, [o_x, o_y, o_z]);
+        let d_hc = lane_distances(h, [c_x, c_y, c_z]);
+        let d_nc = lane_distances(n, [c_x, c_y, c_z]);
+        let d_no = lane_distances(n, [o_x, o_y, o_z]);
+        let min_d = L::splat(MIN_DISTANCE);
+        let near = d_ho.lt_mask(min_d) | d_hc.lt_mask(min_d) | d_nc.lt_mask(min_d) | d_no.lt_mask(min_d);
+        let q = L::splat(COUPLING as f32);
         let estimate = q / d_ho - q / d_hc + q / d_nc - q / d_no;
-        let pass = near | estimate.cmp_lt(f32x8::splat((MAX_HBOND_ENERGY + 0.01) as f32));
+        let pass = near | estimate.lt_mask(L::splat((MAX_HBOND_ENERGY + 0.01) as f32));
         let lanes = if self.len >= 8 { 0xff } else { (1u32 << self.len) - 1 };
-        pass.move_mask() as u32 & lanes
+        pass & lanes
     }
 
     /// Offers the bonds of a donor (N-H, CA at `ca_d`) among the lanes to `acc`.
-    fn offer_bonds(&self, cells: &CellList, ca_d: [f32; 3], [h, n]: [[f32; 3]; 2], acc: &mut Acceptors) {
-        let mut mask = self.screen(h, n);
+    #[inline(always)]
+    fn offer_bonds<L: Lanes8>(&self, cells: &CellList, ca_d: [f32; 3], [h, n]: [[f32; 3]; 2], acc: &mut Acceptors) {
+        let mut mask = self.screen::<L>(h, n);
         while mask != 0 {
             let lane = mask.trailing_zeros() as usize;
             mask &= mask - 1;
@@ -1088,6 +1230,110 @@ impl AcceptorBatch {
                 }
             }
         }
+    }
+}
+
+/// Whether the CPU runs the AVX2 build of the search ([`donor_bonds`]).
+fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// One donor of the hydrogen-bond search.
+struct Donor {
+    /// Its CA.
+    ca: [f32; 3],
+    /// Its amide H and N.
+    hn: [[f32; 3]; 2],
+    /// Its own residue and the one before it: not acceptors of this donor.
+    skip: [usize; 2],
+    /// Where the CA-CA squared distance is at or above this, the pair is not tested.
+    r2_max: f32,
+}
+
+/// The (at most two) bonded acceptors of `donor` among the items of `rows` (the rows of cells
+/// around its own): the AVX2 build where `avx2` (from [`has_avx2`]), else the baseline one.
+fn donor_bonds(avx2: bool, cells: &CellList, rows: &[(u32, u32); 9], donor: &Donor) -> [u32; 2] {
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        // SAFETY: `avx2` comes from `has_avx2`: the CPU supports AVX2.
+        return unsafe { donor_bonds_avx2(cells, rows, donor) };
+    }
+    let _ = avx2;
+    donor_bonds_any::<f32x8>(cells, rows, donor)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn donor_bonds_avx2(cells: &CellList, rows: &[(u32, u32); 9], donor: &Donor) -> [u32; 2] {
+    donor_bonds_any::<Avx8>(cells, rows, donor)
+}
+
+/// The body of [`donor_bonds`] in the lanes `L`: the CA scan, each row of cells eight items at a
+/// time, then the candidates' screen eight at a time and the exact energies of those it keeps.
+/// No closures: everything here is inlined into the build that calls it.
+#[inline(always)]
+fn donor_bonds_any<L: Lanes8>(cells: &CellList, rows: &[(u32, u32); 9], donor: &Donor) -> [u32; 2] {
+    let &Donor {
+        ca: ca_d,
+        hn,
+        skip,
+        r2_max,
+    } = donor;
+    let mut acc = Acceptors::new();
+    let mut batch = AcceptorBatch::new();
+    // Candidates (item indices), screened eight at a time; up to seven wait for the next ones.
+    let mut near = [0u32; 16];
+    let mut count = 0;
+    // The pair (d-1, d) is evaluated only with d-1 as donor.
+    let skip = skip.map(|r| i32::try_from(r).unwrap_or(i32::MIN + 1));
+    let p = [L::splat(ca_d[0]), L::splat(ca_d[1]), L::splat(ca_d[2])];
+    let limit = L::splat(r2_max);
+    for &(a, b) in rows {
+        let (mut start, end) = (a as usize, b as usize);
+        while start < end {
+            let mask = cells.near_mask(start, end, p, limit, skip);
+            L::append_set_lanes(&mut near, &mut count, start as u32, mask);
+            if count >= 8 {
+                if let Some(first) = near.first_chunk::<8>() {
+                    batch.load(cells, first);
+                    batch.offer_bonds::<L>(cells, ca_d, hn, &mut acc);
+                }
+                near.copy_within(8.., 0);
+                count -= 8;
+            }
+            start += 8;
+        }
+    }
+    if let Some(rest) = near.get(..count)
+        && !rest.is_empty()
+    {
+        batch.load(cells, rest);
+        batch.offer_bonds::<L>(cells, ca_d, hn, &mut acc);
+    }
+    acc.index
+}
+
+#[cfg(test)]
+impl AcceptorBatch {
+    /// [`AcceptorBatch::screen`] as the AVX2 build of the search runs it, where the CPU has AVX2.
+    fn screen_avx2(&self, h: [f32; 3], n: [f32; 3]) -> Option<u32> {
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2() {
+            #[target_feature(enable = "avx2")]
+            unsafe fn run(batch: &AcceptorBatch, h: [f32; 3], n: [f32; 3]) -> u32 {
+                batch.screen::<Avx8>(h, n)
+            }
+            // SAFETY: the CPU supports AVX2, checked just above.
+            return Some(unsafe { run(self, h, n) });
+        }
+        None
     }
 }
 
@@ -1346,6 +1592,7 @@ impl Residues {
         // single-precision `distance < CA_CUTOFF` of mkdssp for the few that come near it).
         let cutoff_squared = CA_CUTOFF * CA_CUTOFF * (1.0 + 1e-5);
         let [xs, ys, zs] = &cells.item_xyz;
+        let avx2 = has_avx2();
         (0..cells.items.len())
             .into_par_iter()
             .with_min_len(256)
@@ -1372,32 +1619,13 @@ impl Residues {
                         *rows_cell = cell as usize;
                         *rows = cells.rows_around(cell as usize);
                     }
-                    let (d, ca_d) = (d as usize, [x, y, z]);
-                    let mut acc = Acceptors::new();
-                    let mut batch = AcceptorBatch::new();
-                    // Candidates (item indices), screened eight at a time.
-                    let mut near = [0u32; 8];
-                    let mut count = 0;
-                    // The pair (d-1, d) is evaluated only with d-1 as donor.
-                    let skip = [d, d.wrapping_sub(1)].map(|r| i32::try_from(r).unwrap_or(i32::MIN + 1));
-                    cells.for_near(rows, ca_d, cutoff_squared, skip, |c| {
-                        if let Some(slot) = near.get_mut(count) {
-                            *slot = c as u32;
-                            count += 1;
-                        }
-                        if count == near.len() {
-                            batch.load(cells, &near);
-                            batch.offer_bonds(cells, ca_d, [h, n], &mut acc);
-                            count = 0;
-                        }
-                    });
-                    if let Some(rest) = near.get(..count)
-                        && !rest.is_empty()
-                    {
-                        batch.load(cells, rest);
-                        batch.offer_bonds(cells, ca_d, [h, n], &mut acc);
-                    }
-                    acc.index
+                    let donor = Donor {
+                        ca: [x, y, z],
+                        hn: [h, n],
+                        skip: [d as usize, (d as usize).wrapping_sub(1)],
+                        r2_max: cutoff_squared,
+                    };
+                    donor_bonds(avx2, cells, rows, &donor)
                 },
             )
             .collect_into_vec(by_item);
@@ -1884,7 +2112,10 @@ mod tests {
                 }
                 pairs.push((c, o));
             }
-            let mask = batch.screen(h, n);
+            let mask = batch.screen::<f32x8>(h, n);
+            if let Some(wide_mask) = batch.screen_avx2(h, n) {
+                assert_eq!(wide_mask, mask, "seed {s}: the AVX2 screen differs");
+            }
             for (lane, &(c, o)) in pairs.iter().enumerate() {
                 let pass = mask & (1 << lane) != 0;
                 if lane >= batch.len {
