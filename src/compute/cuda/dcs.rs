@@ -197,23 +197,18 @@ impl std::fmt::Display for DcsVariant {
         if self.rsqrt == SoftRsqrt::Newton2 {
             f.write_str(":newton2")?;
         }
-        if self.block_rows != 8 {
-            write!(f, "/b{}", self.block_rows)?;
-        }
-        if self.min_blocks != 0 {
-            write!(f, "/m{}", self.min_blocks)?;
-        }
-        if self.atom_unroll != 2 {
-            write!(f, "/a{}", self.atom_unroll)?;
-        }
-        if self.max_regs != 0 {
-            write!(f, "/r{}", self.max_regs)?;
-        }
-        if self.soft_phase != 0 {
-            write!(f, "/p{}", self.soft_phase)?;
-        }
-        if self.parts != 1 {
-            write!(f, "/s{}", self.parts)?;
+        // Each suffix, written where it differs from what the text form assumes without it.
+        for (tag, value, unsaid) in [
+            ('b', self.block_rows, 8),
+            ('m', self.min_blocks, 0),
+            ('a', self.atom_unroll, 2),
+            ('r', self.max_regs, 0),
+            ('p', self.soft_phase, 0),
+            ('s', self.parts, 1),
+        ] {
+            if value != unsaid {
+                write!(f, "/{tag}{value}")?;
+            }
         }
         Ok(())
     }
@@ -418,12 +413,8 @@ impl CudaEngine {
                 let per_sm = chunk
                     .occupancy_max_active_blocks_per_multiprocessor(DCS_BLOCK_X * variant.block_rows, 0, None)
                     .unwrap_or(0);
-                let sms = self
-                    .ctx
-                    .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-                    .unwrap_or(0);
                 let blocks = u64::from(cfg.grid_dim.0) * u64::from(cfg.grid_dim.1) * u64::from(cfg.grid_dim.2);
-                dcs_parts(blocks, u64::from(per_sm) * u64::try_from(sms).unwrap_or(0))
+                dcs_parts(blocks, u64::from(per_sm) * u64::from(self.multiprocessors))
             }
             n => n,
         };

@@ -130,6 +130,8 @@ pub struct CudaEngine {
     pub(super) arch: String,
     pub(super) ctx: Arc<CudaContext>,
     pub(super) stream: Arc<CudaStream>,
+    /// Streaming multiprocessors of the device (0 where the driver did not say).
+    pub(super) multiprocessors: u32,
     state: Mutex<EngineState>,
     form: AtomicU8,
     /// Coulomb kernel variant (`DcsVariant::pack`).
@@ -155,12 +157,18 @@ impl CudaEngine {
             Ok((ctx, name, format!("compute_{maj}{min}")))
         })?;
         let stream = catch("stream", || ctx.new_stream().map_err(dev_err("stream creation")))?;
+        let multiprocessors = ctx
+            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .ok()
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(0);
         let engine = CudaEngine {
             ordinal,
             device_name: name,
             arch,
             ctx,
             stream,
+            multiprocessors,
             state: Mutex::new(EngineState::default()),
             form: AtomicU8::new(0),
             dcs_variant: AtomicU64::new(DcsVariant::DEFAULT.pack()),
