@@ -109,6 +109,10 @@ __device__ __forceinline__ bool dcs_soft(int k) {
 #define DCS_BOUNDS __launch_bounds__(DCS_BLOCK_X * DCS_BLOCK_Y)
 #endif
 
+// A variant may also alternate the chunks between two streams, each with its own module (its own
+// constant-memory chunk) and its own double accumulator, so that one chunk's blocks start on the
+// multiprocessors the other's last blocks leave idle; dcs_finish adds the two.
+//
 // The chunk's atoms may be split into `parts` ranges (blockIdx.z = plane * parts + part), so that a
 // launch has enough blocks to fill the last wave of the multiprocessors; with more than one part,
 // the blocks of a tile add their sums with double-precision atomics.
@@ -186,7 +190,9 @@ extern "C" __global__ void dcs_zero(double* acc, size_t n) {
     if (i < n) acc[i] = 0.0;
 }
 
-extern "C" __global__ void dcs_finish(float* __restrict__ out, const double* __restrict__ acc, size_t n) {
+// out = acc (+ acc2 when `two`: the second stream's sums, see `DcsVariant::streams`).
+extern "C" __global__ void dcs_finish(float* __restrict__ out, const double* __restrict__ acc,
+                                      const double* __restrict__ acc2, size_t n, int two) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = (float)acc[i];
+    if (i < n) out[i] = (float)(two ? acc[i] + acc2[i] : acc[i]);
 }

@@ -175,6 +175,10 @@ fn dcs_variants() -> Vec<cuda::DcsVariant> {
         "8x8:20:newton2/b4/m3/s0",
         "8x4:10:newton2/b2/m6/a1/s8",
         "newton",
+        "8x8:20:newton2/b4/m3/s0/t2",
+        "8x8:20:newton2/b4/m3/s0/t2",
+        "8x8:20:newton2/b4/m3/p19/s1/t2",
+        "8x4:9/t2",
     ]
     .map(|v| v.parse().unwrap())
     .to_vec()

@@ -47,10 +47,11 @@ pub struct BenchArgs {
     repeats: usize,
     /// Coulomb kernel variants to time, separated by commas (default: the engine's): "U:S" or
     /// "UxV:S[:newton2]" (U points x V rows per thread, S of the U*V evaluations per charge with 1/sqrt
-    /// on the FMA pipe), optionally followed by "/bY/mN/aN/rN/pN" (rows of 32 threads per block, blocks
-    /// per multiprocessor for the register allocation, atoms per loop iteration, a register cap in
-    /// place of the blocks, a rotation of the FMA-pipe evaluations), "sfu", "newton", "mixed:F". One
-    /// JSON line per variant on stdout.
+    /// on the FMA pipe), optionally followed by "/bY/mN/aN/rN/pN/sN/tN" (rows of 32 threads per block,
+    /// blocks per multiprocessor for the register allocation, atoms per loop iteration, a register cap
+    /// in place of the blocks, a rotation of the FMA-pipe evaluations, atom ranges per chunk with 0
+    /// chosen per launch, one or two streams), "sfu", "newton", "mixed:F". One JSON line per variant on
+    /// stdout.
     #[arg(long, value_name = "LIST")]
     dcs_variants: Option<String>,
     /// Also time C60 256^3 through the worker pool (copy back included) on the first device alone and

@@ -6,8 +6,9 @@ use super::dev_err;
 use super::engine::{CudaEngine, EngineState, copy_symbol};
 use crate::compute::{ComputeError, Field, FieldJob, PointCharges, slab_len};
 use crate::model::Lattice;
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::ops::Range;
+use std::sync::Arc;
 
 pub const DCS_SRC: &str = include_str!("../../../kernels/dcs.cu");
 
@@ -41,7 +42,7 @@ pub enum SoftRsqrt {
 /// `UxV:S:newton2`, each optionally followed by `/bY` (block rows), `/mN` (minimum blocks), `/aN`
 /// (atoms per iteration), `/rN` (registers) and `/pN` (phase); `sfu` (8x4:0, all on the SFU), `newton`
 /// (8x4:32:newton2, all on the FMA pipe) and `mixed:F` (8x4 with the fraction F of the 32
-/// evaluations, rounded, soft by `newton2`).
+/// evaluations, rounded, soft by `newton2`). `/t2` alternates the chunks between two streams.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DcsVariant {
     pub unroll: u32,
@@ -63,14 +64,20 @@ pub struct DcsVariant {
     /// launch fills the multiprocessors' last wave (1 to 8; 0: chosen per launch from the
     /// device's multiprocessors and the kernel's occupancy, [`dcs_parts`]).
     pub parts: u32,
+    /// Streams the chunks alternate between (1 or 2): with two, each has its own module (its own
+    /// constant-memory chunk) and accumulator, so one chunk's launch fills the multiprocessors the
+    /// other's last blocks leave idle.
+    pub streams: u32,
 }
 
 impl DcsVariant {
-    /// The variant the engine uses unless told otherwise: 8x8:20:newton2/b4/m3/s0, the fastest
-    /// measured on an H200 (4.85e12 evaluations/s against 4.74e12 for 8x8:20:newton2/b4/m3, whose
-    /// launches leave most of a wave idle, in the same run; see `benches/RESULTS.md`): 64
-    /// evaluations per atom and thread, blocks of 4 x 32 threads with registers for 3 of them per
-    /// multiprocessor (168 each), each chunk's atoms split into as many ranges as fill the waves.
+    /// The variant the engine uses unless told otherwise: 8x8:20:newton2/b4/m3/p19/s0/t2, the fastest
+    /// measured on an H200 (5.12e12 evaluations/s against 4.84e12 for 8x8:20:newton2/b4/m3/s0, the
+    /// previous default, in the same run; see `benches/RESULTS.md`): 64 evaluations per atom and
+    /// thread, blocks of 4 x 32 threads with registers for 3 of them per multiprocessor (168 each),
+    /// the FMA-pipe evaluations' pattern rotated by 19 (the compiler then spaces the SFU
+    /// instructions of the hot loop better), each chunk's atoms split into as many ranges as fill the
+    /// waves, and the chunks alternating between two streams.
     pub const DEFAULT: DcsVariant = DcsVariant {
         unroll: 8,
         rows: 8,
@@ -80,8 +87,9 @@ impl DcsVariant {
         min_blocks: 3,
         atom_unroll: 2,
         max_regs: 0,
-        soft_phase: 0,
+        soft_phase: 19,
         parts: 0,
+        streams: 2,
     };
 
     /// Checks the limits the kernel needs: 1 to 32 points per row, 1 to 12 rows, at most 128
@@ -99,6 +107,7 @@ impl DcsVariant {
                 max_regs: 0,
                 soft_phase: 0,
                 parts: 1,
+                streams: 1,
             })
     }
 
@@ -136,6 +145,11 @@ impl DcsVariant {
         (parts <= 8).then_some(DcsVariant { parts, ..self })
     }
 
+    /// The same variant on `streams` streams (1 or 2).
+    pub fn with_streams(self, streams: u32) -> Option<DcsVariant> {
+        (1..=2).contains(&streams).then_some(DcsVariant { streams, ..self })
+    }
+
     /// Fraction of the evaluations whose reciprocal square root runs on the FMA pipe.
     pub fn soft_fraction(&self) -> f64 {
         f64::from(self.soft) / f64::from(self.unroll * self.rows)
@@ -159,7 +173,8 @@ impl DcsVariant {
     }
 
     pub(super) fn pack(&self) -> u64 {
-        (u64::from(self.parts) << 46)
+        (u64::from(self.streams) << 50)
+            | (u64::from(self.parts) << 46)
             | (u64::from(self.soft_phase) << 40)
             | (u64::from(self.max_regs) << 32)
             | u64::from(
@@ -187,6 +202,7 @@ impl DcsVariant {
             .and_then(|x| x.with_atom_unroll((v >> 9) & 0x7))
             .and_then(|x| x.with_schedule(max_regs, soft_phase))
             .and_then(|x| x.with_parts(parts))
+            .and_then(|x| x.with_streams(((v64 >> 50) & 3) as u32))
             .unwrap_or(DcsVariant::DEFAULT)
     }
 }
@@ -205,6 +221,7 @@ impl std::fmt::Display for DcsVariant {
             ('r', self.max_regs, 0),
             ('p', self.soft_phase, 0),
             ('s', self.parts, 1),
+            ('t', self.streams, 1),
         ] {
             if value != unsaid {
                 write!(f, "/{tag}{value}")?;
@@ -220,8 +237,8 @@ impl std::fmt::Display for DcsVariant {
     "'{0}' is not a Coulomb kernel variant (U:S, UxV:S or UxV:S:newton2 with U <= 32, V <= 12, U*V <= 128, \
      S <= U*V, optionally followed by /bY with 1 <= Y <= 8 rows of 32 threads per block, /mN with \
      N <= 8 blocks per multiprocessor, /aN with 1 <= N <= 4 atoms per loop iteration, /rN with \
-     32 <= N <= 255 registers (not with /mN), /pN with N < 64 and /sN with N <= 8 atom ranges per chunk (0: \
-     chosen per launch); or sfu, newton, mixed:F with 0 <= F <= 1)"
+     32 <= N <= 255 registers (not with /mN), /pN with N < 64, /sN with N <= 8 atom ranges per chunk (0: \
+     chosen per launch) and /tN with 1 <= N <= 2 streams; or sfu, newton, mixed:F with 0 <= F <= 1)"
 )]
 pub struct BadDcsVariant(pub String);
 
@@ -233,7 +250,7 @@ impl std::str::FromStr for DcsVariant {
         let mut pieces = s.split('/');
         let t = pieces.next().unwrap_or_default().trim();
         let (mut block_rows, mut min_blocks, mut atom_unroll) = (None, None, None);
-        let (mut max_regs, mut soft_phase, mut parts) = (None, None, None);
+        let (mut max_regs, mut soft_phase, mut parts, mut streams) = (None, None, None, None);
         for piece in pieces {
             let piece = piece.trim();
             let slot = match piece.get(..1) {
@@ -243,6 +260,7 @@ impl std::str::FromStr for DcsVariant {
                 Some("r") => &mut max_regs,
                 Some("p") => &mut soft_phase,
                 Some("s") => &mut parts,
+                Some("t") => &mut streams,
                 _ => return Err(bad()),
             };
             if slot.replace(num(piece.get(1..).unwrap_or_default())?).is_some() {
@@ -254,6 +272,7 @@ impl std::str::FromStr for DcsVariant {
             .and_then(|x| x.with_atom_unroll(atom_unroll.unwrap_or(2)))
             .and_then(|x| x.with_schedule(max_regs.unwrap_or(0), soft_phase.unwrap_or(0)))
             .and_then(|x| x.with_parts(parts.unwrap_or(1)))
+            .and_then(|x| x.with_streams(streams.unwrap_or(1)))
             .ok_or_else(bad)
     }
 }
@@ -365,26 +384,64 @@ impl CudaEngine {
         }
         let n = slab_len(l, z_range);
         let variant = self.dcs_variant();
-        let module = self.module(st, &variant.source())?;
+        let source = variant.source();
+        let module = self.module(st, &source)?;
         let zero = Self::function(&module, "dcs_zero")?;
         let chunk = Self::function(&module, "dcs_chunk")?;
         let finish = Self::function(&module, "dcs_finish")?;
-        if st.acc.as_ref().map(|b| b.len() < n).unwrap_or(true) {
-            st.acc = None;
-            // SAFETY: zeroed by `dcs_zero` below before use.
-            st.acc = Some(unsafe { self.stream.alloc::<f64>(n) }.map_err(dev_err("allocation"))?);
+        let two = variant.streams == 2;
+        // The second stream's own module (a comment makes its source, and so its constant memory,
+        // distinct), stream and accumulator.
+        let second = if two {
+            let module2 = self.module(st, &format!("{source}\n// second stream\n"))?;
+            if st.stream2.is_none() {
+                st.stream2 = Some(self.ctx.new_stream().map_err(dev_err("stream creation"))?);
+            }
+            let stream2 = st
+                .stream2
+                .clone()
+                .ok_or_else(|| ComputeError::Device("no second stream".into()))?;
+            // Everything queued before (the previous job's reads of the accumulators included).
+            stream2.join(&self.stream).map_err(dev_err("stream wait"))?;
+            Some((
+                stream2,
+                Self::function(&module2, "dcs_zero")?,
+                Self::function(&module2, "dcs_chunk")?,
+                module2,
+            ))
+        } else {
+            None
+        };
+        for (buf, stream) in [(&mut st.acc, &self.stream), (&mut st.acc2, &self.stream)] {
+            if buf.as_ref().map(|b| b.len() < n).unwrap_or(true) {
+                *buf = None;
+                // SAFETY: zeroed by `dcs_zero` below before use.
+                *buf = Some(unsafe { stream.alloc::<f64>(n) }.map_err(dev_err("allocation"))?);
+            }
+            if !two {
+                break;
+            }
         }
-        let acc = st
-            .acc
-            .as_mut()
-            .ok_or_else(|| ComputeError::Device("no accumulator".into()))?;
         let nn = n;
-        {
-            let mut b = self.stream.launch_builder(&zero);
+        let zero_on = |stream: &Arc<CudaStream>, zero: &CudaFunction, acc: &mut CudaSlice<f64>| {
+            let mut b = stream.launch_builder(zero);
             b.arg(&mut *acc).arg(&nn);
             // SAFETY: writes `n` doubles into a buffer of at least `n`.
-            unsafe { b.launch(LaunchConfig::for_num_elems(n as u32)) }.map_err(dev_err("dcs_zero launch"))?;
-        }
+            unsafe { b.launch(LaunchConfig::for_num_elems(n as u32)) }.map_err(dev_err("dcs_zero launch"))
+        };
+        let EngineState { acc, acc2, out, .. } = st;
+        let acc = acc
+            .as_mut()
+            .ok_or_else(|| ComputeError::Device("no accumulator".into()))?;
+        zero_on(&self.stream, &zero, acc)?;
+        let mut acc2 = match (&second, acc2.as_mut()) {
+            (Some((stream2, zero2, _, _)), Some(a2)) => {
+                zero_on(stream2, zero2, a2)?;
+                Some(a2)
+            }
+            (None, _) => None,
+            (Some(_), None) => return Err(ComputeError::Device("no second accumulator".into())),
+        };
         let (nx, ny, nz, k0) = (
             l.dims[0] as i32,
             l.dims[1] as i32,
@@ -426,10 +483,15 @@ impl CudaEngine {
             return Err(ComputeError::Device("lattice too large for one launch".into()));
         }
         let parts = parts as i32;
-        for atoms in p.atoms.chunks(DCS_CHUNK) {
-            copy_symbol(&module, &self.stream, "dcs_atoms", bytemuck::cast_slice(atoms))?;
+        for (c, atoms) in p.atoms.chunks(DCS_CHUNK).enumerate() {
+            // Odd chunks on the second stream, if there is one.
+            let (stream, module, function, acc) = match (&second, acc2.as_deref_mut()) {
+                (Some((stream2, _, chunk2, module2)), Some(a2)) if c % 2 == 1 => (stream2, module2, chunk2, a2),
+                _ => (&self.stream, &module, &chunk, &mut *acc),
+            };
+            copy_symbol(module, stream, "dcs_atoms", bytemuck::cast_slice(atoms))?;
             let na = atoms.len() as i32;
-            let mut b = self.stream.launch_builder(&chunk);
+            let mut b = stream.launch_builder(function);
             b.arg(&mut *acc)
                 .arg(&nx)
                 .arg(&ny)
@@ -443,13 +505,22 @@ impl CudaEngine {
             // SAFETY: reads `na` atoms of constant memory (copied above), writes points inside the slab.
             unsafe { b.launch(cfg) }.map_err(dev_err("dcs_chunk launch"))?;
         }
-        let out = st
-            .out
+        if let Some((stream2, ..)) = &second {
+            self.stream.join(stream2).map_err(dev_err("stream wait"))?;
+        }
+        let out = out
             .as_mut()
             .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
+        let two_flag = i32::from(two);
         let mut b = self.stream.launch_builder(&finish);
-        b.arg(&mut *out).arg(&*acc).arg(&nn);
-        // SAFETY: converts `n` doubles into `n` floats, both buffers at least `n` long.
+        b.arg(&mut *out).arg(&*acc);
+        match acc2.as_deref() {
+            Some(a2) => b.arg(a2),
+            None => b.arg(&*acc),
+        };
+        b.arg(&nn).arg(&two_flag);
+        // SAFETY: converts `n` doubles (plus `n` more of the second accumulator when `two`) into `n`
+        // floats, every buffer at least `n` long.
         unsafe { b.launch(LaunchConfig::for_num_elems(n as u32)) }.map_err(dev_err("dcs_finish launch"))?;
         Ok(())
     }
@@ -496,6 +567,7 @@ mod tests {
             max_regs: 0,
             soft_phase: 0,
             parts: 1,
+            streams: 1,
         };
         use SoftRsqrt::{Newton2, Third};
         assert_eq!("8:1".parse::<DcsVariant>(), Ok(v(8, 1, 1, Third)));
@@ -521,6 +593,12 @@ mod tests {
         );
         assert_eq!("8x8:20:newton2/b4/m3/s0".parse::<DcsVariant>().map(|x| x.parts), Ok(0));
         assert_eq!("8x8:20:newton2/s3".parse::<DcsVariant>().map(|x| x.parts), Ok(3));
+        assert_eq!(
+            "8x8:20:newton2/s0/t2"
+                .parse::<DcsVariant>()
+                .map(|x| (x.parts, x.streams)),
+            Ok((0, 2))
+        );
         assert_eq!(
             "8x12:30:newton2/b2/m4"
                 .parse::<DcsVariant>()
@@ -559,6 +637,9 @@ mod tests {
             "8x4:1/p64",
             "8x4:1/s9",
             "8x4:1/s1/s2",
+            "8x4:1/t0",
+            "8x4:1/t3",
+            "8x4:1/t2/t2",
         ] {
             assert!(bad.parse::<DcsVariant>().is_err(), "{bad}");
         }
@@ -572,7 +653,8 @@ mod tests {
                                 .and_then(|x| x.with_blocks(b, mb))
                                 .and_then(|x| x.with_atom_unroll(1 + (u + r) % 4))
                                 .and_then(|x| x.with_schedule(if mb == 0 { 136 } else { 0 }, (u * r + k) % 64))
-                                .and_then(|x| x.with_parts((u + k) % 9));
+                                .and_then(|x| x.with_parts((u + k) % 9))
+                                .and_then(|x| x.with_streams(1 + (u + r + k) % 2));
                             if let Some(x) = x {
                                 assert_eq!(DcsVariant::unpack(x.pack()), x);
                                 assert_eq!(x.to_string().parse::<DcsVariant>(), Ok(x));

@@ -106,6 +106,10 @@ pub(super) struct EngineState {
     jobs: Vec<JobCache>,
     pub(super) out: Option<CudaSlice<f32>>,
     pub(super) acc: Option<CudaSlice<f64>>,
+    /// The Coulomb kernel's second stream and its accumulator (variants on two streams,
+    /// `DcsVariant::streams`), made at their first use.
+    pub(super) stream2: Option<Arc<CudaStream>>,
+    pub(super) acc2: Option<CudaSlice<f64>>,
     /// Bumped whenever a new job is prepared.
     pub(super) prep_generation: u64,
     /// (preparation, term) whose constants the specialised module holds.
