@@ -412,14 +412,17 @@ impl CudaEngine {
         } else {
             None
         };
-        for (buf, stream) in [(&mut st.acc, &self.stream), (&mut st.acc2, &self.stream)] {
+        // Each accumulator allocated on the stream that uses it (allocations are ordered on their
+        // stream).
+        let mut buffers = vec![(&mut st.acc, &self.stream)];
+        if let Some((stream2, ..)) = &second {
+            buffers.push((&mut st.acc2, stream2));
+        }
+        for (buf, stream) in buffers {
             if buf.as_ref().map(|b| b.len() < n).unwrap_or(true) {
                 *buf = None;
                 // SAFETY: zeroed by `dcs_zero` below before use.
                 *buf = Some(unsafe { stream.alloc::<f64>(n) }.map_err(dev_err("allocation"))?);
-            }
-            if !two {
-                break;
             }
         }
         let nn = n;
