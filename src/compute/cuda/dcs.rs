@@ -6,7 +6,7 @@ use super::dev_err;
 use super::engine::{CudaEngine, EngineState, copy_symbol};
 use crate::compute::{ComputeError, Field, FieldJob, PointCharges, slab_len};
 use crate::model::Lattice;
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -368,6 +368,15 @@ pub fn dcs_parts(blocks: u64, slots: u64) -> u32 {
     best.0
 }
 
+/// One stream of a Coulomb launch sequence: its module (constant-memory chunk), kernel and
+/// accumulator.
+struct DcsLane<'a> {
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    chunk: CudaFunction,
+    acc: &'a mut CudaSlice<f64>,
+}
+
 impl CudaEngine {
     pub(super) fn launch_dcs(
         &self,
@@ -386,65 +395,53 @@ impl CudaEngine {
         let variant = self.dcs_variant();
         let source = variant.source();
         let module = self.module(st, &source)?;
-        let zero = Self::function(&module, "dcs_zero")?;
-        let chunk = Self::function(&module, "dcs_chunk")?;
         let finish = Self::function(&module, "dcs_finish")?;
-        let two = variant.streams == 2;
-        // The second stream's own module (a comment makes its source, and so its constant memory,
-        // distinct), stream and accumulator.
-        let second = if two {
+        // The streams the chunks alternate between, each with its module: the engine's, and for a
+        // variant on two streams a second one whose module's source differs by a comment (so its
+        // constant memory is its own).
+        let mut streams = vec![(self.stream.clone(), module)];
+        if variant.streams == 2 {
             let module2 = self.module(st, &format!("{source}\n// second stream\n"))?;
-            if st.stream2.is_none() {
-                st.stream2 = Some(self.ctx.new_stream().map_err(dev_err("stream creation"))?);
-            }
-            let stream2 = st
-                .stream2
-                .clone()
-                .ok_or_else(|| ComputeError::Device("no second stream".into()))?;
+            let stream2 = match &st.stream2 {
+                Some(s) => s.clone(),
+                None => {
+                    let s = self.ctx.new_stream().map_err(dev_err("stream creation"))?;
+                    st.stream2 = Some(s.clone());
+                    s
+                }
+            };
             // Everything queued before (the previous job's reads of the accumulators included).
             stream2.join(&self.stream).map_err(dev_err("stream wait"))?;
-            Some((
-                stream2,
-                Self::function(&module2, "dcs_zero")?,
-                Self::function(&module2, "dcs_chunk")?,
-                module2,
-            ))
-        } else {
-            None
-        };
-        // Each accumulator allocated on the stream that uses it (allocations are ordered on their
-        // stream).
-        let mut buffers = vec![(&mut st.acc, &self.stream)];
-        if let Some((stream2, ..)) = &second {
-            buffers.push((&mut st.acc2, stream2));
+            streams.push((stream2, module2));
         }
-        for (buf, stream) in buffers {
-            if buf.as_ref().map(|b| b.len() < n).unwrap_or(true) {
+        let EngineState { acc, acc2, out, .. } = st;
+        let nn = n;
+        let mut lanes = Vec::with_capacity(streams.len());
+        for ((stream, module), buf) in streams.into_iter().zip([acc, acc2]) {
+            // Each accumulator allocated on the stream that uses it (allocations are ordered on
+            // their stream).
+            if buf.as_ref().is_none_or(|b| b.len() < n) {
                 *buf = None;
                 // SAFETY: zeroed by `dcs_zero` below before use.
                 *buf = Some(unsafe { stream.alloc::<f64>(n) }.map_err(dev_err("allocation"))?);
             }
-        }
-        let nn = n;
-        let zero_on = |stream: &Arc<CudaStream>, zero: &CudaFunction, acc: &mut CudaSlice<f64>| {
-            let mut b = stream.launch_builder(zero);
+            let acc = buf
+                .as_mut()
+                .ok_or_else(|| ComputeError::Device("no accumulator".into()))?;
+            let zero = Self::function(&module, "dcs_zero")?;
+            let mut b = stream.launch_builder(&zero);
             b.arg(&mut *acc).arg(&nn);
             // SAFETY: writes `n` doubles into a buffer of at least `n`.
-            unsafe { b.launch(LaunchConfig::for_num_elems(n as u32)) }.map_err(dev_err("dcs_zero launch"))
-        };
-        let EngineState { acc, acc2, out, .. } = st;
-        let acc = acc
-            .as_mut()
-            .ok_or_else(|| ComputeError::Device("no accumulator".into()))?;
-        zero_on(&self.stream, &zero, acc)?;
-        let mut acc2 = match (&second, acc2.as_mut()) {
-            (Some((stream2, zero2, _, _)), Some(a2)) => {
-                zero_on(stream2, zero2, a2)?;
-                Some(a2)
-            }
-            (None, _) => None,
-            (Some(_), None) => return Err(ComputeError::Device("no second accumulator".into())),
-        };
+            unsafe { b.launch(LaunchConfig::for_num_elems(n as u32)) }.map_err(dev_err("dcs_zero launch"))?;
+            let chunk = Self::function(&module, "dcs_chunk")?;
+            lanes.push(DcsLane {
+                stream,
+                module,
+                chunk,
+                acc,
+            });
+        }
+        let first = lanes.first().ok_or_else(|| ComputeError::Device("no stream".into()))?;
         let (nx, ny, nz, k0) = (
             l.dims[0] as i32,
             l.dims[1] as i32,
@@ -470,7 +467,8 @@ impl CudaEngine {
         };
         let parts = match variant.parts {
             0 => {
-                let per_sm = chunk
+                let per_sm = first
+                    .chunk
                     .occupancy_max_active_blocks_per_multiprocessor(DCS_BLOCK_X * variant.block_rows, 0, None)
                     .unwrap_or(0);
                 let blocks = u64::from(cfg.grid_dim.0) * u64::from(cfg.grid_dim.1) * u64::from(cfg.grid_dim.2);
@@ -486,16 +484,15 @@ impl CudaEngine {
             return Err(ComputeError::Device("lattice too large for one launch".into()));
         }
         let parts = parts as i32;
+        let n_lanes = lanes.len();
         for (c, atoms) in p.atoms.chunks(DCS_CHUNK).enumerate() {
-            // Odd chunks on the second stream, if there is one.
-            let (stream, module, function, acc) = match (&second, acc2.as_deref_mut()) {
-                (Some((stream2, _, chunk2, module2)), Some(a2)) if c % 2 == 1 => (stream2, module2, chunk2, a2),
-                _ => (&self.stream, &module, &chunk, &mut *acc),
-            };
-            copy_symbol(module, stream, "dcs_atoms", bytemuck::cast_slice(atoms))?;
+            let lane = lanes
+                .get_mut(c % n_lanes)
+                .ok_or_else(|| ComputeError::Device("no stream".into()))?;
+            copy_symbol(&lane.module, &lane.stream, "dcs_atoms", bytemuck::cast_slice(atoms))?;
             let na = atoms.len() as i32;
-            let mut b = stream.launch_builder(function);
-            b.arg(&mut *acc)
+            let mut b = lane.stream.launch_builder(&lane.chunk);
+            b.arg(&mut *lane.acc)
                 .arg(&nx)
                 .arg(&ny)
                 .arg(&nz)
@@ -508,20 +505,20 @@ impl CudaEngine {
             // SAFETY: reads `na` atoms of constant memory (copied above), writes points inside the slab.
             unsafe { b.launch(cfg) }.map_err(dev_err("dcs_chunk launch"))?;
         }
-        if let Some((stream2, ..)) = &second {
-            self.stream.join(stream2).map_err(dev_err("stream wait"))?;
+        let (first, rest) = lanes
+            .split_first()
+            .ok_or_else(|| ComputeError::Device("no stream".into()))?;
+        for lane in rest {
+            self.stream.join(&lane.stream).map_err(dev_err("stream wait"))?;
         }
         let out = out
             .as_mut()
             .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
-        let two_flag = i32::from(two);
+        // The second accumulator, or the first again when there is none (then not read).
+        let second = rest.first().map_or(&*first.acc, |lane| &*lane.acc);
+        let two = i32::from(!rest.is_empty());
         let mut b = self.stream.launch_builder(&finish);
-        b.arg(&mut *out).arg(&*acc);
-        match acc2.as_deref() {
-            Some(a2) => b.arg(a2),
-            None => b.arg(&*acc),
-        };
-        b.arg(&nn).arg(&two_flag);
+        b.arg(&mut *out).arg(&*first.acc).arg(second).arg(&nn).arg(&two);
         // SAFETY: converts `n` doubles (plus `n` more of the second accumulator when `two`) into `n`
         // floats, every buffer at least `n` long.
         unsafe { b.launch(LaunchConfig::for_num_elems(n as u32)) }.map_err(dev_err("dcs_finish launch"))?;
