@@ -424,3 +424,90 @@ fn codes_do_not_depend_on_threads_chunks_or_reused_buffers() {
     }
     assert!(differ > 0, "seed {seed}: the jitter left every copy alike");
 }
+
+/// The device path's split (the per-residue flags and bridges the device writes, here computed
+/// by the CPU's own passes, then the host's finishing passes) gives the CPU path's codes: on every
+/// reference structure's frames whose residues are all usable, and on jittered copies of adk, for
+/// the polyproline options; also with every decided bend and polyproline flag turned "unsure", so
+/// that the host's own decisions of those are exercised.
+#[test]
+fn device_split_gives_the_cpu_codes() {
+    use orbitfield::analysis::dssp::{DeviceDssp, DsspWorkspace, codes, device_flags};
+    use orbitfield::analysis::polymer::replicate_on_grid;
+    let reference = reference();
+    let mut cases: Vec<(String, Structure, Vec<Vec<[f32; 3]>>)> = Vec::new();
+    for entry in reference["structures"].as_array().unwrap() {
+        let files: Vec<PathBuf> = entry["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| data(f.as_str().unwrap()))
+            .collect();
+        let mut system = io::load(&files).unwrap();
+        let n = system.trajectory.n_frames().min(3);
+        let frames = (0..n)
+            .map(|f| system.trajectory.frame(f).unwrap().positions_angstrom)
+            .collect();
+        cases.push((entry["name"].as_str().unwrap().to_string(), system.structure, frames));
+    }
+    let mut system = io::load(&[data("md/adk.psf"), data("md/adk_dims.dcd")]).unwrap();
+    let one = system.trajectory.frame(0).unwrap().positions_angstrom;
+    let (big, mut positions) = replicate_on_grid(&system.structure, &one, 12, 60.0);
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(11, |d| d.as_nanos() as u64);
+    let mut state = seed;
+    for x in positions.iter_mut().flatten() {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        *x += 0.8 * ((z >> 40) as f32 / (1u64 << 24) as f32 - 0.5);
+    }
+    cases.push((format!("adk x 12, jittered (seed {seed})"), big, vec![positions]));
+    let mut ws = DsspWorkspace::default();
+    let mut out = Vec::new();
+    let mut checked = 0;
+    for (name, structure, frames) in &cases {
+        let backbone = ProteinBackbone::new(structure);
+        for (f, positions) in frames.iter().enumerate() {
+            let mut columns = vec![0.0f32; 12 * backbone.len()];
+            let gathered = backbone.gather_columns(positions, &mut columns);
+            let passes = backbone.device_passes_on_cpu(positions);
+            assert_eq!(gathered.is_some(), passes.is_some(), "{name} frame {f}");
+            let Some((flags, hits)) = passes else { continue };
+            let unsure: Vec<u8> = flags
+                .iter()
+                .map(|&b| {
+                    let mut b = b;
+                    if b & device_flags::BEND != 0 {
+                        b = (b & !device_flags::BEND) | device_flags::BEND_UNSURE;
+                    }
+                    if b & device_flags::POLYPROLINE != 0 {
+                        b = (b & !device_flags::POLYPROLINE) | device_flags::POLYPROLINE_UNSURE;
+                    }
+                    b
+                })
+                .collect();
+            for pp in [3, 2, 0] {
+                let options = DsspOptions {
+                    pp_min_stretch: pp,
+                    ..DsspOptions::default()
+                };
+                let want = codes(&backbone.assign(positions, &options));
+                for (what, flags) in [("flags", &flags), ("unsure flags", &unsure)] {
+                    let device = DeviceDssp {
+                        columns: &columns,
+                        flags,
+                        hits: &hits,
+                    };
+                    backbone.finish_from_device(&device, &options, &mut ws, &mut out);
+                    assert_eq!(codes(&out), want, "{name} frame {f}, pp {pp}, {what}");
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} frames had every residue usable");
+}

@@ -308,6 +308,238 @@ impl ProteinBackbone {
     }
 }
 
+/// The per-residue flags the device passes write (`kernels/dssp.cu`, `DSSP_*`): n-turns starting
+/// at the residue (bits 0-2: n = 3, 4, 5), a chain break before it, its bend and polyproline II
+/// angles (each either decided or "unsure", which the host then decides as the CPU path does).
+pub mod device_flags {
+    pub const TURN3: u8 = 1;
+    pub const TURN4: u8 = 2;
+    pub const TURN5: u8 = 4;
+    pub const BREAK: u8 = 8;
+    pub const BEND: u8 = 16;
+    pub const BEND_UNSURE: u8 = 32;
+    pub const POLYPROLINE: u8 = 64;
+    pub const POLYPROLINE_UNSURE: u8 = 128;
+    /// Bit of a bridge partner's index set when the bridge is parallel.
+    pub const PARALLEL: u32 = 1 << 31;
+}
+
+/// What the device passes give for one frame (see [`device_flags`]), with the backbone columns
+/// they read ([`ProteinBackbone::gather_columns`]).
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceDssp<'a> {
+    /// N, CA, C and O of every residue (12 floats per residue).
+    pub columns: &'a [f32],
+    /// One byte of [`device_flags`] per residue.
+    pub flags: &'a [u8],
+    /// The bridges (i, j) with i < j in (i, j) order; [`device_flags::PARALLEL`] set in j when
+    /// parallel.
+    pub hits: &'a [[u32; 2]],
+}
+
+impl ProteinBackbone {
+    /// Per residue, as the device reads it: the chain ordinal in bits 0-30, bit 31 set for proline.
+    pub fn device_meta(&self) -> Vec<u32> {
+        self.residues
+            .iter()
+            .map(|r| (r.chain & 0x7fff_ffff) | if r.proline { 1 << 31 } else { 0 })
+            .collect()
+    }
+
+    /// The sines and cosines of the polyproline II ranges' ends as the device takes them: phi's low
+    /// end (sin, cos), its high end, then psi's.
+    pub fn device_ranges() -> [f32; 8] {
+        let [phi, psi] = polyproline_ranges();
+        [
+            phi.lo_sin_cos.0,
+            phi.lo_sin_cos.1,
+            phi.hi_sin_cos.0,
+            phi.hi_sin_cos.1,
+            psi.lo_sin_cos.0,
+            psi.lo_sin_cos.1,
+            psi.hi_sin_cos.0,
+            psi.hi_sin_cos.1,
+        ]
+    }
+
+    /// N, CA, C and O of every residue from `positions_angstrom` into `out` (12 floats per residue,
+    /// on the rayon pool), and the lowest and highest CA coordinates. `None` where a residue lacks
+    /// one of them or has one that is not finite (such frames take [`ProteinBackbone::assign_into`],
+    /// which drops those residues), or where `out` is too short.
+    pub fn gather_columns(&self, positions_angstrom: &[[f32; 3]], out: &mut [f32]) -> Option<[[f32; 3]; 2]> {
+        let m = self.residues.len();
+        let out = out.get_mut(..12 * m)?;
+        let step = chunk_len(m);
+        let at = |i: Option<u32>| finite_position(positions_angstrom, i);
+        let bounds: Vec<Option<[[f32; 3]; 2]>> = self
+            .residues
+            .par_chunks(step)
+            .zip(out.par_chunks_mut(12 * step))
+            .map(|(rs, cols)| {
+                let mut bounds = EMPTY_BOUNDS;
+                for (r, col) in rs.iter().zip(cols.chunks_exact_mut(12)) {
+                    let atoms = [at(r.n)?, at(r.ca)?, at(r.c)?, at(r.o)?];
+                    for (dst, src) in col.chunks_exact_mut(3).zip(atoms) {
+                        dst.copy_from_slice(&src);
+                    }
+                    bounds = union_bounds(bounds, [atoms[1], atoms[1]]);
+                }
+                Some(bounds)
+            })
+            .collect();
+        bounds
+            .into_iter()
+            .try_fold(EMPTY_BOUNDS, |a, b| Some(union_bounds(a, b?)))
+    }
+
+    /// The codes of one frame from the device passes' results (every residue usable: the frames
+    /// [`ProteinBackbone::gather_columns`] accepts), into `out`: ladders from the bridges, helices,
+    /// turns and bends from the flags, then polyproline II, deciding the unsure angles as
+    /// [`ProteinBackbone::assign_into`] does. The codes equal that function's for the same frame
+    /// and options (without [`DsspOptions::file_hydrogens`], which the device does not take).
+    /// Times: the ladders under bridges, the rest under helices and polyproline.
+    pub fn finish_from_device(
+        &self,
+        device: &DeviceDssp<'_>,
+        options: &DsspOptions,
+        workspace: &mut DsspWorkspace,
+        out: &mut Vec<SecondaryStructure>,
+    ) {
+        use device_flags as f;
+        let ws = workspace;
+        let mut clock = PassClock::start();
+        ws.times = DsspPassTimes::default();
+        let m = self
+            .residues
+            .len()
+            .min(device.flags.len())
+            .min(device.columns.len() / 12);
+        let chunk = chunk_len(m);
+        let flags = device.flags.get(..m).unwrap_or(&[]);
+        let columns = device.columns;
+        running_count(
+            m,
+            chunk,
+            |k| flags.get(k).is_some_and(|&b| b & f::BREAK != 0),
+            &mut ws.chunk_counts,
+            &mut ws.device_segment,
+        );
+        let segment = &ws.device_segment;
+        let connected = |a: usize, b: usize| b >= a && segment.get(a).is_some() && segment.get(a) == segment.get(b);
+        ws.ss.clear();
+        ws.ss.resize(m, SecondaryStructure::Coil);
+        ws.hits.clear();
+        ws.hits.extend(
+            device
+                .hits
+                .iter()
+                .map(|&[i, j]| (i, j & !f::PARALLEL, j & f::PARALLEL != 0)),
+        );
+        ladders_into(&connected, &ws.hits, &mut ws.ss);
+        ws.times.bridges_ms = clock.lap();
+        let atom = |r: usize, a: usize| -> [f32; 3] {
+            let at = 12 * r + 3 * a;
+            match columns.get(at..at + 3) {
+                Some(&[x, y, z]) => [x, y, z],
+                _ => [f32::NAN; 3],
+            }
+        };
+        let bend = |i: usize| match flags.get(i) {
+            Some(&b) if b & f::BEND != 0 => true,
+            Some(&b) if b & f::BEND_UNSURE != 0 && i >= 2 => kappa_above_70(atom(i - 2, 1), atom(i, 1), atom(i + 2, 1)),
+            _ => false,
+        };
+        helices_from_turns(m, chunk, flags, &bend, &mut ws.scratch, &mut ws.ss);
+        ws.times.helices_ms = clock.lap();
+        if options.pp_min_stretch == 2 || options.pp_min_stretch == 3 {
+            let [phi, psi] = polyproline_ranges();
+            let region = |i: usize| match flags.get(i) {
+                Some(&b) if b & f::POLYPROLINE != 0 => true,
+                Some(&b) if b & f::POLYPROLINE_UNSURE != 0 && i >= 1 => {
+                    phi.contains_dihedral([atom(i - 1, 2), atom(i, 0), atom(i, 1), atom(i, 2)])
+                        && psi.contains_dihedral([atom(i, 0), atom(i, 1), atom(i, 2), atom(i + 1, 0)])
+                }
+                _ => false,
+            };
+            polyproline_into(m, chunk, options.pp_min_stretch, &region, &mut ws.flags, &mut ws.ss);
+        }
+        ws.times.polyproline_ms = clock.lap();
+        out.clear();
+        out.extend_from_slice(&ws.ss);
+        out.resize(self.residues.len(), SecondaryStructure::Coil);
+        ws.times.output_ms = clock.lap();
+    }
+
+    /// What the device passes write for one frame, computed on the CPU by the CPU path's own passes
+    /// (the reference the device is held to, byte for byte): the flags of every residue and the
+    /// bridges. `None` where a residue is not usable (as [`ProteinBackbone::gather_columns`]).
+    pub fn device_passes_on_cpu(&self, positions_angstrom: &[[f32; 3]]) -> Option<(Vec<u8>, Vec<[u32; 2]>)> {
+        use device_flags as f;
+        let mut ws = DsspWorkspace::default();
+        let options = DsspOptions {
+            file_hydrogens: false,
+            ..DsspOptions::default()
+        };
+        ws.res.gather(self, positions_angstrom, &options, &mut ws.chunk_counts);
+        let res = &ws.res;
+        let m = res.len();
+        if m != self.residues.len() || res.ca_bounds.is_none() {
+            return None;
+        }
+        if m == 0 {
+            return Some((Vec::new(), Vec::new()));
+        }
+        ws.cells.build(res, &mut ws.chunk_counts);
+        res.hbonds(&ws.cells, &mut ws.by_item, &mut ws.acc);
+        let acc = &ws.acc;
+        let bond = |donor: usize, acceptor: usize| -> bool {
+            acc.get(donor)
+                .is_some_and(|a| a.contains(&u32::try_from(acceptor).unwrap_or(NO_ACCEPTOR)))
+        };
+        let hits = res
+            .bridge_hits(acc, &bond)
+            .into_iter()
+            .map(|(i, j, parallel)| [i, j | if parallel { f::PARALLEL } else { 0 }])
+            .collect();
+        let [phi, psi] = polyproline_ranges();
+        let at = |v: &[[f32; 3]], k: usize| v.get(k).copied().unwrap_or([f32::NAN; 3]);
+        let flags = (0..m)
+            .into_par_iter()
+            .map(|i| {
+                let mut b = 0u8;
+                if i > 0 && !res.connected(i - 1, i) {
+                    b |= f::BREAK;
+                }
+                for (kind, bit) in [f::TURN3, f::TURN4, f::TURN5].into_iter().enumerate() {
+                    let stride = kind + 3;
+                    if i + stride < m && res.connected(i, i + stride) && bond(i + stride, i) {
+                        b |= bit;
+                    }
+                }
+                if i >= 2 && i + 2 < m && res.connected(i - 2, i + 2) {
+                    let ckap = kappa_cosine(at(&res.ca, i - 2), at(&res.ca, i), at(&res.ca, i + 2));
+                    b |= match kappa_cosine_decides(ckap) {
+                        Some(true) => f::BEND,
+                        Some(false) => 0,
+                        None => f::BEND_UNSURE,
+                    };
+                }
+                if i > 0 && i + 1 < m && res.connected(i - 1, i) && res.connected(i, i + 1) {
+                    let phi = phi.decide_dihedral([at(&res.c, i - 1), at(&res.n, i), at(&res.ca, i), at(&res.c, i)]);
+                    let psi = psi.decide_dihedral([at(&res.n, i), at(&res.ca, i), at(&res.c, i), at(&res.n, i + 1)]);
+                    b |= match (phi, psi) {
+                        (Ok(true), Ok(true)) => f::POLYPROLINE,
+                        (Ok(false), _) | (_, Ok(false)) => 0,
+                        _ => f::POLYPROLINE_UNSURE,
+                    };
+                }
+                b
+            })
+            .collect();
+        Some((flags, hits))
+    }
+}
+
 /// Wall-clock time (milliseconds) of each pass of one [`ProteinBackbone::assign_into`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct DsspPassTimes {
@@ -415,6 +647,9 @@ pub struct DsspWorkspace {
     ss: Vec<SecondaryStructure>,
     /// Per-chunk counts of the parallel scans.
     chunk_counts: Vec<usize>,
+    /// The device path's segments (chain breaks at or before each residue) and bridges.
+    device_segment: Vec<u32>,
+    hits: Vec<(u32, u32, bool)>,
     times: DsspPassTimes,
 }
 
@@ -543,18 +778,28 @@ fn dihedral_degrees(p1: [f32; 3], p2: [f32; 3], p3: [f32; 3], p4: [f32; 3]) -> f
 /// computes it. Away from 70 degrees the cosine decides (kappa falls as it rises); near it (and
 /// for a cosine rounded outside [-1, 1]) the angle is computed as mkdssp computes it.
 fn kappa_above_70(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> bool {
+    let ckap = kappa_cosine(a, b, c);
+    kappa_cosine_decides(ckap).unwrap_or_else(|| kappa_degrees(ckap) > 70.0)
+}
+
+/// The cosine of the CA kappa angle at `b` (between a->b and b->c), 0 where undefined.
+fn kappa_cosine(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> f32 {
     let v12 = sub(b, a);
     let v34 = sub(c, b);
     let x = dot(v12, v12) * dot(v34, v34);
-    let ckap = if x > 0.0 { dot(v12, v34) / x.sqrt() } else { 0.0 };
-    // cos 70 degrees = 0.342020...
+    if x > 0.0 { dot(v12, v34) / x.sqrt() } else { 0.0 }
+}
+
+/// Whether the kappa angle of cosine `ckap` is above 70 degrees, where the cosine alone decides
+/// (cos 70 degrees = 0.342020...).
+fn kappa_cosine_decides(ckap: f32) -> Option<bool> {
     if (-1.0..0.341).contains(&ckap) {
-        return true;
+        Some(true)
+    } else if ckap > 0.343 {
+        Some(false)
+    } else {
+        None
     }
-    if ckap > 0.343 {
-        return false;
-    }
-    kappa_degrees(ckap) > 70.0
 }
 
 /// mkdssp's kappa angle (degrees) from its cosine.
@@ -585,9 +830,18 @@ impl AngleRange {
     /// Whether [`dihedral_degrees`] of the four points lies in the range. Away from its ends the
     /// signs of sin(angle - lo) and sin(hi - angle) decide (both positive inside); within 1e-3
     /// radians of an end the angle is computed as [`dihedral_degrees`] does.
-    fn contains_dihedral(&self, [p1, p2, p3, p4]: [[f32; 3]; 4]) -> bool {
+    fn contains_dihedral(&self, points: [[f32; 3]; 4]) -> bool {
+        match self.decide_dihedral(points) {
+            Ok(inside) => inside,
+            Err((u, v)) => (self.lo..=self.hi).contains(&(v.atan2(u) * 180.0 / std::f32::consts::PI)),
+        }
+    }
+
+    /// [`AngleRange::contains_dihedral`] where the signs decide (or the angle is undefined, i.e.
+    /// 360 degrees), else the direction (u, v) whose angle decides.
+    fn decide_dihedral(&self, [p1, p2, p3, p4]: [[f32; 3]; 4]) -> Result<bool, (f32, f32)> {
         let Some((u, v)) = dihedral_uv(p1, p2, p3, p4) else {
-            return (self.lo..=self.hi).contains(&360.0);
+            return Ok((self.lo..=self.hi).contains(&360.0));
         };
         let r = (u * u + v * v).sqrt();
         if r.is_finite() && r > 1e-20 {
@@ -596,13 +850,13 @@ impl AngleRange {
             let after_lo = (v * cl - u * sl) / r;
             let before_hi = (u * sh - v * ch) / r;
             if after_lo > MARGIN && before_hi > MARGIN {
-                return true;
+                return Ok(true);
             }
             if after_lo < -MARGIN || before_hi < -MARGIN {
-                return false;
+                return Ok(false);
             }
         }
-        (self.lo..=self.hi).contains(&(v.atan2(u) * 180.0 / std::f32::consts::PI))
+        Err((u, v))
     }
 }
 
@@ -1666,12 +1920,18 @@ impl Residues {
         bond: &(impl Fn(usize, usize) -> bool + Sync),
         ss: &mut [SecondaryStructure],
     ) {
+        let hits = self.bridge_hits(acc, bond);
+        ladders_into(&|a, b| self.connected(a, b), &hits, ss);
+    }
+
+    /// The bridges (i, j, parallel) with i < j, in (i, j) order.
+    fn bridge_hits(&self, acc: &[[u32; 2]], bond: &(impl Fn(usize, usize) -> bool + Sync)) -> Vec<(u32, u32, bool)> {
         let m = self.len();
         // Each bridge pattern of (i, j) holds a bond donated by i or i + 1 to j or j - 1
         // (parallel: i+1 -> j or i -> j-1; antiparallel: i+1 -> j-1 or i -> j), so the partners j
         // of i are among the acceptors of i and i + 1 and the residues after them: at most eight
         // candidates per residue, found from the residue's own bonds, in (i, j) order.
-        let hits: Vec<(u32, u32, bool)> = (1..m.saturating_sub(1))
+        (1..m.saturating_sub(1))
             .into_par_iter()
             .with_min_len(self.chunk)
             .flat_map_iter(|i| {
@@ -1709,8 +1969,19 @@ impl Residues {
                 }
                 out.into_iter().take(len)
             })
-            .collect();
+            .collect()
+    }
+}
 
+/// Bridges (i, j, parallel), i < j in (i, j) order, into ladders and sheets: E for ladders of two
+/// or more bridges, B for lone bridges, written into `ss`. `connected(a, b)`: residues a <= b are in
+/// one chain with no break between them.
+fn ladders_into(
+    connected: &(impl Fn(usize, usize) -> bool + Sync),
+    hits: &[(u32, u32, bool)],
+    ss: &mut [SecondaryStructure],
+) {
+    {
         // Consecutive bridges into ladders. mkdssp gives bridge (i, j) to the ladder whose last
         // bridge is (i - 1, j - 1) (parallel) or (i - 1, j + 1) (antiparallel), of the same kind:
         // there is at most one, so a ladder is a chain of bridges that starts at a bridge without
@@ -1755,7 +2026,7 @@ impl Residues {
         // stops; and ladders whose first residues lie in different unbroken stretches never join,
         // so each stretch's ladders are joined on their own, on the rayon pool.
         ladders
-            .par_chunk_by_mut(|a, b| self.connected(a.ends[0] as usize, b.ends[0] as usize))
+            .par_chunk_by_mut(|a, b| connected(a.ends[0] as usize, b.ends[0] as usize))
             .for_each(|group| {
                 for a in 0..group.len() {
                     if group.get(a).is_none_or(|l| l.bridges == 0) {
@@ -1774,8 +2045,8 @@ impl Residues {
                             break;
                         }
                         if la.parallel != lb.parallel
-                            || !self.connected(ibi.min(ibj) as usize, iei.max(iej) as usize)
-                            || !self.connected(jbi.min(jbj) as usize, jei.max(jej) as usize)
+                            || !connected(ibi.min(ibj) as usize, iei.max(iej) as usize)
+                            || !connected(jbi.min(jbj) as usize, jei.max(jej) as usize)
                             || ibj.wrapping_sub(iei) >= 6
                             || (iei >= ibj && ibi <= iej)
                         {
@@ -1821,7 +2092,9 @@ impl Residues {
             }
         }
     }
+}
 
+impl Residues {
     /// Helices (H, G, I), then turns (T) and bends (S) on the remaining coil. mkdssp's helix loops
     /// run over windows in order, but each window's test reads only codes that the earlier
     /// windows of the same loop cannot change (a G window is free of H, E and B, which G windows
@@ -1852,69 +2125,7 @@ impl Residues {
                 })
             })
             .collect_into_vec(turns);
-        let turns = &*turns;
-        let start = |kind: usize, i: usize| turns.get(i).is_some_and(|&t| t & (1 << kind) != 0);
-        // A helix of kind `kind` (0: 3-10, 1: alpha, 2: pi) covers residue r when a window of
-        // kind + 3 residues from i in r-kind-2..=r, with 1 <= i and i + kind + 3 < m, has n-turns
-        // starting at i - 1 and i (and `free` holds for the codes under it).
-        let window = |kind: usize, r: usize, free: &dyn Fn(usize) -> bool| {
-            let len = kind + 3;
-            (r.saturating_sub(len - 1).max(1)..=r)
-                .any(|i| i + len < m && start(kind, i) && start(kind, i - 1) && (i..i + len).all(free))
-        };
-        let [after_alpha, after_310] = scratch;
-        // Alpha helices override everything (only bridges are there yet).
-        ss.par_iter()
-            .enumerate()
-            .with_min_len(self.chunk)
-            .map(|(r, &s)| {
-                if window(1, r, &|_| true) {
-                    SecondaryStructure::AlphaHelix
-                } else {
-                    s
-                }
-            })
-            .collect_into_vec(after_alpha);
-        // 3-10 helices where the window is coil (or 3-10 helix from earlier windows).
-        let base = &*after_alpha;
-        let coil = |k: usize| base.get(k) == Some(&SecondaryStructure::Coil);
-        base.par_iter()
-            .enumerate()
-            .with_min_len(self.chunk)
-            .map(|(r, &s)| {
-                if window(0, r, &coil) {
-                    SecondaryStructure::Helix310
-                } else {
-                    s
-                }
-            })
-            .collect_into_vec(after_310);
-        // pi helices where the window is coil or alpha helix (or pi helix from earlier windows).
-        let base = &*after_310;
-        let free = |k: usize| {
-            base.get(k)
-                .is_some_and(|&s| s == SecondaryStructure::Coil || s == SecondaryStructure::AlphaHelix)
-        };
-        // Turns, then bends, on the remaining coil: each residue on its own.
-        ss.par_iter_mut()
-            .zip(base.par_iter())
-            .enumerate()
-            .with_min_len(self.chunk)
-            .for_each(|(i, (s, &b))| {
-                *s = if window(2, i, &free) {
-                    SecondaryStructure::PiHelix
-                } else {
-                    b
-                };
-                if *s == SecondaryStructure::Coil && i >= 1 && i + 1 < m {
-                    let turn = (0..3).any(|kind| (1..kind + 3).any(|k| i >= k && start(kind, i - k)));
-                    if turn {
-                        *s = SecondaryStructure::Turn;
-                    } else if self.bend(i) {
-                        *s = SecondaryStructure::Bend;
-                    }
-                }
-            });
+        helices_from_turns(m, self.chunk, turns, &|i| self.bend(i), scratch, ss);
     }
 
     /// The CA kappa angle at residue i (between CA(i-2)->CA(i) and CA(i)->CA(i+2)) above 70 degrees.
@@ -1930,58 +2141,139 @@ impl Residues {
 
     fn assign_polyproline(&self, stretch: usize, in_region: &mut Vec<bool>, ss: &mut [SecondaryStructure]) {
         let m = self.len();
-        const EPSILON: f32 = 29.0;
-        let phi_range = AngleRange::new(-75.0 - EPSILON, -75.0 + EPSILON);
-        let psi_range = AngleRange::new(145.0 - EPSILON, 145.0 + EPSILON);
+        let [phi_range, psi_range] = polyproline_ranges();
+        let at = |v: &[[f32; 3]], k: usize| v.get(k).copied().unwrap_or([f32::NAN; 3]);
         // Whether residue i's phi and psi lie in the polyproline II region (the end residues have
         // angles 0, outside it).
-        let at = |v: &[[f32; 3]], k: usize| v.get(k).copied().unwrap_or([f32::NAN; 3]);
-        // Only windows with a coil residue write P, so only residues within `stretch - 1` of a coil
-        // residue need their angles.
-        let ss_now = &*ss;
-        let near_coil = |i: usize| {
-            ss_now
-                .get(i.saturating_sub(stretch - 1)..(i + stretch).min(m))
-                .is_some_and(|w| w.contains(&SecondaryStructure::Coil))
+        let region = |i: usize| {
+            i > 0
+                && i + 1 < m
+                && self.connected(i - 1, i)
+                && self.connected(i, i + 1)
+                && phi_range.contains_dihedral([at(&self.c, i - 1), at(&self.n, i), at(&self.ca, i), at(&self.c, i)])
+                && psi_range.contains_dihedral([at(&self.n, i), at(&self.ca, i), at(&self.c, i), at(&self.n, i + 1)])
         };
-        (0..m)
-            .into_par_iter()
-            .with_min_len(self.chunk)
-            .map(|i| {
-                near_coil(i)
-                    && i > 0
-                    && i + 1 < m
-                    && self.connected(i - 1, i)
-                    && self.connected(i, i + 1)
-                    && phi_range.contains_dihedral([
-                        at(&self.c, i - 1),
-                        at(&self.n, i),
-                        at(&self.ca, i),
-                        at(&self.c, i),
-                    ])
-                    && psi_range.contains_dihedral([
-                        at(&self.n, i),
-                        at(&self.ca, i),
-                        at(&self.c, i),
-                        at(&self.n, i + 1),
-                    ])
-            })
-            .collect_into_vec(in_region);
-        let in_region = &*in_region;
-        // mkdssp's scan: windows of `stretch` residues from i = 1 while i + 3 < m, all in the region;
-        // their coil residues become P.
-        ss.par_iter_mut()
-            .enumerate()
-            .with_min_len(self.chunk)
-            .for_each(|(r, s)| {
-                if *s == SecondaryStructure::Coil
-                    && (r.saturating_sub(stretch - 1).max(1)..=r)
-                        .any(|i| i + 3 < m && (i..i + stretch).all(|k| in_region.get(k).copied().unwrap_or(false)))
-                {
-                    *s = SecondaryStructure::Polyproline;
-                }
-            });
+        polyproline_into(m, self.chunk, stretch, &region, in_region, ss);
     }
+}
+
+/// The phi and psi ranges of the polyproline II region (mkdssp 4: -75 and 145 degrees, +- 29).
+fn polyproline_ranges() -> [AngleRange; 2] {
+    const EPSILON: f32 = 29.0;
+    [
+        AngleRange::new(-75.0 - EPSILON, -75.0 + EPSILON),
+        AngleRange::new(145.0 - EPSILON, 145.0 + EPSILON),
+    ]
+}
+
+/// Polyproline II stretches (P) on the coil of `ss`: windows of `stretch` residues whose angles
+/// lie in the region (`region(i)`, which is asked only of residues within `stretch - 1` of a coil
+/// residue: only windows with a coil residue write P).
+fn polyproline_into(
+    m: usize,
+    chunk: usize,
+    stretch: usize,
+    region: &(impl Fn(usize) -> bool + Sync),
+    in_region: &mut Vec<bool>,
+    ss: &mut [SecondaryStructure],
+) {
+    let ss_now = &*ss;
+    let near_coil = |i: usize| {
+        ss_now
+            .get(i.saturating_sub(stretch - 1)..(i + stretch).min(m))
+            .is_some_and(|w| w.contains(&SecondaryStructure::Coil))
+    };
+    (0..m)
+        .into_par_iter()
+        .with_min_len(chunk)
+        .map(|i| near_coil(i) && region(i))
+        .collect_into_vec(in_region);
+    let in_region = &*in_region;
+    // mkdssp's scan: windows of `stretch` residues from i = 1 while i + 3 < m, all in the region;
+    // their coil residues become P.
+    ss.par_iter_mut().enumerate().with_min_len(chunk).for_each(|(r, s)| {
+        if *s == SecondaryStructure::Coil
+            && (r.saturating_sub(stretch - 1).max(1)..=r)
+                .any(|i| i + 3 < m && (i..i + stretch).all(|k| in_region.get(k).copied().unwrap_or(false)))
+        {
+            *s = SecondaryStructure::Polyproline;
+        }
+    });
+}
+
+/// The helix, turn and bend passes of [`Residues::assign_helices`] from the n-turns (`turns[i]`:
+/// bit n - 3 set when an n-turn starts at residue i) and the bends (`bend(i)`: the CA kappa angle
+/// at i is above 70 degrees, within one chain), into `ss` (which holds the bridges).
+fn helices_from_turns(
+    m: usize,
+    chunk: usize,
+    turns: &[u8],
+    bend: &(impl Fn(usize) -> bool + Sync),
+    scratch: &mut [Vec<SecondaryStructure>; 2],
+    ss: &mut [SecondaryStructure],
+) {
+    let start = |kind: usize, i: usize| turns.get(i).is_some_and(|&t| t & (1 << kind) != 0);
+    // A helix of kind `kind` (0: 3-10, 1: alpha, 2: pi) covers residue r when a window of
+    // kind + 3 residues from i in r-kind-2..=r, with 1 <= i and i + kind + 3 < m, has n-turns
+    // starting at i - 1 and i (and `free` holds for the codes under it).
+    let window = |kind: usize, r: usize, free: &dyn Fn(usize) -> bool| {
+        let len = kind + 3;
+        (r.saturating_sub(len - 1).max(1)..=r)
+            .any(|i| i + len < m && start(kind, i) && start(kind, i - 1) && (i..i + len).all(free))
+    };
+    let [after_alpha, after_310] = scratch;
+    // Alpha helices override everything (only bridges are there yet).
+    ss.par_iter()
+        .enumerate()
+        .with_min_len(chunk)
+        .map(|(r, &s)| {
+            if window(1, r, &|_| true) {
+                SecondaryStructure::AlphaHelix
+            } else {
+                s
+            }
+        })
+        .collect_into_vec(after_alpha);
+    // 3-10 helices where the window is coil (or 3-10 helix from earlier windows).
+    let base = &*after_alpha;
+    let coil = |k: usize| base.get(k) == Some(&SecondaryStructure::Coil);
+    base.par_iter()
+        .enumerate()
+        .with_min_len(chunk)
+        .map(|(r, &s)| {
+            if window(0, r, &coil) {
+                SecondaryStructure::Helix310
+            } else {
+                s
+            }
+        })
+        .collect_into_vec(after_310);
+    // pi helices where the window is coil or alpha helix (or pi helix from earlier windows).
+    let base = &*after_310;
+    let free = |k: usize| {
+        base.get(k)
+            .is_some_and(|&s| s == SecondaryStructure::Coil || s == SecondaryStructure::AlphaHelix)
+    };
+    // Turns, then bends, on the remaining coil: each residue on its own.
+    ss.par_iter_mut()
+        .zip(base.par_iter())
+        .enumerate()
+        .with_min_len(chunk)
+        .for_each(|(i, (s, &b))| {
+            *s = if window(2, i, &free) {
+                SecondaryStructure::PiHelix
+            } else {
+                b
+            };
+            if *s == SecondaryStructure::Coil && i >= 1 && i + 1 < m {
+                let turn = (0..3).any(|kind| (1..kind + 3).any(|k| i >= k && start(kind, i - k)));
+                if turn {
+                    *s = SecondaryStructure::Turn;
+                } else if bend(i) {
+                    *s = SecondaryStructure::Bend;
+                }
+            }
+        });
 }
 
 /// The codes of `ss` as a string (one character per residue).
