@@ -472,8 +472,10 @@ fn device_split_gives_the_cpu_codes() {
     for (name, structure, frames) in &cases {
         let backbone = ProteinBackbone::new(structure);
         for (f, positions) in frames.iter().enumerate() {
-            let mut columns = vec![0.0f32; 12 * backbone.len()];
-            let gathered = backbone.gather_columns(positions, &mut columns);
+            let mut source = Vec::new();
+            backbone.complete_residues(&mut source);
+            let mut columns = vec![0.0f32; 12 * source.len()];
+            let gathered = backbone.gather_columns(positions, &source, &mut columns);
             let passes = backbone.device_passes_on_cpu(positions);
             assert_eq!(gathered.is_some(), passes.is_some(), "{name} frame {f}");
             let Some((flags, hits)) = passes else { continue };
@@ -498,6 +500,7 @@ fn device_split_gives_the_cpu_codes() {
                 let want = codes(&backbone.assign(positions, &options));
                 for (what, flags) in [("flags", &flags), ("unsure flags", &unsure)] {
                     let device = DeviceDssp {
+                        source: &source,
                         columns: &columns,
                         flags,
                         hits: &hits,

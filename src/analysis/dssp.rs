@@ -328,7 +328,9 @@ pub mod device_flags {
 /// they read ([`ProteinBackbone::gather_columns`]).
 #[derive(Clone, Copy, Debug)]
 pub struct DeviceDssp<'a> {
-    /// N, CA, C and O of every residue (12 floats per residue).
+    /// The residues the device passes took ([`ProteinBackbone::complete_residues`]), ascending.
+    pub source: &'a [u32],
+    /// N, CA, C and O of each of those residues (12 floats per residue).
     pub columns: &'a [f32],
     /// One byte of [`device_flags`] per residue.
     pub flags: &'a [u8],
@@ -338,12 +340,33 @@ pub struct DeviceDssp<'a> {
 }
 
 impl ProteinBackbone {
-    /// Per residue, as the device reads it: the chain ordinal in bits 0-30, bit 31 set for proline.
-    pub fn device_meta(&self) -> Vec<u32> {
-        self.residues
-            .iter()
-            .map(|r| (r.chain & 0x7fff_ffff) | if r.proline { 1 << 31 } else { 0 })
-            .collect()
+    /// The residues with atoms named N, CA, C and O (indices into [`ProteinBackbone::residues`],
+    /// ascending), into `out`: those the device passes take (the others are coil and break their
+    /// chain, as in [`ProteinBackbone::assign_into`]).
+    pub fn complete_residues(&self, out: &mut Vec<u32>) {
+        out.clear();
+        out.par_extend(
+            self.residues
+                .par_iter()
+                .enumerate()
+                .with_min_len(4096)
+                .filter(|(_, r)| r.n.is_some() && r.ca.is_some() && r.c.is_some() && r.o.is_some())
+                .map(|(k, _)| k as u32),
+        );
+    }
+
+    /// Per residue of `source`, as the device reads it: the chain ordinal in bits 0-30, bit 31 set
+    /// for proline.
+    pub fn device_meta(&self, source: &[u32], out: &mut Vec<u32>) {
+        source
+            .par_iter()
+            .with_min_len(4096)
+            .map(|&k| {
+                self.residues
+                    .get(k as usize)
+                    .map_or(0, |r| (r.chain & 0x7fff_ffff) | if r.proline { 1 << 31 } else { 0 })
+            })
+            .collect_into_vec(out);
     }
 
     /// The sines and cosines of the polyproline II ranges' ends as the device takes them: phi's low
@@ -362,22 +385,28 @@ impl ProteinBackbone {
         ]
     }
 
-    /// N, CA, C and O of every residue from `positions_angstrom` into `out` (12 floats per residue,
-    /// on the rayon pool), and the lowest and highest CA coordinates. `None` where a residue lacks
-    /// one of them or has one that is not finite (such frames take [`ProteinBackbone::assign_into`],
-    /// which drops those residues), or where `out` is too short.
-    pub fn gather_columns(&self, positions_angstrom: &[[f32; 3]], out: &mut [f32]) -> Option<[[f32; 3]; 2]> {
-        let m = self.residues.len();
+    /// N, CA, C and O of the residues `source` (from [`ProteinBackbone::complete_residues`]) from
+    /// `positions_angstrom` into `out` (12 floats per residue, on the rayon pool), and the lowest
+    /// and highest CA coordinates. `None` where one of those atoms is out of range or not finite
+    /// (such frames take [`ProteinBackbone::assign_into`], which drops those residues too), or
+    /// where `out` is too short.
+    pub fn gather_columns(
+        &self,
+        positions_angstrom: &[[f32; 3]],
+        source: &[u32],
+        out: &mut [f32],
+    ) -> Option<[[f32; 3]; 2]> {
+        let m = source.len();
         let out = out.get_mut(..12 * m)?;
         let step = chunk_len(m);
         let at = |i: Option<u32>| finite_position(positions_angstrom, i);
-        let bounds: Vec<Option<[[f32; 3]; 2]>> = self
-            .residues
+        let bounds: Vec<Option<[[f32; 3]; 2]>> = source
             .par_chunks(step)
             .zip(out.par_chunks_mut(12 * step))
             .map(|(rs, cols)| {
                 let mut bounds = EMPTY_BOUNDS;
-                for (r, col) in rs.iter().zip(cols.chunks_exact_mut(12)) {
+                for (&k, col) in rs.iter().zip(cols.chunks_exact_mut(12)) {
+                    let r = self.residues.get(k as usize)?;
                     let atoms = [at(r.n)?, at(r.ca)?, at(r.c)?, at(r.o)?];
                     for (dst, src) in col.chunks_exact_mut(3).zip(atoms) {
                         dst.copy_from_slice(&src);
@@ -409,8 +438,8 @@ impl ProteinBackbone {
         let ws = workspace;
         let mut clock = PassClock::start();
         ws.times = DsspPassTimes::default();
-        let m = self
-            .residues
+        let m = device
+            .source
             .len()
             .min(device.flags.len())
             .min(device.columns.len() / 12);
@@ -465,14 +494,24 @@ impl ProteinBackbone {
         }
         ws.times.polyproline_ms = clock.lap();
         out.clear();
-        out.extend_from_slice(&ws.ss);
-        out.resize(self.residues.len(), SecondaryStructure::Coil);
+        if m == self.residues.len() {
+            // Every residue used: `source` is the identity.
+            out.par_extend(ws.ss.par_iter().copied());
+        } else {
+            out.resize(self.residues.len(), SecondaryStructure::Coil);
+            for (&r, &s) in device.source.iter().zip(&ws.ss) {
+                if let Some(o) = out.get_mut(r as usize) {
+                    *o = s;
+                }
+            }
+        }
         ws.times.output_ms = clock.lap();
     }
 
     /// What the device passes write for one frame, computed on the CPU by the CPU path's own passes
     /// (the reference the device is held to, byte for byte): the flags of every residue and the
-    /// bridges. `None` where a residue is not usable (as [`ProteinBackbone::gather_columns`]).
+    /// bridges, for the residues of [`ProteinBackbone::complete_residues`]. `None` where one of their
+    /// atoms is not finite (as [`ProteinBackbone::gather_columns`]).
     pub fn device_passes_on_cpu(&self, positions_angstrom: &[[f32; 3]]) -> Option<(Vec<u8>, Vec<[u32; 2]>)> {
         use device_flags as f;
         let mut ws = DsspWorkspace::default();
@@ -483,7 +522,9 @@ impl ProteinBackbone {
         ws.res.gather(self, positions_angstrom, &options, &mut ws.chunk_counts);
         let res = &ws.res;
         let m = res.len();
-        if m != self.residues.len() || res.ca_bounds.is_none() {
+        let mut complete = Vec::new();
+        self.complete_residues(&mut complete);
+        if m != complete.len() {
             return None;
         }
         if m == 0 {

@@ -13,6 +13,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use orbitfield::analysis::dssp::SecondaryStructure;
 use orbitfield::analysis::dssp::{DsspOptions, DsspPassTimes, DsspWorkspace};
 use orbitfield::analysis::polymer::{Coloring, Polymer, replicate_on_grid};
+use orbitfield::compute::cuda::dssp::{DeviceDsspTimes, DeviceDsspWorkspace, DsspRoute};
+use orbitfield::compute::cuda::{self, CudaEngine};
 use orbitfield::model::Structure;
 use orbitfield::render::RenderContext;
 use orbitfield::render::cartoon_compute::{CartoonBuffers, CartoonCompute, PassTimestamps};
@@ -68,6 +70,26 @@ pub struct DeviceMeshResult {
     /// DSSP, segments, inputs, upload, passes, waited for: one frame's secondary structure and
     /// cartoon mesh in sequence, as the viewer's cartoon worker and frame run them (median).
     pub frame_ms: f64,
+    /// The same with DSSP on the CUDA device, where there is one.
+    pub cuda_dssp: Option<CudaDsspResult>,
+}
+
+/// DSSP on the CUDA device (`CudaEngine::dssp_frame`), per frame (medians).
+#[derive(Serialize, Debug)]
+pub struct CudaDsspResult {
+    pub device: String,
+    /// Which path the frames took ("device", or the CPU path and why).
+    pub route: String,
+    /// The codes equal the CPU path's.
+    pub codes_equal: bool,
+    pub dssp_ms: f64,
+    /// Backbone atoms into page-locked memory; upload, kernels and download; the host's finishing
+    /// passes.
+    pub gather_ms: f64,
+    pub device_ms: f64,
+    pub finish_ms: f64,
+    /// DSSP on the CUDA device, then segments, inputs, upload, passes, waited for.
+    pub frame_ms: f64,
 }
 
 /// The median of each pass over `times`.
@@ -99,6 +121,7 @@ fn case(
     positions: &[[f32; 3]],
     repeats: usize,
     rc: Option<&RenderContext>,
+    cuda: Option<&CudaEngine>,
 ) -> Result<CartoonResult> {
     let polymer = Polymer::new(structure);
     let params = CartoonParams::for_residue_count(polymer.residue_count());
@@ -138,7 +161,7 @@ fn case(
         + std::mem::size_of_val(mesh.indices.as_slice());
     let device = match rc {
         Some(rc) => Some(device_case(
-            rc, &polymer, positions, &secondary, &params, &mesh, repeats,
+            rc, &polymer, positions, &secondary, &params, &mesh, repeats, cuda,
         )?),
         None => None,
     };
@@ -168,6 +191,7 @@ fn device_case(
     params: &CartoonParams,
     cpu: &MeshData,
     repeats: usize,
+    cuda: Option<&CudaEngine>,
 ) -> Result<DeviceMeshResult> {
     let (device, queue) = (&rc.device, &rc.queue);
     let pass = CartoonCompute::new(device);
@@ -282,7 +306,63 @@ fn device_case(
             frame_t.push(t.elapsed().as_secs_f64() * 1e3);
         }
     }
+    let cuda_dssp = match cuda {
+        Some(engine) => {
+            let options = DsspOptions::default();
+            let mut ws = DeviceDsspWorkspace::default();
+            let mut codes = Vec::new();
+            let mut route = DsspRoute::Device;
+            let mut parts = Vec::new();
+            let mut failure = None;
+            let dssp_ms = median_ms(repeats, || {
+                match engine.dssp_frame(&polymer.protein, positions, &options, &mut ws, &mut codes) {
+                    Ok(r) => route = r,
+                    Err(e) => failure = Some(e),
+                }
+                parts.push(ws.times);
+            });
+            if let Some(e) = failure {
+                bail!("DSSP on {}: {e}", engine.device_name());
+            }
+            let codes_equal = codes == secondary;
+            let parts = parts.get(1..).unwrap_or(&[]);
+            let part = |f: fn(&DeviceDsspTimes) -> f64| median(parts.iter().map(f).collect());
+            let mut frame_t = Vec::new();
+            for f in 0..frames {
+                let t = Instant::now();
+                engine
+                    .dssp_frame(&polymer.protein, positions, &options, &mut ws, &mut codes)
+                    .map_err(|e| anyhow!("DSSP on {}: {e}", engine.device_name()))?;
+                let segments = polymer.segments(positions, &codes, Coloring::SecondaryStructure, None);
+                cartoon::device::rings_into(&segments, params, &mut rings);
+                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("cartoon bench frame"),
+                });
+                pass.encode(device, queue, &mut encoder, &rings, &mut buffers, None)?;
+                queue.submit([encoder.finish()]);
+                wait()?;
+                if f >= 2 {
+                    frame_t.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+            }
+            Some(CudaDsspResult {
+                device: engine.device_name().to_string(),
+                route: match route {
+                    DsspRoute::Device => "device".to_string(),
+                    DsspRoute::Cpu(why) => format!("CPU ({why})"),
+                },
+                codes_equal,
+                dssp_ms,
+                gather_ms: part(|t| t.gather_ms),
+                device_ms: part(|t| t.device_ms),
+                finish_ms: part(|t| t.finish_ms),
+                frame_ms: median(frame_t),
+            })
+        }
+        None => None,
+    };
     Ok(DeviceMeshResult {
+        cuda_dssp,
         adapter: rc.capabilities.adapter.clone(),
         rings_ms,
         upload_ms: median(upload_t),
@@ -315,7 +395,14 @@ pub fn run(residue_targets: &[usize], repeats: usize, on_render_device: bool) ->
     let mut system = orbitfield::io::load(&files).context("reading adk (run from the repository root)")?;
     let positions = system.trajectory.frame(0)?.positions_angstrom;
     let structure = &system.structure;
-    let mut out = vec![case("adk".into(), structure, &positions, repeats, rc.as_ref())?];
+    // DSSP on the CUDA device too, where there is one (with the render device's figures).
+    let cuda = if on_render_device {
+        cuda::discover(Some(&[0])).engines.into_iter().next()
+    } else {
+        None
+    };
+    let cuda = cuda.as_deref();
+    let mut out = vec![case("adk".into(), structure, &positions, repeats, rc.as_ref(), cuda)?];
     let residues = out.first().map_or(1, |r| r.residues.max(1));
     for &target in residue_targets {
         let copies = target.div_ceil(residues).max(1);
@@ -326,6 +413,7 @@ pub fn run(residue_targets: &[usize], repeats: usize, on_render_device: bool) ->
             &big_positions,
             repeats,
             rc.as_ref(),
+            cuda,
         )?);
     }
     for r in &out {
@@ -364,6 +452,25 @@ pub fn run(residue_targets: &[usize], repeats: usize, on_render_device: bool) ->
                 d.input_bytes as f64 / 1e6,
                 d.frame_ms
             );
+            if let Some(c) = &d.cuda_dssp {
+                println!(
+                    "cartoon {:<14} DSSP on {} ({}, codes {}): {:.3} ms = gather {:.3} + device {:.3} + finish {:.3}; \
+                     DSSP there then mesh stage, one frame: {:.3} ms",
+                    r.name,
+                    c.device,
+                    c.route,
+                    if c.codes_equal {
+                        "equal to the CPU's"
+                    } else {
+                        "DIFFER from the CPU's"
+                    },
+                    c.dssp_ms,
+                    c.gather_ms,
+                    c.device_ms,
+                    c.finish_ms,
+                    c.frame_ms
+                );
+            }
         }
     }
     Ok(out)

@@ -31,6 +31,7 @@
 
 pub mod dcs;
 pub mod discovery;
+pub mod dssp;
 pub mod engine;
 pub mod mo;
 pub mod molsurf;

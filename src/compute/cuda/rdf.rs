@@ -363,40 +363,45 @@ impl CellPlan {
             PairMode::Open => {
                 let mut lo = [f32::INFINITY; 3];
                 let mut hi = [f32::NEG_INFINITY; 3];
-                let mut big = 0.0f64;
                 for p in all() {
                     for k in 0..3 {
                         lo[k] = lo[k].min(p[k]);
                         hi[k] = hi[k].max(p[k]);
-                        big = big.max(f64::from(p[k].abs()));
                     }
                 }
-                let span = [0, 1, 2].map(|k| f64::from(hi[k]) - f64::from(lo[k]));
-                if !span.iter().all(|s| s.is_finite()) {
-                    return None;
-                }
-                let extent = span.iter().copied().fold(big, f64::max);
-                let mut w = r_max * (1.0 + 1e-4) + extent * 2f64.powi(-17);
-                let mut dims = span.map(|s| (s / w).floor() + 1.0);
-                while dims.iter().product::<f64>() > CELLS_MAX as f64 {
-                    w *= 1.25;
-                    dims = span.map(|s| (s / w).floor() + 1.0);
-                }
-                let inv_w = (1.0 / w) as f32;
-                Some(CellPlan {
-                    nx: dims[0] as i32,
-                    ny: dims[1] as i32,
-                    nz: dims[2] as i32,
-                    periodic: 0,
-                    lo_x: lo[0],
-                    lo_y: lo[1],
-                    lo_z: lo[2],
-                    inv_wx: inv_w,
-                    inv_wy: inv_w,
-                    inv_wz: inv_w,
-                })
+                CellPlan::open(lo, hi, r_max)
             }
         }
+    }
+
+    /// The grid of cells at least `r_max` wide over the box `lo..=hi` (open boundaries), as
+    /// [`CellPlan::new`] makes it; None where the box is not finite.
+    pub fn open(lo: [f32; 3], hi: [f32; 3], r_max: f64) -> Option<CellPlan> {
+        let big = lo.iter().chain(&hi).fold(0.0f64, |b, &x| b.max(f64::from(x.abs())));
+        let span = [0, 1, 2].map(|k| f64::from(hi[k]) - f64::from(lo[k]));
+        if !span.iter().all(|s| s.is_finite() && *s >= 0.0) || !(r_max.is_finite() && r_max > 0.0) {
+            return None;
+        }
+        let extent = span.iter().copied().fold(big, f64::max);
+        let mut w = r_max * (1.0 + 1e-4) + extent * 2f64.powi(-17);
+        let mut dims = span.map(|s| (s / w).floor() + 1.0);
+        while dims.iter().product::<f64>() > CELLS_MAX as f64 {
+            w *= 1.25;
+            dims = span.map(|s| (s / w).floor() + 1.0);
+        }
+        let inv_w = (1.0 / w) as f32;
+        Some(CellPlan {
+            nx: dims[0] as i32,
+            ny: dims[1] as i32,
+            nz: dims[2] as i32,
+            periodic: 0,
+            lo_x: lo[0],
+            lo_y: lo[1],
+            lo_z: lo[2],
+            inv_wx: inv_w,
+            inv_wy: inv_w,
+            inv_wz: inv_w,
+        })
     }
 
     /// Number of cells.

@@ -1,0 +1,427 @@
+//! Secondary structure (DSSP) of one frame on a CUDA device.
+//!
+//! Owns [`DeviceDsspWorkspace`] (the page-locked host buffers, device buffers and module kept from
+//! one frame to the next) and [`CudaEngine::dssp_frame`]. The host gathers the N, CA, C and O of
+//! every protein residue into page-locked memory ([`ProteinBackbone::gather_columns`], on the rayon
+//! pool); the device places the amide hydrogens and finds the chain breaks, bins the CA atoms into
+//! cells (the counting sort of [`super::rdf`]), runs the hydrogen-bond search (one thread per
+//! donor, double-precision energies), then per residue the n-turns, bends, polyproline II angles
+//! and bridge partners (`kernels/dssp.cu`); the host finishes the codes from those flags and
+//! partners ([`ProteinBackbone::finish_from_device`]: ladders, helices, turns, bends, stretches).
+//! The codes are those of [`ProteinBackbone::assign_into`] (the kernels repeat its rounding
+//! operation for operation; `tests/gpu_engine.rs` compares the flags byte for byte with
+//! [`ProteinBackbone::device_passes_on_cpu`] and the codes with the CPU path's).
+//!
+//! Frames the device path does not take go to the CPU path, and the route says why: residues
+//! lacking a backbone atom or with positions that are not finite (the CPU path drops those
+//! residues and links their neighbours), hydrogens taken from the file, no protein residues.
+//! Called by the cartoon benchmark and the tests.
+
+use super::rdf::{CellPlan, RDF_SRC};
+use super::{CudaEngine, dev_err};
+use crate::analysis::dssp::{DeviceDssp, DsspOptions, DsspWorkspace, ProteinBackbone, SecondaryStructure};
+use crate::compute::ComputeError;
+use cudarc::driver::{CudaModule, CudaSlice, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use rayon::prelude::*;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// `kernels/dssp.cu`, embedded at build time.
+pub const DSSP_SRC: &str = include_str!("../../../kernels/dssp.cu");
+
+/// `DSSP_MAX_HITS` in `kernels/dssp.cu`: bridge partners per residue at most.
+const MAX_HITS: usize = 8;
+/// Threads per block of the per-residue kernels.
+const THREADS: u32 = 256;
+
+/// `struct DsspRanges` in `kernels/dssp.cu`: sines and cosines of the polyproline II ranges' ends.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct DsspRanges([f32; 8]);
+
+// SAFETY: `#[repr(C)]` eight floats, the layout of `DsspRanges` in kernels/dssp.cu.
+unsafe impl cudarc::driver::DeviceRepr for DsspRanges {}
+
+/// Which path a frame took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DsspRoute {
+    Device,
+    /// The CPU path, and why.
+    Cpu(&'static str),
+}
+
+/// Wall-clock times (milliseconds) of the last [`CudaEngine::dssp_frame`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct DeviceDsspTimes {
+    /// Backbone atoms into page-locked memory.
+    pub gather_ms: f64,
+    /// Upload, kernels and download, waited for.
+    pub device_ms: f64,
+    /// The host's finishing passes.
+    pub finish_ms: f64,
+}
+
+impl DeviceDsspTimes {
+    pub fn total_ms(&self) -> f64 {
+        self.gather_ms + self.device_ms + self.finish_ms
+    }
+}
+
+/// Device buffers for up to `cap` residues.
+struct DeviceBuffers {
+    cap: usize,
+    meta: CudaSlice<u32>,
+    columns: CudaSlice<f32>,
+    items: CudaSlice<f32>,
+    hydrogens: CudaSlice<f32>,
+    breaks: CudaSlice<u8>,
+    acc: CudaSlice<u32>,
+    flags: CudaSlice<u8>,
+    hit_count: CudaSlice<u32>,
+    hit_starts: CudaSlice<u32>,
+    hit_slots: CudaSlice<u32>,
+    hits: CudaSlice<u32>,
+}
+
+/// The buffers of [`CudaEngine::dssp_frame`], kept from one frame to the next (keep one per
+/// trajectory; a frame of the same size then allocates nothing but the cell sort's buffers).
+#[derive(Default)]
+pub struct DeviceDsspWorkspace {
+    /// The module (RDF cell sort and DSSP kernels) and the device it was loaded on.
+    module: Option<(usize, Arc<CudaModule>)>,
+    /// The residues the device passes take (`ProteinBackbone::complete_residues`).
+    source: Vec<u32>,
+    /// The chains and prolines the device holds (`ProteinBackbone::device_meta`), and a scratch copy.
+    meta_on_device: Vec<u32>,
+    meta: Vec<u32>,
+    columns: Option<PinnedHostSlice<f32>>,
+    flags: Option<PinnedHostSlice<u8>>,
+    hits: Option<PinnedHostSlice<u32>>,
+    count: Option<PinnedHostSlice<u32>>,
+    device: Option<DeviceBuffers>,
+    /// The CPU path's buffers (also used by the finishing passes).
+    pub cpu: DsspWorkspace,
+    pub times: DeviceDsspTimes,
+}
+
+/// A page-locked buffer of at least `n` elements in `slot`.
+fn pinned<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    engine: &CudaEngine,
+    slot: &mut Option<PinnedHostSlice<T>>,
+    n: usize,
+) -> Result<(), ComputeError> {
+    if slot.as_ref().is_none_or(|p| p.len() < n) {
+        *slot = None;
+        // SAFETY: every element is written (by the gather or a download) before it is read.
+        let fresh = unsafe { engine.ctx.alloc_pinned_with_flags::<T>(n.max(1), 0) };
+        *slot = Some(fresh.map_err(dev_err("page-locked allocation"))?);
+    }
+    Ok(())
+}
+
+fn too_many() -> ComputeError {
+    ComputeError::Device("too many protein residues for the device's DSSP".into())
+}
+
+fn cfg(n: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: ((n as u32).div_ceil(THREADS).max(1), 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+impl CudaEngine {
+    /// The DSSP codes of one frame (`positions_angstrom`) for the protein residues of `backbone`
+    /// into `out`, on this device where the frame allows it (see the module notes), else on the
+    /// CPU; the codes are the same either way. Times in `workspace.times` (device path) or
+    /// `workspace.cpu.times()` (both).
+    pub fn dssp_frame(
+        &self,
+        backbone: &ProteinBackbone,
+        positions_angstrom: &[[f32; 3]],
+        options: &DsspOptions,
+        workspace: &mut DeviceDsspWorkspace,
+        out: &mut Vec<SecondaryStructure>,
+    ) -> Result<DsspRoute, ComputeError> {
+        let ws = workspace;
+        ws.times = DeviceDsspTimes::default();
+        let t = Instant::now();
+        backbone.complete_residues(&mut ws.source);
+        let m = ws.source.len();
+        let why = if options.file_hydrogens {
+            Some("hydrogens from the file")
+        } else if m == 0 {
+            Some("no protein residues with N, CA, C and O")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            backbone.assign_into(positions_angstrom, options, &mut ws.cpu, out);
+            return Ok(DsspRoute::Cpu(why));
+        }
+        let m_i = i32::try_from(m).map_err(|_| too_many())?;
+        if m.checked_mul(16).is_none_or(|x| x > u32::MAX as usize) {
+            return Err(too_many());
+        }
+        pinned(self, &mut ws.columns, 12 * m)?;
+        let columns = ws
+            .columns
+            .as_mut()
+            .ok_or_else(|| ComputeError::Device("no page-locked buffer".into()))?
+            .as_mut_slice()
+            .map_err(dev_err("page-locked buffer"))?;
+        let bounds = backbone.gather_columns(positions_angstrom, &ws.source, columns);
+        let plan = bounds.and_then(|[lo, hi]| CellPlan::open(lo, hi, 9.0));
+        let Some(plan) = plan else {
+            backbone.assign_into(positions_angstrom, options, &mut ws.cpu, out);
+            return Ok(DsspRoute::Cpu("backbone positions that are not finite"));
+        };
+        ws.times.gather_ms = t.elapsed().as_secs_f64() * 1e3;
+
+        let t = Instant::now();
+        let module = match &ws.module {
+            Some((ordinal, module)) if *ordinal == self.ordinal() => module.clone(),
+            _ => {
+                let src =
+                    format!("#define RDF_MODE 0\n#define RDF_GROUPS 0\n#define RDF_HALF 0\n{RDF_SRC}\n{DSSP_SRC}");
+                let mut st = self.lock_state()?;
+                let module = self.module(&mut st, &src)?;
+                drop(st);
+                ws.module = Some((self.ordinal(), module.clone()));
+                ws.device = None;
+                ws.meta_on_device.clear();
+                module
+            }
+        };
+        let stream = &self.stream;
+        if ws.device.as_ref().is_none_or(|d| d.cap < m) {
+            ws.device = None;
+            ws.meta_on_device.clear();
+            let cap = m + m / 8;
+            let alloc = |n: usize| stream.alloc_zeros::<u32>(n.max(1)).map_err(dev_err("allocation"));
+            let alloc_f = |n: usize| stream.alloc_zeros::<f32>(n.max(1)).map_err(dev_err("allocation"));
+            let alloc_b = |n: usize| stream.alloc_zeros::<u8>(n.max(1)).map_err(dev_err("allocation"));
+            ws.device = Some(DeviceBuffers {
+                cap,
+                meta: alloc(cap)?,
+                columns: alloc_f(12 * cap)?,
+                items: alloc_f(4 * cap)?,
+                hydrogens: alloc_f(4 * cap)?,
+                breaks: alloc_b(cap)?,
+                acc: alloc(2 * cap)?,
+                flags: alloc_b(cap)?,
+                hit_count: alloc(cap)?,
+                hit_starts: alloc(cap + 1)?,
+                hit_slots: alloc(2 * MAX_HITS * cap)?,
+                hits: alloc(2 * MAX_HITS * cap)?,
+            });
+        }
+        let d = ws
+            .device
+            .as_mut()
+            .ok_or_else(|| ComputeError::Device("no device buffers".into()))?;
+        // The chains and prolines, uploaded when they change.
+        backbone.device_meta(&ws.source, &mut ws.meta);
+        if ws.meta != ws.meta_on_device {
+            stream
+                .memcpy_htod(ws.meta.as_slice(), &mut d.meta.slice_mut(0..m))
+                .map_err(dev_err("upload"))?;
+            ws.meta_on_device.clone_from(&ws.meta);
+        }
+        {
+            let columns = ws
+                .columns
+                .as_ref()
+                .ok_or_else(|| ComputeError::Device("no page-locked buffer".into()))?
+                .as_slice()
+                .map_err(dev_err("page-locked buffer"))?;
+            let src = columns
+                .get(..12 * m)
+                .ok_or_else(|| ComputeError::Device("short page-locked buffer".into()))?;
+            // From page-locked memory: a DMA at full bus speed.
+            stream
+                .memcpy_htod(src, &mut d.columns.slice_mut(0..12 * m))
+                .map_err(dev_err("upload"))?;
+        }
+        let f = |name: &str| CudaEngine::function(&module, name);
+        {
+            let kernel = f("dssp_backbone")?;
+            let mut l = stream.launch_builder(&kernel);
+            l.arg(&d.columns)
+                .arg(&d.meta)
+                .arg(&m_i)
+                .arg(&mut d.items)
+                .arg(&mut d.hydrogens)
+                .arg(&mut d.breaks);
+            // SAFETY: reads 12 m columns and m meta words, writes m items, hydrogens and breaks;
+            // every buffer holds at least m residues.
+            unsafe { l.launch(cfg(m)) }.map_err(dev_err("dssp_backbone launch"))?;
+        }
+        let (sorted, starts) = self.rdf_sort(&module, &d.items, m, &plan)?;
+        {
+            let kernel = f("dssp_hbonds")?;
+            let mut l = stream.launch_builder(&kernel);
+            l.arg(&sorted)
+                .arg(&starts)
+                .arg(&plan)
+                .arg(&m_i)
+                .arg(&d.columns)
+                .arg(&d.hydrogens)
+                .arg(&d.meta)
+                .arg(&mut d.acc);
+            // SAFETY: the sorted items and cell starts come from `rdf_sort` over `plan` (m items,
+            // residue indices below m in w); writes two words per residue.
+            unsafe { l.launch(cfg(m)) }.map_err(dev_err("dssp_hbonds launch"))?;
+        }
+        {
+            let kernel = f("dssp_flags")?;
+            let ranges = DsspRanges(ProteinBackbone::device_ranges());
+            let mut l = stream.launch_builder(&kernel);
+            l.arg(&d.columns)
+                .arg(&d.acc)
+                .arg(&d.breaks)
+                .arg(&m_i)
+                .arg(&ranges)
+                .arg(&mut d.flags)
+                .arg(&mut d.hit_count)
+                .arg(&mut d.hit_slots);
+            // SAFETY: reads m residues' columns, bonds and breaks; writes m flags and counts and
+            // at most MAX_HITS partners per residue into its own slots.
+            unsafe { l.launch(cfg(m)) }.map_err(dev_err("dssp_flags launch"))?;
+        }
+        {
+            let kernel = f("rdf_cell_scan")?;
+            let mut l = stream.launch_builder(&kernel);
+            l.arg(&mut d.hit_count).arg(&mut d.hit_starts).arg(&m_i);
+            let one_block = LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (1024, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: one block of 1024 threads (the kernel's layout) over m counts and m + 1 starts.
+            unsafe { l.launch(one_block) }.map_err(dev_err("partner scan launch"))?;
+        }
+        {
+            let kernel = f("dssp_compact")?;
+            let mut l = stream.launch_builder(&kernel);
+            l.arg(&d.hit_slots).arg(&d.hit_starts).arg(&m_i).arg(&mut d.hits);
+            // SAFETY: the starts are the running sums of the counts (each at most MAX_HITS), so
+            // every partner lands below MAX_HITS * m pairs.
+            unsafe { l.launch(cfg(m)) }.map_err(dev_err("dssp_compact launch"))?;
+        }
+        pinned(self, &mut ws.flags, m)?;
+        pinned(self, &mut ws.count, 1)?;
+        let (Some(flags), Some(count)) = (ws.flags.as_mut(), ws.count.as_mut()) else {
+            return Err(ComputeError::Device("no page-locked buffer".into()));
+        };
+        stream
+            .memcpy_dtoh(
+                &d.flags.slice(0..m),
+                &mut flags.as_mut_slice().map_err(dev_err("download"))?[..m],
+            )
+            .map_err(dev_err("download"))?;
+        stream
+            .memcpy_dtoh(&d.hit_starts.slice(m..m + 1), count)
+            .map_err(dev_err("download"))?;
+        stream.synchronize().map_err(dev_err("synchronize"))?;
+        let n_hits = count
+            .as_slice()
+            .map_err(dev_err("download"))?
+            .first()
+            .copied()
+            .unwrap_or(0) as usize;
+        if n_hits > MAX_HITS * m {
+            return Err(ComputeError::Device(format!(
+                "{n_hits} bridge partners for {m} residues"
+            )));
+        }
+        pinned(self, &mut ws.hits, 2 * n_hits)?;
+        let hits = ws
+            .hits
+            .as_mut()
+            .ok_or_else(|| ComputeError::Device("no page-locked buffer".into()))?;
+        if n_hits > 0 {
+            let host = hits.as_mut_slice().map_err(dev_err("download"))?;
+            stream
+                .memcpy_dtoh(&d.hits.slice(0..2 * n_hits), &mut host[..2 * n_hits])
+                .map_err(dev_err("download"))?;
+        }
+        stream.synchronize().map_err(dev_err("synchronize"))?;
+        ws.times.device_ms = t.elapsed().as_secs_f64() * 1e3;
+
+        let t = Instant::now();
+        let columns = ws
+            .columns
+            .as_ref()
+            .ok_or_else(|| ComputeError::Device("no page-locked buffer".into()))?
+            .as_slice()
+            .map_err(dev_err("page-locked buffer"))?;
+        let flags = ws
+            .flags
+            .as_ref()
+            .ok_or_else(|| ComputeError::Device("no page-locked buffer".into()))?
+            .as_slice()
+            .map_err(dev_err("page-locked buffer"))?;
+        let hits = ws
+            .hits
+            .as_ref()
+            .ok_or_else(|| ComputeError::Device("no page-locked buffer".into()))?
+            .as_slice()
+            .map_err(dev_err("page-locked buffer"))?;
+        let hits: &[[u32; 2]] = bytemuck::cast_slice(hits.get(..2 * n_hits).unwrap_or(&[]));
+        let device = DeviceDssp {
+            source: &ws.source,
+            columns: columns.get(..12 * m).unwrap_or(&[]),
+            flags: flags.get(..m).unwrap_or(&[]),
+            hits,
+        };
+        backbone.finish_from_device(&device, options, &mut ws.cpu, out);
+        ws.times.finish_ms = t.elapsed().as_secs_f64() * 1e3;
+        Ok(DsspRoute::Device)
+    }
+
+    /// The device passes' flags and bridge partners for one frame (the test hook that holds them to
+    /// [`ProteinBackbone::device_passes_on_cpu`]): runs [`CudaEngine::dssp_frame`] and returns
+    /// copies of what the device wrote, or None where the frame took the CPU path.
+    pub fn dssp_device_passes(
+        &self,
+        backbone: &ProteinBackbone,
+        positions_angstrom: &[[f32; 3]],
+        workspace: &mut DeviceDsspWorkspace,
+    ) -> Result<Option<(Vec<u8>, Vec<[u32; 2]>)>, ComputeError> {
+        let mut out = Vec::new();
+        let route = self.dssp_frame(
+            backbone,
+            positions_angstrom,
+            &DsspOptions::default(),
+            workspace,
+            &mut out,
+        )?;
+        if route != DsspRoute::Device {
+            return Ok(None);
+        }
+        let m = workspace.source.len();
+        let d = workspace
+            .device
+            .as_ref()
+            .ok_or_else(|| ComputeError::Device("no device buffers".into()))?;
+        let flags = self
+            .stream
+            .clone_dtoh(&d.flags.slice(0..m))
+            .map_err(dev_err("download"))?;
+        let starts = self
+            .stream
+            .clone_dtoh(&d.hit_starts.slice(m..m + 1))
+            .map_err(dev_err("download"))?;
+        self.stream.synchronize().map_err(dev_err("synchronize"))?;
+        let n = starts.first().copied().unwrap_or(0) as usize;
+        let hits = self
+            .stream
+            .clone_dtoh(&d.hits.slice(0..2 * n))
+            .map_err(dev_err("download"))?;
+        self.stream.synchronize().map_err(dev_err("synchronize"))?;
+        let hits = hits.par_chunks_exact(2).map(|p| [p[0], p[1]]).collect();
+        Ok(Some((flags, hits)))
+    }
+}

@@ -1,0 +1,140 @@
+//! DSSP on a CUDA device (`CudaEngine::dssp_frame`) against the CPU path: the device's per-residue
+//! flags and bridge partners byte for byte against `ProteinBackbone::device_passes_on_cpu`, and the
+//! codes against `ProteinBackbone::assign`, on the mkdssp reference structures and on jittered
+//! copies of adk (fresh jitter every run), with one workspace reused across sizes and frames (so a
+//! value the device failed to write would be a stale one from another frame, and differ).
+//!
+//! Needs a CUDA device; without one it prints why and passes, unless `ORBITFIELD_REQUIRE_CUDA=1`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use orbitfield::analysis::dssp::{DsspOptions, ProteinBackbone, codes};
+use orbitfield::analysis::polymer::replicate_on_grid;
+use orbitfield::compute::cuda::dssp::{DeviceDsspWorkspace, DsspRoute};
+use orbitfield::io;
+use orbitfield::model::Structure;
+use std::path::PathBuf;
+
+#[path = "common/cuda_device.rs"]
+mod cuda_device;
+use cuda_device::device;
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+}
+
+/// adk copied `copies` times on a grid, every coordinate moved by up to +-amplitude/2 A.
+fn jittered_adk(copies: usize, amplitude: f32, seed: u64) -> (Structure, Vec<[f32; 3]>) {
+    let mut system = io::load(&[data("md/adk.psf"), data("md/adk_dims.dcd")]).unwrap();
+    let one = system.trajectory.frame(0).unwrap().positions_angstrom;
+    let (big, mut positions) = replicate_on_grid(&system.structure, &one, copies, 60.0);
+    let mut state = seed;
+    for x in positions.iter_mut().flatten() {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        *x += amplitude * ((z >> 40) as f32 / (1u64 << 24) as f32 - 0.5);
+    }
+    (big, positions)
+}
+
+#[test]
+fn device_dssp_equals_the_cpu_path() {
+    let Some(engine) = device() else { return };
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(5, |d| d.as_nanos() as u64);
+    let mut cases: Vec<(String, Structure, Vec<Vec<[f32; 3]>>)> = Vec::new();
+    let (big, big_positions) = jittered_adk(468, 1.0, seed);
+    cases.push((
+        format!("adk x 468, jitter 1.0 A (seed {seed})"),
+        big,
+        vec![big_positions],
+    ));
+    let reference: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data("dssp/reference.json")).unwrap()).unwrap();
+    for entry in reference["structures"].as_array().unwrap() {
+        let files: Vec<PathBuf> = entry["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| data(f.as_str().unwrap()))
+            .collect();
+        let mut system = io::load(&files).unwrap();
+        let frames = (0..system.trajectory.n_frames().min(3))
+            .map(|f| system.trajectory.frame(f).unwrap().positions_angstrom)
+            .collect();
+        cases.push((entry["name"].as_str().unwrap().to_string(), system.structure, frames));
+    }
+    for (k, amplitude) in [0.3f32, 0.8, 1.5].into_iter().enumerate() {
+        let s = seed.wrapping_add(k as u64 + 1);
+        let (s_big, p) = jittered_adk(40, amplitude, s);
+        cases.push((format!("adk x 40, jitter {amplitude} A (seed {s})"), s_big, vec![p]));
+    }
+    let mut ws = DeviceDsspWorkspace::default();
+    let mut out = Vec::new();
+    let mut on_device = 0;
+    for (name, structure, frames) in &cases {
+        let backbone = ProteinBackbone::new(structure);
+        for (f, positions) in frames.iter().enumerate() {
+            let want_passes = backbone.device_passes_on_cpu(positions);
+            if name.starts_with("adk") {
+                assert!(want_passes.is_some(), "{name}: every residue of adk's copies is usable");
+            }
+            let got_passes = engine.dssp_device_passes(&backbone, positions, &mut ws).unwrap();
+            assert_eq!(want_passes.is_some(), got_passes.is_some(), "{name} frame {f}: route");
+            if let (Some((wf, wh)), Some((gf, gh))) = (&want_passes, &got_passes) {
+                let differ: Vec<usize> = (0..wf.len()).filter(|&i| wf[i] != gf[i]).take(10).collect();
+                assert!(
+                    differ.is_empty(),
+                    "{name} frame {f}: flags differ at {differ:?}: cpu {:?} device {:?}",
+                    differ.iter().map(|&i| wf[i]).collect::<Vec<_>>(),
+                    differ.iter().map(|&i| gf[i]).collect::<Vec<_>>()
+                );
+                assert_eq!(wf.len(), gf.len(), "{name} frame {f}");
+                assert_eq!(wh, gh, "{name} frame {f}: bridge partners");
+                on_device += 1;
+            }
+            for pp in [3, 2, 0] {
+                let options = DsspOptions {
+                    pp_min_stretch: pp,
+                    ..DsspOptions::default()
+                };
+                let route = engine
+                    .dssp_frame(&backbone, positions, &options, &mut ws, &mut out)
+                    .unwrap();
+                assert_eq!(route == DsspRoute::Device, want_passes.is_some(), "{name} frame {f}");
+                assert_eq!(
+                    codes(&out),
+                    codes(&backbone.assign(positions, &options)),
+                    "{name} frame {f}, pp {pp}: codes"
+                );
+            }
+            let route = if want_passes.is_some() { "device" } else { "CPU" };
+            println!("{name} frame {f}: {} residues on the {route} path, equal", backbone.len());
+        }
+    }
+    assert!(on_device >= 10, "only {on_device} frames ran on the device");
+
+    // Frames the device does not take: a residue without finite positions, hydrogens from the file.
+    let (s, mut positions) = jittered_adk(3, 0.3, seed ^ 0x55);
+    let backbone = ProteinBackbone::new(&s);
+    let ca = backbone.residues[100].ca.unwrap() as usize;
+    positions[ca] = [f32::NAN; 3];
+    let options = DsspOptions::default();
+    let route = engine
+        .dssp_frame(&backbone, &positions, &options, &mut ws, &mut out)
+        .unwrap();
+    assert!(matches!(route, DsspRoute::Cpu(_)), "{route:?}");
+    assert_eq!(codes(&out), codes(&backbone.assign(&positions, &options)));
+    let hydrogens = DsspOptions {
+        file_hydrogens: true,
+        ..DsspOptions::default()
+    };
+    let route = engine
+        .dssp_frame(&backbone, &positions, &hydrogens, &mut ws, &mut out)
+        .unwrap();
+    assert!(matches!(route, DsspRoute::Cpu(_)), "{route:?}");
+}
