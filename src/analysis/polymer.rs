@@ -5,7 +5,10 @@
 //! Owns [`Polymer`] (which residues are polymer and which of their atoms the cartoon uses, found once
 //! per structure), [`Coloring`] and the cartoon palettes. Called by `orbitfield bench --cartoon`, the
 //! benchmarks and the tests; meant for the viewer's cartoon representation (through a worker in
-//! `jobs`, not wired yet). One frame's cartoon is [`Polymer::mesh`]: DSSP, segments, mesh.
+//! `jobs`, not wired yet). One frame's cartoon is [`Polymer::mesh`]: DSSP, segments, mesh. The
+//! render device's inputs for it are [`Polymer::rings_into`] (DSSP, then [`Polymer::rings_for`]);
+//! `rings_for` takes the secondary structure as given and makes no segments: protein residues go
+//! straight into the device's per-residue records, with buffers kept in a [`CartoonWorkspace`].
 //!
 //! Protein residues are those of [`ProteinBackbone`] that have a CA; a protein chain breaks where the
 //! chain (label or segment) changes or C(i)-N(i+1) exceeds 2.5 A (CA(i)-CA(i+1) 4.5 A where C or N is
@@ -20,6 +23,7 @@ use crate::surface::MeshData;
 use crate::surface::cartoon::device::CartoonRings;
 use crate::surface::cartoon::{self, BaseSlab, CartoonParams, NucleicResidue, ProteinResidue, Segment, Shape};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// How cartoon residues are coloured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -278,25 +282,29 @@ impl Polymer {
         coloring: Coloring,
         values: Option<&[f32]>,
     ) -> Vec<Segment> {
-        let at = |i: Option<u32>| -> Option<[f32; 3]> {
-            positions_angstrom
-                .get(i? as usize)
-                .copied()
-                .filter(|p| p.iter().all(|x| x.is_finite()))
-        };
-        let value = |k: usize| {
-            values
-                .and_then(|v| v.get(k))
-                .copied()
-                .filter(|v| v.is_finite())
-                .unwrap_or(0.0)
-        };
-        let mut segments = Vec::new();
-
         // Protein: runs of residues with a CA, cut at breaks.
+        let mut runs = Vec::new();
+        self.protein_runs(positions_angstrom, 1, &mut runs);
+        let frame = Frame {
+            positions_angstrom,
+            secondary,
+            coloring,
+            values,
+        };
+        let protein = per_run(&runs, |i, k, n| self.protein_residue(&frame, k, i, n));
+        let mut segments: Vec<Segment> = protein.into_iter().map(Segment::Protein).collect();
+        segments.extend(self.nucleic_runs(&frame).into_iter().map(Segment::Nucleic));
+        segments
+    }
+
+    /// The runs of protein residues with a usable CA, cut at chain breaks, as ranges of residue
+    /// indices (those of at least `min_len` residues), into `out`.
+    fn protein_runs(&self, positions_angstrom: &[[f32; 3]], min_len: usize, out: &mut Vec<Range<usize>>) {
+        let at = |i: Option<u32>| position(positions_angstrom, i);
         let residues = &self.protein.residues;
-        let protein_runs = runs(
+        run_ranges(
             residues.len(),
+            min_len,
             |k| residues.get(k).and_then(|r| at(r.ca)).is_some(),
             |p, k| {
                 let (Some(q), Some(r)) = (residues.get(p), residues.get(k)) else {
@@ -308,34 +316,53 @@ impl Polymer {
                         _ => matches!((at(q.ca), at(r.ca)), (Some(a), Some(b)) if distance(a, b) <= 4.5),
                     }
             },
+            out,
         );
-        let protein_segments = per_run(&protein_runs, |i, k, n| {
-            let r = self.protein.residues.get(k)?;
-            let ss = secondary.get(k).copied().unwrap_or_default();
-            let a = self.attributes(coloring, ss, r.chain, i, n, self.protein_colors.get(k), value(k));
-            Some(ProteinResidue {
-                trace: at(r.ca)?,
-                guide: at(r.o),
-                shape: shape_of(ss),
-                color: a.color,
-                value: a.value,
-            })
-        });
-        segments.extend(protein_segments.into_iter().map(Segment::Protein));
+    }
 
-        // Nucleic acids: runs of trace points no more than 8 A apart.
+    /// Protein residue `k`, the `i`-th of a run of `n`, as the cartoon takes it (`None` without a
+    /// usable CA).
+    fn protein_residue(&self, frame: &Frame<'_>, k: usize, i: usize, n: usize) -> Option<ProteinResidue> {
+        let at = |i: Option<u32>| position(frame.positions_angstrom, i);
+        let r = self.protein.residues.get(k)?;
+        let ss = frame.secondary.get(k).copied().unwrap_or_default();
+        let a = self.attributes(
+            frame.coloring,
+            ss,
+            r.chain,
+            i,
+            n,
+            self.protein_colors.get(k),
+            frame.value(k),
+        );
+        Some(ProteinResidue {
+            trace: at(r.ca)?,
+            guide: at(r.o),
+            shape: shape_of(ss),
+            color: a.color,
+            value: a.value,
+        })
+    }
+
+    /// The nucleic-acid runs of a frame: trace points no more than 8 A apart.
+    fn nucleic_runs(&self, frame: &Frame<'_>) -> Vec<Vec<NucleicResidue>> {
+        let at = |i: Option<u32>| position(frame.positions_angstrom, i);
+        let coloring = frame.coloring;
         let offset = self.protein.len();
         let nucleic = &self.nucleic;
         let trace = |k: usize| nucleic.get(k).and_then(|r| at(Some(r.trace)));
-        let nucleic_runs = runs(
+        let mut runs = Vec::new();
+        run_ranges(
             nucleic.len(),
+            1,
             |k| trace(k).is_some(),
             |p, k| {
                 nucleic.get(p).map(|r| r.chain) == nucleic.get(k).map(|r| r.chain)
                     && matches!((trace(p), trace(k)), (Some(a), Some(b)) if distance(a, b) <= 8.0)
             },
+            &mut runs,
         );
-        let nucleic_segments = per_run(&nucleic_runs, |i, k, n| {
+        per_run(&runs, |i, k, n| {
             let r = self.nucleic.get(k)?;
             let a = self.attributes(
                 coloring,
@@ -344,7 +371,7 @@ impl Polymer {
                 i,
                 n,
                 self.nucleic_colors.get(k),
-                value(offset + k),
+                frame.value(offset + k),
             );
             let base = match (at(r.c1), at(r.tip), at(r.c4)) {
                 (Some(root), Some(tip), Some(plane)) => Some(BaseSlab { root, tip, plane }),
@@ -360,9 +387,7 @@ impl Polymer {
                 },
                 value: a.value,
             })
-        });
-        segments.extend(nucleic_segments.into_iter().map(Segment::Nucleic));
-        segments
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -418,7 +443,8 @@ impl Polymer {
     }
 
     /// As [`Polymer::mesh_into`], but the per-residue inputs of the render device's cartoon passes
-    /// (`surface::cartoon::device`) instead of the mesh.
+    /// (`surface::cartoon::device`) instead of the mesh: DSSP, then [`Polymer::rings_for`] with a
+    /// fresh workspace.
     pub fn rings_into(
         &self,
         positions_angstrom: &[[f32; 3]],
@@ -427,9 +453,61 @@ impl Polymer {
         params: &CartoonParams,
         rings: &mut CartoonRings,
     ) -> Vec<SecondaryStructure> {
-        let (secondary, segments, params) = self.frame_segments(positions_angstrom, coloring, values, params);
-        cartoon::device::rings_into(&segments, &params, rings);
+        let secondary = self.protein.assign(positions_angstrom, &DsspOptions::default());
+        let mut workspace = CartoonWorkspace::default();
+        self.rings_for(
+            positions_angstrom,
+            &secondary,
+            coloring,
+            values,
+            params,
+            rings,
+            &mut workspace,
+        );
         secondary
+    }
+
+    /// One frame's inputs of the render device's cartoon passes from given secondary structure
+    /// (`secondary` and `values` as for [`Polymer::segments`]), into `rings` and `workspace`, both
+    /// kept by the caller from frame to frame: the same [`CartoonRings`] as [`Polymer::segments`]
+    /// followed by [`cartoon::device::rings_into`] (with `params.with_values` set for
+    /// [`Coloring::Value`]), without making the segments: protein residues go from the structure
+    /// straight into their records ([`cartoon::device::rings_of_runs`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn rings_for(
+        &self,
+        positions_angstrom: &[[f32; 3]],
+        secondary: &[SecondaryStructure],
+        coloring: Coloring,
+        values: Option<&[f32]>,
+        params: &CartoonParams,
+        rings: &mut CartoonRings,
+        workspace: &mut CartoonWorkspace,
+    ) {
+        let params = frame_params(params, coloring);
+        let frame = Frame {
+            positions_angstrom,
+            secondary,
+            coloring,
+            values,
+        };
+        self.protein_runs(positions_angstrom, 2, &mut workspace.protein_runs);
+        let nucleic = self.nucleic_runs(&frame);
+        let missing = ProteinResidue {
+            trace: [f32::NAN; 3],
+            guide: None,
+            shape: Shape::Coil,
+            color: GREY,
+            value: 0.0,
+        };
+        cartoon::device::rings_of_runs(
+            &workspace.protein_runs,
+            |k, i, n| self.protein_residue(&frame, k, i, n).unwrap_or(missing),
+            &nucleic,
+            &params,
+            rings,
+            &mut workspace.rings,
+        );
     }
 
     /// One frame's DSSP, segments and parameters (values on for [`Coloring::Value`]).
@@ -442,58 +520,104 @@ impl Polymer {
     ) -> (Vec<SecondaryStructure>, Vec<Segment>, CartoonParams) {
         let secondary = self.protein.assign(positions_angstrom, &DsspOptions::default());
         let segments = self.segments(positions_angstrom, &secondary, coloring, values);
-        let params = CartoonParams {
-            with_values: params.with_values || coloring == Coloring::Value,
-            ..*params
-        };
-        (secondary, segments, params)
+        (secondary, segments, frame_params(params, coloring))
     }
+}
+
+/// The parameters of a frame's cartoon: values on for [`Coloring::Value`].
+fn frame_params(params: &CartoonParams, coloring: Coloring) -> CartoonParams {
+    CartoonParams {
+        with_values: params.with_values || coloring == Coloring::Value,
+        ..*params
+    }
+}
+
+/// Buffers [`Polymer::rings_for`] keeps from frame to frame; a caller holds one beside its
+/// [`CartoonRings`]. What they hold between calls means nothing.
+#[derive(Clone, Debug, Default)]
+pub struct CartoonWorkspace {
+    /// The protein runs of the last frame (ranges of protein residues).
+    protein_runs: Vec<Range<usize>>,
+    rings: cartoon::device::RingsWorkspace,
+}
+
+/// One frame's inputs to the cartoon residues.
+struct Frame<'a> {
+    positions_angstrom: &'a [[f32; 3]],
+    secondary: &'a [SecondaryStructure],
+    coloring: Coloring,
+    values: Option<&'a [f32]>,
+}
+
+impl Frame<'_> {
+    /// The value of residue `k` (protein residues, then nucleotides); 0 where missing or not finite.
+    fn value(&self, k: usize) -> f32 {
+        self.values
+            .and_then(|v| v.get(k))
+            .copied()
+            .filter(|v| v.is_finite())
+            .unwrap_or(0.0)
+    }
+}
+
+/// Position of atom `i`, when given and finite.
+fn position(positions_angstrom: &[[f32; 3]], i: Option<u32>) -> Option<[f32; 3]> {
+    positions_angstrom
+        .get(i? as usize)
+        .copied()
+        .filter(|p| p.iter().all(|x| x.is_finite()))
 }
 
 /// `item(index in run, residue, run length)` for every residue of every run (runs on the rayon
 /// pool); `None` leaves a residue out.
-fn per_run<T: Send>(runs: &[Vec<usize>], item: impl Fn(usize, usize, usize) -> Option<T> + Sync) -> Vec<Vec<T>> {
+fn per_run<T: Send>(runs: &[Range<usize>], item: impl Fn(usize, usize, usize) -> Option<T> + Sync) -> Vec<Vec<T>> {
     runs.par_iter()
         .map(|run| {
             let n = run.len();
-            run.iter().enumerate().filter_map(|(i, &k)| item(i, k, n)).collect()
+            run.clone().enumerate().filter_map(|(i, k)| item(i, k, n)).collect()
         })
         .collect()
 }
 
-/// Indices `0..n` cut into runs: items that are not `usable` are left out and end a run, and a run
-/// continues from `previous` to `next` only where `joined(previous, next)`. The tests run on the
-/// rayon pool; the cutting is a pass over their answers.
-fn runs(
+/// Indices cut per block by [`run_ranges`].
+const RUN_BLOCK: usize = 2048;
+
+/// Indices `0..n` cut into runs, as ranges in order, into `out` (keeping only runs of at least
+/// `min_len`): items that are not `usable` are left out and end a run, and a run continues from
+/// `previous` to `next` only where `joined(previous, next)`. Blocks of indices are cut on the rayon
+/// pool, each giving the runs that start in it (a run may end past the block).
+fn run_ranges(
     n: usize,
+    min_len: usize,
     usable: impl Fn(usize) -> bool + Sync,
     joined: impl Fn(usize, usize) -> bool + Sync,
-) -> Vec<Vec<usize>> {
-    // Per item: bit 0 usable, bit 1 joined to the item before it (both usable).
-    let flags: Vec<u8> = (0..n)
-        .into_par_iter()
-        .with_min_len(4096)
-        .map(|k| {
+    out: &mut Vec<Range<usize>>,
+) {
+    out.clear();
+    out.par_extend((0..n.div_ceil(RUN_BLOCK)).into_par_iter().flat_map_iter(|b| {
+        let end = ((b + 1) * RUN_BLOCK).min(n);
+        let mut k = b * RUN_BLOCK;
+        // The rest of a run that starts in an earlier block.
+        while k < end && k > 0 && usable(k) && usable(k - 1) && joined(k - 1, k) {
+            k += 1;
+        }
+        let mut found = Vec::new();
+        while k < end {
             if !usable(k) {
-                0
-            } else if k > 0 && usable(k - 1) && joined(k - 1, k) {
-                3
-            } else {
-                1
+                k += 1;
+                continue;
             }
-        })
-        .collect();
-    let mut out: Vec<Vec<usize>> = Vec::new();
-    for (k, &f) in flags.iter().enumerate() {
-        if f & 1 == 0 {
-            continue;
+            let start = k;
+            k += 1;
+            while k < n && usable(k) && joined(k - 1, k) {
+                k += 1;
+            }
+            if k - start >= min_len {
+                found.push(start..k);
+            }
         }
-        match out.last_mut() {
-            Some(run) if f & 2 != 0 => run.push(k),
-            _ => out.push(vec![k]),
-        }
-    }
-    out
+        found
+    }));
 }
 
 /// The cartoon shape of a DSSP class: helices (H, G, I) as ribbons, ladder strands (E) as arrows,
@@ -568,6 +692,73 @@ mod tests {
         assert_eq!(shape_of(SecondaryStructure::Helix310), Shape::Helix);
         assert_eq!(residue_color("DA"), residue_color("A"));
         assert_ne!(residue_color("LYS"), residue_color("ASP"));
+    }
+
+    /// The cutting [`run_ranges`] replaced: flags on the pool, then one serial pass.
+    fn runs_by_flags(
+        n: usize,
+        usable: impl Fn(usize) -> bool,
+        joined: impl Fn(usize, usize) -> bool,
+    ) -> Vec<Vec<usize>> {
+        let flags: Vec<u8> = (0..n)
+            .map(|k| {
+                if !usable(k) {
+                    0
+                } else if k > 0 && usable(k - 1) && joined(k - 1, k) {
+                    3
+                } else {
+                    1
+                }
+            })
+            .collect();
+        let mut out: Vec<Vec<usize>> = Vec::new();
+        for (k, &f) in flags.iter().enumerate() {
+            if f & 1 == 0 {
+                continue;
+            }
+            match out.last_mut() {
+                Some(run) if f & 2 != 0 => run.push(k),
+                _ => out.push(vec![k]),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn run_ranges_equal_the_runs_cut_serially() {
+        let mut x = 0x2545_f491_u32;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        for trial in 0..60 {
+            // Sizes around the block size, usable and joined at random (long runs across blocks
+            // where breaks are rare).
+            let n = [0, 1, 2, RUN_BLOCK - 1, RUN_BLOCK, RUN_BLOCK + 1, 3 * RUN_BLOCK + 17][trial % 7]
+                + (next() % 3) as usize * (trial / 7);
+            let (p_out, p_break) = ([0, 2, 50][trial % 3], [0, 1, 5, 300][trial % 4]);
+            let usable: Vec<bool> = (0..n).map(|_| next() % 1000 >= p_out).collect();
+            let joined: Vec<bool> = (0..n).map(|_| next() % 1000 >= p_break).collect();
+            let u = |k: usize| usable[k];
+            let j = |_: usize, k: usize| joined[k];
+            let want = runs_by_flags(n, u, j);
+            for min_len in [1, 2] {
+                // Into a buffer that holds a run already: cleared first.
+                let mut got = vec![0..1, 5..9];
+                run_ranges(n, min_len, u, j, &mut got);
+                let want: Vec<Range<usize>> = want
+                    .iter()
+                    .filter(|r| r.len() >= min_len)
+                    .map(|r| {
+                        assert!(r.windows(2).all(|w| w[1] == w[0] + 1));
+                        r[0]..r[r.len() - 1] + 1
+                    })
+                    .collect();
+                assert_eq!(got, want, "trial {trial}, n {n}, min_len {min_len}");
+            }
+        }
     }
 
     #[test]

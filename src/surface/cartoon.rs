@@ -493,19 +493,22 @@ impl<'a> Piece<'a> {
                     }
                 }
             }
-            Segment::Nucleic(res) => {
-                for run in res.split(|r| !finite(r.trace)) {
-                    if run.len() >= 2 {
-                        out.push(Piece::NucleicTube(run));
-                        let boxes = base_boxes(run, params);
-                        if !boxes.is_empty() {
-                            out.push(Piece::Boxes { boxes });
-                        }
-                    }
+            Segment::Nucleic(res) => Piece::split_nucleic(res, params, &mut out),
+        }
+        out
+    }
+
+    /// The pieces of a nucleic-acid segment (tubes and their base slabs) onto `out`.
+    fn split_nucleic(res: &'a [NucleicResidue], params: &CartoonParams, out: &mut Vec<Piece<'a>>) {
+        for run in res.split(|r| !finite(r.trace)) {
+            if run.len() >= 2 {
+                out.push(Piece::NucleicTube(run));
+                let boxes = base_boxes(run, params);
+                if !boxes.is_empty() {
+                    out.push(Piece::Boxes { boxes });
                 }
             }
         }
-        out
     }
 
     /// Vertices and indices this piece writes.
@@ -514,8 +517,7 @@ impl<'a> Piece<'a> {
         match self {
             Piece::ProteinTube(_) | Piece::NucleicTube(_) => {
                 let (rings, bands) = self.ring_counts(params);
-                // Rings, two caps (centre plus a ring each).
-                ((rings + 2) * s + 2, (bands * 2 * s + 2 * s) * 3)
+                tube_counts(rings, bands, s)
             }
             Piece::Boxes { boxes } => (boxes.len() * 24, boxes.len() * 36),
         }
@@ -546,6 +548,12 @@ impl<'a> Piece<'a> {
             }
         }
     }
+}
+
+/// Vertices and indices of a tube of `rings` rings, `bands` bands between them and `sides` vertices
+/// around: the rings and two caps (a centre plus a ring each).
+fn tube_counts(rings: usize, bands: usize, sides: usize) -> (usize, usize) {
+    ((rings + 2) * sides + 2, (bands * 2 * sides + 2 * sides) * 3)
 }
 
 /// Catmull-Rom point and derivative at parameter `t` in [0, 1] between `p1` and `p2`.

@@ -16,14 +16,18 @@
 //! tubes (their side vector is carried from ring to ring all along), base slabs, and protein tubes
 //! with long runs of residues lacking a usable carbonyl (CA-only models) or with consecutive trace
 //! points closer than 1e-3 Angstrom; the CPU writes one [`CartoonRecord`] per ring or box of
-//! those, as [`super::build`] makes them. Called by the render pass's owner (the viewer's
-//! cartoon representations), the benchmark and the tests. Nothing here knows wgpu.
+//! those, as [`super::build`] makes them. [`rings_of_runs`] makes the same inputs without
+//! segments: protein runs given as ranges of residue indices and a function giving each residue,
+//! whose records are written straight from it, with buffers the caller keeps from frame to frame
+//! ([`RingsWorkspace`]); `analysis::polymer` uses it. Called by the render pass's owner (the
+//! viewer's cartoon representations), the benchmark and the tests. Nothing here knows wgpu.
 
 use super::{
-    CartoonParams, Piece, Ring, Segment, SlabBox, TraceInput, Vec3, nucleic_rings, pieces_of, protein_input, sanitized,
-    trace_rings,
+    CartoonParams, NucleicResidue, Piece, ProteinResidue, Ring, Segment, Shape, SlabBox, Style, TraceInput, Vec3,
+    finite, nucleic_rings, pieces_of, protein_input, sanitized, trace_rings, tube_counts,
 };
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// One ring of a tube, or one box, as the compute passes read it (64 bytes). Twin: `Record` in
 /// `shaders/cartoon.wgsl`.
@@ -223,17 +227,8 @@ enum Prepared {
 impl Prepared {
     fn of(piece: &Piece<'_>, params: &CartoonParams) -> Prepared {
         let host = |rings: Vec<Ring>| {
-            let bands = rings
-                .iter()
-                .enumerate()
-                .skip(1)
-                .filter(|(_, r)| r.joined)
-                .map(|(k, _)| k as u32)
-                .collect();
-            Prepared::Host {
-                records: rings.iter().map(ring_record).collect(),
-                bands,
-            }
+            let (records, bands) = host_rings(&rings);
+            Prepared::Host { records, bands }
         };
         match piece {
             Piece::ProteinTube(res) => {
@@ -277,6 +272,18 @@ impl Prepared {
     }
 }
 
+/// The records of a tube's rings and, per band, the index of the ring that closes it.
+fn host_rings(rings: &[Ring]) -> (Vec<CartoonRecord>, Vec<u32>) {
+    let bands = rings
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(_, r)| r.joined)
+        .map(|(k, _)| k as u32)
+        .collect();
+    (rings.iter().map(ring_record).collect(), bands)
+}
+
 /// The residues of a per-residue tube into `out`.
 fn write_residues(input: &TraceInput, per: usize, out: &mut [CartoonResidue]) {
     let mut first_ring = 0usize;
@@ -301,13 +308,9 @@ fn write_residues(input: &TraceInput, per: usize, out: &mut [CartoonResidue]) {
     }
 }
 
-/// The compute passes' inputs for all segments (in order), into `out` (reusing its buffers): each
-/// piece's inputs are made in parallel (rayon) and copied into disjoint parts of `out`, so the
-/// result is the same for any thread count.
-pub fn rings_into(segments: &[Segment], params: &CartoonParams, out: &mut CartoonRings) {
-    let params = sanitized(params);
-    let (pieces, counts) = pieces_of(segments, &params);
-    let prepared: Vec<Prepared> = pieces.par_iter().map(|p| Prepared::of(p, &params)).collect();
+/// The parts of `out` that depend on the parameters alone: resolution, ring angles, sample
+/// parameters, style, sections, values.
+fn set_header(out: &mut CartoonRings, params: &CartoonParams) {
     let per = params.segments_per_residue;
     out.sides = params.sides as u32;
     out.angles.clear();
@@ -316,16 +319,38 @@ pub fn rings_into(segments: &[Segment], params: &CartoonParams, out: &mut Cartoo
     out.segments_per_residue = per as u32;
     out.samples_t.clear();
     out.samples_t.extend((0..per).map(|s| s as f32 / per as f32));
-    out.linear = params.style == super::Style::Trace;
+    out.linear = params.style == Style::Trace;
     out.arrow_width_factor = params.arrow_width_factor;
-    let sections = super::protein_sections(&params);
+    let sections = super::protein_sections(params);
     let tip = super::Profile::circle(params.coil_radius_angstrom);
     for (slot, p) in out.sections.iter_mut().zip(sections.iter().chain([&tip])) {
         *slot = [p.a, p.b, p.e, 0.0];
     }
     out.with_values = params.with_values;
+}
+
+/// `v` with `n` elements. Every element is written after this: what the buffer holds stays and only
+/// a new tail is filled.
+fn sized<T: Clone>(v: &mut Vec<T>, n: usize, fill: T) {
+    v.truncate(n);
+    v.resize(n, fill);
+}
+
+/// An offset or count as the device's 32-bit word (saturated).
+fn word(x: usize) -> u32 {
+    u32::try_from(x).unwrap_or(u32::MAX)
+}
+
+/// The compute passes' inputs for all segments (in order), into `out` (reusing its buffers): each
+/// piece's inputs are made in parallel (rayon) and copied into disjoint parts of `out`, so the
+/// result is the same for any thread count.
+pub fn rings_into(segments: &[Segment], params: &CartoonParams, out: &mut CartoonRings) {
+    let params = sanitized(params);
+    let (pieces, counts) = pieces_of(segments, &params);
+    let prepared: Vec<Prepared> = pieces.par_iter().map(|p| Prepared::of(p, &params)).collect();
+    let per = params.segments_per_residue;
+    set_header(out, &params);
     out.pieces.clear();
-    let word = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
     let mut at = [0usize; 5];
     let (mut vertex, mut index) = (0u64, 0u64);
     for ((piece, prep), &(nv, ni)) in pieces.iter().zip(&prepared).zip(&counts) {
@@ -366,11 +391,6 @@ pub fn rings_into(segments: &[Segment], params: &CartoonParams, out: &mut Cartoo
     out.n_bands = at[4] as u64;
     out.n_vertices = vertex;
     out.n_indices = index;
-    // Every element is written below: keep what the buffers hold and fill only a new tail.
-    fn sized<T: Clone>(v: &mut Vec<T>, n: usize, fill: T) {
-        v.truncate(n);
-        v.resize(n, fill);
-    }
     sized(&mut out.residues, at[0], CartoonResidue::default());
     sized(&mut out.host_records, at[1], CartoonRecord::default());
     sized(&mut out.host_bands, at[2], 0);
@@ -402,6 +422,339 @@ pub fn rings_into(segments: &[Segment], params: &CartoonParams, out: &mut Cartoo
                 }
             }
         });
+}
+
+/// Buffers of [`rings_of_runs`] that its caller keeps from frame to frame beside the
+/// [`CartoonRings`] it fills (a frame of the same size then allocates nothing for its protein
+/// tubes); what they hold between calls means nothing.
+#[derive(Clone, Debug, Default)]
+pub struct RingsWorkspace {
+    /// The records of the per-residue tubes, each at its residue's index in the caller's numbering.
+    staged: Vec<CartoonResidue>,
+    /// The pieces, in order, before their offsets are known.
+    parts: Vec<Part>,
+}
+
+/// One piece of [`rings_of_runs`], made before the offsets are known.
+#[derive(Clone, Debug, Default)]
+struct Part {
+    kind: u32,
+    /// [`PIECE_SPLINE`]: where its residues' records start in [`RingsWorkspace::staged`].
+    staged: usize,
+    /// [`PIECE_SPLINE`]: residues (otherwise 0).
+    residues: usize,
+    /// Rings (or boxes) and bands on the device.
+    records: usize,
+    bands: usize,
+    vertices: usize,
+    indices: usize,
+    start_tangent: [f32; 3],
+    /// The rings (or boxes) and bands the CPU made (pieces other than [`PIECE_SPLINE`]).
+    host_records: Vec<CartoonRecord>,
+    host_bands: Vec<u32>,
+}
+
+/// A piece whose rings or boxes the CPU makes, as [`Prepared::of`] makes them for pieces off the
+/// per-residue path.
+fn host_part(piece: &Piece<'_>, params: &CartoonParams) -> Part {
+    let (vertices, indices) = piece.counts(params);
+    let (kind, host_records, host_bands) = match piece {
+        Piece::ProteinTube(res) => {
+            let (r, b) = host_rings(&trace_rings(&protein_input(res, params), params));
+            (PIECE_TUBE, r, b)
+        }
+        Piece::NucleicTube(res) => {
+            let (r, b) = host_rings(&nucleic_rings(res, params));
+            (PIECE_TUBE, r, b)
+        }
+        Piece::Boxes { boxes } => (PIECE_BOXES, boxes.iter().map(box_record).collect(), Vec::new()),
+    };
+    Part {
+        kind,
+        records: host_records.len(),
+        bands: host_bands.len(),
+        vertices,
+        indices,
+        host_records,
+        host_bands,
+        ..Part::default()
+    }
+}
+
+/// [`CartoonResidue::flags`] section code of a strand.
+const STRAND_CODE: u32 = 2;
+
+/// The piece of one protein run, residues `start..start + staged.len()` of `residue` (at least two).
+/// On the per-residue path its records go into `staged`, one per residue; otherwise the CPU makes
+/// its rings (and `staged` holds nothing of use). The same decision and records as
+/// [`Prepared::of`] and [`write_residues`] make through [`protein_input`], in three passes over the
+/// run's own records: trace points, carbonyl vectors and codes; the strands' smoothing; side
+/// vectors, arrowheads and flags.
+fn tube_part(
+    start: usize,
+    staged: &mut [CartoonResidue],
+    residue: &(impl Fn(usize, usize, usize) -> ProteinResidue + Sync),
+    params: &CartoonParams,
+) -> Part {
+    let n = staged.len();
+    let per = params.segments_per_residue;
+    let cartoon = params.style == Style::Cartoon;
+    // The trace point, the carbonyl vector (guide minus trace point) in `side`, the section code,
+    // colour and value.
+    for (i, slot) in staged.iter_mut().enumerate() {
+        let r = residue(start + i, i, n);
+        let code = match if cartoon { r.shape } else { Shape::Coil } {
+            Shape::Coil => 0,
+            Shape::Helix => 1,
+            Shape::Strand => STRAND_CODE,
+        };
+        let carbonyl = r.guide.filter(|g| finite(*g)).map(|g| Vec3(g).sub(Vec3(r.trace)));
+        *slot = CartoonResidue {
+            point_angstrom: r.trace,
+            first_ring: 0,
+            side: carbonyl.map_or([0.0; 3], Vec3::to_array),
+            color: pack(r.color),
+            value: r.value,
+            flags: code | if carbonyl.is_none() { RESIDUE_NO_SIDE } else { 0 },
+        };
+    }
+    // Smooth the pleat out of strands (not at their ends).
+    let mut previous: Option<(Vec3, u32)> = None;
+    for i in 0..n {
+        let raw = |r: &CartoonResidue| (Vec3(r.point_angstrom), r.flags & 3);
+        let Some(here) = staged.get(i).map(raw) else { break };
+        let next = staged.get(i + 1).map(raw);
+        if let (Some((a, STRAND_CODE)), (b, STRAND_CODE), Some((c, STRAND_CODE))) = (previous, here, next)
+            && let Some(slot) = staged.get_mut(i)
+        {
+            slot.point_angstrom = a.scale(0.25).add(b.scale(0.5)).add(c.scale(0.25)).to_array();
+        }
+        previous = Some(here);
+    }
+    // Side vectors perpendicular to the chain direction, flipped to follow the previous one;
+    // arrowheads, flags and first rings; the spacing and the longest run without a side vector.
+    let point = |r: &CartoonResidue| Vec3(r.point_angstrom);
+    let mut previous_side: Option<Vec3> = None;
+    let (mut first_ring, mut after_arrow, mut arrows) = (0usize, false, 0usize);
+    let (mut spaced, mut without, mut longest) = (true, 0usize, 0usize);
+    for i in 0..n {
+        let (Some(before), Some(after), Some(here)) = (
+            staged.get(i.saturating_sub(1)),
+            staged.get((i + 1).min(n - 1)),
+            staged.get(i),
+        ) else {
+            break;
+        };
+        let dir = point(after).sub(point(before)).normalized();
+        if i > 0 {
+            let step = point(here).sub(point(before));
+            spaced &= step.dot(step) > MIN_STEP2_ANGSTROM2;
+        }
+        let code = here.flags & 3;
+        let arrow = code == STRAND_CODE
+            && staged
+                .get(i + 1)
+                .is_some_and(|next| next.flags & 3 != STRAND_CODE || i + 2 == n);
+        let side = (here.flags & RESIDUE_NO_SIDE == 0)
+            .then_some(Vec3(here.side))
+            .and_then(|v| match dir {
+                Some(t) => v.sub(t.scale(v.dot(t))).normalized(),
+                None => v.normalized(),
+            })
+            .map(|s| {
+                if previous_side.is_some_and(|p| p.dot(s) < 0.0) {
+                    s.scale(-1.0)
+                } else {
+                    s
+                }
+            });
+        if side.is_some() {
+            previous_side = side;
+            without = 0;
+        } else {
+            without += 1;
+            longest = longest.max(without);
+        }
+        if let Some(slot) = staged.get_mut(i) {
+            slot.side = side.map_or([0.0; 3], Vec3::to_array);
+            slot.first_ring = word(first_ring);
+            slot.flags = code
+                | if arrow { RESIDUE_ARROW } else { 0 }
+                | if after_arrow { RESIDUE_AFTER_ARROW } else { 0 }
+                | if side.is_none() { RESIDUE_NO_SIDE } else { 0 };
+        }
+        first_ring += per + if arrow { 3 } else { 0 };
+        after_arrow = arrow;
+        arrows += usize::from(arrow);
+    }
+    // All but the longest run's last interval (and the piece's last sample) carry the side.
+    let carried = longest * per + 1;
+    if spaced && n >= 2 && carried <= MAX_CARRIED_SAMPLES {
+        let rings = (n - 1) * per + 1 + 3 * arrows;
+        let bands = rings.saturating_sub(1 + 2 * arrows);
+        let (vertices, indices) = tube_counts(rings, bands, params.sides);
+        let tangent = match (staged.first(), staged.last()) {
+            (Some(a), Some(b)) => point(b).sub(point(a)).normalized(),
+            _ => None,
+        };
+        Part {
+            kind: PIECE_SPLINE,
+            staged: start,
+            residues: n,
+            records: rings,
+            bands,
+            vertices,
+            indices,
+            start_tangent: tangent.unwrap_or(Vec3([1.0, 0.0, 0.0])).to_array(),
+            ..Part::default()
+        }
+    } else {
+        let res: Vec<ProteinResidue> = (0..n).map(|i| residue(start + i, i, n)).collect();
+        host_part(&Piece::ProteinTube(&res), params)
+    }
+}
+
+/// The first `n` elements of `rest` (fewer where it is shorter), leaving `rest` the others.
+fn take_front<'a, T>(rest: &mut &'a mut [T], n: usize) -> &'a mut [T] {
+    let all = std::mem::take(rest);
+    let (front, tail) = all.split_at_mut(n.min(all.len()));
+    *rest = tail;
+    front
+}
+
+/// [`rings_into`] without segments: the same inputs as `rings_into` makes from a protein segment
+/// per run of `runs` (residue `k` of a run being `residue(k, index in the run, run length)`)
+/// followed by a nucleic-acid segment per entry of `nucleic`, into `out` (reusing its buffers) and
+/// `workspace` (kept by the caller from frame to frame). `runs` are increasing and disjoint ranges
+/// of residue indices (runs of fewer than two residues draw nothing; a run starting before the end
+/// of the one before is left out), their trace points finite (the caller cuts its chains there).
+///
+/// The protein runs go from `residue` straight into their records: each run, on the rayon pool,
+/// writes one record per residue at its residues' indices in the workspace, or, off the
+/// per-residue path, has the CPU make its rings. When the records of the per-residue tubes already
+/// lie where `out` wants them (no residues left out before the last such tube), the workspace's
+/// buffer becomes `out`'s without a copy. The result is the same for any thread count.
+pub fn rings_of_runs(
+    runs: &[Range<usize>],
+    residue: impl Fn(usize, usize, usize) -> ProteinResidue + Sync,
+    nucleic: &[Vec<NucleicResidue>],
+    params: &CartoonParams,
+    out: &mut CartoonRings,
+    workspace: &mut RingsWorkspace,
+) {
+    let params = sanitized(params);
+    set_header(out, &params);
+    let ws = workspace;
+    let staged_len = runs.iter().map(|r| r.end).max().unwrap_or(0);
+    sized(&mut ws.staged, staged_len, CartoonResidue::default());
+    let mut jobs = Vec::with_capacity(runs.len());
+    {
+        let (mut rest, mut at) = (ws.staged.as_mut_slice(), 0usize);
+        for run in runs {
+            if run.start < at || run.len() < 2 {
+                continue;
+            }
+            take_front(&mut rest, run.start - at);
+            jobs.push((run.start, take_front(&mut rest, run.len())));
+            at = run.end;
+        }
+    }
+    jobs.into_par_iter()
+        .map(|(start, staged)| tube_part(start, staged, &residue, &params))
+        .collect_into_vec(&mut ws.parts);
+    if !nucleic.is_empty() {
+        let pieces: Vec<Piece<'_>> = nucleic
+            .par_iter()
+            .flat_map_iter(|res| {
+                let mut pieces = Vec::new();
+                Piece::split_nucleic(res, &params, &mut pieces);
+                pieces
+            })
+            .collect();
+        ws.parts.par_extend(pieces.par_iter().map(|p| host_part(p, &params)));
+    }
+    // Offsets: residues, host records, host bands, device records, device bands.
+    out.pieces.clear();
+    let mut at = [0usize; 5];
+    let (mut vertex, mut index) = (0u64, 0u64);
+    let mut in_place = true;
+    for part in &ws.parts {
+        let (first_input, second) = if part.kind == PIECE_SPLINE {
+            in_place &= part.staged == at[0];
+            (at[0], part.residues)
+        } else {
+            (at[1], at[2])
+        };
+        out.pieces.push(CartoonPiece {
+            kind: part.kind,
+            first_record: word(at[3]),
+            n_records: word(part.records),
+            first_band: word(at[4]),
+            n_bands: word(part.bands),
+            first_vertex: u32::try_from(vertex).unwrap_or(u32::MAX),
+            first_triangle: u32::try_from(index / 3).unwrap_or(u32::MAX),
+            first_input: word(first_input),
+            n_residues_or_first_band: word(second),
+            pad: [0; 3],
+            start_tangent: part.start_tangent,
+            pad2: 0,
+        });
+        let sizes = [
+            part.residues,
+            part.host_records.len(),
+            part.host_bands.len(),
+            part.records,
+            part.bands,
+        ];
+        for (a, s) in at.iter_mut().zip(sizes) {
+            *a += s;
+        }
+        vertex += part.vertices as u64;
+        index += part.indices as u64;
+    }
+    out.n_records = at[3] as u64;
+    out.n_bands = at[4] as u64;
+    out.n_vertices = vertex;
+    out.n_indices = index;
+    if in_place {
+        // The per-residue tubes' records tile `0..at[0]` of the workspace's buffer.
+        std::mem::swap(&mut out.residues, &mut ws.staged);
+        out.residues.truncate(at[0]);
+    } else {
+        sized(&mut out.residues, at[0], CartoonResidue::default());
+    }
+    sized(&mut out.host_records, at[1], CartoonRecord::default());
+    sized(&mut out.host_bands, at[2], 0);
+    if in_place && at[1] == 0 && at[2] == 0 {
+        return;
+    }
+    let mut jobs = Vec::with_capacity(ws.parts.len());
+    {
+        let mut res: &mut [CartoonResidue] = if in_place { &mut [] } else { &mut out.residues };
+        let mut rec = out.host_records.as_mut_slice();
+        let mut bnd = out.host_bands.as_mut_slice();
+        for part in &ws.parts {
+            jobs.push((
+                part,
+                take_front(&mut res, part.residues),
+                take_front(&mut rec, part.host_records.len()),
+                take_front(&mut bnd, part.host_bands.len()),
+            ));
+        }
+    }
+    let staged = ws.staged.as_slice();
+    jobs.into_par_iter().for_each(|(part, residues, records, bands)| {
+        let from = staged.get(part.staged..).unwrap_or_default();
+        for (slot, x) in residues.iter_mut().zip(from) {
+            *slot = *x;
+        }
+        for (slot, x) in records.iter_mut().zip(&part.host_records) {
+            *slot = *x;
+        }
+        for (slot, x) in bands.iter_mut().zip(&part.host_bands) {
+            *slot = *x;
+        }
+    });
 }
 
 #[cfg(test)]
@@ -509,6 +862,133 @@ mod tests {
             let mut fresh = CartoonRings::default();
             rings_into(&segments[..1], &params, &mut fresh);
             assert_eq!(again, fresh);
+        }
+    }
+
+    /// Every field of two inputs equal, floats bit for bit.
+    pub(crate) fn assert_same_bits(a: &CartoonRings, b: &CartoonRings, what: &str) {
+        fn bytes<T: bytemuck::Pod>(v: &[T]) -> &[u8] {
+            bytemuck::cast_slice(v)
+        }
+        assert_eq!(
+            (a.sides, a.segments_per_residue, a.linear, a.with_values),
+            (b.sides, b.segments_per_residue, b.linear, b.with_values),
+            "{what}"
+        );
+        assert_eq!(a.arrow_width_factor.to_bits(), b.arrow_width_factor.to_bits(), "{what}");
+        assert_eq!(bytes(&a.sections), bytes(&b.sections), "{what}: sections");
+        assert_eq!(bytes(&a.angles), bytes(&b.angles), "{what}: angles");
+        assert_eq!(bytes(&a.samples_t), bytes(&b.samples_t), "{what}: samples");
+        assert_eq!(
+            (a.n_records, a.n_bands, a.n_vertices, a.n_indices),
+            (b.n_records, b.n_bands, b.n_vertices, b.n_indices),
+            "{what}: counts"
+        );
+        assert_eq!(a.pieces.len(), b.pieces.len(), "{what}: pieces");
+        for (k, (x, y)) in a.pieces.iter().zip(&b.pieces).enumerate() {
+            assert!(
+                bytemuck::bytes_of(x) == bytemuck::bytes_of(y),
+                "{what}: piece {k}: {x:?} vs {y:?}"
+            );
+        }
+        assert_eq!(a.residues.len(), b.residues.len(), "{what}: residues");
+        for (k, (x, y)) in a.residues.iter().zip(&b.residues).enumerate() {
+            assert!(
+                bytemuck::bytes_of(x) == bytemuck::bytes_of(y),
+                "{what}: residue {k}: {x:?} vs {y:?}"
+            );
+        }
+        assert_eq!(a.host_records.len(), b.host_records.len(), "{what}: host records");
+        assert!(
+            bytes(&a.host_records) == bytes(&b.host_records),
+            "{what}: host records differ"
+        );
+        assert_eq!(a.host_bands, b.host_bands, "{what}: host bands");
+    }
+
+    #[test]
+    fn rings_of_runs_equal_rings_into_of_the_segments() {
+        let mut x = 0x9e37_79b9_u32;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        let nucleic: Vec<NucleicResidue> = (0..7)
+            .map(|k| {
+                let z = 3.4 * k as f32;
+                NucleicResidue {
+                    trace: [9.0, k as f32, z],
+                    base: (k != 2).then_some(BaseSlab {
+                        root: [6.0, k as f32, z],
+                        tip: [1.0, k as f32, z],
+                        plane: [6.0, k as f32 + 1.0, z],
+                    }),
+                    color: [0, 0, k as u8, 255],
+                    value: k as f32,
+                }
+            })
+            .collect();
+        let mut broken = nucleic.clone();
+        broken[4].trace = [f32::NAN, 0.0, 0.0];
+        let mut workspace = RingsWorkspace::default();
+        let mut rings = CartoonRings::default();
+        for trial in 0..60 {
+            // Runs of residues in one numbering, with residues between them left out (or none).
+            let gaps = trial % 3 != 0;
+            let mut all: Vec<ProteinResidue> = Vec::new();
+            let mut runs = Vec::new();
+            for r in 0..1 + next() % 9 {
+                if gaps && next() % 2 == 0 {
+                    all.extend(chain(1 + (next() % 3) as usize, next()));
+                }
+                let n = [1, 2, 3, 30, 200][(next() % 5) as usize];
+                let mut run = chain(n, next());
+                match (r + next()) % 6 {
+                    // No carbonyls over a long stretch (the CPU carries the side vector).
+                    0 if n > 20 => run[3..20].iter_mut().for_each(|p| p.guide = None),
+                    // Two trace points on one spot.
+                    1 if n > 2 => run[2].trace = run[1].trace,
+                    // Carbonyls on the trace point or with a non-finite coordinate.
+                    2 if n > 2 => {
+                        run[1].guide = Some(run[1].trace);
+                        run[2].guide = Some([f32::INFINITY, 0.0, 0.0]);
+                    }
+                    _ => {}
+                }
+                runs.push(all.len()..all.len() + n);
+                all.extend(run);
+            }
+            if gaps && next() % 2 == 0 {
+                all.extend(chain(2, next()));
+            }
+            let tail = match trial % 4 {
+                0 => vec![],
+                1 => vec![nucleic.clone()],
+                _ => vec![broken.clone(), nucleic[..1].to_vec(), nucleic.clone()],
+            };
+            let params = CartoonParams {
+                style: Style::ALL[trial % 3],
+                segments_per_residue: 1 + (next() % 8) as usize,
+                sides: 4 + (next() % 13) as usize,
+                with_values: trial % 2 == 0,
+                ..CartoonParams::default()
+            };
+            let mut segments: Vec<Segment> = runs.iter().map(|r| Segment::Protein(all[r.clone()].to_vec())).collect();
+            segments.extend(tail.iter().cloned().map(Segment::Nucleic));
+            let mut want = CartoonRings::default();
+            rings_into(&segments, &params, &mut want);
+            // Into the buffers of the trial before (and its workspace): as into fresh ones.
+            rings_of_runs(&runs, |k, _, _| all[k], &tail, &params, &mut rings, &mut workspace);
+            assert_same_bits(&rings, &want, &format!("trial {trial}"));
+            let kinds: Vec<u32> = rings.pieces.iter().map(|p| p.kind).collect();
+            if trial == 7 {
+                assert!(
+                    kinds.contains(&PIECE_SPLINE) && kinds.contains(&PIECE_TUBE),
+                    "{kinds:?}"
+                );
+            }
         }
     }
 }
