@@ -435,7 +435,9 @@ fn device_split_gives_the_cpu_codes() {
     use orbitfield::analysis::dssp::{DeviceDssp, DsspWorkspace, codes, device_flags};
     use orbitfield::analysis::polymer::replicate_on_grid;
     let reference = reference();
-    let mut cases: Vec<(String, Structure, Vec<Vec<[f32; 3]>>)> = Vec::new();
+    // (name, structure, frames)
+    type Case = (String, Structure, Vec<Vec<[f32; 3]>>);
+    let mut cases: Vec<Case> = Vec::new();
     for entry in reference["structures"].as_array().unwrap() {
         let files: Vec<PathBuf> = entry["files"]
             .as_array()

@@ -46,7 +46,9 @@ fn device_dssp_equals_the_cpu_path() {
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(5, |d| d.as_nanos() as u64);
-    let mut cases: Vec<(String, Structure, Vec<Vec<[f32; 3]>>)> = Vec::new();
+    // (name, structure, frames)
+    type Case = (String, Structure, Vec<Vec<[f32; 3]>>);
+    let mut cases: Vec<Case> = Vec::new();
     let (big, big_positions) = jittered_adk(468, 1.0, seed);
     cases.push((
         format!("adk x 468, jitter 1.0 A (seed {seed})"),
@@ -113,7 +115,10 @@ fn device_dssp_equals_the_cpu_path() {
                 );
             }
             let route = if want_passes.is_some() { "device" } else { "CPU" };
-            println!("{name} frame {f}: {} residues on the {route} path, equal", backbone.len());
+            println!(
+                "{name} frame {f}: {} residues on the {route} path, equal",
+                backbone.len()
+            );
         }
     }
     assert!(on_device >= 10, "only {on_device} frames ran on the device");
@@ -137,4 +142,50 @@ fn device_dssp_equals_the_cpu_path() {
         .dssp_frame(&backbone, &positions, &hydrogens, &mut ws, &mut out)
         .unwrap();
     assert!(matches!(route, DsspRoute::Cpu(_)), "{route:?}");
+}
+
+/// The viewer's cartoon builder with the field pool's GPU workers: DSSP of a large protein runs on
+/// a GPU worker and the per-residue inputs equal those built with DSSP on the CPU, frame after frame
+/// (the workspaces kept between them).
+#[test]
+fn cartoon_builder_runs_dssp_on_a_gpu_worker() {
+    use orbitfield::analysis::polymer::{Coloring, Polymer};
+    use orbitfield::jobs::cartoon::{CartoonBuilder, CartoonBuilt, CartoonOutput, CartoonRequest};
+    use orbitfield::jobs::{Pool, PoolConfig};
+    use orbitfield::surface::cartoon::CartoonParams;
+    use orbitfield::surface::cartoon::device::CartoonRings;
+    use std::sync::Arc;
+    if device().is_none() {
+        return;
+    }
+    let pool: Pool<u64> = Pool::new(PoolConfig::default());
+    let workers = pool.device_workers();
+    assert!(workers.has_gpu(), "{:?}", pool.notes());
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(9, |d| d.as_nanos() as u64);
+    let mut on_gpu = CartoonBuilder::default();
+    let mut on_cpu = CartoonBuilder::default();
+    for frame in 0..3u64 {
+        let (s, positions) = jittered_adk(40, 0.5, seed.wrapping_add(frame));
+        let polymer = Arc::new(Polymer::new(&s));
+        assert!(polymer.protein.len() >= orbitfield::jobs::cartoon::DEVICE_DSSP_MIN_RESIDUES);
+        let positions = Arc::new(positions);
+        let request = |workers: Option<orbitfield::jobs::DeviceWorkers>| CartoonRequest {
+            key: frame,
+            polymer: Arc::clone(&polymer),
+            positions_angstrom: Arc::clone(&positions),
+            coloring: Coloring::SecondaryStructure,
+            params: CartoonParams::for_residue_count(polymer.residue_count()),
+            output: CartoonOutput::Rings(CartoonRings::default()),
+            device_workers: workers,
+        };
+        let gpu = on_gpu.build(request(Some(workers.clone())));
+        let cpu = on_cpu.build(request(None));
+        assert!(gpu.dssp_on_gpu && !cpu.dssp_on_gpu, "frame {frame}");
+        let (CartoonBuilt::Rings(a), CartoonBuilt::Rings(b)) = (&gpu.built, &cpu.built) else {
+            panic!("frame {frame}: not the per-residue inputs");
+        };
+        assert!(**a == **b, "frame {frame} (seed {seed}): inputs differ");
+    }
 }

@@ -324,6 +324,10 @@ pub mod device_flags {
     pub const PARALLEL: u32 = 1 << 31;
 }
 
+/// The flags of every residue (one byte of [`device_flags`] each) and the bridges of one frame, as
+/// the device passes write them.
+pub type DevicePasses = (Vec<u8>, Vec<[u32; 2]>);
+
 /// What the device passes give for one frame (see [`device_flags`]), with the backbone columns
 /// they read ([`ProteinBackbone::gather_columns`]).
 #[derive(Clone, Copy, Debug)]
@@ -512,7 +516,7 @@ impl ProteinBackbone {
     /// (the reference the device is held to, byte for byte): the flags of every residue and the
     /// bridges, for the residues of [`ProteinBackbone::complete_residues`]. `None` where one of their
     /// atoms is not finite (as [`ProteinBackbone::gather_columns`]).
-    pub fn device_passes_on_cpu(&self, positions_angstrom: &[[f32; 3]]) -> Option<(Vec<u8>, Vec<[u32; 2]>)> {
+    pub fn device_passes_on_cpu(&self, positions_angstrom: &[[f32; 3]]) -> Option<DevicePasses> {
         use device_flags as f;
         let mut ws = DsspWorkspace::default();
         let options = DsspOptions {

@@ -12,7 +12,7 @@
 use anyhow::{Context, Result, anyhow, bail};
 use orbitfield::analysis::dssp::SecondaryStructure;
 use orbitfield::analysis::dssp::{DsspOptions, DsspPassTimes, DsspWorkspace};
-use orbitfield::analysis::polymer::{Coloring, Polymer, replicate_on_grid};
+use orbitfield::analysis::polymer::{CartoonWorkspace, Coloring, Polymer, replicate_on_grid};
 use orbitfield::compute::cuda::dssp::{DeviceDsspTimes, DeviceDsspWorkspace, DsspRoute};
 use orbitfield::compute::cuda::{self, CudaEngine};
 use orbitfield::model::Structure;
@@ -52,10 +52,14 @@ pub struct CartoonResult {
 #[derive(Serialize, Debug)]
 pub struct DeviceMeshResult {
     pub adapter: String,
-    /// Segments and the per-residue inputs on the CPU (with the per-ring inputs of the pieces
-    /// that keep that path: nucleic-acid tubes, base slabs, protein tubes lacking carbonyls), the
-    /// counterpart of `mesh_ms`'s segments and mesh.
+    /// The per-residue inputs on the CPU from the codes, into the previous frame's buffers
+    /// (`Polymer::rings_for`, with the per-ring inputs of the pieces that keep that path:
+    /// nucleic-acid tubes, base slabs, protein tubes lacking carbonyls), the counterpart of
+    /// `mesh_ms`'s segments and mesh.
     pub rings_ms: f64,
+    /// The same inputs by way of the segments (`Polymer::segments`, then
+    /// `surface::cartoon::device::rings_into`).
+    pub segments_rings_ms: f64,
     /// The inputs written to the device and waited for, alone.
     pub upload_ms: f64,
     /// The ring, vertex and triangle passes, from GPU timestamps (`None` without timestamp
@@ -182,7 +186,9 @@ fn case(
 }
 
 /// The device mesh of one system: the CPU's ring inputs, their upload, the passes; the mesh read
-/// back once and checked against `cpu` (counts and indices equal, positions within 1e-3 A).
+/// back once and checked against `cpu` (counts and indices equal, positions within 1e-3 A). With
+/// `cuda`, also DSSP on that device and the frame with it.
+#[allow(clippy::too_many_arguments)]
 fn device_case(
     rc: &RenderContext,
     polymer: &Polymer,
@@ -196,9 +202,23 @@ fn device_case(
     let (device, queue) = (&rc.device, &rc.queue);
     let pass = CartoonCompute::new(device);
     let mut rings = CartoonRings::default();
-    let rings_ms = median_ms(repeats, || {
+    let segments_rings_ms = median_ms(repeats, || {
         let segments = polymer.segments(positions, secondary, Coloring::SecondaryStructure, None);
         cartoon::device::rings_into(&segments, params, &mut rings);
+        std::hint::black_box(&rings);
+    });
+    // As the viewer's cartoon worker makes them: from the codes, into kept buffers.
+    let mut cartoon_ws = CartoonWorkspace::default();
+    let rings_ms = median_ms(repeats, || {
+        polymer.rings_for(
+            positions,
+            secondary,
+            Coloring::SecondaryStructure,
+            None,
+            params,
+            &mut rings,
+            &mut cartoon_ws,
+        );
         std::hint::black_box(&rings);
     });
     let mut buffers = CartoonBuffers::default();
@@ -293,9 +313,23 @@ fn device_case(
     drop(scratch);
     // DSSP then the device stage, in sequence, as a frame runs them.
     let mut frame_t = Vec::new();
+    let options = DsspOptions::default();
+    let mut dssp_ws = DsspWorkspace::default();
+    let mut codes = Vec::new();
     for f in 0..frames {
         let t = Instant::now();
-        polymer.rings_into(positions, Coloring::SecondaryStructure, None, params, &mut rings);
+        polymer
+            .protein
+            .assign_into(positions, &options, &mut dssp_ws, &mut codes);
+        polymer.rings_for(
+            positions,
+            &codes,
+            Coloring::SecondaryStructure,
+            None,
+            params,
+            &mut rings,
+            &mut cartoon_ws,
+        );
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("cartoon bench frame"),
         });
@@ -308,9 +342,7 @@ fn device_case(
     }
     let cuda_dssp = match cuda {
         Some(engine) => {
-            let options = DsspOptions::default();
             let mut ws = DeviceDsspWorkspace::default();
-            let mut codes = Vec::new();
             let mut route = DsspRoute::Device;
             let mut parts = Vec::new();
             let mut failure = None;
@@ -333,8 +365,15 @@ fn device_case(
                 engine
                     .dssp_frame(&polymer.protein, positions, &options, &mut ws, &mut codes)
                     .map_err(|e| anyhow!("DSSP on {}: {e}", engine.device_name()))?;
-                let segments = polymer.segments(positions, &codes, Coloring::SecondaryStructure, None);
-                cartoon::device::rings_into(&segments, params, &mut rings);
+                polymer.rings_for(
+                    positions,
+                    &codes,
+                    Coloring::SecondaryStructure,
+                    None,
+                    params,
+                    &mut rings,
+                    &mut cartoon_ws,
+                );
                 let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("cartoon bench frame"),
                 });
@@ -363,6 +402,7 @@ fn device_case(
     };
     Ok(DeviceMeshResult {
         cuda_dssp,
+        segments_rings_ms,
         adapter: rc.capabilities.adapter.clone(),
         rings_ms,
         upload_ms: median(upload_t),
@@ -442,12 +482,14 @@ pub fn run(residue_targets: &[usize], repeats: usize, on_render_device: bool) ->
             let pass = d.pass_ms.map_or("no timestamps".to_string(), |p| format!("{p:.3} ms"));
             println!(
                 "cartoon {:<14} on the render device ({}): mesh stage {:.3} ms = residue inputs {:.3} ms + device {:.3} ms \
-                 (upload alone {:.3} ms of {:.1} MB; passes {pass}); DSSP then mesh stage, one frame: {:.3} ms",
+                 (inputs by way of segments {:.3} ms; upload alone {:.3} ms of {:.1} MB; passes {pass}); \
+                 DSSP then mesh stage, one frame: {:.3} ms",
                 r.name,
                 d.adapter,
                 d.stage_ms,
                 d.rings_ms,
                 d.device_ms,
+                d.segments_rings_ms,
                 d.upload_ms,
                 d.input_bytes as f64 / 1e6,
                 d.frame_ms

@@ -332,9 +332,10 @@ impl AppState {
             key,
             params: c.params(polymer.residue_count()),
             polymer,
-            positions_angstrom: doc.frame.positions_angstrom.clone(),
+            positions_angstrom: Arc::new(doc.frame.positions_angstrom.clone()),
             coloring: c.coloring,
             output: c.pipeline.spare(&key),
+            device_workers: self.fields.device_workers(),
         };
         c.pipeline.asked = Some(key);
         match worker {

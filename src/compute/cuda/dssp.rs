@@ -19,7 +19,9 @@
 
 use super::rdf::{CellPlan, RDF_SRC};
 use super::{CudaEngine, dev_err};
-use crate::analysis::dssp::{DeviceDssp, DsspOptions, DsspWorkspace, ProteinBackbone, SecondaryStructure};
+use crate::analysis::dssp::{
+    DeviceDssp, DevicePasses, DsspOptions, DsspWorkspace, ProteinBackbone, SecondaryStructure,
+};
 use crate::compute::ComputeError;
 use cudarc::driver::{CudaModule, CudaSlice, LaunchConfig, PinnedHostSlice, PushKernelArg};
 use rayon::prelude::*;
@@ -389,7 +391,7 @@ impl CudaEngine {
         backbone: &ProteinBackbone,
         positions_angstrom: &[[f32; 3]],
         workspace: &mut DeviceDsspWorkspace,
-    ) -> Result<Option<(Vec<u8>, Vec<[u32; 2]>)>, ComputeError> {
+    ) -> Result<Option<DevicePasses>, ComputeError> {
         let mut out = Vec::new();
         let route = self.dssp_frame(
             backbone,

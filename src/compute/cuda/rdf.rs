@@ -379,7 +379,8 @@ impl CellPlan {
     pub fn open(lo: [f32; 3], hi: [f32; 3], r_max: f64) -> Option<CellPlan> {
         let big = lo.iter().chain(&hi).fold(0.0f64, |b, &x| b.max(f64::from(x.abs())));
         let span = [0, 1, 2].map(|k| f64::from(hi[k]) - f64::from(lo[k]));
-        if !span.iter().all(|s| s.is_finite() && *s >= 0.0) || !(r_max.is_finite() && r_max > 0.0) {
+        let usable = span.iter().all(|s| s.is_finite() && *s >= 0.0) && r_max.is_finite() && r_max > 0.0;
+        if !usable {
             return None;
         }
         let extent = span.iter().copied().fold(big, f64::max);
