@@ -454,7 +454,7 @@ fn device_split_gives_the_cpu_codes() {
     }
     let mut system = io::load(&[data("md/adk.psf"), data("md/adk_dims.dcd")]).unwrap();
     let one = system.trajectory.frame(0).unwrap().positions_angstrom;
-    let (big, mut positions) = replicate_on_grid(&system.structure, &one, 12, 60.0);
+    let (big, mut positions) = replicate_on_grid(&system.structure, &one, 40, 60.0);
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(11, |d| d.as_nanos() as u64);
@@ -467,7 +467,7 @@ fn device_split_gives_the_cpu_codes() {
         z ^= z >> 31;
         *x += 0.8 * ((z >> 40) as f32 / (1u64 << 24) as f32 - 0.5);
     }
-    cases.push((format!("adk x 12, jittered (seed {seed})"), big, vec![positions]));
+    cases.push((format!("adk x 40, jittered (seed {seed})"), big, vec![positions]));
     let mut ws = DsspWorkspace::default();
     let mut out = Vec::new();
     let mut checked = 0;

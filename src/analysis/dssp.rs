@@ -359,6 +359,39 @@ impl ProteinBackbone {
         );
     }
 
+    /// A hash of the residues (atom indices, chains, prolines), on the rayon pool: equal for the
+    /// same backbone, so the per-structure arrays of the device path are made once.
+    pub fn fingerprint(&self) -> u64 {
+        let mix = |mut z: u64| {
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        let atom = |a: Option<u32>| a.map_or(u64::MAX, u64::from);
+        let sum = self
+            .residues
+            .par_iter()
+            .enumerate()
+            .with_min_len(4096)
+            .map(|(k, r)| {
+                let mut h = mix(k as u64 ^ 0x9e37_79b9_7f4a_7c15);
+                for x in [
+                    r.residue as u64,
+                    atom(r.n),
+                    atom(r.ca),
+                    atom(r.c),
+                    atom(r.o),
+                    atom(r.h),
+                    u64::from(r.chain) << 1 | u64::from(r.proline),
+                ] {
+                    h = mix(h ^ x);
+                }
+                h
+            })
+            .reduce(|| 0, u64::wrapping_add);
+        mix(sum ^ self.residues.len() as u64)
+    }
+
     /// Per residue of `source`, as the device reads it: the chain ordinal in bits 0-30, bit 31 set
     /// for proline.
     pub fn device_meta(&self, source: &[u32], out: &mut Vec<u32>) {
@@ -430,7 +463,8 @@ impl ProteinBackbone {
     /// turns and bends from the flags, then polyproline II, deciding the unsure angles as
     /// [`ProteinBackbone::assign_into`] does. The codes equal that function's for the same frame
     /// and options (without [`DsspOptions::file_hydrogens`], which the device does not take).
-    /// Times: the ladders under bridges, the rest under helices and polyproline.
+    /// Times: the ladders under bridges, the rest (helices, turns, bends, polyproline II, in one
+    /// pass) under helices.
     pub fn finish_from_device(
         &self,
         device: &DeviceDssp<'_>,
@@ -482,33 +516,34 @@ impl ProteinBackbone {
             Some(&b) if b & f::BEND_UNSURE != 0 && i >= 2 => kappa_above_70(atom(i - 2, 1), atom(i, 1), atom(i + 2, 1)),
             _ => false,
         };
-        helices_from_turns(m, chunk, flags, &bend, &mut ws.scratch, &mut ws.ss);
-        ws.times.helices_ms = clock.lap();
-        if options.pp_min_stretch == 2 || options.pp_min_stretch == 3 {
-            let [phi, psi] = polyproline_ranges();
-            let region = |i: usize| match flags.get(i) {
-                Some(&b) if b & f::POLYPROLINE != 0 => true,
-                Some(&b) if b & f::POLYPROLINE_UNSURE != 0 && i >= 1 => {
-                    phi.contains_dihedral([atom(i - 1, 2), atom(i, 0), atom(i, 1), atom(i, 2)])
-                        && psi.contains_dihedral([atom(i, 0), atom(i, 1), atom(i, 2), atom(i + 1, 0)])
-                }
-                _ => false,
-            };
-            polyproline_into(m, chunk, options.pp_min_stretch, &region, &mut ws.flags, &mut ws.ss);
-        }
-        ws.times.polyproline_ms = clock.lap();
+        let [phi, psi] = polyproline_ranges();
+        let region = |i: usize| match flags.get(i) {
+            Some(&b) if b & f::POLYPROLINE != 0 => true,
+            Some(&b) if b & f::POLYPROLINE_UNSURE != 0 && i >= 1 => {
+                phi.contains_dihedral([atom(i - 1, 2), atom(i, 0), atom(i, 1), atom(i, 2)])
+                    && psi.contains_dihedral([atom(i, 0), atom(i, 1), atom(i, 2), atom(i + 1, 0)])
+            }
+            _ => false,
+        };
+        let stretch = Some(options.pp_min_stretch).filter(|&s| s == 2 || s == 3);
         out.clear();
         if m == self.residues.len() {
             // Every residue used: `source` is the identity.
-            out.par_extend(ws.ss.par_iter().copied());
+            out.resize(m, SecondaryStructure::Coil);
+            helices_and_polyproline(m, chunk, flags, &bend, stretch, &region, &ws.ss, out);
         } else {
+            let [codes, _] = &mut ws.scratch;
+            codes.clear();
+            codes.resize(m, SecondaryStructure::Coil);
+            helices_and_polyproline(m, chunk, flags, &bend, stretch, &region, &ws.ss, codes);
             out.resize(self.residues.len(), SecondaryStructure::Coil);
-            for (&r, &s) in device.source.iter().zip(&ws.ss) {
+            for (&r, &s) in device.source.iter().zip(codes.iter()) {
                 if let Some(o) = out.get_mut(r as usize) {
                     *o = s;
                 }
             }
         }
+        ws.times.helices_ms = clock.lap();
         ws.times.output_ms = clock.lap();
     }
 
@@ -2320,6 +2355,101 @@ fn helices_from_turns(
             }
         });
 }
+
+/// [`helices_from_turns`], then with `stretch` (2 or 3) [`polyproline_into`], in one pass on the
+/// rayon pool, from the codes with the bridges (`ss`) into `out` (same length): each task
+/// recomputes the intermediate codes of its residues and of [`FUSED_HALO`] residues on either side
+/// (a code depends only on the codes within 10 residues of it: 2 for 3-10 helices, 4 for pi
+/// helices, 4 for polyproline windows), so its own residues' codes are those of the two passes.
+#[allow(clippy::too_many_arguments)]
+fn helices_and_polyproline(
+    m: usize,
+    chunk: usize,
+    turns: &[u8],
+    bend: &(impl Fn(usize) -> bool + Sync),
+    stretch: Option<usize>,
+    region: &(impl Fn(usize) -> bool + Sync),
+    ss: &[SecondaryStructure],
+    out: &mut [SecondaryStructure],
+) {
+    use SecondaryStructure as S;
+    let start = |kind: usize, i: usize| turns.get(i).is_some_and(|&t| t & (1 << kind) != 0);
+    let window = |kind: usize, r: usize, free: &dyn Fn(usize) -> bool| {
+        let len = kind + 3;
+        (r.saturating_sub(len - 1).max(1)..=r)
+            .any(|i| i + len < m && start(kind, i) && start(kind, i - 1) && (i..i + len).all(free))
+    };
+    out.par_chunks_mut(chunk.max(1)).enumerate().for_each(|(c, out)| {
+        let a = c * chunk.max(1);
+        let b = a + out.len();
+        let lo = a.saturating_sub(FUSED_HALO);
+        let hi = (b + FUSED_HALO).min(m);
+        let local = |v: &[S], k: usize| k.checked_sub(lo).and_then(|x| v.get(x)).copied();
+        let alpha: Vec<S> = (lo..hi)
+            .map(|r| {
+                if window(1, r, &|_| true) {
+                    S::AlphaHelix
+                } else {
+                    ss.get(r).copied().unwrap_or_default()
+                }
+            })
+            .collect();
+        let coil = |k: usize| local(&alpha, k) == Some(S::Coil);
+        let g: Vec<S> = (lo..hi)
+            .map(|r| {
+                if window(0, r, &coil) {
+                    S::Helix310
+                } else {
+                    local(&alpha, r).unwrap_or_default()
+                }
+            })
+            .collect();
+        let free = |k: usize| matches!(local(&g, k), Some(S::Coil | S::AlphaHelix));
+        let fin: Vec<S> = (lo..hi)
+            .map(|r| {
+                let mut s = if window(2, r, &free) {
+                    S::PiHelix
+                } else {
+                    local(&g, r).unwrap_or_default()
+                };
+                if s == S::Coil && r >= 1 && r + 1 < m {
+                    if (0..3).any(|kind| (1..kind + 3).any(|k| r >= k && start(kind, r - k))) {
+                        s = S::Turn;
+                    } else if bend(r) {
+                        s = S::Bend;
+                    }
+                }
+                s
+            })
+            .collect();
+        match stretch {
+            Some(st) => {
+                let near_coil =
+                    |i: usize| (i.saturating_sub(st - 1)..(i + st).min(m)).any(|k| local(&fin, k) == Some(S::Coil));
+                let in_region: Vec<bool> = (lo..hi).map(|i| near_coil(i) && region(i)).collect();
+                let inside = |k: usize| k.checked_sub(lo).and_then(|x| in_region.get(x)).copied() == Some(true);
+                for (r, o) in (a..b).zip(out.iter_mut()) {
+                    let s = local(&fin, r).unwrap_or_default();
+                    *o = if s == S::Coil
+                        && (r.saturating_sub(st - 1).max(1)..=r).any(|i| i + 3 < m && (i..i + st).all(inside))
+                    {
+                        S::Polyproline
+                    } else {
+                        s
+                    };
+                }
+            }
+            None => {
+                for (r, o) in (a..b).zip(out.iter_mut()) {
+                    *o = local(&fin, r).unwrap_or_default();
+                }
+            }
+        }
+    });
+}
+
+/// Residues recomputed on either side of a task's own in [`helices_and_polyproline`].
+const FUSED_HALO: usize = 16;
 
 /// The codes of `ss` as a string (one character per residue).
 pub fn codes(ss: &[SecondaryStructure]) -> String {

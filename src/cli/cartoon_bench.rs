@@ -92,6 +92,9 @@ pub struct CudaDsspResult {
     pub gather_ms: f64,
     pub device_ms: f64,
     pub finish_ms: f64,
+    /// The finishing passes (ladders under bridges; helices, turns, bends and polyproline II,
+    /// fused, under helices; the codes back in residue order under output).
+    pub finish_passes: DsspPassTimes,
     /// DSSP on the CUDA device, then segments, inputs, upload, passes, waited for.
     pub frame_ms: f64,
 }
@@ -351,14 +354,15 @@ fn device_case(
                     Ok(r) => route = r,
                     Err(e) => failure = Some(e),
                 }
-                parts.push(ws.times);
+                parts.push((ws.times, ws.cpu.times()));
             });
             if let Some(e) = failure {
                 bail!("DSSP on {}: {e}", engine.device_name());
             }
             let codes_equal = codes == secondary;
             let parts = parts.get(1..).unwrap_or(&[]);
-            let part = |f: fn(&DeviceDsspTimes) -> f64| median(parts.iter().map(f).collect());
+            let part = |f: fn(&DeviceDsspTimes) -> f64| median(parts.iter().map(|p| f(&p.0)).collect());
+            let finish_passes = median_passes(&parts.iter().map(|p| p.1).collect::<Vec<_>>());
             let mut frame_t = Vec::new();
             for f in 0..frames {
                 let t = Instant::now();
@@ -395,6 +399,7 @@ fn device_case(
                 gather_ms: part(|t| t.gather_ms),
                 device_ms: part(|t| t.device_ms),
                 finish_ms: part(|t| t.finish_ms),
+                finish_passes,
                 frame_ms: median(frame_t),
             })
         }
@@ -511,6 +516,10 @@ pub fn run(residue_targets: &[usize], repeats: usize, on_render_device: bool) ->
                     c.device_ms,
                     c.finish_ms,
                     c.frame_ms
+                );
+                println!(
+                    "  finish by pass (ms): ladders {:.3}, helices/turns/bends/polyproline {:.3}",
+                    c.finish_passes.bridges_ms, c.finish_passes.helices_ms
                 );
             }
         }

@@ -17,7 +17,7 @@
 //! residues and links their neighbours), hydrogens taken from the file, no protein residues.
 //! Called by the cartoon benchmark and the tests.
 
-use super::rdf::{CellPlan, RDF_SRC};
+use super::rdf::{CellPlan, CellSort, RDF_SRC};
 use super::{CudaEngine, dev_err};
 use crate::analysis::dssp::{
     DeviceDssp, DevicePasses, DsspOptions, DsspWorkspace, ProteinBackbone, SecondaryStructure,
@@ -91,16 +91,20 @@ struct DeviceBuffers {
 pub struct DeviceDsspWorkspace {
     /// The module (RDF cell sort and DSSP kernels) and the device it was loaded on.
     module: Option<(usize, Arc<CudaModule>)>,
+    /// The backbone the arrays below were made for (`ProteinBackbone::fingerprint`).
+    fingerprint: Option<u64>,
     /// The residues the device passes take (`ProteinBackbone::complete_residues`).
     source: Vec<u32>,
-    /// The chains and prolines the device holds (`ProteinBackbone::device_meta`), and a scratch copy.
-    meta_on_device: Vec<u32>,
+    /// Their chains and prolines (`ProteinBackbone::device_meta`), and whether the device holds them.
     meta: Vec<u32>,
+    meta_uploaded: bool,
     columns: Option<PinnedHostSlice<f32>>,
     flags: Option<PinnedHostSlice<u8>>,
     hits: Option<PinnedHostSlice<u32>>,
     count: Option<PinnedHostSlice<u32>>,
     device: Option<DeviceBuffers>,
+    /// The CA cell sort's device buffers.
+    sort: Option<CellSort>,
     /// The CPU path's buffers (also used by the finishing passes).
     pub cpu: DsspWorkspace,
     pub times: DeviceDsspTimes,
@@ -149,7 +153,13 @@ impl CudaEngine {
         let ws = workspace;
         ws.times = DeviceDsspTimes::default();
         let t = Instant::now();
-        backbone.complete_residues(&mut ws.source);
+        let fingerprint = backbone.fingerprint();
+        if ws.fingerprint != Some(fingerprint) {
+            backbone.complete_residues(&mut ws.source);
+            backbone.device_meta(&ws.source, &mut ws.meta);
+            ws.fingerprint = Some(fingerprint);
+            ws.meta_uploaded = false;
+        }
         let m = ws.source.len();
         let why = if options.file_hydrogens {
             Some("hydrogens from the file")
@@ -166,6 +176,26 @@ impl CudaEngine {
         if m.checked_mul(16).is_none_or(|x| x > u32::MAX as usize) {
             return Err(too_many());
         }
+        let module = match &ws.module {
+            Some((ordinal, module)) if *ordinal == self.ordinal() => module.clone(),
+            _ => {
+                let src =
+                    format!("#define RDF_MODE 0\n#define RDF_GROUPS 0\n#define RDF_HALF 0\n{RDF_SRC}\n{DSSP_SRC}");
+                let mut st = self.lock_state()?;
+                let module = self.module(&mut st, &src)?;
+                drop(st);
+                ws.module = Some((self.ordinal(), module.clone()));
+                // Buffers of another device's context: made again on this one.
+                ws.device = None;
+                ws.sort = None;
+                ws.columns = None;
+                ws.flags = None;
+                ws.hits = None;
+                ws.count = None;
+                ws.meta_uploaded = false;
+                module
+            }
+        };
         pinned(self, &mut ws.columns, 12 * m)?;
         let columns = ws
             .columns
@@ -182,24 +212,10 @@ impl CudaEngine {
         ws.times.gather_ms = t.elapsed().as_secs_f64() * 1e3;
 
         let t = Instant::now();
-        let module = match &ws.module {
-            Some((ordinal, module)) if *ordinal == self.ordinal() => module.clone(),
-            _ => {
-                let src =
-                    format!("#define RDF_MODE 0\n#define RDF_GROUPS 0\n#define RDF_HALF 0\n{RDF_SRC}\n{DSSP_SRC}");
-                let mut st = self.lock_state()?;
-                let module = self.module(&mut st, &src)?;
-                drop(st);
-                ws.module = Some((self.ordinal(), module.clone()));
-                ws.device = None;
-                ws.meta_on_device.clear();
-                module
-            }
-        };
         let stream = &self.stream;
         if ws.device.as_ref().is_none_or(|d| d.cap < m) {
             ws.device = None;
-            ws.meta_on_device.clear();
+            ws.meta_uploaded = false;
             let cap = m + m / 8;
             let alloc = |n: usize| stream.alloc_zeros::<u32>(n.max(1)).map_err(dev_err("allocation"));
             let alloc_f = |n: usize| stream.alloc_zeros::<f32>(n.max(1)).map_err(dev_err("allocation"));
@@ -224,12 +240,11 @@ impl CudaEngine {
             .as_mut()
             .ok_or_else(|| ComputeError::Device("no device buffers".into()))?;
         // The chains and prolines, uploaded when they change.
-        backbone.device_meta(&ws.source, &mut ws.meta);
-        if ws.meta != ws.meta_on_device {
+        if !ws.meta_uploaded {
             stream
                 .memcpy_htod(ws.meta.as_slice(), &mut d.meta.slice_mut(0..m))
                 .map_err(dev_err("upload"))?;
-            ws.meta_on_device.clone_from(&ws.meta);
+            ws.meta_uploaded = true;
         }
         {
             let columns = ws
@@ -260,12 +275,17 @@ impl CudaEngine {
             // every buffer holds at least m residues.
             unsafe { l.launch(cfg(m)) }.map_err(dev_err("dssp_backbone launch"))?;
         }
-        let (sorted, starts) = self.rdf_sort(&module, &d.items, m, &plan)?;
+        self.rdf_sort_into(&module, &d.items, m, &plan, &mut ws.sort)?;
+        let sort = ws
+            .sort
+            .as_ref()
+            .ok_or_else(|| ComputeError::Device("no cell-sort buffers".into()))?;
+        let (sorted, starts) = (&sort.sorted, &sort.starts);
         {
             let kernel = f("dssp_hbonds")?;
             let mut l = stream.launch_builder(&kernel);
-            l.arg(&sorted)
-                .arg(&starts)
+            l.arg(sorted)
+                .arg(starts)
                 .arg(&plan)
                 .arg(&m_i)
                 .arg(&d.columns)

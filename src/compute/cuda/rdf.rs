@@ -297,6 +297,16 @@ impl std::fmt::Display for RdfMethod {
 /// Fewest cells for which `RdfMethod::Auto` takes the cell list (a cell's 27 neighbours then cover at
 /// most 42% of the box).
 pub const CELLS_MIN: usize = 64;
+/// The device buffers of a counting sort into cells ([`CudaEngine::rdf_sort_into`]).
+pub(super) struct CellSort {
+    pub(super) counts: CudaSlice<u32>,
+    /// The start of each cell, then the item count.
+    pub(super) starts: CudaSlice<u32>,
+    pub(super) cell_of: CudaSlice<i32>,
+    /// The positions in cell order.
+    pub(super) sorted: CudaSlice<f32>,
+}
+
 /// Most cells of a grid; larger grids get wider cells.
 const CELLS_MAX: usize = 1 << 21;
 
@@ -633,6 +643,22 @@ impl CudaEngine {
         n: usize,
         plan: &CellPlan,
     ) -> Result<(CudaSlice<f32>, CudaSlice<u32>), ComputeError> {
+        let mut buffers = None;
+        self.rdf_sort_into(module, pos, n, plan, &mut buffers)?;
+        let b = buffers.ok_or_else(|| ComputeError::Device("no cell-sort buffers".into()))?;
+        Ok((b.sorted, b.starts))
+    }
+
+    /// [`CudaEngine::rdf_sort`] into `buffers` (kept by the caller from one sort to the next, grown
+    /// when too small): the first `n` float4 of `sorted` and the first cells + 1 `starts`.
+    pub(super) fn rdf_sort_into(
+        &self,
+        module: &std::sync::Arc<cudarc::driver::CudaModule>,
+        pos: &CudaSlice<f32>,
+        n: usize,
+        plan: &CellPlan,
+        buffers: &mut Option<CellSort>,
+    ) -> Result<(), ComputeError> {
         let ncells = plan.cells();
         let too_big = || ComputeError::Device("too many atoms or cells for the cell list".into());
         let n_i = i32::try_from(n).map_err(|_| too_big())?;
@@ -640,24 +666,53 @@ impl CudaEngine {
         let index = CudaEngine::function(module, "rdf_cell_index")?;
         let scan = CudaEngine::function(module, "rdf_cell_scan")?;
         let scatter = CudaEngine::function(module, "rdf_cell_scatter")?;
-        let mut counts = self.stream.alloc_zeros::<u32>(ncells).map_err(dev_err("allocation"))?;
-        let mut starts = self
-            .stream
-            .alloc_zeros::<u32>(ncells + 1)
-            .map_err(dev_err("allocation"))?;
-        let mut cell_of = self.stream.alloc_zeros::<i32>(n).map_err(dev_err("allocation"))?;
-        let mut sorted = self.stream.alloc_zeros::<f32>(4 * n).map_err(dev_err("allocation"))?;
+        match buffers.as_mut() {
+            Some(b) if b.counts.len() >= ncells.max(1) && b.cell_of.len() >= n.max(1) => {
+                self.stream
+                    .memset_zeros(&mut b.counts.slice_mut(0..ncells))
+                    .map_err(dev_err("memset"))?;
+            }
+            _ => {
+                *buffers = None;
+                *buffers = Some(CellSort {
+                    counts: self
+                        .stream
+                        .alloc_zeros::<u32>(ncells.max(1))
+                        .map_err(dev_err("allocation"))?,
+                    starts: self
+                        .stream
+                        .alloc_zeros::<u32>(ncells + 1)
+                        .map_err(dev_err("allocation"))?,
+                    cell_of: self
+                        .stream
+                        .alloc_zeros::<i32>(n.max(1))
+                        .map_err(dev_err("allocation"))?,
+                    sorted: self
+                        .stream
+                        .alloc_zeros::<f32>(4 * n.max(1))
+                        .map_err(dev_err("allocation"))?,
+                });
+            }
+        }
+        let CellSort {
+            counts,
+            starts,
+            cell_of,
+            sorted,
+        } = buffers
+            .as_mut()
+            .ok_or_else(|| ComputeError::Device("no cell-sort buffers".into()))?;
         let per_atom = LaunchConfig::for_num_elems(n as u32);
         {
             let mut l = self.stream.launch_builder(&index);
-            l.arg(pos).arg(&n_i).arg(plan).arg(&mut cell_of).arg(&mut counts);
+            l.arg(pos).arg(&n_i).arg(plan).arg(&mut *cell_of).arg(&mut *counts);
             // SAFETY: reads `n` float4 positions, writes `n` cell indices, each below `ncells`
             // (clamped in the kernel), and counts into `ncells` counters.
             unsafe { l.launch(per_atom) }.map_err(dev_err("rdf_cell_index launch"))?;
         }
         {
             let mut l = self.stream.launch_builder(&scan);
-            l.arg(&mut counts).arg(&mut starts).arg(&ncells_i);
+            l.arg(&mut *counts).arg(&mut *starts).arg(&ncells_i);
             let cfg = LaunchConfig {
                 grid_dim: (1, 1, 1),
                 block_dim: (1024, 1, 1),
@@ -669,11 +724,11 @@ impl CudaEngine {
         }
         {
             let mut l = self.stream.launch_builder(&scatter);
-            l.arg(pos).arg(&n_i).arg(&cell_of).arg(&mut counts).arg(&mut sorted);
+            l.arg(pos).arg(&n_i).arg(&*cell_of).arg(&mut *counts).arg(&mut *sorted);
             // SAFETY: the fill cursors start at each cell's start and advance once per atom of the
             // cell, so every slot written is below `n`.
             unsafe { l.launch(per_atom) }.map_err(dev_err("rdf_cell_scatter launch"))?;
         }
-        Ok((sorted, starts))
+        Ok(())
     }
 }
