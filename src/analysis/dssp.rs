@@ -484,15 +484,16 @@ impl ProteinBackbone {
         let chunk = chunk_len(m);
         let flags = device.flags.get(..m).unwrap_or(&[]);
         let columns = device.columns;
-        running_count(
-            m,
-            chunk,
-            |k| flags.get(k).is_some_and(|&b| b & f::BREAK != 0),
-            &mut ws.chunk_counts,
-            &mut ws.device_segment,
-        );
-        let segment = &ws.device_segment;
-        let connected = |a: usize, b: usize| b >= a && segment.get(a).is_some() && segment.get(a) == segment.get(b);
+        // Residues a <= b are connected when no break comes after a up to b: the ladders ask this of
+        // consecutive ladders' first residues (gaps summing to at most m) and of spans of joined
+        // ladders, so scanning the flags costs less than a running count of the breaks.
+        let connected = |a: usize, b: usize| {
+            b >= a
+                && b < m
+                && flags
+                    .get(a + 1..=b)
+                    .is_some_and(|span| span.iter().all(|&x| x & f::BREAK == 0))
+        };
         ws.ss.clear();
         ws.ss.resize(m, SecondaryStructure::Coil);
         ws.hits.clear();
@@ -727,8 +728,7 @@ pub struct DsspWorkspace {
     ss: Vec<SecondaryStructure>,
     /// Per-chunk counts of the parallel scans.
     chunk_counts: Vec<usize>,
-    /// The device path's segments (chain breaks at or before each residue) and bridges.
-    device_segment: Vec<u32>,
+    /// The device path's bridges.
     hits: Vec<(u32, u32, bool)>,
     times: DsspPassTimes,
 }
