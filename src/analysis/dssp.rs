@@ -12,6 +12,12 @@
 //! twice: for baseline x86-64 and for AVX2, chosen at run time (`donor_bonds`); both builds do
 //! the same IEEE operations per lane, so the codes do not depend on the CPU either.
 //!
+//! The passes that read coordinates also run on a CUDA device (`compute::cuda::dssp`,
+//! `kernels/dssp.cu`): this module gathers their input ([`ProteinBackbone::gather_columns`]), finishes
+//! the codes from their per-residue flags and bridge partners ([`ProteinBackbone::finish_from_device`]:
+//! ladders, then helices, turns, bends and polyproline II in one pass) and computes those flags with
+//! its own passes ([`ProteinBackbone::device_passes_on_cpu`], the reference the device is held to).
+//!
 //! What mkdssp does and this module repeats, so that the 8-state codes agree residue for residue:
 //! - A residue takes part when it has atoms named N, CA, C and O (the readers keep the first alternate
 //!   location of each atom). Residues without them are coil and, like a C(i-1)-N(i) distance above

@@ -27,7 +27,8 @@
 //! Files by job: [`discovery`] (library probing, devices, `ORBITFIELD_DEVICES`), [`nvrtc`] (compile,
 //! disk cache, kernel dumps), [`engine`] ([`CudaEngine`], its buffers, the slab protocol and the finite
 //! checks), and one file per kernel family: [`mo`], [`dcs`], [`msm`] (with [`msm_bins`] and
-//! [`msm_levels`], the plan's binning and long-range levels), [`qm_esp`], [`molsurf`] and [`rdf`].
+//! [`msm_levels`], the plan's binning and long-range levels), [`qm_esp`], [`molsurf`], [`rdf`] and [`dssp`]
+//! (secondary structure per frame: the coordinate passes of DSSP, held byte for byte to the CPU's).
 
 pub mod dcs;
 pub mod discovery;
