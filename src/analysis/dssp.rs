@@ -290,12 +290,23 @@ impl ProteinBackbone {
             };
             res.assign_bridges(acc, &bond, &mut ws.ss);
             ws.times.bridges_ms = clock.lap();
-            res.assign_helices(&bond, &mut ws.turns, &mut ws.scratch, &mut ws.ss);
+            res.turns_into(&bond, &mut ws.turns);
+            let stretch = Some(options.pp_min_stretch).filter(|&s| s == 2 || s == 3);
+            let codes = &mut ws.scratch;
+            codes.clear();
+            codes.resize(m, SecondaryStructure::Coil);
+            helices_and_polyproline(
+                m,
+                res.chunk,
+                &ws.turns,
+                &|i| res.bend(i),
+                stretch,
+                &|i| res.in_polyproline_region(i),
+                &ws.ss,
+                codes,
+            );
+            std::mem::swap(&mut ws.ss, codes);
             ws.times.helices_ms = clock.lap();
-            if options.pp_min_stretch == 2 || options.pp_min_stretch == 3 {
-                res.assign_polyproline(options.pp_min_stretch, &mut ws.flags, &mut ws.ss);
-            }
-            ws.times.polyproline_ms = clock.lap();
         }
         // Back to the order of the protein residues.
         out.clear();
@@ -539,7 +550,7 @@ impl ProteinBackbone {
             out.resize(m, SecondaryStructure::Coil);
             helices_and_polyproline(m, chunk, flags, &bend, stretch, &region, &ws.ss, out);
         } else {
-            let [codes, _] = &mut ws.scratch;
+            let codes = &mut ws.scratch;
             codes.clear();
             codes.resize(m, SecondaryStructure::Coil);
             helices_and_polyproline(m, chunk, flags, &bend, stretch, &region, &ws.ss, codes);
@@ -638,57 +649,44 @@ pub struct DsspPassTimes {
     pub hbonds_ms: f64,
     /// Bridges, ladders and sheets (E, B).
     pub bridges_ms: f64,
-    /// n-turns, helices (H, G, I), then turns (T) and bends (S).
+    /// n-turns, helices (H, G, I), turns (T), bends (S) and polyproline II (P), in one pass.
     pub helices_ms: f64,
-    /// Polyproline II (P).
-    pub polyproline_ms: f64,
     /// The codes back in the order of the protein residues.
     pub output_ms: f64,
 }
 
 impl DsspPassTimes {
     /// The passes' names, in the order of [`DsspPassTimes::to_array`].
-    pub const NAMES: [&'static str; 7] = [
+    pub const NAMES: [&'static str; 6] = [
         "backbone",
         "cell list",
         "H-bond search",
         "bridges/ladders",
-        "helices/turns/bends",
-        "polyproline",
+        "helices/turns/bends/polyproline",
         "output",
     ];
 
     /// The times in the order of [`DsspPassTimes::NAMES`].
-    pub fn to_array(&self) -> [f64; 7] {
+    pub fn to_array(&self) -> [f64; 6] {
         [
             self.backbone_ms,
             self.cells_ms,
             self.hbonds_ms,
             self.bridges_ms,
             self.helices_ms,
-            self.polyproline_ms,
             self.output_ms,
         ]
     }
 
     /// The inverse of [`DsspPassTimes::to_array`].
-    pub fn from_array(t: [f64; 7]) -> DsspPassTimes {
-        let [
-            backbone_ms,
-            cells_ms,
-            hbonds_ms,
-            bridges_ms,
-            helices_ms,
-            polyproline_ms,
-            output_ms,
-        ] = t;
+    pub fn from_array(t: [f64; 6]) -> DsspPassTimes {
+        let [backbone_ms, cells_ms, hbonds_ms, bridges_ms, helices_ms, output_ms] = t;
         DsspPassTimes {
             backbone_ms,
             cells_ms,
             hbonds_ms,
             bridges_ms,
             helices_ms,
-            polyproline_ms,
             output_ms,
         }
     }
@@ -727,10 +725,8 @@ pub struct DsspWorkspace {
     by_item: Vec<[u32; 2]>,
     /// Per residue: bit n - 3 set when an n-turn starts there.
     turns: Vec<u8>,
-    /// Per residue: phi and psi in the polyproline II region.
-    flags: Vec<bool>,
-    /// The codes between the helix passes.
-    scratch: [Vec<SecondaryStructure>; 2],
+    /// The codes the helix pass writes (then swapped with `ss`, or scattered to the residues).
+    scratch: Vec<SecondaryStructure>,
     ss: Vec<SecondaryStructure>,
     /// Per-chunk counts of the parallel scans.
     chunk_counts: Vec<usize>,
@@ -2181,18 +2177,8 @@ fn ladders_into(
 }
 
 impl Residues {
-    /// Helices (H, G, I), then turns (T) and bends (S) on the remaining coil. mkdssp's helix loops
-    /// run over windows in order, but each window's test reads only codes that the earlier
-    /// windows of the same loop cannot change (a G window is free of H, E and B, which G windows
-    /// never write; an I window of G, E and B, which I windows never write): so each loop is a
-    /// per-residue pass from the previous loop's codes, on the rayon pool.
-    fn assign_helices(
-        &self,
-        bond: &(impl Fn(usize, usize) -> bool + Sync),
-        turns: &mut Vec<u8>,
-        scratch: &mut [Vec<SecondaryStructure>; 2],
-        ss: &mut [SecondaryStructure],
-    ) {
+    /// The n-turns into `turns`: bit n - 3 of `turns[i]` set when an n-turn starts at residue i.
+    fn turns_into(&self, bond: &(impl Fn(usize, usize) -> bool + Sync), turns: &mut Vec<u8>) {
         let m = self.len();
         // mkdssp's helix flags (start, middle, end of 3-, 4- and 5-turns) are read only as "an
         // n-turn starts at i" (its start and start-and-end flags): bit n - 3 of `turns[i]`, set when
@@ -2211,7 +2197,6 @@ impl Residues {
                 })
             })
             .collect_into_vec(turns);
-        helices_from_turns(m, self.chunk, turns, &|i| self.bend(i), scratch, ss);
     }
 
     /// The CA kappa angle at residue i (between CA(i-2)->CA(i) and CA(i)->CA(i+2)) above 70 degrees.
@@ -2225,21 +2210,18 @@ impl Residues {
         kappa_above_70(a, b, c)
     }
 
-    fn assign_polyproline(&self, stretch: usize, in_region: &mut Vec<bool>, ss: &mut [SecondaryStructure]) {
+    /// Whether residue i's phi and psi lie in the polyproline II region (the end residues have
+    /// angles 0, outside it).
+    fn in_polyproline_region(&self, i: usize) -> bool {
         let m = self.len();
         let [phi_range, psi_range] = polyproline_ranges();
         let at = |v: &[[f32; 3]], k: usize| v.get(k).copied().unwrap_or([f32::NAN; 3]);
-        // Whether residue i's phi and psi lie in the polyproline II region (the end residues have
-        // angles 0, outside it).
-        let region = |i: usize| {
-            i > 0
-                && i + 1 < m
-                && self.connected(i - 1, i)
-                && self.connected(i, i + 1)
-                && phi_range.contains_dihedral([at(&self.c, i - 1), at(&self.n, i), at(&self.ca, i), at(&self.c, i)])
-                && psi_range.contains_dihedral([at(&self.n, i), at(&self.ca, i), at(&self.c, i), at(&self.n, i + 1)])
-        };
-        polyproline_into(m, self.chunk, stretch, &region, in_region, ss);
+        i > 0
+            && i + 1 < m
+            && self.connected(i - 1, i)
+            && self.connected(i, i + 1)
+            && phi_range.contains_dihedral([at(&self.c, i - 1), at(&self.n, i), at(&self.ca, i), at(&self.c, i)])
+            && psi_range.contains_dihedral([at(&self.n, i), at(&self.ca, i), at(&self.c, i), at(&self.n, i + 1)])
     }
 }
 
@@ -2252,121 +2234,22 @@ fn polyproline_ranges() -> [AngleRange; 2] {
     ]
 }
 
-/// Polyproline II stretches (P) on the coil of `ss`: windows of `stretch` residues whose angles
-/// lie in the region (`region(i)`, which is asked only of residues within `stretch - 1` of a coil
-/// residue: only windows with a coil residue write P).
-fn polyproline_into(
-    m: usize,
-    chunk: usize,
-    stretch: usize,
-    region: &(impl Fn(usize) -> bool + Sync),
-    in_region: &mut Vec<bool>,
-    ss: &mut [SecondaryStructure],
-) {
-    let ss_now = &*ss;
-    let near_coil = |i: usize| {
-        ss_now
-            .get(i.saturating_sub(stretch - 1)..(i + stretch).min(m))
-            .is_some_and(|w| w.contains(&SecondaryStructure::Coil))
-    };
-    (0..m)
-        .into_par_iter()
-        .with_min_len(chunk)
-        .map(|i| near_coil(i) && region(i))
-        .collect_into_vec(in_region);
-    let in_region = &*in_region;
-    // mkdssp's scan: windows of `stretch` residues from i = 1 while i + 3 < m, all in the region;
-    // their coil residues become P.
-    ss.par_iter_mut().enumerate().with_min_len(chunk).for_each(|(r, s)| {
-        if *s == SecondaryStructure::Coil
-            && (r.saturating_sub(stretch - 1).max(1)..=r)
-                .any(|i| i + 3 < m && (i..i + stretch).all(|k| in_region.get(k).copied().unwrap_or(false)))
-        {
-            *s = SecondaryStructure::Polyproline;
-        }
-    });
-}
-
-/// The helix, turn and bend passes of [`Residues::assign_helices`] from the n-turns (`turns[i]`:
-/// bit n - 3 set when an n-turn starts at residue i) and the bends (`bend(i)`: the CA kappa angle
-/// at i is above 70 degrees, within one chain), into `ss` (which holds the bridges).
-fn helices_from_turns(
-    m: usize,
-    chunk: usize,
-    turns: &[u8],
-    bend: &(impl Fn(usize) -> bool + Sync),
-    scratch: &mut [Vec<SecondaryStructure>; 2],
-    ss: &mut [SecondaryStructure],
-) {
-    let start = |kind: usize, i: usize| turns.get(i).is_some_and(|&t| t & (1 << kind) != 0);
-    // A helix of kind `kind` (0: 3-10, 1: alpha, 2: pi) covers residue r when a window of
-    // kind + 3 residues from i in r-kind-2..=r, with 1 <= i and i + kind + 3 < m, has n-turns
-    // starting at i - 1 and i (and `free` holds for the codes under it).
-    let window = |kind: usize, r: usize, free: &dyn Fn(usize) -> bool| {
-        let len = kind + 3;
-        (r.saturating_sub(len - 1).max(1)..=r)
-            .any(|i| i + len < m && start(kind, i) && start(kind, i - 1) && (i..i + len).all(free))
-    };
-    let [after_alpha, after_310] = scratch;
-    // Alpha helices override everything (only bridges are there yet).
-    ss.par_iter()
-        .enumerate()
-        .with_min_len(chunk)
-        .map(|(r, &s)| {
-            if window(1, r, &|_| true) {
-                SecondaryStructure::AlphaHelix
-            } else {
-                s
-            }
-        })
-        .collect_into_vec(after_alpha);
-    // 3-10 helices where the window is coil (or 3-10 helix from earlier windows).
-    let base = &*after_alpha;
-    let coil = |k: usize| base.get(k) == Some(&SecondaryStructure::Coil);
-    base.par_iter()
-        .enumerate()
-        .with_min_len(chunk)
-        .map(|(r, &s)| {
-            if window(0, r, &coil) {
-                SecondaryStructure::Helix310
-            } else {
-                s
-            }
-        })
-        .collect_into_vec(after_310);
-    // pi helices where the window is coil or alpha helix (or pi helix from earlier windows).
-    let base = &*after_310;
-    let free = |k: usize| {
-        base.get(k)
-            .is_some_and(|&s| s == SecondaryStructure::Coil || s == SecondaryStructure::AlphaHelix)
-    };
-    // Turns, then bends, on the remaining coil: each residue on its own.
-    ss.par_iter_mut()
-        .zip(base.par_iter())
-        .enumerate()
-        .with_min_len(chunk)
-        .for_each(|(i, (s, &b))| {
-            *s = if window(2, i, &free) {
-                SecondaryStructure::PiHelix
-            } else {
-                b
-            };
-            if *s == SecondaryStructure::Coil && i >= 1 && i + 1 < m {
-                let turn = (0..3).any(|kind| (1..kind + 3).any(|k| i >= k && start(kind, i - k)));
-                if turn {
-                    *s = SecondaryStructure::Turn;
-                } else if bend(i) {
-                    *s = SecondaryStructure::Bend;
-                }
-            }
-        });
-}
-
-/// [`helices_from_turns`], then with `stretch` (2 or 3) [`polyproline_into`], in one pass on the
-/// rayon pool, from the codes with the bridges (`ss`) into `out` (same length): each task
-/// recomputes the intermediate codes of its residues and of [`FUSED_HALO`] residues on either side
-/// (a code depends only on the codes within 10 residues of it: 2 for 3-10 helices, 4 for pi
-/// helices, 4 for polyproline windows), so its own residues' codes are those of the two passes.
+/// Helices (H, G, I), then turns (T) and bends (S) on the remaining coil, then with `stretch` (2 or
+/// 3) polyproline II (P), from the codes with the bridges (`ss`) into `out` (same length), in one
+/// pass on the rayon pool. `turns[i]`: bit n - 3 set when an n-turn starts at residue i; `bend(i)`:
+/// the CA kappa angle at i is above 70 degrees within one chain; `region(i)`: phi and psi of i lie
+/// in the polyproline II region (asked only of residues within `stretch - 1` of a coil residue).
+///
+/// mkdssp's loops run over windows in order, but each window's test reads only codes that earlier
+/// windows of the same loop cannot change (a G window is free of H, E and B, which G windows never
+/// write; an I window of G, E and B, which I windows never write): so each loop is a per-residue
+/// step from the previous loop's codes. Alpha helices override everything but take their windows
+/// from the turns alone; 3-10 helices take coil; pi helices coil and alpha helix; polyproline II
+/// stretches are windows of `stretch` residues in the region from i = 1 while i + 3 < m, whose coil
+/// residues become P. Each task recomputes the intermediate codes of its residues and of
+/// [`FUSED_HALO`] residues on either side (a code depends only on the codes within 10 residues of
+/// it: 2 for 3-10 helices, 4 for pi helices, 4 for polyproline windows), so its own residues' codes
+/// are those of the loops one after the other.
 #[allow(clippy::too_many_arguments)]
 fn helices_and_polyproline(
     m: usize,

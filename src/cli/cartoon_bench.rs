@@ -101,7 +101,7 @@ pub struct CudaDsspResult {
 
 /// The median of each pass over `times`.
 fn median_passes(times: &[DsspPassTimes]) -> DsspPassTimes {
-    let arrays: Vec<[f64; 7]> = times.iter().map(DsspPassTimes::to_array).collect();
+    let arrays: Vec<[f64; 6]> = times.iter().map(DsspPassTimes::to_array).collect();
     DsspPassTimes::from_array(std::array::from_fn(|k| {
         let mut v: Vec<f64> = arrays.iter().filter_map(|a| a.get(k).copied()).collect();
         v.sort_by(f64::total_cmp);
