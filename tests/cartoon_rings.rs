@@ -21,43 +21,9 @@ fn data(rel: &str) -> PathBuf {
 
 /// Every field of two inputs equal, floats bit for bit.
 fn assert_same_bits(a: &CartoonRings, b: &CartoonRings, what: &str) {
-    fn bytes<T: bytemuck::Pod>(v: &[T]) -> &[u8] {
-        bytemuck::cast_slice(v)
+    if let Some(d) = a.bitwise_difference(b) {
+        panic!("{what}: {d}");
     }
-    assert_eq!(
-        (a.sides, a.segments_per_residue, a.linear, a.with_values),
-        (b.sides, b.segments_per_residue, b.linear, b.with_values),
-        "{what}"
-    );
-    assert_eq!(a.arrow_width_factor.to_bits(), b.arrow_width_factor.to_bits(), "{what}");
-    assert_eq!(bytes(&a.sections), bytes(&b.sections), "{what}: sections");
-    assert_eq!(bytes(&a.angles), bytes(&b.angles), "{what}: angles");
-    assert_eq!(bytes(&a.samples_t), bytes(&b.samples_t), "{what}: samples");
-    assert_eq!(
-        (a.n_records, a.n_bands, a.n_vertices, a.n_indices),
-        (b.n_records, b.n_bands, b.n_vertices, b.n_indices),
-        "{what}: counts"
-    );
-    assert_eq!(a.pieces.len(), b.pieces.len(), "{what}: pieces");
-    for (k, (x, y)) in a.pieces.iter().zip(&b.pieces).enumerate() {
-        assert!(
-            bytemuck::bytes_of(x) == bytemuck::bytes_of(y),
-            "{what}: piece {k}: {x:?} vs {y:?}"
-        );
-    }
-    assert_eq!(a.residues.len(), b.residues.len(), "{what}: residues");
-    for (k, (x, y)) in a.residues.iter().zip(&b.residues).enumerate() {
-        assert!(
-            bytemuck::bytes_of(x) == bytemuck::bytes_of(y),
-            "{what}: residue {k}: {x:?} vs {y:?}"
-        );
-    }
-    assert_eq!(a.host_records.len(), b.host_records.len(), "{what}: host records");
-    assert!(
-        bytes(&a.host_records) == bytes(&b.host_records),
-        "{what}: host records differ"
-    );
-    assert_eq!(a.host_bands, b.host_bands, "{what}: host bands");
 }
 
 /// `positions` with every coordinate moved by up to `amplitude_angstrom` either way.

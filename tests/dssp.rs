@@ -8,16 +8,13 @@ use orbitfield::analysis::dssp::{DsspOptions, ProteinBackbone, SecondaryStructur
 use orbitfield::io;
 use orbitfield::model::Structure;
 use std::collections::HashMap;
-use std::path::PathBuf;
 
-fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
-}
-
-fn reference() -> serde_json::Value {
-    let text = std::fs::read_to_string(data("dssp/reference.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
+#[path = "common/jitter.rs"]
+mod jitter;
+use jitter::{fresh_seed, jitter};
+#[path = "common/dssp_reference.rs"]
+mod dssp_reference;
+use dssp_reference::{data, load_entry, reference, reference_cases};
 
 /// "chain resid resname" of every protein residue, the chain being the segment where there is no
 /// chain label (as the reference script names them).
@@ -77,13 +74,7 @@ struct Comparison {
 
 fn compare(entry: &serde_json::Value) -> Comparison {
     let name = entry["name"].as_str().unwrap().to_string();
-    let files: Vec<PathBuf> = entry["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| data(f.as_str().unwrap()))
-        .collect();
-    let mut system = io::load(&files).unwrap();
+    let mut system = load_entry(entry);
     let backbone = ProteinBackbone::new(&system.structure);
     let ours = keys(&system.structure, &backbone);
     let theirs: Vec<&str> = entry["residues"]
@@ -374,18 +365,8 @@ fn codes_do_not_depend_on_threads_chunks_or_reused_buffers() {
     let copies = 60;
     let (big, mut positions) = replicate_on_grid(&system.structure, &one, copies, 60.0);
     // Fresh jitter (splitmix64 from the clock), so that the copies differ.
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(7, |d| d.as_nanos() as u64);
-    let mut state = seed;
-    for x in positions.iter_mut().flatten() {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        *x += 0.6 * ((z >> 40) as f32 / (1u64 << 24) as f32 - 0.5);
-    }
+    let seed = fresh_seed(7);
+    jitter(&mut positions, 0.6, seed);
     let options = DsspOptions::default();
     let backbone = ProteinBackbone::new(&big);
     let pool = |n: usize| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
@@ -434,39 +415,12 @@ fn codes_do_not_depend_on_threads_chunks_or_reused_buffers() {
 fn device_split_gives_the_cpu_codes() {
     use orbitfield::analysis::dssp::{DeviceDssp, DsspWorkspace, codes, device_flags};
     use orbitfield::analysis::polymer::replicate_on_grid;
-    let reference = reference();
-    // (name, structure, frames)
-    type Case = (String, Structure, Vec<Vec<[f32; 3]>>);
-    let mut cases: Vec<Case> = Vec::new();
-    for entry in reference["structures"].as_array().unwrap() {
-        let files: Vec<PathBuf> = entry["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| data(f.as_str().unwrap()))
-            .collect();
-        let mut system = io::load(&files).unwrap();
-        let n = system.trajectory.n_frames().min(3);
-        let frames = (0..n)
-            .map(|f| system.trajectory.frame(f).unwrap().positions_angstrom)
-            .collect();
-        cases.push((entry["name"].as_str().unwrap().to_string(), system.structure, frames));
-    }
+    let mut cases = reference_cases(3);
     let mut system = io::load(&[data("md/adk.psf"), data("md/adk_dims.dcd")]).unwrap();
     let one = system.trajectory.frame(0).unwrap().positions_angstrom;
     let (big, mut positions) = replicate_on_grid(&system.structure, &one, 40, 60.0);
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(11, |d| d.as_nanos() as u64);
-    let mut state = seed;
-    for x in positions.iter_mut().flatten() {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        *x += 0.8 * ((z >> 40) as f32 / (1u64 << 24) as f32 - 0.5);
-    }
+    let seed = fresh_seed(11);
+    jitter(&mut positions, 0.8, seed);
     cases.push((format!("adk x 40, jittered (seed {seed})"), big, vec![positions]));
     let mut ws = DsspWorkspace::default();
     let mut out = Vec::new();

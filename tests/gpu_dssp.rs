@@ -13,63 +13,38 @@ use orbitfield::analysis::polymer::replicate_on_grid;
 use orbitfield::compute::cuda::dssp::{DeviceDsspWorkspace, DsspRoute};
 use orbitfield::io;
 use orbitfield::model::Structure;
-use std::path::PathBuf;
 
+#[path = "common/dssp_reference.rs"]
+mod dssp_reference;
+use dssp_reference::{data, reference_cases};
+#[path = "common/jitter.rs"]
+mod jitter;
+use jitter::{fresh_seed, jitter};
 #[path = "common/cuda_device.rs"]
 mod cuda_device;
 use cuda_device::device;
-
-fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
-}
 
 /// adk copied `copies` times on a grid, every coordinate moved by up to +-amplitude/2 A.
 fn jittered_adk(copies: usize, amplitude: f32, seed: u64) -> (Structure, Vec<[f32; 3]>) {
     let mut system = io::load(&[data("md/adk.psf"), data("md/adk_dims.dcd")]).unwrap();
     let one = system.trajectory.frame(0).unwrap().positions_angstrom;
     let (big, mut positions) = replicate_on_grid(&system.structure, &one, copies, 60.0);
-    let mut state = seed;
-    for x in positions.iter_mut().flatten() {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        *x += amplitude * ((z >> 40) as f32 / (1u64 << 24) as f32 - 0.5);
-    }
+    jitter(&mut positions, amplitude, seed);
     (big, positions)
 }
 
 #[test]
 fn device_dssp_equals_the_cpu_path() {
     let Some(engine) = device() else { return };
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(5, |d| d.as_nanos() as u64);
-    // (name, structure, frames)
-    type Case = (String, Structure, Vec<Vec<[f32; 3]>>);
-    let mut cases: Vec<Case> = Vec::new();
+    let seed = fresh_seed(5);
+    let mut cases: Vec<dssp_reference::Case> = Vec::new();
     let (big, big_positions) = jittered_adk(468, 1.0, seed);
     cases.push((
         format!("adk x 468, jitter 1.0 A (seed {seed})"),
         big,
         vec![big_positions],
     ));
-    let reference: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(data("dssp/reference.json")).unwrap()).unwrap();
-    for entry in reference["structures"].as_array().unwrap() {
-        let files: Vec<PathBuf> = entry["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| data(f.as_str().unwrap()))
-            .collect();
-        let mut system = io::load(&files).unwrap();
-        let frames = (0..system.trajectory.n_frames().min(3))
-            .map(|f| system.trajectory.frame(f).unwrap().positions_angstrom)
-            .collect();
-        cases.push((entry["name"].as_str().unwrap().to_string(), system.structure, frames));
-    }
+    cases.extend(reference_cases(3));
     for (k, amplitude) in [0.3f32, 0.8, 1.5].into_iter().enumerate() {
         let s = seed.wrapping_add(k as u64 + 1);
         let (s_big, p) = jittered_adk(40, amplitude, s);
@@ -161,9 +136,7 @@ fn cartoon_builder_runs_dssp_on_a_gpu_worker() {
     let pool: Pool<u64> = Pool::new(PoolConfig::default());
     let workers = pool.device_workers();
     assert!(workers.has_gpu(), "{:?}", pool.notes());
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(9, |d| d.as_nanos() as u64);
+    let seed = fresh_seed(9);
     let mut on_gpu = CartoonBuilder::default();
     let mut on_cpu = CartoonBuilder::default();
     for frame in 0..3u64 {

@@ -315,18 +315,12 @@ fn device_case(
     let input_bytes = rings.input_bytes();
     drop(scratch);
     // DSSP then the device stage, in sequence, as a frame runs them.
-    let mut frame_t = Vec::new();
-    let options = DsspOptions::default();
-    let mut dssp_ws = DsspWorkspace::default();
-    let mut codes = Vec::new();
-    for f in 0..frames {
-        let t = Instant::now();
-        polymer
-            .protein
-            .assign_into(positions, &options, &mut dssp_ws, &mut codes);
+    // The mesh stage of one frame from its codes: the inputs into kept buffers, the passes, waited
+    // for; and the median of `frames` frames after two to warm up.
+    let mut mesh_stage = |codes: &[SecondaryStructure]| -> Result<()> {
         polymer.rings_for(
             positions,
-            &codes,
+            codes,
             Coloring::SecondaryStructure,
             None,
             params,
@@ -338,11 +332,28 @@ fn device_case(
         });
         pass.encode(device, queue, &mut encoder, &rings, &mut buffers, None)?;
         queue.submit([encoder.finish()]);
-        wait()?;
-        if f >= 2 {
-            frame_t.push(t.elapsed().as_secs_f64() * 1e3);
+        wait().map(|_| ())
+    };
+    let time_frames = |frame: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+        let mut times = Vec::new();
+        for f in 0..frames {
+            let t = Instant::now();
+            frame()?;
+            if f >= 2 {
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
         }
-    }
+        Ok(median(times))
+    };
+    let options = DsspOptions::default();
+    let mut dssp_ws = DsspWorkspace::default();
+    let mut codes = Vec::new();
+    let frame_ms = time_frames(&mut || {
+        polymer
+            .protein
+            .assign_into(positions, &options, &mut dssp_ws, &mut codes);
+        mesh_stage(&codes)
+    })?;
     let cuda_dssp = match cuda {
         Some(engine) => {
             let mut ws = DeviceDsspWorkspace::default();
@@ -363,31 +374,12 @@ fn device_case(
             let parts = parts.get(1..).unwrap_or(&[]);
             let part = |f: fn(&DeviceDsspTimes) -> f64| median(parts.iter().map(|p| f(&p.0)).collect());
             let finish_passes = median_passes(&parts.iter().map(|p| p.1).collect::<Vec<_>>());
-            let mut frame_t = Vec::new();
-            for f in 0..frames {
-                let t = Instant::now();
+            let frame_ms = time_frames(&mut || {
                 engine
                     .dssp_frame(&polymer.protein, positions, &options, &mut ws, &mut codes)
                     .map_err(|e| anyhow!("DSSP on {}: {e}", engine.device_name()))?;
-                polymer.rings_for(
-                    positions,
-                    &codes,
-                    Coloring::SecondaryStructure,
-                    None,
-                    params,
-                    &mut rings,
-                    &mut cartoon_ws,
-                );
-                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("cartoon bench frame"),
-                });
-                pass.encode(device, queue, &mut encoder, &rings, &mut buffers, None)?;
-                queue.submit([encoder.finish()]);
-                wait()?;
-                if f >= 2 {
-                    frame_t.push(t.elapsed().as_secs_f64() * 1e3);
-                }
-            }
+                mesh_stage(&codes)
+            })?;
             Some(CudaDsspResult {
                 device: engine.device_name().to_string(),
                 route: match route {
@@ -400,7 +392,7 @@ fn device_case(
                 device_ms: part(|t| t.device_ms),
                 finish_ms: part(|t| t.finish_ms),
                 finish_passes,
-                frame_ms: median(frame_t),
+                frame_ms,
             })
         }
         None => None,
@@ -415,7 +407,7 @@ fn device_case(
         device_ms,
         stage_ms: rings_ms + device_ms,
         input_bytes,
-        frame_ms: median(frame_t),
+        frame_ms,
     })
 }
 

@@ -125,6 +125,29 @@ fn pinned<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
     Ok(())
 }
 
+/// The first `n` elements of a page-locked buffer, once the copies into it are done.
+fn host<T: cudarc::driver::ValidAsZeroBits>(slot: &Option<PinnedHostSlice<T>>, n: usize) -> Result<&[T], ComputeError> {
+    slot.as_ref()
+        .ok_or_else(|| ComputeError::Device("no page-locked buffer".into()))?
+        .as_slice()
+        .map_err(dev_err("page-locked buffer"))?
+        .get(..n)
+        .ok_or_else(|| ComputeError::Device("short page-locked buffer".into()))
+}
+
+/// [`host`], writable.
+fn host_mut<T: cudarc::driver::ValidAsZeroBits>(
+    slot: &mut Option<PinnedHostSlice<T>>,
+    n: usize,
+) -> Result<&mut [T], ComputeError> {
+    slot.as_mut()
+        .ok_or_else(|| ComputeError::Device("no page-locked buffer".into()))?
+        .as_mut_slice()
+        .map_err(dev_err("page-locked buffer"))?
+        .get_mut(..n)
+        .ok_or_else(|| ComputeError::Device("short page-locked buffer".into()))
+}
+
 fn too_many() -> ComputeError {
     ComputeError::Device("too many protein residues for the device's DSSP".into())
 }
@@ -197,12 +220,7 @@ impl CudaEngine {
             }
         };
         pinned(self, &mut ws.columns, 12 * m)?;
-        let columns = ws
-            .columns
-            .as_mut()
-            .ok_or_else(|| ComputeError::Device("no page-locked buffer".into()))?
-            .as_mut_slice()
-            .map_err(dev_err("page-locked buffer"))?;
+        let columns = host_mut(&mut ws.columns, 12 * m)?;
         let bounds = backbone.gather_columns(positions_angstrom, &ws.source, columns);
         let plan = bounds.and_then(|[lo, hi]| CellPlan::open(lo, hi, 9.0));
         let Some(plan) = plan else {
@@ -246,21 +264,10 @@ impl CudaEngine {
                 .map_err(dev_err("upload"))?;
             ws.meta_uploaded = true;
         }
-        {
-            let columns = ws
-                .columns
-                .as_ref()
-                .ok_or_else(|| ComputeError::Device("no page-locked buffer".into()))?
-                .as_slice()
-                .map_err(dev_err("page-locked buffer"))?;
-            let src = columns
-                .get(..12 * m)
-                .ok_or_else(|| ComputeError::Device("short page-locked buffer".into()))?;
-            // From page-locked memory: a DMA at full bus speed.
-            stream
-                .memcpy_htod(src, &mut d.columns.slice_mut(0..12 * m))
-                .map_err(dev_err("upload"))?;
-        }
+        // From page-locked memory: a DMA at full bus speed.
+        stream
+            .memcpy_htod(host(&ws.columns, 12 * m)?, &mut d.columns.slice_mut(0..12 * m))
+            .map_err(dev_err("upload"))?;
         let f = |name: &str| CudaEngine::function(&module, name);
         {
             let kernel = f("dssp_backbone")?;
@@ -334,69 +341,34 @@ impl CudaEngine {
         }
         pinned(self, &mut ws.flags, m)?;
         pinned(self, &mut ws.count, 1)?;
-        let (Some(flags), Some(count)) = (ws.flags.as_mut(), ws.count.as_mut()) else {
-            return Err(ComputeError::Device("no page-locked buffer".into()));
-        };
         stream
-            .memcpy_dtoh(
-                &d.flags.slice(0..m),
-                &mut flags.as_mut_slice().map_err(dev_err("download"))?[..m],
-            )
+            .memcpy_dtoh(&d.flags.slice(0..m), host_mut(&mut ws.flags, m)?)
             .map_err(dev_err("download"))?;
         stream
-            .memcpy_dtoh(&d.hit_starts.slice(m..m + 1), count)
+            .memcpy_dtoh(&d.hit_starts.slice(m..m + 1), host_mut(&mut ws.count, 1)?)
             .map_err(dev_err("download"))?;
         stream.synchronize().map_err(dev_err("synchronize"))?;
-        let n_hits = count
-            .as_slice()
-            .map_err(dev_err("download"))?
-            .first()
-            .copied()
-            .unwrap_or(0) as usize;
+        let n_hits = host(&ws.count, 1)?.first().copied().unwrap_or(0) as usize;
         if n_hits > MAX_HITS * m {
             return Err(ComputeError::Device(format!(
                 "{n_hits} bridge partners for {m} residues"
             )));
         }
         pinned(self, &mut ws.hits, 2 * n_hits)?;
-        let hits = ws
-            .hits
-            .as_mut()
-            .ok_or_else(|| ComputeError::Device("no page-locked buffer".into()))?;
         if n_hits > 0 {
-            let host = hits.as_mut_slice().map_err(dev_err("download"))?;
             stream
-                .memcpy_dtoh(&d.hits.slice(0..2 * n_hits), &mut host[..2 * n_hits])
+                .memcpy_dtoh(&d.hits.slice(0..2 * n_hits), host_mut(&mut ws.hits, 2 * n_hits)?)
                 .map_err(dev_err("download"))?;
         }
         stream.synchronize().map_err(dev_err("synchronize"))?;
         ws.times.device_ms = t.elapsed().as_secs_f64() * 1e3;
 
         let t = Instant::now();
-        let columns = ws
-            .columns
-            .as_ref()
-            .ok_or_else(|| ComputeError::Device("no page-locked buffer".into()))?
-            .as_slice()
-            .map_err(dev_err("page-locked buffer"))?;
-        let flags = ws
-            .flags
-            .as_ref()
-            .ok_or_else(|| ComputeError::Device("no page-locked buffer".into()))?
-            .as_slice()
-            .map_err(dev_err("page-locked buffer"))?;
-        let hits = ws
-            .hits
-            .as_ref()
-            .ok_or_else(|| ComputeError::Device("no page-locked buffer".into()))?
-            .as_slice()
-            .map_err(dev_err("page-locked buffer"))?;
-        let hits: &[[u32; 2]] = bytemuck::cast_slice(hits.get(..2 * n_hits).unwrap_or(&[]));
         let device = DeviceDssp {
             source: &ws.source,
-            columns: columns.get(..12 * m).unwrap_or(&[]),
-            flags: flags.get(..m).unwrap_or(&[]),
-            hits,
+            columns: host(&ws.columns, 12 * m)?,
+            flags: host(&ws.flags, m)?,
+            hits: bytemuck::cast_slice(host(&ws.hits, 2 * n_hits)?),
         };
         backbone.finish_from_device(&device, options, &mut ws.cpu, out);
         ws.times.finish_ms = t.elapsed().as_secs_f64() * 1e3;

@@ -154,6 +154,58 @@ pub struct CartoonRings {
 }
 
 impl CartoonRings {
+    /// The first field in which `self` and `other` differ, floats compared bit for bit (`None`:
+    /// the same inputs, the same mesh).
+    pub fn bitwise_difference(&self, other: &CartoonRings) -> Option<String> {
+        fn bytes<T: bytemuck::Pod>(v: &[T]) -> &[u8] {
+            bytemuck::cast_slice(v)
+        }
+        let (a, b) = (self, other);
+        if (a.sides, a.segments_per_residue, a.linear, a.with_values)
+            != (b.sides, b.segments_per_residue, b.linear, b.with_values)
+            || a.arrow_width_factor.to_bits() != b.arrow_width_factor.to_bits()
+        {
+            return Some("resolution or style".into());
+        }
+        let tables = [
+            ("sections", bytes(&a.sections), bytes(&b.sections)),
+            ("angles", bytes(&a.angles), bytes(&b.angles)),
+            ("samples", bytes(&a.samples_t), bytes(&b.samples_t)),
+            ("host records", bytes(&a.host_records), bytes(&b.host_records)),
+            ("host bands", bytes(&a.host_bands), bytes(&b.host_bands)),
+        ];
+        if let Some((name, _, _)) = tables.iter().find(|(_, x, y)| x != y) {
+            return Some(format!("{name} differ"));
+        }
+        if (a.n_records, a.n_bands, a.n_vertices, a.n_indices) != (b.n_records, b.n_bands, b.n_vertices, b.n_indices) {
+            return Some("counts differ".into());
+        }
+        if a.pieces.len() != b.pieces.len() || a.residues.len() != b.residues.len() {
+            return Some(format!(
+                "{} pieces and {} residues against {} and {}",
+                a.pieces.len(),
+                a.residues.len(),
+                b.pieces.len(),
+                b.residues.len()
+            ));
+        }
+        if let Some((k, (x, y))) = a
+            .pieces
+            .iter()
+            .zip(&b.pieces)
+            .enumerate()
+            .find(|(_, (x, y))| bytemuck::bytes_of(*x) != bytemuck::bytes_of(*y))
+        {
+            return Some(format!("piece {k}: {x:?} against {y:?}"));
+        }
+        a.residues
+            .iter()
+            .zip(&b.residues)
+            .enumerate()
+            .find(|(_, (x, y))| bytemuck::bytes_of(*x) != bytemuck::bytes_of(*y))
+            .map(|(k, (x, y))| format!("residue {k}: {x:?} against {y:?}"))
+    }
+
     /// Triangles of the mesh.
     pub fn n_triangles(&self) -> u64 {
         self.n_indices / 3
@@ -783,17 +835,14 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn inputs_layout_and_counts_match_the_cpu_mesh() {
-        assert_eq!(std::mem::size_of::<CartoonRecord>(), 64);
-        assert_eq!(std::mem::size_of::<CartoonPiece>(), 64);
-        assert_eq!(std::mem::size_of::<CartoonResidue>(), 40);
-        let nucleic: Vec<NucleicResidue> = (0..5)
+    /// `n` nucleotides stacked 3.4 A apart along z, each with a base slab but `without_base`.
+    fn nucleic_strand(n: usize, without_base: Option<usize>) -> Vec<NucleicResidue> {
+        (0..n)
             .map(|k| {
                 let z = 3.4 * k as f32;
                 NucleicResidue {
                     trace: [9.0, k as f32, z],
-                    base: Some(BaseSlab {
+                    base: (Some(k) != without_base).then_some(BaseSlab {
                         root: [6.0, k as f32, z],
                         tip: [1.0, k as f32, z],
                         plane: [6.0, k as f32 + 1.0, z],
@@ -802,7 +851,15 @@ mod tests {
                     value: k as f32,
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn inputs_layout_and_counts_match_the_cpu_mesh() {
+        assert_eq!(std::mem::size_of::<CartoonRecord>(), 64);
+        assert_eq!(std::mem::size_of::<CartoonPiece>(), 64);
+        assert_eq!(std::mem::size_of::<CartoonResidue>(), 40);
+        let nucleic = nucleic_strand(5, None);
         for (trial, style) in Style::ALL.into_iter().enumerate() {
             let mut whole = chain(40, 0x2545_f491 + trial as u32);
             for r in &mut whole {
@@ -866,44 +923,10 @@ mod tests {
     }
 
     /// Every field of two inputs equal, floats bit for bit.
-    pub(crate) fn assert_same_bits(a: &CartoonRings, b: &CartoonRings, what: &str) {
-        fn bytes<T: bytemuck::Pod>(v: &[T]) -> &[u8] {
-            bytemuck::cast_slice(v)
+    fn assert_same_bits(a: &CartoonRings, b: &CartoonRings, what: &str) {
+        if let Some(d) = a.bitwise_difference(b) {
+            panic!("{what}: {d}");
         }
-        assert_eq!(
-            (a.sides, a.segments_per_residue, a.linear, a.with_values),
-            (b.sides, b.segments_per_residue, b.linear, b.with_values),
-            "{what}"
-        );
-        assert_eq!(a.arrow_width_factor.to_bits(), b.arrow_width_factor.to_bits(), "{what}");
-        assert_eq!(bytes(&a.sections), bytes(&b.sections), "{what}: sections");
-        assert_eq!(bytes(&a.angles), bytes(&b.angles), "{what}: angles");
-        assert_eq!(bytes(&a.samples_t), bytes(&b.samples_t), "{what}: samples");
-        assert_eq!(
-            (a.n_records, a.n_bands, a.n_vertices, a.n_indices),
-            (b.n_records, b.n_bands, b.n_vertices, b.n_indices),
-            "{what}: counts"
-        );
-        assert_eq!(a.pieces.len(), b.pieces.len(), "{what}: pieces");
-        for (k, (x, y)) in a.pieces.iter().zip(&b.pieces).enumerate() {
-            assert!(
-                bytemuck::bytes_of(x) == bytemuck::bytes_of(y),
-                "{what}: piece {k}: {x:?} vs {y:?}"
-            );
-        }
-        assert_eq!(a.residues.len(), b.residues.len(), "{what}: residues");
-        for (k, (x, y)) in a.residues.iter().zip(&b.residues).enumerate() {
-            assert!(
-                bytemuck::bytes_of(x) == bytemuck::bytes_of(y),
-                "{what}: residue {k}: {x:?} vs {y:?}"
-            );
-        }
-        assert_eq!(a.host_records.len(), b.host_records.len(), "{what}: host records");
-        assert!(
-            bytes(&a.host_records) == bytes(&b.host_records),
-            "{what}: host records differ"
-        );
-        assert_eq!(a.host_bands, b.host_bands, "{what}: host bands");
     }
 
     #[test]
@@ -915,21 +938,7 @@ mod tests {
             x ^= x << 5;
             x
         };
-        let nucleic: Vec<NucleicResidue> = (0..7)
-            .map(|k| {
-                let z = 3.4 * k as f32;
-                NucleicResidue {
-                    trace: [9.0, k as f32, z],
-                    base: (k != 2).then_some(BaseSlab {
-                        root: [6.0, k as f32, z],
-                        tip: [1.0, k as f32, z],
-                        plane: [6.0, k as f32 + 1.0, z],
-                    }),
-                    color: [0, 0, k as u8, 255],
-                    value: k as f32,
-                }
-            })
-            .collect();
+        let nucleic = nucleic_strand(7, Some(2));
         let mut broken = nucleic.clone();
         broken[4].trace = [f32::NAN, 0.0, 0.0];
         let mut workspace = RingsWorkspace::default();
