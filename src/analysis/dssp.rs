@@ -531,15 +531,18 @@ impl ProteinBackbone {
         };
         let bend = |i: usize| match flags.get(i) {
             Some(&b) if b & f::BEND != 0 => true,
-            Some(&b) if b & f::BEND_UNSURE != 0 && i >= 2 => kappa_above_70(atom(i - 2, 1), atom(i, 1), atom(i + 2, 1)),
+            Some(&b) if b & f::BEND_UNSURE != 0 && i >= 2 => {
+                let [a, b, c] = kappa_points(atom, i);
+                kappa_above_70(a, b, c)
+            }
             _ => false,
         };
-        let [phi, psi] = polyproline_ranges();
+        let [phi_range, psi_range] = polyproline_ranges();
         let region = |i: usize| match flags.get(i) {
             Some(&b) if b & f::POLYPROLINE != 0 => true,
             Some(&b) if b & f::POLYPROLINE_UNSURE != 0 && i >= 1 => {
-                phi.contains_dihedral([atom(i - 1, 2), atom(i, 0), atom(i, 1), atom(i, 2)])
-                    && psi.contains_dihedral([atom(i, 0), atom(i, 1), atom(i, 2), atom(i + 1, 0)])
+                let [phi, psi] = phi_psi_points(atom, i);
+                phi_range.contains_dihedral(phi) && psi_range.contains_dihedral(psi)
             }
             _ => false,
         };
@@ -599,33 +602,30 @@ impl ProteinBackbone {
             .into_iter()
             .map(|(i, j, parallel)| [i, j | if parallel { f::PARALLEL } else { 0 }])
             .collect();
-        let [phi, psi] = polyproline_ranges();
-        let at = |v: &[[f32; 3]], k: usize| v.get(k).copied().unwrap_or([f32::NAN; 3]);
-        let flags = (0..m)
-            .into_par_iter()
-            .map(|i| {
-                let mut b = 0u8;
+        let mut turns = Vec::new();
+        res.turns_into(&bond, &mut turns);
+        let [phi_range, psi_range] = polyproline_ranges();
+        let at = |r: usize, a: usize| res.atom(r, a);
+        let flags = turns
+            .par_iter()
+            .enumerate()
+            .map(|(i, &turn)| {
+                // The turns' bits are the flags' first three.
+                let mut b = turn & (f::TURN3 | f::TURN4 | f::TURN5);
                 if i > 0 && !res.connected(i - 1, i) {
                     b |= f::BREAK;
                 }
-                for (kind, bit) in [f::TURN3, f::TURN4, f::TURN5].into_iter().enumerate() {
-                    let stride = kind + 3;
-                    if i + stride < m && res.connected(i, i + stride) && bond(i + stride, i) {
-                        b |= bit;
-                    }
-                }
-                if i >= 2 && i + 2 < m && res.connected(i - 2, i + 2) {
-                    let ckap = kappa_cosine(at(&res.ca, i - 2), at(&res.ca, i), at(&res.ca, i + 2));
-                    b |= match kappa_cosine_decides(ckap) {
+                if res.has_kappa(i) {
+                    let [p, q, r] = kappa_points(at, i);
+                    b |= match kappa_cosine_decides(kappa_cosine(p, q, r)) {
                         Some(true) => f::BEND,
                         Some(false) => 0,
                         None => f::BEND_UNSURE,
                     };
                 }
-                if i > 0 && i + 1 < m && res.connected(i - 1, i) && res.connected(i, i + 1) {
-                    let phi = phi.decide_dihedral([at(&res.c, i - 1), at(&res.n, i), at(&res.ca, i), at(&res.c, i)]);
-                    let psi = psi.decide_dihedral([at(&res.n, i), at(&res.ca, i), at(&res.c, i), at(&res.n, i + 1)]);
-                    b |= match (phi, psi) {
+                if res.has_phi_psi(i) {
+                    let [phi, psi] = phi_psi_points(at, i);
+                    b |= match (phi_range.decide_dihedral(phi), psi_range.decide_dihedral(psi)) {
                         (Ok(true), Ok(true)) => f::POLYPROLINE,
                         (Ok(false), _) | (_, Ok(false)) => 0,
                         _ => f::POLYPROLINE_UNSURE,
@@ -2053,130 +2053,7 @@ impl Residues {
             })
             .collect()
     }
-}
 
-/// Bridges (i, j, parallel), i < j in (i, j) order, into ladders and sheets: E for ladders of two
-/// or more bridges, B for lone bridges, written into `ss`. `connected(a, b)`: residues a <= b are in
-/// one chain with no break between them.
-fn ladders_into(
-    connected: &(impl Fn(usize, usize) -> bool + Sync),
-    hits: &[(u32, u32, bool)],
-    ss: &mut [SecondaryStructure],
-) {
-    {
-        // Consecutive bridges into ladders. mkdssp gives bridge (i, j) to the ladder whose last
-        // bridge is (i - 1, j - 1) (parallel) or (i - 1, j + 1) (antiparallel), of the same kind:
-        // there is at most one, so a ladder is a chain of bridges that starts at a bridge without
-        // such a predecessor. Starts in bridge order (mkdssp's creation order, sorted by first
-        // residue), each followed on the rayon pool.
-        let find = |i: Option<u32>, j: Option<u32>, parallel: bool| -> bool {
-            let (Some(i), Some(j)) = (i, j) else {
-                return false;
-            };
-            hits.binary_search_by(|h| (h.0, h.1).cmp(&(i, j)))
-                .ok()
-                .and_then(|k| hits.get(k))
-                .is_some_and(|h| h.2 == parallel)
-        };
-        let next_j = |j: u32, parallel: bool| if parallel { j.checked_add(1) } else { j.checked_sub(1) };
-        let previous_j = |j: u32, parallel: bool| if parallel { j.checked_sub(1) } else { j.checked_add(1) };
-        let mut ladders: Vec<Ladder> = hits
-            .par_iter()
-            .with_min_len(256)
-            .filter_map(|&(i, j, parallel)| {
-                if find(i.checked_sub(1), previous_j(j, parallel), parallel) {
-                    return None;
-                }
-                let (mut last_i, mut last_j, mut bridges) = (i, j, 1);
-                while let Some(nj) = next_j(last_j, parallel)
-                    && find(last_i.checked_add(1), Some(nj), parallel)
-                {
-                    (last_i, last_j, bridges) = (last_i + 1, nj, bridges + 1);
-                }
-                // Antiparallel ladders keep j ascending.
-                let (jb, je) = if parallel { (j, last_j) } else { (last_j, j) };
-                Some(Ladder {
-                    parallel,
-                    ends: [i, last_i, jb, je],
-                    bridges,
-                })
-            })
-            .collect();
-
-        // Join ladders across bulges. Ladders are sorted by first residue; mkdssp compares every
-        // later ladder, but those starting 6 or more past this one's end never join, so the scan
-        // stops; and ladders whose first residues lie in different unbroken stretches never join,
-        // so each stretch's ladders are joined on their own, on the rayon pool.
-        ladders
-            .par_chunk_by_mut(|a, b| connected(a.ends[0] as usize, b.ends[0] as usize))
-            .for_each(|group| {
-                for a in 0..group.len() {
-                    if group.get(a).is_none_or(|l| l.bridges == 0) {
-                        continue;
-                    }
-                    for b in a + 1..group.len() {
-                        let (Some(&la), Some(&lb)) = (group.get(a), group.get(b)) else {
-                            break;
-                        };
-                        if lb.bridges == 0 {
-                            continue;
-                        }
-                        let [ibi, iei, jbi, jei] = la.ends;
-                        let [ibj, iej, jbj, jej] = lb.ends;
-                        if u64::from(ibj) >= u64::from(iei) + 6 {
-                            break;
-                        }
-                        if la.parallel != lb.parallel
-                            || !connected(ibi.min(ibj) as usize, iei.max(iej) as usize)
-                            || !connected(jbi.min(jbj) as usize, jei.max(jej) as usize)
-                            || ibj.wrapping_sub(iei) >= 6
-                            || (iei >= ibj && ibi <= iej)
-                        {
-                            continue;
-                        }
-                        let bulge = if la.parallel {
-                            (jbj.wrapping_sub(jei) < 6 && ibj.wrapping_sub(iei) < 3) || jbj.wrapping_sub(jei) < 3
-                        } else {
-                            (jbi.wrapping_sub(jej) < 6 && ibj.wrapping_sub(iei) < 3) || jbi.wrapping_sub(jej) < 3
-                        };
-                        if bulge {
-                            // b's bridges follow a's: i ends at b's last; j (ascending) ends at
-                            // b's last when parallel, starts at b's first when antiparallel.
-                            if let Some(ld) = group.get_mut(a) {
-                                ld.bridges += lb.bridges;
-                                ld.ends[1] = iej;
-                                if ld.parallel {
-                                    ld.ends[3] = jej;
-                                } else {
-                                    ld.ends[2] = jbj;
-                                }
-                            }
-                            if let Some(other) = group.get_mut(b) {
-                                other.bridges = 0;
-                            }
-                        }
-                    }
-                }
-            });
-        for ld in ladders.iter().filter(|l| l.bridges > 0) {
-            let kind = if ld.bridges > 1 {
-                SecondaryStructure::Strand
-            } else {
-                SecondaryStructure::Bridge
-            };
-            let [ib, ie, jb, je] = ld.ends;
-            for r in (ib..=ie).chain(jb..=je) {
-                if let Some(s) = ss.get_mut(r as usize)
-                    && *s != SecondaryStructure::Strand
-                {
-                    *s = kind;
-                }
-            }
-        }
-    }
-}
-
-impl Residues {
     /// The n-turns into `turns`: bit n - 3 of `turns[i]` set when an n-turn starts at residue i.
     fn turns_into(&self, bond: &(impl Fn(usize, usize) -> bool + Sync), turns: &mut Vec<u8>) {
         let m = self.len();
@@ -2199,30 +2076,178 @@ impl Residues {
             .collect_into_vec(turns);
     }
 
-    /// The CA kappa angle at residue i (between CA(i-2)->CA(i) and CA(i)->CA(i+2)) above 70 degrees.
-    fn bend(&self, i: usize) -> bool {
-        if i < 2 || i + 2 >= self.len() || !self.connected(i - 2, i + 2) {
-            return false;
-        }
-        let (Some(&a), Some(&b), Some(&c)) = (self.ca.get(i - 2), self.ca.get(i), self.ca.get(i + 2)) else {
-            return false;
+    /// Atom `a` (0 N, 1 CA, 2 C, 3 O) of residue `r`.
+    fn atom(&self, r: usize, a: usize) -> [f32; 3] {
+        let column = match a {
+            0 => &self.n,
+            1 => &self.ca,
+            2 => &self.c,
+            _ => &self.o,
         };
-        kappa_above_70(a, b, c)
+        column.get(r).copied().unwrap_or([f32::NAN; 3])
     }
 
-    /// Whether residue i's phi and psi lie in the polyproline II region (the end residues have
-    /// angles 0, outside it).
-    fn in_polyproline_region(&self, i: usize) -> bool {
-        let m = self.len();
-        let [phi_range, psi_range] = polyproline_ranges();
-        let at = |v: &[[f32; 3]], k: usize| v.get(k).copied().unwrap_or([f32::NAN; 3]);
-        i > 0
-            && i + 1 < m
-            && self.connected(i - 1, i)
-            && self.connected(i, i + 1)
-            && phi_range.contains_dihedral([at(&self.c, i - 1), at(&self.n, i), at(&self.ca, i), at(&self.c, i)])
-            && psi_range.contains_dihedral([at(&self.n, i), at(&self.ca, i), at(&self.c, i), at(&self.n, i + 1)])
+    /// Residue i has a kappa angle: i-2..=i+2 in one chain.
+    fn has_kappa(&self, i: usize) -> bool {
+        i >= 2 && i + 2 < self.len() && self.connected(i - 2, i + 2)
     }
+
+    /// Residue i has phi and psi: i-1..=i+1 in one chain (the end residues have angles 0, outside
+    /// the polyproline II region).
+    fn has_phi_psi(&self, i: usize) -> bool {
+        i > 0 && i + 1 < self.len() && self.connected(i - 1, i) && self.connected(i, i + 1)
+    }
+
+    /// The CA kappa angle at residue i (between CA(i-2)->CA(i) and CA(i)->CA(i+2)) above 70 degrees.
+    fn bend(&self, i: usize) -> bool {
+        self.has_kappa(i) && {
+            let [a, b, c] = kappa_points(|r, a| self.atom(r, a), i);
+            kappa_above_70(a, b, c)
+        }
+    }
+
+    /// Whether residue i's phi and psi lie in the polyproline II region.
+    fn in_polyproline_region(&self, i: usize) -> bool {
+        let [phi_range, psi_range] = polyproline_ranges();
+        self.has_phi_psi(i) && {
+            let [phi, psi] = phi_psi_points(|r, a| self.atom(r, a), i);
+            phi_range.contains_dihedral(phi) && psi_range.contains_dihedral(psi)
+        }
+    }
+}
+
+/// Bridges (i, j, parallel), i < j in (i, j) order, into ladders and sheets: E for ladders of two
+/// or more bridges, B for lone bridges, written into `ss`. `connected(a, b)`: residues a <= b are in
+/// one chain with no break between them.
+fn ladders_into(
+    connected: &(impl Fn(usize, usize) -> bool + Sync),
+    hits: &[(u32, u32, bool)],
+    ss: &mut [SecondaryStructure],
+) {
+    // Consecutive bridges into ladders. mkdssp gives bridge (i, j) to the ladder whose last
+    // bridge is (i - 1, j - 1) (parallel) or (i - 1, j + 1) (antiparallel), of the same kind:
+    // there is at most one, so a ladder is a chain of bridges that starts at a bridge without
+    // such a predecessor. Starts in bridge order (mkdssp's creation order, sorted by first
+    // residue), each followed on the rayon pool.
+    let find = |i: Option<u32>, j: Option<u32>, parallel: bool| -> bool {
+        let (Some(i), Some(j)) = (i, j) else {
+            return false;
+        };
+        hits.binary_search_by(|h| (h.0, h.1).cmp(&(i, j)))
+            .ok()
+            .and_then(|k| hits.get(k))
+            .is_some_and(|h| h.2 == parallel)
+    };
+    let next_j = |j: u32, parallel: bool| if parallel { j.checked_add(1) } else { j.checked_sub(1) };
+    let previous_j = |j: u32, parallel: bool| if parallel { j.checked_sub(1) } else { j.checked_add(1) };
+    let mut ladders: Vec<Ladder> = hits
+        .par_iter()
+        .with_min_len(256)
+        .filter_map(|&(i, j, parallel)| {
+            if find(i.checked_sub(1), previous_j(j, parallel), parallel) {
+                return None;
+            }
+            let (mut last_i, mut last_j, mut bridges) = (i, j, 1);
+            while let Some(nj) = next_j(last_j, parallel)
+                && find(last_i.checked_add(1), Some(nj), parallel)
+            {
+                (last_i, last_j, bridges) = (last_i + 1, nj, bridges + 1);
+            }
+            // Antiparallel ladders keep j ascending.
+            let (jb, je) = if parallel { (j, last_j) } else { (last_j, j) };
+            Some(Ladder {
+                parallel,
+                ends: [i, last_i, jb, je],
+                bridges,
+            })
+        })
+        .collect();
+
+    // Join ladders across bulges. Ladders are sorted by first residue; mkdssp compares every
+    // later ladder, but those starting 6 or more past this one's end never join, so the scan
+    // stops; and ladders whose first residues lie in different unbroken stretches never join,
+    // so each stretch's ladders are joined on their own, on the rayon pool.
+    ladders
+        .par_chunk_by_mut(|a, b| connected(a.ends[0] as usize, b.ends[0] as usize))
+        .for_each(|group| {
+            for a in 0..group.len() {
+                if group.get(a).is_none_or(|l| l.bridges == 0) {
+                    continue;
+                }
+                for b in a + 1..group.len() {
+                    let (Some(&la), Some(&lb)) = (group.get(a), group.get(b)) else {
+                        break;
+                    };
+                    if lb.bridges == 0 {
+                        continue;
+                    }
+                    let [ibi, iei, jbi, jei] = la.ends;
+                    let [ibj, iej, jbj, jej] = lb.ends;
+                    if u64::from(ibj) >= u64::from(iei) + 6 {
+                        break;
+                    }
+                    if la.parallel != lb.parallel
+                        || !connected(ibi.min(ibj) as usize, iei.max(iej) as usize)
+                        || !connected(jbi.min(jbj) as usize, jei.max(jej) as usize)
+                        || ibj.wrapping_sub(iei) >= 6
+                        || (iei >= ibj && ibi <= iej)
+                    {
+                        continue;
+                    }
+                    let bulge = if la.parallel {
+                        (jbj.wrapping_sub(jei) < 6 && ibj.wrapping_sub(iei) < 3) || jbj.wrapping_sub(jei) < 3
+                    } else {
+                        (jbi.wrapping_sub(jej) < 6 && ibj.wrapping_sub(iei) < 3) || jbi.wrapping_sub(jej) < 3
+                    };
+                    if bulge {
+                        // b's bridges follow a's: i ends at b's last; j (ascending) ends at
+                        // b's last when parallel, starts at b's first when antiparallel.
+                        if let Some(ld) = group.get_mut(a) {
+                            ld.bridges += lb.bridges;
+                            ld.ends[1] = iej;
+                            if ld.parallel {
+                                ld.ends[3] = jej;
+                            } else {
+                                ld.ends[2] = jbj;
+                            }
+                        }
+                        if let Some(other) = group.get_mut(b) {
+                            other.bridges = 0;
+                        }
+                    }
+                }
+            }
+        });
+    for ld in ladders.iter().filter(|l| l.bridges > 0) {
+        let kind = if ld.bridges > 1 {
+            SecondaryStructure::Strand
+        } else {
+            SecondaryStructure::Bridge
+        };
+        let [ib, ie, jb, je] = ld.ends;
+        for r in (ib..=ie).chain(jb..=je) {
+            if let Some(s) = ss.get_mut(r as usize)
+                && *s != SecondaryStructure::Strand
+            {
+                *s = kind;
+            }
+        }
+    }
+}
+
+/// The CA atoms of the kappa angle at residue `i` (at least 2), from `at(residue, atom)` (atoms
+/// 0 N, 1 CA, 2 C, 3 O).
+fn kappa_points(at: impl Fn(usize, usize) -> [f32; 3], i: usize) -> [[f32; 3]; 3] {
+    [at(i - 2, 1), at(i, 1), at(i + 2, 1)]
+}
+
+/// The four points of phi, then of psi, of residue `i` (at least 1), from `at` as in
+/// [`kappa_points`].
+fn phi_psi_points(at: impl Fn(usize, usize) -> [f32; 3], i: usize) -> [[[f32; 3]; 4]; 2] {
+    [
+        [at(i - 1, 2), at(i, 0), at(i, 1), at(i, 2)],
+        [at(i, 0), at(i, 1), at(i, 2), at(i + 1, 0)],
+    ]
 }
 
 /// The phi and psi ranges of the polyproline II region (mkdssp 4: -75 and 145 degrees, +- 29).
