@@ -4,8 +4,7 @@
 //!
 //! Owns [`Polymer`] (which residues are polymer and which of their atoms the cartoon uses, found once
 //! per structure), [`Coloring`] and the cartoon palettes. Called by `orbitfield bench --cartoon`, the
-//! benchmarks and the tests; meant for the viewer's cartoon representation (through a worker in
-//! `jobs`, not wired yet). One frame's cartoon is [`Polymer::mesh`]: DSSP, segments, mesh. The
+//! benchmarks, the tests and the viewer's cartoon worker (`jobs::cartoon`). One frame's cartoon is [`Polymer::mesh`]: DSSP, segments, mesh. The
 //! render device's inputs for it are [`Polymer::rings_into`] (DSSP, then [`Polymer::rings_for`]);
 //! `rings_for` takes the secondary structure as given and makes no segments: protein residues go
 //! straight into the device's per-residue records, with buffers kept in a [`CartoonWorkspace`].

@@ -92,9 +92,9 @@ pub struct CartoonBuilder {
     dssp: DsspWorkspace,
     cartoon: CartoonWorkspace,
     codes: Vec<SecondaryStructure>,
-    /// The device path's buffers (taken by the device task while it runs); `None` once a device
-    /// error sent DSSP back to the CPU.
+    /// The device path's buffers (taken by the device task while it runs; `None` before the first).
     device: Option<DeviceDsspWorkspace>,
+    /// A device error sent DSSP back to the CPU for good.
     device_failed: bool,
 }
 

@@ -24,7 +24,6 @@ use crate::analysis::dssp::{
 };
 use crate::compute::ComputeError;
 use cudarc::driver::{CudaModule, CudaSlice, LaunchConfig, PinnedHostSlice, PushKernelArg};
-use rayon::prelude::*;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -61,12 +60,6 @@ pub struct DeviceDsspTimes {
     pub device_ms: f64,
     /// The host's finishing passes.
     pub finish_ms: f64,
-}
-
-impl DeviceDsspTimes {
-    pub fn total_ms(&self) -> f64 {
-        self.gather_ms + self.device_ms + self.finish_ms
-    }
 }
 
 /// Device buffers for up to `cap` residues.
@@ -377,7 +370,7 @@ impl CudaEngine {
 
     /// The device passes' flags and bridge partners for one frame (the test hook that holds them to
     /// [`ProteinBackbone::device_passes_on_cpu`]): runs [`CudaEngine::dssp_frame`] and returns
-    /// copies of what the device wrote, or None where the frame took the CPU path.
+    /// copies of what it downloaded, or None where the frame took the CPU path.
     pub fn dssp_device_passes(
         &self,
         backbone: &ProteinBackbone,
@@ -395,27 +388,11 @@ impl CudaEngine {
         if route != DsspRoute::Device {
             return Ok(None);
         }
+        // What the frame downloaded into the page-locked buffers.
         let m = workspace.source.len();
-        let d = workspace
-            .device
-            .as_ref()
-            .ok_or_else(|| ComputeError::Device("no device buffers".into()))?;
-        let flags = self
-            .stream
-            .clone_dtoh(&d.flags.slice(0..m))
-            .map_err(dev_err("download"))?;
-        let starts = self
-            .stream
-            .clone_dtoh(&d.hit_starts.slice(m..m + 1))
-            .map_err(dev_err("download"))?;
-        self.stream.synchronize().map_err(dev_err("synchronize"))?;
-        let n = starts.first().copied().unwrap_or(0) as usize;
-        let hits = self
-            .stream
-            .clone_dtoh(&d.hits.slice(0..2 * n))
-            .map_err(dev_err("download"))?;
-        self.stream.synchronize().map_err(dev_err("synchronize"))?;
-        let hits = hits.par_chunks_exact(2).map(|p| [p[0], p[1]]).collect();
+        let n_hits = host(&workspace.count, 1)?.first().copied().unwrap_or(0) as usize;
+        let flags = host(&workspace.flags, m)?.to_vec();
+        let hits = bytemuck::cast_slice::<u32, [u32; 2]>(host(&workspace.hits, 2 * n_hits)?).to_vec();
         Ok(Some((flags, hits)))
     }
 }
