@@ -3,8 +3,8 @@
 //! and evaluated by the exact point evaluator, and must reproduce the independent references of
 //! `tests/data/conformance/refs` (iodata + gbasis reading the same file, PySCF reruns of the same
 //! calculation; see `make_refs.py`) within 1e-5 (relative 2-norm), with the occupied orbitals
-//! orthonormal under the analytic overlap to 1e-6. The conformance table of README.md is rendered
-//! from the files that pass (set `UPDATE_README=1` to rewrite it).
+//! orthonormal under the analytic overlap to 1e-6. The conformance table of docs/formats.md is rendered
+//! from the files that pass (set `UPDATE_DOCS=1` to rewrite it).
 // Test helpers may unwrap: a failure is a test failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -63,7 +63,7 @@ struct Outcome {
     checks: Vec<(String, f64, f64)>,
 }
 
-/// One line of the README table.
+/// One line of the conformance table.
 struct Row {
     program: String,
     version: String,
@@ -223,21 +223,21 @@ fn corpus_reproduces_references_and_readme_table() {
     let table = render(&rows);
     // The repository root: three levels above the corpus.
     let root = corpus().join("../../..");
-    let readme_path = root.join("README.md");
+    let readme_path = root.join("docs/formats.md");
     let readme = std::fs::read_to_string(&readme_path).unwrap();
     let (Some(b), Some(en)) = (readme.find(BEGIN), readme.find(END)) else {
-        panic!("README.md lacks the conformance table markers");
+        panic!("docs/formats.md lacks the conformance table markers");
     };
     let current = &readme[b + BEGIN.len()..en];
     let wanted = format!("\n{table}");
     if current != wanted {
-        if std::env::var("UPDATE_README").is_ok_and(|v| v == "1") {
+        if std::env::var("UPDATE_DOCS").is_ok_and(|v| v == "1") {
             let new = format!("{}{BEGIN}{wanted}{}", &readme[..b], &readme[en..]);
             let tmp = readme_path.with_extension("md.tmp");
             std::fs::write(&tmp, new).unwrap();
             std::fs::rename(&tmp, &readme_path).unwrap();
         } else {
-            panic!("README.md's conformance table is out of date; rerun with UPDATE_README=1. Wanted:\n{table}");
+            panic!("docs/formats.md's conformance table is out of date; rerun with UPDATE_DOCS=1. Wanted:\n{table}");
         }
     }
 }

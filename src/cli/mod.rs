@@ -25,6 +25,8 @@ mod points;
 #[cfg(feature = "gui")]
 mod qm_esp_bench;
 mod rdf;
+#[cfg(test)]
+mod reference;
 #[cfg(feature = "gui")]
 mod render;
 #[cfg(feature = "gui")]
