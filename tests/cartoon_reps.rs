@@ -60,7 +60,9 @@ fn the_editor_adds_a_cartoon_that_follows_the_frames() {
     state.panels.new_selection = "protein".into();
     let mut harness = reps_editor(state);
     harness.run();
-    harness.get_by_label("Add cartoon").click();
+    harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
+    harness.run();
+    harness.get_by_label("Cartoon").click();
     harness.run();
     let mut state = harness.into_state();
     let (rep, c) = state.reps().cartoons().next().expect("a cartoon representation");

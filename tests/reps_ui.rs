@@ -22,6 +22,19 @@ fn atom_selections(state: &AppState) -> Vec<String> {
     state.reps().atoms().map(|(_, a)| a.selection.clone()).collect()
 }
 
+/// The show/hide box of the representation named `label` in the list (left of its name, which
+/// selects it).
+fn visibility_box<'h>(harness: &'h Harness<'_, AppState>, label: &'h str) -> egui_kittest::Node<'h> {
+    let name = harness.get_by_label(label).rect();
+    harness
+        .query_all(egui_kittest::kittest::by().role(egui::accesskit::Role::CheckBox))
+        .find(|n| {
+            let r = n.rect();
+            (r.center().y - name.center().y).abs() < 10.0 && r.max.x <= name.min.x + 1.0
+        })
+        .expect("its show/hide box")
+}
+
 #[test]
 fn a_protein_starts_in_licorice_and_the_editor_adds_checks_reorders_and_hides() {
     let state = adk();
@@ -48,8 +61,8 @@ fn a_protein_starts_in_licorice_and_the_editor_adds_checks_reorders_and_hides() 
     let spheres_before = harness.state().view.spheres.len() + harness.state().view.cylinders.len();
     let text = harness
         .query_all_by_value("all and resid 1 to 3")
-        .next()
-        .expect("the new representation's selection field");
+        .last()
+        .expect("the new representation's selection field (the add field is above the list)");
     text.set_text_value_accesskit("all and resid 1 to 3 and (");
     harness.run();
     let (_, a) = harness.state().reps().atoms().last().unwrap();
@@ -70,7 +83,7 @@ fn a_protein_starts_in_licorice_and_the_editor_adds_checks_reorders_and_hides() 
     // Hide the protein: its atoms leave the picture.
     let drawn = |st: &AppState| st.view.spheres.len() + st.view.cylinders.len() + st.view.lines.len();
     let before = drawn(harness.state());
-    harness.get_by_label("protein or nucleic: Licorice").click();
+    visibility_box(&harness, "protein or nucleic: Licorice").click();
     harness.run();
     let shown: Vec<(String, bool)> = harness
         .state()

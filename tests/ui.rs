@@ -670,6 +670,19 @@ fn fit_view_to_a_selection() {
     );
 }
 
+/// The show/hide box of the representation named `label` in the list (left of its name, which
+/// selects it).
+fn visibility_box<'h>(harness: &'h Harness<'_, AppState>, label: &'h str) -> egui_kittest::Node<'h> {
+    let name = harness.get_by_label(label).rect();
+    harness
+        .query_all(egui_kittest::kittest::by().role(egui::accesskit::Role::CheckBox))
+        .find(|n| {
+            let r = n.rect();
+            (r.center().y - name.center().y).abs() < 10.0 && r.max.x <= name.min.x + 1.0
+        })
+        .expect("its show/hide box")
+}
+
 /// The representations panel of `state`, laid out once.
 fn reps_panel(state: AppState) -> Harness<'static, AppState> {
     let mut harness = Harness::builder().with_size(egui::vec2(500.0, 2000.0)).build_ui_state(
@@ -706,7 +719,9 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
     let mut state = AppState::new(settings, orbitfield::app::default_field_service());
     state.open_system("charged water".into(), charged_water_series(6));
     let mut harness = reps_panel(state);
-    for label in ["HOMO", "LUMO", "potential"] {
+    for label in ["HOMO", "LUMO", "Potential (charges)"] {
+        harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
+        harness.run();
         harness.get_by_label(label).click();
         harness.run();
     }
@@ -809,7 +824,7 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
     assert_eq!(fields.len(), 3);
     assert_eq!(harness.state().main_field(), Some(homo_field));
     // The potential's visibility box hides it; its Slice button draws it as a slice instead.
-    harness.get_by_label("potential (charges): Isosurface").click();
+    visibility_box(&harness, "potential (charges): Isosurface").click();
     harness.run();
     let visible = |st: &AppState, i: usize| st.reps().fields().nth(i).map(|(r, _)| r.visible);
     assert_eq!(visible(harness.state(), 2), Some(false));
@@ -838,7 +853,9 @@ fn representations_panel_adds_the_wavefunction_potential() {
     let mut state = AppState::new(settings, orbitfield::app::default_field_service());
     state.open_system("water".into(), water_series(2));
     let mut harness = reps_panel(state);
-    harness.get_by_label("potential (wavefunction)").click();
+    harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
+    harness.run();
+    harness.get_by_label("Potential (wavefunction)").click();
     harness.run();
     let mut state = harness.into_state();
     state.apply(Command::SetFrame(1));

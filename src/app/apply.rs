@@ -21,13 +21,7 @@ impl AppState {
             Command::SaveDialog => self.panels.save_dialog_requested = true,
             Command::OpenBrowser(purpose, message) => self.open_browser(purpose, message),
             Command::Browser(action) => self.browser_action(action),
-            Command::OpenDemo => match crate::io::load::load_embedded_demo() {
-                Ok(system) => {
-                    self.open_system("ethylene torsion (demo)".into(), system);
-                    self.view.timeline.playing = true;
-                }
-                Err(e) => self.error(format!("the embedded demo could not be read: {e}")),
-            },
+            Command::OpenDemo => self.open_demo(),
             Command::CloseDocument => self.close_document(),
             Command::SaveSession(path) => self.save_session(&path),
             Command::OpenSession(path) => self.open_session(&path),
@@ -71,8 +65,12 @@ impl AppState {
             }
             Command::SetSpin(s) => {
                 self.doc.spin = s;
-                if let Some(super::fields::FieldChoice::Orbital { index, .. }) = self.main_field() {
-                    self.set_main_field(Some(super::fields::FieldChoice::Orbital { spin: s, index }));
+                let shown = self
+                    .orbital_rep_id()
+                    .and_then(|id| self.doc.reps.field(id))
+                    .map(|f| f.field);
+                if let Some(super::fields::FieldChoice::Orbital { index, .. }) = shown {
+                    self.show_orbital(s, index, false);
                 }
             }
             Command::SelectOrbital(o) => {
@@ -80,14 +78,10 @@ impl AppState {
                     // Picking another orbital by hand stops following.
                     self.doc.follow = None;
                 }
-                self.doc.orbital = o;
-                let spin = self.doc.spin;
+                // The orbital representation the list edits (or a new one); never another kind.
                 match o {
-                    Some(index) => self.set_main_field(Some(super::fields::FieldChoice::Orbital { spin, index })),
-                    None if matches!(self.main_field(), Some(super::fields::FieldChoice::Orbital { .. })) => {
-                        self.set_main_field(None)
-                    }
-                    None => {}
+                    Some(index) => self.show_orbital(self.doc.spin, index, false),
+                    None => self.doc.orbital = None,
                 }
             }
             Command::SelectField(f) => {
@@ -102,7 +96,7 @@ impl AppState {
                     self.doc.orbital = Some(index);
                     self.doc.spin = spin;
                 }
-                self.set_main_field(f);
+                self.set_panel_field(f);
             }
             Command::SetPotentialMethod(m) => {
                 if m != self.settings.potential_method {
@@ -122,12 +116,12 @@ impl AppState {
                 self.view.dirty.slice = true;
             }
             Command::SetIsoValue(v) => {
-                if let Some(id) = self.main_field_id() {
+                if let Some(id) = self.panel_field_id() {
                     self.edit_rep(id, super::reps::RepEdit::IsoValue(v));
                 }
             }
             Command::SetIsoMode(m) => {
-                if let Some(id) = self.main_field_id() {
+                if let Some(id) = self.panel_field_id() {
                     self.edit_rep(id, super::reps::RepEdit::IsoRelative(m == IsoMode::RelativeToMax));
                 }
             }
@@ -166,7 +160,7 @@ impl AppState {
                 }
             }
             Command::SetSurfaceColor(choice) => {
-                if let Some(id) = self.main_field_id() {
+                if let Some(id) = self.panel_field_id() {
                     self.edit_rep(id, super::reps::RepEdit::ColorBy(choice));
                 }
             }
@@ -209,18 +203,28 @@ impl AppState {
             }
             Command::ToggleHelp => self.panels.show_help = !self.panels.show_help,
             Command::Screenshot(p) => self.view.screenshot_requests.push(p),
-            Command::AddRep(spec) => {
-                if let Err(e) = self.add_rep(&spec) {
-                    self.error(e);
+            // What the user adds is what the panels edit next.
+            Command::AddRep(spec) => match self.add_rep(&spec) {
+                Ok(id) => self.select_rep(id),
+                Err(e) => self.error(e),
+            },
+            Command::AddFieldRep(f) => {
+                let before = self.doc.reps.list.len();
+                self.add_field_rep(f);
+                if self.doc.reps.list.len() > before
+                    && let Some(id) = self.doc.reps.list.last().map(|r| r.id)
+                {
+                    self.select_rep(id);
                 }
             }
-            Command::AddFieldRep(f) => self.add_field_rep(f),
             Command::DuplicateRep(id) => self.duplicate_rep(id),
             Command::DeleteRep(id) => self.delete_rep(id),
             Command::MoveRep(id, to) => self.move_rep(id, to),
             Command::EditRep(id, edit) => self.edit_rep(id, edit),
             Command::SaveRepsAsDefault => self.save_reps_as_default(),
             Command::ResetReps => self.reset_reps(),
+            Command::SelectRep(id) => self.select_rep(id),
+            Command::AddOrbitalRep(index) => self.show_orbital(self.doc.spin, index, true),
         }
     }
 

@@ -193,7 +193,11 @@ pub fn atom_colors(structure: &Structure, coloring: AtomColoring) -> Vec<[u8; 4]
                 .collect()
         }
         AtomColoring::Charge => match &structure.charges_e {
-            Some(q) => q.iter().map(|&x| Colormap::Diverging.sample(0.5 + 0.5 * x)).collect(),
+            // The electrostatics convention: negative red, positive blue (as VMD colours charges).
+            Some(q) => q
+                .iter()
+                .map(|&x| Colormap::RedWhiteBlue.sample(0.5 + 0.5 * x))
+                .collect(),
             None => vec![[160, 160, 160, 255]; n],
         },
     }

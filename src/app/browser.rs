@@ -2,8 +2,9 @@
 //! answer (no xdg-desktop-portal and no zenity, e.g. a bare window manager or a remote X session).
 //!
 //! Owns [`FileBrowser`]: the folder shown, its entries (folders first, hidden files left out, in
-//! name order), the files ticked, and what the choice is for (opening files or sessions, saving a
-//! session). Lists folders when asked ([`AppState::browser_action`]); `ui::browser` draws it. Also
+//! name order; files the viewer reads unless "All files" is chosen), the files ticked, the typed
+//! path, and what the choice is for (opening files or sessions, saving a session). The last folder
+//! shown is kept in the settings. Lists folders when asked ([`AppState::browser_action`]); `ui::browser` draws it. Also
 //! decides whether the desktop's dialog can be tried at all ([`native_dialog_available`]).
 
 use super::state::{AppState, Command};
@@ -44,6 +45,12 @@ pub enum BrowserAction {
     /// Open (or save) what is chosen.
     Confirm,
     Close,
+    /// The path typed into the path field.
+    PathText(String),
+    /// Go to the typed path: a folder is shown, a file is opened (or, when saving, written).
+    GoToPath,
+    /// List every file (true) or only those the viewer reads (false).
+    ShowAllFiles(bool),
 }
 
 /// The browser's state.
@@ -58,6 +65,36 @@ pub struct FileBrowser {
     pub name: String,
     /// Why the browser is shown (the desktop's dialog did not answer), or what went wrong.
     pub message: Option<String>,
+    /// The path field: a folder or file typed (or pasted) by the user.
+    pub path_text: String,
+    /// Every file is listed, not only those the viewer reads ("All files").
+    pub show_all: bool,
+}
+
+impl FileBrowser {
+    /// Whether the entry is listed under the current filter: folders always; files the viewer can
+    /// read for its purpose (structures, trajectories, wavefunctions, logs and volumes when opening
+    /// files, `.ron` for sessions), or every file with "All files".
+    pub fn shows(&self, e: &Entry) -> bool {
+        e.is_dir
+            || self.show_all
+            || match self.purpose {
+                Purpose::OpenFiles => readable_name(&e.name),
+                Purpose::OpenSession | Purpose::SaveSession => e.name.to_ascii_lowercase().ends_with(".ron"),
+            }
+    }
+}
+
+/// Whether the viewer reads a file by its name: an extension of the io module's sniffing table
+/// (`io::sniff::Format::from_extension`, after a `.gz`/`.bz2` suffix), or a QM program's log
+/// (`.log`, `.out`, recognised by content when read).
+pub fn readable_name(name: &str) -> bool {
+    let plain = crate::io::uncompressed_name(Path::new(name));
+    let ext = Path::new(&plain)
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    crate::io::sniff::Format::from_extension(&ext).is_some() || matches!(ext.as_str(), "log" | "out")
 }
 
 /// Lists a folder: folders first, then files, each in name order; hidden entries left out.
@@ -94,17 +131,24 @@ pub fn native_dialog_available() -> bool {
 }
 
 impl AppState {
-    /// Shows the built-in browser for `purpose` in the folder of the last opened file (else the
-    /// working directory), with `message` saying why.
+    /// Shows the built-in browser for `purpose` in the last folder it showed (kept in the
+    /// settings), else the folder of the last opened file, else the working directory, with
+    /// `message` saying why.
     pub(crate) fn open_browser(&mut self, purpose: Purpose, message: Option<String>) {
         let start = self
             .settings
-            .recent
-            .first()
-            .and_then(|f| f.first())
-            .and_then(|p| p.parent())
+            .last_folder
+            .clone()
             .filter(|d| d.is_dir())
-            .map(Path::to_path_buf)
+            .or_else(|| {
+                self.settings
+                    .recent
+                    .first()
+                    .and_then(|f| f.first())
+                    .and_then(|p| p.parent())
+                    .filter(|d| d.is_dir())
+                    .map(Path::to_path_buf)
+            })
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_else(|| PathBuf::from("."));
         let b = &mut self.panels.browser;
@@ -128,6 +172,8 @@ impl AppState {
                     b.dir = std::fs::canonicalize(&dir).unwrap_or(dir);
                     b.entries = entries;
                     b.ticked.clear();
+                    b.path_text = b.dir.display().to_string();
+                    self.settings.last_folder = Some(b.dir.clone());
                 }
                 Err(e) => b.message = Some(format!("{}: {e}", dir.display())),
             },
@@ -149,6 +195,9 @@ impl AppState {
             }
             BrowserAction::Name(name) => b.name = name,
             BrowserAction::Close => b.open = false,
+            BrowserAction::PathText(text) => b.path_text = text,
+            BrowserAction::ShowAllFiles(all) => b.show_all = all,
+            BrowserAction::GoToPath => self.go_to_typed_path(),
             BrowserAction::Confirm => {
                 let dir = b.dir.clone();
                 let chosen: Vec<PathBuf> = b.ticked.iter().map(|n| dir.join(n)).collect();
@@ -168,6 +217,47 @@ impl AppState {
                     None => b.message = Some("choose a file first".into()),
                 }
             }
+        }
+    }
+}
+
+impl AppState {
+    /// The typed path: `~` is the home folder, a relative path is taken from the folder shown. A
+    /// folder is shown; a file is opened (a session file for sessions), or, when saving, its folder
+    /// shown and its name taken; a path that does not exist says so.
+    fn go_to_typed_path(&mut self) {
+        let b = &mut self.panels.browser;
+        let text = b.path_text.trim();
+        if text.is_empty() {
+            return;
+        }
+        let typed = match text.strip_prefix('~') {
+            Some(rest) => std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_default()
+                .join(rest.trim_start_matches('/')),
+            None => PathBuf::from(text),
+        };
+        let path = if typed.is_absolute() { typed } else { b.dir.join(typed) };
+        if path.is_dir() {
+            self.browser_action(BrowserAction::Chdir(path));
+            return;
+        }
+        let command = match b.purpose {
+            Purpose::OpenFiles if path.is_file() => Some(Command::OpenFiles(vec![path.clone()])),
+            Purpose::OpenSession if path.is_file() => Some(Command::OpenSession(path.clone())),
+            Purpose::SaveSession if path.parent().is_some_and(Path::is_dir) => Some(Command::SaveSession(path.clone())),
+            _ => None,
+        };
+        match command {
+            Some(c) => {
+                if let Some(parent) = path.parent() {
+                    self.settings.last_folder = Some(parent.to_path_buf());
+                }
+                self.panels.browser.open = false;
+                self.apply(c);
+            }
+            None => self.panels.browser.message = Some(format!("{}: no such file or folder", path.display())),
         }
     }
 }

@@ -275,12 +275,13 @@ impl SceneSync {
                 let c = f
                     .coloring
                     .filter(|_| r.visible && f.is_surface() && !f.colors_by_vertex_values())?;
-                Some((c.range?, f.color_grid(state.document()?)?))
+                Some((c.range?, f.color_grid(state.document()?)?, c.source))
             });
             // Surfaces coloured by a potential at the vertices and cartoons coloured by a field carry
             // their values per vertex (CPU meshes), drawn through the colormap over one range.
-            if let Some(range) = state.vertex_value_range().map(|(_, range)| range) {
-                scene.set_value_colors(rc, range, state.settings.colormap);
+            if let Some((source, range)) = state.vertex_value_range() {
+                let map = state.settings.colormap.for_values(source.is_electrostatic());
+                scene.set_value_colors(rc, range, map);
             }
             let needs_cpu_meshes =
                 state.doc.reps.fields().any(|(r, f)| {
@@ -290,12 +291,12 @@ impl SceneSync {
                 _ if needs_cpu_meshes && state.view.gpu_surfaces => {
                     Err(crate::render::scene::ColorFieldError::NoVolumeTextures)
                 }
-                Some((range, g)) => scene.set_color_field(
+                Some((range, g, source)) => scene.set_color_field(
                     rc,
                     Some(crate::render::scene::ColorFieldInput {
                         grid: g,
                         range: *range,
-                        colormap: state.settings.colormap,
+                        colormap: state.settings.colormap.for_values(source.is_electrostatic()),
                     }),
                 ),
                 None => scene.set_color_field(rc, None),
@@ -335,7 +336,7 @@ impl SceneSync {
                 let FieldStyle::Slice(plane) = f.style else {
                     return None;
                 };
-                super::slice::plane_image(grid, colormap, plane)
+                super::slice::plane_image(grid, colormap.for_values(f.field.is_electrostatic()), plane)
             });
             scene.set_slice(rc, image.as_ref());
         }
@@ -391,7 +392,7 @@ impl SceneSync {
     /// whose picture changed.
     fn gpu_surfaces(&mut self, rc: &RenderContext, scene: &mut GpuScene, state: &mut AppState) {
         let flip_main = state.follow_flips_sign();
-        let main = state.main_field_id();
+        let main = state.followed_rep_id();
         let mut meshes = Vec::new();
         let mut failure = None;
         let mut state_status = None;
@@ -492,7 +493,8 @@ impl SceneSync {
             {
                 c.range = Some(range);
             }
-            scene.set_value_colors(rc, range, state.settings.colormap);
+            // These values are the charges' potential at the vertices.
+            scene.set_value_colors(rc, range, state.settings.colormap.for_values(true));
         }
         for (id, e) in device_failed {
             // That representation's field comes from the worker pool from the next update on.
@@ -646,7 +648,7 @@ fn potential_on_device(
 /// Surfaces from the CPU meshes the representations hold.
 fn cpu_surfaces(rc: &RenderContext, scene: &mut GpuScene, state: &AppState) {
     let flip_main = state.follow_flips_sign();
-    let main = state.main_field_id();
+    let main = state.followed_rep_id();
     let mut inputs: Vec<(MeshInput<'_>, MeshStyle)> = Vec::new();
     for rep in &state.doc.reps.list {
         let RepKind::Field(f) = &rep.kind else {
@@ -742,11 +744,15 @@ impl AppState {
             && let Some([lo, hi]) = super::slice::value_range(grid)
         {
             let unit = FieldUnit::of(key.field, self.settings.potential_unit);
+            let model = self
+                .potential_model(key.field, true)
+                .map(|m| format!(" ({m})"))
+                .unwrap_or_default();
             out.push(Legend {
-                title: format!("{} (slice)", self.describe_field(key.field)),
+                title: format!("{}{model}, slice", self.describe_field(key.field)),
                 range: [unit.show(lo), unit.show(hi)],
                 unit: unit.label,
-                colormap,
+                colormap: colormap.for_values(key.field.is_electrostatic()),
             });
         }
         let surface = self.doc.reps.fields().find_map(|(r, f)| {
@@ -792,11 +798,16 @@ impl AppState {
     fn coloring_legend(&self, what: &str, c: super::reps::SurfaceColoring, how: &str) -> Option<Legend> {
         let [lo, hi] = c.range?;
         let unit = FieldUnit::of_coloring(c.source, self.settings.potential_unit);
+        // What was summed and how, in the words of the field (`potential_model`).
+        let model = self
+            .potential_model(c.source, how.contains("lattice"))
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default();
         Some(Legend {
-            title: format!("{what} coloured by {}{how}", self.describe_field(c.source)),
+            title: format!("{what} coloured by {}{model}{how}", self.describe_field(c.source)),
             range: [unit.show(lo), unit.show(hi)],
             unit: unit.label,
-            colormap: self.settings.colormap,
+            colormap: self.settings.colormap.for_values(c.source.is_electrostatic()),
         })
     }
 

@@ -15,6 +15,7 @@
 pub mod apply;
 pub mod atoms;
 pub mod browser;
+pub mod demo;
 pub mod document;
 pub mod draw;
 pub mod fields;

@@ -194,8 +194,8 @@ impl AppState {
         f.steps.as_ref()?.get(doc.frame_index)
     }
 
-    /// Selects the followed orbital's match at the current frame (shown by the main field when it
-    /// shows an orbital, or none).
+    /// Selects the followed orbital's match at the current frame (shown by the orbital
+    /// representation the orbital list edits, or by a new one when there is no field at all).
     pub(crate) fn apply_follow(&mut self) {
         let Some((index, spin)) = self
             .follow_step()
@@ -206,16 +206,22 @@ impl AppState {
         };
         self.doc.orbital = Some(index);
         self.doc.spin = spin;
-        if matches!(self.main_field(), Some(FieldChoice::Orbital { .. }) | None) {
-            self.set_main_field(Some(FieldChoice::Orbital { spin, index }));
+        let field = FieldChoice::Orbital { spin, index };
+        match self.orbital_rep_id() {
+            // The selection in the list stays where the user put it.
+            Some(id) if self.doc.reps.field(id).is_some_and(|f| f.field != field) => {
+                self.edit_rep(id, super::reps::RepEdit::Field(field));
+            }
+            Some(_) => {}
+            None if self.main_field().is_none() => self.show_orbital(spin, index, true),
+            None => {}
         }
     }
 
-    /// True when the main field's orbital has its phase flipped to continue the followed one (lobe
-    /// colours swap).
+    /// True when the followed orbital representation ([`AppState::followed_rep_id`]) has its phase
+    /// flipped to continue the followed one (lobe colours swap).
     pub fn follow_flips_sign(&self) -> bool {
-        matches!(self.main_field(), Some(FieldChoice::Orbital { .. }))
-            && self.follow_step().is_some_and(|s| s.sign < 0.0)
+        self.followed_rep_id().is_some() && self.follow_step().is_some_and(|s| s.sign < 0.0)
     }
 }
 

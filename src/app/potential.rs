@@ -16,6 +16,32 @@ use crate::model::{Frame, Trajectory};
 use std::ops::Range;
 use std::sync::Arc;
 
+impl super::state::AppState {
+    /// What a potential is the sum of and how, in words for its legend's title ("Coulomb sum of
+    /// 3341 charges, vacuum"); `None` for fields that are not potentials. `on_lattice`: the values
+    /// come from a map on a lattice (which the settings may sum by multilevel summation) rather
+    /// than from an exact sum at each point.
+    pub fn potential_model(&self, field: FieldChoice, on_lattice: bool) -> Option<String> {
+        match field {
+            FieldChoice::Potential | FieldChoice::PotentialMean { .. } => {
+                let n = self
+                    .document()
+                    .and_then(|d| d.structure.charges_e.as_ref())
+                    .map_or(0, Vec::len);
+                let msm = on_lattice && self.settings.potential_method.uses_msm(n);
+                let how = if msm { "multilevel Coulomb sum" } else { "Coulomb sum" };
+                let mean = match field {
+                    FieldChoice::PotentialMean { frames } => format!(", mean of {frames} frames"),
+                    _ => String::new(),
+                };
+                Some(format!("{how} of {n} charges{mean}, vacuum"))
+            }
+            FieldChoice::WavefunctionPotential => Some("nuclei and electron density, vacuum".into()),
+            _ => None,
+        }
+    }
+}
+
 /// The largest averaging window. The job sums W x N charges at every lattice point, so its cost
 /// grows linearly with W (W = 100 on a 3341-atom protein is 334,100 charges per point, some seconds
 /// per map on the CPU), and the document keeps up to about 4 W frames of coordinates in memory.

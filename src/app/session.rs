@@ -213,6 +213,7 @@ impl AppState {
             self.doc.spin = spin;
             self.doc.orbital = Some(index);
         }
+        self.doc.reps.selected = None;
         self.set_frame(s.frame);
         if let Some(c) = &s.camera {
             // The scene's bounds (clip planes, depth cue) from the frame, then the saved view.

@@ -78,6 +78,8 @@ pub struct Settings {
     pub lattice_points: u32,
     /// Memory for cached field lattices and meshes (MiB).
     pub cache_budget_mib: u32,
+    /// The folder the built-in file browser showed last (it starts there).
+    pub last_folder: Option<PathBuf>,
     /// Playback waits for every frame's field (movie export) instead of keeping its rate and
     /// showing the latest finished surface.
     pub compute_every_frame: bool,
@@ -104,6 +106,7 @@ impl Default for Settings {
             cache_budget_mib: 1024,
             compute_every_frame: false,
             orbitals_on: super::fields::device::OrbitalsOn::Auto,
+            last_folder: None,
         }
     }
 }

@@ -80,9 +80,11 @@ pub enum Command {
     /// Picks up frames a running simulation appended to the trajectory file since it was opened.
     PickUpNewFrames,
     SetSpin(Spin),
-    /// Shows orbital N of the current spin in the main field.
+    /// Shows orbital N of the current spin in the selected orbital representation (else the topmost
+    /// orbital representation, else a new one); other representations are left as they are.
     SelectOrbital(Option<usize>),
-    /// The main field (the first field representation; `None` removes it).
+    /// The field of the representation the field panel edits (the selected field representation,
+    /// else the first; `None` removes it).
     SelectField(Option<FieldChoice>),
     /// Averages the potential map over the last N frames (1: the current frame only; at most
     /// `potential::MAX_POTENTIAL_WINDOW`).
@@ -91,7 +93,8 @@ pub enum Command {
     SetPotentialMethod(crate::app::settings::PotentialMethod),
     /// The unit potentials are shown in.
     SetPotentialUnit(crate::app::values::PotentialDisplay),
-    /// The main field's isovalue (computed units, or a fraction of the maximum).
+    /// The isovalue of the representation the field panel edits (computed units, or a fraction of
+    /// the maximum).
     SetIsoValue(f32),
     SetIsoMode(IsoMode),
     SetDarkBackground(bool),
@@ -154,6 +157,12 @@ pub enum Command {
     SaveRepsAsDefault,
     /// Replaces the representations by the defaults for this document.
     ResetReps,
+    /// Selects a representation in the list: the field panel edits it, and the orbital list edits
+    /// it when it shows an orbital.
+    SelectRep(super::reps::RepId),
+    /// Shows orbital N of the current spin in a new orbital representation (shift-click in the
+    /// orbital list or the energy diagram).
+    AddOrbitalRep(usize),
 }
 
 /// What changed since the renderer last looked (it clears the flags after uploading).

@@ -97,9 +97,10 @@ impl FieldUnit {
                 scale: 1.0,
                 label: "(file units)".into(),
             },
+            // A dimensionless level (the panels say what 0.5 means).
             FieldChoice::MolSurf { .. } => FieldUnit {
                 scale: 1.0,
-                label: "(surface at 0.5)".into(),
+                label: String::new(),
             },
         }
     }
@@ -126,7 +127,11 @@ impl FieldUnit {
 
     /// "0.050 a.u.", "1.0 kT/e", "2.3e-4 (file units)": a number in this unit, with the unit.
     pub fn format(&self, computed: f32) -> String {
-        format!("{} {}", format_number(self.show(computed)), self.label)
+        if self.label.is_empty() {
+            format_number(self.show(computed))
+        } else {
+            format!("{} {}", format_number(self.show(computed)), self.label)
+        }
     }
 }
 

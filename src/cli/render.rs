@@ -113,9 +113,9 @@ pub struct RenderArgs {
     /// symmetric about 0 from the values on the surface or cartoon).
     #[arg(long, value_name = "LO,HI", allow_negative_numbers = true)]
     pub color_range: Option<String>,
-    /// Colormap of slices and coloured surfaces: diverging (blue-white-red), red-white-blue,
-    /// viridis or gray [default: red-white-blue for --color-by esp and cartoons coloured by esp
-    /// (negative red, positive blue), else diverging].
+    /// Colormap of slices and coloured surfaces: diverging (blue-white-red; potentials always
+    /// red-white-blue: negative red, zero white, positive blue), red-white-blue, viridis or gray
+    /// [default: diverging].
     #[arg(long)]
     pub colormap: Option<String>,
     /// Leave the colour legends of slices and coloured surfaces out of the image.

@@ -1,13 +1,17 @@
 //! Colormaps for slice planes and per-value colouring: value in 0..1 to sRGB bytes.
 //!
-//! Diverging (blue-white-red) suits signed fields (orbitals, potentials); a viridis-like sequential
-//! map suits densities; red-white-blue is the electrostatics convention for potentials on surfaces
-//! (negative red, positive blue, as APBS/PyMOL and ChimeraX colour them). Used by the app when it turns a field slice into a texture.
+//! Diverging (blue-white-red) suits signed fields such as orbitals; a viridis-like sequential map
+//! suits densities; red-white-blue is the electrostatics convention (negative red, zero white,
+//! positive blue, as APBS, PyMOL, ChimeraX and VMD colour potentials). Potentials are drawn in that
+//! convention everywhere — slices, coloured surfaces and cartoons, legends, `render`: the diverging
+//! choice becomes red-white-blue for them ([`Colormap::for_values`]). Used by the app when it turns
+//! a field slice into a texture and fills the mesh colour table, and by the legends.
 
 /// Available colormaps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Colormap {
-    /// Blue (low) - white (middle) - red (high).
+    /// Blue (low) - white (middle) - red (high); for potentials red (negative) - white - blue
+    /// (positive), the electrostatics convention ([`Colormap::for_values`]).
     #[default]
     Diverging,
     /// Dark purple - teal - yellow.
@@ -26,9 +30,18 @@ impl Colormap {
         Colormap::Gray,
     ];
 
+    /// The colormap values are drawn with: `self`, except that potentials (`potential`) drawn
+    /// with the diverging map take red = negative, white = 0, blue = positive.
+    pub fn for_values(self, potential: bool) -> Colormap {
+        match self {
+            Colormap::Diverging if potential => Colormap::RedWhiteBlue,
+            other => other,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
-            Colormap::Diverging => "blue-white-red",
+            Colormap::Diverging => "diverging (potentials red-white-blue)",
             Colormap::Viridis => "viridis",
             Colormap::Gray => "gray",
             Colormap::RedWhiteBlue => "red-white-blue",
@@ -75,5 +88,18 @@ mod tests {
         assert_eq!(Colormap::RedWhiteBlue.sample(0.0), hi);
         assert_eq!(Colormap::RedWhiteBlue.sample(1.0), lo);
         assert_eq!(Colormap::Gray.sample(7.0), [255, 255, 255, 255]);
+    }
+
+    #[test]
+    fn potentials_are_red_where_negative_and_blue_where_positive() {
+        for map in [Colormap::Diverging, Colormap::RedWhiteBlue] {
+            let m = map.for_values(true);
+            let (neg, zero, pos) = (m.sample(0.0), m.sample(0.5), m.sample(1.0));
+            assert!(neg[0] > 150 && neg[2] < 60, "{map:?}: negative end {neg:?}");
+            assert!(pos[2] > 150 && pos[0] < 80, "{map:?}: positive end {pos:?}");
+            assert!(zero.iter().take(3).all(|c| *c > 200), "{map:?}: zero {zero:?}");
+        }
+        assert_eq!(Colormap::Diverging.for_values(false), Colormap::Diverging);
+        assert_eq!(Colormap::Viridis.for_values(true), Colormap::Viridis);
     }
 }

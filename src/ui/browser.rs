@@ -1,5 +1,7 @@
-//! The built-in file browser window (`app::browser` owns its state): the folder, its entries with
-//! tick boxes, a name field when saving, and why it is shown (the desktop's dialog did not answer).
+//! The built-in file browser window (`app::browser` owns its state): a path field (type a folder to
+//! go there, a file to open it), the filter (files the viewer reads, or all files), the folder's
+//! entries with tick boxes, a name field when saving, and why it is shown (the desktop's dialog
+//! did not answer). Escape closes it (`ui::menu::shortcuts`).
 
 use super::{Purpose, send, tokens};
 use crate::app::browser::BrowserAction;
@@ -29,17 +31,53 @@ pub fn browser_window(ctx: &egui::Context, state: &mut AppState) {
                 ui.label(RichText::new(m).color(tokens::ERROR));
             }
             ui.horizontal(|ui| {
-                if ui.button("Up").clicked() {
+                if ui.button("Up").on_hover_text("The parent folder").clicked() {
                     actions.push(BrowserAction::Up);
                 }
-                ui.label(RichText::new(b.dir.display().to_string()).monospace());
+                let l = ui.label("Path");
+                let mut text = b.path_text.clone();
+                let edit = ui
+                    .add(
+                        egui::TextEdit::singleline(&mut text)
+                            .id_salt("browser_path")
+                            .desired_width((ui.available_width() - 40.0).max(80.0))
+                            .hint_text("a folder or a file"),
+                    )
+                    .labelled_by(l.id)
+                    .on_hover_text("Type a folder to go there, or a file to open it; Enter or Go");
+                if edit.changed() {
+                    actions.push(BrowserAction::PathText(text));
+                }
+                let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                if ui.button("Go").clicked() || enter {
+                    actions.push(BrowserAction::GoToPath);
+                }
+            });
+            ui.horizontal(|ui| {
+                let l = ui.label("Show");
+                let readable = match b.purpose {
+                    Purpose::OpenFiles => "Files the viewer reads",
+                    Purpose::OpenSession | Purpose::SaveSession => "Session files (.ron)",
+                };
+                let mut all = b.show_all;
+                egui::ComboBox::from_id_salt("browser_filter")
+                    .selected_text(if all { "All files" } else { readable })
+                    .show_ui(ui, |ui| {
+                        ui.selectable_value(&mut all, false, readable);
+                        ui.selectable_value(&mut all, true, "All files");
+                    })
+                    .response
+                    .labelled_by(l.id);
+                if all != b.show_all {
+                    actions.push(BrowserAction::ShowAllFiles(all));
+                }
             });
             ui.separator();
             egui::ScrollArea::vertical()
                 .id_salt("browser_entries")
                 .max_height(240.0)
                 .show(ui, |ui| {
-                    for e in &b.entries {
+                    for e in b.entries.iter().filter(|e| b.shows(e)) {
                         if e.is_dir {
                             if ui.link(format!("{}/", e.name)).clicked() {
                                 actions.push(BrowserAction::Chdir(b.dir.join(&e.name)));

@@ -1,21 +1,28 @@
-//! The field section: the main field (the first field representation) — which field, its isovalue
-//! in the field's unit, the potential's averaging, summation and unit, the lattice, the slice plane
-//! and surface colouring. Every number is written with its unit (`app::values`).
+//! The field section: the field representation selected in the representation list (else the
+//! first one) — which field, its isovalue in the field's unit over a range set by the field's
+//! physics (`iso_range`), the potential's averaging, summation and unit (for a potential), the
+//! lattice (for fields of a wavefunction), the slice plane and surface colouring. Only the
+//! controls that apply to the representation's kind are shown. Every number is written with its
+//! unit (`app::values`); a typed isovalue is kept as typed (the slider's range grows to it).
 
 use super::widgets::{choice_combo, iso_slider};
 use super::{send, tokens};
 use crate::app::fields::FieldChoice;
-use crate::app::reps::FieldStyle;
+use crate::app::reps::{FieldRep, FieldStyle};
 use crate::app::state::{AppState, Command, IsoMode};
-use crate::app::values::{FieldUnit, PotentialDisplay, default_iso};
+use crate::app::values::{FieldUnit, PotentialDisplay, default_iso, format_number};
 use crate::model::Grid3;
 use egui::RichText;
 use std::sync::Arc;
 
-/// The main field's isovalue as set (computed units, or a fraction of the maximum when relative),
-/// or the default of its kind for the grid shown.
-pub fn main_iso(state: &AppState) -> Option<f32> {
-    let f = state.main_field_rep()?;
+/// The isovalue of the representation the field panel edits as set (computed units, or a fraction
+/// of the maximum when relative), or the default of its kind for the grid shown.
+pub fn panel_iso(state: &AppState) -> Option<f32> {
+    shown_iso(state.panel_field_rep()?)
+}
+
+/// A field representation's isovalue as set, or the default of its kind for the grid shown.
+pub fn shown_iso(f: &FieldRep) -> Option<f32> {
     f.iso.value.or_else(|| match &f.pipeline.shown {
         Some((_, grid)) => Some(f.absolute_iso(grid)),
         None => default_iso(f.field),
@@ -43,26 +50,127 @@ pub fn available_fields(state: &AppState) -> Vec<FieldChoice> {
         .chain([crate::app::potential::potential_choice(
             state.settings.potential_window_frames,
         )])
+        .chain(
+            (0..doc.surface_selections.len())
+                .filter_map(|i| u16::try_from(i).ok())
+                .map(|selection| FieldChoice::MolSurf { selection }),
+        )
         .filter(|f| doc.has_field(*f)),
     );
     out
 }
 
-/// The slider's range in the field's unit: from a ten-thousandth of the largest |value| of the
-/// grid shown to that value (without a grid, two decades around the default).
-pub fn iso_range(unit: &FieldUnit, grid: Option<&Grid3>, iso: f32) -> [f64; 2] {
-    let max = grid
-        .and_then(|g| g.min_max())
-        .map(|(lo, hi)| f64::from(lo.abs().max(hi.abs())))
-        .filter(|m| *m > 0.0)
-        .unwrap_or(f64::from(iso.abs()) * 100.0);
-    let hi = unit.show(max as f32).abs().max(unit.show(iso).abs());
-    let hi = if hi > 0.0 { hi } else { 1.0 };
-    [hi * 1e-4, hi]
+/// Isovalues of a potential of charges the slider spans, in kT/e at 300 K (from a hundredth of
+/// thermal energy to the strong fields of charged proteins in vacuum).
+const POTENTIAL_RANGE_KT_PER_E: [f64; 2] = [0.01, 1.0e4];
+
+/// The slider's range in `unit` (the field's unit), from the field kind's physics rather than the
+/// values of the lattice shown: orbitals 1e-4..1 a.u., densities 1e-5..1 a.u., a wavefunction's
+/// potential 1e-4..1 a.u., potentials of charges 0.01..10^4 kT/e (in the chosen unit), the
+/// molecular surface's dimensionless level 0.01..5; a volume read from a file, whose unit is
+/// unknown, from a ten-thousandth of its largest |value| to that value. The range always
+/// contains `iso_shown` (the isovalue in `unit`), so a typed value is never clamped.
+pub fn iso_range(field: FieldChoice, unit: &FieldUnit, grid: Option<&Grid3>, iso_shown: f64) -> [f64; 2] {
+    let [lo, hi] = match field {
+        FieldChoice::Orbital { .. } | FieldChoice::WavefunctionPotential => [1e-4, 1.0],
+        FieldChoice::Density | FieldChoice::SpinDensity => [1e-5, 1.0],
+        FieldChoice::Potential | FieldChoice::PotentialMean { .. } => {
+            let kt = PotentialDisplay::KtPerE.unit().per_hartree_per_e();
+            POTENTIAL_RANGE_KT_PER_E.map(|v| v / kt * unit.scale)
+        }
+        FieldChoice::MolSurf { .. } => [0.01, 5.0],
+        FieldChoice::Volume(_) => {
+            let max = grid
+                .and_then(|g| g.min_max())
+                .map(|(lo, hi)| f64::from(lo.abs().max(hi.abs())))
+                .filter(|m| *m > 0.0 && m.is_finite())
+                .map_or(iso_shown.abs() * 100.0, |m| m * unit.scale);
+            let max = if max > 0.0 { max } else { 1.0 };
+            [max * 1e-4, max]
+        }
+    };
+    let v = iso_shown.abs();
+    if v.is_finite() && v > 0.0 {
+        [lo.min(v), hi.max(v)]
+    } else {
+        [lo, hi]
+    }
 }
 
-/// Field choice and isovalue (absolute or relative to the maximum), potential settings, lattice,
-/// slice and surface colouring of the main field.
+/// "surface at ±0.050 a.u." (one sign for fields of one sign; the molecular surface's level in
+/// words), for the isovalue `iso_abs` in computed units.
+pub fn iso_note(f: &FieldRep, unit: &FieldUnit, grid: Option<&Grid3>, iso_abs: f32) -> String {
+    if matches!(f.field, FieldChoice::MolSurf { .. }) {
+        return format!(
+            "surface at level {} (at {} an isolated atom's surface lies at its radius)",
+            format_number(f64::from(iso_abs)),
+            format_number(f64::from(crate::model::field::MOLSURF_LEVEL))
+        );
+    }
+    let signed = grid.map_or(f.field.is_signed(), |g| f.is_signed(g));
+    format!("surface at {}{}", if signed { "±" } else { "" }, unit.format(iso_abs))
+}
+
+/// "values -0.31 .. 0.29 a.u." for `grid` in `unit` (the molecular surface's level is
+/// dimensionless).
+pub fn values_note(f: &FieldRep, unit: &FieldUnit, grid: &Grid3) -> Option<String> {
+    let (lo, hi) = grid.min_max()?;
+    Some(if matches!(f.field, FieldChoice::MolSurf { .. }) {
+        format!(
+            "values {} .. {} (dimensionless)",
+            format_number(f64::from(lo)),
+            format_number(f64::from(hi))
+        )
+    } else {
+        format!("values {} .. {}", unit.format(lo), unit.format(hi))
+    })
+}
+
+/// The isovalue controls of field representation `f`: absolute or relative, the slider, what the
+/// surface is at and the range of the values shown. Returns the commands they make.
+pub fn iso_controls_ui(ui: &mut egui::Ui, state: &AppState, f: &FieldRep) -> Vec<crate::app::reps::RepEdit> {
+    use crate::app::reps::RepEdit;
+    let mut edits = Vec::new();
+    let unit = FieldUnit::of(f.field, state.settings.potential_unit);
+    let grid = f.pipeline.shown.as_ref().map(|(_, g)| Arc::clone(g));
+    let relative_now = f.iso.relative;
+    let mut relative = relative_now;
+    let label = ui
+        .horizontal_wrapped(|ui| {
+            let l = ui.label("Isovalue in");
+            let abs_label = if unit.label.is_empty() {
+                "level"
+            } else {
+                unit.label.as_str()
+            };
+            ui.radio_value(&mut relative, false, abs_label);
+            ui.radio_value(&mut relative, true, "× max");
+            l.id
+        })
+        .inner;
+    if relative != relative_now {
+        edits.push(RepEdit::IsoRelative(relative));
+    }
+    if let Some(iso) = shown_iso(f) {
+        let range = iso_range(f.field, &unit, grid.as_deref(), unit.show(iso));
+        if let Some(v) = iso_slider(ui, iso, relative_now, &unit, range, label) {
+            edits.push(RepEdit::IsoValue(v));
+        }
+        let iso_abs = grid
+            .as_deref()
+            .map_or(if relative_now { None } else { Some(iso) }, |g| Some(f.absolute_iso(g)));
+        if let Some(iso_abs) = iso_abs {
+            ui.add(egui::Label::new(RichText::new(iso_note(f, &unit, grid.as_deref(), iso_abs)).small()).wrap());
+        }
+        if let Some(note) = grid.as_deref().and_then(|g| values_note(f, &unit, g)) {
+            ui.add(egui::Label::new(RichText::new(note).small().weak()).wrap());
+        }
+    }
+    edits
+}
+
+/// The field panel: the selected field representation's field, isovalue, potential settings (for
+/// a potential), lattice (for fields of a wavefunction), slice and surface colouring.
 pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let Some(doc) = &state.doc.document else {
         ui.label("No document.");
@@ -71,66 +179,55 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let has_wf = !doc.wavefunctions.is_empty();
     let has_charges = doc.potential_lattice.is_some();
     let qm_note = doc.qm.as_ref().map(|q| q.summary());
-    let current = state.main_field();
+    if let Some(rep) = state.panel_field_id().and_then(|id| state.doc.reps.get(id)) {
+        let text = format!("Editing: {}", state.rep_label(rep));
+        ui.add(egui::Label::new(RichText::new(text).strong()).wrap())
+            .on_hover_text("Select another representation in the list to edit it here");
+    }
+    let current = state.panel_field();
     let name = |f: Option<FieldChoice>| f.map_or_else(|| "None".to_string(), |f| state.describe_field(f));
     let mut choice = current;
-    egui::ComboBox::from_label("Field")
-        .selected_text(name(current))
-        .show_ui(ui, |ui| {
-            ui.selectable_value(&mut choice, None, "None");
-            for f in available_fields(state) {
-                ui.selectable_value(&mut choice, Some(f), name(Some(f)));
-            }
-        });
+    ui.horizontal(|ui| {
+        let l = ui.label("Field");
+        egui::ComboBox::from_id_salt("panel_field")
+            .selected_text(name(current))
+            .width((ui.available_width() - 8.0).max(60.0))
+            .truncate()
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut choice, None, "None");
+                for f in available_fields(state) {
+                    ui.selectable_value(&mut choice, Some(f), name(Some(f)));
+                }
+            })
+            .response
+            .labelled_by(l.id);
+    });
     if choice != current {
         send(state, Command::SelectField(choice));
     }
     if let Some(note) = qm_note {
-        ui.small(note);
+        ui.add(egui::Label::new(RichText::new(note).small()).wrap());
     }
-    if has_charges {
+    let field = state.panel_field();
+    if has_charges && field.is_some_and(|f| f.is_potential()) {
         potential_ui(ui, state);
     }
-    if let Some(f) = state.main_field_rep() {
-        let unit = FieldUnit::of(f.field, state.settings.potential_unit);
-        let grid = f.pipeline.shown.as_ref().map(|(_, g)| Arc::clone(g));
-        let relative_now = f.iso.relative;
-        let mut relative = relative_now;
-        ui.horizontal(|ui| {
-            ui.label("Isovalue");
-            ui.radio_value(&mut relative, false, unit.label.as_str());
-            ui.radio_value(&mut relative, true, "× max");
-        });
-        if relative != relative_now {
-            let mode = if relative {
-                IsoMode::RelativeToMax
-            } else {
-                IsoMode::Absolute
-            };
-            send(state, Command::SetIsoMode(mode));
-        }
-        if let Some(iso) = main_iso(state) {
-            let range = iso_range(&unit, grid.as_deref(), iso);
-            if let Some(v) = iso_slider(ui, iso, relative_now, &unit, range) {
-                send(state, Command::SetIsoValue(v));
-            }
-        }
-        if let Some(grid) = &grid {
-            let iso_abs = state.absolute_iso(grid);
-            if let Some((lo, hi)) = grid.min_max() {
-                ui.label(
-                    RichText::new(format!(
-                        "range {} .. {}; surface at ±{}",
-                        unit.format(lo),
-                        unit.format(hi),
-                        unit.format(iso_abs)
-                    ))
-                    .small(),
-                );
-            }
+    let edits = state
+        .panel_field_rep()
+        .filter(|f| f.is_surface())
+        .map(|f| iso_controls_ui(ui, state, f))
+        .unwrap_or_default();
+    for e in edits {
+        match e {
+            crate::app::reps::RepEdit::IsoValue(v) => send(state, Command::SetIsoValue(v)),
+            crate::app::reps::RepEdit::IsoRelative(r) => send(
+                state,
+                Command::SetIsoMode(if r { IsoMode::RelativeToMax } else { IsoMode::Absolute }),
+            ),
+            _ => {}
         }
     }
-    if has_wf {
+    if has_wf && field.is_none_or(|f| f.needs_wavefunction()) {
         let mut points = state.settings.lattice_points;
         ui.horizontal(|ui| {
             let l = ui.label("Lattice points");
@@ -145,17 +242,29 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
         });
         orbitals_on_ui(ui, state);
     }
-    if state.main_field().is_some() {
+    // A slice of the molecular surface's level says nothing a chemist reads.
+    if field.is_some_and(|f| !matches!(f, FieldChoice::MolSurf { .. })) {
         slice_ui(ui, state);
+    }
+    if field.is_some() {
         surface_color_ui(ui, state);
     }
     if !state.fields.can_compute() && has_wf {
-        ui.label(
-            RichText::new(format!("Orbitals cannot be computed: {}", state.fields.backend_name())).color(tokens::ERROR),
+        ui.add(
+            egui::Label::new(
+                RichText::new(format!("Orbitals cannot be computed: {}", state.fields.backend_name()))
+                    .color(tokens::ERROR),
+            )
+            .wrap(),
         );
     }
     if !state.fields.can_extract() {
-        ui.label(RichText::new("Isosurfaces unavailable in this build (no extractor)").color(tokens::ERROR));
+        ui.add(
+            egui::Label::new(
+                RichText::new("Isosurfaces unavailable in this build (no extractor)").color(tokens::ERROR),
+            )
+            .wrap(),
+        );
     }
 }
 
@@ -183,7 +292,7 @@ fn orbitals_on_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if chosen != now {
         send(state, Command::SetOrbitalsOn(chosen));
     }
-    if let Some(f) = state.main_field_rep() {
+    if let Some(f) = state.panel_field_rep() {
         if let Some(why) = &f.pipeline.device_fallback {
             ui.small(RichText::new(why).color(tokens::ERROR));
         } else if f.pipeline.device_shown.is_some() {
@@ -295,57 +404,86 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
             "Potential (wavefunction)".to_string(),
         ));
     }
-    if sources.is_empty()
-        || !state
-            .main_field_rep()
-            .is_some_and(|f| f.style == FieldStyle::Isosurface)
-    {
+    if doc.structure.charges_e.is_some() && doc.has_field(FieldChoice::Potential) {
+        // As `render --color-by esp`: the charges' potential evaluated at the surface's vertices.
+        sources.push((FieldChoice::Potential, "Potential (charges)".to_string()));
+    }
+    let Some(f) = state.panel_field_rep().filter(|f| f.style == FieldStyle::Isosurface) else {
+        return;
+    };
+    // A surface is not coloured by its own field.
+    sources.retain(|(s, _)| *s != f.field);
+    if sources.is_empty() {
         return;
     }
-    let coloring = state.surface_color();
+    let coloring = f.coloring;
+    let how = if f.colors_by_vertex_values() {
+        Some("evaluated exactly at the vertices")
+    } else if f.colors_from_lattice() {
+        Some("sampled trilinearly from a lattice")
+    } else {
+        None
+    };
     let current = coloring.map(|c| c.source);
     let mut choice = current;
-    egui::ComboBox::from_label("Colour surface by")
-        .selected_text(
-            current
-                .and_then(|c| sources.iter().find(|(s, _)| *s == c).map(|(_, n)| n.clone()))
-                .unwrap_or_else(|| "Lobe colours".into()),
-        )
-        .show_ui(ui, |ui| {
-            ui.selectable_value(&mut choice, None, "Lobe colours");
-            for (source, name) in &sources {
-                ui.selectable_value(&mut choice, Some(*source), name);
-            }
-        });
+    ui.horizontal(|ui| {
+        let l = ui.label("Colour surface by");
+        egui::ComboBox::from_id_salt("surface_colour_by")
+            .selected_text(
+                current
+                    .and_then(|c| sources.iter().find(|(s, _)| *s == c).map(|(_, n)| n.clone()))
+                    .unwrap_or_else(|| "Lobe colours".into()),
+            )
+            .width((ui.available_width() - 8.0).max(60.0))
+            .truncate()
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut choice, None, "Lobe colours");
+                for (source, name) in &sources {
+                    ui.selectable_value(&mut choice, Some(*source), name);
+                }
+            })
+            .response
+            .labelled_by(l.id);
+    });
     if choice != current {
         send(state, Command::SetSurfaceColor(choice.map(|v| (v, None))));
     }
     let Some(c) = coloring else {
         return;
     };
-    if let Some(f) = state.main_field_rep() {
-        if f.colors_by_vertex_values() {
-            ui.label("evaluated exactly at the vertices");
-        } else if f.colors_from_lattice() {
-            ui.label("sampled trilinearly from a lattice");
-        }
+    if let Some(how) = how {
+        ui.add(egui::Label::new(RichText::new(how).small()).wrap());
     }
-    let Some(mut range) = c.range else {
-        ui.label("computing the colouring field ...");
+    let Some(range) = c.range else {
+        ui.label("computing the colouring field …");
         return;
     };
-    ui.horizontal(|ui| {
+    // The range is edited in the colouring field's unit (kT/e, ... for potentials).
+    let unit = FieldUnit::of_coloring(c.source, state.settings.potential_unit);
+    let mut shown = range.map(|v| unit.show(v));
+    let suffix = format!(" {}", unit.label);
+    let mut changed = false;
+    ui.horizontal_wrapped(|ui| {
         let l = ui.label("from");
-        let a = ui
-            .add(egui::DragValue::new(&mut range[0]).speed(1e-3).max_decimals(5))
-            .labelled_by(l.id);
+        changed |= ui
+            .add(
+                egui::DragValue::new(&mut shown[0])
+                    .speed(1e-3)
+                    .max_decimals(5)
+                    .suffix(suffix.clone()),
+            )
+            .labelled_by(l.id)
+            .changed();
         let l = ui.label("to");
-        let b = ui
-            .add(egui::DragValue::new(&mut range[1]).speed(1e-3).max_decimals(5))
-            .labelled_by(l.id);
-        if (a.changed() || b.changed()) && range[0] != range[1] {
-            send(state, Command::SetSurfaceColor(Some((c.source, Some(range)))));
-        }
+        changed |= ui
+            .add(
+                egui::DragValue::new(&mut shown[1])
+                    .speed(1e-3)
+                    .max_decimals(5)
+                    .suffix(suffix.clone()),
+            )
+            .labelled_by(l.id)
+            .changed();
         if ui
             .button("Auto")
             .on_hover_text("Range of the values on the surface")
@@ -354,6 +492,10 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
             send(state, Command::SetSurfaceColor(Some((c.source, None))));
         }
     });
+    let range = shown.map(|v| unit.computed(v));
+    if changed && range[0] != range[1] {
+        send(state, Command::SetSurfaceColor(Some((c.source, Some(range)))));
+    }
     colormap_ui(ui, state);
 }
 

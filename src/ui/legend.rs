@@ -1,20 +1,44 @@
 //! Colour legends over the 3-D view: one bar per legend (the drawn slice, surfaces coloured by a
-//! volume), stacked up from the bottom-right corner, each with its title and its end values in
-//! their unit (`AppState::legends`).
+//! field), stacked up from the bottom-right corner, each with its title (what was summed and how,
+//! wrapped to the box, never cut) and its end values in their unit (`AppState::legends`).
 
 use crate::app::values::{Legend, format_number};
+
+/// Width of a legend's box in points (narrower when the view is).
+const BOX_WIDTH: f32 = 240.0;
 
 /// Draws `legends` over the bottom-right corner of `view`.
 pub fn legends_ui(ui: &egui::Ui, legends: &[Legend], view: egui::Rect) {
     let painter = ui.painter_at(view);
-    for (k, legend) in legends.iter().enumerate() {
-        let bottom = view.bottom() - 46.0 - 56.0 * k as f32;
-        let bar = egui::Rect::from_min_size(egui::pos2(view.right() - 210.0, bottom), egui::vec2(190.0, 12.0));
-        painter.rect_filled(
-            bar.expand2(egui::vec2(12.0, 22.0)).translate(egui::vec2(0.0, 8.0)),
-            4.0,
-            egui::Color32::from_black_alpha(150),
+    let font = egui::FontId::proportional(11.0);
+    let box_w = BOX_WIDTH.min(view.width() - 16.0);
+    if box_w < 80.0 {
+        return;
+    }
+    let mut bottom = view.bottom() - 8.0;
+    for legend in legends {
+        let inner = box_w - 20.0;
+        let title = painter.layout(legend.title.clone(), font.clone(), egui::Color32::WHITE, inner);
+        let lo = painter.layout_no_wrap(format_number(legend.range[0]), font.clone(), egui::Color32::WHITE);
+        let hi_text = if legend.unit.is_empty() {
+            format_number(legend.range[1])
+        } else {
+            format!("{} {}", format_number(legend.range[1]), legend.unit)
+        };
+        let hi = painter.layout_no_wrap(hi_text, font.clone(), egui::Color32::WHITE);
+        let bar_h = 12.0;
+        let box_h = 8.0 + title.size().y + 4.0 + bar_h + 3.0 + lo.size().y.max(hi.size().y) + 8.0;
+        let frame = egui::Rect::from_min_size(
+            egui::pos2(view.right() - 8.0 - box_w, bottom - box_h),
+            egui::vec2(box_w, box_h),
         );
+        painter.rect_filled(frame, 4.0, egui::Color32::from_black_alpha(150));
+        let title_pos = egui::pos2(frame.left() + 10.0, frame.top() + 8.0);
+        let bar = egui::Rect::from_min_size(
+            egui::pos2(frame.left() + 10.0, title_pos.y + title.size().y + 4.0),
+            egui::vec2(inner, bar_h),
+        );
+        painter.galley(title_pos, title, egui::Color32::WHITE);
         let steps = 48;
         for s in 0..steps {
             let t0 = s as f32 / steps as f32;
@@ -26,23 +50,10 @@ pub fn legends_ui(ui: &egui::Ui, legends: &[Legend], view: egui::Rect) {
             );
             painter.rect_filled(cell, 0.0, egui::Color32::from_rgb(r, g, b));
         }
-        let text = |pos: egui::Pos2, align: egui::Align2, s: String| {
-            painter.text(pos, align, s, egui::FontId::proportional(11.0), egui::Color32::WHITE);
-        };
-        text(
-            bar.left_bottom() + egui::vec2(0.0, 3.0),
-            egui::Align2::LEFT_TOP,
-            format_number(legend.range[0]),
-        );
-        text(
-            bar.right_bottom() + egui::vec2(0.0, 3.0),
-            egui::Align2::RIGHT_TOP,
-            format!("{} {}", format_number(legend.range[1]), legend.unit),
-        );
-        text(
-            bar.center_top() - egui::vec2(0.0, 3.0),
-            egui::Align2::CENTER_BOTTOM,
-            legend.title.clone(),
-        );
+        let below = bar.bottom() + 3.0;
+        let hi_w = hi.size().x;
+        painter.galley(egui::pos2(bar.left(), below), lo, egui::Color32::WHITE);
+        painter.galley(egui::pos2(bar.right() - hi_w, below), hi, egui::Color32::WHITE);
+        bottom = frame.top() - 8.0;
     }
 }

@@ -1,4 +1,4 @@
-//! The menu bar, keyboard shortcuts and dropped files.
+//! The menu bar (File, View, Add, Help), keyboard shortcuts and dropped files.
 
 use super::{Purpose, send};
 use crate::app::state::{AppState, Command};
@@ -58,7 +58,7 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
         }
     }
     if (plus || minus)
-        && let Some(iso) = super::fields::main_iso(state)
+        && let Some(iso) = super::fields::panel_iso(state)
     {
         send(state, Command::SetIsoValue(if plus { iso * 1.25 } else { iso / 1.25 }));
     }
@@ -66,10 +66,25 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
         send(state, Command::ResetCamera);
     }
     if esc {
-        send(state, Command::CancelJobs);
+        escape(ui.ctx(), state);
     }
     if help {
         send(state, Command::ToggleHelp);
+    }
+}
+
+/// Escape closes the topmost dialog or menu — an open menu or popup (egui closes it), the file
+/// browser, the help window — and only when none is open cancels the running field jobs.
+fn escape(ctx: &egui::Context, state: &mut AppState) {
+    if egui::Popup::is_any_open(ctx) {
+        return;
+    }
+    if state.panels.browser.open {
+        send(state, Command::Browser(crate::app::browser::BrowserAction::Close));
+    } else if state.panels.show_help {
+        send(state, Command::ToggleHelp);
+    } else {
+        send(state, Command::CancelJobs);
     }
 }
 
@@ -134,6 +149,7 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 }
             });
         });
+        ui.menu_button("Add", |ui| super::add::add_menu_ui(ui, state));
         if ui.button("Help").clicked() {
             send(state, Command::ToggleHelp);
         }

@@ -9,6 +9,7 @@
 //! status bar at the bottom, and the 3-D view with its colour legends taking the rest — most of the
 //! window. One file per panel; [`panels`] names them for the tests.
 
+pub mod add;
 pub mod browser;
 pub mod fields;
 pub mod files;
@@ -37,7 +38,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Up / Down", "Previous / next orbital"),
     ("+ / -", "Raise / lower the isovalue"),
     ("R", "Reset the view"),
-    ("Escape", "Cancel running field jobs"),
+    (
+        "Escape",
+        "Close the open menu or dialog; else cancel running field jobs",
+    ),
     ("F1 or ?", "Show this help"),
     ("Left drag", "Rotate"),
     ("Right or middle drag", "Pan"),

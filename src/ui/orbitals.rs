@@ -1,6 +1,8 @@
 //! The orbitals section: the orbital list (energy, occupation, symmetry, HOMO/LUMO labels from
 //! `Wavefunction::homo`), the spin switch, the energy-level diagram and "follow through frames".
-//! Choosing an orbital shows it in the main field (the first field representation).
+//! Choosing an orbital shows it in the selected orbital representation (else the topmost orbital
+//! representation, else a new one; `app::reps::select`), never in a density or potential
+//! representation; Shift+click adds another orbital representation.
 
 use super::{send, tokens};
 use crate::app::state::{AppState, Command};
@@ -47,6 +49,16 @@ fn follow_ui(ui: &mut egui::Ui, state: &mut AppState) {
         } else {
             ui.label(RichText::new(text).small());
         }
+    }
+}
+
+/// What picking orbital `index` does: shown in the orbital representation the list edits (the
+/// selected one, else the topmost, else a new one), or with Shift held in a new representation.
+fn pick_command(ui: &egui::Ui, index: usize) -> Command {
+    if ui.input(|i| i.modifiers.shift) {
+        Command::AddOrbitalRep(index)
+    } else {
+        Command::SelectOrbital(Some(index))
     }
 }
 
@@ -101,9 +113,11 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
                         } else {
                             format!("{} {}", row.index + 1, row.label)
                         };
-                        let r = ui.selectable_label(selected == Some(row.index), text);
+                        let r = ui
+                            .selectable_label(selected == Some(row.index), text)
+                            .on_hover_text("Click: show it in the orbital representation; Shift+click: in a new one");
                         if r.clicked() {
-                            send(state, Command::SelectOrbital(Some(row.index)));
+                            send(state, pick_command(ui, row.index));
                         }
                         if state.panels.scroll_to_orbital && selected == Some(row.index) {
                             r.scroll_to_me(Some(egui::Align::Center));
@@ -203,7 +217,7 @@ fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app
             .filter(|(_, d)| *d <= 8.0)
             .min_by(|a, b| a.1.total_cmp(&b.1));
         if let Some((index, _)) = best {
-            send(state, Command::SelectOrbital(Some(index)));
+            send(state, pick_command(ui, index));
         }
     }
 }

@@ -3,10 +3,11 @@
 //! settings under it — atoms: the selection (checked as it is typed, the error written under it),
 //! style and colouring; cartoons: the selection, cartoon/tube/trace and colouring (by a scheme, or
 //! by the charges' potential or a volume at the vertices); fields: which field, isosurface or slice, the isovalue in the field's unit,
-//! lobe colours and opacity — and the buttons that add representations. Also the view options
-//! (fit to a selection, depth cue, background).
+//! lobe colours and opacity — and, above the list, the "Add" menu (`ui::add`) and "Add atoms".
+//! Clicking a representation's name selects it (the Field panel and the orbital list edit it); its
+//! box shows or hides it. Also the view options (fit to a selection, depth cue, background).
 
-use super::widgets::{choice_combo, iso_slider};
+use super::widgets::choice_combo;
 use super::{send, tokens};
 use crate::analysis::polymer::Coloring;
 use crate::app::atoms::{AtomColoring, AtomStyle};
@@ -14,7 +15,6 @@ use crate::app::fields::FieldChoice;
 use crate::app::reps::{FieldRep, FieldStyle, RepEdit, RepId, RepKind, RepSpec};
 use crate::app::slice::SlicePlane;
 use crate::app::state::{AppState, Command};
-use crate::app::values::FieldUnit;
 use crate::surface::cartoon::Style as CartoonStyle;
 use egui::{Key, RichText};
 
@@ -25,18 +25,31 @@ pub fn reps_ui(ui: &mut egui::Ui, state: &mut AppState) {
         return;
     }
     let mut commands = Vec::new();
+    add_ui(ui, state, &mut commands);
+    ui.separator();
     let n = state.doc.reps.list.len();
+    // The representation the panels edit: the selected one, else the first field representation.
+    let selected_rep = state.selected_rep_id().or_else(|| state.panel_field_id());
     for (position, rep) in state.doc.reps.list.iter().enumerate() {
         let id = rep.id;
         ui.push_id(("rep", id.0), |ui| {
             ui.horizontal(|ui| {
                 let mut visible = rep.visible;
-                let label = state.rep_label(rep);
-                if ui.checkbox(&mut visible, label).on_hover_text("Show or hide").changed() {
+                if ui.checkbox(&mut visible, "").on_hover_text("Show or hide").changed() {
                     commands.push(Command::EditRep(id, RepEdit::Visible(visible)));
                 }
+                let label = state.rep_label(rep);
+                let selected = Some(id) == selected_rep;
+                if ui
+                    .add(egui::Button::selectable(selected, label).wrap())
+                    .on_hover_text("Select: the Field panel and the orbital list edit it")
+                    .clicked()
+                    && !selected
+                {
+                    commands.push(Command::SelectRep(id));
+                }
             });
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 if ui
                     .add_enabled(position > 0, egui::Button::new("Up").small())
                     .on_hover_text("Move up")
@@ -62,9 +75,7 @@ pub fn reps_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 RepKind::Atoms(a) => {
                     let count = format!("{} atoms", a.count);
                     selection_ui(ui, id, &a.selection, a.error.as_deref(), &count, &mut commands);
-                    if let Some(s) = choice_combo(ui, "Style", a.style, &AtomStyle::ALL, AtomStyle::name) {
-                        commands.push(Command::EditRep(id, RepEdit::AtomStyle(s)));
-                    }
+                    atom_style_ui(ui, id, a, &mut commands);
                     if let Some(c) = choice_combo(ui, "Colour", a.coloring, &AtomColoring::ALL, AtomColoring::name) {
                         commands.push(Command::EditRep(id, RepEdit::AtomColoring(c)));
                     }
@@ -82,7 +93,6 @@ pub fn reps_ui(ui: &mut egui::Ui, state: &mut AppState) {
         });
         ui.separator();
     }
-    add_ui(ui, state, &mut commands);
     ui.horizontal_wrapped(|ui| {
         if ui
             .small_button("Save as default")
@@ -101,6 +111,29 @@ pub fn reps_ui(ui: &mut egui::Ui, state: &mut AppState) {
     });
     for c in commands {
         send(state, c);
+    }
+}
+
+/// An atom representation's style: the atom styles, and "Cartoon", which turns it into a cartoon of
+/// the same selection (VMD lists NewCartoon among its drawing methods too).
+fn atom_style_ui(ui: &mut egui::Ui, id: RepId, a: &crate::app::reps::AtomsRep, commands: &mut Vec<Command>) {
+    let mut style = Some(a.style);
+    egui::ComboBox::new(("atom_style", id.0), "Style")
+        .selected_text(a.style.name())
+        .show_ui(ui, |ui| {
+            for s in AtomStyle::ALL {
+                ui.selectable_value(&mut style, Some(s), s.name());
+            }
+            ui.selectable_value(&mut style, None, "Cartoon")
+                .on_hover_text("The selection's protein and nucleic residues as a cartoon, in place of these atoms");
+        });
+    match style {
+        Some(s) if s != a.style => commands.push(Command::EditRep(id, RepEdit::AtomStyle(s))),
+        Some(_) => {}
+        None => {
+            commands.push(Command::AddRep(RepSpec::cartoon(&a.selection, CartoonStyle::Cartoon)));
+            commands.push(Command::DeleteRep(id));
+        }
     }
 }
 
@@ -205,23 +238,11 @@ fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, co
     if !f.is_surface() {
         return;
     }
-    let unit = FieldUnit::of(f.field, state.settings.potential_unit);
+    for e in super::fields::iso_controls_ui(ui, state, f) {
+        commands.push(Command::EditRep(id, e));
+    }
     let grid = f.pipeline.shown.as_ref().map(|(_, g)| g.as_ref());
-    let iso = f.iso.value.unwrap_or_else(|| match grid {
-        Some(g) => f.absolute_iso(g),
-        None => crate::app::values::default_iso(f.field).unwrap_or(0.05),
-    });
-    ui.horizontal(|ui| {
-        let range = super::fields::iso_range(&unit, grid, iso);
-        if let Some(v) = iso_slider(ui, iso, f.iso.relative, &unit, range) {
-            commands.push(Command::EditRep(id, RepEdit::IsoValue(v)));
-        }
-        let mut relative = f.iso.relative;
-        if ui.checkbox(&mut relative, "× max").changed() {
-            commands.push(Command::EditRep(id, RepEdit::IsoRelative(relative)));
-        }
-    });
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let lobes = if grid.is_some_and(|g| f.is_signed(g)) || f.field.is_signed() {
             2
         } else {
@@ -237,9 +258,14 @@ fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, co
                 commands.push(Command::EditRep(id, RepEdit::Color { lobe, rgb }));
             }
         }
+    });
+    ui.horizontal(|ui| {
+        let l = ui.label("Opacity");
         let mut opacity = f.opacity;
+        ui.spacing_mut().slider_width = (ui.available_width() - 60.0).clamp(40.0, 140.0);
         if ui
-            .add(egui::Slider::new(&mut opacity, 0.05..=1.0).text("opacity"))
+            .add(egui::Slider::new(&mut opacity, 0.05..=1.0).max_decimals(2))
+            .labelled_by(l.id)
             .changed()
         {
             commands.push(Command::EditRep(id, RepEdit::Opacity(opacity)));
@@ -247,14 +273,18 @@ fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, co
     });
 }
 
-/// Adding representations: atoms by a selection (checked as it is typed), and fields.
+/// Adding representations: the "Add" menu (every kind), and atoms by a selection typed here
+/// (checked as it is typed).
 fn add_ui(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
-    ui.horizontal(|ui| {
+    ui.menu_button(super::add::ADD_BUTTON, |ui| super::add::add_menu_ui(ui, state))
+        .response
+        .on_hover_text("Add atoms, cartoon, surface, orbital, density, potential, volume or slice");
+    ui.horizontal_wrapped(|ui| {
         let l = ui.label("Atoms");
         let edit = ui
             .add(
                 egui::TextEdit::singleline(&mut state.panels.new_selection)
-                    .desired_width(tokens::TEXT_FIELD_WIDTH)
+                    .desired_width(tokens::TEXT_FIELD_WIDTH.min(ui.available_width()))
                     .id_salt("new_rep_selection"),
             )
             .labelled_by(l.id);
@@ -265,57 +295,10 @@ fn add_ui(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) 
                 AtomStyle::Licorice,
             )));
         }
-        let sel = &state.panels.new_selection;
-        type SpecOf = fn(&str) -> RepSpec;
-        let more: [(&str, &str, SpecOf); 2] = [
-            (
-                "Add cartoon",
-                "The polymer residues of the selection as a cartoon",
-                |sel| RepSpec::cartoon(sel, CartoonStyle::Cartoon),
-            ),
-            (
-                "Add surface",
-                "The molecular surface of the selection, recomputed per frame",
-                |sel| RepSpec::field(&format!("molsurf:{sel}"), crate::app::reps::FieldStyle::Isosurface),
-            ),
-        ];
-        for (label, hover, spec) in more {
-            if ui.button(label).on_hover_text(hover).clicked() {
-                commands.push(Command::AddRep(spec(sel)));
-            }
-        }
     });
     if let Err(e) = crate::model::select::Selection::parse(&state.panels.new_selection) {
         ui.label(RichText::new(e.to_string()).color(tokens::ERROR).small());
     }
-    ui.horizontal_wrapped(|ui| {
-        ui.label("Add:");
-        let spin = state.doc.spin;
-        if let Some(homo) = state.homo_index(spin) {
-            if ui.button("HOMO").clicked() {
-                commands.push(Command::AddFieldRep(FieldChoice::Orbital { spin, index: homo }));
-            }
-            if homo + 1 < state.orbital_rows(spin).len() && ui.button("LUMO").clicked() {
-                commands.push(Command::AddFieldRep(FieldChoice::Orbital { spin, index: homo + 1 }));
-            }
-        }
-        for f in super::fields::available_fields(state) {
-            if matches!(f, FieldChoice::Orbital { .. }) {
-                continue;
-            }
-            let name = match f {
-                FieldChoice::Density => "density".to_string(),
-                FieldChoice::SpinDensity => "spin density".to_string(),
-                FieldChoice::WavefunctionPotential => "potential (wavefunction)".to_string(),
-                FieldChoice::Volume(i) => format!("volume {}", i + 1),
-                FieldChoice::MolSurf { .. } => "molecular surface".to_string(),
-                _ => "potential".to_string(),
-            };
-            if ui.button(name).clicked() {
-                commands.push(Command::AddFieldRep(f));
-            }
-        }
-    });
 }
 
 /// View options: fit to a selection, depth cue, background.

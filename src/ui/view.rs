@@ -1,5 +1,5 @@
-//! The 3-D view (mouse handling, picking, the paint callback and the colour legends over it), the
-//! status bar and the help window's shortcut list.
+//! The 3-D view (mouse handling, picking, the paint callback, the colour legends and the demo's
+//! caption over it), the status bar and the help window's shortcut list.
 
 use super::{SHORTCUTS, send};
 use crate::app::state::{AppState, Command};
@@ -70,6 +70,9 @@ pub fn view_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
     ui.painter().add(crate::render::callback::view_paint_callback(rect));
     super::legend::legends_ui(ui, &state.legends(), rect);
+    if let Some(caption) = state.demo_caption() {
+        caption_ui(ui, &caption, rect);
+    }
     if state.doc.document.is_none() {
         ui.painter().text(
             rect.center(),
@@ -79,4 +82,20 @@ pub fn view_ui(ui: &mut egui::Ui, state: &mut AppState) {
             ui.visuals().weak_text_color(),
         );
     }
+}
+
+/// A caption at the top of the 3-D view (what the demo animates), wrapped to the view's width on a
+/// dark band.
+fn caption_ui(ui: &egui::Ui, text: &str, view: egui::Rect) {
+    let painter = ui.painter_at(view);
+    let galley = painter.layout(
+        text.to_string(),
+        egui::FontId::proportional(15.0),
+        egui::Color32::WHITE,
+        (view.width() - 32.0).max(80.0),
+    );
+    let pos = egui::pos2(view.center().x - galley.size().x / 2.0, view.top() + 12.0);
+    let band = egui::Rect::from_min_size(pos, galley.size()).expand(6.0);
+    painter.rect_filled(band, 4.0, egui::Color32::from_black_alpha(160));
+    painter.galley(pos, galley, egui::Color32::WHITE);
 }

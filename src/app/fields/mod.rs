@@ -70,6 +70,12 @@ impl FieldChoice {
         matches!(self, FieldChoice::Potential | FieldChoice::PotentialMean { .. })
     }
 
+    /// True for an electrostatic potential: of the structure's charges, or a wavefunction's own
+    /// (drawn red = negative, white = 0, blue = positive: `Colormap::for_values`).
+    pub fn is_electrostatic(self) -> bool {
+        self.is_potential() || self == FieldChoice::WavefunctionPotential
+    }
+
     /// True when the field takes both signs (two lobes: at +iso and -iso); a volume's sign is
     /// decided by its values.
     pub fn is_signed(self) -> bool {

@@ -349,6 +349,7 @@ impl AppState {
             }
         }
         self.doc.reps.context = None;
+        self.doc.reps.selected = None;
         self.after_list_change(true);
     }
 
@@ -386,6 +387,8 @@ impl AppState {
             self.doc.spin = spin;
             self.doc.orbital = Some(index);
         }
+        // The panels start on the first field representation.
+        self.doc.reps.selected = None;
         self.rebuild_atoms();
     }
 
@@ -689,9 +692,9 @@ impl AppState {
         self.view.dirty.surface_color = true;
     }
 
-    /// The main field's surface colouring, if any.
+    /// The surface colouring of the representation the field panel edits, if any.
     pub fn surface_color(&self) -> Option<super::SurfaceColoring> {
-        self.main_field_rep()?.coloring
+        self.panel_field_rep()?.coloring
     }
 }
 

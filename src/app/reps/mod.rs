@@ -8,8 +8,10 @@
 //! whole pipeline ([`FieldPipeline`]): a request slot in the [`FieldService`](super::fields), the key
 //! it asked for, the grid and meshes it shows (or, computed on the render device, the field the draw
 //! stage computes there: `device`), its look-ahead and its lane of the isosurface thread.
-//! One update loop drives them all ([`AppState::update_reps`], in `update`); the "main field" the
-//! orbital list and the field panel edit is simply the first field representation. Atoms are drawn
+//! One update loop drives them all ([`AppState::update_reps`], in `update`); the "main field" is
+//! simply the first field representation. The field panel edits the representation selected in the
+//! list (else the main field), and the orbital list the selected orbital representation (else the
+//! topmost one, else a new one): see `edit`. Atoms are drawn
 //! as the union of the visible atom representations, each with its own style and colouring.
 //!
 //! New kinds plug in here: a variant of [`RepKind`] (and of [`spec::SpecKind`] for files), with one
@@ -20,6 +22,7 @@
 pub mod cartoon;
 mod device;
 mod edit;
+mod select;
 pub mod spec;
 mod update;
 
@@ -502,6 +505,9 @@ pub struct Representations {
     pub(crate) context: Option<(u64, usize, u32)>,
     /// A representation was added, removed, reordered or hidden since the draw stage last looked.
     pub(crate) changed: bool,
+    /// The representation selected in the list (the field panel edits it when it is a field; the
+    /// orbital list edits it when it shows an orbital). `None`: the first field representation.
+    pub selected: Option<RepId>,
 }
 
 impl Representations {

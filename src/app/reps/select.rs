@@ -1,0 +1,104 @@
+//! Which representation a panel edits: the one selected in the representation list. The field
+//! panel edits the selected field representation (else the first one, the main field); the orbital
+//! list and the energy diagram edit the selected orbital representation (else the topmost one, else
+//! they add one) and never turn a density or potential representation into an orbital; a
+//! shift-click adds another orbital representation.
+//!
+//! Called by `app::apply` (orbital, field and isovalue commands), `app::orbitals` (following an
+//! orbital through frames), the draw stage (which representation's phase follows) and `ui`.
+
+use super::{FieldRep, RepEdit, RepId, RepKind};
+use crate::app::fields::FieldChoice;
+use crate::app::state::AppState;
+
+impl AppState {
+    /// Selects representation `id` in the list (the field panel shows its controls; an orbital
+    /// representation's orbital becomes the orbital list's selection).
+    pub fn select_rep(&mut self, id: RepId) {
+        let Some(rep) = self.doc.reps.get(id) else {
+            return;
+        };
+        if let RepKind::Field(f) = &rep.kind
+            && let FieldChoice::Orbital { spin, index } = f.field
+        {
+            self.doc.spin = spin;
+            self.doc.orbital = Some(index);
+            self.panels.scroll_to_orbital = true;
+        }
+        self.doc.reps.selected = Some(id);
+    }
+
+    /// The selected representation, if it is still in the list.
+    pub fn selected_rep_id(&self) -> Option<RepId> {
+        self.doc.reps.selected.filter(|id| self.doc.reps.get(*id).is_some())
+    }
+
+    /// The field representation the field panel edits: the selected one when it is a field
+    /// representation, else the first field representation.
+    pub fn panel_field_id(&self) -> Option<RepId> {
+        self.selected_rep_id()
+            .filter(|id| self.doc.reps.field(*id).is_some())
+            .or_else(|| self.main_field_id())
+    }
+
+    /// The field representation the field panel edits ([`AppState::panel_field_id`]).
+    pub fn panel_field_rep(&self) -> Option<&FieldRep> {
+        self.doc.reps.field(self.panel_field_id()?)
+    }
+
+    /// The field the field panel edits.
+    pub fn panel_field(&self) -> Option<FieldChoice> {
+        self.panel_field_rep().map(|f| f.field)
+    }
+
+    /// The orbital representation the orbital list edits: the selected one when it shows an
+    /// orbital, else the topmost orbital representation.
+    pub fn orbital_rep_id(&self) -> Option<RepId> {
+        let is_orbital = |f: &FieldRep| matches!(f.field, FieldChoice::Orbital { .. });
+        self.selected_rep_id()
+            .filter(|id| self.doc.reps.field(*id).is_some_and(is_orbital))
+            .or_else(|| self.doc.reps.fields().find(|(_, f)| is_orbital(f)).map(|(r, _)| r.id))
+    }
+
+    /// Shows orbital `index` of `spin`: in the orbital representation the orbital list edits
+    /// ([`AppState::orbital_rep_id`]), or in a new one when there is none or `new` is set. The
+    /// representation shown becomes the selected one; other representations are left as they are.
+    pub fn show_orbital(&mut self, spin: crate::model::Spin, index: usize, new: bool) {
+        let field = FieldChoice::Orbital { spin, index };
+        self.doc.spin = spin;
+        self.doc.orbital = Some(index);
+        match self.orbital_rep_id().filter(|_| !new) {
+            Some(id) => {
+                self.edit_rep(id, RepEdit::Field(field));
+                self.doc.reps.selected = Some(id);
+            }
+            None => {
+                let before = self.doc.reps.list.len();
+                self.add_field_rep(field);
+                if self.doc.reps.list.len() > before {
+                    self.doc.reps.selected = self.doc.reps.list.last().map(|r| r.id);
+                }
+            }
+        }
+        self.load_potential_windows(None);
+    }
+
+    /// Shows `field` in the representation the field panel edits (a new representation when there
+    /// is none); `None` removes that representation.
+    pub fn set_panel_field(&mut self, field: Option<FieldChoice>) {
+        match (field, self.panel_field_id()) {
+            (None, Some(id)) => self.delete_rep(id),
+            (None, None) => {}
+            (Some(f), Some(id)) => self.edit_rep(id, RepEdit::Field(f)),
+            (Some(f), None) => self.add_field_rep(f),
+        }
+        self.load_potential_windows(None);
+    }
+
+    /// The representation whose orbital follows the frames (its lobe colours swap where the
+    /// followed orbital's phase flips): the orbital representation the orbital list edits.
+    pub fn followed_rep_id(&self) -> Option<RepId> {
+        self.doc.follow.as_ref()?;
+        self.orbital_rep_id()
+    }
+}
