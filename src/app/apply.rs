@@ -133,6 +133,7 @@ impl AppState {
             }
             Command::SetDarkBackground(d) => {
                 self.settings.dark_background = d;
+                self.settings.background_rgb = None;
                 self.view.dirty.style = true;
             }
             Command::SetDepthCue(d) => {
@@ -221,6 +222,20 @@ impl AppState {
             Command::EditRep(id, edit) => self.edit_rep(id, edit),
             Command::SaveRepsAsDefault => self.save_reps_as_default(),
             Command::ResetReps => self.reset_reps(),
+            c @ (Command::SetClickMode(_)
+            | Command::AddMeasurement(_)
+            | Command::DeleteMeasurement(_)
+            | Command::ClearMeasurements
+            | Command::PlotMeasurement(_)
+            | Command::ExportMeasurementCsv(..)
+            | Command::ToggleLabel(_)
+            | Command::LabelSelection(_)
+            | Command::ClearLabels
+            | Command::SetLabelFormat(_)
+            | Command::Undo
+            | Command::Redo
+            | Command::SettleHistory
+            | Command::SetBackgroundColor(_)) => self.apply_tool(c),
         }
     }
 
@@ -260,6 +275,7 @@ impl AppState {
                     tracing::info!("{w}");
                 }
                 self.panels.status = status;
+                self.tools.reset_for_document();
                 self.clear_reps();
                 self.doc.document = Some(doc);
                 self.doc.follow = None;
@@ -276,6 +292,7 @@ impl AppState {
     }
 
     fn close_document(&mut self) {
+        self.tools.reset_for_document();
         self.clear_reps();
         self.doc.document = None;
         self.doc.orbital = None;
@@ -441,6 +458,7 @@ impl AppState {
             atom,
             text: self.describe_atom(atom),
         });
+        self.pick_for_tools(hit);
     }
 
     /// "atom 3 C2 (C) ETH 1 chain A, charge -0.120 e, field 1.2e-2 a.u." for the status line.

@@ -134,6 +134,7 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 }
             });
         });
+        super::tools::menus_ui(ui, state);
         if ui.button("Help").clicked() {
             send(state, Command::ToggleHelp);
         }
