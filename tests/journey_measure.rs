@@ -57,23 +57,27 @@ fn window(state: AppState) -> Harness<'static, AppState> {
     )
 }
 
-/// What a click on `atom` sends: a pick at the pixel where the atom's centre is drawn.
+/// A click on `atom`: the pick command the view's click resolves to (the atoms of a protein hide
+/// one another, so the pixel of an atom's centre may show another atom).
 fn click_atom(harness: &mut Harness<'static, AppState>, atom: usize) {
-    let st = harness.state();
-    let p = st.document().unwrap().frame.positions_angstrom[atom];
-    let size_px = st.view.size_px;
-    let (pixel, _) = st
-        .view
-        .camera
-        .project_to_pixel(glam::Vec3::from(p), size_px)
-        .expect("the atom is in view");
-    harness.state_mut().push(Command::Pick { pixel, size_px });
+    harness.state_mut().push(Command::PickAtom(Some(atom)));
     harness.run();
-    assert_eq!(
-        harness.state().view.pick.as_ref().map(|p| p.atom),
-        Some(atom),
-        "the click at the atom's pixel picks it"
-    );
+    assert_eq!(harness.state().view.pick.as_ref().map(|p| p.atom), Some(atom));
+}
+
+/// The atom drawn nearest the eye and the pixel of its centre (nothing hides it there).
+fn front_atom(state: &AppState) -> (usize, [f32; 2]) {
+    let positions = &state.document().unwrap().frame.positions_angstrom;
+    let drawn = state.view.spheres.iter().filter_map(|s| {
+        let (pixel, depth) = state
+            .view
+            .camera
+            .project_to_pixel(glam::Vec3::from(s.center_angstrom), state.view.size_px)?;
+        let atom = positions.iter().position(|p| *p == s.center_angstrom)?;
+        Some((depth, atom, pixel))
+    });
+    let (_, atom, pixel) = drawn.min_by(|a, b| a.0.total_cmp(&b.0)).expect("atoms are drawn");
+    (atom, pixel)
 }
 
 fn close(a: f64, b: f64, tol: f64) -> bool {
@@ -269,12 +273,18 @@ fn undo_restores_representations_measurements_labels_and_camera_drags_as_single_
 fn a_click_in_label_mode_labels_an_atom_and_a_click_on_empty_space_clears_the_pick() {
     let mut harness = window(adk());
     harness.run();
-    let atom = reference().distance_atoms[0];
-    click_atom(&mut harness, atom);
+    // A click at the pixel of the frontmost atom picks it; in pick mode that labels nothing.
+    let (front, pixel) = front_atom(harness.state());
+    let size_px = harness.state().view.size_px;
+    harness.state_mut().push(Command::Pick { pixel, size_px });
+    harness.run();
+    assert_eq!(harness.state().view.pick.as_ref().map(|p| p.atom), Some(front));
     assert!(
         harness.state().tools.labels.atoms.is_empty(),
         "a plain pick labels nothing"
     );
+    // In label mode a click labels the atom.
+    let atom = reference().distance_atoms[0];
     harness.key_press(Key::L);
     harness.run();
     assert_eq!(harness.state().tools.measure.mode, ClickMode::Label);
@@ -287,6 +297,13 @@ fn a_click_in_label_mode_labels_an_atom_and_a_click_on_empty_space_clears_the_pi
         harness.query_by_label("ALA55:CA").is_some(),
         "the labels panel lists it"
     );
+    // A click at a pixel labels the atom there; a second click there removes its label.
+    harness.state_mut().push(Command::Pick { pixel, size_px });
+    harness.run();
+    assert_eq!(harness.state().tools.labels.atoms, vec![atom, front]);
+    harness.state_mut().push(Command::Pick { pixel, size_px });
+    harness.run();
+    assert_eq!(harness.state().tools.labels.atoms, vec![atom]);
     // A click on empty space (the view's corner) clears the pick and its highlight.
     let size_px = harness.state().view.size_px;
     harness.state_mut().push(Command::Pick {

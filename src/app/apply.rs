@@ -235,7 +235,8 @@ impl AppState {
             | Command::Undo
             | Command::Redo
             | Command::SettleHistory
-            | Command::SetBackgroundColor(_)) => self.apply_tool(c),
+            | Command::SetBackgroundColor(_)
+            | Command::PickAtom(_)) => self.apply_tool(c),
         }
     }
 
@@ -454,11 +455,19 @@ impl AppState {
             let c = centers.get(k)?;
             doc.frame.positions_angstrom.iter().position(|p| p == c)
         });
-        self.view.pick = hit.map(|atom| PickInfo {
+        self.pick_atom(hit);
+    }
+
+    /// What a click on `atom` (or on empty space) does: the pick and its highlight, and the click
+    /// mode's label or measurement step.
+    pub(crate) fn pick_atom(&mut self, atom: Option<usize>) {
+        let n_atoms = self.document().map_or(0, |d| d.structure.len());
+        let atom = atom.filter(|&a| a < n_atoms);
+        self.view.pick = atom.map(|atom| PickInfo {
             atom,
             text: self.describe_atom(atom),
         });
-        self.pick_for_tools(hit);
+        self.pick_for_tools(atom);
     }
 
     /// "atom 3 C2 (C) ETH 1 chain A, charge -0.120 e, field 1.2e-2 a.u." for the status line.

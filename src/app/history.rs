@@ -88,6 +88,7 @@ pub fn group_of(c: &Command) -> Option<Group> {
         | C::ResetCamera
         | C::FitToSelection(_)
         | C::Pick { .. }
+        | C::PickAtom(_)
         | C::AddMeasurement(_)
         | C::DeleteMeasurement(_)
         | C::ClearMeasurements

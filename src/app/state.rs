@@ -179,6 +179,9 @@ pub enum Command {
     SettleHistory,
     /// The 3-D view's background, sRGB.
     SetBackgroundColor([u8; 3]),
+    /// A click on atom N (`None`: on empty space), as [`Command::Pick`] resolves it: scripts and
+    /// tests pick by atom.
+    PickAtom(Option<usize>),
 }
 
 /// What changed since the renderer last looked (it clears the flags after uploading).

@@ -46,6 +46,7 @@ impl super::state::AppState {
             C::Redo => self.redo(),
             // Closing the open entry is the recorder's (`apply_recorded`); nothing else to do.
             C::SettleHistory => {}
+            C::PickAtom(atom) => self.pick_atom(atom),
             C::SetBackgroundColor(rgb) => {
                 self.settings.background_rgb = Some(rgb);
                 self.settings.dark_background = u32::from(rgb[0]) + u32::from(rgb[1]) + u32::from(rgb[2]) < 3 * 128;
