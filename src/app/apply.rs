@@ -127,6 +127,7 @@ impl AppState {
             }
             Command::SetDarkBackground(d) => {
                 self.settings.dark_background = d;
+                self.settings.background_rgb = None;
                 self.view.dirty.style = true;
             }
             Command::SetDepthCue(d) => {
@@ -225,6 +226,21 @@ impl AppState {
             Command::ResetReps => self.reset_reps(),
             Command::SelectRep(id) => self.select_rep(id),
             Command::AddOrbitalRep(index) => self.show_orbital(self.doc.spin, index, true),
+            c @ (Command::SetClickMode(_)
+            | Command::AddMeasurement(_)
+            | Command::DeleteMeasurement(_)
+            | Command::ClearMeasurements
+            | Command::PlotMeasurement(_)
+            | Command::ExportMeasurementCsv(..)
+            | Command::ToggleLabel(_)
+            | Command::LabelSelection(_)
+            | Command::ClearLabels
+            | Command::SetLabelFormat(_)
+            | Command::Undo
+            | Command::Redo
+            | Command::SettleHistory
+            | Command::SetBackgroundColor(_)
+            | Command::PickAtom(_)) => self.apply_tool(c),
         }
     }
 
@@ -264,6 +280,7 @@ impl AppState {
                     tracing::info!("{w}");
                 }
                 self.panels.status = status;
+                self.tools.reset_for_document();
                 self.clear_reps();
                 self.doc.document = Some(doc);
                 self.doc.follow = None;
@@ -280,6 +297,7 @@ impl AppState {
     }
 
     fn close_document(&mut self) {
+        self.tools.reset_for_document();
         self.clear_reps();
         self.doc.document = None;
         self.doc.orbital = None;
@@ -441,10 +459,19 @@ impl AppState {
             let c = centers.get(k)?;
             doc.frame.positions_angstrom.iter().position(|p| p == c)
         });
-        self.view.pick = hit.map(|atom| PickInfo {
+        self.pick_atom(hit);
+    }
+
+    /// What a click on `atom` (or on empty space) does: the pick and its highlight, and the click
+    /// mode's label or measurement step.
+    pub(crate) fn pick_atom(&mut self, atom: Option<usize>) {
+        let n_atoms = self.document().map_or(0, |d| d.structure.len());
+        let atom = atom.filter(|&a| a < n_atoms);
+        self.view.pick = atom.map(|atom| PickInfo {
             atom,
             text: self.describe_atom(atom),
         });
+        self.pick_for_tools(atom);
     }
 
     /// "atom 3 C2 (C) ETH 1 chain A, charge -0.120 e, field 1.2e-2 a.u." for the status line.

@@ -251,11 +251,7 @@ impl SceneSync {
             scene.set_lines(rc, &view.lines);
             view.dirty.atoms = false;
         }
-        scene.style.background = if state.settings.dark_background {
-            [0.0, 0.0, 0.0]
-        } else {
-            [1.0, 1.0, 1.0]
-        };
+        scene.style.background = state.settings.background_srgb().map(|c| f32::from(c) / 255.0);
         scene.style.depth_cue = state.settings.depth_cue;
         if state.view.dirty.meshes || state.view.dirty.style {
             state.view.dirty.meshes = false;

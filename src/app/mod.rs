@@ -9,7 +9,9 @@
 //! [`fields::FieldService`] that the jobs pool plugs into. [`draw`] uploads what the list shows to
 //! the renderer (for the window, `render` and the playback bench alike). [`values`] gives every
 //! number its unit, [`session`] and [`settings`] persist views and preferences, [`browser`] is the
-//! built-in file browser, and [`window`] runs the desktop window. The egui panels live in `ui` and
+//! built-in file browser, and [`window`] runs the desktop window. [`tools`] keeps what the user
+//! adds beside the representations: [`measure`] (distances, angles, dihedrals and their series),
+//! [`labels`] and the undo [`history`]. The egui panels live in `ui` and
 //! only read the state and push commands.
 
 pub mod apply;
@@ -19,6 +21,9 @@ pub mod demo;
 pub mod document;
 pub mod draw;
 pub mod fields;
+pub mod history;
+pub mod labels;
+pub mod measure;
 pub mod orbitals;
 pub mod potential;
 pub mod qm;
@@ -28,6 +33,7 @@ pub mod session;
 pub mod settings;
 pub mod slice;
 pub mod state;
+pub mod tools;
 pub mod values;
 pub mod window;
 

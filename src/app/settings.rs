@@ -85,6 +85,9 @@ pub struct Settings {
     pub compute_every_frame: bool,
     /// Where orbitals, densities and spin densities drawn as isosurfaces are computed.
     pub orbitals_on: super::fields::device::OrbitalsOn,
+    /// The 3-D view's background (sRGB) chosen in the View options; `None`: black or white as
+    /// `dark_background` says.
+    pub background_rgb: Option<[u8; 3]>,
 }
 
 impl Default for Settings {
@@ -107,11 +110,21 @@ impl Default for Settings {
             compute_every_frame: false,
             orbitals_on: super::fields::device::OrbitalsOn::Auto,
             last_folder: None,
+            background_rgb: None,
         }
     }
 }
 
 impl Settings {
+    /// The 3-D view's background (sRGB): the chosen colour, else black or white.
+    pub fn background_srgb(&self) -> [u8; 3] {
+        match self.background_rgb {
+            Some(rgb) => rgb,
+            None if self.dark_background => [0, 0, 0],
+            None => [255, 255, 255],
+        }
+    }
+
     /// `$XDG_CONFIG_HOME/orbitfield/settings.ron`, else `~/.config/orbitfield/settings.ron`.
     pub fn default_path() -> Option<PathBuf> {
         let base = std::env::var_os("XDG_CONFIG_HOME")

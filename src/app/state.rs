@@ -163,6 +163,34 @@ pub enum Command {
     /// Shows orbital N of the current spin in a new orbital representation (shift-click in the
     /// orbital list or the energy diagram).
     AddOrbitalRep(usize),
+    // Tools: measurements, labels, undo/redo, background (`app::measure`, `app::labels`,
+    // `app::history`).
+    /// What a click on an atom does: pick only, label it, or build a distance, angle or dihedral
+    /// (`ClickMode::Measure(MeasureKind::Distance)` is "Add > Measurement").
+    SetClickMode(super::measure::ClickMode),
+    /// Measures between 2, 3 or 4 atoms (0-based): a distance, an angle or a dihedral.
+    AddMeasurement(Vec<usize>),
+    DeleteMeasurement(u64),
+    ClearMeasurements,
+    /// Shows a measurement's values over all frames in the plot (`None` closes it).
+    PlotMeasurement(Option<u64>),
+    /// Writes a measurement's values over all frames as CSV.
+    ExportMeasurementCsv(u64, PathBuf),
+    /// Adds atom N's label, or removes it when it has one.
+    ToggleLabel(usize),
+    /// Labels the atoms a selection picks.
+    LabelSelection(String),
+    ClearLabels,
+    SetLabelFormat(super::labels::LabelFormat),
+    Undo,
+    Redo,
+    /// Closes the open history entry: the next continuous edit (a new drag) is an entry of its own.
+    SettleHistory,
+    /// The 3-D view's background, sRGB.
+    SetBackgroundColor([u8; 3]),
+    /// A click on atom N (`None`: on empty space), as [`Command::Pick`] resolves it: scripts and
+    /// tests pick by atom.
+    PickAtom(Option<usize>),
 }
 
 /// What changed since the renderer last looked (it clears the flags after uploading).
@@ -319,6 +347,8 @@ pub struct AppState {
     pub settings: Settings,
     pub fields: FieldService,
     pub(crate) pending: Vec<Command>,
+    /// Measurements, labels and the undo history.
+    pub tools: super::tools::Tools,
 }
 
 impl AppState {
@@ -354,6 +384,7 @@ impl AppState {
             settings,
             fields,
             pending: Vec::new(),
+            tools: Default::default(),
         }
     }
 
@@ -366,8 +397,9 @@ impl AppState {
     pub fn apply_pending(&mut self) {
         let cmds = std::mem::take(&mut self.pending);
         for c in cmds {
-            self.apply(c);
+            self.apply_recorded(c);
         }
+        self.pump_measure_series();
     }
 
     /// Starts writing the `save_selection_text` atoms (all when empty) of the `save_frames_text`

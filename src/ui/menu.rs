@@ -150,6 +150,7 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             });
         });
         ui.menu_button("Add", |ui| super::add::add_menu_ui(ui, state));
+        super::tools::menus_ui(ui, state);
         if ui.button("Help").clicked() {
             send(state, Command::ToggleHelp);
         }

@@ -7,7 +7,9 @@
 //! Layout: a menu bar, a collapsible representations panel on the left (files, the representation
 //! list, jobs), a collapsible fields panel on the right (main field, orbitals, RDF), the timeline and
 //! status bar at the bottom, and the 3-D view with its colour legends taking the rest — most of the
-//! window. One file per panel; [`panels`] names them for the tests.
+//! window. One file per panel; [`panels`] names them for the tests. [`measure`] draws the
+//! measurements, labels and pick highlight over the view and lists them; [`tools`] adds the Edit
+//! and Measure menus and their keys.
 
 pub mod add;
 pub mod browser;
@@ -15,6 +17,7 @@ pub mod fields;
 pub mod files;
 pub mod jobs;
 pub mod legend;
+pub mod measure;
 pub mod menu;
 pub mod orbitals;
 pub mod panels;
@@ -22,6 +25,7 @@ pub mod rdf;
 pub mod reps;
 pub mod timeline;
 pub mod tokens;
+pub mod tools;
 pub mod view;
 mod widgets;
 
@@ -57,6 +61,7 @@ fn send(state: &mut AppState, c: Command) {
 /// The whole window: menu, side panels, timeline and status bar, and the 3-D view in the middle.
 pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
     menu::shortcuts(ui, state);
+    tools::shortcuts(ui, state);
     menu::dropped_files(ui, state);
     egui::Panel::top("orbitfield_menu").show(ui, |ui| menu::menu_ui(ui, state));
     egui::Panel::bottom("orbitfield_status").show(ui, |ui| view::status_bar_ui(ui, state));
@@ -104,6 +109,12 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
                     egui::CollapsingHeader::new("RDF")
                         .default_open(false)
                         .show(ui, |ui| rdf::rdf_ui(ui, state));
+                    egui::CollapsingHeader::new("Measurements")
+                        .default_open(true)
+                        .show(ui, |ui| measure::measurements_ui(ui, state));
+                    egui::CollapsingHeader::new("Labels")
+                        .default_open(false)
+                        .show(ui, |ui| measure::labels_ui(ui, state));
                 });
             });
     }
@@ -119,6 +130,7 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
         send(state, Command::ToggleHelp);
     }
     browser::browser_window(ui.ctx(), state);
+    measure::plot_window(ui.ctx(), state);
 }
 
 /// The small button at the top of a side panel that collapses it.

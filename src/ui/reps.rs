@@ -324,4 +324,5 @@ pub fn view_options_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if ui.checkbox(&mut dark, "Dark background").changed() {
         send(state, Command::SetDarkBackground(dark));
     }
+    super::tools::background_ui(ui, state);
 }

@@ -22,7 +22,7 @@ pub fn status_bar_ui(ui: &mut egui::Ui, state: &mut AppState) {
 /// The shortcut list.
 pub fn help_ui(ui: &mut egui::Ui) {
     egui::Grid::new("help_grid").striped(true).show(ui, |ui| {
-        for (keys, what) in SHORTCUTS {
+        for (keys, what) in SHORTCUTS.iter().chain(super::tools::TOOL_SHORTCUTS) {
             ui.label(RichText::new(*keys).monospace());
             ui.label(*what);
             ui.end_row();
@@ -42,6 +42,10 @@ pub fn view_ui(ui: &mut egui::Ui, state: &mut AppState) {
     ];
     state.view.size_px = size_px;
     state.fit_if_pending();
+    if response.drag_started() {
+        // Each drag is one undo step.
+        send(state, Command::SettleHistory);
+    }
     if response.dragged_by(egui::PointerButton::Primary) {
         let d = response.drag_delta();
         send(state, Command::Orbit([d.x * 0.01, d.y * 0.01]));
@@ -69,6 +73,7 @@ pub fn view_ui(ui: &mut egui::Ui, state: &mut AppState) {
         );
     }
     ui.painter().add(crate::render::callback::view_paint_callback(rect));
+    super::measure::view_overlay_ui(ui, state, rect);
     super::legend::legends_ui(ui, &state.legends(), rect);
     if let Some(caption) = state.demo_caption() {
         caption_ui(ui, &caption, rect);

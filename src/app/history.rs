@@ -1,0 +1,198 @@
+//! Undo and redo of representation, measurement, label and view edits.
+//!
+//! Owns [`History`]: snapshots of what the user edits (the representations as [`RepSpec`]s, the
+//! measurements, the labels, the camera) taken before a command that changes them is carried
+//! out. [`AppState::apply_pending`] applies every queued command through
+//! [`AppState::apply_recorded`]; commands that change nothing leave no entry, and runs of the same
+//! continuous edit (a camera drag, wheel zooming, an opacity slider, typing a selection) settle
+//! into one entry until another command, or [`Command::SettleHistory`] (sent by the view when a
+//! drag starts), closes it. Frames, playback and settings are not part of the history.
+
+use super::measure::Measurement;
+use super::reps::{RepEdit, RepId, RepSpec};
+use super::session::CameraSpec;
+use super::state::{AppState, Command};
+
+/// Entries kept for undo.
+pub const MAX_UNDO: usize = 200;
+
+/// What an undo step brings back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Snapshot {
+    pub reps: Vec<RepSpec>,
+    pub measurements: Vec<Measurement>,
+    pub labels: Vec<usize>,
+    pub camera: CameraSpec,
+}
+
+/// Which edits settle into one entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// Each command its own entry.
+    Single,
+    /// Orbit and pan of one drag.
+    Drag,
+    /// Wheel zooming.
+    Zoom,
+    /// The main field's isovalue.
+    MainIso,
+    SlicePlane,
+    /// A continuous edit of one representation (selection text, isovalue, colour, opacity).
+    Rep(RepId, std::mem::Discriminant<RepEdit>),
+}
+
+/// The undo and redo stacks.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    pub undo: Vec<Snapshot>,
+    pub redo: Vec<Snapshot>,
+    /// The group the last entry is still open for.
+    open: Option<Group>,
+}
+
+impl History {
+    pub fn can_undo(&self) -> bool {
+        !self.undo.is_empty()
+    }
+
+    pub fn can_redo(&self) -> bool {
+        !self.redo.is_empty()
+    }
+}
+
+/// The history group of a command; `None` for commands outside the history.
+pub fn group_of(c: &Command) -> Option<Group> {
+    use Command as C;
+    Some(match c {
+        C::Orbit(_) | C::Pan(_) => Group::Drag,
+        C::Zoom(_) => Group::Zoom,
+        C::SetIsoValue(_) => Group::MainIso,
+        C::SetSlicePlane(_) => Group::SlicePlane,
+        C::EditRep(
+            id,
+            e @ (RepEdit::Selection(_) | RepEdit::IsoValue(_) | RepEdit::Color { .. } | RepEdit::Opacity(_)),
+        ) => Group::Rep(*id, std::mem::discriminant(e)),
+        C::EditRep(..)
+        | C::AddRep(_)
+        | C::AddFieldRep(_)
+        | C::DuplicateRep(_)
+        | C::DeleteRep(_)
+        | C::MoveRep(..)
+        | C::ResetReps
+        | C::SetSpin(_)
+        | C::SelectOrbital(_)
+        | C::SelectField(_)
+        | C::SetIsoMode(_)
+        | C::SetShowSlice(_)
+        | C::SetSurfaceColor(_)
+        | C::ResetCamera
+        | C::FitToSelection(_)
+        | C::Pick { .. }
+        | C::PickAtom(_)
+        | C::AddMeasurement(_)
+        | C::DeleteMeasurement(_)
+        | C::ClearMeasurements
+        | C::ToggleLabel(_)
+        | C::LabelSelection(_)
+        | C::ClearLabels => Group::Single,
+        _ => return None,
+    })
+}
+
+impl AppState {
+    /// What an undo step would bring back now.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            reps: self.doc.reps.list.iter().map(|r| self.rep_spec(r)).collect(),
+            measurements: self.tools.measure.list.clone(),
+            labels: self.tools.labels.atoms.clone(),
+            camera: CameraSpec::of(&self.view.camera),
+        }
+    }
+
+    /// Applies a command and records what it changed for undo.
+    pub fn apply_recorded(&mut self, c: Command) {
+        let Some(group) = group_of(&c) else {
+            if matches!(c, Command::SettleHistory) {
+                self.tools.history.open = None;
+            }
+            return self.apply(c);
+        };
+        let before = self.snapshot();
+        self.apply(c);
+        if self.snapshot() == before {
+            return;
+        }
+        let history = &mut self.tools.history;
+        let coalesce = group != Group::Single && history.open == Some(group) && history.can_undo();
+        if !coalesce {
+            history.undo.push(before);
+            if history.undo.len() > MAX_UNDO {
+                history.undo.remove(0);
+            }
+        }
+        history.redo.clear();
+        history.open = (group != Group::Single).then_some(group);
+    }
+
+    /// Brings back the state before the last recorded edit.
+    pub(crate) fn undo(&mut self) {
+        let Some(previous) = self.tools.history.undo.pop() else {
+            self.panels.status = "nothing to undo".into();
+            return;
+        };
+        let now = self.snapshot();
+        self.tools.history.redo.push(now);
+        self.tools.history.open = None;
+        self.restore(previous);
+        self.panels.status = "undone".into();
+    }
+
+    /// Does again what the last undo took back.
+    pub(crate) fn redo(&mut self) {
+        let Some(next) = self.tools.history.redo.pop() else {
+            self.panels.status = "nothing to redo".into();
+            return;
+        };
+        let now = self.snapshot();
+        self.tools.history.undo.push(now);
+        self.tools.history.open = None;
+        self.restore(next);
+        self.panels.status = "redone".into();
+    }
+
+    /// Shows what a snapshot holds (representations are made again only when they differ).
+    fn restore(&mut self, s: Snapshot) {
+        let reps_now: Vec<RepSpec> = self.doc.reps.list.iter().map(|r| self.rep_spec(r)).collect();
+        if reps_now != s.reps {
+            self.clear_reps();
+            let mut skipped = Vec::new();
+            for spec in &s.reps {
+                if let Err(e) = self.add_rep(spec) {
+                    skipped.push(e);
+                }
+            }
+            if let Some(super::fields::FieldChoice::Orbital { spin, index }) = self.main_field() {
+                self.doc.spin = spin;
+                self.doc.orbital = Some(index);
+            }
+            if !skipped.is_empty() {
+                self.error(format!("undo: skipped {}", skipped.join("; ")));
+            }
+        }
+        let measure = &mut self.tools.measure;
+        measure.picked.clear();
+        measure
+            .series
+            .retain(|id, _| s.measurements.iter().any(|m| m.id == *id));
+        if measure
+            .plotted
+            .is_some_and(|id| !s.measurements.iter().any(|m| m.id == id))
+        {
+            measure.plotted = None;
+        }
+        measure.list = s.measurements;
+        self.tools.labels.atoms = s.labels;
+        s.camera.apply(&mut self.view.camera);
+    }
+}

@@ -1,0 +1,107 @@
+//! Atom labels: which atoms carry a label in the 3-D view, and what a label says (the atom name,
+//! its residue, its index: [`LabelFormat`]).
+//!
+//! Owns [`Labels`]. Labels are added by a click in label mode (`app::measure`'s click modes hand
+//! the pick here) or by a selection ("name CA"); `app::apply` carries out the label commands,
+//! `ui::measure` draws them at their atoms (following the frame) and lists them, `app::history`
+//! keeps them in its snapshots.
+
+use super::state::AppState;
+
+/// At most this many labels (a selection of more is refused with a message: thousands of labels
+/// are unreadable and slow to draw).
+pub const MAX_LABELS: usize = 2000;
+
+/// What a label says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LabelFormat {
+    /// "CA"
+    Name,
+    /// "MET1:CA"
+    #[default]
+    Residue,
+    /// "MET1:CA #5" (1-based atom index, as the status line counts atoms)
+    Full,
+}
+
+impl LabelFormat {
+    pub const ALL: [LabelFormat; 3] = [LabelFormat::Name, LabelFormat::Residue, LabelFormat::Full];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LabelFormat::Name => "name",
+            LabelFormat::Residue => "residue:name",
+            LabelFormat::Full => "residue:name #index",
+        }
+    }
+}
+
+/// The labelled atoms (0-based, in the order they were labelled) and the format.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Labels {
+    pub atoms: Vec<usize>,
+    pub format: LabelFormat,
+    /// The selection typed into "Label atoms" of the labels panel.
+    pub selection_text: String,
+}
+
+impl AppState {
+    /// The text of atom `atom`'s label in the current format.
+    pub fn label_text(&self, atom: usize) -> String {
+        let Some(s) = self.document().map(|d| &d.structure) else {
+            return format!("#{}", atom + 1);
+        };
+        let name = s.names.get(atom).map(|n| n.to_string()).unwrap_or_default();
+        let residue = match (s.resnames.get(atom), s.resids.get(atom)) {
+            (Some(r), Some(id)) => format!("{r}{id}:"),
+            _ => String::new(),
+        };
+        match self.tools.labels.format {
+            LabelFormat::Name => name,
+            LabelFormat::Residue => format!("{residue}{name}"),
+            LabelFormat::Full => format!("{residue}{name} #{}", atom + 1),
+        }
+    }
+
+    /// Adds the label of `atom`, or removes it when it has one.
+    pub(crate) fn toggle_label(&mut self, atom: usize) {
+        let labels = &mut self.tools.labels;
+        if let Some(k) = labels.atoms.iter().position(|&a| a == atom) {
+            labels.atoms.remove(k);
+        } else if labels.atoms.len() < MAX_LABELS {
+            labels.atoms.push(atom);
+        } else {
+            self.error(format!("labels: at most {MAX_LABELS}"));
+        }
+    }
+
+    /// Labels the atoms a selection picks (those already labelled keep theirs).
+    pub(crate) fn label_selection(&mut self, text: &str) {
+        let Some(doc) = self.document() else {
+            return self.error("labels: open a structure first".into());
+        };
+        let selection = match crate::model::select::Selection::parse(text) {
+            Ok(s) => s,
+            Err(e) => return self.error(format!("labels: '{text}': {e}")),
+        };
+        let picked = selection.indices(&doc.structure, Some(&doc.frame));
+        if picked.is_empty() {
+            return self.error(format!("labels: '{text}' selects no atoms"));
+        }
+        let labels = &mut self.tools.labels;
+        let new: Vec<usize> = picked
+            .iter()
+            .map(|&i| i as usize)
+            .filter(|i| !labels.atoms.contains(i))
+            .collect();
+        if labels.atoms.len() + new.len() > MAX_LABELS {
+            return self.error(format!(
+                "labels: '{text}' selects {} atoms; at most {MAX_LABELS} labels",
+                picked.len()
+            ));
+        }
+        let n = new.len();
+        labels.atoms.extend(new);
+        self.panels.status = format!("labelled {n} atoms of '{text}'");
+    }
+}
