@@ -221,6 +221,10 @@ impl AppState {
             Command::EditRep(id, edit) => self.edit_rep(id, edit),
             Command::SaveRepsAsDefault => self.save_reps_as_default(),
             Command::ResetReps => self.reset_reps(),
+            c @ (Command::ShowExportDialog(..)
+            | Command::ExportImage(_)
+            | Command::StartMovie(_)
+            | Command::CancelMovie) => self.apply_export(c),
         }
     }
 

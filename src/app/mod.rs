@@ -17,6 +17,7 @@ pub mod atoms;
 pub mod browser;
 pub mod document;
 pub mod draw;
+pub mod export;
 pub mod fields;
 pub mod orbitals;
 pub mod potential;

@@ -154,6 +154,15 @@ pub enum Command {
     SaveRepsAsDefault,
     /// Replaces the representations by the defaults for this document.
     ResetReps,
+    // Image export and movies (`app::export`).
+    /// Shows (true) or closes the "Export image…" or "Record movie…" dialog.
+    ShowExportDialog(super::export::ExportDialog, bool),
+    /// Writes the 3-D view alone to an image file (the window renders it after its next frame).
+    ExportImage(super::export::ImageRequest),
+    /// Starts recording a movie over frames of the document.
+    StartMovie(super::export::MovieRequest),
+    /// Stops the movie being recorded (no file is left behind).
+    CancelMovie,
 }
 
 /// What changed since the renderer last looked (it clears the flags after uploading).
@@ -277,6 +286,8 @@ pub struct PanelState {
     /// The graphics adapter and the rendering paths chosen for it, and the GPU resources the view
     /// holds (set by the window; shown in the jobs panel).
     pub graphics: [String; 2],
+    /// The image export and movie dialogs and the recording in progress.
+    pub export: super::export::ExportState,
 }
 
 impl Default for PanelState {
@@ -298,6 +309,7 @@ impl Default for PanelState {
             right_open: true,
             new_selection: "all".into(),
             graphics: Default::default(),
+            export: Default::default(),
         }
     }
 }

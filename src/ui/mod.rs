@@ -10,6 +10,7 @@
 //! window. One file per panel; [`panels`] names them for the tests.
 
 pub mod browser;
+pub mod export;
 pub mod fields;
 pub mod files;
 pub mod jobs;
@@ -115,6 +116,7 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
         send(state, Command::ToggleHelp);
     }
     browser::browser_window(ui.ctx(), state);
+    export::export_windows(ui.ctx(), state);
 }
 
 /// The small button at the top of a side panel that collapses it.
