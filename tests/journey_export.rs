@@ -255,7 +255,10 @@ fn export_a_2x_image_and_a_10_frame_movie_of_adk() {
         assert!(opaque > (view[0] * view[1] / 100) as usize, "{opaque} opaque pixels");
     }
 
-    // File > Record movie…: frames 0..9 at 320x240, 10 fps, MP4.
+    // The image dialog closed, then File > Record movie…: frames 0..9 at 320x240, 10 fps, MP4.
+    harness.get_by_label("Close").click();
+    harness.run();
+    assert!(!harness.state().panels.export.image.open);
     harness.get_by_label("File").click();
     harness.run();
     harness.get_by_label("Record movie…").click();

@@ -72,12 +72,13 @@ fn supersample_ui(ui: &mut egui::Ui, factor: &mut u32) {
 
 fn path_ui(ui: &mut egui::Ui, state: &mut AppState, which: ExportDialog) {
     ui.horizontal(|ui| {
-        ui.label("File");
+        let label = ui.label("Save to");
         let path = match which {
             ExportDialog::Image => &mut state.panels.export.image.path,
             ExportDialog::Movie => &mut state.panels.export.movie.path,
         };
-        ui.add(egui::TextEdit::singleline(path).desired_width(300.0));
+        ui.add(egui::TextEdit::singleline(path).desired_width(300.0))
+            .labelled_by(label.id);
         if ui.button("Browse…").clicked() {
             state.panels.export.browse = Some(which);
         }
