@@ -84,6 +84,8 @@ fn boxes<'a>(data: &'a [u8], path: &[&[u8; 4]]) -> Vec<&'a [u8]> {
 /// What the movie file says of itself: frames (stsz), size (tkhd, avc1), H.264 profile (avcC).
 struct MovieFacts {
     frames: u32,
+    /// The movie's duration (mvhd), seconds.
+    seconds: f64,
     tkhd_size: [u32; 2],
     avc1_size: [u32; 2],
     profile: u8,
@@ -93,6 +95,13 @@ fn movie_facts(bytes: &[u8]) -> MovieFacts {
     let ftyp = boxes(bytes, &[b"ftyp"]);
     assert_eq!(ftyp.len(), 1, "one ftyp box");
     assert_eq!(boxes(bytes, &[b"mdat"]).len(), 1, "one mdat box");
+    let mvhd = boxes(bytes, &[b"moov", b"mvhd"])[0];
+    let be32 = |b: &[u8], at: usize| u32::from_be_bytes(b[at..at + 4].try_into().unwrap());
+    let seconds = if mvhd[0] == 1 {
+        u64::from_be_bytes(mvhd[24..32].try_into().unwrap()) as f64 / f64::from(be32(mvhd, 20))
+    } else {
+        f64::from(be32(mvhd, 16)) / f64::from(be32(mvhd, 12))
+    };
     let trak: &[&[u8; 4]] = &[b"moov", b"trak"];
     let tkhd = boxes(bytes, &[trak[0], trak[1], b"tkhd"]);
     assert_eq!(tkhd.len(), 1, "one track");
@@ -114,6 +123,7 @@ fn movie_facts(bytes: &[u8]) -> MovieFacts {
     assert_eq!(avcc.len(), 1, "an avcC box");
     MovieFacts {
         frames,
+        seconds,
         tkhd_size,
         avc1_size,
         profile: avcc[0][1],
@@ -307,6 +317,11 @@ fn export_a_2x_image_and_a_10_frame_movie_of_adk() {
     let bytes = std::fs::read(&movie_path).unwrap();
     let facts = movie_facts(&bytes);
     assert_eq!(facts.frames, 10);
+    assert!(
+        (facts.seconds - 1.0).abs() < 1e-9,
+        "10 frames at 10 fps: {} s",
+        facts.seconds
+    );
     assert_eq!(facts.tkhd_size, [320, 240]);
     assert_eq!(facts.avc1_size, [320, 240]);
     assert_eq!(facts.profile, 66, "constrained baseline H.264");
@@ -386,6 +401,11 @@ fn render_movie_writes_an_mp4_that_decodes() {
     assert!(!stderr.contains("frames,"), "{stderr}");
     let facts = movie_facts(&std::fs::read(&movie).unwrap());
     assert_eq!(facts.frames, 6, "frames 0, 2, .., 10");
+    assert!(
+        (facts.seconds - 0.5).abs() < 1e-9,
+        "6 frames at 12 fps: {} s",
+        facts.seconds
+    );
     assert_eq!(facts.tkhd_size, [160, 120], "the odd width made even");
     assert_eq!(facts.profile, 66);
     let decoded = decode_all(&movie);

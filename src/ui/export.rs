@@ -93,6 +93,8 @@ fn image_window(ctx: &egui::Context, state: &mut AppState) {
     let mut open = true;
     egui::Window::new("Export image")
         .id(egui::Id::unique("orbitfield_export_image"))
+        .pivot(egui::Align2::CENTER_CENTER)
+        .default_pos(ctx.content_rect().center())
         .open(&mut open)
         .collapsible(false)
         .resizable(false)
@@ -138,6 +140,8 @@ fn movie_window(ctx: &egui::Context, state: &mut AppState) {
     let mut open = true;
     let mut window = egui::Window::new("Record movie")
         .id(egui::Id::unique("orbitfield_record_movie"))
+        .pivot(egui::Align2::CENTER_CENTER)
+        .default_pos(ctx.content_rect().center())
         .collapsible(false)
         .resizable(false);
     if !recording {

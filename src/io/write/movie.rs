@@ -395,7 +395,9 @@ impl Mp4Sink {
                     .into_iter()
                     .map(|value| mp4::FourCC { value })
                     .collect(),
-                timescale: 1000,
+                // The track's own timescale: the movie's duration is then exact (no rounding of
+                // each frame's duration to milliseconds).
+                timescale: self.timescale,
             };
             let mut writer = mp4::Mp4Writer::write_start(file, &config).map_err(|e| mux(e.to_string()))?;
             let track = mp4::TrackConfig {
