@@ -241,6 +241,10 @@ impl AppState {
             | Command::SettleHistory
             | Command::SetBackgroundColor(_)
             | Command::PickAtom(_)) => self.apply_tool(c),
+            c @ (Command::ShowExportDialog(..)
+            | Command::ExportImage(_)
+            | Command::StartMovie(_)
+            | Command::CancelMovie) => self.apply_export(c),
         }
     }
 

@@ -20,6 +20,7 @@ pub mod browser;
 pub mod demo;
 pub mod document;
 pub mod draw;
+pub mod export;
 pub mod fields;
 pub mod history;
 pub mod labels;

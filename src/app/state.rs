@@ -191,6 +191,15 @@ pub enum Command {
     /// A click on atom N (`None`: on empty space), as [`Command::Pick`] resolves it: scripts and
     /// tests pick by atom.
     PickAtom(Option<usize>),
+    // Image export and movies (`app::export`).
+    /// Shows (true) or closes the "Export image…" or "Record movie…" dialog.
+    ShowExportDialog(super::export::ExportDialog, bool),
+    /// Writes the 3-D view alone to an image file (the window renders it after its next frame).
+    ExportImage(super::export::ImageRequest),
+    /// Starts recording a movie over frames of the document.
+    StartMovie(super::export::MovieRequest),
+    /// Stops the movie being recorded (no file is left behind).
+    CancelMovie,
 }
 
 /// What changed since the renderer last looked (it clears the flags after uploading).
@@ -314,6 +323,8 @@ pub struct PanelState {
     /// The graphics adapter and the rendering paths chosen for it, and the GPU resources the view
     /// holds (set by the window; shown in the jobs panel).
     pub graphics: [String; 2],
+    /// The image export and movie dialogs and the recording in progress.
+    pub export: super::export::ExportState,
 }
 
 impl Default for PanelState {
@@ -335,6 +346,7 @@ impl Default for PanelState {
             right_open: true,
             new_selection: "all".into(),
             graphics: Default::default(),
+            export: Default::default(),
         }
     }
 }

@@ -264,6 +264,7 @@ impl Viewer {
         {
             self.state.save_to(&path);
         }
+        super::export::browse(&mut self.state);
         self.state.update_reps();
         gfx.sync.sync(&gfx.rc, &mut gfx.scene, &mut self.state);
 
@@ -290,6 +291,8 @@ impl Viewer {
         if let Some(target) = &gfx.target {
             crate::render::render_once(&gfx.rc, &gfx.scene, target, &self.state.view.camera);
         }
+        // Images and movie frames of the view alone, drawn again at their own size.
+        super::export::service(&gfx.rc, &mut gfx.scene, &mut self.state);
 
         self.frames += 1;
         if self.frames % 30 == 1 {
@@ -359,7 +362,10 @@ impl Viewer {
             event_loop.exit();
             return;
         }
-        let busy = self.state.view.timeline.playing || self.state.busy() || self.options.exit_after_frames.is_some();
+        let busy = self.state.view.timeline.playing
+            || self.state.busy()
+            || self.options.exit_after_frames.is_some()
+            || self.state.panels.export.active();
         let delay = full
             .viewport_output
             .get(&egui::ViewportId::ROOT)

@@ -25,9 +25,9 @@ pub struct RenderArgs {
     /// Files that together form one system (as for `info`); not needed with --session.
     #[arg(required_unless_present = "session")]
     pub files: Vec<PathBuf>,
-    /// Output: a .png file for one frame, or a directory for a frame range.
-    #[arg(short, long)]
-    pub output: PathBuf,
+    /// Output: a .png file for one frame, or a directory for a frame range (not needed with --movie).
+    #[arg(short, long, required_unless_present = "movie")]
+    pub output: Option<PathBuf>,
     /// A session file (File > Save session in the viewer): its files, representations, frame and
     /// camera. --rep, --field and --slice add to its representations.
     #[arg(long, value_name = "FILE")]
@@ -125,6 +125,17 @@ pub struct RenderArgs {
     /// (selection language, e.g. "resname THR"); without it the region is found by geometry.
     #[arg(long, value_name = "SELECTION")]
     pub qm_region: Option<String>,
+    /// Write the frames of --frames (default: all) as a movie: FILE.mp4 (H.264 baseline, 4:2:0,
+    /// plays in slide software and browsers; --size rounded down to even sides) or, for any other
+    /// name, a new folder of PNG frames. Encoded in the program itself (no ffmpeg).
+    #[arg(long, value_name = "FILE.mp4", conflicts_with = "output")]
+    pub movie: Option<PathBuf>,
+    /// Frames per second of --movie.
+    #[arg(long, default_value_t = 24.0, requires = "movie")]
+    pub fps: f32,
+    /// Every N-th frame of the range goes into --movie.
+    #[arg(long, default_value_t = 1, requires = "movie")]
+    pub step: usize,
 }
 
 fn parse_colormap(s: &str) -> Result<orbitfield::render::colormap::Colormap> {
@@ -290,7 +301,15 @@ fn spec_style(spec: &RepSpec) -> FieldStyle {
 }
 
 pub fn run(args: &RenderArgs) -> Result<()> {
-    let size = parse_size(&args.size)?;
+    let mut size = parse_size(&args.size)?;
+    let movie_format = args
+        .movie
+        .as_deref()
+        .map(orbitfield::io::write::movie::MovieFormat::from_path);
+    if movie_format == Some(orbitfield::io::write::movie::MovieFormat::Mp4) {
+        // H.264 in 4:2:0 needs even sides.
+        size = size.map(|s| (s / 2 * 2).max(2));
+    }
     let axis = match args.camera.to_ascii_lowercase().as_str() {
         "front" => ViewAxis::Front,
         "back" => ViewAxis::Back,
@@ -428,6 +447,14 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         bail!("--color-range applies to --color-volume, --color-by esp and cartoons coloured by a field");
     }
     let frames: Vec<usize> = match (&args.frames, args.frame) {
+        (None, None) if args.movie.is_some() => (0..n_frames).step_by(args.step.max(1)).collect(),
+        (Some(r), _) if args.movie.is_some() => {
+            let r = parse_range(r)?;
+            if r.end > n_frames {
+                bail!("--frames {}:{}: the files have {n_frames} frames", r.start, r.end);
+            }
+            r.step_by(args.step.max(1)).collect()
+        }
         (Some(r), _) => {
             let r = parse_range(r)?;
             if r.end > n_frames {
@@ -441,9 +468,11 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         (None, Some(f)) => vec![f],
         (None, None) => vec![session.as_ref().map_or(0, |s| s.frame.min(n_frames - 1))],
     };
-    let to_dir = frames.len() > 1 || args.output.extension().is_none_or(|e| !e.eq_ignore_ascii_case("png"));
+    let output = args.output.clone().unwrap_or_default();
+    let to_dir =
+        args.movie.is_none() && (frames.len() > 1 || output.extension().is_none_or(|e| !e.eq_ignore_ascii_case("png")));
     if to_dir {
-        std::fs::create_dir_all(&args.output).with_context(|| format!("cannot create {}", args.output.display()))?;
+        std::fs::create_dir_all(&output).with_context(|| format!("cannot create {}", output.display()))?;
     }
 
     let rc = RenderContext::headless(4)?;
@@ -465,38 +494,33 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         camera.fit_to_bounds(Vec3::from(lo), Vec3::from(hi), aspect);
         camera.zoom(args.zoom);
     }
+    let mut coloured = false;
+    let mut view = FrameDrawer {
+        rc: &rc,
+        scene: &mut scene,
+        sync: &mut sync,
+        target: &target,
+        color_volume,
+        coloured: &mut coloured,
+    };
+    if let (Some(path), Some(format)) = (&args.movie, movie_format) {
+        if ranks.size() > 1 {
+            bail!("--movie: the frames are encoded in order by one process; run it without mpirun");
+        }
+        return write_movie(&mut state, &mut view, &frames, path, format, size, args);
+    }
     // Under MPI each rank draws its share of the frames (the camera is fitted to the first frame of
     // the whole range on every rank, so each image is the one a single process draws); files are
     // renamed into place only when every rank succeeded.
-    let mut coloured = false;
     let mut staged = StagedFiles::new();
     let mut work = |block: &[usize]| -> Result<(), String> {
         for &f in block {
             let mut draw = || -> Result<()> {
-                state.apply(Command::SetFrame(f));
-                show_fields(&mut state, f)?;
-                if let Some(n) = color_volume
-                    && !coloured
-                {
-                    let count = state.document().map_or(0, |d| d.grids.len());
-                    if n == 0 || n > count {
-                        bail!("--color-volume {n}: the files hold {count} volume(s), numbered from 1");
-                    }
-                    color_surfaces(&mut state, FieldChoice::Volume(n - 1), "--color-volume", args)?;
-                    coloured = true;
-                }
-                sync.sync(&rc, &mut scene, &mut state);
-                orbitfield::render::render_once(&rc, &scene, &target, &state.view.camera);
-                let mut img = target.read_rgba(&rc)?;
-                if !args.no_legend {
-                    for (k, legend) in state.legends().iter().enumerate() {
-                        super::legend::draw_legend(&mut img, legend, k);
-                    }
-                }
+                let img = view.draw(&mut state, f, args)?;
                 let path = if to_dir {
-                    args.output.join(super::grid::frame_file_name(f, "png"))
+                    output.join(super::grid::frame_file_name(f, "png"))
                 } else {
-                    args.output.clone()
+                    output.clone()
                 };
                 let png = encode_png(&img)?;
                 staged
@@ -527,6 +551,74 @@ pub fn run(args: &RenderArgs) -> Result<()> {
             legend.unit
         );
     }
+    Ok(())
+}
+
+/// What draws one frame of the view into pixels (the same for images and movies).
+struct FrameDrawer<'a> {
+    rc: &'a RenderContext,
+    scene: &'a mut GpuScene,
+    sync: &'a mut SceneSync,
+    target: &'a OffscreenTarget,
+    color_volume: Option<usize>,
+    coloured: &'a mut bool,
+}
+
+impl FrameDrawer<'_> {
+    /// Shows frame `f` (fields computed on this thread), draws it and reads it back, legends in.
+    fn draw(&mut self, state: &mut AppState, f: usize, args: &RenderArgs) -> Result<image::RgbaImage> {
+        state.apply(Command::SetFrame(f));
+        show_fields(state, f)?;
+        if let Some(n) = self.color_volume
+            && !*self.coloured
+        {
+            let count = state.document().map_or(0, |d| d.grids.len());
+            if n == 0 || n > count {
+                bail!("--color-volume {n}: the files hold {count} volume(s), numbered from 1");
+            }
+            color_surfaces(state, FieldChoice::Volume(n - 1), "--color-volume", args)?;
+            *self.coloured = true;
+        }
+        self.sync.sync(self.rc, self.scene, state);
+        orbitfield::render::render_once(self.rc, self.scene, self.target, &state.view.camera);
+        let mut img = self.target.read_rgba(self.rc)?;
+        if !args.no_legend {
+            for (k, legend) in state.legends().iter().enumerate() {
+                super::legend::draw_legend(&mut img, legend, k);
+            }
+        }
+        Ok(img)
+    }
+}
+
+/// `render --movie`: the frames drawn in order into the movie writer (`io::write::movie`, the
+/// viewer's encoder), with a progress bar on a terminal; the file appears only when complete.
+fn write_movie(
+    state: &mut AppState,
+    view: &mut FrameDrawer<'_>,
+    frames: &[usize],
+    path: &std::path::Path,
+    format: orbitfield::io::write::movie::MovieFormat,
+    size: [u32; 2],
+    args: &RenderArgs,
+) -> Result<()> {
+    let mut writer = orbitfield::io::write::movie::MovieWriter::create(path, format, size, args.fps)?;
+    // Drawn only on a terminal (indicatif hides it when stderr is piped).
+    let bar = indicatif::ProgressBar::new(frames.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} frames, {eta} left")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_message(format!("{}", path.display()));
+    for &f in frames {
+        let img = view.draw(state, f, args).with_context(|| format!("frame {f}"))?;
+        writer.push_rgba(img.as_raw())?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let n = writer.finish()?;
+    println!("{}", path.display());
+    eprintln!("movie: {n} frames of {}x{} at {} fps", size[0], size[1], args.fps);
     Ok(())
 }
 

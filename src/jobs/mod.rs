@@ -31,6 +31,8 @@
 pub mod cartoon;
 pub mod lanes;
 pub mod mesher;
+#[cfg(feature = "gui")]
+pub mod movie;
 pub mod packer;
 pub mod pair;
 pub mod rdf;

@@ -118,8 +118,18 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             if ui.button("Close").clicked() {
                 send(state, Command::CloseDocument);
             }
-            if ui.button("Save screenshot").clicked() {
-                send(state, Command::Screenshot(std::path::PathBuf::from("orbitfield.png")));
+            ui.separator();
+            if ui.button("Export image…").clicked() {
+                send(
+                    state,
+                    Command::ShowExportDialog(crate::app::export::ExportDialog::Image, true),
+                );
+            }
+            if ui.button("Record movie…").clicked() {
+                send(
+                    state,
+                    Command::ShowExportDialog(crate::app::export::ExportDialog::Movie, true),
+                );
             }
         });
         ui.menu_button("View", |ui| {

@@ -13,6 +13,7 @@
 
 pub mod add;
 pub mod browser;
+pub mod export;
 pub mod fields;
 pub mod files;
 pub mod jobs;
@@ -131,6 +132,7 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
     browser::browser_window(ui.ctx(), state);
     measure::plot_window(ui.ctx(), state);
+    export::export_windows(ui.ctx(), state);
 }
 
 /// The small button at the top of a side panel that collapses it.

@@ -21,6 +21,9 @@ mod pdb;
 mod trr;
 mod xtc;
 mod xyz;
+// Movies (H.264 in MP4, or PNG frames) of rendered images: the viewer's recorder and `render --movie`.
+#[cfg(feature = "gui")]
+pub mod movie;
 
 use crate::model::{Frame, FrameError, Structure, Trajectory};
 use std::io::Write;

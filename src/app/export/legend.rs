@@ -1,0 +1,128 @@
+//! Colour legends drawn into exported pixels: the colormap as a bar with its title above and the
+//! end values with their unit below, on a dark box in the bottom-right corner (the k-th legend
+//! stacked above the ones before it), as the viewer draws them over its 3-D view.
+//!
+//! Called by the image export and the movie recorder ([`super::capture`], [`super::record`]) and
+//! by `orbitfield render` (`cli::legend`). Sizes scale with the image (`scale`: 2 for an image
+//! twice the view's size), and the box is composited "over" so a transparent background gets an
+//! opaque-enough legend.
+
+use crate::app::values::{Legend, format_number};
+use ab_glyph::{Font, FontRef, PxScale, ScaleFont, point};
+
+const BAR_WIDTH: f32 = 240.0;
+const BAR_HEIGHT: f32 = 14.0;
+const TEXT_PX: f32 = 15.0;
+const MARGIN: f32 = 16.0;
+/// Height of one legend box (title, bar, values, padding).
+const BOX_HEIGHT: f32 = 64.0;
+
+/// Draws `legend` as the `index`-th legend of `img` (0: lowest), its sizes times `scale`.
+pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize, scale: f32) {
+    let Ok(font) = FontRef::try_from_slice(epaint_default_fonts::UBUNTU_LIGHT) else {
+        return;
+    };
+    let s = if scale.is_finite() {
+        scale.clamp(0.25, 16.0)
+    } else {
+        1.0
+    };
+    let px = |v: f32| (v * s).round() as u32;
+    let text_px = TEXT_PX * s;
+    let (w, h) = img.dimensions();
+    // The box is as wide as the bar, or as the title where that is longer (kept in the image).
+    let title_w = text_width(&font, &legend.title, text_px);
+    let bar_w = px(BAR_WIDTH);
+    let box_w = (bar_w + px(24.0)).max((title_w.ceil() as u32 + px(24.0)).min(w.saturating_sub(2 * px(MARGIN))));
+    let box_h = px(BOX_HEIGHT);
+    let offset = px(MARGIN) + (box_h + px(8.0)) * index as u32;
+    if w < box_w + px(MARGIN) || h < offset + box_h {
+        return;
+    }
+    let x0 = w - px(MARGIN) - box_w;
+    let y0 = h - offset - box_h;
+    blend_rect(img, [x0, y0, box_w, box_h], [0, 0, 0], 0.6);
+    let bar_x = x0 + (box_w - bar_w) / 2;
+    let bar_y = y0 + px(24.0);
+    for dx in 0..bar_w {
+        let t = (dx as f32 + 0.5) / bar_w as f32;
+        let [r, g, b, _] = legend.colormap.sample(t);
+        for dy in 0..px(BAR_HEIGHT) {
+            if bar_x + dx < w && bar_y + dy < h {
+                img.put_pixel(bar_x + dx, bar_y + dy, image::Rgba([r, g, b, 255]));
+            }
+        }
+    }
+    let cx = x0 as f32 + (box_w as f32 - title_w).max(0.0) / 2.0;
+    draw_text(img, &font, &legend.title, cx, y0 as f32 + 4.0 * s, text_px);
+    let below = (bar_y + px(BAR_HEIGHT) + px(4.0)) as f32;
+    draw_text(
+        img,
+        &font,
+        &format_number(legend.range[0]),
+        bar_x as f32,
+        below,
+        text_px,
+    );
+    let hi = format!("{} {}", format_number(legend.range[1]), legend.unit);
+    let hi_w = text_width(&font, &hi, text_px);
+    draw_text(img, &font, &hi, (bar_x + bar_w) as f32 - hi_w, below, text_px);
+}
+
+/// `rgb` at `alpha` over the rectangle `[x, y, w, h]` (alpha composited too).
+fn blend_rect(img: &mut image::RgbaImage, rect: [u32; 4], rgb: [u8; 3], alpha: f32) {
+    let [x0, y0, w, h] = rect;
+    let (iw, ih) = img.dimensions();
+    for y in y0..(y0 + h).min(ih) {
+        for x in x0..(x0 + w).min(iw) {
+            over(img.get_pixel_mut(x, y), rgb, alpha);
+        }
+    }
+}
+
+/// Composites `rgb` at coverage `a` over the pixel (straight alpha).
+fn over(p: &mut image::Rgba<u8>, rgb: [u8; 3], a: f32) {
+    let dst_a = f32::from(p.0[3]) / 255.0;
+    let out_a = a + dst_a * (1.0 - a);
+    if out_a <= 0.0 {
+        return;
+    }
+    for (v, c) in p.0.iter_mut().zip(rgb) {
+        let mixed = (f32::from(c) * a + f32::from(*v) * dst_a * (1.0 - a)) / out_a;
+        *v = mixed.round().clamp(0.0, 255.0) as u8;
+    }
+    p.0[3] = (out_a * 255.0).round().clamp(0.0, 255.0) as u8;
+}
+
+fn text_width(font: &FontRef, text: &str, text_px: f32) -> f32 {
+    let f = font.as_scaled(PxScale::from(text_px));
+    text.chars().map(|c| f.h_advance(f.glyph_id(c))).sum()
+}
+
+/// White text with its top-left corner at (x, y).
+fn draw_text(img: &mut image::RgbaImage, font: &FontRef, text: &str, x: f32, y: f32, text_px: f32) {
+    let scaled = font.as_scaled(PxScale::from(text_px));
+    let (w, h) = img.dimensions();
+    let mut caret = x;
+    for c in text.chars() {
+        let id = scaled.glyph_id(c);
+        let glyph = id.with_scale_and_position(text_px, point(caret, y + scaled.ascent()));
+        caret += scaled.h_advance(id);
+        let Some(outline) = font.outline_glyph(glyph) else {
+            continue;
+        };
+        let bounds = outline.px_bounds();
+        outline.draw(|gx, gy, coverage| {
+            let px = bounds.min.x as i64 + i64::from(gx);
+            let py = bounds.min.y as i64 + i64::from(gy);
+            if px < 0 || py < 0 || px >= i64::from(w) || py >= i64::from(h) {
+                return;
+            }
+            over(
+                img.get_pixel_mut(px as u32, py as u32),
+                [255, 255, 255],
+                coverage.clamp(0.0, 1.0),
+            );
+        });
+    }
+}
