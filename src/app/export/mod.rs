@@ -109,7 +109,13 @@ pub struct ExportState {
 
 impl Default for ExportState {
     fn default() -> Self {
-        let dir = std::env::current_dir().unwrap_or_default();
+        // The folder the viewer was started in, unless that is the root (started from a desktop
+        // menu): then the home folder.
+        let dir = std::env::current_dir()
+            .ok()
+            .filter(|d| d.parent().is_some())
+            .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+            .unwrap_or_default();
         ExportState {
             image: ImageDialog {
                 open: false,
