@@ -350,7 +350,7 @@ pub fn plot_window(ctx: &egui::Context, state: &mut AppState) {
             });
             let path = state.tools.measure.csv_path.trim().to_string();
             if ui
-                .add_enabled(!path.is_empty(), egui::Button::new("Export CSV"))
+                .add_enabled(!path.is_empty() && progress.is_none(), egui::Button::new("Export CSV"))
                 .on_hover_text("frame, time (ps) where known, and the value with its unit")
                 .clicked()
             {
