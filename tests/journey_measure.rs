@@ -339,3 +339,34 @@ fn the_background_colour_is_kept_in_the_settings() {
     state.apply_pending();
     assert_eq!(state.settings.background_srgb(), [255, 255, 255]);
 }
+
+#[test]
+fn the_chosen_background_colour_is_what_an_offscreen_render_clears_to() {
+    use orbitfield::render::{GpuScene, OffscreenTarget, RenderContext, render_once};
+    let rc = match RenderContext::headless(1) {
+        Ok(rc) => rc,
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            return;
+        }
+    };
+    let mut state = adk();
+    state.push(Command::SetBackgroundColor([30, 60, 90]));
+    state.apply_pending();
+    let size = [96u32, 64u32];
+    state.view.size_px = size;
+    state.apply(Command::ResetCamera);
+    let mut sync = orbitfield::app::draw::SceneSync::new(&rc);
+    let mut scene = GpuScene::new(&rc);
+    let target = OffscreenTarget::new(&rc, size);
+    sync.sync(&rc, &mut scene, &mut state);
+    render_once(&rc, &scene, &target, &state.view.camera);
+    let img = target.read_rgba(&rc).unwrap();
+    let corner = img.get_pixel(1, 1).0;
+    assert!(
+        corner[..3].iter().zip([30u8, 60, 90]).all(|(&a, b)| a.abs_diff(b) <= 2),
+        "the corner is {corner:?}"
+    );
+    let centre = img.get_pixel(48, 32).0;
+    assert_ne!(&centre[..3], &[30, 60, 90], "the protein is drawn over it");
+}

@@ -5,15 +5,17 @@
 //! measurement's series over all frames). `app::apply` carries out the measurement commands and
 //! hands every pick to [`AppState::pick_for_tools`]; `ui::measure` lists them, draws them over the
 //! 3-D view and plots their series; `app::history` keeps them in its snapshots. A series is read
-//! frame by frame through the document's trajectory, a bounded number of frames per update
+//! frame by frame through the document's trajectory, a bounded number of positions per update
 //! ([`AppState::pump_measure_series`], called after each batch of commands), so a long trajectory
 //! never stalls the window and its progress shows.
 
 use super::state::AppState;
 use std::path::Path;
 
-/// Frames read per update while a series is computed.
-pub const SERIES_FRAMES_PER_UPDATE: usize = 200;
+/// Atom positions read per update while a series is computed (at least one frame, at most
+/// [`SERIES_MAX_FRAMES_PER_UPDATE`]): a few milliseconds of reading, so the window stays live.
+pub const SERIES_ATOMS_PER_UPDATE: usize = 2_000_000;
+pub const SERIES_MAX_FRAMES_PER_UPDATE: usize = 1000;
 
 /// What a measurement measures: the number of atoms picked decides it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -397,14 +399,14 @@ impl AppState {
         self.tools.measure.series.values().any(|s| !s.done())
     }
 
-    /// Reads up to [`SERIES_FRAMES_PER_UPDATE`] more frames into the series not yet complete;
-    /// true when a series grew.
+    /// Reads more frames (about [`SERIES_ATOMS_PER_UPDATE`] positions) into the series not yet
+    /// complete; true when a series grew.
     pub fn pump_measure_series(&mut self) -> bool {
-        let mut budget = SERIES_FRAMES_PER_UPDATE;
         let mut grew = false;
         let Some(doc) = self.doc.document.as_mut() else {
             return false;
         };
+        let mut budget = (SERIES_ATOMS_PER_UPDATE / doc.structure.len().max(1)).clamp(1, SERIES_MAX_FRAMES_PER_UPDATE);
         let mut frame = crate::model::Frame::default();
         for series in self.tools.measure.series.values_mut() {
             while !series.done() && budget > 0 {

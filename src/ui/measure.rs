@@ -91,29 +91,27 @@ pub fn measurements_ui(ui: &mut egui::Ui, state: &mut AppState) {
             (m.id, state.measurement_label(m), value)
         })
         .collect();
-    egui::Grid::new("measurements_list")
-        .num_columns(3)
-        .striped(true)
-        .show(ui, |ui| {
-            for (id, label, value) in rows {
-                ui.add(egui::Label::new(label).wrap());
-                ui.label(RichText::new(value).monospace());
-                ui.horizontal(|ui| {
-                    let plotted = state.tools.measure.plotted == Some(id);
-                    if ui
-                        .selectable_label(plotted, "Plot")
-                        .on_hover_text("Plot over all frames (with CSV export)")
-                        .clicked()
-                    {
-                        send(state, Command::PlotMeasurement((!plotted).then_some(id)));
-                    }
-                    if ui.small_button("×").on_hover_text("Delete this measurement").clicked() {
-                        send(state, Command::DeleteMeasurement(id));
-                    }
-                });
-                ui.end_row();
+    // Each measurement: its value (unit beside it) with the plot and delete buttons, and what it
+    // measures on a line of its own below (it wraps in a narrow panel).
+    for (id, label, value) in rows {
+        ui.separator();
+        ui.horizontal(|ui| {
+            ui.label(RichText::new(value).monospace().strong().color(MEASURE_COLOR));
+            let plotted = state.tools.measure.plotted == Some(id);
+            if ui
+                .selectable_label(plotted, "Plot")
+                .on_hover_text("Plot over all frames (with CSV export)")
+                .clicked()
+            {
+                send(state, Command::PlotMeasurement((!plotted).then_some(id)));
+            }
+            if ui.small_button("×").on_hover_text("Delete this measurement").clicked() {
+                send(state, Command::DeleteMeasurement(id));
             }
         });
+        ui.add(egui::Label::new(RichText::new(label).small()).wrap());
+    }
+    ui.separator();
     if ui.button("Delete all measurements").clicked() {
         send(state, Command::ClearMeasurements);
     }
@@ -318,8 +316,13 @@ pub fn plot_window(ctx: &egui::Context, state: &mut AppState) {
     let progress = (!series.done()).then_some((series.values.len(), series.n_frames));
     let error = series.error.clone();
     let mut open = true;
+    let screen = ctx.content_rect();
     egui::Window::new("Measurement over the trajectory")
         .open(&mut open)
+        .default_pos(Pos2::new(
+            screen.center().x - 210.0,
+            (screen.max.y - 400.0).max(screen.min.y),
+        ))
         .default_size([420.0, 300.0])
         .show(ctx, |ui| {
             ui.label(&title);
@@ -347,7 +350,7 @@ pub fn plot_window(ctx: &egui::Context, state: &mut AppState) {
             });
             let path = state.tools.measure.csv_path.trim().to_string();
             if ui
-                .add_enabled(!path.is_empty(), egui::Button::new("Export CSV"))
+                .add_enabled(!path.is_empty() && progress.is_none(), egui::Button::new("Export CSV"))
                 .on_hover_text("frame, time (ps) where known, and the value with its unit")
                 .clicked()
             {
