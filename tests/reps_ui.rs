@@ -60,8 +60,12 @@ fn a_protein_starts_in_licorice_and_the_editor_adds_checks_reorders_and_hides() 
     // A selection that does not parse: the error shows at once, the last valid selection stays.
     let spheres_before = harness.state().view.spheres.len() + harness.state().view.cylinders.len();
     let text = harness
-        .query_all_by_value("all and resid 1 to 3")
-        .last()
+        .query_all(
+            egui_kittest::kittest::by()
+                .value("all and resid 1 to 3")
+                .role(egui::accesskit::Role::TextInput),
+        )
+        .max_by(|a, b| a.rect().min.y.total_cmp(&b.rect().min.y))
         .expect("the new representation's selection field (the add field is above the list)");
     text.set_text_value_accesskit("all and resid 1 to 3 and (");
     harness.run();

@@ -138,7 +138,7 @@ impl Viewer {
     }
 
     fn init(&mut self, event_loop: &ActiveEventLoop) -> Result<Gfx> {
-        let size = self.options.size.unwrap_or([1400, 900]);
+        let size = self.options.size.unwrap_or_else(|| default_window_size(event_loop));
         let attrs = Window::default_attributes()
             .with_title("orbitfield")
             .with_inner_size(winit::dpi::LogicalSize::new(size[0], size[1]));
@@ -516,4 +516,26 @@ impl ApplicationHandler for Viewer {
             g.painter.destroy();
         }
     }
+}
+
+/// The window's first size when none is asked for: 1400x900 logical points, shrunk to fit the
+/// primary monitor (a 1280x800 screen gets a window that fits, panels and all).
+fn default_window_size(event_loop: &ActiveEventLoop) -> [u32; 2] {
+    let wanted = [1400u32, 900];
+    let Some(monitor) = event_loop
+        .primary_monitor()
+        .or_else(|| event_loop.available_monitors().next())
+    else {
+        return wanted;
+    };
+    let logical: winit::dpi::LogicalSize<f64> = monitor.size().to_logical(monitor.scale_factor());
+    if logical.width < 1.0 || logical.height < 1.0 {
+        return wanted;
+    }
+    // Room for a title bar and a panel of the desktop.
+    let fit = [logical.width * 0.96, (logical.height - 60.0) * 0.96];
+    [
+        wanted[0].min(fit[0].max(640.0) as u32),
+        wanted[1].min(fit[1].max(480.0) as u32),
+    ]
 }

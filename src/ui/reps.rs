@@ -208,13 +208,20 @@ fn selection_ui(
 fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, commands: &mut Vec<Command>) {
     let fields = super::fields::available_fields(state);
     let mut field = f.field;
-    egui::ComboBox::new(("rep_field", id.0), "Field")
-        .selected_text(state.describe_field(f.field))
-        .show_ui(ui, |ui| {
-            for c in fields {
-                ui.selectable_value(&mut field, c, state.describe_field(c));
-            }
-        });
+    ui.horizontal(|ui| {
+        let l = ui.label("Field");
+        egui::ComboBox::from_id_salt(("rep_field", id.0))
+            .selected_text(state.describe_field(f.field))
+            .width((ui.available_width() - 8.0).max(60.0))
+            .truncate()
+            .show_ui(ui, |ui| {
+                for c in fields {
+                    ui.selectable_value(&mut field, c, state.describe_field(c));
+                }
+            })
+            .response
+            .labelled_by(l.id);
+    });
     if field != f.field {
         commands.push(Command::EditRep(id, RepEdit::Field(field)));
     }

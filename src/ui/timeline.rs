@@ -11,7 +11,7 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
     };
     let n = doc.n_frames;
     let mut frame = doc.frame_index;
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let play_label = if state.view.timeline.playing { "Pause" } else { "Play" };
         if ui.button(play_label).clicked() {
             send(state, Command::TogglePlaying);
@@ -23,7 +23,7 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
             send(state, Command::StepFrame(1));
         }
         let last = n.saturating_sub(1);
-        ui.spacing_mut().slider_width = (ui.available_width() - 330.0).max(80.0);
+        ui.spacing_mut().slider_width = (ui.available_width() - 380.0).max(80.0);
         if ui
             .add_enabled(n > 1, egui::Slider::new(&mut frame, 0..=last).text("frame"))
             .changed()
