@@ -251,3 +251,51 @@ fn the_demo_follows_its_orbital_with_translucent_lobes_and_names_the_torsion() {
     harness.run_steps(3);
     assert!(harness.state().demo_caption().is_some());
 }
+
+/// Escape closes the topmost thing, one per press: the image export dialog over the help window,
+/// then the help window, then the measure mode the Add menu started; only then would it cancel jobs.
+#[test]
+fn escape_closes_dialogs_one_at_a_time_then_ends_the_measure_mode() {
+    use orbitfield::app::export::ExportDialog;
+    use orbitfield::app::measure::{ClickMode, MeasureKind};
+    use orbitfield::app::settings::Settings;
+    let mut state = AppState::new(Settings::default(), orbitfield::app::fields::FieldService::default());
+    state.apply(Command::OpenFiles(vec![data("md/adk.psf")]));
+    let mut harness = window(state, [1280.0, 800.0]);
+    // Add > Measurement: distance.
+    harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
+    harness.run();
+    harness.get_by_label("Measurement: distance").click();
+    harness.run();
+    assert_eq!(
+        harness.state().tools.measure.mode,
+        ClickMode::Measure(MeasureKind::Distance),
+        "the Add menu starts the distance mode"
+    );
+    harness.state_mut().apply(Command::ToggleHelp);
+    harness
+        .state_mut()
+        .apply(Command::ShowExportDialog(ExportDialog::Image, true));
+    harness.run();
+    harness.key_press(egui::Key::Escape);
+    harness.run();
+    let st = harness.state();
+    assert!(!st.panels.export.image.open, "the export dialog closes first");
+    assert!(st.panels.show_help, "the help window stays for the next press");
+    harness.key_press(egui::Key::Escape);
+    harness.run();
+    assert!(!harness.state().panels.show_help, "then the help window");
+    assert_ne!(
+        harness.state().tools.measure.mode,
+        ClickMode::Pick,
+        "the measure mode is still on"
+    );
+    harness.key_press(egui::Key::Escape);
+    harness.run();
+    assert_eq!(
+        harness.state().tools.measure.mode,
+        ClickMode::Pick,
+        "then the measure mode ends"
+    );
+    assert_ne!(harness.state().panels.status, "cancelled");
+}

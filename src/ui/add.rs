@@ -2,7 +2,8 @@
 //! the menu — atoms, cartoon and molecular surface of the selection typed at its top (the surface
 //! also coloured by the charges' potential when the files carry charges), orbitals (HOMO, LUMO, the
 //! one selected in the orbital list), the electron and spin density, the potentials, the volumes
-//! read from files, and a slice of any of these fields.
+//! read from files, a slice of any of these fields, and the measure and label modes (distance,
+//! angle, dihedral by clicking atoms; labels by clicking).
 //!
 //! The same menu is reached from the menu bar and from the "+ Add" button of the representations
 //! panel (`ui::menu`, `ui::reps`). Adding a representation selects it, so the field panel shows its
@@ -88,6 +89,32 @@ pub fn add_menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 out.push(Command::AddRep(spec));
             }
         });
+    }
+    if has_atoms {
+        use crate::app::measure::{ClickMode, MeasureKind};
+        ui.separator();
+        for (label, hover, mode) in [
+            (
+                "Measurement: distance",
+                "Click two atoms (key 2)",
+                ClickMode::Measure(MeasureKind::Distance),
+            ),
+            (
+                "Measurement: angle",
+                "Click three atoms (key 3)",
+                ClickMode::Measure(MeasureKind::Angle),
+            ),
+            (
+                "Measurement: dihedral",
+                "Click four atoms (key 4)",
+                ClickMode::Measure(MeasureKind::Dihedral),
+            ),
+            ("Atom labels", "Click atoms to label them (key L)", ClickMode::Label),
+        ] {
+            if entry(ui, label, hover) {
+                out.push(Command::SetClickMode(mode));
+            }
+        }
     }
     let spin = state.doc.spin;
     let rows = state.orbital_rows(spin);

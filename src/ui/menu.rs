@@ -74,15 +74,27 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
 }
 
 /// Escape closes the topmost dialog or menu — an open menu or popup (egui closes it), the file
-/// browser, the help window — and only when none is open cancels the running field jobs.
+/// browser, the export dialogs, the help window, the measurement plot — then ends a measure or label
+/// mode, and only when none of these is open cancels the running field jobs. One press does one of
+/// these.
 fn escape(ctx: &egui::Context, state: &mut AppState) {
+    use crate::app::export::ExportDialog;
+    use crate::app::measure::ClickMode;
     if egui::Popup::is_any_open(ctx) {
         return;
     }
     if state.panels.browser.open {
         send(state, Command::Browser(crate::app::browser::BrowserAction::Close));
+    } else if state.panels.export.movie.open {
+        send(state, Command::ShowExportDialog(ExportDialog::Movie, false));
+    } else if state.panels.export.image.open {
+        send(state, Command::ShowExportDialog(ExportDialog::Image, false));
     } else if state.panels.show_help {
         send(state, Command::ToggleHelp);
+    } else if state.tools.measure.plotted.is_some() {
+        send(state, Command::PlotMeasurement(None));
+    } else if state.tools.measure.mode != ClickMode::Pick {
+        send(state, Command::SetClickMode(ClickMode::Pick));
     } else {
         send(state, Command::CancelJobs);
     }

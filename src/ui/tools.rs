@@ -30,7 +30,7 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
             i.consume_key(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z) || i.consume_key(Modifiers::COMMAND, Key::Y);
         let undo = i.consume_key(Modifiers::COMMAND, Key::Z);
         let plain = !i.modifiers.command && !i.modifiers.alt;
-        let keys = [Key::Num2, Key::Num3, Key::Num4, Key::L, Key::Escape].map(|k| plain && i.key_pressed(k));
+        let keys = [Key::Num2, Key::Num3, Key::Num4, Key::L].map(|k| plain && i.key_pressed(k));
         (redo, undo, keys)
     });
     if redo {
@@ -39,7 +39,7 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
         send(state, Command::Undo);
     }
     let mode = state.tools.measure.mode;
-    let [two, three, four, l, esc] = keys;
+    let [two, three, four, l] = keys;
     let pressed = if two {
         Some(ClickMode::Measure(MeasureKind::Distance))
     } else if three {
@@ -48,8 +48,6 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
         Some(ClickMode::Measure(MeasureKind::Dihedral))
     } else if l {
         Some(ClickMode::Label)
-    } else if esc && mode != ClickMode::Pick {
-        Some(ClickMode::Pick)
     } else {
         None
     };
