@@ -196,3 +196,32 @@ extern "C" __global__ void dcs_finish(float* __restrict__ out, const double* __r
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = (float)(two ? acc[i] + acc2[i] : acc[i]);
 }
+
+// Screened Coulomb models (src/compute/esp/screening.rs, `ScreenGpu`; launched by
+// `launch_dcs_screened` in src/compute/cuda/dcs.rs): one lattice point per thread, the chunk's atoms
+// as dcs_chunk reads them (coordinates and charges times sqrt(1/2)). Model 1 (distance-dependent
+// dielectric) adds q a / r^2, model 2 (Debye-Hueckel) q a exp(-b r) / r; r^2 is clamped below at
+// min2 (bohr^2) as on the CPU. The chunk's float sum goes into the double accumulator.
+extern "C" __global__ void dcs_screened_chunk(double* __restrict__ acc, int nx, int ny, int nz, int k0,
+                                              float spacing_x, float spacing_y, float spacing_z, int natoms,
+                                              int model, float sa, float sb, float min2) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    int kk = blockIdx.z;
+    if (i >= nx || j >= ny || kk >= nz) return;
+    const float x = i * spacing_x, y = j * spacing_y, z = (kk + k0) * spacing_z;
+    float e = 0.0f;
+    for (int a = 0; a < natoms; ++a) {
+        float4 at = dcs_atoms[a];
+        float dx = x - at.x, dy = y - at.y, dz = z - at.z;
+        float r2 = fmaxf(2.0f * fmaf(dx, dx, fmaf(dy, dy, dz * dz)), min2);
+        float q = at.w * 1.41421356f * sa;
+        if (model == 1) {
+            e = fmaf(q, 1.0f / r2, e);
+        } else {
+            float r = sqrtf(r2);
+            e = fmaf(q, expf(-sb * r) / r, e);
+        }
+    }
+    acc[(size_t)nx * ((size_t)j + (size_t)ny * (size_t)kk) + i] += (double)e;
+}

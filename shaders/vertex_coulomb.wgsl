@@ -30,6 +30,10 @@ override NEWTON: bool = true;
 // are held in groups of four written out by hand, the groups beyond PER_THREAD / 4 behind branches
 // on this constant, so no loop has to be unrolled for the positions and sums to stay in registers.
 override PER_THREAD: u32 = 8u;
+// 0: the vacuum pass (1/r). 1: the screened pass, whose model `params.model` picks at run time:
+// 1 a / r^2 (distance-dependent dielectric), 2 a exp(-b r) / r (Debye-Hueckel), r in Angstrom,
+// `a` and `b` from `render::vertex_potential::VertexScreening`.
+override SCREENED: u32 = 0u;
 
 // Twin of `render::vertex_potential::CoulombParams`.
 struct Params {
@@ -50,6 +54,11 @@ struct Params {
     tiles_per_part: u32,
     // Vertex blocks (workgroups) per part.
     blocks: u32,
+    // The screened pass's model (1 or 2) and its parameters (Angstrom units; see SCREENED).
+    model: u32,
+    screen_a: f32,
+    screen_b: f32,
+    pad: u32,
 };
 
 // Twin of `render::gpu::MeshVertexColor` (the mesh pipelines' second vertex buffer).
@@ -101,13 +110,25 @@ fn positions4(i: u32, n: u32) -> array<vec3<f32>, 4> {
     );
 }
 
+// The kernel of a unit charge at `c` seen at `p`: 1/r, or the screened pass's model.
+fn kernel(p: vec3<f32>, c: vec3<f32>) -> f32 {
+    let ir = inv_distance(p, c);
+    if SCREENED == 0u {
+        return ir;
+    }
+    if params.model == 1u {
+        return params.screen_a * ir * ir;
+    }
+    return params.screen_a * ir * exp(-params.screen_b / ir);
+}
+
 // The terms of the charge `c` (x, y, z, q) at four vertices `p`, added to `acc`.
 fn add_terms(acc: vec4<f32>, p: array<vec3<f32>, 4>, c: vec4<f32>) -> vec4<f32> {
     let r = vec4<f32>(
-        inv_distance(p[0], c.xyz),
-        inv_distance(p[1], c.xyz),
-        inv_distance(p[2], c.xyz),
-        inv_distance(p[3], c.xyz),
+        kernel(p[0], c.xyz),
+        kernel(p[1], c.xyz),
+        kernel(p[2], c.xyz),
+        kernel(p[3], c.xyz),
     );
     return fma(vec4<f32>(c.w), r, acc);
 }

@@ -11,6 +11,9 @@
 //! `surface` command and the tests; values are in the source's units (hartree/e for potentials,
 //! file units for volumes).
 //!
+//! Screened models (eps = 4r, Debye-Hueckel) go through [`potential_at_vertices_in`]: always the
+//! direct sum.
+//!
 //! Errors: the direct sum is exact to the f32 rounding of each term (~1e-7 relative per term,
 //! Kahan-summed; `compute::cpu::potential`); above the limit, the multilevel method with its default
 //! parameters (a = 12 A, h = 2 A, C2 Taylor splitting, cubic interpolation) has the error of
@@ -18,6 +21,7 @@
 //! engine's f64 integral evaluation (`compute::cpu::qm_esp`, held to PySCF at 1e-6), rounded to f32.
 
 use crate::compute::cpu;
+use crate::compute::esp::screening::{Dielectric, field_input_screened};
 use crate::compute::esp::{self, Boundary, EspMethod, MsmParams};
 use crate::compute::{ComputeError, Field, FieldInput, PointCharges};
 use crate::model::units::bohr_from_angstrom;
@@ -61,6 +65,33 @@ pub fn potential_at_vertices(mesh: &MeshData, charges: &PointCharges) -> Result<
         let lattice = Lattice::around_box(lo, hi, 1.0, PLAN_SPACING_ANGSTROM);
         esp::field_input(charges, EspMethod::Msm(MsmParams::default()), Boundary::Open, &lattice)?
     };
+    let values = cpu::evaluate_points(&Field::Potential, &input, &points)?;
+    Ok(values.into_iter().map(|v| v as f32).collect())
+}
+
+/// The potential of `charges` in the medium `dielectric` at every vertex of `mesh`, in hartree/e:
+/// vacuum as [`potential_at_vertices`]; a screened model
+/// ([`crate::compute::esp::screening`]) by the direct sum at any size (multilevel summation splits
+/// 1/r only), exact to the f32 rounding of each term.
+pub fn potential_at_vertices_in(
+    mesh: &MeshData,
+    charges: &PointCharges,
+    dielectric: Dielectric,
+) -> Result<Vec<f32>, ComputeError> {
+    if dielectric.is_vacuum() {
+        return potential_at_vertices(mesh, charges);
+    }
+    let points = vertices_bohr(mesh);
+    if points.is_empty() {
+        return Ok(Vec::new());
+    }
+    let input = field_input_screened(
+        Arc::new(charges.clone()),
+        EspMethod::Direct,
+        Boundary::Open,
+        dielectric,
+        &Lattice::axis_aligned([0.0; 3], 1.0, [0, 0, 0]),
+    )?;
     let values = cpu::evaluate_points(&Field::Potential, &input, &points)?;
     Ok(values.into_iter().map(|v| v as f32).collect())
 }

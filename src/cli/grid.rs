@@ -326,6 +326,10 @@ pub struct GridArgs {
     pub combine: Option<CombineArg>,
     #[command(flatten)]
     pub esp: EspArgs,
+    #[command(flatten)]
+    pub dielectric: super::dielectric::DielectricArgs,
+    #[command(flatten)]
+    pub pb: super::pb::PbArgs,
     /// Refuse lattices needing more than this many GiB [default: half of the physical memory].
     #[arg(long)]
     pub max_memory_gib: Option<f64>,
@@ -785,6 +789,10 @@ fn is_frame_directory(output: &Path) -> bool {
 }
 
 pub fn run(args: &GridArgs) -> Result<()> {
+    if super::pb::is_pb(&args.field) {
+        return super::pb::run(args);
+    }
+    args.pb.refuse_for(&args.field)?;
     let spec: FieldSpec = args.field.parse()?;
     let limit = memory_limit(args.max_memory_gib)?;
     if let Some(frames_text) = &args.frames
@@ -849,8 +857,12 @@ fn frame_grid(
     limit: &MemoryLimit,
     evaluate: &mut dyn FnMut(FieldJob) -> Result<Grid3>,
 ) -> Result<FrameGrid> {
+    if !spec.needs_charges() {
+        args.dielectric.refuse_for(&spec.to_string())?;
+    }
     if spec.needs_charges() && args.esp.wavefunction_potential(system) {
         args.esp.refuse_for_wavefunction_potential()?;
+        args.dielectric.refuse_for("the potential of a wavefunction")?;
         let unit = args.esp.wavefunction_potential_unit()?;
         let source = wavefunction_potential_source(system, frame)?;
         let mut grid = source_lattice(args, &source, limit, evaluate)?;
@@ -874,14 +886,32 @@ fn frame_grid(
         let lattice = lattice_of(args, &esp.positions_angstrom())?;
         check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
         let periodic = matches!(esp.boundary, Boundary::Periodic(_));
-        let job = frame_job(esp.charges, method, esp.boundary, lattice, frame)?;
+        let dielectric = args.dielectric.model(args.esp.temperature)?;
+        let job = if dielectric.is_vacuum() {
+            frame_job(esp.charges, method, esp.boundary, lattice, frame)?
+        } else {
+            let input = orbitfield::compute::esp::screening::field_input_screened(
+                std::sync::Arc::new(esp.charges),
+                method,
+                esp.boundary,
+                dielectric,
+                &lattice,
+            )
+            .map_err(|e| anyhow::anyhow!("frame {frame}: {e}"))?;
+            FieldJob {
+                field: Field::Potential,
+                lattice,
+                input,
+            }
+        };
         let mut grid = evaluate(job)?;
         let scale = unit.per_hartree_per_e();
         grid.values.iter_mut().for_each(|v| *v = (f64::from(*v) * scale) as f32);
         grid.description = format!(
-            "esp of {} ({}), frame {} ({})",
+            "esp of {} ({}, {}), frame {} ({})",
             esp.model,
             method_label(&method, periodic),
+            dielectric.label(),
             frame,
             unit.label()
         );
@@ -1076,6 +1106,8 @@ fn run_qm_region(
 /// `grid esp`: one frame's map, or the combination of several frames' maps, in the chosen unit.
 fn run_esp(args: &GridArgs, dx: bool, limit: &MemoryLimit) -> Result<()> {
     if let Some(frames_text) = &args.frames {
+        args.dielectric
+            .refuse_for("--frames (frame series are summed in vacuum only)")?;
         return run_esp_series(args, dx, limit, frames_text);
     }
     let spec: FieldSpec = args.field.parse()?;

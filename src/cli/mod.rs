@@ -32,6 +32,9 @@ mod render;
 #[cfg(feature = "gui")]
 mod render_orbital_bench;
 mod surface;
+// Screened Coulomb models and Poisson-Boltzmann maps (issue 33).
+mod dielectric;
+mod pb;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

@@ -12,6 +12,7 @@
 
 use super::grid::{Device, Evaluated, Request, evaluate, load_source, source_from_system};
 use anyhow::{Context, Result, anyhow, bail};
+use orbitfield::compute::esp::screening::Dielectric;
 use orbitfield::compute::{FieldInput, FieldJob};
 use orbitfield::io;
 use orbitfield::model::Grid3;
@@ -53,6 +54,8 @@ pub struct SurfaceArgs {
     /// Unit of --color-by's values: kT/e (at 300 K), kcal/mol/e, V or hartree/e.
     #[arg(long, default_value = "kT/e")]
     pub potential_unit: String,
+    #[command(flatten)]
+    pub dielectric: super::dielectric::DielectricArgs,
 }
 
 pub fn run(args: &SurfaceArgs) -> Result<()> {
@@ -82,10 +85,15 @@ pub fn run(args: &SurfaceArgs) -> Result<()> {
     let mut values_description = String::new();
     if let Some(unit) = unit {
         let t2 = Instant::now();
-        let (values, whose) = esp_at_vertices(&mut system, &mesh)?;
+        let dielectric = args.dielectric.model(DEFAULT_TEMPERATURE_KELVIN)?;
+        let (values, whose) = esp_at_vertices(&mut system, &mesh, dielectric)?;
         let scale = unit.per_hartree_per_e();
         mesh.values = values.iter().map(|&v| (f64::from(v) * scale) as f32).collect();
-        values_description = format!("electrostatic potential ({whose}) at the vertex, {}", unit.label());
+        values_description = format!(
+            "electrostatic potential ({whose}, {}) at the vertex, {}",
+            dielectric.label(),
+            unit.label()
+        );
         if let Some((lo, hi)) = min_max(&mesh.values) {
             println!(
                 "{values_description}: {lo:.4} to {hi:.4}, {:.3} s",
@@ -112,6 +120,7 @@ pub fn run(args: &SurfaceArgs) -> Result<()> {
 /// The unit of --color-by's values, or `None` without --color-by; refuses what cannot be written.
 fn color_unit(args: &SurfaceArgs) -> Result<Option<PotentialUnit>> {
     let Some(what) = args.color_by.as_deref() else {
+        args.dielectric.refuse_for("a surface without --color-by esp")?;
         return Ok(None);
     };
     if !what.trim().eq_ignore_ascii_case("esp") {
@@ -130,12 +139,21 @@ fn color_unit(args: &SurfaceArgs) -> Result<Option<PotentialUnit>> {
 
 /// The potential (hartree/e) at every vertex of `mesh`, and whose it is: the first wavefunction's
 /// own, else the structure's charges' at the first frame.
-fn esp_at_vertices(system: &mut io::System, mesh: &MeshData) -> Result<(Vec<f32>, &'static str)> {
-    use orbitfield::analysis::vertex_values::{potential_at_vertices, qm_potential_at_vertices};
+fn esp_at_vertices(
+    system: &mut io::System,
+    mesh: &MeshData,
+    dielectric: Dielectric,
+) -> Result<(Vec<f32>, &'static str)> {
+    use orbitfield::analysis::vertex_values::{potential_at_vertices_in, qm_potential_at_vertices};
     let source = source_from_system(FieldSpec::Potential, system, 0).context("--color-by esp")?;
     Ok(match &source.input {
-        FieldInput::Wavefunction(wf) => (qm_potential_at_vertices(mesh, wf)?, "wavefunction"),
-        FieldInput::Charges(q) => (potential_at_vertices(mesh, q)?, "point charges"),
+        FieldInput::Wavefunction(wf) => {
+            if !dielectric.is_vacuum() {
+                bail!("--dielectric: the potential of a wavefunction is computed in vacuum only");
+            }
+            (qm_potential_at_vertices(mesh, wf)?, "wavefunction")
+        }
+        FieldInput::Charges(q) => (potential_at_vertices_in(mesh, q, dielectric)?, "point charges"),
         _ => bail!("--color-by esp: the files give neither a wavefunction nor point charges"),
     })
 }

@@ -15,6 +15,7 @@ pub mod device_field;
 pub mod esp;
 pub mod molsurf;
 pub mod packed_mo;
+pub mod pb;
 
 use crate::model::{Lattice, Wavefunction};
 use std::ops::Range;
@@ -43,6 +44,8 @@ pub enum FieldInput {
     DeferredElectrostatics(Arc<esp::DeferredPlan>),
     /// Atoms with radii, for the molecular-surface density ([`molsurf`]).
     Spheres(Arc<molsurf::MolSurfAtoms>),
+    /// Point charges in a screening medium for the direct sum ([`esp::screening`]).
+    ScreenedCharges(Arc<esp::screening::ScreenedCharges>),
 }
 
 /// One field on one lattice: what a worker computes slab by slab.

@@ -14,6 +14,10 @@
 //! on an NVIDIA H200 this took 100k charges at 441k vertices from 27.9 ms (the best unsplit
 //! variant) to 21-22 ms.
 //!
+//! Screened models ([`VertexScreening`], [`VertexPotential::encode_screened`]: eps = 4r and
+//! Debye-Hueckel, as `compute::esp::screening` defines them) run a pipeline of their own whose
+//! kernel reads the model from the uniform; the vacuum pipelines are unchanged.
+//!
 //! Created once per device ([`VertexPotential::new`]); called by the draw stage of the viewer
 //! (`app::draw`) when a surface extracted on the render device is coloured by the potential of a
 //! frame's charges, by `bench --molsurf --molsurf-colored-frames`, and by the tests. This module knows
@@ -134,6 +138,22 @@ pub struct CoulombParams {
     pub parts: u32,
     pub tiles_per_part: u32,
     pub blocks: u32,
+    /// [`VertexScreening`]'s model (0 vacuum) and parameters.
+    pub model: u32,
+    pub screen_a: f32,
+    pub screen_b: f32,
+    pub pad: u32,
+}
+
+/// A screened Coulomb model as the pass reads it (the caller converts its model,
+/// `compute::esp::screening`): `model` 0 vacuum (1/r), 1 `a / r^2`, 2 `a exp(-b r) / r`, with r in
+/// Angstrom, `a` in Angstrom (model 1) or dimensionless (model 2), `b` in 1/Angstrom; the result is
+/// scaled to hartree/e like the vacuum sum.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VertexScreening {
+    pub model: u32,
+    pub a: f32,
+    pub b_per_angstrom: f32,
 }
 
 /// Workgroups a pass should have to keep a large device busy: when a surface's vertex blocks are
@@ -314,6 +334,8 @@ pub struct VertexPotential {
     workgroup: u32,
     /// Refine 1/r with a Newton step (picks one of the two pipelines).
     pub newton: bool,
+    /// The screened pass (Newton step on; the model is a uniform).
+    pipeline_screened: wgpu::ComputePipeline,
     /// Adds the runs' sums when the charges were split.
     sum_parts: wgpu::ComputePipeline,
     /// Scratch for the runs' sums, reused across calls (passes run in submission order).
@@ -374,7 +396,7 @@ impl VertexPotential {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let pipeline = |label: &str, newton: bool, entry_point: &str| {
+        let pipeline_with = |label: &str, newton: bool, screened: bool, entry_point: &str| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(label),
                 layout: Some(&pipeline_layout),
@@ -385,6 +407,7 @@ impl VertexPotential {
                         ("NEWTON", f64::from(u8::from(newton))),
                         ("PER_THREAD", f64::from(per_thread)),
                         ("WORKGROUP", f64::from(workgroup)),
+                        ("SCREENED", f64::from(u8::from(screened))),
                     ],
                     // Every workgroup variable is written before it is read.
                     zero_initialize_workgroup_memory: false,
@@ -392,8 +415,10 @@ impl VertexPotential {
                 cache: None,
             })
         };
+        let pipeline = |label: &str, newton: bool, entry_point: &str| pipeline_with(label, newton, false, entry_point);
         VertexPotential {
             layout,
+            pipeline_screened: pipeline_with("vertex potential (screened)", true, true, "vertex_potential"),
             pipeline: pipeline("vertex potential", true, "vertex_potential"),
             pipeline_hardware: pipeline("vertex potential (hardware 1/sqrt)", false, "vertex_potential"),
             sum_parts: pipeline("vertex potential parts", true, "sum_parts"),
@@ -416,6 +441,20 @@ impl VertexPotential {
         mesh: &GpuMesh,
         charges: &GpuCharges,
         out: &VertexValues,
+    ) -> Result<(), VertexPotentialError> {
+        self.encode_screened(device, encoder, mesh, charges, out, VertexScreening::default())
+    }
+
+    /// As [`Self::encode`], the charges seen through the screened model `screen` (model 0: the
+    /// vacuum pass itself).
+    pub fn encode_screened(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        mesh: &GpuMesh,
+        charges: &GpuCharges,
+        out: &VertexValues,
+        screen: VertexScreening,
     ) -> Result<(), VertexPotentialError> {
         let need = mesh.capacity.vertices;
         if out.capacity < need {
@@ -446,6 +485,10 @@ impl VertexPotential {
             parts,
             tiles_per_part,
             blocks,
+            model: screen.model,
+            screen_a: screen.a,
+            screen_b: screen.b_per_angstrom,
+            pad: 0,
         };
         let partials = self.partials_for(device, u64::from(parts) * u64::from(need) * 4);
         let bind = |params: &CoulombParams| {
@@ -481,7 +524,9 @@ impl VertexPotential {
             label: Some("vertex potential"),
             timestamp_writes: None,
         });
-        pass.set_pipeline(if self.newton {
+        pass.set_pipeline(if screen.model != 0 {
+            &self.pipeline_screened
+        } else if self.newton {
             &self.pipeline
         } else {
             &self.pipeline_hardware
@@ -539,6 +584,24 @@ impl VertexPotential {
             label: Some("vertex potential"),
         });
         self.encode(device, &mut encoder, mesh, charges, out)?;
+        queue.submit([encoder.finish()]);
+        Ok(())
+    }
+
+    /// As [`Self::run`] with the screened model `screen`.
+    pub fn run_screened(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        mesh: &GpuMesh,
+        charges: &GpuCharges,
+        out: &VertexValues,
+        screen: VertexScreening,
+    ) -> Result<(), VertexPotentialError> {
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("vertex potential (screened)"),
+        });
+        self.encode_screened(device, &mut encoder, mesh, charges, out, screen)?;
         queue.submit([encoder.finish()]);
         Ok(())
     }

@@ -19,6 +19,8 @@ pub mod boys;
 pub mod molsurf;
 pub mod nuclear_attraction;
 pub mod orbital;
+pub mod pb;
+pub mod pb_maps;
 pub mod points;
 pub mod potential;
 pub mod qm_esp;
@@ -64,6 +66,9 @@ fn prepare(job: &FieldJob) -> Result<Prepared, ComputeError> {
             "a wavefunction or point charges",
         )),
         (Field::Potential, FieldInput::Charges(q)) => Ok(Prepared::Charges(PreparedCharges::new(q))),
+        (Field::Potential, FieldInput::ScreenedCharges(s)) => {
+            Ok(Prepared::Charges(PreparedCharges::screened(&s.charges, s.dielectric)))
+        }
         (Field::Potential, FieldInput::Electrostatics(plan)) => Ok(Prepared::Plan(plan.clone())),
         (Field::Potential, FieldInput::DeferredElectrostatics(d)) => Ok(Prepared::Plan(d.plan()?)),
         (Field::Potential, FieldInput::Wavefunction(_)) => Err(ComputeError::WrongInput(
@@ -72,9 +77,13 @@ fn prepare(job: &FieldJob) -> Result<Prepared, ComputeError> {
         )),
         (Field::QmPotential, FieldInput::Wavefunction(wf)) => Ok(Prepared::QmEsp(Box::new(PreparedQmEsp::new(wf)?))),
         (_, FieldInput::Wavefunction(wf)) => Ok(Prepared::Orbitals(PreparedOrbitals::new(wf, &job.field)?)),
-        (_, FieldInput::Charges(_) | FieldInput::Electrostatics(_) | FieldInput::DeferredElectrostatics(_)) => {
-            Err(ComputeError::WrongInput(job.field.clone(), "a wavefunction"))
-        }
+        (
+            _,
+            FieldInput::Charges(_)
+            | FieldInput::ScreenedCharges(_)
+            | FieldInput::Electrostatics(_)
+            | FieldInput::DeferredElectrostatics(_),
+        ) => Err(ComputeError::WrongInput(job.field.clone(), "a wavefunction")),
     }
 }
 

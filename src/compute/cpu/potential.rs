@@ -8,9 +8,14 @@
 //! accumulation; each term carries the f32 rounding of `1/r` (relative 1e-7). Points closer than
 //! [`MIN_DISTANCE_BOHR`] to a charge see it at that distance (the potential at a nucleus is
 //! infinite; a lattice must stay finite).
+//!
+//! Screened models ([`crate::compute::esp::screening::Dielectric`], [`PreparedCharges::screened`])
+//! run the same loop with their own term: `q a / r^2` (distance-dependent dielectric) or
+//! `q a exp(-b r) / r` (Debye-Hueckel), in f32 like the vacuum term.
 
 use super::simd::F8;
 use crate::compute::PointCharges;
+use crate::compute::esp::screening::{Dielectric, ScreenGpu};
 
 /// Distances are clamped below to this (bohr).
 pub const MIN_DISTANCE_BOHR: f64 = 1e-3;
@@ -24,16 +29,24 @@ pub struct PreparedCharges {
     y: Vec<f64>,
     z: Vec<f64>,
     q: Vec<f32>,
+    /// The screening model (model 0: vacuum).
+    screen: ScreenGpu,
 }
 
 impl PreparedCharges {
     pub fn new(charges: &PointCharges) -> PreparedCharges {
+        PreparedCharges::screened(charges, Dielectric::Vacuum)
+    }
+
+    /// The charges in `dielectric` (see the module documentation).
+    pub fn screened(charges: &PointCharges, dielectric: Dielectric) -> PreparedCharges {
         let n = charges.positions_bohr.len().min(charges.charges_e.len());
         let mut p = PreparedCharges {
             x: Vec::with_capacity(n),
             y: Vec::with_capacity(n),
             z: Vec::with_capacity(n),
             q: Vec::with_capacity(n),
+            screen: dielectric.gpu(),
         };
         for (pos, &q) in charges.positions_bohr.iter().zip(&charges.charges_e) {
             if q == 0.0 || !q.is_finite() || !pos.iter().all(|c| c.is_finite()) {
@@ -77,8 +90,30 @@ impl PreparedCharges {
         let n = n.min(8).min(out.len());
         // Point coordinates relative to `start`.
         let [rx, ry, rz] = offsets.map(F8);
-        let min2 = F8::splat((MIN_DISTANCE_BOHR * MIN_DISTANCE_BOHR) as f32);
         let one = F8::splat(1.0);
+        let (a, b) = (F8::splat(self.screen.a as f32), self.screen.b as f32);
+        let (sum, comp) = match self.screen.model {
+            1 => self.sum8(start, [rx, ry, rz], |q, r2| q * a / r2),
+            2 => self.sum8(start, [rx, ry, rz], |q, r2| {
+                let r = r2.sqrt();
+                let e = F8(r.0.map(|x| (-b * x).exp()));
+                q * a * e / r
+            }),
+            _ => self.sum8(start, [rx, ry, rz], |q, r2| q * (one / r2.sqrt())),
+        };
+        for i in 0..n {
+            if let (Some(o), Some(&si), Some(&ci)) = (out.get_mut(i), sum.0.get(i), comp.0.get(i)) {
+                *o = si as f64 - ci as f64;
+            }
+        }
+    }
+
+    /// Kahan sum over the charges of `term(q, r^2)` at eight points `start + r` (bohr): the sum
+    /// and its compensation.
+    #[inline(always)]
+    fn sum8(&self, start: [f64; 3], r: [F8; 3], term: impl Fn(F8, F8) -> F8) -> (F8, F8) {
+        let [rx, ry, rz] = r;
+        let min2 = F8::splat((MIN_DISTANCE_BOHR * MIN_DISTANCE_BOHR) as f32);
         let mut sum = F8::ZERO;
         let mut comp = F8::ZERO;
         for (((&x, &y), &z), &q) in self.x.iter().zip(&self.y).zip(&self.z).zip(&self.q) {
@@ -86,18 +121,14 @@ impl PreparedCharges {
             let dy = ry - F8::splat((y - start[1]) as f32);
             let dz = rz - F8::splat((z - start[2]) as f32);
             let r2 = (dx * dx + dy * dy + dz * dz).max(min2);
-            let term = F8::splat(q) * (one / r2.sqrt());
+            let term = term(F8::splat(q), r2);
             // Kahan: sum + term with the lost low part carried in comp.
             let y = term - comp;
             let t = sum + y;
             comp = (t - sum) - y;
             sum = t;
         }
-        for i in 0..n {
-            if let (Some(o), Some(&si), Some(&ci)) = (out.get_mut(i), sum.0.get(i), comp.0.get(i)) {
-                *o = si as f64 - ci as f64;
-            }
-        }
+        (sum, comp)
     }
 
     /// Potential at arbitrary points (bohr). Eight consecutive points within

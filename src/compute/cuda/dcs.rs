@@ -4,6 +4,8 @@
 
 use super::dev_err;
 use super::engine::{CudaEngine, EngineState, copy_symbol};
+use crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
+use crate::compute::esp::screening::ScreenGpu;
 use crate::compute::{ComputeError, Field, FieldJob, PointCharges, slab_len};
 use crate::model::Lattice;
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
@@ -314,6 +316,8 @@ impl DcsVariant {
 
 pub(super) struct DcsPrepared {
     pub(super) atoms: Vec<[f32; 4]>,
+    /// A screened model ([`ScreenGpu`] model 1 or 2): summed by `dcs_screened_chunk`.
+    pub(super) screen: Option<ScreenGpu>,
 }
 
 impl DcsPrepared {
@@ -337,7 +341,15 @@ impl DcsPrepared {
                 ]
             })
             .collect();
-        Ok(DcsPrepared { atoms })
+        Ok(DcsPrepared { atoms, screen: None })
+    }
+
+    /// The same charges summed with the screened model `screen` (vacuum stays the tuned kernel).
+    pub(super) fn with_screen(self, screen: ScreenGpu) -> DcsPrepared {
+        DcsPrepared {
+            screen: (screen.model != 0).then_some(screen),
+            ..self
+        }
     }
 }
 
@@ -392,6 +404,9 @@ impl CudaEngine {
             ));
         }
         let n = slab_len(l, z_range);
+        if let Some(screen) = p.screen {
+            return self.launch_dcs_screened(st, p, screen, job, z_range);
+        }
         let variant = self.dcs_variant();
         let source = variant.source();
         let module = self.module(st, &source)?;
@@ -521,6 +536,89 @@ impl CudaEngine {
         b.arg(&mut *out).arg(&*first.acc).arg(second).arg(&nn).arg(&two);
         // SAFETY: converts `n` doubles (plus `n` more of the second accumulator when `two`) into `n`
         // floats, every buffer at least `n` long.
+        unsafe { b.launch(LaunchConfig::for_num_elems(n as u32)) }.map_err(dev_err("dcs_finish launch"))?;
+        Ok(())
+    }
+}
+
+impl CudaEngine {
+    /// A screened model's map of one slab: `dcs_screened_chunk` per constant-memory chunk on the
+    /// engine's stream (a thread per point, blocks of 32 x 8), then `dcs_finish`.
+    fn launch_dcs_screened(
+        &self,
+        st: &mut EngineState,
+        p: &DcsPrepared,
+        screen: ScreenGpu,
+        job: &FieldJob,
+        z_range: &Range<usize>,
+    ) -> Result<(), ComputeError> {
+        let l = &job.lattice;
+        let n = slab_len(l, z_range);
+        let module = self.module(st, &self.dcs_variant().source())?;
+        let zero = Self::function(&module, "dcs_zero")?;
+        let chunk = Self::function(&module, "dcs_screened_chunk")?;
+        let finish = Self::function(&module, "dcs_finish")?;
+        let EngineState { acc, out, .. } = st;
+        if acc.as_ref().is_none_or(|b| b.len() < n) {
+            *acc = None;
+            // SAFETY: zeroed by `dcs_zero` below before use.
+            *acc = Some(unsafe { self.stream.alloc::<f64>(n) }.map_err(dev_err("allocation"))?);
+        }
+        let acc = acc
+            .as_mut()
+            .ok_or_else(|| ComputeError::Device("no accumulator".into()))?;
+        let mut b = self.stream.launch_builder(&zero);
+        b.arg(&mut *acc).arg(&n);
+        // SAFETY: writes `n` doubles into a buffer of at least `n`.
+        unsafe { b.launch(LaunchConfig::for_num_elems(n as u32)) }.map_err(dev_err("dcs_zero launch"))?;
+        let (nx, ny, nz, k0) = (
+            l.dims[0] as i32,
+            l.dims[1] as i32,
+            z_range.len() as i32,
+            z_range.start as i32,
+        );
+        let (sx, sy, sz) = (
+            (l.steps_bohr[0][0] * HALF_SQRT) as f32,
+            (l.steps_bohr[1][1] * HALF_SQRT) as f32,
+            (l.steps_bohr[2][2] * HALF_SQRT) as f32,
+        );
+        let (model, sa, sb) = (screen.model as i32, screen.a as f32, screen.b as f32);
+        let min2 = (MIN_DISTANCE_BOHR * MIN_DISTANCE_BOHR) as f32;
+        let cfg = LaunchConfig {
+            grid_dim: ((nx as u32).div_ceil(32), (ny as u32).div_ceil(8), nz as u32),
+            block_dim: (32, 8, 1),
+            shared_mem_bytes: 0,
+        };
+        if cfg.grid_dim.1 > 65535 || cfg.grid_dim.2 > 65535 {
+            return Err(ComputeError::Device("lattice too large for one launch".into()));
+        }
+        for atoms in p.atoms.chunks(DCS_CHUNK) {
+            copy_symbol(&module, &self.stream, "dcs_atoms", bytemuck::cast_slice(atoms))?;
+            let na = atoms.len() as i32;
+            let mut b = self.stream.launch_builder(&chunk);
+            b.arg(&mut *acc)
+                .arg(&nx)
+                .arg(&ny)
+                .arg(&nz)
+                .arg(&k0)
+                .arg(&sx)
+                .arg(&sy)
+                .arg(&sz)
+                .arg(&na)
+                .arg(&model)
+                .arg(&sa)
+                .arg(&sb)
+                .arg(&min2);
+            // SAFETY: reads `na` atoms of constant memory (copied above), writes points inside the slab.
+            unsafe { b.launch(cfg) }.map_err(dev_err("dcs_screened_chunk launch"))?;
+        }
+        let out = out
+            .as_mut()
+            .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
+        let two = 0i32;
+        let mut b = self.stream.launch_builder(&finish);
+        b.arg(&mut *out).arg(&*acc).arg(&*acc).arg(&n).arg(&two);
+        // SAFETY: converts `n` doubles into `n` floats, both buffers at least `n` long.
         unsafe { b.launch(LaunchConfig::for_num_elems(n as u32)) }.map_err(dev_err("dcs_finish launch"))?;
         Ok(())
     }

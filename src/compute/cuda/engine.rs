@@ -94,6 +94,7 @@ fn same_input(a: &FieldInput, b: &FieldInput) -> bool {
         (FieldInput::Electrostatics(x), FieldInput::Electrostatics(y)) => Arc::ptr_eq(x, y),
         (FieldInput::DeferredElectrostatics(x), FieldInput::DeferredElectrostatics(y)) => Arc::ptr_eq(x, y),
         (FieldInput::Spheres(x), FieldInput::Spheres(y)) => Arc::ptr_eq(x, y),
+        (FieldInput::ScreenedCharges(x), FieldInput::ScreenedCharges(y)) => Arc::ptr_eq(x, y),
         _ => false,
     }
 }
@@ -287,6 +288,9 @@ impl CudaEngine {
         st.prep_generation += 1;
         let prepared = match (&job.field, &job.input) {
             (Field::Potential, FieldInput::Charges(q)) => Prepared::Dcs(DcsPrepared::new(q, &job.lattice)?),
+            (Field::Potential, FieldInput::ScreenedCharges(s)) => {
+                Prepared::Dcs(DcsPrepared::new(&s.charges, &job.lattice)?.with_screen(s.dielectric.gpu()))
+            }
             (Field::Potential, FieldInput::Electrostatics(plan)) => {
                 Prepared::Msm(Box::new(self.prepare_msm(st, plan)?))
             }

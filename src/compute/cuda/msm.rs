@@ -144,6 +144,13 @@ impl CudaEngine {
     /// Uploads `plan` (bins, neighbour offsets, long-range lattice), binning the charges and
     /// computing the long-range levels on the device when the plan left them to the engine.
     pub(super) fn prepare_msm(&self, st: &mut EngineState, plan: &EspPlan) -> Result<MsmPrepared, ComputeError> {
+        if !plan.dielectric().is_vacuum() {
+            return Err(ComputeError::BadInput(format!(
+                "the CUDA cutoff kernel sums 1/r only; the {} model's cutoff map needs the CPU engine \
+                 (--device cpu) or the direct method",
+                plan.dielectric().label()
+            )));
+        }
         let b = plan.bin_frame();
         let o = b.origin_bohr;
         let up = |what: &'static str| dev_err(what);

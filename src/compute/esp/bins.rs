@@ -11,6 +11,7 @@
 //! [`AtomBins::short_range_at`]. Bin `(i, j, k)` is `start[i + nx * (j + ny * k)]..start[.. + 1]`.
 
 use super::kernel::{Mat3, combine, cross, det, dot, norm, reciprocal};
+use super::screening::ScreenedCutoff;
 use crate::compute::ComputeError;
 use crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
 use crate::model::Lattice;
@@ -63,6 +64,9 @@ pub struct AtomBins {
     pub diagonal_bohr: f64,
     /// Bounding box of the (open) charges, for culling planes.
     bbox_bohr: [[f64; 3]; 2],
+    /// A screened model's smoothed cutoff form ([`super::screening`]) in place of
+    /// `1/r - g_a(r)`; `None` for vacuum.
+    pub screen: Option<ScreenedCutoff>,
 }
 
 impl AtomBins {
@@ -253,7 +257,14 @@ impl AtomBins {
             cutoff_bohr,
             diagonal_bohr: diag,
             bbox_bohr: [[f64::NEG_INFINITY; 3], [f64::INFINITY; 3]],
+            screen: None,
         })
+    }
+
+    /// The same bins summing `screen`'s smoothed kernel instead of the vacuum one.
+    pub fn with_screen(mut self, screen: Option<ScreenedCutoff>) -> AtomBins {
+        self.screen = screen;
+        self
     }
 
     /// Number of bins.
@@ -392,7 +403,10 @@ impl AtomBins {
                 self.z_bohr.get(c.range.clone()),
                 self.charges_e.get(c.range.clone()),
             ) {
-                sum += bin_sum(rel, xs, ys, zs, qs, a);
+                sum += match &self.screen {
+                    None => bin_sum(rel, xs, ys, zs, qs, a),
+                    Some(s) => screened_bin_sum(rel, xs, ys, zs, qs, s),
+                };
             }
         }
         sum
@@ -512,6 +526,20 @@ fn bin_sum_any(p: [f64; 3], xs: &[f64], ys: &[f64], zs: &[f64], qs: &[f64], a: f
         sum += term(x, y, z, q);
     }
     sum
+}
+
+/// The smoothed screened sum of one bin's charges at `p` (f64, scalar: the reference form).
+fn screened_bin_sum(p: [f64; 3], xs: &[f64], ys: &[f64], zs: &[f64], qs: &[f64], s: &ScreenedCutoff) -> f64 {
+    let min2 = MIN_DISTANCE_BOHR * MIN_DISTANCE_BOHR;
+    xs.iter()
+        .zip(ys)
+        .zip(zs)
+        .zip(qs)
+        .map(|(((&x, &y), &z), &q)| {
+            let (dx, dy, dz) = (p[0] - x, p[1] - y, p[2] - z);
+            q * s.term_r2((dx * dx + dy * dy + dz * dz).max(min2))
+        })
+        .sum()
 }
 
 /// Short-range sum of one slab: `out` (x fastest, `dims[0] * dims[1] * z_range.len()` values) is

@@ -30,6 +30,7 @@
 pub mod bins;
 pub mod kernel;
 pub mod msm;
+pub mod screening;
 
 use crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
 use crate::compute::{ComputeError, FieldInput, PointCharges};

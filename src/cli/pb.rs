@@ -1,0 +1,281 @@
+//! `orbitfield grid pb TOP [TRAJ...] -o map.dx|cube`: the Poisson-Boltzmann potential of a
+//! structure's charges (`compute::pb`, the CPU engine), one frame (`--frame`) or a series
+//! (`--frames`, one file per frame into a directory, each frame's solve warm-started from the
+//! previous one's).
+//!
+//! Owns [`PbArgs`] (flattened into `grid`'s arguments) and [`run`], which `grid` calls for the
+//! field `pb`. Charges and radii come from the files (PQR, prmtop, PSF, mol2, TPR where they carry
+//! them); atoms without radii take the element's van der Waals radius (Bondi 1964 where Bondi gives
+//! one, `model::element`), said once on standard error. The lattice: `--spacing` apart around the
+//! atoms with at least 10 A of padding (or `--padding` if larger), or `--origin`/`--dims`. Output in
+//! kT/e at the solve's temperature unless `--units` says otherwise.
+
+use super::grid::GridArgs;
+use anyhow::{Context, Result, bail};
+use orbitfield::compute::pb::{self, ChargeAssignment, PbAtoms, PbBoundary, PbLattice, PbParams};
+use orbitfield::io::{self, cube::CubeAtom};
+use orbitfield::model::units::{PotentialUnit, bohr_from_angstrom, volt_per_kt_per_e};
+use orbitfield::model::{Grid3, Lattice};
+use std::path::Path;
+use std::time::Instant;
+
+/// The least padding (Angstrom) around the atoms of a Poisson-Boltzmann lattice.
+const MIN_PB_PADDING_ANGSTROM: f64 = 10.0;
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChargeAssignmentArg {
+    Linear,
+    Spline,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoundaryArg {
+    Sdh,
+    Mdh,
+}
+
+// Options of `grid pb` (a plain comment: a doc comment would replace `grid`'s about text).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PbArgs {
+    /// pb: solute dielectric [default: 2].
+    #[arg(long)]
+    pub eps_in: Option<f64>,
+    /// pb: solvent probe radius of the molecular surface in Angstrom [default: 1.4].
+    #[arg(long)]
+    pub probe: Option<f64>,
+    /// pb: ion exclusion radius in Angstrom [default: 2.0].
+    #[arg(long)]
+    pub ion_radius: Option<f64>,
+    /// pb: how charges are spread on the lattice: linear (trilinear) or spline (cubic B-spline)
+    /// [default: spline].
+    #[arg(long, value_enum)]
+    pub charge_assignment: Option<ChargeAssignmentArg>,
+    /// pb: boundary values from one Debye-Hueckel sphere (sdh) or one per atom (mdh) [default: sdh].
+    #[arg(long, value_enum)]
+    pub boundary: Option<BoundaryArg>,
+    /// pb: solve the nonlinear Poisson-Boltzmann equation (default: linearized).
+    #[arg(long)]
+    pub nonlinear: bool,
+}
+
+impl PbArgs {
+    fn given(&self) -> bool {
+        self.eps_in.is_some()
+            || self.probe.is_some()
+            || self.ion_radius.is_some()
+            || self.charge_assignment.is_some()
+            || self.boundary.is_some()
+            || self.nonlinear
+    }
+
+    /// Refuses the options for a field other than pb.
+    pub fn refuse_for(&self, field: &str) -> Result<()> {
+        if self.given() {
+            bail!(
+                "--eps-in, --probe, --ion-radius, --charge-assignment, --boundary and --nonlinear apply to pb, not to {field}"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// True when `field` names the Poisson-Boltzmann potential.
+pub fn is_pb(field: &str) -> bool {
+    field.trim().eq_ignore_ascii_case("pb")
+}
+
+fn params(args: &GridArgs) -> Result<PbParams> {
+    let d = PbParams::default();
+    let p = &args.pb;
+    if args.dielectric.dielectric.is_some() {
+        bail!("--dielectric applies to esp; pb solves the Poisson-Boltzmann equation (see --eps-in, --eps-out)");
+    }
+    Ok(PbParams {
+        eps_in: p.eps_in.unwrap_or(d.eps_in),
+        eps_out: args.dielectric.eps_out.unwrap_or(d.eps_out),
+        ionic_strength_molar: args.dielectric.ionic_strength.unwrap_or(d.ionic_strength_molar),
+        ion_radius_angstrom: p.ion_radius.unwrap_or(d.ion_radius_angstrom),
+        probe_angstrom: p.probe.unwrap_or(d.probe_angstrom),
+        temperature_kelvin: args.esp.temperature,
+        charge_assignment: match p.charge_assignment {
+            Some(ChargeAssignmentArg::Linear) => ChargeAssignment::Linear,
+            Some(ChargeAssignmentArg::Spline) | None => ChargeAssignment::Spline,
+        },
+        boundary: match p.boundary {
+            Some(BoundaryArg::Mdh) => PbBoundary::Mdh,
+            Some(BoundaryArg::Sdh) | None => PbBoundary::Sdh,
+        },
+        nonlinear: p.nonlinear,
+        ..d
+    })
+}
+
+/// The lattice of `args` around `positions`.
+fn lattice(args: &GridArgs, positions: &[[f64; 3]]) -> Result<PbLattice> {
+    let h = args.spacing;
+    if !(h.is_finite() && h > 0.0) {
+        bail!("--spacing {h}: a positive number of Angstrom");
+    }
+    if let (Some(o), Some(d)) = (&args.origin, &args.dims) {
+        if let ([x, y, z], [a, b, c]) = (o.as_slice(), d.as_slice()) {
+            return Ok(PbLattice {
+                origin_angstrom: [*x, *y, *z],
+                spacing_angstrom: h,
+                dims: [*a, *b, *c],
+            });
+        }
+        bail!("--origin and --dims take three values each");
+    }
+    if args.like.is_some() {
+        bail!("--like is not supported for pb: give --origin and --dims");
+    }
+    let pad = args.padding.max(MIN_PB_PADDING_ANGSTROM);
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for p in positions {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    let centre: [f64; 3] = std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
+    let dims: [usize; 3] = std::array::from_fn(|k| ((hi[k] - lo[k] + 2.0 * pad) / h).ceil().max(4.0) as usize + 1);
+    Ok(PbLattice::centered(centre, h, dims))
+}
+
+/// The atoms of `frame`: positions, charges and radii (element radii where the files give none).
+fn atoms(system: &mut io::System, frame: usize, said: &mut bool) -> Result<(PbAtoms, Vec<CubeAtom>)> {
+    let s = &system.structure;
+    let Some(charges) = s.charges_e.clone() else {
+        bail!("pb needs partial charges: give a file that carries them (pqr, prmtop, psf, mol2, tpr)");
+    };
+    let radii: Vec<f64> = match &s.radii_angstrom {
+        Some(r) => r.iter().map(|&v| f64::from(v)).collect(),
+        None => {
+            if !*said {
+                eprintln!(
+                    "note: the files give no atomic radii; using each element's van der Waals radius (Bondi 1964)"
+                );
+                *said = true;
+            }
+            s.elements.iter().map(|e| f64::from(e.vdw_radius_angstrom())).collect()
+        }
+    };
+    let elements = s.elements.clone();
+    let n_frames = system.trajectory.n_frames();
+    if frame >= n_frames {
+        bail!("frame {frame} requested, the files hold {n_frames} frames");
+    }
+    let f = system
+        .trajectory
+        .frame(frame)
+        .with_context(|| format!("reading frame {frame}"))?;
+    let positions: Vec<[f64; 3]> = f.positions_angstrom.iter().map(|p| p.map(f64::from)).collect();
+    let cube = positions
+        .iter()
+        .zip(&elements)
+        .zip(&charges)
+        .map(|((p, e), &q)| CubeAtom {
+            atomic_number: u32::from(e.number()),
+            charge_e: f64::from(q),
+            position_bohr: p.map(bohr_from_angstrom),
+        })
+        .collect();
+    Ok((
+        PbAtoms {
+            positions_angstrom: positions,
+            charges_e: charges.iter().map(|&q| f64::from(q)).collect(),
+            radii_angstrom: radii,
+        },
+        cube,
+    ))
+}
+
+/// The frames `--frames` names (all, N, A:B or A:B:S).
+fn frame_list(text: &str, n_frames: usize) -> Result<Vec<usize>> {
+    let t = text.trim();
+    if t == "all" {
+        return Ok((0..n_frames).collect());
+    }
+    let parts: Vec<&str> = t.split(':').collect();
+    let num = |s: &str| s.trim().parse::<usize>().with_context(|| format!("--frames {text}"));
+    let frames: Vec<usize> = match parts.as_slice() {
+        [n] => vec![num(n)?],
+        [a, b] => (num(a)?..num(b)?).collect(),
+        [a, b, s] => (num(a)?..num(b)?).step_by(num(s)?.max(1)).collect(),
+        _ => bail!("--frames {text}: expected all, N, A:B or A:B:S"),
+    };
+    if let Some(&f) = frames.iter().find(|&&f| f >= n_frames) {
+        bail!("--frames {text}: frame {f} requested, the files hold {n_frames} frames");
+    }
+    Ok(frames)
+}
+
+fn write(path: &Path, grid: &Grid3, atoms: &[CubeAtom]) -> Result<()> {
+    let name = path.to_string_lossy().to_ascii_lowercase();
+    if name.ends_with(".dx") {
+        io::dx::write(path, grid)
+    } else if name.ends_with(".cube") || name.ends_with(".cub") {
+        io::cube::write(path, grid, atoms)
+    } else {
+        bail!("{}: expected an output name ending in .cube or .dx", path.display())
+    }
+    .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `grid pb`.
+pub fn run(args: &GridArgs) -> Result<()> {
+    let params = params(args)?;
+    let unit = PotentialUnit::parse(args.esp.units.as_deref().unwrap_or("kT/e"), params.temperature_kelvin)
+        .map_err(|e| anyhow::anyhow!("--units: {e}"))?;
+    let scale = volt_per_kt_per_e(params.temperature_kelvin) / unit.volt();
+    let mut system = io::load(&args.files)?;
+    let frames = match &args.frames {
+        Some(text) => frame_list(text, system.trajectory.n_frames())?,
+        None => vec![args.frame],
+    };
+    let to_directory = args.frames.is_some();
+    if to_directory {
+        std::fs::create_dir_all(&args.output).with_context(|| format!("creating {}", args.output.display()))?;
+    }
+    let mut said = false;
+    let mut previous: Option<(PbLattice, Vec<f64>)> = None;
+    for (n, &frame) in frames.iter().enumerate() {
+        let t0 = Instant::now();
+        let (atoms, cube) = atoms(&mut system, frame, &mut said)?;
+        let lat = match &previous {
+            Some((l, _)) => *l,
+            None => lattice(args, &atoms.positions_angstrom)?,
+        };
+        let warm = previous.as_ref().map(|(_, u)| u.as_slice());
+        let sol = pb::solve(&atoms, &lat, &params, warm).with_context(|| format!("frame {frame}"))?;
+        let mut grid = Grid3 {
+            lattice: Lattice::axis_aligned(
+                lat.origin_angstrom.map(bohr_from_angstrom),
+                bohr_from_angstrom(lat.spacing_angstrom),
+                lat.dims,
+            ),
+            values: sol.potential_kt_per_e.iter().map(|&u| (u * scale) as f32).collect(),
+            description: format!("{}, frame {frame} ({})", params.label(), unit.label()),
+        };
+        grid.description.truncate(200);
+        let path = if to_directory {
+            args.output.join(super::grid::frame_file_name(frame, "dx"))
+        } else {
+            args.output.clone()
+        };
+        write(&path, &grid, &cube)?;
+        eprintln!(
+            "{}: pb frame {frame} ({}/{}) on {:?} points, {} CG iterations{}, {:.2} s",
+            path.display(),
+            n + 1,
+            frames.len(),
+            lat.dims,
+            sol.iterations,
+            if warm.is_some() { " (warm start)" } else { "" },
+            t0.elapsed().as_secs_f64()
+        );
+        previous = Some((lat, sol.potential_kt_per_e));
+    }
+    Ok(())
+}

@@ -1,0 +1,354 @@
+//! The Poisson-Boltzmann solver of the CPU engine: the seven-point finite-difference operator on
+//! the maps of [`super::pb_maps`], solved by conjugate gradients with a diagonal (Jacobi)
+//! preconditioner (rayon over z-planes), Newton steps for the nonlinear form.
+//!
+//! Owns [`solve`], called through `compute::pb::solve` by the CLI and the tests. The unknowns are
+//! the interior points; the faces hold the boundary values. The operator
+//! `(A u)_p = sum_axes [eps_+ (u_p - u_+) + eps_- (u_p - u_-)] / h^2 + kbar2_p u_p` is symmetric
+//! positive definite, so conjugate gradients converge; a solve that reaches its iteration cap
+//! without the tolerance is an error ([`PbError::NotConverged`]), never a result. A multigrid
+//! solver or preconditioner (APBS's) is not implemented: plain preconditioned CG needs O(n^(1/3))
+//! more iterations than multigrid, fine for test systems, slow for 161^3 lattices.
+
+use super::pb_maps::{Coefficients, coefficients};
+use crate::compute::pb::{PbAtoms, PbError, PbLattice, PbParams, PbSolution};
+use rayon::prelude::*;
+
+/// Bytes per lattice point the solver holds (maps, source, boundary, iterate, residual, search
+/// direction, its image, preconditioned residual, diagonal, mask).
+pub const BYTES_PER_POINT: u64 = 8 * 12;
+
+/// The most Newton steps of the nonlinear form.
+const MAX_NEWTON_STEPS: usize = 50;
+
+fn bad(msg: String) -> PbError {
+    PbError::BadInput(msg)
+}
+
+fn check(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> Result<(), PbError> {
+    let n = atoms.positions_angstrom.len();
+    if atoms.charges_e.len() != n || atoms.radii_angstrom.len() != n {
+        return Err(bad(format!(
+            "{n} atom positions, {} charges and {} radii: one of each per atom",
+            atoms.charges_e.len(),
+            atoms.radii_angstrom.len()
+        )));
+    }
+    if n == 0 {
+        return Err(bad("no atoms".to_string()));
+    }
+    for (i, ((x, q), r)) in atoms
+        .positions_angstrom
+        .iter()
+        .zip(&atoms.charges_e)
+        .zip(&atoms.radii_angstrom)
+        .enumerate()
+    {
+        if !(x.iter().all(|c| c.is_finite()) && q.is_finite() && r.is_finite() && *r >= 0.0) {
+            return Err(bad(format!(
+                "atom {i}: position {x:?} A, charge {q} e, radius {r} A (finite, radius >= 0 expected)"
+            )));
+        }
+    }
+    if atoms.charges_e.iter().all(|&q| q == 0.0) {
+        return Err(bad("every charge is zero: the system carries no charges".to_string()));
+    }
+    let positive = |v: f64| v.is_finite() && v > 0.0;
+    if !(positive(p.eps_in) && positive(p.eps_out)) {
+        return Err(bad(format!(
+            "dielectrics {} / {} must be positive",
+            p.eps_in, p.eps_out
+        )));
+    }
+    if !(p.ionic_strength_molar.is_finite() && p.ionic_strength_molar >= 0.0) {
+        return Err(bad(format!("ionic strength {} M must be >= 0", p.ionic_strength_molar)));
+    }
+    if !(p.ion_radius_angstrom.is_finite() && p.ion_radius_angstrom >= 0.0) {
+        return Err(bad(format!("ion radius {} A must be >= 0", p.ion_radius_angstrom)));
+    }
+    if !(p.probe_angstrom.is_finite() && p.probe_angstrom >= 0.0 && p.probe_angstrom < 10.0) {
+        return Err(bad(format!("probe radius {} A must lie in [0, 10)", p.probe_angstrom)));
+    }
+    if !positive(p.temperature_kelvin) {
+        return Err(bad(format!("temperature {} K must be positive", p.temperature_kelvin)));
+    }
+    if !(p.tolerance.is_finite() && p.tolerance > 0.0 && p.tolerance < 1.0) {
+        return Err(bad(format!("tolerance {} must lie in (0, 1)", p.tolerance)));
+    }
+    if !positive(lattice.spacing_angstrom) || !lattice.origin_angstrom.iter().all(|c| c.is_finite()) {
+        return Err(bad(format!(
+            "lattice spacing {} A, origin {:?} A",
+            lattice.spacing_angstrom, lattice.origin_angstrom
+        )));
+    }
+    if lattice.dims.iter().any(|&d| d < 5) {
+        return Err(bad(format!("lattice {:?}: at least 5 points per axis", lattice.dims)));
+    }
+    let points = lattice.dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
+    let bytes = points.and_then(|pts| pts.checked_mul(BYTES_PER_POINT));
+    match bytes {
+        Some(b) if b <= p.max_bytes => Ok(()),
+        _ => Err(PbError::TooLarge {
+            dims: lattice.dims,
+            points: points.map_or(usize::MAX, |v| v as usize),
+            needed_gib: points.map_or(f64::INFINITY, |v| {
+                (v as f64) * BYTES_PER_POINT as f64 / (1u64 << 30) as f64
+            }),
+            limit_gib: p.max_bytes as f64 / (1u64 << 30) as f64,
+        }),
+    }
+}
+
+/// The operator with `diag_extra` (kbar2, or kbar2 cosh u for a Newton step) applied to `u`
+/// (values on the faces taken as they are) at the interior points, into `out` (faces set to 0).
+fn apply(c: &Coefficients, lattice: &PbLattice, diag_extra: &[f64], u: &[f64], out: &mut [f64]) {
+    let [nx, ny, nz] = lattice.dims;
+    let ih2 = 1.0 / (lattice.spacing_angstrom * lattice.spacing_angstrom);
+    let plane = nx * ny;
+    let [ex, ey, ez] = &c.eps;
+    out.par_chunks_mut(plane).enumerate().for_each(|(k, slab)| {
+        if k == 0 || k + 1 >= nz {
+            slab.iter_mut().for_each(|v| *v = 0.0);
+            return;
+        }
+        for j in 0..ny {
+            for i in 0..nx {
+                let o = i + nx * j;
+                let Some(dst) = slab.get_mut(o) else { continue };
+                if i == 0 || j == 0 || i + 1 >= nx || j + 1 >= ny {
+                    *dst = 0.0;
+                    continue;
+                }
+                let p = o + plane * k;
+                let g = |v: &[f64], q: usize| v.get(q).copied().unwrap_or(0.0);
+                let up = g(u, p);
+                let s = g(ex, p) * (up - g(u, p + 1))
+                    + g(ex, p - 1) * (up - g(u, p - 1))
+                    + g(ey, p) * (up - g(u, p + nx))
+                    + g(ey, p - nx) * (up - g(u, p - nx))
+                    + g(ez, p) * (up - g(u, p + plane))
+                    + g(ez, p - plane) * (up - g(u, p - plane));
+                *dst = s * ih2 + g(diag_extra, p) * up;
+            }
+        }
+    });
+}
+
+/// The operator's diagonal at interior points (1 on the faces).
+fn diagonal(c: &Coefficients, lattice: &PbLattice, diag_extra: &[f64]) -> Vec<f64> {
+    let [nx, ny, nz] = lattice.dims;
+    let ih2 = 1.0 / (lattice.spacing_angstrom * lattice.spacing_angstrom);
+    let plane = nx * ny;
+    let [ex, ey, ez] = &c.eps;
+    let g = |v: &[f64], q: usize| v.get(q).copied().unwrap_or(0.0);
+    (0..lattice.n_points())
+        .into_par_iter()
+        .map(|p| {
+            let (i, j, k) = (p % nx, (p / nx) % ny, p / plane);
+            if i == 0 || j == 0 || k == 0 || i + 1 >= nx || j + 1 >= ny || k + 1 >= nz {
+                return 1.0;
+            }
+            (g(ex, p) + g(ex, p - 1) + g(ey, p) + g(ey, p - nx) + g(ez, p) + g(ez, p - plane)) * ih2 + g(diag_extra, p)
+        })
+        .collect()
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.par_iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Solves `A x = b` at the interior points (x's faces stay as they are: zero for a correction),
+/// preconditioned CG from the given x. Returns (iterations, relative residual) on convergence.
+fn pcg(
+    c: &Coefficients,
+    lattice: &PbLattice,
+    diag_extra: &[f64],
+    b: &[f64],
+    x: &mut [f64],
+    tol: f64,
+    max_iter: usize,
+) -> Result<(usize, f64), PbError> {
+    let n = x.len();
+    let inv_diag: Vec<f64> = diagonal(c, lattice, diag_extra).into_iter().map(|d| 1.0 / d).collect();
+    let interior = |v: &mut [f64]| zero_faces(lattice, v);
+    let mut r = vec![0.0; n];
+    apply(c, lattice, diag_extra, x, &mut r);
+    r.par_iter_mut().zip(b).for_each(|(ri, bi)| *ri = bi - *ri);
+    interior(&mut r);
+    let b_norm = dot(b, b).sqrt();
+    if b_norm == 0.0 {
+        return Ok((0, 0.0));
+    }
+    let mut z: Vec<f64> = r.iter().zip(&inv_diag).map(|(a, d)| a * d).collect();
+    let mut p_dir = z.clone();
+    let mut ap = vec![0.0; n];
+    let mut rz = dot(&r, &z);
+    let mut rel = dot(&r, &r).sqrt() / b_norm;
+    for it in 0..max_iter {
+        if rel <= tol {
+            return Ok((it, rel));
+        }
+        apply(c, lattice, diag_extra, &p_dir, &mut ap);
+        let pap = dot(&p_dir, &ap);
+        if !(pap.is_finite() && pap > 0.0) {
+            return Err(bad(format!(
+                "the operator is not positive definite (p.Ap = {pap:e}); check the dielectrics"
+            )));
+        }
+        let alpha = rz / pap;
+        x.par_iter_mut().zip(&p_dir).for_each(|(xi, pi)| *xi += alpha * pi);
+        r.par_iter_mut().zip(&ap).for_each(|(ri, ai)| *ri -= alpha * ai);
+        z.par_iter_mut()
+            .zip(&r)
+            .zip(&inv_diag)
+            .for_each(|((zi, ri), di)| *zi = ri * di);
+        let rz_new = dot(&r, &z);
+        let beta = rz_new / rz;
+        rz = rz_new;
+        p_dir.par_iter_mut().zip(&z).for_each(|(pi, zi)| *pi = zi + beta * *pi);
+        rel = dot(&r, &r).sqrt() / b_norm;
+    }
+    if rel <= tol {
+        return Ok((max_iter, rel));
+    }
+    Err(PbError::NotConverged {
+        iterations: max_iter,
+        residual: rel,
+        tolerance: tol,
+    })
+}
+
+fn zero_faces(lattice: &PbLattice, v: &mut [f64]) {
+    let [nx, ny, nz] = lattice.dims;
+    let plane = nx * ny;
+    v.par_chunks_mut(plane).enumerate().for_each(|(k, slab)| {
+        for (o, x) in slab.iter_mut().enumerate() {
+            let (i, j) = (o % nx, o / nx);
+            if k == 0 || k + 1 >= nz || i == 0 || j == 0 || i + 1 >= nx || j + 1 >= ny {
+                *x = 0.0;
+            }
+        }
+    });
+}
+
+/// See the module documentation and `compute::pb::solve`.
+pub fn solve(
+    atoms: &PbAtoms,
+    lattice: &PbLattice,
+    p: &PbParams,
+    warm_start: Option<&[f64]>,
+) -> Result<PbSolution, PbError> {
+    check(atoms, lattice, p)?;
+    let c = coefficients(atoms, lattice, p).map_err(PbError::BadInput)?;
+    let n = lattice.n_points();
+    // The iterate: boundary values on the faces, the warm start (or zero) inside.
+    let mut u = match warm_start {
+        Some(w) if w.len() == n && w.iter().all(|v| v.is_finite()) => w.to_vec(),
+        _ => vec![0.0; n],
+    };
+    let [nx, ny, nz] = lattice.dims;
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                if i == 0 || j == 0 || k == 0 || i + 1 == nx || j + 1 == ny || k + 1 == nz {
+                    let idx = i + nx * (j + ny * k);
+                    if let (Some(dst), Some(&g)) = (u.get_mut(idx), c.boundary.get(idx)) {
+                        *dst = g;
+                    }
+                }
+            }
+        }
+    }
+    if !p.nonlinear {
+        // A u = f with u's faces fixed: solve for the correction from the current iterate.
+        let mut residual = vec![0.0; n];
+        apply(&c, lattice, &c.kbar2, &u, &mut residual);
+        let mut rhs: Vec<f64> = c.source.iter().zip(&residual).map(|(f, a)| f - a).collect();
+        zero_faces(lattice, &mut rhs);
+        let mut du = vec![0.0; n];
+        // Relative to the source's norm, so a warm start near the solution stops early.
+        let f_norm = {
+            let mut f = c.source.clone();
+            zero_faces(lattice, &mut f);
+            dot(&f, &f).sqrt()
+        };
+        let r_norm = dot(&rhs, &rhs).sqrt();
+        if r_norm <= p.tolerance * f_norm {
+            return Ok(PbSolution {
+                lattice: *lattice,
+                potential_kt_per_e: u,
+                iterations: 0,
+                relative_residual: r_norm / f_norm.max(1e-300),
+            });
+        }
+        let tol = if r_norm > 0.0 {
+            p.tolerance * f_norm / r_norm
+        } else {
+            1.0
+        };
+        let (iterations, rel) = pcg(&c, lattice, &c.kbar2, &rhs, &mut du, tol.min(0.999), p.max_iterations)?;
+        u.par_iter_mut().zip(&du).for_each(|(a, d)| *a += d);
+        return Ok(PbSolution {
+            lattice: *lattice,
+            potential_kt_per_e: u,
+            iterations,
+            relative_residual: rel * r_norm / f_norm.max(1e-300),
+        });
+    }
+    // Nonlinear: Newton steps (A0 + kbar2 cosh u) du = f - A0 u - kbar2 sinh u.
+    let mut used = 0usize;
+    let mut source_interior = c.source.clone();
+    zero_faces(lattice, &mut source_interior);
+    let f_norm = dot(&source_interior, &source_interior).sqrt().max(1e-300);
+    let zero = vec![0.0; n];
+    for _ in 0..MAX_NEWTON_STEPS {
+        let mut a0u = vec![0.0; n];
+        apply(&c, lattice, &zero, &u, &mut a0u);
+        let mut rhs: Vec<f64> = (0..n)
+            .into_par_iter()
+            .map(|q| {
+                let uq = u.get(q).copied().unwrap_or(0.0).clamp(-300.0, 300.0);
+                let k2 = c.kbar2.get(q).copied().unwrap_or(0.0);
+                c.source.get(q).copied().unwrap_or(0.0) - a0u.get(q).copied().unwrap_or(0.0) - k2 * uq.sinh()
+            })
+            .collect();
+        zero_faces(lattice, &mut rhs);
+        let rel_f = dot(&rhs, &rhs).sqrt() / f_norm;
+        if rel_f <= p.tolerance {
+            return Ok(PbSolution {
+                lattice: *lattice,
+                potential_kt_per_e: u,
+                iterations: used,
+                relative_residual: rel_f,
+            });
+        }
+        let jac: Vec<f64> = c
+            .kbar2
+            .par_iter()
+            .zip(&u)
+            .map(|(k2, uq)| k2 * uq.clamp(-300.0, 300.0).cosh())
+            .collect();
+        let mut du = vec![0.0; n];
+        let left = p.max_iterations.saturating_sub(used);
+        if left == 0 {
+            return Err(PbError::NotConverged {
+                iterations: used,
+                residual: rel_f,
+                tolerance: p.tolerance,
+            });
+        }
+        let inner_tol = (0.1 * p.tolerance / rel_f.max(1e-300)).clamp(1e-10, 0.1);
+        let (it, _) = pcg(&c, lattice, &jac, &rhs, &mut du, inner_tol, left).or_else(|e| match e {
+            // An inexact Newton step is still a step: take what CG reached when it is usable.
+            PbError::NotConverged { iterations, .. } => Ok((iterations, f64::NAN)),
+            other => Err(other),
+        })?;
+        used += it;
+        u.par_iter_mut().zip(&du).for_each(|(a, d)| *a += d);
+    }
+    Err(PbError::NotConverged {
+        iterations: used,
+        residual: f64::NAN,
+        tolerance: p.tolerance,
+    })
+}
