@@ -15,6 +15,8 @@ pub mod device_field;
 pub mod esp;
 pub mod molsurf;
 pub mod packed_mo;
+// Implicit ligand sampling: the host side shared by the engines.
+pub mod ils;
 
 use crate::model::{Lattice, Wavefunction};
 use std::ops::Range;
