@@ -10,15 +10,19 @@
 // (sqrt(eps_j / kT), rmin_j / 2) live in constant memory; orientations beyond ILS_MAX_OFF / n_probe
 // take further launches that add to `out` (`accumulate`).
 //
-// One thread per sample point, blocks of ILS_BX x ILS_BY x ILS_BZ points. First the exclusion pass:
+// One thread per sample point. The s^3 sample points of a voxel fall in s^3 position classes
+// (a + s (b + s c) for the sample offsets a, b, c); a block holds ILS_BX x ILS_BY x ILS_BZ voxels' points
+// of one class (blockIdx.z = z block * s^3 + class), so the class's orientation offsets (the set turned by
+// the class's rotation, see `Orientations` in src/model/ils.rs; one set for all classes where
+// `classes` is 1) are read by every thread of the block at one address. First the exclusion pass:
 // a point with an atom closer than that atom's exclusion radius is excluded (it lies above the map's
 // cap whatever the orientation; see src/compute/ils.rs); a block whose points are all excluded stops
 // there. Then per bin row (y, z) within reach of the block's box, the run of bins along x that the
 // row's remaining reach allows (contiguous atoms); all threads of a warp read the same atom (one
 // broadcast load) and add its Lennard-Jones term eps_ij [(R/r)^12 - 2 (R/r)^6] (in kT) to ILS_OG
 // orientation sums held in registers, for every pair within the cutoff (hard cutoff, no switching).
-// The reciprocal is the SFU's approximation (__fdividef) refined by one Newton step; exp is __expf. A second kernel averages the samples of each
-// voxel.
+// The reciprocal is the SFU's approximation (__fdividef) refined by one Newton step; exp is __expf.
+// A second kernel averages the samples of each voxel.
 
 #define ILS_MAX_OFF 2048
 #define ILS_MAX_PROBE 16
@@ -32,7 +36,10 @@ __constant__ float2 ils_probe[ILS_MAX_PROBE];
 
 // Twin of `IlsArgs` in src/compute/cuda/ils.rs (same field order).
 struct IlsArgs {
-    int nx, ny, nz;           // sample points per axis
+    int nx, ny, nz;           // sample points per axis (voxels times s)
+    int vx, vy, vz;           // voxels per axis
+    int s;                    // sample points per voxel edge
+    int classes;              // orientation classes in constant memory (1 or s^3)
     int bx, by, bz;           // bins per axis
     float step;               // sample spacing, Angstrom
     float bin;                // bin edge, Angstrom
@@ -50,10 +57,16 @@ __device__ __forceinline__ int ils_clampi(int v, int lo, int hi) { return v < lo
 extern "C" __global__ void __launch_bounds__(ILS_BX * ILS_BY * ILS_BZ)
 ils_samples(const float4* __restrict__ atoms, const float2* __restrict__ par, const int* __restrict__ starts,
             IlsArgs g, float* __restrict__ out) {
-    const int ix = blockIdx.x * ILS_BX + threadIdx.x;
-    const int iy = blockIdx.y * ILS_BY + threadIdx.y;
-    const int iz = blockIdx.z * ILS_BZ + threadIdx.z;
-    const bool inside = ix < g.nx && iy < g.ny && iz < g.nz;
+    const int s3 = g.s * g.s * g.s;
+    const int pc = blockIdx.z % s3;
+    const int zb = blockIdx.z / s3;
+    const int oc = g.classes == 1 ? 0 : pc;
+    const int cx = pc % g.s, cy = (pc / g.s) % g.s, cz = pc / (g.s * g.s);
+    const int vx = blockIdx.x * ILS_BX + threadIdx.x;
+    const int vy = blockIdx.y * ILS_BY + threadIdx.y;
+    const int vz = zb * ILS_BZ + threadIdx.z;
+    const bool inside = vx < g.vx && vy < g.vy && vz < g.vz;
+    const int ix = vx * g.s + cx, iy = vy * g.s + cy, iz = vz * g.s + cz;
     const float px = ix * g.step, py = iy * g.step, pz = iz * g.step;
     const size_t idx = inside ? (size_t)ix + (size_t)g.nx * ((size_t)iy + (size_t)g.ny * (size_t)iz) : 0;
 
@@ -87,10 +100,12 @@ ils_samples(const float4* __restrict__ atoms, const float2* __restrict__ par, co
     }
 
     // The block's box of sample points.
-    const float tx0 = blockIdx.x * ILS_BX * g.step, ty0 = blockIdx.y * ILS_BY * g.step, tz0 = blockIdx.z * ILS_BZ * g.step;
-    const float tx1 = (min((int)(blockIdx.x + 1) * ILS_BX, g.nx) - 1) * g.step;
-    const float ty1 = (min((int)(blockIdx.y + 1) * ILS_BY, g.ny) - 1) * g.step;
-    const float tz1 = (min((int)(blockIdx.z + 1) * ILS_BZ, g.nz) - 1) * g.step;
+    const float tx0 = ((int)blockIdx.x * ILS_BX * g.s + cx) * g.step;
+    const float ty0 = ((int)blockIdx.y * ILS_BY * g.s + cy) * g.step;
+    const float tz0 = (zb * ILS_BZ * g.s + cz) * g.step;
+    const float tx1 = ((min((int)(blockIdx.x + 1) * ILS_BX, g.vx) - 1) * g.s + cx) * g.step;
+    const float ty1 = ((min((int)(blockIdx.y + 1) * ILS_BY, g.vy) - 1) * g.s + cy) * g.step;
+    const float tz1 = ((min((zb + 1) * ILS_BZ, g.vz) - 1) * g.s + cz) * g.step;
     const float reach2 = g.reach * g.reach;
     const int y0 = ils_clampi((int)floorf((ty0 - g.reach - g.blo_y) / g.bin), 0, g.by - 1);
     const int y1 = ils_clampi((int)floorf((ty1 + g.reach - g.blo_y) / g.bin), 0, g.by - 1);
@@ -129,7 +144,7 @@ ils_samples(const float4* __restrict__ atoms, const float2* __restrict__ par, co
 #pragma unroll
                         for (int k = 0; k < ILS_OG; ++k) {
                             if (k < no) {
-                                const float4 o = ils_off[(o0 + k) * g.n_probe + j];
+                                const float4 o = ils_off[(oc * g.n_orient + o0 + k) * g.n_probe + j];
                                 const float qx = dx - o.x, qy = dy2 - o.y, qz = dz2 - o.z;
                                 const float r2 = fmaxf(fmaf(qx, qx, fmaf(qy, qy, qz * qz)), 1e-12f);
                                 float inv = __fdividef(1.f, r2);

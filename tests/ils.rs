@@ -34,7 +34,7 @@ fn data(path: &str) -> PathBuf {
 }
 
 fn setup(map: IlsMap, subres: usize, probe: Probe, orient: usize, atom_lj: Vec<LjParams>) -> IlsSetup {
-    let orientations = Orientations::new(&probe, orient);
+    let orientations = Orientations::new(&probe, orient, subres);
     IlsSetup {
         map,
         subres,
@@ -144,16 +144,16 @@ fn one_atom_and_xe_is_the_analytic_energy_for_one_and_two_frames() {
     }
 }
 
-/// A cavity: carbon-like atoms on a sphere of radius 4.2 A plus a few inside the wall.
+/// A cavity: carbon-like atoms about 2 A apart on a sphere of radius 5.5 A.
 fn cavity_atoms() -> Vec<[f64; 3]> {
     let mut out = Vec::new();
-    let n = 40;
+    let n = 90;
     let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
     for i in 0..n {
         let z = 1.0 - (2.0 * i as f64 + 1.0) / n as f64;
         let r = (1.0 - z * z).sqrt();
         let phi = golden * i as f64;
-        out.push([4.2 * r * phi.cos(), 4.2 * r * phi.sin(), 4.2 * z]);
+        out.push([5.5 * r * phi.cos(), 5.5 * r * phi.sin(), 5.5 * z]);
     }
     out
 }
@@ -163,13 +163,13 @@ fn o2_orientation_average_converges_to_a_dense_quadrature() {
     let atoms = cavity_atoms();
     let p = LjParams::new(-0.055, 2.175);
     let map = IlsMap {
-        origin_angstrom: [-2.5; 3],
-        spacing_angstrom: 0.5,
-        dims: [11, 11, 11],
+        origin_angstrom: [-3.0; 3],
+        spacing_angstrom: 1.0,
+        dims: [7, 7, 7],
     };
     let o2 = Probe::builtin("o2").unwrap();
     let run = |n: usize| {
-        let s = setup(map, 1, o2.clone(), n, vec![p; atoms.len()]);
+        let s = setup(map, 3, o2.clone(), n, vec![p; atoms.len()]);
         let placed = place_atoms(&s, &atoms, None, None).unwrap();
         let mut sums = OccupancySums::new(map.dims);
         sums.add_frame(&voxel_means(&s, &placed)).unwrap();
@@ -185,8 +185,8 @@ fn o2_orientation_average_converges_to_a_dense_quadrature() {
             .fold(0.0, f64::max)
     };
     let counted = dense.iter().filter(|d| **d < 5.0).count();
-    assert!(counted > 100, "{counted} voxels below 5 kT");
-    let errors: Vec<(usize, f64)> = [2, 6, DEFAULT_ORIENTATIONS, 100]
+    assert!(counted > 50, "{counted} voxels below 5 kT");
+    let errors: Vec<(usize, f64)> = [2, 6, 10, 20, DEFAULT_ORIENTATIONS, 60, 100]
         .iter()
         .map(|&n| (n, worst(n)))
         .collect();
@@ -196,7 +196,7 @@ fn o2_orientation_average_converges_to_a_dense_quadrature() {
         default <= 0.05,
         "default {DEFAULT_ORIENTATIONS} orientations: {default} kT from the quadrature"
     );
-    assert!(errors[0].1 > default && errors[3].1 <= default, "{errors:?}");
+    assert!(errors[0].1 > default && errors[6].1 <= default, "{errors:?}");
 }
 
 #[test]

@@ -337,7 +337,7 @@ fn prepare(args: &IlsArgs) -> Result<(Prepared, Option<String>)> {
         None => sel.clone(),
     };
     let map = map_of(args, &positions_of(&reference, &around_idx))?;
-    let orientations = Orientations::new(&probe, args.orient);
+    let orientations = Orientations::new(&probe, args.orient, args.subres);
     let setup = IlsSetup {
         map,
         subres: args.subres,

@@ -90,6 +90,15 @@ impl IlsSetup {
         if !(self.max_energy_kt.is_finite() && self.max_energy_kt > 0.0) {
             return Err(IlsError::BadMaxEnergy(self.max_energy_kt));
         }
+        let o = &self.orientations;
+        if o.classes != 1 && o.classes != self.subres.pow(3) {
+            return Err(IlsError::Device(format!(
+                "orientations for {} sample classes, the map has {} (subres {})",
+                o.classes,
+                self.subres.pow(3),
+                self.subres
+            )));
+        }
         for (index, p) in self.atom_lj.iter().enumerate() {
             if !p.is_valid() {
                 return Err(IlsError::BadParams {
@@ -336,10 +345,10 @@ mod tests {
                 dims: [2, 2, 2],
             },
             subres: 1,
-            cutoff_angstrom: 3.0,
+            cutoff_angstrom: 8.0,
             max_energy_kt: 87.0,
             temperature_kelvin: 300.0,
-            orientations: Orientations::new(&probe, 1),
+            orientations: Orientations::new(&probe, 1, 1),
             probe,
             atom_lj: vec![LjParams::new(0.1, 1.9); n],
         }

@@ -67,32 +67,44 @@ impl IlsMap {
     }
 }
 
-/// The probe orientations of a computation: atom offsets per orientation, each orientation
-/// weighted equally.
+/// The probe orientations of a computation: atom offsets per sample class and orientation, each
+/// orientation weighted equally. The `subres^3` sample points of a voxel fall in `classes` classes
+/// (class a + s (b + s c) for the sample offsets a, b, c along x, y, z); class 0 takes the Fibonacci
+/// set itself, class k the set turned by a fixed rotation R_k (axis: point k of a Fibonacci set of
+/// `classes` points, angle 2 pi frac(k (sqrt 5 - 1)/2)). Each sample point so averages over an evenly
+/// spread set, and a voxel's mean over `classes` differently turned sets, which makes the voxel's
+/// orientation average far closer to the exact integral than one set shared by all its points.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Orientations {
     /// Directions asked for (the quadrature's size on the whole sphere).
     pub requested: usize,
     /// Probe atoms per orientation.
     pub atoms_per_orientation: usize,
-    /// `offsets_angstrom[o * atoms_per_orientation + j]`: probe atom j in orientation o.
+    /// Sample classes (1 for a single-atom probe, else subres^3).
+    pub classes: usize,
+    /// Orientations evaluated per sample point.
+    pub per_class: usize,
+    /// `offsets_angstrom[(class * per_class + o) * atoms_per_orientation + j]`: probe atom j in
+    /// orientation o of sample class `class`.
     pub offsets_angstrom: Vec<[f64; 3]>,
     /// True when the upper hemisphere is evaluated for an inversion-symmetric probe.
     pub halved: bool,
 }
 
 impl Orientations {
-    /// `n` evenly spread orientations of `probe` (one for a single atom). A linear probe points its
-    /// axis along the directions of a spherical Fibonacci set; a non-linear probe turns its first
-    /// atom's direction onto each and twists about it by the golden angle times the index. An
-    /// inversion-symmetric probe evaluates the ceil(n/2) directions of the upper hemisphere, which
-    /// with their opposites form the set of n.
-    pub fn new(probe: &Probe, n: usize) -> Orientations {
+    /// `n` evenly spread orientations of `probe` (one for a single atom) for maps sampled at `subres`
+    /// points per voxel edge. A linear probe points its axis along the directions of a spherical
+    /// Fibonacci set; a non-linear probe turns its farthest atom's direction onto each and twists
+    /// about it by the golden angle times the index. An inversion-symmetric probe evaluates the
+    /// ceil(n/2) directions of the upper hemisphere, which with their opposites form the set of n.
+    pub fn new(probe: &Probe, n: usize, subres: usize) -> Orientations {
         let p = probe.atoms.len();
         if p <= 1 || probe.radius_angstrom() < 1e-9 {
             return Orientations {
                 requested: 1,
                 atoms_per_orientation: p,
+                classes: 1,
+                per_class: 1,
                 offsets_angstrom: probe.atoms.iter().map(|a| a.offset_angstrom).collect(),
                 halved: false,
             };
@@ -117,7 +129,7 @@ impl Orientations {
         });
         let (e1, e2) = normals(e3);
         let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
-        let mut offsets = Vec::with_capacity(dirs.len() * p);
+        let mut base = Vec::with_capacity(dirs.len() * p);
         for (o, d) in dirs.iter().enumerate() {
             let (n1, n2) = normals(*d);
             let twist = if axis.is_some() { 0.0 } else { golden * o as f64 };
@@ -130,24 +142,49 @@ impl Orientations {
                     dot(a.offset_angstrom, e2),
                     dot(a.offset_angstrom, e3),
                 ];
-                offsets.push([0, 1, 2].map(|k| b[0] * t1[k] + b[1] * t2[k] + b[2] * d[k]));
+                base.push([0, 1, 2].map(|k| b[0] * t1[k] + b[1] * t2[k] + b[2] * d[k]));
             }
+        }
+        let classes = subres.max(1).pow(3);
+        let axes = fibonacci_sphere(classes);
+        let conj = (5f64.sqrt() - 1.0) / 2.0;
+        let mut offsets = Vec::with_capacity(classes * base.len());
+        for (k, u) in axes.iter().enumerate() {
+            let angle = 2.0 * std::f64::consts::PI * (k as f64 * conj).fract();
+            let r = axis_angle(*u, if k == 0 { 0.0 } else { angle });
+            offsets.extend(base.iter().map(|v| [0, 1, 2].map(|i| dot(r[i], *v))));
         }
         Orientations {
             requested: n,
             atoms_per_orientation: p,
+            classes,
+            per_class: dirs.len(),
             offsets_angstrom: offsets,
             halved,
         }
     }
 
-    /// Orientations evaluated.
+    /// Orientations evaluated per sample point.
     pub fn evaluated(&self) -> usize {
+        self.per_class.max(1)
+    }
+
+    /// The class of the sample point with offsets (a, b, c) of `subres` along x, y, z.
+    pub fn class_of(&self, a: usize, b: usize, c: usize, subres: usize) -> usize {
+        if self.classes <= 1 {
+            0
+        } else {
+            (a + subres * (b + subres * c)) % self.classes
+        }
+    }
+
+    /// The offset of probe atom `j` in orientation `o` of sample class `class` (zero when out of range).
+    pub fn offset(&self, class: usize, o: usize, j: usize) -> [f64; 3] {
+        let p = self.atoms_per_orientation;
         self.offsets_angstrom
-            .len()
-            .checked_div(self.atoms_per_orientation)
-            .unwrap_or(1)
-            .max(1)
+            .get((class * self.per_class + o) * p + j)
+            .copied()
+            .unwrap_or([0.0; 3])
     }
 
     /// "30 directions (15 evaluated, each weighted twice: the probe is inversion-symmetric)".
@@ -155,16 +192,36 @@ impl Orientations {
         if self.requested <= 1 && self.evaluated() <= 1 {
             return "1 orientation (spherical probe)".to_string();
         }
+        let turned = if self.classes > 1 {
+            format!(
+                ", turned differently for each of the {} sample points of a voxel",
+                self.classes
+            )
+        } else {
+            String::new()
+        };
         if self.halved {
             format!(
-                "{} directions ({} evaluated, each weighted twice: the probe is inversion-symmetric)",
+                "{} directions ({} evaluated, each weighted twice: the probe is inversion-symmetric{turned})",
                 self.requested,
                 self.evaluated()
             )
         } else {
-            format!("{} directions", self.requested)
+            format!("{} directions{turned}", self.requested)
         }
     }
+}
+
+/// The rotation matrix (rows) about unit `axis` by `angle` radians (Rodrigues).
+fn axis_angle(axis: [f64; 3], angle: f64) -> [[f64; 3]; 3] {
+    let (s, c) = angle.sin_cos();
+    let t = 1.0 - c;
+    let [x, y, z] = axis;
+    [
+        [t * x * x + c, t * x * y - s * z, t * x * z + s * y],
+        [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
+        [t * x * z - s * y, t * y * z + s * x, t * z * z + c],
+    ]
 }
 
 /// `n` points of a spherical Fibonacci set (z = 1 - (2i + 1)/n, azimuth i times the golden angle).
@@ -364,13 +421,14 @@ mod tests {
     #[test]
     fn orientations_keep_the_probe_shape() {
         let co = Probe::builtin("co").unwrap();
-        let o = Orientations::new(&co, 12);
+        let o = Orientations::new(&co, 12, 2);
         assert_eq!(o.evaluated(), 12);
+        assert_eq!(o.classes, 8);
         for pair in o.offsets_angstrom.chunks(2) {
             let d = [0, 1, 2].map(|k| pair[0][k] - pair[1][k]);
             assert!((norm(d) - 1.13).abs() < 1e-12);
         }
-        let o2 = Orientations::new(&Probe::builtin("o2").unwrap(), 12);
+        let o2 = Orientations::new(&Probe::builtin("o2").unwrap(), 12, 1);
         assert_eq!(o2.evaluated(), 6);
         assert!(o2.halved);
     }

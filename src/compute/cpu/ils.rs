@@ -54,15 +54,16 @@ pub fn reference_voxel_means(setup: &IlsSetup, atoms: &PlacedAtoms) -> Vec<f64> 
             let (i, j, k) = (v % nx, (v / nx) % ny, v / (nx * ny));
             let c = map.centre_angstrom(i, j, k);
             let mut total = 0.0;
-            for &dz in &offsets {
-                for &dy in &offsets {
-                    for &dx in &offsets {
+            for (cz, &dz) in offsets.iter().enumerate() {
+                for (cy, &dy) in offsets.iter().enumerate() {
+                    for (cx, &dx) in offsets.iter().enumerate() {
                         let x = [c[0] + dx, c[1] + dy, c[2] + dz];
+                        let class = o.class_of(cx, cy, cz, setup.subres);
                         let mut rho = 0.0;
                         for or in 0..n_orient {
                             let mut u = 0.0;
                             for jp in 0..p {
-                                let off = o.offsets_angstrom.get(or * p + jp).copied().unwrap_or([0.0; 3]);
+                                let off = o.offset(class, or, jp);
                                 let q = [x[0] + off[0], x[1] + off[1], x[2] + off[2]];
                                 for (a, &ai) in atoms.positions_angstrom.iter().zip(&atoms.params) {
                                     let d = [a[0] - q[0], a[1] - q[1], a[2] - q[2]];
@@ -162,9 +163,10 @@ pub fn voxel_means(setup: &IlsSetup, atoms: &PlacedAtoms) -> Vec<f64> {
                 }
             }
             let mut total = 0.0;
-            for &dz in &offsets {
-                for &dy in &offsets {
-                    for &dx in &offsets {
+            for (cz, &dz) in offsets.iter().enumerate() {
+                for (cy, &dy) in offsets.iter().enumerate() {
+                    for (cx, &dx) in offsets.iter().enumerate() {
+                        let class = o.class_of(cx, cy, cz, setup.subres);
                         let excluded = near.iter().any(|n| {
                             let (a, b, cc) = (n.d[0] - dx, n.d[1] - dy, n.d[2] - dz);
                             a * a + b * b + cc * cc < n.excl2
@@ -176,7 +178,7 @@ pub fn voxel_means(setup: &IlsSetup, atoms: &PlacedAtoms) -> Vec<f64> {
                         for or in 0..n_orient {
                             let mut u = 0.0;
                             for jp in 0..p {
-                                let off = o.offsets_angstrom.get(or * p + jp).copied().unwrap_or([0.0; 3]);
+                                let off = o.offset(class, or, jp);
                                 let q = [dx + off[0], dy + off[1], dz + off[2]];
                                 for n in &near {
                                     let (a, b, cc) = (n.d[0] - q[0], n.d[1] - q[1], n.d[2] - q[2]);

@@ -29,6 +29,11 @@ pub struct IlsArgs {
     pub nx: i32,
     pub ny: i32,
     pub nz: i32,
+    pub vx: i32,
+    pub vy: i32,
+    pub vz: i32,
+    pub s: i32,
+    pub classes: i32,
     pub bx: i32,
     pub by: i32,
     pub bz: i32,
@@ -113,6 +118,11 @@ impl DeviceAtoms {
             nx: to_i32(n[0], "sample points")?,
             ny: to_i32(n[1], "sample points")?,
             nz: to_i32(n[2], "sample points")?,
+            vx: to_i32(map.dims[0], "voxels")?,
+            vy: to_i32(map.dims[1], "voxels")?,
+            vz: to_i32(map.dims[2], "voxels")?,
+            s: to_i32(s, "subres")?,
+            classes: to_i32(setup.orientations.classes.max(1), "sample classes")?,
             bx: to_i32(bins.dims[0], "bins")?,
             by: to_i32(bins.dims[1], "bins")?,
             bz: to_i32(bins.dims[2], "bins")?,
@@ -189,10 +199,11 @@ impl CudaEngine {
             .stream
             .alloc_zeros::<f32>(n_voxels.max(1))
             .map_err(dev_err("allocation"))?;
+        let s3 = (setup.subres.max(1) as u32).pow(3);
         let grid = (
-            (dev.args.nx as u32).div_ceil(BLOCK.0),
-            (dev.args.ny as u32).div_ceil(BLOCK.1),
-            (dev.args.nz as u32).div_ceil(BLOCK.2),
+            (dev.args.vx as u32).div_ceil(BLOCK.0),
+            (dev.args.vy as u32).div_ceil(BLOCK.1),
+            (dev.args.vz as u32).div_ceil(BLOCK.2) * s3,
         );
         if grid.1 > 65535 || grid.2 > 65535 {
             return Err(ComputeError::Device("ILS map too large for one launch".into()));
@@ -202,18 +213,27 @@ impl CudaEngine {
             block_dim: BLOCK,
             shared_mem_bytes: 0,
         };
-        let per_launch = (MAX_OFF / p).max(1);
-        let n_orient = setup.orientations.evaluated();
-        let offsets = &setup.orientations.offsets_angstrom;
+        let o = &setup.orientations;
+        let classes = o.classes.max(1);
+        let per_launch = MAX_OFF / (p * classes);
+        if per_launch == 0 {
+            return Err(ComputeError::Device(format!(
+                "{classes} sample classes of {p} probe atoms do not fit the ILS kernel's constant memory ({MAX_OFF} offsets)"
+            )));
+        }
+        let n_orient = o.evaluated();
         let mut first = 0;
         while first < n_orient {
             let count = per_launch.min(n_orient - first);
-            let chunk: Vec<f32> = offsets
-                .get(first * p..(first + count) * p)
-                .unwrap_or(&[])
-                .iter()
-                .flat_map(|o| [o[0] as f32, o[1] as f32, o[2] as f32, 0.0])
-                .collect();
+            let mut chunk: Vec<f32> = Vec::with_capacity(classes * count * p * 4);
+            for class in 0..classes {
+                for or in first..first + count {
+                    for j in 0..p {
+                        let v = o.offset(class, or, j);
+                        chunk.extend([v[0] as f32, v[1] as f32, v[2] as f32, 0.0]);
+                    }
+                }
+            }
             super::engine::copy_symbol(&module, &self.stream, "ils_off", &chunk)?;
             let args = IlsArgs {
                 n_orient: count as i32,
@@ -228,7 +248,7 @@ impl CudaEngine {
                 .arg(&mut samples_d);
             // SAFETY: atoms and params hold the binned atoms that `starts` (bins + 1 entries, the last
             // the atom count) indexes; the kernel writes nx * ny * nz samples into a buffer of that
-            // size; the constant offsets hold `count * n_probe` float4.
+            // size; the constant offsets hold `classes * count * n_probe` float4.
             unsafe { l.launch(cfg) }.map_err(dev_err("ils_samples launch"))?;
             first += count;
         }
