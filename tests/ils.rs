@@ -186,7 +186,7 @@ fn o2_orientation_average_converges_to_a_dense_quadrature() {
     };
     let counted = dense.iter().filter(|d| **d < 5.0).count();
     assert!(counted > 50, "{counted} voxels below 5 kT");
-    let errors: Vec<(usize, f64)> = [2, 6, 10, 20, DEFAULT_ORIENTATIONS, 60, 100]
+    let errors: Vec<(usize, f64)> = [2, 10, 30, 60, DEFAULT_ORIENTATIONS]
         .iter()
         .map(|&n| (n, worst(n)))
         .collect();
@@ -196,7 +196,7 @@ fn o2_orientation_average_converges_to_a_dense_quadrature() {
         default <= 0.05,
         "default {DEFAULT_ORIENTATIONS} orientations: {default} kT from the quadrature"
     );
-    assert!(errors[0].1 > default && errors[6].1 <= default, "{errors:?}");
+    assert!(errors[0].1 > default && errors[2].1 > default, "{errors:?}");
 }
 
 #[test]

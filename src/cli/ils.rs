@@ -509,9 +509,10 @@ pub fn run(args: &IlsArgs) -> Result<()> {
     let [nx, ny, nz] = map.dims;
     let below = pmf.iter().filter(|&&v| v < -1.0).count();
     eprintln!(
-        "{}: ILS map of {} on {nx}x{ny}x{nz} voxels ({} A, subres {}), {}, {} frames over {} process(es) in {:.3} s ({} frames/s on this rank, {}); {} voxels below -1 kT; parameters from {}",
+        "{}: ILS map of {} over {} atoms on {nx}x{ny}x{nz} voxels ({} A, subres {}), {}, {} frames over {} process(es) in {:.3} s ({} frames/s on this rank, {}); {} voxels below -1 kT; parameters from {}",
         args.output.display(),
         p.setup.probe.name,
+        p.sel.len(),
         map.spacing_angstrom,
         args.subres,
         p.setup.orientations.describe(),

@@ -14,7 +14,7 @@
 use super::lj::{Probe, dot, norm};
 
 /// Orientations of a non-spherical probe when none are asked for (`--orient`).
-pub const DEFAULT_ORIENTATIONS: usize = 30;
+pub const DEFAULT_ORIENTATIONS: usize = 150;
 /// Default sample points per voxel edge (`--subres`).
 pub const DEFAULT_SUBRES: usize = 3;
 /// Default cutoff of the Lennard-Jones sum, Angstrom.
