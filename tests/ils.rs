@@ -251,7 +251,7 @@ fn tz2() -> orbitfield::io::System {
 fn amber_parameters_are_the_published_tip3p_values() {
     let system = tz2();
     let files = [data("md/amber/tz2.truncoct.parm7.bz2")];
-    let lj = orbitfield::io::ils_params::system_lj(&files, &system.structure, &[], false).unwrap();
+    let lj = orbitfield::io::ils_params::system_lj(&files, &system.structure, &[], false, None).unwrap();
     assert!(lj.note.is_none());
     let ow = (0..system.structure.len())
         .find(|&i| system.structure.resnames[i].as_str() == "WAT" && system.structure.names[i].as_str() == "O")
@@ -268,7 +268,7 @@ fn amber_parameters_are_the_published_tip3p_values() {
 fn real_trajectory_engines_equal_the_reference_on_random_frames() {
     let mut system = tz2();
     let files = [data("md/amber/tz2.truncoct.parm7.bz2")];
-    let lj = orbitfield::io::ils_params::system_lj(&files, &system.structure, &[], false).unwrap();
+    let lj = orbitfield::io::ils_params::system_lj(&files, &system.structure, &[], false, None).unwrap();
     let n_frames = system.trajectory.n_frames();
     let mut seed = clock_seed();
     let picks: Vec<usize> = (0..2)
@@ -417,7 +417,7 @@ fn grid_ils_writes_the_map_of_the_library_with_alignment() {
     // the library's superposition), engine = float64 reference.
     let mut system = tz2();
     let files = [parm.clone()];
-    let lj = orbitfield::io::ils_params::system_lj(&files, &system.structure, &[], false).unwrap();
+    let lj = orbitfield::io::ils_params::system_lj(&files, &system.structure, &[], false, None).unwrap();
     let sel: Vec<usize> = (0..system.structure.len())
         .filter(|&i| system.structure.resnames[i].as_str() != "WAT")
         .collect();

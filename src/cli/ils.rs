@@ -323,7 +323,19 @@ fn prepare(args: &IlsArgs) -> Result<(Prepared, Option<String>)> {
     }
     let reference = system.trajectory.frame(reference_index)?;
     let sel = select("--sel", args.sel.as_deref(), &system, &reference)?;
-    let lj = io::ils_params::system_lj(&args.files, &system.structure, &args.params, args.lj_elements)?;
+    let mut used = vec![false; system.structure.len()];
+    for &i in &sel {
+        if let Some(u) = used.get_mut(i as usize) {
+            *u = true;
+        }
+    }
+    let lj = io::ils_params::system_lj(
+        &args.files,
+        &system.structure,
+        &args.params,
+        args.lj_elements,
+        Some(&used),
+    )?;
     let align = match &args.align {
         Some(text) => {
             let idx = select("--align", Some(text), &system, &reference)?;

@@ -57,18 +57,22 @@ pub enum LjParamsError {
 }
 
 /// The parameters of `structure`'s atoms, loaded from `files` (see the module docs). With
-/// `elements_only` the element table is used whatever the files hold.
+/// `elements_only` the element table is used whatever the files hold. Atoms outside `used` (a mask
+/// over the atoms; `None`: all are used) may lack parameters (they get zeros: massless virtual
+/// sites such as TIP4P's MW have none).
 pub fn system_lj(
     files: &[PathBuf],
     structure: &Structure,
     params_files: &[PathBuf],
     elements_only: bool,
+    used: Option<&[bool]>,
 ) -> Result<SystemLj, LjParamsError> {
+    let used = |i: usize| used.is_none_or(|u| u.get(i).copied().unwrap_or(false));
     let first = files
         .first()
         .map_or_else(|| "<none>".to_string(), |p| p.display().to_string());
     if elements_only {
-        return by_element(structure, &first);
+        return by_element(structure, &first, &used);
     }
     if !params_files.is_empty() {
         let mut table = BTreeMap::new();
@@ -88,6 +92,10 @@ pub fn system_lj(
         let mut params = Vec::with_capacity(structure.len());
         for (i, t) in structure.types.iter().enumerate() {
             let key = t.to_string().to_ascii_uppercase();
+            if !used(i) {
+                params.push(table.get(&key).copied().unwrap_or_default());
+                continue;
+            }
             let p = table.get(&key).copied().ok_or_else(|| LjParamsError::MissingType {
                 files: names.clone(),
                 atom_type: key.clone(),
@@ -135,12 +143,16 @@ pub fn system_lj(
             });
         }
     }
-    by_element(structure, &first)
+    by_element(structure, &first, &used)
 }
 
-fn by_element(structure: &Structure, first: &str) -> Result<SystemLj, LjParamsError> {
+fn by_element(structure: &Structure, first: &str, used: &dyn Fn(usize) -> bool) -> Result<SystemLj, LjParamsError> {
     let mut params = Vec::with_capacity(structure.len());
     for (i, e) in structure.elements.iter().enumerate() {
+        if !used(i) {
+            params.push(element_lj(*e).unwrap_or_default());
+            continue;
+        }
         let p = element_lj(*e).ok_or_else(|| LjParamsError::MissingElement {
             element: e.symbol().to_string(),
             atom: i + 1,
