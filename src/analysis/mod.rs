@@ -15,3 +15,5 @@ pub mod qm_region;
 pub mod rdf;
 pub mod tracking;
 pub mod vertex_values;
+// Implicit ligand sampling: pathways on free-energy maps.
+pub mod ils_path;

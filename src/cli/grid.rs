@@ -284,7 +284,7 @@ pub fn esp_frame(system: &mut System, esp: &EspArgs, frame: usize) -> Result<Esp
 pub struct GridArgs {
     /// The field: mo:homo, mo:lumo+2, mo:homo-1, mo:17 (1-based), mo:beta:homo, mo2:homo (|psi|^2),
     /// density, spin, esp (electrostatic potential: a wavefunction's own, or of point charges with
-    /// --charges or for structures; see --method, --units).
+    /// --charges or for structures; see --method, --units); ils (implicit ligand sampling: `grid ils --help`).
     pub field: String,
     /// Files that together form the system (a wavefunction; for esp a structure with charges and
     /// optionally trajectories).

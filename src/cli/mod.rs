@@ -32,9 +32,12 @@ mod render;
 #[cfg(feature = "gui")]
 mod render_orbital_bench;
 mod surface;
-// Screened Coulomb models and Poisson-Boltzmann maps (issue 33).
+// Screened Coulomb models and Poisson-Boltzmann maps.
 mod dielectric;
 mod pb;
+// Implicit ligand sampling: `grid ils` (own parser) and `ils-path`.
+mod ils;
+mod ils_path;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -103,9 +106,15 @@ enum Command {
     Render(render::RenderArgs),
     /// Write the system (or --sel atoms, --frames frames) as PDB, GRO, XYZ, DCD, XTC or TRR.
     Convert(convert::ConvertArgs),
+    /// Lowest-barrier path of a probe on a free-energy map (`grid ils`) from a point to another or to bulk.
+    IlsPath(ils_path::IlsPathArgs),
 }
 
 pub fn main() -> ExitCode {
+    // `grid ils` has options of its own (src/cli/ils.rs).
+    if let Some(code) = ils::grid_ils_main() {
+        return code;
+    }
     let mut cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -141,6 +150,7 @@ pub fn main() -> ExitCode {
         #[cfg(feature = "gui")]
         Some(Command::Render(args)) => render::run(&args),
         Some(Command::Convert(args)) => convert::run(&args),
+        Some(Command::IlsPath(args)) => ils_path::run(&args),
         None => run_viewer(&cli),
     };
     match result {
@@ -234,6 +244,7 @@ fn expand_file_patterns(cli: &mut Cli) -> anyhow::Result<()> {
         Some(Command::Convert(a)) => &mut a.files,
         #[cfg(feature = "gui")]
         Some(Command::Bench(_)) => return Ok(()),
+        Some(Command::IlsPath(_)) => return Ok(()),
     };
     *files = expand_patterns(files)?;
     Ok(())

@@ -16,6 +16,8 @@ pub mod esp;
 pub mod molsurf;
 pub mod packed_mo;
 pub mod pb;
+// Implicit ligand sampling: the host side shared by the engines.
+pub mod ils;
 
 use crate::model::{Lattice, Wavefunction};
 use std::ops::Range;

@@ -33,6 +33,9 @@ pub mod wfn;
 pub mod write;
 pub mod xtc;
 pub mod xyz;
+// Implicit ligand sampling: CHARMM NONBONDED parameters and the per-atom Lennard-Jones resolver.
+pub mod charmm_prm;
+pub mod ils_params;
 
 use crate::model::FrameError;
 use std::fmt;

@@ -39,6 +39,8 @@ pub mod rdf;
 pub mod save;
 pub mod task;
 pub mod vertex_values;
+// Implicit ligand sampling frames on the pool's workers.
+pub mod ils;
 
 use crate::compute::cpu::CpuEngine;
 use crate::compute::cuda::{self, CudaEngine};

@@ -16,6 +16,9 @@ pub mod structure;
 pub mod trajectory;
 pub mod units;
 pub mod wavefunction;
+// Implicit ligand sampling: Lennard-Jones parameters, probes, orientations, occupancy sums.
+pub mod ils;
+pub mod lj;
 
 pub use basis::{BasisSet, Shell};
 pub use cell::UnitCell;

@@ -16,6 +16,7 @@
 //! potentials to ~1e-7 relative per term.
 
 pub mod boys;
+pub mod ils;
 pub mod molsurf;
 pub mod nuclear_attraction;
 pub mod orbital;

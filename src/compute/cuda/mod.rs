@@ -42,6 +42,8 @@ pub mod msm_levels;
 pub mod nvrtc;
 pub mod qm_esp;
 pub mod rdf;
+// Implicit ligand sampling (kernels/ils.cu).
+pub mod ils;
 
 pub use dcs::{DCS_CHUNK, DCS_SRC, DcsVariant, SoftRsqrt};
 pub use discovery::{Discovery, device_count, devices_from_env, discover, libraries_present};

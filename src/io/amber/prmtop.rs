@@ -507,6 +507,89 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Prmtop, ReadError> {
     })
 }
 
+/// Per-atom Lennard-Jones parameters of a prmtop (implicit ligand sampling): each atom's type
+/// (`ATOM_TYPE_INDEX`), that type's pair with itself (`NONBONDED_PARM_INDEX`), and its
+/// `LENNARD_JONES_ACOEF`/`BCOEF` turned into eps = B^2/(4A) and rmin = (2A/B)^(1/6). `None` when the
+/// file has no Lennard-Jones sections; a 10-12 (negative) index or a zero coefficient gives a type
+/// without dispersion (eps 0).
+pub fn read_lennard_jones(path: &Path, bytes: &[u8]) -> Result<Option<Vec<crate::model::lj::LjParams>>, ReadError> {
+    use crate::model::lj::LjParams;
+    let sections = Sections::split(path, bytes)?;
+    let pointers = sections
+        .ints("POINTERS", None)?
+        .ok_or_else(|| sections.missing("POINTERS", "the atom and type counts"))?;
+    let pointer_line = sections.get("POINTERS").map_or(1, |s| s.first_line);
+    let count = |k: usize, what: &str| -> Result<usize, ReadError> {
+        let v = pointers.get(k).copied().unwrap_or(-1);
+        usize::try_from(v).map_err(|_| {
+            ReadError::line(
+                path,
+                pointer_line,
+                format!("%FLAG POINTERS: expected a non-negative {what}, found {v}"),
+            )
+        })
+    };
+    let n_atoms = count(0, "atom count (NATOM)")?;
+    let n_types = count(1, "type count (NTYPES)")?;
+    if !sections.has("LENNARD_JONES_ACOEF") || !sections.has("NONBONDED_PARM_INDEX") {
+        return Ok(None);
+    }
+    let Some(pairs) = n_types.checked_mul(n_types).filter(|&p| p <= bytes.len()) else {
+        return Err(ReadError::line(
+            path,
+            pointer_line,
+            format!("%FLAG POINTERS: NTYPES {n_types} is larger than the file can describe"),
+        ));
+    };
+    let type_index = sections
+        .ints("ATOM_TYPE_INDEX", Some(n_atoms))?
+        .ok_or_else(|| sections.missing("ATOM_TYPE_INDEX", "each atom's Lennard-Jones type"))?;
+    let parm_index = sections
+        .ints("NONBONDED_PARM_INDEX", Some(pairs))?
+        .ok_or_else(|| sections.missing("NONBONDED_PARM_INDEX", "the Lennard-Jones pair table"))?;
+    let n_coef = n_types * (n_types + 1) / 2;
+    let a = sections
+        .reals("LENNARD_JONES_ACOEF", Some(n_coef))?
+        .ok_or_else(|| sections.missing("LENNARD_JONES_ACOEF", "the Lennard-Jones A coefficients"))?;
+    let b = sections
+        .reals("LENNARD_JONES_BCOEF", Some(n_coef))?
+        .ok_or_else(|| sections.missing("LENNARD_JONES_BCOEF", "the Lennard-Jones B coefficients"))?;
+    let per_type: Vec<LjParams> = (0..n_types)
+        .map(|t| {
+            let k = parm_index.get(t * n_types + t).copied().unwrap_or(0);
+            match usize::try_from(k).ok().filter(|&k| k >= 1) {
+                Some(k) => LjParams::from_amber_ab(
+                    a.get(k - 1).copied().unwrap_or(0.0),
+                    b.get(k - 1).copied().unwrap_or(0.0),
+                ),
+                None => LjParams::default(),
+            }
+        })
+        .collect();
+    let line = sections.get("ATOM_TYPE_INDEX").map_or(1, |s| s.first_line);
+    type_index
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| {
+            usize::try_from(t)
+                .ok()
+                .filter(|&t| t >= 1)
+                .and_then(|t| per_type.get(t - 1).copied())
+                .ok_or_else(|| {
+                    ReadError::line(
+                        path,
+                        line,
+                        format!(
+                            "%FLAG ATOM_TYPE_INDEX: atom {}: expected a type between 1 and {n_types}, found {t}",
+                            i + 1
+                        ),
+                    )
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
