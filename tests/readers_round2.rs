@@ -376,9 +376,9 @@ fn bcif_equals_the_mmcif_reader_on_the_same_entries() {
         let lengths: Vec<f64> = (0..3).map(|k| num(&g["cell"][k])).collect();
         match from_bcif.frames[0].cell {
             Some(c) => {
-                for k in 0..3 {
-                    let l = (0..3).map(|d| c.matrix_angstrom()[k][d].powi(2)).sum::<f64>().sqrt();
-                    assert!((l - lengths[k]).abs() < 1e-3, "{entry}: cell {l} vs {}", lengths[k]);
+                for (row, want) in c.matrix_angstrom().iter().zip(&lengths) {
+                    let l = row.iter().map(|x| x * x).sum::<f64>().sqrt();
+                    assert!((l - want).abs() < 1e-3, "{entry}: cell {l} vs {want}");
                 }
             }
             None => assert!(lengths.iter().all(|&l| (l - 1.0).abs() < 1e-9), "{entry}: no cell"),

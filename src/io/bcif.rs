@@ -413,7 +413,7 @@ fn byte_array(b: &[u8], kind: i64, rows: usize) -> Result<Data, String> {
         33 => 8,
         _ => return Err(format!("ByteArray of unknown type {kind}")),
     };
-    if b.len() % size != 0 {
+    if !b.len().is_multiple_of(size) {
         return Err(format!(
             "ByteArray of {} bytes is not a whole number of {size}-byte values",
             b.len()

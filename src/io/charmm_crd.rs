@@ -148,8 +148,10 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     }
     let n = n as usize;
     let layout = if extended { &EXTENDED } else { &NORMAL };
-    let mut structure = Structure::default();
-    structure.title = title.join(" ");
+    let mut structure = Structure {
+        title: title.join(" "),
+        ..Structure::default()
+    };
     structure.reserve(n);
     let mut positions = Vec::with_capacity(n);
     let mut guesses = NameGuessCache::default();

@@ -240,7 +240,7 @@ fn extended_header(comment: &[u8]) -> Result<Extended, String> {
             ext.cell = cell.is_valid().then_some(cell);
         } else if key.eq_ignore_ascii_case(b"Properties") {
             let parts: Vec<&[u8]> = value.split(|&c| c == b':').collect();
-            if parts.len() % 3 != 0 || parts.is_empty() {
+            if !parts.len().is_multiple_of(3) || parts.is_empty() {
                 return Err(format!(
                     "expected Properties=name:type:count:..., found {:?}",
                     show(value)
