@@ -319,7 +319,7 @@ fn decode(input: Stage<'_>, encodings: &[ValueRef<'_>], rows: usize) -> Result<D
         let num = |key: &str| get(enc, key).and_then(as_f64);
         let int_of = |key: &str| get(enc, key).and_then(as_i64);
         cur = Stage::Data(match (kind, cur) {
-            ("ByteArray", Stage::Bytes(b)) => byte_array(b, int_of("type").ok_or("ByteArray without `type`")?, rows)?,
+            ("ByteArray", Stage::Bytes(b)) => byte_array(b, int_of("type").ok_or("ByteArray without `type`")?)?,
             ("StringArray", Stage::Bytes(b)) => string_array(enc, b, rows)?,
             ("FixedPoint", Stage::Data(Data::Int(v))) => {
                 let factor = num("factor")
@@ -404,8 +404,9 @@ fn decode(input: Stage<'_>, encodings: &[ValueRef<'_>], rows: usize) -> Result<D
     }
 }
 
-/// Little-endian numbers of one of BinaryCIF's types.
-fn byte_array(b: &[u8], kind: i64, rows: usize) -> Result<Data, String> {
+/// Little-endian numbers of one of BinaryCIF's types (as many as the bytes hold: packed integers
+/// may outnumber the rows; the file's size bounds them).
+fn byte_array(b: &[u8], kind: i64) -> Result<Data, String> {
     let size = match kind {
         1 | 4 => 1,
         2 | 5 => 2,
@@ -418,9 +419,6 @@ fn byte_array(b: &[u8], kind: i64, rows: usize) -> Result<Data, String> {
             "ByteArray of {} bytes is not a whole number of {size}-byte values",
             b.len()
         ));
-    }
-    if b.len() / size > cap(rows) {
-        return Err(format!("ByteArray holds {} values for {rows} rows", b.len() / size));
     }
     let chunks = b.chunks_exact(size);
     Ok(match kind {
