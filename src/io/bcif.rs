@@ -141,21 +141,17 @@ impl SiteRow for BinRow<'_> {
 /// Reads a BinaryCIF file (already decompressed).
 pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     let err = |m: String| ReadError::file(path, m);
-    let mut rd = bytes;
-    let root = rmpv::decode::read_value_ref_with_max_depth(&mut rd, MAX_DEPTH).map_err(|e| {
-        err(format!(
-            "expected a MessagePack document (BinaryCIF), found damaged data: {e}"
-        ))
-    })?;
-    let blocks = get(&root, "dataBlocks")
-        .and_then(ValueRef::as_array)
-        .ok_or_else(|| err("expected a BinaryCIF map with `dataBlocks`, found none".into()))?;
-    let block = blocks
-        .first()
-        .ok_or_else(|| err("the file holds no data block".into()))?;
-    let categories = get(block, "categories")
-        .and_then(ValueRef::as_array)
-        .ok_or_else(|| err("expected `categories` in the first data block".into()))?;
+    // The document is walked without building values; only `_atom_site` and `_cell` of the first
+    // data block are decoded into MessagePack values.
+    let mut parsed: Vec<ValueRef<'_>> = Vec::new();
+    for span in category_spans(bytes).map_err(|m| err(format!("expected a BinaryCIF document: {m}")))? {
+        let mut rd = span;
+        parsed.push(
+            rmpv::decode::read_value_ref_with_max_depth(&mut rd, MAX_DEPTH)
+                .map_err(|e| err(format!("a category is damaged MessagePack: {e}")))?,
+        );
+    }
+    let categories = &parsed;
     let mut cell = [None::<f64>; 6];
     let mut site_table: Option<(&[ValueRef<'_>], usize)> = None;
     for cat in categories {
@@ -185,17 +181,39 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     let Some((cols, rows)) = site_table else {
         return Err(err("expected an _atom_site category with atoms, found none".into()));
     };
-    let mut tags: Vec<Vec<u8>> = Vec::with_capacity(cols.len());
-    let mut columns: Vec<Column> = Vec::with_capacity(cols.len());
-    for col in cols {
-        let name = get(col, "name").and_then(as_str).unwrap_or("");
-        tags.push(format!("_atom_site.{name}").into_bytes());
-        columns.push(column(path, "_atom_site", col, rows)?);
-    }
+    let tags: Vec<Vec<u8>> = cols
+        .iter()
+        .map(|col| format!("_atom_site.{}", get(col, "name").and_then(as_str).unwrap_or("")).into_bytes())
+        .collect();
     let tag_refs: Vec<&[u8]> = tags.iter().map(Vec::as_slice).collect();
     let c = Columns::new(&tag_refs);
     if c.x.is_none() || c.y.is_none() || c.z.is_none() {
         return Err(err("expected _atom_site.Cartn_x, Cartn_y and Cartn_z columns".into()));
+    }
+    // Only the columns the table logic reads are decoded; the rest stay empty placeholders.
+    let used = [
+        c.type_symbol,
+        c.name,
+        c.altloc,
+        c.resname,
+        c.chain,
+        c.resid,
+        c.x,
+        c.y,
+        c.z,
+        c.model,
+        c.charge,
+    ];
+    let mut columns: Vec<Column> = Vec::with_capacity(cols.len());
+    for (k, col) in cols.iter().enumerate() {
+        columns.push(if used.contains(&Some(k)) {
+            column(path, "_atom_site", col, rows)?
+        } else {
+            Column {
+                data: Data::Int(Vec::new()),
+                mask: None,
+            }
+        });
     }
     // Columns read as text must hold strings.
     for k in [c.type_symbol, c.name, c.altloc, c.resname, c.chain]
@@ -221,6 +239,135 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     }
     site.finish_frame(path, &Locator::Rows)?;
     finish(path, site, cell)
+}
+
+/// Where a MessagePack value starting at `pos` ends (`None`: damaged or nested deeper than
+/// [`MAX_DEPTH`]). Walks the bytes without building values.
+fn skip(b: &[u8], pos: usize, depth: usize) -> Option<usize> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let m = *b.get(pos)?;
+    let be = |at: usize, n: usize| -> Option<usize> {
+        let bytes = b.get(at..at + n)?;
+        Some(bytes.iter().fold(0usize, |acc, &x| (acc << 8) | usize::from(x)))
+    };
+    let end = |at: usize| (at <= b.len()).then_some(at);
+    let (header, items): (usize, usize) = match m {
+        0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => return end(pos + 1),
+        0xcc | 0xd0 => return end(pos + 2),
+        0xcd | 0xd1 | 0xd4 => return end(pos + 3),
+        0xd5 => return end(pos + 4),
+        0xca | 0xce | 0xd2 => return end(pos + 5),
+        0xd6 => return end(pos + 6),
+        0xcb | 0xcf | 0xd3 => return end(pos + 9),
+        0xd7 => return end(pos + 10),
+        0xd8 => return end(pos + 18),
+        0xa0..=0xbf => return end(pos + 1 + usize::from(m & 0x1f)),
+        0xc4 | 0xd9 => return end(pos + 2 + be(pos + 1, 1)?),
+        0xc5 | 0xda => return end(pos + 3 + be(pos + 1, 2)?),
+        0xc6 | 0xdb => return end((pos + 5).checked_add(be(pos + 1, 4)?)?),
+        0xc7 => return end(pos + 3 + be(pos + 1, 1)?),
+        0xc8 => return end(pos + 4 + be(pos + 1, 2)?),
+        0xc9 => return end((pos + 6).checked_add(be(pos + 1, 4)?)?),
+        0x90..=0x9f => (1, usize::from(m & 0x0f)),
+        0x80..=0x8f => (1, 2 * usize::from(m & 0x0f)),
+        0xdc => (3, be(pos + 1, 2)?),
+        0xdd => (5, be(pos + 1, 4)?),
+        0xde => (3, 2 * be(pos + 1, 2)?),
+        0xdf => (5, 2usize.checked_mul(be(pos + 1, 4)?)?),
+        0xc1 => return None,
+    };
+    let mut at = pos + header;
+    for _ in 0..items {
+        at = skip(b, at, depth + 1)?;
+    }
+    Some(at)
+}
+
+/// The entry count and first entry of a map (`None` for anything else).
+fn map_header(b: &[u8], pos: usize) -> Option<(usize, usize)> {
+    let m = *b.get(pos)?;
+    let be = |n: usize| {
+        b.get(pos + 1..pos + 1 + n)
+            .map(|x| x.iter().fold(0usize, |a, &y| (a << 8) | usize::from(y)))
+    };
+    match m {
+        0x80..=0x8f => Some((usize::from(m & 0x0f), pos + 1)),
+        0xde => Some((be(2)?, pos + 3)),
+        0xdf => Some((be(4)?, pos + 5)),
+        _ => None,
+    }
+}
+
+/// The element count and first element of an array.
+fn array_header(b: &[u8], pos: usize) -> Option<(usize, usize)> {
+    let m = *b.get(pos)?;
+    let be = |n: usize| {
+        b.get(pos + 1..pos + 1 + n)
+            .map(|x| x.iter().fold(0usize, |a, &y| (a << 8) | usize::from(y)))
+    };
+    match m {
+        0x90..=0x9f => Some((usize::from(m & 0x0f), pos + 1)),
+        0xdc => Some((be(2)?, pos + 3)),
+        0xdd => Some((be(4)?, pos + 5)),
+        _ => None,
+    }
+}
+
+/// A string value at `pos` (`None` for anything else).
+fn str_at(b: &[u8], pos: usize) -> Option<&[u8]> {
+    let m = *b.get(pos)?;
+    let (start, len) = match m {
+        0xa0..=0xbf => (pos + 1, usize::from(m & 0x1f)),
+        0xd9 => (pos + 2, usize::from(*b.get(pos + 1)?)),
+        0xda => (
+            pos + 3,
+            usize::from(u16::from_be_bytes([*b.get(pos + 1)?, *b.get(pos + 2)?])),
+        ),
+        0xdb => (
+            pos + 5,
+            u32::from_be_bytes(b.get(pos + 1..pos + 5)?.try_into().ok()?) as usize,
+        ),
+        _ => return None,
+    };
+    b.get(start..start.checked_add(len)?)
+}
+
+/// The value of `key` in the map at `pos`: its start.
+fn find_key(b: &[u8], pos: usize, key: &[u8]) -> Option<usize> {
+    let (n, mut at) = map_header(b, pos)?;
+    for _ in 0..n {
+        let is_key = str_at(b, at) == Some(key);
+        at = skip(b, at, 1)?;
+        if is_key {
+            return Some(at);
+        }
+        at = skip(b, at, 1)?;
+    }
+    None
+}
+
+/// The bytes of the `_atom_site` and `_cell` categories of the first data block.
+fn category_spans(b: &[u8]) -> Result<Vec<&[u8]>, String> {
+    let blocks = find_key(b, 0, b"dataBlocks").ok_or("no `dataBlocks` in a top-level map")?;
+    let (n_blocks, first) = array_header(b, blocks).ok_or("`dataBlocks` is not an array")?;
+    if n_blocks == 0 {
+        return Err("the file holds no data block".into());
+    }
+    let cats = find_key(b, first, b"categories").ok_or("no `categories` in the first data block")?;
+    let (n, mut at) = array_header(b, cats).ok_or("`categories` is not an array")?;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let end = skip(b, at, 2).ok_or("a category is damaged")?;
+        let name = find_key(b, at, b"name").and_then(|p| str_at(b, p)).unwrap_or(b"");
+        let name = name.strip_prefix(b"_").unwrap_or(name);
+        if name.eq_ignore_ascii_case(b"atom_site") || name.eq_ignore_ascii_case(b"cell") {
+            out.push(&b[at..end]);
+        }
+        at = end;
+    }
+    Ok(out)
 }
 
 fn as_f64(v: &ValueRef<'_>) -> Option<f64> {
