@@ -1,5 +1,6 @@
 //! Parse throughput of the structure readers on the real test files and on large synthetic files
-//! made by replicating them in memory, plus bond guessing on a million atoms.
+//! made by replicating them in memory, plus bond guessing on a million atoms, and BinaryCIF
+//! against mmCIF on the same entries (`bcif_vs_mmcif`).
 //!
 //!     cargo bench --bench parse
 //!
@@ -137,5 +138,28 @@ fn bonds(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, parse, bonds);
+/// BinaryCIF against mmCIF on the same entries (decompressed bytes in memory; issue 36): the
+/// altloc entry 3o5r, the 38-model NMR entry 1l2y and the capsid entry 1f2n.
+fn bcif_vs_mmcif(c: &mut Criterion) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/files2");
+    let mut g = c.benchmark_group("bcif_vs_mmcif");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for (entry, bcif) in [("3o5r", "3o5r.bcif"), ("1l2y", "1l2y.bcif.gz"), ("1f2n", "1f2n.bcif")] {
+        let cif_path = dir.join(format!("{entry}.cif.gz"));
+        let cif = io::read_bytes(&cif_path).unwrap_or_default();
+        let bcif_path = dir.join(bcif);
+        let bin = io::read_bytes(&bcif_path).unwrap_or_default();
+        g.bench_function(format!("{entry}.cif"), |b| {
+            b.iter(|| io::mmcif::read(&cif_path, black_box(&cif)).map(|p| p.structure.len()))
+        });
+        g.bench_function(format!("{entry}.bcif"), |b| {
+            b.iter(|| io::bcif::read(&bcif_path, black_box(&bin)).map(|p| p.structure.len()))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, parse, bonds, bcif_vs_mmcif);
 criterion_main!(benches);

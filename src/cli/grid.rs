@@ -683,7 +683,11 @@ pub fn evaluate(device: Device, request: Request<'_>) -> Result<Evaluated> {
             points_bohr,
         } => {
             if device == Device::Gpu {
-                eprintln!("note: points are evaluated by the exact CPU evaluator (--device applies to lattices)");
+                return Ok(Evaluated::Points(super::points::evaluate_points_gpu(
+                    field,
+                    input,
+                    points_bohr,
+                )?));
             }
             Ok(Evaluated::Points(cpu::evaluate_points(field, input, points_bohr)?))
         }

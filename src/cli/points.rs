@@ -5,13 +5,18 @@
 //! `esp` (hartree/e for a wavefunction's own potential, kT/e at 300 K for point charges, unless told
 //! otherwise). Evaluation goes through [`super::grid::evaluate`]; `esp` takes its charges, method and
 //! boundary from the same options as `grid esp` ([`EspArgs`]).
+//!
+//! `--device gpu` evaluates on a CUDA device or fails saying why ([`evaluate_points_gpu`]); it never
+//! falls back to the CPU. `auto` and `cpu` use the exact CPU evaluator.
 
 use super::grid::{
     Device, EspArgs, Evaluated, Request, esp_frame, evaluate, load_source, wavefunction_potential_source,
 };
 use anyhow::{Context, Result, bail};
 use orbitfield::analysis::esp_series::frame_job;
+use orbitfield::compute::{Field, FieldInput, FieldJob};
 use orbitfield::io;
+use orbitfield::jobs::{DevicePreference, Pool, PoolConfig};
 use orbitfield::model::Lattice;
 use orbitfield::model::field::FieldSpec;
 use orbitfield::model::units::bohr_from_angstrom3;
@@ -151,4 +156,56 @@ pub fn points_lattice(points_bohr: &[[f64; 3]]) -> Lattice {
     let spacing = (extent / 63.0).max(1.0);
     let dims = [0, 1, 2].map(|k| ((hi[k] - lo[k]) / spacing).ceil() as usize + 1);
     Lattice::axis_aligned(lo, spacing, dims)
+}
+
+/// Evaluates `field` at `points_bohr` on the CUDA devices: each point is a one-point lattice
+/// computed by a GPU worker of a pool started for this call. Fails, never falls back to the CPU,
+/// when no GPU is usable, when the field's input is one the GPU engines evaluate only on lattices
+/// (cutoff and multilevel potentials), or when a point could not be computed on a GPU.
+pub fn evaluate_points_gpu(field: &Field, input: &FieldInput, points_bohr: &[[f64; 3]]) -> Result<Vec<f64>> {
+    if !matches!(input, FieldInput::Wavefunction(_) | FieldInput::Charges(_)) {
+        bail!(
+            "--device gpu: points of this field and method are evaluated by the CPU only \
+             (direct-sum potentials and wavefunction fields run on the GPU); use --device cpu or auto"
+        );
+    }
+    let pool: Pool<()> = Pool::new(PoolConfig {
+        preference: DevicePreference::Gpu,
+        ..PoolConfig::default()
+    });
+    if let Some(why) = pool.gpu_missing_reason() {
+        bail!("--device gpu: no usable CUDA device ({why}); use --device cpu or auto to evaluate on the CPU");
+    }
+    let mut values = Vec::with_capacity(points_bohr.len());
+    for p in points_bohr {
+        let job = FieldJob {
+            field: field.clone(),
+            lattice: Lattice::axis_aligned(*p, 1.0, [1, 1, 1]),
+            input: input.clone(),
+        };
+        let grid = pool
+            .compute_grid((), job)
+            .map_err(|e| anyhow::anyhow!("--device gpu: the point {p:?} (bohr) was not computed: {e}"))?;
+        let Some(&v) = grid.values.first() else {
+            bail!("--device gpu: the device returned no value for the point {p:?} (bohr)");
+        };
+        values.push(f64::from(v));
+    }
+    // A tile that failed on the device is retried on the CPU inside the pool: refuse such results.
+    let on_cpu: u64 = pool
+        .workers()
+        .iter()
+        .filter(|w| !w.is_gpu)
+        .map(|w| w.tiles_done.load(std::sync::atomic::Ordering::Relaxed))
+        .sum();
+    if on_cpu > 0 {
+        let why = pool
+            .workers()
+            .iter()
+            .filter(|w| w.is_gpu)
+            .find_map(|w| w.last_error.lock().ok().and_then(|e| e.clone()))
+            .unwrap_or_else(|| "no error recorded".into());
+        bail!("--device gpu: {on_cpu} point(s) failed on the GPU and were computed by the CPU ({why})");
+    }
+    Ok(values)
 }

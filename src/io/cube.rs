@@ -49,6 +49,8 @@ pub struct CubeFile {
     pub comments: [String; 2],
     /// True when the file gave coordinates in Angstrom (negative first count).
     pub angstrom_units: bool,
+    /// What the reader decided about a layout the header did not declare, in words.
+    pub warnings: Vec<String>,
 }
 
 impl CubeFile {
@@ -216,7 +218,18 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<CubeFile, ReadError> {
         });
     }
 
-    // The value stream (with the orbital list first for multi-orbital files).
+    // The value stream (with the orbital list first for multi-orbital files). Its length is counted
+    // first: it must match the header, or tell how the file differs from it (Molden writes the
+    // orbital-index line although its atom count is positive).
+    let values_line = atoms_end_line(ln, natoms);
+    let total_fields = count_fields(it.clone());
+    let mut warnings = Vec::new();
+    let molden_index = if multi_mo {
+        None
+    } else {
+        molden_orbital_line(path, it.clone(), total_fields, per_grid * nval as u128)
+    };
+    let multi_mo = multi_mo || molden_index.is_some();
     let mut numbers = Numbers {
         lines: it,
         fields: Vec::new(),
@@ -226,6 +239,9 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<CubeFile, ReadError> {
     };
     let mut orbital_numbers = Vec::new();
     let mut ngrids = nval;
+    if !multi_mo && total_fields != per_grid * nval as u128 {
+        return Err(value_count_error(path, values_line, dims, nval, 1, total_fields, 0));
+    }
     if multi_mo {
         let nmo = numbers.next_i64("the number of orbitals")?;
         if nmo < 1 || nmo as u128 > max_values {
@@ -244,6 +260,32 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<CubeFile, ReadError> {
                 path,
                 numbers.line,
                 format!("{nmo} orbitals of {per_grid} points do not fit in the file"),
+            ));
+        }
+        let header_fields = 1 + nmo as u128;
+        if total_fields != header_fields + per_grid * ngrids as u128 {
+            return Err(value_count_error(
+                path,
+                values_line,
+                dims,
+                nval,
+                nmo as u128,
+                total_fields,
+                header_fields,
+            ));
+        }
+        if let Some(line) = molden_index {
+            let list: Vec<String> = orbital_numbers.iter().map(|n| n.to_string()).collect();
+            warnings.push(format!(
+                "line {line} ({nmo} {}) read as the orbital-index line (the number of orbitals, then their numbers), \
+                 not as grid values, although the atom count on line 3 is positive (as Molden writes it): \
+                 the file holds {total_fields} numbers after the atoms, {header_fields} more than the {} points \
+                 ({}x{}x{}) of the header",
+                list.join(" "),
+                per_grid * ngrids as u128,
+                dims[0],
+                dims[1],
+                dims[2]
             ));
         }
     }
@@ -291,7 +333,87 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<CubeFile, ReadError> {
         orbital_numbers,
         comments,
         angstrom_units: angstrom,
+        warnings,
     })
+}
+
+/// The line where the values start: after the comments, the atom-count and axis lines, and the
+/// atoms (`atom_count_line` is line 3 unless blank lines were skipped).
+fn atoms_end_line(atom_count_line: usize, natoms: usize) -> usize {
+    atom_count_line + 4 + natoms
+}
+
+/// The number of whitespace-separated fields in the rest of the file.
+fn count_fields<'a>(lines: impl Iterator<Item = (usize, &'a [u8])>) -> u128 {
+    lines
+        .map(|(_, l)| l.split(|b| b.is_ascii_whitespace()).filter(|f| !f.is_empty()).count() as u128)
+        .sum()
+}
+
+/// Molden's layout: a positive atom count, then the orbital-index line all the same (`1 1`: one
+/// orbital, number 1). Recognised only when the value count says so: `1 + k` integers, then `k`
+/// values per point. Returns the line of the index list.
+fn molden_orbital_line<'a>(
+    path: &'a Path,
+    lines: impl Iterator<Item = (usize, &'a [u8])>,
+    total_fields: u128,
+    per_set: u128,
+) -> Option<usize> {
+    if total_fields == per_set {
+        return None;
+    }
+    let mut peek = Numbers {
+        lines,
+        fields: Vec::new(),
+        pos: 0,
+        line: 0,
+        path,
+    };
+    let k = peek.next_i64("the number of orbitals").ok()?;
+    let line = peek.line;
+    if !(1..=100_000).contains(&k) || total_fields != 1 + k as u128 + per_set.saturating_mul(k as u128) {
+        return None;
+    }
+    for _ in 0..k {
+        peek.next_i64("an orbital number").ok()?;
+    }
+    Some(line)
+}
+
+/// A cube whose value count does not match its header, with both counts in words.
+fn value_count_error(
+    path: &Path,
+    line: usize,
+    dims: [usize; 3],
+    nval: usize,
+    nmo: u128,
+    found: u128,
+    header_fields: u128,
+) -> ReadError {
+    let expected = (dims[0] as u128) * (dims[1] as u128) * (dims[2] as u128) * nval as u128 * nmo;
+    let list = if header_fields > 0 {
+        format!(" after the {header_fields}-number orbital list")
+    } else {
+        String::new()
+    };
+    ReadError::line(
+        path,
+        line,
+        format!(
+            "the header declares {}x{}x{} points x {} value(s) per point{} = {expected} values, \
+             but the file holds {} numbers{list} after the atoms: refusing to shift the values",
+            dims[0],
+            dims[1],
+            dims[2],
+            nval,
+            if nmo > 1 {
+                format!(" x {nmo} orbitals")
+            } else {
+                String::new()
+            },
+            found.saturating_sub(header_fields)
+        ),
+    )
 }
 
 /// Whitespace-separated numbers across lines, with line numbers for errors.

@@ -108,7 +108,7 @@ enum Piece {
     Frames(Box<dyn FrameSource>, Option<Structure>, Vec<String>),
     /// Wavefunctions, warnings, and extra geometry frames without orbitals (Molden `[GEOMETRIES]`).
     Wavefunctions(Vec<Wavefunction>, Vec<String>, Vec<Frame>),
-    Grids(Vec<Grid3>, Structure, Frame),
+    Grids(Vec<Grid3>, Structure, Frame, Vec<String>),
     /// A QM program log: atoms, one frame per step, wavefunctions of the steps that printed them.
     QmLog(super::qmlog::QmLog),
 }
@@ -141,7 +141,7 @@ fn read_piece(path: &Path, context: &Context) -> Result<Piece, ReadError> {
         head
     };
     let format = Format::detect(path, &detect_head).ok_or_else(|| {
-        ReadError::file(path, "unknown file format: expected a structure or topology (pdb, pqr, psf, gro, xyz, cif, mol2, prmtop/parm7, tpr, LAMMPS data), trajectory (dcd, xtc, trr, nc, mdcrd, rst7, lammpstrj), wavefunction (molden, fchk, wfn, wfx), QM log (Gaussian, GAMESS, ORCA) or volume (cube, dx) file")
+        ReadError::file(path, "unknown file format: expected a structure or topology (pdb, pqr, psf, gro, xyz, cif, bcif, mol2, prmtop/parm7, tpr, CHARMM crd, LAMMPS data), trajectory (dcd, xtc, trr, nc, mdcrd/crd, rst7, NAMD coor, lammpstrj), wavefunction (molden, fchk, wfn, wfx), QM log (Gaussian, GAMESS, ORCA) or volume (cube, dx) file")
     })?;
     Ok(match format {
         Format::Dcd => {
@@ -205,6 +205,18 @@ fn read_piece(path: &Path, context: &Context) -> Result<Piece, ReadError> {
                     )
                 }
                 Format::Tpr => Piece::Topology(super::tpr::read(path, &bytes)?),
+                Format::CharmmCrd => Piece::Topology(super::charmm_crd::read(path, &bytes)?),
+                Format::Bcif => Piece::Topology(super::bcif::read(path, &bytes)?),
+                Format::NamdBin => {
+                    let name = super::uncompressed_name(path).to_ascii_lowercase();
+                    if name.ends_with(".vel") {
+                        return Err(ReadError::file(
+                            path,
+                            "a NAMD velocity file holds velocities, not coordinates: open its .coor or trajectory file to see atoms",
+                        ));
+                    }
+                    Piece::Frames(Box::new(super::namdbin::read(path, &bytes)?.frames()), None, Vec::new())
+                }
                 Format::LammpsData => Piece::Topology(super::lammps_data::read(path, &bytes)?),
                 Format::Molden => {
                     let m = super::molden::read(path, &bytes)?;
@@ -234,13 +246,14 @@ fn read_piece(path: &Path, context: &Context) -> Result<Piece, ReadError> {
                 Format::Cube => {
                     let c = super::cube::read(path, &bytes)?;
                     let (s, f) = c.structure_and_frame();
-                    Piece::Grids(c.grids, s, f)
+                    Piece::Grids(c.grids, s, f, c.warnings)
                 }
                 Format::QmLog => Piece::QmLog(super::qmlog::read(path, &bytes)?),
                 Format::Dx => Piece::Grids(
                     vec![super::dx::read(path, &bytes)?],
                     Structure::default(),
                     Frame::default(),
+                    Vec::new(),
                 ),
                 Format::Dcd | Format::Xtc | Format::AmberNetcdf | Format::Mdcrd | Format::Trr | Format::LammpsDump => {
                     unreachable_format(path)?
@@ -437,7 +450,8 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                     ));
                 }
             }
-            Piece::Grids(g, s, f) => {
+            Piece::Grids(g, s, f, w) => {
+                warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
                 if structure.is_none() && !s.is_empty() {
                     structure = Some((s, path.clone()));
                     topology_frames.push(f);

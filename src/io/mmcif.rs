@@ -111,7 +111,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                             row.push(if v.quoted { v.text } else { null_to_empty(v.text) });
                             if row.len() == tags.len() {
                                 if let Some(c) = &columns {
-                                    site.row(path, &tok, c, &row, row_offset)?;
+                                    site.row(path, &Locator::Text(&tok), c, &TextRow(&row), row_offset)?;
                                 }
                                 row.clear();
                             }
@@ -137,7 +137,13 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             }
         }
     }
-    site.finish_frame(path, &tok, bytes.len())?;
+    site.finish_frame(path, &Locator::Text(&tok))?;
+    finish(path, site, cell)
+}
+
+/// The atoms, frames, box and warnings from a completed `_atom_site` table and the `_cell` values
+/// (shared with the BinaryCIF reader).
+pub(super) fn finish(path: &Path, mut site: AtomSite, cell: [Option<f64>; 6]) -> Result<Parsed, ReadError> {
     if site.structure.is_empty() {
         return Err(ReadError::line(
             path,
@@ -205,7 +211,7 @@ struct Token<'a> {
     quoted: bool,
 }
 
-struct Tokenizer<'a> {
+pub(super) struct Tokenizer<'a> {
     bytes: &'a [u8],
     pos: usize,
 }
@@ -316,22 +322,22 @@ impl<'a> Tokenizer<'a> {
 
 /// Positions of the `_atom_site` columns this reader uses.
 #[derive(Default)]
-struct Columns {
-    type_symbol: Option<usize>,
-    name: Option<usize>,
-    altloc: Option<usize>,
-    resname: Option<usize>,
-    chain: Option<usize>,
-    resid: Option<usize>,
-    x: Option<usize>,
-    y: Option<usize>,
-    z: Option<usize>,
-    model: Option<usize>,
-    charge: Option<usize>,
+pub(super) struct Columns {
+    pub(super) type_symbol: Option<usize>,
+    pub(super) name: Option<usize>,
+    pub(super) altloc: Option<usize>,
+    pub(super) resname: Option<usize>,
+    pub(super) chain: Option<usize>,
+    pub(super) resid: Option<usize>,
+    pub(super) x: Option<usize>,
+    pub(super) y: Option<usize>,
+    pub(super) z: Option<usize>,
+    pub(super) model: Option<usize>,
+    pub(super) charge: Option<usize>,
 }
 
 impl Columns {
-    fn new(tags: &[&[u8]]) -> Columns {
+    pub(super) fn new(tags: &[&[u8]]) -> Columns {
         let find = |names: &[&str]| {
             names.iter().find_map(|n| {
                 tags.iter()
@@ -355,7 +361,7 @@ impl Columns {
 }
 
 #[derive(Default)]
-struct AtomSite {
+pub(super) struct AtomSite {
     structure: Structure,
     charges: Vec<f32>,
     has_charges: bool,
@@ -370,19 +376,19 @@ struct AtomSite {
 }
 
 impl AtomSite {
-    fn row(
+    pub(super) fn row<R: SiteRow>(
         &mut self,
         path: &Path,
-        tok: &Tokenizer<'_>,
+        at: &Locator<'_>,
         c: &Columns,
-        row: &[&[u8]],
+        row: &R,
         offset: usize,
     ) -> Result<(), ReadError> {
-        let get = |k: Option<usize>| k.and_then(|k| row.get(k).copied()).unwrap_or(&[]);
-        let model = int(get(c.model)).unwrap_or(1);
+        let get = |k: Option<usize>| row.text(k);
+        let model = row.int_exact(c.model).unwrap_or(1);
         if self.model != Some(model) {
             if self.model.is_some() {
-                self.finish_frame(path, tok, offset)?;
+                self.finish_frame(path, at)?;
             }
             self.model = Some(model);
             self.model_offset = offset;
@@ -390,36 +396,38 @@ impl AtomSite {
         let name_f = get(c.name);
         let resname_f = get(c.resname);
         let chain = Name8::new(get(c.chain));
-        let resid_f = get(c.resid);
-        let resid = if resid_f.is_empty() {
+        let resid = if row.is_empty(c.resid) {
             0
         } else {
-            leading_int(resid_f)
+            row.int_leading(c.resid)
                 .and_then(|r| i32::try_from(r).ok())
                 .ok_or_else(|| {
-                    tok.err(
+                    at.err(
                         path,
                         offset,
-                        format!("expected a residue number in _atom_site, found {:?}", show(resid_f)),
+                        format!("expected a residue number in _atom_site, found {:?}", row.show(c.resid)),
                     )
                 })?
         };
         let name = Name8::new(name_f);
         let mut xyz = [0f32; 3];
         for (k, col) in [c.x, c.y, c.z].into_iter().enumerate() {
-            let f = get(col);
-            xyz[k] = float(f).ok_or_else(|| {
-                tok.err(
+            xyz[k] = row.number(col).ok_or_else(|| {
+                at.err(
                     path,
                     offset,
-                    format!("expected Cartn_{} (a number), found {:?}", ["x", "y", "z"][k], show(f)),
+                    format!(
+                        "expected Cartn_{} (a number), found {:?}",
+                        ["x", "y", "z"][k],
+                        row.show(col)
+                    ),
                 )
             })? as f32;
         }
         if self.topology_done {
             let n = self.structure.len();
             if self.positions.len() >= n {
-                return Err(tok.err(
+                return Err(at.err(
                     path,
                     self.model_offset,
                     format!("expected {n} atoms in model {model} (as in the first model), found more"),
@@ -438,12 +446,15 @@ impl AtomSite {
             // A one-character indicator as in PDB files; longer ids keep their first character.
             self.altlocs.push(get(c.altloc).first().copied().unwrap_or(b' '));
             if c.charge.is_some() {
-                let q = get(c.charge);
-                let v = if q.is_empty() {
+                let v = if row.is_empty(c.charge) {
                     0.0
                 } else {
-                    float(q).ok_or_else(|| {
-                        tok.err(path, offset, format!("expected a partial charge, found {:?}", show(q)))
+                    row.number(c.charge).ok_or_else(|| {
+                        at.err(
+                            path,
+                            offset,
+                            format!("expected a partial charge, found {:?}", row.show(c.charge)),
+                        )
                     })?
                 };
                 self.charges.push(v as f32);
@@ -454,12 +465,12 @@ impl AtomSite {
         Ok(())
     }
 
-    fn finish_frame(&mut self, path: &Path, tok: &Tokenizer<'_>, _offset: usize) -> Result<(), ReadError> {
+    pub(super) fn finish_frame(&mut self, path: &Path, at: &Locator<'_>) -> Result<(), ReadError> {
         if self.positions.is_empty() && !self.topology_done {
             return Ok(());
         }
         if self.topology_done && self.positions.len() != self.structure.len() {
-            return Err(tok.err(
+            return Err(at.err(
                 path,
                 self.model_offset,
                 format!(
@@ -476,6 +487,68 @@ impl AtomSite {
             ..Frame::default()
         });
         Ok(())
+    }
+}
+
+/// Where an `_atom_site` row came from, for error messages: a byte offset of a text file (reported
+/// as its line) or a row number of a binary table.
+pub(super) enum Locator<'a> {
+    Text(&'a Tokenizer<'a>),
+    /// BinaryCIF: offsets are 0-based row numbers of `_atom_site`.
+    Rows,
+}
+
+impl Locator<'_> {
+    fn err(&self, path: &Path, offset: usize, message: impl Into<String>) -> ReadError {
+        match self {
+            Locator::Text(tok) => tok.err(path, offset, message),
+            Locator::Rows => ReadError::file(path, format!("_atom_site row {}: {}", offset + 1, message.into())),
+        }
+    }
+}
+
+/// One `_atom_site` row as the reader needs it: text of a column (empty when absent or null) and
+/// its numbers. Text rows parse on demand; BinaryCIF rows hold decoded numbers.
+pub(super) trait SiteRow {
+    fn text(&self, col: Option<usize>) -> &[u8];
+    /// A number (coordinates, charges).
+    fn number(&self, col: Option<usize>) -> Option<f64>;
+    /// A whole integer (model numbers).
+    fn int_exact(&self, col: Option<usize>) -> Option<i64>;
+    /// The leading integer (residue numbers such as `380A`).
+    fn int_leading(&self, col: Option<usize>) -> Option<i64>;
+    /// True when the column is absent or null in this row.
+    fn is_empty(&self, col: Option<usize>) -> bool;
+    /// The value as shown in messages.
+    fn show(&self, col: Option<usize>) -> String;
+}
+
+/// A row of a text loop: one field per tag.
+struct TextRow<'r, 'a>(&'r [&'a [u8]]);
+
+impl SiteRow for TextRow<'_, '_> {
+    #[inline]
+    fn text(&self, col: Option<usize>) -> &[u8] {
+        col.and_then(|k| self.0.get(k).copied()).unwrap_or(&[])
+    }
+    #[inline]
+    fn number(&self, col: Option<usize>) -> Option<f64> {
+        float(self.text(col))
+    }
+    #[inline]
+    fn int_exact(&self, col: Option<usize>) -> Option<i64> {
+        int(self.text(col))
+    }
+    #[inline]
+    fn int_leading(&self, col: Option<usize>) -> Option<i64> {
+        leading_int(self.text(col))
+    }
+    #[inline]
+    fn is_empty(&self, col: Option<usize>) -> bool {
+        self.text(col).is_empty()
+    }
+    fn show(&self, col: Option<usize>) -> String {
+        show(self.text(col))
     }
 }
 

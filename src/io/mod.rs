@@ -8,6 +8,8 @@
 //! [`load_with`] also resolves the QM region that wavefunctions of part of an MD system describe.
 
 pub mod amber;
+pub mod bcif;
+pub mod charmm_crd;
 pub mod cube;
 pub mod dcd;
 pub mod dx;
@@ -22,6 +24,7 @@ pub mod mkl;
 pub mod mmcif;
 pub mod mol2;
 pub mod molden;
+pub mod namdbin;
 pub mod pdb;
 pub mod psf;
 pub mod qmlog;

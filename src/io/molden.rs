@@ -995,6 +995,11 @@ pub enum Correction {
     CfourCartesian,
     /// Every function of a Cartesian shell of l >= 2 scaled by sqrt((2l-1)!!) (Turbomole).
     TurbomoleCartesian,
+    /// NWChem's Cartesian d functions: the coefficient of x^a y^b z^c is scaled by
+    /// sqrt(3 (2a-1)!! (2b-1)!! (2c-1)!!) / (a! b! c!) (xx, yy, zz by 3/2; xy, xz, yz by sqrt(3)).
+    /// Found from NWChem 6.x files (orthonormal to 1e-9 and the SCF energy of their density equal
+    /// to NWChem's own); its Cartesian f and g functions follow another rule, not known here.
+    NwchemCartesianD,
     /// Contraction coefficients refer to unnormalised primitives (ORCA, Psi4 < 1.0).
     UnnormalisedPrimitives,
     /// ORCA's sign convention for pure f (m = +-3), g and h (m = +-3, +-4) functions.
@@ -1012,6 +1017,9 @@ impl Correction {
             }
             Correction::TurbomoleCartesian => {
                 "Cartesian functions of l >= 2 rescaled by sqrt((2l-1)!!) (Turbomole convention)"
+            }
+            Correction::NwchemCartesianD => {
+                "Cartesian d functions rescaled (xx, yy, zz by 3/2; xy, xz, yz by sqrt(3): NWChem convention)"
             }
             Correction::UnnormalisedPrimitives => {
                 "contraction coefficients read as coefficients of unnormalised primitives"
@@ -1034,6 +1042,7 @@ fn known_conventions(program: Option<&str>, wf: &Wavefunction) -> Option<Vec<Vec
         Some("ORCA") => Some(vec![vec![UnnormalisedPrimitives, OrcaSigns], vec![OrcaSigns]]),
         Some("CFOUR") if cartesian_high => Some(vec![vec![CfourCartesian]]),
         Some("Turbomole") if cartesian_high => Some(vec![vec![TurbomoleCartesian]]),
+        Some("NWChem") if wf.basis.shells.iter().any(|s| !s.pure && s.l == 2) => Some(vec![vec![NwchemCartesianD]]),
         _ => None,
     }
 }
@@ -1075,6 +1084,17 @@ fn apply(wf: &mut Wavefunction, c: Correction) {
                         _ => xl,
                     };
                     scales.push((off + k, ratio.sqrt()));
+                }
+            }
+        }
+        Correction::NwchemCartesianD => {
+            for (shell, &off) in wf.basis.shells.iter().zip(&offsets) {
+                if shell.pure || shell.l != 2 {
+                    continue;
+                }
+                for (k, p) in cartesian_powers(2).iter().enumerate() {
+                    let factorials: f64 = p.iter().map(|&e| if e == 2 { 2.0 } else { 1.0 }).product();
+                    scales.push((off + k, (3.0 * odd_product(p)).sqrt() / factorials));
                 }
             }
         }

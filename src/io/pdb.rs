@@ -9,7 +9,9 @@
 //! Multi-model files give one frame per MODEL/ENDMDL block (or per END-terminated block); every
 //! model must have the first model's atom count. Every alternate location is kept as its own atom
 //! (as VMD and MDAnalysis do), its indicator recorded in [`Structure::altlocs`]. A CRYST1 record
-//! of 1 x 1 x 1 A (the NMR convention for "no cell") is not a box.
+//! of 1 x 1 x 1 A (the NMR convention for "no cell") is not a box. Two-character chain ids in
+//! columns 21-22 (assemblies of more than 62 chains) are read whole when column 21 cannot be the end
+//! of a four-character residue name.
 
 use super::ReadError;
 use super::fields::{Lines, cols, float, hybrid36, leading_int, show, tokens};
@@ -220,7 +222,12 @@ impl<'p> Reader<'p> {
                 }
             };
         }
-        let resname_field = cols(line, 17, 21);
+        let two_char_chain = two_char_chain(line);
+        let resname_field = if two_char_chain {
+            cols(line, 17, 20)
+        } else {
+            cols(line, 17, 21)
+        };
         let resname = Name8::new(resname_field);
         let icode = line.get(26).copied().unwrap_or(b' ');
         let resid_field = cols(line, 22, 26);
@@ -253,7 +260,11 @@ impl<'p> Reader<'p> {
             name,
             altloc: line.get(16).copied().unwrap_or(b' '),
             resname,
-            chain: Name8::new(cols(line, 21, 22)),
+            chain: Name8::new(if two_char_chain {
+                cols(line, 20, 22)
+            } else {
+                cols(line, 21, 22)
+            }),
             resid,
             segid: Name8::new(cols(line, 72, 76)),
             element,
@@ -489,6 +500,20 @@ impl<'p> Reader<'p> {
             warnings: self.warnings,
         })
     }
+}
+
+/// True when columns 21-22 hold a two-character chain id (gemmi, PyMOL and ChimeraX write them for
+/// assemblies past 62 chains: `ALA AB`, `ALAAB`), not a four-character residue name followed by a
+/// one-character chain (`TIP3W`, CHARMM's layout): column 21 is not blank, columns 18-20 name a known
+/// residue and columns 18-21 do not.
+fn two_char_chain(line: &[u8]) -> bool {
+    use crate::model::select::{is_known_resname, is_protein_resname};
+    if !line.get(20).is_some_and(|c| c.is_ascii_graphic()) {
+        return false;
+    }
+    let three = std::str::from_utf8(cols(line, 17, 20).trim_ascii()).unwrap_or("");
+    let four = std::str::from_utf8(cols(line, 17, 21).trim_ascii()).unwrap_or("");
+    (is_protein_resname(three) || is_known_resname(three)) && !is_known_resname(four) && !is_protein_resname(four)
 }
 
 #[cfg(test)]

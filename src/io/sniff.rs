@@ -39,6 +39,12 @@ pub enum Format {
     Dx,
     /// Output of a QM program (Gaussian, GAMESS, ORCA); the program is detected from its banner.
     QmLog,
+    /// CHARMM coordinates (`.crd`/`.cor` with `*` title lines; normal and extended).
+    CharmmCrd,
+    /// NAMD binary coordinates or velocities (`.coor`, `.vel`).
+    NamdBin,
+    /// BinaryCIF (MessagePack-encoded mmCIF).
+    Bcif,
 }
 
 impl Format {
@@ -70,6 +76,9 @@ impl Format {
             Format::Cube => "cube",
             Format::Dx => "dx",
             Format::QmLog => "qmlog",
+            Format::CharmmCrd => "charmm-crd",
+            Format::NamdBin => "namdbin",
+            Format::Bcif => "bcif",
         }
     }
 
@@ -84,6 +93,7 @@ impl Format {
                 | Format::Rst7
                 | Format::Trr
                 | Format::LammpsDump
+                | Format::NamdBin
         )
     }
 
@@ -114,6 +124,8 @@ impl Format {
             "wfx" => Format::Wfx,
             "cube" | "cub" => Format::Cube,
             "dx" => Format::Dx,
+            "coor" | "vel" => Format::NamdBin,
+            "bcif" => Format::Bcif,
             _ => return None,
         })
     }
@@ -136,6 +148,15 @@ impl Format {
             }
             if head.get(8..15) == Some(b"VERSION") {
                 return Some(Format::Tpr);
+            }
+        }
+        if head.first() == Some(&0x83) || head.first() == Some(&0x84) || head.first() == Some(&0xde) {
+            // A MessagePack map at the top: BinaryCIF names its version and encoder first.
+            if head
+                .get(..256)
+                .is_some_and(|h| h.windows(10).any(|w| w == b"dataBlocks"))
+            {
+                return Some(Format::Bcif);
             }
         }
         if first == "ITEM: TIMESTEP" {
@@ -161,6 +182,9 @@ impl Format {
         }
         if first.eq_ignore_ascii_case("$mkl") {
             return Some(Format::Mkl);
+        }
+        if first.starts_with('*') && super::charmm_crd::looks_like(head) {
+            return Some(Format::CharmmCrd);
         }
         if first.starts_with("PSF") {
             return Some(Format::Psf);
@@ -210,6 +234,18 @@ impl Format {
         }
         let name = super::uncompressed_name(path);
         let ext = Path::new(&name).extension().map(|e| e.to_string_lossy().into_owned());
+        // `.crd` and `.cor` are CHARMM coordinates (a `*` title first) or AMBER ASCII trajectories
+        // (cpptraj's name for mdcrd): the content decides.
+        if ext
+            .as_deref()
+            .is_some_and(|e| e.eq_ignore_ascii_case("crd") || e.eq_ignore_ascii_case("cor"))
+        {
+            return Some(if super::charmm_crd::looks_like(head) {
+                Format::CharmmCrd
+            } else {
+                Format::Mdcrd
+            });
+        }
         if let Some(f) = ext.as_deref().and_then(Format::from_extension) {
             return Some(f);
         }

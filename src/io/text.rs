@@ -5,7 +5,7 @@ use super::ReadError;
 use std::path::Path;
 
 /// Iterates over lines of a byte buffer (`\n` or `\r\n`), yielding `(line_number, bytes)`.
-pub fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+pub fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> + Clone {
     let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
     let empty = bytes.is_empty();
     body.split(|&b| b == b'\n')

@@ -4,12 +4,17 @@
 //! atomic number, or an atom label ("C12", "OW") whose element is guessed from its letters;
 //! columns after z (charges, forces, velocities) are ignored. Every frame must have the first
 //! frame's atom count.
+//!
+//! Extended XYZ (ASE, QUIP, GPUMD): the comment line's `Lattice="ax ay az bx by bz cx cy cz"` gives
+//! the frame's box, and `Properties=name:type:count:...` says which columns hold the species
+//! (`species:S:1`, or atomic numbers `Z:I:1`) and the positions (`pos:R:3`), in any order among
+//! other columns.
 
 use super::ReadError;
 use super::fields::{Lines, check_frame_atoms, float, int, show, tokens};
 use super::load::Parsed;
 use crate::model::element::guess_from_name;
-use crate::model::{Element, Frame, Name8, Structure};
+use crate::model::{Element, Frame, Name8, Structure, UnitCell};
 use std::path::Path;
 
 /// Bytes of the shortest atom line, `H 0 0 0` plus its newline.
@@ -74,6 +79,8 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             structure.title = String::from_utf8_lossy(comment.trim_ascii()).into_owned();
             structure.reserve(n);
         }
+        let ext = extended_header(comment).map_err(|m| ReadError::line(path, count_no + 1, m))?;
+        let mut cols: Vec<&[u8]> = Vec::new();
         let mut positions: Vec<[f32; 3]> = Vec::with_capacity(n);
         for k in 0..n {
             let Some((no, line)) = lines.next() else {
@@ -90,11 +97,12 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                     ),
                 ));
             };
-            let mut t = tokens(line);
-            let label = t.next().unwrap_or(b"");
+            cols.clear();
+            cols.extend(tokens(line).take(ext.columns));
+            let label = cols.get(ext.species).copied().unwrap_or(b"");
             let mut xyz = [0f32; 3];
             for (c, v) in xyz.iter_mut().enumerate() {
-                let field = t.next().unwrap_or(b"");
+                let field = cols.get(ext.pos + c).copied().unwrap_or(b"");
                 *v = match float(field) {
                     Some(x) => x as f32,
                     // A partly written last line of a later frame: the file was cut short there.
@@ -137,6 +145,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         }
         frames.push(Frame {
             positions_angstrom: positions,
+            cell: ext.cell,
             ..Frame::default()
         });
     }
@@ -164,6 +173,109 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     })
 }
 
+/// What an extended-XYZ comment line says: the box, and the columns of species and positions
+/// (plain XYZ: no box, species in column 0, positions in 1..4).
+struct Extended {
+    cell: Option<UnitCell>,
+    species: usize,
+    pos: usize,
+    /// Columns needed per atom line.
+    columns: usize,
+}
+
+/// `key=value` pairs of a comment line; values may be double-quoted.
+fn key_values(comment: &[u8]) -> Vec<(&[u8], &[u8])> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let b = comment;
+    while i < b.len() {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let k0 = i;
+        while i < b.len() && b[i] != b'=' && !b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let key = &b[k0..i];
+        if i >= b.len() || b[i] != b'=' {
+            continue;
+        }
+        i += 1;
+        let value = if b.get(i) == Some(&b'"') {
+            let v0 = i + 1;
+            let end = b[v0..].iter().position(|&c| c == b'"').map_or(b.len(), |p| v0 + p);
+            i = (end + 1).min(b.len());
+            &b[v0..end]
+        } else {
+            let v0 = i;
+            while i < b.len() && !b[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            &b[v0..i]
+        };
+        if !key.is_empty() {
+            out.push((key, value));
+        }
+    }
+    out
+}
+
+fn extended_header(comment: &[u8]) -> Result<Extended, String> {
+    let mut ext = Extended {
+        cell: None,
+        species: 0,
+        pos: 1,
+        columns: 4,
+    };
+    for (key, value) in key_values(comment) {
+        if key.eq_ignore_ascii_case(b"Lattice") {
+            let v: Vec<f64> = tokens(value).filter_map(float).collect();
+            if v.len() != 9 || tokens(value).count() != 9 {
+                return Err(format!(
+                    "expected Lattice=\"ax ay az bx by bz cx cy cz\" (nine numbers), found {:?}",
+                    show(value)
+                ));
+            }
+            let cell = UnitCell::from_vectors([[v[0], v[1], v[2]], [v[3], v[4], v[5]], [v[6], v[7], v[8]]]);
+            ext.cell = cell.is_valid().then_some(cell);
+        } else if key.eq_ignore_ascii_case(b"Properties") {
+            let parts: Vec<&[u8]> = value.split(|&c| c == b':').collect();
+            if !parts.len().is_multiple_of(3) || parts.is_empty() {
+                return Err(format!(
+                    "expected Properties=name:type:count:..., found {:?}",
+                    show(value)
+                ));
+            }
+            let (mut species, mut number, mut pos) = (None, None, None);
+            let mut col = 0usize;
+            for p in parts.chunks_exact(3) {
+                let count = int(p[2])
+                    .filter(|&c| (1..=1000).contains(&c))
+                    .ok_or_else(|| format!("expected a column count in Properties, found {:?}", show(p[2])))?
+                    as usize;
+                if p[0].eq_ignore_ascii_case(b"species") {
+                    species = Some(col);
+                } else if p[0] == b"Z" {
+                    number = Some(col);
+                } else if p[0].eq_ignore_ascii_case(b"pos") && count == 3 {
+                    pos = Some(col);
+                }
+                col += count;
+            }
+            let (Some(s), Some(p)) = (species.or(number), pos) else {
+                return Err(format!(
+                    "Properties names no species (species:S:1 or Z:I:1) or positions (pos:R:3): {:?}",
+                    show(value)
+                ));
+            };
+            ext.species = s;
+            ext.pos = p;
+            ext.columns = col;
+        }
+    }
+    Ok(ext)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +299,19 @@ mod tests {
         assert!(e.message.contains("room") || e.message.contains("ends"), "{e}");
         let e = read(Path::new("w.xyz"), b"2147483648\n\nO 0 0 0\n").unwrap_err();
         assert_eq!(e.location, crate::io::Location::Line(1));
+    }
+
+    #[test]
+    fn extended_lattice_and_properties() {
+        let text = "2\nLattice=\"4.0 0.0 0.0 0.0 5.0 0.0 0.0 0.0 6.0\" Properties=id:I:1:pos:R:3:species:S:1:forces:R:3 energy=-1.5 pbc=\"T T T\"\n1 0.1 0.2 0.3 O 0 0 0\n2 1.1 1.2 1.3 H 0 0 0\n";
+        let p = read(Path::new("e.xyz"), text.as_bytes()).unwrap();
+        assert_eq!(p.structure.elements, vec![Element::O, Element::H]);
+        assert_eq!(p.frames[0].positions_angstrom[1], [1.1, 1.2, 1.3]);
+        let cell = p.frames[0].cell.unwrap();
+        assert!((cell.volume_angstrom3() - 120.0).abs() < 1e-9);
+        let bad = "1\nLattice=\"1 2 3\"\nO 0 0 0\n";
+        assert!(read(Path::new("e.xyz"), bad.as_bytes()).is_err());
+        let no_pos = "1\nProperties=species:S:1:vel:R:3\nO 0 0 0\n";
+        assert!(read(Path::new("e.xyz"), no_pos.as_bytes()).is_err());
     }
 }

@@ -143,6 +143,15 @@ pub fn is_protein_resname(resname: &str) -> bool {
     PROTEIN_RESNAMES.contains(&resname)
 }
 
+/// True for residue names of amino acids, nucleotides, water and ions (the readers' test for what a
+/// residue-name column holds).
+pub fn is_known_resname(resname: &str) -> bool {
+    is_protein_resname(resname)
+        || NUCLEIC_RESNAMES.contains(&resname)
+        || WATER_RESNAMES.contains(&resname)
+        || ION_RESNAMES.contains(&resname)
+}
+
 /// True for residue names the `nucleic` keyword selects (DNA and RNA nucleotides).
 pub fn is_nucleic_resname(resname: &str) -> bool {
     NUCLEIC_RESNAMES.contains(&resname)
