@@ -565,7 +565,7 @@ fn surface_command_writes_the_potential_at_the_vertices() {
     let at = bytes.windows(end.len()).position(|w| w == end).unwrap() + end.len();
     let header = String::from_utf8_lossy(&bytes[..at]).to_string();
     assert!(
-        header.contains("comment value: electrostatic potential (wavefunction) at the vertex, V"),
+        header.contains("comment value: electrostatic potential (wavefunction, vacuum) at the vertex, V"),
         "{header}"
     );
     assert!(header.contains("property float nz\nproperty float value\n"), "{header}");

@@ -419,6 +419,8 @@ fn a_relative_isovalue_is_served_by_the_pool_until_it_is_absolute_again() {
     let mut scene = GpuScene::new(&rc);
     play(&mut state, &mut sync, &mut scene, &rc, 1);
     assert!(state.reps().field(ids[0]).unwrap().pipeline.device_shown.is_some());
+    // The isovalue controls edit the selected representation.
+    state.apply(Command::SelectRep(ids[0]));
     state.apply(Command::SetIsoMode(IsoMode::RelativeToMax));
     state.update_reps();
     assert!(

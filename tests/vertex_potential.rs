@@ -311,12 +311,12 @@ fn viewer_colours_gpu_surfaces_by_the_potential_on_the_render_device() {
         let blue = |p: [u8; 4]| p[2] > p[0].saturating_add(30);
         let (r, b) = (count(&img, red), count(&img, blue));
         eprintln!("frame {frame}: {r} red and {b} blue pixels");
-        // Blue (negative) dominates adk's surface; over the range the first values chose (their
-        // 2nd..98th percentiles, symmetric about zero) its few positive patches stay pale, over a
-        // narrower one they are red.
-        assert!(b > 1000, "frame {frame}: {b} blue pixels");
+        // Red (negative, the field's convention) dominates adk's surface; over the range the first
+        // values chose (their 2nd..98th percentiles, symmetric about zero) its few positive patches
+        // stay pale, over a narrower one they are blue.
+        assert!(r > 1000, "frame {frame}: {r} red pixels");
         if frame == 1 {
-            assert!(r > 100, "frame {frame}: {r} red pixels");
+            assert!(b > 100, "frame {frame}: {b} blue pixels");
         } else {
             // The next frame is drawn over a narrower range.
             state.apply(Command::SetSurfaceColor(Some((

@@ -6,7 +6,8 @@
 
 use super::spec::{self, RepSpec, SpecKind};
 use super::{
-    AtomsRep, CartoonRep, FieldPipeline, FieldRep, FieldStyle, Iso, REPRESENTATION_COLORS, Rep, RepId, RepKind,
+    AtomsRep, CartoonRep, FieldPipeline, FieldRep, FieldStyle, Iso, MOLSURF_COLOR, REPRESENTATION_COLORS, Rep, RepId,
+    RepKind,
 };
 use crate::app::atoms::{AtomColoring, AtomStyle};
 use crate::app::fields::FieldChoice;
@@ -108,7 +109,13 @@ impl AppState {
                     value: crate::app::values::default_iso(field),
                     relative: false,
                 },
-                colors: colors.unwrap_or(REPRESENTATION_COLORS[n % REPRESENTATION_COLORS.len()]),
+                colors: colors.unwrap_or(if matches!(field, FieldChoice::MolSurf { .. }) {
+                    // A molecular surface has one side: neutral grey (as PyMOL and ChimeraX draw it), so
+                    // it is not read as a potential while its colouring is being computed.
+                    [MOLSURF_COLOR; 2]
+                } else {
+                    REPRESENTATION_COLORS[n % REPRESENTATION_COLORS.len()]
+                }),
                 opacity: 1.0,
                 coloring: None,
                 pipeline: FieldPipeline::new(self.fields.add_slot()),

@@ -491,6 +491,9 @@ pub const REPRESENTATION_COLORS: [[[f32; 3]; 2]; 5] = [
     [[0.9, 0.4, 0.6], [0.4, 0.8, 0.95]],
 ];
 
+/// The colour of a new molecular surface (linear RGB 0..1).
+pub const MOLSURF_COLOR: [f32; 3] = [0.78, 0.78, 0.78];
+
 /// Default lobe colours: positive phase, negative phase (linear RGB 0..1).
 pub const LOBE_POSITIVE: [f32; 3] = REPRESENTATION_COLORS[0][0];
 pub const LOBE_NEGATIVE: [f32; 3] = REPRESENTATION_COLORS[0][1];
