@@ -41,7 +41,7 @@ impl Colormap {
 
     pub fn name(self) -> &'static str {
         match self {
-            Colormap::Diverging => "diverging (potentials red-white-blue)",
+            Colormap::Diverging => "diverging",
             Colormap::Viridis => "viridis",
             Colormap::Gray => "gray",
             Colormap::RedWhiteBlue => "red-white-blue",
