@@ -286,7 +286,19 @@ fn real_trajectory_engines_equal_the_reference_on_random_frames() {
         spacing_angstrom: 1.0,
         dims: [8, 8, 8],
     };
-    let s = setup(map, 2, Probe::builtin("o2").unwrap(), 10, lj.params.clone());
+    // The peptide's own parameters; the water's Lennard-Jones terms are left out, so that the map has
+    // voxels below 10 kT on every frame (in full water an O2 probe rarely finds one in an 8 A cube,
+    // and the comparison below would check nothing).
+    let params: Vec<_> = (0..system.structure.len())
+        .map(|i| {
+            let mut p = lj.params[i];
+            if system.structure.resnames[i].as_str() == "WAT" {
+                p.eps_kcal_per_mol = 0.0;
+            }
+            p
+        })
+        .collect();
+    let s = setup(map, 2, Probe::builtin("o2").unwrap(), 10, params);
     let mut sums: Vec<(&str, OccupancySums)> = Vec::new();
     for &f in &picks {
         let frame = system.trajectory.frame(f).unwrap();
@@ -307,7 +319,7 @@ fn real_trajectory_engines_equal_the_reference_on_random_frames() {
     let reference = pmf(&sums[0].1);
     let low = reference.iter().filter(|&&v| v < 10.0).count();
     println!("{low} of {} voxels below 10 kT", reference.len());
-    assert!(low > 0);
+    assert!(low >= 10, "only {low} voxels below 10 kT: the comparison would check little");
     for (name, acc) in &sums[1..] {
         let got = pmf(acc);
         let worst = got

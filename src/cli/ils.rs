@@ -157,20 +157,7 @@ pub fn grid_ils_main() -> Option<ExitCode> {
             });
         }
     };
-    Some(match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if orbitfield::batch::is_quiet_rank() => {
-            if matches!(e.downcast_ref(), Some(orbitfield::batch::BatchError::Elsewhere)) {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            }
-        }
-        Err(e) => {
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("error: {e:#}\n").as_bytes());
-            ExitCode::from(1)
-        }
-    })
+    Some(super::exit_code(run(&args)))
 }
 
 /// Occupancy sums travelling between ranks.

@@ -153,12 +153,17 @@ pub fn main() -> ExitCode {
         Some(Command::IlsPath(args)) => ils_path::run(&args),
         None => run_viewer(&cli),
     };
+    exit_code(result)
+}
+
+/// The exit status of a command's result, its error written once. Under an MPI launcher rank 0
+/// speaks for all: a rank's own failure reaches it through `batch::Ranks::agree`, and failures every
+/// rank meets alike (arguments, files) need no echo. A rank whose failure rank 0 reports ends
+/// normally, so that the launcher does not abort the job before rank 0 has said why; rank 0's exit
+/// status is the job's.
+fn exit_code(result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        // Under an MPI launcher rank 0 speaks for all: a rank's own failure reaches it through
-        // `batch::Ranks::agree`, and failures every rank meets alike (arguments, files) need no echo.
-        // A rank whose failure rank 0 reports ends normally, so that the launcher does not abort the
-        // job before rank 0 has said why; rank 0's exit status is the job's.
         Err(e) if orbitfield::batch::is_quiet_rank() => {
             if matches!(e.downcast_ref(), Some(orbitfield::batch::BatchError::Elsewhere)) {
                 ExitCode::SUCCESS
