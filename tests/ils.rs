@@ -319,7 +319,10 @@ fn real_trajectory_engines_equal_the_reference_on_random_frames() {
     let reference = pmf(&sums[0].1);
     let low = reference.iter().filter(|&&v| v < 10.0).count();
     println!("{low} of {} voxels below 10 kT", reference.len());
-    assert!(low >= 10, "only {low} voxels below 10 kT: the comparison would check little");
+    assert!(
+        low >= 10,
+        "only {low} voxels below 10 kT: the comparison would check little"
+    );
     for (name, acc) in &sums[1..] {
         let got = pmf(acc);
         let worst = got
