@@ -2,176 +2,515 @@
 // map, summed over the probe's orientations, for one frame.
 //
 // Compiled at run time with NVRTC by src/compute/cuda/ils.rs (which launches it; the host prepares the
-// atoms in src/compute/ils.rs). Sample point (a, b, c) sits at (a, b, c) * step from the first sample
-// point; atom positions arrive relative to that point. Atoms are sorted into cubic bins (x fastest) of
-// `bin` Angstrom over the samples' box grown by `reach` (cutoff plus the probe's radius): float4
-// (x, y, z, sqrt(eps_i / kT)) and float2 (rmin_i / 2, squared exclusion radius). The probe's atom
-// offsets per orientation (float4, orientation o, atom j at o * n_probe + j) and its parameters
-// (sqrt(eps_j / kT), rmin_j / 2) live in constant memory; orientations beyond ILS_MAX_OFF / n_probe
-// take further launches that add to `out` (`accumulate`).
+// atoms there). Sample point (a, b, c) sits at (a, b, c) * step from the first sample point; atom
+// positions arrive relative to that point, sorted into cubic bins (x fastest) of `bin` Angstrom over
+// the samples' box grown by `reach` (cutoff plus the probe's radius), only atoms with a dispersion
+// term: float4 (x, y, z, sqrt(eps_i / kT)) and rmin_i / 2. The probe's atoms (sqrt(eps_j / kT),
+// rmin_j / 2, |o_j|, |o_j|^2) live in constant memory; the orientation offsets o_j (per sample class,
+// orientation and probe atom, stored as -2 o_j) in global memory.
 //
-// One thread per sample point. The s^3 sample points of a voxel fall in s^3 position classes
-// (a + s (b + s c) for the sample offsets a, b, c); a block holds ILS_BX x ILS_BY x ILS_BZ voxels' points
-// of one class (blockIdx.z = z block * s^3 + class), so the class's orientation offsets (the set turned by
-// the class's rotation, see `Orientations` in src/model/ils.rs; one set for all classes where
-// `classes` is 1) are read by every thread of the block at one address. First the exclusion pass:
-// a point with an atom closer than that atom's exclusion radius is excluded (it lies above the map's
-// cap whatever the orientation; see src/compute/ils.rs); a block whose points are all excluded stops
-// there. Then per bin row (y, z) within reach of the block's box, the run of bins along x that the
-// row's remaining reach allows (contiguous atoms); all threads of a warp read the same atom (one
-// broadcast load) and add its Lennard-Jones term eps_ij [(R/r)^12 - 2 (R/r)^6] (in kT) to ILS_OG
-// orientation sums held in registers, for every pair within the cutoff (hard cutoff, no switching).
-// The reciprocal is the SFU's approximation (__fdividef) refined by one Newton step; exp is __expf.
-// A second kernel averages the samples of each voxel.
+// Three passes per frame:
+// 1. `ils_bound`: one block per region of 4 x 4 x 4 sample points. Per point a lower bound on the
+//    probe's energy over every orientation: per system atom i and probe atom j, the smallest value of
+//    the pair term over the distances the probe atom can take, |d - |o_j|| .. d + |o_j| (d: the atom's
+//    distance from the point; the hard cutoff included), summed. Atoms within `near` of the region
+//    are bounded per point; the others once per region over every distance from the region's box
+//    (weaker, still a bound). A point whose bound exceeds `threshold` (the map's cap plus a margin)
+//    has every orientation's exp(-U/kT) below exp(-threshold): it is excluded and adds 0. The region
+//    writes a 64-bit mask of its kept points and their count.
+// 2. `ils_scan`: the regions' counts to offsets (one block), so the kept points form one list in
+//    region order.
+// 3. `ils_points_k*`: 64 kept points per block (a compact piece of the list). The block gathers the
+//    atoms within reach of the points' box into shared memory (several passes where they do not fit),
+//    those within the cutoff of every point of the box apart from the rest (no cutoff test per pair).
+//    Each thread holds K orientations' offsets of one probe atom in registers and streams the tile
+//    (all threads read one atom at a time: a broadcast), adding eps_ij [(R/r)^12 - 2 (R/r)^6] (in kT)
+//    to K energies; r^2 = d^2 + |o|^2 - 2 d.o (three FMAs), 1/r^2 by the SFU's reciprocal
+//    (rcp.approx, 1 ulp), then the remaining probe atoms and the next K orientations (a probe of two
+//    alike atoms at o and -o, O2, takes both from one dot product: c + t and c - t). Per point the
+//    sum over orientations of exp(-U) goes to `samples` (which holds 0 for excluded points).
+// `ils_voxels` averages the samples of each voxel.
 
-#define ILS_MAX_OFF 2048
 #define ILS_MAX_PROBE 16
-#define ILS_OG 16
-#define ILS_BX 8
-#define ILS_BY 4
-#define ILS_BZ 4
+#define ILS_BLOCK 64
+#define ILS_NEAR 512
 
-__constant__ float4 ils_off[ILS_MAX_OFF];
-__constant__ float2 ils_probe[ILS_MAX_PROBE];
+__constant__ float4 ils_probe[ILS_MAX_PROBE];
 
 // Twin of `IlsArgs` in src/compute/cuda/ils.rs (same field order).
 struct IlsArgs {
-    int nx, ny, nz;           // sample points per axis (voxels times s)
-    int vx, vy, vz;           // voxels per axis
-    int s;                    // sample points per voxel edge
-    int classes;              // orientation classes in constant memory (1 or s^3)
-    int bx, by, bz;           // bins per axis
-    float step;               // sample spacing, Angstrom
-    float bin;                // bin edge, Angstrom
+    int nx, ny, nz;            // sample points per axis (voxels times s)
+    int rx, ry, rz;            // regions of 4 x 4 x 4 sample points per axis (multiples of 4)
+    int s;                     // sample points per voxel edge
+    int classes;               // orientation classes (1 or s^3)
+    int bx, by, bz;            // bins per axis
+    float step;                // sample spacing, Angstrom
+    float bin;                 // bin edge, Angstrom
     float blo_x, blo_y, blo_z; // corner of bin (0, 0, 0) relative to the first sample point
-    float reach;              // cutoff + probe radius
-    float cutoff2;            // squared cutoff
-    float excl_reach;         // largest exclusion radius
-    int n_orient;             // orientations in this launch
-    int n_probe;              // probe atoms per orientation
-    int accumulate;           // add to `out` instead of writing it
+    float cutoff;              // Angstrom
+    float cutoff2;             // squared cutoff
+    float reach;               // cutoff + probe radius
+    float a_max;               // probe radius (largest |o_j|)
+    float near;                // atoms closer than this to a region are bounded per point
+    float threshold;           // kT: points whose energy bound exceeds it are excluded
+    int n_orient;              // orientations per sample point
+    int n_probe;               // probe atoms
+    int tile;                  // atoms the shared tile of `ils_points_k*` holds
+    int pair;                  // 1: two probe atoms alike with o_1 = -o_0 (O2): streamed together
 };
 
 __device__ __forceinline__ int ils_clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-extern "C" __global__ void __launch_bounds__(ILS_BX * ILS_BY * ILS_BZ)
-ils_samples(const float4* __restrict__ atoms, const float2* __restrict__ par, const int* __restrict__ starts,
-            IlsArgs g, float* __restrict__ out) {
-    const int s3 = g.s * g.s * g.s;
-    const int pc = blockIdx.z % s3;
-    const int zb = blockIdx.z / s3;
-    const int oc = g.classes == 1 ? 0 : pc;
-    const int cx = pc % g.s, cy = (pc / g.s) % g.s, cz = pc / (g.s * g.s);
-    const int vx = blockIdx.x * ILS_BX + threadIdx.x;
-    const int vy = blockIdx.y * ILS_BY + threadIdx.y;
-    const int vz = zb * ILS_BZ + threadIdx.z;
-    const bool inside = vx < g.vx && vy < g.vy && vz < g.vz;
-    const int ix = vx * g.s + cx, iy = vy * g.s + cy, iz = vz * g.s + cz;
-    const float px = ix * g.step, py = iy * g.step, pz = iz * g.step;
-    const size_t idx = inside ? (size_t)ix + (size_t)g.nx * ((size_t)iy + (size_t)g.ny * (size_t)iz) : 0;
+// Regions are listed brick by brick (4 x 4 x 4 regions, bricks x fastest), in Morton order inside a
+// brick, so that consecutive kept points lie close together.
+__device__ __forceinline__ int ils_code(const IlsArgs& g, int x, int y, int z) {
+    const int brick = (x >> 2) + (g.rx >> 2) * ((y >> 2) + (g.ry >> 2) * (z >> 2));
+    const int m = (x & 1) | ((y & 1) << 1) | ((z & 1) << 2) | ((x & 2) << 2) | ((y & 2) << 3) | ((z & 2) << 4);
+    return brick * 64 + m;
+}
 
-    // Exclusion pass over the bins within the largest exclusion radius of this point.
-    bool excluded = !inside;
-    if (inside && g.excl_reach > 0.f) {
-        const int x0 = ils_clampi((int)floorf((px - g.excl_reach - g.blo_x) / g.bin), 0, g.bx - 1);
-        const int x1 = ils_clampi((int)floorf((px + g.excl_reach - g.blo_x) / g.bin), 0, g.bx - 1);
-        const int y0 = ils_clampi((int)floorf((py - g.excl_reach - g.blo_y) / g.bin), 0, g.by - 1);
-        const int y1 = ils_clampi((int)floorf((py + g.excl_reach - g.blo_y) / g.bin), 0, g.by - 1);
-        const int z0 = ils_clampi((int)floorf((pz - g.excl_reach - g.blo_z) / g.bin), 0, g.bz - 1);
-        const int z1 = ils_clampi((int)floorf((pz + g.excl_reach - g.blo_z) / g.bin), 0, g.bz - 1);
-        for (int z = z0; z <= z1 && !excluded; ++z) {
-            for (int y = y0; y <= y1 && !excluded; ++y) {
-                const int row = g.bx * (y + g.by * z);
-                const int a1 = starts[row + x1 + 1];
-                for (int a = starts[row + x0]; a < a1; ++a) {
-                    const float4 at = atoms[a];
-                    const float dx = at.x - px, dy = at.y - py, dz = at.z - pz;
-                    if (dx * dx + dy * dy + dz * dz < par[a].y) {
-                        excluded = true;
-                        break;
-                    }
-                }
-            }
+__device__ __forceinline__ void ils_region(const IlsArgs& g, int code, int& x, int& y, int& z) {
+    const int brick = code >> 6, m = code & 63;
+    const int qx = g.rx >> 2, qy = g.ry >> 2;
+    x = (brick % qx) * 4 + (m & 1) + ((m >> 2) & 2);
+    y = ((brick / qx) % qy) * 4 + ((m >> 1) & 1) + ((m >> 3) & 2);
+    z = (brick / (qx * qy)) * 4 + ((m >> 2) & 1) + ((m >> 4) & 2);
+}
+
+__device__ __forceinline__ float ils_rcp(float x) {
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+
+// The smallest value of e [(R/r)^12 - 2 (R/r)^6] over r in [lo, hi], 0 for r >= rc (hard cutoff).
+__device__ float ils_pair_min(float lo, float hi, float R, float e, float rc) {
+    if (lo >= rc || !(e > 0.f)) return 0.f;
+    const float r = fminf(fmaxf(R, lo), fminf(hi, rc));
+    const float s2 = __fdividef(R * R, r * r);
+    const float s6 = s2 * s2 * s2;
+    float v = e * s6 * (s6 - 2.f);
+    if (hi >= rc) v = fminf(v, 0.f);
+    return v;
+}
+
+// Distance from p to the box [lo, hi] on one axis (0 inside), and to its far side.
+__device__ __forceinline__ float ils_gap(float p, float lo, float hi) { return fmaxf(0.f, fmaxf(lo - p, p - hi)); }
+__device__ __forceinline__ float ils_far(float p, float lo, float hi) { return fmaxf(p - lo, hi - p); }
+
+// The run of atoms of bin row (y, z) within `r` of the box [lo, hi] along x (false: none).
+__device__ bool ils_row(const IlsArgs& g, const int* __restrict__ starts, float3 lo, float3 hi, float r, int y,
+                        int z, int& a0, int& a1) {
+    const float ylo = g.blo_y + y * g.bin, zlo = g.blo_z + z * g.bin;
+    const float dy = fmaxf(0.f, fmaxf(ylo - hi.y, lo.y - (ylo + g.bin)));
+    const float dz = fmaxf(0.f, fmaxf(zlo - hi.z, lo.z - (zlo + g.bin)));
+    const float rem2 = r * r - dy * dy - dz * dz;
+    if (rem2 < 0.f) return false;
+    const float rem = sqrtf(rem2);
+    const int x0 = ils_clampi((int)floorf((lo.x - rem - g.blo_x) / g.bin), 0, g.bx - 1);
+    const int x1 = ils_clampi((int)floorf((hi.x + rem - g.blo_x) / g.bin), 0, g.bx - 1);
+    const int row = g.bx * (y + g.by * z);
+    a0 = starts[row + x0];
+    a1 = starts[row + x1 + 1];
+    return a0 < a1;
+}
+
+__device__ __forceinline__ void ils_rows(const IlsArgs& g, float3 lo, float3 hi, float r, int& y0, int& y1, int& z0,
+                                         int& z1) {
+    y0 = ils_clampi((int)floorf((lo.y - r - g.blo_y) / g.bin), 0, g.by - 1);
+    y1 = ils_clampi((int)floorf((hi.y + r - g.blo_y) / g.bin), 0, g.by - 1);
+    z0 = ils_clampi((int)floorf((lo.z - r - g.blo_z) / g.bin), 0, g.bz - 1);
+    z1 = ils_clampi((int)floorf((hi.z + r - g.blo_z) / g.bin), 0, g.bz - 1);
+}
+
+__device__ float ils_block_sum(float v, float* red) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+    __syncthreads();
+    float s = 0.f;
+    for (int w = 0; w < ILS_BLOCK / 32; ++w) s += red[w];
+    return s;
+}
+
+extern "C" __global__ void __launch_bounds__(ILS_BLOCK)
+ils_bound(const float4* __restrict__ atoms, const float* __restrict__ rh, const int* __restrict__ starts, IlsArgs g,
+          unsigned long long* __restrict__ masks, int* __restrict__ counts) {
+    __shared__ float4 near_at[ILS_NEAR];
+    __shared__ float near_rh[ILS_NEAR];
+    __shared__ int n_near;
+    __shared__ float red[ILS_BLOCK / 32];
+    const int t = threadIdx.x;
+    const int region = ils_code(g, blockIdx.x, blockIdx.y, blockIdx.z);
+    if ((int)blockIdx.x * 4 >= g.nx || (int)blockIdx.y * 4 >= g.ny || (int)blockIdx.z * 4 >= g.nz) {
+        // A region of the padding: no points.
+        if (t == 0) {
+            masks[region] = 0ull;
+            counts[region] = 0;
         }
-    }
-    if (__syncthreads_and(excluded)) {
-        if (inside && !g.accumulate) out[idx] = 0.f;
         return;
     }
-
-    // The block's box of sample points.
-    const float tx0 = ((int)blockIdx.x * ILS_BX * g.s + cx) * g.step;
-    const float ty0 = ((int)blockIdx.y * ILS_BY * g.s + cy) * g.step;
-    const float tz0 = (zb * ILS_BZ * g.s + cz) * g.step;
-    const float tx1 = ((min((int)(blockIdx.x + 1) * ILS_BX, g.vx) - 1) * g.s + cx) * g.step;
-    const float ty1 = ((min((int)(blockIdx.y + 1) * ILS_BY, g.vy) - 1) * g.s + cy) * g.step;
-    const float tz1 = ((min((zb + 1) * ILS_BZ, g.vz) - 1) * g.s + cz) * g.step;
-    const float reach2 = g.reach * g.reach;
-    const int y0 = ils_clampi((int)floorf((ty0 - g.reach - g.blo_y) / g.bin), 0, g.by - 1);
-    const int y1 = ils_clampi((int)floorf((ty1 + g.reach - g.blo_y) / g.bin), 0, g.by - 1);
-    const int z0 = ils_clampi((int)floorf((tz0 - g.reach - g.blo_z) / g.bin), 0, g.bz - 1);
-    const int z1 = ils_clampi((int)floorf((tz1 + g.reach - g.blo_z) / g.bin), 0, g.bz - 1);
-
-    float rho = 0.f;
-    for (int o0 = 0; o0 < g.n_orient; o0 += ILS_OG) {
-        const int no = min(ILS_OG, g.n_orient - o0);
-        float u[ILS_OG];
-#pragma unroll
-        for (int k = 0; k < ILS_OG; ++k) u[k] = 0.f;
-        for (int z = z0; z <= z1; ++z) {
-            const float zlo = g.blo_z + z * g.bin, zhi = zlo + g.bin;
-            const float dz = fmaxf(0.f, fmaxf(zlo - tz1, tz0 - zhi));
-            for (int y = y0; y <= y1; ++y) {
-                const float ylo = g.blo_y + y * g.bin, yhi = ylo + g.bin;
-                const float dy = fmaxf(0.f, fmaxf(ylo - ty1, ty0 - yhi));
-                const float rem2 = reach2 - dy * dy - dz * dz;
-                if (rem2 < 0.f) continue;
-                const float rem = sqrtf(rem2);
-                const int x0 = ils_clampi((int)floorf((tx0 - rem - g.blo_x) / g.bin), 0, g.bx - 1);
-                const int x1 = ils_clampi((int)floorf((tx1 + rem - g.blo_x) / g.bin), 0, g.bx - 1);
-                const int row = g.bx * (y + g.by * z);
-                const int a1 = starts[row + x1 + 1];
-                for (int a = starts[row + x0]; a < a1; ++a) {
-                    const float4 at = atoms[a];
-                    if (at.w == 0.f) continue;
-                    const float rh = par[a].x;
-                    const float dx = at.x - px, dy2 = at.y - py, dz2 = at.z - pz;
-                    for (int j = 0; j < g.n_probe; ++j) {
-                        const float2 pj = ils_probe[j];
-                        const float e = at.w * pj.x;
-                        const float r = rh + pj.y;
-                        const float r2min = r * r;
-#pragma unroll
-                        for (int k = 0; k < ILS_OG; ++k) {
-                            if (k < no) {
-                                const float4 o = ils_off[(oc * g.n_orient + o0 + k) * g.n_probe + j];
-                                const float qx = dx - o.x, qy = dy2 - o.y, qz = dz2 - o.z;
-                                const float r2 = fmaxf(fmaf(qx, qx, fmaf(qy, qy, qz * qz)), 1e-12f);
-                                float inv = __fdividef(1.f, r2);
-                                inv = inv * fmaf(-r2, inv, 2.f);
-                                const float s2 = r2min * inv;
-                                const float s6 = s2 * s2 * s2;
-                                const float t = e * s6 * (s6 - 2.f);
-                                u[k] += (r2 < g.cutoff2 && e > 0.f) ? t : 0.f;
-                            }
-                        }
+    const int ix = blockIdx.x * 4 + (t & 3), iy = blockIdx.y * 4 + ((t >> 2) & 3), iz = blockIdx.z * 4 + (t >> 4);
+    const bool inside = ix < g.nx && iy < g.ny && iz < g.nz;
+    const float px = ix * g.step, py = iy * g.step, pz = iz * g.step;
+    const float3 lo = make_float3(blockIdx.x * 4 * g.step, blockIdx.y * 4 * g.step, blockIdx.z * 4 * g.step);
+    const float3 hi = make_float3(min((int)blockIdx.x * 4 + 3, g.nx - 1) * g.step,
+                                  min((int)blockIdx.y * 4 + 3, g.ny - 1) * g.step,
+                                  min((int)blockIdx.z * 4 + 3, g.nz - 1) * g.step);
+    if (t == 0) n_near = 0;
+    __syncthreads();
+    // Atoms beyond `near`: bounded once for the whole box (each thread takes some).
+    float far = 0.f;
+    int y0, y1, z0, z1;
+    ils_rows(g, lo, hi, g.reach, y0, y1, z0, z1);
+    for (int z = z0; z <= z1; ++z) {
+        for (int y = y0; y <= y1; ++y) {
+            int a0, a1;
+            if (!ils_row(g, starts, lo, hi, g.reach, y, z, a0, a1)) continue;
+            for (int a = a0 + t; a < a1; a += ILS_BLOCK) {
+                const float4 at = atoms[a];
+                const float gx = ils_gap(at.x, lo.x, hi.x), gy = ils_gap(at.y, lo.y, hi.y),
+                            gz = ils_gap(at.z, lo.z, hi.z);
+                const float dmin = sqrtf(gx * gx + gy * gy + gz * gz);
+                if (dmin >= g.reach) continue;
+                const float ri = rh[a];
+                if (dmin < g.near) {
+                    const int slot = atomicAdd(&n_near, 1);
+                    if (slot < ILS_NEAR) {
+                        near_at[slot] = at;
+                        near_rh[slot] = ri;
+                        continue;
                     }
+                }
+                const float fx = ils_far(at.x, lo.x, hi.x), fy = ils_far(at.y, lo.y, hi.y),
+                            fz = ils_far(at.z, lo.z, hi.z);
+                const float dmax = sqrtf(fx * fx + fy * fy + fz * fz);
+                for (int j = 0; j < g.n_probe; ++j) {
+                    const float4 pj = ils_probe[j];
+                    far += ils_pair_min(fmaxf(dmin - pj.z, 0.f), dmax + pj.z, ri + pj.y, at.w * pj.x, g.cutoff);
                 }
             }
         }
-#pragma unroll
-        for (int k = 0; k < ILS_OG; ++k) {
-            if (k < no) rho += __expf(-u[k]);
+    }
+    __syncthreads();
+    float bound = ils_block_sum(far, red);
+    const int nn = min(n_near, ILS_NEAR);
+    for (int i = 0; i < nn; ++i) {
+        const float4 at = near_at[i];
+        const float dx = at.x - px, dy = at.y - py, dz = at.z - pz;
+        const float d = sqrtf(dx * dx + dy * dy + dz * dz);
+        const float ri = near_rh[i];
+        for (int j = 0; j < g.n_probe; ++j) {
+            const float4 pj = ils_probe[j];
+            bound += ils_pair_min(fabsf(d - pj.z), d + pj.z, ri + pj.y, at.w * pj.x, g.cutoff);
         }
     }
-    if (inside) {
-        if (excluded) {
-            if (!g.accumulate) out[idx] = 0.f;
-        } else {
-            out[idx] = g.accumulate ? out[idx] + rho : rho;
+    // NaN (never expected) keeps the point.
+    const bool keep = inside && !(bound > g.threshold);
+    const unsigned w = __ballot_sync(0xffffffffu, keep);
+    __shared__ unsigned words[ILS_BLOCK / 32];
+    if ((t & 31) == 0) words[t >> 5] = w;
+    __syncthreads();
+    if (t == 0) {
+        const unsigned long long m = (unsigned long long)words[0] | ((unsigned long long)words[1] << 32);
+        masks[region] = m;
+        counts[region] = __popcll(m);
+    }
+}
+
+// Exclusive prefix sums of `counts` (n entries) into `offsets` (n + 1 entries). One block of 1024.
+extern "C" __global__ void __launch_bounds__(1024) ils_scan(const int* __restrict__ counts, int n,
+                                                           int* __restrict__ offsets) {
+    __shared__ int part[1024];
+    const int t = threadIdx.x;
+    const int per = (n + 1023) / 1024;
+    const int b0 = min(t * per, n), b1 = min(b0 + per, n);
+    int s = 0;
+    for (int i = b0; i < b1; ++i) s += counts[i];
+    part[t] = s;
+    __syncthreads();
+    for (int o = 1; o < 1024; o <<= 1) {
+        const int v = t >= o ? part[t - o] : 0;
+        __syncthreads();
+        part[t] += v;
+        __syncthreads();
+    }
+    int run = part[t] - s;
+    for (int i = b0; i < b1; ++i) {
+        offsets[i] = run;
+        run += counts[i];
+    }
+    if (t == 1023) offsets[n] = part[1023];
+}
+
+// The position of the k-th (from 0) set bit of m.
+__device__ int ils_nth_bit(unsigned long long m, int k) {
+    unsigned w = (unsigned)m;
+    int base = 0;
+    const int c = __popc(w);
+    if (k >= c) {
+        k -= c;
+        w = (unsigned)(m >> 32);
+        base = 32;
+    }
+    for (int i = 0; i < k; ++i) w &= w - 1;
+    return base + __ffs(w) - 1;
+}
+
+// One gather pass: the atoms within reach of the box [lo, hi], from the cursor (row, next) on, into
+// the tile (inner atoms from the front, the rest from the back) until the tile is nearly full. Every
+// thread of the block calls it with the same cursor. True when every atom has been gathered.
+__device__ bool ils_gather(const float4* __restrict__ atoms, const float* __restrict__ rh,
+                           const int* __restrict__ starts, const IlsArgs& g, float3 lo, float3 hi, float4* tile,
+                           float* tile_rh, int* counters, int& row, int& next) {
+    const int t = threadIdx.x;
+    if (t == 0) {
+        counters[0] = 0;
+        counters[1] = 0;
+    }
+    __syncthreads();
+    int y0, y1, z0, z1;
+    ils_rows(g, lo, hi, g.reach, y0, y1, z0, z1);
+    const int ny = y1 - y0 + 1;
+    const int n_rows = ny * (z1 - z0 + 1);
+    const float inner = g.cutoff - g.a_max;
+    const float inner2 = inner > 0.f ? inner * inner : -1.f;
+    const float reach2 = g.reach * g.reach;
+    while (row < n_rows) {
+        int a0, a1;
+        if (!ils_row(g, starts, lo, hi, g.reach, y0 + row % ny, z0 + row / ny, a0, a1)) {
+            ++row;
+            next = -1;
+            continue;
+        }
+        if (next < 0) next = a0;
+        while (next < a1) {
+            const int used = counters[0] + counters[1];
+            __syncthreads();
+            if (used > g.tile - ILS_BLOCK) return false;
+            const int a = next + t;
+            if (a < a1) {
+                const float4 at = atoms[a];
+                const float gx = ils_gap(at.x, lo.x, hi.x), gy = ils_gap(at.y, lo.y, hi.y),
+                            gz = ils_gap(at.z, lo.z, hi.z);
+                if (gx * gx + gy * gy + gz * gz < reach2) {
+                    const float fx = ils_far(at.x, lo.x, hi.x), fy = ils_far(at.y, lo.y, hi.y),
+                                fz = ils_far(at.z, lo.z, hi.z);
+                    const bool in = fx * fx + fy * fy + fz * fz < inner2;
+                    const int slot = in ? atomicAdd(&counters[0], 1) : g.tile - 1 - atomicAdd(&counters[1], 1);
+                    tile[slot] = at;
+                    tile_rh[slot] = rh[a];
+                }
+            }
+            next += ILS_BLOCK;
+            __syncthreads();
+        }
+        ++row;
+        next = -1;
+    }
+    return true;
+}
+
+// Adds the tile's atoms to the K energies u of one probe atom (offsets ow = -2 o_j).
+template <int K>
+__device__ __forceinline__ void ils_stream(const float4* tile, const float* tile_rh, int n_in, int first_out,
+                                           int end, float px, float py, float pz, float4 pj, float a2,
+                                           const float3* ow, float cutoff2, float* u) {
+    for (int i = 0; i < n_in; ++i) {
+        const float4 at = tile[i];
+        const float dx = at.x - px, dy = at.y - py, dz = at.z - pz;
+        const float c = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, a2)));
+        const float R = tile_rh[i] + pj.y;
+        const float R2 = R * R;
+        const float R6 = R2 * R2 * R2;
+        const float eR6 = at.w * pj.x * R6;
+        const float A = eR6 * R6, nB = -2.f * eR6;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const float r2 = fmaf(dx, ow[k].x, fmaf(dy, ow[k].y, fmaf(dz, ow[k].z, c)));
+            const float inv = ils_rcp(r2);
+            const float inv3 = inv * inv * inv;
+            u[k] = fmaf(fmaf(A, inv3, nB), inv3, u[k]);
+        }
+    }
+    for (int i = first_out; i < end; ++i) {
+        const float4 at = tile[i];
+        const float dx = at.x - px, dy = at.y - py, dz = at.z - pz;
+        const float c = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, a2)));
+        const float R = tile_rh[i] + pj.y;
+        const float R2 = R * R;
+        const float R6 = R2 * R2 * R2;
+        const float eR6 = at.w * pj.x * R6;
+        const float A = eR6 * R6, nB = -2.f * eR6;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const float r2 = fmaf(dx, ow[k].x, fmaf(dy, ow[k].y, fmaf(dz, ow[k].z, c)));
+            const float inv = r2 < cutoff2 ? ils_rcp(r2) : 0.f;
+            const float inv3 = inv * inv * inv;
+            u[k] = fmaf(fmaf(A, inv3, nB), inv3, u[k]);
         }
     }
 }
+
+// As `ils_stream` for a probe of two alike atoms at o and -o (offsets ow = -2 o of the first): one
+// dot product gives both distances, r^2 = c + t and c - t.
+template <int K>
+__device__ __forceinline__ void ils_stream_pair(const float4* tile, const float* tile_rh, int n_in, int first_out,
+                                                int end, float px, float py, float pz, float4 pj, float a2,
+                                                const float3* ow, float cutoff2, float* u) {
+    for (int i = 0; i < n_in; ++i) {
+        const float4 at = tile[i];
+        const float dx = at.x - px, dy = at.y - py, dz = at.z - pz;
+        const float c = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, a2)));
+        const float R = tile_rh[i] + pj.y;
+        const float R2 = R * R;
+        const float R6 = R2 * R2 * R2;
+        const float eR6 = at.w * pj.x * R6;
+        const float A = eR6 * R6, nB = -2.f * eR6;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const float t = fmaf(dx, ow[k].x, fmaf(dy, ow[k].y, dz * ow[k].z));
+            const float ia = ils_rcp(c + t), ib = ils_rcp(c - t);
+            const float a3 = ia * ia * ia, b3 = ib * ib * ib;
+            u[k] = fmaf(fmaf(A, a3, nB), a3, u[k]);
+            u[k] = fmaf(fmaf(A, b3, nB), b3, u[k]);
+        }
+    }
+    for (int i = first_out; i < end; ++i) {
+        const float4 at = tile[i];
+        const float dx = at.x - px, dy = at.y - py, dz = at.z - pz;
+        const float c = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, a2)));
+        const float R = tile_rh[i] + pj.y;
+        const float R2 = R * R;
+        const float R6 = R2 * R2 * R2;
+        const float eR6 = at.w * pj.x * R6;
+        const float A = eR6 * R6, nB = -2.f * eR6;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const float t = fmaf(dx, ow[k].x, fmaf(dy, ow[k].y, dz * ow[k].z));
+            const float ra = c + t, rb = c - t;
+            const float ia = ra < cutoff2 ? ils_rcp(ra) : 0.f, ib = rb < cutoff2 ? ils_rcp(rb) : 0.f;
+            const float a3 = ia * ia * ia, b3 = ib * ib * ib;
+            u[k] = fmaf(fmaf(A, a3, nB), a3, u[k]);
+            u[k] = fmaf(fmaf(A, b3, nB), b3, u[k]);
+        }
+    }
+}
+
+template <int K>
+__device__ void ils_points(const float4* __restrict__ atoms, const float* __restrict__ rh,
+                           const int* __restrict__ starts, const float4* __restrict__ off,
+                           const unsigned long long* __restrict__ masks, const int* __restrict__ offsets,
+                           const IlsArgs& g, float* __restrict__ samples) {
+    extern __shared__ float4 tile[];
+    float* tile_rh = (float*)(tile + g.tile);
+    __shared__ int counters[2];
+    __shared__ int box[6];
+    const int t = threadIdx.x;
+    const int n_regions = g.rx * g.ry * g.rz;
+    const int total = offsets[n_regions];
+    if ((int)blockIdx.x * ILS_BLOCK >= total) return;
+    const int gi = blockIdx.x * ILS_BLOCK + t;
+    const bool active = gi < total;
+    int ix = 0, iy = 0, iz = 0;
+    if (active) {
+        int a = 0, b = n_regions - 1;
+        while (a < b) {
+            const int mid = (a + b + 1) >> 1;
+            if (offsets[mid] <= gi) a = mid;
+            else b = mid - 1;
+        }
+        const int bit = ils_nth_bit(masks[a], gi - offsets[a]);
+        int bxr, byr, bzr;
+        ils_region(g, a, bxr, byr, bzr);
+        ix = bxr * 4 + (bit & 3);
+        iy = byr * 4 + ((bit >> 2) & 3);
+        iz = bzr * 4 + (bit >> 4);
+    }
+    if (t == 0) {
+        box[0] = box[1] = box[2] = 0x7fffffff;
+        box[3] = box[4] = box[5] = -1;
+    }
+    __syncthreads();
+    if (active) {
+        atomicMin(&box[0], ix);
+        atomicMin(&box[1], iy);
+        atomicMin(&box[2], iz);
+        atomicMax(&box[3], ix);
+        atomicMax(&box[4], iy);
+        atomicMax(&box[5], iz);
+    }
+    __syncthreads();
+    const float3 lo = make_float3(box[0] * g.step, box[1] * g.step, box[2] * g.step);
+    const float3 hi = make_float3(box[3] * g.step, box[4] * g.step, box[5] * g.step);
+    const float px = ix * g.step, py = iy * g.step, pz = iz * g.step;
+    const int cls = g.classes == 1 ? 0 : (ix % g.s) + g.s * ((iy % g.s) + g.s * (iz % g.s));
+
+    int row = 0, next = -1;
+    const bool whole = ils_gather(atoms, rh, starts, g, lo, hi, tile, tile_rh, counters, row, next);
+    int n_in = counters[0], n_out = counters[1];
+    float rho = 0.f;
+    for (int o0 = 0; o0 < g.n_orient; o0 += K) {
+        float u[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) u[k] = 0.f;
+        const int n_streams = g.pair ? 1 : g.n_probe;
+        for (int j = 0; j < n_streams; ++j) {
+            const float4 pj = ils_probe[j];
+            if (!(pj.x > 0.f)) continue;
+            float3 ow[K];
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const int o = o0 + k;
+                const float4 v = o < g.n_orient ? off[((size_t)cls * g.n_orient + o) * g.n_probe + j]
+                                                : make_float4(0.f, 0.f, 0.f, 0.f);
+                ow[k] = make_float3(v.x, v.y, v.z);
+            }
+            if (whole) {
+                if (g.pair) {
+                    ils_stream_pair<K>(tile, tile_rh, n_in, g.tile - n_out, g.tile, px, py, pz, pj, pj.w, ow,
+                                       g.cutoff2, u);
+                } else {
+                    ils_stream<K>(tile, tile_rh, n_in, g.tile - n_out, g.tile, px, py, pz, pj, pj.w, ow, g.cutoff2,
+                                  u);
+                }
+            } else {
+                int r = 0, nx = -1;
+                bool done = false;
+                while (!done) {
+                    __syncthreads();
+                    done = ils_gather(atoms, rh, starts, g, lo, hi, tile, tile_rh, counters, r, nx);
+                    const int a = counters[0], b = counters[1];
+                    if (g.pair) {
+                        ils_stream_pair<K>(tile, tile_rh, a, g.tile - b, g.tile, px, py, pz, pj, pj.w, ow, g.cutoff2,
+                                           u);
+                    } else {
+                        ils_stream<K>(tile, tile_rh, a, g.tile - b, g.tile, px, py, pz, pj, pj.w, ow, g.cutoff2, u);
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            if (o0 + k < g.n_orient) rho += expf(-u[k]);
+        }
+    }
+    if (active) samples[(size_t)ix + (size_t)g.nx * ((size_t)iy + (size_t)g.ny * (size_t)iz)] = rho;
+}
+
+#define ILS_POINTS(K)                                                                                               \
+    extern "C" __global__ void __launch_bounds__(ILS_BLOCK)                                                         \
+    ils_points_k##K(const float4* __restrict__ atoms, const float* __restrict__ rh, const int* __restrict__ starts, \
+                    const float4* __restrict__ off, const unsigned long long* __restrict__ masks,                  \
+                    const int* __restrict__ offsets, IlsArgs g, float* __restrict__ samples) {                     \
+        ils_points<K>(atoms, rh, starts, off, masks, offsets, g, samples);                                          \
+    }
+ILS_POINTS(1)
+ILS_POINTS(8)
+ILS_POINTS(10)
+ILS_POINTS(13)
+ILS_POINTS(15)
+ILS_POINTS(16)
+ILS_POINTS(17)
 
 // Mean of each voxel's s^3 samples, times `scale` (1 / orientations evaluated): voxel (i, j, k) holds
 // samples (i s .. i s + s - 1, ...).

@@ -336,6 +336,66 @@ fn real_trajectory_engines_equal_the_reference_on_random_frames() {
     }
 }
 
+/// A map of many regions and bricks of the CUDA kernel's kept-point list (the test above fits in one):
+/// the CUDA kernel against the CPU engine (itself held to the reference above) on one tz2 frame, with
+/// the water's Lennard-Jones terms left out (voxels below 10 kT: within 1e-4 kT) and kept (most points
+/// excluded: the same voxels below 60 kT, within 0.05 kT there).
+#[test]
+fn cuda_equals_the_cpu_engine_on_a_map_of_many_regions() {
+    let Some(gpu) = cuda_device::device() else {
+        return;
+    };
+    let mut system = tz2();
+    let files = [data("md/amber/tz2.truncoct.parm7.bz2")];
+    let lj = orbitfield::io::ils_params::system_lj(&files, &system.structure, &[], false, None).unwrap();
+    let frame = system.trajectory.frame(2).unwrap();
+    let pos: Vec<[f64; 3]> = frame.positions_angstrom.iter().map(|p| p.map(f64::from)).collect();
+    let protein: Vec<usize> = (0..system.structure.len())
+        .filter(|&i| system.structure.resnames[i].as_str() != "WAT")
+        .collect();
+    let mut centre = [0.0; 3];
+    for &i in &protein {
+        for k in 0..3 {
+            centre[k] += pos[i][k] / protein.len() as f64;
+        }
+    }
+    let map = IlsMap {
+        origin_angstrom: [centre[0] - 13.0, centre[1] - 11.0, centre[2] - 9.5],
+        spacing_angstrom: 1.0,
+        dims: [27, 23, 20],
+    };
+    for water in [false, true] {
+        let params: Vec<_> = (0..system.structure.len())
+            .map(|i| {
+                let mut p = lj.params[i];
+                if !water && system.structure.resnames[i].as_str() == "WAT" {
+                    p.eps_kcal_per_mol = 0.0;
+                }
+                p
+            })
+            .collect();
+        let s = setup(map, 2, Probe::builtin("o2").unwrap(), 10, params);
+        let placed = place_atoms(&s, &pos, frame.cell.as_ref(), None).unwrap();
+        let mut cpu = OccupancySums::new(map.dims);
+        cpu.add_frame(&voxel_means(&s, &placed)).unwrap();
+        let mut cuda = OccupancySums::new(map.dims);
+        cuda.add_frame(&gpu.ils_voxel_means(&s, &placed).unwrap()).unwrap();
+        let (want, got) = (pmf(&cpu), pmf(&cuda));
+        let (limit, tol) = if water { (60.0, 0.05) } else { (10.0, 1e-4) };
+        let mut checked = 0;
+        let mut worst: f64 = 0.0;
+        for (g, w) in got.iter().zip(&want) {
+            if *w < limit || *g < limit {
+                checked += 1;
+                worst = worst.max((g - w).abs());
+            }
+        }
+        println!("water {water}: {checked} voxels below {limit} kT, largest difference {worst:.3e} kT");
+        assert!(checked >= 10, "only {checked} voxels below {limit} kT");
+        assert!(worst <= tol, "water {water}: {worst} kT");
+    }
+}
+
 #[test]
 fn kernel_source_compiles_with_nvrtc() {
     use orbitfield::compute::cuda;
@@ -348,7 +408,9 @@ fn kernel_source_compiles_with_nvrtc() {
         return;
     }
     let ptx = cuda::compile_ptx(cuda::ils::ILS_SRC, "compute_75").unwrap();
-    assert!(ptx.contains("ils_samples") && ptx.contains("ils_voxels"));
+    for name in ["ils_bound", "ils_scan", "ils_points_k1", "ils_points_k16", "ils_voxels"] {
+        assert!(ptx.contains(name), "{name} missing from the PTX");
+    }
 }
 
 fn grid_ils(args: &[&str]) -> (bool, String) {

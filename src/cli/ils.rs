@@ -157,6 +157,14 @@ pub fn grid_ils_main() -> Option<ExitCode> {
             });
         }
     };
+    // Diagnostics as for the other commands: `ORBITFIELD_LOG=orbitfield::timing=debug` prints each
+    // GPU frame's kept sample points and time.
+    if let Ok(filter) = std::env::var("ORBITFIELD_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     Some(super::exit_code(run(&args)))
 }
 

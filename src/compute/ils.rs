@@ -11,7 +11,12 @@
 //! the orientation, one probe atom feels at least `max_energy + 30` kT of repulsion from that atom
 //! alone ([`EXCLUSION_MARGIN_KT`]): with any attraction of the rest under 30 kT such a point lies
 //! above the map's cap, so exclusion never changes a voxel below the cap by more than exp(-30) of
-//! itself. The float64 reference ([`super::cpu::ils::reference_voxel_means`]) excludes nothing.
+//! itself (the CPU engine's rule). The CUDA engine excludes by a proven bound instead: per atom and
+//! probe atom the smallest pair energy over every distance the probe atom can take from that atom
+//! (the hard cutoff included), summed over the atoms; a point whose bound exceeds the cap plus
+//! [`BOUND_MARGIN_KT`] has exp(-U/kT) < exp(-cap - margin) in every orientation, so leaving it out
+//! changes a voxel's mean occupancy by less than that, below exp(-margin) of any voxel under the cap.
+//! The float64 reference ([`super::cpu::ils::reference_voxel_means`]) excludes nothing.
 //!
 //! Called by the CPU engine (`compute::cpu::ils`), the CUDA engine (`compute::cuda::ils`), the jobs
 //! front end (`jobs::ils`) and the `grid ils` command.
@@ -23,6 +28,9 @@ use crate::model::lj::{LjParams, Probe};
 
 /// Exclusion threshold above the cap, kT (see the module docs).
 pub const EXCLUSION_MARGIN_KT: f64 = 30.0;
+/// Margin above the cap of the CUDA engine's exclusion bound, kT (see the module docs): it also
+/// covers the float32 rounding of the bound (about 1e-4 of it).
+pub const BOUND_MARGIN_KT: f64 = 10.0;
 /// Most atoms (images included) one frame may place (a tiny box under a large map).
 pub const MAX_PLACED_ATOMS: usize = 200_000_000;
 

@@ -1,24 +1,30 @@
 //! Implicit ligand sampling on a CUDA device: one frame's voxel means of the probe occupancy.
 //!
 //! Owns [`IlsArgs`] (twin of `struct IlsArgs` in `kernels/ils.cu`), [`DeviceAtoms`] (the placed atoms
-//! relative to the first sample point, sorted into [`BIN_ANGSTROM`] bins, in the kernel's float4 +
-//! float2 layout; built on the host, tested without a GPU) and [`CudaEngine::ils_voxel_means`]
-//! (uploads, the orientations in constant memory in chunks, the sample kernel, the voxel kernel,
-//! download). The kernel's numbers: f32 with the SFU's reciprocal and `__expf`; held to the float64
-//! reference within 1e-4 kT where the map is below 10 kT (`tests/ils.rs`). Called by `jobs::ils` on
-//! each GPU worker's own engine.
+//! with a dispersion term, relative to the first sample point, sorted into [`BIN_ANGSTROM`] bins, in
+//! the kernel's float4 + float layout; built on the host, tested without a GPU) and
+//! [`CudaEngine::ils_voxel_means`] (uploads, the exclusion bound per region of 4 x 4 x 4 sample
+//! points, the scan of the kept points, the point kernel over them, the voxel kernel, download; see
+//! `kernels/ils.cu`). The kernel's numbers: f32 with the SFU's reciprocal; held to the float64
+//! reference within 1e-4 kT where the map is below 10 kT (`tests/ils.rs`). Excluded points (a lower
+//! bound on every orientation's energy above the cap plus [`BOUND_MARGIN_KT`]) add 0, as
+//! `compute::ils` defines. Called by `jobs::ils` on each GPU worker's own engine.
 
 use super::{CudaEngine, dev_err};
 use crate::compute::ComputeError;
-use crate::compute::ils::{Bins, IlsSetup, PlacedAtoms};
+use crate::compute::ils::{BOUND_MARGIN_KT, Bins, IlsSetup, PlacedAtoms};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use std::time::Instant;
 
 /// `kernels/ils.cu`, embedded at build time.
 pub const ILS_SRC: &str = include_str!("../../../kernels/ils.cu");
-/// `ILS_MAX_OFF`, `ILS_MAX_PROBE`, `ILS_BX`, `ILS_BY`, `ILS_BZ` in `kernels/ils.cu`.
-const MAX_OFF: usize = 2048;
+/// `ILS_MAX_PROBE` and `ILS_BLOCK` in `kernels/ils.cu`.
 const MAX_PROBE: usize = 16;
-const BLOCK: (u32, u32, u32) = (8, 4, 4);
+const BLOCK: u32 = 64;
+/// Atoms the point kernel's shared tile holds (20 bytes each).
+const TILE_ATOMS: usize = 2048;
+/// Orientations per pass of the point kernel: the `ils_points_k*` instances of `kernels/ils.cu`.
+const BATCHES: [usize; 7] = [17, 16, 15, 13, 10, 8, 1];
 /// Bin edge of the device's atom bins, Angstrom.
 pub const BIN_ANGSTROM: f64 = 3.0;
 
@@ -29,9 +35,9 @@ pub struct IlsArgs {
     pub nx: i32,
     pub ny: i32,
     pub nz: i32,
-    pub vx: i32,
-    pub vy: i32,
-    pub vz: i32,
+    pub rx: i32,
+    pub ry: i32,
+    pub rz: i32,
     pub s: i32,
     pub classes: i32,
     pub bx: i32,
@@ -42,12 +48,16 @@ pub struct IlsArgs {
     pub blo_x: f32,
     pub blo_y: f32,
     pub blo_z: f32,
-    pub reach: f32,
+    pub cutoff: f32,
     pub cutoff2: f32,
-    pub excl_reach: f32,
+    pub reach: f32,
+    pub a_max: f32,
+    pub near: f32,
+    pub threshold: f32,
     pub n_orient: i32,
     pub n_probe: i32,
-    pub accumulate: i32,
+    pub tile: i32,
+    pub pair: i32,
 }
 
 // SAFETY: `#[repr(C)]` 4-byte integers and floats, the layout of `IlsArgs` in kernels/ils.cu.
@@ -56,17 +66,43 @@ unsafe impl cudarc::driver::DeviceRepr for IlsArgs {}
 /// One frame's atoms in the kernel's layout.
 #[derive(Clone, Debug, Default)]
 pub struct DeviceAtoms {
-    /// x, y, z relative to the first sample point (Angstrom), sqrt(eps_i / kT); in bin order.
+    /// x, y, z relative to the first sample point (Angstrom), sqrt(eps_i / kT) (> 0); in bin order.
     pub atoms: Vec<[f32; 4]>,
-    /// rmin_i / 2, squared exclusion radius; in bin order.
-    pub params: Vec<[f32; 2]>,
+    /// rmin_i / 2 (Angstrom), in bin order.
+    pub rmin_half: Vec<f32>,
     /// Start of each bin in `atoms` (bins + 1 entries).
     pub starts: Vec<i32>,
     pub args: IlsArgs,
 }
 
+/// The batch of orientations per pass for `n` orientations: the fewest evaluations, counting each
+/// pass's streaming of the atoms as two.
+pub fn batch_for(n: usize) -> usize {
+    BATCHES
+        .iter()
+        .copied()
+        .min_by_key(|&k| n.div_ceil(k) * (k + 2))
+        .unwrap_or(1)
+}
+
+/// True for a probe of two atoms with the same parameters at o and -o in every orientation (O2): the
+/// kernel streams them together.
+fn alike_pair(setup: &IlsSetup) -> bool {
+    let o = &setup.orientations;
+    let atoms = &setup.probe.atoms;
+    if o.atoms_per_orientation != 2 || atoms.len() != 2 || atoms[0].lj != atoms[1].lj {
+        return false;
+    }
+    (0..o.classes.max(1)).all(|class| {
+        (0..o.evaluated()).all(|or| {
+            let (a, b) = (o.offset(class, or, 0), o.offset(class, or, 1));
+            (0..3).all(|k| (a[k] + b[k]).abs() <= 1e-9 * (1.0 + a[k].abs()))
+        })
+    })
+}
+
 impl DeviceAtoms {
-    /// Lays out `placed` for `setup` (the orientation fields of `args` are the launch's).
+    /// Lays out `placed` for `setup` (atoms without dispersion are left out: they add nothing).
     pub fn new(setup: &IlsSetup, placed: &PlacedAtoms) -> Result<DeviceAtoms, ComputeError> {
         let map = setup.map;
         let s = setup.subres.max(1);
@@ -75,35 +111,29 @@ impl DeviceAtoms {
         let first = [0, 1, 2].map(|k| map.origin_angstrom[k] - 0.5 * h + 0.5 * step);
         let n = [0, 1, 2].map(|k| map.dims[k] * s);
         let reach = setup.reach_angstrom();
-        let rel: Vec<[f64; 3]> = placed
-            .positions_angstrom
-            .iter()
-            .map(|p| [p[0] - first[0], p[1] - first[1], p[2] - first[2]])
-            .collect();
+        let kt = setup.kt_kcal_per_mol();
+        let mut rel: Vec<[f64; 3]> = Vec::with_capacity(placed.positions_angstrom.len());
+        let mut kept: Vec<(f32, f32)> = Vec::with_capacity(placed.positions_angstrom.len());
+        for (p, &t) in placed.positions_angstrom.iter().zip(&placed.params) {
+            let lj = setup.atom_lj.get(t as usize).copied().unwrap_or_default();
+            let se = (lj.eps_kcal_per_mol.abs() / kt).sqrt();
+            if !(se > 0.0 && se.is_finite()) {
+                continue;
+            }
+            rel.push([p[0] - first[0], p[1] - first[1], p[2] - first[2]]);
+            kept.push((se as f32, lj.rmin_half_angstrom as f32));
+        }
         let lo = [-reach; 3];
         let hi = [0, 1, 2].map(|k| (n[k].max(1) - 1) as f64 * step + reach);
         let bins = Bins::new(&rel, lo, hi, BIN_ANGSTROM);
-        let kt = setup.kt_kcal_per_mol();
-        let excl: Vec<f64> = setup
-            .atom_lj
-            .iter()
-            .map(|&lj| setup.exclusion_radius_angstrom(lj))
-            .collect();
         let mut atoms = Vec::with_capacity(rel.len());
-        let mut params = Vec::with_capacity(rel.len());
+        let mut rmin_half = Vec::with_capacity(rel.len());
         for &a in &bins.order {
-            let (Some(p), Some(&t)) = (rel.get(a as usize), placed.params.get(a as usize)) else {
+            let (Some(p), Some(&(se, rh))) = (rel.get(a as usize), kept.get(a as usize)) else {
                 continue;
             };
-            let lj = setup.atom_lj.get(t as usize).copied().unwrap_or_default();
-            let r = excl.get(t as usize).copied().unwrap_or(0.0);
-            atoms.push([
-                p[0] as f32,
-                p[1] as f32,
-                p[2] as f32,
-                (lj.eps_kcal_per_mol / kt).sqrt() as f32,
-            ]);
-            params.push([lj.rmin_half_angstrom as f32, (r * r) as f32]);
+            atoms.push([p[0] as f32, p[1] as f32, p[2] as f32, se]);
+            rmin_half.push(rh);
         }
         let to_i32 = |v: usize, what: &str| {
             i32::try_from(v).map_err(|_| ComputeError::Device(format!("{what} {v} too large for the ILS kernel")))
@@ -113,14 +143,28 @@ impl DeviceAtoms {
             .iter()
             .map(|&x| to_i32(x as usize, "atom count"))
             .collect::<Result<Vec<_>, _>>()?;
-        let excl_reach = excl.iter().copied().fold(0.0, f64::max);
+        // Regions of 4 x 4 x 4 sample points, padded to whole bricks of 4 x 4 x 4 regions.
+        let regions = n.map(|v| v.div_ceil(4).div_ceil(4) * 4);
+        regions[0]
+            .checked_mul(regions[1])
+            .and_then(|v| v.checked_mul(regions[2]))
+            .filter(|&v| v <= i32::MAX as usize / 64)
+            .ok_or_else(|| ComputeError::Device(format!("ILS map of {n:?} sample points too large for one launch")))?;
+        let a_max = setup.probe.radius_angstrom();
+        let rh_atoms = kept.iter().map(|k| f64::from(k.1)).fold(0.0, f64::max);
+        let rh_probe = setup
+            .probe
+            .atoms
+            .iter()
+            .map(|a| a.lj.rmin_half_angstrom)
+            .fold(0.0, f64::max);
         let args = IlsArgs {
             nx: to_i32(n[0], "sample points")?,
             ny: to_i32(n[1], "sample points")?,
             nz: to_i32(n[2], "sample points")?,
-            vx: to_i32(map.dims[0], "voxels")?,
-            vy: to_i32(map.dims[1], "voxels")?,
-            vz: to_i32(map.dims[2], "voxels")?,
+            rx: to_i32(regions[0], "regions")?,
+            ry: to_i32(regions[1], "regions")?,
+            rz: to_i32(regions[2], "regions")?,
             s: to_i32(s, "subres")?,
             classes: to_i32(setup.orientations.classes.max(1), "sample classes")?,
             bx: to_i32(bins.dims[0], "bins")?,
@@ -131,16 +175,20 @@ impl DeviceAtoms {
             blo_x: lo[0] as f32,
             blo_y: lo[1] as f32,
             blo_z: lo[2] as f32,
-            reach: reach as f32,
+            cutoff: setup.cutoff_angstrom as f32,
             cutoff2: (setup.cutoff_angstrom * setup.cutoff_angstrom) as f32,
-            excl_reach: excl_reach as f32,
-            n_orient: 0,
+            reach: reach as f32,
+            a_max: a_max as f32,
+            near: (rh_atoms + rh_probe + a_max + 1.0) as f32,
+            threshold: (setup.max_energy_kt + BOUND_MARGIN_KT) as f32,
+            n_orient: to_i32(setup.orientations.evaluated(), "orientations")?,
             n_probe: to_i32(setup.orientations.atoms_per_orientation, "probe atoms")?,
-            accumulate: 0,
+            tile: TILE_ATOMS as i32,
+            pair: i32::from(alike_pair(setup)),
         };
         Ok(DeviceAtoms {
             atoms,
-            params,
+            rmin_half,
             starts,
             args,
         })
@@ -150,47 +198,83 @@ impl DeviceAtoms {
 impl CudaEngine {
     /// One frame's voxel means of the occupancy on this device (x fastest, one per voxel).
     pub fn ils_voxel_means(&self, setup: &IlsSetup, placed: &PlacedAtoms) -> Result<Vec<f64>, ComputeError> {
-        let p = setup.orientations.atoms_per_orientation;
-        if p == 0 || p > MAX_PROBE {
+        let t0 = Instant::now();
+        let o = &setup.orientations;
+        let p = o.atoms_per_orientation;
+        if p == 0 || p > MAX_PROBE || p != setup.probe.atoms.len() {
             return Err(ComputeError::Device(format!(
                 "the ILS kernel takes probes of 1 to {MAX_PROBE} atoms, not {p}"
             )));
         }
         let dev = DeviceAtoms::new(setup, placed)?;
+        let a = dev.args;
         let n_voxels = setup.map.n_voxels();
-        let n_samples = (dev.args.nx as usize) * (dev.args.ny as usize) * (dev.args.nz as usize);
+        let n_samples = (a.nx as usize) * (a.ny as usize) * (a.nz as usize);
+        let n_codes = (a.rx as usize) * (a.ry as usize) * (a.rz as usize);
         let mut st = self.lock_state()?;
         let module = self.module(&mut st, ILS_SRC)?;
         drop(st);
-        let samples_fn = CudaEngine::function(&module, "ils_samples")?;
+        let batch = batch_for(o.evaluated());
+        let bound_fn = CudaEngine::function(&module, "ils_bound")?;
+        let scan_fn = CudaEngine::function(&module, "ils_scan")?;
+        let points_fn = CudaEngine::function(&module, &format!("ils_points_k{batch}"))?;
         let voxels_fn = CudaEngine::function(&module, "ils_voxels")?;
         let kt = setup.kt_kcal_per_mol();
         let probe: Vec<f32> = setup
             .probe
             .atoms
             .iter()
-            .flat_map(|a| {
+            .flat_map(|at| {
+                let r = crate::model::lj::norm(at.offset_angstrom);
                 [
-                    (a.lj.eps_kcal_per_mol / kt).sqrt() as f32,
-                    a.lj.rmin_half_angstrom as f32,
+                    (at.lj.eps_kcal_per_mol.abs() / kt).sqrt() as f32,
+                    at.lj.rmin_half_angstrom as f32,
+                    r as f32,
+                    (r * r) as f32,
                 ]
             })
             .collect();
         super::engine::copy_symbol(&module, &self.stream, "ils_probe", &probe)?;
+        // Orientation offsets as -2 o_j (float4), for every class, orientation and probe atom.
+        let classes = o.classes.max(1);
+        let n_orient = o.evaluated();
+        let mut offsets: Vec<f32> = Vec::with_capacity(classes * n_orient * p * 4);
+        for class in 0..classes {
+            for or in 0..n_orient {
+                for j in 0..p {
+                    let v = o.offset(class, or, j);
+                    offsets.extend([(-2.0 * v[0]) as f32, (-2.0 * v[1]) as f32, (-2.0 * v[2]) as f32, 0.0]);
+                }
+            }
+        }
         // Device buffers (at least one element each).
         let atoms_flat: Vec<f32> = if dev.atoms.is_empty() {
             vec![0.0; 4]
         } else {
             dev.atoms.iter().flatten().copied().collect()
         };
-        let params_flat: Vec<f32> = if dev.params.is_empty() {
-            vec![0.0; 2]
+        let rh_flat: Vec<f32> = if dev.rmin_half.is_empty() {
+            vec![0.0]
         } else {
-            dev.params.iter().flatten().copied().collect()
+            dev.rmin_half.clone()
         };
+        let t_host = t0.elapsed().as_secs_f64();
         let atoms_d: CudaSlice<f32> = self.stream.clone_htod(&atoms_flat).map_err(dev_err("upload"))?;
-        let params_d: CudaSlice<f32> = self.stream.clone_htod(&params_flat).map_err(dev_err("upload"))?;
+        let rh_d: CudaSlice<f32> = self.stream.clone_htod(&rh_flat).map_err(dev_err("upload"))?;
         let starts_d: CudaSlice<i32> = self.stream.clone_htod(&dev.starts).map_err(dev_err("upload"))?;
+        let off_d: CudaSlice<f32> = self.stream.clone_htod(&offsets).map_err(dev_err("upload"))?;
+        let mut masks_d = self
+            .stream
+            .alloc_zeros::<u64>(n_codes.max(1))
+            .map_err(dev_err("allocation"))?;
+        let mut counts_d = self
+            .stream
+            .alloc_zeros::<i32>(n_codes.max(1))
+            .map_err(dev_err("allocation"))?;
+        let mut starts_kept_d = self
+            .stream
+            .alloc_zeros::<i32>(n_codes + 1)
+            .map_err(dev_err("allocation"))?;
         let mut samples_d = self
             .stream
             .alloc_zeros::<f32>(n_samples.max(1))
@@ -199,58 +283,59 @@ impl CudaEngine {
             .stream
             .alloc_zeros::<f32>(n_voxels.max(1))
             .map_err(dev_err("allocation"))?;
-        let s3 = (setup.subres.max(1) as u32).pow(3);
-        let grid = (
-            (dev.args.vx as u32).div_ceil(BLOCK.0),
-            (dev.args.vy as u32).div_ceil(BLOCK.1),
-            (dev.args.vz as u32).div_ceil(BLOCK.2) * s3,
-        );
-        if grid.1 > 65535 || grid.2 > 65535 {
+        let regions = (a.rx as u32, a.ry as u32, a.rz as u32);
+        if regions.1 > 65535 || regions.2 > 65535 {
             return Err(ComputeError::Device("ILS map too large for one launch".into()));
         }
-        let cfg = LaunchConfig {
-            grid_dim: grid,
-            block_dim: BLOCK,
-            shared_mem_bytes: 0,
-        };
-        let o = &setup.orientations;
-        let classes = o.classes.max(1);
-        let per_launch = MAX_OFF / (p * classes);
-        if per_launch == 0 {
-            return Err(ComputeError::Device(format!(
-                "{classes} sample classes of {p} probe atoms do not fit the ILS kernel's constant memory ({MAX_OFF} offsets)"
-            )));
-        }
-        let n_orient = o.evaluated();
-        let mut first = 0;
-        while first < n_orient {
-            let count = per_launch.min(n_orient - first);
-            let mut chunk: Vec<f32> = Vec::with_capacity(classes * count * p * 4);
-            for class in 0..classes {
-                for or in first..first + count {
-                    for j in 0..p {
-                        let v = o.offset(class, or, j);
-                        chunk.extend([v[0] as f32, v[1] as f32, v[2] as f32, 0.0]);
-                    }
-                }
-            }
-            super::engine::copy_symbol(&module, &self.stream, "ils_off", &chunk)?;
-            let args = IlsArgs {
-                n_orient: count as i32,
-                accumulate: i32::from(first > 0),
-                ..dev.args
-            };
-            let mut l = self.stream.launch_builder(&samples_fn);
+        {
+            let mut l = self.stream.launch_builder(&bound_fn);
             l.arg(&atoms_d)
-                .arg(&params_d)
+                .arg(&rh_d)
                 .arg(&starts_d)
-                .arg(&args)
+                .arg(&a)
+                .arg(&mut masks_d)
+                .arg(&mut counts_d);
+            let cfg = LaunchConfig {
+                grid_dim: regions,
+                block_dim: (BLOCK, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: atoms and rmin_half hold the binned atoms that `starts` (bins + 1 entries, the
+            // last the atom count) indexes; the kernel writes one mask and count per region of the
+            // padded grid (rx * ry * rz entries each).
+            unsafe { l.launch(cfg) }.map_err(dev_err("ils_bound launch"))?;
+        }
+        let n_codes_i = n_codes as i32;
+        {
+            let mut l = self.stream.launch_builder(&scan_fn);
+            l.arg(&counts_d).arg(&n_codes_i).arg(&mut starts_kept_d);
+            let cfg = LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (1024, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: reads n_codes counts, writes n_codes + 1 offsets.
+            unsafe { l.launch(cfg) }.map_err(dev_err("ils_scan launch"))?;
+        }
+        {
+            let mut l = self.stream.launch_builder(&points_fn);
+            l.arg(&atoms_d)
+                .arg(&rh_d)
+                .arg(&starts_d)
+                .arg(&off_d)
+                .arg(&masks_d)
+                .arg(&starts_kept_d)
+                .arg(&a)
                 .arg(&mut samples_d);
-            // SAFETY: atoms and params hold the binned atoms that `starts` (bins + 1 entries, the last
-            // the atom count) indexes; the kernel writes nx * ny * nz samples into a buffer of that
-            // size; the constant offsets hold `classes * count * n_probe` float4.
-            unsafe { l.launch(cfg) }.map_err(dev_err("ils_samples launch"))?;
-            first += count;
+            let cfg = LaunchConfig {
+                grid_dim: (n_codes.max(1) as u32, 1, 1),
+                block_dim: (BLOCK, 1, 1),
+                shared_mem_bytes: (TILE_ATOMS * 20) as u32,
+            };
+            // SAFETY: as above, plus `classes * n_orient * n_probe` float4 offsets, the masks and
+            // n_codes + 1 offsets of the kept points; each kept point writes its own sample of the
+            // nx * ny * nz buffer; the dynamic shared memory holds `tile` float4 and `tile` floats.
+            unsafe { l.launch(cfg) }.map_err(dev_err("ils_points launch"))?;
         }
         let s = setup.subres.max(1) as i32;
         let scale = 1.0f32 / n_orient.max(1) as f32;
@@ -262,8 +347,8 @@ impl CudaEngine {
         {
             let mut l = self.stream.launch_builder(&voxels_fn);
             l.arg(&samples_d)
-                .arg(&dev.args.nx)
-                .arg(&dev.args.ny)
+                .arg(&a.nx)
+                .arg(&a.ny)
                 .arg(&s)
                 .arg(&scale)
                 .arg(&mut voxels_d)
@@ -276,11 +361,42 @@ impl CudaEngine {
                 .map_err(dev_err("ils_voxels launch"))?;
         }
         let out = self.stream.clone_dtoh(&voxels_d).map_err(dev_err("download"))?;
+        let kept = self
+            .stream
+            .clone_dtoh(&starts_kept_d.slice(n_codes..n_codes + 1))
+            .map_err(dev_err("download"))?;
         self.stream.synchronize().map_err(dev_err("synchronize"))?;
+        tracing::debug!(
+            target: "orbitfield::timing",
+            "ILS frame on cuda:{}: {} atoms, {} of {} sample points kept ({:.1}%), {} orientations in passes of {}, host {:.2} ms, total {:.2} ms",
+            self.ordinal(),
+            dev.atoms.len(),
+            kept.first().copied().unwrap_or(0),
+            n_samples,
+            100.0 * f64::from(kept.first().copied().unwrap_or(0)) / n_samples.max(1) as f64,
+            n_orient,
+            batch,
+            1e3 * t_host,
+            1e3 * t0.elapsed().as_secs_f64()
+        );
         let values: Vec<f64> = out.iter().take(n_voxels).map(|&v| f64::from(v)).collect();
         if values.iter().any(|v| !v.is_finite()) {
             return Err(ComputeError::NotFinite);
         }
         Ok(values)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batch_for;
+
+    #[test]
+    fn batches_waste_few_orientations() {
+        assert_eq!(batch_for(1), 1);
+        assert_eq!(batch_for(5), 8);
+        assert_eq!(batch_for(50), 17);
+        assert_eq!(batch_for(75), 15);
+        assert_eq!(batch_for(1000), 17);
     }
 }
