@@ -265,7 +265,7 @@ fn fibonacci_hemisphere(m: usize) -> Vec<[f64; 3]> {
 /// fewer directions than the Fibonacci set: see [`DEFAULT_ORIENTATIONS`].
 pub fn antipodal_design(m: usize) -> Vec<[f64; 3]> {
     let mut d = fibonacci_hemisphere(m);
-    if m > DESIGN_MAX_AXES || m < 2 {
+    if !(2..=DESIGN_MAX_AXES).contains(&m) {
         return d;
     }
     let mut step = 0.05;
