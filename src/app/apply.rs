@@ -198,6 +198,9 @@ impl AppState {
                 }
                 None => self.error("RDF: open a trajectory first".into()),
             },
+            Command::StartIls => self.start_ils(),
+            Command::PauseIls(paused) => self.pause_ils(paused),
+            Command::CancelIls => self.cancel_ils(),
             Command::CancelRdf => {
                 self.panels.rdf.cancel();
                 self.panels.status = "RDF cancelled".into();

@@ -751,6 +751,7 @@ impl AppState {
                 colormap: colormap.for_values(key.field.is_electrostatic()),
             });
         }
+        out.extend(self.ils_legends());
         let surface = self.doc.reps.fields().find_map(|(r, f)| {
             let c = f
                 .coloring

@@ -23,6 +23,7 @@ pub mod draw;
 pub mod export;
 pub mod fields;
 pub mod history;
+pub mod ils;
 pub mod labels;
 pub mod measure;
 pub mod orbitals;

@@ -55,6 +55,11 @@ pub fn available_fields(state: &AppState) -> Vec<FieldChoice> {
                 .filter_map(|i| u16::try_from(i).ok())
                 .map(|selection| FieldChoice::MolSurf { selection }),
         )
+        .chain(
+            (0..doc.ils_maps.len())
+                .filter_map(|i| u16::try_from(i).ok())
+                .map(FieldChoice::Ils),
+        )
         .filter(|f| doc.has_field(*f)),
     );
     out
@@ -79,6 +84,7 @@ pub fn iso_range(field: FieldChoice, unit: &FieldUnit, grid: Option<&Grid3>, iso
             POTENTIAL_RANGE_KT_PER_E.map(|v| v / kt * unit.scale)
         }
         FieldChoice::MolSurf { .. } => [0.01, 5.0],
+        FieldChoice::Ils(_) => [0.01 * unit.scale, 87.0 * unit.scale],
         FieldChoice::Volume(_) => {
             let max = grid
                 .and_then(|g| g.min_max())
@@ -212,9 +218,13 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if has_charges && field.is_some_and(|f| f.is_potential()) {
         potential_ui(ui, state);
     }
+    let ils_iso = match field {
+        Some(FieldChoice::Ils(m)) => super::ils::ils_panel_ui(ui, state, m),
+        _ => false,
+    };
     let edits = state
         .panel_field_rep()
-        .filter(|f| f.is_surface())
+        .filter(|f| f.is_surface() && !ils_iso)
         .map(|f| iso_controls_ui(ui, state, f))
         .unwrap_or_default();
     for e in edits {

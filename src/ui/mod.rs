@@ -16,6 +16,7 @@ pub mod browser;
 pub mod export;
 pub mod fields;
 pub mod files;
+pub mod ils;
 pub mod jobs;
 pub mod legend;
 pub mod measure;

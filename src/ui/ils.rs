@@ -1,0 +1,254 @@
+//! The ligand free-energy (implicit ligand sampling) controls: the form of the Add menu's "Ligand
+//! free energy (ILS)" entry (probe, spacing, sub-samples, orientations, atoms, frames, alignment,
+//! parameters; what is missing when the files carry no Lennard-Jones parameters) and the field
+//! panel's section for a map (its progress with Pause, Continue and Cancel, the surface's free
+//! energy and the unit, kT or kcal/mol, beside every number). The computation lives in `app::ils`.
+
+use super::{send, tokens};
+use crate::app::fields::FieldChoice;
+use crate::app::ils::{ProbeChoice, kt_kcal};
+use crate::app::state::{AppState, Command};
+use crate::app::values::{FieldUnit, PotentialDisplay, format_number};
+use egui::RichText;
+
+/// Label of the Add menu's entry (and of the form's button that starts a map).
+pub const ILS_MENU: &str = "Ligand free energy (ILS)";
+/// Label of the button that starts a map.
+pub const ILS_START: &str = "Compute ligand free energy";
+
+fn small_note(ui: &mut egui::Ui, text: impl Into<String>) {
+    ui.add(egui::Label::new(RichText::new(text.into()).small()).wrap());
+}
+
+/// The form of a new map (inside the Add menu's "Ligand free energy (ILS)" entry).
+pub fn ils_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    let Some(doc) = state.doc.document.as_ref() else {
+        ui.label("Open a trajectory first.");
+        return;
+    };
+    if doc.n_frames == 0 {
+        ui.label("The files hold no coordinates.");
+        return;
+    }
+    let n_frames = doc.n_frames;
+    small_note(
+        ui,
+        "Where a small gas molecule would sit in the protein, averaged over the trajectory's frames \
+         (Cohen et al. 2006): the free energy relative to the gas in vacuum, from its Lennard-Jones \
+         energy with the atoms; negative where the gas is favoured.",
+    );
+    let form = &mut state.panels.ils.form;
+    egui::Grid::new("ils_form").num_columns(2).show(ui, |ui| {
+        ui.label("Probe");
+        egui::ComboBox::from_id_salt("ils_probe")
+            .selected_text(form.probe.label())
+            .show_ui(ui, |ui| {
+                for p in ProbeChoice::ALL {
+                    ui.selectable_value(&mut form.probe, p, p.label());
+                }
+            });
+        ui.end_row();
+        let l = ui.label("Spacing");
+        ui.add(
+            egui::DragValue::new(&mut form.spacing_angstrom)
+                .range(0.25..=5.0)
+                .speed(0.05)
+                .suffix(" Å"),
+        )
+        .labelled_by(l.id);
+        ui.end_row();
+        let l = ui.label("Samples per voxel edge");
+        ui.add(egui::DragValue::new(&mut form.subres).range(1..=8))
+            .labelled_by(l.id)
+            .on_hover_text("subres³ points per voxel are averaged");
+        ui.end_row();
+        let l = ui.label("Orientations");
+        ui.add(egui::DragValue::new(&mut form.orientations).range(1..=2000))
+            .labelled_by(l.id)
+            .on_hover_text("Evenly spread directions of a diatomic probe (Xe has one)");
+        ui.end_row();
+        for (label, text, salt, hover) in [
+            (
+                "Atoms",
+                &mut form.selection,
+                "ils_sel",
+                "The atoms the gas feels (selection language)",
+            ),
+            (
+                "Map around",
+                &mut form.around,
+                "ils_around",
+                "The atoms the map's box is placed around, 2 Å padded (empty: the atoms above)",
+            ),
+            (
+                "Frames",
+                &mut form.frames,
+                "ils_frames",
+                "all, N, A:B or A:B:S (first frame 0, end excluded)",
+            ),
+            (
+                "Align by",
+                &mut form.align,
+                "ils_align",
+                "Fit every frame onto the first by these atoms (empty: frames as they are)",
+            ),
+            (
+                "Parameter file",
+                &mut form.params_file,
+                "ils_params",
+                "A CHARMM .prm or .str file for a PSF's atom types (empty: the topology's own)",
+            ),
+        ] {
+            let l = ui.label(label);
+            ui.add(
+                egui::TextEdit::singleline(text)
+                    .desired_width(tokens::TEXT_FIELD_WIDTH)
+                    .id_salt(salt),
+            )
+            .labelled_by(l.id)
+            .on_hover_text(hover);
+            ui.end_row();
+        }
+    });
+    ui.checkbox(&mut form.element_table, "element table")
+        .on_hover_text("Generic Lennard-Jones parameters per element (UFF) instead of the force field's");
+    small_note(ui, format!("{n_frames} frames in the trajectory; 300 K, cutoff 10 Å."));
+    let check = match state.doc.document.as_ref() {
+        Some(doc) => state.panels.ils.parameters_check(doc),
+        None => Err("Open a trajectory first.".into()),
+    };
+    match &check {
+        Ok(source) => small_note(ui, format!("Lennard-Jones parameters: {source}")),
+        Err(missing) => {
+            ui.add(egui::Label::new(RichText::new(missing).color(tokens::ERROR)).wrap());
+        }
+    }
+    if let Some(e) = &state.panels.ils.error {
+        ui.add(egui::Label::new(RichText::new(e).color(tokens::ERROR)).wrap());
+    }
+    if ui.add_enabled(check.is_ok(), egui::Button::new(ILS_START)).clicked() {
+        send(state, Command::StartIls);
+        ui.close();
+    }
+}
+
+/// The field panel's section for map `index`: progress, Pause/Continue/Cancel, the surface's free
+/// energy and the unit. Returns true when it drew the isovalue control (the generic one is not
+/// shown then).
+pub fn ils_panel_ui(ui: &mut egui::Ui, state: &mut AppState, index: u16) -> bool {
+    let Some(map) = state
+        .document()
+        .and_then(|d| d.ils_maps.get(usize::from(index)))
+        .cloned()
+    else {
+        return false;
+    };
+    let field = FieldChoice::Ils(index);
+    let unit = FieldUnit::of(field, state.settings.potential_unit);
+    ui.add(egui::Label::new(RichText::new(map.title()).strong()).wrap());
+    small_note(ui, map.summary.clone());
+    small_note(ui, format!("Lennard-Jones parameters: {}", map.parameters));
+    let running_here = state
+        .panels
+        .ils
+        .running_map()
+        .is_some_and(|(id, i)| Some(id) == state.document().map(|d| d.id) && i == usize::from(index));
+    if running_here {
+        let text = format!(
+            "{} of {} frames{}",
+            map.frames_done,
+            map.frames_total,
+            if map.paused { " (paused)" } else { "" }
+        );
+        ui.add(egui::ProgressBar::new(map.progress()).text(text));
+        ui.horizontal(|ui| {
+            if map.paused {
+                if ui.button("Continue").clicked() {
+                    send(state, Command::PauseIls(false));
+                }
+            } else if ui.button("Pause").clicked() {
+                send(state, Command::PauseIls(true));
+            }
+            if ui.button("Cancel").clicked() {
+                send(state, Command::CancelIls);
+            }
+        });
+    } else if map.cancelled {
+        small_note(
+            ui,
+            format!("stopped after {} of {} frames", map.frames_done, map.frames_total),
+        );
+    }
+    if !map.engine.is_empty() {
+        small_note(ui, format!("computed on {}", map.engine));
+    }
+    // The unit: kT at the map's temperature, or kcal/mol.
+    let mut kcal = state.settings.potential_unit == PotentialDisplay::KcalPerMolPerE;
+    let before = kcal;
+    ui.horizontal(|ui| {
+        ui.label("Unit");
+        ui.radio_value(&mut kcal, false, "kT");
+        ui.radio_value(&mut kcal, true, "kcal/mol");
+    });
+    if kcal != before {
+        send(
+            state,
+            Command::SetPotentialUnit(if kcal {
+                PotentialDisplay::KcalPerMolPerE
+            } else {
+                PotentialDisplay::KtPerE
+            }),
+        );
+    }
+    let Some(f) = state.panel_field_rep() else {
+        return false;
+    };
+    if !f.is_surface() {
+        return false;
+    }
+    let grid = f.pipeline.shown.as_ref().map(|(_, g)| g.clone());
+    let iso_kt = match &grid {
+        Some(g) => f.absolute_iso(g),
+        None => f.iso.value.unwrap_or(crate::app::ils::DEFAULT_ISO_KT),
+    };
+    let mut shown = unit.show(iso_kt);
+    let max = map.max_energy_kt * unit.scale;
+    let changed = ui
+        .horizontal(|ui| {
+            let l = ui.label("Surface at");
+            ui.add(
+                egui::DragValue::new(&mut shown)
+                    .range(-50.0 * unit.scale..=max)
+                    .speed(0.05 * unit.scale)
+                    .max_decimals(3)
+                    .suffix(format!(" {}", unit.label)),
+            )
+            .labelled_by(l.id)
+            .on_hover_text("The free energy of the surface; it encloses where the gas is favoured (below it)")
+            .changed()
+        })
+        .inner;
+    if changed && shown.is_finite() && shown != 0.0 {
+        send(state, Command::SetIsoValue(unit.computed(shown)));
+    }
+    small_note(
+        ui,
+        format!(
+            "surface at {} encloses the regions below it; 1 kT = {} kcal/mol at 300 K",
+            unit.format(iso_kt),
+            format_number(kt_kcal())
+        ),
+    );
+    if let Some((lo, hi)) = grid.as_deref().and_then(|g| g.min_max()) {
+        small_note(
+            ui,
+            format!(
+                "values {} .. {} (capped at {})",
+                unit.format(lo),
+                unit.format(hi),
+                unit.format(map.max_energy_kt as f32)
+            ),
+        );
+    }
+    true
+}

@@ -1,0 +1,298 @@
+//! Journey of the ligand free-energy map (implicit ligand sampling) through the whole window, driven
+//! through egui_kittest as a user would: open the tz2 trajectory (AMBER prmtop with its
+//! Lennard-Jones A/B coefficients, NetCDF frames; tests/data/md/amber), open "+ Add > Ligand free
+//! energy (ILS)", pick the Xe probe, compute over three frames, and watch the map grow frame by
+//! frame. The map the viewer holds after the three frames must equal what the `grid ils` command
+//! writes for the same frames, lattice, probe and atoms (an independent run of the command line,
+//! its DX file read back); the field panel and the legend name the probe and the frame count with
+//! the unit beside every number; an offscreen render (Mesa lavapipe in CI; skipped where no adapter
+//! exists) shows the isosurface: pixels of its colour inside the view. A topology without
+//! Lennard-Jones parameters (adk's CHARMM PSF) gets a message in a chemist's words and no button.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use orbitfield::app::fields::{FieldChoice, FieldService};
+use orbitfield::app::reps::RepKind;
+use orbitfield::app::settings::Settings;
+use orbitfield::app::state::{AppState, Command};
+use std::path::PathBuf;
+use std::process::Command as Process;
+use std::time::{Duration, Instant};
+
+fn data(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+}
+
+/// The peptide of tz2 (its waters are left out, as `--sel` does in the command).
+const ATOMS: &str = "not resname WAT";
+
+/// The whole window at 1280x800, commands applied and representations updated after each frame, as
+/// the window does.
+fn window(state: AppState) -> Harness<'static, AppState> {
+    Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::main_ui(ui, state);
+            state.apply_pending();
+            state.update_reps();
+        },
+        state,
+    )
+}
+
+fn open(files: &[PathBuf]) -> AppState {
+    let mut state = AppState::new(
+        Settings::default(),
+        FieldService::new(None, orbitfield::app::default_extractor()),
+    );
+    state.apply(Command::OpenFiles(files.to_vec()));
+    assert!(state.document().is_some(), "{}", state.panels.status);
+    state
+}
+
+/// Opens "+ Add > Ligand free energy (ILS)".
+fn open_ils_form(harness: &mut Harness<'static, AppState>) {
+    harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
+    harness.run();
+    harness.get_by_label(orbitfield::ui::ils::ILS_MENU).click();
+    harness.run();
+}
+
+/// `grid ils` over the same frames, lattice, probe and atoms: the map it writes (kT).
+fn grid_ils(map: &orbitfield::model::ils::IlsMap, dir: &std::path::Path) -> orbitfield::model::Grid3 {
+    let out = dir.join("pmf.dx");
+    let o = map.origin_angstrom;
+    let d = map.dims;
+    let result = Process::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["grid", "ils"])
+        .arg(data("md/amber/tz2.truncoct.parm7.bz2"))
+        .arg(data("md/amber/tz2.truncoct.nc"))
+        .args([
+            "--probe", "xe", "--frames", "0:3", "--sel", ATOMS, "--subres", "1", "--device", "cpu",
+        ])
+        .arg("--spacing")
+        .arg(map.spacing_angstrom.to_string())
+        .arg(format!("--origin={},{},{}", o[0], o[1], o[2]))
+        .arg(format!("--dims={},{},{}", d[0], d[1], d[2]))
+        .arg("-o")
+        .arg(&out)
+        .env_remove("ORBITFIELD_DEVICES")
+        .output()
+        .unwrap();
+    assert!(
+        result.status.success(),
+        "grid ils failed: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let bytes = std::fs::read(&out).unwrap();
+    orbitfield::io::dx::read(&out, &bytes).unwrap()
+}
+
+#[test]
+fn ils_map_grows_over_three_frames_equals_grid_ils_and_its_surface_is_drawn() {
+    let state = open(&[
+        data("md/amber/tz2.truncoct.parm7.bz2"),
+        data("md/amber/tz2.truncoct.nc"),
+    ]);
+    assert!(state.document().unwrap().n_frames >= 3);
+    let mut harness = window(state);
+    // A small lattice so that the journey runs in seconds in a debug build; the text fields are
+    // filled in as typed.
+    {
+        let form = &mut harness.state_mut().panels.ils.form;
+        form.spacing_angstrom = 1.5;
+        form.subres = 1;
+        form.selection = ATOMS.into();
+        form.around = ATOMS.into();
+        form.frames = "0:3".into();
+    }
+    open_ils_form(&mut harness);
+    assert!(
+        harness
+            .query_all_by_label_contains("Lennard-Jones parameters: AMBER prmtop")
+            .count()
+            >= 1,
+        "the form says where the parameters come from"
+    );
+    // The probe: Xe (the form starts at O2).
+    harness.get_by_label("O2").click();
+    harness.run();
+    harness.get_by_label("Xe").click();
+    harness.run();
+    assert_eq!(
+        harness.state().panels.ils.form.probe,
+        orbitfield::app::ils::ProbeChoice::Xe
+    );
+    harness.get_by_label(orbitfield::ui::ils::ILS_START).click();
+    harness.run();
+    let state = harness.state();
+    assert!(state.panels.ils.error.is_none(), "{:?}", state.panels.ils.error);
+    let doc = state.document().unwrap();
+    assert_eq!(doc.ils_maps.len(), 1, "{}", state.panels.status);
+    let field = FieldChoice::Ils(0);
+    assert!(
+        state.reps().fields().any(|(_, f)| f.field == field),
+        "an isosurface representation of the map was added"
+    );
+    assert_eq!(state.panel_field(), Some(field), "the field panel edits it");
+
+    // Frames accumulate while the window keeps running; the map is redrawn at each count.
+    let mut seen_counts = Vec::new();
+    let t0 = Instant::now();
+    loop {
+        harness.run();
+        let m = &harness.state().document().unwrap().ils_maps[0];
+        if seen_counts.last() != Some(&m.frames_done) {
+            seen_counts.push(m.frames_done);
+        }
+        if !harness.state().panels.ils.is_running() {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(600),
+            "the map did not finish: {seen_counts:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let state = harness.state();
+    let m = &state.document().unwrap().ils_maps[0];
+    assert_eq!(m.frames_done, 3, "{}", state.panels.status);
+    assert!(!m.cancelled);
+    println!("frame counts seen: {seen_counts:?} (engine {})", m.engine);
+    let grid = m.grid.clone().unwrap();
+    let map = m.map;
+    // The representation shows the three-frame map.
+    let (_, f) = state.reps().fields().find(|(_, f)| f.field == field).unwrap();
+    let (key, shown) = f.pipeline.shown.as_ref().expect("the map is shown");
+    assert_eq!(key.frame, 3, "the key counts the frames");
+    assert!(std::sync::Arc::ptr_eq(shown, &grid));
+
+    // The same map from `grid ils`.
+    let dir = tempfile::tempdir().unwrap();
+    let want = grid_ils(&map, dir.path());
+    assert_eq!(want.lattice.dims, grid.lattice.dims);
+    for k in 0..3 {
+        assert!((want.lattice.origin_bohr[k] - grid.lattice.origin_bohr[k]).abs() < 1e-4);
+    }
+    let mut low = 0;
+    let mut favoured = 0;
+    let mut worst = 0.0f32;
+    for (g, w) in grid.values.iter().zip(&want.values) {
+        if *w < 10.0 {
+            low += 1;
+            worst = worst.max((g - w).abs());
+        }
+        if *w < -1.0 {
+            favoured += 1;
+        }
+    }
+    println!(
+        "{low} voxels below 10 kT, {favoured} below -1 kT; largest difference {worst:.2e} kT over {} voxels",
+        grid.values.len()
+    );
+    assert!(low > 100, "only {low} voxels below 10 kT");
+    assert!(favoured > 0, "no voxel below -1 kT: the default surface would be empty");
+    assert!(worst <= 1e-4, "the viewer's map differs from grid ils by {worst} kT");
+
+    // The surface at -1 kT exists, and the panel and legend name the probe and frames with units.
+    assert!(f.pipeline.lobes[0].is_some(), "the -1 kT surface was extracted");
+    harness.run();
+    assert!(
+        harness
+            .query_all_by_label_contains("ILS free energy of Xe, 3 frames")
+            .count()
+            >= 1,
+        "the panel names the probe and frame count"
+    );
+    assert!(harness.query_all_by_label_contains("surface at -1.00 kT").count() >= 1);
+    let legends = harness.state().ils_legends();
+    assert_eq!(legends.len(), 1);
+    assert!(legends[0].title.contains("Xe") && legends[0].title.contains("3 frames"));
+    assert_eq!(legends[0].unit, "kT");
+    // kcal/mol: the same surface, in the other unit.
+    harness.get_by_label("kcal/mol").click();
+    harness.run();
+    let legends = harness.state().ils_legends();
+    assert_eq!(legends[0].unit, "kcal/mol");
+    assert!(
+        legends[0].title.contains("surface at -0.596 kcal/mol"),
+        "{}",
+        legends[0].title
+    );
+
+    // An offscreen render of the surface alone: pixels of its colour.
+    let mut state = harness.into_state();
+    render_shows_the_surface(&mut state);
+}
+
+fn render_shows_the_surface(state: &mut AppState) {
+    use orbitfield::render::{GpuScene, OffscreenTarget, RenderContext, render_once};
+    let rc = match RenderContext::headless(1) {
+        Ok(rc) => rc,
+        Err(e) => {
+            eprintln!("skipping the render: {e}");
+            return;
+        }
+    };
+    let ids: Vec<_> = state
+        .reps()
+        .list
+        .iter()
+        .filter(|r| !matches!(&r.kind, RepKind::Field(f) if matches!(f.field, FieldChoice::Ils(_))))
+        .map(|r| r.id)
+        .collect();
+    for id in ids {
+        state.apply(Command::EditRep(id, orbitfield::app::reps::RepEdit::Visible(false)));
+    }
+    let size = [160u32, 120u32];
+    state.view.size_px = size;
+    state.apply(Command::ResetCamera);
+    state.update_reps();
+    let mut sync = orbitfield::app::draw::SceneSync::new(&rc);
+    let mut scene = GpuScene::new(&rc);
+    let target = OffscreenTarget::new(&rc, size);
+    sync.sync(&rc, &mut scene, state);
+    render_once(&rc, &scene, &target, &state.view.camera);
+    let img = target.read_rgba(&rc).unwrap();
+    let [r0, g0, b0] = orbitfield::app::ils::ILS_SURFACE_RGB;
+    let mut hits = 0;
+    for p in img.pixels() {
+        let [r, g, b, _] = p.0.map(f32::from);
+        // Shading scales the colour (and speculars whiten it): compare its proportions.
+        if r > 60.0 && (g / r - g0 / r0).abs() < 0.12 && (b / r - b0 / r0).abs() < 0.12 {
+            hits += 1;
+        }
+    }
+    println!("{hits} of {} pixels in the surface's colour", size[0] * size[1]);
+    assert!(hits > 100, "only {hits} pixels of the surface's colour");
+}
+
+#[test]
+fn without_lennard_jones_parameters_the_form_says_what_is_missing() {
+    let state = open(&[data("md/adk.psf"), data("md/adk_dims.dcd")]);
+    let mut harness = window(state);
+    open_ils_form(&mut harness);
+    assert!(
+        harness
+            .query_all_by_label_contains("carries no van der Waals (Lennard-Jones) parameters")
+            .count()
+            >= 1,
+        "the form says what is missing"
+    );
+    assert!(harness.query_all_by_label_contains("parameter file").count() >= 1);
+    // The button stays disabled; a start anyway is refused with the same words.
+    harness.state_mut().apply(Command::StartIls);
+    let state = harness.state();
+    assert!(state.document().unwrap().ils_maps.is_empty());
+    assert!(state.panels.status.contains("Lennard-Jones"), "{}", state.panels.status);
+    // The element table makes it computable.
+    harness.get_by_label("element table").click();
+    harness.run();
+    assert!(
+        harness
+            .query_all_by_label_contains("Lennard-Jones parameters: the element table")
+            .count()
+            >= 1
+    );
+}
