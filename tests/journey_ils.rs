@@ -73,8 +73,10 @@ fn grid_ils(map: &orbitfield::model::ils::IlsMap, dir: &std::path::Path) -> orbi
         ])
         .arg("--spacing")
         .arg(map.spacing_angstrom.to_string())
-        .arg(format!("--origin={},{},{}", o[0], o[1], o[2]))
-        .arg(format!("--dims={},{},{}", d[0], d[1], d[2]))
+        .arg("--origin")
+        .args(o.map(|x| x.to_string()))
+        .arg("--dims")
+        .args(d.map(|x| x.to_string()))
         .arg("-o")
         .arg(&out)
         .env_remove("ORBITFIELD_DEVICES")
@@ -116,7 +118,7 @@ fn ils_map_grows_over_three_frames_equals_grid_ils_and_its_surface_is_drawn() {
         "the form says where the parameters come from"
     );
     // The probe: Xe (the form starts at O2).
-    harness.get_by_label("O2").click();
+    harness.get_by_label("Probe").click();
     harness.run();
     harness.get_by_label("Xe").click();
     harness.run();

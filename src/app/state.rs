@@ -145,6 +145,13 @@ pub enum Command {
     PauseIls(bool),
     /// Stops the running ligand free-energy map where it is (it keeps the frames it has).
     CancelIls,
+    /// The lowest-barrier pathway on ligand free-energy map N from the most favoured point near
+    /// the picked atom to bulk, or (true) to the end marked before.
+    IlsPath(u16, bool),
+    /// Marks the most favoured point near the picked atom as the end of the next pathway on map N.
+    IlsMarkPathEnd(u16),
+    /// Removes the pathways of map N.
+    IlsClearPaths(u16),
     ToggleHelp,
     Screenshot(PathBuf),
     /// Adds a representation (resolved against the document; refused with a message when it lacks

@@ -94,12 +94,14 @@ pub fn add_menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
     if has_atoms && has_frames {
         ui.separator();
-        ui.menu_button(super::ils::ILS_MENU, |ui| super::ils::ils_form_ui(ui, state))
-            .response
-            .on_hover_text(
-                "Free-energy map of O2, CO, NO or Xe over the trajectory (implicit ligand sampling), \
-                 built up frame by frame",
-            );
+        if entry(
+            ui,
+            super::ils::ILS_MENU,
+            "Free-energy map of O2, CO, NO or Xe over the trajectory (implicit ligand sampling), built up \
+             frame by frame",
+        ) {
+            state.panels.ils.form_open = true;
+        }
     }
     if has_atoms {
         use crate::app::measure::{ClickMode, MeasureKind};

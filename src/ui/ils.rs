@@ -11,8 +11,10 @@ use crate::app::state::{AppState, Command};
 use crate::app::values::{FieldUnit, PotentialDisplay, format_number};
 use egui::RichText;
 
-/// Label of the Add menu's entry (and of the form's button that starts a map).
-pub const ILS_MENU: &str = "Ligand free energy (ILS)";
+/// Label of the Add menu's entry that opens the form.
+pub const ILS_MENU: &str = "Ligand free energy (ILS)…";
+/// Title of the form's window.
+pub const ILS_WINDOW: &str = "Ligand free energy (ILS)";
 /// Label of the button that starts a map.
 pub const ILS_START: &str = "Compute ligand free energy";
 
@@ -20,7 +22,23 @@ fn small_note(ui: &mut egui::Ui, text: impl Into<String>) {
     ui.add(egui::Label::new(RichText::new(text.into()).small()).wrap());
 }
 
-/// The form of a new map (inside the Add menu's "Ligand free energy (ILS)" entry).
+/// The form's window, while it is open.
+pub fn ils_window(ctx: &egui::Context, state: &mut AppState) {
+    let mut open = state.panels.ils.form_open;
+    if !open {
+        return;
+    }
+    egui::Window::new(ILS_WINDOW)
+        .open(&mut open)
+        .collapsible(false)
+        .resizable(false)
+        .default_width(360.0)
+        .show(ctx, |ui| ils_form_ui(ui, state));
+    // The form's own button may have closed it too.
+    state.panels.ils.form_open &= open;
+}
+
+/// The form of a new map (the window the Add menu's "Ligand free energy (ILS)…" opens).
 pub fn ils_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let Some(doc) = state.doc.document.as_ref() else {
         ui.label("Open a trajectory first.");
@@ -39,14 +57,16 @@ pub fn ils_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
     );
     let form = &mut state.panels.ils.form;
     egui::Grid::new("ils_form").num_columns(2).show(ui, |ui| {
-        ui.label("Probe");
+        let l = ui.label("Probe");
         egui::ComboBox::from_id_salt("ils_probe")
             .selected_text(form.probe.label())
             .show_ui(ui, |ui| {
                 for p in ProbeChoice::ALL {
                     ui.selectable_value(&mut form.probe, p, p.label());
                 }
-            });
+            })
+            .response
+            .labelled_by(l.id);
         ui.end_row();
         let l = ui.label("Spacing");
         ui.add(
@@ -128,7 +148,7 @@ pub fn ils_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
     if ui.add_enabled(check.is_ok(), egui::Button::new(ILS_START)).clicked() {
         send(state, Command::StartIls);
-        ui.close();
+        state.panels.ils.form_open = false;
     }
 }
 
@@ -200,6 +220,7 @@ pub fn ils_panel_ui(ui: &mut egui::Ui, state: &mut AppState, index: u16) -> bool
             }),
         );
     }
+    paths_ui(ui, state, index, &map, &unit);
     let Some(f) = state.panel_field_rep() else {
         return false;
     };
@@ -251,4 +272,56 @@ pub fn ils_panel_ui(ui: &mut egui::Ui, state: &mut AppState, index: u16) -> bool
         );
     }
     true
+}
+
+/// Label of the button that finds a pathway to bulk.
+pub const PATH_TO_BULK: &str = "Path to bulk from the picked atom";
+/// Label of the button that marks a pathway's end.
+pub const PATH_MARK_END: &str = "Mark the picked atom as the end";
+/// Label of the button that finds a pathway between two points.
+pub const PATH_TO_END: &str = "Path from the picked atom to the end";
+
+/// The pathways of a map: buttons from the picked atom, and each path's barrier and length.
+fn paths_ui(ui: &mut egui::Ui, state: &mut AppState, index: u16, map: &crate::app::ils::IlsMapState, unit: &FieldUnit) {
+    ui.separator();
+    ui.label(RichText::new("Pathways").strong());
+    let picked = state.view.pick.as_ref().map(|p| p.atom);
+    let ready = map.grid.is_some();
+    small_note(
+        ui,
+        match picked {
+            Some(a) => format!(
+                "From the most favoured point within {} Å of atom {} (picked); the path with the lowest \
+                 barrier, then the shortest",
+                crate::app::ils::PICK_RADIUS_ANGSTROM,
+                a + 1
+            ),
+            None => "Click an atom in the view to start a path near it.".into(),
+        },
+    );
+    ui.horizontal_wrapped(|ui| {
+        let can = ready && picked.is_some();
+        if ui.add_enabled(can, egui::Button::new(PATH_TO_BULK)).clicked() {
+            send(state, Command::IlsPath(index, false));
+        }
+        if ui.add_enabled(can, egui::Button::new(PATH_MARK_END)).clicked() {
+            send(state, Command::IlsMarkPathEnd(index));
+        }
+        if ui
+            .add_enabled(can && map.path_end_angstrom.is_some(), egui::Button::new(PATH_TO_END))
+            .clicked()
+        {
+            send(state, Command::IlsPath(index, true));
+        }
+    });
+    if let Some(e) = map.path_end_angstrom {
+        small_note(ui, format!("end at ({:.1}, {:.1}, {:.1}) Å", e[0], e[1], e[2]));
+    }
+    for p in &map.paths {
+        small_note(ui, p.describe(unit));
+    }
+    if !map.paths.is_empty() && ui.button("Clear paths").clicked() {
+        send(state, Command::IlsClearPaths(index));
+    }
+    ui.separator();
 }

@@ -669,6 +669,9 @@ impl AppState {
             view.lines
                 .extend(atoms::box_lines(&cell, [0.0; 3], [200, 200, 120, 255]));
         }
+        // Ligand pathways on free-energy maps, as tubes.
+        let paths = self.ils_path_cylinders();
+        self.view.cylinders.extend(paths);
     }
 }
 
