@@ -298,3 +298,209 @@ fn without_lennard_jones_parameters_the_form_says_what_is_missing() {
             >= 1
     );
 }
+
+/// The minimax barrier from lattice point `start` to any point on the map's outer faces (or to
+/// `end`): the smallest value t such that a 26-connected walk through points at or below t joins
+/// them (a flood fill for each candidate t, the test's own reference).
+fn barrier_reference(grid: &orbitfield::model::Grid3, start: [usize; 3], end: Option<[usize; 3]>) -> f32 {
+    let d = grid.lattice.dims;
+    let idx = |p: [usize; 3]| p[0] + d[0] * (p[1] + d[1] * p[2]);
+    let mut levels: Vec<f32> = grid.values.clone();
+    levels.sort_by(f32::total_cmp);
+    levels.dedup();
+    let start_v = grid.values[idx(start)];
+    let reaches = |t: f32| -> bool {
+        if start_v > t {
+            return false;
+        }
+        let mut seen = vec![false; grid.values.len()];
+        let mut stack = vec![start];
+        seen[idx(start)] = true;
+        while let Some(p) = stack.pop() {
+            let done = match end {
+                Some(e) => p == e,
+                None => (0..3).any(|k| p[k] == 0 || p[k] + 1 == d[k]),
+            };
+            if done {
+                return true;
+            }
+            for dz in -1i64..=1 {
+                for dy in -1i64..=1 {
+                    for dx in -1i64..=1 {
+                        let q = [p[0] as i64 + dx, p[1] as i64 + dy, p[2] as i64 + dz];
+                        if (0..3).any(|k| q[k] < 0 || q[k] >= d[k] as i64) {
+                            continue;
+                        }
+                        let q = q.map(|x| x as usize);
+                        let i = idx(q);
+                        if !seen[i] && grid.values[i] <= t {
+                            seen[i] = true;
+                            stack.push(q);
+                        }
+                    }
+                }
+            }
+        }
+        false
+    };
+    // The smallest level that connects (connection grows with t: bisect).
+    let (mut lo, mut hi) = (0usize, levels.len() - 1);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if reaches(levels[mid]) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    levels[lo]
+}
+
+/// The lattice point nearest `p` (Angstrom).
+fn lattice_point(grid: &orbitfield::model::Grid3, p: [f64; 3]) -> [usize; 3] {
+    let o = grid.lattice.origin_angstrom();
+    let h = grid.lattice.steps_bohr[0][0] * orbitfield::model::units::ANGSTROM_PER_BOHR;
+    [0, 1, 2].map(|k| ((p[k] - o[k]) / h).round() as usize)
+}
+
+#[test]
+fn pathways_from_picked_atoms_follow_the_lowest_barrier_and_are_drawn_as_tubes() {
+    let mut state = open(&[
+        data("md/amber/tz2.truncoct.parm7.bz2"),
+        data("md/amber/tz2.truncoct.nc"),
+    ]);
+    {
+        let form = &mut state.panels.ils.form;
+        form.probe = orbitfield::app::ils::ProbeChoice::Xe;
+        form.spacing_angstrom = 1.5;
+        form.subres = 1;
+        form.selection = ATOMS.into();
+        form.around = ATOMS.into();
+        form.frames = "0:2".into();
+    }
+    state.apply(Command::StartIls);
+    let t0 = Instant::now();
+    while state.panels.ils.is_running() {
+        state.update_reps();
+        assert!(t0.elapsed() < Duration::from_secs(600));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let grid = state.document().unwrap().ils_maps[0].grid.clone().unwrap();
+    let h = 1.5;
+    // Start near a C-alpha in the middle of the peptide.
+    let doc = state.document().unwrap();
+    let ca: Vec<usize> = (0..doc.structure.len())
+        .filter(|&i| doc.structure.names[i].as_str() == "CA")
+        .collect();
+    let start_atom = ca[ca.len() / 2];
+    let end_atom = ca[0];
+    let positions: Vec<[f64; 3]> = doc.frame.positions_angstrom.iter().map(|p| p.map(f64::from)).collect();
+    let atom_pos = |i: usize| positions[i];
+    // The most favoured lattice point within 4 A of a picked atom, by brute force.
+    let favoured = |p: [f64; 3]| -> [f64; 3] {
+        let l = &grid.lattice;
+        let mut best = (f32::INFINITY, [0.0; 3]);
+        for k in 0..l.dims[2] {
+            for j in 0..l.dims[1] {
+                for i in 0..l.dims[0] {
+                    let q = [i, j, k].map(|x| x as f64 * h);
+                    let q = [0, 1, 2].map(|a| l.origin_angstrom()[a] + q[a]);
+                    let d2: f64 = (0..3).map(|a| (q[a] - p[a]).powi(2)).sum();
+                    let v = grid.values[l.index(i, j, k)];
+                    if d2 <= 16.0 && v < best.0 {
+                        best = (v, q);
+                    }
+                }
+            }
+        }
+        best.1
+    };
+    let mut harness = window(state);
+    harness.state_mut().apply(Command::PickAtom(Some(start_atom)));
+    harness.run();
+    harness.get_by_label(orbitfield::ui::ils::PATH_TO_BULK).click();
+    harness.run();
+    let m = harness.state().document().unwrap().ils_maps[0].clone();
+    assert_eq!(m.paths.len(), 1, "{}", harness.state().panels.status);
+    let path = &m.paths[0].path;
+    let from = favoured(atom_pos(start_atom));
+    let close = |a: [f64; 3], b: [f64; 3]| (0..3).all(|k| (a[k] - b[k]).abs() < 1e-6);
+    assert!(
+        close(path.points_angstrom[0], from),
+        "the path starts at the favoured point"
+    );
+    let last = lattice_point(&grid, *path.points_angstrom.last().unwrap());
+    assert!(
+        (0..3).any(|k| last[k] == 0 || last[k] + 1 == grid.lattice.dims[k]),
+        "the path ends on the map's faces (bulk)"
+    );
+    // Steps join lattice neighbours; values are the map's; the barrier is the largest of them and
+    // the reference's minimax barrier; the length is the sum of the steps.
+    let mut length = 0.0;
+    for (w, v) in path.points_angstrom.windows(2).zip(&path.values) {
+        let s: f64 = (0..3).map(|k| (w[1][k] - w[0][k]).powi(2)).sum::<f64>().sqrt();
+        assert!(s > 0.5 * h && s < h * 3f64.sqrt() + 1e-6, "step {s} A");
+        length += s;
+        let p = lattice_point(&grid, w[0]);
+        assert_eq!(*v, f64::from(grid.values[grid.lattice.index(p[0], p[1], p[2])]));
+    }
+    assert!((length - path.length_angstrom).abs() < 1e-6);
+    let max = path.values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(path.barrier, max);
+    let want = barrier_reference(&grid, lattice_point(&grid, from), None);
+    println!(
+        "to bulk: barrier {:.3} kT (reference {want:.3}), {:.1} A, {} points",
+        path.barrier,
+        path.length_angstrom,
+        path.points_angstrom.len()
+    );
+    assert_eq!(path.barrier as f32, want);
+    // The tube: one cylinder per step, through the path's points in order.
+    let tube: Vec<_> = harness
+        .state()
+        .view
+        .cylinders
+        .iter()
+        .filter(|c| c.radius_angstrom == orbitfield::app::ils::PATH_RADIUS_ANGSTROM)
+        .copied()
+        .collect();
+    assert_eq!(tube.len(), path.points_angstrom.len() - 1);
+    for (c, w) in tube.iter().zip(path.points_angstrom.windows(2)) {
+        assert_eq!(c.a_angstrom, w[0].map(|x| x as f32));
+        assert_eq!(c.b_angstrom, w[1].map(|x| x as f32));
+    }
+    assert!(
+        harness.query_all_by_label_contains("to bulk: barrier").count() >= 1,
+        "the panel lists the path"
+    );
+
+    // Between two points: mark the end near another C-alpha, then go from the first.
+    harness.state_mut().apply(Command::PickAtom(Some(end_atom)));
+    harness.run();
+    harness.get_by_label(orbitfield::ui::ils::PATH_MARK_END).click();
+    harness.run();
+    harness.state_mut().apply(Command::PickAtom(Some(start_atom)));
+    harness.run();
+    harness.get_by_label(orbitfield::ui::ils::PATH_TO_END).click();
+    harness.run();
+    let m = harness.state().document().unwrap().ils_maps[0].clone();
+    assert_eq!(m.paths.len(), 2, "{}", harness.state().panels.status);
+    let between = &m.paths[1].path;
+    let to = favoured(atom_pos(end_atom));
+    assert!(close(between.points_angstrom[0], from));
+    assert!(close(*between.points_angstrom.last().unwrap(), to));
+    let want = barrier_reference(&grid, lattice_point(&grid, from), Some(lattice_point(&grid, to)));
+    println!(
+        "between: barrier {:.3} kT (reference {want:.3}), {:.1} A",
+        between.barrier, between.length_angstrom
+    );
+    assert_eq!(between.barrier as f32, want);
+    let tubes = harness
+        .state()
+        .view
+        .cylinders
+        .iter()
+        .filter(|c| c.radius_angstrom == orbitfield::app::ils::PATH_RADIUS_ANGSTROM)
+        .count();
+    assert_eq!(tubes, path.points_angstrom.len() + between.points_angstrom.len() - 2);
+}
