@@ -296,9 +296,9 @@ pub fn parameters_missing(e: &crate::io::ils_params::LjParamsError) -> String {
              (Lennard-Jones) parameters, which the probe's energy needs. {fix}",
             short(file)
         ),
-        E::TprNotRead { file } => format!(
-            "{}: the van der Waals (Lennard-Jones) parameters of this GROMACS run input are not read \
-             yet. {fix}",
+        E::TprNotLennardJones { file } => format!(
+            "{}: this GROMACS run input describes van der Waals forces by the Buckingham potential, \
+             not Lennard-Jones. {fix}",
             short(file)
         ),
         E::MissingType {
