@@ -40,7 +40,7 @@ pub const DEFAULT_ISO_KT: f32 = -1.0;
 pub const TEMPERATURE_KELVIN: f64 = DEFAULT_TEMPERATURE_KELVIN;
 
 /// The built-in probes (CHARMM parameters of Cohen et al. 2006).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ProbeChoice {
     Xe,
     O2,
@@ -72,8 +72,9 @@ impl ProbeChoice {
     }
 }
 
-/// What a new map is computed with.
-#[derive(Clone, Debug, PartialEq)]
+/// What a new map is computed with (also what a session keeps of a map).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct IlsForm {
     pub probe: ProbeChoice,
     pub spacing_angstrom: f64,
@@ -136,6 +137,8 @@ pub struct IlsMapState {
     pub paths: Vec<IlsPathView>,
     /// The end chosen for a path between two points (a lattice point, Angstrom).
     pub path_end_angstrom: Option<[f64; 3]>,
+    /// What it was computed with.
+    pub form: IlsForm,
 }
 
 /// A lowest-barrier pathway on a map.
@@ -250,6 +253,10 @@ struct IlsRun {
     held: Option<IlsWork>,
 }
 
+/// What a parameters check depends on: the document, the element table, the parameter file, the
+/// atoms.
+type ParametersKey = (u64, bool, String, String);
+
 /// The ILS form and the computation that runs.
 #[derive(Default)]
 pub struct IlsPanel {
@@ -263,7 +270,7 @@ pub struct IlsPanel {
     generation: u64,
     /// Where the parameters of the form's choice come from, or what is missing, by (document,
     /// element table, parameter file).
-    parameters: Option<((u64, bool, String), Result<String, String>)>,
+    parameters: Option<(ParametersKey, Result<String, String>)>,
 }
 
 /// Positions of `indices` in `frame`, Angstrom.
@@ -334,6 +341,7 @@ impl IlsPanel {
             doc.id,
             self.form.element_table,
             self.form.params_file.trim().to_string(),
+            self.form.selection.trim().to_string(),
         );
         if let Some((k, r)) = &self.parameters
             && *k == key
@@ -345,7 +353,11 @@ impl IlsPanel {
         } else {
             vec![PathBuf::from(&key.2)]
         };
-        let r = crate::io::ils_params::system_lj(&doc.paths, &doc.structure, &params, key.1, None)
+        // Only the atoms the probe feels need parameters (a selection that does not parse yet: all).
+        let used = Selection::parse(&key.3)
+            .ok()
+            .map(|s| s.evaluate(&doc.structure, Some(&doc.frame)));
+        let r = crate::io::ils_params::system_lj(&doc.paths, &doc.structure, &params, key.1, used.as_deref())
             .map(|lj| match lj.note {
                 Some(_) => "the element table (UFF): the files carry no force field".to_string(),
                 None => lj.source,
@@ -479,6 +491,7 @@ impl IlsPanel {
             max_energy_kt: DEFAULT_MAX_ENERGY_KT,
             paths: Vec::new(),
             path_end_angstrom: None,
+            form: f.clone(),
         };
         self.run = Some(IlsRun {
             document_id: doc.id,
@@ -681,6 +694,12 @@ impl crate::app::state::AppState {
     /// Starts a map with the ILS form's values and adds its isosurface representation (selected,
     /// so the field panel shows its progress and controls).
     pub fn start_ils(&mut self) {
+        self.start_ils_map(true);
+    }
+
+    /// Starts a map with the ILS form's values, adding its representation when `add_rep` (a
+    /// session brings its own).
+    pub(crate) fn start_ils_map(&mut self, add_rep: bool) {
         let workers = self.fields.device_workers();
         let before = self.panels.ils.running_map();
         let Some(doc) = self.doc.document.as_mut() else {
@@ -710,6 +729,9 @@ impl crate::app::state::AppState {
         };
         self.panels.status = format!("computing {} over {} frames", state.summary, state.frames_total);
         doc.ils_maps.push(state);
+        if !add_rep {
+            return;
+        }
         let count = self.doc.reps.list.len();
         self.add_field_rep(crate::app::fields::FieldChoice::Ils(index));
         if self.doc.reps.list.len() > count
@@ -779,19 +801,19 @@ impl crate::app::state::AppState {
             if !r.visible || !f.is_surface() {
                 continue;
             }
-            let Some((lo, hi)) = grid.min_max() else {
-                continue;
-            };
             let unit = crate::app::values::FieldUnit::of(f.field, self.settings.potential_unit);
+            let iso = f.absolute_iso(grid);
+            let rgb = f.colors[0].map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8);
             out.push(crate::app::values::Legend {
                 title: format!(
-                    "{}: surface at {} (favoured where lower); map values",
+                    "{}: surface at {} (the gas is favoured inside)",
                     map.title(),
-                    unit.format(f.absolute_iso(grid))
+                    unit.format(iso)
                 ),
-                range: [unit.show(lo), unit.show(hi)],
+                range: [unit.show(iso); 2],
                 unit: unit.label,
                 colormap: self.settings.colormap,
+                solid_rgb: Some(rgb),
             });
         }
         out

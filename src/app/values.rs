@@ -242,6 +242,9 @@ pub struct Legend {
     pub range: [f64; 2],
     pub unit: String,
     pub colormap: Colormap,
+    /// A surface drawn in one colour (a ligand free-energy isosurface): the bar is that colour and
+    /// only the surface's value (`range[1]`) is written.
+    pub solid_rgb: Option<[u8; 3]>,
 }
 
 /// Trilinear sample of a grid at a point in Angstrom (axis-aligned lattices only); `None` outside.

@@ -137,6 +137,11 @@ pub fn values_note(f: &FieldRep, unit: &FieldUnit, grid: &Grid3) -> Option<Strin
 pub fn iso_controls_ui(ui: &mut egui::Ui, state: &AppState, f: &FieldRep) -> Vec<crate::app::reps::RepEdit> {
     use crate::app::reps::RepEdit;
     let mut edits = Vec::new();
+    if matches!(f.field, FieldChoice::Ils(_)) {
+        // A free energy: negative isovalues, no fraction of the maximum.
+        edits.extend(super::ils::ils_iso_ui(ui, state, f).map(RepEdit::IsoValue));
+        return edits;
+    }
     let unit = FieldUnit::of(f.field, state.settings.potential_unit);
     let grid = f.pipeline.shown.as_ref().map(|(_, g)| Arc::clone(g));
     let relative_now = f.iso.relative;
@@ -218,13 +223,12 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if has_charges && field.is_some_and(|f| f.is_potential()) {
         potential_ui(ui, state);
     }
-    let ils_iso = match field {
-        Some(FieldChoice::Ils(m)) => super::ils::ils_panel_ui(ui, state, m),
-        _ => false,
-    };
+    if let Some(FieldChoice::Ils(m)) = field {
+        super::ils::ils_panel_ui(ui, state, m);
+    }
     let edits = state
         .panel_field_rep()
-        .filter(|f| f.is_surface() && !ils_iso)
+        .filter(|f| f.is_surface())
         .map(|f| iso_controls_ui(ui, state, f))
         .unwrap_or_default();
     for e in edits {

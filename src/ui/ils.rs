@@ -152,16 +152,15 @@ pub fn ils_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
 }
 
-/// The field panel's section for map `index`: progress, Pause/Continue/Cancel, the surface's free
-/// energy and the unit. Returns true when it drew the isovalue control (the generic one is not
-/// shown then).
-pub fn ils_panel_ui(ui: &mut egui::Ui, state: &mut AppState, index: u16) -> bool {
+/// The field panel's section for map `index`: progress, Pause/Continue/Cancel, the unit and the
+/// pathways (the isovalue is `ils_iso_ui`, through the field panel's isovalue controls).
+pub fn ils_panel_ui(ui: &mut egui::Ui, state: &mut AppState, index: u16) {
     let Some(map) = state
         .document()
         .and_then(|d| d.ils_maps.get(usize::from(index)))
         .cloned()
     else {
-        return false;
+        return;
     };
     let field = FieldChoice::Ils(index);
     let unit = FieldUnit::of(field, state.settings.potential_unit);
@@ -221,25 +220,31 @@ pub fn ils_panel_ui(ui: &mut egui::Ui, state: &mut AppState, index: u16) -> bool
         );
     }
     paths_ui(ui, state, index, &map, &unit);
-    let Some(f) = state.panel_field_rep() else {
-        return false;
+}
+
+/// The isovalue control of an ILS representation `f` (a free energy, negative where the gas is
+/// favoured): a number in the map's unit; the new value in kT when the user changed it.
+pub fn ils_iso_ui(ui: &mut egui::Ui, state: &AppState, f: &crate::app::reps::FieldRep) -> Option<f32> {
+    let FieldChoice::Ils(index) = f.field else {
+        return None;
     };
-    if !f.is_surface() {
-        return false;
-    }
+    let max_kt = state
+        .document()
+        .and_then(|d| d.ils_maps.get(usize::from(index)))
+        .map_or(crate::model::ils::DEFAULT_MAX_ENERGY_KT, |m| m.max_energy_kt);
+    let unit = FieldUnit::of(f.field, state.settings.potential_unit);
     let grid = f.pipeline.shown.as_ref().map(|(_, g)| g.clone());
     let iso_kt = match &grid {
         Some(g) => f.absolute_iso(g),
         None => f.iso.value.unwrap_or(crate::app::ils::DEFAULT_ISO_KT),
     };
     let mut shown = unit.show(iso_kt);
-    let max = map.max_energy_kt * unit.scale;
     let changed = ui
         .horizontal(|ui| {
             let l = ui.label("Surface at");
             ui.add(
                 egui::DragValue::new(&mut shown)
-                    .range(-50.0 * unit.scale..=max)
+                    .range(-50.0 * unit.scale..=max_kt * unit.scale)
                     .speed(0.05 * unit.scale)
                     .max_decimals(3)
                     .suffix(format!(" {}", unit.label)),
@@ -249,9 +254,6 @@ pub fn ils_panel_ui(ui: &mut egui::Ui, state: &mut AppState, index: u16) -> bool
             .changed()
         })
         .inner;
-    if changed && shown.is_finite() && shown != 0.0 {
-        send(state, Command::SetIsoValue(unit.computed(shown)));
-    }
     small_note(
         ui,
         format!(
@@ -267,11 +269,11 @@ pub fn ils_panel_ui(ui: &mut egui::Ui, state: &mut AppState, index: u16) -> bool
                 "values {} .. {} (capped at {})",
                 unit.format(lo),
                 unit.format(hi),
-                unit.format(map.max_energy_kt as f32)
+                unit.format(max_kt as f32)
             ),
         );
     }
-    true
+    (changed && shown.is_finite() && shown != 0.0).then(|| unit.computed(shown))
 }
 
 /// Label of the button that finds a pathway to bulk.
