@@ -504,3 +504,67 @@ fn pathways_from_picked_atoms_follow_the_lowest_barrier_and_are_drawn_as_tubes()
         .count();
     assert_eq!(tubes, path.points_angstrom.len() + between.points_angstrom.len() - 2);
 }
+
+#[test]
+fn pause_continue_and_cancel_from_the_field_panel() {
+    let mut state = open(&[
+        data("md/amber/tz2.truncoct.parm7.bz2"),
+        data("md/amber/tz2.truncoct.nc"),
+    ]);
+    {
+        let form = &mut state.panels.ils.form;
+        form.probe = orbitfield::app::ils::ProbeChoice::Xe;
+        form.spacing_angstrom = 2.0;
+        form.subres = 1;
+        form.selection = ATOMS.into();
+        form.around = ATOMS.into();
+        form.frames = "0:8".into();
+    }
+    state.apply(Command::StartIls);
+    let mut harness = window(state);
+    let frames = |h: &Harness<'static, AppState>| h.state().document().unwrap().ils_maps[0].frames_done;
+    let t0 = Instant::now();
+    while frames(&harness) == 0 {
+        harness.run();
+        assert!(t0.elapsed() < Duration::from_secs(600));
+    }
+    harness.get_by_label("Pause").click();
+    harness.run();
+    assert!(harness.state().document().unwrap().ils_maps[0].paused);
+    // Frames already handed to the workers still arrive; then nothing more.
+    while harness.state().panels.ils.in_flight() > 0 {
+        harness.run();
+        assert!(t0.elapsed() < Duration::from_secs(600));
+    }
+    let held = frames(&harness);
+    for _ in 0..20 {
+        harness.run();
+    }
+    assert_eq!(frames(&harness), held, "no frame is added while paused");
+    assert!(held < 8, "paused after {held} of 8 frames");
+    assert!(harness.query_all_by_label_contains("(paused)").count() >= 1);
+    harness.get_by_label("Continue").click();
+    while harness.state().panels.ils.is_running() {
+        harness.run();
+        assert!(t0.elapsed() < Duration::from_secs(600));
+    }
+    assert_eq!(frames(&harness), 8);
+
+    // A second map, cancelled after its first frame: it keeps what it has.
+    harness.state_mut().apply(Command::StartIls);
+    let second = |h: &Harness<'static, AppState>| h.state().document().unwrap().ils_maps[1].clone();
+    while second(&harness).frames_done == 0 {
+        harness.run();
+        assert!(t0.elapsed() < Duration::from_secs(600));
+    }
+    harness.get_by_label("Cancel").click();
+    harness.run();
+    let m = second(&harness);
+    assert!(m.cancelled && !harness.state().panels.ils.is_running());
+    let kept = m.frames_done;
+    for _ in 0..20 {
+        harness.run();
+    }
+    assert_eq!(second(&harness).frames_done, kept, "frames in flight are dropped");
+    assert!(kept < 8 && m.grid.is_some());
+}

@@ -372,6 +372,11 @@ impl IlsPanel {
         self.run.is_some()
     }
 
+    /// Frames of the running computation still in flight on the workers.
+    pub fn in_flight(&self) -> usize {
+        self.workers.as_ref().map_or(0, |w| w.in_flight())
+    }
+
     /// The map the running computation fills (document id, map index).
     pub fn running_map(&self) -> Option<(u64, usize)> {
         self.run.as_ref().map(|r| (r.document_id, r.map_index))
@@ -662,6 +667,19 @@ fn pump_run(run: &mut IlsRun, workers: &IlsLiveWorkers, doc: &mut Document) -> R
 pub const ILS_SURFACE_RGB: [f32; 3] = [1.0, 0.62, 0.05];
 
 impl crate::app::state::AppState {
+    /// True while the running map takes frames (not paused, or frames still in flight): the
+    /// window keeps updating.
+    pub fn ils_needs_pump(&self) -> bool {
+        let Some((_, i)) = self.panels.ils.running_map() else {
+            return false;
+        };
+        let paused = self
+            .document()
+            .and_then(|d| d.ils_maps.get(i))
+            .is_some_and(|m| m.paused);
+        !paused || self.panels.ils.in_flight() > 0
+    }
+
     /// Feeds the running ligand free-energy map its next frames and takes the finished ones; its
     /// representations redraw when it changed. True when it changed.
     pub fn pump_ils(&mut self) -> bool {

@@ -244,7 +244,7 @@ impl Viewer {
         self.state.tick(dt);
         let followed = self.state.poll_follow();
         let saving = self.state.poll_save();
-        let sampling = self.state.panels.ils.is_running();
+        let sampling = self.state.ils_needs_pump();
         if self.state.pump_rdf() || self.state.panels.rdf.is_running() || followed || saving || sampling {
             gfx.window.request_redraw();
         }
