@@ -2,7 +2,8 @@
 //! elements, the bonds of the topology's bonded interactions, and each atom's Lennard-Jones
 //! parameters from the nonbonded matrix ([`read_lennard_jones`], for implicit ligand sampling).
 //!
-//! Owns the TPR format. Called by `io::load` (a TPR is a topology for TRR/XTC/GRO frames), by the
+//! Owns the TPR format: the topology reader here, the XDR cursor and header in `xdr`, the
+//! interaction types and their parameter records (Lennard-Jones c6/c12 kept) in `params`. Called by `io::load` (a TPR is a topology for TRR/XTC/GRO frames), by the
 //! fuzz target and by the tests. Coordinates stored in the file are not read: the frames come from
 //! a trajectory or structure file given after it.
 //!
