@@ -3,9 +3,10 @@
 //! parameters from the nonbonded matrix ([`read_lennard_jones`], for implicit ligand sampling).
 //!
 //! Owns the TPR format: the topology reader here, the XDR cursor and header in `xdr`, the
-//! interaction types and their parameter records (Lennard-Jones c6/c12 kept) in `params`. Called by `io::load` (a TPR is a topology for TRR/XTC/GRO frames), by the
-//! fuzz target and by the tests. Coordinates stored in the file are not read: the frames come from
-//! a trajectory or structure file given after it.
+//! interaction types and their parameter records (Lennard-Jones c6/c12 kept) in `params`. Called
+//! by `io::load` (a TPR is a topology for TRR/XTC/GRO frames), by `io::ils_params`, by the fuzz
+//! target and by the tests. Coordinates stored in the file are not read: the frames come from a
+//! trajectory or structure file given after it.
 //!
 //! A TPR file is XDR (big-endian): a header (version string, precision, file version and
 //! generation, atom count, which parts are present), then the body: box, temperature-coupling
