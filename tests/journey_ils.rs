@@ -223,6 +223,23 @@ fn ils_map_grows_over_three_frames_equals_grid_ils_and_its_surface_is_drawn() {
         legends[0].title
     );
 
+    // A slice of the map: its legend names the probe and frames, in the chosen unit.
+    harness
+        .state_mut()
+        .apply(Command::AddRep(orbitfield::app::reps::RepSpec::field(
+            "ils:1",
+            orbitfield::app::reps::FieldStyle::Slice(orbitfield::app::slice::SlicePlane::default()),
+        )));
+    harness.run();
+    let legends = harness.state().legends();
+    assert!(
+        legends
+            .iter()
+            .any(|l| l.title.contains("ILS free energy of Xe, 3 frames, slice") && l.unit == "kcal/mol"),
+        "{:?}",
+        legends.iter().map(|l| &l.title).collect::<Vec<_>>()
+    );
+
     // An offscreen render of the surface alone: pixels of its colour.
     let mut state = harness.into_state();
     render_shows_the_surface(&mut state);
@@ -241,7 +258,7 @@ fn render_shows_the_surface(state: &mut AppState) {
         .reps()
         .list
         .iter()
-        .filter(|r| !matches!(&r.kind, RepKind::Field(f) if matches!(f.field, FieldChoice::Ils(_))))
+        .filter(|r| !matches!(&r.kind, RepKind::Field(f) if matches!(f.field, FieldChoice::Ils(_)) && f.is_surface()))
         .map(|r| r.id)
         .collect();
     for id in ids {
