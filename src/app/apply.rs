@@ -198,6 +198,12 @@ impl AppState {
                 }
                 None => self.error("RDF: open a trajectory first".into()),
             },
+            Command::StartIls => self.start_ils(),
+            Command::PauseIls(paused) => self.pause_ils(paused),
+            Command::CancelIls => self.cancel_ils(),
+            Command::IlsPath(map, to_end) => self.ils_path(map, to_end),
+            Command::IlsMarkPathEnd(map) => self.ils_mark_path_end(map),
+            Command::IlsClearPaths(map) => self.ils_clear_paths(map),
             Command::CancelRdf => {
                 self.panels.rdf.cancel();
                 self.panels.status = "RDF cancelled".into();

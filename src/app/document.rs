@@ -46,6 +46,9 @@ pub struct Document {
     /// The atom selections of molecular-surface representations (`FieldChoice::MolSurf` holds an
     /// index into this list; texts are added, never removed, so indices stay valid).
     pub surface_selections: Vec<String>,
+    /// The implicit-ligand-sampling maps (`FieldChoice::Ils` holds an index into this list; maps
+    /// are added, never removed).
+    pub ils_maps: Vec<super::ils::IlsMapState>,
 }
 
 /// How fields of a document are computed: the settings the keys and jobs depend on.
@@ -145,6 +148,7 @@ impl Document {
             qm_selection: None,
             potential_frames: std::collections::BTreeMap::new(),
             surface_selections: Vec::new(),
+            ils_maps: Vec::new(),
         })
     }
 
@@ -216,6 +220,7 @@ impl Document {
             FieldChoice::Volume(i) => i < self.grids.len(),
             FieldChoice::Potential | FieldChoice::PotentialMean { .. } => self.potential_lattice.is_some(),
             FieldChoice::MolSurf { selection } => self.surface_selections.len() > usize::from(selection),
+            FieldChoice::Ils(i) => self.ils_maps.len() > usize::from(i),
         }
     }
 
@@ -265,14 +270,16 @@ impl Document {
             FieldChoice::MolSurf { selection } => {
                 molsurf_lattice(&self.molsurf_atoms(selection, frame)?, settings.lattice_points)?.dims
             }
+            FieldChoice::Ils(i) => self.ils_maps.get(usize::from(i))?.map.dims,
             _ => orbital_lattice(&self.orbital_positions(index, frame)?, settings.lattice_points)?.dims,
         };
         Some(FieldKey {
             document: self.id,
-            frame: if matches!(field, FieldChoice::Volume(_)) {
-                0
-            } else {
-                index
+            frame: match field {
+                FieldChoice::Volume(_) => 0,
+                // The map grows with its frames, whatever frame is shown.
+                FieldChoice::Ils(i) => self.ils_maps.get(usize::from(i))?.frames_done,
+                _ => index,
             },
             field,
             dims,
@@ -361,7 +368,8 @@ impl Document {
             FieldChoice::Volume(_)
             | FieldChoice::Potential
             | FieldChoice::PotentialMean { .. }
-            | FieldChoice::MolSurf { .. } => return None,
+            | FieldChoice::MolSurf { .. }
+            | FieldChoice::Ils(_) => return None,
         };
         Some(FieldJob {
             field,

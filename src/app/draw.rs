@@ -749,8 +749,10 @@ impl AppState {
                 range: [unit.show(lo), unit.show(hi)],
                 unit: unit.label,
                 colormap: colormap.for_values(key.field.is_electrostatic()),
+                solid_rgb: None,
             });
         }
+        out.extend(self.ils_legends());
         let surface = self.doc.reps.fields().find_map(|(r, f)| {
             let c = f
                 .coloring
@@ -804,6 +806,7 @@ impl AppState {
             range: [unit.show(lo), unit.show(hi)],
             unit: unit.label,
             colormap: self.settings.colormap.for_values(c.source.is_electrostatic()),
+            solid_rgb: None,
         })
     }
 

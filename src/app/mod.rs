@@ -23,6 +23,8 @@ pub mod draw;
 pub mod export;
 pub mod fields;
 pub mod history;
+pub mod ils;
+pub mod ils_paths;
 pub mod labels;
 pub mod measure;
 pub mod orbitals;

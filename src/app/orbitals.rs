@@ -111,6 +111,10 @@ impl AppState {
                 Some(sel) => format!("molecular surface ({sel})"),
                 None => "molecular surface".into(),
             },
+            FieldChoice::Ils(i) => match self.document().and_then(|d| d.ils_maps.get(usize::from(i))) {
+                Some(m) => m.title(),
+                None => "ligand free energy (ILS)".into(),
+            },
         }
     }
 

@@ -80,6 +80,10 @@ pub struct Session {
     /// Where orbitals, densities and spin densities drawn as isosurfaces are computed.
     #[serde(default)]
     pub orbitals_on: super::fields::device::OrbitalsOn,
+    /// Ligand free-energy maps (implicit ligand sampling), as computed: they start again when the
+    /// session opens (`ils:N` representations show them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ils: Vec<super::ils::IlsForm>,
 }
 
 fn dark() -> bool {
@@ -169,6 +173,7 @@ impl AppState {
             dark_background: self.settings.dark_background,
             lattice_points: self.settings.lattice_points,
             orbitals_on: self.settings.orbitals_on,
+            ils: doc.ils_maps.iter().map(|m| m.form.clone()).collect(),
         })
     }
 
@@ -203,6 +208,11 @@ impl AppState {
             return;
         }
         self.clear_reps();
+        // The maps first (the last one computes), so that their representations resolve.
+        for form in &s.ils {
+            self.panels.ils.form = form.clone();
+            self.start_ils_map(false);
+        }
         let mut skipped = Vec::new();
         for spec in &s.reps {
             if let Err(e) = self.add_rep(spec) {

@@ -138,6 +138,20 @@ pub enum Command {
     /// Starts the RDF of the panel's selections over all frames of the document.
     StartRdf,
     CancelRdf,
+    /// Starts a ligand free-energy map (implicit ligand sampling) of the document with the ILS
+    /// form's values and adds its isosurface representation (`app::ils`).
+    StartIls,
+    /// Pauses (true) or continues the running ligand free-energy map.
+    PauseIls(bool),
+    /// Stops the running ligand free-energy map where it is (it keeps the frames it has).
+    CancelIls,
+    /// The lowest-barrier pathway on ligand free-energy map N from the most favoured point near
+    /// the picked atom to bulk, or (true) to the end marked before.
+    IlsPath(u16, bool),
+    /// Marks the most favoured point near the picked atom as the end of the next pathway on map N.
+    IlsMarkPathEnd(u16),
+    /// Removes the pathways of map N.
+    IlsClearPaths(u16),
     ToggleHelp,
     Screenshot(PathBuf),
     /// Adds a representation (resolved against the document; refused with a message when it lacks
@@ -313,6 +327,8 @@ pub struct PanelState {
     pub save_job: Option<crate::jobs::save::SaveJob>,
     /// The RDF analysis panel and its computation.
     pub rdf: crate::app::rdf::RdfPanel,
+    /// The ligand free-energy (ILS) form and its running computation.
+    pub ils: crate::app::ils::IlsPanel,
     /// The built-in file browser (when the desktop has no file dialog).
     pub browser: super::browser::FileBrowser,
     /// The side panels are shown (they collapse to give the 3-D view the whole window).
@@ -341,6 +357,7 @@ impl Default for PanelState {
             save_frames_text: "all".into(),
             save_job: None,
             rdf: crate::app::rdf::RdfPanel::default(),
+            ils: Default::default(),
             browser: Default::default(),
             left_open: true,
             right_open: true,

@@ -102,6 +102,18 @@ impl FieldUnit {
                 scale: 1.0,
                 label: String::new(),
             },
+            // Free energies follow the energy part of the potential's unit: kT (at the map's
+            // 300 K) or kcal/mol.
+            FieldChoice::Ils(_) => match potential {
+                PotentialDisplay::KcalPerMolPerE => FieldUnit {
+                    scale: crate::app::ils::kt_kcal(),
+                    label: "kcal/mol".into(),
+                },
+                PotentialDisplay::KtPerE | PotentialDisplay::Volt => FieldUnit {
+                    scale: 1.0,
+                    label: "kT".into(),
+                },
+            },
         }
     }
 
@@ -164,6 +176,7 @@ pub fn default_iso(field: FieldChoice) -> Option<f32> {
         FieldChoice::Density | FieldChoice::SpinDensity => Some(0.002),
         FieldChoice::WavefunctionPotential => Some(WAVEFUNCTION_POTENTIAL_ISO),
         FieldChoice::MolSurf { .. } => Some(crate::model::field::MOLSURF_LEVEL),
+        FieldChoice::Ils(_) => Some(crate::app::ils::DEFAULT_ISO_KT),
         FieldChoice::Volume(_) | FieldChoice::Potential | FieldChoice::PotentialMean { .. } => None,
     }
 }
@@ -229,6 +242,9 @@ pub struct Legend {
     pub range: [f64; 2],
     pub unit: String,
     pub colormap: Colormap,
+    /// A surface drawn in one colour (a ligand free-energy isosurface): the bar is that colour and
+    /// only the surface's value (`range[1]`) is written.
+    pub solid_rgb: Option<[u8; 3]>,
 }
 
 /// Trilinear sample of a grid at a point in Angstrom (axis-aligned lattices only); `None` outside.

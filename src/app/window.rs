@@ -244,7 +244,8 @@ impl Viewer {
         self.state.tick(dt);
         let followed = self.state.poll_follow();
         let saving = self.state.poll_save();
-        if self.state.pump_rdf() || self.state.panels.rdf.is_running() || followed || saving {
+        let sampling = self.state.ils_needs_pump();
+        if self.state.pump_rdf() || self.state.panels.rdf.is_running() || followed || saving || sampling {
             gfx.window.request_redraw();
         }
         let raw = gfx.egui_state.take_egui_input(&gfx.window);

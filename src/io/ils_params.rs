@@ -2,7 +2,8 @@
 //!
 //! Owns [`system_lj`]: where each atom's eps and rmin/2 come from, in this order: CHARMM parameter
 //! files given with `--params` (by the atom types of a PSF or CHAMBER/AMBER topology); an AMBER prmtop
-//! among the files (its A/B coefficients, `amber::prmtop::read_lennard_jones`); the element table
+//! among the files (its A/B coefficients, `amber::prmtop::read_lennard_jones`); a GROMACS TPR among
+//! them (the c6/c12 of each atom type with itself, `tpr::read_lennard_jones`); the element table
 //! (`model::lj::element_lj`, UFF) for files that carry no force field at all (PDB, GRO, XYZ, ...),
 //! said once in [`SystemLj::note`]. A topology that names force-field types but holds no parameters
 //! (a PSF) without `--params` is an error that says what to give. Called by the `grid ils` command
@@ -41,9 +42,9 @@ pub enum LjParamsError {
         name: String,
     },
     #[error(
-        "{file}: the Lennard-Jones parameters (c6/c12) of GROMACS TPR files are not read yet; give --params FILE.prm|.str for its atom types, or --lj-elements for the element table"
+        "{file}: the run input's nonbonded interactions are not Lennard-Jones (Buckingham); give --params FILE.prm|.str for its atom types, or --lj-elements for the element table"
     )]
-    TprNotRead { file: String },
+    TprNotLennardJones { file: String },
     #[error("--params needs atom types, and {file} has none (a PSF or prmtop names them)")]
     NoTypes { file: String },
     #[error("the element table has no Lennard-Jones parameters for {element} (atom {atom}, {name})")]
@@ -133,8 +134,23 @@ pub fn system_lj(
             });
         }
         if format == Some(super::Format::Tpr) {
-            return Err(LjParamsError::TprNotRead {
-                file: f.display().to_string(),
+            let bytes = super::read_bytes(f)?;
+            let Some(params) = super::tpr::read_lennard_jones(f, &bytes)? else {
+                return Err(LjParamsError::TprNotLennardJones {
+                    file: f.display().to_string(),
+                });
+            };
+            if params.len() != structure.len() {
+                return Err(LjParamsError::Count {
+                    file: f.display().to_string(),
+                    expected: structure.len(),
+                    found: params.len(),
+                });
+            }
+            return Ok(SystemLj {
+                params,
+                source: format!("GROMACS TPR {} (c6/c12 of each atom type)", f.display()),
+                note: None,
             });
         }
         if format == Some(super::Format::Psf) {

@@ -41,6 +41,7 @@ pub mod task;
 pub mod vertex_values;
 // Implicit ligand sampling frames on the pool's workers.
 pub mod ils;
+pub mod ils_live;
 
 use crate::compute::cpu::CpuEngine;
 use crate::compute::cuda::{self, CudaEngine};

@@ -2,8 +2,9 @@
 //! the menu — atoms, cartoon and molecular surface of the selection typed at its top (the surface
 //! also coloured by the charges' potential when the files carry charges), orbitals (HOMO, LUMO, the
 //! one selected in the orbital list), the electron and spin density, the potentials, the volumes
-//! read from files, a slice of any of these fields, and the measure and label modes (distance,
-//! angle, dihedral by clicking atoms; labels by clicking).
+//! read from files, a slice of any of these fields, the ligand free energy of a gas probe over the
+//! trajectory (implicit ligand sampling, its form in `ui::ils`), and the measure and label modes
+//! (distance, angle, dihedral by clicking atoms; labels by clicking).
 //!
 //! The same menu is reached from the menu bar and from the "+ Add" button of the representations
 //! panel (`ui::menu`, `ui::reps`). Adding a representation selects it, so the field panel shows its
@@ -39,6 +40,7 @@ pub fn add_menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
     };
     let has_charges = doc.structure.charges_e.is_some();
     let has_atoms = !doc.structure.is_empty();
+    let has_frames = doc.n_frames > 0;
     let mut out: Vec<Command> = Vec::new();
     if has_atoms {
         ui.horizontal(|ui| {
@@ -89,6 +91,17 @@ pub fn add_menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 out.push(Command::AddRep(spec));
             }
         });
+    }
+    if has_atoms && has_frames {
+        ui.separator();
+        if entry(
+            ui,
+            super::ils::ILS_MENU,
+            "Free-energy map of O2, CO, NO or Xe over the trajectory (implicit ligand sampling), built up \
+             frame by frame",
+        ) {
+            state.panels.ils.form_open = true;
+        }
     }
     if has_atoms {
         use crate::app::measure::{ClickMode, MeasureKind};
@@ -190,6 +203,7 @@ fn field_entry_name(state: &AppState, f: FieldChoice) -> String {
         FieldChoice::WavefunctionPotential => "Potential (wavefunction)".into(),
         FieldChoice::Potential | FieldChoice::PotentialMean { .. } => "Potential (charges)".into(),
         FieldChoice::Volume(i) => format!("Volume {}", i + 1),
+        FieldChoice::Ils(i) => format!("Ligand free energy (ILS) map {}", u32::from(i) + 1),
         other => state.describe_field(other),
     }
 }

@@ -55,6 +55,11 @@ pub fn available_fields(state: &AppState) -> Vec<FieldChoice> {
                 .filter_map(|i| u16::try_from(i).ok())
                 .map(|selection| FieldChoice::MolSurf { selection }),
         )
+        .chain(
+            (0..doc.ils_maps.len())
+                .filter_map(|i| u16::try_from(i).ok())
+                .map(FieldChoice::Ils),
+        )
         .filter(|f| doc.has_field(*f)),
     );
     out
@@ -79,6 +84,7 @@ pub fn iso_range(field: FieldChoice, unit: &FieldUnit, grid: Option<&Grid3>, iso
             POTENTIAL_RANGE_KT_PER_E.map(|v| v / kt * unit.scale)
         }
         FieldChoice::MolSurf { .. } => [0.01, 5.0],
+        FieldChoice::Ils(_) => [0.01 * unit.scale, 87.0 * unit.scale],
         FieldChoice::Volume(_) => {
             let max = grid
                 .and_then(|g| g.min_max())
@@ -131,6 +137,11 @@ pub fn values_note(f: &FieldRep, unit: &FieldUnit, grid: &Grid3) -> Option<Strin
 pub fn iso_controls_ui(ui: &mut egui::Ui, state: &AppState, f: &FieldRep) -> Vec<crate::app::reps::RepEdit> {
     use crate::app::reps::RepEdit;
     let mut edits = Vec::new();
+    if matches!(f.field, FieldChoice::Ils(_)) {
+        // A free energy: negative isovalues, no fraction of the maximum.
+        edits.extend(super::ils::ils_iso_ui(ui, state, f).map(RepEdit::IsoValue));
+        return edits;
+    }
     let unit = FieldUnit::of(f.field, state.settings.potential_unit);
     let grid = f.pipeline.shown.as_ref().map(|(_, g)| Arc::clone(g));
     let relative_now = f.iso.relative;
@@ -211,6 +222,9 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let field = state.panel_field();
     if has_charges && field.is_some_and(|f| f.is_potential()) {
         potential_ui(ui, state);
+    }
+    if let Some(FieldChoice::Ils(m)) = field {
+        super::ils::ils_panel_ui(ui, state, m);
     }
     let edits = state
         .panel_field_rep()

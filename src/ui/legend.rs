@@ -42,7 +42,10 @@ pub fn legends_ui(ui: &egui::Ui, legends: &[Legend], view: egui::Rect) {
         let steps = 48;
         for s in 0..steps {
             let t0 = s as f32 / steps as f32;
-            let [r, g, b, _] = legend.colormap.sample((s as f32 + 0.5) / steps as f32);
+            let [r, g, b, _] = match legend.solid_rgb {
+                Some([r, g, b]) => [r, g, b, 255],
+                None => legend.colormap.sample((s as f32 + 0.5) / steps as f32),
+            };
             let x0 = bar.left() + t0 * bar.width();
             let cell = egui::Rect::from_min_max(
                 egui::pos2(x0, bar.top()),
@@ -52,7 +55,9 @@ pub fn legends_ui(ui: &egui::Ui, legends: &[Legend], view: egui::Rect) {
         }
         let below = bar.bottom() + 3.0;
         let hi_w = hi.size().x;
-        painter.galley(egui::pos2(bar.left(), below), lo, egui::Color32::WHITE);
+        if legend.solid_rgb.is_none() {
+            painter.galley(egui::pos2(bar.left(), below), lo, egui::Color32::WHITE);
+        }
         painter.galley(egui::pos2(bar.right() - hi_w, below), hi, egui::Color32::WHITE);
         bottom = frame.top() - 8.0;
     }

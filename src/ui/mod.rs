@@ -16,6 +16,7 @@ pub mod browser;
 pub mod export;
 pub mod fields;
 pub mod files;
+pub mod ils;
 pub mod jobs;
 pub mod legend;
 pub mod measure;
@@ -133,6 +134,7 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
     browser::browser_window(ui.ctx(), state);
     measure::plot_window(ui.ctx(), state);
     export::export_windows(ui.ctx(), state);
+    ils::ils_window(ui.ctx(), state);
 }
 
 /// The small button at the top of a side panel that collapses it.

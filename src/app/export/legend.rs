@@ -46,7 +46,10 @@ pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize, sc
     let bar_y = y0 + px(24.0);
     for dx in 0..bar_w {
         let t = (dx as f32 + 0.5) / bar_w as f32;
-        let [r, g, b, _] = legend.colormap.sample(t);
+        let [r, g, b, _] = match legend.solid_rgb {
+            Some([r, g, b]) => [r, g, b, 255],
+            None => legend.colormap.sample(t),
+        };
         for dy in 0..px(BAR_HEIGHT) {
             if bar_x + dx < w && bar_y + dy < h {
                 img.put_pixel(bar_x + dx, bar_y + dy, image::Rgba([r, g, b, 255]));
@@ -56,14 +59,16 @@ pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize, sc
     let cx = x0 as f32 + (box_w as f32 - title_w).max(0.0) / 2.0;
     draw_text(img, &font, &legend.title, cx, y0 as f32 + 4.0 * s, text_px);
     let below = (bar_y + px(BAR_HEIGHT) + px(4.0)) as f32;
-    draw_text(
-        img,
-        &font,
-        &format_number(legend.range[0]),
-        bar_x as f32,
-        below,
-        text_px,
-    );
+    if legend.solid_rgb.is_none() {
+        draw_text(
+            img,
+            &font,
+            &format_number(legend.range[0]),
+            bar_x as f32,
+            below,
+            text_px,
+        );
+    }
     let hi = format!("{} {}", format_number(legend.range[1]), legend.unit);
     let hi_w = text_width(&font, &hi, text_px);
     draw_text(img, &font, &hi, (bar_x + bar_w) as f32 - hi_w, below, text_px);

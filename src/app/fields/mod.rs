@@ -51,6 +51,10 @@ pub enum FieldChoice {
     /// surface selection `selection` (an index into `Document::surface_selections`), on a lattice
     /// around them that follows them frame by frame.
     MolSurf { selection: u16 },
+    /// The implicit-ligand-sampling free-energy map `Document::ils_maps[i]` (PMF of a gas probe in
+    /// kT, `app::ils`), growing as its frames are added: the key's frame is the number of frames
+    /// it holds.
+    Ils(u16),
 }
 
 impl FieldChoice {
@@ -81,7 +85,7 @@ impl FieldChoice {
     pub fn is_signed(self) -> bool {
         !matches!(
             self,
-            FieldChoice::Density | FieldChoice::Volume(_) | FieldChoice::MolSurf { .. }
+            FieldChoice::Density | FieldChoice::Volume(_) | FieldChoice::MolSurf { .. } | FieldChoice::Ils(_)
         )
     }
 }

@@ -562,7 +562,10 @@ impl AppState {
                 f.pipeline.mark_stale();
                 list_changed = true;
             }
-            (RepKind::Field(f), RepEdit::IsoValue(v)) if v.is_finite() && v > 0.0 => {
+            // A free energy's surfaces are at negative values too (the favoured regions).
+            (RepKind::Field(f), RepEdit::IsoValue(v))
+                if v.is_finite() && (v > 0.0 || (v != 0.0 && matches!(f.field, FieldChoice::Ils(_)))) =>
+            {
                 f.iso.value = Some(v);
                 f.pipeline.mark_stale();
             }

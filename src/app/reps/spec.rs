@@ -257,7 +257,12 @@ pub fn surface_selection_text(text: &str) -> Option<&str> {
 /// `volume:N` (1-based).
 pub fn parse_field(text: &str, doc: &Document) -> Result<FieldChoice, String> {
     let lower = text.trim().to_ascii_lowercase();
-    let field = if lower == "volume" {
+    let field = if let Some(n) = lower.strip_prefix("ils:") {
+        match n.parse::<u16>() {
+            Ok(n) if n >= 1 => FieldChoice::Ils(n - 1),
+            _ => return Err(format!("{text}: expected ils:N with N from 1")),
+        }
+    } else if lower == "volume" {
         FieldChoice::Volume(0)
     } else if let Some(n) = lower.strip_prefix("volume:") {
         match n.parse::<usize>() {
@@ -336,6 +341,7 @@ pub fn field_text(field: FieldChoice, doc: Option<&Document>) -> String {
         FieldChoice::Potential => "potential".into(),
         FieldChoice::PotentialMean { frames } => format!("potential:mean:{frames}"),
         FieldChoice::WavefunctionPotential => "esp".into(),
+        FieldChoice::Ils(i) => format!("ils:{}", u32::from(i) + 1),
         FieldChoice::MolSurf { selection } => {
             match doc.and_then(|d| d.surface_selections.get(usize::from(selection))) {
                 Some(sel) if sel != "all" => format!("molsurf:{sel}"),

@@ -50,6 +50,8 @@ impl AppState {
             self.error(w);
         }
         let arrived = !self.fields.poll().is_empty();
+        // Frames added to a running ligand-sampling map redraw it.
+        self.pump_ils();
         let meshed: Vec<LobesResult<FieldKey>> = self.view.mesher.as_mut().map(|m| m.try_recv()).unwrap_or_default();
         let context = self
             .document()
@@ -136,6 +138,10 @@ impl AppState {
         let dropping = playing && !self.settings.compute_every_frame;
         let mut grid = if let FieldChoice::Volume(v) = field {
             self.document().and_then(|d| d.grids.get(v).cloned())
+        } else if let FieldChoice::Ils(m) = field {
+            self.document()
+                .and_then(|d| d.ils_maps.get(usize::from(m)))
+                .and_then(|m| m.grid.clone())
         } else if let Some((_, g)) = delivered.as_ref().filter(|(k, _)| *k == key) {
             Some(Arc::clone(g))
         } else if dropping && self.fields.pending(slot).is_some_and(|p| p != key) {
@@ -152,7 +158,7 @@ impl AppState {
         } else {
             self.fields.cached_for(slot, key)
         };
-        if playing && !matches!(field, FieldChoice::Volume(_)) {
+        if playing && !matches!(field, FieldChoice::Volume(_) | FieldChoice::Ils(_)) {
             self.look_ahead(field, slot, next, false);
         }
         let mut key = key;
@@ -663,6 +669,9 @@ impl AppState {
             view.lines
                 .extend(atoms::box_lines(&cell, [0.0; 3], [200, 200, 120, 255]));
         }
+        // Ligand pathways on free-energy maps, as tubes.
+        let paths = self.ils_path_cylinders();
+        self.view.cylinders.extend(paths);
     }
 }
 
