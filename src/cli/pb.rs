@@ -12,7 +12,7 @@
 
 use super::grid::GridArgs;
 use anyhow::{Context, Result, bail};
-use orbitfield::compute::pb::{self, ChargeAssignment, PbAtoms, PbBoundary, PbLattice, PbParams};
+use orbitfield::compute::pb::{self, ChargeAssignment, PbAtoms, PbBoundary, PbLattice, PbParams, PbSurface};
 use orbitfield::io::{self, cube::CubeAtom};
 use orbitfield::model::units::{PotentialUnit, bohr_from_angstrom, volt_per_kt_per_e};
 use orbitfield::model::{Grid3, Lattice};
@@ -26,6 +26,12 @@ const MIN_PB_PADDING_ANGSTROM: f64 = 10.0;
 pub enum ChargeAssignmentArg {
     Linear,
     Spline,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SurfaceArg {
+    Mol,
+    Smol,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,8 +52,12 @@ pub struct PbArgs {
     /// pb: ion exclusion radius in Angstrom [default: 2.0].
     #[arg(long)]
     pub ion_radius: Option<f64>,
-    /// pb: how charges are spread on the lattice: linear (trilinear) or spline (cubic B-spline)
-    /// [default: spline].
+    /// pb: dielectric boundary: the molecular surface (mol) or APBS's smoothed molecular surface
+    /// (smol) [default: smol].
+    #[arg(long, value_enum)]
+    pub surface: Option<SurfaceArg>,
+    /// pb: how charges are spread on the lattice: linear (trilinear, APBS spl0) or spline (APBS
+    /// spl2 B-spline) [default: spline].
     #[arg(long, value_enum)]
     pub charge_assignment: Option<ChargeAssignmentArg>,
     /// pb: boundary values from one Debye-Hueckel sphere (sdh) or one per atom (mdh) [default: sdh].
@@ -62,6 +72,7 @@ impl PbArgs {
     fn given(&self) -> bool {
         self.eps_in.is_some()
             || self.probe.is_some()
+            || self.surface.is_some()
             || self.ion_radius.is_some()
             || self.charge_assignment.is_some()
             || self.boundary.is_some()
@@ -72,7 +83,7 @@ impl PbArgs {
     pub fn refuse_for(&self, field: &str) -> Result<()> {
         if self.given() {
             bail!(
-                "--eps-in, --probe, --ion-radius, --charge-assignment, --boundary and --nonlinear apply to pb, not to {field}"
+                "--eps-in, --probe, --surface, --ion-radius, --charge-assignment, --boundary and --nonlinear apply to pb, not to {field}"
             );
         }
         Ok(())
@@ -96,6 +107,10 @@ fn params(args: &GridArgs) -> Result<PbParams> {
         ionic_strength_molar: args.dielectric.ionic_strength.unwrap_or(d.ionic_strength_molar),
         ion_radius_angstrom: p.ion_radius.unwrap_or(d.ion_radius_angstrom),
         probe_angstrom: p.probe.unwrap_or(d.probe_angstrom),
+        surface: match p.surface {
+            Some(SurfaceArg::Mol) => PbSurface::Mol,
+            Some(SurfaceArg::Smol) | None => PbSurface::Smol,
+        },
         temperature_kelvin: args.esp.temperature,
         charge_assignment: match p.charge_assignment {
             Some(ChargeAssignmentArg::Linear) => ChargeAssignment::Linear,
