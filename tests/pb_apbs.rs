@@ -8,7 +8,8 @@
 //! bcfl sdh, eps 2 / 78.54, +1/-1 ions of radius 2 A at 0.15 M, probe 1.4 A, 298.15 K), ran APBS and kept
 //! its potential at 1,500 lattice points 1.5-6 A outside the van der Waals surface of each protein
 //! (`*.samples.txt.gz`). Every point must agree within 0.1 kT/e or 3 % (the issue's bound); the
-//! distribution of the differences is printed (`docs/pb.md` quotes it).
+//! distribution of the differences is printed (`docs/pb.md` quotes it); as the maps are APBS's, the
+//! largest difference must also stay below 0.01 kT/e.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
@@ -106,8 +107,8 @@ fn compare(name: &str, pqr: &str, n_atoms: usize) {
     let span = points.iter().map(|p| p.1.abs()).fold(0.0, f64::max);
     eprintln!(
         "{name}: {} atoms, lattice {:?} at {} A, {} points (|u| up to {span:.2} kT/e), {} iterations; \
-         |ours - APBS| median {:.4}, 95th percentile {:.4}, max {:.4} kT/e; relative median {:.4}, 95th \
-         percentile {:.4}; {} points outside 0.1 kT/e or 3 %",
+         |ours - APBS| median {:.1e}, 95th percentile {:.1e}, max {:.1e} kT/e; relative median {:.1e}, \
+         95th percentile {:.1e}, max {:.1e}; {} points outside 0.1 kT/e or 3 %",
         n_atoms,
         lattice.dims,
         lattice.spacing_angstrom,
@@ -118,6 +119,7 @@ fn compare(name: &str, pqr: &str, n_atoms: usize) {
         quantile(&abs, 1.0),
         quantile(&rel, 0.5),
         quantile(&rel, 0.95),
+        quantile(&rel, 1.0),
         bad.len()
     );
     assert!(
@@ -125,6 +127,12 @@ fn compare(name: &str, pqr: &str, n_atoms: usize) {
         "{name}: {} points off, first {:?}",
         bad.len(),
         &bad[..bad.len().min(5)]
+    );
+    // The same discretisation as APBS's: what remains is the two solvers' stopping points.
+    assert!(
+        quantile(&abs, 1.0) < 0.01,
+        "{name}: largest difference {} kT/e",
+        quantile(&abs, 1.0)
     );
 }
 

@@ -208,7 +208,10 @@ fn pcg(
         if rel <= tol {
             return Ok((it, rel));
         }
-        apply(c, lattice, diag_extra, &p_dir, &mut ap);
+        match mg.and_then(|m| m.levels.first()) {
+            Some(op) => op.apply(&p_dir, &mut ap),
+            None => apply(c, lattice, diag_extra, &p_dir, &mut ap),
+        }
         let pap = dot(&p_dir, &ap);
         if !(pap.is_finite() && pap > 0.0) {
             return Err(bad(format!(

@@ -15,7 +15,7 @@
 use rayon::prelude::*;
 
 /// Gauss-Seidel sweeps before and after each coarse correction.
-const SWEEPS: usize = 2;
+const SWEEPS: usize = 1;
 /// Sweeps on the coarsest lattice.
 const COARSEST_SWEEPS: usize = 24;
 
@@ -71,34 +71,59 @@ impl Operator {
         self.dims.iter().product()
     }
 
-    /// The off-diagonal sum `sum_nb eps_nb u_nb / h^2` at interior point p.
-    #[inline]
-    fn neighbours(&self, u: &[f64], p: usize) -> f64 {
+    /// The rows around interior row (j, k): u at (., j, k), (., j-1, k), (., j+1, k), (., j, k-1),
+    /// (., j, k+1); eps_x, eps_y and eps_z at (., j, k); eps_y at (., j-1, k); eps_z at (., j, k-1).
+    #[allow(clippy::type_complexity)]
+    fn rows<'a>(&'a self, u: &'a [f64], j: usize, k: usize) -> Option<([&'a [f64]; 5], [&'a [f64]; 5])> {
         let [nx, ny, _] = self.dims;
         let plane = nx * ny;
+        let p0 = nx * (j + ny * k);
+        let row = |v: &'a [f64], start: usize| v.get(start..start + nx);
         let [ex, ey, ez] = &self.eps;
-        (g(ex, p) * g(u, p + 1)
-            + g(ex, p - 1) * g(u, p - 1)
-            + g(ey, p) * g(u, p + nx)
-            + g(ey, p - nx) * g(u, p - nx)
-            + g(ez, p) * g(u, p + plane)
-            + g(ez, p - plane) * g(u, p - plane))
-            * self.ih2
+        Some((
+            [
+                row(u, p0)?,
+                row(u, p0 - nx)?,
+                row(u, p0 + nx)?,
+                row(u, p0 - plane)?,
+                row(u, p0 + plane)?,
+            ],
+            [
+                row(ex, p0)?,
+                row(ey, p0)?,
+                row(ez, p0)?,
+                row(ey, p0 - nx)?,
+                row(ez, p0 - plane)?,
+            ],
+        ))
     }
 
     /// `out = A u` at the interior points, zero on the faces (u's face values are used as given).
     pub fn apply(&self, u: &[f64], out: &mut [f64]) {
-        let [nx, ny, _] = self.dims;
+        let [nx, ny, nz] = self.dims;
         let plane = nx * ny;
         out.par_chunks_mut(plane.max(1)).enumerate().for_each(|(k, slab)| {
-            for (o, dst) in slab.iter_mut().enumerate() {
-                let (i, j) = (o % nx, o / nx);
-                let p = o + plane * k;
-                *dst = if interior(self.dims, i, j, k) {
-                    g(&self.diag, p) * g(u, p) - self.neighbours(u, p)
-                } else {
-                    0.0
+            slab.iter_mut().for_each(|v| *v = 0.0);
+            if k == 0 || k + 1 >= nz {
+                return;
+            }
+            for j in 1..ny.saturating_sub(1) {
+                let (Some(([c, s, n, d, up], [ex, ey, ez, eys, ezd])), Some(dst), Some(dg)) = (
+                    self.rows(u, j, k),
+                    slab.get_mut(nx * j..nx * (j + 1)),
+                    self.diag.get(nx * (j + ny * k)..nx * (j + ny * k) + nx),
+                ) else {
+                    continue;
                 };
+                for i in 1..nx - 1 {
+                    let nb = ex[i] * c[i + 1]
+                        + ex[i - 1] * c[i - 1]
+                        + ey[i] * n[i]
+                        + eys[i] * s[i]
+                        + ez[i] * up[i]
+                        + ezd[i] * d[i];
+                    dst[i] = dg[i] * c[i] - nb * self.ih2;
+                }
             }
         });
     }
@@ -106,17 +131,35 @@ impl Operator {
     /// One Gauss-Seidel half sweep over the points of `color` ((i + j + k) % 2): reads `u`,
     /// writes every point into `next` (the others copied).
     fn half_sweep(&self, f: &[f64], u: &[f64], next: &mut [f64], color: usize) {
-        let [nx, ny, _] = self.dims;
+        let [nx, ny, nz] = self.dims;
         let plane = nx * ny;
         next.par_chunks_mut(plane.max(1)).enumerate().for_each(|(k, slab)| {
-            for (o, dst) in slab.iter_mut().enumerate() {
-                let (i, j) = (o % nx, o / nx);
-                let p = o + plane * k;
-                *dst = if interior(self.dims, i, j, k) && (i + j + k) % 2 == color {
-                    (g(f, p) + self.neighbours(u, p)) / g(&self.diag, p)
-                } else {
-                    g(u, p)
+            if let Some(src) = u.get(plane * k..plane * (k + 1)) {
+                slab.copy_from_slice(src);
+            }
+            if k == 0 || k + 1 >= nz {
+                return;
+            }
+            for j in 1..ny.saturating_sub(1) {
+                let p0 = nx * (j + ny * k);
+                let (Some(([c, s, n, d, up], [ex, ey, ez, eys, ezd])), Some(dst), Some(dg), Some(fr)) = (
+                    self.rows(u, j, k),
+                    slab.get_mut(nx * j..nx * (j + 1)),
+                    self.diag.get(p0..p0 + nx),
+                    f.get(p0..p0 + nx),
+                ) else {
+                    continue;
                 };
+                let first = 1 + (1 + j + k + color) % 2;
+                for i in (first..nx - 1).step_by(2) {
+                    let nb = ex[i] * c[i + 1]
+                        + ex[i - 1] * c[i - 1]
+                        + ey[i] * n[i]
+                        + eys[i] * s[i]
+                        + ez[i] * up[i]
+                        + ezd[i] * d[i];
+                    dst[i] = (fr[i] + nb * self.ih2) / dg[i];
+                }
             }
         });
     }
@@ -181,63 +224,76 @@ impl Operator {
 /// coarse faces are zero (residuals of corrections).
 fn restrict_full(v: &[f64], fd: [usize; 3], cd: [usize; 3], clamp_edges: bool) -> Vec<f64> {
     let [nx, ny, nz] = fd;
-    let [cx, cy, _] = cd;
-    let w = |o: i64| if o == 0 { 0.5 } else { 0.25 };
-    let n_coarse = cd.iter().product::<usize>();
-    (0..n_coarse)
-        .into_par_iter()
-        .map(|q| {
-            let c = [q % cx, (q / cx) % cy, q / (cx * cy)];
-            if !clamp_edges && !interior(cd, c[0], c[1], c[2]) {
-                return 0.0;
+    let [cx, cy, cz] = cd;
+    let mut out = vec![0.0; cd.iter().product::<usize>()];
+    let w = [0.25, 0.5, 0.25];
+    out.par_chunks_mut((cx * cy).max(1)).enumerate().for_each(|(kc, slab)| {
+        if !clamp_edges && (kc == 0 || kc + 1 >= cz) {
+            return;
+        }
+        let mut t = vec![0.0; nx];
+        for jc in 0..cy {
+            if !clamp_edges && (jc == 0 || jc + 1 >= cy) {
+                continue;
             }
-            let mut sum = 0.0;
-            for oz in -1i64..=1 {
-                let z = (2 * c[2] as i64 + oz).clamp(0, nz as i64 - 1) as usize;
-                for oy in -1i64..=1 {
-                    let y = (2 * c[1] as i64 + oy).clamp(0, ny as i64 - 1) as usize;
-                    for ox in -1i64..=1 {
-                        let x = (2 * c[0] as i64 + ox).clamp(0, nx as i64 - 1) as usize;
-                        sum += w(ox) * w(oy) * w(oz) * g(v, x + nx * (y + ny * z));
+            // The 9 fine rows around (2 jc, 2 kc), weighted, summed.
+            t.iter_mut().for_each(|x| *x = 0.0);
+            for (oz, wz) in w.iter().enumerate() {
+                let z = (2 * kc + oz).saturating_sub(1).min(nz - 1);
+                for (oy, wy) in w.iter().enumerate() {
+                    let y = (2 * jc + oy).saturating_sub(1).min(ny - 1);
+                    let start = nx * (y + ny * z);
+                    if let Some(row) = v.get(start..start + nx) {
+                        t.iter_mut().zip(row).for_each(|(a, b)| *a += wz * wy * b);
                     }
                 }
             }
-            sum
-        })
-        .collect()
+            let Some(dst) = slab.get_mut(cx * jc..cx * (jc + 1)) else {
+                continue;
+            };
+            for (ic, d) in dst.iter_mut().enumerate() {
+                if !clamp_edges && (ic == 0 || ic + 1 >= cx) {
+                    continue;
+                }
+                let x = 2 * ic;
+                let at = |q: usize| t.get(q.min(nx - 1)).copied().unwrap_or(0.0);
+                *d = 0.25 * at(x.saturating_sub(1)) + 0.5 * at(x) + 0.25 * at(x + 1);
+            }
+        }
+    });
+    out
 }
 
 /// Adds the trilinear interpolation of the coarse `e` (dims `cd`) to the fine `u` (dims `fd`) at
 /// the fine interior points.
 fn prolong_add(e: &[f64], cd: [usize; 3], u: &mut [f64], fd: [usize; 3]) {
-    let [nx, ny, _] = fd;
+    let [nx, ny, nz] = fd;
     let [cx, cy, _] = cd;
     let plane = nx * ny;
     u.par_chunks_mut(plane.max(1)).enumerate().for_each(|(k, slab)| {
-        for (o, dst) in slab.iter_mut().enumerate() {
-            let (i, j) = (o % nx, o / nx);
-            if !interior(fd, i, j, k) {
-                continue;
-            }
-            let span = |v: usize| -> [(usize, f64); 2] {
-                if v % 2 == 0 {
-                    [(v / 2, 1.0), (v / 2, 0.0)]
-                } else {
-                    [(v / 2, 0.5), (v / 2 + 1, 0.5)]
-                }
-            };
-            let mut s = 0.0;
-            for (zc, wz) in span(k) {
-                for (yc, wy) in span(j) {
-                    for (xc, wx) in span(i) {
-                        let w = wx * wy * wz;
-                        if w != 0.0 {
-                            s += w * g(e, xc + cx * (yc + cy * zc));
-                        }
+        if k == 0 || k + 1 >= nz {
+            return;
+        }
+        let mut r = vec![0.0; cx];
+        for j in 1..ny.saturating_sub(1) {
+            // The mean of the (up to) 4 coarse rows around (j / 2, k / 2): an even index is one
+            // coarse row (counted twice), an odd one the mean of two.
+            r.iter_mut().for_each(|x| *x = 0.0);
+            for zc in [k / 2, k.div_ceil(2)] {
+                for yc in [j / 2, j.div_ceil(2)] {
+                    let start = cx * (yc + cy * zc);
+                    if let Some(row) = e.get(start..start + cx) {
+                        r.iter_mut().zip(row).for_each(|(a, b)| *a += 0.25 * b);
                     }
                 }
             }
-            *dst += s;
+            let Some(dst) = slab.get_mut(nx * j..nx * (j + 1)) else {
+                continue;
+            };
+            for (i, d) in dst.iter_mut().enumerate().take(nx - 1).skip(1) {
+                let at = |q: usize| r.get(q).copied().unwrap_or(0.0);
+                *d += 0.5 * (at(i / 2) + at(i.div_ceil(2)));
+            }
         }
     });
 }

@@ -169,13 +169,20 @@ fn accessible_surface_points(atoms: &PbAtoms, probe: f64, ion_radius: f64) -> Ve
                     }
                 }
             }
+            // Neighbouring reference points are mostly buried by the same atom: try it first.
+            let mut last = 0usize;
             for u in &reference {
                 let c = [rad * u[0] + a[0], rad * u[1] + a[1], rad * u[2] + a[2]];
-                let buried = near
-                    .iter()
-                    .any(|(b, l2)| (c[0] - b[0]).powi(2) + (c[1] - b[1]).powi(2) + (c[2] - b[2]).powi(2) < *l2);
-                if !buried {
-                    kept.push(c);
+                let buries = |(b, l2): &([f64; 3], f64)| {
+                    let d = [c[0] - b[0], c[1] - b[1], c[2] - b[2]];
+                    d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < *l2
+                };
+                if near.get(last).is_some_and(buries) {
+                    continue;
+                }
+                match near.iter().position(buries) {
+                    Some(j) => last = j,
+                    None => kept.push(c),
                 }
             }
             kept
