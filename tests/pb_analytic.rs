@@ -24,7 +24,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use orbitfield::compute::pb::{ChargeAssignment, PbAtoms, PbBoundary, PbError, PbLattice, PbParams, solve};
+use orbitfield::compute::pb::{ChargeAssignment, PbAtoms, PbBoundary, PbError, PbLattice, PbParams, PbSurface, solve};
 
 /// l_B = e^2 / (4 pi eps0 k T) in Angstrom.
 fn bjerrum(t: f64) -> f64 {
@@ -70,12 +70,13 @@ fn directions() -> Vec<[f64; 3]> {
 }
 
 /// The worst relative error at sampled points at least `min_gap` outside the sphere.
-fn born_case(eps_in: f64, ionic: f64, h: f64, n: usize, min_gap: f64, max_gap: f64) -> f64 {
+fn born_case(surface: PbSurface, eps_in: f64, ionic: f64, h: f64, n: usize, min_gap: f64, max_gap: f64) -> f64 {
     let radius = 2.0;
     let t = 298.15;
     let params = PbParams {
         eps_in,
         eps_out: 78.54,
+        surface,
         ionic_strength_molar: ionic,
         ion_radius_angstrom: 2.0,
         temperature_kelvin: t,
@@ -114,7 +115,7 @@ fn born_case(eps_in: f64, ionic: f64, h: f64, n: usize, min_gap: f64, max_gap: f
         }
     }
     eprintln!(
-        "Born ion eps_in {eps_in}, {ionic} M, h {h} A, {n}^3, {min_gap}-{max_gap} A outside: {count} points, worst relative error {worst:.4} ({} CG iterations)",
+        "Born ion {surface:?}, eps_in {eps_in}, {ionic} M, h {h} A, {n}^3, {min_gap}-{max_gap} A outside: {count} points, worst relative error {worst:.4} ({} CG iterations)",
         sol.iterations
     );
     assert!(count > 50);
@@ -123,23 +124,31 @@ fn born_case(eps_in: f64, ionic: f64, h: f64, n: usize, min_gap: f64, max_gap: f
 
 #[test]
 fn born_ion_without_salt_matches_the_closed_form() {
+    use PbSurface::{Fraction, Smol};
     // Uniform dielectric: the finite differences, charge spreading and boundary alone.
-    let worst = born_case(78.54, 0.0, 0.25, 65, 0.5, 100.0);
+    let worst = born_case(Smol, 78.54, 0.0, 0.25, 65, 0.5, 100.0);
     assert!(worst < 0.01, "uniform: {worst}");
     for eps_in in [1.0, 2.0] {
-        let near = born_case(eps_in, 0.0, 0.25, 65, 0.5, 100.0);
+        // The edge-fraction dielectric: within 1 % from 2 spacings on.
+        let fitted = born_case(Fraction, eps_in, 0.0, 0.25, 65, 0.5, 100.0);
+        assert!(fitted < 0.01, "eps_in {eps_in}, edge fraction, at 2 spacings: {fitted}");
+        // APBS's smoothed molecular surface: its staircase near the sphere.
+        let near = born_case(Smol, eps_in, 0.0, 0.25, 65, 0.5, 100.0);
         assert!(near < 0.03, "eps_in {eps_in} at 2 spacings: {near}");
-        let worst = born_case(eps_in, 0.0, 0.25, 65, 2.0, 100.0);
+        let worst = born_case(Smol, eps_in, 0.0, 0.25, 65, 2.0, 100.0);
         assert!(worst < 0.01, "eps_in {eps_in}: {worst}");
     }
 }
 
 #[test]
 fn born_ion_in_salt_matches_the_debye_hueckel_closed_form() {
+    use PbSurface::{Fraction, Smol};
     for eps_in in [1.0, 2.0] {
-        let near = born_case(eps_in, 0.15, 0.25, 113, 0.5, 6.0);
+        let fitted = born_case(Fraction, eps_in, 0.15, 0.25, 113, 0.5, 6.0);
+        assert!(fitted < 0.01, "eps_in {eps_in}, edge fraction, at 2 spacings: {fitted}");
+        let near = born_case(Smol, eps_in, 0.15, 0.25, 113, 0.5, 6.0);
         assert!(near < 0.035, "eps_in {eps_in} at 2 spacings: {near}");
-        let worst = born_case(eps_in, 0.15, 0.25, 113, 2.0, 6.0);
+        let worst = born_case(Smol, eps_in, 0.15, 0.25, 113, 2.0, 6.0);
         assert!(worst < 0.01, "eps_in {eps_in}: {worst}");
     }
 }

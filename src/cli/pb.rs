@@ -32,6 +32,7 @@ pub enum ChargeAssignmentArg {
 pub enum SurfaceArg {
     Mol,
     Smol,
+    Fraction,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,8 +53,9 @@ pub struct PbArgs {
     /// pb: ion exclusion radius in Angstrom [default: 2.0].
     #[arg(long)]
     pub ion_radius: Option<f64>,
-    /// pb: dielectric boundary: the molecular surface (mol) or APBS's smoothed molecular surface
-    /// (smol) [default: smol].
+    /// pb: dielectric boundary: the molecular surface (mol), APBS's smoothed molecular surface
+    /// (smol), or the molecular surface's fraction along each staggered edge (fraction, not an
+    /// APBS model; more accurate next to the surface) [default: smol].
     #[arg(long, value_enum)]
     pub surface: Option<SurfaceArg>,
     /// pb: how charges are spread on the lattice: linear (trilinear, APBS spl0) or spline (APBS
@@ -109,6 +111,7 @@ fn params(args: &GridArgs) -> Result<PbParams> {
         probe_angstrom: p.probe.unwrap_or(d.probe_angstrom),
         surface: match p.surface {
             Some(SurfaceArg::Mol) => PbSurface::Mol,
+            Some(SurfaceArg::Fraction) => PbSurface::Fraction,
             Some(SurfaceArg::Smol) | None => PbSurface::Smol,
         },
         temperature_kelvin: args.esp.temperature,

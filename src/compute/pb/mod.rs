@@ -46,6 +46,9 @@ pub enum PbSurface {
     /// dielectric (`smol`).
     #[default]
     Smol,
+    /// The molecular surface sampled along each staggered edge, the edge's dielectric the series
+    /// (harmonic) mean of the fractions inside and outside (not an APBS model).
+    Fraction,
 }
 
 /// Boundary values on the lattice faces (APBS `bcfl`).
@@ -135,6 +138,7 @@ impl PbParams {
             match self.surface {
                 PbSurface::Mol => "mol",
                 PbSurface::Smol => "smol",
+                PbSurface::Fraction => "edge-fraction",
             },
             self.probe_angstrom,
             self.ion_radius_angstrom,
