@@ -7,7 +7,8 @@
 //! field `pb`. Charges and radii come from the files (PQR, prmtop, PSF, mol2, TPR where they carry
 //! them); atoms without radii take the element's van der Waals radius (Bondi 1964 where Bondi gives
 //! one, `model::element`), said once on standard error. The lattice: `--spacing` apart around the
-//! atoms with at least 10 A of padding (or `--padding` if larger), or `--origin`/`--dims`. Output in
+//! atoms with at least 10 A of padding (or `--padding` if larger; the point counts rounded up to
+//! 8 m + 1, or 16 m + 1 beyond 65, for the multigrid), or `--origin`/`--dims`. Output in
 //! kT/e at the solve's temperature unless `--units` says otherwise.
 
 use super::grid::GridArgs;
@@ -157,7 +158,12 @@ fn lattice(args: &GridArgs, positions: &[[f64; 3]]) -> Result<PbLattice> {
         }
     }
     let centre: [f64; 3] = std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
-    let dims: [usize; 3] = std::array::from_fn(|k| ((hi[k] - lo[k] + 2.0 * pad) / h).ceil().max(4.0) as usize + 1);
+    // Rounded up to 8 m + 1 points (16 m + 1 beyond 64), so the multigrid coarsens 3-4 times.
+    let dims: [usize; 3] = std::array::from_fn(|k| {
+        let intervals = ((hi[k] - lo[k] + 2.0 * pad) / h).ceil().max(4.0) as usize;
+        let step = if intervals > 64 { 16 } else { 8 };
+        intervals.div_ceil(step) * step + 1
+    });
     Ok(PbLattice::centered(centre, h, dims))
 }
 
