@@ -1,13 +1,20 @@
-//! The Poisson-Boltzmann solver (`compute::pb`, CPU engine) against closed forms, with the physical
-//! constants typed in here (CODATA 2018):
+//! The Poisson-Boltzmann solver (`compute::pb`, CPU engine, APBS's discretisation with its default
+//! smoothed molecular surface) against closed forms, with the physical constants typed in here
+//! (CODATA 2018):
 //! - Born ion: charge +1 in a sphere of radius R = 2 A, eps_in 1 and 2, eps_out 78.54, without salt
 //!   (`u = l_B q / (eps_out r)`) and with 0.15 M salt and an ion exclusion radius of 2 A
 //!   (`u = l_B q (1/r - kappa/(1 + kappa a)) / eps_out` for R <= r <= a = R + 2 A,
-//!   `u = l_B q exp(-kappa (r - a)) / (eps_out (1 + kappa a) r)` beyond), h = 0.25 A: a uniform
-//!   dielectric within 1 % from 2 spacings outside the sphere on; eps_in 1 or 2 within 1 % (2 % with
-//!   salt) from 2 A outside on, and within 4 % (5 % with salt) from 2 spacings on: the sharp
-//!   molecular-surface dielectric's staircase at this contrast (the issue asks for 1 % from 2
-//!   spacings on, which this discretisation does not reach);
+//!   `u = l_B q exp(-kappa (r - a)) / (eps_out (1 + kappa a) r)` beyond), h = 0.25 A. A uniform
+//!   dielectric: within 1 % from 2 spacings outside the sphere on (the finite differences, charge
+//!   spreading and boundary alone). eps_in 1 or 2: within 1 % from 2 A outside on, and within 3 %
+//!   (3.5 % with salt) from 2 spacings on. The error between is the staircase of the dielectric
+//!   boundary on the lattice at this contrast (APBS's discretisation, which the APBS comparison
+//!   requires): it does not shrink with the spacing at a fixed number of spacings from the surface,
+//!   it averages to zero over directions, and it is 0.3 % for a uniform dielectric (see
+//!   `docs/pb.md`). With salt, APBS's `sdh` boundary puts the Debye-Hueckel sphere at the solute
+//!   radius, not at the ion exclusion radius, so its values differ from this closed form by a few
+//!   percent on the faces; the lattice is 28 A wide and the comparison stops 6 A outside the sphere,
+//!   where that difference has decayed below 0.2 %;
 //! - two separated spheres (+1 and -1, 12 A apart, eps 2 / 78.54, no salt, `mdh` boundary): the
 //!   superposition `sum l_B q_i / (eps_out r_i)` within 1 % of the larger term at least 2 A outside
 //!   both spheres, the (R/d)^3 reaction corrections being below that;
@@ -17,7 +24,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use orbitfield::compute::pb::{ChargeAssignment, PbAtoms, PbBoundary, PbError, PbLattice, PbParams, solve};
+use orbitfield::compute::pb::{ChargeAssignment, PbAtoms, PbBoundary, PbError, PbLattice, PbParams, PbSurface, solve};
 
 /// l_B = e^2 / (4 pi eps0 k T) in Angstrom.
 fn bjerrum(t: f64) -> f64 {
@@ -63,12 +70,13 @@ fn directions() -> Vec<[f64; 3]> {
 }
 
 /// The worst relative error at sampled points at least `min_gap` outside the sphere.
-fn born_case(eps_in: f64, ionic: f64, h: f64, n: usize, min_gap: f64) -> f64 {
+fn born_case(surface: PbSurface, eps_in: f64, ionic: f64, h: f64, n: usize, min_gap: f64, max_gap: f64) -> f64 {
     let radius = 2.0;
     let t = 298.15;
     let params = PbParams {
         eps_in,
         eps_out: 78.54,
+        surface,
         ionic_strength_molar: ionic,
         ion_radius_angstrom: 2.0,
         temperature_kelvin: t,
@@ -96,7 +104,7 @@ fn born_case(eps_in: f64, ionic: f64, h: f64, n: usize, min_gap: f64) -> f64 {
     let mut count = 0;
     for d in directions() {
         let mut r = radius + min_gap.max(2.0 * h);
-        while r < half - 2.0 * h - 0.3 {
+        while r < (half - 2.0 * h - 0.3).min(radius + max_gap) {
             let p = [c[0] + r * d[0], c[1] + r * d[1], c[2] + r * d[2]];
             if let Some(v) = sol.at(p) {
                 let e = exact(r);
@@ -107,7 +115,7 @@ fn born_case(eps_in: f64, ionic: f64, h: f64, n: usize, min_gap: f64) -> f64 {
         }
     }
     eprintln!(
-        "Born ion eps_in {eps_in}, {ionic} M, h {h} A, {n}^3, >= {min_gap} A outside: {count} points, worst relative error {worst:.4} ({} CG iterations)",
+        "Born ion {surface:?}, eps_in {eps_in}, {ionic} M, h {h} A, {n}^3, {min_gap}-{max_gap} A outside: {count} points, worst relative error {worst:.4} ({} CG iterations)",
         sol.iterations
     );
     assert!(count > 50);
@@ -116,28 +124,32 @@ fn born_case(eps_in: f64, ionic: f64, h: f64, n: usize, min_gap: f64) -> f64 {
 
 #[test]
 fn born_ion_without_salt_matches_the_closed_form() {
-    // Uniform dielectric: the finite differences, charge spreading and boundary alone, within 1 %
-    // from 2 spacings outside the sphere on.
-    let worst = born_case(78.54, 0.0, 0.25, 65, 0.5);
+    use PbSurface::{Fraction, Smol};
+    // Uniform dielectric: the finite differences, charge spreading and boundary alone.
+    let worst = born_case(Smol, 78.54, 0.0, 0.25, 65, 0.5, 100.0);
     assert!(worst < 0.01, "uniform: {worst}");
-    // eps_in 1 and 2 against 78.54: the sharp molecular-surface dielectric puts a
-    // direction-dependent error of 2-3 % at 2 spacings (0.5 A) outside the surface (the staircase
-    // of the surface at this contrast), below 1 % from 2 A outside on.
     for eps_in in [1.0, 2.0] {
-        let near = born_case(eps_in, 0.0, 0.25, 65, 0.5);
-        assert!(near < 0.04, "eps_in {eps_in} at 2 spacings: {near}");
-        let worst = born_case(eps_in, 0.0, 0.25, 65, 2.0);
+        // The edge-fraction dielectric: within 1 % from 2 spacings on.
+        let fitted = born_case(Fraction, eps_in, 0.0, 0.25, 65, 0.5, 100.0);
+        assert!(fitted < 0.01, "eps_in {eps_in}, edge fraction, at 2 spacings: {fitted}");
+        // APBS's smoothed molecular surface: its staircase near the sphere.
+        let near = born_case(Smol, eps_in, 0.0, 0.25, 65, 0.5, 100.0);
+        assert!(near < 0.03, "eps_in {eps_in} at 2 spacings: {near}");
+        let worst = born_case(Smol, eps_in, 0.0, 0.25, 65, 2.0, 100.0);
         assert!(worst < 0.01, "eps_in {eps_in}: {worst}");
     }
 }
 
 #[test]
 fn born_ion_in_salt_matches_the_debye_hueckel_closed_form() {
+    use PbSurface::{Fraction, Smol};
     for eps_in in [1.0, 2.0] {
-        let near = born_case(eps_in, 0.15, 0.25, 81, 0.5);
-        assert!(near < 0.05, "eps_in {eps_in} at 2 spacings: {near}");
-        let worst = born_case(eps_in, 0.15, 0.25, 81, 2.0);
-        assert!(worst < 0.02, "eps_in {eps_in}: {worst}");
+        let fitted = born_case(Fraction, eps_in, 0.15, 0.25, 113, 0.5, 6.0);
+        assert!(fitted < 0.01, "eps_in {eps_in}, edge fraction, at 2 spacings: {fitted}");
+        let near = born_case(Smol, eps_in, 0.15, 0.25, 113, 0.5, 6.0);
+        assert!(near < 0.035, "eps_in {eps_in} at 2 spacings: {near}");
+        let worst = born_case(Smol, eps_in, 0.15, 0.25, 113, 2.0, 6.0);
+        assert!(worst < 0.01, "eps_in {eps_in}: {worst}");
     }
 }
 
@@ -237,7 +249,7 @@ fn warm_start_from_the_solution_converges_at_once_and_nonlinear_weak_field_match
     let cold = solve(&atoms, &lattice, &params, None).unwrap();
     let warm = solve(&atoms, &lattice, &params, Some(&cold.potential_kt_per_e)).unwrap();
     eprintln!("cold {} iterations, warm {}", cold.iterations, warm.iterations);
-    assert!(cold.iterations > 20);
+    assert!(cold.iterations > 3);
     assert!(warm.iterations <= 2, "{}", warm.iterations);
     // A weakly charged ion: the nonlinear equation is the linear one to first order.
     let weak = PbAtoms {

@@ -7,12 +7,13 @@
 //! field `pb`. Charges and radii come from the files (PQR, prmtop, PSF, mol2, TPR where they carry
 //! them); atoms without radii take the element's van der Waals radius (Bondi 1964 where Bondi gives
 //! one, `model::element`), said once on standard error. The lattice: `--spacing` apart around the
-//! atoms with at least 10 A of padding (or `--padding` if larger), or `--origin`/`--dims`. Output in
+//! atoms with at least 10 A of padding (or `--padding` if larger; the point counts rounded up to
+//! 8 m + 1, or 16 m + 1 beyond 65, for the multigrid), or `--origin`/`--dims`. Output in
 //! kT/e at the solve's temperature unless `--units` says otherwise.
 
 use super::grid::GridArgs;
 use anyhow::{Context, Result, bail};
-use orbitfield::compute::pb::{self, ChargeAssignment, PbAtoms, PbBoundary, PbLattice, PbParams};
+use orbitfield::compute::pb::{self, ChargeAssignment, PbAtoms, PbBoundary, PbLattice, PbParams, PbSurface};
 use orbitfield::io::{self, cube::CubeAtom};
 use orbitfield::model::units::{PotentialUnit, bohr_from_angstrom, volt_per_kt_per_e};
 use orbitfield::model::{Grid3, Lattice};
@@ -26,6 +27,13 @@ const MIN_PB_PADDING_ANGSTROM: f64 = 10.0;
 pub enum ChargeAssignmentArg {
     Linear,
     Spline,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SurfaceArg {
+    Mol,
+    Smol,
+    Fraction,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,8 +54,13 @@ pub struct PbArgs {
     /// pb: ion exclusion radius in Angstrom [default: 2.0].
     #[arg(long)]
     pub ion_radius: Option<f64>,
-    /// pb: how charges are spread on the lattice: linear (trilinear) or spline (cubic B-spline)
-    /// [default: spline].
+    /// pb: dielectric boundary: the molecular surface (mol), APBS's smoothed molecular surface
+    /// (smol), or the molecular surface's fraction along each staggered edge (fraction, not an
+    /// APBS model; more accurate next to the surface) [default: smol].
+    #[arg(long, value_enum)]
+    pub surface: Option<SurfaceArg>,
+    /// pb: how charges are spread on the lattice: linear (trilinear, APBS spl0) or spline (APBS
+    /// spl2 B-spline) [default: spline].
     #[arg(long, value_enum)]
     pub charge_assignment: Option<ChargeAssignmentArg>,
     /// pb: boundary values from one Debye-Hueckel sphere (sdh) or one per atom (mdh) [default: sdh].
@@ -62,6 +75,7 @@ impl PbArgs {
     fn given(&self) -> bool {
         self.eps_in.is_some()
             || self.probe.is_some()
+            || self.surface.is_some()
             || self.ion_radius.is_some()
             || self.charge_assignment.is_some()
             || self.boundary.is_some()
@@ -72,7 +86,7 @@ impl PbArgs {
     pub fn refuse_for(&self, field: &str) -> Result<()> {
         if self.given() {
             bail!(
-                "--eps-in, --probe, --ion-radius, --charge-assignment, --boundary and --nonlinear apply to pb, not to {field}"
+                "--eps-in, --probe, --surface, --ion-radius, --charge-assignment, --boundary and --nonlinear apply to pb, not to {field}"
             );
         }
         Ok(())
@@ -96,6 +110,11 @@ fn params(args: &GridArgs) -> Result<PbParams> {
         ionic_strength_molar: args.dielectric.ionic_strength.unwrap_or(d.ionic_strength_molar),
         ion_radius_angstrom: p.ion_radius.unwrap_or(d.ion_radius_angstrom),
         probe_angstrom: p.probe.unwrap_or(d.probe_angstrom),
+        surface: match p.surface {
+            Some(SurfaceArg::Mol) => PbSurface::Mol,
+            Some(SurfaceArg::Fraction) => PbSurface::Fraction,
+            Some(SurfaceArg::Smol) | None => PbSurface::Smol,
+        },
         temperature_kelvin: args.esp.temperature,
         charge_assignment: match p.charge_assignment {
             Some(ChargeAssignmentArg::Linear) => ChargeAssignment::Linear,
@@ -139,7 +158,12 @@ fn lattice(args: &GridArgs, positions: &[[f64; 3]]) -> Result<PbLattice> {
         }
     }
     let centre: [f64; 3] = std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
-    let dims: [usize; 3] = std::array::from_fn(|k| ((hi[k] - lo[k] + 2.0 * pad) / h).ceil().max(4.0) as usize + 1);
+    // Rounded up to 8 m + 1 points (16 m + 1 beyond 64), so the multigrid coarsens 3-4 times.
+    let dims: [usize; 3] = std::array::from_fn(|k| {
+        let intervals = ((hi[k] - lo[k] + 2.0 * pad) / h).ceil().max(4.0) as usize;
+        let step = if intervals > 64 { 16 } else { 8 };
+        intervals.div_ceil(step) * step + 1
+    });
     Ok(PbLattice::centered(centre, h, dims))
 }
 

@@ -22,6 +22,8 @@ pub mod nuclear_attraction;
 pub mod orbital;
 pub mod pb;
 pub mod pb_maps;
+pub mod pb_mg;
+pub mod pb_surface;
 pub mod points;
 pub mod potential;
 pub mod qm_esp;

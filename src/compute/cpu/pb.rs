@@ -1,22 +1,31 @@
 //! The Poisson-Boltzmann solver of the CPU engine: the seven-point finite-difference operator on
-//! the maps of [`super::pb_maps`], solved by conjugate gradients with a diagonal (Jacobi)
-//! preconditioner (rayon over z-planes), Newton steps for the nonlinear form.
+//! the maps of [`super::pb_maps`], solved by conjugate gradients preconditioned by one multigrid
+//! V-cycle ([`super::pb_mg`]; rayon over z-planes), Newton steps for the nonlinear form.
 //!
 //! Owns [`solve`], called through `compute::pb::solve` by the CLI and the tests. The unknowns are
 //! the interior points; the faces hold the boundary values. The operator
 //! `(A u)_p = sum_axes [eps_+ (u_p - u_+) + eps_- (u_p - u_-)] / h^2 + kbar2_p u_p` is symmetric
-//! positive definite, so conjugate gradients converge; a solve that reaches its iteration cap
-//! without the tolerance is an error ([`PbError::NotConverged`]), never a result. A multigrid
-//! solver or preconditioner (APBS's) is not implemented: plain preconditioned CG needs O(n^(1/3))
-//! more iterations than multigrid, fine for test systems, slow for 161^3 lattices.
+//! positive definite and the V-cycle a symmetric positive definite preconditioner, so conjugate
+//! gradients converge, in a number of iterations that hardly grows with the lattice (the lattice
+//! coarsens while every axis has an odd number of points: 2^k m + 1 points per axis, as APBS asks,
+//! coarsen k times). Should the multigrid-preconditioned solve stop short of the tolerance within
+//! [`MAX_MG_ITERATIONS`], conjugate gradients with the diagonal preconditioner take over; a solve
+//! that reaches its iteration cap without the tolerance is an error ([`PbError::NotConverged`]),
+//! never a result.
 
 use super::pb_maps::{Coefficients, coefficients};
+use super::pb_mg::{Multigrid, Operator};
 use crate::compute::pb::{PbAtoms, PbError, PbLattice, PbParams, PbSolution};
 use rayon::prelude::*;
 
 /// Bytes per lattice point the solver holds (maps, source, boundary, iterate, residual, search
-/// direction, its image, preconditioned residual, diagonal, mask).
-pub const BYTES_PER_POINT: u64 = 8 * 12;
+/// direction, its image, preconditioned residual, diagonal; the multigrid's copy of the maps,
+/// its work vectors and its coarser lattices).
+pub const BYTES_PER_POINT: u64 = 8 * 24;
+
+/// Iterations of the multigrid-preconditioned conjugate gradients before diagonal-preconditioned
+/// conjugate gradients take over (a few dozen suffice for 1e-9).
+pub const MAX_MG_ITERATIONS: usize = 200;
 
 /// The most Newton steps of the nonlinear form.
 const MAX_NEWTON_STEPS: usize = 50;
@@ -159,6 +168,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 
 /// Solves `A x = b` at the interior points (x's faces stay as they are: zero for a correction),
 /// preconditioned CG from the given x. Returns (iterations, relative residual) on convergence.
+#[allow(clippy::too_many_arguments)]
 fn pcg(
     c: &Coefficients,
     lattice: &PbLattice,
@@ -167,9 +177,18 @@ fn pcg(
     x: &mut [f64],
     tol: f64,
     max_iter: usize,
+    mg: Option<&Multigrid>,
 ) -> Result<(usize, f64), PbError> {
     let n = x.len();
     let inv_diag: Vec<f64> = diagonal(c, lattice, diag_extra).into_iter().map(|d| 1.0 / d).collect();
+    let precondition = |r: &[f64], z: &mut Vec<f64>| match mg {
+        Some(m) => *z = m.vcycle(r),
+        None => z
+            .par_iter_mut()
+            .zip(r)
+            .zip(&inv_diag)
+            .for_each(|((zi, ri), di)| *zi = ri * di),
+    };
     let interior = |v: &mut [f64]| zero_faces(lattice, v);
     let mut r = vec![0.0; n];
     apply(c, lattice, diag_extra, x, &mut r);
@@ -179,7 +198,8 @@ fn pcg(
     if b_norm == 0.0 {
         return Ok((0, 0.0));
     }
-    let mut z: Vec<f64> = r.iter().zip(&inv_diag).map(|(a, d)| a * d).collect();
+    let mut z = vec![0.0; n];
+    precondition(&r, &mut z);
     let mut p_dir = z.clone();
     let mut ap = vec![0.0; n];
     let mut rz = dot(&r, &z);
@@ -188,7 +208,10 @@ fn pcg(
         if rel <= tol {
             return Ok((it, rel));
         }
-        apply(c, lattice, diag_extra, &p_dir, &mut ap);
+        match mg.and_then(|m| m.levels.first()) {
+            Some(op) => op.apply(&p_dir, &mut ap),
+            None => apply(c, lattice, diag_extra, &p_dir, &mut ap),
+        }
         let pap = dot(&p_dir, &ap);
         if !(pap.is_finite() && pap > 0.0) {
             return Err(bad(format!(
@@ -198,10 +221,7 @@ fn pcg(
         let alpha = rz / pap;
         x.par_iter_mut().zip(&p_dir).for_each(|(xi, pi)| *xi += alpha * pi);
         r.par_iter_mut().zip(&ap).for_each(|(ri, ai)| *ri -= alpha * ai);
-        z.par_iter_mut()
-            .zip(&r)
-            .zip(&inv_diag)
-            .for_each(|((zi, ri), di)| *zi = ri * di);
+        precondition(&r, &mut z);
         let rz_new = dot(&r, &z);
         let beta = rz_new / rz;
         rz = rz_new;
@@ -216,6 +236,47 @@ fn pcg(
         residual: rel,
         tolerance: tol,
     })
+}
+
+/// Multigrid-preconditioned CG, then (should it stop short of `tol`) diagonal-preconditioned CG
+/// from zero; iterations of both count against `max_iter`.
+fn pcg_multigrid_then_jacobi(
+    c: &Coefficients,
+    lattice: &PbLattice,
+    diag_extra: &[f64],
+    b: &[f64],
+    x: &mut [f64],
+    tol: f64,
+    max_iter: usize,
+) -> Result<(usize, f64), PbError> {
+    let mg = Multigrid::new(Operator::new(
+        lattice.dims,
+        lattice.spacing_angstrom,
+        c.eps.clone(),
+        diag_extra.to_vec(),
+    ));
+    let cap = max_iter.min(MAX_MG_ITERATIONS);
+    let used = match pcg(c, lattice, diag_extra, b, x, tol, cap, Some(&mg)) {
+        Ok(done) => return Ok(done),
+        Err(PbError::NotConverged { iterations, .. }) => iterations,
+        Err(PbError::BadInput(_)) => 0,
+        Err(other) => return Err(other),
+    };
+    drop(mg);
+    x.iter_mut().for_each(|v| *v = 0.0);
+    match pcg(c, lattice, diag_extra, b, x, tol, max_iter.saturating_sub(used), None) {
+        Ok((it, rel)) => Ok((it + used, rel)),
+        Err(PbError::NotConverged {
+            iterations,
+            residual,
+            tolerance,
+        }) => Err(PbError::NotConverged {
+            iterations: iterations + used,
+            residual,
+            tolerance,
+        }),
+        Err(other) => Err(other),
+    }
 }
 
 fn zero_faces(lattice: &PbLattice, v: &mut [f64]) {
@@ -286,7 +347,8 @@ pub fn solve(
         } else {
             1.0
         };
-        let (iterations, rel) = pcg(&c, lattice, &c.kbar2, &rhs, &mut du, tol.min(0.999), p.max_iterations)?;
+        let (iterations, rel) =
+            pcg_multigrid_then_jacobi(&c, lattice, &c.kbar2, &rhs, &mut du, tol.min(0.999), p.max_iterations)?;
         u.par_iter_mut().zip(&du).for_each(|(a, d)| *a += d);
         return Ok(PbSolution {
             lattice: *lattice,
@@ -338,11 +400,12 @@ pub fn solve(
             });
         }
         let inner_tol = (0.1 * p.tolerance / rel_f.max(1e-300)).clamp(1e-10, 0.1);
-        let (it, _) = pcg(&c, lattice, &jac, &rhs, &mut du, inner_tol, left).or_else(|e| match e {
-            // An inexact Newton step is still a step: take what CG reached when it is usable.
-            PbError::NotConverged { iterations, .. } => Ok((iterations, f64::NAN)),
-            other => Err(other),
-        })?;
+        let (it, _) =
+            pcg_multigrid_then_jacobi(&c, lattice, &jac, &rhs, &mut du, inner_tol, left).or_else(|e| match e {
+                // An inexact Newton step is still a step: take what CG reached when it is usable.
+                PbError::NotConverged { iterations, .. } => Ok((iterations, f64::NAN)),
+                other => Err(other),
+            })?;
         used += it;
         u.par_iter_mut().zip(&du).for_each(|(a, d)| *a += d);
     }

@@ -11,12 +11,15 @@
 //! `-div(eps grad u) + kbar^2 sinh(u) = 4 pi l_B sum_i q_i delta(x - x_i)` (the linearized form
 //! has `kbar^2 u`), `l_B = e^2 / (4 pi eps0 k_B T)` the vacuum Bjerrum length (560 A at 298.15 K),
 //! `kbar^2 = eps_out kappa^2` where ions may go, zero elsewhere. Discretisation as APBS's
-//! multigrid finite differences: the charges spread onto lattice points (trilinear, or cubic
-//! B-spline over 4^3 points), the dielectric on the three lattices staggered by half a spacing
-//! along x, y and z (inside the molecular surface of the atoms and a probe sphere: eps_in; outside:
-//! eps_out), the ion accessibility at the lattice points (outside every atom's radius plus the ion
-//! exclusion radius), Dirichlet values on the lattice faces from one Debye-Hueckel sphere of the
-//! total charge (`sdh`) or the sum of one per atom (`mdh`).
+//! multigrid finite differences (`Vpmg_fillco`), so that a solve is comparable with APBS's on the
+//! same lattice point by point: the charges spread onto lattice points (trilinear `spl0`, or
+//! APBS's `spl2` B-spline over 3^3 points), the dielectric on the three lattices staggered by half
+//! a spacing along x, y and z (inside the molecular surface of the atoms and a probe sphere:
+//! eps_in; outside: eps_out; `smol` smooths it harmonically over 9 neighbouring staggered points),
+//! the ion accessibility at the lattice points (outside every atom's radius plus the ion
+//! exclusion radius), Dirichlet values on the lattice faces from one multipole sphere (`sdh`) or
+//! the sum of one Debye-Hueckel sphere per atom (`mdh`). `docs/pb.md` states the model and its
+//! agreement with APBS.
 
 use crate::model::units::{AVOGADRO_PER_MOLE, BOLTZMANN_JOULE_PER_KELVIN, ELEMENTARY_CHARGE_COULOMB};
 
@@ -28,19 +31,35 @@ const EPS0_F_PER_M: f64 = 8.854_187_812_8e-12;
 pub enum ChargeAssignment {
     /// Trilinear weights on the 8 surrounding points (APBS `spl0`).
     Linear,
-    /// Cubic B-spline weights on the 4^3 nearest and next-nearest points.
+    /// APBS's `spl2` B-spline (its `bspline2`: the piecewise-quadratic B-spline M3 centred on
+    /// the charge, 3 points per axis; APBS's manual calls it cubic).
     #[default]
     Spline,
+}
+
+/// The dielectric boundary (APBS `srfm`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PbSurface {
+    /// The molecular surface of the atoms and a solvent probe, sharp (`mol`).
+    Mol,
+    /// The molecular surface with APBS's nine-point harmonic smoothing of the staggered
+    /// dielectric (`smol`).
+    #[default]
+    Smol,
+    /// The molecular surface sampled along each staggered edge, the edge's dielectric the series
+    /// (harmonic) mean of the fractions inside and outside (not an APBS model).
+    Fraction,
 }
 
 /// Boundary values on the lattice faces (APBS `bcfl`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PbBoundary {
-    /// One Debye-Hueckel sphere: the total charge at the centre of the atoms' bounding box, radius
-    /// the farthest atom surface from it plus the ion exclusion radius (`sdh`).
+    /// One sphere at the centre of the atoms' bounding box, radius the farthest atom surface from
+    /// it, dielectric eps_in, holding the atoms' charge, dipole and quadrupole, in the screened
+    /// solvent (`sdh`, as APBS 3.4 computes it).
     #[default]
     Sdh,
-    /// One Debye-Hueckel sphere per atom, radius its radius plus the ion exclusion radius (`mdh`).
+    /// One Debye-Hueckel sphere per atom, radius its radius (`mdh`).
     Mdh,
 }
 
@@ -57,6 +76,8 @@ pub struct PbParams {
     pub ion_radius_angstrom: f64,
     /// Solvent probe radius of the molecular surface (Angstrom).
     pub probe_angstrom: f64,
+    /// The dielectric boundary model.
+    pub surface: PbSurface,
     pub temperature_kelvin: f64,
     pub charge_assignment: ChargeAssignment,
     pub boundary: PbBoundary,
@@ -78,6 +99,7 @@ impl Default for PbParams {
             ionic_strength_molar: 0.15,
             ion_radius_angstrom: 2.0,
             probe_angstrom: 1.4,
+            surface: PbSurface::Smol,
             temperature_kelvin: 298.15,
             charge_assignment: ChargeAssignment::Spline,
             boundary: PbBoundary::Sdh,
@@ -108,17 +130,22 @@ impl PbParams {
     /// A one-line description for headers and legends.
     pub fn label(&self) -> String {
         format!(
-            "Poisson-Boltzmann ({}), {} M, eps {}/{}, probe {} A, ion radius {} A, {} K, {} charges, {} boundary",
+            "Poisson-Boltzmann ({}), {} M, eps {}/{}, {} surface, probe {} A, ion radius {} A, {} K, {} charges, {} boundary",
             if self.nonlinear { "nonlinear" } else { "linearized" },
             self.ionic_strength_molar,
             self.eps_in,
             self.eps_out,
+            match self.surface {
+                PbSurface::Mol => "mol",
+                PbSurface::Smol => "smol",
+                PbSurface::Fraction => "edge-fraction",
+            },
             self.probe_angstrom,
             self.ion_radius_angstrom,
             self.temperature_kelvin,
             match self.charge_assignment {
                 ChargeAssignment::Linear => "trilinear",
-                ChargeAssignment::Spline => "cubic B-spline",
+                ChargeAssignment::Spline => "spl2 B-spline",
             },
             match self.boundary {
                 PbBoundary::Sdh => "sdh",
