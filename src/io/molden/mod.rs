@@ -12,8 +12,8 @@
 //! `[Atoms]` and `[GTO]`; NWChem writes 0 as the exponent scale factor; Q-Chem writes `Sym=X`;
 //! Turbomole writes Fortran energies without a leading zero; Dalton ends with its own marker;
 //! Molpro adds `[Molpro variables]`). Known conventions (ORCA: unnormalised primitives and the signs
-//! of pure f, g, h functions; CFOUR and Turbomole: their Cartesian normalisations) are applied from
-//! that evidence;
+//! of pure f, g, h functions; CFOUR, Turbomole and NWChem: their Cartesian normalisations) are
+//! applied from that evidence (a file whose writer lost coefficients is named as such);
 //! otherwise corrections are tried and one is accepted only when it makes the occupied orbitals
 //! orthonormal to [`ORTHONORMAL_TOLERANCE`]. Closed shells written as alpha orbitals with
 //! occupations per spin (Q-Chem) are doubled; negative occupations (Dalton ROHF) are read as 0.
