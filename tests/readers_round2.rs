@@ -1,6 +1,7 @@
 //! Files of issue 36 against independent references (tests/data/files2/make_reference.py writes
-//! reference.json): a cube in Molden's layout against PySCF's values of its orbital, NWChem's Cartesian
-//! Molden file against PySCF's density of its orbitals, CHARMM CRD (normal and extended), an AMBER
+//! reference.json): a cube written by Molden and one in the orbital-index layout against PySCF's
+//! values of their orbitals, NWChem's Cartesian Molden files (d; f once the coefficients the file
+//! lost are put back) against PySCF's density of their orbitals, CHARMM CRD (normal and extended), an AMBER
 //! `.crd` trajectory and NAMD binary coordinates (both byte orders) against MDAnalysis, extended XYZ
 //! against ASE, a 180-chain PDB with hybrid-36 serials against gemmi, and BinaryCIF against the
 //! mmCIF reader on the same entries, gemmi's counts and biotite's coordinates. Also
@@ -132,6 +133,78 @@ fn molden_layout_cube_is_read_with_a_warning_and_matches_its_wavefunction() {
 }
 
 #[test]
+fn cube_written_by_molden_matches_its_wavefunction() {
+    // A cube written by the Molden program ("Molden generated cube file", orbital 5 of water in
+    // STO-3G, rotated 32^3 lattice) and the wavefunction it was made from. Molden writes no
+    // orbital-index line: the file reads as a plain cube, without a warning.
+    let r = &reference()["molden_cube"];
+    let c = cube::read(&data("water_mo5_molden.cube.gz"), &bytes("water_mo5_molden.cube.gz")).unwrap();
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_eq!(c.grids.len(), 1);
+    assert_eq!(c.atoms.len(), 3);
+    let g = &c.grids[0];
+    let dims: Vec<usize> = r["dims"].as_array().unwrap().iter().map(count).collect();
+    assert_eq!(g.lattice.dims.to_vec(), dims);
+    // The lattice as the header prints it (6 decimals).
+    let vec3 = |v: &Value| [num(&v[0]), num(&v[1]), num(&v[2])];
+    let o = vec3(&r["origin_bohr_header"]);
+    let p0 = g.lattice.point_bohr(0, 0, 0);
+    for a in 0..3 {
+        assert!((p0[a] - o[a]).abs() < 1e-9, "origin {p0:?} vs {o:?}");
+        let step = vec3(&r["axes_bohr_header"][a]);
+        let mut ijk = [0, 0, 0];
+        ijk[a] = 1;
+        let p1 = g.lattice.point_bohr(ijk[0], ijk[1], ijk[2]);
+        for b in 0..3 {
+            assert!(
+                (p1[b] - p0[b] - step[b]).abs() < 1e-9,
+                "axis {a}: {p1:?} - {p0:?} vs {step:?}"
+            );
+        }
+    }
+    // PySCF's values of the orbital at 3000 lattice points (the lattice refined within the
+    // header's rounding: every component moved by less than 1e-6 bohr).
+    let mut worst: f64 = 0.0;
+    for (ijk, w) in r["sample_ijk"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(r["sample_values"].as_array().unwrap())
+    {
+        let (i, j, k) = (count(&ijk[0]), count(&ijk[1]), count(&ijk[2]));
+        worst = worst.max((f64::from(g.values[g.lattice.index(i, j, k)]) - num(w)).abs());
+    }
+    println!("Molden-written cube vs PySCF (3000 lattice points): max |difference| {worst:.2e}");
+    assert!(worst <= 1e-5, "max difference {worst:.2e}");
+    // Every point against the wavefunction as this crate reads and evaluates it.
+    let m = molden::read(&data("water_sto3g.molden"), &bytes("water_sto3g.molden")).unwrap();
+    let ro = vec3(&r["origin_bohr_refined"]);
+    let ra: Vec<[f64; 3]> = (0..3).map(|a| vec3(&r["axes_bohr_refined"][a])).collect();
+    let mut pts = Vec::new();
+    let mut got = Vec::new();
+    for i in 0..dims[0] {
+        for j in 0..dims[1] {
+            for k in 0..dims[2] {
+                let (fi, fj, fk) = (i as f64, j as f64, k as f64);
+                pts.push([0, 1, 2].map(|b| ro[b] + fi * ra[0][b] + fj * ra[1][b] + fk * ra[2][b]));
+                got.push(f64::from(g.values[g.lattice.index(i, j, k)]));
+            }
+        }
+    }
+    let field = Field::Orbital {
+        spin: Spin::Alpha,
+        index: count(&r["orbital_number"]) - 1,
+    };
+    let own = PointEvaluator::new(&m.wavefunctions[0]).values(&field, &pts).unwrap();
+    let worst = own.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    println!(
+        "Molden-written cube vs its wavefunction here (all {} points): {worst:.2e}",
+        got.len()
+    );
+    assert!(worst <= 1e-5, "cube vs its wavefunction: {worst:.2e}");
+}
+
+#[test]
 fn cube_whose_value_count_does_not_match_is_refused_with_the_counts() {
     let text = String::from_utf8(bytes("water_homo_molden_layout.cube")).unwrap();
     // Without its last value line: 2 + 15*16*17 - 5 numbers.
@@ -186,6 +259,117 @@ fn nwchem_cartesian_d_functions_give_pyscf_density() {
     }
     println!("N4 def2-SVP density vs PySCF: max difference {worst:.2e} (relative above 1)");
     assert!(worst <= 1e-5, "{worst:.2e}");
+}
+
+/// The Molden file with the xxz coefficients of the occupied orbitals put back (reference.json:
+/// found again by PySCF from orthonormality, and the density they give has NWChem's SCF energy).
+fn restored_tzvp(r: &Value) -> String {
+    let text = String::from_utf8(bytes("N4_nwchem_tzvp_cart.molden.gz")).unwrap();
+    let xxz: Vec<usize> = r["xxz_function_numbers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(count)
+        .collect();
+    let occupied: Vec<usize> = r["occupied_orbital_numbers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(count)
+        .collect();
+    let restored = &r["restored_xxz_coefficients"];
+    let mut orbital = 0;
+    let mut in_mo = false;
+    let mut out = String::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            in_mo = t.eq_ignore_ascii_case("[MO]");
+        } else if in_mo && t.starts_with("Ene=") {
+            orbital += 1;
+        } else if in_mo
+            && let Some(q) = occupied.iter().position(|&o| o == orbital)
+            && let Some(first) = t.split_whitespace().next()
+            && let Ok(function) = first.parse::<usize>()
+            && let Some(s) = xxz.iter().position(|&f| f == function)
+        {
+            out.push_str(&format!("{function:6} {:.12e}\n", num(&restored[s][q])));
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn nwchem_cartesian_f_functions_give_pyscf_density_once_the_lost_coefficients_are_back() {
+    let r = &reference()["nwchem_tzvp_cart"];
+    // As published: every orbital has f xxy written twice, xxz lost. Said in words.
+    let path = data("N4_nwchem_tzvp_cart.molden.gz");
+    let m = molden::read(&path, &bytes("N4_nwchem_tzvp_cart.molden.gz")).unwrap();
+    assert_eq!(m.wavefunctions[0].program.as_deref(), Some("NWChem"));
+    assert!(
+        m.warnings
+            .iter()
+            .any(|w| w.contains("lost the xxz coefficients") && w.contains("4 f shells")),
+        "{:?}",
+        m.warnings
+    );
+    // With the lost coefficients back, the reader's f convention gives orthonormal orbitals and
+    // PySCF's density.
+    let m = molden::read(Path::new("N4_restored.molden"), restored_tzvp(r).as_bytes()).unwrap();
+    let wf = &m.wavefunctions[0];
+    assert!(
+        wf.corrections.iter().any(|c| c.contains("NWChem")),
+        "{:?}",
+        wf.corrections
+    );
+    assert!(
+        m.warnings.iter().all(|w| !w.contains("lost") && !w.contains("wrong")),
+        "{:?}",
+        m.warnings
+    );
+    let dev = molden::max_deviation(wf);
+    println!("N4 def2-TZVP (NWChem, Cartesian f), restored: orthonormality deviation {dev:.2e}");
+    assert!(dev < 1e-6, "{dev}");
+    let pts: Vec<[f64; 3]> = r["points_bohr"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| [num(&p[0]), num(&p[1]), num(&p[2])])
+        .collect();
+    let got = PointEvaluator::new(wf).values(&Field::Density, &pts).unwrap();
+    let mut worst: f64 = 0.0;
+    for (g, w) in got.iter().zip(r["density"].as_array().unwrap()) {
+        let w = num(w);
+        worst = worst.max((g - w).abs() / w.abs().max(1.0));
+    }
+    println!("N4 def2-TZVP density vs PySCF: max difference {worst:.2e} (relative above 1)");
+    assert!(worst <= 1e-5, "{worst:.2e}");
+}
+
+#[test]
+fn nwchem_qzvp_file_with_lost_f_coefficients_reads_with_the_reason() {
+    // The def2-QZVP twin (Cartesian f and g) has the same defect; it reads, with the rule applied
+    // and the reason given, never silently.
+    let path = data("N4_nwchem_qzvp_cart.molden.gz");
+    let m = molden::read(&path, &bytes("N4_nwchem_qzvp_cart.molden.gz")).unwrap();
+    let wf = &m.wavefunctions[0];
+    assert_eq!(wf.program.as_deref(), Some("NWChem"));
+    assert!(wf.basis.shells.iter().any(|s| s.l == 4 && !s.pure));
+    assert!(
+        wf.corrections.iter().any(|c| c.contains("NWChem")),
+        "{:?}",
+        wf.corrections
+    );
+    assert!(
+        m.warnings
+            .iter()
+            .any(|w| w.contains("lost the xxz coefficients") && w.contains("8 f shells")),
+        "{:?}",
+        m.warnings
+    );
 }
 
 // --- CHARMM CRD, AMBER .crd, NAMD binary ------------------------------------------------------

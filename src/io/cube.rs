@@ -219,8 +219,8 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<CubeFile, ReadError> {
     }
 
     // The value stream (with the orbital list first for multi-orbital files). Its length is counted
-    // first: it must match the header, or tell how the file differs from it (Molden writes the
-    // orbital-index line although its atom count is positive).
+    // first: it must match the header, or tell how the file differs from it (some writers put the
+    // orbital-index line after the atoms although the atom count is positive).
     let values_line = atoms_end_line(ln, natoms);
     let total_fields = count_fields(it.clone());
     let mut warnings = Vec::new();
@@ -278,7 +278,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<CubeFile, ReadError> {
             let list: Vec<String> = orbital_numbers.iter().map(|n| n.to_string()).collect();
             warnings.push(format!(
                 "line {line} ({nmo} {}) read as the orbital-index line (the number of orbitals, then their numbers), \
-                 not as grid values, although the atom count on line 3 is positive (as Molden writes it): \
+                 not as grid values, although the atom count on line 3 is positive: \
                  the file holds {total_fields} numbers after the atoms, {header_fields} more than the {} points \
                  ({}x{}x{}) of the header",
                 list.join(" "),
@@ -350,8 +350,8 @@ fn count_fields<'a>(lines: impl Iterator<Item = (usize, &'a [u8])>) -> u128 {
         .sum()
 }
 
-/// Molden's layout: a positive atom count, then the orbital-index line all the same (`1 1`: one
-/// orbital, number 1). Recognised only when the value count says so: `1 + k` integers, then `k`
+/// An orbital-index line after a positive atom count (`1 1`: one orbital, number 1; Molden's own
+/// cube writer does not do this, its files are plain single-value cubes). Recognised only when the value count says so: `1 + k` integers, then `k`
 /// values per point. Returns the line of the index list.
 fn molden_orbital_line<'a>(
     path: &'a Path,

@@ -82,6 +82,62 @@ def molden_layout_cube():
     os.remove(src)
 
 
+# --- 1b. A cube written by the Molden program, against its own wavefunction --------------------
+def molden_written_cube():
+    """smparker/molecular-blender examples/water.cube ("Molden generated cube file", orbital 5)
+    and the wavefunction it was made from (examples/water-sto-3g.molden, same atoms). The header
+    prints the lattice with 6 decimals (f12.6), which moves the points by up to ~1e-5 bohr: the
+    lattice is refined by least squares against the orbital's values (12 numbers: origin and axes;
+    each moves by less than 1e-6), and PySCF's values at the refined points are the reference."""
+    from pyscf.tools import molden
+
+    mol, _, coeff, _, _, _ = molden.load(os.path.join(HERE, "water_sto3g.molden"))
+    with gzip.open(os.path.join(HERE, "water_mo5_molden.cube.gz"), "rt") as f:
+        lines = f.read().split("\n")
+    assert lines[0].startswith("Molden generated cube file") and lines[1].split() == ["Orbital", "5"]
+    natm = int(lines[2].split()[0])
+    origin = np.array([float(x) for x in lines[2].split()[1:4]])
+    axes = np.array([[float(x) for x in lines[3 + a].split()[1:4]] for a in range(3)])
+    dims = [int(lines[3 + a].split()[0]) for a in range(3)]
+    values = np.array(" ".join(lines[6 + natm :]).split(), float)
+    assert values.size == np.prod(dims) and natm == mol.natm
+    i, j, k = [g.reshape(-1, 1).astype(float) for g in np.meshgrid(*[np.arange(n) for n in dims], indexing="ij")]
+    c = coeff[:, 4]
+
+    def at(o, a):
+        pts = o + i * a[0] + j * a[1] + k * a[2]
+        return pts, mol.eval_gto("GTOval", pts) @ c
+
+    _, psi_header = at(origin, axes)
+    o, a = origin.copy(), axes.copy()
+    for _ in range(4):
+        pts, psi = at(o, a)
+        g = np.einsum("xpa,a->px", mol.eval_gto("GTOval_ip", pts), c)
+        step = np.linalg.lstsq(np.hstack([g, i * g, j * g, k * g]), values - psi, rcond=None)[0]
+        o, a = o + step[:3], a + step[3:].reshape(3, 3)
+    _, psi = at(o, a)
+    shift = max(abs(o - origin).max(), abs(a - axes).max())
+    assert shift < 1e-6, shift
+    rng = np.random.default_rng(5)
+    sample = rng.choice(values.size, 3000, replace=False)
+    ijk = [[int(i[s, 0]), int(j[s, 0]), int(k[s, 0])] for s in sample]
+    OUT["molden_cube"] = {
+        "file": "water_mo5_molden.cube.gz",
+        "wavefunction": "water_sto3g.molden",
+        "orbital_number": 5,
+        "dims": dims,
+        "origin_bohr_header": origin.tolist(),
+        "axes_bohr_header": axes.tolist(),
+        "origin_bohr_refined": o.tolist(),
+        "axes_bohr_refined": a.tolist(),
+        "largest_lattice_shift_bohr": float(shift),
+        "max_difference_at_header_lattice": float(abs(psi_header - values).max()),
+        "max_difference_at_refined_lattice": float(abs(psi - values).max()),
+        "sample_ijk": ijk,
+        "sample_values": [float("%.9e" % psi[s]) for s in sample],
+    }
+
+
 # --- 2. NWChem Cartesian Molden file: the density of its orbitals, evaluated by PySCF -----------
 NWCHEM_SVP_ENERGY = -217.085496640376  # "Total SCF energy" printed in N4.nwo (molden2qmc test)
 
@@ -147,6 +203,131 @@ def nwchem_density():
         "density": [float(x) for x in rho],
     }
     os.remove(path)
+
+
+# --- 2b. NWChem Cartesian f and g (def2-TZVP, def2-QZVP): the files lost a coefficient ---------
+NWCHEM_CART_ENERGY = {"tzvp": -217.297959197588}  # "Total SCF energy" in the run's N4.nwo
+MOLDEN_CART = {
+    2: ["xx", "yy", "zz", "xy", "xz", "yz"],
+    3: ["xxx", "yyy", "zzz", "xyy", "xxy", "xxz", "xzz", "yzz", "yyz", "xyz"],
+    4: ["xxxx", "yyyy", "zzzz", "xxxy", "xxxz", "yyyx", "yyyz", "zzzx", "zzzy", "xxyy", "xxzz", "yyzz", "xxyz", "yyxz", "zzxy"],
+}
+
+
+def dfact(n):
+    return 1 if n <= 0 else n * dfact(n - 2)
+
+
+def nwchem_cartesian_scale(comp):
+    """NWChem's Cartesian x^a y^b z^c in its Molden files, relative to the unit-normalised
+    function: sqrt((2l-1)!! (2a-1)!! (2b-1)!! (2c-1)!!) / (a! b! c!) (d: xx 3/2, xy sqrt 3)."""
+    p = [comp.count(x) for x in "xyz"]
+    odd = math.prod(dfact(2 * e - 1) for e in p)
+    return math.sqrt(dfact(2 * len(comp) - 1) * odd) / math.prod(math.factorial(e) for e in p)
+
+
+def nwchem_f_g():
+    """The molden2qmc N4 def2-TZVP Cartesian file (its def2-QZVP twin has the same defect; with 60
+    linearly dependent vectors removed and g functions its restoration is not unique, see README). In every orbital the coefficient written
+    for f xxz (6th of each f shell) equals the one for f xxy (5th): the writer (a patched NWChem
+    6.6) wrote xxy twice and lost xxz. Everything else follows the rule above. The lost
+    coefficients of the occupied orbitals are found again by orthonormality (Gauss-Newton from
+    zero, in the file's own convention) and checked against NWChem's SCF energy: the density of
+    the orbitals so restored has NWChem's energy. Reference: PySCF (its own def2 basis, cart=True)
+    density of those orbitals."""
+    from pyscf import gto, scf
+
+    for name in ("tzvp",):
+        fname = "N4_nwchem_%s_cart.molden.gz" % name
+        with gzip.open(os.path.join(HERE, fname), "rt") as f:
+            lines = f.read().split("\n")
+        atoms = [("N", [float(x) for x in l.split()[3:6]]) for l in lines[2:6]]
+        mos, occ = [], []
+        for l in lines[lines.index("[MO]") + 1 :]:
+            t = l.split()
+            if t and t[0].startswith("Occup"):
+                occ.append(float(t[1]))
+                mos.append([])
+            elif len(t) == 2 and t[0].isdigit():
+                mos[-1].append(float(t[1]))
+        c_file = np.array(mos).T  # file functions x orbitals
+        occ = np.array(occ)
+        mol = gto.M(atom=atoms, unit="Bohr", basis="def2-" + name, cart=True, verbose=0)
+        assert mol.nao == c_file.shape[0], (mol.nao, c_file.shape)
+        # File function -> PySCF AO, with NWChem's scale; the file positions of f xxy and xxz.
+        labels = [l.split()[2].lstrip("0123456789") for l in mol.ao_labels()]
+        to_ao, scale, xxy, xxz = [0] * mol.nao, [1.0] * mol.nao, [], []
+        j = 0
+        while j < mol.nao:
+            l = "spdfg".index(labels[j][0])
+            n = (l + 1) * (l + 2) // 2
+            if l < 2:
+                for q in range(n):
+                    to_ao[j + q] = j + q
+            else:
+                comps = ["".join(sorted(lab[1:])) for lab in labels[j : j + n]]
+                for q, m in enumerate(MOLDEN_CART[l]):
+                    to_ao[j + q] = j + comps.index("".join(sorted(m)))
+                    scale[j + q] = nwchem_cartesian_scale(m)
+                if l == 3:
+                    xxy.append(j + 4)
+                    xxz.append(j + 5)
+            j += n
+        assert all(np.array_equal(c_file[a], c_file[b]) for a, b in zip(xxy, xxz))
+        s = mol.intor("int1e_ovlp")
+        norm = np.sqrt(np.diag(s))
+        sn = s / norm[:, None] / norm[None, :]
+        occ_idx = np.nonzero(occ > 0)[0]
+        nocc = len(occ_idx)
+
+        def unit(cf):  # file-convention coefficients -> coefficients of unit-normalised AOs
+            out = np.zeros_like(cf)
+            out[to_ao] = cf * np.array(scale)[:, None]
+            return out
+
+        cf = c_file[:, occ_idx].copy()
+        cf[xxz] = 0.0
+        iu = np.triu_indices(nocc)
+        for _ in range(12):
+            m = unit(cf)
+            sm = sn @ m
+            res = (m.T @ sm - np.eye(nocc))[iu]
+            jac = np.zeros((len(iu[0]), len(xxz) * nocc))
+            for r, row in enumerate(xxz):
+                ao, sc = to_ao[row], scale[row]
+                for q in range(nocc):
+                    d = np.zeros((nocc, nocc))
+                    d[q, :] += sc * sm[ao]
+                    d[:, q] += sc * sm[ao]
+                    jac[:, r * nocc + q] = d[iu]
+            step = np.linalg.lstsq(jac, -res, rcond=None)[0].reshape(len(xxz), nocc)
+            cf[xxz] += step
+        m = unit(cf)
+        dev = abs(m.T @ sn @ m - np.eye(nocc)).max()
+        c_pyscf = m / norm[:, None]
+        dm = (c_pyscf * occ[occ_idx]) @ c_pyscf.T
+        energy = scf.RHF(mol).energy_tot(dm)
+        m_lost = unit(c_file[:, occ_idx])
+        dev_as_written = abs(m_lost.T @ sn @ m_lost - np.eye(nocc)).max()
+        assert dev < 1e-7, dev
+        assert abs(energy - NWCHEM_CART_ENERGY[name]) < 1e-6, (energy, NWCHEM_CART_ENERGY[name])
+        rng = np.random.default_rng(37)
+        pts = np.vstack([mol.atom_coords() + rng.normal(0, 0.3, (4, 3)) for _ in range(6)] + [rng.uniform(-4, 4, (16, 3))])
+        ao = mol.eval_gto("GTOval_cart", pts)
+        rho = np.einsum("pi,ij,pj->p", ao, dm, ao)
+        OUT["nwchem_%s_cart" % name] = {
+            "file": fname,
+            "xxz_function_numbers": [r + 1 for r in xxz],
+            "occupied_orbital_numbers": [int(q) + 1 for q in occ_idx],
+            "restored_xxz_coefficients": [[float("%.12e" % v) for v in cf[r]] for r in xxz],
+            "orthonormality_deviation_as_written": float(dev_as_written),
+            "orthonormality_deviation_restored": float(dev),
+            "energy_hartree_of_restored_density": float(energy),
+            "nwchem_scf_energy_hartree": NWCHEM_CART_ENERGY[name],
+            "points_bohr": pts.tolist(),
+            "density": [float(x) for x in rho],
+        }
+        print(name, "deviation as written %.2e, restored %.2e; energy %.10f (NWChem %.10f)" % (dev_as_written, dev, energy, NWCHEM_CART_ENERGY[name]))
 
 
 # --- 3. MDAnalysis: CHARMM CRD (normal, EXT), AMBER .crd trajectory, NAMD binary ---------------
@@ -299,7 +480,9 @@ def bcif_refs():
 
 if __name__ == "__main__":
     molden_layout_cube()
+    molden_written_cube()
     nwchem_density()
+    nwchem_f_g()
     mdanalysis_refs()
     ase_extxyz()
     gemmi_assembly_pdb()

@@ -1,0 +1,96 @@
+use super::*;
+
+const H2: &str = "[Molden Format]
+[Title]
+ test
+[Atoms] Angs
+H 1 1 0.0 0.0 0.0
+H 2 1 0.0 0.0 0.74
+[GTO]
+1 0
+ s 2 1.00
+  1.0 0.6
+  0.3 0.5
+
+2 0
+ s 2 1.00
+  1.0 0.6
+  0.3 0.5
+
+[MO]
+ Sym= A
+ Ene= -0.5
+ Spin= Alpha
+ Occup= 2.0
+ 1 0.55
+ 2 0.55
+ Sym= A
+ Ene= 0.5
+ Spin= Alpha
+ Occup= 0.0
+ 1 1.2
+ 2 -1.2
+";
+
+#[test]
+fn reads_small_file_and_normalises() {
+    let m = read(Path::new("h2.molden"), H2.as_bytes()).unwrap();
+    let wf = &m.wavefunctions[0];
+    assert_eq!(wf.basis.n_functions(), 2);
+    assert_eq!(wf.alpha.len(), 2);
+    assert!((wf.atoms[1].position_bohr[2] - 0.74 / 0.529_177_210_92).abs() < 1e-9);
+    assert!((wf.basis.shells[0].contraction_norm() - 1.0).abs() < 1e-12);
+    assert_eq!(wf.spin, SpinKind::Restricted);
+}
+
+#[test]
+fn writer_quirks_are_read_and_name_the_program() {
+    let p = Path::new("q.molden");
+    // CFOUR: a second [Molden Format] header between [Atoms] and [GTO].
+    let cfour = H2
+        .replace("[GTO]", "[Molden Format]\n[GTO]")
+        .replace("[Atoms] Angs", "[ATOMS] Angs");
+    let m = read(p, cfour.as_bytes()).unwrap();
+    assert_eq!(m.wavefunctions.len(), 1);
+    assert_eq!(m.wavefunctions[0].program.as_deref(), Some("CFOUR"));
+    // NWChem: exponent scale factor 0.
+    let nwchem = H2.replace(" s 2 1.00", " s 2 0");
+    let m = read(p, nwchem.as_bytes()).unwrap();
+    assert_eq!(m.wavefunctions[0].program.as_deref(), Some("NWChem"));
+    assert!((m.wavefunctions[0].basis.shells[0].exponents[0] - 1.0).abs() < 1e-15);
+    assert!(read(p, H2.replace(" s 2 1.00", " s 2 -1").as_bytes()).is_err());
+    // Q-Chem: a closed shell written with occupations per spin is doubled.
+    let qchem = H2.replace(" Sym= A", "Sym=X").replace("Occup= 2.0", "Occup= 1.0");
+    let m = read(p, qchem.as_bytes()).unwrap();
+    let wf = &m.wavefunctions[0];
+    assert_eq!(wf.program.as_deref(), Some("Q-Chem"));
+    assert_eq!(wf.alpha.occupations, vec![2.0, 0.0]);
+    assert_eq!(wf.spin, SpinKind::Restricted);
+    assert!(m.warnings.iter().any(|w| w.contains("doubled")), "{:?}", m.warnings);
+    // A hydrogen atom's single electron is not a closed shell per spin.
+    let h = "[Molden Format]\n[Atoms] AU\nH 1 1 0 0 0\n[GTO]\n1 0\n s 1 1.0\n 1.0 1.0\n\n[MO]\n Ene= -0.5\n Spin= Alpha\n Occup= 1.0\n 1 1.0\n";
+    let m = read(p, h.as_bytes()).unwrap();
+    assert_eq!(m.wavefunctions[0].alpha.occupations, vec![1.0]);
+    assert_eq!(m.wavefunctions[0].spin, SpinKind::RestrictedOpen);
+    // Negative occupations (Dalton ROHF) are read as empty, with a note.
+    let neg = H2.replace("Occup= 0.0", "Occup= -0.9");
+    let m = read(p, neg.as_bytes()).unwrap();
+    assert_eq!(m.wavefunctions[0].alpha.occupations, vec![2.0, 0.0]);
+    assert!(m.warnings.iter().any(|w| w.contains("negative")), "{:?}", m.warnings);
+}
+
+#[test]
+fn rejects_bad_input_with_lines() {
+    let p = Path::new("x.molden");
+    let cut = &H2[..H2.len() - 10];
+    let e = read(p, cut.as_bytes()).err().unwrap();
+    assert!(e.to_string().contains("x.molden:"), "{e}");
+    let sto = H2.replace("[GTO]", "[STO]");
+    assert!(read(p, sto.as_bytes()).err().unwrap().to_string().contains("STO"));
+    let nan = H2.replace("0.55", "NaN");
+    assert!(read(p, nan.as_bytes()).is_err());
+    let idx = H2.replace(" 2 -1.2", " 9 -1.2");
+    assert!(read(p, idx.as_bytes()).err().unwrap().to_string().contains("exceeds"));
+    assert!(read(p, b"").is_err());
+    assert!(read(p, H2.replace("[MO]", "[XX]").as_bytes()).is_err());
+}
