@@ -65,9 +65,8 @@ pub(super) type AtomsRadiiCharges = (Vec<[f64; 3]>, Vec<f64>, Vec<f64>);
 
 /// adk copied on a grid until `n` atoms: Angstrom positions, radii and the PQR's charges (e).
 pub(super) fn adk_copies(n: usize) -> Result<AtomsRadiiCharges> {
-    let path = std::path::Path::new("tests/data/md/adk_open.pqr");
-    let mut system =
-        orbitfield::io::load(&[path.to_path_buf()]).context("reading adk (run from the repository root)")?;
+    let path = crate::test_data("md/adk_open.pqr");
+    let mut system = orbitfield::io::load(&[path]).context("reading adk")?;
     let frame = system.trajectory.frame(0).map_err(|e| anyhow!("{e}"))?;
     let radii = atom_radii_angstrom(&system.structure);
     let charges: Vec<f64> = system

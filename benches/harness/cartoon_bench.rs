@@ -22,7 +22,6 @@ use orbitfield::surface::MeshData;
 use orbitfield::surface::cartoon::device::CartoonRings;
 use orbitfield::surface::cartoon::{self, CartoonParams};
 use serde::Serialize;
-use std::path::Path;
 use std::time::Instant;
 
 /// One system timed.
@@ -427,9 +426,9 @@ pub fn run(residue_targets: &[usize], repeats: usize, on_render_device: bool) ->
     } else {
         None
     };
-    let md = Path::new("tests/data/md");
+    let md = crate::test_data("md");
     let files = [md.join("adk.psf"), md.join("adk_dims.dcd")];
-    let mut system = orbitfield::io::load(&files).context("reading adk (run from the repository root)")?;
+    let mut system = orbitfield::io::load(&files).context("reading adk")?;
     let positions = system.trajectory.frame(0)?.positions_angstrom;
     let structure = &system.structure;
     // DSSP on the CUDA device too, where there is one (with the render device's figures).
