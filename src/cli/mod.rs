@@ -3,6 +3,7 @@
 //! Without the `gui` feature (a headless build for clusters: `--no-default-features --features mpi`)
 //! the viewer and `render` are left out.
 
+mod bench;
 mod convert;
 mod grid;
 mod info;
@@ -74,6 +75,8 @@ enum Command {
     Info(info::InfoArgs),
     /// Radial distribution function g(r) between two atom selections over a trajectory.
     Rdf(rdf::RdfArgs),
+    /// How fast is this machine: a quick suite of field and trajectory cases on built-in inputs.
+    Bench(bench::BenchArgs),
     /// Compute a field (orbital, density, spin density, potential) on a lattice and write a cube or DX file.
     Grid(grid::GridArgs),
     /// Print a field's values (atomic units; esp in --units) at the `x y z` points (Angstrom) of a text file.
@@ -122,6 +125,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
         Some(Command::Rdf(args)) => rdf::run(&args),
+        Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Grid(args)) => grid::run(&args),
         Some(Command::Points(args)) => points::run(&args),
         Some(Command::Ions(args)) => ions::run(&args),
@@ -226,7 +230,7 @@ fn expand_file_patterns(cli: &mut Cli) -> anyhow::Result<()> {
         #[cfg(feature = "gui")]
         Some(Command::Render(a)) => &mut a.files,
         Some(Command::Convert(a)) => &mut a.files,
-        Some(Command::IlsPath(_)) => return Ok(()),
+        Some(Command::Bench(_)) | Some(Command::IlsPath(_)) => return Ok(()),
     };
     *files = expand_patterns(files)?;
     Ok(())
