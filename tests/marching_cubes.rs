@@ -491,7 +491,7 @@ mod gpu {
     //! The wgpu compute pass against the CPU extractor (Mesa lavapipe in CI). Skipped, with the
     //! reason printed, where no adapter exists.
     use super::*;
-    use orbitfield::render::mc_compute::{GpuLattice, McCompute, McError, MeshCapacity};
+    use orbitfield::compute::wgpu::marching_cubes::{GpuLattice, McCompute, McError, MeshCapacity};
 
     fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
@@ -648,7 +648,7 @@ mod gpu {
             }
             grid_from(dims, values)
         };
-        let mut reuse = orbitfield::render::mc_compute::LobeBuffers::default();
+        let mut reuse = orbitfield::compute::wgpu::marching_cubes::LobeBuffers::default();
         // Shrinking and growing surfaces on one lattice, then another lattice: every extraction
         // writes into the previous call's buffers where they fit, and must still be exact.
         let mut seed = std::time::SystemTime::now()

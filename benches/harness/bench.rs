@@ -683,7 +683,7 @@ pub enum CartoonOn {
     /// The CPU (all cores), as the viewer's cartoon thread does.
     #[default]
     Cpu,
-    /// Also the compute pass on the render device (`render::cartoon_compute`).
+    /// Also the compute pass on the render device (`compute::wgpu::cartoon`).
     RenderDevice,
 }
 
@@ -707,8 +707,8 @@ pub enum FieldsOn {
     /// The viewer's worker pool (CUDA engine when present, else the CPU engine).
     #[default]
     Pool,
-    /// The WGSL passes on the render device (`render::mo_compute` for orbitals,
-    /// `render::molsurf_compute` for the molecular surface).
+    /// The WGSL passes on the render device (`compute::wgpu::orbital` for orbitals,
+    /// `compute::wgpu::molsurf` for the molecular surface).
     RenderDevice,
 }
 
@@ -1662,7 +1662,7 @@ fn render_device_playback(args: &BenchArgs) -> Result<()> {
                 if let Some(st) = &r.device_stages {
                     println!(
                         "  stages per representation and frame (orbital pass '{}'): {}",
-                        orbitfield::render::mo_compute::MoPassVariant::from_env().name(),
+                        orbitfield::compute::wgpu::orbital::MoPassVariant::from_env().name(),
                         st.describe()
                     );
                 }
@@ -1674,7 +1674,7 @@ fn render_device_playback(args: &BenchArgs) -> Result<()> {
     let mut no_draw = Vec::new();
     // The no-draw series once per variant of the orbital pass (the viewer's run above uses the one
     // `ORBITFIELD_ORBITAL_PASS` names).
-    let variants = orbitfield::render::mo_compute::MoPassVariant::ALL;
+    let variants = orbitfield::compute::wgpu::orbital::MoPassVariant::ALL;
     for (variant, (name, system, frames, show)) in variants
         .into_iter()
         .flat_map(|v| super::playback::scenes(&c60, false).into_iter().map(move |s| (v, s)))

@@ -121,7 +121,7 @@ pub fn run(
     let mc = rc
         .as_ref()
         .filter(|rc| rc.capabilities.gpu_marching_cubes)
-        .map(|rc| orbitfield::render::mc_compute::McCompute::new(&rc.device));
+        .map(|rc| orbitfield::compute::wgpu::marching_cubes::McCompute::new(&rc.device));
     let surface_on = if mc.is_some() { "render device" } else { "CPU" };
     let repeats = repeats.max(1);
     let mut results = Vec::new();

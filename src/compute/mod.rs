@@ -11,11 +11,11 @@
 
 pub mod cpu;
 pub mod cuda;
-pub mod device_field;
 pub mod esp;
+pub mod layout;
 pub mod molsurf;
-pub mod packed_mo;
 pub mod pb;
+pub mod wgpu;
 // Implicit ligand sampling: the host side shared by the engines.
 pub mod ils;
 

@@ -1,7 +1,7 @@
 //! Cartoon meshes off the viewer's thread: one named worker (`orbitfield-cartoon`, a
 //! [`LaneWorker`]) runs secondary structure and the cartoon of one frame while the UI keeps drawing
 //! the previous one: the mesh itself ([`Polymer::mesh_into`]), or, where the render device writes
-//! the mesh (`render::cartoon_compute`), only its per-residue inputs ([`Polymer::rings_into`]).
+//! the mesh (`compute::wgpu::cartoon`), only its per-residue inputs ([`Polymer::rings_into`]).
 //!
 //! The worker keeps its buffers from frame to frame ([`CartoonBuilder`]: DSSP's, the per-residue
 //! inputs'). Where the request carries the field pool's workers and they have GPUs, DSSP of a large
@@ -19,9 +19,9 @@ use super::lanes::LaneWorker;
 use crate::analysis::dssp::{DsspOptions, DsspWorkspace, SecondaryStructure};
 use crate::analysis::polymer::{CartoonWorkspace, Coloring, Polymer};
 use crate::compute::cuda::dssp::{DeviceDsspWorkspace, DsspRoute};
+use crate::compute::wgpu::cartoon_inputs::CartoonRings;
 use crate::surface::MeshData;
 use crate::surface::cartoon::CartoonParams;
-use crate::surface::cartoon::device::CartoonRings;
 use std::sync::{Arc, Mutex};
 
 /// Protein residues from which DSSP runs on a GPU worker when there is one. Below, the CPU path

@@ -8,7 +8,7 @@
 //! Meshes are drawn in one colour, coloured by a volume (a 3-D texture read per fragment), or with a
 //! colour per vertex (categorical colours, or values through the colormap and range of the colour
 //! field; for surfaces extracted on the render device the values may be written there too, by
-//! `render::vertex_potential`). Where the adapter has no usable 3-D textures ([`super::Capabilities::volume_textures`]),
+//! `compute::wgpu::vertex_potential`). Where the adapter has no usable 3-D textures ([`super::Capabilities::volume_textures`]),
 //! colouring by a volume samples it at the vertices on the CPU (trilinear, clamped to the lattice
 //! as the texture read is) and draws those values per vertex: the scene keeps a copy of the CPU
 //! meshes' positions for that on such adapters only.
@@ -341,23 +341,27 @@ impl GpuScene {
         }
     }
 
-    /// Replaces all meshes by meshes the GPU marching-cubes pass made (`render::mc_compute`): their
+    /// Replaces all meshes by meshes the GPU marching-cubes pass made (`compute::wgpu::marching_cubes`): their
     /// buffers are drawn as they are, with the index count the pass wrote.
-    pub fn set_gpu_meshes(&mut self, ctx: &RenderContext, meshes: Vec<(super::mc_compute::GpuMesh, MeshStyle)>) {
+    pub fn set_gpu_meshes(
+        &mut self,
+        ctx: &RenderContext,
+        meshes: Vec<(crate::compute::wgpu::marching_cubes::GpuMesh, MeshStyle)>,
+    ) {
         self.set_gpu_meshes_valued(ctx, meshes.into_iter().map(|(m, s)| (m, s, None)).collect());
     }
 
     /// As [`GpuScene::set_gpu_meshes`], each mesh with its values per vertex where given (a
-    /// [`super::vertex_potential::VertexValues`] buffer written on the device, one
+    /// [`crate::compute::wgpu::vertex_potential::VertexValues`] buffer written on the device, one
     /// [`MeshVertexColor`] per vertex): those meshes are drawn through the colormap and range of
     /// [`GpuScene::set_value_colors`], as CPU meshes with [`MeshInput::values`] are.
     pub fn set_gpu_meshes_valued(
         &mut self,
         ctx: &RenderContext,
         meshes: Vec<(
-            super::mc_compute::GpuMesh,
+            crate::compute::wgpu::marching_cubes::GpuMesh,
             MeshStyle,
-            Option<super::vertex_potential::VertexValues>,
+            Option<crate::compute::wgpu::vertex_potential::VertexValues>,
         )>,
     ) {
         self.meshes.clear();
@@ -384,13 +388,13 @@ impl GpuScene {
         }
     }
 
-    /// Adds a cartoon mesh written on the device by the cartoon pass (`render::cartoon_compute`) after
+    /// Adds a cartoon mesh written on the device by the cartoon pass (`compute::wgpu::cartoon`) after
     /// the meshes uploaded: its buffers are drawn as they are, with its colour per vertex and the
     /// index count known on the host. Returns false (adding nothing) when it has no triangles.
     pub fn add_cartoon_mesh(
         &mut self,
         ctx: &RenderContext,
-        mesh: &super::cartoon_compute::CartoonMesh,
+        mesh: &crate::compute::wgpu::cartoon::CartoonMesh,
         style: MeshStyle,
     ) -> bool {
         if mesh.n_indices < 3 {

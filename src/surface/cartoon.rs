@@ -27,8 +27,6 @@
 use super::MeshData;
 use rayon::prelude::*;
 
-pub mod device;
-
 /// How a residue is drawn in the cartoon style.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Shape {
@@ -254,14 +252,14 @@ pub fn build_into(segments: &[Segment], params: &CartoonParams, mesh: &mut MeshD
 }
 
 /// The drawable pieces of all segments (in order) and the (vertices, indices) each writes.
-fn pieces_of<'a>(segments: &'a [Segment], params: &CartoonParams) -> (Vec<Piece<'a>>, Vec<(usize, usize)>) {
+pub(crate) fn pieces_of<'a>(segments: &'a [Segment], params: &CartoonParams) -> (Vec<Piece<'a>>, Vec<(usize, usize)>) {
     let pieces: Vec<Piece> = segments.par_iter().flat_map_iter(|s| Piece::split(s, params)).collect();
     let counts: Vec<(usize, usize)> = pieces.par_iter().map(|p| p.counts(params)).collect();
     (pieces, counts)
 }
 
 /// Parameters with sizes and counts in range (no NaN, no zero sides).
-fn sanitized(p: &CartoonParams) -> CartoonParams {
+pub(crate) fn sanitized(p: &CartoonParams) -> CartoonParams {
     let len = |x: f32, d: f32| if x.is_finite() && x > 0.0 { x } else { d };
     let d = CartoonParams::default();
     CartoonParams {
@@ -326,25 +324,25 @@ impl Out<'_> {
 
 /// A small 3-vector in single precision with the operations the frames need.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
-struct Vec3([f32; 3]);
+pub(crate) struct Vec3(pub(crate) [f32; 3]);
 
 impl Vec3 {
-    fn to_array(self) -> [f32; 3] {
+    pub(crate) fn to_array(self) -> [f32; 3] {
         self.0
     }
-    fn add(self, o: Vec3) -> Vec3 {
+    pub(crate) fn add(self, o: Vec3) -> Vec3 {
         Vec3([self.0[0] + o.0[0], self.0[1] + o.0[1], self.0[2] + o.0[2]])
     }
-    fn sub(self, o: Vec3) -> Vec3 {
+    pub(crate) fn sub(self, o: Vec3) -> Vec3 {
         Vec3([self.0[0] - o.0[0], self.0[1] - o.0[1], self.0[2] - o.0[2]])
     }
-    fn scale(self, s: f32) -> Vec3 {
+    pub(crate) fn scale(self, s: f32) -> Vec3 {
         Vec3(self.0.map(|x| x * s))
     }
-    fn dot(self, o: Vec3) -> f32 {
+    pub(crate) fn dot(self, o: Vec3) -> f32 {
         self.0[0] * o.0[0] + self.0[1] * o.0[1] + self.0[2] * o.0[2]
     }
-    fn cross(self, o: Vec3) -> Vec3 {
+    pub(crate) fn cross(self, o: Vec3) -> Vec3 {
         let (a, b) = (self.0, o.0);
         Vec3([
             a[1] * b[2] - a[2] * b[1],
@@ -356,7 +354,7 @@ impl Vec3 {
         self.dot(self).sqrt()
     }
     /// Unit vector, or `None` when too short to have a direction.
-    fn normalized(self) -> Option<Vec3> {
+    pub(crate) fn normalized(self) -> Option<Vec3> {
         let l = self.length();
         (l > 1e-6 && l.is_finite()).then(|| self.scale(1.0 / l))
     }
@@ -377,21 +375,21 @@ impl Vec3 {
     }
 }
 
-fn finite(p: [f32; 3]) -> bool {
+pub(crate) fn finite(p: [f32; 3]) -> bool {
     p.iter().all(|x| x.is_finite())
 }
 
 /// Superellipse cross-section: half-width `a` along the side vector, half-thickness `b` along the
 /// binormal, exponent `e` (2 = ellipse, larger = boxier).
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Profile {
-    a: f32,
-    b: f32,
-    e: f32,
+pub(crate) struct Profile {
+    pub(crate) a: f32,
+    pub(crate) b: f32,
+    pub(crate) e: f32,
 }
 
 impl Profile {
-    fn circle(r: f32) -> Profile {
+    pub(crate) fn circle(r: f32) -> Profile {
         Profile { a: r, b: r, e: 2.0 }
     }
 
@@ -427,7 +425,7 @@ struct SectionPowers {
 }
 
 impl SectionPowers {
-    fn new(e: f32, c: f32, s: f32) -> SectionPowers {
+    pub(crate) fn new(e: f32, c: f32, s: f32) -> SectionPowers {
         let p = 2.0 / e;
         let q = 2.0 - p;
         if p == 1.0 {
@@ -448,34 +446,34 @@ impl SectionPowers {
 
 /// One ring of the tube: where, in which frame, which section, and how its normals point.
 #[derive(Clone, Copy, Debug)]
-struct Ring {
-    center: Vec3,
-    tangent: Vec3,
-    side: Vec3,
-    profile: Profile,
-    color: [u8; 4],
-    value: f32,
+pub(crate) struct Ring {
+    pub(crate) center: Vec3,
+    pub(crate) tangent: Vec3,
+    pub(crate) side: Vec3,
+    pub(crate) profile: Profile,
+    pub(crate) color: [u8; 4],
+    pub(crate) value: f32,
     /// Normals along this (unit) direction instead of the section's (the faces of a step).
-    flat: Option<Vec3>,
+    pub(crate) flat: Option<Vec3>,
     /// False for the first ring after a step's flat pair: no band joins it to the previous ring.
-    joined: bool,
+    pub(crate) joined: bool,
 }
 
 /// A closed box with flat faces (base slabs and their stems).
 #[derive(Clone, Copy, Debug)]
-struct SlabBox {
-    center: Vec3,
+pub(crate) struct SlabBox {
+    pub(crate) center: Vec3,
     /// Right-handed unit axes.
-    axes: [Vec3; 3],
+    pub(crate) axes: [Vec3; 3],
     /// Half extents along the axes.
-    half: [f32; 3],
-    color: [u8; 4],
-    value: f32,
+    pub(crate) half: [f32; 3],
+    pub(crate) color: [u8; 4],
+    pub(crate) value: f32,
 }
 
 /// A drawable piece: a tube along a run of residues (its rings are built where the piece is
 /// written, so that they stay in cache and no frame holds all of them at once) or a set of boxes.
-enum Piece<'a> {
+pub(crate) enum Piece<'a> {
     ProteinTube(&'a [ProteinResidue]),
     NucleicTube(&'a [NucleicResidue]),
     Boxes { boxes: Vec<SlabBox> },
@@ -499,7 +497,7 @@ impl<'a> Piece<'a> {
     }
 
     /// The pieces of a nucleic-acid segment (tubes and their base slabs) onto `out`.
-    fn split_nucleic(res: &'a [NucleicResidue], params: &CartoonParams, out: &mut Vec<Piece<'a>>) {
+    pub(crate) fn split_nucleic(res: &'a [NucleicResidue], params: &CartoonParams, out: &mut Vec<Piece<'a>>) {
         for run in res.split(|r| !finite(r.trace)) {
             if run.len() >= 2 {
                 out.push(Piece::NucleicTube(run));
@@ -512,7 +510,7 @@ impl<'a> Piece<'a> {
     }
 
     /// Vertices and indices this piece writes.
-    fn counts(&self, params: &CartoonParams) -> (usize, usize) {
+    pub(crate) fn counts(&self, params: &CartoonParams) -> (usize, usize) {
         let s = params.sides;
         match self {
             Piece::ProteinTube(_) | Piece::NucleicTube(_) => {
@@ -552,7 +550,7 @@ impl<'a> Piece<'a> {
 
 /// Vertices and indices of a tube of `rings` rings, `bands` bands between them and `sides` vertices
 /// around: the rings and two caps (a centre plus a ring each).
-fn tube_counts(rings: usize, bands: usize, sides: usize) -> (usize, usize) {
+pub(crate) fn tube_counts(rings: usize, bands: usize, sides: usize) -> (usize, usize) {
     ((rings + 2) * sides + 2, (bands * 2 * sides + 2 * sides) * 3)
 }
 
@@ -586,23 +584,23 @@ fn catmull_rom(p0: Vec3, p1: Vec3, p2: Vec3, p3: Vec3, t: f32) -> (Vec3, Vec3) {
 }
 
 /// Per-residue inputs the tube builder needs, whatever the polymer.
-struct TraceInput {
-    points: Vec<Vec3>,
+pub(crate) struct TraceInput {
+    pub(crate) points: Vec<Vec3>,
     /// Unit side vectors (perpendicular to the local chain direction), already sign-consistent.
-    sides: Vec<Option<Vec3>>,
+    pub(crate) sides: Vec<Option<Vec3>>,
     /// The sections residues take, by [`TraceInput::codes`].
-    sections: [Profile; 3],
+    pub(crate) sections: [Profile; 3],
     /// Per residue, its section in `sections` (0 coil or tube, 1 helix, 2 strand).
-    codes: Vec<u8>,
+    pub(crate) codes: Vec<u8>,
     /// Residues whose interval to the next residue holds an arrowhead (from their section's width
     /// times the arrow factor down to `tip`).
-    arrows: Vec<bool>,
+    pub(crate) arrows: Vec<bool>,
     /// Section at an arrow's point (the coil tube).
-    tip: Profile,
-    colors: Vec<[u8; 4]>,
-    values: Vec<f32>,
+    pub(crate) tip: Profile,
+    pub(crate) colors: Vec<[u8; 4]>,
+    pub(crate) values: Vec<f32>,
     /// Straight segments (trace style) instead of the spline.
-    linear: bool,
+    pub(crate) linear: bool,
 }
 
 fn protein_rings(res: &[ProteinResidue], params: &CartoonParams) -> Vec<Ring> {
@@ -610,7 +608,7 @@ fn protein_rings(res: &[ProteinResidue], params: &CartoonParams) -> Vec<Ring> {
 }
 
 /// The sections of a protein tube by [`TraceInput::codes`] (coil or tube, helix, strand).
-fn protein_sections(params: &CartoonParams) -> [Profile; 3] {
+pub(crate) fn protein_sections(params: &CartoonParams) -> [Profile; 3] {
     match params.style {
         Style::Tube => [Profile::circle(params.tube_radius_angstrom); 3],
         Style::Trace => [Profile::circle(params.trace_radius_angstrom); 3],
@@ -632,7 +630,7 @@ fn protein_sections(params: &CartoonParams) -> [Profile; 3] {
 
 /// The per-residue inputs of a protein tube: smoothed trace points, sign-consistent side vectors,
 /// sections, arrowheads, colours and values.
-fn protein_input(res: &[ProteinResidue], params: &CartoonParams) -> TraceInput {
+pub(crate) fn protein_input(res: &[ProteinResidue], params: &CartoonParams) -> TraceInput {
     let n = res.len();
     let raw: Vec<Vec3> = res.iter().map(|r| Vec3(r.trace)).collect();
     let shape = |k: usize| match params.style {
@@ -734,7 +732,7 @@ fn protein_arrows(res: &[ProteinResidue], params: &CartoonParams) -> Vec<bool> {
     arrows
 }
 
-fn nucleic_rings(res: &[NucleicResidue], params: &CartoonParams) -> Vec<Ring> {
+pub(crate) fn nucleic_rings(res: &[NucleicResidue], params: &CartoonParams) -> Vec<Ring> {
     let n = res.len();
     let radius = match params.style {
         Style::Cartoon => params.nucleic_radius_angstrom,
@@ -767,7 +765,7 @@ impl TraceInput {
 
 /// Rings along the trace: `segments_per_residue` per residue interval, plus the flat pair of each
 /// arrowhead step.
-fn trace_rings(input: &TraceInput, params: &CartoonParams) -> Vec<Ring> {
+pub(crate) fn trace_rings(input: &TraceInput, params: &CartoonParams) -> Vec<Ring> {
     let n = input.points.len();
     let per = params.segments_per_residue;
     let mut rings = Vec::with_capacity((n.saturating_sub(1)) * per + 1 + 2 * input.arrows.len());
@@ -883,7 +881,7 @@ fn trace_rings(input: &TraceInput, params: &CartoonParams) -> Vec<Ring> {
 }
 
 /// `(cos, sin)` of the angle of each of a section's `sides` vertices.
-fn section_angles(sides: usize) -> Vec<(f32, f32)> {
+pub(crate) fn section_angles(sides: usize) -> Vec<(f32, f32)> {
     (0..sides)
         .map(|j| {
             let a = std::f32::consts::TAU * j as f32 / sides as f32;

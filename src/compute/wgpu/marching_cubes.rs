@@ -21,7 +21,7 @@ use crate::surface::tables::{CASES, MAX_TRIANGLES};
 use wgpu::util::DeviceExt;
 
 /// The WGSL source of the passes.
-pub const SHADER_SOURCE: &str = include_str!("../../shaders/marching_cubes.wgsl");
+pub const SHADER_SOURCE: &str = include_str!("../../../shaders/marching_cubes.wgsl");
 
 /// Bytes per vertex in [`GpuMesh::vertices`]: position (Angstrom) at offset 0, normal at 12, both
 /// `Float32x3`.
@@ -564,7 +564,7 @@ fn params(l: &Lattice, iso: f32, sign: f32, capacity: MeshCapacity) -> Result<Mc
 }
 
 /// Copies the first `bytes` bytes of `src` (usage `COPY_SRC`) back to the host, waiting for the GPU
-/// (also used by `super::mo_compute`).
+/// (also used by `super::orbital`).
 pub fn read_buffer(
     device: &wgpu::Device,
     queue: &wgpu::Queue,

@@ -1,28 +1,28 @@
 //! The cartoon as compact inputs for the compute passes that write the mesh on the render device
-//! (`render::cartoon_compute`, `shaders/cartoon.wgsl`).
+//! (`compute::wgpu::cartoon`, `shaders/cartoon.wgsl`).
 //!
 //! Owns [`CartoonRings`] and the `#[repr(C)]` records it holds. [`rings_into`] does the CPU half of
-//! [`super::build_into`], per residue rather than per ring: for a protein tube one
+//! [`crate::surface::cartoon::build_into`], per residue rather than per ring: for a protein tube one
 //! [`CartoonResidue`] per residue (the smoothed trace point, the unit side vector from the carbonyl
 //! already made perpendicular to the chain and sign-consistent along it, the section code, the
 //! arrowhead marks, colour, value and the index of its first ring), and a [`CartoonPiece`] per tube
 //! or set of boxes with the offsets of its rings, bands, vertices and triangles, which depend only
 //! on the residue counts and the codes. The first device pass evaluates the spline, the frames and
 //! the sections of every ring from these (the rings never cross the bus); the next passes write
-//! exactly the mesh [`super::build`] makes, vertex for vertex and index for index (the tests
+//! exactly the mesh [`crate::surface::cartoon::build`] makes, vertex for vertex and index for index (the tests
 //! compare the two). Where the CPU carries a frame from ring to ring (a sample without a direction,
 //! a residue without a carbonyl: a terminal residue with OT1/OT2), the device looks back along the
 //! piece for it. Pieces the per-residue path does not take keep the per-ring path: nucleic-acid
 //! tubes (their side vector is carried from ring to ring all along), base slabs, and protein tubes
 //! with long runs of residues lacking a usable carbonyl (CA-only models) or with consecutive trace
 //! points closer than 1e-3 Angstrom; the CPU writes one [`CartoonRecord`] per ring or box of
-//! those, as [`super::build`] makes them. [`rings_of_runs`] makes the same inputs without
+//! those, as [`crate::surface::cartoon::build`] makes them. [`rings_of_runs`] makes the same inputs without
 //! segments: protein runs given as ranges of residue indices and a function giving each residue,
 //! whose records are written straight from it, with buffers the caller keeps from frame to frame
 //! ([`RingsWorkspace`]); `analysis::polymer` uses it. Called by the render pass's owner (the
 //! viewer's cartoon representations), the benchmark and the tests. Nothing here knows wgpu.
 
-use super::{
+use crate::surface::cartoon::{
     CartoonParams, NucleicResidue, Piece, ProteinResidue, Ring, Segment, Shape, SlabBox, Style, TraceInput, Vec3,
     finite, nucleic_rings, pieces_of, protein_input, sanitized, trace_rings, tube_counts,
 };
@@ -366,15 +366,18 @@ fn set_header(out: &mut CartoonRings, params: &CartoonParams) {
     let per = params.segments_per_residue;
     out.sides = params.sides as u32;
     out.angles.clear();
-    out.angles
-        .extend(super::section_angles(params.sides).iter().map(|&(c, s)| [c, s]));
+    out.angles.extend(
+        crate::surface::cartoon::section_angles(params.sides)
+            .iter()
+            .map(|&(c, s)| [c, s]),
+    );
     out.segments_per_residue = per as u32;
     out.samples_t.clear();
     out.samples_t.extend((0..per).map(|s| s as f32 / per as f32));
     out.linear = params.style == Style::Trace;
     out.arrow_width_factor = params.arrow_width_factor;
-    let sections = super::protein_sections(params);
-    let tip = super::Profile::circle(params.coil_radius_angstrom);
+    let sections = crate::surface::cartoon::protein_sections(params);
+    let tip = crate::surface::cartoon::Profile::circle(params.coil_radius_angstrom);
     for (slot, p) in out.sections.iter_mut().zip(sections.iter().chain([&tip])) {
         *slot = [p.a, p.b, p.e, 0.0];
     }
@@ -812,8 +815,8 @@ pub fn rings_of_runs(
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
-    use super::super::{BaseSlab, NucleicResidue, ProteinResidue, Shape, Style, build};
     use super::*;
+    use crate::surface::cartoon::{BaseSlab, NucleicResidue, ProteinResidue, Shape, Style, build};
 
     fn chain(n: usize, seed: u32) -> Vec<ProteinResidue> {
         let mut x = seed;

@@ -1,8 +1,8 @@
 //! The Coulomb potential of point charges at every vertex of a surface that the marching-cubes pass
-//! left on the render device ([`super::mc_compute::GpuMesh`]): a compute pass
+//! left on the render device ([`super::marching_cubes::GpuMesh`]): a compute pass
 //! (`shaders/vertex_coulomb.wgsl`) reads the vertices where the extraction wrote them and writes one
 //! value per vertex into a [`VertexValues`] buffer, laid out as the mesh pipelines' per-vertex colour
-//! buffer ([`super::gpu::MeshVertexColor`]), so [`super::GpuScene::set_gpu_meshes_valued`] draws it
+//! buffer (`render::gpu::MeshVertexColor`), so `render::GpuScene::set_gpu_meshes_valued` draws it
 //! through the colormap and range with no round trip to the host.
 //!
 //! Variants ([`VertexPotentialVariant`], `ORBITFIELD_VERTEX_POTENTIAL`): 4, 8 or 16 vertices per
@@ -33,12 +33,14 @@
 //! one (`tests/vertex_potential.rs`; the float64 sum of the exactly rounded f32 terms reaches
 //! 9.5e-5 at the worst of them, and the CPU path's f32 terms are alike).
 
-use super::mc_compute::{GpuMesh, MAX_GROUPS_PER_DIM, McError, compute_buffer_entry as entry, groups_2d, read_buffer};
+use super::marching_cubes::{
+    GpuMesh, MAX_GROUPS_PER_DIM, McError, compute_buffer_entry as entry, groups_2d, read_buffer,
+};
 use crate::model::units::angstrom_from_bohr;
 use wgpu::util::DeviceExt;
 
 /// The WGSL source of the pass.
-pub const SHADER_SOURCE: &str = include_str!("../../shaders/vertex_coulomb.wgsl");
+pub const SHADER_SOURCE: &str = include_str!("../../../shaders/vertex_coulomb.wgsl");
 
 /// The most vertices per invocation and charges per workgroup-memory tile (the constants of
 /// `shaders/vertex_coulomb.wgsl`).
@@ -123,7 +125,7 @@ impl VertexPotentialVariant {
 /// stays finite in f32.
 const PAD_POSITION_ANGSTROM: f32 = 1.0e15;
 
-/// Bytes per vertex of a [`VertexValues`] buffer (one [`super::gpu::MeshVertexColor`]).
+/// Bytes per vertex of a [`VertexValues`] buffer (one `render::gpu::MeshVertexColor`).
 pub const VALUE_STRIDE: u64 = 8;
 
 /// Uniform parameters of the pass. Twin of `Params` in `shaders/vertex_coulomb.wgsl`.
@@ -278,7 +280,7 @@ impl GpuCharges {
 }
 
 /// One value per vertex of a mesh, in the layout of the mesh pipelines' per-vertex colours
-/// ([`super::gpu::MeshVertexColor`]: the value, then 0 for "through the colormap"); usage
+/// (`render::gpu::MeshVertexColor`: the value, then 0 for "through the colormap"); usage
 /// `STORAGE | VERTEX | COPY_SRC`. Created filled with NaN, so a vertex the pass did not reach reads
 /// back as NaN.
 #[derive(Clone)]
@@ -628,7 +630,8 @@ mod tests {
         assert_eq!(size_of("Params"), std::mem::size_of::<CoulombParams>());
         assert_eq!(
             size_of("VertexValue"),
-            std::mem::size_of::<super::super::gpu::MeshVertexColor>()
+            // `render::gpu::MeshVertexColor`: what the mesh shader reads per vertex.
+            8
         );
         // The shader's constants are the host's.
         for (name, v) in [("MAX_PER_THREAD", MAX_PER_THREAD), ("TILE", TILE)] {
