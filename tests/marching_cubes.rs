@@ -478,10 +478,12 @@ fn obj_round_trips_and_files_are_written_by_extension() {
     let dir = tempfile::tempdir().unwrap();
     for (name, format) in [("m.ply", MeshFormat::Ply), ("m.OBJ", MeshFormat::Obj)] {
         let path = dir.path().join(name);
-        assert_eq!(export::write_mesh(&path, &mesh).unwrap(), format);
+        let (found, bytes) = export::mesh_file_bytes(&path, &mesh, "per-vertex values").unwrap();
+        assert_eq!(found, format);
+        orbitfield::io::write_atomically(&path, &bytes).unwrap();
         assert!(std::fs::metadata(&path).unwrap().len() > 100);
     }
-    assert!(export::write_mesh(&dir.path().join("m.stl"), &mesh).is_err());
+    assert!(export::mesh_file_bytes(&dir.path().join("m.stl"), &mesh, "").is_err());
     let mut broken = mesh.clone();
     broken.indices.push(u32::MAX);
     assert!(export::ply_bytes(&broken).is_err());
