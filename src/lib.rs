@@ -22,7 +22,8 @@
 //!   `mpi` feature): frames dealt by measured cost, partial results reduced in rank order to rank 0,
 //!   per-frame files renamed only when every rank succeeded. The `grid`, `rdf` and `render` commands use it.
 //! - [`render`] draws atoms, bonds, meshes and slices with wgpu; it knows meshes and cameras, not
-//!   molecules, and computes no field (the WGSL compute passes are the `compute::wgpu` engine). [`ui`] holds the egui panels; [`app`] owns the state and wires everything together.
+//!   molecules, and computes no field (the WGSL compute passes are the `compute::wgpu` engine).
+//!   [`ui`] holds the egui panels; [`app`] owns the state and wires everything together.
 //!
 //! [`model`] is the ground floor: it imports nothing of the project. `model`, `io`, the CPU and
 //! CUDA engines of `compute`, `analysis`, `jobs` and `surface` never touch egui, wgpu or winit: the
