@@ -331,7 +331,7 @@ fn violations(module: &[String], text: &str) -> Vec<String> {
         bad.push(format!("line {line}: {layer} names {target}"));
     }
     for (krate, layers) in GUI_CRATES {
-        if layers.iter().any(|l| *l == layer) {
+        if layers.contains(&layer) {
             continue;
         }
         for (line, code) in checked_text(text) {

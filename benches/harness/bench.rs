@@ -81,7 +81,7 @@ pub struct BenchArgs {
     /// Where the MSM cases bin the charges and compute the long-range levels: `host` (with the
     /// plan) or `device` (by the CUDA engine that fills the map, from the plan's bin frame and level
     /// geometry).
-    #[arg(long, value_enum, default_value = "host")]
+    #[arg(long, value_enum, default_value = "device")]
     msm_stages: MsmStagesOn,
     /// Time the viewer's per-frame pipeline headless (field, GPU isosurfaces, draw) playing the
     /// threonine MD series of tests/data/qm/threonine_md and a C60 6-31G* series, at --playback-points,
@@ -691,9 +691,9 @@ pub enum CartoonOn {
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MsmStagesOn {
     /// On the host, with the plan.
-    #[default]
     Host,
-    /// On the CUDA device that fills the map.
+    /// On the CUDA device that fills the map (the library's default, `compute::esp::StagesOn`).
+    #[default]
     Device,
 }
 

@@ -255,9 +255,6 @@ fn shell_cutoff2(shell: &ShellPlan, amp: f64) -> f64 {
     rc * rc
 }
 
-/// A distinct atom type of the specialised kernel: atoms whose shells have the same l, exponents and
-/// radial coefficients, in the same order.
-
 /// One orbital's contribution to a field: coefficients, store mode (0 = psi, 1 = w psi^2, 2 = += w psi^2)
 /// and weight.
 pub struct OrbitalTerm {

@@ -25,8 +25,7 @@ use crate::surface::cartoon::CartoonParams;
 use std::sync::{Arc, Mutex};
 
 /// Protein residues from which DSSP runs on a GPU worker when there is one. Below, the CPU path
-/// is as fast (on the H200 machine's 16 cores: 0.15 ms on the CPU against 0.18 ms on the GPU for
-/// adk's 214 residues; 1.45 against 0.88 ms for 10,058).
+/// is as fast (figures for adk and its copies: `benches/RESULTS.md`, cartoon).
 pub const DEVICE_DSSP_MIN_RESIDUES: usize = 5_000;
 
 /// One frame's cartoon as built: the mesh, or the render device's inputs for it.

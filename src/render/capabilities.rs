@@ -123,8 +123,8 @@ impl Capabilities {
     }
 
     /// The viewer's cartoon meshes are written on this device: where it can, and not on a software
-    /// rasteriser (there the pass runs on the CPU cores too, far slower than the CPU mesh: 20,000
-    /// residues took 284 ms on llvmpipe, the CPU mesh about 20 ms on the same 2 cores).
+    /// rasteriser (there the pass runs on the CPU cores too, far slower than the CPU mesh;
+    /// `benches/RESULTS.md`).
     pub fn gpu_cartoons(&self) -> bool {
         self.cartoon_pass_supported() && !self.software
     }

@@ -50,8 +50,8 @@ pub enum MoPassVariant {
     /// `evaluate`: one lattice point per invocation.
     PointPerInvocation,
     /// `evaluate_z4` (the default): four points per invocation along z sharing each shell's loads
-    /// and coefficients; used where z-slabs split at multiples of 16 planes (else `evaluate`). On an
-    /// NVIDIA H200 it computes C60 6-31G* at 256^3 in 2.2 ms against 5.2 ms one point at a time.
+    /// and coefficients; used where z-slabs split at multiples of 16 planes (else `evaluate`). The
+    /// faster of the two on hardware adapters (`benches/RESULTS.md`).
     #[default]
     FourAlongZ,
 }

@@ -10,9 +10,8 @@
 //! step; they differ in speed, and without the Newton step in accuracy. The default is 16 vertices,
 //! workgroups of 128, with the Newton step. When a surface's vertex blocks are fewer than about
 //! 4,096 workgroups, the charges are split into up to 16 runs, each summed by its own workgroups,
-//! and a second pass adds the runs' sums (`ORBITFIELD_VERTEX_POTENTIAL_GROUPS` sets the target):
-//! on an NVIDIA H200 this took 100k charges at 441k vertices from 27.9 ms (the best unsplit
-//! variant) to 21-22 ms.
+//! and a second pass adds the runs' sums (`ORBITFIELD_VERTEX_POTENTIAL_GROUPS` sets the target),
+//! which fills the device on small surfaces (figures: `benches/RESULTS.md`).
 //!
 //! Screened models ([`VertexScreening`], [`VertexPotential::encode_screened`]: eps = 4r and
 //! Debye-Hueckel, as `compute::esp::screening` defines them) run a pipeline of their own whose
@@ -51,10 +50,8 @@ pub const TILE: u32 = 256;
 /// invocations per workgroup (`WORKGROUP`: 128 or 64) and whether 1/r is refined by a Newton step
 /// (`NEWTON`). Named `v4`, `v8`, `v16`, with `-w64` for workgroups of 64 and `-hw` for the bare
 /// hardware 1/sqrt (`ORBITFIELD_VERTEX_POTENTIAL`, read by [`Self::from_env`]), so one run on a
-/// device can time them all. Unsplit, `v4-w64` was the fastest variant with the Newton step on an
-/// NVIDIA H200 (100k charges at 441k vertices: 27.9 ms, against 36.3 for `v4` and 39.5 for `v16`);
-/// with the charges split into runs, `v16` is (20.8-22.2 ms; `v4-w64` 25.6-28.2), and the default.
-/// `v16` was also the fastest on lavapipe.
+/// device can time them all. The default, `v16`, is the fastest measured with the charges split
+/// into runs, on an H200 and on lavapipe (figures of every variant: `benches/RESULTS.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VertexPotentialVariant {
     pub per_thread: u32,
