@@ -29,8 +29,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-const THREONINE_MOLDEN: &[u8] = include_bytes!("../../assets/bench/threonine_hf_631gs_cart.molden");
-
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// Write the results as JSON to FILE.
@@ -642,23 +640,7 @@ fn homo_index(wf: &Wavefunction) -> Result<usize> {
         .ok_or_else(|| anyhow::anyhow!("the wavefunction has no occupied orbital"))
 }
 
-/// A lattice of n^3 points spanning the atoms plus 3 bohr on every side (PySCF cubegen's box).
-pub(super) fn cube_lattice(wf: &Wavefunction, n: usize) -> Lattice {
-    let mut lo = [f64::MAX; 3];
-    let mut hi = [f64::MIN; 3];
-    for a in &wf.atoms {
-        for k in 0..3 {
-            lo[k] = lo[k].min(a.position_bohr[k] - 3.0);
-            hi[k] = hi[k].max(a.position_bohr[k] + 3.0);
-        }
-    }
-    let step = |k: usize| (hi[k] - lo[k]) / (n as f64 - 1.0);
-    Lattice {
-        origin_bohr: lo,
-        steps_bohr: [[step(0), 0.0, 0.0], [0.0, step(1), 0.0], [0.0, 0.0, step(2)]],
-        dims: [n, n, n],
-    }
-}
+pub(super) use crate::kit::cube_lattice;
 
 /// Deterministic pseudo-random numbers in [-1, 1) (xorshift64*).
 struct Rng(u64);
@@ -809,12 +791,7 @@ pub fn synthetic_c60() -> Wavefunction {
 }
 
 pub(super) fn threonine() -> Result<Wavefunction> {
-    let path = PathBuf::from("threonine_hf_631gs_cart.molden");
-    let file = orbitfield::io::molden::read(&path, THREONINE_MOLDEN).context("embedded threonine Molden file")?;
-    file.wavefunctions
-        .into_iter()
-        .next()
-        .context("embedded threonine Molden file has no wavefunction")
+    crate::kit::threonine().map_err(|e| anyhow::anyhow!("threonine: {e}"))
 }
 
 /// CPU time for the whole lattice when it is small, else for `slab` middle planes scaled to the lattice.

@@ -7,6 +7,8 @@
 
 mod bench;
 mod cartoon_bench;
+#[path = "../../tests/kit/mod.rs"]
+mod kit;
 mod molsurf_bench;
 mod molsurf_colored;
 mod molsurf_render_bench;

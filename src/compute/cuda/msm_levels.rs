@@ -566,6 +566,7 @@ impl CudaEngine {
 
     /// Device time (ms, CUDA events) of every long-range level of `plan`, per repetition, after one
     /// untimed run (the compile).
+    #[cfg(feature = "bench-harness")]
     pub fn time_msm_levels(&self, plan: &EspPlan, repetitions: usize) -> Result<Vec<f64>, ComputeError> {
         self.with_levels(plan, |module, g| {
             self.time_on_stream(repetitions, || self.run_msm_levels(module, g, plan.charges()))
