@@ -75,11 +75,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
          to become an analysis job that drives the CUDA kernels",
     ),
     (
-        "compute::cuda",
-        "compute::cpu::potential::MIN_DISTANCE_BOHR",
-        "the CUDA kernels clamp distances as the CPU reference does; the constant is to move to the front",
-    ),
-    (
         "compute::cuda::qm_esp",
         "compute::cpu::boys",
         "the host-side Boys function tables are the CPU engine's; to move to compute::layout",

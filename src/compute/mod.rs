@@ -151,6 +151,9 @@ pub fn one_by_one<E: SlabEngine + ?Sized>(
     Ok(())
 }
 
+/// Distances to a charge are clamped below to this (bohr), by every engine alike.
+pub const MIN_DISTANCE_BOHR: f64 = 1e-3;
+
 /// Most jobs one batched call ([`SlabEngine::compute_slabs`]) computes together.
 pub const MAX_BATCH: usize = cpu::orbital::MAX_CHANNELS;
 

@@ -4,7 +4,7 @@
 
 use super::dev_err;
 use super::engine::{CudaEngine, EngineState, copy_symbol};
-use crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
+use crate::compute::MIN_DISTANCE_BOHR;
 use crate::compute::esp::screening::ScreenGpu;
 use crate::compute::{ComputeError, Field, FieldJob, PointCharges, slab_len};
 use crate::model::Lattice;

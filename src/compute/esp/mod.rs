@@ -32,7 +32,7 @@ pub mod kernel;
 pub mod msm;
 pub mod screening;
 
-use crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
+use crate::compute::MIN_DISTANCE_BOHR;
 use crate::compute::{ComputeError, FieldInput, PointCharges};
 use crate::model::units::bohr_from_angstrom;
 use crate::model::{Lattice, UnitCell};
