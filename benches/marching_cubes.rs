@@ -64,8 +64,8 @@ fn bench(c: &mut Criterion) {
 /// and wait for the device. Skipped with a note when no
 /// adapter exists.
 fn bench_gpu(c: &mut Criterion) {
+    use orbitfield::compute::wgpu::marching_cubes::{GpuLattice, McCompute, MeshCapacity};
     use orbitfield::render::context::RenderContext;
-    use orbitfield::render::mc_compute::{GpuLattice, McCompute, MeshCapacity};
     let ctx = match RenderContext::headless(1) {
         Ok(ctx) => ctx,
         Err(e) => {

@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../tests/kit/mod.rs"]
+mod kit;
 #[path = "common/process_cpu.rs"]
 mod process_cpu;
 
@@ -16,35 +18,11 @@ use orbitfield::model::units::angstrom_from_bohr3;
 use orbitfield::model::{Lattice, OrbitalSet, Spin, Wavefunction};
 use process_cpu::ProcessCpu;
 use std::hint::black_box;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 fn threonine() -> Wavefunction {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/engine/threonine_hf_631gs_cart.molden");
-    let mut system = orbitfield::io::load(&[path]).expect("threonine molden loads");
-    system.wavefunctions.remove(0)
-}
-
-/// PySCF cubegen's default lattice: 80 points per axis over the atoms' box plus 3 bohr margins.
-fn cubegen_lattice(wf: &Wavefunction, n: usize) -> Lattice {
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for a in &wf.atoms {
-        for k in 0..3 {
-            lo[k] = lo[k].min(a.position_bohr[k]);
-            hi[k] = hi[k].max(a.position_bohr[k]);
-        }
-    }
-    let mut steps = [[0.0; 3]; 3];
-    for k in 0..3 {
-        steps[k][k] = (hi[k] - lo[k] + 6.0) / (n - 1) as f64;
-    }
-    Lattice {
-        origin_bohr: lo.map(|x| x - 3.0),
-        steps_bohr: steps,
-        dims: [n; 3],
-    }
+    kit::threonine().expect("threonine molden loads")
 }
 
 /// `copies` threonines side by side along x (10 A apart), the HOMO coefficients on each.
@@ -100,7 +78,7 @@ fn pool(threads: usize) -> rayon::ThreadPool {
 fn benches<M: Measurement>(c: &mut Criterion<M>, clock: &str) {
     let wf = Arc::new(threonine());
     let homo = "mo:homo".parse::<FieldSpec>().unwrap().resolve(Some(&wf)).unwrap();
-    let lattice = cubegen_lattice(&wf, 80);
+    let lattice = kit::cube_lattice(&wf, 80);
     let mut g = c.benchmark_group(format!("{clock}/threonine_631gs_cart_80cubed"));
     g.sample_size(10).measurement_time(Duration::from_secs(4));
     for threads in [1, 2] {

@@ -22,12 +22,14 @@
 //!   `mpi` feature): frames dealt by measured cost, partial results reduced in rank order to rank 0,
 //!   per-frame files renamed only when every rank succeeded. The `grid`, `rdf` and `render` commands use it.
 //! - [`render`] draws atoms, bonds, meshes and slices with wgpu; it knows meshes and cameras, not
-//!   molecules. [`ui`] holds the egui panels; [`app`] owns the state and wires everything together.
+//!   molecules, and computes no field (the WGSL compute passes are the `compute::wgpu` engine).
+//!   [`ui`] holds the egui panels; [`app`] owns the state and wires everything together.
 //!
-//! [`model`] is the ground floor: it imports nothing of the project (`tests/layers.rs` checks).
-//! `model`, `io`, `compute`, `analysis`, `jobs` and `surface` never touch egui, wgpu or winit: the
-//! command line, the tests and the benchmarks use them without a window. They build without the default `gui` feature
-//! (which brings `render`, `ui` and `app` and their window and GPU dependencies).
+//! [`model`] is the ground floor: it imports nothing of the project. `model`, `io`, the CPU and
+//! CUDA engines of `compute`, `analysis`, `jobs` and `surface` never touch egui, wgpu or winit: the
+//! command line, the tests and the benchmarks use them without a window; `compute::wgpu` (the WGSL
+//! passes) and `render`, `ui` and `app` come with the default `gui` feature. The rules, and the
+//! allowed edges between modules, are in `docs/architecture.md`; `tests/layers.rs` checks them.
 
 pub mod analysis;
 #[cfg(feature = "gui")]

@@ -1,4 +1,4 @@
-//! The cartoon mesh written on the render device (`render::cartoon_compute`, `shaders/cartoon.wgsl`)
+//! The cartoon mesh written on the render device (`compute::wgpu::cartoon`, `shaders/cartoon.wgsl`)
 //! against the CPU mesh of the same segments (`surface::cartoon::build`, the reference, itself
 //! checked against analytic shapes in its unit tests): adk (the first frame of adk_dims.dcd, DSSP
 //! secondary structure), an RNA hairpin (1K5I: backbone tube and base slabs) and fresh random
@@ -28,9 +28,9 @@
 
 use orbitfield::analysis::dssp::DsspOptions;
 use orbitfield::analysis::polymer::{Coloring, Polymer};
-use orbitfield::render::cartoon_compute::{CartoonBuffers, CartoonCompute};
+use orbitfield::compute::wgpu::cartoon::{CartoonBuffers, CartoonCompute};
+use orbitfield::compute::wgpu::cartoon_inputs::{CartoonRings, PIECE_BOXES, PIECE_SPLINE, PIECE_TUBE, rings_into};
 use orbitfield::surface::MeshData;
-use orbitfield::surface::cartoon::device::{CartoonRings, PIECE_BOXES, PIECE_SPLINE, PIECE_TUBE, rings_into};
 use orbitfield::surface::cartoon::{self, CartoonParams, ProteinResidue, Segment, Shape, Style};
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
 //! The render device's cartoon inputs made straight from the structure ([`Polymer::rings_for`],
 //! with buffers kept from frame to frame) against the same inputs made from segments
-//! ([`Polymer::segments`] then `surface::cartoon::device::rings_into`), field for field and bit for
+//! ([`Polymer::segments`] then `compute::wgpu::cartoon_inputs::rings_into`), field for field and bit for
 //! bit: adk (the first frame of adk_dims.dcd) copied 468 times on a grid (100,152 residues), as is
 //! and with 0.3 and 1.5 Angstrom of random jitter on every coordinate (the latter breaks chains
 //! into many runs, some of one residue), and with atoms removed (residues without a CA, runs without carbonyls,
@@ -11,7 +11,7 @@
 
 use orbitfield::analysis::dssp::DsspOptions;
 use orbitfield::analysis::polymer::{CartoonWorkspace, Coloring, Polymer, replicate_on_grid};
-use orbitfield::surface::cartoon::device::{CartoonRings, PIECE_BOXES, PIECE_SPLINE, PIECE_TUBE, rings_into};
+use orbitfield::compute::wgpu::cartoon_inputs::{CartoonRings, PIECE_BOXES, PIECE_SPLINE, PIECE_TUBE, rings_into};
 use orbitfield::surface::cartoon::{CartoonParams, Style};
 use std::path::{Path, PathBuf};
 

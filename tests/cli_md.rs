@@ -82,7 +82,7 @@ fn device_gpu_means_a_gpu_or_a_failure() {
         assert!(o.status.success(), "{what} --device auto: {}", stderr(&o));
     }
     if !gpu {
-        let o = orbitfield(&["bench", "--quick", "--device", "gpu", "--no-mo", "--no-dcs"], &[]);
+        let o = orbitfield(&["bench", "--device", "gpu", "--repeats", "1", "--points", "16"], &[]);
         assert_eq!(o.status.code(), Some(1), "bench --device gpu: {}", stderr(&o));
         assert!(stderr(&o).contains("no usable CUDA device"), "{}", stderr(&o));
     }

@@ -125,10 +125,10 @@ fn device_dssp_equals_the_cpu_path() {
 #[test]
 fn cartoon_builder_runs_dssp_on_a_gpu_worker() {
     use orbitfield::analysis::polymer::{Coloring, Polymer};
+    use orbitfield::compute::wgpu::cartoon_inputs::CartoonRings;
     use orbitfield::jobs::cartoon::{CartoonBuilder, CartoonBuilt, CartoonOutput, CartoonRequest};
     use orbitfield::jobs::{Pool, PoolConfig};
     use orbitfield::surface::cartoon::CartoonParams;
-    use orbitfield::surface::cartoon::device::CartoonRings;
     use std::sync::Arc;
     if device().is_none() {
         return;

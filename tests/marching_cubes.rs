@@ -478,10 +478,12 @@ fn obj_round_trips_and_files_are_written_by_extension() {
     let dir = tempfile::tempdir().unwrap();
     for (name, format) in [("m.ply", MeshFormat::Ply), ("m.OBJ", MeshFormat::Obj)] {
         let path = dir.path().join(name);
-        assert_eq!(export::write_mesh(&path, &mesh).unwrap(), format);
+        let (found, bytes) = export::mesh_file_bytes(&path, &mesh, "per-vertex values").unwrap();
+        assert_eq!(found, format);
+        orbitfield::io::write_atomically(&path, &bytes).unwrap();
         assert!(std::fs::metadata(&path).unwrap().len() > 100);
     }
-    assert!(export::write_mesh(&dir.path().join("m.stl"), &mesh).is_err());
+    assert!(export::mesh_file_bytes(&dir.path().join("m.stl"), &mesh, "").is_err());
     let mut broken = mesh.clone();
     broken.indices.push(u32::MAX);
     assert!(export::ply_bytes(&broken).is_err());
@@ -491,7 +493,7 @@ mod gpu {
     //! The wgpu compute pass against the CPU extractor (Mesa lavapipe in CI). Skipped, with the
     //! reason printed, where no adapter exists.
     use super::*;
-    use orbitfield::render::mc_compute::{GpuLattice, McCompute, McError, MeshCapacity};
+    use orbitfield::compute::wgpu::marching_cubes::{GpuLattice, McCompute, McError, MeshCapacity};
 
     fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
@@ -648,7 +650,7 @@ mod gpu {
             }
             grid_from(dims, values)
         };
-        let mut reuse = orbitfield::render::mc_compute::LobeBuffers::default();
+        let mut reuse = orbitfield::compute::wgpu::marching_cubes::LobeBuffers::default();
         // Shrinking and growing surfaces on one lattice, then another lattice: every extraction
         // writes into the previous call's buffers where they fit, and must still be exact.
         let mut seed = std::time::SystemTime::now()

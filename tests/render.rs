@@ -24,7 +24,10 @@ fn px(img: &image::RgbaImage, p: [f32; 2]) -> [u8; 4] {
 
 #[test]
 fn every_wgsl_module_validates() {
-    for (name, src) in orbitfield::render::shaders::all_modules() {
+    let modules = orbitfield::render::shaders::all_modules()
+        .into_iter()
+        .chain(orbitfield::compute::wgpu::all_modules());
+    for (name, src) in modules {
         let module =
             naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&src)));
         let mut v =
@@ -331,7 +334,7 @@ fn water_homo_cube_lobes_have_their_colours_where_the_values_are() {
         eprintln!("GPU marching cubes skipped: {}", ctx.capabilities.summary());
         return;
     }
-    let mc = orbitfield::render::mc_compute::McCompute::new(&ctx.device);
+    let mc = orbitfield::compute::wgpu::marching_cubes::McCompute::new(&ctx.device);
     let [gp, gm] = mc.extract_lobes(&ctx.device, &ctx.queue, &grid, 0.05).unwrap();
     let mut gpu_scene = GpuScene::new(&ctx);
     gpu_scene.style.depth_cue = 0.0;

@@ -1,4 +1,4 @@
-//! The molecular surface computed on the render device (`render::molsurf_compute`,
+//! The molecular surface computed on the render device (`compute::wgpu::molsurf`,
 //! `shaders/molsurf.wgsl`) against the CPU engine (itself checked against the analytic density in
 //! `tests/molsurf.rs`) on a fresh random cluster (with atoms on and beyond the lattice's edges and
 //! atoms without radius), on a lattice split into many z-slabs, and on adk (3341 atoms, the PQR's
@@ -15,13 +15,13 @@
 
 use orbitfield::compute::cpu::{self, molsurf::PreparedMolSurf};
 use orbitfield::compute::molsurf::{DEFAULT_RADIUS_SCALE, MOLSURF_LEVEL, MolSurfAtoms};
+use orbitfield::compute::wgpu::marching_cubes::{GpuLattice, McCompute, MeshCapacity};
+use orbitfield::compute::wgpu::molsurf::{DeviceAtoms, MolSurfCompute};
+use orbitfield::compute::wgpu::orbital::read_values;
 use orbitfield::compute::{Field, FieldInput, FieldJob};
 use orbitfield::model::field::LatticeSpec;
 use orbitfield::model::units::bohr_from_angstrom;
 use orbitfield::model::{Grid3, Lattice};
-use orbitfield::render::mc_compute::{GpuLattice, McCompute, MeshCapacity};
-use orbitfield::render::mo_compute::read_values;
-use orbitfield::render::molsurf_compute::{DeviceAtoms, MolSurfCompute};
 use orbitfield::surface::{self, MeshData};
 use std::f64::consts::PI;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Orbitals computed on the render device (`render::mo_compute`, `shaders/orbital.wgsl`) against
+//! Orbitals computed on the render device (`compute::wgpu::orbital`, `shaders/orbital.wgsl`) against
 //! independent references: PySCF's cubes of water (`tests/data/engine/water_*_24.cube`, spherical d),
 //! and the CPU engine (itself checked against PySCF at ~2500 points per file in `tests/cpu_engine.rs`)
 //! on slanted and axis-aligned lattices for Cartesian and spherical bases with d, f and g shells,
@@ -12,13 +12,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use orbitfield::compute::cpu::evaluate_grid;
-use orbitfield::compute::packed_mo::PackedMoField;
+use orbitfield::compute::wgpu::marching_cubes::{GpuLattice, McCompute, MeshCapacity};
+use orbitfield::compute::wgpu::orbital::{MoCompute, read_values};
+use orbitfield::compute::wgpu::packed_mo::PackedMoField;
 use orbitfield::compute::{FieldInput, FieldJob};
 use orbitfield::io::cube;
 use orbitfield::model::field::FieldSpec;
 use orbitfield::model::{Grid3, Lattice, Wavefunction};
-use orbitfield::render::mc_compute::{GpuLattice, McCompute, MeshCapacity};
-use orbitfield::render::mo_compute::{MoCompute, read_values};
 use orbitfield::surface::{self, MeshData};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -269,7 +269,7 @@ fn lobes_from_the_device_lattice_match_the_cpu_meshes() {
 /// height, so it runs split) with a density's terms added in place.
 #[test]
 fn every_pass_variant_matches_the_cpu_engine() {
-    use orbitfield::render::mo_compute::MoPassVariant;
+    use orbitfield::compute::wgpu::orbital::MoPassVariant;
     let Some((device, queue)) = device() else { return };
     let cases: &[(&str, &[&str])] = &[
         ("water_hf_631gs_sph.molden", &["mo:homo", "density"]),

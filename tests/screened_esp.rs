@@ -331,16 +331,16 @@ fn cuda_direct_sums_match_the_cpu_engine() {
     assert!(err.to_string().contains("CPU engine"), "{err}");
 }
 
-/// The render device's vertex pass (`render::vertex_potential`, on whatever adapter exists: Mesa
+/// The render device's vertex pass (`compute::wgpu::vertex_potential`, on whatever adapter exists: Mesa
 /// lavapipe here) with each screened model, against the formula at the read-back vertices.
 #[test]
 fn render_device_vertex_pass_matches_each_formula() {
     use orbitfield::compute::molsurf::{DEFAULT_RADIUS_SCALE, MOLSURF_LEVEL, MolSurfAtoms};
+    use orbitfield::compute::wgpu::marching_cubes::McCompute;
+    use orbitfield::compute::wgpu::vertex_potential::{GpuCharges, VertexPotential, VertexScreening, VertexValues};
     use orbitfield::compute::{FieldInput, cpu as cpu_engine};
     use orbitfield::model::field::LatticeSpec;
     use orbitfield::render::RenderContext;
-    use orbitfield::render::mc_compute::McCompute;
-    use orbitfield::render::vertex_potential::{GpuCharges, VertexPotential, VertexScreening, VertexValues};
     let ctx = match RenderContext::headless(1) {
         Ok(c) if c.capabilities.mc_compute_supported => c,
         Ok(c) => {

@@ -1,5 +1,5 @@
 //! The Coulomb potential at the vertices of a surface extracted on the render device
-//! (`render::vertex_potential`, on whatever adapter exists: Mesa lavapipe in CI), against an
+//! (`compute::wgpu::vertex_potential`, on whatever adapter exists: Mesa lavapipe in CI), against an
 //! independent float64 sum:
 //! - adk (3341 atoms, PQR charges and radii): its molecular surface extracted by the marching-cubes
 //!   pass, the potential of its charges at every vertex read back equals the float64 Coulomb sum of
@@ -15,11 +15,11 @@
 use glam::Vec3;
 use orbitfield::compute::cpu;
 use orbitfield::compute::molsurf::{DEFAULT_RADIUS_SCALE, MOLSURF_LEVEL, MolSurfAtoms};
+use orbitfield::compute::wgpu::marching_cubes::McCompute;
+use orbitfield::compute::wgpu::vertex_potential::{GpuCharges, VertexPotential, VertexPotentialVariant, VertexValues};
 use orbitfield::compute::{Field, FieldInput, FieldJob};
 use orbitfield::model::field::LatticeSpec;
 use orbitfield::render::colormap::Colormap;
-use orbitfield::render::mc_compute::McCompute;
-use orbitfield::render::vertex_potential::{GpuCharges, VertexPotential, VertexPotentialVariant, VertexValues};
 use orbitfield::render::{Camera, GpuScene, MeshInput, MeshStyle, OffscreenTarget, RenderContext, render_once};
 use std::sync::Arc;
 
@@ -65,7 +65,7 @@ fn adk_surface(
     positions: &[[f32; 3]],
     radii: &[f64],
     spacing_angstrom: f64,
-) -> orbitfield::render::mc_compute::GpuMesh {
+) -> orbitfield::compute::wgpu::marching_cubes::GpuMesh {
     let centers: Vec<[f64; 3]> = positions.iter().map(|p| p.map(f64::from)).collect();
     let atoms = MolSurfAtoms::from_radii_angstrom(&centers, radii, DEFAULT_RADIUS_SCALE).unwrap();
     let lattice = LatticeSpec::AroundAtoms {

@@ -2,22 +2,23 @@
 # Coulomb kernel variants and RDF methods on one CUDA GPU (H100/H200), in one run of about 3 minutes:
 #   1. the GPU tests of these kernels (every Coulomb variant below against float64 at 1e-5, the RDF
 #      cell list against all pairs count for count), with ORBITFIELD_REQUIRE_CUDA=1;
-#   2. `orbitfield bench` over the Coulomb variants (100k charges on 256 x 256 x 64, median of 9
+#   2. `orbitfield-bench` over the Coulomb variants (100k charges on 256 x 256 x 64, median of 9
 #      CUDA-event timings per variant, each checked against a float64 sum at 509 points);
-#   3. `orbitfield bench` over the RDF methods (1M x 1M atoms at water density in a 311 A box, r_max
+#   3. `orbitfield-bench` over the RDF methods (1M x 1M atoms at water density in a 311 A box, r_max
 #      12 A and 0.49 of the box; 100k x 100k at 12 A beside the CPU engine), median of 5 frames, each
 #      method's histogram compared with the all-pairs kernel's;
 # and prints a table last. Raw output (JSON lines, logs) goes to $OUT (default /tmp/run_perf).
 #
 # Usage, from anywhere:
-#   bash benches/device/run_perf.sh ORBITFIELD_BINARY [GPU_ENGINE_TEST_BINARY]
-# ORBITFIELD_BINARY: a release build of `orbitfield` (stripped is fine). GPU_ENGINE_TEST_BINARY: the
+#   bash benches/device/run_perf.sh ORBITFIELD_BENCH_BINARY [GPU_ENGINE_TEST_BINARY]
+# ORBITFIELD_BENCH_BINARY: a release build of the developer harness `orbitfield-bench`
+# (`cargo build --release --features bench-harness --bin orbitfield-bench`; stripped is fine). GPU_ENGINE_TEST_BINARY: the
 # `tests/gpu_engine.rs` test executable (`cargo test --release --test gpu_engine --no-run` prints its
 # path); without it step 1 is skipped. ORBITFIELD_TEST_ROOT: the repository copy the tests read data
 # from (default: this repository). DCS_VARIANTS overrides the list of Coulomb variants.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-BIN=${1:?usage: run_perf.sh ORBITFIELD_BINARY [GPU_ENGINE_TEST_BINARY]}
+BIN=${1:?usage: run_perf.sh ORBITFIELD_BENCH_BINARY [GPU_ENGINE_TEST_BINARY]}
 TESTS=${2:-}
 OUT=${OUT:-/tmp/run_perf}
 mkdir -p "$OUT"
@@ -39,13 +40,13 @@ if [ -n "$TESTS" ]; then
 fi
 
 echo "== Coulomb variants" >&2
-"$BIN" bench --no-mo --rdf-atoms none --repeats 9 --dcs-variants "$DCS_VARIANTS" \
+"$BIN" --no-mo --rdf-atoms none --repeats 9 --dcs-variants "$DCS_VARIANTS" \
     --json "$OUT/dcs_bench.json" >"$OUT/dcs_bench.txt" 2>"$OUT/dcs_bench.log" || status=1
 
 echo "== RDF methods" >&2
-"$BIN" bench --no-mo --no-dcs --rdf-atoms 1000000 --rdf-r-max 12,half --rdf-methods cells,all-pairs \
+"$BIN" --no-mo --no-dcs --rdf-atoms 1000000 --rdf-r-max 12,half --rdf-methods cells,all-pairs \
     --repeats 5 --json "$OUT/rdf_bench_1m.json" >"$OUT/rdf_bench_1m.txt" 2>"$OUT/rdf_bench_1m.log" || status=1
-"$BIN" bench --no-mo --no-dcs --rdf-atoms 100000 --rdf-r-max 12 --rdf-methods cells,all-pairs \
+"$BIN" --no-mo --no-dcs --rdf-atoms 100000 --rdf-r-max 12 --rdf-methods cells,all-pairs \
     --repeats 5 --json "$OUT/rdf_bench_100k.json" >"$OUT/rdf_bench_100k.txt" 2>"$OUT/rdf_bench_100k.log" || status=1
 
 # One JSON line per variant or method on stdout; fields by name (serde_json writes them sorted).

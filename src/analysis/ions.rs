@@ -8,7 +8,7 @@
 //! exclusion costs O(points x nearby atoms)) and the PDB text of the result ([`pdb_text`]).
 //! Maps and positions are atomic units (hartree/e, bohr); distances in parameters are Angstrom.
 
-use crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
+use crate::compute::MIN_DISTANCE_BOHR;
 use crate::model::units::{angstrom_from_bohr3, bohr_from_angstrom};
 use crate::model::{Element, Grid3};
 

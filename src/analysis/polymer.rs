@@ -16,10 +16,10 @@
 //! than 8 A apart. A base slab runs from C1' to N1 of purines (N3 of pyrimidines), in the plane of C4.
 
 use super::dssp::{DsspOptions, ProteinBackbone, SecondaryStructure};
+use crate::compute::wgpu::cartoon_inputs::CartoonRings;
 use crate::model::Structure;
 use crate::model::select::is_nucleic_resname;
 use crate::surface::MeshData;
-use crate::surface::cartoon::device::CartoonRings;
 use crate::surface::cartoon::{self, BaseSlab, CartoonParams, NucleicResidue, ProteinResidue, Segment, Shape};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -442,7 +442,7 @@ impl Polymer {
     }
 
     /// As [`Polymer::mesh_into`], but the per-residue inputs of the render device's cartoon passes
-    /// (`surface::cartoon::device`) instead of the mesh: DSSP, then [`Polymer::rings_for`] with a
+    /// (`compute::wgpu::cartoon_inputs`) instead of the mesh: DSSP, then [`Polymer::rings_for`] with a
     /// fresh workspace.
     pub fn rings_into(
         &self,
@@ -469,9 +469,9 @@ impl Polymer {
     /// One frame's inputs of the render device's cartoon passes from given secondary structure
     /// (`secondary` and `values` as for [`Polymer::segments`]), into `rings` and `workspace`, both
     /// kept by the caller from frame to frame: the same [`CartoonRings`] as [`Polymer::segments`]
-    /// followed by [`cartoon::device::rings_into`] (with `params.with_values` set for
+    /// followed by [`crate::compute::wgpu::cartoon_inputs::rings_into`] (with `params.with_values` set for
     /// [`Coloring::Value`]), without making the segments: protein residues go from the structure
-    /// straight into their records ([`cartoon::device::rings_of_runs`]).
+    /// straight into their records ([`crate::compute::wgpu::cartoon_inputs::rings_of_runs`]).
     #[allow(clippy::too_many_arguments)]
     pub fn rings_for(
         &self,
@@ -499,7 +499,7 @@ impl Polymer {
             color: GREY,
             value: 0.0,
         };
-        cartoon::device::rings_of_runs(
+        crate::compute::wgpu::cartoon_inputs::rings_of_runs(
             &workspace.protein_runs,
             |k, i, n| self.protein_residue(&frame, k, i, n).unwrap_or(missing),
             &nucleic,
@@ -537,7 +537,7 @@ fn frame_params(params: &CartoonParams, coloring: Coloring) -> CartoonParams {
 pub struct CartoonWorkspace {
     /// The protein runs of the last frame (ranges of protein residues).
     protein_runs: Vec<Range<usize>>,
-    rings: cartoon::device::RingsWorkspace,
+    rings: crate::compute::wgpu::cartoon_inputs::RingsWorkspace,
 }
 
 /// One frame's inputs to the cartoon residues.

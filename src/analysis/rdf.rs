@@ -13,15 +13,7 @@
 use crate::model::{Frame, UnitCell};
 use rayon::prelude::*;
 
-/// Settings of one RDF computation.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RdfSettings {
-    pub r_max_angstrom: f64,
-    pub bins: usize,
-    /// Pairs whose atoms share a residue (or any other grouping) are skipped: one group id per atom
-    /// of the system, compared between the two atoms of a pair.
-    pub exclude_same_group: bool,
-}
+pub use crate::model::rdf::RdfSettings;
 
 /// Why an RDF cannot be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -11,12 +11,12 @@
 //! context's capabilities chose it; elsewhere the surfaces are the CPU mesher's. Without usable 3-D
 //! textures a surface coloured by a volume is coloured per vertex, which needs the CPU meshes. A
 //! surface coloured by the potential of point charges at its vertices is coloured on the render
-//! device where its capabilities allow it (`render::vertex_potential`, each time its surfaces or its
+//! device where its capabilities allow it (`compute::wgpu::vertex_potential`, each time its surfaces or its
 //! frame change); the wavefunction's own potential at the vertices needs the CPU meshes.
 //! On request ([`SceneSync::time_stages`], the playback bench) it times the render-device stages:
 //! host recording, extraction and counter wait, and GPU timestamps of the pass and the extraction.
 //! Cartoons built as per-residue inputs (`AppState::update_cartoon_rep` where `gpu_cartoons` is set)
-//! have their meshes written by the cartoon pass on the render device (`render::cartoon_compute`,
+//! have their meshes written by the cartoon pass on the render device (`compute::wgpu::cartoon`,
 //! into buffers of each representation's own, reused from frame to frame; again only when the
 //! cartoon shown changed); the others are CPU meshes.
 
@@ -26,12 +26,12 @@ use super::reps::CartoonKey;
 use super::reps::{FieldRep, FieldStyle, RepId, RepKind};
 use super::state::AppState;
 use super::values::{FieldUnit, Legend};
-use crate::compute::device_field::{DeviceField, DeviceInput};
+use crate::compute::wgpu::cartoon::{CartoonBuffers, CartoonCompute, CartoonMesh};
+use crate::compute::wgpu::device_field::{DeviceField, DeviceInput};
+use crate::compute::wgpu::marching_cubes::{GpuLattice, GpuMesh, LobeBuffers, McCompute, McError};
+use crate::compute::wgpu::orbital::MoCompute;
+use crate::compute::wgpu::vertex_potential::{GpuCharges, VertexPotential, VertexValues};
 use crate::jobs::cartoon::CartoonBuilt;
-use crate::render::cartoon_compute::{CartoonBuffers, CartoonCompute, CartoonMesh};
-use crate::render::mc_compute::{GpuLattice, GpuMesh, LobeBuffers, McCompute, McError};
-use crate::render::mo_compute::MoCompute;
-use crate::render::vertex_potential::{GpuCharges, VertexPotential, VertexValues};
 use crate::render::{GpuScene, MeshInput, MeshStyle, RenderContext};
 use crate::surface::MeshData;
 use std::collections::BTreeMap;
@@ -205,7 +205,8 @@ impl SceneSync {
             let mut encoder = rc.device.create_command_encoder(&Default::default());
             encoder.resolve_query_set(set, 0..clock.used, &resolved, 0);
             rc.queue.submit([encoder.finish()]);
-            if let Ok(raw) = crate::render::mc_compute::read_buffer(&rc.device, &rc.queue, &resolved, bytes) {
+            if let Ok(raw) = crate::compute::wgpu::marching_cubes::read_buffer(&rc.device, &rc.queue, &resolved, bytes)
+            {
                 let period_s = f64::from(rc.queue.get_timestamp_period()) * 1e-9;
                 let ticks: Vec<u64> = raw
                     .chunks_exact(8)

@@ -281,7 +281,7 @@ pub struct ViewState {
     /// Isosurfaces are extracted on the render GPU by the draw stage (marching cubes as a compute
     /// pass) instead of on the CPU; set by the window when its device can.
     pub gpu_surfaces: bool,
-    /// Cartoon meshes are written on the render device (`render::cartoon_compute`; the cartoon thread
+    /// Cartoon meshes are written on the render device (`compute::wgpu::cartoon`; the cartoon thread
     /// makes only their per-residue inputs); else on the CPU. Set from the adapter's capabilities.
     pub gpu_cartoons: bool,
     /// CPU isosurfaces extracted on a thread of their own, one lane per field representation

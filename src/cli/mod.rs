@@ -1,36 +1,21 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands, one file each.
 
 //! Without the `gui` feature (a headless build for clusters: `--no-default-features --features mpi`)
-//! the viewer, `render` and `bench` are left out.
+//! the viewer and `render` are left out.
 
-#[cfg(feature = "gui")]
 mod bench;
-#[cfg(feature = "gui")]
-mod cartoon_bench;
 mod convert;
 mod grid;
 mod info;
 mod ions;
 #[cfg(feature = "gui")]
 mod legend;
-#[cfg(feature = "gui")]
-mod molsurf_bench;
-#[cfg(feature = "gui")]
-mod molsurf_colored;
-#[cfg(feature = "gui")]
-mod molsurf_render_bench;
-#[cfg(feature = "gui")]
-mod playback;
 mod points;
-#[cfg(feature = "gui")]
-mod qm_esp_bench;
 mod rdf;
 #[cfg(test)]
 mod reference;
 #[cfg(feature = "gui")]
 mod render;
-#[cfg(feature = "gui")]
-mod render_orbital_bench;
 mod surface;
 // Screened Coulomb models and Poisson-Boltzmann maps.
 mod dielectric;
@@ -90,8 +75,7 @@ enum Command {
     Info(info::InfoArgs),
     /// Radial distribution function g(r) between two atom selections over a trajectory.
     Rdf(rdf::RdfArgs),
-    /// Time the field engines (GPU beside CPU): MO lattices and a Coulomb potential map.
-    #[cfg(feature = "gui")]
+    /// How fast is this machine: a quick suite of field and trajectory cases on built-in inputs.
     Bench(bench::BenchArgs),
     /// Compute a field (orbital, density, spin density, potential) on a lattice and write a cube or DX file.
     Grid(grid::GridArgs),
@@ -141,7 +125,6 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
         Some(Command::Rdf(args)) => rdf::run(&args),
-        #[cfg(feature = "gui")]
         Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Grid(args)) => grid::run(&args),
         Some(Command::Points(args)) => points::run(&args),
@@ -247,9 +230,7 @@ fn expand_file_patterns(cli: &mut Cli) -> anyhow::Result<()> {
         #[cfg(feature = "gui")]
         Some(Command::Render(a)) => &mut a.files,
         Some(Command::Convert(a)) => &mut a.files,
-        #[cfg(feature = "gui")]
-        Some(Command::Bench(_)) => return Ok(()),
-        Some(Command::IlsPath(_)) => return Ok(()),
+        Some(Command::Bench(_)) | Some(Command::IlsPath(_)) => return Ok(()),
     };
     *files = expand_patterns(files)?;
     Ok(())

@@ -111,8 +111,9 @@ pub fn run(args: &SurfaceArgs) -> Result<()> {
             args.iso
         );
     }
-    export::write_mesh_described(&args.output, &mesh, &values_description)
+    let (_, bytes) = export::mesh_file_bytes(&args.output, &mesh, &values_description)
         .with_context(|| format!("writing {}", args.output.display()))?;
+    io::write_atomically(&args.output, &bytes).with_context(|| format!("writing {}", args.output.display()))?;
     report(&grid, &mesh, args, t_field, t_mesh);
     Ok(())
 }

@@ -11,11 +11,11 @@
 
 pub mod cpu;
 pub mod cuda;
-pub mod device_field;
 pub mod esp;
+pub mod layout;
 pub mod molsurf;
-pub mod packed_mo;
 pub mod pb;
+pub mod wgpu;
 // Implicit ligand sampling: the host side shared by the engines.
 pub mod ils;
 
@@ -150,6 +150,9 @@ pub fn one_by_one<E: SlabEngine + ?Sized>(
     }
     Ok(())
 }
+
+/// Distances to a charge are clamped below to this (bohr), by every engine alike.
+pub const MIN_DISTANCE_BOHR: f64 = 1e-3;
 
 /// Most jobs one batched call ([`SlabEngine::compute_slabs`]) computes together.
 pub const MAX_BATCH: usize = cpu::orbital::MAX_CHANNELS;

@@ -11,7 +11,7 @@
 //! [`load_with`] also places wavefunctions of a QM region inside an MD system (`system.psf
 //! traj.dcd qm/frame_*.molden --qm-region "resname THR"`): when the atoms come from a topology and
 //! the orbitals from wavefunction files, it resolves which system atoms the wavefunctions describe
-//! ([`crate::analysis::qm_region`]) and checks that there is one wavefunction per frame, or one.
+//! ([`crate::model::qm_region`]) and checks that there is one wavefunction per frame, or one.
 
 use super::{Format, ReadError, read_bytes};
 use crate::model::{Element, Frame, FrameError, FrameSource, Grid3, Name8, Structure, Trajectory, Wavefunction};
@@ -291,8 +291,8 @@ pub fn load(paths: &[PathBuf]) -> Result<System, ReadError> {
 pub fn load_with(
     paths: &[PathBuf],
     options: &LoadOptions,
-) -> Result<(System, Option<crate::analysis::qm_region::QmRegion>), ReadError> {
-    use crate::analysis::qm_region::{QmRegion, check_series};
+) -> Result<(System, Option<crate::model::qm_region::QmRegion>), ReadError> {
+    use crate::model::qm_region::{QmRegion, check_series};
     let (mut system, origin) = load_system(paths)?;
     let Some(first_wf) = system.wavefunctions.first() else {
         if options.qm_region.is_some() {

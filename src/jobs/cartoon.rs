@@ -1,7 +1,7 @@
 //! Cartoon meshes off the viewer's thread: one named worker (`orbitfield-cartoon`, a
 //! [`LaneWorker`]) runs secondary structure and the cartoon of one frame while the UI keeps drawing
 //! the previous one: the mesh itself ([`Polymer::mesh_into`]), or, where the render device writes
-//! the mesh (`render::cartoon_compute`), only its per-residue inputs ([`Polymer::rings_into`]).
+//! the mesh (`compute::wgpu::cartoon`), only its per-residue inputs ([`Polymer::rings_into`]).
 //!
 //! The worker keeps its buffers from frame to frame ([`CartoonBuilder`]: DSSP's, the per-residue
 //! inputs'). Where the request carries the field pool's workers and they have GPUs, DSSP of a large
@@ -19,14 +19,13 @@ use super::lanes::LaneWorker;
 use crate::analysis::dssp::{DsspOptions, DsspWorkspace, SecondaryStructure};
 use crate::analysis::polymer::{CartoonWorkspace, Coloring, Polymer};
 use crate::compute::cuda::dssp::{DeviceDsspWorkspace, DsspRoute};
+use crate::compute::wgpu::cartoon_inputs::CartoonRings;
 use crate::surface::MeshData;
 use crate::surface::cartoon::CartoonParams;
-use crate::surface::cartoon::device::CartoonRings;
 use std::sync::{Arc, Mutex};
 
 /// Protein residues from which DSSP runs on a GPU worker when there is one. Below, the CPU path
-/// is as fast (on the H200 machine's 16 cores: 0.15 ms on the CPU against 0.18 ms on the GPU for
-/// adk's 214 residues; 1.45 against 0.88 ms for 10,058).
+/// is as fast (figures for adk and its copies: `benches/RESULTS.md`, cartoon).
 pub const DEVICE_DSSP_MIN_RESIDUES: usize = 5_000;
 
 /// One frame's cartoon as built: the mesh, or the render device's inputs for it.

@@ -1,5 +1,5 @@
 //! Host preparation of device-computed fields off the viewer's thread: one named worker packs the
-//! next frame's basis and coefficients (`compute::device_field`) while the current frame is drawn.
+//! next frame's basis and coefficients (`compute::wgpu::device_field`) while the current frame is drawn.
 //!
 //! Owns [`Packer`], a [`LaneWorker`] for field jobs. Used by the viewer's render-device source
 //! (`app::fields::device`) for each field representation's look-ahead: one lane per representation,
@@ -8,7 +8,7 @@
 
 use super::lanes::LaneWorker;
 use crate::compute::FieldJob;
-use crate::compute::device_field::DeviceField;
+use crate::compute::wgpu::device_field::DeviceField;
 use std::sync::Arc;
 
 /// A job's device form, with the lane and key of its request. `Ok(None)`: no device pass computes

@@ -1,8 +1,8 @@
 //! A second pair of hands for short work that splits in two: [`PairWorker`] runs one half of a job
 //! on its own thread while the calling thread runs the other half.
 //!
-//! Made for work of microseconds (a large trajectory frame decoded out of a memory map: about 6 us
-//! per half for 47,681 atoms), where handing work to a pool costs as much as the work itself (a
+//! Made for work of microseconds (a large trajectory frame decoded out of a memory map, in two
+//! halves), where handing work to a pool costs as much as the work itself (a
 //! sleeping thread takes tens of microseconds to wake). The worker stays awake for a short while
 //! after each job ([`AWAKE_AFTER_JOB`]), so frames read one after another find it ready, then parks.
 //! The caller never waits for the worker to wake: after its own half it takes the second half back

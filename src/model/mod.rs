@@ -11,6 +11,8 @@ pub mod field;
 pub mod grid;
 pub mod name;
 pub mod overlap;
+pub mod qm_region;
+pub mod rdf;
 pub mod select;
 pub mod structure;
 pub mod trajectory;

@@ -38,11 +38,11 @@ pub struct Capabilities {
     /// Isosurfaces extracted by the compute pass on the render device; else the CPU mesher thread.
     pub gpu_marching_cubes: bool,
     /// Surfaces extracted on the render device and coloured by the potential of point charges get
-    /// their values there too (`render::vertex_potential`); else such a colouring takes the CPU
+    /// their values there too (`compute::wgpu::vertex_potential`); else such a colouring takes the CPU
     /// meshes and the vertex-values thread. Follows `gpu_marching_cubes` (same compute needs, and a
     /// software rasteriser's compute shares the cores of the CPU path).
     pub gpu_vertex_potential: bool,
-    /// The device can run the orbital pass of `render::mo_compute` (molecular orbitals evaluated on
+    /// The device can run the orbital pass of `compute::wgpu::orbital` (molecular orbitals evaluated on
     /// the render device). The viewer computes orbitals and densities there where `orbitals_on`
     /// says (`app::fields::device`: `auto` only on a hardware adapter; on a software rasteriser the
     /// CPU engine is faster).
@@ -63,7 +63,7 @@ pub struct AdapterFacts {
     pub backend: wgpu::Backend,
     pub software: bool,
     pub compute_shaders: bool,
-    /// The device's limits admit the orbital pass (`render::mo_compute::device_supports`).
+    /// The device's limits admit the orbital pass (`compute::wgpu::orbital::device_supports`).
     pub orbital_pass_fits: bool,
     /// Of the device as created.
     pub max_storage_buffers_per_stage: u32,
@@ -101,7 +101,7 @@ impl AdapterFacts {
             backend: info.backend,
             software: info.device_type == wgpu::DeviceType::Cpu,
             compute_shaders,
-            orbital_pass_fits: super::mo_compute::device_supports(device_limits, compute_shaders).is_ok(),
+            orbital_pass_fits: crate::compute::wgpu::orbital::device_supports(device_limits, compute_shaders).is_ok(),
             max_storage_buffers_per_stage: device_limits.max_storage_buffers_per_shader_stage,
             max_compute_invocations_per_workgroup: device_limits.max_compute_invocations_per_workgroup,
             max_compute_workgroups_per_dimension: device_limits.max_compute_workgroups_per_dimension,
@@ -113,7 +113,7 @@ impl AdapterFacts {
 }
 
 impl Capabilities {
-    /// The device can write cartoon meshes with the compute pass of `render::cartoon_compute`: it
+    /// The device can write cartoon meshes with the compute pass of `compute::wgpu::cartoon`: it
     /// runs compute passes (the cartoon pass binds fewer storage buffers than the marching cubes)
     /// and has usable 3-D textures, so that a volume colouring surfaces colours those meshes too
     /// (per-vertex colouring by a volume needs CPU meshes). Tests and benchmarks use it wherever
@@ -123,8 +123,8 @@ impl Capabilities {
     }
 
     /// The viewer's cartoon meshes are written on this device: where it can, and not on a software
-    /// rasteriser (there the pass runs on the CPU cores too, far slower than the CPU mesh: 20,000
-    /// residues took 284 ms on llvmpipe, the CPU mesh about 20 ms on the same 2 cores).
+    /// rasteriser (there the pass runs on the CPU cores too, far slower than the CPU mesh;
+    /// `benches/RESULTS.md`).
     pub fn gpu_cartoons(&self) -> bool {
         self.cartoon_pass_supported() && !self.software
     }
@@ -249,7 +249,7 @@ mod tests {
         assert!(c.summary().contains("0 storage buffers"), "{}", c.summary());
         // The orbital pass's own rule on the same limits.
         let webgl = wgpu::Limits::downlevel_webgl2_defaults();
-        assert!(crate::render::mo_compute::device_supports(&webgl, true).is_err());
+        assert!(crate::compute::wgpu::orbital::device_supports(&webgl, true).is_err());
     }
 
     #[test]

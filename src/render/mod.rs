@@ -10,17 +10,12 @@
 pub mod callback;
 pub mod camera;
 pub mod capabilities;
-pub mod cartoon_compute;
 pub mod colormap;
 pub mod context;
 pub mod gpu;
-pub mod mc_compute;
-pub mod mo_compute;
-pub mod molsurf_compute;
 pub mod scene;
 pub mod shaders;
 pub mod target;
-pub mod vertex_potential;
 
 pub use camera::Camera;
 pub use capabilities::{Capabilities, Transparency};

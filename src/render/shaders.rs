@@ -30,19 +30,5 @@ pub fn all_modules() -> Vec<(&'static str, String)> {
         ("slice", scene_source(SLICE)),
         ("oit_composite", OIT_COMPOSITE.to_string()),
         ("blit", BLIT.to_string()),
-        ("orbital", super::mo_compute::SHADER_SOURCE.to_string()),
-        ("molsurf", super::molsurf_compute::SHADER_SOURCE.to_string()),
-        ("vertex_coulomb", super::vertex_potential::SHADER_SOURCE.to_string()),
-        ("cartoon", super::cartoon_compute::SHADER_SOURCE.to_string()),
     ]
-}
-
-/// The size in bytes of the type `name` of a parsed WGSL module (tests of the `#[repr(C)]` twins).
-#[cfg(test)]
-pub(crate) fn wgsl_type_size(module: &wgpu::naga::Module, name: &str) -> usize {
-    module
-        .types
-        .iter()
-        .find(|(_, t)| t.name.as_deref() == Some(name))
-        .map_or(0, |(_, t)| t.inner.size(module.to_ctx()) as usize)
 }

@@ -27,7 +27,8 @@
 use super::MeshData;
 use rayon::prelude::*;
 
-pub mod device;
+mod emit;
+use emit::*;
 
 /// How a residue is drawn in the cartoon style.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -254,14 +255,14 @@ pub fn build_into(segments: &[Segment], params: &CartoonParams, mesh: &mut MeshD
 }
 
 /// The drawable pieces of all segments (in order) and the (vertices, indices) each writes.
-fn pieces_of<'a>(segments: &'a [Segment], params: &CartoonParams) -> (Vec<Piece<'a>>, Vec<(usize, usize)>) {
+pub(crate) fn pieces_of<'a>(segments: &'a [Segment], params: &CartoonParams) -> (Vec<Piece<'a>>, Vec<(usize, usize)>) {
     let pieces: Vec<Piece> = segments.par_iter().flat_map_iter(|s| Piece::split(s, params)).collect();
     let counts: Vec<(usize, usize)> = pieces.par_iter().map(|p| p.counts(params)).collect();
     (pieces, counts)
 }
 
 /// Parameters with sizes and counts in range (no NaN, no zero sides).
-fn sanitized(p: &CartoonParams) -> CartoonParams {
+pub(crate) fn sanitized(p: &CartoonParams) -> CartoonParams {
     let len = |x: f32, d: f32| if x.is_finite() && x > 0.0 { x } else { d };
     let d = CartoonParams::default();
     CartoonParams {
@@ -326,25 +327,25 @@ impl Out<'_> {
 
 /// A small 3-vector in single precision with the operations the frames need.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
-struct Vec3([f32; 3]);
+pub(crate) struct Vec3(pub(crate) [f32; 3]);
 
 impl Vec3 {
-    fn to_array(self) -> [f32; 3] {
+    pub(crate) fn to_array(self) -> [f32; 3] {
         self.0
     }
-    fn add(self, o: Vec3) -> Vec3 {
+    pub(crate) fn add(self, o: Vec3) -> Vec3 {
         Vec3([self.0[0] + o.0[0], self.0[1] + o.0[1], self.0[2] + o.0[2]])
     }
-    fn sub(self, o: Vec3) -> Vec3 {
+    pub(crate) fn sub(self, o: Vec3) -> Vec3 {
         Vec3([self.0[0] - o.0[0], self.0[1] - o.0[1], self.0[2] - o.0[2]])
     }
-    fn scale(self, s: f32) -> Vec3 {
+    pub(crate) fn scale(self, s: f32) -> Vec3 {
         Vec3(self.0.map(|x| x * s))
     }
-    fn dot(self, o: Vec3) -> f32 {
+    pub(crate) fn dot(self, o: Vec3) -> f32 {
         self.0[0] * o.0[0] + self.0[1] * o.0[1] + self.0[2] * o.0[2]
     }
-    fn cross(self, o: Vec3) -> Vec3 {
+    pub(crate) fn cross(self, o: Vec3) -> Vec3 {
         let (a, b) = (self.0, o.0);
         Vec3([
             a[1] * b[2] - a[2] * b[1],
@@ -356,7 +357,7 @@ impl Vec3 {
         self.dot(self).sqrt()
     }
     /// Unit vector, or `None` when too short to have a direction.
-    fn normalized(self) -> Option<Vec3> {
+    pub(crate) fn normalized(self) -> Option<Vec3> {
         let l = self.length();
         (l > 1e-6 && l.is_finite()).then(|| self.scale(1.0 / l))
     }
@@ -377,21 +378,21 @@ impl Vec3 {
     }
 }
 
-fn finite(p: [f32; 3]) -> bool {
+pub(crate) fn finite(p: [f32; 3]) -> bool {
     p.iter().all(|x| x.is_finite())
 }
 
 /// Superellipse cross-section: half-width `a` along the side vector, half-thickness `b` along the
 /// binormal, exponent `e` (2 = ellipse, larger = boxier).
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Profile {
-    a: f32,
-    b: f32,
-    e: f32,
+pub(crate) struct Profile {
+    pub(crate) a: f32,
+    pub(crate) b: f32,
+    pub(crate) e: f32,
 }
 
 impl Profile {
-    fn circle(r: f32) -> Profile {
+    pub(crate) fn circle(r: f32) -> Profile {
         Profile { a: r, b: r, e: 2.0 }
     }
 
@@ -427,7 +428,7 @@ struct SectionPowers {
 }
 
 impl SectionPowers {
-    fn new(e: f32, c: f32, s: f32) -> SectionPowers {
+    pub(crate) fn new(e: f32, c: f32, s: f32) -> SectionPowers {
         let p = 2.0 / e;
         let q = 2.0 - p;
         if p == 1.0 {
@@ -448,34 +449,34 @@ impl SectionPowers {
 
 /// One ring of the tube: where, in which frame, which section, and how its normals point.
 #[derive(Clone, Copy, Debug)]
-struct Ring {
-    center: Vec3,
-    tangent: Vec3,
-    side: Vec3,
-    profile: Profile,
-    color: [u8; 4],
-    value: f32,
+pub(crate) struct Ring {
+    pub(crate) center: Vec3,
+    pub(crate) tangent: Vec3,
+    pub(crate) side: Vec3,
+    pub(crate) profile: Profile,
+    pub(crate) color: [u8; 4],
+    pub(crate) value: f32,
     /// Normals along this (unit) direction instead of the section's (the faces of a step).
-    flat: Option<Vec3>,
+    pub(crate) flat: Option<Vec3>,
     /// False for the first ring after a step's flat pair: no band joins it to the previous ring.
-    joined: bool,
+    pub(crate) joined: bool,
 }
 
 /// A closed box with flat faces (base slabs and their stems).
 #[derive(Clone, Copy, Debug)]
-struct SlabBox {
-    center: Vec3,
+pub(crate) struct SlabBox {
+    pub(crate) center: Vec3,
     /// Right-handed unit axes.
-    axes: [Vec3; 3],
+    pub(crate) axes: [Vec3; 3],
     /// Half extents along the axes.
-    half: [f32; 3],
-    color: [u8; 4],
-    value: f32,
+    pub(crate) half: [f32; 3],
+    pub(crate) color: [u8; 4],
+    pub(crate) value: f32,
 }
 
 /// A drawable piece: a tube along a run of residues (its rings are built where the piece is
 /// written, so that they stay in cache and no frame holds all of them at once) or a set of boxes.
-enum Piece<'a> {
+pub(crate) enum Piece<'a> {
     ProteinTube(&'a [ProteinResidue]),
     NucleicTube(&'a [NucleicResidue]),
     Boxes { boxes: Vec<SlabBox> },
@@ -499,7 +500,7 @@ impl<'a> Piece<'a> {
     }
 
     /// The pieces of a nucleic-acid segment (tubes and their base slabs) onto `out`.
-    fn split_nucleic(res: &'a [NucleicResidue], params: &CartoonParams, out: &mut Vec<Piece<'a>>) {
+    pub(crate) fn split_nucleic(res: &'a [NucleicResidue], params: &CartoonParams, out: &mut Vec<Piece<'a>>) {
         for run in res.split(|r| !finite(r.trace)) {
             if run.len() >= 2 {
                 out.push(Piece::NucleicTube(run));
@@ -512,7 +513,7 @@ impl<'a> Piece<'a> {
     }
 
     /// Vertices and indices this piece writes.
-    fn counts(&self, params: &CartoonParams) -> (usize, usize) {
+    pub(crate) fn counts(&self, params: &CartoonParams) -> (usize, usize) {
         let s = params.sides;
         match self {
             Piece::ProteinTube(_) | Piece::NucleicTube(_) => {
@@ -552,7 +553,7 @@ impl<'a> Piece<'a> {
 
 /// Vertices and indices of a tube of `rings` rings, `bands` bands between them and `sides` vertices
 /// around: the rings and two caps (a centre plus a ring each).
-fn tube_counts(rings: usize, bands: usize, sides: usize) -> (usize, usize) {
+pub(crate) fn tube_counts(rings: usize, bands: usize, sides: usize) -> (usize, usize) {
     ((rings + 2) * sides + 2, (bands * 2 * sides + 2 * sides) * 3)
 }
 
@@ -586,23 +587,23 @@ fn catmull_rom(p0: Vec3, p1: Vec3, p2: Vec3, p3: Vec3, t: f32) -> (Vec3, Vec3) {
 }
 
 /// Per-residue inputs the tube builder needs, whatever the polymer.
-struct TraceInput {
-    points: Vec<Vec3>,
+pub(crate) struct TraceInput {
+    pub(crate) points: Vec<Vec3>,
     /// Unit side vectors (perpendicular to the local chain direction), already sign-consistent.
-    sides: Vec<Option<Vec3>>,
+    pub(crate) sides: Vec<Option<Vec3>>,
     /// The sections residues take, by [`TraceInput::codes`].
-    sections: [Profile; 3],
+    pub(crate) sections: [Profile; 3],
     /// Per residue, its section in `sections` (0 coil or tube, 1 helix, 2 strand).
-    codes: Vec<u8>,
+    pub(crate) codes: Vec<u8>,
     /// Residues whose interval to the next residue holds an arrowhead (from their section's width
     /// times the arrow factor down to `tip`).
-    arrows: Vec<bool>,
+    pub(crate) arrows: Vec<bool>,
     /// Section at an arrow's point (the coil tube).
-    tip: Profile,
-    colors: Vec<[u8; 4]>,
-    values: Vec<f32>,
+    pub(crate) tip: Profile,
+    pub(crate) colors: Vec<[u8; 4]>,
+    pub(crate) values: Vec<f32>,
     /// Straight segments (trace style) instead of the spline.
-    linear: bool,
+    pub(crate) linear: bool,
 }
 
 fn protein_rings(res: &[ProteinResidue], params: &CartoonParams) -> Vec<Ring> {
@@ -610,7 +611,7 @@ fn protein_rings(res: &[ProteinResidue], params: &CartoonParams) -> Vec<Ring> {
 }
 
 /// The sections of a protein tube by [`TraceInput::codes`] (coil or tube, helix, strand).
-fn protein_sections(params: &CartoonParams) -> [Profile; 3] {
+pub(crate) fn protein_sections(params: &CartoonParams) -> [Profile; 3] {
     match params.style {
         Style::Tube => [Profile::circle(params.tube_radius_angstrom); 3],
         Style::Trace => [Profile::circle(params.trace_radius_angstrom); 3],
@@ -632,7 +633,7 @@ fn protein_sections(params: &CartoonParams) -> [Profile; 3] {
 
 /// The per-residue inputs of a protein tube: smoothed trace points, sign-consistent side vectors,
 /// sections, arrowheads, colours and values.
-fn protein_input(res: &[ProteinResidue], params: &CartoonParams) -> TraceInput {
+pub(crate) fn protein_input(res: &[ProteinResidue], params: &CartoonParams) -> TraceInput {
     let n = res.len();
     let raw: Vec<Vec3> = res.iter().map(|r| Vec3(r.trace)).collect();
     let shape = |k: usize| match params.style {
@@ -734,7 +735,7 @@ fn protein_arrows(res: &[ProteinResidue], params: &CartoonParams) -> Vec<bool> {
     arrows
 }
 
-fn nucleic_rings(res: &[NucleicResidue], params: &CartoonParams) -> Vec<Ring> {
+pub(crate) fn nucleic_rings(res: &[NucleicResidue], params: &CartoonParams) -> Vec<Ring> {
     let n = res.len();
     let radius = match params.style {
         Style::Cartoon => params.nucleic_radius_angstrom,
@@ -767,7 +768,7 @@ impl TraceInput {
 
 /// Rings along the trace: `segments_per_residue` per residue interval, plus the flat pair of each
 /// arrowhead step.
-fn trace_rings(input: &TraceInput, params: &CartoonParams) -> Vec<Ring> {
+pub(crate) fn trace_rings(input: &TraceInput, params: &CartoonParams) -> Vec<Ring> {
     let n = input.points.len();
     let per = params.segments_per_residue;
     let mut rings = Vec::with_capacity((n.saturating_sub(1)) * per + 1 + 2 * input.arrows.len());
@@ -883,7 +884,7 @@ fn trace_rings(input: &TraceInput, params: &CartoonParams) -> Vec<Ring> {
 }
 
 /// `(cos, sin)` of the angle of each of a section's `sides` vertices.
-fn section_angles(sides: usize) -> Vec<(f32, f32)> {
+pub(crate) fn section_angles(sides: usize) -> Vec<(f32, f32)> {
     (0..sides)
         .map(|j| {
             let a = std::f32::consts::TAU * j as f32 / sides as f32;
@@ -893,487 +894,5 @@ fn section_angles(sides: usize) -> Vec<(f32, f32)> {
 }
 
 /// Writes the rings as bands of quads, closed by a flat cap at each end.
-fn emit_tube(rings: &[Ring], sides: usize, out: &mut Out<'_>) {
-    let angles = section_angles(sides);
-    // The angles' powers for the exponent of the section last drawn (recomputed when it changes).
-    let mut powers_e = f32::NAN;
-    let mut powers: Vec<SectionPowers> = Vec::with_capacity(sides);
-    let mut ring_vertices = |ring: &Ring, flat: Option<Vec3>, out: &mut Out<'_>| -> u32 {
-        if ring.profile.e.to_bits() != powers_e.to_bits() {
-            powers_e = ring.profile.e;
-            powers.clear();
-            powers.extend(angles.iter().map(|&(c, s)| SectionPowers::new(powers_e, c, s)));
-        }
-        let binormal = ring.tangent.cross(ring.side);
-        let mut first = 0;
-        for (j, (&(c, s), &w)) in angles.iter().zip(&powers).enumerate() {
-            let (p, n) = ring.profile.place(w);
-            let pos = ring.center.add(ring.side.scale(p[0])).add(binormal.scale(p[1]));
-            let normal = match flat.or(ring.flat) {
-                Some(f) => f,
-                None => ring
-                    .side
-                    .scale(n[0])
-                    .add(binormal.scale(n[1]))
-                    .normalized()
-                    .unwrap_or_else(|| ring.side.scale(c).add(binormal.scale(s))),
-            };
-            let v = out.vertex(pos, normal, ring.color, ring.value);
-            if j == 0 {
-                first = v;
-            }
-        }
-        first
-    };
-    let (Some(first), Some(last)) = (rings.first(), rings.last()) else {
-        return;
-    };
-    let s = sides as u32;
-    // The next vertex around a ring (j + 1) % s, without a division.
-    let after = |j: u32| if j + 1 == s { 0 } else { j + 1 };
-    // Start cap: normals against the tangent.
-    let back = first.tangent.scale(-1.0);
-    let centre = out.vertex(first.center, back, first.color, first.value);
-    let rim = ring_vertices(first, Some(back), out);
-    for j in 0..s {
-        out.triangle(centre, rim + after(j), rim + j);
-    }
-    let mut previous: Option<u32> = None;
-    for ring in rings {
-        let start = ring_vertices(ring, None, out);
-        if let Some(p) = previous
-            && ring.joined
-        {
-            for j in 0..s {
-                let (a, b) = (p + j, p + after(j));
-                let (c, d) = (start + after(j), start + j);
-                out.triangle(a, b, c);
-                out.triangle(a, c, d);
-            }
-        }
-        previous = Some(start);
-    }
-    // End cap: normals along the tangent.
-    let front = last.tangent;
-    let centre = out.vertex(last.center, front, last.color, last.value);
-    let rim = ring_vertices(last, Some(front), out);
-    for j in 0..s {
-        out.triangle(centre, rim + j, rim + after(j));
-    }
-}
-
-/// The base slabs of a nucleic-acid run: a stem from the backbone trace point to C1' and a flat box
-/// from C1' to the base tip, each a closed box.
-fn base_boxes(res: &[NucleicResidue], params: &CartoonParams) -> Vec<SlabBox> {
-    let mut out = Vec::new();
-    if params.style != Style::Cartoon {
-        return out;
-    }
-    for r in res {
-        let Some(base) = r.base else { continue };
-        if !(finite(base.root) && finite(base.tip) && finite(base.plane)) {
-            continue;
-        }
-        let (root, tip, plane) = (Vec3(base.root), Vec3(base.tip), Vec3(base.plane));
-        let Some(along) = tip.sub(root).normalized() else {
-            continue;
-        };
-        let across = plane.sub(root);
-        let across = across
-            .sub(along.scale(across.dot(along)))
-            .normalized()
-            .unwrap_or_else(|| along.any_perpendicular());
-        let normal = along.cross(across);
-        let length = tip.sub(root).length();
-        out.push(SlabBox {
-            center: root.lerp(tip, 0.5),
-            axes: [along, across, normal],
-            half: [
-                0.5 * length,
-                0.5 * params.base_width_angstrom,
-                0.5 * params.base_thickness_angstrom,
-            ],
-            color: r.color,
-            value: r.value,
-        });
-        // The stem joins the base to the backbone tube.
-        let trace = Vec3(r.trace);
-        if let Some(stem) = root.sub(trace).normalized() {
-            let side = stem.any_perpendicular();
-            let half = 0.5 * params.base_thickness_angstrom;
-            out.push(SlabBox {
-                center: trace.lerp(root, 0.5),
-                axes: [stem, side, stem.cross(side)],
-                half: [0.5 * root.sub(trace).length(), half, half],
-                color: r.color,
-                value: r.value,
-            });
-        }
-    }
-    out
-}
-
-/// A closed box with flat faces (24 vertices, 12 triangles).
-fn emit_box(b: &SlabBox, out: &mut Out<'_>) {
-    let SlabBox {
-        center,
-        axes,
-        half,
-        color,
-        value,
-    } = *b;
-    for (k, &axis) in axes.iter().enumerate() {
-        let (u, v) = (axes[(k + 1) % 3], axes[(k + 2) % 3]);
-        let (hu, hv) = (half[(k + 1) % 3], half[(k + 2) % 3]);
-        for sign in [1.0f32, -1.0] {
-            let n = axis.scale(sign);
-            let c = center.add(n.scale(half[k]));
-            // Corners counter-clockwise seen from outside: u x v = axis, so reverse for -axis.
-            let corners = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)];
-            let mut idx = [0u32; 4];
-            for (m, &(a, b)) in corners.iter().enumerate() {
-                let p = c.add(u.scale(a * hu)).add(v.scale(b * hv * sign));
-                idx[m] = out.vertex(p, n, color, value);
-            }
-            out.triangle(idx[0], idx[1], idx[2]);
-            out.triangle(idx[0], idx[2], idx[3]);
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashMap;
-
-    #[test]
-    fn ring_counts_equal_the_rings_made() {
-        let mut x = 0x9e37_79b9_u32;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x
-        };
-        let shapes = [Shape::Coil, Shape::Helix, Shape::Strand];
-        for trial in 0..300 {
-            let n = 2 + (next() % 40) as usize;
-            let res: Vec<ProteinResidue> = (0..n)
-                .map(|k| ProteinResidue {
-                    trace: [3.8 * k as f32, (k % 2) as f32, 0.0],
-                    guide: Some([3.8 * k as f32, 1.0, 1.2]),
-                    shape: shapes[(next() % 3) as usize],
-                    color: [255; 4],
-                    value: 0.0,
-                })
-                .collect();
-            let params = CartoonParams {
-                style: Style::ALL[trial % 3],
-                segments_per_residue: 1 + (next() % 8) as usize,
-                ..CartoonParams::default()
-            };
-            let made = |rings: Vec<Ring>| (rings.len(), rings.iter().skip(1).filter(|r| r.joined).count());
-            let counted = Piece::ProteinTube(&res).ring_counts(&params);
-            assert_eq!(counted, made(protein_rings(&res, &params)), "trial {trial}");
-            let nucleic: Vec<NucleicResidue> = res
-                .iter()
-                .map(|r| NucleicResidue {
-                    trace: r.trace,
-                    base: None,
-                    color: r.color,
-                    value: 0.0,
-                })
-                .collect();
-            let counted = Piece::NucleicTube(&nucleic).ring_counts(&params);
-            assert_eq!(counted, made(nucleic_rings(&nucleic, &params)), "trial {trial}");
-        }
-    }
-
-    #[test]
-    fn section_points_equal_the_superellipse_formula() {
-        let general = |pr: Profile, c: f32, s: f32| {
-            let (p, q) = (2.0 / pr.e, 2.0 - 2.0 / pr.e);
-            let pw = |x: f32, k: f32| x.signum() * x.abs().powf(k);
-            (
-                [pr.a * pw(c, p), pr.b * pw(s, p)],
-                [pw(c, q) / pr.a.max(1e-6), pw(s, q) / pr.b.max(1e-6)],
-            )
-        };
-        let mut x = 0x2545_f491_u32;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as f32 / u32::MAX as f32
-        };
-        for _ in 0..1000 {
-            let e = [2.0, 6.0, 2.0 + 4.0 * next()][(3.0 * next()) as usize % 3];
-            let pr = Profile {
-                a: 3.0 * next(),
-                b: 3.0 * next(),
-                e,
-            };
-            let angle = std::f32::consts::TAU * next();
-            let (c, s) = (angle.cos(), angle.sin());
-            let (fast, slow) = (pr.at(c, s), general(pr, c, s));
-            let bits = |v: ([f32; 2], [f32; 2])| [v.0[0], v.0[1], v.1[0], v.1[1]].map(f32::to_bits);
-            assert_eq!(bits(fast), bits(slow), "{pr:?} at ({c}, {s})");
-        }
-    }
-
-    fn residue(trace: [f32; 3], guide: Option<[f32; 3]>, shape: Shape, color: [u8; 4]) -> ProteinResidue {
-        ProteinResidue {
-            trace,
-            guide,
-            shape,
-            color,
-            value: 0.0,
-        }
-    }
-
-    /// Every edge shared by exactly two triangles, in opposite directions: closed and oriented.
-    fn assert_closed(mesh: &MeshData) {
-        let mut edges: HashMap<(u32, u32), i32> = HashMap::new();
-        // Merge vertices at the same position (rings duplicated for flat normals, caps).
-        let key = |i: u32| {
-            let p = mesh.positions_angstrom[i as usize];
-            p.map(|x| (x * 1e4).round() as i64)
-        };
-        let mut canon: HashMap<[i64; 3], u32> = HashMap::new();
-        let ids: Vec<u32> = (0..mesh.positions_angstrom.len() as u32)
-            .map(|i| *canon.entry(key(i)).or_insert(i))
-            .collect();
-        for t in mesh.indices.chunks_exact(3) {
-            let v = [ids[t[0] as usize], ids[t[1] as usize], ids[t[2] as usize]];
-            for k in 0..3 {
-                let (a, b) = (v[k], v[(k + 1) % 3]);
-                if a == b {
-                    continue;
-                }
-                *edges.entry((a, b)).or_default() += 1;
-            }
-        }
-        for (&(a, b), &count) in &edges {
-            let back = edges.get(&(b, a)).copied().unwrap_or(0);
-            assert_eq!(count, back, "edge {a}-{b} used {count} times forward, {back} back");
-        }
-    }
-
-    fn assert_sane(mesh: &MeshData) {
-        assert!(!mesh.is_empty());
-        assert_eq!(mesh.normals.len(), mesh.positions_angstrom.len());
-        assert_eq!(mesh.colors_rgba8.len(), mesh.positions_angstrom.len());
-        for (p, n) in mesh.positions_angstrom.iter().zip(&mesh.normals) {
-            assert!(p.iter().all(|x| x.is_finite()), "{p:?}");
-            let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
-            assert!((l - 1.0).abs() < 1e-3, "normal {n:?} has length {l}");
-        }
-        let nv = mesh.positions_angstrom.len() as u32;
-        assert!(mesh.indices.iter().all(|&i| i < nv));
-    }
-
-    #[test]
-    fn straight_coil_is_a_closed_tube_of_the_coil_radius() {
-        let res: Vec<ProteinResidue> = (0..6)
-            .map(|k| {
-                residue(
-                    [3.8 * k as f32, 0.0, 0.0],
-                    Some([3.8 * k as f32, 1.2, 0.0]),
-                    Shape::Coil,
-                    [9, 9, 9, 255],
-                )
-            })
-            .collect();
-        let params = CartoonParams::default();
-        let mesh = build(&[Segment::Protein(res)], &params);
-        assert_sane(&mesh);
-        assert_closed(&mesh);
-        assert!(mesh.enclosed_volume_angstrom3() > 0.0);
-        // Side vertices (not cap centres) lie on the tube radius around the x axis.
-        for (p, n) in mesh.positions_angstrom.iter().zip(&mesh.normals) {
-            if n[0].abs() < 0.5 {
-                let r = (p[1] * p[1] + p[2] * p[2]).sqrt();
-                assert!((r - params.coil_radius_angstrom).abs() < 1e-4, "{p:?}");
-            }
-        }
-        let want = std::f64::consts::PI * 0.3f64.powi(2) * 19.0;
-        let v = mesh.enclosed_volume_angstrom3();
-        // A 16-sided polygon holds 2.5 % less area than its circle.
-        assert!((v - want).abs() / want < 0.05, "{v} vs {want}");
-    }
-
-    #[test]
-    fn strand_ends_in_an_arrowhead_at_its_last_residue() {
-        // Pleated strand along x (CA alternating in z), carbonyls alternating in y, then coil.
-        let mut res = Vec::new();
-        for k in 0..8 {
-            let x = 3.3 * k as f32;
-            let z = if k % 2 == 0 { 0.4 } else { -0.4 };
-            let side = if k % 2 == 0 { 1.0 } else { -1.0 };
-            let shape = if (1..=5).contains(&k) {
-                Shape::Strand
-            } else {
-                Shape::Coil
-            };
-            res.push(residue(
-                [x, 0.0, z],
-                Some([x + 0.6, side * 1.2, z]),
-                shape,
-                [k as u8, 0, 0, 255],
-            ));
-        }
-        let params = CartoonParams::default();
-        let mesh = build(&[Segment::Protein(res)], &params);
-        assert_sane(&mesh);
-        assert_closed(&mesh);
-        // Half-width across (y) at residue positions: the body is half the strand width, the head's
-        // base 1.6 times that at residue 5 (x = 16.5), narrowing to the coil tube at residue 6.
-        let width_near = |x0: f32| {
-            mesh.positions_angstrom
-                .iter()
-                .filter(|p| (p[0] - x0).abs() < 0.05)
-                .map(|p| p[1].abs())
-                .fold(0.0f32, f32::max)
-        };
-        let body = width_near(9.9);
-        let head = width_near(16.5);
-        let tip = width_near(19.8);
-        assert!((body - 1.0).abs() < 0.05, "body half-width {body}");
-        assert!((head - 1.6).abs() < 1e-3, "arrowhead half-width {head}");
-        assert!((tip - 0.3).abs() < 0.05, "arrow tip half-width {tip}");
-        // The head is the widest part of the whole cartoon.
-        let widest = mesh
-            .positions_angstrom
-            .iter()
-            .map(|p| p[1].abs())
-            .fold(0.0f32, f32::max);
-        assert!((widest - head).abs() < 1e-3);
-    }
-
-    #[test]
-    fn helix_ribbon_is_flat_and_as_wide_as_asked() {
-        // An ideal alpha helix: radius 2.3 A, 100 degrees and 1.5 A per residue; carbonyls along +z.
-        let res: Vec<ProteinResidue> = (0..14)
-            .map(|k| {
-                let a = (100.0 * k as f32).to_radians();
-                let p = [2.3 * a.cos(), 2.3 * a.sin(), 1.5 * k as f32];
-                residue(p, Some([p[0], p[1], p[2] + 1.2]), Shape::Helix, [200, 0, 0, 255])
-            })
-            .collect();
-        let params = CartoonParams::default();
-        let mesh = build(&[Segment::Protein(res)], &params);
-        assert_sane(&mesh);
-        assert_closed(&mesh);
-        assert!(mesh.colors_rgba8.iter().all(|&c| c == [200, 0, 0, 255]));
-        // Cross-section area of an ellipse with the helix ribbon's axes, times the arc length,
-        // bounds the volume from both sides loosely.
-        let area = std::f64::consts::PI * 1.2 * 0.25;
-        let v = mesh.enclosed_volume_angstrom3();
-        let arc = 13.0 * ((2.0 * 2.3 * (50f64.to_radians()).sin()).powi(2) + 1.5f64.powi(2)).sqrt();
-        assert!(v > 0.6 * area * arc && v < 1.2 * area * arc, "{v} vs {}", area * arc);
-    }
-
-    #[test]
-    fn degenerate_inputs_give_finite_meshes() {
-        let c = [1, 2, 3, 255];
-        // Collinear trace and guides along the chain.
-        let collinear: Vec<ProteinResidue> = (0..5)
-            .map(|k| residue([k as f32, 0.0, 0.0], Some([k as f32 + 0.5, 0.0, 0.0]), Shape::Helix, c))
-            .collect();
-        // All atoms on one point.
-        let coincident: Vec<ProteinResidue> = (0..5)
-            .map(|_| residue([1.0, 1.0, 1.0], Some([1.0, 1.0, 1.0]), Shape::Strand, c))
-            .collect();
-        // Missing guides, NaN in the middle, a lone residue.
-        let mut gaps: Vec<ProteinResidue> = (0..7)
-            .map(|k| residue([0.0, k as f32 * 3.8, 0.0], None, Shape::Strand, c))
-            .collect();
-        gaps[3].trace = [f32::NAN, 0.0, 0.0];
-        gaps[5].guide = Some([f32::INFINITY, 0.0, 0.0]);
-        let lone = vec![residue([0.0; 3], None, Shape::Coil, c)];
-        for style in [Style::Cartoon, Style::Tube, Style::Trace] {
-            let params = CartoonParams {
-                style,
-                ..CartoonParams::default()
-            };
-            for seg in [&collinear, &coincident, &gaps] {
-                let mesh = build(&[Segment::Protein(seg.clone())], &params);
-                assert_sane(&mesh);
-            }
-            assert!(build(&[Segment::Protein(lone.clone())], &params).is_empty());
-        }
-        // Hostile parameters fall back to the defaults.
-        let params = CartoonParams {
-            sides: 0,
-            segments_per_residue: 0,
-            coil_radius_angstrom: f32::NAN,
-            ..CartoonParams::default()
-        };
-        assert_sane(&build(&[Segment::Protein(collinear)], &params));
-    }
-
-    #[test]
-    fn nucleic_tube_and_slabs_are_closed_and_coloured() {
-        let res: Vec<NucleicResidue> = (0..6)
-            .map(|k| {
-                let z = 3.4 * k as f32;
-                let a = (36.0 * k as f32).to_radians();
-                let p = [9.0 * a.cos(), 9.0 * a.sin(), z];
-                NucleicResidue {
-                    trace: p,
-                    base: Some(BaseSlab {
-                        root: [6.0 * a.cos(), 6.0 * a.sin(), z],
-                        tip: [1.0 * a.cos(), 1.0 * a.sin(), z],
-                        plane: [6.0 * a.cos() - a.sin(), 6.0 * a.sin() + a.cos(), z],
-                    }),
-                    color: [0, 0, k as u8, 255],
-                    value: k as f32,
-                }
-            })
-            .collect();
-        let params = CartoonParams {
-            with_values: true,
-            ..CartoonParams::default()
-        };
-        let mesh = build(&[Segment::Nucleic(res)], &params);
-        assert_sane(&mesh);
-        assert_closed(&mesh);
-        assert_eq!(mesh.values.len(), mesh.positions_angstrom.len());
-        assert!(mesh.values.iter().all(|v| (0.0..=5.0).contains(v)));
-        // Every base slab reaches its tip, near the axis.
-        assert!(
-            mesh.positions_angstrom
-                .iter()
-                .any(|p| (p[0] * p[0] + p[1] * p[1]).sqrt() < 1.4)
-        );
-    }
-
-    #[test]
-    fn output_is_deterministic_and_pieces_are_concatenated() {
-        let a: Vec<ProteinResidue> = (0..4)
-            .map(|k| residue([k as f32 * 3.8, 0.0, 0.0], None, Shape::Coil, [1, 0, 0, 255]))
-            .collect();
-        let b: Vec<ProteinResidue> = (0..4)
-            .map(|k| residue([k as f32 * 3.8, 10.0, 0.0], None, Shape::Coil, [2, 0, 0, 255]))
-            .collect();
-        let both = build(
-            &[Segment::Protein(a.clone()), Segment::Protein(b.clone())],
-            &CartoonParams::default(),
-        );
-        let one = build(&[Segment::Protein(a)], &CartoonParams::default());
-        let two = build(&[Segment::Protein(b)], &CartoonParams::default());
-        let mut joined = one.clone();
-        joined.append(&two);
-        assert_eq!(both, joined);
-        // Into a larger mesh's buffers (with values): the same mesh as built fresh.
-        let mut reused = both.clone();
-        reused.values = vec![7.0; both.positions_angstrom.len()];
-        let first = [Segment::Protein(
-            (0..4)
-                .map(|k| residue([k as f32 * 3.8, 0.0, 0.0], None, Shape::Coil, [1, 0, 0, 255]))
-                .collect(),
-        )];
-        build_into(&first, &CartoonParams::default(), &mut reused);
-        assert_eq!(reused, one);
-    }
-}
+mod tests;

@@ -1,12 +1,12 @@
-//! Mesh export: binary little-endian PLY and Wavefront OBJ, written atomically.
+//! Mesh export: binary little-endian PLY and Wavefront OBJ, as the bytes of a file. Writing the file
+//! is the caller's (`io::write_atomically`).
 //!
-//! Called by the `orbitfield surface` command and the viewer's export action. Positions are written
+//! Called by the `orbitfield surface` command and the tests. Positions are written
 //! in Angstrom, with per-vertex normals; faces index the shared vertices. A mesh's per-vertex values
 //! (`MeshData::values`, e.g. a potential at the vertices) go into PLY files as the vertex property
 //! `value`, described by a header comment; OBJ has no place for them.
 
 use super::MeshData;
-use crate::io::write_atomically;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -17,12 +17,6 @@ pub enum ExportError {
     UnknownFormat { path: String },
     #[error("the mesh is inconsistent: {0}")]
     BadMesh(String),
-    #[error("{path}: cannot write: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
 }
 
 /// Mesh file formats.
@@ -138,13 +132,13 @@ pub fn obj_string(mesh: &MeshData) -> Result<String, ExportError> {
     Ok(s)
 }
 
-/// Writes the mesh to `path` in the format its extension names, atomically.
-pub fn write_mesh(path: &Path, mesh: &MeshData) -> Result<MeshFormat, ExportError> {
-    write_mesh_described(path, mesh, "per-vertex values")
-}
-
-/// [`write_mesh`], a PLY header saying what the per-vertex values are.
-pub fn write_mesh_described(path: &Path, mesh: &MeshData, values_description: &str) -> Result<MeshFormat, ExportError> {
+/// The bytes of a mesh file in the format `path`'s extension names, the PLY header saying what
+/// the per-vertex values are.
+pub fn mesh_file_bytes(
+    path: &Path,
+    mesh: &MeshData,
+    values_description: &str,
+) -> Result<(MeshFormat, Vec<u8>), ExportError> {
     let format = MeshFormat::from_path(path).ok_or_else(|| ExportError::UnknownFormat {
         path: path.display().to_string(),
     })?;
@@ -152,9 +146,5 @@ pub fn write_mesh_described(path: &Path, mesh: &MeshData, values_description: &s
         MeshFormat::Ply => ply_bytes_described(mesh, values_description)?,
         MeshFormat::Obj => obj_string(mesh)?.into_bytes(),
     };
-    write_atomically(path, &bytes).map_err(|source| ExportError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
-    Ok(format)
+    Ok((format, bytes))
 }

@@ -3,7 +3,7 @@
 //!
 //! Called by the viewer (`app`, through `jobs`) to turn a computed lattice into a [`MeshData`] for
 //! `render`, by the `orbitfield surface` command, by the tests and by the benchmarks. The CPU
-//! extractor here is the reference; the GPU pass in `render::mc_compute` uses the same case tables
+//! extractor here is the reference; the GPU pass in `compute::wgpu::marching_cubes` uses the same case tables
 //! ([`tables`]) and is tested against it. No egui, wgpu or winit here.
 //!
 //! Vertices are world positions in Angstrom (the lattice's origin and steps are in bohr and go

@@ -1,5 +1,5 @@
 //! Marching-cubes case tables, generated here from the cube's geometry (called by the CPU extractor
-//! in [`super::marching`] and uploaded as-is by the GPU pass in `render::mc_compute`).
+//! in [`super::marching`] and uploaded as-is by the GPU pass in `compute::wgpu::marching_cubes`).
 //!
 //! Numbering used everywhere in this crate (CPU and WGSL):
 //!

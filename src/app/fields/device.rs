@@ -11,7 +11,7 @@
 //! lattice buffer, which its GPU marching cubes reads.
 //!
 //! The hook is small on purpose: another device-computed field (the molecular surface density)
-//! plugs in with a `compute::device_field::DeviceInput` variant (built from the same `FieldJob`),
+//! plugs in with a `compute::wgpu::device_field::DeviceInput` variant (built from the same `FieldJob`),
 //! an arm in [`DeviceSource::route`]'s field check and one in the draw stage's pass recording.
 //!
 //! Look-ahead: the next frame's inputs are packed on the packing thread (`jobs::packer`, one lane
@@ -20,10 +20,10 @@
 
 use super::{FieldKey, FieldSlot};
 use crate::compute::FieldJob;
-use crate::compute::device_field::DeviceField;
+use crate::compute::wgpu::device_field::DeviceField;
+use crate::compute::wgpu::orbital::{MoCompute, MoError};
 use crate::jobs::packer::Packer;
 use crate::render::RenderContext;
-use crate::render::mo_compute::{MoCompute, MoError};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

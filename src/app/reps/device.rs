@@ -8,7 +8,7 @@ use super::{FieldStyle, RepKind};
 use crate::app::fields::device::{DeviceFieldError, OrbitalsOn, RenderFields};
 use crate::app::fields::{FieldChoice, FieldKey};
 use crate::app::state::AppState;
-use crate::compute::device_field::DeviceField;
+use crate::compute::wgpu::device_field::DeviceField;
 use crate::render::RenderContext;
 use std::sync::Arc;
 

@@ -33,7 +33,7 @@ pub use spec::{RepSpec, SpecKind};
 use super::atoms::{AtomColoring, AtomStyle};
 use super::fields::{FieldChoice, FieldKey, FieldSlot, MeshKey};
 use super::slice::SlicePlane;
-use crate::compute::device_field::DeviceField;
+use crate::compute::wgpu::device_field::DeviceField;
 use crate::jobs::vertex_values::LobeValues;
 use crate::model::Grid3;
 use crate::model::select::Selection;

@@ -73,7 +73,7 @@ fn series(n_top: usize, t: f64, out: &mut [f64]) {
     }
 }
 
-/// The process-wide table (built at the first call, ~1 ms).
+/// The process-wide table (built at the first call).
 pub fn table() -> &'static BoysTable {
     static TABLE: OnceLock<BoysTable> = OnceLock::new();
     TABLE.get_or_init(|| {

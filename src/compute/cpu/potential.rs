@@ -17,8 +17,7 @@ use super::simd::F8;
 use crate::compute::PointCharges;
 use crate::compute::esp::screening::{Dielectric, ScreenGpu};
 
-/// Distances are clamped below to this (bohr).
-pub const MIN_DISTANCE_BOHR: f64 = 1e-3;
+pub use crate::compute::MIN_DISTANCE_BOHR;
 
 /// Points of a list evaluated together lie within this of the first of them on every axis (bohr).
 pub const GROUP_SPREAD_BOHR: f64 = 4.0;

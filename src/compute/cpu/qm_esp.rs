@@ -21,9 +21,9 @@
 
 use super::boys::{MAX_ORDER, boys4};
 use super::nuclear_attraction::{PairDistributions, PairGroup, PolyLayout, layouts};
-use super::potential::MIN_DISTANCE_BOHR;
 use super::simd::F4;
 use crate::compute::ComputeError;
+use crate::compute::MIN_DISTANCE_BOHR;
 use crate::model::{SpinKind, Wavefunction};
 
 /// Points per block (an 8 x 8 lattice tile).

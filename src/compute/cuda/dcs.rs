@@ -4,7 +4,7 @@
 
 use super::dev_err;
 use super::engine::{CudaEngine, EngineState, copy_symbol};
-use crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
+use crate::compute::MIN_DISTANCE_BOHR;
 use crate::compute::esp::screening::ScreenGpu;
 use crate::compute::{ComputeError, Field, FieldJob, PointCharges, slab_len};
 use crate::model::Lattice;
@@ -74,8 +74,7 @@ pub struct DcsVariant {
 
 impl DcsVariant {
     /// The variant the engine uses unless told otherwise: 8x8:20:newton2/b4/m3/p19/s0/t2, the fastest
-    /// measured on an H200 (5.12e12 evaluations/s against 4.84e12 for 8x8:20:newton2/b4/m3/s0, the
-    /// previous default, in the same run; see `benches/RESULTS.md`): 64 evaluations per atom and
+    /// measured on an H200 (figures beside the other variants: `benches/RESULTS.md`): 64 evaluations per atom and
     /// thread, blocks of 4 x 32 threads with registers for 3 of them per multiprocessor (168 each),
     /// the FMA-pipe evaluations' pattern rotated by 19 (the compiler then spaces the SFU
     /// instructions of the hot loop better), each chunk's atoms split into as many ranges as fill the

@@ -389,6 +389,7 @@ impl CudaEngine {
 
     /// Times the kernels for the whole lattice of `job` (no host transfer): returns one duration in
     /// milliseconds per repetition, measured with CUDA events after one untimed warm-up run.
+    #[cfg(feature = "bench-harness")]
     pub fn time_kernels(&self, job: &FieldJob, repetitions: usize) -> Result<Vec<f64>, ComputeError> {
         let mut st = self.lock_state()?;
         let z = 0..job.lattice.dims[2];
@@ -398,6 +399,7 @@ impl CudaEngine {
     /// Times `run` (which queues work on the engine's stream; what it returns is kept until the
     /// stream has finished) with CUDA events: one untimed run, then one duration in milliseconds
     /// per repetition.
+    #[cfg(feature = "bench-harness")]
     pub(super) fn time_on_stream<T>(
         &self,
         repetitions: usize,

@@ -121,7 +121,7 @@ fn bin_args(b: &AtomBins) -> Result<MsmArgs, ComputeError> {
         ),
         None => ([[0.0; 3]; 3], [[0.0; 3]; 3], 0),
     };
-    let min = crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
+    let min = crate::compute::MIN_DISTANCE_BOHR;
     let args = MsmArgs {
         bin_inv: m3(&b.inverse),
         bin_v: m3(&b.vectors_bohr),

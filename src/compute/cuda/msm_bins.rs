@@ -182,6 +182,7 @@ impl CudaEngine {
 
     /// Device time (ms, CUDA events) of binning the charges of `plan` (upload included), per
     /// repetition, after one untimed run (the compile).
+    #[cfg(feature = "bench-harness")]
     pub fn time_msm_bins(&self, plan: &EspPlan, repetitions: usize) -> Result<Vec<f64>, ComputeError> {
         let mut st = self.lock_state()?;
         self.ctx.bind_to_thread().map_err(dev_err("bind"))?;

@@ -20,9 +20,9 @@
 
 use super::dev_err;
 use super::engine::{CudaEngine, EngineState};
+use crate::compute::MIN_DISTANCE_BOHR;
 use crate::compute::cpu::boys::{self, EXP_NEGLIGIBLE_T, TABLE_MAX_T, TABLE_ORDERS, TABLE_PER_UNIT, TAYLOR_TERMS};
 use crate::compute::cpu::nuclear_attraction::{PolyLayout, layouts};
-use crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
 use crate::compute::cpu::qm_esp::PreparedQmEsp;
 use crate::compute::{ComputeError, FieldJob, slab_len};
 use crate::model::{Lattice, Wavefunction};

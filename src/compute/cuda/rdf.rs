@@ -16,8 +16,8 @@
 //! sort (`CudaEngine::rdf_sort`) also bins the atoms of the molecular-surface kernel (`super::molsurf`).
 
 use super::{CudaEngine, dev_err};
-use crate::analysis::rdf::RdfSettings;
 use crate::compute::ComputeError;
+use crate::model::rdf::RdfSettings;
 use crate::model::{Frame, UnitCell};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 

@@ -13,7 +13,7 @@
 use super::kernel::{Mat3, combine, cross, det, dot, norm, reciprocal};
 use super::screening::ScreenedCutoff;
 use crate::compute::ComputeError;
-use crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
+use crate::compute::MIN_DISTANCE_BOHR;
 use crate::model::Lattice;
 use crate::model::units::bohr_from_angstrom;
 use std::ops::Range;

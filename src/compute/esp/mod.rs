@@ -32,7 +32,7 @@ pub mod kernel;
 pub mod msm;
 pub mod screening;
 
-use crate::compute::cpu::potential::MIN_DISTANCE_BOHR;
+use crate::compute::MIN_DISTANCE_BOHR;
 use crate::compute::{ComputeError, FieldInput, PointCharges};
 use crate::model::units::bohr_from_angstrom;
 use crate::model::{Lattice, UnitCell};
@@ -107,7 +107,7 @@ pub fn field_input(
     boundary: Boundary,
     lattice: &Lattice,
 ) -> Result<FieldInput, ComputeError> {
-    field_input_with(charges, method, boundary, lattice, StagesOn::Host)
+    field_input_with(charges, method, boundary, lattice, StagesOn::default())
 }
 
 /// As [`field_input`], the binning and the MSM levels computed where `stages_on` says
@@ -357,12 +357,12 @@ pub fn interpolate_slab(
 /// kernel) is always decided on the host when the plan is built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum StagesOn {
-    /// On the host, while the plan is built (binning beside the levels). The default.
-    #[default]
+    /// On the host, while the plan is built (binning beside the levels).
     Host,
     /// By the engine that fills the map: a CUDA engine bins the charges and computes the levels on
     /// its device; the CPU engine (and [`EspPlan::bins`], [`EspPlan::long_range`]) on the host at
-    /// first use.
+    /// first use. The default: the fastest measured path for large maps (`benches/RESULTS.md`, MSM).
+    #[default]
     Engine,
 }
 

@@ -6,13 +6,14 @@
 pub mod batch;
 pub mod plan;
 
+pub use crate::compute::layout::*;
 pub use plan::*;
 
 use super::engine::{CudaEngine, EngineState, copy_symbol};
 use super::nvrtc::fnv1a;
 use super::{MoForm, dev_err};
 use crate::compute::{ComputeError, Field, FieldJob};
-use crate::model::{Lattice, Spin, SpinKind, Wavefunction};
+use crate::model::{Lattice, Wavefunction};
 use cudarc::driver::{CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
 use std::ops::Range;
 use std::sync::Arc;
@@ -24,16 +25,14 @@ pub const MO_GENERAL_SRC: &str = include_str!("../../../../kernels/mo.cu");
 
 const MO_BLOCK: (u32, u32, u32) = (8, 8, 4);
 
+// SAFETY: plain `#[repr(C)]` data of 32-bit fields, matching the CUDA struct layout.
+unsafe impl cudarc::driver::DeviceRepr for GpuShell {}
+
+// SAFETY: plain `#[repr(C)]` data of 32-bit fields, matching the CUDA struct layout.
+unsafe impl cudarc::driver::DeviceRepr for LatticeArgs {}
+
 /// A shell's first primitive and primitive count in the uploaded primitives.
 pub(super) type ShellPrims = (i32, i32);
-
-/// One orbital's contribution to a field: coefficients, store mode (0 = psi, 1 = w psi^2, 2 = += w psi^2)
-/// and weight.
-pub struct OrbitalTerm {
-    pub poly: Vec<f64>,
-    pub mode: i32,
-    pub weight: f32,
-}
 
 /// The general form's device data: module, primitives, and per orbital term the shells (with cutoffs)
 /// and contracted coefficients.
@@ -296,87 +295,4 @@ impl CudaEngine {
         }
         Ok(())
     }
-}
-
-/// The orbitals (with store modes and weights) whose sum makes `field`.
-pub fn orbital_terms(field: &Field, wf: &Wavefunction, plan: &BasisPlan) -> Result<Vec<OrbitalTerm>, ComputeError> {
-    let one = |spin: Spin, index: usize| -> Result<Vec<f64>, ComputeError> {
-        let set = wf
-            .orbitals(spin)
-            .ok_or(ComputeError::WrongInput(field.clone(), "beta orbitals"))?;
-        let c = set.orbital(index).ok_or(ComputeError::NoSuchOrbital {
-            index,
-            count: set.len(),
-        })?;
-        plan.contract(c)
-    };
-    let weighted = |list: &[(Spin, f64)]| -> Result<Vec<OrbitalTerm>, ComputeError> {
-        let mut out = Vec::new();
-        for &(spin, sign) in list {
-            let Some(set) = wf.orbitals(spin) else { continue };
-            for (i, &occ) in set.occupations.iter().enumerate() {
-                let w = sign * occ;
-                if w.abs() > 1e-12 {
-                    let poly = one(spin, i)?;
-                    let mode = if out.is_empty() { 1 } else { 2 };
-                    out.push(OrbitalTerm {
-                        poly,
-                        mode,
-                        weight: w as f32,
-                    });
-                }
-            }
-        }
-        Ok(out)
-    };
-    let mut terms = match field {
-        Field::Orbital { spin, index } => vec![OrbitalTerm {
-            poly: one(*spin, *index)?,
-            mode: 0,
-            weight: 1.0,
-        }],
-        Field::OrbitalSquared { spin, index } => {
-            vec![OrbitalTerm {
-                poly: one(*spin, *index)?,
-                mode: 1,
-                weight: 1.0,
-            }]
-        }
-        Field::Density => match wf.spin {
-            SpinKind::Unrestricted => weighted(&[(Spin::Alpha, 1.0), (Spin::Beta, 1.0)])?,
-            _ => weighted(&[(Spin::Alpha, 1.0)])?,
-        },
-        Field::SpinDensity => match wf.spin {
-            SpinKind::Unrestricted => weighted(&[(Spin::Alpha, 1.0), (Spin::Beta, -1.0)])?,
-            SpinKind::Restricted => Vec::new(),
-            SpinKind::RestrictedOpen => {
-                // alpha occupation min(occ, 1), beta the rest: the spin is alpha minus beta.
-                let mut out = Vec::new();
-                for (i, &occ) in wf.alpha.occupations.iter().enumerate() {
-                    let w = occ.min(1.0) - (occ - occ.min(1.0));
-                    if w.abs() > 1e-12 {
-                        let mode = if out.is_empty() { 1 } else { 2 };
-                        out.push(OrbitalTerm {
-                            poly: one(Spin::Alpha, i)?,
-                            mode,
-                            weight: w as f32,
-                        });
-                    }
-                }
-                out
-            }
-        },
-        Field::Potential => return Err(ComputeError::WrongInput(Field::Potential, "point charges")),
-        Field::QmPotential => return Err(ComputeError::WrongInput(Field::QmPotential, "the potential kernel")),
-        Field::MolSurf => return Err(ComputeError::WrongInput(Field::MolSurf, "atoms with radii")),
-    };
-    if terms.is_empty() {
-        // A field that is zero everywhere: one launch with weight 0 writes the zeros.
-        terms.push(OrbitalTerm {
-            poly: vec![0.0; plan.n_coefs],
-            mode: 1,
-            weight: 0.0,
-        });
-    }
-    Ok(terms)
 }

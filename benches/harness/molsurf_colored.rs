@@ -6,11 +6,11 @@
 //! and charges); each frame moves every atom by up to 0.25 A (a fixed pseudo-random walk). Per frame,
 //! each stage waited for before the next is timed: the molecular-surface field of the new
 //! coordinates, either on the host (a [`MolSurfFieldSource`]: the worker pool, the CUDA kernel where a
-//! device is present, else the CPU engine) or on the render device (`render::molsurf_compute`: the
+//! device is present, else the CPU engine) or on the render device (`compute::wgpu::molsurf`: the
 //! positions uploaded, binned and summed there into the buffer the marching cubes reads, nothing
 //! read back), its isosurface at 0.5 by the marching-cubes pass on the render device (with a host
 //! field: the lattice uploaded first; counters read back), the potential of the frame's charges
-//! at every vertex on the render device (`render::vertex_potential`, charges upload included), and
+//! at every vertex on the render device (`compute::wgpu::vertex_potential`, charges upload included), and
 //! the draw of the coloured surface into a 1280x720 target. Frames per second are over the sum.
 //! The peer, timed once on the last frame's vertices in the same run: the CPU path the viewer takes
 //! without the pass (`analysis::vertex_values::potential_at_vertices`), with the largest
@@ -23,14 +23,14 @@ use anyhow::{Context, Result, anyhow, bail};
 use orbitfield::analysis::vertex_values::{DIRECT_LIMIT_TERMS, potential_at_vertices};
 use orbitfield::compute::PointCharges;
 use orbitfield::compute::molsurf::{DEFAULT_RADIUS_SCALE, MOLSURF_LEVEL, MolSurfAtoms};
+use orbitfield::compute::wgpu::marching_cubes::{GpuLattice, LobeBuffers, McCompute};
+use orbitfield::compute::wgpu::molsurf::{DeviceAtoms, MolSurfCompute};
+use orbitfield::compute::wgpu::vertex_potential::{GpuCharges, VertexPotential, VertexPotentialVariant, VertexValues};
 use orbitfield::compute::{Field, FieldInput, FieldJob};
 use orbitfield::jobs::{DevicePreference, Pool, PoolConfig};
 use orbitfield::model::Grid3;
 use orbitfield::model::field::LatticeSpec;
 use orbitfield::model::units::bohr_from_angstrom3;
-use orbitfield::render::mc_compute::{GpuLattice, LobeBuffers, McCompute};
-use orbitfield::render::molsurf_compute::{DeviceAtoms, MolSurfCompute};
-use orbitfield::render::vertex_potential::{GpuCharges, VertexPotential, VertexPotentialVariant, VertexValues};
 use orbitfield::render::{Camera, GpuScene, MeshStyle, OffscreenTarget, RenderContext, render_once};
 use serde::Serialize;
 use std::sync::Arc;
@@ -424,7 +424,7 @@ impl LastField {
         rc: &RenderContext,
         mc: &McCompute,
         lobes: &mut LobeBuffers,
-    ) -> Result<[orbitfield::render::mc_compute::GpuMesh; 2]> {
+    ) -> Result<[orbitfield::compute::wgpu::marching_cubes::GpuMesh; 2]> {
         match self {
             LastField::Host(g) => mc.extract_lobes_reusing(&rc.device, &rc.queue, g, MOLSURF_LEVEL, lobes),
             LastField::Device(l) => mc.extract_lobes_on(&rc.device, &rc.queue, l, MOLSURF_LEVEL, lobes),

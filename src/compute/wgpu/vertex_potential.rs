@@ -1,8 +1,8 @@
 //! The Coulomb potential of point charges at every vertex of a surface that the marching-cubes pass
-//! left on the render device ([`super::mc_compute::GpuMesh`]): a compute pass
+//! left on the render device ([`super::marching_cubes::GpuMesh`]): a compute pass
 //! (`shaders/vertex_coulomb.wgsl`) reads the vertices where the extraction wrote them and writes one
 //! value per vertex into a [`VertexValues`] buffer, laid out as the mesh pipelines' per-vertex colour
-//! buffer ([`super::gpu::MeshVertexColor`]), so [`super::GpuScene::set_gpu_meshes_valued`] draws it
+//! buffer (`render::gpu::MeshVertexColor`), so `render::GpuScene::set_gpu_meshes_valued` draws it
 //! through the colormap and range with no round trip to the host.
 //!
 //! Variants ([`VertexPotentialVariant`], `ORBITFIELD_VERTEX_POTENTIAL`): 4, 8 or 16 vertices per
@@ -10,9 +10,8 @@
 //! step; they differ in speed, and without the Newton step in accuracy. The default is 16 vertices,
 //! workgroups of 128, with the Newton step. When a surface's vertex blocks are fewer than about
 //! 4,096 workgroups, the charges are split into up to 16 runs, each summed by its own workgroups,
-//! and a second pass adds the runs' sums (`ORBITFIELD_VERTEX_POTENTIAL_GROUPS` sets the target):
-//! on an NVIDIA H200 this took 100k charges at 441k vertices from 27.9 ms (the best unsplit
-//! variant) to 21-22 ms.
+//! and a second pass adds the runs' sums (`ORBITFIELD_VERTEX_POTENTIAL_GROUPS` sets the target),
+//! which fills the device on small surfaces (figures: `benches/RESULTS.md`).
 //!
 //! Screened models ([`VertexScreening`], [`VertexPotential::encode_screened`]: eps = 4r and
 //! Debye-Hueckel, as `compute::esp::screening` defines them) run a pipeline of their own whose
@@ -33,12 +32,14 @@
 //! one (`tests/vertex_potential.rs`; the float64 sum of the exactly rounded f32 terms reaches
 //! 9.5e-5 at the worst of them, and the CPU path's f32 terms are alike).
 
-use super::mc_compute::{GpuMesh, MAX_GROUPS_PER_DIM, McError, compute_buffer_entry as entry, groups_2d, read_buffer};
+use super::marching_cubes::{
+    GpuMesh, MAX_GROUPS_PER_DIM, McError, compute_buffer_entry as entry, groups_2d, read_buffer,
+};
 use crate::model::units::angstrom_from_bohr;
 use wgpu::util::DeviceExt;
 
 /// The WGSL source of the pass.
-pub const SHADER_SOURCE: &str = include_str!("../../shaders/vertex_coulomb.wgsl");
+pub const SHADER_SOURCE: &str = include_str!("../../../shaders/vertex_coulomb.wgsl");
 
 /// The most vertices per invocation and charges per workgroup-memory tile (the constants of
 /// `shaders/vertex_coulomb.wgsl`).
@@ -49,10 +50,8 @@ pub const TILE: u32 = 256;
 /// invocations per workgroup (`WORKGROUP`: 128 or 64) and whether 1/r is refined by a Newton step
 /// (`NEWTON`). Named `v4`, `v8`, `v16`, with `-w64` for workgroups of 64 and `-hw` for the bare
 /// hardware 1/sqrt (`ORBITFIELD_VERTEX_POTENTIAL`, read by [`Self::from_env`]), so one run on a
-/// device can time them all. Unsplit, `v4-w64` was the fastest variant with the Newton step on an
-/// NVIDIA H200 (100k charges at 441k vertices: 27.9 ms, against 36.3 for `v4` and 39.5 for `v16`);
-/// with the charges split into runs, `v16` is (20.8-22.2 ms; `v4-w64` 25.6-28.2), and the default.
-/// `v16` was also the fastest on lavapipe.
+/// device can time them all. The default, `v16`, is the fastest measured with the charges split
+/// into runs, on an H200 and on lavapipe (figures of every variant: `benches/RESULTS.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VertexPotentialVariant {
     pub per_thread: u32,
@@ -123,7 +122,7 @@ impl VertexPotentialVariant {
 /// stays finite in f32.
 const PAD_POSITION_ANGSTROM: f32 = 1.0e15;
 
-/// Bytes per vertex of a [`VertexValues`] buffer (one [`super::gpu::MeshVertexColor`]).
+/// Bytes per vertex of a [`VertexValues`] buffer (one `render::gpu::MeshVertexColor`).
 pub const VALUE_STRIDE: u64 = 8;
 
 /// Uniform parameters of the pass. Twin of `Params` in `shaders/vertex_coulomb.wgsl`.
@@ -278,7 +277,7 @@ impl GpuCharges {
 }
 
 /// One value per vertex of a mesh, in the layout of the mesh pipelines' per-vertex colours
-/// ([`super::gpu::MeshVertexColor`]: the value, then 0 for "through the colormap"); usage
+/// (`render::gpu::MeshVertexColor`: the value, then 0 for "through the colormap"); usage
 /// `STORAGE | VERTEX | COPY_SRC`. Created filled with NaN, so a vertex the pass did not reach reads
 /// back as NaN.
 #[derive(Clone)]
@@ -628,7 +627,8 @@ mod tests {
         assert_eq!(size_of("Params"), std::mem::size_of::<CoulombParams>());
         assert_eq!(
             size_of("VertexValue"),
-            std::mem::size_of::<super::super::gpu::MeshVertexColor>()
+            // `render::gpu::MeshVertexColor`: what the mesh shader reads per vertex.
+            8
         );
         // The shader's constants are the host's.
         for (name, v) in [("MAX_PER_THREAD", MAX_PER_THREAD), ("TILE", TILE)] {

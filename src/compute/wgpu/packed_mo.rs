@@ -1,5 +1,5 @@
 //! Orbital, |psi|^2, density and spin-density fields packed for device kernels that read the basis
-//! from arrays: the WGSL orbital pass of `render::mo_compute` (and, through the same
+//! from arrays: the WGSL orbital pass of `compute::wgpu::orbital` (and, through the same
 //! [`BasisPlan`] functions, the general CUDA kernel of `compute::cuda::mo`).
 //!
 //! Called by whoever drives the render device's orbital pass (the `bench` command, tests, the app).
@@ -9,7 +9,7 @@
 //! and Cartesian shells are the same thing on the device). A field is a list of terms: one orbital
 //! each, stored as `psi` (mode 0), `w psi^2` (mode 1) or added as `w psi^2` (mode 2), in order.
 
-use crate::compute::cuda::mo::{BasisPlan, GpuShell, MAX_L, orbital_terms};
+use crate::compute::layout::{BasisPlan, GpuShell, MAX_L, orbital_terms};
 use crate::compute::{ComputeError, Field};
 use crate::model::Wavefunction;
 

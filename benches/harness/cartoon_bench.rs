@@ -4,7 +4,7 @@
 //! codes) and both together, as the viewer's cartoon worker runs them for every frame: into the
 //! previous frame's buffers (as the worker recycles them), and into fresh memory. DSSP is also
 //! split by pass (H-bond search and the rest). With `--cartoon-on render-device`, also the mesh
-//! written by the compute passes on the render device (`render::cartoon_compute`): the CPU's
+//! written by the compute passes on the render device (`compute::wgpu::cartoon`): the CPU's
 //! per-residue inputs, their upload alone, the passes (GPU timestamps where the adapter has them),
 //! the whole stage as a frame waits for it, and DSSP then that stage in sequence, as the viewer's
 //! cartoon worker and frame run them.
@@ -15,14 +15,13 @@ use orbitfield::analysis::dssp::{DsspOptions, DsspPassTimes, DsspWorkspace};
 use orbitfield::analysis::polymer::{CartoonWorkspace, Coloring, Polymer, replicate_on_grid};
 use orbitfield::compute::cuda::dssp::{DeviceDsspTimes, DeviceDsspWorkspace, DsspRoute};
 use orbitfield::compute::cuda::{self, CudaEngine};
+use orbitfield::compute::wgpu::cartoon::{CartoonBuffers, CartoonCompute, PassTimestamps};
+use orbitfield::compute::wgpu::cartoon_inputs::CartoonRings;
 use orbitfield::model::Structure;
 use orbitfield::render::RenderContext;
-use orbitfield::render::cartoon_compute::{CartoonBuffers, CartoonCompute, PassTimestamps};
 use orbitfield::surface::MeshData;
-use orbitfield::surface::cartoon::device::CartoonRings;
 use orbitfield::surface::cartoon::{self, CartoonParams};
 use serde::Serialize;
-use std::path::Path;
 use std::time::Instant;
 
 /// One system timed.
@@ -58,7 +57,7 @@ pub struct DeviceMeshResult {
     /// `mesh_ms`'s segments and mesh.
     pub rings_ms: f64,
     /// The same inputs by way of the segments (`Polymer::segments`, then
-    /// `surface::cartoon::device::rings_into`).
+    /// `compute::wgpu::cartoon_inputs::rings_into`).
     pub segments_rings_ms: f64,
     /// The inputs written to the device and waited for, alone.
     pub upload_ms: f64,
@@ -207,7 +206,7 @@ fn device_case(
     let mut rings = CartoonRings::default();
     let segments_rings_ms = median_ms(repeats, || {
         let segments = polymer.segments(positions, secondary, Coloring::SecondaryStructure, None);
-        cartoon::device::rings_into(&segments, params, &mut rings);
+        orbitfield::compute::wgpu::cartoon_inputs::rings_into(&segments, params, &mut rings);
         std::hint::black_box(&rings);
     });
     // As the viewer's cartoon worker makes them: from the codes, into kept buffers.
@@ -427,9 +426,9 @@ pub fn run(residue_targets: &[usize], repeats: usize, on_render_device: bool) ->
     } else {
         None
     };
-    let md = Path::new("tests/data/md");
+    let md = crate::test_data("md");
     let files = [md.join("adk.psf"), md.join("adk_dims.dcd")];
-    let mut system = orbitfield::io::load(&files).context("reading adk (run from the repository root)")?;
+    let mut system = orbitfield::io::load(&files).context("reading adk")?;
     let positions = system.trajectory.frame(0)?.positions_angstrom;
     let structure = &system.structure;
     // DSSP on the CUDA device too, where there is one (with the render device's figures).

@@ -1,7 +1,7 @@
 //! `orbitfield bench --molsurf --molsurf-on render-device`: one system's molecular surface per frame
 //! on the render device, from host coordinates: the positions uploaded into buffers kept across
-//! frames, the atoms binned and the field written by `render::molsurf_compute`, the isosurface at 0.5
-//! extracted from that buffer by `render::mc_compute`, and the mesh's counters read back (the
+//! frames, the atoms binned and the field written by `compute::wgpu::molsurf`, the isosurface at 0.5
+//! extracted from that buffer by `compute::wgpu::marching_cubes`, and the mesh's counters read back (the
 //! counts a draw or a resize needs), waited for. Reports the frame's wall clock, each stage by GPU
 //! timestamps where the adapter has them, and the upload alone (wall clock of the same positions
 //! written and waited for), medians after two warm-up frames. Called by `molsurf_bench` beside the
@@ -9,10 +9,10 @@
 
 use anyhow::{Result, anyhow, bail};
 use orbitfield::compute::molsurf::{DEFAULT_RADIUS_SCALE, MOLSURF_LEVEL};
+use orbitfield::compute::wgpu::marching_cubes::{GpuLattice, GpuMesh, McCompute, MeshCapacity, map_staging};
+use orbitfield::compute::wgpu::molsurf::{DeviceAtoms, MolSurfCompute};
 use orbitfield::model::Lattice;
 use orbitfield::render::RenderContext;
-use orbitfield::render::mc_compute::{GpuLattice, GpuMesh, McCompute, MeshCapacity, map_staging};
-use orbitfield::render::molsurf_compute::{DeviceAtoms, MolSurfCompute};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -180,7 +180,7 @@ pub fn run(
     }
     let (mut max_rel, mut beyond) = (None, None);
     if let Some(cpu) = cpu_values {
-        let got = orbitfield::render::mo_compute::read_values(device, queue, &values, lattice.n_points())?;
+        let got = orbitfield::compute::wgpu::orbital::read_values(device, queue, &values, lattice.n_points())?;
         let (worst, count) = rel_errors(&got, cpu);
         max_rel = Some(worst);
         beyond = Some(count);

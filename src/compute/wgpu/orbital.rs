@@ -1,10 +1,10 @@
 //! Molecular orbitals computed on the render device: a wgpu compute pass (`shaders/orbital.wgsl`)
 //! that writes a field of a packed basis on a lattice into a storage buffer, ready for
-//! [`super::mc_compute::GpuLattice::from_buffer`] and the GPU marching cubes, with nothing copied
+//! [`super::marching_cubes::GpuLattice::from_buffer`] and the GPU marching cubes, with nothing copied
 //! through the host. It serves machines without CUDA (AMD, Intel, Apple, software Vulkan) and keeps
 //! the lattice where the meshes are drawn.
 //!
-//! This module knows a packed basis ([`crate::compute::packed_mo::PackedMoField`]: shells, primitives,
+//! This module knows a packed basis ([`crate::compute::wgpu::packed_mo::PackedMoField`]: shells, primitives,
 //! contracted coefficients) and a lattice, not molecules. [`MoCompute::new`] builds the pipeline once
 //! per device; [`MoCompute::encode`] records the dispatches of one field into the caller's command
 //! encoder (the viewer's draw stage `app::draw` for representations computed on the render device,
@@ -21,13 +21,13 @@
 //! so it must fit `max_storage_buffer_binding_size`. Accuracy: f32 evaluation; against the CPU
 //! engine (f64) the values agree to about 1e-6 of the field's largest magnitude.
 
-use crate::compute::cuda::mo::GpuShell;
-use crate::compute::packed_mo::PackedMoField;
+use crate::compute::layout::GpuShell;
+use crate::compute::wgpu::packed_mo::PackedMoField;
 use crate::model::Lattice;
 use wgpu::util::DeviceExt;
 
 /// The WGSL source of the pass.
-pub const SHADER_SOURCE: &str = include_str!("../../shaders/orbital.wgsl");
+pub const SHADER_SOURCE: &str = include_str!("../../../shaders/orbital.wgsl");
 
 /// Points per workgroup along x, y and z (`BX`, `BY`, `BZ` in the shader).
 pub const BRICK: [u32; 3] = [8, 8, 4];
@@ -50,8 +50,8 @@ pub enum MoPassVariant {
     /// `evaluate`: one lattice point per invocation.
     PointPerInvocation,
     /// `evaluate_z4` (the default): four points per invocation along z sharing each shell's loads
-    /// and coefficients; used where z-slabs split at multiples of 16 planes (else `evaluate`). On an
-    /// NVIDIA H200 it computes C60 6-31G* at 256^3 in 2.2 ms against 5.2 ms one point at a time.
+    /// and coefficients; used where z-slabs split at multiples of 16 planes (else `evaluate`). The
+    /// faster of the two on hardware adapters (`benches/RESULTS.md`).
     #[default]
     FourAlongZ,
 }
@@ -344,12 +344,12 @@ impl MoCompute {
         })
     }
 
-    /// As [`Self::create_values`], an eighth larger (see [`super::mc_compute::with_headroom`]): a
+    /// As [`Self::create_values`], an eighth larger (see [`super::marching_cubes::with_headroom`]): a
     /// caller that computes frame after frame on lattices that differ by a plane reuses it.
     pub fn create_values_with_headroom(device: &wgpu::Device, lattice: &Lattice) -> wgpu::Buffer {
         device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("orbital lattice values"),
-            size: super::mc_compute::with_headroom((4 * lattice.n_points() as u64).max(16)),
+            size: super::marching_cubes::with_headroom((4 * lattice.n_points() as u64).max(16)),
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         })
@@ -522,7 +522,7 @@ pub fn read_bytes(
     src: &wgpu::Buffer,
     bytes: u64,
 ) -> Result<Vec<u8>, MoError> {
-    super::mc_compute::read_buffer(device, queue, src, bytes).map_err(|e| MoError::ReadBack(e.to_string()))
+    super::marching_cubes::read_buffer(device, queue, src, bytes).map_err(|e| MoError::ReadBack(e.to_string()))
 }
 
 #[cfg(test)]
@@ -532,7 +532,7 @@ mod tests {
     #[test]
     fn structs_match_their_wgsl_twins() {
         let module = wgpu::naga::front::wgsl::parse_str(SHADER_SOURCE).unwrap();
-        let size = |name: &str| crate::render::shaders::wgsl_type_size(&module, name);
+        let size = |name: &str| crate::compute::wgpu::wgsl_type_size(&module, name);
         assert_eq!(size("Params"), std::mem::size_of::<MoParams>());
         assert_eq!(size("Shell"), std::mem::size_of::<GpuShell>());
         // Validated with the other modules in tests/render.rs (`shaders::all_modules`).

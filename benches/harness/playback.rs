@@ -167,11 +167,11 @@ pub fn threonine_md(dir: &std::path::Path) -> Result<System> {
 }
 
 /// The scenes `bench --playback` and `--ui-seconds` play: (name, system, frames timed, what is
-/// drawn). `two_representations` adds the HOMO + LUMO cases. Run from the repository root (the MD
-/// series and trajectories are read from `tests/data`).
+/// drawn). `two_representations` adds the HOMO + LUMO cases. The MD series and trajectories
+/// are read from the repository's `tests/data`.
 pub fn scenes(c60: &Wavefunction, two_representations: bool) -> Vec<(&'static str, Result<System>, usize, Show)> {
-    let md = std::path::Path::new("tests/data/md");
-    let threonine = || threonine_md(std::path::Path::new("tests/data/qm/threonine_md"));
+    let md = crate::test_data("md");
+    let threonine = || threonine_md(&crate::test_data("qm/threonine_md"));
     let mut cases = vec![
         ("threonine 6-31G* MD series, HOMO", threonine(), 60, Show::Lobes),
         (
@@ -213,7 +213,7 @@ pub fn scenes(c60: &Wavefunction, two_representations: bool) -> Vec<(&'static st
 /// The scenes `--ui-seconds` plays: those of `--playback` and adk's molecular surface coloured by the
 /// potential of its charges (exact at the vertices), per frame of its trajectory.
 pub fn ui_scenes(c60: &Wavefunction) -> Vec<(&'static str, Result<System>, usize, Show)> {
-    let md = std::path::Path::new("tests/data/md");
+    let md = crate::test_data("md");
     let mut cases = scenes(c60, false);
     cases.push((
         "adk (3341 atoms) molecular surface coloured by its charges' potential",

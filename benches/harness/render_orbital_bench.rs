@@ -1,7 +1,7 @@
 //! `orbitfield bench --playback --orbitals-on render-device`: the orbital series of the playback
 //! bench (threonine MD, C60) played with each frame's HOMO computed on the render device by the WGSL
-//! orbital pass (`render::mo_compute`) and both lobes extracted from that buffer by the marching-cubes
-//! pass (`render::mc_compute`), with nothing read back inside the timed loop. Reports frames/s of
+//! orbital pass (`compute::wgpu::orbital`) and both lobes extracted from that buffer by the marching-cubes
+//! pass (`compute::wgpu::marching_cubes`), with nothing read back inside the timed loop. Reports frames/s of
 //! field + both lobes (host packing, submission, waited for), the field pass alone (GPU timestamps
 //! where the adapter has them, else the wall clock of the pass alone, waited for), and the CPU engine
 //! on the same frames' lattices in the same run (the peer of the ratio).
@@ -9,14 +9,14 @@
 use anyhow::{Result, anyhow, bail};
 use orbitfield::app::document::orbital_lattice;
 use orbitfield::compute::cpu::evaluate_grid;
-use orbitfield::compute::packed_mo::PackedMoField;
+use orbitfield::compute::wgpu::marching_cubes::{GpuLattice, GpuMesh, McCompute, MeshCapacity};
+use orbitfield::compute::wgpu::orbital::{MoCompute, MoPassVariant};
+use orbitfield::compute::wgpu::packed_mo::PackedMoField;
 use orbitfield::compute::{Field, FieldInput, FieldJob};
 use orbitfield::io::System;
 use orbitfield::model::units::angstrom_from_bohr3;
 use orbitfield::model::{Lattice, Spin, Wavefunction};
 use orbitfield::render::RenderContext;
-use orbitfield::render::mc_compute::{GpuLattice, GpuMesh, McCompute, MeshCapacity};
-use orbitfield::render::mo_compute::{MoCompute, MoPassVariant};
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -77,7 +77,7 @@ pub(super) fn read_timestamps_ms(
     let mut encoder = device.create_command_encoder(&Default::default());
     encoder.resolve_query_set(query_set, 0..n, &resolve, 0);
     queue.submit([encoder.finish()]);
-    let raw = orbitfield::render::mo_compute::read_bytes(device, queue, &resolve, 8 * u64::from(n))?;
+    let raw = orbitfield::compute::wgpu::orbital::read_bytes(device, queue, &resolve, 8 * u64::from(n))?;
     let period_ms = f64::from(queue.get_timestamp_period()) * 1e-6;
     Ok(raw
         .chunks_exact(8)

@@ -1,5 +1,5 @@
 //! The cartoon mesh written on the render device: wgpu compute passes (`shaders/cartoon.wgsl`) that
-//! turn the per-residue inputs of `surface::cartoon::device` into rings (spline, frames, sections:
+//! turn the per-residue inputs of `compute::wgpu::cartoon_inputs` into rings (spline, frames, sections:
 //! a device-side buffer that never crosses the bus), then into vertex, colour and index buffers the
 //! mesh pipeline draws as they are (no host copy of the mesh).
 //!
@@ -15,18 +15,18 @@
 //! mesh. The ring pass has a bind group of its own (group 1), so that neither pipeline binds more
 //! than six storage buffers.
 
-use super::mc_compute::{ComputeShader, McError, buffer_entry, groups_2d, read_buffer, with_headroom};
+use super::marching_cubes::{ComputeShader, McError, buffer_entry, groups_2d, read_buffer, with_headroom};
+use crate::compute::wgpu::cartoon_inputs::{CartoonRecord, CartoonRings};
 use crate::surface::MeshData;
-use crate::surface::cartoon::device::{CartoonRecord, CartoonRings};
 use wgpu::util::DeviceExt;
 
 /// The WGSL source of the passes.
-pub const SHADER_SOURCE: &str = include_str!("../../shaders/cartoon.wgsl");
+pub const SHADER_SOURCE: &str = include_str!("../../../shaders/cartoon.wgsl");
 
 const WORKGROUP: u32 = 64;
 /// Bytes per vertex: position and normal (`MeshVertex` of `super::gpu`).
 const VERTEX_BYTES: u64 = 24;
-/// Bytes per vertex colour (`MeshVertexColor` of `super::gpu`).
+/// Bytes per vertex colour (`MeshVertexColor` of `render::gpu`).
 const COLOR_BYTES: u64 = 8;
 /// Most vertices around a ring the pass takes (as `surface::cartoon` clamps them).
 pub const MAX_SIDES: usize = 64;
@@ -453,7 +453,7 @@ impl CartoonMesh {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::render::shaders::wgsl_type_size;
+    use crate::compute::wgpu::wgsl_type_size;
 
     #[test]
     fn shader_validates_and_twins_match() {
@@ -466,7 +466,7 @@ mod tests {
         for entry in ["make_rings", "make_vertices", "make_triangles"] {
             assert!(module.entry_points.iter().any(|e| e.name == entry), "{entry}");
         }
-        use crate::surface::cartoon::device::{CartoonPiece, CartoonRecord, CartoonResidue};
+        use crate::compute::wgpu::cartoon_inputs::{CartoonPiece, CartoonRecord, CartoonResidue};
         assert_eq!(
             wgsl_type_size(&module, "Params"),
             std::mem::size_of::<CartoonPassParams>()

@@ -4,11 +4,11 @@
 //! Owns [`DeviceField`] (a lattice and what the device pass reads for it) and
 //! [`DeviceField::from_job`]. Called by `app::fields::device` (the viewer's render-device source,
 //! in the update loop or on the packing thread of `jobs::packer`); the pass itself is
-//! `render::mo_compute`, recorded by `app::draw`. A new device-computed field (e.g. the molecular
+//! `compute::wgpu::orbital`, recorded by `app::draw`. A new device-computed field (e.g. the molecular
 //! surface density) adds a [`DeviceInput`] variant, an arm in `from_job` and one in the draw stage.
 
 use super::packed_mo::PackedMoField;
-use super::{ComputeError, Field, FieldInput, FieldJob};
+use crate::compute::{ComputeError, Field, FieldInput, FieldJob};
 use crate::model::Lattice;
 
 /// What a device pass reads to fill a lattice.

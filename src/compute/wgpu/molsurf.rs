@@ -1,7 +1,7 @@
 //! The molecular-surface density computed on the render device: wgpu compute passes
 //! (`shaders/molsurf.wgsl`) that bin atoms into cells of a lattice and write the density of
 //! [`crate::compute::molsurf`] (a truncated Gaussian per atom) into a storage buffer, ready for
-//! [`super::mc_compute::GpuLattice::from_buffer`] and the GPU marching cubes, with nothing copied
+//! [`super::marching_cubes::GpuLattice::from_buffer`] and the GPU marching cubes, with nothing copied
 //! through the host but the positions.
 //!
 //! This module knows positions, radii and a lattice, not molecules. [`MolSurfCompute::new`] builds the
@@ -23,14 +23,14 @@
 //! by that atom's truncated tail ([`crate::compute::molsurf::TRUNCATION_DENSITY`]). The order of the
 //! atoms within a cell depends on scheduling, so the last bits of a sum may differ from run to run.
 
-use super::mc_compute::ComputeShader;
-use super::mo_compute::split_into_slabs;
+use super::marching_cubes::ComputeShader;
+use super::orbital::split_into_slabs;
 use crate::compute::molsurf::{AtomGaussian, RADIUS_SCALE_RANGE};
 use crate::model::Lattice;
 use crate::model::units::{angstrom_from_bohr, bohr_from_angstrom};
 
 /// The WGSL source of the passes.
-pub const SHADER_SOURCE: &str = include_str!("../../shaders/molsurf.wgsl");
+pub const SHADER_SOURCE: &str = include_str!("../../../shaders/molsurf.wgsl");
 
 /// Points per workgroup of the field pass along x, y and z (`BX`, `BY`, `BZ * PZ` in the shader).
 pub const BRICK: [u32; 3] = [8, 8, 16];
@@ -657,7 +657,7 @@ mod tests {
     #[test]
     fn structs_match_their_wgsl_twins_and_the_shader_validates() {
         let module = wgpu::naga::front::wgsl::parse_str(SHADER_SOURCE).unwrap();
-        let size = |name: &str| crate::render::shaders::wgsl_type_size(&module, name);
+        let size = |name: &str| crate::compute::wgpu::wgsl_type_size(&module, name);
         assert_eq!(size("Params"), std::mem::size_of::<MsParams>());
         assert_eq!(size("AtomParams"), std::mem::size_of::<MsAtomParams>());
         assert_eq!(size("AtomRec") as u64, RECORD_BYTES);

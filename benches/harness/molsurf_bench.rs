@@ -65,9 +65,8 @@ pub(super) type AtomsRadiiCharges = (Vec<[f64; 3]>, Vec<f64>, Vec<f64>);
 
 /// adk copied on a grid until `n` atoms: Angstrom positions, radii and the PQR's charges (e).
 pub(super) fn adk_copies(n: usize) -> Result<AtomsRadiiCharges> {
-    let path = std::path::Path::new("tests/data/md/adk_open.pqr");
-    let mut system =
-        orbitfield::io::load(&[path.to_path_buf()]).context("reading adk (run from the repository root)")?;
+    let path = crate::test_data("md/adk_open.pqr");
+    let mut system = orbitfield::io::load(&[path]).context("reading adk")?;
     let frame = system.trajectory.frame(0).map_err(|e| anyhow!("{e}"))?;
     let radii = atom_radii_angstrom(&system.structure);
     let charges: Vec<f64> = system
@@ -122,7 +121,7 @@ pub fn run(
     let mc = rc
         .as_ref()
         .filter(|rc| rc.capabilities.gpu_marching_cubes)
-        .map(|rc| orbitfield::render::mc_compute::McCompute::new(&rc.device));
+        .map(|rc| orbitfield::compute::wgpu::marching_cubes::McCompute::new(&rc.device));
     let surface_on = if mc.is_some() { "render device" } else { "CPU" };
     let repeats = repeats.max(1);
     let mut results = Vec::new();

@@ -1,0 +1,54 @@
+//! The wgpu engine: the WGSL compute passes that run on the render device (any GPU wgpu drives),
+//! the third engine beside `compute::cpu` and `compute::cuda`, and the host-side packing those passes
+//! read.
+//!
+//! - [`orbital`]: orbitals, densities and spin densities on a lattice (`shaders/orbital.wgsl`), from
+//!   the basis packed by [`packed_mo`] with the layouts of `compute::layout`; [`device_field`] says
+//!   which field requests it can take.
+//! - [`molsurf`]: the molecular-surface field with the atoms binned on the device.
+//! - [`marching_cubes`]: isosurfaces extracted on the device into vertex buffers the renderer draws.
+//! - [`vertex_potential`]: the Coulomb potential of point charges at a mesh's vertices.
+//! - [`cartoon`]: the cartoon mesh from per-residue inputs ([`cartoon_inputs`], built on the CPU).
+//!
+//! Called by `app` (the viewer's draw stage), by the tests and by the developer benchmark harness.
+//! It imports wgpu and nothing of `render`: the renderer draws the buffers these passes fill
+//! ([`marching_cubes::GpuMesh`], [`vertex_potential::VertexValues`], [`cartoon::CartoonMesh`]). The
+//! packing modules need no GPU and build without the `gui` feature (`jobs` and `analysis` use them).
+
+pub mod cartoon_inputs;
+pub mod device_field;
+pub mod packed_mo;
+
+#[cfg(feature = "gui")]
+pub mod cartoon;
+#[cfg(feature = "gui")]
+pub mod marching_cubes;
+#[cfg(feature = "gui")]
+pub mod molsurf;
+#[cfg(feature = "gui")]
+pub mod orbital;
+#[cfg(feature = "gui")]
+pub mod vertex_potential;
+
+/// Every compute shader module of this engine, by name, as it is compiled (validated by
+/// `tests/render.rs` with naga, beside the renderer's own modules).
+#[cfg(feature = "gui")]
+pub fn all_modules() -> Vec<(&'static str, String)> {
+    vec![
+        ("orbital", orbital::SHADER_SOURCE.to_string()),
+        ("molsurf", molsurf::SHADER_SOURCE.to_string()),
+        ("vertex_coulomb", vertex_potential::SHADER_SOURCE.to_string()),
+        ("cartoon", cartoon::SHADER_SOURCE.to_string()),
+        ("marching_cubes", marching_cubes::SHADER_SOURCE.to_string()),
+    ]
+}
+
+/// The size in bytes of the type `name` of a parsed WGSL module (tests of the `#[repr(C)]` twins).
+#[cfg(all(test, feature = "gui"))]
+pub(crate) fn wgsl_type_size(module: &::wgpu::naga::Module, name: &str) -> usize {
+    module
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some(name))
+        .map_or(0, |(_, t)| t.inner.size(module.to_ctx()) as usize)
+}

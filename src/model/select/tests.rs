@@ -1,0 +1,139 @@
+//! Unit tests of `select`.
+
+use super::*;
+use crate::model::Name8;
+
+fn toy() -> (Structure, Frame) {
+    let mut s = Structure::default();
+    let mut f = Frame::default();
+    let atoms = [
+        ("N", "ALA", 1, 7, [0.0, 0.0, 0.0]),
+        ("CA", "ALA", 1, 6, [1.5, 0.0, 0.0]),
+        ("HA", "ALA", 1, 1, [1.5, 1.0, 0.0]),
+        ("C", "ALA", 1, 6, [2.5, 0.0, 0.0]),
+        ("O", "ALA", 1, 8, [3.5, 0.0, 0.0]),
+        ("OW", "SOL", 2, 8, [10.0, 0.0, 0.0]),
+        ("HW1", "SOL", 2, 1, [10.9, 0.0, 0.0]),
+        ("HW2", "SOL", 2, 1, [9.7, 0.9, 0.0]),
+        ("C1", "LIG", 3, 6, [14.0, 0.0, 0.0]),
+    ];
+    for (name, resname, resid, z, p) in atoms {
+        s.push_atom(
+            Element(z),
+            Name8::from(name),
+            Name8::from(resname),
+            resid,
+            Name8::from("A"),
+            Name8::from("P1"),
+        );
+        f.positions_angstrom.push(p);
+    }
+    s.charges_e = Some(vec![-0.5, 0.1, 0.1, 0.5, -0.5, -0.8, 0.4, 0.4, 0.0]);
+    (s, f)
+}
+
+fn count(text: &str) -> usize {
+    let (s, f) = toy();
+    Selection::parse(text).unwrap().indices(&s, Some(&f)).len()
+}
+
+#[test]
+fn ions_by_residue_name() {
+    let mut s = Structure::default();
+    for (name, resname, z) in [("NA", "SOD", 11), ("CL", "CLA", 17), ("OW", "SOL", 8), ("CA", "ALA", 6)] {
+        s.push_atom(
+            Element(z),
+            Name8::from(name),
+            Name8::from(resname),
+            1,
+            Name8::EMPTY,
+            Name8::EMPTY,
+        );
+    }
+    let ions = Selection::parse("ion").unwrap().indices(&s, None);
+    assert_eq!(ions, vec![0, 1]);
+    let solvent = Selection::parse("water or ions").unwrap().indices(&s, None);
+    assert_eq!(solvent, vec![0, 1, 2]);
+}
+
+#[test]
+fn alternate_locations() {
+    let (mut s, f) = toy();
+    assert!(Selection::parse("altloc A").unwrap().indices(&s, Some(&f)).is_empty());
+    s.altlocs = Some(b"  AB     ".to_vec());
+    let sel = |t: &str| Selection::parse(t).unwrap().indices(&s, Some(&f));
+    assert_eq!(sel("altloc A"), vec![2]);
+    assert_eq!(sel("altloc A B"), vec![2, 3]);
+    assert_eq!(sel("protein and not altloc B").len(), 4);
+    assert!(s.are_alternates(2, 3));
+    assert!(!s.are_alternates(1, 2));
+}
+
+#[test]
+fn keywords_and_logic() {
+    assert_eq!(count("all"), 9);
+    assert_eq!(count("protein"), 5);
+    assert_eq!(count("backbone"), 4);
+    assert_eq!(count("water"), 3);
+    assert_eq!(count("hydrogen"), 3);
+    assert_eq!(count("not hydrogen and not water"), 5);
+    assert_eq!(count("name C*"), 3);
+    assert_eq!(count("name O or name OW"), 2);
+    assert_eq!(count("resid 1 to 2"), 8);
+    assert_eq!(count("resid 2:3"), 4);
+    assert_eq!(count("index 0 8"), 2);
+    assert_eq!(count("bynum 1"), 1);
+    assert_eq!(count("charge < -0.4"), 3);
+    assert_eq!(count("prop x >= 10"), 3);
+    assert_eq!(count("(protein or water) and element O"), 2);
+    assert_eq!(count("same residue as name HW1"), 3);
+    assert_eq!(count("within 4.5 of resname LIG"), 4);
+    assert_eq!(count("around 4.5 resname LIG"), 3);
+    assert_eq!(count("water and not within 3 of protein"), 3);
+}
+
+#[test]
+fn errors_point_at_the_token() {
+    let e = Selection::parse("name CA and frobnicate 3").unwrap_err();
+    assert_eq!(e.column, 12);
+    assert!(e.message.contains("frobnicate"));
+    let e = Selection::parse("(name CA").unwrap_err();
+    assert!(e.message.contains("')'"), "{e}");
+    assert!(Selection::parse("name CA)").unwrap_err().message.contains("unbalanced"));
+    assert!(Selection::parse("").is_err());
+    assert!(Selection::parse("resid a").is_err());
+    assert!(Selection::parse("within of protein").is_err());
+    assert!(Selection::parse("x <").is_err());
+    assert!(Selection::parse("name").is_err());
+}
+
+#[test]
+fn minimum_image_triclinic_matches_brute_force() {
+    let cell = UnitCell::new([20.0, 22.0, 25.0], [70.0, 80.0, 95.0]);
+    let mi = MinImage::new(&cell);
+    let m = cell.matrix_angstrom();
+    let mut seed = 12345u64;
+    let mut rnd = || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((seed >> 11) as f64 / (1u64 << 53) as f64) * 40.0 - 20.0
+    };
+    for _ in 0..200 {
+        let p = [rnd(), rnd(), rnd()];
+        let q = [rnd(), rnd(), rnd()];
+        let mut best = f64::INFINITY;
+        for i in -3..=3 {
+            for j in -3..=3 {
+                for k in -3..=3 {
+                    let t = [0, 1, 2].map(|a| f64::from(i) * m[0][a] + f64::from(j) * m[1][a] + f64::from(k) * m[2][a]);
+                    let d: f64 = (0..3).map(|a| (p[a] - q[a] + t[a]).powi(2)).sum();
+                    best = best.min(d);
+                }
+            }
+        }
+        assert!(
+            (mi.distance2(p, q) - best).abs() < 1e-9,
+            "{} vs {best}",
+            mi.distance2(p, q)
+        );
+    }
+}
