@@ -6,6 +6,8 @@
 mod bench;
 mod convert;
 mod grid;
+mod grid_series;
+mod grid_source;
 mod info;
 mod ions;
 #[cfg(feature = "gui")]

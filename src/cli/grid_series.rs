@@ -1,0 +1,123 @@
+//! `grid esp --frames ... --combine`: one map combined over many frames (average, standard
+//! deviation, extremes), each MPI rank folding its share of the frames, rank 0 writing the map.
+
+use super::grid::*;
+use anyhow::{Result, bail};
+use orbitfield::analysis::esp_series::{
+    self, Combine, MAP_BYTES_PER_POINT, MapAccumulator, MemoryLimit, SeriesSettings, accumulator_bytes_per_point,
+    check_memory, require_charges,
+};
+use orbitfield::batch::Ranks;
+use orbitfield::io::cube::CubeAtom;
+use orbitfield::io::{self, System};
+use orbitfield::model::FrameRange;
+use std::time::Instant;
+
+/// Loads the files and checks the frames, lattice and memory of `grid esp --frames`.
+fn prepare_esp_series(args: &GridArgs, limit: &MemoryLimit, frames_text: &str) -> Result<EspSeries> {
+    let method = args.esp.method()?;
+    let mut system = io::load(&args.files)?;
+    orbitfield::jobs::pair::share_decoding(&mut system.trajectory);
+    if !system.wavefunctions.is_empty() {
+        bail!(
+            "--frames combines trajectory frames of a structure with partial charges, not wavefunctions \
+             (-o DIR/ writes one cube per frame of a wavefunction series)"
+        );
+    }
+    let combine: Combine = args.combine.unwrap_or_default().into();
+    let range = FrameRange::parse(frames_text).map_err(anyhow::Error::msg)?;
+    let n_frames = system.trajectory.n_frames();
+    let frames = range.indices(n_frames).map_err(anyhow::Error::msg)?;
+    let Some(&first) = frames.first() else {
+        bail!("the frame range '{frames_text}' selects no frames (the files hold {n_frames})");
+    };
+    let first_frame = esp_frame(&mut system, &args.esp, first)?;
+    let lattice = lattice_of(args, &first_frame.positions_angstrom())?;
+    check_memory(
+        lattice.dims,
+        MAP_BYTES_PER_POINT + accumulator_bytes_per_point(combine),
+        limit,
+    )?;
+    let charges = require_charges(&system)?;
+    let settings = SeriesSettings {
+        method,
+        periodic: args.esp.pbc,
+        combine,
+        memory: limit.clone(),
+    };
+    let acc = MapAccumulator::new(lattice, combine, &settings.memory)?;
+    Ok(EspSeries {
+        system,
+        frames,
+        charges,
+        settings,
+        acc,
+        atoms: first_frame.atoms,
+    })
+}
+
+/// What every rank of `grid esp --frames` prepares before the frames are dealt.
+struct EspSeries {
+    system: System,
+    frames: Vec<usize>,
+    charges: Vec<f64>,
+    settings: SeriesSettings,
+    acc: MapAccumulator,
+    atoms: Vec<CubeAtom>,
+}
+
+/// `grid esp --frames ... --combine`: each rank folds its share of the frames into a partial
+/// accumulator, the partials merge on rank 0 (Welford/Chan for avg and stdev, extremes for min/max),
+/// and rank 0 writes the map.
+pub(super) fn run_esp_series(args: &GridArgs, dx: bool, limit: &MemoryLimit, frames_text: &str) -> Result<()> {
+    let t0 = Instant::now();
+    let ranks = Ranks::from_environment()?;
+    let unit = args.esp.unit()?;
+    let EspSeries {
+        mut system,
+        frames,
+        charges,
+        settings,
+        mut acc,
+        atoms,
+    } = super::agreed(&ranks, prepare_esp_series(args, limit, frames_text))?;
+    let combine = settings.combine;
+    let evaluator = LatticeEvaluator::with_devices(args.device, ranks.device_selection())?;
+    let bar = super::root_bar(&ranks, frames.len());
+    let mut work = |block: &[usize]| -> Result<(), String> {
+        esp_series::fold_frames(
+            &mut system.trajectory,
+            block,
+            &charges,
+            &settings,
+            &mut acc,
+            &mut |job| evaluator.grid(job).map_err(|e| format!("{e:#}")),
+            &mut |_| {
+                if let Some(b) = &bar {
+                    b.inc(1);
+                }
+            },
+        )
+        .map_err(|e| e.to_string())
+    };
+    super::run_dealt(&ranks, &frames, &bar, &mut work)?;
+    let Some(acc) = ranks.reduce_to_root(acc)? else {
+        return Ok(());
+    };
+    let description = format!(
+        "esp of partial charges ({}), {combine} over {} frames '{frames_text}' ({})",
+        method_label(&settings.method, args.esp.pbc),
+        acc.count(),
+        unit.label()
+    );
+    let grid = acc.finish(unit.per_hartree_per_e(), description)?;
+    write_grid(&args.output, dx, &grid, &atoms)?;
+    report(
+        &args.output,
+        &format!("esp {combine} of {} frames", acc.count()),
+        &grid,
+        t0.elapsed().as_secs_f64(),
+        &unit.label(),
+    );
+    Ok(())
+}
