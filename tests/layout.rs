@@ -61,6 +61,9 @@ fn threonine() -> AppState {
 fn check(state: AppState, size: [f32; 2], what: &str) {
     let mut harness = Harness::builder()
         .with_size(egui::vec2(size[0], size[1]))
+        // Opening a header re-measures the grids of the other sections of its panel (egui grids take
+        // a frame per change of their column widths), which can take a dozen frames to settle.
+        .with_max_steps(32)
         .build_ui_state(
             |ui, state: &mut AppState| {
                 orbitfield::ui::main_ui(ui, state);
