@@ -2,7 +2,7 @@
 //! element, frames of `adk_dims.dcd`): the CUDA solver (`compute::cuda::pb`) on a 161^3 lattice at
 //! 0.5 A, cold (first frame, buffers allocated; then the same frame again on the allocated buffers)
 //! and warm-started from the previous frame's solution on the device for the next frames, with the
-//! multigrid and the diagonal preconditioner; the CPU engine on the same first frame; and a larger
+//! multigrid (one, two and three Gauss-Seidel sweeps each way) and the diagonal preconditioner; the CPU engine on the same first frame; and a larger
 //! lattice (321^3 at 0.25 A). Reports the CPU time building the maps (`compute::cpu::pb_maps`), the
 //! upload, the device solve and the download separately. Plain timings (no criterion): each solve is
 //! seconds of setup for milliseconds of device time. Needs a CUDA device. Results:
@@ -117,6 +117,30 @@ fn main() {
         Warm::None,
     );
     solver.set_preconditioner(Preconditioner::Multigrid);
+    solver.set_sweeps(1);
+    run(
+        &mut solver,
+        &adk[0],
+        &fine,
+        "frame 0, cold, one sweep each way",
+        Warm::None,
+    );
+    run(
+        &mut solver,
+        &adk[1],
+        &fine,
+        "frame 1, warm, one sweep each way",
+        Warm::Previous,
+    );
+    solver.set_sweeps(3);
+    run(
+        &mut solver,
+        &adk[0],
+        &fine,
+        "frame 0, cold, three sweeps each way",
+        Warm::None,
+    );
+    solver.set_sweeps(orbitfield::compute::cuda::pb::DEFAULT_SWEEPS);
     let t = Instant::now();
     let cpu = orbitfield::compute::cpu::pb::solve(&adk[0], &fine, &PbParams::default(), None).unwrap();
     println!(

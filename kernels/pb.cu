@@ -324,3 +324,28 @@ pb_set_faces(double* __restrict__ u, const double* __restrict__ g, int nx, int n
     const long long p = i + (long long)nx * j + (long long)nx * ny * k;
     u[p] = g[p];
 }
+
+// The coarsest level in one block: x = 0, then `pairs` red-black sweeps and `pairs` black-red sweeps
+// (a symmetric operator of b), threads striding over the points.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_coarse_solve(const float* __restrict__ ex, const float* __restrict__ ey, const float* __restrict__ ez,
+                const float* __restrict__ k2, int nx, int ny, int nz, float ih2, const float* __restrict__ b,
+                float* __restrict__ x, int pairs) {
+    const long long pl = (long long)nx * ny;
+    const long long n = pl * nz;
+    for (long long p = threadIdx.x; p < n; p += blockDim.x) x[p] = 0.f;
+    __syncthreads();
+    for (int s = 0; s < 2 * pairs; ++s) {
+        for (int half = 0; half < 2; ++half) {
+            const int colour = s < pairs ? half : 1 - half;
+            for (long long p = threadIdx.x; p < n; p += blockDim.x) {
+                const int i = (int)(p % nx), j = (int)((p / nx) % ny), k = (int)(p / pl);
+                if (((i + j + k) & 1) != colour || !pb_interior(i, j, k, nx, ny, nz)) continue;
+                const float s6 = ex[p] * x[p + 1] + ex[p - 1] * x[p - 1] + ey[p] * x[p + nx] + ey[p - nx] * x[p - nx] +
+                                 ez[p] * x[p + pl] + ez[p - pl] * x[p - pl];
+                x[p] = (b[p] + s6 * ih2) / pb_diag(ex, ey, ez, k2, p, nx, pl, ih2);
+            }
+            __syncthreads();
+        }
+    }
+}

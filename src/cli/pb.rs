@@ -1,7 +1,8 @@
 //! `orbitfield grid pb TOP [TRAJ...] -o map.dx|cube`: the Poisson-Boltzmann potential of a
-//! structure's charges (`compute::pb`, the CPU engine), one frame (`--frame`) or a series
-//! (`--frames`, one file per frame into a directory, each frame's solve warm-started from the
-//! previous one's).
+//! structure's charges (`compute::pb`), one frame (`--frame`) or a series (`--frames`, one file per
+//! frame into a directory, each frame's solve warm-started from the previous one's), on the engine
+//! `--device` names: `cpu`, `gpu` (or `cuda`: a CUDA device or a failure) or `auto` (a CUDA device
+//! when one is usable and the form is linearized, else the CPU, said once).
 //!
 //! Owns [`PbArgs`] (flattened into `grid`'s arguments) and [`run`], which `grid` calls for the
 //! field `pb`. Charges and radii come from the files (PQR, prmtop, PSF, mol2, TPR where they carry
@@ -10,9 +11,9 @@
 //! atoms with at least 10 A of padding (or `--padding` if larger), or `--origin`/`--dims`. Output in
 //! kT/e at the solve's temperature unless `--units` says otherwise.
 
-use super::grid::GridArgs;
+use super::grid::{Device, GridArgs};
 use anyhow::{Context, Result, bail};
-use orbitfield::compute::pb::{self, ChargeAssignment, PbAtoms, PbBoundary, PbLattice, PbParams};
+use orbitfield::compute::pb::{ChargeAssignment, PbAtoms, PbBoundary, PbEngine, PbLattice, PbParams, PbSolver};
 use orbitfield::io::{self, cube::CubeAtom};
 use orbitfield::model::units::{PotentialUnit, bohr_from_angstrom, volt_per_kt_per_e};
 use orbitfield::model::{Grid3, Lattice};
@@ -129,7 +130,28 @@ fn lattice(args: &GridArgs, positions: &[[f64; 3]]) -> Result<PbLattice> {
     if args.like.is_some() {
         bail!("--like is not supported for pb: give --origin and --dims");
     }
-    let pad = args.padding.max(MIN_PB_PADDING_ANGSTROM);
+    Ok(lattice_around(positions, h, args.padding))
+}
+
+/// Points per axis for at least `n`: `c 2^l + 1` with l up to 4 (APBS's `dime` rule), so the
+/// multigrid of the CUDA solver halves the lattice down to a few points.
+pub fn multigrid_points(n: usize) -> usize {
+    let m = n.saturating_sub(1).max(4);
+    let step = if m >= 64 {
+        16
+    } else if m >= 16 {
+        4
+    } else {
+        2
+    };
+    m.div_ceil(step) * step + 1
+}
+
+/// A lattice `spacing_angstrom` apart around `positions` with at least `padding_angstrom` (and at
+/// least [`MIN_PB_PADDING_ANGSTROM`]) on every side, [`multigrid_points`] per axis.
+pub fn lattice_around(positions: &[[f64; 3]], spacing_angstrom: f64, padding_angstrom: f64) -> PbLattice {
+    let h = spacing_angstrom;
+    let pad = padding_angstrom.max(MIN_PB_PADDING_ANGSTROM);
     let mut lo = [f64::INFINITY; 3];
     let mut hi = [f64::NEG_INFINITY; 3];
     for p in positions {
@@ -139,12 +161,28 @@ fn lattice(args: &GridArgs, positions: &[[f64; 3]]) -> Result<PbLattice> {
         }
     }
     let centre: [f64; 3] = std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
-    let dims: [usize; 3] = std::array::from_fn(|k| ((hi[k] - lo[k] + 2.0 * pad) / h).ceil().max(4.0) as usize + 1);
-    Ok(PbLattice::centered(centre, h, dims))
+    let dims: [usize; 3] =
+        std::array::from_fn(|k| multigrid_points(((hi[k] - lo[k] + 2.0 * pad) / h).ceil().max(4.0) as usize + 1));
+    PbLattice::centered(centre, h, dims)
+}
+
+/// The legend's name of the model: "Poisson-Boltzmann, 0.15 M, eps 2/78.5".
+pub fn legend(p: &PbParams) -> String {
+    let short = |v: f64| {
+        let t = format!("{v:.1}");
+        t.strip_suffix(".0").map(str::to_string).unwrap_or(t)
+    };
+    format!(
+        "Poisson-Boltzmann{}, {} M, eps {}/{}",
+        if p.nonlinear { " (nonlinear)" } else { "" },
+        p.ionic_strength_molar,
+        short(p.eps_in),
+        short(p.eps_out)
+    )
 }
 
 /// The atoms of `frame`: positions, charges and radii (element radii where the files give none).
-fn atoms(system: &mut io::System, frame: usize, said: &mut bool) -> Result<(PbAtoms, Vec<CubeAtom>)> {
+pub fn atoms(system: &mut io::System, frame: usize, said: &mut bool) -> Result<(PbAtoms, Vec<CubeAtom>)> {
     let s = &system.structure;
     let Some(charges) = s.charges_e.clone() else {
         bail!("pb needs partial charges: give a file that carries them (pqr, prmtop, psf, mol2, tpr)");
@@ -223,6 +261,35 @@ fn write(path: &Path, grid: &Grid3, atoms: &[CubeAtom]) -> Result<()> {
     .with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// The solver for `--device` (`gpu`: a CUDA device or an error; `auto`: the CPU with one line
+/// saying why when no device is usable).
+pub fn new_solver(device: Device) -> Result<PbSolver> {
+    let engine = match device {
+        Device::Cpu => PbEngine::Cpu,
+        Device::Gpu => PbEngine::Cuda,
+        Device::Auto => PbEngine::Auto,
+    };
+    let solver = PbSolver::new(engine).map_err(|e| anyhow::anyhow!("--device: {e}"))?;
+    if let Some(note) = solver.note() {
+        eprintln!("note: {note}");
+    }
+    Ok(solver)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lattices_coarsen_and_legends_name_the_model() {
+        assert_eq!(multigrid_points(161), 161);
+        assert_eq!(multigrid_points(150), 161);
+        assert_eq!(multigrid_points(20), 21);
+        assert_eq!(multigrid_points(3), 5);
+        assert_eq!(legend(&PbParams::default()), "Poisson-Boltzmann, 0.15 M, eps 2/78.5");
+    }
+}
+
 /// `grid pb`.
 pub fn run(args: &GridArgs) -> Result<()> {
     let params = params(args)?;
@@ -239,16 +306,19 @@ pub fn run(args: &GridArgs) -> Result<()> {
         std::fs::create_dir_all(&args.output).with_context(|| format!("creating {}", args.output.display()))?;
     }
     let mut said = false;
-    let mut previous: Option<(PbLattice, Vec<f64>)> = None;
+    let mut solver = new_solver(args.device)?;
+    let mut previous: Option<PbLattice> = None;
     for (n, &frame) in frames.iter().enumerate() {
         let t0 = Instant::now();
         let (atoms, cube) = atoms(&mut system, frame, &mut said)?;
         let lat = match &previous {
-            Some((l, _)) => *l,
+            Some(l) => *l,
             None => lattice(args, &atoms.positions_angstrom)?,
         };
-        let warm = previous.as_ref().map(|(_, u)| u.as_slice());
-        let sol = pb::solve(&atoms, &lat, &params, warm).with_context(|| format!("frame {frame}"))?;
+        let warm = previous.is_some();
+        let sol = solver
+            .solve_next(&atoms, &lat, &params)
+            .with_context(|| format!("frame {frame}"))?;
         let mut grid = Grid3 {
             lattice: Lattice::axis_aligned(
                 lat.origin_angstrom.map(bohr_from_angstrom),
@@ -266,16 +336,17 @@ pub fn run(args: &GridArgs) -> Result<()> {
         };
         write(&path, &grid, &cube)?;
         eprintln!(
-            "{}: pb frame {frame} ({}/{}) on {:?} points, {} CG iterations{}, {:.2} s",
+            "{}: pb frame {frame} ({}/{}) on {:?} points, {}, {} CG iterations{}, {:.2} s",
             path.display(),
             n + 1,
             frames.len(),
             lat.dims,
+            solver.engine_name(),
             sol.iterations,
-            if warm.is_some() { " (warm start)" } else { "" },
+            if warm { " (warm start)" } else { "" },
             t0.elapsed().as_secs_f64()
         );
-        previous = Some((lat, sol.potential_kt_per_e));
+        previous = Some(lat);
     }
     Ok(())
 }

@@ -8,10 +8,10 @@
 //! the stopping test `|r| / |f| <= tolerance` over the interior points, the CPU engine's criterion),
 //! each correction `A e = r` solved in float32 by conjugate gradients to a relative 1e-4 or what the
 //! tolerance still needs, preconditioned by one symmetric multigrid V-cycle (red-black Gauss-Seidel,
-//! two sweeps each way, full weighting, trilinear prolongation, coarse dielectrics by the series
+//! two sweeps each way by default, full weighting, trilinear prolongation, coarse dielectrics by the series
 //! harmonic mean across and arithmetic mean along the faces, down to a lattice of at most 6 points
-//! per axis or the first level with an even number of points; APBS's lattices of `c 2^l + 1` points
-//! coarsen fully) or by the diagonal. Conjugate-gradient iterations (all corrections together)
+//! per axis or the first level with an even number of points, solved there by symmetric sweeps in
+//! one thread block; APBS's lattices of `c 2^l + 1` points coarsen fully) or by the diagonal. Conjugate-gradient iterations (all corrections together)
 //! are capped by `PbParams::max_iterations`; reaching the cap, or a correction that no longer lowers
 //! the float64 residual, is [`PbError::NotConverged`] naming the residual, never a result.
 //! Every device buffer is filled with NaN when allocated and the solution must come back finite, so
@@ -29,14 +29,23 @@ pub const PB_SRC: &str = include_str!("../../../kernels/pb.cu");
 /// `PB_BX`, `PB_BY`, `PB_BZ` in `kernels/pb.cu`.
 const BLOCK: (u32, u32, u32) = (32, 4, 2);
 const THREADS: u32 = 256;
-/// Gauss-Seidel sweeps (one red and one black half sweep each) before and after the coarse correction.
-const SWEEPS: usize = 2;
+/// Gauss-Seidel sweeps (one red and one black half sweep each) before and after the coarse
+/// correction, by default.
+pub const DEFAULT_SWEEPS: usize = 2;
 /// Coarsening stops at this many points per axis or fewer.
 const COARSEST_POINTS: usize = 6;
 /// The float32 correction is solved to this relative residual at least.
 const INNER_REDUCTION: f64 = 1e-4;
 /// Residual corrections allowed (each one lowers the float64 residual about 1e4-fold).
 const MAX_CORRECTIONS: usize = 12;
+/// A correction that leaves the float64 residual above this fraction of the previous one has
+/// stalled (float32 cannot resolve the remaining correction): the solve stops there, unconverged.
+const STALL_RATIO: f64 = 0.9;
+/// Conjugate-gradient iterations of one correction before it restarts from the float64 residual
+/// (float32 recurrences drift; a restart resets them).
+const MAX_ITERATIONS_PER_CORRECTION: usize = 200;
+/// The coarsest level is solved by one thread block when it has at most this many points.
+const ONE_BLOCK_POINTS: usize = 32 * 32 * 32;
 /// Device bytes per lattice point at the finest level (float64: iterate, source, boundary, three
 /// dielectrics, kbar^2; float32: three dielectrics, kbar^2, V-cycle right side, iterate and residual,
 /// correction, search direction and its image), coarse levels taking at most a seventh more.
@@ -97,6 +106,7 @@ struct Kernels {
     prolong_add: CudaFunction,
     coarsen_eps: CudaFunction,
     coarsen_k2: CudaFunction,
+    coarse_solve: CudaFunction,
 }
 
 impl Kernels {
@@ -120,6 +130,7 @@ impl Kernels {
             prolong_add: f("pb_prolong_add")?,
             coarsen_eps: f("pb_coarsen_eps")?,
             coarsen_k2: f("pb_coarsen_k2")?,
+            coarse_solve: f("pb_coarse_solve")?,
         })
     }
 }
@@ -221,6 +232,7 @@ pub struct CudaPbSolver {
     kernels: Arc<Kernels>,
     bufs: Option<Buffers>,
     preconditioner: Preconditioner,
+    sweeps: usize,
     stats: PbDeviceStats,
 }
 
@@ -243,6 +255,7 @@ impl CudaPbSolver {
             kernels,
             bufs: None,
             preconditioner: Preconditioner::Multigrid,
+            sweeps: DEFAULT_SWEEPS,
             stats: PbDeviceStats::default(),
         })
     }
@@ -254,6 +267,11 @@ impl CudaPbSolver {
 
     pub fn set_preconditioner(&mut self, p: Preconditioner) {
         self.preconditioner = p;
+    }
+
+    /// Gauss-Seidel sweeps before and after each coarse correction (1 to 8).
+    pub fn set_sweeps(&mut self, sweeps: usize) {
+        self.sweeps = sweeps.clamp(1, 8);
     }
 
     /// How the last solve went.
@@ -551,7 +569,8 @@ impl CudaPbSolver {
             if r_norm <= params.tolerance * f_norm {
                 return Ok((iterations, rel));
             }
-            if iterations >= params.max_iterations || rel > 0.5 * previous_rel || correction == MAX_CORRECTIONS {
+            if iterations >= params.max_iterations || rel > STALL_RATIO * previous_rel || correction == MAX_CORRECTIONS
+            {
                 return Err(PbError::NotConverged {
                     iterations,
                     residual: rel,
@@ -559,8 +578,8 @@ impl CudaPbSolver {
                 });
             }
             previous_rel = rel;
-            let eta = (0.3 * params.tolerance / rel).clamp(INNER_REDUCTION, 0.5);
-            let left = params.max_iterations - iterations;
+            let eta = (0.03 * params.tolerance / rel).clamp(INNER_REDUCTION, 0.1);
+            let left = (params.max_iterations - iterations).min(MAX_ITERATIONS_PER_CORRECTION);
             iterations += self.correction(r_norm, eta, left)?;
             let b = self.bufs()?;
             let mut l = stream.launch_builder(&k.add_correction);
@@ -581,13 +600,14 @@ impl CudaPbSolver {
         let stream = self.engine.stream.clone();
         let k = Arc::clone(&self.kernels);
         let precond = self.preconditioner;
+        let sweeps = self.sweeps;
         {
             let b = self.bufs()?;
             stream.memset_zeros(&mut b.e).map_err(drv("memset"))?;
             stream.memset_zeros(&mut b.acc).map_err(drv("memset"))?;
         }
         // z = M r, rz = r.z, p = z.
-        self.precondition(precond)?;
+        self.precondition(precond, sweeps)?;
         let b = self.bufs()?;
         let n = b.dims.iter().product::<usize>();
         let n64 = n as i64;
@@ -645,7 +665,7 @@ impl CudaPbSolver {
                 // SAFETY: n floats in each buffer.
                 unsafe { l.launch(cfg1(n)) }.map_err(drv("pb_cg_update"))?;
             }
-            self.precondition(precond)?;
+            self.precondition(precond, sweeps)?;
             let b = self.bufs()?;
             let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
             let rr = a.get(3).copied().unwrap_or(f64::NAN);
@@ -671,7 +691,7 @@ impl CudaPbSolver {
     }
 
     /// z = M r (r: the finest level's `b`, z: its `x`) and acc[4] += r.z.
-    fn precondition(&mut self, precond: Preconditioner) -> Result<(), PbError> {
+    fn precondition(&mut self, precond: Preconditioner, sweeps: usize) -> Result<(), PbError> {
         let stream = self.engine.stream.clone();
         let k = Arc::clone(&self.kernels);
         let b = self.bufs()?;
@@ -700,7 +720,7 @@ impl CudaPbSolver {
                 unsafe { l.launch(cfg3(fine.dims)) }.map_err(drv("pb_jacobi"))?;
             }
             Preconditioner::Multigrid => {
-                vcycle(&stream, &k, &mut b.levels, 0)?;
+                vcycle(&stream, &k, &mut b.levels, 0, sweeps)?;
                 let fine = b
                     .levels
                     .first()
@@ -742,6 +762,7 @@ fn vcycle(
     k: &Kernels,
     levels: &mut [Level],
     at: usize,
+    sweeps: usize,
 ) -> Result<(), PbError> {
     let count = levels.len();
     let (lo, hi) = levels.split_at_mut(at + 1);
@@ -752,7 +773,26 @@ fn vcycle(
     if at + 1 == count {
         // The coarsest level: symmetric sweeps, enough to nearly solve it when it is small.
         let largest = lv.dims.iter().copied().max().unwrap_or(1).max(1) as usize;
-        let pairs = if lv.n() <= 32 * 32 * 32 { 2 * largest } else { SWEEPS };
+        if lv.n() <= ONE_BLOCK_POINTS {
+            let pairs = (2 * largest) as i32;
+            let mut l = stream.launch_builder(&k.coarse_solve);
+            l.arg(&lv.eps[0])
+                .arg(&lv.eps[1])
+                .arg(&lv.eps[2])
+                .arg(&lv.k2)
+                .arg(&lv.dims[0])
+                .arg(&lv.dims[1])
+                .arg(&lv.dims[2])
+                .arg(&lv.ih2)
+                .arg(&lv.b)
+                .arg(&mut lv.x)
+                .arg(&pairs);
+            // SAFETY: one block; reads the 7-point neighbourhoods of interior points, writes every
+            // point of x.
+            unsafe { l.launch(cfg1(1)) }.map_err(drv("pb_coarse_solve"))?;
+            return Ok(());
+        }
+        let pairs = sweeps;
         for _ in 0..pairs {
             smooth(stream, k, lv, 0)?;
             smooth(stream, k, lv, 1)?;
@@ -763,7 +803,7 @@ fn vcycle(
         }
         return Ok(());
     }
-    for _ in 0..SWEEPS {
+    for _ in 0..sweeps {
         smooth(stream, k, lv, 0)?;
         smooth(stream, k, lv, 1)?;
     }
@@ -799,7 +839,7 @@ fn vcycle(
         // SAFETY: coarse interior points read fine points 2I-1..2I+1 (inside the fine lattice).
         unsafe { l.launch(cfg3(c.dims)) }.map_err(drv("pb_restrict"))?;
     }
-    vcycle(stream, k, levels, at + 1)?;
+    vcycle(stream, k, levels, at + 1, sweeps)?;
     let (lo, hi) = levels.split_at_mut(at + 1);
     let (Some(lv), Some(c)) = (lo.last_mut(), hi.first()) else {
         return Err(PbError::Device("no coarse level".into()));
@@ -817,7 +857,7 @@ fn vcycle(
         // SAFETY: fine interior points read coarse points I..I+1 (inside the coarse lattice).
         unsafe { l.launch(cfg3(lv.dims)) }.map_err(drv("pb_prolong_add"))?;
     }
-    for _ in 0..SWEEPS {
+    for _ in 0..sweeps {
         smooth(stream, k, lv, 1)?;
         smooth(stream, k, lv, 0)?;
     }
