@@ -349,3 +349,101 @@ pb_coarse_solve(const float* __restrict__ ex, const float* __restrict__ ey, cons
         }
     }
 }
+
+// Float64 forms for the final polish (used when a float32 correction stalls): r = f - A u written
+// in double (0 on the faces), acc[0] += |r|^2.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_residual_d(const double* __restrict__ u, const double* __restrict__ f, const double* __restrict__ ex,
+              const double* __restrict__ ey, const double* __restrict__ ez, const double* __restrict__ k2,
+              int nx, int ny, int nz, double ih2, double* __restrict__ r, double* acc) {
+    const int i = blockIdx.x * PB_BX + threadIdx.x;
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    double rr = 0.0;
+    if (i < nx && j < ny && k < nz) {
+        const long long pl = (long long)nx * ny;
+        const long long p = i + (long long)nx * j + pl * k;
+        if (pb_interior(i, j, k, nx, ny, nz)) {
+            const double up = u[p];
+            const double s = ex[p] * (up - u[p + 1]) + ex[p - 1] * (up - u[p - 1]) + ey[p] * (up - u[p + nx]) +
+                             ey[p - nx] * (up - u[p - nx]) + ez[p] * (up - u[p + pl]) + ez[p - pl] * (up - u[p - pl]);
+            const double res = f[p] - (s * ih2 + k2[p] * up);
+            r[p] = res;
+            rr = res * res;
+        } else {
+            r[p] = 0.0;
+        }
+    }
+    pb_block_add(rr, acc);
+}
+
+// y = A x in double at the interior points (0 on the faces); acc[0] += x . y.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_apply_d(const double* __restrict__ ex, const double* __restrict__ ey, const double* __restrict__ ez,
+           const double* __restrict__ k2, int nx, int ny, int nz, double ih2, const double* __restrict__ x,
+           double* __restrict__ y, double* acc) {
+    const int i = blockIdx.x * PB_BX + threadIdx.x;
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    double xy = 0.0;
+    if (i < nx && j < ny && k < nz) {
+        const long long pl = (long long)nx * ny;
+        const long long p = i + (long long)nx * j + pl * k;
+        if (pb_interior(i, j, k, nx, ny, nz)) {
+            const double xp = x[p];
+            const double s = ex[p] * (xp - x[p + 1]) + ex[p - 1] * (xp - x[p - 1]) + ey[p] * (xp - x[p + nx]) +
+                             ey[p - nx] * (xp - x[p - nx]) + ez[p] * (xp - x[p + pl]) + ez[p - pl] * (xp - x[p - pl]);
+            const double v = s * ih2 + k2[p] * xp;
+            y[p] = v;
+            xy = xp * v;
+        } else {
+            y[p] = 0.0;
+        }
+    }
+    pb_block_add(xy, acc);
+}
+
+// z = r / diag(A) in double (0 on the faces); acc[0] += r . z.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_jacobi_d(const double* __restrict__ ex, const double* __restrict__ ey, const double* __restrict__ ez,
+            const double* __restrict__ k2, int nx, int ny, int nz, double ih2, const double* __restrict__ r,
+            double* __restrict__ z, double* acc) {
+    const int i = blockIdx.x * PB_BX + threadIdx.x;
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    double rz = 0.0;
+    if (i < nx && j < ny && k < nz) {
+        const long long pl = (long long)nx * ny;
+        const long long p = i + (long long)nx * j + pl * k;
+        if (pb_interior(i, j, k, nx, ny, nz)) {
+            const double d = (ex[p] + ex[p - 1] + ey[p] + ey[p - nx] + ez[p] + ez[p - pl]) * ih2 + k2[p];
+            const double v = r[p] / d;
+            z[p] = v;
+            rz = r[p] * v;
+        } else {
+            z[p] = 0.0;
+        }
+    }
+    pb_block_add(rz, acc);
+}
+
+// x += alpha p, r -= alpha q in double; acc[0] += |r|^2.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_cg_update_d(double* __restrict__ x, double* __restrict__ r, const double* __restrict__ p,
+               const double* __restrict__ q, double alpha, long long n, double* acc) {
+    const long long t = (long long)blockIdx.x * PB_THREADS + threadIdx.x;
+    double rr = 0.0;
+    if (t < n) {
+        x[t] += alpha * p[t];
+        const double v = r[t] - alpha * q[t];
+        r[t] = v;
+        rr = v * v;
+    }
+    pb_block_add(rr, acc);
+}
+
+// p = z + beta p in double.
+extern "C" __global__ void pb_xpby_d(double* __restrict__ p, const double* __restrict__ z, double beta, long long n) {
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n) p[t] = z[t] + beta * p[t];
+}

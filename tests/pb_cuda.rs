@@ -126,9 +126,11 @@ fn random_charge_sets_match_the_cpu_engine() {
             let stats = gpu.cuda_stats().unwrap();
             println!(
                 "case {case}: {n_atoms} atoms, {pre:?}: max |cuda - cpu| {d:.2e} kT/e at point {at} (potential up to {:.1} \
-                 kT/e), {} CG iterations in {} corrections on {} levels, residual {:.1e} (cpu {} iterations)",
+                 kT/e), {} CG iterations ({} in float64) in {} corrections on {} levels, residual {:.1e} (cpu {} \
+                 iterations)",
                 largest(&cpu),
                 stats.iterations,
+                stats.polish_iterations,
                 stats.corrections,
                 stats.levels,
                 sol.relative_residual,
@@ -232,4 +234,51 @@ fn iteration_cap_nonlinear_form_and_missing_device_are_errors() {
     let ok = gpu.solve(&atoms, &lattice, &PbParams::default(), None).unwrap();
     let cpu = cpu_solve(&atoms, &lattice, &PbParams::default(), None).unwrap();
     assert!(max_difference(&cpu, &ok).0 <= TOLERANCE_KT_PER_E);
+}
+
+#[test]
+fn playback_worker_solves_the_newest_frame_warm_started() {
+    // The CUDA device where one is usable (required under ORBITFIELD_REQUIRE_CUDA=1), else the CPU.
+    let engine = if cuda_device::device().is_some() {
+        PbEngine::Cuda
+    } else {
+        PbEngine::Cpu
+    };
+    let mut worker = orbitfield::jobs::pb::start::<usize>(engine).unwrap();
+    let params = PbParams::default();
+    let lattice = PbLattice::centered([0.0; 3], 0.5, [41, 41, 41]);
+    let frame = |f: usize| PbAtoms {
+        positions_angstrom: vec![[-2.0 + 0.2 * f as f64, 0.0, 0.0], [2.5, 0.3 * f as f64, -0.4]],
+        charges_e: vec![1.0, -1.0],
+        radii_angstrom: vec![1.8, 1.6],
+    };
+    for f in 0..3 {
+        worker.submit(
+            0,
+            orbitfield::jobs::pb::PbRequest {
+                key: f,
+                atoms: std::sync::Arc::new(frame(f)),
+                lattice,
+                params,
+            },
+        );
+    }
+    let t0 = std::time::Instant::now();
+    let done = loop {
+        if let Some(d) = worker.try_recv().into_iter().next() {
+            break d;
+        }
+        assert!(t0.elapsed().as_secs() < 100, "no result");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    // Only the newest frame's result is delivered, and it is frame 2's potential.
+    assert_eq!(done.output.key, 2);
+    let sol = done.output.solution.unwrap();
+    let cpu = cpu_solve(&frame(2), &lattice, &params, None).unwrap();
+    let (d, at) = max_difference(&cpu, &sol);
+    println!(
+        "worker on {}: frame 2, max difference {d:.2e} kT/e at {at}",
+        done.output.engine
+    );
+    assert!(d <= TOLERANCE_KT_PER_E);
 }

@@ -12,8 +12,10 @@
 //! harmonic mean across and arithmetic mean along the faces, down to a lattice of at most 6 points
 //! per axis or the first level with an even number of points, solved there by symmetric sweeps in
 //! one thread block; APBS's lattices of `c 2^l + 1` points coarsen fully) or by the diagonal. Conjugate-gradient iterations (all corrections together)
-//! are capped by `PbParams::max_iterations`; reaching the cap, or a correction that no longer lowers
-//! the float64 residual, is [`PbError::NotConverged`] naming the residual, never a result.
+//! are capped by `PbParams::max_iterations`. When a float32 correction no longer lowers the float64
+//! residual (float32 cannot resolve what is left), the solve finishes by float64 conjugate gradients
+//! with the diagonal preconditioner on the float64 maps. Reaching the cap is [`PbError::NotConverged`]
+//! naming the residual, never a result.
 //! Every device buffer is filled with NaN when allocated and the solution must come back finite, so
 //! a kernel that writes nothing cannot pass as a potential. The nonlinear form is the CPU engine's.
 //! Called through `compute::pb::PbSolver` (CLI, viewer jobs) and by the tests and the benchmark.
@@ -82,6 +84,9 @@ pub struct PbDeviceStats {
     pub iterations: usize,
     /// Multigrid levels (1: no coarsening).
     pub levels: usize,
+    /// Float64 conjugate-gradient iterations of the final polish (0 when float32 corrections
+    /// reached the tolerance), included in `iterations`.
+    pub polish_iterations: usize,
     /// Seconds spent uploading the maps, solving and downloading the solution.
     pub upload_s: f64,
     pub solve_s: f64,
@@ -107,6 +112,11 @@ struct Kernels {
     coarsen_eps: CudaFunction,
     coarsen_k2: CudaFunction,
     coarse_solve: CudaFunction,
+    residual_d: CudaFunction,
+    apply_d: CudaFunction,
+    jacobi_d: CudaFunction,
+    cg_update_d: CudaFunction,
+    xpby_d: CudaFunction,
 }
 
 impl Kernels {
@@ -131,6 +141,11 @@ impl Kernels {
             coarsen_eps: f("pb_coarsen_eps")?,
             coarsen_k2: f("pb_coarsen_k2")?,
             coarse_solve: f("pb_coarse_solve")?,
+            residual_d: f("pb_residual_d")?,
+            apply_d: f("pb_apply_d")?,
+            jacobi_d: f("pb_jacobi_d")?,
+            cg_update_d: f("pb_cg_update_d")?,
+            xpby_d: f("pb_xpby_d")?,
         })
     }
 }
@@ -171,6 +186,9 @@ struct Buffers {
     acc: CudaSlice<f64>,
     /// `u` holds the solution of the last successful solve (on `lattice`).
     solution: Option<PbLattice>,
+    /// Float64 residual, preconditioned residual, search direction and its image of the final
+    /// polish, allocated at its first use.
+    polish: Option<Box<[CudaSlice<f64>; 4]>>,
 }
 
 /// The dims of the levels below `dims`: halved while every axis has an odd count and more than
@@ -347,6 +365,7 @@ impl CudaPbSolver {
             q: self.alloc32(n)?,
             acc: self.alloc64(8)?,
             solution: None,
+            polish: None,
         });
         Ok(())
     }
@@ -569,8 +588,23 @@ impl CudaPbSolver {
             if r_norm <= params.tolerance * f_norm {
                 return Ok((iterations, rel));
             }
-            if iterations >= params.max_iterations || rel > STALL_RATIO * previous_rel || correction == MAX_CORRECTIONS
-            {
+            if iterations >= params.max_iterations {
+                return Err(PbError::NotConverged {
+                    iterations,
+                    residual: rel,
+                    tolerance: params.tolerance,
+                });
+            }
+            if rel > STALL_RATIO * previous_rel || correction == MAX_CORRECTIONS {
+                // Float32 no longer resolves the correction: finish in float64.
+                let used = self.polish(lattice, params, f_norm, params.max_iterations - iterations)?;
+                iterations += used;
+                self.stats.iterations = iterations;
+                self.stats.polish_iterations = used;
+                let rel = self.residual_norm(lattice)? / f_norm.max(1e-300);
+                if rel <= params.tolerance {
+                    return Ok((iterations, rel));
+                }
                 return Err(PbError::NotConverged {
                     iterations,
                     residual: rel,
@@ -592,6 +626,157 @@ impl CudaPbSolver {
             residual: previous_rel,
             tolerance: params.tolerance,
         })
+    }
+
+    /// The float64 residual norm |f - A u| over the interior.
+    fn residual_norm(&mut self, lattice: &PbLattice) -> Result<f64, PbError> {
+        let stream = self.engine.stream.clone();
+        let k = Arc::clone(&self.kernels);
+        let d = lattice.dims.map(|v| v as i32);
+        let ih2 = 1.0 / (lattice.spacing_angstrom * lattice.spacing_angstrom);
+        let b = self.bufs()?;
+        stream.memset_zeros(&mut b.acc).map_err(drv("memset"))?;
+        let fine = b
+            .levels
+            .first_mut()
+            .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
+        let mut l = stream.launch_builder(&k.residual64);
+        l.arg(&b.u)
+            .arg(&b.f)
+            .arg(&b.eps64[0])
+            .arg(&b.eps64[1])
+            .arg(&b.eps64[2])
+            .arg(&b.k64)
+            .arg(&d[0])
+            .arg(&d[1])
+            .arg(&d[2])
+            .arg(&ih2)
+            .arg(&mut fine.b)
+            .arg(&mut b.acc);
+        // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of r.
+        unsafe { l.launch(cfg3(d)) }.map_err(drv("pb_residual64"))?;
+        let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
+        Ok(a.first().copied().unwrap_or(f64::NAN).sqrt())
+    }
+
+    /// Float64 conjugate gradients (diagonal preconditioner) on `A u = f` from the current iterate,
+    /// until `|r| <= tolerance |f|` (with a tenth to spare) or `left` iterations; returns the
+    /// iterations used. The float64 work vectors are allocated here, at the first need.
+    fn polish(&mut self, lattice: &PbLattice, params: &PbParams, f_norm: f64, left: usize) -> Result<usize, PbError> {
+        let stream = self.engine.stream.clone();
+        let k = Arc::clone(&self.kernels);
+        let n = lattice.n_points();
+        let n64 = n as i64;
+        let d = lattice.dims.map(|v| v as i32);
+        let ih2 = 1.0 / (lattice.spacing_angstrom * lattice.spacing_angstrom);
+        if self.bufs()?.polish.is_none() {
+            let v = [self.alloc64(n)?, self.alloc64(n)?, self.alloc64(n)?, self.alloc64(n)?];
+            self.bufs()?.polish = Some(Box::new(v));
+        }
+        let b = self.bufs()?;
+        let Some(v) = b.polish.as_deref_mut() else {
+            return Err(PbError::Device("no float64 work vectors".into()));
+        };
+        let [r, z, p, q] = v;
+        let target = 0.9 * params.tolerance * f_norm;
+        stream.memset_zeros(&mut b.acc).map_err(drv("memset"))?;
+        {
+            let mut l = stream.launch_builder(&k.residual_d);
+            l.arg(&b.u)
+                .arg(&b.f)
+                .arg(&b.eps64[0])
+                .arg(&b.eps64[1])
+                .arg(&b.eps64[2])
+                .arg(&b.k64)
+                .arg(&d[0])
+                .arg(&d[1])
+                .arg(&d[2])
+                .arg(&ih2)
+                .arg(&mut *r)
+                .arg(&mut b.acc);
+            // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of r.
+            unsafe { l.launch(cfg3(d)) }.map_err(drv("pb_residual_d"))?;
+        }
+        let jacobi = |r: &CudaSlice<f64>, z: &mut CudaSlice<f64>, acc: &mut CudaSlice<f64>| -> Result<(), PbError> {
+            let mut slot = acc.slice_mut(4..5);
+            let mut l = stream.launch_builder(&k.jacobi_d);
+            l.arg(&b.eps64[0])
+                .arg(&b.eps64[1])
+                .arg(&b.eps64[2])
+                .arg(&b.k64)
+                .arg(&d[0])
+                .arg(&d[1])
+                .arg(&d[2])
+                .arg(&ih2)
+                .arg(r)
+                .arg(z)
+                .arg(&mut slot);
+            // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of z.
+            unsafe { l.launch(cfg3(d)) }.map_err(drv("pb_jacobi_d"))?;
+            Ok(())
+        };
+        jacobi(r, z, &mut b.acc)?;
+        stream.memcpy_dtod(&*z, &mut *p).map_err(drv("copy"))?;
+        let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
+        if a.first().copied().unwrap_or(f64::NAN).sqrt() <= target {
+            return Ok(0);
+        }
+        let mut rz = a.get(4).copied().unwrap_or(f64::NAN);
+        for it in 0..left {
+            stream.memset_zeros(&mut b.acc).map_err(drv("memset"))?;
+            {
+                let mut slot = b.acc.slice_mut(2..3);
+                let mut l = stream.launch_builder(&k.apply_d);
+                l.arg(&b.eps64[0])
+                    .arg(&b.eps64[1])
+                    .arg(&b.eps64[2])
+                    .arg(&b.k64)
+                    .arg(&d[0])
+                    .arg(&d[1])
+                    .arg(&d[2])
+                    .arg(&ih2)
+                    .arg(&*p)
+                    .arg(&mut *q)
+                    .arg(&mut slot);
+                // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of q.
+                unsafe { l.launch(cfg3(d)) }.map_err(drv("pb_apply_d"))?;
+            }
+            let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
+            let pq = a.get(2).copied().unwrap_or(f64::NAN);
+            if !(pq.is_finite() && pq > 0.0 && rz.is_finite() && rz > 0.0) {
+                return Err(PbError::Device(format!(
+                    "float64 conjugate gradients broke down (p.Ap = {pq:e}, r.z = {rz:e})"
+                )));
+            }
+            let alpha = rz / pq;
+            {
+                let mut slot = b.acc.slice_mut(3..4);
+                let mut l = stream.launch_builder(&k.cg_update_d);
+                l.arg(&mut b.u)
+                    .arg(&mut *r)
+                    .arg(&*p)
+                    .arg(&*q)
+                    .arg(&alpha)
+                    .arg(&n64)
+                    .arg(&mut slot);
+                // SAFETY: n doubles in each buffer (p and q are zero on the faces).
+                unsafe { l.launch(cfg1(n)) }.map_err(drv("pb_cg_update_d"))?;
+            }
+            jacobi(r, z, &mut b.acc)?;
+            let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
+            let rr = a.get(3).copied().unwrap_or(f64::NAN);
+            if rr.sqrt() <= target {
+                return Ok(it + 1);
+            }
+            let rz_new = a.get(4).copied().unwrap_or(f64::NAN);
+            let beta = rz_new / rz;
+            rz = rz_new;
+            let mut l = stream.launch_builder(&k.xpby_d);
+            l.arg(&mut *p).arg(&*z).arg(&beta).arg(&n64);
+            // SAFETY: n doubles each.
+            unsafe { l.launch(cfg1(n)) }.map_err(drv("pb_xpby_d"))?;
+        }
+        Ok(left)
     }
 
     /// Conjugate gradients on `A e = r` (r in the finest level's `b`, e into `e`), until the residual
