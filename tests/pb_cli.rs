@@ -24,7 +24,16 @@ fn surface(dir: &Path, extra: &[&str]) -> (Vec<[f32; 3]>, Vec<f32>, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_orbitfield"))
         .arg("surface")
         .arg(&pqr)
-        .args(["--field", "molsurf", "--iso", "0.5", "--color-by", "pb", "--device", "cpu"])
+        .args([
+            "--field",
+            "molsurf",
+            "--iso",
+            "0.5",
+            "--color-by",
+            "pb",
+            "--device",
+            "cpu",
+        ])
         .args(extra)
         .arg("-o")
         .arg(&out)
@@ -47,7 +56,9 @@ fn surface(dir: &Path, extra: &[&str]) -> (Vec<[f32; 3]>, Vec<f32>, String) {
         .parse()
         .unwrap();
     let float = |k: usize| f32::from_le_bytes(bytes[at + 4 * k..at + 4 * k + 4].try_into().unwrap());
-    let positions = (0..n).map(|v| [float(7 * v), float(7 * v + 1), float(7 * v + 2)]).collect();
+    let positions = (0..n)
+        .map(|v| [float(7 * v), float(7 * v + 1), float(7 * v + 2)])
+        .collect();
     let values = (0..n).map(|v| float(7 * v + 6)).collect();
     (positions, values, comment)
 }
@@ -60,20 +71,21 @@ fn surface_coloured_by_pb_has_each_ions_sign_and_names_the_model() {
         comment.starts_with("Poisson-Boltzmann, 0.15 M, eps 2/78.5 (cpu"),
         "{comment}"
     );
-    assert!(comment.ends_with("kT/e"), "{comment}");
+    assert!(comment.ends_with("kT/e at 298.15 K"), "{comment}");
     assert!(positions.len() > 100);
     for (p, v) in positions.iter().zip(&on) {
         assert!(v.is_finite());
         let near_cation = p[0] < 4.0;
-        assert!(
-            if near_cation { *v > 0.0 } else { *v < 0.0 },
-            "vertex {p:?}: {v} kT/e"
-        );
+        assert!(if near_cation { *v > 0.0 } else { *v < 0.0 }, "vertex {p:?}: {v} kT/e");
     }
     let (_, outside, comment) = surface(dir.path(), &["--color-offset", "1.4"]);
     assert!(comment.contains("1.4 A outside the surface"), "{comment}");
     let mean = |v: &[f32]| v.iter().map(|x| f64::from(x.abs())).sum::<f64>() / v.len() as f64;
-    println!("mean |u| on the surface {:.3} kT/e, 1.4 A outside {:.3} kT/e", mean(&on), mean(&outside));
+    println!(
+        "mean |u| on the surface {:.3} kT/e, 1.4 A outside {:.3} kT/e",
+        mean(&on),
+        mean(&outside)
+    );
     assert!(mean(&outside) < mean(&on));
 }
 
