@@ -3,7 +3,8 @@
 //! colouring is positive around the cation and negative around the anion at every vertex (the sign of
 //! the nearer charge), smaller in magnitude 1.4 A outside the surface than on it (the potential of
 //! each ion falls off with distance), with the model named in the PLY file's value comment; `--device
-//! gpu` without a usable CUDA device is an error, never a CPU result; `--dielectric` is refused for pb.
+//! gpu` without a usable CUDA device is an error, never a CPU result; `--dielectric` is refused for pb;
+//! `render --color-by pb` draws the anion's surface red and the cation's blue (lavapipe or any adapter).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
@@ -118,4 +119,68 @@ fn gpu_without_a_device_and_dielectric_with_pb_are_errors() {
     } else {
         println!("a CUDA device is present: --device gpu is exercised by tests/pb_cuda.rs");
     }
+}
+
+/// `render --surface molsurf --color-by pb`: two ions (-1 e on the left, +1 e on the right, seen down
+/// -z): the surface around the anion is red, around the cation blue (the colour convention of
+/// APBS, PyMOL and ChimeraX), with the default range of +-5 kT/e. Skipped where no wgpu adapter exists.
+#[test]
+fn render_colours_the_surface_by_pb_red_negative_blue_positive() {
+    const SIZE: [u32; 2] = [200, 120];
+    let dir = tempfile::tempdir().unwrap();
+    let pqr = dir.path().join("ions.pqr");
+    // The anion on the left this time.
+    std::fs::write(
+        &pqr,
+        "ATOM      1 CL   CL      1      -4.000   0.000   0.000 -1.0000 1.8000\n\
+         ATOM      2  K    K      2       4.000   0.000   0.000  1.0000 1.8000\nEND\n",
+    )
+    .unwrap();
+    let out = dir.path().join("ions.png");
+    let o = Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .arg("render")
+        .arg(&pqr)
+        .args([
+            "--surface",
+            "molsurf",
+            "--color-by",
+            "pb",
+            "--pb-device",
+            "cpu",
+            "--camera",
+            "front",
+        ])
+        .args(["--no-legend", "--size", &format!("{}x{}", SIZE[0], SIZE[1]), "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if !o.status.success() && stderr.contains("adapter") {
+        eprintln!("skipping: no wgpu adapter: {stderr}");
+        return;
+    }
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("legend: surface: Poisson-Boltzmann, 0.15 M, eps 2/78.5 from -5.00 to 5.00 kT/e"),
+        "{stderr}"
+    );
+    let img = image::open(&out).unwrap().to_rgba8();
+    let is_red = |c: [f32; 3]| c[0] > c[2] + 40.0 && c[0] > c[1] + 20.0;
+    let is_blue = |c: [f32; 3]| c[2] > c[0] + 40.0;
+    let (mut left_red, mut left_blue, mut right_red, mut right_blue) = (0, 0, 0, 0);
+    for (x, _, p) in img.enumerate_pixels() {
+        let c = [f32::from(p[0]), f32::from(p[1]), f32::from(p[2])];
+        match (x < SIZE[0] / 2, is_red(c), is_blue(c)) {
+            (true, true, _) => left_red += 1,
+            (true, _, true) => left_blue += 1,
+            (false, true, _) => right_red += 1,
+            (false, _, true) => right_blue += 1,
+            _ => {}
+        }
+    }
+    println!("left: {left_red} red, {left_blue} blue; right: {right_red} red, {right_blue} blue");
+    assert!(
+        left_red > 200 && right_blue > 200 && left_blue * 10 < left_red && right_red * 10 < right_blue,
+        "left: {left_red} red, {left_blue} blue; right: {right_red} red, {right_blue} blue"
+    );
 }

@@ -276,18 +276,30 @@ pub fn new_solver(device: Device) -> Result<PbSolver> {
     Ok(solver)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lattices_coarsen_and_legends_name_the_model() {
-        assert_eq!(multigrid_points(161), 161);
-        assert_eq!(multigrid_points(150), 161);
-        assert_eq!(multigrid_points(20), 21);
-        assert_eq!(multigrid_points(3), 5);
-        assert_eq!(legend(&PbParams::default()), "Poisson-Boltzmann, 0.15 M, eps 2/78.5");
+/// The Poisson-Boltzmann potential (kT/e, default parameters) of the first frame of `system` as a
+/// volume on a lattice `spacing_angstrom` apart, solved on `device`, and the legend's name of the
+/// model ("Poisson-Boltzmann, 0.15 M, eps 2/78.5").
+pub fn volume(system: &mut io::System, spacing_angstrom: f64, device: Device) -> Result<(Grid3, String)> {
+    if !(spacing_angstrom.is_finite() && spacing_angstrom > 0.0) {
+        bail!("--pb-spacing {spacing_angstrom}: a positive number of Angstrom");
     }
+    let params = PbParams::default();
+    let mut said = false;
+    let (atoms, _) = atoms(system, 0, &mut said)?;
+    let lat = lattice_around(&atoms.positions_angstrom, spacing_angstrom, 0.0);
+    let mut solver = new_solver(device)?;
+    let sol = solver.solve(&atoms, &lat, &params, None)?;
+    let name = legend(&params);
+    let grid = Grid3 {
+        lattice: Lattice::axis_aligned(
+            lat.origin_angstrom.map(bohr_from_angstrom),
+            bohr_from_angstrom(lat.spacing_angstrom),
+            lat.dims,
+        ),
+        values: sol.potential_kt_per_e.iter().map(|&u| u as f32).collect(),
+        description: format!("{name} (kT/e, {}, {:?} points)", solver.engine_name(), lat.dims),
+    };
+    Ok((grid, name))
 }
 
 /// `grid pb`.
@@ -349,4 +361,18 @@ pub fn run(args: &GridArgs) -> Result<()> {
         previous = Some(lat);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lattices_coarsen_and_legends_name_the_model() {
+        assert_eq!(multigrid_points(161), 161);
+        assert_eq!(multigrid_points(150), 161);
+        assert_eq!(multigrid_points(20), 21);
+        assert_eq!(multigrid_points(3), 5);
+        assert_eq!(legend(&PbParams::default()), "Poisson-Boltzmann, 0.15 M, eps 2/78.5");
+    }
 }
