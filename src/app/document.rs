@@ -216,6 +216,7 @@ impl Document {
             FieldChoice::Volume(i) => i < self.grids.len(),
             FieldChoice::Potential | FieldChoice::PotentialMean { .. } => self.potential_lattice.is_some(),
             FieldChoice::MolSurf { selection } => self.surface_selections.len() > usize::from(selection),
+            FieldChoice::PotentialPb { .. } => self.structure.charges_e.is_some(),
         }
     }
 
@@ -262,6 +263,8 @@ impl Document {
         let dims = match field {
             FieldChoice::Volume(i) => self.grids.get(i)?.lattice.dims,
             FieldChoice::Potential | FieldChoice::PotentialMean { .. } => self.potential_lattice?.dims,
+            // Its lattice follows the frame's atoms (`app::pb`); the key names frame and revision.
+            FieldChoice::PotentialPb { .. } => [0; 3],
             FieldChoice::MolSurf { selection } => {
                 molsurf_lattice(&self.molsurf_atoms(selection, frame)?, settings.lattice_points)?.dims
             }
@@ -361,7 +364,8 @@ impl Document {
             FieldChoice::Volume(_)
             | FieldChoice::Potential
             | FieldChoice::PotentialMean { .. }
-            | FieldChoice::MolSurf { .. } => return None,
+            | FieldChoice::MolSurf { .. }
+            | FieldChoice::PotentialPb { .. } => return None,
         };
         Some(FieldJob {
             field,

@@ -26,6 +26,7 @@ pub mod history;
 pub mod labels;
 pub mod measure;
 pub mod orbitals;
+pub mod pb;
 pub mod potential;
 pub mod qm;
 pub mod rdf;

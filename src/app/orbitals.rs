@@ -104,6 +104,7 @@ impl AppState {
             FieldChoice::Potential => "potential (charges)".into(),
             FieldChoice::PotentialMean { frames } => format!("potential (charges), mean of {frames} frames"),
             FieldChoice::WavefunctionPotential => "potential (wavefunction)".into(),
+            FieldChoice::PotentialPb { .. } => "potential (Poisson-Boltzmann)".into(),
             FieldChoice::MolSurf { selection } => match self
                 .document()
                 .and_then(|d| d.surface_selections.get(usize::from(selection)))

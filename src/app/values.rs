@@ -93,6 +93,10 @@ impl FieldUnit {
                 scale: potential.unit().per_hartree_per_e(),
                 label: potential.label().into(),
             },
+            FieldChoice::PotentialPb { .. } => FieldUnit {
+                scale: 1.0,
+                label: "kT/e".into(),
+            },
             FieldChoice::Volume(_) => FieldUnit {
                 scale: 1.0,
                 label: "(file units)".into(),
@@ -164,6 +168,8 @@ pub fn default_iso(field: FieldChoice) -> Option<f32> {
         FieldChoice::Density | FieldChoice::SpinDensity => Some(0.002),
         FieldChoice::WavefunctionPotential => Some(WAVEFUNCTION_POTENTIAL_ISO),
         FieldChoice::MolSurf { .. } => Some(crate::model::field::MOLSURF_LEVEL),
+        // +-1 kT/e.
+        FieldChoice::PotentialPb { .. } => Some(1.0),
         FieldChoice::Volume(_) | FieldChoice::Potential | FieldChoice::PotentialMean { .. } => None,
     }
 }

@@ -13,15 +13,12 @@
 
 use super::grid::{Device, GridArgs};
 use anyhow::{Context, Result, bail};
-use orbitfield::compute::pb::{ChargeAssignment, PbAtoms, PbBoundary, PbEngine, PbLattice, PbParams, PbSolver};
+use orbitfield::compute::pb::{ChargeAssignment, PbAtoms, PbBoundary, PbEngine, PbLattice, PbParams, PbSolver, setup};
 use orbitfield::io::{self, cube::CubeAtom};
 use orbitfield::model::units::{PotentialUnit, bohr_from_angstrom, volt_per_kt_per_e};
 use orbitfield::model::{Grid3, Lattice};
 use std::path::Path;
 use std::time::Instant;
-
-/// The least padding (Angstrom) around the atoms of a Poisson-Boltzmann lattice.
-const MIN_PB_PADDING_ANGSTROM: f64 = 10.0;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChargeAssignmentArg {
@@ -133,73 +130,10 @@ fn lattice(args: &GridArgs, positions: &[[f64; 3]]) -> Result<PbLattice> {
     Ok(lattice_around(positions, h, args.padding))
 }
 
-/// Points per axis for at least `n`: `c 2^l + 1` with l up to 4 (APBS's `dime` rule), so the
-/// multigrid of the CUDA solver halves the lattice down to a few points.
-pub fn multigrid_points(n: usize) -> usize {
-    let m = n.saturating_sub(1).max(4);
-    let step = if m >= 64 {
-        16
-    } else if m >= 16 {
-        4
-    } else {
-        2
-    };
-    m.div_ceil(step) * step + 1
-}
-
-/// A lattice `spacing_angstrom` apart around `positions` with at least `padding_angstrom` (and at
-/// least [`MIN_PB_PADDING_ANGSTROM`]) on every side, [`multigrid_points`] per axis.
-pub fn lattice_around(positions: &[[f64; 3]], spacing_angstrom: f64, padding_angstrom: f64) -> PbLattice {
-    let h = spacing_angstrom;
-    let pad = padding_angstrom.max(MIN_PB_PADDING_ANGSTROM);
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for p in positions {
-        for k in 0..3 {
-            lo[k] = lo[k].min(p[k]);
-            hi[k] = hi[k].max(p[k]);
-        }
-    }
-    let centre: [f64; 3] = std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
-    let dims: [usize; 3] =
-        std::array::from_fn(|k| multigrid_points(((hi[k] - lo[k] + 2.0 * pad) / h).ceil().max(4.0) as usize + 1));
-    PbLattice::centered(centre, h, dims)
-}
-
-/// The legend's name of the model: "Poisson-Boltzmann, 0.15 M, eps 2/78.5".
-pub fn legend(p: &PbParams) -> String {
-    let short = |v: f64| {
-        let t = format!("{v:.1}");
-        t.strip_suffix(".0").map(str::to_string).unwrap_or(t)
-    };
-    format!(
-        "Poisson-Boltzmann{}, {} M, eps {}/{}",
-        if p.nonlinear { " (nonlinear)" } else { "" },
-        p.ionic_strength_molar,
-        short(p.eps_in),
-        short(p.eps_out)
-    )
-}
+pub use orbitfield::compute::pb::setup::{lattice_around, legend};
 
 /// The atoms of `frame`: positions, charges and radii (element radii where the files give none).
 pub fn atoms(system: &mut io::System, frame: usize, said: &mut bool) -> Result<(PbAtoms, Vec<CubeAtom>)> {
-    let s = &system.structure;
-    let Some(charges) = s.charges_e.clone() else {
-        bail!("pb needs partial charges: give a file that carries them (pqr, prmtop, psf, mol2, tpr)");
-    };
-    let radii: Vec<f64> = match &s.radii_angstrom {
-        Some(r) => r.iter().map(|&v| f64::from(v)).collect(),
-        None => {
-            if !*said {
-                eprintln!(
-                    "note: the files give no atomic radii; using each element's van der Waals radius (Bondi 1964)"
-                );
-                *said = true;
-            }
-            s.elements.iter().map(|e| f64::from(e.vdw_radius_angstrom())).collect()
-        }
-    };
-    let elements = s.elements.clone();
     let n_frames = system.trajectory.n_frames();
     if frame >= n_frames {
         bail!("frame {frame} requested, the files hold {n_frames} frames");
@@ -208,25 +142,23 @@ pub fn atoms(system: &mut io::System, frame: usize, said: &mut bool) -> Result<(
         .trajectory
         .frame(frame)
         .with_context(|| format!("reading frame {frame}"))?;
-    let positions: Vec<[f64; 3]> = f.positions_angstrom.iter().map(|p| p.map(f64::from)).collect();
-    let cube = positions
+    let (atoms, by_element) = setup::atoms_of(&system.structure, &f.positions_angstrom).map_err(anyhow::Error::msg)?;
+    if by_element && !*said {
+        eprintln!("note: {}", setup::RADII_BY_ELEMENT_NOTE);
+        *said = true;
+    }
+    let cube = atoms
+        .positions_angstrom
         .iter()
-        .zip(&elements)
-        .zip(&charges)
+        .zip(&system.structure.elements)
+        .zip(&atoms.charges_e)
         .map(|((p, e), &q)| CubeAtom {
             atomic_number: u32::from(e.number()),
-            charge_e: f64::from(q),
+            charge_e: q,
             position_bohr: p.map(bohr_from_angstrom),
         })
         .collect();
-    Ok((
-        PbAtoms {
-            positions_angstrom: positions,
-            charges_e: charges.iter().map(|&q| f64::from(q)).collect(),
-            radii_angstrom: radii,
-        },
-        cube,
-    ))
+    Ok((atoms, cube))
 }
 
 /// The frames `--frames` names (all, N, A:B or A:B:S).
@@ -290,15 +222,10 @@ pub fn volume(system: &mut io::System, spacing_angstrom: f64, device: Device) ->
     let mut solver = new_solver(device)?;
     let sol = solver.solve(&atoms, &lat, &params, None)?;
     let name = legend(&params);
-    let grid = Grid3 {
-        lattice: Lattice::axis_aligned(
-            lat.origin_angstrom.map(bohr_from_angstrom),
-            bohr_from_angstrom(lat.spacing_angstrom),
-            lat.dims,
-        ),
-        values: sol.potential_kt_per_e.iter().map(|&u| u as f32).collect(),
-        description: format!("{name} (kT/e, {}, {:?} points)", solver.engine_name(), lat.dims),
-    };
+    let grid = setup::grid_of(
+        &sol,
+        format!("{name} (kT/e, {}, {:?} points)", solver.engine_name(), lat.dims),
+    );
     Ok((grid, name))
 }
 
@@ -366,6 +293,7 @@ pub fn run(args: &GridArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use orbitfield::compute::pb::setup::multigrid_points;
 
     #[test]
     fn lattices_coarsen_and_legends_name_the_model() {

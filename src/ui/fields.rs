@@ -79,6 +79,8 @@ pub fn iso_range(field: FieldChoice, unit: &FieldUnit, grid: Option<&Grid3>, iso
             POTENTIAL_RANGE_KT_PER_E.map(|v| v / kt * unit.scale)
         }
         FieldChoice::MolSurf { .. } => [0.01, 5.0],
+        // Poisson-Boltzmann potentials, in kT/e: a tenth of thermal energy to 100 kT/e.
+        FieldChoice::PotentialPb { .. } => [0.1, 100.0],
         FieldChoice::Volume(_) => {
             let max = grid
                 .and_then(|g| g.min_max())
@@ -212,6 +214,7 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if has_charges && field.is_some_and(|f| f.is_potential()) {
         potential_ui(ui, state);
     }
+    super::pb::panel_ui(ui, state);
     let edits = state
         .panel_field_rep()
         .filter(|f| f.is_surface())

@@ -20,6 +20,7 @@
 //! total charge (`sdh`) or the sum of one per atom (`mdh`).
 
 pub mod engine;
+pub mod setup;
 pub use engine::{PbEngine, PbSolver, check_input};
 
 use crate::model::units::{AVOGADRO_PER_MOLE, BOLTZMANN_JOULE_PER_KELVIN, ELEMENTARY_CHARGE_COULOMB};
