@@ -5,7 +5,7 @@
 //! that frame's solution, the legend names the model and its parameters at +-5 kT/e, and the
 //! potential at the surface's vertices takes both signs (a protein's surface has acidic and basic
 //! patches). The molecular surface is computed by the CPU engine inline on a small lattice; the
-//! Poisson-Boltzmann solve runs on the CPU engine's worker at a coarse 1.5 A spacing.
+//! Poisson-Boltzmann solve runs on the CPU engine's worker at a coarse 2 A spacing.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 mod adk_state;
 use adk_state::data;
 
-/// adk with the CPU engine computing fields inline and the PB worker on the CPU at 1.5 A.
+/// adk with the CPU engine computing fields inline and the PB worker on the CPU at 2 A.
 fn adk_with_engines() -> AppState {
     let backend = orbitfield::app::blocking_engine().map(|e| Box::new(InlineBackend::new(e)) as Box<dyn FieldBackend>);
     let settings = Settings {
@@ -34,7 +34,7 @@ fn adk_with_engines() -> AppState {
         FieldService::new(backend, orbitfield::app::default_extractor()),
     );
     state.pb.engine = PbEngine::Cpu;
-    state.pb.spacing_angstrom = 1.5;
+    state.pb.spacing_angstrom = 2.0;
     state.apply(Command::OpenFiles(vec![data("md/adk.psf"), data("md/adk_dims.dcd")]));
     assert!(state.document().is_some(), "{}", state.panels.status);
     state
@@ -127,7 +127,7 @@ fn surface_coloured_by_poisson_boltzmann_plays_three_frames() {
     harness.get_by_label("Selection").set_text_value_accesskit("protein");
     harness.run();
     harness.get_by_label(orbitfield::ui::pb::ADD_PB_SURFACE).click();
-    harness.run();
+    harness.run_steps(4);
     let id = harness
         .state()
         .reps()
@@ -146,13 +146,144 @@ fn surface_coloured_by_poisson_boltzmann_plays_three_frames() {
     // Play three frames, one at a time.
     for frame in 1..=3 {
         harness.get_by_label("Play").click();
-        harness.run();
+        harness.run_steps(4);
         let fps = harness.state().view.timeline.fps;
         harness.state_mut().tick(1.0 / fps + 1e-4);
-        harness.run();
+        harness.run_steps(4);
         harness.get_by_label("Pause").click();
-        harness.run();
+        harness.run_steps(4);
         assert_eq!(harness.state().document().unwrap().frame_index, frame);
         check_frame(&mut harness, id, frame);
     }
+}
+
+/// Mean colour of the 5x5 pixels around `pixel`.
+fn mean_rgb(img: &image::RgbaImage, pixel: [f32; 2]) -> [f32; 3] {
+    let mut sum = [0.0f32; 3];
+    for dy in -2i32..=2 {
+        for dx in -2i32..=2 {
+            let x = (pixel[0].round() as i32 + dx).clamp(0, img.width() as i32 - 1) as u32;
+            let y = (pixel[1].round() as i32 + dy).clamp(0, img.height() as i32 - 1) as u32;
+            let p = img.get_pixel(x, y);
+            for k in 0..3 {
+                sum[k] += f32::from(p[k]);
+            }
+        }
+    }
+    sum.map(|s| s / 25.0)
+}
+
+/// The centres (Angstrom) of adk's most negative and most positive surface patches, from the
+/// PSF's charges alone: each residue far out from the protein's centre (its centroid beyond 70 %
+/// of the farthest residue's distance) scores the net charge of all atoms within 8 A of its
+/// centroid; the lowest and highest scores, with the scores.
+fn charged_patches(structure: &orbitfield::model::Structure, positions: &[[f32; 3]]) -> ([f32; 3], f32, [f32; 3], f32) {
+    use glam::Vec3;
+    let charges = structure.charges_e.as_ref().unwrap();
+    let p: Vec<Vec3> = positions.iter().map(|a| Vec3::from(*a)).collect();
+    let centre = p.iter().copied().sum::<Vec3>() / p.len() as f32;
+    let mut residues: Vec<Vec3> = Vec::new();
+    let mut start = 0;
+    for i in 1..=p.len() {
+        if i == p.len() || structure.resids[i] != structure.resids[start] {
+            residues.push(p[start..i].iter().copied().sum::<Vec3>() / (i - start) as f32);
+            start = i;
+        }
+    }
+    let far = residues.iter().map(|c| c.distance(centre)).fold(0.0f32, f32::max);
+    let mut lo = (Vec3::ZERO, f32::MAX);
+    let mut hi = (Vec3::ZERO, f32::MIN);
+    for c in residues.iter().filter(|c| c.distance(centre) > 0.7 * far) {
+        let q: f32 = p
+            .iter()
+            .zip(charges)
+            .filter(|(a, _)| a.distance(*c) < 8.0)
+            .map(|(_, q)| *q)
+            .sum();
+        if q < lo.1 {
+            lo = (*c, q);
+        }
+        if q > hi.1 {
+            hi = (*c, q);
+        }
+    }
+    (lo.0.to_array(), lo.1, hi.0.to_array(), hi.1)
+}
+
+/// Drawn through the window's draw path (Mesa lavapipe or whatever adapter exists): adk's
+/// surface coloured by the Poisson-Boltzmann potential is red where the camera looks at the most
+/// negative patch of charges and blue at the most positive one. Skipped, with the reason printed,
+/// where no adapter exists.
+#[test]
+fn the_pb_surface_is_red_at_the_acidic_patch_and_blue_at_the_basic_one() {
+    use glam::{Quat, Vec3};
+    use orbitfield::app::reps::{FieldStyle, RepSpec, SpecKind};
+    use orbitfield::render::{GpuScene, OffscreenTarget, RenderContext, render_once};
+    const SIZE: [u32; 2] = [320, 240];
+    let rc = match RenderContext::headless(1) {
+        Ok(rc) => rc,
+        Err(e) => {
+            eprintln!("skipping: no wgpu adapter: {e}");
+            return;
+        }
+    };
+    let mut state = adk_with_engines();
+    let ids: Vec<_> = state.reps().list.iter().map(|r| r.id).collect();
+    for id in ids {
+        state.apply(Command::DeleteRep(id));
+    }
+    let mut spec = RepSpec::field("molsurf:protein", FieldStyle::Isosurface);
+    if let SpecKind::Field { color_by, .. } = &mut spec.kind {
+        *color_by = Some("pb".into());
+    }
+    state.apply(Command::AddRep(spec));
+    let t0 = Instant::now();
+    loop {
+        state.update_reps();
+        let f = state.reps().fields().next().map(|(_, f)| f).unwrap();
+        if f.color_shows_frame(0) && f.pipeline.lobes[0].is_some() {
+            break;
+        }
+        assert!(state.pb.failure.is_none(), "{:?}", state.pb.failure);
+        assert!(t0.elapsed() < Duration::from_secs(120), "the PB colours never arrived");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let doc = state.document().unwrap();
+    let (acidic, q_acidic, basic, q_basic) = charged_patches(&doc.structure, &doc.frame.positions_angstrom);
+    println!("acidic patch at {acidic:?}: {q_acidic:+.2} e within 8 A; basic patch at {basic:?}: {q_basic:+.2} e");
+    assert!(q_acidic < -1.0 && q_basic > 1.0, "{q_acidic} {q_basic}");
+
+    let mut scene = GpuScene::new(&rc);
+    let mut sync = orbitfield::app::draw::SceneSync::new(&rc);
+    let target = OffscreenTarget::new(&rc, SIZE);
+    state.view.size_px = SIZE;
+    let (lo, hi) = state.scene_bounds().unwrap();
+    let centre = (Vec3::from(lo) + Vec3::from(hi)) * 0.5;
+    let mut seen = Vec::new();
+    for patch in [acidic, basic] {
+        // Look at the patch from outside, along the line from the protein's centre through it.
+        let out = (Vec3::from(patch) - centre).normalize();
+        state.view.camera.rotation = Quat::from_rotation_arc(Vec3::Z, out);
+        state
+            .view
+            .camera
+            .fit_to_bounds(Vec3::from(lo), Vec3::from(hi), SIZE[0] as f32 / SIZE[1] as f32);
+        state.view.dirty.meshes = true;
+        sync.sync(&rc, &mut scene, &mut state);
+        render_once(&rc, &scene, &target, &state.view.camera);
+        let img = target.read_rgba(&rc).unwrap();
+        let pixel = state.view.camera.project_to_pixel(Vec3::from(patch), SIZE).unwrap().0;
+        if let Ok(dir) = std::env::var("ORBITFIELD_TEST_IMAGES") {
+            img.save(format!("{dir}/pb_patch_{}.png", seen.len())).unwrap();
+        }
+        println!("patch at pixel {pixel:?}");
+        seen.push(mean_rgb(&img, pixel));
+    }
+    println!("acidic patch pixel {:?}, basic patch pixel {:?}", seen[0], seen[1]);
+    let (red, blue) = (seen[0], seen[1]);
+    assert!(
+        red[0] > red[2] + 40.0 && red[0] > red[1] + 20.0,
+        "the acidic patch is red: {red:?}"
+    );
+    assert!(blue[2] > blue[0] + 40.0, "the basic patch is blue: {blue:?}");
 }
