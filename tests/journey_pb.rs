@@ -157,20 +157,28 @@ fn surface_coloured_by_poisson_boltzmann_plays_three_frames() {
     }
 }
 
-/// Mean colour of the 5x5 pixels around `pixel`.
-fn mean_rgb(img: &image::RgbaImage, pixel: [f32; 2]) -> [f32; 3] {
-    let mut sum = [0.0f32; 3];
-    for dy in -2i32..=2 {
-        for dx in -2i32..=2 {
-            let x = (pixel[0].round() as i32 + dx).clamp(0, img.width() as i32 - 1) as u32;
-            let y = (pixel[1].round() as i32 + dy).clamp(0, img.height() as i32 - 1) as u32;
-            let p = img.get_pixel(x, y);
-            for k in 0..3 {
-                sum[k] += f32::from(p[k]);
+/// Red minus blue, averaged over the drawn (not background) pixels within `radius` of `pixel`,
+/// and how many pixels were drawn there.
+fn red_minus_blue(img: &image::RgbaImage, pixel: [f32; 2], radius: i32) -> (f32, usize) {
+    let (mut sum, mut n) = (0.0f32, 0usize);
+    for dy in -radius..=radius {
+        for dx in -radius..=radius {
+            if dx * dx + dy * dy > radius * radius {
+                continue;
             }
+            let (x, y) = (pixel[0].round() as i32 + dx, pixel[1].round() as i32 + dy);
+            if x < 0 || y < 0 || x >= img.width() as i32 || y >= img.height() as i32 {
+                continue;
+            }
+            let p = img.get_pixel(x as u32, y as u32);
+            if u32::from(p[0]) + u32::from(p[1]) + u32::from(p[2]) < 60 {
+                continue;
+            }
+            sum += f32::from(p[0]) - f32::from(p[2]);
+            n += 1;
         }
     }
-    sum.map(|s| s / 25.0)
+    (sum / n.max(1) as f32, n)
 }
 
 /// The centres (Angstrom) of adk's most negative and most positive surface patches, from the
@@ -276,14 +284,16 @@ fn the_pb_surface_is_red_at_the_acidic_patch_and_blue_at_the_basic_one() {
         if let Ok(dir) = std::env::var("ORBITFIELD_TEST_IMAGES") {
             img.save(format!("{dir}/pb_patch_{}.png", seen.len())).unwrap();
         }
-        println!("patch at pixel {pixel:?}");
-        seen.push(mean_rgb(&img, pixel));
+        seen.push(red_minus_blue(&img, pixel, 24));
     }
-    println!("acidic patch pixel {:?}, basic patch pixel {:?}", seen[0], seen[1]);
-    let (red, blue) = (seen[0], seen[1]);
-    assert!(
-        red[0] > red[2] + 40.0 && red[0] > red[1] + 20.0,
-        "the acidic patch is red: {red:?}"
+    println!(
+        "red minus blue within 24 px of the patch: acidic {:+.1} ({} px), basic {:+.1} ({} px)",
+        seen[0].0, seen[0].1, seen[1].0, seen[1].1
     );
-    assert!(blue[2] > blue[0] + 40.0, "the basic patch is blue: {blue:?}");
+    assert!(
+        seen[0].1 > 500 && seen[1].1 > 500,
+        "the surface is drawn at both patches: {seen:?}"
+    );
+    assert!(seen[0].0 > 5.0, "the acidic patch is red: {:?}", seen[0]);
+    assert!(seen[1].0 < -5.0, "the basic patch is blue: {:?}", seen[1]);
 }
