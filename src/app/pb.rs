@@ -207,3 +207,54 @@ impl AppState {
         arrived
     }
 }
+
+/// The Poisson-Boltzmann parameters a session keeps (those the field panel edits).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PbSpec {
+    pub ionic_strength_molar: f64,
+    pub eps_in: f64,
+    pub eps_out: f64,
+    pub probe_angstrom: f64,
+    pub spacing_angstrom: f64,
+}
+
+impl AppState {
+    /// The parameters to save, when a representation is coloured by the Poisson-Boltzmann potential.
+    pub fn pb_spec(&self) -> Option<PbSpec> {
+        let used = self
+            .doc
+            .reps
+            .fields()
+            .any(|(_, f)| f.coloring.is_some_and(|c| is_pb(c.source)));
+        let p = &self.pb.params;
+        used.then_some(PbSpec {
+            ionic_strength_molar: p.ionic_strength_molar,
+            eps_in: p.eps_in,
+            eps_out: p.eps_out,
+            probe_angstrom: p.probe_angstrom,
+            spacing_angstrom: self.pb.spacing_angstrom,
+        })
+    }
+
+    /// Takes a session's parameters (values a hand-edited file may break are ignored).
+    pub fn apply_pb_spec(&mut self, s: &PbSpec) {
+        let ok = |v: f64, lo: f64| v.is_finite() && v >= lo;
+        let p = &mut self.pb.params;
+        if ok(s.ionic_strength_molar, 0.0) {
+            p.ionic_strength_molar = s.ionic_strength_molar;
+        }
+        if ok(s.eps_in, 1.0) {
+            p.eps_in = s.eps_in;
+        }
+        if ok(s.eps_out, 1.0) {
+            p.eps_out = s.eps_out;
+        }
+        if ok(s.probe_angstrom, 0.0) {
+            p.probe_angstrom = s.probe_angstrom;
+        }
+        if ok(s.spacing_angstrom, 0.0) && s.spacing_angstrom > 0.0 {
+            self.pb.spacing_angstrom = s.spacing_angstrom;
+        }
+        self.pb.changed();
+    }
+}

@@ -80,6 +80,9 @@ pub struct Session {
     /// Where orbitals, densities and spin densities drawn as isosurfaces are computed.
     #[serde(default)]
     pub orbitals_on: super::fields::device::OrbitalsOn,
+    /// The Poisson-Boltzmann colouring's parameters, when a representation uses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pb: Option<super::pb::PbSpec>,
 }
 
 fn dark() -> bool {
@@ -169,6 +172,7 @@ impl AppState {
             dark_background: self.settings.dark_background,
             lattice_points: self.settings.lattice_points,
             orbitals_on: self.settings.orbitals_on,
+            pb: self.pb_spec(),
         })
     }
 
@@ -198,6 +202,9 @@ impl AppState {
         self.settings.dark_background = s.dark_background;
         self.settings.lattice_points = s.lattice_points.clamp(16, 512);
         self.set_orbitals_on(s.orbitals_on);
+        if let Some(pb) = &s.pb {
+            self.apply_pb_spec(pb);
+        }
         self.open_files(&s.files, s.qm_region.clone());
         if self.document().is_none() {
             return;

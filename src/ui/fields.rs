@@ -411,6 +411,12 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
         // As `render --color-by esp`: the charges' potential evaluated at the surface's vertices.
         sources.push((FieldChoice::Potential, "Potential (charges)".to_string()));
     }
+    if doc.structure.charges_e.is_some() {
+        sources.push((
+            FieldChoice::PotentialPb { revision: 0 },
+            crate::ui::pb::SOURCE_NAME.into(),
+        ));
+    }
     let Some(f) = state.panel_field_rep().filter(|f| f.style == FieldStyle::Isosurface) else {
         return;
     };

@@ -8,6 +8,9 @@ use crate::app::reps::{FieldStyle, RepSpec, SpecKind};
 use crate::app::state::{AppState, Command};
 use egui::RichText;
 
+/// The name of the Poisson-Boltzmann colouring in the field panel's "Colour surface by".
+pub const SOURCE_NAME: &str = "Potential (Poisson-Boltzmann)";
+
 /// The Add menu's label of the Poisson-Boltzmann surface.
 pub const ADD_PB_SURFACE: &str = "Molecular surface coloured by potential (Poisson-Boltzmann)";
 
