@@ -116,3 +116,45 @@ pub fn grid_of(solution: &PbSolution, description: String) -> Grid3 {
         description,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::model::{Element, Name8};
+
+    fn two_atoms(charges: Option<Vec<f32>>) -> Structure {
+        let mut s = Structure::default();
+        for e in [Element::O, Element::N] {
+            s.push_atom(e, Name8::from("X"), Name8::from("R"), 1, Name8::EMPTY, Name8::EMPTY);
+        }
+        s.charges_e = charges;
+        s
+    }
+
+    /// No charges: the one message naming the files that carry them. No radii: Bondi's by element
+    /// (O 1.52 A, N 1.55 A), said by the flag.
+    #[test]
+    fn atoms_need_charges_and_take_element_radii() {
+        let p = [[0.0f32; 3], [3.0, 0.0, 0.0]];
+        assert_eq!(atoms_of(&two_atoms(None), &p).unwrap_err(), NO_CHARGES);
+        let (atoms, by_element) = atoms_of(&two_atoms(Some(vec![-0.5, 0.5])), &p).unwrap();
+        assert!(by_element);
+        assert!(
+            (atoms.radii_angstrom[0] - 1.52).abs() < 1e-6,
+            "{:?}",
+            atoms.radii_angstrom
+        );
+        assert!(
+            (atoms.radii_angstrom[1] - 1.55).abs() < 1e-6,
+            "{:?}",
+            atoms.radii_angstrom
+        );
+        assert!(atoms_of(&two_atoms(Some(vec![-0.5, 0.5])), &p[..1]).is_err());
+        // The lattice keeps 10 A on every side and multigrid-friendly sizes.
+        let lat = lattice_around(&atoms.positions_angstrom, 1.0, 0.0);
+        assert!(lat.origin_angstrom[0] <= -10.0 && lat.point(lat.dims[0] - 1, 0, 0)[0] >= 13.0);
+        assert_eq!(multigrid_points(lat.dims[0]), lat.dims[0]);
+    }
+}
