@@ -221,6 +221,7 @@ impl Document {
             FieldChoice::Potential | FieldChoice::PotentialMean { .. } => self.potential_lattice.is_some(),
             FieldChoice::MolSurf { selection } => self.surface_selections.len() > usize::from(selection),
             FieldChoice::Ils(i) => self.ils_maps.len() > usize::from(i),
+            FieldChoice::PotentialPb { .. } => self.structure.charges_e.is_some(),
         }
     }
 
@@ -267,6 +268,8 @@ impl Document {
         let dims = match field {
             FieldChoice::Volume(i) => self.grids.get(i)?.lattice.dims,
             FieldChoice::Potential | FieldChoice::PotentialMean { .. } => self.potential_lattice?.dims,
+            // Its lattice follows the frame's atoms (`app::pb`); the key names frame and revision.
+            FieldChoice::PotentialPb { .. } => [0; 3],
             FieldChoice::MolSurf { selection } => {
                 molsurf_lattice(&self.molsurf_atoms(selection, frame)?, settings.lattice_points)?.dims
             }
@@ -369,7 +372,8 @@ impl Document {
             | FieldChoice::Potential
             | FieldChoice::PotentialMean { .. }
             | FieldChoice::MolSurf { .. }
-            | FieldChoice::Ils(_) => return None,
+            | FieldChoice::Ils(_)
+            | FieldChoice::PotentialPb { .. } => return None,
         };
         Some(FieldJob {
             field,

@@ -28,6 +28,7 @@ pub mod ils_paths;
 pub mod labels;
 pub mod measure;
 pub mod orbitals;
+pub mod pb;
 pub mod potential;
 pub mod qm;
 pub mod rdf;

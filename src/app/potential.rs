@@ -37,6 +37,7 @@ impl super::state::AppState {
                 Some(format!("{how} of {n} charges{mean}, vacuum"))
             }
             FieldChoice::WavefunctionPotential => Some("nuclei and electron density, vacuum".into()),
+            FieldChoice::PotentialPb { .. } => Some(self.pb.legend()),
             _ => None,
         }
     }

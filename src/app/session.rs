@@ -84,6 +84,9 @@ pub struct Session {
     /// session opens (`ils:N` representations show them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ils: Vec<super::ils::IlsForm>,
+    /// The Poisson-Boltzmann colouring's parameters, when a representation uses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pb: Option<super::pb::PbSpec>,
 }
 
 fn dark() -> bool {
@@ -174,6 +177,7 @@ impl AppState {
             lattice_points: self.settings.lattice_points,
             orbitals_on: self.settings.orbitals_on,
             ils: doc.ils_maps.iter().map(|m| m.form.clone()).collect(),
+            pb: self.pb_spec(),
         })
     }
 
@@ -203,6 +207,9 @@ impl AppState {
         self.settings.dark_background = s.dark_background;
         self.settings.lattice_points = s.lattice_points.clamp(16, 512);
         self.set_orbitals_on(s.orbitals_on);
+        if let Some(pb) = &s.pb {
+            self.apply_pb_spec(pb);
+        }
         self.open_files(&s.files, s.qm_region.clone());
         if self.document().is_none() {
             return;

@@ -378,6 +378,8 @@ pub struct AppState {
     pub(crate) pending: Vec<Command>,
     /// Measurements, labels and the undo history.
     pub tools: super::tools::Tools,
+    /// The Poisson-Boltzmann colouring's parameters and worker.
+    pub pb: super::pb::PbView,
 }
 
 impl AppState {
@@ -414,6 +416,7 @@ impl AppState {
             fields,
             pending: Vec::new(),
             tools: Default::default(),
+            pb: Default::default(),
         }
     }
 

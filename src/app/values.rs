@@ -93,6 +93,10 @@ impl FieldUnit {
                 scale: potential.unit().per_hartree_per_e(),
                 label: potential.label().into(),
             },
+            FieldChoice::PotentialPb { .. } => FieldUnit {
+                scale: 1.0,
+                label: "kT/e".into(),
+            },
             FieldChoice::Volume(_) => FieldUnit {
                 scale: 1.0,
                 label: "(file units)".into(),
@@ -177,6 +181,8 @@ pub fn default_iso(field: FieldChoice) -> Option<f32> {
         FieldChoice::WavefunctionPotential => Some(WAVEFUNCTION_POTENTIAL_ISO),
         FieldChoice::MolSurf { .. } => Some(crate::model::field::MOLSURF_LEVEL),
         FieldChoice::Ils(_) => Some(crate::app::ils::DEFAULT_ISO_KT),
+        // +-1 kT/e.
+        FieldChoice::PotentialPb { .. } => Some(1.0),
         FieldChoice::Volume(_) | FieldChoice::Potential | FieldChoice::PotentialMean { .. } => None,
     }
 }

@@ -32,7 +32,8 @@ use std::time::Instant;
 pub enum Device {
     /// The multithreaded CPU engine.
     Cpu,
-    /// A CUDA GPU.
+    /// A CUDA GPU (or a failure, never the CPU); `cuda` is the same.
+    #[value(alias = "cuda")]
     Gpu,
     /// The GPU when one is usable, else the CPU.
     #[default]

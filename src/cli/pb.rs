@@ -1,7 +1,8 @@
 //! `orbitfield grid pb TOP [TRAJ...] -o map.dx|cube`: the Poisson-Boltzmann potential of a
-//! structure's charges (`compute::pb`, the CPU engine), one frame (`--frame`) or a series
-//! (`--frames`, one file per frame into a directory, each frame's solve warm-started from the
-//! previous one's).
+//! structure's charges (`compute::pb`), one frame (`--frame`) or a series (`--frames`, one file per
+//! frame into a directory, each frame's solve warm-started from the previous one's), on the engine
+//! `--device` names: `cpu`, `gpu` (or `cuda`: a CUDA device or a failure) or `auto` (a CUDA device
+//! when one is usable and the form is linearized, else the CPU, said once).
 //!
 //! Owns [`PbArgs`] (flattened into `grid`'s arguments) and [`run`], which `grid` calls for the
 //! field `pb`. Charges and radii come from the files (PQR, prmtop, PSF, mol2, TPR where they carry
@@ -11,17 +12,16 @@
 //! 8 m + 1, or 16 m + 1 beyond 65, for the multigrid), or `--origin`/`--dims`. Output in
 //! kT/e at the solve's temperature unless `--units` says otherwise.
 
-use super::grid::GridArgs;
+use super::grid::{Device, GridArgs};
 use anyhow::{Context, Result, bail};
-use orbitfield::compute::pb::{self, ChargeAssignment, PbAtoms, PbBoundary, PbLattice, PbParams, PbSurface};
+use orbitfield::compute::pb::{
+    ChargeAssignment, PbAtoms, PbBoundary, PbEngine, PbLattice, PbParams, PbSolver, PbSurface, setup,
+};
 use orbitfield::io::{self, cube::CubeAtom};
 use orbitfield::model::units::{PotentialUnit, bohr_from_angstrom, volt_per_kt_per_e};
 use orbitfield::model::{Grid3, Lattice};
 use std::path::Path;
 use std::time::Instant;
-
-/// The least padding (Angstrom) around the atoms of a Poisson-Boltzmann lattice.
-const MIN_PB_PADDING_ANGSTROM: f64 = 10.0;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChargeAssignmentArg {
@@ -148,44 +148,13 @@ fn lattice(args: &GridArgs, positions: &[[f64; 3]]) -> Result<PbLattice> {
     if args.like.is_some() {
         bail!("--like is not supported for pb: give --origin and --dims");
     }
-    let pad = args.padding.max(MIN_PB_PADDING_ANGSTROM);
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for p in positions {
-        for k in 0..3 {
-            lo[k] = lo[k].min(p[k]);
-            hi[k] = hi[k].max(p[k]);
-        }
-    }
-    let centre: [f64; 3] = std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
-    // Rounded up to 8 m + 1 points (16 m + 1 beyond 64), so the multigrid coarsens 3-4 times.
-    let dims: [usize; 3] = std::array::from_fn(|k| {
-        let intervals = ((hi[k] - lo[k] + 2.0 * pad) / h).ceil().max(4.0) as usize;
-        let step = if intervals > 64 { 16 } else { 8 };
-        intervals.div_ceil(step) * step + 1
-    });
-    Ok(PbLattice::centered(centre, h, dims))
+    Ok(lattice_around(positions, h, args.padding))
 }
 
+pub use orbitfield::compute::pb::setup::{lattice_around, legend};
+
 /// The atoms of `frame`: positions, charges and radii (element radii where the files give none).
-fn atoms(system: &mut io::System, frame: usize, said: &mut bool) -> Result<(PbAtoms, Vec<CubeAtom>)> {
-    let s = &system.structure;
-    let Some(charges) = s.charges_e.clone() else {
-        bail!("pb needs partial charges: give a file that carries them (pqr, prmtop, psf, mol2, tpr)");
-    };
-    let radii: Vec<f64> = match &s.radii_angstrom {
-        Some(r) => r.iter().map(|&v| f64::from(v)).collect(),
-        None => {
-            if !*said {
-                eprintln!(
-                    "note: the files give no atomic radii; using each element's van der Waals radius (Bondi 1964)"
-                );
-                *said = true;
-            }
-            s.elements.iter().map(|e| f64::from(e.vdw_radius_angstrom())).collect()
-        }
-    };
-    let elements = s.elements.clone();
+pub fn atoms(system: &mut io::System, frame: usize, said: &mut bool) -> Result<(PbAtoms, Vec<CubeAtom>)> {
     let n_frames = system.trajectory.n_frames();
     if frame >= n_frames {
         bail!("frame {frame} requested, the files hold {n_frames} frames");
@@ -194,25 +163,23 @@ fn atoms(system: &mut io::System, frame: usize, said: &mut bool) -> Result<(PbAt
         .trajectory
         .frame(frame)
         .with_context(|| format!("reading frame {frame}"))?;
-    let positions: Vec<[f64; 3]> = f.positions_angstrom.iter().map(|p| p.map(f64::from)).collect();
-    let cube = positions
+    let (atoms, by_element) = setup::atoms_of(&system.structure, &f.positions_angstrom).map_err(anyhow::Error::msg)?;
+    if by_element && !*said {
+        eprintln!("note: {}", setup::RADII_BY_ELEMENT_NOTE);
+        *said = true;
+    }
+    let cube = atoms
+        .positions_angstrom
         .iter()
-        .zip(&elements)
-        .zip(&charges)
+        .zip(&system.structure.elements)
+        .zip(&atoms.charges_e)
         .map(|((p, e), &q)| CubeAtom {
             atomic_number: u32::from(e.number()),
-            charge_e: f64::from(q),
+            charge_e: q,
             position_bohr: p.map(bohr_from_angstrom),
         })
         .collect();
-    Ok((
-        PbAtoms {
-            positions_angstrom: positions,
-            charges_e: charges.iter().map(|&q| f64::from(q)).collect(),
-            radii_angstrom: radii,
-        },
-        cube,
-    ))
+    Ok((atoms, cube))
 }
 
 /// The frames `--frames` names (all, N, A:B or A:B:S).
@@ -247,6 +214,42 @@ fn write(path: &Path, grid: &Grid3, atoms: &[CubeAtom]) -> Result<()> {
     .with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// The solver for `--device` (`gpu`: a CUDA device or an error; `auto`: the CPU with one line
+/// saying why when no device is usable).
+pub fn new_solver(device: Device) -> Result<PbSolver> {
+    let engine = match device {
+        Device::Cpu => PbEngine::Cpu,
+        Device::Gpu => PbEngine::Cuda,
+        Device::Auto => PbEngine::Auto,
+    };
+    let solver = PbSolver::new(engine).map_err(|e| anyhow::anyhow!("--device: {e}"))?;
+    if let Some(note) = solver.note() {
+        eprintln!("note: {note}");
+    }
+    Ok(solver)
+}
+
+/// The Poisson-Boltzmann potential (kT/e, default parameters) of the first frame of `system` as a
+/// volume on a lattice `spacing_angstrom` apart, solved on `device`, and the legend's name of the
+/// model ("Poisson-Boltzmann, 0.15 M, eps 2/78.5").
+pub fn volume(system: &mut io::System, spacing_angstrom: f64, device: Device) -> Result<(Grid3, String)> {
+    if !(spacing_angstrom.is_finite() && spacing_angstrom > 0.0) {
+        bail!("--pb-spacing {spacing_angstrom}: a positive number of Angstrom");
+    }
+    let params = PbParams::default();
+    let mut said = false;
+    let (atoms, _) = atoms(system, 0, &mut said)?;
+    let lat = lattice_around(&atoms.positions_angstrom, spacing_angstrom, 0.0);
+    let mut solver = new_solver(device)?;
+    let sol = solver.solve(&atoms, &lat, &params, None)?;
+    let name = legend(&params);
+    let grid = setup::grid_of(
+        &sol,
+        format!("{name} (kT/e, {}, {:?} points)", solver.engine_name(), lat.dims),
+    );
+    Ok((grid, name))
+}
+
 /// `grid pb`.
 pub fn run(args: &GridArgs) -> Result<()> {
     let params = params(args)?;
@@ -263,16 +266,19 @@ pub fn run(args: &GridArgs) -> Result<()> {
         std::fs::create_dir_all(&args.output).with_context(|| format!("creating {}", args.output.display()))?;
     }
     let mut said = false;
-    let mut previous: Option<(PbLattice, Vec<f64>)> = None;
+    let mut solver = new_solver(args.device)?;
+    let mut previous: Option<PbLattice> = None;
     for (n, &frame) in frames.iter().enumerate() {
         let t0 = Instant::now();
         let (atoms, cube) = atoms(&mut system, frame, &mut said)?;
         let lat = match &previous {
-            Some((l, _)) => *l,
+            Some(l) => *l,
             None => lattice(args, &atoms.positions_angstrom)?,
         };
-        let warm = previous.as_ref().map(|(_, u)| u.as_slice());
-        let sol = pb::solve(&atoms, &lat, &params, warm).with_context(|| format!("frame {frame}"))?;
+        let warm = previous.is_some();
+        let sol = solver
+            .solve_next(&atoms, &lat, &params)
+            .with_context(|| format!("frame {frame}"))?;
         let mut grid = Grid3 {
             lattice: Lattice::axis_aligned(
                 lat.origin_angstrom.map(bohr_from_angstrom),
@@ -290,16 +296,32 @@ pub fn run(args: &GridArgs) -> Result<()> {
         };
         write(&path, &grid, &cube)?;
         eprintln!(
-            "{}: pb frame {frame} ({}/{}) on {:?} points, {} CG iterations{}, {:.2} s",
+            "{}: pb frame {frame} ({}/{}) on {:?} points, {}, {} CG iterations{}, {:.2} s",
             path.display(),
             n + 1,
             frames.len(),
             lat.dims,
+            solver.engine_name(),
             sol.iterations,
-            if warm.is_some() { " (warm start)" } else { "" },
+            if warm { " (warm start)" } else { "" },
             t0.elapsed().as_secs_f64()
         );
-        previous = Some((lat, sol.potential_kt_per_e));
+        previous = Some(lat);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use orbitfield::compute::pb::setup::multigrid_points;
+
+    #[test]
+    fn lattices_coarsen_and_legends_name_the_model() {
+        assert_eq!(multigrid_points(161), 161);
+        assert_eq!(multigrid_points(150), 161);
+        assert_eq!(multigrid_points(20), 21);
+        assert_eq!(multigrid_points(3), 5);
+        assert_eq!(legend(&PbParams::default()), "Poisson-Boltzmann, 0.15 M, eps 2/78.5");
+    }
 }

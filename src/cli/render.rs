@@ -95,9 +95,17 @@ pub struct RenderArgs {
     /// --field's surfaces (default: the density) coloured by each frame's potential evaluated exactly
     /// at each vertex (the wavefunction's own: the ESP-on-density picture; else that of the
     /// structure's charges), in --potential-unit; or volume:N: the surfaces coloured by the N-th
-    /// volume of the files (as --color-volume).
+    /// volume of the files (as --color-volume); or pb: the surfaces coloured by the
+    /// Poisson-Boltzmann potential of the first frame's charges and radii (`grid pb`'s model and
+    /// defaults, kT/e, default range +-5), trilinear from its lattice at each vertex.
     #[arg(long, default_value = "element")]
     pub color_by: String,
+    /// --color-by pb: spacing of the Poisson-Boltzmann lattice in Angstrom.
+    #[arg(long, default_value_t = 0.5)]
+    pub pb_spacing: f64,
+    /// --color-by pb: where to solve: cpu, gpu (or cuda: a CUDA device or a failure) or auto.
+    #[arg(long, value_enum, default_value_t = super::grid::Device::Auto)]
+    pub pb_device: super::grid::Device,
     /// White background instead of black.
     #[arg(long)]
     pub light: bool,
@@ -221,7 +229,8 @@ fn arg_specs(args: &RenderArgs) -> Result<(Vec<RepSpec>, Vec<RepSpec>)> {
     if atoms.is_empty()
         && let Some(style) = &args.style
     {
-        let surface_colouring = color_esp || args.color_by.trim().to_ascii_lowercase().starts_with("volume:");
+        let surface_colouring =
+            color_esp || colors_by_pb(args) || args.color_by.trim().to_ascii_lowercase().starts_with("volume:");
         let coloring = if surface_colouring { "element" } else { &args.color_by };
         let text = format!("all:{style}:{coloring}");
         atoms.push(parse_atom_rep(&text).map_err(|e| anyhow!("--style/--color-by {e}"))?);
@@ -264,6 +273,14 @@ fn arg_specs(args: &RenderArgs) -> Result<(Vec<RepSpec>, Vec<RepSpec>)> {
     }
     Ok((atoms, fields))
 }
+
+/// True for `--color-by pb` (the surfaces by the first frame's Poisson-Boltzmann potential).
+fn colors_by_pb(args: &RenderArgs) -> bool {
+    args.color_by.trim().eq_ignore_ascii_case("pb")
+}
+
+/// The default colour range of `--color-by pb` (kT/e), as APBS users look at it.
+const PB_RANGE_KT_PER_E: [f32; 2] = [-5.0, 5.0];
 
 /// True for `--color-by esp` (the surfaces by the frame's potential, not the atoms).
 fn colors_by_esp(args: &RenderArgs) -> bool {
@@ -338,6 +355,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         colormap: match &args.colormap {
             Some(c) => parse_colormap(c)?,
             None if colors_by_esp(args)
+                || colors_by_pb(args)
                 || atom_specs
                     .iter()
                     .filter_map(cartoon_color_by)
@@ -360,6 +378,11 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     state.view.size_px = size;
     let ranks = Ranks::from_environment()?;
     let session = args.session.as_deref().map(Session::load).transpose()?;
+    if colors_by_pb(args) && session.is_some() {
+        bail!("--color-by pb takes the structure's files, not --session");
+    }
+    // --color-by pb: the potential joins the files' volumes; its number and the legend's title.
+    let mut pb_volume: Option<(usize, String)> = None;
     match &session {
         Some(s) => {
             state.apply_session(s);
@@ -378,6 +401,13 @@ pub fn run(args: &RenderArgs) -> Result<()> {
                 )
                 .map_err(anyhow::Error::from),
             )?;
+            let mut system = system;
+            if colors_by_pb(args) {
+                let (grid, legend) =
+                    super::pb::volume(&mut system, args.pb_spacing, args.pb_device).context("--color-by pb")?;
+                system.grids.push(grid);
+                pb_volume = Some((system.grids.len(), legend));
+            }
             let name = args.files.first().map(|p| p.display().to_string()).unwrap_or_default();
             state.open_system_with_qm_region(name, system, region);
             // Fields only where asked for; atoms as asked for, else the defaults.
@@ -433,7 +463,13 @@ pub fn run(args: &RenderArgs) -> Result<()> {
             state.apply(Command::EditRep(id, RepEdit::IsoValue(value)));
         }
     }
-    let color_volume = color_volume(args)?;
+    let mut color_volume = color_volume(args)?;
+    if let Some((n, _)) = &pb_volume {
+        if color_volume.is_some() {
+            bail!("--color-by pb and --color-volume both colour the surfaces; give one");
+        }
+        color_volume = Some(*n);
+    }
     if colors_by_esp(args) {
         if color_volume.is_some() {
             bail!("--color-by esp and --color-volume both colour the surfaces; give one");
@@ -442,7 +478,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         // own potential where there is one, else that of the structure's charges.
         let doc = state.document().ok_or_else(|| anyhow!("{}", state.panels.status))?;
         let source = orbitfield::app::reps::spec::parse_field("esp", doc).map_err(|e| anyhow!("--color-by {e}"))?;
-        color_surfaces(&mut state, source, "--color-by esp", args)?;
+        color_surfaces(&mut state, source, "--color-by esp", args, None)?;
     } else if args.color_range.is_some() && color_volume.is_none() && !cartoons_coloured {
         bail!("--color-range applies to --color-volume, --color-by esp and cartoons coloured by a field");
     }
@@ -501,6 +537,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         sync: &mut sync,
         target: &target,
         color_volume,
+        pb_legend: pb_volume.map(|(_, legend)| legend),
         coloured: &mut coloured,
     };
     if let (Some(path), Some(format)) = (&args.movie, movie_format) {
@@ -543,6 +580,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         println!("{}", path.display());
     }
     for legend in state.legends() {
+        let legend = view.named(&legend);
         eprintln!(
             "legend: {} from {} to {} {}",
             legend.title,
@@ -561,10 +599,24 @@ struct FrameDrawer<'a> {
     sync: &'a mut SceneSync,
     target: &'a OffscreenTarget,
     color_volume: Option<usize>,
+    /// The legend title of `--color-by pb` (the model), which colours through `color_volume`.
+    pb_legend: Option<String>,
     coloured: &'a mut bool,
 }
 
 impl FrameDrawer<'_> {
+    /// `legend`, or for the surface coloured by `--color-by pb` the same named by its model.
+    fn named(&self, legend: &orbitfield::app::values::Legend) -> orbitfield::app::values::Legend {
+        let mut out = legend.clone();
+        if let (Some(title), Some(n)) = (&self.pb_legend, self.color_volume)
+            && legend.title.contains(&format!("volume {n}"))
+        {
+            out.title = format!("surface: {title}");
+            out.unit = "kT/e".into();
+        }
+        out
+    }
+
     /// Shows frame `f` (fields computed on this thread), draws it and reads it back, legends in.
     fn draw(&mut self, state: &mut AppState, f: usize, args: &RenderArgs) -> Result<image::RgbaImage> {
         state.apply(Command::SetFrame(f));
@@ -576,7 +628,11 @@ impl FrameDrawer<'_> {
             if n == 0 || n > count {
                 bail!("--color-volume {n}: the files hold {count} volume(s), numbered from 1");
             }
-            color_surfaces(state, FieldChoice::Volume(n - 1), "--color-volume", args)?;
+            let (flag, default) = match self.pb_legend {
+                Some(_) => ("--color-by pb", Some(PB_RANGE_KT_PER_E)),
+                None => ("--color-volume", None),
+            };
+            color_surfaces(state, FieldChoice::Volume(n - 1), flag, args, default)?;
             *self.coloured = true;
         }
         self.sync.sync(self.rc, self.scene, state);
@@ -584,7 +640,7 @@ impl FrameDrawer<'_> {
         let mut img = self.target.read_rgba(self.rc)?;
         if !args.no_legend {
             for (k, legend) in state.legends().iter().enumerate() {
-                super::legend::draw_legend(&mut img, legend, k);
+                super::legend::draw_legend(&mut img, &self.named(legend), k);
             }
         }
         Ok(img)
@@ -688,11 +744,22 @@ fn show_fields(state: &mut AppState, f: usize) -> Result<()> {
 /// Colours the first field's surfaces by `source` (a volume of the files, or a field computed per
 /// frame through the representation list's colouring), the range from --color-range or the values
 /// on the surface; `flag` names the option in messages.
-fn color_surfaces(state: &mut AppState, source: FieldChoice, flag: &str, args: &RenderArgs) -> Result<()> {
+fn color_surfaces(
+    state: &mut AppState,
+    source: FieldChoice,
+    flag: &str,
+    args: &RenderArgs,
+    default_range: Option<[f32; 2]>,
+) -> Result<()> {
     if !state.main_field_rep().is_some_and(|f| f.is_surface()) {
         bail!("{flag}: there is no surface to colour; add --field");
     }
-    let range = args.color_range.as_deref().map(parse_color_range).transpose()?;
+    let range = args
+        .color_range
+        .as_deref()
+        .map(parse_color_range)
+        .transpose()?
+        .or(default_range);
     state.apply(Command::SetSurfaceColor(Some((source, range))));
     if state.surface_color().is_none() {
         bail!("{flag}: {}", state.panels.status);

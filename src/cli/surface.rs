@@ -7,17 +7,21 @@
 //! the atoms. Extraction is
 //! `surface::extract` (or both lobes with `--both-signs`); `--color-by esp` evaluates the
 //! electrostatic potential exactly at every vertex (`analysis::vertex_values`: a wavefunction's own,
-//! else the structure's charges') and stores it in the PLY file as the vertex property `value`. The
+//! else the structure's charges') and stores it in the PLY file as the vertex property `value`;
+//! `--color-by pb` solves the Poisson-Boltzmann equation for the structure's charges and radii
+//! (`compute::pb` on `--device`) and stores its potential, trilinear from the lattice at each vertex
+//! or `--color-offset` Angstrom outside it along the normal (PyMOL's `surface_ramp_above_mode`). The
 //! mesh is written atomically by `surface::export`, positions in Angstrom.
 
 use super::grid::{Device, Evaluated, Request, evaluate, load_source, source_from_system};
 use anyhow::{Context, Result, anyhow, bail};
 use orbitfield::compute::esp::screening::Dielectric;
+use orbitfield::compute::pb::PbParams;
 use orbitfield::compute::{FieldInput, FieldJob};
 use orbitfield::io;
 use orbitfield::model::Grid3;
 use orbitfield::model::field::{DEFAULT_PADDING_ANGSTROM, DEFAULT_SPACING_ANGSTROM, FieldSpec, LatticeSpec};
-use orbitfield::model::units::{DEFAULT_TEMPERATURE_KELVIN, PotentialUnit};
+use orbitfield::model::units::{DEFAULT_TEMPERATURE_KELVIN, PotentialUnit, volt_per_kt_per_e};
 use orbitfield::surface::{self, MeshData, export};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -48,9 +52,27 @@ pub struct SurfaceArgs {
     pub both_signs: bool,
     /// `esp`: store the electrostatic potential at every vertex in the PLY file (vertex property
     /// `value`, in --potential-unit), evaluated exactly at the vertex: the wavefunction's own
-    /// (nuclei and electron density) or else that of the structure's charges.
-    #[arg(long, value_name = "esp")]
+    /// (nuclei and electron density) or else that of the structure's charges. `pb`: the
+    /// Poisson-Boltzmann potential of the structure's charges and radii (`grid pb`'s model and
+    /// defaults), trilinear from its lattice at the vertex (or --color-offset outside it).
+    #[arg(long, value_name = "esp|pb")]
     pub color_by: Option<String>,
+    /// --color-by pb: sample the potential this many Angstrom outside the surface along the
+    /// vertex normal (1.4 is a solvent probe's radius) [default: 0, at the vertex].
+    #[arg(long)]
+    pub color_offset: Option<f64>,
+    /// --color-by pb: spacing of the Poisson-Boltzmann lattice in Angstrom.
+    #[arg(long, default_value_t = 0.5)]
+    pub pb_spacing: f64,
+    /// --color-by pb: solute dielectric [default: 2].
+    #[arg(long)]
+    pub eps_in: Option<f64>,
+    /// --color-by pb: solvent probe radius of the dielectric boundary in Angstrom [default: 1.4].
+    #[arg(long)]
+    pub probe: Option<f64>,
+    /// --color-by pb: where to solve: cpu, gpu (or cuda: a CUDA device or a failure) or auto.
+    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    pub device: Device,
     /// Unit of --color-by's values: kT/e (at 300 K), kcal/mol/e, V or hartree/e.
     #[arg(long, default_value = "kT/e")]
     pub potential_unit: String,
@@ -83,7 +105,18 @@ pub fn run(args: &SurfaceArgs) -> Result<()> {
     let t_mesh = t1.elapsed().as_secs_f64();
     let mut mesh = mesh;
     let mut values_description = String::new();
-    if let Some(unit) = unit {
+    if let (Some(unit), true) = (unit, is_pb(args)) {
+        let t2 = Instant::now();
+        let (values, legend) = pb_at_vertices(&mut system, &mesh, args, unit)?;
+        mesh.values = values;
+        values_description = legend;
+        if let Some((lo, hi)) = min_max(&mesh.values) {
+            println!(
+                "{values_description}: {lo:.4} to {hi:.4}, {:.3} s",
+                t2.elapsed().as_secs_f64()
+            );
+        }
+    } else if let Some(unit) = unit {
         let t2 = Instant::now();
         let dielectric = args.dielectric.model(DEFAULT_TEMPERATURE_KELVIN)?;
         let (values, whose) = esp_at_vertices(&mut system, &mesh, dielectric)?;
@@ -122,10 +155,27 @@ pub fn run(args: &SurfaceArgs) -> Result<()> {
 fn color_unit(args: &SurfaceArgs) -> Result<Option<PotentialUnit>> {
     let Some(what) = args.color_by.as_deref() else {
         args.dielectric.refuse_for("a surface without --color-by esp")?;
+        if args.color_offset.is_some() || args.eps_in.is_some() || args.probe.is_some() {
+            bail!("--color-offset, --eps-in and --probe apply to --color-by pb");
+        }
         return Ok(None);
     };
-    if !what.trim().eq_ignore_ascii_case("esp") {
-        bail!("--color-by: expected esp, found {what:?}");
+    let pb = what.trim().eq_ignore_ascii_case("pb");
+    if !(pb || what.trim().eq_ignore_ascii_case("esp")) {
+        bail!("--color-by: expected esp or pb, found {what:?}");
+    }
+    if !pb && (args.color_offset.is_some() || args.eps_in.is_some() || args.probe.is_some()) {
+        bail!("--color-offset, --eps-in and --probe apply to --color-by pb");
+    }
+    if pb {
+        if args.dielectric.dielectric.is_some() {
+            bail!(
+                "--dielectric applies to --color-by esp; pb solves the Poisson-Boltzmann equation (--eps-in, --eps-out)"
+            );
+        }
+        return PotentialUnit::parse(&args.potential_unit, PbParams::default().temperature_kelvin)
+            .map(Some)
+            .map_err(|e| anyhow!("--potential-unit: {e}"));
     }
     if export::MeshFormat::from_path(&args.output) != Some(export::MeshFormat::Ply) {
         bail!(
@@ -157,6 +207,74 @@ fn esp_at_vertices(
         FieldInput::Charges(q) => (potential_at_vertices_in(mesh, q, dielectric)?, "point charges"),
         _ => bail!("--color-by esp: the files give neither a wavefunction nor point charges"),
     })
+}
+
+fn is_pb(args: &SurfaceArgs) -> bool {
+    args.color_by
+        .as_deref()
+        .is_some_and(|w| w.trim().eq_ignore_ascii_case("pb"))
+}
+
+/// The Poisson-Boltzmann potential (in `unit`) at every vertex of `mesh` (or `--color-offset`
+/// outside it along the normal), and the values' description naming the model.
+fn pb_at_vertices(
+    system: &mut io::System,
+    mesh: &MeshData,
+    args: &SurfaceArgs,
+    unit: PotentialUnit,
+) -> Result<(Vec<f32>, String)> {
+    let d = PbParams::default();
+    let params = PbParams {
+        eps_in: args.eps_in.unwrap_or(d.eps_in),
+        eps_out: args.dielectric.eps_out.unwrap_or(d.eps_out),
+        ionic_strength_molar: args.dielectric.ionic_strength.unwrap_or(d.ionic_strength_molar),
+        probe_angstrom: args.probe.unwrap_or(d.probe_angstrom),
+        ..d
+    };
+    let offset = args.color_offset.unwrap_or(0.0);
+    if !(offset.is_finite() && (0.0..=10.0).contains(&offset)) {
+        bail!("--color-offset {offset}: expected 0 to 10 Angstrom");
+    }
+    let mut said = false;
+    let (atoms, _) = super::pb::atoms(system, 0, &mut said).context("--color-by pb")?;
+    let lattice = super::pb::lattice_around(&atoms.positions_angstrom, args.pb_spacing, 0.0);
+    let mut solver = super::pb::new_solver(args.device)?;
+    let solution = solver.solve(&atoms, &lattice, &params, None).context("--color-by pb")?;
+    let scale = volt_per_kt_per_e(params.temperature_kelvin) / unit.volt();
+    let mut outside = 0usize;
+    let values: Vec<f32> = mesh
+        .positions_angstrom
+        .iter()
+        .zip(&mesh.normals)
+        .map(|(p, n)| {
+            let at = std::array::from_fn(|k| f64::from(p[k]) + offset * f64::from(n[k]));
+            solution.at(at).map_or_else(
+                || {
+                    outside += 1;
+                    f32::NAN
+                },
+                |u| (u * scale) as f32,
+            )
+        })
+        .collect();
+    if outside > 0 {
+        bail!("--color-by pb: {outside} vertices lie outside the Poisson-Boltzmann lattice");
+    }
+    let legend = format!(
+        "{} ({}, {:?} points {} A apart, {}){}, {}",
+        super::pb::legend(&params),
+        solver.engine_name(),
+        lattice.dims,
+        lattice.spacing_angstrom,
+        params.label(),
+        if offset > 0.0 {
+            format!(", {offset} A outside the surface")
+        } else {
+            String::new()
+        },
+        unit.label()
+    );
+    Ok((values, legend))
 }
 
 fn min_max(values: &[f32]) -> Option<(f32, f32)> {

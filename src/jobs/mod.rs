@@ -23,8 +23,9 @@
 //! process, whatever it computes.
 //!
 //! Besides the pool: [`task::Task`] runs one-off viewer computations on a thread of their own, and
-//! [`save::SaveJob`] the viewer's writes of atoms and frames to a file, and [`pair::PairWorker`] the
-//! second half of a large frame's decoding.
+//! [`save::SaveJob`] the viewer's writes of atoms and frames to a file, [`pair::PairWorker`] the
+//! second half of a large frame's decoding, and [`pb::PbWorker`] Poisson-Boltzmann potentials frame
+//! by frame.
 //!
 //! Used by the CLI (`compute_grid`), the bench command and the viewer.
 
@@ -35,6 +36,7 @@ pub mod mesher;
 pub mod movie;
 pub mod packer;
 pub mod pair;
+pub mod pb;
 pub mod rdf;
 pub mod save;
 pub mod task;

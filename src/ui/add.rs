@@ -90,6 +90,7 @@ pub fn add_menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 }
                 out.push(Command::AddRep(spec));
             }
+            super::pb::add_entry(ui, state, &surface, &mut out);
         });
     }
     if has_atoms && has_frames {

@@ -85,6 +85,8 @@ pub fn iso_range(field: FieldChoice, unit: &FieldUnit, grid: Option<&Grid3>, iso
         }
         FieldChoice::MolSurf { .. } => [0.01, 5.0],
         FieldChoice::Ils(_) => [0.01 * unit.scale, 87.0 * unit.scale],
+        // Poisson-Boltzmann potentials, in kT/e: a tenth of thermal energy to 100 kT/e.
+        FieldChoice::PotentialPb { .. } => [0.1, 100.0],
         FieldChoice::Volume(_) => {
             let max = grid
                 .and_then(|g| g.min_max())
@@ -226,6 +228,7 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if let Some(FieldChoice::Ils(m)) = field {
         super::ils::ils_panel_ui(ui, state, m);
     }
+    super::pb::panel_ui(ui, state);
     let edits = state
         .panel_field_rep()
         .filter(|f| f.is_surface())
@@ -421,6 +424,12 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if doc.structure.charges_e.is_some() && doc.has_field(FieldChoice::Potential) {
         // As `render --color-by esp`: the charges' potential evaluated at the surface's vertices.
         sources.push((FieldChoice::Potential, "Potential (charges)".to_string()));
+    }
+    if doc.structure.charges_e.is_some() {
+        sources.push((
+            FieldChoice::PotentialPb { revision: 0 },
+            crate::ui::pb::SOURCE_NAME.into(),
+        ));
     }
     let Some(f) = state.panel_field_rep().filter(|f| f.style == FieldStyle::Isosurface) else {
         return;

@@ -149,6 +149,12 @@ pub fn progress_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 send(state, Command::CancelJobs);
             }
         });
+    } else if let Some(line) = state.pb.progress() {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(line);
+        });
+        ui.ctx().request_repaint();
     } else if state.fields.any_pending() {
         ui.horizontal(|ui| {
             ui.spinner();

@@ -23,6 +23,7 @@ pub mod measure;
 pub mod menu;
 pub mod orbitals;
 pub mod panels;
+pub mod pb;
 pub mod rdf;
 pub mod reps;
 pub mod timeline;

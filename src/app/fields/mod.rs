@@ -55,6 +55,9 @@ pub enum FieldChoice {
     /// kT, `app::ils`), growing as its frames are added: the key's frame is the number of frames
     /// it holds.
     Ils(u16),
+    /// Poisson-Boltzmann potential (kT/e) of the structure's charges and radii at the current frame
+    /// (`app::pb`), on a lattice around the frame's atoms; `revision` counts the parameter changes.
+    PotentialPb { revision: u32 },
 }
 
 impl FieldChoice {
@@ -77,7 +80,9 @@ impl FieldChoice {
     /// True for an electrostatic potential: of the structure's charges, or a wavefunction's own
     /// (drawn red = negative, white = 0, blue = positive: `Colormap::for_values`).
     pub fn is_electrostatic(self) -> bool {
-        self.is_potential() || self == FieldChoice::WavefunctionPotential
+        self.is_potential()
+            || self == FieldChoice::WavefunctionPotential
+            || matches!(self, FieldChoice::PotentialPb { .. })
     }
 
     /// True when the field takes both signs (two lobes: at +iso and -iso); a volume's sign is

@@ -280,6 +280,8 @@ pub fn parse_field(text: &str, doc: &Document) -> Result<FieldChoice, String> {
         FieldChoice::WavefunctionPotential
     } else if lower == "potential" || lower == "esp" {
         FieldChoice::Potential
+    } else if lower == "pb" {
+        FieldChoice::PotentialPb { revision: 0 }
     } else if let Some(n) = lower.strip_prefix("potential:mean:") {
         match n.parse::<u16>() {
             Ok(n) if n >= 1 => super::super::potential::potential_choice(n),
@@ -342,6 +344,7 @@ pub fn field_text(field: FieldChoice, doc: Option<&Document>) -> String {
         FieldChoice::PotentialMean { frames } => format!("potential:mean:{frames}"),
         FieldChoice::WavefunctionPotential => "esp".into(),
         FieldChoice::Ils(i) => format!("ils:{}", u32::from(i) + 1),
+        FieldChoice::PotentialPb { .. } => "pb".into(),
         FieldChoice::MolSurf { selection } => {
             match doc.and_then(|d| d.surface_selections.get(usize::from(selection))) {
                 Some(sel) if sel != "all" => format!("molsurf:{sel}"),

@@ -52,6 +52,7 @@ impl AppState {
         let arrived = !self.fields.poll().is_empty();
         // Frames added to a running ligand-sampling map redraw it.
         self.pump_ils();
+        self.poll_pb();
         let meshed: Vec<LobesResult<FieldKey>> = self.view.mesher.as_mut().map(|m| m.try_recv()).unwrap_or_default();
         let context = self
             .document()
@@ -203,11 +204,15 @@ impl AppState {
         }) else {
             return;
         };
+        let pb = crate::app::pb::is_pb(c.source);
+        let key = if pb { self.pb_key(key) } else { key };
         if shown == Some(key) {
             return;
         }
         let delivered = self.fields.take_delivered(slot);
-        let grid = if let Some((_, g)) = delivered.filter(|(k, _)| *k == key) {
+        let grid = if pb {
+            self.pb_grid(key)
+        } else if let Some((_, g)) = delivered.filter(|(k, _)| *k == key) {
             Some(g)
         } else if asked != Some(key) {
             let job = self.field_job(&key);
@@ -226,7 +231,12 @@ impl AppState {
             if let Some(c) = f.coloring.as_mut()
                 && c.range.is_none()
             {
-                c.range = Some(super::edit::surface_value_range(&f.pipeline.lobes, &grid));
+                c.range = Some(if pb {
+                    let r = crate::app::pb::PB_RANGE_KT_PER_E;
+                    [-r, r]
+                } else {
+                    super::edit::surface_value_range(&f.pipeline.lobes, &grid)
+                });
             }
             if let Some(c) = f.pipeline.color.as_mut() {
                 c.shown = Some((key, grid));

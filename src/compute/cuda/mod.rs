@@ -28,7 +28,8 @@
 //! disk cache, kernel dumps), [`engine`] ([`CudaEngine`], its buffers, the slab protocol and the finite
 //! checks), and one file per kernel family: [`mo`], [`dcs`], [`msm`] (with [`msm_bins`] and
 //! [`msm_levels`], the plan's binning and long-range levels), [`qm_esp`], [`molsurf`], [`rdf`] and [`dssp`]
-//! (secondary structure per frame: the coordinate passes of DSSP, held byte for byte to the CPU's).
+//! (secondary structure per frame: the coordinate passes of DSSP, held byte for byte to the CPU's), and
+//! [`pb`] (the linearized Poisson-Boltzmann solver: multigrid-preconditioned conjugate gradients).
 
 pub mod dcs;
 pub mod discovery;
@@ -40,6 +41,7 @@ pub mod msm;
 pub mod msm_bins;
 pub mod msm_levels;
 pub mod nvrtc;
+pub mod pb;
 pub mod qm_esp;
 pub mod rdf;
 // Implicit ligand sampling (kernels/ils.cu).

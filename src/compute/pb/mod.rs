@@ -4,8 +4,9 @@
 //! temperature, charge assignment, boundary, linear or nonlinear, iteration cap and tolerance),
 //! [`PbAtoms`] (positions, charges, radii in Angstrom and e), [`PbLattice`] (an axis-aligned
 //! lattice in Angstrom, equal spacing on the three axes), [`PbSolution`] (the potential in kT/e at
-//! every lattice point) and [`PbError`]. The solver itself is the CPU engine's
-//! (`compute::cpu::pb`, [`solve`] calls it). Called by the CLI (`grid pb`) and the tests.
+//! every lattice point) and [`PbError`]. The solvers are the CPU engine's (`compute::cpu::pb`,
+//! [`solve`] calls it) and the CUDA engine's (`compute::cuda::pb`); [`engine`] chooses between them
+//! ([`PbEngine`], [`PbSolver`]). Called by the CLI (`grid pb`, `--color-by pb`), the viewer and the tests.
 //!
 //! The equation, in APBS's dimensionless form (lengths in Angstrom, u = e phi / kT):
 //! `-div(eps grad u) + kbar^2 sinh(u) = 4 pi l_B sum_i q_i delta(x - x_i)` (the linearized form
@@ -20,6 +21,10 @@
 //! exclusion radius), Dirichlet values on the lattice faces from one multipole sphere (`sdh`) or
 //! the sum of one Debye-Hueckel sphere per atom (`mdh`). `docs/pb.md` states the model and its
 //! agreement with APBS.
+
+pub mod engine;
+pub mod setup;
+pub use engine::{PbEngine, PbSolver, check_input};
 
 use crate::model::units::{AVOGADRO_PER_MOLE, BOLTZMANN_JOULE_PER_KELVIN, ELEMENTARY_CHARGE_COULOMB};
 
@@ -265,6 +270,9 @@ pub enum PbError {
         residual: f64,
         tolerance: f64,
     },
+    /// A compute device that failed or is missing; the message says what happened.
+    #[error("Poisson-Boltzmann on the device: {0}")]
+    Device(String),
 }
 
 /// Solves the problem on the CPU engine (`compute::cpu::pb`), starting from `warm_start` (a previous

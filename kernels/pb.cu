@@ -1,0 +1,449 @@
+// The linearized Poisson-Boltzmann finite differences on a CUDA device: the seven-point operator
+//   (A u)_p = [ex_p (u_p - u_p+x) + ex_p-x (u_p - u_p-x) + (y, z alike)] / h^2 + k2_p u_p
+// (ex at (i + 1/2, j, k), ey at (i, j + 1/2, k), ez at (i, j, k + 1/2); k2 = kbar^2 at the points) on a
+// lattice of nx x ny x nz points, x fastest; the faces hold Dirichlet values, the unknowns are the
+// interior points.
+//
+// Compiled at run time with NVRTC by src/compute/cuda/pb.rs, which drives the solve: an outer loop of
+// residual corrections in float64 (`pb_residual64`: r = f - A u with the iterate, the source and the
+// coefficients in double; `pb_add_correction`), each correction solved in float32 by conjugate
+// gradients (`pb_apply`, `pb_cg_update`, `pb_xpby`, `pb_dot`) preconditioned by one symmetric multigrid
+// V-cycle (`pb_smooth`: red-black Gauss-Seidel, `pb_mg_residual`, `pb_restrict`: full weighting,
+// `pb_prolong_add`: trilinear; coarse coefficients by `pb_coarsen_eps` and `pb_coarsen_k2`) or by the
+// diagonal (`pb_jacobi`). Corrections are zero on the faces at every level. Dot products accumulate in
+// double, one atomicAdd per block.
+
+#define PB_BX 32
+#define PB_BY 4
+#define PB_BZ 2
+#define PB_THREADS (PB_BX * PB_BY * PB_BZ)
+
+__device__ __forceinline__ bool pb_interior(int i, int j, int k, int nx, int ny, int nz) {
+    return i > 0 && j > 0 && k > 0 && i < nx - 1 && j < ny - 1 && k < nz - 1;
+}
+
+// Sums `v` over the block and adds the total to *acc (thread 0). Every thread of the block calls it.
+__device__ __forceinline__ void pb_block_add(double v, double* acc) {
+    __shared__ double part[PB_THREADS / 32];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    const int t = threadIdx.x + PB_BX * (threadIdx.y + PB_BY * threadIdx.z);
+    if ((t & 31) == 0) part[t >> 5] = v;
+    __syncthreads();
+    if (t == 0) {
+        double s = 0.0;
+        for (int w = 0; w < PB_THREADS / 32; ++w) s += part[w];
+        atomicAdd(acc, s);
+    }
+    __syncthreads();
+}
+
+// out[p] = (float) in[p].
+extern "C" __global__ void pb_to_f32(const double* __restrict__ in, float* __restrict__ out, long long n) {
+    const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p < n) out[p] = (float)in[p];
+}
+
+// r = f - A u at the interior points in double (r stored as float, 0 on the faces);
+// acc[0] += |r|^2, acc[1] += |f|^2 over the interior.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_residual64(const double* __restrict__ u, const double* __restrict__ f, const double* __restrict__ ex,
+              const double* __restrict__ ey, const double* __restrict__ ez, const double* __restrict__ k2,
+              int nx, int ny, int nz, double ih2, float* __restrict__ r, double* acc) {
+    const int i = blockIdx.x * PB_BX + threadIdx.x;
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    double rr = 0.0, ff = 0.0;
+    if (i < nx && j < ny && k < nz) {
+        const long long pl = (long long)nx * ny;
+        const long long p = i + (long long)nx * j + pl * k;
+        if (pb_interior(i, j, k, nx, ny, nz)) {
+            const double up = u[p];
+            const double s = ex[p] * (up - u[p + 1]) + ex[p - 1] * (up - u[p - 1]) + ey[p] * (up - u[p + nx]) +
+                             ey[p - nx] * (up - u[p - nx]) + ez[p] * (up - u[p + pl]) + ez[p - pl] * (up - u[p - pl]);
+            const double res = f[p] - (s * ih2 + k2[p] * up);
+            r[p] = (float)res;
+            rr = res * res;
+            ff = f[p] * f[p];
+        } else {
+            r[p] = 0.f;
+        }
+    }
+    pb_block_add(rr, acc);
+    pb_block_add(ff, acc + 1);
+}
+
+// u += e (every point; e is zero on the faces).
+extern "C" __global__ void pb_add_correction(double* __restrict__ u, const float* __restrict__ e, long long n) {
+    const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p < n) u[p] += (double)e[p];
+}
+
+// y = A x at the interior points (0 on the faces); acc[0] += x . y.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_apply(const float* __restrict__ ex, const float* __restrict__ ey, const float* __restrict__ ez,
+         const float* __restrict__ k2, int nx, int ny, int nz, float ih2, const float* __restrict__ x,
+         float* __restrict__ y, double* acc) {
+    const int i = blockIdx.x * PB_BX + threadIdx.x;
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    double xy = 0.0;
+    if (i < nx && j < ny && k < nz) {
+        const long long pl = (long long)nx * ny;
+        const long long p = i + (long long)nx * j + pl * k;
+        if (pb_interior(i, j, k, nx, ny, nz)) {
+            const float xp = x[p];
+            const float s = ex[p] * (xp - x[p + 1]) + ex[p - 1] * (xp - x[p - 1]) + ey[p] * (xp - x[p + nx]) +
+                            ey[p - nx] * (xp - x[p - nx]) + ez[p] * (xp - x[p + pl]) + ez[p - pl] * (xp - x[p - pl]);
+            const float v = s * ih2 + k2[p] * xp;
+            y[p] = v;
+            xy = (double)xp * (double)v;
+        } else {
+            y[p] = 0.f;
+        }
+    }
+    pb_block_add(xy, acc);
+}
+
+// x += alpha p, r -= alpha q; acc[0] += |r|^2.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_cg_update(float* __restrict__ x, float* __restrict__ r, const float* __restrict__ p, const float* __restrict__ q,
+             float alpha, long long n, double* acc) {
+    const long long t = (long long)blockIdx.x * PB_THREADS + threadIdx.x;
+    double rr = 0.0;
+    if (t < n) {
+        x[t] += alpha * p[t];
+        const float v = r[t] - alpha * q[t];
+        r[t] = v;
+        rr = (double)v * (double)v;
+    }
+    pb_block_add(rr, acc);
+}
+
+// p = z + beta p.
+extern "C" __global__ void pb_xpby(float* __restrict__ p, const float* __restrict__ z, float beta, long long n) {
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n) p[t] = z[t] + beta * p[t];
+}
+
+// acc[0] += a . b.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_dot(const float* __restrict__ a, const float* __restrict__ b, long long n, double* acc) {
+    const long long t = (long long)blockIdx.x * PB_THREADS + threadIdx.x;
+    pb_block_add(t < n ? (double)a[t] * (double)b[t] : 0.0, acc);
+}
+
+__device__ __forceinline__ float pb_diag(const float* __restrict__ ex, const float* __restrict__ ey,
+                                         const float* __restrict__ ez, const float* __restrict__ k2, long long p,
+                                         int nx, long long pl, float ih2) {
+    return (ex[p] + ex[p - 1] + ey[p] + ey[p - nx] + ez[p] + ez[p - pl]) * ih2 + k2[p];
+}
+
+// z = r / diag(A) at the interior points (0 on the faces); acc[0] += r . z.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_jacobi(const float* __restrict__ ex, const float* __restrict__ ey, const float* __restrict__ ez,
+          const float* __restrict__ k2, int nx, int ny, int nz, float ih2, const float* __restrict__ r,
+          float* __restrict__ z, double* acc) {
+    const int i = blockIdx.x * PB_BX + threadIdx.x;
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    double rz = 0.0;
+    if (i < nx && j < ny && k < nz) {
+        const long long pl = (long long)nx * ny;
+        const long long p = i + (long long)nx * j + pl * k;
+        if (pb_interior(i, j, k, nx, ny, nz)) {
+            const float v = r[p] / pb_diag(ex, ey, ez, k2, p, nx, pl, ih2);
+            z[p] = v;
+            rz = (double)r[p] * (double)v;
+        } else {
+            z[p] = 0.f;
+        }
+    }
+    pb_block_add(rz, acc);
+}
+
+// One Gauss-Seidel half sweep over the interior points of colour `colour` ((i + j + k) % 2) of
+// A x = b. Threads run over pairs of points along x.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_smooth(const float* __restrict__ ex, const float* __restrict__ ey, const float* __restrict__ ez,
+          const float* __restrict__ k2, int nx, int ny, int nz, float ih2, const float* __restrict__ b,
+          float* __restrict__ x, int colour) {
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    const int i = 2 * (blockIdx.x * PB_BX + threadIdx.x) + ((j + k + colour) & 1);
+    if (!(i < nx && j < ny && k < nz) || !pb_interior(i, j, k, nx, ny, nz)) return;
+    const long long pl = (long long)nx * ny;
+    const long long p = i + (long long)nx * j + pl * k;
+    const float s = ex[p] * x[p + 1] + ex[p - 1] * x[p - 1] + ey[p] * x[p + nx] + ey[p - nx] * x[p - nx] +
+                    ez[p] * x[p + pl] + ez[p - pl] * x[p - pl];
+    x[p] = (b[p] + s * ih2) / pb_diag(ex, ey, ez, k2, p, nx, pl, ih2);
+}
+
+// t = b - A x at the interior points (0 on the faces).
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_mg_residual(const float* __restrict__ ex, const float* __restrict__ ey, const float* __restrict__ ez,
+               const float* __restrict__ k2, int nx, int ny, int nz, float ih2, const float* __restrict__ b,
+               const float* __restrict__ x, float* __restrict__ t) {
+    const int i = blockIdx.x * PB_BX + threadIdx.x;
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    if (!(i < nx && j < ny && k < nz)) return;
+    const long long pl = (long long)nx * ny;
+    const long long p = i + (long long)nx * j + pl * k;
+    if (!pb_interior(i, j, k, nx, ny, nz)) {
+        t[p] = 0.f;
+        return;
+    }
+    const float xp = x[p];
+    const float s = ex[p] * (xp - x[p + 1]) + ex[p - 1] * (xp - x[p - 1]) + ey[p] * (xp - x[p + nx]) +
+                    ey[p - nx] * (xp - x[p - nx]) + ez[p] * (xp - x[p + pl]) + ez[p - pl] * (xp - x[p - pl]);
+    t[p] = b[p] - (s * ih2 + k2[p] * xp);
+}
+
+// Coarse point (I, J, K) of a lattice of (nx - 1) / 2 + 1 points per axis sits on fine point
+// (2I, 2J, 2K). Full weighting: bc = sum over the 27 fine neighbours of w_x w_y w_z t / 8, w = 1 at
+// the centre and 1/2 at the sides (the transpose of `pb_prolong_add` over 8); 0 on the coarse faces.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_restrict(const float* __restrict__ t, int nx, int ny, int nz, float* __restrict__ bc, int cx, int cy, int cz) {
+    const int I = blockIdx.x * PB_BX + threadIdx.x;
+    const int J = blockIdx.y * PB_BY + threadIdx.y;
+    const int K = blockIdx.z * PB_BZ + threadIdx.z;
+    if (!(I < cx && J < cy && K < cz)) return;
+    const long long q = I + (long long)cx * J + (long long)cx * cy * K;
+    if (!pb_interior(I, J, K, cx, cy, cz)) {
+        bc[q] = 0.f;
+        return;
+    }
+    const long long pl = (long long)nx * ny;
+    const long long p = 2 * I + (long long)nx * (2 * J) + pl * (2 * K);
+    float s = 0.f;
+    for (int dz = -1; dz <= 1; ++dz) {
+        const float wz = dz == 0 ? 1.f : 0.5f;
+        for (int dy = -1; dy <= 1; ++dy) {
+            const float wy = dy == 0 ? wz : 0.5f * wz;
+            const long long row = p + (long long)nx * dy + pl * dz;
+            s += wy * (0.5f * t[row - 1] + t[row] + 0.5f * t[row + 1]);
+        }
+    }
+    bc[q] = 0.125f * s;
+}
+
+// x += P xc at the fine interior points: trilinear from the coarse points around (i/2, j/2, k/2).
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_prolong_add(const float* __restrict__ xc, int cx, int cy, int cz, float* __restrict__ x, int nx, int ny, int nz) {
+    const int i = blockIdx.x * PB_BX + threadIdx.x;
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    if (!(i < nx && j < ny && k < nz) || !pb_interior(i, j, k, nx, ny, nz)) return;
+    const int I = i >> 1, J = j >> 1, K = k >> 1;
+    const int ox = i & 1, oy = j & 1, oz = k & 1;
+    const long long cpl = (long long)cx * cy;
+    float s = 0.f;
+    for (int c = 0; c <= oz; ++c) {
+        for (int b = 0; b <= oy; ++b) {
+            for (int a = 0; a <= ox; ++a) {
+                s += xc[(I + a) + (long long)cx * (J + b) + cpl * (K + c)];
+            }
+        }
+    }
+    const float w = 1.f / (float)((1 + ox) * (1 + oy) * (1 + oz));
+    x[i + (long long)nx * j + (long long)nx * ny * k] += w * s;
+}
+
+__device__ __forceinline__ int pb_clamp(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+// Coarse dielectric of axis `axis` (0 x, 1 y, 2 z) at coarse (I, J, K) + half a coarse spacing along
+// the axis: the two fine edges it spans in series (harmonic mean), averaged across the axis with
+// weights 1/4, 1/2, 1/4 in each transverse direction (indices clamped to the lattice).
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_coarsen_eps(const float* __restrict__ e, int nx, int ny, int nz, float* __restrict__ ec, int cx, int cy, int cz,
+               int axis) {
+    const int I = blockIdx.x * PB_BX + threadIdx.x;
+    const int J = blockIdx.y * PB_BY + threadIdx.y;
+    const int K = blockIdx.z * PB_BZ + threadIdx.z;
+    if (!(I < cx && J < cy && K < cz)) return;
+    const int n[3] = {nx, ny, nz};
+    const int base[3] = {2 * I, 2 * J, 2 * K};
+    const int t1 = axis == 0 ? 1 : 0;
+    const int t2 = axis == 2 ? 1 : 2;
+    float s = 0.f;
+    for (int d1 = -1; d1 <= 1; ++d1) {
+        for (int d2 = -1; d2 <= 1; ++d2) {
+            int c[3] = {base[0], base[1], base[2]};
+            c[t1] = pb_clamp(c[t1] + d1, 0, n[t1] - 1);
+            c[t2] = pb_clamp(c[t2] + d2, 0, n[t2] - 1);
+            int c2[3] = {c[0], c[1], c[2]};
+            c2[axis] = pb_clamp(c[axis] + 1, 0, n[axis] - 1);
+            const float a = e[c[0] + (long long)nx * c[1] + (long long)nx * ny * c[2]];
+            const float b = e[c2[0] + (long long)nx * c2[1] + (long long)nx * ny * c2[2]];
+            const float h = a + b > 0.f ? 2.f * a * b / (a + b) : 0.f;
+            s += (d1 == 0 ? 0.5f : 0.25f) * (d2 == 0 ? 0.5f : 0.25f) * h;
+        }
+    }
+    ec[I + (long long)cx * J + (long long)cx * cy * K] = s;
+}
+
+// Coarse kbar^2: full weighting of the fine values around (2I, 2J, 2K) (indices clamped).
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_coarsen_k2(const float* __restrict__ k2, int nx, int ny, int nz, float* __restrict__ kc, int cx, int cy, int cz) {
+    const int I = blockIdx.x * PB_BX + threadIdx.x;
+    const int J = blockIdx.y * PB_BY + threadIdx.y;
+    const int K = blockIdx.z * PB_BZ + threadIdx.z;
+    if (!(I < cx && J < cy && K < cz)) return;
+    float s = 0.f;
+    for (int dz = -1; dz <= 1; ++dz) {
+        const int z = pb_clamp(2 * K + dz, 0, nz - 1);
+        for (int dy = -1; dy <= 1; ++dy) {
+            const int y = pb_clamp(2 * J + dy, 0, ny - 1);
+            for (int dx = -1; dx <= 1; ++dx) {
+                const int x = pb_clamp(2 * I + dx, 0, nx - 1);
+                const float w = (dx == 0 ? 0.5f : 0.25f) * (dy == 0 ? 0.5f : 0.25f) * (dz == 0 ? 0.5f : 0.25f);
+                s += w * k2[x + (long long)nx * y + (long long)nx * ny * z];
+            }
+        }
+    }
+    kc[I + (long long)cx * J + (long long)cx * cy * K] = s;
+}
+
+extern "C" __global__ void pb_fill32(float* __restrict__ out, float v, long long n) {
+    const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p < n) out[p] = v;
+}
+
+extern "C" __global__ void pb_fill64(double* __restrict__ out, double v, long long n) {
+    const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p < n) out[p] = v;
+}
+
+// u = g on the lattice faces (the boundary values), u unchanged inside.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_set_faces(double* __restrict__ u, const double* __restrict__ g, int nx, int ny, int nz) {
+    const int i = blockIdx.x * PB_BX + threadIdx.x;
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    if (!(i < nx && j < ny && k < nz) || pb_interior(i, j, k, nx, ny, nz)) return;
+    const long long p = i + (long long)nx * j + (long long)nx * ny * k;
+    u[p] = g[p];
+}
+
+// The coarsest level in one block: x = 0, then `pairs` red-black sweeps and `pairs` black-red sweeps
+// (a symmetric operator of b), threads striding over the points.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_coarse_solve(const float* __restrict__ ex, const float* __restrict__ ey, const float* __restrict__ ez,
+                const float* __restrict__ k2, int nx, int ny, int nz, float ih2, const float* __restrict__ b,
+                float* __restrict__ x, int pairs) {
+    const long long pl = (long long)nx * ny;
+    const long long n = pl * nz;
+    for (long long p = threadIdx.x; p < n; p += blockDim.x) x[p] = 0.f;
+    __syncthreads();
+    for (int s = 0; s < 2 * pairs; ++s) {
+        for (int half = 0; half < 2; ++half) {
+            const int colour = s < pairs ? half : 1 - half;
+            for (long long p = threadIdx.x; p < n; p += blockDim.x) {
+                const int i = (int)(p % nx), j = (int)((p / nx) % ny), k = (int)(p / pl);
+                if (((i + j + k) & 1) != colour || !pb_interior(i, j, k, nx, ny, nz)) continue;
+                const float s6 = ex[p] * x[p + 1] + ex[p - 1] * x[p - 1] + ey[p] * x[p + nx] + ey[p - nx] * x[p - nx] +
+                                 ez[p] * x[p + pl] + ez[p - pl] * x[p - pl];
+                x[p] = (b[p] + s6 * ih2) / pb_diag(ex, ey, ez, k2, p, nx, pl, ih2);
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// Float64 forms for the final polish (used when a float32 correction stalls): r = f - A u written
+// in double (0 on the faces), acc[0] += |r|^2.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_residual_d(const double* __restrict__ u, const double* __restrict__ f, const double* __restrict__ ex,
+              const double* __restrict__ ey, const double* __restrict__ ez, const double* __restrict__ k2,
+              int nx, int ny, int nz, double ih2, double* __restrict__ r, double* acc) {
+    const int i = blockIdx.x * PB_BX + threadIdx.x;
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    double rr = 0.0;
+    if (i < nx && j < ny && k < nz) {
+        const long long pl = (long long)nx * ny;
+        const long long p = i + (long long)nx * j + pl * k;
+        if (pb_interior(i, j, k, nx, ny, nz)) {
+            const double up = u[p];
+            const double s = ex[p] * (up - u[p + 1]) + ex[p - 1] * (up - u[p - 1]) + ey[p] * (up - u[p + nx]) +
+                             ey[p - nx] * (up - u[p - nx]) + ez[p] * (up - u[p + pl]) + ez[p - pl] * (up - u[p - pl]);
+            const double res = f[p] - (s * ih2 + k2[p] * up);
+            r[p] = res;
+            rr = res * res;
+        } else {
+            r[p] = 0.0;
+        }
+    }
+    pb_block_add(rr, acc);
+}
+
+// y = A x in double at the interior points (0 on the faces); acc[0] += x . y.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_apply_d(const double* __restrict__ ex, const double* __restrict__ ey, const double* __restrict__ ez,
+           const double* __restrict__ k2, int nx, int ny, int nz, double ih2, const double* __restrict__ x,
+           double* __restrict__ y, double* acc) {
+    const int i = blockIdx.x * PB_BX + threadIdx.x;
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    double xy = 0.0;
+    if (i < nx && j < ny && k < nz) {
+        const long long pl = (long long)nx * ny;
+        const long long p = i + (long long)nx * j + pl * k;
+        if (pb_interior(i, j, k, nx, ny, nz)) {
+            const double xp = x[p];
+            const double s = ex[p] * (xp - x[p + 1]) + ex[p - 1] * (xp - x[p - 1]) + ey[p] * (xp - x[p + nx]) +
+                             ey[p - nx] * (xp - x[p - nx]) + ez[p] * (xp - x[p + pl]) + ez[p - pl] * (xp - x[p - pl]);
+            const double v = s * ih2 + k2[p] * xp;
+            y[p] = v;
+            xy = xp * v;
+        } else {
+            y[p] = 0.0;
+        }
+    }
+    pb_block_add(xy, acc);
+}
+
+// z = r / diag(A) in double (0 on the faces); acc[0] += r . z.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_jacobi_d(const double* __restrict__ ex, const double* __restrict__ ey, const double* __restrict__ ez,
+            const double* __restrict__ k2, int nx, int ny, int nz, double ih2, const double* __restrict__ r,
+            double* __restrict__ z, double* acc) {
+    const int i = blockIdx.x * PB_BX + threadIdx.x;
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    double rz = 0.0;
+    if (i < nx && j < ny && k < nz) {
+        const long long pl = (long long)nx * ny;
+        const long long p = i + (long long)nx * j + pl * k;
+        if (pb_interior(i, j, k, nx, ny, nz)) {
+            const double d = (ex[p] + ex[p - 1] + ey[p] + ey[p - nx] + ez[p] + ez[p - pl]) * ih2 + k2[p];
+            const double v = r[p] / d;
+            z[p] = v;
+            rz = r[p] * v;
+        } else {
+            z[p] = 0.0;
+        }
+    }
+    pb_block_add(rz, acc);
+}
+
+// x += alpha p, r -= alpha q in double; acc[0] += |r|^2.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_cg_update_d(double* __restrict__ x, double* __restrict__ r, const double* __restrict__ p,
+               const double* __restrict__ q, double alpha, long long n, double* acc) {
+    const long long t = (long long)blockIdx.x * PB_THREADS + threadIdx.x;
+    double rr = 0.0;
+    if (t < n) {
+        x[t] += alpha * p[t];
+        const double v = r[t] - alpha * q[t];
+        r[t] = v;
+        rr = v * v;
+    }
+    pb_block_add(rr, acc);
+}
+
+// p = z + beta p in double.
+extern "C" __global__ void pb_xpby_d(double* __restrict__ p, const double* __restrict__ z, double beta, long long n) {
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n) p[t] = z[t] + beta * p[t];
+}

@@ -1,0 +1,260 @@
+//! The Poisson-Boltzmann potential as a surface colouring in the viewer.
+//!
+//! Owns [`PbView`]: the parameters the field panel edits (ionic strength, dielectrics, probe,
+//! lattice spacing), the worker (`jobs::pb`, started at the first request: one solve at a time,
+//! latest wins, each warm-started from the previous frame's solution), the request in flight (for
+//! the progress line) and the last solve's engine and time. A surface or cartoon coloured by
+//! [`FieldChoice::PotentialPb`] asks [`AppState::pb_grid`] for the current frame's potential; the
+//! solution arrives as a [`Grid3`] in kT/e in the field cache ([`AppState::poll_pb`]), which the
+//! colouring samples trilinearly at the vertices. The problem is set up as the CLI's `--color-by pb`
+//! (`compute::pb::setup`): the files' charges and radii (element radii where they give none, said
+//! once); a structure without charges is told why there is no Poisson-Boltzmann potential.
+
+use super::fields::{FieldChoice, FieldKey};
+use super::state::AppState;
+use crate::compute::pb::{PbEngine, PbParams, setup};
+use crate::jobs::pb::{PbRequest, PbWorker};
+use crate::model::Grid3;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The default colour range of a Poisson-Boltzmann colouring (kT/e), as APBS users look at it.
+pub const PB_RANGE_KT_PER_E: f32 = 5.0;
+
+/// The default lattice spacing of the viewer's solves (Angstrom).
+pub const DEFAULT_PB_SPACING_ANGSTROM: f64 = 1.0;
+
+/// The worker's one lane (the shown frame).
+const VIEW_LANE: u64 = 0;
+
+/// The parameters, the worker and what it is doing.
+pub struct PbView {
+    /// The solve's parameters (the panel edits ionic strength, eps in/out and probe).
+    pub params: PbParams,
+    /// Lattice spacing (Angstrom).
+    pub spacing_angstrom: f64,
+    /// Counts parameter changes: a new revision is a new field key, so every frame solves again.
+    pub revision: u32,
+    /// Where the worker solves (`Auto`: a CUDA device when one is usable, else the CPU).
+    pub engine: PbEngine,
+    worker: Option<PbWorker<FieldKey>>,
+    /// The key asked for last and when; `None` once its result arrived.
+    asked: Option<(FieldKey, Instant)>,
+    /// The key asked for last, kept after its result arrived (so a failed solve is not asked again).
+    last_key: Option<FieldKey>,
+    /// The last solve: engine, seconds, conjugate-gradient iterations.
+    pub last_solve: Option<(String, f64, usize)>,
+    /// Why the last request has no potential.
+    pub failure: Option<String>,
+    radii_note_said: bool,
+}
+
+impl Default for PbView {
+    fn default() -> Self {
+        PbView {
+            params: PbParams::default(),
+            spacing_angstrom: DEFAULT_PB_SPACING_ANGSTROM,
+            revision: 0,
+            engine: PbEngine::Auto,
+            worker: None,
+            asked: None,
+            last_key: None,
+            last_solve: None,
+            failure: None,
+            radii_note_said: false,
+        }
+    }
+}
+
+impl PbView {
+    /// The legend's name of the model ("Poisson-Boltzmann, 0.15 M, eps 2/78.5").
+    pub fn legend(&self) -> String {
+        setup::legend(&self.params)
+    }
+
+    /// "solving frame 3 (Poisson-Boltzmann, 1.2 s)" while a frame solves.
+    pub fn progress(&self) -> Option<String> {
+        self.asked.map(|(k, t)| {
+            format!(
+                "solving frame {} (Poisson-Boltzmann, {:.1} s)",
+                k.frame,
+                t.elapsed().as_secs_f64()
+            )
+        })
+    }
+
+    /// True while a frame solves.
+    pub fn solving(&self) -> bool {
+        self.asked.is_some()
+    }
+
+    /// Marks the parameters changed (every frame solves again with them).
+    pub fn changed(&mut self) {
+        self.revision = self.revision.wrapping_add(1);
+        self.failure = None;
+    }
+}
+
+/// True when `field` is the Poisson-Boltzmann potential.
+pub fn is_pb(field: FieldChoice) -> bool {
+    matches!(field, FieldChoice::PotentialPb { .. })
+}
+
+impl AppState {
+    /// Why the open document has no Poisson-Boltzmann potential (no partial charges), if so.
+    pub fn pb_unavailable(&self) -> Option<&'static str> {
+        let doc = self.document()?;
+        doc.structure.charges_e.is_none().then_some(setup::NO_CHARGES)
+    }
+
+    /// `key` with the current parameter revision.
+    pub fn pb_key(&self, mut key: FieldKey) -> FieldKey {
+        key.field = FieldChoice::PotentialPb {
+            revision: self.pb.revision,
+        };
+        key
+    }
+
+    /// The Poisson-Boltzmann potential for `key` (the current frame's) if it is cached; otherwise
+    /// asks the worker for it once (latest wins) and returns `None` until it arrives.
+    pub fn pb_grid(&mut self, key: FieldKey) -> Option<Arc<Grid3>> {
+        if let Some(g) = self.fields.cached(key) {
+            return Some(g);
+        }
+        if self.pb.last_key == Some(key) {
+            return None;
+        }
+        self.pb.last_key = Some(key);
+        let doc = self.document()?;
+        let made = setup::atoms_of(&doc.structure, &doc.frame.positions_angstrom);
+        let (atoms, by_element) = match made {
+            Ok(a) => a,
+            Err(e) => {
+                self.pb_failed(e);
+                return None;
+            }
+        };
+        if by_element && !self.pb.radii_note_said {
+            self.pb.radii_note_said = true;
+            self.panels.status = format!("Poisson-Boltzmann: {}", setup::RADII_BY_ELEMENT_NOTE);
+        }
+        let h = self.pb.spacing_angstrom;
+        if !(h.is_finite() && h > 0.0) {
+            self.pb_failed(format!("lattice spacing {h} A: a positive number of Angstrom"));
+            return None;
+        }
+        let lattice = setup::lattice_around(&atoms.positions_angstrom, h, 0.0);
+        if self.pb.worker.is_none() {
+            match crate::jobs::pb::start(self.pb.engine) {
+                Ok(w) => self.pb.worker = Some(w),
+                Err(e) => {
+                    self.pb_failed(e);
+                    return None;
+                }
+            }
+        }
+        let params = self.pb.params;
+        if let Some(w) = self.pb.worker.as_mut() {
+            w.submit(
+                VIEW_LANE,
+                PbRequest {
+                    key,
+                    atoms: Arc::new(atoms),
+                    lattice,
+                    params,
+                },
+            );
+            self.pb.asked = Some((key, Instant::now()));
+        }
+        None
+    }
+
+    fn pb_failed(&mut self, why: String) {
+        self.pb.asked = None;
+        if self.pb.failure.as_deref() != Some(why.as_str()) {
+            self.error(format!("Poisson-Boltzmann: {why}"));
+        }
+        self.pb.failure = Some(why);
+    }
+
+    /// Takes the worker's results into the field cache; true when one arrived.
+    pub fn poll_pb(&mut self) -> bool {
+        let Some(w) = self.pb.worker.as_mut() else {
+            return false;
+        };
+        let done = w.try_recv();
+        let mut arrived = false;
+        for d in done {
+            let r = d.output;
+            if self.pb.asked.is_some_and(|(k, _)| k == r.key) {
+                self.pb.asked = None;
+            }
+            match r.solution {
+                Ok(sol) => {
+                    let name = self.pb.legend();
+                    let description = format!(
+                        "{name} (kT/e, {}, {:?} points, {:.2} s)",
+                        r.engine, sol.lattice.dims, r.seconds
+                    );
+                    self.pb.last_solve = Some((r.engine.clone(), r.seconds, sol.iterations));
+                    self.pb.failure = None;
+                    self.fields.insert(r.key, Arc::new(setup::grid_of(&sol, description)));
+                    arrived = true;
+                }
+                Err(e) => self.pb_failed(e),
+            }
+        }
+        arrived
+    }
+}
+
+/// The Poisson-Boltzmann parameters a session keeps (those the field panel edits).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PbSpec {
+    pub ionic_strength_molar: f64,
+    pub eps_in: f64,
+    pub eps_out: f64,
+    pub probe_angstrom: f64,
+    pub spacing_angstrom: f64,
+}
+
+impl AppState {
+    /// The parameters to save, when a representation is coloured by the Poisson-Boltzmann potential.
+    pub fn pb_spec(&self) -> Option<PbSpec> {
+        let used = self
+            .doc
+            .reps
+            .fields()
+            .any(|(_, f)| f.coloring.is_some_and(|c| is_pb(c.source)));
+        let p = &self.pb.params;
+        used.then_some(PbSpec {
+            ionic_strength_molar: p.ionic_strength_molar,
+            eps_in: p.eps_in,
+            eps_out: p.eps_out,
+            probe_angstrom: p.probe_angstrom,
+            spacing_angstrom: self.pb.spacing_angstrom,
+        })
+    }
+
+    /// Takes a session's parameters (values a hand-edited file may break are ignored).
+    pub fn apply_pb_spec(&mut self, s: &PbSpec) {
+        let ok = |v: f64, lo: f64| v.is_finite() && v >= lo;
+        let p = &mut self.pb.params;
+        if ok(s.ionic_strength_molar, 0.0) {
+            p.ionic_strength_molar = s.ionic_strength_molar;
+        }
+        if ok(s.eps_in, 1.0) {
+            p.eps_in = s.eps_in;
+        }
+        if ok(s.eps_out, 1.0) {
+            p.eps_out = s.eps_out;
+        }
+        if ok(s.probe_angstrom, 0.0) {
+            p.probe_angstrom = s.probe_angstrom;
+        }
+        if ok(s.spacing_angstrom, 0.0) && s.spacing_angstrom > 0.0 {
+            self.pb.spacing_angstrom = s.spacing_angstrom;
+        }
+        self.pb.changed();
+    }
+}

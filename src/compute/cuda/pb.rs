@@ -1,0 +1,765 @@
+//! The linearized Poisson-Boltzmann solver on a CUDA device (`kernels/pb.cu`).
+//!
+//! Owns [`CudaPbSolver`] (one device's buffers for one lattice shape, kept between solves so the next
+//! trajectory frame starts from the previous frame's solution without a transfer, [`Warm::Previous`])
+//! and [`Preconditioner`]. It solves the system the CPU engine's maps define
+//! (`compute::cpu::pb_maps::Coefficients`, consumed as they are): an outer loop of residual
+//! corrections in float64 (iterate, source and coefficients in double on the device: `r = f - A u`,
+//! the stopping test `|r| / |f| <= tolerance` over the interior points, the CPU engine's criterion),
+//! each correction `A e = r` solved in float32 by conjugate gradients to a relative 1e-4 or what the
+//! tolerance still needs, preconditioned by one symmetric multigrid V-cycle (red-black Gauss-Seidel,
+//! two sweeps each way by default, full weighting, trilinear prolongation, coarse dielectrics by the series
+//! harmonic mean across and arithmetic mean along the faces, down to a lattice of at most 6 points
+//! per axis or the first level with an even number of points, solved there by symmetric sweeps in
+//! one thread block; APBS's lattices of `c 2^l + 1` points coarsen fully) or by the diagonal. Conjugate-gradient iterations (all corrections together)
+//! are capped by `PbParams::max_iterations`. When a float32 correction no longer lowers the float64
+//! residual (float32 cannot resolve what is left), the solve finishes by float64 conjugate gradients
+//! with the diagonal preconditioner on the float64 maps. Reaching the cap is [`PbError::NotConverged`]
+//! naming the residual, never a result.
+//! Every device buffer is filled with NaN when allocated and the solution must come back finite, so
+//! a kernel that writes nothing cannot pass as a potential. The nonlinear form is the CPU engine's.
+//! Called through `compute::pb::PbSolver` (CLI, viewer jobs) and by the tests and the benchmark.
+
+use super::{CudaEngine, CudaError, dev_err};
+use crate::compute::cpu::pb_maps::Coefficients;
+use crate::compute::pb::{PbError, PbLattice, PbParams, PbSolution};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+
+mod multigrid;
+mod polish;
+
+pub use multigrid::level_dims;
+use multigrid::vcycle;
+
+/// `kernels/pb.cu`, embedded at build time.
+pub const PB_SRC: &str = include_str!("../../../kernels/pb.cu");
+/// `PB_BX`, `PB_BY`, `PB_BZ` in `kernels/pb.cu`.
+const BLOCK: (u32, u32, u32) = (32, 4, 2);
+const THREADS: u32 = 256;
+/// Gauss-Seidel sweeps (one red and one black half sweep each) before and after the coarse
+/// correction, by default.
+pub const DEFAULT_SWEEPS: usize = 2;
+/// Coarsening stops at this many points per axis or fewer.
+const COARSEST_POINTS: usize = 6;
+/// The float32 correction is solved to this relative residual at least.
+const INNER_REDUCTION: f64 = 1e-4;
+/// Residual corrections allowed (each one lowers the float64 residual about 1e4-fold).
+const MAX_CORRECTIONS: usize = 12;
+/// A correction that leaves the float64 residual above this fraction of the previous one has
+/// stalled (float32 cannot resolve the remaining correction): the solve stops there, unconverged.
+const STALL_RATIO: f64 = 0.9;
+/// Conjugate-gradient iterations of one correction before it restarts from the float64 residual
+/// (float32 recurrences drift; a restart resets them).
+const MAX_ITERATIONS_PER_CORRECTION: usize = 200;
+/// The coarsest level is solved by one thread block when it has at most this many points.
+const ONE_BLOCK_POINTS: usize = 32 * 32 * 32;
+/// Device bytes per lattice point at the finest level (float64: iterate, source, boundary, three
+/// dielectrics, kbar^2; float32: three dielectrics, kbar^2, V-cycle right side, iterate and residual,
+/// correction, search direction and its image), coarse levels taking at most a seventh more.
+pub const DEVICE_BYTES_PER_POINT: u64 = 7 * 8 + 10 * 4 + 14;
+
+/// How each float32 correction is preconditioned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Preconditioner {
+    /// One symmetric multigrid V-cycle.
+    #[default]
+    Multigrid,
+    /// The operator's diagonal (many more iterations; a reference for the multigrid).
+    Jacobi,
+}
+
+/// Where a solve starts inside the lattice (the faces always take the new boundary values).
+#[derive(Clone, Copy, Debug)]
+pub enum Warm<'a> {
+    /// Zero.
+    None,
+    /// Values on the host, one per lattice point (ignored when the length or a value is wrong).
+    Host(&'a [f64]),
+    /// The last solution this solver returned, still on the device (zero when there is none for
+    /// this lattice).
+    Previous,
+}
+
+/// How the last solve went on the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PbDeviceStats {
+    /// Float64 residual corrections.
+    pub corrections: usize,
+    /// Conjugate-gradient iterations, all corrections together.
+    pub iterations: usize,
+    /// Multigrid levels (1: no coarsening).
+    pub levels: usize,
+    /// Float64 conjugate-gradient iterations of the final polish (0 when float32 corrections
+    /// reached the tolerance), included in `iterations`.
+    pub polish_iterations: usize,
+    /// Seconds spent uploading the maps, solving and downloading the solution.
+    pub upload_s: f64,
+    pub solve_s: f64,
+    pub download_s: f64,
+}
+
+struct Kernels {
+    fill32: CudaFunction,
+    fill64: CudaFunction,
+    to_f32: CudaFunction,
+    set_faces: CudaFunction,
+    residual64: CudaFunction,
+    add_correction: CudaFunction,
+    apply: CudaFunction,
+    cg_update: CudaFunction,
+    xpby: CudaFunction,
+    dot: CudaFunction,
+    jacobi: CudaFunction,
+    smooth: CudaFunction,
+    mg_residual: CudaFunction,
+    restrict: CudaFunction,
+    prolong_add: CudaFunction,
+    coarsen_eps: CudaFunction,
+    coarsen_k2: CudaFunction,
+    coarse_solve: CudaFunction,
+    residual_d: CudaFunction,
+    apply_d: CudaFunction,
+    jacobi_d: CudaFunction,
+    cg_update_d: CudaFunction,
+    xpby_d: CudaFunction,
+}
+
+impl Kernels {
+    fn load(module: &Arc<CudaModule>) -> Result<Kernels, CudaError> {
+        let f = |name: &str| CudaEngine::function(module, name);
+        Ok(Kernels {
+            fill32: f("pb_fill32")?,
+            fill64: f("pb_fill64")?,
+            to_f32: f("pb_to_f32")?,
+            set_faces: f("pb_set_faces")?,
+            residual64: f("pb_residual64")?,
+            add_correction: f("pb_add_correction")?,
+            apply: f("pb_apply")?,
+            cg_update: f("pb_cg_update")?,
+            xpby: f("pb_xpby")?,
+            dot: f("pb_dot")?,
+            jacobi: f("pb_jacobi")?,
+            smooth: f("pb_smooth")?,
+            mg_residual: f("pb_mg_residual")?,
+            restrict: f("pb_restrict")?,
+            prolong_add: f("pb_prolong_add")?,
+            coarsen_eps: f("pb_coarsen_eps")?,
+            coarsen_k2: f("pb_coarsen_k2")?,
+            coarse_solve: f("pb_coarse_solve")?,
+            residual_d: f("pb_residual_d")?,
+            apply_d: f("pb_apply_d")?,
+            jacobi_d: f("pb_jacobi_d")?,
+            cg_update_d: f("pb_cg_update_d")?,
+            xpby_d: f("pb_xpby_d")?,
+        })
+    }
+}
+
+/// One multigrid level: float32 coefficients, V-cycle right side `b`, iterate `x` and residual `t`.
+struct Level {
+    dims: [i32; 3],
+    ih2: f32,
+    eps: [CudaSlice<f32>; 3],
+    k2: CudaSlice<f32>,
+    b: CudaSlice<f32>,
+    x: CudaSlice<f32>,
+    t: CudaSlice<f32>,
+}
+
+impl Level {
+    fn n(&self) -> usize {
+        self.dims.iter().map(|&d| d as usize).product()
+    }
+}
+
+/// Device buffers for one lattice shape.
+struct Buffers {
+    dims: [usize; 3],
+    /// Float64: iterate (the solution between solves), source, boundary, dielectrics, kbar^2.
+    u: CudaSlice<f64>,
+    f: CudaSlice<f64>,
+    g: CudaSlice<f64>,
+    eps64: [CudaSlice<f64>; 3],
+    k64: CudaSlice<f64>,
+    levels: Vec<Level>,
+    /// Float32 conjugate-gradient correction, search direction and its image (the residual is the
+    /// finest level's `b`, the preconditioned residual its `x`).
+    e: CudaSlice<f32>,
+    p: CudaSlice<f32>,
+    q: CudaSlice<f32>,
+    /// Accumulators: |r|^2, |f|^2 (float64 residual); p.Ap, |r|^2, r.z (conjugate gradients).
+    acc: CudaSlice<f64>,
+    /// `u` holds the solution of the last successful solve (on `lattice`).
+    solution: Option<PbLattice>,
+    /// Float64 residual, preconditioned residual, search direction and its image of the final
+    /// polish, allocated at its first use.
+    polish: Option<Box<[CudaSlice<f64>; 4]>>,
+}
+
+fn cfg3(d: [i32; 3]) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (
+            (d[0].max(1) as u32).div_ceil(BLOCK.0),
+            (d[1].max(1) as u32).div_ceil(BLOCK.1),
+            (d[2].max(1) as u32).div_ceil(BLOCK.2),
+        ),
+        block_dim: BLOCK,
+        shared_mem_bytes: 0,
+    }
+}
+
+fn cfg_smooth(d: [i32; 3]) -> LaunchConfig {
+    let half = (d[0].max(1) as u32).div_ceil(2);
+    LaunchConfig {
+        grid_dim: (
+            half.div_ceil(BLOCK.0),
+            (d[1].max(1) as u32).div_ceil(BLOCK.1),
+            (d[2].max(1) as u32).div_ceil(BLOCK.2),
+        ),
+        block_dim: BLOCK,
+        shared_mem_bytes: 0,
+    }
+}
+
+fn cfg1(n: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: ((n.max(1) as u64).div_ceil(u64::from(THREADS)) as u32, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+fn device(e: CudaError) -> PbError {
+    PbError::Device(e.to_string())
+}
+
+fn drv(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> PbError {
+    move |e| device(dev_err(what)(e))
+}
+
+/// A CUDA device's Poisson-Boltzmann solver (see the module documentation).
+pub struct CudaPbSolver {
+    engine: Arc<CudaEngine>,
+    kernels: Arc<Kernels>,
+    bufs: Option<Buffers>,
+    preconditioner: Preconditioner,
+    sweeps: usize,
+    stats: PbDeviceStats,
+}
+
+impl std::fmt::Debug for CudaPbSolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CudaPbSolver({})", self.device_name())
+    }
+}
+
+impl CudaPbSolver {
+    /// Compiles the kernels on `engine`'s device.
+    pub fn new(engine: Arc<CudaEngine>) -> Result<CudaPbSolver, PbError> {
+        let module = {
+            let mut st = engine.lock_state().map_err(device)?;
+            engine.module(&mut st, PB_SRC).map_err(device)?
+        };
+        let kernels = Arc::new(Kernels::load(&module).map_err(device)?);
+        Ok(CudaPbSolver {
+            engine,
+            kernels,
+            bufs: None,
+            preconditioner: Preconditioner::Multigrid,
+            sweeps: DEFAULT_SWEEPS,
+            stats: PbDeviceStats::default(),
+        })
+    }
+
+    /// The device's name.
+    pub fn device_name(&self) -> String {
+        format!("cuda:{} {}", self.engine.ordinal(), self.engine.device_name())
+    }
+
+    pub fn set_preconditioner(&mut self, p: Preconditioner) {
+        self.preconditioner = p;
+    }
+
+    /// Gauss-Seidel sweeps before and after each coarse correction (1 to 8).
+    pub fn set_sweeps(&mut self, sweeps: usize) {
+        self.sweeps = sweeps.clamp(1, 8);
+    }
+
+    /// How the last solve went.
+    pub fn stats(&self) -> PbDeviceStats {
+        self.stats
+    }
+
+    fn fill32(&self, b: &mut CudaSlice<f32>) -> Result<(), PbError> {
+        let n = b.len() as i64;
+        let v = f32::NAN;
+        let mut l = self.engine.stream.launch_builder(&self.kernels.fill32);
+        l.arg(b).arg(&v).arg(&n);
+        // SAFETY: writes `n` floats into a buffer of `n`.
+        unsafe { l.launch(cfg1(n as usize)) }.map_err(drv("pb_fill32"))?;
+        Ok(())
+    }
+
+    fn fill64(&self, b: &mut CudaSlice<f64>) -> Result<(), PbError> {
+        let n = b.len() as i64;
+        let v = f64::NAN;
+        let mut l = self.engine.stream.launch_builder(&self.kernels.fill64);
+        l.arg(b).arg(&v).arg(&n);
+        // SAFETY: writes `n` doubles into a buffer of `n`.
+        unsafe { l.launch(cfg1(n as usize)) }.map_err(drv("pb_fill64"))?;
+        Ok(())
+    }
+
+    fn alloc32(&self, n: usize) -> Result<CudaSlice<f32>, PbError> {
+        // SAFETY: filled with NaN at once.
+        let mut b = unsafe { self.engine.stream.alloc::<f32>(n.max(1)) }.map_err(drv("device allocation"))?;
+        self.fill32(&mut b)?;
+        Ok(b)
+    }
+
+    fn alloc64(&self, n: usize) -> Result<CudaSlice<f64>, PbError> {
+        // SAFETY: filled with NaN at once.
+        let mut b = unsafe { self.engine.stream.alloc::<f64>(n.max(1)) }.map_err(drv("device allocation"))?;
+        self.fill64(&mut b)?;
+        Ok(b)
+    }
+
+    /// Buffers for `dims`, reusing the current ones when the shape is the same.
+    fn ensure_buffers(&mut self, dims: [usize; 3], spacing: f64) -> Result<(), PbError> {
+        if self.bufs.as_ref().is_some_and(|b| b.dims == dims) {
+            return Ok(());
+        }
+        self.bufs = None;
+        let n: usize = dims.iter().product();
+        let mut levels = Vec::new();
+        for (l, d) in level_dims(dims).into_iter().enumerate() {
+            let m: usize = d.iter().product();
+            let h = spacing * (1u64 << l) as f64;
+            levels.push(Level {
+                dims: d.map(|v| v as i32),
+                ih2: (1.0 / (h * h)) as f32,
+                eps: [self.alloc32(m)?, self.alloc32(m)?, self.alloc32(m)?],
+                k2: self.alloc32(m)?,
+                b: self.alloc32(m)?,
+                x: self.alloc32(m)?,
+                t: self.alloc32(m)?,
+            });
+        }
+        self.bufs = Some(Buffers {
+            dims,
+            u: self.alloc64(n)?,
+            f: self.alloc64(n)?,
+            g: self.alloc64(n)?,
+            eps64: [self.alloc64(n)?, self.alloc64(n)?, self.alloc64(n)?],
+            k64: self.alloc64(n)?,
+            levels,
+            e: self.alloc32(n)?,
+            p: self.alloc32(n)?,
+            q: self.alloc32(n)?,
+            acc: self.alloc64(8)?,
+            solution: None,
+            polish: None,
+        });
+        Ok(())
+    }
+
+    /// Solves the linearized equation of `c` on `lattice` (see the module documentation).
+    pub fn solve(
+        &mut self,
+        c: &Coefficients,
+        lattice: &PbLattice,
+        params: &PbParams,
+        warm: Warm<'_>,
+    ) -> Result<PbSolution, PbError> {
+        if params.nonlinear {
+            return Err(PbError::BadInput(
+                "the CUDA engine solves the linearized Poisson-Boltzmann equation; the nonlinear form runs on the CPU engine"
+                    .to_string(),
+            ));
+        }
+        let n = lattice.n_points();
+        let dims = lattice.dims;
+        if dims.iter().any(|&d| d < 3 || d > (i32::MAX as usize) / 4) || n > (i64::MAX as usize) / 16 {
+            return Err(PbError::BadInput(format!(
+                "lattice {dims:?}: not a size the CUDA solver takes"
+            )));
+        }
+        let lengths = [
+            c.eps[0].len(),
+            c.eps[1].len(),
+            c.eps[2].len(),
+            c.kbar2.len(),
+            c.source.len(),
+            c.boundary.len(),
+        ];
+        if lengths.iter().any(|&l| l != n) {
+            return Err(PbError::BadInput(format!(
+                "coefficient maps of {lengths:?} values for a lattice of {n} points"
+            )));
+        }
+        let needed = (n as u64).saturating_mul(DEVICE_BYTES_PER_POINT);
+        if needed > params.max_bytes {
+            return Err(PbError::TooLarge {
+                dims,
+                points: n,
+                needed_gib: needed as f64 / (1u64 << 30) as f64,
+                limit_gib: params.max_bytes as f64 / (1u64 << 30) as f64,
+            });
+        }
+        self.engine.ctx.bind_to_thread().map_err(drv("bind"))?;
+        let t0 = std::time::Instant::now();
+        let had_previous = self.bufs.as_ref().and_then(|b| b.solution) == Some(*lattice);
+        self.ensure_buffers(dims, lattice.spacing_angstrom)?;
+        self.stats = PbDeviceStats::default();
+        let stream = self.engine.stream.clone();
+        let Some(b) = self.bufs.as_mut() else {
+            return Err(PbError::Device("no device buffers".into()));
+        };
+        b.solution = None;
+        stream
+            .memcpy_htod(c.source.as_slice(), &mut b.f)
+            .map_err(drv("upload"))?;
+        stream
+            .memcpy_htod(c.boundary.as_slice(), &mut b.g)
+            .map_err(drv("upload"))?;
+        for (dst, src) in b.eps64.iter_mut().zip(&c.eps) {
+            stream.memcpy_htod(src.as_slice(), dst).map_err(drv("upload"))?;
+        }
+        stream
+            .memcpy_htod(c.kbar2.as_slice(), &mut b.k64)
+            .map_err(drv("upload"))?;
+        match warm {
+            Warm::Host(w) if w.len() == n && w.iter().all(|v| v.is_finite()) => {
+                stream.memcpy_htod(w, &mut b.u).map_err(drv("upload"))?;
+            }
+            Warm::Previous if had_previous => {}
+            _ => stream.memset_zeros(&mut b.u).map_err(drv("memset"))?,
+        }
+        stream.synchronize().map_err(drv("synchronize"))?;
+        self.stats.upload_s = t0.elapsed().as_secs_f64();
+        let t1 = std::time::Instant::now();
+        let result = self.run(lattice, params);
+        self.stats.solve_s = t1.elapsed().as_secs_f64();
+        let (iterations, rel) = result?;
+        let t2 = std::time::Instant::now();
+        let Some(b) = self.bufs.as_mut() else {
+            return Err(PbError::Device("no device buffers".into()));
+        };
+        let mut out = vec![f64::NAN; n];
+        stream.memcpy_dtoh(&b.u, out.as_mut_slice()).map_err(drv("download"))?;
+        stream.synchronize().map_err(drv("synchronize"))?;
+        self.stats.download_s = t2.elapsed().as_secs_f64();
+        if out.iter().any(|v| !v.is_finite()) {
+            return Err(PbError::Device(
+                "the CUDA solver returned a value that is not a finite number".into(),
+            ));
+        }
+        b.solution = Some(*lattice);
+        Ok(PbSolution {
+            lattice: *lattice,
+            potential_kt_per_e: out,
+            iterations,
+            relative_residual: rel,
+        })
+    }
+
+    fn bufs(&mut self) -> Result<&mut Buffers, PbError> {
+        self.bufs
+            .as_mut()
+            .ok_or_else(|| PbError::Device("no device buffers".into()))
+    }
+
+    /// The solve proper on the uploaded buffers: (iterations, final relative residual).
+    fn run(&mut self, lattice: &PbLattice, params: &PbParams) -> Result<(usize, f64), PbError> {
+        let stream = self.engine.stream.clone();
+        let k = Arc::clone(&self.kernels);
+        let n = lattice.n_points();
+        let n64 = n as i64;
+        let d = lattice.dims.map(|v| v as i32);
+        let h = lattice.spacing_angstrom;
+        let ih2_64 = 1.0 / (h * h);
+        let b = self.bufs()?;
+        // Faces of the iterate: the boundary values.
+        {
+            let mut l = stream.launch_builder(&k.set_faces);
+            l.arg(&mut b.u).arg(&b.g).arg(&d[0]).arg(&d[1]).arg(&d[2]);
+            // SAFETY: reads and writes nx ny nz doubles in buffers of that size.
+            unsafe { l.launch(cfg3(d)) }.map_err(drv("pb_set_faces"))?;
+        }
+        // Float32 coefficients, finest level then the coarse ones.
+        {
+            let Some(fine) = b.levels.first_mut() else {
+                return Err(PbError::Device("no multigrid level".into()));
+            };
+            let [e0, e1, e2] = &mut fine.eps;
+            for (src, dst) in [
+                (&b.eps64[0], e0),
+                (&b.eps64[1], e1),
+                (&b.eps64[2], e2),
+                (&b.k64, &mut fine.k2),
+            ] {
+                let mut l = stream.launch_builder(&k.to_f32);
+                l.arg(src).arg(dst).arg(&n64);
+                // SAFETY: n doubles in, n floats out.
+                unsafe { l.launch(cfg1(n)) }.map_err(drv("pb_to_f32"))?;
+            }
+        }
+        for lv in 1..b.levels.len() {
+            let (lo, hi) = b.levels.split_at_mut(lv);
+            let (Some(f), Some(c)) = (lo.last(), hi.first_mut()) else {
+                continue;
+            };
+            for axis in 0..3i32 {
+                let mut l = stream.launch_builder(&k.coarsen_eps);
+                l.arg(&f.eps[axis as usize])
+                    .arg(&f.dims[0])
+                    .arg(&f.dims[1])
+                    .arg(&f.dims[2])
+                    .arg(&mut c.eps[axis as usize])
+                    .arg(&c.dims[0])
+                    .arg(&c.dims[1])
+                    .arg(&c.dims[2])
+                    .arg(&axis);
+                // SAFETY: reads the fine level's points (indices clamped), writes every coarse point.
+                unsafe { l.launch(cfg3(c.dims)) }.map_err(drv("pb_coarsen_eps"))?;
+            }
+            let mut l = stream.launch_builder(&k.coarsen_k2);
+            l.arg(&f.k2)
+                .arg(&f.dims[0])
+                .arg(&f.dims[1])
+                .arg(&f.dims[2])
+                .arg(&mut c.k2)
+                .arg(&c.dims[0])
+                .arg(&c.dims[1])
+                .arg(&c.dims[2]);
+            // SAFETY: as above.
+            unsafe { l.launch(cfg3(c.dims)) }.map_err(drv("pb_coarsen_k2"))?;
+        }
+        self.stats.levels = self.bufs()?.levels.len();
+        let mut iterations = 0usize;
+        let mut previous_rel = f64::INFINITY;
+        let mut f_norm = 0.0;
+        for correction in 0..=MAX_CORRECTIONS {
+            // r = f - A u in float64, into the finest level's right side.
+            let b = self.bufs()?;
+            stream.memset_zeros(&mut b.acc).map_err(drv("memset"))?;
+            {
+                let Some(fine) = b.levels.first_mut() else {
+                    return Err(PbError::Device("no multigrid level".into()));
+                };
+                let mut l = stream.launch_builder(&k.residual64);
+                l.arg(&b.u)
+                    .arg(&b.f)
+                    .arg(&b.eps64[0])
+                    .arg(&b.eps64[1])
+                    .arg(&b.eps64[2])
+                    .arg(&b.k64)
+                    .arg(&d[0])
+                    .arg(&d[1])
+                    .arg(&d[2])
+                    .arg(&ih2_64)
+                    .arg(&mut fine.b)
+                    .arg(&mut b.acc);
+                // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of r.
+                unsafe { l.launch(cfg3(d)) }.map_err(drv("pb_residual64"))?;
+            }
+            let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
+            let (rr, ff) = (
+                a.first().copied().unwrap_or(f64::NAN),
+                a.get(1).copied().unwrap_or(f64::NAN),
+            );
+            if correction == 0 {
+                f_norm = ff.sqrt();
+            }
+            let r_norm = rr.sqrt();
+            if !r_norm.is_finite() {
+                return Err(PbError::Device("the float64 residual is not a finite number".into()));
+            }
+            let rel = r_norm / f_norm.max(1e-300);
+            self.stats.corrections = correction;
+            self.stats.iterations = iterations;
+            if r_norm <= params.tolerance * f_norm {
+                return Ok((iterations, rel));
+            }
+            if iterations >= params.max_iterations {
+                return Err(PbError::NotConverged {
+                    iterations,
+                    residual: rel,
+                    tolerance: params.tolerance,
+                });
+            }
+            if rel > STALL_RATIO * previous_rel || correction == MAX_CORRECTIONS {
+                // Float32 no longer resolves the correction: finish in float64.
+                let used = self.polish(lattice, params, f_norm, params.max_iterations - iterations)?;
+                iterations += used;
+                self.stats.iterations = iterations;
+                self.stats.polish_iterations = used;
+                let rel = self.residual_norm(lattice)? / f_norm.max(1e-300);
+                if rel <= params.tolerance {
+                    return Ok((iterations, rel));
+                }
+                return Err(PbError::NotConverged {
+                    iterations,
+                    residual: rel,
+                    tolerance: params.tolerance,
+                });
+            }
+            previous_rel = rel;
+            let eta = (0.03 * params.tolerance / rel).clamp(INNER_REDUCTION, 0.1);
+            let left = (params.max_iterations - iterations).min(MAX_ITERATIONS_PER_CORRECTION);
+            iterations += self.correction(r_norm, eta, left)?;
+            let b = self.bufs()?;
+            let mut l = stream.launch_builder(&k.add_correction);
+            l.arg(&mut b.u).arg(&b.e).arg(&n64);
+            // SAFETY: n doubles and n floats.
+            unsafe { l.launch(cfg1(n)) }.map_err(drv("pb_add_correction"))?;
+        }
+        Err(PbError::NotConverged {
+            iterations,
+            residual: previous_rel,
+            tolerance: params.tolerance,
+        })
+    }
+
+    /// Conjugate gradients on `A e = r` (r in the finest level's `b`, e into `e`), until the residual
+    /// is `eta` times `r_norm` or `left` iterations are used; returns the iterations used.
+    fn correction(&mut self, r_norm: f64, eta: f64, left: usize) -> Result<usize, PbError> {
+        let stream = self.engine.stream.clone();
+        let k = Arc::clone(&self.kernels);
+        let precond = self.preconditioner;
+        let sweeps = self.sweeps;
+        {
+            let b = self.bufs()?;
+            stream.memset_zeros(&mut b.e).map_err(drv("memset"))?;
+            stream.memset_zeros(&mut b.acc).map_err(drv("memset"))?;
+        }
+        // z = M r, rz = r.z, p = z.
+        self.precondition(precond, sweeps)?;
+        let b = self.bufs()?;
+        let n = b.dims.iter().product::<usize>();
+        let n64 = n as i64;
+        let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
+        let mut rz = a.get(4).copied().unwrap_or(f64::NAN);
+        {
+            let fine = b
+                .levels
+                .first()
+                .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
+            stream.memcpy_dtod(&fine.x, &mut b.p).map_err(drv("copy"))?;
+        }
+        for it in 0..left {
+            let b = self.bufs()?;
+            let fine = b
+                .levels
+                .first_mut()
+                .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
+            stream.memset_zeros(&mut b.acc).map_err(drv("memset"))?;
+            {
+                let mut l = stream.launch_builder(&k.apply);
+                let mut slot = b.acc.slice_mut(2..3);
+                l.arg(&fine.eps[0])
+                    .arg(&fine.eps[1])
+                    .arg(&fine.eps[2])
+                    .arg(&fine.k2)
+                    .arg(&fine.dims[0])
+                    .arg(&fine.dims[1])
+                    .arg(&fine.dims[2])
+                    .arg(&fine.ih2)
+                    .arg(&b.p)
+                    .arg(&mut b.q)
+                    .arg(&mut slot);
+                // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of q.
+                unsafe { l.launch(cfg3(fine.dims)) }.map_err(drv("pb_apply"))?;
+            }
+            let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
+            let pq = a.get(2).copied().unwrap_or(f64::NAN);
+            if !(pq.is_finite() && pq > 0.0 && rz.is_finite() && rz > 0.0) {
+                return Err(PbError::Device(format!(
+                    "conjugate gradients broke down (p.Ap = {pq:e}, r.z = {rz:e}); check the dielectric maps"
+                )));
+            }
+            let alpha = (rz / pq) as f32;
+            {
+                let mut l = stream.launch_builder(&k.cg_update);
+                let mut slot = b.acc.slice_mut(3..4);
+                l.arg(&mut b.e)
+                    .arg(&mut fine.b)
+                    .arg(&b.p)
+                    .arg(&b.q)
+                    .arg(&alpha)
+                    .arg(&n64)
+                    .arg(&mut slot);
+                // SAFETY: n floats in each buffer.
+                unsafe { l.launch(cfg1(n)) }.map_err(drv("pb_cg_update"))?;
+            }
+            self.precondition(precond, sweeps)?;
+            let b = self.bufs()?;
+            let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
+            let rr = a.get(3).copied().unwrap_or(f64::NAN);
+            let rz_new = a.get(4).copied().unwrap_or(f64::NAN);
+            if !rr.is_finite() {
+                return Err(PbError::Device("the float32 residual is not a finite number".into()));
+            }
+            if rr.sqrt() <= eta * r_norm {
+                return Ok(it + 1);
+            }
+            let beta = (rz_new / rz) as f32;
+            rz = rz_new;
+            let fine = b
+                .levels
+                .first()
+                .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
+            let mut l = stream.launch_builder(&k.xpby);
+            l.arg(&mut b.p).arg(&fine.x).arg(&beta).arg(&n64);
+            // SAFETY: n floats each.
+            unsafe { l.launch(cfg1(n)) }.map_err(drv("pb_xpby"))?;
+        }
+        Ok(left)
+    }
+
+    /// z = M r (r: the finest level's `b`, z: its `x`) and acc[4] += r.z.
+    fn precondition(&mut self, precond: Preconditioner, sweeps: usize) -> Result<(), PbError> {
+        let stream = self.engine.stream.clone();
+        let k = Arc::clone(&self.kernels);
+        let b = self.bufs()?;
+        let n = b.dims.iter().product::<usize>();
+        let n64 = n as i64;
+        match precond {
+            Preconditioner::Jacobi => {
+                let fine = b
+                    .levels
+                    .first_mut()
+                    .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
+                let mut l = stream.launch_builder(&k.jacobi);
+                let mut slot = b.acc.slice_mut(4..5);
+                l.arg(&fine.eps[0])
+                    .arg(&fine.eps[1])
+                    .arg(&fine.eps[2])
+                    .arg(&fine.k2)
+                    .arg(&fine.dims[0])
+                    .arg(&fine.dims[1])
+                    .arg(&fine.dims[2])
+                    .arg(&fine.ih2)
+                    .arg(&fine.b)
+                    .arg(&mut fine.x)
+                    .arg(&mut slot);
+                // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of z.
+                unsafe { l.launch(cfg3(fine.dims)) }.map_err(drv("pb_jacobi"))?;
+            }
+            Preconditioner::Multigrid => {
+                vcycle(&stream, &k, &mut b.levels, 0, sweeps)?;
+                let fine = b
+                    .levels
+                    .first()
+                    .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
+                let mut l = stream.launch_builder(&k.dot);
+                let mut slot = b.acc.slice_mut(4..5);
+                l.arg(&fine.b).arg(&fine.x).arg(&n64).arg(&mut slot);
+                // SAFETY: n floats each.
+                unsafe { l.launch(cfg1(n)) }.map_err(drv("pb_dot"))?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,266 @@
+//! Which engine solves a Poisson-Boltzmann problem, and a solver that keeps what the next frame
+//! reuses.
+//!
+//! Owns [`PbEngine`] (CPU, CUDA or auto), [`PbSolver`] (the chosen engine, the CUDA device's
+//! buffers or the CPU's last solution, so [`PbSolver::solve_next`] warm-starts each trajectory frame
+//! from the previous one) and [`check_input`] (the checks every engine makes before allocating).
+//! The CPU engine is `compute::cpu::pb`, the CUDA engine `compute::cuda::pb` (linearized form only:
+//! under [`PbEngine::Auto`] the nonlinear form runs on the CPU, under [`PbEngine::Cuda`] it is an
+//! error). `Cuda` never falls back to the CPU: no usable device is an error naming why. Called by
+//! the CLI (`grid pb`, `render`/`surface --color-by pb`), the viewer's jobs, the tests and the
+//! benchmark.
+
+use super::{PbAtoms, PbError, PbLattice, PbParams, PbSolution};
+use crate::compute::cpu::pb_maps::coefficients;
+use crate::compute::cuda::CudaEngine;
+use crate::compute::cuda::pb::{CudaPbSolver, PbDeviceStats, Warm};
+use std::sync::Arc;
+
+/// Where a solve runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PbEngine {
+    /// The multithreaded CPU engine.
+    Cpu,
+    /// The first usable CUDA device, or an error.
+    Cuda,
+    /// A CUDA device when one is usable (and the form is linearized), else the CPU.
+    #[default]
+    Auto,
+}
+
+/// Host bytes per lattice point of a solve (the CPU engine's figure, the larger one).
+pub const HOST_BYTES_PER_POINT: u64 = crate::compute::cpu::pb::BYTES_PER_POINT;
+
+fn bad(msg: String) -> PbError {
+    PbError::BadInput(msg)
+}
+
+/// Refuses atoms, parameters and lattices no engine can use, and lattices needing more than
+/// `params.max_bytes` at `bytes_per_point`, before anything is allocated.
+pub fn check_input(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams, bytes_per_point: u64) -> Result<(), PbError> {
+    let n = atoms.positions_angstrom.len();
+    if atoms.charges_e.len() != n || atoms.radii_angstrom.len() != n {
+        return Err(bad(format!(
+            "{n} atom positions, {} charges and {} radii: one of each per atom",
+            atoms.charges_e.len(),
+            atoms.radii_angstrom.len()
+        )));
+    }
+    if n == 0 {
+        return Err(bad("no atoms".to_string()));
+    }
+    for (i, ((x, q), r)) in atoms
+        .positions_angstrom
+        .iter()
+        .zip(&atoms.charges_e)
+        .zip(&atoms.radii_angstrom)
+        .enumerate()
+    {
+        if !(x.iter().all(|c| c.is_finite()) && q.is_finite() && r.is_finite() && *r >= 0.0) {
+            return Err(bad(format!(
+                "atom {i}: position {x:?} A, charge {q} e, radius {r} A (finite, radius >= 0 expected)"
+            )));
+        }
+    }
+    if atoms.charges_e.iter().all(|&q| q == 0.0) {
+        return Err(bad("every charge is zero: the system carries no charges".to_string()));
+    }
+    let positive = |v: f64| v.is_finite() && v > 0.0;
+    if !(positive(p.eps_in) && positive(p.eps_out)) {
+        return Err(bad(format!(
+            "dielectrics {} / {} must be positive",
+            p.eps_in, p.eps_out
+        )));
+    }
+    if !(p.ionic_strength_molar.is_finite() && p.ionic_strength_molar >= 0.0) {
+        return Err(bad(format!("ionic strength {} M must be >= 0", p.ionic_strength_molar)));
+    }
+    if !(p.ion_radius_angstrom.is_finite() && p.ion_radius_angstrom >= 0.0) {
+        return Err(bad(format!("ion radius {} A must be >= 0", p.ion_radius_angstrom)));
+    }
+    if !(p.probe_angstrom.is_finite() && p.probe_angstrom >= 0.0 && p.probe_angstrom < 10.0) {
+        return Err(bad(format!("probe radius {} A must lie in [0, 10)", p.probe_angstrom)));
+    }
+    if !positive(p.temperature_kelvin) {
+        return Err(bad(format!("temperature {} K must be positive", p.temperature_kelvin)));
+    }
+    if !(p.tolerance.is_finite() && p.tolerance > 0.0 && p.tolerance < 1.0) {
+        return Err(bad(format!("tolerance {} must lie in (0, 1)", p.tolerance)));
+    }
+    if !positive(lattice.spacing_angstrom) || !lattice.origin_angstrom.iter().all(|c| c.is_finite()) {
+        return Err(bad(format!(
+            "lattice spacing {} A, origin {:?} A",
+            lattice.spacing_angstrom, lattice.origin_angstrom
+        )));
+    }
+    if lattice.dims.iter().any(|&d| d < 5) {
+        return Err(bad(format!("lattice {:?}: at least 5 points per axis", lattice.dims)));
+    }
+    let points = lattice.dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
+    match points.and_then(|pts| pts.checked_mul(bytes_per_point)) {
+        Some(b) if b <= p.max_bytes => Ok(()),
+        _ => Err(PbError::TooLarge {
+            dims: lattice.dims,
+            points: points.map_or(usize::MAX, |v| v as usize),
+            needed_gib: points.map_or(f64::INFINITY, |v| {
+                (v as f64) * bytes_per_point as f64 / (1u64 << 30) as f64
+            }),
+            limit_gib: p.max_bytes as f64 / (1u64 << 30) as f64,
+        }),
+    }
+}
+
+/// A solver on one engine (see the module documentation).
+#[derive(Debug)]
+pub struct PbSolver {
+    cuda: Option<CudaPbSolver>,
+    /// Under `Auto`: the nonlinear form may run on the CPU.
+    cpu_allowed: bool,
+    /// Why the CPU engine is used under `Auto`, said once by the caller.
+    note: Option<String>,
+    /// The CPU engine's last solution, for `solve_next`.
+    previous: Option<PbSolution>,
+}
+
+impl PbSolver {
+    /// A solver on `engine`: `Cuda` opens the first CUDA device (`ORBITFIELD_DEVICES` honoured) or
+    /// fails naming why; `Auto` falls back to the CPU with a note.
+    pub fn new(engine: PbEngine) -> Result<PbSolver, PbError> {
+        let cpu = PbSolver {
+            cuda: None,
+            cpu_allowed: true,
+            note: None,
+            previous: None,
+        };
+        if engine == PbEngine::Cpu {
+            return Ok(cpu);
+        }
+        let (selection, _) = crate::compute::cuda::devices_from_env();
+        let found = crate::compute::cuda::discover(selection.as_deref());
+        let why = || {
+            let notes: Vec<String> = found.notes.iter().map(ToString::to_string).collect();
+            if notes.is_empty() {
+                "no CUDA device".to_string()
+            } else {
+                notes.join("; ")
+            }
+        };
+        match found.engines.first() {
+            Some(e) => match CudaPbSolver::new(e.clone()) {
+                Ok(s) => Ok(PbSolver {
+                    cuda: Some(s),
+                    cpu_allowed: engine == PbEngine::Auto,
+                    note: None,
+                    previous: None,
+                }),
+                Err(err) if engine == PbEngine::Auto => Ok(PbSolver {
+                    note: Some(format!(
+                        "the CUDA Poisson-Boltzmann solver is not usable ({err}); using the CPU"
+                    )),
+                    ..cpu
+                }),
+                Err(err) => Err(err),
+            },
+            None if engine == PbEngine::Auto => Ok(PbSolver {
+                note: Some(format!("{}; solving Poisson-Boltzmann on the CPU", why())),
+                ..cpu
+            }),
+            None => Err(PbError::Device(format!(
+                "a CUDA device was asked for and none is usable: {}",
+                why()
+            ))),
+        }
+    }
+
+    /// A solver on this CUDA device (no CPU fallback).
+    pub fn with_cuda(engine: Arc<CudaEngine>) -> Result<PbSolver, PbError> {
+        Ok(PbSolver {
+            cuda: Some(CudaPbSolver::new(engine)?),
+            cpu_allowed: false,
+            note: None,
+            previous: None,
+        })
+    }
+
+    /// "cpu" or the CUDA device's name.
+    pub fn engine_name(&self) -> String {
+        self.cuda
+            .as_ref()
+            .map_or_else(|| "cpu".to_string(), CudaPbSolver::device_name)
+    }
+
+    /// Why `Auto` chose the CPU, if it did.
+    pub fn note(&self) -> Option<&str> {
+        self.note.as_deref()
+    }
+
+    /// The CUDA solver, for its statistics and preconditioner choice.
+    pub fn cuda_mut(&mut self) -> Option<&mut CudaPbSolver> {
+        self.cuda.as_mut()
+    }
+
+    /// The CUDA device's account of the last solve.
+    pub fn cuda_stats(&self) -> Option<PbDeviceStats> {
+        self.cuda.as_ref().map(CudaPbSolver::stats)
+    }
+
+    /// Solves from `warm_start` (a previous solution on the same lattice) or zero.
+    pub fn solve(
+        &mut self,
+        atoms: &PbAtoms,
+        lattice: &PbLattice,
+        params: &PbParams,
+        warm_start: Option<&[f64]>,
+    ) -> Result<PbSolution, PbError> {
+        let warm = warm_start.map_or(Warm::None, Warm::Host);
+        self.solve_from(atoms, lattice, params, warm)
+    }
+
+    /// Solves starting from this solver's last solution when it was on the same lattice (the
+    /// previous trajectory frame), else from zero.
+    pub fn solve_next(
+        &mut self,
+        atoms: &PbAtoms,
+        lattice: &PbLattice,
+        params: &PbParams,
+    ) -> Result<PbSolution, PbError> {
+        self.solve_from(atoms, lattice, params, Warm::Previous)
+    }
+
+    fn solve_from(
+        &mut self,
+        atoms: &PbAtoms,
+        lattice: &PbLattice,
+        params: &PbParams,
+        warm: Warm<'_>,
+    ) -> Result<PbSolution, PbError> {
+        let on_cpu = self.cuda.is_none() || (params.nonlinear && self.cpu_allowed);
+        if on_cpu {
+            let previous = self
+                .previous
+                .take()
+                .filter(|s| s.lattice == *lattice)
+                .map(|s| s.potential_kt_per_e);
+            let start = match warm {
+                Warm::Host(w) => Some(w),
+                Warm::Previous => previous.as_deref(),
+                Warm::None => None,
+            };
+            let sol = crate::compute::cpu::pb::solve(atoms, lattice, params, start)?;
+            self.previous = Some(sol.clone());
+            return Ok(sol);
+        }
+        check_input(atoms, lattice, params, HOST_BYTES_PER_POINT)?;
+        if params.nonlinear {
+            return Err(bad(
+                "the CUDA engine solves the linearized Poisson-Boltzmann equation: use the CPU engine for the nonlinear form"
+                    .to_string(),
+            ));
+        }
+        let c = coefficients(atoms, lattice, params).map_err(PbError::BadInput)?;
+        let Some(gpu) = self.cuda.as_mut() else {
+            return Err(PbError::Device("no CUDA solver".into()));
+        };
+        gpu.solve(&c, lattice, params, warm)
+    }
+}

@@ -1,0 +1,155 @@
+//! Setting up a Poisson-Boltzmann problem from a structure: the atoms (charges, radii: the files'
+//! or each element's van der Waals radius), the lattice around them, the legend's name of the model
+//! and the solution as a [`Grid3`] volume. Shared by the CLI (`grid pb`, `--color-by pb`) and the
+//! viewer (`app::pb`), so both solve the same problem for the same files.
+
+use super::{PbAtoms, PbLattice, PbParams, PbSolution};
+use crate::model::units::bohr_from_angstrom;
+use crate::model::{Grid3, Lattice, Structure};
+
+/// The least padding (Angstrom) around the atoms of a Poisson-Boltzmann lattice.
+pub const MIN_PB_PADDING_ANGSTROM: f64 = 10.0;
+
+/// The note said once when the files give no radii.
+pub const RADII_BY_ELEMENT_NOTE: &str =
+    "the files give no atomic radii; using each element's van der Waals radius (Bondi 1964)";
+
+/// Why a structure has no Poisson-Boltzmann potential: it has no partial charges.
+pub const NO_CHARGES: &str = "pb needs partial charges: give a file that carries them (pqr, prmtop, psf, mol2, tpr)";
+
+/// Points per axis for at least `n`: `8 m + 1` (`16 m + 1` beyond 65), APBS's `dime` rule with
+/// three or four levels, so the multigrids of the CPU and CUDA engines halve the lattice down to a
+/// few points.
+pub fn multigrid_points(n: usize) -> usize {
+    let intervals = n.saturating_sub(1).max(4);
+    let step = if intervals > 64 { 16 } else { 8 };
+    intervals.div_ceil(step) * step + 1
+}
+
+/// A lattice `spacing_angstrom` apart around `positions` with at least `padding_angstrom` (and at
+/// least [`MIN_PB_PADDING_ANGSTROM`]) on every side, [`multigrid_points`] per axis.
+pub fn lattice_around(positions: &[[f64; 3]], spacing_angstrom: f64, padding_angstrom: f64) -> PbLattice {
+    let h = spacing_angstrom;
+    let pad = padding_angstrom.max(MIN_PB_PADDING_ANGSTROM);
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for p in positions {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    if positions.is_empty() {
+        lo = [0.0; 3];
+        hi = [0.0; 3];
+    }
+    let centre: [f64; 3] = std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
+    let dims: [usize; 3] =
+        std::array::from_fn(|k| multigrid_points(((hi[k] - lo[k] + 2.0 * pad) / h).ceil().max(4.0) as usize + 1));
+    PbLattice::centered(centre, h, dims)
+}
+
+/// The legend's name of the model: "Poisson-Boltzmann, 0.15 M, eps 2/78.5".
+pub fn legend(p: &PbParams) -> String {
+    let short = |v: f64| {
+        let t = format!("{v:.1}");
+        t.strip_suffix(".0").map(str::to_string).unwrap_or(t)
+    };
+    format!(
+        "Poisson-Boltzmann{}, {} M, eps {}/{}",
+        if p.nonlinear { " (nonlinear)" } else { "" },
+        p.ionic_strength_molar,
+        short(p.eps_in),
+        short(p.eps_out)
+    )
+}
+
+/// The atoms of `structure` at `positions_angstrom`, and whether their radii are the elements' (the
+/// files give none). Errors name what is missing (no charges, a coordinate count that differs).
+pub fn atoms_of(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Result<(PbAtoms, bool), String> {
+    let Some(charges) = structure.charges_e.as_ref() else {
+        return Err(NO_CHARGES.into());
+    };
+    if positions_angstrom.len() != charges.len() {
+        return Err(format!(
+            "the frame holds {} atoms, the structure's charges {}",
+            positions_angstrom.len(),
+            charges.len()
+        ));
+    }
+    let (radii, by_element): (Vec<f64>, bool) = match &structure.radii_angstrom {
+        Some(r) if r.len() == charges.len() => (r.iter().map(|&v| f64::from(v)).collect(), false),
+        _ => (
+            structure
+                .elements
+                .iter()
+                .map(|e| f64::from(e.vdw_radius_angstrom()))
+                .collect(),
+            true,
+        ),
+    };
+    Ok((
+        PbAtoms {
+            positions_angstrom: positions_angstrom.iter().map(|p| p.map(f64::from)).collect(),
+            charges_e: charges.iter().map(|&q| f64::from(q)).collect(),
+            radii_angstrom: radii,
+        },
+        by_element,
+    ))
+}
+
+/// The solution as a volume in kT/e on its lattice (in bohr, as every [`Grid3`]).
+pub fn grid_of(solution: &PbSolution, description: String) -> Grid3 {
+    let lat = &solution.lattice;
+    Grid3 {
+        lattice: Lattice::axis_aligned(
+            lat.origin_angstrom.map(bohr_from_angstrom),
+            bohr_from_angstrom(lat.spacing_angstrom),
+            lat.dims,
+        ),
+        values: solution.potential_kt_per_e.iter().map(|&u| u as f32).collect(),
+        description,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::model::{Element, Name8};
+
+    fn two_atoms(charges: Option<Vec<f32>>) -> Structure {
+        let mut s = Structure::default();
+        for e in [Element::O, Element::N] {
+            s.push_atom(e, Name8::from("X"), Name8::from("R"), 1, Name8::EMPTY, Name8::EMPTY);
+        }
+        s.charges_e = charges;
+        s
+    }
+
+    /// No charges: the one message naming the files that carry them. No radii: Bondi's by element
+    /// (O 1.52 A, N 1.55 A), said by the flag.
+    #[test]
+    fn atoms_need_charges_and_take_element_radii() {
+        let p = [[0.0f32; 3], [3.0, 0.0, 0.0]];
+        assert_eq!(atoms_of(&two_atoms(None), &p).unwrap_err(), NO_CHARGES);
+        let (atoms, by_element) = atoms_of(&two_atoms(Some(vec![-0.5, 0.5])), &p).unwrap();
+        assert!(by_element);
+        assert!(
+            (atoms.radii_angstrom[0] - 1.52).abs() < 1e-6,
+            "{:?}",
+            atoms.radii_angstrom
+        );
+        assert!(
+            (atoms.radii_angstrom[1] - 1.55).abs() < 1e-6,
+            "{:?}",
+            atoms.radii_angstrom
+        );
+        assert!(atoms_of(&two_atoms(Some(vec![-0.5, 0.5])), &p[..1]).is_err());
+        // The lattice keeps 10 A on every side and multigrid-friendly sizes.
+        let lat = lattice_around(&atoms.positions_angstrom, 1.0, 0.0);
+        assert!(lat.origin_angstrom[0] <= -10.0 && lat.point(lat.dims[0] - 1, 0, 0)[0] >= 13.0);
+        assert_eq!(multigrid_points(lat.dims[0]), lat.dims[0]);
+    }
+}

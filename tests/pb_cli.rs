@@ -1,0 +1,186 @@
+//! `orbitfield surface --color-by pb` and `grid pb --device` on the command line: two ions (+1 and
+//! -1 e, radius 2 A, 8 A apart, PQR charges and radii) give a molecular surface whose Poisson-Boltzmann
+//! colouring is positive around the cation and negative around the anion at every vertex (the sign of
+//! the nearer charge), smaller in magnitude 1.4 A outside the surface than on it (the potential of
+//! each ion falls off with distance), with the model named in the PLY file's value comment; `--device
+//! gpu` without a usable CUDA device is an error, never a CPU result; `--dielectric` is refused for pb;
+//! `render --color-by pb` draws the anion's surface red and the cation's blue (lavapipe or any adapter).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use std::path::Path;
+use std::process::Command;
+
+const IONS_PQR: &str = "\
+ATOM      1  K    K      1       0.000   0.000   0.000  1.0000 2.0000
+ATOM      2 CL   CL      2       8.000   0.000   0.000 -1.0000 2.0000
+END
+";
+
+/// Runs `surface` on the ions, returns (vertex positions, values, the value comment).
+fn surface(dir: &Path, extra: &[&str]) -> (Vec<[f32; 3]>, Vec<f32>, String) {
+    let pqr = dir.join("ions.pqr");
+    std::fs::write(&pqr, IONS_PQR).unwrap();
+    let out = dir.join(format!("pb{}.ply", extra.len()));
+    let output = Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .arg("surface")
+        .arg(&pqr)
+        .args([
+            "--field",
+            "molsurf",
+            "--iso",
+            "0.5",
+            "--color-by",
+            "pb",
+            "--device",
+            "cpu",
+        ])
+        .args(extra)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let bytes = std::fs::read(&out).unwrap();
+    let end = b"end_header\n";
+    let at = bytes.windows(end.len()).position(|w| w == end).unwrap() + end.len();
+    let header = String::from_utf8_lossy(&bytes[..at]).to_string();
+    let comment = header
+        .lines()
+        .find_map(|l| l.strip_prefix("comment value: "))
+        .unwrap()
+        .to_string();
+    let n: usize = header
+        .lines()
+        .find_map(|l| l.strip_prefix("element vertex "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let float = |k: usize| f32::from_le_bytes(bytes[at + 4 * k..at + 4 * k + 4].try_into().unwrap());
+    let positions = (0..n)
+        .map(|v| [float(7 * v), float(7 * v + 1), float(7 * v + 2)])
+        .collect();
+    let values = (0..n).map(|v| float(7 * v + 6)).collect();
+    (positions, values, comment)
+}
+
+#[test]
+fn surface_coloured_by_pb_has_each_ions_sign_and_names_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let (positions, on, comment) = surface(dir.path(), &[]);
+    assert!(
+        comment.starts_with("Poisson-Boltzmann, 0.15 M, eps 2/78.5 (cpu"),
+        "{comment}"
+    );
+    assert!(comment.ends_with("kT/e at 298.15 K"), "{comment}");
+    assert!(positions.len() > 100);
+    for (p, v) in positions.iter().zip(&on) {
+        assert!(v.is_finite());
+        let near_cation = p[0] < 4.0;
+        assert!(if near_cation { *v > 0.0 } else { *v < 0.0 }, "vertex {p:?}: {v} kT/e");
+    }
+    let (_, outside, comment) = surface(dir.path(), &["--color-offset", "1.4"]);
+    assert!(comment.contains("1.4 A outside the surface"), "{comment}");
+    let mean = |v: &[f32]| v.iter().map(|x| f64::from(x.abs())).sum::<f64>() / v.len() as f64;
+    println!(
+        "mean |u| on the surface {:.3} kT/e, 1.4 A outside {:.3} kT/e",
+        mean(&on),
+        mean(&outside)
+    );
+    assert!(mean(&outside) < mean(&on));
+}
+
+#[test]
+fn gpu_without_a_device_and_dielectric_with_pb_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let pqr = dir.path().join("ions.pqr");
+    std::fs::write(&pqr, IONS_PQR).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+            .args(args)
+            .arg(&pqr)
+            .arg("-o")
+            .arg(dir.path().join("map.dx"))
+            .output()
+            .unwrap()
+    };
+    let refused = run(&["grid", "pb", "--dielectric", "4r"]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--dielectric"));
+    if orbitfield::compute::cuda::discover(Some(&[0])).engines.is_empty() {
+        for device in ["gpu", "cuda"] {
+            let out = run(&["grid", "pb", "--device", device]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            println!("--device {device} without a device: {stderr}");
+            assert!(!out.status.success());
+            assert!(stderr.contains("CUDA"), "{stderr}");
+            assert!(!dir.path().join("map.dx").exists());
+        }
+    } else {
+        println!("a CUDA device is present: --device gpu is exercised by tests/pb_cuda.rs");
+    }
+}
+
+/// `render --surface molsurf --color-by pb`: two ions (-1 e on the left, +1 e on the right, seen down
+/// -z): the surface around the anion is red, around the cation blue (the colour convention of
+/// APBS, PyMOL and ChimeraX), with the default range of +-5 kT/e. Skipped where no wgpu adapter exists.
+#[test]
+fn render_colours_the_surface_by_pb_red_negative_blue_positive() {
+    const SIZE: [u32; 2] = [200, 120];
+    let dir = tempfile::tempdir().unwrap();
+    let pqr = dir.path().join("ions.pqr");
+    // The anion on the left this time.
+    std::fs::write(
+        &pqr,
+        "ATOM      1 CL   CL      1      -4.000   0.000   0.000 -1.0000 1.8000\n\
+         ATOM      2  K    K      2       4.000   0.000   0.000  1.0000 1.8000\nEND\n",
+    )
+    .unwrap();
+    let out = dir.path().join("ions.png");
+    let o = Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .arg("render")
+        .arg(&pqr)
+        .args([
+            "--surface",
+            "molsurf",
+            "--color-by",
+            "pb",
+            "--pb-device",
+            "cpu",
+            "--camera",
+            "front",
+        ])
+        .args(["--no-legend", "--size", &format!("{}x{}", SIZE[0], SIZE[1]), "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if !o.status.success() && stderr.contains("adapter") {
+        eprintln!("skipping: no wgpu adapter: {stderr}");
+        return;
+    }
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("legend: surface: Poisson-Boltzmann, 0.15 M, eps 2/78.5 from -5.00 to 5.00 kT/e"),
+        "{stderr}"
+    );
+    let img = image::open(&out).unwrap().to_rgba8();
+    let is_red = |c: [f32; 3]| c[0] > c[2] + 40.0 && c[0] > c[1] + 20.0;
+    let is_blue = |c: [f32; 3]| c[2] > c[0] + 40.0;
+    let (mut left_red, mut left_blue, mut right_red, mut right_blue) = (0, 0, 0, 0);
+    for (x, _, p) in img.enumerate_pixels() {
+        let c = [f32::from(p[0]), f32::from(p[1]), f32::from(p[2])];
+        match (x < SIZE[0] / 2, is_red(c), is_blue(c)) {
+            (true, true, _) => left_red += 1,
+            (true, _, true) => left_blue += 1,
+            (false, true, _) => right_red += 1,
+            (false, _, true) => right_blue += 1,
+            _ => {}
+        }
+    }
+    println!("left: {left_red} red, {left_blue} blue; right: {right_red} red, {right_blue} blue");
+    assert!(
+        left_red > 200 && right_blue > 200 && left_blue * 10 < left_red && right_red * 10 < right_blue,
+        "left: {left_red} red, {left_blue} blue; right: {right_red} red, {right_blue} blue"
+    );
+}
