@@ -320,8 +320,9 @@ mod tests {
     fn lattices_coarsen_and_legends_name_the_model() {
         assert_eq!(multigrid_points(161), 161);
         assert_eq!(multigrid_points(150), 161);
-        assert_eq!(multigrid_points(20), 21);
-        assert_eq!(multigrid_points(3), 5);
+        assert_eq!(multigrid_points(20), 25);
+        assert_eq!(multigrid_points(66), 81);
+        assert_eq!(multigrid_points(3), 9);
         assert_eq!(legend(&PbParams::default()), "Poisson-Boltzmann, 0.15 M, eps 2/78.5");
     }
 }

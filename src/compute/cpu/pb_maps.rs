@@ -13,20 +13,9 @@
 //! radius. All lengths in Angstrom.
 
 use super::pb_surface::{dielectric_maps, ion_accessibility};
+pub use crate::compute::pb::Coefficients;
 use crate::compute::pb::{ChargeAssignment, PbAtoms, PbBoundary, PbLattice, PbParams};
 use rayon::prelude::*;
-
-/// Everything the operator and the right-hand side need.
-pub struct Coefficients {
-    /// Dielectric at (i + 1/2, j, k), (i, j + 1/2, k), (i, j, k + 1/2), x fastest.
-    pub eps: [Vec<f64>; 3],
-    /// `kbar^2` at the lattice points (1/Angstrom^2): `eps_out kappa^2` where ions may go.
-    pub kbar2: Vec<f64>,
-    /// `4 pi l_B rho / h^3` at the lattice points (1/Angstrom^2).
-    pub source: Vec<f64>,
-    /// Boundary values (kT/e) on the faces; zero inside.
-    pub boundary: Vec<f64>,
-}
 
 /// APBS's `bspline2`: the quadratic B-spline M3 on [0, 3].
 fn bspline2(x: f64) -> f64 {

@@ -3,7 +3,7 @@
 //! Owns [`CudaPbSolver`] (one device's buffers for one lattice shape, kept between solves so the next
 //! trajectory frame starts from the previous frame's solution without a transfer, [`Warm::Previous`])
 //! and [`Preconditioner`]. It solves the system the CPU engine's maps define
-//! (`compute::cpu::pb_maps::Coefficients`, consumed as they are): an outer loop of residual
+//! (`compute::pb::Coefficients`, consumed as they are): an outer loop of residual
 //! corrections in float64 (iterate, source and coefficients in double on the device: `r = f - A u`,
 //! the stopping test `|r| / |f| <= tolerance` over the interior points, the CPU engine's criterion),
 //! each correction `A e = r` solved in float32 by conjugate gradients to a relative 1e-4 or what the
@@ -21,7 +21,7 @@
 //! Called through `compute::pb::PbSolver` (CLI, viewer jobs) and by the tests and the benchmark.
 
 use super::{CudaEngine, CudaError, dev_err};
-use crate::compute::cpu::pb_maps::Coefficients;
+use crate::compute::pb::Coefficients;
 use crate::compute::pb::{PbError, PbLattice, PbParams, PbSolution};
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
 use std::sync::Arc;

@@ -285,3 +285,17 @@ pub fn solve(
 ) -> Result<PbSolution, PbError> {
     crate::compute::cpu::pb::solve(atoms, lattice, params, warm_start)
 }
+
+/// The discretised problem every engine solves: everything the operator and the right-hand side
+/// need, built by the CPU engine (`compute::cpu::pb_maps::coefficients`) and consumed as it is by
+/// the CUDA solver.
+pub struct Coefficients {
+    /// Dielectric at (i + 1/2, j, k), (i, j + 1/2, k), (i, j, k + 1/2), x fastest.
+    pub eps: [Vec<f64>; 3],
+    /// `kbar^2` at the lattice points (1/Angstrom^2): `eps_out kappa^2` where ions may go.
+    pub kbar2: Vec<f64>,
+    /// `4 pi l_B rho / h^3` at the lattice points (1/Angstrom^2).
+    pub source: Vec<f64>,
+    /// Boundary values (kT/e) on the faces; zero inside.
+    pub boundary: Vec<f64>,
+}
