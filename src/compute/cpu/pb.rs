@@ -34,78 +34,9 @@ fn bad(msg: String) -> PbError {
     PbError::BadInput(msg)
 }
 
+/// The checks every engine makes before allocating, with this engine's memory per lattice point.
 fn check(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> Result<(), PbError> {
-    let n = atoms.positions_angstrom.len();
-    if atoms.charges_e.len() != n || atoms.radii_angstrom.len() != n {
-        return Err(bad(format!(
-            "{n} atom positions, {} charges and {} radii: one of each per atom",
-            atoms.charges_e.len(),
-            atoms.radii_angstrom.len()
-        )));
-    }
-    if n == 0 {
-        return Err(bad("no atoms".to_string()));
-    }
-    for (i, ((x, q), r)) in atoms
-        .positions_angstrom
-        .iter()
-        .zip(&atoms.charges_e)
-        .zip(&atoms.radii_angstrom)
-        .enumerate()
-    {
-        if !(x.iter().all(|c| c.is_finite()) && q.is_finite() && r.is_finite() && *r >= 0.0) {
-            return Err(bad(format!(
-                "atom {i}: position {x:?} A, charge {q} e, radius {r} A (finite, radius >= 0 expected)"
-            )));
-        }
-    }
-    if atoms.charges_e.iter().all(|&q| q == 0.0) {
-        return Err(bad("every charge is zero: the system carries no charges".to_string()));
-    }
-    let positive = |v: f64| v.is_finite() && v > 0.0;
-    if !(positive(p.eps_in) && positive(p.eps_out)) {
-        return Err(bad(format!(
-            "dielectrics {} / {} must be positive",
-            p.eps_in, p.eps_out
-        )));
-    }
-    if !(p.ionic_strength_molar.is_finite() && p.ionic_strength_molar >= 0.0) {
-        return Err(bad(format!("ionic strength {} M must be >= 0", p.ionic_strength_molar)));
-    }
-    if !(p.ion_radius_angstrom.is_finite() && p.ion_radius_angstrom >= 0.0) {
-        return Err(bad(format!("ion radius {} A must be >= 0", p.ion_radius_angstrom)));
-    }
-    if !(p.probe_angstrom.is_finite() && p.probe_angstrom >= 0.0 && p.probe_angstrom < 10.0) {
-        return Err(bad(format!("probe radius {} A must lie in [0, 10)", p.probe_angstrom)));
-    }
-    if !positive(p.temperature_kelvin) {
-        return Err(bad(format!("temperature {} K must be positive", p.temperature_kelvin)));
-    }
-    if !(p.tolerance.is_finite() && p.tolerance > 0.0 && p.tolerance < 1.0) {
-        return Err(bad(format!("tolerance {} must lie in (0, 1)", p.tolerance)));
-    }
-    if !positive(lattice.spacing_angstrom) || !lattice.origin_angstrom.iter().all(|c| c.is_finite()) {
-        return Err(bad(format!(
-            "lattice spacing {} A, origin {:?} A",
-            lattice.spacing_angstrom, lattice.origin_angstrom
-        )));
-    }
-    if lattice.dims.iter().any(|&d| d < 5) {
-        return Err(bad(format!("lattice {:?}: at least 5 points per axis", lattice.dims)));
-    }
-    let points = lattice.dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
-    let bytes = points.and_then(|pts| pts.checked_mul(BYTES_PER_POINT));
-    match bytes {
-        Some(b) if b <= p.max_bytes => Ok(()),
-        _ => Err(PbError::TooLarge {
-            dims: lattice.dims,
-            points: points.map_or(usize::MAX, |v| v as usize),
-            needed_gib: points.map_or(f64::INFINITY, |v| {
-                (v as f64) * BYTES_PER_POINT as f64 / (1u64 << 30) as f64
-            }),
-            limit_gib: p.max_bytes as f64 / (1u64 << 30) as f64,
-        }),
-    }
+    crate::compute::pb::engine::check_input(atoms, lattice, p, BYTES_PER_POINT)
 }
 
 /// The operator with `diag_extra` (kbar2, or kbar2 cosh u for a Newton step) applied to `u`
