@@ -477,8 +477,6 @@ impl CudaPbSolver {
         let n = lattice.n_points();
         let n64 = n as i64;
         let d = lattice.dims.map(|v| v as i32);
-        let h = lattice.spacing_angstrom;
-        let ih2_64 = 1.0 / (h * h);
         let b = self.bufs()?;
         // Faces of the iterate: the boundary values.
         {
@@ -542,33 +540,7 @@ impl CudaPbSolver {
         let mut f_norm = 0.0;
         for correction in 0..=MAX_CORRECTIONS {
             // r = f - A u in float64, into the finest level's right side.
-            let b = self.bufs()?;
-            stream.memset_zeros(&mut b.acc).map_err(drv("memset"))?;
-            {
-                let Some(fine) = b.levels.first_mut() else {
-                    return Err(PbError::Device("no multigrid level".into()));
-                };
-                let mut l = stream.launch_builder(&k.residual64);
-                l.arg(&b.u)
-                    .arg(&b.f)
-                    .arg(&b.eps64[0])
-                    .arg(&b.eps64[1])
-                    .arg(&b.eps64[2])
-                    .arg(&b.k64)
-                    .arg(&d[0])
-                    .arg(&d[1])
-                    .arg(&d[2])
-                    .arg(&ih2_64)
-                    .arg(&mut fine.b)
-                    .arg(&mut b.acc);
-                // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of r.
-                unsafe { l.launch(cfg3(d)) }.map_err(drv("pb_residual64"))?;
-            }
-            let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
-            let (rr, ff) = (
-                a.first().copied().unwrap_or(f64::NAN),
-                a.get(1).copied().unwrap_or(f64::NAN),
-            );
+            let [rr, ff] = self.residual_sums(lattice)?;
             if correction == 0 {
                 f_norm = ff.sqrt();
             }

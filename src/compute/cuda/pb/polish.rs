@@ -10,6 +10,12 @@ use std::sync::Arc;
 impl CudaPbSolver {
     /// The float64 residual norm |f - A u| over the interior.
     pub(super) fn residual_norm(&mut self, lattice: &PbLattice) -> Result<f64, PbError> {
+        Ok(self.residual_sums(lattice)?[0].sqrt())
+    }
+
+    /// r = f - A u in float64 into the finest level's right side, and the sums |r|^2 and |f|^2 over
+    /// the interior (`pb_residual64`).
+    pub(super) fn residual_sums(&mut self, lattice: &PbLattice) -> Result<[f64; 2], PbError> {
         let stream = self.engine.stream.clone();
         let k = Arc::clone(&self.kernels);
         let d = lattice.dims.map(|v| v as i32);
@@ -36,7 +42,10 @@ impl CudaPbSolver {
         // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of r.
         unsafe { l.launch(cfg3(d)) }.map_err(drv("pb_residual64"))?;
         let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
-        Ok(a.first().copied().unwrap_or(f64::NAN).sqrt())
+        Ok([
+            a.first().copied().unwrap_or(f64::NAN),
+            a.get(1).copied().unwrap_or(f64::NAN),
+        ])
     }
 
     /// Float64 conjugate gradients (diagonal preconditioner) on `A u = f` from the current iterate,
