@@ -24,6 +24,9 @@
 //! - [`render`] draws atoms, bonds, meshes and slices with wgpu; it knows meshes and cameras, not
 //!   molecules, and computes no field (the WGSL compute passes are the `compute::wgpu` engine).
 //!   [`ui`] holds the egui panels; [`app`] owns the state and wires everything together.
+//! - [`script`] is the command language above `app`: one command per line for the window's
+//!   command line, `.ofc` scripts and headless runs, and the action log that writes what the
+//!   panels do as commands.
 //!
 //! [`model`] is the ground floor: it imports nothing of the project. `model`, `io`, the CPU and
 //! CUDA engines of `compute`, `analysis`, `jobs` and `surface` never touch egui, wgpu or winit: the
@@ -42,6 +45,8 @@ pub mod jobs;
 pub mod model;
 #[cfg(feature = "gui")]
 pub mod render;
+#[cfg(feature = "gui")]
+pub mod script;
 pub mod surface;
 #[cfg(feature = "gui")]
 pub mod ui;

@@ -44,10 +44,17 @@ const LAYERS: &[(&str, &[&str])] = &[
             "compute::wgpu",
         ],
     ),
+    // The command language stands on the application: it turns text into the app's commands.
+    (
+        "script",
+        &[
+            "model", "io", "compute", "surface", "analysis", "jobs", "batch", "render", "app", "assets",
+        ],
+    ),
     (
         "ui",
         &[
-            "model", "io", "compute", "surface", "analysis", "jobs", "batch", "render", "app", "assets",
+            "model", "io", "compute", "surface", "analysis", "jobs", "batch", "render", "app", "assets", "script",
         ],
     ),
     (
@@ -60,7 +67,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
-            "model", "io", "compute", "surface", "analysis", "jobs", "batch", "render", "ui", "app", "assets",
+            "model", "io", "compute", "surface", "analysis", "jobs", "batch", "render", "ui", "app", "assets", "script",
         ],
     ),
 ];

@@ -150,6 +150,10 @@ impl AppState {
             Command::Orbit([dx, dy]) => self.view.camera.orbit(dx, dy),
             Command::Pan([dx, dy]) => self.view.camera.pan(dx, dy),
             Command::Zoom(f) => self.view.camera.zoom(f),
+            Command::SetCamera(spec) => {
+                spec.apply(&mut self.view.camera);
+                self.view.fit_pending = false;
+            }
             Command::Pick { pixel, size_px } => self.pick_at(pixel, size_px),
             Command::CancelJobs => {
                 self.fields.cancel_all();

@@ -86,6 +86,7 @@ pub fn group_of(c: &Command) -> Option<Group> {
         | C::SetShowSlice(_)
         | C::SetSurfaceColor(_)
         | C::ResetCamera
+        | C::SetCamera(_)
         | C::FitToSelection(_)
         | C::Pick { .. }
         | C::PickAtom(_)

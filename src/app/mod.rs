@@ -11,12 +11,15 @@
 //! number its unit, [`session`] and [`settings`] persist views and preferences, [`browser`] is the
 //! built-in file browser, and [`window`] runs the desktop window. [`tools`] keeps what the user
 //! adds beside the representations: [`measure`] (distances, angles, dihedrals and their series),
-//! [`labels`] and the undo [`history`]. The egui panels live in `ui` and
+//! [`labels`] and the undo [`history`]. [`console`] holds the command line's state and the
+//! observer hook through which every applied command reaches the action log (the command language
+//! itself, and the log's text, are `script`'s). The egui panels live in `ui` and
 //! only read the state and push commands.
 
 pub mod apply;
 pub mod atoms;
 pub mod browser;
+pub mod console;
 pub mod demo;
 pub mod document;
 pub mod draw;

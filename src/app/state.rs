@@ -214,6 +214,8 @@ pub enum Command {
     StartMovie(super::export::MovieRequest),
     /// Stops the movie being recorded (no file is left behind).
     CancelMovie,
+    /// Puts the camera where a saved view says (command scripts and the action log).
+    SetCamera(super::session::CameraSpec),
 }
 
 /// What changed since the renderer last looked (it clears the flags after uploading).
@@ -341,6 +343,10 @@ pub struct PanelState {
     pub graphics: [String; 2],
     /// The image export and movie dialogs and the recording in progress.
     pub export: super::export::ExportState,
+    /// The command line under the view (`app::console`).
+    pub console: super::console::ConsoleState,
+    /// Errors reported so far (the list above keeps the last 20).
+    pub error_count: u64,
 }
 
 impl Default for PanelState {
@@ -364,6 +370,8 @@ impl Default for PanelState {
             new_selection: "all".into(),
             graphics: Default::default(),
             export: Default::default(),
+            console: Default::default(),
+            error_count: 0,
         }
     }
 }
@@ -380,6 +388,8 @@ pub struct AppState {
     pub tools: super::tools::Tools,
     /// The Poisson-Boltzmann colouring's parameters and worker.
     pub pb: super::pb::PbView,
+    /// Told of every command [`AppState::apply_pending`] carries out (the action log).
+    pub observer: Option<Box<dyn super::console::CommandObserver>>,
 }
 
 impl AppState {
@@ -417,6 +427,7 @@ impl AppState {
             pending: Vec::new(),
             tools: Default::default(),
             pb: Default::default(),
+            observer: None,
         }
     }
 
@@ -429,7 +440,18 @@ impl AppState {
     pub fn apply_pending(&mut self) {
         let cmds = std::mem::take(&mut self.pending);
         for c in cmds {
-            self.apply_recorded(c);
+            let Some(mut observer) = self.observer.take() else {
+                self.apply_recorded(c);
+                continue;
+            };
+            observer.before(self, &c);
+            let errors = self.panels.error_count;
+            self.apply_recorded(c.clone());
+            let failed = self.panels.error_count != errors;
+            observer.after(self, &c, failed);
+            if self.observer.is_none() {
+                self.observer = Some(observer);
+            }
         }
         self.pump_measure_series();
     }
@@ -520,6 +542,7 @@ impl AppState {
     pub fn error(&mut self, msg: String) {
         tracing::warn!("{msg}");
         self.panels.status = msg.clone();
+        self.panels.error_count += 1;
         self.panels.errors.push(msg);
         if self.panels.errors.len() > 20 {
             self.panels.errors.remove(0);

@@ -39,6 +39,8 @@ pub struct ViewerOptions {
     pub backends: Option<wgpu::Backends>,
     /// Print the adapter and the rendering paths chosen for it to stderr.
     pub verbose: bool,
+    /// A command script to run once the window is up (`orbitfield SCRIPT.ofc`).
+    pub script: Option<PathBuf>,
 }
 
 /// Opens the viewer and runs until the window closes.
@@ -108,8 +110,11 @@ impl Viewer {
             None => super::settings::Settings::default(),
         };
         let mut state = AppState::new(settings, super::default_field_service());
+        state.panels.console.pending_script = options.script.clone();
         if let Some(session) = &options.session {
             state.push(super::state::Command::OpenSession(session.clone()));
+        } else if options.script.is_some() && options.files.is_empty() {
+            // The script opens what it shows.
         } else if options.files.is_empty() {
             state.push(super::state::Command::OpenDemo);
         } else if let Some(selection) = &options.qm_region {

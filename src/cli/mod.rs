@@ -18,6 +18,9 @@ mod rdf;
 mod reference;
 #[cfg(feature = "gui")]
 mod render;
+// Command scripts: `run SCRIPT.ofc [--headless]` and `orbitfield SCRIPT.ofc`.
+#[cfg(feature = "gui")]
+mod script;
 mod surface;
 // Screened Coulomb models and Poisson-Boltzmann maps.
 mod dielectric;
@@ -94,6 +97,9 @@ enum Command {
     Convert(convert::ConvertArgs),
     /// Lowest-barrier path of a probe on a free-energy map (`grid ils`) from a point to another or to bulk.
     IlsPath(ils_path::IlsPathArgs),
+    /// Run a command script (.ofc) in the viewer, or without a window with --headless.
+    #[cfg(feature = "gui")]
+    Run(script::RunArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -136,6 +142,8 @@ pub fn main() -> ExitCode {
         Some(Command::Render(args)) => render::run(&args),
         Some(Command::Convert(args)) => convert::run(&args),
         Some(Command::IlsPath(args)) => ils_path::run(&args),
+        #[cfg(feature = "gui")]
+        Some(Command::Run(args)) => script::run(&args),
         None => run_viewer(&cli),
     };
     exit_code(result)
@@ -233,6 +241,8 @@ fn expand_file_patterns(cli: &mut Cli) -> anyhow::Result<()> {
         Some(Command::Render(a)) => &mut a.files,
         Some(Command::Convert(a)) => &mut a.files,
         Some(Command::Bench(_)) | Some(Command::IlsPath(_)) => return Ok(()),
+        #[cfg(feature = "gui")]
+        Some(Command::Run(_)) => return Ok(()),
     };
     *files = expand_patterns(files)?;
     Ok(())
@@ -308,8 +318,13 @@ fn run_viewer(_cli: &Cli) -> anyhow::Result<()> {
 #[cfg(feature = "gui")]
 fn run_viewer(cli: &Cli) -> anyhow::Result<()> {
     let size = cli.window_size.as_deref().map(render::parse_size).transpose()?;
+    let script = script::is_script(&cli.files).then(|| cli.files[0].clone());
     orbitfield::app::window::run(orbitfield::app::window::ViewerOptions {
-        files: cli.files.clone(),
+        files: if script.is_some() {
+            Vec::new()
+        } else {
+            cli.files.clone()
+        },
         screenshot: cli.screenshot.clone(),
         exit_after_frames: cli.exit_after_frames,
         size,
@@ -318,6 +333,7 @@ fn run_viewer(cli: &Cli) -> anyhow::Result<()> {
         session: cli.session.clone(),
         backends: cli.backend.as_deref().map(parse_backends).transpose()?,
         verbose: cli.verbose,
+        script,
     })
 }
 

@@ -5,14 +5,15 @@
 //! threads or the GPU beyond adding the 3-D view's paint callback where the view goes.
 //!
 //! Layout: a menu bar, a collapsible representations panel on the left (files, the representation
-//! list, jobs), a collapsible fields panel on the right (main field, orbitals, RDF), the timeline and
-//! status bar at the bottom, and the 3-D view with its colour legends taking the rest — most of the
+//! list, jobs), a collapsible fields panel on the right (main field, orbitals, RDF), the timeline,
+//! status bar and command line ([`console`]) at the bottom, and the 3-D view with its colour legends taking the rest — most of the
 //! window. One file per panel; [`panels`] names them for the tests. [`measure`] draws the
 //! measurements, labels and pick highlight over the view and lists them; [`tools`] adds the Edit
 //! and Measure menus and their keys.
 
 pub mod add;
 pub mod browser;
+pub mod console;
 pub mod export;
 pub mod fields;
 pub mod files;
@@ -69,6 +70,7 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
     egui::Panel::top("orbitfield_menu").show(ui, |ui| menu::menu_ui(ui, state));
     egui::Panel::bottom("orbitfield_status").show(ui, |ui| view::status_bar_ui(ui, state));
     egui::Panel::bottom("orbitfield_timeline").show(ui, |ui| timeline::timeline_ui(ui, state));
+    egui::Panel::bottom("orbitfield_console").show(ui, |ui| console::console_ui(ui, state));
     // Side panels take at most a fifth of the window each (resizable up to that), so the 3-D view
     // keeps most of it; each collapses to give the view the whole width.
     let width = ui.available_width();

@@ -1,0 +1,44 @@
+//! The command line's state in the window, and the hook through which the action log sees every
+//! command.
+//!
+//! Owns [`ConsoleState`] (the typed line, its history, the last message, the log view's state, a
+//! script to run when the window starts) and the [`CommandObserver`] trait: an observer set on
+//! [`AppState::observer`] is told before and after each command that
+//! [`AppState::apply_pending`] carries out, whether the panels or a script pushed it. The command
+//! language, and the text each command is logged as, live outside `app` (in `script`), so that the
+//! state does not depend on the language.
+
+use super::state::{AppState, Command};
+use std::path::PathBuf;
+
+/// Told of every command [`AppState::apply_pending`] carries out.
+pub trait CommandObserver {
+    /// Before `command` is applied to `state`.
+    fn before(&mut self, state: &AppState, command: &Command);
+    /// After `command` was applied; `failed` when it reported an error.
+    fn after(&mut self, state: &AppState, command: &Command, failed: bool);
+    /// The observer as `Any`, for the panel that shows it.
+    fn as_any(&self) -> &dyn std::any::Any;
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+}
+
+/// The command line under the view.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConsoleState {
+    /// The line being typed.
+    pub input: String,
+    /// Lines entered, oldest first.
+    pub history: Vec<String>,
+    /// Where Up/Down are in the history (`None`: at the line being typed).
+    pub history_pos: Option<usize>,
+    /// What the last line said: an error (true) or a report.
+    pub message: Option<(bool, String)>,
+    /// The completions Tab offered last (shown under the line when there are several).
+    pub completions: Vec<String>,
+    /// The action log is shown.
+    pub show_log: bool,
+    /// Where "Save as script…" writes the log.
+    pub log_path: String,
+    /// A script to run once the window shows its first frame (`orbitfield SCRIPT.ofc`).
+    pub pending_script: Option<PathBuf>,
+}

@@ -1,0 +1,347 @@
+//! Carrying out planned statements on an [`AppState`]: commands through
+//! [`AppState::apply_pending`] (the path the window's controls take, so the action log sees them),
+//! and the statements that write files. Without a window ([`RunMode::Headless`]) fields are
+//! computed on this thread and awaited, and images and movies are drawn by an offscreen render
+//! context through `app::export` (the window's own export path).
+
+use super::plan::{Plan, plan};
+use super::verbs::{self, Problem};
+use super::{RunMode, ScriptError};
+use crate::app::draw::SceneSync;
+use crate::app::state::{AppState, Command};
+use crate::render::{GpuScene, RenderContext};
+use std::path::{Path, PathBuf};
+
+/// Scripts run inside scripts at most this deep.
+const MAX_DEPTH: usize = 16;
+
+/// The offscreen renderer of a headless run, made at the first image.
+struct Gfx {
+    rc: RenderContext,
+    scene: GpuScene,
+    sync: SceneSync,
+}
+
+/// Runs statements on a state.
+pub struct Runner<'a> {
+    pub state: &'a mut AppState,
+    pub mode: RunMode,
+    /// What statements reported (help, selections, RMSD, files written).
+    pub output: Vec<String>,
+    /// Statements carried out.
+    pub statements: usize,
+    gfx: Option<Gfx>,
+    depth: usize,
+}
+
+impl<'a> Runner<'a> {
+    pub fn new(state: &'a mut AppState, mode: RunMode) -> Runner<'a> {
+        Runner {
+            state,
+            mode,
+            output: Vec::new(),
+            statements: 0,
+            gfx: None,
+            depth: 0,
+        }
+    }
+
+    /// Runs `text` (its paths relative to `base_dir`; `file` names it in errors), stopping at the
+    /// first failing statement.
+    pub fn run_text(&mut self, text: &str, base_dir: &Path, file: Option<&Path>) -> Result<(), ScriptError> {
+        let at = |line: usize, column: usize, message: String| ScriptError {
+            file: file.map(Path::to_path_buf),
+            line,
+            column,
+            message,
+        };
+        let statements =
+            super::lex::statements(text).map_err(|u| at(u.line, u.column, "a quote is not closed".into()))?;
+        for st in &statements {
+            let parsed = verbs::parse(st, base_dir).map_err(|p| at(st.line, p.column, p.message))?;
+            if parsed.verb.name == "run" {
+                let path = parsed.path("file").map(Path::to_path_buf).unwrap_or_default();
+                self.run_nested(&path).map_err(|e| match e.file {
+                    Some(_) => e,
+                    None => at(st.line, parsed.column, e.message),
+                })?;
+                continue;
+            }
+            let planned = plan(&parsed, self.state).map_err(|p| at(st.line, p.column, p.message))?;
+            self.carry_out(planned, parsed.column)
+                .map_err(|p| at(st.line, p.column, p.message))?;
+            self.statements += 1;
+        }
+        Ok(())
+    }
+
+    fn run_nested(&mut self, path: &Path) -> Result<(), ScriptError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(ScriptError {
+                file: None,
+                line: 0,
+                column: 0,
+                message: format!(
+                    "run {}: scripts nested deeper than {MAX_DEPTH} (a script runs itself?)",
+                    path.display()
+                ),
+            });
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| ScriptError {
+            file: None,
+            line: 0,
+            column: 0,
+            message: format!("run {}: {e}", path.display()),
+        })?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        self.depth += 1;
+        let result = self.run_text(&text, &dir, Some(path));
+        self.depth -= 1;
+        result
+    }
+
+    /// Applies commands as the window does; a command that reports an error fails the statement.
+    fn apply(&mut self, commands: Vec<Command>, column: usize) -> Result<(), Problem> {
+        let errors = self.state.panels.error_count;
+        for c in commands {
+            self.state.push(c);
+        }
+        self.state.apply_pending();
+        if self.mode == RunMode::Headless {
+            self.state.fit_if_pending();
+            self.settle();
+        }
+        if self.state.panels.error_count != errors {
+            return Err(Problem {
+                column,
+                message: self.state.panels.errors.last().cloned().unwrap_or_default(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Headless: runs the update loop until what is shown is computed (fields inline).
+    fn settle(&mut self) {
+        for k in 0..2000 {
+            self.state.update_reps();
+            self.state.pump_measure_series();
+            let saving = self.state.poll_save() && self.state.panels.save_job.is_some();
+            if !self.state.busy() && !saving {
+                break;
+            }
+            if k > 8 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+    }
+
+    fn gfx(&mut self) -> Result<&mut Gfx, String> {
+        if self.gfx.is_none() {
+            let rc = RenderContext::headless(4).map_err(|e| format!("no offscreen renderer: {e}"))?;
+            let scene = GpuScene::new(&rc);
+            let sync = SceneSync::new(&rc);
+            self.state.view.gpu_cartoons = sync.writes_cartoons() && rc.capabilities.gpu_cartoons();
+            self.gfx = Some(Gfx { rc, scene, sync });
+        }
+        self.gfx.as_mut().ok_or_else(|| "no offscreen renderer".to_string())
+    }
+
+    /// One redraw of the window's view without a window: the update loop, the draw stage, then
+    /// the export service (images asked for, the movie being recorded).
+    fn redraw(&mut self) -> Result<(), String> {
+        self.settle();
+        self.gfx()?;
+        let Some(gfx) = self.gfx.as_mut() else {
+            return Err("no offscreen renderer".into());
+        };
+        let state = &mut *self.state;
+        gfx.sync.sync(&gfx.rc, &mut gfx.scene, state);
+        crate::app::export::service(&gfx.rc, &mut gfx.scene, state);
+        Ok(())
+    }
+
+    fn carry_out(&mut self, planned: Plan, column: usize) -> Result<(), Problem> {
+        let fail = |message: String| Problem { column, message };
+        match planned {
+            Plan::Commands(c) => self.apply(c, column),
+            Plan::Report(text) => {
+                self.output.push(text);
+                Ok(())
+            }
+            Plan::Run(path) => self.run_nested(&path).map_err(|e| fail(e.to_string())),
+            Plan::Select(sel) => {
+                self.state.panels.new_selection = sel.clone();
+                let n = self.count(&sel);
+                self.output.push(format!("'{sel}' selects {n} atoms"));
+                Ok(())
+            }
+            Plan::Rmsd { selection, reference } => {
+                let value = self.rmsd(&selection, reference).map_err(fail)?;
+                self.output
+                    .push(format!("rmsd of '{selection}' to frame {reference}: {value:.4} A"));
+                Ok(())
+            }
+            Plan::SaveImage(request) => {
+                if self.mode == RunMode::Headless {
+                    // The view takes the image's size (the window's view has its own).
+                    self.state.view.size_px = request.size_px;
+                    self.apply(vec![Command::ExportImage(request.clone())], column)?;
+                    let errors = self.state.panels.error_count;
+                    self.redraw().map_err(fail)?;
+                    if self.state.panels.error_count != errors {
+                        return Err(fail(self.state.panels.status.clone()));
+                    }
+                    self.output.push(format!("image {}", request.path.display()));
+                    Ok(())
+                } else {
+                    self.apply(vec![Command::ExportImage(request)], column)
+                }
+            }
+            Plan::SaveMovie(request) => {
+                if self.mode == RunMode::Headless {
+                    self.state.view.size_px = request.size_px;
+                    let path = request.path.clone();
+                    self.apply(vec![Command::StartMovie(request)], column)?;
+                    let errors = self.state.panels.error_count;
+                    let mut rounds = 0usize;
+                    while self.state.panels.export.recording.is_some() {
+                        self.redraw().map_err(fail)?;
+                        rounds += 1;
+                        if rounds > 1_000_000 {
+                            return Err(fail("the movie did not finish".into()));
+                        }
+                    }
+                    if self.state.panels.error_count != errors {
+                        return Err(fail(self.state.panels.status.clone()));
+                    }
+                    self.output.push(format!("movie {}", path.display()));
+                    Ok(())
+                } else {
+                    self.apply(vec![Command::StartMovie(request)], column)
+                }
+            }
+            Plan::SaveMap(field, path) => {
+                self.save_map(field, &path).map_err(fail)?;
+                self.output.push(format!("map {}", path.display()));
+                Ok(())
+            }
+            Plan::SaveMesh(id, path) => {
+                if self.mode == RunMode::Headless {
+                    self.settle();
+                }
+                let mesh = self
+                    .state
+                    .reps()
+                    .field(id)
+                    .and_then(|f| {
+                        let [a, b] = &f.pipeline.lobes;
+                        merge(a.as_deref(), b.as_deref())
+                    })
+                    .ok_or_else(|| fail("save mesh: the representation shows no surface yet".into()))?;
+                let (_, bytes) = crate::surface::export::mesh_file_bytes(&path, &mesh, "")
+                    .map_err(|e| fail(format!("{}: {e}", path.display())))?;
+                crate::io::write_atomically(&path, &bytes).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+                self.output.push(format!("mesh {}", path.display()));
+                Ok(())
+            }
+            Plan::SaveCoordinates {
+                path,
+                selection,
+                frames,
+            } => {
+                self.state.panels.save_selection_text = selection;
+                self.state.panels.save_frames_text = frames;
+                let errors = self.state.panels.error_count;
+                self.state.save_to(&path);
+                if self.mode == RunMode::Headless {
+                    while self.state.panels.save_job.is_some() {
+                        self.state.poll_save();
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                }
+                if self.state.panels.error_count != errors {
+                    return Err(fail(self.state.panels.status.clone()));
+                }
+                self.output.push(format!("coordinates {}", path.display()));
+                Ok(())
+            }
+        }
+    }
+
+    fn count(&self, sel: &str) -> usize {
+        let (Some(doc), Ok(s)) = (self.state.document(), crate::model::select::Selection::parse(sel)) else {
+            return 0;
+        };
+        s.indices(&doc.structure, Some(&doc.frame)).len()
+    }
+
+    fn rmsd(&mut self, sel: &str, reference: usize) -> Result<f64, String> {
+        let parsed = crate::model::select::Selection::parse(sel).map_err(|e| e.message)?;
+        let doc = self.state.document_mut().ok_or("nothing is open")?;
+        let atoms = parsed.indices(&doc.structure, Some(&doc.frame));
+        if atoms.is_empty() {
+            return Err(format!("rmsd: '{sel}' picks no atoms"));
+        }
+        let other = doc.trajectory.frame(reference).map_err(|e| e.to_string())?;
+        let mut sum = 0.0f64;
+        for &i in &atoms {
+            let (a, b) = (
+                doc.frame.positions_angstrom[i as usize],
+                other.positions_angstrom[i as usize],
+            );
+            sum += (0..3).map(|k| f64::from(a[k] - b[k]).powi(2)).sum::<f64>();
+        }
+        Ok((sum / atoms.len() as f64).sqrt())
+    }
+
+    fn save_map(&mut self, field: crate::app::fields::FieldChoice, path: &Path) -> Result<(), String> {
+        let key = self
+            .state
+            .document()
+            .and_then(|d| d.field_key(field, self.state.field_settings()))
+            .ok_or("save map: the field cannot be computed for this document")?;
+        let job = self
+            .state
+            .field_job(&key)
+            .ok_or("save map: the field cannot be computed at this frame")?;
+        let engine = crate::app::blocking_engine().ok_or("save map: no field engine in this build")?;
+        let grid = engine(&job)?;
+        let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+        let written = if ext.as_deref() == Some("dx") {
+            crate::io::dx::write(path, &grid)
+        } else {
+            crate::io::cube::write(path, &grid, &[])
+        };
+        written.map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// Both lobes of a field representation as one mesh.
+fn merge(
+    a: Option<&crate::surface::MeshData>,
+    b: Option<&crate::surface::MeshData>,
+) -> Option<crate::surface::MeshData> {
+    match (a, b) {
+        (None, None) => None,
+        (Some(m), None) | (None, Some(m)) => Some(m.clone()),
+        (Some(a), Some(b)) => {
+            let mut m = a.clone();
+            let base = m.positions_angstrom.len() as u32;
+            m.positions_angstrom.extend_from_slice(&b.positions_angstrom);
+            m.normals.extend_from_slice(&b.normals);
+            m.indices.extend(b.indices.iter().map(|i| i + base));
+            if m.values.len() == a.positions_angstrom.len() && b.values.len() == b.positions_angstrom.len() {
+                m.values.extend_from_slice(&b.values);
+            } else {
+                m.values.clear();
+            }
+            m.colors_rgba8.clear();
+            Some(m)
+        }
+    }
+}
+
+/// Where a script file's relative paths are read from.
+pub fn base_dir_of(path: &Path) -> PathBuf {
+    path.parent().map(Path::to_path_buf).unwrap_or_default()
+}

@@ -1,0 +1,471 @@
+//! The action log: every command `AppState::apply_pending` carries out (the panels' and the
+//! scripts' alike) written as the command text that does the same, so that the log saved as a
+//! `.ofc` script replays the session. Representations are named by their number in the list at
+//! the time; camera moves are written as the absolute `view camera …` they end at (one line for a
+//! run of moves); frame steps as the frame reached. Commands with no effect on what is shown
+//! (dialogs, cancellations) are left out; failed ones too.
+
+use crate::app::console::CommandObserver;
+use crate::app::reps::spec::field_text;
+use crate::app::reps::{FieldStyle, RepEdit, RepId, RepSpec, SpecKind};
+use crate::app::session::CameraSpec;
+use crate::app::slice::SliceNormal;
+use crate::app::state::{AppState, Command};
+use crate::app::values::FieldUnit;
+use std::path::Path;
+
+/// The log kept as command lines.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ActionLog {
+    pub lines: Vec<String>,
+    /// The line of the command being applied (from `before`), or what to read after it.
+    pending: Option<Pending>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Pending {
+    Text(Vec<String>),
+    /// Written from the state after the command.
+    After(After),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum After {
+    Camera,
+    Frame,
+    Playing,
+    /// The isovalue of the representation the Field panel edits.
+    PanelIso,
+    /// The isovalue of representation N (its number).
+    RepIso(usize),
+    /// The lobe colours of representation N.
+    RepColors(usize),
+    /// Measurements and labels a click made.
+    Pick {
+        measurements: usize,
+    },
+    Duplicate(usize),
+}
+
+impl ActionLog {
+    /// The log as a script.
+    pub fn text(&self) -> String {
+        let mut s = String::from("# orbitfield command log\n");
+        for l in &self.lines {
+            s.push_str(l);
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Writes the log as a script (atomically).
+    pub fn save(&self, path: &Path) -> Result<(), String> {
+        crate::io::write_atomically(path, self.text().as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    fn push(&mut self, line: String) {
+        // A run of camera moves is one line: where it ended.
+        if line.starts_with("view camera ") && self.lines.last().is_some_and(|l| l.starts_with("view camera ")) {
+            self.lines.pop();
+        }
+        self.lines.push(line);
+    }
+}
+
+/// A word or path quoted when it holds blanks, quotes, `;` or `#`.
+pub fn quote(text: &str) -> String {
+    if text.is_empty() || text.contains(|c: char| c.is_whitespace() || matches!(c, ';' | '#' | '"' | '\'')) {
+        if text.contains('"') {
+            format!("'{text}'")
+        } else {
+            format!("\"{text}\"")
+        }
+    } else {
+        text.to_string()
+    }
+}
+
+fn path_text(p: &Path) -> String {
+    quote(&p.display().to_string())
+}
+
+/// The number (from 1) of representation `id` in the list.
+fn rep_number(state: &AppState, id: RepId) -> Option<usize> {
+    state.reps().list.iter().position(|r| r.id == id).map(|i| i + 1)
+}
+
+fn rgb_hex(rgb: [f32; 3]) -> String {
+    let c = rgb.map(|x| (x.clamp(0.0, 1.0) * 255.0).round() as u8);
+    format!("#{:02x}{:02x}{:02x}", c[0], c[1], c[2])
+}
+
+/// `view camera X,Y,Z D QX,QY,QZ,QW FOV` for the camera now.
+pub fn camera_line(state: &AppState) -> String {
+    let c = CameraSpec::of(&state.view.camera);
+    let t = c.target_angstrom;
+    let q = c.rotation;
+    format!(
+        "view camera {},{},{} {} {},{},{},{} {}",
+        t[0], t[1], t[2], c.distance_angstrom, q[0], q[1], q[2], q[3], c.fov_y_degree
+    )
+}
+
+/// The `rep add`/`field add` line that makes `spec`.
+pub fn spec_line(spec: &RepSpec) -> String {
+    match &spec.kind {
+        SpecKind::Atoms {
+            selection,
+            style,
+            coloring,
+        } => format!(
+            "rep add {} {selection} color {}",
+            style_word(style.name()),
+            coloring.name().to_ascii_lowercase()
+        ),
+        SpecKind::Cartoon {
+            selection,
+            style,
+            coloring,
+            color_by,
+        } => {
+            let color = color_by.clone().unwrap_or_else(|| coloring.name().to_ascii_lowercase());
+            format!("rep add {} {selection} color {color}", style_word(style.name()))
+        }
+        SpecKind::Field {
+            field,
+            style,
+            iso,
+            opacity,
+            color_volume,
+            color_by,
+            ..
+        } => {
+            if let Some(sel) = crate::app::reps::spec::surface_selection_text(field) {
+                let sel = if sel.is_empty() { "all" } else { sel };
+                let mut s = format!("rep add surface {sel}");
+                if let Some(v) = color_volume {
+                    s.push_str(&format!(" color volume:{}", v + 1));
+                } else if let Some(c) = color_by {
+                    s.push_str(&format!(" color {c}"));
+                }
+                if *opacity < 1.0 {
+                    s.push_str(&format!(" opacity {opacity}"));
+                }
+                return s;
+            }
+            let mut s = format!("field add {}", quote(field));
+            if let (Some(v), true) = (iso.value, iso.relative) {
+                s.push_str(&format!("; iso {v} relative"));
+            }
+            if matches!(style, FieldStyle::Slice(_)) {
+                s.push_str("; slice");
+            }
+            s
+        }
+    }
+}
+
+/// The command line's word for a style name ("Ball and stick" -> "ball-and-stick").
+fn style_word(name: &str) -> String {
+    name.to_ascii_lowercase().replace(' ', "-")
+}
+
+/// The lines that rebuild what `state` shows from nothing: its files, representations, frame and
+/// camera (what the log starts with when it begins on an open document).
+pub fn state_lines(state: &AppState) -> Vec<String> {
+    let Some(doc) = state.document() else {
+        return Vec::new();
+    };
+    if doc.paths.is_empty() {
+        return vec!["# the open document has no files (the demo); the log starts here".into()];
+    }
+    let mut out = vec![format!(
+        "open {}",
+        doc.paths.iter().map(|p| path_text(p)).collect::<Vec<_>>().join(" ")
+    )];
+    out.push("rep delete all".into());
+    for (k, r) in state.reps().list.iter().enumerate() {
+        out.push(spec_line(&state.rep_spec(r)));
+        if !r.visible {
+            out.push(format!("rep hide {}", k + 1));
+        }
+    }
+    out.push(format!("frame {}", doc.frame_index));
+    out.push(camera_line(state));
+    out
+}
+
+impl ActionLog {
+    /// The text of `c` applied to `state` (as it is before), or what to read after it.
+    fn plan(state: &AppState, c: &Command) -> Option<Pending> {
+        let text = |s: String| Some(Pending::Text(vec![s]));
+        let after = |a: After| Some(Pending::After(a));
+        let num = |id: RepId| rep_number(state, id);
+        match c {
+            Command::OpenFiles(paths) => text(format!(
+                "open {}",
+                paths.iter().map(|p| path_text(p)).collect::<Vec<_>>().join(" ")
+            )),
+            Command::OpenFilesWithQmRegion { paths, qm_region } => text(format!(
+                "# opened with the QM region '{qm_region}': open {}",
+                paths.iter().map(|p| path_text(p)).collect::<Vec<_>>().join(" ")
+            )),
+            Command::OpenSession(p) => text(format!("open session {}", path_text(p))),
+            Command::SaveSession(p) => text(format!("save session {}", path_text(p))),
+            Command::CloseDocument => text("close".into()),
+            Command::SetFrame(_) | Command::StepFrame(_) => after(After::Frame),
+            Command::SetPlaying(_) | Command::TogglePlaying => after(After::Playing),
+            Command::SetPlaybackFps(f) => text(format!("play fps {f}")),
+            Command::SetLoop(l) => text(format!("play loop {}", if *l { "on" } else { "off" })),
+            Command::SelectOrbital(Some(i)) => {
+                let f = crate::app::fields::FieldChoice::Orbital {
+                    spin: state.doc.spin,
+                    index: *i,
+                };
+                text(format!("field {}", field_text(f, state.document())))
+            }
+            Command::SelectField(Some(f)) => text(format!("field {}", quote(&field_text(*f, state.document())))),
+            Command::SetIsoValue(_) | Command::SetIsoMode(_) => after(After::PanelIso),
+            Command::SetDarkBackground(d) => text(format!("set background {}", if *d { "dark" } else { "light" })),
+            Command::SetBackgroundColor(c) => text(format!("set background #{:02x}{:02x}{:02x}", c[0], c[1], c[2])),
+            Command::SetDepthCue(d) => text(format!("set depthcue {d}")),
+            Command::SetEnergiesInEv(e) => text(format!("set energies {}", if *e { "ev" } else { "hartree" })),
+            Command::SetPotentialUnit(u) => text(format!("set units {}", u.name())),
+            Command::SetColormap(c) => text(format!("set colormap {}", c.name())),
+            Command::SetLatticePoints(n) => text(format!("set lattice {n}")),
+            Command::SetShowSlice(true) => text("slice".into()),
+            Command::SetShowSlice(false) => text("slice off".into()),
+            Command::SetSlicePlane(p) => match p.normal {
+                SliceNormal::X => text(format!("slice x {}", p.position)),
+                SliceNormal::Y => text(format!("slice y {}", p.position)),
+                SliceNormal::Z => text(format!("slice z {}", p.position)),
+                SliceNormal::Free { .. } => text("# an oblique slice plane (set in the Field panel)".into()),
+            },
+            Command::ResetCamera
+            | Command::Orbit(_)
+            | Command::Pan(_)
+            | Command::Zoom(_)
+            | Command::FitToSelection(_)
+            | Command::SetCamera(_) => after(After::Camera),
+            Command::Pick { .. } | Command::PickAtom(_) => after(After::Pick {
+                measurements: state.tools.measure.list.len(),
+            }),
+            Command::AddRep(spec) => text(spec_line(spec)),
+            Command::AddFieldRep(f) => text(format!("field add {}", quote(&field_text(*f, state.document())))),
+            Command::AddOrbitalRep(i) => {
+                let f = crate::app::fields::FieldChoice::Orbital {
+                    spin: state.doc.spin,
+                    index: *i,
+                };
+                text(format!("field add {}", field_text(f, state.document())))
+            }
+            Command::DuplicateRep(id) => after(After::Duplicate(num(*id)?)),
+            Command::DeleteRep(id) => text(format!("rep delete {}", num(*id)?)),
+            Command::MoveRep(id, to) => text(format!("rep move {} {}", num(*id)?, to + 1)),
+            Command::SelectRep(id) => text(format!("rep select {}", num(*id)?)),
+            Command::ResetReps => text("rep reset".into()),
+            Command::EditRep(id, edit) => {
+                let n = num(*id)?;
+                match edit {
+                    RepEdit::Visible(v) => text(format!("rep {} {n}", if *v { "show" } else { "hide" })),
+                    RepEdit::Selection(s) => text(format!("rep modify {n} selection {s}")),
+                    RepEdit::AtomStyle(s) => text(format!("rep modify {n} style {}", style_word(s.name()))),
+                    RepEdit::AtomColoring(c) => text(format!("color {n} {}", c.name().to_ascii_lowercase())),
+                    RepEdit::Field(f) => text(format!("rep modify {n} field {}", field_text(*f, state.document()))),
+                    RepEdit::FieldStyle(FieldStyle::Isosurface) => text(format!("rep modify {n} style isosurface")),
+                    RepEdit::FieldStyle(FieldStyle::Slice(_)) => text(format!("rep modify {n} style slice")),
+                    RepEdit::IsoValue(_) | RepEdit::IsoRelative(_) => after(After::RepIso(n)),
+                    RepEdit::Color { .. } => after(After::RepColors(n)),
+                    RepEdit::Opacity(o) => text(format!("rep modify {n} opacity {o}")),
+                    RepEdit::CartoonStyle(s) => text(format!("rep modify {n} style {}", style_word(s.name()))),
+                    RepEdit::CartoonColoring(c) => text(format!("color {n} {}", c.name().to_ascii_lowercase())),
+                    RepEdit::ColorBy(None) => text(format!("color {n} none")),
+                    RepEdit::ColorBy(Some((f, _))) => text(format!("color {n} {}", field_text(*f, state.document()))),
+                }
+            }
+            Command::AddMeasurement(atoms) => measure_line(atoms).map(|l| Pending::Text(vec![l])),
+            Command::DeleteMeasurement(id) => {
+                let k = state.tools.measure.list.iter().position(|m| m.id == *id)?;
+                text(format!("measure delete {}", k + 1))
+            }
+            Command::ClearMeasurements => text("measure clear".into()),
+            Command::ToggleLabel(_) => after(After::Pick {
+                measurements: state.tools.measure.list.len(),
+            }),
+            Command::LabelSelection(s) => text(format!("label {s}")),
+            Command::ClearLabels => text("label off".into()),
+            Command::SetLabelFormat(f) => text(format!(
+                "label format {}",
+                match f {
+                    crate::app::labels::LabelFormat::Name => "name",
+                    crate::app::labels::LabelFormat::Residue => "residue",
+                    crate::app::labels::LabelFormat::Full => "full",
+                }
+            )),
+            Command::Undo => text("undo".into()),
+            Command::Redo => text("redo".into()),
+            Command::ExportImage(r) => {
+                let mut s = format!(
+                    "save image {} size {}x{} supersample {}",
+                    path_text(&r.path),
+                    r.size_px[0],
+                    r.size_px[1],
+                    r.supersample
+                );
+                if r.transparent {
+                    s.push_str(" transparent");
+                }
+                if r.legend {
+                    s.push_str(" legend");
+                }
+                text(s)
+            }
+            Command::StartMovie(r) => {
+                let (a, b) = (r.frames.first()?, r.frames.last()?);
+                text(format!(
+                    "save movie {} frames {a}:{} fps {} size {}x{}",
+                    path_text(&r.path),
+                    b + 1,
+                    r.fps,
+                    r.size_px[0],
+                    r.size_px[1]
+                ))
+            }
+            Command::Screenshot(p) => text(format!("# screenshot {}", path_text(p))),
+            _ => None,
+        }
+    }
+
+    fn read_after(&self, state: &AppState, a: After) -> Vec<String> {
+        match a {
+            After::Camera => vec![camera_line(state)],
+            After::Frame => state
+                .document()
+                .map(|d| vec![format!("frame {}", d.frame_index)])
+                .unwrap_or_default(),
+            After::Playing => vec![format!(
+                "play {}",
+                if state.view.timeline.playing { "on" } else { "off" }
+            )],
+            After::PanelIso => {
+                let Some(id) = state.panel_field_id() else {
+                    return Vec::new();
+                };
+                let Some(n) = rep_number(state, id) else {
+                    return Vec::new();
+                };
+                iso_lines(state, id, n)
+            }
+            After::RepIso(n) => state
+                .reps()
+                .list
+                .get(n - 1)
+                .map(|r| iso_lines(state, r.id, n))
+                .unwrap_or_default(),
+            After::RepColors(n) => {
+                if state
+                    .reps()
+                    .list
+                    .get(n - 1)
+                    .and_then(|r| state.reps().field(r.id))
+                    .is_none()
+                {
+                    return Vec::new();
+                }
+                let spec = state.rep_spec(&state.reps().list[n - 1]);
+                let colors = match spec.kind {
+                    SpecKind::Field { colors: Some(c), .. } => c,
+                    _ => return Vec::new(),
+                };
+                vec![format!("color {n} {} {}", rgb_hex(colors[0]), rgb_hex(colors[1]))]
+            }
+            After::Pick { measurements } => {
+                let mut out = Vec::new();
+                for m in state.tools.measure.list.iter().skip(measurements) {
+                    out.extend(measure_line(&m.atoms));
+                }
+                out
+            }
+            After::Duplicate(n) => state
+                .reps()
+                .list
+                .get(n)
+                .map(|r| {
+                    vec![
+                        spec_line(&state.rep_spec(r)),
+                        format!("rep move {} {}", state.reps().list.len(), n + 1),
+                    ]
+                })
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// The isovalue of representation `id` (number `n`) as `rep modify N iso V`, in the unit shown.
+fn iso_lines(state: &AppState, id: RepId, n: usize) -> Vec<String> {
+    let Some(f) = state.reps().field(id) else {
+        return Vec::new();
+    };
+    let spec = state.rep_spec(&state.reps().list[n - 1]);
+    let SpecKind::Field { iso, .. } = spec.kind else {
+        return Vec::new();
+    };
+    let Some(v) = iso.value else {
+        return Vec::new();
+    };
+    if iso.relative {
+        return vec![format!("rep select {n}"), format!("iso {v} relative")];
+    }
+    let shown = f64::from(v) * FieldUnit::of(f.field, state.settings.potential_unit).scale;
+    vec![format!("rep modify {n} iso {shown}")]
+}
+
+fn measure_line(atoms: &[usize]) -> Option<String> {
+    let kind = match atoms.len() {
+        2 => "distance",
+        3 => "angle",
+        4 => "dihedral",
+        _ => return None,
+    };
+    let list: Vec<String> = atoms.iter().map(|a| (a + 1).to_string()).collect();
+    Some(format!("measure {kind} {}", list.join(" ")))
+}
+
+impl CommandObserver for ActionLog {
+    fn before(&mut self, state: &AppState, command: &Command) {
+        if self.lines.is_empty() && !matches!(command, Command::OpenFiles(_) | Command::OpenSession(_)) {
+            // The log starts on an open document: first what rebuilds it.
+            self.lines.extend(state_lines(state));
+        }
+        self.pending = ActionLog::plan(state, command);
+    }
+
+    fn after(&mut self, state: &AppState, _command: &Command, failed: bool) {
+        let Some(pending) = self.pending.take() else {
+            return;
+        };
+        if failed {
+            return;
+        }
+        let lines = match pending {
+            Pending::Text(lines) => lines,
+            Pending::After(a) => self.read_after(state, a),
+        };
+        for l in lines {
+            self.push(l);
+        }
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+/// The action log of `state`, when one is kept.
+pub fn of(state: &AppState) -> Option<&ActionLog> {
+    state.observer.as_ref()?.as_any().downcast_ref::<ActionLog>()
+}

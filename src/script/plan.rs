@@ -1,0 +1,836 @@
+//! Turning a parsed statement into what it does ([`Plan`]), checked against the state but without
+//! changing it: representation and atom numbers, selections, fields, frames. Most statements
+//! become `app::state::Command`s, the ones the window's controls push; the rest (saving files,
+//! reports, nested scripts) are carried out by `script::exec`.
+
+use super::verbs::{Parsed, Problem, parse_color};
+use crate::app::atoms::AtomColoring;
+use crate::app::export::{ImageRequest, MovieRequest};
+use crate::app::fields::FieldChoice;
+use crate::app::reps::spec::{cartoon_color_field, parse_field};
+use crate::app::reps::{FieldStyle, Iso, RepEdit, RepId, RepKind, RepSpec, SpecKind};
+use crate::app::session::CameraSpec;
+use crate::app::slice::{SliceNormal, SlicePlane};
+use crate::app::state::{AppState, Command, IsoMode};
+use crate::app::values::FieldUnit;
+use crate::model::select::Selection;
+use std::path::PathBuf;
+
+/// What a statement does.
+#[derive(Debug)]
+pub enum Plan {
+    Commands(Vec<Command>),
+    Report(String),
+    Run(PathBuf),
+    SaveImage(ImageRequest),
+    SaveMovie(MovieRequest),
+    SaveMap(FieldChoice, PathBuf),
+    SaveMesh(RepId, PathBuf),
+    SaveCoordinates {
+        path: PathBuf,
+        selection: String,
+        frames: String,
+    },
+    Select(String),
+    Rmsd {
+        selection: String,
+        reference: usize,
+    },
+}
+
+fn problem(column: usize, message: impl Into<String>) -> Problem {
+    Problem {
+        column,
+        message: message.into(),
+    }
+}
+
+/// The statement's plan, or the first problem with it.
+pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
+    let cmds = |v: Vec<Command>| Ok(Plan::Commands(v));
+    match p.verb.name {
+        "open" => match p.get("files") {
+            Some(super::verbs::Value::Paths(paths)) => cmds(vec![Command::OpenFiles(paths.clone())]),
+            _ => cmds(vec![Command::OpenSession(path(p, "file"))]),
+        },
+        "close" => cmds(vec![Command::CloseDocument]),
+        "rep" => rep(p, state),
+        "color" => {
+            let (id, kind) = rep_at(p, state, "rep")?;
+            cmds(color_edits(
+                p,
+                state,
+                id,
+                kind,
+                p.text("scheme").unwrap_or(""),
+                p.column_of("scheme"),
+            )?)
+        }
+        "field" => field(p, state),
+        "iso" => {
+            let rep = state
+                .panel_field_id()
+                .and_then(|id| state.reps().field(id))
+                .ok_or_else(|| problem(p.column, "there is no field representation to set the isovalue of"))?;
+            let relative = p.flag("relative");
+            let v = p.number("value").unwrap_or(0.0);
+            let value = if relative {
+                v as f32
+            } else {
+                FieldUnit::of(rep.field, state.settings.potential_unit).computed(v)
+            };
+            if !(value.is_finite() && value != 0.0) {
+                return Err(problem(
+                    p.column_of("value"),
+                    format!("iso: {v} is not a usable isovalue"),
+                ));
+            }
+            let mode = if relative {
+                IsoMode::RelativeToMax
+            } else {
+                IsoMode::Absolute
+            };
+            cmds(vec![Command::SetIsoMode(mode), Command::SetIsoValue(value)])
+        }
+        "slice" => {
+            if p.sub() == "off" {
+                return cmds(vec![Command::SetShowSlice(false)]);
+            }
+            if state.main_field().is_none() {
+                return Err(problem(
+                    p.column,
+                    "slice: there is no field to slice; add one with 'field add'",
+                ));
+            }
+            let normal = match p.text("axis") {
+                Some("x") => SliceNormal::X,
+                Some("y") => SliceNormal::Y,
+                _ => SliceNormal::Z,
+            };
+            let position = p.number("position").unwrap_or(0.0);
+            if !(-0.5..=0.5).contains(&position) {
+                return Err(problem(
+                    p.column_of("position"),
+                    format!("slice: position {position} is outside -0.5..0.5"),
+                ));
+            }
+            let mut v = Vec::new();
+            if !state.show_slice() {
+                v.push(Command::SetShowSlice(true));
+            }
+            v.push(Command::SetSlicePlane(SlicePlane {
+                normal,
+                position: position as f32,
+            }));
+            cmds(v)
+        }
+        "frame" => {
+            let n = document(p, state)?.n_frames;
+            match p.sub() {
+                "next" => cmds(vec![Command::StepFrame(1)]),
+                "previous" => cmds(vec![Command::StepFrame(-1)]),
+                "first" => cmds(vec![Command::SetFrame(0)]),
+                "last" => cmds(vec![Command::SetFrame(n.saturating_sub(1))]),
+                _ => {
+                    let i = p.int("index").unwrap_or(0) as usize;
+                    if i >= n {
+                        return Err(problem(
+                            p.column_of("index"),
+                            format!("frame {i}: the document has {n} frames (0 to {})", n.saturating_sub(1)),
+                        ));
+                    }
+                    cmds(vec![Command::SetFrame(i)])
+                }
+            }
+        }
+        "play" => {
+            let mut v = Vec::new();
+            if let Some(f) = p.number("fps") {
+                if !(0.5..=120.0).contains(&f) {
+                    return Err(problem(p.column_of("fps"), format!("fps {f}: from 0.5 to 120")));
+                }
+                v.push(Command::SetPlaybackFps(f as f32));
+            }
+            if let Some(l) = p.text("loop") {
+                v.push(Command::SetLoop(l == "on"));
+            }
+            match p.text("state") {
+                Some(s) => v.push(Command::SetPlaying(s == "on")),
+                None if v.is_empty() => v.push(Command::SetPlaying(true)),
+                None => {}
+            }
+            cmds(v)
+        }
+        "measure" => measure(p, state),
+        "label" => match p.sub() {
+            "off" => cmds(vec![Command::ClearLabels]),
+            "format" => {
+                let f = match p.text("format") {
+                    Some("name") => crate::app::labels::LabelFormat::Name,
+                    Some("residue") => crate::app::labels::LabelFormat::Residue,
+                    _ => crate::app::labels::LabelFormat::Full,
+                };
+                cmds(vec![Command::SetLabelFormat(f)])
+            }
+            _ => {
+                let sel = selection(p, state, "selection")?;
+                cmds(vec![Command::LabelSelection(sel)])
+            }
+        },
+        "select" => Ok(Plan::Select(selection(p, state, "selection")?)),
+        "view" => view(p, state),
+        "turn" => {
+            let a = (p.number("degrees").unwrap_or(0.0) as f32).to_radians();
+            let d = if p.text("axis") == Some("x") {
+                [0.0, a]
+            } else {
+                [a, 0.0]
+            };
+            cmds(vec![Command::Orbit(d)])
+        }
+        "zoom" => {
+            let f = p.number("factor").unwrap_or(1.0);
+            if f <= 0.0 {
+                return Err(problem(
+                    p.column_of("factor"),
+                    format!("zoom {f}: the factor must be above 0"),
+                ));
+            }
+            cmds(vec![Command::Zoom((1.0 / f) as f32)])
+        }
+        "center" => {
+            let doc = document(p, state)?;
+            let sel = selection(p, state, "selection")?;
+            let parsed = Selection::parse(&sel).map_err(|e| problem(p.column_of("selection"), e.message))?;
+            let picked = parsed.indices(&doc.structure, Some(&doc.frame));
+            let points: Vec<[f32; 3]> = picked
+                .iter()
+                .filter_map(|&i| doc.frame.positions_angstrom.get(i as usize).copied())
+                .filter(|q| q.iter().all(|x| x.is_finite()))
+                .collect();
+            if points.is_empty() {
+                return Err(problem(
+                    p.column_of("selection"),
+                    format!("center: '{sel}' picks no atoms"),
+                ));
+            }
+            let mut c = [0.0f32; 3];
+            for q in &points {
+                for k in 0..3 {
+                    c[k] += q[k] / points.len() as f32;
+                }
+            }
+            let mut spec = CameraSpec::of(&state.view.camera);
+            spec.target_angstrom = c;
+            cmds(vec![Command::SetCamera(spec)])
+        }
+        "save" => save(p, state),
+        "run" => Ok(Plan::Run(path(p, "file"))),
+        "set" => set(p),
+        "help" => super::verbs::help_text(p.text("verb"))
+            .map(Plan::Report)
+            .map_err(|e| problem(p.column_of("verb"), e)),
+        "undo" => cmds(vec![Command::Undo]),
+        "redo" => cmds(vec![Command::Redo]),
+        other => Err(problem(p.column, format!("'{other}' is not carried out in this build"))),
+    }
+}
+
+fn path(p: &Parsed, name: &str) -> PathBuf {
+    p.path(name).map(PathBuf::from).unwrap_or_default()
+}
+
+fn document<'a>(p: &Parsed, state: &'a AppState) -> Result<&'a crate::app::document::Document, Problem> {
+    state.document().ok_or_else(|| {
+        problem(
+            p.column,
+            format!("{}: nothing is open; 'open' files first", p.verb.name),
+        )
+    })
+}
+
+/// The selection text of value `name` (default `all`), checked by the selection parser.
+fn selection(p: &Parsed, state: &AppState, name: &str) -> Result<String, Problem> {
+    document(p, state)?;
+    let text = p.text(name).unwrap_or("all").trim().to_string();
+    Selection::parse(&text).map_err(|e| {
+        problem(
+            p.column_of(name) + e.column,
+            format!("bad selection '{text}': {}", e.message),
+        )
+    })?;
+    Ok(text)
+}
+
+/// The representation numbered by value `name` (from 1).
+fn rep_at<'a>(p: &Parsed, state: &'a AppState, name: &str) -> Result<(RepId, &'a RepKind), Problem> {
+    let n = p.int(name).unwrap_or(0) as usize;
+    let list = &state.reps().list;
+    match n.checked_sub(1).and_then(|i| list.get(i)) {
+        Some(r) => Ok((r.id, &r.kind)),
+        None => Err(problem(
+            p.column_of(name),
+            format!("no representation {n} (the list has {}, numbered from 1)", list.len()),
+        )),
+    }
+}
+
+fn field_choice(text: &str, column: usize, state: &AppState) -> Result<FieldChoice, Problem> {
+    let doc = state
+        .document()
+        .ok_or_else(|| problem(column, "nothing is open; 'open' files first"))?;
+    let f = parse_field(text, doc).map_err(|e| problem(column, format!("field: {e}")))?;
+    if !doc.has_field(f) && !matches!(f, FieldChoice::Ils(_) | FieldChoice::PotentialPb { .. }) {
+        return Err(problem(
+            column,
+            format!("field '{text}': the open files do not provide it"),
+        ));
+    }
+    Ok(f)
+}
+
+fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
+    let one = |c: Command| Ok(Plan::Commands(vec![c]));
+    match p.sub() {
+        "add" => {
+            document(p, state)?;
+            let sel = selection(p, state, "selection")?;
+            let style = p.text("style").unwrap_or("lines");
+            let color = p.text("color");
+            let color_col = p.column_of("color");
+            let opacity = p.number("opacity").map(|o| o as f32);
+            if let Some(o) = opacity
+                && !(0.0..=1.0).contains(&o)
+            {
+                return Err(problem(p.column_of("opacity"), format!("opacity {o}: from 0 to 1")));
+            }
+            let spec = if let Some(s) = crate::app::atoms::AtomStyle::parse(style) {
+                let coloring = match color {
+                    None => AtomColoring::Element,
+                    Some(c) => AtomColoring::parse(c).ok_or_else(|| {
+                        problem(
+                            color_col,
+                            format!("color '{c}': atoms are coloured by element, residue, chain or charge"),
+                        )
+                    })?,
+                };
+                RepSpec {
+                    visible: true,
+                    kind: SpecKind::Atoms {
+                        selection: sel,
+                        style: s,
+                        coloring,
+                    },
+                }
+            } else if let Some(s) = crate::surface::cartoon::Style::parse(style) {
+                let mut spec = RepSpec::cartoon(&sel, s);
+                if let (Some(c), SpecKind::Cartoon { coloring, color_by, .. }) = (color, &mut spec.kind) {
+                    if let Some(k) = crate::analysis::polymer::Coloring::parse(c) {
+                        *coloring = k;
+                    } else if cartoon_color_field(c).is_some() {
+                        *color_by = Some(c.to_ascii_lowercase());
+                    } else {
+                        return Err(problem(
+                            color_col,
+                            format!("color '{c}': cartoons are coloured by ss, chain, residue, index, esp or volume:N"),
+                        ));
+                    }
+                }
+                spec
+            } else {
+                let field = if sel == "all" {
+                    "molsurf".to_string()
+                } else {
+                    format!("molsurf:{sel}")
+                };
+                let mut spec = RepSpec::field(&field, FieldStyle::Isosurface);
+                if let SpecKind::Field {
+                    color_by,
+                    color_volume,
+                    opacity: o,
+                    ..
+                } = &mut spec.kind
+                {
+                    if let Some(o2) = opacity {
+                        *o = o2;
+                    }
+                    match color.map(str::to_ascii_lowercase).as_deref() {
+                        None | Some("none") => {}
+                        Some(c) if c == "volume" || c.starts_with("volume:") => match cartoon_color_field(c) {
+                            Some(FieldChoice::Volume(n)) => *color_volume = Some(n),
+                            _ => {
+                                return Err(problem(
+                                    color_col,
+                                    format!("color '{c}': expected volume:N with N from 1"),
+                                ));
+                            }
+                        },
+                        Some(c @ ("esp" | "potential" | "pb")) => {
+                            *color_by = Some(if c == "esp" { "potential".into() } else { c.into() });
+                        }
+                        Some(c) => {
+                            return Err(problem(
+                                color_col,
+                                format!("color '{c}': surfaces are coloured by esp, potential, pb, volume:N or none"),
+                            ));
+                        }
+                    }
+                }
+                spec
+            };
+            one(Command::AddRep(spec))
+        }
+        "modify" => {
+            let (id, kind) = rep_at(p, state, "rep")?;
+            let value = p.text("value").unwrap_or("").trim();
+            let col = p.column_of("value");
+            let prop = p.text("property").unwrap_or("");
+            let edit = match (prop, kind) {
+                ("color", kind) => return Ok(Plan::Commands(color_edits(p, state, id, kind, value, col)?)),
+                ("style", RepKind::Atoms(_)) => {
+                    RepEdit::AtomStyle(crate::app::atoms::AtomStyle::parse(value).ok_or_else(|| {
+                        problem(
+                            col,
+                            format!("style '{value}': lines, licorice, ball-and-stick, vdw or cpk"),
+                        )
+                    })?)
+                }
+                ("style", RepKind::Cartoon(_)) => RepEdit::CartoonStyle(
+                    crate::surface::cartoon::Style::parse(value)
+                        .ok_or_else(|| problem(col, format!("style '{value}': cartoon, tube or trace")))?,
+                ),
+                ("style", RepKind::Field(_)) => match value.to_ascii_lowercase().as_str() {
+                    "isosurface" | "surface" => RepEdit::FieldStyle(FieldStyle::Isosurface),
+                    "slice" => RepEdit::FieldStyle(FieldStyle::Slice(SlicePlane::default())),
+                    _ => return Err(problem(col, format!("style '{value}': isosurface or slice"))),
+                },
+                ("selection", RepKind::Atoms(_) | RepKind::Cartoon(_)) => {
+                    Selection::parse(value)
+                        .map_err(|e| problem(col + e.column, format!("bad selection '{value}': {}", e.message)))?;
+                    RepEdit::Selection(value.to_string())
+                }
+                ("opacity", RepKind::Field(_)) => {
+                    let o: f32 = value.parse().ok().filter(|o| (0.0..=1.0).contains(o)).ok_or_else(|| {
+                        problem(col, format!("opacity: expected a number from 0 to 1, found '{value}'"))
+                    })?;
+                    RepEdit::Opacity(o)
+                }
+                ("iso", RepKind::Field(f)) => {
+                    let v: f64 = value
+                        .parse()
+                        .ok()
+                        .filter(|v: &f64| v.is_finite() && *v != 0.0)
+                        .ok_or_else(|| problem(col, format!("iso: expected a number other than 0, found '{value}'")))?;
+                    let mut v2 = vec![Command::EditRep(id, RepEdit::IsoRelative(false))];
+                    v2.push(Command::EditRep(
+                        id,
+                        RepEdit::IsoValue(FieldUnit::of(f.field, state.settings.potential_unit).computed(v)),
+                    ));
+                    return Ok(Plan::Commands(v2));
+                }
+                ("field", RepKind::Field(_)) => RepEdit::Field(field_choice(value, col, state)?),
+                (prop, _) => {
+                    return Err(problem(
+                        p.column_of("property"),
+                        format!("representation {} has no property '{prop}'", p.int("rep").unwrap_or(0)),
+                    ));
+                }
+            };
+            one(Command::EditRep(id, edit))
+        }
+        "delete" => {
+            let text = p.text("rep").unwrap_or("").trim();
+            if text.eq_ignore_ascii_case("all") {
+                return Ok(Plan::Commands(
+                    state.reps().list.iter().map(|r| Command::DeleteRep(r.id)).collect(),
+                ));
+            }
+            let n: usize = text.parse().map_err(|_| {
+                problem(
+                    p.column_of("rep"),
+                    format!("rep: expected a number or all, found '{text}'"),
+                )
+            })?;
+            let list = &state.reps().list;
+            match n.checked_sub(1).and_then(|i| list.get(i)) {
+                Some(r) => one(Command::DeleteRep(r.id)),
+                None => Err(problem(
+                    p.column_of("rep"),
+                    format!("no representation {n} (the list has {}, numbered from 1)", list.len()),
+                )),
+            }
+        }
+        "show" | "hide" => {
+            let (id, _) = rep_at(p, state, "rep")?;
+            one(Command::EditRep(id, RepEdit::Visible(p.sub() == "show")))
+        }
+        "select" => one(Command::SelectRep(rep_at(p, state, "rep")?.0)),
+        "duplicate" => one(Command::DuplicateRep(rep_at(p, state, "rep")?.0)),
+        "move" => {
+            let (id, _) = rep_at(p, state, "rep")?;
+            let to = p.int("to").unwrap_or(0) as usize;
+            if to == 0 || to > state.reps().list.len() {
+                return Err(problem(
+                    p.column_of("to"),
+                    format!("move to {to}: from 1 to {}", state.reps().list.len()),
+                ));
+            }
+            one(Command::MoveRep(id, to - 1))
+        }
+        _ => {
+            document(p, state)?;
+            one(Command::ResetReps)
+        }
+    }
+}
+
+/// The edits that colour representation `id` by `scheme`.
+fn color_edits(
+    p: &Parsed,
+    state: &AppState,
+    id: RepId,
+    kind: &RepKind,
+    scheme: &str,
+    col: usize,
+) -> Result<Vec<Command>, Problem> {
+    let words: Vec<&str> = scheme.split_whitespace().collect();
+    let first = words.first().copied().unwrap_or("");
+    let none = first.eq_ignore_ascii_case("none");
+    let _ = p;
+    Ok(match kind {
+        RepKind::Atoms(_) => vec![Command::EditRep(
+            id,
+            RepEdit::AtomColoring(AtomColoring::parse(first).ok_or_else(|| {
+                problem(
+                    col,
+                    format!("color '{scheme}': atoms are coloured by element, residue, chain or charge"),
+                )
+            })?),
+        )],
+        RepKind::Cartoon(_) => {
+            if let Some(c) = crate::analysis::polymer::Coloring::parse(first) {
+                vec![Command::EditRep(id, RepEdit::CartoonColoring(c))]
+            } else if none {
+                vec![Command::EditRep(id, RepEdit::ColorBy(None))]
+            } else if let Some(f) = cartoon_color_field(first) {
+                vec![Command::EditRep(id, RepEdit::ColorBy(Some((f, None))))]
+            } else {
+                return Err(problem(
+                    col,
+                    format!("color '{scheme}': cartoons are coloured by ss, chain, residue, index, esp or volume:N"),
+                ));
+            }
+        }
+        RepKind::Field(_) => {
+            if none {
+                vec![Command::EditRep(id, RepEdit::ColorBy(None))]
+            } else if let Some(c) = parse_color(first) {
+                let mut v = vec![Command::EditRep(
+                    id,
+                    RepEdit::Color {
+                        lobe: 0,
+                        rgb: c.map(|x| f32::from(x) / 255.0),
+                    },
+                )];
+                if let Some(second) = words.get(1) {
+                    let c2 = parse_color(second)
+                        .ok_or_else(|| problem(col, format!("color '{second}': a colour name, #rrggbb or r,g,b")))?;
+                    v.push(Command::EditRep(
+                        id,
+                        RepEdit::Color {
+                            lobe: 1,
+                            rgb: c2.map(|x| f32::from(x) / 255.0),
+                        },
+                    ));
+                }
+                v
+            } else {
+                let word = if first.eq_ignore_ascii_case("esp")
+                    && !state
+                        .document()
+                        .is_some_and(|d| d.has_field(FieldChoice::WavefunctionPotential))
+                {
+                    "potential"
+                } else {
+                    first
+                };
+                let f = field_choice(word, col, state)?;
+                vec![Command::EditRep(id, RepEdit::ColorBy(Some((f, None))))]
+            }
+        }
+    })
+}
+
+fn field(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
+    document(p, state)?;
+    let text = p.text("field").unwrap_or("").trim();
+    let col = p.column_of("field");
+    if p.sub() == "add" {
+        let mut spec = RepSpec::field(text, FieldStyle::Isosurface);
+        if crate::app::reps::spec::surface_selection_text(text).is_none() {
+            let f = field_choice(text, col, state)?;
+            if let (Some(v), SpecKind::Field { iso, .. }) = (p.number("iso"), &mut spec.kind) {
+                *iso = Iso {
+                    value: Some(FieldUnit::of(f, state.settings.potential_unit).computed(v)),
+                    relative: false,
+                };
+            }
+        } else if let Some(sel) = crate::app::reps::spec::surface_selection_text(text).filter(|s| !s.is_empty()) {
+            Selection::parse(sel).map_err(|e| problem(col, format!("bad selection '{sel}': {}", e.message)))?;
+        }
+        return Ok(Plan::Commands(vec![Command::AddRep(spec)]));
+    }
+    let f = field_choice(text, col, state)?;
+    Ok(Plan::Commands(vec![Command::SelectField(Some(f))]))
+}
+
+fn measure(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
+    let doc = document(p, state)?;
+    match p.sub() {
+        "rmsd" => {
+            let selection = selection(p, state, "selection")?;
+            let reference = p.int("reference").unwrap_or(0) as usize;
+            if reference >= doc.n_frames {
+                return Err(problem(
+                    p.column_of("reference"),
+                    format!("reference frame {reference}: the document has {} frames", doc.n_frames),
+                ));
+            }
+            Ok(Plan::Rmsd { selection, reference })
+        }
+        "clear" => Ok(Plan::Commands(vec![Command::ClearMeasurements])),
+        "delete" => {
+            let n = p.int("measurement").unwrap_or(0) as usize;
+            let list = &state.tools.measure.list;
+            match n.checked_sub(1).and_then(|i| list.get(i)) {
+                Some(m) => Ok(Plan::Commands(vec![Command::DeleteMeasurement(m.id)])),
+                None => Err(problem(
+                    p.column_of("measurement"),
+                    format!("no measurement {n} (there are {}, numbered from 1)", list.len()),
+                )),
+            }
+        }
+        _ => {
+            let n_atoms = doc.structure.len();
+            let mut atoms = Vec::new();
+            for name in ["a", "b", "c", "d"] {
+                let Some(a) = p.int(name) else { continue };
+                if a == 0 || a as usize > n_atoms {
+                    return Err(problem(
+                        p.column_of(name),
+                        format!("atom {a}: the document has atoms 1 to {n_atoms}"),
+                    ));
+                }
+                let a = a as usize - 1;
+                if atoms.contains(&a) {
+                    return Err(problem(p.column_of(name), format!("atom {} is named twice", a + 1)));
+                }
+                atoms.push(a);
+            }
+            Ok(Plan::Commands(vec![Command::AddMeasurement(atoms)]))
+        }
+    }
+}
+
+fn view(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
+    if p.sub() == "camera" {
+        let text = p.text("target").unwrap_or("");
+        let col = p.column_of("target");
+        let nums = |s: &str| -> Option<Vec<f32>> { s.split(',').map(|x| x.trim().parse::<f32>().ok()).collect() };
+        let parts: Vec<&str> = text.split_whitespace().collect();
+        let bad = || {
+            problem(
+                col,
+                format!("view camera: expected X,Y,Z DISTANCE QX,QY,QZ,QW [FOV], found '{text}'"),
+            )
+        };
+        let (Some(t), Some(d), Some(q)) = (
+            parts.first().and_then(|s| nums(s)).filter(|v| v.len() == 3),
+            parts.get(1).and_then(|s| s.parse::<f32>().ok()).filter(|d| *d > 0.0),
+            parts.get(2).and_then(|s| nums(s)).filter(|v| v.len() == 4),
+        ) else {
+            return Err(bad());
+        };
+        let fov = match parts.get(3) {
+            Some(f) => f.parse::<f32>().map_err(|_| bad())?,
+            None => state.view.camera.fov_y_radians.to_degrees(),
+        };
+        if parts.len() > 4 {
+            return Err(bad());
+        }
+        return Ok(Plan::Commands(vec![Command::SetCamera(CameraSpec {
+            target_angstrom: [t[0], t[1], t[2]],
+            distance_angstrom: d,
+            rotation: [q[0], q[1], q[2], q[3]],
+            fov_y_degree: fov,
+        })]));
+    }
+    match p.text("selection") {
+        None => Ok(Plan::Commands(vec![Command::ResetCamera])),
+        Some(_) => {
+            let sel = selection(p, state, "selection")?;
+            Ok(Plan::Commands(vec![Command::FitToSelection(sel)]))
+        }
+    }
+}
+
+fn save(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
+    let file = path(p, "file");
+    if p.sub() != "session" && p.sub() != "map" {
+        document(p, state)?;
+    }
+    match p.sub() {
+        "image" => {
+            let size_px = match p.get("size") {
+                Some(super::verbs::Value::Size(s)) => *s,
+                _ => state.view.size_px,
+            };
+            let supersample = p.int("supersample").unwrap_or(1) as u32;
+            if ![1, 2, 4].contains(&supersample) {
+                return Err(problem(
+                    p.column_of("supersample"),
+                    format!("supersample {supersample}: 1, 2 or 4"),
+                ));
+            }
+            Ok(Plan::SaveImage(ImageRequest {
+                path: file,
+                size_px,
+                supersample,
+                transparent: p.flag("transparent"),
+                legend: p.flag("legend"),
+            }))
+        }
+        "movie" => {
+            let n = document(p, state)?.n_frames.max(1);
+            let frames: Vec<usize> = match p.get("frames") {
+                Some(super::verbs::Value::Range(Some((a, b)))) => {
+                    if *b > n {
+                        return Err(problem(
+                            p.column_of("frames"),
+                            format!("frames {a}:{b}: the document has {n} frames"),
+                        ));
+                    }
+                    (*a..*b).collect()
+                }
+                _ => (0..n).collect(),
+            };
+            let size_px = match p.get("size") {
+                Some(super::verbs::Value::Size(s)) => *s,
+                _ => state.view.size_px,
+            };
+            let format = crate::io::write::movie::MovieFormat::from_path(&file);
+            let size_px = if format == crate::io::write::movie::MovieFormat::Mp4 {
+                size_px.map(|s| (s / 2 * 2).max(2))
+            } else {
+                size_px
+            };
+            Ok(Plan::SaveMovie(MovieRequest {
+                path: file,
+                format,
+                frames,
+                size_px,
+                supersample: 1,
+                fps: p.number("fps").unwrap_or(24.0) as f32,
+                legend: false,
+            }))
+        }
+        "session" => {
+            document(p, state)?;
+            Ok(Plan::Commands(vec![Command::SaveSession(file)]))
+        }
+        "map" => {
+            let f = field_choice(p.text("field").unwrap_or(""), p.column_of("field"), state)?;
+            let ext = file.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+            if !matches!(ext.as_deref(), Some("cube" | "dx")) {
+                return Err(problem(
+                    p.column_of("file"),
+                    format!("{}: write a .cube or .dx file", file.display()),
+                ));
+            }
+            Ok(Plan::SaveMap(f, file))
+        }
+        "mesh" => {
+            let (id, kind) = rep_at(p, state, "rep")?;
+            if !matches!(kind, RepKind::Field(_)) {
+                return Err(problem(
+                    p.column_of("rep"),
+                    "save mesh: that representation has no surfaces",
+                ));
+            }
+            Ok(Plan::SaveMesh(id, file))
+        }
+        _ => {
+            if let Err(e) = crate::io::write::OutFormat::from_path(&file) {
+                return Err(problem(p.column_of("file"), e.to_string()));
+            }
+            let selection = p.text("selection").unwrap_or("all").to_string();
+            Selection::parse(&selection).map_err(|e| {
+                problem(
+                    p.column_of("selection"),
+                    format!("bad selection '{selection}': {}", e.message),
+                )
+            })?;
+            let frames = match p.get("frames") {
+                Some(super::verbs::Value::Range(Some((a, b)))) => format!("{a}:{b}"),
+                _ => "all".into(),
+            };
+            Ok(Plan::SaveCoordinates {
+                path: file,
+                selection,
+                frames,
+            })
+        }
+    }
+}
+
+fn set(p: &Parsed) -> Result<Plan, Problem> {
+    let value = p.text("value").unwrap_or("").trim();
+    let col = p.column_of("value");
+    let c = match p.text("setting").unwrap_or("") {
+        "units" => Command::SetPotentialUnit(
+            crate::app::values::PotentialDisplay::parse(value)
+                .ok_or_else(|| problem(col, format!("units '{value}': kT/e, kcal/mol/e or V")))?,
+        ),
+        "background" => match value.to_ascii_lowercase().as_str() {
+            "dark" => Command::SetDarkBackground(true),
+            "light" => Command::SetDarkBackground(false),
+            v => Command::SetBackgroundColor(
+                parse_color(v).ok_or_else(|| problem(col, format!("background '{value}': dark, light or a colour")))?,
+            ),
+        },
+        "depthcue" => {
+            let d: f32 = value
+                .parse()
+                .ok()
+                .filter(|d| (0.0..=1.0).contains(d))
+                .ok_or_else(|| problem(col, format!("depthcue: expected a number from 0 to 1, found '{value}'")))?;
+            Command::SetDepthCue(d)
+        }
+        "colormap" => Command::SetColormap(
+            crate::render::colormap::Colormap::ALL
+                .into_iter()
+                .find(|c| c.name().eq_ignore_ascii_case(value))
+                .ok_or_else(|| {
+                    let names: Vec<&str> = crate::render::colormap::Colormap::ALL
+                        .iter()
+                        .map(|c| c.name())
+                        .collect();
+                    problem(col, format!("colormap '{value}': {}", names.join(", ")))
+                })?,
+        ),
+        "lattice" => {
+            let n: u32 = value
+                .parse()
+                .ok()
+                .filter(|n| (16..=512).contains(n))
+                .ok_or_else(|| problem(col, format!("lattice: expected 16 to 512 points, found '{value}'")))?;
+            Command::SetLatticePoints(n)
+        }
+        _ => match value.to_ascii_lowercase().as_str() {
+            "ev" => Command::SetEnergiesInEv(true),
+            "hartree" => Command::SetEnergiesInEv(false),
+            _ => return Err(problem(col, format!("energies '{value}': ev or hartree"))),
+        },
+    };
+    Ok(Plan::Commands(vec![c]))
+}

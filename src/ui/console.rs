@@ -1,0 +1,237 @@
+//! The command line under the 3-D view: a line for the command language (`script`), with history
+//! (Up/Down), Tab completion of verbs, selection words and file names, errors shown inline under
+//! it, and the action log (every change made in the window, as commands) with "Save as script…".
+//! The line sits in a bottom panel of its own, so it covers no other control.
+
+use super::tokens;
+use crate::app::state::AppState;
+use crate::script::{self, RunMode};
+use egui::{Key, RichText};
+use std::path::Path;
+
+/// The command line's label (tests find the line by it).
+pub const LABEL: &str = "Command";
+
+/// The command line, its message and the log.
+pub fn console_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    if state.observer.is_none() {
+        state.observer = Some(Box::new(script::log::ActionLog::default()));
+    }
+    if let Some(path) = state.panels.console.pending_script.take() {
+        run_script_file(state, &path);
+    }
+    let id = ui.make_persistent_id("orbitfield_command_line");
+    let focused = ui.memory(|m| m.has_focus(id));
+    if focused {
+        keys(ui, state, id);
+    }
+    let mut entered = false;
+    ui.horizontal(|ui| {
+        let label = ui.label(LABEL);
+        let log_button_width = 90.0;
+        let edit = egui::TextEdit::singleline(&mut state.panels.console.input)
+            .id(id)
+            .hint_text("help · open FILE · rep add cartoon protein · frame 40")
+            .font(egui::TextStyle::Monospace)
+            .lock_focus(true)
+            .desired_width((ui.available_width() - log_button_width).max(100.0));
+        let response = ui.add(edit).labelled_by(label.id);
+        if response.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter)) {
+            entered = true;
+            response.request_focus();
+        }
+        let log_label = if state.panels.console.show_log {
+            "Hide log"
+        } else {
+            "Log"
+        };
+        if ui
+            .button(log_label)
+            .on_hover_text("Every change made in the window, as commands")
+            .clicked()
+        {
+            state.panels.console.show_log = !state.panels.console.show_log;
+        }
+    });
+    if entered {
+        run_line(state);
+    }
+    let console = &state.panels.console;
+    if console.completions.len() > 1 {
+        ui.label(RichText::new(console.completions.join("  ")).small().monospace());
+    }
+    if let Some((error, text)) = &console.message {
+        let lines: Vec<&str> = text.lines().collect();
+        let shown = if lines.len() > 12 {
+            format!("{}\n… ({} more lines)", lines[..12].join("\n"), lines.len() - 12)
+        } else {
+            text.clone()
+        };
+        let rich = RichText::new(shown).small().monospace();
+        ui.label(if *error { rich.color(tokens::ERROR) } else { rich });
+    }
+    if state.panels.console.show_log {
+        log_ui(ui, state);
+    }
+}
+
+/// Up/Down through the history, Tab to complete (before the line sees the keys).
+fn keys(ui: &mut egui::Ui, state: &mut AppState, id: egui::Id) {
+    let (up, down, tab) = ui.input_mut(|i| {
+        (
+            i.consume_key(egui::Modifiers::NONE, Key::ArrowUp),
+            i.consume_key(egui::Modifiers::NONE, Key::ArrowDown),
+            i.consume_key(egui::Modifiers::NONE, Key::Tab),
+        )
+    });
+    let c = &mut state.panels.console;
+    let mut changed = false;
+    if up && !c.history.is_empty() {
+        let pos = c.history_pos.map_or(c.history.len() - 1, |p| p.saturating_sub(1));
+        c.history_pos = Some(pos);
+        c.input = c.history[pos].clone();
+        changed = true;
+    }
+    if down && let Some(p) = c.history_pos {
+        if p + 1 < c.history.len() {
+            c.history_pos = Some(p + 1);
+            c.input = c.history[p + 1].clone();
+        } else {
+            c.history_pos = None;
+            c.input.clear();
+        }
+        changed = true;
+    }
+    if tab {
+        let (start, words) = script::complete::complete(&c.input, Path::new("."));
+        match words.as_slice() {
+            [] => {}
+            [one] => {
+                let space = if one.ends_with('/') { "" } else { " " };
+                c.input = format!("{}{one}{space}", &c.input[..start]);
+                c.completions.clear();
+            }
+            many => {
+                let common = common_prefix(many);
+                if common.len() > c.input.len() - start {
+                    c.input = format!("{}{common}", &c.input[..start]);
+                }
+                c.completions = many.to_vec();
+            }
+        }
+        changed = true;
+    }
+    if changed {
+        // The cursor to the end of the new text.
+        if let Some(mut s) = egui::TextEdit::load_state(ui.ctx(), id) {
+            let end = egui::text::CCursor::new(c.input.chars().count());
+            s.cursor
+                .set_char_range(Some(egui::text_selection::CCursorRange::one(end)));
+            s.store(ui.ctx(), id);
+        }
+    }
+}
+
+fn common_prefix(words: &[String]) -> String {
+    let Some(first) = words.first() else {
+        return String::new();
+    };
+    let mut n = first.len();
+    for w in &words[1..] {
+        n = n.min(first.bytes().zip(w.bytes()).take_while(|(a, b)| a == b).count());
+    }
+    while !first.is_char_boundary(n) {
+        n -= 1;
+    }
+    first[..n].to_string()
+}
+
+/// Runs the typed line (the window applies what it did after the layout, as for any control).
+pub fn run_line(state: &mut AppState) {
+    let line = state.panels.console.input.trim().to_string();
+    if line.is_empty() {
+        return;
+    }
+    let c = &mut state.panels.console;
+    if c.history.last() != Some(&line) {
+        c.history.push(line.clone());
+    }
+    c.history_pos = None;
+    c.completions.clear();
+    let result = script::run_in(state, &line, Path::new("."), None, RunMode::Window);
+    let c = &mut state.panels.console;
+    match result {
+        Ok(report) => {
+            c.input.clear();
+            c.message = (!report.output.is_empty()).then(|| (false, report.output.join("\n")));
+        }
+        // The line stays for correcting; the message points at the column.
+        Err(e) => {
+            c.message = Some((
+                true,
+                format!(
+                    "{}^ column {}: {}",
+                    " ".repeat(e.column.saturating_sub(1)),
+                    e.column,
+                    e.message
+                ),
+            ))
+        }
+    }
+}
+
+fn run_script_file(state: &mut AppState, path: &Path) {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            state.panels.console.message = Some((true, format!("{}: {e}", path.display())));
+            return;
+        }
+    };
+    let dir = script::exec::base_dir_of(path);
+    let result = script::run_in(state, &text, &dir, Some(path), RunMode::Window);
+    state.panels.console.message = Some(match result {
+        Ok(r) => (false, format!("{}: {} commands", path.display(), r.statements)),
+        Err(e) => (true, e.to_string()),
+    });
+}
+
+/// The action log and "Save as script…".
+fn log_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    let lines: Vec<String> = script::log::of(state).map(|l| l.lines.clone()).unwrap_or_default();
+    egui::ScrollArea::vertical()
+        .id_salt("action_log")
+        .max_height(120.0)
+        .stick_to_bottom(true)
+        .show(ui, |ui| {
+            for l in &lines {
+                ui.label(RichText::new(l).small().monospace());
+            }
+            if lines.is_empty() {
+                ui.label(RichText::new("Nothing done yet.").small().weak());
+            }
+        });
+    ui.horizontal(|ui| {
+        let l = ui.label("Script file");
+        ui.add(
+            egui::TextEdit::singleline(&mut state.panels.console.log_path)
+                .hint_text("session.ofc")
+                .desired_width(tokens::TEXT_FIELD_WIDTH),
+        )
+        .labelled_by(l.id);
+        if ui.button("Save as script…").clicked() {
+            let path = state.panels.console.log_path.trim().to_string();
+            let result = if path.is_empty() {
+                Err("type a file name for the script".to_string())
+            } else {
+                script::log::of(state)
+                    .ok_or_else(|| "no log is kept".to_string())
+                    .and_then(|log| log.save(Path::new(&path)))
+            };
+            state.panels.console.message = Some(match result {
+                Ok(()) => (false, format!("log saved to {path}")),
+                Err(e) => (true, e),
+            });
+        }
+    });
+}
