@@ -37,18 +37,19 @@ pub fn complete(line: &str, dir: &Path) -> (usize, Vec<String>) {
             let mut files = false;
             let mut selection = false;
             for f in v.forms {
-                let matched = f
-                    .words
-                    .iter()
-                    .enumerate()
-                    .all(|(k, w)| before.get(1 + k).is_none_or(|b| b.eq_ignore_ascii_case(w)));
+                if before.len() == 1
+                    && let Some(w) = f.words.first()
+                {
+                    offer(w, &mut out);
+                }
+                // Arguments once the form's sub-words are typed.
+                let matched = before.len() > f.words.len()
+                    && f.words
+                        .iter()
+                        .enumerate()
+                        .all(|(k, w)| before.get(1 + k).is_some_and(|b| b.eq_ignore_ascii_case(w)));
                 if !matched {
                     continue;
-                }
-                if before.len() == 1 {
-                    for w in f.words {
-                        offer(w, &mut out);
-                    }
                 }
                 for a in f.args {
                     match a.kind {

@@ -123,7 +123,7 @@ mod tests {
         assert_eq!(s[0].words[1].text, "my file.pdb");
         assert_eq!(s[0].words[1].column, 6);
         assert_eq!(s[1].words[0].text, "frame");
-        assert_eq!(s[1].words[0].column, 21);
+        assert_eq!(s[1].words[0].column, 22);
         assert_eq!(s[2].line, 3);
         assert_eq!(s[2].words[0].column, 3);
         assert_eq!(s[1].rest_from(0), "frame 3");

@@ -117,19 +117,15 @@ pub fn spec_line(spec: &RepSpec) -> String {
             selection,
             style,
             coloring,
-        } => format!(
-            "rep add {} {selection} color {}",
-            style_word(style.name()),
-            coloring.name().to_ascii_lowercase()
-        ),
+        } => format!("rep add {} {selection} color {}", style.keyword(), coloring.keyword()),
         SpecKind::Cartoon {
             selection,
             style,
             coloring,
             color_by,
         } => {
-            let color = color_by.clone().unwrap_or_else(|| coloring.name().to_ascii_lowercase());
-            format!("rep add {} {selection} color {color}", style_word(style.name()))
+            let color = color_by.clone().unwrap_or_else(|| coloring.word().to_string());
+            format!("rep add {} {selection} color {color}", style.word())
         }
         SpecKind::Field {
             field,
@@ -163,11 +159,6 @@ pub fn spec_line(spec: &RepSpec) -> String {
             s
         }
     }
-}
-
-/// The command line's word for a style name ("Ball and stick" -> "ball-and-stick").
-fn style_word(name: &str) -> String {
-    name.to_ascii_lowercase().replace(' ', "-")
 }
 
 /// The lines that rebuild what `state` shows from nothing: its files, representations, frame and
@@ -230,7 +221,14 @@ impl ActionLog {
             Command::SetBackgroundColor(c) => text(format!("set background #{:02x}{:02x}{:02x}", c[0], c[1], c[2])),
             Command::SetDepthCue(d) => text(format!("set depthcue {d}")),
             Command::SetEnergiesInEv(e) => text(format!("set energies {}", if *e { "ev" } else { "hartree" })),
-            Command::SetPotentialUnit(u) => text(format!("set units {}", u.name())),
+            Command::SetPotentialUnit(u) => text(format!(
+                "set units {}",
+                match u {
+                    crate::app::values::PotentialDisplay::KtPerE => "kT/e",
+                    crate::app::values::PotentialDisplay::KcalPerMolPerE => "kcal/mol/e",
+                    crate::app::values::PotentialDisplay::Volt => "V",
+                }
+            )),
             Command::SetColormap(c) => text(format!("set colormap {}", c.name())),
             Command::SetLatticePoints(n) => text(format!("set lattice {n}")),
             Command::SetShowSlice(true) => text("slice".into()),
@@ -269,16 +267,16 @@ impl ActionLog {
                 match edit {
                     RepEdit::Visible(v) => text(format!("rep {} {n}", if *v { "show" } else { "hide" })),
                     RepEdit::Selection(s) => text(format!("rep modify {n} selection {s}")),
-                    RepEdit::AtomStyle(s) => text(format!("rep modify {n} style {}", style_word(s.name()))),
-                    RepEdit::AtomColoring(c) => text(format!("color {n} {}", c.name().to_ascii_lowercase())),
+                    RepEdit::AtomStyle(s) => text(format!("rep modify {n} style {}", s.keyword())),
+                    RepEdit::AtomColoring(c) => text(format!("color {n} {}", c.keyword())),
                     RepEdit::Field(f) => text(format!("rep modify {n} field {}", field_text(*f, state.document()))),
                     RepEdit::FieldStyle(FieldStyle::Isosurface) => text(format!("rep modify {n} style isosurface")),
                     RepEdit::FieldStyle(FieldStyle::Slice(_)) => text(format!("rep modify {n} style slice")),
                     RepEdit::IsoValue(_) | RepEdit::IsoRelative(_) => after(After::RepIso(n)),
                     RepEdit::Color { .. } => after(After::RepColors(n)),
                     RepEdit::Opacity(o) => text(format!("rep modify {n} opacity {o}")),
-                    RepEdit::CartoonStyle(s) => text(format!("rep modify {n} style {}", style_word(s.name()))),
-                    RepEdit::CartoonColoring(c) => text(format!("color {n} {}", c.name().to_ascii_lowercase())),
+                    RepEdit::CartoonStyle(s) => text(format!("rep modify {n} style {}", s.word())),
+                    RepEdit::CartoonColoring(c) => text(format!("color {n} {}", c.word())),
                     RepEdit::ColorBy(None) => text(format!("color {n} none")),
                     RepEdit::ColorBy(Some((f, _))) => text(format!("color {n} {}", field_text(*f, state.document()))),
                 }
