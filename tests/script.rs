@@ -143,7 +143,7 @@ fn the_adk_scene_script_renders_headless_as_the_window_renders_its_session() {
     let mut win = AppState::new(Settings::default(), orbitfield::app::default_field_service());
     win.push(Command::OpenSession(session_path.clone()));
     let mut harness = window(win);
-    harness.run();
+    harness.run_steps(2);
     let mut scene = GpuScene::new(&rc);
     let mut sync = SceneSync::new(&rc);
     // Cartoon meshes written on the render device where the window writes them there.
@@ -161,7 +161,7 @@ fn the_adk_scene_script_renders_headless_as_the_window_renders_its_session() {
             "the window's fields never arrived"
         );
         std::thread::sleep(Duration::from_millis(20));
-        harness.run();
+        harness.step();
     }
     let window_png = dir.path().join("window.png");
     let state = harness.state_mut();
