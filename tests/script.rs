@@ -404,6 +404,44 @@ fn bad_commands_name_the_problem_and_the_column_and_change_nothing() {
 }
 
 #[test]
+fn in_the_window_a_script_waits_for_the_view_before_saving_an_image() {
+    // No field engine: the surface is never computed, so the view never shows the frame.
+    let mut state = adk();
+    // The view has framed the document (the window's view does this on its first frame).
+    state.fit_if_pending();
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "rep add surface resid 1\nframe 1; save image {} size 64x48; frame 2\nframe 3",
+        quoted(&dir.path().join("x.png"))
+    );
+    let report = script::run_in(&mut state, &text, &data("scripts"), None, RunMode::Window).unwrap();
+    assert!(report.waiting);
+    assert_eq!(
+        state.document().unwrap().frame_index,
+        1,
+        "the commands before the image ran"
+    );
+    let resume = state
+        .panels
+        .console
+        .resume
+        .clone()
+        .expect("the rest of the script waits");
+    assert_eq!((resume.first_line, resume.skip), (2, 1));
+    // Still not drawn: it waits again, from the same command.
+    let again = script::resume(&mut state, &resume).unwrap();
+    assert!(again.waiting);
+    assert_eq!(state.panels.console.resume.as_ref(), Some(&resume));
+    assert!(state.panels.export.image_requests.is_empty());
+    // Once the view is current (no field representation left), the rest runs.
+    state.apply(Command::DeleteRep(state.reps().list.last().unwrap().id));
+    let done = script::resume(&mut state, &resume).unwrap();
+    assert!(!done.waiting);
+    assert_eq!(state.panels.export.image_requests.len(), 1);
+    assert_eq!(state.document().unwrap().frame_index, 3);
+}
+
+#[test]
 fn orbitfield_run_headless_writes_what_the_script_asks_and_reports_a_failing_line() {
     let dir = tempfile::tempdir().unwrap();
     let script_path = dir.path().join("coords.ofc");

@@ -41,4 +41,20 @@ pub struct ConsoleState {
     pub log_path: String,
     /// A script to run once the window shows its first frame (`orbitfield SCRIPT.ofc`).
     pub pending_script: Option<PathBuf>,
+    /// The rest of a script, waiting for the view to show the current frame before it saves an
+    /// image or a movie.
+    pub resume: Option<ScriptResume>,
+}
+
+/// Where a script waiting for the view goes on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScriptResume {
+    /// The script from the waiting command's line on.
+    pub text: String,
+    pub base_dir: PathBuf,
+    pub file: Option<PathBuf>,
+    /// The line number (from 1) of the first line of `text` in the script.
+    pub first_line: usize,
+    /// Commands of the first line already carried out.
+    pub skip: usize,
 }

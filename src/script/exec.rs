@@ -32,6 +32,9 @@ pub struct Runner<'a> {
     pub statements: usize,
     gfx: Option<Gfx>,
     depth: usize,
+    /// In the window: the rest of the script, waiting for the view before a `save image` or
+    /// `save movie`.
+    pub resume: Option<crate::app::console::ScriptResume>,
 }
 
 impl<'a> Runner<'a> {
@@ -43,22 +46,55 @@ impl<'a> Runner<'a> {
             statements: 0,
             gfx: None,
             depth: 0,
+            resume: None,
         }
     }
 
     /// Runs `text` (its paths relative to `base_dir`; `file` names it in errors), stopping at the
     /// first failing statement.
     pub fn run_text(&mut self, text: &str, base_dir: &Path, file: Option<&Path>) -> Result<(), ScriptError> {
+        self.run_from(text, base_dir, file, 1, 0)
+    }
+
+    /// Runs `text`, whose first line is line `first_line` of the script, skipping the first
+    /// `skip` commands of that line. In the window, a `save image` or `save movie` waits for the
+    /// view to show the current frame: the rest of the script is left in [`Runner::resume`].
+    pub fn run_from(
+        &mut self,
+        text: &str,
+        base_dir: &Path,
+        file: Option<&Path>,
+        first_line: usize,
+        skip: usize,
+    ) -> Result<(), ScriptError> {
         let at = |line: usize, column: usize, message: String| ScriptError {
             file: file.map(Path::to_path_buf),
-            line,
+            line: line + first_line - 1,
             column,
             message,
         };
         let statements =
             super::lex::statements(text).map_err(|u| at(u.line, u.column, "a quote is not closed".into()))?;
-        for st in &statements {
+        for (k, st) in statements.iter().enumerate() {
+            if st.line == 1 && k < skip {
+                continue;
+            }
             let parsed = verbs::parse(st, base_dir).map_err(|p| at(st.line, p.column, p.message))?;
+            if self.mode == RunMode::Window
+                && self.depth == 0
+                && parsed.verb.name == "save"
+                && matches!(parsed.sub(), "image" | "movie")
+                && !self.view_is_current()
+            {
+                self.resume = Some(crate::app::console::ScriptResume {
+                    text: text.lines().skip(st.line - 1).collect::<Vec<_>>().join("\n"),
+                    base_dir: base_dir.to_path_buf(),
+                    file: file.map(Path::to_path_buf),
+                    first_line: first_line + st.line - 1,
+                    skip: statements[..k].iter().filter(|s| s.line == st.line).count(),
+                });
+                return Ok(());
+            }
             if parsed.verb.name == "run" {
                 let path = parsed.path("file").map(Path::to_path_buf).unwrap_or_default();
                 self.run_nested(&path).map_err(|e| match e.file {
@@ -73,6 +109,15 @@ impl<'a> Runner<'a> {
             self.statements += 1;
         }
         Ok(())
+    }
+
+    /// Whether the view shows the current frame with everything computed (the window's fields
+    /// arrive over several redraws).
+    fn view_is_current(&self) -> bool {
+        let Some(doc) = self.state.document() else {
+            return true;
+        };
+        !self.state.view.fit_pending && crate::app::export::record::frame_is_current(self.state, doc.frame_index)
     }
 
     fn run_nested(&mut self, path: &Path) -> Result<(), ScriptError> {

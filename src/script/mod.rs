@@ -45,6 +45,9 @@ pub struct RunReport {
     pub output: Vec<String>,
     /// The session at the end (`None` when nothing is open).
     pub session: Option<crate::app::session::Session>,
+    /// In the window: the script waits for the view before saving an image or a movie, and goes
+    /// on by itself (`app::console::ConsoleState::resume`).
+    pub waiting: bool,
 }
 
 /// Why a script stopped: the file (if any), line and byte column (1-based) of the failing
@@ -114,12 +117,28 @@ pub fn run_in(
     file: Option<&Path>,
     mode: RunMode,
 ) -> Result<RunReport, ScriptError> {
-    let mut runner = exec::Runner::new(state, mode);
-    let result = runner.run_text(text, base_dir, file);
+    finish(exec::Runner::new(state, mode), |r| r.run_text(text, base_dir, file))
+}
+
+/// Goes on with a script that waited for the window's view (`app::console::ScriptResume`); it may
+/// wait again.
+pub fn resume(state: &mut AppState, r: &crate::app::console::ScriptResume) -> Result<RunReport, ScriptError> {
+    finish(exec::Runner::new(state, RunMode::Window), |runner| {
+        runner.run_from(&r.text, &r.base_dir, r.file.as_deref(), r.first_line, r.skip)
+    })
+}
+
+fn finish(
+    mut runner: exec::Runner<'_>,
+    run: impl FnOnce(&mut exec::Runner<'_>) -> Result<(), ScriptError>,
+) -> Result<RunReport, ScriptError> {
+    let result = run(&mut runner);
     let report = RunReport {
         statements: runner.statements,
         output: std::mem::take(&mut runner.output),
         session: runner.state.session(),
+        waiting: runner.resume.is_some(),
     };
+    runner.state.panels.console.resume = runner.resume.take();
     result.map(|()| report)
 }

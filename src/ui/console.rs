@@ -20,6 +20,14 @@ pub fn console_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if let Some(path) = state.panels.console.pending_script.take() {
         run_script_file(state, &path);
     }
+    if let Some(r) = state.panels.console.resume.take() {
+        let result = script::resume(state, &r);
+        report(state, r.file.as_deref(), result);
+        if state.panels.console.resume.is_some() {
+            // Still waiting: come back on the next frame.
+            ui.ctx().request_repaint_after(std::time::Duration::from_millis(50));
+        }
+    }
     let id = ui.make_persistent_id("orbitfield_command_line");
     let focused = ui.memory(|m| m.has_focus(id));
     if focused {
@@ -153,6 +161,8 @@ pub fn run_line(state: &mut AppState) {
         return;
     }
     let c = &mut state.panels.console;
+    // A new line stops a script waiting for the view.
+    c.resume = None;
     if c.history.last() != Some(&line) {
         c.history.push(line.clone());
     }
@@ -163,7 +173,11 @@ pub fn run_line(state: &mut AppState) {
     match result {
         Ok(report) => {
             c.input.clear();
-            c.message = (!report.output.is_empty()).then(|| (false, report.output.join("\n")));
+            c.message = if report.waiting {
+                Some((false, "waiting for the view to finish drawing…".into()))
+            } else {
+                (!report.output.is_empty()).then(|| (false, report.output.join("\n")))
+            };
         }
         // The line stays for correcting; the message points at the column.
         Err(e) => {
@@ -190,8 +204,15 @@ fn run_script_file(state: &mut AppState, path: &Path) {
     };
     let dir = script::exec::base_dir_of(path);
     let result = script::run_in(state, &text, &dir, Some(path), RunMode::Window);
+    report(state, Some(path), result);
+}
+
+/// What a script run says under the line.
+fn report(state: &mut AppState, path: Option<&Path>, result: Result<script::RunReport, script::ScriptError>) {
+    let name = path.map_or("script".to_string(), |p| p.display().to_string());
     state.panels.console.message = Some(match result {
-        Ok(r) => (false, format!("{}: {} commands", path.display(), r.statements)),
+        Ok(r) if r.waiting => (false, format!("{name}: waiting for the view to finish drawing…")),
+        Ok(r) => (false, format!("{name}: {} commands", r.statements)),
         Err(e) => (true, e.to_string()),
     });
 }
