@@ -18,12 +18,13 @@ fn data(rel: &str) -> PathBuf {
 }
 
 /// The panels of the window by their ids (`ui::main_ui`).
-const PANELS: [&str; 5] = [
+const PANELS: [&str; 6] = [
     "orbitfield_left",
     "orbitfield_right",
     "orbitfield_menu",
     "orbitfield_timeline",
     "orbitfield_status",
+    "orbitfield_console",
 ];
 
 /// Where the test closure leaves the panels' rectangles.

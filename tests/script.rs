@@ -95,6 +95,7 @@ fn the_adk_scene_script_renders_headless_as_the_window_renders_its_session() {
         quoted(&session_path)
     ));
     let mut state = script::headless_state([320, 240]);
+    let started = Instant::now();
     let report = script::run_in(
         &mut state,
         &text,
@@ -103,6 +104,7 @@ fn the_adk_scene_script_renders_headless_as_the_window_renders_its_session() {
         RunMode::Headless,
     )
     .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("headless run: {:.1} s", started.elapsed().as_secs_f64());
     let session = report.session.expect("a session");
     assert_eq!(session.frame, 40);
     assert_eq!(session.reps.len(), 2, "{:?}", session.reps);
@@ -163,6 +165,7 @@ fn the_adk_scene_script_renders_headless_as_the_window_renders_its_session() {
         std::thread::sleep(Duration::from_millis(20));
         harness.step();
     }
+    eprintln!("the window's fields: {:.1} s", start.elapsed().as_secs_f64());
     let window_png = dir.path().join("window.png");
     let state = harness.state_mut();
     assert_eq!(
