@@ -152,8 +152,10 @@ impl<'a> Runner<'a> {
             self.state.push(c);
         }
         self.state.apply_pending();
+        // A document just opened is framed now (the window's view would do it at its next
+        // frame, after the script's camera commands).
+        self.state.fit_if_pending();
         if self.mode == RunMode::Headless {
-            self.state.fit_if_pending();
             self.settle();
         }
         if self.state.panels.error_count != errors {

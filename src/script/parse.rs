@@ -229,7 +229,8 @@ fn existing(text: &str, column: usize, base_dir: &Path) -> Result<PathBuf, Probl
     if !p.is_file() {
         return Err(problem(column, format!("no such file: {}", p.display())));
     }
-    Ok(p)
+    // `../md/x.psf` as the plain path it names (what sessions and the log then write).
+    Ok(std::fs::canonicalize(&p).unwrap_or(p))
 }
 
 /// A path of the script, relative to its folder.
