@@ -798,7 +798,7 @@ fn set(p: &Parsed) -> Result<Plan, Problem> {
                 parse_color(v).ok_or_else(|| problem(col, format!("background '{value}': dark, light or a colour")))?,
             ),
         },
-        "depthcue" => {
+        "depthcue" | "lighting" => {
             let d: f32 = value
                 .parse()
                 .ok()

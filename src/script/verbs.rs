@@ -142,7 +142,15 @@ pub const REP_STYLES: &[&str] = &[
 const ON_OFF: &[&str] = &["on", "off"];
 const REP_PROPERTIES: &[&str] = &["style", "color", "selection", "opacity", "iso", "field"];
 const AXES: &[&str] = &["x", "y", "z"];
-const SETTINGS: &[&str] = &["units", "background", "depthcue", "colormap", "lattice", "energies"];
+const SETTINGS: &[&str] = &[
+    "units",
+    "background",
+    "lighting",
+    "depthcue",
+    "colormap",
+    "lattice",
+    "energies",
+];
 const LABEL_FORMATS: &[&str] = &["name", "residue", "full"];
 
 /// Every verb, in the order help and the reference list them.
@@ -597,7 +605,7 @@ pub const VERBS: &[Verb] = &[
     },
     Verb {
         name: "set",
-        summary: "Settings: potential units, background, depth cue, colormap, lattice points, energies in eV.",
+        summary: "Settings: potential units, background, lighting (depth cue), colormap, lattice points, energies in eV.",
         forms: &[form(
             &[],
             &[
@@ -605,7 +613,7 @@ pub const VERBS: &[Verb] = &[
                 arg(
                     "value",
                     Kind::Text,
-                    "units: kT/e|kcal/mol/e|V; background: dark|light|COLOR; depthcue: 0 to 1; colormap: a colormap's name; lattice: points along the longest axis; energies: ev|hartree",
+                    "units: kT/e|kcal/mol/e|V; background: dark|light|COLOR; lighting or depthcue: how far atoms fade with depth, 0 to 1; colormap: a colormap's name; lattice: points along the longest axis; energies: ev|hartree",
                 ),
             ],
             &[],
