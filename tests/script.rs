@@ -318,6 +318,52 @@ fn typed_commands_match_the_panels_and_the_logs_replay_the_session() {
 }
 
 #[test]
+fn the_log_of_field_representations_slices_and_settings_replays_them() {
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.observer = Some(Box::new(script::log::ActionLog::default()));
+    let text = "open ../qm/threonine_hf_631gs_sph.molden.gz
+rep delete all
+rep add ball-and-stick all color element
+field add mo:homo
+field add density
+rep select 3
+iso 0.01
+color 2 red #2040ff
+rep modify 3 opacity 0.6
+slice z 0.1
+set units V
+set background #102030
+set colormap viridis
+rep duplicate 1
+rep move 2 4
+field mo:lumo
+measure angle 1 2 3
+label format full
+label element O
+rep hide 1
+undo
+frame last";
+    script::run_in(&mut state, text, &data("scripts"), None, RunMode::Window).unwrap_or_else(|e| panic!("{e}"));
+    let log = script::log::of(&state).unwrap().text();
+    eprintln!("{log}");
+    let again = replay(&log);
+    assert_eq!(facts(&again), facts(&state), "the log does not replay\n{log}");
+    let session = state.session().unwrap();
+    assert_eq!(session.reps.len(), 5, "{:?}", session.reps);
+    assert!(session.reps.iter().any(|r| matches!(
+        r.kind,
+        SpecKind::Field {
+            style: orbitfield::app::reps::FieldStyle::Slice(_),
+            ..
+        }
+    )));
+    assert_eq!(state.settings.background_rgb, Some([0x10, 0x20, 0x30]));
+    assert_eq!(again.settings.background_rgb, Some([0x10, 0x20, 0x30]));
+    assert_eq!(again.settings.potential_unit, state.settings.potential_unit);
+    assert_eq!(again.tools.labels.format, state.tools.labels.format);
+}
+
+#[test]
 fn bad_commands_name_the_problem_and_the_column_and_change_nothing() {
     let dir = data("scripts");
     let err = |text: &str| script::run_text(text, &dir, RunMode::Headless).unwrap_err();

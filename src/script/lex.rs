@@ -1,5 +1,6 @@
 //! Splitting script text into statements and words, each word with its byte column: one
-//! statement per line or between `;`, `#` to the end of the line a comment, words separated by
+//! statement per line or between `;`, a comment from `#` (opening a command, or followed by a blank)
+//! to the end of the line (`#rrggbb` is a colour), words separated by
 //! blanks, `"…"` or `'…'` one word (for paths with spaces; `;` and `#` inside quotes are text).
 
 /// A word of a statement.
@@ -67,7 +68,8 @@ pub fn statements(text: &str) -> Result<Vec<Statement>, Unclosed> {
         };
         while i < bytes.len() {
             let c = bytes[i];
-            if c == b'#' {
+            // A comment: `#` opening a command, or followed by a blank (`#rrggbb` is a colour).
+            if c == b'#' && (words.is_empty() || bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace())) {
                 break;
             }
             if c == b';' {
@@ -97,7 +99,7 @@ pub fn statements(text: &str) -> Result<Vec<Statement>, Unclosed> {
                 continue;
             }
             let start = i;
-            while i < bytes.len() && !bytes[i].is_ascii_whitespace() && !matches!(bytes[i], b';' | b'#') {
+            while i < bytes.len() && !bytes[i].is_ascii_whitespace() && bytes[i] != b';' {
                 i += 1;
             }
             words.push(Word {
@@ -127,6 +129,9 @@ mod tests {
         assert_eq!(s[2].line, 3);
         assert_eq!(s[2].words[0].column, 3);
         assert_eq!(s[1].rest_from(0), "frame 3");
+        let s = statements("set background #102030 # dark blue\n#comment; frame 2").unwrap_or_default();
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].words[2].text, "#102030");
     }
 
     #[test]

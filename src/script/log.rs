@@ -44,7 +44,6 @@ enum After {
     Pick {
         measurements: usize,
     },
-    Duplicate(usize),
 }
 
 impl ActionLog {
@@ -213,9 +212,27 @@ impl ActionLog {
                     spin: state.doc.spin,
                     index: *i,
                 };
-                text(format!("field {}", field_text(f, state.document())))
+                let text_f = field_text(f, state.document());
+                // The representation it changes, named (the replay's selection may differ).
+                match state.orbital_rep_id().and_then(num) {
+                    Some(n) => text(format!("rep modify {n} field {text_f}")),
+                    None => text(format!("field add {text_f}")),
+                }
             }
-            Command::SelectField(Some(f)) => text(format!("field {}", quote(&field_text(*f, state.document())))),
+            Command::SelectField(Some(f)) => {
+                let text_f = quote(&field_text(*f, state.document()));
+                match state.panel_field_id().and_then(num) {
+                    Some(n) if !f.is_potential() => text(format!("rep modify {n} field {text_f}")),
+                    _ => text(format!("field {text_f}")),
+                }
+            }
+            Command::SetSurfaceColor(choice) => {
+                let n = state.panel_field_id().and_then(num)?;
+                match choice {
+                    Some((f, _)) => text(format!("color {n} {}", field_text(*f, state.document()))),
+                    None => text(format!("color {n} none")),
+                }
+            }
             Command::SetIsoValue(_) | Command::SetIsoMode(_) => after(After::PanelIso),
             Command::SetDarkBackground(d) => text(format!("set background {}", if *d { "dark" } else { "light" })),
             Command::SetBackgroundColor(c) => text(format!("set background #{:02x}{:02x}{:02x}", c[0], c[1], c[2])),
@@ -257,7 +274,7 @@ impl ActionLog {
                 };
                 text(format!("field add {}", field_text(f, state.document())))
             }
-            Command::DuplicateRep(id) => after(After::Duplicate(num(*id)?)),
+            Command::DuplicateRep(id) => text(format!("rep duplicate {}", num(*id)?)),
             Command::DeleteRep(id) => text(format!("rep delete {}", num(*id)?)),
             Command::MoveRep(id, to) => text(format!("rep move {} {}", num(*id)?, to + 1)),
             Command::SelectRep(id) => text(format!("rep select {}", num(*id)?)),
@@ -384,17 +401,6 @@ impl ActionLog {
                 }
                 out
             }
-            After::Duplicate(n) => state
-                .reps()
-                .list
-                .get(n)
-                .map(|r| {
-                    vec![
-                        spec_line(&state.rep_spec(r)),
-                        format!("rep move {} {}", state.reps().list.len(), n + 1),
-                    ]
-                })
-                .unwrap_or_default(),
         }
     }
 }
@@ -414,8 +420,11 @@ fn iso_lines(state: &AppState, id: RepId, n: usize) -> Vec<String> {
     if iso.relative {
         return vec![format!("rep select {n}"), format!("iso {v} relative")];
     }
-    let shown = f64::from(v) * FieldUnit::of(f.field, state.settings.potential_unit).scale;
-    vec![format!("rep modify {n} iso {shown}")]
+    let scale = FieldUnit::of(f.field, state.settings.potential_unit).scale;
+    if scale == 1.0 {
+        return vec![format!("rep modify {n} iso {v}")];
+    }
+    vec![format!("rep modify {n} iso {}", f64::from(v) * scale)]
 }
 
 fn measure_line(atoms: &[usize]) -> Option<String> {

@@ -736,7 +736,7 @@ pub fn reference_markdown() -> String {
     let mut s = String::from(
         "# Command scripts\n\n\
          <!-- Generated from src/script/verbs.rs by `ORBITFIELD_UPDATE_DOCS=1 cargo test --lib script::verbs`; do not edit. -->\n\n\
-         One command per line (or several separated by `;`); `#` starts a comment; quote paths with spaces \
+         One command per line (or several separated by `;`); `#` opening a command or followed by a blank starts a comment (`#rrggbb` is a colour); quote paths with spaces \
          (`\"my file.pdb\"`). Paths are relative to the script's folder. The same commands are typed in the \
          window's command line (under the view), and every action in the window is logged as one of them \
          (*Save as script…* in the log). Atoms are numbered from 1, frames from 0, representations from 1 \
