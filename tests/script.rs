@@ -496,13 +496,16 @@ fn in_the_window_a_script_waits_for_the_view_before_saving_an_image() {
 #[test]
 fn orbitfield_run_headless_writes_what_the_script_asks_and_reports_a_failing_line() {
     let dir = tempfile::tempdir().unwrap();
+    // A movie where there is an offscreen renderer.
+    let movie = RenderContext::headless(1).is_ok();
     let script_path = dir.path().join("coords.ofc");
     std::fs::write(
         &script_path,
         format!(
-            "open {} {}\nframe 10\nsave coordinates first.pdb selection \"resid 1\" frames 0:2\nmeasure rmsd name CA reference 10\n",
+            "open {} {}\nframe 10\nsave coordinates first.pdb selection \"resid 1\" frames 0:2\nmeasure rmsd name CA reference 10\n{}",
             quoted(&data("md/adk.psf")),
-            quoted(&data("md/adk_dims.dcd"))
+            quoted(&data("md/adk_dims.dcd")),
+            if movie { "save movie movie_frames frames 0:3 size 64x48\n" } else { "" }
         ),
     )
     .unwrap();
@@ -517,6 +520,17 @@ fn orbitfield_run_headless_writes_what_the_script_asks_and_reports_a_failing_lin
     let pdb = std::fs::read_to_string(dir.path().join("first.pdb")).unwrap();
     assert_eq!(pdb.matches("MODEL").count(), 2, "two frames");
     assert!(pdb.lines().filter(|l| l.starts_with("ATOM")).count() >= 2);
+    // The movie as PNG frames, drawn offscreen (where there is a renderer).
+    if movie {
+        let mut pngs: Vec<String> = std::fs::read_dir(dir.path().join("movie_frames"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        pngs.sort();
+        assert_eq!(pngs.len(), 3, "{pngs:?}");
+        let img = image::open(dir.path().join("movie_frames").join(&pngs[0])).unwrap();
+        assert_eq!((img.width(), img.height()), (64, 48));
+    }
 
     let bad = dir.path().join("bad.ofc");
     std::fs::write(&bad, "open nowhere.pdb\n").unwrap();
