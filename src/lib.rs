@@ -40,6 +40,8 @@ pub mod compute;
 pub mod io;
 pub mod jobs;
 pub mod model;
+#[cfg(feature = "python")]
+pub mod python;
 #[cfg(feature = "gui")]
 pub mod render;
 pub mod surface;
