@@ -14,7 +14,7 @@ from conftest import MD_DATA  # noqa: E402
 
 PSF = MD_DATA / "adk.psf"
 DCD = MD_DATA / "adk_dims.dcd"
-SPACING = 3.0
+SPACING = 4.0
 FRAMES = (0, 4, 9)
 
 
