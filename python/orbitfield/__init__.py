@@ -456,4 +456,5 @@ def render(system_or_session, path, size=(1280, 960), frame: int = 0, args: Sequ
     cmd += ["-o", os.fspath(path), "--size", f"{w}x{h}", "--frame", str(int(frame)), *args]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
-        raise OrbitfieldError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "render failed")
+        lines = [l for l in done.stderr.splitlines() if l.startswith("error: ")] or done.stderr.strip().splitlines()
+        raise OrbitfieldError(lines[-1].removeprefix("error: ") if lines else "render failed")
