@@ -248,6 +248,21 @@ class System:
         out = self._s.points(field, xyz.tobytes(), int(frame), units, temperature)
         return np.frombuffer(out, dtype=np.float64).copy()
 
+    def rdf(self, sel1: str, sel2: str, r_max: float = 10.0, bins: int = 200, frames=None,
+            exclude_same_residue: bool = False):
+        """The radial distribution function g(r) of ``sel2`` around ``sel1`` (selection language, as
+        ``orbitfield rdf --sel1 --sel2``) over ``frames`` (a list of indices; all without), with the
+        minimum image in periodic boxes. Returns ``(r_angstrom, g, n_cumulative)`` as numpy arrays
+        (bin centres; cumulative: average number of ``sel2`` atoms within r of a ``sel1`` atom).
+
+        Example::
+
+            r, g, n = water.rdf("name OH2", "name OH2", r_max=6.0, bins=60)
+        """
+        frames = None if frames is None else [int(f) for f in frames]
+        r, g, n = self._s.rdf(sel1, sel2, float(r_max), int(bins), frames, bool(exclude_same_residue))
+        return np.array(r), np.array(g), np.array(n)
+
     def dssp(self, frame: int = 0) -> str:
         """DSSP secondary structure of the protein residues at ``frame``: one letter per residue
         (H alpha helix, G 3-10, I pi, P PPII, E strand, B bridge, T turn, S bend, '-' coil)."""

@@ -333,3 +333,48 @@ pub(crate) fn points(
     }
     Ok(values)
 }
+
+/// The radial distribution function of `sel1` around `sel2` over `frames` (all without), each frame
+/// histogrammed by the CPU engine as `orbitfield rdf --device cpu` does; selections are evaluated per
+/// frame (they may depend on positions). Returns bin centres (Angstrom), g(r) and cumulative counts.
+pub(crate) fn rdf(
+    system: &mut System,
+    sel1: &str,
+    sel2: &str,
+    r_max_angstrom: f64,
+    bins: usize,
+    frames: Option<Vec<usize>>,
+    exclude_same_residue: bool,
+) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+    use crate::analysis::rdf::{RdfAccumulator, RdfSettings};
+    use crate::model::select::Selection;
+    let s1 = Selection::parse(sel1).map_err(|e| anyhow::anyhow!("sel1: {e}"))?;
+    let s2 = Selection::parse(sel2).map_err(|e| anyhow::anyhow!("sel2: {e}"))?;
+    let mut acc = RdfAccumulator::new(RdfSettings {
+        r_max_angstrom,
+        bins,
+        exclude_same_group: exclude_same_residue,
+    })?;
+    let groups: Vec<u32> = {
+        let starts = system.structure.residue_starts();
+        let mut g = vec![0u32; system.structure.len()];
+        for (r, w) in starts.windows(2).enumerate() {
+            g.get_mut(w[0]..w[1]).into_iter().flatten().for_each(|x| *x = r as u32);
+        }
+        g
+    };
+    let n_frames = system.trajectory.n_frames();
+    let frames = frames.unwrap_or_else(|| (0..n_frames).collect());
+    if frames.is_empty() {
+        bail!("rdf: no frames to average (the system holds {n_frames})");
+    }
+    for f in frames {
+        let frame = read_frame(system, f)?;
+        let i1 = s1.indices(&system.structure, Some(&frame));
+        let i2 = s2.indices(&system.structure, Some(&frame));
+        acc.add_frame(f, &frame, &i1, &i2, Some(&groups))
+            .with_context(|| format!("rdf, frame {f}"))?;
+    }
+    let rdf = acc.finish();
+    Ok((rdf.r_angstrom, rdf.g, rdf.n_cumulative))
+}

@@ -220,6 +220,25 @@ impl PySystem {
         Ok(PyBytes::new(py, &f64_bytes(&values)))
     }
 
+    /// The radial distribution function g(r) between two selections (selection language) over
+    /// `frames` (all without), on the CPU: (bin centres in Angstrom, g, cumulative count).
+    #[pyo3(signature = (sel1, sel2, r_max=10.0, bins=200, frames=None, exclude_same_residue=false))]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn rdf(
+        &self,
+        py: Python<'_>,
+        sel1: String,
+        sel2: String,
+        r_max: f64,
+        bins: usize,
+        frames: Option<Vec<usize>>,
+        exclude_same_residue: bool,
+    ) -> PyResult<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+        self.with(py, move |s| {
+            fields::rdf(s, &sel1, &sel2, r_max, bins, frames, exclude_same_residue)
+        })
+    }
+
     /// DSSP secondary structure of the protein residues at `frame`, one letter per residue
     /// (H G I E B T S P, '-' for coil).
     #[pyo3(signature = (frame=0))]
