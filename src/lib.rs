@@ -43,6 +43,8 @@ pub mod compute;
 pub mod io;
 pub mod jobs;
 pub mod model;
+#[cfg(feature = "python")]
+pub mod python;
 #[cfg(feature = "gui")]
 pub mod render;
 #[cfg(feature = "gui")]

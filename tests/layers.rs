@@ -63,6 +63,14 @@ const LAYERS: &[(&str, &[&str])] = &[
             "model", "io", "compute", "surface", "analysis", "jobs", "batch", "render", "ui", "assets",
         ],
     ),
+    // The Python extension (feature `python`), a front end like the command line: the layers
+    // without a window (the viewer's are not built into it by its rules).
+    (
+        "python",
+        &[
+            "model", "io", "compute", "surface", "analysis", "jobs", "batch", "assets",
+        ],
+    ),
     // The command line (the binary) uses every layer.
     (
         "cli",

@@ -1,0 +1,380 @@
+//! Fields of a loaded system on lattices and at points, for the `System` class: the field text
+//! parsed by the command line's parser ([`FieldSpec`]), the lattice placed as `orbitfield grid`
+//! places it, the potential of point charges built by the same per-frame functions as `grid esp`
+//! (so the values are those the command writes), and the lattice computed by the jobs pool (CUDA
+//! when present) or the CPU engine.
+
+use crate::analysis::esp_series::{
+    MAP_BYTES_PER_POINT, MemoryLimit, check_memory, frame_boundary, frame_charges, frame_job, require_charges,
+};
+use crate::compute::esp::EspMethod;
+use crate::compute::{Field, FieldInput, FieldJob, cpu};
+use crate::io::System;
+use crate::io::cube::CubeAtom;
+use crate::jobs::DevicePreference;
+use crate::model::field::{FieldSpec, LatticeSpec};
+use crate::model::units::{PotentialUnit, angstrom_from_bohr3};
+use crate::model::{Grid3, Lattice, Wavefunction};
+use anyhow::{Context, Result, bail};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where the lattice goes.
+#[derive(Clone, Debug)]
+pub(crate) enum Placement {
+    /// Around the field's atoms, as `grid --spacing --padding`.
+    AroundAtoms {
+        spacing_angstrom: f64,
+        padding_angstrom: f64,
+    },
+    /// Axis-aligned with this first point and these points per axis, as `grid --origin --dims`.
+    Explicit {
+        origin_angstrom: [f64; 3],
+        dims: [usize; 3],
+        spacing_angstrom: f64,
+    },
+    /// The lattice of a cube or DX file, as `grid --like`.
+    Like(PathBuf),
+}
+
+/// The options of a potential (`esp`) besides the frame.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct EspOptions {
+    /// Output unit text ("kT/e", "kcal/mol/e", "V", "hartree/e"); `None`: kT/e for point charges,
+    /// hartree/e for a wavefunction's own potential.
+    pub units: Option<String>,
+    pub temperature_kelvin: f64,
+}
+
+impl EspOptions {
+    fn unit(&self, wavefunction: bool) -> Result<PotentialUnit> {
+        let default = if wavefunction { "hartree/e" } else { "kT/e" };
+        PotentialUnit::parse(self.units.as_deref().unwrap_or(default), self.temperature_kelvin)
+            .map_err(|e| anyhow::anyhow!("units: {e}"))
+    }
+}
+
+/// A computed lattice with the atoms for a cube file's header and the unit of its values.
+pub(crate) struct Computed {
+    pub grid: Grid3,
+    pub atoms: Vec<CubeAtom>,
+    pub unit: String,
+}
+
+/// Parses a device name: auto, cpu, gpu (or cuda).
+pub(crate) fn device(text: &str) -> Result<DevicePreference> {
+    text.parse().map_err(|e: String| anyhow::anyhow!("device: {e}"))
+}
+
+/// Number of frames: the wavefunctions of a series, else the trajectory's.
+pub(crate) fn n_frames(system: &System) -> usize {
+    if system.wavefunctions.is_empty() {
+        system.trajectory.n_frames()
+    } else {
+        system.wavefunctions.len()
+    }
+}
+
+/// The wavefunction of `frame`: the only one (frame 0), or the frame's of a series.
+fn frame_wavefunction(system: &System, frame: usize) -> Result<&Wavefunction> {
+    let n_wf = system.wavefunctions.len();
+    if n_wf == 1 && frame > 0 {
+        bail!("frame {frame} requested, the system holds one wavefunction");
+    }
+    let index = if n_wf == 1 { 0 } else { frame };
+    system
+        .wavefunctions
+        .get(index)
+        .with_context(|| format!("frame {frame} requested, the system holds {n_wf} wavefunction(s)"))
+}
+
+/// The coordinates of `frame`, checked against the number of frames.
+pub(crate) fn read_frame(system: &mut System, frame: usize) -> Result<crate::model::Frame> {
+    let n = system.trajectory.n_frames();
+    if frame >= n {
+        bail!("frame {frame} requested, the system holds {n} frames");
+    }
+    system
+        .trajectory
+        .frame(frame)
+        .with_context(|| format!("reading frame {frame}"))
+}
+
+fn wavefunction_atoms(wf: &Wavefunction) -> Vec<CubeAtom> {
+    wf.atoms
+        .iter()
+        .map(|a| CubeAtom {
+            atomic_number: u32::from(a.element.number()),
+            charge_e: a.nuclear_charge,
+            position_bohr: a.position_bohr,
+        })
+        .collect()
+}
+
+/// A field ready for a lattice: what the engines need, the atoms it belongs to, the unit scale.
+struct Prepared {
+    field: Field,
+    input: FieldInput,
+    atoms: Vec<CubeAtom>,
+    /// Padding the field needs at least (the molecular surface's reach), Angstrom.
+    min_padding_angstrom: f64,
+    /// Point charges: the potential job is built per lattice (its long-range part depends on it).
+    charges: Option<(crate::compute::PointCharges, crate::compute::esp::Boundary)>,
+    /// Values are multiplied by this (potentials into their unit), and their unit's label.
+    scale: f64,
+    unit: String,
+    description: String,
+}
+
+fn prepare(system: &mut System, spec: FieldSpec, frame: usize, esp: &EspOptions) -> Result<Prepared> {
+    if spec.needs_charges() && !system.wavefunctions.is_empty() {
+        let wf = frame_wavefunction(system, frame)?;
+        let unit = esp.unit(true)?;
+        return Ok(Prepared {
+            field: Field::QmPotential,
+            input: FieldInput::Wavefunction(Arc::new(wf.clone())),
+            atoms: wavefunction_atoms(wf),
+            min_padding_angstrom: 0.0,
+            charges: None,
+            scale: unit.per_hartree_per_e(),
+            unit: unit.label(),
+            description: format!(
+                "esp of the wavefunction (nuclei and electron density), frame {frame} ({})",
+                unit.label()
+            ),
+        });
+    }
+    if spec.needs_charges() {
+        let unit = esp.unit(false)?;
+        let charges = require_charges(system)?;
+        let coords = read_frame(system, frame)?;
+        let point = frame_charges(frame, &coords, &charges, None)?;
+        let boundary = frame_boundary(frame, &coords, false, &system.trajectory.origin)?;
+        let atoms = point
+            .positions_bohr
+            .iter()
+            .zip(&system.structure.elements)
+            .zip(&point.charges_e)
+            .map(|((&p, e), &q)| CubeAtom {
+                atomic_number: u32::from(e.number()),
+                charge_e: q,
+                position_bohr: p,
+            })
+            .collect();
+        return Ok(Prepared {
+            field: Field::Potential,
+            input: FieldInput::Charges(Arc::new(point.clone())),
+            atoms,
+            min_padding_angstrom: 0.0,
+            charges: Some((point, boundary)),
+            scale: unit.per_hartree_per_e(),
+            unit: unit.label(),
+            description: format!(
+                "esp of partial charges (direct sum, vacuum), frame {frame} ({})",
+                unit.label()
+            ),
+        });
+    }
+    if spec == FieldSpec::MolSurf {
+        let coords = read_frame(system, frame)?;
+        let s = &system.structure;
+        let radius_scale = crate::compute::molsurf::DEFAULT_RADIUS_SCALE;
+        let atoms = crate::compute::molsurf::MolSurfAtoms::from_frame(s, &coords, None, radius_scale)
+            .map_err(|e| anyhow::anyhow!("molsurf: {e}"))?;
+        if atoms.gaussians().is_empty() {
+            bail!("molsurf: no atom has a positive radius");
+        }
+        let cube_atoms = atoms
+            .centers_bohr
+            .iter()
+            .zip(&s.elements)
+            .map(|(&p, e)| CubeAtom {
+                atomic_number: u32::from(e.number()),
+                charge_e: 0.0,
+                position_bohr: p,
+            })
+            .collect();
+        return Ok(Prepared {
+            field: Field::MolSurf,
+            min_padding_angstrom: atoms.padding_angstrom(),
+            input: FieldInput::Spheres(Arc::new(atoms)),
+            atoms: cube_atoms,
+            charges: None,
+            scale: 1.0,
+            unit: spec.unit().to_string(),
+            description: format!("molsurf, radius scale {radius_scale}, frame {frame}"),
+        });
+    }
+    if system.wavefunctions.is_empty() {
+        if let Some(why) = system
+            .warnings
+            .iter()
+            .find(|w| w.contains("no wavefunction can be built") || w.contains("no molecular orbitals in this log"))
+        {
+            bail!("{spec} needs a wavefunction: {why}");
+        }
+        bail!("{spec} needs a wavefunction (molden, fchk, wfn or wfx file, or from_pyscf); none was given");
+    }
+    let wf = frame_wavefunction(system, frame)?;
+    let field = spec.resolve(Some(wf))?;
+    Ok(Prepared {
+        field,
+        input: FieldInput::Wavefunction(Arc::new(wf.clone())),
+        atoms: wavefunction_atoms(wf),
+        min_padding_angstrom: 0.0,
+        charges: None,
+        scale: 1.0,
+        unit: spec.unit().to_string(),
+        description: format!("{spec} ({})", spec.unit()),
+    })
+}
+
+fn place(placement: &Placement, positions_angstrom: &[[f64; 3]], min_padding_angstrom: f64) -> Result<Lattice> {
+    let spec = match placement {
+        Placement::Like(path) => {
+            let bytes = crate::io::read_bytes(path)?;
+            let name = crate::io::uncompressed_name(path).to_ascii_lowercase();
+            let grid = if name.ends_with(".dx") {
+                crate::io::dx::read(path, &bytes)?
+            } else {
+                crate::io::cube::read(path, &bytes)?
+                    .grids
+                    .into_iter()
+                    .next()
+                    .with_context(|| format!("{}: no grid in the file", path.display()))?
+            };
+            return Ok(grid.lattice);
+        }
+        Placement::Explicit {
+            origin_angstrom,
+            dims,
+            spacing_angstrom,
+        } => LatticeSpec::Explicit {
+            origin_angstrom: *origin_angstrom,
+            dims: *dims,
+            spacing_angstrom: *spacing_angstrom,
+        },
+        Placement::AroundAtoms {
+            spacing_angstrom,
+            padding_angstrom,
+        } => LatticeSpec::AroundAtoms {
+            spacing_angstrom: *spacing_angstrom,
+            padding_angstrom: padding_angstrom.max(min_padding_angstrom),
+        },
+    };
+    Ok(spec.build(positions_angstrom)?)
+}
+
+/// Computes `job` on `device`: the jobs pool for auto and gpu (gpu fails without a usable CUDA
+/// device), the CPU engine in this thread's rayon pool for cpu.
+fn evaluate(device: DevicePreference, job: FieldJob) -> Result<Grid3> {
+    match device {
+        DevicePreference::Cpu => Ok(cpu::evaluate_grid(&job)?),
+        preference => Ok(crate::jobs::compute_grid(job, preference)?.0),
+    }
+}
+
+/// The field `field_text` of `system` at `frame` on the lattice `placement` asks for, computed on
+/// `device`, in the field's unit (potentials: `esp`'s).
+pub(crate) fn grid(
+    system: &mut System,
+    field_text: &str,
+    frame: usize,
+    placement: &Placement,
+    device: DevicePreference,
+    esp: &EspOptions,
+) -> Result<Computed> {
+    let spec: FieldSpec = field_text.parse()?;
+    let prepared = prepare(system, spec, frame, esp)?;
+    let positions: Vec<[f64; 3]> = prepared
+        .atoms
+        .iter()
+        .map(|a| angstrom_from_bohr3(a.position_bohr))
+        .collect();
+    let lattice = place(placement, &positions, prepared.min_padding_angstrom)?;
+    check_memory(lattice.dims, MAP_BYTES_PER_POINT, &MemoryLimit::half_of_physical())?;
+    let job = match prepared.charges {
+        Some((charges, boundary)) => frame_job(charges, EspMethod::Direct, boundary, lattice, frame)?,
+        None => FieldJob {
+            field: prepared.field,
+            lattice,
+            input: prepared.input,
+        },
+    };
+    let mut grid = evaluate(device, job)?;
+    if prepared.scale != 1.0 {
+        let scale = prepared.scale;
+        grid.values.iter_mut().for_each(|v| *v = (f64::from(*v) * scale) as f32);
+    }
+    grid.description = prepared.description;
+    Ok(Computed {
+        grid,
+        atoms: prepared.atoms,
+        unit: prepared.unit,
+    })
+}
+
+/// The field `field_text` at `points_bohr` by the exact CPU evaluator, in f64 and the field's unit.
+pub(crate) fn points(
+    system: &mut System,
+    field_text: &str,
+    frame: usize,
+    points_bohr: &[[f64; 3]],
+    esp: &EspOptions,
+) -> Result<Vec<f64>> {
+    let spec: FieldSpec = field_text.parse()?;
+    if !points_bohr.iter().flatten().all(|x| x.is_finite()) {
+        bail!("points: every coordinate must be a finite number");
+    }
+    let prepared = prepare(system, spec, frame, esp)?;
+    let mut values = cpu::evaluate_points(&prepared.field, &prepared.input, points_bohr)?;
+    if prepared.scale != 1.0 {
+        values.iter_mut().for_each(|v| *v *= prepared.scale);
+    }
+    Ok(values)
+}
+
+/// The radial distribution function of `sel1` around `sel2` over `frames` (all without), each frame
+/// histogrammed by the CPU engine as `orbitfield rdf --device cpu` does; selections are evaluated per
+/// frame (they may depend on positions). Returns bin centres (Angstrom), g(r) and cumulative counts.
+pub(crate) fn rdf(
+    system: &mut System,
+    sel1: &str,
+    sel2: &str,
+    r_max_angstrom: f64,
+    bins: usize,
+    frames: Option<Vec<usize>>,
+    exclude_same_residue: bool,
+) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+    use crate::analysis::rdf::{RdfAccumulator, RdfSettings};
+    use crate::model::select::Selection;
+    let s1 = Selection::parse(sel1).map_err(|e| anyhow::anyhow!("sel1: {e}"))?;
+    let s2 = Selection::parse(sel2).map_err(|e| anyhow::anyhow!("sel2: {e}"))?;
+    let mut acc = RdfAccumulator::new(RdfSettings {
+        r_max_angstrom,
+        bins,
+        exclude_same_group: exclude_same_residue,
+    })?;
+    let groups: Vec<u32> = {
+        let starts = system.structure.residue_starts();
+        let mut g = vec![0u32; system.structure.len()];
+        for (r, w) in starts.windows(2).enumerate() {
+            g.get_mut(w[0]..w[1]).into_iter().flatten().for_each(|x| *x = r as u32);
+        }
+        g
+    };
+    let n_frames = system.trajectory.n_frames();
+    let frames = frames.unwrap_or_else(|| (0..n_frames).collect());
+    if frames.is_empty() {
+        bail!("rdf: no frames to average (the system holds {n_frames})");
+    }
+    for f in frames {
+        let frame = read_frame(system, f)?;
+        let i1 = s1.indices(&system.structure, Some(&frame));
+        let i2 = s2.indices(&system.structure, Some(&frame));
+        acc.add_frame(f, &frame, &i1, &i2, Some(&groups))
+            .with_context(|| format!("rdf, frame {f}"))?;
+    }
+    let rdf = acc.finish();
+    Ok((rdf.r_angstrom, rdf.g, rdf.n_cumulative))
+}
