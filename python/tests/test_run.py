@@ -28,7 +28,7 @@ def test_commands_write_coordinates_of_the_chosen_frame(tmp_path):
     u = mda.Universe(str(MD_DATA / "adk.psf"), str(MD_DATA / "adk_dims.dcd"))
     u.trajectory[7]
     out = orbitfield.run(
-        f'open "{MD_DATA / "adk.psf"}" "{MD_DATA / "adk_dims.dcd"}"; frame 7; save coordinates frame7.pdb',
+        f'open "{MD_DATA / "adk.psf"}" "{MD_DATA / "adk_dims.dcd"}"; save coordinates frame7.pdb frames 7:8',
         base_dir=tmp_path,
     )
     assert any("frame7.pdb" in line for line in out), out
