@@ -41,6 +41,8 @@ pub mod rdf;
 pub mod save;
 pub mod task;
 pub mod vertex_values;
+#[cfg(feature = "gui")]
+pub mod wgpu_worker;
 // Implicit ligand sampling frames on the pool's workers.
 pub mod ils;
 pub mod ils_live;
@@ -479,6 +481,18 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
                     engine: e,
                     is_gpu: true,
                 });
+            }
+            #[cfg(feature = "gui")]
+            {
+                let cuda_devices = engines.len();
+                let found = wgpu_worker::discover(wgpu_worker::WgpuOptions::from_env(), cuda_devices);
+                notes.extend(found.notes);
+                for e in found.engines {
+                    engines.push(EngineSpec {
+                        engine: e,
+                        is_gpu: true,
+                    });
+                }
             }
             if engines.is_empty() {
                 // One line saying why the CPU computes everything.
