@@ -2,7 +2,7 @@
 //! one machine: direct Coulomb maps (vacuum and Debye-Hueckel), an orbital and the density of
 //! threonine, and RDF pair counts. Figures go to `benches/RESULTS.md`.
 //!
-//! `cargo run --release --example wgpu_throughput [-- --quick]` (the adapter: the first hardware one,
+//! `cargo run --release --example wgpu_throughput [-- --quick] [-- --no-cpu]` (the adapter: the first hardware one,
 //! else any; `WGPU_BACKEND=vulkan` picks the backend). Each case is run once to warm up (pipelines,
 //! module compilation) and then timed over several repetitions; the wgpu and CUDA figures include
 //! the upload of inputs and the read-back of the slab, as the pool's tiles do.
@@ -48,6 +48,8 @@ fn slab_time(engine: &dyn SlabEngine, job: &FieldJob, planes: usize, reps: usize
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
+    // The GPU engines only (the CPU engine's figures are the slow part of a debug build).
+    let with_cpu = !std::env::args().any(|a| a == "--no-cpu");
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
     let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
         power_preference: wgpu::PowerPreference::HighPerformance,
@@ -94,6 +96,9 @@ fn main() {
             let t = slab_time(*e, &job, lattice.dims[2], reps);
             let rate = per_plane * lattice.dims[2] as f64 / t / 1e9;
             println!("{label}: {name} {:.1} ms, {rate:.1} G pair terms/s", 1e3 * t);
+        }
+        if !with_cpu {
+            continue;
         }
         let t = slab_time(&CpuEngine, &job, 4, 1);
         println!(
@@ -152,6 +157,9 @@ fn main() {
                 (m * m * m) as f64 / t / 1e6
             );
         }
+        if !with_cpu {
+            continue;
+        }
         let t = slab_time(&CpuEngine, &job, 8, 1);
         println!(
             "threonine {label}: cpu {:.1} ms for 8 planes, {:.1} M points/s",
@@ -196,6 +204,9 @@ fn main() {
                 pairs / t / 1e9
             );
         }
+    }
+    if !with_cpu {
+        return;
     }
     let t = time(1, || {
         acc.frame_counts_cpu(&frame, cell, &sel, &sel, None).unwrap();

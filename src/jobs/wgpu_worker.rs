@@ -10,7 +10,9 @@
 //!   [`WgpuOptions::include_software`] (tests; `ORBITFIELD_WGPU=software`);
 //! - an NVIDIA adapter is left to the CUDA workers when CUDA found a device, unless
 //!   [`WgpuOptions::nvidia_on_wgpu`];
-//! - `ORBITFIELD_WGPU=off` starts none.
+//! - for now none start unless `ORBITFIELD_WGPU` asks (`on`, `software`, `nvidia`, `all`): the pool
+//!   test (`tests/wgpu_engine.rs`) passes on lavapipe but did not finish on the H200's Vulkan adapter
+//!   (2026-11-28, not yet understood), so the pool's default stays CUDA and CPU until it does.
 //!
 //! Adapters are enumerated and their devices opened once per process (the engines are shared by
 //! every pool started afterwards). Called by `Pool::new`; the placement policy connects its
@@ -31,13 +33,13 @@ pub struct WgpuOptions {
 }
 
 impl WgpuOptions {
-    /// From `ORBITFIELD_WGPU`: `off`, `software` (include software adapters), `nvidia` (NVIDIA
-    /// adapters too, beside CUDA), `all` (both); unset or anything else: the defaults.
+    /// From `ORBITFIELD_WGPU`: `on` (hardware adapters), `software` (software adapters too),
+    /// `nvidia` (NVIDIA adapters too, beside CUDA), `all` (both); unset or anything else: none.
     pub fn from_env() -> WgpuOptions {
         let v = std::env::var("ORBITFIELD_WGPU").unwrap_or_default();
         let v = v.trim();
         WgpuOptions {
-            off: v == "off",
+            off: !["on", "software", "nvidia", "all"].contains(&v),
             include_software: v == "software" || v == "all",
             nvidia_on_wgpu: v == "nvidia" || v == "all",
         }
