@@ -264,8 +264,8 @@ fn load(name: &str) -> Arc<Wavefunction> {
 fn random_lattice(wf: &Wavefunction, state: &mut u64, n: usize) -> Lattice {
     let mut lo = [f64::MAX; 3];
     for a in &wf.atoms {
-        for k in 0..3 {
-            lo[k] = lo[k].min(a.position_bohr[k] - 3.0);
+        for (l, x) in lo.iter_mut().zip(a.position_bohr) {
+            *l = l.min(x - 3.0);
         }
     }
     let s = 0.25 + 0.1 * rdf_cases::lcg(state);

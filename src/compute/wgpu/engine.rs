@@ -95,14 +95,16 @@ impl WgpuEngine {
     /// Whether [`SlabEngine::compute_slab`] computes `job` on the device (else it answers
     /// [`ComputeError::WrongInput`]).
     pub fn supports(job: &FieldJob) -> bool {
-        match (&job.field, &job.input) {
-            (Field::Potential, FieldInput::Charges(_) | FieldInput::ScreenedCharges(_)) => true,
+        matches!(
+            (&job.field, &job.input),
             (
+                Field::Potential,
+                FieldInput::Charges(_) | FieldInput::ScreenedCharges(_)
+            ) | (
                 Field::Orbital { .. } | Field::OrbitalSquared { .. } | Field::Density | Field::SpinDensity,
                 FieldInput::Wavefunction(_),
-            ) => true,
-            _ => false,
-        }
+            )
+        )
     }
 
     /// The RDF pair counts of one frame's layout (64-bit per bin).
