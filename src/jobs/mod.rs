@@ -22,6 +22,10 @@
 //! left, before look-ahead tiles. So each device has one context and one stream for the whole
 //! process, whatever it computes.
 //!
+//! wgpu devices (AMD, Intel, Apple, any Vulkan/Metal/DirectX 12 adapter) get workers of the same kind
+//! through [`wgpu_worker`] (one per hardware adapter, `compute::wgpu::engine::WgpuEngine`; opt-in
+//! with `ORBITFIELD_WGPU` for now); fields that engine does not compute go to the CPU workers.
+//!
 //! Besides the pool: [`task::Task`] runs one-off viewer computations on a thread of their own, and
 //! [`save::SaveJob`] the viewer's writes of atoms and frames to a file, [`pair::PairWorker`] the
 //! second half of a large frame's decoding, and [`pb::PbWorker`] Poisson-Boltzmann potentials frame
@@ -41,6 +45,8 @@ pub mod rdf;
 pub mod save;
 pub mod task;
 pub mod vertex_values;
+#[cfg(feature = "gui")]
+pub mod wgpu_worker;
 // Implicit ligand sampling frames on the pool's workers.
 pub mod ils;
 pub mod ils_live;
@@ -464,8 +470,9 @@ pub struct EngineSpec {
 }
 
 impl<K: Clone + Send + Sync + 'static> Pool<K> {
-    /// Starts a pool: discovers CUDA devices as `config` asks (never panics; every reason a device is
-    /// not used becomes one line in [`Pool::notes`]) and starts the workers.
+    /// Starts a pool: discovers CUDA devices as `config` asks, and wgpu adapters as
+    /// [`wgpu_worker::WgpuOptions::from_env`] says (never panics; every reason a device is not used
+    /// becomes one line in [`Pool::notes`]) and starts the workers.
     pub fn new(config: PoolConfig) -> Pool<K> {
         let mut notes = Vec::new();
         let mut engines: Vec<EngineSpec> = Vec::new();
@@ -479,6 +486,18 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
                     engine: e,
                     is_gpu: true,
                 });
+            }
+            #[cfg(feature = "gui")]
+            {
+                let cuda_devices = engines.len();
+                let found = wgpu_worker::discover(wgpu_worker::WgpuOptions::from_env(), cuda_devices);
+                notes.extend(found.notes);
+                for e in found.engines {
+                    engines.push(EngineSpec {
+                        engine: e,
+                        is_gpu: true,
+                    });
+                }
             }
             if engines.is_empty() {
                 // One line saying why the CPU computes everything.

@@ -9,6 +9,10 @@
 //! - [`marching_cubes`]: isosurfaces extracted on the device into vertex buffers the renderer draws.
 //! - [`vertex_potential`]: the Coulomb potential of point charges at a mesh's vertices.
 //! - [`cartoon`]: the cartoon mesh from per-residue inputs ([`cartoon_inputs`], built on the CPU).
+//! - [`coulomb`]: direct Coulomb maps of point charges on a lattice, vacuum and screened models.
+//! - [`rdf`]: pair-distance histograms of radial distribution functions.
+//! - [`engine`]: [`engine::WgpuEngine`], these passes behind the slab-engine interface the worker
+//!   pool drives (`jobs::wgpu_worker`), beside `compute::cpu` and `compute::cuda`.
 //!
 //! Called by `app` (the viewer's draw stage), by the tests and by the developer benchmark harness.
 //! It imports wgpu and nothing of `render`: the renderer draws the buffers these passes fill
@@ -22,11 +26,17 @@ pub mod packed_mo;
 #[cfg(feature = "gui")]
 pub mod cartoon;
 #[cfg(feature = "gui")]
+pub mod coulomb;
+#[cfg(feature = "gui")]
+pub mod engine;
+#[cfg(feature = "gui")]
 pub mod marching_cubes;
 #[cfg(feature = "gui")]
 pub mod molsurf;
 #[cfg(feature = "gui")]
 pub mod orbital;
+#[cfg(feature = "gui")]
+pub mod rdf;
 #[cfg(feature = "gui")]
 pub mod vertex_potential;
 
@@ -40,6 +50,8 @@ pub fn all_modules() -> Vec<(&'static str, String)> {
         ("vertex_coulomb", vertex_potential::SHADER_SOURCE.to_string()),
         ("cartoon", cartoon::SHADER_SOURCE.to_string()),
         ("marching_cubes", marching_cubes::SHADER_SOURCE.to_string()),
+        ("coulomb_map", coulomb::SHADER_SOURCE.to_string()),
+        ("rdf", rdf::SHADER_SOURCE.to_string()),
     ]
 }
 

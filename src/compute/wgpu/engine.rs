@@ -1,0 +1,188 @@
+//! The wgpu engine as a slab engine: one wgpu device (any adapter: Vulkan, Metal, DirectX 12) with
+//! the passes of this folder, serving the worker pool's tiles like the CUDA engine.
+//!
+//! Owns [`WgpuEngine`] ([`SlabEngine`] for direct Coulomb maps, vacuum and screened, by
+//! [`super::coulomb`]; orbitals, |psi|^2, densities and spin densities by [`super::orbital`]; RDF
+//! pair counts by [`super::rdf`] through [`WgpuEngine::rdf_counts`]) and [`WgpuEngine::supports`],
+//! which says which jobs it computes. Any other job is answered with [`ComputeError::WrongInput`],
+//! which the pool passes to its CPU workers (`jobs::worker`). Created by `jobs::wgpu_worker` (one
+//! per adapter), tests and benches.
+
+use super::coulomb::{DirectCoulomb, charges_of};
+use super::orbital::{MoCompute, read_values};
+use super::packed_mo::PackedMoField;
+use super::rdf::RdfPairs;
+use crate::compute::cuda::rdf::PairGeometry;
+use crate::compute::{ComputeError, Field, FieldInput, FieldJob, SlabEngine, slab_len};
+use crate::model::Lattice;
+use crate::model::rdf::RdfSettings;
+use std::ops::Range;
+
+/// One wgpu device with the engine's pipelines.
+pub struct WgpuEngine {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    name: String,
+    /// True for a software adapter (lavapipe, llvmpipe, WARP).
+    pub software: bool,
+    coulomb: DirectCoulomb,
+    orbital: MoCompute,
+    rdf: RdfPairs,
+}
+
+fn device_err(e: impl std::fmt::Display) -> ComputeError {
+    ComputeError::Device(format!("wgpu: {e}"))
+}
+
+/// True for an adapter that runs on the CPU (Mesa lavapipe and llvmpipe, WARP).
+pub fn is_software(info: &wgpu::AdapterInfo) -> bool {
+    let name = info.name.to_ascii_lowercase();
+    info.device_type == wgpu::DeviceType::Cpu
+        || [
+            "llvmpipe",
+            "lavapipe",
+            "softpipe",
+            "swiftshader",
+            "warp",
+            "microsoft basic render",
+        ]
+        .iter()
+        .any(|s| name.contains(s))
+}
+
+impl WgpuEngine {
+    /// Opens a device on `adapter` with the adapter's own limits and builds the pipelines.
+    pub fn new(adapter: &wgpu::Adapter) -> Result<WgpuEngine, ComputeError> {
+        let info = adapter.get_info();
+        if !adapter
+            .get_downlevel_capabilities()
+            .flags
+            .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+        {
+            return Err(ComputeError::Device(format!(
+                "wgpu: the adapter {} has no compute shaders",
+                info.name
+            )));
+        }
+        let desc = wgpu::DeviceDescriptor {
+            label: Some("orbitfield wgpu engine"),
+            required_limits: adapter.limits(),
+            ..Default::default()
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&desc)).map_err(device_err)?;
+        let name = format!("wgpu:{:?} {}", info.backend, info.name).to_ascii_lowercase();
+        Ok(WgpuEngine::from_device(device, queue, name, is_software(&info)))
+    }
+
+    /// The engine on an open device.
+    pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, name: String, software: bool) -> WgpuEngine {
+        WgpuEngine {
+            coulomb: DirectCoulomb::new(&device),
+            orbital: MoCompute::new(&device),
+            rdf: RdfPairs::new(&device),
+            device,
+            queue,
+            name,
+            software,
+        }
+    }
+
+    /// The device and its queue (benches time passes on them).
+    pub fn device(&self) -> (&wgpu::Device, &wgpu::Queue) {
+        (&self.device, &self.queue)
+    }
+
+    /// Whether [`SlabEngine::compute_slab`] computes `job` on the device (else it answers
+    /// [`ComputeError::WrongInput`]).
+    pub fn supports(job: &FieldJob) -> bool {
+        matches!(
+            (&job.field, &job.input),
+            (
+                Field::Potential,
+                FieldInput::Charges(_) | FieldInput::ScreenedCharges(_)
+            ) | (
+                Field::Orbital { .. } | Field::OrbitalSquared { .. } | Field::Density | Field::SpinDensity,
+                FieldInput::Wavefunction(_),
+            )
+        )
+    }
+
+    /// The RDF pair counts of one frame's layout (64-bit per bin).
+    pub fn rdf_counts(&self, geom: &PairGeometry, settings: &RdfSettings) -> Result<Vec<u64>, ComputeError> {
+        self.rdf.counts(&self.device, &self.queue, geom, settings)
+    }
+
+    fn orbital_slab(&self, job: &FieldJob, z_range: Range<usize>, out: &mut [f32]) -> Result<(), ComputeError> {
+        let FieldInput::Wavefunction(wf) = &job.input else {
+            return Err(ComputeError::WrongInput(job.field.clone(), "a wavefunction"));
+        };
+        let l = &job.lattice;
+        let k0 = z_range.start as f64;
+        let origin = std::array::from_fn(|a| l.origin_bohr[a] + k0 * l.steps_bohr[2][a]);
+        let slab = Lattice {
+            origin_bohr: origin,
+            steps_bohr: l.steps_bohr,
+            dims: [l.dims[0], l.dims[1], z_range.len()],
+        };
+        let packed = PackedMoField::new(wf, &job.field, origin)?;
+        let values = MoCompute::create_values(&self.device, &slab);
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("wgpu engine orbital slab"),
+        });
+        self.orbital
+            .encode(&self.device, &mut encoder, &packed, &slab, &values, None)
+            .map_err(|e| match e {
+                super::orbital::MoError::AngularMomentum(_) => {
+                    ComputeError::WrongInput(job.field.clone(), "angular momentum the wgpu pass evaluates")
+                }
+                other => device_err(other),
+            })?;
+        self.queue.submit([encoder.finish()]);
+        let got = read_values(&self.device, &self.queue, &values, out.len()).map_err(device_err)?;
+        out.copy_from_slice(&got);
+        Ok(())
+    }
+}
+
+impl SlabEngine for WgpuEngine {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn compute_slab(&self, job: &FieldJob, z_range: Range<usize>, out: &mut [f32]) -> Result<(), ComputeError> {
+        let need = slab_len(&job.lattice, &z_range);
+        if out.len() != need || z_range.end > job.lattice.dims[2] {
+            return Err(ComputeError::BadOutput { got: out.len(), need });
+        }
+        if need == 0 {
+            return Ok(());
+        }
+        if !WgpuEngine::supports(job) {
+            return Err(ComputeError::WrongInput(
+                job.field.clone(),
+                "an input the CPU engine computes (not on wgpu)",
+            ));
+        }
+        if let (Field::Potential, Some((charges, dielectric))) = (&job.field, charges_of(&job.input)) {
+            self.coulomb.map(
+                &self.device,
+                &self.queue,
+                charges,
+                dielectric,
+                &job.lattice,
+                z_range,
+                out,
+            )?;
+        } else {
+            self.orbital_slab(job, z_range, out)?;
+        }
+        if out.iter().any(|v| !v.is_finite()) {
+            return Err(ComputeError::NotFinite);
+        }
+        Ok(())
+    }
+
+    fn checks_output(&self) -> bool {
+        true
+    }
+}
