@@ -63,12 +63,12 @@ const LAYERS: &[(&str, &[&str])] = &[
             "model", "io", "compute", "surface", "analysis", "jobs", "batch", "render", "ui", "assets",
         ],
     ),
-    // The Python extension (feature `python`), a front end like the command line: the layers
-    // without a window (the viewer's are not built into it by its rules).
+    // The Python extension (feature `python`), a front end like the command line; `orbitfield.run`
+    // carries out commands through the command language.
     (
         "python",
         &[
-            "model", "io", "compute", "surface", "analysis", "jobs", "batch", "assets",
+            "model", "io", "compute", "surface", "analysis", "jobs", "batch", "assets", "script",
         ],
     ),
     // The command line (the binary) uses every layer.

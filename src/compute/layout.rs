@@ -16,6 +16,8 @@ use crate::compute::{ComputeError, Field};
 use crate::model::basis::{BasisSet, angular_terms};
 use crate::model::{Spin, SpinKind, Wavefunction};
 
+pub mod pairs;
+
 /// Highest angular momentum the kernels evaluate (i functions).
 pub const MAX_L: u8 = 6;
 /// A shell whose bound at the brick's nearest point is below this (bohr^-3/2) is skipped.

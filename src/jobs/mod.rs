@@ -23,7 +23,7 @@
 //! process, whatever it computes.
 //!
 //! wgpu devices (AMD, Intel, Apple, any Vulkan/Metal/DirectX 12 adapter) get workers of the same kind
-//! through [`wgpu_worker`] (one per hardware adapter, `compute::wgpu::engine::WgpuEngine`; opt-in
+//! through [`adapter_worker`] (one per hardware adapter, `compute::wgpu::engine::WgpuEngine`; opt-in
 //! with `ORBITFIELD_WGPU` for now); fields that engine does not compute go to the CPU workers.
 //!
 //! Besides the pool: [`task::Task`] runs one-off viewer computations on a thread of their own, and
@@ -33,6 +33,8 @@
 //!
 //! Used by the CLI (`compute_grid`), the bench command and the viewer.
 
+#[cfg(feature = "gui")]
+pub mod adapter_worker;
 pub mod cartoon;
 pub mod lanes;
 pub mod mesher;
@@ -45,8 +47,6 @@ pub mod rdf;
 pub mod save;
 pub mod task;
 pub mod vertex_values;
-#[cfg(feature = "gui")]
-pub mod wgpu_worker;
 // Implicit ligand sampling frames on the pool's workers.
 pub mod ils;
 pub mod ils_live;
@@ -471,7 +471,7 @@ pub struct EngineSpec {
 
 impl<K: Clone + Send + Sync + 'static> Pool<K> {
     /// Starts a pool: discovers CUDA devices as `config` asks, and wgpu adapters as
-    /// [`wgpu_worker::WgpuOptions::from_env`] says (never panics; every reason a device is not used
+    /// [`adapter_worker::WgpuOptions::from_env`] says (never panics; every reason a device is not used
     /// becomes one line in [`Pool::notes`]) and starts the workers.
     pub fn new(config: PoolConfig) -> Pool<K> {
         let mut notes = Vec::new();
@@ -490,7 +490,7 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             #[cfg(feature = "gui")]
             {
                 let cuda_devices = engines.len();
-                let found = wgpu_worker::discover(wgpu_worker::WgpuOptions::from_env(), cuda_devices);
+                let found = adapter_worker::discover(adapter_worker::WgpuOptions::from_env(), cuda_devices);
                 notes.extend(found.notes);
                 for e in found.engines {
                     engines.push(EngineSpec {

@@ -88,11 +88,7 @@ fn cartesian_powers(l: u8) -> PyResult<Vec<[u32; 3]>> {
 #[cfg(feature = "gui")]
 #[pyfunction]
 #[pyo3(signature = (commands, base_dir=None))]
-fn run(
-    py: Python<'_>,
-    commands: String,
-    base_dir: Option<std::path::PathBuf>,
-) -> PyResult<Vec<String>> {
+fn run(py: Python<'_>, commands: String, base_dir: Option<std::path::PathBuf>) -> PyResult<Vec<String>> {
     guard(py, move || {
         let base = match base_dir {
             Some(dir) => dir,

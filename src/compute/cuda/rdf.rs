@@ -17,8 +17,8 @@
 
 use super::{CudaEngine, dev_err};
 use crate::compute::ComputeError;
+pub use crate::compute::layout::pairs::{PairGeometry, PairMode, RdfBox, reduce_box};
 use crate::model::rdf::RdfSettings;
-use crate::model::{Frame, UnitCell};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 /// `kernels/rdf.cu`, embedded at build time.
@@ -41,100 +41,10 @@ const CELL_BLOCKS: usize = 4096;
 /// Shared memory a block may use without opting in to more (bytes).
 const SHARED_LIMIT: usize = 48 * 1024;
 
-/// The box of `kernels/rdf.cu` (`struct RdfBox`, same field order): rows of the reduced lower-triangular
-/// box matrix and the inverses of its diagonal, Angstrom.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct RdfBox {
-    pub ax: f32,
-    pub bx: f32,
-    pub by: f32,
-    pub cx: f32,
-    pub cy: f32,
-    pub cz: f32,
-    pub inv_ax: f32,
-    pub inv_by: f32,
-    pub inv_cz: f32,
-}
-
 // SAFETY: `#[repr(C)]` plain floats, the layout of `RdfBox` in kernels/rdf.cu.
 unsafe impl cudarc::driver::DeviceRepr for RdfBox {}
 
-/// Boundary handling of the kernel (`RDF_MODE`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PairMode {
-    Open = 0,
-    Orthorhombic = 1,
-    Triclinic = 2,
-}
-
-/// One frame's selections in the kernel's layout.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PairGeometry {
-    /// x, y, z (Angstrom) and the group id's bit pattern in w.
-    pub a: Vec<[f32; 4]>,
-    pub b: Vec<[f32; 4]>,
-    pub mode: PairMode,
-    pub cell: RdfBox,
-    pub groups: bool,
-}
-
 impl PairGeometry {
-    /// Lays out `sel1` (set A) and `sel2` (set B) of `frame`. `cell` is the frame's checked box
-    /// (`RdfAccumulator::check_frame`); `groups` are the exclusion ids when exclusions are on.
-    pub fn new(frame: &Frame, cell: Option<UnitCell>, sel1: &[u32], sel2: &[u32], groups: Option<&[u32]>) -> Self {
-        let pos = &frame.positions_angstrom;
-        let (mode, m) = match cell {
-            None => (PairMode::Open, [[0.0f64; 3]; 3]),
-            Some(c) if c.is_orthorhombic() => (PairMode::Orthorhombic, c.matrix_angstrom()),
-            Some(c) => (PairMode::Triclinic, reduce_box(c.matrix_angstrom())),
-        };
-        let wrap = |p: [f32; 3]| -> [f64; 3] {
-            let r = p.map(f64::from);
-            if mode == PairMode::Open {
-                return r;
-            }
-            // Fractional coordinates in the lower-triangular box, wrapped into [0, 1).
-            let sc = r[2] / m[2][2];
-            let sb = (r[1] - sc * m[2][1]) / m[1][1];
-            let sa = (r[0] - sb * m[1][0] - sc * m[2][0]) / m[0][0];
-            let [sa, sb, sc] = [sa, sb, sc].map(|x| x - x.floor());
-            [
-                sa * m[0][0] + sb * m[1][0] + sc * m[2][0],
-                sb * m[1][1] + sc * m[2][1],
-                sc * m[2][2],
-            ]
-        };
-        let layout = |sel: &[u32]| -> Vec<[f32; 4]> {
-            sel.iter()
-                .map(|&i| {
-                    let p = pos.get(i as usize).copied().unwrap_or([0.0; 3]);
-                    let w = wrap(p);
-                    let g = groups.and_then(|g| g.get(i as usize)).copied().unwrap_or(0);
-                    [w[0] as f32, w[1] as f32, w[2] as f32, f32::from_bits(g)]
-                })
-                .collect()
-        };
-        let cell = RdfBox {
-            ax: m[0][0] as f32,
-            bx: m[1][0] as f32,
-            by: m[1][1] as f32,
-            cx: m[2][0] as f32,
-            cy: m[2][1] as f32,
-            cz: m[2][2] as f32,
-            inv_ax: if m[0][0] > 0.0 { (1.0 / m[0][0]) as f32 } else { 0.0 },
-            inv_by: if m[1][1] > 0.0 { (1.0 / m[1][1]) as f32 } else { 0.0 },
-            inv_cz: if m[2][2] > 0.0 { (1.0 / m[2][2]) as f32 } else { 0.0 },
-        };
-        PairGeometry {
-            a: layout(sel1),
-            b: layout(sel2),
-            mode,
-            cell,
-            groups: groups.is_some(),
-        }
-    }
-
     /// Pairs the kernel will evaluate.
     pub fn pairs(&self) -> u64 {
         self.a.len() as u64 * self.b.len() as u64
@@ -449,29 +359,6 @@ impl CellPlan {
         }
         Some((q[0] + n[0] * (q[1] + n[1] * q[2])) as usize)
     }
-}
-
-/// Reduces a lower-triangular box (rows a, b, c; a along x, b in the xy plane) to the same lattice with
-/// |b_x| <= a_x/2, |c_y| <= b_y/2 and |c_x| <= a_x/2, the form in which rounding along c, then b, then a
-/// finds the minimum image of any vector shorter than half the smallest box width.
-pub fn reduce_box(m: [[f64; 3]; 3]) -> [[f64; 3]; 3] {
-    let [a, mut b, mut c] = m;
-    let sub = |u: &mut [f64; 3], v: [f64; 3], k: f64| {
-        for i in 0..3 {
-            u[i] -= k * v[i];
-        }
-    };
-    if b[1] > 0.0 {
-        let k = (c[1] / b[1]).round();
-        sub(&mut c, b, k);
-    }
-    if a[0] > 0.0 {
-        let k = (c[0] / a[0]).round();
-        sub(&mut c, a, k);
-        let k = (b[0] / a[0]).round();
-        sub(&mut b, a, k);
-    }
-    [a, b, c]
 }
 
 /// The arguments both histogram kernels end with (after their positions): the histogram, bins,

@@ -5,14 +5,14 @@
 //! [`super::coulomb`]; orbitals, |psi|^2, densities and spin densities by [`super::orbital`]; RDF
 //! pair counts by [`super::rdf`] through [`WgpuEngine::rdf_counts`]) and [`WgpuEngine::supports`],
 //! which says which jobs it computes. Any other job is answered with [`ComputeError::WrongInput`],
-//! which the pool passes to its CPU workers (`jobs::worker`). Created by `jobs::wgpu_worker` (one
+//! which the pool passes to its CPU workers (`jobs::worker`). Created by `jobs::adapter_worker` (one
 //! per adapter), tests and benches.
 
 use super::coulomb::{DirectCoulomb, charges_of};
 use super::orbital::{MoCompute, read_values};
 use super::packed_mo::PackedMoField;
 use super::rdf::RdfPairs;
-use crate::compute::cuda::rdf::PairGeometry;
+use crate::compute::layout::pairs::PairGeometry;
 use crate::compute::{ComputeError, Field, FieldInput, FieldJob, SlabEngine, slab_len};
 use crate::model::Lattice;
 use crate::model::rdf::RdfSettings;

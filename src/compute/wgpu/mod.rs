@@ -12,7 +12,7 @@
 //! - [`coulomb`]: direct Coulomb maps of point charges on a lattice, vacuum and screened models.
 //! - [`rdf`]: pair-distance histograms of radial distribution functions.
 //! - [`engine`]: [`engine::WgpuEngine`], these passes behind the slab-engine interface the worker
-//!   pool drives (`jobs::wgpu_worker`), beside `compute::cpu` and `compute::cuda`.
+//!   pool drives (`jobs::adapter_worker`), beside `compute::cpu` and `compute::cuda`.
 //!
 //! Called by `app` (the viewer's draw stage), by the tests and by the developer benchmark harness.
 //! It imports wgpu and nothing of `render`: the renderer draws the buffers these passes fill
@@ -23,6 +23,8 @@ pub mod cartoon_inputs;
 pub mod device_field;
 pub mod packed_mo;
 
+#[cfg(feature = "gui")]
+pub mod adapters;
 #[cfg(feature = "gui")]
 pub mod cartoon;
 #[cfg(feature = "gui")]

@@ -10,11 +10,11 @@
 //! engine (`analysis::rdf`, f64) is the reference. Pairs on a bin edge may land in the neighbouring
 //! bin (f32 rounding of coordinates up to ~50 A, about 2e-5 A): the counts agree with the CPU
 //! engine's to that allowance (`tests/wgpu_engine.rs`). Called by tests, benches and the wgpu
-//! pool worker (`jobs::wgpu_worker`).
+//! pool worker (`jobs::adapter_worker`).
 
 use super::marching_cubes::{compute_buffer_entry as entry, read_buffer};
 use crate::compute::ComputeError;
-use crate::compute::cuda::rdf::{PairGeometry, PairMode};
+use crate::compute::layout::pairs::{PairGeometry, PairMode};
 use crate::model::rdf::RdfSettings;
 use wgpu::util::DeviceExt;
 

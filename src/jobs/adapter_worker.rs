@@ -1,7 +1,7 @@
 //! wgpu workers of the pool: which adapters get one, and their engines.
 //!
-//! Owns [`discover`] (every adapter wgpu finds on Vulkan, Metal and DirectX 12, one engine per
-//! physical device, [`WgpuOptions`] deciding which of them take pool work) and [`WgpuDiscovery`].
+//! Owns [`discover`] (the adapters of `compute::wgpu::adapters`, one engine per physical device,
+//! [`WgpuOptions`] deciding which of them take pool work) and [`WgpuDiscovery`].
 //! A wgpu worker is an ordinary GPU worker of the pool ([`super::EngineSpec`] with `is_gpu`): it
 //! takes tiles, a failed tile is retried on another device and then on the CPU, and fields the wgpu
 //! engine does not compute (`WgpuEngine::supports`) are passed to the CPU workers, all by
@@ -18,8 +18,9 @@
 //! every pool started afterwards). Called by `Pool::new`; the placement policy connects its
 //! `--device` choice through [`WgpuOptions`].
 
-use crate::compute::wgpu::engine::{WgpuEngine, is_software};
-use std::sync::{Arc, OnceLock};
+use crate::compute::wgpu::adapters::adapters;
+use crate::compute::wgpu::engine::WgpuEngine;
+use std::sync::Arc;
 
 /// Which adapters get a worker.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -53,78 +54,24 @@ pub struct WgpuDiscovery {
     pub notes: Vec<String>,
 }
 
-/// PCI vendor id of NVIDIA.
-const NVIDIA: u32 = 0x10de;
-
-/// Every adapter found once per process, with its engine (or why none) opened when first asked.
-struct Found {
-    info: wgpu::AdapterInfo,
-    adapter: wgpu::Adapter,
-    engine: OnceLock<Result<Arc<WgpuEngine>, String>>,
-}
-
-fn found() -> &'static [Found] {
-    static FOUND: OnceLock<Vec<Found>> = OnceLock::new();
-    FOUND.get_or_init(|| {
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-        desc.backends = backends();
-        let instance = wgpu::Instance::new(desc);
-        let mut adapters = pollster::block_on(instance.enumerate_adapters(backends()));
-        // One physical device may appear on several backends: keep the first of each.
-        adapters.sort_by_key(|a| backend_rank(a.get_info().backend));
-        let mut seen: Vec<(u32, u32, String)> = Vec::new();
-        let mut out = Vec::new();
-        for a in adapters {
-            let info = a.get_info();
-            let key = (info.vendor, info.device, info.name.clone());
-            if seen.contains(&key) {
-                continue;
-            }
-            seen.push(key);
-            out.push(Found {
-                info,
-                adapter: a,
-                engine: OnceLock::new(),
-            });
-        }
-        out
-    })
-}
-
-/// The backends searched: `WGPU_BACKEND`, else Vulkan, Metal, DirectX 12 and WebGPU.
-fn backends() -> wgpu::Backends {
-    wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY)
-}
-
-fn backend_rank(b: wgpu::Backend) -> u8 {
-    match b {
-        wgpu::Backend::Vulkan | wgpu::Backend::Metal | wgpu::Backend::Dx12 => 0,
-        _ => 1,
-    }
-}
-
 /// The engines for a pool with `options`, when CUDA found `cuda_devices` devices.
 pub fn discover(options: WgpuOptions, cuda_devices: usize) -> WgpuDiscovery {
     let mut d = WgpuDiscovery::default();
     if options.off {
         return d;
     }
-    for f in found() {
-        let what = format!("wgpu adapter {} ({:?})", f.info.name, f.info.backend);
-        if is_software(&f.info) && !options.include_software {
+    for f in adapters() {
+        if f.is_software() && !options.include_software {
             // A software adapter computes on the CPU the CPU workers already use: no line needed.
             continue;
         }
-        if f.info.vendor == NVIDIA && cuda_devices > 0 && !options.nvidia_on_wgpu {
+        if f.is_nvidia() && cuda_devices > 0 && !options.nvidia_on_wgpu {
             // The CUDA workers serve NVIDIA devices; no line needed.
             continue;
         }
-        let engine = f
-            .engine
-            .get_or_init(|| WgpuEngine::new(&f.adapter).map(Arc::new).map_err(|e| e.to_string()));
-        match engine {
-            Ok(e) => d.engines.push(e.clone()),
-            Err(e) => d.notes.push(format!("{what}: {e}")),
+        match f.engine() {
+            Ok(e) => d.engines.push(e),
+            Err(e) => d.notes.push(format!("{}: {e}", f.describe())),
         }
     }
     d
