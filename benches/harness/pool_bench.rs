@@ -117,6 +117,16 @@ fn time_pool(
     Ok((median(recycled), fresh, grid, tiles))
 }
 
+/// adk's topology and frames: under `$ORBITFIELD_TEST_ROOT/tests/data` where the harness runs on
+/// another machine, else this repository's.
+fn adk_files() -> [std::path::PathBuf; 2] {
+    let data = |rel: &str| match std::env::var_os("ORBITFIELD_TEST_ROOT") {
+        Some(root) => std::path::PathBuf::from(root).join("tests/data").join(rel),
+        None => crate::test_data(rel),
+    };
+    [data("md/adk.psf"), data("md/adk_dims.dcd")]
+}
+
 fn max_diff(a: &[f32], b: &[f32]) -> f64 {
     if a.len() != b.len() {
         return f64::INFINITY;
@@ -258,7 +268,7 @@ fn dcs(gpu: &CudaEngine, devices: &[usize], n_charges: usize) -> Result<PoolCase
 
 /// The averaged map of adk's frames through a pool over `devices`: seconds and the map.
 fn frames_map(devices: &[usize], lattice: Lattice) -> Result<(f64, Grid3, Vec<u64>)> {
-    let files = [crate::test_data("md/adk.psf"), crate::test_data("md/adk_dims.dcd")];
+    let files = adk_files();
     let mut system = orbitfield::io::load(&files).context("adk.psf + adk_dims.dcd")?;
     let charges = esp_series::require_charges(&system)?;
     let frames: Vec<usize> = (0..system.trajectory.n_frames()).collect();
@@ -317,7 +327,7 @@ fn frames_map(devices: &[usize], lattice: Lattice) -> Result<(f64, Grid3, Vec<u6
 }
 
 fn frames(devices: &[usize]) -> Result<PoolCase> {
-    let files = [crate::test_data("md/adk.psf"), crate::test_data("md/adk_dims.dcd")];
+    let files = adk_files();
     let mut system = orbitfield::io::load(&files).context("adk.psf + adk_dims.dcd")?;
     let mut f0 = orbitfield::model::Frame::default();
     system.trajectory.read_frame(0, &mut f0)?;

@@ -66,11 +66,18 @@ pub(super) fn next_work<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -
                 let planes = if is_gpu {
                     let d = req.job.lattice.dims;
                     let rate = q.rates.get(id, tiles::job_kind(&req.job));
+                    // As many requests waiting as devices (frames of a series in flight): each
+                    // device takes whole requests, no tile of one is split over devices.
+                    let sharing = if q.requests.len() + 1 >= shared.gpu_workers {
+                        1
+                    } else {
+                        shared.gpu_workers
+                    };
                     tiles::gpu_tile_planes(
                         nz - start,
                         nz,
                         d[0] * d[1],
-                        shared.gpu_workers,
+                        sharing,
                         shared.config.gpu_tile_points,
                         rate,
                     )

@@ -118,7 +118,7 @@ fn drain(st: &EngineState, slot: usize, range: Range<usize>, out: &mut [f32]) ->
         .ok_or_else(|| ComputeError::Device("short page-locked buffer".into()))?;
     let dst = out
         .get_mut(range)
-        .ok_or_else(|| ComputeError::BadOutput { got: 0, need: n })?;
+        .ok_or(ComputeError::BadOutput { got: 0, need: n })?;
     Ok(copy_all_finite(src, dst))
 }
 
