@@ -116,9 +116,7 @@ fn drain(st: &EngineState, slot: usize, range: Range<usize>, out: &mut [f32]) ->
     let src = host
         .get(..n)
         .ok_or_else(|| ComputeError::Device("short page-locked buffer".into()))?;
-    let dst = out
-        .get_mut(range)
-        .ok_or(ComputeError::BadOutput { got: 0, need: n })?;
+    let dst = out.get_mut(range).ok_or(ComputeError::BadOutput { got: 0, need: n })?;
     Ok(copy_all_finite(src, dst))
 }
 
