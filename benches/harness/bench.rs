@@ -11,16 +11,15 @@
 //! `--dcs-variants 8:0,8x2:3:newton2,mixed:0.25` times several variants of the Coulomb kernel (points
 //! per thread : evaluations whose reciprocal square root runs on the FMA pipe; see `DcsVariant`), each
 //! against a float64 sum at sampled points. `--rdf-methods all-pairs,cells` times the RDF kernels and
-//! checks that every method's histogram equals the all-pairs one. `--pool` adds multi-GPU scaling: one request
-//! for the C60 HOMO on 256^3 through a worker pool over the first device, then over all devices
-//! (`ORBITFIELD_DEVICES` or every one found), wall-clock from submission to the grid in host memory
-//! (copy back included), median of the repeats after three warm-up requests.
+//! checks that every method's histogram equals the all-pairs one. `--pool` adds multi-GPU scaling of
+//! the headline cases through the worker pool on the first device and on all devices
+//! (`ORBITFIELD_DEVICES` or every one found), beside the kernels alone (`pool_bench`).
 
 use anyhow::{Context, Result, bail};
 use orbitfield::compute::cpu::CpuEngine;
 use orbitfield::compute::cuda::{self, CudaEngine, MoForm};
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
-use orbitfield::jobs::{DevicePreference, Pool, PoolConfig};
+use orbitfield::jobs::DevicePreference;
 use orbitfield::model::basis::{BasisSet, Shell};
 use orbitfield::model::units::bohr_from_angstrom;
 use orbitfield::model::{Element, Lattice, OrbitalSet, QmAtom, Spin, SpinKind, Wavefunction};
@@ -52,10 +51,17 @@ pub struct BenchArgs {
     /// stdout.
     #[arg(long, value_name = "LIST")]
     dcs_variants: Option<String>,
-    /// Also time C60 256^3 through the worker pool (copy back included) on the first device alone and
-    /// on all devices (multi-GPU scaling).
+    /// Also time the headline cases (`--pool-cases`) through the worker pool (copy back included) on
+    /// the first device alone and on all devices, beside the kernels alone (multi-GPU scaling).
     #[arg(long)]
     pool: bool,
+    /// With --pool: the cases, comma separated: orbital (C60 HOMO 256^3), dcs (direct Coulomb map
+    /// on 256^3), frames (adk's potential averaged over its frames).
+    #[arg(long, value_name = "LIST", default_value = "orbital,dcs,frames")]
+    pool_cases: String,
+    /// With --pool: charges of the dcs case.
+    #[arg(long, default_value_t = 1_000_000)]
+    pool_dcs_charges: usize,
     /// Write the generated (specialised) MO kernel sources of the bench inputs to DIR and stop (no
     /// device needed; for offline inspection with ptxas/cuobjdump).
     #[arg(long, value_name = "DIR")]
@@ -599,25 +605,12 @@ struct Report {
     cpu_threads: usize,
     notes: Vec<String>,
     cases: Vec<CaseResult>,
-    pool: Vec<PoolResult>,
+    pool: Vec<super::pool_bench::PoolCase>,
     rdf: Vec<RdfResult>,
     msm: Vec<MsmResult>,
     playback: Vec<super::playback::PlaybackResult>,
     responsiveness: Vec<super::playback::ResponsivenessResult>,
     qm_esp: Option<super::qm_esp_bench::QmEspResult>,
-}
-
-/// One pool configuration timed on one request: wall-clock from submission to the grid on the host.
-#[derive(Serialize, Debug)]
-struct PoolResult {
-    case: String,
-    devices: Vec<usize>,
-    gpu_tile_points: usize,
-    ms: f64,
-    /// Tiles each GPU worker computed during the timed requests.
-    tiles_per_worker: Vec<u64>,
-    /// Single-device time / (devices x this time); absent for the single-device row.
-    efficiency: Option<f64>,
 }
 
 pub(super) fn median(mut v: Vec<f64>) -> f64 {
@@ -635,7 +628,7 @@ fn rel_err(a: &[f32], b: &[f32]) -> f64 {
 }
 
 /// The HOMO (alpha) of a bench case, by the one definition ([`Wavefunction::homo`]).
-fn homo_index(wf: &Wavefunction) -> Result<usize> {
+pub(super) fn homo_index(wf: &Wavefunction) -> Result<usize> {
     wf.homo(Spin::Alpha)
         .ok_or_else(|| anyhow::anyhow!("the wavefunction has no occupied orbital"))
 }
@@ -1064,99 +1057,6 @@ fn dcs_case(
     Ok(out)
 }
 
-/// Times one request for the HOMO of `wf` on an n^3 lattice through pools over `devices[..1]` and
-/// over all of `devices`, with two tile sizes.
-fn pool_scaling(wf: &Arc<Wavefunction>, name: &str, n: usize, devices: &[usize], repeats: usize) -> Vec<PoolResult> {
-    let Ok(index) = homo_index(wf) else {
-        return Vec::new();
-    };
-    let job = FieldJob {
-        field: Field::Orbital {
-            spin: Spin::Alpha,
-            index,
-        },
-        lattice: cube_lattice(wf, n),
-        input: FieldInput::Wavefunction(wf.clone()),
-    };
-    let mut out = Vec::new();
-    for tile in [1usize << 22, 1 << 20] {
-        let mut single_ms = None;
-        let sets: Vec<&[usize]> = match devices.first() {
-            None => Vec::new(),
-            Some(_) if devices.len() == 1 => vec![devices],
-            Some(_) => vec![devices.get(..1).unwrap_or(&[]), devices],
-        };
-        for set in sets {
-            let pool: Pool<u32> = Pool::new(PoolConfig {
-                preference: DevicePreference::Gpu,
-                devices: Some(set.to_vec()),
-                cpu_workers: 1,
-                gpu_tile_points: tile,
-                ..PoolConfig::default()
-            });
-            for note in pool.notes() {
-                eprintln!("pool note: {note}");
-            }
-            // Warm-up: compilation, job preparation and the MO form choice on every device.
-            let mut ok = true;
-            for _ in 0..3 {
-                if let Err(e) = pool.compute_grid(0, job.clone()) {
-                    eprintln!("pool {set:?}: {e}");
-                    ok = false;
-                    break;
-                }
-            }
-            if !ok {
-                continue;
-            }
-            let before: Vec<u64> = pool
-                .workers()
-                .iter()
-                .filter(|w| w.is_gpu)
-                .map(|w| w.tiles_done.load(std::sync::atomic::Ordering::Relaxed))
-                .collect();
-            let mut times = Vec::new();
-            for _ in 0..repeats.max(1) {
-                let t = Instant::now();
-                if pool.compute_grid(0, job.clone()).is_err() {
-                    break;
-                }
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-            if times.is_empty() {
-                continue;
-            }
-            let tiles: Vec<u64> = pool
-                .workers()
-                .iter()
-                .filter(|w| w.is_gpu)
-                .map(|w| w.tiles_done.load(std::sync::atomic::Ordering::Relaxed))
-                .zip(before)
-                .map(|(a, b)| a - b)
-                .collect();
-            let ms = median(times);
-            let efficiency = match single_ms {
-                Some(s) if set.len() > 1 => Some(s / (set.len() as f64 * ms)),
-                _ => None,
-            };
-            if set.len() == 1 {
-                single_ms = Some(ms);
-            }
-            let r = PoolResult {
-                case: format!("{name} HOMO {n}^3"),
-                devices: set.to_vec(),
-                gpu_tile_points: tile,
-                ms,
-                tiles_per_worker: tiles,
-                efficiency,
-            };
-            eprintln!("{r:?}");
-            out.push(r);
-        }
-    }
-    out
-}
-
 fn fmt_opt(v: Option<f64>, digits: usize) -> String {
     v.map(|x| format!("{x:.digits$}")).unwrap_or_else(|| "-".into())
 }
@@ -1434,18 +1334,23 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         }
     }
     let mut pool = Vec::new();
-    if args.pool && g.is_some() {
+    if args.pool
+        && let Some(g) = g
+    {
         let (sel, _) = cuda::devices_from_env();
         let devices = match sel {
             Some(s) => s,
             None => (0..cuda::discover(None).engines.len()).collect(),
         };
-        pool = pool_scaling(
+        let which: Vec<String> = args.pool_cases.split(',').map(|c| c.trim().to_string()).collect();
+        pool = super::pool_bench::run(
+            &which,
             &c60,
-            "C60 6-31G* (synthetic)",
-            if args.quick { 128 } else { 256 },
+            g,
             &devices,
+            args.quick,
             args.repeats,
+            args.pool_dcs_charges,
         );
     }
     println!("device: {device}");
@@ -1483,15 +1388,23 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
     for p in &pool {
         println!(
-            "pool {} devices {:?} tile {} points: {:.3} ms (tiles per GPU {:?}){}",
+            "pool {}: kernels {} ms, copy back {} ms ({} GB/s); pool one GPU {:.3} ms (fresh memory {} ms, {} x kernels + copy), all {:?}: {} ms, efficiency {}, tiles {:?}, max diff {}",
             p.case,
+            fmt_opt(p.kernel_ms, 3),
+            fmt_opt(p.copy_back_ms, 3),
+            fmt_opt(p.copy_gb_per_s, 1),
+            p.pool_one_ms,
+            fmt_opt(p.pool_one_fresh_ms, 3),
+            fmt_opt(p.pool_over_kernel_and_copy, 2),
             p.devices,
-            p.gpu_tile_points,
-            p.ms,
-            p.tiles_per_worker,
+            fmt_opt(p.pool_all_ms, 3),
             p.efficiency
-                .map(|e| format!(", efficiency {:.1}%", e * 100.0))
-                .unwrap_or_default()
+                .map(|e| format!("{:.1}%", e * 100.0))
+                .unwrap_or_else(|| "-".into()),
+            p.tiles_per_gpu,
+            p.max_diff_all_vs_one
+                .map(|e| format!("{e:.1e}"))
+                .unwrap_or_else(|| "-".into()),
         );
     }
     for r in &rdf {

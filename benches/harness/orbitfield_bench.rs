@@ -13,6 +13,7 @@ mod molsurf_bench;
 mod molsurf_colored;
 mod molsurf_render_bench;
 mod playback;
+mod pool_bench;
 mod qm_esp_bench;
 mod render_orbital_bench;
 

@@ -437,30 +437,47 @@ impl MapAccumulator {
         }
         self.count += 1;
         let n = self.count as f64;
-        match self.combine {
+        let combine = self.combine;
+        // The same update per point, over chunks of the lattice in parallel (the fold would
+        // otherwise cost a device's time per frame on large maps).
+        let fold = |values: &mut [f64], m2: &mut [f64], map: &[f32]| match combine {
             Combine::Avg => {
-                for (m, &x) in self.values.iter_mut().zip(map) {
+                for (m, &x) in values.iter_mut().zip(map) {
                     *m += (f64::from(x) - *m) / n;
                 }
             }
             Combine::Min => {
-                for (m, &x) in self.values.iter_mut().zip(map) {
+                for (m, &x) in values.iter_mut().zip(map) {
                     *m = m.min(f64::from(x));
                 }
             }
             Combine::Max => {
-                for (m, &x) in self.values.iter_mut().zip(map) {
+                for (m, &x) in values.iter_mut().zip(map) {
                     *m = m.max(f64::from(x));
                 }
             }
             Combine::Stdev => {
-                for ((m, s), &x) in self.values.iter_mut().zip(self.m2.iter_mut()).zip(map) {
+                for ((m, s), &x) in values.iter_mut().zip(m2.iter_mut()).zip(map) {
                     let x = f64::from(x);
                     let delta = x - *m;
                     *m += delta / n;
                     *s += delta * (x - *m);
                 }
             }
+        };
+        use rayon::prelude::*;
+        const CHUNK: usize = 1 << 15;
+        if self.m2.len() == self.values.len() {
+            self.values
+                .par_chunks_mut(CHUNK)
+                .zip(self.m2.par_chunks_mut(CHUNK))
+                .zip(map.par_chunks(CHUNK))
+                .for_each(|((v, s), m)| fold(v, s, m));
+        } else {
+            self.values
+                .par_chunks_mut(CHUNK)
+                .zip(map.par_chunks(CHUNK))
+                .for_each(|(v, m)| fold(v, &mut [], m));
         }
         Ok(())
     }
@@ -600,6 +617,66 @@ pub fn fold_frames(
     Ok(())
 }
 
+/// As [`fold_frames`], with up to `depth` frames in flight: `submit(i, job)` queues frame
+/// `frames[i]`'s request (to a pool whose devices take different frames at once) and `receive`
+/// returns one finished map with its index `i`, in any order. Maps are folded in frame order, so the
+/// result equals [`fold_frames`]'s whatever device computed which frame; at most `depth` maps wait
+/// at once (`depth` 0 counts as 1).
+#[allow(clippy::too_many_arguments)]
+pub fn fold_frames_ahead(
+    trajectory: &mut Trajectory,
+    frames: &[usize],
+    charges_e: &[f64],
+    settings: &SeriesSettings,
+    acc: &mut MapAccumulator,
+    depth: usize,
+    submit: &mut dyn FnMut(usize, FieldJob) -> Result<(), String>,
+    receive: &mut dyn FnMut() -> Result<(usize, Grid3), String>,
+    on_frame: &mut dyn FnMut(usize),
+) -> Result<(), SeriesError> {
+    let lattice = *acc.lattice();
+    let mut frame = Frame::default();
+    let origin = trajectory.origin.clone();
+    let mut waiting: std::collections::BTreeMap<usize, Grid3> = std::collections::BTreeMap::new();
+    let (mut submitted, mut folded) = (0usize, 0usize);
+    while folded < frames.len() {
+        while submitted < frames.len() && submitted - folded < depth.max(1) {
+            let f = frames[submitted];
+            trajectory.read_frame(f, &mut frame).map_err(|e| SeriesError::Frame {
+                frame: f,
+                message: e.to_string(),
+            })?;
+            let charges = frame_charges(f, &frame, charges_e, None)?;
+            let boundary = frame_boundary(f, &frame, settings.periodic, &origin)?;
+            let job = frame_job(charges, settings.method, boundary, lattice, f)?;
+            submit(submitted, job).map_err(|message| SeriesError::Frame { frame: f, message })?;
+            submitted += 1;
+        }
+        while !waiting.contains_key(&folded) {
+            let (i, map) = receive().map_err(|message| SeriesError::Frame {
+                frame: frames.get(folded).copied().unwrap_or(0),
+                message,
+            })?;
+            if i < folded || i >= submitted {
+                return Err(SeriesError::Frame {
+                    frame: frames.get(folded).copied().unwrap_or(0),
+                    message: format!("a map for request {i}, which is not in flight"),
+                });
+            }
+            waiting.insert(i, map);
+        }
+        if let Some(map) = waiting.remove(&folded) {
+            if map.lattice != lattice {
+                return Err(SeriesError::Mismatch);
+            }
+            acc.add(&map.values)?;
+            on_frame(frames[folded]);
+        }
+        folded += 1;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -648,5 +725,148 @@ mod tests {
             Some(16384 * 1024)
         );
         assert_eq!(mem_total_bytes("nothing"), None);
+    }
+}
+
+#[cfg(test)]
+mod ahead_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::compute::cpu::CpuEngine;
+    use crate::compute::{SlabEngine, slab_len};
+
+    /// Three atoms moving over `n` frames.
+    fn trajectory(n: usize) -> Trajectory {
+        let frames = (0..n)
+            .map(|f| {
+                let t = f as f32 * 0.3;
+                Frame {
+                    positions_angstrom: vec![[1.0 + t, 2.0, 2.0], [3.0, 1.0 + 0.5 * t, 2.5], [2.0, 3.0, 1.0 + t * t]],
+                    ..Frame::default()
+                }
+            })
+            .collect();
+        Trajectory::from_frames(3, frames, "test")
+    }
+
+    fn map(job: &FieldJob) -> Grid3 {
+        let z = 0..job.lattice.dims[2];
+        let mut values = vec![0.0f32; slab_len(&job.lattice, &z)];
+        CpuEngine.compute_slab(job, z, &mut values).unwrap();
+        Grid3 {
+            lattice: job.lattice,
+            values,
+            description: String::new(),
+        }
+    }
+
+    #[test]
+    fn frames_in_flight_fold_as_one_after_another_whatever_order_they_finish_in() {
+        let lattice = Lattice::axis_aligned([-4.0; 3], 1.5, [9, 8, 7]);
+        let charges = [0.5, -0.8, 0.3];
+        let frames: Vec<usize> = (0..11).collect();
+        for combine in [Combine::Avg, Combine::Stdev, Combine::Max] {
+            let settings = SeriesSettings {
+                method: EspMethod::Direct,
+                periodic: false,
+                combine,
+                memory: MemoryLimit {
+                    bytes: u64::MAX,
+                    source: "test".into(),
+                },
+            };
+            let mut plain = MapAccumulator::new(lattice, combine, &settings.memory).unwrap();
+            let mut eval = |job: FieldJob| Ok(map(&job));
+            let mut tr = trajectory(frames.len());
+            fold_frames(
+                &mut tr,
+                &frames,
+                &charges,
+                &settings,
+                &mut plain,
+                &mut eval,
+                &mut |_| {},
+            )
+            .unwrap();
+            for depth in [1, 3, 4] {
+                let mut ahead = MapAccumulator::new(lattice, combine, &settings.memory).unwrap();
+                // Requests finish newest first: the fold must wait for the oldest.
+                let queue = std::cell::RefCell::new(Vec::<(usize, Grid3)>::new());
+                let mut seen = Vec::new();
+                let mut tr = trajectory(frames.len());
+                fold_frames_ahead(
+                    &mut tr,
+                    &frames,
+                    &charges,
+                    &settings,
+                    &mut ahead,
+                    depth,
+                    &mut |i, job| {
+                        queue.borrow_mut().push((i, map(&job)));
+                        Ok(())
+                    },
+                    &mut || queue.borrow_mut().pop().ok_or_else(|| "nothing in flight".to_string()),
+                    &mut |f| seen.push(f),
+                )
+                .unwrap();
+                assert_eq!(seen, frames, "{combine} depth {depth}");
+                assert_eq!(ahead.count(), plain.count());
+                let (a, b) = (ahead.finish(1.0, "").unwrap(), plain.finish(1.0, "").unwrap());
+                assert_eq!(a.values, b.values, "{combine} depth {depth}");
+                assert!(a.values.iter().any(|v| *v != 0.0));
+            }
+        }
+    }
+
+    #[test]
+    fn a_failed_or_stray_map_is_an_error_naming_the_frame() {
+        let lattice = Lattice::axis_aligned([0.0; 3], 1.0, [2, 2, 2]);
+        let settings = SeriesSettings {
+            method: EspMethod::Direct,
+            periodic: false,
+            combine: Combine::Avg,
+            memory: MemoryLimit {
+                bytes: u64::MAX,
+                source: "test".into(),
+            },
+        };
+        let mut acc = MapAccumulator::new(lattice, Combine::Avg, &settings.memory).unwrap();
+        let mut tr = trajectory(3);
+        let e = fold_frames_ahead(
+            &mut tr,
+            &[0, 1, 2],
+            &[1.0, 1.0, 1.0],
+            &settings,
+            &mut acc,
+            2,
+            &mut |_, _| Ok(()),
+            &mut || Err("device lost".to_string()),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("device lost"), "{e}");
+        let mut tr = trajectory(3);
+        let e = fold_frames_ahead(
+            &mut tr,
+            &[0, 1, 2],
+            &[1.0, 1.0, 1.0],
+            &settings,
+            &mut acc,
+            2,
+            &mut |_, _| Ok(()),
+            &mut || {
+                Ok((
+                    7,
+                    Grid3 {
+                        lattice,
+                        values: vec![0.0; 8],
+                        description: String::new(),
+                    },
+                ))
+            },
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("request 7"), "{e}");
     }
 }

@@ -360,8 +360,8 @@ pub fn memory_limit(max_memory_gib: Option<f64>) -> Result<MemoryLimit> {
 
 /// Computes the lattices of a frame series: the path of [`evaluate`], but with one jobs pool kept
 /// for every frame (GPU devices with the CPU for retries; `evaluate` starts a pool per request), or
-/// the CPU engine in this thread for `--device cpu`. Frames run one after another, each spread over
-/// every worker of the pool.
+/// the CPU engine in this thread for `--device cpu`. Each frame is spread over every worker of the
+/// pool; a combined series keeps several frames in flight (`grid_series`).
 pub struct LatticeEvaluator {
     pool: Option<orbitfield::jobs::Pool<()>>,
 }
@@ -398,6 +398,11 @@ impl LatticeEvaluator {
             Some(pool) => Ok(pool.compute_grid((), job)?),
             None => Ok(cpu::evaluate_grid(&job)?),
         }
+    }
+
+    /// The pool, unless the CPU engine computes in this thread (`--device cpu`).
+    pub(super) fn pool(&self) -> Option<&orbitfield::jobs::Pool<()>> {
+        self.pool.as_ref()
     }
 
     /// Gives a map's values back once written, for the next frame's map to be computed into

@@ -10,6 +10,7 @@ use orbitfield::analysis::esp_series::{
 use orbitfield::batch::Ranks;
 use orbitfield::io::cube::CubeAtom;
 use orbitfield::io::{self, System};
+use orbitfield::jobs::SlotId;
 use orbitfield::model::FrameRange;
 use std::time::Instant;
 
@@ -84,20 +85,47 @@ pub(super) fn run_esp_series(args: &GridArgs, dx: bool, limit: &MemoryLimit, fra
     let combine = settings.combine;
     let evaluator = LatticeEvaluator::with_devices(args.device, ranks.device_selection())?;
     let bar = super::root_bar(&ranks, frames.len());
+    let depth = frames_in_flight(&evaluator, acc.lattice().n_points());
     let mut work = |block: &[usize]| -> Result<(), String> {
-        esp_series::fold_frames(
-            &mut system.trajectory,
-            block,
-            &charges,
-            &settings,
-            &mut acc,
-            &mut |job| evaluator.grid(job).map_err(|e| format!("{e:#}")),
-            &mut |_| {
-                if let Some(b) = &bar {
-                    b.inc(1);
-                }
-            },
-        )
+        let mut tick = |_| {
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+        };
+        match evaluator.pool().filter(|_| depth > 1) {
+            // Frames in flight on the pool's devices (each takes whole frames or tiles of them as
+            // it frees up); folded in frame order, so the map is the same as one after another.
+            Some(pool) => esp_series::fold_frames_ahead(
+                &mut system.trajectory,
+                block,
+                &charges,
+                &settings,
+                &mut acc,
+                depth,
+                &mut |i, job| {
+                    pool.submit(SlotId(FRAME_SLOTS + i as u64), (), job);
+                    Ok(())
+                },
+                &mut || {
+                    let r = pool
+                        .results()
+                        .recv()
+                        .map_err(|_| "the worker pool has shut down".to_string())?;
+                    let i = r.slot.0.checked_sub(FRAME_SLOTS).unwrap_or(u64::MAX) as usize;
+                    r.outcome.map(|g| (i, g)).map_err(|e| e.to_string())
+                },
+                &mut tick,
+            ),
+            None => esp_series::fold_frames(
+                &mut system.trajectory,
+                block,
+                &charges,
+                &settings,
+                &mut acc,
+                &mut |job| evaluator.grid(job).map_err(|e| format!("{e:#}")),
+                &mut tick,
+            ),
+        }
         .map_err(|e| e.to_string())
     };
     super::run_dealt(&ranks, &frames, &bar, &mut work)?;
@@ -120,4 +148,23 @@ pub(super) fn run_esp_series(args: &GridArgs, dx: bool, limit: &MemoryLimit, fra
         &unit.label(),
     );
     Ok(())
+}
+
+/// Slots of the frames in flight: frame request i goes to slot `FRAME_SLOTS + i` (apart from the
+/// slots `Pool::compute_grid` takes, counted down from the top).
+const FRAME_SLOTS: u64 = 1 << 32;
+
+/// Frame maps allowed in flight at once on top of the one `check_memory` counted.
+const FLIGHT_MAP_BYTES: u64 = 1 << 30;
+
+/// How many frames of a series the pool computes at once: two per GPU worker (so each device has
+/// the next frame queued when it finishes one), as far as the extra maps stay within
+/// [`FLIGHT_MAP_BYTES`]; one without GPUs.
+fn frames_in_flight(evaluator: &LatticeEvaluator, map_points: usize) -> usize {
+    let gpus = evaluator
+        .pool()
+        .map_or(0, |p| p.workers().iter().filter(|w| w.is_gpu).count());
+    let map_bytes = (map_points as u64).saturating_mul(4).max(1);
+    let room = (FLIGHT_MAP_BYTES / map_bytes) as usize + 1;
+    (2 * gpus).min(room).max(1)
 }

@@ -3,7 +3,8 @@
 //! A [`Pool`] owns one persistent, named worker thread per CUDA device (its context and stream are
 //! created once, at pool start) and CPU worker threads. Requests are split into z-slab tiles that all
 //! workers pull from one shared queue, each sized for the worker that takes it (large slabs for GPUs,
-//! thin ones for the CPU), so fast and slow devices balance by themselves. A tile whose launch fails
+//! guided ones from the devices' measured rates when there are several, `tiles`; thin ones for the
+//! CPU), so fast and slow devices balance by themselves. A tile whose launch fails
 //! (out of memory, launch error, NaN in the output) goes to a retry stack: once more on another
 //! device, then on the CPU engine; a failure there fails the request. Requests live in latest-wins
 //! slots: submitting to a slot cancels the request pending there (the running one stops before its
@@ -68,6 +69,8 @@ use worker::*;
 
 mod output;
 use output::*;
+
+mod tiles;
 
 /// Which engines a pool (or one computation) may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -222,8 +225,10 @@ pub struct PoolConfig {
     pub cpu_workers: usize,
     /// Capacity of the results channel.
     pub result_capacity: usize,
-    /// Target points per GPU tile and per CPU tile.
+    /// Largest GPU tile, in points: one device takes tiles this large; several take guided tiles
+    /// up to this size, chosen from their measured rates (`tiles`).
     pub gpu_tile_points: usize,
+    /// Target points per CPU tile.
     pub cpu_tile_points: usize,
     /// Compute the same planes of batchable requests in one engine call
     /// ([`crate::compute::batchable`]) on CPU workers; off, every request is computed on its own (for
@@ -242,7 +247,7 @@ impl Default for PoolConfig {
             devices: None,
             cpu_workers: 1,
             result_capacity: 16,
-            gpu_tile_points: 1 << 22,
+            gpu_tile_points: 1 << 24,
             cpu_tile_points: 1 << 15,
             batch_orbitals: true,
             batch_orbitals_on_gpu: false,
@@ -313,6 +318,8 @@ struct QueueState<K> {
     /// Output buffers of finished grids given back by their owners ([`Pool::recycle`]), at most
     /// [`MAX_RECYCLED`], for the next large requests.
     recycled: Vec<Vec<f32>>,
+    /// Measured points per second of each GPU worker per job kind: the guided tiles' sizes.
+    rates: tiles::Rates,
 }
 
 /// Output buffers the pool keeps for reuse ([`Pool::recycle`]).
@@ -542,6 +549,7 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
                 slots: BTreeMap::new(),
                 next_generation: 1,
                 recycled: Vec::new(),
+                rates: tiles::Rates::default(),
                 shutdown: false,
             }),
             wake: Condvar::new(),

@@ -51,11 +51,6 @@ pub(super) fn next_work<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -
             return Some(Work::Tile(t));
         }
         if is_gpu || shared.cpu_takes_main_queue {
-            let target = if is_gpu {
-                shared.config.gpu_tile_points
-            } else {
-                shared.config.cpu_tile_points
-            };
             // Round-robin: the first normal request in line (else the first look-ahead one) gives one
             // tile and goes to the back of the line while it has tiles left.
             let normal = q.requests.iter().position(|r| !r.look_ahead.load(Ordering::Relaxed));
@@ -68,7 +63,28 @@ pub(super) fn next_work<K: Clone>(id: usize, is_gpu: bool, shared: &Shared<K>) -
             if let Some(req) = pos.and_then(|p| q.requests.remove(p)) {
                 let nz = req.job.lattice.dims[2];
                 let start = req.next_z.load(Ordering::Relaxed);
-                let end = (start + planes_for(&req.job, target)).min(nz);
+                let planes = if is_gpu {
+                    let d = req.job.lattice.dims;
+                    let rate = q.rates.get(id, tiles::job_kind(&req.job));
+                    // As many requests waiting as devices (frames of a series in flight): each
+                    // device takes whole requests, no tile of one is split over devices.
+                    let sharing = if q.requests.len() + 1 >= shared.gpu_workers {
+                        1
+                    } else {
+                        shared.gpu_workers
+                    };
+                    tiles::gpu_tile_planes(
+                        nz - start,
+                        nz,
+                        d[0] * d[1],
+                        sharing,
+                        shared.config.gpu_tile_points,
+                        rate,
+                    )
+                } else {
+                    planes_for(&req.job, shared.config.cpu_tile_points)
+                };
+                let end = (start + planes).min(nz);
                 req.next_z.store(end, Ordering::Relaxed);
                 // The same planes of requests computable in the same call go with it.
                 let mut batch = Vec::new();
@@ -253,6 +269,11 @@ pub(super) fn compute_tile<K: Clone + Send + Sync + 'static>(
     status.current_generation.store(0, Ordering::Relaxed);
     match outcome {
         Ok(()) => {
+            if spec.is_gpu && members.len() == 1 {
+                let points = slab_len(&tile.req.job.lattice, &tile.z);
+                let kind = tiles::job_kind(&tile.req.job);
+                shared.lock().rates.record(id, kind, points, dt as f64 * 1e-9);
+            }
             for req in &members {
                 status.tiles_done.fetch_add(1, Ordering::Relaxed);
                 if req.is_cancelled() {

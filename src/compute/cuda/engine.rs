@@ -45,7 +45,9 @@ pub fn copy_all_finite(src: &[f32], dst: &mut [f32]) -> bool {
     if src.len() != dst.len() {
         return false;
     }
-    if src.len() > 1 << 20 {
+    // In parallel from a quarter of a million values (1 MiB): a pipelined chunk (4 MiB) copied on
+    // one thread took longer than its kernels and its DMA together.
+    if src.len() >= 1 << 18 {
         return dst
             .par_chunks_mut(1 << 16)
             .zip(src.par_chunks(1 << 16))
@@ -126,6 +128,11 @@ pub(super) struct EngineState {
     pub(super) batch_choices: BTreeMap<u64, bool>,
     /// Page-locked host buffer the output is copied back through (grown as needed).
     pinned: Option<cudarc::driver::PinnedHostSlice<f32>>,
+    /// The second device output buffer of a pipelined slab (`super::pipeline`): chunk k+1 is
+    /// computed into one while chunk k is copied back from the other.
+    pub(super) out_spare: Option<CudaSlice<f32>>,
+    /// The two page-locked chunk buffers of a pipelined slab, reused across slabs and requests.
+    pub(super) staging: [Option<cudarc::driver::PinnedHostSlice<f32>>; 2],
 }
 
 /// A CUDA device with its context, one stream, and compiled kernels.
@@ -135,6 +142,8 @@ pub struct CudaEngine {
     pub(super) arch: String,
     pub(super) ctx: Arc<CudaContext>,
     pub(super) stream: Arc<CudaStream>,
+    /// The stream that copies finished chunks back while the next chunk's kernels run on `stream`.
+    pub(super) copy_stream: Arc<CudaStream>,
     /// Streaming multiprocessors of the device (0 where the driver did not say).
     pub(super) multiprocessors: u32,
     state: Mutex<EngineState>,
@@ -162,6 +171,7 @@ impl CudaEngine {
             Ok((ctx, name, format!("compute_{maj}{min}")))
         })?;
         let stream = catch("stream", || ctx.new_stream().map_err(dev_err("stream creation")))?;
+        let copy_stream = catch("stream", || ctx.new_stream().map_err(dev_err("copy stream creation")))?;
         let multiprocessors = ctx
             .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .ok()
@@ -173,6 +183,7 @@ impl CudaEngine {
             arch,
             ctx,
             stream,
+            copy_stream,
             multiprocessors,
             state: Mutex::new(EngineState::default()),
             form: AtomicU8::new(0),
@@ -268,6 +279,16 @@ impl CudaEngine {
 
     pub(super) fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, CudaError> {
         module.load_function(name).map_err(dev_err(name))
+    }
+
+    /// True when `job`'s kernels are cheap beside the copy back, so its slabs are computed in
+    /// chunks whose copies overlap the next chunk's kernels (`super::pipeline`): orbitals and
+    /// densities. The Coulomb, multilevel and QM-potential sums run far longer than their copies
+    /// (and the multilevel kernel's tiles of planes would be split by chunks): one launch over the
+    /// slab is kept for them.
+    pub(super) fn pipelines(&self, st: &mut EngineState, job: &FieldJob) -> Result<bool, ComputeError> {
+        let prepared = self.prepare(st, job)?;
+        Ok(matches!(&*prepared, Prepared::Mo(_)))
     }
 
     fn prepare(&self, st: &mut EngineState, job: &FieldJob) -> Result<Arc<Prepared>, ComputeError> {
@@ -520,6 +541,17 @@ impl SlabEngine for CudaEngine {
         }
         let t0 = std::time::Instant::now();
         let mut st = self.lock_state()?;
+        self.ctx.bind_to_thread().map_err(dev_err("bind"))?;
+        if need > super::pipeline::CHUNK_POINTS && self.pipelines(&mut st, job)? {
+            let finite = self.compute_pipelined(&mut st, job, &z_range, out)?;
+            tracing::debug!(
+                target: "orbitfield::timing",
+                total_us = t0.elapsed().as_micros() as u64,
+                points = need,
+                "cuda slab (pipelined)"
+            );
+            return if finite { Ok(()) } else { Err(ComputeError::NotFinite) };
+        }
         self.run_device(&mut st, job, &z_range)?;
         let t_launched = t0.elapsed();
         let finite = self.download(&mut st, need, &mut [out])?;

@@ -42,6 +42,7 @@ pub mod msm_bins;
 pub mod msm_levels;
 pub mod nvrtc;
 pub mod pb;
+mod pipeline;
 pub mod qm_esp;
 pub mod rdf;
 // Implicit ligand sampling (kernels/ils.cu).
