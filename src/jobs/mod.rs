@@ -63,31 +63,11 @@ use worker::*;
 mod output;
 use output::*;
 
-/// Which engines a pool (or one computation) may use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum DevicePreference {
-    /// CPU engine only.
-    Cpu,
-    /// CUDA devices; the CPU only for retries. A pool started with it and no working device runs
-    /// on the CPU with a note; [`compute_grid`] (the CLI's `--device gpu`) fails instead
-    /// ([`JobError::NoGpu`]).
-    Gpu,
-    /// CUDA devices when present, else the CPU.
-    #[default]
-    Auto,
-}
-
-impl std::str::FromStr for DevicePreference {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "cpu" => Ok(DevicePreference::Cpu),
-            "gpu" | "cuda" => Ok(DevicePreference::Gpu),
-            "auto" => Ok(DevicePreference::Auto),
-            other => Err(format!("unknown device '{other}' (expected cpu, gpu or auto)")),
-        }
-    }
-}
+/// Which engines a pool (or one computation) may use: the placement policy's choice. `cpu` and
+/// `wgpu` start no CUDA worker; `cuda`/`gpu` use CUDA devices with the CPU only for retries (a pool
+/// started so without a working device runs on the CPU with a note; [`compute_grid`] fails instead,
+/// [`JobError::NoGpu`]); `auto` uses CUDA devices when present, else the CPU.
+pub use crate::compute::placement::DeviceChoice;
 
 /// Why a request produced no grid.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -209,7 +189,7 @@ impl RequestHandle {
 /// Pool settings.
 #[derive(Clone, Debug)]
 pub struct PoolConfig {
-    pub preference: DevicePreference,
+    pub preference: DeviceChoice,
     /// CUDA device ordinals; `None` = `ORBITFIELD_DEVICES` or all.
     pub devices: Option<Vec<usize>>,
     /// CPU worker threads (each CPU tile is itself parallel inside the CPU engine).
@@ -232,7 +212,7 @@ pub struct PoolConfig {
 impl Default for PoolConfig {
     fn default() -> Self {
         PoolConfig {
-            preference: DevicePreference::Auto,
+            preference: DeviceChoice::Auto,
             devices: None,
             cpu_workers: 1,
             result_capacity: 16,
@@ -469,7 +449,7 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
     pub fn new(config: PoolConfig) -> Pool<K> {
         let mut notes = Vec::new();
         let mut engines: Vec<EngineSpec> = Vec::new();
-        if config.preference != DevicePreference::Cpu {
+        if config.preference.may_use_cuda() {
             let (env_devices, env_notes) = cuda::devices_from_env();
             notes.extend(env_notes.iter().map(ToString::to_string));
             let selection = config.devices.clone().or(env_devices);
@@ -834,12 +814,12 @@ impl<K: Clone + Send + Sync + 'static> Drop for Pool<K> {
 
 /// Computes one grid with a pool started for this call (the CLI's entry point). Prints nothing;
 /// device notes come back with the grid.
-pub fn compute_grid(job: FieldJob, preference: DevicePreference) -> Result<(Grid3, Vec<String>), JobError> {
+pub fn compute_grid(job: FieldJob, preference: DeviceChoice) -> Result<(Grid3, Vec<String>), JobError> {
     let pool: Pool<()> = Pool::new(PoolConfig {
         preference,
         ..PoolConfig::default()
     });
-    if preference == DevicePreference::Gpu
+    if preference.requires_gpu()
         && let Some(why) = pool.gpu_missing_reason()
     {
         return Err(JobError::NoGpu(why));
