@@ -38,6 +38,17 @@ impl DeviceArgs {
     }
 }
 
+impl DeviceArgs {
+    /// The preference of a jobs pool that runs `kind` where [`DeviceArgs::place`] puts it: no CUDA
+    /// worker when the CPU takes it, else the user's choice (forced or `auto`).
+    pub fn pool_preference(&self, kind: JobKind) -> Result<DeviceChoice> {
+        Ok(match self.place(kind, JobSize::default(), "")?.engine {
+            Engine::Cpu => DeviceChoice::Cpu,
+            _ => self.device,
+        })
+    }
+}
+
 /// The job kind of a field as the user names it.
 pub fn kind_of_spec(spec: &FieldSpec) -> JobKind {
     match spec {

@@ -361,11 +361,10 @@ impl LatticeEvaluator {
         kind: orbitfield::compute::placement::JobKind,
         devices: Option<Vec<usize>>,
     ) -> Result<LatticeEvaluator> {
-        let placed = device.place(kind, Default::default(), "")?;
-        if placed.engine == orbitfield::compute::placement::Engine::Cpu {
+        let preference = device.pool_preference(kind)?;
+        if preference == orbitfield::compute::placement::DeviceChoice::Cpu {
             return Ok(LatticeEvaluator { pool: None });
         }
-        let preference = device.device;
         let pool = orbitfield::jobs::Pool::new(orbitfield::jobs::PoolConfig {
             preference,
             devices,

@@ -17,7 +17,6 @@ use orbitfield::batch::{Partial, Ranks};
 use orbitfield::compute::ils::{IlsSetup, place_atoms};
 use orbitfield::io;
 use orbitfield::io::cube::CubeAtom;
-use orbitfield::jobs::DeviceChoice;
 use orbitfield::jobs::ils::{IlsDone, IlsWorkers};
 use orbitfield::model::ils::{
     DEFAULT_CUTOFF_ANGSTROM, DEFAULT_MAX_ENERGY_KT, DEFAULT_ORIENTATIONS, DEFAULT_SUBRES, IlsMap, OccupancySums,
@@ -396,14 +395,9 @@ pub fn run(args: &IlsArgs) -> Result<()> {
     {
         eprintln!("note: {n}");
     }
-    let placed = args
+    let preference = args
         .device
-        .place(orbitfield::compute::placement::JobKind::Ils, Default::default(), "")?;
-    let preference = if placed.engine == orbitfield::compute::placement::Engine::Cpu {
-        DeviceChoice::Cpu
-    } else {
-        args.device.device
-    };
+        .pool_preference(orbitfield::compute::placement::JobKind::Ils)?;
     let workers = IlsWorkers::with_devices(preference, ranks.device_selection(), p.setup.clone());
     if preference.requires_gpu() && !workers.has_gpu() {
         let why = workers.notes().join("; ");

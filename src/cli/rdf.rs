@@ -55,14 +55,9 @@ struct Prepared {
 }
 
 fn prepare(args: &RdfArgs) -> Result<Prepared> {
-    let placed = args
+    let preference = args
         .device
-        .place(orbitfield::compute::placement::JobKind::Rdf, Default::default(), "")?;
-    let preference = if placed.engine == orbitfield::compute::placement::Engine::Cpu {
-        DeviceChoice::Cpu
-    } else {
-        args.device.device
-    };
+        .pool_preference(orbitfield::compute::placement::JobKind::Rdf)?;
     let sel1 = Selection::parse(&args.sel1).map_err(|e| anyhow::anyhow!("--sel1: {e}"))?;
     let sel2 = Selection::parse(&args.sel2).map_err(|e| anyhow::anyhow!("--sel2: {e}"))?;
     let range = FrameRange::parse(&args.frames).map_err(anyhow::Error::msg)?;

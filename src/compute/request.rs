@@ -385,6 +385,15 @@ mod tests {
     use super::*;
     use crate::model::Element;
 
+    fn view_of<'a>(s: &'a Structure, frame: &'a Frame) -> SystemView<'a> {
+        SystemView {
+            structure: s,
+            frame: Some(frame),
+            wavefunction: None,
+            warnings: &[],
+        }
+    }
+
     fn two_ions() -> (Structure, Frame) {
         let s = Structure {
             elements: vec![Element::from_number(11).unwrap(), Element::from_number(17).unwrap()],
@@ -401,12 +410,7 @@ mod tests {
     #[test]
     fn esp_without_a_wavefunction_is_the_direct_sum_of_the_charges() {
         let (s, frame) = two_ions();
-        let view = SystemView {
-            structure: &s,
-            frame: Some(&frame),
-            wavefunction: None,
-            warnings: &[],
-        };
+        let view = view_of(&s, &frame);
         let spec = LatticeSpec::AroundAtoms {
             spacing_angstrom: 0.5,
             padding_angstrom: 2.0,
@@ -433,12 +437,7 @@ mod tests {
     #[test]
     fn missing_inputs_are_named() {
         let (s, frame) = two_ions();
-        let view = SystemView {
-            structure: &s,
-            frame: Some(&frame),
-            wavefunction: None,
-            warnings: &[],
-        };
+        let view = view_of(&s, &frame);
         let e = resolve(&view, &FieldRequest::Named("mo:homo".parse().unwrap())).unwrap_err();
         assert_eq!(
             e.to_string(),
@@ -446,12 +445,7 @@ mod tests {
         );
         let mut s = s.clone();
         s.charges_e = None;
-        let view = SystemView {
-            structure: &s,
-            frame: Some(&frame),
-            wavefunction: None,
-            warnings: &[],
-        };
+        let view = view_of(&s, &frame);
         let e = resolve(&view, &FieldRequest::Named("esp".parse().unwrap())).unwrap_err();
         assert_eq!(e, RequestError::NoCharges);
     }

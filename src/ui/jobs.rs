@@ -66,6 +66,11 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
         .fields()
         .map(|(r, f)| {
             let label = state.rep_label(r);
+            let on_device = f.pipeline.device_shown.is_some();
+            let label = match placement_reason(state, f.field, on_device) {
+                Some(why) => format!("{label} [{why}]"),
+                None => label,
+            };
             match (state.fields.pending(f.pipeline.slot), f.pipeline.shown_key()) {
                 (Some(k), _) => {
                     let pct = state
@@ -164,4 +169,39 @@ pub fn progress_ui(ui: &mut egui::Ui, state: &mut AppState) {
             }
         });
     }
+}
+
+/// Where the placement policy puts `field` of a representation and why (`on_device`: the render
+/// device computed what is shown); `None` for volumes read from files.
+fn placement_reason(state: &AppState, field: crate::app::fields::FieldChoice, on_device: bool) -> Option<String> {
+    use crate::app::fields::FieldChoice as F;
+    use crate::compute::placement::{self, DeviceChoice, Facts, JobKind, JobSize};
+    let render = state.fields.device.render.as_ref().map(|r| r.placement_facts());
+    let kind = match field {
+        F::Orbital { .. } | F::Density | F::SpinDensity if on_device => {
+            return placement::orbitals_on_render_device(state.settings.orbitals_on, render.as_ref()).ok();
+        }
+        F::Orbital { .. } | F::Density | F::SpinDensity => JobKind::Orbital,
+        F::WavefunctionPotential => JobKind::QmPotential,
+        F::Potential | F::PotentialMean { .. } => JobKind::Potential,
+        F::MolSurf { .. } => JobKind::MolSurf,
+        F::Ils(_) => JobKind::Ils,
+        F::PotentialPb { .. } => JobKind::PoissonBoltzmann,
+        F::Volume(_) => return None,
+    };
+    // The pool's CUDA workers are the CUDA devices the policy may use.
+    let facts = Facts {
+        cuda_devices: state
+            .fields
+            .workers()
+            .into_iter()
+            .filter(|w| w.engine.starts_with("cuda"))
+            .map(|w| w.engine)
+            .collect(),
+        adapter: render,
+        ..Facts::default()
+    };
+    placement::place(kind, JobSize::default(), DeviceChoice::Auto, &facts)
+        .ok()
+        .map(|p| p.reason())
 }
