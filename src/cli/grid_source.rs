@@ -87,7 +87,7 @@ pub fn wavefunction_potential_source(system: &System, frame: usize) -> Result<So
         &view(system, None, Some(&wf)),
         &FieldRequest::Wavefunction(Field::QmPotential),
     )?;
-    Ok(Source::new(FieldSpec::Potential, resolved, wavefunction_atoms(&wf))?)
+    Source::new(FieldSpec::Potential, resolved, wavefunction_atoms(&wf))
 }
 
 /// The view of `system` the resolver takes.
