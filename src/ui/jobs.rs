@@ -60,18 +60,14 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
         ui.label(RichText::new(e).color(tokens::ERROR));
     }
     // One line per field representation: what it computes and how far it is.
-    let lines: Vec<String> = state
+    let lines: Vec<(String, Option<String>)> = state
         .doc
         .reps
         .fields()
         .map(|(r, f)| {
             let label = state.rep_label(r);
-            let on_device = f.pipeline.device_shown.is_some();
-            let label = match placement_reason(state, f.field, on_device) {
-                Some(why) => format!("{label} [{why}]"),
-                None => label,
-            };
-            match (state.fields.pending(f.pipeline.slot), f.pipeline.shown_key()) {
+            let why = placement_reason(state, f.field, f.pipeline.device_shown.is_some());
+            let line = match (state.fields.pending(f.pipeline.slot), f.pipeline.shown_key()) {
                 (Some(k), _) => {
                     let pct = state
                         .fields
@@ -85,11 +81,16 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 (None, Some(k)) => format!("{label}: frame {} shown", k.frame + 1),
                 (None, None) if r.visible => format!("{label}: waiting"),
                 (None, None) => format!("{label}: hidden"),
-            }
+            };
+            (line, why)
         })
         .collect();
-    for line in lines {
+    for (line, why) in lines {
         ui.label(RichText::new(line).small());
+        // Where the placement policy puts it, and why.
+        if let Some(why) = why {
+            ui.label(RichText::new(format!("  {why}")).small().weak());
+        }
     }
     let cache = state.fields.cache_use();
     let mib = |b: usize| b as f64 / f64::from(1u32 << 20);
