@@ -142,7 +142,7 @@ fn cartoon_builder_runs_dssp_on_a_gpu_worker() {
     for frame in 0..3u64 {
         let (s, positions) = jittered_adk(40, 0.5, seed.wrapping_add(frame));
         let polymer = Arc::new(Polymer::new(&s));
-        assert!(polymer.protein.len() >= orbitfield::jobs::cartoon::DEVICE_DSSP_MIN_RESIDUES);
+        assert!(polymer.protein.len() >= orbitfield::compute::placement::DSSP_DEVICE_MIN_RESIDUES);
         let positions = Arc::new(positions);
         let request = |workers: Option<orbitfield::jobs::DeviceWorkers>| CartoonRequest {
             key: frame,

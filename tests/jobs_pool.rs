@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use orbitfield::compute::{ComputeError, Field, FieldInput, FieldJob, PointCharges, SlabEngine, slab_len};
-use orbitfield::jobs::{DevicePreference, EngineSpec, JobError, Pool, PoolConfig, SlotId};
+use orbitfield::jobs::{DeviceChoice, EngineSpec, JobError, Pool, PoolConfig, SlotId};
 use orbitfield::model::Lattice;
 use std::ops::Range;
 use std::sync::Arc;
@@ -268,7 +268,7 @@ fn cpu_pool_without_devices_reports_why() {
         lattice: Lattice::axis_aligned([1.0, 2.0, 3.0], 0.5, [6, 5, 4]),
         input: FieldInput::Charges(Arc::new(q)),
     };
-    let (grid, notes) = orbitfield::jobs::compute_grid(job.clone(), DevicePreference::Auto).unwrap();
+    let (grid, notes) = orbitfield::jobs::compute_grid(job.clone(), DeviceChoice::Auto).unwrap();
     println!("notes: {notes:?}");
     for k in 0..4 {
         for j in 0..5 {
@@ -281,7 +281,7 @@ fn cpu_pool_without_devices_reports_why() {
         }
     }
     let pool: Pool<()> = Pool::new(PoolConfig {
-        preference: DevicePreference::Cpu,
+        preference: DeviceChoice::Cpu,
         ..PoolConfig::default()
     });
     assert!(!pool.has_gpu());

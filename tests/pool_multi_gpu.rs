@@ -17,7 +17,7 @@ use orbitfield::compute::cpu::CpuEngine;
 use orbitfield::compute::cuda;
 use orbitfield::compute::esp::EspMethod;
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
-use orbitfield::jobs::{DevicePreference, Pool, PoolConfig, SlotId};
+use orbitfield::jobs::{DeviceChoice, Pool, PoolConfig, SlotId};
 use orbitfield::model::{Grid3, Lattice, Spin};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,7 +42,7 @@ fn all_devices() -> Vec<usize> {
 
 fn gpu_pool(devices: &[usize]) -> Pool<usize> {
     let pool = Pool::new(PoolConfig {
-        preference: DevicePreference::Gpu,
+        preference: DeviceChoice::Gpu,
         devices: Some(devices.to_vec()),
         ..PoolConfig::default()
     });

@@ -14,7 +14,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use orbitfield::app::draw::SceneSync;
-use orbitfield::app::fields::device::OrbitalsOn;
+use orbitfield::app::fields::device::FieldsOn;
 use orbitfield::app::fields::{FieldChoice, FieldKey};
 use orbitfield::app::reps::RepId;
 use orbitfield::app::settings::Settings;
@@ -62,12 +62,12 @@ fn threonine_files() -> Vec<PathBuf> {
 
 /// A viewer state on the threonine series showing the HOMO (main field) and the density, playing
 /// frame by frame, its orbitals computed where `on` says.
-fn viewer(rc: &RenderContext, on: OrbitalsOn) -> (AppState, [RepId; 2]) {
+fn viewer(rc: &RenderContext, on: FieldsOn) -> (AppState, [RepId; 2]) {
     viewer_with_charges(rc, on, None)
 }
 
 /// As [`viewer`], with `charges_e` on the atoms (the wavefunction files carry none).
-fn viewer_with_charges(rc: &RenderContext, on: OrbitalsOn, charges_e: Option<Vec<f32>>) -> (AppState, [RepId; 2]) {
+fn viewer_with_charges(rc: &RenderContext, on: FieldsOn, charges_e: Option<Vec<f32>>) -> (AppState, [RepId; 2]) {
     let settings = Settings {
         lattice_points: LATTICE_POINTS,
         compute_every_frame: true,
@@ -131,7 +131,7 @@ fn surfaces(sync: &SceneSync, rc: &RenderContext, id: RepId, signed: bool) -> Ve
 fn render_device_surfaces_match_the_pool_over_played_frames_with_two_representations() {
     let Some(rc) = context() else { return };
     let mut runs = Vec::new();
-    for on in [OrbitalsOn::WorkerPool, OrbitalsOn::RenderDevice] {
+    for on in [FieldsOn::Pool, FieldsOn::RenderDevice] {
         let (mut state, ids) = viewer(&rc, on);
         let mut sync = SceneSync::new(&rc);
         // The stage clock (GPU timestamps where the adapter has them) on: it must not change what
@@ -146,16 +146,16 @@ fn render_device_surfaces_match_the_pool_over_played_frames_with_two_representat
                 assert!(p.device_fallback.is_none(), "{:?}", p.device_fallback);
                 assert_eq!(
                     p.device_shown.is_some(),
-                    on == OrbitalsOn::RenderDevice,
+                    on == FieldsOn::RenderDevice,
                     "{on:?}: representation {k} at frame {f}"
                 );
-                assert_eq!(p.shown.is_some(), on == OrbitalsOn::WorkerPool);
+                assert_eq!(p.shown.is_some(), on == FieldsOn::Pool);
                 per_frame.push(surfaces(&sync, &rc, *id, k == 0));
             }
         }
         let t = sync.stage_times(&rc).unwrap();
         println!("{on:?}: {t:?}");
-        if on == OrbitalsOn::RenderDevice {
+        if on == FieldsOn::RenderDevice {
             assert_eq!(t.extractions, 8, "two representations, four frames");
             assert!(t.extract_seconds >= t.counter_wait_seconds && t.counter_wait_seconds > 0.0);
             assert!(t.gpu_extractions == 0 || (t.gpu_extractions == 8 && t.gpu_pass_seconds > 0.0));
@@ -178,7 +178,7 @@ fn render_device_surfaces_match_the_pool_over_played_frames_with_two_representat
 #[test]
 fn the_next_frame_is_prepared_ahead_while_one_is_shown() {
     let Some(rc) = context() else { return };
-    let (mut state, ids) = viewer(&rc, OrbitalsOn::RenderDevice);
+    let (mut state, ids) = viewer(&rc, FieldsOn::RenderDevice);
     let mut sync = SceneSync::new(&rc);
     let mut scene = GpuScene::new(&rc);
     play(&mut state, &mut sync, &mut scene, &rc, 0);
@@ -230,7 +230,7 @@ fn wait_for_pool(state: &mut AppState, id: RepId, f: usize) {
 #[test]
 fn a_lattice_the_device_cannot_bind_falls_back_to_the_pool_said_once() {
     let Some(rc) = context() else { return };
-    let (mut state, ids) = viewer(&rc, OrbitalsOn::RenderDevice);
+    let (mut state, ids) = viewer(&rc, FieldsOn::RenderDevice);
     // A device whose storage bindings hold 1 KiB: no lattice fits.
     if let Some(r) = state.fields.device.render.as_mut() {
         r.limits.max_storage_buffer_binding_size = 1024;
@@ -261,14 +261,14 @@ fn a_lattice_the_device_cannot_bind_falls_back_to_the_pool_said_once() {
 #[test]
 fn without_the_orbital_pass_the_pool_serves_silently_on_auto_and_says_so_when_asked_for() {
     let Some(rc) = context() else { return };
-    for on in [OrbitalsOn::Auto, OrbitalsOn::RenderDevice] {
+    for on in [FieldsOn::Auto, FieldsOn::RenderDevice] {
         let (mut state, ids) = viewer(&rc, on);
         state.fields.device.render = None;
         state.panels.status.clear();
         state.apply(Command::SetFrame(1));
         state.update_reps();
         let said = state.panels.status.contains("not on the render device");
-        assert_eq!(said, on == OrbitalsOn::RenderDevice, "{on:?}: {}", state.panels.status);
+        assert_eq!(said, on == FieldsOn::RenderDevice, "{on:?}: {}", state.panels.status);
         for id in ids {
             wait_for_pool(&mut state, id, 1);
             assert!(state.reps().field(id).unwrap().pipeline.device_shown.is_none());
@@ -276,7 +276,7 @@ fn without_the_orbital_pass_the_pool_serves_silently_on_auto_and_says_so_when_as
     }
     // `auto` on a software rasteriser: the pool, without a word.
     if rc.software_adapter {
-        let (mut state, ids) = viewer(&rc, OrbitalsOn::Auto);
+        let (mut state, ids) = viewer(&rc, FieldsOn::Auto);
         state.apply(Command::SetFrame(1));
         state.update_reps();
         for id in ids {
@@ -291,7 +291,7 @@ fn without_the_orbital_pass_the_pool_serves_silently_on_auto_and_says_so_when_as
 fn the_setting_round_trips_through_a_session_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("view.ron");
-    for on in OrbitalsOn::ALL {
+    for on in FieldsOn::ALL {
         let settings = Settings {
             lattice_points: LATTICE_POINTS,
             orbitals_on: on,
@@ -320,7 +320,7 @@ fn a_render_device_surface_coloured_by_a_computed_field_follows_the_frames() {
         eprintln!("skipping: no 3-D textures on this adapter");
         return;
     }
-    let (mut state, ids) = viewer(&rc, OrbitalsOn::RenderDevice);
+    let (mut state, ids) = viewer(&rc, FieldsOn::RenderDevice);
     state.apply(Command::DeleteRep(ids[1]));
     state.apply(Command::SetSurfaceColor(Some((FieldChoice::Density, Some([0.0, 0.1])))));
     let mut sync = SceneSync::new(&rc);
@@ -366,7 +366,7 @@ fn an_orbital_coloured_by_the_charges_potential_stays_on_the_render_device() {
         .collect();
     let mean = charges.iter().sum::<f32>() / n as f32;
     charges.iter_mut().for_each(|q| *q -= mean);
-    let (mut state, ids) = viewer_with_charges(&rc, OrbitalsOn::RenderDevice, Some(charges.clone()));
+    let (mut state, ids) = viewer_with_charges(&rc, FieldsOn::RenderDevice, Some(charges.clone()));
     state.apply(Command::DeleteRep(ids[1]));
     state.apply(Command::SetSurfaceColor(Some((
         FieldChoice::Potential,
@@ -414,7 +414,7 @@ fn an_orbital_coloured_by_the_charges_potential_stays_on_the_render_device() {
 fn a_relative_isovalue_is_served_by_the_pool_until_it_is_absolute_again() {
     use orbitfield::app::state::IsoMode;
     let Some(rc) = context() else { return };
-    let (mut state, ids) = viewer(&rc, OrbitalsOn::RenderDevice);
+    let (mut state, ids) = viewer(&rc, FieldsOn::RenderDevice);
     let mut sync = SceneSync::new(&rc);
     let mut scene = GpuScene::new(&rc);
     play(&mut state, &mut sync, &mut scene, &rc, 1);

@@ -526,7 +526,7 @@ fn slice_plane_controls_set_axis_and_free_normal() {
 /// Where orbitals are computed: the field panel's combo sets the setting (auto by default).
 #[test]
 fn field_panel_sets_where_orbitals_are_computed() {
-    use orbitfield::app::fields::device::OrbitalsOn;
+    use orbitfield::app::fields::device::FieldsOn;
     let mut harness = Harness::new_ui_state(
         |ui, state: &mut AppState| {
             orbitfield::ui::panels::fields_ui(ui, state);
@@ -535,17 +535,17 @@ fn field_panel_sets_where_orbitals_are_computed() {
         state_with_h2(),
     );
     harness.run();
-    assert_eq!(harness.state().settings.orbitals_on, OrbitalsOn::Auto);
+    assert_eq!(harness.state().settings.orbitals_on, FieldsOn::Auto);
     harness.get_by_label("Orbitals computed on").click();
     harness.run();
     harness.get_by_label("worker pool").click();
     harness.run();
-    assert_eq!(harness.state().settings.orbitals_on, OrbitalsOn::WorkerPool);
+    assert_eq!(harness.state().settings.orbitals_on, FieldsOn::Pool);
     harness.get_by_label("Orbitals computed on").click();
     harness.run();
     harness.get_by_label("render device").click();
     harness.run();
-    assert_eq!(harness.state().settings.orbitals_on, OrbitalsOn::RenderDevice);
+    assert_eq!(harness.state().settings.orbitals_on, FieldsOn::RenderDevice);
 }
 
 /// The potential of a trajectory's charges per frame: a fixed lattice, values equal to the direct

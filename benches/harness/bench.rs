@@ -18,8 +18,9 @@
 use anyhow::{Context, Result, bail};
 use orbitfield::compute::cpu::CpuEngine;
 use orbitfield::compute::cuda::{self, CudaEngine, MoForm};
+use orbitfield::compute::placement::FieldsOn;
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
-use orbitfield::jobs::DevicePreference;
+use orbitfield::jobs::DeviceChoice;
 use orbitfield::model::basis::{BasisSet, Shell};
 use orbitfield::model::units::bohr_from_angstrom;
 use orbitfield::model::{Element, Lattice, OrbitalSet, QmAtom, Spin, SpinKind, Wavefunction};
@@ -86,7 +87,7 @@ pub struct BenchArgs {
     /// plan) or `device` (by the CUDA engine that fills the map, from the plan's bin frame and level
     /// geometry).
     #[arg(long, value_enum, default_value = "device")]
-    msm_stages: MsmStagesOn,
+    msm_stages: orbitfield::compute::esp::StagesOn,
     /// Time the viewer's per-frame pipeline headless (field, GPU isosurfaces, draw) playing the
     /// threonine MD series of tests/data/qm/threonine_md and a C60 6-31G* series, at --playback-points,
     /// and the threonine series' density surface coloured by its wavefunction's potential (the
@@ -264,15 +265,11 @@ fn msm_case(
     n_atoms: usize,
     spacing_angstrom: f64,
     params: orbitfield::compute::esp::MsmParams,
-    preference: DevicePreference,
+    preference: DeviceChoice,
     repeats: usize,
-    stages_on: MsmStagesOn,
+    stages: orbitfield::compute::esp::StagesOn,
 ) -> Result<MsmResult> {
     use orbitfield::compute::esp::{Boundary, EspMethod, EspPlan, StagesOn, field_input, field_input_with};
-    let stages = match stages_on {
-        MsmStagesOn::Host => StagesOn::Host,
-        MsmStagesOn::Device => StagesOn::Engine,
-    };
     use orbitfield::jobs::{Pool, PoolConfig};
     let (charges, side) = water_box(n_atoms, 0x6d73_6d00 ^ n_atoms as u64);
     let bohr = orbitfield::model::units::bohr_from_angstrom(1.0);
@@ -337,7 +334,7 @@ fn msm_case(
     let mut kernel_s = None;
     let mut device_bins_s = None;
     let mut device_levels_s = None;
-    if preference != DevicePreference::Cpu
+    if preference != DeviceChoice::Cpu
         && let Some(gpu) = cuda::discover(Some(&[0])).engines.into_iter().next()
     {
         let input = field_input(charges.clone(), EspMethod::Msm(params), Boundary::Open, &lattice)?;
@@ -401,9 +398,9 @@ fn msm_case(
         map_points: lattice.n_points(),
         map_spacing_angstrom: spacing_angstrom,
         engines,
-        stages_on: match stages_on {
-            MsmStagesOn::Host => "host",
-            MsmStagesOn::Device => "engine",
+        stages_on: match stages {
+            StagesOn::Host => "host",
+            StagesOn::Engine => "engine",
         }
         .to_string(),
         plan_s: median(plan_t),
@@ -662,41 +659,22 @@ pub enum CartoonOn {
     RenderDevice,
 }
 
-/// Where `bench --msm-atoms` bins the charges and computes the MSM long-range levels.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum MsmStagesOn {
-    /// On the host, with the plan.
-    Host,
-    /// On the CUDA device that fills the map (the library's default, `compute::esp::StagesOn`).
-    #[default]
-    Device,
-}
-
-/// Where `bench --playback` computes the orbital scenes' fields (and `bench --molsurf` the surface).
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum FieldsOn {
-    /// As the viewer chooses: for orbitals, the render device on a hardware adapter that runs the
-    /// orbital pass and GPU isosurfaces, else the pool; for the molecular surface (which the viewer
-    /// computes through the pool), the pool.
-    Auto,
-    /// The viewer's worker pool (CUDA engine when present, else the CPU engine).
-    #[default]
-    Pool,
-    /// The WGSL passes on the render device (`compute::wgpu::orbital` for orbitals,
-    /// `compute::wgpu::molsurf` for the molecular surface).
-    RenderDevice,
-}
-
 /// Whether `--orbitals-on` plays the orbital scenes on the render device: `auto` asks a headless
 /// render context, as the viewer's "auto" setting does (a hardware adapter with the orbital pass and
 /// GPU isosurfaces).
 fn orbitals_on_render_device(on: FieldsOn) -> bool {
     match on {
+        // Forced: played there (a failure there is the scene's error).
         FieldsOn::RenderDevice => true,
         FieldsOn::Pool => false,
         FieldsOn::Auto => orbitfield::render::RenderContext::headless(1).is_ok_and(|rc| {
             let c = &rc.capabilities;
-            !c.software && c.orbital_pass_supported && c.gpu_marching_cubes
+            let adapter = orbitfield::compute::placement::AdapterFacts {
+                name: c.adapter.clone(),
+                software: c.software,
+                runs_passes: c.orbital_pass_supported && c.gpu_marching_cubes,
+            };
+            orbitfield::compute::placement::orbitals_on_render_device(on, Some(&adapter)).is_ok()
         }),
     }
 }
@@ -1062,7 +1040,7 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
 }
 
 /// `--molsurf`: the molecular-surface cases alone.
-fn molsurf(args: &BenchArgs, preference: DevicePreference) -> Result<()> {
+fn molsurf(args: &BenchArgs, preference: DeviceChoice) -> Result<()> {
     let sizes = args
         .molsurf_atoms
         .split(',')
@@ -1098,7 +1076,7 @@ fn molsurf(args: &BenchArgs, preference: DevicePreference) -> Result<()> {
         }
         return Ok(());
     }
-    let gpu = if preference == DevicePreference::Cpu {
+    let gpu = if preference == DeviceChoice::Cpu {
         None
     } else {
         let (sel, _) = cuda::devices_from_env();
@@ -1107,7 +1085,7 @@ fn molsurf(args: &BenchArgs, preference: DevicePreference) -> Result<()> {
             eprintln!("note: {n}");
         }
         let g = found.engines.into_iter().next();
-        if g.is_none() && preference == DevicePreference::Gpu {
+        if g.is_none() && preference == DeviceChoice::Gpu {
             bail!("no usable CUDA device");
         }
         g
@@ -1157,20 +1135,20 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     if args.playback && orbitals_on_render_device(args.orbitals_on) {
         return render_device_playback(args);
     }
-    let preference: DevicePreference = args.device.parse().map_err(anyhow::Error::msg)?;
+    let preference: DeviceChoice = args.device.parse().map_err(anyhow::Error::msg)?;
     if args.molsurf {
         return molsurf(args, preference);
     }
     let mut notes = Vec::new();
     let mut gpu_engine: Option<Arc<CudaEngine>> = None;
-    if preference != DevicePreference::Cpu {
+    if preference != DeviceChoice::Cpu {
         let (sel, env_notes) = cuda::devices_from_env();
         notes.extend(env_notes.iter().map(ToString::to_string));
         let found = cuda::discover(sel.as_ref().map(|s| s.get(..1).unwrap_or(&[])));
         notes.extend(found.notes.iter().map(ToString::to_string));
         gpu_engine = found.engines.into_iter().next();
         if gpu_engine.is_none() {
-            if preference == DevicePreference::Gpu {
+            if preference == DeviceChoice::Gpu {
                 bail!("no usable CUDA device: {}", notes.join("; "));
             }
             notes.push("no usable CUDA device: CPU figures only".into());
@@ -1257,7 +1235,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                         .map_or_else(|| Err(anyhow::anyhow!("no scene {name}")), |c| c.1),
                     None => break,
                 };
-                let pool = orbitfield::app::fields::device::OrbitalsOn::WorkerPool;
+                let pool = orbitfield::app::fields::device::FieldsOn::Pool;
                 let points = args.playback_points;
                 match system
                     .and_then(|sys| super::playback::playback_case(name, sys, points, frames, show, batch, pool))
@@ -1527,7 +1505,7 @@ fn render_device_playback(args: &BenchArgs) -> Result<()> {
         {
             continue;
         }
-        let on = orbitfield::app::fields::device::OrbitalsOn::RenderDevice;
+        let on = orbitfield::app::fields::device::FieldsOn::RenderDevice;
         let points = args.playback_points;
         let run = system.and_then(|sys| super::playback::playback_case(name, sys, points, frames, show, true, on));
         match run {

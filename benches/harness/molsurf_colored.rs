@@ -27,7 +27,7 @@ use orbitfield::compute::wgpu::marching_cubes::{GpuLattice, LobeBuffers, McCompu
 use orbitfield::compute::wgpu::molsurf::{DeviceAtoms, MolSurfCompute};
 use orbitfield::compute::wgpu::vertex_potential::{GpuCharges, VertexPotential, VertexPotentialVariant, VertexValues};
 use orbitfield::compute::{Field, FieldInput, FieldJob};
-use orbitfield::jobs::{DevicePreference, Pool, PoolConfig};
+use orbitfield::jobs::{DeviceChoice, Pool, PoolConfig};
 use orbitfield::model::Grid3;
 use orbitfield::model::field::LatticeSpec;
 use orbitfield::model::units::bohr_from_angstrom3;
@@ -53,7 +53,7 @@ pub struct PoolSource {
 }
 
 impl PoolSource {
-    pub fn new(preference: DevicePreference) -> PoolSource {
+    pub fn new(preference: DeviceChoice) -> PoolSource {
         PoolSource {
             pool: Pool::new(PoolConfig {
                 preference,

@@ -7,7 +7,7 @@
 
 use anyhow::{Context, Result, anyhow, bail};
 use orbitfield::app::draw::{DeviceStageTimes, SceneSync};
-use orbitfield::app::fields::device::OrbitalsOn;
+use orbitfield::app::fields::device::FieldsOn;
 use orbitfield::app::fields::{FieldChoice, FieldService, PoolBackend};
 use orbitfield::app::reps::{FieldStyle, RepEdit, RepSpec, SpecKind};
 use orbitfield::app::settings::Settings;
@@ -319,7 +319,7 @@ pub fn playback_case(
     frames: usize,
     show: Show,
     batch: bool,
-    orbitals_on: OrbitalsOn,
+    orbitals_on: FieldsOn,
 ) -> Result<PlaybackResult> {
     // The ESP-on-density scene is timed on the viewer's default lattice, where the interactive
     // target is set.
@@ -362,7 +362,7 @@ pub fn playback_case(
             rc.capabilities.summary()
         );
     }
-    if orbitals_on != OrbitalsOn::WorkerPool {
+    if orbitals_on != FieldsOn::Pool {
         if !rc.capabilities.orbital_pass_supported {
             bail!(
                 "{name}: the adapter cannot run the orbital pass ({})",
@@ -372,7 +372,7 @@ pub fn playback_case(
         state.use_render_device(&rc);
     }
     let mut sync = SceneSync::new(&rc);
-    if orbitals_on != OrbitalsOn::WorkerPool {
+    if orbitals_on != FieldsOn::Pool {
         sync.time_stages(&rc);
     }
     let mut scene = GpuScene::new(&rc);

@@ -22,7 +22,7 @@ use orbitfield::analysis::esp_series::{self, Combine, MapAccumulator, MemoryLimi
 use orbitfield::compute::cuda::CudaEngine;
 use orbitfield::compute::esp::EspMethod;
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges};
-use orbitfield::jobs::{DevicePreference, Pool, PoolConfig, SlotId};
+use orbitfield::jobs::{DeviceChoice, Pool, PoolConfig, SlotId};
 use orbitfield::model::{Grid3, Lattice, Spin, Wavefunction};
 use serde::Serialize;
 use std::sync::Arc;
@@ -61,7 +61,7 @@ pub struct PoolCase {
 
 fn gpu_pool(devices: &[usize]) -> Pool<usize> {
     let pool = Pool::new(PoolConfig {
-        preference: DevicePreference::Gpu,
+        preference: DeviceChoice::Gpu,
         devices: Some(devices.to_vec()),
         cpu_workers: 1,
         ..PoolConfig::default()

@@ -16,7 +16,7 @@ use orbitfield::compute::cpu::CpuEngine;
 use orbitfield::compute::cpu::qm_esp::PreparedQmEsp;
 use orbitfield::compute::cuda::CudaEngine;
 use orbitfield::compute::{Field, FieldInput, FieldJob, SlabEngine};
-use orbitfield::jobs::{DevicePreference, Pool, PoolConfig};
+use orbitfield::jobs::{DeviceChoice, Pool, PoolConfig};
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Instant;
@@ -164,7 +164,7 @@ pub fn run(
     if let Some(g) = gpu {
         r.gpu_kernel_ms = Some(median(g.time_kernels(&job, repeats.max(3))?));
         let pool: Pool<()> = Pool::new(PoolConfig {
-            preference: DevicePreference::Gpu,
+            preference: DeviceChoice::Gpu,
             ..PoolConfig::default()
         });
         pool.compute_grid((), job.clone())?;

@@ -29,8 +29,9 @@ use crate::model::{Grid3, Lattice, Wavefunction};
 use crate::surface::MeshData;
 use std::sync::Arc;
 
-/// Above this many charge-vertex pairs the potential at vertices uses multilevel summation.
-pub const DIRECT_LIMIT_TERMS: u64 = 1_000_000_000;
+/// Above this many charge-vertex pairs the potential at vertices uses multilevel summation (the
+/// placement policy's rule).
+pub use crate::compute::placement::VERTEX_DIRECT_LIMIT_TERMS as DIRECT_LIMIT_TERMS;
 
 /// Lattice spacing (Angstrom) of the map the multilevel method is planned for (only its extent and
 /// the MSM lattices matter: points are evaluated exactly where the vertices are).
@@ -49,9 +50,9 @@ pub fn potential_at_vertices(mesh: &MeshData, charges: &PointCharges) -> Result<
     if points.is_empty() {
         return Ok(Vec::new());
     }
-    let terms = (points.len() as u64).saturating_mul(charges.charges_e.len() as u64);
+    let msm = crate::compute::placement::vertex_potential_uses_msm(points.len(), charges.charges_e.len());
     let charges = Arc::new(charges.clone());
-    let input = if terms <= DIRECT_LIMIT_TERMS {
+    let input = if !msm {
         FieldInput::Charges(charges)
     } else {
         let mut lo = [f64::INFINITY; 3];

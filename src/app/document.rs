@@ -9,8 +9,9 @@
 use super::atoms;
 use super::fields::{FieldChoice, FieldKey};
 use super::settings::PotentialMethod;
-use crate::compute::molsurf::{DEFAULT_RADIUS_SCALE, MolSurfAtoms};
-use crate::compute::{Field, FieldInput, FieldJob};
+use crate::compute::molsurf::DEFAULT_RADIUS_SCALE;
+use crate::compute::request::{self, FieldRequest, LatticeChoice, SystemView};
+use crate::compute::{Field, FieldJob};
 use crate::io::{ReadError, System};
 use crate::model::{Frame, Grid3, Lattice, Structure, Trajectory, Wavefunction};
 use std::path::PathBuf;
@@ -59,54 +60,27 @@ pub struct FieldSettings {
     pub potential_method: PotentialMethod,
 }
 
-/// The lattice of a structure's per-frame potential maps: its atoms' box padded by 8 A at
-/// `spacing_angstrom`, or, when the atoms fill an orthorhombic periodic box (a solvated system),
-/// the atoms' box itself. `None` without partial charges.
-///
-/// The padding keeps the lattice's faces away from the atoms, so isosurfaces close inside it
-/// instead of being cut by the box of a protein that does not fill its cell.
-pub fn potential_lattice(structure: &Structure, frame: &Frame, spacing_angstrom: f64) -> Option<Lattice> {
+/// The lattice of a structure's per-frame potential maps (`compute::request`'s rule for them),
+/// fixed for the whole trajectory. `None` without partial charges.
+fn potential_lattice(structure: &Structure, frame: &Frame, spacing_angstrom: f64) -> Option<Lattice> {
     structure.charges_e.as_ref()?;
-    let (lo, hi) = atoms::bounds(&frame.positions_angstrom, 0.0)?;
-    let fills_box = frame
-        .cell
-        .filter(|c| c.is_valid() && c.is_orthorhombic())
-        .is_some_and(|c| (0..3).all(|k| f64::from(hi[k] - lo[k]) >= 0.8 * c.lengths_angstrom[k]));
-    let pad = if fills_box { 0.0 } else { 8.0 };
-    Some(Lattice::around_box(
-        lo.map(f64::from),
-        hi.map(f64::from),
-        pad,
-        spacing_angstrom,
-    ))
+    request::lattice(
+        &LatticeChoice::PotentialMap { spacing_angstrom },
+        &request::positions_f64(&frame.positions_angstrom),
+        frame.cell.as_ref(),
+    )
+    .ok()
 }
 
-/// The lattice of a molecular surface of `atoms`: their box padded by the reach of their widest
-/// Gaussian, at most `lattice_points` points along its longest axis, at least 0.25 A apart.
-pub fn molsurf_lattice(atoms: &MolSurfAtoms, lattice_points: u32) -> Option<Lattice> {
-    let positions: Vec<[f32; 3]> = atoms.positions_angstrom().iter().map(|p| p.map(|x| x as f32)).collect();
-    let (lo, hi) = atoms::bounds(&positions, 0.0)?;
-    let (lo, hi) = (lo.map(f64::from), hi.map(f64::from));
-    let pad = atoms.padding_angstrom();
-    let span = (0..3).map(|k| hi[k] - lo[k] + 2.0 * pad).fold(0.0f64, f64::max);
-    let points = f64::from(lattice_points.clamp(16, 512));
-    let spacing = (span / (points - 1.0)).max(0.25);
-    Some(Lattice::around_box(lo, hi, pad, spacing))
-}
-
-/// The lattice computed orbitals are sampled on around `positions`: their box padded by 4 A, at
-/// most `lattice_points` points along its longest axis, at least 0.05 A apart.
+/// The lattice computed orbitals are sampled on around `positions_angstrom`
+/// ([`LatticeChoice::OrbitalPoints`]).
 pub fn orbital_lattice(positions_angstrom: &[[f32; 3]], lattice_points: u32) -> Option<Lattice> {
-    let (lo, hi) = atoms::bounds(positions_angstrom, 0.0)?;
-    let span = (0..3).map(|k| hi[k] - lo[k] + 8.0).fold(0.0f32, f32::max);
-    let points = lattice_points.clamp(16, 512) as f32;
-    let spacing = (span / (points - 1.0)).max(0.05);
-    Some(Lattice::around_box(
-        lo.map(f64::from),
-        hi.map(f64::from),
-        4.0,
-        f64::from(spacing),
-    ))
+    request::lattice(
+        &LatticeChoice::OrbitalPoints(lattice_points),
+        &request::positions_f64(positions_angstrom),
+        None,
+    )
+    .ok()
 }
 
 impl Document {
@@ -246,15 +220,30 @@ impl Document {
             .and_then(|i| u16::try_from(i).ok())
     }
 
-    /// The atoms of surface selection `selection` at `frame`, with their radii (the file's, else
-    /// the element's); `None` when the selection picks no atom with a radius.
-    pub fn molsurf_atoms(&self, selection: u16, frame: &Frame) -> Option<MolSurfAtoms> {
+    /// The view of this document the resolver takes, at `frame` with the wavefunction of frame
+    /// `index`.
+    fn view<'a>(&'a self, index: usize, frame: &'a Frame) -> SystemView<'a> {
+        SystemView {
+            structure: &self.structure,
+            frame: Some(frame),
+            wavefunction: self.wavefunction_at(index),
+            warnings: &self.warnings,
+        }
+    }
+
+    /// The molecular surface of surface selection `selection` at `frame`, resolved (its atoms with
+    /// their radii: the file's, else the element's); `None` when the selection picks no atom with
+    /// a radius.
+    fn molsurf_request(&self, selection: u16, frame: &Frame) -> Option<request::Resolved> {
         let text = self.surface_selections.get(usize::from(selection))?;
         let flags = crate::model::select::Selection::parse(text)
             .ok()?
             .evaluate(&self.structure, Some(frame));
-        let atoms = MolSurfAtoms::from_frame(&self.structure, frame, Some(&flags), DEFAULT_RADIUS_SCALE).ok()?;
-        (!atoms.gaussians().is_empty()).then_some(atoms)
+        let surface = FieldRequest::MolSurf {
+            selected: Some(flags),
+            radius_scale: DEFAULT_RADIUS_SCALE,
+        };
+        request::resolve(&self.view(0, frame), &surface).ok()
     }
 
     /// The key of `field` at frame `index` whose coordinates are `frame`.
@@ -271,7 +260,10 @@ impl Document {
             // Its lattice follows the frame's atoms (`app::pb`); the key names frame and revision.
             FieldChoice::PotentialPb { .. } => [0; 3],
             FieldChoice::MolSurf { selection } => {
-                molsurf_lattice(&self.molsurf_atoms(selection, frame)?, settings.lattice_points)?.dims
+                self.molsurf_request(selection, frame)?
+                    .lattice(&LatticeChoice::SurfacePoints(settings.lattice_points), None)
+                    .ok()?
+                    .dims
             }
             FieldChoice::Ils(i) => self.ils_maps.get(usize::from(i))?.map.dims,
             _ => orbital_lattice(&self.orbital_positions(index, frame)?, settings.lattice_points)?.dims,
@@ -292,23 +284,6 @@ impl Document {
     /// The key of `field` at the current frame.
     pub fn field_key(&self, field: FieldChoice, settings: FieldSettings) -> Option<FieldKey> {
         self.field_key_at(field, self.frame_index, &self.frame, settings)
-    }
-
-    /// How the potential of `charges` on `lattice` is summed: the direct sum, or multilevel
-    /// summation (open boundaries, default a and h) whose long-range lattices the worker that takes
-    /// the request builds. `None` for charges the engines refuse (non-finite).
-    fn potential_input(
-        charges: crate::compute::PointCharges,
-        lattice: &Lattice,
-        method: PotentialMethod,
-    ) -> Option<FieldInput> {
-        use crate::compute::esp::{Boundary, DeferredPlan, EspMethod, MsmParams};
-        let method = if method.uses_msm(charges.charges_e.len()) {
-            EspMethod::Msm(MsmParams::default())
-        } else {
-            EspMethod::Direct
-        };
-        DeferredPlan::field_input(Arc::new(charges), method, Boundary::Open, lattice).ok()
     }
 
     /// The point charges whose potential `field` is at frame `index` (`frame` being its
@@ -338,31 +313,38 @@ impl Document {
     }
 
     /// The job that computes `key`'s field, `frame` being the coordinates of frame `key.frame`;
-    /// `None` for volumes (nothing to compute) and fields the document lacks.
+    /// `None` for volumes (nothing to compute) and fields the document lacks. Resolved by
+    /// `compute::request`, as the command line's fields are.
     pub fn field_job_at(&self, key: &FieldKey, frame: &Frame, settings: FieldSettings) -> Option<FieldJob> {
+        let orbitals = LatticeChoice::OrbitalPoints(settings.lattice_points);
         if key.field.is_potential() {
-            let q = self.point_charges_at(key.field, key.frame, frame)?;
-            let lattice = self.potential_lattice?;
-            return Some(FieldJob {
-                field: Field::Potential,
-                lattice,
-                input: Self::potential_input(q, &lattice, settings.potential_method)?,
-            });
+            let charges = self.point_charges_at(key.field, key.frame, frame)?;
+            // Multilevel summation (open boundaries, default a and h) has its long-range lattices
+            // built by the worker that takes the request.
+            let method = if settings.potential_method.uses_msm(charges.charges_e.len()) {
+                crate::compute::esp::EspMethod::Msm(crate::compute::esp::MsmParams::default())
+            } else {
+                crate::compute::esp::EspMethod::Direct
+            };
+            let potential = FieldRequest::Charges {
+                charges: Arc::new(charges),
+                method,
+                deferred: true,
+            };
+            let lattice = LatticeChoice::Fixed(self.potential_lattice?);
+            return request::job(&self.view(key.frame, frame), &potential, &lattice).ok();
         }
         if let FieldChoice::MolSurf { selection } = key.field {
-            let atoms = self.molsurf_atoms(selection, frame)?;
-            return Some(FieldJob {
-                field: Field::MolSurf,
-                lattice: molsurf_lattice(&atoms, settings.lattice_points)?,
-                input: FieldInput::Spheres(Arc::new(atoms)),
-            });
+            return self
+                .molsurf_request(selection, frame)?
+                .job(&LatticeChoice::SurfacePoints(settings.lattice_points), None)
+                .ok();
         }
         if let Some(qm) = &self.qm {
             return qm.job(&self.wavefunctions, self.n_frames, key, frame, |p| {
-                orbital_lattice(p, settings.lattice_points)
+                request::lattice(&orbitals, &request::positions_f64(p), None).ok()
             });
         }
-        let wf = self.wavefunction_at(key.frame)?;
         let field = match key.field {
             FieldChoice::Orbital { spin, index } => Field::Orbital { spin, index },
             FieldChoice::Density => Field::Density,
@@ -375,10 +357,13 @@ impl Document {
             | FieldChoice::Ils(_)
             | FieldChoice::PotentialPb { .. } => return None,
         };
+        // Placed around the frame's atoms (which a wavefunction series moves with).
+        let resolved = request::resolve(&self.view(key.frame, frame), &FieldRequest::Wavefunction(field)).ok()?;
+        let lattice = request::lattice(&orbitals, &request::positions_f64(&frame.positions_angstrom), None).ok()?;
         Some(FieldJob {
-            field,
-            lattice: orbital_lattice(&frame.positions_angstrom, settings.lattice_points)?,
-            input: FieldInput::Wavefunction(Arc::clone(wf)),
+            field: resolved.field.clone(),
+            input: resolved.input_on(&lattice).ok()?,
+            lattice,
         })
     }
 

@@ -18,7 +18,7 @@
 use crate::app::document::Document;
 use crate::compute::ils::{IlsSetup, place_atoms};
 use crate::jobs::ils_live::{IlsLiveWorkers, IlsWork};
-use crate::jobs::{DevicePreference, DeviceWorkers};
+use crate::jobs::{DeviceChoice, DeviceWorkers};
 use crate::model::ils::{
     DEFAULT_CUTOFF_ANGSTROM, DEFAULT_MAX_ENERGY_KT, DEFAULT_ORIENTATIONS, IlsMap, OccupancySums, Orientations, Rigid,
 };
@@ -407,7 +407,7 @@ impl IlsPanel {
         self.cancel();
         let workers = self.workers.get_or_insert_with(|| match workers {
             Some(w) => IlsLiveWorkers::on(w),
-            None => IlsLiveWorkers::new(DevicePreference::Auto),
+            None => IlsLiveWorkers::new(DeviceChoice::Auto),
         });
         self.generation += 1;
         workers.cancel_before(self.generation);

@@ -12,7 +12,7 @@
 use crate::analysis::rdf::{Rdf, RdfAccumulator, RdfSettings};
 use crate::app::document::Document;
 use crate::jobs::rdf::{RdfRequest, RdfWork, RdfWorkers, SelectionPair};
-use crate::jobs::{DevicePreference, DeviceWorkers};
+use crate::jobs::{DeviceChoice, DeviceWorkers};
 use crate::model::Frame;
 use crate::model::select::Selection;
 use std::sync::Arc;
@@ -119,7 +119,7 @@ impl RdfPanel {
         }
         let workers = self.workers.get_or_insert_with(|| match workers {
             Some(w) => RdfWorkers::on(w),
-            None => RdfWorkers::new(DevicePreference::Auto),
+            None => RdfWorkers::new(DeviceChoice::Auto),
         });
         self.generation += 1;
         workers.cancel_before(self.generation);

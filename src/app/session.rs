@@ -79,7 +79,7 @@ pub struct Session {
     pub lattice_points: u32,
     /// Where orbitals, densities and spin densities drawn as isosurfaces are computed.
     #[serde(default)]
-    pub orbitals_on: super::fields::device::OrbitalsOn,
+    pub orbitals_on: super::fields::device::FieldsOn,
     /// Ligand free-energy maps (implicit ligand sampling), as computed: they start again when the
     /// session opens (`ils:N` representations show them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -23,14 +23,13 @@ pub enum PotentialMethod {
 }
 
 impl PotentialMethod {
-    /// Above this many charges `Auto` uses multilevel summation (on the CPU engine it is the faster
-    /// method from about 5,000 charges; on a GPU the direct sum stays fast up to about 10^5).
-    pub const AUTO_MSM_CHARGES: usize = 20_000;
+    /// Above this many charges `Auto` uses multilevel summation (the placement policy's rule).
+    pub const AUTO_MSM_CHARGES: usize = crate::compute::placement::POTENTIAL_MAP_MSM_CHARGES;
 
     /// Whether a map of `n_charges` charges is summed by multilevel summation.
     pub fn uses_msm(self, n_charges: usize) -> bool {
         match self {
-            PotentialMethod::Auto => n_charges > Self::AUTO_MSM_CHARGES,
+            PotentialMethod::Auto => crate::compute::placement::potential_map_uses_msm(n_charges),
             PotentialMethod::Direct => false,
             PotentialMethod::Msm => true,
         }
@@ -84,7 +83,7 @@ pub struct Settings {
     /// showing the latest finished surface.
     pub compute_every_frame: bool,
     /// Where orbitals, densities and spin densities drawn as isosurfaces are computed.
-    pub orbitals_on: super::fields::device::OrbitalsOn,
+    pub orbitals_on: super::fields::device::FieldsOn,
     /// The 3-D view's background (sRGB) chosen in the View options; `None`: black or white as
     /// `dark_background` says.
     pub background_rgb: Option<[u8; 3]>,
@@ -108,7 +107,7 @@ impl Default for Settings {
             potential_method: PotentialMethod::Auto,
             cache_budget_mib: 1024,
             compute_every_frame: false,
-            orbitals_on: super::fields::device::OrbitalsOn::Auto,
+            orbitals_on: super::fields::device::FieldsOn::Auto,
             last_folder: None,
             background_rgb: None,
         }

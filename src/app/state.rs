@@ -132,7 +132,7 @@ pub enum Command {
     /// Playback waits for each frame's surfaces (true) or keeps its rate, dropping frames (false).
     SetComputeEveryFrame(bool),
     /// Where orbitals, densities and spin densities drawn as isosurfaces are computed.
-    SetOrbitalsOn(super::fields::device::OrbitalsOn),
+    SetOrbitalsOn(super::fields::device::FieldsOn),
     /// The colormap of slices and coloured surfaces.
     SetColormap(crate::render::colormap::Colormap),
     /// Starts the RDF of the panel's selections over all frames of the document.

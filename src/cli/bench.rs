@@ -11,7 +11,7 @@
 use anyhow::{Context, Result, bail};
 use orbitfield::compute::molsurf::{MolSurfAtoms, atom_radii_angstrom};
 use orbitfield::compute::{FieldInput, FieldJob, PointCharges};
-use orbitfield::jobs::{DevicePreference, Pool, PoolConfig};
+use orbitfield::jobs::{DeviceChoice, Pool, PoolConfig};
 use orbitfield::model::units::bohr_from_angstrom;
 use orbitfield::model::{Field, Frame, Lattice, Spin, Structure, Trajectory, Wavefunction};
 use serde::Serialize;
@@ -24,9 +24,9 @@ pub struct BenchArgs {
     /// Write the results as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
-    /// cpu, gpu or auto (CUDA devices from ORBITFIELD_DEVICES, else all; the CPU without one).
-    #[arg(long, default_value = "auto")]
-    device: String,
+    /// cpu, cuda, gpu or auto (CUDA devices from ORBITFIELD_DEVICES, else all; the CPU without one).
+    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    device: DeviceChoice,
     /// Timed runs per figure (the median is reported).
     #[arg(long, default_value_t = 3)]
     repeats: usize,
@@ -60,10 +60,12 @@ struct Report {
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
-    let preference: DevicePreference = args
-        .device
-        .parse()
-        .map_err(|e: String| anyhow::anyhow!("--device: {e}"))?;
+    let preference = args.device;
+    if preference == DeviceChoice::Wgpu {
+        bail!(
+            "--device wgpu: the quick suite's cases run on the CPU and CUDA engines (see `orbitfield info --devices`)"
+        );
+    }
     if args.repeats == 0 {
         bail!("--repeats: expected at least 1, found 0");
     }
@@ -74,7 +76,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         preference,
         ..PoolConfig::default()
     });
-    if preference == DevicePreference::Gpu
+    if preference.requires_gpu()
         && let Some(why) = pool.gpu_missing_reason()
     {
         return Err(orbitfield::jobs::JobError::NoGpu(why).into());
@@ -168,7 +170,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 
     if let Some(path) = &args.json {
         let report = Report {
-            device: args.device.clone(),
+            device: args.device.name().to_string(),
             engines,
             notes: pool.notes().to_vec(),
             repeats: args.repeats,

@@ -27,19 +27,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Where to compute.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Device {
-    /// The multithreaded CPU engine.
-    Cpu,
-    /// A CUDA GPU (or a failure, never the CPU); `cuda` is the same.
-    #[value(alias = "cuda")]
-    Gpu,
-    /// The GPU when one is usable, else the CPU.
-    #[default]
-    Auto,
-}
-
 /// Coulomb summation method of `esp`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MethodArg {
@@ -333,9 +320,8 @@ pub struct GridArgs {
     /// Refuse lattices needing more than this many GiB [default: half of the physical memory].
     #[arg(long)]
     pub max_memory_gib: Option<f64>,
-    /// Compute device.
-    #[arg(long, value_enum, default_value_t = Device::Auto)]
-    pub device: Device,
+    #[command(flatten)]
+    pub device: super::device::DeviceArgs,
     /// molsurf: the atoms of the surface (selection language, e.g. "protein"); the lattice follows
     /// them [default: all].
     #[arg(long, value_name = "SELECTION")]
@@ -370,18 +356,21 @@ impl LatticeEvaluator {
     /// A pool for `device` on the CUDA devices `devices` (`None`: `ORBITFIELD_DEVICES` or all; a batch
     /// rank passes its share of the node's devices), or the CPU engine alone for `cpu`; `--device gpu`
     /// without a usable GPU is an error saying why.
-    pub fn with_devices(device: Device, devices: Option<Vec<usize>>) -> Result<LatticeEvaluator> {
-        let preference = match device {
-            Device::Cpu => return Ok(LatticeEvaluator { pool: None }),
-            Device::Gpu => orbitfield::jobs::DevicePreference::Gpu,
-            Device::Auto => orbitfield::jobs::DevicePreference::Auto,
-        };
+    pub fn with_devices(
+        device: &super::device::DeviceArgs,
+        kind: orbitfield::compute::placement::JobKind,
+        devices: Option<Vec<usize>>,
+    ) -> Result<LatticeEvaluator> {
+        let preference = device.pool_preference(kind)?;
+        if preference == orbitfield::compute::placement::DeviceChoice::Cpu {
+            return Ok(LatticeEvaluator { pool: None });
+        }
         let pool = orbitfield::jobs::Pool::new(orbitfield::jobs::PoolConfig {
             preference,
             devices,
             ..orbitfield::jobs::PoolConfig::default()
         });
-        if device == Device::Gpu
+        if preference.requires_gpu()
             && let Some(why) = pool.gpu_missing_reason()
         {
             return Err(orbitfield::jobs::JobError::NoGpu(why).into());
@@ -446,7 +435,11 @@ fn lattice_padded(args: &GridArgs, positions_angstrom: &[[f64; 3]], padding_angs
             padding_angstrom,
         },
     };
-    Ok(spec.build(positions_angstrom)?)
+    Ok(orbitfield::compute::request::lattice(
+        &orbitfield::compute::request::LatticeChoice::Spec(spec),
+        positions_angstrom,
+        None,
+    )?)
 }
 
 /// Output format from the file name.
@@ -536,7 +529,7 @@ pub fn run(args: &GridArgs) -> Result<()> {
     }
     let t0 = Instant::now();
     let out = frame_grid(args, spec, &mut system, args.frame, &limit, &mut |job| {
-        evaluate_lattice(args.device, job)
+        evaluate_lattice(&args.device, job)
     })?;
     write_grid(&args.output, dx, &out.grid, &out.atoms)?;
     report(
@@ -716,7 +709,11 @@ fn run_frames_to_directory(args: &GridArgs, spec: FieldSpec, limit: &MemoryLimit
         Ok((system, frames))
     };
     let (mut system, frames) = super::agreed(&ranks, prepare())?;
-    let evaluator = LatticeEvaluator::with_devices(args.device, ranks.device_selection())?;
+    let evaluator = LatticeEvaluator::with_devices(
+        &args.device,
+        super::device::kind_of_spec(&spec),
+        ranks.device_selection(),
+    )?;
     let bar = super::root_bar(&ranks, frames.len());
     let mut staged = batch::StagedFiles::new();
     let mut what = String::new();
@@ -798,7 +795,7 @@ fn run_qm_region(
         .collect();
     let placed = placed_job(&fit, field, &Arc::new(wf), lattice);
     let t0 = Instant::now();
-    let Evaluated::Lattice(grid) = evaluate(args.device, Request::Lattice(placed.job))? else {
+    let Evaluated::Lattice(grid) = evaluate(&args.device, Request::Lattice(placed.job))? else {
         bail!("internal error: a lattice request returned points");
     };
     let mut grid = place_grid(grid, placed.lattice_md);
@@ -826,7 +823,7 @@ fn run_esp(args: &GridArgs, dx: bool, limit: &MemoryLimit) -> Result<()> {
     let mut system = io::load(&args.files)?;
     let t0 = Instant::now();
     let out = frame_grid(args, spec, &mut system, args.frame, limit, &mut |job| {
-        evaluate_lattice(args.device, job)
+        evaluate_lattice(&args.device, job)
     })?;
     write_grid(&args.output, dx, &out.grid, &out.atoms)?;
     report(&args.output, "esp", &out.grid, t0.elapsed().as_secs_f64(), &out.unit);

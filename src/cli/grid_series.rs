@@ -83,7 +83,11 @@ pub(super) fn run_esp_series(args: &GridArgs, dx: bool, limit: &MemoryLimit, fra
         atoms,
     } = super::agreed(&ranks, prepare_esp_series(args, limit, frames_text))?;
     let combine = settings.combine;
-    let evaluator = LatticeEvaluator::with_devices(args.device, ranks.device_selection())?;
+    let evaluator = LatticeEvaluator::with_devices(
+        &args.device,
+        orbitfield::compute::placement::JobKind::Potential,
+        ranks.device_selection(),
+    )?;
     let bar = super::root_bar(&ranks, frames.len());
     let depth = frames_in_flight(&evaluator, acc.lattice().n_points());
     let mut work = |block: &[usize]| -> Result<(), String> {

@@ -3,20 +3,23 @@
 //! surface), and [`evaluate`], the one function every CLI evaluation goes through (so that the jobs
 //! pool can take it over in one place).
 
-use super::grid::*;
+use super::device::DeviceArgs;
 use anyhow::{Context, Result, bail};
 use orbitfield::analysis::esp_series::require_charges;
 use orbitfield::compute::cpu::{self, CpuEngine};
-use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
+use orbitfield::compute::placement::{self, Engine, JobKind, JobSize};
+use orbitfield::compute::request::{self, FieldRequest, SystemView};
+use orbitfield::compute::{Field, FieldInput, FieldJob, SlabEngine};
 use orbitfield::io::cube::CubeAtom;
 use orbitfield::io::{self, System};
 use orbitfield::model::field::FieldSpec;
 use orbitfield::model::units::{angstrom_from_bohr3, bohr_from_angstrom3};
-use orbitfield::model::{Grid3, Wavefunction};
+use orbitfield::model::{Frame, Grid3, Wavefunction};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// A field ready to evaluate: what the engines need plus the atoms for file headers.
+/// A field ready to evaluate (resolved by `compute::request`): what the engines need plus the atoms
+/// for file headers.
 pub struct Source {
     pub spec: FieldSpec,
     pub field: Field,
@@ -25,6 +28,18 @@ pub struct Source {
 }
 
 impl Source {
+    fn new(spec: FieldSpec, resolved: request::Resolved, atoms: Vec<CubeAtom>) -> Result<Source> {
+        let Some(input) = resolved.input().cloned() else {
+            bail!("internal error: {spec} resolved to a potential that needs a lattice plan");
+        };
+        Ok(Source {
+            spec,
+            field: resolved.field,
+            input,
+            atoms,
+        })
+    }
+
     /// Atom positions in Angstrom (for placing the lattice).
     pub fn positions_angstrom(&self) -> Vec<[f64; 3]> {
         self.atoms
@@ -67,13 +82,22 @@ pub fn frame_wavefunction(system: &System, frame: usize) -> Result<&Wavefunction
 
 /// The potential of the wavefunction of `frame` (nuclei and electron density), as a [`Source`].
 pub fn wavefunction_potential_source(system: &System, frame: usize) -> Result<Source> {
-    let wf = frame_wavefunction(system, frame)?;
-    Ok(Source {
-        spec: FieldSpec::Potential,
-        field: Field::QmPotential,
-        atoms: wavefunction_atoms(wf),
-        input: FieldInput::Wavefunction(Arc::new(wf.clone())),
-    })
+    let wf = Arc::new(frame_wavefunction(system, frame)?.clone());
+    let resolved = request::resolve(
+        &view(system, None, Some(&wf)),
+        &FieldRequest::Wavefunction(Field::QmPotential),
+    )?;
+    Source::new(FieldSpec::Potential, resolved, wavefunction_atoms(&wf))
+}
+
+/// The view of `system` the resolver takes.
+fn view<'a>(system: &'a System, frame: Option<&'a Frame>, wf: Option<&'a Arc<Wavefunction>>) -> SystemView<'a> {
+    SystemView {
+        structure: &system.structure,
+        frame,
+        wavefunction: wf,
+        warnings: &system.warnings,
+    }
 }
 
 /// The coordinates of `frame` (0-based), checked against the number of frames.
@@ -109,14 +133,14 @@ pub fn molsurf_source(
         }
         None => None,
     };
-    let atoms = orbitfield::compute::molsurf::MolSurfAtoms::from_frame(s, &coords, selected.as_deref(), radius_scale)
-        .map_err(|e| anyhow::anyhow!("molsurf: {e}"))?;
-    if atoms.gaussians().is_empty() {
-        bail!("molsurf: no selected atom has a positive radius");
-    }
-    let padding = atoms.padding_angstrom();
-    let cube_atoms = atoms
-        .centers_bohr
+    let surface = FieldRequest::MolSurf {
+        selected: selected.clone(),
+        radius_scale,
+    };
+    let resolved = request::resolve(&view(system, Some(&coords), None), &surface)?;
+    let padding = resolved.min_padding_angstrom;
+    let cube_atoms = resolved
+        .positions_angstrom
         .iter()
         .zip(
             s.elements
@@ -127,18 +151,10 @@ pub fn molsurf_source(
         .map(|(&p, (_, e))| CubeAtom {
             atomic_number: u32::from(e.number()),
             charge_e: 0.0,
-            position_bohr: p,
+            position_bohr: bohr_from_angstrom3(p),
         })
         .collect();
-    Ok((
-        Source {
-            spec: FieldSpec::MolSurf,
-            field: Field::MolSurf,
-            input: FieldInput::Spheres(Arc::new(atoms)),
-            atoms: cube_atoms,
-        },
-        padding,
-    ))
+    Ok((Source::new(FieldSpec::MolSurf, resolved, cube_atoms)?, padding))
 }
 
 /// The field `spec` of `system` at `frame`; `esp` is the wavefunction's own potential when there is a
@@ -156,69 +172,36 @@ pub fn source_from_system(spec: FieldSpec, system: &mut System, frame: usize) ->
         if frame >= n_frames.max(1) {
             bail!("frame {frame} requested, the files hold {n_frames} frames");
         }
-        let positions: Vec<[f32; 3]> = if n_frames == 0 {
-            Vec::new()
+        let coords = if n_frames == 0 {
+            Frame::default()
         } else {
-            system.trajectory.frame(frame)?.positions_angstrom
+            system.trajectory.frame(frame)?
         };
         require_charges(system)?;
+        let resolved = request::resolve(&view(system, Some(&coords), None), &FieldRequest::Named(spec))?;
         let s = &system.structure;
-        let Some(charges) = s.charges_e.as_ref() else {
-            bail!("esp needs partial charges: give a file that carries them (pqr, psf, mol2 ...)");
-        };
-        if positions.len() != charges.len() {
-            bail!(
-                "the structure has {} charges but the frame has {} atoms",
-                charges.len(),
-                positions.len()
-            );
-        }
-        let positions_bohr: Vec<[f64; 3]> = positions
-            .iter()
-            .map(|p| bohr_from_angstrom3(p.map(f64::from)))
-            .collect();
-        let atoms = positions_bohr
+        let charges = s.charges_e.as_deref().unwrap_or_default();
+        let atoms = resolved
+            .positions_angstrom
             .iter()
             .zip(&s.elements)
             .zip(charges)
             .map(|((&p, e), &q)| CubeAtom {
                 atomic_number: u32::from(e.number()),
                 charge_e: f64::from(q),
-                position_bohr: p,
+                position_bohr: bohr_from_angstrom3(p),
             })
             .collect();
-        let charges = PointCharges {
-            positions_bohr,
-            charges_e: charges.iter().map(|&q| f64::from(q)).collect(),
-        };
-        return Ok(Source {
-            spec,
-            field: spec.resolve(None)?,
-            input: FieldInput::Charges(Arc::new(charges)),
-            atoms,
-        });
+        return Source::new(spec, resolved, atoms);
     }
-    let n_wf = system.wavefunctions.len();
-    if n_wf == 0 {
-        // A QM log that says why it holds no wavefunction (orbitals printed without the basis, or
-        // no orbitals at all) gives its advice, naming the keyword to add, as the error.
-        if let Some(why) = system
-            .warnings
-            .iter()
-            .find(|w| w.contains("no wavefunction can be built") || w.contains("no molecular orbitals in this log"))
-        {
-            bail!("{spec} needs a wavefunction: {why}");
-        }
-        bail!("{spec} needs a wavefunction (molden, fchk, wfn or wfx file); none was given");
-    }
-    let wf = frame_wavefunction(system, frame)?;
-    let field = spec.resolve(Some(wf))?;
-    Ok(Source {
-        spec,
-        field,
-        atoms: wavefunction_atoms(wf),
-        input: FieldInput::Wavefunction(Arc::new(wf.clone())),
-    })
+    let wf = if system.wavefunctions.is_empty() {
+        None
+    } else {
+        Some(Arc::new(frame_wavefunction(system, frame)?.clone()))
+    };
+    let resolved = request::resolve(&view(system, None, wf.as_ref()), &FieldRequest::Named(spec))?;
+    let atoms = wf.as_deref().map(wavefunction_atoms).unwrap_or_default();
+    Source::new(spec, resolved, atoms)
 }
 
 /// What to evaluate.
@@ -244,17 +227,19 @@ fn slab_planes() -> usize {
     (2 * rayon::current_num_threads()).max(8)
 }
 
-/// The one place where the CLI computes fields. Lattices on `gpu`/`auto` go through the jobs pool
-/// (CUDA devices with the CPU for retries, or the CPU alone with one line saying why); `cpu` runs the
-/// CPU engine here with a progress bar. Points are always evaluated by the exact CPU evaluator.
-pub fn evaluate(device: Device, request: Request<'_>) -> Result<Evaluated> {
+/// The one place where the CLI computes fields: the placement policy decides the engine per job
+/// (`--device`, `--verbose` prints where and why). Lattices on CUDA go through the jobs pool (CUDA
+/// devices with the CPU for retries); on the CPU the CPU engine runs here with a progress bar.
+/// Points run on the exact CPU evaluator unless a GPU is asked for.
+pub fn evaluate(device: &DeviceArgs, request: Request<'_>) -> Result<Evaluated> {
     match request {
         Request::Points {
             field,
             input,
             points_bohr,
         } => {
-            if device == Device::Gpu {
+            let detail = format!("{} points", placement::thousands(points_bohr.len()));
+            if device.place(JobKind::Points, JobSize::default(), &detail)?.engine == Engine::Cuda {
                 return Ok(Evaluated::Points(super::points::evaluate_points_gpu(
                     field,
                     input,
@@ -263,50 +248,51 @@ pub fn evaluate(device: Device, request: Request<'_>) -> Result<Evaluated> {
             }
             Ok(Evaluated::Points(cpu::evaluate_points(field, input, points_bohr)?))
         }
-        Request::Lattice(job) if device != Device::Cpu => {
-            let preference = if device == Device::Gpu {
-                orbitfield::jobs::DevicePreference::Gpu
-            } else {
-                orbitfield::jobs::DevicePreference::Auto
-            };
-            let (grid, notes) = orbitfield::jobs::compute_grid(job, preference)?;
-            for note in notes {
-                eprintln!("note: {note}");
-            }
-            Ok(Evaluated::Lattice(grid))
-        }
         Request::Lattice(job) => {
-            let lattice = job.lattice;
-            let [nx, ny, nz] = lattice.dims;
-            let plane = nx * ny;
-            let mut grid = Grid3::zeros(lattice, "");
-            let bar = indicatif::ProgressBar::with_draw_target(
-                Some(lattice.n_points() as u64),
-                indicatif::ProgressDrawTarget::stderr(),
-            );
-            if lattice.n_points() < 2_000_000 {
-                bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+            let placed = device.place(placement::kind_of(&job), JobSize::default(), &placement::describe(&job))?;
+            if placed.engine == Engine::Cuda {
+                let (grid, notes) = orbitfield::jobs::compute_grid(job, device.device)?;
+                for note in notes {
+                    eprintln!("note: {note}");
+                }
+                return Ok(Evaluated::Lattice(grid));
             }
-            bar.set_style(
-                indicatif::ProgressStyle::with_template("{bar:40} {percent:>3}% {pos}/{len} points, {eta} left")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            let engine = CpuEngine;
-            let planes = slab_planes();
-            for (s, out) in grid.values.chunks_mut((plane * planes).max(1)).enumerate() {
-                let z0 = s * planes;
-                let z1 = (z0 + planes).min(nz);
-                engine.compute_slab(&job, z0..z1, out)?;
-                bar.inc(out.len() as u64);
-            }
-            bar.finish_and_clear();
-            Ok(Evaluated::Lattice(grid))
+            Ok(Evaluated::Lattice(cpu_lattice(&job)?))
         }
     }
 }
 
+/// `job` on the CPU engine in this thread, slab by slab, with a progress bar for large lattices.
+fn cpu_lattice(job: &FieldJob) -> Result<Grid3> {
+    let lattice = job.lattice;
+    let [nx, ny, nz] = lattice.dims;
+    let plane = nx * ny;
+    let mut grid = Grid3::zeros(lattice, "");
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(lattice.n_points() as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if lattice.n_points() < 2_000_000 {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {percent:>3}% {pos}/{len} points, {eta} left")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let engine = CpuEngine;
+    let planes = slab_planes();
+    for (s, out) in grid.values.chunks_mut((plane * planes).max(1)).enumerate() {
+        let z0 = s * planes;
+        let z1 = (z0 + planes).min(nz);
+        engine.compute_slab(job, z0..z1, out)?;
+        bar.inc(out.len() as u64);
+    }
+    bar.finish_and_clear();
+    Ok(grid)
+}
+
 /// [`evaluate`] of a lattice.
-pub(super) fn evaluate_lattice(device: Device, job: FieldJob) -> Result<Grid3> {
+pub(super) fn evaluate_lattice(device: &DeviceArgs, job: FieldJob) -> Result<Grid3> {
     match evaluate(device, Request::Lattice(job))? {
         Evaluated::Lattice(grid) => Ok(grid),
         Evaluated::Points(_) => bail!("internal error: a lattice request returned points"),

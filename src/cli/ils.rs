@@ -17,7 +17,6 @@ use orbitfield::batch::{Partial, Ranks};
 use orbitfield::compute::ils::{IlsSetup, place_atoms};
 use orbitfield::io;
 use orbitfield::io::cube::CubeAtom;
-use orbitfield::jobs::DevicePreference;
 use orbitfield::jobs::ils::{IlsDone, IlsWorkers};
 use orbitfield::model::ils::{
     DEFAULT_CUTOFF_ANGSTROM, DEFAULT_MAX_ENERGY_KT, DEFAULT_ORIENTATIONS, DEFAULT_SUBRES, IlsMap, OccupancySums,
@@ -31,18 +30,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// Where to compute.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum IlsDevice {
-    /// The CPU engine (float64, binned atoms, all cores).
-    Cpu,
-    /// CUDA GPUs (every device of the node, or this rank's share).
-    Gpu,
-    /// GPUs when usable, else the CPU.
-    #[default]
-    Auto,
-}
 
 /// Map units.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -129,9 +116,8 @@ pub struct IlsArgs {
     /// Take every atom's parameters from the element table (UFF) whatever the files hold.
     #[arg(long)]
     pub lj_elements: bool,
-    /// Compute device.
-    #[arg(long, value_enum, default_value_t = IlsDevice::Auto)]
-    pub device: IlsDevice,
+    #[command(flatten)]
+    pub device: super::device::DeviceArgs,
 }
 
 /// True when the command line is `orbitfield grid ils ...`.
@@ -409,13 +395,11 @@ pub fn run(args: &IlsArgs) -> Result<()> {
     {
         eprintln!("note: {n}");
     }
-    let preference = match args.device {
-        IlsDevice::Cpu => DevicePreference::Cpu,
-        IlsDevice::Gpu => DevicePreference::Gpu,
-        IlsDevice::Auto => DevicePreference::Auto,
-    };
+    let preference = args
+        .device
+        .pool_preference(orbitfield::compute::placement::JobKind::Ils)?;
     let workers = IlsWorkers::with_devices(preference, ranks.device_selection(), p.setup.clone());
-    if args.device == IlsDevice::Gpu && !workers.has_gpu() {
+    if preference.requires_gpu() && !workers.has_gpu() {
         let why = workers.notes().join("; ");
         bail!("--device gpu: no usable CUDA device ({why})");
     }

@@ -1,5 +1,6 @@
 //! `orbitfield info FILE... [--json] [--secondary [--frame N]]`: what the files form together, how
 //! long loading took, and optionally the DSSP secondary structure of every protein residue.
+//! `orbitfield info --devices`: the engines, adapters and devices (`cli::device`).
 
 use anyhow::Result;
 use orbitfield::io::{self, System};
@@ -9,8 +10,12 @@ use std::time::Instant;
 #[derive(clap::Args, Debug)]
 pub struct InfoArgs {
     /// Files that together form one system (topology first, then trajectories).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "devices")]
     pub files: Vec<PathBuf>,
+    /// List the compute engines, the wgpu adapters (software ones marked) and the CUDA devices of
+    /// this machine, and where each job kind would run (`--device auto`); no files needed.
+    #[arg(long)]
+    pub devices: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -24,6 +29,12 @@ pub struct InfoArgs {
 }
 
 pub fn run(args: &InfoArgs) -> Result<()> {
+    if args.devices {
+        super::device::report_devices(args.json)?;
+        if args.files.is_empty() {
+            return Ok(());
+        }
+    }
     let t0 = Instant::now();
     let mut system = io::load(&args.files)?;
     let load_seconds = t0.elapsed().as_secs_f64();

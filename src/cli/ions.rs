@@ -5,7 +5,7 @@
 //! through the same evaluation path (`grid::evaluate`), then hands map and atoms to `analysis::ions::place_ions` and
 //! writes the ions as PDB (atomically).
 
-use super::grid::{Device, EspArgs, Evaluated, Request, esp_frame, evaluate, memory_limit};
+use super::grid::{EspArgs, Evaluated, Request, esp_frame, evaluate, memory_limit};
 use anyhow::{Context, Result, bail};
 use orbitfield::analysis::esp_series::{MAP_BYTES_PER_POINT, check_memory, frame_job};
 use orbitfield::analysis::ions::{IonError, IonParams, pdb_text, place_ions};
@@ -54,9 +54,8 @@ pub struct IonsArgs {
     /// Output PDB file.
     #[arg(short = 'o', long = "output")]
     pub output: PathBuf,
-    /// Compute device for the map.
-    #[arg(long, value_enum, default_value_t = Device::Auto)]
-    pub device: Device,
+    #[command(flatten)]
+    pub device: super::device::DeviceArgs,
 }
 
 /// The ion element: `--element`, or the usual ion of the charge.
@@ -97,7 +96,7 @@ pub fn run(args: &IonsArgs) -> Result<()> {
     check_memory(lattice.dims, MAP_BYTES_PER_POINT + 9, &limit)?;
     let atoms_bohr = frame.charges.positions_bohr.clone();
     let job = frame_job(frame.charges, method, frame.boundary, lattice, args.frame)?;
-    let Evaluated::Lattice(map) = evaluate(args.device, Request::Lattice(job))? else {
+    let Evaluated::Lattice(map) = evaluate(&args.device, Request::Lattice(job))? else {
         bail!("internal error: a lattice request returned points");
     };
     let params = IonParams {

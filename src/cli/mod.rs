@@ -5,6 +5,7 @@
 
 mod bench;
 mod convert;
+mod device;
 mod grid;
 mod grid_series;
 mod grid_source;

@@ -12,7 +12,7 @@
 //! 8 m + 1, or 16 m + 1 beyond 65, for the multigrid), or `--origin`/`--dims`. Output in
 //! kT/e at the solve's temperature unless `--units` says otherwise.
 
-use super::grid::{Device, GridArgs};
+use super::grid::GridArgs;
 use anyhow::{Context, Result, bail};
 use orbitfield::compute::pb::{
     ChargeAssignment, PbAtoms, PbBoundary, PbEngine, PbLattice, PbParams, PbSolver, PbSurface, setup,
@@ -216,11 +216,13 @@ fn write(path: &Path, grid: &Grid3, atoms: &[CubeAtom]) -> Result<()> {
 
 /// The solver for `--device` (`gpu`: a CUDA device or an error; `auto`: the CPU with one line
 /// saying why when no device is usable).
-pub fn new_solver(device: Device) -> Result<PbSolver> {
-    let engine = match device {
-        Device::Cpu => PbEngine::Cpu,
-        Device::Gpu => PbEngine::Cuda,
-        Device::Auto => PbEngine::Auto,
+pub fn new_solver(device: &super::device::DeviceArgs) -> Result<PbSolver> {
+    use orbitfield::compute::placement::{DeviceChoice, Engine, JobKind};
+    let placed = device.place(JobKind::PoissonBoltzmann, Default::default(), "")?;
+    let engine = match (placed.engine, device.device) {
+        (Engine::Cuda, DeviceChoice::Auto) => PbEngine::Auto,
+        (Engine::Cuda, _) => PbEngine::Cuda,
+        _ => PbEngine::Cpu,
     };
     let solver = PbSolver::new(engine).map_err(|e| anyhow::anyhow!("--device: {e}"))?;
     if let Some(note) = solver.note() {
@@ -232,7 +234,11 @@ pub fn new_solver(device: Device) -> Result<PbSolver> {
 /// The Poisson-Boltzmann potential (kT/e, default parameters) of the first frame of `system` as a
 /// volume on a lattice `spacing_angstrom` apart, solved on `device`, and the legend's name of the
 /// model ("Poisson-Boltzmann, 0.15 M, eps 2/78.5").
-pub fn volume(system: &mut io::System, spacing_angstrom: f64, device: Device) -> Result<(Grid3, String)> {
+pub fn volume(
+    system: &mut io::System,
+    spacing_angstrom: f64,
+    device: &super::device::DeviceArgs,
+) -> Result<(Grid3, String)> {
     if !(spacing_angstrom.is_finite() && spacing_angstrom > 0.0) {
         bail!("--pb-spacing {spacing_angstrom}: a positive number of Angstrom");
     }
@@ -266,7 +272,7 @@ pub fn run(args: &GridArgs) -> Result<()> {
         std::fs::create_dir_all(&args.output).with_context(|| format!("creating {}", args.output.display()))?;
     }
     let mut said = false;
-    let mut solver = new_solver(args.device)?;
+    let mut solver = new_solver(&args.device)?;
     let mut previous: Option<PbLattice> = None;
     for (n, &frame) in frames.iter().enumerate() {
         let t0 = Instant::now();

@@ -9,14 +9,12 @@
 //! `--device gpu` evaluates on a CUDA device or fails saying why ([`evaluate_points_gpu`]); it never
 //! falls back to the CPU. `auto` and `cpu` use the exact CPU evaluator.
 
-use super::grid::{
-    Device, EspArgs, Evaluated, Request, esp_frame, evaluate, load_source, wavefunction_potential_source,
-};
+use super::grid::{EspArgs, Evaluated, Request, esp_frame, evaluate, load_source, wavefunction_potential_source};
 use anyhow::{Context, Result, bail};
 use orbitfield::analysis::esp_series::frame_job;
 use orbitfield::compute::{Field, FieldInput, FieldJob};
 use orbitfield::io;
-use orbitfield::jobs::{DevicePreference, Pool, PoolConfig};
+use orbitfield::jobs::{DeviceChoice, Pool, PoolConfig};
 use orbitfield::model::Lattice;
 use orbitfield::model::field::FieldSpec;
 use orbitfield::model::units::bohr_from_angstrom3;
@@ -39,9 +37,8 @@ pub struct PointsArgs {
     pub frame: usize,
     #[command(flatten)]
     pub esp: EspArgs,
-    /// Compute device.
-    #[arg(long, value_enum, default_value_t = Device::Auto)]
-    pub device: Device,
+    #[command(flatten)]
+    pub device: super::device::DeviceArgs,
 }
 
 /// Parses `x y z` lines (Angstrom) into points in bohr; errors name the file and line.
@@ -95,7 +92,7 @@ pub fn run(args: &PointsArgs) -> Result<()> {
             input: &source.input,
             points_bohr: &points,
         };
-        let Evaluated::Points(values) = evaluate(args.device, request)? else {
+        let Evaluated::Points(values) = evaluate(&args.device, request)? else {
             bail!("internal error: a points request returned a lattice");
         };
         values
@@ -131,7 +128,7 @@ fn esp_values(args: &PointsArgs, points_bohr: &[[f64; 3]]) -> Result<Vec<f64>> {
         input: &input,
         points_bohr,
     };
-    let Evaluated::Points(values) = evaluate(args.device, request)? else {
+    let Evaluated::Points(values) = evaluate(&args.device, request)? else {
         bail!("internal error: a points request returned a lattice");
     };
     let scale = unit.per_hartree_per_e();
@@ -170,7 +167,7 @@ pub fn evaluate_points_gpu(field: &Field, input: &FieldInput, points_bohr: &[[f6
         );
     }
     let pool: Pool<()> = Pool::new(PoolConfig {
-        preference: DevicePreference::Gpu,
+        preference: DeviceChoice::Gpu,
         ..PoolConfig::default()
     });
     if let Some(why) = pool.gpu_missing_reason() {

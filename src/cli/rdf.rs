@@ -5,7 +5,7 @@ use anyhow::{Context, Result, bail};
 use orbitfield::analysis::rdf::{RdfAccumulator, RdfSettings};
 use orbitfield::batch::Ranks;
 use orbitfield::io;
-use orbitfield::jobs::DevicePreference;
+use orbitfield::jobs::DeviceChoice;
 use orbitfield::jobs::rdf::{RdfWorkers, RunError, SelectionPair};
 use orbitfield::model::select::Selection;
 use orbitfield::model::{Frame, FrameRange};
@@ -36,9 +36,8 @@ pub struct RdfArgs {
     /// Skip pairs of atoms in the same residue.
     #[arg(long)]
     pub exclude_same_residue: bool,
-    /// Where to compute: cpu, gpu or auto.
-    #[arg(long, default_value = "auto")]
-    pub device: String,
+    #[command(flatten)]
+    pub device: super::device::DeviceArgs,
     /// Output file (columns r g(r) n(r)); standard output when absent.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -50,13 +49,15 @@ struct Prepared {
     frames: Vec<usize>,
     acc: RdfAccumulator,
     groups: Vec<u32>,
-    preference: DevicePreference,
+    preference: DeviceChoice,
     sel1: Selection,
     sel2: Selection,
 }
 
 fn prepare(args: &RdfArgs) -> Result<Prepared> {
-    let preference: DevicePreference = args.device.parse().map_err(anyhow::Error::msg)?;
+    let preference = args
+        .device
+        .pool_preference(orbitfield::compute::placement::JobKind::Rdf)?;
     let sel1 = Selection::parse(&args.sel1).map_err(|e| anyhow::anyhow!("--sel1: {e}"))?;
     let sel2 = Selection::parse(&args.sel2).map_err(|e| anyhow::anyhow!("--sel2: {e}"))?;
     let range = FrameRange::parse(&args.frames).map_err(anyhow::Error::msg)?;
@@ -110,13 +111,13 @@ pub fn run(args: &RdfArgs) -> Result<()> {
         sel2,
     } = super::agreed(&ranks, prepare(args))?;
     let workers = RdfWorkers::with_devices(preference, ranks.device_selection());
-    if preference == DevicePreference::Gpu && !workers.has_gpu() {
+    if preference.requires_gpu() && !workers.has_gpu() {
         let why = workers.notes().join("; ");
         let why = why.strip_prefix("using the CPU engine: ").unwrap_or(&why);
         bail!("--device gpu: no usable CUDA device: {why}");
     }
     for n in workers.notes() {
-        if preference == DevicePreference::Gpu || workers.has_gpu() {
+        if preference.requires_gpu() || workers.has_gpu() {
             super::note(&ranks, n);
         }
     }

@@ -103,9 +103,9 @@ pub struct RenderArgs {
     /// --color-by pb: spacing of the Poisson-Boltzmann lattice in Angstrom.
     #[arg(long, default_value_t = 0.5)]
     pub pb_spacing: f64,
-    /// --color-by pb: where to solve: cpu, gpu (or cuda: a CUDA device or a failure) or auto.
-    #[arg(long, value_enum, default_value_t = super::grid::Device::Auto)]
-    pub pb_device: super::grid::Device,
+    /// --color-by pb: where to solve: cpu, cuda (a CUDA device or a failure), gpu or auto.
+    #[arg(long, value_enum, default_value_t = orbitfield::compute::placement::DeviceChoice::Auto)]
+    pub pb_device: orbitfield::compute::placement::DeviceChoice,
     /// White background instead of black.
     #[arg(long)]
     pub light: bool,
@@ -403,8 +403,15 @@ pub fn run(args: &RenderArgs) -> Result<()> {
             )?;
             let mut system = system;
             if colors_by_pb(args) {
-                let (grid, legend) =
-                    super::pb::volume(&mut system, args.pb_spacing, args.pb_device).context("--color-by pb")?;
+                let (grid, legend) = super::pb::volume(
+                    &mut system,
+                    args.pb_spacing,
+                    &super::device::DeviceArgs {
+                        device: args.pb_device,
+                        verbose: false,
+                    },
+                )
+                .context("--color-by pb")?;
                 system.grids.push(grid);
                 pb_volume = Some((system.grids.len(), legend));
             }

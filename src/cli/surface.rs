@@ -13,7 +13,7 @@
 //! or `--color-offset` Angstrom outside it along the normal (PyMOL's `surface_ramp_above_mode`). The
 //! mesh is written atomically by `surface::export`, positions in Angstrom.
 
-use super::grid::{Device, Evaluated, Request, evaluate, load_source, source_from_system};
+use super::grid::{Evaluated, Request, evaluate, load_source, source_from_system};
 use anyhow::{Context, Result, anyhow, bail};
 use orbitfield::compute::esp::screening::Dielectric;
 use orbitfield::compute::pb::PbParams;
@@ -70,9 +70,8 @@ pub struct SurfaceArgs {
     /// --color-by pb: solvent probe radius of the dielectric boundary in Angstrom [default: 1.4].
     #[arg(long)]
     pub probe: Option<f64>,
-    /// --color-by pb: where to solve: cpu, gpu (or cuda: a CUDA device or a failure) or auto.
-    #[arg(long, value_enum, default_value_t = Device::Auto)]
-    pub device: Device,
+    #[command(flatten)]
+    pub device: super::device::DeviceArgs,
     /// Unit of --color-by's values: kT/e (at 300 K), kcal/mol/e, V or hartree/e.
     #[arg(long, default_value = "kT/e")]
     pub potential_unit: String,
@@ -238,7 +237,7 @@ fn pb_at_vertices(
     let mut said = false;
     let (atoms, _) = super::pb::atoms(system, 0, &mut said).context("--color-by pb")?;
     let lattice = super::pb::lattice_around(&atoms.positions_angstrom, args.pb_spacing, 0.0);
-    let mut solver = super::pb::new_solver(args.device)?;
+    let mut solver = super::pb::new_solver(&args.device)?;
     let solution = solver.solve(&atoms, &lattice, &params, None).context("--color-by pb")?;
     let scale = volt_per_kt_per_e(params.temperature_kelvin) / unit.volt();
     let mut outside = 0usize;
@@ -304,17 +303,21 @@ fn pick_grid(system: &io::System, args: &SurfaceArgs) -> Result<Grid3> {
         bail!("the files hold no volume (cube, DX): name the field to compute with --field (e.g. mo:homo)");
     };
     let source = load_source(field_text, &args.files, 0)?;
-    let lattice = LatticeSpec::AroundAtoms {
+    let spec = LatticeSpec::AroundAtoms {
         spacing_angstrom: args.spacing,
         padding_angstrom: args.padding,
-    }
-    .build(&source.positions_angstrom())?;
+    };
+    let lattice = orbitfield::compute::request::lattice(
+        &orbitfield::compute::request::LatticeChoice::Spec(spec),
+        &source.positions_angstrom(),
+        None,
+    )?;
     let job = FieldJob {
         field: source.field.clone(),
         lattice,
         input: source.input.clone(),
     };
-    let Evaluated::Lattice(mut grid) = evaluate(Device::Cpu, Request::Lattice(job))? else {
+    let Evaluated::Lattice(mut grid) = evaluate(&args.device, Request::Lattice(job))? else {
         bail!("internal error: a lattice request returned points");
     };
     grid.description = format!("{} ({})", source.spec, source.spec.unit());

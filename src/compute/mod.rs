@@ -15,6 +15,8 @@ pub mod esp;
 pub mod layout;
 pub mod molsurf;
 pub mod pb;
+pub mod placement;
+pub mod request;
 pub mod wgpu;
 // Implicit ligand sampling: the host side shared by the engines.
 pub mod ils;

@@ -34,6 +34,20 @@ pub struct WgpuOptions {
 }
 
 impl WgpuOptions {
+    /// Hardware adapters (NVIDIA ones only where CUDA found no device): `--device gpu`.
+    pub fn hardware() -> WgpuOptions {
+        WgpuOptions::default()
+    }
+
+    /// Every adapter, software and NVIDIA ones included: `--device wgpu`.
+    pub fn forced() -> WgpuOptions {
+        WgpuOptions {
+            off: false,
+            include_software: true,
+            nvidia_on_wgpu: true,
+        }
+    }
+
     /// From `ORBITFIELD_WGPU`: `on` (hardware adapters), `software` (software adapters too),
     /// `nvidia` (NVIDIA adapters too, beside CUDA), `all` (both); unset or anything else: none.
     pub fn from_env() -> WgpuOptions {

@@ -5,7 +5,7 @@
 //!
 //! The worker keeps its buffers from frame to frame ([`CartoonBuilder`]: DSSP's, the per-residue
 //! inputs'). Where the request carries the field pool's workers and they have GPUs, DSSP of a large
-//! protein (at least [`DEVICE_DSSP_MIN_RESIDUES`] residues) runs on one of them as a device task
+//! protein (where `compute::placement::place` puts [`JobKind::Dssp`] on CUDA) runs on one of them as a device task
 //! (`CudaEngine::dssp_frame`, the same codes as the CPU path) while this thread waits; the first
 //! device error sends DSSP back to the CPU for the rest of the worker's life, with one warning.
 //!
@@ -24,9 +24,7 @@ use crate::surface::MeshData;
 use crate::surface::cartoon::CartoonParams;
 use std::sync::{Arc, Mutex};
 
-/// Protein residues from which DSSP runs on a GPU worker when there is one. Below, the CPU path
-/// is as fast (figures for adk and its copies: `benches/RESULTS.md`, cartoon).
-pub const DEVICE_DSSP_MIN_RESIDUES: usize = 5_000;
+use crate::compute::placement::JobKind;
 
 /// One frame's cartoon as built: the mesh, or the render device's inputs for it.
 #[derive(Clone, Debug)]
@@ -134,7 +132,7 @@ impl CartoonBuilder {
         let options = DsspOptions::default();
         if let Some(w) = workers.filter(|w| w.has_gpu())
             && !self.device_failed
-            && polymer.protein.len() >= DEVICE_DSSP_MIN_RESIDUES
+            && dssp_on_device(polymer.protein.len(), w)
         {
             let ws = self.device.take().unwrap_or_default();
             let (tx, rx) = crossbeam::channel::bounded(1);
@@ -185,4 +183,15 @@ pub fn start<K: Send + 'static>() -> Result<CartoonWorker<K>, String> {
         Ok(mut b) => b.build::<K>(r),
         Err(poisoned) => poisoned.into_inner().build::<K>(r),
     })
+}
+
+/// Whether the placement policy puts the DSSP of `residues` residues on the CUDA devices of `workers`.
+fn dssp_on_device(residues: usize, workers: &DeviceWorkers) -> bool {
+    use crate::compute::placement::{DeviceChoice, Facts, JobSize, place};
+    let facts = Facts {
+        cuda_devices: workers.names().to_vec(),
+        ..Facts::default()
+    };
+    place(JobKind::Dssp, JobSize { residues }, DeviceChoice::Auto, &facts)
+        .is_ok_and(|p| p.engine == crate::compute::placement::Engine::Cuda)
 }

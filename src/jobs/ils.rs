@@ -13,7 +13,7 @@
 use crate::compute::cpu::ils::voxel_means;
 use crate::compute::cuda::CudaEngine;
 use crate::compute::ils::{IlsSetup, PlacedAtoms};
-use crate::jobs::{DevicePreference, DeviceWorkers, Pool, PoolConfig};
+use crate::jobs::{DeviceChoice, DeviceWorkers, Pool, PoolConfig};
 use crossbeam::channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -46,7 +46,7 @@ pub struct IlsWorkers {
 impl IlsWorkers {
     /// Starts a pool of its own as `preference` asks, on the CUDA devices `devices` (`None`:
     /// `ORBITFIELD_DEVICES` or all).
-    pub fn with_devices(preference: DevicePreference, devices: Option<Vec<usize>>, setup: Arc<IlsSetup>) -> IlsWorkers {
+    pub fn with_devices(preference: DeviceChoice, devices: Option<Vec<usize>>, setup: Arc<IlsSetup>) -> IlsWorkers {
         let pool: Pool<()> = Pool::new(PoolConfig {
             preference,
             devices,

@@ -14,7 +14,7 @@
 use crate::compute::cpu::ils::voxel_means;
 use crate::compute::cuda::CudaEngine;
 use crate::compute::ils::{IlsSetup, PlacedAtoms};
-use crate::jobs::{DevicePreference, DeviceWorkers, Pool, PoolConfig};
+use crate::jobs::{DeviceChoice, DeviceWorkers, Pool, PoolConfig};
 use crossbeam::channel::{Receiver, Sender, bounded};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -70,7 +70,7 @@ impl IlsLiveWorkers {
     }
 
     /// Starts a pool of its own as `preference` asks (CUDA devices from `ORBITFIELD_DEVICES` or all).
-    pub fn new(preference: DevicePreference) -> IlsLiveWorkers {
+    pub fn new(preference: DeviceChoice) -> IlsLiveWorkers {
         let pool: Pool<()> = Pool::new(PoolConfig {
             preference,
             ..PoolConfig::default()

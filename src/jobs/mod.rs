@@ -72,31 +72,11 @@ use output::*;
 
 mod tiles;
 
-/// Which engines a pool (or one computation) may use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum DevicePreference {
-    /// CPU engine only.
-    Cpu,
-    /// CUDA devices; the CPU only for retries. A pool started with it and no working device runs
-    /// on the CPU with a note; [`compute_grid`] (the CLI's `--device gpu`) fails instead
-    /// ([`JobError::NoGpu`]).
-    Gpu,
-    /// CUDA devices when present, else the CPU.
-    #[default]
-    Auto,
-}
-
-impl std::str::FromStr for DevicePreference {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "cpu" => Ok(DevicePreference::Cpu),
-            "gpu" | "cuda" => Ok(DevicePreference::Gpu),
-            "auto" => Ok(DevicePreference::Auto),
-            other => Err(format!("unknown device '{other}' (expected cpu, gpu or auto)")),
-        }
-    }
-}
+/// Which engines a pool (or one computation) may use: the placement policy's choice. `cpu` and
+/// `wgpu` start no CUDA worker; `cuda`/`gpu` use CUDA devices with the CPU only for retries (a pool
+/// started so without a working device runs on the CPU with a note; [`compute_grid`] fails instead,
+/// [`JobError::NoGpu`]); `auto` uses CUDA devices when present, else the CPU.
+pub use crate::compute::placement::DeviceChoice;
 
 /// Why a request produced no grid.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -218,7 +198,7 @@ impl RequestHandle {
 /// Pool settings.
 #[derive(Clone, Debug)]
 pub struct PoolConfig {
-    pub preference: DevicePreference,
+    pub preference: DeviceChoice,
     /// CUDA device ordinals; `None` = `ORBITFIELD_DEVICES` or all.
     pub devices: Option<Vec<usize>>,
     /// CPU worker threads (each CPU tile is itself parallel inside the CPU engine).
@@ -243,7 +223,7 @@ pub struct PoolConfig {
 impl Default for PoolConfig {
     fn default() -> Self {
         PoolConfig {
-            preference: DevicePreference::Auto,
+            preference: DeviceChoice::Auto,
             devices: None,
             cpu_workers: 1,
             result_capacity: 16,
@@ -483,7 +463,8 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
     pub fn new(config: PoolConfig) -> Pool<K> {
         let mut notes = Vec::new();
         let mut engines: Vec<EngineSpec> = Vec::new();
-        if config.preference != DevicePreference::Cpu {
+        let mut device_notes: Vec<String> = Vec::new();
+        if config.preference.may_use_cuda() {
             let (env_devices, env_notes) = cuda::devices_from_env();
             notes.extend(env_notes.iter().map(ToString::to_string));
             let selection = config.devices.clone().or(env_devices);
@@ -494,33 +475,39 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
                     is_gpu: true,
                 });
             }
-            #[cfg(feature = "gui")]
-            {
-                let cuda_devices = engines.len();
-                let found = adapter_worker::discover(adapter_worker::WgpuOptions::from_env(), cuda_devices);
-                notes.extend(found.notes);
-                for e in found.engines {
-                    engines.push(EngineSpec {
-                        engine: e,
-                        is_gpu: true,
-                    });
-                }
+            device_notes.extend(found.notes.iter().map(ToString::to_string));
+        }
+        // wgpu adapters: every one (software adapters too) when the choice is the wgpu engine, the
+        // hardware ones for `gpu`, else as `ORBITFIELD_WGPU` asks beside CUDA.
+        #[cfg(feature = "gui")]
+        if !matches!(config.preference, DeviceChoice::Cpu | DeviceChoice::Cuda) {
+            let options = match config.preference {
+                DeviceChoice::Wgpu => adapter_worker::WgpuOptions::forced(),
+                DeviceChoice::Gpu => adapter_worker::WgpuOptions::hardware(),
+                _ => adapter_worker::WgpuOptions::from_env(),
+            };
+            let found = adapter_worker::discover(options, engines.len());
+            device_notes.extend(found.notes);
+            for e in found.engines {
+                engines.push(EngineSpec {
+                    engine: e,
+                    is_gpu: true,
+                });
             }
+        }
+        if config.preference != DeviceChoice::Cpu {
             if engines.is_empty() {
                 // One line saying why the CPU computes everything.
-                let why = if found.notes.is_empty() {
-                    "no CUDA device".to_string()
+                let why = if !device_notes.is_empty() {
+                    device_notes.join("; ")
+                } else if config.preference == DeviceChoice::Wgpu {
+                    "no wgpu adapter".to_string()
                 } else {
-                    found
-                        .notes
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    "no CUDA device".to_string()
                 };
                 notes.push(format!("using the CPU engine: {why}"));
             } else {
-                notes.extend(found.notes.iter().map(ToString::to_string));
+                notes.extend(device_notes);
             }
         }
         let cpu: Arc<dyn SlabEngine> = Arc::new(CpuEngine);
@@ -861,12 +848,12 @@ impl<K: Clone + Send + Sync + 'static> Drop for Pool<K> {
 
 /// Computes one grid with a pool started for this call (the CLI's entry point). Prints nothing;
 /// device notes come back with the grid.
-pub fn compute_grid(job: FieldJob, preference: DevicePreference) -> Result<(Grid3, Vec<String>), JobError> {
+pub fn compute_grid(job: FieldJob, preference: DeviceChoice) -> Result<(Grid3, Vec<String>), JobError> {
     let pool: Pool<()> = Pool::new(PoolConfig {
         preference,
         ..PoolConfig::default()
     });
-    if preference == DevicePreference::Gpu
+    if preference.requires_gpu()
         && let Some(why) = pool.gpu_missing_reason()
     {
         return Err(JobError::NoGpu(why));

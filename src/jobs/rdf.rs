@@ -19,7 +19,7 @@
 
 use crate::analysis::rdf::{RdfAccumulator, RdfError, RdfSettings};
 use crate::compute::cuda::{CudaEngine, rdf::PairGeometry};
-use crate::jobs::{DevicePreference, DeviceWorkers, Pool, PoolConfig};
+use crate::jobs::{DeviceChoice, DeviceWorkers, Pool, PoolConfig};
 use crate::model::{Frame, UnitCell};
 use crossbeam::channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use std::sync::Arc;
@@ -82,13 +82,13 @@ pub struct RdfWorkers {
 impl RdfWorkers {
     /// Starts a pool of its own as `preference` asks (CUDA devices from `ORBITFIELD_DEVICES` or all).
     /// Never panics; every reason a device is not used is one line in [`RdfWorkers::notes`].
-    pub fn new(preference: DevicePreference) -> RdfWorkers {
+    pub fn new(preference: DeviceChoice) -> RdfWorkers {
         RdfWorkers::with_devices(preference, None)
     }
 
     /// As [`RdfWorkers::new`] on the CUDA devices `devices` (`None`: `ORBITFIELD_DEVICES` or all), as a
     /// batch rank sharing its node's devices asks.
-    pub fn with_devices(preference: DevicePreference, devices: Option<Vec<usize>>) -> RdfWorkers {
+    pub fn with_devices(preference: DeviceChoice, devices: Option<Vec<usize>>) -> RdfWorkers {
         let pool: Pool<()> = Pool::new(PoolConfig {
             preference,
             devices,
@@ -118,7 +118,7 @@ impl RdfWorkers {
 
     /// Starts one CPU worker only (tests, and machines without a GPU).
     pub fn cpu_only() -> RdfWorkers {
-        RdfWorkers::new(DevicePreference::Cpu)
+        RdfWorkers::new(DeviceChoice::Cpu)
     }
 
     /// Workers by name (device name included).

@@ -11,7 +11,7 @@ use crate::compute::esp::EspMethod;
 use crate::compute::{Field, FieldInput, FieldJob, cpu};
 use crate::io::System;
 use crate::io::cube::CubeAtom;
-use crate::jobs::DevicePreference;
+use crate::jobs::DeviceChoice;
 use crate::model::field::{FieldSpec, LatticeSpec};
 use crate::model::units::{PotentialUnit, angstrom_from_bohr3};
 use crate::model::{Grid3, Lattice, Wavefunction};
@@ -62,7 +62,7 @@ pub(crate) struct Computed {
 }
 
 /// Parses a device name: auto, cpu, gpu (or cuda).
-pub(crate) fn device(text: &str) -> Result<DevicePreference> {
+pub(crate) fn device(text: &str) -> Result<DeviceChoice> {
     text.parse().map_err(|e: String| anyhow::anyhow!("device: {e}"))
 }
 
@@ -267,9 +267,9 @@ fn place(placement: &Placement, positions_angstrom: &[[f64; 3]], min_padding_ang
 
 /// Computes `job` on `device`: the jobs pool for auto and gpu (gpu fails without a usable CUDA
 /// device), the CPU engine in this thread's rayon pool for cpu.
-fn evaluate(device: DevicePreference, job: FieldJob) -> Result<Grid3> {
+fn evaluate(device: DeviceChoice, job: FieldJob) -> Result<Grid3> {
     match device {
-        DevicePreference::Cpu => Ok(cpu::evaluate_grid(&job)?),
+        DeviceChoice::Cpu => Ok(cpu::evaluate_grid(&job)?),
         preference => Ok(crate::jobs::compute_grid(job, preference)?.0),
     }
 }
@@ -281,7 +281,7 @@ pub(crate) fn grid(
     field_text: &str,
     frame: usize,
     placement: &Placement,
-    device: DevicePreference,
+    device: DeviceChoice,
     esp: &EspOptions,
 ) -> Result<Computed> {
     let spec: FieldSpec = field_text.parse()?;

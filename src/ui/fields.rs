@@ -287,7 +287,7 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
 
 /// Where orbitals and densities are computed, and where the main field's actually are.
 fn orbitals_on_ui(ui: &mut egui::Ui, state: &mut AppState) {
-    use crate::app::fields::device::OrbitalsOn;
+    use crate::app::fields::device::FieldsOn;
     let now = state.settings.orbitals_on;
     let mut chosen = now;
     ui.horizontal(|ui| {
@@ -295,7 +295,7 @@ fn orbitals_on_ui(ui: &mut egui::Ui, state: &mut AppState) {
         egui::ComboBox::from_id_salt("orbitals_on")
             .selected_text(now.name())
             .show_ui(ui, |ui| {
-                for on in OrbitalsOn::ALL {
+                for on in FieldsOn::ALL {
                     ui.selectable_value(&mut chosen, on, on.name());
                 }
             })

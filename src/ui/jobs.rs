@@ -60,13 +60,14 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
         ui.label(RichText::new(e).color(tokens::ERROR));
     }
     // One line per field representation: what it computes and how far it is.
-    let lines: Vec<String> = state
+    let lines: Vec<(String, Option<String>)> = state
         .doc
         .reps
         .fields()
         .map(|(r, f)| {
             let label = state.rep_label(r);
-            match (state.fields.pending(f.pipeline.slot), f.pipeline.shown_key()) {
+            let why = placement_reason(state, f.field, f.pipeline.device_shown.is_some());
+            let line = match (state.fields.pending(f.pipeline.slot), f.pipeline.shown_key()) {
                 (Some(k), _) => {
                     let pct = state
                         .fields
@@ -80,11 +81,16 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 (None, Some(k)) => format!("{label}: frame {} shown", k.frame + 1),
                 (None, None) if r.visible => format!("{label}: waiting"),
                 (None, None) => format!("{label}: hidden"),
-            }
+            };
+            (line, why)
         })
         .collect();
-    for line in lines {
+    for (line, why) in lines {
         ui.label(RichText::new(line).small());
+        // Where the placement policy puts it, and why.
+        if let Some(why) = why {
+            ui.label(RichText::new(format!("  {why}")).small().weak());
+        }
     }
     let cache = state.fields.cache_use();
     let mib = |b: usize| b as f64 / f64::from(1u32 << 20);
@@ -164,4 +170,39 @@ pub fn progress_ui(ui: &mut egui::Ui, state: &mut AppState) {
             }
         });
     }
+}
+
+/// Where the placement policy puts `field` of a representation and why (`on_device`: the render
+/// device computed what is shown); `None` for volumes read from files.
+fn placement_reason(state: &AppState, field: crate::app::fields::FieldChoice, on_device: bool) -> Option<String> {
+    use crate::app::fields::FieldChoice as F;
+    use crate::compute::placement::{self, DeviceChoice, Facts, JobKind, JobSize};
+    let render = state.fields.device.render.as_ref().map(|r| r.placement_facts());
+    let kind = match field {
+        F::Orbital { .. } | F::Density | F::SpinDensity if on_device => {
+            return placement::orbitals_on_render_device(state.settings.orbitals_on, render.as_ref()).ok();
+        }
+        F::Orbital { .. } | F::Density | F::SpinDensity => JobKind::Orbital,
+        F::WavefunctionPotential => JobKind::QmPotential,
+        F::Potential | F::PotentialMean { .. } => JobKind::Potential,
+        F::MolSurf { .. } => JobKind::MolSurf,
+        F::Ils(_) => JobKind::Ils,
+        F::PotentialPb { .. } => JobKind::PoissonBoltzmann,
+        F::Volume(_) => return None,
+    };
+    // The pool's CUDA workers are the CUDA devices the policy may use.
+    let facts = Facts {
+        cuda_devices: state
+            .fields
+            .workers()
+            .into_iter()
+            .filter(|w| w.engine.starts_with("cuda"))
+            .map(|w| w.engine)
+            .collect(),
+        adapter: render,
+        ..Facts::default()
+    };
+    placement::place(kind, JobSize::default(), DeviceChoice::Auto, &facts)
+        .ok()
+        .map(|p| p.reason())
 }

@@ -2,8 +2,9 @@
 //! device computes itself (an orbital, the density or the spin density drawn as isosurfaces) is
 //! served here instead of by the worker pool, with the same slot, key and job.
 //!
-//! Owns [`DeviceSource`] (held by the [`FieldService`](super::FieldService) as `device`), the setting
-//! [`OrbitalsOn`] and [`DeviceFieldError`]. The update loop (`app::reps::update`) asks
+//! Owns [`DeviceSource`] (held by the [`FieldService`](super::FieldService) as `device`) and
+//! [`DeviceFieldError`]; the setting is the placement policy's [`FieldsOn`], and whether the render
+//! device takes orbitals is its rule (`compute::placement::orbitals_on_render_device`). The update loop (`app::reps::update`) asks
 //! [`DeviceSource::route`] whether the source serves a request at all, then
 //! [`DeviceSource::serve`] for the frame shown and [`DeviceSource::prefetch`] for playback's next
 //! frame; what it gets is a [`DeviceField`] — the lattice and the packed inputs of the device pass,
@@ -27,29 +28,9 @@ use crate::render::RenderContext;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Where the viewer computes orbitals, densities and spin densities drawn as isosurfaces.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum OrbitalsOn {
-    /// The render device when its adapter is a real GPU, else the worker pool.
-    #[default]
-    Auto,
-    /// The orbital pass on the render device (where it cannot, the pool, said once).
-    RenderDevice,
-    /// The worker pool (CUDA engine when present, else the CPU engine).
-    WorkerPool,
-}
-
-impl OrbitalsOn {
-    pub const ALL: [OrbitalsOn; 3] = [OrbitalsOn::Auto, OrbitalsOn::RenderDevice, OrbitalsOn::WorkerPool];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            OrbitalsOn::Auto => "auto",
-            OrbitalsOn::RenderDevice => "render device",
-            OrbitalsOn::WorkerPool => "worker pool",
-        }
-    }
-}
+/// Where the viewer computes orbitals, densities and spin densities drawn as isosurfaces: the
+/// placement policy's enum (`compute::placement::FieldsOn`).
+pub use crate::compute::placement::FieldsOn;
 
 /// What the render device offers: its limits (whether a lattice fits the pass) and whether its
 /// adapter is a software rasteriser.
@@ -70,6 +51,15 @@ impl RenderFields {
             software: c.software,
             adapter: c.adapter.clone(),
         })
+    }
+
+    /// The adapter as the placement policy sees it (it runs the passes: [`RenderFields::of`]).
+    pub fn placement_facts(&self) -> crate::compute::placement::AdapterFacts {
+        crate::compute::placement::AdapterFacts {
+            name: self.adapter.clone(),
+            software: self.software,
+            runs_passes: true,
+        }
     }
 }
 
@@ -161,18 +151,17 @@ impl DeviceSource {
 
     /// Whether this source serves requests under `setting` while isosurfaces are extracted on the
     /// render device (`gpu_surfaces`); the per-field checks are the caller's.
-    pub fn route(&self, setting: OrbitalsOn, gpu_surfaces: bool) -> Result<(), DeviceFieldError> {
-        if setting == OrbitalsOn::WorkerPool {
+    pub fn route(&self, setting: FieldsOn, gpu_surfaces: bool) -> Result<(), DeviceFieldError> {
+        if setting == FieldsOn::Pool {
             return Err(DeviceFieldError::PoolChosen);
         }
         let render = self.render.as_ref().ok_or(DeviceFieldError::NoDevice)?;
         if !gpu_surfaces {
             return Err(DeviceFieldError::CpuSurfaces);
         }
-        if setting == OrbitalsOn::Auto && render.software {
-            return Err(DeviceFieldError::Software(render.adapter.clone()));
-        }
-        Ok(())
+        crate::compute::placement::orbitals_on_render_device(setting, Some(&render.placement_facts()))
+            .map(|_| ())
+            .map_err(|_| DeviceFieldError::Software(render.adapter.clone()))
     }
 
     /// Checks that `field` fits the device's limits.

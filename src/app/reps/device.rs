@@ -5,7 +5,7 @@
 //! representation; the draw stage (`app::draw`) records the pass and extracts the surfaces.
 
 use super::{FieldStyle, RepKind};
-use crate::app::fields::device::{DeviceFieldError, OrbitalsOn, RenderFields};
+use crate::app::fields::device::{DeviceFieldError, FieldsOn, RenderFields};
 use crate::app::fields::{FieldChoice, FieldKey};
 use crate::app::state::AppState;
 use crate::compute::wgpu::device_field::DeviceField;
@@ -23,7 +23,7 @@ impl AppState {
     }
 
     /// Sets where orbitals are computed; every representation chooses again (and may say why not).
-    pub fn set_orbitals_on(&mut self, on: OrbitalsOn) {
+    pub fn set_orbitals_on(&mut self, on: FieldsOn) {
         self.settings.orbitals_on = on;
         for rep in &mut self.doc.reps.list {
             if let RepKind::Field(f) = &mut rep.kind {
@@ -128,7 +128,7 @@ impl AppState {
             self.fields.device.forget(slot);
         }
         let silent = matches!(why, DeviceFieldError::NotDeviceField | DeviceFieldError::PoolChosen)
-            || (why.is_choice() && self.settings.orbitals_on == OrbitalsOn::Auto);
+            || (why.is_choice() && self.settings.orbitals_on == FieldsOn::Auto);
         if silent {
             if let Some(p) = self.pipeline_mut(i) {
                 p.device_fallback = None;

@@ -110,3 +110,19 @@ pub fn discover(selection: Option<&[usize]>) -> Discovery {
     }
     Discovery { engines, notes }
 }
+
+/// The names of the CUDA devices the driver reports, by ordinal, without creating a context or
+/// compiling a kernel (`compute::placement::Facts::probe_cuda`, `orbitfield info --devices`).
+pub fn device_names() -> Result<Vec<String>, CudaError> {
+    libraries_present()?;
+    catch("cuDeviceGetName", || {
+        cudarc::driver::result::init().map_err(dev_err("cuInit"))?;
+        let count = CudaContext::device_count().map_err(dev_err("cuDeviceGetCount"))?;
+        (0..count)
+            .map(|ordinal| {
+                let dev = cudarc::driver::result::device::get(ordinal).map_err(dev_err("cuDeviceGet"))?;
+                cudarc::driver::result::device::get_name(dev).map_err(dev_err("cuDeviceGetName"))
+            })
+            .collect()
+    })
+}

@@ -183,6 +183,16 @@ impl DeferredPlan {
         })
     }
 
+    /// The summation method the plan is for.
+    pub fn method(&self) -> EspMethod {
+        self.method
+    }
+
+    /// The number of charges.
+    pub fn n_charges(&self) -> usize {
+        self.charges.charges_e.len()
+    }
+
     /// The plan, built on the first call (other callers wait for it); a failure is returned to
     /// every caller.
     pub fn plan(&self) -> Result<Arc<EspPlan>, ComputeError> {
@@ -355,7 +365,8 @@ pub fn interpolate_slab(
 /// Where a plan's heavy stages run: sorting the charges into bins and the long-range MSM levels.
 /// The geometry of both (bin edges and counts, neighbour offsets, MSM lattices, stencil, top-level
 /// kernel) is always decided on the host when the plan is built.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+/// One enum for the library and the command lines (`--msm-stages host|device`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum StagesOn {
     /// On the host, while the plan is built (binning beside the levels).
     Host,
@@ -363,6 +374,7 @@ pub enum StagesOn {
     /// its device; the CPU engine (and [`EspPlan::bins`], [`EspPlan::long_range`]) on the host at
     /// first use. The default: the fastest measured path for large maps (`benches/RESULTS.md`, MSM).
     #[default]
+    #[value(name = "device", alias = "engine")]
     Engine,
 }
 

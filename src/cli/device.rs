@@ -1,0 +1,178 @@
+//! `--device` and `--verbose` of every command that computes, and `orbitfield info --devices`: the
+//! command line's side of `compute::placement` (the policy itself is there).
+
+use anyhow::Result;
+use orbitfield::compute::placement::{self, DeviceChoice, Engine, Facts, JobKind, JobSize, Placement};
+use orbitfield::model::field::FieldSpec;
+
+// Where the command computes (a plain comment: a doc comment here would replace the about text of
+// every command that flattens it).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct DeviceArgs {
+    /// Where to compute: cpu, cuda (a CUDA device or a failure), wgpu (the wgpu adapter or a
+    /// failure), gpu (any GPU engine that has the job, or a failure) or auto (the fastest engine
+    /// present, else the CPU, saying why).
+    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
+    /// Print where each computation runs and why.
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+impl DeviceArgs {
+    /// Where `kind` runs (`detail` says what the job is, for `--verbose`); a forced engine that
+    /// lacks the kind or is missing is an error naming both.
+    pub fn place(&self, kind: JobKind, size: JobSize, detail: &str) -> Result<Placement> {
+        let facts = if self.device == DeviceChoice::Cpu {
+            Facts::default()
+        } else {
+            Facts::probe_cuda()
+        };
+        let p = placement::place(kind, size, self.device, &facts)?;
+        if self.verbose {
+            eprintln!("{}", p.reason_with(detail));
+        } else if p.fell_back && p.engine == Engine::Cpu {
+            eprintln!("note: {}", p.reason());
+        }
+        Ok(p)
+    }
+}
+
+impl DeviceArgs {
+    /// The preference of a jobs pool that runs `kind` where [`DeviceArgs::place`] puts it: no CUDA
+    /// worker when the CPU takes it, else the user's choice (forced or `auto`).
+    pub fn pool_preference(&self, kind: JobKind) -> Result<DeviceChoice> {
+        Ok(match self.place(kind, JobSize::default(), "")?.engine {
+            Engine::Cpu => DeviceChoice::Cpu,
+            _ => self.device,
+        })
+    }
+}
+
+/// The job kind of a field as the user names it.
+pub fn kind_of_spec(spec: &FieldSpec) -> JobKind {
+    match spec {
+        FieldSpec::Orbital { .. } | FieldSpec::Density | FieldSpec::SpinDensity => JobKind::Orbital,
+        FieldSpec::Potential => JobKind::Potential,
+        FieldSpec::MolSurf => JobKind::MolSurf,
+    }
+}
+
+/// The CUDA devices and the wgpu adapters of this machine, and where each job kind would run under
+/// `auto`: `orbitfield info --devices`.
+pub fn report_devices(json: bool) -> Result<()> {
+    let mut facts = Facts::probe_cuda();
+    let adapters = adapters();
+    facts.adapter = adapters
+        .iter()
+        .find(|a| a.runs_passes && !a.software)
+        .or(adapters.first())
+        .cloned();
+    if facts.adapter.is_none() {
+        facts.adapter_missing = Some(if cfg!(feature = "gui") {
+            "no wgpu adapter found".into()
+        } else {
+            "built without the wgpu engine (feature gui)".into()
+        });
+    }
+    let table = placement::table(DeviceChoice::Auto, &facts);
+    if json {
+        let kinds: Vec<serde_json::Value> = table
+            .iter()
+            .map(|(k, p)| {
+                let supported: Vec<&str> = Engine::ALL
+                    .iter()
+                    .filter(|&&e| placement::supports(e, *k))
+                    .map(|e| e.name())
+                    .collect();
+                match p {
+                    Ok(p) => serde_json::json!({"kind": k.name(), "engines": supported,
+                        "auto": p.engine.name(), "reason": p.reason()}),
+                    Err(e) => serde_json::json!({"kind": k.name(), "engines": supported, "error": e.to_string()}),
+                }
+            })
+            .collect();
+        let value = serde_json::json!({
+            "engines": Engine::ALL.iter().map(|e| e.name()).collect::<Vec<_>>(),
+            "cuda_devices": facts.cuda_devices,
+            "cuda_missing": facts.cuda_missing,
+            "adapters": adapters.iter().map(|a| serde_json::json!({
+                "name": a.name, "software": a.software, "runs_passes": a.runs_passes})).collect::<Vec<_>>(),
+            "job_kinds": kinds,
+        });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
+    }
+    println!("engines: {}", Engine::ALL.map(|e| e.name()).join(", "));
+    println!("CUDA devices:");
+    if facts.cuda_devices.is_empty() {
+        println!(
+            "  none: {}",
+            facts.cuda_missing.as_deref().unwrap_or("the driver reports no device")
+        );
+    }
+    for (i, name) in facts.cuda_devices.iter().enumerate() {
+        println!("  cuda:{i} {name}");
+    }
+    println!("wgpu adapters:");
+    if adapters.is_empty() {
+        println!("  none: {}", facts.adapter_missing.as_deref().unwrap_or("none found"));
+    }
+    for a in &adapters {
+        let mut marks = Vec::new();
+        if a.software {
+            marks.push("software");
+        }
+        if !a.runs_passes {
+            marks.push("no compute passes");
+        }
+        let marks = if marks.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", marks.join(", "))
+        };
+        println!("  {}{marks}", a.name);
+    }
+    println!("job kinds (engines that have them; where --device auto puts them):");
+    for (k, p) in &table {
+        let have: Vec<&str> = Engine::ALL
+            .iter()
+            .filter(|&&e| placement::supports(e, *k))
+            .map(|e| e.name())
+            .collect();
+        let at = match p {
+            Ok(p) => format!("{} ({})", p.on, p.why),
+            Err(e) => e.to_string(),
+        };
+        println!("  {:<24} [{}] -> {at}", k.name(), have.join(", "));
+    }
+    Ok(())
+}
+
+/// Every wgpu adapter of the machine, as placement sees it (none without the `gui` feature).
+#[cfg(feature = "gui")]
+fn adapters() -> Vec<placement::AdapterFacts> {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+        .into_iter()
+        .map(|a| {
+            let info = a.get_info();
+            let compute = a
+                .get_downlevel_capabilities()
+                .flags
+                .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS);
+            let runs_passes =
+                compute && orbitfield::compute::wgpu::orbital::device_supports(&a.limits(), compute).is_ok();
+            placement::AdapterFacts {
+                name: format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type),
+                software: info.device_type == wgpu::DeviceType::Cpu,
+                runs_passes,
+            }
+        })
+        .collect()
+}
+
+#[cfg(not(feature = "gui"))]
+fn adapters() -> Vec<placement::AdapterFacts> {
+    Vec::new()
+}
