@@ -14,7 +14,7 @@
 //!   1e-5;
 //! - the worker pool with a wgpu worker beside a CPU worker: a potential map equals the CPU engine's,
 //!   and a field the wgpu engine does not compute (molecular surface) is passed to the CPU worker
-//!   (passes on lavapipe; on the H200's Vulkan adapter it did not finish, see `jobs::adapter_worker`).
+//!   (lavapipe here; the H200's Vulkan adapter on the device machine).
 //!
 //! Without an adapter with compute shaders the tests print why and pass, unless
 //! `ORBITFIELD_REQUIRE_WGPU=1` is set.

@@ -208,9 +208,6 @@ fn fastest_first(kind: JobKind) -> &'static [Engine] {
         }
         // Point lists are short: the exact CPU evaluator answers before a device is set up.
         JobKind::Points => &[Engine::Cpu, Engine::Cuda, Engine::Wgpu],
-        // The pool's wgpu workers are taken only when asked (`--device wgpu`, `ORBITFIELD_WGPU`):
-        // their pool test did not finish on the H200's Vulkan adapter, so `auto` keeps to the CPU.
-        JobKind::Orbital | JobKind::Potential => &[Engine::Cuda, Engine::Cpu, Engine::Wgpu],
         _ => &[Engine::Cuda, Engine::Wgpu, Engine::Cpu],
     }
 }

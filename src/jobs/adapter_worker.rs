@@ -10,9 +10,8 @@
 //!   [`WgpuOptions::include_software`] (tests; `ORBITFIELD_WGPU=software`);
 //! - an NVIDIA adapter is left to the CUDA workers when CUDA found a device, unless
 //!   [`WgpuOptions::nvidia_on_wgpu`];
-//! - for now none start unless `ORBITFIELD_WGPU` asks (`on`, `software`, `nvidia`, `all`): the pool
-//!   test (`tests/wgpu_engine.rs`) passes on lavapipe but did not finish on the H200's Vulkan adapter
-//!   (2026-11-28, not yet understood), so the pool's default stays CUDA and CPU until it does.
+//! - `ORBITFIELD_WGPU` changes the default (hardware adapters): `off` (none), `software` (software
+//!   adapters too), `nvidia` (NVIDIA adapters too, beside CUDA), `all` (both).
 //!
 //! Adapters are enumerated and their devices opened once per process (the engines are shared by
 //! every pool started afterwards). Called by `Pool::new`; the placement policy connects its
@@ -48,13 +47,13 @@ impl WgpuOptions {
         }
     }
 
-    /// From `ORBITFIELD_WGPU`: `on` (hardware adapters), `software` (software adapters too),
-    /// `nvidia` (NVIDIA adapters too, beside CUDA), `all` (both); unset or anything else: none.
+    /// From `ORBITFIELD_WGPU`: unset or `on`: hardware adapters; `off`: none; `software`
+    /// (software adapters too), `nvidia` (NVIDIA adapters too, beside CUDA), `all` (both).
     pub fn from_env() -> WgpuOptions {
         let v = std::env::var("ORBITFIELD_WGPU").unwrap_or_default();
         let v = v.trim();
         WgpuOptions {
-            off: !["on", "software", "nvidia", "all"].contains(&v),
+            off: v == "off",
             include_software: v == "software" || v == "all",
             nvidia_on_wgpu: v == "nvidia" || v == "all",
         }

@@ -24,8 +24,8 @@
 //! process, whatever it computes.
 //!
 //! wgpu devices (AMD, Intel, Apple, any Vulkan/Metal/DirectX 12 adapter) get workers of the same kind
-//! through [`adapter_worker`] (one per hardware adapter, `compute::wgpu::engine::WgpuEngine`; opt-in
-//! with `ORBITFIELD_WGPU` for now); fields that engine does not compute go to the CPU workers.
+//! through [`adapter_worker`] (one per hardware adapter, `compute::wgpu::engine::WgpuEngine`; NVIDIA
+//! adapters only where CUDA found no device; `ORBITFIELD_WGPU` changes that); fields that engine does not compute go to the CPU workers.
 //!
 //! Besides the pool: [`task::Task`] runs one-off viewer computations on a thread of their own, and
 //! [`save::SaveJob`] the viewer's writes of atoms and frames to a file, [`pair::PairWorker`] the
@@ -478,7 +478,7 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             device_notes.extend(found.notes.iter().map(ToString::to_string));
         }
         // wgpu adapters: every one (software adapters too) when the choice is the wgpu engine, the
-        // hardware ones for `gpu`, else as `ORBITFIELD_WGPU` asks beside CUDA.
+        // hardware ones for `gpu`, for `auto` as `ORBITFIELD_WGPU` says (hardware ones by default).
         #[cfg(feature = "gui")]
         if !matches!(config.preference, DeviceChoice::Cpu | DeviceChoice::Cuda) {
             let options = match config.preference {
