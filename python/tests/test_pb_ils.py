@@ -1,6 +1,9 @@
 """Poisson-Boltzmann maps through System.grid("pb") against `orbitfield grid pb` on the same file
 (human carbonic anhydrase II, tests/data/pb/hca.pqr.gz, 2,482 atoms with PQR charges and radii;
-provenance in tests/data/pb/README.md), and the errors of a system that cannot have one."""
+provenance in tests/data/pb/README.md), implicit ligand sampling maps through
+System.grid("ils:xe") against `orbitfield grid ils` (the AMBER tz2 system in a truncated
+octahedron, tests/data/md/amber, Lennard-Jones parameters from its prmtop), and the errors of
+systems that cannot have them."""
 
 import subprocess
 
@@ -13,6 +16,8 @@ from conftest import REPO
 from test_mdanalysis import read_dx
 
 HCA = REPO / "tests" / "data" / "pb" / "hca.pqr.gz"
+TZ2 = [REPO / "tests" / "data" / "md" / "amber" / n for n in ("tz2.truncoct.parm7.bz2", "tz2.truncoct.nc")]
+MD = REPO / "tests" / "data" / "md"
 SPACING = 1.5
 
 
@@ -32,7 +37,7 @@ def test_pb_map_equals_the_command_line(cli_pb):
     origin, deltas, values = cli_pb
     hca = orbitfield.load(HCA)
     grid = hca.grid("pb", spacing=SPACING, device="cpu")
-    assert grid.unit == "kT/e"
+    assert grid.unit == "kT/e at 300 K"
     assert grid.values.shape == values.shape
     np.testing.assert_allclose(grid.origin_angstrom, origin, atol=1e-4)
     np.testing.assert_allclose(np.diag(grid.axes_angstrom), np.diag(deltas), rtol=1e-6)
@@ -64,3 +69,32 @@ def test_pb_without_charges_raises(tmp_path):
         hca.grid("pb", spacing=SPACING, frame=3)
     with pytest.raises(orbitfield.OrbitfieldError, match="spacing"):
         hca.grid("pb", spacing=-1.0)
+
+
+def test_ils_map_equals_the_command_line(tmp_path, orbitfield_bin):
+    out = tmp_path / "xe.dx"
+    cli = subprocess.run(
+        [orbitfield_bin, "grid", "ils", *map(str, TZ2), "--probe", "xe", "--frames", "0:2", "--spacing", "3",
+         "--device", "cpu", "-o", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 0, cli.stderr
+    origin, deltas, values = read_dx(out)
+    tz2 = orbitfield.load(*TZ2)
+    grid = tz2.grid("ils:xe", spacing=3.0, frames=[0, 1], device="cpu")
+    assert grid.unit == "kT"
+    assert grid.values.shape == values.shape
+    np.testing.assert_allclose(grid.origin_angstrom, origin, atol=1e-4)
+    np.testing.assert_allclose(np.diag(grid.axes_angstrom), np.diag(deltas), rtol=1e-6)
+    # Occupied voxels sit at the cap, open water-filled ones near 0, a few favourable ones below.
+    assert values.max() > 5.0 and values.min() < -1.0
+    assert np.abs(grid.values - values).max() <= 1e-4 * max(1.0, np.abs(values).max())
+
+
+def test_ils_without_lennard_jones_parameters_raises():
+    adk = orbitfield.load(MD / "adk.psf", MD / "adk_dims.dcd")
+    with pytest.raises(orbitfield.OrbitfieldError, match="Lennard-Jones"):
+        adk.grid("ils:xe", spacing=3.0, frames=[0])
+    with pytest.raises(orbitfield.OrbitfieldError, match="ils:h2"):
+        adk.grid("ils:h2", spacing=3.0, frames=[0])
