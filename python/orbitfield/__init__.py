@@ -52,6 +52,8 @@ __all__ = [
 DEFAULT_SPACING_ANGSTROM: float = _native.DEFAULT_SPACING_ANGSTROM
 #: Default padding around the atoms of :meth:`System.grid`, Angstrom.
 DEFAULT_PADDING_ANGSTROM: float = _native.DEFAULT_PADDING_ANGSTROM
+# `orbitfield grid ils --spacing`'s default, Angstrom.
+ILS_SPACING_ANGSTROM: float = 1.0
 #: Angstrom per bohr, the constant orbitfield converts with.
 ANGSTROM_PER_BOHR: float = _native.ANGSTROM_PER_BOHR
 
@@ -194,15 +196,16 @@ class System:
     def grid(
         self,
         field: str,
-        spacing: float = DEFAULT_SPACING_ANGSTROM,
+        spacing: Optional[float] = None,
         frame: int = 0,
-        padding: float = DEFAULT_PADDING_ANGSTROM,
+        padding: Optional[float] = None,
         device: str = "auto",
         origin=None,
         dims=None,
         like=None,
         units: Optional[str] = None,
         temperature: Optional[float] = None,
+        frames=None,
     ) -> Grid:
         """The field on a lattice, as ``orbitfield grid FIELD FILES ... --frame F`` computes it.
 
@@ -212,14 +215,32 @@ class System:
         present, else the CPU), ``"gpu"`` (fails without one) or ``"cpu"``. Potentials (``esp``)
         come in ``units`` (``kT/e`` at ``temperature`` K by default for point charges,
         ``hartree/e`` for a wavefunction's own potential; also ``kcal/mol/e`` and ``V``).
+        ``"ils:o2"`` (``xe``, ``co``, ``no``) is the implicit ligand sampling free energy (kT) of
+        the probe over ``frames`` (all by default), as ``orbitfield grid ils FILES --probe o2``
+        computes it (spacing 1 A and padding 2 A unless given; Lennard-Jones parameters from the
+        files the system was loaded from).
+        ``"pb"`` is the linearized Poisson-Boltzmann potential of the partial charges with the
+        defaults of ``orbitfield grid pb`` (kT/e; at least 10 A of padding, multigrid point counts).
 
         Example::
 
             g = system.grid("mo:homo", spacing=0.2, padding=3.0)
             g = system.grid("esp", frame=2, spacing=1.0, units="kcal/mol/e")
+            g = system.grid("pb", spacing=1.0)
         """
         origin = None if origin is None else [float(x) for x in origin]
         dims = None if dims is None else [int(x) for x in dims]
+        if field.strip().lower().startswith("ils:"):
+            if like is not None or units is not None or temperature is not None:
+                raise OrbitfieldError("ils maps take spacing, padding, frames, device, origin and dims")
+            frames = None if frames is None else [int(f) for f in frames]
+            spacing = ILS_SPACING_ANGSTROM if spacing is None else float(spacing)
+            padding = None if padding is None else float(padding)
+            return Grid(self._s.ils(field, self.paths, spacing, padding, frames, device, origin, dims))
+        if frames is not None:
+            raise OrbitfieldError("frames= applies to ils maps; other fields take one frame (frame=)")
+        spacing = DEFAULT_SPACING_ANGSTROM if spacing is None else spacing
+        padding = DEFAULT_PADDING_ANGSTROM if padding is None else padding
         like = None if like is None else os.fspath(like)
         native = self._s.grid(
             field, float(spacing), float(padding), int(frame), device, origin, dims, like, units, temperature

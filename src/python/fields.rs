@@ -284,6 +284,9 @@ pub(crate) fn grid(
     device: DeviceChoice,
     esp: &EspOptions,
 ) -> Result<Computed> {
+    if field_text.trim().eq_ignore_ascii_case("pb") {
+        return pb_grid(system, frame, placement, device, esp);
+    }
     let spec: FieldSpec = field_text.parse()?;
     let prepared = prepare(system, spec, frame, esp)?;
     let positions: Vec<[f64; 3]> = prepared
@@ -311,6 +314,96 @@ pub(crate) fn grid(
         grid,
         atoms: prepared.atoms,
         unit: prepared.unit,
+    })
+}
+
+/// The linearized Poisson-Boltzmann potential of `frame` with the default parameters of `grid pb`
+/// (`PbParams::default()` at `esp`'s temperature), on the lattice `grid pb --spacing --padding`
+/// places (`compute::pb::setup::lattice_around`) or an explicit one, in `esp`'s unit (kT/e by
+/// default): the values `orbitfield grid pb FILES --frame F` writes.
+fn pb_grid(
+    system: &mut System,
+    frame: usize,
+    placement: &Placement,
+    device: DeviceChoice,
+    esp: &EspOptions,
+) -> Result<Computed> {
+    use crate::compute::pb::{PbEngine, PbLattice, PbParams, PbSolver, setup};
+    use crate::model::units::{bohr_from_angstrom, volt_per_kt_per_e};
+    let params = PbParams {
+        temperature_kelvin: esp.temperature_kelvin,
+        ..PbParams::default()
+    };
+    let unit = esp.unit(false)?;
+    let scale = volt_per_kt_per_e(params.temperature_kelvin) / unit.volt();
+    let coords = read_frame(system, frame)?;
+    let (atoms, _) = setup::atoms_of(&system.structure, &coords.positions_angstrom)
+        .map_err(|e| anyhow::anyhow!("pb, frame {frame}: {e}"))?;
+    let lattice = match placement {
+        Placement::AroundAtoms {
+            spacing_angstrom,
+            padding_angstrom,
+        } => {
+            let h = *spacing_angstrom;
+            if !(h.is_finite() && h > 0.0) {
+                bail!("pb: spacing {h}: a positive number of Angstrom");
+            }
+            setup::lattice_around(&atoms.positions_angstrom, h, *padding_angstrom)
+        }
+        Placement::Explicit {
+            origin_angstrom,
+            dims,
+            spacing_angstrom,
+        } => {
+            let h = *spacing_angstrom;
+            if !(h.is_finite() && h > 0.0) || dims.contains(&0) {
+                bail!("pb: spacing {h} and dims {dims:?}: a positive spacing and at least one point per axis");
+            }
+            PbLattice {
+                origin_angstrom: *origin_angstrom,
+                spacing_angstrom: h,
+                dims: *dims,
+            }
+        }
+        Placement::Like(path) => bail!("pb: like= is not supported ({}): give origin and dims", path.display()),
+    };
+    check_memory(lattice.dims, MAP_BYTES_PER_POINT, &MemoryLimit::half_of_physical())?;
+    let engine = match device {
+        DeviceChoice::Cpu => PbEngine::Cpu,
+        DeviceChoice::Auto => PbEngine::Auto,
+        DeviceChoice::Cuda | DeviceChoice::Gpu => PbEngine::Cuda,
+        DeviceChoice::Wgpu => bail!("device wgpu: pb runs on the CPU or a CUDA device (cpu, gpu, auto)"),
+    };
+    let mut solver = PbSolver::new(engine).map_err(|e| anyhow::anyhow!("device: {e}"))?;
+    let sol = solver
+        .solve_next(&atoms, &lattice, &params)
+        .with_context(|| format!("pb, frame {frame}"))?;
+    let cube_atoms = atoms
+        .positions_angstrom
+        .iter()
+        .zip(&system.structure.elements)
+        .zip(&atoms.charges_e)
+        .map(|((p, e), &q)| CubeAtom {
+            atomic_number: u32::from(e.number()),
+            charge_e: q,
+            position_bohr: p.map(bohr_from_angstrom),
+        })
+        .collect();
+    let mut description = format!("{}, frame {frame} ({})", params.label(), unit.label());
+    description.truncate(200);
+    let grid = Grid3 {
+        lattice: Lattice::axis_aligned(
+            lattice.origin_angstrom.map(bohr_from_angstrom),
+            bohr_from_angstrom(lattice.spacing_angstrom),
+            lattice.dims,
+        ),
+        values: sol.potential_kt_per_e.iter().map(|&u| (u * scale) as f32).collect(),
+        description,
+    };
+    Ok(Computed {
+        grid,
+        atoms: cube_atoms,
+        unit: unit.label(),
     })
 }
 

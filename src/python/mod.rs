@@ -15,6 +15,7 @@
 
 mod adapters;
 mod fields;
+mod ils;
 mod system;
 
 use pyo3::prelude::*;

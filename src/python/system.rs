@@ -196,6 +196,50 @@ impl PySystem {
         })
     }
 
+    /// The implicit ligand sampling map (kT) of the probe `field` names (`ils:o2`, ...) over
+    /// `frames` (all without), the Lennard-Jones parameters read from `paths` (the files the
+    /// system was loaded from), on a lattice around the atoms or explicit.
+    #[pyo3(signature = (field, paths, spacing, padding=None, frames=None, device="auto", origin=None, dims=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn ils(
+        &self,
+        py: Python<'_>,
+        field: String,
+        paths: Vec<PathBuf>,
+        spacing: f64,
+        padding: Option<f64>,
+        frames: Option<Vec<usize>>,
+        device: &str,
+        origin: Option<[f64; 3]>,
+        dims: Option<[usize; 3]>,
+    ) -> PyResult<PyGrid> {
+        let device = fields::device(device).map_err(|e| py_error_chain(&e))?;
+        let probe = match super::ils::probe_of(&field) {
+            Some(p) => p.map_err(|e| py_error_chain(&e))?,
+            None => return Err(OrbitfieldError::new_err(format!("{field}: not an ils:PROBE field"))),
+        };
+        let placement = match (origin, dims) {
+            (Some(origin_angstrom), Some(dims)) => Placement::Explicit {
+                origin_angstrom,
+                dims,
+                spacing_angstrom: spacing,
+            },
+            (None, None) => Placement::AroundAtoms {
+                spacing_angstrom: spacing,
+                padding_angstrom: padding.unwrap_or(super::ils::ILS_PADDING_ANGSTROM),
+            },
+            _ => return Err(OrbitfieldError::new_err("origin and dims go together")),
+        };
+        let computed = self.with(py, move |s| {
+            super::ils::ils_grid(s, &paths, probe, frames, &placement, device)
+        })?;
+        Ok(PyGrid {
+            grid: computed.grid,
+            atoms: computed.atoms,
+            unit: computed.unit,
+        })
+    }
+
     /// The field at points given as bytes of f64 [n, 3] in Angstrom; bytes of f64 [n] back.
     #[pyo3(signature = (field, xyz_angstrom, frame=0, units=None, temperature=None))]
     fn points<'py>(
