@@ -23,7 +23,8 @@
 //! within the CUDA engine's 1e-5; eps = 4r up to 2.3e-5 there; every map within 1e-4 with the near
 //! points. Distances are clamped below at [`MIN_DISTANCE_BOHR`] as by the other engines.
 
-use super::marching_cubes::{compute_buffer_entry as entry, read_buffer};
+use super::marching_cubes::read_buffer;
+use super::pass::{compute_layouts, device_err};
 use crate::compute::esp::screening::{Dielectric, ScreenGpu};
 use crate::compute::{ComputeError, FieldInput, MIN_DISTANCE_BOHR, PointCharges};
 use crate::model::Lattice;
@@ -115,31 +116,20 @@ pub fn axis_aligned(lattice: &Lattice) -> bool {
     s[0][1] == 0.0 && s[0][2] == 0.0 && s[1][0] == 0.0 && s[1][2] == 0.0 && s[2][0] == 0.0 && s[2][1] == 0.0
 }
 
-fn device_err(e: impl std::fmt::Display) -> ComputeError {
-    ComputeError::Device(format!("wgpu: {e}"))
-}
-
 impl DirectCoulomb {
     /// Builds the pipelines on `device`.
     pub fn new(device: &wgpu::Device) -> DirectCoulomb {
         use wgpu::BufferBindingType as B;
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("coulomb map"),
-            source: wgpu::ShaderSource::Wgsl(SHADER_SOURCE.into()),
-        });
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("coulomb map bind group layout"),
-            entries: &[
-                entry(0, B::Uniform),
-                entry(1, B::Storage { read_only: true }),
-                entry(2, B::Storage { read_only: false }),
+        let (module, layout, pipeline_layout) = compute_layouts(
+            device,
+            "coulomb map",
+            SHADER_SOURCE,
+            &[
+                B::Uniform,
+                B::Storage { read_only: true },
+                B::Storage { read_only: false },
             ],
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("coulomb map pipeline layout"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
+        );
         let pipeline = |axis: bool, screened: bool| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some("coulomb map"),

@@ -11,6 +11,7 @@
 use super::coulomb::{DirectCoulomb, charges_of};
 use super::orbital::{MoCompute, read_values};
 use super::packed_mo::PackedMoField;
+use super::pass::device_err;
 use super::rdf::RdfPairs;
 use crate::compute::layout::pairs::PairGeometry;
 use crate::compute::{ComputeError, Field, FieldInput, FieldJob, SlabEngine, slab_len};
@@ -28,10 +29,6 @@ pub struct WgpuEngine {
     coulomb: DirectCoulomb,
     orbital: MoCompute,
     rdf: RdfPairs,
-}
-
-fn device_err(e: impl std::fmt::Display) -> ComputeError {
-    ComputeError::Device(format!("wgpu: {e}"))
 }
 
 /// True for an adapter that runs on the CPU (Mesa lavapipe and llvmpipe, WARP).

@@ -38,6 +38,8 @@ pub mod molsurf;
 #[cfg(feature = "gui")]
 pub mod orbital;
 #[cfg(feature = "gui")]
+mod pass;
+#[cfg(feature = "gui")]
 pub mod rdf;
 #[cfg(feature = "gui")]
 pub mod vertex_potential;

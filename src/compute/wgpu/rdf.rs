@@ -12,7 +12,8 @@
 //! engine's to that allowance (`tests/wgpu_engine.rs`). Called by tests, benches and the wgpu
 //! pool worker (`jobs::adapter_worker`).
 
-use super::marching_cubes::{compute_buffer_entry as entry, read_buffer};
+use super::marching_cubes::read_buffer;
+use super::pass::{compute_layouts, device_err};
 use crate::compute::ComputeError;
 use crate::compute::layout::pairs::{PairGeometry, PairMode};
 use crate::model::rdf::RdfSettings;
@@ -63,10 +64,6 @@ pub struct RdfPairs {
     pipeline: wgpu::ComputePipeline,
 }
 
-fn device_err(e: impl std::fmt::Display) -> ComputeError {
-    ComputeError::Device(format!("wgpu: {e}"))
-}
-
 /// How the atoms of set A are split into dispatches: (first, count) runs, each counting fewer than
 /// 2^32 pairs against `nb` atoms of B and within `max_groups` workgroups.
 pub fn a_runs(na: usize, nb: usize, max_groups: u32) -> Vec<(usize, usize)> {
@@ -81,24 +78,17 @@ impl RdfPairs {
     /// Builds the pipeline on `device`.
     pub fn new(device: &wgpu::Device) -> RdfPairs {
         use wgpu::BufferBindingType as B;
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("rdf pairs"),
-            source: wgpu::ShaderSource::Wgsl(SHADER_SOURCE.into()),
-        });
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("rdf bind group layout"),
-            entries: &[
-                entry(0, B::Uniform),
-                entry(1, B::Storage { read_only: true }),
-                entry(2, B::Storage { read_only: true }),
-                entry(3, B::Storage { read_only: false }),
+        let (module, layout, pipeline_layout) = compute_layouts(
+            device,
+            "rdf pairs",
+            SHADER_SOURCE,
+            &[
+                B::Uniform,
+                B::Storage { read_only: true },
+                B::Storage { read_only: true },
+                B::Storage { read_only: false },
             ],
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("rdf pipeline layout"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
+        );
         let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("rdf pairs"),
             layout: Some(&pipeline_layout),
