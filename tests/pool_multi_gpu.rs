@@ -189,6 +189,7 @@ fn averaged(devices: &[usize], in_flight: bool) -> Grid3 {
                 let r = pool.results().recv().map_err(|e| e.to_string())?;
                 r.outcome.map(|g| (r.key, g)).map_err(|e| e.to_string())
             },
+            &mut |values| pool.recycle(values),
             &mut |_| {},
         )
         .unwrap();

@@ -319,6 +319,7 @@ fn frames_map(devices: &[usize], lattice: Lattice) -> Result<(f64, Grid3, Vec<u6
                 .map_err(|_| "the pool has shut down".to_string())?;
             r.outcome.map(|g| (r.key, g)).map_err(|e| e.to_string())
         },
+        &mut |values| pool.recycle(values),
         &mut |_| {},
     )?;
     let seconds = t.elapsed().as_secs_f64();

@@ -621,7 +621,8 @@ pub fn fold_frames(
 /// `frames[i]`'s request (to a pool whose devices take different frames at once) and `receive`
 /// returns one finished map with its index `i`, in any order. Maps are folded in frame order, so the
 /// result equals [`fold_frames`]'s whatever device computed which frame; at most `depth` maps wait
-/// at once (`depth` 0 counts as 1).
+/// at once (`depth` 0 counts as 1). Each folded map's values go to `recycle` (the pool's
+/// [`crate::jobs::Pool::recycle`], so the next frames are written into memory mapped already).
 #[allow(clippy::too_many_arguments)]
 pub fn fold_frames_ahead(
     trajectory: &mut Trajectory,
@@ -632,6 +633,7 @@ pub fn fold_frames_ahead(
     depth: usize,
     submit: &mut dyn FnMut(usize, FieldJob) -> Result<(), String>,
     receive: &mut dyn FnMut() -> Result<(usize, Grid3), String>,
+    recycle: &mut dyn FnMut(Vec<f32>),
     on_frame: &mut dyn FnMut(usize),
 ) -> Result<(), SeriesError> {
     let lattice = *acc.lattice();
@@ -670,6 +672,7 @@ pub fn fold_frames_ahead(
                 return Err(SeriesError::Mismatch);
             }
             acc.add(&map.values)?;
+            recycle(map.values);
             on_frame(frames[folded]);
         }
         folded += 1;
@@ -806,6 +809,7 @@ mod ahead_tests {
                         Ok(())
                     },
                     &mut || queue.borrow_mut().pop().ok_or_else(|| "nothing in flight".to_string()),
+                    &mut |_| {},
                     &mut |f| seen.push(f),
                 )
                 .unwrap();
@@ -842,6 +846,7 @@ mod ahead_tests {
             &mut |_, _| Ok(()),
             &mut || Err("device lost".to_string()),
             &mut |_| {},
+            &mut |_| {},
         )
         .unwrap_err();
         assert!(e.to_string().contains("device lost"), "{e}");
@@ -864,6 +869,7 @@ mod ahead_tests {
                     },
                 ))
             },
+            &mut |_| {},
             &mut |_| {},
         )
         .unwrap_err();

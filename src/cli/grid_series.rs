@@ -118,6 +118,7 @@ pub(super) fn run_esp_series(args: &GridArgs, dx: bool, limit: &MemoryLimit, fra
                     let i = r.slot.0.checked_sub(FRAME_SLOTS).unwrap_or(u64::MAX) as usize;
                     r.outcome.map(|g| (i, g)).map_err(|e| e.to_string())
                 },
+                &mut |values| pool.recycle(values),
                 &mut tick,
             ),
             None => esp_series::fold_frames(

@@ -302,8 +302,11 @@ struct QueueState<K> {
     rates: tiles::Rates,
 }
 
-/// Output buffers the pool keeps for reuse ([`Pool::recycle`]).
+/// Output buffers the pool keeps for reuse ([`Pool::recycle`]) at least; two per GPU worker where
+/// there are more, within [`MAX_RECYCLED_BYTES`] together.
 const MAX_RECYCLED: usize = 2;
+/// The most memory the kept buffers hold together (one buffer is kept whatever its size).
+const MAX_RECYCLED_BYTES: usize = 1 << 30;
 /// Smaller buffers are not kept: allocating them costs little.
 const RECYCLE_MIN_POINTS: usize = 1 << 20;
 
@@ -806,7 +809,11 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             let mut q = self.shared.lock();
             q.recycled.push(values);
             q.recycled.sort_by_key(|v| std::cmp::Reverse(v.capacity()));
-            let keep = MAX_RECYCLED.min(q.recycled.len());
+            // Two per GPU worker (frames in flight take one each), within the byte bound.
+            let mut keep = MAX_RECYCLED.max(2 * self.shared.gpu_workers).min(q.recycled.len());
+            while keep > 1 && q.recycled[..keep].iter().map(|v| v.capacity() * 4).sum::<usize>() > MAX_RECYCLED_BYTES {
+                keep -= 1;
+            }
             q.recycled.split_off(keep)
         };
         // Returning memory to the system takes time: outside the lock.
