@@ -184,3 +184,41 @@ fn render_colours_the_surface_by_pb_red_negative_blue_positive() {
         "left: {left_red} red, {left_blue} blue; right: {right_red} red, {right_blue} blue"
     );
 }
+
+/// `grid pb` solves at APBS's 298.15 K unless `--temperature` says otherwise (the Coulomb potentials'
+/// kT/e stays at 300 K): the default map equals the one at `--temperature 298.15` and differs from
+/// the one at 300 K (the Debye length and the kT/e unit both move).
+#[test]
+fn pb_defaults_to_apbs_temperature() {
+    let dir = tempfile::tempdir().unwrap();
+    let pqr = dir.path().join("ions.pqr");
+    std::fs::write(&pqr, IONS_PQR).unwrap();
+    let map = |extra: &[&str], name: &str| {
+        let out = dir.path().join(name);
+        let o = Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+            .args(["grid", "pb", "--device", "cpu", "--spacing", "1.0"])
+            .args(extra)
+            .arg(&pqr)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let values = |text: &str| -> Vec<f64> {
+        text.lines()
+            .filter(|l| l.starts_with(|c: char| c == '-' || c.is_ascii_digit()))
+            .flat_map(|l| l.split_whitespace().map(|v| v.parse::<f64>().unwrap()))
+            .collect()
+    };
+    let default = values(&map(&[], "default.dx"));
+    let apbs = values(&map(&["--temperature", "298.15"], "apbs.dx"));
+    let warm = values(&map(&["--temperature", "300"], "warm.dx"));
+    assert!(!default.is_empty());
+    assert_eq!(default, apbs);
+    let largest = default.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let moved = default.iter().zip(&warm).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    println!("largest {largest:.4} kT/e; 298.15 K against 300 K: largest difference {moved:.4e}");
+    assert!(moved > 1e-4 * largest, "{moved} of {largest}");
+}

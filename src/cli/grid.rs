@@ -96,9 +96,10 @@ pub struct EspArgs {
     /// for a wavefunction's own potential].
     #[arg(long)]
     pub units: Option<String>,
-    /// esp: temperature in kelvin for kT/e.
-    #[arg(long, default_value_t = DEFAULT_TEMPERATURE_KELVIN)]
-    pub temperature: f64,
+    /// esp and pb: temperature in kelvin for kT/e (and pb's Debye length) [default: 300; pb: 298.15,
+    /// as APBS].
+    #[arg(long)]
+    pub temperature: Option<f64>,
     /// esp: charges to use: file (structure partial charges), nuclear or mulliken (point charges at a
     /// wavefunction's nuclei: the bare nuclei, or Mulliken partial charges). Without it a wavefunction's
     /// esp is its own electrostatic potential (nuclei and electron density, from the nuclear-attraction
@@ -118,9 +119,14 @@ impl EspArgs {
         esp_series::method_from_options(name, self.cutoff, self.msm_spacing).map_err(anyhow::Error::msg)
     }
 
+    /// The temperature of kT/e for Coulomb potentials: --temperature, or 300 K.
+    pub fn temperature_kelvin(&self) -> f64 {
+        self.temperature.unwrap_or(DEFAULT_TEMPERATURE_KELVIN)
+    }
+
     /// The output unit (kT/e at --temperature unless --units says otherwise).
     pub fn unit(&self) -> Result<PotentialUnit> {
-        PotentialUnit::parse(self.units.as_deref().unwrap_or("kT/e"), self.temperature)
+        PotentialUnit::parse(self.units.as_deref().unwrap_or("kT/e"), self.temperature_kelvin())
             .map_err(|e| anyhow::anyhow!("--units: {e}"))
     }
 
@@ -132,7 +138,7 @@ impl EspArgs {
 
     /// The output unit of a wavefunction's own potential (hartree/e unless --units says otherwise).
     pub fn wavefunction_potential_unit(&self) -> Result<PotentialUnit> {
-        PotentialUnit::parse(self.units.as_deref().unwrap_or("hartree/e"), self.temperature)
+        PotentialUnit::parse(self.units.as_deref().unwrap_or("hartree/e"), self.temperature_kelvin())
             .map_err(|e| anyhow::anyhow!("--units: {e}"))
     }
 
@@ -162,7 +168,7 @@ impl EspArgs {
             ("--msm-spacing", self.msm_spacing.is_some()),
             ("--pbc", self.pbc),
             ("--charges", self.charges.is_some()),
-            ("--temperature", self.temperature != DEFAULT_TEMPERATURE_KELVIN),
+            ("--temperature", self.temperature.is_some()),
         ];
         if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
             bail!(
@@ -591,7 +597,7 @@ fn frame_grid(
         let lattice = lattice_of(args, &esp.positions_angstrom())?;
         check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
         let periodic = matches!(esp.boundary, Boundary::Periodic(_));
-        let dielectric = args.dielectric.model(args.esp.temperature)?;
+        let dielectric = args.dielectric.model(args.esp.temperature_kelvin())?;
         let job = if dielectric.is_vacuum() {
             frame_job(esp.charges, method, esp.boundary, lattice, frame)?
         } else {

@@ -115,7 +115,7 @@ fn params(args: &GridArgs) -> Result<PbParams> {
             Some(SurfaceArg::Fraction) => PbSurface::Fraction,
             Some(SurfaceArg::Smol) | None => PbSurface::Smol,
         },
-        temperature_kelvin: args.esp.temperature,
+        temperature_kelvin: args.esp.temperature.unwrap_or(d.temperature_kelvin),
         charge_assignment: match p.charge_assignment {
             Some(ChargeAssignmentArg::Linear) => ChargeAssignment::Linear,
             Some(ChargeAssignmentArg::Spline) | None => ChargeAssignment::Spline,

@@ -13,7 +13,7 @@ use crate::io::System;
 use crate::io::cube::CubeAtom;
 use crate::jobs::DeviceChoice;
 use crate::model::field::{FieldSpec, LatticeSpec};
-use crate::model::units::{PotentialUnit, angstrom_from_bohr3};
+use crate::model::units::{DEFAULT_TEMPERATURE_KELVIN, PotentialUnit, angstrom_from_bohr3};
 use crate::model::{Grid3, Lattice, Wavefunction};
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
@@ -43,13 +43,19 @@ pub(crate) struct EspOptions {
     /// Output unit text ("kT/e", "kcal/mol/e", "V", "hartree/e"); `None`: kT/e for point charges,
     /// hartree/e for a wavefunction's own potential.
     pub units: Option<String>,
-    pub temperature_kelvin: f64,
+    /// The temperature asked for; `None`: 300 K for Coulomb potentials, 298.15 K (APBS's) for
+    /// Poisson-Boltzmann.
+    pub temperature_kelvin: Option<f64>,
 }
 
 impl EspOptions {
     fn unit(&self, wavefunction: bool) -> Result<PotentialUnit> {
         let default = if wavefunction { "hartree/e" } else { "kT/e" };
-        PotentialUnit::parse(self.units.as_deref().unwrap_or(default), self.temperature_kelvin)
+        self.unit_at(default, self.temperature_kelvin.unwrap_or(DEFAULT_TEMPERATURE_KELVIN))
+    }
+
+    fn unit_at(&self, default: &str, temperature_kelvin: f64) -> Result<PotentialUnit> {
+        PotentialUnit::parse(self.units.as_deref().unwrap_or(default), temperature_kelvin)
             .map_err(|e| anyhow::anyhow!("units: {e}"))
     }
 }
@@ -330,11 +336,12 @@ fn pb_grid(
 ) -> Result<Computed> {
     use crate::compute::pb::{PbEngine, PbLattice, PbParams, PbSolver, setup};
     use crate::model::units::{bohr_from_angstrom, volt_per_kt_per_e};
+    let defaults = PbParams::default();
     let params = PbParams {
-        temperature_kelvin: esp.temperature_kelvin,
-        ..PbParams::default()
+        temperature_kelvin: esp.temperature_kelvin.unwrap_or(defaults.temperature_kelvin),
+        ..defaults
     };
-    let unit = esp.unit(false)?;
+    let unit = esp.unit_at("kT/e", params.temperature_kelvin)?;
     let scale = volt_per_kt_per_e(params.temperature_kelvin) / unit.volt();
     let coords = read_frame(system, frame)?;
     let (atoms, _) = setup::atoms_of(&system.structure, &coords.positions_angstrom)

@@ -6,7 +6,7 @@ use super::{OrbitfieldError, guard, py_error_chain};
 use crate::io::System;
 use crate::io::cube::CubeAtom;
 use crate::model::Grid3;
-use crate::model::units::{DEFAULT_TEMPERATURE_KELVIN, angstrom_from_bohr, angstrom_from_bohr3, bohr_from_angstrom3};
+use crate::model::units::{angstrom_from_bohr, angstrom_from_bohr3, bohr_from_angstrom3};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::path::PathBuf;
@@ -64,7 +64,7 @@ impl PySystem {
 fn esp_options(units: Option<String>, temperature_kelvin: Option<f64>) -> EspOptions {
     EspOptions {
         units,
-        temperature_kelvin: temperature_kelvin.unwrap_or(DEFAULT_TEMPERATURE_KELVIN),
+        temperature_kelvin,
     }
 }
 
