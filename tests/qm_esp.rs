@@ -10,9 +10,9 @@
 // Tests may unwrap: a panic is a failed test (house rules).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use orbitfield::compute::cpu::qm_esp::PreparedQmEsp;
 use orbitfield::compute::cpu::{self, CpuEngine};
 use orbitfield::compute::cuda;
+use orbitfield::compute::qm_esp::PreparedQmEsp;
 use orbitfield::compute::{Field, FieldInput, FieldJob, SlabEngine};
 use orbitfield::io::{self, fchk, molden};
 use orbitfield::model::units::bohr_from_angstrom3;

@@ -11,7 +11,7 @@
 
 use anyhow::{Context, Result, anyhow, bail};
 use orbitfield::analysis::dssp::SecondaryStructure;
-use orbitfield::analysis::dssp::{DsspOptions, DsspPassTimes, DsspWorkspace};
+use orbitfield::analysis::dssp::{DsspOptions, DsspPassTimes, DsspWorkspace, host_pass_times};
 use orbitfield::analysis::polymer::{CartoonWorkspace, Coloring, Polymer, replicate_on_grid};
 use orbitfield::compute::cuda::dssp::{DeviceDsspTimes, DeviceDsspWorkspace, DsspRoute};
 use orbitfield::compute::cuda::{self, CudaEngine};
@@ -364,7 +364,7 @@ fn device_case(
                     Ok(r) => route = r,
                     Err(e) => failure = Some(e),
                 }
-                parts.push((ws.times, ws.cpu.times()));
+                parts.push((ws.times, host_pass_times(&ws)));
             });
             if let Some(e) = failure {
                 bail!("DSSP on {}: {e}", engine.device_name());

@@ -13,8 +13,8 @@
 use super::bench::{cube_lattice, median, threonine};
 use anyhow::{Context, Result};
 use orbitfield::compute::cpu::CpuEngine;
-use orbitfield::compute::cpu::qm_esp::PreparedQmEsp;
 use orbitfield::compute::cuda::CudaEngine;
+use orbitfield::compute::qm_esp::PreparedQmEsp;
 use orbitfield::compute::{Field, FieldInput, FieldJob, SlabEngine};
 use orbitfield::jobs::{DeviceChoice, Pool, PoolConfig};
 use serde::Serialize;

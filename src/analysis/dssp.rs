@@ -13,10 +13,11 @@
 //! the same IEEE operations per lane, so the codes do not depend on the CPU either.
 //!
 //! The passes that read coordinates also run on a CUDA device (`compute::cuda::dssp`,
-//! `kernels/dssp.cu`): this module gathers their input ([`ProteinBackbone::gather_columns`]), finishes
-//! the codes from their per-residue flags and bridge partners ([`ProteinBackbone::finish_from_device`]:
-//! ladders, then helices, turns, bends and polyproline II in one pass) and computes those flags with
-//! its own passes ([`ProteinBackbone::device_passes_on_cpu`], the reference the device is held to).
+//! `kernels/dssp.cu`): this module gathers their input ([`ProteinBackbone::gather_columns`]), drives
+//! them (`CudaEngine::dssp_frame`, in `cuda`), finishes the codes from their per-residue flags and
+//! bridge partners ([`ProteinBackbone::finish_from_device`]: ladders, then helices, turns, bends and
+//! polyproline II in one pass) and computes those flags with its own passes
+//! ([`ProteinBackbone::device_passes_on_cpu`], the reference the device is held to).
 //!
 //! What mkdssp does and this module repeats, so that the 8-state codes agree residue for residue:
 //! - A residue takes part when it has atoms named N, CA, C and O (the readers keep the first alternate
@@ -59,6 +60,9 @@ mod hbonds;
 use hbonds::*;
 
 mod device;
+
+mod cuda;
+pub use cuda::host_pass_times;
 
 /// One DSSP class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]

@@ -16,6 +16,7 @@ pub mod layout;
 pub mod molsurf;
 pub mod pb;
 pub mod placement;
+pub mod qm_esp;
 pub mod request;
 pub mod wgpu;
 // Implicit ligand sampling: the host side shared by the engines.

@@ -215,4 +215,93 @@ mod tests {
         assert_eq!(a.positions_angstrom().len(), 1);
         assert!(a.padding_angstrom() > 1.5);
     }
+
+    /// The CUDA kernel's host emulation (`compute::cuda::molsurf::MolSurfPlan::emulate`) against
+    /// the CPU engine, on the binning's edge cases: here, where both engines may be named.
+    mod emulation {
+        use crate::compute::cpu::molsurf::PreparedMolSurf;
+        use crate::compute::cuda::molsurf::MolSurfPlan;
+        use crate::compute::molsurf::MolSurfAtoms;
+        use crate::model::Lattice;
+        use std::ops::Range;
+
+        fn check(atoms: &MolSurfAtoms, lattice: &Lattice, z: Range<usize>) {
+            let plan = MolSurfPlan::new(atoms, lattice).unwrap();
+            let got = plan.emulate(&z);
+            let cpu = PreparedMolSurf::new(atoms);
+            let [nx, ny, _] = lattice.dims;
+            let mut want = vec![0.0f32; nx * ny];
+            for (kz, k) in z.clone().enumerate() {
+                cpu.fill_plane(lattice, k, &mut want);
+                for (p, &w) in want.iter().enumerate() {
+                    let (g, w) = (f64::from(got[p + nx * ny * kz]), f64::from(w));
+                    let err = (g - w).abs();
+                    if err <= 1e-5 * w.max(1e-3) {
+                        continue;
+                    }
+                    // Only a truncated tail at an atom's cutoff (to f32 rounding) may differ.
+                    let at = cpu.near_cutoff(lattice.point_bohr(p % nx, p / nx, k), 1e-5);
+                    assert!(err <= 1.01e-3 * at as f64 + 1e-5 * w, "point {p} plane {k}: {g} vs {w}");
+                }
+            }
+        }
+
+        #[test]
+        fn emulated_kernel_matches_the_cpu_engine_on_cell_borders_and_outside_the_lattice() {
+            let h = 0.7;
+            let origin = [-3.0, -2.5, -4.0];
+            let lattice = Lattice::axis_aligned(origin, h, [37, 29, 23]);
+            // The largest radius below: the probe's cells are the system's.
+            let radius = 1.8;
+            let probe = MolSurfAtoms::from_radii_angstrom(&[[0.0; 3]], &[radius], 0.6).unwrap();
+            let plan = MolSurfPlan::new(&probe, &lattice).unwrap();
+            let cw = plan.cell_width;
+            assert!(cw.iter().all(|&w| w > 1), "{cw:?}");
+            // Atoms exactly on cell borders, at lattice corners, just outside and far outside the lattice.
+            let mut centers_bohr = Vec::new();
+            for c in 0..4 {
+                let on = |a: usize| origin[a] + (c * cw[a]) as f64 * h;
+                centers_bohr.push([on(0), on(1), on(2)]);
+                centers_bohr.push([on(0) - 1e-7, on(1) + 1e-7, on(2)]);
+                // The reach of a brick (8 points wide along x and y, 8 along z) from either side.
+                let r = plan.reach;
+                let edge = |a: usize, s: i32| origin[a] + f64::from(8 * c + s * r[a]) * h;
+                centers_bohr.push([edge(0, -1), edge(1, 1), edge(2, -1)]);
+                centers_bohr.push([edge(0, 1), edge(1, -1), edge(2, 1)]);
+            }
+            centers_bohr.push([origin[0] - 4.0, origin[1] + 5.0, origin[2] + 3.0]);
+            centers_bohr.push([
+                origin[0] + 36.0 * h + 3.5,
+                origin[1] + 28.0 * h + 1.0,
+                origin[2] + 22.0 * h + 2.0,
+            ]);
+            centers_bohr.push([origin[0] - 500.0, 0.0, 0.0]);
+            centers_bohr.push([1e5, 1e5, 1e5]);
+            // And a random cluster.
+            let mut seed = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos() as u64)
+                .unwrap_or(7)
+                | 1;
+            let mut rnd = || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 11) as f64 / (1u64 << 53) as f64
+            };
+            for _ in 0..60 {
+                centers_bohr.push([0, 1, 2].map(|a| origin[a] - 3.0 + rnd() * (lattice.dims[a] as f64 * h + 6.0)));
+            }
+            let positions: Vec<[f64; 3]> = centers_bohr
+                .iter()
+                .map(|c| c.map(crate::model::units::angstrom_from_bohr))
+                .collect();
+            let radii: Vec<f64> = (0..positions.len()).map(|i| [1.2, 1.55, 1.7, 1.8][i % 4]).collect();
+            let atoms = MolSurfAtoms::from_radii_angstrom(&positions, &radii, 0.6).unwrap();
+            let plan = MolSurfPlan::new(&atoms, &lattice).unwrap();
+            assert!(plan.atoms.len() < atoms.centers_bohr.len(), "far atoms are dropped");
+            check(&atoms, &lattice, 0..23);
+            check(&atoms, &lattice, 5..14);
+        }
+    }
 }

@@ -15,10 +15,9 @@
 //! before the f32 rounding (screening drops at most [`orbital::SCREEN_EPS`] per primitive);
 //! potentials to ~1e-7 relative per term.
 
-pub mod boys;
+pub mod boys4;
 pub mod ils;
 pub mod molsurf;
-pub mod nuclear_attraction;
 pub mod orbital;
 pub mod pb;
 pub mod pb_maps;
@@ -30,12 +29,12 @@ pub mod qm_esp;
 pub mod simd;
 
 use crate::compute::esp::EspPlan;
+use crate::compute::qm_esp::PreparedQmEsp;
 use crate::compute::{ComputeError, Field, FieldInput, FieldJob, SlabEngine, slab_len};
 use crate::model::{Grid3, Lattice};
 use molsurf::PreparedMolSurf;
 use orbital::{BLOCK, PreparedOrbitals};
 use potential::PreparedCharges;
-use qm_esp::PreparedQmEsp;
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::Arc;

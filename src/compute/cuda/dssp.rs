@@ -1,31 +1,26 @@
-//! Secondary structure (DSSP) of one frame on a CUDA device.
+//! The coordinate passes of DSSP (secondary structure) on a CUDA device, over packed inputs.
 //!
 //! Owns [`DeviceDsspWorkspace`] (the page-locked host buffers, device buffers and module kept from
-//! one frame to the next) and [`CudaEngine::dssp_frame`]. The host gathers the N, CA, C and O of
-//! every protein residue into page-locked memory ([`ProteinBackbone::gather_columns`], on the rayon
-//! pool); the device places the amide hydrogens and finds the chain breaks, bins the CA atoms into
-//! cells (the counting sort of [`super::rdf`]), runs the hydrogen-bond search (one thread per
-//! donor, double-precision energies), then per residue the n-turns, bends, polyproline II angles
-//! and bridge partners (`kernels/dssp.cu`); the host finishes the codes from those flags and
-//! partners ([`ProteinBackbone::finish_from_device`]: ladders, helices, turns, bends, stretches).
-//! The codes are those of [`ProteinBackbone::assign_into`] (the kernels repeat its rounding
-//! operation for operation; `tests/gpu_engine.rs` compares the flags byte for byte with
-//! [`ProteinBackbone::device_passes_on_cpu`] and the codes with the CPU path's).
+//! one frame to the next), [`CudaEngine::dssp_columns`] and [`CudaEngine::dssp_passes`]. The input
+//! is one record of 12 floats per residue (N, CA, C and O, in angstrom) written by the caller into
+//! the page-locked buffer `dssp_columns` returns, one word per residue (chain ordinal in bits 0-30,
+//! bit 31 for proline) and the sines and cosines of the polyproline II ranges' ends. The device
+//! places the amide hydrogens and finds the chain breaks, bins the CA atoms into cells (the counting
+//! sort of [`super::rdf`]), runs the hydrogen-bond search (one thread per donor, double-precision
+//! energies), then per residue the n-turns, bends, polyproline II angles and bridge partners
+//! (`kernels/dssp.cu`); the results are one flag byte per residue
+//! ([`DeviceDsspWorkspace::flags`]) and the bridge partners ([`DeviceDsspWorkspace::partners`]).
 //!
-//! Frames the device path does not take go to the CPU path, and the route says why: residues
-//! lacking a backbone atom or with positions that are not finite (the CPU path drops those
-//! residues and links their neighbours), hydrogens taken from the file, no protein residues.
-//! Called by the cartoon benchmark and the tests.
+//! This module knows no protein: gathering the backbone, choosing the route of a frame and finishing
+//! the codes from the flags are `analysis::dssp`'s (which also writes `CudaEngine::dssp_frame`, the
+//! whole frame, and keeps its own host buffers in [`DeviceDsspWorkspace::host`]).
 
 use super::rdf::{CellPlan, CellSort, RDF_SRC};
 use super::{CudaEngine, dev_err};
-use crate::analysis::dssp::{
-    DeviceDssp, DevicePasses, DsspOptions, DsspWorkspace, ProteinBackbone, SecondaryStructure,
-};
 use crate::compute::ComputeError;
 use cudarc::driver::{CudaModule, CudaSlice, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use std::any::Any;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// `kernels/dssp.cu`, embedded at build time.
 pub const DSSP_SRC: &str = include_str!("../../../kernels/dssp.cu");
@@ -34,6 +29,9 @@ pub const DSSP_SRC: &str = include_str!("../../../kernels/dssp.cu");
 const MAX_HITS: usize = 8;
 /// Threads per block of the per-residue kernels.
 const THREADS: u32 = 256;
+/// The CA-CA distance (angstrom) within which residue pairs are searched for hydrogen bonds: the
+/// cell size of the CA binning.
+const CA_CUTOFF_ANGSTROM: f64 = 9.0;
 
 /// `struct DsspRanges` in `kernels/dssp.cu`: sines and cosines of the polyproline II ranges' ends.
 #[repr(C)]
@@ -51,7 +49,7 @@ pub enum DsspRoute {
     Cpu(&'static str),
 }
 
-/// Wall-clock times (milliseconds) of the last [`CudaEngine::dssp_frame`].
+/// Wall-clock times (milliseconds) of the last frame on the device path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct DeviceDsspTimes {
     /// Backbone atoms into page-locked memory.
@@ -78,18 +76,13 @@ struct DeviceBuffers {
     hits: CudaSlice<u32>,
 }
 
-/// The buffers of [`CudaEngine::dssp_frame`], kept from one frame to the next (keep one per
-/// trajectory; a frame of the same size then allocates nothing but the cell sort's buffers).
+/// The buffers of the DSSP passes, kept from one frame to the next (keep one per trajectory; a
+/// frame of the same size then allocates nothing but the cell sort's buffers).
 #[derive(Default)]
 pub struct DeviceDsspWorkspace {
     /// The module (RDF cell sort and DSSP kernels) and the device it was loaded on.
     module: Option<(usize, Arc<CudaModule>)>,
-    /// The backbone the arrays below were made for (`ProteinBackbone::fingerprint`).
-    fingerprint: Option<u64>,
-    /// The residues the device passes take (`ProteinBackbone::complete_residues`).
-    source: Vec<u32>,
-    /// Their chains and prolines (`ProteinBackbone::device_meta`), and whether the device holds them.
-    meta: Vec<u32>,
+    /// Whether the device holds the per-residue words of the current residues.
     meta_uploaded: bool,
     columns: Option<PinnedHostSlice<f32>>,
     flags: Option<PinnedHostSlice<u8>>,
@@ -98,8 +91,12 @@ pub struct DeviceDsspWorkspace {
     device: Option<DeviceBuffers>,
     /// The CA cell sort's device buffers.
     sort: Option<CellSort>,
-    /// The CPU path's buffers (also used by the finishing passes).
-    pub cpu: DsspWorkspace,
+    /// Residues of the columns, and bridge partners of the last passes.
+    residues: usize,
+    partners: usize,
+    /// The caller's host-side buffers, kept with these from frame to frame (this module never
+    /// looks inside).
+    pub host: Option<Box<dyn Any + Send>>,
     pub times: DeviceDsspTimes,
 }
 
@@ -153,76 +150,103 @@ fn cfg(n: usize) -> LaunchConfig {
     }
 }
 
+impl DeviceDsspWorkspace {
+    /// Says that the per-residue words differ from those last uploaded (another set of residues):
+    /// the next [`CudaEngine::dssp_passes`] uploads them.
+    pub fn meta_changed(&mut self) {
+        self.meta_uploaded = false;
+    }
+
+    /// The columns of the last [`CudaEngine::dssp_columns`] (12 floats per residue).
+    pub fn columns(&self) -> Result<&[f32], ComputeError> {
+        host(&self.columns, 12 * self.residues)
+    }
+
+    /// One flag byte per residue from the last [`CudaEngine::dssp_passes`] (`DSSP_*` in
+    /// `kernels/dssp.cu`).
+    pub fn flags(&self) -> Result<&[u8], ComputeError> {
+        host(&self.flags, self.residues)
+    }
+
+    /// The bridges `[i, j]` (i < j, in (i, j) order; bit 31 of j set when parallel) from the last
+    /// [`CudaEngine::dssp_passes`].
+    pub fn partners(&self) -> Result<&[[u32; 2]], ComputeError> {
+        Ok(bytemuck::cast_slice(host(&self.hits, 2 * self.partners)?))
+    }
+}
+
 impl CudaEngine {
-    /// The DSSP codes of one frame (`positions_angstrom`) for the protein residues of `backbone`
-    /// into `out`, on this device where the frame allows it (see the module notes), else on the
-    /// CPU; the codes are the same either way. Times in `workspace.times` (device path) or
-    /// `workspace.cpu.times()` (both).
-    pub fn dssp_frame(
+    /// Makes `workspace` ready for a frame of `residues` residues on this device (the module loaded,
+    /// buffers of another device's context dropped) and returns the page-locked columns to fill:
+    /// N, CA, C and O of each residue, 12 floats (angstrom).
+    pub fn dssp_columns<'w>(
         &self,
-        backbone: &ProteinBackbone,
-        positions_angstrom: &[[f32; 3]],
-        options: &DsspOptions,
-        workspace: &mut DeviceDsspWorkspace,
-        out: &mut Vec<SecondaryStructure>,
-    ) -> Result<DsspRoute, ComputeError> {
-        let ws = workspace;
-        ws.times = DeviceDsspTimes::default();
-        let t = Instant::now();
-        let fingerprint = backbone.fingerprint();
-        if ws.fingerprint != Some(fingerprint) {
-            backbone.complete_residues(&mut ws.source);
-            backbone.device_meta(&ws.source, &mut ws.meta);
-            ws.fingerprint = Some(fingerprint);
-            ws.meta_uploaded = false;
-        }
-        let m = ws.source.len();
-        let why = if options.file_hydrogens {
-            Some("hydrogens from the file")
-        } else if m == 0 {
-            Some("no protein residues with N, CA, C and O")
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            backbone.assign_into(positions_angstrom, options, &mut ws.cpu, out);
-            return Ok(DsspRoute::Cpu(why));
-        }
-        let m_i = i32::try_from(m).map_err(|_| too_many())?;
+        workspace: &'w mut DeviceDsspWorkspace,
+        residues: usize,
+    ) -> Result<&'w mut [f32], ComputeError> {
+        let (ws, m) = (workspace, residues);
+        ws.residues = 0;
+        ws.partners = 0;
+        i32::try_from(m).map_err(|_| too_many())?;
         if m.checked_mul(16).is_none_or(|x| x > u32::MAX as usize) {
             return Err(too_many());
         }
+        if ws.module.as_ref().is_none_or(|(ordinal, _)| *ordinal != self.ordinal()) {
+            let src = format!("#define RDF_MODE 0\n#define RDF_GROUPS 0\n#define RDF_HALF 0\n{RDF_SRC}\n{DSSP_SRC}");
+            let mut st = self.lock_state()?;
+            let module = self.module(&mut st, &src)?;
+            drop(st);
+            ws.module = Some((self.ordinal(), module));
+            // Buffers of another device's context: made again on this one.
+            ws.device = None;
+            ws.sort = None;
+            ws.columns = None;
+            ws.flags = None;
+            ws.hits = None;
+            ws.count = None;
+            ws.meta_uploaded = false;
+        }
+        pinned(self, &mut ws.columns, 12 * m)?;
+        ws.residues = m;
+        host_mut(&mut ws.columns, 12 * m)
+    }
+
+    /// Runs the passes over the columns of the last [`CudaEngine::dssp_columns`]: `meta` holds one
+    /// word per residue (chain ordinal in bits 0-30, bit 31 for proline; uploaded only after
+    /// [`DeviceDsspWorkspace::meta_changed`] or on a new device), `ca_bounds_angstrom` the lowest and
+    /// highest CA coordinates, `ranges` the sines and cosines of the polyproline II ranges' ends
+    /// (phi's low end, its high end, then psi's). The results wait in the workspace
+    /// ([`DeviceDsspWorkspace::flags`], [`DeviceDsspWorkspace::partners`]). False, with nothing
+    /// run, where the CA atoms span no cell grid (coordinates too large).
+    pub fn dssp_passes(
+        &self,
+        workspace: &mut DeviceDsspWorkspace,
+        meta: &[u32],
+        ca_bounds_angstrom: [[f32; 3]; 2],
+        ranges: [f32; 8],
+    ) -> Result<bool, ComputeError> {
+        let ws = workspace;
+        let m = ws.residues;
+        ws.partners = 0;
+        if meta.len() != m {
+            return Err(ComputeError::Device(format!(
+                "{} residue words for {m} residues",
+                meta.len()
+            )));
+        }
+        let m_i = i32::try_from(m).map_err(|_| too_many())?;
+        let [lo, hi] = ca_bounds_angstrom;
+        let Some(plan) = CellPlan::open(lo, hi, CA_CUTOFF_ANGSTROM) else {
+            return Ok(false);
+        };
         let module = match &ws.module {
             Some((ordinal, module)) if *ordinal == self.ordinal() => module.clone(),
             _ => {
-                let src =
-                    format!("#define RDF_MODE 0\n#define RDF_GROUPS 0\n#define RDF_HALF 0\n{RDF_SRC}\n{DSSP_SRC}");
-                let mut st = self.lock_state()?;
-                let module = self.module(&mut st, &src)?;
-                drop(st);
-                ws.module = Some((self.ordinal(), module.clone()));
-                // Buffers of another device's context: made again on this one.
-                ws.device = None;
-                ws.sort = None;
-                ws.columns = None;
-                ws.flags = None;
-                ws.hits = None;
-                ws.count = None;
-                ws.meta_uploaded = false;
-                module
+                return Err(ComputeError::Device(
+                    "the DSSP columns were made on another device".into(),
+                ));
             }
         };
-        pinned(self, &mut ws.columns, 12 * m)?;
-        let columns = host_mut(&mut ws.columns, 12 * m)?;
-        let bounds = backbone.gather_columns(positions_angstrom, &ws.source, columns);
-        let plan = bounds.and_then(|[lo, hi]| CellPlan::open(lo, hi, 9.0));
-        let Some(plan) = plan else {
-            backbone.assign_into(positions_angstrom, options, &mut ws.cpu, out);
-            return Ok(DsspRoute::Cpu("backbone positions that are not finite"));
-        };
-        ws.times.gather_ms = t.elapsed().as_secs_f64() * 1e3;
-
-        let t = Instant::now();
         let stream = &self.stream;
         if ws.device.as_ref().is_none_or(|d| d.cap < m) {
             ws.device = None;
@@ -253,7 +277,7 @@ impl CudaEngine {
         // The chains and prolines, uploaded when they change.
         if !ws.meta_uploaded {
             stream
-                .memcpy_htod(ws.meta.as_slice(), &mut d.meta.slice_mut(0..m))
+                .memcpy_htod(meta, &mut d.meta.slice_mut(0..m))
                 .map_err(dev_err("upload"))?;
             ws.meta_uploaded = true;
         }
@@ -298,7 +322,7 @@ impl CudaEngine {
         }
         {
             let kernel = f("dssp_flags")?;
-            let ranges = DsspRanges(ProteinBackbone::device_ranges());
+            let ranges = DsspRanges(ranges);
             let mut l = stream.launch_builder(&kernel);
             l.arg(&d.columns)
                 .arg(&d.acc)
@@ -354,45 +378,7 @@ impl CudaEngine {
                 .map_err(dev_err("download"))?;
         }
         stream.synchronize().map_err(dev_err("synchronize"))?;
-        ws.times.device_ms = t.elapsed().as_secs_f64() * 1e3;
-
-        let t = Instant::now();
-        let device = DeviceDssp {
-            source: &ws.source,
-            columns: host(&ws.columns, 12 * m)?,
-            flags: host(&ws.flags, m)?,
-            hits: bytemuck::cast_slice(host(&ws.hits, 2 * n_hits)?),
-        };
-        backbone.finish_from_device(&device, options, &mut ws.cpu, out);
-        ws.times.finish_ms = t.elapsed().as_secs_f64() * 1e3;
-        Ok(DsspRoute::Device)
-    }
-
-    /// The device passes' flags and bridge partners for one frame (the test hook that holds them to
-    /// [`ProteinBackbone::device_passes_on_cpu`]): runs [`CudaEngine::dssp_frame`] and returns
-    /// copies of what it downloaded, or None where the frame took the CPU path.
-    pub fn dssp_device_passes(
-        &self,
-        backbone: &ProteinBackbone,
-        positions_angstrom: &[[f32; 3]],
-        workspace: &mut DeviceDsspWorkspace,
-    ) -> Result<Option<DevicePasses>, ComputeError> {
-        let mut out = Vec::new();
-        let route = self.dssp_frame(
-            backbone,
-            positions_angstrom,
-            &DsspOptions::default(),
-            workspace,
-            &mut out,
-        )?;
-        if route != DsspRoute::Device {
-            return Ok(None);
-        }
-        // What the frame downloaded into the page-locked buffers.
-        let m = workspace.source.len();
-        let n_hits = host(&workspace.count, 1)?.first().copied().unwrap_or(0) as usize;
-        let flags = host(&workspace.flags, m)?.to_vec();
-        let hits = bytemuck::cast_slice::<u32, [u32; 2]>(host(&workspace.hits, 2 * n_hits)?).to_vec();
-        Ok(Some((flags, hits)))
+        ws.partners = n_hits;
+        Ok(true)
     }
 }

@@ -1,8 +1,8 @@
 //! The electrostatic potential of a wavefunction on a CUDA device, in float64: `kernels/qm_esp.cu`
 //! with a prefix generated here.
 //!
-//! Owns [`QmEspPrepared`] (the screened Hermite distributions of the CPU engine's
-//! `compute::cpu::qm_esp::PreparedQmEsp`, packed per total angular momentum L into records
+//! Owns [`QmEspPrepared`] (the screened Hermite distributions of
+//! [`crate::compute::qm_esp::PreparedQmEsp`], the host preparation both engines share, packed per total angular momentum L into records
 //! `[p, Px, Py, Pz, q...]`, the nuclei and the Boys table, all on the device) and the launches: the
 //! nuclear potential starts a double accumulator, one launch per L group adds its distributions
 //! (one thread per lattice point; every thread of a warp reads the same record), and a last launch
@@ -21,9 +21,9 @@
 use super::dev_err;
 use super::engine::{CudaEngine, EngineState};
 use crate::compute::MIN_DISTANCE_BOHR;
-use crate::compute::cpu::boys::{self, EXP_NEGLIGIBLE_T, TABLE_MAX_T, TABLE_ORDERS, TABLE_PER_UNIT, TAYLOR_TERMS};
-use crate::compute::cpu::nuclear_attraction::{PolyLayout, layouts};
-use crate::compute::cpu::qm_esp::PreparedQmEsp;
+use crate::compute::qm_esp::PreparedQmEsp;
+use crate::compute::qm_esp::boys::{self, EXP_NEGLIGIBLE_T, TABLE_MAX_T, TABLE_ORDERS, TABLE_PER_UNIT, TAYLOR_TERMS};
+use crate::compute::qm_esp::nuclear_attraction::{PolyLayout, layouts};
 use crate::compute::{ComputeError, FieldJob, slab_len};
 use crate::model::{Lattice, Wavefunction};
 use cudarc::driver::{CudaModule, CudaSlice, LaunchConfig, PushKernelArg};

@@ -1,9 +1,10 @@
 //! The Boys function `F_n(T) = integral_0^1 t^(2n) exp(-T t^2) dt`, the radial kernel of every
 //! Coulomb integral over Gaussians.
 //!
-//! Owns the table both field engines evaluate it from: called by [`super::nuclear_attraction`] (the
-//! CPU engine's potential of a wavefunction) and uploaded to the device by `compute::cuda::qm_esp`,
-//! so the CPU and the GPU read the same numbers.
+//! Owns the table both field engines evaluate it from, and its scalar evaluator [`boys`]: called by
+//! [`super::nuclear_attraction`], read four lanes at a time by the CPU engine (`compute::cpu::boys4`)
+//! and uploaded to the device by `compute::cuda::qm_esp`, so the CPU and the GPU read the same
+//! numbers.
 //!
 //! Method:
 //! - `T < TABLE_MAX_T` (40): the table holds `F_n(T_i)` on `T_i = i / 16` for orders `0..TABLE_ORDERS`
@@ -19,7 +20,6 @@
 //! `F_n(T) = exp(-T) sum_k (2T)^k / ((2n+1)(2n+3)...(2n+2k+1))` at the highest order and the
 //! downward recursion. Accuracy against 40-digit values (tests): below 2e-15 relative.
 
-use super::simd::{F4, exp2_neg};
 use std::sync::OnceLock;
 
 /// Highest order `n` the evaluators serve: pairs of shells up to l = 7 need `2 * 7`.
@@ -38,7 +38,7 @@ pub const TABLE_ORDERS: usize = MAX_ORDER + TAYLOR_TERMS;
 pub const EXP_NEGLIGIBLE_T: f64 = 120.0;
 
 /// `sqrt(pi) / 2`.
-const HALF_SQRT_PI: f64 = 0.886_226_925_452_758;
+pub(crate) const HALF_SQRT_PI: f64 = 0.886_226_925_452_758;
 
 /// The tabulated values: `values[row * TABLE_ORDERS + n] = F_n(row / 16)`, `exp_neg[row] = exp(-row / 16)`.
 #[derive(Debug)]
@@ -89,9 +89,9 @@ pub fn table() -> &'static BoysTable {
 }
 
 /// `1 / k` for the Taylor steps and `1 / (2n - 1)` for the downward recursion.
-const INV: [f64; TAYLOR_TERMS] = [1.0, 1.0, 0.5, 1.0 / 3.0, 0.25, 0.2, 1.0 / 6.0, 1.0 / 7.0];
+pub(crate) const INV: [f64; TAYLOR_TERMS] = [1.0, 1.0, 0.5, 1.0 / 3.0, 0.25, 0.2, 1.0 / 6.0, 1.0 / 7.0];
 
-fn inv_odd(n: usize) -> f64 {
+pub(crate) fn inv_odd(n: usize) -> f64 {
     1.0 / (2 * n - 1) as f64
 }
 
@@ -134,81 +134,6 @@ pub fn boys(n_max: usize, t: f64, out: &mut [f64]) {
         for n in 0..n_max {
             f = ((2 * n + 1) as f64 * f - e) * inv_2t;
             out[n + 1] = f;
-        }
-    }
-}
-
-/// [`boys`] on four arguments at once: `out[n]` holds `F_n` of each lane for `n <= n_max`. Lanes on
-/// both sides of `TABLE_MAX_T` fall back to the scalar form.
-#[inline(always)]
-pub fn boys4<const FMA: bool>(n_max: usize, t: F4, out: &mut [F4]) {
-    let n_max = n_max.min(MAX_ORDER).min(out.len().saturating_sub(1));
-    let ts = t.to_array();
-    let all_table = ts.iter().all(|&x| (0.0..TABLE_MAX_T).contains(&x));
-    let all_far = ts.iter().all(|&x| x >= TABLE_MAX_T && x.is_finite());
-    if all_table {
-        let tab = table();
-        let mut rows = [0usize; 4];
-        let mut x = [0.0; 4];
-        for l in 0..4 {
-            rows[l] = (ts[l] * TABLE_PER_UNIT as f64 + 0.5) as usize;
-            x[l] = rows[l] as f64 / TABLE_PER_UNIT as f64 - ts[l];
-        }
-        let x = F4(x);
-        let coef = |k: usize| -> F4 {
-            F4(std::array::from_fn(|l| {
-                tab.values
-                    .get(rows[l] * TABLE_ORDERS + n_max + k)
-                    .copied()
-                    .unwrap_or(0.0)
-            }))
-        };
-        let mut f = coef(TAYLOR_TERMS - 1);
-        let mut e = F4::ONE;
-        for k in (1..TAYLOR_TERMS).rev() {
-            let xk = x * F4::splat(INV[k]);
-            f = f.mul_add::<FMA>(xk, coef(k - 1));
-            e = e.mul_add::<FMA>(xk, F4::ONE);
-        }
-        let e0 = F4(std::array::from_fn(|l| {
-            tab.exp_neg.get(rows[l]).copied().unwrap_or(0.0)
-        }));
-        let e = e * e0;
-        let two_t = t + t;
-        let mut n = n_max;
-        out[n] = f;
-        while n > 0 {
-            f = two_t.mul_add::<FMA>(f, e) * F4::splat(inv_odd(n));
-            n -= 1;
-            out[n] = f;
-        }
-    } else if all_far {
-        let mut f = F4(ts.map(|x| HALF_SQRT_PI / x.sqrt()));
-        out[0] = f;
-        if n_max == 0 {
-            return;
-        }
-        let e = if ts.iter().any(|&x| x < EXP_NEGLIGIBLE_T) {
-            let e = exp2_neg::<FMA>(F4::ZERO - t * F4::splat(std::f64::consts::LOG2_E));
-            // As the scalar form: nothing beyond EXP_NEGLIGIBLE_T (exp2_neg stops at 2^-300).
-            F4(std::array::from_fn(
-                |l| if ts[l] < EXP_NEGLIGIBLE_T { e.0[l] } else { 0.0 },
-            ))
-        } else {
-            F4::ZERO
-        };
-        let inv_2t = F4(ts.map(|x| 0.5 / x));
-        for n in 0..n_max {
-            f = (F4::splat((2 * n + 1) as f64) * f - e) * inv_2t;
-            out[n + 1] = f;
-        }
-    } else {
-        let mut lane = [0.0; MAX_ORDER + 1];
-        for (l, &x) in ts.iter().enumerate() {
-            boys(n_max, x, &mut lane);
-            for (o, &v) in out.iter_mut().zip(&lane).take(n_max + 1) {
-                o.0[l] = v;
-            }
         }
     }
 }
@@ -368,29 +293,6 @@ mod tests {
             }
         }
         println!("worst relative error {worst:.2e}");
-    }
-
-    #[test]
-    fn vector_form_equals_the_scalar_form() {
-        let mut out4 = [F4::ZERO; MAX_ORDER + 1];
-        let mut out1 = [0.0; MAX_ORDER + 1];
-        // Lanes all in the table, all beyond it, and mixed.
-        for ts in [
-            [0.0, 0.7, 13.1, 39.9],
-            [40.0, 41.5, 119.0, 1e6],
-            [1.0, 45.0, 39.99, 200.0],
-        ] {
-            for n_max in [0, 1, 4, 8, MAX_ORDER] {
-                boys4::<false>(n_max, F4(ts), &mut out4);
-                for (l, &t) in ts.iter().enumerate() {
-                    boys(n_max, t, &mut out1);
-                    for n in 0..=n_max {
-                        let (a, b) = (out4[n].0[l], out1[n]);
-                        assert!(((a - b) / b).abs() < 1e-14, "n {n} t {t}: {a} vs {b}");
-                    }
-                }
-            }
-        }
     }
 
     #[test]

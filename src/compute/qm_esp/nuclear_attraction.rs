@@ -3,8 +3,9 @@
 //!
 //! Owns [`PairDistributions`]: the electron density as a list of Hermite Gaussian charge distributions
 //! (one per pair of primitives, screened), prepared once per wavefunction and then evaluated at
-//! every lattice point. Built by [`super::qm_esp`] (the CPU engine) and by `compute::cuda::qm_esp`,
-//! which uploads the same list, so both engines evaluate the same screened sum.
+//! every lattice point. Built by [`super::PreparedQmEsp`]; the CPU engine evaluates the list
+//! (`compute::cpu::qm_esp`) and `compute::cuda::qm_esp` uploads it, so both engines evaluate the
+//! same screened sum.
 //!
 //! Method (McMurchie-Davidson; chosen because the density contraction collapses onto it): the
 //! product of two Cartesian primitives on centres A and B is a sum of Hermite Gaussians on
