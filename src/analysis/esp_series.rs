@@ -621,8 +621,8 @@ pub fn fold_frames(
 /// `frames[i]`'s request (to a pool whose devices take different frames at once) and `receive`
 /// returns one finished map with its index `i`, in any order. Maps are folded in frame order, so the
 /// result equals [`fold_frames`]'s whatever device computed which frame; at most `depth` maps wait
-/// at once (`depth` 0 counts as 1). Each folded map's values go to `recycle` (the pool's
-/// [`crate::jobs::Pool::recycle`], so the next frames are written into memory mapped already).
+/// at once (`depth` 0 counts as 1). Each folded map's values go to `recycle` (a worker pool's
+/// recycling, so the next frames are written into memory mapped already).
 #[allow(clippy::too_many_arguments)]
 pub fn fold_frames_ahead(
     trajectory: &mut Trajectory,
