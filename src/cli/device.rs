@@ -23,11 +23,26 @@ impl DeviceArgs {
     /// Where `kind` runs (`detail` says what the job is, for `--verbose`); a forced engine that
     /// lacks the kind or is missing is an error naming both.
     pub fn place(&self, kind: JobKind, size: JobSize, detail: &str) -> Result<Placement> {
-        let facts = if self.device == DeviceChoice::Cpu {
+        let mut facts = if self.device == DeviceChoice::Cpu {
             Facts::default()
         } else {
             Facts::probe_cuda()
         };
+        // A choice that may take the wgpu engine sees its adapter: `wgpu` any (software ones take
+        // pool work when forced), `gpu` a hardware one.
+        if matches!(self.device, DeviceChoice::Wgpu | DeviceChoice::Gpu) {
+            let all = adapters();
+            let hardware = all.iter().find(|a| a.runs_passes && !a.software);
+            facts.adapter = match self.device {
+                DeviceChoice::Wgpu => hardware.or(all.iter().find(|a| a.runs_passes)).or(all.first()),
+                _ => hardware,
+            }
+            .cloned();
+            if facts.adapter.is_none() && !all.is_empty() {
+                facts.adapter_missing =
+                    Some("no hardware wgpu adapter (software ones compute with --device wgpu)".into());
+            }
+        }
         let p = placement::place(kind, size, self.device, &facts)?;
         if self.verbose {
             eprintln!("{}", p.reason_with(detail));

@@ -349,9 +349,17 @@ fn set_error(slot: &Mutex<Option<String>>, msg: String) {
 }
 
 /// Work other than field tiles for the pool's workers (an RDF frame). Called on a worker thread with
-/// that worker's CUDA engine, or `None` on a worker without one (the CPU worker of a pool without
-/// devices); it reports its result itself, over its own channel.
-pub type DeviceTask = Box<dyn FnOnce(Option<&CudaEngine>) + Send>;
+/// that worker's engines (a CUDA worker's CUDA engine, a wgpu worker's wgpu engine, neither on a CPU
+/// worker); it reports its result itself, over its own channel.
+pub type DeviceTask = Box<dyn FnOnce(TaskEngines<'_>) + Send>;
+
+/// The device engine of the worker running a [`DeviceTask`]: at most one is set.
+#[derive(Clone, Copy, Default)]
+pub struct TaskEngines<'a> {
+    pub cuda: Option<&'a CudaEngine>,
+    #[cfg(feature = "gui")]
+    pub wgpu: Option<&'a crate::compute::wgpu::engine::WgpuEngine>,
+}
 
 /// What a worker takes next.
 enum Work<K> {
