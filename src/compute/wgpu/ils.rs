@@ -1,7 +1,8 @@
 //! Implicit ligand sampling on any wgpu device: one frame's voxel means of the occupancy
 //! exp(-U/kT), as `compute::ils` defines them (the same [`IlsSetup`], orientations and sample classes,
 //! sub-sampling, hard cutoff and exclusion rule, the periodic images that [`PlacedAtoms`] holds), by
-//! the passes of `shaders/ils.wgsl`.
+//! the passes of `shaders/ils.wgsl` (one invocation per sample point, tiles of 4^3 points walking the
+//! same bins, four orientations per vec4 so that each atom is read once per four).
 //!
 //! Owns [`IlsPass`] (the two pipelines, once per device), [`IlsLayout`] (the host's float64 layout
 //! of a frame: atoms binned on the sample lattice, each relative to its own bin's corner) and
@@ -49,6 +50,10 @@ pub const MAX_PROBE: usize = 16;
 const BIN_ANGSTROM: f64 = 4.0;
 /// Most sample values one dispatch holds (128 MB); larger maps go in several.
 const MAX_CHUNK_SAMPLES: u64 = 1 << 25;
+/// Most sample points times orientations times probe atoms of one submission, so that no command
+/// buffer runs long enough for a desktop's GPU watchdog (about 1e12 pair terms with a protein's
+/// atoms within reach: a fraction of a second on a discrete GPU).
+const MAX_SUBMIT_WORK: u64 = 1 << 30;
 
 /// Uniform parameters of one dispatch. Twin of `Params` in `shaders/ils.wgsl`.
 #[repr(C)]
@@ -313,15 +318,30 @@ impl IlsPass {
         setup: &IlsSetup,
         placed: &PlacedAtoms,
     ) -> Result<Vec<f64>, ComputeError> {
+        self.voxel_means_in(device, queue, setup, placed, usize::MAX)
+    }
+
+    /// As [`IlsPass::voxel_means`], with at most `most_planes` voxel planes per submission (tests
+    /// of the split a large map takes).
+    pub fn voxel_means_in(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        setup: &IlsSetup,
+        placed: &PlacedAtoms,
+        most_planes: usize,
+    ) -> Result<Vec<f64>, ComputeError> {
         let lay = layout(setup, placed)?;
         let base = lay.params;
         let limits = device.limits();
-        let max_binding = u64::from(limits.max_storage_buffer_binding_size);
+        let max_binding = limits.max_storage_buffer_binding_size;
         let n_voxels = setup.map.n_voxels();
         let s = setup.subres as u64;
         let plane_samples = base.nx as u64 * base.ny as u64;
         let kn = planes_per_dispatch(plane_samples, s, MAX_CHUNK_SAMPLES.min(max_binding / 4));
-        let kn = kn.min(setup.map.dims[2]);
+        let plane_work = plane_samples * s * setup.orientations.evaluated() as u64 * base.n_probe as u64;
+        let kn = kn.min((MAX_SUBMIT_WORK / plane_work.max(1)).max(1) as usize);
+        let kn = kn.min(setup.map.dims[2]).min(most_planes.max(1));
         let sample_bytes = 4 * plane_samples * s * kn as u64;
         let voxel_bytes = 4 * n_voxels as u64;
         let atom_bytes = 16 * lay.atoms.len() as u64;
@@ -360,11 +380,11 @@ impl IlsPass {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("ils") });
         let nz_voxels = setup.map.dims[2];
         let mut k0 = 0;
         while k0 < nz_voxels {
             let planes = kn.min(nz_voxels - k0);
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("ils") });
             let params = IlsParams {
                 z0: (k0 * setup.subres) as i32,
                 k0: k0 as i32,
@@ -417,9 +437,9 @@ impl IlsPass {
             pass.set_pipeline(&self.voxels);
             pass.dispatch_workgroups(gx as u32, gy as u32, 1);
             drop(pass);
+            queue.submit([encoder.finish()]);
             k0 += planes;
         }
-        queue.submit([encoder.finish()]);
         let raw = read_buffer(device, queue, &voxels, voxel_bytes).map_err(device_err)?;
         let scale = (-SHIFT_KT).exp() / (setup.orientations.evaluated() as f64 * (s * s * s) as f64);
         let mut out = Vec::with_capacity(n_voxels);
@@ -495,8 +515,8 @@ mod tests {
         for (c, or, j) in [(0, 0, 0), (3, 4, 1), (26, 2, 1)] {
             let v = o.offset(c, or, j);
             let base = ((c * 2 + or / 4) * 2 + j) * 3;
-            for k in 0..3 {
-                assert_eq!(lay.offsets[base + k][or % 4], v[k] as f32);
+            for (k, x) in v.iter().enumerate() {
+                assert_eq!(lay.offsets[base + k][or % 4], *x as f32);
             }
         }
         let delta = 0.3;
