@@ -28,20 +28,16 @@ impl DeviceArgs {
         } else {
             Facts::probe_cuda()
         };
-        // A choice that may take the wgpu engine sees its adapter: `wgpu` any (software ones take
-        // pool work when forced), `gpu` a hardware one.
-        if matches!(self.device, DeviceChoice::Wgpu | DeviceChoice::Gpu) {
+        // `--device wgpu` sees the adapters (a hardware one first; software ones take pool work when
+        // the engine is forced).
+        if self.device == DeviceChoice::Wgpu {
             let all = adapters();
-            let hardware = all.iter().find(|a| a.runs_passes && !a.software);
-            facts.adapter = match self.device {
-                DeviceChoice::Wgpu => hardware.or(all.iter().find(|a| a.runs_passes)).or(all.first()),
-                _ => hardware,
-            }
-            .cloned();
-            if facts.adapter.is_none() && !all.is_empty() {
-                facts.adapter_missing =
-                    Some("no hardware wgpu adapter (software ones compute with --device wgpu)".into());
-            }
+            facts.adapter = all
+                .iter()
+                .find(|a| a.runs_passes && !a.software)
+                .or(all.iter().find(|a| a.runs_passes))
+                .or(all.first())
+                .cloned();
         }
         let p = placement::place(kind, size, self.device, &facts)?;
         if self.verbose {
