@@ -3,7 +3,8 @@
 //! machine) against the float64 reference of `compute::cpu::ils` (the definition written out), on
 //! fresh random atoms (the seed is printed; `ORBITFIELD_TEST_SEED` replays one):
 //! - a Xe probe (subres 1 and 3) and an O2 probe with 10 orientations (subres 2: eight sample classes
-//!   of turned sets) on a map far from the origin (coordinates near 80 A), open boundaries;
+//!   of turned sets) on a map far from the origin (coordinates near 80 A), open boundaries; a Xe
+//!   probe on a map 60 A long;
 //! - an O2 probe on a map crossing the faces of a triclinic box (periodic images from `place_atoms`);
 //! - PMF within 1e-4 kT of the reference where it is below 10 kT, plus, per voxel, the change the
 //!   reference itself shows when the hard cutoff moves by 2e-6 of itself (a float32 distance
@@ -194,6 +195,21 @@ fn cases(state: &mut u64) -> Vec<(&'static str, IlsSetup, PlacedAtoms)> {
         let placed = place_atoms(&s, &pos, None, None).unwrap();
         out.push((name, s, placed));
     }
+    // A map 60 A long (sample indices up to 40 along x), far from the origin: every float32
+    // difference stays one of small numbers.
+    let origin: [f64; 3] = std::array::from_fn(|k| [-93.7, 58.1, 77.4][k] + lcg(state));
+    let (dims, h) = ([40, 6, 5], 1.5);
+    let lo: [f64; 3] = std::array::from_fn(|k| origin[k] - h - reach);
+    let ext: [f64; 3] = std::array::from_fn(|k| (dims[k] + 1) as f64 * h + 2.0 * reach);
+    let (pos, lj) = random_atoms(state, 700, lo, ext);
+    let map = IlsMap {
+        origin_angstrom: origin,
+        spacing_angstrom: h,
+        dims,
+    };
+    let s = setup(map, 1, "xe", 1, lj);
+    let placed = place_atoms(&s, &pos, None, None).unwrap();
+    out.push(("xe long map", s, placed));
     // A triclinic box with the map across its faces: images within reach come from place_atoms.
     let cell = UnitCell::new([17.0, 19.0, 18.0], [82.0, 97.0, 104.0]);
     let m = cell.matrix_angstrom();
