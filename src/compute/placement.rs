@@ -693,6 +693,22 @@ mod tests {
     }
 
     #[test]
+    fn ils_runs_on_wgpu_when_forced_or_without_cuda() {
+        let p = place(JobKind::Ils, JobSize::default(), DeviceChoice::Wgpu, &h200()).unwrap();
+        assert_eq!(p.engine, Engine::Wgpu);
+        assert_eq!(
+            place(JobKind::Ils, JobSize::default(), DeviceChoice::Auto, &h200())
+                .unwrap()
+                .engine,
+            Engine::Cuda
+        );
+        let mut f = h200();
+        f.cuda_devices.clear();
+        let p = place(JobKind::Ils, JobSize::default(), DeviceChoice::Gpu, &f).unwrap();
+        assert_eq!(p.engine, Engine::Wgpu);
+    }
+
+    #[test]
     fn dssp_goes_to_the_device_only_for_large_proteins() {
         let f = h200();
         let small = JobSize { residues: 214 };

@@ -18,7 +18,8 @@
 //! result, and a failed batch is retried request by request. [`Pool::submit_all`] queues such
 //! requests together, before any worker can take the first alone.
 //!
-//! The same workers run device tasks other than field tiles (RDF frames, [`rdf`]): a
+//! The same workers run device tasks other than field tiles (RDF frames, [`rdf`]; ILS frames,
+//! [`ils`], on CUDA and wgpu workers alike: a task receives its worker's engine, [`TaskEngines`]): a
 //! [`DeviceWorkers`] handle queues them, and a worker takes one whenever no normal request has tiles
 //! left, before look-ahead tiles. So each device has one context and one stream for the whole
 //! process, whatever it computes.
