@@ -32,7 +32,8 @@ pub struct WgpuEngine {
     coulomb: DirectCoulomb,
     orbital: MoCompute,
     rdf: RdfPairs,
-    ils: IlsPass,
+    /// The ILS passes, or why the device cannot run them.
+    ils: Result<IlsPass, String>,
 }
 
 /// True for an adapter that runs on the CPU (Mesa lavapipe and llvmpipe, WARP).
@@ -81,7 +82,7 @@ impl WgpuEngine {
             coulomb: DirectCoulomb::new(&device),
             orbital: MoCompute::new(&device),
             rdf: RdfPairs::new(&device),
-            ils: IlsPass::new(&device),
+            ils: IlsPass::on(&device),
             device,
             queue,
             name,
@@ -116,7 +117,10 @@ impl WgpuEngine {
 
     /// One implicit ligand sampling frame's voxel means of the occupancy (x fastest).
     pub fn ils_voxel_means(&self, setup: &IlsSetup, placed: &PlacedAtoms) -> Result<Vec<f64>, ComputeError> {
-        self.ils.voxel_means(&self.device, &self.queue, setup, placed)
+        match &self.ils {
+            Ok(pass) => pass.voxel_means(&self.device, &self.queue, setup, placed),
+            Err(why) => Err(ComputeError::Device(why.clone())),
+        }
     }
 
     fn orbital_slab(&self, job: &FieldJob, z_range: Range<usize>, out: &mut [f32]) -> Result<(), ComputeError> {

@@ -274,8 +274,23 @@ pub struct IlsPass {
     voxels: wgpu::ComputePipeline,
 }
 
+/// Storage buffers the passes bind.
+pub const STORAGE_BUFFERS: u32 = 6;
+
 impl IlsPass {
-    /// Builds the pipelines on `device`.
+    /// The pipelines on `device`, or why its limits do not allow them.
+    pub fn on(device: &wgpu::Device) -> Result<IlsPass, String> {
+        let have = device.limits().max_storage_buffers_per_shader_stage;
+        if have < STORAGE_BUFFERS {
+            return Err(format!(
+                "wgpu: the adapter binds {have} storage buffers per shader stage, ILS needs {STORAGE_BUFFERS}"
+            ));
+        }
+        Ok(IlsPass::new(device))
+    }
+
+    /// Builds the pipelines on `device` (which must allow [`STORAGE_BUFFERS`] storage buffers per
+    /// shader stage: see [`IlsPass::on`]).
     pub fn new(device: &wgpu::Device) -> IlsPass {
         use wgpu::BufferBindingType as B;
         let read = B::Storage { read_only: true };
@@ -470,6 +485,8 @@ mod tests {
     #[test]
     fn shader_layout_and_constants_match_the_host() {
         let module = wgpu::naga::front::wgsl::parse_str(SHADER_SOURCE).unwrap();
+        let storage = SHADER_SOURCE.matches("var<storage,").count();
+        assert_eq!(storage, STORAGE_BUFFERS as usize);
         assert_eq!(
             crate::compute::wgpu::wgsl_type_size(&module, "Params"),
             std::mem::size_of::<IlsParams>()
