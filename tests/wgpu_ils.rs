@@ -1,7 +1,8 @@
 //! Implicit ligand sampling on the wgpu engine (`compute::wgpu::ils`, on whatever adapter exists:
 //! the hardware one when present, Mesa lavapipe in CI, the H200's Vulkan driver on the device
 //! machine) against the float64 reference of `compute::cpu::ils` (the definition written out), on
-//! fresh random atoms (the seed is printed; `ORBITFIELD_TEST_SEED` replays one):
+//! fresh random atoms (the seed is printed; `ORBITFIELD_TEST_SEED` replays one), and to the analytic
+//! values of the probe in vacuum (PMF 0) and beside one atom (PMF = U/kT, Xe, subres 1):
 //! - a Xe probe (subres 1 and 3) and an O2 probe with 10 orientations (subres 2: eight sample classes
 //!   of turned sets) on a map far from the origin (coordinates near 80 A), open boundaries; a Xe
 //!   probe on a map 60 A long;
@@ -258,6 +259,59 @@ fn wgpu_ils_equals_the_float64_reference_on_random_atoms() {
         let g = pmf(&got, s.map.dims);
         assert!(g.iter().all(|v| v.is_finite() && *v <= 87.0));
     }
+}
+
+/// kT at 300 K in kcal/mol from R = 1.987204259e-3 kcal/(mol K) (CODATA 2018), written out here.
+const KT_300: f64 = 1.987_204_259e-3 * 300.0;
+
+#[test]
+fn vacuum_and_one_atom_are_analytic() {
+    let Some(gpu) = engine("ILS analytic") else {
+        return;
+    };
+    let mut state = seed();
+    let p = LjParams::new(0.1 + 0.1 * lcg(&mut state), 1.7 + 0.4 * lcg(&mut state));
+    let map = IlsMap {
+        origin_angstrom: [40.0 + lcg(&mut state), -30.0, 12.5],
+        spacing_angstrom: 0.7,
+        dims: [12, 11, 10],
+    };
+    let atom = [43.6 + lcg(&mut state), -26.4, 15.7];
+    let s = setup(map, 1, "xe", 1, vec![p]);
+    // No atom within reach: the probe in vacuum, PMF 0.
+    let far = place_atoms(&s, &[[500.0, 0.0, 0.0]], None, None).unwrap();
+    let g = pmf(&gpu.ils_voxel_means(&s, &far).unwrap(), map.dims);
+    assert!(
+        g.iter().all(|v| v.abs() < 1e-6),
+        "vacuum: {:?}",
+        g.iter().fold(0.0f64, |a, b| a.max(b.abs()))
+    );
+    // One atom: PMF = U/kT of the Lennard-Jones pair at each voxel centre (subres 1).
+    let placed = place_atoms(&s, &[atom], None, None).unwrap();
+    let g = pmf(&gpu.ils_voxel_means(&s, &placed).unwrap(), map.dims);
+    let (mut checked, mut worst) = (0, 0.0f64);
+    for k in 0..map.dims[2] {
+        for j in 0..map.dims[1] {
+            for i in 0..map.dims[0] {
+                let x = map.centre_angstrom(i, j, k);
+                let r = (0..3).map(|a| (x[a] - atom[a]).powi(2)).sum::<f64>().sqrt();
+                let eps = (0.494 * p.eps_kcal_per_mol).sqrt();
+                let rm = 2.24 + p.rmin_half_angstrom;
+                let u = if r < 9.0 {
+                    eps * ((rm / r).powi(12) - 2.0 * (rm / r).powi(6)) / KT_300
+                } else {
+                    0.0
+                };
+                if u < LIMIT_KT {
+                    checked += 1;
+                    worst = worst.max((g[i + map.dims[0] * (j + map.dims[1] * k)] - u).abs());
+                }
+            }
+        }
+    }
+    println!("one atom: {checked} voxels below {LIMIT_KT} kT, largest difference {worst:.2e} kT");
+    assert!(checked > 500, "{checked}");
+    assert!(worst <= TOL_KT, "{worst} kT");
 }
 
 #[test]
