@@ -349,7 +349,9 @@ impl IlsPass {
         placed: &PlacedAtoms,
         most_planes: usize,
     ) -> Result<Vec<f64>, ComputeError> {
+        let t0 = std::time::Instant::now();
         let lay = layout(setup, placed)?;
+        let t_host = t0.elapsed().as_secs_f64();
         let base = lay.params;
         let limits = device.limits();
         let max_binding = limits.max_storage_buffer_binding_size;
@@ -400,6 +402,7 @@ impl IlsPass {
         });
         let nz_voxels = setup.map.dims[2];
         let mut k0 = 0;
+        let mut submissions = 0;
         while k0 < nz_voxels {
             let planes = kn.min(nz_voxels - k0);
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("ils") });
@@ -456,6 +459,7 @@ impl IlsPass {
             pass.dispatch_workgroups(gx as u32, gy as u32, 1);
             drop(pass);
             queue.submit([encoder.finish()]);
+            submissions += 1;
             k0 += planes;
         }
         let raw = read_buffer(device, queue, &voxels, voxel_bytes).map_err(device_err)?;
@@ -468,6 +472,16 @@ impl IlsPass {
             }
             out.push(v * scale);
         }
+        tracing::debug!(
+            target: "orbitfield::timing",
+            "ILS frame on wgpu: {} atoms with dispersion, {} sample points, {} orientations, {} submission(s), host {:.2} ms, total {:.2} ms",
+            lay.starts.last().copied().unwrap_or(0),
+            plane_samples * base.nz as u64,
+            base.n_orient,
+            submissions,
+            1e3 * t_host,
+            1e3 * t0.elapsed().as_secs_f64()
+        );
         if out.len() != n_voxels {
             return Err(ComputeError::Device(format!(
                 "wgpu: {} ILS voxels read back, {n_voxels} expected",
