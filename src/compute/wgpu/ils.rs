@@ -58,7 +58,9 @@ const MAX_CHUNK_SAMPLES: u64 = 1 << 25;
 /// atoms within reach: a fraction of a second on a discrete GPU).
 const MAX_SUBMIT_WORK: u64 = 1 << 30;
 
-/// Uniform parameters of one dispatch. Twin of `Params` in `shaders/ils.wgsl`.
+/// Uniform parameters of one dispatch. Twin of `Params` in `shaders/ils.wgsl` (which says what each
+/// field is): counts and indices in sample steps, `delta` (the step) and `reach` in Angstrom,
+/// `cutoff2` in A^2, `shift` in kT.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct IlsParams {
