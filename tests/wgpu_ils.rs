@@ -14,7 +14,8 @@
 //! - the comparison fails when the engine drops one orientation of each class;
 //! - a map split over several submissions (as large maps are) equals the whole;
 //! - the pool's wgpu workers (`--device wgpu`: software adapters too) take the frames of
-//!   `jobs::ils::IlsWorkers` and equal the reference;
+//!   `jobs::ils::IlsWorkers` and equal the reference; a frame the engine refuses (a probe over its
+//!   atom limit) is computed on the CPU with a note;
 //! - tz2 in its water (about a thousand atoms within reach of each point) against the CPU engine:
 //!   1e-4 kT below 10 kT, 1e-3 kT below 60 kT;
 //! - `grid ils --device wgpu` on tz2 (AMBER, truncated octahedron, tests/data) against
@@ -517,4 +518,63 @@ fn tz2_in_water_equals_the_cpu_engine() {
         }
     }
     assert!(got.iter().all(|v| v.is_finite() && *v <= 87.0));
+}
+
+/// A frame the wgpu engine refuses (a probe of 17 atoms, over its limit of 16) is computed by the CPU
+/// engine on the same worker, with a note naming the frame, and equals the reference.
+#[test]
+fn a_frame_the_wgpu_engine_refuses_goes_to_the_cpu_with_a_note() {
+    let xe = Probe::builtin("xe").unwrap();
+    let atoms = (0..17)
+        .map(|i| {
+            let mut a = xe.atoms[0];
+            a.offset_angstrom = [0.0, 0.0, 0.3 * f64::from(i) - 2.4];
+            a
+        })
+        .collect();
+    let probe = Probe {
+        name: "chain".into(),
+        atoms,
+    };
+    let map = IlsMap {
+        origin_angstrom: [0.0; 3],
+        spacing_angstrom: 1.0,
+        dims: [3, 3, 2],
+    };
+    let s = IlsSetup {
+        map,
+        subres: 1,
+        cutoff_angstrom: 8.0,
+        max_energy_kt: 87.0,
+        temperature_kelvin: 300.0,
+        orientations: Orientations::new(&probe, 4, 1),
+        probe,
+        atom_lj: vec![LjParams::new(0.1, 1.9)],
+    };
+    let placed = place_atoms(&s, &[[6.0, 1.0, 0.5]], None, None).unwrap();
+    let s = Arc::new(s);
+    let workers = IlsWorkers::with_devices(DeviceChoice::Wgpu, None, s.clone());
+    if !workers.has_gpu() {
+        assert!(!required(), "no wgpu worker: {:?}", workers.notes());
+        eprintln!("skipping: {:?}", workers.notes());
+        return;
+    }
+    let mut got = None;
+    let mut take = |d: orbitfield::jobs::ils::IlsDone| -> Result<(), String> {
+        assert_eq!(d.engine, "cpu");
+        let note = d.note.unwrap_or_default();
+        assert!(
+            note.starts_with("frame 7: the GPU failed") && note.contains("16"),
+            "{note}"
+        );
+        got = Some(d.result?);
+        Ok(())
+    };
+    workers.submit_blocking(7, Arc::new(placed.clone()), &mut take).unwrap();
+    workers.drain(&mut take).unwrap();
+    let want = reference_voxel_means(&s, &placed);
+    for (g, w) in got.unwrap().iter().zip(&want) {
+        // The CPU engine's exclusion moves a voxel by less than exp(-117) of the cap's occupancy.
+        assert!((g - w).abs() <= 1e-9 * w.abs() + 1e-80, "{g} vs {w}");
+    }
 }
