@@ -23,11 +23,22 @@ impl DeviceArgs {
     /// Where `kind` runs (`detail` says what the job is, for `--verbose`); a forced engine that
     /// lacks the kind or is missing is an error naming both.
     pub fn place(&self, kind: JobKind, size: JobSize, detail: &str) -> Result<Placement> {
-        let facts = if self.device == DeviceChoice::Cpu {
+        let mut facts = if self.device == DeviceChoice::Cpu {
             Facts::default()
         } else {
             Facts::probe_cuda()
         };
+        // `--device wgpu` sees the adapters (a hardware one first; software ones take pool work when
+        // the engine is forced).
+        if self.device == DeviceChoice::Wgpu {
+            let all = adapters();
+            facts.adapter = all
+                .iter()
+                .find(|a| a.runs_passes && !a.software)
+                .or(all.iter().find(|a| a.runs_passes))
+                .or(all.first())
+                .cloned();
+        }
         let p = placement::place(kind, size, self.device, &facts)?;
         if self.verbose {
             eprintln!("{}", p.reason_with(detail));

@@ -401,7 +401,7 @@ pub fn run(args: &IlsArgs) -> Result<()> {
     let workers = IlsWorkers::with_devices(preference, ranks.device_selection(), p.setup.clone());
     if preference.requires_gpu() && !workers.has_gpu() {
         let why = workers.notes().join("; ");
-        bail!("--device gpu: no usable CUDA device ({why})");
+        bail!("--device {preference}: no usable GPU ({why})");
     }
     if ranks.is_root() {
         for n in workers.notes() {

@@ -101,6 +101,12 @@ pub trait SlabEngine: Send + Sync {
     fn as_cuda(&self) -> Option<&cuda::CudaEngine> {
         None
     }
+    /// The wgpu engine behind this engine, for work other than slabs on the same device (the jobs
+    /// pool runs implicit ligand sampling frames on its wgpu workers this way).
+    #[cfg(feature = "gui")]
+    fn as_wgpu(&self) -> Option<&self::wgpu::engine::WgpuEngine> {
+        None
+    }
     /// Fills the same z-slab of several jobs, `outs[i]` for `jobs[i]` (each exactly the slab's
     /// length): a batch that [`batchable`] groups (every job with the first, at most [`MAX_BATCH`])
     /// goes to [`SlabEngine::compute_batch`] in one call, anything else job by job. The jobs pool

@@ -192,9 +192,12 @@ pub fn supports(engine: Engine, kind: JobKind) -> bool {
             kind,
             Orbital | OrbitalSurface | QmPotential | Potential | Points | MolSurf | PoissonBoltzmann | Ils | Rdf | Dssp
         ),
-        // Lattices of orbitals, densities and direct Coulomb sums through the pool's wgpu workers
-        // (`jobs::adapter_worker`); the render device's passes for surfaces and cartoons.
-        Engine::Wgpu => matches!(kind, Orbital | Potential | OrbitalSurface | VertexPotential | Cartoon),
+        // Lattices of orbitals, densities and direct Coulomb sums, and ILS frames, through the pool's
+        // wgpu workers (`jobs::adapter_worker`); the render device's passes for surfaces and cartoons.
+        Engine::Wgpu => matches!(
+            kind,
+            Orbital | Potential | OrbitalSurface | VertexPotential | Cartoon | Ils
+        ),
     }
 }
 
@@ -687,6 +690,22 @@ mod tests {
         assert_eq!(p.engine, Engine::Wgpu);
         let e = place(JobKind::Rdf, JobSize::default(), DeviceChoice::Gpu, &f).unwrap_err();
         assert_eq!(e.to_string(), "--device gpu: no usable CUDA device");
+    }
+
+    #[test]
+    fn ils_runs_on_wgpu_when_forced_or_without_cuda() {
+        let p = place(JobKind::Ils, JobSize::default(), DeviceChoice::Wgpu, &h200()).unwrap();
+        assert_eq!(p.engine, Engine::Wgpu);
+        assert_eq!(
+            place(JobKind::Ils, JobSize::default(), DeviceChoice::Auto, &h200())
+                .unwrap()
+                .engine,
+            Engine::Cuda
+        );
+        let mut f = h200();
+        f.cuda_devices.clear();
+        let p = place(JobKind::Ils, JobSize::default(), DeviceChoice::Gpu, &f).unwrap();
+        assert_eq!(p.engine, Engine::Wgpu);
     }
 
     #[test]

@@ -138,7 +138,8 @@ impl CartoonBuilder {
             let (tx, rx) = crossbeam::channel::bounded(1);
             let (polymer, positions) = (Arc::clone(polymer), Arc::clone(positions));
             let mut out = std::mem::take(codes);
-            let task = Box::new(move |gpu: Option<&crate::compute::cuda::CudaEngine>| {
+            let task = Box::new(move |on: super::TaskEngines<'_>| {
+                let gpu = on.cuda;
                 let mut ws = ws;
                 let result = match gpu {
                     Some(engine) => engine

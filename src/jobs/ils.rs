@@ -1,8 +1,10 @@
 //! Implicit ligand sampling frames across devices, on the worker pool's workers.
 //!
 //! Owns [`IlsWorkers`]: frames queued as device tasks on a [`Pool`]'s workers (the kernel of
-//! `compute::cuda::ils` on each GPU worker's own engine; on a pool without devices its CPU worker
-//! runs the CPU engine of `compute::cpu::ils`, itself parallel with rayon). A frame is the unit of
+//! `compute::cuda::ils` on each CUDA worker's own engine, the passes of `compute::wgpu::ils` on each
+//! wgpu worker's; on a pool without devices its CPU worker runs the CPU engine of
+//! `compute::cpu::ils`, itself parallel with rayon), and [`frame_voxel_means`], which the viewer's
+//! front end (`ils_live`) shares. A frame is the unit of
 //! work: the caller reads frames, fits and places their atoms on its own thread and submits them;
 //! whichever worker is free takes the next, so devices of different speed balance by themselves. A
 //! frame that fails on a device is computed again on the CPU (with a note). Results come back over a
@@ -11,9 +13,8 @@
 //! in flight. Used by the `grid ils` command and the tests.
 
 use crate::compute::cpu::ils::voxel_means;
-use crate::compute::cuda::CudaEngine;
 use crate::compute::ils::{IlsSetup, PlacedAtoms};
-use crate::jobs::{DeviceChoice, DeviceWorkers, Pool, PoolConfig};
+use crate::jobs::{DeviceChoice, DeviceWorkers, Pool, PoolConfig, TaskEngines};
 use crossbeam::channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -99,34 +100,14 @@ impl IlsWorkers {
             return Err(placed);
         }
         let (done, setup, atoms) = (self.done_tx.clone(), self.setup.clone(), placed.clone());
-        let task = Box::new(move |gpu: Option<&CudaEngine>| {
+        let task = Box::new(move |on: TaskEngines<'_>| {
             let t0 = Instant::now();
-            let mut note = None;
-            if let Some(gpu) = gpu {
-                match gpu.ils_voxel_means(&setup, &atoms) {
-                    Ok(v) => {
-                        // Never blocks: the channel holds `capacity` results and at most that many are in flight.
-                        let _ = done.try_send(IlsDone {
-                            frame_index,
-                            result: Ok(v),
-                            engine: format!("cuda:{} {}", gpu.ordinal(), gpu.device_name()),
-                            seconds: t0.elapsed().as_secs_f64(),
-                            note: None,
-                        });
-                        return;
-                    }
-                    Err(e) => {
-                        note = Some(format!(
-                            "frame {frame_index}: the GPU failed ({e}); computed on the CPU instead"
-                        ))
-                    }
-                }
-            }
-            let v = voxel_means(&setup, &atoms);
+            let (v, engine, note) = frame_voxel_means(on, &setup, &atoms, frame_index);
+            // Never blocks: the channel holds `capacity` results and at most that many are in flight.
             let _ = done.try_send(IlsDone {
                 frame_index,
                 result: Ok(v),
-                engine: "cpu".into(),
+                engine,
                 seconds: t0.elapsed().as_secs_f64(),
                 note,
             });
@@ -189,4 +170,36 @@ impl IlsWorkers {
         }
         Ok(())
     }
+}
+
+/// One frame's voxel means on the worker's device engine (CUDA or wgpu), or on the CPU engine where
+/// the worker has none or the device fails: the means, the engine's name, and a note when a device
+/// failed (naming frame `frame_label`) and the CPU computed the frame instead.
+pub fn frame_voxel_means(
+    on: TaskEngines<'_>,
+    setup: &IlsSetup,
+    atoms: &PlacedAtoms,
+    frame_label: usize,
+) -> (Vec<f64>, String, Option<String>) {
+    let failed = |e: &dyn std::fmt::Display| {
+        Some(format!(
+            "frame {frame_label}: the GPU failed ({e}); computed on the CPU instead"
+        ))
+    };
+    let mut note = None;
+    if let Some(gpu) = on.cuda {
+        match gpu.ils_voxel_means(setup, atoms) {
+            Ok(v) => return (v, format!("cuda:{} {}", gpu.ordinal(), gpu.device_name()), None),
+            Err(e) => note = failed(&e),
+        }
+    }
+    #[cfg(feature = "gui")]
+    if let Some(gpu) = on.wgpu {
+        use crate::compute::SlabEngine;
+        match gpu.ils_voxel_means(setup, atoms) {
+            Ok(v) => return (v, gpu.name(), None),
+            Err(e) => note = failed(&e),
+        }
+    }
+    (voxel_means(setup, atoms), "cpu".into(), note)
 }

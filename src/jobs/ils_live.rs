@@ -3,18 +3,17 @@
 //!
 //! Owns [`IlsLiveWorkers`]: a front end that queues [`IlsWork`] items (one frame's placed atoms and
 //! the setup they share) as device tasks on a pool's workers — the CUDA kernel of
-//! `compute::cuda::ils` on a GPU worker's own engine, else the CPU engine of `compute::cpu::ils` —
-//! the same engines and fallback as the `grid ils` command's `jobs::ils`. The viewer's thread reads
+//! `compute::cuda::ils` or the wgpu passes of `compute::wgpu::ils` on a GPU worker's own engine,
+//! else the CPU engine of `compute::cpu::ils` — the same engines and fallback as the `grid ils`
+//! command's `jobs::ils` (its `frame_voxel_means`). The viewer's thread reads
 //! frames and places atoms (a few per UI frame, never blocking: `try_submit`), and takes finished
 //! frames with `try_recv`; each carries its generation, so the frames of a cancelled or restarted
 //! computation are dropped when they arrive, and queued ones are skipped unseen
 //! ([`IlsLiveWorkers::cancel_before`]). At most [`IlsLiveWorkers::capacity`] frames are in flight,
 //! so a worker never waits to hand a result over. Used by `app::ils`.
 
-use crate::compute::cpu::ils::voxel_means;
-use crate::compute::cuda::CudaEngine;
 use crate::compute::ils::{IlsSetup, PlacedAtoms};
-use crate::jobs::{DeviceChoice, DeviceWorkers, Pool, PoolConfig};
+use crate::jobs::{DeviceChoice, DeviceWorkers, Pool, PoolConfig, TaskEngines};
 use crossbeam::channel::{Receiver, Sender, bounded};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -109,40 +108,18 @@ impl IlsLiveWorkers {
         }
         let (done, live, in_flight) = (self.done_tx.clone(), self.oldest_live.clone(), self.in_flight.clone());
         let item = work.clone();
-        let task = Box::new(move |gpu: Option<&CudaEngine>| {
+        let task = Box::new(move |on: TaskEngines<'_>| {
             if item.generation < live.load(Ordering::Acquire) {
                 in_flight.fetch_sub(1, Ordering::AcqRel);
                 return;
             }
-            let mut note = None;
-            if let Some(gpu) = gpu {
-                match gpu.ils_voxel_means(&item.setup, &item.placed) {
-                    Ok(v) => {
-                        // Never blocks: the channel holds `capacity` results and at most that many
-                        // are in flight.
-                        let _ = done.try_send(IlsLiveDone {
-                            generation: item.generation,
-                            frame_index: item.frame_index,
-                            voxel_means: v,
-                            engine: format!("cuda:{} {}", gpu.ordinal(), gpu.device_name()),
-                            note: None,
-                        });
-                        return;
-                    }
-                    Err(e) => {
-                        note = Some(format!(
-                            "frame {}: the GPU failed ({e}); computed on the CPU instead",
-                            item.frame_index + 1
-                        ))
-                    }
-                }
-            }
-            let v = voxel_means(&item.setup, &item.placed);
+            let (v, engine, note) = super::ils::frame_voxel_means(on, &item.setup, &item.placed, item.frame_index + 1);
+            // Never blocks: the channel holds `capacity` results and at most that many are in flight.
             let _ = done.try_send(IlsLiveDone {
                 generation: item.generation,
                 frame_index: item.frame_index,
                 voxel_means: v,
-                engine: "cpu".into(),
+                engine,
                 note,
             });
         });

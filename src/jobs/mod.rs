@@ -18,7 +18,8 @@
 //! result, and a failed batch is retried request by request. [`Pool::submit_all`] queues such
 //! requests together, before any worker can take the first alone.
 //!
-//! The same workers run device tasks other than field tiles (RDF frames, [`rdf`]): a
+//! The same workers run device tasks other than field tiles (RDF frames, [`rdf`]; ILS frames,
+//! [`ils`], on CUDA and wgpu workers alike: a task receives its worker's engine, [`TaskEngines`]): a
 //! [`DeviceWorkers`] handle queues them, and a worker takes one whenever no normal request has tiles
 //! left, before look-ahead tiles. So each device has one context and one stream for the whole
 //! process, whatever it computes.
@@ -352,9 +353,17 @@ fn set_error(slot: &Mutex<Option<String>>, msg: String) {
 }
 
 /// Work other than field tiles for the pool's workers (an RDF frame). Called on a worker thread with
-/// that worker's CUDA engine, or `None` on a worker without one (the CPU worker of a pool without
-/// devices); it reports its result itself, over its own channel.
-pub type DeviceTask = Box<dyn FnOnce(Option<&CudaEngine>) + Send>;
+/// that worker's engines (a CUDA worker's CUDA engine, a wgpu worker's wgpu engine, neither on a CPU
+/// worker); it reports its result itself, over its own channel.
+pub type DeviceTask = Box<dyn FnOnce(TaskEngines<'_>) + Send>;
+
+/// The device engine of the worker running a [`DeviceTask`]: at most one is set.
+#[derive(Clone, Copy, Default)]
+pub struct TaskEngines<'a> {
+    pub cuda: Option<&'a CudaEngine>,
+    #[cfg(feature = "gui")]
+    pub wgpu: Option<&'a crate::compute::wgpu::engine::WgpuEngine>,
+}
 
 /// What a worker takes next.
 enum Work<K> {

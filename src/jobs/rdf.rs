@@ -19,7 +19,7 @@
 
 use crate::analysis::rdf::{RdfAccumulator, RdfError, RdfSettings};
 use crate::compute::cuda::{CudaEngine, rdf::PairGeometry};
-use crate::jobs::{DeviceChoice, DeviceWorkers, Pool, PoolConfig};
+use crate::jobs::{DeviceChoice, DeviceWorkers, Pool, PoolConfig, TaskEngines};
 use crate::model::{Frame, UnitCell};
 use crossbeam::channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use std::sync::Arc;
@@ -155,7 +155,8 @@ impl RdfWorkers {
         }
         let (done, live, in_flight) = (self.done_tx.clone(), self.oldest_live.clone(), self.in_flight.clone());
         let item = work.clone();
-        let task = Box::new(move |gpu: Option<&CudaEngine>| {
+        let task = Box::new(move |on: TaskEngines<'_>| {
+            let gpu = on.cuda;
             let generation = item.request.generation;
             if generation < live.load(Ordering::Acquire) {
                 in_flight.fetch_sub(1, Ordering::AcqRel);

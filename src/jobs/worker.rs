@@ -368,10 +368,14 @@ pub(super) fn run_task(
 ) {
     status.busy.store(true, Ordering::Relaxed);
     let t0 = Instant::now();
-    let cuda = spec.engine.as_cuda();
+    let engines = TaskEngines {
+        cuda: spec.engine.as_cuda(),
+        #[cfg(feature = "gui")]
+        wgpu: spec.engine.as_wgpu(),
+    };
     match (cpu_threads, spec.is_gpu) {
-        (Some(threads), false) => threads.install(|| task(cuda)),
-        _ => task(cuda),
+        (Some(threads), false) => threads.install(|| task(engines)),
+        _ => task(engines),
     }
     status
         .busy_ns

@@ -3,16 +3,19 @@
 //!
 //! Owns [`WgpuEngine`] ([`SlabEngine`] for direct Coulomb maps, vacuum and screened, by
 //! [`super::coulomb`]; orbitals, |psi|^2, densities and spin densities by [`super::orbital`]; RDF
-//! pair counts by [`super::rdf`] through [`WgpuEngine::rdf_counts`]) and [`WgpuEngine::supports`],
+//! pair counts by [`super::rdf`] through [`WgpuEngine::rdf_counts`]; implicit ligand sampling frames
+//! by [`super::ils`] through [`WgpuEngine::ils_voxel_means`]) and [`WgpuEngine::supports`],
 //! which says which jobs it computes. Any other job is answered with [`ComputeError::WrongInput`],
 //! which the pool passes to its CPU workers (`jobs::worker`). Created by `jobs::adapter_worker` (one
 //! per adapter), tests and benches.
 
 use super::coulomb::{DirectCoulomb, charges_of};
+use super::ils::IlsPass;
 use super::orbital::{MoCompute, read_values};
 use super::packed_mo::PackedMoField;
 use super::pass::device_err;
 use super::rdf::RdfPairs;
+use crate::compute::ils::{IlsSetup, PlacedAtoms};
 use crate::compute::layout::pairs::PairGeometry;
 use crate::compute::{ComputeError, Field, FieldInput, FieldJob, SlabEngine, slab_len};
 use crate::model::Lattice;
@@ -29,6 +32,8 @@ pub struct WgpuEngine {
     coulomb: DirectCoulomb,
     orbital: MoCompute,
     rdf: RdfPairs,
+    /// The ILS passes, or why the device cannot run them.
+    ils: Result<IlsPass, String>,
 }
 
 /// True for an adapter that runs on the CPU (Mesa lavapipe and llvmpipe, WARP).
@@ -77,6 +82,7 @@ impl WgpuEngine {
             coulomb: DirectCoulomb::new(&device),
             orbital: MoCompute::new(&device),
             rdf: RdfPairs::new(&device),
+            ils: IlsPass::on(&device),
             device,
             queue,
             name,
@@ -107,6 +113,14 @@ impl WgpuEngine {
     /// The RDF pair counts of one frame's layout (64-bit per bin).
     pub fn rdf_counts(&self, geom: &PairGeometry, settings: &RdfSettings) -> Result<Vec<u64>, ComputeError> {
         self.rdf.counts(&self.device, &self.queue, geom, settings)
+    }
+
+    /// One implicit ligand sampling frame's voxel means of the occupancy (x fastest).
+    pub fn ils_voxel_means(&self, setup: &IlsSetup, placed: &PlacedAtoms) -> Result<Vec<f64>, ComputeError> {
+        match &self.ils {
+            Ok(pass) => pass.voxel_means(&self.device, &self.queue, setup, placed),
+            Err(why) => Err(ComputeError::Device(why.clone())),
+        }
     }
 
     fn orbital_slab(&self, job: &FieldJob, z_range: Range<usize>, out: &mut [f32]) -> Result<(), ComputeError> {
@@ -181,5 +195,9 @@ impl SlabEngine for WgpuEngine {
 
     fn checks_output(&self) -> bool {
         true
+    }
+
+    fn as_wgpu(&self) -> Option<&WgpuEngine> {
+        Some(self)
     }
 }

@@ -11,6 +11,7 @@
 //! - [`cartoon`]: the cartoon mesh from per-residue inputs ([`cartoon_inputs`], built on the CPU).
 //! - [`coulomb`]: direct Coulomb maps of point charges on a lattice, vacuum and screened models.
 //! - [`rdf`]: pair-distance histograms of radial distribution functions.
+//! - [`ils`]: implicit ligand sampling, one frame's voxel means of the probe's occupancy.
 //! - [`engine`]: [`engine::WgpuEngine`], these passes behind the slab-engine interface the worker
 //!   pool drives (`jobs::adapter_worker`), beside `compute::cpu` and `compute::cuda`.
 //!
@@ -31,6 +32,8 @@ pub mod cartoon;
 pub mod coulomb;
 #[cfg(feature = "gui")]
 pub mod engine;
+#[cfg(feature = "gui")]
+pub mod ils;
 #[cfg(feature = "gui")]
 pub mod marching_cubes;
 #[cfg(feature = "gui")]
@@ -56,6 +59,7 @@ pub fn all_modules() -> Vec<(&'static str, String)> {
         ("marching_cubes", marching_cubes::SHADER_SOURCE.to_string()),
         ("coulomb_map", coulomb::SHADER_SOURCE.to_string()),
         ("rdf", rdf::SHADER_SOURCE.to_string()),
+        ("ils", ils::SHADER_SOURCE.to_string()),
     ]
 }
 
