@@ -29,15 +29,34 @@ impl DeviceArgs {
             Facts::probe_cuda()
         };
         // `--device wgpu` sees the adapters (a hardware one first; software ones take pool work when
-        // the engine is forced).
-        if self.device == DeviceChoice::Wgpu {
-            let all = adapters();
-            facts.adapter = all
-                .iter()
-                .find(|a| a.runs_passes && !a.software)
-                .or(all.iter().find(|a| a.runs_passes))
-                .or(all.first())
-                .cloned();
+        // the engine is forced). `gpu` and `auto` look for a hardware adapter where CUDA has no device
+        // (an AMD, Intel or Apple GPU); software rasterisers never take their work.
+        let no_cuda = facts.cuda_devices.is_empty();
+        match self.device {
+            DeviceChoice::Wgpu => {
+                let all = adapters();
+                facts.adapter = all
+                    .iter()
+                    .find(|a| a.runs_passes && !a.software)
+                    .or(all.iter().find(|a| a.runs_passes))
+                    .or(all.first())
+                    .cloned();
+            }
+            DeviceChoice::Gpu | DeviceChoice::Auto
+                if no_cuda
+                    && placement::supports(Engine::Wgpu, kind)
+                    && (self.device == DeviceChoice::Gpu || quiet_adapter_search()) =>
+            {
+                let all = adapters();
+                facts.adapter = all.iter().find(|a| a.runs_passes && !a.software).cloned();
+                if facts.adapter.is_none() {
+                    facts.adapter_missing = Some(match all.iter().find(|a| a.software) {
+                        Some(soft) => format!("no hardware wgpu adapter (only {}, a software rasteriser)", soft.name),
+                        None => "no wgpu adapter".into(),
+                    });
+                }
+            }
+            _ => {}
         }
         let p = placement::place(kind, size, self.device, &facts)?;
         if self.verbose {
@@ -160,11 +179,23 @@ pub fn report_devices(json: bool) -> Result<()> {
     Ok(())
 }
 
+/// Whether `auto` may look for adapters without noise: on Linux the Vulkan loader's Wayland support
+/// prints an error line per instance where `XDG_RUNTIME_DIR` is unset (headless servers, CI), so
+/// there `auto` stays on CUDA or the CPU and `--device gpu` or `wgpu` asks for the adapters.
+fn quiet_adapter_search() -> bool {
+    !cfg!(target_os = "linux") || std::env::var_os("XDG_RUNTIME_DIR").is_some()
+}
+
 /// Every wgpu adapter of the machine, as placement sees it (none without the `gui` feature).
 #[cfg(feature = "gui")]
 fn adapters() -> Vec<placement::AdapterFacts> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+    // Vulkan, Metal and DirectX 12 (or `WGPU_BACKEND`): the compute engine's backends. The GL
+    // backend would open a display connection (and print its complaints) for nothing.
+    let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    desc.backends = backends;
+    let instance = wgpu::Instance::new(desc);
+    pollster::block_on(instance.enumerate_adapters(backends))
         .into_iter()
         .map(|a| {
             let info = a.get_info();
