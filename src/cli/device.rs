@@ -42,10 +42,12 @@ impl DeviceArgs {
                     .or(all.first())
                     .cloned();
             }
+            DeviceChoice::Gpu if no_cuda && !quiet_adapter_search() => {
+                facts.adapter_missing =
+                    Some("wgpu adapters not searched: XDG_RUNTIME_DIR is unset (--device wgpu searches anyway)".into());
+            }
             DeviceChoice::Gpu | DeviceChoice::Auto
-                if no_cuda
-                    && placement::supports(Engine::Wgpu, kind)
-                    && (self.device == DeviceChoice::Gpu || quiet_adapter_search()) =>
+                if no_cuda && placement::supports(Engine::Wgpu, kind) && quiet_adapter_search() =>
             {
                 let all = adapters();
                 facts.adapter = all.iter().find(|a| a.runs_passes && !a.software).cloned();
@@ -181,7 +183,8 @@ pub fn report_devices(json: bool) -> Result<()> {
 
 /// Whether `auto` may look for adapters without noise: on Linux the Vulkan loader's Wayland support
 /// prints an error line per instance where `XDG_RUNTIME_DIR` is unset (headless servers, CI), so
-/// there `auto` stays on CUDA or the CPU and `--device gpu` or `wgpu` asks for the adapters.
+/// there `auto` and `gpu` stay with CUDA (or the CPU, or a failure naming why) and `--device wgpu`
+/// asks for the adapters.
 fn quiet_adapter_search() -> bool {
     !cfg!(target_os = "linux") || std::env::var_os("XDG_RUNTIME_DIR").is_some()
 }
