@@ -24,7 +24,13 @@
 //    the pair term over the distances the probe atom can take, |d - |o_j|| .. d + |o_j| (d: the atom's
 //    distance from the point; the hard cutoff included), summed. Atoms within `near` of the region
 //    are bounded per point; the others once per region over every distance from the region's box
-//    (weaker, still a bound). A point whose bound exceeds `threshold` (the map's cap plus a margin)
+//    (weaker, still a bound). For a probe of two atoms on a line through the sample point (O2, CO,
+//    NO: o_1 = -k o_0, k > 0), a near atom's two terms are bounded together: with t the cosine between
+//    the probe's axis and the atom's direction, r_0^2 = d^2 + |o_0|^2 - 2 |o_0| d t and
+//    r_1^2 = d^2 + |o_1|^2 + 2 |o_1| d t, so over each of ILS_JOINT pieces of t in [-1, 1] the sum is at
+//    least the sum of the two terms' minima over their distance ranges there; the smallest piece is
+//    the bound (both probe atoms cannot sit at |d - |o_j|| at once: about half the points go).
+//    A point whose bound exceeds `threshold` (the map's cap plus a margin)
 //    has every orientation's exp(-U/kT) below exp(-threshold): it is excluded and adds 0. The region
 //    writes a 64-bit mask of its kept points and their count.
 // 2. `ils_scan`: the regions' counts to offsets (one block), so the kept points form one list in
@@ -43,6 +49,7 @@
 #define ILS_MAX_PROBE 16
 #define ILS_BLOCK 64
 #define ILS_NEAR 512
+#define ILS_JOINT 16
 
 __constant__ float4 ils_probe[ILS_MAX_PROBE];
 
@@ -66,6 +73,7 @@ struct IlsArgs {
     int n_probe;               // probe atoms
     int tile;                  // atoms the shared tile of `ils_points_k*` holds
     int pair;                  // 1: two probe atoms alike with o_1 = -o_0 (O2): streamed together
+    int joint;                 // 1: two probe atoms with o_1 = -k o_0, k > 0: near atoms bounded jointly
     float step_lo;             // step - (float)step: the sample spacing is step + step_lo
 };
 
@@ -212,6 +220,31 @@ ils_bound(const float4* __restrict__ atoms, const float4* __restrict__ lows, con
         for (int j = 0; j < g.n_probe; ++j) {
             const float4 pj = ils_probe[j];
             bound += ils_pair_min(fabsf(d - pj.z), d + pj.z, ri + pj.y, at.w * pj.x, g.cutoff);
+        }
+    }
+    if (g.joint) {
+        // A point not yet excluded: per near atom that may repel some orientation, the joint bound of
+        // its two terms replaces their separate minima (never smaller, so the sum only grows and the
+        // loop may stop once the point is excluded).
+        const float4 p0 = ils_probe[0], p1 = ils_probe[1];
+        for (int i = 0; i < nn && !(bound > g.threshold); ++i) {
+            const float4 at = near_at[i];
+            const float dx = at.x - px, dy = at.y - py, dz = at.z - pz;
+            const float d = sqrtf(dx * dx + dy * dy + dz * dz);
+            const float ri = near_rh[i];
+            const float R0 = ri + p0.y, e0 = at.w * p0.x, R1 = ri + p1.y, e1 = at.w * p1.x;
+            const float sep = ils_pair_min(fabsf(d - p0.z), d + p0.z, R0, e0, g.cutoff) +
+                              ils_pair_min(fabsf(d - p1.z), d + p1.z, R1, e1, g.cutoff);
+            if (!(sep > 0.f)) continue;
+            const float c0 = d * d + p0.w, c1 = d * d + p1.w, k0 = 2.f * p0.z * d, k1 = 2.f * p1.z * d;
+            float best = 3.0e38f;
+            for (int q = 0; q < ILS_JOINT; ++q) {
+                const float t0 = -1.f + 2.f * q / ILS_JOINT, t1 = -1.f + 2.f * (q + 1) / ILS_JOINT;
+                const float r0lo = sqrtf(fmaxf(c0 - k0 * t1, 0.f)), r0hi = sqrtf(fmaxf(c0 - k0 * t0, 0.f));
+                const float r1lo = sqrtf(fmaxf(c1 + k1 * t0, 0.f)), r1hi = sqrtf(fmaxf(c1 + k1 * t1, 0.f));
+                best = fminf(best, ils_pair_min(r0lo, r0hi, R0, e0, g.cutoff) + ils_pair_min(r1lo, r1hi, R1, e1, g.cutoff));
+            }
+            bound += fmaxf(best - sep, 0.f);
         }
     }
     // NaN (never expected) keeps the point.

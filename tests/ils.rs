@@ -595,9 +595,41 @@ fn device_atoms_keep_positions_to_1e_10_angstrom_on_a_large_map() {
     );
 }
 
-/// O2 close to one atom, on a fine map, up to the cap: the CUDA kernel's exclusion leaves out no
-/// point below the cap, and the values equal the float64 reference (the reference excludes nothing)
-/// within 1e-5 relative below 80 kT.
+/// O2, CO and NO have their two atoms on a line through the probe's centre in every orientation (the
+/// CUDA bound pass takes an atom's two terms together); a bent three-atom probe and Xe do not.
+#[test]
+fn two_atom_probes_are_bounded_jointly() {
+    use orbitfield::compute::cuda::ils::linear_pair;
+    let map = IlsMap {
+        origin_angstrom: [0.0; 3],
+        spacing_angstrom: 1.0,
+        dims: [2, 2, 2],
+    };
+    let p = LjParams::new(-0.1, 1.9);
+    for name in ["o2", "co", "no"] {
+        for subres in [1, 3] {
+            let s = setup(
+                map,
+                subres,
+                Probe::builtin(name).unwrap(),
+                DEFAULT_ORIENTATIONS,
+                vec![p],
+            );
+            assert!(linear_pair(&s), "{name}, subres {subres}");
+        }
+    }
+    let water = Probe::parse_xyz(
+        "water.xyz",
+        "3\nbent\nO 0 0 0 -0.15 1.77\nH 0.96 0 0 -0.04 0.2\nH -0.24 0.93 0 -0.04 0.2\n",
+    )
+    .unwrap();
+    assert!(!linear_pair(&setup(map, 2, water, 30, vec![p])));
+    assert!(!linear_pair(&setup(map, 2, Probe::builtin("xe").unwrap(), 1, vec![p])));
+}
+
+/// O2 close to one atom, on a fine map, up to the cap: the CUDA kernel's exclusion (with the two
+/// probe atoms bounded together) leaves out no point below the cap, and the values equal the float64
+/// reference (the reference excludes nothing) within 1e-5 relative below 80 kT.
 #[test]
 fn cuda_o2_near_one_atom_equals_the_reference_up_to_the_cap() {
     let Some(gpu) = cuda_device::device() else {

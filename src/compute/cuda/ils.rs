@@ -61,6 +61,7 @@ pub struct IlsArgs {
     pub n_probe: i32,
     pub tile: i32,
     pub pair: i32,
+    pub joint: i32,
     pub step_lo: f32,
 }
 
@@ -103,6 +104,30 @@ fn alike_pair(setup: &IlsSetup) -> bool {
         (0..o.evaluated()).all(|or| {
             let (a, b) = (o.offset(class, or, 0), o.offset(class, or, 1));
             (0..3).all(|k| (a[k] + b[k]).abs() <= 1e-9 * (1.0 + a[k].abs()))
+        })
+    })
+}
+
+/// True for a probe of two atoms on opposite sides of the sample point on one line in every orientation
+/// (o_1 = -k o_0, k > 0, or an atom at the point: O2, CO, NO): the bound pass takes their two terms
+/// from one atom together (`kernels/ils.cu`).
+pub fn linear_pair(setup: &IlsSetup) -> bool {
+    let o = &setup.orientations;
+    if o.atoms_per_orientation != 2 || setup.probe.atoms.len() != 2 {
+        return false;
+    }
+    let radius = |j: usize| crate::model::lj::norm(setup.probe.atoms[j].offset_angstrom);
+    let (a0, a1) = (radius(0), radius(1));
+    // An atom at the sample point keeps its distance in every orientation: any direction will do.
+    let any_direction = a0 <= 1e-12 || a1 <= 1e-12;
+    (0..o.classes.max(1)).all(|class| {
+        (0..o.evaluated()).all(|or| {
+            let (a, b) = (o.offset(class, or, 0), o.offset(class, or, 1));
+            // b = -(a1 / a0) a, to rounding (lengths as the kernel takes them: |o_j| of the probe).
+            let scale = if a0 > 0.0 { a1 / a0 } else { 0.0 };
+            let len_ok = (crate::model::lj::norm(a) - a0).abs() <= 1e-9 * (1.0 + a0)
+                && (crate::model::lj::norm(b) - a1).abs() <= 1e-9 * (1.0 + a1);
+            len_ok && (any_direction || (0..3).all(|k| (b[k] + scale * a[k]).abs() <= 1e-9 * (1.0 + a1)))
         })
     })
 }
@@ -197,6 +222,7 @@ impl DeviceAtoms {
             n_probe: to_i32(setup.orientations.atoms_per_orientation, "probe atoms")?,
             tile: TILE_ATOMS as i32,
             pair: i32::from(alike_pair(setup)),
+            joint: i32::from(linear_pair(setup)),
             step_lo: (step - f64::from(step as f32)) as f32,
         };
         Ok(DeviceAtoms {
