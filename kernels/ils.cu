@@ -2,12 +2,21 @@
 // map, summed over the probe's orientations, for one frame.
 //
 // Compiled at run time with NVRTC by src/compute/cuda/ils.rs (which launches it; the host prepares the
-// atoms there). Sample point (a, b, c) sits at (a, b, c) * step from the first sample point; atom
-// positions arrive relative to that point, sorted into cubic bins (x fastest) of `bin` Angstrom over
-// the samples' box grown by `reach` (cutoff plus the probe's radius), only atoms with a dispersion
-// term: float4 (x, y, z, sqrt(eps_i / kT)) and rmin_i / 2. The probe's atoms (sqrt(eps_j / kT),
-// rmin_j / 2, |o_j|, |o_j|^2) live in constant memory; the orientation offsets o_j (per sample class,
-// orientation and probe atom, stored as -2 o_j) in global memory.
+// atoms there). Sample point (a, b, c) sits at (a, b, c) * step from the first sample point (step =
+// `step` + `step_lo`, a double split into two floats); atom positions arrive relative to that point,
+// sorted into cubic bins (x fastest) of `bin` Angstrom over the samples' box grown by `reach` (cutoff
+// plus the probe's radius), only atoms with a dispersion term, each as two float4: `atoms` (x, y, z,
+// sqrt(eps_i / kT)) with x, y, z the float nearest the position, and `lows` (the position's remainder
+// x - float(x), ..., and rmin_i / 2), together a position good to about 1e-12 A. The probe's atoms
+// (sqrt(eps_j / kT), rmin_j / 2, |o_j|, |o_j|^2) live in constant memory; the orientation offsets o_j
+// (per sample class, orientation and probe atom, stored as -2 o_j) in global memory.
+//
+// Precision: the energies are float32 sums of float32 pair terms, so the differences of positions
+// must be formed where they are small. The point kernel places its block's atoms relative to the
+// corner of its points' box (in double, from both floats) and its points likewise, so a sample-atom
+// difference carries the rounding of numbers under ~15 A (about 5e-7 A), not of positions up to the
+// map's size (about 4e-6 A at 90 A, which moved energies near contact by up to 2e-4 kT). The bound
+// pass keeps the rounded positions relative to the first sample point: its margin covers that.
 //
 // Three passes per frame:
 // 1. `ils_bound`: one block per region of 4 x 4 x 4 sample points. Per point a lower bound on the
@@ -15,7 +24,13 @@
 //    the pair term over the distances the probe atom can take, |d - |o_j|| .. d + |o_j| (d: the atom's
 //    distance from the point; the hard cutoff included), summed. Atoms within `near` of the region
 //    are bounded per point; the others once per region over every distance from the region's box
-//    (weaker, still a bound). A point whose bound exceeds `threshold` (the map's cap plus a margin)
+//    (weaker, still a bound). For a probe of two atoms on a line through the sample point (O2, CO,
+//    NO: o_1 = -k o_0, k > 0), a near atom's two terms are bounded together: with t the cosine between
+//    the probe's axis and the atom's direction, r_0^2 = d^2 + |o_0|^2 - 2 |o_0| d t and
+//    r_1^2 = d^2 + |o_1|^2 + 2 |o_1| d t, so over each of ILS_JOINT pieces of t in [-1, 1] the sum is at
+//    least the sum of the two terms' minima over their distance ranges there; the smallest piece is
+//    the bound (both probe atoms cannot sit at |d - |o_j|| at once: about half the points go).
+//    A point whose bound exceeds `threshold` (the map's cap plus a margin)
 //    has every orientation's exp(-U/kT) below exp(-threshold): it is excluded and adds 0. The region
 //    writes a 64-bit mask of its kept points and their count.
 // 2. `ils_scan`: the regions' counts to offsets (one block), so the kept points form one list in
@@ -34,6 +49,7 @@
 #define ILS_MAX_PROBE 16
 #define ILS_BLOCK 64
 #define ILS_NEAR 512
+#define ILS_JOINT 16
 
 __constant__ float4 ils_probe[ILS_MAX_PROBE];
 
@@ -57,6 +73,8 @@ struct IlsArgs {
     int n_probe;               // probe atoms
     int tile;                  // atoms the shared tile of `ils_points_k*` holds
     int pair;                  // 1: two probe atoms alike with o_1 = -o_0 (O2): streamed together
+    int joint;                 // 1: two probe atoms with o_1 = -k o_0, k > 0: near atoms bounded jointly
+    float step_lo;             // step - (float)step: the sample spacing is step + step_lo
 };
 
 __device__ __forceinline__ int ils_clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
@@ -133,7 +151,7 @@ __device__ float ils_block_sum(float v, float* red) {
 }
 
 extern "C" __global__ void __launch_bounds__(ILS_BLOCK)
-ils_bound(const float4* __restrict__ atoms, const float* __restrict__ rh, const int* __restrict__ starts, IlsArgs g,
+ils_bound(const float4* __restrict__ atoms, const float4* __restrict__ lows, const int* __restrict__ starts, IlsArgs g,
           unsigned long long* __restrict__ masks, int* __restrict__ counts) {
     __shared__ float4 near_at[ILS_NEAR];
     __shared__ float near_rh[ILS_NEAR];
@@ -172,7 +190,7 @@ ils_bound(const float4* __restrict__ atoms, const float* __restrict__ rh, const 
                             gz = ils_gap(at.z, lo.z, hi.z);
                 const float dmin = sqrtf(gx * gx + gy * gy + gz * gz);
                 if (dmin >= g.reach) continue;
-                const float ri = rh[a];
+                const float ri = lows[a].w;
                 if (dmin < g.near) {
                     const int slot = atomicAdd(&n_near, 1);
                     if (slot < ILS_NEAR) {
@@ -202,6 +220,32 @@ ils_bound(const float4* __restrict__ atoms, const float* __restrict__ rh, const 
         for (int j = 0; j < g.n_probe; ++j) {
             const float4 pj = ils_probe[j];
             bound += ils_pair_min(fabsf(d - pj.z), d + pj.z, ri + pj.y, at.w * pj.x, g.cutoff);
+        }
+    }
+    if (g.joint) {
+        // A point not yet excluded: per near atom that may repel some orientation, the joint bound of
+        // its two terms replaces their separate minima (never smaller, so the sum only grows and the
+        // loop may stop once the point is excluded).
+        const float4 p0 = ils_probe[0], p1 = ils_probe[1];
+        for (int i = 0; i < nn && !(bound > g.threshold); ++i) {
+            const float4 at = near_at[i];
+            const float dx = at.x - px, dy = at.y - py, dz = at.z - pz;
+            const float d = sqrtf(dx * dx + dy * dy + dz * dz);
+            const float ri = near_rh[i];
+            const float R0 = ri + p0.y, e0 = at.w * p0.x, R1 = ri + p1.y, e1 = at.w * p1.x;
+            const float sep = ils_pair_min(fabsf(d - p0.z), d + p0.z, R0, e0, g.cutoff) +
+                              ils_pair_min(fabsf(d - p1.z), d + p1.z, R1, e1, g.cutoff);
+            if (!(sep > 0.f)) continue;
+            const float c0 = d * d + p0.w, c1 = d * d + p1.w, k0 = 2.f * p0.z * d, k1 = 2.f * p1.z * d;
+            float best = 3.0e38f;
+            for (int q = 0; q < ILS_JOINT; ++q) {
+                const float t0 = -1.f + 2.f * q / ILS_JOINT, t1 = -1.f + 2.f * (q + 1) / ILS_JOINT;
+                const float r0lo = sqrtf(fmaxf(c0 - k0 * t1, 0.f)), r0hi = sqrtf(fmaxf(c0 - k0 * t0, 0.f));
+                const float r1lo = sqrtf(fmaxf(c1 + k1 * t0, 0.f)), r1hi = sqrtf(fmaxf(c1 + k1 * t1, 0.f));
+                best = fminf(best, ils_pair_min(r0lo, r0hi, R0, e0, g.cutoff) +
+                                       ils_pair_min(r1lo, r1hi, R1, e1, g.cutoff));
+            }
+            bound += fmaxf(best - sep, 0.f);
         }
     }
     // NaN (never expected) keeps the point.
@@ -256,12 +300,15 @@ __device__ int ils_nth_bit(unsigned long long m, int k) {
     return base + __ffs(w) - 1;
 }
 
-// One gather pass: the atoms within reach of the box [lo, hi], from the cursor (row, next) on, into
-// the tile (inner atoms from the front, the rest from the back) until the tile is nearly full. Every
-// thread of the block calls it with the same cursor. True when every atom has been gathered.
-__device__ bool ils_gather(const float4* __restrict__ atoms, const float* __restrict__ rh,
-                           const int* __restrict__ starts, const IlsArgs& g, float3 lo, float3 hi, float4* tile,
-                           float* tile_rh, int* counters, int& row, int& next) {
+// One gather pass: the atoms within reach of the points' box, from the cursor (row, next) on, into
+// the tile (inner atoms from the front, the rest from the back) until the tile is nearly full. The
+// box is [glo, ghi] relative to the first sample point (rounded: it only picks the bin rows) and
+// [0, lhi] relative to its corner `org` (double); tile positions are relative to `org`, formed in
+// double from both floats of each atom and rounded once. Every thread of the block calls it with the
+// same cursor. True when every atom has been gathered.
+__device__ bool ils_gather(const float4* __restrict__ atoms, const float4* __restrict__ lows,
+                           const int* __restrict__ starts, const IlsArgs& g, float3 glo, float3 ghi, double3 org,
+                           float3 lhi, float4* tile, float* tile_rh, int* counters, int& row, int& next) {
     const int t = threadIdx.x;
     if (t == 0) {
         counters[0] = 0;
@@ -269,7 +316,9 @@ __device__ bool ils_gather(const float4* __restrict__ atoms, const float* __rest
     }
     __syncthreads();
     int y0, y1, z0, z1;
-    ils_rows(g, lo, hi, g.reach, y0, y1, z0, z1);
+    ils_rows(g, glo, ghi, g.reach, y0, y1, z0, z1);
+    const float3 lo = make_float3(0.f, 0.f, 0.f);
+    const float3 hi = lhi;
     const int ny = y1 - y0 + 1;
     const int n_rows = ny * (z1 - z0 + 1);
     const float inner = g.cutoff - g.a_max;
@@ -277,7 +326,7 @@ __device__ bool ils_gather(const float4* __restrict__ atoms, const float* __rest
     const float reach2 = g.reach * g.reach;
     while (row < n_rows) {
         int a0, a1;
-        if (!ils_row(g, starts, lo, hi, g.reach, y0 + row % ny, z0 + row / ny, a0, a1)) {
+        if (!ils_row(g, starts, glo, ghi, g.reach, y0 + row % ny, z0 + row / ny, a0, a1)) {
             ++row;
             next = -1;
             continue;
@@ -289,7 +338,11 @@ __device__ bool ils_gather(const float4* __restrict__ atoms, const float* __rest
             if (used > g.tile - ILS_BLOCK) return false;
             const int a = next + t;
             if (a < a1) {
-                const float4 at = atoms[a];
+                const float4 h = atoms[a];
+                const float4 l = lows[a];
+                const float4 at = make_float4((float)(((double)h.x - org.x) + (double)l.x),
+                                              (float)(((double)h.y - org.y) + (double)l.y),
+                                              (float)(((double)h.z - org.z) + (double)l.z), h.w);
                 const float gx = ils_gap(at.x, lo.x, hi.x), gy = ils_gap(at.y, lo.y, hi.y),
                             gz = ils_gap(at.z, lo.z, hi.z);
                 if (gx * gx + gy * gy + gz * gz < reach2) {
@@ -298,7 +351,7 @@ __device__ bool ils_gather(const float4* __restrict__ atoms, const float* __rest
                     const bool in = fx * fx + fy * fy + fz * fz < inner2;
                     const int slot = in ? atomicAdd(&counters[0], 1) : g.tile - 1 - atomicAdd(&counters[1], 1);
                     tile[slot] = at;
-                    tile_rh[slot] = rh[a];
+                    tile_rh[slot] = l.w;
                 }
             }
             next += ILS_BLOCK;
@@ -397,7 +450,7 @@ __device__ __forceinline__ void ils_stream_pair(const float4* tile, const float*
 }
 
 template <int K>
-__device__ void ils_points(const float4* __restrict__ atoms, const float* __restrict__ rh,
+__device__ void ils_points(const float4* __restrict__ atoms, const float4* __restrict__ lows,
                            const int* __restrict__ starts, const float4* __restrict__ off,
                            const unsigned long long* __restrict__ masks, const int* __restrict__ offsets,
                            const IlsArgs& g, float* __restrict__ samples) {
@@ -440,13 +493,20 @@ __device__ void ils_points(const float4* __restrict__ atoms, const float* __rest
         atomicMax(&box[5], iz);
     }
     __syncthreads();
-    const float3 lo = make_float3(box[0] * g.step, box[1] * g.step, box[2] * g.step);
-    const float3 hi = make_float3(box[3] * g.step, box[4] * g.step, box[5] * g.step);
-    const float px = ix * g.step, py = iy * g.step, pz = iz * g.step;
+    // The box of the block's points: rounded, relative to the first sample point, for the bin rows;
+    // exact (double) for its corner `org`, which the tile's atoms and the points are relative to.
+    const float3 glo = make_float3(box[0] * g.step, box[1] * g.step, box[2] * g.step);
+    const float3 ghi = make_float3(box[3] * g.step, box[4] * g.step, box[5] * g.step);
+    const double step = (double)g.step + (double)g.step_lo;
+    const double3 org = make_double3(box[0] * step, box[1] * step, box[2] * step);
+    const float3 lhi = make_float3((float)((box[3] - box[0]) * step), (float)((box[4] - box[1]) * step),
+                                   (float)((box[5] - box[2]) * step));
+    const float px = (float)((ix - box[0]) * step), py = (float)((iy - box[1]) * step),
+                pz = (float)((iz - box[2]) * step);
     const int cls = g.classes == 1 ? 0 : (ix % g.s) + g.s * ((iy % g.s) + g.s * (iz % g.s));
 
     int row = 0, next = -1;
-    const bool whole = ils_gather(atoms, rh, starts, g, lo, hi, tile, tile_rh, counters, row, next);
+    const bool whole = ils_gather(atoms, lows, starts, g, glo, ghi, org, lhi, tile, tile_rh, counters, row, next);
     int n_in = counters[0], n_out = counters[1];
     float rho = 0.f;
     for (int o0 = 0; o0 < g.n_orient; o0 += K) {
@@ -478,7 +538,7 @@ __device__ void ils_points(const float4* __restrict__ atoms, const float* __rest
                 bool done = false;
                 while (!done) {
                     __syncthreads();
-                    done = ils_gather(atoms, rh, starts, g, lo, hi, tile, tile_rh, counters, r, nx);
+                    done = ils_gather(atoms, lows, starts, g, glo, ghi, org, lhi, tile, tile_rh, counters, r, nx);
                     const int a = counters[0], b = counters[1];
                     if (g.pair) {
                         ils_stream_pair<K>(tile, tile_rh, a, g.tile - b, g.tile, px, py, pz, pj, pj.w, ow, g.cutoff2,
@@ -499,10 +559,10 @@ __device__ void ils_points(const float4* __restrict__ atoms, const float* __rest
 
 #define ILS_POINTS(K)                                                                                               \
     extern "C" __global__ void __launch_bounds__(ILS_BLOCK)                                                         \
-    ils_points_k##K(const float4* __restrict__ atoms, const float* __restrict__ rh, const int* __restrict__ starts, \
+    ils_points_k##K(const float4* __restrict__ atoms, const float4* __restrict__ lows, const int* __restrict__ starts, \
                     const float4* __restrict__ off, const unsigned long long* __restrict__ masks,                  \
                     const int* __restrict__ offsets, IlsArgs g, float* __restrict__ samples) {                     \
-        ils_points<K>(atoms, rh, starts, off, masks, offsets, g, samples);                                          \
+        ils_points<K>(atoms, lows, starts, off, masks, offsets, g, samples);                                        \
     }
 ILS_POINTS(1)
 ILS_POINTS(8)

@@ -543,3 +543,125 @@ fn grid_ils_writes_the_map_of_the_library_with_alignment() {
     }
     assert!(low > 50, "{low}");
 }
+
+/// The CUDA engine's upload keeps each position as the float nearest it plus the float of the
+/// remainder: together within 1e-10 A of the float64 position relative to the first sample point, on
+/// a map of 120 A (where one float alone is off by up to 4e-6 A), and the sample spacing likewise.
+#[test]
+fn device_atoms_keep_positions_to_1e_10_angstrom_on_a_large_map() {
+    use orbitfield::compute::cuda::ils::DeviceAtoms;
+    let map = IlsMap {
+        origin_angstrom: [-17.3, 4.1, 250.7],
+        spacing_angstrom: 1.0,
+        dims: [120, 100, 90],
+    };
+    let mut seed = clock_seed();
+    let atoms: Vec<[f64; 3]> = (0..300)
+        .map(|_| [0, 1, 2].map(|k| map.origin_angstrom[k] + lcg(&mut seed) * map.dims[k] as f64))
+        .collect();
+    let p = LjParams::new(-0.1, 1.9);
+    let s = setup(map, 3, Probe::builtin("o2").unwrap(), 10, vec![p; atoms.len()]);
+    let placed = place_atoms(&s, &atoms, None, None).unwrap();
+    let dev = DeviceAtoms::new(&s, &placed).unwrap();
+    let step = 1.0 / 3.0;
+    let first = [0, 1, 2].map(|k| map.origin_angstrom[k] - 0.5 + 0.5 * step);
+    let a = dev.args;
+    assert!((f64::from(a.step) + f64::from(a.step_lo) - step).abs() < 1e-15);
+    assert_eq!(dev.atoms.len(), atoms.len());
+    let mut worst_split: f64 = 0.0;
+    let mut worst_float: f64 = 0.0;
+    for (hi, lo) in dev.atoms.iter().zip(&dev.lows) {
+        let got = [0, 1, 2].map(|k| f64::from(hi[k]) + f64::from(lo[k]));
+        // Its atom: the nearest placed position.
+        let want = atoms
+            .iter()
+            .map(|q| [0, 1, 2].map(|k| q[k] - first[k]))
+            .min_by(|x, y| {
+                let d = |q: &[f64; 3]| (0..3).map(|k| (q[k] - got[k]).powi(2)).sum::<f64>();
+                d(x).total_cmp(&d(y))
+            })
+            .unwrap();
+        for k in 0..3 {
+            worst_split = worst_split.max((got[k] - want[k]).abs());
+            worst_float = worst_float.max((f64::from(hi[k]) - want[k]).abs());
+        }
+        assert!((f64::from(lo[3]) - 1.9).abs() < 1e-6, "rmin/2 {}", lo[3]);
+    }
+    println!("largest error: {worst_split:.2e} A (one float: {worst_float:.2e} A)");
+    assert!(worst_split < 1e-10, "{worst_split}");
+    assert!(
+        worst_float > 1e-7,
+        "the map is large enough that one float rounds: {worst_float}"
+    );
+}
+
+/// O2, CO and NO have their two atoms on a line through the probe's centre in every orientation (the
+/// CUDA bound pass takes an atom's two terms together); a bent three-atom probe and Xe do not.
+#[test]
+fn two_atom_probes_are_bounded_jointly() {
+    use orbitfield::compute::cuda::ils::linear_pair;
+    let map = IlsMap {
+        origin_angstrom: [0.0; 3],
+        spacing_angstrom: 1.0,
+        dims: [2, 2, 2],
+    };
+    let p = LjParams::new(-0.1, 1.9);
+    for name in ["o2", "co", "no"] {
+        for subres in [1, 3] {
+            let s = setup(
+                map,
+                subres,
+                Probe::builtin(name).unwrap(),
+                DEFAULT_ORIENTATIONS,
+                vec![p],
+            );
+            assert!(linear_pair(&s), "{name}, subres {subres}");
+        }
+    }
+    let water = Probe::parse_xyz(
+        "water.xyz",
+        "3\nbent\nO 0 0 0 -0.15 1.77\nH 0.96 0 0 -0.04 0.2\nH -0.24 0.93 0 -0.04 0.2\n",
+    )
+    .unwrap();
+    assert!(!linear_pair(&setup(map, 2, water, 30, vec![p])));
+    assert!(!linear_pair(&setup(map, 2, Probe::builtin("xe").unwrap(), 1, vec![p])));
+}
+
+/// O2 close to one atom, on a fine map, up to the cap: the CUDA kernel's exclusion (with the two
+/// probe atoms bounded together) leaves out no point below the cap, and the values equal the float64
+/// reference (the reference excludes nothing) within 1e-5 relative below 80 kT.
+#[test]
+fn cuda_o2_near_one_atom_equals_the_reference_up_to_the_cap() {
+    let Some(gpu) = cuda_device::device() else {
+        return;
+    };
+    let p = LjParams::new(-0.2, 2.0);
+    let map = IlsMap {
+        origin_angstrom: [-3.1, -2.9, -3.05],
+        spacing_angstrom: 0.25,
+        dims: [25, 24, 26],
+    };
+    let mut seed = clock_seed();
+    let atom = [0, 1, 2].map(|_| 0.4 * lcg(&mut seed) - 0.2);
+    let s = setup(map, 1, Probe::builtin("o2").unwrap(), 10, vec![p]);
+    let placed = place_atoms(&s, &[atom], None, None).unwrap();
+    let mut want = OccupancySums::new(map.dims);
+    want.add_frame(&reference_voxel_means(&s, &placed)).unwrap();
+    let mut got = OccupancySums::new(map.dims);
+    got.add_frame(&gpu.ils_voxel_means(&s, &placed).unwrap()).unwrap();
+    let (want, got) = (pmf(&want), pmf(&got));
+    let mut checked = 0;
+    let mut worst: f64 = 0.0;
+    for (g, w) in got.iter().zip(&want) {
+        if *w < 80.0 {
+            checked += 1;
+            worst = worst.max((g - w).abs() / w.abs().max(1.0));
+        } else if *w >= 87.0 {
+            assert!(*g > 80.0, "{g} vs {w} (the cap)");
+        }
+    }
+    let repulsive = want.iter().filter(|w| (20.0..80.0).contains(*w)).count();
+    println!("{checked} voxels below 80 kT ({repulsive} of them above 20 kT); largest relative difference {worst:.2e}");
+    assert!(repulsive > 100, "{repulsive}");
+    assert!(worst <= 1e-5, "{worst}");
+}

@@ -13,9 +13,12 @@
 //! above the map's cap, so exclusion never changes a voxel below the cap by more than exp(-30) of
 //! itself (the CPU engine's rule). The CUDA engine excludes by a proven bound instead: per atom and
 //! probe atom the smallest pair energy over every distance the probe atom can take from that atom
-//! (the hard cutoff included), summed over the atoms; a point whose bound exceeds the cap plus
-//! [`BOUND_MARGIN_KT`] has exp(-U/kT) < exp(-cap - margin) in every orientation, so leaving it out
-//! changes a voxel's mean occupancy by less than that, below exp(-margin) of any voxel under the cap.
+//! (the hard cutoff included), summed over the atoms, where for a probe of two atoms on a line
+//! through its centre (O2, CO, NO) the two terms of an atom near the point are bounded together over
+//! the axis's direction (both probe atoms cannot be at their closest at once); a point whose bound
+//! exceeds the cap plus [`BOUND_MARGIN_KT`] has exp(-U/kT) < exp(-cap - margin) in every
+//! orientation, so leaving it out changes a voxel's mean occupancy by less than that, below
+//! exp(-margin) of any voxel under the cap.
 //! The float64 reference ([`super::cpu::ils::reference_voxel_means`]) excludes nothing.
 //!
 //! Called by the CPU engine (`compute::cpu::ils`), the CUDA engine (`compute::cuda::ils`), the jobs

@@ -2,13 +2,17 @@
 //!
 //! Owns [`IlsArgs`] (twin of `struct IlsArgs` in `kernels/ils.cu`), [`DeviceAtoms`] (the placed atoms
 //! with a dispersion term, relative to the first sample point, sorted into [`BIN_ANGSTROM`] bins, in
-//! the kernel's float4 + float layout; built on the host, tested without a GPU) and
+//! the kernel's layout of two float4 per atom, each position split into the nearest float and its
+//! remainder; built on the host, tested without a GPU) and
 //! [`CudaEngine::ils_voxel_means`] (uploads, the exclusion bound per region of 4 x 4 x 4 sample
 //! points, the scan of the kept points, the point kernel over them, the voxel kernel, download; see
-//! `kernels/ils.cu`). The kernel's numbers: f32 with the SFU's reciprocal; held to the float64
-//! reference within 1e-4 kT where the map is below 10 kT (`tests/ils.rs`). Excluded points (a lower
-//! bound on every orientation's energy above the cap plus [`BOUND_MARGIN_KT`]) add 0, as
-//! `compute::ils` defines. Called by `jobs::ils` on each GPU worker's own engine.
+//! `kernels/ils.cu`). The kernel's numbers: f32 with the SFU's reciprocal, positions relative to each
+//! block's own box (formed in double from the two floats); held to the float64 reference within
+//! 1e-4 kT where the map is below 10 kT (`tests/ils.rs`, and `tests/ils_large_map.rs` on a
+//! 73 x 87 x 62 A map, where positions relative to the map's first sample point rounded to float32
+//! were not). Excluded points (a lower bound on every orientation's energy above the cap plus
+//! [`BOUND_MARGIN_KT`]) add 0, as `compute::ils` defines. Called by `jobs::ils` on each GPU worker's
+//! own engine.
 
 use super::{CudaEngine, dev_err};
 use crate::compute::ComputeError;
@@ -58,6 +62,8 @@ pub struct IlsArgs {
     pub n_probe: i32,
     pub tile: i32,
     pub pair: i32,
+    pub joint: i32,
+    pub step_lo: f32,
 }
 
 // SAFETY: `#[repr(C)]` 4-byte integers and floats, the layout of `IlsArgs` in kernels/ils.cu.
@@ -66,10 +72,12 @@ unsafe impl cudarc::driver::DeviceRepr for IlsArgs {}
 /// One frame's atoms in the kernel's layout.
 #[derive(Clone, Debug, Default)]
 pub struct DeviceAtoms {
-    /// x, y, z relative to the first sample point (Angstrom), sqrt(eps_i / kT) (> 0); in bin order.
+    /// x, y, z relative to the first sample point (Angstrom), each the float nearest the position, and
+    /// sqrt(eps_i / kT) (> 0); in bin order.
     pub atoms: Vec<[f32; 4]>,
-    /// rmin_i / 2 (Angstrom), in bin order.
-    pub rmin_half: Vec<f32>,
+    /// The remainders of x, y, z (position minus the float of `atoms`, Angstrom) and rmin_i / 2
+    /// (Angstrom); in bin order.
+    pub lows: Vec<[f32; 4]>,
     /// Start of each bin in `atoms` (bins + 1 entries).
     pub starts: Vec<i32>,
     pub args: IlsArgs,
@@ -101,6 +109,30 @@ fn alike_pair(setup: &IlsSetup) -> bool {
     })
 }
 
+/// True for a probe of two atoms on opposite sides of the sample point on one line in every orientation
+/// (o_1 = -k o_0, k > 0, or an atom at the point: O2, CO, NO): the bound pass takes their two terms
+/// from one atom together (`kernels/ils.cu`).
+pub fn linear_pair(setup: &IlsSetup) -> bool {
+    let o = &setup.orientations;
+    if o.atoms_per_orientation != 2 || setup.probe.atoms.len() != 2 {
+        return false;
+    }
+    let radius = |j: usize| crate::model::lj::norm(setup.probe.atoms[j].offset_angstrom);
+    let (a0, a1) = (radius(0), radius(1));
+    // An atom at the sample point keeps its distance in every orientation: any direction will do.
+    let any_direction = a0 <= 1e-12 || a1 <= 1e-12;
+    (0..o.classes.max(1)).all(|class| {
+        (0..o.evaluated()).all(|or| {
+            let (a, b) = (o.offset(class, or, 0), o.offset(class, or, 1));
+            // b = -(a1 / a0) a, to rounding (lengths as the kernel takes them: |o_j| of the probe).
+            let scale = if a0 > 0.0 { a1 / a0 } else { 0.0 };
+            let len_ok = (crate::model::lj::norm(a) - a0).abs() <= 1e-9 * (1.0 + a0)
+                && (crate::model::lj::norm(b) - a1).abs() <= 1e-9 * (1.0 + a1);
+            len_ok && (any_direction || (0..3).all(|k| (b[k] + scale * a[k]).abs() <= 1e-9 * (1.0 + a1)))
+        })
+    })
+}
+
 impl DeviceAtoms {
     /// Lays out `placed` for `setup` (atoms without dispersion are left out: they add nothing).
     pub fn new(setup: &IlsSetup, placed: &PlacedAtoms) -> Result<DeviceAtoms, ComputeError> {
@@ -127,13 +159,19 @@ impl DeviceAtoms {
         let hi = [0, 1, 2].map(|k| (n[k].max(1) - 1) as f64 * step + reach);
         let bins = Bins::new(&rel, lo, hi, BIN_ANGSTROM);
         let mut atoms = Vec::with_capacity(rel.len());
-        let mut rmin_half = Vec::with_capacity(rel.len());
+        let mut lows = Vec::with_capacity(rel.len());
         for &a in &bins.order {
             let (Some(p), Some(&(se, rh))) = (rel.get(a as usize), kept.get(a as usize)) else {
                 continue;
             };
-            atoms.push([p[0] as f32, p[1] as f32, p[2] as f32, se]);
-            rmin_half.push(rh);
+            let hi = p.map(|v| v as f32);
+            atoms.push([hi[0], hi[1], hi[2], se]);
+            lows.push([
+                (p[0] - f64::from(hi[0])) as f32,
+                (p[1] - f64::from(hi[1])) as f32,
+                (p[2] - f64::from(hi[2])) as f32,
+                rh,
+            ]);
         }
         let to_i32 = |v: usize, what: &str| {
             i32::try_from(v).map_err(|_| ComputeError::Device(format!("{what} {v} too large for the ILS kernel")))
@@ -185,10 +223,12 @@ impl DeviceAtoms {
             n_probe: to_i32(setup.orientations.atoms_per_orientation, "probe atoms")?,
             tile: TILE_ATOMS as i32,
             pair: i32::from(alike_pair(setup)),
+            joint: i32::from(linear_pair(setup)),
+            step_lo: (step - f64::from(step as f32)) as f32,
         };
         Ok(DeviceAtoms {
             atoms,
-            rmin_half,
+            lows,
             starts,
             args,
         })
@@ -253,14 +293,14 @@ impl CudaEngine {
         } else {
             dev.atoms.iter().flatten().copied().collect()
         };
-        let rh_flat: Vec<f32> = if dev.rmin_half.is_empty() {
-            vec![0.0]
+        let lows_flat: Vec<f32> = if dev.lows.is_empty() {
+            vec![0.0; 4]
         } else {
-            dev.rmin_half.clone()
+            dev.lows.iter().flatten().copied().collect()
         };
         let t_host = t0.elapsed().as_secs_f64();
         let atoms_d: CudaSlice<f32> = self.stream.clone_htod(&atoms_flat).map_err(dev_err("upload"))?;
-        let rh_d: CudaSlice<f32> = self.stream.clone_htod(&rh_flat).map_err(dev_err("upload"))?;
+        let lows_d: CudaSlice<f32> = self.stream.clone_htod(&lows_flat).map_err(dev_err("upload"))?;
         let starts_d: CudaSlice<i32> = self.stream.clone_htod(&dev.starts).map_err(dev_err("upload"))?;
         let off_d: CudaSlice<f32> = self.stream.clone_htod(&offsets).map_err(dev_err("upload"))?;
         let mut masks_d = self
@@ -290,7 +330,7 @@ impl CudaEngine {
         {
             let mut l = self.stream.launch_builder(&bound_fn);
             l.arg(&atoms_d)
-                .arg(&rh_d)
+                .arg(&lows_d)
                 .arg(&starts_d)
                 .arg(&a)
                 .arg(&mut masks_d)
@@ -300,8 +340,8 @@ impl CudaEngine {
                 block_dim: (BLOCK, 1, 1),
                 shared_mem_bytes: 0,
             };
-            // SAFETY: atoms and rmin_half hold the binned atoms that `starts` (bins + 1 entries, the
-            // last the atom count) indexes; the kernel writes one mask and count per region of the
+            // SAFETY: atoms and lows hold the binned atoms (a float4 each) that `starts` (bins + 1
+            // entries, the last the atom count) indexes; the kernel writes one mask and count per region of the
             // padded grid (rx * ry * rz entries each).
             unsafe { l.launch(cfg) }.map_err(dev_err("ils_bound launch"))?;
         }
@@ -320,7 +360,7 @@ impl CudaEngine {
         {
             let mut l = self.stream.launch_builder(&points_fn);
             l.arg(&atoms_d)
-                .arg(&rh_d)
+                .arg(&lows_d)
                 .arg(&starts_d)
                 .arg(&off_d)
                 .arg(&masks_d)
