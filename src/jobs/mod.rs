@@ -72,6 +72,9 @@ use output::*;
 
 mod tiles;
 
+mod pool_buffers;
+use pool_buffers::RECYCLE_MIN_POINTS;
+
 /// Which engines a pool (or one computation) may use: the placement policy's choice. `cpu` and
 /// `wgpu` start no CUDA worker; `cuda`/`gpu` use CUDA devices with the CPU only for retries (a pool
 /// started so without a working device runs on the CPU with a note; [`compute_grid`] fails instead,
@@ -218,6 +221,9 @@ pub struct PoolConfig {
     /// the other measured faster end to end (the first orbital's isosurface is extracted while the
     /// second is computed) than both in one launch (`benches/RESULTS.md`, "One frame's orbitals").
     pub batch_orbitals_on_gpu: bool,
+    /// Register the large grid buffers given back ([`Pool::recycle`]) with the CUDA driver, so the
+    /// next request's orbital slabs are copied by the device straight into them (`pool_buffers`).
+    pub register_recycled: bool,
 }
 
 impl Default for PoolConfig {
@@ -231,6 +237,7 @@ impl Default for PoolConfig {
             cpu_tile_points: 1 << 15,
             batch_orbitals: true,
             batch_orbitals_on_gpu: false,
+            register_recycled: false,
         }
     }
 }
@@ -295,31 +302,11 @@ struct QueueState<K> {
     slots: BTreeMap<SlotId, Arc<Request<K>>>,
     next_generation: u64,
     shutdown: bool,
-    /// Output buffers of finished grids given back by their owners ([`Pool::recycle`]), at most
-    /// [`MAX_RECYCLED`], for the next large requests.
-    recycled: Vec<Vec<f32>>,
+    /// Output buffers of finished grids given back by their owners ([`Pool::recycle`]), for the
+    /// next large requests.
+    recycled: pool_buffers::RecycleList,
     /// Measured points per second of each GPU worker per job kind: the guided tiles' sizes.
     rates: tiles::Rates,
-}
-
-/// Output buffers the pool keeps for reuse ([`Pool::recycle`]).
-const MAX_RECYCLED: usize = 2;
-/// Smaller buffers are not kept: allocating them costs little.
-const RECYCLE_MIN_POINTS: usize = 1 << 20;
-
-/// The recycled buffer with the least capacity that holds `points` values, taken out of `recycled`
-/// (none for small requests).
-fn take_recycled(recycled: &mut Vec<Vec<f32>>, points: usize) -> Option<Vec<f32>> {
-    if points < RECYCLE_MIN_POINTS {
-        return None;
-    }
-    let best = recycled
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.capacity() >= points)
-        .min_by_key(|(_, v)| v.capacity())
-        .map(|(i, _)| i)?;
-    Some(recycled.swap_remove(best))
 }
 
 struct Shared<K> {
@@ -527,6 +514,7 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
     pub fn with_engines(engines: Vec<EngineSpec>, config: PoolConfig) -> Pool<K> {
         let (tx, rx) = bounded(config.result_capacity.max(1));
         let gpu_workers = engines.iter().filter(|e| e.is_gpu).count();
+        let register_with = pool_buffers::registration_context(&engines, &config);
         let shared = Arc::new(Shared {
             queue: Mutex::new(QueueState {
                 requests: VecDeque::new(),
@@ -535,7 +523,7 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
                 tasks: VecDeque::new(),
                 slots: BTreeMap::new(),
                 next_generation: 1,
-                recycled: Vec::new(),
+                recycled: pool_buffers::RecycleList::new(register_with),
                 rates: tiles::Rates::default(),
                 shutdown: false,
             }),
@@ -729,8 +717,8 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             look_ahead: AtomicBool::new(priority == Priority::Prefetch),
             values: {
                 let n = if points > MAX_POINTS || q.shutdown { 0 } else { points };
-                match take_recycled(&mut q.recycled, n) {
-                    Some(v) => OutputBuffer::reuse(v, n),
+                match q.recycled.take(n) {
+                    Some(b) => OutputBuffer::reuse(b, n),
                     None => OutputBuffer::new(n),
                 }
             },
@@ -797,18 +785,15 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
     /// Gives a finished grid's values back for the pool to write the next large request into
     /// (one at least [`RECYCLE_MIN_POINTS`] long that fits in it): that request's workers then
     /// write memory that is mapped already instead of faulting in fresh pages. The pool keeps at
-    /// most [`MAX_RECYCLED`] buffers, the largest; smaller ones are dropped.
+    /// most [`pool_buffers::MAX_RECYCLED`] buffers, the largest; smaller ones are dropped. With
+    /// [`PoolConfig::register_recycled`] the buffer is registered with the CUDA driver here.
     pub fn recycle(&self, values: Vec<f32>) {
         if values.capacity() < RECYCLE_MIN_POINTS {
             return;
         }
-        let dropped = {
-            let mut q = self.shared.lock();
-            q.recycled.push(values);
-            q.recycled.sort_by_key(|v| std::cmp::Reverse(v.capacity()));
-            let keep = MAX_RECYCLED.min(q.recycled.len());
-            q.recycled.split_off(keep)
-        };
+        let ctx = self.shared.lock().recycled.register_with();
+        let buffer = pool_buffers::prepare_recycled(values, ctx.as_ref());
+        let dropped = self.shared.lock().recycled.keep(buffer);
         // Returning memory to the system takes time: outside the lock.
         drop(dropped);
     }
@@ -834,7 +819,7 @@ impl<K: Clone + Send + Sync + 'static> Drop for Pool<K> {
             for r in q.requests.iter() {
                 r.cancelled.store(true, Ordering::Release);
             }
-            std::mem::take(&mut q.tasks)
+            (std::mem::take(&mut q.tasks), q.recycled.clear())
         };
         // Tasks never started are dropped unrun (outside the lock: they own channels and data).
         drop(unrun);
