@@ -223,6 +223,9 @@ pub struct PoolConfig {
     pub batch_orbitals_on_gpu: bool,
     /// Register the large grid buffers given back ([`Pool::recycle`]) with the CUDA driver, so the
     /// next request's orbital slabs are copied by the device straight into them (`pool_buffers`).
+    /// Off by default: the registration (2.4 ms for 64 MiB on an H200 host) and the
+    /// unregistration before the grid leaves the pool (1.4 ms) cost more per request than the
+    /// host copy they save (`benches/RESULTS.md`, "The pool's copy back").
     pub register_recycled: bool,
 }
 

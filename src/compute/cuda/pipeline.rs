@@ -20,8 +20,11 @@ use cudarc::driver::{CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
 use std::ops::Range;
 use std::time::Instant;
 
-/// Points per pipelined chunk by default (whole planes, at least one).
-pub(crate) const CHUNK_POINTS: usize = 1 << 20;
+/// Points per pipelined chunk by default (whole planes, at least one): 16 MiB. Measured on an H200
+/// with the C60 HOMO on 256^3 (`benches/RESULTS.md`, "The pool's copy back"): chunks of 1M points
+/// left the device idle between chunks (8.8 ms a request through the pool), 4M points took
+/// 3.7 ms, 8M 4.1 ms and one copy of the whole slab 5.2 ms.
+pub(crate) const CHUNK_POINTS: usize = 1 << 22;
 
 /// What the pipelined slabs of an engine spent, summed since the last [`CudaEngine::take_pipeline_stats`]
 /// (benchmarks and diagnostics).
@@ -278,13 +281,13 @@ mod tests {
     #[test]
     fn chunks_cover_the_slab_in_whole_planes() {
         let plane = 256 * 256;
-        let c = chunk_ranges(&(10..266), plane, CHUNK_POINTS);
+        let c = chunk_ranges(&(10..266), plane, 1 << 20);
         assert_eq!(c.first(), Some(&(10..26)));
         assert_eq!(c.last(), Some(&(250..266)));
         assert_eq!(c.len(), 16);
         assert!(c.windows(2).all(|w| w[0].end == w[1].start));
         // A plane larger than a chunk: one plane each; a ragged end.
-        let c = chunk_ranges(&(0..3), 2048 * 2048, CHUNK_POINTS);
+        let c = chunk_ranges(&(0..3), 2048 * 2048, 1 << 20);
         assert_eq!(c, vec![0..1, 1..2, 2..3]);
         let c = chunk_ranges(&(5..12), 100, 300);
         assert_eq!(c, vec![5..8, 8..11, 11..12]);
