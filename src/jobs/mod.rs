@@ -16,7 +16,9 @@
 //! several orbitals of one frame, asked for by several representations) leave the queue as one batch
 //! of tiles ([`SlabEngine::compute_slabs`]); each keeps its own slot, generation, cancellation and
 //! result, and a failed batch is retried request by request. [`Pool::submit_all`] queues such
-//! requests together, before any worker can take the first alone.
+//! requests together, before any worker can take the first alone. Large grids given back
+//! ([`Pool::recycle`]) are written into by the next large request (`pool_buffers`: kept buffers,
+//! optionally registered with the CUDA driver while the pool owns them).
 //!
 //! The same workers run device tasks other than field tiles (RDF frames, [`rdf`]): a
 //! [`DeviceWorkers`] handle queues them, and a worker takes one whenever no normal request has tiles
