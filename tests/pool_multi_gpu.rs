@@ -1,6 +1,9 @@
 //! The worker pool on every CUDA device against one device and against the CPU engine: pipelined
 //! slabs (kernels of one chunk beside the copy back of the one before) equal the CPU engine's
-//! values; maps computed with their tiles spread over all devices, and potentials averaged over
+//! values at several chunk sizes, copied back through page-locked chunk buffers or straight into
+//! memory registered with the driver (as the pool registers the grid buffers given back to it); a
+//! NaN a kernel writes is an error on every way back, and the pool then computes the tile
+//! elsewhere; maps computed with their tiles spread over all devices, and potentials averaged over
 //! frames that are in flight on all devices at once, equal the one-device maps within float
 //! rounding.
 //!
@@ -16,8 +19,8 @@ use orbitfield::analysis::esp_series::{self, Combine, MapAccumulator, MemoryLimi
 use orbitfield::compute::cpu::CpuEngine;
 use orbitfield::compute::cuda;
 use orbitfield::compute::esp::EspMethod;
-use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
-use orbitfield::jobs::{DeviceChoice, Pool, PoolConfig, SlotId};
+use orbitfield::compute::{ComputeError, Field, FieldInput, FieldJob, PointCharges, SlabEngine};
+use orbitfield::jobs::{DeviceChoice, EngineSpec, Pool, PoolConfig, SlotId};
 use orbitfield::model::{Grid3, Lattice, Spin};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -85,18 +88,175 @@ fn water_homo_job(dims: [usize; 3]) -> FieldJob {
 fn pipelined_slabs_equal_the_cpu_engine_at_any_offset() {
     let Some(gpu) = device() else { return };
     // Over a million points: computed in chunks whose copies overlap the next chunk's kernels; a
-    // slab starting mid-lattice and a ragged last chunk.
+    // slab starting mid-lattice and a ragged last chunk; chunks of 1M and 64k points, through
+    // page-locked chunk buffers and straight into registered memory.
     let job = water_homo_job([130, 120, 150]);
     for z in [0..150, 17..140] {
         let n = 130 * 120 * z.len();
         let mut want = vec![0.0f32; n];
         CpuEngine.compute_slab(&job, z.clone(), &mut want).unwrap();
-        let mut got = vec![f32::NAN; n];
-        gpu.compute_slab(&job, z.clone(), &mut got).unwrap();
-        let d = max_rel_diff(&got, &want);
-        println!("planes {z:?}: max diff / max {d:.2e}");
-        assert!(d < 1e-5, "planes {z:?}: {d:.2e}");
+        for chunk in [1 << 20, 1 << 16] {
+            gpu.set_pipeline_chunk_points(chunk).unwrap();
+            for register in [false, true] {
+                let mut got = vec![f32::NAN; n];
+                let registration =
+                    // SAFETY: `got` is neither moved nor freed before the registration drops.
+                    register.then(|| unsafe { cuda::HostRegistration::new(gpu.context(), &mut got) }.unwrap());
+                gpu.compute_slab(&job, z.clone(), &mut got).unwrap();
+                drop(registration);
+                let stats = gpu.take_pipeline_stats().unwrap();
+                assert_eq!(
+                    (stats.staged_slabs, stats.direct_slabs),
+                    if register { (0, 1) } else { (1, 0) },
+                    "{stats:?}"
+                );
+                let d = max_rel_diff(&got, &want);
+                println!(
+                    "planes {z:?}, chunk {chunk}, registered {register}: {} chunks, max diff / max {d:.2e}",
+                    stats.chunks
+                );
+                assert!(d < 1e-5, "planes {z:?}, chunk {chunk}, registered {register}: {d:.2e}");
+            }
+        }
     }
+}
+
+#[test]
+fn a_nan_written_by_a_kernel_is_an_error_on_every_way_back() {
+    let Some(gpu) = device() else { return };
+    let dims = [130, 120, 150];
+    let job = water_homo_job(dims);
+    let plane = dims[0] * dims[1];
+    // A point in the middle of the lattice, inside a middle chunk of the small chunk size.
+    let at = 77 * plane + 61 * dims[0] + 5;
+    gpu.set_nan_at(Some(at)).unwrap();
+    // Pipelined (staged and direct, two chunk sizes), and one copy of a slab smaller than a chunk.
+    for (z, chunk) in [(0..150, 1 << 20), (0..150, 1 << 16), (70..80, 1 << 20)] {
+        gpu.set_pipeline_chunk_points(chunk).unwrap();
+        for register in [false, true] {
+            let mut got = vec![0.0f32; plane * z.len()];
+            // SAFETY: `got` is neither moved nor freed before the registration drops.
+            let registration =
+                register.then(|| unsafe { cuda::HostRegistration::new(gpu.context(), &mut got) }.unwrap());
+            let r = gpu.compute_slab(&job, z.clone(), &mut got);
+            drop(registration);
+            println!("planes {z:?}, chunk {chunk}, registered {register}: {r:?}");
+            assert!(
+                matches!(r, Err(ComputeError::NotFinite)),
+                "{z:?} {chunk} {register}: {r:?}"
+            );
+        }
+    }
+    // Slabs without the point are unaffected.
+    let mut got = vec![0.0f32; plane * 40];
+    gpu.compute_slab(&job, 100..140, &mut got).unwrap();
+    gpu.set_nan_at(None).unwrap();
+    gpu.set_pipeline_chunk_points(0).unwrap();
+}
+
+/// A pool over the CUDA engines of `devices` (returned too, to tune and inspect them) and one CPU
+/// worker, registering the grid buffers given back.
+fn registering_pool(devices: &[usize], chunk_points: usize) -> (Pool<usize>, Vec<Arc<cuda::CudaEngine>>) {
+    let found = cuda::discover(Some(devices));
+    assert!(!found.engines.is_empty(), "{:?}", found.notes);
+    let mut specs: Vec<EngineSpec> = found
+        .engines
+        .iter()
+        .map(|e| {
+            e.set_pipeline_chunk_points(chunk_points).unwrap();
+            EngineSpec {
+                engine: e.clone() as Arc<dyn SlabEngine>,
+                is_gpu: true,
+            }
+        })
+        .collect();
+    specs.push(EngineSpec {
+        engine: Arc::new(CpuEngine),
+        is_gpu: false,
+    });
+    let config = PoolConfig {
+        preference: DeviceChoice::Gpu,
+        register_recycled: true,
+        ..PoolConfig::default()
+    };
+    (Pool::with_engines(specs, config), found.engines)
+}
+
+/// Planes `z` of `job` on the CPU engine against the same planes of `grid`: the largest difference
+/// over the largest magnitude of the whole grid (planes at the lattice's edge hold only the
+/// orbital's tail).
+fn planes_against_cpu(job: &FieldJob, grid: &Grid3, z: std::ops::Range<usize>) -> f64 {
+    let plane = job.lattice.dims[0] * job.lattice.dims[1];
+    let mut want = vec![0.0f32; plane * z.len()];
+    CpuEngine.compute_slab(job, z.clone(), &mut want).unwrap();
+    let got = &grid.values[z.start * plane..z.end * plane];
+    let scale = grid.values.iter().fold(0.0f64, |m, v| m.max(f64::from(v.abs())));
+    assert!(scale > 0.0, "an all-zero map proves nothing");
+    let d = got.iter().zip(&want).fold(0.0f64, |m, (x, y)| {
+        assert!(x.is_finite() && y.is_finite());
+        m.max(f64::from((x - y).abs()))
+    });
+    d / scale
+}
+
+#[test]
+fn grids_written_into_registered_buffers_equal_the_cpu_engine() {
+    if device().is_none() {
+        return;
+    }
+    let devices = all_devices();
+    let job = water_homo_job([160, 160, 160]);
+    let (pool, engines) = registering_pool(&devices, 1 << 18);
+    let first = pool.compute_grid(0, job.clone()).unwrap();
+    let fresh = engines
+        .iter()
+        .map(|e| e.take_pipeline_stats().unwrap())
+        .collect::<Vec<_>>();
+    assert!(
+        fresh.iter().all(|s| s.direct_slabs == 0),
+        "fresh memory is not registered: {fresh:?}"
+    );
+    let mut last = first.values.clone();
+    pool.recycle(first.values);
+    // Twice into the registered buffer (each given back again), then the values left the pool
+    // unregistered: giving them back registers them once more.
+    for round in 0..2 {
+        let g = pool.compute_grid(0, job.clone()).unwrap();
+        let stats = engines
+            .iter()
+            .map(|e| e.take_pipeline_stats().unwrap())
+            .collect::<Vec<_>>();
+        println!("round {round}: {stats:?}");
+        assert!(stats.iter().map(|s| s.direct_slabs).sum::<u64>() > 0, "{stats:?}");
+        assert!(!cuda::is_registered(&g.values), "a grid left the pool registered");
+        let d = max_rel_diff(&g.values, &last);
+        assert!(d < 1e-6, "round {round} against the fresh grid: {d:.2e}");
+        for z in [0..3, 78..82, 157..160] {
+            let d = planes_against_cpu(&job, &g, z.clone());
+            println!("round {round}, planes {z:?} against the CPU engine: {d:.2e}");
+            assert!(d < 1e-5, "round {round} planes {z:?}: {d:.2e}");
+        }
+        last = g.values.clone();
+        pool.recycle(g.values);
+    }
+    // A NaN written by a kernel into a registered buffer: the tile fails on the device and is
+    // computed again elsewhere; the grid still equals the CPU engine's.
+    let plane = 160 * 160;
+    for e in &engines {
+        e.set_nan_at(Some(80 * plane + 80 * 160 + 80)).unwrap();
+    }
+    let g = pool.compute_grid(0, job.clone()).unwrap();
+    let failed: u64 = pool
+        .workers()
+        .iter()
+        .filter(|w| w.is_gpu)
+        .map(|w| w.tiles_failed.load(std::sync::atomic::Ordering::Relaxed))
+        .sum();
+    println!("tiles failed on the devices: {failed}");
+    assert!(failed > 0, "the NaN went unnoticed");
+    let d = planes_against_cpu(&job, &g, 78..82);
+    println!("after the failed tiles, planes 78..82 against the CPU engine: {d:.2e}");
+    assert!(d < 1e-5, "{d:.2e}");
 }
 
 #[test]

@@ -29,4 +29,20 @@ if [ -x .device/orbitfield-bench ] && [ "${BENCH:-1}" = 1 ]; then
     done
   done
 fi
-date -u; tar czf $OUT/verify.tgz -C /tmp v
+if [ -x .device/orbitfield ] && [ "${ILS:-1}" = 1 ]; then
+  # ILS of adk in OPLS-AA water (23,439 atoms), O2, 1 A, subres 3: CUDA on one and two GPUs (99 frames),
+  # the wgpu engine on the Vulkan adapter (20 frames), the CPU engine (one frame), in this call.
+  G=tests/data/md/adk_oplsaa.gro; X=tests/data/md/adk_oplsaa.xtc; XS="$X $X $X $X $X $X $X $X $X $X"
+  SEL="(protein or within 15 of protein) and not name MW"
+  ils() { local tag=$1; shift; local s=$(date +%s.%N)
+    timeout 150 .device/orbitfield grid ils $G $XS --probe o2 --sel "$SEL" --around protein --lj-elements "$@" -o $L/ils_$tag.dx > $L/ils_$tag.log 2>&1
+    local rc=$? e=$(date +%s.%N); echo "== ils $tag rc $rc wall $(awk -v a=$s -v b=$e 'BEGIN{printf "%.2f", b-a}') s"; tail -1 $L/ils_$tag.log | cut -c1-400; }
+  ORBITFIELD_DEVICES=0 ils cuda1 --device gpu --frames 1:100
+  ORBITFIELD_DEVICES=0,1 ils cuda2 --device gpu --frames 1:100
+  ils wgpu --device wgpu --frames 1:21
+  ils cpu --device cpu --frames 1:2
+  awk 'FNR==1{f++} /^[-0-9. eE+]+$/ && NF>0 { for(i=1;i<=NF;i++){ if(f==1) a[n1++]=$i; else b[n2++]=$i } }
+    END { m=0; c=0; for(i=0;i<n1;i++){ if(a[i]+0<10){ d=a[i]-b[i]; if(d<0)d=-d; if(d>m)m=d; c++ } }
+          printf "== ils two GPUs against one, PMF < 10 kT: %d of %d voxels, largest difference %.2e kT\n", c, n1, m }' $L/ils_cuda1.dx $L/ils_cuda2.dx
+fi
+date -u; rm -f $L/*.dx; tar czf $OUT/verify.tgz -C /tmp v

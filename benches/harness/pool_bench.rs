@@ -9,6 +9,11 @@
 //! - `dcs`: the direct Coulomb map of `--pool-dcs-charges` random charges on 256^3 (kernels alone
 //!   timed on 16 planes and scaled to the lattice; one timed request per pool after a warm-up on two
 //!   planes, which also measures the devices' rates);
+//! - `orbital-sweep`: the C60 HOMO of `orbital` through pools whose engines take pipelined chunks of
+//!   1M to 16M points, copied back through the page-locked chunk buffers or (recycled buffers
+//!   registered with the driver, `PoolConfig::register_recycled`) straight into the grid: per
+//!   variant the median request and the median `Pool::recycle` call (the registration's cost) on
+//!   the first device and on all, the engines' pipeline figures, and the engine alone (no pool);
 //! - `frames`: the potential of adk's partial charges averaged over its 98 frames (tests/data/md) on
 //!   a 0.5 A lattice around the first frame, frames in flight on the pool's devices
 //!   (`esp_series::fold_frames_ahead`), end to end.
@@ -19,10 +24,12 @@
 use super::bench::median;
 use anyhow::{Context, Result, anyhow};
 use orbitfield::analysis::esp_series::{self, Combine, MapAccumulator, MemoryLimit, SeriesSettings};
-use orbitfield::compute::cuda::CudaEngine;
+use orbitfield::compute::SlabEngine;
+use orbitfield::compute::cpu::CpuEngine;
+use orbitfield::compute::cuda::{self, CudaEngine, PipelineStats};
 use orbitfield::compute::esp::EspMethod;
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges};
-use orbitfield::jobs::{DeviceChoice, Pool, PoolConfig, SlotId};
+use orbitfield::jobs::{DeviceChoice, EngineSpec, Pool, PoolConfig, SlotId};
 use orbitfield::model::{Grid3, Lattice, Spin, Wavefunction};
 use serde::Serialize;
 use std::sync::Arc;
@@ -57,6 +64,203 @@ pub struct PoolCase {
     /// max |all - one| / max |one| over the map.
     pub max_diff_all_vs_one: Option<f64>,
     pub note: String,
+    /// `orbital-sweep`: one row per way of copying back.
+    pub sweep: Vec<SweepRow>,
+}
+
+/// One way of copying the orbital back, through the pool on the first device and on all.
+#[derive(Serialize, Debug, Default)]
+pub struct SweepRow {
+    /// Points per pipelined chunk (a slab up to this size comes back in one copy).
+    pub chunk_points: usize,
+    /// Recycled buffers registered with the driver (`PoolConfig::register_recycled`).
+    pub register: bool,
+    /// The engine alone (`compute_slab` of the whole lattice into one reused vector, registered
+    /// when `register`), ms, median.
+    pub engine_ms: f64,
+    /// Per request on the first device: median ms, median `Pool::recycle` ms before it.
+    pub one_ms: f64,
+    pub one_recycle_ms: f64,
+    /// The first device's pipeline figures over the timed requests, per request.
+    pub one_stats: PipelineStats,
+    pub all_ms: Option<f64>,
+    pub all_recycle_ms: Option<f64>,
+    pub all_stats: Vec<PipelineStats>,
+    pub efficiency: Option<f64>,
+    /// max |all - one| / max |one|, and the one-device map against the default pool's.
+    pub max_diff_all_vs_one: Option<f64>,
+    pub max_diff_vs_default: f64,
+}
+
+/// How a variant's pool copies back.
+#[derive(Clone, Copy, Debug)]
+struct Variant {
+    chunk_points: usize,
+    register: bool,
+}
+
+/// A pool over `devices` whose CUDA engines use `v`, with the engines.
+fn variant_pool(devices: &[usize], v: Variant) -> Result<(Pool<usize>, Vec<Arc<CudaEngine>>)> {
+    let found = cuda::discover(Some(devices));
+    if found.engines.is_empty() {
+        return Err(anyhow!("no CUDA device among {devices:?}"));
+    }
+    let mut specs = Vec::new();
+    for e in &found.engines {
+        e.set_pipeline_chunk_points(v.chunk_points)?;
+        e.take_pipeline_stats()?;
+        specs.push(EngineSpec {
+            engine: e.clone() as Arc<dyn SlabEngine>,
+            is_gpu: true,
+        });
+    }
+    specs.push(EngineSpec {
+        engine: Arc::new(CpuEngine),
+        is_gpu: false,
+    });
+    let config = PoolConfig {
+        preference: DeviceChoice::Gpu,
+        register_recycled: v.register,
+        ..PoolConfig::default()
+    };
+    Ok((Pool::with_engines(specs, config), found.engines))
+}
+
+/// `time_pool` over a variant's pool: median request ms, median recycle ms, the last grid, and the
+/// engines' pipeline figures per timed request.
+fn time_variant(
+    devices: &[usize],
+    v: Variant,
+    job: &FieldJob,
+    warm: usize,
+    repeats: usize,
+) -> Result<(f64, f64, Grid3, Vec<PipelineStats>)> {
+    let (pool, engines) = variant_pool(devices, v)?;
+    for _ in 0..warm {
+        let g = pool.compute_grid(0, job.clone())?;
+        pool.recycle(g.values);
+    }
+    for e in &engines {
+        e.take_pipeline_stats()?;
+    }
+    let (mut times, mut recycles) = (Vec::new(), Vec::new());
+    let mut grid: Option<Grid3> = None;
+    for _ in 0..repeats.max(1) {
+        if let Some(g) = grid.take() {
+            let t = Instant::now();
+            pool.recycle(g.values);
+            recycles.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let t = Instant::now();
+        let g = pool.compute_grid(0, job.clone())?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        grid = Some(g);
+    }
+    let per = times.len() as f64;
+    let stats = engines
+        .iter()
+        .map(|e| {
+            e.take_pipeline_stats().map(|s| PipelineStats {
+                wait_ms: s.wait_ms / per,
+                host_copy_ms: s.host_copy_ms / per,
+                slab_ms: s.slab_ms / per,
+                ..s
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let grid = grid.ok_or_else(|| anyhow!("no grid"))?;
+    // The warm-up gave a buffer back: every timed request wrote into a recycled one.
+    Ok((median(times), median(recycles), grid, stats))
+}
+
+/// The engine alone: the whole lattice into one reused vector (registered when `register`).
+fn time_engine(gpu: &CudaEngine, job: &FieldJob, v: Variant, repeats: usize) -> Result<f64> {
+    gpu.set_pipeline_chunk_points(v.chunk_points)?;
+    let z = 0..job.lattice.dims[2];
+    let mut values = vec![0.0f32; job.lattice.n_points()];
+    let registration = if v.register {
+        // SAFETY: `values` is neither moved nor freed before the registration is dropped below.
+        Some(unsafe { cuda::HostRegistration::new(gpu.context(), &mut values) }?)
+    } else {
+        None
+    };
+    let mut times = Vec::new();
+    for k in 0..repeats + 1 {
+        let t = Instant::now();
+        gpu.compute_slab(job, z.clone(), &mut values)?;
+        if k > 0 {
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    drop(registration);
+    gpu.set_pipeline_chunk_points(0)?;
+    Ok(median(times))
+}
+
+fn orbital_sweep(
+    c60: &Arc<Wavefunction>,
+    gpu: &CudaEngine,
+    devices: &[usize],
+    n: usize,
+    repeats: usize,
+) -> Result<PoolCase> {
+    let index = super::bench::homo_index(c60)?;
+    let job = FieldJob {
+        field: Field::Orbital {
+            spin: Spin::Alpha,
+            index,
+        },
+        lattice: super::bench::cube_lattice(c60, n),
+        input: FieldInput::Wavefunction(c60.clone()),
+    };
+    let points = job.lattice.n_points();
+    let first = devices.get(..1).unwrap_or(&[]);
+    let reference = time_pool(first, &job, None, 1, 1)?.2;
+    let m = 1 << 20;
+    let variants = [
+        (m, false),
+        (2 * m, false),
+        (4 * m, false),
+        (8 * m, false),
+        (points, false),
+        (m, true),
+        (2 * m, true),
+        (4 * m, true),
+    ];
+    let mut rows = Vec::new();
+    for (chunk_points, register) in variants {
+        let v = Variant { chunk_points, register };
+        let engine_ms = time_engine(gpu, &job, v, repeats)?;
+        let (one, one_recycle, g1, one_stats) = time_variant(first, v, &job, 3, repeats + 1)?;
+        let mut row = SweepRow {
+            chunk_points,
+            register,
+            engine_ms,
+            one_ms: one,
+            one_recycle_ms: one_recycle,
+            one_stats: one_stats.first().copied().unwrap_or_default(),
+            max_diff_vs_default: max_diff(&g1.values, &reference.values),
+            ..SweepRow::default()
+        };
+        if devices.len() > 1 {
+            let (all, all_recycle, g2, all_stats) = time_variant(devices, v, &job, 3, repeats + 1)?;
+            row.all_ms = Some(all);
+            row.all_recycle_ms = Some(all_recycle);
+            row.all_stats = all_stats;
+            row.efficiency = Some(one / (devices.len() as f64 * all));
+            row.max_diff_all_vs_one = Some(max_diff(&g2.values, &g1.values));
+        }
+        eprintln!("{row:?}");
+        rows.push(row);
+    }
+    Ok(PoolCase {
+        case: format!("C60 6-31G* (synthetic) HOMO {n}^3, ways of copying back"),
+        points,
+        devices: devices.to_vec(),
+        note: "per variant: median request into a recycled buffer, median Pool::recycle before it".into(),
+        sweep: rows,
+        ..PoolCase::default()
+    })
 }
 
 fn gpu_pool(devices: &[usize]) -> Pool<usize> {
@@ -153,9 +357,12 @@ pub fn run(
     for w in which {
         let r = match w.as_str() {
             "orbital" => orbital(c60, gpu, devices, if quick { 128 } else { 256 }, repeats),
+            "orbital-sweep" => orbital_sweep(c60, gpu, devices, if quick { 128 } else { 256 }, repeats),
             "dcs" => dcs(gpu, devices, dcs_charges),
             "frames" => frames(devices),
-            other => Err(anyhow!("unknown pool case '{other}' (orbital, dcs, frames)")),
+            other => Err(anyhow!(
+                "unknown pool case '{other}' (orbital, orbital-sweep, dcs, frames)"
+            )),
         };
         match r {
             Ok(c) => {

@@ -16,7 +16,9 @@
 //! several orbitals of one frame, asked for by several representations) leave the queue as one batch
 //! of tiles ([`SlabEngine::compute_slabs`]); each keeps its own slot, generation, cancellation and
 //! result, and a failed batch is retried request by request. [`Pool::submit_all`] queues such
-//! requests together, before any worker can take the first alone.
+//! requests together, before any worker can take the first alone. Large grids given back
+//! ([`Pool::recycle`]) are written into by the next large request (`pool_buffers`: kept buffers,
+//! optionally registered with the CUDA driver while the pool owns them).
 //!
 //! The same workers run device tasks other than field tiles (RDF frames, [`rdf`]; ILS frames,
 //! [`ils`], on CUDA and wgpu workers alike: a task receives its worker's engine, [`TaskEngines`]): a
@@ -72,6 +74,9 @@ mod output;
 use output::*;
 
 mod tiles;
+
+mod pool_buffers;
+use pool_buffers::RECYCLE_MIN_POINTS;
 
 /// Which engines a pool (or one computation) may use: the placement policy's choice. `cpu` and
 /// `wgpu` start no CUDA worker; `cuda`/`gpu` use CUDA devices with the CPU only for retries (a pool
@@ -219,6 +224,12 @@ pub struct PoolConfig {
     /// the other measured faster end to end (the first orbital's isosurface is extracted while the
     /// second is computed) than both in one launch (`benches/RESULTS.md`, "One frame's orbitals").
     pub batch_orbitals_on_gpu: bool,
+    /// Register the large grid buffers given back ([`Pool::recycle`]) with the CUDA driver, so the
+    /// next request's orbital slabs are copied by the device straight into them (`pool_buffers`).
+    /// Off by default: the registration (2.4 ms for 64 MiB on an H200 host) and the
+    /// unregistration before the grid leaves the pool (1.4 ms) cost more per request than the
+    /// host copy they save (`benches/RESULTS.md`, "The pool's copy back").
+    pub register_recycled: bool,
 }
 
 impl Default for PoolConfig {
@@ -232,6 +243,7 @@ impl Default for PoolConfig {
             cpu_tile_points: 1 << 15,
             batch_orbitals: true,
             batch_orbitals_on_gpu: false,
+            register_recycled: false,
         }
     }
 }
@@ -296,34 +308,11 @@ struct QueueState<K> {
     slots: BTreeMap<SlotId, Arc<Request<K>>>,
     next_generation: u64,
     shutdown: bool,
-    /// Output buffers of finished grids given back by their owners ([`Pool::recycle`]), at most
-    /// [`MAX_RECYCLED`], for the next large requests.
-    recycled: Vec<Vec<f32>>,
+    /// Output buffers of finished grids given back by their owners ([`Pool::recycle`]), for the
+    /// next large requests.
+    recycled: pool_buffers::RecycleList,
     /// Measured points per second of each GPU worker per job kind: the guided tiles' sizes.
     rates: tiles::Rates,
-}
-
-/// Output buffers the pool keeps for reuse ([`Pool::recycle`]) at least; two per GPU worker where
-/// there are more, within [`MAX_RECYCLED_BYTES`] together.
-const MAX_RECYCLED: usize = 2;
-/// The most memory the kept buffers hold together (one buffer is kept whatever its size).
-const MAX_RECYCLED_BYTES: usize = 1 << 30;
-/// Smaller buffers are not kept: allocating them costs little.
-const RECYCLE_MIN_POINTS: usize = 1 << 20;
-
-/// The recycled buffer with the least capacity that holds `points` values, taken out of `recycled`
-/// (none for small requests).
-fn take_recycled(recycled: &mut Vec<Vec<f32>>, points: usize) -> Option<Vec<f32>> {
-    if points < RECYCLE_MIN_POINTS {
-        return None;
-    }
-    let best = recycled
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.capacity() >= points)
-        .min_by_key(|(_, v)| v.capacity())
-        .map(|(i, _)| i)?;
-    Some(recycled.swap_remove(best))
 }
 
 struct Shared<K> {
@@ -539,6 +528,7 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
     pub fn with_engines(engines: Vec<EngineSpec>, config: PoolConfig) -> Pool<K> {
         let (tx, rx) = bounded(config.result_capacity.max(1));
         let gpu_workers = engines.iter().filter(|e| e.is_gpu).count();
+        let register_with = pool_buffers::registration_context(&engines, &config);
         let shared = Arc::new(Shared {
             queue: Mutex::new(QueueState {
                 requests: VecDeque::new(),
@@ -547,7 +537,7 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
                 tasks: VecDeque::new(),
                 slots: BTreeMap::new(),
                 next_generation: 1,
-                recycled: Vec::new(),
+                recycled: pool_buffers::RecycleList::new(register_with),
                 rates: tiles::Rates::default(),
                 shutdown: false,
             }),
@@ -741,8 +731,8 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             look_ahead: AtomicBool::new(priority == Priority::Prefetch),
             values: {
                 let n = if points > MAX_POINTS || q.shutdown { 0 } else { points };
-                match take_recycled(&mut q.recycled, n) {
-                    Some(v) => OutputBuffer::reuse(v, n),
+                match q.recycled.take(n) {
+                    Some(b) => OutputBuffer::reuse(b, n),
                     None => OutputBuffer::new(n),
                 }
             },
@@ -809,22 +799,16 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
     /// Gives a finished grid's values back for the pool to write the next large request into
     /// (one at least [`RECYCLE_MIN_POINTS`] long that fits in it): that request's workers then
     /// write memory that is mapped already instead of faulting in fresh pages. The pool keeps at
-    /// most [`MAX_RECYCLED`] buffers, the largest; smaller ones are dropped.
+    /// two per GPU worker (at least [`pool_buffers::MAX_RECYCLED`]) within
+    /// [`pool_buffers::MAX_RECYCLED_BYTES`], the largest; smaller ones are dropped. With
+    /// [`PoolConfig::register_recycled`] the buffer is registered with the CUDA driver here.
     pub fn recycle(&self, values: Vec<f32>) {
         if values.capacity() < RECYCLE_MIN_POINTS {
             return;
         }
-        let dropped = {
-            let mut q = self.shared.lock();
-            q.recycled.push(values);
-            q.recycled.sort_by_key(|v| std::cmp::Reverse(v.capacity()));
-            // Two per GPU worker (frames in flight take one each), within the byte bound.
-            let mut keep = MAX_RECYCLED.max(2 * self.shared.gpu_workers).min(q.recycled.len());
-            while keep > 1 && q.recycled[..keep].iter().map(|v| v.capacity() * 4).sum::<usize>() > MAX_RECYCLED_BYTES {
-                keep -= 1;
-            }
-            q.recycled.split_off(keep)
-        };
+        let ctx = self.shared.lock().recycled.register_with();
+        let buffer = pool_buffers::prepare_recycled(values, ctx.as_ref());
+        let dropped = self.shared.lock().recycled.keep(buffer, self.shared.gpu_workers);
         // Returning memory to the system takes time: outside the lock.
         drop(dropped);
     }
@@ -850,7 +834,7 @@ impl<K: Clone + Send + Sync + 'static> Drop for Pool<K> {
             for r in q.requests.iter() {
                 r.cancelled.store(true, Ordering::Release);
             }
-            std::mem::take(&mut q.tasks)
+            (std::mem::take(&mut q.tasks), q.recycled.clear())
         };
         // Tasks never started are dropped unrun (outside the lock: they own channels and data).
         drop(unrun);

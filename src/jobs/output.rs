@@ -10,7 +10,9 @@ pub(super) struct OutputBuffer {
     /// Points to the heap buffer of `owner`'s vector, which is neither resized nor moved until taken.
     ptr: *mut f32,
     len: usize,
-    owner: Mutex<Vec<f32>>,
+    /// The values, registered with the CUDA driver when they came back through a registering
+    /// [`pool_buffers::RecycleList`] (the devices then copy orbital slabs straight into them).
+    owner: Mutex<pool_buffers::GridBuffer>,
 }
 
 // SAFETY: the raw pointer is only dereferenced through `tile`, whose callers write disjoint ranges
@@ -23,27 +25,23 @@ impl OutputBuffer {
     pub(super) fn new(points: usize) -> OutputBuffer {
         // Zeroed memory comes from the allocator's zeroed pages: no pass over the buffer here, and
         // the pages are first touched by the workers that fill them, in parallel.
-        OutputBuffer::from_vec(vec![0.0f32; points])
+        OutputBuffer::from_buffer(pool_buffers::GridBuffer::plain(vec![0.0f32; points]))
     }
 
     /// A buffer of `points` values in `v`'s memory (a grid's buffer given back, [`Pool::recycle`]):
     /// its pages are mapped already, so the workers' writes cost no page faults (about 120,000 for
     /// a 0.5 GB map, a large share of its copy-back time). Old values stay where the new request
     /// does not reach them by growing; every point is written by a tile before the buffer is taken.
-    pub(super) fn reuse(mut v: Vec<f32>, points: usize) -> OutputBuffer {
-        if v.len() >= points {
-            v.truncate(points);
-        } else {
-            v.resize(points, 0.0);
-        }
-        OutputBuffer::from_vec(v)
+    pub(super) fn reuse(b: pool_buffers::GridBuffer, points: usize) -> OutputBuffer {
+        OutputBuffer::from_buffer(b.resized(points))
     }
 
-    pub(super) fn from_vec(mut v: Vec<f32>) -> OutputBuffer {
+    pub(super) fn from_buffer(mut b: pool_buffers::GridBuffer) -> OutputBuffer {
+        let v = b.values_mut();
         OutputBuffer {
             ptr: v.as_mut_ptr(),
             len: v.len(),
-            owner: Mutex::new(v),
+            owner: Mutex::new(b),
         }
     }
 
@@ -61,11 +59,11 @@ impl OutputBuffer {
         Some(unsafe { std::slice::from_raw_parts_mut(self.ptr.add(range.start), range.len()) })
     }
 
-    /// Takes the grid (once every tile's writer has finished).
+    /// Takes the grid (once every tile's writer has finished), unregistered.
     pub(super) fn take(&self) -> Vec<f32> {
         self.owner
             .lock()
-            .map(|mut v| std::mem::take(&mut *v))
+            .map(|mut b| std::mem::replace(&mut *b, pool_buffers::GridBuffer::plain(Vec::new())).into_vec())
             .unwrap_or_default()
     }
 }

@@ -133,6 +133,15 @@ pub(super) struct EngineState {
     pub(super) out_spare: Option<CudaSlice<f32>>,
     /// The two page-locked chunk buffers of a pipelined slab, reused across slabs and requests.
     pub(super) staging: [Option<cudarc::driver::PinnedHostSlice<f32>>; 2],
+    /// Points per pipelined chunk (0: `super::pipeline::CHUNK_POINTS`).
+    pub(super) chunk_points: usize,
+    /// What the pipelined slabs spent (`CudaEngine::take_pipeline_stats`).
+    pub(super) pipeline_stats: super::pipeline::PipelineStats,
+    /// The device's non-finite flag of a slab copied straight into registered memory.
+    pub(super) finite_flag: Option<CudaSlice<i32>>,
+    /// Test hook: the lattice point (x fastest) a kernel overwrites with NaN after every launch
+    /// that covers it (`CudaEngine::set_nan_at`).
+    nan_at: Option<usize>,
 }
 
 /// A CUDA device with its context, one stream, and compiled kernels.
@@ -238,6 +247,13 @@ impl CudaEngine {
     /// Test hook: make every slab fail with a device error (fault-handling tests).
     pub fn set_fail_all(&self, fail: bool) {
         self.fail_all.store(fail, Ordering::Relaxed);
+    }
+
+    /// Test hook: after the kernels of every slab that covers lattice point `at` (x fastest), a
+    /// kernel writes NaN there, as a faulty kernel would; `None` turns it off.
+    pub fn set_nan_at(&self, at: Option<usize>) -> Result<(), ComputeError> {
+        self.lock_state()?.nan_at = at;
+        Ok(())
     }
 
     /// Which MO form a job would use on this engine ("general" or "specialised"), compiling if needed.
@@ -376,6 +392,24 @@ impl CudaEngine {
         Ok(())
     }
 
+    /// Writes NaN at point `i` of the device output buffer (the test hook of `set_nan_at`).
+    fn poison_point(&self, st: &mut EngineState, i: usize) -> Result<(), ComputeError> {
+        let fill_module = self.module(st, UTIL_SRC)?;
+        let fill = Self::function(&fill_module, "fill_nan")?;
+        let out = st
+            .out
+            .as_mut()
+            .filter(|b| b.len() > i)
+            .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
+        let mut point = out.slice_mut(i..i + 1);
+        let one = 1i32;
+        let mut b = self.stream.launch_builder(&fill);
+        b.arg(&mut point).arg(&one);
+        // SAFETY: the kernel writes one float into a view of one.
+        unsafe { b.launch(LaunchConfig::for_num_elems(1)) }.map_err(dev_err("fill launch"))?;
+        Ok(())
+    }
+
     /// Runs the kernels for `z_range` of the job, leaving the values in the device output buffer.
     pub(super) fn run_device(
         &self,
@@ -404,6 +438,13 @@ impl CudaEngine {
                     .ok_or_else(|| ComputeError::Device("no output buffer".into()))?;
                 self.launch_msm(out, &module, p, job, z_range)?
             }
+        }
+        let plane = job.lattice.dims[0] * job.lattice.dims[1];
+        if let Some(at) = st
+            .nan_at
+            .filter(|&at| (z_range.start * plane..z_range.end * plane).contains(&at))
+        {
+            self.poison_point(st, at - z_range.start * plane)?;
         }
         Ok(n)
     }
@@ -542,7 +583,7 @@ impl SlabEngine for CudaEngine {
         let t0 = std::time::Instant::now();
         let mut st = self.lock_state()?;
         self.ctx.bind_to_thread().map_err(dev_err("bind"))?;
-        if need > super::pipeline::CHUNK_POINTS && self.pipelines(&mut st, job)? {
+        if need > st.chunk_points() && self.pipelines(&mut st, job)? {
             let finite = self.compute_pipelined(&mut st, job, &z_range, out)?;
             tracing::debug!(
                 target: "orbitfield::timing",

@@ -26,7 +26,9 @@
 //!
 //! Files by job: [`discovery`] (library probing, devices, `ORBITFIELD_DEVICES`), [`nvrtc`] (compile,
 //! disk cache, kernel dumps), [`engine`] ([`CudaEngine`], its buffers, the slab protocol and the finite
-//! checks), and one file per kernel family: [`mo`], [`dcs`], [`msm`] (with [`msm_bins`] and
+//! checks), `pipeline` (orbital slabs in chunks whose copies back overlap the next chunk's
+//! kernels), [`host_register`] (grid buffers page-locked in place, which the chunks are copied
+//! straight into), and one file per kernel family: [`mo`], [`dcs`], [`msm`] (with [`msm_bins`] and
 //! [`msm_levels`], the plan's binning and long-range levels), [`qm_esp`], [`molsurf`], [`rdf`] and [`dssp`]
 //! (secondary structure per frame: the coordinate passes of DSSP, held byte for byte to the CPU's), and
 //! [`pb`] (the linearized Poisson-Boltzmann solver: multigrid-preconditioned conjugate gradients).
@@ -35,6 +37,7 @@ pub mod dcs;
 pub mod discovery;
 pub mod dssp;
 pub mod engine;
+pub mod host_register;
 pub mod mo;
 pub mod molsurf;
 pub mod msm;
@@ -51,8 +54,10 @@ pub mod ils;
 pub use dcs::{DCS_CHUNK, DCS_SRC, DcsVariant, SoftRsqrt};
 pub use discovery::{Discovery, device_count, devices_from_env, discover, libraries_present};
 pub use engine::{CudaEngine, UTIL_SRC, all_finite, copy_all_finite};
+pub use host_register::{HostRegistration, is_registered};
 pub use mo::{MO_COMMON_SRC, MO_GENERAL_SRC};
 pub use nvrtc::{compile_ptx, dump_source};
+pub use pipeline::PipelineStats;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
