@@ -7,6 +7,7 @@ cd "$(dirname "$0")/../.."
 R=$PWD; mkdir -p /work && ln -sfn "$R" /work/main
 export ORBITFIELD_TEST_ROOT="$R" NCCL_NVLS_ENABLE=0
 (cd .device && for f in *.xz; do xz -d "$f"; done; chmod +x *)
+mkdir -p target/release && ln -sf "$R/.device/orbitfield" target/release/orbitfield
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null 2>&1; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 nvidia-smi -L; nproc; date -u
@@ -27,6 +28,13 @@ if [ -x .device/orbitfield-bench ] && [ "${BENCH:-1}" = 1 ]; then
         --playback-points $n --json $L/play_adk_${n}_$d.json > $L/play_adk_${n}_$d.log 2>&1
       echo "== adk playback $n points, devices $d rc $?"; grep -E "^playback" $L/play_adk_${n}_$d.log | cut -c1-300
     done
+  done
+fi
+if [ -x .device/old-orbitfield ] && [ -x .device/orbitfield-bench ]; then
+  # The molecular surface of 100k atoms, wave-2 code (4345d7a) against this code, alternated, one GPU.
+  for r in 1 2 3; do
+    CUDA_VISIBLE_DEVICES=0 timeout 60 .device/old-orbitfield bench --molsurf --molsurf-atoms 100000 --repeats 9 2>/dev/null | grep "^molsurf" | sed "s/^/old $r: /" | cut -c1-200
+    CUDA_VISIBLE_DEVICES=0 timeout 60 .device/orbitfield-bench --molsurf --molsurf-atoms 100000 --repeats 9 2>/dev/null | grep "^molsurf" | sed "s/^/new $r: /" | cut -c1-200
   done
 fi
 if [ -x .device/orbitfield ] && [ "${ILS:-1}" = 1 ]; then
