@@ -213,7 +213,8 @@ class System:
         or given: ``origin`` (Angstrom) with ``dims`` (points per axis) and ``spacing``, or
         ``like`` (a cube or DX file whose lattice to use). ``device``: ``"auto"`` (a CUDA GPU when
         present, else the CPU), ``"gpu"`` (fails without one) or ``"cpu"``. Potentials (``esp``)
-        come in ``units`` (``kT/e`` at ``temperature`` K (300 K by default; 298.15 K for ``"pb"``, as APBS) for point charges,
+        come in ``units`` (``kT/e`` at ``temperature`` K for point charges: 300 K by default,
+        298.15 K for ``"pb"`` as APBS;
         ``hartree/e`` for a wavefunction's own potential; also ``kcal/mol/e`` and ``V``).
         ``"ils:o2"`` (``xe``, ``co``, ``no``) is the implicit ligand sampling free energy (kT) of
         the probe over ``frames`` (all by default), as ``orbitfield grid ils FILES --probe o2``
