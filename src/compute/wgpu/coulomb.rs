@@ -240,29 +240,13 @@ impl DirectCoulomb {
                 out_plane: (k0 - z_range.start) as u32,
                 pad: 0,
             };
-            let params_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("coulomb map params"),
-                contents: bytemuck::bytes_of(&params),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
-            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("coulomb map bind group"),
-                layout: &self.layout,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: params_buf.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: charges.buffer.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 2,
-                        resource: values.as_entire_binding(),
-                    },
-                ],
-            });
+            let bind_group = super::pass::params_bind_group(
+                device,
+                &self.layout,
+                "coulomb map",
+                &params,
+                &[&charges.buffer, values],
+            );
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("coulomb map"),
                 timestamp_writes: None,

@@ -414,23 +414,13 @@ impl IlsPass {
                 kn: planes as i32,
                 ..base
             };
-            let params_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("ils params"),
-                contents: bytemuck::bytes_of(&params),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
-            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("ils bind group"),
-                layout: &self.layout,
-                entries: &[&params_buf, &atoms, &starts, &probe, &offsets, &samples, &voxels]
-                    .iter()
-                    .enumerate()
-                    .map(|(k, b)| wgpu::BindGroupEntry {
-                        binding: k as u32,
-                        resource: b.as_entire_binding(),
-                    })
-                    .collect::<Vec<_>>(),
-            });
+            let bind_group = super::pass::params_bind_group(
+                device,
+                &self.layout,
+                "ils",
+                &params,
+                &[&atoms, &starts, &probe, &offsets, &samples, &voxels],
+            );
             let voxel_groups = (planes as u64 * base.vx as u64 * base.vy as u64).div_ceil(u64::from(WG_VOXELS));
             let gx = voxel_groups.min(u64::from(max_groups)).max(1);
             let gy = voxel_groups.div_ceil(gx);

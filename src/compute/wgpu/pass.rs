@@ -1,6 +1,7 @@
 //! What the wgpu engine's compute passes build alike: the shader module with its bind-group and
-//! pipeline layouts from a list of buffer bindings ([`compute_layouts`]), and a device error in the
-//! engine's words ([`device_err`]).
+//! pipeline layouts from a list of buffer bindings ([`compute_layouts`]), a launch's bind group of a
+//! uniform of parameters and its buffers in binding order ([`params_bind_group`]), and a device error
+//! in the engine's words ([`device_err`]).
 
 use super::marching_cubes::compute_buffer_entry;
 use crate::compute::ComputeError;
@@ -37,4 +38,34 @@ pub(crate) fn compute_layouts(
         immediate_size: 0,
     });
     (module, layout, pipeline_layout)
+}
+
+/// A bind group of `layout` whose binding 0 is a uniform holding `params` and whose binding `i + 1`
+/// is `buffers[i]`, labelled `label` (one per launch: the parameters change between launches).
+pub(crate) fn params_bind_group<P: bytemuck::Pod>(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    label: &str,
+    params: &P,
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
+    use wgpu::util::DeviceExt;
+    let params_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: bytemuck::bytes_of(params),
+        usage: wgpu::BufferUsages::UNIFORM,
+    });
+    let entries: Vec<wgpu::BindGroupEntry> = std::iter::once(&params_buf)
+        .chain(buffers.iter().copied())
+        .enumerate()
+        .map(|(k, b)| wgpu::BindGroupEntry {
+            binding: k as u32,
+            resource: b.as_entire_binding(),
+        })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout,
+        entries: &entries,
+    })
 }

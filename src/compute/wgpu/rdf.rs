@@ -180,23 +180,8 @@ impl RdfPairs {
                 row: row as u32,
                 ..base
             };
-            let params_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("rdf params"),
-                contents: bytemuck::bytes_of(&params),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
-            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("rdf bind group"),
-                layout: &self.layout,
-                entries: &[&params_buf, &a_buf, &b_buf, &hist]
-                    .iter()
-                    .enumerate()
-                    .map(|(k, b)| wgpu::BindGroupEntry {
-                        binding: k as u32,
-                        resource: b.as_entire_binding(),
-                    })
-                    .collect::<Vec<_>>(),
-            });
+            let bind_group =
+                super::pass::params_bind_group(device, &self.layout, "rdf", &params, &[&a_buf, &b_buf, &hist]);
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("rdf pairs"),
                 timestamp_writes: None,
