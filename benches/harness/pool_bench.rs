@@ -204,15 +204,7 @@ fn orbital_sweep(
     n: usize,
     repeats: usize,
 ) -> Result<PoolCase> {
-    let index = super::bench::homo_index(c60)?;
-    let job = FieldJob {
-        field: Field::Orbital {
-            spin: Spin::Alpha,
-            index,
-        },
-        lattice: super::bench::cube_lattice(c60, n),
-        input: FieldInput::Wavefunction(c60.clone()),
-    };
+    let job = c60_homo_job(c60, n)?;
     let points = job.lattice.n_points();
     let first = devices.get(..1).unwrap_or(&[]);
     let reference = time_pool(first, &job, None, 1, 1)?.2;
@@ -375,6 +367,18 @@ pub fn run(
     out
 }
 
+/// C60's HOMO on the harness's cube of `n` points per side.
+fn c60_homo_job(c60: &Arc<Wavefunction>, n: usize) -> Result<FieldJob> {
+    Ok(FieldJob {
+        field: Field::Orbital {
+            spin: Spin::Alpha,
+            index: super::bench::homo_index(c60)?,
+        },
+        lattice: super::bench::cube_lattice(c60, n),
+        input: FieldInput::Wavefunction(c60.clone()),
+    })
+}
+
 fn scaling(case: &mut PoolCase, devices: &[usize], all_ms: Option<f64>) {
     case.pool_all_ms = all_ms;
     if devices.len() > 1 {
@@ -383,15 +387,7 @@ fn scaling(case: &mut PoolCase, devices: &[usize], all_ms: Option<f64>) {
 }
 
 fn orbital(c60: &Arc<Wavefunction>, gpu: &CudaEngine, devices: &[usize], n: usize, repeats: usize) -> Result<PoolCase> {
-    let index = super::bench::homo_index(c60)?;
-    let job = FieldJob {
-        field: Field::Orbital {
-            spin: Spin::Alpha,
-            index,
-        },
-        lattice: super::bench::cube_lattice(c60, n),
-        input: FieldInput::Wavefunction(c60.clone()),
-    };
+    let job = c60_homo_job(c60, n)?;
     let points = job.lattice.n_points();
     let kernel = median(gpu.time_kernels(&job, repeats)?);
     let copy = median(gpu.time_copy_back(points, repeats)?);
