@@ -1,17 +1,17 @@
-//! The Poisson-Boltzmann solvers on adk (3,341 atoms, CHARMM charges from `adk.psf`, Bondi radii by
-//! element, frames of `adk_dims.dcd`): the CUDA solver (`compute::cuda::pb`) on a 161^3 lattice at
-//! 0.5 A, cold (first frame, buffers allocated; then the same frame again on the allocated buffers)
-//! and warm-started from the previous frame's solution on the device for the next frames, with the
-//! multigrid (one, two and three Gauss-Seidel sweeps each way) and the diagonal preconditioner; the CPU engine on the same first frame; and a larger
-//! lattice (321^3 at 0.25 A). Reports the CPU time building the maps (`compute::cpu::pb_maps`), the
-//! upload, the device solve and the download separately. Plain timings (no criterion): each solve is
-//! seconds of setup for milliseconds of device time. Needs a CUDA device. Results:
-//! `benches/RESULTS.md` ("Poisson-Boltzmann").
+//! The CUDA Poisson-Boltzmann solver (`compute::cuda::pb`) on adk (3,341 atoms, CHARMM charges from
+//! `adk.psf`, Bondi radii by element, frames of `adk_dims.dcd`) on a 161^3 lattice at 0.5 A: with the
+//! maps built on the device (`solve_atoms`, what the CLI and the viewer use), cold and then each next
+//! frame warm-started from the previous frame's solution on the device; the same with the maps built
+//! by the CPU engine and uploaded (`compute::cpu::pb_maps`); the CPU engine's whole solve of the first
+//! frame; a 321^3 lattice at 0.25 A; and 100,230 atoms (30 copies of adk on a 3 x 2 x 5 grid, 55 A
+//! apart) at 1 A. Reports maps (device or CPU), upload, device solve and download separately. Plain
+//! timings (no criterion): each row is one solve. Needs a CUDA device. Results: `benches/RESULTS.md`
+//! ("Poisson-Boltzmann").
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use orbitfield::compute::cpu::pb_maps::coefficients;
-use orbitfield::compute::cuda::pb::{CudaPbSolver, Preconditioner, Warm};
+use orbitfield::compute::cuda::pb::{AtomsSolve, CudaPbSolver, Warm};
 use orbitfield::compute::pb::{PbAtoms, PbLattice, PbParams};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -79,6 +79,51 @@ fn run(solver: &mut CudaPbSolver, atoms: &PbAtoms, lattice: &PbLattice, what: &s
     sol.potential_kt_per_e
 }
 
+/// One solve with the maps built on the device.
+fn run_device(solver: &mut CudaPbSolver, atoms: &PbAtoms, lattice: &PbLattice, what: &str, warm: Warm<'_>) {
+    let params = PbParams::default();
+    let t = Instant::now();
+    let sol = match solver.solve_atoms(atoms, lattice, &params, warm).unwrap() {
+        AtomsSolve::Solved(s) => s,
+        AtomsSolve::HostMaps(why) => panic!("{what}: maps left to the host: {why}"),
+    };
+    let total = t.elapsed().as_secs_f64();
+    let s = solver.stats();
+    println!(
+        "| {what} | {:?} | device: {} | - | **{}** | {} | **{}** | {} CG / {} corr. / {} levels | {:.1e} |",
+        lattice.dims,
+        ms(s.upload_s),
+        ms(s.solve_s),
+        ms(s.download_s),
+        ms(total),
+        s.iterations,
+        s.corrections,
+        s.levels,
+        sol.relative_residual
+    );
+}
+
+/// 30 copies of the frame on a 3 x 2 x 5 grid, `gap` Angstrom apart.
+fn tiled(atoms: &PbAtoms, gap: f64) -> PbAtoms {
+    let mut out = PbAtoms::default();
+    for ix in 0..3 {
+        for iy in 0..2 {
+            for iz in 0..5 {
+                let shift = [gap * f64::from(ix), gap * f64::from(iy), gap * f64::from(iz)];
+                out.positions_angstrom.extend(
+                    atoms
+                        .positions_angstrom
+                        .iter()
+                        .map(|p| [p[0] + shift[0], p[1] + shift[1], p[2] + shift[2]]),
+                );
+                out.charges_e.extend_from_slice(&atoms.charges_e);
+                out.radii_angstrom.extend_from_slice(&atoms.radii_angstrom);
+            }
+        }
+    }
+    out
+}
+
 fn main() {
     let found = orbitfield::compute::cuda::discover(Some(&[0]));
     let Some(engine) = found.engines.first().cloned() else {
@@ -87,20 +132,20 @@ fn main() {
     };
     let mut solver = CudaPbSolver::new(engine).unwrap();
     println!("device: {}", solver.device_name());
-    let adk = frames(6);
-    println!("| run | lattice | maps (CPU) | upload | device solve | download | total solve | work | residual |");
+    let adk = frames(11);
+    println!("| run | lattice | maps | upload | device solve | download | total | work | residual |");
     println!("|---|---|---|---|---|---|---|---|---|");
     let fine = PbLattice::centered(centre(&adk[0]), 0.5, [161, 161, 161]);
-    run(
+    run_device(
         &mut solver,
         &adk[0],
         &fine,
-        "frame 0, cold, first solve (allocation)",
+        "frame 0, cold, first solve (allocation, compilation)",
         Warm::None,
     );
-    run(&mut solver, &adk[0], &fine, "frame 0, cold", Warm::None);
+    run_device(&mut solver, &adk[0], &fine, "frame 0, cold", Warm::None);
     for (i, a) in adk.iter().enumerate().skip(1) {
-        run(
+        run_device(
             &mut solver,
             a,
             &fine,
@@ -108,39 +153,54 @@ fn main() {
             Warm::Previous,
         );
     }
-    solver.set_preconditioner(Preconditioner::Jacobi);
-    run(
+    run(&mut solver, &adk[0], &fine, "frame 0, cold, CPU maps", Warm::None);
+    run(&mut solver, &adk[1], &fine, "frame 1, warm, CPU maps", Warm::Previous);
+    let large = PbLattice::centered(centre(&adk[0]), 0.25, [321, 321, 321]);
+    run_device(
         &mut solver,
         &adk[0],
-        &fine,
-        "frame 0, cold, diagonal preconditioner",
+        &large,
+        "0.25 A, frame 0, cold (allocation)",
         Warm::None,
     );
-    solver.set_preconditioner(Preconditioner::Multigrid);
-    solver.set_sweeps(1);
-    run(
-        &mut solver,
-        &adk[0],
-        &fine,
-        "frame 0, cold, one sweep each way",
-        Warm::None,
-    );
-    run(
+    run_device(
         &mut solver,
         &adk[1],
-        &fine,
-        "frame 1, warm, one sweep each way",
+        &large,
+        "0.25 A, frame 1, warm from frame 0",
         Warm::Previous,
     );
-    solver.set_sweeps(3);
-    run(
+    let big: Vec<PbAtoms> = adk.iter().take(3).map(|a| tiled(a, 55.0)).collect();
+    let big_lattice = PbLattice::centered(centre(&big[0]), 1.0, [193, 161, 321]);
+    println!("100k case: {} atoms", big[0].positions_angstrom.len());
+    run_device(
         &mut solver,
-        &adk[0],
-        &fine,
-        "frame 0, cold, three sweeps each way",
+        &big[0],
+        &big_lattice,
+        "100,230 atoms at 1 A, frame 0, cold (allocation)",
         Warm::None,
     );
-    solver.set_sweeps(orbitfield::compute::cuda::pb::DEFAULT_SWEEPS);
+    run_device(
+        &mut solver,
+        &big[0],
+        &big_lattice,
+        "100,230 atoms at 1 A, frame 0, cold",
+        Warm::None,
+    );
+    run_device(
+        &mut solver,
+        &big[1],
+        &big_lattice,
+        "100,230 atoms at 1 A, frame 1, warm",
+        Warm::Previous,
+    );
+    run_device(
+        &mut solver,
+        &big[2],
+        &big_lattice,
+        "100,230 atoms at 1 A, frame 2, warm",
+        Warm::Previous,
+    );
     let t = Instant::now();
     let cpu = orbitfield::compute::cpu::pb::solve(&adk[0], &fine, &PbParams::default(), None).unwrap();
     println!(
@@ -149,21 +209,5 @@ fn main() {
         t.elapsed().as_secs_f64(),
         cpu.iterations,
         rayon::current_num_threads()
-    );
-    let large = PbLattice::centered(centre(&adk[0]), 0.25, [321, 321, 321]);
-    run(
-        &mut solver,
-        &adk[0],
-        &large,
-        "0.25 A, frame 0, cold (allocation)",
-        Warm::None,
-    );
-    run(&mut solver, &adk[0], &large, "0.25 A, frame 0, cold", Warm::None);
-    run(
-        &mut solver,
-        &adk[1],
-        &large,
-        "0.25 A, frame 1, warm from frame 0",
-        Warm::Previous,
     );
 }

@@ -206,6 +206,12 @@ pub fn scenes(c60: &Wavefunction, two_representations: bool) -> Vec<(&'static st
             37,
             Show::DensityByPotential,
         ));
+        cases.push((
+            "adk (3341 atoms) molecular surface coloured by Poisson-Boltzmann, solved per frame",
+            orbitfield::io::load(&[md.join("adk.psf"), md.join("adk_dims.dcd")]).map_err(anyhow::Error::from),
+            60,
+            Show::MolSurfByPb,
+        ));
     }
     cases
 }
@@ -242,6 +248,9 @@ pub enum Show {
     /// The molecular surface of all atoms (`molsurf`) alone, coloured by the Coulomb potential of the
     /// frame's charges evaluated at its vertices (`esp`), on the viewer's default lattice.
     MolSurfByPotential,
+    /// The molecular surface of all atoms coloured by the frame's Poisson-Boltzmann potential (the
+    /// viewer's solver worker, warm-started frame to frame, sampled at the vertices).
+    MolSurfByPb,
 }
 
 /// Colour range (hartree/e) of the potential on the density surface.
@@ -280,7 +289,7 @@ fn prepare_show(state: &mut AppState, show: Show, name: &str) -> Result<()> {
                 bail!("{name}: {}", state.panels.status);
             }
         }
-        Show::MolSurfByPotential => {
+        Show::MolSurfByPotential | Show::MolSurfByPb => {
             // The surface alone: the document's default field representations are removed.
             let ids: Vec<_> = state.reps().fields().map(|(r, _)| r.id).collect();
             for id in ids {
@@ -288,7 +297,7 @@ fn prepare_show(state: &mut AppState, show: Show, name: &str) -> Result<()> {
             }
             let mut spec = RepSpec::field("molsurf", FieldStyle::Isosurface);
             if let SpecKind::Field { color_by, .. } = &mut spec.kind {
-                *color_by = Some("esp".into());
+                *color_by = Some(if show == Show::MolSurfByPb { "pb" } else { "esp" }.into());
             }
             state.add_rep(&spec).map_err(|e| anyhow!("{name}: {e}"))?;
             if state.main_field_rep().and_then(|r| r.coloring).is_none() {
@@ -323,7 +332,7 @@ pub fn playback_case(
 ) -> Result<PlaybackResult> {
     // The ESP-on-density scene is timed on the viewer's default lattice, where the interactive
     // target is set.
-    let lattice_points = if show == Show::DensityByPotential {
+    let lattice_points = if matches!(show, Show::DensityByPotential | Show::MolSurfByPb) {
         Settings::default().lattice_points
     } else {
         lattice_points
@@ -538,7 +547,7 @@ pub fn responsiveness_case(
     gpu_surfaces: bool,
 ) -> Result<ResponsivenessResult> {
     // The coloured molecular surface is played on the viewer's default lattice.
-    let lattice_points = if show == Show::MolSurfByPotential {
+    let lattice_points = if matches!(show, Show::MolSurfByPotential | Show::MolSurfByPb) {
         Settings::default().lattice_points
     } else {
         lattice_points

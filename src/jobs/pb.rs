@@ -1,7 +1,8 @@
 //! Poisson-Boltzmann potentials frame by frame off the viewer's thread: one named worker
 //! (`orbitfield-pb`, a [`LaneWorker`]) owns one [`PbSolver`] (the CUDA device's buffers, or the CPU
 //! engine), made on the worker's own thread at its first request, and solves each request warm-started
-//! from the solution before it (the previous frame's, during playback).
+//! from the solution before it (the previous frame's, during playback), on the previous frame's
+//! lattice while the atoms still fit it (`compute::pb::setup::keeps_lattice`).
 //!
 //! Owns [`PbWorker`], [`PbRequest`] and [`PbResult`]. Lanes are what asks (the shown frame, the
 //! look-ahead frame): latest wins per lane, results carry the lane's key and the engine that
@@ -9,6 +10,7 @@
 //! back as its message, never as a potential.
 
 use super::lanes::LaneWorker;
+use crate::compute::pb::setup::keeps_lattice;
 use crate::compute::pb::{PbAtoms, PbEngine, PbLattice, PbParams, PbSolution, PbSolver};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -36,7 +38,17 @@ pub type PbWorker<K> = LaneWorker<PbRequest<K>, PbResult<K>>;
 /// Starts the worker on `engine` (the solver is made at the first request, on the worker thread).
 pub fn start<K: Send + 'static>(engine: PbEngine) -> Result<PbWorker<K>, String> {
     let solver: Mutex<Option<Result<PbSolver, String>>> = Mutex::new(None);
-    LaneWorker::start("orbitfield-pb", "Poisson-Boltzmann", move |r: PbRequest<K>| {
+    let last_lattice: Mutex<Option<PbLattice>> = Mutex::new(None);
+    LaneWorker::start("orbitfield-pb", "Poisson-Boltzmann", move |mut r: PbRequest<K>| {
+        // The previous frame's lattice while the atoms still fit it (warm start, same buffers).
+        if let Ok(mut last) = last_lattice.lock() {
+            if let Some(prev) = *last
+                && keeps_lattice(&prev, &r.lattice, &r.atoms.positions_angstrom)
+            {
+                r.lattice = prev;
+            }
+            *last = Some(r.lattice);
+        }
         let t0 = Instant::now();
         let Ok(mut guard) = solver.lock() else {
             return PbResult {

@@ -14,45 +14,9 @@
 
 use super::pb_surface::{dielectric_maps, ion_accessibility};
 pub use crate::compute::pb::Coefficients;
-use crate::compute::pb::{ChargeAssignment, PbAtoms, PbBoundary, PbLattice, PbParams};
+use crate::compute::pb::prep::{Multipoles, charge_spread, multipoles};
+use crate::compute::pb::{PbAtoms, PbBoundary, PbLattice, PbParams};
 use rayon::prelude::*;
-
-/// APBS's `bspline2`: the quadratic B-spline M3 on [0, 3].
-fn bspline2(x: f64) -> f64 {
-    let m2m = if (0.0..=2.0).contains(&x) {
-        1.0 - (x - 1.0).abs()
-    } else {
-        0.0
-    };
-    let m2 = if (1.0..=3.0).contains(&x) {
-        1.0 - (x - 2.0).abs()
-    } else {
-        0.0
-    };
-    if (0.0..=3.0).contains(&x) {
-        0.5 * x * m2m + 0.5 * (3.0 - x) * m2
-    } else {
-        0.0
-    }
-}
-
-/// 1-D weights of a point charge at lattice coordinate `t`: first index and weights.
-fn weights_1d(t: f64, scheme: ChargeAssignment) -> (i64, [f64; 4], usize) {
-    let f = t.floor();
-    match scheme {
-        ChargeAssignment::Linear => {
-            let u = t - f;
-            (f as i64, [1.0 - u, u, 0.0, 0.0], 2)
-        }
-        ChargeAssignment::Spline => {
-            // APBS: indices floor(t) - 1 ..= ceil(t) + 1, weight M3(1.5 + i - t); keep the
-            // points of nonzero weight (3, or 4 when t is not an integer but one end is 0).
-            let first = f as i64 - 1;
-            let w: [f64; 4] = std::array::from_fn(|a| bspline2(1.5 + (first + a as i64) as f64 - t));
-            if w[3] == 0.0 { (first, w, 3) } else { (first, w, 4) }
-        }
-    }
-}
 
 /// The Debye-Hueckel potential (kT/e) at distance `r` of a sphere of radius `a` holding `q`.
 fn debye_sphere(q: f64, r: f64, a: f64, kappa: f64, eps_out: f64, lb: f64) -> f64 {
@@ -86,7 +50,6 @@ fn multipole_factors(r: f64, kappa: f64, eps_p: f64, eps_w: f64, a: f64) -> [f64
 pub fn coefficients(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> Result<Coefficients, String> {
     let [nx, ny, nz] = lattice.dims;
     let n = lattice.n_points();
-    let h = lattice.spacing_angstrom;
     let lb = p.bjerrum_angstrom();
     let kappa2 = p.kappa2_per_angstrom2();
     let kappa = kappa2.sqrt();
@@ -101,69 +64,28 @@ pub fn coefficients(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> Resul
     };
     // Charges.
     let mut source = vec![0.0; n];
-    let scale = 4.0 * std::f64::consts::PI * lb / (h * h * h);
-    for (idx, (x, &q)) in atoms.positions_angstrom.iter().zip(&atoms.charges_e).enumerate() {
-        if q == 0.0 {
-            continue;
-        }
-        let w: [(i64, [f64; 4], usize); 3] =
-            std::array::from_fn(|k| weights_1d((x[k] - lattice.origin_angstrom[k]) / h, p.charge_assignment));
-        for (k, &(first, _, len)) in w.iter().enumerate() {
-            if first < 1 || first + len as i64 > lattice.dims[k] as i64 - 1 {
-                return Err(format!(
-                    "atom {idx} at {x:?} A spreads its charge beyond the lattice interior: enlarge the lattice"
-                ));
-            }
-        }
-        for c in 0..w[2].2 {
-            for b in 0..w[1].2 {
-                for a in 0..w[0].2 {
-                    let (i, j, k) = (w[0].0 + a as i64, w[1].0 + b as i64, w[2].0 + c as i64);
-                    let id = i as usize + nx * (j as usize + ny * k as usize);
-                    if let Some(s) = source.get_mut(id) {
-                        *s += scale * q * w[0].1[a] * w[1].1[b] * w[2].1[c];
+    for c in charge_spread(atoms, lattice, p)? {
+        for (zc, wz) in c.weights[2].iter().take(c.len[2]).enumerate() {
+            for (yb, wy) in c.weights[1].iter().take(c.len[1]).enumerate() {
+                for (xa, wx) in c.weights[0].iter().take(c.len[0]).enumerate() {
+                    let (i, j, k) = (c.first[0] + xa, c.first[1] + yb, c.first[2] + zc);
+                    if let Some(s) = source.get_mut(i + nx * (j + ny * k)) {
+                        *s += c.scaled_charge * wx * wy * wz;
                     }
                 }
             }
         }
     }
     // Boundary values (APBS `bcfl_sdh` and `bcflnew`).
-    let (lo, hi) = atoms
-        .positions_angstrom
-        .iter()
-        .fold(([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]), |(lo, hi), x| {
-            (
-                std::array::from_fn(|k| lo[k].min(x[k])),
-                std::array::from_fn(|k| hi[k].max(x[k])),
-            )
-        });
-    let centre: [f64; 3] = std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
+    let Multipoles {
+        centre,
+        solute_radius,
+        charge,
+        dipole,
+        quad,
+    } = multipoles(atoms);
     let dist =
         |a: [f64; 3], b: [f64; 3]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
-    let solute_radius = atoms
-        .positions_angstrom
-        .iter()
-        .zip(&atoms.radii_angstrom)
-        .map(|(x, r)| dist(*x, centre) + r)
-        .fold(0.0, f64::max);
-    // Charge, dipole and traceless quadrupole (APBS's convention) about the centre.
-    let mut charge = 0.0;
-    let mut dipole = [0.0; 3];
-    let mut quad = [[0.0; 3]; 3];
-    for (x, &q) in atoms.positions_angstrom.iter().zip(&atoms.charges_e) {
-        let d: [f64; 3] = std::array::from_fn(|k| x[k] - centre[k]);
-        charge += q;
-        for a in 0..3 {
-            dipole[a] += d[a] * q;
-        }
-        let trace = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) * q / 3.0;
-        for a in 0..3 {
-            for b in 0..3 {
-                let t = d[a] * d[b] * q - if a == b { trace } else { 0.0 };
-                quad[a][b] += 1.5 * t / 3.0;
-            }
-        }
-    }
     let value_at = |x: [f64; 3]| match p.boundary {
         PbBoundary::Sdh => {
             let d: [f64; 3] = std::array::from_fn(|k| x[k] - centre[k]);

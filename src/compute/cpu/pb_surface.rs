@@ -27,17 +27,9 @@
 //!
 //! "Within" includes the sphere's surface (`<=`), as APBS's `markSphere`.
 
+use crate::compute::pb::prep::{SasLayout, TINY_RADIUS_ANGSTROM, sas_layout};
 use crate::compute::pb::{PbAtoms, PbLattice, PbParams, PbSurface};
 use rayon::prelude::*;
-
-/// Radii at or below this count as zero (the atom marks nothing).
-const TINY_RADIUS_ANGSTROM: f64 = 1e-9;
-
-/// Points per square Angstrom of APBS's reference sphere (`sdens`).
-pub const SPHERE_DENSITY_PER_ANGSTROM2: f64 = 10.0;
-
-/// APBS's extra cell-list radius for spline windows (`MAX_SPLINE_WINDOW`).
-const CELL_LIST_EXTRA_ANGSTROM: f64 = 0.5;
 
 /// Sets `value` at every point of the lattice shifted by `shift` spacings that lies within
 /// `radius[s]` of `centre[s]` for some sphere s (planes in parallel).
@@ -117,40 +109,15 @@ fn mark_spheres_on<T: Copy + Send + Sync>(
     });
 }
 
-/// APBS's reference sphere of about `npts` unit vectors (`VaccSurf_refSphere`).
-fn reference_sphere(npts: usize) -> Vec<[f64; 3]> {
-    let round = |x: f64| (x + 0.5).floor();
-    let frac = npts as f64 / 4.0;
-    let ntheta = round((std::f64::consts::PI * frac).sqrt()).max(1.0) as usize;
-    let dtheta = std::f64::consts::PI / ntheta as f64;
-    let nphimax = 2.0 * ntheta as f64;
-    let mut out = Vec::new();
-    for itheta in 0..ntheta {
-        let theta = dtheta * itheta as f64;
-        let (st, ct) = theta.sin_cos();
-        let nphi = round(st * nphimax).max(0.0) as usize;
-        if nphi == 0 {
-            continue;
-        }
-        let dphi = 2.0 * std::f64::consts::PI / nphi as f64;
-        for iphi in 0..nphi {
-            let (sp, cp) = (dphi * iphi as f64).sin_cos();
-            out.push([cp * st, sp * st, ct]);
-        }
-    }
-    out
-}
-
 /// The solvent-accessible surface points of every atom of nonzero radius (APBS
 /// `Vacc_atomSASPoints`): the reference sphere scaled to radius + probe around the atom, kept
 /// when no other atom's centre lies closer than its radius + probe.
 fn accessible_surface_points(atoms: &PbAtoms, probe: f64, ion_radius: f64) -> Vec<[f64; 3]> {
-    let rmax_atom = atoms.radii_angstrom.iter().copied().fold(0.0, f64::max);
-    let list_radius = probe.max(ion_radius) + CELL_LIST_EXTRA_ANGSTROM;
-    let big = rmax_atom + list_radius;
-    let reference =
-        reference_sphere((4.0 * std::f64::consts::PI * big * big * SPHERE_DENSITY_PER_ANGSTROM2).ceil() as usize);
-    let cell = (rmax_atom + probe).max(1e-3);
+    let SasLayout {
+        reference,
+        rmax_atom,
+        cell,
+    } = sas_layout(atoms, probe, ion_radius);
     let key = |p: &[f64; 3]| p.map(|x| (x / cell).floor() as i64);
     let mut bins: std::collections::HashMap<[i64; 3], Vec<usize>> = std::collections::HashMap::new();
     for (i, p) in atoms.positions_angstrom.iter().enumerate() {
@@ -417,6 +384,7 @@ pub fn ion_accessibility(atoms: &PbAtoms, lattice: &PbLattice, ion_radius: f64) 
 mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
     use super::*;
+    use crate::compute::pb::prep::reference_sphere;
 
     #[test]
     fn reference_sphere_is_on_the_unit_sphere_and_about_the_asked_size() {

@@ -23,11 +23,15 @@
 use super::{CudaEngine, CudaError, dev_err};
 use crate::compute::pb::Coefficients;
 use crate::compute::pb::{PbError, PbLattice, PbParams, PbSolution};
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use rayon::prelude::*;
 use std::sync::Arc;
 
+mod maps;
 mod multigrid;
 mod polish;
+
+pub use maps::{AtomsSolve, PB_MAPS_SRC};
 
 pub use multigrid::level_dims;
 use multigrid::vcycle;
@@ -246,6 +250,11 @@ pub struct CudaPbSolver {
     preconditioner: Preconditioner,
     sweeps: usize,
     stats: PbDeviceStats,
+    /// The device-map kernels (compiled at their first use) and their scratch.
+    map_kernels: Option<Arc<maps::MapKernels>>,
+    map_scratch: maps::MapScratch,
+    /// Page-locked staging of the downloaded potential.
+    staging: Option<PinnedHostSlice<f64>>,
 }
 
 impl std::fmt::Debug for CudaPbSolver {
@@ -269,6 +278,9 @@ impl CudaPbSolver {
             preconditioner: Preconditioner::Multigrid,
             sweeps: DEFAULT_SWEEPS,
             stats: PbDeviceStats::default(),
+            map_kernels: None,
+            map_scratch: maps::MapScratch::default(),
+            staging: None,
         })
     }
 
@@ -372,19 +384,7 @@ impl CudaPbSolver {
         params: &PbParams,
         warm: Warm<'_>,
     ) -> Result<PbSolution, PbError> {
-        if params.nonlinear {
-            return Err(PbError::BadInput(
-                "the CUDA engine solves the linearized Poisson-Boltzmann equation; the nonlinear form runs on the CPU engine"
-                    .to_string(),
-            ));
-        }
         let n = lattice.n_points();
-        let dims = lattice.dims;
-        if dims.iter().any(|&d| d < 3 || d > (i32::MAX as usize) / 4) || n > (i64::MAX as usize) / 16 {
-            return Err(PbError::BadInput(format!(
-                "lattice {dims:?}: not a size the CUDA solver takes"
-            )));
-        }
         let lengths = [
             c.eps[0].len(),
             c.eps[1].len(),
@@ -398,25 +398,10 @@ impl CudaPbSolver {
                 "coefficient maps of {lengths:?} values for a lattice of {n} points"
             )));
         }
-        let needed = (n as u64).saturating_mul(DEVICE_BYTES_PER_POINT);
-        if needed > params.max_bytes {
-            return Err(PbError::TooLarge {
-                dims,
-                points: n,
-                needed_gib: needed as f64 / (1u64 << 30) as f64,
-                limit_gib: params.max_bytes as f64 / (1u64 << 30) as f64,
-            });
-        }
-        self.engine.ctx.bind_to_thread().map_err(drv("bind"))?;
         let t0 = std::time::Instant::now();
-        let had_previous = self.bufs.as_ref().and_then(|b| b.solution) == Some(*lattice);
-        self.ensure_buffers(dims, lattice.spacing_angstrom)?;
-        self.stats = PbDeviceStats::default();
+        let had_previous = self.begin(lattice, params)?;
         let stream = self.engine.stream.clone();
-        let Some(b) = self.bufs.as_mut() else {
-            return Err(PbError::Device("no device buffers".into()));
-        };
-        b.solution = None;
+        let b = self.bufs()?;
         stream
             .memcpy_htod(c.source.as_slice(), &mut b.f)
             .map_err(drv("upload"))?;
@@ -429,6 +414,49 @@ impl CudaPbSolver {
         stream
             .memcpy_htod(c.kbar2.as_slice(), &mut b.k64)
             .map_err(drv("upload"))?;
+        self.start_iterate(warm, had_previous, n)?;
+        stream.synchronize().map_err(drv("synchronize"))?;
+        self.stats.upload_s = t0.elapsed().as_secs_f64();
+        self.finish(lattice, params)
+    }
+
+    /// Checks the problem's size, binds the device and readies the buffers of `lattice`; true when
+    /// the device still holds the previous solution on this lattice.
+    fn begin(&mut self, lattice: &PbLattice, params: &PbParams) -> Result<bool, PbError> {
+        if params.nonlinear {
+            return Err(PbError::BadInput(
+                "the CUDA engine solves the linearized Poisson-Boltzmann equation; the nonlinear form runs on the CPU engine"
+                    .to_string(),
+            ));
+        }
+        let n = lattice.n_points();
+        let dims = lattice.dims;
+        if dims.iter().any(|&d| d < 3 || d > (i32::MAX as usize) / 4) || n > (i64::MAX as usize) / 16 {
+            return Err(PbError::BadInput(format!(
+                "lattice {dims:?}: not a size the CUDA solver takes"
+            )));
+        }
+        let needed = (n as u64).saturating_mul(DEVICE_BYTES_PER_POINT);
+        if needed > params.max_bytes {
+            return Err(PbError::TooLarge {
+                dims,
+                points: n,
+                needed_gib: needed as f64 / (1u64 << 30) as f64,
+                limit_gib: params.max_bytes as f64 / (1u64 << 30) as f64,
+            });
+        }
+        self.engine.ctx.bind_to_thread().map_err(drv("bind"))?;
+        let had_previous = self.bufs.as_ref().and_then(|b| b.solution) == Some(*lattice);
+        self.ensure_buffers(dims, lattice.spacing_angstrom)?;
+        self.stats = PbDeviceStats::default();
+        self.bufs()?.solution = None;
+        Ok(had_previous)
+    }
+
+    /// The iterate's start inside the lattice (the faces take the boundary values in `run`).
+    fn start_iterate(&mut self, warm: Warm<'_>, had_previous: bool, n: usize) -> Result<(), PbError> {
+        let stream = self.engine.stream.clone();
+        let b = self.bufs()?;
         match warm {
             Warm::Host(w) if w.len() == n && w.iter().all(|v| v.is_finite()) => {
                 stream.memcpy_htod(w, &mut b.u).map_err(drv("upload"))?;
@@ -436,21 +464,50 @@ impl CudaPbSolver {
             Warm::Previous if had_previous => {}
             _ => stream.memset_zeros(&mut b.u).map_err(drv("memset"))?,
         }
-        stream.synchronize().map_err(drv("synchronize"))?;
-        self.stats.upload_s = t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Solves on the maps in the buffers and brings the potential back (page-locked staging).
+    fn finish(&mut self, lattice: &PbLattice, params: &PbParams) -> Result<PbSolution, PbError> {
+        let n = lattice.n_points();
+        let stream = self.engine.stream.clone();
         let t1 = std::time::Instant::now();
         let result = self.run(lattice, params);
         self.stats.solve_s = t1.elapsed().as_secs_f64();
         let (iterations, rel) = result?;
         let t2 = std::time::Instant::now();
+        if self.staging.as_ref().is_none_or(|p| p.len() < n) {
+            self.staging = None;
+            // SAFETY: the first n values are written by the download before they are read.
+            let fresh = unsafe { self.engine.ctx.alloc_pinned_with_flags::<f64>(n.max(1), 0) };
+            self.staging = Some(fresh.map_err(drv("page-locked allocation"))?);
+        }
         let Some(b) = self.bufs.as_mut() else {
             return Err(PbError::Device("no device buffers".into()));
         };
-        let mut out = vec![f64::NAN; n];
-        stream.memcpy_dtoh(&b.u, out.as_mut_slice()).map_err(drv("download"))?;
+        let Some(staging) = self.staging.as_mut() else {
+            return Err(PbError::Device("no page-locked buffer".into()));
+        };
+        let host = staging
+            .as_mut_slice()
+            .map_err(drv("page-locked buffer"))?
+            .get_mut(..n)
+            .ok_or_else(|| PbError::Device("short page-locked buffer".into()))?;
+        stream.memcpy_dtoh(&b.u, host).map_err(drv("download"))?;
         stream.synchronize().map_err(drv("synchronize"))?;
+        // Into fresh memory in parallel pieces (its pages are touched by many threads at once), each
+        // piece checked as it goes.
+        let mut out = vec![0.0f64; n];
+        let finite = out
+            .par_chunks_mut(1 << 16)
+            .zip(host.par_chunks(1 << 16))
+            .map(|(d, s)| {
+                d.copy_from_slice(s);
+                s.iter().all(|v| v.is_finite())
+            })
+            .reduce(|| true, |a, b| a && b);
         self.stats.download_s = t2.elapsed().as_secs_f64();
-        if out.iter().any(|v| !v.is_finite()) {
+        if !finite {
             return Err(PbError::Device(
                 "the CUDA solver returned a value that is not a finite number".into(),
             ));

@@ -6,14 +6,15 @@
 //! from the previous one) and [`check_input`] (the checks every engine makes before allocating).
 //! The CPU engine is `compute::cpu::pb`, the CUDA engine `compute::cuda::pb` (linearized form only:
 //! under [`PbEngine::Auto`] the nonlinear form runs on the CPU, under [`PbEngine::Cuda`] it is an
-//! error). `Cuda` never falls back to the CPU: no usable device is an error naming why. Called by
+//! error; the CUDA engine builds the maps on the device, or takes the host's where its kernels do not
+//! hold them). `Cuda` never falls back to the CPU: no usable device is an error naming why. Called by
 //! the CLI (`grid pb`, `render`/`surface --color-by pb`), the viewer's jobs, the tests and the
 //! benchmark.
 
 use super::{PbAtoms, PbError, PbLattice, PbParams, PbSolution};
 use crate::compute::cpu::pb_maps::coefficients;
 use crate::compute::cuda::CudaEngine;
-use crate::compute::cuda::pb::{CudaPbSolver, PbDeviceStats, Warm};
+use crate::compute::cuda::pb::{AtomsSolve, CudaPbSolver, PbDeviceStats, Warm};
 use std::sync::Arc;
 
 /// Where a solve runs.
@@ -257,10 +258,14 @@ impl PbSolver {
                     .to_string(),
             ));
         }
-        let c = coefficients(atoms, lattice, params).map_err(PbError::BadInput)?;
         let Some(gpu) = self.cuda.as_mut() else {
             return Err(PbError::Device("no CUDA solver".into()));
         };
+        // The maps on the device; the host builds those the device's kernels do not hold.
+        if let AtomsSolve::Solved(s) = gpu.solve_atoms(atoms, lattice, params, warm)? {
+            return Ok(s);
+        }
+        let c = coefficients(atoms, lattice, params).map_err(PbError::BadInput)?;
         gpu.solve(&c, lattice, params, warm)
     }
 }

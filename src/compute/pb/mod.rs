@@ -23,6 +23,7 @@
 //! agreement with APBS.
 
 pub mod engine;
+pub mod prep;
 pub mod setup;
 pub use engine::{PbEngine, PbSolver, check_input};
 

@@ -49,6 +49,23 @@ pub fn lattice_around(positions: &[[f64; 3]], spacing_angstrom: f64, padding_ang
     PbLattice::centered(centre, h, dims)
 }
 
+/// Whether a trajectory's next frame may be solved on `previous` instead of the lattice `asked` made
+/// around it: same spacing and points, and every atom still at least [`MIN_PB_PADDING_ANGSTROM`] less
+/// one spacing from each face. Solving on the same lattice lets the solver start from the previous
+/// frame's potential and keep its buffers.
+pub fn keeps_lattice(previous: &PbLattice, asked: &PbLattice, positions: &[[f64; 3]]) -> bool {
+    if previous.spacing_angstrom != asked.spacing_angstrom || previous.dims != asked.dims {
+        return false;
+    }
+    let h = previous.spacing_angstrom;
+    let margin = MIN_PB_PADDING_ANGSTROM - h;
+    let lo = previous.origin_angstrom;
+    let hi: [f64; 3] = std::array::from_fn(|k| lo[k] + h * (previous.dims[k].max(1) - 1) as f64);
+    positions
+        .iter()
+        .all(|p| (0..3).all(|k| p[k] - lo[k] >= margin && hi[k] - p[k] >= margin))
+}
+
 /// The legend's name of the model: "Poisson-Boltzmann, 0.15 M, eps 2/78.5".
 pub fn legend(p: &PbParams) -> String {
     let short = |v: f64| {
@@ -151,5 +168,20 @@ mod tests {
         let lat = lattice_around(&atoms.positions_angstrom, 1.0, 0.0);
         assert!(lat.origin_angstrom[0] <= -10.0 && lat.point(lat.dims[0] - 1, 0, 0)[0] >= 13.0);
         assert_eq!(multigrid_points(lat.dims[0]), lat.dims[0]);
+    }
+
+    #[test]
+    fn a_frame_that_still_fits_keeps_the_previous_lattice() {
+        let first = vec![[0.0, 0.0, 0.0], [12.0, 3.0, -4.0]];
+        let prev = lattice_around(&first, 1.0, 0.0);
+        let moved: Vec<[f64; 3]> = first.iter().map(|p| [p[0] + 0.6, p[1] - 0.4, p[2]]).collect();
+        let asked = lattice_around(&moved, 1.0, 0.0);
+        assert_ne!(asked, prev);
+        assert!(keeps_lattice(&prev, &asked, &moved));
+        // Too far: an atom would come closer to a face than the padding allows.
+        let far: Vec<[f64; 3]> = first.iter().map(|p| [p[0] + 6.0, p[1], p[2]]).collect();
+        assert!(!keeps_lattice(&prev, &lattice_around(&far, 1.0, 0.0), &far));
+        // Another spacing is another lattice.
+        assert!(!keeps_lattice(&prev, &lattice_around(&moved, 0.5, 0.0), &moved));
     }
 }

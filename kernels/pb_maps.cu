@@ -1,0 +1,283 @@
+// The coefficient maps of the linearized Poisson-Boltzmann finite differences built on the device, as
+// the CPU engine builds them (src/compute/cpu/pb_maps.rs, pb_surface.rs, after APBS's Vpmg_fillco), so
+// that the device's maps equal the host's: the dielectric on the three staggered lattices from the
+// molecular surface (`srfm mol`) and its nine-point harmonic smoothing (`smol`), the ion accessibility,
+// the charges spread with the host's weights, and the boundary values on the faces (`sdh`, `mdh`).
+//
+// Compiled at run time with NVRTC by src/compute/cuda/pb/maps.rs. Every comparison that decides whether
+// a lattice point lies inside a sphere uses the explicitly rounded double operations (__dmul_rn,
+// __dadd_rn, __dsub_rn), so no multiply-add is contracted and each decision is the host's bit for bit.
+//
+// Masks: one byte per point, four planes of n points: the lattices staggered along x, y, z (1 = inside
+// the molecular surface) and the ion lattice (1 = within an atom's radius plus the ion radius).
+
+#define PBM_NB_CAP 512
+#define PBM_SAS_THREADS 128
+
+__device__ __forceinline__ double pbm_d2(double ax, double ay, double az, double bx, double by, double bz) {
+    const double dx = __dsub_rn(ax, bx), dy = __dsub_rn(ay, by), dz = __dsub_rn(az, bz);
+    return __dadd_rn(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)), __dmul_rn(dz, dz));
+}
+
+// The solvent-accessible surface points (APBS Vacc_atomSASPoints), one block per atom `a`: the reference
+// sphere `refs` (3 doubles per point) scaled to radius + probe around the atom, kept when no other atom's
+// centre lies closer than its radius + probe. Neighbours come from a cell list of cubic cells of side
+// `cell` (cell (cx, cy, cz) holds atoms `cell_atoms[cell_start[c] .. cell_start[c + 1]]`, c = cx + ncx
+// (cy + ncy cz), cell coordinates relative to `key0`, the host's floor(x / cell)). Kept points are
+// appended to `out` (3 doubles each) at an index taken from `count`; points past `cap` are counted, not
+// written. A neighbour list longer than PBM_NB_CAP sets `overflow`.
+extern "C" __global__ void __launch_bounds__(PBM_SAS_THREADS)
+pbm_sas(const double* __restrict__ pos, const double* __restrict__ radius, int n_atoms,
+        const int* __restrict__ cell_start, const int* __restrict__ cell_atoms, int ncx, int ncy, int ncz,
+        int key0x, int key0y, int key0z, double cell, int reach, double probe, double tiny,
+        const double* __restrict__ refs, int nref, double* __restrict__ out, unsigned long long cap,
+        unsigned long long* count, int* overflow) {
+    __shared__ double nbx[PBM_NB_CAP], nby[PBM_NB_CAP], nbz[PBM_NB_CAP], nbl[PBM_NB_CAP];
+    __shared__ int nnb;
+    const int a = blockIdx.x;
+    if (a >= n_atoms) return;
+    const double ri = radius[a];
+    if (!(ri > tiny)) return;
+    const double ax = pos[3 * a], ay = pos[3 * a + 1], az = pos[3 * a + 2];
+    const double rad = __dadd_rn(ri, probe);
+    if (threadIdx.x == 0) nnb = 0;
+    __syncthreads();
+    const int kx = (int)floor(ax / cell) - key0x, ky = (int)floor(ay / cell) - key0y, kz = (int)floor(az / cell) - key0z;
+    const int side = 2 * reach + 1;
+    const int ncells = side * side * side;
+    for (int c = threadIdx.x; c < ncells; c += blockDim.x) {
+        const int cx = kx + c % side - reach, cy = ky + (c / side) % side - reach, cz = kz + c / (side * side) - reach;
+        if (cx < 0 || cy < 0 || cz < 0 || cx >= ncx || cy >= ncy || cz >= ncz) continue;
+        const int id = cx + ncx * (cy + ncy * cz);
+        for (int s = cell_start[id]; s < cell_start[id + 1]; ++s) {
+            const int j = cell_atoms[s];
+            if (j == a) continue;
+            const double bx = pos[3 * j], by = pos[3 * j + 1], bz = pos[3 * j + 2];
+            const double rj = radius[j];
+            const double lim = __dadd_rn(__dadd_rn(rad, rj), probe);
+            if (pbm_d2(ax, ay, az, bx, by, bz) < __dmul_rn(lim, lim)) {
+                const int slot = atomicAdd(&nnb, 1);
+                if (slot < PBM_NB_CAP) {
+                    const double l = __dadd_rn(rj, probe);
+                    nbx[slot] = bx;
+                    nby[slot] = by;
+                    nbz[slot] = bz;
+                    nbl[slot] = __dmul_rn(l, l);
+                }
+            }
+        }
+    }
+    __syncthreads();
+    const int m = nnb;
+    if (m > PBM_NB_CAP) {
+        if (threadIdx.x == 0) atomicExch(overflow, 1);
+        return;
+    }
+    for (int t = threadIdx.x; t < nref; t += blockDim.x) {
+        const double cx = __dadd_rn(__dmul_rn(rad, refs[3 * t]), ax);
+        const double cy = __dadd_rn(__dmul_rn(rad, refs[3 * t + 1]), ay);
+        const double cz = __dadd_rn(__dmul_rn(rad, refs[3 * t + 2]), az);
+        bool buried = false;
+        for (int s = 0; s < m && !buried; ++s) buried = pbm_d2(cx, cy, cz, nbx[s], nby[s], nbz[s]) < nbl[s];
+        if (!buried) {
+            const unsigned long long o = atomicAdd(count, 1ull);
+            if (o < cap) {
+                out[3 * o] = cx;
+                out[3 * o + 1] = cy;
+                out[3 * o + 2] = cz;
+            }
+        }
+    }
+}
+
+// Sets mask[p] = value at every point p of plane `plane` of `masks` (lattice min + h (i, j, k), shifted
+// per plane: `mins` holds 3 doubles per plane) within radius r of a sphere's centre (`<=`, as the host's
+// mark_spheres). Spheres: `centres` (3 doubles each) and `radii` (one each, or `radius` for all when
+// `radii` is null). One warp per sphere and plane (blockIdx.y = plane offset from `plane0`); the lanes
+// stride over the sphere's bounding box.
+extern "C" __global__ void
+pbm_mark(const double* __restrict__ centres, const double* __restrict__ radii, double radius, long long n_spheres,
+         const double* __restrict__ mins, int plane0, double h, int nx, int ny, int nz,
+         unsigned char* __restrict__ masks, unsigned char value) {
+    const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (warp >= n_spheres) return;
+    const int plane = plane0 + blockIdx.y;
+    const double r = radii ? radii[warp] : radius;
+    const double r2 = __dmul_rn(r, r);
+    const double px = __dsub_rn(centres[3 * warp], mins[3 * plane]);
+    const double py = __dsub_rn(centres[3 * warp + 1], mins[3 * plane + 1]);
+    const double pz = __dsub_rn(centres[3 * warp + 2], mins[3 * plane + 2]);
+    const double ext = __dadd_rn(r, 0.5 * h);
+    const int i0 = max(0, (int)ceil((px - ext) / h)), i1 = min(nx - 1, (int)floor((px + ext) / h));
+    const int j0 = max(0, (int)ceil((py - ext) / h)), j1 = min(ny - 1, (int)floor((py + ext) / h));
+    const int k0 = max(0, (int)ceil((pz - ext) / h)), k1 = min(nz - 1, (int)floor((pz + ext) / h));
+    if (i1 < i0 || j1 < j0 || k1 < k0) return;
+    const int wx = i1 - i0 + 1, wy = j1 - j0 + 1, wz = k1 - k0 + 1;
+    const int total = wx * wy * wz;
+    unsigned char* mask = masks + (long long)plane * nx * ny * nz;
+    // Box index to (i, j, k) by float reciprocals (exact here: t < 2^20 and the quotients' distance to
+    // the next integer, at least 1/(2 w), far exceeds their rounding) instead of integer division.
+    const float inv_wx = 1.0f / (float)wx, inv_wy = 1.0f / (float)wy;
+    for (int t = lane; t < total; t += 32) {
+        const int row = (int)(((float)t + 0.5f) * inv_wx);
+        const int kk = (int)(((float)row + 0.5f) * inv_wy);
+        const int i = i0 + (t - row * wx), j = j0 + (row - kk * wy), k = k0 + kk;
+        const double dx = __dsub_rn(px, __dmul_rn(h, (double)i));
+        const double dy = __dsub_rn(py, __dmul_rn(h, (double)j));
+        const double dz = __dsub_rn(pz, __dmul_rn(h, (double)k));
+        const double d2 = __dadd_rn(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)), __dmul_rn(dz, dz));
+        if (d2 <= r2) mask[i + (long long)nx * (j + (long long)ny * k)] = value;
+    }
+}
+
+// The staggered dielectric from the masks: raw (eps_in inside, eps_out outside) when `smooth` is 0, else
+// the host's nine-point harmonic smoothing (same terms, same order of the sums).
+extern "C" __global__ void
+pbm_dielectric(const unsigned char* __restrict__ masks, int nx, int ny, int nz, double eps_in, double eps_out,
+               int smooth, double* __restrict__ ex, double* __restrict__ ey, double* __restrict__ ez) {
+    const long long n = (long long)nx * ny * nz;
+    const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n) return;
+    const int i = (int)(p % nx), j = (int)((p / nx) % ny), k = (int)(p / ((long long)nx * ny));
+    const unsigned char* m1 = masks;
+    const unsigned char* m2 = masks + n;
+    const unsigned char* m3 = masks + 2 * n;
+#define PBM_AT(m, ii, jj, kk) ((m)[(ii) + (long long)nx * ((jj) + (long long)ny * (kk))] ? eps_in : eps_out)
+    if (!smooth) {
+        ex[p] = PBM_AT(m1, i, j, k);
+        ey[p] = PBM_AT(m2, i, j, k);
+        ez[p] = PBM_AT(m3, i, j, k);
+        return;
+    }
+    // x-shifted
+    double f = 1.0 / PBM_AT(m1, i, j, k) + 1.0 / PBM_AT(m2, i, j, k) + 1.0 / PBM_AT(m3, i, j, k);
+    double c = 3.0;
+    if (j > 0) { f += 1.0 / PBM_AT(m2, i, j - 1, k); c += 1.0; }
+    if (k > 0) { f += 1.0 / PBM_AT(m3, i, j, k - 1); c += 1.0; }
+    if (i + 1 < nx) {
+        f += 1.0 / PBM_AT(m2, i + 1, j, k) + 1.0 / PBM_AT(m3, i + 1, j, k);
+        c += 2.0;
+        if (j > 0) { f += 1.0 / PBM_AT(m2, i + 1, j - 1, k); c += 1.0; }
+        if (k > 0) { f += 1.0 / PBM_AT(m3, i + 1, j, k - 1); c += 1.0; }
+    }
+    ex[p] = c / f;
+    // y-shifted
+    f = 1.0 / PBM_AT(m2, i, j, k) + 1.0 / PBM_AT(m1, i, j, k) + 1.0 / PBM_AT(m3, i, j, k);
+    c = 3.0;
+    if (i > 0) { f += 1.0 / PBM_AT(m1, i - 1, j, k); c += 1.0; }
+    if (k > 0) { f += 1.0 / PBM_AT(m3, i, j, k - 1); c += 1.0; }
+    if (j + 1 < ny) {
+        f += 1.0 / PBM_AT(m1, i, j + 1, k) + 1.0 / PBM_AT(m3, i, j + 1, k);
+        c += 2.0;
+        if (i > 0) { f += 1.0 / PBM_AT(m1, i - 1, j + 1, k); c += 1.0; }
+        if (k > 0) { f += 1.0 / PBM_AT(m3, i, j + 1, k - 1); c += 1.0; }
+    }
+    ey[p] = c / f;
+    // z-shifted
+    f = 1.0 / PBM_AT(m3, i, j, k) + 1.0 / PBM_AT(m1, i, j, k) + 1.0 / PBM_AT(m2, i, j, k);
+    c = 3.0;
+    if (i > 0) { f += 1.0 / PBM_AT(m1, i - 1, j, k); c += 1.0; }
+    if (j > 0) { f += 1.0 / PBM_AT(m2, i, j - 1, k); c += 1.0; }
+    if (k + 1 < nz) {
+        f += 1.0 / PBM_AT(m1, i, j, k + 1) + 1.0 / PBM_AT(m2, i, j, k + 1);
+        c += 2.0;
+        if (i > 0) { f += 1.0 / PBM_AT(m1, i - 1, j, k + 1); c += 1.0; }
+        if (j > 0) { f += 1.0 / PBM_AT(m2, i, j - 1, k + 1); c += 1.0; }
+    }
+    ez[p] = c / f;
+#undef PBM_AT
+}
+
+// kbar^2 at the points: `value` (eps_out kappa^2) where ions may go (the ion plane of `masks`, the fourth,
+// is 0), zero elsewhere.
+extern "C" __global__ void pbm_kbar2(const unsigned char* __restrict__ masks, long long n, double value,
+                                     double* __restrict__ k2) {
+    const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p < n) k2[p] = masks[3 * n + p] ? 0.0 : value;
+}
+
+// The charges spread with the host's weights: per charge, the first lattice index and 4 weights per axis
+// (`first` 3 ints, `w` 12 doubles, `len` 3 ints; unused weights are zero) and `scale q` (4 pi l_B q / h^3).
+// One thread per charge; the sums over charges in any order (atomicAdd).
+extern "C" __global__ void pbm_charges(const int* __restrict__ first, const int* __restrict__ len,
+                                       const double* __restrict__ w, const double* __restrict__ sq, int n_charges,
+                                       int nx, int ny, double* __restrict__ f) {
+    const int a = blockIdx.x * blockDim.x + threadIdx.x;
+    if (a >= n_charges) return;
+    const double s = sq[a];
+    for (int c = 0; c < len[3 * a + 2]; ++c)
+        for (int b = 0; b < len[3 * a + 1]; ++b)
+            for (int x = 0; x < len[3 * a]; ++x) {
+                const long long id = (first[3 * a] + x) +
+                                     (long long)nx * ((first[3 * a + 1] + b) + (long long)ny * (first[3 * a + 2] + c));
+                const double v = __dmul_rn(__dmul_rn(__dmul_rn(s, w[12 * a + x]), w[12 * a + 4 + b]), w[12 * a + 8 + c]);
+                atomicAdd(f + id, v);
+            }
+}
+
+// APBS's multipolebc radial factors (the host's multipole_factors).
+__device__ void pbm_multipole(double r, double kappa, double eps_p, double eps_w, double a, double* t) {
+    const double eps_r = eps_w / eps_p;
+    const double r2 = r * r, r3 = r * r * r;
+    const double r5 = r3 * r2;
+    t[0] = 1.0 / eps_w / r;
+    t[1] = -1.0 / eps_w / r3;
+    t[2] = 3.0 / eps_w / r5;
+    if (kappa < 1e-12) {
+        t[1] *= 3.0 * eps_r / (1.0 + 2.0 * eps_r);
+        t[2] *= 5.0 * eps_r / (2.0 + 3.0 * eps_r);
+    } else {
+        const double ka = kappa * a, kr = kappa * r;
+        const double ka2 = ka * ka, ka3 = ka * ka * ka, kr2 = kr * kr;
+        const double e = exp(ka - kr);
+        t[0] *= e / (1.0 + ka);
+        t[1] *= 3.0 * eps_r * e * (1.0 + kr) / (1.0 + ka + eps_r * (2.0 + 2.0 * ka + ka2));
+        t[2] *= 5.0 * eps_r * e * (3.0 + 3.0 * kr + kr2) /
+                (6.0 + 6.0 * ka + 2.0 * ka2 + eps_r * (9.0 + 9.0 * ka + 4.0 * ka2 + ka3));
+    }
+}
+
+// Boundary values on the faces (zero inside). `m` (21 doubles): centre (0..3), solute radius (3), charge
+// (4), dipole (5..8), quadrupole (8..17, row-major), kappa (17), eps_in (18), eps_out (19), Bjerrum length
+// (20). `mode` 0: `sdh` from the multipoles; 1: `mdh`, one Debye-Hueckel sphere per atom (`pos`, `q`,
+// `radius`), summed in the atoms' order.
+extern "C" __global__ void pbm_boundary(int mode, const double* __restrict__ m, double ox, double oy, double oz,
+                                        double h, int nx, int ny, int nz, const double* __restrict__ pos,
+                                        const double* __restrict__ q, const double* __restrict__ radius, int n_atoms,
+                                        double* __restrict__ g) {
+    const long long n = (long long)nx * ny * nz;
+    const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n) return;
+    const int i = (int)(p % nx), j = (int)((p / nx) % ny), k = (int)(p / ((long long)nx * ny));
+    const bool face = i == 0 || j == 0 || k == 0 || i + 1 == nx || j + 1 == ny || k + 1 == nz;
+    if (!face) {
+        g[p] = 0.0;
+        return;
+    }
+    const double x = ox + h * i, y = oy + h * j, z = oz + h * k;
+    const double kappa = m[17], eps_in = m[18], eps_out = m[19], lb = m[20];
+    if (mode == 0) {
+        const double dx = x - m[0], dy = y - m[1], dz = z - m[2];
+        const double r = fmax(sqrt(dx * dx + dy * dy + dz * dz), 1e-6);
+        double t[3];
+        pbm_multipole(r, kappa, eps_in, eps_out, m[3], t);
+        const double* d = m + 5;
+        const double* qd = m + 8;
+        double v = m[4] * t[0];
+        v -= (d[0] * dx + d[1] * dy + d[2] * dz) * t[1];
+        v += (qd[0] * dx * dx + qd[4] * dy * dy + qd[8] * dz * dz + 2.0 * qd[1] * dx * dy + 2.0 * qd[2] * dx * dz +
+              2.0 * qd[5] * dy * dz) *
+             t[2];
+        g[p] = lb * v;
+    } else {
+        double v = 0.0;
+        for (int a = 0; a < n_atoms; ++a) {
+            const double dx = x - pos[3 * a], dy = y - pos[3 * a + 1], dz = z - pos[3 * a + 2];
+            const double r = fmax(sqrt(dx * dx + dy * dy + dz * dz), 1e-6);
+            const double ra = radius[a];
+            v += lb * q[a] * exp(-kappa * (r - ra)) / (eps_out * (1.0 + kappa * ra) * r);
+        }
+        g[p] = v;
+    }
+}

@@ -1,0 +1,196 @@
+//! Host-side preparation every engine's Poisson-Boltzmann maps share, so the CPU and the device
+//! build the same maps from the same numbers: the solvent-accessible surface's reference sphere and
+//! neighbour cells (APBS `VaccSurf_refSphere`, `Vacc_atomSASPoints`), the spread of each charge onto
+//! the lattice (APBS `spl0` trilinear or `spl2` B-spline weights, `fillcoCharge`), and the multipoles
+//! of the `sdh` boundary. Called by the CPU engine's maps (`compute::cpu::pb_maps`,
+//! `compute::cpu::pb_surface`) and the CUDA engine's (`compute::cuda::pb`). Lengths in Angstrom.
+
+use super::{ChargeAssignment, PbAtoms, PbLattice, PbParams};
+
+/// Radii at or below this count as zero (the atom marks nothing).
+pub const TINY_RADIUS_ANGSTROM: f64 = 1e-9;
+
+/// Points per square Angstrom of APBS's reference sphere (`sdens`).
+pub const SPHERE_DENSITY_PER_ANGSTROM2: f64 = 10.0;
+
+/// APBS's extra cell-list radius for spline windows (`MAX_SPLINE_WINDOW`).
+pub const CELL_LIST_EXTRA_ANGSTROM: f64 = 0.5;
+
+/// APBS's reference sphere of about `npts` unit vectors (`VaccSurf_refSphere`).
+pub fn reference_sphere(npts: usize) -> Vec<[f64; 3]> {
+    let round = |x: f64| (x + 0.5).floor();
+    let frac = npts as f64 / 4.0;
+    let ntheta = round((std::f64::consts::PI * frac).sqrt()).max(1.0) as usize;
+    let dtheta = std::f64::consts::PI / ntheta as f64;
+    let nphimax = 2.0 * ntheta as f64;
+    let mut out = Vec::new();
+    for itheta in 0..ntheta {
+        let theta = dtheta * itheta as f64;
+        let (st, ct) = theta.sin_cos();
+        let nphi = round(st * nphimax).max(0.0) as usize;
+        if nphi == 0 {
+            continue;
+        }
+        let dphi = 2.0 * std::f64::consts::PI / nphi as f64;
+        for iphi in 0..nphi {
+            let (sp, cp) = (dphi * iphi as f64).sin_cos();
+            out.push([cp * st, sp * st, ct]);
+        }
+    }
+    out
+}
+
+/// What every engine's solvent-accessible surface points share: APBS's reference sphere (unit
+/// vectors), the largest atomic radius and the side of the neighbour cells (`floor(x / cell)`).
+pub struct SasLayout {
+    pub reference: Vec<[f64; 3]>,
+    pub rmax_atom: f64,
+    pub cell: f64,
+}
+
+/// The [`SasLayout`] of `atoms` with this probe and ion radius.
+pub fn sas_layout(atoms: &PbAtoms, probe: f64, ion_radius: f64) -> SasLayout {
+    let rmax_atom = atoms.radii_angstrom.iter().copied().fold(0.0, f64::max);
+    let list_radius = probe.max(ion_radius) + CELL_LIST_EXTRA_ANGSTROM;
+    let big = rmax_atom + list_radius;
+    let reference =
+        reference_sphere((4.0 * std::f64::consts::PI * big * big * SPHERE_DENSITY_PER_ANGSTROM2).ceil() as usize);
+    SasLayout {
+        reference,
+        rmax_atom,
+        cell: (rmax_atom + probe).max(1e-3),
+    }
+}
+
+/// APBS's `bspline2`: the quadratic B-spline M3 on [0, 3].
+fn bspline2(x: f64) -> f64 {
+    let m2m = if (0.0..=2.0).contains(&x) {
+        1.0 - (x - 1.0).abs()
+    } else {
+        0.0
+    };
+    let m2 = if (1.0..=3.0).contains(&x) {
+        1.0 - (x - 2.0).abs()
+    } else {
+        0.0
+    };
+    if (0.0..=3.0).contains(&x) {
+        0.5 * x * m2m + 0.5 * (3.0 - x) * m2
+    } else {
+        0.0
+    }
+}
+
+/// 1-D weights of a point charge at lattice coordinate `t`: first index and weights.
+pub fn weights_1d(t: f64, scheme: ChargeAssignment) -> (i64, [f64; 4], usize) {
+    let f = t.floor();
+    match scheme {
+        ChargeAssignment::Linear => {
+            let u = t - f;
+            (f as i64, [1.0 - u, u, 0.0, 0.0], 2)
+        }
+        ChargeAssignment::Spline => {
+            // APBS: indices floor(t) - 1 ..= ceil(t) + 1, weight M3(1.5 + i - t); keep the
+            // points of nonzero weight (3, or 4 when t is not an integer but one end is 0).
+            let first = f as i64 - 1;
+            let w: [f64; 4] = std::array::from_fn(|a| bspline2(1.5 + (first + a as i64) as f64 - t));
+            if w[3] == 0.0 { (first, w, 3) } else { (first, w, 4) }
+        }
+    }
+}
+
+/// One charge spread onto the lattice: the first lattice index and the weights along each axis
+/// (`len[k]` of them used), and `4 pi l_B q / h^3`.
+#[derive(Clone, Copy, Debug)]
+pub struct ChargeSpread {
+    pub first: [usize; 3],
+    pub len: [usize; 3],
+    pub weights: [[f64; 4]; 3],
+    pub scaled_charge: f64,
+}
+
+/// The spread of every nonzero charge (APBS `fillcoCharge`), shared by every engine's maps; refuses a
+/// charge whose spread leaves the interior of the lattice.
+pub fn charge_spread(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> Result<Vec<ChargeSpread>, String> {
+    let h = lattice.spacing_angstrom;
+    let scale = 4.0 * std::f64::consts::PI * p.bjerrum_angstrom() / (h * h * h);
+    let mut out = Vec::new();
+    for (idx, (x, &q)) in atoms.positions_angstrom.iter().zip(&atoms.charges_e).enumerate() {
+        if q == 0.0 {
+            continue;
+        }
+        let w: [(i64, [f64; 4], usize); 3] =
+            std::array::from_fn(|k| weights_1d((x[k] - lattice.origin_angstrom[k]) / h, p.charge_assignment));
+        for (k, &(first, _, len)) in w.iter().enumerate() {
+            if first < 1 || first + len as i64 > lattice.dims[k] as i64 - 1 {
+                return Err(format!(
+                    "atom {idx} at {x:?} A spreads its charge beyond the lattice interior: enlarge the lattice"
+                ));
+            }
+        }
+        out.push(ChargeSpread {
+            first: w.map(|(f, _, _)| f as usize),
+            len: w.map(|(_, _, l)| l),
+            weights: w.map(|(_, v, _)| v),
+            scaled_charge: scale * q,
+        });
+    }
+    Ok(out)
+}
+
+/// The atoms' multipoles for the `sdh` boundary: about the centre of their bounding box, in a sphere
+/// of the solute radius (the farthest atom surface from that centre); APBS's traceless quadrupole.
+#[derive(Clone, Copy, Debug)]
+pub struct Multipoles {
+    pub centre: [f64; 3],
+    pub solute_radius: f64,
+    pub charge: f64,
+    pub dipole: [f64; 3],
+    pub quad: [[f64; 3]; 3],
+}
+
+/// [`Multipoles`] of `atoms`.
+pub fn multipoles(atoms: &PbAtoms) -> Multipoles {
+    let (lo, hi) = atoms
+        .positions_angstrom
+        .iter()
+        .fold(([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]), |(lo, hi), x| {
+            (
+                std::array::from_fn(|k| lo[k].min(x[k])),
+                std::array::from_fn(|k| hi[k].max(x[k])),
+            )
+        });
+    let centre: [f64; 3] = std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
+    let dist =
+        |a: [f64; 3], b: [f64; 3]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+    let solute_radius = atoms
+        .positions_angstrom
+        .iter()
+        .zip(&atoms.radii_angstrom)
+        .map(|(x, r)| dist(*x, centre) + r)
+        .fold(0.0, f64::max);
+    let mut charge = 0.0;
+    let mut dipole = [0.0; 3];
+    let mut quad = [[0.0; 3]; 3];
+    for (x, &q) in atoms.positions_angstrom.iter().zip(&atoms.charges_e) {
+        let d: [f64; 3] = std::array::from_fn(|k| x[k] - centre[k]);
+        charge += q;
+        for a in 0..3 {
+            dipole[a] += d[a] * q;
+        }
+        let trace = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) * q / 3.0;
+        for a in 0..3 {
+            for b in 0..3 {
+                let t = d[a] * d[b] * q - if a == b { trace } else { 0.0 };
+                quad[a][b] += 1.5 * t / 3.0;
+            }
+        }
+    }
+    Multipoles {
+        centre,
+        solute_radius,
+        charge,
+        dipole,
+        quad,
+    }
+}

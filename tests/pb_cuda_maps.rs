@@ -1,0 +1,235 @@
+//! The Poisson-Boltzmann maps built on a CUDA device (`compute::cuda::pb`, `kernels/pb_maps.cu`)
+//! against the CPU engine's (`compute::cpu::pb_maps::coefficients`, the APBS construction held to
+//! APBS in `tests/pb_apbs.rs`): the staggered dielectric maps and the ion accessibility equal point
+//! for point (the molecular surface decides each point exactly as the host does), the source within
+//! 1e-12 of its largest value (the sums over charges run in another order) and the boundary values
+//! within 1e-10 relative (the device's `exp` and `sqrt`). Inputs: adk (PQR charges and radii) at two
+//! spacings, and random atom sets (fresh each run, the seed printed) under every model choice the
+//! device builds: smoothed and sharp surface, B-spline and trilinear charges, `sdh` and `mdh`
+//! boundaries, with and without salt, with and without a probe. The cases run one after another on
+//! the same device buffers, so a map left unwritten shows the previous case's numbers and fails. The
+//! edge-fraction surface is left to the host (no device maps), and the solve still equals the CPU's.
+//!
+//! Needs a CUDA device; without one each test prints why and passes, unless
+//! `ORBITFIELD_REQUIRE_CUDA=1` is set.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use orbitfield::compute::cpu::pb::solve as cpu_solve;
+use orbitfield::compute::cpu::pb_maps::coefficients;
+use orbitfield::compute::cuda::pb::CudaPbSolver;
+use orbitfield::compute::pb::{
+    ChargeAssignment, Coefficients, PbAtoms, PbBoundary, PbLattice, PbParams, PbSolver, PbSurface,
+};
+use std::path::PathBuf;
+
+#[path = "common/cuda_device.rs"]
+mod cuda_device;
+
+fn data(path: &str) -> PathBuf {
+    let root = std::env::var_os("ORBITFIELD_TEST_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    root.join("tests/data").join(path)
+}
+
+fn numbers() -> impl FnMut() -> f64 {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    println!("seed {seed}");
+    let mut s = seed | 1;
+    move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn adk() -> PbAtoms {
+    let system = orbitfield::io::load(&[data("md/adk_open.pqr")]).unwrap();
+    let s = &system.structure;
+    let mut t = system.trajectory;
+    let f = t.frame(0).unwrap();
+    PbAtoms {
+        positions_angstrom: f.positions_angstrom.iter().map(|p| p.map(f64::from)).collect(),
+        charges_e: s.charges_e.as_ref().unwrap().iter().map(|&q| f64::from(q)).collect(),
+        radii_angstrom: s
+            .radii_angstrom
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|&r| f64::from(r))
+            .collect(),
+    }
+}
+
+fn centre(atoms: &PbAtoms) -> [f64; 3] {
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for p in &atoms.positions_angstrom {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]))
+}
+
+/// Points where two maps differ, and the largest difference relative to the host map's largest value.
+fn compare(name: &str, host: &[f64], device: &[f64]) -> (usize, f64) {
+    assert_eq!(host.len(), device.len(), "{name}: lengths");
+    let scale = host.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
+    let mut differ = 0;
+    let mut worst = 0.0f64;
+    for (i, (a, b)) in host.iter().zip(device).enumerate() {
+        assert!(b.is_finite(), "{name}: point {i} is {b} on the device");
+        if a != b {
+            differ += 1;
+            worst = worst.max((a - b).abs() / scale);
+        }
+    }
+    (differ, worst)
+}
+
+fn check_case(gpu: &mut CudaPbSolver, label: &str, atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) {
+    let host: Coefficients = coefficients(atoms, lattice, p).unwrap();
+    let device = gpu
+        .device_maps(atoms, lattice, p)
+        .unwrap()
+        .unwrap_or_else(|| panic!("{label}: the device did not build the maps"));
+    let mut line = format!("{label}: {:?} points;", lattice.dims);
+    for axis in 0..3 {
+        let (differ, worst) = compare("eps", &host.eps[axis], &device.eps[axis]);
+        line += &format!(" eps[{axis}] {differ} differ;");
+        assert_eq!(
+            differ, 0,
+            "{label}: eps[{axis}] differs at {differ} points (largest {worst:.2e} relative)"
+        );
+    }
+    let (differ, worst) = compare("kbar2", &host.kbar2, &device.kbar2);
+    assert_eq!(differ, 0, "{label}: kbar2 differs at {differ} points ({worst:.2e})");
+    let (_, source) = compare("source", &host.source, &device.source);
+    let (_, boundary) = compare("boundary", &host.boundary, &device.boundary);
+    println!("{line} kbar2 equal; source {source:.1e}, boundary {boundary:.1e} relative");
+    assert!(
+        source <= 1e-12,
+        "{label}: source differs by {source:e} of its largest value"
+    );
+    assert!(
+        boundary <= 1e-10,
+        "{label}: boundary differs by {boundary:e} of its largest value"
+    );
+    // The model's maps are not trivial: both dielectrics, both ion states.
+    assert!(host.eps[0].contains(&p.eps_in) || p.surface == PbSurface::Smol);
+    assert!(host.source.iter().any(|&v| v != 0.0));
+}
+
+#[test]
+fn device_maps_equal_the_host_maps() {
+    let Some(engine) = cuda_device::device() else { return };
+    let mut gpu = CudaPbSolver::new(engine).unwrap();
+    let adk = adk();
+    let c = centre(&adk);
+    let default = PbParams::default();
+    check_case(
+        &mut gpu,
+        "adk 1 A",
+        &adk,
+        &PbLattice::centered(c, 1.0, [81, 81, 81]),
+        &default,
+    );
+    check_case(
+        &mut gpu,
+        "adk 0.7 A",
+        &adk,
+        &PbLattice::centered(c, 0.7, [113, 113, 113]),
+        &default,
+    );
+    let mut rnd = numbers();
+    let models = [
+        ("smol, spl2, sdh, 0.15 M", PbParams::default()),
+        (
+            "mol, trilinear, mdh, no salt",
+            PbParams {
+                surface: PbSurface::Mol,
+                charge_assignment: ChargeAssignment::Linear,
+                boundary: PbBoundary::Mdh,
+                ionic_strength_molar: 0.0,
+                ..PbParams::default()
+            },
+        ),
+        (
+            "smol, no probe, 1 M, eps 4/80, ion radius 1.5",
+            PbParams {
+                probe_angstrom: 0.0,
+                ionic_strength_molar: 1.0,
+                eps_in: 4.0,
+                eps_out: 80.0,
+                ion_radius_angstrom: 1.5,
+                ..PbParams::default()
+            },
+        ),
+        (
+            "mol, probe 2.2, mdh",
+            PbParams {
+                surface: PbSurface::Mol,
+                probe_angstrom: 2.2,
+                boundary: PbBoundary::Mdh,
+                ..PbParams::default()
+            },
+        ),
+    ];
+    for (label, p) in models {
+        let n_atoms = 20 + (rnd() * 200.0) as usize;
+        let atoms = PbAtoms {
+            positions_angstrom: (0..n_atoms)
+                .map(|_| [rnd() * 16.0 - 8.0, rnd() * 16.0 - 8.0, rnd() * 16.0 - 8.0])
+                .collect(),
+            charges_e: (0..n_atoms).map(|_| rnd() * 2.0 - 1.0).collect(),
+            // Some atoms of zero radius (hydrogens of some force fields): they bury, but mark nothing.
+            radii_angstrom: (0..n_atoms)
+                .map(|_| if rnd() < 0.1 { 0.0 } else { 1.0 + 1.2 * rnd() })
+                .collect(),
+        };
+        let spacing = 0.35 + 0.4 * rnd();
+        let dims = [45 + (rnd() * 20.0) as usize, 51, 47 + (rnd() * 10.0) as usize];
+        let dims = dims.map(|d| d.max((36.0 / spacing) as usize));
+        let lattice = PbLattice::centered([rnd() - 0.5, rnd() - 0.5, rnd() - 0.5], spacing, dims);
+        check_case(
+            &mut gpu,
+            &format!("{label}, {n_atoms} atoms, {spacing:.3} A"),
+            &atoms,
+            &lattice,
+            &p,
+        );
+    }
+}
+
+#[test]
+fn edge_fraction_surface_takes_the_host_maps_and_still_solves() {
+    let Some(engine) = cuda_device::device() else { return };
+    let p = PbParams {
+        surface: PbSurface::Fraction,
+        ..PbParams::default()
+    };
+    let mut raw = CudaPbSolver::new(engine.clone()).unwrap();
+    let atoms = PbAtoms {
+        positions_angstrom: vec![[0.0, 0.0, 0.0], [3.5, 0.5, -0.5]],
+        charges_e: vec![1.0, -0.5],
+        radii_angstrom: vec![1.8, 1.5],
+    };
+    let lattice = PbLattice::centered([0.5, 0.0, 0.0], 0.5, [49, 49, 49]);
+    assert!(raw.device_maps(&atoms, &lattice, &p).unwrap().is_none());
+    let mut gpu = PbSolver::with_cuda(engine).unwrap();
+    let sol = gpu.solve(&atoms, &lattice, &p, None).unwrap();
+    let cpu = cpu_solve(&atoms, &lattice, &p, None).unwrap();
+    let worst = sol
+        .potential_kt_per_e
+        .iter()
+        .zip(&cpu.potential_kt_per_e)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    println!("edge fraction: max |cuda - cpu| {worst:.2e} kT/e");
+    assert!(worst <= 1e-3);
+}
