@@ -585,3 +585,86 @@ fn pause_continue_and_cancel_from_the_field_panel() {
     assert_eq!(second(&harness).frames_done, kept, "frames in flight are dropped");
     assert!(kept < 8 && m.grid.is_some());
 }
+
+/// A session holding two maps: opening it computes both, one after the other (the second waits
+/// for the first, then starts), and each equals its own computation; `render --session` waits for
+/// them and draws.
+#[test]
+fn a_session_with_two_maps_computes_both_and_render_waits_for_them() {
+    let mut state = open(&[
+        data("md/amber/tz2.truncoct.parm7.bz2"),
+        data("md/amber/tz2.truncoct.nc"),
+    ]);
+    for frames in ["0:3", "0:2"] {
+        let form = &mut state.panels.ils.form;
+        form.probe = orbitfield::app::ils::ProbeChoice::Xe;
+        form.spacing_angstrom = 1.5;
+        form.subres = 1;
+        form.selection = ATOMS.into();
+        form.around = ATOMS.into();
+        form.frames = frames.into();
+        state.apply(Command::StartIls);
+        assert!(state.panels.ils.error.is_none(), "{:?}", state.panels.ils.error);
+    }
+    let session = state.session().unwrap();
+    assert_eq!(session.ils.len(), 2);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("two_maps.ron");
+    session.save(&path).unwrap();
+
+    // Opened again in a fresh viewer: both maps fill.
+    let mut state = AppState::new(
+        Settings::default(),
+        FieldService::new(None, orbitfield::app::default_extractor()),
+    );
+    state.apply_session(&orbitfield::app::session::Session::load(&path).unwrap());
+    assert_eq!(state.document().unwrap().ils_maps.len(), 2);
+    assert_eq!(state.panels.ils.queued(), 1, "the second map waits for the first");
+    let t0 = Instant::now();
+    while state.ils_needs_pump() {
+        state.update_reps();
+        assert!(t0.elapsed() < Duration::from_secs(600), "the maps did not finish");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let maps = &state.document().unwrap().ils_maps;
+    for (m, frames) in maps.iter().zip([3, 2]) {
+        assert!(!m.cancelled, "{}", state.panels.status);
+        assert_eq!(m.frames_done, frames);
+        assert_eq!(m.frames_total, frames);
+    }
+    let first = maps[0].grid.clone().unwrap();
+    let second = maps[1].grid.clone().unwrap();
+    let want = grid_ils(&maps[0].map, dir.path());
+    let worst = first
+        .values
+        .iter()
+        .zip(&want.values)
+        .filter(|(_, w)| **w < 10.0)
+        .fold(0.0f32, |m, (g, w)| m.max((g - w).abs()));
+    assert!(worst <= 1e-4, "the first map differs from grid ils by {worst} kT");
+    let apart = first
+        .values
+        .iter()
+        .zip(&second.values)
+        .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+    assert!(apart > 1e-3, "the two-frame map equals the three-frame one");
+
+    // The command draws the session once both maps are whole.
+    let png = dir.path().join("two_maps.png");
+    let out = Process::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .arg("render")
+        .arg("--session")
+        .arg(&path)
+        .arg("-o")
+        .arg(&png)
+        .env_remove("ORBITFIELD_DEVICES")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("no GPU adapter") || stderr.contains("no adapter") {
+        println!("skipped the render: {stderr}");
+        return;
+    }
+    assert!(out.status.success(), "render --session failed: {stderr}");
+    assert!(png.exists());
+}

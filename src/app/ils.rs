@@ -198,6 +198,8 @@ pub struct IlsPanel {
     /// Why the last start failed, in words (also in the status line).
     pub error: Option<String>,
     run: Option<IlsRun>,
+    /// Maps waiting for the running one to finish (a session's maps compute one after another).
+    queued: std::collections::VecDeque<IlsRun>,
     workers: Option<IlsLiveWorkers>,
     generation: u64,
     /// Where the parameters of the form's choice come from, or what is missing, by (document,
@@ -318,15 +320,31 @@ impl IlsPanel {
     /// pool of its own is started once); the running computation, if any, stops where it is.
     /// Returns the map's state for the document; errors in words.
     pub fn start(&mut self, doc: &mut Document, workers: Option<DeviceWorkers>) -> Result<IlsMapState, String> {
+        self.start_or_queue(doc, workers, false)
+    }
+
+    /// As [`IlsPanel::start`], or with `queue` behind the running computation (which goes on): the
+    /// map starts when the maps before it are done.
+    pub fn start_or_queue(
+        &mut self,
+        doc: &mut Document,
+        workers: Option<DeviceWorkers>,
+        queue: bool,
+    ) -> Result<IlsMapState, String> {
         self.error = None;
-        let result = self.try_start(doc, workers);
+        let result = self.try_start(doc, workers, queue);
         if let Err(e) = &result {
             self.error = Some(e.clone());
         }
         result
     }
 
-    fn try_start(&mut self, doc: &mut Document, workers: Option<DeviceWorkers>) -> Result<IlsMapState, String> {
+    fn try_start(
+        &mut self,
+        doc: &mut Document,
+        workers: Option<DeviceWorkers>,
+        queue: bool,
+    ) -> Result<IlsMapState, String> {
         let f = self.form.clone();
         if doc.n_frames == 0 {
             return Err("ILS: the files hold no coordinates".into());
@@ -404,13 +422,18 @@ impl IlsPanel {
             DEFAULT_CUTOFF_ANGSTROM,
             TEMPERATURE_KELVIN
         );
-        self.cancel();
+        let queue = queue && self.run.as_ref().is_some_and(|r| r.document_id == doc.id);
+        if !queue {
+            self.cancel();
+        }
         let workers = self.workers.get_or_insert_with(|| match workers {
             Some(w) => IlsLiveWorkers::on(w),
             None => IlsLiveWorkers::new(DeviceChoice::Auto),
         });
-        self.generation += 1;
-        workers.cancel_before(self.generation);
+        if !queue {
+            self.generation += 1;
+            workers.cancel_before(self.generation);
+        }
         let state = IlsMapState {
             probe: f.probe.label().into(),
             map,
@@ -430,10 +453,9 @@ impl IlsPanel {
             path_end_angstrom: None,
             form: f.clone(),
         };
-        self.run = Some(IlsRun {
+        let run = IlsRun {
             document_id: doc.id,
             map_index: doc.ils_maps.len(),
-            generation: self.generation,
             sums: OccupancySums::new(map.dims),
             setup: Arc::new(setup),
             sel,
@@ -441,8 +463,32 @@ impl IlsPanel {
             frames,
             next: 0,
             held: None,
-        });
+            generation: self.generation,
+        };
+        if queue {
+            self.queued.push_back(run);
+        } else {
+            self.run = Some(run);
+        }
         Ok(state)
+    }
+
+    /// Maps waiting to start.
+    pub fn queued(&self) -> usize {
+        self.queued.len()
+    }
+
+    /// Starts the next queued map of document `doc_id` (those of other documents are dropped).
+    fn start_next(&mut self, doc_id: u64) {
+        self.queued.retain(|r| r.document_id == doc_id);
+        if let Some(mut run) = self.queued.pop_front() {
+            self.generation += 1;
+            if let Some(w) = &self.workers {
+                w.cancel_before(self.generation);
+            }
+            run.generation = self.generation;
+            self.run = Some(run);
+        }
     }
 
     /// Stops the running computation where it is (its map keeps the frames it has); frames in
@@ -460,12 +506,20 @@ impl IlsPanel {
     /// true when the map changed. An error (a frame that cannot be read) stops the computation and
     /// is returned once.
     pub fn pump(&mut self, doc: Option<&mut Document>) -> Result<bool, String> {
+        if self.run.is_none()
+            && !self.queued.is_empty()
+            && let Some(id) = doc.as_deref().map(|d| d.id)
+        {
+            // The running map was cancelled or finished: the next one starts.
+            self.start_next(id);
+        }
         let Some(run) = &self.run else {
             return Ok(false);
         };
         let Some(doc) = doc.filter(|d| d.id == run.document_id && run.map_index < d.ils_maps.len()) else {
             // The document was closed or replaced.
             self.cancel();
+            self.queued.clear();
             return Ok(false);
         };
         let result = match (&mut self.run, &self.workers) {
@@ -478,6 +532,7 @@ impl IlsPanel {
                     && doc.ils_maps.get(run.map_index).is_none_or(|m| !m.is_running())
                 {
                     self.run = None;
+                    self.start_next(doc.id);
                 }
                 Ok(changed)
             }
@@ -603,7 +658,7 @@ impl crate::app::state::AppState {
     /// window keeps updating.
     pub fn ils_needs_pump(&self) -> bool {
         let Some((_, i)) = self.panels.ils.running_map() else {
-            return false;
+            return self.panels.ils.queued() > 0;
         };
         let paused = self
             .document()
@@ -644,19 +699,19 @@ impl crate::app::state::AppState {
     /// Starts a map with the ILS form's values and adds its isosurface representation (selected,
     /// so the field panel shows its progress and controls).
     pub fn start_ils(&mut self) {
-        self.start_ils_map(true);
+        self.start_ils_map(true, false);
     }
 
     /// Starts a map with the ILS form's values, adding its representation when `add_rep` (a
     /// session brings its own).
-    pub(crate) fn start_ils_map(&mut self, add_rep: bool) {
+    pub(crate) fn start_ils_map(&mut self, add_rep: bool, queue: bool) {
         let workers = self.fields.device_workers();
-        let before = self.panels.ils.running_map();
+        let before = if queue { None } else { self.panels.ils.running_map() };
         let Some(doc) = self.doc.document.as_mut() else {
             self.error("ILS: open a trajectory first".into());
             return;
         };
-        let state = match self.panels.ils.start(doc, workers) {
+        let state = match self.panels.ils.start_or_queue(doc, workers, queue) {
             Ok(s) => s,
             Err(e) => {
                 // The form again, with the reason.

@@ -215,10 +215,10 @@ impl AppState {
             return;
         }
         self.clear_reps();
-        // The maps first (the last one computes), so that their representations resolve.
+        // The maps first, so that their representations resolve; they compute one after another.
         for form in &s.ils {
             self.panels.ils.form = form.clone();
-            self.start_ils_map(false);
+            self.start_ils_map(false, true);
         }
         let mut skipped = Vec::new();
         for spec in &s.reps {

@@ -386,6 +386,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     match &session {
         Some(s) => {
             state.apply_session(s);
+            wait_for_ils_maps(&mut state)?;
             if args.light {
                 state.settings.dark_background = false;
             }
@@ -685,6 +686,43 @@ fn write_movie(
     Ok(())
 }
 
+/// A session's ligand free-energy maps are computed over all their frames before anything is drawn
+/// (a bar on a terminal), so each map is drawn whole; a map stopped by an error stops the command.
+fn wait_for_ils_maps(state: &mut AppState) -> Result<()> {
+    let frames = |state: &AppState| {
+        state.document().map_or((0, 0), |d| {
+            d.ils_maps
+                .iter()
+                .fold((0, 0), |(a, b), m| (a + m.frames_done, b + m.frames_total))
+        })
+    };
+    if !state.ils_needs_pump() {
+        return Ok(());
+    }
+    let bar = indicatif::ProgressBar::new(frames(state).1 as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} frames, {eta} left")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_message("ligand free-energy maps");
+    while state.ils_needs_pump() {
+        state.update_reps();
+        bar.set_position(frames(state).0 as u64);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    bar.finish_and_clear();
+    if let Some(m) = state.document().and_then(|d| d.ils_maps.iter().find(|m| m.cancelled)) {
+        bail!(
+            "{}: stopped after {} of {} frames: {}",
+            m.title(),
+            m.frames_done,
+            m.frames_total,
+            state.panels.status
+        );
+    }
+    Ok(())
+}
+
 /// Runs the update loop until every visible field representation shows frame `f` (computed on this
 /// thread); an error names the field that could not be shown.
 fn show_fields(state: &mut AppState, f: usize) -> Result<()> {
@@ -694,19 +732,18 @@ fn show_fields(state: &mut AppState, f: usize) -> Result<()> {
             break;
         }
     }
-    let missing: Vec<String> = state
-        .reps()
-        .fields()
-        .filter(|(r, rep)| {
-            r.visible
-                && (rep
-                    .pipeline
-                    .shown_key()
-                    .is_none_or(|k| k.frame != f && !matches!(k.field, FieldChoice::Volume(_)))
-                    || !rep.color_shows_frame(f))
-        })
-        .map(|(r, _)| state.rep_label(r))
-        .collect();
+    let missing: Vec<String> =
+        state
+            .reps()
+            .fields()
+            .filter(|(r, rep)| {
+                r.visible
+                    && (rep.pipeline.shown_key().is_none_or(|k| {
+                        k.frame != f && !matches!(k.field, FieldChoice::Volume(_) | FieldChoice::Ils(_))
+                    }) || !rep.color_shows_frame(f))
+            })
+            .map(|(r, _)| state.rep_label(r))
+            .collect();
     if !missing.is_empty() {
         let why = state
             .fields

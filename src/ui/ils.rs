@@ -197,6 +197,14 @@ pub fn ils_panel_ui(ui: &mut egui::Ui, state: &mut AppState, index: u16) {
             ui,
             format!("stopped after {} of {} frames", map.frames_done, map.frames_total),
         );
+    } else if map.frames_done < map.frames_total {
+        small_note(
+            ui,
+            format!(
+                "waiting: starts when the map computing now is done ({} frames)",
+                map.frames_total
+            ),
+        );
     }
     if !map.engine.is_empty() {
         small_note(ui, format!("computed on {}", map.engine));

@@ -103,7 +103,7 @@ pub fn frame_is_current(state: &AppState, f: usize) -> bool {
             || (rep
                 .pipeline
                 .shown_key()
-                .is_some_and(|k| k.frame == f || matches!(k.field, FieldChoice::Volume(_)))
+                .is_some_and(|k| k.frame == f || matches!(k.field, FieldChoice::Volume(_) | FieldChoice::Ils(_)))
                 && !rep.pipeline.preview
                 && rep.color_shows_frame(f))
     });
