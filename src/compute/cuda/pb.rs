@@ -30,11 +30,13 @@ use std::sync::Arc;
 mod maps;
 mod multigrid;
 mod polish;
+mod raw;
 
 pub use maps::{AtomsSolve, PB_MAPS_SRC};
 
 pub use multigrid::level_dims;
 use multigrid::vcycle;
+use raw::raw_args;
 
 /// `kernels/pb.cu`, embedded at build time.
 pub const PB_SRC: &str = include_str!("../../../kernels/pb.cu");
@@ -169,12 +171,23 @@ struct Level {
     b: CudaSlice<f32>,
     x: CudaSlice<f32>,
     t: CudaSlice<f32>,
+    /// The buffers' addresses, for the inner loop's launches.
+    ptrs: raw::Ptrs,
 }
 
 impl Level {
     fn n(&self) -> usize {
         self.dims.iter().map(|&d| d as usize).product()
     }
+}
+
+/// Addresses of the conjugate-gradient buffers.
+#[derive(Clone, Copy)]
+struct InnerPtrs {
+    e: raw::Addr,
+    p: raw::Addr,
+    q: raw::Addr,
+    acc: raw::Addr,
 }
 
 /// Device buffers for one lattice shape.
@@ -191,9 +204,12 @@ struct Buffers {
     /// finest level's `b`, the preconditioned residual its `x`).
     e: CudaSlice<f32>,
     p: CudaSlice<f32>,
-    q: CudaSlice<f32>,
+    /// Owned here; used through `inner.q` only.
+    _q: CudaSlice<f32>,
     /// Accumulators: |r|^2, |f|^2 (float64 residual); p.Ap, |r|^2, r.z (conjugate gradients).
     acc: CudaSlice<f64>,
+    /// The addresses of `e`, `p`, `q` and `acc`, for the inner loop's launches.
+    inner: InnerPtrs,
     /// `u` holds the solution of the last successful solve (on `lattice`).
     solution: Option<PbLattice>,
     /// Float64 residual, preconditioned residual, search direction and its image of the final
@@ -339,7 +355,14 @@ impl CudaPbSolver {
 
     /// Buffers for `dims`, reusing the current ones when the shape is the same.
     fn ensure_buffers(&mut self, dims: [usize; 3], spacing: f64) -> Result<(), PbError> {
-        if self.bufs.as_ref().is_some_and(|b| b.dims == dims) {
+        if let Some(b) = self.bufs.as_mut()
+            && b.dims == dims
+        {
+            // The same shape at another spacing: the levels' 1/h^2 follow it.
+            for (l, lv) in b.levels.iter_mut().enumerate() {
+                let h = spacing * (1u64 << l) as f64;
+                lv.ih2 = (1.0 / (h * h)) as f32;
+            }
             return Ok(());
         }
         self.bufs = None;
@@ -348,7 +371,7 @@ impl CudaPbSolver {
         for (l, d) in level_dims(dims).into_iter().enumerate() {
             let m: usize = d.iter().product();
             let h = spacing * (1u64 << l) as f64;
-            levels.push(Level {
+            let mut lv = Level {
                 dims: d.map(|v| v as i32),
                 ih2: (1.0 / (h * h)) as f32,
                 eps: [self.alloc32(m)?, self.alloc32(m)?, self.alloc32(m)?],
@@ -356,8 +379,30 @@ impl CudaPbSolver {
                 b: self.alloc32(m)?,
                 x: self.alloc32(m)?,
                 t: self.alloc32(m)?,
-            });
+                ptrs: raw::Ptrs::default(),
+            };
+            let st = &self.engine.stream;
+            lv.ptrs = raw::Ptrs {
+                eps: [
+                    raw::addr(st, &lv.eps[0]),
+                    raw::addr(st, &lv.eps[1]),
+                    raw::addr(st, &lv.eps[2]),
+                ],
+                k2: raw::addr(st, &lv.k2),
+                b: raw::addr(st, &lv.b),
+                x: raw::addr(st, &lv.x),
+                t: raw::addr(st, &lv.t),
+            };
+            levels.push(lv);
         }
+        let (e, p, q, acc) = (self.alloc32(n)?, self.alloc32(n)?, self.alloc32(n)?, self.alloc64(8)?);
+        let st = &self.engine.stream;
+        let inner = InnerPtrs {
+            e: raw::addr(st, &e),
+            p: raw::addr(st, &p),
+            q: raw::addr(st, &q),
+            acc: raw::addr(st, &acc),
+        };
         self.bufs = Some(Buffers {
             dims,
             u: self.alloc64(n)?,
@@ -366,10 +411,11 @@ impl CudaPbSolver {
             eps64: [self.alloc64(n)?, self.alloc64(n)?, self.alloc64(n)?],
             k64: self.alloc64(n)?,
             levels,
-            e: self.alloc32(n)?,
-            p: self.alloc32(n)?,
-            q: self.alloc32(n)?,
-            acc: self.alloc64(8)?,
+            e,
+            p,
+            _q: q,
+            acc,
+            inner,
             solution: None,
             polish: None,
         });
@@ -658,19 +704,29 @@ impl CudaPbSolver {
         let k = Arc::clone(&self.kernels);
         let precond = self.preconditioner;
         let sweeps = self.sweeps;
-        {
-            let b = self.bufs()?;
-            stream.memset_zeros(&mut b.e).map_err(drv("memset"))?;
-            stream.memset_zeros(&mut b.acc).map_err(drv("memset"))?;
-        }
-        // z = M r, rz = r.z, p = z.
-        self.precondition(precond, sweeps)?;
         let b = self.bufs()?;
         let n = b.dims.iter().product::<usize>();
         let n64 = n as i64;
-        let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
-        let mut rz = a.get(4).copied().unwrap_or(f64::NAN);
+        let ip = b.inner;
+        let fine = *b
+            .levels
+            .first()
+            .map(|l| (l.dims, l.ih2, l.ptrs))
+            .as_ref()
+            .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
+        let (dims, ih2, fp) = fine;
+        let slot = |i: u64| ip.acc + 8 * i;
+        // SAFETY (every raw launch, zero and read below): the arguments are the kernels'
+        // parameters in order; all buffers are this solver's, allocated for this lattice on `stream`.
+        unsafe {
+            raw::zero(&stream, ip.e, 4 * n)?;
+            raw::zero(&stream, ip.acc, 64)?;
+        }
+        // z = M r, rz = r.z, p = z.
+        self.precondition(precond, sweeps)?;
+        let mut rz = unsafe { raw::read_acc(&stream, ip.acc) }?[4];
         {
+            let b = self.bufs()?;
             let fine = b
                 .levels
                 .first()
@@ -678,55 +734,31 @@ impl CudaPbSolver {
             stream.memcpy_dtod(&fine.x, &mut b.p).map_err(drv("copy"))?;
         }
         for it in 0..left {
-            let b = self.bufs()?;
-            let fine = b
-                .levels
-                .first_mut()
-                .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
-            stream.memset_zeros(&mut b.acc).map_err(drv("memset"))?;
-            {
-                let mut l = stream.launch_builder(&k.apply);
-                let mut slot = b.acc.slice_mut(2..3);
-                l.arg(&fine.eps[0])
-                    .arg(&fine.eps[1])
-                    .arg(&fine.eps[2])
-                    .arg(&fine.k2)
-                    .arg(&fine.dims[0])
-                    .arg(&fine.dims[1])
-                    .arg(&fine.dims[2])
-                    .arg(&fine.ih2)
-                    .arg(&b.p)
-                    .arg(&mut b.q)
-                    .arg(&mut slot);
-                // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of q.
-                unsafe { l.launch(cfg3(fine.dims)) }.map_err(drv("pb_apply"))?;
-            }
-            let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
-            let pq = a.get(2).copied().unwrap_or(f64::NAN);
+            let pq = unsafe {
+                raw::zero(&stream, ip.acc, 64)?;
+                let s2 = slot(2);
+                let mut args = raw_args![
+                    fp.eps[0], fp.eps[1], fp.eps[2], fp.k2, dims[0], dims[1], dims[2], ih2, ip.p, ip.q, s2
+                ];
+                // Reads the 7-point neighbourhoods of interior points, writes every point of q.
+                raw::launch(&stream, &k.apply, cfg3(dims), &mut args, "pb_apply")?;
+                raw::read_acc(&stream, ip.acc)?[2]
+            };
             if !(pq.is_finite() && pq > 0.0 && rz.is_finite() && rz > 0.0) {
                 return Err(PbError::Device(format!(
                     "conjugate gradients broke down (p.Ap = {pq:e}, r.z = {rz:e}); check the dielectric maps"
                 )));
             }
             let alpha = (rz / pq) as f32;
-            {
-                let mut l = stream.launch_builder(&k.cg_update);
-                let mut slot = b.acc.slice_mut(3..4);
-                l.arg(&mut b.e)
-                    .arg(&mut fine.b)
-                    .arg(&b.p)
-                    .arg(&b.q)
-                    .arg(&alpha)
-                    .arg(&n64)
-                    .arg(&mut slot);
-                // SAFETY: n floats in each buffer.
-                unsafe { l.launch(cfg1(n)) }.map_err(drv("pb_cg_update"))?;
+            unsafe {
+                let s3 = slot(3);
+                let mut args = raw_args![ip.e, fp.b, ip.p, ip.q, alpha, n64, s3];
+                // n floats in each buffer.
+                raw::launch(&stream, &k.cg_update, cfg1(n), &mut args, "pb_cg_update")?;
             }
             self.precondition(precond, sweeps)?;
-            let b = self.bufs()?;
-            let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
-            let rr = a.get(3).copied().unwrap_or(f64::NAN);
-            let rz_new = a.get(4).copied().unwrap_or(f64::NAN);
+            let a = unsafe { raw::read_acc(&stream, ip.acc) }?;
+            let (rr, rz_new) = (a[3], a[4]);
             if !rr.is_finite() {
                 return Err(PbError::Device("the float32 residual is not a finite number".into()));
             }
@@ -735,58 +767,41 @@ impl CudaPbSolver {
             }
             let beta = (rz_new / rz) as f32;
             rz = rz_new;
-            let fine = b
-                .levels
-                .first()
-                .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
-            let mut l = stream.launch_builder(&k.xpby);
-            l.arg(&mut b.p).arg(&fine.x).arg(&beta).arg(&n64);
-            // SAFETY: n floats each.
-            unsafe { l.launch(cfg1(n)) }.map_err(drv("pb_xpby"))?;
+            unsafe {
+                let mut args = raw_args![ip.p, fp.x, beta, n64];
+                // n floats each.
+                raw::launch(&stream, &k.xpby, cfg1(n), &mut args, "pb_xpby")?;
+            }
         }
         Ok(left)
     }
 
-    /// z = M r (r: the finest level's `b`, z: its `x`) and acc[4] += r.z.
+    /// z = M r into the finest level's `x` (r in its `b`), and r.z into the fifth accumulator.
     fn precondition(&mut self, precond: Preconditioner, sweeps: usize) -> Result<(), PbError> {
         let stream = self.engine.stream.clone();
         let k = Arc::clone(&self.kernels);
         let b = self.bufs()?;
         let n = b.dims.iter().product::<usize>();
         let n64 = n as i64;
+        let s4 = b.inner.acc + 8 * 4;
+        let Some(fine) = b.levels.first() else {
+            return Err(PbError::Device("no multigrid level".into()));
+        };
+        let (dims, ih2, fp) = (fine.dims, fine.ih2, fine.ptrs);
         match precond {
             Preconditioner::Jacobi => {
-                let fine = b
-                    .levels
-                    .first_mut()
-                    .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
-                let mut l = stream.launch_builder(&k.jacobi);
-                let mut slot = b.acc.slice_mut(4..5);
-                l.arg(&fine.eps[0])
-                    .arg(&fine.eps[1])
-                    .arg(&fine.eps[2])
-                    .arg(&fine.k2)
-                    .arg(&fine.dims[0])
-                    .arg(&fine.dims[1])
-                    .arg(&fine.dims[2])
-                    .arg(&fine.ih2)
-                    .arg(&fine.b)
-                    .arg(&mut fine.x)
-                    .arg(&mut slot);
-                // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of z.
-                unsafe { l.launch(cfg3(fine.dims)) }.map_err(drv("pb_jacobi"))?;
+                let mut args = raw_args![
+                    fp.eps[0], fp.eps[1], fp.eps[2], fp.k2, dims[0], dims[1], dims[2], ih2, fp.b, fp.x, s4
+                ];
+                // SAFETY: pb_jacobi's parameters; reads the 7-point neighbourhoods of interior points,
+                // writes every point of z.
+                unsafe { raw::launch(&stream, &k.jacobi, cfg3(dims), &mut args, "pb_jacobi") }?;
             }
             Preconditioner::Multigrid => {
-                vcycle(&stream, &k, &mut b.levels, 0, sweeps)?;
-                let fine = b
-                    .levels
-                    .first()
-                    .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
-                let mut l = stream.launch_builder(&k.dot);
-                let mut slot = b.acc.slice_mut(4..5);
-                l.arg(&fine.b).arg(&fine.x).arg(&n64).arg(&mut slot);
-                // SAFETY: n floats each.
-                unsafe { l.launch(cfg1(n)) }.map_err(drv("pb_dot"))?;
+                vcycle(&stream, &k, &b.levels, 0, sweeps)?;
+                let mut args = raw_args![fp.b, fp.x, n64, s4];
+                // SAFETY: pb_dot's parameters; n floats each.
+                unsafe { raw::launch(&stream, &k.dot, cfg1(n), &mut args, "pb_dot") }?;
             }
         }
         Ok(())

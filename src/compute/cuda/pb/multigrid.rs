@@ -1,10 +1,11 @@
 //! The multigrid preconditioner of the CUDA Poisson-Boltzmann solver: the levels' shapes
 //! ([`level_dims`]), one red-black half sweep ([`smooth`]) and the symmetric V-cycle ([`vcycle`]),
-//! launched on the solver's stream over its [`Level`] buffers.
+//! launched on the solver's stream over its [`Level`] buffers by their raw addresses (`raw`).
 
-use super::{COARSEST_POINTS, Kernels, Level, ONE_BLOCK_POINTS, cfg_smooth, cfg1, cfg3, drv};
+use super::raw::{self, raw_args};
+use super::{COARSEST_POINTS, Kernels, Level, ONE_BLOCK_POINTS, cfg_smooth, cfg1, cfg3};
 use crate::compute::pb::PbError;
-use cudarc::driver::PushKernelArg;
+use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
 /// The dims of the levels below `dims`: halved while every axis has an odd count and more than
@@ -20,130 +21,87 @@ pub fn level_dims(dims: [usize; 3]) -> Vec<[usize; 3]> {
 }
 
 /// One half sweep of colour `colour` on `lv`.
-pub(super) fn smooth(
-    stream: &Arc<cudarc::driver::CudaStream>,
-    k: &Kernels,
-    lv: &mut Level,
-    colour: i32,
-) -> Result<(), PbError> {
-    let mut l = stream.launch_builder(&k.smooth);
-    l.arg(&lv.eps[0])
-        .arg(&lv.eps[1])
-        .arg(&lv.eps[2])
-        .arg(&lv.k2)
-        .arg(&lv.dims[0])
-        .arg(&lv.dims[1])
-        .arg(&lv.dims[2])
-        .arg(&lv.ih2)
-        .arg(&lv.b)
-        .arg(&mut lv.x)
-        .arg(&colour);
-    // SAFETY: reads the 7-point neighbourhoods of interior points, writes interior points of x.
-    unsafe { l.launch(cfg_smooth(lv.dims)) }.map_err(drv("pb_smooth"))?;
-    Ok(())
+pub(super) fn smooth(stream: &Arc<CudaStream>, k: &Kernels, lv: &Level, colour: i32) -> Result<(), PbError> {
+    let p = lv.ptrs;
+    let mut args = raw_args![
+        p.eps[0], p.eps[1], p.eps[2], p.k2, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, colour
+    ];
+    // SAFETY: pb_smooth's parameters, in order; the level's buffers live on `stream`. Reads the
+    // 7-point neighbourhoods of interior points, writes interior points of x.
+    unsafe { raw::launch(stream, &k.smooth, cfg_smooth(lv.dims), &mut args, "pb_smooth") }
 }
 
 /// The symmetric V-cycle from level `at`: x = M b with x starting at zero (red then black before
 /// the coarse correction, black then red after it; the coarsest level by symmetric sweeps).
 pub(super) fn vcycle(
-    stream: &Arc<cudarc::driver::CudaStream>,
+    stream: &Arc<CudaStream>,
     k: &Kernels,
-    levels: &mut [Level],
+    levels: &[Level],
     at: usize,
     sweeps: usize,
 ) -> Result<(), PbError> {
     let count = levels.len();
-    let (lo, hi) = levels.split_at_mut(at + 1);
-    let Some(lv) = lo.last_mut() else {
+    let Some(lv) = levels.get(at) else {
         return Err(PbError::Device("no multigrid level".into()));
     };
-    stream.memset_zeros(&mut lv.x).map_err(drv("memset"))?;
+    let p = lv.ptrs;
+    // SAFETY: x holds the level's n floats.
+    unsafe { raw::zero(stream, p.x, 4 * lv.n()) }?;
     if at + 1 == count {
         // The coarsest level: symmetric sweeps, enough to nearly solve it when it is small.
         let largest = lv.dims.iter().copied().max().unwrap_or(1).max(1) as usize;
         if lv.n() <= ONE_BLOCK_POINTS {
             let pairs = (2 * largest) as i32;
-            let mut l = stream.launch_builder(&k.coarse_solve);
-            l.arg(&lv.eps[0])
-                .arg(&lv.eps[1])
-                .arg(&lv.eps[2])
-                .arg(&lv.k2)
-                .arg(&lv.dims[0])
-                .arg(&lv.dims[1])
-                .arg(&lv.dims[2])
-                .arg(&lv.ih2)
-                .arg(&lv.b)
-                .arg(&mut lv.x)
-                .arg(&pairs);
-            // SAFETY: one block; reads the 7-point neighbourhoods of interior points, writes every
-            // point of x.
-            unsafe { l.launch(cfg1(1)) }.map_err(drv("pb_coarse_solve"))?;
-            return Ok(());
+            let mut args = raw_args![
+                p.eps[0], p.eps[1], p.eps[2], p.k2, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, pairs
+            ];
+            // SAFETY: pb_coarse_solve's parameters; one block reads the 7-point neighbourhoods of
+            // interior points and writes every point of x.
+            return unsafe { raw::launch(stream, &k.coarse_solve, cfg1(1), &mut args, "pb_coarse_solve") };
         }
-        let pairs = sweeps;
-        for _ in 0..pairs {
+        for _ in 0..sweeps {
             smooth(stream, k, lv, 0)?;
             smooth(stream, k, lv, 1)?;
         }
-        for _ in 0..pairs {
+        for _ in 0..sweeps {
             smooth(stream, k, lv, 1)?;
             smooth(stream, k, lv, 0)?;
         }
         return Ok(());
     }
+    let Some(c) = levels.get(at + 1) else {
+        return Err(PbError::Device("no coarse level".into()));
+    };
     for _ in 0..sweeps {
         smooth(stream, k, lv, 0)?;
         smooth(stream, k, lv, 1)?;
     }
     {
-        let mut l = stream.launch_builder(&k.mg_residual);
-        l.arg(&lv.eps[0])
-            .arg(&lv.eps[1])
-            .arg(&lv.eps[2])
-            .arg(&lv.k2)
-            .arg(&lv.dims[0])
-            .arg(&lv.dims[1])
-            .arg(&lv.dims[2])
-            .arg(&lv.ih2)
-            .arg(&lv.b)
-            .arg(&lv.x)
-            .arg(&mut lv.t);
-        // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of t.
-        unsafe { l.launch(cfg3(lv.dims)) }.map_err(drv("pb_mg_residual"))?;
+        let mut args = raw_args![
+            p.eps[0], p.eps[1], p.eps[2], p.k2, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, p.t
+        ];
+        // SAFETY: pb_mg_residual's parameters; reads the 7-point neighbourhoods of interior points,
+        // writes every point of t.
+        unsafe { raw::launch(stream, &k.mg_residual, cfg3(lv.dims), &mut args, "pb_mg_residual") }?;
     }
     {
-        let Some(c) = hi.first_mut() else {
-            return Err(PbError::Device("no coarse level".into()));
-        };
-        let mut l = stream.launch_builder(&k.restrict);
-        l.arg(&lv.t)
-            .arg(&lv.dims[0])
-            .arg(&lv.dims[1])
-            .arg(&lv.dims[2])
-            .arg(&mut c.b)
-            .arg(&c.dims[0])
-            .arg(&c.dims[1])
-            .arg(&c.dims[2]);
-        // SAFETY: coarse interior points read fine points 2I-1..2I+1 (inside the fine lattice).
-        unsafe { l.launch(cfg3(c.dims)) }.map_err(drv("pb_restrict"))?;
+        let cp = c.ptrs;
+        let mut args = raw_args![
+            p.t, lv.dims[0], lv.dims[1], lv.dims[2], cp.b, c.dims[0], c.dims[1], c.dims[2]
+        ];
+        // SAFETY: pb_restrict's parameters; coarse interior points read fine points 2I-1..2I+1
+        // (inside the fine lattice).
+        unsafe { raw::launch(stream, &k.restrict, cfg3(c.dims), &mut args, "pb_restrict") }?;
     }
     vcycle(stream, k, levels, at + 1, sweeps)?;
-    let (lo, hi) = levels.split_at_mut(at + 1);
-    let (Some(lv), Some(c)) = (lo.last_mut(), hi.first()) else {
-        return Err(PbError::Device("no coarse level".into()));
-    };
     {
-        let mut l = stream.launch_builder(&k.prolong_add);
-        l.arg(&c.x)
-            .arg(&c.dims[0])
-            .arg(&c.dims[1])
-            .arg(&c.dims[2])
-            .arg(&mut lv.x)
-            .arg(&lv.dims[0])
-            .arg(&lv.dims[1])
-            .arg(&lv.dims[2]);
-        // SAFETY: fine interior points read coarse points I..I+1 (inside the coarse lattice).
-        unsafe { l.launch(cfg3(lv.dims)) }.map_err(drv("pb_prolong_add"))?;
+        let cp = c.ptrs;
+        let mut args = raw_args![
+            cp.x, c.dims[0], c.dims[1], c.dims[2], p.x, lv.dims[0], lv.dims[1], lv.dims[2]
+        ];
+        // SAFETY: pb_prolong_add's parameters; fine interior points read coarse points I..I+1 (inside
+        // the coarse lattice).
+        unsafe { raw::launch(stream, &k.prolong_add, cfg3(lv.dims), &mut args, "pb_prolong_add") }?;
     }
     for _ in 0..sweeps {
         smooth(stream, k, lv, 1)?;
