@@ -192,11 +192,12 @@ pub fn supports(engine: Engine, kind: JobKind) -> bool {
             kind,
             Orbital | OrbitalSurface | QmPotential | Potential | Points | MolSurf | PoissonBoltzmann | Ils | Rdf | Dssp
         ),
-        // Lattices of orbitals, densities and direct Coulomb sums, and ILS frames, through the pool's
-        // wgpu workers (`jobs::adapter_worker`); the render device's passes for surfaces and cartoons.
+        // Lattices of orbitals, densities, direct Coulomb sums and a wavefunction's own potential,
+        // and ILS frames, through the pool's wgpu workers (`jobs::adapter_worker`); the render
+        // device's passes for surfaces and cartoons.
         Engine::Wgpu => matches!(
             kind,
-            Orbital | Potential | OrbitalSurface | VertexPotential | Cartoon | Ils
+            Orbital | QmPotential | Potential | OrbitalSurface | VertexPotential | Cartoon | Ils
         ),
     }
 }
