@@ -144,3 +144,61 @@ fn rdf_frames_on_a_wgpu_worker_equal_the_cpu_engine() {
         .unwrap();
     assert_eq!(done.result.unwrap().0, want);
 }
+
+/// `orbitfield rdf --device wgpu` (software adapters included when forced) histograms the frames on
+/// the wgpu engine (no frame falls back to the CPU) and prints the CPU engine's g(r), up to pairs on
+/// a bin edge.
+#[test]
+fn rdf_command_with_device_wgpu() {
+    let root = std::env::var_os("ORBITFIELD_TEST_ROOT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf());
+    let md = root.join("tests/data/md");
+    let rdf = |device: &str| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+            .args(["rdf", "--sel1", "name OH2", "--sel2", "name OH2", "--rmax", "6"])
+            .args(["--frames", "0:4", "--verbose", "--device", device])
+            .arg(md.join("tip125_tric_C36.psf"))
+            .arg(md.join("tip125_tric_C36.dcd"))
+            .env_remove("ORBITFIELD_DEVICES")
+            .output()
+            .unwrap();
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (ok, got, err) = rdf("wgpu");
+    let required = std::env::var("ORBITFIELD_REQUIRE_WGPU").is_ok_and(|v| v == "1");
+    if !ok && !required && err.contains("no wgpu adapter") {
+        eprintln!("skipping: {err}");
+        return;
+    }
+    assert!(ok, "--device wgpu: {err}");
+    assert!(err.contains("rdf on wgpu"), "placed: {err}");
+    assert!(!err.contains("computed on the CPU instead"), "{err}");
+    let (ok, want, err) = rdf("cpu");
+    assert!(ok, "--device cpu: {err}");
+    let columns = |text: &str| -> Vec<[f64; 3]> {
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| {
+                let v: Vec<f64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+                [v[0], v[1], v[2]]
+            })
+            .collect()
+    };
+    let (got, want) = (columns(&got), columns(&want));
+    assert_eq!(got.len(), want.len());
+    assert!(got.len() >= 50);
+    // n_cumulative counts pairs per atom of the first selection per frame (125 atoms, 4 frames): a
+    // pair on a bin edge moves it by 1/500 in one bin.
+    let mut moved = 0.0;
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g[0], w[0]);
+        moved += (g[2] - w[2]).abs() * 500.0;
+    }
+    println!("rdf --device wgpu: {moved:.1} pair-bins apart from --device cpu");
+    assert!(moved <= 4.0, "{moved} pair-bins apart");
+}
