@@ -2,9 +2,10 @@
 // float32: the wgpu twin of kernels/qm_esp.cu and of the CPU engine in src/compute/cpu/qm_esp.rs.
 //
 // Host side: src/compute/wgpu/qm_esp.rs, which prepends constants (QM_MAX_L, the Boys table's
-// QM_TABLE_ORDERS, QM_TAYLOR, QM_TABLE_PER_UNIT, QM_TABLE_MAX_T) and appends, for every total angular
-// momentum L up to QM_MAX_L, the entry point qm_esp_group_L: the straight-line polynomial of one
-// Hermite distribution, generated from the layouts of src/compute/qm_esp/nuclear_attraction.rs.
+// QM_TABLE_ORDERS, QM_TABLE_PER_UNIT, QM_TABLE_MAX_T) and appends, for every total angular
+// momentum L up to QM_MAX_L, qm_boys_L (G_0 .. G_L below, straight-line) and the entry point
+// qm_esp_group_L: the straight-line polynomial of one Hermite distribution, generated from the
+// layouts of src/compute/qm_esp/nuclear_attraction.rs.
 //
 // The host hands the density as the screened distributions of compute::qm_esp (one per pair of
 // primitives, the density matrix contracted in), grouped by L, each a record
@@ -104,47 +105,6 @@ fn qm_sigma(t: f32) -> f32 {
     }
     let r = inverseSqrt(t);
     return fma(0.5 * r, fma(-t * r, r, 1.0), r);
-}
-
-// G_n = c^n F_n(t) for n = 0 ..= top into g, c = 1 / sg (sg = qm_sigma(t): the same rounded c
-// scales the monomials, so the scaling cancels whatever its rounding).
-fn qm_boys(t: f32, sg: f32, top: u32, g: ptr<function, array<f32, QM_ORDERS>>) {
-    let c = 1.0 / sg;
-    if t < QM_TABLE_MAX_T {
-        let row = u32(t * QM_TABLE_PER_UNIT + 0.5);
-        let x = f32(row) * (1.0 / QM_TABLE_PER_UNIT) - t;
-        let base = row * QM_TABLE_ORDERS + top;
-        var f = table[base + u32(QM_TAYLOR - 1)];
-        var e = 1.0;
-        for (var k = QM_TAYLOR - 1; k >= 1; k--) {
-            let xk = x / f32(k);
-            f = fma(f, xk, table[base + u32(k - 1)]);
-            e = fma(e, xk, 1.0);
-        }
-        e *= expt[row];
-        (*g)[top] = f;
-        for (var n = top; n >= 1u; n--) {
-            f = fma(2.0 * t, f, e) / f32(2u * n - 1u);
-            (*g)[n - 1u] = f;
-        }
-        if t > 1.0 {
-            var cn = c;
-            for (var n = 1u; n <= top; n++) {
-                (*g)[n] *= cn;
-                cn *= c;
-            }
-        }
-    } else {
-        // G_0 = F_0 = sqrt(pi / t) / 2; G_(n+1) = ((2n + 1) G_n - exp(-t) c^n) / (2 c).
-        var f = 0.886226925452758 * sg;
-        (*g)[0] = f;
-        var ec = exp(-t);
-        for (var n = 0u; n < top; n++) {
-            f = (f32(2u * n + 1u) * f - ec) * (0.5 * sg);
-            ec *= c;
-            (*g)[n + 1u] = f;
-        }
-    }
 }
 
 // Starts the accumulator with sum_A Z_A / max(|r - R_A|, MIN_DISTANCE) over the nuclei.
