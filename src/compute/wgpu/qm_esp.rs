@@ -833,4 +833,27 @@ mod tests {
         }
         println!("worst difference relative to the nuclear potential {worst:.1e}");
     }
+
+    #[test]
+    fn lattice_coordinates_round_trip_and_flat_lattices_are_refused() {
+        let lattice = Lattice {
+            origin_bohr: [10.0, -20.0, 3.0],
+            steps_bohr: [[0.3, 0.01, 0.0], [-0.02, 0.25, 0.05], [0.0, 0.1, 0.4]],
+            dims: [4, 4, 4],
+        };
+        let p = [11.234_567_891, -19.876_543_21, 3.5];
+        let [hi, lo] = lattice_coordinates(&lattice, p);
+        let c: [f64; 3] = std::array::from_fn(|a| f64::from(hi[a]) + f64::from(lo[a]));
+        for k in 0..3 {
+            let back = lattice.origin_bohr[k] + (0..3).map(|a| c[a] * lattice.steps_bohr[a][k]).sum::<f64>();
+            assert!((back - p[k]).abs() < 1e-12, "{back} vs {}", p[k]);
+        }
+        let prep = PreparedQmEsp::new(&test_wavefunction()).unwrap();
+        let mut flat = lattice;
+        flat.steps_bohr[2] = [0.6, 0.02, 0.0];
+        assert!(matches!(
+            PackedQmEsp::new(&prep, &flat),
+            Err(ComputeError::WrongInput(..))
+        ));
+    }
 }
