@@ -844,9 +844,9 @@ mod tests {
         let p = [11.234_567_891, -19.876_543_21, 3.5];
         let [hi, lo] = lattice_coordinates(&lattice, p);
         let c: [f64; 3] = std::array::from_fn(|a| f64::from(hi[a]) + f64::from(lo[a]));
-        for k in 0..3 {
+        for (k, want) in p.iter().enumerate() {
             let back = lattice.origin_bohr[k] + (0..3).map(|a| c[a] * lattice.steps_bohr[a][k]).sum::<f64>();
-            assert!((back - p[k]).abs() < 1e-12, "{back} vs {}", p[k]);
+            assert!((back - want).abs() < 1e-12, "{back} vs {want}");
         }
         let prep = PreparedQmEsp::new(&test_wavefunction()).unwrap();
         let mut flat = lattice;
