@@ -42,8 +42,8 @@ const TOL_OF_MAX: f64 = 1e-4;
 /// Points farther than [`FAR_BOHR`] from every nucleus: the difference within this fraction of
 /// `sum_A Z_A / |r - R_A|` there. Float32 reason: the nuclear and electronic parts cancel to a
 /// potential far smaller than either (at 2 bohr from an oxygen each is about 4 hartree/e, their sum
-/// a few 0.01); each is summed in f32 with Kahan compensation, so what remains is a few ulp (u =
-/// 6e-8) of the parts, plus the f32 rounding of coordinates relative to the lattice origin.
+/// a few 0.01); each term is f32 (a few ulp, u = 6e-8, offsets from lattice coordinates exact to
+/// that) and the terms are summed with Kahan compensation, so what remains is a few ulp of the parts.
 const TOL_FAR: f64 = 2e-6;
 const FAR_BOHR: f64 = 1.8897;
 

@@ -4,23 +4,27 @@
 //! ([`crate::compute::qm_esp::PreparedQmEsp`]: density matrix, screened Hermite distributions,
 //! Boys table).
 //!
-//! Owns [`shader_source`] (the static pass with, per total angular momentum L, the straight-line
-//! polynomial of one distribution, generated from [`layouts`] as the CUDA engine generates its
-//! own), [`PackedQmEsp`] (the distributions as f32 records relative to the lattice origin, their
-//! coefficients rescaled so that no factor the device multiplies leaves the f32 range; see the
-//! shader's header), [`QmEspParams`] (twin of the shader's uniform) and [`QmEspPass`] (the
-//! pipelines per largest L and the Boys table, built once per device on first use, and the last
-//! packed wavefunction on the device). Called by the wgpu slab engine (`super::engine`) and tests.
+//! Owns [`shader_source`] (the static pass with, per total angular momentum L, the Boys function
+//! and the polynomial of one distribution as straight-line code, generated from [`layouts`] as the
+//! CUDA engine generates its own), [`PackedQmEsp`] (the distributions and nuclei as f32 records in
+//! the lattice's own coordinates, their coefficients rescaled so that no factor the device
+//! multiplies leaves the f32 range; see the shader's header), [`QmEspParams`] (twin of the shader's
+//! uniform) and [`QmEspPass`] (the pipelines per largest L and the Boys table, built once per
+//! device on first use, and the last packed wavefunction on the device). Called by the wgpu slab
+//! engine (`super::engine`) and tests.
 //!
-//! Precision (f32 on the device; WGSL has no guaranteed f64): centres and nuclei relative to the
-//! lattice origin from the host's f64 difference, rounded once (about 6e-8 of the lattice's extent
-//! in bohr); the Boys function from the shared table rounded to f32 (the Taylor step and the stable
-//! recursions add a few ulp); each distribution's polynomial in f32 with every factor bounded; the
-//! sums in blocks of 16 with Kahan compensation between blocks. The error at a point is then a few
-//! 1e-7 of the sum of the absolute terms there (nuclear and electronic), which near a nucleus is the
-//! size of the potential itself and far from every nucleus, where the two cancel, a few times the
-//! largest single term. Measured against the CPU engine (f64) in `tests/wgpu_qm_esp.rs`: see the
-//! bound there and in `docs/architecture.md`.
+//! Precision (f32 on the device; WGSL has no guaranteed f64): each centre and nucleus is given by
+//! its lattice coordinates as f32 (hi, lo) pairs of the host's f64 values, so the offset `P - r`
+//! from a lattice point is an exact index difference plus the low part, times the steps: its
+//! rounding is relative to the offset itself (a few ulp), not to the lattice's extent, which keeps
+//! tight distributions (exponents of 1e5) exact near their centres. The Boys function comes from the
+//! shared table rounded to f32 (the Taylor step and the stable recursions add a few ulp); each
+//! distribution's polynomial is f32 with every factor bounded; the sums run in blocks of 16 with
+//! Kahan compensation between blocks. The error at a point is then a few 1e-7 of the sum of the
+//! absolute terms there (nuclear and electronic), which near a nucleus is the size of the potential
+//! itself and far from the nuclei, where the two parts cancel, can be a large fraction of V (tens of
+//! bohr from a neutral molecule). Measured against the CPU engine (f64) in `tests/wgpu_qm_esp.rs`:
+//! see the bounds there and in `docs/architecture.md`.
 
 use super::marching_cubes::read_buffer;
 use super::pass::{compute_layouts, device_err, params_bind_group};
