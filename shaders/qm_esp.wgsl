@@ -3,8 +3,8 @@
 //
 // Host side: src/compute/wgpu/qm_esp.rs, which prepends constants (QM_MAX_L, the Boys table's
 // QM_TABLE_ORDERS, QM_TABLE_PER_UNIT, QM_TABLE_MAX_T) and appends, for every total angular
-// momentum L up to QM_MAX_L, qm_boys_L (G_0 .. G_L below, straight-line) and the entry point
-// qm_esp_group_L: the straight-line polynomial of one Hermite distribution, generated from the
+// momentum L up to QM_MAX_L, qm_boys_L (the G_n defined below, as straight-line code) and the entry
+// point qm_esp_group_L (the straight-line polynomial of one Hermite distribution), generated from the
 // layouts of src/compute/qm_esp/nuclear_attraction.rs.
 //
 // The host hands the density as the screened distributions of compute::qm_esp (one per pair of
@@ -14,17 +14,19 @@
 // pair from the host's f64), so the offset P - r from the point (i, j, k) is
 // ((a_hi - i) + a_lo) step_x + ...: the index difference is exact where it is small (Sterbenz), and
 // the offset carries f32 rounding relative to itself, not to the lattice's extent. Nuclei likewise
-// ([a_hi, b_hi, c_hi, a_lo, b_lo, c_lo, Z, 0]). The coefficients are rescaled on the host so that every
-// factor the device multiplies stays near one: with Y = sqrt(p) (P - r), T = |Y|^2, c = max(1, sqrt T)
-// and sigma = 1 / c, the term q_(n,m) X^m F_n(T) of the CPU engine is
-// q'_(n,m) (Y / c)^m sigma^(n - |m|) G_n with q' = q / p^(|m| / 2) and G_n = c^n F_n(T). q carries
-// p^n, so q' carries p^(n - |m| / 2) = p^(L' / 2) for its Hermite index of order L', the factor the
-// screening bound of the distribution's largest potential already holds: q' is of that size.
-// |Y / c| <= 1, sigma <= 1 and G_n is bounded, so no monomial overflows and no Boys value
-// underflows into a product with an infinite one, whatever the exponent or the distance (the f64
-// engines need no such care). The Boys function is evaluated from the same table as on the CPU and in CUDA: below
-// QM_TABLE_MAX_T the Taylor series at the highest order around the nearest table point and the
-// downward recursion, above it the asymptotic F_0 and the upward recursion.
+// ([a_hi, b_hi, c_hi, a_lo, b_lo, c_lo, Z, 0]).
+//
+// The coefficients are rescaled on the host so that every factor the device multiplies stays near
+// one: with Y = sqrt(p) (P - r), T = |Y|^2, c = max(1, sqrt T) and sigma = 1 / c, the term
+// q_(n,m) X^m F_n(T) of the CPU engine is q'_(n,m) (Y / c)^m sigma^(n - |m|) G_n with
+// q' = q / p^(|m| / 2) and G_n = c^n F_n(T). q carries p^n, so q' carries p^(n - |m| / 2) =
+// p^(L' / 2) for its Hermite index of order L', the factor the screening bound of the
+// distribution's largest potential already holds: q' is of that size. |Y / c| <= 1, sigma <= 1 and
+// G_n is bounded, so no monomial overflows and no Boys value underflows into a product with an
+// infinite one, whatever the exponent or the distance (the f64 engines need no such care). The Boys
+// function comes from the same table as on the CPU and in CUDA: below QM_TABLE_MAX_T the Taylor
+// series at the highest order around the nearest table point and the downward recursion, above it
+// the asymptotic F_0 and the upward recursion.
 //
 // One invocation per lattice point; every invocation of a workgroup reads the same record (uniform
 // loads). The potential accumulates in a (sum, compensation) pair of f32 per point in `acc`:
