@@ -9,6 +9,11 @@
 //! - GPU: the kernels over the 80^3 cubegen box (CUDA events, median of the repeats, after a warm-up
 //!   that compiles), end to end through a worker pool (request to lattice on the host), and the
 //!   largest relative difference from the CPU engine on four middle planes.
+//! - wgpu (the first hardware adapter; software ones only with `ORBITFIELD_WGPU=software` or `all`):
+//!   the same lattice through the wgpu engine's slab call (upload of the distributions once, then
+//!   dispatches and read-back: median of the repeats after a warm-up that compiles), through a pool
+//!   of wgpu workers, and the largest difference from the CPU engine on the four middle planes over
+//!   the largest |V| there (the bound of `tests/wgpu_qm_esp.rs`).
 
 use super::bench::{cube_lattice, median, threonine};
 use anyhow::{Context, Result};
@@ -43,6 +48,12 @@ pub struct QmEspResult {
     pub gpu_kernel_ms: Option<f64>,
     pub gpu_pool_ms: Option<f64>,
     pub gpu_max_rel_diff_vs_cpu: Option<f64>,
+    /// The wgpu engine's adapter, its slab call over the whole lattice and a wgpu pool (wall,
+    /// milliseconds), and its largest difference from the CPU engine over the largest |V|.
+    pub wgpu_adapter: Option<String>,
+    pub wgpu_slab_ms: Option<f64>,
+    pub wgpu_pool_ms: Option<f64>,
+    pub wgpu_max_diff_of_max_vs_cpu: Option<f64>,
     pub notes: Vec<String>,
 }
 
@@ -177,13 +188,9 @@ pub fn run(
         }
         r.gpu_pool_ms = Some(median(times));
         if let Some(grid) = grid {
-            let n = job.lattice.dims[2];
-            let z = n / 2 - 2..n / 2 + 2;
+            let (z, cpu_vals, ms) = cpu_middle_planes(&job)?;
+            r.cpu_all_threads_ms = Some(ms);
             let plane = job.lattice.dims[0] * job.lattice.dims[1];
-            let mut cpu_vals = vec![0f32; plane * z.len()];
-            let t = Instant::now();
-            CpuEngine.compute_slab(&job, z.clone(), &mut cpu_vals)?;
-            r.cpu_all_threads_ms = Some(t.elapsed().as_secs_f64() * 1e3 * n as f64 / z.len() as f64);
             let gpu_vals = grid.values.get(z.start * plane..z.end * plane).unwrap_or(&[]);
             r.gpu_max_rel_diff_vs_cpu = Some(
                 gpu_vals
@@ -194,7 +201,77 @@ pub fn run(
             );
         }
     }
+    wgpu_figures(&job, repeats, &mut r)?;
     Ok(r)
+}
+
+/// The CPU engine's values on the four middle planes of `job` (and the time of the whole lattice on
+/// all threads, scaled from them).
+fn cpu_middle_planes(job: &FieldJob) -> Result<(std::ops::Range<usize>, Vec<f32>, f64)> {
+    let n = job.lattice.dims[2];
+    let z = n / 2 - 2..n / 2 + 2;
+    let plane = job.lattice.dims[0] * job.lattice.dims[1];
+    let mut vals = vec![0f32; plane * z.len()];
+    let t = Instant::now();
+    CpuEngine.compute_slab(job, z.clone(), &mut vals)?;
+    let ms = t.elapsed().as_secs_f64() * 1e3 * n as f64 / z.len() as f64;
+    Ok((z, vals, ms))
+}
+
+/// The `wgpu_*` figures (a note where no adapter takes the work).
+fn wgpu_figures(job: &FieldJob, repeats: usize, r: &mut QmEspResult) -> Result<()> {
+    use orbitfield::compute::wgpu::adapters::adapters;
+    let software = matches!(
+        std::env::var("ORBITFIELD_WGPU").as_deref().map(str::trim),
+        Ok("software" | "all")
+    );
+    let Some(adapter) = adapters().iter().find(|a| software || !a.is_software()) else {
+        r.notes
+            .push("wgpu: no hardware adapter (ORBITFIELD_WGPU=software to time a software one)".into());
+        return Ok(());
+    };
+    let engine = match adapter.engine() {
+        Ok(e) => e,
+        Err(e) => {
+            r.notes.push(format!("wgpu: {}: {e}", adapter.describe()));
+            return Ok(());
+        }
+    };
+    r.wgpu_adapter = Some(engine.name());
+    let mut out = vec![0f32; job.lattice.n_points()];
+    let all = 0..job.lattice.dims[2];
+    engine.compute_slab(job, all.clone(), &mut out)?;
+    let mut times = Vec::new();
+    for _ in 0..repeats.max(3) {
+        let t = Instant::now();
+        engine.compute_slab(job, all.clone(), &mut out)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    r.wgpu_slab_ms = Some(median(times));
+    let pool: Pool<()> = Pool::new(PoolConfig {
+        preference: DeviceChoice::Wgpu,
+        ..PoolConfig::default()
+    });
+    pool.compute_grid((), job.clone())?;
+    let mut times = Vec::new();
+    for _ in 0..repeats.max(3) {
+        let t = Instant::now();
+        pool.compute_grid((), job.clone())?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    r.wgpu_pool_ms = Some(median(times));
+    let (z, cpu_vals, ms) = cpu_middle_planes(job)?;
+    r.cpu_all_threads_ms.get_or_insert(ms);
+    let plane = job.lattice.dims[0] * job.lattice.dims[1];
+    let got = out.get(z.start * plane..z.end * plane).unwrap_or(&[]);
+    let vmax = cpu_vals.iter().fold(0f64, |m, v| m.max(f64::from(v.abs())));
+    r.wgpu_max_diff_of_max_vs_cpu = Some(
+        got.iter()
+            .zip(&cpu_vals)
+            .map(|(a, b)| (f64::from(*a) - f64::from(*b)).abs() / vmax.max(1e-30))
+            .fold(0.0, f64::max),
+    );
+    Ok(())
 }
 
 /// One line per figure.
@@ -219,6 +296,15 @@ pub fn print(r: &QmEspResult) {
             r.gpu_pool_ms.map_or("-".into(), |x| format!("{x:.2}")),
             r.cpu_all_threads_ms.map_or("-".into(), |x| format!("{x:.1}")),
             r.gpu_max_rel_diff_vs_cpu.map_or("-".into(), |x| format!("{x:.1e}")),
+        );
+    }
+    if let (Some(name), Some(ms)) = (&r.wgpu_adapter, r.wgpu_slab_ms) {
+        println!(
+            "qm_esp wgpu {} points on {name}: slab call {ms:.2} ms, through a wgpu pool {} ms, CPU engine (all threads) {} ms, max diff vs CPU {} of max |V|",
+            r.gpu_points,
+            r.wgpu_pool_ms.map_or("-".into(), |x| format!("{x:.2}")),
+            r.cpu_all_threads_ms.map_or("-".into(), |x| format!("{x:.1}")),
+            r.wgpu_max_diff_of_max_vs_cpu.map_or("-".into(), |x| format!("{x:.1e}")),
         );
     }
     for n in &r.notes {

@@ -228,8 +228,9 @@ fn slab_planes() -> usize {
 }
 
 /// The one place where the CLI computes fields: the placement policy decides the engine per job
-/// (`--device`, `--verbose` prints where and why). Lattices on CUDA go through the jobs pool (CUDA
-/// devices with the CPU for retries); on the CPU the CPU engine runs here with a progress bar.
+/// (`--device`, `--verbose` prints where and why). Lattices on a GPU engine (CUDA or wgpu) go through
+/// the jobs pool (its devices with the CPU for retries); on the CPU the CPU engine runs here with a
+/// progress bar.
 /// Points run on the exact CPU evaluator unless a GPU is asked for.
 pub fn evaluate(device: &DeviceArgs, request: Request<'_>) -> Result<Evaluated> {
     match request {
@@ -250,7 +251,7 @@ pub fn evaluate(device: &DeviceArgs, request: Request<'_>) -> Result<Evaluated> 
         }
         Request::Lattice(job) => {
             let placed = device.place(placement::kind_of(&job), JobSize::default(), &placement::describe(&job))?;
-            if placed.engine == Engine::Cuda {
+            if placed.engine != Engine::Cpu {
                 let (grid, notes) = orbitfield::jobs::compute_grid(job, device.device)?;
                 for note in notes {
                     eprintln!("note: {note}");

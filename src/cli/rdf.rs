@@ -114,7 +114,10 @@ pub fn run(args: &RdfArgs) -> Result<()> {
     if preference.requires_gpu() && !workers.has_gpu() {
         let why = workers.notes().join("; ");
         let why = why.strip_prefix("using the CPU engine: ").unwrap_or(&why);
-        bail!("--device gpu: no usable CUDA device: {why}");
+        match preference {
+            DeviceChoice::Wgpu => bail!("--device wgpu: no usable wgpu adapter: {why}"),
+            _ => bail!("--device gpu: no usable CUDA device: {why}"),
+        }
     }
     for n in workers.notes() {
         if preference.requires_gpu() || workers.has_gpu() {

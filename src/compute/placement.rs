@@ -192,11 +192,12 @@ pub fn supports(engine: Engine, kind: JobKind) -> bool {
             kind,
             Orbital | OrbitalSurface | QmPotential | Potential | Points | MolSurf | PoissonBoltzmann | Ils | Rdf | Dssp
         ),
-        // Lattices of orbitals, densities and direct Coulomb sums, and ILS frames, through the pool's
-        // wgpu workers (`jobs::adapter_worker`); the render device's passes for surfaces and cartoons.
+        // Lattices of orbitals, densities, direct Coulomb sums and a wavefunction's own potential,
+        // and ILS and RDF frames, through the pool's wgpu workers (`jobs::adapter_worker`); the
+        // render device's passes for surfaces and cartoons.
         Engine::Wgpu => matches!(
             kind,
-            Orbital | Potential | OrbitalSurface | VertexPotential | Cartoon | Ils
+            Orbital | QmPotential | Potential | OrbitalSurface | VertexPotential | Cartoon | Ils | Rdf
         ),
     }
 }
@@ -661,18 +662,18 @@ mod tests {
         let e = place(JobKind::Potential, JobSize::default(), DeviceChoice::Gpu, &f).unwrap_err();
         assert!(matches!(e, PlacementError::Missing { .. }), "{e}");
         // A kind the engine lacks is "not here", naming both, even where the engine is present.
-        let e = place(JobKind::Rdf, JobSize::default(), DeviceChoice::Wgpu, &h200()).unwrap_err();
+        let e = place(JobKind::Dssp, JobSize::default(), DeviceChoice::Wgpu, &h200()).unwrap_err();
         assert_eq!(
             e,
             PlacementError::NotHere {
-                kind: JobKind::Rdf,
+                kind: JobKind::Dssp,
                 engine: Engine::Wgpu,
                 choice: DeviceChoice::Wgpu,
                 have: "CPU, CUDA".into()
             }
         );
         assert!(
-            e.to_string().starts_with("rdf is not computed by the wgpu engine"),
+            e.to_string().starts_with("dssp is not computed by the wgpu engine"),
             "{e}"
         );
         // Forced CPU always works.
@@ -688,7 +689,9 @@ mod tests {
         assert_eq!(p.engine, Engine::Wgpu);
         let p = place(JobKind::Potential, JobSize::default(), DeviceChoice::Gpu, &f).unwrap();
         assert_eq!(p.engine, Engine::Wgpu);
-        let e = place(JobKind::Rdf, JobSize::default(), DeviceChoice::Gpu, &f).unwrap_err();
+        let p = place(JobKind::Rdf, JobSize::default(), DeviceChoice::Gpu, &f).unwrap();
+        assert_eq!(p.engine, Engine::Wgpu);
+        let e = place(JobKind::Dssp, JobSize::default(), DeviceChoice::Gpu, &f).unwrap_err();
         assert_eq!(e.to_string(), "--device gpu: no usable CUDA device");
     }
 

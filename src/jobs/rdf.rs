@@ -1,9 +1,9 @@
 //! RDF frames across devices: pair-distance histograms frame by frame, on the worker pool's workers.
 //!
 //! Owns [`RdfWorkers`]: a front end that queues frames as device tasks on a [`Pool`]'s workers (the
-//! kernel in `compute::cuda::rdf` on each GPU worker's own engine, so a device has one context for
-//! the whole process; on a pool without devices, its CPU worker runs the cell-list engine of
-//! `analysis::rdf`, itself parallel with rayon). A frame is the unit of work: the caller reads frames
+//! kernel in `compute::cuda::rdf` on each CUDA worker's own engine, so a device has one context for
+//! the whole process, and the pass of `compute::wgpu::rdf` on each wgpu worker's; on a pool without
+//! devices, its CPU worker runs the cell-list engine of `analysis::rdf`, itself parallel with rayon). A frame is the unit of work: the caller reads frames
 //! and evaluates selections on its own thread and submits [`RdfWork`] items; whichever worker is free
 //! takes the next one, so devices of different speed balance by themselves. A frame that fails on a
 //! device is computed again on the CPU (with a note), so a device fault never loses a frame. Results
@@ -18,7 +18,7 @@
 //! (the viewer's pool, streaming: `try_submit` each UI frame, `try_recv` the finished frames).
 
 use crate::analysis::rdf::{RdfAccumulator, RdfError, RdfSettings};
-use crate::compute::cuda::{CudaEngine, rdf::PairGeometry};
+use crate::compute::cuda::rdf::PairGeometry;
 use crate::jobs::{DeviceChoice, DeviceWorkers, Pool, PoolConfig, TaskEngines};
 use crate::model::{Frame, UnitCell};
 use crossbeam::channel::{Receiver, RecvTimeoutError, Sender, bounded};
@@ -156,14 +156,13 @@ impl RdfWorkers {
         let (done, live, in_flight) = (self.done_tx.clone(), self.oldest_live.clone(), self.in_flight.clone());
         let item = work.clone();
         let task = Box::new(move |on: TaskEngines<'_>| {
-            let gpu = on.cuda;
             let generation = item.request.generation;
             if generation < live.load(Ordering::Acquire) {
                 in_flight.fetch_sub(1, Ordering::AcqRel);
                 return;
             }
             let t0 = Instant::now();
-            let (result, engine, pairs, note) = histogram(gpu, &item);
+            let (result, engine, pairs, note) = histogram(on, &item);
             // Never blocks: the channel holds `capacity` results and at most that many are in flight.
             let _ = done.try_send(RdfDone {
                 generation,
@@ -321,7 +320,9 @@ type Histogram = (
     Option<String>,
 );
 
-fn histogram(gpu: Option<&CudaEngine>, w: &RdfWork) -> Histogram {
+/// One frame's counts on the worker's device engine (CUDA or wgpu), or on the CPU engine where the
+/// worker has none or the device fails (with a note).
+fn histogram(on: TaskEngines<'_>, w: &RdfWork) -> Histogram {
     let req = &w.request;
     let acc = match RdfAccumulator::new(req.settings.clone()) {
         Ok(a) => a,
@@ -337,19 +338,29 @@ fn histogram(gpu: Option<&CudaEngine>, w: &RdfWork) -> Histogram {
         Err(e) => return (Err(e), "cpu".into(), 0, None),
     };
     let mut note = None;
-    if let Some(gpu) = gpu {
+    let failed = |e: &dyn std::fmt::Display| {
+        Some(format!(
+            "frame {}: the GPU failed ({e}); computed on the CPU instead",
+            w.frame_index
+        ))
+    };
+    if let Some(gpu) = on.cuda {
         let geom = PairGeometry::new(&w.frame, cell, &w.sel1, &w.sel2, groups);
         match gpu.rdf_counts(&geom, &req.settings) {
             Ok(counts) => {
                 let name = format!("cuda:{} {}", gpu.ordinal(), gpu.device_name());
                 return (Ok((counts, cell)), name, geom.pairs(), None);
             }
-            Err(e) => {
-                note = Some(format!(
-                    "frame {}: the GPU failed ({e}); computed on the CPU instead",
-                    w.frame_index
-                ))
-            }
+            Err(e) => note = failed(&e),
+        }
+    }
+    #[cfg(feature = "gui")]
+    if let Some(gpu) = on.wgpu {
+        use crate::compute::SlabEngine;
+        let geom = PairGeometry::new(&w.frame, cell, &w.sel1, &w.sel2, groups);
+        match gpu.rdf_counts(&geom, &req.settings) {
+            Ok(counts) => return (Ok((counts, cell)), gpu.name(), geom.pairs(), None),
+            Err(e) => note = failed(&e),
         }
     }
     let counts = acc.frame_counts_cpu(&w.frame, cell, &w.sel1, &w.sel2, groups);

@@ -2,7 +2,8 @@
 //! the passes of this folder, serving the worker pool's tiles like the CUDA engine.
 //!
 //! Owns [`WgpuEngine`] ([`SlabEngine`] for direct Coulomb maps, vacuum and screened, by
-//! [`super::coulomb`]; orbitals, |psi|^2, densities and spin densities by [`super::orbital`]; RDF
+//! [`super::coulomb`]; orbitals, |psi|^2, densities and spin densities by [`super::orbital`]; a
+//! wavefunction's own potential by [`super::qm_esp`]; RDF
 //! pair counts by [`super::rdf`] through [`WgpuEngine::rdf_counts`]; implicit ligand sampling frames
 //! by [`super::ils`] through [`WgpuEngine::ils_voxel_means`]) and [`WgpuEngine::supports`],
 //! which says which jobs it computes. Any other job is answered with [`ComputeError::WrongInput`],
@@ -14,6 +15,7 @@ use super::ils::IlsPass;
 use super::orbital::{MoCompute, read_values};
 use super::packed_mo::PackedMoField;
 use super::pass::device_err;
+use super::qm_esp::QmEspPass;
 use super::rdf::RdfPairs;
 use crate::compute::ils::{IlsSetup, PlacedAtoms};
 use crate::compute::layout::pairs::PairGeometry;
@@ -32,6 +34,7 @@ pub struct WgpuEngine {
     coulomb: DirectCoulomb,
     orbital: MoCompute,
     rdf: RdfPairs,
+    qm_esp: QmEspPass,
     /// The ILS passes, or why the device cannot run them.
     ils: Result<IlsPass, String>,
 }
@@ -82,6 +85,7 @@ impl WgpuEngine {
             coulomb: DirectCoulomb::new(&device),
             orbital: MoCompute::new(&device),
             rdf: RdfPairs::new(&device),
+            qm_esp: QmEspPass::new(&device),
             ils: IlsPass::on(&device),
             device,
             queue,
@@ -104,7 +108,11 @@ impl WgpuEngine {
                 Field::Potential,
                 FieldInput::Charges(_) | FieldInput::ScreenedCharges(_)
             ) | (
-                Field::Orbital { .. } | Field::OrbitalSquared { .. } | Field::Density | Field::SpinDensity,
+                Field::Orbital { .. }
+                    | Field::OrbitalSquared { .. }
+                    | Field::Density
+                    | Field::SpinDensity
+                    | Field::QmPotential,
                 FieldInput::Wavefunction(_),
             )
         )
@@ -174,7 +182,10 @@ impl SlabEngine for WgpuEngine {
                 "an input the CPU engine computes (not on wgpu)",
             ));
         }
-        if let (Field::Potential, Some((charges, dielectric))) = (&job.field, charges_of(&job.input)) {
+        if let (Field::QmPotential, FieldInput::Wavefunction(wf)) = (&job.field, &job.input) {
+            self.qm_esp
+                .slab(&self.device, &self.queue, wf, &job.lattice, z_range, out)?;
+        } else if let (Field::Potential, Some((charges, dielectric))) = (&job.field, charges_of(&job.input)) {
             self.coulomb.map(
                 &self.device,
                 &self.queue,

@@ -12,6 +12,8 @@
 //! - [`coulomb`]: direct Coulomb maps of point charges on a lattice, vacuum and screened models.
 //! - [`rdf`]: pair-distance histograms of radial distribution functions.
 //! - [`ils`]: implicit ligand sampling, one frame's voxel means of the probe's occupancy.
+//! - [`qm_esp`]: a wavefunction's own electrostatic potential (nuclei and electron density) on a
+//!   lattice, from the host preparation of `compute::qm_esp` the CPU and CUDA engines share.
 //! - [`engine`]: [`engine::WgpuEngine`], these passes behind the slab-engine interface the worker
 //!   pool drives (`jobs::adapter_worker`), beside `compute::cpu` and `compute::cuda`.
 //!
@@ -43,6 +45,8 @@ pub mod orbital;
 #[cfg(feature = "gui")]
 mod pass;
 #[cfg(feature = "gui")]
+pub mod qm_esp;
+#[cfg(feature = "gui")]
 pub mod rdf;
 #[cfg(feature = "gui")]
 pub mod vertex_potential;
@@ -60,6 +64,10 @@ pub fn all_modules() -> Vec<(&'static str, String)> {
         ("coulomb_map", coulomb::SHADER_SOURCE.to_string()),
         ("rdf", rdf::SHADER_SOURCE.to_string()),
         ("ils", ils::SHADER_SOURCE.to_string()),
+        (
+            "qm_esp",
+            qm_esp::shader_source(crate::compute::qm_esp::nuclear_attraction::MAX_PAIR_L),
+        ),
     ]
 }
 
