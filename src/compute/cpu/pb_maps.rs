@@ -2,8 +2,9 @@
 //! staggered lattices, ion accessibility, charge density, boundary values, each as APBS builds
 //! it (`Vpmg_fillco`, `src/mg/vpmg.c`).
 //!
-//! Owns [`Coefficients`] and [`coefficients`], called by the solvers of the CPU engine
-//! ([`super::pb`]) and of the other engines. The dielectric and ion maps are
+//! Owns [`Coefficients`], [`coefficients`] (every map from the atoms) and
+//! [`coefficients_with_boundary`] (a focused lattice's: face values given), called by the solvers
+//! of the CPU engine ([`super::pb`]) and of the other engines. The dielectric and ion maps are
 //! [`super::pb_surface`]'s. Charges: trilinear (APBS `spl0`) or APBS's `spl2` B-spline
 //! (`fillcoChargeSpline2`: the piecewise-quadratic B-spline M3 centred on the charge, 3 points
 //! per axis, which APBS's manual calls cubic). Boundary values (APBS `bcfl_sdh`, `bcflnew`):
@@ -84,12 +85,53 @@ fn multipole_factors(r: f64, kappa: f64, eps_p: f64, eps_w: f64, a: f64) -> [f64
 
 /// Builds every map; refuses a charge whose spread leaves the interior of the lattice.
 pub fn coefficients(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> Result<Coefficients, String> {
-    let [nx, ny, nz] = lattice.dims;
-    let n = lattice.n_points();
-    let h = lattice.spacing_angstrom;
-    let lb = p.bjerrum_angstrom();
+    let (eps, kbar2) = medium_maps(atoms, lattice, p);
+    let source = spread_charges(atoms, lattice, p, false)?;
+    let boundary = boundary_values(atoms, lattice, p);
+    Ok(Coefficients {
+        eps,
+        kbar2,
+        source,
+        boundary,
+    })
+}
+
+/// The maps of a focused lattice (APBS `bcfl focus`): the face values are given (`boundary`, one
+/// per lattice point, read on the faces only: the coarser solution interpolated,
+/// `compute::pb::focus`); the dielectric and ion maps are built from every atom; each charge adds
+/// its weights at the interior points and the weights that fall on the faces or beyond are
+/// dropped, so charges outside the lattice add nothing (their field enters through the face
+/// values), as APBS's `fillcoChargeSpline1`/`fillcoChargeSpline2` do under `bcfl focus`.
+pub fn coefficients_with_boundary(
+    atoms: &PbAtoms,
+    lattice: &PbLattice,
+    p: &PbParams,
+    boundary: Vec<f64>,
+) -> Result<Coefficients, String> {
+    if boundary.len() != lattice.n_points() {
+        return Err(format!(
+            "{} boundary values for a lattice of {:?} ({} points)",
+            boundary.len(),
+            lattice.dims,
+            lattice.n_points()
+        ));
+    }
+    if let Some(v) = boundary.iter().find(|v| !v.is_finite()) {
+        return Err(format!("boundary value {v}: finite values expected"));
+    }
+    let (eps, kbar2) = medium_maps(atoms, lattice, p);
+    let source = spread_charges(atoms, lattice, p, true)?;
+    Ok(Coefficients {
+        eps,
+        kbar2,
+        source,
+        boundary,
+    })
+}
+
+/// The dielectric on the staggered lattices and `kbar^2` at the lattice points.
+fn medium_maps(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> ([Vec<f64>; 3], Vec<f64>) {
     let kappa2 = p.kappa2_per_angstrom2();
-    let kappa = kappa2.sqrt();
     let eps = dielectric_maps(atoms, lattice, p);
     let kbar2 = if kappa2 > 0.0 {
         ion_accessibility(atoms, lattice, p.ion_radius_angstrom)
@@ -97,28 +139,51 @@ pub fn coefficients(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> Resul
             .map(|a| a * p.eps_out * kappa2)
             .collect()
     } else {
-        vec![0.0; n]
+        vec![0.0; lattice.n_points()]
     };
-    // Charges.
-    let mut source = vec![0.0; n];
+    (eps, kbar2)
+}
+
+/// `4 pi l_B rho / h^3` at the lattice points. `partial`: keep the weights that land on interior
+/// points and drop the rest (a focused lattice); else refuse a charge whose spread leaves the
+/// interior.
+fn spread_charges(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams, partial: bool) -> Result<Vec<f64>, String> {
+    let [nx, ny, _] = lattice.dims;
+    let h = lattice.spacing_angstrom;
+    let lb = p.bjerrum_angstrom();
+    let mut source = vec![0.0; lattice.n_points()];
     let scale = 4.0 * std::f64::consts::PI * lb / (h * h * h);
+    let interior = |k: usize, i: i64| i >= 1 && i < lattice.dims[k] as i64 - 1;
     for (idx, (x, &q)) in atoms.positions_angstrom.iter().zip(&atoms.charges_e).enumerate() {
         if q == 0.0 {
             continue;
         }
         let w: [(i64, [f64; 4], usize); 3] =
             std::array::from_fn(|k| weights_1d((x[k] - lattice.origin_angstrom[k]) / h, p.charge_assignment));
-        for (k, &(first, _, len)) in w.iter().enumerate() {
-            if first < 1 || first + len as i64 > lattice.dims[k] as i64 - 1 {
-                return Err(format!(
-                    "atom {idx} at {x:?} A spreads its charge beyond the lattice interior: enlarge the lattice"
-                ));
+        if !partial {
+            for (k, &(first, _, len)) in w.iter().enumerate() {
+                if first < 1 || first + len as i64 > lattice.dims[k] as i64 - 1 {
+                    return Err(format!(
+                        "atom {idx} at {x:?} A spreads its charge beyond the lattice interior: enlarge the lattice"
+                    ));
+                }
             }
         }
         for c in 0..w[2].2 {
+            let k = w[2].0 + c as i64;
+            if !interior(2, k) {
+                continue;
+            }
             for b in 0..w[1].2 {
+                let j = w[1].0 + b as i64;
+                if !interior(1, j) {
+                    continue;
+                }
                 for a in 0..w[0].2 {
-                    let (i, j, k) = (w[0].0 + a as i64, w[1].0 + b as i64, w[2].0 + c as i64);
+                    let i = w[0].0 + a as i64;
+                    if !interior(0, i) {
+                        continue;
+                    }
                     let id = i as usize + nx * (j as usize + ny * k as usize);
                     if let Some(s) = source.get_mut(id) {
                         *s += scale * q * w[0].1[a] * w[1].1[b] * w[2].1[c];
@@ -127,7 +192,15 @@ pub fn coefficients(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> Resul
             }
         }
     }
-    // Boundary values (APBS `bcfl_sdh` and `bcflnew`).
+    Ok(source)
+}
+
+/// Boundary values on the faces from the atoms (APBS `bcfl_sdh` and `bcflnew`); zero inside.
+fn boundary_values(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> Vec<f64> {
+    let [nx, ny, nz] = lattice.dims;
+    let n = lattice.n_points();
+    let lb = p.bjerrum_angstrom();
+    let kappa = p.kappa2_per_angstrom2().sqrt();
     let (lo, hi) = atoms
         .positions_angstrom
         .iter()
@@ -202,10 +275,5 @@ pub fn coefficients(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> Resul
                 }
             }
         });
-    Ok(Coefficients {
-        eps,
-        kbar2,
-        source,
-        boundary,
-    })
+    boundary
 }
