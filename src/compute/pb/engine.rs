@@ -256,7 +256,16 @@ impl PbSolver {
             check_input(atoms, l, params, HOST_BYTES_PER_POINT)?;
         }
         let at_level = |level: usize, e: PbError| match e {
-            PbError::BadInput(m) => PbError::BadInput(format!("focusing level {} of {}: {m}", level + 1, levels.len())),
+            PbError::BadInput(m) => PbError::BadInput(format!(
+                "focusing level {} of {}{}: {m}",
+                level + 1,
+                levels.len(),
+                if level == 0 {
+                    " (the coarsest, which must hold every charge)"
+                } else {
+                    ""
+                }
+            )),
             other => other,
         };
         let mut previous: Option<PbSolution> = None;

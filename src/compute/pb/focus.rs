@@ -3,7 +3,7 @@
 //! inside it, each taking its face values from the previous (coarser) solution by trilinear
 //! interpolation (APBS `bcfl focus`, `focusFillBound` in `src/mg/vpmg.c`).
 //!
-//! Owns [`focus_levels`] (the chain of lattices from a coarse to a fine one, APBS's
+//! Owns [`focus_lattices`] (where the lattices go, [`FocusSpec`]), [`focus_levels`] (the chain of lattices from a coarse to a fine one, APBS's
 //! `NOsh_setupCalcMGAUTO`), [`focus_boundary`] (a finer lattice's face values from a coarser
 //! solution), [`check_inside`] (the one check every level makes) and [`FocusStep`] (what a solver
 //! reports after each level). The chain itself runs in `PbSolver::solve_focused` (the engine's
@@ -56,10 +56,9 @@ fn centre(l: &PbLattice) -> [f64; 3] {
 }
 
 fn check_lattice(what: &str, l: &PbLattice) -> Result<(), PbError> {
-    if !(l.spacing_angstrom.is_finite() && l.spacing_angstrom > 0.0)
-        || !l.origin_angstrom.iter().all(|c| c.is_finite())
-        || l.dims.iter().any(|&d| d < 5)
-    {
+    let placed =
+        l.spacing_angstrom.is_finite() && l.spacing_angstrom > 0.0 && l.origin_angstrom.iter().all(|c| c.is_finite());
+    if !placed || l.dims.iter().any(|&d| d < 5) {
         return Err(bad(format!(
             "{what} lattice: spacing {} A, origin {:?} A, {:?} points (a positive spacing and at least 5 points per axis expected)",
             l.spacing_angstrom, l.origin_angstrom, l.dims
@@ -197,6 +196,126 @@ pub fn focus_boundary(coarse: &PbSolution, fine: &PbLattice) -> Result<Vec<f64>,
     }
 }
 
+/// psize.py's (APBS's lattice sizing script) coarse factor: by default the coarse lattice is this
+/// many times the atoms' extent along each axis.
+pub const COARSE_FACTOR: f64 = 1.7;
+
+/// Where a focused solve's lattices go (`grid pb --focus`), in the spirit of APBS's `mg-auto`
+/// keywords (`fglen`/`fgcent`, `cglen`/`cgcent`, `dime`). Lengths and positions in Angstrom.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct FocusSpec {
+    /// The fine lattice's spacing.
+    pub fine_spacing_angstrom: f64,
+    /// The fine lattice's centre (APBS `fgcent`); default: the centre of the fine atoms' box.
+    pub fine_center_angstrom: Option<[f64; 3]>,
+    /// The fine lattice's side lengths (APBS `fglen`); default: the fine atoms' extent plus twice
+    /// `padding_angstrom`. Rounded up to whole multigrid point counts.
+    pub fine_length_angstrom: Option<[f64; 3]>,
+    /// Padding around the fine atoms (and the least around all atoms on the coarse lattice).
+    pub padding_angstrom: f64,
+    /// The coarse lattice's centre (APBS `cgcent`); default: the centre of all atoms' box.
+    pub coarse_center_angstrom: Option<[f64; 3]>,
+    /// The coarse lattice's side lengths (APBS `cglen`); default: the larger of [`COARSE_FACTOR`]
+    /// times the atoms' extent and the extent plus twice the padding, and at least what holds the
+    /// fine lattice.
+    pub coarse_length_angstrom: Option<[f64; 3]>,
+    /// The coarse lattice's spacing; default: the fine lattice's point counts over the coarse
+    /// lengths (APBS: the same `dime` on every level).
+    pub coarse_spacing_angstrom: Option<f64>,
+}
+
+fn bounding_box(positions: &[[f64; 3]]) -> Option<([f64; 3], [f64; 3])> {
+    let first = positions.first()?;
+    Some(positions.iter().fold((*first, *first), |(lo, hi), p| {
+        (
+            std::array::from_fn(|k| lo[k].min(p[k])),
+            std::array::from_fn(|k| hi[k].max(p[k])),
+        )
+    }))
+}
+
+/// The chain of lattices (coarsest first, [`focus_levels`]) that `spec` places around `all` (every
+/// atom; the coarse lattice holds them) and `fine_atoms` (the atoms the fine lattice is placed
+/// around when `spec` gives no fine centre or length, e.g. a selection; all atoms when empty).
+pub fn focus_lattices(all: &[[f64; 3]], fine_atoms: &[[f64; 3]], spec: &FocusSpec) -> Result<Vec<PbLattice>, PbError> {
+    let positive = |v: f64| v.is_finite() && v > 0.0;
+    let h = spec.fine_spacing_angstrom;
+    if !positive(h) {
+        return Err(bad(format!("fine spacing {h} A: a positive number expected")));
+    }
+    if !(spec.padding_angstrom.is_finite() && spec.padding_angstrom >= 0.0) {
+        return Err(bad(format!("padding {} A: >= 0 expected", spec.padding_angstrom)));
+    }
+    for (what, v) in [
+        ("fine length", spec.fine_length_angstrom),
+        ("coarse length", spec.coarse_length_angstrom),
+    ] {
+        if let Some(l) = v
+            && !l.iter().all(|&x| positive(x))
+        {
+            return Err(bad(format!("{what} {l:?} A: positive lengths expected")));
+        }
+    }
+    for (what, v) in [
+        ("fine centre", spec.fine_center_angstrom),
+        ("coarse centre", spec.coarse_center_angstrom),
+    ] {
+        if let Some(c) = v
+            && !c.iter().all(|x| x.is_finite())
+        {
+            return Err(bad(format!("{what} {c:?} A: finite coordinates expected")));
+        }
+    }
+    if let Some(hc) = spec.coarse_spacing_angstrom
+        && !positive(hc)
+    {
+        return Err(bad(format!("coarse spacing {hc} A: a positive number expected")));
+    }
+    let Some((lo, hi)) = bounding_box(all) else {
+        return Err(bad("no atoms".to_string()));
+    };
+    if !lo.iter().chain(&hi).all(|x| x.is_finite()) {
+        return Err(bad("atom positions must be finite".to_string()));
+    }
+    let (flo, fhi) = bounding_box(fine_atoms).unwrap_or((lo, hi));
+    let pad = spec.padding_angstrom;
+    let fine_centre = spec
+        .fine_center_angstrom
+        .unwrap_or_else(|| std::array::from_fn(|k| 0.5 * (flo[k] + fhi[k])));
+    let fine_len = spec
+        .fine_length_angstrom
+        .unwrap_or_else(|| std::array::from_fn(|k| fhi[k] - flo[k] + 2.0 * pad));
+    let fine_dims: [usize; 3] =
+        std::array::from_fn(|k| super::setup::multigrid_points((fine_len[k] / h).ceil().clamp(4.0, 1e7) as usize + 1));
+    let fine = PbLattice::centered(fine_centre, h, fine_dims);
+    let coarse_centre = spec
+        .coarse_center_angstrom
+        .unwrap_or_else(|| std::array::from_fn(|k| 0.5 * (lo[k] + hi[k])));
+    let coarse_len = spec.coarse_length_angstrom.unwrap_or_else(|| {
+        std::array::from_fn(|k| {
+            let extent = hi[k] - lo[k];
+            let holds_fine = 2.0 * (fine_centre[k] - coarse_centre[k]).abs() + h * (fine_dims[k] - 1) as f64;
+            (COARSE_FACTOR * extent).max(extent + 2.0 * pad).max(holds_fine)
+        })
+    });
+    let coarse = match spec.coarse_spacing_angstrom {
+        Some(hc) => PbLattice::centered(
+            coarse_centre,
+            hc,
+            std::array::from_fn(|k| {
+                super::setup::multigrid_points((coarse_len[k] / hc).ceil().clamp(4.0, 1e7) as usize + 1)
+            }),
+        ),
+        None => {
+            let hc = (0..3)
+                .map(|k| coarse_len[k] / (fine_dims[k] - 1) as f64)
+                .fold(0.0, f64::max);
+            PbLattice::centered(coarse_centre, hc, fine_dims)
+        }
+    };
+    focus_levels(&coarse, &fine)
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
@@ -278,5 +397,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn default_lattices_hold_the_atoms_and_the_fine_box_the_selection() {
+        let all = [[0.0, 0.0, 0.0], [40.0, 10.0, 5.0]];
+        let spec = FocusSpec {
+            fine_spacing_angstrom: 0.5,
+            padding_angstrom: 10.0,
+            ..FocusSpec::default()
+        };
+        let chain = focus_lattices(&all, &all[1..], &spec).unwrap();
+        let (coarse, fine) = (chain[0], chain[chain.len() - 1]);
+        assert_eq!(fine.spacing_angstrom, 0.5);
+        // The fine box: 20 A around the selected atom, 41 points rounded up to 41.
+        assert_eq!(fine.dims, [41; 3]);
+        assert!((centre(&fine)[0] - 40.0).abs() < 1e-9);
+        // The coarse box: 1.7 x 40 A along x, the fine point counts (APBS dime).
+        assert_eq!(coarse.dims, [41; 3]);
+        assert!(coarse.spacing_angstrom * 40.0 >= 68.0 - 1e-9);
+        check_inside(&coarse, &fine).unwrap();
+        // A given coarse box the fine one does not fit in.
+        let spec = FocusSpec {
+            coarse_length_angstrom: Some([30.0; 3]),
+            ..spec
+        };
+        let e = focus_lattices(&all, &all[1..], &spec).unwrap_err().to_string();
+        assert!(e.contains("not inside the coarse"), "{e}");
     }
 }
