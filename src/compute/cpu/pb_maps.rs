@@ -277,3 +277,48 @@ fn boundary_values(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> Vec<f6
         });
     boundary
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+
+    #[test]
+    fn a_focused_lattice_spreads_the_charges_inside_and_drops_what_reaches_past_its_faces() {
+        let lattice = PbLattice {
+            origin_angstrom: [0.0; 3],
+            spacing_angstrom: 1.0,
+            dims: [9; 3],
+        };
+        let p = PbParams::default();
+        let inside = PbAtoms {
+            positions_angstrom: vec![[4.3, 3.6, 4.1]],
+            charges_e: vec![1.0],
+            radii_angstrom: vec![1.5],
+        };
+        let faces = vec![0.0; lattice.n_points()];
+        let plain = coefficients(&inside, &lattice, &p).unwrap();
+        let focused = coefficients_with_boundary(&inside, &lattice, &p, faces.clone()).unwrap();
+        assert_eq!(plain.source, focused.source);
+        // Past the high x face by half a spacing: nothing lands on an interior point (spl2 reaches
+        // 1.5 spacings, the last interior point is 1.5 spacings away).
+        let outside = PbAtoms {
+            positions_angstrom: vec![[8.5, 4.0, 4.0]],
+            ..inside.clone()
+        };
+        assert!(coefficients(&outside, &lattice, &p).is_err());
+        let focused = coefficients_with_boundary(&outside, &lattice, &p, faces.clone()).unwrap();
+        assert!(focused.source.iter().all(|&s| s == 0.0));
+        // On the last interior plane: the weight on the face is dropped, the rest kept.
+        let edge = PbAtoms {
+            positions_angstrom: vec![[7.0, 4.0, 4.0]],
+            ..inside
+        };
+        let focused = coefficients_with_boundary(&edge, &lattice, &p, faces).unwrap();
+        let scale = 4.0 * std::f64::consts::PI * p.bjerrum_angstrom();
+        let total: f64 = focused.source.iter().sum::<f64>() / scale;
+        // M3 weights 1/8, 3/4, 1/8 along x: the face's 1/8 goes.
+        assert!((total - 0.875).abs() < 1e-12, "{total}");
+        assert!(coefficients_with_boundary(&edge, &lattice, &p, vec![0.0; 5]).is_err());
+    }
+}
