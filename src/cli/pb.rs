@@ -9,11 +9,15 @@
 //! them); atoms without radii take the element's van der Waals radius (Bondi 1964 where Bondi gives
 //! one, `model::element`), said once on standard error. The lattice: `--spacing` apart around the
 //! atoms with at least 10 A of padding (or `--padding` if larger; the point counts rounded up to
-//! 8 m + 1, or 16 m + 1 beyond 65, for the multigrid), or `--origin`/`--dims`. Output in
+//! 8 m + 1, or 16 m + 1 beyond 65, for the multigrid), or `--origin`/`--dims`, or `--focus`
+//! (APBS `mg-auto`: a coarse lattice, then finer ones down to the one written, placed by
+//! `--fine-center`/`--fine-length`/`--fine-around` and `--coarse-center`/`--coarse-length`/
+//! `--coarse-spacing`, `compute::pb::focus`; one line per level on standard error). Output in
 //! kT/e at the solve's temperature unless `--units` says otherwise.
 
 use super::grid::GridArgs;
 use anyhow::{Context, Result, bail};
+use orbitfield::compute::pb::focus::{FocusSpec, FocusStep, focus_lattices};
 use orbitfield::compute::pb::{
     ChargeAssignment, PbAtoms, PbBoundary, PbEngine, PbLattice, PbParams, PbSolver, PbSurface, setup,
 };
@@ -69,6 +73,48 @@ pub struct PbArgs {
     /// pb: solve the nonlinear Poisson-Boltzmann equation (default: linearized).
     #[arg(long)]
     pub nonlinear: bool,
+    /// pb: focus as APBS's mg-auto: solve a coarse lattice holding the molecule (sdh/mdh faces),
+    /// then finer ones down to the fine lattice (--spacing apart), each taking its faces from the
+    /// one before; the map written is the fine lattice's.
+    #[arg(long, conflicts_with_all = ["origin", "dims", "like"])]
+    pub focus: bool,
+    /// pb --focus: the fine lattice's centre X,Y,Z in Angstrom [default: the centre of
+    /// --fine-around's atoms, else of all atoms].
+    #[arg(
+        long,
+        value_delimiter = ',',
+        num_args = 1..=3,
+        allow_negative_numbers = true,
+        requires = "focus",
+        conflicts_with = "fine_around"
+    )]
+    pub fine_center: Option<Vec<f64>>,
+    /// pb --focus: the fine lattice's side in Angstrom, L (a cube) or LX,LY,LZ [default: the extent
+    /// of its atoms plus twice the padding, at least 10 A a side].
+    #[arg(long, value_delimiter = ',', num_args = 1..=3, requires = "focus")]
+    pub fine_length: Option<Vec<f64>>,
+    /// pb --focus: place the fine lattice around these atoms (selection language, e.g. "resid 10
+    /// to 40"); the charges outside it still count, through the coarse lattice.
+    #[arg(long, value_name = "SELECTION", requires = "focus")]
+    pub fine_around: Option<String>,
+    /// pb --focus: the coarse lattice's centre X,Y,Z in Angstrom [default: the centre of all atoms].
+    #[arg(
+        long,
+        value_delimiter = ',',
+        num_args = 1..=3,
+        allow_negative_numbers = true,
+        requires = "focus"
+    )]
+    pub coarse_center: Option<Vec<f64>>,
+    /// pb --focus: the coarse lattice's side in Angstrom, L or LX,LY,LZ [default: 1.7 times the
+    /// atoms' extent (APBS's psize), at least the extent plus twice the padding, and enough to hold
+    /// the fine lattice].
+    #[arg(long, value_delimiter = ',', num_args = 1..=3, requires = "focus")]
+    pub coarse_length: Option<Vec<f64>>,
+    /// pb --focus: the coarse lattice's spacing in Angstrom [default: the fine lattice's point
+    /// counts over the coarse side, as APBS's dime].
+    #[arg(long, requires = "focus")]
+    pub coarse_spacing: Option<f64>,
 }
 
 impl PbArgs {
@@ -80,13 +126,14 @@ impl PbArgs {
             || self.charge_assignment.is_some()
             || self.boundary.is_some()
             || self.nonlinear
+            || self.focus
     }
 
     /// Refuses the options for a field other than pb.
     pub fn refuse_for(&self, field: &str) -> Result<()> {
         if self.given() {
             bail!(
-                "--eps-in, --probe, --surface, --ion-radius, --charge-assignment, --boundary and --nonlinear apply to pb, not to {field}"
+                "--eps-in, --probe, --surface, --ion-radius, --charge-assignment, --boundary, --nonlinear and --focus apply to pb, not to {field}"
             );
         }
         Ok(())
@@ -149,6 +196,63 @@ fn lattice(args: &GridArgs, positions: &[[f64; 3]]) -> Result<PbLattice> {
         bail!("--like is not supported for pb: give --origin and --dims");
     }
     Ok(lattice_around(positions, h, args.padding))
+}
+
+/// Three values from one (a cube) or three.
+fn lengths(flag: &str, v: &Option<Vec<f64>>) -> Result<Option<[f64; 3]>> {
+    match v.as_deref() {
+        None => Ok(None),
+        Some([l]) => Ok(Some([*l; 3])),
+        Some([x, y, z]) => Ok(Some([*x, *y, *z])),
+        Some(other) => bail!("{flag} {other:?}: one length (a cube) or three"),
+    }
+}
+
+/// X,Y,Z (or X Y Z).
+fn point(flag: &str, v: &Option<Vec<f64>>) -> Result<Option<[f64; 3]>> {
+    match v.as_deref() {
+        None => Ok(None),
+        Some([x, y, z]) => Ok(Some([*x, *y, *z])),
+        Some(other) => bail!("{flag} {other:?}: three coordinates X,Y,Z in Angstrom"),
+    }
+}
+
+/// The focusing chain of `--focus` for `atoms` (frame `frame` of `system`), coarsest first.
+fn focus_chain(args: &GridArgs, system: &mut io::System, frame: usize, atoms: &PbAtoms) -> Result<Vec<PbLattice>> {
+    let p = &args.pb;
+    let fine_atoms: Vec<[f64; 3]> = match &p.fine_around {
+        Some(text) => {
+            let sel =
+                orbitfield::model::select::Selection::parse(text).map_err(|e| anyhow::anyhow!("--fine-around {e}"))?;
+            let f = system
+                .trajectory
+                .frame(frame)
+                .with_context(|| format!("reading frame {frame}"))?;
+            let flags = sel.evaluate(&system.structure, Some(&f));
+            let picked: Vec<[f64; 3]> = atoms
+                .positions_angstrom
+                .iter()
+                .zip(&flags)
+                .filter(|(_, on)| **on)
+                .map(|(x, _)| *x)
+                .collect();
+            if picked.is_empty() {
+                bail!("--fine-around {text:?} selects no atoms");
+            }
+            picked
+        }
+        None => Vec::new(),
+    };
+    let spec = FocusSpec {
+        fine_spacing_angstrom: args.spacing,
+        fine_center_angstrom: point("--fine-center", &p.fine_center)?,
+        fine_length_angstrom: lengths("--fine-length", &p.fine_length)?,
+        padding_angstrom: args.padding.max(setup::MIN_PB_PADDING_ANGSTROM),
+        coarse_center_angstrom: point("--coarse-center", &p.coarse_center)?,
+        coarse_length_angstrom: lengths("--coarse-length", &p.coarse_length)?,
+        coarse_spacing_angstrom: p.coarse_spacing,
+    };
+    focus_lattices(&atoms.positions_angstrom, &fine_atoms, &spec).map_err(|e| anyhow::anyhow!("--focus: {e}"))
 }
 
 pub use orbitfield::compute::pb::setup::{lattice_around, legend};
@@ -274,17 +378,50 @@ pub fn run(args: &GridArgs) -> Result<()> {
     let mut said = false;
     let mut solver = new_solver(&args.device)?;
     let mut previous: Option<PbLattice> = None;
+    let mut chain: Option<Vec<PbLattice>> = None;
     for (n, &frame) in frames.iter().enumerate() {
         let t0 = Instant::now();
         let (atoms, cube) = atoms(&mut system, frame, &mut said)?;
-        let lat = match &previous {
-            Some(l) => *l,
-            None => lattice(args, &atoms.positions_angstrom)?,
+        if args.pb.focus && chain.is_none() {
+            chain = Some(focus_chain(args, &mut system, frame, &atoms)?);
+        }
+        let lat = match (&previous, &chain) {
+            (Some(l), _) => *l,
+            (None, Some(levels)) => *levels.last().context("--focus: no lattices")?,
+            (None, None) => lattice(args, &atoms.positions_angstrom)?,
         };
-        let warm = previous.is_some();
-        let sol = solver
-            .solve_next(&atoms, &lat, &params)
-            .with_context(|| format!("frame {frame}"))?;
+        let warm = previous.is_some() && chain.is_none();
+        let sol = match &chain {
+            Some(levels) => {
+                let mut progress = |s: &FocusStep| {
+                    let c: [f64; 3] = std::array::from_fn(|k| {
+                        s.lattice.origin_angstrom[k] + 0.5 * s.lattice.spacing_angstrom * (s.lattice.dims[k] - 1) as f64
+                    });
+                    eprintln!(
+                        "pb frame {frame}: focusing level {}/{}: {:?} points {:.4} A apart centred at ({:.3}, {:.3}, {:.3}) A, {}, {} CG iterations, {:.2} s",
+                        s.level + 1,
+                        s.levels,
+                        s.lattice.dims,
+                        s.lattice.spacing_angstrom,
+                        c[0],
+                        c[1],
+                        c[2],
+                        if s.level > 0 {
+                            "faces from the level before"
+                        } else if params.boundary == PbBoundary::Mdh {
+                            "mdh faces"
+                        } else {
+                            "sdh faces"
+                        },
+                        s.iterations,
+                        s.seconds
+                    );
+                };
+                solver.solve_focused(&atoms, levels, &params, &mut progress)
+            }
+            None => solver.solve_next(&atoms, &lat, &params),
+        }
+        .with_context(|| format!("frame {frame}"))?;
         let mut grid = Grid3 {
             lattice: Lattice::axis_aligned(
                 lat.origin_angstrom.map(bohr_from_angstrom),

@@ -2,7 +2,7 @@
 //! the maps of [`super::pb_maps`], solved by conjugate gradients preconditioned by one multigrid
 //! V-cycle ([`super::pb_mg`]; rayon over z-planes), Newton steps for the nonlinear form.
 //!
-//! Owns [`solve`], called through `compute::pb::solve` by the CLI and the tests. The unknowns are
+//! Owns [`solve`] and [`solve_coefficients`] (maps given: a focused lattice's), called through `compute::pb::solve` by the CLI and the tests. The unknowns are
 //! the interior points; the faces hold the boundary values. The operator
 //! `(A u)_p = sum_axes [eps_+ (u_p - u_+) + eps_- (u_p - u_-)] / h^2 + kbar2_p u_p` is symmetric
 //! positive definite and the V-cycle a symmetric positive definite preconditioner, so conjugate
@@ -232,7 +232,25 @@ pub fn solve(
 ) -> Result<PbSolution, PbError> {
     check(atoms, lattice, p)?;
     let c = coefficients(atoms, lattice, p).map_err(PbError::BadInput)?;
+    solve_coefficients(&c, lattice, p, warm_start)
+}
+
+/// Solves the problem the maps `c` state (the face values are `c.boundary`'s), starting from
+/// `warm_start` inside when given; the caller has checked the input (`compute::pb::check_input`).
+pub fn solve_coefficients(
+    c: &Coefficients,
+    lattice: &PbLattice,
+    p: &PbParams,
+    warm_start: Option<&[f64]>,
+) -> Result<PbSolution, PbError> {
     let n = lattice.n_points();
+    if c.boundary.len() != n || c.source.len() != n || c.kbar2.len() != n || c.eps.iter().any(|e| e.len() != n) {
+        return Err(bad(format!(
+            "maps of {} points for a lattice of {:?} ({n} points)",
+            c.boundary.len(),
+            lattice.dims
+        )));
+    }
     // The iterate: boundary values on the faces, the warm start (or zero) inside.
     let mut u = match warm_start {
         Some(w) if w.len() == n && w.iter().all(|v| v.is_finite()) => w.to_vec(),
@@ -254,7 +272,7 @@ pub fn solve(
     if !p.nonlinear {
         // A u = f with u's faces fixed: solve for the correction from the current iterate.
         let mut residual = vec![0.0; n];
-        apply(&c, lattice, &c.kbar2, &u, &mut residual);
+        apply(c, lattice, &c.kbar2, &u, &mut residual);
         let mut rhs: Vec<f64> = c.source.iter().zip(&residual).map(|(f, a)| f - a).collect();
         zero_faces(lattice, &mut rhs);
         let mut du = vec![0.0; n];
@@ -279,7 +297,7 @@ pub fn solve(
             1.0
         };
         let (iterations, rel) =
-            pcg_multigrid_then_jacobi(&c, lattice, &c.kbar2, &rhs, &mut du, tol.min(0.999), p.max_iterations)?;
+            pcg_multigrid_then_jacobi(c, lattice, &c.kbar2, &rhs, &mut du, tol.min(0.999), p.max_iterations)?;
         u.par_iter_mut().zip(&du).for_each(|(a, d)| *a += d);
         return Ok(PbSolution {
             lattice: *lattice,
@@ -296,7 +314,7 @@ pub fn solve(
     let zero = vec![0.0; n];
     for _ in 0..MAX_NEWTON_STEPS {
         let mut a0u = vec![0.0; n];
-        apply(&c, lattice, &zero, &u, &mut a0u);
+        apply(c, lattice, &zero, &u, &mut a0u);
         let mut rhs: Vec<f64> = (0..n)
             .into_par_iter()
             .map(|q| {
@@ -332,7 +350,7 @@ pub fn solve(
         }
         let inner_tol = (0.1 * p.tolerance / rel_f.max(1e-300)).clamp(1e-10, 0.1);
         let (it, _) =
-            pcg_multigrid_then_jacobi(&c, lattice, &jac, &rhs, &mut du, inner_tol, left).or_else(|e| match e {
+            pcg_multigrid_then_jacobi(c, lattice, &jac, &rhs, &mut du, inner_tol, left).or_else(|e| match e {
                 // An inexact Newton step is still a step: take what CG reached when it is usable.
                 PbError::NotConverged { iterations, .. } => Ok((iterations, f64::NAN)),
                 other => Err(other),

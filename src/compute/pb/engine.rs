@@ -3,7 +3,8 @@
 //!
 //! Owns [`PbEngine`] (CPU, CUDA or auto), [`PbSolver`] (the chosen engine, the CUDA device's
 //! buffers or the CPU's last solution, so [`PbSolver::solve_next`] warm-starts each trajectory frame
-//! from the previous one) and [`check_input`] (the checks every engine makes before allocating).
+//! from the previous one; [`PbSolver::solve_focused`] runs a focusing chain, `super::focus`) and
+//! [`check_input`] (the checks every engine makes before allocating).
 //! The CPU engine is `compute::cpu::pb`, the CUDA engine `compute::cuda::pb` (linearized form only:
 //! under [`PbEngine::Auto`] the nonlinear form runs on the CPU, under [`PbEngine::Cuda`] it is an
 //! error; the CUDA engine builds the maps on the device, or takes the host's where its kernels do not
@@ -11,11 +12,13 @@
 //! the CLI (`grid pb`, `render`/`surface --color-by pb`), the viewer's jobs, the tests and the
 //! benchmark.
 
+use super::focus::{FocusStep, check_inside, focus_boundary};
 use super::{PbAtoms, PbError, PbLattice, PbParams, PbSolution};
-use crate::compute::cpu::pb_maps::coefficients;
+use crate::compute::cpu::pb_maps::{Coefficients, coefficients, coefficients_with_boundary};
 use crate::compute::cuda::CudaEngine;
 use crate::compute::cuda::pb::{AtomsSolve, CudaPbSolver, PbDeviceStats, Warm};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Where a solve runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -226,6 +229,86 @@ impl PbSolver {
         params: &PbParams,
     ) -> Result<PbSolution, PbError> {
         self.solve_from(atoms, lattice, params, Warm::Previous)
+    }
+
+    /// Focusing (APBS `mg-auto`): solves on each lattice of `levels` in turn on this solver's
+    /// engine, the first (the coarsest, holding every charge) with `params.boundary`, each next one
+    /// with its face values interpolated from the solution before it (`focus::focus_boundary`) and
+    /// only the charges inside it spread (`pb_maps::coefficients_with_boundary`); calls `progress`
+    /// after each level and returns the last (finest) level's solution. `levels` as
+    /// `focus::focus_levels` makes them; each must lie inside the one before. Every level's input
+    /// and memory is checked before the first solve.
+    pub fn solve_focused(
+        &mut self,
+        atoms: &PbAtoms,
+        levels: &[PbLattice],
+        params: &PbParams,
+        progress: &mut dyn FnMut(&FocusStep),
+    ) -> Result<PbSolution, PbError> {
+        if levels.is_empty() {
+            return Err(bad("focusing needs at least one lattice".to_string()));
+        }
+        for w in levels.windows(2) {
+            if let [outer, inner] = w {
+                check_inside(outer, inner)?;
+            }
+        }
+        for l in levels {
+            check_input(atoms, l, params, HOST_BYTES_PER_POINT)?;
+        }
+        let at_level = |level: usize, e: PbError| match e {
+            PbError::BadInput(m) => PbError::BadInput(format!(
+                "focusing level {} of {}{}: {m}",
+                level + 1,
+                levels.len(),
+                if level == 0 {
+                    " (the coarsest, which must hold every charge)"
+                } else {
+                    ""
+                }
+            )),
+            other => other,
+        };
+        let mut previous: Option<PbSolution> = None;
+        for (level, lattice) in levels.iter().enumerate() {
+            let t0 = Instant::now();
+            let sol = match previous.take() {
+                None => self.solve(atoms, lattice, params, None),
+                Some(coarse) => focus_boundary(&coarse, lattice)
+                    .and_then(|b| coefficients_with_boundary(atoms, lattice, params, b).map_err(PbError::BadInput))
+                    .and_then(|c| self.solve_maps(&c, lattice, params)),
+            }
+            .map_err(|e| at_level(level, e))?;
+            progress(&FocusStep {
+                level,
+                levels: levels.len(),
+                lattice: *lattice,
+                iterations: sol.iterations,
+                relative_residual: sol.relative_residual,
+                seconds: t0.elapsed().as_secs_f64(),
+            });
+            previous = Some(sol);
+        }
+        previous.ok_or_else(|| bad("focusing produced no solution".to_string()))
+    }
+
+    /// Solves the given maps from zero on this solver's engine (the CPU for the nonlinear form
+    /// under `Auto`).
+    fn solve_maps(&mut self, c: &Coefficients, lattice: &PbLattice, params: &PbParams) -> Result<PbSolution, PbError> {
+        let on_cpu = self.cuda.is_none() || (params.nonlinear && self.cpu_allowed);
+        if on_cpu {
+            return crate::compute::cpu::pb::solve_coefficients(c, lattice, params, None);
+        }
+        if params.nonlinear {
+            return Err(bad(
+                "the CUDA engine solves the linearized Poisson-Boltzmann equation: use the CPU engine for the nonlinear form"
+                    .to_string(),
+            ));
+        }
+        let Some(gpu) = self.cuda.as_mut() else {
+            return Err(PbError::Device("no CUDA solver".into()));
+        };
+        gpu.solve(c, lattice, params, Warm::None)
     }
 
     fn solve_from(

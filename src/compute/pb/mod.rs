@@ -6,7 +6,7 @@
 //! lattice in Angstrom, equal spacing on the three axes), [`PbSolution`] (the potential in kT/e at
 //! every lattice point) and [`PbError`]. The solvers are the CPU engine's (`compute::cpu::pb`,
 //! [`solve`] calls it) and the CUDA engine's (`compute::cuda::pb`); [`engine`] chooses between them
-//! ([`PbEngine`], [`PbSolver`]). Called by the CLI (`grid pb`, `--color-by pb`), the viewer and the tests.
+//! ([`PbEngine`], [`PbSolver`]); [`focus`] holds the focusing chain (APBS `mg-auto`). Called by the CLI (`grid pb`, `--color-by pb`), the viewer and the tests.
 //!
 //! The equation, in APBS's dimensionless form (lengths in Angstrom, u = e phi / kT):
 //! `-div(eps grad u) + kbar^2 sinh(u) = 4 pi l_B sum_i q_i delta(x - x_i)` (the linearized form
@@ -23,6 +23,7 @@
 //! agreement with APBS.
 
 pub mod engine;
+pub mod focus;
 pub mod prep;
 pub mod setup;
 pub use engine::{PbEngine, PbSolver, check_input};

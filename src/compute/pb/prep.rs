@@ -103,15 +103,21 @@ pub fn weights_1d(t: f64, scheme: ChargeAssignment) -> (i64, [f64; 4], usize) {
 /// (`len[k]` of them used), and `4 pi l_B q / h^3`.
 #[derive(Clone, Copy, Debug)]
 pub struct ChargeSpread {
-    pub first: [usize; 3],
+    pub first: [i64; 3],
     pub len: [usize; 3],
     pub weights: [[f64; 4]; 3],
     pub scaled_charge: f64,
 }
 
 /// The spread of every nonzero charge (APBS `fillcoCharge`), shared by every engine's maps; refuses a
-/// charge whose spread leaves the interior of the lattice.
-pub fn charge_spread(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> Result<Vec<ChargeSpread>, String> {
+/// charge whose spread leaves the interior of the lattice, unless `partial` (a focused lattice: the
+/// caller keeps the weights on interior points only).
+pub fn charge_spread(
+    atoms: &PbAtoms,
+    lattice: &PbLattice,
+    p: &PbParams,
+    partial: bool,
+) -> Result<Vec<ChargeSpread>, String> {
     let h = lattice.spacing_angstrom;
     let scale = 4.0 * std::f64::consts::PI * p.bjerrum_angstrom() / (h * h * h);
     let mut out = Vec::new();
@@ -122,14 +128,14 @@ pub fn charge_spread(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) -> Resu
         let w: [(i64, [f64; 4], usize); 3] =
             std::array::from_fn(|k| weights_1d((x[k] - lattice.origin_angstrom[k]) / h, p.charge_assignment));
         for (k, &(first, _, len)) in w.iter().enumerate() {
-            if first < 1 || first + len as i64 > lattice.dims[k] as i64 - 1 {
+            if !partial && (first < 1 || first + len as i64 > lattice.dims[k] as i64 - 1) {
                 return Err(format!(
                     "atom {idx} at {x:?} A spreads its charge beyond the lattice interior: enlarge the lattice"
                 ));
             }
         }
         out.push(ChargeSpread {
-            first: w.map(|(f, _, _)| f as usize),
+            first: w.map(|(f, _, _)| f),
             len: w.map(|(_, _, l)| l),
             weights: w.map(|(_, v, _)| v),
             scaled_charge: scale * q,

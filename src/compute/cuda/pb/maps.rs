@@ -212,7 +212,7 @@ impl CudaPbSolver {
         lattice: &PbLattice,
         p: &PbParams,
     ) -> Result<MapsOutcome, PbError> {
-        let spread = charge_spread(atoms, lattice, p).map_err(PbError::BadInput)?;
+        let spread = charge_spread(atoms, lattice, p, false).map_err(PbError::BadInput)?;
         let probe = p.probe_angstrom;
         let layout = sas_layout(atoms, probe, p.ion_radius_angstrom);
         let with_probe = probe > TINY_RADIUS_ANGSTROM;
