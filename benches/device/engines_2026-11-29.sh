@@ -10,18 +10,31 @@ R=$PWD; mkdir -p /work && ln -sfn "$R" /work/main
 export ORBITFIELD_TEST_ROOT="$R"
 for d in ${DEV:-.dev-a}; do (cd $d && for f in *.xz; do [ -e "$f" ] && xz -d "$f"; done; chmod +x * 2>/dev/null); done
 X() { for d in ${DEV:-.dev-a}; do [ -x $d/$1 ] && { echo $d/$1; return; }; done; }
+# Tests that run the command find it where cargo built it.
+[ -n "$(X orbitfield)" ] && mkdir -p target/release && ln -sf "$R/$(X orbitfield)" target/release/orbitfield
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null 2>&1; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader; nproc; date -u
 ONLY=${ONLY:-tests pb play}
 L=$OUT/logs; mkdir -p $L
 case " $ONLY " in *" tests "*)
-for t in ${TESTS:-pb_cuda_maps pb_cuda}; do
+for t in ${TESTS:-pb_cuda_maps pb_cuda pb_focus wgpu_qm_esp wgpu_rdf_pool}; do
   b=$(X $t); [ -n "$b" ] || { echo "== $t: not carried"; continue; }
-  ORBITFIELD_REQUIRE_CUDA=1 timeout ${TEST_LIMIT:-200} $b --test-threads 1 --nocapture > $L/$t.log 2>&1
+  ORBITFIELD_REQUIRE_CUDA=1 ORBITFIELD_REQUIRE_WGPU=1 timeout ${TEST_LIMIT:-200} $b --test-threads 1 --nocapture > $L/$t.log 2>&1
   echo "== $t rc $? $(grep -E '^test result' $L/$t.log | tail -1)"
   grep -E "FAILED|panicked|differ;|max \|cuda" $L/$t.log | head -14 | cut -c1-260
 done;; esac
+case " $ONLY " in *" wgdiag "*)
+# The wgpu test binaries one test at a time, with and without WGPU_BACKEND, to place a crash.
+which gdb || true
+for t in wgpu_qm_esp wgpu_rdf_pool; do
+  b=$(X $t); [ -n "$b" ] || continue
+  for name in $($b --list 2>/dev/null | sed -n 's/: test$//p'); do
+    ORBITFIELD_REQUIRE_WGPU=1 timeout 120 $b --exact "$name" --test-threads 1 > $L/diag_${t}_$name.log 2>&1
+    echo "== $t $name rc $? $(grep -E '^test result' $L/diag_${t}_$name.log | cut -c1-60)"
+  done
+done;;
+esac
 case " $ONLY " in *" pb "*)
 b=$(X pb_cuda_bench); [ -n "$b" ] && { timeout 240 $b > $L/pb_bench.log 2>&1; echo "== pb bench rc $?"; cat $L/pb_bench.log | cut -c1-260; };;
 esac
