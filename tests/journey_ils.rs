@@ -586,9 +586,9 @@ fn pause_continue_and_cancel_from_the_field_panel() {
     assert!(kept < 8 && m.grid.is_some());
 }
 
-/// A session holding two maps: opening it computes both, one after the other (the second waits
-/// for the first, then starts), and each equals its own computation; `render --session` waits for
-/// them and draws.
+/// Two maps asked for one after the other: the second waits for the first. A session holding them:
+/// opening it computes both, one after the other, and each equals its own computation; `render
+/// --session` waits for them and draws.
 #[test]
 fn a_session_with_two_maps_computes_both_and_render_waits_for_them() {
     let mut state = open(&[
@@ -606,6 +606,9 @@ fn a_session_with_two_maps_computes_both_and_render_waits_for_them() {
         state.apply(Command::StartIls);
         assert!(state.panels.ils.error.is_none(), "{:?}", state.panels.ils.error);
     }
+    // Started while the first computes, the second waits for it; neither is stopped.
+    assert_eq!(state.panels.ils.queued(), 1);
+    assert!(state.document().unwrap().ils_maps.iter().all(|m| !m.cancelled));
     let session = state.session().unwrap();
     assert_eq!(session.ils.len(), 2);
     let dir = tempfile::tempdir().unwrap();

@@ -699,7 +699,8 @@ impl crate::app::state::AppState {
     /// Starts a map with the ILS form's values and adds its isosurface representation (selected,
     /// so the field panel shows its progress and controls).
     pub fn start_ils(&mut self) {
-        self.start_ils_map(true, false);
+        // A map asked for while another computes waits for it (both are kept).
+        self.start_ils_map(true, true);
     }
 
     /// Starts a map with the ILS form's values, adding its representation when `add_rep` (a
