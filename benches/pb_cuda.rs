@@ -3,7 +3,8 @@
 //! maps built on the device (`solve_atoms`, what the CLI and the viewer use), cold and then each next
 //! frame warm-started from the previous frame's solution on the device; the same with the maps built
 //! by the CPU engine and uploaded (`compute::cpu::pb_maps`); the CPU engine's whole solve of the first
-//! frame; a 321^3 lattice at 0.25 A; and 100,230 atoms (30 copies of adk on a 3 x 2 x 5 grid, 55 A
+//! frame; the V-cycle launched kernel by kernel instead of replayed from its captured graph; a
+//! 321^3 lattice at 0.25 A; and 100,230 atoms (30 copies of adk on a 3 x 2 x 5 grid, 55 A
 //! apart) at 1 A. Reports maps (device or CPU), upload, device solve and download separately. Plain
 //! timings (no criterion): each row is one solve. Needs a CUDA device. Results: `benches/RESULTS.md`
 //! ("Poisson-Boltzmann").
@@ -153,6 +154,22 @@ fn main() {
             Warm::Previous,
         );
     }
+    solver.set_graphs(false);
+    run_device(
+        &mut solver,
+        &adk[0],
+        &fine,
+        "frame 0, cold, V-cycle launched kernel by kernel",
+        Warm::None,
+    );
+    run_device(
+        &mut solver,
+        &adk[1],
+        &fine,
+        "frame 1, warm, V-cycle launched kernel by kernel",
+        Warm::Previous,
+    );
+    solver.set_graphs(true);
     run(&mut solver, &adk[0], &fine, "frame 0, cold, CPU maps", Warm::None);
     run(&mut solver, &adk[1], &fine, "frame 1, warm, CPU maps", Warm::Previous);
     let large = PbLattice::centered(centre(&adk[0]), 0.25, [321, 321, 321]);

@@ -16,6 +16,9 @@
 //! residual (float32 cannot resolve what is left), the solve finishes by float64 conjugate gradients
 //! with the diagonal preconditioner on the float64 maps. Reaching the cap is [`PbError::NotConverged`]
 //! naming the residual, never a result.
+//! The solver runs on a stream of its own; each V-cycle (with its dot product) is captured once per
+//! lattice, spacing and sweep count as a CUDA graph and replayed (`set_graphs(false)` launches it
+//! kernel by kernel; a capture that fails falls back to that).
 //! Every device buffer is filled with NaN when allocated and the solution must come back finite, so
 //! a kernel that writes nothing cannot pass as a potential. The nonlinear form is the CPU engine's.
 //! Called through `compute::pb::PbSolver` (CLI, viewer jobs) and by the tests and the benchmark.
@@ -23,7 +26,9 @@
 use super::{CudaEngine, CudaError, dev_err};
 use crate::compute::pb::Coefficients;
 use crate::compute::pb::{PbError, PbLattice, PbParams, PbSolution};
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaGraph, CudaModule, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
+};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -181,6 +186,13 @@ impl Level {
     }
 }
 
+/// A captured graph owned by one solver.
+struct SendGraph(CudaGraph);
+
+// SAFETY: a graph is used only through its solver, which takes `&mut self` for every use, so its
+// calls are serialized as CUDA asks of graph objects; CUDA lets any thread use a graph so serialized.
+unsafe impl Send for SendGraph {}
+
 /// Addresses of the conjugate-gradient buffers.
 #[derive(Clone, Copy)]
 struct InnerPtrs {
@@ -210,6 +222,9 @@ struct Buffers {
     acc: CudaSlice<f64>,
     /// The addresses of `e`, `p`, `q` and `acc`, for the inner loop's launches.
     inner: InnerPtrs,
+    /// The V-cycle and its dot product captured as a graph, with the sweeps and the finest 1/h^2
+    /// (bits) it was captured for.
+    vcycle_graph: Option<((usize, u32), SendGraph)>,
     /// `u` holds the solution of the last successful solve (on `lattice`).
     solution: Option<PbLattice>,
     /// Float64 residual, preconditioned residual, search direction and its image of the final
@@ -261,6 +276,10 @@ fn drv(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> PbError {
 /// A CUDA device's Poisson-Boltzmann solver (see the module documentation).
 pub struct CudaPbSolver {
     engine: Arc<CudaEngine>,
+    /// The solver's own stream (its work neither waits for nor holds up the pool's on the device).
+    stream: Arc<CudaStream>,
+    /// Whether the V-cycle is replayed from a captured CUDA graph (`set_graphs`).
+    graphs: bool,
     kernels: Arc<Kernels>,
     bufs: Option<Buffers>,
     preconditioner: Preconditioner,
@@ -287,7 +306,10 @@ impl CudaPbSolver {
             engine.module(&mut st, PB_SRC).map_err(device)?
         };
         let kernels = Arc::new(Kernels::load(&module).map_err(device)?);
+        let stream = engine.ctx.new_stream().map_err(drv("stream creation"))?;
         Ok(CudaPbSolver {
+            stream,
+            graphs: true,
             engine,
             kernels,
             bufs: None,
@@ -309,6 +331,12 @@ impl CudaPbSolver {
         self.preconditioner = p;
     }
 
+    /// Whether each V-cycle is replayed from a CUDA graph captured once per lattice, spacing and
+    /// sweep count (the default), or launched kernel by kernel.
+    pub fn set_graphs(&mut self, on: bool) {
+        self.graphs = on;
+    }
+
     /// Gauss-Seidel sweeps before and after each coarse correction (1 to 8).
     pub fn set_sweeps(&mut self, sweeps: usize) {
         self.sweeps = sweeps.clamp(1, 8);
@@ -322,7 +350,7 @@ impl CudaPbSolver {
     fn fill32(&self, b: &mut CudaSlice<f32>) -> Result<(), PbError> {
         let n = b.len() as i64;
         let v = f32::NAN;
-        let mut l = self.engine.stream.launch_builder(&self.kernels.fill32);
+        let mut l = self.stream.launch_builder(&self.kernels.fill32);
         l.arg(b).arg(&v).arg(&n);
         // SAFETY: writes `n` floats into a buffer of `n`.
         unsafe { l.launch(cfg1(n as usize)) }.map_err(drv("pb_fill32"))?;
@@ -332,7 +360,7 @@ impl CudaPbSolver {
     fn fill64(&self, b: &mut CudaSlice<f64>) -> Result<(), PbError> {
         let n = b.len() as i64;
         let v = f64::NAN;
-        let mut l = self.engine.stream.launch_builder(&self.kernels.fill64);
+        let mut l = self.stream.launch_builder(&self.kernels.fill64);
         l.arg(b).arg(&v).arg(&n);
         // SAFETY: writes `n` doubles into a buffer of `n`.
         unsafe { l.launch(cfg1(n as usize)) }.map_err(drv("pb_fill64"))?;
@@ -341,14 +369,14 @@ impl CudaPbSolver {
 
     fn alloc32(&self, n: usize) -> Result<CudaSlice<f32>, PbError> {
         // SAFETY: filled with NaN at once.
-        let mut b = unsafe { self.engine.stream.alloc::<f32>(n.max(1)) }.map_err(drv("device allocation"))?;
+        let mut b = unsafe { self.stream.alloc::<f32>(n.max(1)) }.map_err(drv("device allocation"))?;
         self.fill32(&mut b)?;
         Ok(b)
     }
 
     fn alloc64(&self, n: usize) -> Result<CudaSlice<f64>, PbError> {
         // SAFETY: filled with NaN at once.
-        let mut b = unsafe { self.engine.stream.alloc::<f64>(n.max(1)) }.map_err(drv("device allocation"))?;
+        let mut b = unsafe { self.stream.alloc::<f64>(n.max(1)) }.map_err(drv("device allocation"))?;
         self.fill64(&mut b)?;
         Ok(b)
     }
@@ -381,7 +409,7 @@ impl CudaPbSolver {
                 t: self.alloc32(m)?,
                 ptrs: raw::Ptrs::default(),
             };
-            let st = &self.engine.stream;
+            let st = &self.stream;
             lv.ptrs = raw::Ptrs {
                 eps: [
                     raw::addr(st, &lv.eps[0]),
@@ -396,7 +424,7 @@ impl CudaPbSolver {
             levels.push(lv);
         }
         let (e, p, q, acc) = (self.alloc32(n)?, self.alloc32(n)?, self.alloc32(n)?, self.alloc64(8)?);
-        let st = &self.engine.stream;
+        let st = &self.stream;
         let inner = InnerPtrs {
             e: raw::addr(st, &e),
             p: raw::addr(st, &p),
@@ -416,6 +444,7 @@ impl CudaPbSolver {
             _q: q,
             acc,
             inner,
+            vcycle_graph: None,
             solution: None,
             polish: None,
         });
@@ -446,7 +475,7 @@ impl CudaPbSolver {
         }
         let t0 = std::time::Instant::now();
         let had_previous = self.begin(lattice, params)?;
-        let stream = self.engine.stream.clone();
+        let stream = self.stream.clone();
         let b = self.bufs()?;
         stream
             .memcpy_htod(c.source.as_slice(), &mut b.f)
@@ -501,7 +530,7 @@ impl CudaPbSolver {
 
     /// The iterate's start inside the lattice (the faces take the boundary values in `run`).
     fn start_iterate(&mut self, warm: Warm<'_>, had_previous: bool, n: usize) -> Result<(), PbError> {
-        let stream = self.engine.stream.clone();
+        let stream = self.stream.clone();
         let b = self.bufs()?;
         match warm {
             Warm::Host(w) if w.len() == n && w.iter().all(|v| v.is_finite()) => {
@@ -516,7 +545,7 @@ impl CudaPbSolver {
     /// Solves on the maps in the buffers and brings the potential back (page-locked staging).
     fn finish(&mut self, lattice: &PbLattice, params: &PbParams) -> Result<PbSolution, PbError> {
         let n = lattice.n_points();
-        let stream = self.engine.stream.clone();
+        let stream = self.stream.clone();
         let t1 = std::time::Instant::now();
         let result = self.run(lattice, params);
         self.stats.solve_s = t1.elapsed().as_secs_f64();
@@ -575,7 +604,7 @@ impl CudaPbSolver {
 
     /// The solve proper on the uploaded buffers: (iterations, final relative residual).
     fn run(&mut self, lattice: &PbLattice, params: &PbParams) -> Result<(usize, f64), PbError> {
-        let stream = self.engine.stream.clone();
+        let stream = self.stream.clone();
         let k = Arc::clone(&self.kernels);
         let n = lattice.n_points();
         let n64 = n as i64;
@@ -700,7 +729,7 @@ impl CudaPbSolver {
     /// Conjugate gradients on `A e = r` (r in the finest level's `b`, e into `e`), until the residual
     /// is `eta` times `r_norm` or `left` iterations are used; returns the iterations used.
     fn correction(&mut self, r_norm: f64, eta: f64, left: usize) -> Result<usize, PbError> {
-        let stream = self.engine.stream.clone();
+        let stream = self.stream.clone();
         let k = Arc::clone(&self.kernels);
         let precond = self.preconditioner;
         let sweeps = self.sweeps;
@@ -778,8 +807,9 @@ impl CudaPbSolver {
 
     /// z = M r into the finest level's `x` (r in its `b`), and r.z into the fifth accumulator.
     fn precondition(&mut self, precond: Preconditioner, sweeps: usize) -> Result<(), PbError> {
-        let stream = self.engine.stream.clone();
+        let stream = self.stream.clone();
         let k = Arc::clone(&self.kernels);
+        let graphs = self.graphs;
         let b = self.bufs()?;
         let n = b.dims.iter().product::<usize>();
         let n64 = n as i64;
@@ -798,10 +828,36 @@ impl CudaPbSolver {
                 unsafe { raw::launch(&stream, &k.jacobi, cfg3(dims), &mut args, "pb_jacobi") }?;
             }
             Preconditioner::Multigrid => {
-                vcycle(&stream, &k, &b.levels, 0, sweeps)?;
-                let mut args = raw_args![fp.b, fp.x, n64, s4];
-                // SAFETY: pb_dot's parameters; n floats each.
-                unsafe { raw::launch(&stream, &k.dot, cfg1(n), &mut args, "pb_dot") }?;
+                let run = |levels: &[Level]| -> Result<(), PbError> {
+                    vcycle(&stream, &k, levels, 0, sweeps)?;
+                    let mut args = raw_args![fp.b, fp.x, n64, s4];
+                    // SAFETY: pb_dot's parameters; n floats each.
+                    unsafe { raw::launch(&stream, &k.dot, cfg1(n), &mut args, "pb_dot") }
+                };
+                if !graphs {
+                    return run(&b.levels);
+                }
+                let key = (sweeps, ih2.to_bits());
+                if b.vcycle_graph.as_ref().is_none_or(|(k, _)| *k != key) {
+                    b.vcycle_graph = None;
+                    // Recorded, not run: the graph runs below.
+                    let mode = cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+                    stream.begin_capture(mode).map_err(drv("graph capture"))?;
+                    let recorded = run(&b.levels);
+                    let graph = stream.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
+                    match (recorded, graph) {
+                        (Ok(()), Ok(Some(g))) => b.vcycle_graph = Some((key, SendGraph(g))),
+                        _ => {
+                            // Launched kernel by kernel from now on.
+                            run(&b.levels)?;
+                            self.graphs = false;
+                            return Ok(());
+                        }
+                    }
+                }
+                if let Some((_, g)) = &b.vcycle_graph {
+                    g.0.launch().map_err(drv("graph launch"))?;
+                }
             }
         }
         Ok(())

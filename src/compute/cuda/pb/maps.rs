@@ -159,7 +159,7 @@ impl CudaPbSolver {
             return Ok(AtomsSolve::HostMaps(why));
         }
         self.start_iterate(warm, had_previous, lattice.n_points())?;
-        self.engine.stream.synchronize().map_err(drv("synchronize"))?;
+        self.stream.synchronize().map_err(drv("synchronize"))?;
         self.stats.upload_s = t0.elapsed().as_secs_f64();
         self.finish(lattice, params).map(AtomsSolve::Solved)
     }
@@ -178,7 +178,7 @@ impl CudaPbSolver {
         if let MapsOutcome::HostMaps(_) = self.build_maps(atoms, lattice, params)? {
             return Ok(None);
         }
-        let stream = self.engine.stream.clone();
+        let stream = self.stream.clone();
         let b = self
             .bufs
             .as_ref()
@@ -225,7 +225,7 @@ impl CudaPbSolver {
             None
         };
         let k = self.map_kernels()?;
-        let stream = self.engine.stream.clone();
+        let stream = self.stream.clone();
         let n = lattice.n_points();
         let [nx, ny, nz] = lattice.dims.map(|v| v as i32);
         let h = lattice.spacing_angstrom;

@@ -16,7 +16,7 @@ impl CudaPbSolver {
     /// r = f - A u in float64 into the finest level's right side, and the sums |r|^2 and |f|^2 over
     /// the interior (`pb_residual64`).
     pub(super) fn residual_sums(&mut self, lattice: &PbLattice) -> Result<[f64; 2], PbError> {
-        let stream = self.engine.stream.clone();
+        let stream = self.stream.clone();
         let k = Arc::clone(&self.kernels);
         let d = lattice.dims.map(|v| v as i32);
         let ih2 = 1.0 / (lattice.spacing_angstrom * lattice.spacing_angstrom);
@@ -58,7 +58,7 @@ impl CudaPbSolver {
         f_norm: f64,
         left: usize,
     ) -> Result<usize, PbError> {
-        let stream = self.engine.stream.clone();
+        let stream = self.stream.clone();
         let k = Arc::clone(&self.kernels);
         let n = lattice.n_points();
         let n64 = n as i64;
