@@ -9,6 +9,8 @@
 //! boundaries, with and without salt, with and without a probe. The cases run one after another on
 //! the same device buffers, so a map left unwritten shows the previous case's numbers and fails. The
 //! edge-fraction surface is left to the host (no device maps), and the solve still equals the CPU's.
+//! A focused lattice (faces given, charges outside dropped, those at its faces keeping their interior
+//! weights) gets the host's maps too, and the focused chain on the device equals the CPU engine's.
 //!
 //! Needs a CUDA device; without one each test prints why and passes, unless
 //! `ORBITFIELD_REQUIRE_CUDA=1` is set.
@@ -16,7 +18,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use orbitfield::compute::cpu::pb::solve as cpu_solve;
-use orbitfield::compute::cpu::pb_maps::coefficients;
+use orbitfield::compute::cpu::pb_maps::{coefficients, coefficients_with_boundary};
 use orbitfield::compute::cuda::pb::CudaPbSolver;
 use orbitfield::compute::pb::{
     ChargeAssignment, Coefficients, PbAtoms, PbBoundary, PbLattice, PbParams, PbSolver, PbSurface,
@@ -94,9 +96,24 @@ fn compare(name: &str, host: &[f64], device: &[f64]) -> (usize, f64) {
 }
 
 fn check_case(gpu: &mut CudaPbSolver, label: &str, atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams) {
-    let host: Coefficients = coefficients(atoms, lattice, p).unwrap();
+    check_maps(gpu, label, atoms, lattice, p, None);
+}
+
+/// As `check_case`, with the faces given (a focused lattice) when `faces` is some.
+fn check_maps(
+    gpu: &mut CudaPbSolver,
+    label: &str,
+    atoms: &PbAtoms,
+    lattice: &PbLattice,
+    p: &PbParams,
+    faces: Option<&[f64]>,
+) {
+    let host: Coefficients = match faces {
+        Some(f) => coefficients_with_boundary(atoms, lattice, p, f.to_vec()).unwrap(),
+        None => coefficients(atoms, lattice, p).unwrap(),
+    };
     let device = gpu
-        .device_maps(atoms, lattice, p)
+        .device_maps(atoms, lattice, p, faces)
         .unwrap()
         .unwrap_or_else(|| panic!("{label}: the device did not build the maps"));
     let mut line = format!("{label}: {:?} points;", lattice.dims);
@@ -207,6 +224,46 @@ fn device_maps_equal_the_host_maps() {
     }
 }
 
+/// A focused lattice cutting through adk: the faces given (random values, so a boundary computed
+/// from the atoms instead cannot pass), the charges outside it dropped, those near its faces keeping
+/// their interior weights only; then the focused chain on the device against the CPU engine's.
+#[test]
+fn focused_lattice_maps_equal_the_host_maps_and_the_chain_solves_alike() {
+    let Some(engine) = cuda_device::device() else { return };
+    let mut gpu = CudaPbSolver::new(engine.clone()).unwrap();
+    let adk = adk();
+    let c = centre(&adk);
+    let p = PbParams::default();
+    let fine = PbLattice::centered([c[0] + 6.0, c[1] - 3.0, c[2]], 0.5, [65, 65, 65]);
+    let mut rnd = numbers();
+    let faces: Vec<f64> = (0..fine.n_points()).map(|_| rnd() * 4.0 - 2.0).collect();
+    let inside = adk
+        .positions_angstrom
+        .iter()
+        .filter(|x| (0..3).all(|k| x[k] > fine.origin_angstrom[k] && x[k] < fine.point(64, 64, 64)[k]))
+        .count();
+    println!(
+        "focused lattice holds {inside} of {} atoms",
+        adk.positions_angstrom.len()
+    );
+    assert!(inside > 100 && inside < adk.positions_angstrom.len());
+    check_maps(&mut gpu, "adk, focused 0.5 A lattice", &adk, &fine, &p, Some(&faces));
+    // The whole chain (1 A around everything, then the 0.5 A lattice) on both engines.
+    let coarse = PbLattice::centered(c, 1.0, [97, 97, 97]);
+    let levels = [coarse, fine];
+    let mut on_gpu = PbSolver::with_cuda(engine).unwrap();
+    let gpu_sol = on_gpu.solve_focused(&adk, &levels, &p, &mut |_| {}).unwrap();
+    let mut on_cpu = PbSolver::new(orbitfield::compute::pb::PbEngine::Cpu).unwrap();
+    let cpu_sol = on_cpu.solve_focused(&adk, &levels, &p, &mut |_| {}).unwrap();
+    let worst = gpu_sol
+        .potential_kt_per_e
+        .iter()
+        .zip(&cpu_sol.potential_kt_per_e)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    println!("focused chain: max |cuda - cpu| {worst:.2e} kT/e");
+    assert!(worst <= 1e-3);
+}
+
 #[test]
 fn edge_fraction_surface_takes_the_host_maps_and_still_solves() {
     let Some(engine) = cuda_device::device() else { return };
@@ -221,7 +278,7 @@ fn edge_fraction_surface_takes_the_host_maps_and_still_solves() {
         radii_angstrom: vec![1.8, 1.5],
     };
     let lattice = PbLattice::centered([0.5, 0.0, 0.0], 0.5, [49, 49, 49]);
-    assert!(raw.device_maps(&atoms, &lattice, &p).unwrap().is_none());
+    assert!(raw.device_maps(&atoms, &lattice, &p, None).unwrap().is_none());
     let mut gpu = PbSolver::with_cuda(engine).unwrap();
     let sol = gpu.solve(&atoms, &lattice, &p, None).unwrap();
     let cpu = cpu_solve(&atoms, &lattice, &p, None).unwrap();

@@ -274,9 +274,9 @@ impl PbSolver {
             let t0 = Instant::now();
             let sol = match previous.take() {
                 None => self.solve(atoms, lattice, params, None),
-                Some(coarse) => focus_boundary(&coarse, lattice)
-                    .and_then(|b| coefficients_with_boundary(atoms, lattice, params, b).map_err(PbError::BadInput))
-                    .and_then(|c| self.solve_maps(&c, lattice, params)),
+                Some(coarse) => {
+                    focus_boundary(&coarse, lattice).and_then(|b| self.solve_focused_level(atoms, lattice, params, b))
+                }
             }
             .map_err(|e| at_level(level, e))?;
             progress(&FocusStep {
@@ -290,6 +290,26 @@ impl PbSolver {
             previous = Some(sol);
         }
         previous.ok_or_else(|| bad("focusing produced no solution".to_string()))
+    }
+
+    /// One focused level from zero with the faces `faces`: on a CUDA device with its maps built
+    /// there where it builds them, else on the host's maps.
+    fn solve_focused_level(
+        &mut self,
+        atoms: &PbAtoms,
+        lattice: &PbLattice,
+        params: &PbParams,
+        faces: Vec<f64>,
+    ) -> Result<PbSolution, PbError> {
+        if !params.nonlinear
+            && let Some(gpu) = self.cuda.as_mut()
+            && let AtomsSolve::Solved(s) =
+                gpu.solve_atoms_with_faces(atoms, lattice, params, Some(&faces), Warm::None)?
+        {
+            return Ok(s);
+        }
+        let c = coefficients_with_boundary(atoms, lattice, params, faces).map_err(PbError::BadInput)?;
+        self.solve_maps(&c, lattice, params)
     }
 
     /// Solves the given maps from zero on this solver's engine (the CPU for the nonlinear form

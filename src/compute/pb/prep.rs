@@ -200,3 +200,67 @@ pub fn multipoles(atoms: &PbAtoms) -> Multipoles {
         quad,
     }
 }
+
+/// `spread` with each charge's weights limited to the interior points of a lattice of `dims` (a
+/// focused lattice, APBS `bcfl focus`): weights on the faces or beyond are dropped, and a charge with
+/// none left on some axis is dropped.
+pub fn interior_only(spread: Vec<ChargeSpread>, dims: [usize; 3]) -> Vec<ChargeSpread> {
+    spread
+        .into_iter()
+        .filter_map(|mut c| {
+            for (k, &dim) in dims.iter().enumerate() {
+                let last = dim as i64 - 2;
+                let mut kept = [0.0; 4];
+                let mut n = 0usize;
+                let mut first = None;
+                for (a, &w) in c.weights[k].iter().enumerate().take(c.len[k]) {
+                    let i = c.first[k] + a as i64;
+                    if (1..=last).contains(&i)
+                        && let Some(slot) = kept.get_mut(n)
+                    {
+                        first.get_or_insert(i);
+                        *slot = w;
+                        n += 1;
+                    }
+                }
+                c.first[k] = first?;
+                c.weights[k] = kept;
+                c.len[k] = n;
+            }
+            Some(c)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+
+    #[test]
+    fn interior_only_keeps_the_weights_on_interior_points() {
+        let lattice = PbLattice {
+            origin_angstrom: [0.0; 3],
+            spacing_angstrom: 1.0,
+            dims: [9; 3],
+        };
+        let p = PbParams::default();
+        // On the last interior plane along x (M3 weights 1/8, 3/4, 1/8 there): the face's 1/8 goes;
+        // a spacing and a half past the high x face: nothing is left, the charge goes.
+        let atoms = PbAtoms {
+            positions_angstrom: vec![[7.0, 4.0, 4.0], [9.5, 4.0, 4.0], [4.2, 3.7, 4.4]],
+            charges_e: vec![1.0, 1.0, -1.0],
+            radii_angstrom: vec![1.5; 3],
+        };
+        let all = charge_spread(&atoms, &lattice, &p, true).unwrap();
+        assert_eq!(all.len(), 3);
+        let kept = interior_only(all.clone(), lattice.dims);
+        assert_eq!(kept.len(), 2);
+        let edge = &kept[0];
+        assert_eq!((edge.first[0], edge.len[0]), (6, 2));
+        assert!((edge.weights[0][..2].iter().sum::<f64>() - 0.875).abs() < 1e-12);
+        // A charge well inside is unchanged.
+        assert_eq!(kept[1].first, all[2].first);
+        assert_eq!(kept[1].weights, all[2].weights);
+    }
+}

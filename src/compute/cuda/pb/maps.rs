@@ -13,7 +13,7 @@
 use super::Warm;
 use super::{CudaPbSolver, cfg1, drv};
 use crate::compute::cuda::CudaEngine;
-use crate::compute::pb::prep::{TINY_RADIUS_ANGSTROM, charge_spread, multipoles, sas_layout};
+use crate::compute::pb::prep::{TINY_RADIUS_ANGSTROM, charge_spread, interior_only, multipoles, sas_layout};
 use crate::compute::pb::{PbAtoms, PbBoundary, PbError, PbLattice, PbParams, PbSolution, PbSurface};
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
@@ -148,6 +148,20 @@ impl CudaPbSolver {
         params: &PbParams,
         warm: Warm<'_>,
     ) -> Result<AtomsSolve, PbError> {
+        self.solve_atoms_with_faces(atoms, lattice, params, None, warm)
+    }
+
+    /// As [`CudaPbSolver::solve_atoms`], with the faces' values given when `faces` is some (a
+    /// focused lattice: one value per lattice point, read on the faces; each charge's weights on
+    /// interior points only).
+    pub fn solve_atoms_with_faces(
+        &mut self,
+        atoms: &PbAtoms,
+        lattice: &PbLattice,
+        params: &PbParams,
+        faces: Option<&[f64]>,
+        warm: Warm<'_>,
+    ) -> Result<AtomsSolve, PbError> {
         if !Self::builds_maps(params) {
             return Ok(AtomsSolve::HostMaps(
                 "the edge-fraction surface is built on the host".into(),
@@ -155,7 +169,7 @@ impl CudaPbSolver {
         }
         let t0 = std::time::Instant::now();
         let had_previous = self.begin(lattice, params)?;
-        if let MapsOutcome::HostMaps(why) = self.build_maps(atoms, lattice, params)? {
+        if let MapsOutcome::HostMaps(why) = self.build_maps(atoms, lattice, params, faces)? {
             return Ok(AtomsSolve::HostMaps(why));
         }
         self.start_iterate(warm, had_previous, lattice.n_points())?;
@@ -170,12 +184,13 @@ impl CudaPbSolver {
         atoms: &PbAtoms,
         lattice: &PbLattice,
         params: &PbParams,
+        faces: Option<&[f64]>,
     ) -> Result<Option<crate::compute::pb::Coefficients>, PbError> {
         if !Self::builds_maps(params) {
             return Ok(None);
         }
         self.begin(lattice, params)?;
-        if let MapsOutcome::HostMaps(_) = self.build_maps(atoms, lattice, params)? {
+        if let MapsOutcome::HostMaps(_) = self.build_maps(atoms, lattice, params, faces)? {
             return Ok(None);
         }
         let stream = self.stream.clone();
@@ -211,8 +226,25 @@ impl CudaPbSolver {
         atoms: &PbAtoms,
         lattice: &PbLattice,
         p: &PbParams,
+        faces: Option<&[f64]>,
     ) -> Result<MapsOutcome, PbError> {
-        let spread = charge_spread(atoms, lattice, p, false).map_err(PbError::BadInput)?;
+        let spread = match faces {
+            // A focused lattice: the charges' interior weights, the faces as given.
+            Some(f) => {
+                if f.len() != lattice.n_points() || f.iter().any(|v| !v.is_finite()) {
+                    return Err(PbError::BadInput(format!(
+                        "{} boundary values (finite ones expected) for a lattice of {} points",
+                        f.len(),
+                        lattice.n_points()
+                    )));
+                }
+                interior_only(
+                    charge_spread(atoms, lattice, p, true).map_err(PbError::BadInput)?,
+                    lattice.dims,
+                )
+            }
+            None => charge_spread(atoms, lattice, p, false).map_err(PbError::BadInput)?,
+        };
         let probe = p.probe_angstrom;
         let layout = sas_layout(atoms, probe, p.ion_radius_angstrom);
         let with_probe = probe > TINY_RADIUS_ANGSTROM;
@@ -456,8 +488,10 @@ impl CudaPbSolver {
             // SAFETY: every index is inside the lattice's interior (checked by `charge_spread`).
             unsafe { l.launch(cfg1(spread.len())) }.map_err(drv("pbm_charges"))?;
         }
-        // Boundary.
-        {
+        // Boundary: given (a focused lattice) or from the atoms.
+        if let Some(f) = faces {
+            self.stream.memcpy_htod(f, &mut b.g).map_err(drv("upload"))?;
+        } else {
             let mp = multipoles(atoms);
             let mut m = Vec::with_capacity(21);
             m.extend_from_slice(&mp.centre);
