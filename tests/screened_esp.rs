@@ -392,6 +392,7 @@ fn render_device_vertex_pass_matches_each_formula() {
             model: g.model,
             a: g.a as f32,
             b_per_angstrom: g.b as f32,
+            offset_angstrom: 0.0,
         };
         vp.run_screened(&ctx.device, &ctx.queue, &surface, &charges, &values, screen)
             .unwrap();

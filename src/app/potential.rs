@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 impl super::state::AppState {
     /// What a potential is the sum of and how, in words for its legend's title ("Coulomb sum of
-    /// 3341 charges, vacuum"); `None` for fields that are not potentials. `on_lattice`: the values
+    /// 3341 charges, eps = 4r", "Coulomb sum of 3341 charges, vacuum"); `None` for fields that are not potentials. `on_lattice`: the values
     /// come from a map on a lattice (which the settings may sum by multilevel summation) rather
     /// than from an exact sum at each point.
     pub fn potential_model(&self, field: FieldChoice, on_lattice: bool) -> Option<String> {
@@ -28,13 +28,20 @@ impl super::state::AppState {
                     .document()
                     .and_then(|d| d.structure.charges_e.as_ref())
                     .map_or(0, Vec::len);
-                let msm = on_lattice && self.settings.potential_method.uses_msm(n);
+                let vacuum = self.esp.model == super::esp_model::EspModel::Vacuum;
+                let msm = vacuum && on_lattice && self.settings.potential_method.uses_msm(n);
                 let how = if msm { "multilevel Coulomb sum" } else { "Coulomb sum" };
                 let mean = match field {
                     FieldChoice::PotentialMean { frames } => format!(", mean of {frames} frames"),
                     _ => String::new(),
                 };
-                Some(format!("{how} of {n} charges{mean}, vacuum"))
+                let model = self.vertex_charges_model().dielectric.label();
+                let above = if self.esp.ramp_above && !on_lattice {
+                    format!(", {} A above the surface", super::esp_model::RAMP_ABOVE_ANGSTROM)
+                } else {
+                    String::new()
+                };
+                Some(format!("{how} of {n} charges{mean}, {model}{above}"))
             }
             FieldChoice::WavefunctionPotential => Some("nuclei and electron density, vacuum".into()),
             FieldChoice::PotentialPb { .. } => Some(self.pb.legend()),

@@ -68,6 +68,8 @@ impl CartoonKey {
 pub struct CartoonValuesKey {
     pub cartoon: CartoonKey,
     pub source: FieldChoice,
+    /// The electrostatic model's revision (`AppState::esp`).
+    pub esp_revision: u32,
 }
 
 /// Values at the vertices a cartoon representation keeps (the frames played last).
@@ -361,6 +363,8 @@ impl AppState {
         i: usize,
         valued: &mut Vec<Done<VertexValuesResult<ValuesKey>>>,
     ) -> bool {
+        let esp_revision = self.esp.revision;
+        let charges_model = self.vertex_charges_model();
         let Some(rep) = self.doc.reps.list.get_mut(i) else {
             return false;
         };
@@ -378,7 +382,11 @@ impl AppState {
         let Some((key, Some(mesh))) = c.pipeline.shown.as_ref().map(|(k, b)| (*k, b.mesh().cloned())) else {
             return false;
         };
-        let want = CartoonValuesKey { cartoon: key, source };
+        let want = CartoonValuesKey {
+            cartoon: key,
+            source,
+            esp_revision,
+        };
         let mut changed = false;
         let mut failure = None;
         if let Some(pos) = valued.iter().position(|d| d.lane == lane) {
@@ -412,7 +420,7 @@ impl AppState {
                 s => doc
                     .filter(|d| d.frame_index == key.frame)
                     .and_then(|d| d.point_charges_at(s, d.frame_index, &d.frame))
-                    .map(|q| VertexSource::Charges(Arc::new(q))),
+                    .map(|q| VertexSource::Charges(Arc::new(q), charges_model)),
             };
             source.map(|source| VertexValuesRequest {
                 key: ValuesKey::Cartoon(want),

@@ -6,8 +6,8 @@
 
 use super::spec::{self, RepSpec, SpecKind};
 use super::{
-    AtomsRep, CartoonRep, FieldPipeline, FieldRep, FieldStyle, Iso, MOLSURF_COLOR, REPRESENTATION_COLORS, Rep, RepId,
-    RepKind,
+    AtomsRep, CartoonRep, FieldPipeline, FieldRep, FieldStyle, Iso, LOBE_NEGATIVE, LOBE_POSITIVE, MOLSURF_COLOR,
+    REPRESENTATION_COLORS, Rep, RepId, RepKind,
 };
 use crate::app::atoms::{AtomColoring, AtomStyle};
 use crate::app::fields::FieldChoice;
@@ -97,6 +97,7 @@ impl AppState {
     }
 
     fn new_field_rep(&mut self, field: FieldChoice, style: FieldStyle, colors: Option<[[f32; 3]; 2]>) -> Rep {
+        let field = self.esp_field(field);
         let n = self.doc.reps.fields().count();
         let id = self.doc.reps.next_id();
         Rep {
@@ -113,6 +114,9 @@ impl AppState {
                     // A molecular surface has one side: neutral grey (as PyMOL and ChimeraX draw it), so
                     // it is not read as a potential while its colouring is being computed.
                     [MOLSURF_COLOR; 2]
+                } else if crate::app::esp_model::is_charges_potential(field) {
+                    // Red negative, blue positive (the +iso lobe is the first).
+                    [LOBE_NEGATIVE, LOBE_POSITIVE]
                 } else {
                     REPRESENTATION_COLORS[n % REPRESENTATION_COLORS.len()]
                 }),
@@ -514,6 +518,10 @@ impl AppState {
             self.color_by(id, source, range);
             return;
         }
+        let edit = match edit {
+            RepEdit::Field(f) => RepEdit::Field(self.esp_field(f)),
+            e => e,
+        };
         let Some(rep) = self.doc.reps.get_mut(id) else {
             return;
         };
@@ -618,11 +626,19 @@ impl AppState {
             self.color_cartoon_by(id, source, range);
             return;
         }
+        // The charges' potential is computed in the electrostatic model (`app::esp_model`); asking
+        // for the Poisson-Boltzmann potential by name chooses that model.
+        if crate::app::pb::is_pb(source) && !self.esp.model.is_pb() {
+            self.set_esp_model(crate::app::esp_model::EspModel::PoissonBoltzmann);
+        }
+        let source = self.esp_source(source);
         if !self.document().is_some_and(|d| d.has_field(source)) {
             let what = self.describe_field(source);
             self.error(format!("no {what} to colour the surface with"));
             return;
         }
+        let model_range = self.esp_default_range(source);
+        let esp_revision = self.esp.revision;
         let volume = match source {
             FieldChoice::Volume(v) => self.document().and_then(|d| d.grids.get(v)).cloned(),
             _ => None,
@@ -640,6 +656,9 @@ impl AppState {
             (None, None, None) if same_source && f.vertex_values().is_some() => f
                 .vertex_values()
                 .map(|v| value_range(v.iter().flatten().flat_map(|v| v.iter().copied()).collect())),
+            // A new colouring by the charges' potential: the model's range (+-10 kcal/mol/e for
+            // eps = 4r, +-5 kT/e for Debye-Hueckel and Poisson-Boltzmann).
+            (None, None, _) if !same_source => model_range,
             (_, r, _) => r,
         };
         let mut channel = match self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
@@ -653,7 +672,9 @@ impl AppState {
             self.fields.remove_slot(c.slot);
         }
         if volume.is_none() && channel.is_none() {
-            channel = Some(Box::new(super::ColorChannel::new(self.fields.add_slot())));
+            let mut c = super::ColorChannel::new(self.fields.add_slot());
+            c.esp_revision = esp_revision;
+            channel = Some(Box::new(c));
         }
         if let Some(RepKind::Field(f)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
             f.coloring = Some(super::SurfaceColoring { source, range });
@@ -689,11 +710,19 @@ impl AppState {
             ));
             return;
         }
+        // eps = 4r under Poisson-Boltzmann (`AppState::vertex_charges_model`).
+        let model_range = match self.esp.model {
+            crate::app::esp_model::EspModel::PoissonBoltzmann => crate::app::esp_model::EspModel::four_r(),
+            m => m,
+        }
+        .default_range()
+        .filter(|_| source == FieldChoice::Potential);
         if let Some(RepKind::Cartoon(c)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
             let same = c.color_by.is_some_and(|k| k.source == source);
             let range = range.or_else(|| {
                 same.then(|| c.pipeline.values().map(|(_, _, v)| value_range(v.to_vec())))
                     .flatten()
+                    .or(model_range)
             });
             c.color_by = Some(super::SurfaceColoring { source, range });
             c.coloring = crate::analysis::polymer::Coloring::SecondaryStructure;

@@ -245,6 +245,8 @@ pub struct ColorChannel {
     pub(crate) asked_vertices: Option<VertexKey>,
     /// Vertex values made, oldest first (at most [`VERTEX_CACHE_ENTRIES`]).
     pub(crate) vertex_cache: Vec<(VertexKey, LobeValues)>,
+    /// The electrostatic model's revision (`AppState::esp`) its values at the vertices are of.
+    pub esp_revision: u32,
     /// A wavefunction's potential is sampled trilinearly from its lattice instead of evaluated at
     /// the vertices (the surfaces outgrew `analysis::vertex_values::qm_vertices_fit`, or the
     /// wavefunction describes a QM region placed on MD frames); said once, kept while the
@@ -262,6 +264,8 @@ pub struct VertexKey {
     pub mesh: MeshKey,
     pub preview: bool,
     pub source: FieldChoice,
+    /// The electrostatic model's revision (model and sampling offset).
+    pub esp_revision: u32,
 }
 
 impl ColorChannel {
@@ -273,6 +277,7 @@ impl ColorChannel {
             vertices: None,
             asked_vertices: None,
             vertex_cache: Vec::new(),
+            esp_revision: 0,
             lattice_fallback: false,
         }
     }
@@ -449,6 +454,7 @@ impl FieldRep {
             mesh: MeshKey::new(*key, p.shown_iso),
             preview: p.preview,
             source,
+            esp_revision: p.color.as_ref().map_or(0, |c| c.esp_revision),
         })
     }
 
