@@ -270,6 +270,8 @@ fn viewer_colours_gpu_surfaces_by_the_potential_on_the_render_device() {
     let mut state = AppState::new(settings, orbitfield::app::default_field_service());
     state.view.gpu_surfaces = true;
     state.open_system("adk".into(), orbitfield::io::load(&paths).unwrap());
+    // The vacuum Coulomb sum is what this test holds to its reference.
+    state.apply(Command::SetEspModel(orbitfield::app::esp_model::EspModel::Vacuum));
     let id = state
         .add_rep(&RepSpec::field("molsurf:protein", FieldStyle::Isosurface))
         .unwrap();

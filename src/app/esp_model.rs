@@ -356,9 +356,15 @@ impl AppState {
                 RepKind::Atoms(_) => {}
             }
         }
-        // Maps of the charges' potential were computed in the old model.
-        self.fields.clear_cache();
+        // Maps of the charges' potential were computed in the old model (a Poisson-Boltzmann
+        // solution does not depend on it).
+        self.fields.forget(FieldChoice::is_potential);
         for (id, field) in fields {
+            // A map of the old model still in flight would fill the cache under the same key.
+            if let Some(RepKind::Field(f)) = self.doc.reps.get(id).map(|r| &r.kind) {
+                let slot = f.pipeline.slot;
+                self.fields.cancel(slot);
+            }
             let new = self.esp_source(field);
             if new != field {
                 self.edit_rep(id, RepEdit::Field(new));
@@ -389,6 +395,8 @@ impl AppState {
             Some(RepKind::Field(f)) => {
                 if let Some(c) = f.pipeline.color.as_mut() {
                     c.esp_revision = revision;
+                    c.shown = None;
+                    c.asked = None;
                     c.vertices = None;
                     c.asked_vertices = None;
                     c.vertex_cache.clear();

@@ -44,6 +44,11 @@ impl super::state::AppState {
                 Some(format!("{how} of {n} charges{mean}, {model}{above}"))
             }
             FieldChoice::WavefunctionPotential => Some("nuclei and electron density, vacuum".into()),
+            FieldChoice::PotentialPb { .. } if self.esp.ramp_above && !on_lattice => Some(format!(
+                "{}, {} A above the surface",
+                self.pb.legend(),
+                super::esp_model::RAMP_ABOVE_ANGSTROM
+            )),
             FieldChoice::PotentialPb { .. } => Some(self.pb.legend()),
             _ => None,
         }
@@ -266,6 +271,8 @@ mod tests {
         };
         let mut state = AppState::new(settings, FieldService::default());
         state.open_system("random".into(), system);
+        // The vacuum Coulomb sum is what this test holds to its formula.
+        state.apply(Command::SetEspModel(crate::app::esp_model::EspModel::Vacuum));
         state.apply(Command::SelectField(Some(FieldChoice::Potential)));
         state.apply(Command::SetPotentialWindow(3));
         state.apply(Command::SetFrame(4));

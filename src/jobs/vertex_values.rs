@@ -30,8 +30,9 @@ pub enum VertexSource {
     Charges(Arc<PointCharges>, ChargesModel),
     /// A wavefunction's own electrostatic potential: its nuclei and electron density (hartree/e).
     Wavefunction(Arc<Wavefunction>),
-    /// A loaded volume sampled trilinearly (its file's units).
-    Volume(Arc<Grid3>),
+    /// A loaded or computed volume sampled trilinearly (its units), at an offset along the normals
+    /// (Angstrom; 0 at the vertices).
+    Volume(Arc<Grid3>, f32),
 }
 
 /// The medium of a potential of charges at vertices and where it is sampled.
@@ -92,7 +93,7 @@ pub fn compute<K>(r: VertexValuesRequest<K>) -> VertexValuesResult<K> {
                         .map_err(|e| e.to_string())
                 }
                 VertexSource::Wavefunction(wf) => qm_potential_at_vertices(mesh, wf).map_err(|e| e.to_string()),
-                VertexSource::Volume(grid) => volume_at_vertices(mesh, grid)
+                VertexSource::Volume(grid, offset) => volume_at_vertices(&offset_mesh(mesh, *offset), grid)
                     .ok_or_else(|| "the volume cannot be sampled (its lattice has no cells)".to_string()),
             };
             match values {

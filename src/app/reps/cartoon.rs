@@ -416,7 +416,10 @@ impl AppState {
         } else {
             let doc = self.doc.document.as_ref();
             let source = match source {
-                FieldChoice::Volume(v) => doc.and_then(|d| d.grids.get(v)).cloned().map(VertexSource::Volume),
+                FieldChoice::Volume(v) => doc
+                    .and_then(|d| d.grids.get(v))
+                    .cloned()
+                    .map(|g| VertexSource::Volume(g, 0.0)),
                 s => doc
                     .filter(|d| d.frame_index == key.frame)
                     .and_then(|d| d.point_charges_at(s, d.frame_index, &d.frame))

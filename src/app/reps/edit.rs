@@ -672,9 +672,11 @@ impl AppState {
             self.fields.remove_slot(c.slot);
         }
         if volume.is_none() && channel.is_none() {
-            let mut c = super::ColorChannel::new(self.fields.add_slot());
+            channel = Some(Box::new(super::ColorChannel::new(self.fields.add_slot())));
+        }
+        if let Some(c) = channel.as_mut() {
             c.esp_revision = esp_revision;
-            channel = Some(Box::new(c));
+            c.offset_pb = crate::app::pb::is_pb(source) && self.esp.ramp_above;
         }
         if let Some(RepKind::Field(f)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
             f.coloring = Some(super::SurfaceColoring { source, range });

@@ -320,10 +320,24 @@ impl AppState {
         // trajectory), so the surface shown gets its colours without waiting for the timeline.
         let index = want.mesh.field.frame;
         let model = self.vertex_charges_model();
+        // The Poisson-Boltzmann solution of the lobes' frame (asked for until it arrives).
+        let pb = match want.source {
+            FieldChoice::PotentialPb { .. } => {
+                let key = self
+                    .document()
+                    .and_then(|d| d.field_key_at(want.source, index, &d.frame, self.field_settings()));
+                match key.map(|k| self.pb_key(k)).and_then(|k| self.pb_grid(k)) {
+                    Some(g) => Some(g),
+                    None => return self.vertex_colors_shown(i, changed),
+                }
+            }
+            _ => None,
+        };
         let Some(source) = self.document_mut().and_then(|d| match want.source {
             FieldChoice::WavefunctionPotential => d
                 .wavefunction_at(index)
                 .map(|wf| VertexSource::Wavefunction(Arc::clone(wf))),
+            FieldChoice::PotentialPb { .. } => pb.map(|g| VertexSource::Volume(g, model.offset_angstrom)),
             s if d.frame_index == index => d
                 .point_charges_at(s, index, &d.frame)
                 .map(|q| VertexSource::Charges(Arc::new(q), model)),
