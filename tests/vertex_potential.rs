@@ -436,7 +436,8 @@ fn viewer_colours_gpu_surfaces_in_the_chosen_model_and_above_the_surface() {
     let debye = |r: f64| (-kappa * r).exp() / (78.54 * r);
     let mut sync = SceneSync::new(&rc);
     let mut scene = GpuScene::new(&rc);
-    let cases: [(&str, f32, &dyn Fn(f64) -> f64); 2] = [("eps = 4r", 0.0, &four_r), ("Debye-Hueckel", 1.4, &debye)];
+    type Kernel<'a> = &'a dyn Fn(f64) -> f64;
+    let cases: [(&str, f32, Kernel); 2] = [("eps = 4r", 0.0, &four_r), ("Debye-Hueckel", 1.4, &debye)];
     for (k, (name, offset, kernel)) in cases.into_iter().enumerate() {
         if k == 1 {
             state.apply(Command::SetEspModel(EspModel::debye()));

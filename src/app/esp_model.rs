@@ -391,18 +391,15 @@ impl AppState {
     /// Drops representation `id`'s values at its vertices (computed in another model).
     fn forget_vertex_values(&mut self, id: super::reps::RepId) {
         let revision = self.esp.revision;
-        match self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
-            Some(RepKind::Field(f)) => {
-                if let Some(c) = f.pipeline.color.as_mut() {
-                    c.esp_revision = revision;
-                    c.shown = None;
-                    c.asked = None;
-                    c.vertices = None;
-                    c.asked_vertices = None;
-                    c.vertex_cache.clear();
-                }
-            }
-            _ => {}
+        if let Some(RepKind::Field(f)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind)
+            && let Some(c) = f.pipeline.color.as_mut()
+        {
+            c.esp_revision = revision;
+            c.shown = None;
+            c.asked = None;
+            c.vertices = None;
+            c.asked_vertices = None;
+            c.vertex_cache.clear();
         }
     }
 }

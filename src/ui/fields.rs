@@ -70,7 +70,7 @@ pub fn available_fields(state: &AppState) -> Vec<FieldChoice> {
     // Under the Poisson-Boltzmann model the charges' potential is that solve: listed once.
     let mut seen = Vec::new();
     out.retain(|f| {
-        let key = crate::app::pb::is_pb(*f).then_some(None).unwrap_or(Some(*f));
+        let key = if crate::app::pb::is_pb(*f) { None } else { Some(*f) };
         let new = !seen.contains(&key);
         seen.push(key);
         new
