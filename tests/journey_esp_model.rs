@@ -406,3 +406,91 @@ fn poisson_boltzmann_field_shows_two_lobes_red_and_blue_and_a_slice_in_kt_per_e(
     assert!(slice.title.contains("Poisson-Boltzmann"), "{}", slice.title);
     assert!(slice.range[0] < -1.0 && slice.range[1] > 1.0, "{:?}", slice.range);
 }
+
+fn open_md(paths: &[&str]) -> AppState {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+    let files: Vec<_> = paths.iter().map(|p| dir.join(p)).collect();
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.open_system("test".into(), orbitfield::io::load(&files).unwrap());
+    state
+}
+
+/// Defaults by what the files give; the command language and a session carry the model and
+/// the sampling option.
+#[test]
+fn files_choose_the_default_and_scripts_and_sessions_carry_the_model() {
+    let mut state = open_md(&["adk.psf", "adk_dims.dcd"]);
+    assert_eq!(state.esp.model, EspModel::four_r(), "charges without radii");
+    assert_eq!(
+        open_md(&["adk_open.pqr"]).esp.model,
+        EspModel::PoissonBoltzmann,
+        "charges and radii"
+    );
+    // `color ... potential` under the model: eps = 4r at +-10 kcal/mol/e.
+    let id = state
+        .add_rep(&orbitfield::app::reps::RepSpec::field(
+            "molsurf:resid 1 to 5",
+            orbitfield::app::reps::FieldStyle::Isosurface,
+        ))
+        .unwrap();
+    state.edit_rep(
+        id,
+        orbitfield::app::reps::RepEdit::ColorBy(Some((FieldChoice::Potential, None))),
+    );
+    let c = state.doc.reps.field(id).unwrap().coloring.unwrap();
+    assert_eq!(c.range, EspModel::four_r().default_range());
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    orbitfield::script::run_in(
+        &mut state,
+        "set model debye\nset rampabove on\n",
+        &dir,
+        None,
+        orbitfield::script::RunMode::Window,
+    )
+    .unwrap();
+    assert_eq!(state.esp.model, EspModel::debye());
+    assert!(state.esp.ramp_above);
+    let c = state.doc.reps.field(id).unwrap().coloring.unwrap();
+    assert_eq!(c.source, FieldChoice::Potential);
+    assert_eq!(c.range, EspModel::debye().default_range(), "the model's range");
+    orbitfield::script::run_in(
+        &mut state,
+        "set model pb\n",
+        &dir,
+        None,
+        orbitfield::script::RunMode::Window,
+    )
+    .unwrap();
+    let c = state.doc.reps.field(id).unwrap().coloring.unwrap();
+    assert!(orbitfield::app::pb::is_pb(c.source), "{:?}", c.source);
+    assert!(
+        orbitfield::script::run_in(
+            &mut state,
+            "set model gas\n",
+            &dir,
+            None,
+            orbitfield::script::RunMode::Window
+        )
+        .is_err()
+    );
+    orbitfield::script::run_in(
+        &mut state,
+        "set model 2.5r\n",
+        &dir,
+        None,
+        orbitfield::script::RunMode::Window,
+    )
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("s.ofs");
+    state.session().unwrap().save(&path).unwrap();
+    let mut other = open_md(&["adk.psf", "adk_dims.dcd"]);
+    other.apply_session(&orbitfield::app::session::Session::load(&path).unwrap());
+    assert_eq!(
+        other.esp.model,
+        EspModel::DistanceDependent {
+            slope_per_angstrom: 2.5
+        }
+    );
+    assert!(other.esp.ramp_above);
+}
