@@ -494,3 +494,75 @@ fn files_choose_the_default_and_scripts_and_sessions_carry_the_model() {
     );
     assert!(other.esp.ramp_above);
 }
+
+/// A cartoon coloured by the charges' potential follows the model: at eps = 4r its values are
+/// the screened sum's (its legend says so), under Poisson-Boltzmann the frame's solution sampled at
+/// its vertices, in kT/e at +-5 kT/e.
+#[test]
+fn a_cartoon_follows_the_model_to_the_poisson_boltzmann_solution() {
+    use orbitfield::app::reps::RepEdit;
+    let mut state = adk_with_engines();
+    let id = state
+        .add_rep(&orbitfield::app::reps::spec::parse_atom_rep("resid 1 to 40:cartoon").unwrap())
+        .unwrap();
+    state.apply(Command::EditRep(
+        id,
+        RepEdit::ColorBy(Some((FieldChoice::Potential, None))),
+    ));
+    let wait = |state: &mut AppState, pb: bool| {
+        let t0 = Instant::now();
+        loop {
+            state.update_reps();
+            let (_, c) = state.reps().cartoons().next().expect("a cartoon");
+            if c.pipeline
+                .values()
+                .is_some_and(|(k, _, _)| orbitfield::app::pb::is_pb(k.source) == pb)
+            {
+                return;
+            }
+            assert!(state.pb.failure.is_none(), "{:?}", state.pb.failure);
+            assert!(t0.elapsed() < Duration::from_secs(120), "no cartoon values ({pb})");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    wait(&mut state, false);
+    let legend = |st: &AppState| {
+        st.legends()
+            .into_iter()
+            .find(|l| l.title.starts_with("cartoon coloured by"))
+            .expect("a cartoon legend")
+    };
+    let l = legend(&state);
+    println!("{}: {:?} {}", l.title, l.range, l.unit);
+    assert!(l.title.contains("eps = 4r") && l.unit == "kcal/mol/e", "{}", l.title);
+
+    state.apply(Command::SetEspModel(EspModel::PoissonBoltzmann));
+    wait(&mut state, true);
+    let key = state
+        .document()
+        .and_then(|d| d.field_key(FieldChoice::PotentialPb { revision: 0 }, state.field_settings()))
+        .unwrap();
+    let key = state.pb_key(key);
+    let grid = state.fields.cached(key).expect("the frame's solution");
+    let (_, c) = state.reps().cartoons().next().unwrap();
+    let (_, mesh, values) = c.pipeline.values().unwrap();
+    let mut worst = 0.0f32;
+    for (p, v) in mesh.positions_angstrom.iter().zip(values) {
+        worst = worst.max((grid.trilinear_at_angstrom(*p, true).unwrap() - v).abs());
+    }
+    let l = legend(&state);
+    println!(
+        "{}: {:?} {}; {} vertices, max |diff| {worst:.1e} kT/e",
+        l.title,
+        l.range,
+        l.unit,
+        values.len()
+    );
+    assert!(worst < 1e-5, "{worst}");
+    assert!(
+        l.title.contains("Poisson-Boltzmann, 0.15 M") && l.unit == "kT/e",
+        "{}",
+        l.title
+    );
+    assert_eq!(l.range, [-5.0, 5.0]);
+}

@@ -276,7 +276,8 @@ impl AppState {
     }
 
     /// The medium and sampling offset of the charges' potential at surface and cartoon vertices:
-    /// the model's (eps = 4r under Poisson-Boltzmann, whose solve is not evaluated at vertices).
+    /// the model's (under Poisson-Boltzmann, whose solution is sampled from its lattice instead,
+    /// eps = 4r for anything still asking).
     pub fn vertex_charges_model(&self) -> crate::jobs::vertex_values::ChargesModel {
         crate::jobs::vertex_values::ChargesModel {
             dielectric: self.esp.model.dielectric().unwrap_or(Dielectric::DistanceDependent {
@@ -293,6 +294,25 @@ impl AppState {
             self.set_esp_model(EspModel::PoissonBoltzmann);
         }
         self.esp_source(field)
+    }
+
+    /// The Poisson-Boltzmann solution of frame `index`: from the cache, or asked for (latest wins)
+    /// when it is the frame shown (the solve takes the shown frame's atoms).
+    pub fn pb_grid_of_frame(&mut self, index: usize) -> Option<std::sync::Arc<crate::model::Grid3>> {
+        let doc = self.document()?;
+        let current = doc.frame_index;
+        let key = doc.field_key_at(
+            FieldChoice::PotentialPb { revision: 0 },
+            index,
+            &doc.frame,
+            self.field_settings(),
+        )?;
+        let key = self.pb_key(key);
+        if index == current {
+            self.pb_grid(key)
+        } else {
+            self.fields.cached(key)
+        }
     }
 
     /// The colour range a colouring by `source` starts with (hartree/e, or kT/e for
@@ -332,6 +352,12 @@ impl AppState {
         }
     }
 
+    /// Everything of the charges' potential computed again (the Poisson-Boltzmann parameters
+    /// changed: values at vertices sampled from the old solution are dropped too).
+    pub fn refresh_esp(&mut self) {
+        self.esp_changed(false);
+    }
+
     /// Everything of the charges' potential computed again after a change of model or sampling;
     /// `reset_ranges`: colourings take the model's default range.
     fn esp_changed(&mut self, reset_ranges: bool) {
@@ -349,7 +375,7 @@ impl AppState {
                     }
                 }
                 RepKind::Cartoon(c) => {
-                    if let Some(c) = c.color_by.filter(|c| c.source.is_potential()) {
+                    if let Some(c) = c.color_by.filter(|c| is_charges_potential(c.source)) {
                         colourings.push((rep.id, c.source, c.range));
                     }
                 }
@@ -373,8 +399,7 @@ impl AppState {
             }
         }
         for (id, source, range) in colourings {
-            let cartoon = matches!(self.doc.reps.get(id).map(|r| &r.kind), Some(RepKind::Cartoon(_)));
-            let new = if cartoon { source } else { self.esp_source(source) };
+            let new = self.esp_source(source);
             let range = if reset_ranges || new != source {
                 self.esp_default_range(new)
             } else {

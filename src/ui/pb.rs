@@ -71,6 +71,7 @@ pub fn panel_ui(ui: &mut egui::Ui, state: &mut AppState) {
         state.pb.params = p;
         state.pb.spacing_angstrom = h;
         state.pb.changed();
+        state.refresh_esp();
     }
     if let Some(line) = state.pb.progress() {
         ui.horizontal(|ui| {

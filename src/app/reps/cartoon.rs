@@ -365,6 +365,16 @@ impl AppState {
     ) -> bool {
         let esp_revision = self.esp.revision;
         let charges_model = self.vertex_charges_model();
+        // Coloured by the Poisson-Boltzmann potential: the solution of the cartoon's frame.
+        let pb = match self.doc.reps.list.get(i).map(|r| &r.kind) {
+            Some(RepKind::Cartoon(c)) if c.color_by.is_some_and(|k| crate::app::pb::is_pb(k.source)) => c
+                .pipeline
+                .shown
+                .as_ref()
+                .map(|(k, _)| k.frame)
+                .and_then(|f| self.pb_grid_of_frame(f)),
+            _ => None,
+        };
         let Some(rep) = self.doc.reps.list.get_mut(i) else {
             return false;
         };
@@ -420,6 +430,7 @@ impl AppState {
                     .and_then(|d| d.grids.get(v))
                     .cloned()
                     .map(|g| VertexSource::Volume(g, 0.0)),
+                FieldChoice::PotentialPb { .. } => pb.map(|g| VertexSource::Volume(g, 0.0)),
                 s => doc
                     .filter(|d| d.frame_index == key.frame)
                     .and_then(|d| d.point_charges_at(s, d.frame_index, &d.frame))

@@ -622,16 +622,16 @@ impl AppState {
     /// representation's colour slot as each frame's field arrives (`update_reps`; the range chosen
     /// when the first one arrives when not given).
     fn color_by(&mut self, id: RepId, source: FieldChoice, range: Option<[f32; 2]>) {
-        if let Some(RepKind::Cartoon(_)) = self.doc.reps.get(id).map(|r| &r.kind) {
-            self.color_cartoon_by(id, source, range);
-            return;
-        }
         // The charges' potential is computed in the electrostatic model (`app::esp_model`); asking
         // for the Poisson-Boltzmann potential by name chooses that model.
         if crate::app::pb::is_pb(source) && !self.esp.model.is_pb() {
             self.set_esp_model(crate::app::esp_model::EspModel::PoissonBoltzmann);
         }
         let source = self.esp_source(source);
+        if let Some(RepKind::Cartoon(_)) = self.doc.reps.get(id).map(|r| &r.kind) {
+            self.color_cartoon_by(id, source, range);
+            return;
+        }
         if !self.document().is_some_and(|d| d.has_field(source)) {
             let what = self.describe_field(source);
             self.error(format!("no {what} to colour the surface with"));
@@ -694,11 +694,13 @@ impl AppState {
         let why = match self.document() {
             None => Some("no document is open".to_string()),
             Some(d) => match source {
-                FieldChoice::Potential if d.structure.charges_e.is_none() => Some(format!(
-                    "{} has no atomic charges (they come from PSF, prmtop, PQR or MOL2 files)",
-                    d.name
-                )),
-                FieldChoice::Potential => None,
+                FieldChoice::Potential | FieldChoice::PotentialPb { .. } if d.structure.charges_e.is_none() => {
+                    Some(format!(
+                        "{} has no atomic charges (they come from PSF, prmtop, PQR or MOL2 files)",
+                        d.name
+                    ))
+                }
+                FieldChoice::Potential | FieldChoice::PotentialPb { .. } => None,
                 FieldChoice::Volume(v) if v >= d.grids.len() => {
                     Some(format!("{} holds {} volume(s)", d.name, d.grids.len()))
                 }
@@ -712,13 +714,7 @@ impl AppState {
             ));
             return;
         }
-        // eps = 4r under Poisson-Boltzmann (`AppState::vertex_charges_model`).
-        let model_range = match self.esp.model {
-            crate::app::esp_model::EspModel::PoissonBoltzmann => crate::app::esp_model::EspModel::four_r(),
-            m => m,
-        }
-        .default_range()
-        .filter(|_| source == FieldChoice::Potential);
+        let model_range = self.esp_default_range(source);
         if let Some(RepKind::Cartoon(c)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
             let same = c.color_by.is_some_and(|k| k.source == source);
             let range = range.or_else(|| {

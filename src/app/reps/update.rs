@@ -322,15 +322,10 @@ impl AppState {
         let model = self.vertex_charges_model();
         // The Poisson-Boltzmann solution of the lobes' frame (asked for until it arrives).
         let pb = match want.source {
-            FieldChoice::PotentialPb { .. } => {
-                let key = self
-                    .document()
-                    .and_then(|d| d.field_key_at(want.source, index, &d.frame, self.field_settings()));
-                match key.map(|k| self.pb_key(k)).and_then(|k| self.pb_grid(k)) {
-                    Some(g) => Some(g),
-                    None => return self.vertex_colors_shown(i, changed),
-                }
-            }
+            FieldChoice::PotentialPb { .. } => match self.pb_grid_of_frame(index) {
+                Some(g) => Some(g),
+                None => return self.vertex_colors_shown(i, changed),
+            },
             _ => None,
         };
         let Some(source) = self.document_mut().and_then(|d| match want.source {
