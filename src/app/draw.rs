@@ -749,7 +749,7 @@ impl AppState {
             && let Some((key, grid)) = f.pipeline.shown.as_ref()
             && let Some([lo, hi]) = super::slice::value_range(grid)
         {
-            let unit = FieldUnit::of(key.field, self.potential_display());
+            let unit = FieldUnit::of(key.field, self.potential_display(key.field));
             let model = self
                 .potential_model(key.field, true)
                 .map(|m| format!(" ({m})"))
@@ -805,7 +805,7 @@ impl AppState {
     /// from, e.g. " at its vertices"), once it has a range.
     fn coloring_legend(&self, what: &str, c: super::reps::SurfaceColoring, how: &str) -> Option<Legend> {
         let [lo, hi] = c.range?;
-        let unit = FieldUnit::of_coloring(c.source, self.potential_display());
+        let unit = FieldUnit::of_coloring(c.source, self.potential_display(c.source));
         // What was summed and how, in the words of the field (`potential_model`).
         let model = self
             .potential_model(c.source, how.contains("lattice"))

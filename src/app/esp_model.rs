@@ -256,9 +256,14 @@ pub fn is_charges_potential(f: FieldChoice) -> bool {
 }
 
 impl AppState {
-    /// The unit the potentials of charges are shown in under the current model.
-    pub fn potential_display(&self) -> PotentialDisplay {
-        self.esp.model.display(self.settings.potential_unit)
+    /// The unit the values of `field` are shown in: for the charges' potential the current
+    /// model's (kcal/mol/e at eps = s r), else the setting.
+    pub fn potential_display(&self, field: FieldChoice) -> PotentialDisplay {
+        if is_charges_potential(field) {
+            self.esp.model.display(self.settings.potential_unit)
+        } else {
+            self.settings.potential_unit
+        }
     }
 
     /// `source` as the current model computes it: the charges' potential is Poisson-Boltzmann's
