@@ -58,7 +58,9 @@ struct Params {
     model: u32,
     screen_a: f32,
     screen_b: f32,
-    pad: u32,
+    // Each vertex is moved this far along its normal before the sum (Angstrom; 0 at the vertex:
+    // PyMOL's surface_ramp_above_mode samples 1.4 A outside).
+    offset_angstrom: f32,
 };
 
 // Twin of `render::gpu::MeshVertexColor` (the mesh pipelines' second vertex buffer).
@@ -84,7 +86,12 @@ var<workgroup> vertex_count: u32;
 
 fn position(i: u32, n: u32) -> vec3<f32> {
     let k = 6u * min(i, max(n, 1u) - 1u);
-    return vec3<f32>(vertices[k], vertices[k + 1u], vertices[k + 2u]);
+    let p = vec3<f32>(vertices[k], vertices[k + 1u], vertices[k + 2u]);
+    if params.offset_angstrom == 0.0 {
+        return p;
+    }
+    let normal = vec3<f32>(vertices[k + 3u], vertices[k + 4u], vertices[k + 5u]);
+    return p + params.offset_angstrom * normal;
 }
 
 // 1/r at `p` from the charge at `c`.

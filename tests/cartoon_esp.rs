@@ -41,6 +41,8 @@ fn open(files: &[PathBuf]) -> AppState {
     let mut state = AppState::new(Settings::default(), FieldService::default());
     state.apply(Command::OpenFiles(files.to_vec()));
     assert!(state.document().is_some(), "{}", state.panels.status);
+    // The vacuum Coulomb sum is what these tests hold to their f64 reference.
+    state.apply(Command::SetEspModel(orbitfield::app::esp_model::EspModel::Vacuum));
     state
 }
 

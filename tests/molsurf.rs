@@ -399,6 +399,8 @@ fn render_colours_a_surface_by_the_exact_potential_at_its_vertices() {
     let charges = system.structure.charges_e.clone().unwrap();
     let positions = system.trajectory.frame(0).unwrap().positions_angstrom;
     state.open_system("adk".into(), system);
+    // The vacuum Coulomb sum is what this test holds to its f64 reference.
+    state.apply(Command::SetEspModel(orbitfield::app::esp_model::EspModel::Vacuum));
     let id = state
         .add_rep(&RepSpec::field(&format!("molsurf:{sel}"), FieldStyle::Isosurface))
         .unwrap();
@@ -541,6 +543,10 @@ fn viewer_with_a_surface(
     let reference = orbitfield::io::load(&paths).unwrap();
     let charges = reference.structure.charges_e.clone().unwrap();
     state.open_system("adk".into(), orbitfield::io::load(&paths).unwrap());
+    // The vacuum Coulomb sum is what these tests hold to their f64 reference.
+    state.apply(orbitfield::app::state::Command::SetEspModel(
+        orbitfield::app::esp_model::EspModel::Vacuum,
+    ));
     let id = state
         .add_rep(&RepSpec::field("molsurf:resid 100 to 130", FieldStyle::Isosurface))
         .unwrap();

@@ -87,6 +87,8 @@ fn the_window_draws_negative_potential_red_and_positive_blue() {
         "ions".into(),
         orbitfield::io::load(std::slice::from_ref(&path)).unwrap(),
     );
+    // The vacuum Coulomb sum (the file's radii would make Poisson-Boltzmann the default).
+    state.apply(Command::SetEspModel(orbitfield::app::esp_model::EspModel::Vacuum));
     let ids: Vec<_> = state.reps().fields().map(|(r, _)| r.id).collect();
     for id in ids {
         state.apply(Command::DeleteRep(id));

@@ -81,6 +81,8 @@ fn viewer_with_charges(rc: &RenderContext, on: FieldsOn, charges_e: Option<Vec<f
         system.structure.charges_e = charges_e;
     }
     state.open_system("threonine".into(), system);
+    // The vacuum Coulomb sum is what the colouring tests hold to their reference.
+    state.apply(Command::SetEspModel(orbitfield::app::esp_model::EspModel::Vacuum));
     assert!(matches!(state.main_field(), Some(FieldChoice::Orbital { .. })));
     state.apply(Command::AddFieldRep(FieldChoice::Density));
     state.use_render_device(rc);

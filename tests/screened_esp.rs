@@ -386,26 +386,29 @@ fn render_device_vertex_pass_matches_each_formula() {
             .collect(),
         charges_e: q_f32.iter().map(|&c| f64::from(c)).collect(),
     };
-    for model in models() {
+    // On the surface, and 1.4 A outside along the vertices' normals (the ramp-above option).
+    for (model, offset) in models().into_iter().flat_map(|m| [(m, 0.0f32), (m, 1.4)]) {
         let g = model.gpu_angstrom();
         let screen = VertexScreening {
             model: g.model,
             a: g.a as f32,
             b_per_angstrom: g.b as f32,
+            offset_angstrom: offset,
         };
         vp.run_screened(&ctx.device, &ctx.queue, &surface, &charges, &values, screen)
             .unwrap();
         let got = values.read(&ctx.device, &ctx.queue, n as u32).unwrap();
         let mut worst = 0.0f64;
-        for (v, &x) in mesh.positions_angstrom.iter().zip(&got) {
-            let (want, scale) = reference(&q_ref, &model, v.map(|c| f64::from(c) / BOHR_ANGSTROM));
+        for ((v, nrm), &x) in mesh.positions_angstrom.iter().zip(&mesh.normals).zip(&got) {
+            let at: [f64; 3] = std::array::from_fn(|k| f64::from(v[k] + offset * nrm[k]) / BOHR_ANGSTROM);
+            let (want, scale) = reference(&q_ref, &model, at);
             worst = worst.max((f64::from(x) - want).abs() / scale);
         }
         eprintln!(
-            "{}: {n} vertices, worst |gpu - f64| / sum |terms| {worst:e}",
+            "{} at {offset} A: {n} vertices, worst |gpu - f64| / sum |terms| {worst:e}",
             model.label()
         );
-        assert!(worst < 1e-4, "{model:?}: {worst:e}");
+        assert!(worst < 1e-4, "{model:?} at {offset} A: {worst:e}");
     }
     // Vacuum through the same entry point is the vacuum pass.
     vp.run_screened(

@@ -562,6 +562,8 @@ fn potential_map_follows_the_md_frames_on_a_fixed_lattice() {
     };
     let mut state = AppState::new(settings, orbitfield::app::default_field_service());
     state.open_system("adk".into(), orbitfield::io::load(&paths).unwrap());
+    // The vacuum Coulomb sum is what this test holds to its f64 reference.
+    state.apply(Command::SetEspModel(orbitfield::app::esp_model::EspModel::Vacuum));
     state.apply(Command::SelectField(Some(FieldChoice::Potential)));
     let check = |state: &mut AppState, frame: usize| -> orbitfield::model::Lattice {
         state.apply(Command::SetFrame(frame));
@@ -718,6 +720,8 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
     };
     let mut state = AppState::new(settings, orbitfield::app::default_field_service());
     state.open_system("charged water".into(), charged_water_series(6));
+    // The vacuum Coulomb sum is what this test holds to its f64 reference.
+    state.apply(Command::SetEspModel(orbitfield::app::esp_model::EspModel::Vacuum));
     let mut harness = reps_panel(state);
     for label in ["HOMO", "LUMO", "Potential (charges)"] {
         harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();

@@ -270,6 +270,8 @@ fn viewer_colours_gpu_surfaces_by_the_potential_on_the_render_device() {
     let mut state = AppState::new(settings, orbitfield::app::default_field_service());
     state.view.gpu_surfaces = true;
     state.open_system("adk".into(), orbitfield::io::load(&paths).unwrap());
+    // The vacuum Coulomb sum is what this test holds to its reference.
+    state.apply(Command::SetEspModel(orbitfield::app::esp_model::EspModel::Vacuum));
     let id = state
         .add_rep(&RepSpec::field("molsurf:protein", FieldStyle::Isosurface))
         .unwrap();
@@ -373,5 +375,106 @@ fn every_variant_of_the_pass_covers_every_vertex_and_meets_the_contract() {
         if variant.newton {
             assert!(p999 < 1e-4 && worst < 2e-4, "{}: {p999:e}, {worst:e}", variant.name());
         }
+    }
+}
+
+/// The viewer's render-device path in the electrostatic model chosen (`app::esp_model`): adk's
+/// charges without radii start at eps = 4r, and the values the vertex pass writes at the vertices
+/// of a surface extracted there equal `q / (4 r_A r)` summed in f64 here; Debye-Hueckel with the
+/// colours taken 1.4 A outside along the normals equals `q exp(-kappa r) / (78.54 r)` at the moved
+/// points (kappa of 0.15 M at 298.15 K from its formula), the surfaces staying on the device.
+#[test]
+fn viewer_colours_gpu_surfaces_in_the_chosen_model_and_above_the_surface() {
+    use orbitfield::app::draw::SceneSync;
+    use orbitfield::app::esp_model::EspModel;
+    use orbitfield::app::fields::FieldChoice;
+    use orbitfield::app::reps::{FieldStyle, RepSpec};
+    use orbitfield::app::settings::Settings;
+    use orbitfield::app::state::{AppState, Command};
+    let rc = match RenderContext::headless_with(wgpu::Backends::all(), 1, |_, c| {
+        c.gpu_marching_cubes = c.mc_compute_supported;
+        c.gpu_vertex_potential = c.mc_compute_supported;
+    }) {
+        Ok(rc) if rc.capabilities.gpu_vertex_potential => rc,
+        Ok(rc) => {
+            eprintln!("skipping: no compute pass here ({})", rc.capabilities.summary());
+            return;
+        }
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            return;
+        }
+    };
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+    let paths = [dir.join("adk.psf"), dir.join("adk_dims.dcd")];
+    let settings = Settings {
+        lattice_points: 32,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(settings, orbitfield::app::default_field_service());
+    state.view.gpu_surfaces = true;
+    state.open_system("adk".into(), orbitfield::io::load(&paths).unwrap());
+    assert_eq!(state.esp.model, EspModel::four_r());
+    let id = state
+        .add_rep(&RepSpec::field("molsurf:resid 1 to 40", FieldStyle::Isosurface))
+        .unwrap();
+    state.apply(Command::SetSurfaceColor(Some((FieldChoice::Potential, None))));
+    let t0 = std::time::Instant::now();
+    while state.reps().field(id).and_then(|f| f.pipeline.shown.as_ref()).is_none() {
+        state.update_reps();
+        assert!(t0.elapsed().as_secs() < 120, "the surface never arrived");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let doc = state.document().unwrap();
+    let q = doc.structure.charges_e.clone().unwrap();
+    let atoms = doc.frame.positions_angstrom.clone();
+    let e: f64 = 1.602_176_634e-19;
+    let kappa =
+        (2.0 * 0.15 * 1000.0 * 6.022_140_76e23 * e * e / (8.854_187_812_8e-12 * 78.54 * 1.380_649e-23 * 298.15)).sqrt()
+            * 1e-10;
+    let four_r = |r: f64| 1.0 / (4.0 * r * r);
+    let debye = |r: f64| (-kappa * r).exp() / (78.54 * r);
+    let mut sync = SceneSync::new(&rc);
+    let mut scene = GpuScene::new(&rc);
+    type Kernel<'a> = &'a dyn Fn(f64) -> f64;
+    let cases: [(&str, f32, Kernel); 2] = [("eps = 4r", 0.0, &four_r), ("Debye-Hueckel", 1.4, &debye)];
+    for (k, (name, offset, kernel)) in cases.into_iter().enumerate() {
+        if k == 1 {
+            state.apply(Command::SetEspModel(EspModel::debye()));
+            state.apply(Command::SetRampAbove(true));
+            state.update_reps();
+        }
+        state.view.dirty.meshes = true;
+        sync.sync(&rc, &mut scene, &mut state);
+        assert!(state.view.gpu_surfaces, "fell back to the CPU: {}", state.panels.status);
+        let mesh = sync.gpu_lobes(id).expect("lobes on the device")[0]
+            .read_back(&rc.device, &rc.queue)
+            .unwrap();
+        let n = mesh.positions_angstrom.len();
+        let got = sync.gpu_vertex_values(id).expect("values on the device")[0]
+            .read(&rc.device, &rc.queue, n as u32)
+            .unwrap();
+        let (mut worst, mut scale) = (0.0f64, 0.0f64);
+        for i in (0..n).step_by(n / 40 + 1) {
+            let (p, nrm) = (mesh.positions_angstrom[i], mesh.normals[i]);
+            let mut sum = 0.0f64;
+            let mut abs = 0.0f64;
+            for (c, a) in q.iter().zip(&atoms) {
+                let r = (0..3)
+                    .map(|k| (f64::from(p[k] + offset * nrm[k]) - f64::from(a[k])).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                sum += f64::from(*c) * kernel(r);
+                abs += (f64::from(*c) * kernel(r)).abs();
+            }
+            // e/Angstrom to hartree/e.
+            let want = sum * 0.529_177_210_903;
+            worst = worst.max((f64::from(got[i]) - want).abs() / (abs * 0.529_177_210_903));
+            scale = scale.max(want.abs());
+        }
+        eprintln!(
+            "{name} at {offset} A: {n} vertices, worst |gpu - f64| / sum |terms| {worst:.2e} (max |V| {scale:.2e})"
+        );
+        assert!(scale > 0.0 && worst < 1e-4, "{name}: {worst:e}");
     }
 }

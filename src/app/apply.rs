@@ -111,6 +111,8 @@ impl AppState {
                 self.settings.potential_window_frames = n;
                 self.set_potential_window(n);
             }
+            Command::SetEspModel(m) => self.set_esp_model(m),
+            Command::SetRampAbove(on) => self.set_ramp_above(on),
             Command::SetPotentialUnit(u) => {
                 self.settings.potential_unit = u;
                 self.view.dirty.slice = true;
@@ -296,6 +298,9 @@ impl AppState {
                 self.panels.status = status;
                 self.tools.reset_for_document();
                 self.clear_reps();
+                // Poisson-Boltzmann for charges with radii from the files, else eps = 4r.
+                self.esp.model = super::esp_model::EspModel::for_structure(&doc.structure);
+                self.esp.revision = self.esp.revision.wrapping_add(1);
                 self.doc.document = Some(doc);
                 self.doc.follow = None;
                 self.view.pick = None;

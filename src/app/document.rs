@@ -58,6 +58,9 @@ pub struct FieldSettings {
     /// Points along the longest axis of computed orbital lattices.
     pub lattice_points: u32,
     pub potential_method: PotentialMethod,
+    /// The medium of the charges' potential maps (`app::esp_model`); multilevel summation is for
+    /// vacuum only, the screened models take the direct sum.
+    pub dielectric: crate::compute::esp::screening::Dielectric,
 }
 
 /// The lattice of a structure's per-frame potential maps (`compute::request`'s rule for them),
@@ -319,6 +322,22 @@ impl Document {
         let orbitals = LatticeChoice::OrbitalPoints(settings.lattice_points);
         if key.field.is_potential() {
             let charges = self.point_charges_at(key.field, key.frame, frame)?;
+            if !settings.dielectric.is_vacuum() {
+                let lattice = self.potential_lattice?;
+                let input = crate::compute::esp::screening::field_input_screened(
+                    Arc::new(charges),
+                    crate::compute::esp::EspMethod::Direct,
+                    crate::compute::esp::Boundary::Open,
+                    settings.dielectric,
+                    &lattice,
+                )
+                .ok()?;
+                return Some(FieldJob {
+                    field: Field::Potential,
+                    input,
+                    lattice,
+                });
+            }
             // Multilevel summation (open boundaries, default a and h) has its long-range lattices
             // built by the worker that takes the request.
             let method = if settings.potential_method.uses_msm(charges.charges_e.len()) {

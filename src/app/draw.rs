@@ -30,7 +30,7 @@ use crate::compute::wgpu::cartoon::{CartoonBuffers, CartoonCompute, CartoonMesh}
 use crate::compute::wgpu::device_field::{DeviceField, DeviceInput};
 use crate::compute::wgpu::marching_cubes::{GpuLattice, GpuMesh, LobeBuffers, McCompute, McError};
 use crate::compute::wgpu::orbital::MoCompute;
-use crate::compute::wgpu::vertex_potential::{GpuCharges, VertexPotential, VertexValues};
+use crate::compute::wgpu::vertex_potential::{GpuCharges, VertexPotential, VertexScreening, VertexValues};
 use crate::jobs::cartoon::CartoonBuilt;
 use crate::render::{GpuScene, MeshInput, MeshStyle, RenderContext};
 use crate::surface::MeshData;
@@ -48,7 +48,7 @@ struct GpuLobes {
     revision: Option<u64>,
     /// Their values at the vertices (the potential of the frame's charges), with the revision and
     /// colouring they were computed for, and the charges' buffer.
-    values: Option<([VertexValues; 2], (u64, FieldChoice))>,
+    values: Option<([VertexValues; 2], (u64, FieldChoice, u32))>,
     charges: Option<GpuCharges>,
 }
 
@@ -596,7 +596,7 @@ fn potential_on_device(
     let (Some(revision), Some(meshes), Some(coloring)) = (lobes.revision, lobes.meshes.as_ref(), f.coloring) else {
         return Ok(None);
     };
-    let key = (revision, coloring.source);
+    let key = (revision, coloring.source, state.esp.revision);
     if let Some((values, k)) = &lobes.values
         && *k == key
     {
@@ -632,8 +632,17 @@ fn potential_on_device(
     let mut encoder = rc.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("orbitfield surface potentials"),
     });
+    // The model's kernel, sampled at the offset along the normals the option asks for.
+    let model = state.vertex_charges_model();
+    let g = model.dielectric.gpu_angstrom();
+    let screen = VertexScreening {
+        model: g.model,
+        a: g.a as f32,
+        b_per_angstrom: g.b as f32,
+        offset_angstrom: model.offset_angstrom,
+    };
     for (m, v) in meshes.iter().zip(&values) {
-        vp.encode(&rc.device, &mut encoder, m, &charges, v)
+        vp.encode_screened(&rc.device, &mut encoder, m, &charges, v, screen)
             .map_err(|e| e.to_string())?;
     }
     rc.queue.submit([encoder.finish()]);
@@ -740,7 +749,7 @@ impl AppState {
             && let Some((key, grid)) = f.pipeline.shown.as_ref()
             && let Some([lo, hi]) = super::slice::value_range(grid)
         {
-            let unit = FieldUnit::of(key.field, self.settings.potential_unit);
+            let unit = FieldUnit::of(key.field, self.potential_display(key.field));
             let model = self
                 .potential_model(key.field, true)
                 .map(|m| format!(" ({m})"))
@@ -796,7 +805,7 @@ impl AppState {
     /// from, e.g. " at its vertices"), once it has a range.
     fn coloring_legend(&self, what: &str, c: super::reps::SurfaceColoring, how: &str) -> Option<Legend> {
         let [lo, hi] = c.range?;
-        let unit = FieldUnit::of_coloring(c.source, self.settings.potential_unit);
+        let unit = FieldUnit::of_coloring(c.source, self.potential_display(c.source));
         // What was summed and how, in the words of the field (`potential_model`).
         let model = self
             .potential_model(c.source, how.contains("lattice"))

@@ -121,7 +121,9 @@ impl AppState {
         if let Some(g) = self.fields.cached(key) {
             return Some(g);
         }
-        if self.pb.last_key == Some(key) {
+        // Asked already: on its way, or failed (not asked again every frame); a solution the
+        // cache let go is asked for again.
+        if self.pb.last_key == Some(key) && (self.pb.asked.is_some() || self.pb.failure.is_some()) {
             return None;
         }
         self.pb.last_key = Some(key);

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 impl super::state::AppState {
     /// What a potential is the sum of and how, in words for its legend's title ("Coulomb sum of
-    /// 3341 charges, vacuum"); `None` for fields that are not potentials. `on_lattice`: the values
+    /// 3341 charges, eps = 4r", "Coulomb sum of 3341 charges, vacuum"); `None` for fields that are not potentials. `on_lattice`: the values
     /// come from a map on a lattice (which the settings may sum by multilevel summation) rather
     /// than from an exact sum at each point.
     pub fn potential_model(&self, field: FieldChoice, on_lattice: bool) -> Option<String> {
@@ -28,15 +28,27 @@ impl super::state::AppState {
                     .document()
                     .and_then(|d| d.structure.charges_e.as_ref())
                     .map_or(0, Vec::len);
-                let msm = on_lattice && self.settings.potential_method.uses_msm(n);
+                let vacuum = self.esp.model == super::esp_model::EspModel::Vacuum;
+                let msm = vacuum && on_lattice && self.settings.potential_method.uses_msm(n);
                 let how = if msm { "multilevel Coulomb sum" } else { "Coulomb sum" };
                 let mean = match field {
                     FieldChoice::PotentialMean { frames } => format!(", mean of {frames} frames"),
                     _ => String::new(),
                 };
-                Some(format!("{how} of {n} charges{mean}, vacuum"))
+                let model = self.vertex_charges_model().dielectric.label();
+                let above = if self.esp.ramp_above && !on_lattice {
+                    format!(", {} A above the surface", super::esp_model::RAMP_ABOVE_ANGSTROM)
+                } else {
+                    String::new()
+                };
+                Some(format!("{how} of {n} charges{mean}, {model}{above}"))
             }
             FieldChoice::WavefunctionPotential => Some("nuclei and electron density, vacuum".into()),
+            FieldChoice::PotentialPb { .. } if self.esp.ramp_above && !on_lattice => Some(format!(
+                "{}, {} A above the surface",
+                self.pb.legend(),
+                super::esp_model::RAMP_ABOVE_ANGSTROM
+            )),
             FieldChoice::PotentialPb { .. } => Some(self.pb.legend()),
             _ => None,
         }
@@ -259,6 +271,8 @@ mod tests {
         };
         let mut state = AppState::new(settings, FieldService::default());
         state.open_system("random".into(), system);
+        // The vacuum Coulomb sum is what this test holds to its formula.
+        state.apply(Command::SetEspModel(crate::app::esp_model::EspModel::Vacuum));
         state.apply(Command::SelectField(Some(FieldChoice::Potential)));
         state.apply(Command::SetPotentialWindow(3));
         state.apply(Command::SetFrame(4));

@@ -87,6 +87,13 @@ pub struct Session {
     /// The Poisson-Boltzmann colouring's parameters, when a representation uses it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pb: Option<super::pb::PbSpec>,
+    /// The electrostatic model of the charges' potential (`None` in older sessions: the files'
+    /// default, `esp_model::EspModel::for_structure`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub esp_model: Option<super::esp_model::EspModel>,
+    /// Potential colours sampled 1.4 A outside the surfaces.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ramp_above: bool,
 }
 
 fn dark() -> bool {
@@ -178,6 +185,8 @@ impl AppState {
             orbitals_on: self.settings.orbitals_on,
             ils: doc.ils_maps.iter().map(|m| m.form.clone()).collect(),
             pb: self.pb_spec(),
+            esp_model: Some(self.esp.model),
+            ramp_above: self.esp.ramp_above,
         })
     }
 
@@ -215,6 +224,11 @@ impl AppState {
             return;
         }
         self.clear_reps();
+        if let Some(m) = s.esp_model.filter(|m| m.check().is_ok()) {
+            self.esp.model = m;
+        }
+        self.esp.ramp_above = s.ramp_above;
+        self.esp.revision = self.esp.revision.wrapping_add(1);
         // The maps first, so that their representations resolve; they compute one after another.
         for form in &s.ils {
             self.panels.ils.form = form.clone();

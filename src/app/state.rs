@@ -91,6 +91,11 @@ pub enum Command {
     SetPotentialWindow(u16),
     /// How per-frame potential maps are summed (direct, multilevel, or chosen by size).
     SetPotentialMethod(crate::app::settings::PotentialMethod),
+    /// The electrostatic model of the charges' potential (surfaces, cartoons and fields of it).
+    SetEspModel(crate::app::esp_model::EspModel),
+    /// Samples the potential's colours 1.4 A outside the surfaces along their normals (PyMOL's
+    /// `surface_ramp_above_mode`) instead of on them.
+    SetRampAbove(bool),
     /// The unit potentials are shown in.
     SetPotentialUnit(crate::app::values::PotentialDisplay),
     /// The isovalue of the representation the field panel edits (computed units, or a fraction of
@@ -388,6 +393,8 @@ pub struct AppState {
     pub tools: super::tools::Tools,
     /// The Poisson-Boltzmann colouring's parameters and worker.
     pub pb: super::pb::PbView,
+    /// The electrostatic model of the charges' potential and how its colours are sampled.
+    pub esp: super::esp_model::EspView,
     /// Told of every command [`AppState::apply_pending`] carries out (the action log).
     pub observer: Option<Box<dyn super::console::CommandObserver>>,
 }
@@ -427,6 +434,7 @@ impl AppState {
             pending: Vec::new(),
             tools: Default::default(),
             pb: Default::default(),
+            esp: Default::default(),
             observer: None,
         }
     }
@@ -569,6 +577,11 @@ impl AppState {
         FieldSettings {
             lattice_points: self.settings.lattice_points,
             potential_method: self.settings.potential_method,
+            dielectric: self
+                .esp
+                .model
+                .dielectric()
+                .unwrap_or(crate::compute::esp::screening::Dielectric::Vacuum),
         }
     }
 

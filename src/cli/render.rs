@@ -418,6 +418,9 @@ pub fn run(args: &RenderArgs) -> Result<()> {
             }
             let name = args.files.first().map(|p| p.display().to_string()).unwrap_or_default();
             state.open_system_with_qm_region(name, system, region);
+            // The command line's esp is the vacuum Coulomb sum (`--color-by pb` solves
+            // Poisson-Boltzmann); the viewer's default model is not.
+            state.esp.model = orbitfield::app::esp_model::EspModel::Vacuum;
             // Fields only where asked for; atoms as asked for, else the defaults.
             let drop: Vec<RepId> = state
                 .reps()

@@ -25,13 +25,43 @@ pub type LobeValues = [Option<Arc<Vec<f32>>>; 2];
 /// What the values at the vertices are of.
 #[derive(Clone)]
 pub enum VertexSource {
-    /// The Coulomb potential of point charges (a frame's partial charges, or their mean over a
-    /// window; hartree/e).
-    Charges(Arc<PointCharges>),
+    /// The potential of point charges (a frame's partial charges, or their mean over a window;
+    /// hartree/e) in a medium, sampled at an offset along the normals.
+    Charges(Arc<PointCharges>, ChargesModel),
     /// A wavefunction's own electrostatic potential: its nuclei and electron density (hartree/e).
     Wavefunction(Arc<Wavefunction>),
-    /// A loaded volume sampled trilinearly (its file's units).
-    Volume(Arc<Grid3>),
+    /// A loaded or computed volume sampled trilinearly (its units), at an offset along the normals
+    /// (Angstrom; 0 at the vertices).
+    Volume(Arc<Grid3>, f32),
+}
+
+/// The medium of a potential of charges at vertices and where it is sampled.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ChargesModel {
+    pub dielectric: crate::compute::esp::screening::Dielectric,
+    /// The values are taken this far outside the surface along each vertex's normal (Angstrom; 0
+    /// at the vertex itself).
+    pub offset_angstrom: f32,
+}
+
+/// `mesh` with its vertices moved `offset_angstrom` along their normals (itself at 0).
+fn offset_mesh(mesh: &Arc<MeshData>, offset_angstrom: f32) -> Arc<MeshData> {
+    if offset_angstrom == 0.0 || mesh.normals.len() != mesh.positions_angstrom.len() {
+        return Arc::clone(mesh);
+    }
+    let positions = mesh
+        .positions_angstrom
+        .iter()
+        .zip(&mesh.normals)
+        .map(|(p, n)| std::array::from_fn(|k| p[k] + offset_angstrom * n[k]))
+        .collect();
+    Arc::new(MeshData {
+        positions_angstrom: positions,
+        normals: mesh.normals.clone(),
+        indices: Vec::new(),
+        values: Vec::new(),
+        colors_rgba8: Vec::new(),
+    })
 }
 
 /// The values of `source` asked for at the vertices of `lobes` (a cartoon is one lobe).
@@ -53,14 +83,17 @@ pub type VertexValuesWorker<K> = LaneWorker<VertexValuesRequest<K>, VertexValues
 
 /// Computes one request's values (on whatever thread calls it).
 pub fn compute<K>(r: VertexValuesRequest<K>) -> VertexValuesResult<K> {
-    use crate::analysis::vertex_values::{potential_at_vertices, qm_potential_at_vertices, volume_at_vertices};
+    use crate::analysis::vertex_values::{potential_at_vertices_in, qm_potential_at_vertices, volume_at_vertices};
     let mut out: LobeValues = [None, None];
     for (slot, lobe) in out.iter_mut().zip(&r.lobes) {
         if let Some(mesh) = lobe {
             let values = match &r.source {
-                VertexSource::Charges(q) => potential_at_vertices(mesh, q).map_err(|e| e.to_string()),
+                VertexSource::Charges(q, model) => {
+                    potential_at_vertices_in(&offset_mesh(mesh, model.offset_angstrom), q, model.dielectric)
+                        .map_err(|e| e.to_string())
+                }
                 VertexSource::Wavefunction(wf) => qm_potential_at_vertices(mesh, wf).map_err(|e| e.to_string()),
-                VertexSource::Volume(grid) => volume_at_vertices(mesh, grid)
+                VertexSource::Volume(grid, offset) => volume_at_vertices(&offset_mesh(mesh, *offset), grid)
                     .ok_or_else(|| "the volume cannot be sampled (its lattice has no cells)".to_string()),
             };
             match values {

@@ -247,6 +247,8 @@ impl ActionLog {
                 }
             )),
             Command::SetColormap(c) => text(format!("set colormap {}", c.name())),
+            Command::SetEspModel(m) => text(format!("set model {}", m.word())),
+            Command::SetRampAbove(on) => text(format!("set rampabove {}", if *on { "on" } else { "off" })),
             Command::SetLatticePoints(n) => text(format!("set lattice {n}")),
             Command::SetShowSlice(true) => text("slice".into()),
             Command::SetShowSlice(false) => text("slice off".into()),

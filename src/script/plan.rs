@@ -791,6 +791,14 @@ fn set(p: &Parsed) -> Result<Plan, Problem> {
             crate::app::values::PotentialDisplay::parse(value)
                 .ok_or_else(|| problem(col, format!("units '{value}': kT/e, kcal/mol/e or V")))?,
         ),
+        "model" => Command::SetEspModel(
+            crate::app::esp_model::EspModel::parse(value).map_err(|e| problem(col, format!("model: {e}")))?,
+        ),
+        "rampabove" => match value.to_ascii_lowercase().as_str() {
+            "on" => Command::SetRampAbove(true),
+            "off" => Command::SetRampAbove(false),
+            _ => return Err(problem(col, format!("rampabove '{value}': on or off"))),
+        },
         "background" => match value.to_ascii_lowercase().as_str() {
             "dark" => Command::SetDarkBackground(true),
             "light" => Command::SetDarkBackground(false),

@@ -205,6 +205,7 @@ fn field_entry_name(state: &AppState, f: FieldChoice) -> String {
         FieldChoice::Potential | FieldChoice::PotentialMean { .. } => "Potential (charges)".into(),
         FieldChoice::Volume(i) => format!("Volume {}", i + 1),
         FieldChoice::Ils(i) => format!("Ligand free energy (ILS) map {}", u32::from(i) + 1),
+        FieldChoice::PotentialPb { .. } => super::pb::SOURCE_NAME.into(),
         other => state.describe_field(other),
     }
 }

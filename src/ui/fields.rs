@@ -47,9 +47,14 @@ pub fn available_fields(state: &AppState) -> Vec<FieldChoice> {
         ]
         .into_iter()
         .chain((0..doc.grids.len()).map(FieldChoice::Volume))
-        .chain([crate::app::potential::potential_choice(
-            state.settings.potential_window_frames,
-        )])
+        .chain([
+            state.esp_source(crate::app::potential::potential_choice(
+                state.settings.potential_window_frames,
+            )),
+            FieldChoice::PotentialPb {
+                revision: state.pb.revision,
+            },
+        ])
         .chain(
             (0..doc.surface_selections.len())
                 .filter_map(|i| u16::try_from(i).ok())
@@ -62,6 +67,14 @@ pub fn available_fields(state: &AppState) -> Vec<FieldChoice> {
         )
         .filter(|f| doc.has_field(*f)),
     );
+    // Under the Poisson-Boltzmann model the charges' potential is that solve: listed once.
+    let mut seen = Vec::new();
+    out.retain(|f| {
+        let key = if crate::app::pb::is_pb(*f) { None } else { Some(*f) };
+        let new = !seen.contains(&key);
+        seen.push(key);
+        new
+    });
     out
 }
 
@@ -144,7 +157,7 @@ pub fn iso_controls_ui(ui: &mut egui::Ui, state: &AppState, f: &FieldRep) -> Vec
         edits.extend(super::ils::ils_iso_ui(ui, state, f).map(RepEdit::IsoValue));
         return edits;
     }
-    let unit = FieldUnit::of(f.field, state.settings.potential_unit);
+    let unit = FieldUnit::of(f.field, state.potential_display(f.field));
     let grid = f.pipeline.shown.as_ref().map(|(_, g)| Arc::clone(g));
     let relative_now = f.iso.relative;
     let mut relative = relative_now;
@@ -198,7 +211,11 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
             .on_hover_text("Select another representation in the list to edit it here");
     }
     let current = state.panel_field();
-    let name = |f: Option<FieldChoice>| f.map_or_else(|| "None".to_string(), |f| state.describe_field(f));
+    let name = |f: Option<FieldChoice>| match f {
+        None => "None".to_string(),
+        Some(f) if crate::app::pb::is_pb(f) => super::pb::SOURCE_NAME.to_string(),
+        Some(f) => state.describe_field(f),
+    };
     let mut choice = current;
     ui.horizontal(|ui| {
         let l = ui.label("Field");
@@ -228,6 +245,7 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if let Some(FieldChoice::Ils(m)) = field {
         super::ils::ils_panel_ui(ui, state, m);
     }
+    super::esp_model::esp_model_ui(ui, state);
     super::pb::panel_ui(ui, state);
     let edits = state
         .panel_field_rep()
@@ -482,7 +500,7 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
         return;
     };
     // The range is edited in the colouring field's unit (kT/e, ... for potentials).
-    let unit = FieldUnit::of_coloring(c.source, state.settings.potential_unit);
+    let unit = FieldUnit::of_coloring(c.source, state.potential_display(c.source));
     let mut shown = range.map(|v| unit.show(v));
     let suffix = format!(" {}", unit.label);
     let mut changed = false;

@@ -14,6 +14,7 @@
 pub mod add;
 pub mod browser;
 pub mod console;
+pub mod esp_model;
 pub mod export;
 pub mod fields;
 pub mod files;

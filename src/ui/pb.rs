@@ -37,12 +37,13 @@ pub fn add_entry(ui: &mut egui::Ui, state: &AppState, surface: &str, out: &mut V
     }
 }
 
-/// True when the panel's representation is coloured by the Poisson-Boltzmann potential.
+/// True when the panel's representation is, or is coloured by, the Poisson-Boltzmann potential.
 fn panel_colours_by_pb(state: &AppState) -> bool {
-    state
-        .panel_field_rep()
-        .and_then(|f| f.coloring)
-        .is_some_and(|c| matches!(c.source, FieldChoice::PotentialPb { .. }))
+    state.panel_field_rep().is_some_and(|f| {
+        matches!(f.field, FieldChoice::PotentialPb { .. })
+            || f.coloring
+                .is_some_and(|c| matches!(c.source, FieldChoice::PotentialPb { .. }))
+    })
 }
 
 /// The parameters of the Poisson-Boltzmann colouring in the field panel, with the last solve and
@@ -70,6 +71,7 @@ pub fn panel_ui(ui: &mut egui::Ui, state: &mut AppState) {
         state.pb.params = p;
         state.pb.spacing_angstrom = h;
         state.pb.changed();
+        state.refresh_esp();
     }
     if let Some(line) = state.pb.progress() {
         ui.horizontal(|ui| {

@@ -110,6 +110,18 @@ impl FieldCache {
         self.evict(Some(key.field), Some(key));
     }
 
+    /// Drops the grids and meshes of the fields `drop` names.
+    pub(super) fn forget(&mut self, drop: impl Fn(super::FieldChoice) -> bool) {
+        self.grids.retain(|(k, _, _)| !drop(k.field));
+        self.meshes.retain(|(k, _, _)| !drop(k.field.field));
+        self.bytes = self.grids.iter().map(|(_, g, _)| grid_bytes(g)).sum::<usize>()
+            + self
+                .meshes
+                .iter()
+                .map(|(_, m, _)| m.as_deref().map_or(0, mesh_bytes))
+                .sum::<usize>();
+    }
+
     pub(super) fn clear(&mut self) {
         self.grids.clear();
         self.meshes.clear();

@@ -249,6 +249,12 @@ impl FieldService {
         self.cache.clear();
     }
 
+    /// Drops the cached grids and meshes of the fields `drop` names (after a change of what their
+    /// keys compute); requests in flight are kept.
+    pub fn forget(&mut self, drop: impl Fn(FieldChoice) -> bool) {
+        self.cache.forget(drop);
+    }
+
     /// Puts a grid in the cache (volumes from files, results computed elsewhere).
     pub fn insert(&mut self, key: FieldKey, grid: Arc<Grid3>) {
         self.cache.insert_grid(key, grid);

@@ -68,6 +68,8 @@ impl CartoonKey {
 pub struct CartoonValuesKey {
     pub cartoon: CartoonKey,
     pub source: FieldChoice,
+    /// The electrostatic model's revision (`AppState::esp`).
+    pub esp_revision: u32,
 }
 
 /// Values at the vertices a cartoon representation keeps (the frames played last).
@@ -361,6 +363,18 @@ impl AppState {
         i: usize,
         valued: &mut Vec<Done<VertexValuesResult<ValuesKey>>>,
     ) -> bool {
+        let esp_revision = self.esp.revision;
+        let charges_model = self.vertex_charges_model();
+        // Coloured by the Poisson-Boltzmann potential: the solution of the cartoon's frame.
+        let pb = match self.doc.reps.list.get(i).map(|r| &r.kind) {
+            Some(RepKind::Cartoon(c)) if c.color_by.is_some_and(|k| crate::app::pb::is_pb(k.source)) => c
+                .pipeline
+                .shown
+                .as_ref()
+                .map(|(k, _)| k.frame)
+                .and_then(|f| self.pb_grid_of_frame(f)),
+            _ => None,
+        };
         let Some(rep) = self.doc.reps.list.get_mut(i) else {
             return false;
         };
@@ -378,7 +392,11 @@ impl AppState {
         let Some((key, Some(mesh))) = c.pipeline.shown.as_ref().map(|(k, b)| (*k, b.mesh().cloned())) else {
             return false;
         };
-        let want = CartoonValuesKey { cartoon: key, source };
+        let want = CartoonValuesKey {
+            cartoon: key,
+            source,
+            esp_revision,
+        };
         let mut changed = false;
         let mut failure = None;
         if let Some(pos) = valued.iter().position(|d| d.lane == lane) {
@@ -408,11 +426,15 @@ impl AppState {
         } else {
             let doc = self.doc.document.as_ref();
             let source = match source {
-                FieldChoice::Volume(v) => doc.and_then(|d| d.grids.get(v)).cloned().map(VertexSource::Volume),
+                FieldChoice::Volume(v) => doc
+                    .and_then(|d| d.grids.get(v))
+                    .cloned()
+                    .map(|g| VertexSource::Volume(g, 0.0)),
+                FieldChoice::PotentialPb { .. } => pb.map(|g| VertexSource::Volume(g, 0.0)),
                 s => doc
                     .filter(|d| d.frame_index == key.frame)
                     .and_then(|d| d.point_charges_at(s, d.frame_index, &d.frame))
-                    .map(|q| VertexSource::Charges(Arc::new(q))),
+                    .map(|q| VertexSource::Charges(Arc::new(q), charges_model)),
             };
             source.map(|source| VertexValuesRequest {
                 key: ValuesKey::Cartoon(want),

@@ -6,8 +6,8 @@
 
 use super::spec::{self, RepSpec, SpecKind};
 use super::{
-    AtomsRep, CartoonRep, FieldPipeline, FieldRep, FieldStyle, Iso, MOLSURF_COLOR, REPRESENTATION_COLORS, Rep, RepId,
-    RepKind,
+    AtomsRep, CartoonRep, FieldPipeline, FieldRep, FieldStyle, Iso, LOBE_NEGATIVE, LOBE_POSITIVE, MOLSURF_COLOR,
+    REPRESENTATION_COLORS, Rep, RepId, RepKind,
 };
 use crate::app::atoms::{AtomColoring, AtomStyle};
 use crate::app::fields::FieldChoice;
@@ -97,6 +97,7 @@ impl AppState {
     }
 
     fn new_field_rep(&mut self, field: FieldChoice, style: FieldStyle, colors: Option<[[f32; 3]; 2]>) -> Rep {
+        let field = self.esp_field(field);
         let n = self.doc.reps.fields().count();
         let id = self.doc.reps.next_id();
         Rep {
@@ -113,6 +114,9 @@ impl AppState {
                     // A molecular surface has one side: neutral grey (as PyMOL and ChimeraX draw it), so
                     // it is not read as a potential while its colouring is being computed.
                     [MOLSURF_COLOR; 2]
+                } else if crate::app::esp_model::is_charges_potential(field) {
+                    // Red negative, blue positive (the +iso lobe is the first).
+                    [LOBE_NEGATIVE, LOBE_POSITIVE]
                 } else {
                     REPRESENTATION_COLORS[n % REPRESENTATION_COLORS.len()]
                 }),
@@ -514,6 +518,10 @@ impl AppState {
             self.color_by(id, source, range);
             return;
         }
+        let edit = match edit {
+            RepEdit::Field(f) => RepEdit::Field(self.esp_field(f)),
+            e => e,
+        };
         let Some(rep) = self.doc.reps.get_mut(id) else {
             return;
         };
@@ -614,6 +622,12 @@ impl AppState {
     /// representation's colour slot as each frame's field arrives (`update_reps`; the range chosen
     /// when the first one arrives when not given).
     fn color_by(&mut self, id: RepId, source: FieldChoice, range: Option<[f32; 2]>) {
+        // The charges' potential is computed in the electrostatic model (`app::esp_model`); asking
+        // for the Poisson-Boltzmann potential by name chooses that model.
+        if crate::app::pb::is_pb(source) && !self.esp.model.is_pb() {
+            self.set_esp_model(crate::app::esp_model::EspModel::PoissonBoltzmann);
+        }
+        let source = self.esp_source(source);
         if let Some(RepKind::Cartoon(_)) = self.doc.reps.get(id).map(|r| &r.kind) {
             self.color_cartoon_by(id, source, range);
             return;
@@ -623,6 +637,8 @@ impl AppState {
             self.error(format!("no {what} to colour the surface with"));
             return;
         }
+        let model_range = self.esp_default_range(source);
+        let esp_revision = self.esp.revision;
         let volume = match source {
             FieldChoice::Volume(v) => self.document().and_then(|d| d.grids.get(v)).cloned(),
             _ => None,
@@ -640,6 +656,9 @@ impl AppState {
             (None, None, None) if same_source && f.vertex_values().is_some() => f
                 .vertex_values()
                 .map(|v| value_range(v.iter().flatten().flat_map(|v| v.iter().copied()).collect())),
+            // A new colouring by the charges' potential: the model's range (+-10 kcal/mol/e for
+            // eps = 4r, +-5 kT/e for Debye-Hueckel and Poisson-Boltzmann).
+            (None, None, _) if !same_source => model_range,
             (_, r, _) => r,
         };
         let mut channel = match self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
@@ -654,6 +673,10 @@ impl AppState {
         }
         if volume.is_none() && channel.is_none() {
             channel = Some(Box::new(super::ColorChannel::new(self.fields.add_slot())));
+        }
+        if let Some(c) = channel.as_mut() {
+            c.esp_revision = esp_revision;
+            c.offset_pb = crate::app::pb::is_pb(source) && self.esp.ramp_above;
         }
         if let Some(RepKind::Field(f)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
             f.coloring = Some(super::SurfaceColoring { source, range });
@@ -671,11 +694,13 @@ impl AppState {
         let why = match self.document() {
             None => Some("no document is open".to_string()),
             Some(d) => match source {
-                FieldChoice::Potential if d.structure.charges_e.is_none() => Some(format!(
-                    "{} has no atomic charges (they come from PSF, prmtop, PQR or MOL2 files)",
-                    d.name
-                )),
-                FieldChoice::Potential => None,
+                FieldChoice::Potential | FieldChoice::PotentialPb { .. } if d.structure.charges_e.is_none() => {
+                    Some(format!(
+                        "{} has no atomic charges (they come from PSF, prmtop, PQR or MOL2 files)",
+                        d.name
+                    ))
+                }
+                FieldChoice::Potential | FieldChoice::PotentialPb { .. } => None,
                 FieldChoice::Volume(v) if v >= d.grids.len() => {
                     Some(format!("{} holds {} volume(s)", d.name, d.grids.len()))
                 }
@@ -689,11 +714,13 @@ impl AppState {
             ));
             return;
         }
+        let model_range = self.esp_default_range(source);
         if let Some(RepKind::Cartoon(c)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
             let same = c.color_by.is_some_and(|k| k.source == source);
             let range = range.or_else(|| {
                 same.then(|| c.pipeline.values().map(|(_, _, v)| value_range(v.to_vec())))
                     .flatten()
+                    .or(model_range)
             });
             c.color_by = Some(super::SurfaceColoring { source, range });
             c.coloring = crate::analysis::polymer::Coloring::SecondaryStructure;

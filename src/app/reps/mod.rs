@@ -245,6 +245,12 @@ pub struct ColorChannel {
     pub(crate) asked_vertices: Option<VertexKey>,
     /// Vertex values made, oldest first (at most [`VERTEX_CACHE_ENTRIES`]).
     pub(crate) vertex_cache: Vec<(VertexKey, LobeValues)>,
+    /// The electrostatic model's revision (`AppState::esp`) its values at the vertices are of.
+    pub esp_revision: u32,
+    /// A Poisson-Boltzmann colouring sampled outside the surface (`AppState::esp`'s ramp-above
+    /// option): the solution is sampled at the moved vertices, per vertex, instead of by the
+    /// renderer at the vertices themselves.
+    pub offset_pb: bool,
     /// A wavefunction's potential is sampled trilinearly from its lattice instead of evaluated at
     /// the vertices (the surfaces outgrew `analysis::vertex_values::qm_vertices_fit`, or the
     /// wavefunction describes a QM region placed on MD frames); said once, kept while the
@@ -262,6 +268,8 @@ pub struct VertexKey {
     pub mesh: MeshKey,
     pub preview: bool,
     pub source: FieldChoice,
+    /// The electrostatic model's revision (model and sampling offset).
+    pub esp_revision: u32,
 }
 
 impl ColorChannel {
@@ -273,6 +281,8 @@ impl ColorChannel {
             vertices: None,
             asked_vertices: None,
             vertex_cache: Vec::new(),
+            esp_revision: 0,
+            offset_pb: false,
             lattice_fallback: false,
         }
     }
@@ -422,6 +432,7 @@ impl FieldRep {
     pub fn colors_by_vertex_values(&self) -> bool {
         self.coloring.is_some_and(|c| match c.source {
             FieldChoice::WavefunctionPotential => !self.pipeline.color.as_ref().is_some_and(|ch| ch.lattice_fallback),
+            FieldChoice::PotentialPb { .. } => self.pipeline.color.as_ref().is_some_and(|ch| ch.offset_pb),
             s => s.is_potential(),
         })
     }
@@ -449,6 +460,7 @@ impl FieldRep {
             mesh: MeshKey::new(*key, p.shown_iso),
             preview: p.preview,
             source,
+            esp_revision: p.color.as_ref().map_or(0, |c| c.esp_revision),
         })
     }
 

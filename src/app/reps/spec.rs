@@ -166,11 +166,13 @@ pub fn parse_atom_rep(text: &str) -> Result<RepSpec, String> {
 }
 
 /// The field a cartoon colouring word names: `esp` or `potential` (the potential of the frame's
-/// charges), `volume` or `volume:N` (a loaded volume, 1-based); `None` for other words.
+/// charges, in the viewer's electrostatic model), `pb` (Poisson-Boltzmann), `volume` or `volume:N`
+/// (a loaded volume, 1-based); `None` for other words.
 pub fn cartoon_color_field(word: &str) -> Option<FieldChoice> {
     let w = word.trim().to_ascii_lowercase();
     match w.as_str() {
         "esp" | "potential" => Some(FieldChoice::Potential),
+        "pb" => Some(FieldChoice::PotentialPb { revision: 0 }),
         "volume" => Some(FieldChoice::Volume(0)),
         _ => match w.strip_prefix("volume:")?.trim().parse::<usize>() {
             Ok(n) if n >= 1 => Some(FieldChoice::Volume(n - 1)),

@@ -52,7 +52,7 @@ impl AppState {
         let arrived = !self.fields.poll().is_empty();
         // Frames added to a running ligand-sampling map redraw it.
         self.pump_ils();
-        self.poll_pb();
+        let arrived = self.poll_pb() | arrived;
         let meshed: Vec<LobesResult<FieldKey>> = self.view.mesher.as_mut().map(|m| m.try_recv()).unwrap_or_default();
         let context = self
             .document()
@@ -132,6 +132,17 @@ impl AppState {
             }
             return changed;
         };
+        // The Poisson-Boltzmann potential comes from its own worker (`app::pb`), latest wins.
+        if crate::app::pb::is_pb(field) {
+            let key = self.pb_key(key);
+            if shown_key == Some(key) && !stale {
+                return changed;
+            }
+            let Some(grid) = self.pb_grid(key) else {
+                return changed;
+            };
+            return changed | self.show_grid(i, key, grid, leaving_preview);
+        }
         // The render device computes it itself where it can (`device`); else the pool serves it.
         if let Some(shown) = self.serve_on_device(i, key, next) {
             return changed | shown;
@@ -308,18 +319,28 @@ impl AppState {
         // playing drops frames, the earlier one the lobes were computed for (read again from the
         // trajectory), so the surface shown gets its colours without waiting for the timeline.
         let index = want.mesh.field.frame;
+        let model = self.vertex_charges_model();
+        // The Poisson-Boltzmann solution of the lobes' frame (asked for until it arrives).
+        let pb = match want.source {
+            FieldChoice::PotentialPb { .. } => match self.pb_grid_of_frame(index) {
+                Some(g) => Some(g),
+                None => return self.vertex_colors_shown(i, changed),
+            },
+            _ => None,
+        };
         let Some(source) = self.document_mut().and_then(|d| match want.source {
             FieldChoice::WavefunctionPotential => d
                 .wavefunction_at(index)
                 .map(|wf| VertexSource::Wavefunction(Arc::clone(wf))),
+            FieldChoice::PotentialPb { .. } => pb.map(|g| VertexSource::Volume(g, model.offset_angstrom)),
             s if d.frame_index == index => d
                 .point_charges_at(s, index, &d.frame)
-                .map(|q| VertexSource::Charges(Arc::new(q))),
+                .map(|q| VertexSource::Charges(Arc::new(q), model)),
             s => {
                 let mut frame = Frame::default();
                 d.trajectory.read_frame(index, &mut frame).ok()?;
                 d.point_charges_at(s, index, &frame)
-                    .map(|q| VertexSource::Charges(Arc::new(q)))
+                    .map(|q| VertexSource::Charges(Arc::new(q), model))
             }
         }) else {
             return self.vertex_colors_shown(i, changed);

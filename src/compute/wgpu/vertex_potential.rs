@@ -141,7 +141,8 @@ pub struct CoulombParams {
     pub model: u32,
     pub screen_a: f32,
     pub screen_b: f32,
-    pub pad: u32,
+    /// Vertices are moved this far along their normals before the sum (Angstrom; 0: at the vertex).
+    pub offset_angstrom: f32,
 }
 
 /// A screened Coulomb model as the pass reads it (the caller converts its model,
@@ -153,6 +154,9 @@ pub struct VertexScreening {
     pub model: u32,
     pub a: f32,
     pub b_per_angstrom: f32,
+    /// The potential is taken this far outside the surface along each vertex's normal (Angstrom;
+    /// 0 at the vertex; PyMOL's `surface_ramp_above_mode` takes 1.4).
+    pub offset_angstrom: f32,
 }
 
 /// Workgroups a pass should have to keep a large device busy: when a surface's vertex blocks are
@@ -487,7 +491,7 @@ impl VertexPotential {
             model: screen.model,
             screen_a: screen.a,
             screen_b: screen.b_per_angstrom,
-            pad: 0,
+            offset_angstrom: screen.offset_angstrom,
         };
         let partials = self.partials_for(device, u64::from(parts) * u64::from(need) * 4);
         let bind = |params: &CoulombParams| {
@@ -523,7 +527,7 @@ impl VertexPotential {
             label: Some("vertex potential"),
             timestamp_writes: None,
         });
-        pass.set_pipeline(if screen.model != 0 {
+        pass.set_pipeline(if screen.model != 0 || screen.offset_angstrom != 0.0 {
             &self.pipeline_screened
         } else if self.newton {
             &self.pipeline
