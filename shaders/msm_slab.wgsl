@@ -177,9 +177,10 @@ fn msm_slab(@builtin(global_invocation_id) gid: vec3<u32>) {
     var p = q;
     let periodic = params.bcount.w != 0;
     if periodic {
-        var f = vec3<f32>(dot(params.cell_inv0.xyz, p), dot(params.cell_inv1.xyz, p), dot(params.cell_inv2.xyz, p));
-        f = f - floor(f);
-        p = f.x * params.cell0.xyz + f.y * params.cell1.xyz + f.z * params.cell2.xyz;
+        // Whole cells subtracted (none for a point inside the cell, which keeps its coordinates).
+        let f = vec3<f32>(dot(params.cell_inv0.xyz, p), dot(params.cell_inv1.xyz, p), dot(params.cell_inv2.xyz, p));
+        let s = floor(f);
+        p = p - (s.x * params.cell0.xyz + s.y * params.cell1.xyz + s.z * params.cell2.xyz);
     }
     let tb = floor(vec3<f32>(dot(params.bin_inv0.xyz, p), dot(params.bin_inv1.xyz, p), dot(params.bin_inv2.xyz, p)));
     var b = vec3<i32>(clamp(tb, vec3<f32>(-1.0e7), vec3<f32>(1.0e7)));

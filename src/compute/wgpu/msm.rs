@@ -15,13 +15,16 @@
 //! Precision (f32 on the device): charge and point coordinates are taken relative to the bins'
 //! origin (open: the charges' lower corner; periodic: the cell's corner) in f64 and rounded once to
 //! f32, so a coordinate carries about `u |x|` (u = 2^-24; 1e-6 bohr at 20 bohr), which dominates
-//! the error next to a charge (1e-4 of its term at 0.01 bohr over a 20 bohr box); each term's 1/r is
+//! the error next to a charge (1e-4 of its term at 0.01 bohr over a 20 bohr box); a periodic point
+//! is moved into the cell by whole cells only (a point inside keeps its coordinates); each term's 1/r is
 //! `inverseSqrt` refined by a Newton step; a bin's terms (a few tens) are summed plainly and the
 //! bins' sums with Kahan compensation, so the summation error stays near `n_bin u sum |terms|`
 //! with `n_bin` the charges of one bin. The smoothing polynomial cancels the kernel near the
 //! cutoff, an absolute error of about `u / a` per term. The long-range lattice is read in f32
 //! (relative rounding `u` of each of its 64 weighted values). Points whose stencil leaves an open
 //! MSM lattice are evaluated on the host by [`EspPlan::potential_at`], as by the CPU engine.
+//! Measured against the CPU engine on lavapipe (`tests/wgpu_msm.rs`): the largest difference at most
+//! 6.6e-6 (open), 2.4e-5 (periodic) and 3.8e-5 (eps = 4r) of the map's largest |value|.
 
 use super::marching_cubes::read_buffer;
 use super::pass::{compute_layouts, device_err};
@@ -139,7 +142,7 @@ impl MsmSlabPass {
         let bins = plan.bins();
         let o = bins.origin_bohr;
         let limits = device.limits();
-        let max_binding = u64::from(limits.max_storage_buffer_binding_size).min(limits.max_buffer_size);
+        let max_binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
         let n = bins.charges_e.len();
         if n >= i32::MAX as usize || bins.start.len() >= i32::MAX as usize {
             return Err(too_big("the charge set"));
