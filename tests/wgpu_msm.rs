@@ -6,6 +6,8 @@
 //!   also outside the cell, lattices reaching past it), plans built with their stages on the host
 //!   and deferred ones (`StagesOn::Engine`, computed on the host at first use), whole maps and a slab;
 //! - the cutoff method with the screened models (eps = 4r, Debye-Hueckel);
+//! - an open MSM plan filled past its MSM lattice: those points get the direct sum (the pass marks
+//!   them, the host evaluates them);
 //! - the worker pool with a wgpu worker beside a CPU worker, and `grid esp --method msm --device
 //!   wgpu` against `--device cpu` through the command.
 //!
@@ -395,4 +397,39 @@ fn grid_esp_msm_command_with_device_wgpu() {
     let (want, got) = (&want.grids[0], &got.grids[0]);
     assert_eq!(want.lattice, got.lattice);
     check("grid esp --method msm --device wgpu", &got.values, &want.values);
+}
+
+/// An open MSM plan prepared for a small lattice, filled on a larger one: the points whose
+/// interpolation stencil leaves the plan's MSM lattice get the exact direct sum on both engines.
+#[test]
+fn points_outside_an_open_msm_lattice_get_the_direct_sum() {
+    let Some(gpu) = engine("MSM outside its lattice") else {
+        return;
+    };
+    let mut state = seed();
+    let q = Arc::new(random_charges(&mut state, 300, [0.0, 0.0, 0.0], [14.0, 12.0, 10.0]));
+    let planned = Lattice::axis_aligned([0.0, 0.0, 0.0], 1.0, [15, 13, 11]);
+    let wide = Lattice::axis_aligned([-14.0, -3.0, -2.0], 1.3, [34, 14, 12]);
+    let input = field_input_with(q.clone(), msm(5.0, 1.5), Boundary::Open, &planned, StagesOn::Host).unwrap();
+    let job = FieldJob {
+        field: Field::Potential,
+        lattice: wide,
+        input,
+    };
+    let want = slab(&CpuEngine, &job, 0..wide.dims[2]);
+    let got = slab(&gpu, &job, 0..wide.dims[2]);
+    check("msm outside its lattice", &got, &want);
+    // The first point lies outside: its value is the direct sum.
+    let p = wide.point_bohr(0, 0, 0);
+    let direct: f64 = q
+        .positions_bohr
+        .iter()
+        .zip(&q.charges_e)
+        .map(|(c, qi)| qi / ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2) + (p[2] - c[2]).powi(2)).sqrt())
+        .sum();
+    assert!(
+        (f64::from(got[0]) - direct).abs() <= 1e-5 * direct.abs().max(1e-3),
+        "{} vs {direct}",
+        got[0]
+    );
 }
