@@ -230,3 +230,173 @@ fn msm_slab(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     values[i + params.dims.x * (j + params.dims.y * k)] = sum;
 }
+
+// ---- Tiled short-range sum (msm_tiles, the default) ----
+//
+// The same sum, organised like the CUDA engine's msm_tiles: a workgroup of TX x TY invocations owns a
+// tile of TX x TY x TZ lattice points (each invocation TZ points along the third lattice axis, tiles
+// counted from the dispatch's first plane). The workgroup walks the bins that can reach its tile's box
+// (every invocation the same walk, TX * TY bins at a time), stages their charges in workgroup memory
+// (moved by whole cells for periodic images), CAP at a time, and every invocation sums them for its
+// points: each charge is read once per tile instead of once per point. Charges beyond the cutoff add
+// exactly zero. Periodic: the tile is moved by whole cells so that its first point lies in the cell
+// (all its points move together). The long-range interpolation is msm_slab's.
+
+const TX: u32 = 16u;
+const TY: u32 = 8u;
+const TZ: u32 = 4u;
+const CAP: u32 = 512u;
+
+var<workgroup> staged: array<vec4<f32>, CAP>;
+// Per listed bin: first charge, count, offset among the listed charges; the image shift.
+var<workgroup> list_start: array<i32, TX * TY>;
+var<workgroup> list_count: array<i32, TX * TY>;
+var<workgroup> list_offset: array<i32, TX * TY>;
+var<workgroup> list_shift: array<vec4<f32>, TX * TY>;
+var<workgroup> listed_total: i32;
+
+fn lattice_point(i: u32, j: u32, k: u32) -> vec3<f32> {
+    return params.lat_o.xyz + f32(i) * params.lat_s0.xyz + f32(j) * params.lat_s1.xyz + f32(k) * params.lat_s2.xyz;
+}
+
+@compute @workgroup_size(TX, TY, 1)
+fn msm_tiles(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(local_invocation_index) tid: u32,
+) {
+    let nx = params.dims.x;
+    let ny = params.dims.y;
+    let k_end = params.dims.w + params.dims.z;
+    let i0 = wid.x * TX;
+    let j0 = wid.y * TY;
+    let k0 = params.dims.w + wid.z * TZ;
+    let i1 = min(i0 + TX, nx) - 1u;
+    let j1 = min(j0 + TY, ny) - 1u;
+    let k1 = min(k0 + TZ, k_end) - 1u;
+    let periodic = params.bcount.w != 0;
+    let counts = params.bcount.xyz;
+    // Periodic: whole cells that bring the tile's first point into the cell.
+    var ts = vec3<f32>(0.0);
+    if periodic {
+        let c = lattice_point(i0, j0, k0);
+        let f = -floor(vec3<f32>(dot(params.cell_inv0.xyz, c), dot(params.cell_inv1.xyz, c), dot(params.cell_inv2.xyz, c)));
+        ts = f.x * params.cell0.xyz + f.y * params.cell1.xyz + f.z * params.cell2.xyz;
+    }
+    // Bounding box of the (moved) tile's corners.
+    var lo = vec3<f32>(3.0e38);
+    var hi = vec3<f32>(-3.0e38);
+    for (var corner = 0u; corner < 8u; corner++) {
+        let ci = select(i0, i1, (corner & 1u) != 0u);
+        let cj = select(j0, j1, (corner & 2u) != 0u);
+        let ck = select(k0, k1, (corner & 4u) != 0u);
+        let p = lattice_point(ci, cj, ck) + ts;
+        lo = min(lo, p);
+        hi = max(hi, p);
+    }
+    // Bins that can hold a charge within the cutoff of the box: bin coordinate t_a = bin_inv_a . p
+    // moves by at most a |bin_inv_a| over a distance a.
+    let a_cut = sqrt(params.cut.x);
+    var blo = vec3<i32>(0);
+    var bhi = vec3<i32>(-1);
+    var tmin = vec3<f32>(3.0e38);
+    var tmax = vec3<f32>(-3.0e38);
+    for (var corner = 0u; corner < 8u; corner++) {
+        let p = select(lo, hi, vec3<bool>((corner & 1u) != 0u, (corner & 2u) != 0u, (corner & 4u) != 0u));
+        let t = vec3<f32>(dot(params.bin_inv0.xyz, p), dot(params.bin_inv1.xyz, p), dot(params.bin_inv2.xyz, p));
+        tmin = min(tmin, t);
+        tmax = max(tmax, t);
+    }
+    let reach = a_cut * vec3<f32>(length(params.bin_inv0.xyz), length(params.bin_inv1.xyz), length(params.bin_inv2.xyz));
+    blo = vec3<i32>(clamp(floor(tmin - reach), vec3<f32>(-1.0e6), vec3<f32>(1.0e6))) - vec3<i32>(1);
+    bhi = vec3<i32>(clamp(floor(tmax + reach), vec3<f32>(-1.0e6), vec3<f32>(1.0e6))) + vec3<i32>(1);
+    if !periodic {
+        blo = max(blo, vec3<i32>(0));
+        bhi = min(bhi, counts - vec3<i32>(1));
+    }
+    let span = max(bhi - blo + vec3<i32>(1), vec3<i32>(0));
+    let n_bins = span.x * span.y * span.z;
+    // This invocation's points (moved with the tile).
+    let i = i0 + lid.x;
+    let j = j0 + lid.y;
+    var p: array<vec3<f32>, TZ>;
+    var sum: array<f32, TZ>;
+    for (var z = 0u; z < TZ; z++) {
+        p[z] = lattice_point(i, j, k0 + z) + ts;
+        sum[z] = 0.0;
+    }
+    let n_threads = i32(TX * TY);
+    for (var base = 0; base < n_bins; base += n_threads) {
+        // List up to TX * TY bins, one per invocation.
+        var count = 0;
+        var first = 0;
+        var shift = vec3<f32>(0.0);
+        let flat = base + i32(tid);
+        if flat < n_bins {
+            let c = blo + vec3<i32>(flat % span.x, (flat / span.x) % span.y, flat / (span.x * span.y));
+            let ct = vec3<f32>(c) + vec3<f32>(0.5);
+            let centre = ct.x * params.bin_v0.xyz + ct.y * params.bin_v1.xyz + ct.z * params.bin_v2.xyz;
+            let e = max(max(lo - centre, centre - hi), vec3<f32>(0.0));
+            var w = c;
+            var inside = dot(e, e) <= params.cut.y;
+            if periodic {
+                w = vec3<i32>(imod(c.x, counts.x), imod(c.y, counts.y), imod(c.z, counts.z));
+                let s = vec3<f32>(vec3<i32>(idiv(c.x, counts.x), idiv(c.y, counts.y), idiv(c.z, counts.z)));
+                shift = s.x * params.cell0.xyz + s.y * params.cell1.xyz + s.z * params.cell2.xyz;
+            }
+            if inside {
+                let idx = u32(w.x + counts.x * (w.y + counts.y * w.z));
+                first = bin_start[idx];
+                count = bin_start[idx + 1u] - first;
+            }
+        }
+        list_start[tid] = first;
+        list_count[tid] = count;
+        list_shift[tid] = vec4<f32>(shift, 0.0);
+        workgroupBarrier();
+        if tid == 0u {
+            var o = 0;
+            for (var e = 0; e < n_threads; e++) {
+                list_offset[e] = o;
+                o += list_count[e];
+            }
+            listed_total = o;
+        }
+        let total = workgroupUniformLoad(&listed_total);
+        let my_offset = list_offset[tid];
+        // Stage the listed charges CAP at a time and sum them.
+        for (var off = 0; off < total; off += i32(CAP)) {
+            let m_from = max(off - my_offset, 0);
+            let m_to = min(off + i32(CAP) - my_offset, count);
+            for (var m = m_from; m < m_to; m++) {
+                let a = atoms[first + m];
+                staged[my_offset + m - off] = vec4<f32>(a.xyz + shift, a.w);
+            }
+            workgroupBarrier();
+            let n = min(total - off, i32(CAP));
+            for (var m = 0; m < n; m++) {
+                let a = staged[m];
+                for (var z = 0u; z < TZ; z++) {
+                    let d = p[z] - a.xyz;
+                    let r2 = dot(d, d);
+                    sum[z] += select(0.0, a.w * term(r2), r2 < params.cut.x);
+                }
+            }
+            workgroupBarrier();
+        }
+    }
+    if i >= nx || j >= ny {
+        return;
+    }
+    for (var z = 0u; z < TZ; z++) {
+        let k = k0 + z;
+        if k >= k_end {
+            continue;
+        }
+        var v = sum[z];
+        if params.flags.y != 0 {
+            v += interpolate(p[z] - ts);
+        }
+        values[i + nx * (j + ny * k)] = v;
+    }
+}

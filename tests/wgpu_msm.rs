@@ -31,6 +31,7 @@ use orbitfield::compute::esp::bins::{AtomBins, short_range_slab};
 use orbitfield::compute::esp::screening::{Dielectric, field_input_screened};
 use orbitfield::compute::esp::{Boundary, DeferredPlan, EspMethod, MsmParams, StagesOn, field_input_with};
 use orbitfield::compute::wgpu::engine::WgpuEngine;
+use orbitfield::compute::wgpu::msm::MsmKernel;
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
 use orbitfield::jobs::{EngineSpec, Pool, PoolConfig};
 use orbitfield::model::units::bohr_from_angstrom;
@@ -147,7 +148,7 @@ fn msm(a_angstrom: f64, h_angstrom: f64) -> EspMethod {
 /// One case: the wgpu map against the CPU engine's, whole and as a middle slab, the plan built
 /// with its stages on the host and deferred; returns the wgpu map of the host-staged plan.
 fn compare(
-    gpu: &WgpuEngine,
+    gpus: &[WgpuEngine],
     what: &str,
     charges: &Arc<PointCharges>,
     method: EspMethod,
@@ -164,26 +165,38 @@ fn compare(
     };
     assert!(WgpuEngine::supports(&job));
     let want = slab(&CpuEngine, &job, 0..nz);
-    let got = slab(gpu, &job, 0..nz);
-    check(what, &got, &want);
-    let plane = lattice.dims[0] * lattice.dims[1];
-    let mid = nz / 3..nz - 1;
-    let part = slab(gpu, &job, mid.clone());
-    let (e, _) = errors(&part, &want[mid.start * plane..mid.end * plane]);
-    assert!(e <= TOL, "{what}, slab {mid:?}: {e:.3e}");
-    let deferred = FieldJob {
-        input: DeferredPlan::field_input(charges.clone(), method, boundary, &lattice).unwrap(),
-        ..job.clone()
-    };
-    assert!(WgpuEngine::supports(&deferred));
-    let later = slab(gpu, &deferred, 0..nz);
-    check(&format!("{what}, deferred plan"), &later, &want);
-    (got, want)
+    let mut first = None;
+    for (gpu, kernel) in gpus.iter().zip(["tiles", "points"]) {
+        let what = format!("{what} ({kernel})");
+        let got = slab(gpu, &job, 0..nz);
+        check(&what, &got, &want);
+        let plane = lattice.dims[0] * lattice.dims[1];
+        let mid = nz / 3..nz - 1;
+        let part = slab(gpu, &job, mid.clone());
+        let (e, _) = errors(&part, &want[mid.start * plane..mid.end * plane]);
+        assert!(e <= TOL, "{what}, slab {mid:?}: {e:.3e}");
+        let deferred = FieldJob {
+            input: DeferredPlan::field_input(charges.clone(), method, boundary, &lattice).unwrap(),
+            ..job.clone()
+        };
+        assert!(WgpuEngine::supports(&deferred));
+        let later = slab(gpu, &deferred, 0..nz);
+        check(&format!("{what}, deferred plan"), &later, &want);
+        first.get_or_insert(got);
+    }
+    (first.unwrap(), want)
+}
+
+/// The engine with each short-range kernel: `msm_tiles` (the default) and `msm_slab`.
+fn both_kernels(what: &str) -> Option<Vec<WgpuEngine>> {
+    let tiles = engine(what)?.with_msm_kernel(MsmKernel::Tiles);
+    let points = engine(what)?.with_msm_kernel(MsmKernel::Points);
+    Some(vec![tiles, points])
 }
 
 #[test]
 fn cutoff_and_msm_maps_match_the_cpu_engine_open_and_periodic() {
-    let Some(gpu) = engine("cutoff and MSM maps") else {
+    let Some(gpu) = both_kernels("cutoff and MSM maps") else {
         return;
     };
     let mut state = seed();
@@ -280,7 +293,7 @@ fn cutoff_and_msm_maps_match_the_cpu_engine_open_and_periodic() {
 
 #[test]
 fn screened_cutoff_maps_match_the_cpu_engine() {
-    let Some(gpu) = engine("screened cutoff maps") else {
+    let Some(gpus) = both_kernels("screened cutoff maps") else {
         return;
     };
     let mut state = seed();
@@ -307,8 +320,10 @@ fn screened_cutoff_maps_match_the_cpu_engine() {
         };
         assert!(WgpuEngine::supports(&job));
         let want = slab(&CpuEngine, &job, 0..lattice.dims[2]);
-        let got = slab(&gpu, &job, 0..lattice.dims[2]);
-        check(&format!("cutoff, {}", dielectric.label()), &got, &want);
+        for (gpu, kernel) in gpus.iter().zip(["tiles", "points"]) {
+            let got = slab(gpu, &job, 0..lattice.dims[2]);
+            check(&format!("cutoff, {} ({kernel})", dielectric.label()), &got, &want);
+        }
     }
 }
 

@@ -103,6 +103,12 @@ impl WgpuEngine {
         }
     }
 
+    /// The engine with its cutoff and MSM maps filled by `kernel` (tests and benches compare them).
+    pub fn with_msm_kernel(mut self, kernel: super::msm::MsmKernel) -> WgpuEngine {
+        self.msm.kernel = kernel;
+        self
+    }
+
     /// The device and its queue (benches time passes on them).
     pub fn device(&self) -> (&wgpu::Device, &wgpu::Queue) {
         (&self.device, &self.queue)

@@ -1,7 +1,9 @@
 //! Cutoff and multilevel-summation potentials on any wgpu device: the slab stage of an [`EspPlan`]
 //! (the smoothed short-range sum over binned charges within the cutoff, plus for MSM the cubic
-//! interpolation of the finest long-range lattice) by the compute pass `shaders/msm_slab.wgsl`, a
-//! thread per lattice point as the CUDA engine's `msm_slab` (`kernels/msm.cu`).
+//! interpolation of the finest long-range lattice) by the compute pass `shaders/msm_slab.wgsl`: its
+//! entry point `msm_tiles` (the default: a workgroup per tile of 16 x 8 x 4 points, the charges of
+//! the bins near the tile staged in workgroup memory) or `msm_slab` (an invocation per point), as the
+//! CUDA engine's kernels of the same names (`kernels/msm.cu`); [`MsmKernel`] chooses.
 //!
 //! Owns [`MsmSlabPass`] (the pipeline, built once per device), [`MsmUpload`] (a plan's bins,
 //! neighbour offsets and finest long-range lattice on the device) and [`MsmSlabParams`] (twin of the
@@ -39,9 +41,35 @@ use wgpu::util::DeviceExt;
 /// The WGSL source of the pass.
 pub const SHADER_SOURCE: &str = include_str!("../../../shaders/msm_slab.wgsl");
 
-/// Invocations per workgroup along x and y (`WX`, `WY` in the shader).
+/// `msm_slab`: invocations per workgroup along x and y (`WX`, `WY` in the shader).
 pub const WX: u32 = 8;
 pub const WY: u32 = 8;
+/// `msm_tiles`: invocations per workgroup along x and y, points per invocation along the third axis
+/// and charges staged at a time (`TX`, `TY`, `TZ`, `CAP` in the shader).
+pub const TX: u32 = 16;
+pub const TY: u32 = 8;
+pub const TZ: u32 = 4;
+pub const CAP: u32 = 512;
+
+/// Which entry point fills a slab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmKernel {
+    /// `msm_tiles`: a workgroup per tile, charges staged in workgroup memory (the default).
+    Tiles,
+    /// `msm_slab`: an invocation per point reading its own bins' charges.
+    Points,
+}
+
+impl MsmKernel {
+    /// `ORBITFIELD_MSM_KERNEL=points` selects `msm_slab`; anything else, or nothing, `msm_tiles` (the
+    /// variable the CUDA engine reads too).
+    pub fn from_env() -> MsmKernel {
+        match std::env::var("ORBITFIELD_MSM_KERNEL").as_deref() {
+            Ok("points") => MsmKernel::Points,
+            _ => MsmKernel::Tiles,
+        }
+    }
+}
 
 /// The bits of the quiet NaN the shader writes for points outside an open MSM lattice.
 const NAN_BITS: u32 = 0x7fc0_0000;
@@ -68,10 +96,13 @@ pub struct MsmSlabParams {
     pub lr_dims: [i32; 4],
 }
 
-/// The pipeline of the pass, created once per device.
+/// The pipelines of the pass, created once per device.
 pub struct MsmSlabPass {
     layout: wgpu::BindGroupLayout,
-    pipeline: wgpu::ComputePipeline,
+    tiles: wgpu::ComputePipeline,
+    points: wgpu::ComputePipeline,
+    /// The entry point [`MsmSlabPass::encode`] dispatches.
+    pub kernel: MsmKernel,
 }
 
 /// A plan on the device: its binned charges (x, y, z relative to the bins' origin, q; f32), bin
@@ -125,15 +156,22 @@ impl MsmSlabPass {
             SHADER_SOURCE,
             &[B::Uniform, ro, ro, ro, ro, B::Storage { read_only: false }],
         );
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("msm slab"),
-            layout: Some(&pipeline_layout),
-            module: &module,
-            entry_point: Some("msm_slab"),
-            compilation_options: wgpu::PipelineCompilationOptions::default(),
-            cache: None,
-        });
-        MsmSlabPass { layout, pipeline }
+        let pipeline = |entry: &str| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: wgpu::PipelineCompilationOptions::default(),
+                cache: None,
+            })
+        };
+        MsmSlabPass {
+            tiles: pipeline("msm_tiles"),
+            points: pipeline("msm_slab"),
+            layout,
+            kernel: MsmKernel::from_env(),
+        }
     }
 
     /// Uploads `plan`: its bins and, for MSM, its finest long-range lattice (both computed on the
@@ -255,8 +293,12 @@ impl MsmSlabPass {
         }
         let limits = device.limits();
         let per_dim = u64::from(limits.max_compute_workgroups_per_dimension);
-        let gx = (nx as u64).div_ceil(u64::from(WX));
-        let gy = (ny as u64).div_ceil(u64::from(WY));
+        let (bx, by, bz) = match self.kernel {
+            MsmKernel::Tiles => (TX, TY, TZ),
+            MsmKernel::Points => (WX, WY, 1),
+        };
+        let gx = (nx as u64).div_ceil(u64::from(bx));
+        let gy = (ny as u64).div_ceil(u64::from(by));
         if gx > per_dim || gy > per_dim || need > limits.max_storage_buffer_binding_size.min(limits.max_buffer_size) {
             return Err(ComputeError::Device(format!(
                 "wgpu: a {nx} x {ny} lattice slab of {planes} planes exceeds this device's dispatch limits"
@@ -266,9 +308,13 @@ impl MsmSlabPass {
         let k0 = z_range.start as f64;
         let s = lattice.steps_bohr;
         let slab_o: [f64; 3] = std::array::from_fn(|a| lattice.origin_bohr[a] + k0 * s[2][a] - up.origin_bohr[a]);
+        let pipeline = match self.kernel {
+            MsmKernel::Tiles => &self.tiles,
+            MsmKernel::Points => &self.points,
+        };
         let mut first = 0usize;
         while first < planes {
-            let here = (planes - first).min(per_dim as usize);
+            let here = (planes - first).min(per_dim as usize * bz as usize);
             let params = MsmSlabParams {
                 lat_o: v4(slab_o),
                 lat_s: m4(&s),
@@ -286,9 +332,9 @@ impl MsmSlabPass {
                 label: Some("msm slab"),
                 timestamp_writes: None,
             });
-            pass.set_pipeline(&self.pipeline);
+            pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &bind_group, &[]);
-            pass.dispatch_workgroups(gx as u32, gy as u32, here as u32);
+            pass.dispatch_workgroups(gx as u32, gy as u32, (here as u32).div_ceil(bz));
             drop(pass);
             first += here;
         }
@@ -362,7 +408,8 @@ mod tests {
             crate::compute::wgpu::wgsl_type_size(&module, "Params"),
             std::mem::size_of::<MsmSlabParams>()
         );
-        for (name, v) in [("WX", WX), ("WY", WY)] {
+        assert!(module.entry_points.iter().any(|e| e.name == "msm_tiles"));
+        for (name, v) in [("WX", WX), ("WY", WY), ("TX", TX), ("TY", TY), ("TZ", TZ), ("CAP", CAP)] {
             assert!(SHADER_SOURCE.contains(&format!("const {name}: u32 = {v}u;")), "{name}");
         }
         let mut validator = wgpu::naga::valid::Validator::new(
