@@ -238,7 +238,8 @@ fn msm_slab(@builtin(global_invocation_id) gid: vec3<u32>) {
 // counted from the dispatch's first plane). The workgroup walks the bins that can reach its tile's box
 // (every invocation the same walk, TX * TY bins at a time), stages their charges in workgroup memory
 // (moved by whole cells for periodic images), CAP at a time, and every invocation sums them for its
-// points: each charge is read once per tile instead of once per point. Charges beyond the cutoff add
+// points, each block plainly and the blocks with Kahan compensation: each charge is read once per tile
+// instead of once per point. Charges beyond the cutoff add
 // exactly zero. Periodic: the tile is moved by whole cells so that its first point lies in the cell
 // (all its points move together). The long-range interpolation is msm_slab's.
 
@@ -321,9 +322,11 @@ fn msm_tiles(
     let j = j0 + lid.y;
     var p: array<vec3<f32>, TZ>;
     var sum: array<f32, TZ>;
+    var comp: array<f32, TZ>;
     for (var z = 0u; z < TZ; z++) {
         p[z] = lattice_point(i, j, k0 + z) + ts;
         sum[z] = 0.0;
+        comp[z] = 0.0;
     }
     let n_threads = i32(TX * TY);
     for (var base = 0; base < n_bins; base += n_threads) {
@@ -374,13 +377,24 @@ fn msm_tiles(
             }
             workgroupBarrier();
             let n = min(total - off, i32(CAP));
+            var part: array<f32, TZ>;
+            for (var z = 0u; z < TZ; z++) {
+                part[z] = 0.0;
+            }
             for (var m = 0; m < n; m++) {
                 let a = staged[m];
                 for (var z = 0u; z < TZ; z++) {
                     let d = p[z] - a.xyz;
                     let r2 = dot(d, d);
-                    sum[z] += select(0.0, a.w * term(r2), r2 < params.cut.x);
+                    part[z] += select(0.0, a.w * term(r2), r2 < params.cut.x);
                 }
+            }
+            // The block's sums into the totals with Kahan compensation.
+            for (var z = 0u; z < TZ; z++) {
+                let y = part[z] - comp[z];
+                let t = sum[z] + y;
+                comp[z] = (select(sum[z], t, params.marks.y != 0u) - sum[z]) - y;
+                sum[z] = t;
             }
             workgroupBarrier();
         }
