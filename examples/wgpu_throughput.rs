@@ -1,6 +1,6 @@
 //! Throughput of the wgpu engine's kernels beside the CUDA engine and the CPU engine, in one run on
-//! one machine: direct Coulomb maps (vacuum and Debye-Hueckel), an orbital and the density of
-//! threonine, and RDF pair counts. Figures go to `benches/RESULTS.md`.
+//! one machine: direct Coulomb maps (vacuum and Debye-Hueckel), cutoff and multilevel-summation
+//! maps of a periodic box, an orbital and the density of threonine, and RDF pair counts. Figures go to `benches/RESULTS.md`.
 //!
 //! `cargo run --release --example wgpu_throughput [-- --quick] [-- --no-cpu]` (the adapter: the first hardware one,
 //! else any; `WGPU_BACKEND=vulkan` picks the backend). Each case is run once to warm up (pipelines,
@@ -14,6 +14,7 @@ use orbitfield::compute::cpu::CpuEngine;
 use orbitfield::compute::cuda::CudaEngine;
 use orbitfield::compute::cuda::rdf::{PairGeometry, RdfMethod};
 use orbitfield::compute::esp::screening::{Dielectric, ScreenedCharges};
+use orbitfield::compute::esp::{Boundary, EspMethod, MsmParams, StagesOn, field_input_with};
 use orbitfield::compute::wgpu::engine::WgpuEngine;
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
 use orbitfield::model::{Frame, Lattice, Spin, UnitCell};
@@ -105,6 +106,49 @@ fn main() {
             "{label}: cpu {:.1} ms for 4 planes, {:.2} G pair terms/s",
             1e3 * t,
             per_plane * 4.0 / t / 1e9
+        );
+    }
+
+    // Cutoff and MSM: 100,000 charges in a 100 A periodic box (liquid density), a = 12 A, h = 2 A,
+    // onto a 128 x 128 x 64 lattice (0.78 A); the plan (bins, levels) is built once on the host and
+    // each engine keeps its upload between calls, as for a pool's tiles (the CPU: 2 planes).
+    let (n, box_angstrom) = if quick { (10_000, 46.4) } else { (100_000, 100.0) };
+    let box_bohr = orbitfield::model::units::bohr_from_angstrom(box_angstrom);
+    let mut q = PointCharges::default();
+    for _ in 0..n {
+        q.positions_bohr.push([0; 3].map(|_| box_bohr * lcg(&mut s)));
+        q.charges_e.push(2.0 * lcg(&mut s) - 1.0);
+    }
+    let q = Arc::new(q);
+    let lattice = Lattice::axis_aligned([0.0; 3], box_bohr / 128.0, [128, 128, if quick { 8 } else { 64 }]);
+    let cell = Boundary::Periodic(UnitCell::orthorhombic([box_angstrom; 3]));
+    for (label, method) in [
+        ("cutoff 12 A", EspMethod::Cutoff { cutoff_angstrom: 12.0 }),
+        ("msm a = 12 A, h = 2 A", EspMethod::Msm(MsmParams::default())),
+    ] {
+        let input = field_input_with(q.clone(), method, cell, &lattice, StagesOn::Host).unwrap();
+        let job = FieldJob {
+            field: Field::Potential,
+            lattice,
+            input,
+        };
+        let points = (128 * 128 * lattice.dims[2]) as f64;
+        for (name, e) in &engines {
+            let t = slab_time(*e, &job, lattice.dims[2], reps);
+            println!(
+                "{label}, {n} charges, periodic: {name} {:.1} ms, {:.2} M points/s",
+                1e3 * t,
+                points / t / 1e6
+            );
+        }
+        if !with_cpu {
+            continue;
+        }
+        let t = slab_time(&CpuEngine, &job, 2, 1);
+        println!(
+            "{label}, {n} charges, periodic: cpu {:.1} ms for 2 planes, {:.2} M points/s",
+            1e3 * t,
+            (128 * 128 * 2) as f64 / t / 1e6
         );
     }
 

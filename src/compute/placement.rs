@@ -192,9 +192,9 @@ pub fn supports(engine: Engine, kind: JobKind) -> bool {
             kind,
             Orbital | OrbitalSurface | QmPotential | Potential | Points | MolSurf | PoissonBoltzmann | Ils | Rdf | Dssp
         ),
-        // Lattices of orbitals, densities, direct Coulomb sums and a wavefunction's own potential,
-        // and ILS and RDF frames, through the pool's wgpu workers (`jobs::adapter_worker`); the
-        // render device's passes for surfaces and cartoons.
+        // Lattices of orbitals, densities, potentials of point charges (direct, cutoff and multilevel
+        // summation) and a wavefunction's own potential, and ILS and RDF frames, through the pool's
+        // wgpu workers (`jobs::adapter_worker`); the render device's passes for surfaces and cartoons.
         Engine::Wgpu => matches!(
             kind,
             Orbital | QmPotential | Potential | OrbitalSurface | VertexPotential | Cartoon | Ils | Rdf

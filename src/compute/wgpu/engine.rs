@@ -2,7 +2,8 @@
 //! the passes of this folder, serving the worker pool's tiles like the CUDA engine.
 //!
 //! Owns [`WgpuEngine`] ([`SlabEngine`] for direct Coulomb maps, vacuum and screened, by
-//! [`super::coulomb`]; orbitals, |psi|^2, densities and spin densities by [`super::orbital`]; a
+//! [`super::coulomb`]; cutoff and multilevel-summation maps of an `EspPlan`, vacuum and screened,
+//! by [`super::msm`]; orbitals, |psi|^2, densities and spin densities by [`super::orbital`]; a
 //! wavefunction's own potential by [`super::qm_esp`]; RDF
 //! pair counts by [`super::rdf`] through [`WgpuEngine::rdf_counts`]; implicit ligand sampling frames
 //! by [`super::ils`] through [`WgpuEngine::ils_voxel_means`]) and [`WgpuEngine::supports`],
@@ -12,17 +13,20 @@
 
 use super::coulomb::{DirectCoulomb, charges_of};
 use super::ils::IlsPass;
+use super::msm::{MsmSlabPass, MsmUpload};
 use super::orbital::{MoCompute, read_values};
 use super::packed_mo::PackedMoField;
 use super::pass::device_err;
 use super::qm_esp::QmEspPass;
 use super::rdf::RdfPairs;
+use crate::compute::esp::EspPlan;
 use crate::compute::ils::{IlsSetup, PlacedAtoms};
 use crate::compute::layout::pairs::PairGeometry;
 use crate::compute::{ComputeError, Field, FieldInput, FieldJob, SlabEngine, slab_len};
 use crate::model::Lattice;
 use crate::model::rdf::RdfSettings;
 use std::ops::Range;
+use std::sync::{Arc, Mutex, Weak};
 
 /// One wgpu device with the engine's pipelines.
 pub struct WgpuEngine {
@@ -35,6 +39,9 @@ pub struct WgpuEngine {
     orbital: MoCompute,
     rdf: RdfPairs,
     qm_esp: QmEspPass,
+    msm: MsmSlabPass,
+    /// The last cutoff or MSM plan uploaded (its tiles share it), with the plan it is of.
+    msm_upload: Mutex<Option<(Weak<EspPlan>, Arc<MsmUpload>)>>,
     /// The ILS passes, or why the device cannot run them.
     ils: Result<IlsPass, String>,
 }
@@ -86,12 +93,20 @@ impl WgpuEngine {
             orbital: MoCompute::new(&device),
             rdf: RdfPairs::new(&device),
             qm_esp: QmEspPass::new(&device),
+            msm: MsmSlabPass::new(&device),
+            msm_upload: Mutex::new(None),
             ils: IlsPass::on(&device),
             device,
             queue,
             name,
             software,
         }
+    }
+
+    /// The engine with its cutoff and MSM maps filled by `kernel` (tests and benches compare them).
+    pub fn with_msm_kernel(mut self, kernel: super::msm::MsmKernel) -> WgpuEngine {
+        self.msm.kernel = kernel;
+        self
     }
 
     /// The device and its queue (benches time passes on them).
@@ -106,7 +121,10 @@ impl WgpuEngine {
             (&job.field, &job.input),
             (
                 Field::Potential,
-                FieldInput::Charges(_) | FieldInput::ScreenedCharges(_)
+                FieldInput::Charges(_)
+                    | FieldInput::ScreenedCharges(_)
+                    | FieldInput::Electrostatics(_)
+                    | FieldInput::DeferredElectrostatics(_)
             ) | (
                 Field::Orbital { .. }
                     | Field::OrbitalSquared { .. }
@@ -129,6 +147,32 @@ impl WgpuEngine {
             Ok(pass) => pass.voxel_means(&self.device, &self.queue, setup, placed),
             Err(why) => Err(ComputeError::Device(why.clone())),
         }
+    }
+
+    /// The plan of a cutoff or MSM job (built now, with its stages on the host, when deferred).
+    fn plan_of(input: &FieldInput) -> Option<Result<Arc<EspPlan>, ComputeError>> {
+        match input {
+            FieldInput::Electrostatics(p) => Some(Ok(p.clone())),
+            FieldInput::DeferredElectrostatics(d) => Some(d.plan()),
+            _ => None,
+        }
+    }
+
+    /// `plan` on the device: the upload of the previous slab when it was of the same plan.
+    fn msm_upload(&self, plan: &Arc<EspPlan>) -> Result<Arc<MsmUpload>, ComputeError> {
+        let mut cache = self
+            .msm_upload
+            .lock()
+            .map_err(|_| ComputeError::Device("wgpu: the cutoff pass's upload cache is poisoned".into()))?;
+        if let Some((of, up)) = cache.as_ref()
+            && std::ptr::eq(of.as_ptr(), Arc::as_ptr(plan))
+            && of.strong_count() > 0
+        {
+            return Ok(up.clone());
+        }
+        let up = Arc::new(MsmSlabPass::upload(&self.device, plan)?);
+        *cache = Some((Arc::downgrade(plan), up.clone()));
+        Ok(up)
     }
 
     fn orbital_slab(&self, job: &FieldJob, z_range: Range<usize>, out: &mut [f32]) -> Result<(), ComputeError> {
@@ -185,6 +229,11 @@ impl SlabEngine for WgpuEngine {
         if let (Field::QmPotential, FieldInput::Wavefunction(wf)) = (&job.field, &job.input) {
             self.qm_esp
                 .slab(&self.device, &self.queue, wf, &job.lattice, z_range, out)?;
+        } else if let (Field::Potential, Some(plan)) = (&job.field, WgpuEngine::plan_of(&job.input)) {
+            let plan = plan?;
+            let up = self.msm_upload(&plan)?;
+            self.msm
+                .slab(&self.device, &self.queue, &plan, &up, &job.lattice, z_range, out)?;
         } else if let (Field::Potential, Some((charges, dielectric))) = (&job.field, charges_of(&job.input)) {
             self.coulomb.map(
                 &self.device,
