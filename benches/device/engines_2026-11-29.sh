@@ -35,6 +35,10 @@ for t in wgpu_qm_esp wgpu_rdf_pool; do
   done
 done;;
 esac
+case " $ONLY " in *" thru "*)
+# Each kernel's throughput on the wgpu engine beside CUDA on the same GPU (examples/wgpu_throughput.rs).
+b=$(X wgpu_throughput); [ -n "$b" ] && { timeout ${THRU_LIMIT:-300} $b ${THRU_ARGS:---no-cpu} > $L/wgpu_throughput.log 2>&1; echo "== wgpu_throughput rc $?"; cut -c1-240 $L/wgpu_throughput.log | tail -40; };;
+esac
 case " $ONLY " in *" pb "*)
 b=$(X pb_cuda_bench); [ -n "$b" ] && { timeout 240 $b > $L/pb_bench.log 2>&1; echo "== pb bench rc $?"; cat $L/pb_bench.log | cut -c1-260; };;
 esac
