@@ -291,7 +291,9 @@ fn prepare_show(state: &mut AppState, show: Show, name: &str) -> Result<()> {
         }
         Show::MolSurfByPotential | Show::MolSurfByPb => {
             if show == Show::MolSurfByPb {
-                state.apply(Command::SetEspModel(orbitfield::app::esp_model::EspModel::PoissonBoltzmann));
+                state.apply(Command::SetEspModel(
+                    orbitfield::app::esp_model::EspModel::PoissonBoltzmann,
+                ));
             }
             // The surface alone: the document's default field representations are removed.
             let ids: Vec<_> = state.reps().fields().map(|(r, _)| r.id).collect();
