@@ -45,7 +45,7 @@ esac
 case " $ONLY " in *" play "*)
 B=$(X orbitfield-bench)
 if [ -n "$B" ]; then
-  for cfg in cuda wgpu cpu; do
+  for cfg in ${PLAY_CFGS:-cuda wgpu cpu}; do
     case $cfg in cuda) E="";; wgpu) E="CUDA_VISIBLE_DEVICES=";; cpu) E="CUDA_VISIBLE_DEVICES= ORBITFIELD_WGPU=off";; esac
     env $E timeout ${PLAY_LIMIT:-170} $B --no-mo --no-dcs --rdf-atoms none --playback --orbitals-on pool \
       --playback-points 128 ${PLAY_ONLY:+--playback-only "$PLAY_ONLY"} --json $L/play_$cfg.json > $L/play_$cfg.log 2>&1
