@@ -216,13 +216,11 @@ extern "C" __global__ void dcs_screened_chunk(double* __restrict__ acc, int nx, 
         float dx = x - at.x, dy = y - at.y, dz = z - at.z;
         float r2 = fmaxf(2.0f * fmaf(dx, dx, fmaf(dy, dy, dz * dz)), min2);
         float q = at.w * 1.41421356f * sa;
-        // 1/r by the SFU's reciprocal square root and exp by ex2.approx (a few ulp each, far inside
-        // the 1e-4 bound of the engine test), instead of IEEE division, sqrt and expf per pair.
-        const float inv_r = rsqrtf(r2);
         if (model == 1) {
-            e = fmaf(q, inv_r * inv_r, e);
+            e = fmaf(q, 1.0f / r2, e);
         } else {
-            e = fmaf(q, __expf(-sb * r2 * inv_r) * inv_r, e);
+            float r = sqrtf(r2);
+            e = fmaf(q, expf(-sb * r) / r, e);
         }
     }
     acc[(size_t)nx * ((size_t)j + (size_t)ny * (size_t)kk) + i] += (double)e;
