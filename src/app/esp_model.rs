@@ -129,6 +129,16 @@ impl EspModel {
         }
     }
 
+    /// The kind's short name, shown in the closed combo at the field panel's width.
+    pub fn short_name(self) -> &'static str {
+        match self {
+            EspModel::Vacuum => "Vacuum",
+            EspModel::DistanceDependent { .. } => "eps = s r",
+            EspModel::DebyeHuckel { .. } => "Debye-Hueckel",
+            EspModel::PoissonBoltzmann => "Poisson-Boltzmann",
+        }
+    }
+
     /// The model with its parameters, as legends say it ("eps = 4r", "Debye-Hueckel, 0.15 M, eps
     /// 78.54, 298.15 K (Debye length 7.85 A)"); Poisson-Boltzmann's parameters are `PbView::legend`'s.
     pub fn label(self) -> String {

@@ -31,7 +31,7 @@ pub fn esp_model_ui(ui: &mut egui::Ui, state: &mut AppState) {
     ui.horizontal(|ui| {
         let l = ui.label(MODEL_LABEL);
         egui::ComboBox::from_id_salt("esp_model")
-            .selected_text(now.kind_name())
+            .selected_text(now.short_name())
             .width((ui.available_width() - 8.0).max(60.0))
             .truncate()
             .show_ui(ui, |ui| {
