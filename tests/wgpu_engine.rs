@@ -23,44 +23,20 @@
 
 use orbitfield::compute::cpu::CpuEngine;
 use orbitfield::compute::esp::screening::{Dielectric, ScreenedCharges};
-use orbitfield::compute::wgpu::engine::WgpuEngine;
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
 use orbitfield::jobs::{EngineSpec, Pool, PoolConfig};
 use orbitfield::model::{Lattice, Spin, Wavefunction};
 use std::path::Path;
 use std::sync::Arc;
 
+#[path = "common/wgpu_test_engine.rs"]
+mod wgpu_test_engine;
+use wgpu_test_engine::engine;
+
 #[path = "common/rdf_cases.rs"]
 mod rdf_cases;
 
 const TOL: f64 = 1e-5;
-
-fn engine(what: &str) -> Option<WgpuEngine> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let required = std::env::var("ORBITFIELD_REQUIRE_WGPU").is_ok_and(|v| v == "1");
-    let adapter = match pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::HighPerformance,
-        ..Default::default()
-    })) {
-        Ok(a) => a,
-        Err(e) => {
-            assert!(!required, "no wgpu adapter: {e}");
-            eprintln!("skipping the {what} test: no adapter ({e})");
-            return None;
-        }
-    };
-    match WgpuEngine::new(&adapter) {
-        Ok(e) => {
-            eprintln!("{what} on {}", e.name());
-            Some(e)
-        }
-        Err(e) => {
-            assert!(!required, "no wgpu engine: {e}");
-            eprintln!("skipping the {what} test: {e}");
-            None
-        }
-    }
-}
 
 fn seed() -> u64 {
     let s = std::env::var("ORBITFIELD_TEST_SEED")

@@ -26,10 +26,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use orbitfield::compute::SlabEngine;
 use orbitfield::compute::cpu::ils::reference_voxel_means;
 use orbitfield::compute::ils::{IlsSetup, PlacedAtoms, place_atoms};
-use orbitfield::compute::wgpu::engine::WgpuEngine;
 use orbitfield::compute::wgpu::ils::IlsPass;
 use orbitfield::jobs::DeviceChoice;
 use orbitfield::jobs::ils::IlsWorkers;
@@ -44,41 +42,15 @@ use std::sync::Arc;
 mod rdf_cases;
 use rdf_cases::lcg;
 
+#[path = "common/wgpu_test_engine.rs"]
+mod wgpu_test_engine;
+use wgpu_test_engine::{engine, required};
+
 /// PMF tolerance where the reference is below [`LIMIT_KT`].
 const TOL_KT: f64 = 1e-4;
 const LIMIT_KT: f64 = 10.0;
 /// Relative move of the cutoff that bounds where float32 may decide a pair differently.
 const CUTOFF_BAND: f64 = 2e-6;
-
-fn required() -> bool {
-    std::env::var("ORBITFIELD_REQUIRE_WGPU").is_ok_and(|v| v == "1")
-}
-
-fn engine(what: &str) -> Option<WgpuEngine> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapter = match pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::HighPerformance,
-        ..Default::default()
-    })) {
-        Ok(a) => a,
-        Err(e) => {
-            assert!(!required(), "no wgpu adapter: {e}");
-            eprintln!("skipping the {what} test: no adapter ({e})");
-            return None;
-        }
-    };
-    match WgpuEngine::new(&adapter) {
-        Ok(e) => {
-            println!("{what} on {}", e.name());
-            Some(e)
-        }
-        Err(e) => {
-            assert!(!required(), "no wgpu engine: {e}");
-            eprintln!("skipping the {what} test: {e}");
-            None
-        }
-    }
-}
 
 fn seed() -> u64 {
     match std::env::var("ORBITFIELD_TEST_SEED").ok().and_then(|v| v.parse().ok()) {

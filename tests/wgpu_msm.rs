@@ -44,41 +44,15 @@ use orbitfield::model::{Lattice, UnitCell};
 use std::path::Path;
 use std::sync::Arc;
 
+#[path = "common/wgpu_test_engine.rs"]
+mod wgpu_test_engine;
+use wgpu_test_engine::{engine, required};
+
 /// Largest difference over the largest |value| of the CPU engine's map.
 const TOL: f64 = 1e-4;
 /// RMS relative error away from charges (eps = 4r, whose 1/r^2 doubles the coordinate error near
 /// charges, measured up to 8.7e-6; vacuum up to 2.8e-6).
 const RMS_TOL: f64 = 5e-5;
-
-fn required() -> bool {
-    std::env::var("ORBITFIELD_REQUIRE_WGPU").is_ok_and(|v| v == "1")
-}
-
-fn engine(what: &str) -> Option<WgpuEngine> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapter = match pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::HighPerformance,
-        ..Default::default()
-    })) {
-        Ok(a) => a,
-        Err(e) => {
-            assert!(!required(), "no wgpu adapter: {e}");
-            eprintln!("skipping the {what} test: no adapter ({e})");
-            return None;
-        }
-    };
-    match WgpuEngine::new(&adapter) {
-        Ok(e) => {
-            eprintln!("{what} on {}", e.name());
-            Some(e)
-        }
-        Err(e) => {
-            assert!(!required(), "no wgpu engine: {e}");
-            eprintln!("skipping the {what} test: {e}");
-            None
-        }
-    }
-}
 
 /// A 64-bit LCG: uniform in [0, 1).
 fn lcg(state: &mut u64) -> f64 {

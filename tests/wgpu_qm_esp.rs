@@ -25,7 +25,6 @@
 
 use orbitfield::compute::cpu::CpuEngine;
 use orbitfield::compute::qm_esp::PreparedQmEsp;
-use orbitfield::compute::wgpu::engine::WgpuEngine;
 use orbitfield::compute::wgpu::qm_esp::{PackedQmEsp, QmEspPass};
 use orbitfield::compute::{Field, FieldInput, FieldJob, SlabEngine};
 use orbitfield::io::{self, molden};
@@ -33,6 +32,10 @@ use orbitfield::jobs::{EngineSpec, Pool, PoolConfig};
 use orbitfield::model::{Lattice, Wavefunction};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+#[path = "common/wgpu_test_engine.rs"]
+mod wgpu_test_engine;
+use wgpu_test_engine::{engine, required};
 
 #[path = "common/rdf_cases.rs"]
 mod rdf_cases;
@@ -46,36 +49,6 @@ const TOL_OF_MAX: f64 = 1e-4;
 /// that) and the terms are summed with Kahan compensation, so what remains is a few ulp of the parts.
 const TOL_FAR: f64 = 2e-6;
 const FAR_BOHR: f64 = 1.8897;
-
-fn required() -> bool {
-    std::env::var("ORBITFIELD_REQUIRE_WGPU").is_ok_and(|v| v == "1")
-}
-
-fn engine(what: &str) -> Option<WgpuEngine> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapter = match pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::HighPerformance,
-        ..Default::default()
-    })) {
-        Ok(a) => a,
-        Err(e) => {
-            assert!(!required(), "no wgpu adapter: {e}");
-            eprintln!("skipping the {what} test: no adapter ({e})");
-            return None;
-        }
-    };
-    match WgpuEngine::new(&adapter) {
-        Ok(e) => {
-            eprintln!("{what} on {}", e.name());
-            Some(e)
-        }
-        Err(e) => {
-            assert!(!required(), "no wgpu engine: {e}");
-            eprintln!("skipping the {what} test: {e}");
-            None
-        }
-    }
-}
 
 fn seed() -> u64 {
     let s = std::env::var("ORBITFIELD_TEST_SEED")

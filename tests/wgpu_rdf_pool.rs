@@ -14,40 +14,16 @@
 use orbitfield::analysis::rdf::{RdfAccumulator, RdfSettings};
 use orbitfield::compute::SlabEngine;
 use orbitfield::compute::cpu::CpuEngine;
-use orbitfield::compute::wgpu::engine::WgpuEngine;
 use orbitfield::jobs::rdf::{RdfDone, RdfWorkers};
 use orbitfield::jobs::{EngineSpec, Pool, PoolConfig};
 use std::sync::Arc;
 
+#[path = "common/wgpu_test_engine.rs"]
+mod wgpu_test_engine;
+use wgpu_test_engine::engine;
+
 #[path = "common/rdf_cases.rs"]
 mod rdf_cases;
-
-fn engine() -> Option<WgpuEngine> {
-    let required = std::env::var("ORBITFIELD_REQUIRE_WGPU").is_ok_and(|v| v == "1");
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapter = match pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::HighPerformance,
-        ..Default::default()
-    })) {
-        Ok(a) => a,
-        Err(e) => {
-            assert!(!required, "no wgpu adapter: {e}");
-            eprintln!("skipping: no adapter ({e})");
-            return None;
-        }
-    };
-    match WgpuEngine::new(&adapter) {
-        Ok(e) => {
-            eprintln!("RDF frames on {}", e.name());
-            Some(e)
-        }
-        Err(e) => {
-            assert!(!required, "no wgpu engine: {e}");
-            eprintln!("skipping: {e}");
-            None
-        }
-    }
-}
 
 fn seed() -> u64 {
     let s = std::env::var("ORBITFIELD_TEST_SEED")
@@ -76,7 +52,7 @@ fn one_frame(workers: &RdfWorkers, case: &rdf_cases::RdfCase, settings: &RdfSett
 
 #[test]
 fn rdf_frames_on_a_wgpu_worker_equal_the_cpu_engine() {
-    let Some(gpu) = engine() else { return };
+    let Some(gpu) = engine("RDF frames") else { return };
     let gpu_name = gpu.name();
     let pool: Pool<()> = Pool::with_engines(
         vec![
