@@ -30,7 +30,7 @@
 //! 1.7e-5 (eps = 4r) of the map's largest |value|; 5.3e-5 with the nearer points.
 
 use super::marching_cubes::read_buffer;
-use super::pass::{compute_layouts, device_err};
+use super::pass::{compute_layouts, device_err, slab_extent};
 use crate::compute::esp::EspPlan;
 use crate::compute::esp::kernel::reciprocal;
 use crate::compute::esp::screening::{Dielectric, ScreenedCutoff};
@@ -278,20 +278,8 @@ impl MsmSlabPass {
         z_range: Range<usize>,
         values: &wgpu::Buffer,
     ) -> Result<(), ComputeError> {
-        let [nx, ny, nz] = lattice.dims;
-        if z_range.end > nz || z_range.is_empty() || nx == 0 || ny == 0 {
-            return Err(ComputeError::BadInput(format!(
-                "planes {z_range:?} of a {nx} x {ny} x {nz} lattice"
-            )));
-        }
-        let planes = z_range.len();
-        let need = 4 * (nx as u64) * (ny as u64) * (planes as u64);
-        if values.size() < need {
-            return Err(ComputeError::BadOutput {
-                got: (values.size() / 4) as usize,
-                need: (need / 4) as usize,
-            });
-        }
+        let [nx, ny, _] = lattice.dims;
+        let (planes, need) = slab_extent(lattice, &z_range, values)?;
         let limits = device.limits();
         let per_dim = u64::from(limits.max_compute_workgroups_per_dimension);
         let (bx, by, bz) = match self.kernel {

@@ -1,10 +1,35 @@
 //! What the wgpu engine's compute passes build alike: the shader module with its bind-group and
 //! pipeline layouts from a list of buffer bindings ([`compute_layouts`]), a launch's bind group of a
-//! uniform of parameters and its buffers in binding order ([`params_bind_group`]), and a device error
-//! in the engine's words ([`device_err`]).
+//! uniform of parameters and its buffers in binding order ([`params_bind_group`]), the check of a
+//! lattice slab against its output buffer ([`slab_extent`]), and a device error in the engine's words
+//! ([`device_err`]).
 
 use super::marching_cubes::compute_buffer_entry;
 use crate::compute::ComputeError;
+
+/// Checks that `z_range` names planes of `lattice` and that `values` holds a float per point of them;
+/// the planes and the bytes they take.
+pub(crate) fn slab_extent(
+    lattice: &crate::model::Lattice,
+    z_range: &std::ops::Range<usize>,
+    values: &wgpu::Buffer,
+) -> Result<(usize, u64), ComputeError> {
+    let [nx, ny, nz] = lattice.dims;
+    if z_range.end > nz || z_range.is_empty() || nx == 0 || ny == 0 {
+        return Err(ComputeError::BadInput(format!(
+            "planes {z_range:?} of a {nx} x {ny} x {nz} lattice"
+        )));
+    }
+    let planes = z_range.len();
+    let need = 4 * (nx as u64) * (ny as u64) * (planes as u64);
+    if values.size() < need {
+        return Err(ComputeError::BadOutput {
+            got: (values.size() / 4) as usize,
+            need: (need / 4) as usize,
+        });
+    }
+    Ok((planes, need))
+}
 
 /// A wgpu failure as the engine's device error.
 pub(crate) fn device_err(e: impl std::fmt::Display) -> ComputeError {
