@@ -13,42 +13,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use orbitfield::compute::pb::{PbAtoms, PbLattice, PbParams, solve};
-use std::io::Read;
-use std::path::PathBuf;
+use orbitfield::compute::pb::{PbLattice, PbParams, solve};
 
-fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/pb")
-        .join(name)
-}
-
-fn gunzip(name: &str) -> String {
-    let f = std::fs::File::open(data(name)).unwrap();
-    let mut s = String::new();
-    flate2::read::GzDecoder::new(f).read_to_string(&mut s).unwrap();
-    s
-}
-
-/// Positions, charges and radii: the last five fields of ATOM/HETATM lines (as APBS reads them).
-fn read_pqr(name: &str) -> PbAtoms {
-    let mut atoms = PbAtoms::default();
-    for line in gunzip(name).lines() {
-        if !(line.starts_with("ATOM") || line.starts_with("HETATM")) {
-            continue;
-        }
-        let f: Vec<f64> = line
-            .split_whitespace()
-            .rev()
-            .take(5)
-            .map(|v| v.parse().unwrap())
-            .collect();
-        atoms.positions_angstrom.push([f[4], f[3], f[2]]);
-        atoms.charges_e.push(f[1]);
-        atoms.radii_angstrom.push(f[0]);
-    }
-    atoms
-}
+#[path = "common/pqr.rs"]
+mod pqr;
+use pqr::{gunzip, read_pqr};
 
 /// The lattice and the sampled points (i, j, k, APBS's u).
 fn read_samples(name: &str) -> (PbLattice, Vec<([usize; 3], f64)>) {
