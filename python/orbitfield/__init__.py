@@ -206,6 +206,13 @@ class System:
         units: Optional[str] = None,
         temperature: Optional[float] = None,
         frames=None,
+        focus: bool = False,
+        fine_center=None,
+        fine_length=None,
+        fine_around: Optional[str] = None,
+        coarse_center=None,
+        coarse_length=None,
+        coarse_spacing: Optional[float] = None,
     ) -> Grid:
         """The field on a lattice, as ``orbitfield grid FIELD FILES ... --frame F`` computes it.
 
@@ -222,12 +229,17 @@ class System:
         files the system was loaded from).
         ``"pb"`` is the linearized Poisson-Boltzmann potential of the partial charges with the
         defaults of ``orbitfield grid pb`` (kT/e; at least 10 A of padding, multigrid point counts).
+        ``focus=True`` focuses it as ``grid pb --focus`` (APBS's mg-auto): a coarse lattice around
+        everything, then finer ones down to the returned lattice ``spacing`` apart, placed by
+        ``fine_center`` (x, y, z), ``fine_length`` (one side, or three) or ``fine_around`` (a
+        selection), with ``coarse_center``, ``coarse_length`` and ``coarse_spacing`` as the command's.
 
         Example::
 
             g = system.grid("mo:homo", spacing=0.2, padding=3.0)
             g = system.grid("esp", frame=2, spacing=1.0, units="kcal/mol/e")
             g = system.grid("pb", spacing=1.0)
+            site = system.grid("pb", spacing=0.4, focus=True, fine_around="resid 60 to 70")
         """
         origin = None if origin is None else [float(x) for x in origin]
         dims = None if dims is None else [int(x) for x in dims]
@@ -243,8 +255,18 @@ class System:
         spacing = DEFAULT_SPACING_ANGSTROM if spacing is None else spacing
         padding = DEFAULT_PADDING_ANGSTROM if padding is None else padding
         like = None if like is None else os.fspath(like)
+        def triple(v):
+            return None if v is None else [float(x) for x in v]
+
+        def lengths(v):
+            if v is None:
+                return None
+            return [float(v)] if np.isscalar(v) else [float(x) for x in v]
+
         native = self._s.grid(
-            field, float(spacing), float(padding), int(frame), device, origin, dims, like, units, temperature
+            field, float(spacing), float(padding), int(frame), device, origin, dims, like, units, temperature,
+            bool(focus), triple(fine_center), lengths(fine_length), fine_around, triple(coarse_center),
+            lengths(coarse_length), None if coarse_spacing is None else float(coarse_spacing),
         )
         return Grid(native)
 

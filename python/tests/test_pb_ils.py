@@ -58,6 +58,32 @@ def test_pb_units_scale_the_same_map(cli_pb):
     assert abs(ratio - 0.0019872 * 298.15) < 1e-4
 
 
+def test_focused_pb_map_equals_the_command_line(tmp_path, orbitfield_bin):
+    # A 0.8 A lattice around residues 60-70, focused from a coarse lattice around the whole protein.
+    out = tmp_path / "site.dx"
+    args = ["--spacing", "0.8", "--focus", "--fine-around", "resid 60 to 70", "--coarse-spacing", "2.0"]
+    cli = subprocess.run(
+        [orbitfield_bin, "grid", "pb", str(HCA), *args, "--device", "cpu", "-o", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 0, cli.stderr
+    origin, deltas, values = read_dx(out)
+    hca = orbitfield.load(HCA)
+    grid = hca.grid("pb", spacing=0.8, device="cpu", focus=True, fine_around="resid 60 to 70", coarse_spacing=2.0)
+    assert grid.values.shape == values.shape
+    np.testing.assert_allclose(grid.origin_angstrom, origin, atol=1e-4)
+    np.testing.assert_allclose(np.diag(grid.axes_angstrom), [0.8] * 3, rtol=1e-6)
+    scale = np.abs(values).max()
+    assert np.abs(grid.values - values).max() <= 2e-5 * scale
+    # Smaller than the unfocused map around everything at the same spacing: the site alone.
+    assert grid.values.size < hca.grid("pb", spacing=SPACING, device="cpu").values.size * (SPACING / 0.8) ** 3
+    with pytest.raises(orbitfield.OrbitfieldError, match="focus=True"):
+        hca.grid("pb", spacing=0.8, fine_around="resid 60 to 70")
+    with pytest.raises(orbitfield.OrbitfieldError, match="selects no atoms"):
+        hca.grid("pb", spacing=0.8, focus=True, fine_around="resname XYZ")
+
+
 def test_pb_without_charges_raises(tmp_path):
     xyz = tmp_path / "water.xyz"
     xyz.write_text("3\nwater\nO 0.0 0.0 0.117\nH 0.0 0.757 -0.469\nH 0.0 -0.757 -0.469\n")

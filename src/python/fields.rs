@@ -289,9 +289,13 @@ pub(crate) fn grid(
     placement: &Placement,
     device: DeviceChoice,
     esp: &EspOptions,
+    focus: Option<&PbFocus>,
 ) -> Result<Computed> {
     if field_text.trim().eq_ignore_ascii_case("pb") {
-        return pb_grid(system, frame, placement, device, esp);
+        return pb_grid(system, frame, placement, device, esp, focus);
+    }
+    if focus.is_some() {
+        bail!("focus= applies to the Poisson-Boltzmann map (\"pb\"), not to {field_text:?}");
     }
     let spec: FieldSpec = field_text.parse()?;
     let prepared = prepare(system, spec, frame, esp)?;
@@ -323,6 +327,28 @@ pub(crate) fn grid(
     })
 }
 
+/// Focusing of a Poisson-Boltzmann map, as `grid pb --focus` takes it (lengths: one value for a cube
+/// or three; `fine_around`: a selection).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PbFocus {
+    pub fine_center: Option<[f64; 3]>,
+    pub fine_length: Option<Vec<f64>>,
+    pub fine_around: Option<String>,
+    pub coarse_center: Option<[f64; 3]>,
+    pub coarse_length: Option<Vec<f64>>,
+    pub coarse_spacing: Option<f64>,
+}
+
+/// One length for a cube or three, as `--fine-length`/`--coarse-length` take them.
+fn focus_lengths(what: &str, v: &Option<Vec<f64>>) -> Result<Option<[f64; 3]>> {
+    match v.as_deref() {
+        None => Ok(None),
+        Some([l]) => Ok(Some([*l; 3])),
+        Some([x, y, z]) => Ok(Some([*x, *y, *z])),
+        Some(other) => bail!("{what}: one length or three, not {}", other.len()),
+    }
+}
+
 /// The linearized Poisson-Boltzmann potential of `frame` with the default parameters of `grid pb`
 /// (`PbParams::default()` at `esp`'s temperature), on the lattice `grid pb --spacing --padding`
 /// places (`compute::pb::setup::lattice_around`) or an explicit one, in `esp`'s unit (kT/e by
@@ -333,6 +359,7 @@ fn pb_grid(
     placement: &Placement,
     device: DeviceChoice,
     esp: &EspOptions,
+    focus: Option<&PbFocus>,
 ) -> Result<Computed> {
     use crate::compute::pb::{PbEngine, PbLattice, PbParams, PbSolver, setup};
     use crate::model::units::{bohr_from_angstrom, volt_per_kt_per_e};
@@ -346,7 +373,54 @@ fn pb_grid(
     let coords = read_frame(system, frame)?;
     let (atoms, _) = setup::atoms_of(&system.structure, &coords.positions_angstrom)
         .map_err(|e| anyhow::anyhow!("pb, frame {frame}: {e}"))?;
+    // focus=: the chain of lattices of `grid pb --focus`, coarsest first.
+    let levels = match (focus, placement) {
+        (None, _) => None,
+        (
+            Some(f),
+            Placement::AroundAtoms {
+                spacing_angstrom,
+                padding_angstrom,
+            },
+        ) => {
+            use crate::compute::pb::focus::{FocusSpec, focus_lattices};
+            let fine_atoms: Vec<[f64; 3]> = match &f.fine_around {
+                Some(text) => {
+                    let sel =
+                        crate::model::select::Selection::parse(text).map_err(|e| anyhow::anyhow!("fine_around {e}"))?;
+                    let flags = sel.evaluate(&system.structure, Some(&coords));
+                    let picked: Vec<[f64; 3]> = atoms
+                        .positions_angstrom
+                        .iter()
+                        .zip(&flags)
+                        .filter(|(_, on)| **on)
+                        .map(|(x, _)| *x)
+                        .collect();
+                    if picked.is_empty() {
+                        bail!("fine_around {text:?} selects no atoms");
+                    }
+                    picked
+                }
+                None => Vec::new(),
+            };
+            let spec = FocusSpec {
+                fine_spacing_angstrom: *spacing_angstrom,
+                fine_center_angstrom: f.fine_center,
+                fine_length_angstrom: focus_lengths("fine_length", &f.fine_length)?,
+                padding_angstrom: padding_angstrom.max(setup::MIN_PB_PADDING_ANGSTROM),
+                coarse_center_angstrom: f.coarse_center,
+                coarse_length_angstrom: focus_lengths("coarse_length", &f.coarse_length)?,
+                coarse_spacing_angstrom: f.coarse_spacing,
+            };
+            Some(
+                focus_lattices(&atoms.positions_angstrom, &fine_atoms, &spec)
+                    .map_err(|e| anyhow::anyhow!("focus: {e}"))?,
+            )
+        }
+        (Some(_), _) => bail!("focus= places its own lattices: give spacing (and padding), not origin, dims or like"),
+    };
     let lattice = match placement {
+        _ if levels.is_some() => *levels.as_ref().and_then(|l| l.last()).context("focus: no lattices")?,
         Placement::AroundAtoms {
             spacing_angstrom,
             padding_angstrom,
@@ -382,9 +456,11 @@ fn pb_grid(
         DeviceChoice::Wgpu => bail!("device wgpu: pb runs on the CPU or a CUDA device (cpu, gpu, auto)"),
     };
     let mut solver = PbSolver::new(engine).map_err(|e| anyhow::anyhow!("device: {e}"))?;
-    let sol = solver
-        .solve_next(&atoms, &lattice, &params)
-        .with_context(|| format!("pb, frame {frame}"))?;
+    let sol = match &levels {
+        Some(levels) => solver.solve_focused(&atoms, levels, &params, &mut |_| {}),
+        None => solver.solve_next(&atoms, &lattice, &params),
+    }
+    .with_context(|| format!("pb, frame {frame}"))?;
     let cube_atoms = atoms
         .positions_angstrom
         .iter()

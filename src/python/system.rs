@@ -152,7 +152,9 @@ impl PySystem {
 
     /// The field on a lattice: placed around the atoms (`spacing`, `padding`), explicit (`origin`,
     /// `dims`, `spacing`) or that of a cube/DX file (`like`).
-    #[pyo3(signature = (field, spacing, padding, frame=0, device="auto", origin=None, dims=None, like=None, units=None, temperature=None))]
+    /// `focus` (Poisson-Boltzmann only): the chain of lattices of `grid pb --focus`, with its
+    /// `fine_*`/`coarse_*` choices.
+    #[pyo3(signature = (field, spacing, padding, frame=0, device="auto", origin=None, dims=None, like=None, units=None, temperature=None, focus=false, fine_center=None, fine_length=None, fine_around=None, coarse_center=None, coarse_length=None, coarse_spacing=None))]
     #[allow(clippy::too_many_arguments)]
     fn grid(
         &self,
@@ -167,7 +169,34 @@ impl PySystem {
         like: Option<PathBuf>,
         units: Option<String>,
         temperature: Option<f64>,
+        focus: bool,
+        fine_center: Option<[f64; 3]>,
+        fine_length: Option<Vec<f64>>,
+        fine_around: Option<String>,
+        coarse_center: Option<[f64; 3]>,
+        coarse_length: Option<Vec<f64>>,
+        coarse_spacing: Option<f64>,
     ) -> PyResult<PyGrid> {
+        let options = fields::PbFocus {
+            fine_center,
+            fine_length,
+            fine_around,
+            coarse_center,
+            coarse_length,
+            coarse_spacing,
+        };
+        let given = options.fine_center.is_some()
+            || options.fine_length.is_some()
+            || options.fine_around.is_some()
+            || options.coarse_center.is_some()
+            || options.coarse_length.is_some()
+            || options.coarse_spacing.is_some();
+        if given && !focus {
+            return Err(OrbitfieldError::new_err(
+                "fine_center, fine_length, fine_around, coarse_center, coarse_length and coarse_spacing take focus=True",
+            ));
+        }
+        let focus = focus.then_some(options);
         let device = fields::device(device).map_err(|e| py_error_chain(&e))?;
         let placement = match (like, origin, dims) {
             (Some(path), None, None) => Placement::Like(path),
@@ -188,7 +217,9 @@ impl PySystem {
             _ => return Err(OrbitfieldError::new_err("origin and dims go together")),
         };
         let esp = esp_options(units, temperature);
-        let computed = self.with(py, move |s| fields::grid(s, &field, frame, &placement, device, &esp))?;
+        let computed = self.with(py, move |s| {
+            fields::grid(s, &field, frame, &placement, device, &esp, focus.as_ref())
+        })?;
         Ok(PyGrid {
             grid: computed.grid,
             atoms: computed.atoms,
