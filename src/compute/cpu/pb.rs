@@ -93,8 +93,19 @@ fn diagonal(c: &Coefficients, lattice: &PbLattice, diag_extra: &[f64]) -> Vec<f6
         .collect()
 }
 
+/// Points per partial sum of [`dot`].
+const DOT_CHUNK: usize = 1 << 14;
+
+/// `a . b`, the same bits on every run: partial sums over fixed pieces, added in order (a parallel
+/// sum's order follows the threads' work stealing, so two runs of one solve could differ in the last
+/// digits).
 fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.par_iter().zip(b).map(|(x, y)| x * y).sum()
+    let parts: Vec<f64> = a
+        .par_chunks(DOT_CHUNK)
+        .zip(b.par_chunks(DOT_CHUNK))
+        .map(|(x, y)| x.iter().zip(y).map(|(p, q)| p * q).sum::<f64>())
+        .collect();
+    parts.iter().sum()
 }
 
 /// Solves `A x = b` at the interior points (x's faces stay as they are: zero for a correction),
