@@ -17,35 +17,15 @@
 use orbitfield::compute::cpu::pb::solve as cpu_solve;
 use orbitfield::compute::cuda::pb::Preconditioner;
 use orbitfield::compute::pb::{PbAtoms, PbEngine, PbError, PbLattice, PbParams, PbSolution, PbSolver};
-use std::path::PathBuf;
 
 #[path = "common/cuda_device.rs"]
 mod cuda_device;
+#[path = "common/pb_inputs.rs"]
+mod pb_inputs;
+use pb_inputs::{adk, centre, numbers};
 
 /// Largest allowed difference between the engines (kT/e).
 const TOLERANCE_KT_PER_E: f64 = 1e-3;
-
-fn data(path: &str) -> PathBuf {
-    let root = std::env::var_os("ORBITFIELD_TEST_ROOT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
-    root.join("tests/data").join(path)
-}
-
-/// Uniform numbers in [0, 1) from a xorshift seeded by the clock (printed).
-fn numbers() -> impl FnMut() -> f64 {
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64);
-    println!("seed {seed}");
-    let mut s = seed | 1;
-    move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 fn max_difference(a: &PbSolution, b: &PbSolution) -> (f64, usize) {
     assert_eq!(a.potential_kt_per_e.len(), b.potential_kt_per_e.len());
@@ -62,38 +42,6 @@ fn max_difference(a: &PbSolution, b: &PbSolution) -> (f64, usize) {
 
 fn largest(a: &PbSolution) -> f64 {
     a.potential_kt_per_e.iter().fold(0.0f64, |m, v| m.max(v.abs()))
-}
-
-fn adk() -> PbAtoms {
-    let system = orbitfield::io::load(&[data("md/adk_open.pqr")]).unwrap();
-    let s = &system.structure;
-    let charges: Vec<f64> = s.charges_e.as_ref().unwrap().iter().map(|&q| f64::from(q)).collect();
-    let radii: Vec<f64> = s
-        .radii_angstrom
-        .as_ref()
-        .unwrap()
-        .iter()
-        .map(|&r| f64::from(r))
-        .collect();
-    let mut t = system.trajectory;
-    let f = t.frame(0).unwrap();
-    PbAtoms {
-        positions_angstrom: f.positions_angstrom.iter().map(|p| p.map(f64::from)).collect(),
-        charges_e: charges,
-        radii_angstrom: radii,
-    }
-}
-
-fn centre(atoms: &PbAtoms) -> [f64; 3] {
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for p in &atoms.positions_angstrom {
-        for k in 0..3 {
-            lo[k] = lo[k].min(p[k]);
-            hi[k] = hi[k].max(p[k]);
-        }
-    }
-    std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]))
 }
 
 fn gpu_solver() -> Option<PbSolver> {

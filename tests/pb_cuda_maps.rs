@@ -23,61 +23,12 @@ use orbitfield::compute::cuda::pb::CudaPbSolver;
 use orbitfield::compute::pb::{
     ChargeAssignment, Coefficients, PbAtoms, PbBoundary, PbLattice, PbParams, PbSolver, PbSurface,
 };
-use std::path::PathBuf;
 
 #[path = "common/cuda_device.rs"]
 mod cuda_device;
-
-fn data(path: &str) -> PathBuf {
-    let root = std::env::var_os("ORBITFIELD_TEST_ROOT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
-    root.join("tests/data").join(path)
-}
-
-fn numbers() -> impl FnMut() -> f64 {
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64);
-    println!("seed {seed}");
-    let mut s = seed | 1;
-    move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-fn adk() -> PbAtoms {
-    let system = orbitfield::io::load(&[data("md/adk_open.pqr")]).unwrap();
-    let s = &system.structure;
-    let mut t = system.trajectory;
-    let f = t.frame(0).unwrap();
-    PbAtoms {
-        positions_angstrom: f.positions_angstrom.iter().map(|p| p.map(f64::from)).collect(),
-        charges_e: s.charges_e.as_ref().unwrap().iter().map(|&q| f64::from(q)).collect(),
-        radii_angstrom: s
-            .radii_angstrom
-            .as_ref()
-            .unwrap()
-            .iter()
-            .map(|&r| f64::from(r))
-            .collect(),
-    }
-}
-
-fn centre(atoms: &PbAtoms) -> [f64; 3] {
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for p in &atoms.positions_angstrom {
-        for k in 0..3 {
-            lo[k] = lo[k].min(p[k]);
-            hi[k] = hi[k].max(p[k]);
-        }
-    }
-    std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]))
-}
+#[path = "common/pb_inputs.rs"]
+mod pb_inputs;
+use pb_inputs::{adk, centre, numbers};
 
 /// Points where two maps differ, and the largest difference relative to the host map's largest value.
 fn compare(name: &str, host: &[f64], device: &[f64]) -> (usize, f64) {
