@@ -2,7 +2,8 @@
 // the CPU engine builds them (src/compute/cpu/pb_maps.rs, pb_surface.rs, after APBS's Vpmg_fillco), so
 // that the device's maps equal the host's: the dielectric on the three staggered lattices from the
 // molecular surface (`srfm mol`) and its nine-point harmonic smoothing (`smol`), the ion accessibility,
-// the charges spread with the host's weights, and the boundary values on the faces (`sdh`, `mdh`).
+// the charges spread with the host's weights (computed here by the same operations), and the boundary
+// values on the faces (`sdh`, `mdh`).
 //
 // Compiled at run time with NVRTC by src/compute/cuda/pb/maps.rs. Every comparison that decides whether
 // a lattice point lies inside a sphere uses the explicitly rounded double operations (__dmul_rn,
@@ -92,8 +93,8 @@ pbm_sas(const double* __restrict__ pos, const double* __restrict__ radius, int n
 
 // Sets mask[p] = value at every point p of plane `plane` of `masks` (lattice min + h (i, j, k), shifted
 // per plane: `mins` holds 3 doubles per plane) within radius r of a sphere's centre (`<=`, as the host's
-// mark_spheres). Spheres: `centres` (3 doubles each) and `radii` (one each, or `radius` for all when
-// `radii` is null). One warp per sphere and plane (blockIdx.y = plane offset from `plane0`); the lanes
+// mark_spheres). Spheres: `centres` (3 doubles each) and radii `radii[s] + radius` (the sum rounded once,
+// as the host's), or `radius` for all when `radii` is null. One warp per sphere and plane (blockIdx.y = plane offset from `plane0`); the lanes
 // stride over the sphere's bounding box.
 extern "C" __global__ void
 pbm_mark(const double* __restrict__ centres, const double* __restrict__ radii, double radius, long long n_spheres,
@@ -103,7 +104,7 @@ pbm_mark(const double* __restrict__ centres, const double* __restrict__ radii, d
     const int lane = threadIdx.x & 31;
     if (warp >= n_spheres) return;
     const int plane = plane0 + blockIdx.y;
-    const double r = radii ? radii[warp] : radius;
+    const double r = radii ? __dadd_rn(radii[warp], radius) : radius;
     const double r2 = __dmul_rn(r, r);
     const double px = __dsub_rn(centres[3 * warp], mins[3 * plane]);
     const double py = __dsub_rn(centres[3 * warp + 1], mins[3 * plane + 1]);
@@ -144,6 +145,9 @@ pbm_dielectric(const unsigned char* __restrict__ masks, int nx, int ny, int nz, 
     const unsigned char* m2 = masks + n;
     const unsigned char* m3 = masks + 2 * n;
 #define PBM_AT(m, ii, jj, kk) ((m)[(ii) + (long long)nx * ((jj) + (long long)ny * (kk))] ? eps_in : eps_out)
+    // 1 / eps of a point, from the two reciprocals (each division correctly rounded, as the host's).
+    const double inv_in = 1.0 / eps_in, inv_out = 1.0 / eps_out;
+#define PBM_INV(m, ii, jj, kk) ((m)[(ii) + (long long)nx * ((jj) + (long long)ny * (kk))] ? inv_in : inv_out)
     if (!smooth) {
         ex[p] = PBM_AT(m1, i, j, k);
         ey[p] = PBM_AT(m2, i, j, k);
@@ -151,42 +155,43 @@ pbm_dielectric(const unsigned char* __restrict__ masks, int nx, int ny, int nz, 
         return;
     }
     // x-shifted
-    double f = 1.0 / PBM_AT(m1, i, j, k) + 1.0 / PBM_AT(m2, i, j, k) + 1.0 / PBM_AT(m3, i, j, k);
+    double f = PBM_INV(m1, i, j, k) + PBM_INV(m2, i, j, k) + PBM_INV(m3, i, j, k);
     double c = 3.0;
-    if (j > 0) { f += 1.0 / PBM_AT(m2, i, j - 1, k); c += 1.0; }
-    if (k > 0) { f += 1.0 / PBM_AT(m3, i, j, k - 1); c += 1.0; }
+    if (j > 0) { f += PBM_INV(m2, i, j - 1, k); c += 1.0; }
+    if (k > 0) { f += PBM_INV(m3, i, j, k - 1); c += 1.0; }
     if (i + 1 < nx) {
-        f += 1.0 / PBM_AT(m2, i + 1, j, k) + 1.0 / PBM_AT(m3, i + 1, j, k);
+        f += PBM_INV(m2, i + 1, j, k) + PBM_INV(m3, i + 1, j, k);
         c += 2.0;
-        if (j > 0) { f += 1.0 / PBM_AT(m2, i + 1, j - 1, k); c += 1.0; }
-        if (k > 0) { f += 1.0 / PBM_AT(m3, i + 1, j, k - 1); c += 1.0; }
+        if (j > 0) { f += PBM_INV(m2, i + 1, j - 1, k); c += 1.0; }
+        if (k > 0) { f += PBM_INV(m3, i + 1, j, k - 1); c += 1.0; }
     }
     ex[p] = c / f;
     // y-shifted
-    f = 1.0 / PBM_AT(m2, i, j, k) + 1.0 / PBM_AT(m1, i, j, k) + 1.0 / PBM_AT(m3, i, j, k);
+    f = PBM_INV(m2, i, j, k) + PBM_INV(m1, i, j, k) + PBM_INV(m3, i, j, k);
     c = 3.0;
-    if (i > 0) { f += 1.0 / PBM_AT(m1, i - 1, j, k); c += 1.0; }
-    if (k > 0) { f += 1.0 / PBM_AT(m3, i, j, k - 1); c += 1.0; }
+    if (i > 0) { f += PBM_INV(m1, i - 1, j, k); c += 1.0; }
+    if (k > 0) { f += PBM_INV(m3, i, j, k - 1); c += 1.0; }
     if (j + 1 < ny) {
-        f += 1.0 / PBM_AT(m1, i, j + 1, k) + 1.0 / PBM_AT(m3, i, j + 1, k);
+        f += PBM_INV(m1, i, j + 1, k) + PBM_INV(m3, i, j + 1, k);
         c += 2.0;
-        if (i > 0) { f += 1.0 / PBM_AT(m1, i - 1, j + 1, k); c += 1.0; }
-        if (k > 0) { f += 1.0 / PBM_AT(m3, i, j + 1, k - 1); c += 1.0; }
+        if (i > 0) { f += PBM_INV(m1, i - 1, j + 1, k); c += 1.0; }
+        if (k > 0) { f += PBM_INV(m3, i, j + 1, k - 1); c += 1.0; }
     }
     ey[p] = c / f;
     // z-shifted
-    f = 1.0 / PBM_AT(m3, i, j, k) + 1.0 / PBM_AT(m1, i, j, k) + 1.0 / PBM_AT(m2, i, j, k);
+    f = PBM_INV(m3, i, j, k) + PBM_INV(m1, i, j, k) + PBM_INV(m2, i, j, k);
     c = 3.0;
-    if (i > 0) { f += 1.0 / PBM_AT(m1, i - 1, j, k); c += 1.0; }
-    if (j > 0) { f += 1.0 / PBM_AT(m2, i, j - 1, k); c += 1.0; }
+    if (i > 0) { f += PBM_INV(m1, i - 1, j, k); c += 1.0; }
+    if (j > 0) { f += PBM_INV(m2, i, j - 1, k); c += 1.0; }
     if (k + 1 < nz) {
-        f += 1.0 / PBM_AT(m1, i, j, k + 1) + 1.0 / PBM_AT(m2, i, j, k + 1);
+        f += PBM_INV(m1, i, j, k + 1) + PBM_INV(m2, i, j, k + 1);
         c += 2.0;
-        if (i > 0) { f += 1.0 / PBM_AT(m1, i - 1, j, k + 1); c += 1.0; }
-        if (j > 0) { f += 1.0 / PBM_AT(m2, i, j - 1, k + 1); c += 1.0; }
+        if (i > 0) { f += PBM_INV(m1, i - 1, j, k + 1); c += 1.0; }
+        if (j > 0) { f += PBM_INV(m2, i, j - 1, k + 1); c += 1.0; }
     }
     ez[p] = c / f;
 #undef PBM_AT
+#undef PBM_INV
 }
 
 // kbar^2 at the points: `value` (eps_out kappa^2) where ions may go (the ion plane of `masks`, the fourth,
@@ -197,23 +202,68 @@ extern "C" __global__ void pbm_kbar2(const unsigned char* __restrict__ masks, lo
     if (p < n) k2[p] = masks[3 * n + p] ? 0.0 : value;
 }
 
-// The charges spread with the host's weights: per charge, the first lattice index and 4 weights per axis
-// (`first` 3 ints, `w` 12 doubles, `len` 3 ints; unused weights are zero) and `scale q` (4 pi l_B q / h^3).
-// One thread per charge; the sums over charges in any order (atomicAdd).
-extern "C" __global__ void pbm_charges(const int* __restrict__ first, const int* __restrict__ len,
-                                       const double* __restrict__ w, const double* __restrict__ sq, int n_charges,
-                                       int nx, int ny, double* __restrict__ f) {
+// APBS's bspline2 (the host's `prep::bspline2`, the same operations in the same order, each rounded).
+__device__ double pbm_bspline2(double x) {
+    const double m2m = (x >= 0.0 && x <= 2.0) ? __dsub_rn(1.0, fabs(__dsub_rn(x, 1.0))) : 0.0;
+    const double m2 = (x >= 1.0 && x <= 3.0) ? __dsub_rn(1.0, fabs(__dsub_rn(x, 2.0))) : 0.0;
+    if (!(x >= 0.0 && x <= 3.0)) return 0.0;
+    return __dadd_rn(__dmul_rn(__dmul_rn(0.5, x), m2m), __dmul_rn(__dmul_rn(0.5, __dsub_rn(3.0, x)), m2));
+}
+
+// The charges spread onto the source, one thread per atom, with the host's weights (`prep::weights_1d`:
+// trilinear when `spline` is 0, else APBS's spl2 B-spline, computed by the same rounded operations) and
+// `scale q` (scale = 4 pi l_B / h^3); the sums over charges in any order (atomicAdd). A charge whose
+// spread leaves the lattice interior: with `partial` (a focused lattice) its interior weights only are
+// added, else nothing of it is and `bad` takes the smallest such atom index.
+extern "C" __global__ void pbm_spread(const double* __restrict__ pos, const double* __restrict__ q, int n_atoms,
+                                      double ox, double oy, double oz, double h, int spline, double scale,
+                                      int partial, int nx, int ny, int nz, double* __restrict__ f,
+                                      int* __restrict__ bad) {
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
-    if (a >= n_charges) return;
-    const double s = sq[a];
-    for (int c = 0; c < len[3 * a + 2]; ++c)
-        for (int b = 0; b < len[3 * a + 1]; ++b)
-            for (int x = 0; x < len[3 * a]; ++x) {
-                const long long id = (first[3 * a] + x) +
-                                     (long long)nx * ((first[3 * a + 1] + b) + (long long)ny * (first[3 * a + 2] + c));
-                const double v = __dmul_rn(__dmul_rn(__dmul_rn(s, w[12 * a + x]), w[12 * a + 4 + b]), w[12 * a + 8 + c]);
-                atomicAdd(f + id, v);
+    if (a >= n_atoms) return;
+    const double qa = q[a];
+    if (qa == 0.0) return;
+    const double o[3] = {ox, oy, oz};
+    const int dims[3] = {nx, ny, nz};
+    long long first[3];
+    int len[3];
+    double w[3][4];
+    for (int k = 0; k < 3; ++k) {
+        const double t = __ddiv_rn(__dsub_rn(pos[3 * a + k], o[k]), h);
+        const double fl = floor(t);
+        if (spline) {
+            first[k] = (long long)fl - 1;
+            for (int c = 0; c < 4; ++c) w[k][c] = pbm_bspline2(__dsub_rn(__dadd_rn(1.5, (double)(first[k] + c)), t));
+            len[k] = w[k][3] == 0.0 ? 3 : 4;
+        } else {
+            const double u = __dsub_rn(t, fl);
+            first[k] = (long long)fl;
+            w[k][0] = __dsub_rn(1.0, u);
+            w[k][1] = u;
+            w[k][2] = 0.0;
+            w[k][3] = 0.0;
+            len[k] = 2;
+        }
+        if (!partial && (first[k] < 1 || first[k] + len[k] > (long long)dims[k] - 1)) {
+            atomicMin(bad, a);
+            return;
+        }
+    }
+    const double sq = __dmul_rn(scale, qa);
+    for (int c = 0; c < len[2]; ++c) {
+        const long long z = first[2] + c;
+        if (z < 1 || z > nz - 2) continue;
+        for (int b = 0; b < len[1]; ++b) {
+            const long long y = first[1] + b;
+            if (y < 1 || y > ny - 2) continue;
+            for (int x = 0; x < len[0]; ++x) {
+                const long long xi = first[0] + x;
+                if (xi < 1 || xi > nx - 2) continue;
+                const double v = __dmul_rn(__dmul_rn(__dmul_rn(sq, w[0][x]), w[1][b]), w[2][c]);
+                atomicAdd(f + xi + (long long)nx * (y + (long long)ny * z), v);
             }
+        }
+    }
 }
 
 // APBS's multipolebc radial factors (the host's multipole_factors).

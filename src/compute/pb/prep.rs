@@ -118,13 +118,10 @@ pub fn charge_spread(
     p: &PbParams,
     partial: bool,
 ) -> Result<Vec<ChargeSpread>, String> {
+    use rayon::prelude::*;
     let h = lattice.spacing_angstrom;
     let scale = 4.0 * std::f64::consts::PI * p.bjerrum_angstrom() / (h * h * h);
-    let mut out = Vec::new();
-    for (idx, (x, &q)) in atoms.positions_angstrom.iter().zip(&atoms.charges_e).enumerate() {
-        if q == 0.0 {
-            continue;
-        }
+    let one = |idx: usize, x: &[f64; 3], q: f64| -> Result<ChargeSpread, String> {
         let w: [(i64, [f64; 4], usize); 3] =
             std::array::from_fn(|k| weights_1d((x[k] - lattice.origin_angstrom[k]) / h, p.charge_assignment));
         for (k, &(first, _, len)) in w.iter().enumerate() {
@@ -134,14 +131,32 @@ pub fn charge_spread(
                 ));
             }
         }
-        out.push(ChargeSpread {
+        Ok(ChargeSpread {
             first: w.map(|(f, _, _)| f),
             len: w.map(|(_, _, l)| l),
             weights: w.map(|(_, v, _)| v),
             scaled_charge: scale * q,
-        });
-    }
-    Ok(out)
+        })
+    };
+    // In parallel pieces, kept in the atoms' order; on an error, the first atom at fault is named.
+    let pieces: Result<Vec<Vec<ChargeSpread>>, String> = atoms
+        .positions_angstrom
+        .par_chunks(4096)
+        .zip(atoms.charges_e.par_chunks(4096))
+        .enumerate()
+        .map(|(c, (xs, qs))| {
+            let mut out = Vec::with_capacity(xs.len());
+            for (i, (x, &q)) in xs.iter().zip(qs).enumerate() {
+                if q != 0.0 {
+                    out.push(one(c * 4096 + i, x, q)?);
+                }
+            }
+            Ok(out)
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect();
+    Ok(pieces?.concat())
 }
 
 /// The atoms' multipoles for the `sdh` boundary: about the centre of their bounding box, in a sphere

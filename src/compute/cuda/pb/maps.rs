@@ -1,7 +1,9 @@
 //! The Poisson-Boltzmann coefficient maps built on the device (`kernels/pb_maps.cu`), straight into
-//! the solver's float64 buffers, so a trajectory frame needs no map from the host: the atoms, the
-//! charges' spread (host weights from `compute::pb::prep`, a few numbers per charge) and the boundary's
-//! multipoles go up; the dielectric, ion accessibility, source and boundary maps are made there.
+//! the solver's float64 buffers, so a trajectory frame needs no map from the host: the atoms, their
+//! charges and the boundary's multipoles go up; the charges' spread (the weights of
+//! `compute::pb::prep::weights_1d`, by the same rounded operations), the dielectric, ion
+//! accessibility, source and boundary maps are made there. A charge spread beyond the lattice's
+//! interior is flagged by the device and named by the host (`prep::charge_spread`'s message).
 //!
 //! Owns [`MapKernels`], [`MapScratch`] and `CudaPbSolver::build_maps`. The maps equal the CPU engine's
 //! (`compute::cpu::pb_maps`): the molecular surface's decisions bit for bit (the kernels round every
@@ -11,11 +13,11 @@
 //! a problem whose neighbour lists or cells exceed what the kernels hold ([`MapsOutcome::HostMaps`]).
 
 use super::Warm;
-use super::{CudaPbSolver, cfg1, drv};
+use super::{CudaPbSolver, MAP_STAGES, cfg1, drv};
 use crate::compute::cuda::CudaEngine;
-use crate::compute::pb::prep::{TINY_RADIUS_ANGSTROM, charge_spread, interior_only, multipoles, sas_layout};
-use crate::compute::pb::{PbAtoms, PbBoundary, PbError, PbLattice, PbParams, PbSolution, PbSurface};
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
+use crate::compute::pb::prep::{TINY_RADIUS_ANGSTROM, charge_spread, multipoles, sas_layout};
+use crate::compute::pb::{ChargeAssignment, PbAtoms, PbBoundary, PbError, PbLattice, PbParams, PbSolution, PbSurface};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 
 /// `kernels/pb_maps.cu`, embedded at build time.
@@ -33,7 +35,7 @@ pub(super) struct MapKernels {
     mark: CudaFunction,
     dielectric: CudaFunction,
     kbar2: CudaFunction,
-    charges: CudaFunction,
+    spread: CudaFunction,
     boundary: CudaFunction,
 }
 
@@ -45,7 +47,7 @@ impl MapKernels {
             mark: f("pbm_mark")?,
             dielectric: f("pbm_dielectric")?,
             kbar2: f("pbm_kbar2")?,
-            charges: f("pbm_charges")?,
+            spread: f("pbm_spread")?,
             boundary: f("pbm_boundary")?,
         })
     }
@@ -131,6 +133,37 @@ fn cells(positions: &[[f64; 3]], cell: f64) -> Option<Cells> {
         start: count,
         atoms,
     })
+}
+
+/// The time of each map stage when asked for (the stream waited for at each stage's end).
+struct StageClock {
+    stream: Option<Arc<CudaStream>>,
+    last: std::time::Instant,
+    seconds: [f64; MAP_STAGES.len()],
+}
+
+impl StageClock {
+    fn new(on: bool, stream: &Arc<CudaStream>) -> StageClock {
+        StageClock {
+            stream: on.then(|| Arc::clone(stream)),
+            last: std::time::Instant::now(),
+            seconds: [0.0; MAP_STAGES.len()],
+        }
+    }
+
+    /// Ends stage `i` (adds the time since the last stage's end).
+    fn end(&mut self, i: usize) -> Result<(), PbError> {
+        let Some(stream) = &self.stream else {
+            return Ok(());
+        };
+        stream.synchronize().map_err(drv("synchronize"))?;
+        let now = std::time::Instant::now();
+        if let Some(s) = self.seconds.get_mut(i) {
+            *s += (now - self.last).as_secs_f64();
+        }
+        self.last = now;
+        Ok(())
+    }
 }
 
 impl CudaPbSolver {
@@ -228,23 +261,17 @@ impl CudaPbSolver {
         p: &PbParams,
         faces: Option<&[f64]>,
     ) -> Result<MapsOutcome, PbError> {
-        let spread = match faces {
-            // A focused lattice: the charges' interior weights, the faces as given.
-            Some(f) => {
-                if f.len() != lattice.n_points() || f.iter().any(|v| !v.is_finite()) {
-                    return Err(PbError::BadInput(format!(
-                        "{} boundary values (finite ones expected) for a lattice of {} points",
-                        f.len(),
-                        lattice.n_points()
-                    )));
-                }
-                interior_only(
-                    charge_spread(atoms, lattice, p, true).map_err(PbError::BadInput)?,
-                    lattice.dims,
-                )
-            }
-            None => charge_spread(atoms, lattice, p, false).map_err(PbError::BadInput)?,
-        };
+        let mut stages = StageClock::new(self.stage_timing, &self.stream);
+        if let Some(f) = faces
+            && (f.len() != lattice.n_points() || f.iter().any(|v| !v.is_finite()))
+        {
+            return Err(PbError::BadInput(format!(
+                "{} boundary values (finite ones expected) for a lattice of {} points",
+                f.len(),
+                lattice.n_points()
+            )));
+        }
+        stages.end(0)?;
         let probe = p.probe_angstrom;
         let layout = sas_layout(atoms, probe, p.ion_radius_angstrom);
         let with_probe = probe > TINY_RADIUS_ANGSTROM;
@@ -256,6 +283,7 @@ impl CudaPbSolver {
         } else {
             None
         };
+        stages.end(1)?;
         let k = self.map_kernels()?;
         let stream = self.stream.clone();
         let n = lattice.n_points();
@@ -264,23 +292,31 @@ impl CudaPbSolver {
         let n_atoms = atoms.positions_angstrom.len();
         let up = |v: &[f64]| stream.clone_htod(v).map_err(drv("upload"));
         let pos = up(&flat3(&atoms.positions_angstrom))?;
+        let charges = up(&atoms.charges_e)?;
         let radius = up(&atoms.radii_angstrom)?;
         // Spheres of nonzero radius: inflated by the probe (solute), by the ion radius (ions).
         let marked: Vec<usize> = (0..n_atoms)
             .filter(|&a| atoms.radii_angstrom.get(a).is_some_and(|&r| r > TINY_RADIUS_ANGSTROM))
             .collect();
-        let centres = up(&marked
-            .iter()
-            .flat_map(|&a| atoms.positions_angstrom.get(a).copied().unwrap_or_default())
-            .collect::<Vec<f64>>())?;
-        let grow = |d: f64| -> Vec<f64> {
-            marked
+        // Their centres and radii (the atoms' own buffers when every atom marks); each kernel adds the
+        // probe or the ion radius to a radius in double, as the host does.
+        let subset = if marked.len() == n_atoms {
+            None
+        } else {
+            let centres: Vec<f64> = marked
                 .iter()
-                .map(|&a| atoms.radii_angstrom.get(a).copied().unwrap_or(0.0) + d)
-                .collect()
+                .flat_map(|&a| atoms.positions_angstrom.get(a).copied().unwrap_or_default())
+                .collect();
+            let radii: Vec<f64> = marked
+                .iter()
+                .map(|&a| atoms.radii_angstrom.get(a).copied().unwrap_or(0.0))
+                .collect();
+            Some((up(&centres)?, up(&radii)?))
         };
-        let inflated = up(&grow(probe))?;
-        let ion_radii = up(&grow(p.ion_radius_angstrom))?;
+        let (centres, marked_radii) = match &subset {
+            Some((c, r)) => (c, r),
+            None => (&pos, &radius),
+        };
         // Plane minima: x-, y-, z-staggered, then the ion lattice.
         let mut mins = Vec::with_capacity(12);
         for plane in 0..4 {
@@ -290,6 +326,7 @@ impl CudaPbSolver {
             }
         }
         let mins = up(&mins)?;
+        stages.end(2)?;
         let scratch = &mut self.map_scratch;
         if scratch.masks.as_ref().is_none_or(|m| m.len() != 4 * n) {
             scratch.masks = None;
@@ -344,7 +381,8 @@ impl CudaPbSolver {
             Ok(())
         };
         // Solute: every staggered point within radius + probe.
-        mark(masks, &centres, Some(&inflated), 0.0, n_marked, 0, 3, 1)?;
+        mark(masks, centres, Some(marked_radii), probe, n_marked, 0, 3, 1)?;
+        stages.end(3)?;
         // Solvent again: within the probe of a solvent-accessible surface point.
         if let Some(cl) = cell_list {
             let flat_refs = flat3(&layout.reference);
@@ -427,7 +465,9 @@ impl CudaPbSolver {
             let Some(sas) = scratch.sas.as_ref() else {
                 return Err(PbError::Device("no surface-point buffer".into()));
             };
+            stages.end(4)?;
             mark(masks, sas, None, probe, kept as i64, 0, 3, 0)?;
+            stages.end(5)?;
         }
         let b = self
             .bufs
@@ -436,8 +476,18 @@ impl CudaPbSolver {
         // Ion lattice (plane 3).
         let kappa2 = p.kappa2_per_angstrom2();
         if kappa2 > 0.0 {
-            mark(masks, &centres, Some(&ion_radii), 0.0, n_marked, 3, 1, 1)?;
+            mark(
+                masks,
+                centres,
+                Some(marked_radii),
+                p.ion_radius_angstrom,
+                n_marked,
+                3,
+                1,
+                1,
+            )?;
         }
+        stages.end(6)?;
         // Dielectric maps.
         {
             let smooth = i32::from(p.surface == PbSurface::Smol);
@@ -464,30 +514,36 @@ impl CudaPbSolver {
             // SAFETY: reads the fourth plane of 4 n bytes, writes n doubles.
             unsafe { l.launch(cfg1(n)) }.map_err(drv("pbm_kbar2"))?;
         }
-        // Source.
+        stages.end(7)?;
+        // Source: each charge spread on the device (a focused lattice keeps the interior weights).
         stream.memset_zeros(&mut b.f).map_err(drv("memset"))?;
-        if !spread.is_empty() {
-            let first: Vec<i32> = spread.iter().flat_map(|c| c.first.map(|v| v as i32)).collect();
-            let len: Vec<i32> = spread.iter().flat_map(|c| c.len.map(|v| v as i32)).collect();
-            let w: Vec<f64> = spread.iter().flat_map(|c| c.weights.concat()).collect();
-            let sq: Vec<f64> = spread.iter().map(|c| c.scaled_charge).collect();
-            let first = stream.clone_htod(&first).map_err(drv("upload"))?;
-            let len = stream.clone_htod(&len).map_err(drv("upload"))?;
-            let w = up(&w)?;
-            let sq = up(&sq)?;
-            let m = spread.len() as i32;
-            let mut l = stream.launch_builder(&k.charges);
-            l.arg(&first)
-                .arg(&len)
-                .arg(&w)
-                .arg(&sq)
-                .arg(&m)
+        let mut bad = stream.clone_htod(&[i32::MAX]).map_err(drv("upload"))?;
+        {
+            let [ox, oy, oz] = lattice.origin_angstrom;
+            let spline = i32::from(p.charge_assignment == ChargeAssignment::Spline);
+            let scale = 4.0 * std::f64::consts::PI * p.bjerrum_angstrom() / (h * h * h);
+            let partial = i32::from(faces.is_some());
+            let n_atoms_i = n_atoms as i32;
+            let mut l = stream.launch_builder(&k.spread);
+            l.arg(&pos)
+                .arg(&charges)
+                .arg(&n_atoms_i)
+                .arg(&ox)
+                .arg(&oy)
+                .arg(&oz)
+                .arg(&h)
+                .arg(&spline)
+                .arg(&scale)
+                .arg(&partial)
                 .arg(&nx)
                 .arg(&ny)
-                .arg(&mut b.f);
-            // SAFETY: every index is inside the lattice's interior (checked by `charge_spread`).
-            unsafe { l.launch(cfg1(spread.len())) }.map_err(drv("pbm_charges"))?;
+                .arg(&nz)
+                .arg(&mut b.f)
+                .arg(&mut bad);
+            // SAFETY: one thread per atom; writes interior lattice points only.
+            unsafe { l.launch(cfg1(n_atoms)) }.map_err(drv("pbm_spread"))?;
         }
+        stages.end(8)?;
         // Boundary: given (a focused lattice) or from the atoms.
         if let Some(f) = faces {
             self.stream.memcpy_htod(f, &mut b.g).map_err(drv("upload"))?;
@@ -501,7 +557,6 @@ impl CudaPbSolver {
             m.extend(mp.quad.iter().flatten());
             m.extend_from_slice(&[kappa2.sqrt(), p.eps_in, p.eps_out, p.bjerrum_angstrom()]);
             let m = up(&m)?;
-            let q = up(&atoms.charges_e)?;
             let mode = i32::from(p.boundary == PbBoundary::Mdh);
             let [ox, oy, oz] = lattice.origin_angstrom;
             let n_atoms_i = n_atoms as i32;
@@ -516,13 +571,29 @@ impl CudaPbSolver {
                 .arg(&ny)
                 .arg(&nz)
                 .arg(&pos)
-                .arg(&q)
+                .arg(&charges)
                 .arg(&radius)
                 .arg(&n_atoms_i)
                 .arg(&mut b.g);
             // SAFETY: writes every lattice point once; reads n_atoms atoms.
             unsafe { l.launch(cfg1(n)) }.map_err(drv("pbm_boundary"))?;
         }
+        stages.end(9)?;
+        // A charge spread beyond the lattice interior: the host names it.
+        let first_bad = stream
+            .clone_dtoh(&bad)
+            .map_err(drv("download"))?
+            .first()
+            .copied()
+            .unwrap_or(i32::MAX);
+        if first_bad != i32::MAX {
+            let why = match charge_spread(atoms, lattice, p, false) {
+                Err(msg) => msg,
+                Ok(_) => format!("atom {first_bad} spreads its charge beyond the lattice interior"),
+            };
+            return Err(PbError::BadInput(why));
+        }
+        self.stats.map_stages_s = stages.seconds;
         Ok(MapsOutcome::Built)
     }
 }
