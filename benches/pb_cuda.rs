@@ -12,7 +12,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use orbitfield::compute::cpu::pb_maps::coefficients;
-use orbitfield::compute::cuda::pb::{AtomsSolve, CudaPbSolver, Warm};
+use orbitfield::compute::cuda::pb::{AtomsSolve, CudaPbSolver, MAP_STAGES, Warm};
 use orbitfield::compute::pb::{PbAtoms, PbLattice, PbParams};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -82,9 +82,20 @@ fn run(solver: &mut CudaPbSolver, atoms: &PbAtoms, lattice: &PbLattice, what: &s
 
 /// One solve with the maps built on the device.
 fn run_device(solver: &mut CudaPbSolver, atoms: &PbAtoms, lattice: &PbLattice, what: &str, warm: Warm<'_>) {
-    let params = PbParams::default();
+    run_device_with(solver, atoms, lattice, what, warm, &PbParams::default());
+}
+
+/// As `run_device` with these parameters; prints the maps' stages when they were timed.
+fn run_device_with(
+    solver: &mut CudaPbSolver,
+    atoms: &PbAtoms,
+    lattice: &PbLattice,
+    what: &str,
+    warm: Warm<'_>,
+    params: &PbParams,
+) {
     let t = Instant::now();
-    let sol = match solver.solve_atoms(atoms, lattice, &params, warm).unwrap() {
+    let sol = match solver.solve_atoms(atoms, lattice, params, warm).unwrap() {
         AtomsSolve::Solved(s) => s,
         AtomsSolve::HostMaps(why) => panic!("{what}: maps left to the host: {why}"),
     };
@@ -102,6 +113,14 @@ fn run_device(solver: &mut CudaPbSolver, atoms: &PbAtoms, lattice: &PbLattice, w
         s.levels,
         sol.relative_residual
     );
+    if s.map_stages_s.iter().any(|&v| v > 0.0) {
+        let parts: Vec<String> = MAP_STAGES
+            .iter()
+            .zip(s.map_stages_s)
+            .map(|(n, v)| format!("{n} {}", ms(v)))
+            .collect();
+        println!("  maps by stage: {}", parts.join(", "));
+    }
 }
 
 /// 30 copies of the frame on a 3 x 2 x 5 grid, `gap` Angstrom apart.
@@ -218,6 +237,88 @@ fn main() {
         "100,230 atoms at 1 A, frame 2, warm",
         Warm::Previous,
     );
+    // Variants: the maps' stages timed; the smoothing sweeps per V-cycle; APBS's default tolerance.
+    solver.set_stage_timing(true);
+    run_device(
+        &mut solver,
+        &big[0],
+        &big_lattice,
+        "100k, frame 0, stages timed",
+        Warm::None,
+    );
+    run_device(
+        &mut solver,
+        &big[1],
+        &big_lattice,
+        "100k, frame 1, stages timed",
+        Warm::Previous,
+    );
+    run_device(&mut solver, &adk[0], &fine, "frame 0, cold, stages timed", Warm::None);
+    solver.set_stage_timing(false);
+    // The V-cycle's coefficients in float32 or half precision; each correction's aim.
+    for half in [false, true] {
+        solver.set_half_precision(half);
+        for margin in [0.03, 0.1, 0.3] {
+            solver.set_correction_margin(margin);
+            let tag = format!("{} coefficients, margin {margin}", if half { "half" } else { "f32" });
+            run_device(
+                &mut solver,
+                &adk[0],
+                &fine,
+                &format!("frame 0, cold, {tag}"),
+                Warm::None,
+            );
+            run_device(
+                &mut solver,
+                &adk[1],
+                &fine,
+                &format!("frame 1, warm, {tag}"),
+                Warm::Previous,
+            );
+            run_device(
+                &mut solver,
+                &adk[2],
+                &fine,
+                &format!("frame 2, warm, {tag}"),
+                Warm::Previous,
+            );
+        }
+    }
+    solver.set_correction_margin(0.3);
+    for sweeps in [1, 3, 2] {
+        solver.set_sweeps(sweeps);
+        run_device(
+            &mut solver,
+            &adk[0],
+            &fine,
+            &format!("frame 0, cold, half, margin 0.3, {sweeps} sweeps"),
+            Warm::None,
+        );
+    }
+    run_device(
+        &mut solver,
+        &big[0],
+        &big_lattice,
+        "100k, frame 0, half, margin 0.3",
+        Warm::None,
+    );
+    run_device(
+        &mut solver,
+        &big[1],
+        &big_lattice,
+        "100k, frame 1, half, margin 0.3",
+        Warm::Previous,
+    );
+    for tol in [1e-6] {
+        let p = PbParams {
+            tolerance: tol,
+            ..PbParams::default()
+        };
+        let what = format!("frame 0, cold, half, margin 0.3, tolerance {tol:e}");
+        run_device_with(&mut solver, &adk[0], &fine, &what, Warm::None, &p);
+        let what = format!("frame 1, warm, half, margin 0.3, tolerance {tol:e}");
+        run_device_with(&mut solver, &adk[1], &fine, &what, Warm::Previous, &p);
+    }
     let t = Instant::now();
     let cpu = orbitfield::compute::cpu::pb::solve(&adk[0], &fine, &PbParams::default(), None).unwrap();
     println!(

@@ -7,7 +7,7 @@
 // Compiled at run time with NVRTC by src/compute/cuda/pb.rs, which drives the solve: an outer loop of
 // residual corrections in float64 (`pb_residual64`: r = f - A u with the iterate, the source and the
 // coefficients in double; `pb_add_correction`), each correction solved in float32 by conjugate
-// gradients (`pb_apply`, `pb_cg_update`, `pb_xpby`, `pb_dot`) preconditioned by one symmetric multigrid
+// gradients (`pb_apply`, `pb_cg_update_s`, `pb_xpby_s`, `pb_dot`: step lengths read on the device) preconditioned by one symmetric multigrid
 // V-cycle (`pb_smooth`: red-black Gauss-Seidel, `pb_mg_residual`, `pb_restrict`: full weighting,
 // `pb_prolong_add`: trilinear; coarse coefficients by `pb_coarsen_eps` and `pb_coarsen_k2`) or by the
 // diagonal (`pb_jacobi`). Corrections are zero on the faces at every level. Dot products accumulate in
@@ -104,11 +104,15 @@ pb_apply(const float* __restrict__ ex, const float* __restrict__ ey, const float
     pb_block_add(xy, acc);
 }
 
-// x += alpha p, r -= alpha q; acc[0] += |r|^2.
+// x += alpha p, r -= alpha q, acc[0] += |r|^2, with alpha = rz / pq read from the device (no host round
+// trip): alpha is 0 when the two do not make a step (pq or rz not a positive finite number; the host
+// then stops the solve).
 extern "C" __global__ void __launch_bounds__(PB_THREADS)
-pb_cg_update(float* __restrict__ x, float* __restrict__ r, const float* __restrict__ p, const float* __restrict__ q,
-             float alpha, long long n, double* acc) {
+pb_cg_update_s(float* __restrict__ x, float* __restrict__ r, const float* __restrict__ p, const float* __restrict__ q,
+               const double* __restrict__ pq, const double* __restrict__ rz, long long n, double* acc) {
     const long long t = (long long)blockIdx.x * PB_THREADS + threadIdx.x;
+    const double a = *pq, b = *rz;
+    const float alpha = (a > 0.0 && b > 0.0 && a < 1e300 && b < 1e300) ? (float)(b / a) : 0.f;
     double rr = 0.0;
     if (t < n) {
         x[t] += alpha * p[t];
@@ -119,9 +123,13 @@ pb_cg_update(float* __restrict__ x, float* __restrict__ r, const float* __restri
     pb_block_add(rr, acc);
 }
 
-// p = z + beta p.
-extern "C" __global__ void pb_xpby(float* __restrict__ p, const float* __restrict__ z, float beta, long long n) {
+// p = z + beta p with beta = rz_new / rz_old read from the device (0 when that is not finite).
+extern "C" __global__ void pb_xpby_s(float* __restrict__ p, const float* __restrict__ z,
+                                     const double* __restrict__ rz_new, const double* __restrict__ rz_old,
+                                     long long n) {
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const double a = *rz_new, b = *rz_old;
+    const float beta = (b > 0.0 && a >= 0.0 && a < 1e300 && b < 1e300) ? (float)(a / b) : 0.f;
     if (t < n) p[t] = z[t] + beta * p[t];
 }
 
@@ -176,6 +184,75 @@ pb_smooth(const float* __restrict__ ex, const float* __restrict__ ey, const floa
     const float s = ex[p] * x[p + 1] + ex[p - 1] * x[p - 1] + ey[p] * x[p + nx] + ey[p - nx] * x[p - nx] +
                     ez[p] * x[p + pl] + ez[p - pl] * x[p - pl];
     x[p] = (b[p] + s * ih2) / pb_diag(ex, ey, ez, k2, p, nx, pl, ih2);
+}
+
+// The V-cycle's operator with its coefficients rounded to half precision, packed per point as
+// (ex, ey, ez, k2) in one 8-byte word: the smoothing and residual passes of every level but the coarsest
+// read 8 bytes of coefficients per point instead of 16. The rounded coefficients define a fixed
+// symmetric positive operator (each coupling is read from one rounded value by both points; kbar^2
+// stays >= 0), so the V-cycle remains a fixed symmetric preconditioner; conjugate gradients apply
+// the float32 operator and the outer loop the float64 one, so the rounding bounds only how well the
+// preconditioner approximates the inverse, never the solution.
+__device__ __forceinline__ float pb_h2f(unsigned int h) {
+    float f;
+    const unsigned short v = (unsigned short)h;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
+    return f;
+}
+
+__device__ __forceinline__ unsigned int pb_f2h(float f) {
+    unsigned short v;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(v) : "f"(f));
+    return (unsigned int)v;
+}
+
+// pk[p] = (ex, ey, ez, k2) of point p in half precision.
+extern "C" __global__ void pb_pack(const float* __restrict__ ex, const float* __restrict__ ey,
+                                   const float* __restrict__ ez, const float* __restrict__ k2,
+                                   uint2* __restrict__ pk, long long n) {
+    const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p < n) pk[p] = make_uint2(pb_f2h(ex[p]) | (pb_f2h(ey[p]) << 16), pb_f2h(ez[p]) | (pb_f2h(k2[p]) << 16));
+}
+
+// As `pb_smooth` on the packed coefficients.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_smooth_h(const uint2* __restrict__ pk, int nx, int ny, int nz, float ih2, const float* __restrict__ b,
+            float* __restrict__ x, int colour) {
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    const int i = 2 * (blockIdx.x * PB_BX + threadIdx.x) + ((j + k + colour) & 1);
+    if (!(i < nx && j < ny && k < nz) || !pb_interior(i, j, k, nx, ny, nz)) return;
+    const long long pl = (long long)nx * ny;
+    const long long p = i + (long long)nx * j + pl * k;
+    const uint2 c = pk[p];
+    const float exp_ = pb_h2f(c.x), eyp = pb_h2f(c.x >> 16), ezp = pb_h2f(c.y), k2p = pb_h2f(c.y >> 16);
+    const float exm = pb_h2f(pk[p - 1].x), eym = pb_h2f(pk[p - nx].x >> 16), ezm = pb_h2f(pk[p - pl].y);
+    const float s = exp_ * x[p + 1] + exm * x[p - 1] + eyp * x[p + nx] + eym * x[p - nx] + ezp * x[p + pl] +
+                    ezm * x[p - pl];
+    x[p] = (b[p] + s * ih2) / ((exp_ + exm + eyp + eym + ezp + ezm) * ih2 + k2p);
+}
+
+// As `pb_mg_residual` on the packed coefficients.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_mg_residual_h(const uint2* __restrict__ pk, int nx, int ny, int nz, float ih2, const float* __restrict__ b,
+                 const float* __restrict__ x, float* __restrict__ t) {
+    const int i = blockIdx.x * PB_BX + threadIdx.x;
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    if (!(i < nx && j < ny && k < nz)) return;
+    const long long pl = (long long)nx * ny;
+    const long long p = i + (long long)nx * j + pl * k;
+    if (!pb_interior(i, j, k, nx, ny, nz)) {
+        t[p] = 0.f;
+        return;
+    }
+    const uint2 c = pk[p];
+    const float exp_ = pb_h2f(c.x), eyp = pb_h2f(c.x >> 16), ezp = pb_h2f(c.y), k2p = pb_h2f(c.y >> 16);
+    const float exm = pb_h2f(pk[p - 1].x), eym = pb_h2f(pk[p - nx].x >> 16), ezm = pb_h2f(pk[p - pl].y);
+    const float xp = x[p];
+    const float s = exp_ * (xp - x[p + 1]) + exm * (xp - x[p - 1]) + eyp * (xp - x[p + nx]) +
+                    eym * (xp - x[p - nx]) + ezp * (xp - x[p + pl]) + ezm * (xp - x[p - pl]);
+    t[p] = b[p] - (s * ih2 + k2p * xp);
 }
 
 // t = b - A x at the interior points (0 on the faces).

@@ -7,7 +7,7 @@
 //! corrections in float64 (iterate, source and coefficients in double on the device: `r = f - A u`,
 //! the stopping test `|r| / |f| <= tolerance` over the interior points, the CPU engine's criterion),
 //! each correction `A e = r` solved in float32 by conjugate gradients to a relative 1e-4 or what the
-//! tolerance still needs, preconditioned by one symmetric multigrid V-cycle (red-black Gauss-Seidel,
+//! tolerance still needs (times a margin, `DEFAULT_MARGIN`), preconditioned by one symmetric multigrid V-cycle (red-black Gauss-Seidel,
 //! two sweeps each way by default, full weighting, trilinear prolongation, coarse dielectrics by the series
 //! harmonic mean across and arithmetic mean along the faces, down to a lattice of at most 6 points
 //! per axis or the first level with an even number of points, solved there by symmetric sweeps in
@@ -16,9 +16,14 @@
 //! residual (float32 cannot resolve what is left), the solve finishes by float64 conjugate gradients
 //! with the diagonal preconditioner on the float64 maps. Reaching the cap is [`PbError::NotConverged`]
 //! naming the residual, never a result.
-//! The solver runs on a stream of its own; each V-cycle (with its dot product) is captured once per
-//! lattice, spacing and sweep count as a CUDA graph and replayed (`set_graphs(false)` launches it
-//! kernel by kernel; a capture that fails falls back to that).
+//! The solver runs on a stream of its own. The conjugate-gradient step lengths are computed on the
+//! device, so each iteration (operator, update, V-cycle, dot products) is captured once per lattice,
+//! spacing and sweep count as a CUDA graph and replayed, with one read of its sums by the host
+//! (`cg`; `set_graphs(false)` launches it kernel by kernel; a capture that fails falls back to
+//! that). The V-cycle smooths on the levels' coefficients rounded to half precision and packed
+//! per point (`pb_pack`; float32 with `set_half_precision(false)`, or when a dielectric or kbar^2
+//! lies outside [1e-2, 1e4]): a fixed symmetric positive preconditioner reading half the bytes;
+//! the operator of the iterations stays float32 and the residual corrections float64.
 //! Every device buffer is filled with NaN when allocated and the solution must come back finite, so
 //! a kernel that writes nothing cannot pass as a potential. The nonlinear form is the CPU engine's.
 //! Called through `compute::pb::PbSolver` (CLI, viewer jobs) and by the tests and the benchmark.
@@ -32,6 +37,7 @@ use cudarc::driver::{
 use rayon::prelude::*;
 use std::sync::Arc;
 
+mod cg;
 mod maps;
 mod multigrid;
 mod polish;
@@ -40,8 +46,6 @@ mod raw;
 pub use maps::{AtomsSolve, PB_MAPS_SRC};
 
 pub use multigrid::level_dims;
-use multigrid::vcycle;
-use raw::raw_args;
 
 /// `kernels/pb.cu`, embedded at build time.
 pub const PB_SRC: &str = include_str!("../../../kernels/pb.cu");
@@ -55,6 +59,8 @@ pub const DEFAULT_SWEEPS: usize = 2;
 const COARSEST_POINTS: usize = 6;
 /// The float32 correction is solved to this relative residual at least.
 const INNER_REDUCTION: f64 = 1e-4;
+/// The float32 corrections' aim as a fraction of the tolerance (`set_correction_margin`).
+pub const DEFAULT_MARGIN: f64 = 0.3;
 /// Residual corrections allowed (each one lowers the float64 residual about 1e4-fold).
 const MAX_CORRECTIONS: usize = 12;
 /// A correction that leaves the float64 residual above this fraction of the previous one has
@@ -67,8 +73,9 @@ const MAX_ITERATIONS_PER_CORRECTION: usize = 200;
 const ONE_BLOCK_POINTS: usize = 32 * 32 * 32;
 /// Device bytes per lattice point at the finest level (float64: iterate, source, boundary, three
 /// dielectrics, kbar^2; float32: three dielectrics, kbar^2, V-cycle right side, iterate and residual,
-/// correction, search direction and its image), coarse levels taking at most a seventh more.
-pub const DEVICE_BYTES_PER_POINT: u64 = 7 * 8 + 10 * 4 + 14;
+/// correction, search direction and its image; the packed half-precision coefficients), coarse levels
+/// taking at most a seventh more.
+pub const DEVICE_BYTES_PER_POINT: u64 = 7 * 8 + 10 * 4 + 8 + 15;
 
 /// How each float32 correction is preconditioned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -108,7 +115,26 @@ pub struct PbDeviceStats {
     pub upload_s: f64,
     pub solve_s: f64,
     pub download_s: f64,
+    /// Seconds of each stage of the device maps ([`MAP_STAGES`] names them), measured only when
+    /// [`CudaPbSolver::set_stage_timing`] asked for it (each stage then waits for the device).
+    pub map_stages_s: [f64; MAP_STAGES.len()],
 }
+
+/// The stages of the device maps, in order: the charges' weights (host), the surface layout and
+/// neighbour cells (host), uploads, solute spheres, solvent-accessible surface points, solvent marks,
+/// ion spheres, dielectric and ion maps, source, boundary values.
+pub const MAP_STAGES: [&str; 10] = [
+    "charge weights",
+    "cells",
+    "upload",
+    "solute",
+    "surface points",
+    "solvent",
+    "ions",
+    "dielectric",
+    "source",
+    "boundary",
+];
 
 struct Kernels {
     fill32: CudaFunction,
@@ -118,8 +144,8 @@ struct Kernels {
     residual64: CudaFunction,
     add_correction: CudaFunction,
     apply: CudaFunction,
-    cg_update: CudaFunction,
-    xpby: CudaFunction,
+    cg_update_s: CudaFunction,
+    xpby_s: CudaFunction,
     dot: CudaFunction,
     jacobi: CudaFunction,
     smooth: CudaFunction,
@@ -129,6 +155,9 @@ struct Kernels {
     coarsen_eps: CudaFunction,
     coarsen_k2: CudaFunction,
     coarse_solve: CudaFunction,
+    pack: CudaFunction,
+    smooth_h: CudaFunction,
+    mg_residual_h: CudaFunction,
     residual_d: CudaFunction,
     apply_d: CudaFunction,
     jacobi_d: CudaFunction,
@@ -147,8 +176,8 @@ impl Kernels {
             residual64: f("pb_residual64")?,
             add_correction: f("pb_add_correction")?,
             apply: f("pb_apply")?,
-            cg_update: f("pb_cg_update")?,
-            xpby: f("pb_xpby")?,
+            cg_update_s: f("pb_cg_update_s")?,
+            xpby_s: f("pb_xpby_s")?,
             dot: f("pb_dot")?,
             jacobi: f("pb_jacobi")?,
             smooth: f("pb_smooth")?,
@@ -158,6 +187,9 @@ impl Kernels {
             coarsen_eps: f("pb_coarsen_eps")?,
             coarsen_k2: f("pb_coarsen_k2")?,
             coarse_solve: f("pb_coarse_solve")?,
+            pack: f("pb_pack")?,
+            smooth_h: f("pb_smooth_h")?,
+            mg_residual_h: f("pb_mg_residual_h")?,
             residual_d: f("pb_residual_d")?,
             apply_d: f("pb_apply_d")?,
             jacobi_d: f("pb_jacobi_d")?,
@@ -176,6 +208,8 @@ struct Level {
     b: CudaSlice<f32>,
     x: CudaSlice<f32>,
     t: CudaSlice<f32>,
+    /// (ex, ey, ez, k2) of each point in half precision, 8 bytes per point (`pb_pack`).
+    pk: CudaSlice<u16>,
     /// The buffers' addresses, for the inner loop's launches.
     ptrs: raw::Ptrs,
 }
@@ -218,13 +252,14 @@ struct Buffers {
     p: CudaSlice<f32>,
     /// Owned here; used through `inner.q` only.
     _q: CudaSlice<f32>,
-    /// Accumulators: |r|^2, |f|^2 (float64 residual); p.Ap, |r|^2, r.z (conjugate gradients).
+    /// Accumulators: |r|^2, |f|^2 (float64 residual); p.Ap, |r|^2, r.z (conjugate gradients), in two
+    /// blocks of eight, one per parity of the iteration (`cg`).
     acc: CudaSlice<f64>,
     /// The addresses of `e`, `p`, `q` and `acc`, for the inner loop's launches.
     inner: InnerPtrs,
-    /// The V-cycle and its dot product captured as a graph, with the sweeps and the finest 1/h^2
-    /// (bits) it was captured for.
-    vcycle_graph: Option<((usize, u32), SendGraph)>,
+    /// The first preconditioning of a correction and the two parities of a conjugate-gradient
+    /// iteration, each captured as a graph, with what it was captured for (`cg::GraphKey`).
+    graphs: [Option<(cg::GraphKey, SendGraph)>; 3],
     /// `u` holds the solution of the last successful solve (on `lattice`).
     solution: Option<PbLattice>,
     /// Float64 residual, preconditioned residual, search direction and its image of the final
@@ -290,6 +325,15 @@ pub struct CudaPbSolver {
     map_scratch: maps::MapScratch,
     /// Page-locked staging of the downloaded potential.
     staging: Option<PinnedHostSlice<f64>>,
+    /// Time each stage of the device maps (`PbDeviceStats::map_stages_s`).
+    stage_timing: bool,
+    /// The V-cycle may read half-precision coefficients (when the problem's values fit them).
+    half_allowed: bool,
+    /// The current solve's V-cycle reads them.
+    half: bool,
+    /// Each float32 correction aims at this fraction of what the tolerance still asks (float32
+    /// recurrences overstate their progress a little; too small a fraction solves past the tolerance).
+    margin: f64,
 }
 
 impl std::fmt::Debug for CudaPbSolver {
@@ -319,12 +363,36 @@ impl CudaPbSolver {
             map_kernels: None,
             map_scratch: maps::MapScratch::default(),
             staging: None,
+            stage_timing: false,
+            half_allowed: true,
+            half: false,
+            margin: DEFAULT_MARGIN,
         })
     }
 
     /// The device's name.
     pub fn device_name(&self) -> String {
         format!("cuda:{} {}", self.engine.ordinal(), self.engine.device_name())
+    }
+
+    /// Lets the V-cycle read its coefficients in half precision (the default; `false` keeps float32,
+    /// for comparisons).
+    pub fn set_half_precision(&mut self, on: bool) {
+        self.half_allowed = on;
+    }
+
+    /// Sets the fraction of the remaining reduction each float32 correction aims at (in (0, 1]).
+    pub fn set_correction_margin(&mut self, margin: f64) {
+        self.margin = if margin.is_finite() {
+            margin.clamp(1e-6, 1.0)
+        } else {
+            DEFAULT_MARGIN
+        };
+    }
+
+    /// Times each stage of the device maps, waiting for the device after each (for the benchmark).
+    pub fn set_stage_timing(&mut self, on: bool) {
+        self.stage_timing = on;
     }
 
     pub fn set_preconditioner(&mut self, p: Preconditioner) {
@@ -407,6 +475,10 @@ impl CudaPbSolver {
                 b: self.alloc32(m)?,
                 x: self.alloc32(m)?,
                 t: self.alloc32(m)?,
+                pk: self
+                    .stream
+                    .alloc_zeros::<u16>(4 * m.max(1))
+                    .map_err(drv("device allocation"))?,
                 ptrs: raw::Ptrs::default(),
             };
             let st = &self.stream;
@@ -420,10 +492,11 @@ impl CudaPbSolver {
                 b: raw::addr(st, &lv.b),
                 x: raw::addr(st, &lv.x),
                 t: raw::addr(st, &lv.t),
+                pk: raw::addr(st, &lv.pk),
             };
             levels.push(lv);
         }
-        let (e, p, q, acc) = (self.alloc32(n)?, self.alloc32(n)?, self.alloc32(n)?, self.alloc64(8)?);
+        let (e, p, q, acc) = (self.alloc32(n)?, self.alloc32(n)?, self.alloc32(n)?, self.alloc64(16)?);
         let st = &self.stream;
         let inner = InnerPtrs {
             e: raw::addr(st, &e),
@@ -444,7 +517,7 @@ impl CudaPbSolver {
             _q: q,
             acc,
             inner,
-            vcycle_graph: None,
+            graphs: [None, None, None],
             solution: None,
             polish: None,
         });
@@ -666,6 +739,29 @@ impl CudaPbSolver {
             // SAFETY: as above.
             unsafe { l.launch(cfg3(c.dims)) }.map_err(drv("pb_coarsen_k2"))?;
         }
+        // The V-cycle's half-precision coefficients, where every value fits them with room to spare
+        // (dielectrics and kbar^2 in [1e-2, 1e4]; kbar^2 may be 0).
+        let fits = |v: f64| (1e-2..=1e4).contains(&v);
+        let kbar2 = params.eps_out * params.kappa2_per_angstrom2();
+        let half = self.half_allowed && fits(params.eps_in) && fits(params.eps_out) && (kbar2 == 0.0 || fits(kbar2));
+        self.half = half;
+        if half {
+            let b = self.bufs()?;
+            let count = b.levels.len();
+            for lv in b.levels.iter_mut().take(count.saturating_sub(1)) {
+                let m = lv.n();
+                let m64 = m as i64;
+                let mut l = stream.launch_builder(&k.pack);
+                l.arg(&lv.eps[0])
+                    .arg(&lv.eps[1])
+                    .arg(&lv.eps[2])
+                    .arg(&lv.k2)
+                    .arg(&mut lv.pk)
+                    .arg(&m64);
+                // SAFETY: m floats in each, 4 m halves out.
+                unsafe { l.launch(cfg1(m)) }.map_err(drv("pb_pack"))?;
+            }
+        }
         self.stats.levels = self.bufs()?.levels.len();
         let mut iterations = 0usize;
         let mut previous_rel = f64::INFINITY;
@@ -710,7 +806,7 @@ impl CudaPbSolver {
                 });
             }
             previous_rel = rel;
-            let eta = (0.03 * params.tolerance / rel).clamp(INNER_REDUCTION, 0.1);
+            let eta = (self.margin * params.tolerance / rel).clamp(INNER_REDUCTION, 0.1);
             let left = (params.max_iterations - iterations).min(MAX_ITERATIONS_PER_CORRECTION);
             iterations += self.correction(r_norm, eta, left)?;
             let b = self.bufs()?;
@@ -724,142 +820,5 @@ impl CudaPbSolver {
             residual: previous_rel,
             tolerance: params.tolerance,
         })
-    }
-
-    /// Conjugate gradients on `A e = r` (r in the finest level's `b`, e into `e`), until the residual
-    /// is `eta` times `r_norm` or `left` iterations are used; returns the iterations used.
-    fn correction(&mut self, r_norm: f64, eta: f64, left: usize) -> Result<usize, PbError> {
-        let stream = self.stream.clone();
-        let k = Arc::clone(&self.kernels);
-        let precond = self.preconditioner;
-        let sweeps = self.sweeps;
-        let b = self.bufs()?;
-        let n = b.dims.iter().product::<usize>();
-        let n64 = n as i64;
-        let ip = b.inner;
-        let fine = *b
-            .levels
-            .first()
-            .map(|l| (l.dims, l.ih2, l.ptrs))
-            .as_ref()
-            .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
-        let (dims, ih2, fp) = fine;
-        let slot = |i: u64| ip.acc + 8 * i;
-        // SAFETY (every raw launch, zero and read below): the arguments are the kernels'
-        // parameters in order; all buffers are this solver's, allocated for this lattice on `stream`.
-        unsafe {
-            raw::zero(&stream, ip.e, 4 * n)?;
-            raw::zero(&stream, ip.acc, 64)?;
-        }
-        // z = M r, rz = r.z, p = z.
-        self.precondition(precond, sweeps)?;
-        let mut rz = unsafe { raw::read_acc(&stream, ip.acc) }?[4];
-        {
-            let b = self.bufs()?;
-            let fine = b
-                .levels
-                .first()
-                .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
-            stream.memcpy_dtod(&fine.x, &mut b.p).map_err(drv("copy"))?;
-        }
-        for it in 0..left {
-            let pq = unsafe {
-                raw::zero(&stream, ip.acc, 64)?;
-                let s2 = slot(2);
-                let mut args = raw_args![
-                    fp.eps[0], fp.eps[1], fp.eps[2], fp.k2, dims[0], dims[1], dims[2], ih2, ip.p, ip.q, s2
-                ];
-                // Reads the 7-point neighbourhoods of interior points, writes every point of q.
-                raw::launch(&stream, &k.apply, cfg3(dims), &mut args, "pb_apply")?;
-                raw::read_acc(&stream, ip.acc)?[2]
-            };
-            if !(pq.is_finite() && pq > 0.0 && rz.is_finite() && rz > 0.0) {
-                return Err(PbError::Device(format!(
-                    "conjugate gradients broke down (p.Ap = {pq:e}, r.z = {rz:e}); check the dielectric maps"
-                )));
-            }
-            let alpha = (rz / pq) as f32;
-            unsafe {
-                let s3 = slot(3);
-                let mut args = raw_args![ip.e, fp.b, ip.p, ip.q, alpha, n64, s3];
-                // n floats in each buffer.
-                raw::launch(&stream, &k.cg_update, cfg1(n), &mut args, "pb_cg_update")?;
-            }
-            self.precondition(precond, sweeps)?;
-            let a = unsafe { raw::read_acc(&stream, ip.acc) }?;
-            let (rr, rz_new) = (a[3], a[4]);
-            if !rr.is_finite() {
-                return Err(PbError::Device("the float32 residual is not a finite number".into()));
-            }
-            if rr.sqrt() <= eta * r_norm {
-                return Ok(it + 1);
-            }
-            let beta = (rz_new / rz) as f32;
-            rz = rz_new;
-            unsafe {
-                let mut args = raw_args![ip.p, fp.x, beta, n64];
-                // n floats each.
-                raw::launch(&stream, &k.xpby, cfg1(n), &mut args, "pb_xpby")?;
-            }
-        }
-        Ok(left)
-    }
-
-    /// z = M r into the finest level's `x` (r in its `b`), and r.z into the fifth accumulator.
-    fn precondition(&mut self, precond: Preconditioner, sweeps: usize) -> Result<(), PbError> {
-        let stream = self.stream.clone();
-        let k = Arc::clone(&self.kernels);
-        let graphs = self.graphs;
-        let b = self.bufs()?;
-        let n = b.dims.iter().product::<usize>();
-        let n64 = n as i64;
-        let s4 = b.inner.acc + 8 * 4;
-        let Some(fine) = b.levels.first() else {
-            return Err(PbError::Device("no multigrid level".into()));
-        };
-        let (dims, ih2, fp) = (fine.dims, fine.ih2, fine.ptrs);
-        match precond {
-            Preconditioner::Jacobi => {
-                let mut args = raw_args![
-                    fp.eps[0], fp.eps[1], fp.eps[2], fp.k2, dims[0], dims[1], dims[2], ih2, fp.b, fp.x, s4
-                ];
-                // SAFETY: pb_jacobi's parameters; reads the 7-point neighbourhoods of interior points,
-                // writes every point of z.
-                unsafe { raw::launch(&stream, &k.jacobi, cfg3(dims), &mut args, "pb_jacobi") }?;
-            }
-            Preconditioner::Multigrid => {
-                let run = |levels: &[Level]| -> Result<(), PbError> {
-                    vcycle(&stream, &k, levels, 0, sweeps)?;
-                    let mut args = raw_args![fp.b, fp.x, n64, s4];
-                    // SAFETY: pb_dot's parameters; n floats each.
-                    unsafe { raw::launch(&stream, &k.dot, cfg1(n), &mut args, "pb_dot") }
-                };
-                if !graphs {
-                    return run(&b.levels);
-                }
-                let key = (sweeps, ih2.to_bits());
-                if b.vcycle_graph.as_ref().is_none_or(|(k, _)| *k != key) {
-                    b.vcycle_graph = None;
-                    // Recorded, not run: the graph runs below.
-                    let mode = cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
-                    stream.begin_capture(mode).map_err(drv("graph capture"))?;
-                    let recorded = run(&b.levels);
-                    let graph = stream.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
-                    match (recorded, graph) {
-                        (Ok(()), Ok(Some(g))) => b.vcycle_graph = Some((key, SendGraph(g))),
-                        _ => {
-                            // Launched kernel by kernel from now on.
-                            run(&b.levels)?;
-                            self.graphs = false;
-                            return Ok(());
-                        }
-                    }
-                }
-                if let Some((_, g)) = &b.vcycle_graph {
-                    g.0.launch().map_err(drv("graph launch"))?;
-                }
-            }
-        }
-        Ok(())
     }
 }

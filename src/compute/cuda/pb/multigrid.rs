@@ -21,8 +21,19 @@ pub fn level_dims(dims: [usize; 3]) -> Vec<[usize; 3]> {
 }
 
 /// One half sweep of colour `colour` on `lv`.
-pub(super) fn smooth(stream: &Arc<CudaStream>, k: &Kernels, lv: &Level, colour: i32) -> Result<(), PbError> {
+pub(super) fn smooth(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lv: &Level,
+    colour: i32,
+    half: bool,
+) -> Result<(), PbError> {
     let p = lv.ptrs;
+    if half {
+        let mut args = raw_args![p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, colour];
+        // SAFETY: pb_smooth_h's parameters; the level's packed coefficients, right side and iterate.
+        return unsafe { raw::launch(stream, &k.smooth_h, cfg_smooth(lv.dims), &mut args, "pb_smooth_h") };
+    }
     let mut args = raw_args![
         p.eps[0], p.eps[1], p.eps[2], p.k2, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, colour
     ];
@@ -32,13 +43,16 @@ pub(super) fn smooth(stream: &Arc<CudaStream>, k: &Kernels, lv: &Level, colour: 
 }
 
 /// The symmetric V-cycle from level `at`: x = M b with x starting at zero (red then black before
-/// the coarse correction, black then red after it; the coarsest level by symmetric sweeps).
+/// the coarse correction, black then red after it; the coarsest level by symmetric sweeps). With
+/// `half`, every level but the coarsest smooths and forms its residual on its half-precision packed
+/// coefficients (`pb_smooth_h`, `pb_mg_residual_h`).
 pub(super) fn vcycle(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     levels: &[Level],
     at: usize,
     sweeps: usize,
+    half: bool,
 ) -> Result<(), PbError> {
     let count = levels.len();
     let Some(lv) = levels.get(at) else {
@@ -60,12 +74,12 @@ pub(super) fn vcycle(
             return unsafe { raw::launch(stream, &k.coarse_solve, cfg1(1), &mut args, "pb_coarse_solve") };
         }
         for _ in 0..sweeps {
-            smooth(stream, k, lv, 0)?;
-            smooth(stream, k, lv, 1)?;
+            smooth(stream, k, lv, 0, false)?;
+            smooth(stream, k, lv, 1, false)?;
         }
         for _ in 0..sweeps {
-            smooth(stream, k, lv, 1)?;
-            smooth(stream, k, lv, 0)?;
+            smooth(stream, k, lv, 1, false)?;
+            smooth(stream, k, lv, 0, false)?;
         }
         return Ok(());
     }
@@ -73,10 +87,15 @@ pub(super) fn vcycle(
         return Err(PbError::Device("no coarse level".into()));
     };
     for _ in 0..sweeps {
-        smooth(stream, k, lv, 0)?;
-        smooth(stream, k, lv, 1)?;
+        smooth(stream, k, lv, 0, half)?;
+        smooth(stream, k, lv, 1, half)?;
     }
-    {
+    if half {
+        let mut args = raw_args![p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, p.t];
+        // SAFETY: pb_mg_residual_h's parameters; reads the 7-point neighbourhoods of interior points,
+        // writes every point of t.
+        unsafe { raw::launch(stream, &k.mg_residual_h, cfg3(lv.dims), &mut args, "pb_mg_residual_h") }?;
+    } else {
         let mut args = raw_args![
             p.eps[0], p.eps[1], p.eps[2], p.k2, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, p.t
         ];
@@ -93,7 +112,7 @@ pub(super) fn vcycle(
         // (inside the fine lattice).
         unsafe { raw::launch(stream, &k.restrict, cfg3(c.dims), &mut args, "pb_restrict") }?;
     }
-    vcycle(stream, k, levels, at + 1, sweeps)?;
+    vcycle(stream, k, levels, at + 1, sweeps, half)?;
     {
         let cp = c.ptrs;
         let mut args = raw_args![
@@ -104,8 +123,8 @@ pub(super) fn vcycle(
         unsafe { raw::launch(stream, &k.prolong_add, cfg3(lv.dims), &mut args, "pb_prolong_add") }?;
     }
     for _ in 0..sweeps {
-        smooth(stream, k, lv, 1)?;
-        smooth(stream, k, lv, 0)?;
+        smooth(stream, k, lv, 1, half)?;
+        smooth(stream, k, lv, 0, half)?;
     }
     Ok(())
 }

@@ -32,6 +32,8 @@ pub(super) struct Ptrs {
     pub b: Addr,
     pub x: Addr,
     pub t: Addr,
+    /// The half-precision packed coefficients (`pb_pack`).
+    pub pk: Addr,
 }
 
 /// Builds the argument list of a raw launch: the address of each value, in the kernel's order.

@@ -1,0 +1,222 @@
+//! The float32 conjugate-gradient correction of the CUDA Poisson-Boltzmann solver: `A e = r`
+//! preconditioned by the multigrid V-cycle (or the diagonal), with the step lengths computed on the
+//! device (`pb_cg_update_s`, `pb_xpby_s` read `p.Ap` and `r.z` where the previous kernels summed them),
+//! so an iteration is one captured graph and one read of its sums by the host (the convergence test),
+//! instead of two round trips.
+//!
+//! The accumulators come in two blocks of eight doubles, one per parity of the iteration: iteration
+//! `i` sums into block `i % 2` and reads the previous `r.z` from the other block. The first
+//! preconditioning of a correction writes its `r.z` into block 1, where iteration 0 finds it.
+//! Owns [`GraphKey`] and `CudaPbSolver::correction`.
+
+use super::multigrid::vcycle;
+use super::raw::{self, Addr, raw_args};
+use super::{CudaPbSolver, InnerPtrs, Kernels, Level, Preconditioner, SendGraph, cfg1, cfg3, drv};
+use crate::compute::pb::PbError;
+use cudarc::driver::CudaStream;
+use std::sync::Arc;
+
+/// What a captured graph was recorded for: the sweeps, the finest 1/h^2 (bits) and whether the
+/// V-cycle reads half-precision coefficients, and the preconditioner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct GraphKey {
+    sweeps: usize,
+    ih2_bits: u32,
+    half: bool,
+    jacobi: bool,
+}
+
+/// Bytes of one block of accumulators.
+const BLOCK_BYTES: u64 = 64;
+/// The slots of a block: p.Ap, |r|^2, r.z.
+const PQ: u64 = 8 * 2;
+const RR: u64 = 8 * 3;
+const RZ: u64 = 8 * 4;
+
+/// z = M r into the finest level's `x` (r in its `b`), and r.z into the double at `rz`.
+fn enqueue_precondition(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    levels: &[Level],
+    jacobi: bool,
+    sweeps: usize,
+    half: bool,
+    rz: Addr,
+) -> Result<(), PbError> {
+    let Some(fine) = levels.first() else {
+        return Err(PbError::Device("no multigrid level".into()));
+    };
+    let (dims, ih2, fp) = (fine.dims, fine.ih2, fine.ptrs);
+    let n = fine.n();
+    let n64 = n as i64;
+    if jacobi {
+        let mut args = raw_args![
+            fp.eps[0], fp.eps[1], fp.eps[2], fp.k2, dims[0], dims[1], dims[2], ih2, fp.b, fp.x, rz
+        ];
+        // SAFETY: pb_jacobi's parameters; reads the 7-point neighbourhoods of interior points, writes
+        // every point of z.
+        return unsafe { raw::launch(stream, &k.jacobi, cfg3(dims), &mut args, "pb_jacobi") };
+    }
+    vcycle(stream, k, levels, 0, sweeps, half)?;
+    let mut args = raw_args![fp.b, fp.x, n64, rz];
+    // SAFETY: pb_dot's parameters; n floats each.
+    unsafe { raw::launch(stream, &k.dot, cfg1(n), &mut args, "pb_dot") }
+}
+
+/// One conjugate-gradient iteration of parity `par`: q = A p, e += alpha p, r -= alpha q, z = M r,
+/// p = z + beta p, the sums into block `par`.
+#[allow(clippy::too_many_arguments)]
+fn enqueue_iteration(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    levels: &[Level],
+    ip: InnerPtrs,
+    jacobi: bool,
+    sweeps: usize,
+    half: bool,
+    par: u64,
+) -> Result<(), PbError> {
+    let Some(fine) = levels.first() else {
+        return Err(PbError::Device("no multigrid level".into()));
+    };
+    let (dims, ih2, fp) = (fine.dims, fine.ih2, fine.ptrs);
+    let n = fine.n();
+    let n64 = n as i64;
+    let this = ip.acc + BLOCK_BYTES * par;
+    let prev = ip.acc + BLOCK_BYTES * (1 - par);
+    let (pq, rr, rz, rz_old) = (this + PQ, this + RR, this + RZ, prev + RZ);
+    // SAFETY (every launch below): the kernels' parameters in order; all buffers are this solver's,
+    // allocated for this lattice on `stream`; `acc` holds two blocks of eight doubles.
+    unsafe {
+        raw::zero(stream, this, BLOCK_BYTES as usize)?;
+        let mut args = raw_args![
+            fp.eps[0], fp.eps[1], fp.eps[2], fp.k2, dims[0], dims[1], dims[2], ih2, ip.p, ip.q, pq
+        ];
+        raw::launch(stream, &k.apply, cfg3(dims), &mut args, "pb_apply")?;
+        let mut args = raw_args![ip.e, fp.b, ip.p, ip.q, pq, rz_old, n64, rr];
+        raw::launch(stream, &k.cg_update_s, cfg1(n), &mut args, "pb_cg_update_s")?;
+    }
+    enqueue_precondition(stream, k, levels, jacobi, sweeps, half, rz)?;
+    unsafe {
+        let mut args = raw_args![ip.p, fp.x, rz, rz_old, n64];
+        raw::launch(stream, &k.xpby_s, cfg1(n), &mut args, "pb_xpby_s")
+    }
+}
+
+/// Runs what `record` enqueues: from the graph in `slot` when it was captured for `key`, else
+/// captured now (and kept) and run; kernel by kernel when graphs are off or a capture fails (which
+/// turns them off).
+fn run_captured(
+    stream: &Arc<CudaStream>,
+    slot: &mut Option<(GraphKey, SendGraph)>,
+    graphs: &mut bool,
+    key: GraphKey,
+    record: &dyn Fn() -> Result<(), PbError>,
+) -> Result<(), PbError> {
+    if !*graphs {
+        return record();
+    }
+    if slot.as_ref().is_none_or(|(k, _)| *k != key) {
+        *slot = None;
+        // Recorded, not run: the graph runs below.
+        let mode = cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+        stream.begin_capture(mode).map_err(drv("graph capture"))?;
+        let recorded = record();
+        let graph = stream.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
+        match (recorded, graph) {
+            (Ok(()), Ok(Some(g))) => *slot = Some((key, SendGraph(g))),
+            _ => {
+                *graphs = false;
+                return record();
+            }
+        }
+    }
+    match slot {
+        Some((_, g)) => g.0.launch().map_err(drv("graph launch")),
+        None => record(),
+    }
+}
+
+impl CudaPbSolver {
+    /// Conjugate gradients on `A e = r` (r in the finest level's `b`, e into `e`), until the residual
+    /// is `eta` times `r_norm` or `left` iterations are used; returns the iterations used.
+    pub(super) fn correction(&mut self, r_norm: f64, eta: f64, left: usize) -> Result<usize, PbError> {
+        let stream = self.stream.clone();
+        let k = Arc::clone(&self.kernels);
+        let jacobi = self.preconditioner == Preconditioner::Jacobi;
+        let (sweeps, half) = (self.sweeps, self.half);
+        let mut graphs = self.graphs;
+        let b = self.bufs()?;
+        let n = b.dims.iter().product::<usize>();
+        let ip = b.inner;
+        let Some(ih2) = b.levels.first().map(|l| l.ih2) else {
+            return Err(PbError::Device("no multigrid level".into()));
+        };
+        let key = GraphKey {
+            sweeps,
+            ih2_bits: ih2.to_bits(),
+            half,
+            jacobi,
+        };
+        // SAFETY: e holds n floats, acc two blocks of eight doubles, on `stream`.
+        unsafe {
+            raw::zero(&stream, ip.e, 4 * n)?;
+            raw::zero(&stream, ip.acc, 2 * BLOCK_BYTES as usize)?;
+        }
+        // z = M r, its r.z into block 1; p = z.
+        let first_rz = ip.acc + BLOCK_BYTES + RZ;
+        {
+            let levels = &b.levels;
+            let slot = b
+                .graphs
+                .get_mut(2)
+                .ok_or_else(|| PbError::Device("no graph slot".into()))?;
+            run_captured(&stream, slot, &mut graphs, key, &|| {
+                enqueue_precondition(&stream, &k, levels, jacobi, sweeps, half, first_rz)
+            })?;
+        }
+        // SAFETY: the block holds eight doubles.
+        let mut rz = unsafe { raw::read_acc(&stream, ip.acc + BLOCK_BYTES) }?[4];
+        {
+            let fine = b
+                .levels
+                .first()
+                .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
+            stream.memcpy_dtod(&fine.x, &mut b.p).map_err(drv("copy"))?;
+        }
+        let mut used = left;
+        for it in 0..left {
+            let par = (it % 2) as u64;
+            {
+                let levels = &b.levels;
+                let slot = b
+                    .graphs
+                    .get_mut(par as usize)
+                    .ok_or_else(|| PbError::Device("no graph slot".into()))?;
+                run_captured(&stream, slot, &mut graphs, key, &|| {
+                    enqueue_iteration(&stream, &k, levels, ip, jacobi, sweeps, half, par)
+                })?;
+            }
+            // SAFETY: the block holds eight doubles.
+            let a = unsafe { raw::read_acc(&stream, ip.acc + BLOCK_BYTES * par) }?;
+            let (pq, rr, rz_new) = (a[2], a[3], a[4]);
+            if !(pq.is_finite() && pq > 0.0 && rz.is_finite() && rz > 0.0) {
+                self.graphs = graphs;
+                return Err(PbError::Device(format!(
+                    "conjugate gradients broke down (p.Ap = {pq:e}, r.z = {rz:e}); check the dielectric maps"
+                )));
+            }
+            if !rr.is_finite() {
+                self.graphs = graphs;
+                return Err(PbError::Device("the float32 residual is not a finite number".into()));
+            }
+            if rr.sqrt() <= eta * r_norm {
+                used = it + 1;
+                break;
+            }
+            rz = rz_new;
+        }
+        self.graphs = graphs;
+        Ok(used)
+    }
+}
