@@ -92,7 +92,8 @@ pub struct PbParams {
     pub nonlinear: bool,
     /// Conjugate-gradient iterations allowed (all Newton steps together for the nonlinear form).
     pub max_iterations: usize,
-    /// Relative residual `|b - A u| / |b|` at which a linear solve stops.
+    /// Relative residual `|b - A u| / |b|` at which a linear solve stops (default 1e-6, APBS's
+    /// `etol`).
     pub tolerance: f64,
     /// Lattices needing more memory than this are refused before anything is allocated (bytes).
     pub max_bytes: u64,
@@ -112,7 +113,7 @@ impl Default for PbParams {
             boundary: PbBoundary::Sdh,
             nonlinear: false,
             max_iterations: 20_000,
-            tolerance: 1e-7,
+            tolerance: 1e-6,
             max_bytes: 16 << 30,
         }
     }
