@@ -20,7 +20,7 @@ use crate::compute::cpu::pb_maps::{Coefficients, coefficients, coefficients_with
 use crate::compute::cuda::CudaEngine;
 use crate::compute::cuda::pb::{AtomsSolve, CudaPbSolver, PbDeviceStats, Warm};
 #[cfg(feature = "gui")]
-use crate::compute::wgpu::pb::WgpuPbSolver;
+use crate::compute::wgpu::pb::{Warm as WgpuWarm, WgpuPbSolver};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -167,7 +167,11 @@ fn open_wgpu(software_allowed: bool) -> Result<WgpuPbSolver, String> {
     let software = all.iter().filter(|a| a.is_software() && software_allowed);
     for a in hardware.chain(software) {
         match a.engine() {
-            Ok(engine) => return Ok(WgpuPbSolver::new(&engine)),
+            Ok(engine) => {
+                let mut s = WgpuPbSolver::new(&engine);
+                s.set_finisher(Some(crate::compute::cpu::pb::solve_coefficients));
+                return Ok(s);
+            }
             Err(e) => notes.push(format!("{}: {e}", a.describe())),
         }
     }
@@ -272,8 +276,10 @@ impl PbSolver {
         })
     }
 
-    /// A solver on this wgpu device's solver (no CPU fallback).
-    pub fn with_wgpu(solver: WgpuPbSolver) -> PbSolver {
+    /// A solver on this wgpu device's solver (no CPU fallback; a stalled float32 solve is finished
+    /// by the CPU engine's float64 solver from the device's iterate).
+    pub fn with_wgpu(mut solver: WgpuPbSolver) -> PbSolver {
+        solver.set_finisher(Some(crate::compute::cpu::pb::solve_coefficients));
         PbSolver {
             cuda: None,
             wgpu: Some(solver),
@@ -433,7 +439,7 @@ impl PbSolver {
             return Err(self.nonlinear_refused());
         }
         if let Some(w) = self.wgpu.as_mut() {
-            return w.solve(c, lattice, params, Warm::None);
+            return w.solve(c, lattice, params, wgpu_warm(Warm::None));
         }
         let Some(gpu) = self.cuda.as_mut() else {
             return Err(PbError::Device("no CUDA solver".into()));
@@ -480,7 +486,7 @@ impl PbSolver {
             // The maps on the host, the solve on the device.
             w.check_lattice(lattice, params)?;
             let c = coefficients(atoms, lattice, params).map_err(PbError::BadInput)?;
-            return w.solve(&c, lattice, params, warm);
+            return w.solve(&c, lattice, params, wgpu_warm(warm));
         }
         let Some(gpu) = self.cuda.as_mut() else {
             return Err(PbError::Device("no CUDA solver".into()));
@@ -492,6 +498,21 @@ impl PbSolver {
         let c = coefficients(atoms, lattice, params).map_err(PbError::BadInput)?;
         gpu.solve(&c, lattice, params, warm)
     }
+}
+
+/// The wgpu solver's start for the CUDA solver's.
+#[cfg(feature = "gui")]
+fn wgpu_warm(w: Warm<'_>) -> WgpuWarm<'_> {
+    match w {
+        Warm::None => WgpuWarm::None,
+        Warm::Host(v) => WgpuWarm::Host(v),
+        Warm::Previous => WgpuWarm::Previous,
+    }
+}
+
+#[cfg(not(feature = "gui"))]
+fn wgpu_warm(w: Warm<'_>) -> Warm<'_> {
+    w
 }
 
 /// Stands for the wgpu solver in a build without the wgpu engine (no value exists).
@@ -506,6 +527,14 @@ impl WgpuPbSolver {
     }
 
     fn check_lattice(&self, _: &PbLattice, _: &PbParams) -> Result<(), PbError> {
+        match *self {}
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn set_finisher(
+        &mut self,
+        _: Option<fn(&Coefficients, &PbLattice, &PbParams, Option<&[f64]>) -> Result<PbSolution, PbError>>,
+    ) {
         match *self {}
     }
 

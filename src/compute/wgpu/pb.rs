@@ -12,7 +12,7 @@
 //! tolerance still needs, preconditioned by one symmetric multigrid V-cycle (red-black Gauss-Seidel,
 //! two sweeps each way, full weighting, trilinear prolongation, coarse dielectrics by the series
 //! harmonic mean across and arithmetic mean along the faces, the levels of
-//! `compute::cuda::pb::level_dims`, the coarsest solved by symmetric sweeps in one workgroup). Dot
+//! [`super::pb_mg::level_dims`], the coarsest solved by symmetric sweeps in one workgroup). Dot
 //! products: per-workgroup tree sums in workgroup memory, added by a one-workgroup pass on the device,
 //! which also computes the conjugate-gradient scalars, so the host reads a few words per batch of
 //! iterations.
@@ -20,9 +20,9 @@
 //! Conjugate-gradient iterations (all corrections together) are capped by `PbParams::max_iterations`;
 //! reaching the cap is [`PbError::NotConverged`] naming the residual, never a result. When a float32
 //! correction no longer lowers the float64 residual below [`STALL_RATIO`] of the previous one (float32
-//! cannot resolve what is left), the CPU engine's solver (`compute::cpu::pb::solve_coefficients`,
-//! float64) finishes from the current iterate ([`WgpuPbStats::cpu_finish`] says so), or, with
-//! [`WgpuPbSolver::set_cpu_finish`] off, the solve is [`PbError::NotConverged`].
+//! cannot resolve what is left), the [`Finisher`] given to [`WgpuPbSolver::set_finisher`] (the CPU
+//! engine's float64 solver, which `compute::pb::PbSolver` gives) finishes from the current iterate
+//! ([`WgpuPbStats::cpu_finish`] says so); without one the solve is [`PbError::NotConverged`].
 //!
 //! Precision: the device holds the coefficients and the correction in float32; the solution is
 //! float64 on the host and meets the same relative residual as the CPU engine's (the float32 parts
@@ -34,11 +34,25 @@
 //! Python) and by the tests.
 
 use super::engine::WgpuEngine;
-use super::pb_mg::{DeviceLattice, Pipelines, Poison};
+use super::pb_mg::{DeviceLattice, Pipelines, Poison, level_dims};
 use crate::compute::SlabEngine;
-use crate::compute::cuda::pb::{Warm, level_dims};
 use crate::compute::pb::{Coefficients, PbError, PbLattice, PbParams, PbSolution};
 use rayon::prelude::*;
+
+/// Where a solve starts inside the lattice (the faces always take the new boundary values).
+#[derive(Clone, Copy, Debug)]
+pub enum Warm<'a> {
+    /// Zero.
+    None,
+    /// Values on the host, one per lattice point (ignored when the length or a value is wrong).
+    Host(&'a [f64]),
+    /// The last solution this solver returned (zero when there is none for this lattice).
+    Previous,
+}
+
+/// A float64 solver that finishes a stalled solve from the current iterate (the CPU engine's
+/// `compute::cpu::pb::solve_coefficients`, which `compute::pb::PbSolver` installs).
+pub type Finisher = fn(&Coefficients, &PbLattice, &PbParams, Option<&[f64]>) -> Result<PbSolution, PbError>;
 
 /// Gauss-Seidel sweeps (one red and one black half sweep each) before and after the coarse correction.
 pub const SWEEPS: usize = 2;
@@ -67,7 +81,7 @@ pub struct WgpuPbStats {
     pub iterations: usize,
     /// Multigrid levels (1: no coarsening).
     pub levels: usize,
-    /// The CPU engine finished the solve after a stalled float32 correction.
+    /// The finisher (the CPU engine) finished the solve after a stalled float32 correction.
     pub cpu_finish: bool,
 }
 
@@ -82,7 +96,7 @@ pub struct WgpuPbSolver {
     /// The last solution (its lattice and values), for [`Warm::Previous`].
     previous: Option<(PbLattice, Vec<f64>)>,
     sweeps: usize,
-    cpu_finish: bool,
+    finisher: Option<Finisher>,
     poison: Poison,
     stats: WgpuPbStats,
 }
@@ -115,7 +129,7 @@ impl WgpuPbSolver {
             lattice: None,
             previous: None,
             sweeps: SWEEPS,
-            cpu_finish: true,
+            finisher: None,
             poison: Poison::None,
             stats: WgpuPbStats::default(),
         }
@@ -136,10 +150,10 @@ impl WgpuPbSolver {
         self.sweeps = sweeps.clamp(1, 8);
     }
 
-    /// Whether a stalled float32 correction is finished by the CPU engine (the default) or ends the
-    /// solve with [`PbError::NotConverged`].
-    pub fn set_cpu_finish(&mut self, on: bool) {
-        self.cpu_finish = on;
+    /// Who finishes a solve whose float32 corrections stalled (`None`, the default: the solve ends
+    /// with [`PbError::NotConverged`]).
+    pub fn set_finisher(&mut self, finisher: Option<Finisher>) {
+        self.finisher = finisher;
     }
 
     /// Breaks the V-cycle on purpose (tests).
@@ -314,7 +328,7 @@ impl WgpuPbSolver {
                 });
             }
             if rel > STALL_RATIO * previous_rel || correction == MAX_CORRECTIONS {
-                return self.finish_on_cpu(c, lattice, params, u, iterations, rel);
+                return self.finish(c, lattice, params, u, iterations, rel);
             }
             previous_rel = rel;
             let eta = (0.03 * params.tolerance / rel).clamp(INNER_REDUCTION, 0.1);
@@ -342,9 +356,9 @@ impl WgpuPbSolver {
         })
     }
 
-    /// After a stalled correction: the CPU engine from the current iterate with the iterations left,
-    /// or (CPU finish off) the residual reached as an error.
-    fn finish_on_cpu(
+    /// After a stalled correction: the finisher from the current iterate with the iterations left, or
+    /// (none) the residual reached as an error.
+    fn finish(
         &mut self,
         c: &Coefficients,
         lattice: &PbLattice,
@@ -353,19 +367,19 @@ impl WgpuPbSolver {
         iterations: usize,
         rel: f64,
     ) -> Result<(usize, f64), PbError> {
-        if !self.cpu_finish {
+        let Some(finisher) = self.finisher else {
             return Err(PbError::NotConverged {
                 iterations,
                 residual: rel,
                 tolerance: params.tolerance,
             });
-        }
+        };
         let left = PbParams {
             max_iterations: params.max_iterations - iterations,
             ..*params
         };
         self.stats.cpu_finish = true;
-        match crate::compute::cpu::pb::solve_coefficients(c, lattice, &left, Some(u)) {
+        match finisher(c, lattice, &left, Some(u)) {
             Ok(sol) => {
                 u.copy_from_slice(&sol.potential_kt_per_e);
                 self.stats.iterations = iterations + sol.iterations;

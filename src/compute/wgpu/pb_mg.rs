@@ -27,6 +27,21 @@ pub const BATCH: usize = 4;
 /// The coarsest level is solved by one workgroup when it has at most this many points.
 pub const ONE_GROUP_POINTS: usize = 32 * 32 * 32;
 
+/// Coarsening stops at this many points per axis or fewer.
+const COARSEST_POINTS: usize = 6;
+
+/// The dims of the multigrid levels of `dims` (the CUDA engine's): halved while every axis has an odd
+/// count of at least 5 and some axis more than [`COARSEST_POINTS`].
+pub fn level_dims(dims: [usize; 3]) -> Vec<[usize; 3]> {
+    let mut out = vec![dims];
+    let mut d = dims;
+    while d.iter().all(|&n| n % 2 == 1 && n >= 5) && d.iter().any(|&n| n > COARSEST_POINTS) && out.len() < 16 {
+        d = d.map(|n| (n - 1) / 2 + 1);
+        out.push(d);
+    }
+    out
+}
+
 /// Uniform parameters of one launch. Twin of `Params` in `shaders/pb.wgsl` (which says what each field
 /// is).
 #[repr(C)]
@@ -660,6 +675,19 @@ mod tests {
             wgpu::naga::valid::Capabilities::empty(),
         );
         validator.validate(&module).unwrap();
+    }
+
+    #[test]
+    fn levels_halve_odd_lattices_down_to_six_points() {
+        assert_eq!(
+            level_dims([161, 161, 161]),
+            vec![[161; 3], [81; 3], [41; 3], [21; 3], [11; 3], [6; 3]]
+        );
+        assert_eq!(level_dims([160, 161, 161]), vec![[160, 161, 161]]);
+        assert_eq!(
+            level_dims([97, 65, 33]),
+            vec![[97, 65, 33], [49, 33, 17], [25, 17, 9], [13, 9, 5], [7, 5, 3]]
+        );
     }
 
     #[test]
