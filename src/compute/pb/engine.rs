@@ -315,7 +315,7 @@ impl PbSolver {
     }
 
     /// The wgpu solver, for its statistics and settings.
-    pub fn wgpu_mut(&mut self) -> Option<&mut WgpuPbSolver> {
+    pub fn adapter_mut(&mut self) -> Option<&mut WgpuPbSolver> {
         self.wgpu.as_mut()
     }
 
@@ -439,7 +439,7 @@ impl PbSolver {
             return Err(self.nonlinear_refused());
         }
         if let Some(w) = self.wgpu.as_mut() {
-            return w.solve(c, lattice, params, wgpu_warm(Warm::None));
+            return w.solve(c, lattice, params, adapter_warm(Warm::None));
         }
         let Some(gpu) = self.cuda.as_mut() else {
             return Err(PbError::Device("no CUDA solver".into()));
@@ -486,7 +486,7 @@ impl PbSolver {
             // The maps on the host, the solve on the device.
             w.check_lattice(lattice, params)?;
             let c = coefficients(atoms, lattice, params).map_err(PbError::BadInput)?;
-            return w.solve(&c, lattice, params, wgpu_warm(warm));
+            return w.solve(&c, lattice, params, adapter_warm(warm));
         }
         let Some(gpu) = self.cuda.as_mut() else {
             return Err(PbError::Device("no CUDA solver".into()));
@@ -502,7 +502,7 @@ impl PbSolver {
 
 /// The wgpu solver's start for the CUDA solver's.
 #[cfg(feature = "gui")]
-fn wgpu_warm(w: Warm<'_>) -> WgpuWarm<'_> {
+fn adapter_warm(w: Warm<'_>) -> WgpuWarm<'_> {
     match w {
         Warm::None => WgpuWarm::None,
         Warm::Host(v) => WgpuWarm::Host(v),
@@ -511,7 +511,7 @@ fn wgpu_warm(w: Warm<'_>) -> WgpuWarm<'_> {
 }
 
 #[cfg(not(feature = "gui"))]
-fn wgpu_warm(w: Warm<'_>) -> Warm<'_> {
+fn adapter_warm(w: Warm<'_>) -> Warm<'_> {
     w
 }
 
