@@ -34,7 +34,7 @@
 //! Python) and by the tests.
 
 use super::engine::WgpuEngine;
-use super::pb_mg::{DeviceLattice, Pipelines, Poison, level_dims};
+use super::pb_mg::{DeviceLattice, Pipelines, Poison, VCycle, level_dims};
 use crate::compute::SlabEngine;
 use crate::compute::pb::{Coefficients, PbError, PbLattice, PbParams, PbSolution};
 use rayon::prelude::*;
@@ -337,7 +337,11 @@ impl WgpuPbSolver {
                 return Err(PbError::Device("wgpu: no device buffers".into()));
             };
             let target = (eta * r_norm) * (eta * r_norm);
-            let run = dev.correction(&self.device, &self.queue, &r32, target, left, self.sweeps, self.poison)?;
+            let how = VCycle {
+                sweeps: self.sweeps,
+                poison: self.poison,
+            };
+            let run = dev.correction(&self.device, &self.queue, &r32, target, left, how)?;
             iterations += run.iterations;
             let e = dev.download_e(&self.device, &self.queue)?;
             if e.len() != u.len() {

@@ -42,6 +42,14 @@ pub fn level_dims(dims: [usize; 3]) -> Vec<[usize; 3]> {
     out
 }
 
+/// How each V-cycle runs: Gauss-Seidel sweeps before and after each coarse correction, and whether it
+/// is broken on purpose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VCycle {
+    pub sweeps: usize,
+    pub poison: Poison,
+}
+
 /// Uniform parameters of one launch. Twin of `Params` in `shaders/pb.wgsl` (which says what each field
 /// is).
 #[repr(C)]
@@ -495,7 +503,8 @@ impl DeviceLattice {
 
     /// Encodes x = M b on level `at` (x from zero): red then black sweeps before the coarse correction,
     /// black then red after it; the coarsest level by symmetric sweeps.
-    fn vcycle(&self, pass: &mut wgpu::ComputePass<'_>, at: usize, sweeps: usize, poison: Poison) {
+    fn vcycle(&self, pass: &mut wgpu::ComputePass<'_>, at: usize, how: VCycle) {
+        let VCycle { sweeps, poison } = how;
         let Some(l) = self.levels.get(at).and_then(|l| l.launches.as_ref()) else {
             return;
         };
@@ -530,7 +539,7 @@ impl DeviceLattice {
         if let Some(r) = &l.restrict {
             r.run(pass);
         }
-        self.vcycle(pass, at + 1, sweeps, poison);
+        self.vcycle(pass, at + 1, how);
         if poison != Poison::ZeroProlongation
             && let Some(p) = &l.prolong
         {
@@ -553,8 +562,7 @@ impl DeviceLattice {
         r: &[f32],
         target_rr: f64,
         left: usize,
-        sweeps: usize,
-        poison: Poison,
+        how: VCycle,
     ) -> Result<CorrectionRun, PbError> {
         let Some(fine) = self.levels.first() else {
             return Err(PbError::Device("wgpu: no multigrid level".into()));
@@ -576,7 +584,7 @@ impl DeviceLattice {
                 if first {
                     // e = 0, z = M r, rz = r . z, p = z.
                     self.fill_e.run(&mut pass);
-                    self.vcycle(&mut pass, 0, sweeps, poison);
+                    self.vcycle(&mut pass, 0, how);
                     self.dot_rz.run(&mut pass);
                     self.reduce_init.run(&mut pass);
                     self.fill_p.run(&mut pass);
@@ -586,7 +594,7 @@ impl DeviceLattice {
                     self.apply.run(&mut pass);
                     self.reduce_alpha.run(&mut pass);
                     self.cg_update.run(&mut pass);
-                    self.vcycle(&mut pass, 0, sweeps, poison);
+                    self.vcycle(&mut pass, 0, how);
                     self.dot_rz.run(&mut pass);
                     self.reduce_beta.run(&mut pass);
                     self.xpby.run(&mut pass);
