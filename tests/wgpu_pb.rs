@@ -21,7 +21,9 @@
 //! - a poisoned V-cycle (no smoothing sweeps) without the CPU finish does not converge: the tests can
 //!   fail; the coarse levels do work: without prolongation the solve takes more iterations;
 //! - warm start: solving the same frame again through `PbSolver::solve_next` needs no iteration;
-//! - an iteration cap of 2 is `NotConverged` (no potential); the nonlinear form is refused;
+//! - an iteration cap of 2 is `NotConverged` (no potential); the nonlinear form is refused; a lattice
+//!   beyond the memory limit or beyond what the adapter binds is refused before anything is
+//!   allocated; `PbEngine::Gpu` never takes a software adapter;
 //! - `grid pb --device wgpu` equals `grid pb --device cpu` on a four-residue PQR (tests/data/pb) within
 //!   1e-5 of the map's largest |u| (the command's tolerance is 1e-7: ten times the bound above;
 //!   measured on lavapipe: 6e-8).
@@ -307,6 +309,43 @@ fn warm_start_cap_and_nonlinear_form() {
     match PbSolver::new(PbEngine::Wgpu) {
         Ok(s) => assert!(s.engine_name().starts_with("wgpu:"), "{}", s.engine_name()),
         Err(e) => panic!("an adapter runs these tests, yet PbEngine::Wgpu failed: {e}"),
+    }
+}
+
+#[test]
+fn lattices_beyond_the_adapter_and_gpu_without_hardware_are_errors() {
+    let Some(gpu) = solver("wgpu Poisson-Boltzmann limits", false) else {
+        return;
+    };
+    let mut solver = PbSolver::with_wgpu(gpu);
+    let atoms = PbAtoms {
+        positions_angstrom: vec![[0.0; 3]],
+        charges_e: vec![1.0],
+        radii_angstrom: vec![2.0],
+    };
+    // Beyond the memory limit: refused before the maps are built.
+    let huge = PbLattice::centered([0.0; 3], 0.05, [1101; 3]);
+    let err = solver.solve(&atoms, &huge, &PbParams::default(), None).unwrap_err();
+    println!("{err}");
+    assert!(matches!(err, PbError::TooLarge { .. }), "{err}");
+    // Within an unlimited memory budget but beyond what the adapter binds: the same, naming it.
+    let unlimited = PbParams {
+        max_bytes: u64::MAX,
+        ..PbParams::default()
+    };
+    let err = solver.solve(&atoms, &huge, &unlimited, None).unwrap_err();
+    println!("{err}");
+    assert!(matches!(err, PbError::Device(_)), "{err}");
+    assert!(err.to_string().contains("wgpu adapter"), "{err}");
+    // `gpu` never takes a software adapter: with no CUDA device and no hardware adapter it fails.
+    let adapters = orbitfield::compute::wgpu::adapters::adapters();
+    let no_cuda = orbitfield::compute::cuda::discover(None).engines.is_empty();
+    if no_cuda && adapters.iter().all(|a| a.is_software()) {
+        let err = PbSolver::new(PbEngine::Gpu).unwrap_err();
+        println!("PbEngine::Gpu with only software adapters: {err}");
+        assert!(err.to_string().contains("software rasteriser"), "{err}");
+        let auto = PbSolver::new(PbEngine::Auto).unwrap();
+        assert_eq!(auto.engine_name(), "cpu");
     }
 }
 
