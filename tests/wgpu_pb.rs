@@ -24,6 +24,8 @@
 //! - an iteration cap of 2 is `NotConverged` (no potential); the nonlinear form is refused; a lattice
 //!   beyond the memory limit or beyond what the adapter binds is refused before anything is
 //!   allocated; `PbEngine::Gpu` never takes a software adapter;
+//! - focusing (a 33^3 lattice 1 A apart, then one 0.5 A apart inside it) through `PbSolver` on wgpu
+//!   equals the CPU engine's within 1e-5 of the largest |u| (tolerance 1e-7 on each level);
 //! - `grid pb --device wgpu` equals `grid pb --device cpu` on a four-residue PQR (tests/data/pb) within
 //!   1e-5 of the map's largest |u| (the command's tolerance is 1e-7: ten times the bound above;
 //!   measured on lavapipe: 6e-8).
@@ -35,6 +37,7 @@
 
 use orbitfield::compute::cpu::pb::solve_coefficients;
 use orbitfield::compute::cpu::pb_maps::coefficients;
+use orbitfield::compute::pb::focus::focus_levels;
 use orbitfield::compute::pb::{
     ChargeAssignment, PbAtoms, PbEngine, PbError, PbLattice, PbParams, PbSolution, PbSolver, PbSurface,
 };
@@ -347,6 +350,32 @@ fn lattices_beyond_the_adapter_and_gpu_without_hardware_are_errors() {
         let auto = PbSolver::new(PbEngine::Auto).unwrap();
         assert_eq!(auto.engine_name(), "cpu");
     }
+}
+
+#[test]
+fn focusing_matches_the_cpu_engine() {
+    let Some(gpu) = solver("wgpu Poisson-Boltzmann focusing", false) else {
+        return;
+    };
+    let mut on_gpu = PbSolver::with_wgpu(gpu);
+    let mut on_cpu = PbSolver::new(PbEngine::Cpu).unwrap();
+    let mut rnd = numbers();
+    let centre = [12.0, -7.0, 3.0];
+    let atoms = random_atoms(&mut rnd, 15, centre);
+    let coarse = PbLattice::centered(centre, 1.0, [33; 3]);
+    let fine = PbLattice::centered([centre[0] + 1.0, centre[1], centre[2] - 0.5], 0.5, [33; 3]);
+    let levels = focus_levels(&coarse, &fine).unwrap();
+    let params = PbParams::default();
+    let got = on_gpu.solve_focused(&atoms, &levels, &params, &mut |_| {}).unwrap();
+    let want = on_cpu.solve_focused(&atoms, &levels, &params, &mut |_| {}).unwrap();
+    let (diff, big) = (max_difference(&got, &want), largest(&want));
+    println!(
+        "focusing over {} levels: max |u| {big:.3}, max difference {diff:.3e} ({:.1e} of max |u|)",
+        levels.len(),
+        diff / big
+    );
+    assert!(levels.len() >= 2);
+    assert!(diff <= 1e-5 * big, "{diff} > 1e-5 x {big}");
 }
 
 fn data(path: &str) -> PathBuf {
