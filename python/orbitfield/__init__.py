@@ -219,7 +219,9 @@ class System:
         The lattice is placed around the field's atoms (``spacing`` and ``padding`` in Angstrom),
         or given: ``origin`` (Angstrom) with ``dims`` (points per axis) and ``spacing``, or
         ``like`` (a cube or DX file whose lattice to use). ``device``: ``"auto"`` (a CUDA GPU when
-        present, else the CPU), ``"gpu"`` (fails without one) or ``"cpu"``. Potentials (``esp``)
+        present, else the CPU), ``"gpu"`` (fails without one) or ``"cpu"``; for ``"pb"`` also
+        ``"wgpu"`` (a wgpu adapter, software ones included), and ``"gpu"``/``"auto"`` take a
+        hardware wgpu adapter where CUDA has no device. Potentials (``esp``)
         come in ``units`` (``kT/e`` at ``temperature`` K for point charges: 300 K by default,
         298.15 K for ``"pb"`` as APBS;
         ``hartree/e`` for a wavefunction's own potential; also ``kcal/mol/e`` and ``V``).

@@ -1,8 +1,10 @@
 //! `orbitfield grid pb TOP [TRAJ...] -o map.dx|cube`: the Poisson-Boltzmann potential of a
 //! structure's charges (`compute::pb`), one frame (`--frame`) or a series (`--frames`, one file per
 //! frame into a directory, each frame's solve warm-started from the previous one's), on the engine
-//! `--device` names: `cpu`, `gpu` (or `cuda`: a CUDA device or a failure) or `auto` (a CUDA device
-//! when one is usable and the form is linearized, else the CPU, said once).
+//! `--device` names: `cpu`, `cuda` (a CUDA device or a failure), `wgpu` (a wgpu adapter, a hardware
+//! one first, software ones included, or a failure), `gpu` (a CUDA device, else a hardware wgpu
+//! adapter, or a failure) or `auto` (a CUDA device when one is usable and the form is linearized, else
+//! a hardware wgpu adapter, else the CPU, said once).
 //!
 //! Owns [`PbArgs`] (flattened into `grid`'s arguments) and [`run`], which `grid` calls for the
 //! field `pb`. Charges and radii come from the files (PQR, prmtop, PSF, mol2, TPR where they carry
@@ -318,15 +320,17 @@ fn write(path: &Path, grid: &Grid3, atoms: &[CubeAtom]) -> Result<()> {
     .with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// The solver for `--device` (`gpu`: a CUDA device or an error; `auto`: the CPU with one line
-/// saying why when no device is usable).
+/// The solver for `--device` (`cuda`, `wgpu`, `gpu`: that device or an error; `auto`: CUDA, else a
+/// hardware wgpu adapter, else the CPU with one line saying why).
 pub fn new_solver(device: &super::device::DeviceArgs) -> Result<PbSolver> {
     use orbitfield::compute::placement::{DeviceChoice, Engine, JobKind};
     let placed = device.place(JobKind::PoissonBoltzmann, Default::default(), "")?;
     let engine = match (placed.engine, device.device) {
-        (Engine::Cuda, DeviceChoice::Auto) => PbEngine::Auto,
+        (Engine::Cpu, _) => PbEngine::Cpu,
+        (_, DeviceChoice::Auto) => PbEngine::Auto,
+        (Engine::Cuda, DeviceChoice::Gpu) | (Engine::Wgpu, DeviceChoice::Gpu) => PbEngine::Gpu,
         (Engine::Cuda, _) => PbEngine::Cuda,
-        _ => PbEngine::Cpu,
+        (Engine::Wgpu, _) => PbEngine::Wgpu,
     };
     let solver = PbSolver::new(engine).map_err(|e| anyhow::anyhow!("--device: {e}"))?;
     if let Some(note) = solver.note() {

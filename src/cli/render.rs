@@ -103,7 +103,8 @@ pub struct RenderArgs {
     /// --color-by pb: spacing of the Poisson-Boltzmann lattice in Angstrom.
     #[arg(long, default_value_t = 0.5)]
     pub pb_spacing: f64,
-    /// --color-by pb: where to solve: cpu, cuda (a CUDA device or a failure), gpu or auto.
+    /// --color-by pb: where to solve: cpu, cuda (a CUDA device or a failure), wgpu (a wgpu adapter,
+    /// software ones included, or a failure), gpu (CUDA, else a hardware wgpu adapter) or auto.
     #[arg(long, value_enum, default_value_t = orbitfield::compute::placement::DeviceChoice::Auto)]
     pub pb_device: orbitfield::compute::placement::DeviceChoice,
     /// White background instead of black.

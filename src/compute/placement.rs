@@ -194,10 +194,19 @@ pub fn supports(engine: Engine, kind: JobKind) -> bool {
         ),
         // Lattices of orbitals, densities, potentials of point charges (direct, cutoff and multilevel
         // summation) and a wavefunction's own potential, and ILS and RDF frames, through the pool's
-        // wgpu workers (`jobs::adapter_worker`); the render device's passes for surfaces and cartoons.
+        // wgpu workers (`jobs::adapter_worker`); the render device's passes for surfaces and cartoons;
+        // Poisson-Boltzmann solves on the host's maps (`compute::wgpu::pb`).
         Engine::Wgpu => matches!(
             kind,
-            Orbital | QmPotential | Potential | OrbitalSurface | VertexPotential | Cartoon | Ils | Rdf
+            Orbital
+                | QmPotential
+                | Potential
+                | OrbitalSurface
+                | VertexPotential
+                | Cartoon
+                | Ils
+                | Rdf
+                | PoissonBoltzmann
         ),
     }
 }

@@ -1,6 +1,6 @@
 //! Poisson-Boltzmann potentials frame by frame off the viewer's thread: one named worker
-//! (`orbitfield-pb`, a [`LaneWorker`]) owns one [`PbSolver`] (the CUDA device's buffers, or the CPU
-//! engine), made on the worker's own thread at its first request, and solves each request warm-started
+//! (`orbitfield-pb`, a [`LaneWorker`]) owns one [`PbSolver`] (the CUDA device's buffers, a wgpu
+//! adapter's, or the CPU engine), made on the worker's own thread at its first request, and solves each request warm-started
 //! from the solution before it (the previous frame's, during playback), on the previous frame's
 //! lattice while the atoms still fit it (`compute::pb::setup::keeps_lattice`).
 //!

@@ -452,8 +452,9 @@ fn pb_grid(
     let engine = match device {
         DeviceChoice::Cpu => PbEngine::Cpu,
         DeviceChoice::Auto => PbEngine::Auto,
-        DeviceChoice::Cuda | DeviceChoice::Gpu => PbEngine::Cuda,
-        DeviceChoice::Wgpu => bail!("device wgpu: pb runs on the CPU or a CUDA device (cpu, gpu, auto)"),
+        DeviceChoice::Cuda => PbEngine::Cuda,
+        DeviceChoice::Gpu => PbEngine::Gpu,
+        DeviceChoice::Wgpu => PbEngine::Wgpu,
     };
     let mut solver = PbSolver::new(engine).map_err(|e| anyhow::anyhow!("device: {e}"))?;
     let sol = match &levels {

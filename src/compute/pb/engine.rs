@@ -1,22 +1,26 @@
 //! Which engine solves a Poisson-Boltzmann problem, and a solver that keeps what the next frame
 //! reuses.
 //!
-//! Owns [`PbEngine`] (CPU, CUDA or auto), [`PbSolver`] (the chosen engine, the CUDA device's
+//! Owns [`PbEngine`] (CPU, CUDA, wgpu, any GPU or auto), [`PbSolver`] (the chosen engine, the device's
 //! buffers or the CPU's last solution, so [`PbSolver::solve_next`] warm-starts each trajectory frame
 //! from the previous one; [`PbSolver::solve_focused`] runs a focusing chain, `super::focus`) and
 //! [`check_input`] (the checks every engine makes before allocating).
-//! The CPU engine is `compute::cpu::pb`, the CUDA engine `compute::cuda::pb` (linearized form only:
-//! under [`PbEngine::Auto`] the nonlinear form runs on the CPU, under [`PbEngine::Cuda`] it is an
-//! error; the CUDA engine builds the maps on the device, or takes the host's where its kernels do not
-//! hold them). `Cuda` never falls back to the CPU: no usable device is an error naming why. Called by
-//! the CLI (`grid pb`, `render`/`surface --color-by pb`), the viewer's jobs, the tests and the
-//! benchmark.
+//! The CPU engine is `compute::cpu::pb`, the CUDA engine `compute::cuda::pb`, the wgpu engine
+//! `compute::wgpu::pb` (linearized form only on both devices: under [`PbEngine::Auto`] the nonlinear
+//! form runs on the CPU, under a device engine it is an error; the CUDA engine builds the maps on the
+//! device, or takes the host's where its kernels do not hold them; the wgpu engine takes the host's).
+//! `Cuda`, `Wgpu` and `Gpu` never fall back to the CPU: no usable device is an error naming why.
+//! `Wgpu` takes a hardware adapter first, else a software one (lavapipe, llvmpipe, WARP); `Gpu` and
+//! `Auto` take CUDA, else a hardware wgpu adapter, never a software one. Called by the CLI (`grid pb`,
+//! `render`/`surface --color-by pb`), the viewer's jobs, Python, the tests and the benchmark.
 
 use super::focus::{FocusStep, check_inside, focus_boundary};
 use super::{PbAtoms, PbError, PbLattice, PbParams, PbSolution};
 use crate::compute::cpu::pb_maps::{Coefficients, coefficients, coefficients_with_boundary};
 use crate::compute::cuda::CudaEngine;
 use crate::compute::cuda::pb::{AtomsSolve, CudaPbSolver, PbDeviceStats, Warm};
+#[cfg(feature = "gui")]
+use crate::compute::wgpu::pb::{Warm as WgpuWarm, WgpuPbSolver};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -27,7 +31,12 @@ pub enum PbEngine {
     Cpu,
     /// The first usable CUDA device, or an error.
     Cuda,
-    /// A CUDA device when one is usable (and the form is linearized), else the CPU.
+    /// A wgpu adapter (a hardware one first, else a software one), or an error.
+    Wgpu,
+    /// A CUDA device, else a hardware wgpu adapter, or an error.
+    Gpu,
+    /// A CUDA device when one is usable (and the form is linearized), else a hardware wgpu adapter,
+    /// else the CPU.
     #[default]
     Auto,
 }
@@ -118,6 +127,7 @@ pub fn check_input(atoms: &PbAtoms, lattice: &PbLattice, p: &PbParams, bytes_per
 #[derive(Debug)]
 pub struct PbSolver {
     cuda: Option<CudaPbSolver>,
+    wgpu: Option<WgpuPbSolver>,
     /// Under `Auto`: the nonlinear form may run on the CPU.
     cpu_allowed: bool,
     /// Why the CPU engine is used under `Auto`, said once by the caller.
@@ -126,12 +136,79 @@ pub struct PbSolver {
     previous: Option<PbSolution>,
 }
 
+/// The first usable CUDA device's solver, or why there is none (`Err(None)`: no device; the notes
+/// as text).
+fn open_cuda() -> Result<CudaPbSolver, (bool, String)> {
+    let (selection, _) = crate::compute::cuda::devices_from_env();
+    let found = crate::compute::cuda::discover(selection.as_deref());
+    match found.engines.first() {
+        Some(e) => CudaPbSolver::new(e.clone()).map_err(|err| (true, err.to_string())),
+        None => {
+            let notes: Vec<String> = found.notes.iter().map(ToString::to_string).collect();
+            Err((
+                false,
+                if notes.is_empty() {
+                    "no CUDA device".to_string()
+                } else {
+                    notes.join("; ")
+                },
+            ))
+        }
+    }
+}
+
+/// A wgpu adapter's solver: the first hardware adapter whose engine opens, else (when
+/// `software_allowed`) the first software one; or why there is none.
+#[cfg(feature = "gui")]
+fn open_wgpu(software_allowed: bool) -> Result<WgpuPbSolver, String> {
+    let all = crate::compute::wgpu::adapters::adapters();
+    let mut notes = Vec::new();
+    let hardware = all.iter().filter(|a| !a.is_software());
+    let software = all.iter().filter(|a| a.is_software() && software_allowed);
+    for a in hardware.chain(software) {
+        match a.engine() {
+            Ok(engine) => {
+                let mut s = WgpuPbSolver::new(&engine);
+                s.set_finisher(Some(crate::compute::cpu::pb::solve_coefficients));
+                return Ok(s);
+            }
+            Err(e) => notes.push(format!("{}: {e}", a.describe())),
+        }
+    }
+    if !software_allowed && let Some(s) = all.iter().find(|a| a.is_software()) {
+        notes.push(format!(
+            "{} is a software rasteriser (used only under --device wgpu)",
+            s.describe()
+        ));
+    }
+    Err(if notes.is_empty() {
+        "no wgpu adapter".to_string()
+    } else {
+        notes.join("; ")
+    })
+}
+
+#[cfg(not(feature = "gui"))]
+fn open_wgpu(_software_allowed: bool) -> Result<WgpuPbSolver, String> {
+    Err("built without the wgpu engine (feature gui)".to_string())
+}
+
+/// Whether `Auto` may enumerate wgpu adapters without noise: on Linux the Vulkan loader's Wayland
+/// support prints an error line per instance where `XDG_RUNTIME_DIR` is unset (headless servers, CI),
+/// so there `Auto` stays with CUDA or the CPU (`Wgpu` and `Gpu` search anyway).
+fn quiet_adapter_search() -> bool {
+    !cfg!(target_os = "linux") || std::env::var_os("XDG_RUNTIME_DIR").is_some()
+}
+
 impl PbSolver {
     /// A solver on `engine`: `Cuda` opens the first CUDA device (`ORBITFIELD_DEVICES` honoured) or
-    /// fails naming why; `Auto` falls back to the CPU with a note.
+    /// fails naming why; `Wgpu` a wgpu adapter (hardware first, software allowed) or fails; `Gpu` a
+    /// CUDA device, else a hardware wgpu adapter, or fails; `Auto` as `Gpu`, falling back to the CPU
+    /// with a note.
     pub fn new(engine: PbEngine) -> Result<PbSolver, PbError> {
         let cpu = PbSolver {
             cuda: None,
+            wgpu: None,
             cpu_allowed: true,
             note: None,
             previous: None,
@@ -139,58 +216,87 @@ impl PbSolver {
         if engine == PbEngine::Cpu {
             return Ok(cpu);
         }
-        let (selection, _) = crate::compute::cuda::devices_from_env();
-        let found = crate::compute::cuda::discover(selection.as_deref());
-        let why = || {
-            let notes: Vec<String> = found.notes.iter().map(ToString::to_string).collect();
-            if notes.is_empty() {
-                "no CUDA device".to_string()
-            } else {
-                notes.join("; ")
+        let mut why: Vec<String> = Vec::new();
+        if matches!(engine, PbEngine::Cuda | PbEngine::Gpu | PbEngine::Auto) {
+            match open_cuda() {
+                Ok(s) => {
+                    return Ok(PbSolver {
+                        cuda: Some(s),
+                        cpu_allowed: engine == PbEngine::Auto,
+                        ..cpu
+                    });
+                }
+                Err((_, e)) if engine == PbEngine::Cuda => {
+                    return Err(PbError::Device(format!(
+                        "a CUDA device was asked for and none is usable: {e}"
+                    )));
+                }
+                Err((true, e)) => why.push(format!("the CUDA Poisson-Boltzmann solver is not usable ({e})")),
+                Err((false, e)) => why.push(e),
             }
-        };
-        match found.engines.first() {
-            Some(e) => match CudaPbSolver::new(e.clone()) {
-                Ok(s) => Ok(PbSolver {
-                    cuda: Some(s),
-                    cpu_allowed: engine == PbEngine::Auto,
-                    note: None,
-                    previous: None,
-                }),
-                Err(err) if engine == PbEngine::Auto => Ok(PbSolver {
-                    note: Some(format!(
-                        "the CUDA Poisson-Boltzmann solver is not usable ({err}); using the CPU"
-                    )),
-                    ..cpu
-                }),
-                Err(err) => Err(err),
-            },
-            None if engine == PbEngine::Auto => Ok(PbSolver {
-                note: Some(format!("{}; solving Poisson-Boltzmann on the CPU", why())),
-                ..cpu
-            }),
-            None => Err(PbError::Device(format!(
-                "a CUDA device was asked for and none is usable: {}",
-                why()
-            ))),
         }
+        let search = engine != PbEngine::Auto || quiet_adapter_search();
+        if matches!(engine, PbEngine::Wgpu | PbEngine::Gpu) || (engine == PbEngine::Auto && search) {
+            match open_wgpu(engine == PbEngine::Wgpu) {
+                Ok(s) => {
+                    return Ok(PbSolver {
+                        wgpu: Some(s),
+                        cpu_allowed: engine == PbEngine::Auto,
+                        ..cpu
+                    });
+                }
+                Err(e) if engine == PbEngine::Wgpu => {
+                    return Err(PbError::Device(format!(
+                        "a wgpu adapter was asked for and none is usable: {e}"
+                    )));
+                }
+                Err(e) => why.push(e),
+            }
+        }
+        if engine == PbEngine::Gpu {
+            return Err(PbError::Device(format!(
+                "a GPU was asked for and none is usable: {}",
+                why.join("; ")
+            )));
+        }
+        Ok(PbSolver {
+            note: Some(format!("{}; solving Poisson-Boltzmann on the CPU", why.join("; "))),
+            ..cpu
+        })
     }
 
     /// A solver on this CUDA device (no CPU fallback).
     pub fn with_cuda(engine: Arc<CudaEngine>) -> Result<PbSolver, PbError> {
         Ok(PbSolver {
             cuda: Some(CudaPbSolver::new(engine)?),
+            wgpu: None,
             cpu_allowed: false,
             note: None,
             previous: None,
         })
     }
 
-    /// "cpu" or the CUDA device's name.
+    /// A solver on this wgpu device's solver (no CPU fallback; a stalled float32 solve is finished
+    /// by the CPU engine's float64 solver from the device's iterate).
+    pub fn with_wgpu(mut solver: WgpuPbSolver) -> PbSolver {
+        solver.set_finisher(Some(crate::compute::cpu::pb::solve_coefficients));
+        PbSolver {
+            cuda: None,
+            wgpu: Some(solver),
+            cpu_allowed: false,
+            note: None,
+            previous: None,
+        }
+    }
+
+    /// "cpu", the CUDA device's name or the wgpu adapter's.
     pub fn engine_name(&self) -> String {
-        self.cuda
+        if let Some(c) = &self.cuda {
+            return c.device_name();
+        }
+        self.wgpu
             .as_ref()
-            .map_or_else(|| "cpu".to_string(), CudaPbSolver::device_name)
+            .map_or_else(|| "cpu".to_string(), WgpuPbSolver::device_name)
     }
 
     /// Why `Auto` chose the CPU, if it did.
@@ -206,6 +312,16 @@ impl PbSolver {
     /// The CUDA device's account of the last solve.
     pub fn cuda_stats(&self) -> Option<PbDeviceStats> {
         self.cuda.as_ref().map(CudaPbSolver::stats)
+    }
+
+    /// The wgpu solver, for its statistics and settings.
+    pub fn adapter_mut(&mut self) -> Option<&mut WgpuPbSolver> {
+        self.wgpu.as_mut()
+    }
+
+    /// Whether a device (CUDA or wgpu) solves the linearized form.
+    fn on_device(&self) -> bool {
+        self.cuda.is_some() || self.wgpu.is_some()
     }
 
     /// Solves from `warm_start` (a previous solution on the same lattice) or zero.
@@ -315,20 +431,28 @@ impl PbSolver {
     /// Solves the given maps from zero on this solver's engine (the CPU for the nonlinear form
     /// under `Auto`).
     fn solve_maps(&mut self, c: &Coefficients, lattice: &PbLattice, params: &PbParams) -> Result<PbSolution, PbError> {
-        let on_cpu = self.cuda.is_none() || (params.nonlinear && self.cpu_allowed);
+        let on_cpu = !self.on_device() || (params.nonlinear && self.cpu_allowed);
         if on_cpu {
             return crate::compute::cpu::pb::solve_coefficients(c, lattice, params, None);
         }
         if params.nonlinear {
-            return Err(bad(
-                "the CUDA engine solves the linearized Poisson-Boltzmann equation: use the CPU engine for the nonlinear form"
-                    .to_string(),
-            ));
+            return Err(self.nonlinear_refused());
+        }
+        if let Some(w) = self.wgpu.as_mut() {
+            return w.solve(c, lattice, params, adapter_warm(Warm::None));
         }
         let Some(gpu) = self.cuda.as_mut() else {
             return Err(PbError::Device("no CUDA solver".into()));
         };
         gpu.solve(c, lattice, params, Warm::None)
+    }
+
+    /// The device engine's refusal of the nonlinear form.
+    fn nonlinear_refused(&self) -> PbError {
+        bad(format!(
+            "the {} engine solves the linearized Poisson-Boltzmann equation: use the CPU engine for the nonlinear form",
+            if self.wgpu.is_some() { "wgpu" } else { "CUDA" }
+        ))
     }
 
     fn solve_from(
@@ -338,7 +462,7 @@ impl PbSolver {
         params: &PbParams,
         warm: Warm<'_>,
     ) -> Result<PbSolution, PbError> {
-        let on_cpu = self.cuda.is_none() || (params.nonlinear && self.cpu_allowed);
+        let on_cpu = !self.on_device() || (params.nonlinear && self.cpu_allowed);
         if on_cpu {
             let previous = self
                 .previous
@@ -356,10 +480,13 @@ impl PbSolver {
         }
         check_input(atoms, lattice, params, HOST_BYTES_PER_POINT)?;
         if params.nonlinear {
-            return Err(bad(
-                "the CUDA engine solves the linearized Poisson-Boltzmann equation: use the CPU engine for the nonlinear form"
-                    .to_string(),
-            ));
+            return Err(self.nonlinear_refused());
+        }
+        if let Some(w) = self.wgpu.as_mut() {
+            // The maps on the host, the solve on the device.
+            w.check_lattice(lattice, params)?;
+            let c = coefficients(atoms, lattice, params).map_err(PbError::BadInput)?;
+            return w.solve(&c, lattice, params, adapter_warm(warm));
         }
         let Some(gpu) = self.cuda.as_mut() else {
             return Err(PbError::Device("no CUDA solver".into()));
@@ -370,5 +497,48 @@ impl PbSolver {
         }
         let c = coefficients(atoms, lattice, params).map_err(PbError::BadInput)?;
         gpu.solve(&c, lattice, params, warm)
+    }
+}
+
+/// The wgpu solver's start for the CUDA solver's.
+#[cfg(feature = "gui")]
+fn adapter_warm(w: Warm<'_>) -> WgpuWarm<'_> {
+    match w {
+        Warm::None => WgpuWarm::None,
+        Warm::Host(v) => WgpuWarm::Host(v),
+        Warm::Previous => WgpuWarm::Previous,
+    }
+}
+
+#[cfg(not(feature = "gui"))]
+fn adapter_warm(w: Warm<'_>) -> Warm<'_> {
+    w
+}
+
+/// Stands for the wgpu solver in a build without the wgpu engine (no value exists).
+#[cfg(not(feature = "gui"))]
+#[derive(Debug)]
+pub enum WgpuPbSolver {}
+
+#[cfg(not(feature = "gui"))]
+impl WgpuPbSolver {
+    fn device_name(&self) -> String {
+        match *self {}
+    }
+
+    fn check_lattice(&self, _: &PbLattice, _: &PbParams) -> Result<(), PbError> {
+        match *self {}
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn set_finisher(
+        &mut self,
+        _: Option<fn(&Coefficients, &PbLattice, &PbParams, Option<&[f64]>) -> Result<PbSolution, PbError>>,
+    ) {
+        match *self {}
+    }
+
+    fn solve(&mut self, _: &Coefficients, _: &PbLattice, _: &PbParams, _: Warm<'_>) -> Result<PbSolution, PbError> {
+        match *self {}
     }
 }

@@ -13,6 +13,8 @@
 //! - [`msm`]: cutoff and multilevel-summation maps of point charges (the slab stage of an `EspPlan`).
 //! - [`rdf`]: pair-distance histograms of radial distribution functions.
 //! - [`ils`]: implicit ligand sampling, one frame's voxel means of the probe's occupancy.
+//! - [`pb`]: the linearized Poisson-Boltzmann solver on the host's maps ([`pb_mg`]: its multigrid
+//!   and conjugate gradients on the device).
 //! - [`qm_esp`]: a wavefunction's own electrostatic potential (nuclei and electron density) on a
 //!   lattice, from the host preparation of `compute::qm_esp` the CPU and CUDA engines share.
 //! - [`engine`]: [`engine::WgpuEngine`], these passes behind the slab-engine interface the worker
@@ -48,6 +50,10 @@ pub mod orbital;
 #[cfg(feature = "gui")]
 mod pass;
 #[cfg(feature = "gui")]
+pub mod pb;
+#[cfg(feature = "gui")]
+pub mod pb_mg;
+#[cfg(feature = "gui")]
 pub mod qm_esp;
 #[cfg(feature = "gui")]
 pub mod rdf;
@@ -68,6 +74,7 @@ pub fn all_modules() -> Vec<(&'static str, String)> {
         ("msm_slab", msm::SHADER_SOURCE.to_string()),
         ("rdf", rdf::SHADER_SOURCE.to_string()),
         ("ils", ils::SHADER_SOURCE.to_string()),
+        ("pb", pb_mg::SHADER_SOURCE.to_string()),
         (
             "qm_esp",
             qm_esp::shader_source(crate::compute::qm_esp::nuclear_attraction::MAX_PAIR_L),
