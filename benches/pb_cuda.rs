@@ -319,6 +319,31 @@ fn main() {
         let what = format!("frame 1, warm, half, margin 0.3, tolerance {tol:e}");
         run_device_with(&mut solver, &adk[1], &fine, &what, Warm::Previous, &p);
     }
+    // The wgpu engine on this machine's first hardware adapter: the CPU engine's maps, the solve on
+    // the device (float32 corrections, float64 residuals on the host).
+    match orbitfield::compute::pb::PbSolver::new(orbitfield::compute::pb::PbEngine::Wgpu) {
+        Ok(mut w) => {
+            for (i, a) in adk.iter().take(4).enumerate() {
+                let t = Instant::now();
+                let c = coefficients(a, &fine, &PbParams::default()).unwrap();
+                let maps = t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                let sol = w.solve_next(a, &fine, &PbParams::default()).unwrap();
+                println!(
+                    "| wgpu ({}), frame {i}{} | {:?} | CPU maps {} | - | - | - | solve with its maps **{}** | {} CG | {:.1e} |",
+                    w.engine_name(),
+                    if i == 0 { ", cold" } else { ", warm" },
+                    fine.dims,
+                    ms(maps),
+                    ms(t.elapsed().as_secs_f64()),
+                    sol.iterations,
+                    sol.relative_residual
+                );
+                drop(c);
+            }
+        }
+        Err(e) => println!("wgpu engine: {e}"),
+    }
     let t = Instant::now();
     let cpu = orbitfield::compute::cpu::pb::solve(&adk[0], &fine, &PbParams::default(), None).unwrap();
     println!(
