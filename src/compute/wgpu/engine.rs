@@ -170,7 +170,7 @@ impl WgpuEngine {
         {
             return Ok(up.clone());
         }
-        let up = Arc::new(MsmSlabPass::upload(&self.device, plan)?);
+        let up = Arc::new(self.msm.upload_on(&self.device, &self.queue, plan)?);
         *cache = Some((Arc::downgrade(plan), up.clone()));
         Ok(up)
     }
