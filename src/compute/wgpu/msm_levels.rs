@@ -390,7 +390,7 @@ impl MsmLevelsPass {
         let acc = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("msm level fixed point"),
             size: 8 * finest_len as u64,
-            usage: wgpu::BufferUsages::STORAGE,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         let small = |label: &str, usage| {
