@@ -121,10 +121,16 @@ fn dims_i32(d: [usize; 3]) -> Result<[i32; 3], ComputeError> {
     ])
 }
 
-/// The charges as `anterpolate` reads them: per charge the first lattice index of its stencil
-/// `floor(t) - 1` per axis and `(u0, u1, u2, q)` with `u = t - floor(t)` (t from
-/// [`LevelGeometry::charge_coords`], f64 on the host).
-pub fn kernel_atoms(g: &LevelGeometry, charges: &PointCharges) -> Result<(Vec<[i32; 4]>, Vec<[f32; 4]>), ComputeError> {
+/// The charges as `anterpolate` reads them (at least one entry each).
+pub struct KernelAtoms {
+    /// Per charge the first lattice index of its stencil, `floor(t) - 1` per axis.
+    pub bases: Vec<[i32; 4]>,
+    /// Per charge `(u0, u1, u2, q)` with `u = t - floor(t)`.
+    pub fracs: Vec<[f32; 4]>,
+}
+
+/// [`KernelAtoms`] of `charges`, `t` from [`LevelGeometry::charge_coords`] (f64 on the host).
+pub fn kernel_atoms(g: &LevelGeometry, charges: &PointCharges) -> Result<KernelAtoms, ComputeError> {
     use rayon::prelude::*;
     let n = charges.charges_e.len().min(charges.positions_bohr.len());
     let split: Vec<Option<([i32; 4], [f32; 4])>> = charges.positions_bohr[..n]
@@ -157,12 +163,19 @@ pub fn kernel_atoms(g: &LevelGeometry, charges: &PointCharges) -> Result<(Vec<[i
         bases.push([0; 4]);
         fracs.push([0.0; 4]);
     }
-    Ok((bases, fracs))
+    Ok(KernelAtoms { bases, fracs })
 }
 
-/// The lattice-cutoff stencil as `cutoff` reads it: `(dy, dz, dx0, len)` then `(first weight, 0,
-/// 0, 0)` per row, and the weights.
-fn stencil_table(g: &LevelGeometry) -> Result<(Vec<[i32; 4]>, Vec<f32>, i32), ComputeError> {
+/// The lattice-cutoff stencil as `cutoff` reads it.
+struct StencilTable {
+    /// `(dy, dz, dx0, len)` then `(first weight, 0, 0, 0)` per row (at least one entry).
+    rows: Vec<[i32; 4]>,
+    /// Every row's weights (at least one).
+    weights: Vec<f32>,
+    n_rows: i32,
+}
+
+fn stencil_table(g: &LevelGeometry) -> Result<StencilTable, ComputeError> {
     let mut rows = Vec::new();
     let mut weights: Vec<f32> = Vec::new();
     if let Some(st) = &g.stencil {
@@ -185,7 +198,7 @@ fn stencil_table(g: &LevelGeometry) -> Result<(Vec<[i32; 4]>, Vec<f32>, i32), Co
     if weights.is_empty() {
         weights.push(0.0);
     }
-    Ok((rows, weights, n_rows))
+    Ok(StencilTable { rows, weights, n_rows })
 }
 
 /// Values each cascade buffer holds, in the order `Q(0..=L)`, `E(0..=L)`, `T1`, `T2`.
@@ -374,8 +387,8 @@ impl MsmLevelsPass {
             bufs.get(index(b))
                 .ok_or_else(|| ComputeError::Device("wgpu: no MSM level buffer".into()))
         };
-        let (bases, fracs) = kernel_atoms(g, charges)?;
-        let (rows, weights, n_rows) = stencil_table(g)?;
+        let KernelAtoms { bases, fracs } = kernel_atoms(g, charges)?;
+        let StencilTable { rows, weights, n_rows } = stencil_table(g)?;
         let table = match &g.top {
             TopLevel::Open { table } => table,
             TopLevel::Periodic { kernel } => kernel,
