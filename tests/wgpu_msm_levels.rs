@@ -289,13 +289,13 @@ fn engine_staged_msm_maps_match_the_cpu_engine() {
     }
 }
 
-/// `orbitfield grid esp MOL2 --method msm --device wgpu` computes the levels on the device (the
-/// default stages) and writes the map `--device cpu` writes.
+/// `orbitfield grid esp MOL2 --method msm --msm-stages device --device wgpu` computes the levels on
+/// the device and writes the map `--device cpu` writes; `--msm-stages host` leaves them to the host.
 #[test]
 fn grid_esp_msm_command_levels_on_wgpu() {
     let dir = tempfile::tempdir().unwrap();
     let mol2 = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md/Molecule.mol2");
-    let grid = |device: &str, out: &Path| {
+    let grid = |device: &str, stages: &str, out: &Path| {
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
             .args(["grid", "esp"])
             .arg(&mol2)
@@ -312,6 +312,8 @@ fn grid_esp_msm_command_levels_on_wgpu() {
                 "hartree/e",
                 "--device",
                 device,
+                "--msm-stages",
+                stages,
                 "--verbose",
                 "-o",
             ])
@@ -323,7 +325,7 @@ fn grid_esp_msm_command_levels_on_wgpu() {
         (o.status.success(), String::from_utf8_lossy(&o.stderr).into_owned())
     };
     let (cpu_out, gpu_out) = (dir.path().join("cpu.cube"), dir.path().join("wgpu.cube"));
-    let (ok, err) = grid("wgpu", &gpu_out);
+    let (ok, err) = grid("wgpu", "device", &gpu_out);
     if !ok && !required() && (err.contains("no wgpu adapter") || err.contains("no usable GPU")) {
         eprintln!("skipping: {err}");
         return;
@@ -331,8 +333,12 @@ fn grid_esp_msm_command_levels_on_wgpu() {
     assert!(ok, "--device wgpu: {err}");
     assert!(err.contains("esp on wgpu"), "placed: {err}");
     assert!(err.contains("MSM levels on the wgpu device"), "levels: {err}");
-    let (ok, err) = grid("cpu", &cpu_out);
+    let (ok, err) = grid("cpu", "device", &cpu_out);
     assert!(ok, "--device cpu: {err}");
+    let host_out = dir.path().join("host.cube");
+    let (ok, err) = grid("wgpu", "host", &host_out);
+    assert!(ok, "--msm-stages host: {err}");
+    assert!(!err.contains("MSM levels on the wgpu device"), "levels: {err}");
     let read = |p: &Path| orbitfield::io::cube::read(p, &std::fs::read(p).unwrap()).unwrap();
     let (want, got) = (read(&cpu_out), read(&gpu_out));
     let (want, got) = (&want.grids[0], &got.grids[0]);
