@@ -11,7 +11,8 @@
 //!   never computed on the host) against the CPU engine's maps of host-staged plans, open and
 //!   periodic, within 1e-4 of the map's largest |value| at the points farther than 0.1 bohr from
 //!   every charge (within 1e-3 at every point: `tests/wgpu_msm.rs` gives the short-range pass's f32
-//!   reason), and `grid esp --method msm --device wgpu` against `--device cpu` through the command.
+//!   reason), and `grid esp --method msm --msm-stages device --device wgpu` against `--device cpu`
+//!   through the command (its log says the levels ran on the device; with `--msm-stages host` not).
 //!
 //! The f32 bound: each level's sums add a few `u = 2^-24` of the sum of their terms' magnitudes
 //! (module documentation of `msm_levels`), and the lattice cutoff's terms of both signs cancel to
