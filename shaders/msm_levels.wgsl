@@ -268,6 +268,75 @@ fn cutoff(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     dst[idx] = sum;
 }
 
+// The cutoff by workgroup tiles of TX x TY points of one plane: for each source plane the stencil
+// reaches (`ints[n.w + p]` = (dz, first row, rows, 0), p < lo.z), the workgroup stages the source
+// points its tile's rows read, (TX + 2 rx) x (TY + 2 ry) with (rx, ry) = lo.xy the stencil's radius
+// (wrapped when periodic, zero outside an open lattice), then each invocation sums those rows from
+// workgroup memory in the order of `cutoff` (each row plainly, the rows with Kahan compensation).
+// The host dispatches it when the staged region fits STAGE values.
+const TX: u32 = 16u;
+const TY: u32 = 16u;
+const STAGE: u32 = 4096u;
+var<workgroup> staged: array<f32, STAGE>;
+
+@compute @workgroup_size(TX, TY, 1)
+fn cutoff_tiles(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let periodic = p.n.y != 0;
+    let nx = p.dst.x;
+    let ny = p.dst.y;
+    let nz = p.dst.z;
+    let rx = p.lo.x;
+    let ry = p.lo.y;
+    let x0 = i32(wid.x * TX);
+    let y0 = i32(wid.y * TY);
+    let oz = i32(wid.z);
+    let lx = i32(lid.x);
+    let ly = i32(lid.y);
+    let ox = x0 + lx;
+    let oy = y0 + ly;
+    let w = i32(TX) + 2 * rx;
+    let h = i32(TY) + 2 * ry;
+    let scale = p.f.x;
+    let flat = ly * i32(TX) + lx;
+    var sum = 0.0;
+    var comp = 0.0;
+    for (var pl = 0; pl < p.lo.z; pl++) {
+        let plane = ints[p.n.w + pl];
+        let sz = wrap(oz - plane.x, nz, periodic);
+        if (sz < 0) {
+            continue;
+        }
+        workgroupBarrier();
+        for (var i = flat; i < w * h; i += i32(TX * TY)) {
+            let sx = wrap(x0 - rx + i % w, nx, periodic);
+            let sy = wrap(y0 - ry + i / w, ny, periodic);
+            var v = 0.0;
+            if (sx >= 0 && sy >= 0) {
+                v = src[sx + nx * (sy + ny * sz)];
+            }
+            staged[i] = v;
+        }
+        workgroupBarrier();
+        for (var r = plane.y; r < plane.y + plane.z; r++) {
+            let row = ints[2 * r];
+            let off = ints[2 * r + 1].x;
+            // Weight t reads source x = ox - (dx0 + t), staged at lx + rx - dx0 - t.
+            let base = (ly + ry - row.x) * w + lx + rx - row.z;
+            var part = 0.0;
+            for (var t = 0; t < row.w; t++) {
+                part += (reals[off + t] * scale) * staged[base - t];
+            }
+            let y = part - comp;
+            let s = sum + y;
+            comp = (s - sum) - y;
+            sum = s;
+        }
+    }
+    if (ox < nx && oy < ny) {
+        dst[ox + nx * (oy + ny * oz)] = sum;
+    }
+}
+
 // Twins of msml_top_open and msml_top_periodic: e_m = sum_n q_n table[m - n], all pairs of the top
 // level, sources in storage order, each x run summed plainly and the runs with Kahan compensation.
 // Open: table index (m - n) + (dims - 1) in a (2 nx - 1) x (2 ny - 1) table; periodic:

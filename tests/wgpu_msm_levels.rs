@@ -3,8 +3,9 @@
 //! against the host's f64 cascade ([`LevelGeometry::host_levels`], the numerical reference), on
 //! fresh random charges (the seed is printed; `ORBITFIELD_TEST_SEED` replays one):
 //! - every level's charges and potential, open lattices (several levels; the top level alone) and
-//!   periodic orthorhombic and triclinic cells: the finest potential within [`FINEST_TOL`] of its
-//!   largest |value|, every other level within [`LEVEL_TOL`] of its own;
+//!   periodic orthorhombic and triclinic cells, the lattice cutoff by workgroup tiles (the default)
+//!   and by an invocation per point: the finest potential within [`FINEST_TOL`] of its largest
+//!   |value|, every other level within [`LEVEL_TOL`] of its own;
 //! - a poisoned cascade (the restriction along y skipped, or one prolongation along x) misses the
 //!   reference by far more, so the comparison can fail;
 //! - whole maps of plans built with `StagesOn::Engine` on the wgpu engine (levels on the device,
@@ -17,8 +18,9 @@
 //! The f32 bound: each level's sums add a few `u = 2^-24` of the sum of their terms' magnitudes
 //! (module documentation of `msm_levels`), and the lattice cutoff's terms of both signs cancel to
 //! a potential of about a tenth of that sum over these random charges, so a few 1e-6 of the
-//! largest |value|; measured on lavapipe over repeated seeds up to 6.4e-7 (finest potential) and
-//! 8e-7 (every other level); whole maps up to 9.2e-6 away from charges and 2.6e-5 everywhere (the
+//! largest |value|; measured on lavapipe over repeated seeds up to 6.7e-7 (finest potential) and
+//! 9.1e-7 (every other level), both cutoff kernels alike; whole maps up to 1.2e-5 away from charges
+//! and 2.6e-5 everywhere (the
 //! short-range pass's f32 coordinates dominate), the device's levels against the host's on the same
 //! engine up to 1.4e-7. Skipping a pass misses by 0.5 to 0.8.
 //!
@@ -30,7 +32,7 @@
 use orbitfield::compute::cpu::CpuEngine;
 use orbitfield::compute::cuda::msm_levels::{Step, schedule};
 use orbitfield::compute::esp::{Boundary, EspMethod, HostLevels, LevelGeometry, MsmParams, StagesOn, field_input_with};
-use orbitfield::compute::wgpu::msm_levels::{FINEST_TOL, MsmLevelsPass};
+use orbitfield::compute::wgpu::msm_levels::{CutoffKernel, FINEST_TOL, MsmLevelsPass};
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
 use orbitfield::model::units::bohr_from_angstrom;
 use orbitfield::model::{Lattice, UnitCell};
@@ -133,6 +135,8 @@ fn device_levels_match_the_host_cascade_open_and_periodic() {
     let Some(gpu) = engine("MSM levels") else { return };
     let (device, queue) = gpu.device();
     let pass = MsmLevelsPass::new(device);
+    let mut points = MsmLevelsPass::new(device);
+    points.cutoff_kernel = CutoffKernel::Points;
     let mut state = seed();
     // Charges also outside the periodic cells (wrapped by the anterpolation).
     let q = random_charges(&mut state, 900, [-4.0, -3.0, -2.0], [34.0, 30.0, 36.0]);
@@ -153,6 +157,15 @@ fn device_levels_match_the_host_cascade_open_and_periodic() {
         assert!(worst <= LEVEL_TOL, "{name}: a level {worst:.3e} > {LEVEL_TOL:e}");
         // The device's finest potential is the host's `long_range` one.
         assert!(rel(&got.potentials[0], &g.long_range(&q).potential) <= FINEST_TOL);
+        // The lattice cutoff by an invocation per point instead of workgroup tiles.
+        let by_points = points.levels(device, queue, &g, &q, &steps).unwrap();
+        let (finest, worst) = level_errors(&by_points, &want);
+        println!("{name}, cutoff per point: finest potential {finest:.2e}, other levels {worst:.2e}");
+        assert!(
+            finest <= FINEST_TOL,
+            "{name}: finest potential {finest:.3e} > {FINEST_TOL:e}"
+        );
+        assert!(worst <= LEVEL_TOL, "{name}: a level {worst:.3e} > {LEVEL_TOL:e}");
         if g.layouts.len() < 2 {
             continue;
         }

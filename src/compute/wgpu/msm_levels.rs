@@ -17,12 +17,13 @@
 //! anterpolation sums each point's contributions exactly in 64-bit fixed point (two 32-bit words,
 //! [`fixed_scale`]), so only each contribution's own f32 rounding (a few `u`) remains and the
 //! result is the same on every run; restriction and prolongation sum four exact weights per value;
-//! the lattice cutoff sums each stencil row (at most `4a/h + 1` terms) plainly and the rows with
-//! Kahan compensation; the top level likewise per x run. Weights and tables are the host's f64
+//! the lattice cutoff ([`CutoffKernel`]: workgroup tiles staging each source plane, or an invocation
+//! per point) sums each stencil row (at most `4a/h + 1` terms) plainly and the rows with Kahan
+//! compensation, in the same order either way; the top level likewise per x run. Weights and tables are the host's f64
 //! values rounded once to f32. Each level thus adds a few `u` of the sum of its terms' magnitudes;
 //! measured against the host's f64 cascade on lavapipe (`tests/wgpu_msm_levels.rs`, random
 //! charges, open, periodic orthorhombic and triclinic, over repeated seeds): the finest potential
-//! at most 6.4e-7 of its largest |value|, every other level at most 8e-7 of its own; held to
+//! at most 6.7e-7 of its largest |value|, every other level at most 9.1e-7 of its own; held to
 //! [`FINEST_TOL`] (1e-5: a few `u` per level times the sum of the terms' magnitudes over the
 //! potential, about ten here, with a margin of a few for larger lattices).
 
@@ -43,6 +44,22 @@ pub const WG: u32 = 64;
 /// against the host's f64 cascade (see the module documentation for the reason).
 pub const FINEST_TOL: f64 = 1e-5;
 
+/// `cutoff_tiles`: points per workgroup along x and y (`TX`, `TY` in the shader).
+pub const TILE: [u32; 2] = [16, 16];
+/// `cutoff_tiles`: values of the staged source region (`STAGE` in the shader).
+pub const STAGE: u32 = 4096;
+
+/// Which entry point sums the lattice cutoff of a level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CutoffKernel {
+    /// `cutoff_tiles` (the default): a workgroup per 16 x 16 points of a plane, the source plane's
+    /// points its stencil rows read staged in workgroup memory; `cutoff` where the staged region
+    /// would exceed [`STAGE`] values (a stencil radius above 24 points along x or y).
+    Tiles,
+    /// `cutoff`: an invocation per point reading the level from storage.
+    Points,
+}
+
 /// Uniform parameters of one dispatch. Twin of `Params` in `shaders/msm_levels.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -61,6 +78,9 @@ pub struct MsmLevelsPass {
     from_fixed: wgpu::ComputePipeline,
     axis: wgpu::ComputePipeline,
     cutoff: wgpu::ComputePipeline,
+    cutoff_tiles: wgpu::ComputePipeline,
+    /// Which entry point sums each level's lattice cutoff.
+    pub cutoff_kernel: CutoffKernel,
     top: wgpu::ComputePipeline,
 }
 
@@ -173,6 +193,10 @@ struct StencilTable {
     /// Every row's weights (at least one).
     weights: Vec<f32>,
     n_rows: i32,
+    /// `cutoff_tiles`: the source planes, `(dz, first row, rows, 0)` each, in `rows` after the rows.
+    n_planes: i32,
+    /// The stencil's radius along x and y (lattice points).
+    radius: [i32; 2],
 }
 
 fn stencil_table(g: &LevelGeometry) -> Result<StencilTable, ComputeError> {
@@ -192,13 +216,34 @@ fn stencil_table(g: &LevelGeometry) -> Result<StencilTable, ComputeError> {
         }
     }
     let n_rows = i32_of(rows.len() / 2, "the MSM stencil")?;
+    // The rows come z plane by z plane (`msm::cutoff_stencil`): one entry per plane.
+    let mut planes: Vec<[i32; 4]> = Vec::new();
+    for r in 0..n_rows {
+        let dz = rows[2 * r as usize][1];
+        match planes.last_mut() {
+            Some(p) if p[0] == dz => p[2] += 1,
+            _ => planes.push([dz, r, 1, 0]),
+        }
+    }
+    let n_planes = i32_of(planes.len(), "the MSM stencil")?;
+    rows.extend(planes);
     if rows.is_empty() {
         rows.push([0; 4]);
     }
     if weights.is_empty() {
         weights.push(0.0);
     }
-    Ok(StencilTable { rows, weights, n_rows })
+    let radius = g.stencil.as_ref().map_or([0; 3], |st| st.radius);
+    Ok(StencilTable {
+        rows,
+        weights,
+        n_rows,
+        n_planes,
+        radius: [
+            i32_of(radius[0], "the MSM stencil")?,
+            i32_of(radius[1], "the MSM stencil")?,
+        ],
+    })
 }
 
 /// Values each cascade buffer holds, in the order `Q(0..=L)`, `E(0..=L)`, `T1`, `T2`.
@@ -266,6 +311,8 @@ impl MsmLevelsPass {
             from_fixed: pipeline("from_fixed"),
             axis: pipeline("axis_pass"),
             cutoff: pipeline("cutoff"),
+            cutoff_tiles: pipeline("cutoff_tiles"),
+            cutoff_kernel: CutoffKernel::Tiles,
             top: pipeline("top"),
             layout,
         }
@@ -298,11 +345,27 @@ impl MsmLevelsPass {
                 "wgpu: {n} MSM level points exceed this device's dispatch limits"
             )));
         }
+        let groups = [gx as u32, gy as u32, 1];
+        self.record(ctx, pipeline, groups, &params, [src, dst, ints, reals, acc]);
+        Ok(())
+    }
+
+    /// Records one dispatch of `groups` workgroups of `pipeline` with `params` and the buffers
+    /// of bindings 1 to 5 (the context's unused ones where `None`).
+    fn record(
+        &self,
+        ctx: &mut Ctx<'_>,
+        pipeline: &wgpu::ComputePipeline,
+        groups: [u32; 3],
+        params: &MsmLevelsParams,
+        bufs: [Option<&wgpu::Buffer>; 5],
+    ) {
+        let [src, dst, ints, reals, acc] = bufs;
         let bind_group = params_bind_group(
             ctx.device,
             &self.layout,
             "msm levels",
-            &params,
+            params,
             &[
                 src.unwrap_or(&ctx.dummy_ro),
                 dst.unwrap_or(&ctx.dummy_rw),
@@ -317,8 +380,7 @@ impl MsmLevelsPass {
         });
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &bind_group, &[]);
-        pass.dispatch_workgroups(gx as u32, gy as u32, 1);
-        Ok(())
+        pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
     }
 
     /// Every long-range level of `g` for `charges` on the device, by [`schedule`]'s steps.
@@ -388,7 +450,8 @@ impl MsmLevelsPass {
                 .ok_or_else(|| ComputeError::Device("wgpu: no MSM level buffer".into()))
         };
         let KernelAtoms { bases, fracs } = kernel_atoms(g, charges)?;
-        let StencilTable { rows, weights, n_rows } = stencil_table(g)?;
+        let st = stencil_table(g)?;
+        let (rows, weights, n_rows) = (&st.rows, &st.weights, st.n_rows);
         let table = match &g.top {
             TopLevel::Open { table } => table,
             TopLevel::Periodic { kernel } => kernel,
@@ -399,8 +462,8 @@ impl MsmLevelsPass {
         }
         let atoms_b = storage_init(device, "msm level charge bases", bytemuck::cast_slice(&bases));
         let atoms_f = storage_init(device, "msm level charge fractions", bytemuck::cast_slice(&fracs));
-        let rows_b = storage_init(device, "msm level stencil rows", bytemuck::cast_slice(&rows));
-        let weights_b = storage_init(device, "msm level stencil weights", bytemuck::cast_slice(&weights));
+        let rows_b = storage_init(device, "msm level stencil rows", bytemuck::cast_slice(rows));
+        let weights_b = storage_init(device, "msm level stencil weights", bytemuck::cast_slice(weights));
         let table_b = storage_init(device, "msm level top table", bytemuck::cast_slice(&table));
         let acc = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("msm level fixed point"),
@@ -516,16 +579,47 @@ impl MsmLevelsPass {
                         continue;
                     };
                     let d = dims_i32(layout.dims)?;
-                    let params = MsmLevelsParams {
-                        n: [0, periodic, n_rows, 0],
-                        dst: [d[0], d[1], d[2], 0],
-                        f: [(1.0 / (1u64 << level.min(62)) as f64) as f32, 0.0, 0.0, 0.0],
-                        ..MsmLevelsParams::default()
-                    };
+                    let scale = (1.0 / (1u64 << level.min(62)) as f64) as f32;
                     let (q, e) = (get(Buf::Q(level))?, get(Buf::E(level))?);
-                    let c = &self.cutoff;
                     let (r, w) = (Some(&rows_b), Some(&weights_b));
-                    self.dispatch(&mut ctx, c, layout.len(), params, Some(q), Some(e), r, w, None)?;
+                    let [rx, ry] = st.radius;
+                    let staged = (TILE[0] as i64 + 2 * i64::from(rx)) * (TILE[1] as i64 + 2 * i64::from(ry));
+                    let ld = layout.dims;
+                    let groups = [
+                        ld[0].div_ceil(TILE[0] as usize),
+                        ld[1].div_ceil(TILE[1] as usize),
+                        ld[2],
+                    ];
+                    let tiles_fit = staged <= i64::from(STAGE)
+                        && groups.iter().all(|&n| n <= ctx.max_groups as usize)
+                        && limits.max_compute_workgroup_storage_size >= 4 * STAGE
+                        && limits.max_compute_invocations_per_workgroup >= TILE[0] * TILE[1];
+                    if self.cutoff_kernel == CutoffKernel::Tiles && tiles_fit {
+                        let params = MsmLevelsParams {
+                            n: [0, periodic, 0, 2 * n_rows],
+                            dst: [d[0], d[1], d[2], 0],
+                            lo: [rx, ry, st.n_planes, 0],
+                            f: [scale, 0.0, 0.0, 0.0],
+                            ..MsmLevelsParams::default()
+                        };
+                        let groups = groups.map(|n| n as u32);
+                        self.record(
+                            &mut ctx,
+                            &self.cutoff_tiles,
+                            groups,
+                            &params,
+                            [Some(q), Some(e), r, w, None],
+                        );
+                    } else {
+                        let params = MsmLevelsParams {
+                            n: [0, periodic, n_rows, 0],
+                            dst: [d[0], d[1], d[2], 0],
+                            f: [scale, 0.0, 0.0, 0.0],
+                            ..MsmLevelsParams::default()
+                        };
+                        let c = &self.cutoff;
+                        self.dispatch(&mut ctx, c, layout.len(), params, Some(q), Some(e), r, w, None)?;
+                    }
                 }
             }
         }
@@ -597,14 +691,23 @@ mod tests {
     #[test]
     fn shader_layout_and_constants_match_the_host() {
         let module = wgpu::naga::front::wgsl::parse_str(SHADER_SOURCE).unwrap();
-        for e in ["anterpolate", "from_fixed", "axis_pass", "cutoff", "top"] {
+        for e in [
+            "anterpolate",
+            "from_fixed",
+            "axis_pass",
+            "cutoff",
+            "cutoff_tiles",
+            "top",
+        ] {
             assert!(module.entry_points.iter().any(|p| p.name == e), "{e}");
         }
         assert_eq!(
             crate::compute::wgpu::wgsl_type_size(&module, "Params"),
             std::mem::size_of::<MsmLevelsParams>()
         );
-        assert!(SHADER_SOURCE.contains(&format!("const WG: u32 = {WG}u;")));
+        for (name, v) in [("WG", WG), ("TX", TILE[0]), ("TY", TILE[1]), ("STAGE", STAGE)] {
+            assert!(SHADER_SOURCE.contains(&format!("const {name}: u32 = {v}u;")), "{name}");
+        }
         let mut validator = wgpu::naga::valid::Validator::new(
             wgpu::naga::valid::ValidationFlags::all(),
             wgpu::naga::valid::Capabilities::empty(),
