@@ -9,7 +9,7 @@
 //! - a poisoned cascade (the restriction along y skipped, or one prolongation along x) misses the
 //!   reference by far more, so the comparison can fail;
 //! - whole maps of plans built with `StagesOn::Engine` on the wgpu engine (levels on the device,
-//!   never computed on the host) against the CPU engine's maps of host-staged plans, open and
+//!   never computed on the host; also a deferred request the wgpu engine plans) against the CPU engine's maps of host-staged plans, open and
 //!   periodic, within 1e-4 of the map's largest |value| at the points farther than 0.1 bohr from
 //!   every charge (within 1e-3 at every point: `tests/wgpu_msm.rs` gives the short-range pass's f32
 //!   reason), and `grid esp --method msm --msm-stages device --device wgpu` against `--device cpu`
@@ -31,7 +31,9 @@
 
 use orbitfield::compute::cpu::CpuEngine;
 use orbitfield::compute::cuda::msm_levels::{Step, schedule};
-use orbitfield::compute::esp::{Boundary, EspMethod, HostLevels, LevelGeometry, MsmParams, StagesOn, field_input_with};
+use orbitfield::compute::esp::{
+    Boundary, DeferredPlan, EspMethod, HostLevels, LevelGeometry, MsmParams, StagesOn, field_input_with,
+};
 use orbitfield::compute::wgpu::msm_levels::{CutoffKernel, FINEST_TOL, MsmLevelsPass};
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
 use orbitfield::model::units::bohr_from_angstrom;
@@ -294,6 +296,22 @@ fn engine_staged_msm_maps_match_the_cpu_engine() {
         println!("{name}: max |diff| / max |value| {away:.2e} away from charges, {all:.2e} everywhere");
         assert!(away <= MAP_TOL, "{name}: {away:.3e} > {MAP_TOL:e}");
         assert!(all <= NEAR_TOL, "{name}: {all:.3e} > {NEAR_TOL:e}");
+        // A deferred request planned by the wgpu engine leaves its levels to the device too.
+        let deferred = FieldJob {
+            input: DeferredPlan::field_input(q.clone(), msm(5.0, 1.5), boundary, &lattice).unwrap(),
+            ..host.clone()
+        };
+        let later = map(&gpu, &deferred);
+        let FieldInput::DeferredElectrostatics(d) = &deferred.input else {
+            panic!("{name}: not deferred")
+        };
+        assert!(
+            d.plan().unwrap().long_range_computed().is_none(),
+            "{name}: deferred levels on the host"
+        );
+        let (away, _) = map_errors(&later, &want, &near);
+        println!("{name}, deferred plan: {away:.2e} away from charges");
+        assert!(away <= MAP_TOL, "{name}, deferred: {away:.3e} > {MAP_TOL:e}");
         // The same engine with the host's levels differs from the device-levels map by the
         // levels' f32 error only.
         let host_levels = map(&gpu, &host);

@@ -149,11 +149,11 @@ impl WgpuEngine {
         }
     }
 
-    /// The plan of a cutoff or MSM job (built now, with its stages on the host, when deferred).
+    /// The plan of a cutoff or MSM job (built now, its stages left to the engine, when deferred).
     fn plan_of(input: &FieldInput) -> Option<Result<Arc<EspPlan>, ComputeError>> {
         match input {
             FieldInput::Electrostatics(p) => Some(Ok(p.clone())),
-            FieldInput::DeferredElectrostatics(d) => Some(d.plan()),
+            FieldInput::DeferredElectrostatics(d) => Some(d.plan_with(crate::compute::esp::StagesOn::Engine)),
             _ => None,
         }
     }
