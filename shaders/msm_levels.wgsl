@@ -276,7 +276,7 @@ fn cutoff(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
 // The host dispatches it when the staged region fits STAGE values.
 const TX: u32 = 16u;
 const TY: u32 = 16u;
-const STAGE: u32 = 4096u;
+const STAGE: u32 = 4080u;
 var<workgroup> staged: array<f32, STAGE>;
 
 @compute @workgroup_size(TX, TY, 1)

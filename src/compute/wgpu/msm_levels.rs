@@ -47,14 +47,16 @@ pub const FINEST_TOL: f64 = 1e-5;
 /// `cutoff_tiles`: points per workgroup along x and y (`TX`, `TY` in the shader).
 pub const TILE: [u32; 2] = [16, 16];
 /// `cutoff_tiles`: values of the staged source region (`STAGE` in the shader).
-pub const STAGE: u32 = 4096;
+/// 16,320 bytes: within the 16,352 that every wgpu device grants, so the pipeline builds anywhere.
+pub const STAGE: u32 = 4080;
 
 /// Which entry point sums the lattice cutoff of a level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CutoffKernel {
     /// `cutoff_tiles` (the default): a workgroup per 16 x 16 points of a plane, the source plane's
     /// points its stencil rows read staged in workgroup memory; `cutoff` where the staged region
-    /// would exceed [`STAGE`] values (a stencil radius above 24 points along x or y).
+    /// would exceed [`STAGE`] values (a stencil radius above 23 points along x or y) or the device
+    /// grants too little workgroup memory.
     Tiles,
     /// `cutoff`: an invocation per point reading the level from storage.
     Points,
@@ -78,7 +80,8 @@ pub struct MsmLevelsPass {
     from_fixed: wgpu::ComputePipeline,
     axis: wgpu::ComputePipeline,
     cutoff: wgpu::ComputePipeline,
-    cutoff_tiles: wgpu::ComputePipeline,
+    /// `None` where the device grants less workgroup memory or fewer invocations than it takes.
+    cutoff_tiles: Option<wgpu::ComputePipeline>,
     /// Which entry point sums each level's lattice cutoff.
     pub cutoff_kernel: CutoffKernel,
     top: wgpu::ComputePipeline,
@@ -311,7 +314,14 @@ impl MsmLevelsPass {
             from_fixed: pipeline("from_fixed"),
             axis: pipeline("axis_pass"),
             cutoff: pipeline("cutoff"),
-            cutoff_tiles: pipeline("cutoff_tiles"),
+            cutoff_tiles: {
+                let l = device.limits();
+                (l.max_compute_workgroup_storage_size >= 4 * STAGE
+                    && l.max_compute_invocations_per_workgroup >= TILE[0] * TILE[1]
+                    && l.max_compute_workgroup_size_x >= TILE[0]
+                    && l.max_compute_workgroup_size_y >= TILE[1])
+                    .then(|| pipeline("cutoff_tiles"))
+            },
             cutoff_kernel: CutoffKernel::Tiles,
             top: pipeline("top"),
             layout,
@@ -590,11 +600,10 @@ impl MsmLevelsPass {
                         ld[1].div_ceil(TILE[1] as usize),
                         ld[2],
                     ];
-                    let tiles_fit = staged <= i64::from(STAGE)
-                        && groups.iter().all(|&n| n <= ctx.max_groups as usize)
-                        && limits.max_compute_workgroup_storage_size >= 4 * STAGE
-                        && limits.max_compute_invocations_per_workgroup >= TILE[0] * TILE[1];
-                    if self.cutoff_kernel == CutoffKernel::Tiles && tiles_fit {
+                    let tiles_fit = staged <= i64::from(STAGE) && groups.iter().all(|&n| n <= ctx.max_groups as usize);
+                    if let (CutoffKernel::Tiles, true, Some(tiles)) =
+                        (self.cutoff_kernel, tiles_fit, &self.cutoff_tiles)
+                    {
                         let params = MsmLevelsParams {
                             n: [0, periodic, 0, 2 * n_rows],
                             dst: [d[0], d[1], d[2], 0],
@@ -603,13 +612,7 @@ impl MsmLevelsPass {
                             ..MsmLevelsParams::default()
                         };
                         let groups = groups.map(|n| n as u32);
-                        self.record(
-                            &mut ctx,
-                            &self.cutoff_tiles,
-                            groups,
-                            &params,
-                            [Some(q), Some(e), r, w, None],
-                        );
+                        self.record(&mut ctx, tiles, groups, &params, [Some(q), Some(e), r, w, None]);
                     } else {
                         let params = MsmLevelsParams {
                             n: [0, periodic, n_rows, 0],
