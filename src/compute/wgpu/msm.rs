@@ -10,7 +10,8 @@
 //! shader's uniform). The binning stays on the host (the plan's [`EspPlan::bins`], computed at
 //! first use for a plan built with `StagesOn::Engine`, as the CPU engine does); the long-range
 //! levels of such a plan are computed on the device by [`super::msm_levels`]
-//! ([`MsmSlabPass::upload_on`]), those of a `StagesOn::Host` plan are the host's. Open and periodic boundaries (any cell the plan
+//! ([`MsmSlabPass::upload_on`]; within 1e-5 of the finest lattice's largest |value|, see there),
+//! those of a `StagesOn::Host` plan are the host's. Open and periodic boundaries (any cell the plan
 //! takes), vacuum and the screened models of the cutoff method (`compute::esp::screening`:
 //! `k(r)` less its smoothing polynomial, one formula for every model). Called by the wgpu slab
 //! engine (`super::engine`); tested against the CPU engine in `tests/wgpu_msm.rs`.
