@@ -4,7 +4,8 @@
 //! is printed; `ORBITFIELD_TEST_SEED` replays one):
 //! - the cutoff method and MSM, open boundaries and periodic orthorhombic and triclinic cells (charges
 //!   also outside the cell, lattices reaching past it), plans built with their stages on the host
-//!   and deferred ones (`StagesOn::Engine`, computed on the host at first use), whole maps and a slab;
+//!   and deferred ones (planned by the wgpu engine with `StagesOn::Engine`: MSM levels on the device,
+//!   `tests/wgpu_msm_levels.rs`), whole maps and a slab;
 //! - the cutoff method with the screened models (eps = 4r, Debye-Hueckel);
 //! - an open MSM plan filled past its MSM lattice: those points get the direct sum (the pass marks
 //!   them, the host evaluates them);

@@ -16,7 +16,7 @@ use orbitfield::analysis::esp_series::{
 };
 use orbitfield::batch::{self, Ranks};
 use orbitfield::compute::cpu::{self};
-use orbitfield::compute::esp::{Boundary, EspMethod};
+use orbitfield::compute::esp::{Boundary, EspMethod, StagesOn, field_input_with};
 use orbitfield::compute::{Field, FieldJob, PointCharges};
 use orbitfield::io::cube::CubeAtom;
 use orbitfield::io::{self, System};
@@ -328,6 +328,11 @@ pub struct GridArgs {
     pub max_memory_gib: Option<f64>,
     #[command(flatten)]
     pub device: super::device::DeviceArgs,
+    /// esp --method msm or cutoff (vacuum): where the plan's heavy stages run, sorting the charges
+    /// into bins and the long-range MSM levels: device (the engine that fills the map: CUDA does both
+    /// on its device, wgpu the levels) or host (with the plan) [default: device].
+    #[arg(long, value_enum)]
+    pub msm_stages: Option<StagesOn>,
     /// molsurf: the atoms of the surface (selection language, e.g. "protein"); the lattice follows
     /// them [default: all].
     #[arg(long, value_name = "SELECTION")]
@@ -519,6 +524,9 @@ pub fn run(args: &GridArgs) -> Result<()> {
         return run_esp(args, dx, &limit);
     }
     args.esp.refuse_for(&spec)?;
+    if args.msm_stages.is_some() {
+        bail!("--msm-stages applies to esp (Coulomb potentials) only");
+    }
     if args.frames.is_some() {
         bail!(
             "--frames with {spec} writes one cube per frame: give a directory (-o DIR/); only esp combines frames into one map"
@@ -598,7 +606,18 @@ fn frame_grid(
         check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
         let periodic = matches!(esp.boundary, Boundary::Periodic(_));
         let dielectric = args.dielectric.model(args.esp.temperature_kelvin())?;
-        let job = if dielectric.is_vacuum() {
+        if args.msm_stages.is_some() && !dielectric.is_vacuum() {
+            bail!("--msm-stages applies to vacuum potentials (the screened models' plans stage on the host)");
+        }
+        let job = if let (Some(stages), true) = (args.msm_stages, dielectric.is_vacuum()) {
+            let input = field_input_with(Arc::new(esp.charges), method, esp.boundary, &lattice, stages)
+                .map_err(|e| anyhow::anyhow!("frame {frame}: {e}"))?;
+            FieldJob {
+                field: Field::Potential,
+                lattice,
+                input,
+            }
+        } else if dielectric.is_vacuum() {
             frame_job(esp.charges, method, esp.boundary, lattice, frame)?
         } else {
             let input = orbitfield::compute::esp::screening::field_input_screened(
@@ -823,6 +842,9 @@ fn run_esp(args: &GridArgs, dx: bool, limit: &MemoryLimit) -> Result<()> {
     if let Some(frames_text) = &args.frames {
         args.dielectric
             .refuse_for("--frames (frame series are summed in vacuum only)")?;
+        if args.msm_stages.is_some() {
+            bail!("--msm-stages applies to one frame's map (-o FILE), not to a frame series");
+        }
         return run_esp_series(args, dx, limit, frames_text);
     }
     let spec: FieldSpec = args.field.parse()?;

@@ -149,11 +149,11 @@ impl WgpuEngine {
         }
     }
 
-    /// The plan of a cutoff or MSM job (built now, with its stages on the host, when deferred).
+    /// The plan of a cutoff or MSM job (built now, its stages left to the engine, when deferred).
     fn plan_of(input: &FieldInput) -> Option<Result<Arc<EspPlan>, ComputeError>> {
         match input {
             FieldInput::Electrostatics(p) => Some(Ok(p.clone())),
-            FieldInput::DeferredElectrostatics(d) => Some(d.plan()),
+            FieldInput::DeferredElectrostatics(d) => Some(d.plan_with(crate::compute::esp::StagesOn::Engine)),
             _ => None,
         }
     }
@@ -170,7 +170,7 @@ impl WgpuEngine {
         {
             return Ok(up.clone());
         }
-        let up = Arc::new(MsmSlabPass::upload(&self.device, plan)?);
+        let up = Arc::new(self.msm.upload_on(&self.device, &self.queue, plan)?);
         *cache = Some((Arc::downgrade(plan), up.clone()));
         Ok(up)
     }

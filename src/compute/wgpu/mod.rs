@@ -11,6 +11,7 @@
 //! - [`cartoon`]: the cartoon mesh from per-residue inputs ([`cartoon_inputs`], built on the CPU).
 //! - [`coulomb`]: direct Coulomb maps of point charges on a lattice, vacuum and screened models.
 //! - [`msm`]: cutoff and multilevel-summation maps of point charges (the slab stage of an `EspPlan`).
+//! - [`msm_levels`]: the long-range levels of multilevel summation (anterpolation to prolongation).
 //! - [`rdf`]: pair-distance histograms of radial distribution functions.
 //! - [`ils`]: implicit ligand sampling, one frame's voxel means of the probe's occupancy.
 //! - [`pb`]: the linearized Poisson-Boltzmann solver on the host's maps ([`pb_mg`]: its multigrid
@@ -46,6 +47,8 @@ pub mod molsurf;
 #[cfg(feature = "gui")]
 pub mod msm;
 #[cfg(feature = "gui")]
+pub mod msm_levels;
+#[cfg(feature = "gui")]
 pub mod orbital;
 #[cfg(feature = "gui")]
 mod pass;
@@ -72,6 +75,7 @@ pub fn all_modules() -> Vec<(&'static str, String)> {
         ("marching_cubes", marching_cubes::SHADER_SOURCE.to_string()),
         ("coulomb_map", coulomb::SHADER_SOURCE.to_string()),
         ("msm_slab", msm::SHADER_SOURCE.to_string()),
+        ("msm_levels", msm_levels::SHADER_SOURCE.to_string()),
         ("rdf", rdf::SHADER_SOURCE.to_string()),
         ("ils", ils::SHADER_SOURCE.to_string()),
         ("pb", pb_mg::SHADER_SOURCE.to_string()),

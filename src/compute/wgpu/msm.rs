@@ -7,9 +7,11 @@
 //!
 //! Owns [`MsmSlabPass`] (the pipeline, built once per device), [`MsmUpload`] (a plan's bins,
 //! neighbour offsets and finest long-range lattice on the device) and [`MsmSlabParams`] (twin of the
-//! shader's uniform). The binning and the long-range levels stay on the host: the plan's
-//! [`EspPlan::bins`] and [`EspPlan::long_range`], computed at first use for a plan built with
-//! `StagesOn::Engine`, as the CPU engine does. Open and periodic boundaries (any cell the plan
+//! shader's uniform). The binning stays on the host (the plan's [`EspPlan::bins`], computed at
+//! first use for a plan built with `StagesOn::Engine`, as the CPU engine does); the long-range
+//! levels of such a plan are computed on the device by [`super::msm_levels`]
+//! ([`MsmSlabPass::upload_on`]; within 1e-5 of the finest lattice's largest |value|, see there),
+//! those of a `StagesOn::Host` plan are the host's. Open and periodic boundaries (any cell the plan
 //! takes), vacuum and the screened models of the cutoff method (`compute::esp::screening`:
 //! `k(r)` less its smoothing polynomial, one formula for every model). Called by the wgpu slab
 //! engine (`super::engine`); tested against the CPU engine in `tests/wgpu_msm.rs`.
@@ -104,6 +106,8 @@ pub struct MsmSlabPass {
     points: wgpu::ComputePipeline,
     /// The entry point [`MsmSlabPass::encode`] dispatches.
     pub kernel: MsmKernel,
+    /// The long-range levels' pipelines, built at the first plan that leaves its levels to the engine.
+    levels: std::sync::OnceLock<super::msm_levels::MsmLevelsPass>,
 }
 
 /// A plan on the device: its binned charges (x, y, z relative to the bins' origin, q; f32), bin
@@ -172,12 +176,49 @@ impl MsmSlabPass {
             points: pipeline("msm_slab"),
             layout,
             kernel: MsmKernel::from_env(),
+            levels: std::sync::OnceLock::new(),
         }
+    }
+
+    /// As [`MsmSlabPass::upload`], the long-range levels of a plan that left them to the engine
+    /// (`StagesOn::Engine`, not yet computed on the host) computed on the device
+    /// ([`super::msm_levels`]) and kept there; a lattice the device cannot hold is computed on the
+    /// host, with the reason logged.
+    pub fn upload_on(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        plan: &EspPlan,
+    ) -> Result<MsmUpload, ComputeError> {
+        let mut on_device = None;
+        if let (Some(g), None) = (&plan.levels, plan.long_range_computed()) {
+            let pass = self
+                .levels
+                .get_or_init(|| super::msm_levels::MsmLevelsPass::new(device));
+            match pass.run(device, queue, g, plan.charges()) {
+                Ok(levels) => {
+                    tracing::debug!("MSM levels on the wgpu device: {} lattices", g.layouts.len());
+                    on_device = levels.into_finest();
+                }
+                Err(e) => tracing::info!("MSM levels on the host instead of the wgpu device: {e}"),
+            }
+        }
+        MsmSlabPass::upload_with(device, plan, on_device)
     }
 
     /// Uploads `plan`: its bins and, for MSM, its finest long-range lattice (both computed on the
     /// host now if the plan left them to the engine).
     pub fn upload(device: &wgpu::Device, plan: &EspPlan) -> Result<MsmUpload, ComputeError> {
+        MsmSlabPass::upload_with(device, plan, None)
+    }
+
+    /// [`MsmSlabPass::upload`] with the finest long-range lattice `on_device` (f32) when the device
+    /// has computed it.
+    fn upload_with(
+        device: &wgpu::Device,
+        plan: &EspPlan,
+        on_device: Option<wgpu::Buffer>,
+    ) -> Result<MsmUpload, ComputeError> {
         let bins = plan.bins();
         let o = bins.origin_bohr;
         let limits = device.limits();
@@ -240,27 +281,37 @@ impl MsmSlabPass {
         };
         let mut lr_values: Vec<f32> = vec![0.0];
         let mut has_long_range = false;
-        if let Some(lr) = plan.long_range() {
-            if lr.potential.len() >= i32::MAX as usize || 4 * lr.potential.len() as u64 > max_binding {
+        let mut long_range = None;
+        if let Some(g) = &plan.levels {
+            let finest = g.finest();
+            if finest.len() >= i32::MAX as usize || 4 * finest.len() as u64 > max_binding {
                 return Err(too_big("the MSM lattice"));
             }
-            lr_values = lr.potential.iter().map(|&v| v as f32).collect();
-            if lr_values.is_empty() {
-                lr_values.push(0.0);
+            match on_device {
+                Some(buffer) => long_range = Some(buffer),
+                None => {
+                    if let Some(lr) = plan.long_range() {
+                        lr_values = lr.potential.iter().map(|&v| v as f32).collect();
+                    }
+                    if lr_values.is_empty() {
+                        lr_values.push(0.0);
+                    }
+                }
             }
             has_long_range = true;
             base.flags[1] = 1;
-            base.flags[2] = i32::from(lr.periodic);
-            base.lr_o = v4([0, 1, 2].map(|k| lr.origin_bohr[k] - o[k]));
-            base.lr_inv = m4(&lr.inverse);
-            base.lr_lo = i4(lr.layout.lo, 0);
-            base.lr_dims = i4(lr.layout.dims.map(|d| d as i64), 0);
+            base.flags[2] = i32::from(g.periodic);
+            base.lr_o = v4([0, 1, 2].map(|k| g.origin_bohr[k] - o[k]));
+            base.lr_inv = m4(&g.inverse);
+            base.lr_lo = i4(finest.lo, 0);
+            base.lr_dims = i4(finest.dims.map(|d| d as i64), 0);
         }
         Ok(MsmUpload {
             start: storage(device, "msm bin starts", bytemuck::cast_slice(&start)),
             atoms: storage(device, "msm charges", bytemuck::cast_slice(&atoms)),
             neighbours: storage(device, "msm neighbours", bytemuck::cast_slice(&neighbours)),
-            long_range: storage(device, "msm long range", bytemuck::cast_slice(&lr_values)),
+            long_range: long_range
+                .unwrap_or_else(|| storage(device, "msm long range", bytemuck::cast_slice(&lr_values))),
             base,
             origin_bohr: o,
             has_long_range,
