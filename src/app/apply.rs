@@ -278,10 +278,11 @@ impl AppState {
         match Document::from_system(id, name, system, spacing).map(|d| d.with_qm_region(region)) {
             Ok(doc) => {
                 let mut status = format!(
-                    "{}: {} atoms, {} frames{}",
+                    "{}: {} atoms, {} frame{}{}",
                     doc.name,
                     doc.structure.len(),
                     doc.n_frames,
+                    if doc.n_frames == 1 { "" } else { "s" },
                     if doc.wavefunctions.is_empty() {
                         String::new()
                     } else {

@@ -26,10 +26,11 @@ pub fn files_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if let Some(doc) = &state.doc.document {
         ui.label(RichText::new(&doc.name).strong());
         ui.label(format!(
-            "{} atoms, {} bonds, {} frames",
+            "{} atoms, {} bonds, {} frame{}",
             doc.structure.len(),
             doc.bonds.len(),
-            doc.n_frames
+            doc.n_frames,
+            if doc.n_frames == 1 { "" } else { "s" }
         ));
         for w in doc.warnings.iter().take(5) {
             ui.label(RichText::new(w).small().weak());
