@@ -13,8 +13,9 @@
 
 use super::coulomb::{DirectCoulomb, charges_of};
 use super::ils::IlsPass;
+use super::marching_cubes::with_headroom;
 use super::msm::{MsmSlabPass, MsmUpload};
-use super::orbital::{MoCompute, read_values};
+use super::orbital::MoCompute;
 use super::packed_mo::PackedMoField;
 use super::pass::device_err;
 use super::qm_esp::QmEspPass;
@@ -44,6 +45,16 @@ pub struct WgpuEngine {
     msm_upload: Mutex<Option<(Weak<EspPlan>, Arc<MsmUpload>)>>,
     /// The ILS passes, or why the device cannot run them.
     ils: Result<IlsPass, String>,
+    /// The orbital pass's lattice and read-back buffers, reused from one slab to the next (grown,
+    /// with an eighth of headroom, when a slab needs more).
+    orbital_buffers: Mutex<OrbitalBuffers>,
+}
+
+/// See [`WgpuEngine::orbital_buffers`].
+#[derive(Default)]
+struct OrbitalBuffers {
+    values: Option<wgpu::Buffer>,
+    staging: Option<wgpu::Buffer>,
 }
 
 /// True for an adapter that runs on the CPU (Mesa lavapipe and llvmpipe, WARP).
@@ -96,6 +107,7 @@ impl WgpuEngine {
             msm: MsmSlabPass::new(&device),
             msm_upload: Mutex::new(None),
             ils: IlsPass::on(&device),
+            orbital_buffers: Mutex::new(OrbitalBuffers::default()),
             device,
             queue,
             name,
@@ -188,23 +200,75 @@ impl WgpuEngine {
             dims: [l.dims[0], l.dims[1], z_range.len()],
         };
         let packed = PackedMoField::new(wf, &job.field, origin)?;
-        let values = MoCompute::create_values(&self.device, &slab);
+        if packed.terms.is_empty() {
+            // No orbital contributes (a density of no electrons): zero, as a fresh lattice holds.
+            out.fill(0.0);
+            return Ok(());
+        }
+        let bytes = (4 * out.len() as u64).max(16);
+        let mut reuse = self
+            .orbital_buffers
+            .lock()
+            .map_err(|_| ComputeError::Device("wgpu: the orbital buffers' lock is poisoned".into()))?;
+        if reuse.values.as_ref().is_none_or(|b| b.size() < bytes) {
+            reuse.values = None;
+            reuse.values = Some(MoCompute::create_values_with_headroom(&self.device, &slab));
+        }
+        if reuse.staging.as_ref().is_none_or(|b| b.size() < bytes) {
+            reuse.staging = None;
+            reuse.staging = Some(self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("wgpu engine orbital read back"),
+                size: with_headroom(bytes),
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+        }
+        let (Some(values), Some(staging)) = (reuse.values.as_ref(), reuse.staging.as_ref()) else {
+            return Err(ComputeError::Device("wgpu: no orbital buffers".into()));
+        };
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("wgpu engine orbital slab"),
         });
         self.orbital
-            .encode(&self.device, &mut encoder, &packed, &slab, &values, None)
+            .encode(&self.device, &mut encoder, &packed, &slab, values, None)
             .map_err(|e| match e {
                 super::orbital::MoError::AngularMomentum(_) => {
                     ComputeError::WrongInput(job.field.clone(), "angular momentum the wgpu pass evaluates")
                 }
                 other => device_err(other),
             })?;
+        // The values and their copy back in one submission; read straight into `out`.
+        let n_bytes = 4 * out.len() as u64;
+        encoder.copy_buffer_to_buffer(values, 0, staging, 0, n_bytes);
         self.queue.submit([encoder.finish()]);
-        let got = read_values(&self.device, &self.queue, &values, out.len()).map_err(device_err)?;
-        out.copy_from_slice(&got);
-        Ok(())
+        read_mapped_into(&self.device, staging, out)
     }
+}
+
+/// Maps the first `4 * out.len()` bytes of `staging` (`MAP_READ`, its copy submitted), waits for the
+/// GPU and copies them into `out` (one copy), then unmaps.
+fn read_mapped_into(device: &wgpu::Device, staging: &wgpu::Buffer, out: &mut [f32]) -> Result<(), ComputeError> {
+    let n_bytes = 4 * out.len() as u64;
+    let slice = staging.slice(..n_bytes);
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    device.poll(wgpu::PollType::wait_indefinitely()).map_err(device_err)?;
+    rx.recv().map_err(device_err)?.map_err(device_err)?;
+    {
+        let range = slice.get_mapped_range().map_err(device_err)?;
+        match bytemuck::try_cast_slice::<u8, f32>(&range) {
+            Ok(v) => out.copy_from_slice(v),
+            Err(_) => {
+                for (o, c) in out.iter_mut().zip(range.chunks_exact(4)) {
+                    *o = f32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
+                }
+            }
+        }
+    }
+    staging.unmap();
+    Ok(())
 }
 
 impl SlabEngine for WgpuEngine {
