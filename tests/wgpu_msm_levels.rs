@@ -30,7 +30,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use orbitfield::compute::cpu::CpuEngine;
-use orbitfield::compute::cuda::msm_levels::{Step, schedule};
+use orbitfield::compute::esp::schedule::{Step, schedule};
 use orbitfield::compute::esp::{
     Boundary, DeferredPlan, EspMethod, HostLevels, LevelGeometry, MsmParams, StagesOn, field_input_with,
 };

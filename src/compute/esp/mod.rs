@@ -30,6 +30,7 @@
 pub mod bins;
 pub mod kernel;
 pub mod msm;
+pub mod schedule;
 pub mod screening;
 
 use crate::compute::MIN_DISTANCE_BOHR;

@@ -5,7 +5,7 @@
 //!
 //! Owns [`MsmLevelsPass`] (the pipelines, built once per device at first use), [`DeviceLevels`]
 //! (every level's buffers) and [`MsmLevelsParams`] (twin of the shader's uniform). The launch
-//! sequence is the CUDA engine's ([`crate::compute::cuda::msm_levels::schedule`]: the same
+//! sequence is the one the CUDA engine runs ([`crate::compute::esp::schedule::schedule`]: the same
 //! [`Step`]s over the same level buffers), so both devices run the host cascade of
 //! `compute::esp` pass by pass. Called by [`super::msm::MsmSlabPass::upload_on`] for a plan built
 //! with [`crate::compute::esp::StagesOn::Engine`]; tested against
@@ -29,7 +29,7 @@
 
 use super::marching_cubes::read_buffer;
 use super::pass::{compute_layouts, device_err, params_bind_group};
-use crate::compute::cuda::msm_levels::{AxisPass, Buf, Step, schedule};
+use crate::compute::esp::schedule::{AxisPass, Buf, Step, schedule};
 use crate::compute::esp::{HostLevels, LevelGeometry, TopLevel};
 use crate::compute::{ComputeError, PointCharges};
 use wgpu::util::DeviceExt;
