@@ -198,30 +198,60 @@ extern "C" __global__ void dcs_finish(float* __restrict__ out, const double* __r
 }
 
 // Screened Coulomb models (src/compute/esp/screening.rs, `ScreenGpu`; launched by
-// `launch_dcs_screened` in src/compute/cuda/dcs.rs): one lattice point per thread, the chunk's atoms
-// as dcs_chunk reads them (coordinates and charges times sqrt(1/2)). Model 1 (distance-dependent
-// dielectric) adds q a / r^2, model 2 (Debye-Hueckel) q a exp(-b r) / r; r^2 is clamped below at
-// min2 (bohr^2) as on the CPU. The chunk's float sum goes into the double accumulator.
+// `launch_dcs_screened` in src/compute/cuda/dcs.rs): DCS_SCREENED_POINTS lattice points of one row per
+// thread (strided by the block width: coalesced stores), sharing each atom's load and its dy^2 + dz^2;
+// the chunk's atoms as dcs_chunk reads them (coordinates and charges times sqrt(1/2)). Model 1
+// (distance-dependent dielectric) adds q a / r^2, model 2 (Debye-Hueckel) q a exp(-b r) / r with
+// 1/r from the SFU's reciprocal square root and the exponential from its ex2 (`__expf`): about 2e-7
+// relative per term, plus 6e-8 b r from the exponent's rounding, where the term is exp(-b r) small;
+// r^2 is clamped below at min2 (bohr^2) as on the CPU. The chunk's float sum goes into the double
+// accumulator.
+#define DCS_SCREENED_POINTS 4
 extern "C" __global__ void dcs_screened_chunk(double* __restrict__ acc, int nx, int ny, int nz, int k0,
                                               float spacing_x, float spacing_y, float spacing_z, int natoms,
                                               int model, float sa, float sb, float min2) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    int j = blockIdx.y * blockDim.y + threadIdx.y;
-    int kk = blockIdx.z;
-    if (i >= nx || j >= ny || kk >= nz) return;
-    const float x = i * spacing_x, y = j * spacing_y, z = (kk + k0) * spacing_z;
-    float e = 0.0f;
-    for (int a = 0; a < natoms; ++a) {
-        float4 at = dcs_atoms[a];
-        float dx = x - at.x, dy = y - at.y, dz = z - at.z;
-        float r2 = fmaxf(2.0f * fmaf(dx, dx, fmaf(dy, dy, dz * dz)), min2);
-        float q = at.w * 1.41421356f * sa;
-        if (model == 1) {
-            e = fmaf(q, 1.0f / r2, e);
-        } else {
-            float r = sqrtf(r2);
-            e = fmaf(q, expf(-sb * r) / r, e);
+    const int i0 = blockIdx.x * blockDim.x * DCS_SCREENED_POINTS + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    const int kk = blockIdx.z;
+    if (i0 >= nx || j >= ny || kk >= nz) return;
+    const float y = j * spacing_y, z = (kk + k0) * spacing_z;
+    float xs[DCS_SCREENED_POINTS], e[DCS_SCREENED_POINTS];
+#pragma unroll
+    for (int u = 0; u < DCS_SCREENED_POINTS; ++u) {
+        xs[u] = (i0 + u * (int)blockDim.x) * spacing_x;
+        e[u] = 0.0f;
+    }
+    if (model == 1) {
+        for (int a = 0; a < natoms; ++a) {
+            const float4 at = dcs_atoms[a];
+            const float dy = y - at.y, dz = z - at.z;
+            const float yz = fmaf(dy, dy, dz * dz);
+            const float q = at.w * 1.41421356f * sa;
+#pragma unroll
+            for (int u = 0; u < DCS_SCREENED_POINTS; ++u) {
+                const float dx = xs[u] - at.x;
+                const float r2 = fmaxf(2.0f * fmaf(dx, dx, yz), min2);
+                e[u] = fmaf(q, 1.0f / r2, e[u]);
+            }
+        }
+    } else {
+        for (int a = 0; a < natoms; ++a) {
+            const float4 at = dcs_atoms[a];
+            const float dy = y - at.y, dz = z - at.z;
+            const float yz = fmaf(dy, dy, dz * dz);
+            const float q = at.w * 1.41421356f * sa;
+#pragma unroll
+            for (int u = 0; u < DCS_SCREENED_POINTS; ++u) {
+                const float dx = xs[u] - at.x;
+                const float r2 = fmaxf(2.0f * fmaf(dx, dx, yz), min2);
+                const float inv_r = rsqrt_sfu(r2);
+                e[u] = fmaf(q * inv_r, __expf(-sb * (r2 * inv_r)), e[u]);
+            }
         }
     }
-    acc[(size_t)nx * ((size_t)j + (size_t)ny * (size_t)kk) + i] += (double)e;
+#pragma unroll
+    for (int u = 0; u < DCS_SCREENED_POINTS; ++u) {
+        const int i = i0 + u * (int)blockDim.x;
+        if (i < nx) acc[(size_t)nx * ((size_t)j + (size_t)ny * (size_t)kk) + i] += (double)e[u];
+    }
 }

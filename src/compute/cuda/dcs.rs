@@ -22,6 +22,8 @@ const DCS_BLOCK_X: u32 = 32;
 /// sqrt(1/2): coordinates, spacings and charges are scaled by it for the kernel, whose square
 /// distances are then r^2 / 2 (see `kernels/dcs.cu`).
 const HALF_SQRT: f64 = std::f64::consts::FRAC_1_SQRT_2;
+/// Lattice points per thread of `dcs_screened_chunk` (`DCS_SCREENED_POINTS` in kernels/dcs.cu).
+const SCREENED_POINTS: u32 = 4;
 
 /// How the soft evaluations of the Coulomb kernel compute 1/sqrt on the FMA pipe (`DCS_RSQ` in
 /// `kernels/dcs.cu`).
@@ -584,7 +586,7 @@ impl CudaEngine {
         let (model, sa, sb) = (screen.model as i32, screen.a as f32, screen.b as f32);
         let min2 = (MIN_DISTANCE_BOHR * MIN_DISTANCE_BOHR) as f32;
         let cfg = LaunchConfig {
-            grid_dim: ((nx as u32).div_ceil(32), (ny as u32).div_ceil(8), nz as u32),
+            grid_dim: ((nx as u32).div_ceil(32 * SCREENED_POINTS), (ny as u32).div_ceil(8), nz as u32),
             block_dim: (32, 8, 1),
             shared_mem_bytes: 0,
         };
