@@ -1,20 +1,35 @@
-//! Pair-distance histograms for radial distribution functions on any wgpu device: every pair of two
-//! selections of one frame, open boundaries or the minimum image of an orthorhombic or triclinic box,
-//! by the compute pass `shaders/rdf.wgsl` (u32 atomic bins in workgroup memory, added into u32 rows
-//! in storage, summed in u64 on the host).
+//! Pair-distance histograms for radial distribution functions on any wgpu device: the pairs of two
+//! selections of one frame within r_max, open boundaries or the minimum image of an orthorhombic or
+//! triclinic box, by the compute passes of `shaders/rdf.wgsl` (u32 atomic bins in workgroup memory,
+//! added into storage and summed in u64).
 //!
-//! Owns [`RdfPairs`] (the pipeline, once per device) and [`RdfParams`] (twin of the shader's
-//! uniform). The frame is laid out by the CUDA engine's [`PairGeometry`] (positions wrapped into
-//! the box, the box reduced so that one rounding per axis gives the minimum image, group ids for
-//! exclusions), so both device engines bin the same f32 numbers with the same operations; the CPU
-//! engine (`analysis::rdf`, f64) is the reference. Pairs on a bin edge may land in the neighbouring
-//! bin (f32 rounding of coordinates up to ~50 A, about 2e-5 A): the counts agree with the CPU
-//! engine's to that allowance (`tests/wgpu_engine.rs`). Called by tests, benches and the wgpu
-//! pool worker (`jobs::adapter_worker`).
+//! Owns [`RdfPairs`] (the pipelines, once per device), [`RdfParams`] (twin of the shader's uniform)
+//! and [`sort_into_cells`]. Two methods, as the CUDA engine's ([`RdfMethod`]): all pairs (`rdf_pairs`:
+//! set A in runs of dispatches, every atom of set B in workgroup-memory tiles; cost `n1 * n2` whatever
+//! r_max is) and a cell list (`rdf_cells`): the host sorts both sets into the cells of
+//! [`CellPlan`] (the CUDA engine's grid: cells at least r_max wide plus a margin of 1e-4 relative and
+//! 2^-17 of the extent, far above the f32 rounding of positions, so every pair within r_max lies in
+//! neighbouring cells; an O(n) counting sort) and a workgroup takes the atoms of one cell and visits
+//! the atoms of its 27 neighbour cells (the cell and 13 neighbours, pairs of different cells counted
+//! twice, when set A and set B are the same atoms). Both pass every visited pair through the same f32
+//! distance and binning, so their counts are identical integers (`tests/wgpu_rdf_cells.rs`).
+//! `RdfMethod::Auto` takes the cell list where its grid has at least [`CELLS_MIN`] cells, as CUDA
+//! does: with fewer cells a cell's 27 neighbours cover most of the box, and the all-pairs pass (no
+//! sort, no ragged cells) is as fast; triclinic boxes and periodic boxes with fewer than 3 cells per
+//! side (r_max above a third of the box) have no grid and always take all pairs.
+//!
+//! The frame is laid out by the CUDA engine's [`PairGeometry`] (positions wrapped into the box, the
+//! box reduced so that one rounding per axis gives the minimum image, group ids for exclusions), so
+//! both device engines bin the same f32 numbers with the same operations; the CPU engine
+//! (`analysis::rdf`, f64) is the reference. Pairs on a bin edge may land in the neighbouring bin (f32
+//! rounding of coordinates up to ~50 A, about 2e-5 A): the counts agree with the CPU engine's to that
+//! allowance (`tests/wgpu_engine.rs`, `tests/wgpu_rdf_cells.rs`). Called by tests, benches and the
+//! wgpu pool worker (`jobs::adapter_worker`).
 
 use super::marching_cubes::read_buffer;
 use super::pass::{compute_layouts, device_err};
 use crate::compute::ComputeError;
+pub use crate::compute::cuda::rdf::{CELLS_MIN, CellPlan, RdfMethod};
 use crate::compute::layout::pairs::{PairGeometry, PairMode};
 use crate::model::rdf::RdfSettings;
 use wgpu::util::DeviceExt;
@@ -28,6 +43,14 @@ pub const WG: u32 = 256;
 pub const A_PER: u32 = 2;
 pub const TILE: u32 = 256;
 pub const MAX_BINS: u32 = 2048;
+/// Invocations and atoms of a cell of set A per workgroup of the cell-list pass (`CELL_WG`,
+/// `CELL_TA`; its tiles of set B hold `TILE` atoms).
+pub const CELL_WG: u32 = 128;
+pub const CELL_TA: u32 = 128;
+/// Most workgroups of the cell-list pass (they stride over the cells).
+const CELL_GROUPS: u32 = 4096;
+/// `skip` of [`RdfParams`] when every neighbour cell is visited.
+const SKIP_NONE: u32 = 27;
 
 /// Pairs one dispatch may count (its histogram row is u32).
 const MAX_PAIRS_PER_DISPATCH: u64 = (1 << 32) - 1;
@@ -56,12 +79,64 @@ pub struct RdfParams {
     pub inv_by: f32,
     pub inv_cz: f32,
     pub pad2: f32,
+    pub nx: u32,
+    pub ny: u32,
+    pub nz: u32,
+    pub periodic: u32,
+    pub half: u32,
+    pub skip: u32,
+    pub pad3: u32,
+    pub pad4: u32,
 }
 
-/// The pipeline of the pass, created once per device.
+/// The pipelines of the passes, created once per device.
 pub struct RdfPairs {
     layout: wgpu::BindGroupLayout,
     pipeline: wgpu::ComputePipeline,
+    cells_layout: wgpu::BindGroupLayout,
+    cells_pipeline: wgpu::ComputePipeline,
+}
+
+/// A counting sort of `set` into the cells of `plan` (O(n), on the host): the positions in cell
+/// order and the first atom of each cell (cells + 1 entries, the last = the atom count).
+pub fn sort_into_cells(set: &[[f32; 4]], plan: &CellPlan) -> (Vec<[f32; 4]>, Vec<u32>) {
+    let ncells = plan.cells();
+    let cell: Vec<usize> = set
+        .iter()
+        .map(|p| plan.cell_of(p).min(ncells.saturating_sub(1)))
+        .collect();
+    let mut starts = vec![0u32; ncells + 1];
+    for &c in &cell {
+        if let Some(n) = starts.get_mut(c + 1) {
+            *n += 1;
+        }
+    }
+    for k in 1..starts.len() {
+        let prev = starts.get(k - 1).copied().unwrap_or(0);
+        if let Some(n) = starts.get_mut(k) {
+            *n += prev;
+        }
+    }
+    let mut fill = starts.clone();
+    let mut sorted = vec![[0.0f32; 4]; set.len()];
+    for (p, &c) in set.iter().zip(&cell) {
+        if let Some(slot) = fill.get_mut(c)
+            && let Some(out) = sorted.get_mut(*slot as usize)
+        {
+            *out = *p;
+            *slot += 1;
+        }
+    }
+    (sorted, starts)
+}
+
+/// The cell grid `method` uses for `geom` (None: all pairs), as the CUDA engine chooses it.
+pub fn cell_plan(geom: &PairGeometry, settings: &RdfSettings, method: RdfMethod) -> Option<CellPlan> {
+    match method {
+        RdfMethod::AllPairs => None,
+        RdfMethod::Cells => CellPlan::new(geom, settings.r_max_angstrom),
+        RdfMethod::Auto => CellPlan::new(geom, settings.r_max_angstrom).filter(|p| p.cells() >= CELLS_MIN),
+    }
 }
 
 /// How the atoms of set A are split into dispatches: (first, count) runs, each counting fewer than
@@ -97,10 +172,37 @@ impl RdfPairs {
             compilation_options: Default::default(),
             cache: None,
         });
-        RdfPairs { layout, pipeline }
+        let (cells_module, cells_layout, cells_layout_p) = compute_layouts(
+            device,
+            "rdf cells",
+            SHADER_SOURCE,
+            &[
+                B::Uniform,
+                B::Storage { read_only: true },
+                B::Storage { read_only: true },
+                B::Storage { read_only: false },
+                B::Storage { read_only: true },
+                B::Storage { read_only: true },
+            ],
+        );
+        let cells_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("rdf cells"),
+            layout: Some(&cells_layout_p),
+            module: &cells_module,
+            entry_point: Some("rdf_cells"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        RdfPairs {
+            layout,
+            pipeline,
+            cells_layout,
+            cells_pipeline,
+        }
     }
 
-    /// The pair counts per bin of `geom` (64-bit), computed on `device` and read back.
+    /// The pair counts per bin of `geom` (64-bit) by `RdfMethod::Auto`, computed on `device` and
+    /// read back.
     pub fn counts(
         &self,
         device: &wgpu::Device,
@@ -108,6 +210,44 @@ impl RdfPairs {
         geom: &PairGeometry,
         settings: &RdfSettings,
     ) -> Result<Vec<u64>, ComputeError> {
+        Ok(self.counts_with(device, queue, geom, settings, RdfMethod::Auto)?.0)
+    }
+
+    /// The pair counts by `method`, and the method that ran (`AllPairs` where the cell list does
+    /// not apply).
+    pub fn counts_with(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        geom: &PairGeometry,
+        settings: &RdfSettings,
+        method: RdfMethod,
+    ) -> Result<(Vec<u64>, RdfMethod), ComputeError> {
+        self.run(device, queue, geom, settings, method, SKIP_NONE)
+    }
+
+    /// The cell-list counts with neighbour `skip` (0..27, 13 the cell itself) of every cell left
+    /// out: wrong counts, for tests that show a comparison with the all-pairs counts can fail.
+    pub fn counts_cells_skipping(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        geom: &PairGeometry,
+        settings: &RdfSettings,
+        skip: u32,
+    ) -> Result<(Vec<u64>, RdfMethod), ComputeError> {
+        self.run(device, queue, geom, settings, RdfMethod::Cells, skip.min(SKIP_NONE))
+    }
+
+    fn run(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        geom: &PairGeometry,
+        settings: &RdfSettings,
+        method: RdfMethod,
+        skip: u32,
+    ) -> Result<(Vec<u64>, RdfMethod), ComputeError> {
         let bins = settings.bins;
         if bins == 0 || bins > MAX_BINS as usize {
             return Err(ComputeError::BadInput(format!(
@@ -120,6 +260,20 @@ impl RdfPairs {
                 settings.r_max_angstrom
             )));
         }
+        if geom.a.len().max(geom.b.len()) >= u32::MAX as usize {
+            return Err(ComputeError::BadInput(format!(
+                "{} and {} atoms in the RDF selections: the wgpu passes take fewer than 2^32",
+                geom.a.len(),
+                geom.b.len()
+            )));
+        }
+        if geom.a.is_empty() || geom.b.is_empty() {
+            return Ok((vec![0u64; bins], RdfMethod::AllPairs));
+        }
+        if let Some(plan) = cell_plan(geom, settings, method) {
+            let counts = self.cells(device, queue, geom, settings, &plan, skip)?;
+            return Ok((counts, RdfMethod::Cells));
+        }
         // A workgroup counts at most WG * A_PER * nb pairs in its u32 bins.
         if geom.b.len() as u64 * u64::from(WG * A_PER) > MAX_PAIRS_PER_DISPATCH {
             return Err(ComputeError::BadInput(format!(
@@ -129,9 +283,6 @@ impl RdfPairs {
             )));
         }
         let mut counts = vec![0u64; bins];
-        if geom.a.is_empty() || geom.b.is_empty() {
-            return Ok(counts);
-        }
         let limits = device.limits();
         let runs = a_runs(geom.a.len(), geom.b.len(), limits.max_compute_workgroups_per_dimension);
         let storage = |label: &str, words: &[[f32; 4]]| {
@@ -149,29 +300,7 @@ impl RdfPairs {
             contents: &vec![0u8; hist_bytes as usize],
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         });
-        let c = geom.cell;
-        let base = RdfParams {
-            nb: geom.b.len() as u32,
-            bins: bins as u32,
-            mode: match geom.mode {
-                PairMode::Open => 0,
-                PairMode::Orthorhombic => 1,
-                PairMode::Triclinic => 2,
-            },
-            groups: u32::from(geom.groups),
-            r2max: (settings.r_max_angstrom * settings.r_max_angstrom) as f32,
-            inv_dr: (bins as f64 / settings.r_max_angstrom) as f32,
-            ax: c.ax,
-            bx: c.bx,
-            by: c.by,
-            cx: c.cx,
-            cy: c.cy,
-            cz: c.cz,
-            inv_ax: c.inv_ax,
-            inv_by: c.inv_by,
-            inv_cz: c.inv_cz,
-            ..RdfParams::default()
-        };
+        let base = base_params(geom, settings);
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rdf") });
         for (row, &(first, count)) in runs.iter().enumerate() {
             let params = RdfParams {
@@ -197,7 +326,130 @@ impl RdfPairs {
                 *c += u64::from(u32::from_ne_bytes([w[0], w[1], w[2], w[3]]));
             }
         }
-        Ok(counts)
+        Ok((counts, RdfMethod::AllPairs))
+    }
+
+    /// The cell-list pass over `plan`'s grid: sorts both sets on the host, one dispatch, 64-bit
+    /// counts (two u32 words per bin).
+    fn cells(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        geom: &PairGeometry,
+        settings: &RdfSettings,
+        plan: &CellPlan,
+        skip: u32,
+    ) -> Result<Vec<u64>, ComputeError> {
+        let bins = settings.bins;
+        let half = geom.same_sets();
+        let (a_sorted, a_starts) = sort_into_cells(&geom.a, plan);
+        let b_sorted_starts = (!half).then(|| sort_into_cells(&geom.b, plan));
+        let (b_sorted, b_starts) = match &b_sorted_starts {
+            Some((s, t)) => (s, t),
+            None => (&a_sorted, &a_starts),
+        };
+        let storage = |label: &str, contents: &[u8]| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage: wgpu::BufferUsages::STORAGE,
+            })
+        };
+        let a_buf = storage("rdf cells set A", bytemuck::cast_slice(&a_sorted));
+        let a_start_buf = storage("rdf cells starts A", bytemuck::cast_slice(&a_starts));
+        let (b_buf, b_start_buf) = if half {
+            (None, None)
+        } else {
+            (
+                Some(storage("rdf cells set B", bytemuck::cast_slice(b_sorted))),
+                Some(storage("rdf cells starts B", bytemuck::cast_slice(b_starts))),
+            )
+        };
+        let hist_bytes = 8 * bins as u64;
+        let hist = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("rdf cells histogram"),
+            contents: &vec![0u8; hist_bytes as usize],
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        });
+        let params = RdfParams {
+            nx: plan.nx as u32,
+            ny: plan.ny as u32,
+            nz: plan.nz as u32,
+            periodic: plan.periodic as u32,
+            half: u32::from(half),
+            skip,
+            ..base_params(geom, settings)
+        };
+        let bind_group = super::pass::params_bind_group(
+            device,
+            &self.cells_layout,
+            "rdf cells",
+            &params,
+            &[
+                &a_buf,
+                b_buf.as_ref().unwrap_or(&a_buf),
+                &hist,
+                &a_start_buf,
+                b_start_buf.as_ref().unwrap_or(&a_start_buf),
+            ],
+        );
+        let groups = (plan.cells() as u64)
+            .min(u64::from(CELL_GROUPS))
+            .min(u64::from(device.limits().max_compute_workgroups_per_dimension))
+            .max(1) as u32;
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("rdf cells"),
+        });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("rdf cells"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&self.cells_pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            pass.dispatch_workgroups(groups, 1, 1);
+        }
+        queue.submit([encoder.finish()]);
+        let raw = read_buffer(device, queue, &hist, hist_bytes).map_err(device_err)?;
+        let words: Vec<u32> = raw
+            .chunks_exact(4)
+            .map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
+            .collect();
+        let (lo, hi) = words.split_at(bins.min(words.len()));
+        Ok(lo
+            .iter()
+            .zip(hi)
+            .map(|(&l, &h)| (u64::from(h) << 32) | u64::from(l))
+            .collect())
+    }
+}
+
+/// The parameters both passes share: bins, boundary mode, exclusions, r_max and the reduced box.
+fn base_params(geom: &PairGeometry, settings: &RdfSettings) -> RdfParams {
+    let c = geom.cell;
+    let bins = settings.bins;
+    RdfParams {
+        nb: geom.b.len() as u32,
+        bins: bins as u32,
+        mode: match geom.mode {
+            PairMode::Open => 0,
+            PairMode::Orthorhombic => 1,
+            PairMode::Triclinic => 2,
+        },
+        groups: u32::from(geom.groups),
+        r2max: (settings.r_max_angstrom * settings.r_max_angstrom) as f32,
+        inv_dr: (bins as f64 / settings.r_max_angstrom) as f32,
+        ax: c.ax,
+        bx: c.bx,
+        by: c.by,
+        cx: c.cx,
+        cy: c.cy,
+        cz: c.cz,
+        inv_ax: c.inv_ax,
+        inv_by: c.inv_by,
+        inv_cz: c.inv_cz,
+        skip: SKIP_NONE,
+        ..RdfParams::default()
     }
 }
 
@@ -213,7 +465,19 @@ mod tests {
             crate::compute::wgpu::wgsl_type_size(&module, "Params"),
             std::mem::size_of::<RdfParams>()
         );
-        for (name, v) in [("WG", WG), ("A_PER", A_PER), ("TILE", TILE), ("MAX_BINS", MAX_BINS)] {
+        let mut validator = wgpu::naga::valid::Validator::new(
+            wgpu::naga::valid::ValidationFlags::all(),
+            wgpu::naga::valid::Capabilities::empty(),
+        );
+        validator.validate(&module).unwrap();
+        for (name, v) in [
+            ("WG", WG),
+            ("A_PER", A_PER),
+            ("TILE", TILE),
+            ("MAX_BINS", MAX_BINS),
+            ("CELL_WG", CELL_WG),
+            ("CELL_TA", CELL_TA),
+        ] {
             assert!(SHADER_SOURCE.contains(&format!("const {name}: u32 = {v}u;")), "{name}");
         }
     }

@@ -1,0 +1,222 @@
+//! The wgpu engine's cell-list RDF pass (`compute::wgpu::rdf`, `rdf_cells` in `shaders/rdf.wgsl`) on
+//! whatever adapter exists (Mesa lavapipe in CI, the GPU's own driver where there is one), on fresh
+//! random frames (the seed is printed; `ORBITFIELD_TEST_SEED` replays one):
+//! - open boundaries and orthorhombic boxes, set A equal to set B (half the stencil) and different,
+//!   with and without same-group exclusions, clustered atoms (cells of hundreds of atoms, more than a
+//!   workgroup's tiles), atoms on a lattice whose spacing divides r_max, and r_max just under a third
+//!   of the box (3 cells along a side, the fewest a periodic grid takes): the cell list's counts
+//!   EQUAL the all-pairs pass's (integers), and agree with the CPU engine (`analysis::rdf`, f64) to
+//!   the f32 bin-edge allowance of `rdf_cases::assert_counts_close`;
+//! - triclinic boxes and r_max above a third of the box have no cell grid: the cell method runs all
+//!   pairs there, and says so; `Auto` takes the cell list exactly where the grid has at least
+//!   `CELLS_MIN` cells, as the CUDA engine does;
+//! - the comparison can fail: the cell list with one neighbour cell left out loses pairs.
+//!
+//! Without an adapter with compute shaders the tests print why and pass, unless
+//! `ORBITFIELD_REQUIRE_WGPU=1` is set.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use orbitfield::analysis::rdf::RdfAccumulator;
+use orbitfield::compute::cuda::rdf::{PairGeometry, PairMode};
+use orbitfield::compute::wgpu::rdf::{CELLS_MIN, CellPlan, RdfMethod, RdfPairs, sort_into_cells};
+use orbitfield::model::{Frame, UnitCell};
+
+#[path = "common/wgpu_test_engine.rs"]
+mod wgpu_test_engine;
+use wgpu_test_engine::engine;
+
+#[path = "common/rdf_cases.rs"]
+mod rdf_cases;
+use rdf_cases::RdfCase;
+
+fn seed() -> u64 {
+    let s = std::env::var("ORBITFIELD_TEST_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(rdf_cases::clock_seed);
+    println!("seed {s}");
+    s
+}
+
+/// The frame's layout and the CPU engine's counts.
+fn layout(case: &RdfCase) -> (PairGeometry, Vec<u64>) {
+    let g = case.groups.as_deref();
+    let acc = RdfAccumulator::new(case.settings.clone()).unwrap();
+    let checked = acc.check_frame(0, &case.frame, &case.sel1, &case.sel2, g).unwrap();
+    let geom = PairGeometry::new(&case.frame, checked, &case.sel1, &case.sel2, g);
+    let cpu = acc
+        .frame_counts_cpu(&case.frame, checked, &case.sel1, &case.sel2, g)
+        .unwrap();
+    (geom, cpu)
+}
+
+/// Frames whose r_max is just under a third of the smallest side (3 cells along it), sets equal and
+/// different, with exclusions in one.
+fn third_of_the_box_cases(state: &mut u64, n: usize) -> Vec<RdfCase> {
+    (0..2)
+        .map(|k| {
+            let side = [30.0 + 4.0 * rdf_cases::lcg(state), 37.0, 44.0];
+            let r_max = side[0] / 3.0 * 0.999;
+            let positions: Vec<[f32; 3]> = (0..n)
+                .map(|_| [0, 1, 2].map(|d| (1.2 * side[d] * rdf_cases::lcg(state) - 0.1 * side[d]) as f32))
+                .collect();
+            let identical = k == 0;
+            RdfCase {
+                name: format!("third of the box {k}: box {side:.2?}, r_max {r_max:.3}, identical {identical}"),
+                frame: Frame {
+                    positions_angstrom: positions,
+                    cell: Some(UnitCell::orthorhombic(side)),
+                    ..Frame::default()
+                },
+                sel1: (0..n as u32).collect(),
+                sel2: if identical {
+                    (0..n as u32).collect()
+                } else {
+                    (n as u32 / 3..n as u32).rev().collect()
+                },
+                groups: (!identical).then(|| (0..n as u32).map(|i| i / 3).collect()),
+                settings: orbitfield::analysis::rdf::RdfSettings {
+                    r_max_angstrom: r_max,
+                    bins: 120,
+                    exclude_same_group: !identical,
+                },
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn cell_list_counts_equal_all_pairs_and_the_cpu_engine() {
+    let Some(gpu) = engine("rdf cell list") else { return };
+    let (device, queue) = gpu.device();
+    let pass = RdfPairs::new(device);
+    let mut state = seed();
+    let mut cases = rdf_cases::cell_list_cases(&mut state, 1500);
+    cases.extend(third_of_the_box_cases(&mut state, 1500));
+    let mut with_cells = 0;
+    for case in &cases {
+        let (geom, cpu) = layout(case);
+        let plan = CellPlan::new(&geom, case.settings.r_max_angstrom);
+        let (all, m_all) = pass
+            .counts_with(device, queue, &geom, &case.settings, RdfMethod::AllPairs)
+            .unwrap();
+        let (cells, m_cells) = pass
+            .counts_with(device, queue, &geom, &case.settings, RdfMethod::Cells)
+            .unwrap();
+        let (auto, m_auto) = pass
+            .counts_with(device, queue, &geom, &case.settings, RdfMethod::Auto)
+            .unwrap();
+        let total: u64 = cpu.iter().sum();
+        println!(
+            "{}: {total} pairs within r_max, grid {:?}, ran {m_cells}, auto {m_auto}",
+            case.name,
+            plan.map(|p| [p.nx, p.ny, p.nz])
+        );
+        assert!(total > 1_000, "{}: too few pairs within r_max to test", case.name);
+        assert_eq!(m_all, RdfMethod::AllPairs);
+        let want = if plan.is_some() {
+            RdfMethod::Cells
+        } else {
+            RdfMethod::AllPairs
+        };
+        assert_eq!(m_cells, want, "{}", case.name);
+        let auto_cells = plan.is_some_and(|p| p.cells() >= CELLS_MIN);
+        assert_eq!(m_auto == RdfMethod::Cells, auto_cells, "{}", case.name);
+        with_cells += usize::from(plan.is_some());
+        assert_eq!(cells, all, "{}: the cell list against all pairs", case.name);
+        assert_eq!(auto, all, "{}: auto against all pairs", case.name);
+        rdf_cases::assert_counts_close(&cells, &cpu, case.settings.r_max_angstrom, &case.name);
+    }
+    // The third-of-the-box frames and most random ones have a grid.
+    assert!(
+        with_cells >= 8,
+        "only {with_cells} of {} frames had a cell grid",
+        cases.len()
+    );
+}
+
+#[test]
+fn triclinic_boxes_take_all_pairs_with_the_cpu_engines_counts() {
+    let Some(gpu) = engine("rdf cell list, triclinic") else {
+        return;
+    };
+    let (device, queue) = gpu.device();
+    let pass = RdfPairs::new(device);
+    let mut state = seed();
+    // Cases 4 to 7: the triclinic and truncated-octahedron cells, with and without exclusions.
+    for case in rdf_cases::kernel_cases(&mut state, (900, 800), (500, 700))
+        .iter()
+        .skip(4)
+    {
+        let (geom, cpu) = layout(case);
+        assert_eq!(geom.mode, PairMode::Triclinic, "{}", case.name);
+        let (got, method) = pass
+            .counts_with(device, queue, &geom, &case.settings, RdfMethod::Cells)
+            .unwrap();
+        assert_eq!(method, RdfMethod::AllPairs, "{}", case.name);
+        rdf_cases::assert_counts_close(&got, &cpu, rdf_cases::R_MAX, &case.name);
+    }
+}
+
+#[test]
+fn a_missing_neighbour_cell_fails_the_comparison() {
+    let Some(gpu) = engine("rdf cell list, poisoned") else {
+        return;
+    };
+    let (device, queue) = gpu.device();
+    let pass = RdfPairs::new(device);
+    let mut state = seed();
+    let cases = third_of_the_box_cases(&mut state, 1200);
+    for case in &cases {
+        let (geom, _) = layout(case);
+        let (all, _) = pass
+            .counts_with(device, queue, &geom, &case.settings, RdfMethod::AllPairs)
+            .unwrap();
+        let all_total: u64 = all.iter().sum();
+        // Equal sets visit neighbours 13..27 only; leave out one of those, and one of the lower
+        // half for different sets.
+        for skip in [if geom.same_sets() { 22 } else { 4 }, 13] {
+            let (got, method) = pass
+                .counts_cells_skipping(device, queue, &geom, &case.settings, skip)
+                .unwrap();
+            assert_eq!(method, RdfMethod::Cells);
+            let got_total: u64 = got.iter().sum();
+            println!(
+                "{}: neighbour {skip} left out: {got_total} of {all_total} pairs",
+                case.name
+            );
+            assert!(
+                got_total + all_total / 100 < all_total,
+                "{}: leaving out neighbour {skip} lost too few pairs",
+                case.name
+            );
+            assert_ne!(got, all);
+        }
+    }
+}
+
+#[test]
+fn the_counting_sort_keeps_every_atom_in_its_cell() {
+    let mut state = seed();
+    let case = &rdf_cases::cell_list_cases(&mut state, 2000)[3];
+    let acc = RdfAccumulator::new(case.settings.clone()).unwrap();
+    let checked = acc.check_frame(0, &case.frame, &case.sel1, &case.sel2, None).unwrap();
+    let geom = PairGeometry::new(&case.frame, checked, &case.sel1, &case.sel2, None);
+    let plan = CellPlan::new(&geom, case.settings.r_max_angstrom).expect("a cell grid");
+    let (sorted, starts) = sort_into_cells(&geom.a, &plan);
+    assert_eq!(starts.len(), plan.cells() + 1);
+    assert_eq!(starts[0], 0);
+    assert_eq!(*starts.last().unwrap() as usize, geom.a.len());
+    for c in 0..plan.cells() {
+        for p in &sorted[starts[c] as usize..starts[c + 1] as usize] {
+            assert_eq!(plan.cell_of(p), c);
+        }
+    }
+    let key = |v: &[[f32; 4]]| {
+        let mut k: Vec<[u32; 4]> = v.iter().map(|p| p.map(f32::to_bits)).collect();
+        k.sort_unstable();
+        k
+    };
+    assert_eq!(key(&sorted), key(&geom.a));
+}
