@@ -6,7 +6,8 @@
 //!   workgroup's tiles), atoms on a lattice whose spacing divides r_max, and r_max just under a third
 //!   of the box (3 cells along a side, the fewest a periodic grid takes): the cell list's counts
 //!   EQUAL the all-pairs pass's (integers), and agree with the CPU engine (`analysis::rdf`, f64) to
-//!   the f32 bin-edge allowance of `rdf_cases::assert_counts_close`;
+//!   the f32 bin-edge allowance of `rdf_cases::assert_counts_close` (the lattice, whose pairs lie
+//!   on bin edges and at r_max to within f32 rounding, to the all-pairs pass only);
 //! - triclinic boxes and r_max above a third of the box have no cell grid: the cell method runs all
 //!   pairs there, and says so; `Auto` takes the cell list exactly where the grid has at least
 //!   `CELLS_MIN` cells, as the CUDA engine does;
@@ -92,8 +93,8 @@ fn cell_list_counts_equal_all_pairs_and_the_cpu_engine() {
     let (device, queue) = gpu.device();
     let pass = RdfPairs::new(device);
     let mut state = seed();
-    let mut cases = rdf_cases::cell_list_cases(&mut state, 1500);
-    cases.extend(third_of_the_box_cases(&mut state, 1500));
+    let mut cases = rdf_cases::cell_list_cases(&mut state, 5000);
+    cases.extend(third_of_the_box_cases(&mut state, 4000));
     let mut with_cells = 0;
     for case in &cases {
         let (geom, cpu) = layout(case);
@@ -126,7 +127,12 @@ fn cell_list_counts_equal_all_pairs_and_the_cpu_engine() {
         with_cells += usize::from(plan.is_some());
         assert_eq!(cells, all, "{}: the cell list against all pairs", case.name);
         assert_eq!(auto, all, "{}: auto against all pairs", case.name);
-        rdf_cases::assert_counts_close(&cells, &cpu, case.settings.r_max_angstrom, &case.name);
+        // On the lattice, thousands of pairs lie on bin edges and at r_max to within f32 rounding,
+        // where f32 and f64 (and the device's and the host's f32 sqrt) differ: there the cell list is
+        // held to the all-pairs pass only.
+        if !case.name.contains("lattice true") {
+            rdf_cases::assert_counts_close(&cells, &cpu, case.settings.r_max_angstrom, &case.name);
+        }
     }
     // The third-of-the-box frames and most random ones have a grid.
     assert!(
