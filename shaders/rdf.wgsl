@@ -12,10 +12,10 @@
 // 2 triclinic (lower-triangular reduced box), one rounding per axis in the order c, b, a.
 // `params.groups` 1: skip pairs whose group ids (the bit pattern in w) match.
 //
-// Cell list (`rdf_cells`, host side `compute::wgpu::rdf` with the grid of `compute::cuda::rdf::CellPlan`;
-// the CUDA twin is `rdf_cells` in kernels/rdf.cu): the host sorts both sets into cells at least r_max
-// wide (plus a margin above f32 rounding) and passes each cell's first atom (`a_start`, `b_start`,
-// cells + 1 entries). Workgroups stride over the cells of A; a workgroup stages up to CELL_TA atoms of
+// Cell list (`rdf_cells`, host side `compute::wgpu::rdf::CellGrid`; the CUDA twin is `rdf_cells` in
+// kernels/rdf.cu): the host sorts both sets into cells at least r_max wide (plus a margin above f32
+// rounding; triclinic boxes: slabs of the fractional coordinates as thick along each box height) and
+// passes each cell's first atom (`a_start`, `b_start`, cells + 1 entries). Workgroups stride over the cells of A; a workgroup stages up to CELL_TA atoms of
 // its cell and tiles of TILE atoms of each neighbour cell in workgroup memory, and its invocations share
 // out the pairs of the two tiles. Every pair goes through `d2_of` and the binning of `rdf_pairs`, so the
 // counts are the all-pairs counts exactly. Periodic grids have at least 3 cells per side (the 27

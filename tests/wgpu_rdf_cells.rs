@@ -8,10 +8,13 @@
 //!   EQUAL the all-pairs pass's (integers), and agree with the CPU engine (`analysis::rdf`, f64) to
 //!   the f32 bin-edge allowance of `rdf_cases::assert_counts_close` (the lattice, whose pairs lie
 //!   on bin edges and at r_max to within f32 rounding, to the all-pairs pass only);
-//! - triclinic boxes and r_max above a third of the box have no cell grid: the cell method runs all
-//!   pairs there, and says so; `Auto` takes the cell list exactly where the grid has at least
-//!   `CELLS_MIN` cells, as the CUDA engine does;
-//! - the comparison can fail: the cell list with one neighbour cell left out loses pairs.
+//! - triclinic boxes (a general cell and a truncated octahedron, cells in fractional coordinates):
+//!   the same, equal to all pairs and close to the CPU engine;
+//! - r_max above a third of the box (of a triclinic box's heights) has no cell grid: the cell method
+//!   runs all pairs there, and says so; `Auto` takes the cell list exactly where the grid has at
+//!   least `CELLS_MIN` cells, as the CUDA engine does;
+//! - the comparison can fail: the cell list with one neighbour cell left out loses pairs
+//!   (orthorhombic and triclinic).
 //!
 //! Without an adapter with compute shaders the tests print why and pass, unless
 //! `ORBITFIELD_REQUIRE_WGPU=1` is set.
@@ -20,7 +23,7 @@
 
 use orbitfield::analysis::rdf::RdfAccumulator;
 use orbitfield::compute::cuda::rdf::{PairGeometry, PairMode};
-use orbitfield::compute::wgpu::rdf::{CELLS_MIN, CellPlan, RdfMethod, RdfPairs, sort_into_cells};
+use orbitfield::compute::wgpu::rdf::{CELLS_MIN, CellGrid, RdfMethod, RdfPairs, sort_into_cells};
 use orbitfield::model::{Frame, UnitCell};
 
 #[path = "common/wgpu_test_engine.rs"]
@@ -98,7 +101,7 @@ fn cell_list_counts_equal_all_pairs_and_the_cpu_engine() {
     let mut with_cells = 0;
     for case in &cases {
         let (geom, cpu) = layout(case);
-        let plan = CellPlan::new(&geom, case.settings.r_max_angstrom);
+        let plan = CellGrid::new(&geom, case.settings.r_max_angstrom);
         let (all, m_all) = pass
             .counts_with(device, queue, &geom, &case.settings, RdfMethod::AllPairs)
             .unwrap();
@@ -112,7 +115,7 @@ fn cell_list_counts_equal_all_pairs_and_the_cpu_engine() {
         println!(
             "{}: {total} pairs within r_max, grid {:?}, ran {m_cells}, auto {m_auto}",
             case.name,
-            plan.map(|p| [p.nx, p.ny, p.nz])
+            plan.map(|p| p.dims())
         );
         assert!(total > 1_000, "{}: too few pairs within r_max to test", case.name);
         assert_eq!(m_all, RdfMethod::AllPairs);
@@ -142,15 +145,80 @@ fn cell_list_counts_equal_all_pairs_and_the_cpu_engine() {
     );
 }
 
+/// Triclinic frames (a general cell and a truncated octahedron as GROMACS writes it) with r_max
+/// from 0.12 to 0.23 of the smallest side (3 to 6 cells along each box vector), sets equal and different, with and without exclusions;
+/// atoms uniform beyond the cell (wrapping is part of the test).
+fn triclinic_cases(state: &mut u64, n: usize) -> Vec<RdfCase> {
+    (0..4)
+        .map(|k| {
+            let cell = if k % 2 == 0 {
+                UnitCell::new([46.0, 50.0, 44.0], [70.0, 100.0, 65.0])
+            } else {
+                UnitCell::new([44.0, 44.0, 44.0], [70.53, 109.47, 70.53])
+            };
+            let r_max = 44.0 * (0.12 + 0.11 * rdf_cases::lcg(state));
+            let identical = k < 2;
+            let groups = k == 1 || k == 2;
+            let positions: Vec<[f32; 3]> = (0..n)
+                .map(|_| [0; 3].map(|_| (60.0 * rdf_cases::lcg(state) - 5.0) as f32))
+                .collect();
+            RdfCase {
+                name: format!("triclinic {k}: r_max {r_max:.2}, identical {identical}, groups {groups}"),
+                frame: Frame {
+                    positions_angstrom: positions,
+                    cell: Some(cell),
+                    ..Frame::default()
+                },
+                sel1: (0..n as u32).collect(),
+                sel2: if identical {
+                    (0..n as u32).collect()
+                } else {
+                    (n as u32 / 4..n as u32).rev().collect()
+                },
+                groups: groups.then(|| (0..n as u32).map(|i| i / 3).collect()),
+                settings: orbitfield::analysis::rdf::RdfSettings {
+                    r_max_angstrom: r_max,
+                    bins: 80 + 50 * k,
+                    exclude_same_group: groups,
+                },
+            }
+        })
+        .collect()
+}
+
 #[test]
-fn triclinic_boxes_take_all_pairs_with_the_cpu_engines_counts() {
+fn triclinic_cells_equal_all_pairs_and_the_cpu_engine() {
     let Some(gpu) = engine("rdf cell list, triclinic") else {
         return;
     };
     let (device, queue) = gpu.device();
     let pass = RdfPairs::new(device);
     let mut state = seed();
-    // Cases 4 to 7: the triclinic and truncated-octahedron cells, with and without exclusions.
+    let mut with_cells = 0;
+    for case in triclinic_cases(&mut state, 4000) {
+        let (geom, cpu) = layout(&case);
+        assert_eq!(geom.mode, PairMode::Triclinic, "{}", case.name);
+        let grid = CellGrid::new(&geom, case.settings.r_max_angstrom);
+        let (all, _) = pass
+            .counts_with(device, queue, &geom, &case.settings, RdfMethod::AllPairs)
+            .unwrap();
+        let (cells, method) = pass
+            .counts_with(device, queue, &geom, &case.settings, RdfMethod::Cells)
+            .unwrap();
+        let total: u64 = cpu.iter().sum();
+        println!(
+            "{}: {total} pairs within r_max, grid {:?}, ran {method}",
+            case.name,
+            grid.map(|g| g.dims())
+        );
+        assert!(total > 1_000, "{}: too few pairs within r_max to test", case.name);
+        assert_eq!(method == RdfMethod::Cells, grid.is_some(), "{}", case.name);
+        with_cells += usize::from(grid.is_some());
+        assert_eq!(cells, all, "{}: the cell list against all pairs", case.name);
+        rdf_cases::assert_counts_close(&cells, &cpu, case.settings.r_max_angstrom, &case.name);
+    }
+    assert_eq!(with_cells, 4, "every triclinic frame has a cell grid");
+    // r_max above a third of the box's heights: no grid, all pairs.
     for case in rdf_cases::kernel_cases(&mut state, (900, 800), (500, 700))
         .iter()
         .skip(4)
@@ -173,7 +241,8 @@ fn a_missing_neighbour_cell_fails_the_comparison() {
     let (device, queue) = gpu.device();
     let pass = RdfPairs::new(device);
     let mut state = seed();
-    let cases = third_of_the_box_cases(&mut state, 1200);
+    let mut cases = third_of_the_box_cases(&mut state, 1200);
+    cases.extend(triclinic_cases(&mut state, 1200).into_iter().take(2));
     for case in &cases {
         let (geom, _) = layout(case);
         let (all, _) = pass
@@ -209,7 +278,7 @@ fn the_counting_sort_keeps_every_atom_in_its_cell() {
     let acc = RdfAccumulator::new(case.settings.clone()).unwrap();
     let checked = acc.check_frame(0, &case.frame, &case.sel1, &case.sel2, None).unwrap();
     let geom = PairGeometry::new(&case.frame, checked, &case.sel1, &case.sel2, None);
-    let plan = CellPlan::new(&geom, case.settings.r_max_angstrom).expect("a cell grid");
+    let plan = CellGrid::new(&geom, case.settings.r_max_angstrom).expect("a cell grid");
     let (sorted, starts) = sort_into_cells(&geom.a, &plan);
     assert_eq!(starts.len(), plan.cells() + 1);
     assert_eq!(starts[0], 0);

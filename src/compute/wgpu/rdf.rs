@@ -3,20 +3,24 @@
 //! triclinic box, by the compute passes of `shaders/rdf.wgsl` (u32 atomic bins in workgroup memory,
 //! added into storage and summed in u64).
 //!
-//! Owns [`RdfPairs`] (the pipelines, once per device), [`RdfParams`] (twin of the shader's uniform)
-//! and [`sort_into_cells`]. Two methods, as the CUDA engine's ([`RdfMethod`]): all pairs (`rdf_pairs`:
-//! set A in runs of dispatches, every atom of set B in workgroup-memory tiles; cost `n1 * n2` whatever
-//! r_max is) and a cell list (`rdf_cells`): the host sorts both sets into the cells of
-//! [`CellPlan`] (the CUDA engine's grid: cells at least r_max wide plus a margin of 1e-4 relative and
-//! 2^-17 of the extent, far above the f32 rounding of positions, so every pair within r_max lies in
-//! neighbouring cells; an O(n) counting sort) and a workgroup takes the atoms of one cell and visits
+//! Owns [`RdfPairs`] (the pipelines, once per device), [`RdfParams`] (twin of the shader's uniform),
+//! [`CellGrid`] and [`sort_into_cells`]. Two methods, as the CUDA engine's ([`RdfMethod`]): all pairs
+//! (`rdf_pairs`: set A in runs of dispatches, every atom of set B in workgroup-memory tiles; cost
+//! `n1 * n2` whatever r_max is) and a cell list (`rdf_cells`): the host sorts both sets into the cells
+//! of a [`CellGrid`] (an O(n) counting sort) and a workgroup takes the atoms of one cell and visits
 //! the atoms of its 27 neighbour cells (the cell and 13 neighbours, pairs of different cells counted
-//! twice, when set A and set B are the same atoms). Both pass every visited pair through the same f32
-//! distance and binning, so their counts are identical integers (`tests/wgpu_rdf_cells.rs`).
-//! `RdfMethod::Auto` takes the cell list where its grid has at least [`CELLS_MIN`] cells, as CUDA
-//! does: with fewer cells a cell's 27 neighbours cover most of the box, and the all-pairs pass (no
-//! sort, no ragged cells) is as fast; triclinic boxes and periodic boxes with fewer than 3 cells per
-//! side (r_max above a third of the box) have no grid and always take all pairs.
+//! twice, when set A and set B are the same atoms). Open and orthorhombic boxes use the CUDA engine's
+//! grid, [`CellPlan`] (cells at least r_max wide plus a margin of 1e-4 relative and 2^-17 of the
+//! extent, far above the f32 rounding of positions and distances, so every pair within r_max lies in
+//! neighbouring cells); triclinic boxes, which the CUDA engine leaves to all pairs, get cells of the
+//! fractional coordinates at least r_max plus that margin thick along each box height. Periodic grids
+//! need at least 3 cells per side (the 27 neighbours are then distinct cells). Both methods pass
+//! every visited pair through the same f32 distance and binning, so their counts are identical
+//! integers (`tests/wgpu_rdf_cells.rs`). `RdfMethod::Auto` takes the cell list where its grid has at
+//! least [`CELLS_MIN`] cells, as the CUDA engine does: with fewer cells a cell's 27 neighbours cover
+//! most of the box, and the all-pairs pass (no host sort, no ragged cells, no half-empty tiles) is as
+//! fast; r_max above a third of the box (of a triclinic box's heights) has no grid and always takes
+//! all pairs.
 //!
 //! The frame is laid out by the CUDA engine's [`PairGeometry`] (positions wrapped into the box, the
 //! box reduced so that one rounding per axis gives the minimum image, group ids for exclusions), so
@@ -30,7 +34,7 @@ use super::marching_cubes::read_buffer;
 use super::pass::{compute_layouts, device_err};
 use crate::compute::ComputeError;
 pub use crate::compute::cuda::rdf::{CELLS_MIN, CellPlan, RdfMethod};
-use crate::compute::layout::pairs::{PairGeometry, PairMode};
+use crate::compute::layout::pairs::{PairGeometry, PairMode, RdfBox};
 use crate::model::rdf::RdfSettings;
 use wgpu::util::DeviceExt;
 
@@ -99,7 +103,7 @@ pub struct RdfPairs {
 
 /// A counting sort of `set` into the cells of `plan` (O(n), on the host): the positions in cell
 /// order and the first atom of each cell (cells + 1 entries, the last = the atom count).
-pub fn sort_into_cells(set: &[[f32; 4]], plan: &CellPlan) -> (Vec<[f32; 4]>, Vec<u32>) {
+pub fn sort_into_cells(set: &[[f32; 4]], plan: &CellGrid) -> (Vec<[f32; 4]>, Vec<u32>) {
     let ncells = plan.cells();
     let cell: Vec<usize> = set
         .iter()
@@ -131,13 +135,110 @@ pub fn sort_into_cells(set: &[[f32; 4]], plan: &CellPlan) -> (Vec<[f32; 4]>, Vec
 }
 
 /// The cell grid `method` uses for `geom` (None: all pairs), as the CUDA engine chooses it.
-pub fn cell_plan(geom: &PairGeometry, settings: &RdfSettings, method: RdfMethod) -> Option<CellPlan> {
+pub fn cell_grid(geom: &PairGeometry, settings: &RdfSettings, method: RdfMethod) -> Option<CellGrid> {
     match method {
         RdfMethod::AllPairs => None,
-        RdfMethod::Cells => CellPlan::new(geom, settings.r_max_angstrom),
-        RdfMethod::Auto => CellPlan::new(geom, settings.r_max_angstrom).filter(|p| p.cells() >= CELLS_MIN),
+        RdfMethod::Cells => CellGrid::new(geom, settings.r_max_angstrom),
+        RdfMethod::Auto => CellGrid::new(geom, settings.r_max_angstrom).filter(|p| p.cells() >= CELLS_MIN),
     }
 }
+
+/// The cell grid of the cell-list pass: the CUDA engine's [`CellPlan`] for open and orthorhombic
+/// boxes, and for triclinic boxes cells of the fractional coordinates in the reduced box.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CellGrid {
+    Plan(CellPlan),
+    /// `n` cells along each box vector of `cell` (the reduced box of `PairGeometry`).
+    Triclinic {
+        n: [u32; 3],
+        cell: RdfBox,
+    },
+}
+
+impl CellGrid {
+    /// The grid for `geom` at `r_max`, or None where the cell list does not apply (periodic boxes
+    /// with fewer than 3 cells along a box vector: the 27 neighbours would repeat). Triclinic cells
+    /// are slabs of the fractional coordinates at least `r_max` thick along each box vector's
+    /// reciprocal (the box's height over the face it spans with the others, divided by the cells),
+    /// with [`CellPlan`]'s margin: a pair's fractional separation along a box vector is at most its
+    /// distance over that height, so every pair within r_max lies in neighbouring cells, whichever
+    /// image the minimum image is.
+    pub fn new(geom: &PairGeometry, r_max: f64) -> Option<CellGrid> {
+        if geom.mode != PairMode::Triclinic {
+            return CellPlan::new(geom, r_max).map(CellGrid::Plan);
+        }
+        if !(r_max.is_finite() && r_max > 0.0) || geom.a.is_empty() || geom.b.is_empty() {
+            return None;
+        }
+        let c = geom.cell;
+        let [ax, bx, by, cx, cy, cz] = [c.ax, c.bx, c.by, c.cx, c.cy, c.cz].map(f64::from);
+        let volume = ax * by * cz;
+        let b_cross_c = (by * cz).hypot(bx * cz).hypot(bx * cy - by * cx);
+        let c_cross_a = ax * cz.hypot(cy);
+        let a_cross_b = ax * by;
+        let heights = [b_cross_c, c_cross_a, a_cross_b].map(|area| volume / area);
+        if !heights.iter().all(|h| h.is_finite() && *h > 0.0) {
+            return None;
+        }
+        let extent = ax + bx.abs() + cx.abs() + by + cy.abs() + cz;
+        let mut w = r_max * (1.0 + 1e-4) + extent * 2f64.powi(-17);
+        let mut dims = heights.map(|h| (h / w).floor());
+        while dims.iter().product::<f64>() > CELLS_MAX as f64 {
+            w *= 1.25;
+            dims = heights.map(|h| (h / w).floor());
+        }
+        if dims.iter().any(|&d| d < 3.0) {
+            return None;
+        }
+        Some(CellGrid::Triclinic {
+            n: dims.map(|d| d as u32),
+            cell: c,
+        })
+    }
+
+    /// Cells along each axis (box vector).
+    pub fn dims(&self) -> [u32; 3] {
+        match self {
+            CellGrid::Plan(p) => [p.nx, p.ny, p.nz].map(|n| n.max(0) as u32),
+            CellGrid::Triclinic { n, .. } => *n,
+        }
+    }
+
+    /// Whether the grid wraps.
+    pub fn periodic(&self) -> bool {
+        match self {
+            CellGrid::Plan(p) => p.periodic != 0,
+            CellGrid::Triclinic { .. } => true,
+        }
+    }
+
+    /// Number of cells.
+    pub fn cells(&self) -> usize {
+        self.dims().iter().map(|&n| n as usize).product()
+    }
+
+    /// The cell of a position (x fastest).
+    pub fn cell_of(&self, p: &[f32; 4]) -> usize {
+        match self {
+            CellGrid::Plan(plan) => plan.cell_of(p),
+            CellGrid::Triclinic { n, cell: c } => {
+                let [x, y, z] = [p[0], p[1], p[2]].map(f64::from);
+                let sz = z / f64::from(c.cz);
+                let sy = (y - sz * f64::from(c.cy)) / f64::from(c.by);
+                let sx = (x - sz * f64::from(c.cx) - sy * f64::from(c.bx)) / f64::from(c.ax);
+                let axis = |s: f64, n: u32| {
+                    let f = s - s.floor();
+                    ((f * f64::from(n)).floor() as i64).clamp(0, i64::from(n) - 1) as usize
+                };
+                let [nx, ny, _] = n.map(|k| k as usize);
+                axis(sx, n[0]) + nx * (axis(sy, n[1]) + ny * axis(sz, n[2]))
+            }
+        }
+    }
+}
+
+/// Most cells of a triclinic grid (as [`CellPlan`]'s); larger grids get wider cells.
+const CELLS_MAX: usize = 1 << 21;
 
 /// How the atoms of set A are split into dispatches: (first, count) runs, each counting fewer than
 /// 2^32 pairs against `nb` atoms of B and within `max_groups` workgroups.
@@ -270,7 +371,7 @@ impl RdfPairs {
         if geom.a.is_empty() || geom.b.is_empty() {
             return Ok((vec![0u64; bins], RdfMethod::AllPairs));
         }
-        if let Some(plan) = cell_plan(geom, settings, method) {
+        if let Some(plan) = cell_grid(geom, settings, method) {
             let counts = self.cells(device, queue, geom, settings, &plan, skip)?;
             return Ok((counts, RdfMethod::Cells));
         }
@@ -337,7 +438,7 @@ impl RdfPairs {
         queue: &wgpu::Queue,
         geom: &PairGeometry,
         settings: &RdfSettings,
-        plan: &CellPlan,
+        plan: &CellGrid,
         skip: u32,
     ) -> Result<Vec<u64>, ComputeError> {
         let bins = settings.bins;
@@ -372,10 +473,10 @@ impl RdfPairs {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         });
         let params = RdfParams {
-            nx: plan.nx as u32,
-            ny: plan.ny as u32,
-            nz: plan.nz as u32,
-            periodic: plan.periodic as u32,
+            nx: plan.dims()[0],
+            ny: plan.dims()[1],
+            nz: plan.dims()[2],
+            periodic: u32::from(plan.periodic()),
             half: u32::from(half),
             skip,
             ..base_params(geom, settings)
