@@ -13,6 +13,8 @@
 //! - r_max above a third of the box (of a triclinic box's heights) has no cell grid: the cell method
 //!   runs all pairs there, and says so; `Auto` takes the cell list exactly where the grid has at
 //!   least `CELLS_MIN` cells, as the CUDA engine does;
+//! - the workgroup histogram flushed every 3000 pairs, and the 64-bit storage counts' low words
+//!   started 256 below 2^32 (so most bins carry into their high words): the counts are unchanged;
 //! - the comparison can fail: the cell list with one neighbour cell left out loses pairs
 //!   (orthorhombic and triclinic).
 //!
@@ -23,7 +25,7 @@
 
 use orbitfield::analysis::rdf::RdfAccumulator;
 use orbitfield::compute::cuda::rdf::{PairGeometry, PairMode};
-use orbitfield::compute::wgpu::rdf::{CELLS_MIN, CellGrid, RdfMethod, RdfPairs, sort_into_cells};
+use orbitfield::compute::wgpu::rdf::{CELLS_MIN, CellGrid, CellPassOptions, RdfMethod, RdfPairs, sort_into_cells};
 use orbitfield::model::{Frame, UnitCell};
 
 #[path = "common/wgpu_test_engine.rs"]
@@ -253,7 +255,16 @@ fn a_missing_neighbour_cell_fails_the_comparison() {
         // half for different sets.
         for skip in [if geom.same_sets() { 22 } else { 4 }, 13] {
             let (got, method) = pass
-                .counts_cells_skipping(device, queue, &geom, &case.settings, skip)
+                .counts_cells_with(
+                    device,
+                    queue,
+                    &geom,
+                    &case.settings,
+                    CellPassOptions {
+                        skip_neighbour: Some(skip),
+                        ..CellPassOptions::default()
+                    },
+                )
                 .unwrap();
             assert_eq!(method, RdfMethod::Cells);
             let got_total: u64 = got.iter().sum();
@@ -268,6 +279,39 @@ fn a_missing_neighbour_cell_fails_the_comparison() {
             );
             assert_ne!(got, all);
         }
+    }
+}
+
+#[test]
+fn frequent_flushes_and_carries_into_the_high_words_keep_the_counts() {
+    let Some(gpu) = engine("rdf cell list, flushes and carries") else {
+        return;
+    };
+    let (device, queue) = gpu.device();
+    let pass = RdfPairs::new(device);
+    let mut state = seed();
+    let mut cases = third_of_the_box_cases(&mut state, 3000);
+    cases.extend(triclinic_cases(&mut state, 3000).into_iter().skip(2));
+    for case in &cases {
+        let (geom, _) = layout(case);
+        let (all, _) = pass
+            .counts_with(device, queue, &geom, &case.settings, RdfMethod::AllPairs)
+            .unwrap();
+        // The low words start 256 below 2^32: every bin with more counts carries into its high word.
+        let low_word_start = u32::MAX - 255;
+        let carried = all.iter().filter(|&&n| n > 256).count();
+        assert!(carried > 10, "{}: only {carried} bins carry", case.name);
+        let options = CellPassOptions {
+            flush_pairs: 3000,
+            low_word_start,
+            ..CellPassOptions::default()
+        };
+        let (got, method) = pass
+            .counts_cells_with(device, queue, &geom, &case.settings, options)
+            .unwrap();
+        println!("{}: {carried} bins carried, flushes every 3000 pairs", case.name);
+        assert_eq!(method, RdfMethod::Cells);
+        assert_eq!(got, all, "{}", case.name);
     }
 }
 

@@ -47,14 +47,42 @@ pub const WG: u32 = 256;
 pub const A_PER: u32 = 2;
 pub const TILE: u32 = 256;
 pub const MAX_BINS: u32 = 2048;
-/// Invocations and atoms of a cell of set A per workgroup of the cell-list pass (`CELL_WG`,
-/// `CELL_TA`; its tiles of set B hold `TILE` atoms).
+/// Invocations per workgroup of the cell-list pass and atoms of a cell of set A per work unit
+/// (`CELL_WG`, `CELL_TA`; its tiles of set B hold `TILE` atoms).
 pub const CELL_WG: u32 = 128;
-pub const CELL_TA: u32 = 128;
-/// Most workgroups of the cell-list pass (they stride over the cells).
-const CELL_GROUPS: u32 = 4096;
+pub const CELL_TA: u32 = 64;
+/// Most workgroups of the cell-list pass (they stride over the work units).
+const CELL_GROUPS: u32 = 16384;
 /// `skip` of [`RdfParams`] when every neighbour cell is visited.
 const SKIP_NONE: u32 = 27;
+/// The most counts a workgroup histogram of the cell-list pass takes between flushes (its u32 bins
+/// stay exact).
+const FLUSH_PAIRS: u32 = 0x7fff_ffff;
+
+/// Settings of the cell-list pass that tests change to reach its rarely taken paths; the default is
+/// what [`RdfPairs::counts_with`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CellPassOptions {
+    /// A neighbour (0..27, offset `(s % 3 - 1, s / 3 % 3 - 1, s / 9 - 1)`, 13 the cell itself) left
+    /// out of every cell's stencil, which makes the counts wrong (tests show the comparison can fail).
+    pub skip_neighbour: Option<u32>,
+    /// The most counts a workgroup histogram takes before it is added into storage (at most
+    /// 2^31 - 1; small values flush often).
+    pub flush_pairs: u32,
+    /// The value the low words of the 64-bit storage counts start from (subtracted on the host; near
+    /// 2^32 the carry into the high words is taken).
+    pub low_word_start: u32,
+}
+
+impl Default for CellPassOptions {
+    fn default() -> Self {
+        CellPassOptions {
+            skip_neighbour: None,
+            flush_pairs: FLUSH_PAIRS,
+            low_word_start: 0,
+        }
+    }
+}
 
 /// Pairs one dispatch may count (its histogram row is u32).
 const MAX_PAIRS_PER_DISPATCH: u64 = (1 << 32) - 1;
@@ -89,8 +117,8 @@ pub struct RdfParams {
     pub periodic: u32,
     pub half: u32,
     pub skip: u32,
-    pub pad3: u32,
-    pub pad4: u32,
+    pub units: u32,
+    pub flush: u32,
 }
 
 /// The pipelines of the passes, created once per device.
@@ -284,6 +312,7 @@ impl RdfPairs {
                 B::Storage { read_only: false },
                 B::Storage { read_only: true },
                 B::Storage { read_only: true },
+                B::Storage { read_only: true },
             ],
         );
         let cells_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -324,20 +353,19 @@ impl RdfPairs {
         settings: &RdfSettings,
         method: RdfMethod,
     ) -> Result<(Vec<u64>, RdfMethod), ComputeError> {
-        self.run(device, queue, geom, settings, method, SKIP_NONE)
+        self.run(device, queue, geom, settings, method, CellPassOptions::default())
     }
 
-    /// The cell-list counts with neighbour `skip` (0..27, 13 the cell itself) of every cell left
-    /// out: wrong counts, for tests that show a comparison with the all-pairs counts can fail.
-    pub fn counts_cells_skipping(
+    /// The counts by `RdfMethod::Cells` with the cell-list pass run by `options` (tests).
+    pub fn counts_cells_with(
         &self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         geom: &PairGeometry,
         settings: &RdfSettings,
-        skip: u32,
+        options: CellPassOptions,
     ) -> Result<(Vec<u64>, RdfMethod), ComputeError> {
-        self.run(device, queue, geom, settings, RdfMethod::Cells, skip.min(SKIP_NONE))
+        self.run(device, queue, geom, settings, RdfMethod::Cells, options)
     }
 
     fn run(
@@ -347,7 +375,7 @@ impl RdfPairs {
         geom: &PairGeometry,
         settings: &RdfSettings,
         method: RdfMethod,
-        skip: u32,
+        options: CellPassOptions,
     ) -> Result<(Vec<u64>, RdfMethod), ComputeError> {
         let bins = settings.bins;
         if bins == 0 || bins > MAX_BINS as usize {
@@ -372,7 +400,7 @@ impl RdfPairs {
             return Ok((vec![0u64; bins], RdfMethod::AllPairs));
         }
         if let Some(plan) = cell_grid(geom, settings, method) {
-            let counts = self.cells(device, queue, geom, settings, &plan, skip)?;
+            let counts = self.cells(device, queue, geom, settings, &plan, options)?;
             return Ok((counts, RdfMethod::Cells));
         }
         // A workgroup counts at most WG * A_PER * nb pairs in its u32 bins.
@@ -439,7 +467,7 @@ impl RdfPairs {
         geom: &PairGeometry,
         settings: &RdfSettings,
         plan: &CellGrid,
-        skip: u32,
+        options: CellPassOptions,
     ) -> Result<Vec<u64>, ComputeError> {
         let bins = settings.bins;
         let half = geom.same_sets();
@@ -456,7 +484,13 @@ impl RdfPairs {
                 usage: wgpu::BufferUsages::STORAGE,
             })
         };
+        // Work units: (cell, first atom) of each run of up to CELL_TA atoms of a cell of A.
+        let mut units: Vec<[u32; 2]> = Vec::with_capacity(a_sorted.len().div_ceil(CELL_TA as usize) + a_starts.len());
+        for (c, w) in a_starts.windows(2).enumerate() {
+            units.extend((w[0]..w[1]).step_by(CELL_TA as usize).map(|at| [c as u32, at]));
+        }
         let a_buf = storage("rdf cells set A", bytemuck::cast_slice(&a_sorted));
+        let units_buf = storage("rdf cells work units", bytemuck::cast_slice(&units));
         let a_start_buf = storage("rdf cells starts A", bytemuck::cast_slice(&a_starts));
         let (b_buf, b_start_buf) = if half {
             (None, None)
@@ -467,9 +501,12 @@ impl RdfPairs {
             )
         };
         let hist_bytes = 8 * bins as u64;
+        let start: Vec<u32> = (0..2 * bins)
+            .map(|k| if k < bins { options.low_word_start } else { 0 })
+            .collect();
         let hist = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("rdf cells histogram"),
-            contents: &vec![0u8; hist_bytes as usize],
+            contents: bytemuck::cast_slice(&start),
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         });
         let params = RdfParams {
@@ -478,7 +515,9 @@ impl RdfPairs {
             nz: plan.dims()[2],
             periodic: u32::from(plan.periodic()),
             half: u32::from(half),
-            skip,
+            skip: options.skip_neighbour.unwrap_or(SKIP_NONE).min(SKIP_NONE),
+            units: units.len() as u32,
+            flush: options.flush_pairs.clamp(1, FLUSH_PAIRS),
             ..base_params(geom, settings)
         };
         let bind_group = super::pass::params_bind_group(
@@ -492,9 +531,10 @@ impl RdfPairs {
                 &hist,
                 &a_start_buf,
                 b_start_buf.as_ref().unwrap_or(&a_start_buf),
+                &units_buf,
             ],
         );
-        let groups = (plan.cells() as u64)
+        let groups = (units.len() as u64)
             .min(u64::from(CELL_GROUPS))
             .min(u64::from(device.limits().max_compute_workgroups_per_dimension))
             .max(1) as u32;
@@ -517,10 +557,11 @@ impl RdfPairs {
             .map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
             .collect();
         let (lo, hi) = words.split_at(bins.min(words.len()));
+        let start = u64::from(options.low_word_start);
         Ok(lo
             .iter()
             .zip(hi)
-            .map(|(&l, &h)| (u64::from(h) << 32) | u64::from(l))
+            .map(|(&l, &h)| ((u64::from(h) << 32) | u64::from(l)).wrapping_sub(start))
             .collect())
     }
 }
