@@ -14,17 +14,18 @@
 //
 // Cell list (`rdf_cells`, host side `compute::wgpu::rdf::CellGrid`; the CUDA twin is `rdf_cells` in
 // kernels/rdf.cu): the host sorts both sets into cells at least r_max wide (plus a margin above f32
-// rounding; triclinic boxes: slabs of the fractional coordinates as thick along each box height) and
-// passes each cell's first atom (`a_start`, `b_start`, cells + 1 entries), and the work units: (cell, first atom) of each run of up to CELL_TA atoms of
-// a cell of A (the CUDA kernel has a block per cell; units split crowded cells and occupy more of a
-// large GPU). Workgroups stride over the units; a workgroup stages its unit's atoms of A and tiles of
-// TILE atoms of each neighbour cell of B in workgroup memory, and its invocations share out the
-// pairs of the two tiles. Every pair goes through `d2_of` and the binning of `rdf_pairs`, so the
-// counts are the all-pairs counts exactly. Periodic grids have at least 3 cells per side (the 27
-// neighbours are distinct cells). `params.half` 1 (set A and set B are the same atoms): the cell itself
-// and 13 of its neighbours are visited, a pair of different cells counted twice. The workgroup
-// histogram is added into storage before it could pass `params.flush` (at most 2^31 - 1) counts; storage holds 64-bit counts as
-// (low word at bin, high word at bins + bin), the carry added where the low word wraps.
+// rounding; triclinic boxes: slabs of the fractional coordinates as thick along each box height)
+// and passes each cell's first atom (`a_start`, `b_start`, cells + 1 entries), and the work units:
+// (cell, first atom) of each run of up to CELL_TA atoms of a cell of A (the CUDA kernel has a block
+// per cell; units split crowded cells and occupy more of a large GPU). Workgroups stride over the
+// units; a workgroup stages its unit's atoms of A and tiles of TILE atoms of each neighbour cell of
+// B in workgroup memory, and its invocations share out the pairs of the two tiles. Every pair goes
+// through `d2_of` and the binning of `rdf_pairs`, so the counts are the all-pairs counts exactly.
+// Periodic grids have at least 3 cells per side (the 27 neighbours are distinct cells).
+// `params.half` 1 (set A and set B are the same atoms): the cell itself and 13 of its neighbours
+// are visited, a pair of different cells counted twice. The workgroup histogram is added into
+// storage before it could pass `params.flush` (at most 2^31 - 1) counts; storage holds 64-bit
+// counts as (low word at bin, high word at bins + bin), the carry added where the low word wraps.
 
 const WG: u32 = 256u;
 const A_PER: u32 = 2u;

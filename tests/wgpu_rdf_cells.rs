@@ -148,8 +148,9 @@ fn cell_list_counts_equal_all_pairs_and_the_cpu_engine() {
 }
 
 /// Triclinic frames (a general cell and a truncated octahedron as GROMACS writes it) with r_max
-/// from 0.12 to 0.23 of the smallest side (3 to 6 cells along each box vector), sets equal and different, with and without exclusions;
-/// atoms uniform beyond the cell (wrapping is part of the test).
+/// from 0.12 to 0.23 of the smallest side (3 to 6 cells along each box vector), sets equal and
+/// different, with and without exclusions; atoms uniform beyond the cell (wrapping is part of the
+/// test).
 fn triclinic_cases(state: &mut u64, n: usize) -> Vec<RdfCase> {
     (0..4)
         .map(|k| {

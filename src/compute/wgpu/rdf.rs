@@ -3,24 +3,26 @@
 //! triclinic box, by the compute passes of `shaders/rdf.wgsl` (u32 atomic bins in workgroup memory,
 //! added into storage and summed in u64).
 //!
-//! Owns [`RdfPairs`] (the pipelines, once per device), [`RdfParams`] (twin of the shader's uniform),
-//! [`CellGrid`] and [`sort_into_cells`]. Two methods, as the CUDA engine's ([`RdfMethod`]): all pairs
-//! (`rdf_pairs`: set A in runs of dispatches, every atom of set B in workgroup-memory tiles; cost
-//! `n1 * n2` whatever r_max is) and a cell list (`rdf_cells`): the host sorts both sets into the cells
-//! of a [`CellGrid`] (an O(n) counting sort) and a workgroup takes the atoms of one cell and visits
-//! the atoms of its 27 neighbour cells (the cell and 13 neighbours, pairs of different cells counted
-//! twice, when set A and set B are the same atoms). Open and orthorhombic boxes use the CUDA engine's
-//! grid, [`CellPlan`] (cells at least r_max wide plus a margin of 1e-4 relative and 2^-17 of the
-//! extent, far above the f32 rounding of positions and distances, so every pair within r_max lies in
-//! neighbouring cells); triclinic boxes, which the CUDA engine leaves to all pairs, get cells of the
-//! fractional coordinates at least r_max plus that margin thick along each box height. Periodic grids
-//! need at least 3 cells per side (the 27 neighbours are then distinct cells). Both methods pass
-//! every visited pair through the same f32 distance and binning, so their counts are identical
-//! integers (`tests/wgpu_rdf_cells.rs`). `RdfMethod::Auto` takes the cell list where its grid has at
-//! least [`CELLS_MIN`] cells, as the CUDA engine does: with fewer cells a cell's 27 neighbours cover
-//! most of the box, and the all-pairs pass (no host sort, no ragged cells, no half-empty tiles) is as
-//! fast; r_max above a third of the box (of a triclinic box's heights) has no grid and always takes
-//! all pairs.
+//! Owns [`RdfPairs`] (the pipelines, once per device), [`RdfParams`] (twin of the shader's
+//! uniform), [`CellGrid`] and [`sort_into_cells`]. Two methods, as the CUDA engine's
+//! ([`RdfMethod`]): all pairs (`rdf_pairs`: set A in runs of dispatches, every atom of set B in
+//! workgroup-memory tiles; cost `n1 * n2` whatever r_max is) and a cell list (`rdf_cells`): the
+//! host sorts both sets into the cells of a [`CellGrid`] (an O(n) counting sort) and a workgroup
+//! takes a work unit, up to [`CELL_TA`] atoms of one cell (the CUDA kernel takes a whole cell per
+//! block; units split crowded cells and give a large GPU more workgroups), and visits the atoms of
+//! its 27 neighbour cells (the cell and 13 neighbours, pairs of different cells counted twice, when
+//! set A and set B are the same atoms). Open and orthorhombic boxes use the CUDA engine's grid,
+//! [`CellPlan`] (cells at least r_max wide plus a margin of 1e-4 relative and 2^-17 of the extent,
+//! far above the f32 rounding of positions and distances, so every pair within r_max lies in
+//! neighbouring cells); triclinic boxes, which the CUDA engine leaves to all pairs, get cells of
+//! the fractional coordinates at least r_max plus that margin thick along each box height. Periodic
+//! grids need at least 3 cells per side (the 27 neighbours are then distinct cells). Both methods
+//! pass every visited pair through the same f32 distance and binning, so their counts are identical
+//! integers (`tests/wgpu_rdf_cells.rs`). `RdfMethod::Auto` takes the cell list where its grid has
+//! at least [`CELLS_MIN`] cells, as the CUDA engine does: with fewer cells a cell's 27 neighbours
+//! cover 42% of the box or more, and the little the cell list saves is offset by what the all-pairs
+//! pass does not pay (the host sort, ragged cells, half-empty tiles); r_max above a third of the
+//! box (of a triclinic box's heights) has no grid and always takes all pairs.
 //!
 //! The frame is laid out by the CUDA engine's [`PairGeometry`] (positions wrapped into the box, the
 //! box reduced so that one rounding per axis gives the minimum image, group ids for exclusions), so
