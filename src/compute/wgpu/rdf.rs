@@ -132,9 +132,13 @@ pub struct RdfPairs {
 }
 
 /// A counting sort of `set` into the cells of `plan` (O(n), on the host): the positions in cell
-/// order and the first atom of each cell (cells + 1 entries, the last = the atom count).
+/// order and the first atom of each cell (cells + 1 entries, the last = the atom count; a grid
+/// without cells keeps no atoms).
 pub fn sort_into_cells(set: &[[f32; 4]], plan: &CellGrid) -> (Vec<[f32; 4]>, Vec<u32>) {
     let ncells = plan.cells();
+    if ncells == 0 {
+        return (Vec::new(), vec![0]);
+    }
     let cell: Vec<usize> = set
         .iter()
         .map(|p| plan.cell_of(p).min(ncells.saturating_sub(1)))
@@ -258,7 +262,7 @@ impl CellGrid {
                 let sx = (x - sz * f64::from(c.cx) - sy * f64::from(c.bx)) / f64::from(c.ax);
                 let axis = |s: f64, n: u32| {
                     let f = s - s.floor();
-                    ((f * f64::from(n)).floor() as i64).clamp(0, i64::from(n) - 1) as usize
+                    ((f * f64::from(n)).floor() as i64).clamp(0, i64::from(n.max(1)) - 1) as usize
                 };
                 let [nx, ny, _] = n.map(|k| k as usize);
                 axis(sx, n[0]) + nx * (axis(sy, n[1]) + ny * axis(sz, n[2]))
@@ -623,6 +627,53 @@ mod tests {
             ("CELL_TA", CELL_TA),
         ] {
             assert!(SHADER_SOURCE.contains(&format!("const {name}: u32 = {v}u;")), "{name}");
+        }
+    }
+
+    fn triclinic(cell: RdfBox) -> PairGeometry {
+        PairGeometry {
+            a: vec![[1.0, 2.0, 3.0, 0.0]],
+            b: vec![[4.0, 5.0, 6.0, 0.0]],
+            mode: PairMode::Triclinic,
+            cell,
+            groups: false,
+        }
+    }
+
+    fn boxed(ax: f32, bx: f32, by: f32, cx: f32, cy: f32, cz: f32) -> RdfBox {
+        RdfBox {
+            ax,
+            bx,
+            by,
+            cx,
+            cy,
+            cz,
+            inv_ax: 1.0 / ax,
+            inv_by: 1.0 / by,
+            inv_cz: 1.0 / cz,
+        }
+    }
+
+    #[test]
+    fn triclinic_cells_follow_the_box_heights() {
+        // A rectangular box as a triclinic one: the heights are the sides.
+        let g = CellGrid::new(&triclinic(boxed(40.0, 0.0, 31.0, 0.0, 0.0, 50.0)), 9.9).unwrap();
+        assert_eq!(g.dims(), [4, 3, 5]);
+        // Sheared along x by b and c: the a height shrinks to ax * by * cz / |b x c|, analytically
+        // 40 * 30 / hypot(30, 15) = 35.78 here (c along z, b = (15, 30, 0)): 4 cells at r_max 8.9 but 3
+        // at 9.0, where the side (40) would still give 4.
+        let g = CellGrid::new(&triclinic(boxed(40.0, 15.0, 30.0, 0.0, 0.0, 50.0)), 8.9).unwrap();
+        assert_eq!(g.dims(), [4, 3, 5]);
+        let g = CellGrid::new(&triclinic(boxed(40.0, 15.0, 30.0, 0.0, 0.0, 50.0)), 9.0).unwrap();
+        assert_eq!(g.dims(), [3, 3, 5]);
+        // Fewer than 3 cells along a height: no grid.
+        assert!(CellGrid::new(&triclinic(boxed(40.0, 15.0, 30.0, 0.0, 0.0, 50.0)), 12.0).is_none());
+        // Positions wrap by whole box vectors: p and p + a + b - c share a cell.
+        let g = CellGrid::new(&triclinic(boxed(40.0, 15.0, 30.0, 5.0, -7.0, 50.0)), 6.0).unwrap();
+        for p in [[1.0f32, 2.0, 3.0, 0.0], [39.0, 29.0, 49.0, 0.0], [-3.0, 7.5, 20.0, 0.0]] {
+            let q = [p[0] + 40.0 + 15.0 - 5.0, p[1] + 30.0 + 7.0, p[2] - 50.0, 0.0];
+            assert_eq!(g.cell_of(&p), g.cell_of(&q), "{p:?}");
+            assert!(g.cell_of(&p) < g.cells());
         }
     }
 
