@@ -16,6 +16,7 @@ use orbitfield::compute::cuda::rdf::{PairGeometry, RdfMethod};
 use orbitfield::compute::esp::screening::{Dielectric, ScreenedCharges};
 use orbitfield::compute::esp::{Boundary, EspMethod, MsmParams, StagesOn, field_input_with};
 use orbitfield::compute::wgpu::engine::WgpuEngine;
+use orbitfield::compute::wgpu::rdf::RdfPairs;
 use orbitfield::compute::{Field, FieldInput, FieldJob, PointCharges, SlabEngine};
 use orbitfield::model::{Frame, Lattice, Spin, UnitCell};
 use std::sync::Arc;
@@ -250,14 +251,33 @@ fn main() {
     let cell = acc.check_frame(0, &frame, &sel, &sel, None).unwrap();
     let geom = PairGeometry::new(&frame, cell, &sel, &sel, None);
     let pairs = (na * na) as f64;
-    let t = time(reps, || {
-        wgpu_engine.rdf_counts(&geom, &settings).unwrap();
-    });
-    println!(
-        "rdf {na}x{na}: wgpu all pairs {:.1} ms, {:.1} G pairs/s",
-        1e3 * t,
-        pairs / t / 1e9
-    );
+    {
+        let (device, queue) = wgpu_engine.device();
+        let pass = RdfPairs::new(device);
+        for method in [RdfMethod::AllPairs, RdfMethod::Auto] {
+            let mut ran = method;
+            let t = time(reps, || {
+                ran = pass.counts_with(device, queue, &geom, &settings, method).unwrap().1;
+            });
+            println!(
+                "rdf {na}x{na}: wgpu {method} ({ran}) {:.1} ms, {:.1} G pairs/s (all-pairs equivalent)",
+                1e3 * t,
+                pairs / t / 1e9
+            );
+        }
+        let all = pass
+            .counts_with(device, queue, &geom, &settings, RdfMethod::AllPairs)
+            .unwrap()
+            .0;
+        let cells = pass
+            .counts_with(device, queue, &geom, &settings, RdfMethod::Cells)
+            .unwrap()
+            .0;
+        println!(
+            "rdf {na}x{na}: wgpu cell-list counts {} the all-pairs counts",
+            if cells == all { "equal" } else { "DIFFER FROM" }
+        );
+    }
     if let Some(c) = &cuda {
         for method in [RdfMethod::AllPairs, RdfMethod::Auto] {
             let t = time(reps, || {
