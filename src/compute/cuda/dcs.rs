@@ -586,7 +586,11 @@ impl CudaEngine {
         let (model, sa, sb) = (screen.model as i32, screen.a as f32, screen.b as f32);
         let min2 = (MIN_DISTANCE_BOHR * MIN_DISTANCE_BOHR) as f32;
         let cfg = LaunchConfig {
-            grid_dim: ((nx as u32).div_ceil(32 * SCREENED_POINTS), (ny as u32).div_ceil(8), nz as u32),
+            grid_dim: (
+                (nx as u32).div_ceil(32 * SCREENED_POINTS),
+                (ny as u32).div_ceil(8),
+                nz as u32,
+            ),
             block_dim: (32, 8, 1),
             shared_mem_bytes: 0,
         };
