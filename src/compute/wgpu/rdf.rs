@@ -35,7 +35,7 @@
 use super::marching_cubes::read_buffer;
 use super::pass::{compute_layouts, device_err};
 use crate::compute::ComputeError;
-pub use crate::compute::cuda::rdf::{CELLS_MIN, CellPlan, RdfMethod};
+pub use crate::compute::layout::pairs::{CELLS_MIN, CellPlan, RdfMethod};
 use crate::compute::layout::pairs::{PairGeometry, PairMode, RdfBox};
 use crate::model::rdf::RdfSettings;
 use wgpu::util::DeviceExt;
