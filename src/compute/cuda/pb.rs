@@ -30,6 +30,7 @@
 
 use super::{CudaEngine, CudaError, dev_err};
 use crate::compute::pb::Coefficients;
+use crate::compute::pb::refinement::{INNER_REDUCTION, MAX_CORRECTIONS, MAX_ITERATIONS_PER_CORRECTION, STALL_RATIO};
 use crate::compute::pb::{PbError, PbLattice, PbParams, PbSolution};
 use cudarc::driver::{
     CudaFunction, CudaGraph, CudaModule, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
@@ -57,18 +58,8 @@ const THREADS: u32 = 256;
 pub const DEFAULT_SWEEPS: usize = 2;
 /// Coarsening stops at this many points per axis or fewer.
 const COARSEST_POINTS: usize = 6;
-/// The float32 correction is solved to this relative residual at least.
-const INNER_REDUCTION: f64 = 1e-4;
 /// The float32 corrections' aim as a fraction of the tolerance (`set_correction_margin`).
-pub const DEFAULT_MARGIN: f64 = 0.3;
-/// Residual corrections allowed (each one lowers the float64 residual about 1e4-fold).
-const MAX_CORRECTIONS: usize = 12;
-/// A correction that leaves the float64 residual above this fraction of the previous one has
-/// stalled (float32 cannot resolve the remaining correction): the solve stops there, unconverged.
-const STALL_RATIO: f64 = 0.9;
-/// Conjugate-gradient iterations of one correction before it restarts from the float64 residual
-/// (float32 recurrences drift; a restart resets them).
-const MAX_ITERATIONS_PER_CORRECTION: usize = 200;
+pub use crate::compute::pb::refinement::CORRECTION_MARGIN as DEFAULT_MARGIN;
 /// The coarsest level is solved by one thread block when it has at most this many points.
 const ONE_BLOCK_POINTS: usize = 32 * 32 * 32;
 /// Device bytes per lattice point at the finest level (float64: iterate, source, boundary, three

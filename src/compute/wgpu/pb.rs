@@ -36,6 +36,9 @@
 use super::engine::WgpuEngine;
 use super::pb_mg::{DeviceLattice, Pipelines, Poison, VCycle, level_dims};
 use crate::compute::SlabEngine;
+use crate::compute::pb::refinement::{
+    CORRECTION_MARGIN, INNER_REDUCTION, MAX_CORRECTIONS, MAX_ITERATIONS_PER_CORRECTION,
+};
 use crate::compute::pb::{Coefficients, PbError, PbLattice, PbParams, PbSolution};
 use rayon::prelude::*;
 
@@ -56,14 +59,7 @@ pub type Finisher = fn(&Coefficients, &PbLattice, &PbParams, Option<&[f64]>) -> 
 
 /// Gauss-Seidel sweeps (one red and one black half sweep each) before and after the coarse correction.
 pub const SWEEPS: usize = 2;
-/// The float32 correction is solved to this relative residual at least.
-const INNER_REDUCTION: f64 = 1e-4;
-/// Residual corrections allowed (each one lowers the float64 residual about 1e4-fold).
-const MAX_CORRECTIONS: usize = 12;
-/// A correction that leaves the float64 residual above this fraction of the previous one has stalled.
-pub const STALL_RATIO: f64 = 0.9;
-/// Conjugate-gradient iterations of one correction before it restarts from the float64 residual.
-const MAX_ITERATIONS_PER_CORRECTION: usize = 200;
+pub use crate::compute::pb::refinement::STALL_RATIO;
 /// Device bytes per lattice point at the finest level (float32: coefficients as four values, V-cycle
 /// right side, iterate and residual, correction, search direction and its image, the correction's
 /// read-back copy), coarse levels taking at most a seventh more.
@@ -331,7 +327,7 @@ impl WgpuPbSolver {
                 return self.finish(c, lattice, params, u, iterations, rel);
             }
             previous_rel = rel;
-            let eta = (0.03 * params.tolerance / rel).clamp(INNER_REDUCTION, 0.1);
+            let eta = (CORRECTION_MARGIN * params.tolerance / rel).clamp(INNER_REDUCTION, 0.1);
             let left = (params.max_iterations - iterations).min(MAX_ITERATIONS_PER_CORRECTION);
             let Some(dev) = self.lattice.as_ref() else {
                 return Err(PbError::Device("wgpu: no device buffers".into()));
