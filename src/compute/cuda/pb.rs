@@ -30,7 +30,7 @@
 
 use super::{CudaEngine, CudaError, dev_err};
 use crate::compute::pb::Coefficients;
-use crate::compute::pb::refinement::{INNER_REDUCTION, MAX_CORRECTIONS, MAX_ITERATIONS_PER_CORRECTION, STALL_RATIO};
+use crate::compute::pb::refinement::refine;
 use crate::compute::pb::{PbError, PbLattice, PbParams, PbSolution};
 use cudarc::driver::{
     CudaFunction, CudaGraph, CudaModule, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
@@ -754,62 +754,21 @@ impl CudaPbSolver {
             }
         }
         self.stats.levels = self.bufs()?.levels.len();
-        let mut iterations = 0usize;
-        let mut previous_rel = f64::INFINITY;
-        let mut f_norm = 0.0;
-        for correction in 0..=MAX_CORRECTIONS {
-            // r = f - A u in float64, into the finest level's right side.
-            let [rr, ff] = self.residual_sums(lattice)?;
-            if correction == 0 {
-                f_norm = ff.sqrt();
-            }
-            let r_norm = rr.sqrt();
-            if !r_norm.is_finite() {
-                return Err(PbError::Device("the float64 residual is not a finite number".into()));
-            }
-            let rel = r_norm / f_norm.max(1e-300);
-            self.stats.corrections = correction;
-            self.stats.iterations = iterations;
-            if r_norm <= params.tolerance * f_norm {
-                return Ok((iterations, rel));
-            }
-            if iterations >= params.max_iterations {
-                return Err(PbError::NotConverged {
-                    iterations,
-                    residual: rel,
-                    tolerance: params.tolerance,
-                });
-            }
-            if rel > STALL_RATIO * previous_rel || correction == MAX_CORRECTIONS {
-                // Float32 no longer resolves the correction: finish in float64.
-                let used = self.polish(lattice, params, f_norm, params.max_iterations - iterations)?;
-                iterations += used;
-                self.stats.iterations = iterations;
-                self.stats.polish_iterations = used;
-                let rel = self.residual_norm(lattice)? / f_norm.max(1e-300);
-                if rel <= params.tolerance {
-                    return Ok((iterations, rel));
-                }
-                return Err(PbError::NotConverged {
-                    iterations,
-                    residual: rel,
-                    tolerance: params.tolerance,
-                });
-            }
-            previous_rel = rel;
-            let eta = (self.margin * params.tolerance / rel).clamp(INNER_REDUCTION, 0.1);
-            let left = (params.max_iterations - iterations).min(MAX_ITERATIONS_PER_CORRECTION);
-            iterations += self.correction(r_norm, eta, left)?;
-            let b = self.bufs()?;
-            let mut l = stream.launch_builder(&k.add_correction);
-            l.arg(&mut b.u).arg(&b.e).arg(&n64);
-            // SAFETY: n doubles and n floats.
-            unsafe { l.launch(cfg1(n)) }.map_err(drv("pb_add_correction"))?;
-        }
-        Err(PbError::NotConverged {
-            iterations,
-            residual: previous_rel,
-            tolerance: params.tolerance,
-        })
+        let margin = self.margin;
+        refine(&mut cg::CudaRefine::new(self, lattice, params), params, margin)
+    }
+
+    /// u += e (the float32 correction) on the device.
+    fn add_correction(&mut self) -> Result<(), PbError> {
+        let stream = self.stream.clone();
+        let k = Arc::clone(&self.kernels);
+        let b = self.bufs()?;
+        let n = b.dims.iter().product::<usize>();
+        let n64 = n as i64;
+        let mut l = stream.launch_builder(&k.add_correction);
+        l.arg(&mut b.u).arg(&b.e).arg(&n64);
+        // SAFETY: n doubles and n floats.
+        unsafe { l.launch(cfg1(n)) }.map_err(drv("pb_add_correction"))?;
+        Ok(())
     }
 }

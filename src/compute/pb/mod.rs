@@ -289,24 +289,7 @@ pub fn solve(
     crate::compute::cpu::pb::solve(atoms, lattice, params, warm_start)
 }
 
-/// The mixed-precision refinement both GPU engines run (`compute::cuda::pb`, `compute::wgpu::pb`):
-/// float64 residuals `r = f - A u`, each correction `A e = r` solved in float32.
-pub mod refinement {
-    /// The float32 correction is solved to this relative residual at least.
-    pub const INNER_REDUCTION: f64 = 1e-4;
-    /// Each float32 correction aims at this fraction of the reduction the tolerance still needs
-    /// (float32 recurrences overstate their progress a little; a smaller fraction solves past the
-    /// tolerance: at 0.03, two orders of magnitude past it).
-    pub const CORRECTION_MARGIN: f64 = 0.3;
-    /// Residual corrections allowed (each one lowers the float64 residual about 1e4-fold).
-    pub const MAX_CORRECTIONS: usize = 12;
-    /// A correction that leaves the float64 residual above this fraction of the previous one has
-    /// stalled (float32 cannot resolve the remaining correction).
-    pub const STALL_RATIO: f64 = 0.9;
-    /// Conjugate-gradient iterations of one correction before it restarts from the float64 residual
-    /// (float32 recurrences drift; a restart resets them).
-    pub const MAX_ITERATIONS_PER_CORRECTION: usize = 200;
-}
+pub mod refinement;
 
 /// The discretised problem every engine solves: everything the operator and the right-hand side
 /// need, built by the CPU engine (`compute::cpu::pb_maps::coefficients`) and consumed as it is by

@@ -36,9 +36,7 @@
 use super::engine::WgpuEngine;
 use super::pb_mg::{DeviceLattice, Pipelines, Poison, VCycle, level_dims};
 use crate::compute::SlabEngine;
-use crate::compute::pb::refinement::{
-    CORRECTION_MARGIN, INNER_REDUCTION, MAX_CORRECTIONS, MAX_ITERATIONS_PER_CORRECTION,
-};
+use crate::compute::pb::refinement::{CORRECTION_MARGIN, Refinement, refine};
 use crate::compute::pb::{Coefficients, PbError, PbLattice, PbParams, PbSolution};
 use rayon::prelude::*;
 
@@ -297,63 +295,15 @@ impl WgpuPbSolver {
         params: &PbParams,
         u: &mut [f64],
     ) -> Result<(usize, f64), PbError> {
-        let mut iterations = 0usize;
-        let mut previous_rel = f64::INFINITY;
-        let mut f_norm = 0.0;
-        let mut r32 = vec![0.0f32; lattice.n_points()];
-        for correction in 0..=MAX_CORRECTIONS {
-            let (rr, ff) = residual(c, lattice, u, &mut r32);
-            if correction == 0 {
-                f_norm = ff.sqrt();
-            }
-            let r_norm = rr.sqrt();
-            if !r_norm.is_finite() {
-                return Err(PbError::Device("the float64 residual is not a finite number".into()));
-            }
-            let rel = r_norm / f_norm.max(1e-300);
-            self.stats.corrections = correction;
-            self.stats.iterations = iterations;
-            if r_norm <= params.tolerance * f_norm {
-                return Ok((iterations, rel));
-            }
-            if iterations >= params.max_iterations {
-                return Err(PbError::NotConverged {
-                    iterations,
-                    residual: rel,
-                    tolerance: params.tolerance,
-                });
-            }
-            if rel > STALL_RATIO * previous_rel || correction == MAX_CORRECTIONS {
-                return self.finish(c, lattice, params, u, iterations, rel);
-            }
-            previous_rel = rel;
-            let eta = (CORRECTION_MARGIN * params.tolerance / rel).clamp(INNER_REDUCTION, 0.1);
-            let left = (params.max_iterations - iterations).min(MAX_ITERATIONS_PER_CORRECTION);
-            let Some(dev) = self.lattice.as_ref() else {
-                return Err(PbError::Device("wgpu: no device buffers".into()));
-            };
-            let target = (eta * r_norm) * (eta * r_norm);
-            let how = VCycle {
-                sweeps: self.sweeps,
-                poison: self.poison,
-            };
-            let run = dev.correction(&self.device, &self.queue, &r32, target, left, how)?;
-            iterations += run.iterations;
-            let e = dev.download_e(&self.device, &self.queue)?;
-            if e.len() != u.len() {
-                return Err(PbError::Device(format!(
-                    "wgpu: {} correction values read back for {} points",
-                    e.len(),
-                    u.len()
-                )));
-            }
-            u.par_iter_mut().zip(&e).for_each(|(a, d)| *a += f64::from(*d));
-        }
-        Err(PbError::NotConverged {
-            iterations,
-            residual: previous_rel,
-            tolerance: params.tolerance,
-        })
+        let mut engine = WgpuRefine {
+            s: self,
+            c,
+            lattice,
+            params,
+            u,
+            r32: vec![0.0f32; lattice.n_points()],
+        };
+        refine(&mut engine, params, CORRECTION_MARGIN)
     }
 
     /// After a stalled correction: the finisher from the current iterate with the iterations left, or
@@ -412,6 +362,57 @@ fn set_faces(lattice: &PbLattice, u: &mut [f64], g: &[f64]) {
             }
         }
     });
+}
+
+/// The wgpu solver as the engine of `compute::pb::refinement::refine`: residuals on the host in
+/// float64 over the maps, corrections on the device, a stalled solve finished by the finisher.
+struct WgpuRefine<'a> {
+    s: &'a mut WgpuPbSolver,
+    c: &'a Coefficients,
+    lattice: &'a PbLattice,
+    params: &'a PbParams,
+    u: &'a mut [f64],
+    /// The float64 residual rounded to f32, the right side of the next correction.
+    r32: Vec<f32>,
+}
+
+impl Refinement for WgpuRefine<'_> {
+    fn residual(&mut self) -> Result<(f64, f64), PbError> {
+        Ok(residual(self.c, self.lattice, self.u, &mut self.r32))
+    }
+
+    fn correct(&mut self, r_norm: f64, eta: f64, left: usize) -> Result<usize, PbError> {
+        let s = &mut *self.s;
+        let Some(dev) = s.lattice.as_ref() else {
+            return Err(PbError::Device("wgpu: no device buffers".into()));
+        };
+        let target = (eta * r_norm) * (eta * r_norm);
+        let how = VCycle {
+            sweeps: s.sweeps,
+            poison: s.poison,
+        };
+        let run = dev.correction(&s.device, &s.queue, &self.r32, target, left, how)?;
+        let e = dev.download_e(&s.device, &s.queue)?;
+        if e.len() != self.u.len() {
+            return Err(PbError::Device(format!(
+                "wgpu: {} correction values read back for {} points",
+                e.len(),
+                self.u.len()
+            )));
+        }
+        self.u.par_iter_mut().zip(&e).for_each(|(a, d)| *a += f64::from(*d));
+        Ok(run.iterations)
+    }
+
+    fn finish(&mut self, iterations: usize, rel: f64, _f_norm: f64) -> Result<(usize, f64), PbError> {
+        self.s
+            .finish(self.c, self.lattice, self.params, self.u, iterations, rel)
+    }
+
+    fn progress(&mut self, corrections: usize, iterations: usize) {
+        self.s.stats.corrections = corrections;
+        self.s.stats.iterations = iterations;
+    }
 }
 
 /// r = f - A u at the interior points in float64, stored as float32 (0 on the faces); returns

@@ -7,12 +7,14 @@
 //! The accumulators come in two blocks of eight doubles, one per parity of the iteration: iteration
 //! `i` sums into block `i % 2` and reads the previous `r.z` from the other block. The first
 //! preconditioning of a correction writes its `r.z` into block 1, where iteration 0 finds it.
-//! Owns [`GraphKey`] and `CudaPbSolver::correction`.
+//! Owns [`GraphKey`], `CudaPbSolver::correction` and `CudaRefine` (the solver as the engine of
+//! `compute::pb::refinement::refine`, the outer float64 loop both GPU engines share).
 
 use super::multigrid::vcycle;
 use super::raw::{self, Addr, raw_args};
 use super::{CudaPbSolver, InnerPtrs, Kernels, Level, Preconditioner, SendGraph, cfg1, cfg3, drv};
-use crate::compute::pb::PbError;
+use crate::compute::pb::refinement::Refinement;
+use crate::compute::pb::{PbError, PbLattice, PbParams};
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
@@ -218,5 +220,57 @@ impl CudaPbSolver {
         }
         self.graphs = graphs;
         Ok(used)
+    }
+}
+
+/// The CUDA solver as the engine of `compute::pb::refinement::refine`: residuals and corrections on
+/// the device, a stalled solve finished by float64 conjugate gradients there (`polish`).
+pub(super) struct CudaRefine<'a> {
+    s: &'a mut CudaPbSolver,
+    lattice: &'a PbLattice,
+    params: &'a PbParams,
+}
+
+impl<'a> CudaRefine<'a> {
+    pub(super) fn new(s: &'a mut CudaPbSolver, lattice: &'a PbLattice, params: &'a PbParams) -> Self {
+        CudaRefine { s, lattice, params }
+    }
+}
+
+impl Refinement for CudaRefine<'_> {
+    fn residual(&mut self) -> Result<(f64, f64), PbError> {
+        // r = f - A u in float64, into the finest level's right side.
+        let [rr, ff] = self.s.residual_sums(self.lattice)?;
+        Ok((rr, ff))
+    }
+
+    fn correct(&mut self, r_norm: f64, eta: f64, left: usize) -> Result<usize, PbError> {
+        let used = self.s.correction(r_norm, eta, left)?;
+        self.s.add_correction()?;
+        Ok(used)
+    }
+
+    fn finish(&mut self, iterations: usize, _rel: f64, f_norm: f64) -> Result<(usize, f64), PbError> {
+        let params = self.params;
+        let used = self
+            .s
+            .polish(self.lattice, params, f_norm, params.max_iterations - iterations)?;
+        let iterations = iterations + used;
+        self.s.stats.iterations = iterations;
+        self.s.stats.polish_iterations = used;
+        let rel = self.s.residual_norm(self.lattice)? / f_norm.max(1e-300);
+        if rel <= params.tolerance {
+            return Ok((iterations, rel));
+        }
+        Err(PbError::NotConverged {
+            iterations,
+            residual: rel,
+            tolerance: params.tolerance,
+        })
+    }
+
+    fn progress(&mut self, corrections: usize, iterations: usize) {
+        self.s.stats.corrections = corrections;
+        self.s.stats.iterations = iterations;
     }
 }
