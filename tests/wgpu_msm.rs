@@ -45,8 +45,11 @@ use orbitfield::model::{Lattice, UnitCell};
 use std::path::Path;
 use std::sync::Arc;
 
+#[path = "common/seeded_charges.rs"]
+mod seeded_charges;
 #[path = "common/wgpu_test_engine.rs"]
 mod wgpu_test_engine;
+use seeded_charges::{random_charges, seed};
 use wgpu_test_engine::{engine, required};
 
 /// Largest difference over the largest |value| of the CPU engine's map.
@@ -54,38 +57,6 @@ const TOL: f64 = 1e-4;
 /// RMS relative error away from charges (eps = 4r, whose 1/r^2 doubles the coordinate error near
 /// charges, measured up to 8.7e-6; vacuum up to 2.8e-6).
 const RMS_TOL: f64 = 5e-5;
-
-/// A 64-bit LCG: uniform in [0, 1).
-fn lcg(state: &mut u64) -> f64 {
-    *state = state
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (*state >> 11) as f64 / (1u64 << 53) as f64
-}
-
-fn seed() -> u64 {
-    let s = std::env::var("ORBITFIELD_TEST_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(3)
-        });
-    println!("seed {s}");
-    s
-}
-
-fn random_charges(state: &mut u64, n: usize, lo: [f64; 3], ext: [f64; 3]) -> PointCharges {
-    let mut q = PointCharges::default();
-    for _ in 0..n {
-        let p = std::array::from_fn(|k| lo[k] + ext[k] * lcg(state));
-        q.positions_bohr.push(p);
-        q.charges_e.push(2.0 * lcg(state) - 1.0);
-    }
-    q
-}
 
 fn slab(engine: &dyn SlabEngine, job: &FieldJob, z: std::ops::Range<usize>) -> Vec<f32> {
     let n = job.lattice.dims[0] * job.lattice.dims[1] * z.len();

@@ -41,8 +41,11 @@ use orbitfield::model::{Lattice, UnitCell};
 use std::path::Path;
 use std::sync::Arc;
 
+#[path = "common/seeded_charges.rs"]
+mod seeded_charges;
 #[path = "common/wgpu_test_engine.rs"]
 mod wgpu_test_engine;
+use seeded_charges::{random_charges, seed};
 use wgpu_test_engine::{engine, required};
 
 /// Every level but the finest, relative to the level's largest |value|.
@@ -53,37 +56,6 @@ const MAP_TOL: f64 = 1e-4;
 const NEAR_TOL: f64 = 1e-3;
 /// Points nearer than this to a charge are where the short-range pass's f32 coordinates limit it.
 const NEAR_BOHR: f64 = 0.1;
-
-fn lcg(state: &mut u64) -> f64 {
-    *state = state
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (*state >> 11) as f64 / (1u64 << 53) as f64
-}
-
-fn seed() -> u64 {
-    let s = std::env::var("ORBITFIELD_TEST_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(3)
-        });
-    println!("seed {s}");
-    s
-}
-
-fn random_charges(state: &mut u64, n: usize, lo: [f64; 3], ext: [f64; 3]) -> PointCharges {
-    let mut q = PointCharges::default();
-    for _ in 0..n {
-        q.positions_bohr
-            .push(std::array::from_fn(|k| lo[k] + ext[k] * lcg(state)));
-        q.charges_e.push(2.0 * lcg(state) - 1.0);
-    }
-    q
-}
 
 /// Largest |got - want| over the largest |want|.
 fn rel(got: &[f64], want: &[f64]) -> f64 {
