@@ -35,9 +35,11 @@
 //    writes a 64-bit mask of its kept points and their count.
 // 2. `ils_scan`: the regions' counts to offsets (one block), so the kept points form one list in
 //    region order.
-// 3. `ils_points_k*`: 64 kept points per block (a compact piece of the list). The block gathers the
-//    atoms within reach of the points' box into shared memory (several passes where they do not fit),
-//    those within the cutoff of every point of the box apart from the rest (no cutoff test per pair).
+// 3. `ils_points_k*_g*`: 64 / G kept points per block (a compact piece of the list), each point's
+//    orientations split over G threads (G = 4 from 32 orientations: the smaller box of 16 points
+//    streams fewer atoms per point). The block gathers the atoms within reach of the points' box
+//    into shared memory (several passes where they do not fit), those within the cutoff of every
+//    point of the box apart from the rest (no cutoff test per pair).
 //    Each thread holds K orientations' offsets of one probe atom in registers and streams the tile
 //    (all threads read one atom at a time: a broadcast), adding eps_ij [(R/r)^12 - 2 (R/r)^6] (in kT)
 //    to K energies; r^2 = d^2 + |o|^2 - 2 d.o (three FMAs), 1/r^2 by the SFU's reciprocal
@@ -449,20 +451,29 @@ __device__ __forceinline__ void ils_stream_pair(const float4* tile, const float*
     }
 }
 
-template <int K>
+// K orientations per pass and G orientation groups: a block of ILS_BLOCK threads takes
+// P = ILS_BLOCK / G kept points, and thread t works on point t % P and on the orientations
+// o0 + 0..K-1 with o0 = (t / P) K + pass G K (the same number of passes for every thread, so the
+// block's barriers match; orientations past the last add nothing). The groups' sums are added in a
+// fixed order. Fewer points per block make the box of the points, and so the atoms streamed for each
+// point, smaller.
+template <int K, int G>
 __device__ void ils_points(const float4* __restrict__ atoms, const float4* __restrict__ lows,
                            const int* __restrict__ starts, const float4* __restrict__ off,
                            const unsigned long long* __restrict__ masks, const int* __restrict__ offsets,
                            const IlsArgs& g, float* __restrict__ samples) {
+    constexpr int P = ILS_BLOCK / G;
     extern __shared__ float4 tile[];
     float* tile_rh = (float*)(tile + g.tile);
     __shared__ int counters[2];
     __shared__ int box[6];
+    __shared__ float part[ILS_BLOCK];
     const int t = threadIdx.x;
+    const int slot = t % P, group = t / P;
     const int n_regions = g.rx * g.ry * g.rz;
     const int total = offsets[n_regions];
-    if ((int)blockIdx.x * ILS_BLOCK >= total) return;
-    const int gi = blockIdx.x * ILS_BLOCK + t;
+    if ((int)blockIdx.x * P >= total) return;
+    const int gi = blockIdx.x * P + slot;
     const bool active = gi < total;
     int ix = 0, iy = 0, iz = 0;
     if (active) {
@@ -509,7 +520,9 @@ __device__ void ils_points(const float4* __restrict__ atoms, const float4* __res
     const bool whole = ils_gather(atoms, lows, starts, g, glo, ghi, org, lhi, tile, tile_rh, counters, row, next);
     int n_in = counters[0], n_out = counters[1];
     float rho = 0.f;
-    for (int o0 = 0; o0 < g.n_orient; o0 += K) {
+    const int passes = (g.n_orient + G * K - 1) / (G * K);
+    for (int pass = 0; pass < passes; ++pass) {
+        const int o0 = group * K + pass * G * K;
         float u[K];
 #pragma unroll
         for (int k = 0; k < K; ++k) u[k] = 0.f;
@@ -554,23 +567,37 @@ __device__ void ils_points(const float4* __restrict__ atoms, const float4* __res
             if (o0 + k < g.n_orient) rho += expf(-u[k]);
         }
     }
-    if (active) samples[(size_t)ix + (size_t)g.nx * ((size_t)iy + (size_t)g.ny * (size_t)iz)] = rho;
+    part[t] = rho;
+    __syncthreads();
+    if (group == 0 && active) {
+        float sum = 0.f;
+#pragma unroll
+        for (int q = 0; q < G; ++q) sum += part[slot + q * P];
+        samples[(size_t)ix + (size_t)g.nx * ((size_t)iy + (size_t)g.ny * (size_t)iz)] = sum;
+    }
 }
 
-#define ILS_POINTS(K)                                                                                               \
+#define ILS_POINTS(K, G)                                                                                            \
     extern "C" __global__ void __launch_bounds__(ILS_BLOCK)                                                         \
-    ils_points_k##K(const float4* __restrict__ atoms, const float4* __restrict__ lows, const int* __restrict__ starts, \
-                    const float4* __restrict__ off, const unsigned long long* __restrict__ masks,                  \
-                    const int* __restrict__ offsets, IlsArgs g, float* __restrict__ samples) {                     \
-        ils_points<K>(atoms, lows, starts, off, masks, offsets, g, samples);                                        \
+    ils_points_k##K##_g##G(const float4* __restrict__ atoms, const float4* __restrict__ lows,                       \
+                           const int* __restrict__ starts, const float4* __restrict__ off,                          \
+                           const unsigned long long* __restrict__ masks, const int* __restrict__ offsets,           \
+                           IlsArgs g, float* __restrict__ samples) {                                                \
+        ils_points<K, G>(atoms, lows, starts, off, masks, offsets, g, samples);                                     \
     }
-ILS_POINTS(1)
-ILS_POINTS(8)
-ILS_POINTS(10)
-ILS_POINTS(13)
-ILS_POINTS(15)
-ILS_POINTS(16)
-ILS_POINTS(17)
+ILS_POINTS(1, 1)
+ILS_POINTS(8, 1)
+ILS_POINTS(10, 1)
+ILS_POINTS(13, 1)
+ILS_POINTS(15, 1)
+ILS_POINTS(16, 1)
+ILS_POINTS(17, 1)
+ILS_POINTS(8, 4)
+ILS_POINTS(10, 4)
+ILS_POINTS(13, 4)
+ILS_POINTS(15, 4)
+ILS_POINTS(16, 4)
+ILS_POINTS(17, 4)
 
 // Mean of each voxel's s^3 samples, times `scale` (1 / orientations evaluated): voxel (i, j, k) holds
 // samples (i s .. i s + s - 1, ...).

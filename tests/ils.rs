@@ -408,7 +408,14 @@ fn kernel_source_compiles_with_nvrtc() {
         return;
     }
     let ptx = cuda::compile_ptx(cuda::ils::ILS_SRC, "compute_75").unwrap();
-    for name in ["ils_bound", "ils_scan", "ils_points_k1", "ils_points_k16", "ils_voxels"] {
+    for name in [
+        "ils_bound",
+        "ils_scan",
+        "ils_points_k1_g1",
+        "ils_points_k16_g1",
+        "ils_points_k13_g4",
+        "ils_voxels",
+    ] {
         assert!(ptx.contains(name), "{name} missing from the PTX");
     }
 }

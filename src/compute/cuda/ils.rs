@@ -25,10 +25,15 @@ pub const ILS_SRC: &str = include_str!("../../../kernels/ils.cu");
 /// `ILS_MAX_PROBE` and `ILS_BLOCK` in `kernels/ils.cu`.
 const MAX_PROBE: usize = 16;
 const BLOCK: u32 = 64;
-/// Atoms the point kernel's shared tile holds (20 bytes each).
-const TILE_ATOMS: usize = 2048;
-/// Orientations per pass of the point kernel: the `ils_points_k*` instances of `kernels/ils.cu`.
+/// Atoms the point kernel's shared tile holds (20 bytes each): 20 KB lets about ten blocks share an
+/// SM (`benches/RESULTS.md`, "Four threads per point").
+const TILE_ATOMS: usize = 1024;
+/// Orientations per pass of the point kernel: the `ils_points_k*_g1` instances of `kernels/ils.cu`.
 const BATCHES: [usize; 7] = [17, 16, 15, 13, 10, 8, 1];
+/// The same with four orientation groups per point: the `ils_points_k*_g4` instances.
+const BATCHES_G4: [usize; 6] = [17, 16, 15, 13, 10, 8];
+/// Orientations from which the point kernel splits each point's orientations over four threads.
+const GROUPS_FROM: usize = 32;
 /// Bin edge of the device's atom bins, Angstrom.
 pub const BIN_ANGSTROM: f64 = 3.0;
 
@@ -83,14 +88,19 @@ pub struct DeviceAtoms {
     pub args: IlsArgs,
 }
 
-/// The batch of orientations per pass for `n` orientations: the fewest evaluations, counting each
-/// pass's streaming of the atoms as two.
-pub fn batch_for(n: usize) -> usize {
-    BATCHES
+/// The point kernel for `n` orientations: (orientations per pass K, orientation groups G). Each
+/// thread takes ceil(n / G) orientations in passes of K: the fewest evaluations, counting each pass's
+/// streaming of the atoms as two.
+pub fn batch_for(n: usize) -> (usize, usize) {
+    let groups = if n >= GROUPS_FROM { 4 } else { 1 };
+    let per_thread = n.div_ceil(groups);
+    let set: &[usize] = if groups == 4 { &BATCHES_G4 } else { &BATCHES };
+    let k = set
         .iter()
         .copied()
-        .min_by_key(|&k| n.div_ceil(k) * (k + 2))
-        .unwrap_or(1)
+        .min_by_key(|&k| per_thread.div_ceil(k) * (k + 2))
+        .unwrap_or(1);
+    (k, groups)
 }
 
 /// True for a probe of two atoms with the same parameters at o and -o in every orientation (O2): the
@@ -254,10 +264,10 @@ impl CudaEngine {
         let mut st = self.lock_state()?;
         let module = self.module(&mut st, ILS_SRC)?;
         drop(st);
-        let batch = batch_for(o.evaluated());
+        let (batch, groups) = batch_for(o.evaluated());
         let bound_fn = CudaEngine::function(&module, "ils_bound")?;
         let scan_fn = CudaEngine::function(&module, "ils_scan")?;
-        let points_fn = CudaEngine::function(&module, &format!("ils_points_k{batch}"))?;
+        let points_fn = CudaEngine::function(&module, &format!("ils_points_k{batch}_g{groups}"))?;
         let voxels_fn = CudaEngine::function(&module, "ils_voxels")?;
         let kt = setup.kt_kcal_per_mol();
         let probe: Vec<f32> = setup
@@ -368,9 +378,9 @@ impl CudaEngine {
                 .arg(&a)
                 .arg(&mut samples_d);
             let cfg = LaunchConfig {
-                grid_dim: (n_codes.max(1) as u32, 1, 1),
+                grid_dim: ((n_codes.max(1) * groups) as u32, 1, 1),
                 block_dim: (BLOCK, 1, 1),
-                shared_mem_bytes: (TILE_ATOMS * 20) as u32,
+                shared_mem_bytes: (a.tile as u32) * 20,
             };
             // SAFETY: as above, plus `classes * n_orient * n_probe` float4 offsets, the masks and
             // n_codes + 1 offsets of the kept points; each kept point writes its own sample of the
@@ -408,7 +418,7 @@ impl CudaEngine {
         self.stream.synchronize().map_err(dev_err("synchronize"))?;
         tracing::debug!(
             target: "orbitfield::timing",
-            "ILS frame on cuda:{}: {} atoms, {} of {} sample points kept ({:.1}%), {} orientations in passes of {}, host {:.2} ms, total {:.2} ms",
+            "ILS frame on cuda:{}: {} atoms, {} of {} sample points kept ({:.1}%), {} orientations in passes of {} over {} threads per point, host {:.2} ms, total {:.2} ms",
             self.ordinal(),
             dev.atoms.len(),
             kept.first().copied().unwrap_or(0),
@@ -416,6 +426,7 @@ impl CudaEngine {
             100.0 * f64::from(kept.first().copied().unwrap_or(0)) / n_samples.max(1) as f64,
             n_orient,
             batch,
+            groups,
             1e3 * t_host,
             1e3 * t0.elapsed().as_secs_f64()
         );
@@ -433,10 +444,11 @@ mod tests {
 
     #[test]
     fn batches_waste_few_orientations() {
-        assert_eq!(batch_for(1), 1);
-        assert_eq!(batch_for(5), 8);
-        assert_eq!(batch_for(50), 17);
-        assert_eq!(batch_for(75), 15);
-        assert_eq!(batch_for(1000), 17);
+        assert_eq!(batch_for(1), (1, 1));
+        assert_eq!(batch_for(5), (8, 1));
+        assert_eq!(batch_for(31), (16, 1));
+        assert_eq!(batch_for(50), (13, 4));
+        assert_eq!(batch_for(100), (13, 4));
+        assert_eq!(batch_for(1000), (17, 4));
     }
 }
