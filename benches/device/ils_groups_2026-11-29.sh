@@ -2,7 +2,8 @@
 # One H200: the ILS point kernel with each point's orientations split over four threads (16 points per
 # block) against one thread per point (64 points per block), and shared tiles of 2048 and 1024 atoms.
 # Carried: $DEV (xz'd stripped binaries: orbitfield, the test binaries ils and ils_large_map).
-# The measured builds read ORBITFIELD_ILS_GROUPS / _TILE / _SYM to pick the configuration; the committed
+# The measured builds read ORBITFIELD_ILS_GROUPS / _TILE / _SYM (and, in call 5, _JOINT, the bound's pieces)
+# to pick the configuration; the committed
 # code has none of them (four threads per point from 32 orientations, a tile of 1024 atoms), so with it
 # every configuration below runs that one.
 # ONLY= selects parts: tests bench.

@@ -22,10 +22,11 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
         if ui.button(">").on_hover_text("Next frame").clicked() {
             send(state, Command::StepFrame(1));
         }
+        // A single frame keeps the (disabled) thumb at the start rather than mid-way along 0..=0.
         let last = n.saturating_sub(1);
         ui.spacing_mut().slider_width = (ui.available_width() - 380.0).max(80.0);
         if ui
-            .add_enabled(n > 1, egui::Slider::new(&mut frame, 0..=last).text("frame"))
+            .add_enabled(n > 1, egui::Slider::new(&mut frame, 0..=last.max(1)).text("frame"))
             .changed()
         {
             send(state, Command::SetFrame(frame));

@@ -309,6 +309,20 @@ impl CudaEngine {
             dev.lows.iter().flatten().copied().collect()
         };
         let t_host = t0.elapsed().as_secs_f64();
+        // Stage times (device, CUDA events) when the timing log is on: upload, bound, scan, points,
+        // voxels and download.
+        let timing = tracing::enabled!(target: "orbitfield::timing", tracing::Level::DEBUG);
+        let mut marks: Vec<cudarc::driver::CudaEvent> = Vec::new();
+        let mark = |marks: &mut Vec<cudarc::driver::CudaEvent>| -> Result<(), ComputeError> {
+            if timing {
+                let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+                let e = self.ctx.new_event(flags).map_err(dev_err("event"))?;
+                e.record(&self.stream).map_err(dev_err("event record"))?;
+                marks.push(e);
+            }
+            Ok(())
+        };
+        mark(&mut marks)?;
         let atoms_d: CudaSlice<f32> = self.stream.clone_htod(&atoms_flat).map_err(dev_err("upload"))?;
         let lows_d: CudaSlice<f32> = self.stream.clone_htod(&lows_flat).map_err(dev_err("upload"))?;
         let starts_d: CudaSlice<i32> = self.stream.clone_htod(&dev.starts).map_err(dev_err("upload"))?;
@@ -333,6 +347,7 @@ impl CudaEngine {
             .stream
             .alloc_zeros::<f32>(n_voxels.max(1))
             .map_err(dev_err("allocation"))?;
+        mark(&mut marks)?;
         let regions = (a.rx as u32, a.ry as u32, a.rz as u32);
         if regions.1 > 65535 || regions.2 > 65535 {
             return Err(ComputeError::Device("ILS map too large for one launch".into()));
@@ -355,6 +370,7 @@ impl CudaEngine {
             // padded grid (rx * ry * rz entries each).
             unsafe { l.launch(cfg) }.map_err(dev_err("ils_bound launch"))?;
         }
+        mark(&mut marks)?;
         let n_codes_i = n_codes as i32;
         {
             let mut l = self.stream.launch_builder(&scan_fn);
@@ -367,6 +383,7 @@ impl CudaEngine {
             // SAFETY: reads n_codes counts, writes n_codes + 1 offsets.
             unsafe { l.launch(cfg) }.map_err(dev_err("ils_scan launch"))?;
         }
+        mark(&mut marks)?;
         {
             let mut l = self.stream.launch_builder(&points_fn);
             l.arg(&atoms_d)
@@ -387,6 +404,7 @@ impl CudaEngine {
             // nx * ny * nz buffer; the dynamic shared memory holds `tile` float4 and `tile` floats.
             unsafe { l.launch(cfg) }.map_err(dev_err("ils_points launch"))?;
         }
+        mark(&mut marks)?;
         let s = setup.subres.max(1) as i32;
         let scale = 1.0f32 / n_orient.max(1) as f32;
         let (vx, vy, vz) = (
@@ -415,10 +433,16 @@ impl CudaEngine {
             .stream
             .clone_dtoh(&starts_kept_d.slice(n_codes..n_codes + 1))
             .map_err(dev_err("download"))?;
+        mark(&mut marks)?;
         self.stream.synchronize().map_err(dev_err("synchronize"))?;
+        let stages: Vec<String> = marks
+            .windows(2)
+            .zip(["upload", "bound", "scan", "points", "voxels and download"])
+            .filter_map(|(w, name)| Some(format!("{name} {:.2}", w[0].elapsed_ms(&w[1]).ok()?)))
+            .collect();
         tracing::debug!(
             target: "orbitfield::timing",
-            "ILS frame on cuda:{}: {} atoms, {} of {} sample points kept ({:.1}%), {} orientations in passes of {} over {} threads per point, host {:.2} ms, total {:.2} ms",
+            "ILS frame on cuda:{}: {} atoms, {} of {} sample points kept ({:.1}%), {} orientations in passes of {} over {} threads per point, host {:.2} ms, total {:.2} ms; device ms: {}",
             self.ordinal(),
             dev.atoms.len(),
             kept.first().copied().unwrap_or(0),
@@ -428,7 +452,8 @@ impl CudaEngine {
             batch,
             groups,
             1e3 * t_host,
-            1e3 * t0.elapsed().as_secs_f64()
+            1e3 * t0.elapsed().as_secs_f64(),
+            stages.join(", ")
         );
         let values: Vec<f64> = out.iter().take(n_voxels).map(|&v| f64::from(v)).collect();
         if values.iter().any(|v| !v.is_finite()) {
