@@ -276,6 +276,14 @@ fn the_log_of_the_ils_form_and_rdf_panel_plans_back_and_replays() {
     ];
     assert_eq!(planned_lines(&state, &log), want, "{log}");
 
+    // A log begun on this document would first rebuild both maps.
+    let rebuild = script::log::state_lines(&state);
+    assert_eq!(rebuild[1], script::log::ils_start_line(&form), "{rebuild:?}");
+    assert!(
+        rebuild[2].starts_with("ils start ") && rebuild[3] == "rep delete all",
+        "{rebuild:?}"
+    );
+
     // The log replayed without a window: the same first map, pathway and g(r).
     let mut replay = script::headless_state([320, 240]);
     script::run_in(&mut replay, &log, Path::new("/"), None, RunMode::Headless).unwrap_or_else(|e| panic!("{e}\n{log}"));
@@ -308,4 +316,35 @@ fn the_log_of_the_ils_form_and_rdf_panel_plans_back_and_replays() {
     assert_eq!(ga.r_angstrom, gb.r_angstrom);
     let worst_g = ga.g.iter().zip(&gb.g).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
     assert!(worst_g <= 1e-9, "the replayed g(r) differs by {worst_g}");
+}
+
+#[test]
+fn in_the_window_a_pathway_waits_for_the_map_that_is_filling_in() {
+    let mut state = open();
+    let doc = state.document().unwrap();
+    let ca = (0..doc.structure.len())
+        .filter(|&i| doc.structure.names[i].as_str() == "CA")
+        .nth(3)
+        .unwrap();
+    let text = format!(
+        "ils start probe xe sel \"{ATOMS}\" around \"{ATOMS}\" spacing 2 subres 1 frames 0:2\nils path 1 {}",
+        ca + 1
+    );
+    let report = script::run_in(&mut state, &text, Path::new("/"), None, RunMode::Window).unwrap();
+    assert!(report.waiting, "the pathway waits for the map");
+    assert_eq!(report.statements, 1);
+    assert!(state.document().unwrap().ils_maps[0].paths.is_empty());
+    // The window's updates, and the command line going on with the script at each.
+    let t0 = Instant::now();
+    while let Some(r) = state.panels.console.resume.take() {
+        state.update_reps();
+        script::resume(&mut state, &r).unwrap_or_else(|e| panic!("{e}"));
+        assert!(t0.elapsed() < Duration::from_secs(600), "{}", state.panels.status);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let m = &state.document().unwrap().ils_maps[0];
+    assert_eq!(m.frames_done, 2, "the pathway is found on the whole map");
+    assert_eq!(m.paths.len(), 1, "{}", state.panels.status);
+    assert_eq!(m.paths[0].from_atom, ca);
+    assert_eq!(m.paths[0].frames, 2);
 }
