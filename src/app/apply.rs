@@ -204,11 +204,26 @@ impl AppState {
                 }
                 None => self.error("RDF: open a trajectory first".into()),
             },
+            Command::SetRdfForm {
+                selection1,
+                selection2,
+                r_max_angstrom,
+                bins,
+            } => {
+                let rdf = &mut self.panels.rdf;
+                rdf.sel1_text = selection1;
+                rdf.sel2_text = selection2;
+                rdf.r_max_angstrom = r_max_angstrom;
+                rdf.bins = bins;
+            }
+            Command::SetIlsForm(form) => self.panels.ils.form = form,
             Command::StartIls => self.start_ils(),
             Command::PauseIls(paused) => self.pause_ils(paused),
             Command::CancelIls => self.cancel_ils(),
-            Command::IlsPath(map, to_end) => self.ils_path(map, to_end),
-            Command::IlsMarkPathEnd(map) => self.ils_mark_path_end(map),
+            Command::IlsPath(map, to_end) => self.ils_path(map, None, to_end),
+            Command::IlsMarkPathEnd(map) => self.ils_mark_path_end(map, None),
+            Command::IlsPathFromAtom(map, atom, to_end) => self.ils_path(map, Some(atom), to_end),
+            Command::IlsMarkPathEndAtAtom(map, atom) => self.ils_mark_path_end(map, Some(atom)),
             Command::IlsClearPaths(map) => self.ils_clear_paths(map),
             Command::CancelRdf => {
                 self.panels.rdf.cancel();

@@ -86,30 +86,40 @@ pub fn favoured_point_near(grid: &Grid3, p: [f64; 3], radius_angstrom: f64) -> O
 pub const PATH_RADIUS_ANGSTROM: f32 = 0.35;
 
 impl crate::app::state::AppState {
-    /// The picked atom, its position at the current frame and map `map`'s grid, or why not.
-    fn pick_on_map(&self, map: u16) -> Result<(usize, [f64; 3], Arc<Grid3>), String> {
+    /// Atom `atom` (0-based; `None`: the picked atom), its position at the current frame and map
+    /// `map`'s grid, or why not.
+    fn pick_on_map(&self, map: u16, atom: Option<usize>) -> Result<(usize, [f64; 3], Arc<Grid3>), String> {
         let doc = self.document().ok_or("open a trajectory first")?;
-        let m = doc.ils_maps.get(usize::from(map)).ok_or("no such map")?;
+        let m = doc.ils_maps.get(usize::from(map)).ok_or_else(|| {
+            format!(
+                "no map ils:{} (the document has {})",
+                usize::from(map) + 1,
+                doc.ils_maps.len()
+            )
+        })?;
         let grid = m.grid.clone().ok_or("the map has no frame yet")?;
-        let atom = self
-            .view
-            .pick
-            .as_ref()
-            .map(|p| p.atom)
-            .ok_or("pick an atom in the view first (click it)")?;
+        let atom = match atom {
+            Some(a) => a,
+            None => self
+                .view
+                .pick
+                .as_ref()
+                .map(|p| p.atom)
+                .ok_or("pick an atom in the view first (click it)")?,
+        };
         let p = doc
             .frame
             .positions_angstrom
             .get(atom)
-            .ok_or("the picked atom is not in the frame")?;
+            .ok_or_else(|| format!("atom {} is not in the frame", atom + 1))?;
         Ok((atom, p.map(f64::from), grid))
     }
 
-    /// Finds the lowest-barrier pathway on map `map` from the most favoured lattice point near the
-    /// picked atom to bulk, or (`to_end`) to the end marked before.
-    pub fn ils_path(&mut self, map: u16, to_end: bool) {
+    /// Finds the lowest-barrier pathway on map `map` from the most favoured lattice point near
+    /// `atom` (0-based; `None`: the picked atom) to bulk, or (`to_end`) to the end marked before.
+    pub fn ils_path(&mut self, map: u16, atom: Option<usize>, to_end: bool) {
         let result = (|| -> Result<IlsPathView, String> {
-            let (atom, p, grid) = self.pick_on_map(map)?;
+            let (atom, p, grid) = self.pick_on_map(map, atom)?;
             let from = favoured_point_near(&grid, p, PICK_RADIUS_ANGSTROM)
                 .ok_or_else(|| format!("atom {} lies outside the map", atom + 1))?;
             let doc = self.document().ok_or("open a trajectory first")?;
@@ -146,10 +156,10 @@ impl crate::app::state::AppState {
         }
     }
 
-    /// Marks the most favoured lattice point near the picked atom as the end of the next path
-    /// between two points.
-    pub fn ils_mark_path_end(&mut self, map: u16) {
-        let result = self.pick_on_map(map).and_then(|(atom, p, grid)| {
+    /// Marks the most favoured lattice point near `atom` (0-based; `None`: the picked atom) as the
+    /// end of the next path between two points.
+    pub fn ils_mark_path_end(&mut self, map: u16, atom: Option<usize>) {
+        let result = self.pick_on_map(map, atom).and_then(|(atom, p, grid)| {
             favoured_point_near(&grid, p, PICK_RADIUS_ANGSTROM)
                 .ok_or_else(|| format!("atom {} lies outside the map", atom + 1))
         });

@@ -140,9 +140,18 @@ pub enum Command {
     SetOrbitalsOn(super::fields::device::FieldsOn),
     /// The colormap of slices and coloured surfaces.
     SetColormap(crate::render::colormap::Colormap),
+    /// Sets the RDF panel's values (its selections, r max and bins), as typed into it.
+    SetRdfForm {
+        selection1: String,
+        selection2: String,
+        r_max_angstrom: f64,
+        bins: usize,
+    },
     /// Starts the RDF of the panel's selections over all frames of the document.
     StartRdf,
     CancelRdf,
+    /// Sets every value of the ILS form (`app::ils::IlsForm`), as filled in by hand.
+    SetIlsForm(super::ils::IlsForm),
     /// Starts a ligand free-energy map (implicit ligand sampling) of the document with the ILS
     /// form's values and adds its isosurface representation (`app::ils`).
     StartIls,
@@ -157,6 +166,10 @@ pub enum Command {
     IlsMarkPathEnd(u16),
     /// Removes the pathways of map N.
     IlsClearPaths(u16),
+    /// As [`Command::IlsPath`] from atom A (0-based) instead of the picked atom.
+    IlsPathFromAtom(u16, usize, bool),
+    /// As [`Command::IlsMarkPathEnd`] near atom A (0-based) instead of the picked atom.
+    IlsMarkPathEndAtAtom(u16, usize),
     ToggleHelp,
     Screenshot(PathBuf),
     /// Adds a representation (resolved against the document; refused with a message when it lacks

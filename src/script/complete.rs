@@ -54,8 +54,8 @@ pub fn complete(line: &str, dir: &Path) -> (usize, Vec<String>) {
                 for a in f.args {
                     match a.kind {
                         Kind::Choice(words) => words.iter().for_each(|w| offer(w, &mut out)),
-                        Kind::InPath | Kind::InPaths | Kind::OutPath => files = true,
-                        Kind::Selection => selection = true,
+                        Kind::InPath | Kind::InPaths | Kind::OutPath | Kind::FileOrNone => files = true,
+                        Kind::Selection | Kind::SelectionPair => selection = true,
                         _ => {}
                     }
                 }

@@ -80,12 +80,7 @@ impl<'a> Runner<'a> {
                 continue;
             }
             let parsed = verbs::parse(st, base_dir).map_err(|p| at(st.line, p.column, p.message))?;
-            if self.mode == RunMode::Window
-                && self.depth == 0
-                && parsed.verb.name == "save"
-                && matches!(parsed.sub(), "image" | "movie")
-                && !self.view_is_current()
-            {
+            if self.mode == RunMode::Window && self.depth == 0 && self.must_wait(&parsed) {
                 self.resume = Some(crate::app::console::ScriptResume {
                     text: text.lines().skip(st.line - 1).collect::<Vec<_>>().join("\n"),
                     base_dir: base_dir.to_path_buf(),
@@ -109,6 +104,17 @@ impl<'a> Runner<'a> {
             self.statements += 1;
         }
         Ok(())
+    }
+
+    /// In the window: whether statement `p` waits, with the rest of the script, for what the
+    /// window computes over the next redraws: images and movies for the view to show the current
+    /// frame, pathways for the ligand free-energy map that is filling in (unless it is paused).
+    fn must_wait(&self, p: &verbs::Parsed) -> bool {
+        match (p.verb.name, p.sub()) {
+            ("save", "image" | "movie") => !self.view_is_current(),
+            ("ils", "path") => self.state.ils_needs_pump(),
+            _ => false,
+        }
     }
 
     /// Whether the view shows the current frame with everything computed (the window's fields
@@ -157,6 +163,7 @@ impl<'a> Runner<'a> {
         self.state.fit_if_pending();
         if self.mode == RunMode::Headless {
             self.settle();
+            self.finish_analyses();
         }
         if self.state.panels.error_count != errors {
             return Err(Problem {
@@ -180,6 +187,21 @@ impl<'a> Runner<'a> {
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
         }
+    }
+
+    /// Headless: waits for the ligand free-energy maps and the RDF that are computing (a paused
+    /// map is left as it is), then for the surfaces that show them.
+    fn finish_analyses(&mut self) {
+        let running = |s: &AppState| s.ils_needs_pump() || s.panels.rdf.is_running();
+        if !running(self.state) {
+            return;
+        }
+        while running(self.state) {
+            self.state.update_reps();
+            self.state.pump_rdf();
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        self.settle();
     }
 
     fn gfx(&mut self) -> Result<&mut Gfx, String> {

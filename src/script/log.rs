@@ -2,8 +2,9 @@
 //! scripts' alike) written as the command text that does the same, so that the log saved as a
 //! `.ofc` script replays the session. Representations are named by their number in the list at
 //! the time; camera moves are written as the absolute `view camera …` they end at (one line for a
-//! run of moves); frame steps as the frame reached. Commands with no effect on what is shown
-//! (dialogs, cancellations) are left out; failed ones too.
+//! run of moves); frame steps as the frame reached; starting a ligand free-energy map or an RDF
+//! as the statement that sets every value of its form (`ils start …`, `rdf …`). Commands with no
+//! effect on what is shown (dialogs, cancellations of nothing) are left out; failed ones too.
 
 use crate::app::console::CommandObserver;
 use crate::app::reps::spec::field_text;
@@ -173,6 +174,8 @@ pub fn state_lines(state: &AppState) -> Vec<String> {
         "open {}",
         doc.paths.iter().map(|p| path_text(p)).collect::<Vec<_>>().join(" ")
     )];
+    // Ligand free-energy maps first: the representations below may show them.
+    out.extend(doc.ils_maps.iter().map(|m| ils_start_line(&m.form)));
     out.push("rep delete all".into());
     for (k, r) in state.reps().list.iter().enumerate() {
         out.push(spec_line(&state.rep_spec(r)));
@@ -349,6 +352,22 @@ impl ActionLog {
                 ))
             }
             Command::Screenshot(p) => text(format!("# screenshot {}", path_text(p))),
+            Command::StartIls => text(ils_start_line(&state.panels.ils.form)),
+            // Pausing, continuing and stopping change only a running map.
+            Command::PauseIls(true) if state.panels.ils.is_running() => text("ils pause".into()),
+            Command::PauseIls(false) if state.panels.ils.is_running() => text("ils continue".into()),
+            Command::CancelIls if state.panels.ils.is_running() => text("ils cancel".into()),
+            Command::IlsPath(map, to_end) => text(ils_path_line(*map, state.view.pick.as_ref()?.atom, *to_end)),
+            Command::IlsPathFromAtom(map, atom, to_end) => text(ils_path_line(*map, *atom, *to_end)),
+            Command::IlsMarkPathEnd(map) => text(format!(
+                "ils path end {} {}",
+                map + 1,
+                state.view.pick.as_ref()?.atom + 1
+            )),
+            Command::IlsMarkPathEndAtAtom(map, atom) => text(format!("ils path end {} {}", map + 1, atom + 1)),
+            Command::IlsClearPaths(map) => text(format!("ils path clear {}", map + 1)),
+            Command::StartRdf => text(rdf_line(&state.panels.rdf)),
+            Command::CancelRdf if state.panels.rdf.is_running() => text("rdf cancel".into()),
             _ => None,
         }
     }
@@ -427,6 +446,55 @@ fn iso_lines(state: &AppState, id: RepId, n: usize) -> Vec<String> {
         return vec![format!("rep modify {n} iso {v}")];
     }
     vec![format!("rep modify {n} iso {}", f64::from(v) * scale)]
+}
+
+/// A selection as the value of an `ils start` option: quoted when it has blanks or is an option's
+/// word.
+fn option_value(text: &str) -> String {
+    let is_option = super::verbs_tools::ILS.forms[0]
+        .opts
+        .iter()
+        .any(|o| o.name.eq_ignore_ascii_case(text.trim()));
+    if is_option && !text.contains('"') {
+        format!("\"{text}\"")
+    } else {
+        quote(text)
+    }
+}
+
+/// The `ils start` line that sets every value of `form` and starts the map.
+pub fn ils_start_line(form: &crate::app::ils::IlsForm) -> String {
+    let none_if_empty = |s: &str, v: String| if s.trim().is_empty() { "none".to_string() } else { v };
+    format!(
+        "ils start probe {} sel {} around {} frames {} spacing {} subres {} orient {} align {} params {} elements {}",
+        form.probe.name(),
+        option_value(&form.selection),
+        option_value(&form.around),
+        quote(&form.frames),
+        form.spacing_angstrom,
+        form.subres,
+        form.orientations,
+        none_if_empty(&form.align, option_value(&form.align)),
+        none_if_empty(&form.params_file, quote(&form.params_file)),
+        if form.element_table { "on" } else { "off" }
+    )
+}
+
+/// `ils path MAP ATOM [to end]` (map and atom numbered from 1).
+fn ils_path_line(map: u16, atom: usize, to_end: bool) -> String {
+    let to = if to_end { " to end" } else { "" };
+    format!("ils path {} {}{to}", map + 1, atom + 1)
+}
+
+/// The `rdf` line that sets every value of the RDF panel and starts it.
+pub fn rdf_line(panel: &crate::app::rdf::RdfPanel) -> String {
+    format!(
+        "rdf {} with {} rmax {} bins {}",
+        panel.sel1_text.trim(),
+        panel.sel2_text.trim(),
+        panel.r_max_angstrom,
+        panel.bins
+    )
 }
 
 fn measure_line(atoms: &[usize]) -> Option<String> {

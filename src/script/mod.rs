@@ -1,10 +1,11 @@
 //! The command language: ChimeraX/VMD-like verbs, one command per line or `;` separated, for the
 //! window's command line, `.ofc` scripts and headless runs.
 //!
-//! `script` owns the language: the one table of verbs ([`verbs`]) from which the parser, `help`,
+//! `script` owns the language: the one table of verbs ([`verbs`]; the
+//! analyses' verbs, `ils` and `rdf`, in `verbs_tools`) from which the parser, `help`,
 //! completion ([`complete`]) and the reference `docs/scripting.md` are made; the tokenizer with
 //! byte columns ([`lex`]) and the reading of a statement against the table ([`parse`]); checking a statement against the state before anything changes
-//! ([`plan`]); carrying it out through the same `app::state::Command`s the window's controls push
+//! ([`plan`]; the analyses' statements in `plan_tools`); carrying it out through the same `app::state::Command`s the window's controls push
 //! ([`exec`]); and the action log ([`log`]): every command applied through
 //! `AppState::apply_pending`, from the panels too, written back as command text, so that a saved
 //! log replays the session. `script` stands above `app` (and `io`, `model`, `render`); `ui` and
@@ -20,7 +21,9 @@ pub mod lex;
 pub mod log;
 pub mod parse;
 pub mod plan;
+mod plan_tools;
 pub mod verbs;
+mod verbs_tools;
 
 use crate::app::state::AppState;
 use std::path::{Path, PathBuf};

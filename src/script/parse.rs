@@ -153,7 +153,7 @@ pub fn parse(st: &Statement, base_dir: &Path) -> Result<Parsed, Problem> {
         };
         let column = word.column;
         let value = match a.kind {
-            Kind::Selection | Kind::Text | Kind::InPaths => {
+            Kind::Selection | Kind::SelectionPair | Kind::Text | Kind::InPaths => {
                 let mut to = at;
                 while to < st.words.len() && !is_option(&st.words[to]) {
                     to += 1;
@@ -254,7 +254,13 @@ fn read_value(kind: Kind, text: &str, column: usize, base_dir: &Path, name: &str
             Some(w) => Value::Word((*w).to_string()),
             None => return Err(bad(&words.join("|"))),
         },
-        Kind::Field | Kind::Selection | Kind::Text => Value::Text(text.to_string()),
+        Kind::Field | Kind::Selection | Kind::SelectionPair | Kind::Text => Value::Text(text.to_string()),
+        Kind::Frames => {
+            crate::model::FrameRange::parse(text).map_err(|e| problem(column, format!("{name}: {e}")))?;
+            Value::Text(text.trim().to_string())
+        }
+        Kind::FileOrNone if text.eq_ignore_ascii_case("none") => Value::Word("none".into()),
+        Kind::FileOrNone => Value::Path(existing(text, column, base_dir)?),
         Kind::OutPath => Value::Path(resolve(text, base_dir)),
         Kind::InPath => Value::Path(existing(text, column, base_dir)?),
         Kind::InPaths => Value::Paths(vec![existing(text, column, base_dir)?]),

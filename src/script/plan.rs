@@ -38,7 +38,7 @@ pub enum Plan {
     },
 }
 
-fn problem(column: usize, message: impl Into<String>) -> Problem {
+pub(super) fn problem(column: usize, message: impl Into<String>) -> Problem {
     Problem {
         column,
         message: message.into(),
@@ -162,6 +162,8 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
             cmds(v)
         }
         "measure" => measure(p, state),
+        "ils" => super::plan_tools::ils(p, state).map(Plan::Commands),
+        "rdf" => super::plan_tools::rdf(p, state).map(Plan::Commands),
         "label" => match p.sub() {
             "off" => cmds(vec![Command::ClearLabels]),
             "format" => {
@@ -240,7 +242,7 @@ fn path(p: &Parsed, name: &str) -> PathBuf {
     p.path(name).map(PathBuf::from).unwrap_or_default()
 }
 
-fn document<'a>(p: &Parsed, state: &'a AppState) -> Result<&'a crate::app::document::Document, Problem> {
+pub(super) fn document<'a>(p: &Parsed, state: &'a AppState) -> Result<&'a crate::app::document::Document, Problem> {
     state.document().ok_or_else(|| {
         problem(
             p.column,

@@ -32,6 +32,13 @@ pub enum Kind {
     Text,
     /// Frames `A:B` (B excluded) or `all`.
     Range,
+    /// Frames as the ILS form takes them: `all`, `N`, `A:B` or `A:B:S` (B excluded).
+    Frames,
+    /// An existing file (relative to the script's folder), or `none`.
+    FileOrNone,
+    /// Two atom selections: `SELECTION with SELECTION` (the rest of the statement up to an option
+    /// word).
+    SelectionPair,
 }
 
 impl Kind {
@@ -49,6 +56,9 @@ impl Kind {
             Kind::Color => "COLOR",
             Kind::Text => "TEXT",
             Kind::Range => "A:B",
+            Kind::Frames => "A:B[:S]",
+            Kind::FileOrNone => "FILE|none",
+            Kind::SelectionPair => "SELECTION with SELECTION",
         }
     }
 }
@@ -88,7 +98,7 @@ pub struct Verb {
     pub example: &'static str,
 }
 
-const fn arg(name: &'static str, kind: Kind, help: &'static str) -> Arg {
+pub(super) const fn arg(name: &'static str, kind: Kind, help: &'static str) -> Arg {
     Arg {
         name,
         kind,
@@ -97,7 +107,7 @@ const fn arg(name: &'static str, kind: Kind, help: &'static str) -> Arg {
     }
 }
 
-const fn opt_arg(name: &'static str, kind: Kind, help: &'static str) -> Arg {
+pub(super) const fn opt_arg(name: &'static str, kind: Kind, help: &'static str) -> Arg {
     Arg {
         name,
         kind,
@@ -106,7 +116,7 @@ const fn opt_arg(name: &'static str, kind: Kind, help: &'static str) -> Arg {
     }
 }
 
-const fn opt(name: &'static str, kind: Kind, help: &'static str) -> Opt {
+pub(super) const fn opt(name: &'static str, kind: Kind, help: &'static str) -> Opt {
     Opt {
         name,
         kind: Some(kind),
@@ -114,11 +124,16 @@ const fn opt(name: &'static str, kind: Kind, help: &'static str) -> Opt {
     }
 }
 
-const fn flag(name: &'static str, help: &'static str) -> Opt {
+pub(super) const fn flag(name: &'static str, help: &'static str) -> Opt {
     Opt { name, kind: None, help }
 }
 
-const fn form(words: &'static [&'static str], args: &'static [Arg], opts: &'static [Opt], help: &'static str) -> Form {
+pub(super) const fn form(
+    words: &'static [&'static str],
+    args: &'static [Arg],
+    opts: &'static [Opt],
+    help: &'static str,
+) -> Form {
     Form {
         words,
         args,
@@ -139,7 +154,7 @@ pub const REP_STYLES: &[&str] = &[
     "trace",
     "surface",
 ];
-const ON_OFF: &[&str] = &["on", "off"];
+pub(super) const ON_OFF: &[&str] = &["on", "off"];
 const REP_PROPERTIES: &[&str] = &["style", "color", "selection", "opacity", "iso", "field"];
 const AXES: &[&str] = &["x", "y", "z"];
 const SETTINGS: &[&str] = &[
@@ -435,6 +450,8 @@ pub const VERBS: &[Verb] = &[
         ],
         example: "measure distance 1 2",
     },
+    super::verbs_tools::ILS,
+    super::verbs_tools::RDF,
     Verb {
         name: "label",
         summary: "Label the atoms of a selection, clear the labels, or choose what labels say.",
