@@ -365,6 +365,34 @@ __device__ bool ils_gather(const float4* __restrict__ atoms, const float4* __res
     return true;
 }
 
+// The atoms of the tile's outer part, per warp: within the cutoff of every orientation for every
+// lane's point (d < cutoff - |o| less a margin: the unmasked sum, the same numbers as the masked one),
+// beyond it for every lane (d > cutoff + |o| plus a margin: skipped, every term would be masked), or
+// mixed (each term tested). The margin of 1e-4 A is far above the rounding of d^2 in float32
+// (about 1e-6 A here), so a lane never takes a path whose terms differ from the masked sum's.
+#define ILS_OUT 0
+#define ILS_IN 1
+#define ILS_MIXED 2
+struct IlsLanes {
+    float inner2, outer2;
+};
+
+__device__ __forceinline__ IlsLanes ils_lanes(float cutoff2, float radius) {
+    const float cutoff = sqrtf(cutoff2);
+    const float ri = cutoff - radius - 1e-4f, ro = cutoff + radius + 1e-4f;
+    IlsLanes l;
+    l.inner2 = ri > 0.f ? ri * ri : -1.f;
+    l.outer2 = ro * ro;
+    return l;
+}
+
+// Every lane of the warp calls it with its own point's difference to the same atom.
+__device__ __forceinline__ int ils_lane_class(const IlsLanes& l, float dx, float dy, float dz) {
+    const float d2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
+    if (__all_sync(0xffffffffu, d2 > l.outer2)) return ILS_OUT;
+    return __all_sync(0xffffffffu, d2 < l.inner2) ? ILS_IN : ILS_MIXED;
+}
+
 // Adds the tile's atoms to the K energies u of one probe atom (offsets ow = -2 o_j).
 template <int K>
 __device__ __forceinline__ void ils_stream(const float4* tile, const float* tile_rh, int n_in, int first_out,
@@ -387,21 +415,34 @@ __device__ __forceinline__ void ils_stream(const float4* tile, const float* tile
             u[k] = fmaf(fmaf(A, inv3, nB), inv3, u[k]);
         }
     }
+    const IlsLanes lanes = ils_lanes(cutoff2, pj.z);
     for (int i = first_out; i < end; ++i) {
         const float4 at = tile[i];
         const float dx = at.x - px, dy = at.y - py, dz = at.z - pz;
+        const int cls = ils_lane_class(lanes, dx, dy, dz);
+        if (cls == ILS_OUT) continue;
         const float c = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, a2)));
         const float R = tile_rh[i] + pj.y;
         const float R2 = R * R;
         const float R6 = R2 * R2 * R2;
         const float eR6 = at.w * pj.x * R6;
         const float A = eR6 * R6, nB = -2.f * eR6;
+        if (cls == ILS_IN) {
 #pragma unroll
-        for (int k = 0; k < K; ++k) {
-            const float r2 = fmaf(dx, ow[k].x, fmaf(dy, ow[k].y, fmaf(dz, ow[k].z, c)));
-            const float inv = r2 < cutoff2 ? ils_rcp(r2) : 0.f;
-            const float inv3 = inv * inv * inv;
-            u[k] = fmaf(fmaf(A, inv3, nB), inv3, u[k]);
+            for (int k = 0; k < K; ++k) {
+                const float r2 = fmaf(dx, ow[k].x, fmaf(dy, ow[k].y, fmaf(dz, ow[k].z, c)));
+                const float inv = ils_rcp(r2);
+                const float inv3 = inv * inv * inv;
+                u[k] = fmaf(fmaf(A, inv3, nB), inv3, u[k]);
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const float r2 = fmaf(dx, ow[k].x, fmaf(dy, ow[k].y, fmaf(dz, ow[k].z, c)));
+                const float inv = r2 < cutoff2 ? ils_rcp(r2) : 0.f;
+                const float inv3 = inv * inv * inv;
+                u[k] = fmaf(fmaf(A, inv3, nB), inv3, u[k]);
+            }
         }
     }
 }
@@ -430,23 +471,37 @@ __device__ __forceinline__ void ils_stream_pair(const float4* tile, const float*
             u[k] = fmaf(fmaf(A, b3, nB), b3, u[k]);
         }
     }
+    const IlsLanes lanes = ils_lanes(cutoff2, pj.z);
     for (int i = first_out; i < end; ++i) {
         const float4 at = tile[i];
         const float dx = at.x - px, dy = at.y - py, dz = at.z - pz;
+        const int cls = ils_lane_class(lanes, dx, dy, dz);
+        if (cls == ILS_OUT) continue;
         const float c = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, a2)));
         const float R = tile_rh[i] + pj.y;
         const float R2 = R * R;
         const float R6 = R2 * R2 * R2;
         const float eR6 = at.w * pj.x * R6;
         const float A = eR6 * R6, nB = -2.f * eR6;
+        if (cls == ILS_IN) {
 #pragma unroll
-        for (int k = 0; k < K; ++k) {
-            const float t = fmaf(dx, ow[k].x, fmaf(dy, ow[k].y, dz * ow[k].z));
-            const float ra = c + t, rb = c - t;
-            const float ia = ra < cutoff2 ? ils_rcp(ra) : 0.f, ib = rb < cutoff2 ? ils_rcp(rb) : 0.f;
-            const float a3 = ia * ia * ia, b3 = ib * ib * ib;
-            u[k] = fmaf(fmaf(A, a3, nB), a3, u[k]);
-            u[k] = fmaf(fmaf(A, b3, nB), b3, u[k]);
+            for (int k = 0; k < K; ++k) {
+                const float t = fmaf(dx, ow[k].x, fmaf(dy, ow[k].y, dz * ow[k].z));
+                const float ia = ils_rcp(c + t), ib = ils_rcp(c - t);
+                const float a3 = ia * ia * ia, b3 = ib * ib * ib;
+                u[k] = fmaf(fmaf(A, a3, nB), a3, u[k]);
+                u[k] = fmaf(fmaf(A, b3, nB), b3, u[k]);
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const float t = fmaf(dx, ow[k].x, fmaf(dy, ow[k].y, dz * ow[k].z));
+                const float ra = c + t, rb = c - t;
+                const float ia = ra < cutoff2 ? ils_rcp(ra) : 0.f, ib = rb < cutoff2 ? ils_rcp(rb) : 0.f;
+                const float a3 = ia * ia * ia, b3 = ib * ib * ib;
+                u[k] = fmaf(fmaf(A, a3, nB), a3, u[k]);
+                u[k] = fmaf(fmaf(A, b3, nB), b3, u[k]);
+            }
         }
     }
 }
