@@ -36,6 +36,14 @@ enum Flavor {
     Pqr,
 }
 
+/// Whether a PQR line is an atom record: its first whitespace-separated field is ATOM or HETATM,
+/// in any case (APBS's rule).
+fn pqr_atom_record(line: &[u8]) -> bool {
+    tokens(line)
+        .next()
+        .is_some_and(|t| t.eq_ignore_ascii_case(b"ATOM") || t.eq_ignore_ascii_case(b"HETATM"))
+}
+
 /// The fields of one ATOM/HETATM record.
 struct AtomRecord {
     serial: Option<i64>,
@@ -109,6 +117,12 @@ impl<'p> Reader<'p> {
         for (no, line) in Lines::new(bytes) {
             last_line = no;
             let tag = cols(line, 0, 6);
+            if self.flavor == Flavor::Pqr && pqr_atom_record(line) {
+                // PQR is whitespace-separated: APBS and PDB2PQR also write `ATOM 5 C ...` with one
+                // space, and APBS takes the keyword in any case.
+                self.atom(no, line)?;
+                continue;
+            }
             match tag {
                 b"ATOM  " | b"HETATM" => self.atom(no, line)?,
                 b"MODEL " | b"MODEL" => {
@@ -306,7 +320,16 @@ impl<'p> Reader<'p> {
             })?;
         }
         let resid_field = toks[n - 6];
+        // Without a chain field the chain id may be written against the residue number (`A1001`),
+        // which APBS reads as chain A, residue 1001.
+        let merged_chain = match resid_field {
+            [c, rest @ ..] if n == 10 && c.is_ascii_alphabetic() && !rest.is_empty() => {
+                leading_int(rest).filter(|_| rest.iter().all(|b| b.is_ascii_digit() || *b == b'-'))
+            }
+            _ => None,
+        };
         let resid = leading_int(resid_field)
+            .or(merged_chain)
             .and_then(|r| i32::try_from(r).ok())
             .ok_or_else(|| {
                 self.err(
@@ -323,7 +346,13 @@ impl<'p> Reader<'p> {
                 self.long_names += 1;
             }
         }
-        let chain = if n >= 11 { Name8::new(toks[4]) } else { Name8::EMPTY };
+        let chain = if n >= 11 {
+            Name8::new(toks[4])
+        } else if merged_chain.is_some() {
+            Name8::new(cols(resid_field, 0, 1))
+        } else {
+            Name8::EMPTY
+        };
         let element = if self.topology_done {
             Element::UNKNOWN
         } else {
