@@ -75,3 +75,122 @@ fn gro_box_values_that_run_together() {
         assert!((cell.angles_degree[k] - 90.0).abs() < 1e-9, "{cell:?}");
     }
 }
+
+fn orbitfield(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("orbitfield {args:?}: {e}"))
+}
+
+fn read_dx(path: &Path) -> orbitfield::model::Grid3 {
+    io::dx::read(path, &std::fs::read(path).unwrap()).unwrap()
+}
+
+/// `--origin X,Y,Z --dims NX,NY,NZ` as the help writes them, negative coordinates included, and
+/// `--origin X Y Z`: the same 5 x 5 x 5 lattice, whose values are the +1 ion's Coulomb potential
+/// 1/r (kT/e at 300 K: e^2 / (4 pi eps0 k T) = 556.9 A / r).
+#[test]
+fn explicit_lattices_take_comma_separated_and_negative_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let ion = data("born_ion.pqr");
+    let ion = ion.to_str().unwrap();
+    let bjerrum_angstrom = 1.602_176_634e-19_f64.powi(2)
+        / (4.0 * std::f64::consts::PI * 8.854_187_8128e-12 * 1.380_649e-23 * 300.0)
+        * 1e10;
+    for (n, lattice) in [
+        ["--origin", "-2,-2,-1", "--dims", "5,5,5"],
+        ["--origin", "-2 -2 -1", "--dims", "5 5 5"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        let out = dir.path().join(format!("esp{n}.dx"));
+        let mut args = vec!["grid", "esp", ion, "--spacing", "1", "--device", "cpu", "-o"];
+        args.push(out.to_str().unwrap());
+        args.push(lattice[0]);
+        args.extend(lattice[1].split(' '));
+        args.push(lattice[2]);
+        args.extend(lattice[3].split(' '));
+        let run = orbitfield(&args);
+        assert!(
+            run.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let grid = read_dx(&out);
+        assert_eq!(grid.lattice.dims, [5, 5, 5]);
+        // Point (0, 0, 0) is (-2, -2, -1) A, sqrt(9) = 3 A from the ion.
+        let v = f64::from(grid.get(0, 0, 0).unwrap());
+        let want = bjerrum_angstrom / 3.0;
+        assert!((v - want).abs() < 1e-3 * want, "{v} vs {want}");
+    }
+    // Two values are refused with a message naming the option.
+    let out = dir.path().join("bad.dx");
+    let run = orbitfield(&[
+        "grid",
+        "esp",
+        ion,
+        "--spacing",
+        "1",
+        "--origin",
+        "-2,-2",
+        "--dims",
+        "5,5,5",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("--origin"));
+}
+
+/// `grid ils --origin X,Y,Z --dims NX,NY,NZ` and `ils-path --from X,Y,Z`, as their help writes them.
+/// One Xe probe over one ion: the map at the voxel 4 A from the ion is the Lennard-Jones energy of
+/// the pair there (UFF Cl: x 3.947 A, D 0.227 kcal/mol; Xe probe: eps 0.494 kcal/mol, rmin/2
+/// 2.24 A; Lorentz-Berthelot), at most the sampling's few per cent from it.
+#[test]
+fn ils_lattice_and_path_take_comma_separated_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let pqr = dir.path().join("cl.pqr");
+    std::fs::write(
+        &pqr,
+        "ATOM      1 CL    CL     1       0.000   0.000   0.000 -1.0000 1.9370\n",
+    )
+    .unwrap();
+    let map = dir.path().join("pmf.dx");
+    let run = orbitfield(&[
+        "grid",
+        "ils",
+        pqr.to_str().unwrap(),
+        "--probe",
+        "xe",
+        "--device",
+        "cpu",
+        "--subres",
+        "1",
+        "--spacing",
+        "1",
+        "--origin",
+        "-4,-4,-4",
+        "--dims",
+        "9,9,9",
+        "-o",
+        map.to_str().unwrap(),
+    ]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let grid = read_dx(&map);
+    assert_eq!(grid.lattice.dims, [9, 9, 9]);
+    let eps = (0.227f64 * 0.494).sqrt();
+    let rmin = 3.947 / 2.0 + 2.24;
+    let r = 4.0f64;
+    let e_kcal = eps * ((rmin / r).powi(12) - 2.0 * (rmin / r).powi(6));
+    let kt_kcal = 0.001_987_204_259 * 300.0;
+    let want = e_kcal / kt_kcal;
+    let got = f64::from(grid.get(8, 4, 4).unwrap());
+    assert!((got - want).abs() < 0.05 * want.abs(), "{got} vs {want}");
+    let run = orbitfield(&["ils-path", map.to_str().unwrap(), "--from", "-4,0,0"]);
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    // The start is on a face: the path to bulk is that one point.
+    assert!(text.contains("1 points, to bulk"), "{text}");
+}

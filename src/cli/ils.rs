@@ -93,13 +93,13 @@ pub struct IlsArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        num_args = 3,
+        num_args = 1..=3,
         requires = "dims",
         allow_negative_numbers = true
     )]
     pub origin: Option<Vec<f64>>,
     /// Explicit lattice: voxels NX,NY,NZ (with --origin).
-    #[arg(long, value_delimiter = ',', num_args = 3, requires = "origin")]
+    #[arg(long, value_delimiter = ',', num_args = 1..=3, requires = "origin")]
     pub dims: Option<Vec<usize>>,
     /// Use the lattice of an existing cube or DX map.
     #[arg(long, conflicts_with_all = ["origin", "dims"])]
@@ -131,7 +131,11 @@ pub fn grid_ils_main() -> Option<ExitCode> {
     if !is_grid_ils(&argv) {
         return None;
     }
-    let rest = std::iter::once("orbitfield grid ils".to_string()).chain(argv.into_iter().skip(3));
+    let rest = super::with_negative_lists_joined(
+        std::iter::once("orbitfield grid ils".to_string())
+            .chain(argv.into_iter().skip(3))
+            .map(std::ffi::OsString::from),
+    );
     let args = match IlsArgs::try_parse_from(rest) {
         Ok(a) => a,
         Err(e) => {
@@ -244,9 +248,9 @@ fn map_of(args: &IlsArgs, around_angstrom: &[[f64; 3]]) -> Result<IlsMap> {
     }
     if let (Some(o), Some(d)) = (&args.origin, &args.dims) {
         return Ok(IlsMap {
-            origin_angstrom: [o.first(), o.get(1), o.get(2)].map(|x| x.copied().unwrap_or(0.0)),
+            origin_angstrom: super::three("--origin", o)?,
             spacing_angstrom: args.spacing,
-            dims: [d.first(), d.get(1), d.get(2)].map(|x| x.copied().unwrap_or(1)),
+            dims: super::three("--dims", d)?,
         });
     }
     let mut lo = [f64::INFINITY; 3];
