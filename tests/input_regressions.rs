@@ -194,3 +194,62 @@ fn ils_lattice_and_path_take_comma_separated_points() {
     // The start is on a face: the path to bulk is that one point.
     assert!(text.contains("1 points, to bulk"), "{text}");
 }
+
+/// The `%FLAG NAME` section of a prmtop's text: its values split by the `%FORMAT` field width.
+fn prmtop_section(text: &str, flag: &str) -> Vec<String> {
+    let mut lines = text.lines().skip_while(|l| l.split_whitespace().nth(1) != Some(flag));
+    lines.next().unwrap_or_else(|| panic!("no %FLAG {flag}"));
+    let format = lines.next().unwrap();
+    let width: usize = format
+        .trim_start_matches("%FORMAT(")
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    lines
+        .take_while(|l| !l.starts_with('%'))
+        .flat_map(|l| {
+            let l = l.trim_end();
+            (0..l.len())
+                .step_by(width)
+                .map(move |k| l[k..(k + width).min(l.len())].trim().to_string())
+        })
+        .collect()
+}
+
+/// MDAnalysis reads this prmtop, whose RESIDUE_CHAINID section is one value short, with a warning
+/// and without chain ids (test_top.py, `PRMErr5`). So does orbitfield: the atoms and charges are
+/// the file's (NATOM from POINTERS; CHARGE / 18.2223 summed), the warning names the section.
+#[test]
+fn prmtop_with_a_short_chain_id_section_is_read_with_a_warning() {
+    let path = data("ache_chainid.error5.prmtop.bz2");
+    let text = String::from_utf8(io::read_bytes(&path).unwrap()).unwrap();
+    let n_atoms: usize = prmtop_section(&text, "POINTERS")[0].parse().unwrap();
+    let total: f64 = prmtop_section(&text, "CHARGE")
+        .iter()
+        .map(|q| q.parse::<f64>().unwrap() / 18.2223)
+        .sum();
+    let system = io::load(&[path]).unwrap();
+    assert_eq!(system.structure.len(), n_atoms);
+    assert_eq!(n_atoms, 677);
+    let got: f64 = system
+        .structure
+        .charges_e
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|&q| f64::from(q))
+        .sum();
+    assert!((got - total).abs() < 1e-3, "{got} vs {total}");
+    assert!(
+        system
+            .warnings
+            .iter()
+            .any(|w| w.contains("RESIDUE_CHAINID") && w.contains("ignored")),
+        "{:?}",
+        system.warnings
+    );
+}
