@@ -253,3 +253,40 @@ fn prmtop_with_a_short_chain_id_section_is_read_with_a_warning() {
         system.warnings
     );
 }
+
+/// An antechamber mol2 carries GAFF atom types (lower case: `ca` aromatic carbon, `os` ether
+/// oxygen, `ho` hydroxyl hydrogen), which are not element symbols: MDAnalysis gives them no element
+/// (its SYBYL table is case-sensitive). Their elements are the GAFF types' own (the first letter;
+/// `cl` and `br` two letters), never calcium, osmium or holmium.
+#[test]
+fn mol2_gaff_types_are_not_elements() {
+    let text = String::from_utf8(bytes("charged.mol2")).unwrap();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("@<TRIPOS>ATOM"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("@<TRIPOS>"))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 24);
+    let p = io::mol2::read(&data("charged.mol2"), &bytes("charged.mol2")).unwrap();
+    let s = &p.structure;
+    assert_eq!(s.len(), rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        let gaff = row[5];
+        let want = match gaff {
+            "cl" => "Cl",
+            "br" => "Br",
+            t => &t[..1],
+        };
+        assert!(
+            s.elements[i].symbol().eq_ignore_ascii_case(want),
+            "atom {} ({gaff}): {}",
+            i + 1,
+            s.elements[i].symbol()
+        );
+    }
+    let total: f64 = rows.iter().map(|r| r[8].parse::<f64>().unwrap()).sum();
+    let got: f64 = s.charges_e.as_ref().unwrap().iter().map(|&q| f64::from(q)).sum();
+    assert!((got - total).abs() < 1e-4, "{got} vs {total}");
+}
