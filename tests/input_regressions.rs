@@ -290,3 +290,54 @@ fn mol2_gaff_types_are_not_elements() {
     let got: f64 = s.charges_e.as_ref().unwrap().iter().map(|&q| f64::from(q)).sum();
     assert!((got - total).abs() < 1e-4, "{got} vs {total}");
 }
+
+/// A PDB of TIP4P water (as GROMACS writes it) has massless MW sites of no element. `grid ils`
+/// with the element table says how to go on (leave them out with --sel), and does with it.
+#[test]
+fn ils_on_virtual_sites_says_how_to_leave_them_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let pdb = dir.path().join("tip4p.pdb");
+    std::fs::write(
+        &pdb,
+        "\
+ATOM      1  OW  SOL     1       0.000   0.000   0.000  1.00  0.00
+ATOM      2  HW1 SOL     1       0.957   0.000   0.000  1.00  0.00
+ATOM      3  HW2 SOL     1      -0.240   0.927   0.000  1.00  0.00
+ATOM      4  MW  SOL     1       0.018   0.130   0.000  1.00  0.00
+",
+    )
+    .unwrap();
+    let map = dir.path().join("pmf.dx");
+    let args = |sel: Option<&str>| {
+        let mut a = vec![
+            "grid".to_string(),
+            "ils".into(),
+            pdb.to_str().unwrap().into(),
+            "--probe".into(),
+            "xe".into(),
+            "--device".into(),
+            "cpu".into(),
+            "--subres".into(),
+            "1".into(),
+            "-o".into(),
+            map.to_str().unwrap().into(),
+        ];
+        if let Some(s) = sel {
+            a.extend(["--sel".to_string(), s.to_string()]);
+        }
+        a
+    };
+    let run = |a: Vec<String>| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+            .args(a)
+            .output()
+            .unwrap()
+    };
+    let refused = run(args(None));
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("atom 4, MW") && err.contains("--sel"), "{err}");
+    let done = run(args(Some("not name MW")));
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert!(read_dx(&map).values.iter().all(|v| v.is_finite()));
+}
