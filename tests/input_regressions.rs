@@ -341,3 +341,29 @@ ATOM      4  MW  SOL     1       0.018   0.130   0.000  1.00  0.00
     assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
     assert!(read_dx(&map).values.iter().all(|v| v.is_finite()));
 }
+
+/// A GRO after its TPR gives coordinates only: what the GRO's atom names fail to say about their
+/// elements is not the system's concern (the TPR gives the atoms) and is not warned about; the GRO
+/// alone still says so.
+#[test]
+fn coordinates_after_a_topology_do_not_warn_about_their_names() {
+    let tpr = data("extra-interactions-2021.tpr");
+    let gro = data("dummy_2021.gro");
+    let alone = io::load(std::slice::from_ref(&gro)).unwrap();
+    assert!(
+        alone.warnings.iter().any(|w| w.contains("unknown element")),
+        "{:?}",
+        alone.warnings
+    );
+    let both = io::load(&[tpr, gro]).unwrap();
+    assert_eq!(both.trajectory.n_frames(), 1);
+    assert_eq!(both.structure.len(), 18);
+    assert!(
+        !both
+            .warnings
+            .iter()
+            .any(|w| w.contains("dummy_2021.gro") && w.contains("unknown element")),
+        "{:?}",
+        both.warnings
+    );
+}
