@@ -367,3 +367,30 @@ fn coordinates_after_a_topology_do_not_warn_about_their_names() {
         both.warnings
     );
 }
+
+/// `grid pb --max-memory-gib` is the limit the help promises for every lattice: a lattice that
+/// needs more is refused before anything is allocated, naming both sizes (it used to be a fixed
+/// 16 GiB whatever the option said).
+#[test]
+fn pb_honours_max_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pb.dx");
+    let ion = data("born_ion.pqr");
+    let run = orbitfield(&[
+        "grid",
+        "pb",
+        ion.to_str().unwrap(),
+        "--spacing",
+        "0.5",
+        "--device",
+        "cpu",
+        "--max-memory-gib",
+        "0.001",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{err}");
+    assert!(err.contains("GiB allowed"), "{err}");
+    assert!(!out.exists());
+}

@@ -174,6 +174,8 @@ fn params(args: &GridArgs) -> Result<PbParams> {
             Some(BoundaryArg::Sdh) | None => PbBoundary::Sdh,
         },
         nonlinear: p.nonlinear,
+        // --max-memory-gib, as for the other lattices (default: half of the physical memory).
+        max_bytes: super::grid::memory_limit(args.max_memory_gib)?.bytes,
         ..d
     })
 }
