@@ -394,3 +394,34 @@ fn pb_honours_max_memory() {
     assert!(err.contains("GiB allowed"), "{err}");
     assert!(!out.exists());
 }
+
+/// `grid ils` on a map far larger than the machine (10^15 voxels) is refused with its size and what
+/// to change, before anything is allocated (it ended in an allocation failure and a backtrace).
+#[test]
+fn ils_refuses_a_map_larger_than_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pmf.dx");
+    let ion = data("born_ion.pqr");
+    let run = orbitfield(&[
+        "grid",
+        "ils",
+        ion.to_str().unwrap(),
+        "--probe",
+        "xe",
+        "--device",
+        "cpu",
+        "--origin",
+        "0,0,0",
+        "--dims",
+        "100000,100000,100000",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("1000000000000000 voxels") && err.contains("--spacing"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
+}

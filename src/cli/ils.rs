@@ -272,6 +272,33 @@ fn map_of(args: &IlsArgs, around_angstrom: &[[f64; 3]]) -> Result<IlsMap> {
     })
 }
 
+/// Frames whose float64 maps may be in flight at once (`jobs::ils` holds two per worker and one
+/// more; four workers, a CPU and three GPUs, are assumed).
+const FRAMES_IN_FLIGHT: u128 = 9;
+
+/// Refuses a map whose voxel arrays would not fit in half of the physical memory (the running sums
+/// in float64, one float64 map per frame in flight, the float32 map written), before anything is
+/// allocated: a fine --spacing over a large system otherwise ends in an allocation failure.
+fn check_map_memory(map: &IlsMap) -> Result<()> {
+    let bytes_per_voxel: u128 = 8 + 4 + 8 * FRAMES_IN_FLIGHT;
+    let voxels = map.dims.iter().map(|&d| d as u128).product::<u128>();
+    let need = voxels.saturating_mul(bytes_per_voxel);
+    let limit = orbitfield::analysis::esp_series::MemoryLimit::half_of_physical();
+    if need > u128::from(limit.bytes) {
+        let gib = |b: u128| b as f64 / (1u64 << 30) as f64;
+        bail!(
+            "the map {}x{}x{} = {voxels} voxels would need about {:.1} GiB, more than the {:.1} GiB allowed ({}); use a larger --spacing or a smaller map (--around, --padding, --origin/--dims)",
+            map.dims[0],
+            map.dims[1],
+            map.dims[2],
+            gib(need),
+            gib(u128::from(limit.bytes)),
+            limit.source
+        );
+    }
+    Ok(())
+}
+
 /// What the run shares after setup.
 struct Prepared {
     system: io::System,
@@ -334,6 +361,7 @@ fn prepare(args: &IlsArgs) -> Result<(Prepared, Option<String>)> {
         None => sel.clone(),
     };
     let map = map_of(args, &positions_of(&reference, &around_idx))?;
+    check_map_memory(&map)?;
     let orientations = Orientations::new(&probe, args.orient, args.subres);
     let setup = IlsSetup {
         map,
