@@ -425,3 +425,36 @@ fn ils_refuses_a_map_larger_than_memory() {
     );
     assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
 }
+
+/// Absurd lattice options end in a message, never a panic: a spacing of 1e-300 A (the point counts
+/// overflowed), a NaN padding or origin (a 1 x 1 x 1 map, or one at NaN, was written).
+#[test]
+fn absurd_lattice_options_are_refused_without_panicking() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.dx");
+    let out = out.to_str().unwrap();
+    let ion = data("born_ion.pqr");
+    let ion = ion.to_str().unwrap();
+    let base = ["--device", "cpu", "-o", out];
+    let cases: [&[&str]; 5] = [
+        &["grid", "pb", ion, "--spacing", "1e-300"],
+        &["grid", "esp", ion, "--spacing", "1e-300"],
+        &["grid", "ils", ion, "--probe", "xe", "--spacing", "1e-300"],
+        &["grid", "ils", ion, "--probe", "xe", "--padding", "nan"],
+        &[
+            "grid", "ils", ion, "--probe", "xe", "--origin", "nan,0,0", "--dims", "5,5,5",
+        ],
+    ];
+    for case in cases {
+        let args: Vec<&str> = case.iter().chain(base.iter()).copied().collect();
+        let run = orbitfield(&args);
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") || err.contains("\nerror: "),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(!Path::new(out).exists(), "{args:?}");
+    }
+}

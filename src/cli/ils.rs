@@ -281,7 +281,7 @@ const FRAMES_IN_FLIGHT: u128 = 9;
 /// allocated: a fine --spacing over a large system otherwise ends in an allocation failure.
 fn check_map_memory(map: &IlsMap) -> Result<()> {
     let bytes_per_voxel: u128 = 8 + 4 + 8 * FRAMES_IN_FLIGHT;
-    let voxels = map.dims.iter().map(|&d| d as u128).product::<u128>();
+    let voxels = map.dims.iter().fold(1u128, |n, &d| n.saturating_mul(d as u128));
     let need = voxels.saturating_mul(bytes_per_voxel);
     let limit = orbitfield::analysis::esp_series::MemoryLimit::half_of_physical();
     if need > u128::from(limit.bytes) {
@@ -316,6 +316,14 @@ fn prepare(args: &IlsArgs) -> Result<(Prepared, Option<String>)> {
     }
     if args.orient == 0 {
         bail!("--orient must be at least 1");
+    }
+    if !args.padding.is_finite() {
+        bail!("--padding must be a finite number of Angstrom, not {}", args.padding);
+    }
+    if let Some(o) = &args.origin
+        && o.iter().any(|x| !x.is_finite())
+    {
+        bail!("--origin {o:?}: expected finite coordinates in Angstrom");
     }
     let probe = load_probe(&args.probe)?;
     let mut system = io::load(&args.files)?;

@@ -23,7 +23,7 @@ pub const NO_CHARGES: &str = "pb needs partial charges: give a file that carries
 pub fn multigrid_points(n: usize) -> usize {
     let intervals = n.saturating_sub(1).max(4);
     let step = if intervals > 64 { 16 } else { 8 };
-    intervals.div_ceil(step) * step + 1
+    intervals.div_ceil(step).saturating_mul(step).saturating_add(1)
 }
 
 /// A lattice `spacing_angstrom` apart around `positions` with at least `padding_angstrom` (and at
@@ -45,7 +45,10 @@ pub fn lattice_around(positions: &[[f64; 3]], spacing_angstrom: f64, padding_ang
     }
     let centre: [f64; 3] = std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
     let dims: [usize; 3] =
-        std::array::from_fn(|k| multigrid_points(((hi[k] - lo[k] + 2.0 * pad) / h).ceil().max(4.0) as usize + 1));
+        // Saturating: an absurd spacing gives a count the solver's memory check refuses.
+        std::array::from_fn(|k| {
+            multigrid_points((((hi[k] - lo[k] + 2.0 * pad) / h).ceil().max(4.0) as usize).saturating_add(1))
+        });
     PbLattice::centered(centre, h, dims)
 }
 
