@@ -458,3 +458,40 @@ fn absurd_lattice_options_are_refused_without_panicking() {
         assert!(!Path::new(out).exists(), "{args:?}");
     }
 }
+
+/// An esp lattice error is said once ("error: spacing 0 A ...", not the same text twice joined by
+/// a colon), and a NaN origin is named as the origin, not as atom coordinates.
+#[test]
+fn esp_lattice_errors_are_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.dx");
+    let ion = data("born_ion.pqr");
+    let run = orbitfield(&[
+        "grid",
+        "esp",
+        ion.to_str().unwrap(),
+        "--spacing",
+        "0",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert_eq!(err.matches("spacing 0 A").count(), 1, "{err}");
+    let run = orbitfield(&[
+        "grid",
+        "esp",
+        ion.to_str().unwrap(),
+        "--spacing",
+        "1",
+        "--origin",
+        "nan,0,0",
+        "--dims",
+        "5,5,5",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(err.contains("origin") && !err.contains("atom coordinates"), "{err}");
+}
