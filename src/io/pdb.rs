@@ -288,7 +288,33 @@ impl<'p> Reader<'p> {
         })
     }
 
+    /// A PQR atom record by whitespace; failing that, a record in PDB2PQR's fixed PDB columns
+    /// whose coordinates ran together (`-100.123-200.456`, large systems), with charge and radius
+    /// the two fields after column 54.
     fn pqr_atom(&mut self, no: usize, line: &[u8]) -> Result<AtomRecord, ReadError> {
+        match self.pqr_atom_by_fields(no, line) {
+            Ok(rec) => Ok(rec),
+            Err(e) => self.pqr_atom_in_columns(no, line).ok_or(e),
+        }
+    }
+
+    fn pqr_atom_in_columns(&mut self, no: usize, line: &[u8]) -> Option<AtomRecord> {
+        let tag = cols(line, 0, 6);
+        if tag != b"ATOM  " && tag != b"HETATM" {
+            return None;
+        }
+        let after: Vec<&[u8]> = tokens(cols(line, 54, line.len())).collect();
+        let [q, r] = after.as_slice() else {
+            return None;
+        };
+        let (q, r) = (float(q)?, float(r)?);
+        let mut rec = self.pdb_atom(no, line).ok()?;
+        rec.charge = q as f32;
+        rec.radius = r as f32;
+        Some(rec)
+    }
+
+    fn pqr_atom_by_fields(&mut self, no: usize, line: &[u8]) -> Result<AtomRecord, ReadError> {
         let mut toks: [&[u8]; 16] = [&[]; 16];
         let mut n = 0;
         for t in tokens(line) {
@@ -628,6 +654,28 @@ ATOM  A0002  O   TIP3 12345      1.000   2.000   3.000  1.00  0.00      WT1  O
         assert!(e.message.contains("y coordinate"), "{e}");
         let e = read(Path::new("t.pdb"), b"ATOM      1  N   ALA A   1       1.000").unwrap_err();
         assert!(e.message.contains("columns 31-54"), "{e}");
+    }
+
+    /// PDB2PQR writes fixed PDB columns; coordinates below -99.999 A run into each other there and
+    /// are read from the columns, the charge and radius from the two fields after column 54.
+    #[test]
+    fn pqr_with_coordinates_run_together() {
+        let text = "\
+ATOM      1  N   MET A   1    -100.123-200.456  10.410 -0.3000 1.8500
+ATOM      2  CA  MET A   1     -99.123 -99.456  10.410  0.3000 1.9000
+";
+        let p = read_pqr(Path::new("t.pqr"), text.as_bytes()).unwrap();
+        let s = &p.structure;
+        assert_eq!(s.len(), 2);
+        assert_eq!(p.frames[0].positions_angstrom[0], [-100.123, -200.456, 10.41]);
+        assert_eq!(s.charges_e.as_deref(), Some(&[-0.3f32, 0.3][..]));
+        assert_eq!(s.radii_angstrom.as_deref(), Some(&[1.85f32, 1.9][..]));
+        assert_eq!(s.names[0].as_str(), "N");
+        assert_eq!(s.chains[0].as_str(), "A");
+        assert_eq!(s.elements[0], Element::N);
+        // Not in PDB columns either: the whitespace reading's message stands.
+        let e = read_pqr(Path::new("t.pqr"), b"ATOM 1 N MET 1 1.0-2.0 3.0 0.1 1.5\n").unwrap_err();
+        assert!(e.message.contains("field"), "{e}");
     }
 
     #[test]
