@@ -3,6 +3,8 @@
 //! the file against what the file itself says (its own records counted, its charges summed) or
 //! what the writing program's reader reports for it. Provenance: tests/data/inputs/README.md.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use orbitfield::io;
 use std::path::{Path, PathBuf};
 
@@ -96,7 +98,7 @@ fn explicit_lattices_take_comma_separated_and_negative_values() {
     let ion = data("born_ion.pqr");
     let ion = ion.to_str().unwrap();
     let bjerrum_angstrom = 1.602_176_634e-19_f64.powi(2)
-        / (4.0 * std::f64::consts::PI * 8.854_187_8128e-12 * 1.380_649e-23 * 300.0)
+        / (4.0 * std::f64::consts::PI * 8.854_187_812_8e-12 * 1.380_649e-23 * 300.0)
         * 1e10;
     for (n, lattice) in [
         ["--origin", "-2,-2,-1", "--dims", "5,5,5"],

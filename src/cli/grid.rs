@@ -849,6 +849,13 @@ fn run_esp(args: &GridArgs, dx: bool, limit: &MemoryLimit) -> Result<()> {
     }
     let spec: FieldSpec = args.field.parse()?;
     let mut system = io::load(&args.files)?;
+    if system.wavefunctions.is_empty()
+        && let Some(q) = &system.structure.charges_e
+        && !q.is_empty()
+        && q.iter().all(|&x| x == 0.0)
+    {
+        eprintln!("note: every partial charge in the files is zero: the potential is zero everywhere");
+    }
     let t0 = Instant::now();
     let out = frame_grid(args, spec, &mut system, args.frame, limit, &mut |job| {
         evaluate_lattice(&args.device, job)

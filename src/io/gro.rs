@@ -241,13 +241,13 @@ fn parse_box(path: &Path, no: usize, line: &[u8]) -> Result<Option<UnitCell>, Re
         .any(|t| float(t).is_none())
         .then(|| glued_values(line))
         .flatten();
-    if let Some(values) = glued {
-        if values.len() == 3 || values.len() == 9 {
-            for (slot, x) in v.iter_mut().zip(&values) {
-                *slot = *x;
-            }
-            return finish_box(path, no, v);
+    if let Some(values) = glued
+        && (values.len() == 3 || values.len() == 9)
+    {
+        for (slot, x) in v.iter_mut().zip(&values) {
+            *slot = *x;
         }
+        return finish_box(path, no, v);
     }
     for t in tokens(line) {
         if n == 9 {
