@@ -44,6 +44,21 @@ fn pqr_atom_record(line: &[u8]) -> bool {
         .is_some_and(|t| t.eq_ignore_ascii_case(b"ATOM") || t.eq_ignore_ascii_case(b"HETATM"))
 }
 
+/// The whitespace-separated fields of a PQR atom record, the keyword split from a serial written
+/// against it: fixed PDB columns put a five-digit serial right after `HETATM` (`HETATM10234`).
+fn split_record_keyword(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut fields = tokens(line);
+    let first = fields.next().unwrap_or_default();
+    let keyword_len = [b"HETATM".as_slice(), b"ATOM"]
+        .into_iter()
+        .find(|k| first.len() > k.len() && first.get(..k.len()).is_some_and(|p| p.eq_ignore_ascii_case(k)))
+        .map_or(first.len(), <[u8]>::len);
+    let (keyword, serial) = first.split_at(keyword_len);
+    std::iter::once(keyword)
+        .chain((!serial.is_empty()).then_some(serial))
+        .chain(fields)
+}
+
 /// The fields of one ATOM/HETATM record.
 struct AtomRecord {
     serial: Option<i64>,
@@ -317,7 +332,7 @@ impl<'p> Reader<'p> {
     fn pqr_atom_by_fields(&mut self, no: usize, line: &[u8]) -> Result<AtomRecord, ReadError> {
         let mut toks: [&[u8]; 16] = [&[]; 16];
         let mut n = 0;
-        for t in tokens(line) {
+        for t in split_record_keyword(line) {
             if n == toks.len() {
                 return Err(self.err(
                     no,
@@ -673,6 +688,18 @@ ATOM      2  CA  MET A   1     -99.123 -99.456  10.410  0.3000 1.9000
         assert_eq!(s.names[0].as_str(), "N");
         assert_eq!(s.chains[0].as_str(), "A");
         assert_eq!(s.elements[0], Element::N);
+        // A five-digit serial against HETATM, as fixed columns write it past atom 9999.
+        let text = "\
+ATOM   9999  N   MET A   1     -11.921  26.307  10.410 -0.3000 1.8500
+HETATM10000  O   HOH W   2       1.000   2.000   3.000 -0.8340 1.7682
+";
+        let p = read_pqr(Path::new("t.pqr"), text.as_bytes()).unwrap();
+        let s = &p.structure;
+        assert_eq!(s.names[1].as_str(), "O");
+        assert_eq!(s.resnames[1].as_str(), "HOH");
+        assert_eq!(s.chains[1].as_str(), "W");
+        assert_eq!(s.elements[1], Element::O);
+        assert_eq!(s.charges_e.as_deref(), Some(&[-0.3f32, -0.834][..]));
         // Not in PDB columns either: the whitespace reading's message stands.
         let e = read_pqr(Path::new("t.pqr"), b"ATOM 1 N MET 1 1.0-2.0 3.0 0.1 1.5\n").unwrap_err();
         assert!(e.message.contains("field"), "{e}");
