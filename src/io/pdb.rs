@@ -3,8 +3,11 @@
 //! Called by `io::load` (and the parse benchmarks) with the whole decompressed file. Both formats
 //! share one record loop; they differ only in how an ATOM/HETATM line is split: PDB by the fixed
 //! columns of the wwPDB format (hybrid-36 serials and residue numbers accepted, five-digit residue
-//! numbers spilling into the insertion-code column accepted), PQR by whitespace with charge and
-//! radius as the last two fields and the chain id optional.
+//! numbers spilling into the insertion-code column accepted), PQR by whitespace as APBS reads it:
+//! a record is a line whose first field is ATOM or HETATM in any case (a five-digit serial written
+//! against HETATM split off), charge and radius are the last two fields, the chain id is optional
+//! and may be written against the residue number (`A1001`); a record whose coordinates ran
+//! together in PDB2PQR's fixed columns is read from the PDB columns.
 //!
 //! Multi-model files give one frame per MODEL/ENDMDL block (or per END-terminated block); every
 //! model must have the first model's atom count. Every alternate location is kept as its own atom
