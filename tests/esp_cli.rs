@@ -274,7 +274,7 @@ fn bad_inputs_are_refused_with_clear_messages() {
     let system = io::load(&[md("adk_oplsaa.gro")]).unwrap();
     assert_eq!(
         require_charges(&system).unwrap_err().to_string(),
-        "adk_oplsaa.gro has no partial charges; load a PSF or PQR with it"
+        "adk_oplsaa.gro has no partial charges; give a file that carries them first (PSF, prmtop, TPR, PQR, mol2), then the coordinates"
     );
 
     // --pbc with no box, and with a zero-volume box.

@@ -60,7 +60,9 @@ impl std::fmt::Display for Combine {
 /// Why a potential map over frames could not be made.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SeriesError {
-    #[error("{file} has no partial charges; load a PSF or PQR with it")]
+    #[error(
+        "{file} has no partial charges; give a file that carries them first (PSF, prmtop, TPR, PQR, mol2), then the coordinates"
+    )]
     NoCharges { file: String },
     #[error("the structure has {charges} charges but frame {frame} has {atoms} atoms")]
     AtomCount { frame: usize, charges: usize, atoms: usize },

@@ -296,13 +296,13 @@ pub struct GridArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        num_args = 3,
+        num_args = 1..=3,
         requires = "dims",
         allow_negative_numbers = true
     )]
     pub origin: Option<Vec<f64>>,
     /// Explicit lattice: points NX,NY,NZ along x, y, z (with --origin).
-    #[arg(long, value_delimiter = ',', num_args = 3, requires = "origin")]
+    #[arg(long, value_delimiter = ',', num_args = 1..=3, requires = "origin")]
     pub dims: Option<Vec<usize>>,
     /// Use the lattice of an existing cube or DX file (e.g. to compare with another program's).
     #[arg(long, conflicts_with_all = ["origin", "dims"])]
@@ -437,8 +437,8 @@ fn lattice_padded(args: &GridArgs, positions_angstrom: &[[f64; 3]], padding_angs
     }
     let spec = match (&args.origin, &args.dims) {
         (Some(o), Some(d)) => LatticeSpec::Explicit {
-            origin_angstrom: [o.first(), o.get(1), o.get(2)].map(|x| x.copied().unwrap_or(0.0)),
-            dims: [d.first(), d.get(1), d.get(2)].map(|x| x.copied().unwrap_or(1)),
+            origin_angstrom: super::three("--origin", o)?,
+            dims: super::three("--dims", d)?,
             spacing_angstrom: args.spacing,
         },
         _ => LatticeSpec::AroundAtoms {
@@ -849,6 +849,13 @@ fn run_esp(args: &GridArgs, dx: bool, limit: &MemoryLimit) -> Result<()> {
     }
     let spec: FieldSpec = args.field.parse()?;
     let mut system = io::load(&args.files)?;
+    if system.wavefunctions.is_empty()
+        && let Some(q) = &system.structure.charges_e
+        && !q.is_empty()
+        && q.iter().all(|&x| x == 0.0)
+    {
+        eprintln!("note: every partial charge in the files is zero: the potential is zero everywhere");
+    }
     let t0 = Instant::now();
     let out = frame_grid(args, spec, &mut system, args.frame, limit, &mut |job| {
         evaluate_lattice(&args.device, job)

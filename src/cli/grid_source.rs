@@ -100,9 +100,15 @@ fn view<'a>(system: &'a System, frame: Option<&'a Frame>, wf: Option<&'a Arc<Wav
     }
 }
 
+/// What to say when the files are a topology without coordinates (a prmtop, TPR or PSF alone).
+pub(super) const NO_COORDINATES: &str = "the files hold no coordinates (a topology alone): give a coordinate or trajectory file after it (rst7/inpcrd, nc, mdcrd, crd, pdb, gro, dcd, xtc, trr)";
+
 /// The coordinates of `frame` (0-based), checked against the number of frames.
 pub(super) fn read_frame(system: &mut System, frame: usize) -> Result<orbitfield::model::Frame> {
     let n_frames = system.trajectory.n_frames();
+    if n_frames == 0 {
+        bail!(NO_COORDINATES);
+    }
     if frame >= n_frames {
         bail!("frame {frame} requested, the files hold {n_frames} frames");
     }

@@ -93,13 +93,13 @@ pub struct IlsArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        num_args = 3,
+        num_args = 1..=3,
         requires = "dims",
         allow_negative_numbers = true
     )]
     pub origin: Option<Vec<f64>>,
     /// Explicit lattice: voxels NX,NY,NZ (with --origin).
-    #[arg(long, value_delimiter = ',', num_args = 3, requires = "origin")]
+    #[arg(long, value_delimiter = ',', num_args = 1..=3, requires = "origin")]
     pub dims: Option<Vec<usize>>,
     /// Use the lattice of an existing cube or DX map.
     #[arg(long, conflicts_with_all = ["origin", "dims"])]
@@ -131,7 +131,11 @@ pub fn grid_ils_main() -> Option<ExitCode> {
     if !is_grid_ils(&argv) {
         return None;
     }
-    let rest = std::iter::once("orbitfield grid ils".to_string()).chain(argv.into_iter().skip(3));
+    let rest = super::with_negative_lists_joined(
+        std::iter::once("orbitfield grid ils".to_string())
+            .chain(argv.into_iter().skip(3))
+            .map(std::ffi::OsString::from),
+    );
     let args = match IlsArgs::try_parse_from(rest) {
         Ok(a) => a,
         Err(e) => {
@@ -244,9 +248,9 @@ fn map_of(args: &IlsArgs, around_angstrom: &[[f64; 3]]) -> Result<IlsMap> {
     }
     if let (Some(o), Some(d)) = (&args.origin, &args.dims) {
         return Ok(IlsMap {
-            origin_angstrom: [o.first(), o.get(1), o.get(2)].map(|x| x.copied().unwrap_or(0.0)),
+            origin_angstrom: super::three("--origin", o)?,
             spacing_angstrom: args.spacing,
-            dims: [d.first(), d.get(1), d.get(2)].map(|x| x.copied().unwrap_or(1)),
+            dims: super::three("--dims", d)?,
         });
     }
     let mut lo = [f64::INFINITY; 3];
@@ -268,6 +272,33 @@ fn map_of(args: &IlsArgs, around_angstrom: &[[f64; 3]]) -> Result<IlsMap> {
     })
 }
 
+/// Frames whose float64 maps may be in flight at once (`jobs::ils` holds two per worker and one
+/// more; four workers, a CPU and three GPUs, are assumed).
+const FRAMES_IN_FLIGHT: u128 = 9;
+
+/// Refuses a map whose voxel arrays would not fit in half of the physical memory (the running sums
+/// in float64, one float64 map per frame in flight, the float32 map written), before anything is
+/// allocated: a fine --spacing over a large system otherwise ends in an allocation failure.
+fn check_map_memory(map: &IlsMap) -> Result<()> {
+    let bytes_per_voxel: u128 = 8 + 4 + 8 * FRAMES_IN_FLIGHT;
+    let voxels = map.dims.iter().fold(1u128, |n, &d| n.saturating_mul(d as u128));
+    let need = voxels.saturating_mul(bytes_per_voxel);
+    let limit = orbitfield::analysis::esp_series::MemoryLimit::half_of_physical();
+    if need > u128::from(limit.bytes) {
+        let gib = |b: u128| b as f64 / (1u64 << 30) as f64;
+        bail!(
+            "the map {}x{}x{} = {voxels} voxels would need about {:.1} GiB, more than the {:.1} GiB allowed ({}); use a larger --spacing or a smaller map (--around, --padding, --origin/--dims)",
+            map.dims[0],
+            map.dims[1],
+            map.dims[2],
+            gib(need),
+            gib(u128::from(limit.bytes)),
+            limit.source
+        );
+    }
+    Ok(())
+}
+
 /// What the run shares after setup.
 struct Prepared {
     system: io::System,
@@ -285,6 +316,14 @@ fn prepare(args: &IlsArgs) -> Result<(Prepared, Option<String>)> {
     }
     if args.orient == 0 {
         bail!("--orient must be at least 1");
+    }
+    if !args.padding.is_finite() {
+        bail!("--padding must be a finite number of Angstrom, not {}", args.padding);
+    }
+    if let Some(o) = &args.origin
+        && o.iter().any(|x| !x.is_finite())
+    {
+        bail!("--origin {o:?}: expected finite coordinates in Angstrom");
     }
     let probe = load_probe(&args.probe)?;
     let mut system = io::load(&args.files)?;
@@ -330,6 +369,7 @@ fn prepare(args: &IlsArgs) -> Result<(Prepared, Option<String>)> {
         None => sel.clone(),
     };
     let map = map_of(args, &positions_of(&reference, &around_idx))?;
+    check_map_memory(&map)?;
     let orientations = Orientations::new(&probe, args.orient, args.subres);
     let setup = IlsSetup {
         map,

@@ -18,7 +18,7 @@ pub struct IlsPathArgs {
         long,
         required = true,
         value_delimiter = ',',
-        num_args = 3,
+        num_args = 1..=3,
         allow_negative_numbers = true
     )]
     pub from: Vec<f64>,

@@ -108,7 +108,7 @@ pub fn main() -> ExitCode {
     if let Some(code) = ils::grid_ils_main() {
         return code;
     }
-    let mut cli = match Cli::try_parse() {
+    let mut cli = match Cli::try_parse_from(with_negative_lists_joined(std::env::args_os())) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -148,6 +148,39 @@ pub fn main() -> ExitCode {
         None => run_viewer(&cli),
     };
     exit_code(result)
+}
+
+/// The three values of an option that takes `X,Y,Z` or `X Y Z` (`--origin`, `--dims`, `--from`):
+/// clap accepts one to three raw values so both spellings parse, and this checks there are three.
+fn three<T: Copy + std::fmt::Debug>(flag: &str, values: &[T]) -> anyhow::Result<[T; 3]> {
+    match values {
+        [x, y, z] => Ok([*x, *y, *z]),
+        other => anyhow::bail!("{flag}: expected three values, X,Y,Z (or X Y Z), found {other:?}"),
+    }
+}
+
+/// The command line with each comma-separated list of numbers that starts with a minus sign
+/// (`--origin -2,-2,-2`) joined to its option (`--origin=-2,-2,-2`): clap would read it as short
+/// flags, since only a single number passes as a negative value.
+fn with_negative_lists_joined(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut out: Vec<std::ffi::OsString> = Vec::new();
+    for arg in args {
+        let list = arg.to_str().is_some_and(|t| {
+            t.starts_with('-') && t.contains(',') && t.split(',').all(|v| v.trim().parse::<f64>().is_ok())
+        });
+        if let Some(prev) = out.last_mut()
+            && list
+            && prev
+                .to_str()
+                .is_some_and(|p| p.starts_with("--") && p.len() > 2 && !p.contains('='))
+        {
+            prev.push("=");
+            prev.push(&arg);
+            continue;
+        }
+        out.push(arg);
+    }
+    out
 }
 
 /// The exit status of a command's result, its error written once. Under an MPI launcher rank 0

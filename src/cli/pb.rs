@@ -174,6 +174,8 @@ fn params(args: &GridArgs) -> Result<PbParams> {
             Some(BoundaryArg::Sdh) | None => PbBoundary::Sdh,
         },
         nonlinear: p.nonlinear,
+        // --max-memory-gib, as for the other lattices (default: half of the physical memory).
+        max_bytes: super::grid::memory_limit(args.max_memory_gib)?.bytes,
         ..d
     })
 }
@@ -262,6 +264,9 @@ pub use orbitfield::compute::pb::setup::{lattice_around, legend};
 /// The atoms of `frame`: positions, charges and radii (element radii where the files give none).
 pub fn atoms(system: &mut io::System, frame: usize, said: &mut bool) -> Result<(PbAtoms, Vec<CubeAtom>)> {
     let n_frames = system.trajectory.n_frames();
+    if n_frames == 0 {
+        bail!(super::grid_source::NO_COORDINATES);
+    }
     if frame >= n_frames {
         bail!("frame {frame} requested, the files hold {n_frames} frames");
     }

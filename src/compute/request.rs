@@ -57,7 +57,7 @@ pub enum FieldRequest {
 /// Why a request cannot be resolved.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RequestError {
-    #[error("{0}")]
+    #[error(transparent)]
     Spec(#[from] FieldSpecError),
     #[error("{what} needs a wavefunction: {why}")]
     NoWavefunction { what: String, why: String },
@@ -73,9 +73,9 @@ pub enum RequestError {
     MolSurf(String),
     #[error("molsurf: no selected atom has a positive radius")]
     NoRadii,
-    #[error("{0}")]
+    #[error(transparent)]
     Lattice(#[from] LatticeError),
-    #[error("{0}")]
+    #[error(transparent)]
     Compute(#[from] ComputeError),
 }
 

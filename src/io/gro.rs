@@ -235,6 +235,20 @@ fn field_width(line: &[u8]) -> Option<usize> {
 fn parse_box(path: &Path, no: usize, line: &[u8]) -> Result<Option<UnitCell>, ReadError> {
     let mut v = [0f64; 9];
     let mut n = 0;
+    // GROMACS writes each value as `%10.5f`; values of 1000 nm and more fill the field and run
+    // together (`40000.0000040000.00000...`). Such a line is split after each fifth decimal.
+    let glued = tokens(line)
+        .any(|t| float(t).is_none())
+        .then(|| glued_values(line))
+        .flatten();
+    if let Some(values) = glued
+        && (values.len() == 3 || values.len() == 9)
+    {
+        for (slot, x) in v.iter_mut().zip(&values) {
+            *slot = *x;
+        }
+        return finish_box(path, no, v);
+    }
     for t in tokens(line) {
         if n == 9 {
             n += 1;
@@ -263,6 +277,33 @@ fn parse_box(path: &Path, no: usize, line: &[u8]) -> Result<Option<UnitCell>, Re
             ),
         ));
     }
+    finish_box(path, no, v)
+}
+
+/// The numbers of a box line whose fields run together: each `[-]digits.ddddd` (five decimals),
+/// or `None` when the line is not made of such numbers.
+fn glued_values(line: &[u8]) -> Option<Vec<f64>> {
+    let mut out = Vec::new();
+    for t in tokens(line) {
+        let mut rest = t;
+        while !rest.is_empty() {
+            let dot = memchr::memchr(b'.', rest)?;
+            let end = dot + 6;
+            let field = rest.get(..end)?;
+            let (int_part, decimals) = (&field[..dot], &field[dot + 1..]);
+            let digits = int_part.strip_prefix(b"-").unwrap_or(int_part);
+            if digits.is_empty() || !digits.iter().chain(decimals).all(u8::is_ascii_digit) {
+                return None;
+            }
+            out.push(float(field)?);
+            rest = &rest[end..];
+        }
+    }
+    Some(out)
+}
+
+/// The cell of the nine box values (nm); all zero is no box.
+fn finish_box(path: &Path, no: usize, v: [f64; 9]) -> Result<Option<UnitCell>, ReadError> {
     if v.iter().all(|&x| x == 0.0) {
         return Ok(None);
     }

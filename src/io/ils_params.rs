@@ -47,7 +47,9 @@ pub enum LjParamsError {
     TprNotLennardJones { file: String },
     #[error("--params needs atom types, and {file} has none (a PSF or prmtop names them)")]
     NoTypes { file: String },
-    #[error("the element table has no Lennard-Jones parameters for {element} (atom {atom}, {name})")]
+    #[error(
+        "the element table has no Lennard-Jones parameters for {element} (atom {atom}, {name}); leave such atoms out with --sel (e.g. --sel \"not name {name}\"), or give a topology that carries Lennard-Jones parameters (prmtop, TPR, or a PSF with --params)"
+    )]
     MissingElement { element: String, atom: usize, name: String },
     #[error("{file}: Lennard-Jones parameters for {found} atoms, the system has {expected}")]
     Count {
@@ -170,7 +172,11 @@ fn by_element(structure: &Structure, first: &str, used: &dyn Fn(usize) -> bool) 
             continue;
         }
         let p = element_lj(*e).ok_or_else(|| LjParamsError::MissingElement {
-            element: e.symbol().to_string(),
+            element: if e.number() == 0 {
+                "an unknown element (a virtual site or coarse-grained bead?)".to_string()
+            } else {
+                e.symbol().to_string()
+            },
             atom: i + 1,
             name: structure.names.get(i).map(|n| n.to_string()).unwrap_or_default(),
         })?;

@@ -364,7 +364,17 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
         match piece {
             Piece::AmberTopology(_) => {}
             Piece::Topology(parsed) => {
-                warnings.extend(parsed.warnings.into_iter().map(|w| format!("{}: {w}", path.display())));
+                // A structure file after the topology only gives coordinates: what it says about its
+                // own atoms' elements does not concern the system (a GRO of TIP4P water beside its
+                // TPR has MW sites of no element; the TPR has their elements).
+                let coordinates_only = structure.is_some();
+                warnings.extend(
+                    parsed
+                        .warnings
+                        .into_iter()
+                        .filter(|w| !(coordinates_only && w.ends_with("have an unknown element")))
+                        .map(|w| format!("{}: {w}", path.display())),
+                );
                 if structure.is_none() {
                     topology_frames = parsed.frames;
                     structure = Some((parsed.structure, path.clone()));

@@ -3,8 +3,9 @@
 //!
 //! Called by `io::load` and the fuzz target with the whole decompressed file. Atom lines are
 //! `id name x y z type [subst_id [subst_name [charge]]]`; the element is the part of the SYBYL type
-//! before the dot (`C.ar` -> C, `N.am` -> N, `Na` -> Na; `Du`, `LP` and other pseudo-types are
-//! guessed from the name). Residue numbers and names are the substructure id and name (1 and empty
+//! before the dot when it is an element symbol as SYBYL capitalises it (`C.ar` -> C, `N.am` -> N,
+//! `Na` -> Na); `Du`, `LP`, other pseudo-types and force-field types (GAFF `ca`, `os`, `ho`; AMBER
+//! `CA`, `HO`) are guessed from the name. Residue numbers and names are the substructure id and name (1 and empty
 //! when absent). Charges are read unless the molecule's charge type is `NO_CHARGES`; every atom
 //! must then carry one. Bonds refer to atom ids. As MDAnalysis does, the first molecule is the
 //! topology and each molecule record (all with its atom count) a frame, with the `@<TRIPOS>CRYSIN`
@@ -218,7 +219,11 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                     long_names += 1;
                 }
                 let base = atom_type.split(|&c| c == b'.').next().unwrap_or_default();
+                // SYBYL writes element types capitalised (`Ca` calcium, `Cl`, `C.ar`); GAFF's
+                // lower-case types (`ca` aromatic carbon, `os`, `ho`, `na`) and AMBER's upper-case
+                // ones (`CA`, `HO`, `OS`) are not elements, so those atoms are named by their name.
                 let element = Element::from_symbol_bytes(base)
+                    .filter(|e| e.symbol().as_bytes() == base)
                     .filter(|_| !base.eq_ignore_ascii_case(b"LP") && !base.eq_ignore_ascii_case(b"Du"))
                     .unwrap_or_else(|| guess_from_name(name, resname));
                 structure.push_atom(

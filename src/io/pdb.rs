@@ -3,8 +3,11 @@
 //! Called by `io::load` (and the parse benchmarks) with the whole decompressed file. Both formats
 //! share one record loop; they differ only in how an ATOM/HETATM line is split: PDB by the fixed
 //! columns of the wwPDB format (hybrid-36 serials and residue numbers accepted, five-digit residue
-//! numbers spilling into the insertion-code column accepted), PQR by whitespace with charge and
-//! radius as the last two fields and the chain id optional.
+//! numbers spilling into the insertion-code column accepted), PQR by whitespace as APBS reads it:
+//! a record is a line whose first field is ATOM or HETATM in any case (a five-digit serial written
+//! against HETATM split off), charge and radius are the last two fields, the chain id is optional
+//! and may be written against the residue number (`A1001`); a record whose coordinates ran
+//! together in PDB2PQR's fixed columns is read from the PDB columns.
 //!
 //! Multi-model files give one frame per MODEL/ENDMDL block (or per END-terminated block); every
 //! model must have the first model's atom count. Every alternate location is kept as its own atom
@@ -34,6 +37,29 @@ pub fn read_pqr(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
 enum Flavor {
     Pdb,
     Pqr,
+}
+
+/// Whether a PQR line is an atom record: its first whitespace-separated field is ATOM or HETATM,
+/// in any case (APBS's rule).
+fn pqr_atom_record(line: &[u8]) -> bool {
+    tokens(line)
+        .next()
+        .is_some_and(|t| t.eq_ignore_ascii_case(b"ATOM") || t.eq_ignore_ascii_case(b"HETATM"))
+}
+
+/// The whitespace-separated fields of a PQR atom record, the keyword split from a serial written
+/// against it: fixed PDB columns put a five-digit serial right after `HETATM` (`HETATM10234`).
+fn split_record_keyword(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut fields = tokens(line);
+    let first = fields.next().unwrap_or_default();
+    let keyword_len = [b"HETATM".as_slice(), b"ATOM"]
+        .into_iter()
+        .find(|k| first.len() > k.len() && first.get(..k.len()).is_some_and(|p| p.eq_ignore_ascii_case(k)))
+        .map_or(first.len(), <[u8]>::len);
+    let (keyword, serial) = first.split_at(keyword_len);
+    std::iter::once(keyword)
+        .chain((!serial.is_empty()).then_some(serial))
+        .chain(fields)
 }
 
 /// The fields of one ATOM/HETATM record.
@@ -109,6 +135,12 @@ impl<'p> Reader<'p> {
         for (no, line) in Lines::new(bytes) {
             last_line = no;
             let tag = cols(line, 0, 6);
+            if self.flavor == Flavor::Pqr && pqr_atom_record(line) {
+                // PQR is whitespace-separated: APBS and PDB2PQR also write `ATOM 5 C ...` with one
+                // space, and APBS takes the keyword in any case.
+                self.atom(no, line)?;
+                continue;
+            }
             match tag {
                 b"ATOM  " | b"HETATM" => self.atom(no, line)?,
                 b"MODEL " | b"MODEL" => {
@@ -274,10 +306,36 @@ impl<'p> Reader<'p> {
         })
     }
 
+    /// A PQR atom record by whitespace; failing that, a record in PDB2PQR's fixed PDB columns
+    /// whose coordinates ran together (`-100.123-200.456`, large systems), with charge and radius
+    /// the two fields after column 54.
     fn pqr_atom(&mut self, no: usize, line: &[u8]) -> Result<AtomRecord, ReadError> {
+        match self.pqr_atom_by_fields(no, line) {
+            Ok(rec) => Ok(rec),
+            Err(e) => self.pqr_atom_in_columns(no, line).ok_or(e),
+        }
+    }
+
+    fn pqr_atom_in_columns(&mut self, no: usize, line: &[u8]) -> Option<AtomRecord> {
+        let tag = cols(line, 0, 6);
+        if tag != b"ATOM  " && tag != b"HETATM" {
+            return None;
+        }
+        let after: Vec<&[u8]> = tokens(cols(line, 54, line.len())).collect();
+        let [q, r] = after.as_slice() else {
+            return None;
+        };
+        let (q, r) = (float(q)?, float(r)?);
+        let mut rec = self.pdb_atom(no, line).ok()?;
+        rec.charge = q as f32;
+        rec.radius = r as f32;
+        Some(rec)
+    }
+
+    fn pqr_atom_by_fields(&mut self, no: usize, line: &[u8]) -> Result<AtomRecord, ReadError> {
         let mut toks: [&[u8]; 16] = [&[]; 16];
         let mut n = 0;
-        for t in tokens(line) {
+        for t in split_record_keyword(line) {
             if n == toks.len() {
                 return Err(self.err(
                     no,
@@ -306,7 +364,16 @@ impl<'p> Reader<'p> {
             })?;
         }
         let resid_field = toks[n - 6];
+        // Without a chain field the chain id may be written against the residue number (`A1001`),
+        // which APBS reads as chain A, residue 1001.
+        let merged_chain = match resid_field {
+            [c, rest @ ..] if n == 10 && c.is_ascii_alphabetic() && !rest.is_empty() => {
+                leading_int(rest).filter(|_| rest.iter().all(|b| b.is_ascii_digit() || *b == b'-'))
+            }
+            _ => None,
+        };
         let resid = leading_int(resid_field)
+            .or(merged_chain)
             .and_then(|r| i32::try_from(r).ok())
             .ok_or_else(|| {
                 self.err(
@@ -323,7 +390,13 @@ impl<'p> Reader<'p> {
                 self.long_names += 1;
             }
         }
-        let chain = if n >= 11 { Name8::new(toks[4]) } else { Name8::EMPTY };
+        let chain = if n >= 11 {
+            Name8::new(toks[4])
+        } else if merged_chain.is_some() {
+            Name8::new(cols(resid_field, 0, 1))
+        } else {
+            Name8::EMPTY
+        };
         let element = if self.topology_done {
             Element::UNKNOWN
         } else {
@@ -599,6 +672,40 @@ ATOM  A0002  O   TIP3 12345      1.000   2.000   3.000  1.00  0.00      WT1  O
         assert!(e.message.contains("y coordinate"), "{e}");
         let e = read(Path::new("t.pdb"), b"ATOM      1  N   ALA A   1       1.000").unwrap_err();
         assert!(e.message.contains("columns 31-54"), "{e}");
+    }
+
+    /// PDB2PQR writes fixed PDB columns; coordinates below -99.999 A run into each other there and
+    /// are read from the columns, the charge and radius from the two fields after column 54.
+    #[test]
+    fn pqr_with_coordinates_run_together() {
+        let text = "\
+ATOM      1  N   MET A   1    -100.123-200.456  10.410 -0.3000 1.8500
+ATOM      2  CA  MET A   1     -99.123 -99.456  10.410  0.3000 1.9000
+";
+        let p = read_pqr(Path::new("t.pqr"), text.as_bytes()).unwrap();
+        let s = &p.structure;
+        assert_eq!(s.len(), 2);
+        assert_eq!(p.frames[0].positions_angstrom[0], [-100.123, -200.456, 10.41]);
+        assert_eq!(s.charges_e.as_deref(), Some(&[-0.3f32, 0.3][..]));
+        assert_eq!(s.radii_angstrom.as_deref(), Some(&[1.85f32, 1.9][..]));
+        assert_eq!(s.names[0].as_str(), "N");
+        assert_eq!(s.chains[0].as_str(), "A");
+        assert_eq!(s.elements[0], Element::N);
+        // A five-digit serial against HETATM, as fixed columns write it past atom 9999.
+        let text = "\
+ATOM   9999  N   MET A   1     -11.921  26.307  10.410 -0.3000 1.8500
+HETATM10000  O   HOH W   2       1.000   2.000   3.000 -0.8340 1.7682
+";
+        let p = read_pqr(Path::new("t.pqr"), text.as_bytes()).unwrap();
+        let s = &p.structure;
+        assert_eq!(s.names[1].as_str(), "O");
+        assert_eq!(s.resnames[1].as_str(), "HOH");
+        assert_eq!(s.chains[1].as_str(), "W");
+        assert_eq!(s.elements[1], Element::O);
+        assert_eq!(s.charges_e.as_deref(), Some(&[-0.3f32, -0.834][..]));
+        // Not in PDB columns either: the whitespace reading's message stands.
+        let e = read_pqr(Path::new("t.pqr"), b"ATOM 1 N MET 1 1.0-2.0 3.0 0.1 1.5\n").unwrap_err();
+        assert!(e.message.contains("field"), "{e}");
     }
 
     #[test]

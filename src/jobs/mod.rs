@@ -89,7 +89,7 @@ pub use crate::compute::placement::DeviceChoice;
 pub enum JobError {
     #[error("cancelled")]
     Cancelled,
-    #[error("{0}")]
+    #[error(transparent)]
     Compute(#[from] ComputeError),
     #[error("the lattice has {points} points, more than the {limit} a request may have")]
     TooLarge { points: usize, limit: usize },

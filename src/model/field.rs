@@ -320,6 +320,8 @@ pub enum LatticeError {
     NoAtoms,
     #[error("atom coordinates are not finite")]
     NotFinite,
+    #[error("lattice origin {0:?} A must be finite")]
+    BadOrigin([f64; 3]),
     #[error(
         "the lattice would have {dims_text} = {points} points ({gib:.1} GiB of f32 values); the limit is {limit} points: use a larger spacing or less padding"
     )]
@@ -358,7 +360,7 @@ impl LatticeSpec {
                     return Err(LatticeError::BadSpacing(spacing_angstrom));
                 }
                 if !origin_angstrom.iter().all(|x| x.is_finite()) {
-                    return Err(LatticeError::NotFinite);
+                    return Err(LatticeError::BadOrigin(origin_angstrom));
                 }
                 check_dims(dims.map(|d| d as u128))?;
                 Ok(Lattice::axis_aligned(

@@ -46,7 +46,9 @@ impl Lattice {
             let lo = min_angstrom[k] - padding_angstrom;
             let hi = max_angstrom[k] + padding_angstrom;
             let span = (hi - lo).max(0.0);
-            let n = (span / spacing_angstrom).ceil().max(0.0) as usize + 1;
+            // Saturating: a spacing of 1e-300 A gives an absurd count that the callers' size checks
+            // refuse, not an overflow.
+            let n = ((span / spacing_angstrom).ceil().max(0.0) as usize).saturating_add(1);
             let covered = (n - 1) as f64 * spacing_angstrom;
             origin[k] = (lo - 0.5 * (covered - span)) * BOHR_PER_ANGSTROM;
             dims[k] = n;

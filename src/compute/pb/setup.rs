@@ -12,7 +12,7 @@ pub const MIN_PB_PADDING_ANGSTROM: f64 = 10.0;
 
 /// The note said once when the files give no radii.
 pub const RADII_BY_ELEMENT_NOTE: &str =
-    "the files give no atomic radii; using each element's van der Waals radius (Bondi 1964)";
+    "the files give no atomic radii (or only zeros); using each element's van der Waals radius (Bondi 1964)";
 
 /// Why a structure has no Poisson-Boltzmann potential: it has no partial charges.
 pub const NO_CHARGES: &str = "pb needs partial charges: give a file that carries them (pqr, prmtop, psf, mol2, tpr)";
@@ -23,7 +23,7 @@ pub const NO_CHARGES: &str = "pb needs partial charges: give a file that carries
 pub fn multigrid_points(n: usize) -> usize {
     let intervals = n.saturating_sub(1).max(4);
     let step = if intervals > 64 { 16 } else { 8 };
-    intervals.div_ceil(step) * step + 1
+    intervals.div_ceil(step).saturating_mul(step).saturating_add(1)
 }
 
 /// A lattice `spacing_angstrom` apart around `positions` with at least `padding_angstrom` (and at
@@ -45,7 +45,10 @@ pub fn lattice_around(positions: &[[f64; 3]], spacing_angstrom: f64, padding_ang
     }
     let centre: [f64; 3] = std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
     let dims: [usize; 3] =
-        std::array::from_fn(|k| multigrid_points(((hi[k] - lo[k] + 2.0 * pad) / h).ceil().max(4.0) as usize + 1));
+        // Saturating: an absurd spacing gives a count the solver's memory check refuses.
+        std::array::from_fn(|k| {
+            multigrid_points((((hi[k] - lo[k] + 2.0 * pad) / h).ceil().max(4.0) as usize).saturating_add(1))
+        });
     PbLattice::centered(centre, h, dims)
 }
 
@@ -95,7 +98,11 @@ pub fn atoms_of(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Resul
         ));
     }
     let (radii, by_element): (Vec<f64>, bool) = match &structure.radii_angstrom {
-        Some(r) if r.len() == charges.len() => (r.iter().map(|&v| f64::from(v)).collect(), false),
+        // A radius column of zeros only (a writer that had no radii to give) is no radii: every
+        // atom would be a bare point charge in the solvent.
+        Some(r) if r.len() == charges.len() && r.iter().any(|&v| v > 0.0) => {
+            (r.iter().map(|&v| f64::from(v)).collect(), false)
+        }
         _ => (
             structure
                 .elements
@@ -164,6 +171,17 @@ mod tests {
             atoms.radii_angstrom
         );
         assert!(atoms_of(&two_atoms(Some(vec![-0.5, 0.5])), &p[..1]).is_err());
+        // A radius column of zeros only is no radii; one zero among others (a hydroxyl hydrogen of
+        // AMBER's PQR radii) is kept.
+        let mut zeros = two_atoms(Some(vec![-0.5, 0.5]));
+        zeros.radii_angstrom = Some(vec![0.0, 0.0]);
+        let (atoms, by_element) = atoms_of(&zeros, &p).unwrap();
+        assert!(by_element);
+        assert!((atoms.radii_angstrom[0] - 1.52).abs() < 1e-6);
+        zeros.radii_angstrom = Some(vec![0.0, 1.8]);
+        let (atoms, by_element) = atoms_of(&zeros, &p).unwrap();
+        assert!(!by_element);
+        assert_eq!(atoms.radii_angstrom, vec![0.0, 1.8f32 as f64]);
         // The lattice keeps 10 A on every side and multigrid-friendly sizes.
         let lat = lattice_around(&atoms.positions_angstrom, 1.0, 0.0);
         assert!(lat.origin_angstrom[0] <= -10.0 && lat.point(lat.dims[0] - 1, 0, 0)[0] >= 13.0);

@@ -363,7 +363,19 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Prmtop, ReadError> {
         }
         prev = p;
     }
-    let chains = sections.names("RESIDUE_CHAINID", n_res)?;
+    // Chain ids are optional: a section of the wrong length (written by a tool that edited the
+    // residues but not their chains) is skipped with a warning, as MDAnalysis does, rather than
+    // making the whole topology unreadable.
+    let (chains, chain_warning) = match sections.names("RESIDUE_CHAINID", n_res) {
+        Ok(c) => (c, None),
+        Err(e) => (
+            None,
+            Some(match e.location {
+                crate::io::Location::Line(n) => format!("line {n}: {}; chain ids ignored", e.message),
+                _ => format!("{}; chain ids ignored", e.message),
+            }),
+        ),
+    };
     let charges = sections.reals("CHARGE", Some(n_atoms))?;
     let atomic_numbers = sections.ints("ATOMIC_NUMBER", Some(n_atoms))?;
     let masses = sections.reals("MASS", Some(n_atoms))?;
@@ -468,7 +480,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Prmtop, ReadError> {
     }
 
     let mut cell = None;
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = chain_warning.into_iter().collect();
     if ifbox > 0 {
         match sections.reals("BOX_DIMENSIONS", Some(4))? {
             Some(b) => {

@@ -39,7 +39,7 @@ pub enum WriteError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{0}")]
+    #[error(transparent)]
     Frame(#[from] FrameError),
     #[error("{path}: {message}")]
     Unsupported { path: PathBuf, message: String },
