@@ -166,6 +166,19 @@ pub fn parse(st: &Statement, base_dir: &Path) -> Result<Parsed, Problem> {
                     Value::Paths(paths)
                 } else if to == at + 1 && st.words[at].quoted {
                     Value::Text(st.words[at].text.clone())
+                } else if a.kind == Kind::SelectionPair {
+                    // Each side may be quoted as one word (`"name OW" with "name OW"`).
+                    let side = |from: usize, until: usize| {
+                        if until == from + 1 && st.words[from].quoted {
+                            st.words[from].text.clone()
+                        } else {
+                            st.span(from, until)
+                        }
+                    };
+                    match (at..to).find(|&i| !st.words[i].quoted && st.words[i].text.eq_ignore_ascii_case("with")) {
+                        Some(w) => Value::Text(format!("{} with {}", side(at, w), side(w + 1, to))),
+                        None => Value::Text(st.span(at, to)),
+                    }
                 } else {
                     Value::Text(st.span(at, to))
                 };

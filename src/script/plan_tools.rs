@@ -374,6 +374,18 @@ mod tests {
                 bins: 33,
             }
         );
+        // Each side may be quoted, as selections are elsewhere.
+        let c = planned(&state, r#"rdf "name O" with "resname WAT and name O" rmax 10"#)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(
+            c[0],
+            Command::SetRdfForm {
+                selection1: "name O".into(),
+                selection2: "resname WAT and name O".into(),
+                r_max_angstrom: 10.0,
+                bins: 33,
+            }
+        );
         assert_eq!(planned(&state, "rdf cancel").ok(), Some(vec![Command::CancelRdf]));
         for (line, word) in [
             ("rdf name O", "'name O'"),
