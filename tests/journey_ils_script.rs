@@ -8,7 +8,8 @@
 //! - the action log of the form's and panels' commands (ILS start, pause, continue, a pathway from
 //!   a picked atom, an RDF, a second map cancelled) holds `ils …` and `rdf …` lines that plan back
 //!   to the same commands, and the log replayed without a window gives the same map, pathway and
-//!   g(r).
+//!   g(r);
+//! - `rdf "…" with "…"` typed in the command line fills the RDF panel and opens its section.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -347,4 +348,39 @@ fn in_the_window_a_pathway_waits_for_the_map_that_is_filling_in() {
     assert_eq!(m.paths.len(), 1, "{}", state.panels.status);
     assert_eq!(m.paths[0].from_atom, ca);
     assert_eq!(m.paths[0].frames, 2);
+}
+
+/// `rdf "…" with "…"` typed in the command line (each side quoted) fills the RDF panel and opens its
+/// section, which starts closed, so the g(r) being computed is in view inside the right panel.
+#[test]
+fn rdf_typed_in_the_command_line_opens_the_panel() {
+    use egui_kittest::kittest::Queryable;
+    let state = open();
+    let mut harness = window(state);
+    harness.run();
+    assert!(
+        harness.query_by_label("Selection 1").is_none(),
+        "the RDF section starts closed"
+    );
+    type_command(
+        &mut harness,
+        r#"rdf "resname WAT and name O" with "resname WAT and name O" rmax 6 bins 60"#,
+    );
+    harness.run();
+    let rdf = &harness.state().panels.rdf;
+    assert_eq!(rdf.sel1_text, "resname WAT and name O");
+    assert_eq!(rdf.sel2_text, "resname WAT and name O");
+    assert_eq!((rdf.r_max_angstrom, rdf.bins), (6.0, 60));
+    let label = harness.get_by_label("Selection 1");
+    let r = label.rect();
+    assert!(
+        r.min.x >= 1280.0 * 0.5 && r.max.x <= 1280.0,
+        "the panel's field sits in the right panel: {r:?}"
+    );
+    finish(harness.state_mut());
+    assert!(
+        harness.state().panels.rdf.error.is_none(),
+        "{:?}",
+        harness.state().panels.rdf.error
+    );
 }

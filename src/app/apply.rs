@@ -198,6 +198,7 @@ impl AppState {
             }
             Command::StartRdf => match &self.doc.document {
                 Some(doc) => {
+                    self.panels.rdf.reveal = true;
                     if let Err(e) = self.panels.rdf.start(doc, self.fields.device_workers()) {
                         self.error(e);
                     }

@@ -54,6 +54,9 @@ pub struct RdfPanel {
     pub run: Option<RdfRun>,
     /// The last error, for the panel (also reported once through the status line).
     pub error: Option<String>,
+    /// Set when a computation starts (the panel's button, or the `rdf` command from a script or the
+    /// command line): the window opens the panel's section once, so the plot is seen.
+    pub reveal: bool,
     workers: Option<RdfWorkers>,
     generation: u64,
 }
@@ -67,6 +70,7 @@ impl Default for RdfPanel {
             bins: 80,
             run: None,
             error: None,
+            reveal: false,
             workers: None,
             generation: 0,
         }

@@ -112,8 +112,10 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
                     egui::CollapsingHeader::new("Orbitals")
                         .default_open(true)
                         .show(ui, |ui| orbitals::orbitals_ui(ui, state));
+                    let reveal = std::mem::take(&mut state.panels.rdf.reveal);
                     egui::CollapsingHeader::new("RDF")
                         .default_open(false)
+                        .open(reveal.then_some(true))
                         .show(ui, |ui| rdf::rdf_ui(ui, state));
                     egui::CollapsingHeader::new("Measurements")
                         .default_open(true)
