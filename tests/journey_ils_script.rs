@@ -9,7 +9,9 @@
 //!   a picked atom, an RDF, a second map cancelled) holds `ils …` and `rdf …` lines that plan back
 //!   to the same commands, and the log replayed without a window gives the same map, pathway and
 //!   g(r);
-//! - `rdf "…" with "…"` typed in the command line fills the RDF panel and opens its section.
+//! - `rdf "…" with "…"` typed in the command line fills the RDF panel and opens its section; with the
+//!   same water oxygens twice, no atom is paired with itself (nothing at r = 0, the peak at the first
+//!   shell).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -378,9 +380,16 @@ fn rdf_typed_in_the_command_line_opens_the_panel() {
         "the panel's field sits in the right panel: {r:?}"
     );
     finish(harness.state_mut());
+    let rdf = &harness.state().panels.rdf;
+    assert!(rdf.error.is_none(), "{:?}", rdf.error);
+    // The same atoms twice: no atom is paired with itself, so nothing sits at r = 0 and the highest
+    // bin is water's first shell (2.5-3.1 A), as in VMD's gofr.
+    let g = &rdf.run.as_ref().unwrap().rdf;
+    assert_eq!(g.g[0], 0.0, "self pairs counted at r = 0: {:?}", &g.g[..3]);
+    let peak = (0..g.g.len()).max_by(|&a, &b| g.g[a].total_cmp(&g.g[b])).unwrap();
     assert!(
-        harness.state().panels.rdf.error.is_none(),
-        "{:?}",
-        harness.state().panels.rdf.error
+        (2.5..3.1).contains(&g.r_angstrom[peak]),
+        "highest bin at {} A",
+        g.r_angstrom[peak]
     );
 }

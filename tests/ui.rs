@@ -332,7 +332,8 @@ fn rdf_panel_streams_frames_into_the_plot() {
     let run = harness.state().panels.rdf.run.as_ref().unwrap();
     assert_eq!((run.frames_done, run.n_frames), (10, 10), "all frames histogrammed");
     assert!(harness.state().panels.rdf.error.is_none());
-    // The same g(r) as the accumulator fed directly.
+    // The same g(r) as the accumulator fed directly, with an atom never paired with itself (each
+    // atom its own exclusion group, as VMD's gofr leaves those pairs out).
     let mut system = orbitfield::io::load(&paths).unwrap();
     let idx = Selection::parse("name OW OH2")
         .unwrap()
@@ -340,13 +341,14 @@ fn rdf_panel_streams_frames_into_the_plot() {
     let mut acc = RdfAccumulator::new(RdfSettings {
         r_max_angstrom: 4.0,
         bins: 40,
-        exclude_same_group: false,
+        exclude_same_group: true,
     })
     .unwrap();
+    let own: Vec<u32> = (0..system.structure.len() as u32).collect();
     let mut frame = orbitfield::model::Frame::default();
     for f in 0..10 {
         system.trajectory.read_frame(f, &mut frame).unwrap();
-        acc.add_frame(f, &frame, &idx, &idx, None).unwrap();
+        acc.add_frame(f, &frame, &idx, &idx, Some(&own)).unwrap();
     }
     assert_eq!(run.accumulator, acc);
     harness.run();

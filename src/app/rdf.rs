@@ -106,11 +106,15 @@ impl RdfPanel {
     fn try_start(&mut self, doc: &Document, workers: Option<DeviceWorkers>) -> Result<(), String> {
         let sel1 = Selection::parse(&self.sel1_text).map_err(|e| format!("RDF selection 1: {e}"))?;
         let sel2 = Selection::parse(&self.sel2_text).map_err(|e| format!("RDF selection 2: {e}"))?;
+        // An atom is never paired with itself (VMD's `measure gofr` leaves these pairs out; with
+        // them, the same selection twice puts one pair per atom at r = 0 and its g(r) is a spike
+        // there): each atom is its own exclusion group.
         let settings = RdfSettings {
             r_max_angstrom: self.r_max_angstrom,
             bins: self.bins,
-            exclude_same_group: false,
+            exclude_same_group: true,
         };
+        let groups: Vec<u32> = (0..doc.structure.len() as u32).collect();
         let accumulator = RdfAccumulator::new(settings.clone()).map_err(|e| format!("RDF: {e}"))?;
         if doc.n_frames == 0 {
             return Err("RDF: the document has no coordinates".into());
@@ -132,7 +136,7 @@ impl RdfPanel {
             request: Arc::new(RdfRequest {
                 generation: self.generation,
                 settings,
-                groups: None,
+                groups: Some(groups),
             }),
             document_id: doc.id,
             sel1,
@@ -236,7 +240,8 @@ fn pump_run(run: &mut RdfRun, workers: &RdfWorkers, doc: &mut Document) -> Resul
         let (counts, cell) = done
             .result
             .map_err(|e| Some(format!("RDF stopped at frame {}: {e}", done.frame_index + 1)))?;
-        run.accumulator.add_counts(&counts, cell, &done.sel1, &done.sel2, None);
+        run.accumulator
+            .add_counts(&counts, cell, &done.sel1, &done.sel2, run.request.groups.as_deref());
         run.frames_done += 1;
         run.engine = done.engine;
         changed = true;

@@ -34,7 +34,13 @@ pub fn rdf_ui(ui: &mut egui::Ui, state: &mut AppState) {
     });
     ui.horizontal(|ui| {
         let can_start = state.doc.document.as_ref().is_some_and(|d| d.n_frames > 0);
-        if ui.add_enabled(can_start, egui::Button::new("Compute g(r)")).clicked() {
+        if ui
+            .add_enabled(can_start, egui::Button::new("Compute g(r)"))
+            .on_hover_text(
+                "Over every frame, with the minimum image in periodic boxes; an atom is never paired with itself",
+            )
+            .clicked()
+        {
             send(state, Command::StartRdf);
         }
         if running {
