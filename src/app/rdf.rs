@@ -57,6 +57,8 @@ pub struct RdfPanel {
     /// Set when a computation starts (the panel's button, or the `rdf` command from a script or the
     /// command line): the window opens the panel's section once, so the plot is seen.
     pub reveal: bool,
+    /// The plot shows n(r), the cumulative count, instead of g(r) (their scales differ tenfold).
+    pub show_cumulative: bool,
     workers: Option<RdfWorkers>,
     generation: u64,
 }
@@ -71,6 +73,7 @@ impl Default for RdfPanel {
             run: None,
             error: None,
             reveal: false,
+            show_cumulative: false,
             workers: None,
             generation: 0,
         }

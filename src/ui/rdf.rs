@@ -8,7 +8,7 @@ use egui::RichText;
 /// g(r) between two selections over the trajectory: the form, a progress line with cancel, and the
 /// plot, which grows as frames arrive.
 pub fn rdf_ui(ui: &mut egui::Ui, state: &mut AppState) {
-    use egui_plot::{Legend, Line, Plot, PlotPoints};
+    use egui_plot::{Line, Plot, PlotPoints};
     let running = state.panels.rdf.is_running();
     egui::Grid::new("rdf_form").num_columns(2).show(ui, |ui| {
         let l = ui.label("Selection 1");
@@ -72,26 +72,27 @@ pub fn rdf_ui(ui: &mut egui::Ui, state: &mut AppState) {
             format!(", {}", run.engine)
         }
     ));
-    let g: Vec<[f64; 2]> = run
-        .rdf
-        .r_angstrom
-        .iter()
-        .zip(&run.rdf.g)
-        .map(|(&r, &g)| [r, g])
-        .collect();
-    let n: Vec<[f64; 2]> = run
-        .rdf
-        .r_angstrom
-        .iter()
-        .zip(&run.rdf.n_cumulative)
-        .map(|(&r, &n)| [r, n])
-        .collect();
+    let cumulative = state.panels.rdf.show_cumulative;
+    let values = if cumulative { &run.rdf.n_cumulative } else { &run.rdf.g };
+    let points: Vec<[f64; 2]> = run.rdf.r_angstrom.iter().zip(values).map(|(&r, &v)| [r, v]).collect();
+    let (name, colour) = if cumulative {
+        ("n(r)", tokens::VIRTUAL)
+    } else {
+        ("g(r)", tokens::POSITIVE)
+    };
+    let mut show = cumulative;
+    ui.horizontal(|ui| {
+        ui.selectable_value(&mut show, false, "g(r)");
+        ui.selectable_value(&mut show, true, "n(r)")
+            .on_hover_text("Cumulative: the mean number of selection-2 atoms within r of a selection-1 atom");
+    });
+    state.panels.rdf.show_cumulative = show;
     Plot::new("rdf_plot")
         .height(180.0)
-        .legend(Legend::default())
+        .include_y(0.0)
         .x_axis_label("r (Å)")
+        .y_axis_label(name)
         .show(ui, |plot| {
-            plot.line(Line::new("g(r)", PlotPoints::from(g)).color(tokens::POSITIVE));
-            plot.line(Line::new("n(r)", PlotPoints::from(n)).color(tokens::VIRTUAL));
+            plot.line(Line::new(name, PlotPoints::from(points)).color(colour));
         });
 }
