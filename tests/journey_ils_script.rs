@@ -392,4 +392,10 @@ fn rdf_typed_in_the_command_line_opens_the_panel() {
         "highest bin at {} A",
         g.r_angstrom[peak]
     );
+    // g(r) is plotted alone on its own scale; the cumulative count is the other choice.
+    assert!(!harness.state().panels.rdf.show_cumulative);
+    harness.run();
+    harness.get_by_label("n(r)").click();
+    harness.run();
+    assert!(harness.state().panels.rdf.show_cumulative);
 }
