@@ -129,6 +129,7 @@ impl AppState {
         self.pb.last_key = Some(key);
         let doc = self.document()?;
         let made = setup::atoms_of(&doc.structure, &doc.frame.positions_angstrom);
+        let note = (!self.pb.radii_note_said).then(|| setup::radii_note(&doc.structure));
         let (atoms, by_element) = match made {
             Ok(a) => a,
             Err(e) => {
@@ -136,9 +137,9 @@ impl AppState {
                 return None;
             }
         };
-        if by_element && !self.pb.radii_note_said {
+        if let Some(note) = note.filter(|_| by_element) {
             self.pb.radii_note_said = true;
-            self.panels.status = format!("Poisson-Boltzmann: {}", setup::RADII_BY_ELEMENT_NOTE);
+            self.panels.status = format!("Poisson-Boltzmann: {note}");
         }
         let h = self.pb.spacing_angstrom;
         if !(h.is_finite() && h > 0.0) {

@@ -276,7 +276,7 @@ pub fn atoms(system: &mut io::System, frame: usize, said: &mut bool) -> Result<(
         .with_context(|| format!("reading frame {frame}"))?;
     let (atoms, by_element) = setup::atoms_of(&system.structure, &f.positions_angstrom).map_err(anyhow::Error::msg)?;
     if by_element && !*said {
-        eprintln!("note: {}", setup::RADII_BY_ELEMENT_NOTE);
+        eprintln!("note: {}", setup::radii_note(&system.structure));
         *said = true;
     }
     let cube = atoms

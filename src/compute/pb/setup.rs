@@ -14,6 +14,28 @@ pub const MIN_PB_PADDING_ANGSTROM: f64 = 10.0;
 pub const RADII_BY_ELEMENT_NOTE: &str =
     "the files give no atomic radii (or only zeros); using each element's van der Waals radius (Bondi 1964)";
 
+/// The note said once when the files give no radii ([`RADII_BY_ELEMENT_NOTE`]), naming the atoms of
+/// unknown element (Drude particles, lone pairs, virtual sites), which take the table's default
+/// radius rather than one of Bondi's.
+pub fn radii_note(structure: &Structure) -> String {
+    let unknown: Vec<usize> = (0..structure.elements.len())
+        .filter(|&i| structure.elements[i].number() == 0)
+        .collect();
+    let Some(&first) = unknown.first() else {
+        return RADII_BY_ELEMENT_NOTE.to_string();
+    };
+    let name = |v: &[crate::model::Name8]| v.get(first).map(|n| n.as_str().to_string()).unwrap_or_default();
+    format!(
+        "{RADII_BY_ELEMENT_NOTE}; {} atom{} of unknown element (the first: {} of {} {}) take {} A",
+        unknown.len(),
+        if unknown.len() == 1 { "" } else { "s" },
+        name(&structure.names),
+        name(&structure.resnames),
+        structure.resids.get(first).copied().unwrap_or_default(),
+        crate::model::Element(0).vdw_radius_angstrom()
+    )
+}
+
 /// Why a structure has no Poisson-Boltzmann potential: it has no partial charges.
 pub const NO_CHARGES: &str = "pb needs partial charges: give a file that carries them (pqr, prmtop, psf, mol2, tpr)";
 
@@ -171,6 +193,17 @@ mod tests {
             atoms.radii_angstrom
         );
         assert!(atoms_of(&two_atoms(Some(vec![-0.5, 0.5])), &p[..1]).is_err());
+        // The note names atoms of unknown element, which take the table's default (1.5 A).
+        assert_eq!(radii_note(&two_atoms(None)), RADII_BY_ELEMENT_NOTE);
+        let mut drude = two_atoms(Some(vec![-0.5, 0.5]));
+        drude.elements[1] = Element(0);
+        let note = radii_note(&drude);
+        assert!(
+            note.ends_with("; 1 atom of unknown element (the first: X of R 1) take 1.5 A"),
+            "{note}"
+        );
+        let (atoms, _) = atoms_of(&drude, &p).unwrap();
+        assert!((atoms.radii_angstrom[1] - 1.5).abs() < 1e-6);
         // A radius column of zeros only is no radii; one zero among others (a hydroxyl hydrogen of
         // AMBER's PQR radii) is kept.
         let mut zeros = two_atoms(Some(vec![-0.5, 0.5]));
