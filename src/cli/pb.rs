@@ -369,6 +369,9 @@ pub fn volume(
     Ok((grid, name))
 }
 
+/// Lattices from this many points get a line before their solve (tens of seconds and more).
+const LARGE_LATTICE_POINTS: usize = 20_000_000;
+
 /// `grid pb`.
 pub fn run(args: &GridArgs) -> Result<()> {
     let params = params(args)?;
@@ -400,6 +403,16 @@ pub fn run(args: &GridArgs) -> Result<()> {
             (None, None) => lattice(args, &atoms.positions_angstrom)?,
         };
         let warm = previous.is_some() && chain.is_none();
+        // A lattice this large takes minutes on the CPU: say so before the wait, once.
+        let points = lat.dims.iter().product::<usize>();
+        if n == 0 && points >= LARGE_LATTICE_POINTS {
+            eprintln!(
+                "pb frame {frame}: solving on {:?} points ({:.1} GiB on the host) on {}; this can take minutes",
+                lat.dims,
+                points as f64 * orbitfield::compute::pb::engine::HOST_BYTES_PER_POINT as f64 / (1u64 << 30) as f64,
+                solver.engine_name()
+            );
+        }
         let sol = match &chain {
             Some(levels) => {
                 let mut progress = |s: &FocusStep| {
