@@ -370,7 +370,7 @@ pub fn volume(
 }
 
 /// Lattices from this many points get a line before their solve (tens of seconds and more).
-const LARGE_LATTICE_POINTS: usize = 20_000_000;
+const LARGE_LATTICE_POINTS: u64 = 20_000_000;
 
 /// `grid pb`.
 pub fn run(args: &GridArgs) -> Result<()> {
@@ -403,13 +403,15 @@ pub fn run(args: &GridArgs) -> Result<()> {
             (None, None) => lattice(args, &atoms.positions_angstrom)?,
         };
         let warm = previous.is_some() && chain.is_none();
-        // A lattice this large takes minutes on the CPU: say so before the wait, once.
-        let points = lat.dims.iter().product::<usize>();
-        if n == 0 && points >= LARGE_LATTICE_POINTS {
+        // A lattice this large takes minutes on the CPU: say so before the wait, once (one past the
+        // memory limit is refused by the solver instead).
+        let points = lat.dims.iter().fold(1u64, |a, &d| a.saturating_mul(d as u64));
+        let host_bytes = points.saturating_mul(orbitfield::compute::pb::engine::HOST_BYTES_PER_POINT);
+        if n == 0 && points >= LARGE_LATTICE_POINTS && host_bytes <= params.max_bytes {
             eprintln!(
                 "pb frame {frame}: solving on {:?} points ({:.1} GiB on the host) on {}; this can take minutes",
                 lat.dims,
-                points as f64 * orbitfield::compute::pb::engine::HOST_BYTES_PER_POINT as f64 / (1u64 << 30) as f64,
+                host_bytes as f64 / (1u64 << 30) as f64,
                 solver.engine_name()
             );
         }
