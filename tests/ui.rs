@@ -233,6 +233,13 @@ fn open_a_molden_file_pick_an_orbital_and_get_its_lobes() {
         assert_eq!(doc.structure.len(), 3);
         assert_eq!(doc.bonds, vec![[0, 1], [0, 2]]);
         assert_eq!(st.doc.orbital, Some(4), "water has five doubly occupied orbitals");
+        // The status line counts in the singular where there is one.
+        assert!(
+            st.panels.status.contains("3 atoms, 1 frame, 1 wavefunction")
+                && !st.panels.status.contains("1 wavefunctions"),
+            "{}",
+            st.panels.status
+        );
     }
     harness.get_by_label("5 HOMO");
     harness.get_by_label("4 HOMO-1").click();

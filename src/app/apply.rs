@@ -302,7 +302,8 @@ impl AppState {
                     if doc.wavefunctions.is_empty() {
                         String::new()
                     } else {
-                        format!(", {} wavefunctions", doc.wavefunctions.len())
+                        let n = doc.wavefunctions.len();
+                        format!(", {n} wavefunction{}", if n == 1 { "" } else { "s" })
                     }
                 );
                 if let Some(qm) = &doc.qm {
