@@ -21,25 +21,16 @@ use std::path::PathBuf;
 use std::process::Command as Process;
 use std::time::{Duration, Instant};
 
+#[path = "common/journey.rs"]
+mod journey;
+use journey::window;
+
 fn data(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
 }
 
 /// The peptide of tz2 (its waters are left out, as `--sel` does in the command).
 const ATOMS: &str = "not resname WAT";
-
-/// The whole window at 1280x800, commands applied and representations updated after each frame, as
-/// the window does.
-fn window(state: AppState) -> Harness<'static, AppState> {
-    Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
-        |ui, state: &mut AppState| {
-            orbitfield::ui::main_ui(ui, state);
-            state.apply_pending();
-            state.update_reps();
-        },
-        state,
-    )
-}
 
 fn open(files: &[PathBuf]) -> AppState {
     let mut state = AppState::new(

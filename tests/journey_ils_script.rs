@@ -15,8 +15,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use egui::Key;
-use egui_kittest::Harness;
 use orbitfield::app::fields::FieldService;
 use orbitfield::app::ils::{IlsForm, ProbeChoice};
 use orbitfield::app::settings::Settings;
@@ -24,6 +22,10 @@ use orbitfield::app::state::{AppState, Command};
 use orbitfield::script::{self, RunMode};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+#[path = "common/journey.rs"]
+mod journey;
+use journey::{type_command, window};
 
 fn data(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
@@ -47,36 +49,6 @@ fn open() -> AppState {
     state.apply(Command::OpenFiles(tz2_files()));
     assert!(state.document().is_some(), "{}", state.panels.status);
     state
-}
-
-/// The whole window at 1280x800, commands applied and representations updated after each frame.
-fn window(state: AppState) -> Harness<'static, AppState> {
-    Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
-        |ui, state: &mut AppState| {
-            orbitfield::ui::main_ui(ui, state);
-            state.apply_pending();
-            state.update_reps();
-        },
-        state,
-    )
-}
-
-/// Types `line` into the command line and presses Enter; the line must run without a problem.
-fn type_command(harness: &mut Harness<'static, AppState>, line: &str) {
-    use egui_kittest::kittest::Queryable;
-    harness.get_by_label(orbitfield::ui::console::LABEL).focus();
-    harness.run();
-    harness.get_by_label(orbitfield::ui::console::LABEL).type_text(line);
-    harness.run();
-    harness.key_press(Key::Enter);
-    harness.run();
-    let c = &harness.state().panels.console;
-    assert!(
-        c.message.as_ref().is_none_or(|(error, _)| !error),
-        "{line}: {:?}",
-        c.message
-    );
-    assert!(c.input.is_empty(), "{line}: the line was not run ({:?})", c.input);
 }
 
 /// Updates `state` until its ILS maps and RDF are done.

@@ -23,6 +23,10 @@ use std::time::{Duration, Instant};
 mod adk_state;
 use adk_state::data;
 
+#[path = "common/journey.rs"]
+mod journey;
+use journey::window;
+
 /// adk with the CPU engine computing fields inline and the PB worker on the CPU, `spacing_angstrom`
 /// apart (coarse: the debug build solves on one core shared with the other tests).
 fn adk_with_engines(spacing_angstrom: f64) -> AppState {
@@ -40,17 +44,6 @@ fn adk_with_engines(spacing_angstrom: f64) -> AppState {
     state.apply(Command::OpenFiles(vec![data("md/adk.psf"), data("md/adk_dims.dcd")]));
     assert!(state.document().is_some(), "{}", state.panels.status);
     state
-}
-
-fn window(state: AppState) -> Harness<'static, AppState> {
-    Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
-        |ui, state: &mut AppState| {
-            orbitfield::ui::main_ui(ui, state);
-            state.apply_pending();
-            state.update_reps();
-        },
-        state,
-    )
 }
 
 /// Runs frames until `done` holds, at most two minutes.

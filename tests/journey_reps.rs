@@ -19,6 +19,10 @@ use std::time::{Duration, Instant};
 mod adk_state;
 use adk_state::data;
 
+#[path = "common/journey.rs"]
+mod journey;
+use journey::window;
+
 /// adk with the CPU engine computing fields inline (32 lattice points a side).
 fn adk_with_engine() -> AppState {
     let backend = orbitfield::app::blocking_engine().map(|e| Box::new(InlineBackend::new(e)) as Box<dyn FieldBackend>);
@@ -33,19 +37,6 @@ fn adk_with_engine() -> AppState {
     state.apply(Command::OpenFiles(vec![data("md/adk.psf"), data("md/adk_dims.dcd")]));
     assert!(state.document().is_some(), "{}", state.panels.status);
     state
-}
-
-/// The whole window at 1280x800, commands applied and representations updated after each frame, as
-/// the window does.
-fn window(state: AppState) -> Harness<'static, AppState> {
-    Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
-        |ui, state: &mut AppState| {
-            orbitfield::ui::main_ui(ui, state);
-            state.apply_pending();
-            state.update_reps();
-        },
-        state,
-    )
 }
 
 fn specs(state: &AppState) -> Vec<RepSpec> {

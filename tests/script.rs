@@ -32,6 +32,10 @@ use orbitfield::script::{self, RunMode};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+#[path = "common/journey.rs"]
+mod journey;
+use journey::type_command;
+
 fn data(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
 }
@@ -206,23 +210,6 @@ fn adk() -> AppState {
     state.apply(Command::OpenFiles(vec![data("md/adk.psf"), data("md/adk_dims.dcd")]));
     assert!(state.document().is_some(), "{}", state.panels.status);
     state
-}
-
-/// Types `line` into the command line and presses Enter.
-fn type_command(harness: &mut Harness<'static, AppState>, line: &str) {
-    harness.get_by_label(orbitfield::ui::console::LABEL).focus();
-    harness.run();
-    harness.get_by_label(orbitfield::ui::console::LABEL).type_text(line);
-    harness.run();
-    harness.key_press(Key::Enter);
-    harness.run();
-    let c = &harness.state().panels.console;
-    assert!(
-        c.message.as_ref().is_none_or(|(error, _)| !error),
-        "{line}: {:?}",
-        c.message
-    );
-    assert!(c.input.is_empty(), "{line}: the line was not run ({:?})", c.input);
 }
 
 /// What both paths must agree on: the session, the measurements' atoms and the labels.
