@@ -30,6 +30,8 @@
 //    r_1^2 = d^2 + |o_1|^2 + 2 |o_1| d t, so over each of ILS_JOINT pieces of t in [-1, 1] the sum is at
 //    least the sum of the two terms' minima over their distance ranges there; the smallest piece is
 //    the bound (both probe atoms cannot sit at |d - |o_j|| at once: about half the points go).
+//    Two alike atoms at o and -o (O2) share every distance range (one term, twice; piece q of one
+//    atom is piece ILS_JOINT - 1 - q of the other), so each range's minimum is taken once.
 //    A point whose bound exceeds `threshold` (the map's cap plus a margin)
 //    has every orientation's exp(-U/kT) below exp(-threshold): it is excluded and adds 0. The region
 //    writes a 64-bit mask of its kept points and their count.
@@ -178,6 +180,8 @@ ils_bound(const float4* __restrict__ atoms, const float4* __restrict__ lows, con
                                   min((int)blockIdx.z * 4 + 3, g.nz - 1) * g.step);
     if (t == 0) n_near = 0;
     __syncthreads();
+    const int n_bound = g.pair ? 1 : g.n_probe;
+    const float twice = g.pair ? 2.f : 1.f;
     // Atoms beyond `near`: bounded once for the whole box (each thread takes some).
     float far = 0.f;
     int y0, y1, z0, z1;
@@ -204,9 +208,11 @@ ils_bound(const float4* __restrict__ atoms, const float4* __restrict__ lows, con
                 const float fx = ils_far(at.x, lo.x, hi.x), fy = ils_far(at.y, lo.y, hi.y),
                             fz = ils_far(at.z, lo.z, hi.z);
                 const float dmax = sqrtf(fx * fx + fy * fy + fz * fz);
-                for (int j = 0; j < g.n_probe; ++j) {
+                // Two alike probe atoms at o and -o (O2) take the same range: one term, twice.
+                for (int j = 0; j < n_bound; ++j) {
                     const float4 pj = ils_probe[j];
-                    far += ils_pair_min(fmaxf(dmin - pj.z, 0.f), dmax + pj.z, ri + pj.y, at.w * pj.x, g.cutoff);
+                    far += twice *
+                           ils_pair_min(fmaxf(dmin - pj.z, 0.f), dmax + pj.z, ri + pj.y, at.w * pj.x, g.cutoff);
                 }
             }
         }
@@ -219,9 +225,9 @@ ils_bound(const float4* __restrict__ atoms, const float4* __restrict__ lows, con
         const float dx = at.x - px, dy = at.y - py, dz = at.z - pz;
         const float d = sqrtf(dx * dx + dy * dy + dz * dz);
         const float ri = near_rh[i];
-        for (int j = 0; j < g.n_probe; ++j) {
+        for (int j = 0; j < n_bound; ++j) {
             const float4 pj = ils_probe[j];
-            bound += ils_pair_min(fabsf(d - pj.z), d + pj.z, ri + pj.y, at.w * pj.x, g.cutoff);
+            bound += twice * ils_pair_min(fabsf(d - pj.z), d + pj.z, ri + pj.y, at.w * pj.x, g.cutoff);
         }
     }
     if (g.joint) {
@@ -235,17 +241,35 @@ ils_bound(const float4* __restrict__ atoms, const float4* __restrict__ lows, con
             const float d = sqrtf(dx * dx + dy * dy + dz * dz);
             const float ri = near_rh[i];
             const float R0 = ri + p0.y, e0 = at.w * p0.x, R1 = ri + p1.y, e1 = at.w * p1.x;
-            const float sep = ils_pair_min(fabsf(d - p0.z), d + p0.z, R0, e0, g.cutoff) +
-                              ils_pair_min(fabsf(d - p1.z), d + p1.z, R1, e1, g.cutoff);
+            const float m0 = ils_pair_min(fabsf(d - p0.z), d + p0.z, R0, e0, g.cutoff);
+            const float sep = g.pair ? 2.f * m0 : m0 + ils_pair_min(fabsf(d - p1.z), d + p1.z, R1, e1, g.cutoff);
             if (!(sep > 0.f)) continue;
             const float c0 = d * d + p0.w, c1 = d * d + p1.w, k0 = 2.f * p0.z * d, k1 = 2.f * p1.z * d;
             float best = 3.0e38f;
-            for (int q = 0; q < ILS_JOINT; ++q) {
-                const float t0 = -1.f + 2.f * q / ILS_JOINT, t1 = -1.f + 2.f * (q + 1) / ILS_JOINT;
-                const float r0lo = sqrtf(fmaxf(c0 - k0 * t1, 0.f)), r0hi = sqrtf(fmaxf(c0 - k0 * t0, 0.f));
-                const float r1lo = sqrtf(fmaxf(c1 + k1 * t0, 0.f)), r1hi = sqrtf(fmaxf(c1 + k1 * t1, 0.f));
-                best = fminf(best, ils_pair_min(r0lo, r0hi, R0, e0, g.cutoff) +
-                                       ils_pair_min(r1lo, r1hi, R1, e1, g.cutoff));
+            if (g.pair) {
+                // Alike atoms at o and -o: atom 1 over piece q spans the distances atom 0 spans over
+                // piece ILS_JOINT - 1 - q (t -> -t), so the pieces' minima m_q serve both atoms, each
+                // distance boundary is one square root, and piece q's sum m_q + m_(J-1-q) is piece
+                // (J-1-q)'s.
+                float m[ILS_JOINT];
+                float hi = sqrtf(fmaxf(c0 + k0, 0.f));
+#pragma unroll
+                for (int q = 0; q < ILS_JOINT; ++q) {
+                    const float t1 = -1.f + 2.f * (q + 1) / ILS_JOINT;
+                    const float lo = sqrtf(fmaxf(c0 - k0 * t1, 0.f));
+                    m[q] = ils_pair_min(lo, hi, R0, e0, g.cutoff);
+                    hi = lo;
+                }
+#pragma unroll
+                for (int q = 0; q < ILS_JOINT / 2; ++q) best = fminf(best, m[q] + m[ILS_JOINT - 1 - q]);
+            } else {
+                for (int q = 0; q < ILS_JOINT; ++q) {
+                    const float t0 = -1.f + 2.f * q / ILS_JOINT, t1 = -1.f + 2.f * (q + 1) / ILS_JOINT;
+                    const float r0lo = sqrtf(fmaxf(c0 - k0 * t1, 0.f)), r0hi = sqrtf(fmaxf(c0 - k0 * t0, 0.f));
+                    const float r1lo = sqrtf(fmaxf(c1 + k1 * t0, 0.f)), r1hi = sqrtf(fmaxf(c1 + k1 * t1, 0.f));
+                    best = fminf(best, ils_pair_min(r0lo, r0hi, R0, e0, g.cutoff) +
+                                           ils_pair_min(r1lo, r1hi, R1, e1, g.cutoff));
+                }
             }
             bound += fmaxf(best - sep, 0.f);
         }

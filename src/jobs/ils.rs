@@ -33,6 +33,10 @@ pub struct IlsDone {
     pub note: Option<String>,
 }
 
+/// Worker threads per CUDA device for ILS frames: with two, one frame's atom layout on the host
+/// overlaps the previous frame's kernels (`benches/RESULTS.md`, "Implicit ligand sampling").
+pub const ILS_WORKERS_PER_GPU: usize = 2;
+
 /// The ILS front end of a pool's workers, for one setup.
 pub struct IlsWorkers {
     workers: DeviceWorkers,
@@ -51,6 +55,7 @@ impl IlsWorkers {
         let pool: Pool<()> = Pool::new(PoolConfig {
             preference,
             devices,
+            gpu_workers_per_device: ILS_WORKERS_PER_GPU,
             ..PoolConfig::default()
         });
         let workers = pool.device_workers();

@@ -72,6 +72,7 @@ impl IlsLiveWorkers {
     pub fn new(preference: DeviceChoice) -> IlsLiveWorkers {
         let pool: Pool<()> = Pool::new(PoolConfig {
             preference,
+            gpu_workers_per_device: super::ils::ILS_WORKERS_PER_GPU,
             ..PoolConfig::default()
         });
         let mut w = IlsLiveWorkers::on(pool.device_workers());

@@ -230,6 +230,10 @@ pub struct PoolConfig {
     /// unregistration before the grid leaves the pool (1.4 ms) cost more per request than the
     /// host copy they save (`benches/RESULTS.md`, "The pool's copy back").
     pub register_recycled: bool,
+    /// Worker threads per CUDA device, all on the device's one engine (one stream, so its kernels
+    /// still run one after another). With two, a task's host work (the ILS frame's atom layout)
+    /// overlaps the kernels the other worker queued, and the device is not left idle between tasks.
+    pub gpu_workers_per_device: usize,
 }
 
 impl Default for PoolConfig {
@@ -244,6 +248,7 @@ impl Default for PoolConfig {
             batch_orbitals: true,
             batch_orbitals_on_gpu: false,
             register_recycled: false,
+            gpu_workers_per_device: 1,
         }
     }
 }
@@ -471,10 +476,12 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             let selection = config.devices.clone().or(env_devices);
             let found = cuda::discover(selection.as_deref());
             for e in found.engines {
-                engines.push(EngineSpec {
-                    engine: e,
-                    is_gpu: true,
-                });
+                for _ in 0..config.gpu_workers_per_device.max(1) {
+                    engines.push(EngineSpec {
+                        engine: e.clone(),
+                        is_gpu: true,
+                    });
+                }
             }
             device_notes.extend(found.notes.iter().map(ToString::to_string));
         }
