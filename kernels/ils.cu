@@ -182,38 +182,39 @@ ils_bound(const float4* __restrict__ atoms, const float4* __restrict__ lows, con
     __syncthreads();
     const int n_bound = g.pair ? 1 : g.n_probe;
     const float twice = g.pair ? 2.f : 1.f;
-    // Atoms beyond `near`: bounded once for the whole box (each thread takes some).
+    // Atoms beyond `near`: bounded once for the whole box. Each warp takes every other bin row (a
+    // row holds about twenty atoms within reach: a warp's lanes, not the block's threads, go round).
     float far = 0.f;
     int y0, y1, z0, z1;
     ils_rows(g, lo, hi, g.reach, y0, y1, z0, z1);
-    for (int z = z0; z <= z1; ++z) {
-        for (int y = y0; y <= y1; ++y) {
-            int a0, a1;
-            if (!ils_row(g, starts, lo, hi, g.reach, y, z, a0, a1)) continue;
-            for (int a = a0 + t; a < a1; a += ILS_BLOCK) {
-                const float4 at = atoms[a];
-                const float gx = ils_gap(at.x, lo.x, hi.x), gy = ils_gap(at.y, lo.y, hi.y),
-                            gz = ils_gap(at.z, lo.z, hi.z);
-                const float dmin = sqrtf(gx * gx + gy * gy + gz * gz);
-                if (dmin >= g.reach) continue;
-                const float ri = lows[a].w;
-                if (dmin < g.near) {
-                    const int slot = atomicAdd(&n_near, 1);
-                    if (slot < ILS_NEAR) {
-                        near_at[slot] = at;
-                        near_rh[slot] = ri;
-                        continue;
-                    }
+    const int ny_rows = y1 - y0 + 1, n_rows = ny_rows * (z1 - z0 + 1);
+    for (int r = t >> 5; r < n_rows; r += ILS_BLOCK / 32) {
+        const int y = y0 + r % ny_rows, z = z0 + r / ny_rows;
+        int a0, a1;
+        if (!ils_row(g, starts, lo, hi, g.reach, y, z, a0, a1)) continue;
+        for (int a = a0 + (t & 31); a < a1; a += 32) {
+            const float4 at = atoms[a];
+            const float gx = ils_gap(at.x, lo.x, hi.x), gy = ils_gap(at.y, lo.y, hi.y),
+                        gz = ils_gap(at.z, lo.z, hi.z);
+            const float dmin = sqrtf(gx * gx + gy * gy + gz * gz);
+            if (dmin >= g.reach) continue;
+            const float ri = lows[a].w;
+            if (dmin < g.near) {
+                const int slot = atomicAdd(&n_near, 1);
+                if (slot < ILS_NEAR) {
+                    near_at[slot] = at;
+                    near_rh[slot] = ri;
+                    continue;
                 }
-                const float fx = ils_far(at.x, lo.x, hi.x), fy = ils_far(at.y, lo.y, hi.y),
-                            fz = ils_far(at.z, lo.z, hi.z);
-                const float dmax = sqrtf(fx * fx + fy * fy + fz * fz);
-                // Two alike probe atoms at o and -o (O2) take the same range: one term, twice.
-                for (int j = 0; j < n_bound; ++j) {
-                    const float4 pj = ils_probe[j];
-                    far += twice *
-                           ils_pair_min(fmaxf(dmin - pj.z, 0.f), dmax + pj.z, ri + pj.y, at.w * pj.x, g.cutoff);
-                }
+            }
+            const float fx = ils_far(at.x, lo.x, hi.x), fy = ils_far(at.y, lo.y, hi.y),
+                        fz = ils_far(at.z, lo.z, hi.z);
+            const float dmax = sqrtf(fx * fx + fy * fy + fz * fz);
+            // Two alike probe atoms at o and -o (O2) take the same range: one term, twice.
+            for (int j = 0; j < n_bound; ++j) {
+                const float4 pj = ils_probe[j];
+                far += twice *
+                       ils_pair_min(fmaxf(dmin - pj.z, 0.f), dmax + pj.z, ri + pj.y, at.w * pj.x, g.cutoff);
             }
         }
     }
@@ -376,8 +377,21 @@ __device__ bool ils_gather(const float4* __restrict__ atoms, const float4* __res
                                 fz = ils_far(at.z, lo.z, hi.z);
                     const bool in = fx * fx + fy * fy + fz * fz < inner2;
                     const int slot = in ? atomicAdd(&counters[0], 1) : g.tile - 1 - atomicAdd(&counters[1], 1);
-                    tile[slot] = at;
-                    tile_rh[slot] = l.w;
+                    if (g.pair) {
+                        // Two alike probe atoms (O2): the tile holds the pair's coefficients A =
+                        // e R^12 and -B = -2 e R^6 (in kT) in place of sqrt(eps_i / kT) and rmin_i / 2,
+                        // formed as `ils_stream` forms them, once per block instead of per thread.
+                        const float4 pj = ils_probe[0];
+                        const float R = l.w + pj.y;
+                        const float R2 = R * R;
+                        const float R6 = R2 * R2 * R2;
+                        const float eR6 = at.w * pj.x * R6;
+                        tile[slot] = make_float4(at.x, at.y, at.z, eR6 * R6);
+                        tile_rh[slot] = -2.f * eR6;
+                    } else {
+                        tile[slot] = at;
+                        tile_rh[slot] = l.w;
+                    }
                 }
             }
             next += ILS_BLOCK;
@@ -472,7 +486,8 @@ __device__ __forceinline__ void ils_stream(const float4* tile, const float* tile
 }
 
 // As `ils_stream` for a probe of two alike atoms at o and -o (offsets ow = -2 o of the first): one
-// dot product gives both distances, r^2 = c + t and c - t.
+// dot product gives both distances, r^2 = c + t and c - t. The tile holds each atom's A and -B
+// (`ils_gather`).
 template <int K>
 __device__ __forceinline__ void ils_stream_pair(const float4* tile, const float* tile_rh, int n_in, int first_out,
                                                 int end, float px, float py, float pz, float4 pj, float a2,
@@ -481,11 +496,7 @@ __device__ __forceinline__ void ils_stream_pair(const float4* tile, const float*
         const float4 at = tile[i];
         const float dx = at.x - px, dy = at.y - py, dz = at.z - pz;
         const float c = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, a2)));
-        const float R = tile_rh[i] + pj.y;
-        const float R2 = R * R;
-        const float R6 = R2 * R2 * R2;
-        const float eR6 = at.w * pj.x * R6;
-        const float A = eR6 * R6, nB = -2.f * eR6;
+        const float A = at.w, nB = tile_rh[i];
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const float t = fmaf(dx, ow[k].x, fmaf(dy, ow[k].y, dz * ow[k].z));
@@ -502,11 +513,7 @@ __device__ __forceinline__ void ils_stream_pair(const float4* tile, const float*
         const int cls = ils_lane_class(lanes, dx, dy, dz);
         if (cls == ILS_OUT) continue;
         const float c = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, a2)));
-        const float R = tile_rh[i] + pj.y;
-        const float R2 = R * R;
-        const float R6 = R2 * R2 * R2;
-        const float eR6 = at.w * pj.x * R6;
-        const float A = eR6 * R6, nB = -2.f * eR6;
+        const float A = at.w, nB = tile_rh[i];
         if (cls == ILS_IN) {
 #pragma unroll
             for (int k = 0; k < K; ++k) {
@@ -548,7 +555,10 @@ __device__ void ils_points(const float4* __restrict__ atoms, const float4* __res
     __shared__ int box[6];
     __shared__ float part[ILS_BLOCK];
     const int t = threadIdx.x;
-    const int slot = t % P, group = t / P;
+    // A warp holds 32 / G points (each with its G threads), so the atoms each warp keeps (the
+    // per-warp classes of `ils_stream`) are those within reach of fewer points.
+    constexpr int PW = 32 / G;
+    const int slot = (t >> 5) * PW + (t & 31) % PW, group = (t & 31) / PW;
     const int n_regions = g.rx * g.ry * g.rz;
     const int total = offsets[n_regions];
     if ((int)blockIdx.x * P >= total) return;
@@ -651,7 +661,7 @@ __device__ void ils_points(const float4* __restrict__ atoms, const float4* __res
     if (group == 0 && active) {
         float sum = 0.f;
 #pragma unroll
-        for (int q = 0; q < G; ++q) sum += part[slot + q * P];
+        for (int q = 0; q < G; ++q) sum += part[(slot / PW) * 32 + q * PW + slot % PW];
         samples[(size_t)ix + (size_t)g.nx * ((size_t)iy + (size_t)g.ny * (size_t)iz)] = sum;
     }
 }

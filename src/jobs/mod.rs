@@ -230,9 +230,9 @@ pub struct PoolConfig {
     /// unregistration before the grid leaves the pool (1.4 ms) cost more per request than the
     /// host copy they save (`benches/RESULTS.md`, "The pool's copy back").
     pub register_recycled: bool,
-    /// Worker threads per CUDA device, all on the device's one engine (one stream, so its kernels
-    /// still run one after another). With two, a task's host work (the ILS frame's atom layout)
-    /// overlaps the kernels the other worker queued, and the device is not left idle between tasks.
+    /// Worker threads per CUDA device, each with an engine (a stream) of its own. With two, a task's
+    /// host work and copies (the ILS frame's atom layout and upload) overlap the other worker's
+    /// kernels, and the device is not left idle between tasks.
     pub gpu_workers_per_device: usize,
 }
 
@@ -476,11 +476,21 @@ impl<K: Clone + Send + Sync + 'static> Pool<K> {
             let selection = config.devices.clone().or(env_devices);
             let found = cuda::discover(selection.as_deref());
             for e in found.engines {
-                for _ in 0..config.gpu_workers_per_device.max(1) {
-                    engines.push(EngineSpec {
-                        engine: e.clone(),
-                        is_gpu: true,
-                    });
+                engines.push(EngineSpec {
+                    engine: e,
+                    is_gpu: true,
+                });
+            }
+            // Further workers per device: engines of their own on the same devices (the same
+            // context, another stream), so one's copies and kernels overlap the other's.
+            if !engines.is_empty() {
+                for _ in 1..config.gpu_workers_per_device.max(1) {
+                    for e in cuda::discover(selection.as_deref()).engines {
+                        engines.push(EngineSpec {
+                            engine: e,
+                            is_gpu: true,
+                        });
+                    }
                 }
             }
             device_notes.extend(found.notes.iter().map(ToString::to_string));
