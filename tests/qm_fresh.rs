@@ -1,0 +1,127 @@
+//! Wavefunction and volume files from public test suites (iodata, molden2qmc, cclib) that the
+//! readers once misread, checked against what the files themselves say: electron counts (nuclear
+//! charges minus the molecule's charge, integrated analytically as tr(P S) with the basis overlap),
+//! orthonormal orbitals within each spin, and the file's own energies, occupations and coordinates.
+//! Provenance of every file: `tests/data/qm/fresh/PROVENANCE`.
+// Test helpers may unwrap: a failure is a test failure.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use orbitfield::io;
+use orbitfield::model::overlap::{orthonormality_deviation, overlap_matrix};
+use orbitfield::model::{OrbitalSet, Spin, SpinKind, Wavefunction};
+use std::path::{Path, PathBuf};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/qm/fresh")
+        .join(name)
+}
+
+fn load_one(name: &str) -> (Wavefunction, Vec<String>) {
+    let mut s = io::load(&[data(name)]).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(s.wavefunctions.len(), 1, "{name}");
+    (s.wavefunctions.remove(0), s.warnings)
+}
+
+/// Electrons of one spin channel: sum over orbitals of (channel occupation) * c^T S c.
+fn channel_electrons(wf: &Wavefunction, spin: Spin, s: &[f64]) -> f64 {
+    let set = wf.orbitals(spin).unwrap();
+    let n = set.n_basis;
+    (0..set.len())
+        .map(|k| {
+            let c = set.orbital(k).unwrap();
+            let norm: f64 = (0..n)
+                .map(|i| c[i] * (0..n).map(|j| s[i * n + j] * c[j]).sum::<f64>())
+                .sum();
+            wf.channel_occupation(spin, set.occupations[k]) * norm
+        })
+        .sum()
+}
+
+/// Largest deviation from orthonormality of the occupied orbitals of a set.
+fn occupied_deviation(set: &OrbitalSet, s: &[f64]) -> f64 {
+    let which: Vec<usize> = (0..set.len()).filter(|&k| set.occupations[k] > 0.0).collect();
+    orthonormality_deviation(set, s, &which).unwrap()
+}
+
+#[test]
+fn wfn_with_coordinates_running_together_loads() {
+    // Gaussian's FORMAT (A8,16X,3F12.8) runs coordinates of -100 < x <= -10 bohr into the one
+    // before: "0.00000000-94.48630664". Title: CaH110_q+129, so 20 + 110 - 129 = 1 electron.
+    let (wf, _) = load_one("cah110_hf_sto3g_g09.wfn.gz");
+    assert_eq!(wf.atoms.len(), 111);
+    let z: f64 = wf.atoms.iter().map(|a| a.nuclear_charge).sum();
+    assert_eq!(z, 130.0);
+    // "H    2    (CENTRE  2)   0.00000000-94.48630664  0.00000000  CHARGE =  1.0"
+    assert_eq!(wf.atoms[1].position_bohr, [0.0, -94.48630664, 0.0]);
+    // "H   27    (CENTRE 27)   0.00000000  0.00000000-47.24315332  CHARGE =  1.0"
+    assert_eq!(wf.atoms[26].position_bohr, [0.0, 0.0, -47.24315332]);
+    // One electron in spin orbitals: 123 alpha then 123 beta orbitals (the energies start again).
+    assert_eq!(wf.spin, SpinKind::Unrestricted);
+    assert_eq!(wf.alpha.len(), 123);
+    assert_eq!(wf.beta.as_ref().unwrap().len(), 123);
+    assert_eq!(wf.alpha.energies_hartree[0], -202.728384);
+    assert_eq!(wf.beta.as_ref().unwrap().energies_hartree[0], -190.505088);
+    let s = overlap_matrix(&wf.basis);
+    let (a, b) = (
+        channel_electrons(&wf, Spin::Alpha, &s),
+        channel_electrons(&wf, Spin::Beta, &s),
+    );
+    assert!((a - 1.0).abs() < 1e-5 && b.abs() < 1e-12, "alpha {a}, beta {b}");
+}
+
+#[test]
+fn wfn_of_an_unrestricted_calculation_keeps_the_spins_apart() {
+    // O2 triplet UHF ("O2 m=3"): MO 1..9 are alpha, MO 45..51 beta (the numbers jump, the energies
+    // start again); 16 electrons, 2 unpaired.
+    let (wf, _) = load_one("o2_uhf.wfn");
+    assert_eq!(wf.spin, SpinKind::Unrestricted);
+    let beta = wf.beta.as_ref().unwrap();
+    assert_eq!((wf.alpha.len(), beta.len()), (9, 7));
+    assert_eq!(wf.alpha.energies_hartree[0], -20.752000);
+    assert_eq!(wf.alpha.energies_hartree[8], -0.541368);
+    assert_eq!(beta.energies_hartree[0], -20.697027);
+    assert_eq!(beta.energies_hartree[6], -0.601904);
+    let s = overlap_matrix(&wf.basis);
+    for set in [&wf.alpha, beta] {
+        let d = occupied_deviation(set, &s);
+        assert!(d < 1e-6, "orthonormality {d:e}");
+    }
+    let (a, b) = (
+        channel_electrons(&wf, Spin::Alpha, &s),
+        channel_electrons(&wf, Spin::Beta, &s),
+    );
+    assert!((a - 9.0).abs() < 1e-6 && (b - 7.0).abs() < 1e-6, "alpha {a}, beta {b}");
+    assert_eq!(wf.homo(Spin::Alpha), Some(8));
+    assert_eq!(wf.homo(Spin::Beta), Some(6));
+}
+
+#[test]
+fn wfn_spins_match_the_wfx_of_the_same_calculation() {
+    // The wfx twin names each orbital's spin (Alpha, Alpha, Beta); the wfn has no spin field.
+    let (wfn, _) = load_one("lih_cation_uhf.wfn");
+    let (wfx, _) = load_one("lih_cation_uhf.wfx");
+    let close = |a: &[f64], b: &[f64]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-7);
+    for wf in [&wfn, &wfx] {
+        assert_eq!(wf.spin, SpinKind::Unrestricted);
+        assert!(close(&wf.alpha.energies_hartree, &[-2.79723867, -0.82901195]));
+        assert!(close(&wf.beta.as_ref().unwrap().energies_hartree, &[-2.79003731]));
+    }
+    // Multiwfn's $MOSPIN extension (1 alpha, 2 beta) gives the spins where the heuristic cannot:
+    // here it calls the second orbital beta.
+    let text = std::fs::read_to_string(data("lih_cation_uhf.wfn")).unwrap();
+    let dir = std::env::temp_dir().join(format!("orbitfield-mospin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("lih_mospin.wfn");
+    std::fs::write(&p, format!("{text}$MOSPIN $END\n 1 2 2\n")).unwrap();
+    let wf = io::load(std::slice::from_ref(&p)).unwrap().wavefunctions.remove(0);
+    assert_eq!(wf.alpha.energies_hartree, vec![-2.79723867]);
+    assert_eq!(
+        wf.beta.as_ref().unwrap().energies_hartree,
+        vec![-0.82901195, -2.79003731]
+    );
+    std::fs::write(&p, format!("{text}$MOSPIN $END\n 1 2\n")).unwrap();
+    let e = io::load(std::slice::from_ref(&p)).unwrap_err().to_string();
+    assert!(e.contains("lih_mospin.wfn") && e.contains("$MOSPIN"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
