@@ -125,3 +125,57 @@ fn wfn_spins_match_the_wfx_of_the_same_calculation() {
     assert!(e.contains("lih_mospin.wfn") && e.contains("$MOSPIN"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn molpro_unrestricted_files_one_per_spin_open_together() {
+    // N4+ UHF/SVP (the input says charge=1): 28 - 1 = 27 electrons, 14 alpha and 13 beta. Molpro
+    // writes the alpha and the beta orbitals to two files; the alpha file alone is no closed shell
+    // (its [Molpro variables] say _NELEC= 27), so its occupations are not doubled.
+    let (alone, warnings) = load_one("molpro_n4_cation_uhf_alpha.molden.gz");
+    assert_eq!(alone.n_electrons(), 14.0);
+    assert!(!warnings.iter().any(|w| w.contains("doubled")), "{warnings:?}");
+    assert!(
+        warnings.iter().any(|w| w.contains("alpha orbitals only")),
+        "{warnings:?}"
+    );
+    let e = io::load(&[data("molpro_n4_cation_uhf_beta.molden.gz")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("molpro_n4_cation_uhf_beta.molden.gz") && e.contains("beta orbitals only"),
+        "{e}"
+    );
+
+    let s = io::load(&[
+        data("molpro_n4_cation_uhf_alpha.molden.gz"),
+        data("molpro_n4_cation_uhf_beta.molden.gz"),
+    ])
+    .unwrap();
+    assert_eq!(s.wavefunctions.len(), 1);
+    assert!(
+        !s.warnings.iter().any(|w| w.contains("alpha orbitals only")),
+        "{:?}",
+        s.warnings
+    );
+    let wf = &s.wavefunctions[0];
+    assert_eq!(wf.spin, SpinKind::Unrestricted);
+    let beta = wf.beta.as_ref().unwrap();
+    // The files' own first energies: " Ene=     -16.1254" (alpha), " Ene=     -16.1155" (beta).
+    assert_eq!(wf.alpha.energies_hartree[0], -16.1254);
+    assert_eq!(beta.energies_hartree[0], -16.1155);
+    let ov = overlap_matrix(&wf.basis);
+    for set in [&wf.alpha, beta] {
+        let d = occupied_deviation(set, &ov);
+        assert!(d < 1e-6, "orthonormality {d:e}");
+    }
+    let (a, b) = (
+        channel_electrons(wf, Spin::Alpha, &ov),
+        channel_electrons(wf, Spin::Beta, &ov),
+    );
+    assert!(
+        (a - 14.0).abs() < 1e-6 && (b - 13.0).abs() < 1e-6,
+        "alpha {a}, beta {b}"
+    );
+    let z: f64 = wf.atoms.iter().map(|a| a.nuclear_charge).sum();
+    assert!((a + b - (z - 1.0)).abs() < 1e-6);
+}

@@ -153,6 +153,7 @@ pub(super) fn read_record(
         None => Vec::new(),
     };
 
+    let electrons = molpro_electrons(sections);
     let build = |positions: &[[f64; 3]], mos: &[RawMo]| -> Result<(Wavefunction, Vec<String>), ReadError> {
         let qm_atoms: Vec<QmAtom> = atoms
             .iter()
@@ -228,13 +229,23 @@ pub(super) fn read_record(
                 negative.len()
             ));
         }
-        if beta.is_empty() && closed_shell_per_spin(&alpha.occupations, &atoms, program.as_deref()) {
+        if beta.is_empty() && closed_shell_per_spin(&alpha.occupations, &atoms, program.as_deref(), electrons) {
             for o in &mut alpha.occupations {
                 *o *= 2.0;
             }
             occupation_notes.push(
                 "closed shell written as alpha orbitals with occupations per spin: occupations doubled".to_string(),
             );
+        } else if beta.is_empty()
+            && let Some(n) = electrons
+            && alpha.occupations.iter().all(|&o| o == 0.0 || o == 1.0)
+        {
+            let sum: f64 = alpha.occupations.iter().sum();
+            if sum < n {
+                occupation_notes.push(format!(
+                    "the file holds the alpha orbitals only ({sum} of the {n} electrons of [Molpro variables] _NELEC); Molpro writes the beta orbitals to a file of their own: open both files, alpha first"
+                ));
+            }
         }
         let spin = if !beta.is_empty() {
             SpinKind::Unrestricted
@@ -260,8 +271,8 @@ pub(super) fn read_record(
             energy_hartree: None,
             scf_density: None,
         };
-        if wf.alpha.is_empty() {
-            return Err(ReadError::file(path, "no alpha orbitals found in [MO]"));
+        if wf.alpha.is_empty() && wf.beta.as_ref().is_none_or(|b| b.is_empty()) {
+            return Err(ReadError::file(path, "no orbitals found in [MO]"));
         }
         let mut w = occupation_notes;
         w.extend(check_and_correct(&mut wf, &trial_corrections()));
@@ -297,11 +308,33 @@ pub(super) fn read_record(
 /// True for a closed shell written as alpha orbitals only with occupations per spin (Q-Chem's
 /// restricted files): every occupation 0 or 1, and twice their sum is the electron count of the
 /// neutral molecule, or the file comes from Q-Chem.
-pub(super) fn closed_shell_per_spin(occupations: &[f64], atoms: &[Atom], program: Option<&str>) -> bool {
+/// `electrons`: the electron count the file states (Molpro's `_NELEC`), which decides alone where
+/// given (an open shell's alpha file can hold half the nuclear charge's electrons).
+pub(super) fn closed_shell_per_spin(
+    occupations: &[f64],
+    atoms: &[Atom],
+    program: Option<&str>,
+    electrons: Option<f64>,
+) -> bool {
     if !occupations.iter().all(|&o| o == 0.0 || o == 1.0) {
         return false;
     }
     let sum: f64 = occupations.iter().sum();
+    if let Some(n) = electrons {
+        return sum > 0.0 && (2.0 * sum - n).abs() < 1e-9;
+    }
     let electrons: f64 = atoms.iter().map(|a| a.z).sum();
     sum > 0.0 && ((2.0 * sum - electrons).abs() < 1e-9 || program == Some("Q-Chem"))
+}
+
+/// The electron count of Molpro's `[Molpro variables]` section (`_NELEC= 27.0`), when present.
+fn molpro_electrons(sections: &[Section]) -> Option<f64> {
+    let s = sections.iter().find(|s| s.name == "molpro variables")?;
+    s.body.iter().find_map(|l| {
+        let (k, v) = l.text.split_once('=')?;
+        (k.trim() == "_NELEC")
+            .then(|| v.trim().replace(['D', 'd'], "E").parse::<f64>().ok())
+            .flatten()
+            .filter(|n| n.is_finite() && *n >= 0.0)
+    })
 }
