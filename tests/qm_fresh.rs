@@ -179,3 +179,29 @@ fn molpro_unrestricted_files_one_per_spin_open_together() {
     let z: f64 = wf.atoms.iter().map(|a| a.nuclear_charge).sum();
     assert!((a + b - (z - 1.0)).abs() < 1e-6);
 }
+
+#[test]
+fn cube_that_declares_atoms_but_lists_none_loads() {
+    // Line 3 says 3 atoms, but the values start on line 7: 2197 numbers, exactly 13x13x13.
+    let s = io::load(&[data("cclib_water_mp2_no_atoms.cube.gz")]).unwrap();
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("line 3") && w.contains("lists none")),
+        "{:?}",
+        s.warnings
+    );
+    assert_eq!(s.grids.len(), 1);
+    let g = &s.grids[0];
+    assert_eq!(g.lattice.dims, [13, 13, 13]);
+    assert_eq!(g.lattice.origin_bohr, [-3.0, -3.0, -2.563058]);
+    assert_eq!(
+        g.lattice.steps_bohr,
+        [[0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 0.5]]
+    );
+    // The file's values, z fastest: 1st "1.30269E-06", 2nd "4.08156E-06", 14th "2.00861E-06".
+    assert_eq!(g.get(0, 0, 0), Some(1.30269e-6));
+    assert_eq!(g.get(0, 0, 1), Some(4.08156e-6));
+    assert_eq!(g.get(0, 1, 0), Some(2.00861e-6));
+    assert!(s.structure.is_empty());
+}
