@@ -28,7 +28,10 @@ pub(super) fn read_record(
         }
         return Ok(());
     };
-    let (atoms, unit_warning) = read_atoms(path, atoms_sec)?;
+    let (mut atoms, unit_warning) = read_atoms(path, atoms_sec)?;
+    if let Some(p) = find("pseudo") {
+        apply_pseudo(path, p, &mut atoms)?;
+    }
     let Some(gto_sec) = find("gto") else {
         return Err(ReadError::line(
             path,
