@@ -205,3 +205,24 @@ fn cube_that_declares_atoms_but_lists_none_loads() {
     assert_eq!(g.get(0, 1, 0), Some(2.00861e-6));
     assert!(s.structure.is_empty());
 }
+
+#[test]
+fn qchem_optimisation_fchk_takes_the_geometry_of_its_orbitals() {
+    // Q-Chem 5.4 writes "Current cartesian coordinates" for each of the 5 optimisation steps and the
+    // orbitals after the last. p-divinylbenzene C10H10: 70 electrons.
+    let (wf, warnings) = load_one("qchem54_dvb_gopt.fchk.gz");
+    assert!(warnings.iter().any(|w| w.contains("5 geometries")), "{warnings:?}");
+    // The last block starts "2.67415849E+00  4.54823123E-01  0.00000000E+00" (the first: 2.58290277).
+    assert_eq!(wf.atoms[0].position_bohr, [2.67415849, 0.454823123, 0.0]);
+    assert!(
+        wf.basis
+            .shells
+            .iter()
+            .all(|s| s.center_bohr == wf.atoms[s.atom].position_bohr)
+    );
+    let s = overlap_matrix(&wf.basis);
+    let d = occupied_deviation(&wf.alpha, &s);
+    assert!(d < 1e-6, "orthonormality {d:e}");
+    let n = 2.0 * channel_electrons(&wf, Spin::Alpha, &s);
+    assert!((n - 70.0).abs() < 1e-6, "{n}");
+}
