@@ -226,3 +226,13 @@ fn qchem_optimisation_fchk_takes_the_geometry_of_its_orbitals() {
     let n = 2.0 * channel_electrons(&wf, Spin::Alpha, &s);
     assert!((n - 70.0).abs() < 1e-6, "{n}");
 }
+
+#[test]
+fn fchk_without_orbitals_is_refused_by_name() {
+    // Gaussian's optimisation summary: atoms and geometries of every step, no basis, no orbitals.
+    let e = io::load(&[data("methanol_g16_opt.fchk.gz")]).unwrap_err().to_string();
+    assert!(
+        e.contains("methanol_g16_opt.fchk.gz:2:") && e.contains("no basis set and no orbitals") && e.contains("FOpt"),
+        "{e}"
+    );
+}

@@ -395,6 +395,19 @@ pub fn read_full(path: &Path, bytes: &[u8]) -> Result<FchkFile, ReadError> {
 
     // "Number of atoms" is optional (some writers and trimmed files leave it out): the atom count
     // follows from "Atomic numbers".
+    if s.find("Shell types").is_none()
+        && s.find("Alpha MO coefficients").is_none()
+        && s.find("Atomic numbers").is_some()
+    {
+        return Err(ReadError::line(
+            path,
+            2,
+            format!(
+                "the file holds atoms but no basis set and no orbitals (job type {:?}: Gaussian writes an optimisation or scan summary without them), so it has no wavefunction to read",
+                title_job.split_whitespace().next().unwrap_or("")
+            ),
+        ));
+    }
     let n_atoms = count_or_length(&s, "Number of atoms", "Atomic numbers", 1_000_000)?;
     let (z, _) = s.ints("Atomic numbers", n_atoms)?;
     let charges = s.reals("Nuclear charges", n_atoms).ok().map(|(c, _)| c.to_vec());
