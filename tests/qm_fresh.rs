@@ -236,3 +236,28 @@ fn fchk_without_orbitals_is_refused_by_name() {
         "{e}"
     );
 }
+
+#[test]
+fn xtb_valence_only_molden_takes_valence_nuclear_charges() {
+    // xtb (GFN2) writes the full atomic numbers but orbitals of the valence electrons only: 31 atoms
+    // (9 C, 1 N, 3 O, 1 S, 17 H), 82 valence electrons of a neutral molecule.
+    let (wf, warnings) = load_one("xtb_knf.molden.gz");
+    assert!(warnings.iter().any(|w| w.contains("valence-only")), "{warnings:?}");
+    for a in &wf.atoms {
+        let valence = match a.element.number() {
+            1 => 1.0,
+            6 => 4.0,
+            7 => 5.0,
+            8 | 16 => 6.0,
+            z => panic!("unexpected element {z}"),
+        };
+        assert_eq!(a.nuclear_charge, valence, "{:?}", a.element);
+    }
+    let s = overlap_matrix(&wf.basis);
+    let n = 2.0 * channel_electrons(&wf, Spin::Alpha, &s);
+    let z: f64 = wf.atoms.iter().map(|a| a.nuclear_charge).sum();
+    assert!(
+        (n - 82.0).abs() < 1e-6 && z == 82.0,
+        "electrons {n}, nuclear charge {z}"
+    );
+}

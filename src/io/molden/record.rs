@@ -157,6 +157,7 @@ pub(super) fn read_record(
     };
 
     let electrons = molpro_electrons(sections);
+    let has_pseudo = find("pseudo").is_some();
     let build = |positions: &[[f64; 3]], mos: &[RawMo]| -> Result<(Wavefunction, Vec<String>), ReadError> {
         let qm_atoms: Vec<QmAtom> = atoms
             .iter()
@@ -278,6 +279,9 @@ pub(super) fn read_record(
             return Err(ReadError::file(path, "no orbitals found in [MO]"));
         }
         let mut w = occupation_notes;
+        if !has_pseudo && let Some(note) = valence_only_charges(&mut wf) {
+            w.push(note);
+        }
         w.extend(check_and_correct(&mut wf, &trial_corrections()));
         Ok((wf, w))
     };
@@ -340,4 +344,56 @@ fn molpro_electrons(sections: &[Section]) -> Option<f64> {
             .flatten()
             .filter(|n| n.is_finite() && *n >= 0.0)
     })
+}
+
+/// Core electrons that valence-only methods (xtb's GFN methods, semiempirical codes) leave out: the
+/// noble-gas core, and the filled d shell from Ga on; `None` past Xe.
+fn valence_core(z: f64) -> Option<f64> {
+    let core = match z.round() as i64 {
+        1..=2 => 0,
+        3..=10 => 2,
+        11..=18 => 10,
+        19..=30 => 18,
+        31..=36 => 28,
+        37..=48 => 36,
+        49..=54 => 46,
+        _ => return None,
+    };
+    Some(f64::from(core))
+}
+
+/// A valence-only wavefunction (xtb writes Molden files with the full atomic numbers but orbitals
+/// for the valence electrons only): its nuclear charges are taken without the cores, so that the
+/// electron count and the electrostatic potential balance. Recognised when the electrons fall short
+/// of the atomic numbers by the cores (within a charge of 3) and no occupied orbital lies deeper
+/// than -1.5 hartree, where every core orbital from Li on lies. Returns the note to give.
+fn valence_only_charges(wf: &mut Wavefunction) -> Option<String> {
+    let cores: Vec<f64> = wf
+        .atoms
+        .iter()
+        .map(|a| valence_core(a.nuclear_charge))
+        .collect::<Option<_>>()?;
+    let core_sum: f64 = cores.iter().sum();
+    let z: f64 = wf.atoms.iter().map(|a| a.nuclear_charge).sum();
+    let electrons = wf.n_electrons();
+    let charge = z - core_sum - electrons;
+    if core_sum < 1.0 || charge.abs() > 3.0 + 1e-6 || (charge - charge.round()).abs() > 1e-6 {
+        return None;
+    }
+    let deepest = std::iter::once(&wf.alpha)
+        .chain(wf.beta.as_ref())
+        .flat_map(|s| s.energies_hartree.iter().zip(&s.occupations))
+        .filter(|(_, o)| **o > 0.0)
+        .map(|(e, _)| *e)
+        .fold(f64::INFINITY, f64::min);
+    // Energies of 0 (natural orbitals) tell nothing.
+    if !(deepest > -1.5 && deepest < 0.0) {
+        return None;
+    }
+    for (a, c) in wf.atoms.iter_mut().zip(&cores) {
+        a.nuclear_charge -= c;
+    }
+    Some(format!(
+        "the orbitals hold {electrons} electrons, none deeper than {deepest:.2} hartree: a valence-only wavefunction (as xtb writes); the nuclear charges are taken without their {core_sum} core electrons (charge {charge:+})"
+    ))
 }
