@@ -187,9 +187,34 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<CubeFile, ReadError> {
         ));
     }
 
+    // Some writers declare the atoms but list none (cclib's test cubes): the values start on line 7
+    // and their count is exactly the lattice's. Read such a file without atoms, saying so.
+    let mut warnings = Vec::new();
+    let mut natoms = natoms;
+    if natoms > 0 && !multi_mo && count_fields(it.clone()) == per_grid * nval as u128 {
+        let mut rest = it.clone();
+        let first = rest.next();
+        let atom_like = first.is_some_and(|(_, l)| {
+            let f = split_fields(l);
+            f.len() == 5 && std::str::from_utf8(f[0]).is_ok_and(|t| t.parse::<i64>().is_ok())
+        });
+        if !atom_like {
+            warnings.push(format!(
+                "line {} declares {natoms} atoms but the file lists none: the {} numbers after the axis lines are exactly the values of the {}x{}x{} points; read without atoms",
+                ln,
+                per_grid * nval as u128,
+                dims[0],
+                dims[1],
+                dims[2]
+            ));
+            natoms = 0;
+        }
+    }
     let mut atoms = Vec::with_capacity(natoms);
     for _ in 0..natoms {
-        let (ln, l) = next_line("an atom line (Z, charge, x, y, z)")?;
+        let (ln, l) = it
+            .next()
+            .ok_or_else(|| ReadError::file(path, "file ends early: expected an atom line (Z, charge, x, y, z)"))?;
         let f = split_fields(l);
         if f.len() < 5 {
             return Err(ReadError::line(
@@ -223,7 +248,6 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<CubeFile, ReadError> {
     // orbital-index line after the atoms although the atom count is positive).
     let values_line = atoms_end_line(ln, natoms);
     let total_fields = count_fields(it.clone());
-    let mut warnings = Vec::new();
     let molden_index = if multi_mo {
         None
     } else {

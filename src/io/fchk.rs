@@ -224,6 +224,41 @@ impl Sections<'_> {
         self.entries.iter().find(|e| e.name == name)
     }
 
+    /// Which of the geometries the orbitals belong to, and how many the file holds: Q-Chem's
+    /// optimisation and dynamics files repeat "Current cartesian coordinates" for every step, and
+    /// the orbitals belong to the last geometry before "Alpha MO coefficients" (an optimisation
+    /// writes them after its last step, a dynamics run after its first).
+    fn orbital_geometry(&self) -> (usize, usize) {
+        let name = "Current cartesian coordinates";
+        let mo = self
+            .entries
+            .iter()
+            .position(|e| e.name == "Alpha MO coefficients")
+            .unwrap_or(self.entries.len());
+        let all: Vec<usize> = (0..self.entries.len())
+            .filter(|&i| self.entries[i].name == name)
+            .collect();
+        let chosen = all.iter().rposition(|&i| i < mo).unwrap_or(0);
+        (chosen, all.len())
+    }
+
+    /// The `k`-th (0-based) entry of that name, as [`Self::reals`] reads the first.
+    fn reals_nth(&self, name: &str, k: usize, n: usize) -> Result<(&[f64], usize), ReadError> {
+        match self.entries.iter().filter(|e| e.name == name).nth(k) {
+            Some(Entry {
+                value: Value::Reals(v),
+                line,
+                ..
+            }) if v.len() == n => Ok((v, *line)),
+            Some(e) => Err(ReadError::line(
+                self.path,
+                e.line,
+                format!("expected {name:?} to be an array of {n} numbers"),
+            )),
+            None => Err(self.missing(name)),
+        }
+    }
+
     fn missing(&self, name: &str) -> ReadError {
         ReadError::line(
             self.path,
@@ -360,10 +395,24 @@ pub fn read_full(path: &Path, bytes: &[u8]) -> Result<FchkFile, ReadError> {
 
     // "Number of atoms" is optional (some writers and trimmed files leave it out): the atom count
     // follows from "Atomic numbers".
+    if s.find("Shell types").is_none()
+        && s.find("Alpha MO coefficients").is_none()
+        && s.find("Atomic numbers").is_some()
+    {
+        return Err(ReadError::line(
+            path,
+            2,
+            format!(
+                "the file holds atoms but no basis set and no orbitals (job type {:?}: Gaussian writes an optimisation or scan summary without them), so it has no wavefunction to read",
+                title_job.split_whitespace().next().unwrap_or("")
+            ),
+        ));
+    }
     let n_atoms = count_or_length(&s, "Number of atoms", "Atomic numbers", 1_000_000)?;
     let (z, _) = s.ints("Atomic numbers", n_atoms)?;
     let charges = s.reals("Nuclear charges", n_atoms).ok().map(|(c, _)| c.to_vec());
-    let (coords, _) = s.reals("Current cartesian coordinates", 3 * n_atoms)?;
+    let (geometry, geometries) = s.orbital_geometry();
+    let (coords, _) = s.reals_nth("Current cartesian coordinates", geometry, 3 * n_atoms)?;
     let atoms: Vec<QmAtom> = (0..n_atoms)
         .map(|i| QmAtom {
             element: u32::try_from(z[i])
@@ -396,7 +445,13 @@ pub fn read_full(path: &Path, bytes: &[u8]) -> Result<FchkFile, ReadError> {
         .reals("P(S=P) Contraction coefficients", n_prim_total)
         .ok()
         .map(|(c, _)| c);
-    let shell_coords = s.reals("Coordinates of each shell", 3 * n_shells).ok().map(|(c, _)| c);
+    // "Coordinates of each shell" is written once, at the first geometry: at another one the
+    // shells sit on their atoms.
+    let shell_coords = s
+        .reals("Coordinates of each shell", 3 * n_shells)
+        .ok()
+        .map(|(c, _)| c)
+        .filter(|_| geometry == 0);
 
     let mut shells = Vec::new();
     // Per file basis function: (internal index, factor), built shell by shell.
@@ -630,6 +685,12 @@ pub fn read_full(path: &Path, bytes: &[u8]) -> Result<FchkFile, ReadError> {
     {
         warnings.push(format!(
             "the orbitals do not reproduce the file's \"Total SCF Density\" (max deviation {d:.2e} of the largest element): the basis functions may be permuted; orbitals may be wrong"
+        ));
+    }
+    if geometries > 1 {
+        warnings.push(format!(
+            "{geometries} geometries (the steps of an optimisation or dynamics run): the orbitals and atoms are those of geometry {}, the last before the orbitals",
+            geometry + 1
         ));
     }
     Ok(FchkFile {

@@ -14,7 +14,9 @@
 //! ([`crate::model::qm_region`]) and checks that there is one wavefunction per frame, or one.
 
 use super::{Format, ReadError, read_bytes};
-use crate::model::{Element, Frame, FrameError, FrameSource, Grid3, Name8, Structure, Trajectory, Wavefunction};
+use crate::model::{
+    Element, Frame, FrameError, FrameSource, Grid3, Name8, Spin, SpinKind, Structure, Trajectory, Wavefunction,
+};
 use std::path::{Path, PathBuf};
 
 /// What a structure-type text reader returns: atoms plus zero or more frames of coordinates.
@@ -416,6 +418,17 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                     first_wavefunction = Some(path.clone());
                 }
                 for wf in wfs {
+                    if wf.alpha.is_empty() {
+                        // Only beta orbitals (Molpro writes each spin of an unrestricted calculation
+                        // to a file of its own): they join the alpha orbitals of the file before.
+                        join_beta(wavefunctions.last_mut(), wf, path)?;
+                        warnings.retain(|w| !w.contains("holds the alpha orbitals only"));
+                        warnings.push(format!(
+                            "{}: beta orbitals joined to the alpha orbitals of the file before",
+                            path.display()
+                        ));
+                        continue;
+                    }
                     if let Some(first) = wavefunctions.first() {
                         check_same_basis(first, &wf, path)?;
                     }
@@ -546,6 +559,34 @@ fn check_same_basis(first: &Wavefunction, wf: &Wavefunction, path: &Path) -> Res
                 first.basis.n_functions()
             ),
         ));
+    }
+    Ok(())
+}
+
+/// Joins a wavefunction of beta orbitals only to `alpha`, the wavefunction read before it, which
+/// must have the same atoms and basis and no beta orbitals of its own; its orbitals keep the alpha
+/// channel's share of their occupations.
+fn join_beta(alpha: Option<&mut Wavefunction>, beta_only: Wavefunction, path: &Path) -> Result<(), ReadError> {
+    let Some(a) = alpha.filter(|a| a.beta.is_none() && a.spin != SpinKind::Unrestricted) else {
+        return Err(ReadError::file(
+            path,
+            "the file holds beta orbitals only (as Molpro writes the second spin of an unrestricted calculation): open it after the file of the alpha orbitals",
+        ));
+    };
+    check_same_basis(a, &beta_only, path)?;
+    let occupations: Vec<f64> = a
+        .alpha
+        .occupations
+        .iter()
+        .map(|&o| a.channel_occupation(Spin::Alpha, o))
+        .collect();
+    a.alpha.occupations = occupations;
+    a.spin = SpinKind::Unrestricted;
+    a.beta = beta_only.beta;
+    for c in beta_only.corrections {
+        if !a.corrections.contains(&c) {
+            a.corrections.push(c);
+        }
     }
     Ok(())
 }

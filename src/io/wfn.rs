@@ -164,10 +164,7 @@ fn build(path: &Path, p: Primitives) -> Result<Wavefunction, ReadError> {
     }
     let spin = if unrestricted {
         SpinKind::Unrestricted
-    } else if alpha.occupations.contains(&1.0)
-        && alpha.occupations.iter().all(|&o| o == 0.0 || o == 1.0 || o == 2.0)
-        && alpha.occupations.contains(&2.0)
-    {
+    } else if alpha.occupations.contains(&1.0) && alpha.occupations.iter().all(|&o| o == 0.0 || o == 1.0 || o == 2.0) {
         SpinKind::RestrictedOpen
     } else {
         SpinKind::Restricted
@@ -319,16 +316,28 @@ pub fn read_wfn(path: &Path, bytes: &[u8]) -> Result<Wavefunction, ReadError> {
             .collect();
         let after = l.find(')').and_then(|i| l.get(i + 1..)).unwrap_or("");
         let coords_text = after.split("CHARGE").next().unwrap_or("");
-        let xyz = floats(coords_text, 12).filter(|v| v.len() == 3).ok_or_else(|| {
-            ReadError::line(
-                path,
-                *n,
-                format!(
-                    "expected 'SYMBOL n (CENTRE n) x y z CHARGE = q', found {:?}",
-                    shorten(l.trim())
-                ),
-            )
-        })?;
+        // FORMAT (A8,16X,3F12.8): negative coordinates of 100 bohr and more run together
+        // ("0.00000000-94.48630664"); read the fixed columns 25-60 then.
+        let xyz = floats(coords_text, 12)
+            .filter(|v| v.len() == 3)
+            .or_else(|| {
+                let fixed = l.get(24..60)?;
+                let v = [fixed.get(..12)?, fixed.get(12..24)?, fixed.get(24..)?]
+                    .iter()
+                    .map(|f| f.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
+                    .collect::<Option<Vec<f64>>>()?;
+                Some(v)
+            })
+            .ok_or_else(|| {
+                ReadError::line(
+                    path,
+                    *n,
+                    format!(
+                        "expected 'SYMBOL n (CENTRE n) x y z CHARGE = q', found {:?}",
+                        shorten(l.trim())
+                    ),
+                )
+            })?;
         let charge = number_after(l, "CHARGE =")
             .ok_or_else(|| ReadError::line(path, *n, "expected 'CHARGE = q' on the atom line"))?;
         let element = Element::from_symbol(&sym)
@@ -409,13 +418,31 @@ pub fn read_wfn(path: &Path, bytes: &[u8]) -> Result<Wavefunction, ReadError> {
         ));
     }
     let mut orbitals = Vec::with_capacity(n_mo.min(4096));
+    let mut numbers = Vec::with_capacity(n_mo.min(4096));
     let mut energy = None;
+    let mut mo_spins: Vec<u8> = Vec::new();
     while let Some((n, l)) = it.next() {
         let t = l.trim_start();
         if t.starts_with("END DATA") {
-            for (_, l2) in it.by_ref() {
+            let mut in_spins = false;
+            for (sn, l2) in it.by_ref() {
                 if let Some(e) = number_after(l2, "ENERGY =") {
                     energy = Some(e);
+                }
+                if l2.contains("$MOSPIN") {
+                    // Multiwfn's extension: the spin of every orbital (1 alpha, 2 beta, 3 both).
+                    in_spins = true;
+                } else if in_spins && mo_spins.len() < n_mo {
+                    for v in fixed_ints(l2, 2).unwrap_or_default() {
+                        if !(1..=3).contains(&v) {
+                            return Err(ReadError::line(
+                                path,
+                                *sn,
+                                format!("$MOSPIN: expected 1 (alpha), 2 (beta) or 3 (both), found {v}"),
+                            ));
+                        }
+                        mo_spins.push(v as u8);
+                    }
                 }
             }
             break;
@@ -483,6 +510,10 @@ pub fn read_wfn(path: &Path, bytes: &[u8]) -> Result<Wavefunction, ReadError> {
                 ),
             ));
         }
+        numbers.push(
+            t.get(2..)
+                .and_then(|r| r.split_whitespace().next()?.parse::<usize>().ok()),
+        );
         orbitals.push((occ, ene, spin, c));
     }
     if orbitals.len() != n_mo {
@@ -495,6 +526,7 @@ pub fn read_wfn(path: &Path, bytes: &[u8]) -> Result<Wavefunction, ReadError> {
             ),
         ));
     }
+    assign_wfn_spins(path, &mut orbitals, &numbers, &mo_spins)?;
     build(
         path,
         Primitives {
@@ -507,6 +539,62 @@ pub fn read_wfn(path: &Path, bytes: &[u8]) -> Result<Wavefunction, ReadError> {
             title: title.clone(),
         },
     )
+}
+
+/// Spins of the orbitals of a wfn file, which has no spin field: Multiwfn's `$MOSPIN` list when
+/// present; otherwise, when every occupation is at most 1 (spin orbitals, as Gaussian writes an
+/// unrestricted wavefunction: the alpha orbitals, then the beta ones), the alpha orbitals are the
+/// first run in which energies rise, occupations fall and orbital numbers count up by one (the
+/// rule iodata applies); the orbitals after it are beta.
+fn assign_wfn_spins(
+    path: &Path,
+    orbitals: &mut [(f64, f64, Option<bool>, Vec<f64>)],
+    numbers: &[Option<usize>],
+    mo_spins: &[u8],
+) -> Result<(), ReadError> {
+    if orbitals.iter().any(|o| o.2.is_some()) {
+        return Ok(());
+    }
+    if !mo_spins.is_empty() {
+        if mo_spins.len() != orbitals.len() || (mo_spins.contains(&2) && mo_spins.contains(&3)) {
+            return Err(ReadError::file(
+                path,
+                format!(
+                    "$MOSPIN lists {} spins for {} orbitals, or mixes beta (2) with both (3)",
+                    mo_spins.len(),
+                    orbitals.len()
+                ),
+            ));
+        }
+        for (o, &s) in orbitals.iter_mut().zip(mo_spins) {
+            o.2 = match s {
+                1 => Some(false),
+                2 => Some(true),
+                _ => None,
+            };
+        }
+        return Ok(());
+    }
+    if orbitals.iter().any(|o| o.0 > 1.0 + 1e-6) {
+        return Ok(());
+    }
+    let mut n_alpha = 1;
+    while let (Some(prev), Some(next)) = (orbitals.get(n_alpha - 1), orbitals.get(n_alpha)) {
+        let counting = match (numbers.get(n_alpha - 1), numbers.get(n_alpha)) {
+            (Some(Some(a)), Some(Some(b))) => *b == a + 1,
+            _ => true,
+        };
+        if next.1 < prev.1 || next.0 > prev.0 || !counting {
+            break;
+        }
+        n_alpha += 1;
+    }
+    if n_alpha < orbitals.len() {
+        for (k, o) in orbitals.iter_mut().enumerate() {
+            o.2 = Some(k >= n_alpha);
+        }
+    }
+    Ok(())
 }
 
 /// Integers in fixed-width fields (wfn assignment lines run wide numbers together).

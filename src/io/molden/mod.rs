@@ -16,7 +16,9 @@
 //! applied from that evidence (a file whose writer lost coefficients is named as such);
 //! otherwise corrections are tried and one is accepted only when it makes the occupied orbitals
 //! orthonormal to [`ORTHONORMAL_TOLERANCE`]. Closed shells written as alpha orbitals with
-//! occupations per spin (Q-Chem) are doubled; negative occupations (Dalton ROHF) are read as 0.
+//! occupations per spin (Q-Chem) are doubled unless the file states another electron count (Molpro's
+//! `_NELEC`: its open-shell files hold one spin each); negative occupations (Dalton ROHF) are read as 0.
+//! Valence-only files (xtb) take nuclear charges without the cores their orbitals leave out.
 
 use super::ReadError;
 use super::text::{lines, parse_f64, parse_i64, shorten};

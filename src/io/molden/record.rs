@@ -28,7 +28,10 @@ pub(super) fn read_record(
         }
         return Ok(());
     };
-    let (atoms, unit_warning) = read_atoms(path, atoms_sec)?;
+    let (mut atoms, unit_warning) = read_atoms(path, atoms_sec)?;
+    if let Some(p) = find("pseudo") {
+        apply_pseudo(path, p, &mut atoms)?;
+    }
     let Some(gto_sec) = find("gto") else {
         return Err(ReadError::line(
             path,
@@ -153,6 +156,8 @@ pub(super) fn read_record(
         None => Vec::new(),
     };
 
+    let electrons = molpro_electrons(sections);
+    let has_pseudo = find("pseudo").is_some();
     let build = |positions: &[[f64; 3]], mos: &[RawMo]| -> Result<(Wavefunction, Vec<String>), ReadError> {
         let qm_atoms: Vec<QmAtom> = atoms
             .iter()
@@ -228,13 +233,23 @@ pub(super) fn read_record(
                 negative.len()
             ));
         }
-        if beta.is_empty() && closed_shell_per_spin(&alpha.occupations, &atoms, program.as_deref()) {
+        if beta.is_empty() && closed_shell_per_spin(&alpha.occupations, &atoms, program.as_deref(), electrons) {
             for o in &mut alpha.occupations {
                 *o *= 2.0;
             }
             occupation_notes.push(
                 "closed shell written as alpha orbitals with occupations per spin: occupations doubled".to_string(),
             );
+        } else if beta.is_empty()
+            && let Some(n) = electrons
+            && alpha.occupations.iter().all(|&o| o == 0.0 || o == 1.0)
+        {
+            let sum: f64 = alpha.occupations.iter().sum();
+            if sum < n {
+                occupation_notes.push(format!(
+                    "the file holds the alpha orbitals only ({sum} of the {n} electrons of [Molpro variables] _NELEC); Molpro writes the beta orbitals to a file of their own: open both files, alpha first"
+                ));
+            }
         }
         let spin = if !beta.is_empty() {
             SpinKind::Unrestricted
@@ -260,10 +275,13 @@ pub(super) fn read_record(
             energy_hartree: None,
             scf_density: None,
         };
-        if wf.alpha.is_empty() {
-            return Err(ReadError::file(path, "no alpha orbitals found in [MO]"));
+        if wf.alpha.is_empty() && wf.beta.as_ref().is_none_or(|b| b.is_empty()) {
+            return Err(ReadError::file(path, "no orbitals found in [MO]"));
         }
         let mut w = occupation_notes;
+        if !has_pseudo && let Some(note) = valence_only_charges(&mut wf) {
+            w.push(note);
+        }
         w.extend(check_and_correct(&mut wf, &trial_corrections()));
         Ok((wf, w))
     };
@@ -297,11 +315,85 @@ pub(super) fn read_record(
 /// True for a closed shell written as alpha orbitals only with occupations per spin (Q-Chem's
 /// restricted files): every occupation 0 or 1, and twice their sum is the electron count of the
 /// neutral molecule, or the file comes from Q-Chem.
-pub(super) fn closed_shell_per_spin(occupations: &[f64], atoms: &[Atom], program: Option<&str>) -> bool {
+/// `electrons`: the electron count the file states (Molpro's `_NELEC`), which decides alone where
+/// given (an open shell's alpha file can hold half the nuclear charge's electrons).
+pub(super) fn closed_shell_per_spin(
+    occupations: &[f64],
+    atoms: &[Atom],
+    program: Option<&str>,
+    electrons: Option<f64>,
+) -> bool {
     if !occupations.iter().all(|&o| o == 0.0 || o == 1.0) {
         return false;
     }
     let sum: f64 = occupations.iter().sum();
+    if let Some(n) = electrons {
+        return sum > 0.0 && (2.0 * sum - n).abs() < 1e-9;
+    }
     let electrons: f64 = atoms.iter().map(|a| a.z).sum();
     sum > 0.0 && ((2.0 * sum - electrons).abs() < 1e-9 || program == Some("Q-Chem"))
+}
+
+/// The electron count of Molpro's `[Molpro variables]` section (`_NELEC= 27.0`), when present.
+fn molpro_electrons(sections: &[Section]) -> Option<f64> {
+    let s = sections.iter().find(|s| s.name == "molpro variables")?;
+    s.body.iter().find_map(|l| {
+        let (k, v) = l.text.split_once('=')?;
+        (k.trim() == "_NELEC")
+            .then(|| v.trim().replace(['D', 'd'], "E").parse::<f64>().ok())
+            .flatten()
+            .filter(|n| n.is_finite() && *n >= 0.0)
+    })
+}
+
+/// Core electrons that valence-only methods (xtb's GFN methods, semiempirical codes) leave out: the
+/// noble-gas core, and the filled d shell from Ga on; `None` past Xe.
+fn valence_core(z: f64) -> Option<f64> {
+    let core = match z.round() as i64 {
+        1..=2 => 0,
+        3..=10 => 2,
+        11..=18 => 10,
+        19..=30 => 18,
+        31..=36 => 28,
+        37..=48 => 36,
+        49..=54 => 46,
+        _ => return None,
+    };
+    Some(f64::from(core))
+}
+
+/// A valence-only wavefunction (xtb writes Molden files with the full atomic numbers but orbitals
+/// for the valence electrons only): its nuclear charges are taken without the cores, so that the
+/// electron count and the electrostatic potential balance. Recognised when the electrons fall short
+/// of the atomic numbers by the cores (within a charge of 3) and no occupied orbital lies deeper
+/// than -1.5 hartree, where every core orbital from Li on lies. Returns the note to give.
+fn valence_only_charges(wf: &mut Wavefunction) -> Option<String> {
+    let cores: Vec<f64> = wf
+        .atoms
+        .iter()
+        .map(|a| valence_core(a.nuclear_charge))
+        .collect::<Option<_>>()?;
+    let core_sum: f64 = cores.iter().sum();
+    let z: f64 = wf.atoms.iter().map(|a| a.nuclear_charge).sum();
+    let electrons = wf.n_electrons();
+    let charge = z - core_sum - electrons;
+    if core_sum < 1.0 || charge.abs() > 3.0 + 1e-6 || (charge - charge.round()).abs() > 1e-6 {
+        return None;
+    }
+    let deepest = std::iter::once(&wf.alpha)
+        .chain(wf.beta.as_ref())
+        .flat_map(|s| s.energies_hartree.iter().zip(&s.occupations))
+        .filter(|(_, o)| **o > 0.0)
+        .map(|(e, _)| *e)
+        .fold(f64::INFINITY, f64::min);
+    // Energies of 0 (natural orbitals) tell nothing.
+    if !(deepest > -1.5 && deepest < 0.0) {
+        return None;
+    }
+    for (a, c) in wf.atoms.iter_mut().zip(&cores) {
+        a.nuclear_charge -= c;
+    }
+    Some(format!(
+        "the orbitals hold {electrons} electrons, none deeper than {deepest:.2} hartree: a valence-only wavefunction (as xtb writes); the nuclear charges are taken without their {core_sum} core electrons (charge {charge:+})"
+    ))
 }

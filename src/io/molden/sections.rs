@@ -1,4 +1,5 @@
-//! Sections of a Molden record: the pure flags, `[Atoms]`, `[GTO]`, `[MO]` and `[GEOMETRIES]`.
+//! Sections of a Molden record: the pure flags, `[Atoms]` (with `[Pseudo]` effective charges), `[GTO]`,
+//! `[MO]` and `[GEOMETRIES]`.
 
 use super::*;
 
@@ -51,6 +52,45 @@ pub(super) fn tokens(s: &str) -> Vec<&str> {
     s.split_whitespace().collect()
 }
 
+/// Core electron counts of effective core potentials (closed shells: He, Ne, Ar, [Ar]3d, Kr,
+/// [Kr]4d, [Kr]4d4f, [Xe]4f, [Xe]4f5d, [Rn]5f).
+const ECP_CORE_SIZES: [i64; 10] = [2, 10, 18, 28, 36, 46, 60, 68, 78, 92];
+
+/// Effective nuclear charges of a `[Pseudo]` section (Molden2AIM, Multiwfn: "Fe 1 16", atom name,
+/// 1-based atom number, charge less the core electrons) applied to `atoms`.
+pub(super) fn apply_pseudo(path: &Path, sec: &Section, atoms: &mut [Atom]) -> Result<(), ReadError> {
+    for l in &sec.body {
+        let t = tokens(&l.text);
+        if t.is_empty() {
+            continue;
+        }
+        let (Some(index), Some(charge)) = (
+            t.get(1).and_then(|v| v.parse::<usize>().ok()),
+            t.get(2)
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|c| c.is_finite() && *c >= 0.0),
+        ) else {
+            return Err(ReadError::line(
+                path,
+                l.number,
+                format!(
+                    "expected a [Pseudo] line 'name atom-number charge', found {:?}",
+                    shorten(l.text.trim())
+                ),
+            ));
+        };
+        let Some(atom) = index.checked_sub(1).and_then(|i| atoms.get_mut(i)) else {
+            return Err(ReadError::line(
+                path,
+                l.number,
+                format!("[Pseudo] names atom {index}, but [Atoms] has {}", atoms.len()),
+            ));
+        };
+        atom.z = charge;
+    }
+    Ok(())
+}
+
 /// Atoms of `[Atoms]`, and a warning when the unit had to be assumed.
 pub(super) fn read_atoms(path: &Path, sec: &Section) -> Result<(Vec<Atom>, Option<String>), ReadError> {
     let args = sec.args.to_ascii_lowercase();
@@ -92,11 +132,17 @@ pub(super) fn read_atoms(path: &Path, sec: &Section) -> Result<(Vec<Atom>, Optio
             ));
         }
         let z = parse_i64(path, l.number, "the atomic number", t[2].as_bytes())?;
-        let element = u32::try_from(z)
-            .ok()
-            .filter(|&z| z > 0)
-            .and_then(Element::from_number)
-            .or_else(|| Element::from_symbol(t[0].trim_end_matches(|c: char| c.is_ascii_digit() || c == '_')))
+        let named = Element::from_symbol(t[0].trim_end_matches(|c: char| c.is_ascii_digit() || c == '_'));
+        // With an effective core potential the third column is the nuclear charge less the core
+        // electrons (PySCF, ORCA: "Mo 1 14"): the name gives the element when its atomic number
+        // exceeds the column by the size of a closed-shell core.
+        let ecp_core = named.filter(|e| {
+            let core = i64::from(e.number()) - z;
+            z > 0 && ECP_CORE_SIZES.contains(&core)
+        });
+        let element = ecp_core
+            .or_else(|| u32::try_from(z).ok().filter(|&z| z > 0).and_then(Element::from_number))
+            .or(named)
             .unwrap_or(Element::UNKNOWN);
         let mut p = [0.0; 3];
         for k in 0..3 {

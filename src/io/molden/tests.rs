@@ -94,3 +94,30 @@ fn rejects_bad_input_with_lines() {
     assert!(read(p, b"").is_err());
     assert!(read(p, H2.replace("[MO]", "[XX]").as_bytes()).is_err());
 }
+
+#[test]
+fn effective_core_charges_keep_the_element() {
+    let p = Path::new("ecp.molden");
+    let basis = "[GTO]\n1 0\n s 1 1.0\n 1.0 1.0\n\n2 0\n s 1 1.0\n 1.0 1.0\n\n3 0\n s 1 1.0\n 1.0 1.0\n\n[MO]\n Ene= -0.5\n Spin= Alpha\n Occup= 2.0\n 1 1.0\n";
+    // PySCF and ORCA write the charge less the ECP core: Mo 42 - 28, Cl 17 - 10. "Ca" over 6 is no
+    // ECP core (20 - 6 = 14): the number decides.
+    let pyscf = format!("[Molden Format]\n[Atoms] AU\nMo 1 14 0 0 0\nCl 2 7 0 0 4.5\nCa 3 6 0 0 -3\n{basis}");
+    let wf = &read(p, pyscf.as_bytes()).unwrap().wavefunctions[0];
+    let got: Vec<(Element, f64)> = wf.atoms.iter().map(|a| (a.element, a.nuclear_charge)).collect();
+    let want = [
+        (Element::from_number(42).unwrap(), 14.0),
+        (Element::from_number(17).unwrap(), 7.0),
+        (Element::from_number(6).unwrap(), 6.0),
+    ];
+    assert_eq!(got, want);
+    // Molden2AIM and Multiwfn give the full number in [Atoms] and the effective charge in [Pseudo].
+    let pseudo =
+        format!("[Molden Format]\n[Atoms] AU\nFe 1 26 0 0 0\nH 2 1 0 0 3\nH 3 1 0 0 -3\n[Pseudo]\nFe 1 16\n{basis}");
+    let wf = &read(p, pseudo.as_bytes()).unwrap().wavefunctions[0];
+    assert_eq!(wf.atoms[0].element, Element::from_number(26).unwrap());
+    assert_eq!(wf.atoms[0].nuclear_charge, 16.0);
+    assert_eq!(wf.atoms[1].nuclear_charge, 1.0);
+    let bad = pseudo.replace("Fe 1 16", "Fe 9 16");
+    let e = read(p, bad.as_bytes()).err().unwrap().to_string();
+    assert!(e.contains("ecp.molden:") && e.contains("[Pseudo]"), "{e}");
+}
