@@ -43,7 +43,7 @@ impl super::state::AppState {
                 };
                 Some(format!("{how} of {n} charges{mean}, {model}{above}"))
             }
-            FieldChoice::WavefunctionPotential => Some("nuclei and electron density, vacuum".into()),
+            FieldChoice::WavefunctionPotential => Some("wavefunction: nuclei and electron density, vacuum".into()),
             FieldChoice::PotentialPb { .. } if self.esp.ramp_above && !on_lattice => Some(format!(
                 "{}, {} A above the surface",
                 self.pb.legend(),

@@ -96,11 +96,8 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
             if p.sub() == "off" {
                 return cmds(vec![Command::SetShowSlice(false)]);
             }
-            if state.main_field().is_none() {
-                return Err(problem(
-                    p.column,
-                    "slice: there is no field to slice; add one with 'field add'",
-                ));
+            if let Err(e) = state.main_slice_field() {
+                return Err(problem(p.column, e));
             }
             let normal = match p.text("axis") {
                 Some("x") => SliceNormal::X,
@@ -136,7 +133,11 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                     if i >= n {
                         return Err(problem(
                             p.column_of("index"),
-                            format!("frame {i}: the document has {n} frames (0 to {})", n.saturating_sub(1)),
+                            match n {
+                                0 => format!("frame {i}: the document has no frames"),
+                                1 => format!("frame {i}: the document has one frame (frame 0)"),
+                                _ => format!("frame {i}: the document has {n} frames (0 to {})", n - 1),
+                            },
                         ));
                     }
                     cmds(vec![Command::SetFrame(i)])

@@ -230,9 +230,14 @@ fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, co
         if ui.selectable_label(!is_slice, "Isosurface").clicked() && is_slice {
             commands.push(Command::EditRep(id, RepEdit::FieldStyle(FieldStyle::Isosurface)));
         }
+        // A slice of the molecular surface's level says nothing a chemist reads.
+        let can_slice = is_slice || !matches!(f.field, FieldChoice::MolSurf { .. });
         if ui
-            .selectable_label(is_slice, "Slice")
+            .add_enabled(can_slice, egui::Button::selectable(is_slice, "Slice"))
             .on_hover_text("One slice is drawn: the topmost visible slice representation")
+            .on_disabled_hover_text(
+                "A molecular surface has no values to slice: add a slice of the potential it is coloured by (Add menu)",
+            )
             .clicked()
             && !is_slice
         {

@@ -1,0 +1,272 @@
+//! A newcomer's first hour, driven through egui_kittest on the whole window: what a chemist who
+//! knows VMD or GaussView tries first, and reads.
+//!
+//! - adk (tests/data/md/adk.psf + adk_dims.dcd): a molecular surface coloured by the charges'
+//!   potential, then `slice z 0.1`: the slice is of the potential (kT/e), not of the surface's own
+//!   dimensionless level (which drew a uniformly blue plane); a surface without colouring refuses
+//!   the slice with one message, and its editor's "Slice" button is disabled. The Add menu names
+//!   both potentials' slices apart ("Slice of potential" was the Poisson-Boltzmann one).
+//! - threonine (tests/data/qm/threonine_hf_631gs_sph.molden.gz): labels read as the Molden file
+//!   names its atoms ("C1", "O5", "H9"), not "QM1:H" for every hydrogen; a measurement on a white
+//!   background is drawn in a colour that can be read on it; `frame 5` on a single geometry says
+//!   "one frame".
+//! - A text file opened as a molecule: the whole message fits in the window (it ran off its
+//!   right edge).
+//! - A script that waited for the view reports every command it ran, not only those after the
+//!   wait.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use egui::Key;
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use orbitfield::app::fields::{FieldBackend, FieldChoice, FieldService, InlineBackend};
+use orbitfield::app::reps::FieldStyle;
+use orbitfield::app::settings::Settings;
+use orbitfield::app::state::{AppState, Command};
+use std::path::PathBuf;
+
+#[path = "common/journey.rs"]
+mod journey;
+use journey::{type_command, window};
+
+fn data(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+}
+
+/// A state with `files` open; with `engine`, the CPU engine computes fields inline on a
+/// 32-point lattice (potentials every 3 A).
+fn opened(files: &[&str], engine: bool) -> AppState {
+    let backend = if engine {
+        orbitfield::app::blocking_engine().map(|e| Box::new(InlineBackend::new(e)) as Box<dyn FieldBackend>)
+    } else {
+        None
+    };
+    let settings = Settings {
+        lattice_points: 32,
+        potential_spacing_angstrom: 3.0,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(
+        settings,
+        FieldService::new(backend, orbitfield::app::default_extractor()),
+    );
+    state.apply(Command::OpenFiles(files.iter().map(|f| data(f)).collect()));
+    state
+}
+
+/// Types `line` into the command line and presses Enter; returns what is shown under the line.
+fn type_line(harness: &mut Harness<'static, AppState>, line: &str) -> Option<(bool, String)> {
+    harness.get_by_label(orbitfield::ui::console::LABEL).focus();
+    harness.run();
+    harness.get_by_label(orbitfield::ui::console::LABEL).type_text(line);
+    harness.run();
+    harness.key_press(Key::Enter);
+    harness.run();
+    harness.state().panels.console.message.clone()
+}
+
+/// The slice representations: (field, visible).
+fn slices(state: &AppState) -> Vec<(FieldChoice, bool)> {
+    state
+        .reps()
+        .fields()
+        .filter(|(_, f)| matches!(f.style, FieldStyle::Slice(_)))
+        .map(|(r, f)| (f.field, r.visible))
+        .collect()
+}
+
+#[test]
+fn a_slice_typed_on_a_coloured_molecular_surface_cuts_its_potential() {
+    let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], true));
+    harness.run();
+    assert!(
+        harness.state().document().is_some(),
+        "{}",
+        harness.state().panels.status
+    );
+
+    // A plain molecular surface: nothing to read on a slice of it.
+    type_command(&mut harness, "rep delete all");
+    type_command(&mut harness, "rep add surface resid 1 to 30");
+    let slice_buttons = harness.get_all_by_label("Slice").collect::<Vec<_>>();
+    assert_eq!(slice_buttons.len(), 1, "the surface's editor has one Slice button");
+    assert!(
+        slice_buttons[0].accesskit_node().is_disabled(),
+        "a molecular surface's own level cannot be sliced"
+    );
+    let message = type_line(&mut harness, "slice z 0.1");
+    let (error, text) = message.expect("the line says why");
+    assert!(error, "{text}");
+    assert!(
+        text.contains("a molecular surface has no values to slice") && text.contains("field add pb"),
+        "{text}"
+    );
+    assert!(slices(harness.state()).is_empty(), "no blue plane was added");
+    // The failed line stays for correcting; the user clears it.
+    harness.state_mut().panels.console.input.clear();
+
+    // Coloured by the charges' potential, the surface's slice is of that potential, in kT/e.
+    type_command(&mut harness, "color 1 potential");
+    type_command(&mut harness, "slice z 0.1");
+    assert_eq!(
+        slices(harness.state()),
+        vec![(FieldChoice::Potential, true)],
+        "the slice cuts the potential the surface is coloured by"
+    );
+    let t0 = std::time::Instant::now();
+    let legend = loop {
+        harness.step();
+        if let Some(l) = harness
+            .state()
+            .legends()
+            .into_iter()
+            .find(|l| l.title.ends_with(", slice"))
+        {
+            break l;
+        }
+        assert!(t0.elapsed().as_secs() < 120, "the slice never arrived");
+    };
+    // Charges without radii: eps = 4r, in kcal/mol/e (as ChimeraX's coulombic).
+    assert_eq!(legend.unit, "kcal/mol/e");
+    assert!(legend.title.starts_with("potential ("), "{}", legend.title);
+    assert!(
+        legend.range[0] < 0.0 && legend.range[1] > 0.0,
+        "a protein's potential has both signs: {:?}",
+        legend.range
+    );
+    // Off again.
+    type_command(&mut harness, "slice off");
+    assert!(slices(harness.state()).iter().all(|(_, visible)| !visible));
+}
+
+#[test]
+fn the_add_menu_names_each_potential_and_its_slice_apart() {
+    let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
+    harness.run();
+    for label in [
+        "Potential (charges)",
+        "Potential (Poisson-Boltzmann)",
+        "Slice of potential (charges)",
+        "Slice of potential (Poisson-Boltzmann)",
+    ] {
+        assert!(harness.query_by_label(label).is_some(), "the Add menu offers '{label}'");
+    }
+    assert!(
+        harness.query_by_label("Slice of potential").is_none(),
+        "no slice entry leaves its potential unnamed"
+    );
+    assert_eq!(
+        harness.state().describe_field(FieldChoice::PotentialPb { revision: 0 }),
+        "potential (Poisson-Boltzmann)",
+        "the representation list and field menus name the model"
+    );
+}
+
+/// The atoms of a Molden file's [Atoms] section as the file names them: label and number.
+fn molden_atom_names(path: &std::path::Path) -> Vec<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    text.lines()
+        .skip_while(|l| !l.starts_with("[Atoms]"))
+        .skip(1)
+        .take_while(|l| !l.starts_with('['))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            format!("{}{}", w[0], w[1])
+        })
+        .collect()
+}
+
+#[test]
+fn a_molecules_labels_and_measurements_read_as_a_chemist_expects() {
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    type_command(&mut harness, "label all");
+    let st = harness.state();
+    let want = molden_atom_names(&data("qm/threonine_hf_631gs_sph.molden.gz"));
+    assert_eq!(want.len(), 17);
+    let got: Vec<String> = st.tools.labels.atoms.iter().map(|&a| st.label_text(a)).collect();
+    assert_eq!(got, want, "labels name the atoms as the Molden file does");
+
+    // A distance on a white background: its colour has a contrast of at least 3 against it (WCAG's
+    // large-text threshold); the default amber has 1.5 against white.
+    type_command(&mut harness, "measure distance 1 2");
+    let contrast = |fg: egui::Color32, bg: [u8; 3]| {
+        let lum = |c: [u8; 3]| {
+            let l = c.map(|x| {
+                let x = f64::from(x) / 255.0;
+                if x <= 0.04045 {
+                    x / 12.92
+                } else {
+                    ((x + 0.055) / 1.055).powf(2.4)
+                }
+            });
+            0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2]
+        };
+        let (a, b) = (lum([fg.r(), fg.g(), fg.b()]), lum(bg));
+        (a.max(b) + 0.05) / (a.min(b) + 0.05)
+    };
+    let on_dark = orbitfield::ui::measure::measurement_color(harness.state());
+    assert!(contrast(on_dark, harness.state().settings.background_srgb()) >= 3.0);
+    type_command(&mut harness, "set background white");
+    let st = harness.state();
+    assert_eq!(st.settings.background_srgb(), [255, 255, 255]);
+    let on_white = orbitfield::ui::measure::measurement_color(st);
+    let c = contrast(on_white, [255, 255, 255]);
+    assert!(c >= 3.0, "measurement colour {on_white:?} on white: contrast {c:.2}");
+    type_command(&mut harness, "set background #e0e0e0");
+    let on_grey = orbitfield::ui::measure::measurement_color(harness.state());
+    assert!(
+        contrast(on_grey, [224, 224, 224]) >= 3.0,
+        "a light chosen colour counts as light"
+    );
+
+    // A single geometry: "one frame", not "1 frames (0 to 0)".
+    let (error, text) = type_line(&mut harness, "frame 5").expect("a message");
+    assert!(error);
+    assert!(
+        text.ends_with("frame 5: the document has one frame (frame 0)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_unreadable_file_is_explained_in_full_inside_the_window() {
+    let state = opened(&["qm/README.md"], false);
+    assert!(state.document().is_none());
+    let mut harness = window(state);
+    harness.run();
+    let status = harness.state().panels.status.clone();
+    assert!(status.contains("unknown file format"), "{status}");
+    let node = harness.get_by_label_contains("unknown file format");
+    let rect = node.rect();
+    assert!(
+        rect.max.x <= 1280.0 && rect.min.x >= 0.0 && rect.max.y <= 800.0,
+        "the message lies inside the 1280x800 window: {rect:?}"
+    );
+    assert!(rect.height() > 20.0, "a message this long wraps: {rect:?}");
+    assert!(status.ends_with("volume (cube, dx) file"), "{status}");
+}
+
+#[test]
+fn a_script_that_waited_for_the_view_reports_every_command() {
+    let mut state = opened(&["qm/water_hf_631gs_sph.molden.gz"], false);
+    // Four commands ran before the script waited for the view; two remain.
+    let resume = orbitfield::app::console::ScriptResume {
+        text: "frame 0; label all".into(),
+        base_dir: data("qm"),
+        file: Some(PathBuf::from("scene.ofc")),
+        first_line: 5,
+        skip: 0,
+        done: 4,
+    };
+    let report = orbitfield::script::resume(&mut state, &resume).unwrap();
+    assert_eq!(report.statements, 6, "the four before the wait and the two after");
+    assert!(!report.waiting);
+}
