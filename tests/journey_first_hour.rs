@@ -2,14 +2,16 @@
 //! knows VMD or GaussView tries first, and reads.
 //!
 //! - adk (tests/data/md/adk.psf + adk_dims.dcd): a molecular surface coloured by the charges'
-//!   potential, then `slice z 0.1`: the slice is of the potential (kT/e), not of the surface's own
+//!   potential, then `slice z 0.1`: the slice is of the potential (kcal/mol/e), not of the surface's own
 //!   dimensionless level (which drew a uniformly blue plane); a surface without colouring refuses
 //!   the slice with one message, and its editor's "Slice" button is disabled. The Add menu names
 //!   both potentials' slices apart ("Slice of potential" was the Poisson-Boltzmann one).
 //! - threonine (tests/data/qm/threonine_hf_631gs_sph.molden.gz): labels read as the Molden file
 //!   names its atoms ("C1", "O5", "H9"), not "QM1:H" for every hydrogen; a measurement on a white
 //!   background is drawn in a colour that can be read on it; `frame 5` on a single geometry says
-//!   "one frame".
+//!   "one frame"; an isovalue of -0.03 for an orbital is the pair ±0.03 (it was dropped without a
+//!   word), below zero for the density is refused in words, and one beyond every value says that
+//!   nothing can be drawn.
 //! - A text file opened as a molecule: the whole message fits in the window (it ran off its
 //!   right edge).
 //! - A script that waited for the view reports every command it ran, not only those after the
@@ -269,4 +271,37 @@ fn a_script_that_waited_for_the_view_reports_every_command() {
     let report = orbitfield::script::resume(&mut state, &resume).unwrap();
     assert_eq!(report.statements, 6, "the four before the wait and the two after");
     assert!(!report.waiting);
+}
+
+#[test]
+fn an_isovalue_below_zero_or_beyond_the_values_is_explained() {
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], true));
+    harness.run();
+    let homo = harness.state().panel_field_id().expect("the HOMO is shown");
+    // An orbital is drawn at +iso and -iso: "-0.03" is that pair.
+    type_command(&mut harness, "iso -0.03");
+    assert_eq!(harness.state().reps().field(homo).unwrap().iso.value, Some(0.03));
+    let t0 = std::time::Instant::now();
+    while harness.state().reps().field(homo).unwrap().pipeline.shown.is_none() {
+        harness.step();
+        assert!(t0.elapsed().as_secs() < 60, "the HOMO never arrived");
+    }
+    // Beyond every value: the panel says nothing can be drawn, and how far the values reach.
+    type_command(&mut harness, "iso 5");
+    harness.run();
+    let notes = harness
+        .query_all_by_label_contains("surface at ±5.00 a.u.: nothing to draw, the values reach only ±0.")
+        .count();
+    assert!(notes >= 1, "the isovalue's note says nothing is drawn");
+    // The density has no negative values: one message, and the isovalue stays.
+    type_command(&mut harness, "field add density");
+    let density = harness.state().panel_field_id().unwrap();
+    let before = harness.state().reps().field(density).unwrap().iso.value;
+    let (error, text) = type_line(&mut harness, "iso -0.002").expect("a message");
+    assert!(error);
+    assert!(
+        text.ends_with("iso -0.002: the electron density is never negative; give a value above 0"),
+        "{text}"
+    );
+    assert_eq!(harness.state().reps().field(density).unwrap().iso.value, before);
 }

@@ -85,6 +85,22 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                     format!("iso: {v} is not a usable isovalue"),
                 ));
             }
+            // A free energy's surfaces are at negative values; a field of both signs is drawn at
+            // +iso and -iso, so "-0.03" means the same pair; a field of one sign has no surface
+            // below zero (the edit would be dropped without a word).
+            let value = if value > 0.0 || matches!(rep.field, FieldChoice::Ils(_)) {
+                value
+            } else if rep.field.is_signed() {
+                value.abs()
+            } else {
+                return Err(problem(
+                    p.column_of("value"),
+                    format!(
+                        "iso {v}: the {} is never negative; give a value above 0",
+                        state.describe_field(rep.field)
+                    ),
+                ));
+            };
             let mode = if relative {
                 IsoMode::RelativeToMax
             } else {
