@@ -12,6 +12,8 @@
 //!   "one frame"; an isovalue of -0.03 for an orbital is the pair ±0.03 (it was dropped without a
 //!   word), below zero for the density is refused in words, and one beyond every value says that
 //!   nothing can be drawn.
+//! - A saved session reopens with its measurements, labels and chosen background (it kept only the
+//!   files, representations, frame and camera).
 //! - A text file opened as a molecule: the whole message fits in the window (it ran off its
 //!   right edge).
 //! - A script that waited for the view reports every command it ran, not only those after the
@@ -304,4 +306,35 @@ fn an_isovalue_below_zero_or_beyond_the_values_is_explained() {
         "{text}"
     );
     assert_eq!(harness.state().reps().field(density).unwrap().iso.value, before);
+}
+
+#[test]
+fn a_saved_session_reopens_with_its_measurements_labels_and_background() {
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    type_command(&mut harness, "measure distance 1 2");
+    type_command(&mut harness, "measure dihedral 5 4 3 7");
+    type_command(&mut harness, "label element O");
+    type_command(&mut harness, "set background #203040");
+    let dir = std::env::temp_dir().join(format!("orbitfield_first_hour_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("threonine.ron");
+    type_command(&mut harness, &format!("save session {}", path.display()));
+    type_command(&mut harness, "close");
+    type_command(&mut harness, "set background dark");
+    assert!(harness.state().tools.measure.list.is_empty());
+
+    type_command(&mut harness, &format!("open session {}", path.display()));
+    let st = harness.state();
+    let measured: Vec<Vec<usize>> = st.tools.measure.list.iter().map(|m| m.atoms.clone()).collect();
+    // Atoms numbered from 1 in the commands, from 0 inside.
+    assert_eq!(measured, vec![vec![0, 1], vec![4, 3, 2, 6]]);
+    // The Molden file's oxygens are its atoms 5, 6 and 8.
+    let mut labelled = st.tools.labels.atoms.clone();
+    labelled.sort_unstable();
+    assert_eq!(labelled, vec![4, 5, 7]);
+    assert_eq!(st.settings.background_srgb(), [0x20, 0x30, 0x40]);
+    // The Measurements panel lists both again.
+    assert!(harness.query_by_label("Delete all measurements").is_some());
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -14,7 +14,7 @@ use super::state::AppState;
 pub const MAX_LABELS: usize = 2000;
 
 /// What a label says.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LabelFormat {
     /// "CA"
     Name,
