@@ -14,6 +14,8 @@
 //!   nothing can be drawn.
 //! - A saved session reopens with its measurements, labels and chosen background (it kept only the
 //!   files, representations, frame and camera).
+//! - The View section's background buttons and depth cue stay inside the left panel (the last
+//!   button was cut off at its edge); the movie dialog says "1 frame".
 //! - A text file opened as a molecule: the whole message fits in the window (it ran off its
 //!   right edge).
 //! - A script that waited for the view reports every command it ran, not only those after the
@@ -337,4 +339,68 @@ fn a_saved_session_reopens_with_its_measurements_labels_and_background() {
     // The Measurements panel lists both again.
     assert!(harness.query_by_label("Delete all measurements").is_some());
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_view_sections_background_and_depth_cue_fit_the_left_panel() {
+    let state = opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false);
+    let mut harness = Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
+        |ui, state: &mut AppState| {
+            orbitfield::ui::main_ui(ui, state);
+            state.apply_pending();
+            // The left panel's rectangle, kept by egui under the id it derives from its name.
+            let id = ui.scope_id().with_salt(egui::IdSalt::new("orbitfield_left"));
+            if let Some(p) = egui::containers::panel::PanelState::load(ui.ctx(), id) {
+                ui.ctx()
+                    .data_mut(|d| d.insert_temp(egui::Id::unique("first_hour_left_panel"), p.outer_rect));
+            }
+        },
+        state,
+    );
+    harness.run();
+    // The left panel's "View" section (the menu bar has a "View" of its own, further up).
+    let header_y = {
+        let header = harness
+            .get_all_by_label("View")
+            .max_by(|a, b| a.rect().min.y.total_cmp(&b.rect().min.y))
+            .unwrap();
+        header.click();
+        header.rect().min.y
+    };
+    harness.run();
+    harness.run();
+    let panel: egui::Rect = harness
+        .ctx
+        .data(|d| d.get_temp(egui::Id::unique("first_hour_left_panel")))
+        .expect("the left panel is shown");
+    assert!(panel.width() < 300.0, "the panel stays narrow: {panel:?}");
+    let mut checked = 0;
+    for label in ["Black", "White", "Grey", "Depth cue", "Dark background", "Fit"] {
+        for node in harness.get_all_by_label(label) {
+            let r = node.rect();
+            if r.min.x >= panel.min.x && r.min.x < panel.max.x && r.min.y > header_y {
+                assert!(
+                    r.max.x <= panel.max.x,
+                    "'{label}' runs past the left panel's edge: {r:?} in {panel:?}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 6, "the View section's controls were found ({checked})");
+    // The depth cue's slider sits in the panel too, its value readable.
+    let slider = harness.get_by_value("0.40");
+    assert!(slider.rect().max.x <= panel.max.x, "{:?} in {panel:?}", slider.rect());
+}
+
+#[test]
+fn the_movie_dialog_counts_one_frame_in_the_singular() {
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    harness.get_by_label("File").click();
+    harness.run();
+    harness.get_by_label("Record movie…").click();
+    harness.run();
+    assert!(harness.query_by_label_contains("1 frame, 0.0 s").is_some());
+    assert!(harness.query_by_label_contains("1 frames").is_none());
 }

@@ -209,8 +209,9 @@ fn movie_window(ctx: &egui::Context, state: &mut AppState) {
         match &frames {
             Ok(f) => ui.label(
                 RichText::new(format!(
-                    "{} frames, {:.1} s; {}",
+                    "{} frame{}, {:.1} s; {}",
                     f.len(),
+                    if f.len() == 1 { "" } else { "s" },
                     f.len() as f32 / d.fps.max(1.0),
                     match d.format {
                         MovieFormat::Mp4 => "H.264 (baseline, 4:2:0): plays in slides and browsers",
