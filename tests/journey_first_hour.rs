@@ -404,3 +404,49 @@ fn the_movie_dialog_counts_one_frame_in_the_singular() {
     assert!(harness.query_by_label_contains("1 frame, 0.0 s").is_some());
     assert!(harness.query_by_label_contains("1 frames").is_none());
 }
+
+/// The orbital energies (hartree) of a Molden file's [MO] section, in file order.
+fn molden_energies(path: &std::path::Path) -> Vec<f64> {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("Ene="))
+        .map(|v| v.trim().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn the_orbital_panel_gives_the_gap_and_keeps_its_column_names_in_view() {
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    harness.run();
+    // Threonine, C4H9NO3: 64 electrons, the HOMO is orbital 32 of the file.
+    let e = molden_energies(&data("qm/threonine_hf_631gs_sph.molden.gz"));
+    let gap_ev = (e[32] - e[31]) * 27.211_386_245_988;
+    let want = format!("gap {gap_ev:.3} eV");
+    assert!(harness.query_by_label(&want).is_some(), "the panel says '{want}'");
+    // The column names sit above the scrolled list, and above the HOMO's row.
+    let homo_row = harness.get_by_label("32 HOMO").rect();
+    let follow = harness.get_by_label("hartree").rect();
+    for name in ["orbital", "energy", "occ."] {
+        let r = harness.get_by_label(name).rect();
+        assert!(
+            r.max.y <= homo_row.min.y,
+            "'{name}' above the list: {r:?} vs {homo_row:?}"
+        );
+        // Not scrolled away under the diagram: the diagram lies between it and the units.
+        assert!(r.min.y >= follow.max.y + 150.0, "'{name}' in view: {r:?}");
+        assert!(r.max.x <= 1280.0);
+    }
+    // Symmetry labels of C1 ("A" everywhere) say nothing, and "2.00 A" read as a length.
+    assert!(harness.query_by_label("sym.").is_none());
+    assert!(harness.query_by_label("A").is_none());
+    // In hartree, the same gap.
+    harness.get_by_label("hartree").click();
+    harness.run();
+    let want = format!("gap {:.5} Eh", e[32] - e[31]);
+    assert!(harness.query_by_label(&want).is_some(), "the panel says '{want}'");
+}

@@ -84,35 +84,63 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
         if ev != state.settings.energies_in_ev {
             send(state, Command::SetEnergiesInEv(ev));
         }
+        // The frontier orbitals' gap, in the unit chosen beside it.
+        let spin = state.doc.spin;
+        let energy_of = |i: usize| {
+            rows.iter()
+                .find(|r| r.index == i)
+                .map(|r| r.energy_hartree)
+                .filter(|e| e.is_finite())
+        };
+        if let Some(homo) = state.homo_index(spin)
+            && let (Some(h), Some(l)) = (energy_of(homo), energy_of(homo + 1))
+        {
+            ui.label(format!("gap {}", state.format_energy(l - h)))
+                .on_hover_text(format!(
+                    "HOMO-LUMO gap: HOMO {}, LUMO {}",
+                    state.format_energy(h),
+                    state.format_energy(l)
+                ));
+        }
     });
     energy_diagram_ui(ui, state, &rows);
-    follow_ui(ui, state);
     let selected = state.doc.orbital;
     let homo = state.homo_index(state.doc.spin).unwrap_or(0);
+    follow_ui(ui, state);
+    // The column names stay above the list as it scrolls (inside it they scrolled away, leaving
+    // "2.00 A" to be read as a length); the symmetry column only when the file gives symmetries
+    // other than A (C1).
+    let with_symmetry = rows.iter().any(|r| !r.symmetry.is_empty() && r.symmetry != "A");
+    let heading = |ui: &mut egui::Ui, width: f32, text: &str, hover: &str| {
+        cell(ui, width, |ui| {
+            ui.label(RichText::new(text).strong()).on_hover_text(hover);
+        });
+    };
+    ui.horizontal(|ui| {
+        heading(ui, COLUMN_ORBITAL, "orbital", "Number in the file, from 1");
+        heading(ui, COLUMN_ENERGY, "energy", "Orbital energy");
+        heading(ui, COLUMN_OCCUPATION, "occ.", "Occupation (electrons)");
+        if with_symmetry {
+            heading(ui, COLUMN_OCCUPATION, "sym.", "Symmetry label from the file");
+        }
+    });
     egui::ScrollArea::vertical()
         .id_salt("orbital_list")
         .max_height(260.0)
         .show(ui, |ui| {
-            egui::Grid::new("orbital_grid")
-                .striped(true)
-                .num_columns(4)
-                .show(ui, |ui| {
-                    ui.label(RichText::new("#").strong());
-                    ui.label(RichText::new("energy").strong());
-                    ui.label(RichText::new("occ").strong());
-                    ui.label(RichText::new("sym").strong());
-                    ui.end_row();
-                    // Frontier orbitals first in view: list from high to low energy around the gap.
-                    for row in rows
-                        .iter()
-                        .rev()
-                        .filter(|r| r.index + 12 >= homo && r.index <= homo + 12)
-                    {
-                        let text = if row.label.is_empty() {
-                            format!("{}", row.index + 1)
-                        } else {
-                            format!("{} {}", row.index + 1, row.label)
-                        };
+            // Frontier orbitals first in view: list from high to low energy around the gap.
+            for row in rows
+                .iter()
+                .rev()
+                .filter(|r| r.index + 12 >= homo && r.index <= homo + 12)
+            {
+                ui.horizontal(|ui| {
+                    let text = if row.label.is_empty() {
+                        format!("{}", row.index + 1)
+                    } else {
+                        format!("{} {}", row.index + 1, row.label)
+                    };
+                    cell(ui, COLUMN_ORBITAL, |ui| {
                         let r = ui
                             .selectable_label(selected == Some(row.index), text)
                             .on_hover_text("Click: show it in the orbital representation; Shift+click: in a new one");
@@ -123,13 +151,37 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
                             r.scroll_to_me(Some(egui::Align::Center));
                             state.panels.scroll_to_orbital = false;
                         }
+                    });
+                    cell(ui, COLUMN_ENERGY, |ui| {
                         ui.label(state.format_energy(row.energy_hartree));
+                    });
+                    cell(ui, COLUMN_OCCUPATION, |ui| {
                         ui.label(format!("{:.2}", row.occupation));
+                    });
+                    if with_symmetry {
                         ui.label(&row.symmetry);
-                        ui.end_row();
                     }
                 });
+            }
         });
+}
+
+/// Widths of the orbital list's columns (points), shared by the names above the list and its rows.
+const COLUMN_ORBITAL: f32 = 84.0;
+const COLUMN_ENERGY: f32 = 88.0;
+const COLUMN_OCCUPATION: f32 = 36.0;
+
+/// A cell of the orbital list: `width` wide, its content from the left.
+fn cell(ui: &mut egui::Ui, width: f32, content: impl FnOnce(&mut egui::Ui)) {
+    let height = ui.spacing().interact_size.y;
+    ui.allocate_ui_with_layout(
+        egui::vec2(width, height),
+        egui::Layout::left_to_right(egui::Align::Center),
+        |ui| {
+            ui.set_min_width(width);
+            content(ui);
+        },
+    );
 }
 
 /// Horizontal extent of each shown level in the energy diagram: degenerate levels (within 1e-4
