@@ -12,6 +12,9 @@
 //!   "one frame"; an isovalue of -0.03 for an orbital is the pair ±0.03 (it was dropped without a
 //!   word), below zero for the density is refused in words, and one beyond every value says that
 //!   nothing can be drawn.
+//! - Two ions from a PQR: the Poisson-Boltzmann panel names its model once (it was written twice,
+//!   small then bold), and offers "Colour 1.4 A above the surface" for a surface coloured by the
+//!   potential only, not for the potential's own isosurfaces.
 //! - A saved session reopens with its measurements, labels and chosen background (it kept only the
 //!   files, representations, frame and camera).
 //! - The View section's background buttons and depth cue stay inside the left panel (the last
@@ -449,4 +452,91 @@ fn the_orbital_panel_gives_the_gap_and_keeps_its_column_names_in_view() {
     harness.run();
     let want = format!("gap {:.5} Eh", e[32] - e[31]);
     assert!(harness.query_by_label(&want).is_some(), "the panel says '{want}'");
+}
+
+#[test]
+fn the_poisson_boltzmann_panel_names_its_model_once_and_offers_sampling_only_for_a_coloured_surface() {
+    // Two ions 6 A apart, with charges and radii (PQR).
+    let dir = std::env::temp_dir().join(format!("orbitfield_first_hour_pb_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pqr = dir.join("ions.pqr");
+    std::fs::write(
+        &pqr,
+        "ATOM      1 NA    NA     1       0.000   0.000   0.000  1.0000 1.8680\n\
+         ATOM      2 CL    CL     2       6.000   0.000   0.000 -1.0000 2.2700\nEND\n",
+    )
+    .unwrap();
+    let mut state = AppState::new(
+        Settings::default(),
+        FieldService::new(None, orbitfield::app::default_extractor()),
+    );
+    state.apply(Command::OpenFiles(vec![pqr]));
+    assert!(state.document().is_some(), "{}", state.panels.status);
+    let mut harness = window(state);
+    harness.run();
+    type_command(&mut harness, "rep delete all");
+    type_command_stepping(&mut harness, "rep add surface all color pb");
+    settle_pb(&mut harness);
+    let legend = harness.state().pb.legend();
+    assert!(legend.starts_with("Poisson-Boltzmann"), "{legend}");
+    assert_eq!(
+        harness.query_all_by_label(&legend).count(),
+        1,
+        "the model's line '{legend}' is shown once"
+    );
+    assert!(
+        harness
+            .query_by_label(orbitfield::ui::esp_model::RAMP_ABOVE_LABEL)
+            .is_some(),
+        "a surface coloured by the potential can take its colours outside it"
+    );
+    // The potential's own isosurfaces have no colours to sample.
+    type_command_stepping(&mut harness, "field add pb");
+    settle_pb(&mut harness);
+    assert!(
+        harness
+            .state()
+            .panel_field_rep()
+            .is_some_and(|f| orbitfield::app::pb::is_pb(f.field))
+    );
+    assert!(
+        harness
+            .query_by_label(orbitfield::ui::esp_model::RAMP_ABOVE_LABEL)
+            .is_none(),
+        "no sampling option for the potential's own isosurfaces"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Types `line` as [`type_command`] does, stepping frames (a solve's spinner keeps the window
+/// repainting, so it never settles).
+fn type_command_stepping(harness: &mut Harness<'static, AppState>, line: &str) {
+    harness.get_by_label(orbitfield::ui::console::LABEL).focus();
+    harness.run_steps(2);
+    harness.get_by_label(orbitfield::ui::console::LABEL).type_text(line);
+    harness.run_steps(2);
+    harness.key_press(Key::Enter);
+    harness.run_steps(2);
+    let c = &harness.state().panels.console;
+    assert!(
+        c.message.as_ref().is_none_or(|(error, _)| !error),
+        "{line}: {:?}",
+        c.message
+    );
+}
+
+/// Steps frames until the Poisson-Boltzmann solve is done (at most a minute).
+fn settle_pb(harness: &mut Harness<'static, AppState>) {
+    let t0 = std::time::Instant::now();
+    loop {
+        harness.step();
+        let st = harness.state_mut();
+        st.poll_pb();
+        if !st.pb.solving() {
+            break;
+        }
+        assert!(t0.elapsed().as_secs() < 60, "the solve never finished");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    harness.run_steps(2);
 }

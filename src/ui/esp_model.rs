@@ -1,6 +1,7 @@
 //! The field panel's electrostatic model: a combo (Poisson-Boltzmann, eps = s r, Debye-Hueckel,
-//! vacuum) with the chosen model's parameters below it, in their units, and the option that samples
-//! the colours 1.4 A outside the surface (PyMOL's `surface_ramp_above_mode`). Shown when the
+//! vacuum) with the chosen model's parameters below it, in their units, and, for a surface coloured
+//! by the potential, the option that samples the colours 1.4 A outside it (PyMOL's
+//! `surface_ramp_above_mode`). Shown when the
 //! representation the panel edits is, or is coloured by, the charges' potential. The state is
 //! `app::esp_model`'s; Poisson-Boltzmann's own parameters are `ui::pb`'s.
 
@@ -74,12 +75,18 @@ pub fn esp_model_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if chosen != now {
         state.push(Command::SetEspModel(chosen));
     }
-    let model = if chosen.is_pb() {
-        state.pb.legend()
-    } else {
-        chosen.label()
-    };
-    ui.add(egui::Label::new(RichText::new(model).small()).wrap());
+    // Poisson-Boltzmann's line heads its own parameters just below (`ui::pb`): not twice.
+    if !chosen.is_pb() {
+        ui.add(egui::Label::new(RichText::new(chosen.label()).small()).wrap());
+    }
+    // Sampling outside the surface concerns a surface coloured by the potential, not the
+    // potential's own isosurfaces or slice.
+    let colours_a_surface = state
+        .panel_field_rep()
+        .is_some_and(|f| f.is_surface() && f.coloring.is_some_and(|c| is_charges_potential(c.source)));
+    if !colours_a_surface {
+        return;
+    }
     let mut above = state.esp.ramp_above;
     if ui
         .checkbox(&mut above, RAMP_ABOVE_LABEL)
