@@ -15,6 +15,7 @@
 //! - Two ions from a PQR: the Poisson-Boltzmann panel names its model once (it was written twice,
 //!   small then bold), and offers "Colour 1.4 A above the surface" for a surface coloured by the
 //!   potential only, not for the potential's own isosurfaces.
+//! - Undo and redo say what they took back ("undone: the labels"), not only "undone".
 //! - A saved session reopens with its measurements, labels and chosen background (it kept only the
 //!   files, representations, frame and camera).
 //! - The View section's background buttons and depth cue stay inside the left panel (the last
@@ -539,4 +540,29 @@ fn settle_pb(harness: &mut Harness<'static, AppState>) {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     harness.run_steps(2);
+}
+
+#[test]
+fn undo_and_redo_say_what_they_took_back() {
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    type_command(&mut harness, "measure distance 1 2");
+    type_command(&mut harness, "label element O");
+    type_command(&mut harness, "undo");
+    assert!(harness.state().tools.labels.atoms.is_empty());
+    assert_eq!(
+        harness.state().panels.status,
+        "undone: the labels (Ctrl+Shift+Z redoes)"
+    );
+    type_command(&mut harness, "undo");
+    assert!(harness.state().tools.measure.list.is_empty());
+    assert_eq!(
+        harness.state().panels.status,
+        "undone: the measurements (Ctrl+Shift+Z redoes)"
+    );
+    type_command(&mut harness, "redo");
+    assert_eq!(harness.state().tools.measure.list.len(), 1);
+    assert_eq!(harness.state().panels.status, "redone: the measurements");
+    // The status line shows it.
+    assert!(harness.query_by_label("redone: the measurements").is_some());
 }
