@@ -340,6 +340,7 @@ fn a_saved_session_reopens_with_its_measurements_labels_and_background() {
     labelled.sort_unstable();
     assert_eq!(labelled, vec![4, 5, 7]);
     assert_eq!(st.settings.background_srgb(), [0x20, 0x30, 0x40]);
+    assert_eq!(st.panels.status, "session: 2 representations, 2 measurements, 3 labels");
     // The Measurements panel lists both again.
     assert!(harness.query_by_label("Delete all measurements").is_some());
     std::fs::remove_dir_all(&dir).ok();

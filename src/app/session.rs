@@ -293,7 +293,20 @@ impl AppState {
         self.view.dirty.style = true;
         self.view.dirty.slice = true;
         if skipped.is_empty() {
-            self.panels.status = format!("session: {} representations", s.reps.len());
+            let count = |n: usize, what: &str| match n {
+                1 => format!("1 {what}"),
+                n => format!("{n} {what}s"),
+            };
+            let mut status = format!("session: {}", count(s.reps.len(), "representation"));
+            for (n, what) in [
+                (self.tools.measure.list.len(), "measurement"),
+                (self.tools.labels.atoms.len(), "label"),
+            ] {
+                if n > 0 {
+                    status.push_str(&format!(", {}", count(n, what)));
+                }
+            }
+            self.panels.status = status;
         } else {
             self.error(format!("session: skipped {}", skipped.join("; ")));
         }
