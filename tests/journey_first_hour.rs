@@ -16,6 +16,7 @@
 //!   small then bold), and offers "Colour 1.4 A above the surface" for a surface coloured by the
 //!   potential only, not for the potential's own isosurfaces.
 //! - Undo and redo say what they took back ("undone: the labels"), not only "undone".
+//! - The help window lists Escape once, with all it does.
 //! - A saved session reopens with its measurements, labels and chosen background (it kept only the
 //!   files, representations, frame and camera).
 //! - The View section's background buttons and depth cue stay inside the left panel (the last
@@ -566,4 +567,22 @@ fn undo_and_redo_say_what_they_took_back() {
     assert_eq!(harness.state().panels.status, "redone: the measurements");
     // The status line shows it.
     assert!(harness.query_by_label("redone: the measurements").is_some());
+}
+
+#[test]
+fn the_help_lists_each_key_once() {
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    harness.state_mut().panels.show_help = true;
+    harness.run();
+    assert_eq!(
+        harness.query_all_by_label("Escape").count(),
+        1,
+        "Escape has one line saying all it does"
+    );
+    assert!(
+        harness
+            .query_by_label_contains("else stop measuring or labelling")
+            .is_some()
+    );
 }

@@ -16,8 +16,7 @@ pub const TOOL_SHORTCUTS: &[(&str, &str)] = &[
         "2 / 3 / 4",
         "Measure a distance / angle / dihedral: click 2, 3 or 4 atoms",
     ),
-    ("L", "Label atoms by clicking them"),
-    ("Escape", "Stop measuring or labelling"),
+    ("L", "Label atoms by clicking them (Escape stops)"),
 ];
 
 /// The tools' keys (ignored while a text field has focus).
