@@ -586,3 +586,16 @@ fn the_help_lists_each_key_once() {
             .is_some()
     );
 }
+
+#[test]
+fn an_open_shells_spin_units_and_gap_fit_the_orbital_panel() {
+    // O2, UHF: alpha and beta, eV and hartree, and the gap on the panel's first lines.
+    let mut harness = window(opened(&["qm/o2_uhf_ccpvtz_sph.molden.gz"], false));
+    harness.run();
+    harness.run();
+    let gap = harness.get_by_label_contains("gap ").rect();
+    let beta = harness.get_by_label("beta").rect();
+    assert!(gap.max.x <= 1280.0 && beta.max.x <= 1280.0, "{gap:?} {beta:?}");
+    // The panel did not grow past the window either: its list's names are inside it.
+    assert!(harness.get_by_label("occ.").rect().max.x <= 1280.0);
+}

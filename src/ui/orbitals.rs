@@ -69,7 +69,8 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
         ui.label("No wavefunction.");
         return;
     }
-    ui.horizontal(|ui| {
+    // Wrapped: spin, units and the gap do not fit one line of the panel for an open shell.
+    ui.horizontal_wrapped(|ui| {
         if state.is_unrestricted() {
             let mut spin = state.doc.spin;
             ui.selectable_value(&mut spin, Spin::Alpha, "alpha");
@@ -227,6 +228,8 @@ fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app
         .allow_boxed_zoom(false)
         .allow_double_click_reset(false)
         .show_x(false)
+        // The horizontal position only spreads degenerate levels apart: no axis for it.
+        .show_axes([false, true])
         .y_axis_label("eV")
         .show(ui, |plot| {
             for (r, x) in shown.iter().zip(&extents) {
