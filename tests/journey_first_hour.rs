@@ -599,3 +599,37 @@ fn an_open_shells_spin_units_and_gap_fit_the_orbital_panel() {
     // The panel did not grow past the window either: its list's names are inside it.
     assert!(harness.get_by_label("occ.").rect().max.x <= 1280.0);
 }
+
+#[test]
+fn homo_and_lumo_shown_together_are_both_marked_in_the_energy_diagram() {
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    // Shift+click on LUMO in the orbital list: a second orbital representation.
+    harness.get_by_label("33 LUMO").click_modifiers(egui::Modifiers::SHIFT);
+    harness.run();
+    let st = harness.state();
+    let orbitals: Vec<(usize, [f32; 3])> = st
+        .reps()
+        .fields()
+        .filter_map(|(_, f)| match f.field {
+            FieldChoice::Orbital { index, .. } => Some((index, f.colors[0])),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        orbitals.iter().map(|o| o.0).collect::<Vec<_>>(),
+        vec![31, 32],
+        "HOMO and LUMO"
+    );
+    let selected = st.doc.orbital.expect("an orbital is selected");
+    for (index, rgb) in orbitals {
+        let (color, width) = orbitfield::ui::orbitals::level_style(st, index, index <= 31);
+        assert_eq!(width, 3.0, "orbital {} is marked", index + 1);
+        if index != selected {
+            let want: egui::Color32 = egui::Rgba::from_rgb(rgb[0], rgb[1], rgb[2]).into();
+            assert_eq!(color, want, "orbital {} in its representation's colour", index + 1);
+        }
+    }
+    // An orbital shown nowhere keeps the plain style.
+    assert_eq!(orbitfield::ui::orbitals::level_style(st, 30, true).1, 1.5);
+}

@@ -205,6 +205,30 @@ pub fn level_extents(energies_hartree: &[f64]) -> Vec<[f64; 2]> {
     out
 }
 
+/// How the energy diagram draws the level of orbital `index` (of the spin shown): the selected
+/// orbital highlighted, another orbital shown by a visible representation in that representation's
+/// positive-lobe colour (so HOMO and LUMO shown together are both marked), the rest green when
+/// occupied, grey when virtual; (colour, line width in points).
+pub fn level_style(state: &AppState, index: usize, occupied: bool) -> (egui::Color32, f32) {
+    use crate::app::fields::FieldChoice;
+    if state.doc.orbital == Some(index) {
+        return (tokens::SELECTED, 3.0);
+    }
+    let spin = state.doc.spin;
+    let shown_in = state
+        .reps()
+        .fields()
+        .find(|(r, f)| r.visible && f.field == FieldChoice::Orbital { spin, index });
+    match shown_in {
+        Some((_, f)) => {
+            let [r, g, b] = f.colors[0];
+            (egui::Rgba::from_rgb(r, g, b).into(), 3.0)
+        }
+        None if occupied => (tokens::OCCUPIED, 1.5),
+        None => (tokens::VIRTUAL, 1.5),
+    }
+}
+
 /// The energy-level diagram around the frontier orbitals; clicking a level selects its orbital.
 fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app::orbitals::OrbitalRow]) {
     use egui_plot::{Line, Plot, PlotPoints};
@@ -219,7 +243,6 @@ fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app
             .then(a.index.cmp(&b.index))
     });
     let extents = level_extents(&shown.iter().map(|r| r.energy_hartree).collect::<Vec<_>>());
-    let selected = state.doc.orbital;
     let response = Plot::new("energy_levels")
         .height(160.0)
         .allow_drag(false)
@@ -234,13 +257,7 @@ fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app
         .show(ui, |plot| {
             for (r, x) in shown.iter().zip(&extents) {
                 let e = r.energy_hartree * EV_PER_HARTREE;
-                let color = if Some(r.index) == selected {
-                    tokens::SELECTED
-                } else if r.occupied {
-                    tokens::OCCUPIED
-                } else {
-                    tokens::VIRTUAL
-                };
+                let (color, width) = level_style(state, r.index, r.occupied);
                 let name = if r.label.is_empty() {
                     format!("{}", r.index + 1)
                 } else {
@@ -249,7 +266,7 @@ fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app
                 plot.line(
                     Line::new(name, PlotPoints::from(vec![[x[0], e], [x[1], e]]))
                         .color(color)
-                        .width(if Some(r.index) == selected { 3.0 } else { 1.5 }),
+                        .width(width),
                 );
             }
         });
