@@ -2,16 +2,21 @@
 //! knows VMD or GaussView tries first, and reads.
 //!
 //! - adk (tests/data/md/adk.psf + adk_dims.dcd): a molecular surface coloured by the charges'
-//!   potential, then `slice z 0.1`: the slice is of the potential (kcal/mol/e), not of the surface's own
-//!   dimensionless level (which drew a uniformly blue plane); a surface without colouring refuses
-//!   the slice with one message, and its editor's "Slice" button is disabled. The Add menu names
-//!   both potentials' slices apart ("Slice of potential" was the Poisson-Boltzmann one).
+//!   potential, then `slice z 0.1`: the slice is of the potential (kcal/mol/e), not of the
+//!   surface's own dimensionless level (which drew a uniformly blue plane); a surface without
+//!   colouring refuses the slice with one message, and its editor's "Slice" button is disabled.
+//!   The Add menu names both potentials' slices apart ("Slice of potential" was the
+//!   Poisson-Boltzmann one).
 //! - threonine (tests/data/qm/threonine_hf_631gs_sph.molden.gz): labels read as the Molden file
 //!   names its atoms ("C1", "O5", "H9"), not "QM1:H" for every hydrogen; a measurement on a white
 //!   background is drawn in a colour that can be read on it; `frame 5` on a single geometry says
 //!   "one frame"; an isovalue of -0.03 for an orbital is the pair ±0.03 (it was dropped without a
 //!   word), below zero for the density is refused in words, and one beyond every value says that
 //!   nothing can be drawn.
+//! - The orbital panel gives the HOMO-LUMO gap beside its units (checked against the Molden file's
+//!   energies) and keeps its column names above the scrolled list; for an open shell (O2, UHF) the
+//!   spin, unit and gap line wraps inside the panel; HOMO and LUMO shown together (Shift+click)
+//!   are both marked in the energy diagram, each in its representation's colour.
 //! - Two ions from a PQR: the Poisson-Boltzmann panel names its model once (it was written twice,
 //!   small then bold), and offers "Colour 1.4 A above the surface" for a surface coloured by the
 //!   potential only, not for the potential's own isosurfaces.
