@@ -18,8 +18,8 @@
 //!   spin, unit and gap line wraps inside the panel; HOMO and LUMO shown together (Shift+click)
 //!   are both marked in the energy diagram, each in its representation's colour.
 //! - Two ions from a PQR: the Poisson-Boltzmann panel names its model once (it was written twice,
-//!   small then bold), and offers "Colour 1.4 A above the surface" for a surface coloured by the
-//!   potential only, not for the potential's own isosurfaces.
+//!   small then bold), and offers "Colour 1.4 Å above the surface" for a surface coloured by the
+//!   potential only, not for the potential's own isosurfaces; its lengths read in Å, not "A".
 //! - Undo and redo say what they took back ("undone: the labels"), not only "undone".
 //! - The help window lists Escape once, with all it does.
 //! - A saved session reopens with its measurements, labels and chosen background (it kept only the
@@ -498,6 +498,11 @@ fn the_poisson_boltzmann_panel_names_its_model_once_and_offers_sampling_only_for
             .is_some(),
         "a surface coloured by the potential can take its colours outside it"
     );
+    // Lengths in ångström, written so.
+    assert!(harness.query_by_label("Colour 1.4 Å above the surface").is_some());
+    let probe = harness.get_by_label("Probe radius");
+    let value = probe.accesskit_node().value().unwrap_or_default();
+    assert!(value.ends_with(" Å"), "probe radius '{value}'");
     // The potential's own isosurfaces have no colours to sample.
     type_command_stepping(&mut harness, "field add pb");
     settle_pb(&mut harness);

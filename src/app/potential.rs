@@ -37,7 +37,7 @@ impl super::state::AppState {
                 };
                 let model = self.vertex_charges_model().dielectric.label();
                 let above = if self.esp.ramp_above && !on_lattice {
-                    format!(", {} A above the surface", super::esp_model::RAMP_ABOVE_ANGSTROM)
+                    format!(", {} Å above the surface", super::esp_model::RAMP_ABOVE_ANGSTROM)
                 } else {
                     String::new()
                 };
@@ -45,7 +45,7 @@ impl super::state::AppState {
             }
             FieldChoice::WavefunctionPotential => Some("wavefunction: nuclei and electron density, vacuum".into()),
             FieldChoice::PotentialPb { .. } if self.esp.ramp_above && !on_lattice => Some(format!(
-                "{}, {} A above the surface",
+                "{}, {} Å above the surface",
                 self.pb.legend(),
                 super::esp_model::RAMP_ABOVE_ANGSTROM
             )),

@@ -12,7 +12,7 @@ use egui::RichText;
 /// The combo's label.
 pub const MODEL_LABEL: &str = "Electrostatic model";
 /// The option's label.
-pub const RAMP_ABOVE_LABEL: &str = "Colour 1.4 A above the surface";
+pub const RAMP_ABOVE_LABEL: &str = "Colour 1.4 Å above the surface";
 
 /// True when the panel's representation shows or is coloured by the charges' potential.
 pub fn panel_uses_esp(state: &AppState) -> bool {
@@ -59,7 +59,7 @@ pub fn esp_model_ui(ui: &mut egui::Ui, state: &mut AppState) {
     };
     match &mut chosen {
         EspModel::DistanceDependent { slope_per_angstrom } => {
-            row(ui, "Dielectric slope s", slope_per_angstrom, 0.1..=100.0, " /A");
+            row(ui, "Dielectric slope s", slope_per_angstrom, 0.1..=100.0, " /Å");
         }
         EspModel::DebyeHuckel {
             eps_out,
@@ -91,7 +91,7 @@ pub fn esp_model_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if ui
         .checkbox(&mut above, RAMP_ABOVE_LABEL)
         .on_hover_text(format!(
-            "Take each vertex's colour {RAMP_ABOVE_ANGSTROM} A outside the surface along its normal, \
+            "Take each vertex's colour {RAMP_ABOVE_ANGSTROM} Å outside the surface along its normal, \
              where a ligand or a water would sit (PyMOL's surface_ramp_above_mode)"
         ))
         .changed()

@@ -373,7 +373,7 @@ fn potential_ui(ui: &mut egui::Ui, state: &mut AppState) {
         ui.radio_value(&mut method, PotentialMethod::Direct, "direct");
         ui.radio_value(&mut method, PotentialMethod::Msm, "multilevel (MSM)")
             .on_hover_text(
-                "Multilevel summation: a = 12 A, h = 2 A, about 1e-3 relative error, cost linear in the charges",
+                "Multilevel summation: a = 12 Å, h = 2 Å, about 1e-3 relative error, cost linear in the charges",
             );
     });
     if method != state.settings.potential_method {
