@@ -56,9 +56,13 @@ impl AppState {
         if doc.qm.is_none() && !doc.wavefunctions.is_empty() {
             // A wavefunction's atoms have no residues nor names of their own (the reader files them
             // all as element symbols in one residue "QM 1", so every hydrogen would read "QM1:H"):
-            // they are called by element and number, as QM programs print them ("C2", "H5").
+            // they are called by element and number, as QM programs print them ("C2", "H5"), or by
+            // element alone in the "name" format.
             let symbol = s.elements.get(atom).map_or("?", |e| e.symbol());
-            return format!("{symbol}{}", atom + 1);
+            return match self.tools.labels.format {
+                LabelFormat::Name => symbol.to_string(),
+                LabelFormat::Residue | LabelFormat::Full => format!("{symbol}{}", atom + 1),
+            };
         }
         let name = s.names.get(atom).map(|n| n.to_string()).unwrap_or_default();
         let residue = match (s.resnames.get(atom), s.resids.get(atom)) {
