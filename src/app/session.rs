@@ -1,6 +1,6 @@
 //! Session files (RON): the files of the open document, its representations, the frame, the
-//! camera, the measurements and labels, and the view settings — what reopens the same view (`orbitfield --session FILE`,
-//! `orbitfield render --session FILE`, File > Save session).
+//! camera, the measurements and labels, and the view settings — what reopens the same view
+//! (`orbitfield --session FILE`, `orbitfield render --session FILE`, File > Save session).
 //!
 //! Paths are written relative to the session file's folder when they lie under it (so a folder
 //! with its session moves as a whole), else absolute; relative paths are read against that folder.

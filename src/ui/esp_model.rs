@@ -1,9 +1,9 @@
 //! The field panel's electrostatic model: a combo (Poisson-Boltzmann, eps = s r, Debye-Hueckel,
 //! vacuum) with the chosen model's parameters below it, in their units, and, for a surface coloured
 //! by the potential, the option that samples the colours 1.4 A outside it (PyMOL's
-//! `surface_ramp_above_mode`). Shown when the
-//! representation the panel edits is, or is coloured by, the charges' potential. The state is
-//! `app::esp_model`'s; Poisson-Boltzmann's own parameters are `ui::pb`'s.
+//! `surface_ramp_above_mode`). Shown when the representation the panel edits is, or is coloured
+//! by, the charges' potential. The state is `app::esp_model`'s; Poisson-Boltzmann's own parameters
+//! are `ui::pb`'s.
 
 use crate::app::esp_model::{EspModel, RAMP_ABOVE_ANGSTROM, is_charges_potential};
 use crate::app::state::{AppState, Command};
