@@ -28,6 +28,8 @@
 //!   button was cut off at its edge); the movie dialog says "1 frame".
 //! - A text file opened as a molecule: the whole message fits in the window (it ran off its
 //!   right edge).
+//! - An exported image carries the measurement lines, values and labels the view shows (they were
+//!   drawn over the window only), where the view's camera puts the atoms.
 //! - A script that waited for the view reports every command it ran, not only those after the
 //!   wait.
 
@@ -645,4 +647,97 @@ fn homo_and_lumo_shown_together_are_both_marked_in_the_energy_diagram() {
     }
     // An orbital shown nowhere keeps the plain style.
     assert_eq!(orbitfield::ui::orbitals::level_style(st, 30, true).1, 1.5);
+}
+
+#[test]
+fn an_exported_image_carries_the_measurements_and_labels_the_view_shows() {
+    use orbitfield::app::draw::SceneSync;
+    use orbitfield::render::{GpuScene, RenderContext};
+    let rc = match RenderContext::headless(4) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            return;
+        }
+    };
+    let mut scene = GpuScene::new(&rc);
+    let mut sync = SceneSync::new(&rc);
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    // The atoms alone on white, a C-C distance and the oxygens labelled.
+    type_command(&mut harness, "rep delete 2");
+    type_command(&mut harness, "set background white");
+    type_command(&mut harness, "measure distance 1 2");
+    type_command(&mut harness, "label element O");
+    let dir = std::env::temp_dir().join(format!("orbitfield_first_hour_export_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut export = |harness: &mut Harness<'static, AppState>, name: &str, annotations: bool| {
+        let st = harness.state_mut();
+        let path = dir.join(name);
+        st.apply(Command::ExportImage(orbitfield::app::export::ImageRequest {
+            path: path.clone(),
+            size_px: [480, 360],
+            supersample: 1,
+            transparent: false,
+            legend: false,
+            annotations,
+        }));
+        st.update_reps();
+        sync.sync(&rc, &mut scene, st);
+        orbitfield::app::export::service(&rc, &mut scene, st);
+        image::open(&path).unwrap().to_rgba8()
+    };
+    // The dialog offers the option, on by default.
+    assert!(harness.state().panels.export.image.annotations);
+    let plain = export(&mut harness, "plain.png", false);
+    let annotated = export(&mut harness, "annotated.png", true);
+    // Where the view's camera puts the two carbons in a 480x360 image: the dashed line between
+    // them is the measurement's dark amber there, and only in the annotated image.
+    let st = harness.state();
+    let doc = st.document().unwrap();
+    let px = |atom: usize| {
+        let p = glam::Vec3::from(doc.frame.positions_angstrom[atom]);
+        st.view.camera.project_to_pixel(p, [480, 360]).unwrap().0
+    };
+    let amber = |img: &image::RgbaImage| {
+        img.pixels()
+            .filter(|p| {
+                let [r, g, b, _] = p.0.map(i32::from);
+                (r - 150).abs() < 40 && (g - 90).abs() < 40 && b < 60
+            })
+            .count()
+    };
+    assert_eq!(amber(&plain), 0, "no measurement colour without annotations");
+    assert!(
+        amber(&annotated) > 40,
+        "the line and its value: {} pixels",
+        amber(&annotated)
+    );
+    let (a, b) = (px(0), px(1));
+    let near_line = annotated
+        .enumerate_pixels()
+        .filter(|(x, y, p)| {
+            let [r, g, bl, _] = p.0.map(i32::from);
+            let amber = (r - 150).abs() < 40 && (g - 90).abs() < 40 && bl < 60;
+            // Distance of the pixel from the segment between the carbons.
+            let (ax, ay, bx, by) = (a[0], a[1], b[0], b[1]);
+            let (qx, qy) = (*x as f32 + 0.5, *y as f32 + 0.5);
+            let t = (((qx - ax) * (bx - ax) + (qy - ay) * (by - ay)) / ((bx - ax).powi(2) + (by - ay).powi(2)))
+                .clamp(0.0, 1.0);
+            let d = ((ax + t * (bx - ax) - qx).powi(2) + (ay + t * (by - ay) - qy).powi(2)).sqrt();
+            amber && d < 2.5
+        })
+        .count();
+    assert!(
+        near_line > 4,
+        "the dashed line lies between the carbons: {near_line} pixels"
+    );
+    // The images differ only by what was drawn over them: dark label text on its plates.
+    let darker = plain
+        .pixels()
+        .zip(annotated.pixels())
+        .filter(|(p, q)| q.0[0] as i32 + 60 < p.0[0] as i32)
+        .count();
+    assert!(darker > 40, "label and value text: {darker} darker pixels");
+    std::fs::remove_dir_all(&dir).ok();
 }

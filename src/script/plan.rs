@@ -717,6 +717,8 @@ fn save(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                 supersample,
                 transparent: p.flag("transparent"),
                 legend: p.flag("legend"),
+                // Scripts draw the view alone, as they always have (images compared across runs).
+                annotations: false,
             }))
         }
         "movie" => {
