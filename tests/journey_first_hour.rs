@@ -688,6 +688,17 @@ fn an_exported_image_carries_the_measurements_and_labels_the_view_shows() {
         image::open(&path).unwrap().to_rgba8()
     };
     // The dialog offers the option, on by default.
+    harness.get_by_label("File").click();
+    harness.run();
+    harness.get_by_label("Export image…").click();
+    harness.run();
+    let option = harness.get_by_label(orbitfield::ui::export::ANNOTATIONS_LABEL);
+    assert_eq!(
+        option.accesskit_node().toggled(),
+        Some(egui::accesskit::Toggled::True),
+        "'{}' is ticked",
+        orbitfield::ui::export::ANNOTATIONS_LABEL
+    );
     assert!(harness.state().panels.export.image.annotations);
     let plain = export(&mut harness, "plain.png", false);
     let annotated = export(&mut harness, "annotated.png", true);
