@@ -245,7 +245,7 @@ fn adk_surface_starts_at_eps_4r_and_the_panel_switches_to_debye_and_poisson_bolt
     assert!(
         surface_legend(harness.state())
             .title
-            .contains("1.4 A above the surface")
+            .contains("1.4 Å above the surface")
     );
     // (A surface of part of the protein: outside it may lie other residues, so not always weaker.)
     let moved = above
@@ -343,7 +343,7 @@ fn adk_surface_starts_at_eps_4r_and_the_panel_switches_to_debye_and_poisson_bolt
     }
     println!("Poisson-Boltzmann 1.4 A above: max |diff| {worst:.2e} kT/e");
     assert!(worst < 1e-5, "{worst}");
-    assert!(surface_legend(st).title.contains("1.4 A above the surface"));
+    assert!(surface_legend(st).title.contains("1.4 Å above the surface"));
 }
 
 #[test]

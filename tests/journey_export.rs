@@ -256,6 +256,7 @@ fn export_a_2x_image_and_a_10_frame_movie_of_adk() {
                 supersample: 1,
                 transparent: true,
                 legend: false,
+                annotations: false,
             },
         ));
         redraw(&rc, &mut scene, &mut sync, st);

@@ -609,7 +609,7 @@ fn a_qm_regions_surface_colours_fall_back_to_the_lattice() {
     let legend = state.legends().into_iter().next().unwrap();
     assert_eq!(
         legend.title,
-        "surface coloured by potential (wavefunction) (nuclei and electron density, vacuum), trilinear from a lattice"
+        "surface coloured by potential (wavefunction: nuclei and electron density, vacuum), trilinear from a lattice"
     );
     assert_eq!(legend.unit, "kT/e");
 }

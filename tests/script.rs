@@ -186,6 +186,7 @@ fn the_adk_scene_script_renders_headless_as_the_window_renders_its_session() {
         supersample: 1,
         transparent: false,
         legend: false,
+        annotations: false,
     }));
     sync.sync(&rc, &mut scene, state);
     orbitfield::app::export::service(&rc, &mut scene, state);

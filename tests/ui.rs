@@ -970,7 +970,7 @@ fn density_surface_coloured_by_the_wavefunction_potential_follows_the_frames() {
     let legend = state.legends().into_iter().next().unwrap();
     assert_eq!(
         legend.title,
-        "surface coloured by potential (wavefunction) (nuclei and electron density, vacuum) at its vertices"
+        "surface coloured by potential (wavefunction: nuclei and electron density, vacuum) at its vertices"
     );
     assert_eq!(legend.unit, "kT/e");
     // 1 hartree/e = 1052.6 kT/e at 300 K (27.211386 V / 0.0258520 V).

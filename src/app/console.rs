@@ -57,4 +57,6 @@ pub struct ScriptResume {
     pub first_line: usize,
     /// Commands of the first line already carried out.
     pub skip: usize,
+    /// Commands of the whole script carried out before it waited (the report counts them all).
+    pub done: usize,
 }

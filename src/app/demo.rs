@@ -84,8 +84,9 @@ impl AppState {
         self.view.timeline.playing = true;
     }
 
-    /// The caption over the 3-D view while the demo is open: "H3-C1-C2-H5 torsion 90.0° (frame 19 of
-    /// 37)", from the coordinates of the frame shown.
+    /// The caption over the 3-D view while the demo is open: "H3-C1-C2-H5 torsion 90.0° (frame 18 of
+    /// 0–36)", from the coordinates of the frame shown; frames numbered from 0, as the timeline and
+    /// the `frame` command number them.
     pub fn demo_caption(&self) -> Option<String> {
         let doc = self.document().filter(|d| d.name == DEMO_NAME)?;
         let pos = &doc.frame.positions_angstrom;
@@ -101,14 +102,14 @@ impl AppState {
             format!("{symbol}{}", i + 1)
         };
         Some(format!(
-            "{}-{}-{}-{} torsion {:.1}° (frame {} of {}); the lobes show the {}",
+            "{}-{}-{}-{} torsion {:.1}° (frame {} of 0–{}); the lobes show the {}",
             name(atoms[0]),
             name(atoms[1]),
             name(atoms[2]),
             name(atoms[3]),
             angle.abs(),
-            doc.frame_index + 1,
-            doc.n_frames,
+            doc.frame_index,
+            doc.n_frames.saturating_sub(1),
             self.doc
                 .reps
                 .fields()

@@ -750,12 +750,9 @@ impl AppState {
             && let Some([lo, hi]) = super::slice::value_range(grid)
         {
             let unit = FieldUnit::of(key.field, self.potential_display(key.field));
-            let model = self
-                .potential_model(key.field, true)
-                .map(|m| format!(" ({m})"))
-                .unwrap_or_default();
+            let what = with_model(&self.describe_field(key.field), self.potential_model(key.field, true));
             out.push(Legend {
-                title: format!("{}{model}, slice", self.describe_field(key.field)),
+                title: format!("{what}, slice"),
                 range: [unit.show(lo), unit.show(hi)],
                 unit: unit.label,
                 colormap: colormap.for_values(key.field.is_electrostatic()),
@@ -807,12 +804,12 @@ impl AppState {
         let [lo, hi] = c.range?;
         let unit = FieldUnit::of_coloring(c.source, self.potential_display(c.source));
         // What was summed and how, in the words of the field (`potential_model`).
-        let model = self
-            .potential_model(c.source, how.contains("lattice"))
-            .map(|m| format!(" ({m})"))
-            .unwrap_or_default();
+        let source = with_model(
+            &self.describe_field(c.source),
+            self.potential_model(c.source, how.contains("lattice")),
+        );
         Some(Legend {
-            title: format!("{what} coloured by {}{model}{how}", self.describe_field(c.source)),
+            title: format!("{what} coloured by {source}{how}"),
             range: [unit.show(lo), unit.show(hi)],
             unit: unit.label,
             colormap: self.settings.colormap.for_values(c.source.is_electrostatic()),
@@ -823,5 +820,18 @@ impl AppState {
     /// The key of what representation `id` shows, if anything.
     pub fn shown_key(&self, id: RepId) -> Option<FieldKey> {
         self.doc.reps.field(id)?.pipeline.shown.as_ref().map(|(k, _)| *k)
+    }
+}
+
+/// A field's name with the model it was computed in, for a legend: the model replaces the name's
+/// own parenthesis ("potential (Poisson-Boltzmann)" becomes "potential (Poisson-Boltzmann, 0.15 M,
+/// eps 2/78.5)", not a second parenthesis after the first).
+fn with_model(name: &str, model: Option<String>) -> String {
+    match model {
+        Some(m) => {
+            let base = name.split_once(" (").map_or(name, |(b, _)| b);
+            format!("{base} ({m})")
+        }
+        None => name.to_string(),
     }
 }

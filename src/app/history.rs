@@ -100,6 +100,25 @@ pub fn group_of(c: &Command) -> Option<Group> {
     })
 }
 
+/// What differs between two snapshots, in words for the status line ("the measurements", "the
+/// representations and the view").
+fn changed(a: &Snapshot, b: &Snapshot) -> String {
+    let parts: Vec<&str> = [
+        (a.reps != b.reps, "the representations"),
+        (a.measurements != b.measurements, "the measurements"),
+        (a.labels != b.labels, "the labels"),
+        (a.camera != b.camera, "the view"),
+    ]
+    .into_iter()
+    .filter_map(|(differs, what)| differs.then_some(what))
+    .collect();
+    match parts.as_slice() {
+        [] => "nothing changed".into(),
+        [one] => (*one).into(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 impl AppState {
     /// What an undo step would bring back now.
     pub fn snapshot(&self) -> Snapshot {
@@ -143,10 +162,11 @@ impl AppState {
             return;
         };
         let now = self.snapshot();
+        let what = changed(&now, &previous);
         self.tools.history.redo.push(now);
         self.tools.history.open = None;
         self.restore(previous);
-        self.panels.status = "undone".into();
+        self.panels.status = format!("undone: {what} (Ctrl+Shift+Z redoes)");
     }
 
     /// Does again what the last undo took back.
@@ -156,10 +176,11 @@ impl AppState {
             return;
         };
         let now = self.snapshot();
+        let what = changed(&now, &next);
         self.tools.history.undo.push(now);
         self.tools.history.open = None;
         self.restore(next);
-        self.panels.status = "redone".into();
+        self.panels.status = format!("redone: {what}");
     }
 
     /// Shows what a snapshot holds (representations are made again only when they differ).

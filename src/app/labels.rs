@@ -1,5 +1,6 @@
 //! Atom labels: which atoms carry a label in the 3-D view, and what a label says (the atom name,
-//! its residue, its index: [`LabelFormat`]).
+//! its residue, its index: [`LabelFormat`]; a wavefunction's atoms, which have no residues, by
+//! element and number: "C2", "H5").
 //!
 //! Owns [`Labels`]. Labels are added by a click in label mode (`app::measure`'s click modes hand
 //! the pick here) or by a selection ("name CA"); `app::apply` carries out the label commands,
@@ -13,7 +14,7 @@ use super::state::AppState;
 pub const MAX_LABELS: usize = 2000;
 
 /// What a label says.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LabelFormat {
     /// "CA"
     Name,
@@ -48,9 +49,21 @@ pub struct Labels {
 impl AppState {
     /// The text of atom `atom`'s label in the current format.
     pub fn label_text(&self, atom: usize) -> String {
-        let Some(s) = self.document().map(|d| &d.structure) else {
+        let Some(doc) = self.document() else {
             return format!("#{}", atom + 1);
         };
+        let s = &doc.structure;
+        if doc.qm.is_none() && !doc.wavefunctions.is_empty() {
+            // A wavefunction's atoms have no residues nor names of their own (the reader files them
+            // all as element symbols in one residue "QM 1", so every hydrogen would read "QM1:H"):
+            // they are called by element and number, as QM programs print them ("C2", "H5"), or by
+            // element alone in the "name" format.
+            let symbol = s.elements.get(atom).map_or("?", |e| e.symbol());
+            return match self.tools.labels.format {
+                LabelFormat::Name => symbol.to_string(),
+                LabelFormat::Residue | LabelFormat::Full => format!("{symbol}{}", atom + 1),
+            };
+        }
         let name = s.names.get(atom).map(|n| n.to_string()).unwrap_or_default();
         let residue = match (s.resnames.get(atom), s.resids.get(atom)) {
             (Some(r), Some(id)) => format!("{r}{id}:"),

@@ -104,8 +104,8 @@ impl AppState {
             FieldChoice::Potential => "potential (charges)".into(),
             FieldChoice::PotentialMean { frames } => format!("potential (charges), mean of {frames} frames"),
             FieldChoice::WavefunctionPotential => "potential (wavefunction)".into(),
-            // The legend's model says "Poisson-Boltzmann" with its parameters.
-            FieldChoice::PotentialPb { .. } => "potential".into(),
+            // The legends give the model's parameters in place of the parenthesis.
+            FieldChoice::PotentialPb { .. } => "potential (Poisson-Boltzmann)".into(),
             FieldChoice::MolSurf { selection } => match self
                 .document()
                 .and_then(|d| d.surface_selections.get(usize::from(selection)))

@@ -37,15 +37,15 @@ impl super::state::AppState {
                 };
                 let model = self.vertex_charges_model().dielectric.label();
                 let above = if self.esp.ramp_above && !on_lattice {
-                    format!(", {} A above the surface", super::esp_model::RAMP_ABOVE_ANGSTROM)
+                    format!(", {} Å above the surface", super::esp_model::RAMP_ABOVE_ANGSTROM)
                 } else {
                     String::new()
                 };
                 Some(format!("{how} of {n} charges{mean}, {model}{above}"))
             }
-            FieldChoice::WavefunctionPotential => Some("nuclei and electron density, vacuum".into()),
+            FieldChoice::WavefunctionPotential => Some("wavefunction: nuclei and electron density, vacuum".into()),
             FieldChoice::PotentialPb { .. } if self.esp.ramp_above && !on_lattice => Some(format!(
-                "{}, {} A above the surface",
+                "{}, {} Å above the surface",
                 self.pb.legend(),
                 super::esp_model::RAMP_ABOVE_ANGSTROM
             )),

@@ -1,6 +1,6 @@
 //! Session files (RON): the files of the open document, its representations, the frame, the
-//! camera and the view settings — what reopens the same view (`orbitfield --session FILE`,
-//! `orbitfield render --session FILE`, File > Save session).
+//! camera, the measurements and labels, and the view settings — what reopens the same view
+//! (`orbitfield --session FILE`, `orbitfield render --session FILE`, File > Save session).
 //!
 //! Paths are written relative to the session file's folder when they lie under it (so a folder
 //! with its session moves as a whole), else absolute; relative paths are read against that folder.
@@ -94,6 +94,19 @@ pub struct Session {
     /// Potential colours sampled 1.4 A outside the surfaces.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ramp_above: bool,
+    /// The measurements: each one's 2, 3 or 4 atoms, numbered from 1 (as `measure` takes them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measurements: Vec<Vec<usize>>,
+    /// The labelled atoms, numbered from 1.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<usize>,
+    /// What the labels say (`None` in older sessions: the format stays as it is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_format: Option<super::labels::LabelFormat>,
+    /// The view's background when a colour was chosen (sRGB); `None`: black or white as
+    /// `dark_background` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background_rgb: Option<[u8; 3]>,
 }
 
 fn dark() -> bool {
@@ -187,6 +200,16 @@ impl AppState {
             pb: self.pb_spec(),
             esp_model: Some(self.esp.model),
             ramp_above: self.esp.ramp_above,
+            measurements: self
+                .tools
+                .measure
+                .list
+                .iter()
+                .map(|m| m.atoms.iter().map(|a| a + 1).collect())
+                .collect(),
+            labels: self.tools.labels.atoms.iter().map(|a| a + 1).collect(),
+            label_format: Some(self.tools.labels.format),
+            background_rgb: self.settings.background_rgb,
         })
     }
 
@@ -214,6 +237,7 @@ impl AppState {
         self.settings.potential_unit = s.potential_unit;
         self.settings.colormap = s.colormap;
         self.settings.dark_background = s.dark_background;
+        self.settings.background_rgb = s.background_rgb;
         self.settings.lattice_points = s.lattice_points.clamp(16, 512);
         self.set_orbitals_on(s.orbitals_on);
         if let Some(pb) = &s.pb {
@@ -246,6 +270,20 @@ impl AppState {
         }
         self.doc.reps.selected = None;
         self.set_frame(s.frame);
+        // Measurements and labels of atoms the files have (a hand-edited number beyond them is
+        // reported by `add_measurement`, and dropped for a label).
+        for atoms in &s.measurements {
+            self.add_measurement(atoms.iter().map(|a| a.saturating_sub(1)).collect());
+        }
+        let n_atoms = self.document().map_or(0, |d| d.structure.len());
+        if let Some(format) = s.label_format {
+            self.tools.labels.format = format;
+        }
+        for &a in &s.labels {
+            if (1..=n_atoms).contains(&a) && !self.tools.labels.atoms.contains(&(a - 1)) {
+                self.toggle_label(a - 1);
+            }
+        }
         if let Some(c) = &s.camera {
             // The scene's bounds (clip planes, depth cue) from the frame, then the saved view.
             self.apply(super::state::Command::ResetCamera);
@@ -255,7 +293,20 @@ impl AppState {
         self.view.dirty.style = true;
         self.view.dirty.slice = true;
         if skipped.is_empty() {
-            self.panels.status = format!("session: {} representations", s.reps.len());
+            let count = |n: usize, what: &str| match n {
+                1 => format!("1 {what}"),
+                n => format!("{n} {what}s"),
+            };
+            let mut status = format!("session: {}", count(s.reps.len(), "representation"));
+            for (n, what) in [
+                (self.tools.measure.list.len(), "measurement"),
+                (self.tools.labels.atoms.len(), "label"),
+            ] {
+                if n > 0 {
+                    status.push_str(&format!(", {}", count(n, what)));
+                }
+            }
+            self.panels.status = status;
         } else {
             self.error(format!("session: skipped {}", skipped.join("; ")));
         }

@@ -87,6 +87,7 @@ impl<'a> Runner<'a> {
                     file: file.map(Path::to_path_buf),
                     first_line: first_line + st.line - 1,
                     skip: statements[..k].iter().filter(|s| s.line == st.line).count(),
+                    done: self.statements,
                 });
                 return Ok(());
             }

@@ -126,7 +126,10 @@ pub fn run_in(
 /// Goes on with a script that waited for the window's view (`app::console::ScriptResume`); it may
 /// wait again.
 pub fn resume(state: &mut AppState, r: &crate::app::console::ScriptResume) -> Result<RunReport, ScriptError> {
-    finish(exec::Runner::new(state, RunMode::Window), |runner| {
+    let mut runner = exec::Runner::new(state, RunMode::Window);
+    // The report counts the commands carried out before the script waited too.
+    runner.statements = r.done;
+    finish(runner, |runner| {
         runner.run_from(&r.text, &r.base_dir, r.file.as_deref(), r.first_line, r.skip)
     })
 }

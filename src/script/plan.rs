@@ -85,6 +85,22 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                     format!("iso: {v} is not a usable isovalue"),
                 ));
             }
+            // A free energy's surfaces are at negative values; a field of both signs is drawn at
+            // +iso and -iso, so "-0.03" means the same pair; a field of one sign has no surface
+            // below zero (the edit would be dropped without a word).
+            let value = if value > 0.0 || matches!(rep.field, FieldChoice::Ils(_)) {
+                value
+            } else if rep.field.is_signed() {
+                value.abs()
+            } else {
+                return Err(problem(
+                    p.column_of("value"),
+                    format!(
+                        "iso {v}: the {} is never negative; give a value above 0",
+                        state.describe_field(rep.field)
+                    ),
+                ));
+            };
             let mode = if relative {
                 IsoMode::RelativeToMax
             } else {
@@ -96,11 +112,8 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
             if p.sub() == "off" {
                 return cmds(vec![Command::SetShowSlice(false)]);
             }
-            if state.main_field().is_none() {
-                return Err(problem(
-                    p.column,
-                    "slice: there is no field to slice; add one with 'field add'",
-                ));
+            if let Err(e) = state.main_slice_field() {
+                return Err(problem(p.column, e));
             }
             let normal = match p.text("axis") {
                 Some("x") => SliceNormal::X,
@@ -136,7 +149,11 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                     if i >= n {
                         return Err(problem(
                             p.column_of("index"),
-                            format!("frame {i}: the document has {n} frames (0 to {})", n.saturating_sub(1)),
+                            match n {
+                                0 => format!("frame {i}: the document has no frames"),
+                                1 => format!("frame {i}: the document has one frame (frame 0)"),
+                                _ => format!("frame {i}: the document has {n} frames (0 to {})", n - 1),
+                            },
                         ));
                     }
                     cmds(vec![Command::SetFrame(i)])
@@ -700,6 +717,8 @@ fn save(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                 supersample,
                 transparent: p.flag("transparent"),
                 legend: p.flag("legend"),
+                // Scripts draw the view alone, as they always have (images compared across runs).
+                annotations: false,
             }))
         }
         "movie" => {

@@ -212,7 +212,13 @@ fn report(state: &mut AppState, path: Option<&Path>, result: Result<script::RunR
     let name = path.map_or("script".to_string(), |p| p.display().to_string());
     state.panels.console.message = Some(match result {
         Ok(r) if r.waiting => (false, format!("{name}: waiting for the view to finish drawing…")),
-        Ok(r) => (false, format!("{name}: {} commands", r.statements)),
+        Ok(r) => (
+            false,
+            match r.statements {
+                1 => format!("{name}: 1 command"),
+                n => format!("{name}: {n} commands"),
+            },
+        ),
         Err(e) => (true, e.to_string()),
     });
 }

@@ -1,8 +1,9 @@
 //! The field panel's electrostatic model: a combo (Poisson-Boltzmann, eps = s r, Debye-Hueckel,
-//! vacuum) with the chosen model's parameters below it, in their units, and the option that samples
-//! the colours 1.4 A outside the surface (PyMOL's `surface_ramp_above_mode`). Shown when the
-//! representation the panel edits is, or is coloured by, the charges' potential. The state is
-//! `app::esp_model`'s; Poisson-Boltzmann's own parameters are `ui::pb`'s.
+//! vacuum) with the chosen model's parameters below it, in their units, and, for a surface coloured
+//! by the potential, the option that samples the colours 1.4 A outside it (PyMOL's
+//! `surface_ramp_above_mode`). Shown when the representation the panel edits is, or is coloured
+//! by, the charges' potential. The state is `app::esp_model`'s; Poisson-Boltzmann's own parameters
+//! are `ui::pb`'s.
 
 use crate::app::esp_model::{EspModel, RAMP_ABOVE_ANGSTROM, is_charges_potential};
 use crate::app::state::{AppState, Command};
@@ -11,7 +12,7 @@ use egui::RichText;
 /// The combo's label.
 pub const MODEL_LABEL: &str = "Electrostatic model";
 /// The option's label.
-pub const RAMP_ABOVE_LABEL: &str = "Colour 1.4 A above the surface";
+pub const RAMP_ABOVE_LABEL: &str = "Colour 1.4 Å above the surface";
 
 /// True when the panel's representation shows or is coloured by the charges' potential.
 pub fn panel_uses_esp(state: &AppState) -> bool {
@@ -58,7 +59,7 @@ pub fn esp_model_ui(ui: &mut egui::Ui, state: &mut AppState) {
     };
     match &mut chosen {
         EspModel::DistanceDependent { slope_per_angstrom } => {
-            row(ui, "Dielectric slope s", slope_per_angstrom, 0.1..=100.0, " /A");
+            row(ui, "Dielectric slope s", slope_per_angstrom, 0.1..=100.0, " /Å");
         }
         EspModel::DebyeHuckel {
             eps_out,
@@ -74,17 +75,23 @@ pub fn esp_model_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if chosen != now {
         state.push(Command::SetEspModel(chosen));
     }
-    let model = if chosen.is_pb() {
-        state.pb.legend()
-    } else {
-        chosen.label()
-    };
-    ui.add(egui::Label::new(RichText::new(model).small()).wrap());
+    // Poisson-Boltzmann's line heads its own parameters just below (`ui::pb`): not twice.
+    if !chosen.is_pb() {
+        ui.add(egui::Label::new(RichText::new(chosen.label()).small()).wrap());
+    }
+    // Sampling outside the surface concerns a surface coloured by the potential, not the
+    // potential's own isosurfaces or slice.
+    let colours_a_surface = state
+        .panel_field_rep()
+        .is_some_and(|f| f.is_surface() && f.coloring.is_some_and(|c| is_charges_potential(c.source)));
+    if !colours_a_surface {
+        return;
+    }
     let mut above = state.esp.ramp_above;
     if ui
         .checkbox(&mut above, RAMP_ABOVE_LABEL)
         .on_hover_text(format!(
-            "Take each vertex's colour {RAMP_ABOVE_ANGSTROM} A outside the surface along its normal, \
+            "Take each vertex's colour {RAMP_ABOVE_ANGSTROM} Å outside the surface along its normal, \
              where a ligand or a water would sit (PyMOL's surface_ramp_above_mode)"
         ))
         .changed()

@@ -15,6 +15,9 @@ use crate::app::state::{AppState, Command};
 use crate::io::write::movie::MovieFormat;
 use egui::RichText;
 
+/// The image dialog's option that draws the measurements and labels into the image.
+pub const ANNOTATIONS_LABEL: &str = "Measurements and labels";
+
 /// Shows the export dialogs that are open.
 pub fn export_windows(ctx: &egui::Context, state: &mut AppState) {
     image_window(ctx, state);
@@ -105,6 +108,8 @@ fn image_window(ctx: &egui::Context, state: &mut AppState) {
             supersample_ui(ui, &mut d.supersample);
             ui.checkbox(&mut d.transparent, "Transparent background");
             ui.checkbox(&mut d.legend, "Colour legends");
+            ui.checkbox(&mut d.annotations, ANNOTATIONS_LABEL)
+                .on_hover_text("The measurement lines with their values and the atom labels, as the view shows them");
             ui.label(RichText::new("The 3-D view only: no panels, menus or widgets.").weak());
             let request = ImageRequest {
                 path: path_with_extension(&d.path, "png"),
@@ -112,6 +117,7 @@ fn image_window(ctx: &egui::Context, state: &mut AppState) {
                 supersample: d.supersample,
                 transparent: d.transparent,
                 legend: d.legend,
+                annotations: d.annotations,
             };
             ui.horizontal(|ui| {
                 if ui.button("Export").clicked() {
@@ -209,8 +215,9 @@ fn movie_window(ctx: &egui::Context, state: &mut AppState) {
         match &frames {
             Ok(f) => ui.label(
                 RichText::new(format!(
-                    "{} frames, {:.1} s; {}",
+                    "{} frame{}, {:.1} s; {}",
                     f.len(),
+                    if f.len() == 1 { "" } else { "s" },
                     f.len() as f32 / d.fps.max(1.0),
                     match d.format {
                         MovieFormat::Mp4 => "H.264 (baseline, 4:2:0): plays in slides and browsers",

@@ -129,7 +129,21 @@ pub fn iso_note(f: &FieldRep, unit: &FieldUnit, grid: Option<&Grid3>, iso_abs: f
         );
     }
     let signed = grid.map_or(f.field.is_signed(), |g| f.is_signed(g));
-    format!("surface at {}{}", if signed { "±" } else { "" }, unit.format(iso_abs))
+    let sign = if signed { "±" } else { "" };
+    let note = format!("surface at {sign}{}", unit.format(iso_abs));
+    // An isovalue beyond every value draws nothing: say so rather than show an empty view.
+    let reach = grid
+        .and_then(|g| g.min_max())
+        .map(|(lo, hi)| if signed { lo.abs().max(hi.abs()) } else { hi });
+    match reach {
+        Some(m) if m.is_finite() && iso_abs > m => {
+            format!(
+                "{note}: nothing to draw, the values reach only {sign}{}",
+                unit.format(m)
+            )
+        }
+        _ => note,
+    }
 }
 
 /// "values -0.31 .. 0.29 a.u." for `grid` in `unit` (the molecular surface's level is
@@ -359,7 +373,7 @@ fn potential_ui(ui: &mut egui::Ui, state: &mut AppState) {
         ui.radio_value(&mut method, PotentialMethod::Direct, "direct");
         ui.radio_value(&mut method, PotentialMethod::Msm, "multilevel (MSM)")
             .on_hover_text(
-                "Multilevel summation: a = 12 A, h = 2 A, about 1e-3 relative error, cost linear in the charges",
+                "Multilevel summation: a = 12 Å, h = 2 Å, about 1e-3 relative error, cost linear in the charges",
             );
     });
     if method != state.settings.potential_method {

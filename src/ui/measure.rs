@@ -13,10 +13,38 @@ use crate::app::state::{AppState, Command};
 use egui::{Color32, Pos2, Rect, RichText, Stroke};
 use glam::Vec3;
 
-/// Measurement lines and values in the view.
+/// Measurement lines and values in the view (and in the panel, on its dark background).
 const MEASURE_COLOR: Color32 = Color32::from_rgb(255, 210, 60);
+/// Measurement lines and values over a light background (yellow on white cannot be read).
+const MEASURE_COLOR_ON_LIGHT: Color32 = Color32::from_rgb(150, 90, 0);
 /// Atoms picked towards a measurement not yet complete.
 const PENDING_COLOR: Color32 = Color32::from_rgb(255, 140, 40);
+/// Picked atoms and hints over a light background.
+const PENDING_COLOR_ON_LIGHT: Color32 = Color32::from_rgb(170, 60, 0);
+
+/// Whether the 3-D view's background is dark (its relative luminance below 0.4), so what is drawn
+/// over it is light, with a dark plate behind text; a chosen colour counts, not only dark/light.
+pub fn background_is_dark(state: &AppState) -> bool {
+    let [r, g, b] = state.settings.background_srgb().map(|c| {
+        let c = f32::from(c) / 255.0;
+        if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    });
+    0.2126 * r + 0.7152 * g + 0.0722 * b < 0.4
+}
+
+/// The colour of the measurement lines and values over the 3-D view: amber on a dark background,
+/// a dark amber on a light one.
+pub fn measurement_color(state: &AppState) -> Color32 {
+    if background_is_dark(state) {
+        MEASURE_COLOR
+    } else {
+        MEASURE_COLOR_ON_LIGHT
+    }
+}
 /// The picked atom's halo.
 const HALO_COLOR: Color32 = Color32::from_rgb(80, 255, 220);
 
@@ -205,7 +233,8 @@ pub fn view_overlay_ui(ui: &mut egui::Ui, state: &AppState, rect: Rect) {
     };
     let painter = ui.painter_at(rect);
     let ppp = ui.ctx().pixels_per_point();
-    let dark = state.settings.dark_background;
+    let dark = background_is_dark(state);
+    let pending = if dark { PENDING_COLOR } else { PENDING_COLOR_ON_LIGHT };
     let positions = &doc.frame.positions_angstrom;
     let at = |atom: usize| positions.get(atom).and_then(|&p| to_screen(state, rect, ppp, p));
     // The picked atom: a ring just outside its sphere.
@@ -218,7 +247,7 @@ pub fn view_overlay_ui(ui: &mut egui::Ui, state: &AppState, rect: Rect) {
     }
     for &atom in &state.tools.measure.picked {
         if let Some(c) = at(atom) {
-            painter.circle_stroke(c, 6.0, Stroke::new(2.0, PENDING_COLOR));
+            painter.circle_stroke(c, 6.0, Stroke::new(2.0, pending));
         }
     }
     let text_color = if dark { Color32::WHITE } else { Color32::BLACK };
@@ -227,7 +256,8 @@ pub fn view_overlay_ui(ui: &mut egui::Ui, state: &AppState, rect: Rect) {
             tag(&painter, rect, c, state.label_text(atom), text_color, dark);
         }
     }
-    let stroke = Stroke::new(1.5, MEASURE_COLOR);
+    let measure_color = measurement_color(state);
+    let stroke = Stroke::new(1.5, measure_color);
     for m in &state.tools.measure.list {
         let points: Option<Vec<Pos2>> = m.atoms.iter().map(|&a| at(a)).collect();
         let (Some(points), Some(kind)) = (points, m.kind()) else {
@@ -245,7 +275,7 @@ pub fn view_overlay_ui(ui: &mut egui::Ui, state: &AppState, rect: Rect) {
             [_, b, c, _] => b.lerp(*c, 0.5),
             _ => continue,
         };
-        tag(&painter, rect, anchor, kind.format(value), MEASURE_COLOR, dark);
+        tag(&painter, rect, anchor, kind.format(value), measure_color, dark);
     }
     if let ClickMode::Measure(kind) = state.tools.measure.mode {
         let n = state.tools.measure.picked.len();
@@ -260,7 +290,7 @@ pub fn view_overlay_ui(ui: &mut egui::Ui, state: &AppState, rect: Rect) {
             rect,
             rect.left_top() + egui::vec2(4.0, 24.0),
             hint,
-            PENDING_COLOR,
+            pending,
             dark,
         );
     } else if state.tools.measure.mode == ClickMode::Label {

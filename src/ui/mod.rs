@@ -49,7 +49,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("R", "Reset the view"),
     (
         "Escape",
-        "Close the open menu or dialog; else cancel running field jobs",
+        "Close the open menu or dialog; else stop measuring or labelling; else cancel running field jobs",
     ),
     ("F1 or ?", "Show this help"),
     ("Left drag", "Rotate"),

@@ -69,7 +69,8 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
         ui.label("No wavefunction.");
         return;
     }
-    ui.horizontal(|ui| {
+    // Wrapped: spin, units and the gap do not fit one line of the panel for an open shell.
+    ui.horizontal_wrapped(|ui| {
         if state.is_unrestricted() {
             let mut spin = state.doc.spin;
             ui.selectable_value(&mut spin, Spin::Alpha, "alpha");
@@ -84,35 +85,63 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
         if ev != state.settings.energies_in_ev {
             send(state, Command::SetEnergiesInEv(ev));
         }
+        // The frontier orbitals' gap, in the unit chosen beside it.
+        let spin = state.doc.spin;
+        let energy_of = |i: usize| {
+            rows.iter()
+                .find(|r| r.index == i)
+                .map(|r| r.energy_hartree)
+                .filter(|e| e.is_finite())
+        };
+        if let Some(homo) = state.homo_index(spin)
+            && let (Some(h), Some(l)) = (energy_of(homo), energy_of(homo + 1))
+        {
+            ui.label(format!("gap {}", state.format_energy(l - h)))
+                .on_hover_text(format!(
+                    "HOMO-LUMO gap: HOMO {}, LUMO {}",
+                    state.format_energy(h),
+                    state.format_energy(l)
+                ));
+        }
     });
     energy_diagram_ui(ui, state, &rows);
-    follow_ui(ui, state);
     let selected = state.doc.orbital;
     let homo = state.homo_index(state.doc.spin).unwrap_or(0);
+    follow_ui(ui, state);
+    // The column names stay above the list as it scrolls (inside it they scrolled away, leaving
+    // "2.00 A" to be read as a length); the symmetry column only when the file gives symmetries
+    // other than A (C1).
+    let with_symmetry = rows.iter().any(|r| !r.symmetry.is_empty() && r.symmetry != "A");
+    let heading = |ui: &mut egui::Ui, width: f32, text: &str, hover: &str| {
+        cell(ui, width, |ui| {
+            ui.label(RichText::new(text).strong()).on_hover_text(hover);
+        });
+    };
+    ui.horizontal(|ui| {
+        heading(ui, COLUMN_ORBITAL, "orbital", "Number in the file, from 1");
+        heading(ui, COLUMN_ENERGY, "energy", "Orbital energy");
+        heading(ui, COLUMN_OCCUPATION, "occ.", "Occupation (electrons)");
+        if with_symmetry {
+            heading(ui, COLUMN_OCCUPATION, "sym.", "Symmetry label from the file");
+        }
+    });
     egui::ScrollArea::vertical()
         .id_salt("orbital_list")
         .max_height(260.0)
         .show(ui, |ui| {
-            egui::Grid::new("orbital_grid")
-                .striped(true)
-                .num_columns(4)
-                .show(ui, |ui| {
-                    ui.label(RichText::new("#").strong());
-                    ui.label(RichText::new("energy").strong());
-                    ui.label(RichText::new("occ").strong());
-                    ui.label(RichText::new("sym").strong());
-                    ui.end_row();
-                    // Frontier orbitals first in view: list from high to low energy around the gap.
-                    for row in rows
-                        .iter()
-                        .rev()
-                        .filter(|r| r.index + 12 >= homo && r.index <= homo + 12)
-                    {
-                        let text = if row.label.is_empty() {
-                            format!("{}", row.index + 1)
-                        } else {
-                            format!("{} {}", row.index + 1, row.label)
-                        };
+            // Frontier orbitals first in view: list from high to low energy around the gap.
+            for row in rows
+                .iter()
+                .rev()
+                .filter(|r| r.index + 12 >= homo && r.index <= homo + 12)
+            {
+                ui.horizontal(|ui| {
+                    let text = if row.label.is_empty() {
+                        format!("{}", row.index + 1)
+                    } else {
+                        format!("{} {}", row.index + 1, row.label)
+                    };
+                    cell(ui, COLUMN_ORBITAL, |ui| {
                         let r = ui
                             .selectable_label(selected == Some(row.index), text)
                             .on_hover_text("Click: show it in the orbital representation; Shift+click: in a new one");
@@ -123,13 +152,37 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
                             r.scroll_to_me(Some(egui::Align::Center));
                             state.panels.scroll_to_orbital = false;
                         }
+                    });
+                    cell(ui, COLUMN_ENERGY, |ui| {
                         ui.label(state.format_energy(row.energy_hartree));
+                    });
+                    cell(ui, COLUMN_OCCUPATION, |ui| {
                         ui.label(format!("{:.2}", row.occupation));
+                    });
+                    if with_symmetry {
                         ui.label(&row.symmetry);
-                        ui.end_row();
                     }
                 });
+            }
         });
+}
+
+/// Widths of the orbital list's columns (points), shared by the names above the list and its rows.
+const COLUMN_ORBITAL: f32 = 84.0;
+const COLUMN_ENERGY: f32 = 88.0;
+const COLUMN_OCCUPATION: f32 = 36.0;
+
+/// A cell of the orbital list: `width` wide, its content from the left.
+fn cell(ui: &mut egui::Ui, width: f32, content: impl FnOnce(&mut egui::Ui)) {
+    let height = ui.spacing().interact_size.y;
+    ui.allocate_ui_with_layout(
+        egui::vec2(width, height),
+        egui::Layout::left_to_right(egui::Align::Center),
+        |ui| {
+            ui.set_min_width(width);
+            content(ui);
+        },
+    );
 }
 
 /// Horizontal extent of each shown level in the energy diagram: degenerate levels (within 1e-4
@@ -152,6 +205,30 @@ pub fn level_extents(energies_hartree: &[f64]) -> Vec<[f64; 2]> {
     out
 }
 
+/// How the energy diagram draws the level of orbital `index` (of the spin shown): the selected
+/// orbital highlighted, another orbital shown by a visible representation in that representation's
+/// positive-lobe colour (so HOMO and LUMO shown together are both marked), the rest green when
+/// occupied, grey when virtual; (colour, line width in points).
+pub fn level_style(state: &AppState, index: usize, occupied: bool) -> (egui::Color32, f32) {
+    use crate::app::fields::FieldChoice;
+    if state.doc.orbital == Some(index) {
+        return (tokens::SELECTED, 3.0);
+    }
+    let spin = state.doc.spin;
+    let shown_in = state
+        .reps()
+        .fields()
+        .find(|(r, f)| r.visible && f.field == FieldChoice::Orbital { spin, index });
+    match shown_in {
+        Some((_, f)) => {
+            let [r, g, b] = f.colors[0];
+            (egui::Rgba::from_rgb(r, g, b).into(), 3.0)
+        }
+        None if occupied => (tokens::OCCUPIED, 1.5),
+        None => (tokens::VIRTUAL, 1.5),
+    }
+}
+
 /// The energy-level diagram around the frontier orbitals; clicking a level selects its orbital.
 fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app::orbitals::OrbitalRow]) {
     use egui_plot::{Line, Plot, PlotPoints};
@@ -166,7 +243,6 @@ fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app
             .then(a.index.cmp(&b.index))
     });
     let extents = level_extents(&shown.iter().map(|r| r.energy_hartree).collect::<Vec<_>>());
-    let selected = state.doc.orbital;
     let response = Plot::new("energy_levels")
         .height(160.0)
         .allow_drag(false)
@@ -175,17 +251,13 @@ fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app
         .allow_boxed_zoom(false)
         .allow_double_click_reset(false)
         .show_x(false)
+        // The horizontal position only spreads degenerate levels apart: no axis for it.
+        .show_axes([false, true])
         .y_axis_label("eV")
         .show(ui, |plot| {
             for (r, x) in shown.iter().zip(&extents) {
                 let e = r.energy_hartree * EV_PER_HARTREE;
-                let color = if Some(r.index) == selected {
-                    tokens::SELECTED
-                } else if r.occupied {
-                    tokens::OCCUPIED
-                } else {
-                    tokens::VIRTUAL
-                };
+                let (color, width) = level_style(state, r.index, r.occupied);
                 let name = if r.label.is_empty() {
                     format!("{}", r.index + 1)
                 } else {
@@ -194,7 +266,7 @@ fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app
                 plot.line(
                     Line::new(name, PlotPoints::from(vec![[x[0], e], [x[1], e]]))
                         .color(color)
-                        .width(if Some(r.index) == selected { 3.0 } else { 1.5 }),
+                        .width(width),
                 );
             }
         });

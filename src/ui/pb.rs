@@ -65,8 +65,8 @@ pub fn panel_ui(ui: &mut egui::Ui, state: &mut AppState) {
     row(ui, "Ionic strength", &mut p.ionic_strength_molar, 0.0..=5.0, " M");
     row(ui, "Solute dielectric", &mut p.eps_in, 1.0..=100.0, "");
     row(ui, "Solvent dielectric", &mut p.eps_out, 1.0..=200.0, "");
-    row(ui, "Probe radius", &mut p.probe_angstrom, 0.0..=5.0, " A");
-    row(ui, "Lattice spacing", &mut h, 0.2..=3.0, " A");
+    row(ui, "Probe radius", &mut p.probe_angstrom, 0.0..=5.0, " Å");
+    row(ui, "Lattice spacing", &mut h, 0.2..=3.0, " Å");
     if p != state.pb.params || h != state.pb.spacing_angstrom {
         state.pb.params = p;
         state.pb.spacing_angstrom = h;

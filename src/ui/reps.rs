@@ -230,9 +230,14 @@ fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, co
         if ui.selectable_label(!is_slice, "Isosurface").clicked() && is_slice {
             commands.push(Command::EditRep(id, RepEdit::FieldStyle(FieldStyle::Isosurface)));
         }
+        // A slice of the molecular surface's level says nothing a chemist reads.
+        let can_slice = is_slice || !matches!(f.field, FieldChoice::MolSurf { .. });
         if ui
-            .selectable_label(is_slice, "Slice")
+            .add_enabled(can_slice, egui::Button::selectable(is_slice, "Slice"))
             .on_hover_text("One slice is drawn: the topmost visible slice representation")
+            .on_disabled_hover_text(
+                "A molecular surface has no values to slice: add a slice of the potential it is coloured by (Add menu)",
+            )
             .clicked()
             && !is_slice
         {
@@ -320,13 +325,21 @@ pub fn view_options_ui(ui: &mut egui::Ui, state: &mut AppState) {
             send(state, Command::FitToSelection(state.panels.fit_selection_text.clone()));
         }
     });
-    let mut cue = state.settings.depth_cue;
-    if ui
-        .add(egui::Slider::new(&mut cue, 0.0..=1.0).text("Depth cue"))
-        .changed()
-    {
-        send(state, Command::SetDepthCue(cue));
-    }
+    // The label first and the slider in the width left, so the row fits the panel (the label
+    // after a full-width slider ran past its edge).
+    ui.horizontal(|ui| {
+        let l = ui.label("Depth cue");
+        let mut cue = state.settings.depth_cue;
+        ui.spacing_mut().slider_width = (ui.available_width() - 60.0).clamp(40.0, 140.0);
+        if ui
+            .add(egui::Slider::new(&mut cue, 0.0..=1.0))
+            .labelled_by(l.id)
+            .on_hover_text("How far atoms fade into the background with depth")
+            .changed()
+        {
+            send(state, Command::SetDepthCue(cue));
+        }
+    });
     let mut dark = state.settings.dark_background;
     if ui.checkbox(&mut dark, "Dark background").changed() {
         send(state, Command::SetDarkBackground(dark));

@@ -16,8 +16,7 @@ pub const TOOL_SHORTCUTS: &[(&str, &str)] = &[
         "2 / 3 / 4",
         "Measure a distance / angle / dihedral: click 2, 3 or 4 atoms",
     ),
-    ("L", "Label atoms by clicking them"),
-    ("Escape", "Stop measuring or labelling"),
+    ("L", "Label atoms by clicking them (Escape stops)"),
 ];
 
 /// The tools' keys (ignored while a text field has focus).
@@ -114,7 +113,7 @@ pub fn menus_ui(ui: &mut egui::Ui, state: &mut AppState) {
 
 /// The background colour of the 3-D view (saved in the settings, used by image exports too).
 pub fn background_ui(ui: &mut egui::Ui, state: &mut AppState) {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let mut rgb = state.settings.background_srgb();
         let l = ui.label("Background");
         if ui.color_edit_button_srgb(&mut rgb).labelled_by(l.id).changed() {

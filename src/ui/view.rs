@@ -5,7 +5,7 @@ use super::{SHORTCUTS, send};
 use crate::app::state::{AppState, Command};
 use egui::{RichText, Sense};
 
-/// FPS, status, picked atom, progress line.
+/// FPS, picked atom, progress line, status.
 pub fn status_bar_ui(ui: &mut egui::Ui, state: &mut AppState) {
     ui.horizontal(|ui| {
         ui.label(format!("{:5.1} FPS", state.view.fps));
@@ -14,8 +14,11 @@ pub fn status_bar_ui(ui: &mut egui::Ui, state: &mut AppState) {
             ui.label(&p.text);
             ui.separator();
         }
-        ui.label(&state.panels.status);
         super::jobs::progress_ui(ui, state);
+        // A long message (an unreadable file lists the formats read) wraps in the width left
+        // rather than running out of the window; the progress bars come first so it cannot push
+        // them out.
+        ui.add(egui::Label::new(&state.panels.status).wrap());
     });
 }
 

@@ -112,6 +112,10 @@ pub fn export_image(
             super::legend::draw_legend(&mut img, legend, k, scale.max(1.0));
         }
     }
+    if request.annotations {
+        let scale = size[1] as f32 / state.view.size_px[1].max(1) as f32;
+        super::annotations::draw_annotations(&mut img, state, scale.max(1.0));
+    }
     let mut png = Vec::new();
     img.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
         .map_err(|e| format!("{}: PNG encoding failed: {e}", request.path.display()))?;

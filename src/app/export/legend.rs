@@ -75,7 +75,7 @@ pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize, sc
 }
 
 /// `rgb` at `alpha` over the rectangle `[x, y, w, h]` (alpha composited too).
-fn blend_rect(img: &mut image::RgbaImage, rect: [u32; 4], rgb: [u8; 3], alpha: f32) {
+pub(super) fn blend_rect(img: &mut image::RgbaImage, rect: [u32; 4], rgb: [u8; 3], alpha: f32) {
     let [x0, y0, w, h] = rect;
     let (iw, ih) = img.dimensions();
     for y in y0..(y0 + h).min(ih) {
@@ -86,7 +86,7 @@ fn blend_rect(img: &mut image::RgbaImage, rect: [u32; 4], rgb: [u8; 3], alpha: f
 }
 
 /// Composites `rgb` at coverage `a` over the pixel (straight alpha).
-fn over(p: &mut image::Rgba<u8>, rgb: [u8; 3], a: f32) {
+pub(super) fn over(p: &mut image::Rgba<u8>, rgb: [u8; 3], a: f32) {
     let dst_a = f32::from(p.0[3]) / 255.0;
     let out_a = a + dst_a * (1.0 - a);
     if out_a <= 0.0 {
@@ -99,13 +99,26 @@ fn over(p: &mut image::Rgba<u8>, rgb: [u8; 3], a: f32) {
     p.0[3] = (out_a * 255.0).round().clamp(0.0, 255.0) as u8;
 }
 
-fn text_width(font: &FontRef, text: &str, text_px: f32) -> f32 {
+pub(super) fn text_width(font: &FontRef, text: &str, text_px: f32) -> f32 {
     let f = font.as_scaled(PxScale::from(text_px));
     text.chars().map(|c| f.h_advance(f.glyph_id(c))).sum()
 }
 
 /// White text with its top-left corner at (x, y).
 fn draw_text(img: &mut image::RgbaImage, font: &FontRef, text: &str, x: f32, y: f32, text_px: f32) {
+    draw_text_rgb(img, font, text, [x, y], text_px, [255, 255, 255]);
+}
+
+/// Text in `rgb` with its top-left corner at `at` (pixels).
+pub(super) fn draw_text_rgb(
+    img: &mut image::RgbaImage,
+    font: &FontRef,
+    text: &str,
+    at: [f32; 2],
+    text_px: f32,
+    rgb: [u8; 3],
+) {
+    let [x, y] = at;
     let scaled = font.as_scaled(PxScale::from(text_px));
     let (w, h) = img.dimensions();
     let mut caret = x;
@@ -123,11 +136,7 @@ fn draw_text(img: &mut image::RgbaImage, font: &FontRef, text: &str, x: f32, y: 
             if px < 0 || py < 0 || px >= i64::from(w) || py >= i64::from(h) {
                 return;
             }
-            over(
-                img.get_pixel_mut(px as u32, py as u32),
-                [255, 255, 255],
-                coverage.clamp(0.0, 1.0),
-            );
+            over(img.get_pixel_mut(px as u32, py as u32), rgb, coverage.clamp(0.0, 1.0));
         });
     }
 }

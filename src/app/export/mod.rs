@@ -5,7 +5,8 @@
 //! written is the 3-D view alone — no panels, menus or egui widgets — drawn again through the
 //! offscreen path `orbitfield render` uses ([`capture`]: an [`crate::render::OffscreenTarget`] of
 //! the asked size times the supersampling factor, read back, reduced by a box filter in linear
-//! light), with the colour legends drawn into the pixels when asked ([`legend`]). Images are
+//! light), with the colour legends drawn into the pixels when asked ([`legend`]), and the measurements and
+//! labels ([`annotations`]). Images are
 //! written under a temporary name and renamed into place; movies are encoded on a thread of their
 //! own (`jobs::movie`) while [`record`] advances the frames and waits for each frame's fields,
 //! surfaces and colours before it captures.
@@ -14,6 +15,7 @@
 //! desktop's save dialog); the egui dialogs live in `ui::export`; tests call [`service`] with a
 //! headless render context.
 
+pub mod annotations;
 pub mod capture;
 pub mod legend;
 pub mod record;
@@ -47,6 +49,9 @@ pub struct ImageRequest {
     pub transparent: bool,
     /// The colour legends drawn into the image.
     pub legend: bool,
+    /// The measurements (dashed lines and values) and atom labels drawn into the image, as the
+    /// window draws them over the view.
+    pub annotations: bool,
 }
 
 /// A movie to record over frames of the open document.
@@ -73,6 +78,8 @@ pub struct ImageDialog {
     pub supersample: u32,
     pub transparent: bool,
     pub legend: bool,
+    /// Measurements and labels drawn into the image (on by default: what the view shows).
+    pub annotations: bool,
 }
 
 /// The "Record movie…" dialog's fields.
@@ -125,6 +132,7 @@ impl Default for ExportState {
                 supersample: 2,
                 transparent: false,
                 legend: true,
+                annotations: true,
             },
             movie: MovieDialog {
                 open: false,
@@ -340,6 +348,7 @@ mod tests {
             supersample: 2,
             transparent: false,
             legend: false,
+            annotations: false,
         };
         assert!(check_image_request(&r, [800, 600]).is_ok());
         let big = ImageRequest {

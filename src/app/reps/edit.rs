@@ -462,14 +462,51 @@ impl AppState {
         self.view.dirty.meshes = true;
     }
 
-    /// Shows (true) or hides the slice of the main field: a slice representation of it, added just
-    /// below the main field when there is none.
+    /// The field a slice of the main field cuts: the main field itself, or for a molecular surface
+    /// (whose values are only the surface's level, not a quantity to read) the field it is
+    /// coloured by. An error in words for the status line when there is nothing to slice.
+    pub fn main_slice_field(&self) -> Result<FieldChoice, String> {
+        let Some(main) = self.main_field_rep() else {
+            return Err("slice: there is no field to slice; add one first (Add menu, or 'field add')".into());
+        };
+        if !matches!(main.field, FieldChoice::MolSurf { .. }) {
+            return Ok(main.field);
+        }
+        match main.coloring {
+            Some(c) => Ok(c.source),
+            None => Err(
+                "slice: a molecular surface has no values to slice; colour it by a potential \
+                         first, or add the potential itself (Add > Potential, or 'field add pb')"
+                    .into(),
+            ),
+        }
+    }
+
+    /// Shows (true) or hides the slice of the main field (of the potential a molecular surface is
+    /// coloured by): a slice representation of it, added just below the main field when there is
+    /// none.
     pub(crate) fn show_main_slice(&mut self, on: bool) {
-        let Some(field) = self.main_field() else {
-            if on {
-                self.error("slice plane: choose a field first".into());
+        let field = match self.main_slice_field() {
+            Ok(f) => f,
+            Err(e) => {
+                if on {
+                    self.error(e);
+                }
+                if self.show_slice() {
+                    // Hiding: every visible slice goes.
+                    let ids: Vec<RepId> = self
+                        .doc
+                        .reps
+                        .fields()
+                        .filter(|(_, f)| matches!(f.style, FieldStyle::Slice(_)))
+                        .map(|(r, _)| r.id)
+                        .collect();
+                    for id in ids {
+                        self.edit_rep(id, RepEdit::Visible(false));
+                    }
+                }
+                return;
             }
-            return;
         };
         let existing: Vec<RepId> = self
             .doc

@@ -1,0 +1,142 @@
+//! Measurements and atom labels drawn into exported pixels, as the window draws them over its 3-D
+//! view (`ui::measure`): each measurement as a dashed line through its atoms with its value (Å or
+//! degrees) on a plate beside the bond it is about, each labelled atom's text on a plate just above
+//! and right of it. Atoms are placed by the view's camera at the image's size, so they fall on the
+//! rendered atoms; sizes scale with the image (`scale`: 2 for an image twice the view's size).
+//! Amber on a dark background, a dark amber on a light one; text plates dark or light to match.
+
+use super::legend::{blend_rect, draw_text_rgb, over, text_width};
+use crate::app::state::AppState;
+use ab_glyph::FontRef;
+use glam::Vec3;
+
+const TEXT_PX: f32 = 13.0;
+/// Dash and gap of the measurement lines, pixels at scale 1.
+const DASH: f32 = 6.0;
+const GAP: f32 = 4.0;
+/// Amber on a dark background; a dark amber on a light one (as the window draws them).
+const MEASURE_ON_DARK: [u8; 3] = [255, 210, 60];
+const MEASURE_ON_LIGHT: [u8; 3] = [150, 90, 0];
+
+/// Draws the measurements and labels of `state` into `img` (the view rendered at `img`'s size).
+pub fn draw_annotations(img: &mut image::RgbaImage, state: &AppState, scale: f32) {
+    let Some(doc) = state.document() else {
+        return;
+    };
+    let Ok(font) = FontRef::try_from_slice(epaint_default_fonts::UBUNTU_LIGHT) else {
+        return;
+    };
+    let s = if scale.is_finite() {
+        scale.clamp(0.25, 16.0)
+    } else {
+        1.0
+    };
+    let size = [img.width(), img.height()];
+    let camera = &state.view.camera;
+    let positions = &doc.frame.positions_angstrom;
+    let at = |atom: usize| -> Option<[f32; 2]> {
+        let p = positions.get(atom)?;
+        camera.project_to_pixel(Vec3::from(*p), size).map(|(px, _)| px)
+    };
+    let [r, g, b] = state.settings.background_srgb().map(|c| f32::from(c) / 255.0);
+    let dark = 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.5;
+    let (measure_rgb, text_rgb, plate_rgb) = if dark {
+        (MEASURE_ON_DARK, [255, 255, 255], [0, 0, 0])
+    } else {
+        (MEASURE_ON_LIGHT, [0, 0, 0], [255, 255, 255])
+    };
+    let text_px = TEXT_PX * s;
+    for &atom in &state.tools.labels.atoms {
+        if let Some(p) = at(atom) {
+            tag(img, &font, &state.label_text(atom), p, text_px, text_rgb, plate_rgb);
+        }
+    }
+    for m in &state.tools.measure.list {
+        let points: Option<Vec<[f32; 2]>> = m.atoms.iter().map(|&a| at(a)).collect();
+        let (Some(points), Some(kind)) = (points, m.kind()) else {
+            continue;
+        };
+        for pair in points.windows(2) {
+            dashed_line(img, pair[0], pair[1], 1.5 * s, DASH * s, GAP * s, measure_rgb);
+        }
+        let Some(value) = state.measurement_value(m) else {
+            continue;
+        };
+        let mid = |a: [f32; 2], b: [f32; 2]| [(a[0] + b[0]) / 2.0, (a[1] + b[1]) / 2.0];
+        let anchor = match points.as_slice() {
+            [a, b] => mid(*a, *b),
+            [_, b, _] => *b,
+            [_, b, c, _] => mid(*b, *c),
+            _ => continue,
+        };
+        tag(img, &font, &kind.format(value), anchor, text_px, measure_rgb, plate_rgb);
+    }
+}
+
+/// `text` on a translucent plate just above and right of `at`, kept inside the image.
+fn tag(
+    img: &mut image::RgbaImage,
+    font: &FontRef,
+    text: &str,
+    at: [f32; 2],
+    text_px: f32,
+    rgb: [u8; 3],
+    plate: [u8; 3],
+) {
+    let (w, h) = (img.width() as f32, img.height() as f32);
+    let pad = text_px * 0.25;
+    let box_w = text_width(font, text, text_px) + 2.0 * pad;
+    let box_h = text_px * 1.25;
+    let x = (at[0] + text_px * 0.5).clamp(0.0, (w - box_w).max(0.0));
+    let y = (at[1] - box_h - text_px * 0.15).clamp(0.0, (h - box_h).max(0.0));
+    blend_rect(
+        img,
+        [x as u32, y as u32, box_w.ceil() as u32, box_h.ceil() as u32],
+        plate,
+        0.7,
+    );
+    draw_text_rgb(img, font, text, [x + pad, y + text_px * 0.05], text_px, rgb);
+}
+
+/// A dashed line from `a` to `b` (pixels), `width` wide, dashes `dash` long with `gap` between.
+fn dashed_line(img: &mut image::RgbaImage, a: [f32; 2], b: [f32; 2], width: f32, dash: f32, gap: f32, rgb: [u8; 3]) {
+    let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
+    let length = (dx * dx + dy * dy).sqrt();
+    if !length.is_finite() || length < 0.5 {
+        return;
+    }
+    let period = (dash + gap).max(1.0);
+    let radius = (width / 2.0).max(0.5);
+    // Discs every half pixel along the dashes, each pixel covered by the nearest disc's edge.
+    let steps = (length * 2.0).ceil() as usize;
+    let (w, h) = (img.width() as i64, img.height() as i64);
+    for k in 0..=steps {
+        let t = k as f32 / steps as f32 * length;
+        if t % period >= dash {
+            continue;
+        }
+        let c = [a[0] + dx * t / length, a[1] + dy * t / length];
+        let r = radius.ceil() as i64 + 1;
+        let (cx, cy) = (c[0].floor() as i64, c[1].floor() as i64);
+        for py in cy - r..=cy + r {
+            for px in cx - r..=cx + r {
+                if px < 0 || py < 0 || px >= w || py >= h {
+                    continue;
+                }
+                let d = ((px as f32 + 0.5 - c[0]).powi(2) + (py as f32 + 0.5 - c[1]).powi(2)).sqrt();
+                let coverage = (radius + 0.5 - d).clamp(0.0, 1.0);
+                if coverage > 0.0 {
+                    let p = img.get_pixel_mut(px as u32, py as u32);
+                    // Overlapping discs: keep the strongest cover rather than piling them up.
+                    if coverage > 0.99 || !same_rgb(p, rgb) {
+                        over(p, rgb, coverage);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn same_rgb(p: &image::Rgba<u8>, rgb: [u8; 3]) -> bool {
+    p.0[0] == rgb[0] && p.0[1] == rgb[1] && p.0[2] == rgb[2]
+}
