@@ -752,3 +752,30 @@ fn an_exported_image_carries_the_measurements_and_labels_the_view_shows() {
     assert!(darker > 40, "label and value text: {darker} darker pixels");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_misspelt_or_empty_selection_is_named_in_words() {
+    let mut harness = window(opened(&["md/adk.psf"], false));
+    harness.run();
+    assert!(
+        harness.state().document().is_some(),
+        "{}",
+        harness.state().panels.status
+    );
+    let before = harness.state().reps().list.len();
+
+    // A valid selection that matches nothing in adk (no residue is named XYZ): added, and said.
+    type_command(&mut harness, "rep add licorice resname XYZ");
+    assert_eq!(harness.state().reps().list.len(), before + 1);
+    let status = harness.state().panels.status.clone();
+    assert!(
+        status.contains("'resname XYZ' matches no atoms"),
+        "status line: {status}"
+    );
+
+    // A typo: refused, with the keyword it was probably meant to be.
+    let shown = type_line(&mut harness, "rep add licorice protien and name CA");
+    let (_, text) = shown.expect("a message under the command line");
+    assert!(text.contains("did you mean 'protein'?"), "{text}");
+    assert_eq!(harness.state().reps().list.len(), before + 1);
+}

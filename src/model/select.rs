@@ -391,7 +391,7 @@ impl Parser<'_> {
                         }
                     }
                     "x" | "y" | "z" | "charge" | "mass" | "radius" => self.comparison(&lw, col),
-                    _ => Err((col, format!("unknown keyword '{w}'"))),
+                    _ => Err((col, suggest::unknown_keyword(&w))),
                 }
             }
         }
@@ -873,5 +873,6 @@ impl MinImage {
     }
 }
 
+mod suggest;
 #[cfg(test)]
 mod tests;

@@ -191,6 +191,17 @@ impl AppState {
         let rep = self.make_rep(spec)?;
         let id = rep.id;
         self.insert_rep(self.doc.reps.list.len(), rep);
+        // A selection that matches nothing is kept (the frame may change what it picks), and said.
+        if let Some(RepKind::Atoms(a)) = self.doc.reps.list.iter().find(|r| r.id == id).map(|r| &r.kind)
+            && a.error.is_none()
+            && a.count == 0
+            && self.document().is_some()
+        {
+            self.panels.status = format!(
+                "the selection '{}' matches no atoms: the representation draws nothing",
+                a.selection
+            );
+        }
         if let SpecKind::Field {
             color_volume, color_by, ..
         } = &spec.kind
