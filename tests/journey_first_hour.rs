@@ -779,3 +779,28 @@ fn a_misspelt_or_empty_selection_is_named_in_words() {
     assert!(text.contains("did you mean 'protein'?"), "{text}");
     assert_eq!(harness.state().reps().list.len(), before + 1);
 }
+
+#[test]
+fn a_failed_open_typed_in_the_command_line_is_said_once() {
+    let mut harness = window(opened(&["md/adk.psf"], false));
+    harness.run();
+    let shown = type_line(&mut harness, "open README.md");
+    let (failed, text) = shown.expect("a message under the command line");
+    let status = harness.state().panels.status.clone();
+    assert!(failed, "{text}");
+    // Under the line, where it was typed; not again on the status line, which keeps what it said.
+    assert!(text.contains("README.md: unknown file format"), "{text}");
+    assert!(!status.contains("unknown file format"), "status line: {status}");
+    assert_eq!(status, "adk.psf: 3341 atoms, 0 frames");
+    // The error list still has it.
+    assert!(
+        harness
+            .state()
+            .panels
+            .errors
+            .iter()
+            .any(|e| e.contains("unknown file format")),
+        "{:?}",
+        harness.state().panels.errors
+    );
+}

@@ -168,7 +168,16 @@ pub fn run_line(state: &mut AppState) {
     }
     c.history_pos = None;
     c.completions.clear();
+    let status_before = state.panels.status.clone();
     let result = script::run_in(state, &line, Path::new("."), None, RunMode::Window);
+    // An error shown under the line is not repeated on the status line (it stays in the error list).
+    if let Err(e) = &result
+        && state.panels.status != status_before
+        && !state.panels.status.is_empty()
+        && e.message.contains(state.panels.status.as_str())
+    {
+        state.panels.status = status_before;
+    }
     let c = &mut state.panels.console;
     match result {
         Ok(report) => {
