@@ -37,6 +37,8 @@ use wgpu_test_engine::engine;
 mod rdf_cases;
 
 const TOL: f64 = 1e-5;
+/// The same for spin densities (a difference of two densities).
+const TOL_SPIN: f64 = 5e-5;
 
 fn seed() -> u64 {
     let s = std::env::var("ORBITFIELD_TEST_SEED")
@@ -280,12 +282,20 @@ fn orbitals_densities_and_spin_densities_match_the_cpu_engine() {
                 );
                 continue;
             }
+            // The spin density is the difference of the two spins' densities: float32 rounding
+            // follows their sum, so relative to the difference it is several times larger (a slab
+            // of O2 at 1.6e-5 in one of 30 fresh lattices).
+            let tol = if matches!(field, Field::SpinDensity) {
+                TOL_SPIN
+            } else {
+                TOL
+            };
             let err = rel_err(&slab(&gpu, &job, 0..nz), &cpu);
             println!("{name} {field:?}: wgpu vs CPU RMS relative error {err:.2e}");
-            assert!(err <= TOL, "{name} {field:?}: {err:.2e}");
+            assert!(err <= tol, "{name} {field:?}: {err:.2e}");
             let plane = lattice.dims[0] * lattice.dims[1];
             let err = rel_err(&slab(&gpu, &job, 3..11), &cpu[3 * plane..11 * plane]);
-            assert!(err <= TOL, "{name} {field:?} slab: {err:.2e}");
+            assert!(err <= tol, "{name} {field:?} slab: {err:.2e}");
         }
     }
 }
