@@ -46,7 +46,7 @@ use std::path::PathBuf;
 
 #[path = "common/journey.rs"]
 mod journey;
-use journey::{type_command, window};
+use journey::{type_command, type_line, window};
 
 fn data(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
@@ -71,17 +71,6 @@ fn opened(files: &[&str], engine: bool) -> AppState {
     );
     state.apply(Command::OpenFiles(files.iter().map(|f| data(f)).collect()));
     state
-}
-
-/// Types `line` into the command line and presses Enter; returns what is shown under the line.
-fn type_line(harness: &mut Harness<'static, AppState>, line: &str) -> Option<(bool, String)> {
-    harness.get_by_label(orbitfield::ui::console::LABEL).focus();
-    harness.run();
-    harness.get_by_label(orbitfield::ui::console::LABEL).type_text(line);
-    harness.run();
-    harness.key_press(Key::Enter);
-    harness.run();
-    harness.state().panels.console.message.clone()
 }
 
 /// The slice representations: (field, visible).

@@ -1,7 +1,7 @@
 //! The whole window as the journey tests drive it (egui_kittest): [`window`] builds it at 1280x800
-//! with commands applied and representations updated after each frame, and [`type_command`] types a
-//! line into its command line. Shared by the journey tests and `tests/script.rs`; a test file takes
-//! what it needs.
+//! with commands applied and representations updated after each frame, and [`type_command`] (or
+//! [`type_line`], which returns what is shown under the line) types a line into its command line.
+//! Shared by the journey tests and `tests/script.rs`; a test file takes what it needs.
 #![allow(dead_code)]
 
 use egui::Key;
@@ -21,14 +21,21 @@ pub fn window(state: AppState) -> Harness<'static, AppState> {
     )
 }
 
-/// Types `line` into the command line and presses Enter; the line must run without a problem.
-pub fn type_command(harness: &mut Harness<'static, AppState>, line: &str) {
+/// Types `line` into the command line and presses Enter; returns what is shown under the line
+/// (error or not, and the text).
+pub fn type_line(harness: &mut Harness<'static, AppState>, line: &str) -> Option<(bool, String)> {
     harness.get_by_label(orbitfield::ui::console::LABEL).focus();
     harness.run();
     harness.get_by_label(orbitfield::ui::console::LABEL).type_text(line);
     harness.run();
     harness.key_press(Key::Enter);
     harness.run();
+    harness.state().panels.console.message.clone()
+}
+
+/// Types `line` into the command line and presses Enter; the line must run without a problem.
+pub fn type_command(harness: &mut Harness<'static, AppState>, line: &str) {
+    type_line(harness, line);
     let c = &harness.state().panels.console;
     assert!(
         c.message.as_ref().is_none_or(|(error, _)| !error),
