@@ -12,6 +12,12 @@
 use super::state::AppState;
 use std::path::Path;
 
+/// Measurement lines and values over a dark background (amber), in the window and in exported
+/// images.
+pub const MEASURE_RGB_ON_DARK: [u8; 3] = [255, 210, 60];
+/// The same over a light background (a dark amber: yellow on white cannot be read).
+pub const MEASURE_RGB_ON_LIGHT: [u8; 3] = [150, 90, 0];
+
 /// Atom positions read per update while a series is computed (at least one frame, at most
 /// [`SERIES_MAX_FRAMES_PER_UPDATE`]): a few milliseconds of reading, so the window stays live.
 pub const SERIES_ATOMS_PER_UPDATE: usize = 2_000_000;

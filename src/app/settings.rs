@@ -124,6 +124,21 @@ impl Settings {
         }
     }
 
+    /// Whether the 3-D view's background is dark (its relative luminance below 0.4), so what is
+    /// drawn over it (in the window and in exported images) is light, with a dark plate behind
+    /// text; a chosen colour counts, not only dark/light.
+    pub fn background_is_dark(&self) -> bool {
+        let [r, g, b] = self.background_srgb().map(|c| {
+            let c = f32::from(c) / 255.0;
+            if c <= 0.04045 {
+                c / 12.92
+            } else {
+                ((c + 0.055) / 1.055).powf(2.4)
+            }
+        });
+        0.2126 * r + 0.7152 * g + 0.0722 * b < 0.4
+    }
+
     /// `$XDG_CONFIG_HOME/orbitfield/settings.ron`, else `~/.config/orbitfield/settings.ron`.
     pub fn default_path() -> Option<PathBuf> {
         let base = std::env::var_os("XDG_CONFIG_HOME")

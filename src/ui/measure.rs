@@ -8,32 +8,27 @@
 
 use super::{send, tokens};
 use crate::app::labels::LabelFormat;
-use crate::app::measure::{ClickMode, MeasureKind};
+use crate::app::measure::{ClickMode, MEASURE_RGB_ON_DARK, MEASURE_RGB_ON_LIGHT, MeasureKind};
 use crate::app::state::{AppState, Command};
 use egui::{Color32, Pos2, Rect, RichText, Stroke};
 use glam::Vec3;
 
 /// Measurement lines and values in the view (and in the panel, on its dark background).
-const MEASURE_COLOR: Color32 = Color32::from_rgb(255, 210, 60);
+const MEASURE_COLOR: Color32 = rgb(MEASURE_RGB_ON_DARK);
 /// Measurement lines and values over a light background (yellow on white cannot be read).
-const MEASURE_COLOR_ON_LIGHT: Color32 = Color32::from_rgb(150, 90, 0);
+const MEASURE_COLOR_ON_LIGHT: Color32 = rgb(MEASURE_RGB_ON_LIGHT);
+
+const fn rgb(c: [u8; 3]) -> Color32 {
+    Color32::from_rgb(c[0], c[1], c[2])
+}
 /// Atoms picked towards a measurement not yet complete.
 const PENDING_COLOR: Color32 = Color32::from_rgb(255, 140, 40);
 /// Picked atoms and hints over a light background.
 const PENDING_COLOR_ON_LIGHT: Color32 = Color32::from_rgb(170, 60, 0);
 
-/// Whether the 3-D view's background is dark (its relative luminance below 0.4), so what is drawn
-/// over it is light, with a dark plate behind text; a chosen colour counts, not only dark/light.
+/// Whether the 3-D view's background is dark ([`crate::app::settings::Settings::background_is_dark`]).
 pub fn background_is_dark(state: &AppState) -> bool {
-    let [r, g, b] = state.settings.background_srgb().map(|c| {
-        let c = f32::from(c) / 255.0;
-        if c <= 0.04045 {
-            c / 12.92
-        } else {
-            ((c + 0.055) / 1.055).powf(2.4)
-        }
-    });
-    0.2126 * r + 0.7152 * g + 0.0722 * b < 0.4
+    state.settings.background_is_dark()
 }
 
 /// The colour of the measurement lines and values over the 3-D view: amber on a dark background,

@@ -5,7 +5,8 @@
 //! rendered atoms; sizes scale with the image (`scale`: 2 for an image twice the view's size).
 //! Amber on a dark background, a dark amber on a light one; text plates dark or light to match.
 
-use super::legend::{blend_rect, draw_text_rgb, over, text_width};
+use super::legend::{blend_rect, draw_text_rgb, font_and_scale, over, text_width};
+use crate::app::measure::{MEASURE_RGB_ON_DARK, MEASURE_RGB_ON_LIGHT};
 use crate::app::state::AppState;
 use ab_glyph::FontRef;
 use glam::Vec3;
@@ -14,22 +15,14 @@ const TEXT_PX: f32 = 13.0;
 /// Dash and gap of the measurement lines, pixels at scale 1.
 const DASH: f32 = 6.0;
 const GAP: f32 = 4.0;
-/// Amber on a dark background; a dark amber on a light one (as the window draws them).
-const MEASURE_ON_DARK: [u8; 3] = [255, 210, 60];
-const MEASURE_ON_LIGHT: [u8; 3] = [150, 90, 0];
 
 /// Draws the measurements and labels of `state` into `img` (the view rendered at `img`'s size).
 pub fn draw_annotations(img: &mut image::RgbaImage, state: &AppState, scale: f32) {
     let Some(doc) = state.document() else {
         return;
     };
-    let Ok(font) = FontRef::try_from_slice(epaint_default_fonts::UBUNTU_LIGHT) else {
+    let Some((font, s)) = font_and_scale(scale) else {
         return;
-    };
-    let s = if scale.is_finite() {
-        scale.clamp(0.25, 16.0)
-    } else {
-        1.0
     };
     let size = [img.width(), img.height()];
     let camera = &state.view.camera;
@@ -38,12 +31,11 @@ pub fn draw_annotations(img: &mut image::RgbaImage, state: &AppState, scale: f32
         let p = positions.get(atom)?;
         camera.project_to_pixel(Vec3::from(*p), size).map(|(px, _)| px)
     };
-    let [r, g, b] = state.settings.background_srgb().map(|c| f32::from(c) / 255.0);
-    let dark = 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.5;
-    let (measure_rgb, text_rgb, plate_rgb) = if dark {
-        (MEASURE_ON_DARK, [255, 255, 255], [0, 0, 0])
+    // Dark or light as the window decides it, so the image shows the window's colours.
+    let (measure_rgb, text_rgb, plate_rgb) = if state.settings.background_is_dark() {
+        (MEASURE_RGB_ON_DARK, [255, 255, 255], [0, 0, 0])
     } else {
-        (MEASURE_ON_LIGHT, [0, 0, 0], [255, 255, 255])
+        (MEASURE_RGB_ON_LIGHT, [0, 0, 0], [255, 255, 255])
     };
     let text_px = TEXT_PX * s;
     for &atom in &state.tools.labels.atoms {

@@ -17,15 +17,22 @@ const MARGIN: f32 = 16.0;
 /// Height of one legend box (title, bar, values, padding).
 const BOX_HEIGHT: f32 = 64.0;
 
-/// Draws `legend` as the `index`-th legend of `img` (0: lowest), its sizes times `scale`.
-pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize, scale: f32) {
-    let Ok(font) = FontRef::try_from_slice(epaint_default_fonts::UBUNTU_LIGHT) else {
-        return;
-    };
+/// The font drawn into exported pixels (egui's default), and `scale` kept within 0.25..16 (1 when
+/// not finite); `None` when the font cannot be read.
+pub(super) fn font_and_scale(scale: f32) -> Option<(FontRef<'static>, f32)> {
+    let font = FontRef::try_from_slice(epaint_default_fonts::UBUNTU_LIGHT).ok()?;
     let s = if scale.is_finite() {
         scale.clamp(0.25, 16.0)
     } else {
         1.0
+    };
+    Some((font, s))
+}
+
+/// Draws `legend` as the `index`-th legend of `img` (0: lowest), its sizes times `scale`.
+pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize, scale: f32) {
+    let Some((font, s)) = font_and_scale(scale) else {
+        return;
     };
     let px = |v: f32| (v * s).round() as u32;
     let text_px = TEXT_PX * s;
