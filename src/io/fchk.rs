@@ -250,10 +250,19 @@ impl Sections<'_> {
                 line,
                 ..
             }) if v.len() == n => Ok((v, *line)),
+            Some(Entry {
+                value: Value::Reals(v),
+                line,
+                ..
+            }) => Err(ReadError::line(
+                self.path,
+                *line,
+                format!("expected {name:?} to hold {n} numbers, found {}", v.len()),
+            )),
             Some(e) => Err(ReadError::line(
                 self.path,
                 e.line,
-                format!("expected {name:?} to be an array of {n} numbers"),
+                format!("expected {name:?} to be an array of numbers"),
             )),
             None => Err(self.missing(name)),
         }
@@ -307,28 +316,7 @@ impl Sections<'_> {
     }
 
     fn reals(&self, name: &str, n: usize) -> Result<(&[f64], usize), ReadError> {
-        match self.find(name) {
-            Some(Entry {
-                value: Value::Reals(v),
-                line,
-                ..
-            }) if v.len() == n => Ok((v, *line)),
-            Some(Entry {
-                value: Value::Reals(v),
-                line,
-                ..
-            }) => Err(ReadError::line(
-                self.path,
-                *line,
-                format!("expected {name:?} to hold {n} numbers, found {}", v.len()),
-            )),
-            Some(e) => Err(ReadError::line(
-                self.path,
-                e.line,
-                format!("expected {name:?} to be an array of numbers"),
-            )),
-            None => Err(self.missing(name)),
-        }
+        self.reals_nth(name, 0, n)
     }
 
     fn reals_any(&self, name: &str) -> Option<(&[f64], usize)> {
