@@ -39,7 +39,7 @@ pub struct ViewerOptions {
     pub backends: Option<wgpu::Backends>,
     /// Print the adapter and the rendering paths chosen for it to stderr.
     pub verbose: bool,
-    /// A command script to run once the window is up (`orbitfield SCRIPT.ofc`).
+    /// A command script to run once the window is up, after `files` open (`orbitfield [FILE...] SCRIPT.ofc`).
     pub script: Option<PathBuf>,
 }
 

@@ -352,13 +352,9 @@ fn run_viewer(_cli: &Cli) -> anyhow::Result<()> {
 #[cfg(feature = "gui")]
 fn run_viewer(cli: &Cli) -> anyhow::Result<()> {
     let size = cli.window_size.as_deref().map(render::parse_size).transpose()?;
-    let script = script::is_script(&cli.files).then(|| cli.files[0].clone());
+    let (files, script) = script::split_script(&cli.files)?;
     orbitfield::app::window::run(orbitfield::app::window::ViewerOptions {
-        files: if script.is_some() {
-            Vec::new()
-        } else {
-            cli.files.clone()
-        },
+        files,
         screenshot: cli.screenshot.clone(),
         exit_after_frames: cli.exit_after_frames,
         size,

@@ -761,7 +761,7 @@ pub fn reference_markdown() -> String {
          (*Save as script…* in the log). Atoms are numbered from 1, frames from 0, representations from 1 \
          in the list's order. Selections use the viewer's language (`protein and not hydrogen`, \
          `within 5 of resid 12`).\n\n\
-         Run a script in the window: `orbitfield SCRIPT.ofc`; without a window: `orbitfield run SCRIPT.ofc \
+         Run a script in the window: `orbitfield [FILE...] SCRIPT.ofc` (the files open first); without a window: `orbitfield run SCRIPT.ofc \
          --headless` (images and movies by the offscreen renderer). A failing command stops the script with \
          `FILE:LINE:COLUMN: problem`, and nothing of that command is applied.\n\n",
     );
