@@ -478,10 +478,12 @@ pub fn run(args: &IlsArgs) -> Result<()> {
     let mut frame = Frame::default();
     let mut work = |block: &[usize]| -> Result<(), String> {
         for &f in block {
+            let t_read = Instant::now();
             system
                 .trajectory
                 .read_frame(f, &mut frame)
                 .map_err(|e| format!("frame {f}: {e}"))?;
+            let read_ms = 1e3 * t_read.elapsed().as_secs_f64();
             let positions = positions_of(&frame, sel);
             let rigid = match align {
                 Some((idx, reference)) => {
@@ -491,7 +493,14 @@ pub fn run(args: &IlsArgs) -> Result<()> {
             };
             let placed = place_atoms(&setup, &positions, frame.cell.as_ref(), rigid.as_ref())
                 .map_err(|e| format!("frame {f}: {e}"))?;
+            let placed_ms = 1e3 * t_read.elapsed().as_secs_f64() - read_ms;
+            let t_submit = Instant::now();
             workers.submit_blocking(f, Arc::new(placed), &mut take)?;
+            tracing::debug!(
+                target: "orbitfield::timing",
+                "ILS frame {f} read in {read_ms:.2} ms, placed in {placed_ms:.2} ms, submitted after {:.2} ms",
+                1e3 * t_submit.elapsed().as_secs_f64()
+            );
         }
         workers.drain(&mut take)
     };

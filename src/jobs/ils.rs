@@ -33,9 +33,12 @@ pub struct IlsDone {
     pub note: Option<String>,
 }
 
-/// Worker threads per CUDA device for ILS frames: with two, one frame's atom layout on the host
-/// overlaps the previous frame's kernels (`benches/RESULTS.md`, "Implicit ligand sampling").
-pub const ILS_WORKERS_PER_GPU: usize = 2;
+/// Worker threads per CUDA device for ILS frames, each with its own engine and stream: one frame's
+/// atom layout on the host overlaps other frames' kernels, and frames in flight at once keep the
+/// device busy past each kernel's tail. Two workers fall into step (both lay out their next frame
+/// while the device idles); four keep them staggered (`benches/RESULTS.md`, "Implicit ligand
+/// sampling", "Frames in flight").
+pub const ILS_WORKERS_PER_GPU: usize = 4;
 
 /// The ILS front end of a pool's workers, for one setup.
 pub struct IlsWorkers {

@@ -128,6 +128,9 @@ pub(super) struct EngineState {
     pub(super) batch_choices: BTreeMap<u64, bool>,
     /// Page-locked host buffer the output is copied back through (grown as needed).
     pinned: Option<cudarc::driver::PinnedHostSlice<f32>>,
+    /// Device buffers kept from one ILS frame to the next (`super::ils::IlsBuffers`); taken out
+    /// for the frame, so the state is not locked while it runs.
+    pub(super) ils: Option<Box<super::ils::IlsBuffers>>,
     /// The second device output buffer of a pipelined slab (`super::pipeline`): chunk k+1 is
     /// computed into one while chunk k is copied back from the other.
     pub(super) out_spare: Option<CudaSlice<f32>>,

@@ -17,7 +17,7 @@
 use super::{CudaEngine, dev_err};
 use crate::compute::ComputeError;
 use crate::compute::ils::{BOUND_MARGIN_KT, Bins, IlsSetup, PlacedAtoms};
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PinnedHostSlice, PushKernelArg};
 use std::time::Instant;
 
 /// `kernels/ils.cu`, embedded at build time.
@@ -245,6 +245,76 @@ impl DeviceAtoms {
     }
 }
 
+/// Device buffers an engine keeps from one ILS frame to the next, each grown when a frame needs
+/// more (the atom count changes from frame to frame with the periodic images): a frame allocates
+/// and frees nothing, so no frame waits on the driver's memory pool.
+#[derive(Default)]
+pub(super) struct IlsBuffers {
+    atoms: Option<CudaSlice<f32>>,
+    lows: Option<CudaSlice<f32>>,
+    starts: Option<CudaSlice<i32>>,
+    offsets: Option<CudaSlice<f32>>,
+    masks: Option<CudaSlice<u64>>,
+    counts: Option<CudaSlice<i32>>,
+    starts_kept: Option<CudaSlice<i32>>,
+    samples: Option<CudaSlice<f32>>,
+    voxels: Option<CudaSlice<f32>>,
+    /// Page-locked host buffers the atoms go up and the voxels and the kept count come down
+    /// through. A copy from or into pageable memory holds up the driver until it completes, so
+    /// the other worker on the same device could not enqueue its frame meanwhile.
+    host_atoms: Option<PinnedHostSlice<f32>>,
+    host_starts: Option<PinnedHostSlice<i32>>,
+    host_voxels: Option<PinnedHostSlice<f32>>,
+    host_kept: Option<PinnedHostSlice<i32>>,
+    /// Recorded after the downloads; the frame waits for it.
+    done: Option<cudarc::driver::CudaEvent>,
+    /// The module (by address) and the probe constants and orientation offsets last copied there.
+    uploaded_for: Option<(usize, Vec<f32>, Vec<f32>)>,
+}
+
+/// `slot` with room for at least `len` elements (a quarter more when it has to grow, so frames
+/// whose atom counts wander do not reallocate each time).
+fn room<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    slot: &'a mut Option<CudaSlice<T>>,
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    len: usize,
+) -> Result<&'a mut CudaSlice<T>, ComputeError> {
+    let len = len.max(1);
+    if slot.as_ref().is_none_or(|b| b.len() < len) {
+        *slot = None;
+        *slot = Some(stream.alloc_zeros::<T>(len + len / 4).map_err(dev_err("allocation"))?);
+    }
+    slot.as_mut()
+        .ok_or_else(|| ComputeError::Device("ILS buffer missing".into()))
+}
+
+/// `slot` with room for at least `len` page-locked elements (a quarter more when it has to grow).
+fn pinned_room<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    slot: &'a mut Option<PinnedHostSlice<T>>,
+    ctx: &std::sync::Arc<cudarc::driver::CudaContext>,
+    len: usize,
+) -> Result<&'a mut [T], ComputeError> {
+    let len = len.max(1);
+    if slot.as_ref().is_none_or(|b| b.len() < len) {
+        *slot = None;
+        // SAFETY: every element the frame reads back is written first (by the host for uploads, by
+        // a completed copy for downloads).
+        let fresh = unsafe { ctx.alloc_pinned_with_flags::<T>(len + len / 4, 0) };
+        *slot = Some(fresh.map_err(dev_err("page-locked allocation"))?);
+    }
+    let b = slot
+        .as_mut()
+        .ok_or_else(|| ComputeError::Device("ILS host buffer missing".into()))?;
+    Ok(b.as_mut_slice().map_err(dev_err("page-locked buffer"))?)
+}
+
+/// Milliseconds since the first ILS frame of the process (the timing log's timeline).
+fn timeline_ms(t: Instant) -> f64 {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let e = *EPOCH.get_or_init(|| t);
+    1e3 * t.saturating_duration_since(e).as_secs_f64()
+}
+
 impl CudaEngine {
     /// One frame's voxel means of the occupancy on this device (x fastest, one per voxel).
     pub fn ils_voxel_means(&self, setup: &IlsSetup, placed: &PlacedAtoms) -> Result<Vec<f64>, ComputeError> {
@@ -257,18 +327,52 @@ impl CudaEngine {
             )));
         }
         let dev = DeviceAtoms::new(setup, placed)?;
+        let t_layout = t0.elapsed().as_secs_f64();
         let a = dev.args;
         let n_voxels = setup.map.n_voxels();
         let n_samples = (a.nx as usize) * (a.ny as usize) * (a.nz as usize);
         let n_codes = (a.rx as usize) * (a.ry as usize) * (a.rz as usize);
-        let mut st = self.lock_state()?;
-        let module = self.module(&mut st, ILS_SRC)?;
-        drop(st);
+        let (module, buffers) = {
+            let mut st = self.lock_state()?;
+            let module = self.module(&mut st, ILS_SRC)?;
+            (module, st.ils.take())
+        };
+        let mut bufs = buffers.unwrap_or_default();
+        let result = self.ils_frame(
+            setup,
+            &dev,
+            &module,
+            &mut bufs,
+            t0,
+            t_layout,
+            (n_voxels, n_samples, n_codes),
+        );
+        // The buffers go back even when the frame failed (they are whole; a later frame rewrites them).
+        if let Ok(mut st) = self.lock_state() {
+            st.ils = Some(bufs);
+        }
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn ils_frame(
+        &self,
+        setup: &IlsSetup,
+        dev: &DeviceAtoms,
+        module: &std::sync::Arc<cudarc::driver::CudaModule>,
+        bufs: &mut IlsBuffers,
+        t0: Instant,
+        t_layout: f64,
+        (n_voxels, n_samples, n_codes): (usize, usize, usize),
+    ) -> Result<Vec<f64>, ComputeError> {
+        let o = &setup.orientations;
+        let p = o.atoms_per_orientation;
+        let a = dev.args;
         let (batch, groups) = batch_for(o.evaluated());
-        let bound_fn = CudaEngine::function(&module, "ils_bound")?;
-        let scan_fn = CudaEngine::function(&module, "ils_scan")?;
-        let points_fn = CudaEngine::function(&module, &format!("ils_points_k{batch}_g{groups}"))?;
-        let voxels_fn = CudaEngine::function(&module, "ils_voxels")?;
+        let bound_fn = CudaEngine::function(module, "ils_bound")?;
+        let scan_fn = CudaEngine::function(module, "ils_scan")?;
+        let points_fn = CudaEngine::function(module, &format!("ils_points_k{batch}_g{groups}"))?;
+        let voxels_fn = CudaEngine::function(module, "ils_voxels")?;
         let kt = setup.kt_kcal_per_mol();
         let probe: Vec<f32> = setup
             .probe
@@ -284,7 +388,6 @@ impl CudaEngine {
                 ]
             })
             .collect();
-        super::engine::copy_symbol(&module, &self.stream, "ils_probe", &probe)?;
         // Orientation offsets as -2 o_j (float4), for every class, orientation and probe atom.
         let classes = o.classes.max(1);
         let n_orient = o.evaluated();
@@ -297,17 +400,32 @@ impl CudaEngine {
                 }
             }
         }
-        // Device buffers (at least one element each).
-        let atoms_flat: Vec<f32> = if dev.atoms.is_empty() {
-            vec![0.0; 4]
-        } else {
-            dev.atoms.iter().flatten().copied().collect()
-        };
-        let lows_flat: Vec<f32> = if dev.lows.is_empty() {
-            vec![0.0; 4]
-        } else {
-            dev.lows.iter().flatten().copied().collect()
-        };
+        // The probe's constants and the offsets go up once per setup, not with every frame.
+        let module_key = std::sync::Arc::as_ptr(module) as usize;
+        let fresh =
+            !matches!(&bufs.uploaded_for, Some((m, pr, of)) if *m == module_key && *pr == probe && *of == offsets);
+        if fresh {
+            bufs.uploaded_for = None;
+            super::engine::copy_symbol(module, &self.stream, "ils_probe", &probe)?;
+            let d = room(&mut bufs.offsets, &self.stream, offsets.len())?;
+            self.stream
+                .memcpy_htod(&offsets, &mut d.slice_mut(0..offsets.len()))
+                .map_err(dev_err("upload"))?;
+            bufs.uploaded_for = Some((module_key, probe, offsets));
+        }
+        // The atoms into page-locked memory (at least one float4 each; the previous frame's copies
+        // out of it completed before that frame returned).
+        let n4 = 4 * dev.atoms.len().max(1);
+        {
+            let host = pinned_room(&mut bufs.host_atoms, &self.ctx, 2 * n4)?;
+            host[..2 * n4].fill(0.0);
+            for (k, (hi, lo)) in dev.atoms.iter().zip(&dev.lows).enumerate() {
+                host[4 * k..4 * k + 4].copy_from_slice(hi);
+                host[n4 + 4 * k..n4 + 4 * k + 4].copy_from_slice(lo);
+            }
+            let host = pinned_room(&mut bufs.host_starts, &self.ctx, dev.starts.len())?;
+            host[..dev.starts.len()].copy_from_slice(&dev.starts);
+        }
         let t_host = t0.elapsed().as_secs_f64();
         // Stage times (device, CUDA events) when the timing log is on: upload, bound, scan, points,
         // voxels and download.
@@ -323,58 +441,93 @@ impl CudaEngine {
             Ok(())
         };
         mark(&mut marks)?;
-        let atoms_d: CudaSlice<f32> = self.stream.clone_htod(&atoms_flat).map_err(dev_err("upload"))?;
-        let lows_d: CudaSlice<f32> = self.stream.clone_htod(&lows_flat).map_err(dev_err("upload"))?;
-        let starts_d: CudaSlice<i32> = self.stream.clone_htod(&dev.starts).map_err(dev_err("upload"))?;
-        let off_d: CudaSlice<f32> = self.stream.clone_htod(&offsets).map_err(dev_err("upload"))?;
-        let mut masks_d = self
-            .stream
-            .alloc_zeros::<u64>(n_codes.max(1))
-            .map_err(dev_err("allocation"))?;
-        let mut counts_d = self
-            .stream
-            .alloc_zeros::<i32>(n_codes.max(1))
-            .map_err(dev_err("allocation"))?;
-        let mut starts_kept_d = self
-            .stream
-            .alloc_zeros::<i32>(n_codes + 1)
-            .map_err(dev_err("allocation"))?;
-        let mut samples_d = self
-            .stream
-            .alloc_zeros::<f32>(n_samples.max(1))
-            .map_err(dev_err("allocation"))?;
-        let mut voxels_d = self
-            .stream
-            .alloc_zeros::<f32>(n_voxels.max(1))
-            .map_err(dev_err("allocation"))?;
+        let s = &self.stream;
+        {
+            let (Some(host), Some(host_starts)) = (bufs.host_atoms.as_ref(), bufs.host_starts.as_ref()) else {
+                return Err(ComputeError::Device("ILS host buffer missing".into()));
+            };
+            let host = host.as_slice().map_err(dev_err("page-locked buffer"))?;
+            let host_starts = host_starts.as_slice().map_err(dev_err("page-locked buffer"))?;
+            let up = |slot: &mut Option<CudaSlice<f32>>, data: &[f32]| -> Result<(), ComputeError> {
+                let d = room(slot, s, data.len())?;
+                let (dst, _written) = d.device_ptr_mut(s);
+                // SAFETY: `data` is page-locked memory left untouched until this frame's stream has
+                // been waited for; the device buffer holds at least `data.len()` floats.
+                unsafe { cudarc::driver::result::memcpy_htod_async(dst, data, s.cu_stream()) }
+                    .map_err(dev_err("upload"))?;
+                Ok(())
+            };
+            up(&mut bufs.atoms, &host[..n4])?;
+            up(&mut bufs.lows, &host[n4..2 * n4])?;
+            let data = &host_starts[..dev.starts.len()];
+            let d = room(&mut bufs.starts, s, data.len())?;
+            let (dst, _written) = d.device_ptr_mut(s);
+            // SAFETY: as above, for the bins' starts.
+            unsafe { cudarc::driver::result::memcpy_htod_async(dst, data, s.cu_stream()) }
+                .map_err(dev_err("upload"))?;
+        }
+        room(&mut bufs.masks, s, n_codes)?;
+        room(&mut bufs.counts, s, n_codes)?;
+        room(&mut bufs.starts_kept, s, n_codes + 1)?;
+        room(&mut bufs.voxels, s, n_voxels)?;
+        {
+            // Points the bound excludes are never written: they must read 0.
+            let d = room(&mut bufs.samples, s, n_samples)?;
+            s.memset_zeros(&mut d.slice_mut(0..n_samples.max(1)))
+                .map_err(dev_err("clear"))?;
+        }
+        let (
+            Some(atoms_d),
+            Some(lows_d),
+            Some(starts_d),
+            Some(off_d),
+            Some(masks_d),
+            Some(counts_d),
+            Some(starts_kept_d),
+            Some(samples_d),
+            Some(voxels_d),
+        ) = (
+            bufs.atoms.as_ref(),
+            bufs.lows.as_ref(),
+            bufs.starts.as_ref(),
+            bufs.offsets.as_ref(),
+            bufs.masks.as_mut(),
+            bufs.counts.as_mut(),
+            bufs.starts_kept.as_mut(),
+            bufs.samples.as_mut(),
+            bufs.voxels.as_mut(),
+        )
+        else {
+            return Err(ComputeError::Device("ILS buffers missing".into()));
+        };
         mark(&mut marks)?;
         let regions = (a.rx as u32, a.ry as u32, a.rz as u32);
         if regions.1 > 65535 || regions.2 > 65535 {
             return Err(ComputeError::Device("ILS map too large for one launch".into()));
         }
         {
-            let mut l = self.stream.launch_builder(&bound_fn);
-            l.arg(&atoms_d)
-                .arg(&lows_d)
-                .arg(&starts_d)
+            let mut l = s.launch_builder(&bound_fn);
+            l.arg(atoms_d)
+                .arg(lows_d)
+                .arg(starts_d)
                 .arg(&a)
-                .arg(&mut masks_d)
-                .arg(&mut counts_d);
+                .arg(&mut *masks_d)
+                .arg(&mut *counts_d);
             let cfg = LaunchConfig {
                 grid_dim: regions,
                 block_dim: (BLOCK, 1, 1),
                 shared_mem_bytes: 0,
             };
             // SAFETY: atoms and lows hold the binned atoms (a float4 each) that `starts` (bins + 1
-            // entries, the last the atom count) indexes; the kernel writes one mask and count per region of the
-            // padded grid (rx * ry * rz entries each).
+            // entries, the last the atom count) indexes; the kernel writes one mask and count per
+            // region of the padded grid (rx * ry * rz entries each; the buffers hold at least that).
             unsafe { l.launch(cfg) }.map_err(dev_err("ils_bound launch"))?;
         }
         mark(&mut marks)?;
         let n_codes_i = n_codes as i32;
         {
-            let mut l = self.stream.launch_builder(&scan_fn);
-            l.arg(&counts_d).arg(&n_codes_i).arg(&mut starts_kept_d);
+            let mut l = s.launch_builder(&scan_fn);
+            l.arg(&*counts_d).arg(&n_codes_i).arg(&mut *starts_kept_d);
             let cfg = LaunchConfig {
                 grid_dim: (1, 1, 1),
                 block_dim: (1024, 1, 1),
@@ -385,15 +538,15 @@ impl CudaEngine {
         }
         mark(&mut marks)?;
         {
-            let mut l = self.stream.launch_builder(&points_fn);
-            l.arg(&atoms_d)
-                .arg(&lows_d)
-                .arg(&starts_d)
-                .arg(&off_d)
-                .arg(&masks_d)
-                .arg(&starts_kept_d)
+            let mut l = s.launch_builder(&points_fn);
+            l.arg(atoms_d)
+                .arg(lows_d)
+                .arg(starts_d)
+                .arg(off_d)
+                .arg(&*masks_d)
+                .arg(&*starts_kept_d)
                 .arg(&a)
-                .arg(&mut samples_d);
+                .arg(&mut *samples_d);
             let cfg = LaunchConfig {
                 grid_dim: ((n_codes.max(1) * groups) as u32, 1, 1),
                 block_dim: (BLOCK, 1, 1),
@@ -405,7 +558,7 @@ impl CudaEngine {
             unsafe { l.launch(cfg) }.map_err(dev_err("ils_points launch"))?;
         }
         mark(&mut marks)?;
-        let s = setup.subres.max(1) as i32;
+        let sub = setup.subres.max(1) as i32;
         let scale = 1.0f32 / n_orient.max(1) as f32;
         let (vx, vy, vz) = (
             setup.map.dims[0] as i32,
@@ -413,32 +566,54 @@ impl CudaEngine {
             setup.map.dims[2] as i32,
         );
         {
-            let mut l = self.stream.launch_builder(&voxels_fn);
-            l.arg(&samples_d)
+            let mut l = s.launch_builder(&voxels_fn);
+            l.arg(&*samples_d)
                 .arg(&a.nx)
                 .arg(&a.ny)
-                .arg(&s)
+                .arg(&sub)
                 .arg(&scale)
-                .arg(&mut voxels_d)
+                .arg(&mut *voxels_d)
                 .arg(&vx)
                 .arg(&vy)
                 .arg(&vz);
-            // SAFETY: reads the nx * ny * nz samples, writes one value per voxel into a buffer of
-            // `n_voxels`.
+            // SAFETY: reads the nx * ny * nz samples, writes one value per voxel into a buffer of at
+            // least `n_voxels`.
             unsafe { l.launch(LaunchConfig::for_num_elems(n_voxels.max(1) as u32)) }
                 .map_err(dev_err("ils_voxels launch"))?;
         }
-        let out = self.stream.clone_dtoh(&voxels_d).map_err(dev_err("download"))?;
-        let kept = self
-            .stream
-            .clone_dtoh(&starts_kept_d.slice(n_codes..n_codes + 1))
-            .map_err(dev_err("download"))?;
+        let t_enqueued = t0.elapsed().as_secs_f64();
+        // Downloads into page-locked memory, then a wait on this frame's own event.
+        let nv = n_voxels.max(1);
+        {
+            let host = pinned_room(&mut bufs.host_voxels, &self.ctx, nv)?;
+            let view = voxels_d.slice(0..nv);
+            let (src, _read) = view.device_ptr(s);
+            // SAFETY: `host` holds at least `nv` floats and is read only after the event below.
+            unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut host[..nv], src, s.cu_stream()) }
+                .map_err(dev_err("download"))?;
+            let host = pinned_room(&mut bufs.host_kept, &self.ctx, 1)?;
+            let view = starts_kept_d.slice(n_codes..n_codes + 1);
+            let (src, _read) = view.device_ptr(s);
+            // SAFETY: one int into a buffer of at least one, read after the event below.
+            unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut host[..1], src, s.cu_stream()) }
+                .map_err(dev_err("download"))?;
+        }
         mark(&mut marks)?;
-        // The downloads into pageable memory have returned with their data; only the timing events
-        // may still be pending (this frame's last event, not whatever the stream holds after it).
+        if bufs.done.is_none() {
+            let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+            bufs.done = Some(self.ctx.new_event(flags).map_err(dev_err("event"))?);
+        }
+        let done = bufs
+            .done
+            .as_ref()
+            .ok_or_else(|| ComputeError::Device("ILS event missing".into()))?;
+        done.record(s).map_err(dev_err("event record"))?;
+        done.synchronize().map_err(dev_err("synchronize"))?;
         if let Some(last) = marks.last() {
             last.synchronize().map_err(dev_err("synchronize"))?;
         }
+        let out: Vec<f32> = pinned_room(&mut bufs.host_voxels, &self.ctx, nv)?[..n_voxels].to_vec();
+        let kept: Vec<i32> = pinned_room(&mut bufs.host_kept, &self.ctx, 1)?[..1].to_vec();
         let stages: Vec<String> = marks
             .windows(2)
             .zip(["upload", "bound", "scan", "points", "voxels and download"])
@@ -446,7 +621,7 @@ impl CudaEngine {
             .collect();
         tracing::debug!(
             target: "orbitfield::timing",
-            "ILS frame on cuda:{}: {} atoms, {} of {} sample points kept ({:.1}%), {} orientations in passes of {} over {} threads per point, host {:.2} ms, total {:.2} ms; device ms: {}",
+            "ILS frame on cuda:{}: {} atoms, {} of {} sample points kept ({:.1}%), {} orientations in passes of {} over {} threads per point, from {:.2} ms: layout {:.2} ms, host {:.2} ms, enqueued {:.2} ms, total {:.2} ms; device ms: {}",
             self.ordinal(),
             dev.atoms.len(),
             kept.first().copied().unwrap_or(0),
@@ -455,7 +630,10 @@ impl CudaEngine {
             n_orient,
             batch,
             groups,
+            timeline_ms(t0),
+            1e3 * t_layout,
             1e3 * t_host,
+            1e3 * t_enqueued,
             1e3 * t0.elapsed().as_secs_f64(),
             stages.join(", ")
         );
