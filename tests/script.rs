@@ -444,6 +444,27 @@ fn bad_commands_name_the_problem_and_the_column_and_change_nothing() {
 }
 
 #[test]
+fn a_script_given_beside_files_runs_once_they_are_open() {
+    // As `orbitfield adk.psf adk_dims.dcd show.ofc` starts the window: the files' opening queued,
+    // the script waiting for the first frame. It ran before the files opened: its
+    // `rep delete all` found no document, and their default representation came after it.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("show.ofc");
+    std::fs::write(&script, "rep delete all\nrep add cartoon protein\nframe 3\n").unwrap();
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.push(Command::OpenFiles(vec![data("md/adk.psf"), data("md/adk_dims.dcd")]));
+    state.panels.console.pending_script = Some(script);
+    let mut harness = window(state);
+    harness.run();
+    let state = harness.state();
+    assert!(state.panels.console.pending_script.is_none(), "the script ran");
+    let reps = state.session().unwrap().reps;
+    assert_eq!(reps.len(), 1, "only the script's representation: {reps:?}");
+    assert!(matches!(reps[0].kind, SpecKind::Cartoon { .. }), "{reps:?}");
+    assert_eq!(state.document().unwrap().frame_index, 3);
+}
+
+#[test]
 fn in_the_window_a_script_waits_for_the_view_before_saving_an_image() {
     // No field engine: the surface is never computed, so the view never shows the frame.
     let mut state = adk();

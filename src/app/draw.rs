@@ -330,9 +330,10 @@ impl SceneSync {
             let colormap = state.settings.colormap;
             let image = state.doc.reps.drawn_slice().and_then(|f| {
                 let (_, grid) = f.pipeline.shown.as_ref()?;
-                let FieldStyle::Slice(plane) = f.style else {
+                let FieldStyle::Slice(mut plane) = f.style else {
                     return None;
                 };
+                plane.range = state.slice_range(f, grid);
                 super::slice::plane_image(grid, colormap.for_values(f.field.is_electrostatic()), plane)
             });
             scene.set_slice(rc, image.as_ref());
@@ -747,7 +748,7 @@ impl AppState {
         let colormap = self.settings.colormap;
         if let Some(f) = self.doc.reps.drawn_slice()
             && let Some((key, grid)) = f.pipeline.shown.as_ref()
-            && let Some([lo, hi]) = super::slice::value_range(grid)
+            && let Some([lo, hi]) = self.slice_range(f, grid)
         {
             let unit = FieldUnit::of(key.field, self.potential_display(key.field));
             let what = with_model(&self.describe_field(key.field), self.potential_model(key.field, true));

@@ -1,7 +1,8 @@
 //! Slice planes through a grid: axis-aligned (x, y or z lattice planes, exact values) or oblique (any
 //! normal, values interpolated trilinearly), at a chosen position, mapped through a colormap into an
 //! image the renderer draws as a textured quad. Points of an oblique plane outside the grid are
-//! transparent. The colormap spans [`value_range`], which the legend shows beside the view.
+//! transparent. The colormap spans the plane's own range when one is given (the field's
+//! conventional one or the user's, chosen by the app), else [`value_range`]; the legend shows it.
 
 use crate::model::Grid3;
 use crate::model::units::angstrom_from_bohr3;
@@ -28,6 +29,11 @@ pub enum SliceNormal {
 pub struct SlicePlane {
     pub normal: SliceNormal,
     pub position: f32,
+    /// The values at the colormap's ends, in the field's computed units, as the user chose them;
+    /// `None`: the field's conventional range (+-5 kT/e for a Poisson-Boltzmann map, the screened
+    /// models' own) or else [`value_range`] (`AppState::slice_range`).
+    #[serde(default)]
+    pub range: Option<[f32; 2]>,
 }
 
 /// The values at the colormap's ends for `grid` (what the legend shows): for a field of both signs
@@ -69,9 +75,9 @@ pub fn value_range(grid: &Grid3) -> Option<[f32; 2]> {
     })
 }
 
-/// Colormap position of values over [`value_range`] (clamped at its ends).
-fn value_map(grid: &Grid3) -> Option<impl Fn(f32) -> f32> {
-    let [lo, hi] = value_range(grid)?;
+/// Colormap position of values over `range` (else [`value_range`]; clamped at its ends).
+fn value_map(grid: &Grid3, range: Option<[f32; 2]>) -> Option<impl Fn(f32) -> f32> {
+    let [lo, hi] = range.filter(|[lo, hi]| lo < hi).or_else(|| value_range(grid))?;
     Some(move |v: f32| ((v - lo) / (hi - lo)).clamp(0.0, 1.0))
 }
 
@@ -87,7 +93,7 @@ pub fn plane_image(grid: &Grid3, colormap: Colormap, plane: SlicePlane) -> Optio
     if dims.iter().any(|d| !(2..=8192).contains(d)) || !l.is_axis_aligned() {
         return None;
     }
-    let map = value_map(grid)?;
+    let map = value_map(grid, plane.range)?;
     let f = |p: [f64; 3]| p.map(|x| x as f32);
     let position = plane.position.clamp(-0.5, 0.5);
     let axis = match plane.normal {
@@ -216,6 +222,7 @@ mod tests {
             SlicePlane {
                 normal: SliceNormal::X,
                 position: 0.5,
+                range: None,
             },
         )
         .unwrap();
@@ -229,6 +236,7 @@ mod tests {
             SlicePlane {
                 normal: SliceNormal::Y,
                 position: -0.5,
+                range: None,
             },
         )
         .unwrap();
@@ -248,8 +256,19 @@ mod tests {
                 elevation_degree: 40.0,
             },
             position: 0.0,
+            range: None,
         };
         let img = plane_image(&g, Colormap::Gray, plane).unwrap();
+        // A range of the plane's own spans the colormap instead, clamped at its ends.
+        let narrow = plane_image(
+            &g,
+            Colormap::Gray,
+            SlicePlane {
+                range: Some([-4.0, 4.0]),
+                ..plane
+            },
+        )
+        .unwrap();
         let side = img.width as usize;
         // The image centre lies at the grid centre, where f = 5 + 8 + 9 - 20 = 2: on the symmetric
         // range of the signed values -20..22 (its 99th percentile of |value|, m) it maps to
@@ -262,6 +281,12 @@ mod tests {
             img.rgba[c + 3] == 255 && img.rgba[c].abs_diff(want) <= 8,
             "{} vs {want}",
             img.rgba[c]
+        );
+        let want_narrow = Colormap::Gray.sample((2.0 + 4.0) / 8.0)[0];
+        assert!(
+            narrow.rgba[c].abs_diff(want_narrow) <= 8 && narrow.rgba[c].abs_diff(want) > 8,
+            "{} vs {want_narrow}",
+            narrow.rgba[c]
         );
         // The square covers the whole box, so its corners lie outside the grid: transparent.
         assert_eq!(img.rgba[3], 0);

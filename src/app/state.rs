@@ -457,6 +457,12 @@ impl AppState {
         self.pending.push(c);
     }
 
+    /// True while commands wait in the queue (the files given on the command line, before the
+    /// first frame applies them).
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
     /// Applies queued commands in order.
     pub fn apply_pending(&mut self) {
         let cmds = std::mem::take(&mut self.pending);
@@ -679,6 +685,25 @@ impl AppState {
                 _ => None,
             })
             .unwrap_or_default()
+    }
+
+    /// The values at the ends of `f`'s slice colormap (computed units): the range the user chose,
+    /// else the field's conventional one (+-5 kT/e for Poisson-Boltzmann, the screened models'),
+    /// else the grid's own ([`crate::app::slice::value_range`]).
+    pub fn slice_range(&self, f: &super::reps::FieldRep, grid: &Grid3) -> Option<[f32; 2]> {
+        let chosen = match f.style {
+            super::reps::FieldStyle::Slice(p) => p.range,
+            _ => None,
+        };
+        chosen
+            .or_else(|| self.esp_default_range(f.field))
+            .or_else(|| crate::app::slice::value_range(grid))
+    }
+
+    /// The unit the drawn slice's values are shown in (`None` without a drawn slice).
+    pub fn slice_unit(&self) -> Option<super::values::FieldUnit> {
+        let f = self.doc.reps.drawn_slice()?;
+        Some(super::values::FieldUnit::of(f.field, self.potential_display(f.field)))
     }
 
     /// The grid the slice plane shows: the topmost visible slice representation's.

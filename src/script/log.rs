@@ -255,12 +255,28 @@ impl ActionLog {
             Command::SetLatticePoints(n) => text(format!("set lattice {n}")),
             Command::SetShowSlice(true) => text("slice".into()),
             Command::SetShowSlice(false) => text("slice off".into()),
-            Command::SetSlicePlane(p) => match p.normal {
-                SliceNormal::X => text(format!("slice x {}", p.position)),
-                SliceNormal::Y => text(format!("slice y {}", p.position)),
-                SliceNormal::Z => text(format!("slice z {}", p.position)),
-                SliceNormal::Free { .. } => text("# an oblique slice plane (set in the Field panel)".into()),
-            },
+            Command::SetSlicePlane(p) => {
+                let plane = match p.normal {
+                    SliceNormal::X => format!("slice x {}", p.position),
+                    SliceNormal::Y => format!("slice y {}", p.position),
+                    SliceNormal::Z => format!("slice z {}", p.position),
+                    SliceNormal::Free { .. } => "# an oblique slice plane (set in the Field panel)".into(),
+                };
+                let range = match (p.range, state.slice_unit()) {
+                    (Some([lo, hi]), Some(u)) => format!("slice range {} {}", u.show(lo), u.show(hi)),
+                    _ => "slice range auto".into(),
+                };
+                // Only what changed: the plane, the range, or both.
+                let before = state.slice_plane();
+                let mut lines = Vec::new();
+                if before.normal != p.normal || before.position != p.position || !state.show_slice() {
+                    lines.push(plane);
+                }
+                if before.range != p.range {
+                    lines.push(range);
+                }
+                Some(Pending::Text(lines))
+            }
             Command::ResetCamera
             | Command::Orbit(_)
             | Command::Pan(_)

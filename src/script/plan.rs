@@ -115,6 +115,9 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
             if let Err(e) = state.main_slice_field() {
                 return Err(problem(p.column, e));
             }
+            if p.sub() == "range" {
+                return slice_range(p, state);
+            }
             let normal = match p.text("axis") {
                 Some("x") => SliceNormal::X,
                 Some("y") => SliceNormal::Y,
@@ -134,6 +137,7 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
             v.push(Command::SetSlicePlane(SlicePlane {
                 normal,
                 position: position as f32,
+                range: state.slice_plane().range,
             }));
             cmds(v)
         }
@@ -253,6 +257,39 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
         "redo" => cmds(vec![Command::Redo]),
         other => Err(problem(p.column, format!("'{other}' is not carried out in this build"))),
     }
+}
+
+/// `slice range LOW HIGH` (in the drawn field's unit) or `slice range auto`: the colormap's ends of
+/// the slice (shown first when there is none).
+fn slice_range(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
+    let range = match (p.number("low"), p.number("high")) {
+        (Some(lo), Some(hi)) => {
+            if !lo.is_finite() || !hi.is_finite() || lo >= hi {
+                return Err(problem(
+                    p.column_of("high"),
+                    format!("slice range: the high end ({hi}) must be above the low end ({lo})"),
+                ));
+            }
+            let unit = match state.slice_unit() {
+                Some(u) => u,
+                None => {
+                    let field = state.main_slice_field().map_err(|e| problem(p.column, e))?;
+                    crate::app::values::FieldUnit::of(field, state.potential_display(field))
+                }
+            };
+            Some([unit.computed(lo), unit.computed(hi)])
+        }
+        _ => None,
+    };
+    let mut v = Vec::new();
+    if !state.show_slice() {
+        v.push(Command::SetShowSlice(true));
+    }
+    v.push(Command::SetSlicePlane(SlicePlane {
+        range,
+        ..state.slice_plane()
+    }));
+    Ok(Plan::Commands(v))
 }
 
 fn path(p: &Parsed, name: &str) -> PathBuf {

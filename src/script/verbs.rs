@@ -353,6 +353,25 @@ pub const VERBS: &[Verb] = &[
         forms: &[
             form(&["off"], &[], &[], "Removes the slice."),
             form(
+                &["range", "auto"],
+                &[],
+                &[],
+                "The colormap's ends go back to the field's own: ±5 kT/e for a Poisson-Boltzmann map, the screened models' ranges, else the 99th percentile of |value|.",
+            ),
+            form(
+                &["range"],
+                &[
+                    arg(
+                        "low",
+                        Kind::Number,
+                        "the value at the colormap's low end, in the field's unit",
+                    ),
+                    arg("high", Kind::Number, "the value at its high end"),
+                ],
+                &[],
+                "Sets the colormap's ends of the slice (the legend shows them).",
+            ),
+            form(
                 &[],
                 &[
                     opt_arg("axis", Kind::Choice(AXES), "the plane's normal (default z)"),

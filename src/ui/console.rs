@@ -17,8 +17,15 @@ pub fn console_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if state.observer.is_none() {
         state.observer = Some(Box::new(script::log::ActionLog::default()));
     }
-    if let Some(path) = state.panels.console.pending_script.take() {
+    // A script given beside files runs once they are open (the queue holds their opening until
+    // the first frame applies it): its `rep delete all` would otherwise see no document, and the
+    // files' default representations would come after it.
+    if !state.has_pending()
+        && let Some(path) = state.panels.console.pending_script.take()
+    {
         run_script_file(state, &path);
+    } else if state.panels.console.pending_script.is_some() {
+        ui.ctx().request_repaint();
     }
     if let Some(r) = state.panels.console.resume.take() {
         let result = script::resume(state, &r);

@@ -425,10 +425,61 @@ pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
         ui.add(egui::Slider::new(elevation_degree, -90.0..=90.0).text("elevation (deg)"));
     }
     ui.add(egui::Slider::new(&mut plane.position, -0.5..=0.5).text("position"));
+    slice_range_ui(ui, state, &mut plane);
     if plane != current {
         send(state, Command::SetSlicePlane(plane));
     }
     colormap_ui(ui, state);
+}
+
+/// The slice colormap's ends in the field's unit, with "Auto" (the field's own range: +-5 kT/e for
+/// a Poisson-Boltzmann map) once the user has chosen one.
+fn slice_range_ui(ui: &mut egui::Ui, state: &mut AppState, plane: &mut crate::app::slice::SlicePlane) {
+    let shown = state.doc.reps.drawn_slice().and_then(|f| {
+        let (_, grid) = f.pipeline.shown.as_ref()?;
+        state.slice_range(f, grid)
+    });
+    let (Some([lo, hi]), Some(unit)) = (shown, state.slice_unit()) else {
+        return;
+    };
+    let (mut a, mut b) = (unit.show(lo), unit.show(hi));
+    let speed = ((b - a).abs() / 200.0).max(1e-9);
+    let mut refused = false;
+    ui.horizontal_wrapped(|ui| {
+        let l = ui.label("Colour range");
+        let ra = ui
+            .add(egui::DragValue::new(&mut a).speed(speed).max_decimals(4))
+            .labelled_by(l.id)
+            .on_hover_text("the value at the colormap's low end");
+        ui.label("to");
+        let rb = ui
+            .add(egui::DragValue::new(&mut b).speed(speed).max_decimals(4))
+            .on_hover_text("the value at the colormap's high end");
+        ui.label(unit.label.as_str());
+        if ra.changed() || rb.changed() {
+            if a < b {
+                plane.range = Some([unit.computed(a), unit.computed(b)]);
+            } else {
+                refused = true;
+            }
+        }
+        if ui
+            .add_enabled(plane.range.is_some(), egui::Button::new("Auto"))
+            .on_hover_text("The field's own range: ±5 kT/e for Poisson-Boltzmann, the screened models' ranges, else the 99th percentile of |value|")
+            .clicked()
+        {
+            plane.range = None;
+        }
+    });
+    if refused {
+        state.panels.status = format!(
+            "slice colour range: the low end ({}) must stay below the high end ({}); kept {} to {}",
+            format_number(a),
+            format_number(b),
+            unit.format(lo),
+            unit.format(hi)
+        );
+    }
 }
 
 /// Colouring the main field's surfaces by another field (e.g. the potential on a density surface:

@@ -609,6 +609,10 @@ impl AppState {
                         value: crate::app::values::default_iso(field),
                         relative: false,
                     };
+                    // A colour range chosen for one kind of field means nothing for another.
+                    if let FieldStyle::Slice(p) = &mut f.style {
+                        p.range = None;
+                    }
                 }
                 f.field = field;
                 f.pipeline.mark_stale();
