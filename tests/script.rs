@@ -319,6 +319,7 @@ iso 0.01
 color 2 red #2040ff
 rep modify 3 opacity 0.6
 slice z 0.1
+slice range 0.001 0.2
 set units V
 set background #102030
 set colormap viridis
@@ -345,6 +346,15 @@ frame last";
             ..
         }
     )));
+    // The slice's colour range came back from the log (the session's representation holds it).
+    let range = |s: &AppState| {
+        s.reps().fields().find_map(|(_, f)| match f.style {
+            orbitfield::app::reps::FieldStyle::Slice(p) => p.range,
+            _ => None,
+        })
+    };
+    assert_eq!(range(&state), Some([0.001, 0.2]));
+    assert_eq!(range(&again), range(&state), "\n{log}");
     assert_eq!(state.settings.background_rgb, Some([0x10, 0x20, 0x30]));
     assert_eq!(again.settings.background_rgb, Some([0x10, 0x20, 0x30]));
     assert_eq!(again.settings.potential_unit, state.settings.potential_unit);

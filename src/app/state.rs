@@ -700,9 +700,14 @@ impl AppState {
             .or_else(|| crate::app::slice::value_range(grid))
     }
 
-    /// The unit the drawn slice's values are shown in (`None` without a drawn slice).
+    /// The unit the slice's values are shown in (the topmost visible slice representation's, drawn
+    /// yet or not; `None` without one).
     pub fn slice_unit(&self) -> Option<super::values::FieldUnit> {
-        let f = self.doc.reps.drawn_slice()?;
+        let (_, f) = self
+            .doc
+            .reps
+            .fields()
+            .find(|(r, f)| r.visible && matches!(f.style, super::reps::FieldStyle::Slice(_)))?;
         Some(super::values::FieldUnit::of(f.field, self.potential_display(f.field)))
     }
 
