@@ -247,7 +247,8 @@ impl DeviceAtoms {
 
 /// Device buffers an engine keeps from one ILS frame to the next, each grown when a frame needs
 /// more (the atom count changes from frame to frame with the periodic images): a frame allocates
-/// and frees nothing, so no frame waits on the driver's memory pool.
+/// and frees nothing, so no frame waits on the driver's memory pool. They hold one frame's working
+/// set per engine and go with the engine (the pool's workers), so memory stays flat over a run.
 #[derive(Default)]
 pub(super) struct IlsBuffers {
     atoms: Option<CudaSlice<f32>>,
@@ -272,34 +273,44 @@ pub(super) struct IlsBuffers {
     uploaded_for: Option<(usize, Vec<f32>, Vec<f32>)>,
 }
 
-/// `slot` with room for at least `len` elements (a quarter more when it has to grow, so frames
-/// whose atom counts wander do not reallocate each time).
+/// Elements to allocate for `len`: a quarter more for buffers sized by the frame's atoms (`spare`),
+/// whose counts wander from frame to frame with the periodic images; exact for those sized by the map.
+fn with_spare(len: usize, spare: bool) -> usize {
+    let len = len.max(1);
+    if spare { len + len / 4 } else { len }
+}
+
+/// `slot` with room for at least `len` elements, reallocated only when it has too few.
 fn room<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
     slot: &'a mut Option<CudaSlice<T>>,
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     len: usize,
+    spare: bool,
 ) -> Result<&'a mut CudaSlice<T>, ComputeError> {
-    let len = len.max(1);
-    if slot.as_ref().is_none_or(|b| b.len() < len) {
+    if slot.as_ref().is_none_or(|b| b.len() < len.max(1)) {
         *slot = None;
-        *slot = Some(stream.alloc_zeros::<T>(len + len / 4).map_err(dev_err("allocation"))?);
+        *slot = Some(
+            stream
+                .alloc_zeros::<T>(with_spare(len, spare))
+                .map_err(dev_err("allocation"))?,
+        );
     }
     slot.as_mut()
         .ok_or_else(|| ComputeError::Device("ILS buffer missing".into()))
 }
 
-/// `slot` with room for at least `len` page-locked elements (a quarter more when it has to grow).
+/// `slot` with room for at least `len` page-locked elements (see [`room`]).
 fn pinned_room<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
     slot: &'a mut Option<PinnedHostSlice<T>>,
     ctx: &std::sync::Arc<cudarc::driver::CudaContext>,
     len: usize,
+    spare: bool,
 ) -> Result<&'a mut [T], ComputeError> {
-    let len = len.max(1);
-    if slot.as_ref().is_none_or(|b| b.len() < len) {
+    if slot.as_ref().is_none_or(|b| b.len() < len.max(1)) {
         *slot = None;
         // SAFETY: every element the frame reads back is written first (by the host for uploads, by
         // a completed copy for downloads).
-        let fresh = unsafe { ctx.alloc_pinned_with_flags::<T>(len + len / 4, 0) };
+        let fresh = unsafe { ctx.alloc_pinned_with_flags::<T>(with_spare(len, spare), 0) };
         *slot = Some(fresh.map_err(dev_err("page-locked allocation"))?);
     }
     let b = slot
@@ -407,7 +418,7 @@ impl CudaEngine {
         if fresh {
             bufs.uploaded_for = None;
             super::engine::copy_symbol(module, &self.stream, "ils_probe", &probe)?;
-            let d = room(&mut bufs.offsets, &self.stream, offsets.len())?;
+            let d = room(&mut bufs.offsets, &self.stream, offsets.len(), false)?;
             self.stream
                 .memcpy_htod(&offsets, &mut d.slice_mut(0..offsets.len()))
                 .map_err(dev_err("upload"))?;
@@ -417,13 +428,13 @@ impl CudaEngine {
         // out of it completed before that frame returned).
         let n4 = 4 * dev.atoms.len().max(1);
         {
-            let host = pinned_room(&mut bufs.host_atoms, &self.ctx, 2 * n4)?;
+            let host = pinned_room(&mut bufs.host_atoms, &self.ctx, 2 * n4, true)?;
             host[..2 * n4].fill(0.0);
             for (k, (hi, lo)) in dev.atoms.iter().zip(&dev.lows).enumerate() {
                 host[4 * k..4 * k + 4].copy_from_slice(hi);
                 host[n4 + 4 * k..n4 + 4 * k + 4].copy_from_slice(lo);
             }
-            let host = pinned_room(&mut bufs.host_starts, &self.ctx, dev.starts.len())?;
+            let host = pinned_room(&mut bufs.host_starts, &self.ctx, dev.starts.len(), false)?;
             host[..dev.starts.len()].copy_from_slice(&dev.starts);
         }
         let t_host = t0.elapsed().as_secs_f64();
@@ -449,7 +460,7 @@ impl CudaEngine {
             let host = host.as_slice().map_err(dev_err("page-locked buffer"))?;
             let host_starts = host_starts.as_slice().map_err(dev_err("page-locked buffer"))?;
             let up = |slot: &mut Option<CudaSlice<f32>>, data: &[f32]| -> Result<(), ComputeError> {
-                let d = room(slot, s, data.len())?;
+                let d = room(slot, s, data.len(), true)?;
                 let (dst, _written) = d.device_ptr_mut(s);
                 // SAFETY: `data` is page-locked memory left untouched until this frame's stream has
                 // been waited for; the device buffer holds at least `data.len()` floats.
@@ -460,19 +471,19 @@ impl CudaEngine {
             up(&mut bufs.atoms, &host[..n4])?;
             up(&mut bufs.lows, &host[n4..2 * n4])?;
             let data = &host_starts[..dev.starts.len()];
-            let d = room(&mut bufs.starts, s, data.len())?;
+            let d = room(&mut bufs.starts, s, data.len(), false)?;
             let (dst, _written) = d.device_ptr_mut(s);
             // SAFETY: as above, for the bins' starts.
             unsafe { cudarc::driver::result::memcpy_htod_async(dst, data, s.cu_stream()) }
                 .map_err(dev_err("upload"))?;
         }
-        room(&mut bufs.masks, s, n_codes)?;
-        room(&mut bufs.counts, s, n_codes)?;
-        room(&mut bufs.starts_kept, s, n_codes + 1)?;
-        room(&mut bufs.voxels, s, n_voxels)?;
+        room(&mut bufs.masks, s, n_codes, false)?;
+        room(&mut bufs.counts, s, n_codes, false)?;
+        room(&mut bufs.starts_kept, s, n_codes + 1, false)?;
+        room(&mut bufs.voxels, s, n_voxels, false)?;
         {
             // Points the bound excludes are never written: they must read 0.
-            let d = room(&mut bufs.samples, s, n_samples)?;
+            let d = room(&mut bufs.samples, s, n_samples, false)?;
             s.memset_zeros(&mut d.slice_mut(0..n_samples.max(1)))
                 .map_err(dev_err("clear"))?;
         }
@@ -585,13 +596,13 @@ impl CudaEngine {
         // Downloads into page-locked memory, then a wait on this frame's own event.
         let nv = n_voxels.max(1);
         {
-            let host = pinned_room(&mut bufs.host_voxels, &self.ctx, nv)?;
+            let host = pinned_room(&mut bufs.host_voxels, &self.ctx, nv, false)?;
             let view = voxels_d.slice(0..nv);
             let (src, _read) = view.device_ptr(s);
             // SAFETY: `host` holds at least `nv` floats and is read only after the event below.
             unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut host[..nv], src, s.cu_stream()) }
                 .map_err(dev_err("download"))?;
-            let host = pinned_room(&mut bufs.host_kept, &self.ctx, 1)?;
+            let host = pinned_room(&mut bufs.host_kept, &self.ctx, 1, false)?;
             let view = starts_kept_d.slice(n_codes..n_codes + 1);
             let (src, _read) = view.device_ptr(s);
             // SAFETY: one int into a buffer of at least one, read after the event below.
@@ -612,8 +623,8 @@ impl CudaEngine {
         if let Some(last) = marks.last() {
             last.synchronize().map_err(dev_err("synchronize"))?;
         }
-        let out: Vec<f32> = pinned_room(&mut bufs.host_voxels, &self.ctx, nv)?[..n_voxels].to_vec();
-        let kept: Vec<i32> = pinned_room(&mut bufs.host_kept, &self.ctx, 1)?[..1].to_vec();
+        let out: Vec<f32> = pinned_room(&mut bufs.host_voxels, &self.ctx, nv, false)?[..n_voxels].to_vec();
+        let kept: Vec<i32> = pinned_room(&mut bufs.host_kept, &self.ctx, 1, false)?[..1].to_vec();
         let stages: Vec<String> = marks
             .windows(2)
             .zip(["upload", "bound", "scan", "points", "voxels and download"])
