@@ -10,7 +10,7 @@ use crate::app::fields::FieldChoice;
 use crate::app::reps::spec::{cartoon_color_field, parse_field};
 use crate::app::reps::{FieldStyle, Iso, RepEdit, RepId, RepKind, RepSpec, SpecKind};
 use crate::app::session::CameraSpec;
-use crate::app::slice::{SliceNormal, SlicePlane};
+use crate::app::slice::SlicePlane;
 use crate::app::state::{AppState, Command, IsoMode};
 use crate::app::values::FieldUnit;
 use crate::model::select::Selection;
@@ -108,39 +108,7 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
             };
             cmds(vec![Command::SetIsoMode(mode), Command::SetIsoValue(value)])
         }
-        "slice" => {
-            if p.sub() == "off" {
-                return cmds(vec![Command::SetShowSlice(false)]);
-            }
-            if let Err(e) = state.main_slice_field() {
-                return Err(problem(p.column, e));
-            }
-            if p.sub() == "range" {
-                return slice_range(p, state);
-            }
-            let normal = match p.text("axis") {
-                Some("x") => SliceNormal::X,
-                Some("y") => SliceNormal::Y,
-                _ => SliceNormal::Z,
-            };
-            let position = p.number("position").unwrap_or(0.0);
-            if !(-0.5..=0.5).contains(&position) {
-                return Err(problem(
-                    p.column_of("position"),
-                    format!("slice: position {position} is outside -0.5..0.5"),
-                ));
-            }
-            let mut v = Vec::new();
-            if !state.show_slice() {
-                v.push(Command::SetShowSlice(true));
-            }
-            v.push(Command::SetSlicePlane(SlicePlane {
-                normal,
-                position: position as f32,
-                range: state.slice_plane().range,
-            }));
-            cmds(v)
-        }
+        "slice" => super::plan_slice::slice(p, state).map(Plan::Commands),
         "frame" => {
             let n = document(p, state)?.n_frames;
             match p.sub() {
@@ -257,39 +225,6 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
         "redo" => cmds(vec![Command::Redo]),
         other => Err(problem(p.column, format!("'{other}' is not carried out in this build"))),
     }
-}
-
-/// `slice range LOW HIGH` (in the drawn field's unit) or `slice range auto`: the colormap's ends of
-/// the slice (shown first when there is none).
-fn slice_range(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
-    let range = match (p.number("low"), p.number("high")) {
-        (Some(lo), Some(hi)) => {
-            if !lo.is_finite() || !hi.is_finite() || lo >= hi {
-                return Err(problem(
-                    p.column_of("high"),
-                    format!("slice range: the high end ({hi}) must be above the low end ({lo})"),
-                ));
-            }
-            let unit = match state.slice_unit() {
-                Some(u) => u,
-                None => {
-                    let field = state.main_slice_field().map_err(|e| problem(p.column, e))?;
-                    crate::app::values::FieldUnit::of(field, state.potential_display(field))
-                }
-            };
-            Some([unit.computed(lo), unit.computed(hi)])
-        }
-        _ => None,
-    };
-    let mut v = Vec::new();
-    if !state.show_slice() {
-        v.push(Command::SetShowSlice(true));
-    }
-    v.push(Command::SetSlicePlane(SlicePlane {
-        range,
-        ..state.slice_plane()
-    }));
-    Ok(Plan::Commands(v))
 }
 
 fn path(p: &Parsed, name: &str) -> PathBuf {
