@@ -358,7 +358,11 @@ impl CudaEngine {
             t_layout,
             (n_voxels, n_samples, n_codes),
         );
-        // The buffers go back even when the frame failed (they are whole; a later frame rewrites them).
+        // The buffers go back even when the frame failed (they are whole; a later frame rewrites them),
+        // once any copies from the page-locked ones that a failed frame left in flight are done.
+        if result.is_err() {
+            let _ = self.stream.synchronize();
+        }
         if let Ok(mut st) = self.lock_state() {
             st.ils = Some(bufs);
         }
@@ -429,7 +433,9 @@ impl CudaEngine {
         let n4 = 4 * dev.atoms.len().max(1);
         {
             let host = pinned_room(&mut bufs.host_atoms, &self.ctx, 2 * n4, true)?;
-            host[..2 * n4].fill(0.0);
+            if dev.atoms.is_empty() {
+                host[..2 * n4].fill(0.0);
+            }
             for (k, (hi, lo)) in dev.atoms.iter().zip(&dev.lows).enumerate() {
                 host[4 * k..4 * k + 4].copy_from_slice(hi);
                 host[n4 + 4 * k..n4 + 4 * k + 4].copy_from_slice(lo);
