@@ -2,7 +2,7 @@
 //! it: a slice of a Poisson-Boltzmann map starts at the field's convention, -5 to 5 kT/e (it took
 //! the 99th percentile of |value|, +-39 kT/e for adk, so the plane read pale); `slice range -2 2`
 //! sets the ends in the field's unit and the legend and the drawn plane follow; moving the plane
-//! keeps them; the Field panel shows them beside their unit with an "Auto" button that goes back;
+//! keeps them; the Field panel shows them in their unit with an "Auto" button that goes back;
 //! a range whose ends are reversed is refused in words.
 //!
 //! The input: two ions 6 A apart with charges and radii (PQR), solved by the app's own
@@ -150,11 +150,20 @@ fn a_poisson_boltzmann_slice_starts_at_five_kt_per_e_and_takes_the_range_the_use
     let label = harness.get_by_label("Colour range");
     let row_y = label.rect().center().y;
     assert!(label.rect().max.x <= panel.max.x, "{:?} in {panel:?}", label.rect());
-    for unit in harness.get_all_by_label("kT/e") {
-        if (unit.rect().center().y - row_y).abs() < 30.0 {
-            assert!(unit.rect().max.x <= panel.max.x, "{:?} in {panel:?}", unit.rect());
+    // Its two ends, labelled "from" and "to", read in kT/e and stay inside the panel.
+    let mut ends = 0;
+    for word in ["from", "to"] {
+        for node in harness.get_all_by_label(word) {
+            let r = node.rect();
+            if (r.center().y - row_y).abs() < 40.0 && r.min.x > panel.min.x {
+                let value = node.value().unwrap_or_default();
+                assert!(value.ends_with(" kT/e"), "'{word}' reads '{value}'");
+                assert!(r.max.x <= panel.max.x, "'{word}' {r:?} in {panel:?}");
+                ends += 1;
+            }
         }
     }
+    assert!(ends >= 2, "the range's two ends were found ({ends})");
 
     // The user's range: the legend, the plane's own range and the drawn plane follow.
     type_command(&mut harness, "slice range -2 2");
@@ -175,8 +184,11 @@ fn a_poisson_boltzmann_slice_starts_at_five_kt_per_e_and_takes_the_range_the_use
     harness.run_steps(2);
     let auto = harness
         .get_all_by_label("Auto")
-        .find(|n| (n.rect().center().y - harness.get_by_label("Colour range").rect().center().y).abs() < 30.0)
-        .expect("an Auto button beside the range");
+        .find(|n| {
+            let dy = n.rect().center().y - harness.get_by_label("Colour range").rect().center().y;
+            (0.0..80.0).contains(&dy)
+        })
+        .expect("an Auto button under the range's heading");
     auto.click();
     harness.run_steps(3);
     assert_eq!(plane(harness.state()).range, None);

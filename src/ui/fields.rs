@@ -432,33 +432,23 @@ pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
     colormap_ui(ui, state);
 }
 
-/// The slice colormap's ends in the field's unit, with "Auto" (the field's own range: +-5 kT/e for
+/// The slice colormap's ends in the field's unit, with "Auto" (the field's own range: ±5 kT/e for
 /// a Poisson-Boltzmann map) once the user has chosen one.
 fn slice_range_ui(ui: &mut egui::Ui, state: &mut AppState, plane: &mut crate::app::slice::SlicePlane) {
     let shown = state.doc.reps.drawn_slice().and_then(|f| {
         let (_, grid) = f.pipeline.shown.as_ref()?;
         state.slice_range(f, grid)
     });
-    let (Some([lo, hi]), Some(unit)) = (shown, state.slice_unit()) else {
+    let (Some(range), Some(unit)) = (shown, state.slice_unit()) else {
         return;
     };
-    let (mut a, mut b) = (unit.show(lo), unit.show(hi));
-    let speed = ((b - a).abs() / 200.0).max(1e-9);
+    let mut ends = range.map(|v| unit.show(v));
     let mut refused = false;
+    ui.label("Colour range");
     ui.horizontal_wrapped(|ui| {
-        let l = ui.label("Colour range");
-        let ra = ui
-            .add(egui::DragValue::new(&mut a).speed(speed).max_decimals(4))
-            .labelled_by(l.id)
-            .on_hover_text("the value at the colormap's low end");
-        ui.label("to");
-        let rb = ui
-            .add(egui::DragValue::new(&mut b).speed(speed).max_decimals(4))
-            .on_hover_text("the value at the colormap's high end");
-        ui.label(unit.label.as_str());
-        if ra.changed() || rb.changed() {
-            if a < b {
-                plane.range = Some([unit.computed(a), unit.computed(b)]);
+        if ends_ui(ui, &unit, &mut ends) {
+            if ends[0] < ends[1] {
+                plane.range = Some(ends.map(|v| unit.computed(v)));
             } else {
                 refused = true;
             }
@@ -474,12 +464,33 @@ fn slice_range_ui(ui: &mut egui::Ui, state: &mut AppState, plane: &mut crate::ap
     if refused {
         state.panels.status = format!(
             "slice colour range: the low end ({}) must stay below the high end ({}); kept {} to {}",
-            format_number(a),
-            format_number(b),
-            unit.format(lo),
-            unit.format(hi)
+            format_number(ends[0]),
+            format_number(ends[1]),
+            unit.format(range[0]),
+            unit.format(range[1])
         );
     }
+}
+
+/// "from [low] to [high]", each end dragged or typed in `unit` (shown beside the number); true
+/// when either changed.
+fn ends_ui(ui: &mut egui::Ui, unit: &FieldUnit, ends: &mut [f64; 2]) -> bool {
+    let suffix = format!(" {}", unit.label);
+    let speed = ((ends[1] - ends[0]).abs() / 200.0).clamp(1e-6, 1.0);
+    let mut changed = false;
+    for (k, word) in ["from", "to"].into_iter().enumerate() {
+        let l = ui.label(word);
+        changed |= ui
+            .add(
+                egui::DragValue::new(&mut ends[k])
+                    .speed(speed)
+                    .max_decimals(5)
+                    .suffix(suffix.clone()),
+            )
+            .labelled_by(l.id)
+            .changed();
+    }
+    changed
 }
 
 /// Colouring the main field's surfaces by another field (e.g. the potential on a density surface:
@@ -567,29 +578,9 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
     // The range is edited in the colouring field's unit (kT/e, ... for potentials).
     let unit = FieldUnit::of_coloring(c.source, state.potential_display(c.source));
     let mut shown = range.map(|v| unit.show(v));
-    let suffix = format!(" {}", unit.label);
     let mut changed = false;
     ui.horizontal_wrapped(|ui| {
-        let l = ui.label("from");
-        changed |= ui
-            .add(
-                egui::DragValue::new(&mut shown[0])
-                    .speed(1e-3)
-                    .max_decimals(5)
-                    .suffix(suffix.clone()),
-            )
-            .labelled_by(l.id)
-            .changed();
-        let l = ui.label("to");
-        changed |= ui
-            .add(
-                egui::DragValue::new(&mut shown[1])
-                    .speed(1e-3)
-                    .max_decimals(5)
-                    .suffix(suffix.clone()),
-            )
-            .labelled_by(l.id)
-            .changed();
+        changed |= ends_ui(ui, &unit, &mut shown);
         if ui
             .button("Auto")
             .on_hover_text("Range of the values on the surface")
