@@ -1,0 +1,99 @@
+//! A second newcomer's first hour, on other inputs than the first (tests/journey_first_hour.rs):
+//! what a user of VMD, ChimeraX or PyMOL tries, and what the window then shows.
+//!
+//! - 4E43 (tests/data/md/4E43.pdb.gz): its CONECT records name the hetero groups only, as the
+//!   wwPDB writes them; the protein's own bonds are guessed as for a file without records (it had
+//!   68 bonds and was drawn as loose points).
+//! - The solvated GROMACS AdK (tests/data/md/adk_oplsaa.gro), wrapped atom by atom into its box:
+//!   the cartoon breaks where a residue's CA lies across the box from the next one (it drew an
+//!   80 A tube through the box).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use orbitfield::analysis::polymer::{Coloring, Polymer};
+use orbitfield::app::fields::{FieldBackend, FieldService, InlineBackend};
+use orbitfield::app::settings::Settings;
+use orbitfield::app::state::{AppState, Command};
+use orbitfield::surface::cartoon::Segment;
+use std::path::PathBuf;
+
+#[path = "common/journey.rs"]
+mod journey;
+#[allow(unused_imports)]
+use journey::{type_command, type_line, window};
+
+fn data(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+}
+
+/// A state with `files` open; with `engine`, the CPU engine computes fields inline on a
+/// 32-point lattice (potentials every 3 A).
+fn opened(files: &[&str], engine: bool) -> AppState {
+    let backend = if engine {
+        orbitfield::app::blocking_engine().map(|e| Box::new(InlineBackend::new(e)) as Box<dyn FieldBackend>)
+    } else {
+        None
+    };
+    let settings = Settings {
+        lattice_points: 32,
+        potential_spacing_angstrom: 3.0,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(
+        settings,
+        FieldService::new(backend, orbitfield::app::default_extractor()),
+    );
+    state.apply(Command::OpenFiles(files.iter().map(|f| data(f)).collect()));
+    state
+}
+
+#[test]
+fn a_pdb_entrys_protein_is_bonded_beside_its_conect_records() {
+    let mut harness = window(opened(&["md/4E43.pdb.gz"], false));
+    harness.run();
+    let doc = harness.state().document().expect("4E43 opens");
+    // Every heavy atom of an amino acid has a bond: a peptide's atoms are all covalently joined.
+    let mut bonded = vec![false; doc.structure.len()];
+    for b in &doc.bonds {
+        bonded[b[0] as usize] = true;
+        bonded[b[1] as usize] = true;
+    }
+    let protein = orbitfield::model::select::Selection::parse("protein and not hydrogen")
+        .unwrap()
+        .indices(&doc.structure, Some(&doc.frame));
+    let lone = protein.iter().filter(|&&i| !bonded[i as usize]).count();
+    assert!(protein.len() > 1500);
+    assert_eq!(
+        lone,
+        0,
+        "{lone} of {} protein atoms drawn without a bond",
+        protein.len()
+    );
+    assert!(doc.bonds.len() > 1600, "{} bonds", doc.bonds.len());
+}
+
+#[test]
+fn a_wrapped_trajectorys_cartoon_breaks_across_the_box() {
+    let state = opened(&["md/adk_oplsaa.gro", "md/adk_oplsaa.xtc"], false);
+    let doc = state.document().expect("adk_oplsaa opens");
+    let polymer = Polymer::new(&doc.structure);
+    let positions = &doc.frame.positions_angstrom;
+    let segments = polymer.segments(positions, &[], Coloring::Chain, None);
+    // Consecutive CA of a peptide are 3.8 A apart (2.9 A for a cis peptide).
+    let mut longest = 0f32;
+    let mut residues = 0;
+    for s in &segments {
+        if let Segment::Protein(r) = s {
+            residues += r.len();
+            for w in r.windows(2) {
+                let d = (0..3)
+                    .map(|k| (w[0].trace[k] - w[1].trace[k]).powi(2))
+                    .sum::<f32>()
+                    .sqrt();
+                longest = longest.max(d);
+            }
+        }
+    }
+    assert_eq!(residues, 214, "every residue of AdK is in the cartoon");
+    assert!(longest < 4.5, "a cartoon step of {longest} A");
+}
