@@ -89,6 +89,9 @@ pub fn rdf_ui(ui: &mut egui::Ui, state: &mut AppState) {
     state.panels.rdf.show_cumulative = show;
     Plot::new("rdf_plot")
         .height(180.0)
+        .grid_spacing(egui::Rangef::new(super::widgets::PLOT_GRID_MIN_POINTS, 300.0))
+        .x_grid_spacer(|g| super::widgets::round_grid_marks(g, super::widgets::PLOT_X_LABEL_POINTS))
+        .y_grid_spacer(|g| super::widgets::round_grid_marks(g, super::widgets::PLOT_Y_LABEL_POINTS))
         .include_y(0.0)
         .x_axis_label("r (Å)")
         .y_axis_label(name)
