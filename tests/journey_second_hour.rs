@@ -6,10 +6,15 @@
 //!   68 bonds and was drawn as loose points).
 //! - The solvated GROMACS AdK (tests/data/md/adk_oplsaa.gro), wrapped atom by atom into its box:
 //!   the cartoon breaks where a residue's CA lies across the box from the next one (it drew an
-//!   80 A tube through the box).
+//!   80 A tube through the box). Its ligand map (ILS) with every atom starts: the TIP4P water's
+//!   massless MW sites, which no force field gives van der Waals parameters, are left out and
+//!   counted in the map's summary (the form refused them and asked for a selection).
+//! - A ligand map that cannot start (adk's PSF, no Lennard-Jones parameters) is explained once in
+//!   its form (it was written twice, the start's error under the parameters' check).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use egui_kittest::kittest::{NodeT, Queryable};
 use orbitfield::analysis::polymer::{Coloring, Polymer};
 use orbitfield::app::fields::{FieldBackend, FieldService, InlineBackend};
 use orbitfield::app::settings::Settings;
@@ -96,4 +101,71 @@ fn a_wrapped_trajectorys_cartoon_breaks_across_the_box() {
     }
     assert_eq!(residues, 214, "every residue of AdK is in the cartoon");
     assert!(longest < 4.5, "a cartoon step of {longest} A");
+}
+
+/// Opens "+ Add > Ligand free energy (ILS)".
+fn open_ils_form(harness: &mut egui_kittest::Harness<'static, AppState>) {
+    harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
+    harness.run();
+    harness.get_by_label(orbitfield::ui::ils::ILS_MENU).click();
+    harness.run();
+}
+
+#[test]
+fn a_four_site_waters_massless_sites_do_not_stop_a_ligand_map() {
+    // adk_oplsaa.gro: TIP4P water, whose MW sites have no element and no van der Waals parameters.
+    let text = std::fs::read_to_string(data("md/adk_oplsaa.gro")).unwrap();
+    let sites = text
+        .lines()
+        .filter(|l| l.get(10..15).map(str::trim) == Some("MW"))
+        .count();
+    assert!(sites > 10_000, "{sites} MW sites in the file");
+    let mut harness = window(opened(&["md/adk_oplsaa.gro"], false));
+    harness.run();
+    open_ils_form(&mut harness);
+    // The form names where the parameters come from, and the button is there to press.
+    harness.get_by_label_contains("Lennard-Jones parameters: the element table");
+    assert!(
+        !harness
+            .get_by_label(orbitfield::ui::ils::ILS_START)
+            .accesskit_node()
+            .is_disabled()
+    );
+    assert!(harness.query_by_label_contains("leave such atoms out").is_none());
+    // Started with every atom: the water's massless sites are left out, and the map says how many.
+    type_command(&mut harness, "ils start probe o2 frames 0 spacing 2 orient 1 subres 1");
+    let summary = harness.state().document().unwrap().ils_maps[0].summary.clone();
+    type_command(&mut harness, "ils cancel");
+    assert!(
+        summary.contains(&format!("{sites} massless water sites left out")),
+        "{summary}"
+    );
+    let atoms = harness.state().document().unwrap().structure.len();
+    assert!(summary.contains(&format!("{} atoms", atoms - sites)), "{summary}");
+    assert!(summary.contains("voxels of 2 Å"), "{summary}");
+}
+
+#[test]
+fn a_failed_ligand_map_is_explained_once_in_its_form() {
+    // adk's CHARMM PSF names atom types but carries no Lennard-Jones parameters.
+    let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    let (error, text) = type_line(&mut harness, "ils start probe xe frames 0").expect("a message");
+    assert!(error && text.contains("no van der Waals"), "{text}");
+    harness.state_mut().panels.console.input.clear();
+    // The form, as its Add menu entry opens it (the command line keeps the keyboard's focus).
+    harness.state_mut().panels.ils.form_open = true;
+    harness.run();
+    // The command line's message is one; the form's are the others.
+    let shown = harness
+        .query_all_by_label_contains("carries no van der Waals")
+        .filter(|n| !n.accesskit_node().value().unwrap_or_default().starts_with("^ column"))
+        .count();
+    assert_eq!(shown, 1, "the form says why once");
+    assert!(
+        harness
+            .get_by_label(orbitfield::ui::ils::ILS_START)
+            .accesskit_node()
+            .is_disabled()
+    );
 }
