@@ -9,6 +9,9 @@
 //!   80 A tube through the box). Its ligand map (ILS) with every atom starts: the TIP4P water's
 //!   massless MW sites, which no force field gives van der Waals parameters, are left out and
 //!   counted in the map's summary (the form refused them and asked for a selection).
+//! - A folder of Molden frames (tests/data/qm/threonine_md) opens as a series, as the quoted
+//!   pattern does (`open DIR` said "cannot read: Is a directory", and a pattern worked only on the
+//!   command line of the shell); a folder of nothing readable is refused in words.
 //! - A ligand map that cannot start (adk's PSF, no Lennard-Jones parameters) is explained once in
 //!   its form (it was written twice, the start's error under the parameters' check).
 
@@ -48,7 +51,9 @@ fn opened(files: &[&str], engine: bool) -> AppState {
         settings,
         FieldService::new(backend, orbitfield::app::default_extractor()),
     );
-    state.apply(Command::OpenFiles(files.iter().map(|f| data(f)).collect()));
+    if !files.is_empty() {
+        state.apply(Command::OpenFiles(files.iter().map(|f| data(f)).collect()));
+    }
     state
 }
 
@@ -168,4 +173,36 @@ fn a_failed_ligand_map_is_explained_once_in_its_form() {
             .accesskit_node()
             .is_disabled()
     );
+}
+
+#[test]
+fn a_folder_of_molden_frames_opens_as_a_series() {
+    let folder = data("qm/threonine_md");
+    let frames = std::fs::read_dir(&folder)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".molden"))
+        .count();
+    assert_eq!(frames, 6);
+    let mut harness = window(opened(&[], false));
+    harness.run();
+    type_command(&mut harness, &format!("open {}", folder.display()));
+    let doc = harness.state().document().expect("the folder opens");
+    assert_eq!(doc.n_frames, frames);
+    assert_eq!(doc.wavefunctions.len(), frames, "one wavefunction per frame");
+    assert_eq!(doc.name, "threonine_md");
+    // Its HOMO is listed, and every frame has its own.
+    assert!(harness.query_all_by_label_contains("HOMO").count() > 0);
+    type_command(&mut harness, "frame last");
+    assert_eq!(harness.state().document().unwrap().frame_index, frames - 1);
+    // A pattern typed as on the command line opens the same frames; a folder of nothing readable
+    // is refused in words, and what was open stays.
+    type_command(
+        &mut harness,
+        &format!("open {}", folder.join("threonine_md_*.molden.gz").display()),
+    );
+    assert_eq!(harness.state().document().unwrap().n_frames, frames);
+    let empty = tempfile::tempdir().unwrap();
+    let (error, text) = type_line(&mut harness, &format!("open {}", empty.path().display())).expect("a message");
+    assert!(error && text.contains("holds no file orbitfield reads"), "{text}");
+    assert_eq!(harness.state().document().unwrap().n_frames, frames);
 }
