@@ -12,6 +12,8 @@
 //! - A folder of Molden frames (tests/data/qm/threonine_md) opens as a series, as the quoted
 //!   pattern does (`open DIR` said "cannot read: Is a directory", and a pattern worked only on the
 //!   command line of the shell); a folder of nothing readable is refused in words.
+//! - C (or a double click on an atom) centres the view on the atom clicked last, as VMD's and
+//!   PyMOL's users expect; the help window lists it (only the `center` command did it).
 //! - A ligand map that cannot start (adk's PSF, no Lennard-Jones parameters) is explained once in
 //!   its form (it was written twice, the start's error under the parameters' check).
 
@@ -205,4 +207,49 @@ fn a_folder_of_molden_frames_opens_as_a_series() {
     let (error, text) = type_line(&mut harness, &format!("open {}", empty.path().display())).expect("a message");
     assert!(error && text.contains("holds no file orbitfield reads"), "{text}");
     assert_eq!(harness.state().document().unwrap().n_frames, frames);
+}
+
+#[test]
+fn c_centres_the_view_on_the_clicked_atom_and_r_resets_it() {
+    let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    let start = harness.state().view.camera.target_angstrom;
+    // Nothing clicked yet: the status line says how.
+    harness.key_press(egui::Key::C);
+    harness.run();
+    assert!(
+        harness.state().panels.status.contains("click an atom, then press C"),
+        "{}",
+        harness.state().panels.status
+    );
+    assert_eq!(harness.state().view.camera.target_angstrom, start);
+    // Atom 817 (a CA of the LID domain, away from the centre) clicked, then C.
+    harness.state_mut().push(Command::PickAtom(Some(816)));
+    harness.run();
+    let distance = harness.state().view.camera.distance_angstrom;
+    harness.key_press(egui::Key::C);
+    harness.run();
+    let atom = harness.state().document().unwrap().frame.positions_angstrom[816];
+    let target = harness.state().view.camera.target_angstrom.to_array();
+    assert_eq!(target, atom, "the view turns about the atom");
+    assert!((start.to_array()[0] - atom[0]).abs() > 1.0, "the atom was off centre");
+    assert_eq!(
+        harness.state().view.camera.distance_angstrom,
+        distance,
+        "the zoom stays"
+    );
+    // The help window lists the key.
+    harness.key_press(egui::Key::F1);
+    harness.run();
+    harness.get_by_label("C or double-click an atom");
+    harness.key_press(egui::Key::Escape);
+    harness.run();
+    // R puts the view back.
+    harness.key_press(egui::Key::R);
+    harness.run();
+    let back = harness.state().view.camera.target_angstrom.to_array();
+    assert!(
+        (0..3).all(|k| (back[k] - start.to_array()[k]).abs() < 1e-3),
+        "{back:?} vs {start:?}"
+    );
 }
