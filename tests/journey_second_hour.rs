@@ -14,6 +14,8 @@
 //!   command line of the shell); a folder of nothing readable is refused in words.
 //! - C (or a double click on an atom) centres the view on the atom clicked last, as VMD's and
 //!   PyMOL's users expect; the help window lists it (only the `center` command did it).
+//! - `sidechain` selects as in VMD (checked against each amino acid's side-chain atom count), and
+//!   `helix` or `sheet` is answered with what shows secondary structure, not "unknown keyword".
 //! - A ligand map that cannot start (adk's PSF, no Lennard-Jones parameters) is explained once in
 //!   its form (it was written twice, the start's error under the parameters' check).
 
@@ -252,4 +254,49 @@ fn c_centres_the_view_on_the_clicked_atom_and_r_resets_it() {
         (0..3).all(|k| (back[k] - start.to_array()[k]).abs() < 1e-3),
         "{back:?} vs {start:?}"
     );
+}
+
+/// Heavy atoms in the side chain of each amino acid (CB onwards; CHARMM's HSD, HSE, HSP are
+/// histidines).
+fn side_chain_heavy_atoms(resname: &str) -> Option<usize> {
+    Some(match resname {
+        "GLY" => 0,
+        "ALA" => 1,
+        "SER" | "CYS" => 2,
+        "VAL" | "THR" | "PRO" => 3,
+        "LEU" | "ILE" | "ASN" | "ASP" | "MET" => 4,
+        "GLN" | "GLU" | "LYS" => 5,
+        "HIS" | "HSD" | "HSE" | "HSP" => 6,
+        "PHE" | "ARG" => 7,
+        "TYR" => 8,
+        "TRP" => 10,
+        _ => return None,
+    })
+}
+
+#[test]
+fn sidechain_selects_as_in_vmd_and_secondary_structure_words_are_answered() {
+    let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    // The side chains' heavy atoms, counted residue by residue from the amino-acid table.
+    let doc = harness.state().document().unwrap();
+    let s = &doc.structure;
+    let mut want = 0;
+    let mut last = None;
+    for i in 0..s.len() {
+        let key = (s.segids[i], s.resids[i]);
+        if last != Some(key) {
+            last = Some(key);
+            want += side_chain_heavy_atoms(s.resnames[i].as_str()).expect("an amino acid");
+        }
+    }
+    let (error, text) = type_line(&mut harness, "select sidechain and not hydrogen").expect("a message");
+    assert!(
+        !error && text.contains(&format!("selects {want} atoms")),
+        "{text}, want {want}"
+    );
+    type_command(&mut harness, "rep add licorice sidechain and resname LYS");
+    // Secondary structure is not a selection word: the message says what shows it.
+    let (error, text) = type_line(&mut harness, "select helix").expect("a message");
+    assert!(error && text.contains("color ss"), "{text}");
 }
