@@ -16,6 +16,8 @@
 //!   PyMOL's users expect; the help window lists it (only the `center` command did it).
 //! - `sidechain` selects as in VMD (checked against each amino acid's side-chain atom count), and
 //!   `helix` or `sheet` is answered with what shows secondary structure, not "unknown keyword".
+//! - A closed shell's orbitals are named without a spin ("HOMO (orbital 32)", not "..., Alpha)");
+//!   an open shell's keep theirs.
 //! - A ligand map that cannot start (adk's PSF, no Lennard-Jones parameters) is explained once in
 //!   its form (it was written twice, the start's error under the parameters' check).
 
@@ -299,4 +301,17 @@ fn sidechain_selects_as_in_vmd_and_secondary_structure_words_are_answered() {
     // Secondary structure is not a selection word: the message says what shows it.
     let (error, text) = type_line(&mut harness, "select helix").expect("a message");
     assert!(error && text.contains("color ss"), "{text}");
+}
+
+#[test]
+fn a_closed_shells_orbital_is_not_called_alpha() {
+    // Threonine, RHF: 64 electrons, the HOMO is orbital 32.
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    assert!(harness.query_by_label("HOMO (orbital 32): Isosurface").is_some());
+    assert_eq!(harness.query_all_by_label_contains("Alpha").count(), 0);
+    // O2, UHF: the spin is named.
+    let mut harness = window(opened(&["qm/o2_uhf_ccpvtz_sph.molden.gz"], false));
+    harness.run();
+    assert!(harness.query_all_by_label_contains("HOMO (orbital 9, Alpha)").count() > 0);
 }
