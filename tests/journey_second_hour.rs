@@ -18,6 +18,8 @@
 //!   `helix` or `sheet` is answered with what shows secondary structure, not "unknown keyword".
 //! - A closed shell's orbitals are named without a spin ("HOMO (orbital 32)", not "..., Alpha)");
 //!   an open shell's keep theirs.
+//! - A cube file's values, in "(file units)", are described by the file's own title line beside
+//!   their range ("Orbital value in real space (1/Bohr^3)"), the one place its unit is written.
 //! - A ligand map that cannot start (adk's PSF, no Lennard-Jones parameters) is explained once in
 //!   its form (it was written twice, the start's error under the parameters' check).
 
@@ -314,4 +316,29 @@ fn a_closed_shells_orbital_is_not_called_alpha() {
     let mut harness = window(opened(&["qm/o2_uhf_ccpvtz_sph.molden.gz"], false));
     harness.run();
     assert!(harness.query_all_by_label_contains("HOMO (orbital 9, Alpha)").count() > 0);
+}
+
+#[test]
+fn a_cube_files_values_are_described_in_its_own_words() {
+    let path = data("engine/water_homo_24.cube");
+    let title = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .trim()
+        .to_string();
+    assert_eq!(title, "Orbital value in real space (1/Bohr^3)");
+    let mut harness = window(opened(&["engine/water_homo_24.cube"], false));
+    harness.run();
+    // Both signs of an orbital at a typed value, and the file's own words beside the values.
+    type_command(&mut harness, "iso 0.05");
+    harness.run();
+    assert!(harness.query_all_by_label_contains("surface at ±0.050").count() > 0);
+    assert!(
+        harness
+            .query_all_by_label_contains(&format!("the file says: {title}"))
+            .count()
+            > 0
+    );
 }
