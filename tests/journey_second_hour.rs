@@ -4,6 +4,8 @@
 //! - 4E43 (tests/data/md/4E43.pdb.gz): its CONECT records name the hetero groups only, as the
 //!   wwPDB writes them; the protein's own bonds are guessed as for a file without records (it had
 //!   68 bonds and was drawn as loose points).
+//!   Residue labels name the chain when there are several ("B:LEU10:CA"; both chains' residue
+//!   10 read "LEU10:CA").
 //! - The solvated GROMACS AdK (tests/data/md/adk_oplsaa.gro), wrapped atom by atom into its box:
 //!   the cartoon breaks where a residue's CA lies across the box from the next one (it drew an
 //!   80 A tube through the box). Its ligand map (ILS) with every atom starts: the TIP4P water's
@@ -341,4 +343,28 @@ fn a_cube_files_values_are_described_in_its_own_words() {
             .count()
             > 0
     );
+}
+
+#[test]
+fn residue_labels_of_a_several_chain_entry_name_the_chain() {
+    // 4E43's residue 10 CA atoms, chain by chain, as the file's ATOM records give them.
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(data("md/4E43.pdb.gz")).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    let want: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("ATOM") && l[12..16].trim() == "CA" && l[22..26].trim() == "10")
+        .map(|l| format!("{}:{}10:CA", &l[21..22], &l[17..20]))
+        .collect();
+    assert_eq!(want.len(), 2, "{want:?}");
+    assert_ne!(want[0], want[1]);
+    let mut harness = window(opened(&["md/4E43.pdb.gz"], false));
+    harness.run();
+    type_command(&mut harness, "label format residue");
+    type_command(&mut harness, "label resid 10 and name CA");
+    let st = harness.state();
+    let got: Vec<String> = st.tools.labels.atoms.iter().map(|&a| st.label_text(a)).collect();
+    assert_eq!(got, want, "two chains' residue 10 are told apart");
 }

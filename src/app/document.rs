@@ -50,6 +50,8 @@ pub struct Document {
     /// The implicit-ligand-sampling maps (`FieldChoice::Ils` holds an index into this list; maps
     /// are added, never removed).
     pub ils_maps: Vec<super::ils::IlsMapState>,
+    /// The atoms belong to more than one chain (labels then name the chain).
+    pub several_chains: bool,
 }
 
 /// How fields of a document are computed: the settings the keys and jobs depend on.
@@ -107,6 +109,8 @@ impl Document {
             system.structure.bonds.clone()
         };
         let potential_lattice = potential_lattice(&system.structure, &frame, potential_spacing_angstrom);
+        let chains = &system.structure.chains;
+        let several_chains = chains.iter().any(|c| !c.is_empty() && Some(c) != chains.first());
         Ok(Document {
             id,
             name,
@@ -126,6 +130,7 @@ impl Document {
             potential_frames: std::collections::BTreeMap::new(),
             surface_selections: Vec::new(),
             ils_maps: Vec::new(),
+            several_chains,
         })
     }
 
