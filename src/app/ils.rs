@@ -248,7 +248,8 @@ fn without_water_sites(doc: &Document, sel: Vec<u32>) -> (Vec<u32>, usize) {
 pub fn parameters_missing(e: &crate::io::ils_params::LjParamsError) -> String {
     use crate::io::ils_params::LjParamsError as E;
     let fix = "Give the force field's parameter file (CHARMM .prm or .str, with its NONBONDED section) \
-               below, or tick \"element table\" for generic per-element parameters (UFF).";
+               as the form's Parameter file (ils start params FILE), or tick \"element table\" (ils start \
+               elements on) for generic per-element parameters (UFF).";
     match e {
         E::NoParameters { file } => format!(
             "{}: the topology names force-field atom types but carries no van der Waals \
