@@ -22,6 +22,8 @@
 //!   an open shell's keep theirs.
 //! - A cube file's values, in "(file units)", are described by the file's own title line beside
 //!   their range ("Orbital value in real space (1/Bohr^3)"), the one place its unit is written.
+//! - A script that opens a damaged mol2 says so once, under the command line (the status line
+//!   repeated it), and what was open stays as the script left it.
 //! - A ligand map that cannot start (adk's PSF, no Lennard-Jones parameters) is explained once in
 //!   its form (it was written twice, the start's error under the parameters' check).
 
@@ -367,4 +369,29 @@ fn residue_labels_of_a_several_chain_entry_name_the_chain() {
     let st = harness.state();
     let got: Vec<String> = st.tools.labels.atoms.iter().map(|&a| st.label_text(a)).collect();
     assert_eq!(got, want, "two chains' residue 10 are told apart");
+}
+
+#[test]
+fn a_script_that_opens_a_broken_file_says_so_once_and_keeps_what_was_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("scene.ofc");
+    std::fs::write(
+        &script,
+        format!("frame 20\nopen {}\n", data("md/BrokenMolecule.mol2").display()),
+    )
+    .unwrap();
+    let mut state = opened(&["md/adk.psf", "md/adk_dims.dcd"], false);
+    state.panels.console.pending_script = Some(script);
+    let mut harness = window(state);
+    harness.run();
+    let (error, text) = harness.state().panels.console.message.clone().expect("a message");
+    assert!(error && text.contains("BrokenMolecule.mol2:3:"), "{text}");
+    let status = harness.state().panels.status.clone();
+    assert!(
+        !status.contains("BrokenMolecule"),
+        "said once, under the command line: {status}"
+    );
+    // Nothing half-done: the trajectory stays open at the frame the script reached.
+    let doc = harness.state().document().unwrap();
+    assert_eq!((doc.structure.len(), doc.frame_index), (3341, 20));
 }
