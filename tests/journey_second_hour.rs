@@ -24,6 +24,8 @@
 //!   their range ("Orbital value in real space (1/Bohr^3)"), the one place its unit is written.
 //! - A script that opens a damaged mol2 says so once, under the command line (the status line
 //!   repeated it), and what was open stays as the script left it.
+//! - The RDF panel says which selection is counted around which ("'name OH2' around 'resid 10'"),
+//!   which "Selection 1" and "Selection 2" did not.
 //! - A ligand map that cannot start (adk's PSF, no Lennard-Jones parameters) is explained once in
 //!   its form (it was written twice, the start's error under the parameters' check).
 
@@ -394,4 +396,15 @@ fn a_script_that_opens_a_broken_file_says_so_once_and_keeps_what_was_open() {
     // Nothing half-done: the trajectory stays open at the frame the script reached.
     let doc = harness.state().document().unwrap();
     assert_eq!((doc.structure.len(), doc.frame_index), (3341, 20));
+}
+
+#[test]
+fn the_rdf_panel_says_which_selection_is_around_which() {
+    let mut harness = window(opened(&["md/tip125_tric_C36.psf", "md/tip125_tric_C36.dcd"], false));
+    harness.run();
+    // Water oxygens around water 10: the panel names the two as they were typed, around which.
+    type_command(&mut harness, "rdf resid 10 with name OH2 rmax 4 bins 40");
+    harness.run();
+    assert!(harness.query_by_label("'name OH2' around 'resid 10'").is_some());
+    type_command(&mut harness, "rdf cancel");
 }
