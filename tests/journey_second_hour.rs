@@ -10,7 +10,8 @@
 //!   the cartoon breaks where a residue's CA lies across the box from the next one (it drew an
 //!   80 A tube through the box). Its ligand map (ILS) with every atom starts: the TIP4P water's
 //!   massless MW sites, which no force field gives van der Waals parameters, are left out and
-//!   counted in the map's summary (the form refused them and asked for a selection).
+//!   counted in the map's summary (the form refused them and asked for a selection); the Files
+//!   panel's "11084 of 47681 atoms have an unknown element" says they are those sites.
 //! - A folder of Molden frames (tests/data/qm/threonine_md) opens as a series, as the quoted
 //!   pattern does (`open DIR` said "cannot read: Is a directory", and a pattern worked only on the
 //!   command line of the shell); a folder of nothing readable is refused in words.
@@ -141,6 +142,14 @@ fn a_four_site_waters_massless_sites_do_not_stop_a_ligand_map() {
     assert!(sites > 10_000, "{sites} MW sites in the file");
     let mut harness = window(opened(&["md/adk_oplsaa.gro"], false));
     harness.run();
+    // The reader's "unknown element" warning says what these atoms are.
+    let warnings = harness.state().document().unwrap().warnings.join("\n");
+    assert!(
+        warnings.contains(&format!(
+            "{sites} of 47681 atoms have an unknown element: the massless sites of the water model (MW)"
+        )),
+        "{warnings}"
+    );
     open_ils_form(&mut harness);
     // The form names where the parameters come from, and the button is there to press.
     harness.get_by_label_contains("Lennard-Jones parameters: the element table");
