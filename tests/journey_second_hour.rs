@@ -17,7 +17,8 @@
 //!   command line of the shell); a folder of nothing readable is refused in words.
 //! - C (or a double click on an atom) centres the view on the atom clicked last, as VMD's and
 //!   PyMOL's users expect; the help window lists it (only the `center` command did it).
-//! - `sidechain` selects as in VMD (checked against each amino acid's side-chain atom count), and
+//! - `sidechain` selects as in VMD (checked against each amino acid's side-chain atom count), a
+//!   double-quoted value reads as VMD's regular expression (`name "C.*"` selected nothing), and
 //!   `helix` or `sheet` is answered with what shows secondary structure, not "unknown keyword".
 //! - A closed shell's orbitals are named without a spin ("HOMO (orbital 32)", not "..., Alpha)");
 //!   an open shell's keep theirs.
@@ -315,6 +316,14 @@ fn sidechain_selects_as_in_vmd_and_secondary_structure_words_are_answered() {
         "{text}, want {want}"
     );
     type_command(&mut harness, "rep add licorice sidechain and resname LYS");
+    // VMD's regular expression in double quotes: the carbons of residue 1, counted by name.
+    let doc = harness.state().document().unwrap();
+    let carbons = (0..doc.structure.len())
+        .filter(|&i| doc.structure.resids[i] == 1 && doc.structure.names[i].as_str().starts_with('C'))
+        .count();
+    assert!(carbons > 2);
+    let (error, text) = type_line(&mut harness, "select name \"C.*\" and resid 1").expect("a message");
+    assert!(!error && text.contains(&format!("selects {carbons} atoms")), "{text}");
     // Secondary structure is not a selection word: the message says what shows it.
     let (error, text) = type_line(&mut harness, "select helix").expect("a message");
     assert!(error && text.contains("color ss"), "{text}");

@@ -12,7 +12,8 @@
 //!   (protein atoms other than the backbone, its hydrogens and the terminal oxygens), `water`,
 //!   `ion` (monatomic ions by residue name: NA, CL, SOD, CLA, K, POT, MG, CAL, ZN, ...),
 //!   `hydrogen` (element H), `heavy` (not hydrogen);
-//! - string properties with glob patterns (`*`, `?`): `name`, `type`, `resname`, `element`,
+//! - string properties with glob patterns (`*`, `?`; a double-quoted value may be written as VMD's
+//!   regular expression, `name "C.*"`): `name`, `type`, `resname`, `element`,
 //!   `chain`, `segid`, `altloc` (the alternate-location indicator, as VMD and MDAnalysis);
 //! - integer properties with values and ranges (`5`, `1 to 10`, `1:10`, `1-10`): `resid`, `resnum`,
 //!   `index` (0-based), `bynum` and `serial` (1-based);
@@ -182,7 +183,11 @@ fn tokenize(text: &str) -> Result<Vec<(Tok, usize)>, (usize, String)> {
                 if i >= chars.len() {
                     return Err((start, "unterminated quoted string".into()));
                 }
-                out.push((Tok::Word(chars[s0..i].iter().collect()), start));
+                let text: String = chars[s0..i].iter().collect();
+                // VMD reads a double-quoted value as a regular expression (`name "C.*"`): its
+                // wildcards become the glob's (no atom or residue name holds a dot).
+                let text = if quote == '"' { regex_as_glob(&text) } else { text };
+                out.push((Tok::Word(text), start));
                 i += 1;
             }
             _ => {
@@ -508,6 +513,18 @@ fn format_number(v: f64) -> String {
 }
 
 /// Glob match with `*` and `?`, case-sensitive (as MDAnalysis).
+/// A VMD regular expression of the simple kind names use (`C.*`, `H.`, `^CA$`) as a glob: `.*`
+/// is `*`, `.` is `?`, anchors are dropped; text without a dot or anchor is returned as it is.
+fn regex_as_glob(text: &str) -> String {
+    if !text.contains(['.', '^', '$']) {
+        return text.to_string();
+    }
+    text.trim_start_matches('^')
+        .trim_end_matches('$')
+        .replace(".*", "*")
+        .replace('.', "?")
+}
+
 fn glob(pattern: &str, s: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = s.chars().collect();
