@@ -10,8 +10,9 @@
 //! straight into the device's per-residue records, with buffers kept in a [`CartoonWorkspace`].
 //!
 //! Protein residues are those of [`ProteinBackbone`] that have a CA; a protein chain breaks where the
-//! chain (label or segment) changes or C(i)-N(i+1) exceeds 2.5 A (CA(i)-CA(i+1) 4.5 A where C or N is
-//! missing). Nucleic-acid residues have a P or C4' atom and a nucleic residue name or a C1' atom; the
+//! chain (label or segment) changes, C(i)-N(i+1) exceeds 2.5 A or CA(i)-CA(i+1) exceeds 6 A (4.5 A
+//! where C or N is missing; a trajectory wrapped atom by atom into its box splits residues, and the
+//! CA-CA test catches a CA across the box from its own C). Nucleic-acid residues have a P or C4' atom and a nucleic residue name or a C1' atom; the
 //! trace goes through P (C4' where P is missing) and breaks where consecutive trace points are more
 //! than 8 A apart. A base slab runs from C1' to N1 of purines (N3 of pyrimidines), in the plane of C4.
 
@@ -309,10 +310,16 @@ impl Polymer {
                 let (Some(q), Some(r)) = (residues.get(p), residues.get(k)) else {
                     return false;
                 };
+                // Both tests: a trajectory wrapped atom by atom can put a residue's C beside the
+                // next N while its CA is across the box.
+                let ca_ca = match (at(q.ca), at(r.ca)) {
+                    (Some(a), Some(b)) => distance(a, b),
+                    _ => f32::INFINITY,
+                };
                 q.chain == r.chain
                     && match (at(q.c), at(r.n)) {
-                        (Some(c), Some(n)) => distance(c, n) <= 2.5,
-                        _ => matches!((at(q.ca), at(r.ca)), (Some(a), Some(b)) if distance(a, b) <= 4.5),
+                        (Some(c), Some(n)) => distance(c, n) <= 2.5 && ca_ca <= 6.0,
+                        _ => ca_ca <= 4.5,
                     }
             },
             out,

@@ -353,8 +353,16 @@ impl AppState {
     }
 
     pub(crate) fn open_files(&mut self, paths: &[PathBuf], qm_region: Option<String>) {
+        // A folder or a pattern gives its files (a folder of Molden frames opens as a series).
+        let files = match super::open_paths::expand(paths) {
+            Ok(files) => files,
+            Err(e) => {
+                self.error(e);
+                return;
+            }
+        };
         match crate::io::load_with(
-            paths,
+            &files,
             &crate::io::LoadOptions {
                 qm_region: qm_region.clone(),
             },

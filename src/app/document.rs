@@ -50,6 +50,8 @@ pub struct Document {
     /// The implicit-ligand-sampling maps (`FieldChoice::Ils` holds an index into this list; maps
     /// are added, never removed).
     pub ils_maps: Vec<super::ils::IlsMapState>,
+    /// The atoms belong to more than one chain (labels then name the chain).
+    pub several_chains: bool,
 }
 
 /// How fields of a document are computed: the settings the keys and jobs depend on.
@@ -107,6 +109,9 @@ impl Document {
             system.structure.bonds.clone()
         };
         let potential_lattice = potential_lattice(&system.structure, &frame, potential_spacing_angstrom);
+        let warnings = explain_water_sites(std::mem::take(&mut system.warnings), &system.structure);
+        let chains = &system.structure.chains;
+        let several_chains = chains.iter().any(|c| !c.is_empty() && Some(c) != chains.first());
         Ok(Document {
             id,
             name,
@@ -120,12 +125,13 @@ impl Document {
             bonds,
             wavefunctions: system.wavefunctions.into_iter().map(Arc::new).collect(),
             grids: system.grids.into_iter().map(Arc::new).collect(),
-            warnings: system.warnings,
+            warnings,
             qm: None,
             qm_selection: None,
             potential_frames: std::collections::BTreeMap::new(),
             surface_selections: Vec::new(),
             ils_maps: Vec::new(),
+            several_chains,
         })
     }
 
@@ -399,6 +405,40 @@ impl Document {
     pub fn take_qm_warning(&self) -> Option<String> {
         self.qm.as_ref().and_then(|q| q.take_warning())
     }
+}
+
+/// `warnings` with the readers' "N of M atoms have an unknown element" explained when those atoms
+/// are all the massless sites of a four- or five-site water model (TIP4P's MW): they have no element
+/// by design, are drawn without bonds and left out of ligand maps.
+fn explain_water_sites(mut warnings: Vec<String>, s: &Structure) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (i, e) in s.elements.iter().enumerate() {
+        if e.number() != 0 {
+            continue;
+        }
+        let water = s
+            .resnames
+            .get(i)
+            .is_some_and(|r| crate::model::element::is_water_resname(r.as_str().as_bytes()));
+        if !water {
+            return warnings;
+        }
+        let name = s.names.get(i).map(|n| n.to_string()).unwrap_or_default();
+        if !names.contains(&name) && names.len() < 4 {
+            names.push(name);
+        }
+    }
+    if names.is_empty() {
+        return warnings;
+    }
+    for w in warnings.iter_mut().filter(|w| w.ends_with("have an unknown element")) {
+        w.push_str(&format!(
+            ": the massless sites of the water model ({}), which have none; drawn without bonds and \
+             left out of ligand maps",
+            names.join(", ")
+        ));
+    }
+    warnings
 }
 
 #[cfg(test)]

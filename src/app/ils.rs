@@ -226,11 +226,30 @@ fn select(what: &str, text: &str, doc: &Document, frame: &Frame) -> Result<Vec<u
     Ok(idx)
 }
 
+/// `sel` without the massless sites of four- and five-site water models (TIP4P's MW, TIP5P's lone
+/// pairs: atoms of no element in a water residue), which carry no van der Waals parameters in any
+/// force field; and how many were left out.
+fn without_water_sites(doc: &Document, sel: Vec<u32>) -> (Vec<u32>, usize) {
+    let s = &doc.structure;
+    let is_site = |i: u32| {
+        let i = i as usize;
+        s.elements.get(i).is_some_and(|e| e.number() == 0)
+            && s.resnames
+                .get(i)
+                .is_some_and(|r| crate::model::element::is_water_resname(r.as_str().as_bytes()))
+    };
+    let before = sel.len();
+    let kept: Vec<u32> = sel.into_iter().filter(|&i| !is_site(i)).collect();
+    let left_out = before - kept.len();
+    (kept, left_out)
+}
+
 /// What is missing when the files carry no Lennard-Jones parameters, in a chemist's words.
 pub fn parameters_missing(e: &crate::io::ils_params::LjParamsError) -> String {
     use crate::io::ils_params::LjParamsError as E;
     let fix = "Give the force field's parameter file (CHARMM .prm or .str, with its NONBONDED section) \
-               below, or tick \"element table\" for generic per-element parameters (UFF).";
+               as the form's Parameter file (ils start params FILE), or tick \"element table\" (ils start \
+               elements on) for generic per-element parameters (UFF).";
     match e {
         E::NoParameters { file } => format!(
             "{}: the topology names force-field atom types but carries no van der Waals \
@@ -255,7 +274,7 @@ pub fn parameters_missing(e: &crate::io::ils_params::LjParamsError) -> String {
         ),
         E::MissingElement { element, atom, name } => format!(
             "The element table has no van der Waals parameters for {element} (atom {atom}, {name}); \
-             leave it out with the atoms selection."
+             leave such atoms out with the atoms selection, e.g. \"not name {name}\"."
         ),
         other => other.to_string(),
     }
@@ -288,9 +307,16 @@ impl IlsPanel {
             vec![PathBuf::from(&key.2)]
         };
         // Only the atoms the probe feels need parameters (a selection that does not parse yet: all).
-        let used = Selection::parse(&key.3)
-            .ok()
-            .map(|s| s.evaluate(&doc.structure, Some(&doc.frame)));
+        let used = Selection::parse(&key.3).ok().map(|s| {
+            let (sel, _) = without_water_sites(doc, s.indices(&doc.structure, Some(&doc.frame)));
+            let mut used = vec![false; doc.structure.len()];
+            for i in sel {
+                if let Some(u) = used.get_mut(i as usize) {
+                    *u = true;
+                }
+            }
+            used
+        });
         let r = crate::io::ils_params::system_lj(&doc.paths, &doc.structure, &params, key.1, used.as_deref())
             .map(|lj| match lj.note {
                 Some(_) => "the element table (UFF): the files carry no force field".to_string(),
@@ -368,7 +394,13 @@ impl IlsPanel {
         doc.trajectory
             .read_frame(first, &mut reference)
             .map_err(|e| format!("ILS: frame {}: {e}", first + 1))?;
-        let sel = select("atoms", &f.selection, doc, &reference)?;
+        let (sel, water_sites) = without_water_sites(doc, select("atoms", &f.selection, doc, &reference)?);
+        if sel.is_empty() {
+            return Err(format!(
+                "ILS atoms '{}' picks only massless water sites, which the gas does not feel",
+                f.selection
+            ));
+        }
         let around_text = if f.around.trim().is_empty() {
             f.selection.as_str()
         } else {
@@ -412,8 +444,8 @@ impl IlsPanel {
         };
         setup.check().map_err(|e| format!("ILS: {e}"))?;
         let [nx, ny, nz] = map.dims;
-        let summary = format!(
-            "{}, {nx}x{ny}x{nz} voxels of {} A, subres {}, {}, {} atoms, cutoff {} A, {} K",
+        let mut summary = format!(
+            "{}, {nx}x{ny}x{nz} voxels of {} Å, subres {}, {}, {} atoms, cutoff {} Å, {} K",
             f.probe.label(),
             f.spacing_angstrom,
             f.subres,
@@ -422,6 +454,11 @@ impl IlsPanel {
             DEFAULT_CUTOFF_ANGSTROM,
             TEMPERATURE_KELVIN
         );
+        if water_sites > 0 {
+            summary.push_str(&format!(
+                "; {water_sites} massless water sites left out (they have no van der Waals parameters)"
+            ));
+        }
         let queue = queue && self.run.as_ref().is_some_and(|r| r.document_id == doc.id);
         if !queue {
             self.cancel();

@@ -65,8 +65,13 @@ impl AppState {
             };
         }
         let name = s.names.get(atom).map(|n| n.to_string()).unwrap_or_default();
+        // With several chains a residue number repeats: the chain comes first ("B:LEU10:CA").
+        let chain = match s.chains.get(atom) {
+            Some(c) if doc.several_chains && !c.is_empty() => format!("{c}:"),
+            _ => String::new(),
+        };
         let residue = match (s.resnames.get(atom), s.resids.get(atom)) {
-            (Some(r), Some(id)) => format!("{r}{id}:"),
+            (Some(r), Some(id)) => format!("{chain}{r}{id}:"),
             _ => String::new(),
         };
         match self.tools.labels.format {

@@ -83,7 +83,8 @@ impl AppState {
         }
     }
 
-    /// What `field` is, in words, for the open document ("HOMO (orbital 5, Alpha)").
+    /// What `field` is, in words, for the open document ("HOMO (orbital 5)"; "HOMO (orbital 5,
+    /// Alpha)" for an open shell).
     pub fn describe_field(&self, field: FieldChoice) -> String {
         match field {
             FieldChoice::Orbital { spin, index } => {
@@ -92,10 +93,16 @@ impl AppState {
                     .get(index)
                     .map(|r| r.label.clone())
                     .unwrap_or_default();
-                if label.is_empty() {
-                    format!("orbital {} ({spin:?})", index + 1)
-                } else {
-                    format!("{label} (orbital {}, {spin:?})", index + 1)
+                // A closed shell's orbitals have no spin to name.
+                let open_shell = self
+                    .document()
+                    .and_then(|d| d.wavefunction())
+                    .is_some_and(|w| w.beta.is_some());
+                match (label.is_empty(), open_shell) {
+                    (true, true) => format!("orbital {} ({spin:?})", index + 1),
+                    (true, false) => format!("orbital {}", index + 1),
+                    (false, true) => format!("{label} (orbital {}, {spin:?})", index + 1),
+                    (false, false) => format!("{label} (orbital {})", index + 1),
                 }
             }
             FieldChoice::Density => "electron density".into(),

@@ -186,7 +186,13 @@ fn read_piece(path: &Path, context: &Context) -> Result<Piece, ReadError> {
         _ => {
             let bytes = read_bytes(path)?;
             match format {
-                Format::Pdb => Piece::Topology(super::pdb::read(path, &bytes)?),
+                Format::Pdb => {
+                    let mut parsed = super::pdb::read(path, &bytes)?;
+                    if let Some(f) = parsed.frames.first() {
+                        crate::model::bonds::complete_conect_bonds(&mut parsed.structure, &f.positions_angstrom);
+                    }
+                    Piece::Topology(parsed)
+                }
                 Format::Pqr => Piece::Topology(super::pdb::read_pqr(path, &bytes)?),
                 Format::Psf => Piece::Topology(super::psf::read(path, &bytes)?),
                 Format::Gro => Piece::Topology(super::gro::read(path, &bytes)?),

@@ -14,6 +14,9 @@
 //! - more than [`MAX_ATOMS_PER_CELL`] atoms within one cut-off cell (placeholder coordinates all
 //!   at one point) get no bonds.
 //!
+//! A PDB file's CONECT records cover hetero groups and disulfides only: `io::load` completes them
+//! with [`complete_conect_bonds`] (guessed bonds for the atoms no record names).
+//!
 //! No periodic images: bonds across the box edge of a wrapped trajectory are not made.
 
 use super::element::{Element, is_water_resname};
@@ -199,6 +202,32 @@ fn decode(key: u64) -> (u64, u64, u64) {
     (key & (AXIS_CELLS - 1), (key >> 21) & (AXIS_CELLS - 1), key >> 42)
 }
 
+/// Completes bonds read from a PDB file's CONECT records, which by the wwPDB convention list only
+/// hetero groups and disulfides: bonds guessed from `positions_angstrom` are added where at least
+/// one of the two atoms is in no CONECT bond (so the standard residues get theirs, as VMD guesses
+/// them, while the bonds among the atoms the records describe stay as the file gives them). The
+/// source stays [`BondSource::File`].
+pub fn complete_conect_bonds(structure: &mut Structure, positions_angstrom: &[[f32; 3]]) {
+    if structure.bond_source != BondSource::File || structure.bonds.is_empty() {
+        return;
+    }
+    let mut listed = vec![false; structure.len()];
+    for &[a, b] in &structure.bonds {
+        for i in [a, b] {
+            if let Some(l) = listed.get_mut(i as usize) {
+                *l = true;
+            }
+        }
+    }
+    let is_listed = |i: u32| listed.get(i as usize).copied().unwrap_or(true);
+    let guessed = guess_bonds(structure, positions_angstrom);
+    structure
+        .bonds
+        .extend(guessed.into_iter().filter(|&[a, b]| !is_listed(a) || !is_listed(b)));
+    structure.bonds.sort_unstable();
+    structure.bonds.dedup();
+}
+
 /// Replaces the structure's bonds with guessed ones and marks them [`BondSource::Guessed`].
 pub fn guess_bonds_in_place(structure: &mut Structure, positions_angstrom: &[[f32; 3]]) {
     structure.bonds = guess_bonds(structure, positions_angstrom);
@@ -223,6 +252,36 @@ mod tests {
             );
         }
         s
+    }
+
+    #[test]
+    fn conect_bonds_are_completed_for_atoms_the_records_leave_out() {
+        // A chain C0-C1-C2 (no records) and a hetero pair C3-C4 the records join to C2 only:
+        // C3-C4 are 1.5 A apart but the file does not bond them, so they stay unbonded.
+        let mut s = structure(&[
+            (6, "ALA", 1),
+            (6, "ALA", 1),
+            (6, "ALA", 1),
+            (6, "LIG", 2),
+            (6, "LIG", 2),
+        ]);
+        let p = [
+            [0.0, 0.0, 0.0],
+            [1.5, 0.0, 0.0],
+            [3.0, 0.0, 0.0],
+            [4.5, 0.0, 0.0],
+            [6.0, 0.0, 0.0],
+        ];
+        s.bonds = vec![[2, 3], [2, 4]];
+        s.bond_source = BondSource::File;
+        complete_conect_bonds(&mut s, &p);
+        assert_eq!(s.bonds, vec![[0, 1], [1, 2], [2, 3], [2, 4]]);
+        assert_eq!(s.bond_source, BondSource::File);
+        // Guessed bonds are left alone.
+        let mut g = structure(&[(6, "ALA", 1), (6, "ALA", 1)]);
+        g.bond_source = BondSource::Guessed;
+        complete_conect_bonds(&mut g, &p[..2]);
+        assert!(g.bonds.is_empty());
     }
 
     /// Every pair, the slow way, for comparison.

@@ -8,10 +8,12 @@
 //! the number of atoms; when the frame has a periodic box, distances follow the minimum image.
 //!
 //! Keywords:
-//! - `all`, `none`; `protein`, `nucleic`, `backbone` (N CA C O of protein residues), `water`,
+//! - `all`, `none`; `protein`, `nucleic`, `backbone` (N CA C O of protein residues), `sidechain`
+//!   (protein atoms other than the backbone, its hydrogens and the terminal oxygens), `water`,
 //!   `ion` (monatomic ions by residue name: NA, CL, SOD, CLA, K, POT, MG, CAL, ZN, ...),
 //!   `hydrogen` (element H), `heavy` (not hydrogen);
-//! - string properties with glob patterns (`*`, `?`): `name`, `type`, `resname`, `element`,
+//! - string properties with glob patterns (`*`, `?`; a double-quoted value may be written as VMD's
+//!   regular expression, `name "C.*"`): `name`, `type`, `resname`, `element`,
 //!   `chain`, `segid`, `altloc` (the alternate-location indicator, as VMD and MDAnalysis);
 //! - integer properties with values and ranges (`5`, `1 to 10`, `1:10`, `1-10`): `resid`, `resnum`,
 //!   `index` (0-based), `bynum` and `serial` (1-based);
@@ -24,6 +26,7 @@ use super::cell::UnitCell;
 use super::element::Element;
 use super::structure::Structure;
 use super::trajectory::Frame;
+use names::{BACKBONE_NAMES, ION_RESNAMES, MAIN_CHAIN_NAMES, NUCLEIC_RESNAMES, PROTEIN_RESNAMES, WATER_RESNAMES};
 
 /// A selection error: what went wrong and where (0-based character column in the text).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -90,6 +93,7 @@ enum Expr {
     Protein,
     Nucleic,
     Backbone,
+    Sidechain,
     Water,
     Ion,
     Hydrogen,
@@ -113,29 +117,6 @@ pub struct Selection {
     expr: Expr,
     text: String,
 }
-
-const PROTEIN_RESNAMES: &[&str] = &[
-    "ALA", "ARG", "ASN", "ASP", "CYS", "GLN", "GLU", "GLY", "HIS", "ILE", "LEU", "LYS", "MET", "PHE", "PRO", "SER",
-    "THR", "TRP", "TYR", "VAL", "HSD", "HSE", "HSP", "HID", "HIE", "HIP", "HSE", "CYX", "CYM", "ASH", "GLH", "LYN",
-    "ARN", "ACE", "NME", "NMA", "MSE", "SEC", "PYL", "CYS2", "HISA", "HISB", "HISH", "HISD", "HISE", "HISP", "LSN",
-    "ASPH", "GLUH", "CALA", "CARG", "CASN", "CASP", "CCYS", "CGLN", "CGLU", "CGLY", "CHIS", "CILE", "CLEU", "CLYS",
-    "CMET", "CPHE", "CPRO", "CSER", "CTHR", "CTRP", "CTYR", "CVAL", "NALA", "NARG", "NASN", "NASP", "NCYS", "NGLN",
-    "NGLU", "NGLY", "NHIS", "NILE", "NLEU", "NLYS", "NMET", "NPHE", "NPRO", "NSER", "NTHR", "NTRP", "NTYR", "NVAL",
-    "CHIE", "CHID", "CHIP", "NHIE", "NHID", "NHIP", "CYSH", "ORN", "DAB", "HYP", "CME",
-];
-const NUCLEIC_RESNAMES: &[&str] = &[
-    "A", "C", "G", "T", "U", "DA", "DC", "DG", "DT", "DU", "RA", "RC", "RG", "RU", "ADE", "CYT", "GUA", "THY", "URA",
-    "DA3", "DA5", "DC3", "DC5", "DG3", "DG5", "DT3", "DT5", "RA3", "RA5", "RC3", "RC5", "RG3", "RG5", "RU3", "RU5",
-];
-const WATER_RESNAMES: &[&str] = &[
-    "H2O", "HOH", "OHH", "HHO", "OH2", "SOL", "WAT", "TIP", "TIP2", "TIP3", "TIP4", "TIP5", "T3P", "T4P", "T5P", "SPC",
-    "SPCE", "TP3", "TP4", "DOD", "D2O",
-];
-const ION_RESNAMES: &[&str] = &[
-    "NA", "NA+", "SOD", "CL", "CL-", "CLA", "K", "K+", "POT", "MG", "MG2", "CAL", "CA2", "ZN", "ZN2", "LI", "LIT",
-    "RB", "CS", "CES", "BR", "IOD", "F", "FE2", "CD2", "MN", "CU", "NIO",
-];
-const BACKBONE_NAMES: &[&str] = &["N", "CA", "C", "O"];
 
 /// True for residue names the `protein` keyword selects (amino acids in PDB, CHARMM, AMBER, GROMOS
 /// and OPLS spellings, capping groups included).
@@ -202,7 +183,11 @@ fn tokenize(text: &str) -> Result<Vec<(Tok, usize)>, (usize, String)> {
                 if i >= chars.len() {
                     return Err((start, "unterminated quoted string".into()));
                 }
-                out.push((Tok::Word(chars[s0..i].iter().collect()), start));
+                let text: String = chars[s0..i].iter().collect();
+                // VMD reads a double-quoted value as a regular expression (`name "C.*"`): its
+                // wildcards become the glob's (no atom or residue name holds a dot).
+                let text = if quote == '"' { regex_as_glob(&text) } else { text };
+                out.push((Tok::Word(text), start));
                 i += 1;
             }
             _ => {
@@ -363,6 +348,15 @@ impl Parser<'_> {
                     "protein" => Ok(Expr::Protein),
                     "nucleic" => Ok(Expr::Nucleic),
                     "backbone" => Ok(Expr::Backbone),
+                    "sidechain" => Ok(Expr::Sidechain),
+                    "helix" | "alpha_helix" | "sheet" | "betasheet" | "beta_sheet" | "extended" | "coil" | "turn"
+                    | "structure" => Err((
+                        col,
+                        format!(
+                            "'{w}': selections do not know secondary structure; a cartoon coloured by it \
+                             shows it (rep add cartoon protein color ss)"
+                        ),
+                    )),
                     "water" | "waters" => Ok(Expr::Water),
                     "ion" | "ions" => Ok(Expr::Ion),
                     "hydrogen" => Ok(Expr::Hydrogen),
@@ -519,6 +513,18 @@ fn format_number(v: f64) -> String {
 }
 
 /// Glob match with `*` and `?`, case-sensitive (as MDAnalysis).
+/// A VMD regular expression of the simple kind names use (`C.*`, `H.`, `^CA$`) as a glob: `.*`
+/// is `*`, `.` is `?`, anchors are dropped; text without a dot or anchor is returned as it is.
+fn regex_as_glob(text: &str) -> String {
+    if !text.contains(['.', '^', '$']) {
+        return text.to_string();
+    }
+    text.trim_start_matches('^')
+        .trim_end_matches('$')
+        .replace(".*", "*")
+        .replace('.', "?")
+}
+
 fn glob(pattern: &str, s: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = s.chars().collect();
@@ -650,6 +656,15 @@ impl Ctx<'_> {
                     .iter()
                     .zip(prot)
                     .map(|(name, p)| p && BACKBONE_NAMES.contains(&name.as_str()))
+                    .collect()
+            }
+            Expr::Sidechain => {
+                let prot = self.by_resname(PROTEIN_RESNAMES);
+                self.s
+                    .names
+                    .iter()
+                    .zip(prot)
+                    .map(|(name, p)| p && !MAIN_CHAIN_NAMES.contains(&name.as_str()))
                     .collect()
             }
             Expr::Hydrogen => self.s.elements.iter().map(|&el| el == Element(1)).collect(),
@@ -873,6 +888,7 @@ impl MinImage {
     }
 }
 
+mod names;
 mod suggest;
 #[cfg(test)]
 mod tests;

@@ -161,7 +161,7 @@ pub fn parse(st: &Statement, base_dir: &Path) -> Result<Parsed, Problem> {
                 let value = if a.kind == Kind::InPaths {
                     let mut paths = Vec::new();
                     for w in &st.words[at..to] {
-                        paths.push(existing(&w.text, w.column, base_dir)?);
+                        paths.push(openable(&w.text, w.column, base_dir)?);
                     }
                     Value::Paths(paths)
                 } else if to == at + 1 && st.words[at].quoted {
@@ -243,6 +243,18 @@ fn existing(text: &str, column: usize, base_dir: &Path) -> Result<PathBuf, Probl
         return Err(problem(column, format!("no such file: {}", p.display())));
     }
     // `../md/x.psf` as the plain path it names (what sessions and the log then write).
+    Ok(std::fs::canonicalize(&p).unwrap_or(p))
+}
+
+/// A file to open, a folder of files (a series of frames), or a file name with `*` or `?`: a
+/// folder or pattern must give at least one file orbitfield reads.
+fn openable(text: &str, column: usize, base_dir: &Path) -> Result<PathBuf, Problem> {
+    let p = resolve(text, base_dir);
+    let pattern = !p.exists() && p.file_name().is_some_and(|n| n.to_string_lossy().contains(['*', '?']));
+    if !(p.is_dir() || pattern) {
+        return existing(text, column, base_dir);
+    }
+    crate::app::open_paths::expand(std::slice::from_ref(&p)).map_err(|e| problem(column, e))?;
     Ok(std::fs::canonicalize(&p).unwrap_or(p))
 }
 

@@ -191,7 +191,7 @@ pub const VERBS: &[Verb] = &[
                 &[arg(
                     "files",
                     Kind::InPaths,
-                    "the files, relative to the script's folder",
+                    "the files, relative to the script's folder; a folder or a name with * gives its files (a series of frames)",
                 )],
                 &[],
                 "Opens the files together, replacing what is open; the document gets the default representations.",

@@ -177,14 +177,7 @@ pub fn run_line(state: &mut AppState) {
     c.completions.clear();
     let status_before = state.panels.status.clone();
     let result = script::run_in(state, &line, Path::new("."), None, RunMode::Window);
-    // An error shown under the line is not repeated on the status line (it stays in the error list).
-    if let Err(e) = &result
-        && state.panels.status != status_before
-        && !state.panels.status.is_empty()
-        && e.message.contains(state.panels.status.as_str())
-    {
-        state.panels.status = status_before;
-    }
+    keep_status_unless_new(state, &result, status_before);
     let c = &mut state.panels.console;
     match result {
         Ok(report) => {
@@ -219,8 +212,22 @@ fn run_script_file(state: &mut AppState, path: &Path) {
         }
     };
     let dir = script::exec::base_dir_of(path);
+    let status_before = state.panels.status.clone();
     let result = script::run_in(state, &text, &dir, Some(path), RunMode::Window);
+    keep_status_unless_new(state, &result, status_before);
     report(state, Some(path), result);
+}
+
+/// An error shown under the line is not repeated on the status line: it goes back to what it said
+/// (the error list keeps the error).
+fn keep_status_unless_new<T>(state: &mut AppState, result: &Result<T, script::ScriptError>, status_before: String) {
+    if let Err(e) = result
+        && state.panels.status != status_before
+        && !state.panels.status.is_empty()
+        && e.message.contains(state.panels.status.as_str())
+    {
+        state.panels.status = status_before;
+    }
 }
 
 /// What a script run says under the line.

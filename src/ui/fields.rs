@@ -147,7 +147,7 @@ pub fn iso_note(f: &FieldRep, unit: &FieldUnit, grid: Option<&Grid3>, iso_abs: f
 }
 
 /// "values -0.31 .. 0.29 a.u." for `grid` in `unit` (the molecular surface's level is
-/// dimensionless).
+/// dimensionless; a volume adds its file's title line, which names what the values are).
 pub fn values_note(f: &FieldRep, unit: &FieldUnit, grid: &Grid3) -> Option<String> {
     let (lo, hi) = grid.min_max()?;
     Some(if matches!(f.field, FieldChoice::MolSurf { .. }) {
@@ -155,6 +155,14 @@ pub fn values_note(f: &FieldRep, unit: &FieldUnit, grid: &Grid3) -> Option<Strin
             "values {} .. {} (dimensionless)",
             format_number(f64::from(lo)),
             format_number(f64::from(hi))
+        )
+    } else if matches!(f.field, FieldChoice::Volume(_)) && !grid.description.trim().is_empty() {
+        // A volume's unit is the file's: its own title line says what the values are.
+        format!(
+            "values {} .. {}; the file says: {}",
+            unit.format(lo),
+            unit.format(hi),
+            grid.description.trim()
         )
     } else {
         format!("values {} .. {}", unit.format(lo), unit.format(hi))

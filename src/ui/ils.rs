@@ -143,7 +143,10 @@ pub fn ils_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
             ui.add(egui::Label::new(RichText::new(missing).color(tokens::ERROR)).wrap());
         }
     }
-    if let Some(e) = &state.panels.ils.error {
+    // A failed start's reason, unless the parameters line above already says it.
+    if let Some(e) = &state.panels.ils.error
+        && check.as_ref().err() != Some(e)
+    {
         ui.add(egui::Label::new(RichText::new(e).color(tokens::ERROR)).wrap());
     }
     if ui.add_enabled(check.is_ok(), egui::Button::new(ILS_START)).clicked() {

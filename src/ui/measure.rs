@@ -362,6 +362,9 @@ pub fn plot_window(ctx: &egui::Context, state: &mut AppState) {
             let y_label = format!("{} ({})", kind.name(), kind.unit());
             Plot::new(("measurement_plot", id))
                 .height(180.0)
+                .grid_spacing(egui::Rangef::new(super::widgets::PLOT_GRID_MIN_POINTS, 300.0))
+                .x_grid_spacer(|g| super::widgets::round_grid_marks(g, super::widgets::PLOT_X_LABEL_POINTS))
+                .y_grid_spacer(|g| super::widgets::round_grid_marks(g, super::widgets::PLOT_Y_LABEL_POINTS))
                 .x_axis_label("frame")
                 .y_axis_label(y_label.clone())
                 .show(ui, |plot| {

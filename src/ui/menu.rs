@@ -10,7 +10,7 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
     if ui.ctx().egui_wants_keyboard_input() {
         return;
     }
-    let (open, space, left, right, home, end, up, down, plus, minus, r, esc, help) = ui.input(|i| {
+    let (open, space, left, right, home, end, up, down, plus, minus, r, c, esc, help) = ui.input(|i| {
         (
             i.modifiers.command && i.key_pressed(Key::O),
             i.key_pressed(Key::Space),
@@ -23,6 +23,7 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
             i.key_pressed(Key::Plus) || i.key_pressed(Key::Equals),
             i.key_pressed(Key::Minus),
             !i.modifiers.command && i.key_pressed(Key::R),
+            !i.modifiers.command && i.key_pressed(Key::C),
             i.key_pressed(Key::Escape),
             i.key_pressed(Key::F1) || i.key_pressed(Key::Questionmark),
         )
@@ -65,11 +66,34 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
     if r {
         send(state, Command::ResetCamera);
     }
+    if c {
+        centre_on_picked_atom(state);
+    }
     if esc {
         escape(ui.ctx(), state);
     }
     if help {
         send(state, Command::ToggleHelp);
+    }
+}
+
+/// Turns the view about the atom last clicked (C, or a double click on an atom), as `center`
+/// does for a selection; without one, the status line says how.
+pub(super) fn centre_on_picked_atom(state: &mut AppState) {
+    let position = state.view.pick.as_ref().and_then(|p| {
+        let doc = state.document()?;
+        doc.frame.positions_angstrom.get(p.atom).copied()
+    });
+    match position.filter(|q| q.iter().all(|x| x.is_finite())) {
+        Some(q) => {
+            let mut spec = crate::app::session::CameraSpec::of(&state.view.camera);
+            spec.target_angstrom = q;
+            send(state, Command::SetCamera(spec));
+        }
+        None => {
+            state.panels.status =
+                "click an atom, then press C to centre the view on it (or type center SELECTION)".into();
+        }
     }
 }
 

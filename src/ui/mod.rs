@@ -47,6 +47,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Up / Down", "Previous / next orbital"),
     ("+ / -", "Raise / lower the isovalue"),
     ("R", "Reset the view"),
+    ("C or double-click an atom", "Centre the view on the atom clicked last"),
     (
         "Escape",
         "Close the open menu or dialog; else stop measuring or labelling; else cancel running field jobs",

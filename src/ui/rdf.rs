@@ -13,11 +13,13 @@ pub fn rdf_ui(ui: &mut egui::Ui, state: &mut AppState) {
     egui::Grid::new("rdf_form").num_columns(2).show(ui, |ui| {
         let l = ui.label("Selection 1");
         ui.add(egui::TextEdit::singleline(&mut state.panels.rdf.sel1_text).id_salt("rdf_sel1"))
-            .labelled_by(l.id);
+            .labelled_by(l.id)
+            .on_hover_text("The centres: g(r) counts selection 2 in shells around these atoms");
         ui.end_row();
         let l = ui.label("Selection 2");
         ui.add(egui::TextEdit::singleline(&mut state.panels.rdf.sel2_text).id_salt("rdf_sel2"))
-            .labelled_by(l.id);
+            .labelled_by(l.id)
+            .on_hover_text("The atoms counted around selection 1 (water oxygens around a residue: name OW)");
         ui.end_row();
         let l = ui.label("r max (Å)");
         ui.add(
@@ -72,6 +74,10 @@ pub fn rdf_ui(ui: &mut egui::Ui, state: &mut AppState) {
             format!(", {}", run.engine)
         }
     ));
+    // Which selection is around which: the panel's two fields do not say it by their names.
+    ui.add(
+        egui::Label::new(RichText::new(format!("'{}' around '{}'", run.sel2.text(), run.sel1.text())).small()).wrap(),
+    );
     let cumulative = state.panels.rdf.show_cumulative;
     let values = if cumulative { &run.rdf.n_cumulative } else { &run.rdf.g };
     let points: Vec<[f64; 2]> = run.rdf.r_angstrom.iter().zip(values).map(|(&r, &v)| [r, v]).collect();
@@ -89,6 +95,9 @@ pub fn rdf_ui(ui: &mut egui::Ui, state: &mut AppState) {
     state.panels.rdf.show_cumulative = show;
     Plot::new("rdf_plot")
         .height(180.0)
+        .grid_spacing(egui::Rangef::new(super::widgets::PLOT_GRID_MIN_POINTS, 300.0))
+        .x_grid_spacer(|g| super::widgets::round_grid_marks(g, super::widgets::PLOT_X_LABEL_POINTS))
+        .y_grid_spacer(|g| super::widgets::round_grid_marks(g, super::widgets::PLOT_Y_LABEL_POINTS))
         .include_y(0.0)
         .x_axis_label("r (Å)")
         .y_axis_label(name)

@@ -75,6 +75,10 @@ pub fn view_ui(ui: &mut egui::Ui, state: &mut AppState) {
             },
         );
     }
+    // A double click centres the view on the atom its first click picked.
+    if response.double_clicked() && state.view.pick.is_some() {
+        super::menu::centre_on_picked_atom(state);
+    }
     ui.painter().add(crate::render::callback::view_paint_callback(rect));
     super::measure::view_overlay_ui(ui, state, rect);
     super::legend::legends_ui(ui, &state.legends(), rect);

@@ -75,3 +75,91 @@ pub(super) fn iso_slider(
     let moved = changed && v.is_finite() && v > 0.0 && (v - before).abs() > 1e-6 * before.abs().max(f64::MIN_POSITIVE);
     moved.then(|| unit.computed(v))
 }
+
+/// The plots' grid spacing at its finest, in points (egui_plot's default; [`round_grid_marks`]
+/// reads the points per unit from it).
+pub(super) const PLOT_GRID_MIN_POINTS: f32 = 8.0;
+/// Labelled marks of a plot's x axis at least this far apart (egui_plot hides labels closer than
+/// 60 points).
+pub(super) const PLOT_X_LABEL_POINTS: f64 = 70.0;
+/// Labelled marks of a plot's y axis at least this far apart (egui_plot hides labels closer than
+/// 20 points).
+pub(super) const PLOT_Y_LABEL_POINTS: f64 = 28.0;
+
+/// Grid marks for a plot axis whose labelled step is a round number (1, 2 or 5 x 10^k) at least
+/// `label_points` apart, with fainter lines between and stronger ones every ten labels. egui_plot's
+/// own spacer labels powers of ten only, so a g(r) peaking at 0.7 or a distance axis from 0 to 10 Å
+/// read "0" alone. The plot must use [`PLOT_GRID_MIN_POINTS`] as its smallest grid spacing.
+pub(crate) fn round_grid_marks(input: egui_plot::GridInput, label_points: f64) -> Vec<egui_plot::GridMark> {
+    let (lo, hi) = input.bounds;
+    let units_per_point = input.base_step_size / f64::from(PLOT_GRID_MIN_POINTS);
+    let want = label_points * units_per_point;
+    if !(want.is_finite() && want > 0.0 && lo.is_finite() && hi.is_finite() && hi > lo) {
+        return Vec::new();
+    }
+    let decade = 10f64.powf(want.log10().floor());
+    let (label, minor) = [(1.0, 5.0), (2.0, 4.0), (5.0, 5.0), (10.0, 5.0)]
+        .into_iter()
+        .map(|(m, parts)| (m * decade, m * decade / parts))
+        .find(|&(step, _)| step >= want * (1.0 - 1e-9))
+        .unwrap_or((10.0 * decade, 2.0 * decade));
+    if (hi - lo) / minor > 2000.0 {
+        return Vec::new();
+    }
+    let mut marks: Vec<egui_plot::GridMark> = Vec::new();
+    for step in [10.0 * label, label, minor] {
+        let first = (lo / step).ceil() as i64;
+        let last = (hi / step).floor() as i64;
+        for k in first..=last {
+            let value = k as f64 * step;
+            // The larger step was added first: a value it holds keeps it.
+            if !marks.iter().any(|m| (m.value - value).abs() < 0.1 * minor) {
+                marks.push(egui_plot::GridMark { value, step_size: step });
+            }
+        }
+    }
+    marks.sort_by(|a, b| a.value.total_cmp(&b.value));
+    marks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The marks an axis of `points` over `bounds` labels: those at least `label_points` apart.
+    fn labels(bounds: (f64, f64), points: f64, label_points: f64) -> Vec<f64> {
+        let points_per_unit = points / (bounds.1 - bounds.0);
+        let base_step_size = f64::from(PLOT_GRID_MIN_POINTS) / points_per_unit;
+        round_grid_marks(egui_plot::GridInput { bounds, base_step_size }, label_points)
+            .iter()
+            .filter(|m| m.step_size * points_per_unit >= label_points)
+            .map(|m| (m.value * 1e6).round() / 1e6)
+            .collect()
+    }
+
+    #[test]
+    fn plot_axes_are_labelled_at_round_numbers() {
+        // A g(r) from 0 to 0.85 on 150 points: 0, 0.2, 0.4, 0.6, 0.8.
+        assert_eq!(
+            labels((0.0, 0.85), 150.0, PLOT_Y_LABEL_POINTS),
+            vec![0.0, 0.2, 0.4, 0.6, 0.8]
+        );
+        // r from 0 to 10 Å on 200 points: 0, 5, 10.
+        assert_eq!(labels((0.0, 10.0), 200.0, PLOT_X_LABEL_POINTS), vec![0.0, 5.0, 10.0]);
+        // A dihedral from -180 to 180 degrees on 180 points: every 100.
+        assert_eq!(
+            labels((-180.0, 180.0), 180.0, PLOT_Y_LABEL_POINTS),
+            vec![-100.0, 0.0, 100.0]
+        );
+        assert!(
+            round_grid_marks(
+                egui_plot::GridInput {
+                    bounds: (1.0, 1.0),
+                    base_step_size: 0.1
+                },
+                28.0
+            )
+            .is_empty()
+        );
+    }
+}

@@ -45,7 +45,7 @@ pub enum RepEdit {
 }
 
 impl AppState {
-    /// What representation `id` shows, in words ("protein: Licorice", "HOMO (orbital 5, Alpha):
+    /// What representation `id` shows, in words ("protein: Licorice", "HOMO (orbital 5):
     /// Isosurface").
     pub fn rep_label(&self, rep: &Rep) -> String {
         match &rep.kind {

@@ -2,10 +2,39 @@
 //! ("unknown keyword 'protien' (did you mean 'protein'?)").
 
 /// The words a selection may start an expression with.
-const KEYWORDS: [&str; 31] = [
-    "all", "none", "protein", "nucleic", "backbone", "water", "ion", "ions", "hydrogen", "heavy", "noh", "name",
-    "type", "resname", "element", "chain", "segid", "segname", "altloc", "resid", "resnum", "index", "bynum", "serial",
-    "prop", "charge", "mass", "radius", "not", "within", "same",
+const KEYWORDS: [&str; 32] = [
+    "all",
+    "none",
+    "protein",
+    "nucleic",
+    "backbone",
+    "sidechain",
+    "water",
+    "ion",
+    "ions",
+    "hydrogen",
+    "heavy",
+    "noh",
+    "name",
+    "type",
+    "resname",
+    "element",
+    "chain",
+    "segid",
+    "segname",
+    "altloc",
+    "resid",
+    "resnum",
+    "index",
+    "bynum",
+    "serial",
+    "prop",
+    "charge",
+    "mass",
+    "radius",
+    "not",
+    "within",
+    "same",
 ];
 
 /// The error message for the unknown word `word`: with the keyword one or two edits away (the

@@ -78,6 +78,8 @@ fn keywords_and_logic() {
     assert_eq!(count("hydrogen"), 3);
     assert_eq!(count("not hydrogen and not water"), 5);
     assert_eq!(count("name C*"), 3);
+    assert_eq!(count("name \"C.*\""), 3, "VMD's regular expression");
+    assert_eq!(count("name \"^C.*$\""), 3);
     assert_eq!(count("name O or name OW"), 2);
     assert_eq!(count("resid 1 to 2"), 8);
     assert_eq!(count("resid 2:3"), 4);

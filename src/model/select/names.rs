@@ -1,0 +1,31 @@
+//! The residue and atom names the selection keywords stand for: `protein`, `nucleic`, `water`,
+//! `ion`, `backbone` and `sidechain`.
+
+pub(super) const PROTEIN_RESNAMES: &[&str] = &[
+    "ALA", "ARG", "ASN", "ASP", "CYS", "GLN", "GLU", "GLY", "HIS", "ILE", "LEU", "LYS", "MET", "PHE", "PRO", "SER",
+    "THR", "TRP", "TYR", "VAL", "HSD", "HSE", "HSP", "HID", "HIE", "HIP", "HSE", "CYX", "CYM", "ASH", "GLH", "LYN",
+    "ARN", "ACE", "NME", "NMA", "MSE", "SEC", "PYL", "CYS2", "HISA", "HISB", "HISH", "HISD", "HISE", "HISP", "LSN",
+    "ASPH", "GLUH", "CALA", "CARG", "CASN", "CASP", "CCYS", "CGLN", "CGLU", "CGLY", "CHIS", "CILE", "CLEU", "CLYS",
+    "CMET", "CPHE", "CPRO", "CSER", "CTHR", "CTRP", "CTYR", "CVAL", "NALA", "NARG", "NASN", "NASP", "NCYS", "NGLN",
+    "NGLU", "NGLY", "NHIS", "NILE", "NLEU", "NLYS", "NMET", "NPHE", "NPRO", "NSER", "NTHR", "NTRP", "NTYR", "NVAL",
+    "CHIE", "CHID", "CHIP", "NHIE", "NHID", "NHIP", "CYSH", "ORN", "DAB", "HYP", "CME",
+];
+pub(super) const NUCLEIC_RESNAMES: &[&str] = &[
+    "A", "C", "G", "T", "U", "DA", "DC", "DG", "DT", "DU", "RA", "RC", "RG", "RU", "ADE", "CYT", "GUA", "THY", "URA",
+    "DA3", "DA5", "DC3", "DC5", "DG3", "DG5", "DT3", "DT5", "RA3", "RA5", "RC3", "RC5", "RG3", "RG5", "RU3", "RU5",
+];
+pub(super) const WATER_RESNAMES: &[&str] = &[
+    "H2O", "HOH", "OHH", "HHO", "OH2", "SOL", "WAT", "TIP", "TIP2", "TIP3", "TIP4", "TIP5", "T3P", "T4P", "T5P", "SPC",
+    "SPCE", "TP3", "TP4", "DOD", "D2O",
+];
+pub(super) const ION_RESNAMES: &[&str] = &[
+    "NA", "NA+", "SOD", "CL", "CL-", "CLA", "K", "K+", "POT", "MG", "MG2", "CAL", "CA2", "ZN", "ZN2", "LI", "LIT",
+    "RB", "CS", "CES", "BR", "IOD", "F", "FE2", "CD2", "MN", "CU", "NIO",
+];
+pub(super) const BACKBONE_NAMES: &[&str] = &["N", "CA", "C", "O"];
+/// Atoms of a protein residue that are not its side chain: the backbone, its hydrogens and the
+/// terminal oxygens and hydrogens in PDB, CHARMM, AMBER and GROMACS spellings.
+pub(super) const MAIN_CHAIN_NAMES: &[&str] = &[
+    "N", "CA", "C", "O", "OXT", "OT1", "OT2", "OC1", "OC2", "H", "HN", "HA", "HA2", "HA3", "H1", "H2", "H3", "HT1",
+    "HT2", "HT3",
+];

@@ -1,0 +1,428 @@
+//! A second newcomer's first hour, on other inputs than the first (tests/journey_first_hour.rs):
+//! what a user of VMD, ChimeraX or PyMOL tries, and what the window then shows.
+//!
+//! - 4E43 (tests/data/md/4E43.pdb.gz): its CONECT records name the hetero groups only, as the
+//!   wwPDB writes them; the protein's own bonds are guessed as for a file without records (it had
+//!   68 bonds and was drawn as loose points).
+//!   Residue labels name the chain when there are several ("B:LEU10:CA"; both chains' residue
+//!   10 read "LEU10:CA").
+//! - The solvated GROMACS AdK (tests/data/md/adk_oplsaa.gro), wrapped atom by atom into its box:
+//!   the cartoon breaks where a residue's CA lies across the box from the next one (it drew an
+//!   80 A tube through the box). Its ligand map (ILS) with every atom starts: the TIP4P water's
+//!   massless MW sites, which no force field gives van der Waals parameters, are left out and
+//!   counted in the map's summary (the form refused them and asked for a selection); the Files
+//!   panel's "11084 of 47681 atoms have an unknown element" says they are those sites.
+//! - A folder of Molden frames (tests/data/qm/threonine_md) opens as a series, as the quoted
+//!   pattern does (`open DIR` said "cannot read: Is a directory", and a pattern worked only on the
+//!   command line of the shell); a folder of nothing readable is refused in words.
+//! - C (or a double click on an atom) centres the view on the atom clicked last, as VMD's and
+//!   PyMOL's users expect; the help window lists it (only the `center` command did it).
+//! - `sidechain` selects as in VMD (checked against each amino acid's side-chain atom count), a
+//!   double-quoted value reads as VMD's regular expression (`name "C.*"` selected nothing), and
+//!   `helix` or `sheet` is answered with what shows secondary structure, not "unknown keyword".
+//! - A closed shell's orbitals are named without a spin ("HOMO (orbital 32)", not "..., Alpha)");
+//!   an open shell's keep theirs.
+//! - A cube file's values, in "(file units)", are described by the file's own title line beside
+//!   their range ("Orbital value in real space (1/Bohr^3)"), the one place its unit is written.
+//! - A script that opens a damaged mol2 says so once, under the command line (the status line
+//!   repeated it), and what was open stays as the script left it.
+//! - The RDF panel says which selection is counted around which ("'name OH2' around 'resid 10'"),
+//!   which "Selection 1" and "Selection 2" did not.
+//! - A ligand map that cannot start (adk's PSF, no Lennard-Jones parameters) is explained once in
+//!   its form (it was written twice, the start's error under the parameters' check).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use egui_kittest::kittest::{NodeT, Queryable};
+use orbitfield::analysis::polymer::{Coloring, Polymer};
+use orbitfield::app::fields::{FieldBackend, FieldService, InlineBackend};
+use orbitfield::app::settings::Settings;
+use orbitfield::app::state::{AppState, Command};
+use orbitfield::surface::cartoon::Segment;
+use std::path::PathBuf;
+
+#[path = "common/journey.rs"]
+mod journey;
+#[allow(unused_imports)]
+use journey::{type_command, type_line, window};
+
+fn data(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+}
+
+/// A state with `files` open; with `engine`, the CPU engine computes fields inline on a
+/// 32-point lattice (potentials every 3 A).
+fn opened(files: &[&str], engine: bool) -> AppState {
+    let backend = if engine {
+        orbitfield::app::blocking_engine().map(|e| Box::new(InlineBackend::new(e)) as Box<dyn FieldBackend>)
+    } else {
+        None
+    };
+    let settings = Settings {
+        lattice_points: 32,
+        potential_spacing_angstrom: 3.0,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(
+        settings,
+        FieldService::new(backend, orbitfield::app::default_extractor()),
+    );
+    if !files.is_empty() {
+        state.apply(Command::OpenFiles(files.iter().map(|f| data(f)).collect()));
+    }
+    state
+}
+
+#[test]
+fn a_pdb_entrys_protein_is_bonded_beside_its_conect_records() {
+    let mut harness = window(opened(&["md/4E43.pdb.gz"], false));
+    harness.run();
+    let doc = harness.state().document().expect("4E43 opens");
+    // Every heavy atom of an amino acid has a bond: a peptide's atoms are all covalently joined.
+    let mut bonded = vec![false; doc.structure.len()];
+    for b in &doc.bonds {
+        bonded[b[0] as usize] = true;
+        bonded[b[1] as usize] = true;
+    }
+    let protein = orbitfield::model::select::Selection::parse("protein and not hydrogen")
+        .unwrap()
+        .indices(&doc.structure, Some(&doc.frame));
+    let lone = protein.iter().filter(|&&i| !bonded[i as usize]).count();
+    assert!(protein.len() > 1500);
+    assert_eq!(
+        lone,
+        0,
+        "{lone} of {} protein atoms drawn without a bond",
+        protein.len()
+    );
+    assert!(doc.bonds.len() > 1600, "{} bonds", doc.bonds.len());
+}
+
+#[test]
+fn a_wrapped_trajectorys_cartoon_breaks_across_the_box() {
+    let state = opened(&["md/adk_oplsaa.gro", "md/adk_oplsaa.xtc"], false);
+    let doc = state.document().expect("adk_oplsaa opens");
+    let polymer = Polymer::new(&doc.structure);
+    let positions = &doc.frame.positions_angstrom;
+    let segments = polymer.segments(positions, &[], Coloring::Chain, None);
+    // Consecutive CA of a peptide are 3.8 A apart (2.9 A for a cis peptide).
+    let mut longest = 0f32;
+    let mut residues = 0;
+    for s in &segments {
+        if let Segment::Protein(r) = s {
+            residues += r.len();
+            for w in r.windows(2) {
+                let d = (0..3)
+                    .map(|k| (w[0].trace[k] - w[1].trace[k]).powi(2))
+                    .sum::<f32>()
+                    .sqrt();
+                longest = longest.max(d);
+            }
+        }
+    }
+    assert_eq!(residues, 214, "every residue of AdK is in the cartoon");
+    assert!(longest < 4.5, "a cartoon step of {longest} A");
+}
+
+/// Opens "+ Add > Ligand free energy (ILS)".
+fn open_ils_form(harness: &mut egui_kittest::Harness<'static, AppState>) {
+    harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
+    harness.run();
+    harness.get_by_label(orbitfield::ui::ils::ILS_MENU).click();
+    harness.run();
+}
+
+#[test]
+fn a_four_site_waters_massless_sites_do_not_stop_a_ligand_map() {
+    // adk_oplsaa.gro: TIP4P water, whose MW sites have no element and no van der Waals parameters.
+    let text = std::fs::read_to_string(data("md/adk_oplsaa.gro")).unwrap();
+    let sites = text
+        .lines()
+        .filter(|l| l.get(10..15).map(str::trim) == Some("MW"))
+        .count();
+    assert!(sites > 10_000, "{sites} MW sites in the file");
+    let mut harness = window(opened(&["md/adk_oplsaa.gro"], false));
+    harness.run();
+    // The reader's "unknown element" warning says what these atoms are.
+    let warnings = harness.state().document().unwrap().warnings.join("\n");
+    assert!(
+        warnings.contains(&format!(
+            "{sites} of 47681 atoms have an unknown element: the massless sites of the water model (MW)"
+        )),
+        "{warnings}"
+    );
+    open_ils_form(&mut harness);
+    // The form names where the parameters come from, and the button is there to press.
+    harness.get_by_label_contains("Lennard-Jones parameters: the element table");
+    assert!(
+        !harness
+            .get_by_label(orbitfield::ui::ils::ILS_START)
+            .accesskit_node()
+            .is_disabled()
+    );
+    assert!(harness.query_by_label_contains("leave such atoms out").is_none());
+    // Started with every atom: the water's massless sites are left out, and the map says how many.
+    type_command(&mut harness, "ils start probe o2 frames 0 spacing 2 orient 1 subres 1");
+    let summary = harness.state().document().unwrap().ils_maps[0].summary.clone();
+    type_command(&mut harness, "ils cancel");
+    assert!(
+        summary.contains(&format!("{sites} massless water sites left out")),
+        "{summary}"
+    );
+    let atoms = harness.state().document().unwrap().structure.len();
+    assert!(summary.contains(&format!("{} atoms", atoms - sites)), "{summary}");
+    assert!(summary.contains("voxels of 2 Å"), "{summary}");
+}
+
+#[test]
+fn a_failed_ligand_map_is_explained_once_in_its_form() {
+    // adk's CHARMM PSF names atom types but carries no Lennard-Jones parameters.
+    let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    let (error, text) = type_line(&mut harness, "ils start probe xe frames 0").expect("a message");
+    assert!(error && text.contains("no van der Waals"), "{text}");
+    harness.state_mut().panels.console.input.clear();
+    // The form, as its Add menu entry opens it (the command line keeps the keyboard's focus).
+    harness.state_mut().panels.ils.form_open = true;
+    harness.run();
+    // The command line's message is one; the form's are the others.
+    let shown = harness
+        .query_all_by_label_contains("carries no van der Waals")
+        .filter(|n| !n.accesskit_node().value().unwrap_or_default().starts_with("^ column"))
+        .count();
+    assert_eq!(shown, 1, "the form says why once");
+    assert!(
+        harness
+            .get_by_label(orbitfield::ui::ils::ILS_START)
+            .accesskit_node()
+            .is_disabled()
+    );
+}
+
+#[test]
+fn a_folder_of_molden_frames_opens_as_a_series() {
+    let folder = data("qm/threonine_md");
+    let frames = std::fs::read_dir(&folder)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".molden"))
+        .count();
+    assert_eq!(frames, 6);
+    let mut harness = window(opened(&[], false));
+    harness.run();
+    type_command(&mut harness, &format!("open {}", folder.display()));
+    let doc = harness.state().document().expect("the folder opens");
+    assert_eq!(doc.n_frames, frames);
+    assert_eq!(doc.wavefunctions.len(), frames, "one wavefunction per frame");
+    assert_eq!(doc.name, "threonine_md");
+    // Its HOMO is listed, and every frame has its own.
+    assert!(harness.query_all_by_label_contains("HOMO").count() > 0);
+    type_command(&mut harness, "frame last");
+    assert_eq!(harness.state().document().unwrap().frame_index, frames - 1);
+    // A pattern typed as on the command line opens the same frames; a folder of nothing readable
+    // is refused in words, and what was open stays.
+    type_command(
+        &mut harness,
+        &format!("open {}", folder.join("threonine_md_*.molden.gz").display()),
+    );
+    assert_eq!(harness.state().document().unwrap().n_frames, frames);
+    let empty = tempfile::tempdir().unwrap();
+    let (error, text) = type_line(&mut harness, &format!("open {}", empty.path().display())).expect("a message");
+    assert!(error && text.contains("holds no file orbitfield reads"), "{text}");
+    assert_eq!(harness.state().document().unwrap().n_frames, frames);
+}
+
+#[test]
+fn c_centres_the_view_on_the_clicked_atom_and_r_resets_it() {
+    let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    let start = harness.state().view.camera.target_angstrom;
+    // Nothing clicked yet: the status line says how.
+    harness.key_press(egui::Key::C);
+    harness.run();
+    assert!(
+        harness.state().panels.status.contains("click an atom, then press C"),
+        "{}",
+        harness.state().panels.status
+    );
+    assert_eq!(harness.state().view.camera.target_angstrom, start);
+    // Atom 817 (a CA of the LID domain, away from the centre) clicked, then C.
+    harness.state_mut().push(Command::PickAtom(Some(816)));
+    harness.run();
+    let distance = harness.state().view.camera.distance_angstrom;
+    harness.key_press(egui::Key::C);
+    harness.run();
+    let atom = harness.state().document().unwrap().frame.positions_angstrom[816];
+    let target = harness.state().view.camera.target_angstrom.to_array();
+    assert_eq!(target, atom, "the view turns about the atom");
+    assert!((start.to_array()[0] - atom[0]).abs() > 1.0, "the atom was off centre");
+    assert_eq!(
+        harness.state().view.camera.distance_angstrom,
+        distance,
+        "the zoom stays"
+    );
+    // The help window lists the key.
+    harness.key_press(egui::Key::F1);
+    harness.run();
+    harness.get_by_label("C or double-click an atom");
+    harness.key_press(egui::Key::Escape);
+    harness.run();
+    // R puts the view back.
+    harness.key_press(egui::Key::R);
+    harness.run();
+    let back = harness.state().view.camera.target_angstrom.to_array();
+    assert!(
+        (0..3).all(|k| (back[k] - start.to_array()[k]).abs() < 1e-3),
+        "{back:?} vs {start:?}"
+    );
+}
+
+/// Heavy atoms in the side chain of each amino acid (CB onwards; CHARMM's HSD, HSE, HSP are
+/// histidines).
+fn side_chain_heavy_atoms(resname: &str) -> Option<usize> {
+    Some(match resname {
+        "GLY" => 0,
+        "ALA" => 1,
+        "SER" | "CYS" => 2,
+        "VAL" | "THR" | "PRO" => 3,
+        "LEU" | "ILE" | "ASN" | "ASP" | "MET" => 4,
+        "GLN" | "GLU" | "LYS" => 5,
+        "HIS" | "HSD" | "HSE" | "HSP" => 6,
+        "PHE" | "ARG" => 7,
+        "TYR" => 8,
+        "TRP" => 10,
+        _ => return None,
+    })
+}
+
+#[test]
+fn sidechain_selects_as_in_vmd_and_secondary_structure_words_are_answered() {
+    let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    // The side chains' heavy atoms, counted residue by residue from the amino-acid table.
+    let doc = harness.state().document().unwrap();
+    let s = &doc.structure;
+    let mut want = 0;
+    let mut last = None;
+    for i in 0..s.len() {
+        let key = (s.segids[i], s.resids[i]);
+        if last != Some(key) {
+            last = Some(key);
+            want += side_chain_heavy_atoms(s.resnames[i].as_str()).expect("an amino acid");
+        }
+    }
+    let (error, text) = type_line(&mut harness, "select sidechain and not hydrogen").expect("a message");
+    assert!(
+        !error && text.contains(&format!("selects {want} atoms")),
+        "{text}, want {want}"
+    );
+    type_command(&mut harness, "rep add licorice sidechain and resname LYS");
+    // VMD's regular expression in double quotes: the carbons of residue 1, counted by name.
+    let doc = harness.state().document().unwrap();
+    let carbons = (0..doc.structure.len())
+        .filter(|&i| doc.structure.resids[i] == 1 && doc.structure.names[i].as_str().starts_with('C'))
+        .count();
+    assert!(carbons > 2);
+    let (error, text) = type_line(&mut harness, "select name \"C.*\" and resid 1").expect("a message");
+    assert!(!error && text.contains(&format!("selects {carbons} atoms")), "{text}");
+    // Secondary structure is not a selection word: the message says what shows it.
+    let (error, text) = type_line(&mut harness, "select helix").expect("a message");
+    assert!(error && text.contains("color ss"), "{text}");
+}
+
+#[test]
+fn a_closed_shells_orbital_is_not_called_alpha() {
+    // Threonine, RHF: 64 electrons, the HOMO is orbital 32.
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    assert!(harness.query_by_label("HOMO (orbital 32): Isosurface").is_some());
+    assert_eq!(harness.query_all_by_label_contains("Alpha").count(), 0);
+    // O2, UHF: the spin is named.
+    let mut harness = window(opened(&["qm/o2_uhf_ccpvtz_sph.molden.gz"], false));
+    harness.run();
+    assert!(harness.query_all_by_label_contains("HOMO (orbital 9, Alpha)").count() > 0);
+}
+
+#[test]
+fn a_cube_files_values_are_described_in_its_own_words() {
+    let path = data("engine/water_homo_24.cube");
+    let title = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .trim()
+        .to_string();
+    assert_eq!(title, "Orbital value in real space (1/Bohr^3)");
+    let mut harness = window(opened(&["engine/water_homo_24.cube"], false));
+    harness.run();
+    // Both signs of an orbital at a typed value, and the file's own words beside the values.
+    type_command(&mut harness, "iso 0.05");
+    harness.run();
+    assert!(harness.query_all_by_label_contains("surface at ±0.050").count() > 0);
+    assert!(
+        harness
+            .query_all_by_label_contains(&format!("the file says: {title}"))
+            .count()
+            > 0
+    );
+}
+
+#[test]
+fn residue_labels_of_a_several_chain_entry_name_the_chain() {
+    // 4E43's residue 10 CA atoms, chain by chain, as the file's ATOM records give them.
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(data("md/4E43.pdb.gz")).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    let want: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("ATOM") && l[12..16].trim() == "CA" && l[22..26].trim() == "10")
+        .map(|l| format!("{}:{}10:CA", &l[21..22], &l[17..20]))
+        .collect();
+    assert_eq!(want.len(), 2, "{want:?}");
+    assert_ne!(want[0], want[1]);
+    let mut harness = window(opened(&["md/4E43.pdb.gz"], false));
+    harness.run();
+    type_command(&mut harness, "label format residue");
+    type_command(&mut harness, "label resid 10 and name CA");
+    let st = harness.state();
+    let got: Vec<String> = st.tools.labels.atoms.iter().map(|&a| st.label_text(a)).collect();
+    assert_eq!(got, want, "two chains' residue 10 are told apart");
+}
+
+#[test]
+fn a_script_that_opens_a_broken_file_says_so_once_and_keeps_what_was_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("scene.ofc");
+    std::fs::write(
+        &script,
+        format!("frame 20\nopen {}\n", data("md/BrokenMolecule.mol2").display()),
+    )
+    .unwrap();
+    let mut state = opened(&["md/adk.psf", "md/adk_dims.dcd"], false);
+    state.panels.console.pending_script = Some(script);
+    let mut harness = window(state);
+    harness.run();
+    let (error, text) = harness.state().panels.console.message.clone().expect("a message");
+    assert!(error && text.contains("BrokenMolecule.mol2:3:"), "{text}");
+    let status = harness.state().panels.status.clone();
+    assert!(
+        !status.contains("BrokenMolecule"),
+        "said once, under the command line: {status}"
+    );
+    // Nothing half-done: the trajectory stays open at the frame the script reached.
+    let doc = harness.state().document().unwrap();
+    assert_eq!((doc.structure.len(), doc.frame_index), (3341, 20));
+}
+
+#[test]
+fn the_rdf_panel_says_which_selection_is_around_which() {
+    let mut harness = window(opened(&["md/tip125_tric_C36.psf", "md/tip125_tric_C36.dcd"], false));
+    harness.run();
+    // Water oxygens around water 10: the panel names the two as they were typed, around which.
+    type_command(&mut harness, "rdf resid 10 with name OH2 rmax 4 bins 40");
+    harness.run();
+    assert!(harness.query_by_label("'name OH2' around 'resid 10'").is_some());
+    type_command(&mut harness, "rdf cancel");
+}
