@@ -35,43 +35,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use egui::Key;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
-use orbitfield::app::fields::{FieldBackend, FieldChoice, FieldService, InlineBackend};
+use orbitfield::app::fields::FieldChoice;
 use orbitfield::app::reps::FieldStyle;
-use orbitfield::app::settings::Settings;
 use orbitfield::app::state::{AppState, Command};
 use std::path::PathBuf;
 
 #[path = "common/journey.rs"]
 mod journey;
-use journey::{type_command, type_line, window};
-
-fn data(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
-}
-
-/// A state with `files` open; with `engine`, the CPU engine computes fields inline on a
-/// 32-point lattice (potentials every 3 A).
-fn opened(files: &[&str], engine: bool) -> AppState {
-    let backend = if engine {
-        orbitfield::app::blocking_engine().map(|e| Box::new(InlineBackend::new(e)) as Box<dyn FieldBackend>)
-    } else {
-        None
-    };
-    let settings = Settings {
-        lattice_points: 32,
-        potential_spacing_angstrom: 3.0,
-        ..Settings::default()
-    };
-    let mut state = AppState::new(
-        settings,
-        FieldService::new(backend, orbitfield::app::default_extractor()),
-    );
-    state.apply(Command::OpenFiles(files.iter().map(|f| data(f)).collect()));
-    state
-}
+use journey::{data, opened, settle_pb, two_ions_pqr, type_command, type_command_stepping, type_line, window};
 
 /// The slice representations: (field, visible).
 fn slices(state: &AppState) -> Vec<(FieldChoice, bool)> {
@@ -461,19 +434,7 @@ fn the_poisson_boltzmann_panel_names_its_model_once_and_offers_sampling_only_for
     // Two ions 6 A apart, with charges and radii (PQR).
     let dir = std::env::temp_dir().join(format!("orbitfield_first_hour_pb_{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let pqr = dir.join("ions.pqr");
-    std::fs::write(
-        &pqr,
-        "ATOM      1 NA    NA     1       0.000   0.000   0.000  1.0000 1.8680\n\
-         ATOM      2 CL    CL     2       6.000   0.000   0.000 -1.0000 2.2700\nEND\n",
-    )
-    .unwrap();
-    let mut state = AppState::new(
-        Settings::default(),
-        FieldService::new(None, orbitfield::app::default_extractor()),
-    );
-    state.apply(Command::OpenFiles(vec![pqr]));
-    assert!(state.document().is_some(), "{}", state.panels.status);
+    let state = two_ions_pqr(&dir);
     let mut harness = window(state);
     harness.run();
     type_command(&mut harness, "rep delete all");
@@ -513,39 +474,6 @@ fn the_poisson_boltzmann_panel_names_its_model_once_and_offers_sampling_only_for
         "no sampling option for the potential's own isosurfaces"
     );
     std::fs::remove_dir_all(&dir).ok();
-}
-
-/// Types `line` as [`type_command`] does, stepping frames (a solve's spinner keeps the window
-/// repainting, so it never settles).
-fn type_command_stepping(harness: &mut Harness<'static, AppState>, line: &str) {
-    harness.get_by_label(orbitfield::ui::console::LABEL).focus();
-    harness.run_steps(2);
-    harness.get_by_label(orbitfield::ui::console::LABEL).type_text(line);
-    harness.run_steps(2);
-    harness.key_press(Key::Enter);
-    harness.run_steps(2);
-    let c = &harness.state().panels.console;
-    assert!(
-        c.message.as_ref().is_none_or(|(error, _)| !error),
-        "{line}: {:?}",
-        c.message
-    );
-}
-
-/// Steps frames until the Poisson-Boltzmann solve is done (at most a minute).
-fn settle_pb(harness: &mut Harness<'static, AppState>) {
-    let t0 = std::time::Instant::now();
-    loop {
-        harness.step();
-        let st = harness.state_mut();
-        st.poll_pb();
-        if !st.pb.solving() {
-            break;
-        }
-        assert!(t0.elapsed().as_secs() < 60, "the solve never finished");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    harness.run_steps(2);
 }
 
 #[test]

@@ -35,43 +35,13 @@
 
 use egui_kittest::kittest::{NodeT, Queryable};
 use orbitfield::analysis::polymer::{Coloring, Polymer};
-use orbitfield::app::fields::{FieldBackend, FieldService, InlineBackend};
-use orbitfield::app::settings::Settings;
 use orbitfield::app::state::{AppState, Command};
 use orbitfield::surface::cartoon::Segment;
-use std::path::PathBuf;
 
 #[path = "common/journey.rs"]
 mod journey;
 #[allow(unused_imports)]
-use journey::{type_command, type_line, window};
-
-fn data(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
-}
-
-/// A state with `files` open; with `engine`, the CPU engine computes fields inline on a
-/// 32-point lattice (potentials every 3 A).
-fn opened(files: &[&str], engine: bool) -> AppState {
-    let backend = if engine {
-        orbitfield::app::blocking_engine().map(|e| Box::new(InlineBackend::new(e)) as Box<dyn FieldBackend>)
-    } else {
-        None
-    };
-    let settings = Settings {
-        lattice_points: 32,
-        potential_spacing_angstrom: 3.0,
-        ..Settings::default()
-    };
-    let mut state = AppState::new(
-        settings,
-        FieldService::new(backend, orbitfield::app::default_extractor()),
-    );
-    if !files.is_empty() {
-        state.apply(Command::OpenFiles(files.iter().map(|f| data(f)).collect()));
-    }
-    state
-}
+use journey::{data, opened, type_command, type_line, window};
 
 #[test]
 fn a_pdb_entrys_protein_is_bonded_beside_its_conect_records() {

@@ -10,15 +10,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use egui::Key;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use orbitfield::app::fields::FieldService;
 use orbitfield::app::reps::FieldStyle;
-use orbitfield::app::settings::Settings;
 use orbitfield::app::slice::SlicePlane;
-use orbitfield::app::state::{AppState, Command};
+use orbitfield::app::state::AppState;
 use orbitfield::app::values::Legend;
+
+#[path = "common/journey.rs"]
+mod journey;
+use journey::{settle_pb, two_ions_pqr, type_command_stepping, type_line_stepping};
 
 /// The whole window at 1280x800 (as `tests/common/journey.rs` builds it), also keeping the right
 /// panel's rectangle where the test can read it.
@@ -36,39 +37,6 @@ fn window(state: AppState) -> Harness<'static, AppState> {
         },
         state,
     )
-}
-
-/// Types `line` into the command line, stepping frames (a solve's spinner keeps the window
-/// repainting); returns what is shown under the line.
-fn type_line(harness: &mut Harness<'static, AppState>, line: &str) -> Option<(bool, String)> {
-    harness.get_by_label(orbitfield::ui::console::LABEL).focus();
-    harness.run_steps(2);
-    harness.get_by_label(orbitfield::ui::console::LABEL).type_text(line);
-    harness.run_steps(2);
-    harness.key_press(Key::Enter);
-    harness.run_steps(3);
-    harness.state().panels.console.message.clone()
-}
-
-fn type_command(harness: &mut Harness<'static, AppState>, line: &str) {
-    let message = type_line(harness, line);
-    assert!(message.as_ref().is_none_or(|(error, _)| !error), "{line}: {message:?}");
-}
-
-/// Steps frames until the Poisson-Boltzmann solve is done (at most a minute).
-fn settle_pb(harness: &mut Harness<'static, AppState>) {
-    let t0 = std::time::Instant::now();
-    loop {
-        harness.step();
-        let st = harness.state_mut();
-        st.poll_pb();
-        if !st.pb.solving() {
-            break;
-        }
-        assert!(t0.elapsed().as_secs() < 60, "the solve never finished");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    harness.run_steps(2);
 }
 
 /// The slice's legend, once the slice is drawn (at most a minute).
@@ -109,25 +77,13 @@ fn close(a: [f64; 2], b: [f64; 2]) -> bool {
 fn a_poisson_boltzmann_slice_starts_at_five_kt_per_e_and_takes_the_range_the_user_sets() {
     let dir = std::env::temp_dir().join(format!("orbitfield_slice_range_{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let pqr = dir.join("ions.pqr");
-    std::fs::write(
-        &pqr,
-        "ATOM      1 NA    NA     1       0.000   0.000   0.000  1.0000 1.8680\n\
-         ATOM      2 CL    CL     2       6.000   0.000   0.000 -1.0000 2.2700\nEND\n",
-    )
-    .unwrap();
-    let mut state = AppState::new(
-        Settings::default(),
-        FieldService::new(None, orbitfield::app::default_extractor()),
-    );
-    state.apply(Command::OpenFiles(vec![pqr]));
-    assert!(state.document().is_some(), "{}", state.panels.status);
+    let state = two_ions_pqr(&dir);
     let mut harness = window(state);
     harness.run_steps(2);
-    type_command(&mut harness, "rep delete all");
-    type_command(&mut harness, "field add pb");
+    type_command_stepping(&mut harness, "rep delete all");
+    type_command_stepping(&mut harness, "field add pb");
     settle_pb(&mut harness);
-    type_command(&mut harness, "slice z 0");
+    type_command_stepping(&mut harness, "slice z 0");
     let legend = slice_legend(&mut harness);
     assert_eq!(legend.unit, "kT/e");
     assert!(legend.title.contains("Poisson-Boltzmann"), "{}", legend.title);
@@ -166,16 +122,16 @@ fn a_poisson_boltzmann_slice_starts_at_five_kt_per_e_and_takes_the_range_the_use
     assert!(ends >= 2, "the range's two ends were found ({ends})");
 
     // The user's range: the legend, the plane's own range and the drawn plane follow.
-    type_command(&mut harness, "slice range -2 2");
+    type_command_stepping(&mut harness, "slice range -2 2");
     let legend = slice_legend(&mut harness);
     assert!(close(legend.range, [-2.0, 2.0]), "{:?}", legend.range);
     assert_eq!(plane(harness.state()).range, Some([-2.0, 2.0]));
     // Moving the plane keeps the range.
-    type_command(&mut harness, "slice z 0.2");
+    type_command_stepping(&mut harness, "slice z 0.2");
     let p = plane(harness.state());
     assert_eq!((p.position, p.range), (0.2, Some([-2.0, 2.0])));
     // Reversed ends are refused in words, the range kept.
-    let (error, text) = type_line(&mut harness, "slice range 3 -3").expect("the line says why");
+    let (error, text) = type_line_stepping(&mut harness, "slice range 3 -3").expect("the line says why");
     assert!(error && text.contains("must be above the low end"), "{text}");
     harness.state_mut().panels.console.input.clear();
     assert_eq!(plane(harness.state()).range, Some([-2.0, 2.0]));
@@ -195,8 +151,8 @@ fn a_poisson_boltzmann_slice_starts_at_five_kt_per_e_and_takes_the_range_the_use
     let legend = slice_legend(&mut harness);
     assert!(close(legend.range, [-5.0, 5.0]), "{:?}", legend.range);
     // And the typed form does the same.
-    type_command(&mut harness, "slice range -1 1");
-    type_command(&mut harness, "slice range auto");
+    type_command_stepping(&mut harness, "slice range -1 1");
+    type_command_stepping(&mut harness, "slice range auto");
     assert_eq!(plane(harness.state()).range, None);
     std::fs::remove_dir_all(&dir).ok();
 }
