@@ -44,7 +44,9 @@ use std::path::PathBuf;
 
 #[path = "common/journey.rs"]
 mod journey;
-use journey::{data, opened, settle_pb, two_ions_pqr, type_command, type_command_stepping, type_line, window};
+use journey::{
+    data, opened, settle_pb, slice_legend, two_ions_pqr, type_command, type_command_stepping, type_line, window,
+};
 
 /// The slice representations: (field, visible).
 fn slices(state: &AppState) -> Vec<(FieldChoice, bool)> {
@@ -94,19 +96,7 @@ fn a_slice_typed_on_a_coloured_molecular_surface_cuts_its_potential() {
         vec![(FieldChoice::Potential, true)],
         "the slice cuts the potential the surface is coloured by"
     );
-    let t0 = std::time::Instant::now();
-    let legend = loop {
-        harness.step();
-        if let Some(l) = harness
-            .state()
-            .legends()
-            .into_iter()
-            .find(|l| l.title.ends_with(", slice"))
-        {
-            break l;
-        }
-        assert!(t0.elapsed().as_secs() < 120, "the slice never arrived");
-    };
+    let legend = slice_legend(&mut harness);
     // Charges without radii: eps = 4r, in kcal/mol/e (as ChimeraX's coulombic).
     assert_eq!(legend.unit, "kcal/mol/e");
     assert!(legend.title.starts_with("potential ("), "{}", legend.title);

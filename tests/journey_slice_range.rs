@@ -15,11 +15,10 @@ use egui_kittest::kittest::Queryable;
 use orbitfield::app::reps::FieldStyle;
 use orbitfield::app::slice::SlicePlane;
 use orbitfield::app::state::AppState;
-use orbitfield::app::values::Legend;
 
 #[path = "common/journey.rs"]
 mod journey;
-use journey::{settle_pb, two_ions_pqr, type_command_stepping, type_line_stepping};
+use journey::{settle_pb, slice_legend, two_ions_pqr, type_command_stepping, type_line_stepping};
 
 /// The whole window at 1280x800 (as `tests/common/journey.rs` builds it), also keeping the right
 /// panel's rectangle where the test can read it.
@@ -37,24 +36,6 @@ fn window(state: AppState) -> Harness<'static, AppState> {
         },
         state,
     )
-}
-
-/// The slice's legend, once the slice is drawn (at most a minute).
-fn slice_legend(harness: &mut Harness<'static, AppState>) -> Legend {
-    let t0 = std::time::Instant::now();
-    loop {
-        harness.step();
-        harness.state_mut().poll_pb();
-        if let Some(l) = harness
-            .state()
-            .legends()
-            .into_iter()
-            .find(|l| l.title.ends_with(", slice"))
-        {
-            return l;
-        }
-        assert!(t0.elapsed().as_secs() < 60, "the slice never arrived");
-    }
 }
 
 /// The plane of the slice representation.

@@ -131,3 +131,22 @@ pub fn type_command(harness: &mut Harness<'static, AppState>, line: &str) {
     );
     assert!(c.input.is_empty(), "{line}: the line was not run ({:?})", c.input);
 }
+
+/// The drawn slice's legend, once the slice has arrived (at most two minutes; a Poisson-Boltzmann
+/// solve it waits for is polled).
+pub fn slice_legend(harness: &mut Harness<'static, AppState>) -> orbitfield::app::values::Legend {
+    let t0 = std::time::Instant::now();
+    loop {
+        harness.step();
+        harness.state_mut().poll_pb();
+        if let Some(l) = harness
+            .state()
+            .legends()
+            .into_iter()
+            .find(|l| l.title.ends_with(", slice"))
+        {
+            return l;
+        }
+        assert!(t0.elapsed().as_secs() < 120, "the slice never arrived");
+    }
+}
