@@ -12,7 +12,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use orbitfield::compute::cpu::pb_maps::coefficients;
-use orbitfield::compute::cuda::pb::{AtomsSolve, CudaPbSolver, MAP_STAGES, Warm};
+use orbitfield::compute::cuda::pb::{AtomsSolve, CudaPbSolver, MAP_STAGES, ResidualStep, Warm};
 use orbitfield::compute::pb::{PbAtoms, PbLattice, PbParams};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -121,6 +121,21 @@ fn run_device_with(
             .collect();
         println!("  maps by stage: {}", parts.join(", "));
     }
+    if std::env::var_os("PB_BENCH_TRACE").is_some() {
+        let mut f_norm = 1.0;
+        let steps: Vec<String> = solver
+            .residual_trace()
+            .iter()
+            .map(|s| match *s {
+                ResidualStep::Outer { residual, source } => {
+                    f_norm = source.max(1e-300);
+                    format!("[{:.1e}]", residual / f_norm)
+                }
+                ResidualStep::Inner(r) => format!("{:.1e}", r / f_norm),
+            })
+            .collect();
+        println!("  residuals / |f|: {}", steps.join(" "));
+    }
 }
 
 /// 30 copies of the frame on a 3 x 2 x 5 grid, `gap` Angstrom apart.
@@ -144,6 +159,11 @@ fn tiled(atoms: &PbAtoms, gap: f64) -> PbAtoms {
     out
 }
 
+/// adk's 161^3 lattice at 0.5 A around frame 0.
+fn fine_lattice(first: &PbAtoms) -> PbLattice {
+    PbLattice::centered(centre(first), 0.5, [161, 161, 161])
+}
+
 fn main() {
     let found = orbitfield::compute::cuda::discover(Some(&[0]));
     let Some(engine) = found.engines.first().cloned() else {
@@ -155,7 +175,49 @@ fn main() {
     let adk = frames(11);
     println!("| run | lattice | maps | upload | device solve | download | total | work | residual |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    let fine = PbLattice::centered(centre(&adk[0]), 0.5, [161, 161, 161]);
+    let fine = fine_lattice(&adk[0]);
+    if std::env::var("PB_BENCH_ONLY").is_ok_and(|v| v == "adk") {
+        // The adk rows alone (for a profiler): cold twice, warm frames, stages timed.
+        run_device(&mut solver, &adk[0], &fine, "frame 0, cold, first solve", Warm::None);
+        run_device(&mut solver, &adk[0], &fine, "frame 0, cold", Warm::None);
+        for (i, a) in adk.iter().enumerate().skip(1).take(4) {
+            run_device(&mut solver, a, &fine, &format!("frame {i}, warm"), Warm::Previous);
+        }
+        // Sweeps at the finest level and the sweeps' over-relaxation.
+        for (fine, omega) in [(2, 1.0), (2, 1.3), (1, 1.15), (3, 1.15), (2, 1.15)] {
+            solver.set_fine_sweeps(Some(fine));
+            solver.set_over_relaxation(omega);
+            let tag = format!("{fine} fine sweeps, omega {omega}");
+            run_device(
+                &mut solver,
+                &adk[0],
+                &fine_lattice(&adk[0]),
+                &format!("frame 0, cold, {tag}"),
+                Warm::None,
+            );
+            for (i, a) in adk.iter().enumerate().skip(1).take(2) {
+                run_device(
+                    &mut solver,
+                    a,
+                    &fine_lattice(&adk[0]),
+                    &format!("frame {i}, warm, {tag}"),
+                    Warm::Previous,
+                );
+            }
+        }
+        solver.set_fine_sweeps(None);
+        solver.set_over_relaxation(orbitfield::compute::cuda::pb::DEFAULT_OMEGA);
+        solver.set_stage_timing(true);
+        run_device(&mut solver, &adk[0], &fine, "frame 0, cold, stages timed", Warm::None);
+        run_device(
+            &mut solver,
+            &adk[1],
+            &fine,
+            "frame 1, warm, stages timed",
+            Warm::Previous,
+        );
+        return;
+    }
     run_device(
         &mut solver,
         &adk[0],

@@ -10,7 +10,8 @@
 // gradients (`pb_apply`, `pb_cg_update_s`, `pb_xpby_s`, `pb_dot`: step lengths read on the device) preconditioned by one symmetric multigrid
 // V-cycle (`pb_smooth`: red-black Gauss-Seidel, `pb_mg_residual`, `pb_restrict`: full weighting,
 // `pb_prolong_add`: trilinear; coarse coefficients by `pb_coarsen_eps` and `pb_coarsen_k2`) or by the
-// diagonal (`pb_jacobi`). Corrections are zero on the faces at every level. Dot products accumulate in
+// diagonal (`pb_jacobi`); the finest level's last half sweep sums r.z (`pb_smooth_h_dot`). Sweeps are
+// over-relaxed by omega (`pb_relax`). Corrections are zero on the faces at every level. Dot products accumulate in
 // double, one atomicAdd per block.
 
 #define PB_BX 32
@@ -21,6 +22,13 @@
 __device__ __forceinline__ bool pb_interior(int i, int j, int k, int nx, int ny, int nz) {
     return i > 0 && j > 0 && k > 0 && i < nx - 1 && j < ny - 1 && k < nz - 1;
 }
+
+// The kernels that sum into an accumulator run on a capped grid (`cfg1r`, `cfg3r` in the host code) and
+// loop over the rest: one atomicAdd per block on one address serializes, so sixteen thousand blocks of
+// a 161^3 lattice spent more time adding than reading.
+#define PB_STRIDE_LOOP(t, n) \
+    for (long long t = (long long)blockIdx.x * PB_THREADS + threadIdx.x; t < (n); t += (long long)gridDim.x * PB_THREADS)
+#define PB_Z_LOOP(k) for (int k = blockIdx.z * PB_BZ + threadIdx.z; k < nz; k += gridDim.z * PB_BZ)
 
 // Sums `v` over the block and adds the total to *acc (thread 0). Every thread of the block calls it.
 __device__ __forceinline__ void pb_block_add(double v, double* acc) {
@@ -51,21 +59,22 @@ pb_residual64(const double* __restrict__ u, const double* __restrict__ f, const 
               int nx, int ny, int nz, double ih2, float* __restrict__ r, double* acc) {
     const int i = blockIdx.x * PB_BX + threadIdx.x;
     const int j = blockIdx.y * PB_BY + threadIdx.y;
-    const int k = blockIdx.z * PB_BZ + threadIdx.z;
     double rr = 0.0, ff = 0.0;
-    if (i < nx && j < ny && k < nz) {
-        const long long pl = (long long)nx * ny;
-        const long long p = i + (long long)nx * j + pl * k;
-        if (pb_interior(i, j, k, nx, ny, nz)) {
-            const double up = u[p];
-            const double s = ex[p] * (up - u[p + 1]) + ex[p - 1] * (up - u[p - 1]) + ey[p] * (up - u[p + nx]) +
-                             ey[p - nx] * (up - u[p - nx]) + ez[p] * (up - u[p + pl]) + ez[p - pl] * (up - u[p - pl]);
-            const double res = f[p] - (s * ih2 + k2[p] * up);
-            r[p] = (float)res;
-            rr = res * res;
-            ff = f[p] * f[p];
-        } else {
-            r[p] = 0.f;
+    PB_Z_LOOP(k) {
+        if (i < nx && j < ny) {
+            const long long pl = (long long)nx * ny;
+            const long long p = i + (long long)nx * j + pl * k;
+            if (pb_interior(i, j, k, nx, ny, nz)) {
+                const double up = u[p];
+                const double s = ex[p] * (up - u[p + 1]) + ex[p - 1] * (up - u[p - 1]) + ey[p] * (up - u[p + nx]) +
+                                 ey[p - nx] * (up - u[p - nx]) + ez[p] * (up - u[p + pl]) + ez[p - pl] * (up - u[p - pl]);
+                const double res = f[p] - (s * ih2 + k2[p] * up);
+                r[p] = (float)res;
+                rr += res * res;
+                ff += f[p] * f[p];
+            } else {
+                r[p] = 0.f;
+            }
         }
     }
     pb_block_add(rr, acc);
@@ -85,20 +94,21 @@ pb_apply(const float* __restrict__ ex, const float* __restrict__ ey, const float
          float* __restrict__ y, double* acc) {
     const int i = blockIdx.x * PB_BX + threadIdx.x;
     const int j = blockIdx.y * PB_BY + threadIdx.y;
-    const int k = blockIdx.z * PB_BZ + threadIdx.z;
     double xy = 0.0;
-    if (i < nx && j < ny && k < nz) {
-        const long long pl = (long long)nx * ny;
-        const long long p = i + (long long)nx * j + pl * k;
-        if (pb_interior(i, j, k, nx, ny, nz)) {
-            const float xp = x[p];
-            const float s = ex[p] * (xp - x[p + 1]) + ex[p - 1] * (xp - x[p - 1]) + ey[p] * (xp - x[p + nx]) +
-                            ey[p - nx] * (xp - x[p - nx]) + ez[p] * (xp - x[p + pl]) + ez[p - pl] * (xp - x[p - pl]);
-            const float v = s * ih2 + k2[p] * xp;
-            y[p] = v;
-            xy = (double)xp * (double)v;
-        } else {
-            y[p] = 0.f;
+    PB_Z_LOOP(k) {
+        if (i < nx && j < ny) {
+            const long long pl = (long long)nx * ny;
+            const long long p = i + (long long)nx * j + pl * k;
+            if (pb_interior(i, j, k, nx, ny, nz)) {
+                const float xp = x[p];
+                const float s = ex[p] * (xp - x[p + 1]) + ex[p - 1] * (xp - x[p - 1]) + ey[p] * (xp - x[p + nx]) +
+                                ey[p - nx] * (xp - x[p - nx]) + ez[p] * (xp - x[p + pl]) + ez[p - pl] * (xp - x[p - pl]);
+                const float v = s * ih2 + k2[p] * xp;
+                y[p] = v;
+                xy += (double)xp * (double)v;
+            } else {
+                y[p] = 0.f;
+            }
         }
     }
     pb_block_add(xy, acc);
@@ -110,15 +120,14 @@ pb_apply(const float* __restrict__ ex, const float* __restrict__ ey, const float
 extern "C" __global__ void __launch_bounds__(PB_THREADS)
 pb_cg_update_s(float* __restrict__ x, float* __restrict__ r, const float* __restrict__ p, const float* __restrict__ q,
                const double* __restrict__ pq, const double* __restrict__ rz, long long n, double* acc) {
-    const long long t = (long long)blockIdx.x * PB_THREADS + threadIdx.x;
     const double a = *pq, b = *rz;
     const float alpha = (a > 0.0 && b > 0.0 && a < 1e300 && b < 1e300) ? (float)(b / a) : 0.f;
     double rr = 0.0;
-    if (t < n) {
+    PB_STRIDE_LOOP(t, n) {
         x[t] += alpha * p[t];
         const float v = r[t] - alpha * q[t];
         r[t] = v;
-        rr = (double)v * (double)v;
+        rr += (double)v * (double)v;
     }
     pb_block_add(rr, acc);
 }
@@ -136,8 +145,9 @@ extern "C" __global__ void pb_xpby_s(float* __restrict__ p, const float* __restr
 // acc[0] += a . b.
 extern "C" __global__ void __launch_bounds__(PB_THREADS)
 pb_dot(const float* __restrict__ a, const float* __restrict__ b, long long n, double* acc) {
-    const long long t = (long long)blockIdx.x * PB_THREADS + threadIdx.x;
-    pb_block_add(t < n ? (double)a[t] * (double)b[t] : 0.0, acc);
+    double s = 0.0;
+    PB_STRIDE_LOOP(t, n) s += (double)a[t] * (double)b[t];
+    pb_block_add(s, acc);
 }
 
 __device__ __forceinline__ float pb_diag(const float* __restrict__ ex, const float* __restrict__ ey,
@@ -153,28 +163,36 @@ pb_jacobi(const float* __restrict__ ex, const float* __restrict__ ey, const floa
           float* __restrict__ z, double* acc) {
     const int i = blockIdx.x * PB_BX + threadIdx.x;
     const int j = blockIdx.y * PB_BY + threadIdx.y;
-    const int k = blockIdx.z * PB_BZ + threadIdx.z;
     double rz = 0.0;
-    if (i < nx && j < ny && k < nz) {
-        const long long pl = (long long)nx * ny;
-        const long long p = i + (long long)nx * j + pl * k;
-        if (pb_interior(i, j, k, nx, ny, nz)) {
-            const float v = r[p] / pb_diag(ex, ey, ez, k2, p, nx, pl, ih2);
-            z[p] = v;
-            rz = (double)r[p] * (double)v;
-        } else {
-            z[p] = 0.f;
+    PB_Z_LOOP(k) {
+        if (i < nx && j < ny) {
+            const long long pl = (long long)nx * ny;
+            const long long p = i + (long long)nx * j + pl * k;
+            if (pb_interior(i, j, k, nx, ny, nz)) {
+                const float v = r[p] / pb_diag(ex, ey, ez, k2, p, nx, pl, ih2);
+                z[p] = v;
+                rz += (double)r[p] * (double)v;
+            } else {
+                z[p] = 0.f;
+            }
         }
     }
     pb_block_add(rz, acc);
 }
 
+// The relaxed update of a point: the Gauss-Seidel value v itself at omega = 1, else x + omega (v - x)
+// (red-black successive over-relaxation; the same omega before and after the coarse correction, in
+// mirrored colour order, keeps the V-cycle symmetric).
+__device__ __forceinline__ float pb_relax(float x, float v, float omega) {
+    return omega == 1.f ? v : x + omega * (v - x);
+}
+
 // One Gauss-Seidel half sweep over the interior points of colour `colour` ((i + j + k) % 2) of
-// A x = b. Threads run over pairs of points along x.
+// A x = b, over-relaxed by omega. Threads run over pairs of points along x.
 extern "C" __global__ void __launch_bounds__(PB_THREADS)
 pb_smooth(const float* __restrict__ ex, const float* __restrict__ ey, const float* __restrict__ ez,
           const float* __restrict__ k2, int nx, int ny, int nz, float ih2, const float* __restrict__ b,
-          float* __restrict__ x, int colour) {
+          float* __restrict__ x, int colour, float omega) {
     const int j = blockIdx.y * PB_BY + threadIdx.y;
     const int k = blockIdx.z * PB_BZ + threadIdx.z;
     const int i = 2 * (blockIdx.x * PB_BX + threadIdx.x) + ((j + k + colour) & 1);
@@ -183,7 +201,7 @@ pb_smooth(const float* __restrict__ ex, const float* __restrict__ ey, const floa
     const long long p = i + (long long)nx * j + pl * k;
     const float s = ex[p] * x[p + 1] + ex[p - 1] * x[p - 1] + ey[p] * x[p + nx] + ey[p - nx] * x[p - nx] +
                     ez[p] * x[p + pl] + ez[p - pl] * x[p - pl];
-    x[p] = (b[p] + s * ih2) / pb_diag(ex, ey, ez, k2, p, nx, pl, ih2);
+    x[p] = pb_relax(x[p], (b[p] + s * ih2) / pb_diag(ex, ey, ez, k2, p, nx, pl, ih2), omega);
 }
 
 // The V-cycle's operator with its coefficients rounded to half precision, packed per point as
@@ -217,7 +235,7 @@ extern "C" __global__ void pb_pack(const float* __restrict__ ex, const float* __
 // As `pb_smooth` on the packed coefficients.
 extern "C" __global__ void __launch_bounds__(PB_THREADS)
 pb_smooth_h(const uint2* __restrict__ pk, int nx, int ny, int nz, float ih2, const float* __restrict__ b,
-            float* __restrict__ x, int colour) {
+            float* __restrict__ x, int colour, float omega) {
     const int j = blockIdx.y * PB_BY + threadIdx.y;
     const int k = blockIdx.z * PB_BZ + threadIdx.z;
     const int i = 2 * (blockIdx.x * PB_BX + threadIdx.x) + ((j + k + colour) & 1);
@@ -229,7 +247,7 @@ pb_smooth_h(const uint2* __restrict__ pk, int nx, int ny, int nz, float ih2, con
     const float exm = pb_h2f(pk[p - 1].x), eym = pb_h2f(pk[p - nx].x >> 16), ezm = pb_h2f(pk[p - pl].y);
     const float s = exp_ * x[p + 1] + exm * x[p - 1] + eyp * x[p + nx] + eym * x[p - nx] + ezp * x[p + pl] +
                     ezm * x[p - pl];
-    x[p] = (b[p] + s * ih2) / ((exp_ + exm + eyp + eym + ezp + ezm) * ih2 + k2p);
+    x[p] = pb_relax(x[p], (b[p] + s * ih2) / ((exp_ + exm + eyp + eym + ezp + ezm) * ih2 + k2p), omega);
 }
 
 // As `pb_mg_residual` on the packed coefficients.
@@ -311,19 +329,14 @@ pb_prolong_add(const float* __restrict__ xc, int cx, int cy, int cz, float* __re
     const int j = blockIdx.y * PB_BY + threadIdx.y;
     const int k = blockIdx.z * PB_BZ + threadIdx.z;
     if (!(i < nx && j < ny && k < nz) || !pb_interior(i, j, k, nx, ny, nz)) return;
-    const int I = i >> 1, J = j >> 1, K = k >> 1;
-    const int ox = i & 1, oy = j & 1, oz = k & 1;
-    const long long cpl = (long long)cx * cy;
-    float s = 0.f;
-    for (int c = 0; c <= oz; ++c) {
-        for (int b = 0; b <= oy; ++b) {
-            for (int a = 0; a <= ox; ++a) {
-                s += xc[(I + a) + (long long)cx * (J + b) + cpl * (K + c)];
-            }
-        }
-    }
-    const float w = 1.f / (float)((1 + ox) * (1 + oy) * (1 + oz));
-    x[i + (long long)nx * j + (long long)nx * ny * k] += w * s;
+    // The eight corners of the coarse cell, each offset 0 along an axis where the fine point sits on a
+    // coarse plane: a point on a coarse plane counts its value twice, so the sum over 8 is trilinear
+    // interpolation with the same loads in every lane.
+    const long long c0 = (i >> 1) + (long long)cx * (j >> 1) + (long long)cx * cy * (k >> 1);
+    const long long dx = i & 1, dy = (j & 1) ? cx : 0, dz = (k & 1) ? (long long)cx * cy : 0;
+    const float s = ((xc[c0] + xc[c0 + dx]) + (xc[c0 + dy] + xc[c0 + dx + dy])) +
+                    ((xc[c0 + dz] + xc[c0 + dx + dz]) + (xc[c0 + dy + dz] + xc[c0 + dx + dy + dz]));
+    x[i + (long long)nx * j + (long long)nx * ny * k] += 0.125f * s;
 }
 
 __device__ __forceinline__ int pb_clamp(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
@@ -435,20 +448,21 @@ pb_residual_d(const double* __restrict__ u, const double* __restrict__ f, const 
               int nx, int ny, int nz, double ih2, double* __restrict__ r, double* acc) {
     const int i = blockIdx.x * PB_BX + threadIdx.x;
     const int j = blockIdx.y * PB_BY + threadIdx.y;
-    const int k = blockIdx.z * PB_BZ + threadIdx.z;
     double rr = 0.0;
-    if (i < nx && j < ny && k < nz) {
-        const long long pl = (long long)nx * ny;
-        const long long p = i + (long long)nx * j + pl * k;
-        if (pb_interior(i, j, k, nx, ny, nz)) {
-            const double up = u[p];
-            const double s = ex[p] * (up - u[p + 1]) + ex[p - 1] * (up - u[p - 1]) + ey[p] * (up - u[p + nx]) +
-                             ey[p - nx] * (up - u[p - nx]) + ez[p] * (up - u[p + pl]) + ez[p - pl] * (up - u[p - pl]);
-            const double res = f[p] - (s * ih2 + k2[p] * up);
-            r[p] = res;
-            rr = res * res;
-        } else {
-            r[p] = 0.0;
+    PB_Z_LOOP(k) {
+        if (i < nx && j < ny) {
+            const long long pl = (long long)nx * ny;
+            const long long p = i + (long long)nx * j + pl * k;
+            if (pb_interior(i, j, k, nx, ny, nz)) {
+                const double up = u[p];
+                const double s = ex[p] * (up - u[p + 1]) + ex[p - 1] * (up - u[p - 1]) + ey[p] * (up - u[p + nx]) +
+                                 ey[p - nx] * (up - u[p - nx]) + ez[p] * (up - u[p + pl]) + ez[p - pl] * (up - u[p - pl]);
+                const double res = f[p] - (s * ih2 + k2[p] * up);
+                r[p] = res;
+                rr += res * res;
+            } else {
+                r[p] = 0.0;
+            }
         }
     }
     pb_block_add(rr, acc);
@@ -461,20 +475,21 @@ pb_apply_d(const double* __restrict__ ex, const double* __restrict__ ey, const d
            double* __restrict__ y, double* acc) {
     const int i = blockIdx.x * PB_BX + threadIdx.x;
     const int j = blockIdx.y * PB_BY + threadIdx.y;
-    const int k = blockIdx.z * PB_BZ + threadIdx.z;
     double xy = 0.0;
-    if (i < nx && j < ny && k < nz) {
-        const long long pl = (long long)nx * ny;
-        const long long p = i + (long long)nx * j + pl * k;
-        if (pb_interior(i, j, k, nx, ny, nz)) {
-            const double xp = x[p];
-            const double s = ex[p] * (xp - x[p + 1]) + ex[p - 1] * (xp - x[p - 1]) + ey[p] * (xp - x[p + nx]) +
-                             ey[p - nx] * (xp - x[p - nx]) + ez[p] * (xp - x[p + pl]) + ez[p - pl] * (xp - x[p - pl]);
-            const double v = s * ih2 + k2[p] * xp;
-            y[p] = v;
-            xy = xp * v;
-        } else {
-            y[p] = 0.0;
+    PB_Z_LOOP(k) {
+        if (i < nx && j < ny) {
+            const long long pl = (long long)nx * ny;
+            const long long p = i + (long long)nx * j + pl * k;
+            if (pb_interior(i, j, k, nx, ny, nz)) {
+                const double xp = x[p];
+                const double s = ex[p] * (xp - x[p + 1]) + ex[p - 1] * (xp - x[p - 1]) + ey[p] * (xp - x[p + nx]) +
+                                 ey[p - nx] * (xp - x[p - nx]) + ez[p] * (xp - x[p + pl]) + ez[p - pl] * (xp - x[p - pl]);
+                const double v = s * ih2 + k2[p] * xp;
+                y[p] = v;
+                xy += xp * v;
+            } else {
+                y[p] = 0.0;
+            }
         }
     }
     pb_block_add(xy, acc);
@@ -487,18 +502,19 @@ pb_jacobi_d(const double* __restrict__ ex, const double* __restrict__ ey, const 
             double* __restrict__ z, double* acc) {
     const int i = blockIdx.x * PB_BX + threadIdx.x;
     const int j = blockIdx.y * PB_BY + threadIdx.y;
-    const int k = blockIdx.z * PB_BZ + threadIdx.z;
     double rz = 0.0;
-    if (i < nx && j < ny && k < nz) {
-        const long long pl = (long long)nx * ny;
-        const long long p = i + (long long)nx * j + pl * k;
-        if (pb_interior(i, j, k, nx, ny, nz)) {
-            const double d = (ex[p] + ex[p - 1] + ey[p] + ey[p - nx] + ez[p] + ez[p - pl]) * ih2 + k2[p];
-            const double v = r[p] / d;
-            z[p] = v;
-            rz = r[p] * v;
-        } else {
-            z[p] = 0.0;
+    PB_Z_LOOP(k) {
+        if (i < nx && j < ny) {
+            const long long pl = (long long)nx * ny;
+            const long long p = i + (long long)nx * j + pl * k;
+            if (pb_interior(i, j, k, nx, ny, nz)) {
+                const double d = (ex[p] + ex[p - 1] + ey[p] + ey[p - nx] + ez[p] + ez[p - pl]) * ih2 + k2[p];
+                const double v = r[p] / d;
+                z[p] = v;
+                rz += r[p] * v;
+            } else {
+                z[p] = 0.0;
+            }
         }
     }
     pb_block_add(rz, acc);
@@ -508,13 +524,12 @@ pb_jacobi_d(const double* __restrict__ ex, const double* __restrict__ ey, const 
 extern "C" __global__ void __launch_bounds__(PB_THREADS)
 pb_cg_update_d(double* __restrict__ x, double* __restrict__ r, const double* __restrict__ p,
                const double* __restrict__ q, double alpha, long long n, double* acc) {
-    const long long t = (long long)blockIdx.x * PB_THREADS + threadIdx.x;
     double rr = 0.0;
-    if (t < n) {
+    PB_STRIDE_LOOP(t, n) {
         x[t] += alpha * p[t];
         const double v = r[t] - alpha * q[t];
         r[t] = v;
-        rr = v * v;
+        rr += v * v;
     }
     pb_block_add(rr, acc);
 }
@@ -523,4 +538,36 @@ pb_cg_update_d(double* __restrict__ x, double* __restrict__ r, const double* __r
 extern "C" __global__ void pb_xpby_d(double* __restrict__ p, const double* __restrict__ z, double beta, long long n) {
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t < n) p[t] = z[t] + beta * p[t];
+}
+
+// As `pb_smooth_h`, the last half sweep of a V-cycle at the finest level, and acc[0] += b . x over
+// every point once the sweep is done (r . z of conjugate gradients, without a pass of its own): each
+// thread adds its point of this colour with the value it wrote and the other point of its pair
+// (finished by the sweep before). Runs on a capped grid in z (`cfg_smooth_r`).
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_smooth_h_dot(const uint2* __restrict__ pk, int nx, int ny, int nz, float ih2, const float* __restrict__ b,
+                float* __restrict__ x, int colour, float omega, double* acc) {
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int pair = blockIdx.x * PB_BX + threadIdx.x;
+    const long long pl = (long long)nx * ny;
+    double bx = 0.0;
+    PB_Z_LOOP(k) {
+        if (j >= ny) break;
+        const int i = 2 * pair + ((j + k + colour) & 1);
+        const int o = 2 * pair + ((j + k + colour + 1) & 1);
+        const long long row = (long long)nx * j + pl * k;
+        if (i < nx && pb_interior(i, j, k, nx, ny, nz)) {
+            const long long p = row + i;
+            const uint2 c = pk[p];
+            const float exp_ = pb_h2f(c.x), eyp = pb_h2f(c.x >> 16), ezp = pb_h2f(c.y), k2p = pb_h2f(c.y >> 16);
+            const float exm = pb_h2f(pk[p - 1].x), eym = pb_h2f(pk[p - nx].x >> 16), ezm = pb_h2f(pk[p - pl].y);
+            const float s = exp_ * x[p + 1] + exm * x[p - 1] + eyp * x[p + nx] + eym * x[p - nx] + ezp * x[p + pl] +
+                            ezm * x[p - pl];
+            const float v = pb_relax(x[p], (b[p] + s * ih2) / ((exp_ + exm + eyp + eym + ezp + ezm) * ih2 + k2p), omega);
+            x[p] = v;
+            bx += (double)b[p] * (double)v;
+        }
+        if (o < nx && pb_interior(o, j, k, nx, ny, nz)) bx += (double)b[row + o] * (double)x[row + o];
+    }
+    pb_block_add(bx, acc);
 }

@@ -230,3 +230,35 @@ fn playback_worker_solves_the_newest_frame_warm_started() {
     );
     assert!(d <= TOLERANCE_KT_PER_E);
 }
+
+/// The V-cycle's sweeps plain (omega 1), over-relaxed by the default and by more, with one, two or
+/// three sweeps at the finest level: every variant is a symmetric positive preconditioner, so each
+/// solve converges to the CPU engine's potential; only the iterations may differ.
+#[test]
+fn over_relaxed_and_plain_sweeps_reach_the_cpu_solution() {
+    let Some(mut gpu) = gpu_solver() else { return };
+    let params = PbParams::default();
+    let atoms = adk();
+    let lattice = PbLattice::centered(centre(&atoms), 1.0, [81, 81, 81]);
+    let cpu = cpu_solve(&atoms, &lattice, &params, None).unwrap();
+    for (omega, fine) in [(1.0, None), (1.5, None), (1.15, Some(1)), (1.15, Some(3))] {
+        let cuda = gpu.cuda_mut().unwrap();
+        cuda.set_over_relaxation(omega);
+        cuda.set_fine_sweeps(fine);
+        let sol = gpu.solve(&atoms, &lattice, &params, None).unwrap();
+        let stats = gpu.cuda_stats().unwrap();
+        let (d, at) = max_difference(&cpu, &sol);
+        println!(
+            "omega {omega}, fine sweeps {fine:?}: max |cuda - cpu| {d:.2e} kT/e at {at}; {} CG in {} corrections",
+            stats.iterations, stats.corrections
+        );
+        assert!(
+            d <= TOLERANCE_KT_PER_E,
+            "omega {omega}, fine sweeps {fine:?}: {d} kT/e at point {at}"
+        );
+        assert!(sol.relative_residual <= params.tolerance);
+    }
+    let cuda = gpu.cuda_mut().unwrap();
+    cuda.set_over_relaxation(orbitfield::compute::cuda::pb::DEFAULT_OMEGA);
+    cuda.set_fine_sweeps(None);
+}

@@ -10,21 +10,23 @@
 //! Owns [`GraphKey`], `CudaPbSolver::correction` and `CudaRefine` (the solver as the engine of
 //! `compute::pb::refinement::refine`, the outer float64 loop both GPU engines share).
 
-use super::multigrid::vcycle;
+use super::multigrid::{Cycle, vcycle};
 use super::raw::{self, Addr, raw_args};
-use super::{CudaPbSolver, InnerPtrs, Kernels, Level, Preconditioner, SendGraph, cfg1, cfg3, drv};
+use super::{CudaPbSolver, InnerPtrs, Kernels, Level, Preconditioner, SendGraph, cfg1, cfg1r, cfg3r, drv};
 use crate::compute::pb::refinement::Refinement;
 use crate::compute::pb::{PbError, PbLattice, PbParams};
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
-/// What a captured graph was recorded for: the sweeps, the finest 1/h^2 (bits) and whether the
-/// V-cycle reads half-precision coefficients, and the preconditioner.
+/// What a captured graph was recorded for: the sweeps, the finest 1/h^2 (bits), whether the V-cycle
+/// reads half-precision coefficients, its over-relaxation (bits), and the preconditioner.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct GraphKey {
     sweeps: usize,
+    fine_sweeps: usize,
     ih2_bits: u32,
     half: bool,
+    omega_bits: u32,
     jacobi: bool,
 }
 
@@ -41,8 +43,7 @@ fn enqueue_precondition(
     k: &Kernels,
     levels: &[Level],
     jacobi: bool,
-    sweeps: usize,
-    half: bool,
+    cy: Cycle,
     rz: Addr,
 ) -> Result<(), PbError> {
     let Some(fine) = levels.first() else {
@@ -57,12 +58,17 @@ fn enqueue_precondition(
         ];
         // SAFETY: pb_jacobi's parameters; reads the 7-point neighbourhoods of interior points, writes
         // every point of z.
-        return unsafe { raw::launch(stream, &k.jacobi, cfg3(dims), &mut args, "pb_jacobi") };
+        return unsafe { raw::launch(stream, &k.jacobi, cfg3r(dims), &mut args, "pb_jacobi") };
     }
-    vcycle(stream, k, levels, 0, sweeps, half)?;
+    // With half-precision coefficients and a coarse level, the V-cycle's last sweep sums r.z.
+    let fused = cy.half && levels.len() > 1;
+    vcycle(stream, k, levels, 0, cy, fused.then_some(rz))?;
+    if fused {
+        return Ok(());
+    }
     let mut args = raw_args![fp.b, fp.x, n64, rz];
     // SAFETY: pb_dot's parameters; n floats each.
-    unsafe { raw::launch(stream, &k.dot, cfg1(n), &mut args, "pb_dot") }
+    unsafe { raw::launch(stream, &k.dot, cfg1r(n), &mut args, "pb_dot") }
 }
 
 /// One conjugate-gradient iteration of parity `par`: q = A p, e += alpha p, r -= alpha q, z = M r,
@@ -74,8 +80,7 @@ fn enqueue_iteration(
     levels: &[Level],
     ip: InnerPtrs,
     jacobi: bool,
-    sweeps: usize,
-    half: bool,
+    cy: Cycle,
     par: u64,
 ) -> Result<(), PbError> {
     let Some(fine) = levels.first() else {
@@ -94,11 +99,11 @@ fn enqueue_iteration(
         let mut args = raw_args![
             fp.eps[0], fp.eps[1], fp.eps[2], fp.k2, dims[0], dims[1], dims[2], ih2, ip.p, ip.q, pq
         ];
-        raw::launch(stream, &k.apply, cfg3(dims), &mut args, "pb_apply")?;
+        raw::launch(stream, &k.apply, cfg3r(dims), &mut args, "pb_apply")?;
         let mut args = raw_args![ip.e, fp.b, ip.p, ip.q, pq, rz_old, n64, rr];
-        raw::launch(stream, &k.cg_update_s, cfg1(n), &mut args, "pb_cg_update_s")?;
+        raw::launch(stream, &k.cg_update_s, cfg1r(n), &mut args, "pb_cg_update_s")?;
     }
-    enqueue_precondition(stream, k, levels, jacobi, sweeps, half, rz)?;
+    enqueue_precondition(stream, k, levels, jacobi, cy, rz)?;
     unsafe {
         let mut args = raw_args![ip.p, fp.x, rz, rz_old, n64];
         raw::launch(stream, &k.xpby_s, cfg1(n), &mut args, "pb_xpby_s")
@@ -146,7 +151,12 @@ impl CudaPbSolver {
         let stream = self.stream.clone();
         let k = Arc::clone(&self.kernels);
         let jacobi = self.preconditioner == Preconditioner::Jacobi;
-        let (sweeps, half) = (self.sweeps, self.half);
+        let cy = Cycle {
+            fine_sweeps: self.fine_sweeps.unwrap_or(self.sweeps),
+            sweeps: self.sweeps,
+            half: self.half,
+            omega: self.omega,
+        };
         let mut graphs = self.graphs;
         let b = self.bufs()?;
         let n = b.dims.iter().product::<usize>();
@@ -155,9 +165,11 @@ impl CudaPbSolver {
             return Err(PbError::Device("no multigrid level".into()));
         };
         let key = GraphKey {
-            sweeps,
+            sweeps: cy.sweeps,
+            fine_sweeps: cy.fine_sweeps,
             ih2_bits: ih2.to_bits(),
-            half,
+            half: cy.half,
+            omega_bits: cy.omega.to_bits(),
             jacobi,
         };
         // SAFETY: e holds n floats, acc two blocks of eight doubles, on `stream`.
@@ -174,7 +186,7 @@ impl CudaPbSolver {
                 .get_mut(2)
                 .ok_or_else(|| PbError::Device("no graph slot".into()))?;
             run_captured(&stream, slot, &mut graphs, key, &|| {
-                enqueue_precondition(&stream, &k, levels, jacobi, sweeps, half, first_rz)
+                enqueue_precondition(&stream, &k, levels, jacobi, cy, first_rz)
             })?;
         }
         // SAFETY: the block holds eight doubles.
@@ -187,6 +199,7 @@ impl CudaPbSolver {
             stream.memcpy_dtod(&fine.x, &mut b.p).map_err(drv("copy"))?;
         }
         let mut used = left;
+        let mut inner = Vec::new();
         for it in 0..left {
             let par = (it % 2) as u64;
             {
@@ -196,7 +209,7 @@ impl CudaPbSolver {
                     .get_mut(par as usize)
                     .ok_or_else(|| PbError::Device("no graph slot".into()))?;
                 run_captured(&stream, slot, &mut graphs, key, &|| {
-                    enqueue_iteration(&stream, &k, levels, ip, jacobi, sweeps, half, par)
+                    enqueue_iteration(&stream, &k, levels, ip, jacobi, cy, par)
                 })?;
             }
             // SAFETY: the block holds eight doubles.
@@ -212,6 +225,7 @@ impl CudaPbSolver {
                 self.graphs = graphs;
                 return Err(PbError::Device("the float32 residual is not a finite number".into()));
             }
+            inner.push(super::ResidualStep::Inner(rr.sqrt()));
             if rr.sqrt() <= eta * r_norm {
                 used = it + 1;
                 break;
@@ -219,6 +233,7 @@ impl CudaPbSolver {
             rz = rz_new;
         }
         self.graphs = graphs;
+        self.trace.append(&mut inner);
         Ok(used)
     }
 }
@@ -241,6 +256,10 @@ impl Refinement for CudaRefine<'_> {
     fn residual(&mut self) -> Result<(f64, f64), PbError> {
         // r = f - A u in float64, into the finest level's right side.
         let [rr, ff] = self.s.residual_sums(self.lattice)?;
+        self.s.trace.push(super::ResidualStep::Outer {
+            residual: rr.sqrt(),
+            source: ff.sqrt(),
+        });
         Ok((rr, ff))
     }
 

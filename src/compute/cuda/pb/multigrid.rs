@@ -2,8 +2,8 @@
 //! ([`level_dims`]), one red-black half sweep ([`smooth`]) and the symmetric V-cycle ([`vcycle`]),
 //! launched on the solver's stream over its [`Level`] buffers by their raw addresses (`raw`).
 
-use super::raw::{self, raw_args};
-use super::{COARSEST_POINTS, Kernels, Level, ONE_BLOCK_POINTS, cfg_smooth, cfg1, cfg3};
+use super::raw::{self, Addr, raw_args};
+use super::{COARSEST_POINTS, Kernels, Level, ONE_BLOCK_POINTS, cfg_smooth, cfg_smooth_r, cfg1, cfg3};
 use crate::compute::pb::PbError;
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
@@ -20,6 +20,23 @@ pub fn level_dims(dims: [usize; 3]) -> Vec<[usize; 3]> {
     out
 }
 
+/// How a V-cycle smooths: Gauss-Seidel sweeps each way at the finest level and below it, whether
+/// every level but the coarsest reads its half-precision coefficients, and the sweeps'
+/// over-relaxation (1: plain Gauss-Seidel).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Cycle {
+    pub fine_sweeps: usize,
+    pub sweeps: usize,
+    pub half: bool,
+    pub omega: f32,
+}
+
+impl Cycle {
+    fn sweeps_at(&self, at: usize) -> usize {
+        if at == 0 { self.fine_sweeps } else { self.sweeps }
+    }
+}
+
 /// One half sweep of colour `colour` on `lv`.
 pub(super) fn smooth(
     stream: &Arc<CudaStream>,
@@ -27,15 +44,18 @@ pub(super) fn smooth(
     lv: &Level,
     colour: i32,
     half: bool,
+    omega: f32,
 ) -> Result<(), PbError> {
     let p = lv.ptrs;
     if half {
-        let mut args = raw_args![p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, colour];
+        let mut args = raw_args![
+            p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, colour, omega
+        ];
         // SAFETY: pb_smooth_h's parameters; the level's packed coefficients, right side and iterate.
         return unsafe { raw::launch(stream, &k.smooth_h, cfg_smooth(lv.dims), &mut args, "pb_smooth_h") };
     }
     let mut args = raw_args![
-        p.eps[0], p.eps[1], p.eps[2], p.k2, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, colour
+        p.eps[0], p.eps[1], p.eps[2], p.k2, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, colour, omega
     ];
     // SAFETY: pb_smooth's parameters, in order; the level's buffers live on `stream`. Reads the
     // 7-point neighbourhoods of interior points, writes interior points of x.
@@ -43,21 +63,23 @@ pub(super) fn smooth(
 }
 
 /// The symmetric V-cycle from level `at`: x = M b with x starting at zero (red then black before
-/// the coarse correction, black then red after it; the coarsest level by symmetric sweeps). With
-/// `half`, every level but the coarsest smooths and forms its residual on its half-precision packed
-/// coefficients (`pb_smooth_h`, `pb_mg_residual_h`).
+/// the coarse correction, black then red after it; the coarsest level by symmetric sweeps), smoothing
+/// as `cy` says. With `cy.half`, every level but the coarsest smooths and forms its residual on its half-precision packed
+/// coefficients (`pb_smooth_h`, `pb_mg_residual_h`). With `dot`, the finest level's last half sweep also adds b . x to the double there (only
+/// with `half` and below the coarsest level: the caller sums it otherwise).
 pub(super) fn vcycle(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     levels: &[Level],
     at: usize,
-    sweeps: usize,
-    half: bool,
+    cy: Cycle,
+    dot: Option<Addr>,
 ) -> Result<(), PbError> {
     let count = levels.len();
     let Some(lv) = levels.get(at) else {
         return Err(PbError::Device("no multigrid level".into()));
     };
+    let (sweeps, half) = (cy.sweeps_at(at), cy.half);
     let p = lv.ptrs;
     // SAFETY: x holds the level's n floats.
     unsafe { raw::zero(stream, p.x, 4 * lv.n()) }?;
@@ -74,12 +96,12 @@ pub(super) fn vcycle(
             return unsafe { raw::launch(stream, &k.coarse_solve, cfg1(1), &mut args, "pb_coarse_solve") };
         }
         for _ in 0..sweeps {
-            smooth(stream, k, lv, 0, false)?;
-            smooth(stream, k, lv, 1, false)?;
+            smooth(stream, k, lv, 0, false, 1.0)?;
+            smooth(stream, k, lv, 1, false, 1.0)?;
         }
         for _ in 0..sweeps {
-            smooth(stream, k, lv, 1, false)?;
-            smooth(stream, k, lv, 0, false)?;
+            smooth(stream, k, lv, 1, false, 1.0)?;
+            smooth(stream, k, lv, 0, false, 1.0)?;
         }
         return Ok(());
     }
@@ -87,8 +109,8 @@ pub(super) fn vcycle(
         return Err(PbError::Device("no coarse level".into()));
     };
     for _ in 0..sweeps {
-        smooth(stream, k, lv, 0, half)?;
-        smooth(stream, k, lv, 1, half)?;
+        smooth(stream, k, lv, 0, half, cy.omega)?;
+        smooth(stream, k, lv, 1, half, cy.omega)?;
     }
     if half {
         let mut args = raw_args![p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, p.t];
@@ -112,7 +134,7 @@ pub(super) fn vcycle(
         // (inside the fine lattice).
         unsafe { raw::launch(stream, &k.restrict, cfg3(c.dims), &mut args, "pb_restrict") }?;
     }
-    vcycle(stream, k, levels, at + 1, sweeps, half)?;
+    vcycle(stream, k, levels, at + 1, cy, None)?;
     {
         let cp = c.ptrs;
         let mut args = raw_args![
@@ -122,9 +144,28 @@ pub(super) fn vcycle(
         // the coarse lattice).
         unsafe { raw::launch(stream, &k.prolong_add, cfg3(lv.dims), &mut args, "pb_prolong_add") }?;
     }
-    for _ in 0..sweeps {
-        smooth(stream, k, lv, 1, half)?;
-        smooth(stream, k, lv, 0, half)?;
+    for s in 0..sweeps {
+        smooth(stream, k, lv, 1, half, cy.omega)?;
+        match dot {
+            Some(acc) if half && s + 1 == sweeps => {
+                // The last half sweep also sums b . x into `acc`.
+                let (colour, omega) = (0i32, cy.omega);
+                let mut args = raw_args![
+                    p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, colour, omega, acc
+                ];
+                // SAFETY: pb_smooth_h_dot's parameters; as pb_smooth_h, and one double at `acc`.
+                unsafe {
+                    raw::launch(
+                        stream,
+                        &k.smooth_h_dot,
+                        cfg_smooth_r(lv.dims),
+                        &mut args,
+                        "pb_smooth_h_dot",
+                    )
+                }?;
+            }
+            _ => smooth(stream, k, lv, 0, half, cy.omega)?,
+        }
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! diagonal-preconditioned conjugate gradients on the float64 maps, used where a float32 correction
 //! stalls.
 
-use super::{CudaPbSolver, cfg1, cfg3, drv};
+use super::{CudaPbSolver, cfg1, cfg1r, cfg3r, drv};
 use crate::compute::pb::{PbError, PbLattice, PbParams};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use std::sync::Arc;
@@ -40,7 +40,7 @@ impl CudaPbSolver {
             .arg(&mut fine.b)
             .arg(&mut b.acc);
         // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of r.
-        unsafe { l.launch(cfg3(d)) }.map_err(drv("pb_residual64"))?;
+        unsafe { l.launch(cfg3r(d)) }.map_err(drv("pb_residual64"))?;
         let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
         Ok([
             a.first().copied().unwrap_or(f64::NAN),
@@ -90,7 +90,7 @@ impl CudaPbSolver {
                 .arg(&mut *r)
                 .arg(&mut b.acc);
             // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of r.
-            unsafe { l.launch(cfg3(d)) }.map_err(drv("pb_residual_d"))?;
+            unsafe { l.launch(cfg3r(d)) }.map_err(drv("pb_residual_d"))?;
         }
         let jacobi = |r: &CudaSlice<f64>, z: &mut CudaSlice<f64>, acc: &mut CudaSlice<f64>| -> Result<(), PbError> {
             let mut slot = acc.slice_mut(4..5);
@@ -107,7 +107,7 @@ impl CudaPbSolver {
                 .arg(z)
                 .arg(&mut slot);
             // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of z.
-            unsafe { l.launch(cfg3(d)) }.map_err(drv("pb_jacobi_d"))?;
+            unsafe { l.launch(cfg3r(d)) }.map_err(drv("pb_jacobi_d"))?;
             Ok(())
         };
         jacobi(r, z, &mut b.acc)?;
@@ -134,7 +134,7 @@ impl CudaPbSolver {
                     .arg(&mut *q)
                     .arg(&mut slot);
                 // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of q.
-                unsafe { l.launch(cfg3(d)) }.map_err(drv("pb_apply_d"))?;
+                unsafe { l.launch(cfg3r(d)) }.map_err(drv("pb_apply_d"))?;
             }
             let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
             let pq = a.get(2).copied().unwrap_or(f64::NAN);
@@ -155,7 +155,7 @@ impl CudaPbSolver {
                     .arg(&n64)
                     .arg(&mut slot);
                 // SAFETY: n doubles in each buffer (p and q are zero on the faces).
-                unsafe { l.launch(cfg1(n)) }.map_err(drv("pb_cg_update_d"))?;
+                unsafe { l.launch(cfg1r(n)) }.map_err(drv("pb_cg_update_d"))?;
             }
             jacobi(r, z, &mut b.acc)?;
             let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
