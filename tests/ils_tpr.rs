@@ -4,6 +4,7 @@
 //! rmin/2 must be the OPLS-AA values of its type (Jorgensen et al.; sigma and epsilon as GROMACS'
 //! oplsaa.ff/ffnonbonded.itp tabulates them, converted here with rmin = 2^(1/6) sigma and
 //! 4.184 kJ/kcal), the types being those MDAnalysis reads (tests/data/md/mdanalysis_gromacs_lammps.json).
+//! `grid ils` on AdK in TIP4P water leaves the massless MW sites out with a note.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -118,4 +119,61 @@ fn grid_ils_takes_its_parameters_from_a_tpr() {
     let grid = orbitfield::io::dx::read(&out, &std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(grid.values.len(), 64);
     assert!(grid.values.iter().all(|v| v.is_finite()));
+}
+
+#[test]
+fn grid_ils_leaves_out_the_massless_sites_of_tip4p_water() {
+    // AdK in OPLS-AA TIP4P water (GROMACS coordinates, no parameters in the file): per-element
+    // parameters for every atom but the water's MW sites, which have no element and no van der Waals
+    // parameters; they are left out with a note, where the run used to stop on them.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pmf.dx");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["grid", "ils"])
+        .arg(data("md/adk_oplsaa.gro"))
+        .args([
+            "--probe",
+            "o2",
+            "--subres",
+            "1",
+            "--orient",
+            "6",
+            "--device",
+            "cpu",
+            "--lj-elements",
+        ])
+        .args(["--origin", "30", "30", "30", "--dims", "4", "4", "4", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    assert!(err.contains("11084 massless water sites"), "{err}");
+    let grid = orbitfield::io::dx::read(&out, &std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(grid.values.len(), 64);
+    assert!(grid.values.iter().all(|v| v.is_finite()));
+    // Every MW site is one of those: asked for alone, they are refused in words.
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["grid", "ils"])
+        .arg(data("md/adk_oplsaa.gro"))
+        .args([
+            "--probe",
+            "o2",
+            "--subres",
+            "1",
+            "--orient",
+            "6",
+            "--device",
+            "cpu",
+            "--lj-elements",
+        ])
+        .args([
+            "--sel", "name MW", "--origin", "30", "30", "30", "--dims", "4", "4", "4", "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(err.contains("only massless water sites"), "{err}");
 }

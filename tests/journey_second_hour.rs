@@ -30,6 +30,8 @@
 //!   which "Selection 1" and "Selection 2" did not.
 //! - A ligand map that cannot start (adk's PSF, no Lennard-Jones parameters) is explained once in
 //!   its form (it was written twice, the start's error under the parameters' check).
+//! - A periodic structure's unit cell can be hidden ("Unit cell" in the View section and menu,
+//!   `set cell off`) and shown again; it could not be hidden at all.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -395,4 +397,56 @@ fn the_rdf_panel_says_which_selection_is_around_which() {
     harness.run();
     assert!(harness.query_by_label("'name OH2' around 'resid 10'").is_some());
     type_command(&mut harness, "rdf cancel");
+}
+
+#[test]
+fn a_periodic_boxs_unit_cell_can_be_hidden_and_shown_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let gro = dir.path().join("water.gro");
+    let mut text = String::from("one water in a 2 nm box\n    3\n");
+    for (i, (name, x, y, z)) in [
+        ("OW", 1.126, 1.164, 1.101),
+        ("HW1", 1.190, 1.228, 1.144),
+        ("HW2", 1.177, 1.084, 1.087),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        text += &format!("{:>5}{:<5}{:>5}{:>5}{x:8.3}{y:8.3}{z:8.3}\n", 1, "SOL", name, i + 1);
+    }
+    text += "   2.00000   2.00000   2.00000\n";
+    std::fs::write(&gro, text).unwrap();
+    let mut state = opened(&[], false);
+    state.apply(Command::OpenFiles(vec![gro]));
+    let mut harness = window(state);
+    harness.run();
+    // The box is twelve edges of two vertices each, drawn as lines beside the molecule's own.
+    let with_box = harness.state().view.lines.len();
+    assert!(harness.state().settings.show_cell);
+    assert!(with_box >= 24, "{with_box} line vertices with the box shown");
+    // The left panel's "View" section (the menu bar has a "View" of its own, further up).
+    harness
+        .get_all_by_label("View")
+        .max_by(|a, b| a.rect().min.y.total_cmp(&b.rect().min.y))
+        .unwrap()
+        .click();
+    harness.run();
+    harness.get_by_label("Unit cell").click();
+    harness.run();
+    harness.run();
+    assert!(!harness.state().settings.show_cell, "the checkbox hides the cell");
+    assert_eq!(
+        harness.state().view.lines.len(),
+        with_box - 24,
+        "the box's edges are gone"
+    );
+    type_command(&mut harness, "set cell on");
+    harness.run();
+    assert!(harness.state().settings.show_cell);
+    assert_eq!(harness.state().view.lines.len(), with_box, "the box is drawn again");
+    // A session keeps the choice.
+    type_command(&mut harness, "set cell off");
+    harness.run();
+    let session = harness.state().session().expect("a document is open");
+    assert!(!session.show_cell);
 }

@@ -132,6 +132,10 @@ impl AppState {
                 self.settings.background_rgb = None;
                 self.view.dirty.style = true;
             }
+            Command::ShowCell(on) => {
+                self.settings.show_cell = on;
+                self.rebuild_atoms();
+            }
             Command::SetDepthCue(d) => {
                 self.settings.depth_cue = d.clamp(0.0, 1.0);
                 self.view.dirty.style = true;

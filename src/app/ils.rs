@@ -226,22 +226,9 @@ fn select(what: &str, text: &str, doc: &Document, frame: &Frame) -> Result<Vec<u
     Ok(idx)
 }
 
-/// `sel` without the massless sites of four- and five-site water models (TIP4P's MW, TIP5P's lone
-/// pairs: atoms of no element in a water residue), which carry no van der Waals parameters in any
-/// force field; and how many were left out.
+/// `sel` without the massless water sites (`compute::ils::without_water_sites`).
 fn without_water_sites(doc: &Document, sel: Vec<u32>) -> (Vec<u32>, usize) {
-    let s = &doc.structure;
-    let is_site = |i: u32| {
-        let i = i as usize;
-        s.elements.get(i).is_some_and(|e| e.number() == 0)
-            && s.resnames
-                .get(i)
-                .is_some_and(|r| crate::model::element::is_water_resname(r.as_str().as_bytes()))
-    };
-    let before = sel.len();
-    let kept: Vec<u32> = sel.into_iter().filter(|&i| !is_site(i)).collect();
-    let left_out = before - kept.len();
-    (kept, left_out)
+    crate::compute::ils::without_water_sites(&doc.structure, sel)
 }
 
 /// What is missing when the files carry no Lennard-Jones parameters, in a chemist's words.

@@ -107,9 +107,16 @@ pub struct Session {
     /// `dark_background` says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub background_rgb: Option<[u8; 3]>,
+    /// Whether the unit cell is drawn (older sessions: drawn).
+    #[serde(default = "shown")]
+    pub show_cell: bool,
 }
 
 fn dark() -> bool {
+    true
+}
+
+fn shown() -> bool {
     true
 }
 
@@ -210,6 +217,7 @@ impl AppState {
             labels: self.tools.labels.atoms.iter().map(|a| a + 1).collect(),
             label_format: Some(self.tools.labels.format),
             background_rgb: self.settings.background_rgb,
+            show_cell: self.settings.show_cell,
         })
     }
 
@@ -238,6 +246,7 @@ impl AppState {
         self.settings.colormap = s.colormap;
         self.settings.dark_background = s.dark_background;
         self.settings.background_rgb = s.background_rgb;
+        self.settings.show_cell = s.show_cell;
         self.settings.lattice_points = s.lattice_points.clamp(16, 512);
         self.set_orbitals_on(s.orbitals_on);
         if let Some(pb) = &s.pb {

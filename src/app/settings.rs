@@ -87,6 +87,8 @@ pub struct Settings {
     /// The 3-D view's background (sRGB) chosen in the View options; `None`: black or white as
     /// `dark_background` says.
     pub background_rgb: Option<[u8; 3]>,
+    /// Whether a periodic structure's unit cell is drawn.
+    pub show_cell: bool,
 }
 
 impl Default for Settings {
@@ -110,6 +112,7 @@ impl Default for Settings {
             orbitals_on: super::fields::device::FieldsOn::Auto,
             last_folder: None,
             background_rgb: None,
+            show_cell: true,
         }
     }
 }

@@ -104,6 +104,8 @@ pub enum Command {
     SetIsoMode(IsoMode),
     SetDarkBackground(bool),
     SetDepthCue(f32),
+    /// Draw the unit cell of a periodic structure (or hide it).
+    ShowCell(bool),
     SetEnergiesInEv(bool),
     /// Adds (true) or removes a slice representation of the main field.
     SetShowSlice(bool),

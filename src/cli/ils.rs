@@ -59,7 +59,8 @@ pub struct IlsArgs {
     /// Frames (all, N, A:B or A:B:S; 0-based, end exclusive) [default: all].
     #[arg(long)]
     pub frames: Option<String>,
-    /// The atoms that interact with the probe (selection language, taken at the reference frame) [default: all].
+    /// The atoms that interact with the probe (selection language, taken at the reference frame; the
+    /// massless sites of four- and five-site water are left out) [default: all].
     #[arg(long, value_name = "SELECTION")]
     pub sel: Option<String>,
     /// Fit every frame onto the reference frame by these atoms (Kabsch) before sampling.
@@ -299,6 +300,21 @@ fn check_map_memory(map: &IlsMap) -> Result<()> {
     Ok(())
 }
 
+/// The parameters' note with the massless water sites left out, if any.
+fn join_notes(note: Option<String>, water_sites: usize) -> Option<String> {
+    if water_sites == 0 {
+        return note;
+    }
+    let sites = format!(
+        "{water_sites} massless water sites (TIP4P's MW, TIP5P's lone pairs) left out: they have no van der Waals \
+         parameters"
+    );
+    Some(match note {
+        Some(n) => format!("{n}; {sites}"),
+        None => sites,
+    })
+}
+
 /// What the run shares after setup.
 struct Prepared {
     system: io::System,
@@ -343,6 +359,10 @@ fn prepare(args: &IlsArgs) -> Result<(Prepared, Option<String>)> {
     }
     let reference = system.trajectory.frame(reference_index)?;
     let sel = select("--sel", args.sel.as_deref(), &system, &reference)?;
+    let (sel, water_sites) = orbitfield::compute::ils::without_water_sites(&system.structure, sel);
+    if sel.is_empty() {
+        bail!("--sel picks only massless water sites (TIP4P's MW, TIP5P's lone pairs), which the probe does not feel");
+    }
     let mut used = vec![false; system.structure.len()];
     for &i in &sel {
         if let Some(u) = used.get_mut(i as usize) {
@@ -407,7 +427,7 @@ fn prepare(args: &IlsArgs) -> Result<(Prepared, Option<String>)> {
             atoms,
             source: lj.source,
         },
-        lj.note,
+        join_notes(lj.note, water_sites),
     ))
 }
 

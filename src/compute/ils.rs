@@ -342,6 +342,25 @@ impl Bins {
     }
 }
 
+/// `sel` without the massless sites of four- and five-site water models (TIP4P's MW, TIP5P's lone
+/// pairs: atoms of no element in a water residue), which carry no van der Waals parameters in any
+/// force field and which the probe does not feel; and how many were left out. The viewer's and the
+/// command line's maps both take their atoms through it.
+pub fn without_water_sites(structure: &crate::model::Structure, sel: Vec<u32>) -> (Vec<u32>, usize) {
+    let is_site = |i: u32| {
+        let i = i as usize;
+        structure.elements.get(i).is_some_and(|e| e.number() == 0)
+            && structure
+                .resnames
+                .get(i)
+                .is_some_and(|r| crate::model::element::is_water_resname(r.as_str().as_bytes()))
+    };
+    let before = sel.len();
+    let kept: Vec<u32> = sel.into_iter().filter(|&i| !is_site(i)).collect();
+    let left_out = before - kept.len();
+    (kept, left_out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -132,9 +132,16 @@ impl<'p> Reader<'p> {
 
     fn run(mut self, bytes: &[u8]) -> Result<Parsed, ReadError> {
         let mut last_line = 0;
+        // Whether an END or ENDMDL record came, and whether the last record is a coordinate line:
+        // a PDB file that ends on an ATOM line without either was most likely cut short.
+        let (mut ended, mut ends_on_atom) = (false, false);
         for (no, line) in Lines::new(bytes) {
             last_line = no;
             let tag = cols(line, 0, 6);
+            if !line.trim_ascii().is_empty() {
+                ends_on_atom = tag == b"ATOM  " || tag == b"HETATM";
+                ended |= tag.starts_with(b"END");
+            }
             if self.flavor == Flavor::Pqr && pqr_atom_record(line) {
                 // PQR is whitespace-separated: APBS and PDB2PQR also write `ATOM 5 C ...` with one
                 // space, and APBS takes the keyword in any case.
@@ -173,6 +180,13 @@ impl<'p> Reader<'p> {
                 last_line,
             ));
         } else if !self.positions.is_empty() || (self.frame_open && self.topology_done) {
+            if self.flavor == Flavor::Pdb && !ended && ends_on_atom {
+                self.warnings.push(format!(
+                    "the file ends on an ATOM line at line {last_line} with no END record: it may have been cut \
+                     short (atoms read: {})",
+                    self.positions.len()
+                ));
+            }
             self.finish_frame(last_line + 1)?;
         }
         if self.structure.is_empty() {
@@ -627,6 +641,31 @@ END
         let cell = p.frames[0].cell.unwrap();
         assert_eq!(cell.angles_degree[2], 120.0);
         assert_eq!(p.frames[1].cell, Some(cell));
+    }
+
+    #[test]
+    fn a_file_ending_on_an_atom_line_without_end_is_said_to_be_cut_short() {
+        let whole = "\
+ATOM      1  N   ALA A   1       1.000   2.000   3.000  1.00  0.00           N
+ATOM      2  CA  ALA A   1       2.000   2.000   3.000  1.00  0.00           C
+END
+";
+        let p = read(Path::new("t.pdb"), whole.as_bytes()).unwrap();
+        assert!(p.warnings.iter().all(|w| !w.contains("cut short")), "{:?}", p.warnings);
+        // Without END (and a TER or other record last): still complete.
+        let with_ter = whole.replace("END\n", "TER\n");
+        let p = read(Path::new("t.pdb"), with_ter.as_bytes()).unwrap();
+        assert!(p.warnings.iter().all(|w| !w.contains("cut short")), "{:?}", p.warnings);
+        // Cut after the first atom's line.
+        let cut: String = whole.lines().take(1).map(|l| format!("{l}\n")).collect();
+        let p = read(Path::new("t.pdb"), cut.as_bytes()).unwrap();
+        assert_eq!(p.structure.len(), 1);
+        let w = p.warnings.iter().find(|w| w.contains("cut short")).expect("a warning");
+        assert!(w.contains("line 1") && w.contains("atoms read: 1"), "{w}");
+        // The multi-model file cut inside its first model: the same words.
+        let cut: String = TWO_MODELS.lines().take(5).map(|l| format!("{l}\n")).collect();
+        let p = read(Path::new("t.pdb"), cut.as_bytes()).unwrap();
+        assert!(p.warnings.iter().any(|w| w.contains("cut short")), "{:?}", p.warnings);
     }
 
     #[test]

@@ -787,6 +787,11 @@ fn set(p: &Parsed) -> Result<Plan, Problem> {
         "model" => Command::SetEspModel(
             crate::app::esp_model::EspModel::parse(value).map_err(|e| problem(col, format!("model: {e}")))?,
         ),
+        "cell" => match value.to_ascii_lowercase().as_str() {
+            "on" => Command::ShowCell(true),
+            "off" => Command::ShowCell(false),
+            _ => return Err(problem(col, format!("cell '{value}': on or off"))),
+        },
         "rampabove" => match value.to_ascii_lowercase().as_str() {
             "on" => Command::SetRampAbove(true),
             "off" => Command::SetRampAbove(false),

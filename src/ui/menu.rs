@@ -184,6 +184,10 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             if ui.checkbox(&mut dark, "Dark background").changed() {
                 send(state, Command::SetDarkBackground(dark));
             }
+            let mut cell = state.settings.show_cell;
+            if ui.checkbox(&mut cell, "Unit cell").changed() {
+                send(state, Command::ShowCell(cell));
+            }
             ui.menu_button("Potential unit", |ui| {
                 for u in PotentialDisplay::ALL {
                     if ui

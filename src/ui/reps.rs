@@ -344,5 +344,18 @@ pub fn view_options_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if ui.checkbox(&mut dark, "Dark background").changed() {
         send(state, Command::SetDarkBackground(dark));
     }
+    let periodic = state
+        .document()
+        .is_some_and(|d| d.frame.cell.is_some_and(|c| c.is_valid()));
+    if periodic {
+        let mut cell = state.settings.show_cell;
+        if ui
+            .checkbox(&mut cell, "Unit cell")
+            .on_hover_text("Draw the periodic box (set cell on|off)")
+            .changed()
+        {
+            send(state, Command::ShowCell(cell));
+        }
+    }
     super::tools::background_ui(ui, state);
 }

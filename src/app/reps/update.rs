@@ -696,7 +696,7 @@ impl AppState {
                 atoms::push_cylinders(&c.bonds, pos, colors, a.style, 4.0, &mut view.cylinders);
             }
         }
-        if let Some(cell) = doc.frame.cell.filter(|c| c.is_valid()) {
+        if let Some(cell) = doc.frame.cell.filter(|c| c.is_valid() && self.settings.show_cell) {
             view.lines
                 .extend(atoms::box_lines(&cell, [0.0; 3], [200, 200, 120, 255]));
         }
