@@ -294,21 +294,19 @@ fn mol2_gaff_types_are_not_elements() {
 }
 
 /// A PDB of TIP4P water (as GROMACS writes it) has massless MW sites of no element. `grid ils`
-/// with the element table says how to go on (leave them out with --sel), and does with it.
+/// with the element table leaves a water's such sites out and says so; the same site in another
+/// residue is an atom it cannot place, and it says how to go on (leave it out with --sel), and does
+/// with it.
 #[test]
-fn ils_on_virtual_sites_says_how_to_leave_them_out() {
+fn ils_on_virtual_sites_leaves_waters_out_and_says_how_to_leave_others_out() {
     let dir = tempfile::tempdir().unwrap();
     let pdb = dir.path().join("tip4p.pdb");
-    std::fs::write(
-        &pdb,
-        "\
+    let water = "\
 ATOM      1  OW  SOL     1       0.000   0.000   0.000  1.00  0.00
 ATOM      2  HW1 SOL     1       0.957   0.000   0.000  1.00  0.00
 ATOM      3  HW2 SOL     1      -0.240   0.927   0.000  1.00  0.00
 ATOM      4  MW  SOL     1       0.018   0.130   0.000  1.00  0.00
-",
-    )
-    .unwrap();
+";
     let map = dir.path().join("pmf.dx");
     let args = |sel: Option<&str>| {
         let mut a = vec![
@@ -335,10 +333,19 @@ ATOM      4  MW  SOL     1       0.018   0.130   0.000  1.00  0.00
             .output()
             .unwrap()
     };
+    std::fs::write(&pdb, water).unwrap();
+    let done = run(args(None));
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{err}");
+    assert!(err.contains("1 massless water sites"), "{err}");
+    assert!(read_dx(&map).values.iter().all(|v| v.is_finite()));
+    // The same site in a ligand: refused, naming the atom and the way out.
+    std::fs::write(&pdb, water.replace("MW  SOL", "MW  LIG")).unwrap();
     let refused = run(args(None));
     assert!(!refused.status.success());
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(err.contains("atom 4, MW") && err.contains("--sel"), "{err}");
+    std::fs::remove_file(&map).ok();
     let done = run(args(Some("not name MW")));
     assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
     assert!(read_dx(&map).values.iter().all(|v| v.is_finite()));
