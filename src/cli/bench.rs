@@ -79,7 +79,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     if preference.requires_gpu()
         && let Some(why) = pool.gpu_missing_reason()
     {
-        return Err(orbitfield::jobs::JobError::NoGpu(why).into());
+        return Err(orbitfield::jobs::JobError::gpu_missing(preference, why).into());
     }
     let engines: Vec<String> = pool.workers().iter().map(|w| w.engine.clone()).collect();
     println!("engines: {}", engines.join(", "));

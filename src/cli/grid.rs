@@ -384,7 +384,7 @@ impl LatticeEvaluator {
         if preference.requires_gpu()
             && let Some(why) = pool.gpu_missing_reason()
         {
-            return Err(orbitfield::jobs::JobError::NoGpu(why).into());
+            return Err(orbitfield::jobs::JobError::gpu_missing(preference, why).into());
         }
         for note in pool.notes() {
             eprintln!("note: {note}");

@@ -98,6 +98,21 @@ pub enum JobError {
     /// A GPU was required and none is usable; says why (no libcuda, no device, NVRTC missing).
     #[error("no usable CUDA device: {0}")]
     NoGpu(String),
+    /// A wgpu adapter was required and none can compute; says why.
+    #[error("no usable GPU for the wgpu engine: {0}")]
+    NoWgpu(String),
+}
+
+impl JobError {
+    /// A required GPU that is missing, in the words of what was asked: the wgpu engine's for
+    /// `--device wgpu`, CUDA's otherwise.
+    pub fn gpu_missing(preference: DeviceChoice, why: String) -> JobError {
+        if preference == DeviceChoice::Wgpu {
+            JobError::NoWgpu(why)
+        } else {
+            JobError::NoGpu(why)
+        }
+    }
 }
 
 /// Lattices above this many points are refused before allocating (4 GiB of f32).
@@ -873,7 +888,7 @@ pub fn compute_grid(job: FieldJob, preference: DeviceChoice) -> Result<(Grid3, V
     if preference.requires_gpu()
         && let Some(why) = pool.gpu_missing_reason()
     {
-        return Err(JobError::NoGpu(why));
+        return Err(JobError::gpu_missing(preference, why));
     }
     let notes = pool.notes().to_vec();
     pool.compute_grid((), job).map(|g| (g, notes))

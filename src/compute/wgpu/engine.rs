@@ -87,6 +87,16 @@ impl WgpuEngine {
                 info.name
             )));
         }
+        if info.backend == wgpu::Backend::Gl {
+            // Its passes are held to the CPU engine on Vulkan (lavapipe, NVIDIA), not on OpenGL, where
+            // Mesa's llvmpipe gave cutoff sums off by a fifth and multilevel sums by more than half:
+            // no numbers rather than wrong ones.
+            return Err(ComputeError::Device(format!(
+                "wgpu: {} is an OpenGL adapter; the compute passes run on Vulkan, Metal or DirectX 12 \
+                 (the CPU engine computes instead)",
+                info.name
+            )));
+        }
         let desc = wgpu::DeviceDescriptor {
             label: Some("orbitfield wgpu engine"),
             required_limits: adapter.limits(),
