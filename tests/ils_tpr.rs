@@ -128,24 +128,29 @@ fn grid_ils_leaves_out_the_massless_sites_of_tip4p_water() {
     // parameters; they are left out with a note, where the run used to stop on them.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("pmf.dx");
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
-        .args(["grid", "ils"])
-        .arg(data("md/adk_oplsaa.gro"))
-        .args([
-            "--probe",
-            "o2",
-            "--subres",
-            "1",
-            "--orient",
-            "6",
-            "--device",
-            "cpu",
-            "--lj-elements",
-        ])
-        .args(["--origin", "30", "30", "30", "--dims", "4", "4", "4", "-o"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    // A 4 x 4 x 4 map in the water box, the atoms as `sel` picks them (all by default).
+    let grid_ils = |sel: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+            .args(["grid", "ils"])
+            .arg(data("md/adk_oplsaa.gro"))
+            .args([
+                "--probe",
+                "o2",
+                "--subres",
+                "1",
+                "--orient",
+                "6",
+                "--device",
+                "cpu",
+                "--lj-elements",
+            ])
+            .args(sel)
+            .args(["--origin", "30", "30", "30", "--dims", "4", "4", "4", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let run = grid_ils(&[]);
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{err}");
     assert!(err.contains("11084 massless water sites"), "{err}");
@@ -153,26 +158,7 @@ fn grid_ils_leaves_out_the_massless_sites_of_tip4p_water() {
     assert_eq!(grid.values.len(), 64);
     assert!(grid.values.iter().all(|v| v.is_finite()));
     // Every MW site is one of those: asked for alone, they are refused in words.
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
-        .args(["grid", "ils"])
-        .arg(data("md/adk_oplsaa.gro"))
-        .args([
-            "--probe",
-            "o2",
-            "--subres",
-            "1",
-            "--orient",
-            "6",
-            "--device",
-            "cpu",
-            "--lj-elements",
-        ])
-        .args([
-            "--sel", "name MW", "--origin", "30", "30", "30", "--dims", "4", "4", "4", "-o",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let run = grid_ils(&["--sel", "name MW"]);
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(!run.status.success());
     assert!(err.contains("only massless water sites"), "{err}");

@@ -16,7 +16,7 @@
 //! generation: frames of the older computation still in flight are dropped.
 
 use crate::app::document::Document;
-use crate::compute::ils::{IlsSetup, place_atoms};
+use crate::compute::ils::{IlsSetup, place_atoms, without_water_sites};
 use crate::jobs::ils_live::{IlsLiveWorkers, IlsWork};
 use crate::jobs::{DeviceChoice, DeviceWorkers};
 use crate::model::ils::{
@@ -226,11 +226,6 @@ fn select(what: &str, text: &str, doc: &Document, frame: &Frame) -> Result<Vec<u
     Ok(idx)
 }
 
-/// `sel` without the massless water sites (`compute::ils::without_water_sites`).
-fn without_water_sites(doc: &Document, sel: Vec<u32>) -> (Vec<u32>, usize) {
-    crate::compute::ils::without_water_sites(&doc.structure, sel)
-}
-
 /// What is missing when the files carry no Lennard-Jones parameters, in a chemist's words.
 pub fn parameters_missing(e: &crate::io::ils_params::LjParamsError) -> String {
     use crate::io::ils_params::LjParamsError as E;
@@ -295,7 +290,7 @@ impl IlsPanel {
         };
         // Only the atoms the probe feels need parameters (a selection that does not parse yet: all).
         let used = Selection::parse(&key.3).ok().map(|s| {
-            let (sel, _) = without_water_sites(doc, s.indices(&doc.structure, Some(&doc.frame)));
+            let (sel, _) = without_water_sites(&doc.structure, s.indices(&doc.structure, Some(&doc.frame)));
             let mut used = vec![false; doc.structure.len()];
             for i in sel {
                 if let Some(u) = used.get_mut(i as usize) {
@@ -381,7 +376,7 @@ impl IlsPanel {
         doc.trajectory
             .read_frame(first, &mut reference)
             .map_err(|e| format!("ILS: frame {}: {e}", first + 1))?;
-        let (sel, water_sites) = without_water_sites(doc, select("atoms", &f.selection, doc, &reference)?);
+        let (sel, water_sites) = without_water_sites(&doc.structure, select("atoms", &f.selection, doc, &reference)?);
         if sel.is_empty() {
             return Err(format!(
                 "ILS atoms '{}' picks only massless water sites, which the gas does not feel",
