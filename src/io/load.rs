@@ -494,7 +494,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
     let n_atoms = structure.len();
     let guess = structure.bonds.is_empty() && structure.bond_source == crate::model::BondSource::None && n_atoms > 0;
     if guess && let Some(f) = topology_frames.first() {
-        crate::model::bonds::guess_bonds_in_place(&mut structure, &f.positions_angstrom);
+        crate::model::bonds::guess_bonds_in_place(&mut structure, &f.positions_angstrom, f.cell.as_ref());
     }
     let mut trajectory = if trajectories.is_empty() {
         Trajectory::from_frames(n_atoms, topology_frames, topo_path.display().to_string())
@@ -525,7 +525,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
     if guess && structure.bond_source == crate::model::BondSource::None && trajectory.n_frames() > 0 {
         // Topology without coordinates (a PSF without bonds): guess on the trajectory's first frame.
         match trajectory.frame(0) {
-            Ok(f) => crate::model::bonds::guess_bonds_in_place(&mut structure, &f.positions_angstrom),
+            Ok(f) => crate::model::bonds::guess_bonds_in_place(&mut structure, &f.positions_angstrom, f.cell.as_ref()),
             Err(e) => warnings.push(format!("bonds not guessed: {e}")),
         }
     }
@@ -595,6 +595,51 @@ fn join_beta(alpha: Option<&mut Wavefunction>, beta_only: Wavefunction, path: &P
         }
     }
     Ok(())
+}
+
+/// Makes every frame of `trajectory` whole across its box from now on (`model::whole`), for the
+/// `n_atoms` atoms bonded by `bonds` (`None` without bonds: frames as written). Returns a note in
+/// words when the first frame, as written, had molecules in pieces across its box (what the user
+/// would otherwise have seen), or bonded networks that wrap around it (left as written).
+pub fn make_whole(bonds: &[[u32; 2]], n_atoms: usize, trajectory: &mut Trajectory) -> Option<String> {
+    trajectory.set_whole(None);
+    if bonds.is_empty() || n_atoms == 0 {
+        return None;
+    }
+    let whole = std::sync::Arc::new(crate::model::whole::Whole::new(n_atoms, bonds));
+    let first = if trajectory.n_frames() > 0 {
+        trajectory.frame(0).ok()
+    } else {
+        None
+    };
+    trajectory.set_whole(Some(std::sync::Arc::clone(&whole)));
+    let first = first?;
+    let cell = first.cell.as_ref()?;
+    let crossing = crate::model::whole::crossing_bonds(&first.positions_angstrom, cell, bonds);
+    if crossing == 0 {
+        return None;
+    }
+    let mut joined = first.positions_angstrom.clone();
+    let report = whole.apply(&mut joined, cell);
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut parts = Vec::new();
+    if report.joined > 0 {
+        parts.push(format!(
+            "{} in pieces across the periodic box in the first frame ({} crossing it): molecules are \
+             made whole in every frame (atoms moved by whole box vectors)",
+            plural(report.joined, "molecule lay", "molecules lay"),
+            plural(crossing, "bond", "bonds"),
+        ));
+    }
+    if report.networks > 0 {
+        parts.push(format!(
+            "{} bonded to {} own periodic image (a crystal's network) left as written",
+            plural(report.networks, "group of atoms", "groups of atoms"),
+            if report.networks == 1 { "its" } else { "their" }
+        ));
+    }
+    let note = format!("{}: {}", trajectory.origin, parts.join("; "));
+    Some(note)
 }
 
 /// True when an element is known; used by readers to warn about unknown atoms.

@@ -17,8 +17,11 @@
 //! A PDB file's CONECT records cover hetero groups and disulfides only: `io::load` completes them
 //! with [`complete_conect_bonds`] (guessed bonds for the atoms no record names).
 //!
-//! No periodic images: bonds across the box edge of a wrapped trajectory are not made.
+//! With a periodic box ([`guess_bonds_periodic`], what `io::load` calls when the first frame has
+//! one), bonds across its faces are found by minimum-image distances, so a molecule written in
+//! pieces on opposite sides keeps its bonds (`super::whole` then joins the pieces).
 
+use super::cell::UnitCell;
 use super::element::{Element, is_water_resname};
 use super::structure::{BondSource, Structure};
 
@@ -40,19 +43,101 @@ fn bonds_allowed(e: Element) -> bool {
 /// ignored, missing ones mean no bonds for those atoms). Returns pairs with the smaller index
 /// first, sorted.
 pub fn guess_bonds(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Vec<[u32; 2]> {
+    search(structure, eligible(structure, positions_angstrom))
+}
+
+/// As [`guess_bonds`], with bonds across the faces of `cell` too (minimum-image distances), so a
+/// molecule an MD engine wrote in pieces on opposite sides of its box keeps all its bonds. Without
+/// a cell, or in a box narrower than twice the longest bonding cut-off (a crystal's cell, where
+/// images are ambiguous), the same as [`guess_bonds`].
+pub fn guess_bonds_periodic(
+    structure: &Structure,
+    positions_angstrom: &[[f32; 3]],
+    cell: Option<&UnitCell>,
+) -> Vec<[u32; 2]> {
+    let atoms = eligible(structure, positions_angstrom);
+    let Some(cell) = cell.filter(|c| c.is_valid()) else {
+        return search(structure, atoms);
+    };
+    let max_r = atoms
+        .iter()
+        .map(|&(i, _)| structure.elements[i as usize].covalent_radius_angstrom())
+        .fold(0f32, f32::max);
+    let cut = f64::from(2.0 * max_r + TOLERANCE_ANGSTROM);
+    let m = cell.matrix_angstrom();
+    // Fractional coordinates of the lower-triangular rows a, b, c.
+    let frac = |p: [f64; 3]| -> [f64; 3] {
+        let sc = p[2] / m[2][2];
+        let sb = (p[1] - sc * m[2][1]) / m[1][1];
+        let sa = (p[0] - sc * m[2][0] - sb * m[1][0]) / m[0][0];
+        [sa, sb, sc]
+    };
+    let cart = |s: [f64; 3]| -> [f64; 3] { [0, 1, 2].map(|k| s[0] * m[0][k] + s[1] * m[1][k] + s[2] * m[2][k]) };
+    // The box's width across each pair of faces, as a fraction: the cut-off in cell units.
+    let volume = cell.volume_angstrom3();
+    let cross = |u: [f64; 3], w: [f64; 3]| {
+        let c = [
+            u[1] * w[2] - u[2] * w[1],
+            u[2] * w[0] - u[0] * w[2],
+            u[0] * w[1] - u[1] * w[0],
+        ];
+        (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt()
+    };
+    let widths = [cross(m[1], m[2]), cross(m[0], m[2]), cross(m[0], m[1])].map(|a| volume / a.max(1e-300));
+    if widths.iter().any(|&w| w.is_nan() || w <= 2.0 * cut) {
+        return search(structure, atoms);
+    }
+    let reach = widths.map(|w| cut / w);
+    // Every atom wrapped into the cell, and a ghost beyond each face it is within a cut-off of.
+    let mut entries = Vec::with_capacity(atoms.len() + atoms.len() / 4);
+    for &(i, p) in &atoms {
+        let s = frac(p.map(f64::from)).map(|x| x - x.floor());
+        let options = [0, 1, 2].map(|k| {
+            let mut o = vec![0.0];
+            if s[k] < reach[k] {
+                o.push(1.0);
+            }
+            if 1.0 - s[k] < reach[k] {
+                o.push(-1.0);
+            }
+            o
+        });
+        for &dx in &options[0] {
+            for &dy in &options[1] {
+                for &dz in &options[2] {
+                    let q = cart([s[0] + dx, s[1] + dy, s[2] + dz]);
+                    entries.push((i, q.map(|x| x as f32)));
+                }
+            }
+        }
+    }
+    search(structure, entries)
+}
+
+/// The atoms that take part in guessed bonds, with their positions.
+fn eligible(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Vec<(u32, [f32; 3])> {
     let n = structure.len().min(positions_angstrom.len()).min(u32::MAX as usize);
-    // Eligible atoms with their radii.
-    let mut atoms: Vec<u32> = Vec::with_capacity(n);
+    structure
+        .elements
+        .iter()
+        .zip(positions_angstrom)
+        .enumerate()
+        .take(n)
+        .filter(|(_, (e, p))| bonds_allowed(**e) && p.iter().all(|x| x.is_finite()))
+        .map(|(i, (_, p))| (i as u32, *p))
+        .collect()
+}
+
+/// Bonds among `atoms` (an atom may appear more than once: its periodic images, never bonded to
+/// each other).
+fn search(structure: &Structure, atoms: Vec<(u32, [f32; 3])>) -> Vec<[u32; 2]> {
+    let n = atoms.len();
     let mut max_r = 0f32;
     let mut lo = [f32::INFINITY; 3];
-    for (i, (e, p)) in structure.elements.iter().zip(positions_angstrom).enumerate().take(n) {
-        if !bonds_allowed(*e) || !p.iter().all(|x| x.is_finite()) {
-            continue;
-        }
-        atoms.push(i as u32);
-        max_r = max_r.max(e.covalent_radius_angstrom());
+    for &(i, p) in &atoms {
+        max_r = max_r.max(structure.elements[i as usize].covalent_radius_angstrom());
         for (l, x) in lo.iter_mut().zip(p) {
-            *l = l.min(*x);
+            *l = l.min(x);
         }
     }
     if atoms.len() < 2 {
@@ -74,12 +159,9 @@ pub fn guess_bonds(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Ve
     };
     let mut keyed: Vec<(u64, u32)> = atoms
         .iter()
-        .map(|&i| {
-            let p = positions_angstrom[i as usize];
-            (encode(coord(p[0], 0), coord(p[1], 1), coord(p[2], 2)), i)
-        })
+        .enumerate()
+        .map(|(slot, &(_, p))| (encode(coord(p[0], 0), coord(p[1], 1), coord(p[2], 2)), slot as u32))
         .collect();
-    drop(atoms);
     keyed.sort_unstable();
     let mut keys: Vec<u64> = Vec::new();
     let mut start: Vec<u32> = Vec::new();
@@ -90,13 +172,14 @@ pub fn guess_bonds(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Ve
         }
     }
     start.push(keyed.len() as u32);
-    let sorted_pos: Vec<[f32; 3]> = keyed.iter().map(|&(_, i)| positions_angstrom[i as usize]).collect();
-    let sorted_r: Vec<f32> = keyed
+    let sorted_pos: Vec<[f32; 3]> = keyed.iter().map(|&(_, s)| atoms[s as usize].1).collect();
+    let sorted_idx: Vec<u32> = keyed.iter().map(|&(_, s)| atoms[s as usize].0).collect();
+    let sorted_r: Vec<f32> = sorted_idx
         .iter()
-        .map(|&(_, i)| structure.elements[i as usize].covalent_radius_angstrom())
+        .map(|&i| structure.elements[i as usize].covalent_radius_angstrom())
         .collect();
-    let sorted_idx: Vec<u32> = keyed.iter().map(|&(_, i)| i).collect();
     drop(keyed);
+    drop(atoms);
 
     let water_h = |i: u32, j: u32| -> bool {
         let (i, j) = (i as usize, j as usize);
@@ -120,7 +203,7 @@ pub fn guess_bonds(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Ve
         let cut = sorted_r[a] + sorted_r[b] + TOLERANCE_ANGSTROM;
         if d2 < cut * cut && d2 > min2 {
             let (i, j) = (sorted_idx[a], sorted_idx[b]);
-            if !water_h(i, j) && !structure.are_alternates(i as usize, j as usize) {
+            if i != j && !water_h(i, j) && !structure.are_alternates(i as usize, j as usize) {
                 bonds.push([i.min(j), i.max(j)]);
             }
         }
@@ -228,9 +311,10 @@ pub fn complete_conect_bonds(structure: &mut Structure, positions_angstrom: &[[f
     structure.bonds.dedup();
 }
 
-/// Replaces the structure's bonds with guessed ones and marks them [`BondSource::Guessed`].
-pub fn guess_bonds_in_place(structure: &mut Structure, positions_angstrom: &[[f32; 3]]) {
-    structure.bonds = guess_bonds(structure, positions_angstrom);
+/// Replaces the structure's bonds with guessed ones (across the faces of `cell` too, when there is
+/// one: [`guess_bonds_periodic`]) and marks them [`BondSource::Guessed`].
+pub fn guess_bonds_in_place(structure: &mut Structure, positions_angstrom: &[[f32; 3]], cell: Option<&UnitCell>) {
+    structure.bonds = guess_bonds_periodic(structure, positions_angstrom, cell);
     structure.bond_source = BondSource::Guessed;
 }
 
@@ -301,6 +385,75 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn periodic_guess_matches_brute_force_nearest_images_in_a_triclinic_box() {
+        let cell = UnitCell::new([21.0, 24.0, 19.0], [75.0, 105.0, 68.0]);
+        let m = cell.matrix_angstrom();
+        let mut state = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(7, |d| d.as_nanos() as u64);
+        let seed = state;
+        let mut rnd = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            f64::from((state >> 33) as u32) / (1u64 << 31) as f64
+        };
+        let zs = [1u8, 6, 7, 8, 16, 1, 1, 6];
+        let n = 900;
+        let mut atoms = Vec::new();
+        let mut p = Vec::new();
+        for i in 0..n {
+            atoms.push((zs[i % zs.len()], "LIG", i as i32));
+            // Fractions in [-0.2, 1.2): most atoms inside, some a little outside.
+            let f = [0; 3].map(|_| rnd() * 1.4 - 0.2);
+            p.push([0, 1, 2].map(|k| (f[0] * m[0][k] + f[1] * m[1][k] + f[2] * m[2][k]) as f32));
+        }
+        let s = structure(&atoms);
+        // Brute force over the 125 images of each pair (pairs within float rounding of the cut-off
+        // may go either way).
+        let (mut slow, mut ambiguous) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            for j in i + 1..n {
+                let (ei, ej) = (s.elements[i], s.elements[j]);
+                let cut = ei.covalent_radius_angstrom() + ej.covalent_radius_angstrom() + TOLERANCE_ANGSTROM;
+                let mut best = f32::INFINITY;
+                for a in -2..=2 {
+                    for b in -2..=2 {
+                        for c in -2..=2 {
+                            let t = [0, 1, 2].map(|k| {
+                                (f64::from(a) * m[0][k] + f64::from(b) * m[1][k] + f64::from(c) * m[2][k]) as f32
+                            });
+                            let d = (0..3).map(|k| (p[i][k] - p[j][k] + t[k]).powi(2)).sum::<f32>().sqrt();
+                            best = best.min(d);
+                        }
+                    }
+                }
+                if (best - cut).abs() < 1e-3 {
+                    ambiguous.push([i as u32, j as u32]);
+                } else if best < cut && best > MIN_DISTANCE_ANGSTROM {
+                    slow.push([i as u32, j as u32]);
+                }
+            }
+        }
+        let fast = guess_bonds_periodic(&s, &p, Some(&cell));
+        assert!(
+            slow.len() > guess_bonds(&s, &p).len(),
+            "seed {seed}: some bonds cross the faces"
+        );
+        let differ: Vec<_> = fast
+            .iter()
+            .filter(|b| !slow.contains(b))
+            .chain(slow.iter().filter(|b| !fast.contains(b)))
+            .filter(|b| !ambiguous.contains(b))
+            .collect();
+        assert!(differ.is_empty(), "seed {seed}: {differ:?}");
+        // A box narrower than two cut-offs (a crystal's cell): bonds as without one.
+        let small = UnitCell::orthorhombic([5.0, 30.0, 30.0]);
+        assert_eq!(guess_bonds_periodic(&s, &p, Some(&small)), guess_bonds(&s, &p));
+        assert_eq!(guess_bonds_periodic(&s, &p, None), guess_bonds(&s, &p));
     }
 
     #[test]

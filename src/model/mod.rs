@@ -18,6 +18,7 @@ pub mod structure;
 pub mod trajectory;
 pub mod units;
 pub mod wavefunction;
+pub mod whole;
 // Implicit ligand sampling: Lennard-Jones parameters, probes, orientations, occupancy sums.
 pub mod ils;
 pub mod lj;

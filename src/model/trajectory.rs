@@ -4,13 +4,15 @@
 //! trait (DCD and XTC read frames on demand by file offset; text formats keep parsed frames in
 //! memory). Consumers ask for frame `i` into a reusable [`Frame`], so playing a trajectory
 //! allocates nothing per frame. [`Trajectory::refresh`] picks up frames a running simulation has
-//! appended since the file was opened.
+//! appended since the file was opened. [`Trajectory::set_whole`] makes each frame's molecules
+//! whole across its box as it is read (`super::whole`).
 //!
 //! A frame that cannot be read is a [`FrameError`]: the model names no reader's error type, so a
 //! reader's own error (file, byte offset, what was expected) travels inside it, and `io` converts
 //! both ways (its `ReadError` into a `FrameError` and back, losslessly).
 
 use super::cell::UnitCell;
+use super::whole::Whole;
 use std::sync::Arc;
 
 /// One frame's coordinates.
@@ -94,6 +96,8 @@ pub struct Trajectory {
     source: Box<dyn FrameSource>,
     /// Human-readable origin (file names), for messages.
     pub origin: String,
+    /// Molecules made whole across the box in every frame that has one (`super::whole`).
+    whole: Option<Arc<Whole>>,
 }
 
 impl std::fmt::Debug for Trajectory {
@@ -111,6 +115,7 @@ impl Trajectory {
         Trajectory {
             source,
             origin: origin.into(),
+            whole: None,
         }
     }
 
@@ -127,9 +132,25 @@ impl Trajectory {
         self.source.n_frames()
     }
 
-    /// Reads frame `index` into `out`.
+    /// Reads frame `index` into `out`, its molecules made whole when [`Trajectory::set_whole`]
+    /// asked for it and the frame has a box.
     pub fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), FrameError> {
-        self.source.read_frame(index, out)
+        self.source.read_frame(index, out)?;
+        if let (Some(whole), Some(cell)) = (&self.whole, &out.cell) {
+            whole.apply(&mut out.positions_angstrom, cell);
+        }
+        Ok(())
+    }
+
+    /// Makes every frame's molecules whole across its box with `whole` (`None`: frames as the
+    /// file wrote them).
+    pub fn set_whole(&mut self, whole: Option<Arc<Whole>>) {
+        self.whole = whole;
+    }
+
+    /// How frames are made whole, if they are.
+    pub fn whole(&self) -> Option<&Arc<Whole>> {
+        self.whole.as_ref()
     }
 
     /// Picks up frames appended to the file since it was opened; returns how many were added.

@@ -1,0 +1,179 @@
+//! Molecules made whole across a periodic box, on a real wrapped GROMACS trajectory: AdK in water
+//! in a rhombic dodecahedron (tests/data/md/adk_oplsaa.gro + .xtc, MDAnalysis's test files), written
+//! atom by atom into the box, so eight of its residues lie in pieces on opposite faces.
+//!
+//! Checked with this file's own geometry (fractional coordinates solved from the box rows, the
+//! 27 nearest images), never with `model::whole`'s:
+//! - the guessed bonds include all 213 peptide bonds of the chain, across the box too;
+//! - as written, some bonds span the box; made whole, none does, in every frame;
+//! - each atom moved by a whole box vector only;
+//! - the chain is one piece (consecutive CA within 4.3 A).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use orbitfield::io;
+use orbitfield::model::{Frame, Structure, UnitCell};
+use std::path::PathBuf;
+
+fn data(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+}
+
+fn files() -> Vec<PathBuf> {
+    vec![data("md/adk_oplsaa.gro"), data("md/adk_oplsaa.xtc")]
+}
+
+/// Fractional coordinates of `d` in the lower-triangular rows of `cell`.
+fn fractional(cell: &UnitCell, d: [f64; 3]) -> [f64; 3] {
+    let m = cell.matrix_angstrom();
+    let sc = d[2] / m[2][2];
+    let sb = (d[1] - sc * m[2][1]) / m[1][1];
+    let sa = (d[0] - sc * m[2][0] - sb * m[1][0]) / m[0][0];
+    [sa, sb, sc]
+}
+
+fn dist(p: [f32; 3], q: [f32; 3]) -> f64 {
+    (0..3)
+        .map(|k| (f64::from(p[k]) - f64::from(q[k])).powi(2))
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// The nearest-image distance, by trying the 125 images around the rounded one.
+fn nearest(cell: &UnitCell, p: [f32; 3], q: [f32; 3]) -> f64 {
+    let m = cell.matrix_angstrom();
+    let d = [0, 1, 2].map(|k| f64::from(p[k]) - f64::from(q[k]));
+    let s = fractional(cell, d).map(|x| x - x.round());
+    let mut best = f64::INFINITY;
+    for i in -2..=2 {
+        for j in -2..=2 {
+            for k in -2..=2 {
+                let f = [s[0] + f64::from(i), s[1] + f64::from(j), s[2] + f64::from(k)];
+                let r = [0, 1, 2].map(|c| f[0] * m[0][c] + f[1] * m[1][c] + f[2] * m[2][c]);
+                best = best.min((r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt());
+            }
+        }
+    }
+    best
+}
+
+fn atom(s: &Structure, resid: i32, name: &str) -> Option<usize> {
+    (0..s.len()).find(|&i| s.resids[i] == resid && s.names[i].as_str() == name && s.resnames[i].as_str() != "SOL")
+}
+
+fn spanning(cell: &UnitCell, f: &Frame, bonds: &[[u32; 2]]) -> usize {
+    bonds
+        .iter()
+        .filter(|b| {
+            let (p, q) = (f.positions_angstrom[b[0] as usize], f.positions_angstrom[b[1] as usize]);
+            dist(p, q) > nearest(cell, p, q) + 0.5
+        })
+        .count()
+}
+
+#[test]
+fn a_wrapped_proteins_peptide_bonds_are_guessed_across_the_box() {
+    let system = io::load(&files()).unwrap();
+    let s = &system.structure;
+    let bonded = |a: usize, b: usize| {
+        let key = [a.min(b) as u32, a.max(b) as u32];
+        s.bonds.binary_search(&key).is_ok()
+    };
+    let mut peptide = 0;
+    for resid in 1..214 {
+        let (c, n) = (atom(s, resid, "C").unwrap(), atom(s, resid + 1, "N").unwrap());
+        assert!(bonded(c, n), "no bond from C of residue {resid} to N of {}", resid + 1);
+        peptide += 1;
+    }
+    assert_eq!(peptide, 213);
+    // Water keeps three bonds per molecule (O-H, O-H; never H-H), across the box too.
+    let ow = (0..s.len()).filter(|&i| s.names[i].as_str() == "OW").count();
+    let water_bonds = s
+        .bonds
+        .iter()
+        .filter(|b| s.resnames[b[0] as usize].as_str() == "SOL")
+        .count();
+    assert_eq!(water_bonds, 2 * ow, "{ow} waters");
+}
+
+#[test]
+fn every_frame_of_a_wrapped_protein_is_made_whole_by_box_vectors() {
+    let mut written = io::load(&files()).unwrap();
+    let mut whole = io::load(&files()).unwrap();
+    let n = whole.structure.len();
+    let bonds = whole.structure.bonds.clone();
+    let note = io::load::make_whole(&bonds, n, &mut whole.trajectory).expect("frame 0 has molecules in pieces");
+    assert!(note.contains("made whole"), "{note}");
+    let ca: Vec<usize> = (1..=214).map(|r| atom(&whole.structure, r, "CA").unwrap()).collect();
+    let frames = whole.trajectory.n_frames();
+    assert!(frames >= 2, "{frames} frames");
+    for index in 0..frames {
+        let raw = written.trajectory.frame(index).unwrap();
+        let made = whole.trajectory.frame(index).unwrap();
+        let cell = raw.cell.expect("every frame has its box");
+        if index == 0 {
+            assert!(
+                spanning(&cell, &raw, &bonds) > 0,
+                "frame 0 as written has bonds across the box"
+            );
+        }
+        assert_eq!(
+            spanning(&cell, &made, &bonds),
+            0,
+            "frame {index}: a bond still spans the box"
+        );
+        for (i, (p, q)) in made.positions_angstrom.iter().zip(&raw.positions_angstrom).enumerate() {
+            let d = [0, 1, 2].map(|k| f64::from(p[k]) - f64::from(q[k]));
+            let s = fractional(&cell, d);
+            assert!(
+                s.iter().all(|x| (x - x.round()).abs() < 1e-4),
+                "frame {index}: atom {i} moved by {s:?} box vectors"
+            );
+        }
+        for w in ca.windows(2) {
+            let d = dist(made.positions_angstrom[w[0]], made.positions_angstrom[w[1]]);
+            assert!(d < 4.3, "frame {index}: CA {} to CA {} is {d} A", w[0], w[1]);
+        }
+    }
+    // Turned off, frames are as written again.
+    whole.trajectory.set_whole(None);
+    assert_eq!(whole.trajectory.frame(0).unwrap(), written.trajectory.frame(0).unwrap());
+}
+
+#[test]
+fn convert_whole_writes_the_molecules_joined_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |out: &std::path::Path, whole: bool| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"));
+        cmd.arg("convert")
+            .args(files())
+            .args(["--frames", "0:2", "-o"])
+            .arg(out);
+        if whole {
+            cmd.arg("--whole");
+        }
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let (joined, written) = (dir.path().join("whole.xtc"), dir.path().join("written.xtc"));
+    let said = run(&joined, true);
+    assert!(said.contains("made whole"), "{said}");
+    let quiet = run(&written, false);
+    assert!(!quiet.contains("made whole"), "{quiet}");
+    for (path, want_whole) in [(&joined, true), (&written, false)] {
+        let mut back = io::load(&[data("md/adk_oplsaa.gro"), path.clone()]).unwrap();
+        let bonds = back.structure.bonds.clone();
+        for index in 0..2 {
+            let f = back.trajectory.frame(index).unwrap();
+            let cell = f.cell.expect("the box is written");
+            let n = spanning(&cell, &f, &bonds);
+            assert_eq!(
+                n == 0,
+                want_whole,
+                "{}: frame {index}: {n} bonds span the box",
+                path.display()
+            );
+        }
+    }
+}
