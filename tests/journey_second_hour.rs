@@ -7,8 +7,8 @@
 //!   Residue labels name the chain when there are several ("B:LEU10:CA"; both chains' residue
 //!   10 read "LEU10:CA").
 //! - The solvated GROMACS AdK (tests/data/md/adk_oplsaa.gro), wrapped atom by atom into its box:
-//!   the cartoon breaks where a residue's CA lies across the box from the next one (it drew an
-//!   80 A tube through the box). Its ligand map (ILS) with every atom starts: the TIP4P water's
+//!   shown as written, the cartoon breaks where a residue's CA lies across the box from the next
+//!   one (it drew an 80 A tube through the box). Its ligand map (ILS) with every atom starts: the TIP4P water's
 //!   massless MW sites, which no force field gives van der Waals parameters, are left out and
 //!   counted in the map's summary (the form refused them and asked for a selection); the Files
 //!   panel's "11084 of 47681 atoms have an unknown element" says they are those sites.
@@ -32,6 +32,10 @@
 //!   its form (it was written twice, the start's error under the parameters' check).
 //! - A periodic structure's unit cell can be hidden ("Unit cell" in the View section and menu,
 //!   `set cell off`) and shown again; it could not be hidden at all.
+//! - The solvated AdK opens whole: its eight residues in pieces across the box are joined by whole
+//!   box vectors, and a warning says so once; "Whole molecules" in the View section (or `set whole
+//!   off`) shows the coordinates as written, with the bonds that span the box left undrawn (they
+//!   were drawn as 80 A sticks through the water).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -72,7 +76,9 @@ fn a_pdb_entrys_protein_is_bonded_beside_its_conect_records() {
 
 #[test]
 fn a_wrapped_trajectorys_cartoon_breaks_across_the_box() {
-    let state = opened(&["md/adk_oplsaa.gro", "md/adk_oplsaa.xtc"], false);
+    let mut state = opened(&["md/adk_oplsaa.gro", "md/adk_oplsaa.xtc"], false);
+    // Shown as the file wrote it (it opens whole: the next journey but one).
+    state.apply(Command::MakeWhole(false));
     let doc = state.document().expect("adk_oplsaa opens");
     let polymer = Polymer::new(&doc.structure);
     let positions = &doc.frame.positions_angstrom;
@@ -449,4 +455,119 @@ fn a_periodic_boxs_unit_cell_can_be_hidden_and_shown_again() {
     harness.run();
     let session = harness.state().session().expect("a document is open");
     assert!(!session.show_cell);
+}
+
+/// The longest bond drawn: cylinders from atom to atom, or lines in half-bond segments (so a line
+/// segment counts double).
+fn longest_drawn_bond(state: &AppState) -> f32 {
+    let len = |a: [f32; 3], b: [f32; 3]| (0..3).map(|k| (a[k] - b[k]).powi(2)).sum::<f32>().sqrt();
+    let cylinders = state
+        .view
+        .cylinders
+        .iter()
+        .map(|c| len(c.a_angstrom, c.b_angstrom))
+        .fold(0f32, f32::max);
+    let lines = state
+        .view
+        .lines
+        .chunks_exact(2)
+        .map(|s| 2.0 * len(s[0].position_angstrom, s[1].position_angstrom))
+        .fold(0f32, f32::max);
+    cylinders.max(lines)
+}
+
+#[test]
+fn a_protein_written_in_pieces_across_its_box_is_made_whole_and_can_be_shown_as_written() {
+    let state = opened(&["md/adk_oplsaa.gro", "md/adk_oplsaa.xtc"], false);
+    let mut harness = egui_kittest::Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_ui_state(
+            |ui, state: &mut AppState| {
+                orbitfield::ui::main_ui(ui, state);
+                state.apply_pending();
+                state.update_reps();
+                // The left panel's rectangle, kept by egui under the id it derives from its name.
+                let id = ui.scope_id().with_salt(egui::IdSalt::new("orbitfield_left"));
+                if let Some(p) = egui::containers::panel::PanelState::load(ui.ctx(), id) {
+                    ui.ctx()
+                        .data_mut(|d| d.insert_temp(egui::Id::unique("second_hour_left_panel"), p.outer_rect));
+                }
+            },
+            state,
+        );
+    harness.run();
+    let written = orbitfield::io::load(&[data("md/adk_oplsaa.gro"), data("md/adk_oplsaa.xtc")])
+        .unwrap()
+        .trajectory
+        .frame(0)
+        .unwrap();
+    let ca_steps = |state: &AppState| -> f32 {
+        let doc = state.document().unwrap();
+        let ca = orbitfield::model::select::Selection::parse("protein and name CA")
+            .unwrap()
+            .indices(&doc.structure, Some(&doc.frame));
+        assert_eq!(ca.len(), 214);
+        let p = &doc.frame.positions_angstrom;
+        ca.windows(2)
+            .map(|w| {
+                let (a, b) = (p[w[0] as usize], p[w[1] as usize]);
+                (0..3).map(|k| (a[k] - b[k]).powi(2)).sum::<f32>().sqrt()
+            })
+            .fold(0f32, f32::max)
+    };
+    // Opened whole, and told so once among the document's warnings.
+    assert!(harness.state().settings.make_whole);
+    let warnings = harness.state().document().unwrap().warnings.join("\n");
+    assert!(
+        warnings.contains("molecules are made whole in every frame"),
+        "{warnings}"
+    );
+    assert!(ca_steps(harness.state()) < 4.3, "the chain is one piece");
+    type_command(&mut harness, "set cell off");
+    harness.run();
+    let longest = longest_drawn_bond(harness.state());
+    assert!(longest > 0.5 && longest < 2.6, "longest bond drawn {longest} A");
+    // The View section's checkbox shows the coordinates as the file wrote them.
+    harness
+        .get_all_by_label("View")
+        .max_by(|a, b| a.rect().min.y.total_cmp(&b.rect().min.y))
+        .unwrap()
+        .click();
+    harness.run();
+    let panel: egui::Rect = harness
+        .ctx
+        .data(|d| d.get_temp(egui::Id::unique("second_hour_left_panel")))
+        .expect("the left panel is shown");
+    let checkbox = harness.get_by_label("Whole molecules");
+    let r = checkbox.rect();
+    assert!(
+        panel.contains(r.min) && r.max.x <= panel.max.x && r.max.y <= panel.max.y,
+        "'Whole molecules' {r:?} outside the left panel {panel:?}"
+    );
+    assert_eq!(
+        r.min.x,
+        harness.get_by_label("Unit cell").rect().min.x,
+        "aligned with 'Unit cell'"
+    );
+    checkbox.click();
+    harness.run();
+    harness.run();
+    let state = harness.state();
+    assert!(!state.settings.make_whole);
+    assert_eq!(state.document().unwrap().frame, written, "frame 0 as written");
+    assert!(ca_steps(state) > 20.0, "as written, the chain lies in pieces");
+    // Bonds spanning the box are not drawn across it.
+    let longest = longest_drawn_bond(state);
+    assert!(longest < 2.6, "a bond drawn {longest} A long across the box");
+    // The command joins them again, on the next frame too, and a session keeps the choice.
+    type_command(&mut harness, "set whole on");
+    harness.run();
+    assert!(ca_steps(harness.state()) < 4.3);
+    type_command(&mut harness, "frame 1");
+    harness.run();
+    assert_eq!(harness.state().document().unwrap().frame_index, 1);
+    assert!(ca_steps(harness.state()) < 4.3, "frame 1 is whole");
+    type_command(&mut harness, "set whole off");
+    let session = harness.state().session().expect("a document is open");
+    assert!(!session.make_whole);
 }

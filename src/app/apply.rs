@@ -136,6 +136,7 @@ impl AppState {
                 self.settings.show_cell = on;
                 self.rebuild_atoms();
             }
+            Command::MakeWhole(on) => self.set_make_whole(on),
             Command::SetDepthCue(d) => {
                 self.settings.depth_cue = d.clamp(0.0, 1.0);
                 self.view.dirty.style = true;
@@ -295,7 +296,8 @@ impl AppState {
         let id = self.doc.next_id;
         self.doc.next_id += 1;
         let spacing = self.settings.potential_spacing_angstrom;
-        match Document::from_system(id, name, system, spacing).map(|d| d.with_qm_region(region)) {
+        let whole = self.settings.make_whole;
+        match Document::from_system(id, name, system, spacing, whole).map(|d| d.with_qm_region(region)) {
             Ok(doc) => {
                 let mut status = format!(
                     "{}: {} atoms, {} frame{}{}",
@@ -385,6 +387,41 @@ impl AppState {
             }
             Err(e) => self.error(e.to_string()),
         }
+    }
+
+    /// Makes molecules whole across the periodic box in every frame, or shows frames as written:
+    /// the document takes a new id, so every field, surface and cartoon of the old coordinates is
+    /// computed again.
+    fn set_make_whole(&mut self, on: bool) {
+        self.settings.make_whole = on;
+        let id = self.doc.next_id;
+        let Some(doc) = self.doc.document.as_mut() else {
+            return;
+        };
+        if doc.frame.cell.is_none() {
+            return;
+        }
+        match doc.set_whole(on) {
+            Ok(note) => {
+                self.doc.next_id += 1;
+                doc.id = id;
+                self.panels.status = note.unwrap_or_else(|| {
+                    if on {
+                        "molecules made whole across the periodic box".into()
+                    } else {
+                        "coordinates as the file wrote them".into()
+                    }
+                });
+            }
+            Err(e) => {
+                self.error(e.to_string());
+                return;
+            }
+        }
+        self.fields.clear_cache();
+        self.mark_fields_stale(|_| true);
+        self.load_potential_windows(None);
+        self.rebuild_atoms();
     }
 
     pub(crate) fn set_frame(&mut self, i: usize) {

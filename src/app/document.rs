@@ -91,11 +91,14 @@ pub fn orbital_lattice(positions_angstrom: &[[f32; 3]], lattice_points: u32) -> 
 impl Document {
     /// Takes over a loaded system and reads its first frame; potential maps at
     /// `potential_spacing_angstrom`.
+    /// With `make_whole`, molecules written in pieces across a periodic box are joined in every
+    /// frame (`io::load::make_whole`; a warning says so when the first frame had any).
     pub fn from_system(
         id: u64,
         name: String,
         mut system: System,
         potential_spacing_angstrom: f64,
+        make_whole: bool,
     ) -> Result<Document, ReadError> {
         crate::jobs::pair::share_decoding(&mut system.trajectory);
         let n_frames = system.trajectory.n_frames();
@@ -108,6 +111,13 @@ impl Document {
         } else {
             system.structure.bonds.clone()
         };
+        if make_whole && frame.cell.is_some() {
+            let n_atoms = system.structure.len();
+            if let Some(note) = crate::io::load::make_whole(&bonds, n_atoms, &mut system.trajectory) {
+                system.warnings.push(note);
+            }
+            system.trajectory.read_frame(0, &mut frame)?;
+        }
         let potential_lattice = potential_lattice(&system.structure, &frame, potential_spacing_angstrom);
         let warnings = explain_water_sites(std::mem::take(&mut system.warnings), &system.structure);
         let chains = &system.structure.chains;
@@ -162,6 +172,20 @@ impl Document {
                 .map(std::borrow::Cow::Owned),
             None => Some(std::borrow::Cow::Borrowed(&frame.positions_angstrom)),
         }
+    }
+
+    /// Makes molecules whole across the periodic box in every frame (`on`) or leaves frames as
+    /// written, and reads the current frame again; the note of `io::load::make_whole`.
+    pub fn set_whole(&mut self, on: bool) -> Result<Option<String>, ReadError> {
+        let note = if on {
+            crate::io::load::make_whole(&self.bonds, self.structure.len(), &mut self.trajectory)
+        } else {
+            self.trajectory.set_whole(None);
+            None
+        };
+        self.potential_frames.clear();
+        self.set_frame(self.frame_index)?;
+        Ok(note)
     }
 
     /// Reads frame `index` (clamped to the last frame).

@@ -110,6 +110,9 @@ pub struct Session {
     /// Whether the unit cell is drawn (older sessions: drawn).
     #[serde(default = "shown")]
     pub show_cell: bool,
+    /// Whether molecules are made whole across the periodic box (older sessions: made whole).
+    #[serde(default = "shown")]
+    pub make_whole: bool,
 }
 
 fn dark() -> bool {
@@ -218,6 +221,7 @@ impl AppState {
             label_format: Some(self.tools.labels.format),
             background_rgb: self.settings.background_rgb,
             show_cell: self.settings.show_cell,
+            make_whole: self.settings.make_whole,
         })
     }
 
@@ -247,6 +251,7 @@ impl AppState {
         self.settings.dark_background = s.dark_background;
         self.settings.background_rgb = s.background_rgb;
         self.settings.show_cell = s.show_cell;
+        self.settings.make_whole = s.make_whole;
         self.settings.lattice_points = s.lattice_points.clamp(16, 512);
         self.set_orbitals_on(s.orbitals_on);
         if let Some(pb) = &s.pb {

@@ -89,6 +89,8 @@ pub struct Settings {
     pub background_rgb: Option<[u8; 3]>,
     /// Whether a periodic structure's unit cell is drawn.
     pub show_cell: bool,
+    /// Whether molecules written in pieces across a periodic box are made whole in every frame.
+    pub make_whole: bool,
 }
 
 impl Default for Settings {
@@ -113,6 +115,7 @@ impl Default for Settings {
             last_folder: None,
             background_rgb: None,
             show_cell: true,
+            make_whole: true,
         }
     }
 }

@@ -106,6 +106,8 @@ pub enum Command {
     SetDepthCue(f32),
     /// Draw the unit cell of a periodic structure (or hide it).
     ShowCell(bool),
+    /// Make molecules whole across the periodic box in every frame (or show frames as written).
+    MakeWhole(bool),
     SetEnergiesInEv(bool),
     /// Adds (true) or removes a slice representation of the main field.
     SetShowSlice(bool),

@@ -1,6 +1,6 @@
-//! `orbitfield convert FILE... -o OUT.pdb|gro|xyz|dcd|xtc|trr|nc [--frames A:B:S] [--sel SEL]`: writes
-//! the system that FILE... form (topology + trajectories) to another format, optionally a subset
-//! of atoms and frames.
+//! `orbitfield convert FILE... -o OUT.pdb|gro|xyz|dcd|xtc|trr|nc [--frames A:B:S] [--sel SEL]
+//! [--whole]`: writes the system that FILE... form (topology + trajectories) to another format,
+//! optionally a subset of atoms and frames, optionally with molecules made whole across the box.
 //!
 //! Loads through `io::load`, picks atoms with the selection language and frames with the usual
 //! range syntax, and hands the work to `io::write::write_frames` (atomic: nothing is left behind
@@ -27,6 +27,11 @@ pub struct ConvertArgs {
     /// Atoms to write (selection language, e.g. "protein and name CA"); all when absent.
     #[arg(long)]
     pub sel: Option<String>,
+    /// Make molecules written in pieces across the periodic box whole (each atom moved by whole
+    /// box vectors beside its bonded neighbours, as GROMACS's `trjconv -pbc mol` without the
+    /// centring); frames are written as read otherwise.
+    #[arg(long)]
+    pub whole: bool,
 }
 
 pub fn run(args: &ConvertArgs) -> Result<()> {
@@ -42,6 +47,15 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
     orbitfield::jobs::pair::share_decoding(&mut system.trajectory);
     for w in &system.warnings {
         eprintln!("warning: {w}");
+    }
+    if args.whole {
+        let n_atoms = system.structure.len();
+        if system.structure.bonds.is_empty() {
+            bail!("--whole needs bonds, and {} gives none", system.trajectory.origin);
+        }
+        if let Some(note) = io::load::make_whole(&system.structure.bonds, n_atoms, &mut system.trajectory) {
+            eprintln!("note: {note}");
+        }
     }
     let n_frames = system.trajectory.n_frames();
     let frames = range.indices(n_frames).map_err(anyhow::Error::msg)?;

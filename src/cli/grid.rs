@@ -310,6 +310,10 @@ pub struct GridArgs {
     /// Frame (0-based) of a trajectory or wavefunction series.
     #[arg(long, default_value_t = 0, conflicts_with = "frames")]
     pub frame: usize,
+    /// Trajectory frames as the file wrote them: molecules in pieces across the periodic box are
+    /// not made whole (by default they are, by whole box vectors, with a note when any were).
+    #[arg(long)]
+    pub as_written: bool,
     /// esp: combine the maps of these frames (all, N, A:B or A:B:S; 0-based, end exclusive) with
     /// --combine, on the lattice placed around the first of them (or --origin/--dims/--like).
     #[arg(long)]
@@ -717,7 +721,10 @@ fn run_frames_to_directory(args: &GridArgs, spec: FieldSpec, limit: &MemoryLimit
         if !spec.needs_charges() {
             args.esp.refuse_for(&spec)?;
         }
-        let system = io::load(&args.files)?;
+        let mut system = io::load(&args.files)?;
+        if let Some(note) = super::grid_source::make_whole(&mut system, args.as_written) {
+            eprintln!("note: {note}");
+        }
         // esp of a wavefunction series (its own potential or point charges at its nuclei) takes the
         // frame's wavefunction, as every other field of a series does.
         let n_frames = if system.wavefunctions.is_empty() {
@@ -849,6 +856,9 @@ fn run_esp(args: &GridArgs, dx: bool, limit: &MemoryLimit) -> Result<()> {
     }
     let spec: FieldSpec = args.field.parse()?;
     let mut system = io::load(&args.files)?;
+    if let Some(note) = super::grid_source::make_whole(&mut system, args.as_written) {
+        eprintln!("note: {note}");
+    }
     if system.wavefunctions.is_empty()
         && let Some(q) = &system.structure.charges_e
         && !q.is_empty()

@@ -18,6 +18,7 @@ use std::time::Instant;
 fn prepare_esp_series(args: &GridArgs, limit: &MemoryLimit, frames_text: &str) -> Result<EspSeries> {
     let method = args.esp.method()?;
     let mut system = io::load(&args.files)?;
+    let whole_note = super::grid_source::make_whole(&mut system, args.as_written);
     orbitfield::jobs::pair::share_decoding(&mut system.trajectory);
     if !system.wavefunctions.is_empty() {
         bail!(
@@ -54,6 +55,7 @@ fn prepare_esp_series(args: &GridArgs, limit: &MemoryLimit, frames_text: &str) -
         settings,
         acc,
         atoms: first_frame.atoms,
+        whole_note,
     })
 }
 
@@ -65,6 +67,8 @@ struct EspSeries {
     settings: SeriesSettings,
     acc: MapAccumulator,
     atoms: Vec<CubeAtom>,
+    /// Molecules in pieces in the first frame made whole (said once, by rank 0).
+    whole_note: Option<String>,
 }
 
 /// `grid esp --frames ... --combine`: each rank folds its share of the frames into a partial
@@ -81,7 +85,11 @@ pub(super) fn run_esp_series(args: &GridArgs, dx: bool, limit: &MemoryLimit, fra
         settings,
         mut acc,
         atoms,
+        whole_note,
     } = super::agreed(&ranks, prepare_esp_series(args, limit, frames_text))?;
+    if let Some(note) = whole_note.filter(|_| ranks.rank() == 0) {
+        eprintln!("note: {note}");
+    }
     let combine = settings.combine;
     let evaluator = LatticeEvaluator::with_devices(
         &args.device,

@@ -49,6 +49,17 @@ impl Source {
     }
 }
 
+/// Makes the molecules of `system` whole across its periodic box in every frame unless
+/// `as_written` (`--as-written`); the note to print when the first frame had any in pieces.
+pub(super) fn make_whole(system: &mut System, as_written: bool) -> Option<String> {
+    if as_written {
+        return None;
+    }
+    let n_atoms = system.structure.len();
+    io::load::make_whole(&system.structure.bonds, n_atoms, &mut system.trajectory)
+        .map(|note| format!("{note} (--as-written keeps the frames as the file wrote them)"))
+}
+
 /// Loads `files` and resolves `field_text` against them at `frame`.
 pub fn load_source(field_text: &str, files: &[PathBuf], frame: usize) -> Result<Source> {
     let spec: FieldSpec = field_text.parse()?;

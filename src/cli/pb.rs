@@ -379,6 +379,9 @@ pub fn run(args: &GridArgs) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("--units: {e}"))?;
     let scale = volt_per_kt_per_e(params.temperature_kelvin) / unit.volt();
     let mut system = io::load(&args.files)?;
+    if let Some(note) = super::grid_source::make_whole(&mut system, args.as_written) {
+        eprintln!("note: {note}");
+    }
     let frames = match &args.frames {
         Some(text) => frame_list(text, system.trajectory.n_frames())?,
         None => vec![args.frame],

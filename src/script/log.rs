@@ -241,6 +241,7 @@ impl ActionLog {
             Command::SetBackgroundColor(c) => text(format!("set background #{:02x}{:02x}{:02x}", c[0], c[1], c[2])),
             Command::SetDepthCue(d) => text(format!("set depthcue {d}")),
             Command::ShowCell(on) => text(format!("set cell {}", if *on { "on" } else { "off" })),
+            Command::MakeWhole(on) => text(format!("set whole {}", if *on { "on" } else { "off" })),
             Command::SetEnergiesInEv(e) => text(format!("set energies {}", if *e { "ev" } else { "hartree" })),
             Command::SetPotentialUnit(u) => text(format!(
                 "set units {}",

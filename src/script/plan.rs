@@ -792,6 +792,11 @@ fn set(p: &Parsed) -> Result<Plan, Problem> {
             "off" => Command::ShowCell(false),
             _ => return Err(problem(col, format!("cell '{value}': on or off"))),
         },
+        "whole" => match value.to_ascii_lowercase().as_str() {
+            "on" => Command::MakeWhole(true),
+            "off" => Command::MakeWhole(false),
+            _ => return Err(problem(col, format!("whole '{value}': on or off"))),
+        },
         "rampabove" => match value.to_ascii_lowercase().as_str() {
             "on" => Command::SetRampAbove(true),
             "off" => Command::SetRampAbove(false),

@@ -188,6 +188,10 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             if ui.checkbox(&mut cell, "Unit cell").changed() {
                 send(state, Command::ShowCell(cell));
             }
+            let mut whole = state.settings.make_whole;
+            if ui.checkbox(&mut whole, "Whole molecules").changed() {
+                send(state, Command::MakeWhole(whole));
+            }
             ui.menu_button("Potential unit", |ui| {
                 for u in PotentialDisplay::ALL {
                     if ui

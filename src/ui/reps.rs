@@ -356,6 +356,17 @@ pub fn view_options_ui(ui: &mut egui::Ui, state: &mut AppState) {
         {
             send(state, Command::ShowCell(cell));
         }
+        let mut whole = state.settings.make_whole;
+        if ui
+            .checkbox(&mut whole, "Whole molecules")
+            .on_hover_text(
+                "Join molecules the file wrote in pieces across the periodic box, by whole box vectors \
+                 (set whole on|off); off: coordinates as written",
+            )
+            .changed()
+        {
+            send(state, Command::MakeWhole(whole));
+        }
     }
     super::tools::background_ui(ui, state);
 }

@@ -690,10 +690,19 @@ impl AppState {
                 a.style,
                 &mut view.spheres,
             );
+            // Bonds that span the periodic box (a molecule in pieces) are not drawn across it.
+            let within;
+            let bonds = match doc.frame.cell.as_ref() {
+                Some(cell) => {
+                    within = crate::model::whole::bonds_within_box(pos, Some(cell), &c.bonds);
+                    &within
+                }
+                None => &c.bonds,
+            };
             if a.style == atoms::AtomStyle::Lines {
-                atoms::push_lines(&c.bonds, &c.lone, pos, colors, 4.0, &mut view.lines);
+                atoms::push_lines(bonds, &c.lone, pos, colors, 4.0, &mut view.lines);
             } else {
-                atoms::push_cylinders(&c.bonds, pos, colors, a.style, 4.0, &mut view.cylinders);
+                atoms::push_cylinders(bonds, pos, colors, a.style, 4.0, &mut view.cylinders);
             }
         }
         if let Some(cell) = doc.frame.cell.filter(|c| c.is_valid() && self.settings.show_cell) {
