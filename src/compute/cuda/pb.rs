@@ -247,17 +247,17 @@ struct Buffers {
     /// Float32 conjugate-gradient correction, search direction and its image (the residual is the
     /// finest level's `b`, the preconditioned residual its `x`).
     e: CudaSlice<f32>,
-    p: CudaSlice<f32>,
-    /// Owned here; used through `inner.q` only.
+    /// Owned here; used through `inner.p` and `inner.q` only.
+    _p: CudaSlice<f32>,
     _q: CudaSlice<f32>,
     /// Accumulators: |r|^2, |f|^2 (float64 residual); p.Ap, |r|^2, r.z (conjugate gradients), in two
     /// blocks of eight, one per parity of the iteration (`cg`).
     acc: CudaSlice<f64>,
     /// The addresses of `e`, `p`, `q` and `acc`, for the inner loop's launches.
     inner: InnerPtrs,
-    /// The first preconditioning of a correction and the two parities of a conjugate-gradient
-    /// iteration, each captured as a graph, with what it was captured for (`cg::GraphKey`).
-    graphs: [Option<(cg::GraphKey, SendGraph)>; 3],
+    /// The two parities of a conjugate-gradient iteration, each captured as a graph, with what it
+    /// was captured for (`cg::GraphKey`).
+    graphs: [Option<(cg::GraphKey, SendGraph)>; 2],
     /// `u` holds the solution of the last successful solve (on `lattice`).
     solution: Option<PbLattice>,
     /// Float64 residual, preconditioned residual, search direction and its image of the final
@@ -574,11 +574,11 @@ impl CudaPbSolver {
             k64: self.alloc64(n)?,
             levels,
             e,
-            p,
+            _p: p,
             _q: q,
             acc,
             inner,
-            graphs: [None, None, None],
+            graphs: [None, None],
             solution: None,
             polish: None,
         });

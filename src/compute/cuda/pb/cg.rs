@@ -4,9 +4,13 @@
 //! so an iteration is one captured graph and one read of its sums by the host (the convergence test),
 //! instead of two round trips.
 //!
+//! An iteration begins with the preconditioner (z = M r, p = z + beta p, q = A p, then the step) and
+//! ends with the new residual's norm, which the host tests: the iteration that converges has
+//! applied no preconditioner it does not use (a V-cycle is most of an iteration's time).
+//!
 //! The accumulators come in two blocks of eight doubles, one per parity of the iteration: iteration
-//! `i` sums into block `i % 2` and reads the previous `r.z` from the other block. The first
-//! preconditioning of a correction writes its `r.z` into block 1, where iteration 0 finds it.
+//! `i` sums into block `i % 2` and reads the previous `r.z` from the other block; both start at zero,
+//! so the first iteration's beta is 0 (p = z).
 //! Owns [`GraphKey`], `CudaPbSolver::correction` and `CudaRefine` (the solver as the engine of
 //! `compute::pb::refinement::refine`, the outer float64 loop both GPU engines share).
 
@@ -71,8 +75,8 @@ fn enqueue_precondition(
     unsafe { raw::launch(stream, &k.dot, cfg1r(n), &mut args, "pb_dot") }
 }
 
-/// One conjugate-gradient iteration of parity `par`: q = A p, e += alpha p, r -= alpha q, z = M r,
-/// p = z + beta p, the sums into block `par`.
+/// One conjugate-gradient iteration of parity `par`: z = M r, p = z + beta p, q = A p, e += alpha p,
+/// r -= alpha q (beta = r.z over the previous r.z, alpha = r.z / p.q), the sums into block `par`.
 #[allow(clippy::too_many_arguments)]
 fn enqueue_iteration(
     stream: &Arc<CudaStream>,
@@ -92,21 +96,20 @@ fn enqueue_iteration(
     let this = ip.acc + BLOCK_BYTES * par;
     let prev = ip.acc + BLOCK_BYTES * (1 - par);
     let (pq, rr, rz, rz_old) = (this + PQ, this + RR, this + RZ, prev + RZ);
+    // SAFETY: the block holds eight doubles.
+    unsafe { raw::zero(stream, this, BLOCK_BYTES as usize) }?;
+    enqueue_precondition(stream, k, levels, jacobi, cy, rz)?;
     // SAFETY (every launch below): the kernels' parameters in order; all buffers are this solver's,
     // allocated for this lattice on `stream`; `acc` holds two blocks of eight doubles.
     unsafe {
-        raw::zero(stream, this, BLOCK_BYTES as usize)?;
+        let mut args = raw_args![ip.p, fp.x, rz, rz_old, n64];
+        raw::launch(stream, &k.xpby_s, cfg1(n), &mut args, "pb_xpby_s")?;
         let mut args = raw_args![
             fp.eps[0], fp.eps[1], fp.eps[2], fp.k2, dims[0], dims[1], dims[2], ih2, ip.p, ip.q, pq
         ];
         raw::launch(stream, &k.apply, cfg3r(dims), &mut args, "pb_apply")?;
-        let mut args = raw_args![ip.e, fp.b, ip.p, ip.q, pq, rz_old, n64, rr];
-        raw::launch(stream, &k.cg_update_s, cfg1r(n), &mut args, "pb_cg_update_s")?;
-    }
-    enqueue_precondition(stream, k, levels, jacobi, cy, rz)?;
-    unsafe {
-        let mut args = raw_args![ip.p, fp.x, rz, rz_old, n64];
-        raw::launch(stream, &k.xpby_s, cfg1(n), &mut args, "pb_xpby_s")
+        let mut args = raw_args![ip.e, fp.b, ip.p, ip.q, pq, rz, n64, rr];
+        raw::launch(stream, &k.cg_update_s, cfg1r(n), &mut args, "pb_cg_update_s")
     }
 }
 
@@ -172,31 +175,11 @@ impl CudaPbSolver {
             omega_bits: cy.omega.to_bits(),
             jacobi,
         };
-        // SAFETY: e holds n floats, acc two blocks of eight doubles, on `stream`.
+        // SAFETY: e holds n floats, acc two blocks of eight doubles, on `stream`. Both blocks at
+        // zero: the first iteration's previous r.z is 0, so its beta is 0 and p = z.
         unsafe {
             raw::zero(&stream, ip.e, 4 * n)?;
             raw::zero(&stream, ip.acc, 2 * BLOCK_BYTES as usize)?;
-        }
-        // z = M r, its r.z into block 1; p = z.
-        let first_rz = ip.acc + BLOCK_BYTES + RZ;
-        {
-            let levels = &b.levels;
-            let slot = b
-                .graphs
-                .get_mut(2)
-                .ok_or_else(|| PbError::Device("no graph slot".into()))?;
-            run_captured(&stream, slot, &mut graphs, key, &|| {
-                enqueue_precondition(&stream, &k, levels, jacobi, cy, first_rz)
-            })?;
-        }
-        // SAFETY: the block holds eight doubles.
-        let mut rz = unsafe { raw::read_acc(&stream, ip.acc + BLOCK_BYTES) }?[4];
-        {
-            let fine = b
-                .levels
-                .first()
-                .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
-            stream.memcpy_dtod(&fine.x, &mut b.p).map_err(drv("copy"))?;
         }
         let mut used = left;
         let mut inner = Vec::new();
@@ -214,7 +197,7 @@ impl CudaPbSolver {
             }
             // SAFETY: the block holds eight doubles.
             let a = unsafe { raw::read_acc(&stream, ip.acc + BLOCK_BYTES * par) }?;
-            let (pq, rr, rz_new) = (a[2], a[3], a[4]);
+            let (pq, rr, rz) = (a[2], a[3], a[4]);
             if !(pq.is_finite() && pq > 0.0 && rz.is_finite() && rz > 0.0) {
                 self.graphs = graphs;
                 return Err(PbError::Device(format!(
@@ -230,7 +213,6 @@ impl CudaPbSolver {
                 used = it + 1;
                 break;
             }
-            rz = rz_new;
         }
         self.graphs = graphs;
         self.trace.append(&mut inner);
