@@ -33,7 +33,12 @@ pub fn files_ui(ui: &mut egui::Ui, state: &mut AppState) {
             if doc.n_frames == 1 { "" } else { "s" }
         ));
         for w in doc.warnings.iter().take(5) {
-            ui.label(RichText::new(w).small().weak());
+            // The files' folders make these long: their names alone here, the whole text on hover.
+            let short = doc.paths.iter().fold(w.clone(), |text, path| match path.file_name() {
+                Some(name) => text.replace(&path.display().to_string(), &name.to_string_lossy()),
+                None => text,
+            });
+            ui.label(RichText::new(short).small().weak()).on_hover_text(w);
         }
         ui.collapsing("Save atoms / frames", |ui| {
             ui.horizontal(|ui| {
