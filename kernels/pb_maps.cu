@@ -74,14 +74,44 @@ pbm_sas(const double* __restrict__ pos, const double* __restrict__ radius, int n
         if (threadIdx.x == 0) atomicExch(overflow, 1);
         return;
     }
-    for (int t = threadIdx.x; t < nref; t += blockDim.x) {
-        const double cx = __dadd_rn(__dmul_rn(rad, refs[3 * t]), ax);
-        const double cy = __dadd_rn(__dmul_rn(rad, refs[3 * t + 1]), ay);
-        const double cz = __dadd_rn(__dmul_rn(rad, refs[3 * t + 2]), az);
-        bool buried = false;
-        for (int s = 0; s < m && !buried; ++s) buried = pbm_d2(cx, cy, cz, nbx[s], nby[s], nbz[s]) < nbl[s];
+    // The deepest overlaps first (ranked by how far each neighbour's probe sphere reaches past the
+    // atom's centre, nbl - d^2, larger first; ties by slot): most buried points then stop at the first
+    // or second test. Whether a point is buried does not depend on the order.
+    __shared__ double key[PBM_NB_CAP];
+    __shared__ short order[PBM_NB_CAP];
+    for (int s = threadIdx.x; s < m; s += blockDim.x) key[s] = nbl[s] - pbm_d2(ax, ay, az, nbx[s], nby[s], nbz[s]);
+    __syncthreads();
+    for (int s = threadIdx.x; s < m; s += blockDim.x) {
+        const double ks = key[s];
+        int rank = 0;
+        for (int t = 0; t < m; ++t) rank += (key[t] > ks || (key[t] == ks && t < s)) ? 1 : 0;
+        order[rank] = (short)s;
+    }
+    __syncthreads();
+    // Warp-uniform rounds (blockDim is a multiple of 32), so every lane takes part in the ballot.
+    for (int t0 = 0; t0 < nref; t0 += blockDim.x) {
+        const int t = t0 + threadIdx.x;
+        double cx = 0.0, cy = 0.0, cz = 0.0;
+        bool buried = true;
+        if (t < nref) {
+            cx = __dadd_rn(__dmul_rn(rad, refs[3 * t]), ax);
+            cy = __dadd_rn(__dmul_rn(rad, refs[3 * t + 1]), ay);
+            cz = __dadd_rn(__dmul_rn(rad, refs[3 * t + 2]), az);
+            buried = false;
+            for (int q = 0; q < m && !buried; ++q) {
+                const int s = order[q];
+                buried = pbm_d2(cx, cy, cz, nbx[s], nby[s], nbz[s]) < nbl[s];
+            }
+        }
+        // One atomicAdd per warp for the warp's exposed points (adds on one address serialize; the
+        // points' order in `out` does not matter: marking is the same whatever the order).
+        const unsigned exposed = __ballot_sync(0xffffffffu, !buried);
+        const int lane = threadIdx.x & 31;
+        unsigned long long base = 0;
+        if (lane == 0 && exposed) base = atomicAdd(count, (unsigned long long)__popc(exposed));
+        base = __shfl_sync(0xffffffffu, base, 0);
         if (!buried) {
-            const unsigned long long o = atomicAdd(count, 1ull);
+            const unsigned long long o = base + __popc(exposed & ((1u << lane) - 1u));
             if (o < cap) {
                 out[3 * o] = cx;
                 out[3 * o + 1] = cy;
@@ -94,8 +124,8 @@ pbm_sas(const double* __restrict__ pos, const double* __restrict__ radius, int n
 // Sets mask[p] = value at every point p of plane `plane` of `masks` (lattice min + h (i, j, k), shifted
 // per plane: `mins` holds 3 doubles per plane) within radius r of a sphere's centre (`<=`, as the host's
 // mark_spheres). Spheres: `centres` (3 doubles each) and radii `radii[s] + radius` (the sum rounded once,
-// as the host's), or `radius` for all when `radii` is null. One warp per sphere and plane (blockIdx.y = plane offset from `plane0`); the lanes
-// stride over the sphere's bounding box.
+// as the host's), or `radius` for all when `radii` is null. One warp per sphere and plane (blockIdx.y =
+// plane offset from `plane0`); its lanes take the columns of the sphere's bounding box.
 extern "C" __global__ void
 pbm_mark(const double* __restrict__ centres, const double* __restrict__ radii, double radius, long long n_spheres,
          const double* __restrict__ mins, int plane0, double h, int nx, int ny, int nz,
@@ -110,25 +140,55 @@ pbm_mark(const double* __restrict__ centres, const double* __restrict__ radii, d
     const double py = __dsub_rn(centres[3 * warp + 1], mins[3 * plane + 1]);
     const double pz = __dsub_rn(centres[3 * warp + 2], mins[3 * plane + 2]);
     const double ext = __dadd_rn(r, 0.5 * h);
-    const int i0 = max(0, (int)ceil((px - ext) / h)), i1 = min(nx - 1, (int)floor((px + ext) / h));
-    const int j0 = max(0, (int)ceil((py - ext) / h)), j1 = min(ny - 1, (int)floor((py + ext) / h));
-    const int k0 = max(0, (int)ceil((pz - ext) / h)), k1 = min(nz - 1, (int)floor((pz + ext) / h));
+    // The box of points to test: every point within r lies at least h / 2 inside it, so bounds from a
+    // product with 1 / h (one rounding from the quotient's) never leave such a point out.
+    const double inv_h = 1.0 / h;
+    const int i0 = max(0, (int)ceil((px - ext) * inv_h)), i1 = min(nx - 1, (int)floor((px + ext) * inv_h));
+    const int j0 = max(0, (int)ceil((py - ext) * inv_h)), j1 = min(ny - 1, (int)floor((py + ext) * inv_h));
+    const int k0 = max(0, (int)ceil((pz - ext) * inv_h)), k1 = min(nz - 1, (int)floor((pz + ext) * inv_h));
     if (i1 < i0 || j1 < j0 || k1 < k0) return;
-    const int wx = i1 - i0 + 1, wy = j1 - j0 + 1, wz = k1 - k0 + 1;
-    const int total = wx * wy * wz;
-    unsigned char* mask = masks + (long long)plane * nx * ny * nz;
-    // Box index to (i, j, k) by float reciprocals (exact here: t < 2^20 and the quotients' distance to
-    // the next integer, at least 1/(2 w), far exceeds their rounding) instead of integer division.
-    const float inv_wx = 1.0f / (float)wx, inv_wy = 1.0f / (float)wy;
-    for (int t = lane; t < total; t += 32) {
-        const int row = (int)(((float)t + 0.5f) * inv_wx);
-        const int kk = (int)(((float)row + 0.5f) * inv_wy);
-        const int i = i0 + (t - row * wx), j = j0 + (row - kk * wy), k = k0 + kk;
+    const int wx = i1 - i0 + 1, wy = j1 - j0 + 1;
+    const int columns = wx * wy;
+    const long long plane_points = (long long)nx * ny;
+    unsigned char* mask = masks + (long long)plane * plane_points * nz;
+    // A lane per column (i, j) of the box, walking up k: dx^2 + dy^2 is formed once per column and a
+    // point costs dz^2 and one addition, summed in the host's order ((dx^2 + dy^2) + dz^2, each
+    // rounded), so the decisions are the host's bit for bit. Column index to (i, j) by a float
+    // reciprocal (exact: c < 2^20, and c / wx is at least 1 / (2 wx) from the next integer).
+    const float inv_wx = 1.0f / (float)wx;
+    for (int c = lane; c < columns; c += 32) {
+        const int jj = (int)(((float)c + 0.5f) * inv_wx);
+        const int i = i0 + (c - jj * wx), j = j0 + jj;
         const double dx = __dsub_rn(px, __dmul_rn(h, (double)i));
         const double dy = __dsub_rn(py, __dmul_rn(h, (double)j));
-        const double dz = __dsub_rn(pz, __dmul_rn(h, (double)k));
-        const double d2 = __dadd_rn(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)), __dmul_rn(dz, dz));
-        if (d2 <= r2) mask[i + (long long)nx * (j + (long long)ny * k)] = value;
+        const double dxy = __dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy));
+        // dxy + dz^2 rounds to at least dxy: a column outside the circle has no point inside.
+        if (dxy > r2) continue;
+        unsigned char* at = mask + i + (long long)nx * j + plane_points * k0;
+        for (int k = k0; k <= k1; ++k, at += plane_points) {
+            const double dz = __dsub_rn(pz, __dmul_rn(h, (double)k));
+            const double d2 = __dadd_rn(dxy, __dmul_rn(dz, dz));
+            // Written only where it differs (measured: fewer stores beat the extra load, as
+            // overlapping spheres mark most points many times over); a read that may be stale
+            // (another warp's write not seen yet) only costs a write, as every writer stores `value`.
+            if (d2 <= r2 && *at != value) *at = value;
+        }
+    }
+}
+
+// (i, j, k) of point p of a lattice nx points wide and ny deep (x fastest): by 32-bit divisions when p
+// fits (a 64-bit division costs several times as many instructions, and these kernels are bound by
+// theirs).
+__device__ __forceinline__ void pbm_ijk(long long p, int nx, int ny, int& i, int& j, int& k) {
+    if (p <= 0xffffffffLL) {
+        const unsigned u = (unsigned)p, row = u / (unsigned)nx, plane = row / (unsigned)ny;
+        i = (int)(u - row * (unsigned)nx);
+        j = (int)(row - plane * (unsigned)ny);
+        k = (int)plane;
+    } else {
+        i = (int)(p % nx);
+        j = (int)((p / nx) % ny);
+        k = (int)(p / ((long long)nx * ny));
     }
 }
 
@@ -140,7 +200,8 @@ pbm_dielectric(const unsigned char* __restrict__ masks, int nx, int ny, int nz, 
     const long long n = (long long)nx * ny * nz;
     const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n) return;
-    const int i = (int)(p % nx), j = (int)((p / nx) % ny), k = (int)(p / ((long long)nx * ny));
+    int i, j, k;
+    pbm_ijk(p, nx, ny, i, j, k);
     const unsigned char* m1 = masks;
     const unsigned char* m2 = masks + n;
     const unsigned char* m3 = masks + 2 * n;
@@ -299,7 +360,8 @@ extern "C" __global__ void pbm_boundary(int mode, const double* __restrict__ m, 
     const long long n = (long long)nx * ny * nz;
     const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n) return;
-    const int i = (int)(p % nx), j = (int)((p / nx) % ny), k = (int)(p / ((long long)nx * ny));
+    int i, j, k;
+    pbm_ijk(p, nx, ny, i, j, k);
     const bool face = i == 0 || j == 0 || k == 0 || i + 1 == nx || j + 1 == ny || k + 1 == nz;
     if (!face) {
         g[p] = 0.0;

@@ -50,16 +50,22 @@ pub struct SasLayout {
 
 /// The [`SasLayout`] of `atoms` with this probe and ion radius.
 pub fn sas_layout(atoms: &PbAtoms, probe: f64, ion_radius: f64) -> SasLayout {
-    let rmax_atom = atoms.radii_angstrom.iter().copied().fold(0.0, f64::max);
-    let list_radius = probe.max(ion_radius) + CELL_LIST_EXTRA_ANGSTROM;
-    let big = rmax_atom + list_radius;
-    let reference =
-        reference_sphere((4.0 * std::f64::consts::PI * big * big * SPHERE_DENSITY_PER_ANGSTROM2).ceil() as usize);
+    let (points, rmax_atom) = sas_sphere_points(atoms, probe, ion_radius);
     SasLayout {
-        reference,
+        reference: reference_sphere(points),
         rmax_atom,
         cell: (rmax_atom + probe).max(1e-3),
     }
+}
+
+/// The points asked of [`sas_layout`]'s reference sphere (`reference_sphere`'s argument) and the
+/// largest atomic radius: the sphere depends on these alone, so a trajectory's frames can share it.
+pub fn sas_sphere_points(atoms: &PbAtoms, probe: f64, ion_radius: f64) -> (usize, f64) {
+    let rmax_atom = atoms.radii_angstrom.iter().copied().fold(0.0, f64::max);
+    let list_radius = probe.max(ion_radius) + CELL_LIST_EXTRA_ANGSTROM;
+    let big = rmax_atom + list_radius;
+    let points = (4.0 * std::f64::consts::PI * big * big * SPHERE_DENSITY_PER_ANGSTROM2).ceil() as usize;
+    (points, rmax_atom)
 }
 
 /// APBS's `bspline2`: the quadratic B-spline M3 on [0, 3].

@@ -15,7 +15,7 @@
 use super::Warm;
 use super::{CudaPbSolver, MAP_STAGES, cfg1, drv};
 use crate::compute::cuda::CudaEngine;
-use crate::compute::pb::prep::{TINY_RADIUS_ANGSTROM, charge_spread, multipoles, sas_layout};
+use crate::compute::pb::prep::{TINY_RADIUS_ANGSTROM, charge_spread, multipoles, reference_sphere, sas_sphere_points};
 use crate::compute::pb::{ChargeAssignment, PbAtoms, PbBoundary, PbError, PbLattice, PbParams, PbSolution, PbSurface};
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
@@ -58,8 +58,10 @@ impl MapKernels {
 pub(super) struct MapScratch {
     masks: Option<CudaSlice<u8>>,
     sas: Option<CudaSlice<f64>>,
-    /// The reference sphere's points, as uploaded (compared before reuse).
-    refs_host: Vec<[f64; 3]>,
+    /// The reference sphere on the device: the points asked for (`sas_sphere_points`), how many it
+    /// has, and the points (kept between frames: it depends on the largest radius alone).
+    refs_asked: usize,
+    refs_len: usize,
     refs: Option<CudaSlice<f64>>,
 }
 
@@ -273,10 +275,11 @@ impl CudaPbSolver {
         }
         stages.end(0)?;
         let probe = p.probe_angstrom;
-        let layout = sas_layout(atoms, probe, p.ion_radius_angstrom);
+        let (sphere_points, rmax_atom) = sas_sphere_points(atoms, probe, p.ion_radius_angstrom);
+        let sas_cell = (rmax_atom + probe).max(1e-3);
         let with_probe = probe > TINY_RADIUS_ANGSTROM;
         let cell_list = if with_probe {
-            match cells(&atoms.positions_angstrom, layout.cell) {
+            match cells(&atoms.positions_angstrom, sas_cell) {
                 Some(c) => Some(c),
                 None => return Ok(MapsOutcome::HostMaps("the atoms span too many neighbour cells".into())),
             }
@@ -385,20 +388,21 @@ impl CudaPbSolver {
         stages.end(3)?;
         // Solvent again: within the probe of a solvent-accessible surface point.
         if let Some(cl) = cell_list {
-            let flat_refs = flat3(&layout.reference);
-            if scratch.refs_host != layout.reference || scratch.refs.is_none() {
-                scratch.refs = Some(up(&flat_refs)?);
-                scratch.refs_host = layout.reference.clone();
+            if scratch.refs_asked != sphere_points || scratch.refs.is_none() {
+                let reference = reference_sphere(sphere_points);
+                scratch.refs = Some(up(&flat3(&reference))?);
+                scratch.refs_asked = sphere_points;
+                scratch.refs_len = reference.len();
             }
-            let nref = layout.reference.len() as i32;
-            let reach = ((2.0 * (layout.rmax_atom + probe)) / layout.cell).ceil().max(1.0) as i32;
+            let nref = scratch.refs_len as i32;
+            let reach = ((2.0 * (rmax_atom + probe)) / sas_cell).ceil().max(1.0) as i32;
             let cell_start = stream.clone_htod(&cl.start).map_err(drv("upload"))?;
             let cell_atoms = stream.clone_htod(&cl.atoms).map_err(drv("upload"))?;
             let mut count = stream.alloc_zeros::<u64>(1).map_err(drv("device allocation"))?;
             let mut overflow = stream.alloc_zeros::<i32>(1).map_err(drv("device allocation"))?;
             let mut cap = scratch.sas.as_ref().map_or(0, |s| s.len() / 3);
             if cap == 0 {
-                cap = (marked.len() * layout.reference.len() / 4).max(1024);
+                cap = (marked.len() * scratch.refs_len / 4).max(1024);
                 scratch.sas = Some(stream.alloc_zeros::<f64>(3 * cap).map_err(drv("device allocation"))?);
             }
             let n_atoms_i = n_atoms as i32;
@@ -421,7 +425,7 @@ impl CudaPbSolver {
                     .arg(&cl.key0[0])
                     .arg(&cl.key0[1])
                     .arg(&cl.key0[2])
-                    .arg(&layout.cell)
+                    .arg(&sas_cell)
                     .arg(&reach)
                     .arg(&probe)
                     .arg(&TINY_RADIUS_ANGSTROM)
