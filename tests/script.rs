@@ -569,3 +569,120 @@ fn orbitfield_run_headless_writes_what_the_script_asks_and_reports_a_failing_lin
         )
     );
 }
+
+#[test]
+fn measure_rmsd_fit_superposes_the_selection_first() {
+    // Two models of 30 atoms: the second is the first turned about a random axis, moved, and
+    // jostled by known offsets (centred, so the motion that undoes the turn leaves them alone).
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(3, |d| d.as_nanos() as u64);
+    let mut state = seed | 1;
+    let mut rnd = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let n = 30;
+    let first: Vec<[f64; 3]> = (0..n).map(|_| [0; 3].map(|_| 20.0 * rnd() - 10.0)).collect();
+    let mut jostle: Vec<[f64; 3]> = (0..n).map(|_| [0; 3].map(|_| 0.6 * rnd() - 0.3)).collect();
+    let mean: [f64; 3] = std::array::from_fn(|k| jostle.iter().map(|d| d[k]).sum::<f64>() / n as f64);
+    for d in &mut jostle {
+        for k in 0..3 {
+            d[k] -= mean[k];
+        }
+    }
+    // Rodrigues' rotation by angle a about unit axis u.
+    let u = {
+        let v = [0; 3].map(|_| rnd() - 0.5);
+        let l = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        v.map(|x| x / l)
+    };
+    let a = 0.5 + 2.0 * rnd();
+    let turn = |p: [f64; 3]| -> [f64; 3] {
+        let (c, s) = (a.cos(), a.sin());
+        let dot = u[0] * p[0] + u[1] * p[1] + u[2] * p[2];
+        let cross = [
+            u[1] * p[2] - u[2] * p[1],
+            u[2] * p[0] - u[0] * p[2],
+            u[0] * p[1] - u[1] * p[0],
+        ];
+        std::array::from_fn(|k| p[k] * c + cross[k] * s + u[k] * dot * (1.0 - c))
+    };
+    let shift = [5.0, -3.0, 7.5];
+    let second: Vec<[f64; 3]> = first
+        .iter()
+        .zip(&jostle)
+        .map(|(p, d)| {
+            let q = turn(*p);
+            std::array::from_fn(|k| q[k] + shift[k] + turn(*d)[k])
+        })
+        .collect();
+    let rms = |a: &[[f64; 3]], b: &[[f64; 3]]| {
+        (a.iter()
+            .zip(b)
+            .map(|(p, q)| (0..3).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>())
+            .sum::<f64>()
+            / a.len() as f64)
+            .sqrt()
+    };
+    let jostle_rms = (jostle.iter().map(|d| d.iter().map(|x| x * x).sum::<f64>()).sum::<f64>() / n as f64).sqrt();
+    let as_they_stand = rms(&first, &second);
+    let dir = tempfile::tempdir().unwrap();
+    let mut pdb = String::new();
+    for (m, model) in [&first, &second].iter().enumerate() {
+        pdb += &format!("MODEL     {:>4}\n", m + 1);
+        for (i, p) in model.iter().enumerate() {
+            pdb += &format!(
+                "ATOM  {:>5}  CA  ALA A{:>4}    {:8.3}{:8.3}{:8.3}  1.00  0.00           C\n",
+                i + 1,
+                i + 1,
+                p[0],
+                p[1],
+                p[2]
+            );
+        }
+        pdb += "ENDMDL\n";
+    }
+    pdb += "END\n";
+    std::fs::write(dir.path().join("two.pdb"), pdb).unwrap();
+    let script_path = dir.path().join("rmsd.ofc");
+    std::fs::write(
+        &script_path,
+        "open two.pdb\nframe 1\nmeasure rmsd name CA reference 0\nmeasure rmsd name CA reference 0 fit\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["run", "--headless"])
+        .arg(&script_path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let value = |prefix: &str| -> f64 {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no '{prefix}' in {stdout}"));
+        line.rsplit(": ")
+            .next()
+            .unwrap()
+            .trim_end_matches(" A")
+            .parse()
+            .unwrap()
+    };
+    let plain = value("rmsd of 'name CA' to frame 0: ");
+    let fitted = value("rmsd of 'name CA' to frame 0, superposed: ");
+    // The PDB's three decimals move each coordinate by up to 5e-4 A.
+    assert!(
+        (plain - as_they_stand).abs() < 2e-3,
+        "seed {seed}: {plain} A, want {as_they_stand}"
+    );
+    // The known motion leaves the jostle; the best one can only do better, and not by much.
+    assert!(
+        fitted <= jostle_rms + 2e-3 && fitted > 0.5 * jostle_rms,
+        "seed {seed}: {fitted} A after superposing, jostled by {jostle_rms} A"
+    );
+    assert!(plain > 10.0 * fitted, "seed {seed}: {plain} A as they stand");
+}

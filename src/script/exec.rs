@@ -245,10 +245,15 @@ impl<'a> Runner<'a> {
                 self.output.push(format!("'{sel}' selects {n} atoms"));
                 Ok(())
             }
-            Plan::Rmsd { selection, reference } => {
-                let value = self.rmsd(&selection, reference).map_err(fail)?;
+            Plan::Rmsd {
+                selection,
+                reference,
+                fit,
+            } => {
+                let value = self.rmsd(&selection, reference, fit).map_err(fail)?;
+                let how = if fit { ", superposed" } else { "" };
                 self.output
-                    .push(format!("rmsd of '{selection}' to frame {reference}: {value:.4} A"));
+                    .push(format!("rmsd of '{selection}' to frame {reference}{how}: {value:.4} A"));
                 Ok(())
             }
             Plan::SaveImage(request) => {
@@ -345,7 +350,9 @@ impl<'a> Runner<'a> {
         s.indices(&doc.structure, Some(&doc.frame)).len()
     }
 
-    fn rmsd(&mut self, sel: &str, reference: usize) -> Result<f64, String> {
+    /// The RMSD of `sel` between the current frame and frame `reference`, after the best rigid
+    /// superposition of the selection when `fit` (`model::qm_region::superpose`).
+    fn rmsd(&mut self, sel: &str, reference: usize, fit: bool) -> Result<f64, String> {
         let parsed = crate::model::select::Selection::parse(sel).map_err(|e| e.message)?;
         let doc = self.state.document_mut().ok_or("nothing is open")?;
         let atoms = parsed.indices(&doc.structure, Some(&doc.frame));
@@ -353,6 +360,19 @@ impl<'a> Runner<'a> {
             return Err(format!("rmsd: '{sel}' picks no atoms"));
         }
         let other = doc.trajectory.frame(reference).map_err(|e| e.to_string())?;
+        if fit {
+            let pick = |f: &[[f32; 3]]| -> Vec<[f64; 3]> {
+                atoms
+                    .iter()
+                    .filter_map(|&i| f.get(i as usize))
+                    .map(|p| p.map(f64::from))
+                    .collect()
+            };
+            let (here, there) = (pick(&doc.frame.positions_angstrom), pick(&other.positions_angstrom));
+            return crate::model::qm_region::superpose(&here, &there)
+                .map(|(_, rmsd)| rmsd)
+                .ok_or_else(|| format!("rmsd: '{sel}' has coordinates that cannot be superposed"));
+        }
         let mut sum = 0.0f64;
         for &i in &atoms {
             let (a, b) = (

@@ -35,6 +35,8 @@ pub enum Plan {
     Rmsd {
         selection: String,
         reference: usize,
+        /// After the best rigid superposition of the selection (Kabsch), not as the frames stand.
+        fit: bool,
     },
 }
 
@@ -587,7 +589,11 @@ fn measure(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                     format!("reference frame {reference}: the document has {} frames", doc.n_frames),
                 ));
             }
-            Ok(Plan::Rmsd { selection, reference })
+            Ok(Plan::Rmsd {
+                selection,
+                reference,
+                fit: p.flag("fit"),
+            })
         }
         "clear" => Ok(Plan::Commands(vec![Command::ClearMeasurements])),
         "delete" => {

@@ -454,8 +454,14 @@ pub const VERBS: &[Verb] = &[
             form(
                 &["rmsd"],
                 &[opt_arg("selection", Kind::Selection, "the atoms (default all)")],
-                &[opt("reference", Kind::Int, "the reference frame (default 0)")],
-                "The RMSD in Angstrom of the selection's atoms between the current frame and the reference, without fitting; reported, not drawn.",
+                &[
+                    opt("reference", Kind::Int, "the reference frame (default 0)"),
+                    flag(
+                        "fit",
+                        "after the best rigid superposition of the selection (Kabsch), as VMD's RMSD tool and MDAnalysis's rms.rmsd(superposition=True) report it",
+                    ),
+                ],
+                "The RMSD in Angstrom of the selection's atoms between the current frame and the reference: as the frames stand, or with `fit` after superposing them; reported, not drawn.",
             ),
             form(
                 &["delete"],
