@@ -317,12 +317,15 @@ fn main() {
     );
     run_device(&mut solver, &adk[0], &fine, "frame 0, cold, stages timed", Warm::None);
     solver.set_stage_timing(false);
-    // The V-cycle's coefficients in float32 or half precision; each correction's aim.
-    for half in [false, true] {
-        solver.set_half_precision(half);
+    // The V-cycle's coefficients in float32 or packed in one byte each; each correction's aim.
+    for packed in [false, true] {
+        solver.set_packed_coefficients(packed);
         for margin in [0.03, 0.1, 0.3] {
             solver.set_correction_margin(margin);
-            let tag = format!("{} coefficients, margin {margin}", if half { "half" } else { "f32" });
+            let tag = format!(
+                "{} coefficients, margin {margin}",
+                if packed { "one-byte" } else { "f32" }
+            );
             run_device(
                 &mut solver,
                 &adk[0],
@@ -353,7 +356,7 @@ fn main() {
             &mut solver,
             &adk[0],
             &fine,
-            &format!("frame 0, cold, half, margin 0.3, {sweeps} sweeps"),
+            &format!("frame 0, cold, one-byte, margin 0.3, {sweeps} sweeps"),
             Warm::None,
         );
     }
@@ -361,14 +364,14 @@ fn main() {
         &mut solver,
         &big[0],
         &big_lattice,
-        "100k, frame 0, half, margin 0.3",
+        "100k, frame 0, one-byte, margin 0.3",
         Warm::None,
     );
     run_device(
         &mut solver,
         &big[1],
         &big_lattice,
-        "100k, frame 1, half, margin 0.3",
+        "100k, frame 1, one-byte, margin 0.3",
         Warm::Previous,
     );
     // The previous default tolerance (1e-7) beside APBS's 1e-6.

@@ -22,9 +22,10 @@
 //! device, so each iteration (operator, update, V-cycle, dot products) is captured once per lattice,
 //! spacing and sweep count as a CUDA graph and replayed, with one read of its sums by the host
 //! (`cg`; `set_graphs(false)` launches it kernel by kernel; a capture that fails falls back to
-//! that). The V-cycle smooths on the levels' coefficients rounded to half precision and packed
-//! per point (`pb_pack`; float32 with `set_half_precision(false)`, or when a dielectric or kbar^2
-//! lies outside [1e-2, 1e4]): a fixed symmetric positive preconditioner reading half the bytes;
+//! that). The V-cycle smooths on the levels' coefficients coded in one byte each and packed per
+//! point (`pb_pack`; float32 with `set_packed_coefficients(false)`, or when a dielectric lies outside
+//! [0.5, 256] or kbar^2 outside 0 and [2^-20, 2^14]): a fixed symmetric positive preconditioner
+//! reading a quarter of the bytes;
 //! the operator of the iterations stays float32 and the residual corrections float64.
 //! Every device buffer is filled with NaN when allocated and the solution must come back finite, so
 //! a kernel that writes nothing cannot pass as a potential. The nonlinear form is the CPU engine's.
@@ -69,7 +70,7 @@ pub use crate::compute::pb::refinement::CORRECTION_MARGIN as DEFAULT_MARGIN;
 const ONE_BLOCK_POINTS: usize = 32 * 32 * 32;
 /// Device bytes per lattice point at the finest level (float64: iterate, source, boundary, three
 /// dielectrics, kbar^2; float32: three dielectrics, kbar^2, V-cycle right side, iterate and residual,
-/// correction, search direction and its image; the packed half-precision coefficients), coarse levels
+/// correction, search direction and its image; the packed one-byte coefficients), coarse levels
 /// taking at most a seventh more.
 pub const DEVICE_BYTES_PER_POINT: u64 = 7 * 8 + 10 * 4 + 8 + 15;
 
@@ -206,8 +207,8 @@ struct Level {
     b: CudaSlice<f32>,
     x: CudaSlice<f32>,
     t: CudaSlice<f32>,
-    /// (ex, ey, ez, k2) of each point in half precision, 8 bytes per point (`pb_pack`).
-    pk: CudaSlice<u16>,
+    /// (ex, ey, ez, k2) of each point coded in one byte each, 4 bytes per point (`pb_pack`).
+    pk: CudaSlice<u32>,
     /// The buffers' addresses, for the inner loop's launches.
     ptrs: raw::Ptrs,
 }
@@ -353,10 +354,10 @@ pub struct CudaPbSolver {
     staging: Option<PinnedHostSlice<f64>>,
     /// Time each stage of the device maps (`PbDeviceStats::map_stages_s`).
     stage_timing: bool,
-    /// The V-cycle may read half-precision coefficients (when the problem's values fit them).
-    half_allowed: bool,
+    /// The V-cycle may read packed one-byte coefficients (when the problem's values fit them).
+    packed_allowed: bool,
     /// The current solve's V-cycle reads them.
-    half: bool,
+    packed: bool,
     /// Each float32 correction aims at this fraction of what the tolerance still asks (float32
     /// recurrences overstate their progress a little; too small a fraction solves past the tolerance).
     margin: f64,
@@ -408,8 +409,8 @@ impl CudaPbSolver {
             map_scratch: maps::MapScratch::default(),
             staging: None,
             stage_timing: false,
-            half_allowed: true,
-            half: false,
+            packed_allowed: true,
+            packed: false,
             margin: DEFAULT_MARGIN,
         })
     }
@@ -419,10 +420,10 @@ impl CudaPbSolver {
         format!("cuda:{} {}", self.engine.ordinal(), self.engine.device_name())
     }
 
-    /// Lets the V-cycle read its coefficients in half precision (the default; `false` keeps float32,
+    /// Lets the V-cycle read its coefficients packed in one byte each (the default; `false` keeps float32,
     /// for comparisons).
-    pub fn set_half_precision(&mut self, on: bool) {
-        self.half_allowed = on;
+    pub fn set_packed_coefficients(&mut self, on: bool) {
+        self.packed_allowed = on;
     }
 
     /// Sets the fraction of the remaining reduction each float32 correction aims at (in (0, 1]).
@@ -538,7 +539,7 @@ impl CudaPbSolver {
                 t: self.alloc32(m)?,
                 pk: self
                     .stream
-                    .alloc_zeros::<u16>(4 * m.max(1))
+                    .alloc_zeros::<u32>(m.max(1))
                     .map_err(drv("device allocation"))?,
                 ptrs: raw::Ptrs::default(),
             };
@@ -801,13 +802,14 @@ impl CudaPbSolver {
             // SAFETY: as above.
             unsafe { l.launch(cfg3(c.dims)) }.map_err(drv("pb_coarsen_k2"))?;
         }
-        // The V-cycle's half-precision coefficients, where every value fits them with room to spare
-        // (dielectrics and kbar^2 in [1e-2, 1e4]; kbar^2 may be 0).
-        let fits = |v: f64| (1e-2..=1e4).contains(&v);
+        // The V-cycle's one-byte coefficients, where every value lies in their ranges (`pb_pack`:
+        // dielectrics in [0.5, 256], kbar^2 0 or in [2^-20, 2^14]; coarse values lie between fine ones).
+        let eps_fits = |v: f64| (0.5..=256.0).contains(&v);
         let kbar2 = params.eps_out * params.kappa2_per_angstrom2();
-        let half = self.half_allowed && fits(params.eps_in) && fits(params.eps_out) && (kbar2 == 0.0 || fits(kbar2));
-        self.half = half;
-        if half {
+        let k2_fits = kbar2 == 0.0 || (2f64.powi(-20)..=2f64.powi(14)).contains(&kbar2);
+        let packed = self.packed_allowed && eps_fits(params.eps_in) && eps_fits(params.eps_out) && k2_fits;
+        self.packed = packed;
+        if packed {
             let b = self.bufs()?;
             let count = b.levels.len();
             for lv in b.levels.iter_mut().take(count.saturating_sub(1)) {
@@ -820,7 +822,7 @@ impl CudaPbSolver {
                     .arg(&lv.k2)
                     .arg(&mut lv.pk)
                     .arg(&m64);
-                // SAFETY: m floats in each, 4 m halves out.
+                // SAFETY: m floats in each, m 32-bit words out.
                 unsafe { l.launch(cfg1(m)) }.map_err(drv("pb_pack"))?;
             }
         }

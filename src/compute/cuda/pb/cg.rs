@@ -23,13 +23,13 @@ use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
 /// What a captured graph was recorded for: the sweeps, the finest 1/h^2 (bits), whether the V-cycle
-/// reads half-precision coefficients, its over-relaxation (bits), and the preconditioner.
+/// reads packed one-byte coefficients, its over-relaxation (bits), and the preconditioner.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct GraphKey {
     sweeps: usize,
     fine_sweeps: usize,
     ih2_bits: u32,
-    half: bool,
+    packed: bool,
     omega_bits: u32,
     jacobi: bool,
 }
@@ -64,8 +64,8 @@ fn enqueue_precondition(
         // every point of z.
         return unsafe { raw::launch(stream, &k.jacobi, cfg3r(dims), &mut args, "pb_jacobi") };
     }
-    // With half-precision coefficients and a coarse level, the V-cycle's last sweep sums r.z.
-    let fused = cy.half && levels.len() > 1;
+    // With packed coefficients and a coarse level, the V-cycle's last sweep sums r.z.
+    let fused = cy.packed && levels.len() > 1;
     vcycle(stream, k, levels, 0, cy, fused.then_some(rz))?;
     if fused {
         return Ok(());
@@ -157,7 +157,7 @@ impl CudaPbSolver {
         let cy = Cycle {
             fine_sweeps: self.fine_sweeps.unwrap_or(self.sweeps),
             sweeps: self.sweeps,
-            half: self.half,
+            packed: self.packed,
             omega: self.omega,
         };
         let mut graphs = self.graphs;
@@ -171,7 +171,7 @@ impl CudaPbSolver {
             sweeps: cy.sweeps,
             fine_sweeps: cy.fine_sweeps,
             ih2_bits: ih2.to_bits(),
-            half: cy.half,
+            packed: cy.packed,
             omega_bits: cy.omega.to_bits(),
             jacobi,
         };

@@ -21,13 +21,13 @@ pub fn level_dims(dims: [usize; 3]) -> Vec<[usize; 3]> {
 }
 
 /// How a V-cycle smooths: Gauss-Seidel sweeps each way at the finest level and below it, whether
-/// every level but the coarsest reads its half-precision coefficients, and the sweeps'
+/// every level but the coarsest reads its packed one-byte coefficients, and the sweeps'
 /// over-relaxation (1: plain Gauss-Seidel).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Cycle {
     pub fine_sweeps: usize,
     pub sweeps: usize,
-    pub half: bool,
+    pub packed: bool,
     pub omega: f32,
 }
 
@@ -43,11 +43,11 @@ pub(super) fn smooth(
     k: &Kernels,
     lv: &Level,
     colour: i32,
-    half: bool,
+    packed: bool,
     omega: f32,
 ) -> Result<(), PbError> {
     let p = lv.ptrs;
-    if half {
+    if packed {
         let mut args = raw_args![
             p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, colour, omega
         ];
@@ -64,9 +64,9 @@ pub(super) fn smooth(
 
 /// The symmetric V-cycle from level `at`: x = M b with x starting at zero (red then black before
 /// the coarse correction, black then red after it; the coarsest level by symmetric sweeps), smoothing
-/// as `cy` says. With `cy.half`, every level but the coarsest smooths and forms its residual on its half-precision packed
+/// as `cy` says. With `cy.packed`, every level but the coarsest smooths and forms its residual on its packed one-byte
 /// coefficients (`pb_smooth_h`, `pb_mg_residual_h`). With `dot`, the finest level's last half sweep also adds b . x to the double there (only
-/// with `half` and below the coarsest level: the caller sums it otherwise).
+/// with `packed` and below the coarsest level: the caller sums it otherwise).
 pub(super) fn vcycle(
     stream: &Arc<CudaStream>,
     k: &Kernels,
@@ -79,7 +79,7 @@ pub(super) fn vcycle(
     let Some(lv) = levels.get(at) else {
         return Err(PbError::Device("no multigrid level".into()));
     };
-    let (sweeps, half) = (cy.sweeps_at(at), cy.half);
+    let (sweeps, packed) = (cy.sweeps_at(at), cy.packed);
     let p = lv.ptrs;
     // SAFETY: x holds the level's n floats.
     unsafe { raw::zero(stream, p.x, 4 * lv.n()) }?;
@@ -109,10 +109,10 @@ pub(super) fn vcycle(
         return Err(PbError::Device("no coarse level".into()));
     };
     for _ in 0..sweeps {
-        smooth(stream, k, lv, 0, half, cy.omega)?;
-        smooth(stream, k, lv, 1, half, cy.omega)?;
+        smooth(stream, k, lv, 0, packed, cy.omega)?;
+        smooth(stream, k, lv, 1, packed, cy.omega)?;
     }
-    if half {
+    if packed {
         let mut args = raw_args![p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, p.t];
         // SAFETY: pb_mg_residual_h's parameters; reads the 7-point neighbourhoods of interior points,
         // writes every point of t.
@@ -145,9 +145,9 @@ pub(super) fn vcycle(
         unsafe { raw::launch(stream, &k.prolong_add, cfg3(lv.dims), &mut args, "pb_prolong_add") }?;
     }
     for s in 0..sweeps {
-        smooth(stream, k, lv, 1, half, cy.omega)?;
+        smooth(stream, k, lv, 1, packed, cy.omega)?;
         match dot {
-            Some(acc) if half && s + 1 == sweeps => {
+            Some(acc) if packed && s + 1 == sweeps => {
                 // The last half sweep also sums b . x into `acc`.
                 let (colour, omega) = (0i32, cy.omega);
                 let mut args = raw_args![
@@ -164,7 +164,7 @@ pub(super) fn vcycle(
                     )
                 }?;
             }
-            _ => smooth(stream, k, lv, 0, half, cy.omega)?,
+            _ => smooth(stream, k, lv, 0, packed, cy.omega)?,
         }
     }
     Ok(())

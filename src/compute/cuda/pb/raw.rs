@@ -32,7 +32,7 @@ pub(super) struct Ptrs {
     pub b: Addr,
     pub x: Addr,
     pub t: Addr,
-    /// The half-precision packed coefficients (`pb_pack`).
+    /// The packed one-byte coefficients (`pb_pack`).
     pub pk: Addr,
 }
 
