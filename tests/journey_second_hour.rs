@@ -34,8 +34,8 @@
 //!   `set cell off`) and shown again; it could not be hidden at all.
 //! - The solvated AdK opens whole: its eight residues in pieces across the box are joined by whole
 //!   box vectors, and a warning says so once; "Whole molecules" in the View section (or `set whole
-//!   off`) shows the coordinates as written, with the bonds that span the box left undrawn (they
-//!   were drawn as 80 A sticks through the water).
+//!   off`) shows the coordinates as written, with the bonds that span the box left undrawn (drawn,
+//!   they would be sticks across the whole box).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -405,6 +405,16 @@ fn the_rdf_panel_says_which_selection_is_around_which() {
     type_command(&mut harness, "rdf cancel");
 }
 
+/// Opens the left panel's "View" section (the menu bar has a "View" of its own, further up).
+fn open_view_section(harness: &mut egui_kittest::Harness<'static, AppState>) {
+    harness
+        .get_all_by_label("View")
+        .max_by(|a, b| a.rect().min.y.total_cmp(&b.rect().min.y))
+        .unwrap()
+        .click();
+    harness.run();
+}
+
 #[test]
 fn a_periodic_boxs_unit_cell_can_be_hidden_and_shown_again() {
     let dir = tempfile::tempdir().unwrap();
@@ -430,13 +440,7 @@ fn a_periodic_boxs_unit_cell_can_be_hidden_and_shown_again() {
     let with_box = harness.state().view.lines.len();
     assert!(harness.state().settings.show_cell);
     assert!(with_box >= 24, "{with_box} line vertices with the box shown");
-    // The left panel's "View" section (the menu bar has a "View" of its own, further up).
-    harness
-        .get_all_by_label("View")
-        .max_by(|a, b| a.rect().min.y.total_cmp(&b.rect().min.y))
-        .unwrap()
-        .click();
-    harness.run();
+    open_view_section(&mut harness);
     harness.get_by_label("Unit cell").click();
     harness.run();
     harness.run();
@@ -528,12 +532,7 @@ fn a_protein_written_in_pieces_across_its_box_is_made_whole_and_can_be_shown_as_
     let longest = longest_drawn_bond(harness.state());
     assert!(longest > 0.5 && longest < 2.6, "longest bond drawn {longest} A");
     // The View section's checkbox shows the coordinates as the file wrote them.
-    harness
-        .get_all_by_label("View")
-        .max_by(|a, b| a.rect().min.y.total_cmp(&b.rect().min.y))
-        .unwrap()
-        .click();
-    harness.run();
+    open_view_section(&mut harness);
     let panel: egui::Rect = harness
         .ctx
         .data(|d| d.get_temp(egui::Id::unique("second_hour_left_panel")))

@@ -512,6 +512,17 @@ fn in_the_window_a_script_waits_for_the_view_before_saving_an_image() {
     assert_eq!(state.document().unwrap().frame_index, 3);
 }
 
+/// Runs `orbitfield run --headless SCRIPT`, asserts that it succeeded, and returns what it printed.
+fn run_headless_ok(script: &Path) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["run", "--headless"])
+        .arg(script)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn orbitfield_run_headless_writes_what_the_script_asks_and_reports_a_failing_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -528,13 +539,7 @@ fn orbitfield_run_headless_writes_what_the_script_asks_and_reports_a_failing_lin
         ),
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
-        .args(["run", "--headless"])
-        .arg(&script_path)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = run_headless_ok(&script_path);
     assert!(stdout.contains("rmsd of 'name CA' to frame 10: 0.0000 A"), "{stdout}");
     let pdb = std::fs::read_to_string(dir.path().join("first.pdb")).unwrap();
     assert_eq!(pdb.matches("MODEL").count(), 2, "two frames");
@@ -653,13 +658,7 @@ fn measure_rmsd_fit_superposes_the_selection_first() {
         "open two.pdb\nframe 1\nmeasure rmsd name CA reference 0\nmeasure rmsd name CA reference 0 fit\n",
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
-        .args(["run", "--headless"])
-        .arg(&script_path)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = run_headless_ok(&script_path);
     let value = |prefix: &str| -> f64 {
         let line = stdout
             .lines()

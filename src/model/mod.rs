@@ -8,6 +8,8 @@ pub mod bonds;
 pub mod cell;
 pub mod element;
 pub mod field;
+#[cfg(test)]
+pub(crate) mod fresh;
 pub mod grid;
 pub mod name;
 pub mod overlap;

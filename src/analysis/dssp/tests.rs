@@ -1,6 +1,7 @@
 //! Unit tests of `dssp`.
 
 use super::*;
+use crate::model::fresh::{Mix, seed};
 
 #[test]
 fn codes_round_trip() {
@@ -25,31 +26,6 @@ fn energy_of_a_typical_bond_and_its_floor() {
     assert!(e < MAX_HBOND_ENERGY);
     // Coincident atoms: the floor.
     assert_eq!(hbond_energy(h, n, c, h), MIN_HBOND_ENERGY);
-}
-
-/// A small deterministic generator for fresh inputs (splitmix64).
-struct Mix(u64);
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [lo, hi).
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn point(&mut self, scale: f64) -> [f32; 3] {
-        [0; 3].map(|_| self.uniform(-scale, scale) as f32)
-    }
-}
-
-fn seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64)
 }
 
 /// The scalar formula as mkdssp writes it, one distance and one quotient at a time.
