@@ -89,11 +89,12 @@ extern "C" __global__ void pb_add_correction(double* __restrict__ u, const float
     if (p < n) u[p] += (double)e[p];
 }
 
-// y = A x at the interior points (0 on the faces); acc[0] += x . y.
-extern "C" __global__ void __launch_bounds__(PB_THREADS)
-pb_apply(const float* __restrict__ ex, const float* __restrict__ ey, const float* __restrict__ ez,
-         const float* __restrict__ k2, int nx, int ny, int nz, float ih2, const float* __restrict__ x,
-         float* __restrict__ y, double* acc) {
+// y = A x at the interior points (0 on the faces); acc[0] += x . y (summed in double). In float32 for
+// the conjugate-gradient corrections (`pb_apply`), in double for the final polish (`pb_apply_d`).
+template <typename T>
+__device__ __forceinline__ void pb_apply_t(const T* __restrict__ ex, const T* __restrict__ ey, const T* __restrict__ ez,
+                                           const T* __restrict__ k2, int nx, int ny, int nz, T ih2,
+                                           const T* __restrict__ x, T* __restrict__ y, double* acc) {
     const int i = blockIdx.x * PB_BX + threadIdx.x;
     const int j = blockIdx.y * PB_BY + threadIdx.y;
     double xy = 0.0;
@@ -102,18 +103,32 @@ pb_apply(const float* __restrict__ ex, const float* __restrict__ ey, const float
             const long long pl = (long long)nx * ny;
             const long long p = i + (long long)nx * j + pl * k;
             if (pb_interior(i, j, k, nx, ny, nz)) {
-                const float xp = x[p];
-                const float s = ex[p] * (xp - x[p + 1]) + ex[p - 1] * (xp - x[p - 1]) + ey[p] * (xp - x[p + nx]) +
-                                ey[p - nx] * (xp - x[p - nx]) + ez[p] * (xp - x[p + pl]) + ez[p - pl] * (xp - x[p - pl]);
-                const float v = s * ih2 + k2[p] * xp;
+                const T xp = x[p];
+                const T s = ex[p] * (xp - x[p + 1]) + ex[p - 1] * (xp - x[p - 1]) + ey[p] * (xp - x[p + nx]) +
+                            ey[p - nx] * (xp - x[p - nx]) + ez[p] * (xp - x[p + pl]) + ez[p - pl] * (xp - x[p - pl]);
+                const T v = s * ih2 + k2[p] * xp;
                 y[p] = v;
                 xy += (double)xp * (double)v;
             } else {
-                y[p] = 0.f;
+                y[p] = T(0);
             }
         }
     }
     pb_block_add(xy, acc);
+}
+
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_apply(const float* __restrict__ ex, const float* __restrict__ ey, const float* __restrict__ ez,
+         const float* __restrict__ k2, int nx, int ny, int nz, float ih2, const float* __restrict__ x,
+         float* __restrict__ y, double* acc) {
+    pb_apply_t(ex, ey, ez, k2, nx, ny, nz, ih2, x, y, acc);
+}
+
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_apply_d(const double* __restrict__ ex, const double* __restrict__ ey, const double* __restrict__ ez,
+           const double* __restrict__ k2, int nx, int ny, int nz, double ih2, const double* __restrict__ x,
+           double* __restrict__ y, double* acc) {
+    pb_apply_t(ex, ey, ez, k2, nx, ny, nz, ih2, x, y, acc);
 }
 
 // x += alpha p, r -= alpha q, acc[0] += |r|^2, with alpha = rz / pq read from the device (no host round
@@ -154,17 +169,18 @@ pb_dot(const float* __restrict__ a, const float* __restrict__ b, long long n, do
     pb_block_add(s, acc);
 }
 
-__device__ __forceinline__ float pb_diag(const float* __restrict__ ex, const float* __restrict__ ey,
-                                         const float* __restrict__ ez, const float* __restrict__ k2, long long p,
-                                         int nx, long long pl, float ih2) {
+template <typename T>
+__device__ __forceinline__ T pb_diag(const T* __restrict__ ex, const T* __restrict__ ey, const T* __restrict__ ez,
+                                     const T* __restrict__ k2, long long p, int nx, long long pl, T ih2) {
     return (ex[p] + ex[p - 1] + ey[p] + ey[p - nx] + ez[p] + ez[p - pl]) * ih2 + k2[p];
 }
 
-// z = r / diag(A) at the interior points (0 on the faces); acc[0] += r . z.
-extern "C" __global__ void __launch_bounds__(PB_THREADS)
-pb_jacobi(const float* __restrict__ ex, const float* __restrict__ ey, const float* __restrict__ ez,
-          const float* __restrict__ k2, int nx, int ny, int nz, float ih2, const float* __restrict__ r,
-          float* __restrict__ z, double* acc) {
+// z = r / diag(A) at the interior points (0 on the faces); acc[0] += r . z (summed in double). In
+// float32 (`pb_jacobi`) and in double for the final polish (`pb_jacobi_d`).
+template <typename T>
+__device__ __forceinline__ void pb_jacobi_t(const T* __restrict__ ex, const T* __restrict__ ey, const T* __restrict__ ez,
+                                            const T* __restrict__ k2, int nx, int ny, int nz, T ih2,
+                                            const T* __restrict__ r, T* __restrict__ z, double* acc) {
     const int i = blockIdx.x * PB_BX + threadIdx.x;
     const int j = blockIdx.y * PB_BY + threadIdx.y;
     double rz = 0.0;
@@ -173,15 +189,29 @@ pb_jacobi(const float* __restrict__ ex, const float* __restrict__ ey, const floa
             const long long pl = (long long)nx * ny;
             const long long p = i + (long long)nx * j + pl * k;
             if (pb_interior(i, j, k, nx, ny, nz)) {
-                const float v = r[p] / pb_diag(ex, ey, ez, k2, p, nx, pl, ih2);
+                const T v = r[p] / pb_diag(ex, ey, ez, k2, p, nx, pl, ih2);
                 z[p] = v;
                 rz += (double)r[p] * (double)v;
             } else {
-                z[p] = 0.f;
+                z[p] = T(0);
             }
         }
     }
     pb_block_add(rz, acc);
+}
+
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_jacobi(const float* __restrict__ ex, const float* __restrict__ ey, const float* __restrict__ ez,
+          const float* __restrict__ k2, int nx, int ny, int nz, float ih2, const float* __restrict__ r,
+          float* __restrict__ z, double* acc) {
+    pb_jacobi_t(ex, ey, ez, k2, nx, ny, nz, ih2, r, z, acc);
+}
+
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_jacobi_d(const double* __restrict__ ex, const double* __restrict__ ey, const double* __restrict__ ez,
+            const double* __restrict__ k2, int nx, int ny, int nz, double ih2, const double* __restrict__ r,
+            double* __restrict__ z, double* acc) {
+    pb_jacobi_t(ex, ey, ez, k2, nx, ny, nz, ih2, r, z, acc);
 }
 
 // The relaxed update of a point: the Gauss-Seidel value v itself at omega = 1, else x + omega (v - x)
@@ -506,58 +536,6 @@ pb_residual_d(const double* __restrict__ u, const double* __restrict__ f, const 
         }
     }
     pb_block_add(rr, acc);
-}
-
-// y = A x in double at the interior points (0 on the faces); acc[0] += x . y.
-extern "C" __global__ void __launch_bounds__(PB_THREADS)
-pb_apply_d(const double* __restrict__ ex, const double* __restrict__ ey, const double* __restrict__ ez,
-           const double* __restrict__ k2, int nx, int ny, int nz, double ih2, const double* __restrict__ x,
-           double* __restrict__ y, double* acc) {
-    const int i = blockIdx.x * PB_BX + threadIdx.x;
-    const int j = blockIdx.y * PB_BY + threadIdx.y;
-    double xy = 0.0;
-    PB_Z_LOOP(k) {
-        if (i < nx && j < ny) {
-            const long long pl = (long long)nx * ny;
-            const long long p = i + (long long)nx * j + pl * k;
-            if (pb_interior(i, j, k, nx, ny, nz)) {
-                const double xp = x[p];
-                const double s = ex[p] * (xp - x[p + 1]) + ex[p - 1] * (xp - x[p - 1]) + ey[p] * (xp - x[p + nx]) +
-                                 ey[p - nx] * (xp - x[p - nx]) + ez[p] * (xp - x[p + pl]) + ez[p - pl] * (xp - x[p - pl]);
-                const double v = s * ih2 + k2[p] * xp;
-                y[p] = v;
-                xy += xp * v;
-            } else {
-                y[p] = 0.0;
-            }
-        }
-    }
-    pb_block_add(xy, acc);
-}
-
-// z = r / diag(A) in double (0 on the faces); acc[0] += r . z.
-extern "C" __global__ void __launch_bounds__(PB_THREADS)
-pb_jacobi_d(const double* __restrict__ ex, const double* __restrict__ ey, const double* __restrict__ ez,
-            const double* __restrict__ k2, int nx, int ny, int nz, double ih2, const double* __restrict__ r,
-            double* __restrict__ z, double* acc) {
-    const int i = blockIdx.x * PB_BX + threadIdx.x;
-    const int j = blockIdx.y * PB_BY + threadIdx.y;
-    double rz = 0.0;
-    PB_Z_LOOP(k) {
-        if (i < nx && j < ny) {
-            const long long pl = (long long)nx * ny;
-            const long long p = i + (long long)nx * j + pl * k;
-            if (pb_interior(i, j, k, nx, ny, nz)) {
-                const double d = (ex[p] + ex[p - 1] + ey[p] + ey[p - nx] + ez[p] + ez[p - pl]) * ih2 + k2[p];
-                const double v = r[p] / d;
-                z[p] = v;
-                rz += r[p] * v;
-            } else {
-                z[p] = 0.0;
-            }
-        }
-    }
-    pb_block_add(rz, acc);
 }
 
 // x += alpha p, r -= alpha q in double; acc[0] += |r|^2.
