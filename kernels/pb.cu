@@ -89,6 +89,16 @@ extern "C" __global__ void pb_add_correction(double* __restrict__ u, const float
     if (p < n) u[p] += (double)e[p];
 }
 
+// A kernel `name` of element type T running the stencil pass `body` (`pb_apply_t`, `pb_jacobi_t`): the
+// coefficients, the lattice, 1/h^2, an input and an output lattice, and a double accumulator.
+#define PB_STENCIL_KERNEL(name, body, T)                                                                     \
+    extern "C" __global__ void __launch_bounds__(PB_THREADS)                                                 \
+        name(const T* __restrict__ ex, const T* __restrict__ ey, const T* __restrict__ ez,                   \
+             const T* __restrict__ k2, int nx, int ny, int nz, T ih2, const T* __restrict__ in,              \
+             T* __restrict__ out, double* acc) {                                                             \
+        body(ex, ey, ez, k2, nx, ny, nz, ih2, in, out, acc);                                                 \
+    }
+
 // y = A x at the interior points (0 on the faces); acc[0] += x . y (summed in double). In float32 for
 // the conjugate-gradient corrections (`pb_apply`), in double for the final polish (`pb_apply_d`).
 template <typename T>
@@ -117,19 +127,8 @@ __device__ __forceinline__ void pb_apply_t(const T* __restrict__ ex, const T* __
     pb_block_add(xy, acc);
 }
 
-extern "C" __global__ void __launch_bounds__(PB_THREADS)
-pb_apply(const float* __restrict__ ex, const float* __restrict__ ey, const float* __restrict__ ez,
-         const float* __restrict__ k2, int nx, int ny, int nz, float ih2, const float* __restrict__ x,
-         float* __restrict__ y, double* acc) {
-    pb_apply_t(ex, ey, ez, k2, nx, ny, nz, ih2, x, y, acc);
-}
-
-extern "C" __global__ void __launch_bounds__(PB_THREADS)
-pb_apply_d(const double* __restrict__ ex, const double* __restrict__ ey, const double* __restrict__ ez,
-           const double* __restrict__ k2, int nx, int ny, int nz, double ih2, const double* __restrict__ x,
-           double* __restrict__ y, double* acc) {
-    pb_apply_t(ex, ey, ez, k2, nx, ny, nz, ih2, x, y, acc);
-}
+PB_STENCIL_KERNEL(pb_apply, pb_apply_t, float)
+PB_STENCIL_KERNEL(pb_apply_d, pb_apply_t, double)
 
 // x += alpha p, r -= alpha q, acc[0] += |r|^2, with alpha = rz / pq read from the device (no host round
 // trip): alpha is 0 when the two do not make a step (pq or rz not a positive finite number; the host
@@ -200,19 +199,8 @@ __device__ __forceinline__ void pb_jacobi_t(const T* __restrict__ ex, const T* _
     pb_block_add(rz, acc);
 }
 
-extern "C" __global__ void __launch_bounds__(PB_THREADS)
-pb_jacobi(const float* __restrict__ ex, const float* __restrict__ ey, const float* __restrict__ ez,
-          const float* __restrict__ k2, int nx, int ny, int nz, float ih2, const float* __restrict__ r,
-          float* __restrict__ z, double* acc) {
-    pb_jacobi_t(ex, ey, ez, k2, nx, ny, nz, ih2, r, z, acc);
-}
-
-extern "C" __global__ void __launch_bounds__(PB_THREADS)
-pb_jacobi_d(const double* __restrict__ ex, const double* __restrict__ ey, const double* __restrict__ ez,
-            const double* __restrict__ k2, int nx, int ny, int nz, double ih2, const double* __restrict__ r,
-            double* __restrict__ z, double* acc) {
-    pb_jacobi_t(ex, ey, ez, k2, nx, ny, nz, ih2, r, z, acc);
-}
+PB_STENCIL_KERNEL(pb_jacobi, pb_jacobi_t, float)
+PB_STENCIL_KERNEL(pb_jacobi_d, pb_jacobi_t, double)
 
 // The relaxed update of a point: the Gauss-Seidel value v itself at omega = 1, else x + omega (v - x)
 // (red-black successive over-relaxation; the same omega before and after the coarse correction, in
