@@ -785,6 +785,11 @@ fn save(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
 fn set(p: &Parsed) -> Result<Plan, Problem> {
     let value = p.text("value").unwrap_or("").trim();
     let col = p.column_of("value");
+    let on_off = |setting: &str| match value.to_ascii_lowercase().as_str() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(problem(col, format!("{setting} '{value}': on or off"))),
+    };
     let c = match p.text("setting").unwrap_or("") {
         "units" => Command::SetPotentialUnit(
             crate::app::values::PotentialDisplay::parse(value)
@@ -793,21 +798,9 @@ fn set(p: &Parsed) -> Result<Plan, Problem> {
         "model" => Command::SetEspModel(
             crate::app::esp_model::EspModel::parse(value).map_err(|e| problem(col, format!("model: {e}")))?,
         ),
-        "cell" => match value.to_ascii_lowercase().as_str() {
-            "on" => Command::ShowCell(true),
-            "off" => Command::ShowCell(false),
-            _ => return Err(problem(col, format!("cell '{value}': on or off"))),
-        },
-        "whole" => match value.to_ascii_lowercase().as_str() {
-            "on" => Command::MakeWhole(true),
-            "off" => Command::MakeWhole(false),
-            _ => return Err(problem(col, format!("whole '{value}': on or off"))),
-        },
-        "rampabove" => match value.to_ascii_lowercase().as_str() {
-            "on" => Command::SetRampAbove(true),
-            "off" => Command::SetRampAbove(false),
-            _ => return Err(problem(col, format!("rampabove '{value}': on or off"))),
-        },
+        "cell" => Command::ShowCell(on_off("cell")?),
+        "whole" => Command::MakeWhole(on_off("whole")?),
+        "rampabove" => Command::SetRampAbove(on_off("rampabove")?),
         "background" => match value.to_ascii_lowercase().as_str() {
             "dark" => Command::SetDarkBackground(true),
             "light" => Command::SetDarkBackground(false),
