@@ -395,6 +395,15 @@ fn bad_commands_name_the_problem_and_the_column_and_change_nothing() {
         (2, 6, "factor: expected a number, found 'two'")
     );
 
+    // Every on/off setting names itself and the word it was given.
+    for setting in ["cell", "whole", "rampabove"] {
+        let e = err(&format!("set {setting} maybe"));
+        assert_eq!(
+            (e.line, e.column, e.message.as_str()),
+            (1, setting.len() + 6, format!("{setting} 'maybe': on or off").as_str())
+        );
+    }
+
     // A failing script stops at its line; the failing command changes nothing.
     let mut state = script::headless_state([320, 240]);
     script::run_in(
