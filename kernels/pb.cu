@@ -53,12 +53,13 @@ extern "C" __global__ void pb_to_f32(const double* __restrict__ in, float* __res
     if (p < n) out[p] = (float)in[p];
 }
 
-// r = f - A u at the interior points in double (r stored as float, 0 on the faces);
-// acc[0] += |r|^2, acc[1] += |f|^2 over the interior.
-extern "C" __global__ void __launch_bounds__(PB_THREADS)
-pb_residual64(const double* __restrict__ u, const double* __restrict__ f, const double* __restrict__ ex,
-              const double* __restrict__ ey, const double* __restrict__ ez, const double* __restrict__ k2,
-              int nx, int ny, int nz, double ih2, float* __restrict__ r, double* acc) {
+// r = f - A u at the interior points in double, stored as R (0 on the faces); acc[0] += |r|^2 and, with
+// WITH_F, acc[1] += |f|^2 over the interior.
+template <typename R, bool WITH_F>
+__device__ __forceinline__ void pb_residual_t(const double* __restrict__ u, const double* __restrict__ f,
+                                              const double* __restrict__ ex, const double* __restrict__ ey,
+                                              const double* __restrict__ ez, const double* __restrict__ k2, int nx,
+                                              int ny, int nz, double ih2, R* __restrict__ r, double* acc) {
     const int i = blockIdx.x * PB_BX + threadIdx.x;
     const int j = blockIdx.y * PB_BY + threadIdx.y;
     double rr = 0.0, ff = 0.0;
@@ -71,16 +72,24 @@ pb_residual64(const double* __restrict__ u, const double* __restrict__ f, const 
                 const double s = ex[p] * (up - u[p + 1]) + ex[p - 1] * (up - u[p - 1]) + ey[p] * (up - u[p + nx]) +
                                  ey[p - nx] * (up - u[p - nx]) + ez[p] * (up - u[p + pl]) + ez[p - pl] * (up - u[p - pl]);
                 const double res = f[p] - (s * ih2 + k2[p] * up);
-                r[p] = (float)res;
+                r[p] = (R)res;
                 rr += res * res;
-                ff += f[p] * f[p];
+                if (WITH_F) ff += f[p] * f[p];
             } else {
-                r[p] = 0.f;
+                r[p] = R(0);
             }
         }
     }
     pb_block_add(rr, acc);
-    pb_block_add(ff, acc + 1);
+    if (WITH_F) pb_block_add(ff, acc + 1);
+}
+
+// The outer loop's residual: r stored as float (the next correction's right side), |f|^2 beside.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_residual64(const double* __restrict__ u, const double* __restrict__ f, const double* __restrict__ ex,
+              const double* __restrict__ ey, const double* __restrict__ ez, const double* __restrict__ k2,
+              int nx, int ny, int nz, double ih2, float* __restrict__ r, double* acc) {
+    pb_residual_t<float, true>(u, f, ex, ey, ez, k2, nx, ny, nz, ih2, r, acc);
 }
 
 // u += e (every point; e is zero on the faces).
@@ -504,26 +513,7 @@ extern "C" __global__ void __launch_bounds__(PB_THREADS)
 pb_residual_d(const double* __restrict__ u, const double* __restrict__ f, const double* __restrict__ ex,
               const double* __restrict__ ey, const double* __restrict__ ez, const double* __restrict__ k2,
               int nx, int ny, int nz, double ih2, double* __restrict__ r, double* acc) {
-    const int i = blockIdx.x * PB_BX + threadIdx.x;
-    const int j = blockIdx.y * PB_BY + threadIdx.y;
-    double rr = 0.0;
-    PB_Z_LOOP(k) {
-        if (i < nx && j < ny) {
-            const long long pl = (long long)nx * ny;
-            const long long p = i + (long long)nx * j + pl * k;
-            if (pb_interior(i, j, k, nx, ny, nz)) {
-                const double up = u[p];
-                const double s = ex[p] * (up - u[p + 1]) + ex[p - 1] * (up - u[p - 1]) + ey[p] * (up - u[p + nx]) +
-                                 ey[p - nx] * (up - u[p - nx]) + ez[p] * (up - u[p + pl]) + ez[p - pl] * (up - u[p - pl]);
-                const double res = f[p] - (s * ih2 + k2[p] * up);
-                r[p] = res;
-                rr += res * res;
-            } else {
-                r[p] = 0.0;
-            }
-        }
-    }
-    pb_block_add(rr, acc);
+    pb_residual_t<double, false>(u, f, ex, ey, ez, k2, nx, ny, nz, ih2, r, acc);
 }
 
 // x += alpha p, r -= alpha q in double; acc[0] += |r|^2.
