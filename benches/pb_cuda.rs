@@ -183,30 +183,43 @@ fn main() {
         for (i, a) in adk.iter().enumerate().skip(1).take(4) {
             run_device(&mut solver, a, &fine, &format!("frame {i}, warm"), Warm::Previous);
         }
-        // Sweeps at the finest level and the sweeps' over-relaxation.
-        for (fine, omega) in [(2, 1.0), (2, 1.3), (1, 1.15), (3, 1.15), (2, 1.15)] {
-            solver.set_fine_sweeps(Some(fine));
-            solver.set_over_relaxation(omega);
-            let tag = format!("{fine} fine sweeps, omega {omega}");
+        // The V-cycle's small levels launched pass by pass, or in one launch from 11^3 or 21^3.
+        for points in [0, 11 * 11 * 11, 21 * 21 * 21] {
+            solver.set_tail_points(points);
+            let tag = format!("tail from {points} points");
             run_device(
                 &mut solver,
                 &adk[0],
-                &fine_lattice(&adk[0]),
+                &fine,
                 &format!("frame 0, cold, {tag}"),
                 Warm::None,
             );
-            for (i, a) in adk.iter().enumerate().skip(1).take(2) {
+            for (i, a) in adk.iter().enumerate().skip(1).take(4) {
                 run_device(
                     &mut solver,
                     a,
-                    &fine_lattice(&adk[0]),
+                    &fine,
                     &format!("frame {i}, warm, {tag}"),
                     Warm::Previous,
                 );
             }
         }
+        solver.set_tail_points(orbitfield::compute::cuda::pb::DEFAULT_TAIL_POINTS);
+        // One sweep each way below the finest level (two at the finest).
+        solver.set_sweeps(1);
+        solver.set_fine_sweeps(Some(2));
+        run_device(&mut solver, &adk[0], &fine, "frame 0, cold, 1 coarse sweep", Warm::None);
+        for (i, a) in adk.iter().enumerate().skip(1).take(4) {
+            run_device(
+                &mut solver,
+                a,
+                &fine,
+                &format!("frame {i}, warm, 1 coarse sweep"),
+                Warm::Previous,
+            );
+        }
+        solver.set_sweeps(orbitfield::compute::cuda::pb::DEFAULT_SWEEPS);
         solver.set_fine_sweeps(None);
-        solver.set_over_relaxation(orbitfield::compute::cuda::pb::DEFAULT_OMEGA);
         solver.set_stage_timing(true);
         run_device(&mut solver, &adk[0], &fine, "frame 0, cold, stages timed", Warm::None);
         run_device(

@@ -10,7 +10,8 @@
 // gradients (`pb_apply`, `pb_cg_update_s`, `pb_xpby_s`, `pb_dot`: step lengths read on the device) preconditioned by one symmetric multigrid
 // V-cycle (`pb_smooth`: red-black Gauss-Seidel, `pb_mg_residual`, `pb_restrict`: full weighting,
 // `pb_prolong_add`: trilinear; coarse coefficients by `pb_coarsen_eps` and `pb_coarsen_k2`) or by the
-// diagonal (`pb_jacobi`); the finest level's last half sweep sums r.z (`pb_smooth_h_dot`). Sweeps are
+// diagonal (`pb_jacobi`); the finest level's last half sweep sums r.z (`pb_smooth_h_dot`), a level's first
+// starts from zero without reading it (`pb_smooth_h_zero`), and the small levels run in one block (`pb_tail`). Sweeps are
 // over-relaxed by omega (`pb_relax`). Corrections are zero on the faces at every level. Dot products accumulate in
 // double, one atomicAdd per block.
 
@@ -298,6 +299,33 @@ pb_smooth_h(const unsigned int* __restrict__ pk, int nx, int ny, int nz, float i
     x[p] = pb_relax(x[p], (b[p] + s * ih2) / ((exp_ + exm + eyp + eym + ezp + ezm) * ih2 + k2p), omega);
 }
 
+// The first half sweep of a V-cycle's level, red, from x = 0, as `pb_smooth_h` gives it (every
+// neighbour 0: x = omega b / diag at the red interior points) and x = 0 at every other point, in place
+// of zeroing x and then sweeping: no read of x, one write of every point.
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_smooth_h_zero(const unsigned int* __restrict__ pk, int nx, int ny, int nz, float ih2, const float* __restrict__ b,
+                 float* __restrict__ x, float omega) {
+    const int j = blockIdx.y * PB_BY + threadIdx.y;
+    const int k = blockIdx.z * PB_BZ + threadIdx.z;
+    const int pair = blockIdx.x * PB_BX + threadIdx.x;
+    if (!(j < ny && k < nz)) return;
+    const long long pl = (long long)nx * ny;
+    const long long row = (long long)nx * j + pl * k;
+    const int i = 2 * pair + ((j + k) & 1);
+    const int o = 2 * pair + ((j + k + 1) & 1);
+    if (o < nx) x[row + o] = 0.f;
+    if (i >= nx) return;
+    const long long p = row + i;
+    if (!pb_interior(i, j, k, nx, ny, nz)) {
+        x[p] = 0.f;
+        return;
+    }
+    const unsigned int c = pk[p];
+    const float exp_ = pb_eps_of(c), eyp = pb_eps_of(c >> 8), ezp = pb_eps_of(c >> 16), k2p = pb_k2_of(c >> 24);
+    const float exm = pb_eps_of(pk[p - 1]), eym = pb_eps_of(pk[p - nx] >> 8), ezm = pb_eps_of(pk[p - pl] >> 16);
+    x[p] = pb_relax(0.f, (b[p] + 0.f * ih2) / ((exp_ + exm + eyp + eym + ezp + ezm) * ih2 + k2p), omega);
+}
+
 // As `pb_mg_residual` on the packed coefficients.
 extern "C" __global__ void __launch_bounds__(PB_THREADS)
 pb_mg_residual_h(const unsigned int* __restrict__ pk, int nx, int ny, int nz, float ih2, const float* __restrict__ b,
@@ -566,4 +594,246 @@ pb_smooth_h_dot(const unsigned int* __restrict__ pk, int nx, int ny, int nz, flo
         if (o < nx && pb_interior(o, j, k, nx, ny, nz)) bx += (double)b[row + o] * (double)x[row + o];
     }
     pb_block_add(bx, acc);
+}
+
+// One level of `pb_tail`, as the host writes it (seven 64-bit words).
+struct PbTailLevel {
+    int nx, ny, nz;
+    float ih2;
+    const unsigned int* pk;
+    const float* ex;
+    const float* ey;
+    const float* ez;
+    const float* k2;
+};
+
+// Most levels `pb_tail` takes.
+#define PB_TAIL_LEVELS 8
+
+// Shared-memory copies of the coarsest level's float coefficients, for `pb_diag` and the sweeps.
+struct PbTailCoarse {
+    const float* ex;
+    const float* ey;
+    const float* ez;
+    const float* k2;
+};
+
+// One red-black half sweep of `pb_tail` on a level whose iterate and right side are in shared memory:
+// `pb_smooth_h` (packed) or `pb_smooth` arithmetic, the block's threads striding over pairs of points.
+__device__ __forceinline__ void pb_tail_half(const PbTailLevel& L, bool packed, const float* __restrict__ b,
+                                             float* __restrict__ x, int colour, float omega) {
+    const int nx = L.nx, ny = L.ny, nz = L.nz, pl = nx * ny, hx = (nx + 1) / 2;
+    const float ih2 = L.ih2;
+    const int count = hx * ny * nz;
+    for (int q = threadIdx.x; q < count; q += blockDim.x) {
+        const int row = q / hx, k = row / ny;
+        const int j = row - k * ny;
+        const int i = 2 * (q - row * hx) + ((j + k + colour) & 1);
+        if (i >= nx || !pb_interior(i, j, k, nx, ny, nz)) continue;
+        const int p = i + nx * j + pl * k;
+        if (packed) {
+            const unsigned int c = L.pk[p];
+            const float exp_ = pb_eps_of(c), eyp = pb_eps_of(c >> 8), ezp = pb_eps_of(c >> 16), k2p = pb_k2_of(c >> 24);
+            const float exm = pb_eps_of(L.pk[p - 1]), eym = pb_eps_of(L.pk[p - nx] >> 8),
+                        ezm = pb_eps_of(L.pk[p - pl] >> 16);
+            const float s = exp_ * x[p + 1] + exm * x[p - 1] + eyp * x[p + nx] + eym * x[p - nx] + ezp * x[p + pl] +
+                            ezm * x[p - pl];
+            x[p] = pb_relax(x[p], (b[p] + s * ih2) / ((exp_ + exm + eyp + eym + ezp + ezm) * ih2 + k2p), omega);
+        } else {
+            const float *ex = L.ex, *ey = L.ey, *ez = L.ez;
+            const float s = ex[p] * x[p + 1] + ex[p - 1] * x[p - 1] + ey[p] * x[p + nx] + ey[p - nx] * x[p - nx] +
+                            ez[p] * x[p + pl] + ez[p - pl] * x[p - pl];
+            x[p] = pb_relax(x[p], (b[p] + s * ih2) / pb_diag(ex, ey, ez, L.k2, p, nx, pl, ih2), omega);
+        }
+    }
+    __syncthreads();
+}
+
+// The V-cycle from one level down to the coarsest in one block of 1024 threads, every level's iterate
+// and right side in shared memory: the same passes and arithmetic as `pb_smooth_h` / `pb_smooth`,
+// `pb_mg_residual_h` / `pb_mg_residual`, `pb_restrict`, `pb_prolong_add` and `pb_coarse_solve` (on the
+// coarsest level's coefficients copied to shared memory), launched once instead of some forty times
+// on lattices of a few thousand points, where each launch costs more than its work. Reads b of the
+// first level (`bg`), writes its x (`xg`, every point). `packed`: the levels above the coarsest read
+// their one-byte coefficients. Shared memory: x and b of every level, the first level's residual, the
+// coarsest level's four coefficient arrays (the host sizes it).
+extern "C" __global__ void __launch_bounds__(1024)
+pb_tail(const PbTailLevel* __restrict__ levels, int count, int sweeps, int packed_in, float omega, int pairs,
+        const float* __restrict__ bg, float* __restrict__ xg) {
+    extern __shared__ float pb_tail_sm[];
+    __shared__ PbTailLevel lv[PB_TAIL_LEVELS];
+    __shared__ int off[PB_TAIL_LEVELS + 1];
+    for (int l = threadIdx.x; l < count; l += blockDim.x) lv[l] = levels[l];
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int o = 0;
+        for (int l = 0; l < count; ++l) {
+            off[l] = o;
+            o += 2 * lv[l].nx * lv[l].ny * lv[l].nz;
+        }
+        off[count] = o;
+    }
+    __syncthreads();
+    const bool packed = packed_in != 0;
+    const int n0 = lv[0].nx * lv[0].ny * lv[0].nz;
+    float* t = pb_tail_sm + off[count];
+    const PbTailLevel& C = lv[count - 1];
+    const int nc = C.nx * C.ny * C.nz;
+    float* cs = t + n0;
+    const PbTailCoarse cc = {cs, cs + nc, cs + 2 * nc, cs + 3 * nc};
+    for (int p = threadIdx.x; p < n0; p += blockDim.x) {
+        pb_tail_sm[off[0] + p] = 0.f;
+        pb_tail_sm[off[0] + n0 + p] = bg[p];
+    }
+    for (int p = threadIdx.x; p < nc; p += blockDim.x) {
+        cs[p] = C.ex[p];
+        cs[nc + p] = C.ey[p];
+        cs[2 * nc + p] = C.ez[p];
+        cs[3 * nc + p] = C.k2[p];
+    }
+    __syncthreads();
+    // Down: smooth, residual, restrict (the coarse iterate starts at zero).
+    for (int l = 0; l + 1 < count; ++l) {
+        const PbTailLevel& L = lv[l];
+        const int nx = L.nx, ny = L.ny, nz = L.nz, pl = nx * ny, n = pl * nz;
+        float* x = pb_tail_sm + off[l];
+        const float* b = x + n;
+        for (int s = 0; s < sweeps; ++s) {
+            pb_tail_half(L, packed, b, x, 0, omega);
+            pb_tail_half(L, packed, b, x, 1, omega);
+        }
+        for (int p = threadIdx.x; p < n; p += blockDim.x) {
+            const int row = p / nx, k = row / ny;
+            const int i = p - row * nx, j = row - k * ny;
+            if (!pb_interior(i, j, k, nx, ny, nz)) {
+                t[p] = 0.f;
+                continue;
+            }
+            const float xp = x[p];
+            float s, k2p;
+            if (packed) {
+                const unsigned int c = L.pk[p];
+                const float exp_ = pb_eps_of(c), eyp = pb_eps_of(c >> 8), ezp = pb_eps_of(c >> 16);
+                k2p = pb_k2_of(c >> 24);
+                const float exm = pb_eps_of(L.pk[p - 1]), eym = pb_eps_of(L.pk[p - nx] >> 8),
+                            ezm = pb_eps_of(L.pk[p - pl] >> 16);
+                s = exp_ * (xp - x[p + 1]) + exm * (xp - x[p - 1]) + eyp * (xp - x[p + nx]) + eym * (xp - x[p - nx]) +
+                    ezp * (xp - x[p + pl]) + ezm * (xp - x[p - pl]);
+            } else {
+                const float *ex = L.ex, *ey = L.ey, *ez = L.ez;
+                k2p = L.k2[p];
+                s = ex[p] * (xp - x[p + 1]) + ex[p - 1] * (xp - x[p - 1]) + ey[p] * (xp - x[p + nx]) +
+                    ey[p - nx] * (xp - x[p - nx]) + ez[p] * (xp - x[p + pl]) + ez[p - pl] * (xp - x[p - pl]);
+            }
+            t[p] = b[p] - (s * L.ih2 + k2p * xp);
+        }
+        __syncthreads();
+        const PbTailLevel& D = lv[l + 1];
+        const int cx = D.nx, cy = D.ny, cz = D.nz, m = cx * cy * cz;
+        float* xc = pb_tail_sm + off[l + 1];
+        float* bc = xc + m;
+        for (int q = threadIdx.x; q < m; q += blockDim.x) {
+            const int row = q / cx, K = row / cy;
+            const int I = q - row * cx, J = row - K * cy;
+            xc[q] = 0.f;
+            if (!pb_interior(I, J, K, cx, cy, cz)) {
+                bc[q] = 0.f;
+                continue;
+            }
+            const int p = 2 * I + nx * (2 * J) + pl * (2 * K);
+            float s = 0.f;
+            for (int dz = -1; dz <= 1; ++dz) {
+                const float wz = dz == 0 ? 1.f : 0.5f;
+                for (int dy = -1; dy <= 1; ++dy) {
+                    const float wy = dy == 0 ? wz : 0.5f * wz;
+                    const int r = p + nx * dy + pl * dz;
+                    s += wy * (0.5f * t[r - 1] + t[r] + 0.5f * t[r + 1]);
+                }
+            }
+            bc[q] = 0.125f * s;
+        }
+        __syncthreads();
+    }
+    // The coarsest level: `pb_coarse_solve`'s sweeps.
+    {
+        const int nx = C.nx, ny = C.ny, nz = C.nz, pl = nx * ny;
+        float* x = pb_tail_sm + off[count - 1];
+        const float* b = x + nc;
+        if (nc <= (int)blockDim.x) {
+            // A point per thread, its couplings, diagonal and right side held in registers through the
+            // sweeps (the same products in the same order as below).
+            const int p = threadIdx.x;
+            bool active = false;
+            int colour = 0;
+            float cxp = 0.f, cxm = 0.f, cyp = 0.f, cym = 0.f, czp = 0.f, czm = 0.f, d = 1.f, bp = 0.f;
+            if (p < nc) {
+                const int row = p / nx, k = row / ny;
+                const int i = p - row * nx, j = row - k * ny;
+                active = pb_interior(i, j, k, nx, ny, nz);
+                colour = (i + j + k) & 1;
+                if (active) {
+                    cxp = cc.ex[p];
+                    cxm = cc.ex[p - 1];
+                    cyp = cc.ey[p];
+                    cym = cc.ey[p - nx];
+                    czp = cc.ez[p];
+                    czm = cc.ez[p - pl];
+                    d = pb_diag(cc.ex, cc.ey, cc.ez, cc.k2, p, nx, pl, C.ih2);
+                    bp = b[p];
+                }
+            }
+            for (int s = 0; s < 2 * pairs; ++s) {
+                for (int half = 0; half < 2; ++half) {
+                    const int want = s < pairs ? half : 1 - half;
+                    if (active && colour == want) {
+                        const float s6 = cxp * x[p + 1] + cxm * x[p - 1] + cyp * x[p + nx] + cym * x[p - nx] +
+                                         czp * x[p + pl] + czm * x[p - pl];
+                        x[p] = (bp + s6 * C.ih2) / d;
+                    }
+                    __syncthreads();
+                }
+            }
+        } else {
+            for (int s = 0; s < 2 * pairs; ++s) {
+                for (int half = 0; half < 2; ++half) {
+                    const int colour = s < pairs ? half : 1 - half;
+                    for (int p = threadIdx.x; p < nc; p += blockDim.x) {
+                        const int row = p / nx, k = row / ny;
+                        const int i = p - row * nx, j = row - k * ny;
+                        if (((i + j + k) & 1) != colour || !pb_interior(i, j, k, nx, ny, nz)) continue;
+                        const float s6 = cc.ex[p] * x[p + 1] + cc.ex[p - 1] * x[p - 1] + cc.ey[p] * x[p + nx] +
+                                         cc.ey[p - nx] * x[p - nx] + cc.ez[p] * x[p + pl] + cc.ez[p - pl] * x[p - pl];
+                        x[p] = (b[p] + s6 * C.ih2) / pb_diag(cc.ex, cc.ey, cc.ez, cc.k2, p, nx, pl, C.ih2);
+                    }
+                    __syncthreads();
+                }
+            }
+        }
+    }
+    // Up: prolong, smooth in the mirrored order.
+    for (int l = count - 2; l >= 0; --l) {
+        const PbTailLevel& L = lv[l];
+        const PbTailLevel& D = lv[l + 1];
+        const int nx = L.nx, ny = L.ny, nz = L.nz, n = nx * ny * nz;
+        const int cx = D.nx, cxy = D.nx * D.ny;
+        float* x = pb_tail_sm + off[l];
+        const float* b = x + n;
+        const float* xc = pb_tail_sm + off[l + 1];
+        for (int p = threadIdx.x; p < n; p += blockDim.x) {
+            const int row = p / nx, k = row / ny;
+            const int i = p - row * nx, j = row - k * ny;
+            if (!pb_interior(i, j, k, nx, ny, nz)) continue;
+            const int c0 = (i >> 1) + cx * (j >> 1) + cxy * (k >> 1);
+            const int dx = i & 1, dy = (j & 1) ? cx : 0, dz = (k & 1) ? cxy : 0;
+            const float s = ((xc[c0] + xc[c0 + dx]) + (xc[c0 + dy] + xc[c0 + dx + dy])) +
+                            ((xc[c0 + dz] + xc[c0 + dx + dz]) + (xc[c0 + dy + dz] + xc[c0 + dx + dy + dz]));
+            x[p] += 0.125f * s;
+        }
+        __syncthreads();
+        for (int s = 0; s < sweeps; ++s) {
+            pb_tail_half(L, packed, b, x, 1, omega);
+            pb_tail_half(L, packed, b, x, 0, omega);
+        }
+    }
+    for (int p = threadIdx.x; p < n0; p += blockDim.x) xg[p] = pb_tail_sm[off[0] + p];
 }

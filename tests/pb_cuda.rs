@@ -262,3 +262,46 @@ fn over_relaxed_and_plain_sweeps_reach_the_cpu_solution() {
     cuda.set_over_relaxation(orbitfield::compute::cuda::pb::DEFAULT_OMEGA);
     cuda.set_fine_sweeps(None);
 }
+
+/// The V-cycle's small levels in one launch (`pb_tail`) against the same levels launched pass by
+/// pass: the same preconditioner, so the same iterations (one more or fewer, where the device's
+/// compiler fuses a product differently) and the same potential, on a cube and on a lattice whose
+/// axes differ (any mix-up of the axes' strides shows there). A tail that leaves its output unwritten
+/// hands conjugate gradients the previous cycle's values and takes the count far off.
+#[test]
+fn the_one_launch_tail_is_the_level_by_level_cycle() {
+    let Some(mut gpu) = gpu_solver() else { return };
+    let params = PbParams::default();
+    let atoms = adk();
+    for dims in [[81, 81, 81], [97, 81, 65]] {
+        let lattice = PbLattice::centered(centre(&atoms), 1.0, dims);
+        let mut runs = Vec::new();
+        for points in [0, 11 * 11 * 11, 21 * 21 * 21] {
+            gpu.cuda_mut().unwrap().set_tail_points(points);
+            let sol = gpu.solve(&atoms, &lattice, &params, None).unwrap();
+            let stats = gpu.cuda_stats().unwrap();
+            println!(
+                "{dims:?}, tail from {points} points: {} CG in {} corrections, residual {:.2e}",
+                stats.iterations, stats.corrections, sol.relative_residual
+            );
+            assert!(sol.relative_residual <= params.tolerance);
+            runs.push((sol, stats.iterations));
+        }
+        let (reference, its) = &runs[0];
+        for (sol, n) in &runs[1..] {
+            let (d, at) = max_difference(reference, sol);
+            assert!(
+                n.abs_diff(*its) <= 1,
+                "{dims:?}: {n} iterations with the tail, {its} without"
+            );
+            assert!(
+                d <= TOLERANCE_KT_PER_E,
+                "{dims:?}: {d} kT/e at point {at} of {}",
+                largest(reference)
+            );
+        }
+    }
+    gpu.cuda_mut()
+        .unwrap()
+        .set_tail_points(orbitfield::compute::cuda::pb::DEFAULT_TAIL_POINTS);
+}

@@ -11,7 +11,8 @@
 //! two sweeps each way by default, over-relaxed by `DEFAULT_OMEGA`, full weighting, trilinear prolongation, coarse dielectrics by the series
 //! harmonic mean across and arithmetic mean along the faces, down to a lattice of at most 6 points
 //! per axis or the first level with an even number of points, solved there by symmetric sweeps in
-//! one thread block; APBS's lattices of `c 2^l + 1` points coarsen fully) or by the diagonal.
+//! one thread block; APBS's lattices of `c 2^l + 1` points coarsen fully; the levels of at most
+//! `DEFAULT_TAIL_POINTS` points run in one launch, `tail`) or by the diagonal.
 //! Kernels that sum into an accumulator run on a capped grid and loop over the rest (one add per
 //! block to one address serializes), and the V-cycle's last half sweep sums r.z itself. Conjugate-gradient iterations (all corrections together)
 //! are capped by `PbParams::max_iterations`. When a float32 correction no longer lowers the float64
@@ -46,10 +47,12 @@ mod maps;
 mod multigrid;
 mod polish;
 mod raw;
+mod tail;
 
 pub use maps::{AtomsSolve, PB_MAPS_SRC};
 
 pub use multigrid::level_dims;
+pub use tail::{DEFAULT_TAIL_POINTS, tail_start};
 
 /// `kernels/pb.cu`, embedded at build time.
 pub const PB_SRC: &str = include_str!("../../../kernels/pb.cu");
@@ -161,6 +164,8 @@ struct Kernels {
     cg_update_d: CudaFunction,
     xpby_d: CudaFunction,
     smooth_h_dot: CudaFunction,
+    smooth_h_zero: CudaFunction,
+    tail: CudaFunction,
 }
 
 impl Kernels {
@@ -194,6 +199,8 @@ impl Kernels {
             cg_update_d: f("pb_cg_update_d")?,
             xpby_d: f("pb_xpby_d")?,
             smooth_h_dot: f("pb_smooth_h_dot")?,
+            smooth_h_zero: f("pb_smooth_h_zero")?,
+            tail: f("pb_tail")?,
         })
     }
 }
@@ -264,6 +271,8 @@ struct Buffers {
     /// Float64 residual, preconditioned residual, search direction and its image of the final
     /// polish, allocated at its first use.
     polish: Option<Box<[CudaSlice<f64>; 4]>>,
+    /// The V-cycle's small levels in one launch, when the lattice has them (`tail`).
+    tail: Option<tail::Tail>,
 }
 
 fn cfg3(d: [i32; 3]) -> LaunchConfig {
@@ -367,6 +376,8 @@ pub struct CudaPbSolver {
     omega: f32,
     /// The last solve's residual norms in order ([`ResidualStep`]).
     trace: Vec<ResidualStep>,
+    /// The largest level the one-launch tail of the V-cycle takes (`set_tail_points`; 0: none).
+    tail_points: usize,
 }
 
 /// One residual norm of a solve, in the order the solve formed them.
@@ -412,6 +423,7 @@ impl CudaPbSolver {
             packed_allowed: true,
             packed: false,
             margin: DEFAULT_MARGIN,
+            tail_points: DEFAULT_TAIL_POINTS,
         })
     }
 
@@ -460,6 +472,12 @@ impl CudaPbSolver {
     /// symmetric.
     pub fn set_over_relaxation(&mut self, omega: f32) {
         self.omega = if omega.is_finite() { omega.clamp(1.0, 1.9) } else { 1.0 };
+    }
+
+    /// The V-cycle runs its levels of at most `points` points, down to the coarsest, in one launch
+    /// (`DEFAULT_TAIL_POINTS` by default; 0 launches every level's passes, for comparisons).
+    pub fn set_tail_points(&mut self, points: usize) {
+        self.tail_points = points;
     }
 
     /// Gauss-Seidel sweeps before and after each coarse correction (1 to 8).
@@ -582,6 +600,7 @@ impl CudaPbSolver {
             graphs: [None, None],
             solution: None,
             polish: None,
+            tail: None,
         });
         Ok(())
     }
@@ -826,6 +845,7 @@ impl CudaPbSolver {
                 unsafe { l.launch(cfg1(m)) }.map_err(drv("pb_pack"))?;
             }
         }
+        self.prepare_tail()?;
         self.stats.levels = self.bufs()?.levels.len();
         let margin = self.margin;
         refine(&mut cg::CudaRefine::new(self, lattice, params), params, margin)

@@ -23,7 +23,8 @@ use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
 /// What a captured graph was recorded for: the sweeps, the finest 1/h^2 (bits), whether the V-cycle
-/// reads packed one-byte coefficients, its over-relaxation (bits), and the preconditioner.
+/// reads packed one-byte coefficients, its over-relaxation (bits), the preconditioner, and the level
+/// where its one-launch tail starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct GraphKey {
     sweeps: usize,
@@ -32,6 +33,7 @@ pub(super) struct GraphKey {
     packed: bool,
     omega_bits: u32,
     jacobi: bool,
+    tail: Option<usize>,
 }
 
 /// Bytes of one block of accumulators.
@@ -159,9 +161,14 @@ impl CudaPbSolver {
             sweeps: self.sweeps,
             packed: self.packed,
             omega: self.omega,
+            tail: None,
         };
         let mut graphs = self.graphs;
         let b = self.bufs()?;
+        let cy = Cycle {
+            tail: b.tail.as_ref().map(|t| t.plan(&stream)),
+            ..cy
+        };
         let n = b.dims.iter().product::<usize>();
         let ip = b.inner;
         let Some(ih2) = b.levels.first().map(|l| l.ih2) else {
@@ -174,6 +181,7 @@ impl CudaPbSolver {
             packed: cy.packed,
             omega_bits: cy.omega.to_bits(),
             jacobi,
+            tail: cy.tail.map(|t| t.start),
         };
         // SAFETY: e holds n floats, acc two blocks of eight doubles, on `stream`. Both blocks at
         // zero: the first iteration's previous r.z is 0, so its beta is 0 and p = z.

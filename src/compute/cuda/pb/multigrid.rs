@@ -3,6 +3,7 @@
 //! launched on the solver's stream over its [`Level`] buffers by their raw addresses (`raw`).
 
 use super::raw::{self, Addr, raw_args};
+use super::tail::{self, TailPlan};
 use super::{COARSEST_POINTS, Kernels, Level, ONE_BLOCK_POINTS, cfg_smooth, cfg_smooth_r, cfg1, cfg3};
 use crate::compute::pb::PbError;
 use cudarc::driver::CudaStream;
@@ -21,14 +22,15 @@ pub fn level_dims(dims: [usize; 3]) -> Vec<[usize; 3]> {
 }
 
 /// How a V-cycle smooths: Gauss-Seidel sweeps each way at the finest level and below it, whether
-/// every level but the coarsest reads its packed one-byte coefficients, and the sweeps'
-/// over-relaxation (1: plain Gauss-Seidel).
+/// every level but the coarsest reads its packed one-byte coefficients, the sweeps'
+/// over-relaxation (1: plain Gauss-Seidel), and the levels run in one launch (`tail`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Cycle {
     pub fine_sweeps: usize,
     pub sweeps: usize,
     pub packed: bool,
     pub omega: f32,
+    pub tail: Option<TailPlan>,
 }
 
 impl Cycle {
@@ -80,9 +82,18 @@ pub(super) fn vcycle(
         return Err(PbError::Device("no multigrid level".into()));
     };
     let (sweeps, packed) = (cy.sweeps_at(at), cy.packed);
+    if let Some(plan) = cy.tail.filter(|t| t.start == at) {
+        // This level and those below in one launch, which writes every point of x.
+        return tail::launch(stream, k, lv, plan, sweeps, packed, cy.omega);
+    }
     let p = lv.ptrs;
-    // SAFETY: x holds the level's n floats.
-    unsafe { raw::zero(stream, p.x, 4 * lv.n()) }?;
+    // With packed coefficients above the coarsest level, the first half sweep writes every point of
+    // x from zero (`pb_smooth_h_zero`); the other passes start from x zeroed here.
+    let from_zero = packed && at + 1 < count && sweeps > 0;
+    if !from_zero {
+        // SAFETY: x holds the level's n floats.
+        unsafe { raw::zero(stream, p.x, 4 * lv.n()) }?;
+    }
     if at + 1 == count {
         // The coarsest level: symmetric sweeps, enough to nearly solve it when it is small.
         let largest = lv.dims.iter().copied().max().unwrap_or(1).max(1) as usize;
@@ -108,8 +119,24 @@ pub(super) fn vcycle(
     let Some(c) = levels.get(at + 1) else {
         return Err(PbError::Device("no coarse level".into()));
     };
-    for _ in 0..sweeps {
-        smooth(stream, k, lv, 0, packed, cy.omega)?;
+    for s in 0..sweeps {
+        if s == 0 && from_zero {
+            let omega = cy.omega;
+            let mut args = raw_args![p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, omega];
+            // SAFETY: pb_smooth_h_zero's parameters; reads the packed coefficients and b of interior
+            // points, writes every point of x.
+            unsafe {
+                raw::launch(
+                    stream,
+                    &k.smooth_h_zero,
+                    cfg_smooth(lv.dims),
+                    &mut args,
+                    "pb_smooth_h_zero",
+                )
+            }?;
+        } else {
+            smooth(stream, k, lv, 0, packed, cy.omega)?;
+        }
         smooth(stream, k, lv, 1, packed, cy.omega)?;
     }
     if packed {
