@@ -183,8 +183,8 @@ fn main() {
         for (i, a) in adk.iter().enumerate().skip(1).take(4) {
             run_device(&mut solver, a, &fine, &format!("frame {i}, warm"), Warm::Previous);
         }
-        // The V-cycle's small levels launched pass by pass, or in one launch from 11^3 or 21^3.
-        for points in [0, 11 * 11 * 11, 21 * 21 * 21] {
+        // The V-cycle's small levels launched pass by pass, or in one launch from 6^3 or 11^3.
+        for points in [0, 6 * 6 * 6, 11 * 11 * 11] {
             solver.set_tail_points(points);
             let tag = format!("tail from {points} points");
             run_device(
