@@ -610,20 +610,15 @@ struct PbTailLevel {
 // Most levels `pb_tail` takes.
 #define PB_TAIL_LEVELS 8
 
-// Shared-memory copies of the coarsest level's float coefficients, for `pb_diag` and the sweeps.
-struct PbTailCoarse {
-    const float* ex;
-    const float* ey;
-    const float* ez;
-    const float* k2;
-};
-
-// One red-black half sweep of `pb_tail` on a level whose iterate and right side are in shared memory:
-// `pb_smooth_h` (packed) or `pb_smooth` arithmetic, the block's threads striding over pairs of points.
-__device__ __forceinline__ void pb_tail_half(const PbTailLevel& L, bool packed, const float* __restrict__ b,
-                                             float* __restrict__ x, int colour, float omega) {
-    const int nx = L.nx, ny = L.ny, nz = L.nz, pl = nx * ny, hx = (nx + 1) / 2;
+// One red-black half sweep of `pb_tail` on a level whose iterate, right side and coefficients
+// (ex, ey, ez, k2 at c, c + n, c + 2n, c + 3n) are in shared memory: `pb_smooth`'s arithmetic, the
+// block's threads striding over pairs of points.
+__device__ __forceinline__ void pb_tail_half(const PbTailLevel& L, const float* __restrict__ c,
+                                             const float* __restrict__ b, float* __restrict__ x, int colour,
+                                             float omega) {
+    const int nx = L.nx, ny = L.ny, nz = L.nz, pl = nx * ny, hx = (nx + 1) / 2, n = pl * nz;
     const float ih2 = L.ih2;
+    const float *ex = c, *ey = c + n, *ez = c + 2 * n, *k2 = c + 3 * n;
     const int count = hx * ny * nz;
     for (int q = threadIdx.x; q < count; q += blockDim.x) {
         const int row = q / hx, k = row / ny;
@@ -631,34 +626,25 @@ __device__ __forceinline__ void pb_tail_half(const PbTailLevel& L, bool packed, 
         const int i = 2 * (q - row * hx) + ((j + k + colour) & 1);
         if (i >= nx || !pb_interior(i, j, k, nx, ny, nz)) continue;
         const int p = i + nx * j + pl * k;
-        if (packed) {
-            const unsigned int c = L.pk[p];
-            const float exp_ = pb_eps_of(c), eyp = pb_eps_of(c >> 8), ezp = pb_eps_of(c >> 16), k2p = pb_k2_of(c >> 24);
-            const float exm = pb_eps_of(L.pk[p - 1]), eym = pb_eps_of(L.pk[p - nx] >> 8),
-                        ezm = pb_eps_of(L.pk[p - pl] >> 16);
-            const float s = exp_ * x[p + 1] + exm * x[p - 1] + eyp * x[p + nx] + eym * x[p - nx] + ezp * x[p + pl] +
-                            ezm * x[p - pl];
-            x[p] = pb_relax(x[p], (b[p] + s * ih2) / ((exp_ + exm + eyp + eym + ezp + ezm) * ih2 + k2p), omega);
-        } else {
-            const float *ex = L.ex, *ey = L.ey, *ez = L.ez;
-            const float s = ex[p] * x[p + 1] + ex[p - 1] * x[p - 1] + ey[p] * x[p + nx] + ey[p - nx] * x[p - nx] +
-                            ez[p] * x[p + pl] + ez[p - pl] * x[p - pl];
-            x[p] = pb_relax(x[p], (b[p] + s * ih2) / pb_diag(ex, ey, ez, L.k2, p, nx, pl, ih2), omega);
-        }
+        const float s = ex[p] * x[p + 1] + ex[p - 1] * x[p - 1] + ey[p] * x[p + nx] + ey[p - nx] * x[p - nx] +
+                        ez[p] * x[p + pl] + ez[p - pl] * x[p - pl];
+        x[p] = pb_relax(x[p], (b[p] + s * ih2) / pb_diag(ex, ey, ez, k2, p, nx, pl, ih2), omega);
     }
     __syncthreads();
 }
 
-// The V-cycle from one level down to the coarsest in one block of 1024 threads, every level's iterate
-// and right side in shared memory: the same passes and arithmetic as `pb_smooth_h` / `pb_smooth`,
-// `pb_mg_residual_h` / `pb_mg_residual`, `pb_restrict`, `pb_prolong_add` and `pb_coarse_solve` (on the
-// coarsest level's coefficients copied to shared memory), launched once instead of some forty times
-// on lattices of a few thousand points, where each launch costs more than its work. Reads b of the
-// first level (`bg`), writes its x (`xg`, every point). `packed`: the levels above the coarsest read
-// their one-byte coefficients. Shared memory: x and b of every level, the first level's residual, the
-// coarsest level's four coefficient arrays (the host sizes it).
+// The V-cycle from one level down to the coarsest in one block of 1024 threads, every level's iterate,
+// right side and coefficients in shared memory, by the passes of the level-by-level cycle with the same
+// arithmetic: `pb_smooth_h` and `pb_mg_residual_h` (their products and sums in the same order, on the
+// one-byte coefficients decoded once into floats), `pb_restrict`, `pb_prolong_add` and
+// `pb_coarse_solve`. Launched once instead of some thirty times on lattices of a few thousand points,
+// where each launch costs more than its work. Reads b of the first level (`bg`), writes its x (`xg`,
+// every point). `packed`: the levels above the coarsest take their coefficients from the one-byte
+// codes (as the level-by-level cycle does), else from their floats; the coarsest always from floats.
+// Shared memory, in floats: x, b, ex, ey, ez, k2 of every level, then the first level's residual (the
+// host sizes it).
 extern "C" __global__ void __launch_bounds__(1024)
-pb_tail(const PbTailLevel* __restrict__ levels, int count, int sweeps, int packed_in, float omega, int pairs,
+pb_tail(const PbTailLevel* __restrict__ levels, int count, int sweeps, int packed, float omega, int pairs,
         const float* __restrict__ bg, float* __restrict__ xg) {
     extern __shared__ float pb_tail_sm[];
     __shared__ PbTailLevel lv[PB_TAIL_LEVELS];
@@ -669,27 +655,37 @@ pb_tail(const PbTailLevel* __restrict__ levels, int count, int sweeps, int packe
         int o = 0;
         for (int l = 0; l < count; ++l) {
             off[l] = o;
-            o += 2 * lv[l].nx * lv[l].ny * lv[l].nz;
+            o += 6 * lv[l].nx * lv[l].ny * lv[l].nz;
         }
         off[count] = o;
     }
     __syncthreads();
-    const bool packed = packed_in != 0;
     const int n0 = lv[0].nx * lv[0].ny * lv[0].nz;
     float* t = pb_tail_sm + off[count];
-    const PbTailLevel& C = lv[count - 1];
-    const int nc = C.nx * C.ny * C.nz;
-    float* cs = t + n0;
-    const PbTailCoarse cc = {cs, cs + nc, cs + 2 * nc, cs + 3 * nc};
+    // Coefficients into shared memory; the first level's x = 0 and b.
+    for (int l = 0; l < count; ++l) {
+        const PbTailLevel& L = lv[l];
+        const int n = L.nx * L.ny * L.nz;
+        float* c = pb_tail_sm + off[l] + 2 * n;
+        const bool codes = packed != 0 && l + 1 < count;
+        for (int p = threadIdx.x; p < n; p += blockDim.x) {
+            if (codes) {
+                const unsigned int w = L.pk[p];
+                c[p] = pb_eps_of(w);
+                c[n + p] = pb_eps_of(w >> 8);
+                c[2 * n + p] = pb_eps_of(w >> 16);
+                c[3 * n + p] = pb_k2_of(w >> 24);
+            } else {
+                c[p] = L.ex[p];
+                c[n + p] = L.ey[p];
+                c[2 * n + p] = L.ez[p];
+                c[3 * n + p] = L.k2[p];
+            }
+        }
+    }
     for (int p = threadIdx.x; p < n0; p += blockDim.x) {
         pb_tail_sm[off[0] + p] = 0.f;
         pb_tail_sm[off[0] + n0 + p] = bg[p];
-    }
-    for (int p = threadIdx.x; p < nc; p += blockDim.x) {
-        cs[p] = C.ex[p];
-        cs[nc + p] = C.ey[p];
-        cs[2 * nc + p] = C.ez[p];
-        cs[3 * nc + p] = C.k2[p];
     }
     __syncthreads();
     // Down: smooth, residual, restrict (the coarse iterate starts at zero).
@@ -698,10 +694,12 @@ pb_tail(const PbTailLevel* __restrict__ levels, int count, int sweeps, int packe
         const int nx = L.nx, ny = L.ny, nz = L.nz, pl = nx * ny, n = pl * nz;
         float* x = pb_tail_sm + off[l];
         const float* b = x + n;
+        const float* c = x + 2 * n;
         for (int s = 0; s < sweeps; ++s) {
-            pb_tail_half(L, packed, b, x, 0, omega);
-            pb_tail_half(L, packed, b, x, 1, omega);
+            pb_tail_half(L, c, b, x, 0, omega);
+            pb_tail_half(L, c, b, x, 1, omega);
         }
+        const float *ex = c, *ey = c + n, *ez = c + 2 * n, *k2 = c + 3 * n;
         for (int p = threadIdx.x; p < n; p += blockDim.x) {
             const int row = p / nx, k = row / ny;
             const int i = p - row * nx, j = row - k * ny;
@@ -710,22 +708,9 @@ pb_tail(const PbTailLevel* __restrict__ levels, int count, int sweeps, int packe
                 continue;
             }
             const float xp = x[p];
-            float s, k2p;
-            if (packed) {
-                const unsigned int c = L.pk[p];
-                const float exp_ = pb_eps_of(c), eyp = pb_eps_of(c >> 8), ezp = pb_eps_of(c >> 16);
-                k2p = pb_k2_of(c >> 24);
-                const float exm = pb_eps_of(L.pk[p - 1]), eym = pb_eps_of(L.pk[p - nx] >> 8),
-                            ezm = pb_eps_of(L.pk[p - pl] >> 16);
-                s = exp_ * (xp - x[p + 1]) + exm * (xp - x[p - 1]) + eyp * (xp - x[p + nx]) + eym * (xp - x[p - nx]) +
-                    ezp * (xp - x[p + pl]) + ezm * (xp - x[p - pl]);
-            } else {
-                const float *ex = L.ex, *ey = L.ey, *ez = L.ez;
-                k2p = L.k2[p];
-                s = ex[p] * (xp - x[p + 1]) + ex[p - 1] * (xp - x[p - 1]) + ey[p] * (xp - x[p + nx]) +
-                    ey[p - nx] * (xp - x[p - nx]) + ez[p] * (xp - x[p + pl]) + ez[p - pl] * (xp - x[p - pl]);
-            }
-            t[p] = b[p] - (s * L.ih2 + k2p * xp);
+            const float s = ex[p] * (xp - x[p + 1]) + ex[p - 1] * (xp - x[p - 1]) + ey[p] * (xp - x[p + nx]) +
+                            ey[p - nx] * (xp - x[p - nx]) + ez[p] * (xp - x[p + pl]) + ez[p - pl] * (xp - x[p - pl]);
+            t[p] = b[p] - (s * L.ih2 + k2[p] * xp);
         }
         __syncthreads();
         const PbTailLevel& D = lv[l + 1];
@@ -754,59 +739,55 @@ pb_tail(const PbTailLevel* __restrict__ levels, int count, int sweeps, int packe
         }
         __syncthreads();
     }
-    // The coarsest level: `pb_coarse_solve`'s sweeps.
+    // The coarsest level: `pb_coarse_solve`'s sweeps, a point per thread while they fit the block (its
+    // couplings, diagonal and right side held in registers through the sweeps), else striding.
     {
-        const int nx = C.nx, ny = C.ny, nz = C.nz, pl = nx * ny;
+        const PbTailLevel& C = lv[count - 1];
+        const int nx = C.nx, ny = C.ny, nz = C.nz, pl = nx * ny, nc = pl * nz;
         float* x = pb_tail_sm + off[count - 1];
         const float* b = x + nc;
-        if (nc <= (int)blockDim.x) {
-            // A point per thread, its couplings, diagonal and right side held in registers through the
-            // sweeps (the same products in the same order as below).
-            const int p = threadIdx.x;
-            bool active = false;
-            int colour = 0;
-            float cxp = 0.f, cxm = 0.f, cyp = 0.f, cym = 0.f, czp = 0.f, czm = 0.f, d = 1.f, bp = 0.f;
-            if (p < nc) {
-                const int row = p / nx, k = row / ny;
-                const int i = p - row * nx, j = row - k * ny;
-                active = pb_interior(i, j, k, nx, ny, nz);
-                colour = (i + j + k) & 1;
-                if (active) {
-                    cxp = cc.ex[p];
-                    cxm = cc.ex[p - 1];
-                    cyp = cc.ey[p];
-                    cym = cc.ey[p - nx];
-                    czp = cc.ez[p];
-                    czm = cc.ez[p - pl];
-                    d = pb_diag(cc.ex, cc.ey, cc.ez, cc.k2, p, nx, pl, C.ih2);
-                    bp = b[p];
-                }
+        const float *ex = x + 2 * nc, *ey = x + 3 * nc, *ez = x + 4 * nc, *k2 = x + 5 * nc;
+        const bool held = nc <= (int)blockDim.x;
+        const int p = threadIdx.x;
+        bool active = false;
+        int colour = 0;
+        float cxp = 0.f, cxm = 0.f, cyp = 0.f, cym = 0.f, czp = 0.f, czm = 0.f, d = 1.f, bp = 0.f;
+        if (held && p < nc) {
+            const int row = p / nx, k = row / ny;
+            const int i = p - row * nx, j = row - k * ny;
+            active = pb_interior(i, j, k, nx, ny, nz);
+            colour = (i + j + k) & 1;
+            if (active) {
+                cxp = ex[p];
+                cxm = ex[p - 1];
+                cyp = ey[p];
+                cym = ey[p - nx];
+                czp = ez[p];
+                czm = ez[p - pl];
+                d = pb_diag(ex, ey, ez, k2, p, nx, pl, C.ih2);
+                bp = b[p];
             }
-            for (int s = 0; s < 2 * pairs; ++s) {
-                for (int half = 0; half < 2; ++half) {
-                    const int want = s < pairs ? half : 1 - half;
+        }
+        for (int s = 0; s < 2 * pairs; ++s) {
+            for (int half = 0; half < 2; ++half) {
+                const int want = s < pairs ? half : 1 - half;
+                if (held) {
                     if (active && colour == want) {
                         const float s6 = cxp * x[p + 1] + cxm * x[p - 1] + cyp * x[p + nx] + cym * x[p - nx] +
                                          czp * x[p + pl] + czm * x[p - pl];
                         x[p] = (bp + s6 * C.ih2) / d;
                     }
-                    __syncthreads();
-                }
-            }
-        } else {
-            for (int s = 0; s < 2 * pairs; ++s) {
-                for (int half = 0; half < 2; ++half) {
-                    const int colour = s < pairs ? half : 1 - half;
-                    for (int p = threadIdx.x; p < nc; p += blockDim.x) {
-                        const int row = p / nx, k = row / ny;
-                        const int i = p - row * nx, j = row - k * ny;
-                        if (((i + j + k) & 1) != colour || !pb_interior(i, j, k, nx, ny, nz)) continue;
-                        const float s6 = cc.ex[p] * x[p + 1] + cc.ex[p - 1] * x[p - 1] + cc.ey[p] * x[p + nx] +
-                                         cc.ey[p - nx] * x[p - nx] + cc.ez[p] * x[p + pl] + cc.ez[p - pl] * x[p - pl];
-                        x[p] = (b[p] + s6 * C.ih2) / pb_diag(cc.ex, cc.ey, cc.ez, cc.k2, p, nx, pl, C.ih2);
+                } else {
+                    for (int q = threadIdx.x; q < nc; q += blockDim.x) {
+                        const int row = q / nx, k = row / ny;
+                        const int i = q - row * nx, j = row - k * ny;
+                        if (((i + j + k) & 1) != want || !pb_interior(i, j, k, nx, ny, nz)) continue;
+                        const float s6 = ex[q] * x[q + 1] + ex[q - 1] * x[q - 1] + ey[q] * x[q + nx] +
+                                         ey[q - nx] * x[q - nx] + ez[q] * x[q + pl] + ez[q - pl] * x[q - pl];
+                        x[q] = (b[q] + s6 * C.ih2) / pb_diag(ex, ey, ez, k2, q, nx, pl, C.ih2);
                     }
-                    __syncthreads();
                 }
+                __syncthreads();
             }
         }
     }
@@ -831,8 +812,8 @@ pb_tail(const PbTailLevel* __restrict__ levels, int count, int sweeps, int packe
         }
         __syncthreads();
         for (int s = 0; s < sweeps; ++s) {
-            pb_tail_half(L, packed, b, x, 1, omega);
-            pb_tail_half(L, packed, b, x, 0, omega);
+            pb_tail_half(L, x + 2 * n, b, x, 1, omega);
+            pb_tail_half(L, x + 2 * n, b, x, 0, omega);
         }
     }
     for (int p = threadIdx.x; p < n0; p += blockDim.x) xg[p] = pb_tail_sm[off[0] + p];

@@ -276,7 +276,7 @@ fn the_one_launch_tail_is_the_level_by_level_cycle() {
     for dims in [[81, 81, 81], [97, 81, 65]] {
         let lattice = PbLattice::centered(centre(&atoms), 1.0, dims);
         let mut runs = Vec::new();
-        for points in [0, 11 * 11 * 11, 21 * 21 * 21] {
+        for points in [0, 6 * 6 * 6, 11 * 11 * 11] {
             gpu.cuda_mut().unwrap().set_tail_points(points);
             let sol = gpu.solve(&atoms, &lattice, &params, None).unwrap();
             let stats = gpu.cuda_stats().unwrap();

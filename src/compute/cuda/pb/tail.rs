@@ -1,11 +1,11 @@
 //! The V-cycle's small levels in one launch (`pb_tail` in `kernels/pb.cu`): from the first level of
 //! at most `CudaPbSolver::set_tail_points` points down to the coarsest, one block of 1024 threads
-//! smooths, restricts, solves the coarsest level and prolongs with every level's iterate in shared
-//! memory, by the same passes and arithmetic as the level-by-level launches (the same preconditioner:
-//! the same iterations). A launch costs a few microseconds whatever its work, and the coarsest level's
-//! solve is 48 half sweeps in one block either way; but one block runs on one multiprocessor, so a
-//! level it takes must be small: at 161^3 the tail from 11^3 (two levels) saved about 0.1 ms of a
-//! warm frame, the tail from 21^3 cost 0.3 ms more than the launches it replaced (`benches/RESULTS.md`).
+//! smooths, restricts, solves the coarsest level and prolongs with every level's iterate, right side
+//! and coefficients (the one-byte codes decoded once) in shared memory, by the same passes and
+//! arithmetic as the level-by-level launches (the same preconditioner: the same iterations). A launch
+//! costs a few microseconds whatever its work; but one block runs on one multiprocessor, so the levels
+//! it takes must be small: at 161^3 it takes 11^3 and 6^3 (21^3 would not fit its shared memory, and
+//! decoding in each sweep, it had been slower than the launches it replaced; `benches/RESULTS.md`).
 //!
 //! Owns [`Tail`] (the levels' descriptions on the device, rewritten when a spacing changes),
 //! [`TailPlan`] (what a V-cycle needs to launch it) and [`tail_start`] (which levels it takes).
@@ -28,15 +28,15 @@ const THREADS: u32 = 1024;
 /// Shared memory a kernel gets without asking for more.
 const STATIC_SHARED: usize = 48 * 1024;
 
-/// Bytes of shared memory the tail needs from level `start` of `dims`: x and b of each level, the
-/// first level's residual, the coarsest level's four coefficient arrays.
+/// Bytes of shared memory the tail needs from level `start` of `dims`: x, b and the four coefficient
+/// arrays of each level, and the first level's residual, in floats.
 pub(super) fn shared_bytes(dims: &[[usize; 3]], start: usize) -> usize {
     let n = |d: &[usize; 3]| d.iter().product::<usize>();
     let levels = dims.get(start..).unwrap_or(&[]);
-    let (Some(first), Some(last)) = (levels.first(), levels.last()) else {
+    let Some(first) = levels.first() else {
         return 0;
     };
-    4 * (levels.iter().map(|d| 2 * n(d)).sum::<usize>() + n(first) + 4 * n(last))
+    4 * (levels.iter().map(|d| 6 * n(d)).sum::<usize>() + n(first))
 }
 
 /// The first level the tail takes: every level from it on has at most `max_points` points, it is
@@ -195,17 +195,20 @@ mod tests {
     use crate::compute::cuda::pb::level_dims;
 
     #[test]
-    fn the_tail_takes_the_levels_of_a_161_lattice_from_21_points_down() {
+    fn the_tail_takes_the_levels_of_a_161_lattice_that_fit_its_shared_memory() {
         let dims = level_dims([161; 3]);
-        assert_eq!(tail_start(&dims, 21 * 21 * 21, 227 * 1024), Some(3));
         assert_eq!(tail_start(&dims, 11 * 11 * 11, 227 * 1024), Some(4));
-        // 21^3 with its residual needs more than the 48 KB every device has.
-        assert_eq!(tail_start(&dims, 21 * 21 * 21, 48 * 1024), Some(4));
+        // From 21^3 the levels need 296 KB: more than an H200's 227 KB per block.
+        assert_eq!(tail_start(&dims, 21 * 21 * 21, 227 * 1024), Some(4));
+        assert_eq!(tail_start(&dims, 21 * 21 * 21, 300 * 1024), Some(3));
+        // 11^3 and 6^3 fit the 48 KB every device gives.
+        assert_eq!(tail_start(&dims, 11 * 11 * 11, 48 * 1024), Some(4));
+        assert_eq!(tail_start(&dims, 11 * 11 * 11, 40 * 1024), Some(5));
         assert_eq!(tail_start(&dims, 0, 227 * 1024), None);
         // One level: nothing below the finest.
         assert_eq!(tail_start(&level_dims([160, 161, 161]), 1 << 20, 227 * 1024), None);
-        // x and b of 21^3, 11^3, 6^3, the residual of 21^3 and four coefficients of 6^3, in floats.
-        assert_eq!(shared_bytes(&dims, 3), 4 * (2 * (9261 + 1331 + 216) + 9261 + 4 * 216));
+        // Six arrays of 11^3 and of 6^3 and the residual of 11^3, in floats.
+        assert_eq!(shared_bytes(&dims, 4), 4 * (6 * (1331 + 216) + 1331));
     }
 
     #[test]
