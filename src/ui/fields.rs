@@ -330,10 +330,30 @@ fn orbitals_on_ui(ui: &mut egui::Ui, state: &mut AppState) {
     use crate::app::fields::device::FieldsOn;
     let now = state.settings.orbitals_on;
     let mut chosen = now;
-    ui.horizontal(|ui| {
-        let l = ui.label("Orbitals computed on");
+    // The combo goes under its label where the panel is too narrow for both (it was cut off at the
+    // panel's edge).
+    const LABEL: &str = "Orbitals computed on";
+    const COMBO_WIDTH: f32 = 100.0;
+    let label_width = egui::WidgetText::from(LABEL)
+        .into_galley(
+            ui,
+            Some(egui::TextWrapMode::Extend),
+            f32::INFINITY,
+            egui::TextStyle::Body,
+        )
+        .size()
+        .x;
+    let fits = ui.available_width() >= label_width + ui.spacing().item_spacing.x + COMBO_WIDTH;
+    let layout = if fits {
+        egui::Layout::left_to_right(egui::Align::Center)
+    } else {
+        egui::Layout::top_down(egui::Align::Min)
+    };
+    ui.with_layout(layout, |ui| {
+        let l = ui.label(LABEL);
         egui::ComboBox::from_id_salt("orbitals_on")
             .selected_text(now.name())
+            .width(COMBO_WIDTH)
             .show_ui(ui, |ui| {
                 for on in FieldsOn::ALL {
                     ui.selectable_value(&mut chosen, on, on.name());
@@ -429,15 +449,36 @@ pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
         elevation_degree,
     } = &mut plane.normal
     {
-        ui.add(egui::Slider::new(azimuth_degree, -180.0..=180.0).text("azimuth (deg)"));
-        ui.add(egui::Slider::new(elevation_degree, -90.0..=90.0).text("elevation (deg)"));
+        labelled_slider(ui, egui::Slider::new(azimuth_degree, -180.0..=180.0), "azimuth (deg)");
+        labelled_slider(ui, egui::Slider::new(elevation_degree, -90.0..=90.0), "elevation (deg)");
     }
-    ui.add(egui::Slider::new(&mut plane.position, -0.5..=0.5).text("position"));
+    labelled_slider(ui, egui::Slider::new(&mut plane.position, -0.5..=0.5), "position");
     slice_range_ui(ui, state, &mut plane);
     if plane != current {
         send(state, Command::SetSlicePlane(plane));
     }
     colormap_ui(ui, state);
+}
+
+/// A slider with its number and `text` after it, as wide as the panel leaves for them (the width
+/// another slider set for itself would push the row past the panel's edge).
+fn labelled_slider(ui: &mut egui::Ui, slider: egui::Slider<'_>, text: &str) -> egui::Response {
+    let text_width = egui::WidgetText::from(text)
+        .into_galley(
+            ui,
+            Some(egui::TextWrapMode::Extend),
+            f32::INFINITY,
+            egui::TextStyle::Body,
+        )
+        .size()
+        .x;
+    ui.scope(|ui| {
+        // The number beside the slider takes about 50 points, with two gaps.
+        let rest = text_width + 50.0 + 2.0 * ui.spacing().item_spacing.x;
+        ui.spacing_mut().slider_width = (ui.available_width() - rest).clamp(40.0, 160.0);
+        ui.add(slider.text(text))
+    })
+    .inner
 }
 
 /// The slice colormap's ends in the field's unit, with "Auto" (the field's own range: ±5 kT/e for
@@ -601,7 +642,12 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if changed && range[0] != range[1] {
         send(state, Command::SetSurfaceColor(Some((c.source, Some(range)))));
     }
-    colormap_ui(ui, state);
+    // One colormap serves the slice and the surface: under the slice's range when the panel shows
+    // one (a second combo of the same setting would share its id).
+    let slice_shows_it = state.show_slice() && !matches!(state.panel_field(), Some(FieldChoice::MolSurf { .. }));
+    if !slice_shows_it {
+        colormap_ui(ui, state);
+    }
 }
 
 /// The colormap of slices and coloured surfaces.

@@ -1,0 +1,134 @@
+//! A third newcomer's first hour, on a smaller screen and with the numbers a chemist reads:
+//!
+//! - On a 1024x700 window (a laptop, a projector) the field panel's controls stay inside it: a
+//!   protein's potential, a molecule's density coloured by its own potential with a slice, and a
+//!   PQR surface coloured by its Poisson-Boltzmann potential while the solve runs (that one also at
+//!   1280x800). Its content was wider than the panel and was cut off at the panel's left edge and
+//!   past the window's right edge.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::NodeT;
+use orbitfield::app::fields::FieldChoice;
+use orbitfield::app::state::{AppState, Command};
+
+#[path = "common/journey.rs"]
+mod journey;
+use journey::{opened, type_command, type_line_stepping};
+
+/// The side panels by their ids (`ui::main_ui`).
+const SIDE_PANELS: [&str; 2] = ["orbitfield_left", "orbitfield_right"];
+
+/// Where the window's closure leaves the side panels' rectangles.
+const PANEL_RECTS: &str = "journey_third_hour_panel_rects";
+
+/// The whole window at `size`, commands applied and representations updated after each frame; the
+/// side panels' rectangles are kept for [`cut_off`].
+fn window_of(state: AppState, size: [f32; 2]) -> Harness<'static, AppState> {
+    Harness::builder()
+        .with_size(egui::vec2(size[0], size[1]))
+        .with_max_steps(32)
+        .build_ui_state(
+            |ui, state: &mut AppState| {
+                orbitfield::ui::main_ui(ui, state);
+                state.apply_pending();
+                state.update_reps();
+                let rects: Vec<egui::Rect> = SIDE_PANELS
+                    .iter()
+                    .filter_map(|name| {
+                        let id = ui.scope_id().with_salt(egui::IdSalt::new(*name));
+                        egui::containers::panel::PanelState::load(ui.ctx(), id).map(|p| p.outer_rect)
+                    })
+                    .collect();
+                ui.ctx()
+                    .data_mut(|d| d.insert_temp(egui::Id::unique(PANEL_RECTS), rects));
+            },
+            state,
+        )
+}
+
+/// The widgets that cross a side panel's edge or the window's (each as its role, label and
+/// rectangle): those the panel clips.
+fn cut_off(harness: &Harness<'static, AppState>, size: [f32; 2]) -> Vec<String> {
+    let panels: Vec<egui::Rect> = harness
+        .ctx
+        .data(|d| d.get_temp::<Vec<egui::Rect>>(egui::Id::unique(PANEL_RECTS)))
+        .unwrap_or_default();
+    assert_eq!(panels.len(), 2, "both side panels are shown");
+    let mut bad = Vec::new();
+    for node in harness.root().children_recursive() {
+        let a = node.accesskit_node();
+        let Some(b) = a.bounding_box() else { continue };
+        let r = egui::Rect::from_min_max(
+            egui::pos2(b.x0 as f32, b.y0 as f32),
+            egui::pos2(b.x1 as f32, b.y1 as f32),
+        );
+        let role = format!("{:?}", a.role());
+        // The panels' resize handles sit on their edges; windows float over everything.
+        if !r.is_finite() || r.width() <= 0.0 || role == "Splitter" || role == "Window" {
+            continue;
+        }
+        // egui rounds a panel and its content apart by up to a point.
+        let crosses = |x: f32| r.min.x < x - 1.5 && r.max.x > x + 1.5;
+        let outside = r.min.x < -0.5 || r.max.x > size[0] + 0.5;
+        // Only widgets beside a panel's rows count: the 3-D view spans the middle.
+        let in_rows = panels.iter().any(|p| r.min.y < p.max.y && r.max.y > p.min.y);
+        if outside || (in_rows && panels.iter().any(|p| crosses(p.min.x) || crosses(p.max.x))) {
+            bad.push(format!("{role} {:?} {r:?}", a.label().unwrap_or_default()));
+        }
+    }
+    bad
+}
+
+/// Fails listing the widgets cut off at `size`.
+fn assert_fits(harness: &Harness<'static, AppState>, size: [f32; 2], what: &str) {
+    let bad = cut_off(harness, size);
+    assert!(
+        bad.is_empty(),
+        "{what} at {}x{}: {} widgets cut off (panels {:?}):\n{}",
+        size[0],
+        size[1],
+        bad.len(),
+        harness
+            .ctx
+            .data(|d| d.get_temp::<Vec<egui::Rect>>(egui::Id::unique(PANEL_RECTS))),
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_field_panel_fits_a_1024x700_window() {
+    const SMALL: [f32; 2] = [1024.0, 700.0];
+    // A protein's potential map: its running mean, summation and unit rows.
+    let mut state = opened(&["md/adk.psf", "md/adk_dims.dcd"], false);
+    state.apply(Command::SelectField(Some(FieldChoice::Potential)));
+    let mut harness = window_of(state, SMALL);
+    harness.run();
+    assert_fits(&harness, SMALL, "adk's potential");
+
+    // A molecule's density coloured by its own potential, with a slice and its colour range.
+    let mut harness = window_of(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], true), SMALL);
+    harness.run();
+    type_command(&mut harness, "field add density");
+    type_command(&mut harness, "color 3 esp");
+    type_command(&mut harness, "slice z 0");
+    harness.run();
+    assert_fits(&harness, SMALL, "threonine's density");
+}
+
+#[test]
+fn a_poisson_boltzmann_surface_fits_its_panel_while_it_solves() {
+    for size in [[1024.0, 700.0], [1280.0, 800.0]] {
+        let mut harness = window_of(opened(&["md/adk_open.pqr"], false), size);
+        harness.run_steps(2);
+        type_line_stepping(&mut harness, "rep add surface protein color pb");
+        type_line_stepping(&mut harness, "rep select 2");
+        harness.run_steps(4);
+        assert!(
+            harness.state().pb.solving() || harness.state().pb.last_solve.is_some(),
+            "the surface's potential is being solved"
+        );
+        assert_fits(&harness, size, "adk's surface coloured by Poisson-Boltzmann");
+    }
+}
