@@ -330,30 +330,15 @@ fn orbitals_on_ui(ui: &mut egui::Ui, state: &mut AppState) {
     use crate::app::fields::device::FieldsOn;
     let now = state.settings.orbitals_on;
     let mut chosen = now;
-    // The combo goes under its label where the panel is too narrow for both (it was cut off at the
-    // panel's edge).
+    // The combo takes what the panel leaves beside its label (it was cut off at the panel's edge
+    // of a narrow window); a choice too long for it is shortened, whole in its menu.
     const LABEL: &str = "Orbitals computed on";
-    const COMBO_WIDTH: f32 = 100.0;
-    let label_width = egui::WidgetText::from(LABEL)
-        .into_galley(
-            ui,
-            Some(egui::TextWrapMode::Extend),
-            f32::INFINITY,
-            egui::TextStyle::Body,
-        )
-        .size()
-        .x;
-    let fits = ui.available_width() >= label_width + ui.spacing().item_spacing.x + COMBO_WIDTH;
-    let layout = if fits {
-        egui::Layout::left_to_right(egui::Align::Center)
-    } else {
-        egui::Layout::top_down(egui::Align::Min)
-    };
-    ui.with_layout(layout, |ui| {
+    ui.horizontal(|ui| {
         let l = ui.label(LABEL);
         egui::ComboBox::from_id_salt("orbitals_on")
             .selected_text(now.name())
-            .width(COMBO_WIDTH)
+            .width((ui.available_width() - 8.0).clamp(60.0, 100.0))
+            .truncate()
             .show_ui(ui, |ui| {
                 for on in FieldsOn::ALL {
                     ui.selectable_value(&mut chosen, on, on.name());
