@@ -5,17 +5,20 @@
 //!   PQR surface coloured by its Poisson-Boltzmann potential while the solve runs (that one also at
 //!   1280x800). Its content was wider than the panel and was cut off at the panel's left edge and
 //!   past the window's right edge.
+//! - A molecule's measurements and picked atoms are named as its labels are, as QM programs number
+//!   atoms ("angle C1 – C2 – C3"): they read "C QM1" for every carbon, the one residue the reader
+//!   files a wavefunction's atoms in. One labelled atom is "1 atom", not "1 atoms".
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use egui_kittest::Harness;
-use egui_kittest::kittest::NodeT;
+use egui_kittest::kittest::{NodeT, Queryable};
 use orbitfield::app::fields::FieldChoice;
 use orbitfield::app::state::{AppState, Command};
 
 #[path = "common/journey.rs"]
 mod journey;
-use journey::{opened, type_command, type_line_stepping};
+use journey::{opened, type_command, type_line_stepping, window};
 
 /// The side panels by their ids (`ui::main_ui`).
 const SIDE_PANELS: [&str; 2] = ["orbitfield_left", "orbitfield_right"];
@@ -131,4 +134,37 @@ fn a_poisson_boltzmann_surface_fits_its_panel_while_it_solves() {
         );
         assert_fits(&harness, size, "adk's surface coloured by Poisson-Boltzmann");
     }
+}
+
+#[test]
+fn a_molecules_measurements_name_its_atoms_as_its_labels_do() {
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    type_command(&mut harness, "measure angle 1 2 3");
+    let st = harness.state();
+    let names: Vec<String> = (0..3).map(|a| st.label_text(a)).collect();
+    assert_eq!(names, ["C1", "C2", "C3"], "threonine's first three atoms are carbons");
+    let m = st.tools.measure.list.last().expect("the angle is listed");
+    let text = st.measurement_label(m);
+    assert_eq!(text, "angle C1 – C2 – C3");
+    assert!(
+        harness.query_by_label(&text).is_some(),
+        "the Measurements panel shows '{text}'"
+    );
+    let picked = harness.state().describe_atom(2);
+    assert!(picked.starts_with("atom 3 C3 (C)"), "{picked}");
+    assert!(!picked.contains("QM"), "{picked}");
+
+    // A structure's atoms keep their residue names; one labelled atom is one atom.
+    let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    type_command(&mut harness, "measure distance 817 2633");
+    let st = harness.state();
+    let m = st.tools.measure.list.last().unwrap();
+    assert_eq!(st.measurement_label(m), "distance CA ALA55 – CA VAL169");
+    type_command(&mut harness, "label resid 12 and name CA");
+    assert_eq!(
+        harness.state().panels.status,
+        "labelled 1 atom of 'resid 12 and name CA'"
+    );
 }
