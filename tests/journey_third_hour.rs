@@ -8,6 +8,8 @@
 //! - A molecule's measurements and picked atoms are named as its labels are, as QM programs number
 //!   atoms ("angle C1 – C2 – C3"): they read "C QM1" for every carbon, the one residue the reader
 //!   files a wavefunction's atoms in. One labelled atom is "1 atom", not "1 atoms".
+//! - Choosing a potential unit that the charges' potential does not take (kcal/mol/e stays for the
+//!   eps = 4r model, as ChimeraX shows it) says so, instead of changing nothing without a word.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -166,5 +168,31 @@ fn a_molecules_measurements_name_its_atoms_as_its_labels_do() {
     assert_eq!(
         harness.state().panels.status,
         "labelled 1 atom of 'resid 12 and name CA'"
+    );
+}
+
+#[test]
+fn a_potential_unit_the_model_does_not_take_is_said() {
+    // adk's PSF: charges without radii, so the model is eps = 4r, shown in kcal/mol/e.
+    let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    type_command(&mut harness, "set units V");
+    let status = harness.state().panels.status.clone();
+    assert!(
+        status.contains("stays in kcal/mol/e") && status.contains("in V"),
+        "{status}"
+    );
+    assert_eq!(
+        harness.state().potential_display(FieldChoice::Potential),
+        orbitfield::app::values::PotentialDisplay::KcalPerMolPerE
+    );
+    // In vacuum the charges' potential takes the unit: nothing to say.
+    type_command(&mut harness, "set model vacuum");
+    type_command(&mut harness, "set units kT/e");
+    let status = harness.state().panels.status.clone();
+    assert!(!status.contains("stays"), "{status}");
+    assert_eq!(
+        harness.state().potential_display(FieldChoice::Potential),
+        orbitfield::app::values::PotentialDisplay::KtPerE
     );
 }

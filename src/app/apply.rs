@@ -116,6 +116,9 @@ impl AppState {
             Command::SetPotentialUnit(u) => {
                 self.settings.potential_unit = u;
                 self.view.dirty.slice = true;
+                self.panels.status = self
+                    .potential_unit_note(u)
+                    .unwrap_or_else(|| format!("potentials in {}", u.label()));
             }
             Command::SetIsoValue(v) => {
                 if let Some(id) = self.panel_field_id() {
