@@ -10,6 +10,8 @@
 //!   files a wavefunction's atoms in. One labelled atom is "1 atom", not "1 atoms".
 //! - Choosing a potential unit that the charges' potential does not take (kcal/mol/e stays for the
 //!   eps = 4r model, as ChimeraX shows it) says so, instead of changing nothing without a word.
+//! - The timeline says how many frames there are ("of 97") and the frame's time where the
+//!   trajectory gives it ("t = 40.0 ps"); a single geometry says "(one frame)".
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -195,4 +197,26 @@ fn a_potential_unit_the_model_does_not_take_is_said() {
         harness.state().potential_display(FieldChoice::Potential),
         orbitfield::app::values::PotentialDisplay::KtPerE
     );
+}
+
+#[test]
+fn the_timeline_says_how_many_frames_and_when() {
+    let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    type_command(&mut harness, "frame 40");
+    assert!(
+        harness.query_all_by_label("of 97").count() > 0,
+        "98 frames, numbered from 0"
+    );
+    let t = harness.state().document().unwrap().frame.time_ps;
+    eprintln!("time {t:?}");
+    if let Some(t) = t {
+        let text = orbitfield::ui::timeline::time_text(t);
+        assert!(harness.query_by_label(&text).is_some(), "the timeline shows '{text}'");
+    }
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    assert!(harness.query_all_by_label("(one frame)").count() > 0);
+    assert_eq!(orbitfield::ui::timeline::time_text(40.0), "t = 40.0 ps");
+    assert_eq!(orbitfield::ui::timeline::time_text(25_000.0), "t = 25.00 ns");
 }

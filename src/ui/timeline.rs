@@ -11,6 +11,7 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
     };
     let n = doc.n_frames;
     let mut frame = doc.frame_index;
+    let time_ps = doc.frame.time_ps.filter(|t| t.is_finite());
     ui.horizontal_wrapped(|ui| {
         let play_label = if state.view.timeline.playing { "Pause" } else { "Play" };
         if ui.button(play_label).clicked() {
@@ -24,12 +25,20 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
         }
         // A single frame keeps the (disabled) thumb at the start rather than mid-way along 0..=0.
         let last = n.saturating_sub(1);
-        ui.spacing_mut().slider_width = (ui.available_width() - 380.0).max(80.0);
+        ui.spacing_mut().slider_width = (ui.available_width() - 480.0).max(80.0);
+        // The number beside the slider is the frame (from 0, as `frame N` counts); the text after
+        // it says how many there are, and the trajectory's time where the file gives it.
         if ui
-            .add_enabled(n > 1, egui::Slider::new(&mut frame, 0..=last.max(1)).text("frame"))
+            .add_enabled(
+                n > 1,
+                egui::Slider::new(&mut frame, 0..=last.max(1)).text(frames_text(last)),
+            )
             .changed()
         {
             send(state, Command::SetFrame(frame));
+        }
+        if let Some(t) = time_ps {
+            ui.label(time_text(t));
         }
         let mut fps = state.view.timeline.fps;
         if ui
@@ -63,4 +72,22 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
             send(state, Command::SetComputeEveryFrame(every));
         }
     });
+}
+
+/// The text after the frame's number: "of 97" (frames counted from 0), "(one frame)".
+pub fn frames_text(last: usize) -> String {
+    if last == 0 {
+        "(one frame)".into()
+    } else {
+        format!("of {last}")
+    }
+}
+
+/// The frame's time in the trajectory: "t = 40.0 ps", or in ns from 10 ns on.
+pub fn time_text(time_ps: f64) -> String {
+    if time_ps.abs() >= 10_000.0 {
+        format!("t = {:.2} ns", time_ps / 1000.0)
+    } else {
+        format!("t = {time_ps:.1} ps")
+    }
 }
