@@ -12,6 +12,9 @@
 //!   eps = 4r model, as ChimeraX shows it) says so, instead of changing nothing without a word.
 //! - The timeline says how many frames there are ("of 97") and the frame's time where the
 //!   trajectory gives it ("t = 40.0 ps"); a single geometry says "(one frame)".
+//! - The Field panel editing a density under the HOMO says that its "Slice plane" cuts the HOMO
+//!   (the first field in the list), and how to slice the density instead; it gave the HOMO's slice
+//!   under "Editing: electron density" without a word.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -219,4 +222,32 @@ fn the_timeline_says_how_many_frames_and_when() {
     assert!(harness.query_all_by_label("(one frame)").count() > 0);
     assert_eq!(orbitfield::ui::timeline::time_text(40.0), "t = 40.0 ps");
     assert_eq!(orbitfield::ui::timeline::time_text(25_000.0), "t = 25.00 ns");
+}
+
+#[test]
+fn the_field_panel_says_which_field_its_slice_cuts() {
+    use orbitfield::app::reps::FieldStyle;
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    type_command(&mut harness, "field add density");
+    type_command(&mut harness, "rep select 3");
+    let note = orbitfield::ui::fields::slice_elsewhere_note(harness.state()).expect("a note");
+    assert!(note.contains("HOMO (orbital 32)"), "{note}");
+    assert!(harness.query_by_label(&note).is_some(), "the panel shows '{note}'");
+    // Moved above the HOMO, the density is what the slice cuts.
+    type_command(&mut harness, "rep move 3 2");
+    assert_eq!(orbitfield::ui::fields::slice_elsewhere_note(harness.state()), None);
+    type_command(&mut harness, "slice z 0");
+    let sliced: Vec<FieldChoice> = harness
+        .state()
+        .reps()
+        .fields()
+        .filter(|(r, f)| r.visible && matches!(f.style, FieldStyle::Slice(_)))
+        .map(|(_, f)| f.field)
+        .collect();
+    assert_eq!(sliced, vec![FieldChoice::Density]);
+    // With nothing selected the panel edits the first field: nothing to say.
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    assert_eq!(orbitfield::ui::fields::slice_elsewhere_note(harness.state()), None);
 }

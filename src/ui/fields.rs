@@ -410,6 +410,9 @@ pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if ui.checkbox(&mut show, "Slice plane").changed() {
         send(state, Command::SetShowSlice(show));
     }
+    if let Some(note) = slice_elsewhere_note(state) {
+        ui.add(egui::Label::new(RichText::new(note).small()).wrap());
+    }
     if !state.show_slice() {
         return;
     }
@@ -443,6 +446,28 @@ pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
         send(state, Command::SetSlicePlane(plane));
     }
     colormap_ui(ui, state);
+}
+
+/// What the slice cuts when that is not the field the panel edits: the slice is of the first field
+/// in the list (`slice`'s main field), and the panel may edit another one (a density under the
+/// HOMO), whose own slice a click on "Slice plane" would not show.
+pub fn slice_elsewhere_note(state: &AppState) -> Option<String> {
+    let panel = state.panel_field_id()?;
+    if Some(panel) == state.main_field_id() {
+        return None;
+    }
+    let sliced = state.main_slice_field().ok()?;
+    let own = state.panel_field_rep()?;
+    let own = match own.field {
+        FieldChoice::MolSurf { .. } => own.coloring.map(|c| c.source),
+        f => Some(f),
+    };
+    (own != Some(sliced)).then(|| {
+        format!(
+            "the slice is of {}, the first field in the list; move this one above it (Up) to slice it",
+            state.describe_field(sliced)
+        )
+    })
 }
 
 /// A slider with its number and `text` after it, as wide as the panel leaves for them (the width
