@@ -11,7 +11,9 @@
 //! - Choosing a potential unit that the charges' potential does not take (kcal/mol/e stays for the
 //!   eps = 4r model, as ChimeraX shows it) says so, instead of changing nothing without a word.
 //! - The timeline says how many frames there are ("of 97") and the frame's time where the
-//!   trajectory gives it ("t = 40.0 ps"); a single geometry says "(one frame)".
+//!   trajectory gives it ("t = 40.0 ps"); a single geometry says "(one frame)", and its Play and
+//!   step buttons are disabled (they did nothing). The button that loads frames a running
+//!   simulation appended says so ("New frames"; it was "+").
 //! - The Field panel editing a density under the HOMO says that its "Slice plane" cuts the HOMO
 //!   (the first field in the list), and how to slice the density instead; it gave the HOMO's slice
 //!   under "Editing: electron density" without a word.
@@ -212,14 +214,19 @@ fn the_timeline_says_how_many_frames_and_when() {
         "98 frames, numbered from 0"
     );
     let t = harness.state().document().unwrap().frame.time_ps;
-    eprintln!("time {t:?}");
     if let Some(t) = t {
         let text = orbitfield::ui::timeline::time_text(t);
         assert!(harness.query_by_label(&text).is_some(), "the timeline shows '{text}'");
     }
+    for label in ["Play", "<", ">", "New frames"] {
+        assert!(!harness.get_by_label(label).accesskit_node().is_disabled(), "{label}");
+    }
     let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
     harness.run();
     assert!(harness.query_all_by_label("(one frame)").count() > 0);
+    for label in ["Play", "<", ">"] {
+        assert!(harness.get_by_label(label).accesskit_node().is_disabled(), "{label}");
+    }
     assert_eq!(orbitfield::ui::timeline::time_text(40.0), "t = 40.0 ps");
     assert_eq!(orbitfield::ui::timeline::time_text(25_000.0), "t = 25.00 ns");
 }
