@@ -10,7 +10,7 @@
 //!   files a wavefunction's atoms in. One labelled atom is "1 atom", not "1 atoms".
 //! - Choosing a potential unit that the charges' potential does not take (kcal/mol/e stays for the
 //!   eps = 4r model, as ChimeraX shows it) says so, instead of changing nothing without a word.
-//! - The timeline says how many frames there are ("of 97") and the frame's time where the
+//! - The timeline says how many frames there are ("of 0–97") and the frame's time where the
 //!   trajectory gives it ("t = 40.0 ps"); a single geometry says "(one frame)", and its Play and
 //!   step buttons are disabled (they did nothing). The button that loads frames a running
 //!   simulation appended says so ("New frames"; it was "+").
@@ -210,7 +210,7 @@ fn the_timeline_says_how_many_frames_and_when() {
     harness.run();
     type_command(&mut harness, "frame 40");
     assert!(
-        harness.query_all_by_label("of 97").count() > 0,
+        harness.query_all_by_label("of 0–97").count() > 0,
         "98 frames, numbered from 0"
     );
     let t = harness.state().document().unwrap().frame.time_ps;

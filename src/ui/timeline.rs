@@ -88,12 +88,13 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
     });
 }
 
-/// The text after the frame's number: "of 97" (frames counted from 0), "(one frame)".
+/// The text after the frame's number: the frames there are, "of 0–97" (counted from 0, as the
+/// demo's caption and `frame N` count them), or "(one frame)".
 pub fn frames_text(last: usize) -> String {
     if last == 0 {
         "(one frame)".into()
     } else {
-        format!("of {last}")
+        format!("of 0–{last}")
     }
 }
 
