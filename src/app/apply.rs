@@ -116,6 +116,9 @@ impl AppState {
             Command::SetPotentialUnit(u) => {
                 self.settings.potential_unit = u;
                 self.view.dirty.slice = true;
+                self.panels.status = self
+                    .potential_unit_note(u)
+                    .unwrap_or_else(|| format!("potentials in {}", u.label()));
             }
             Command::SetIsoValue(v) => {
                 if let Some(id) = self.panel_field_id() {
@@ -566,14 +569,22 @@ impl AppState {
             return String::new();
         };
         let s = &doc.structure;
-        let mut text = format!(
-            "atom {} {} ({}) {} {}",
-            atom + 1,
-            s.names.get(atom).map(|n| n.to_string()).unwrap_or_default(),
-            s.elements.get(atom).map(|e| e.symbol()).unwrap_or("?"),
-            s.resnames.get(atom).map(|n| n.to_string()).unwrap_or_default(),
-            s.resids.get(atom).copied().unwrap_or(0)
-        );
+        let mut text = match self.qm_atom_name(atom) {
+            // A wavefunction's atoms have no residue: "atom 3 C3 (C)".
+            Some(name) => format!(
+                "atom {} {name} ({})",
+                atom + 1,
+                s.elements.get(atom).map(|e| e.symbol()).unwrap_or("?")
+            ),
+            None => format!(
+                "atom {} {} ({}) {} {}",
+                atom + 1,
+                s.names.get(atom).map(|n| n.to_string()).unwrap_or_default(),
+                s.elements.get(atom).map(|e| e.symbol()).unwrap_or("?"),
+                s.resnames.get(atom).map(|n| n.to_string()).unwrap_or_default(),
+                s.resids.get(atom).copied().unwrap_or(0)
+            ),
+        };
         if let Some(c) = s.chains.get(atom).filter(|c| !c.is_empty()) {
             text.push_str(&format!(" chain {c}"));
         }

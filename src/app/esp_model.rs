@@ -276,6 +276,29 @@ impl AppState {
         }
     }
 
+    /// What the status line says when the potential unit is set to `unit` while the charges'
+    /// potential keeps its model's own unit (kcal/mol/e at eps = s r, kT/e for Poisson-Boltzmann):
+    /// the choice would otherwise change nothing on screen without a word. `None` when the unit
+    /// applies to everything shown, or the document has no charges.
+    pub fn potential_unit_note(&self, unit: PotentialDisplay) -> Option<String> {
+        let charges = self.document()?.structure.charges_e.is_some();
+        let (kept, why) = if self.esp.model.is_pb() {
+            (PotentialDisplay::KtPerE, "as APBS writes it")
+        } else {
+            (self.esp.model.display(unit), "as ChimeraX shows it")
+        };
+        (charges && kept != unit).then(|| {
+            format!(
+                "potentials in {}; the charges' potential ({}) stays in {}, {why}: another \
+                 electrostatic model in the Field panel shows it in {}",
+                unit.label(),
+                self.esp.model.label(),
+                kept.label(),
+                unit.label()
+            )
+        })
+    }
+
     /// `source` as the current model computes it: the charges' potential is Poisson-Boltzmann's
     /// under that model and the screened sum's under the others.
     pub fn esp_source(&self, source: FieldChoice) -> FieldChoice {

@@ -53,15 +53,12 @@ impl AppState {
             return format!("#{}", atom + 1);
         };
         let s = &doc.structure;
-        if doc.qm.is_none() && !doc.wavefunctions.is_empty() {
-            // A wavefunction's atoms have no residues nor names of their own (the reader files them
-            // all as element symbols in one residue "QM 1", so every hydrogen would read "QM1:H"):
-            // they are called by element and number, as QM programs print them ("C2", "H5"), or by
-            // element alone in the "name" format.
+        if let Some(numbered) = self.qm_atom_name(atom) {
+            // By element alone in the "name" format.
             let symbol = s.elements.get(atom).map_or("?", |e| e.symbol());
             return match self.tools.labels.format {
                 LabelFormat::Name => symbol.to_string(),
-                LabelFormat::Residue | LabelFormat::Full => format!("{symbol}{}", atom + 1),
+                LabelFormat::Residue | LabelFormat::Full => numbered,
             };
         }
         let name = s.names.get(atom).map(|n| n.to_string()).unwrap_or_default();
@@ -79,6 +76,19 @@ impl AppState {
             LabelFormat::Residue => format!("{residue}{name}"),
             LabelFormat::Full => format!("{residue}{name} #{}", atom + 1),
         }
+    }
+
+    /// A wavefunction's atom by element and number, as QM programs print them ("C2", "H5"); `None`
+    /// for atoms of a structure. A wavefunction's atoms have no residues nor names of their own
+    /// (the reader files them all as element symbols in one residue "QM 1", so every hydrogen would
+    /// read "H QM1").
+    pub fn qm_atom_name(&self, atom: usize) -> Option<String> {
+        let doc = self.document()?;
+        if doc.qm.is_some() || doc.wavefunctions.is_empty() {
+            return None;
+        }
+        let symbol = doc.structure.elements.get(atom).map_or("?", |e| e.symbol());
+        Some(format!("{symbol}{}", atom + 1))
     }
 
     /// Adds the label of `atom`, or removes it when it has one.
@@ -120,6 +130,7 @@ impl AppState {
         }
         let n = new.len();
         labels.atoms.extend(new);
-        self.panels.status = format!("labelled {n} atoms of '{text}'");
+        let atoms = if n == 1 { "atom" } else { "atoms" };
+        self.panels.status = format!("labelled {n} {atoms} of '{text}'");
     }
 }

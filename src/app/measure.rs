@@ -243,11 +243,15 @@ impl AppState {
         format!("{kind} {}", atoms.join(" – "))
     }
 
-    /// "CA MET1" (1-based index where the structure has no name for it).
+    /// "CA MET1" (1-based index where the structure has no name for it); a wavefunction's atom
+    /// as QM programs number it, "C2" (its atoms share one residue and their element as name).
     pub fn atom_short_name(&self, atom: usize) -> String {
         let Some(s) = self.document().map(|d| &d.structure) else {
             return format!("#{}", atom + 1);
         };
+        if let Some(name) = self.qm_atom_name(atom) {
+            return name;
+        }
         match (s.names.get(atom), s.resnames.get(atom), s.resids.get(atom)) {
             (Some(n), Some(r), Some(id)) => format!("{n} {r}{id}"),
             (Some(n), _, _) => n.to_string(),

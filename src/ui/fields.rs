@@ -330,10 +330,15 @@ fn orbitals_on_ui(ui: &mut egui::Ui, state: &mut AppState) {
     use crate::app::fields::device::FieldsOn;
     let now = state.settings.orbitals_on;
     let mut chosen = now;
+    // The combo takes what the panel leaves beside its label (it was cut off at the panel's edge
+    // of a narrow window); a choice too long for it is shortened, whole in its menu.
+    const LABEL: &str = "Orbitals computed on";
     ui.horizontal(|ui| {
-        let l = ui.label("Orbitals computed on");
+        let l = ui.label(LABEL);
         egui::ComboBox::from_id_salt("orbitals_on")
             .selected_text(now.name())
+            .width((ui.available_width() - 8.0).clamp(60.0, 100.0))
+            .truncate()
             .show_ui(ui, |ui| {
                 for on in FieldsOn::ALL {
                     ui.selectable_value(&mut chosen, on, on.name());
@@ -405,6 +410,9 @@ pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if ui.checkbox(&mut show, "Slice plane").changed() {
         send(state, Command::SetShowSlice(show));
     }
+    if let Some(note) = slice_elsewhere_note(state) {
+        ui.add(egui::Label::new(RichText::new(note).small()).wrap());
+    }
     if !state.show_slice() {
         return;
     }
@@ -429,15 +437,58 @@ pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
         elevation_degree,
     } = &mut plane.normal
     {
-        ui.add(egui::Slider::new(azimuth_degree, -180.0..=180.0).text("azimuth (deg)"));
-        ui.add(egui::Slider::new(elevation_degree, -90.0..=90.0).text("elevation (deg)"));
+        labelled_slider(ui, egui::Slider::new(azimuth_degree, -180.0..=180.0), "azimuth (deg)");
+        labelled_slider(ui, egui::Slider::new(elevation_degree, -90.0..=90.0), "elevation (deg)");
     }
-    ui.add(egui::Slider::new(&mut plane.position, -0.5..=0.5).text("position"));
+    labelled_slider(ui, egui::Slider::new(&mut plane.position, -0.5..=0.5), "position");
     slice_range_ui(ui, state, &mut plane);
     if plane != current {
         send(state, Command::SetSlicePlane(plane));
     }
     colormap_ui(ui, state);
+}
+
+/// What the slice cuts when that is not the field the panel edits: the slice is of the first field
+/// in the list (`slice`'s main field), and the panel may edit another one (a density under the
+/// HOMO), whose own slice a click on "Slice plane" would not show.
+pub fn slice_elsewhere_note(state: &AppState) -> Option<String> {
+    let panel = state.panel_field_id()?;
+    if Some(panel) == state.main_field_id() {
+        return None;
+    }
+    let sliced = state.main_slice_field().ok()?;
+    let own = state.panel_field_rep()?;
+    let own = match own.field {
+        FieldChoice::MolSurf { .. } => own.coloring.map(|c| c.source),
+        f => Some(f),
+    };
+    (own != Some(sliced)).then(|| {
+        format!(
+            "the slice is of {}, the first field in the list; move this one above it (Up) to slice it",
+            state.describe_field(sliced)
+        )
+    })
+}
+
+/// A slider with its number and `text` after it, as wide as the panel leaves for them (the width
+/// another slider set for itself would push the row past the panel's edge).
+fn labelled_slider(ui: &mut egui::Ui, slider: egui::Slider<'_>, text: &str) -> egui::Response {
+    let text_width = egui::WidgetText::from(text)
+        .into_galley(
+            ui,
+            Some(egui::TextWrapMode::Extend),
+            f32::INFINITY,
+            egui::TextStyle::Body,
+        )
+        .size()
+        .x;
+    ui.scope(|ui| {
+        // The number beside the slider takes about 50 points, with two gaps.
+        let rest = text_width + 50.0 + 2.0 * ui.spacing().item_spacing.x;
+        ui.spacing_mut().slider_width = (ui.available_width() - rest).clamp(40.0, 160.0);
+        ui.add(slider.text(text))
+    })
+    .inner
 }
 
 /// The slice colormap's ends in the field's unit, with "Auto" (the field's own range: ±5 kT/e for
@@ -601,7 +652,12 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if changed && range[0] != range[1] {
         send(state, Command::SetSurfaceColor(Some((c.source, Some(range)))));
     }
-    colormap_ui(ui, state);
+    // One colormap serves the slice and the surface: under the slice's range when the panel shows
+    // one (a second combo of the same setting would share its id).
+    let slice_shows_it = state.show_slice() && !matches!(state.panel_field(), Some(FieldChoice::MolSurf { .. }));
+    if !slice_shows_it {
+        colormap_ui(ui, state);
+    }
 }
 
 /// The colormap of slices and coloured surfaces.

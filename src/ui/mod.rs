@@ -74,9 +74,13 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
     egui::Panel::bottom("orbitfield_timeline").show(ui, |ui| timeline::timeline_ui(ui, state));
     egui::Panel::bottom("orbitfield_console").show(ui, |ui| console::console_ui(ui, state));
     // Side panels take at most a fifth of the window each (resizable up to that), so the 3-D view
-    // keeps most of it; each collapses to give the view the whole width.
+    // keeps most of it; each collapses to give the view the whole width. On a narrow window (1024
+    // points) a fifth is less than the panels' rows need: they keep their default width there, as
+    // content wider than a panel is cut off at its edges.
     let width = ui.available_width();
-    let max_side = (0.22 * width).max(tokens::SIDE_PANEL_MIN_WIDTH);
+    let max_side = (0.22 * width)
+        .max(tokens::SIDE_PANEL_WIDTH.min(0.3 * width))
+        .max(tokens::SIDE_PANEL_MIN_WIDTH);
     let default_side = tokens::SIDE_PANEL_WIDTH.min(max_side);
     if state.panels.left_open {
         egui::Panel::left("orbitfield_left")

@@ -74,9 +74,10 @@ pub fn panel_ui(ui: &mut egui::Ui, state: &mut AppState) {
         state.refresh_esp();
     }
     if let Some(line) = state.pb.progress() {
+        // The line wraps beside its spinner: it names the frame, the model and the time.
         ui.horizontal(|ui| {
             ui.spinner();
-            ui.label(line);
+            ui.add(egui::Label::new(line).wrap());
         });
         ui.ctx().request_repaint();
     } else if let Some((engine, seconds, iterations)) = &state.pb.last_solve {

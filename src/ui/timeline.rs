@@ -1,4 +1,5 @@
-//! The timeline: frame slider, play/pause, speed, loop and "every frame".
+//! The timeline: frame slider with the frame count and time, play/pause, speed, loop, new frames of a
+//! growing trajectory and "every frame".
 
 use super::send;
 use crate::app::state::{AppState, Command};
@@ -11,25 +12,47 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
     };
     let n = doc.n_frames;
     let mut frame = doc.frame_index;
+    let time_ps = doc.frame.time_ps.filter(|t| t.is_finite());
     ui.horizontal_wrapped(|ui| {
-        let play_label = if state.view.timeline.playing { "Pause" } else { "Play" };
-        if ui.button(play_label).clicked() {
+        // A single geometry has nothing to play or step through (pausing stays possible).
+        let playing = state.view.timeline.playing;
+        let play_label = if playing { "Pause" } else { "Play" };
+        if ui
+            .add_enabled(n > 1 || playing, egui::Button::new(play_label))
+            .clicked()
+        {
             send(state, Command::TogglePlaying);
         }
-        if ui.button("<").on_hover_text("Previous frame").clicked() {
+        if ui
+            .add_enabled(n > 1, egui::Button::new("<"))
+            .on_hover_text("Previous frame")
+            .clicked()
+        {
             send(state, Command::StepFrame(-1));
         }
-        if ui.button(">").on_hover_text("Next frame").clicked() {
+        if ui
+            .add_enabled(n > 1, egui::Button::new(">"))
+            .on_hover_text("Next frame")
+            .clicked()
+        {
             send(state, Command::StepFrame(1));
         }
         // A single frame keeps the (disabled) thumb at the start rather than mid-way along 0..=0.
         let last = n.saturating_sub(1);
-        ui.spacing_mut().slider_width = (ui.available_width() - 380.0).max(80.0);
+        ui.spacing_mut().slider_width = (ui.available_width() - 530.0).max(80.0);
+        // The number beside the slider is the frame (from 0, as `frame N` counts); the text after
+        // it says how many there are, and the trajectory's time where the file gives it.
         if ui
-            .add_enabled(n > 1, egui::Slider::new(&mut frame, 0..=last.max(1)).text("frame"))
+            .add_enabled(
+                n > 1,
+                egui::Slider::new(&mut frame, 0..=last.max(1)).text(frames_text(last)),
+            )
             .changed()
         {
             send(state, Command::SetFrame(frame));
+        }
+        if let Some(t) = time_ps {
+            ui.label(time_text(t));
         }
         let mut fps = state.view.timeline.fps;
         if ui
@@ -48,7 +71,7 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
             send(state, Command::SetLoop(looping));
         }
         if ui
-            .button("+")
+            .button("New frames")
             .on_hover_text("Load frames a running simulation has appended to the trajectory file")
             .clicked()
         {
@@ -63,4 +86,23 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
             send(state, Command::SetComputeEveryFrame(every));
         }
     });
+}
+
+/// The text after the frame's number: the frames there are, "of 0–97" (counted from 0, as the
+/// demo's caption and `frame N` count them), or "(one frame)".
+pub fn frames_text(last: usize) -> String {
+    if last == 0 {
+        "(one frame)".into()
+    } else {
+        format!("of 0–{last}")
+    }
+}
+
+/// The frame's time in the trajectory: "t = 40.0 ps", or in ns from 10 ns on.
+pub fn time_text(time_ps: f64) -> String {
+    if time_ps.abs() >= 10_000.0 {
+        format!("t = {:.2} ns", time_ps / 1000.0)
+    } else {
+        format!("t = {time_ps:.1} ps")
+    }
 }

@@ -1,0 +1,260 @@
+//! A third newcomer's first hour, on a smaller screen and with the numbers a chemist reads:
+//!
+//! - On a 1024x700 window (a laptop, a projector) the field panel's controls stay inside it: a
+//!   protein's potential, a molecule's density coloured by its own potential with a slice, and a
+//!   PQR surface coloured by its Poisson-Boltzmann potential while the solve runs (that one also at
+//!   1280x800). Its content was wider than the panel and was cut off at the panel's left edge and
+//!   past the window's right edge.
+//! - A molecule's measurements and picked atoms are named as its labels are, as QM programs number
+//!   atoms ("angle C1 – C2 – C3"): they read "C QM1" for every carbon, the one residue the reader
+//!   files a wavefunction's atoms in. One labelled atom is "1 atom", not "1 atoms".
+//! - Choosing a potential unit that the charges' potential does not take (kcal/mol/e stays for the
+//!   eps = 4r model, as ChimeraX shows it) says so, instead of changing nothing without a word.
+//! - The timeline says how many frames there are ("of 0–97") and the frame's time where the
+//!   trajectory gives it ("t = 40.0 ps"); a single geometry says "(one frame)", and its Play and
+//!   step buttons are disabled (they did nothing). The button that loads frames a running
+//!   simulation appended says so ("New frames"; it was "+").
+//! - The Field panel editing a density under the HOMO says that its "Slice plane" cuts the HOMO
+//!   (the first field in the list), and how to slice the density instead; it gave the HOMO's slice
+//!   under "Editing: electron density" without a word.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use orbitfield::app::fields::FieldChoice;
+use orbitfield::app::state::{AppState, Command};
+
+#[path = "common/journey.rs"]
+mod journey;
+use journey::{opened, type_command, type_line_stepping, window};
+
+/// The side panels by their ids (`ui::main_ui`).
+const SIDE_PANELS: [&str; 2] = ["orbitfield_left", "orbitfield_right"];
+
+/// Where the window's closure leaves the side panels' rectangles.
+const PANEL_RECTS: &str = "journey_third_hour_panel_rects";
+
+/// The whole window at `size`, commands applied and representations updated after each frame; the
+/// side panels' rectangles are kept for [`cut_off`].
+fn window_of(state: AppState, size: [f32; 2]) -> Harness<'static, AppState> {
+    Harness::builder()
+        .with_size(egui::vec2(size[0], size[1]))
+        .with_max_steps(32)
+        .build_ui_state(
+            |ui, state: &mut AppState| {
+                orbitfield::ui::main_ui(ui, state);
+                state.apply_pending();
+                state.update_reps();
+                let rects: Vec<egui::Rect> = SIDE_PANELS
+                    .iter()
+                    .filter_map(|name| {
+                        let id = ui.scope_id().with_salt(egui::IdSalt::new(*name));
+                        egui::containers::panel::PanelState::load(ui.ctx(), id).map(|p| p.outer_rect)
+                    })
+                    .collect();
+                ui.ctx()
+                    .data_mut(|d| d.insert_temp(egui::Id::unique(PANEL_RECTS), rects));
+            },
+            state,
+        )
+}
+
+/// The widgets that cross a side panel's edge or the window's (each as its role, label and
+/// rectangle): those the panel clips.
+fn cut_off(harness: &Harness<'static, AppState>, size: [f32; 2]) -> Vec<String> {
+    let panels: Vec<egui::Rect> = harness
+        .ctx
+        .data(|d| d.get_temp::<Vec<egui::Rect>>(egui::Id::unique(PANEL_RECTS)))
+        .unwrap_or_default();
+    assert_eq!(panels.len(), 2, "both side panels are shown");
+    let mut bad = Vec::new();
+    for node in harness.root().children_recursive() {
+        let a = node.accesskit_node();
+        let Some(b) = a.bounding_box() else { continue };
+        let r = egui::Rect::from_min_max(
+            egui::pos2(b.x0 as f32, b.y0 as f32),
+            egui::pos2(b.x1 as f32, b.y1 as f32),
+        );
+        let role = format!("{:?}", a.role());
+        // The panels' resize handles sit on their edges; windows float over everything.
+        if !r.is_finite() || r.width() <= 0.0 || role == "Splitter" || role == "Window" {
+            continue;
+        }
+        // egui rounds a panel and its content apart by up to a point.
+        let crosses = |x: f32| r.min.x < x - 1.5 && r.max.x > x + 1.5;
+        let outside = r.min.x < -0.5 || r.max.x > size[0] + 0.5;
+        // Only widgets beside a panel's rows count: the 3-D view spans the middle.
+        let in_rows = panels.iter().any(|p| r.min.y < p.max.y && r.max.y > p.min.y);
+        if outside || (in_rows && panels.iter().any(|p| crosses(p.min.x) || crosses(p.max.x))) {
+            bad.push(format!("{role} {:?} {r:?}", a.label().unwrap_or_default()));
+        }
+    }
+    bad
+}
+
+/// Fails listing the widgets cut off at `size`.
+fn assert_fits(harness: &Harness<'static, AppState>, size: [f32; 2], what: &str) {
+    let bad = cut_off(harness, size);
+    assert!(
+        bad.is_empty(),
+        "{what} at {}x{}: {} widgets cut off (panels {:?}):\n{}",
+        size[0],
+        size[1],
+        bad.len(),
+        harness
+            .ctx
+            .data(|d| d.get_temp::<Vec<egui::Rect>>(egui::Id::unique(PANEL_RECTS))),
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_field_panel_fits_a_1024x700_window() {
+    const SMALL: [f32; 2] = [1024.0, 700.0];
+    // A protein's potential map: its running mean, summation and unit rows.
+    let mut state = opened(&["md/adk.psf", "md/adk_dims.dcd"], false);
+    state.apply(Command::SelectField(Some(FieldChoice::Potential)));
+    let mut harness = window_of(state, SMALL);
+    harness.run();
+    assert_fits(&harness, SMALL, "adk's potential");
+
+    // A molecule's density coloured by its own potential, with a slice and its colour range.
+    let mut harness = window_of(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], true), SMALL);
+    harness.run();
+    type_command(&mut harness, "field add density");
+    type_command(&mut harness, "color 3 esp");
+    type_command(&mut harness, "slice z 0");
+    harness.run();
+    assert_fits(&harness, SMALL, "threonine's density");
+}
+
+#[test]
+fn a_poisson_boltzmann_surface_fits_its_panel_while_it_solves() {
+    for size in [[1024.0, 700.0], [1280.0, 800.0]] {
+        let mut harness = window_of(opened(&["md/adk_open.pqr"], false), size);
+        harness.run_steps(2);
+        type_line_stepping(&mut harness, "rep add surface protein color pb");
+        type_line_stepping(&mut harness, "rep select 2");
+        harness.run_steps(4);
+        assert!(
+            harness.state().pb.solving() || harness.state().pb.last_solve.is_some(),
+            "the surface's potential is being solved"
+        );
+        assert_fits(&harness, size, "adk's surface coloured by Poisson-Boltzmann");
+    }
+}
+
+#[test]
+fn a_molecules_measurements_name_its_atoms_as_its_labels_do() {
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    type_command(&mut harness, "measure angle 1 2 3");
+    let st = harness.state();
+    let names: Vec<String> = (0..3).map(|a| st.label_text(a)).collect();
+    assert_eq!(names, ["C1", "C2", "C3"], "threonine's first three atoms are carbons");
+    let m = st.tools.measure.list.last().expect("the angle is listed");
+    let text = st.measurement_label(m);
+    assert_eq!(text, "angle C1 – C2 – C3");
+    assert!(
+        harness.query_by_label(&text).is_some(),
+        "the Measurements panel shows '{text}'"
+    );
+    let picked = harness.state().describe_atom(2);
+    assert!(picked.starts_with("atom 3 C3 (C)"), "{picked}");
+    assert!(!picked.contains("QM"), "{picked}");
+
+    // A structure's atoms keep their residue names; one labelled atom is one atom.
+    let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    type_command(&mut harness, "measure distance 817 2633");
+    let st = harness.state();
+    let m = st.tools.measure.list.last().unwrap();
+    assert_eq!(st.measurement_label(m), "distance CA ALA55 – CA VAL169");
+    type_command(&mut harness, "label resid 12 and name CA");
+    assert_eq!(
+        harness.state().panels.status,
+        "labelled 1 atom of 'resid 12 and name CA'"
+    );
+}
+
+#[test]
+fn a_potential_unit_the_model_does_not_take_is_said() {
+    // adk's PSF: charges without radii, so the model is eps = 4r, shown in kcal/mol/e.
+    let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    type_command(&mut harness, "set units V");
+    let status = harness.state().panels.status.clone();
+    assert!(
+        status.contains("stays in kcal/mol/e") && status.contains("in V"),
+        "{status}"
+    );
+    assert_eq!(
+        harness.state().potential_display(FieldChoice::Potential),
+        orbitfield::app::values::PotentialDisplay::KcalPerMolPerE
+    );
+    // In vacuum the charges' potential takes the unit: nothing to say.
+    type_command(&mut harness, "set model vacuum");
+    type_command(&mut harness, "set units kT/e");
+    let status = harness.state().panels.status.clone();
+    assert!(!status.contains("stays"), "{status}");
+    assert_eq!(
+        harness.state().potential_display(FieldChoice::Potential),
+        orbitfield::app::values::PotentialDisplay::KtPerE
+    );
+}
+
+#[test]
+fn the_timeline_says_how_many_frames_and_when() {
+    let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    type_command(&mut harness, "frame 40");
+    assert!(
+        harness.query_all_by_label("of 0–97").count() > 0,
+        "98 frames, numbered from 0"
+    );
+    let t = harness.state().document().unwrap().frame.time_ps;
+    if let Some(t) = t {
+        let text = orbitfield::ui::timeline::time_text(t);
+        assert!(harness.query_by_label(&text).is_some(), "the timeline shows '{text}'");
+    }
+    for label in ["Play", "<", ">", "New frames"] {
+        assert!(!harness.get_by_label(label).accesskit_node().is_disabled(), "{label}");
+    }
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    assert!(harness.query_all_by_label("(one frame)").count() > 0);
+    for label in ["Play", "<", ">"] {
+        assert!(harness.get_by_label(label).accesskit_node().is_disabled(), "{label}");
+    }
+    assert_eq!(orbitfield::ui::timeline::time_text(40.0), "t = 40.0 ps");
+    assert_eq!(orbitfield::ui::timeline::time_text(25_000.0), "t = 25.00 ns");
+}
+
+#[test]
+fn the_field_panel_says_which_field_its_slice_cuts() {
+    use orbitfield::app::reps::FieldStyle;
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    type_command(&mut harness, "field add density");
+    type_command(&mut harness, "rep select 3");
+    let note = orbitfield::ui::fields::slice_elsewhere_note(harness.state()).expect("a note");
+    assert!(note.contains("HOMO (orbital 32)"), "{note}");
+    assert!(harness.query_by_label(&note).is_some(), "the panel shows '{note}'");
+    // Moved above the HOMO, the density is what the slice cuts.
+    type_command(&mut harness, "rep move 3 2");
+    assert_eq!(orbitfield::ui::fields::slice_elsewhere_note(harness.state()), None);
+    type_command(&mut harness, "slice z 0");
+    let sliced: Vec<FieldChoice> = harness
+        .state()
+        .reps()
+        .fields()
+        .filter(|(r, f)| r.visible && matches!(f.style, FieldStyle::Slice(_)))
+        .map(|(_, f)| f.field)
+        .collect();
+    assert_eq!(sliced, vec![FieldChoice::Density]);
+    // With nothing selected the panel edits the first field: nothing to say.
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    assert_eq!(orbitfield::ui::fields::slice_elsewhere_note(harness.state()), None);
+}
