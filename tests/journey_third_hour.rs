@@ -14,9 +14,9 @@
 //!   trajectory gives it ("t = 40.0 ps"); a single geometry says "(one frame)", and its Play and
 //!   step buttons are disabled (they did nothing). The button that loads frames a running
 //!   simulation appended says so ("New frames"; it was "+").
-//! - The Field panel editing a density under the HOMO says that its "Slice plane" cuts the HOMO
-//!   (the first field in the list), and how to slice the density instead; it gave the HOMO's slice
-//!   under "Editing: electron density" without a word.
+//! - "Slice plane" slices the field the panel edits: ticked while it edits a density under the HOMO,
+//!   it showed the HOMO's slice (the first field in the list) under "Editing: electron density". The
+//!   `slice` verb follows the panel as well, and one plane is drawn at a time.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -232,29 +232,47 @@ fn the_timeline_says_how_many_frames_and_when() {
 }
 
 #[test]
-fn the_field_panel_says_which_field_its_slice_cuts() {
+fn the_slice_plane_cuts_the_field_the_panel_edits() {
     use orbitfield::app::reps::FieldStyle;
+    let visible_slices = |h: &Harness<'_, AppState>| -> Vec<FieldChoice> {
+        h.state()
+            .reps()
+            .fields()
+            .filter(|(r, f)| r.visible && matches!(f.style, FieldStyle::Slice(_)))
+            .map(|(_, f)| f.field)
+            .collect()
+    };
     let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
     harness.run();
+    // The density below the HOMO, selected: the panel edits it, and its "Slice plane" slices it.
     type_command(&mut harness, "field add density");
     type_command(&mut harness, "rep select 3");
-    let note = orbitfield::ui::fields::slice_elsewhere_note(harness.state()).expect("a note");
-    assert!(note.contains("HOMO (orbital 32)"), "{note}");
-    assert!(harness.query_by_label(&note).is_some(), "the panel shows '{note}'");
-    // Moved above the HOMO, the density is what the slice cuts.
-    type_command(&mut harness, "rep move 3 2");
-    assert_eq!(orbitfield::ui::fields::slice_elsewhere_note(harness.state()), None);
-    type_command(&mut harness, "slice z 0");
-    let sliced: Vec<FieldChoice> = harness
+    assert_eq!(harness.state().panel_field(), Some(FieldChoice::Density));
+    harness.get_by_label("Slice plane").click();
+    harness.run();
+    assert_eq!(visible_slices(&harness), vec![FieldChoice::Density]);
+    assert!(harness.state().panel_slice_shown());
+    // The HOMO selected: its box is unticked (the plane drawn is the density's); ticking it shows
+    // the HOMO's slice alone.
+    type_command(&mut harness, "rep select 2");
+    assert!(!harness.state().panel_slice_shown());
+    harness.get_by_label("Slice plane").click();
+    harness.run();
+    let homo = harness.state().panel_field().expect("the HOMO");
+    assert!(matches!(homo, FieldChoice::Orbital { .. }), "{homo:?}");
+    assert_eq!(visible_slices(&harness), vec![homo]);
+    // The script verb follows the panel too, and "slice off" hides every slice. (The slices were
+    // added below their fields, so the density is no longer the third representation.)
+    let density = harness
         .state()
         .reps()
-        .fields()
-        .filter(|(r, f)| r.visible && matches!(f.style, FieldStyle::Slice(_)))
-        .map(|(_, f)| f.field)
-        .collect();
-    assert_eq!(sliced, vec![FieldChoice::Density]);
-    // With nothing selected the panel edits the first field: nothing to say.
-    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
-    harness.run();
-    assert_eq!(orbitfield::ui::fields::slice_elsewhere_note(harness.state()), None);
+        .list
+        .iter()
+        .position(|r| matches!(&r.kind, orbitfield::app::reps::RepKind::Field(f) if f.field == FieldChoice::Density && !matches!(f.style, FieldStyle::Slice(_))))
+        .expect("the density");
+    type_command(&mut harness, &format!("rep select {}", density + 1));
+    type_command(&mut harness, "slice z 0");
+    assert_eq!(visible_slices(&harness), vec![FieldChoice::Density]);
+    type_command(&mut harness, "slice off");
+    assert!(visible_slices(&harness).is_empty());
 }

@@ -11,11 +11,11 @@ pub(super) fn slice(p: &Parsed, state: &AppState) -> Result<Vec<Command>, Proble
     if p.sub() == "off" {
         return Ok(vec![Command::SetShowSlice(false)]);
     }
-    if let Err(e) = state.main_slice_field() {
+    if let Err(e) = state.slice_field() {
         return Err(problem(p.column, e));
     }
     let mut v = Vec::new();
-    if !state.show_slice() {
+    if !state.panel_slice_shown() {
         v.push(Command::SetShowSlice(true));
     }
     if p.sub() == "range" {
@@ -60,7 +60,7 @@ fn range(p: &Parsed, state: &AppState) -> Result<Option<[f32; 2]>, Problem> {
     let unit = match state.slice_unit() {
         Some(u) => u,
         None => {
-            let field = state.main_slice_field().map_err(|e| problem(p.column, e))?;
+            let field = state.slice_field().map_err(|e| problem(p.column, e))?;
             crate::app::values::FieldUnit::of(field, state.potential_display(field))
         }
     };

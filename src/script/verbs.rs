@@ -351,9 +351,9 @@ pub const VERBS: &[Verb] = &[
     },
     Verb {
         name: "slice",
-        summary: "Show a slice of the main field through a plane, or hide it.",
+        summary: "Show a slice through a plane of the field the Field panel edits (the selected field representation, else the first), or hide it.",
         forms: &[
-            form(&["off"], &[], &[], "Removes the slice."),
+            form(&["off"], &[], &[], "Hides the slice."),
             form(
                 &["range", "auto"],
                 &[],
@@ -384,7 +384,7 @@ pub const VERBS: &[Verb] = &[
                     ),
                 ],
                 &[],
-                "Adds (or moves) the slice of the main field.",
+                "Adds (or moves) the slice of that field; a slice of another field is hidden (one plane is drawn).",
             ),
         ],
         example: "slice z 0.1",

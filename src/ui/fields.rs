@@ -403,17 +403,15 @@ fn potential_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
 }
 
-/// The slice plane of the main field: on/off, orientation (x, y, z or a free normal) and position.
+/// The slice plane of the field the panel edits: on/off, orientation (x, y, z or a free normal) and
+/// position. Ticked, it shows that field's slice (hiding a slice of another field).
 pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
     use crate::app::slice::SliceNormal;
-    let mut show = state.show_slice();
+    let mut show = state.panel_slice_shown();
     if ui.checkbox(&mut show, "Slice plane").changed() {
         send(state, Command::SetShowSlice(show));
     }
-    if let Some(note) = slice_elsewhere_note(state) {
-        ui.add(egui::Label::new(RichText::new(note).small()).wrap());
-    }
-    if !state.show_slice() {
+    if !state.panel_slice_shown() {
         return;
     }
     let current = state.slice_plane();
@@ -446,28 +444,6 @@ pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
         send(state, Command::SetSlicePlane(plane));
     }
     colormap_ui(ui, state);
-}
-
-/// What the slice cuts when that is not the field the panel edits: the slice is of the first field
-/// in the list (`slice`'s main field), and the panel may edit another one (a density under the
-/// HOMO), whose own slice a click on "Slice plane" would not show.
-pub fn slice_elsewhere_note(state: &AppState) -> Option<String> {
-    let panel = state.panel_field_id()?;
-    if Some(panel) == state.main_field_id() {
-        return None;
-    }
-    let sliced = state.main_slice_field().ok()?;
-    let own = state.panel_field_rep()?;
-    let own = match own.field {
-        FieldChoice::MolSurf { .. } => own.coloring.map(|c| c.source),
-        f => Some(f),
-    };
-    (own != Some(sliced)).then(|| {
-        format!(
-            "the slice is of {}, the first field in the list; move this one above it (Up) to slice it",
-            state.describe_field(sliced)
-        )
-    })
 }
 
 /// A slider with its number and `text` after it, as wide as the panel leaves for them (the width
@@ -654,7 +630,7 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
     // One colormap serves the slice and the surface: under the slice's range when the panel shows
     // one (a second combo of the same setting would share its id).
-    let slice_shows_it = state.show_slice() && !matches!(state.panel_field(), Some(FieldChoice::MolSurf { .. }));
+    let slice_shows_it = state.panel_slice_shown() && !matches!(state.panel_field(), Some(FieldChoice::MolSurf { .. }));
     if !slice_shows_it {
         colormap_ui(ui, state);
     }

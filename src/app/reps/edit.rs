@@ -473,17 +473,18 @@ impl AppState {
         self.view.dirty.meshes = true;
     }
 
-    /// The field a slice of the main field cuts: the main field itself, or for a molecular surface
-    /// (whose values are only the surface's level, not a quantity to read) the field it is
-    /// coloured by. An error in words for the status line when there is nothing to slice.
-    pub fn main_slice_field(&self) -> Result<FieldChoice, String> {
-        let Some(main) = self.main_field_rep() else {
+    /// The field a slice from the Field panel cuts: the field the panel edits (the selected field
+    /// representation, else the first), or for a molecular surface (whose values are only the
+    /// surface's level, not a quantity to read) the field it is coloured by. An error in words for
+    /// the status line when there is nothing to slice.
+    pub fn slice_field(&self) -> Result<FieldChoice, String> {
+        let Some(rep) = self.panel_field_rep() else {
             return Err("slice: there is no field to slice; add one first (Add menu, or 'field add')".into());
         };
-        if !matches!(main.field, FieldChoice::MolSurf { .. }) {
-            return Ok(main.field);
+        if !matches!(rep.field, FieldChoice::MolSurf { .. }) {
+            return Ok(rep.field);
         }
-        match main.coloring {
+        match rep.coloring {
             Some(c) => Ok(c.source),
             None => Err(
                 "slice: a molecular surface has no values to slice; colour it by a potential \
@@ -493,46 +494,65 @@ impl AppState {
         }
     }
 
-    /// Shows (true) or hides the slice of the main field (of the potential a molecular surface is
-    /// coloured by): a slice representation of it, added just below the main field when there is
-    /// none.
-    pub(crate) fn show_main_slice(&mut self, on: bool) {
-        let field = match self.main_slice_field() {
-            Ok(f) => f,
-            Err(e) => {
-                if on {
-                    self.error(e);
-                }
-                if self.show_slice() {
-                    // Hiding: every visible slice goes.
-                    let ids: Vec<RepId> = self
-                        .doc
-                        .reps
-                        .fields()
-                        .filter(|(_, f)| matches!(f.style, FieldStyle::Slice(_)))
-                        .map(|(r, _)| r.id)
-                        .collect();
-                    for id in ids {
-                        self.edit_rep(id, RepEdit::Visible(false));
-                    }
-                }
-                return;
-            }
+    /// Whether the drawn slice (the topmost visible slice representation) cuts the field the Field
+    /// panel edits ([`AppState::slice_field`]).
+    pub fn panel_slice_shown(&self) -> bool {
+        let Ok(field) = self.slice_field() else {
+            return false;
         };
-        let existing: Vec<RepId> = self
+        self.doc
+            .reps
+            .fields()
+            .find(|(r, f)| r.visible && matches!(f.style, FieldStyle::Slice(_)))
+            .is_some_and(|(_, f)| f.field == field)
+    }
+
+    /// Shows (true) the slice of the field the Field panel edits ([`AppState::slice_field`]): its
+    /// slice representation, added just below the panel's representation when there is none, and
+    /// every other slice hidden (one plane is drawn); or hides (false) every slice.
+    pub(crate) fn show_main_slice(&mut self, on: bool) {
+        let slices: Vec<(RepId, FieldChoice, bool)> = self
             .doc
             .reps
             .fields()
-            .filter(|(_, f)| matches!(f.style, FieldStyle::Slice(_)) && (!on || f.field == field))
-            .map(|(r, _)| r.id)
+            .filter(|(_, f)| matches!(f.style, FieldStyle::Slice(_)))
+            .map(|(r, f)| (r.id, f.field, r.visible))
             .collect();
-        if on && existing.is_empty() {
-            let at = self.doc.reps.main_field_index().map_or(0, |i| i + 1);
+        if !on {
+            for (id, _, visible) in slices {
+                if visible {
+                    self.edit_rep(id, RepEdit::Visible(false));
+                }
+            }
+            return;
+        }
+        let field = match self.slice_field() {
+            Ok(f) => f,
+            Err(e) => {
+                self.error(e);
+                return;
+            }
+        };
+        for (id, f, visible) in &slices {
+            if *visible && *f != field {
+                self.edit_rep(*id, RepEdit::Visible(false));
+            }
+        }
+        let own: Vec<RepId> = slices
+            .iter()
+            .filter(|(_, f, _)| *f == field)
+            .map(|(id, _, _)| *id)
+            .collect();
+        if own.is_empty() {
+            let at = self
+                .panel_field_id()
+                .and_then(|id| self.doc.reps.index_of(id))
+                .map_or(0, |i| i + 1);
             let rep = self.new_field_rep(field, FieldStyle::Slice(SlicePlane::default()), None);
             self.insert_rep(at, rep);
         }
-        for id in existing {
-            self.edit_rep(id, RepEdit::Visible(on));
+        for id in own {
+            self.edit_rep(id, RepEdit::Visible(true));
         }
     }
 
