@@ -140,6 +140,7 @@ impl AppState {
                 self.rebuild_atoms();
             }
             Command::MakeWhole(on) => self.set_make_whole(on),
+            Command::FitFrames(fit) => self.set_fit(fit),
             Command::SetDepthCue(d) => {
                 self.settings.depth_cue = d.clamp(0.0, 1.0);
                 self.view.dirty.style = true;
@@ -401,9 +402,10 @@ impl AppState {
         let Some(doc) = self.doc.document.as_mut() else {
             return;
         };
-        if doc.frame.cell.is_none() {
+        if !doc.periodic {
             return;
         }
+        let refit = doc.fit.as_ref().map(|f| f.selection.clone());
         match doc.set_whole(on) {
             Ok(note) => {
                 self.doc.next_id += 1;
@@ -425,6 +427,12 @@ impl AppState {
         self.mark_fields_stale(|_| true);
         self.load_potential_windows(None);
         self.rebuild_atoms();
+        if let Some(selection) = refit {
+            // The reference frame moved with the molecules: fit onto it again.
+            let said = std::mem::take(&mut self.panels.status);
+            self.set_fit(Some(Some(selection)));
+            self.panels.status = said;
+        }
     }
 
     pub(crate) fn set_frame(&mut self, i: usize) {

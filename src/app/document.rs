@@ -52,6 +52,12 @@ pub struct Document {
     pub ils_maps: Vec<super::ils::IlsMapState>,
     /// The atoms belong to more than one chain (labels then name the chain).
     pub several_chains: bool,
+    /// Frame 0 as read has a periodic box.
+    pub periodic: bool,
+    /// How frames are fitted onto frame 0 for viewing (`app::fit`), if they are.
+    pub fit: Option<super::fit::FrameFit>,
+    /// The spacing of the potential maps' lattice (Angstrom).
+    potential_spacing_angstrom: f64,
 }
 
 /// How fields of a document are computed: the settings the keys and jobs depend on.
@@ -118,6 +124,7 @@ impl Document {
             }
             system.trajectory.read_frame(0, &mut frame)?;
         }
+        let periodic = frame.cell.is_some();
         let potential_lattice = potential_lattice(&system.structure, &frame, potential_spacing_angstrom);
         let warnings = explain_water_sites(std::mem::take(&mut system.warnings), &system.structure);
         let chains = &system.structure.chains;
@@ -142,6 +149,9 @@ impl Document {
             surface_selections: Vec::new(),
             ils_maps: Vec::new(),
             several_chains,
+            periodic,
+            fit: None,
+            potential_spacing_angstrom,
         })
     }
 
@@ -194,9 +204,35 @@ impl Document {
             return Ok(());
         }
         let index = index.min(self.n_frames - 1);
-        self.trajectory.read_frame(index, &mut self.frame)?;
+        let mut frame = std::mem::take(&mut self.frame);
+        let read = self.read_frame(index, &mut frame);
+        self.frame = frame;
+        read?;
         self.frame_index = index;
         Ok(())
+    }
+
+    /// Reads frame `index` into `out` as the viewer shows it: made whole when molecules are, and
+    /// fitted onto frame 0 when frames are (`app::fit`).
+    pub fn read_frame(&mut self, index: usize, out: &mut Frame) -> Result<(), crate::model::FrameError> {
+        self.trajectory.read_frame(index, out)?;
+        if let Some(fit) = &self.fit {
+            fit.apply(out);
+        }
+        Ok(())
+    }
+
+    /// Fits every frame onto frame 0 with `fit` (`None`: frames as read), and reads the current
+    /// frame and the potential maps' lattice again.
+    pub fn set_fit(&mut self, fit: Option<super::fit::FrameFit>) -> Result<(), ReadError> {
+        self.fit = fit;
+        self.potential_frames.clear();
+        if self.n_frames > 0 {
+            let mut first = Frame::default();
+            self.read_frame(0, &mut first)?;
+            self.potential_lattice = potential_lattice(&self.structure, &first, self.potential_spacing_angstrom);
+        }
+        self.set_frame(self.frame_index)
     }
 
     /// The wavefunction of frame `index` (the series entry, or the only one).

@@ -26,6 +26,7 @@ pub mod draw;
 pub mod esp_model;
 pub mod export;
 pub mod fields;
+pub mod fit;
 pub mod history;
 pub mod ils;
 pub mod ils_paths;

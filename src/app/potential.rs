@@ -11,8 +11,8 @@ use super::document::Document;
 use super::fields::FieldChoice;
 use crate::compute::PointCharges;
 use crate::io::ReadError;
+use crate::model::Frame;
 use crate::model::units::bohr_from_angstrom3;
-use crate::model::{Frame, Trajectory};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -95,12 +95,6 @@ pub fn mean_charges(charges_e: &[f32], frames: &[&[[f32; 3]]]) -> Option<PointCh
     Some(q)
 }
 
-fn read(trajectory: &mut Trajectory, index: usize) -> Result<Arc<Vec<[f32; 3]>>, ReadError> {
-    let mut f = Frame::default();
-    trajectory.read_frame(index, &mut f)?;
-    Ok(Arc::new(f.positions_angstrom))
-}
-
 impl Document {
     /// Reads the coordinates of the frames of the window of `frames` ending at `index` that are
     /// not held yet, and forgets those more than 2 W frames away (so playback reads one new frame
@@ -112,8 +106,9 @@ impl Document {
             .retain(|&f, _| f + keep >= index && f <= index.saturating_add(keep));
         for f in w {
             if f < self.n_frames && !self.potential_frames.contains_key(&f) {
-                let positions = read(&mut self.trajectory, f)?;
-                self.potential_frames.insert(f, positions);
+                let mut frame = Frame::default();
+                self.read_frame(f, &mut frame)?;
+                self.potential_frames.insert(f, Arc::new(frame.positions_angstrom));
             }
         }
         Ok(())
@@ -259,7 +254,7 @@ mod tests {
             .collect();
         let system = crate::io::System {
             structure,
-            trajectory: Trajectory::from_frames(n_atoms, frames.clone(), "random"),
+            trajectory: crate::model::Trajectory::from_frames(n_atoms, frames.clone(), "random"),
             wavefunctions: Vec::new(),
             grids: Vec::new(),
             warnings: Vec::new(),

@@ -108,6 +108,9 @@ pub enum Command {
     ShowCell(bool),
     /// Make molecules whole across the periodic box in every frame (or show frames as written).
     MakeWhole(bool),
+    /// Fit every frame onto frame 0 by a selection (`Some(None)`: the default selection, C-alpha
+    /// atoms of a protein), or show frames as read (`None`) (`app::fit`).
+    FitFrames(Option<Option<String>>),
     SetEnergiesInEv(bool),
     /// Adds (true) or removes a slice representation of the main field.
     SetShowSlice(bool),

@@ -242,6 +242,9 @@ impl ActionLog {
             Command::SetDepthCue(d) => text(format!("set depthcue {d}")),
             Command::ShowCell(on) => text(format!("set cell {}", if *on { "on" } else { "off" })),
             Command::MakeWhole(on) => text(format!("set whole {}", if *on { "on" } else { "off" })),
+            Command::FitFrames(None) => text("fit off".into()),
+            Command::FitFrames(Some(None)) => text("fit".into()),
+            Command::FitFrames(Some(Some(sel))) => text(format!("fit {sel}")),
             Command::SetEnergiesInEv(e) => text(format!("set energies {}", if *e { "ev" } else { "hartree" })),
             Command::SetPotentialUnit(u) => text(format!(
                 "set units {}",

@@ -170,6 +170,11 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                 cmds(vec![Command::LabelSelection(sel)])
             }
         },
+        "fit" => match p.sub() {
+            "off" => cmds(vec![Command::FitFrames(None)]),
+            _ if p.text("selection").is_none() => cmds(vec![Command::FitFrames(Some(None))]),
+            _ => cmds(vec![Command::FitFrames(Some(Some(selection(p, state, "selection")?)))]),
+        },
         "select" => Ok(Plan::Select(selection(p, state, "selection")?)),
         "view" => view(p, state),
         "turn" => {

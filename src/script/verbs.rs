@@ -500,6 +500,24 @@ pub const VERBS: &[Verb] = &[
         example: "label resid 1 and name CA",
     },
     Verb {
+        name: "fit",
+        summary: "Fit every frame onto frame 0 by a selection's atoms (least squares, no reflection), or show frames as read.",
+        forms: &[
+            form(&["off"], &[], &[], "Frames as read (made whole or not), not fitted."),
+            form(
+                &[],
+                &[opt_arg(
+                    "selection",
+                    Kind::Selection,
+                    "the atoms fitted (default: a protein's C-alpha atoms, else the heavy atoms)",
+                )],
+                &[],
+                "Fits each frame as it is shown; the periodic box is not drawn meanwhile. Not for frames with wavefunctions.",
+            ),
+        ],
+        example: "fit protein and backbone",
+    },
+    Verb {
         name: "select",
         summary: "Set the selection the Add menu uses and report how many atoms it picks.",
         forms: &[form(

@@ -192,6 +192,7 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             if ui.checkbox(&mut whole, "Whole molecules").changed() {
                 send(state, Command::MakeWhole(whole));
             }
+            super::reps::fit_checkbox(ui, state);
             ui.menu_button("Potential unit", |ui| {
                 for u in PotentialDisplay::ALL {
                     if ui

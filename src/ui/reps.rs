@@ -344,9 +344,8 @@ pub fn view_options_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if ui.checkbox(&mut dark, "Dark background").changed() {
         send(state, Command::SetDarkBackground(dark));
     }
-    let periodic = state
-        .document()
-        .is_some_and(|d| d.frame.cell.is_some_and(|c| c.is_valid()));
+    // The file's box (frames fitted onto frame 0 lose theirs while they are).
+    let periodic = state.document().is_some_and(|d| d.periodic);
     if periodic {
         let mut cell = state.settings.show_cell;
         if ui
@@ -368,5 +367,27 @@ pub fn view_options_ui(ui: &mut egui::Ui, state: &mut AppState) {
             send(state, Command::MakeWhole(whole));
         }
     }
+    fit_checkbox(ui, state);
     super::tools::background_ui(ui, state);
+}
+
+/// "Fit frames to frame 0" (`fit`, `fit off`), for a document of more than one frame.
+pub(super) fn fit_checkbox(ui: &mut egui::Ui, state: &mut AppState) {
+    if state.document().is_none_or(|d| d.n_frames <= 1) {
+        return;
+    }
+    let mut fitted = state.fit_selection().is_some();
+    let hover = match state.fit_selection() {
+        Some(sel) => format!("Frames fitted by '{sel}' (fit off: as read)"),
+        None => "Move each frame so that a protein's C-alpha atoms (else the heavy atoms) lie on frame 0's; \
+                 'fit SELECTION' fits by other atoms"
+            .to_string(),
+    };
+    if ui
+        .checkbox(&mut fitted, "Fit frames to frame 0")
+        .on_hover_text(hover)
+        .changed()
+    {
+        send(state, Command::FitFrames(fitted.then_some(None)));
+    }
 }

@@ -338,7 +338,7 @@ impl AppState {
                 .map(|q| VertexSource::Charges(Arc::new(q), model)),
             s => {
                 let mut frame = Frame::default();
-                d.trajectory.read_frame(index, &mut frame).ok()?;
+                d.read_frame(index, &mut frame).ok()?;
                 d.point_charges_at(s, index, &frame)
                     .map(|q| VertexSource::Charges(Arc::new(q), model))
             }
@@ -636,7 +636,7 @@ impl AppState {
             return None;
         };
         let mut frame = Frame::default();
-        doc.trajectory.read_frame(index, &mut frame).ok()?;
+        doc.read_frame(index, &mut frame).ok()?;
         Some(NextFrame { index, frame })
     }
 
