@@ -31,6 +31,9 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
     if open {
         send(state, Command::OpenDialog);
     }
+    if ui.input(|i| i.modifiers.command && i.key_pressed(Key::Q)) {
+        ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+    }
     if space {
         send(state, Command::TogglePlaying);
     }
@@ -166,6 +169,10 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
                     state,
                     Command::ShowExportDialog(crate::app::export::ExportDialog::Movie, true),
                 );
+            }
+            ui.separator();
+            if ui.button("Quit (Ctrl+Q)").clicked() {
+                ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
             }
         });
         ui.menu_button("View", |ui| {
