@@ -7,13 +7,18 @@
 //! - the guessed bonds include all 213 peptide bonds of the chain, across the box too;
 //! - as written, some bonds span the box; made whole, none does, in every frame;
 //! - each atom moved by a whole box vector only;
-//! - the chain is one piece (consecutive CA within 4.3 A).
+//! - the chain is one piece (consecutive CA within 4.3 A);
+//! - `convert --whole --fit` writes frames that are least-squares fits of their C-alpha atoms onto
+//!   frame 0's (`common/fit_checks.rs`), without a box, and names the atoms.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use orbitfield::io;
 use orbitfield::model::{Frame, Structure, UnitCell};
 use std::path::PathBuf;
+
+#[path = "common/fit_checks.rs"]
+mod fit_checks;
 
 fn data(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
@@ -176,4 +181,67 @@ fn convert_whole_writes_the_molecules_joined_and_says_so() {
             );
         }
     }
+}
+
+#[test]
+fn convert_fit_writes_each_frame_fitted_onto_frame_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let convert = |out: &std::path::Path, fit: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+            .arg("convert")
+            .args(files())
+            .args(["--whole", "-o"])
+            .arg(out)
+            .args(fit)
+            .output()
+            .unwrap()
+    };
+    // DCD keeps float32 coordinates (XTC would round them to 0.01 A).
+    let out = dir.path().join("fitted.dcd");
+    let o = convert(&out, &["--fit"]);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{said}");
+    assert!(
+        said.contains("fitted onto frame 0 by 214 atoms (protein and name CA)"),
+        "{said}"
+    );
+    let whole = {
+        let mut s = io::load(&files()).unwrap();
+        let bonds = s.structure.bonds.clone();
+        io::load::make_whole(&bonds, s.structure.len(), &mut s.trajectory);
+        s
+    };
+    let mut back = io::load(&[data("md/adk_oplsaa.gro"), out]).unwrap();
+    let ca: Vec<usize> = orbitfield::model::select::Selection::parse("protein and name CA")
+        .unwrap()
+        .indices(&back.structure, None)
+        .into_iter()
+        .map(|i| i as usize)
+        .collect();
+    let pick = |f: &Frame| -> Vec<[f64; 3]> { ca.iter().map(|&i| f.positions_angstrom[i].map(f64::from)).collect() };
+    let mut whole_traj = whole.trajectory;
+    let reference = pick(&whole_traj.frame(0).unwrap());
+    let n = back.trajectory.n_frames();
+    assert_eq!(n, whole_traj.n_frames());
+    for index in 0..n {
+        let f = back.trajectory.frame(index).unwrap();
+        assert!(
+            f.cell.is_none(),
+            "frame {index}: a fitted frame is written without a box"
+        );
+        fit_checks::assert_least_squares(&pick(&f), &reference, 2e-3, &format!("frame {index}"));
+        // A rigid motion of the frame as read: its distances kept.
+        let raw = whole_traj.frame(index).unwrap();
+        for (i, j) in [(0, 3000), (10, 2000), (100, 47000)] {
+            let d = |g: &Frame| dist(g.positions_angstrom[i], g.positions_angstrom[j]);
+            assert!((d(&f) - d(&raw)).abs() < 2e-3, "frame {index}: atoms {i}-{j}");
+        }
+    }
+    // A selection of no atoms is refused, naming the option, and writes nothing.
+    let none = dir.path().join("none.dcd");
+    let o = convert(&none, &["--fit", "resname XYZ"]);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(said.contains("--fit: 'resname XYZ' picks 0 atoms"), "{said}");
+    assert!(!none.exists());
 }

@@ -1,7 +1,8 @@
 //! Trajectory analyses: radial distribution functions, orbital tracking along wavefunction series,
 //! potential maps combined over frames, ion placement on potential maps, QM regions placed in MD
-//! frames, atomic charges from wavefunctions, protein secondary structure (DSSP) per frame, and
-//! fields sampled at surface vertices (the colours of a molecular surface).
+//! frames, frames fitted onto a reference, atomic charges from wavefunctions, protein secondary
+//! structure (DSSP) per frame, and fields sampled at surface vertices (the colours of a molecular
+//! surface).
 //!
 //! Called by the `rdf`, `grid`, `points`, `ions` and `info` commands and the viewer's analysis panels;
 //! the GPU kernels of the same analyses are tested against these CPU versions.
@@ -9,6 +10,7 @@
 pub mod charges;
 pub mod dssp;
 pub mod esp_series;
+pub mod fit;
 pub mod ions;
 pub mod polymer;
 pub mod qm_region;

@@ -55,7 +55,7 @@ pub struct Document {
     /// Frame 0 as read has a periodic box.
     pub periodic: bool,
     /// How frames are fitted onto frame 0 for viewing (`app::fit`), if they are.
-    pub fit: Option<super::fit::FrameFit>,
+    pub fit: Option<crate::analysis::fit::FrameFit>,
     /// The spacing of the potential maps' lattice (Angstrom).
     potential_spacing_angstrom: f64,
 }
@@ -224,7 +224,7 @@ impl Document {
 
     /// Fits every frame onto frame 0 with `fit` (`None`: frames as read), and reads the current
     /// frame and the potential maps' lattice again.
-    pub fn set_fit(&mut self, fit: Option<super::fit::FrameFit>) -> Result<(), ReadError> {
+    pub fn set_fit(&mut self, fit: Option<crate::analysis::fit::FrameFit>) -> Result<(), ReadError> {
         self.fit = fit;
         self.potential_frames.clear();
         if self.n_frames > 0 {

@@ -113,6 +113,9 @@ pub struct Session {
     /// Whether molecules are made whole across the periodic box (older sessions: made whole).
     #[serde(default = "shown")]
     pub make_whole: bool,
+    /// The selection frames are fitted onto frame 0 by (`app::fit`), when they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit: Option<String>,
 }
 
 fn dark() -> bool {
@@ -222,6 +225,7 @@ impl AppState {
             background_rgb: self.settings.background_rgb,
             show_cell: self.settings.show_cell,
             make_whole: self.settings.make_whole,
+            fit: self.fit_selection().map(str::to_string),
         })
     }
 
@@ -283,6 +287,9 @@ impl AppState {
             self.doc.orbital = Some(index);
         }
         self.doc.reps.selected = None;
+        if let Some(selection) = &s.fit {
+            self.set_fit(Some(Some(selection.clone())));
+        }
         self.set_frame(s.frame);
         // Measurements and labels of atoms the files have (a hand-edited number beyond them is
         // reported by `add_measurement`, and dropped for a label).

@@ -1,6 +1,7 @@
 //! `orbitfield convert FILE... -o OUT.pdb|gro|xyz|dcd|xtc|trr|nc [--frames A:B:S] [--sel SEL]
-//! [--whole]`: writes the system that FILE... form (topology + trajectories) to another format,
-//! optionally a subset of atoms and frames, optionally with molecules made whole across the box.
+//! [--whole] [--fit [SEL]]`: writes the system that FILE... form (topology + trajectories) to another
+//! format, optionally a subset of atoms and frames, optionally with molecules made whole across the
+//! box and each frame fitted onto frame 0 (`analysis::fit`).
 //!
 //! Loads through `io::load`, picks atoms with the selection language and frames with the usual
 //! range syntax, and hands the work to `io::write::write_frames` (atomic: nothing is left behind
@@ -8,6 +9,7 @@
 
 use super::rdf::progress_bar;
 use anyhow::{Context, Result, bail};
+use orbitfield::analysis::fit::FrameFit;
 use orbitfield::io;
 use orbitfield::model::FrameRange;
 use orbitfield::model::select::Selection;
@@ -32,6 +34,11 @@ pub struct ConvertArgs {
     /// centring); frames are written as read otherwise.
     #[arg(long)]
     pub whole: bool,
+    /// Fit each frame onto frame 0 by these atoms (least squares, no reflection; as GROMACS's
+    /// `trjconv -fit rot+trans`): a selection, or nothing for a protein's C-alpha atoms (else the
+    /// heavy atoms). Fitted frames are written without their periodic box.
+    #[arg(long, value_name = "SEL", num_args = 0..=1, default_missing_value = "")]
+    pub fit: Option<String>,
 }
 
 pub fn run(args: &ConvertArgs) -> Result<()> {
@@ -57,6 +64,20 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
             eprintln!("note: {note}");
         }
     }
+    let fit = match args.fit.as_deref() {
+        None => None,
+        Some(text) => {
+            let sel = Some(text.trim()).filter(|t| !t.is_empty());
+            let fit =
+                FrameFit::new(&system.structure, &mut system.trajectory, sel).map_err(|e| anyhow::anyhow!("--{e}"))?;
+            eprintln!(
+                "note: frames fitted onto frame 0 by {} atoms ({}), written without a periodic box",
+                fit.n_atoms(),
+                fit.selection
+            );
+            Some(fit)
+        }
+    };
     let n_frames = system.trajectory.n_frames();
     let frames = range.indices(n_frames).map_err(anyhow::Error::msg)?;
     if frames.is_empty() {
@@ -80,16 +101,22 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
     if let Some(b) = &bar {
         b.set_message("writing");
     }
-    let written = io::write::write_frames(
+    let written = io::write::write_frames_mapped(
         &args.output,
         &system.structure,
         &mut system.trajectory,
         atoms.as_deref(),
         &frames,
+        &|frame| {
+            if let Some(f) = &fit {
+                f.apply(frame);
+            }
+        },
         &mut |n| {
             if let Some(b) = &bar {
                 b.set_position(n as u64);
             }
+            std::ops::ControlFlow::Continue(())
         },
     )?;
     if let Some(b) = bar {

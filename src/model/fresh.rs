@@ -35,3 +35,16 @@ pub(crate) fn seed() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64)
 }
+
+/// The rotation by `angle` radians about `axis` (any length but zero), as rows (Rodrigues).
+pub(crate) fn rotation_about(axis: [f64; 3], angle: f64) -> [[f64; 3]; 3] {
+    let n = (axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]).sqrt();
+    let [x, y, z] = axis.map(|v| v / n);
+    let (s, c) = angle.sin_cos();
+    let t = 1.0 - c;
+    [
+        [t * x * x + c, t * x * y - s * z, t * x * z + s * y],
+        [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
+        [t * x * z - s * y, t * y * z + s * x, t * z * z + c],
+    ]
+}

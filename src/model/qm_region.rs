@@ -742,18 +742,7 @@ impl<D: Fn([f64; 3], [f64; 3]) -> f64> Search<'_, D> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rotation_about(axis: [f64; 3], angle: f64) -> [[f64; 3]; 3] {
-        let n = dot(axis, axis).sqrt();
-        let [x, y, z] = axis.map(|v| v / n);
-        let (s, c) = angle.sin_cos();
-        let t = 1.0 - c;
-        [
-            [t * x * x + c, t * x * y - s * z, t * x * z + s * y],
-            [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
-            [t * x * z - s * y, t * y * z + s * x, t * z * z + c],
-        ]
-    }
+    use crate::model::fresh::rotation_about;
 
     #[test]
     fn superpose_recovers_a_known_motion() {

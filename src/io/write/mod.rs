@@ -226,6 +226,20 @@ pub fn write_frames_until(
     frames: &[usize],
     progress: &mut dyn FnMut(usize) -> ControlFlow<()>,
 ) -> Result<usize, WriteError> {
+    write_frames_mapped(path, structure, trajectory, atoms, frames, &|_| {}, progress)
+}
+
+/// As [`write_frames_until`], each frame passed through `map` as it is read (before the atoms are
+/// picked): `orbitfield convert --fit` moves it onto frame 0 there.
+pub fn write_frames_mapped(
+    path: &Path,
+    structure: &Structure,
+    trajectory: &mut Trajectory,
+    atoms: Option<&[u32]>,
+    frames: &[usize],
+    map: &dyn Fn(&mut Frame),
+    progress: &mut dyn FnMut(usize) -> ControlFlow<()>,
+) -> Result<usize, WriteError> {
     let format = OutFormat::from_path(path)?;
     let sub = subset(structure, atoms);
     let mut writer = writer_for(format, &sub, frames.len());
@@ -242,6 +256,7 @@ pub fn write_frames_until(
         let (mut full, mut picked) = (Frame::default(), Frame::default());
         for (k, &i) in frames.iter().enumerate() {
             trajectory.read_frame(i, &mut full)?;
+            map(&mut full);
             let frame = match atoms {
                 None => &full,
                 Some(idx) => {
