@@ -124,3 +124,44 @@ fn frames_fitted_onto_frame_0_hold_the_protein_still_and_stay_rigid() {
     assert_eq!(harness.state().fit_selection(), None);
     assert!(harness.query_by_label("Fit frames to frame 0").is_none());
 }
+
+/// "Save atoms / frames" writes the frames as the view shows them: molecules made whole (the
+/// wrapped AdK's chain in one piece) and, while frames are fitted, fitted onto frame 0 without a
+/// box; the status line says how they are written.
+#[test]
+fn saved_frames_are_the_frames_the_view_shows() {
+    let mut state = opened(&["md/adk_oplsaa.gro", "md/adk_oplsaa.xtc"], false);
+    let reference = ca_positions(&state);
+    state.apply(orbitfield::app::state::Command::FitFrames(Some(None)));
+    state.panels.save_selection_text = "protein and name CA".into();
+    state.panels.save_frames_text = "0:10:3".into();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ca.pdb");
+    state.save_to(&out);
+    let status = state.panels.status.clone();
+    assert!(
+        status.contains("fitted onto frame 0 by 'protein and name CA'"),
+        "{status}"
+    );
+    let mut polls = 0;
+    while state.poll_save() && state.panels.save_job.is_some() {
+        polls += 1;
+        assert!(polls < 60_000, "the save did not finish");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(state.panels.errors.is_empty(), "{:?}", state.panels.errors);
+    let mut back = orbitfield::io::load(&[out]).unwrap();
+    assert_eq!(back.structure.len(), 214);
+    assert_eq!(back.trajectory.n_frames(), 4);
+    for k in 0..4 {
+        let f = back.trajectory.frame(k).unwrap();
+        let ca: Vec<P> = f.positions_angstrom.iter().map(|p| p.map(f64::from)).collect();
+        // PDB keeps 0.001 A.
+        assert_least_squares(&ca, &reference, 5e-3, &format!("saved frame {k}"));
+        let longest = ca
+            .windows(2)
+            .map(|w| (0..3).map(|i| (w[0][i] - w[1][i]).powi(2)).sum::<f64>().sqrt())
+            .fold(0.0, f64::max);
+        assert!(longest < 4.3, "saved frame {k}: the chain is in pieces ({longest} A)");
+    }
+}

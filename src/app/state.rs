@@ -529,8 +529,9 @@ impl AppState {
             // Frames without files behind them are in memory already.
             let mut list = Vec::with_capacity(frames.len());
             for &i in &frames {
-                match doc.trajectory.frame(i) {
-                    Ok(f) => list.push(f),
+                let mut f = crate::model::Frame::default();
+                match doc.read_frame(i, &mut f) {
+                    Ok(()) => list.push(f),
                     Err(e) => return self.error(format!("save failed: frame {i}: {e}")),
                 }
             }
@@ -539,16 +540,27 @@ impl AppState {
         } else {
             (FrameSupply::Files(doc.paths.clone()), frames)
         };
+        // Files are read again by the job: it makes molecules whole and fits frames as the view does.
+        let from_files = matches!(supply.0, FrameSupply::Files(_));
+        let whole_bonds = (from_files && doc.trajectory.whole().is_some()).then(|| doc.bonds.clone());
+        let fit = doc.fit.clone().filter(|_| from_files);
+        let shown_as = match (doc.trajectory.whole().is_some(), &doc.fit) {
+            (_, Some(f)) => format!(" (fitted onto frame 0 by '{}', without the box)", f.selection),
+            (true, None) => " (molecules made whole)".to_string(),
+            (false, None) => String::new(),
+        };
         let request = SaveRequest {
             path: path.to_path_buf(),
             structure: doc.structure.clone(),
             supply: supply.0,
             atoms,
             frames: supply.1,
+            whole_bonds,
+            fit,
         };
         match SaveJob::start(request) {
             Ok(job) => {
-                self.panels.status = format!("saving {} frames to {}…", job.total(), path.display());
+                self.panels.status = format!("saving {} frames to {}{shown_as}…", job.total(), path.display());
                 self.panels.save_job = Some(job);
             }
             Err(e) => self.error(format!("save failed: {e}")),

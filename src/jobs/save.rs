@@ -8,9 +8,12 @@
 //! through `io::write::write_frames_until` (temporary file renamed over the output), counts the
 //! frames written in an atomic the UI reads for its progress line, and stops at the next frame when
 //! cancelled, leaving no file behind. Its one result comes back over [`Task`]'s bounded channel.
+//! Frames are written as the viewer shows them: molecules made whole across the box when the
+//! viewer makes them whole, and fitted onto frame 0 when it fits them (`analysis::fit`).
 
 use super::task::Task;
-use crate::io::write::{WriteError, write_frames_until};
+use crate::analysis::fit::FrameFit;
+use crate::io::write::{WriteError, write_frames_mapped};
 use crate::model::{Frame, Structure, Trajectory};
 use std::ops::ControlFlow;
 use std::path::PathBuf;
@@ -37,6 +40,11 @@ pub struct SaveRequest {
     pub atoms: Option<Vec<u32>>,
     /// Frame indices, in the order they are written.
     pub frames: Vec<usize>,
+    /// Make molecules whole across the periodic box by these bonds, as the viewer does (files only:
+    /// frames in memory come as the viewer shows them).
+    pub whole_bonds: Option<Vec<[u32; 2]>>,
+    /// Fit each frame onto frame 0 as the viewer does (files only, as above).
+    pub fit: Option<FrameFit>,
 }
 
 /// A finished save: the output and the frames written, or why nothing was written.
@@ -131,6 +139,8 @@ fn run(request: SaveRequest, written: &AtomicUsize, cancel: &AtomicBool) -> Resu
         supply,
         atoms,
         frames,
+        whole_bonds,
+        fit,
     } = request;
     let mut trajectory = match supply {
         FrameSupply::Frames(list) => Trajectory::from_frames(structure.len(), list, "memory"),
@@ -144,7 +154,11 @@ fn run(request: SaveRequest, written: &AtomicUsize, cancel: &AtomicBool) -> Resu
                     structure.len()
                 ));
             }
-            system.trajectory
+            let mut trajectory = system.trajectory;
+            if let Some(bonds) = &whole_bonds {
+                crate::io::load::make_whole(bonds, structure.len(), &mut trajectory);
+            }
+            trajectory
         }
     };
     if let Some(&last) = frames.iter().max()
@@ -157,12 +171,17 @@ fn run(request: SaveRequest, written: &AtomicUsize, cancel: &AtomicBool) -> Resu
             trajectory.n_frames()
         ));
     }
-    let result = write_frames_until(
+    let result = write_frames_mapped(
         &path,
         &structure,
         &mut trajectory,
         atoms.as_deref(),
         &frames,
+        &|frame| {
+            if let Some(f) = &fit {
+                f.apply(frame);
+            }
+        },
         &mut |k| {
             written.store(k, Ordering::Release);
             if cancel.load(Ordering::Acquire) {
@@ -218,6 +237,8 @@ mod tests {
             supply: FrameSupply::Files(files),
             atoms: Some(atoms.clone()),
             frames: vec![7, 2],
+            whole_bonds: None,
+            fit: None,
         })
         .unwrap();
         let done = wait(&mut job);
@@ -251,6 +272,8 @@ mod tests {
             supply: FrameSupply::Frames(vec![frame; 5000]),
             atoms: None,
             frames: (0..5000).collect(),
+            whole_bonds: None,
+            fit: None,
         })
         .unwrap();
         job.cancel();
@@ -274,6 +297,8 @@ mod tests {
             supply: FrameSupply::Files(vec![data("tip125_tric_C36.psf"), data("tip125_tric_C36.dcd")]),
             atoms: None,
             frames: vec![0],
+            whole_bonds: None,
+            fit: None,
         })
         .unwrap();
         let err = wait(&mut job).result.unwrap_err();
