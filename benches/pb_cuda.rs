@@ -205,18 +205,27 @@ fn main() {
             }
         }
         solver.set_tail_points(orbitfield::compute::cuda::pb::DEFAULT_TAIL_POINTS);
-        // One sweep each way below the finest level (two at the finest).
-        solver.set_sweeps(1);
-        solver.set_fine_sweeps(Some(2));
-        run_device(&mut solver, &adk[0], &fine, "frame 0, cold, 1 coarse sweep", Warm::None);
-        for (i, a) in adk.iter().enumerate().skip(1).take(4) {
+        // Sweeps each way below the finest level and at the finest.
+        for (coarse, finest) in [(1, 2), (3, 2), (3, 1)] {
+            solver.set_sweeps(coarse);
+            solver.set_fine_sweeps(Some(finest));
+            let tag = format!("{coarse} coarse sweeps, {finest} at the finest");
             run_device(
                 &mut solver,
-                a,
+                &adk[0],
                 &fine,
-                &format!("frame {i}, warm, 1 coarse sweep"),
-                Warm::Previous,
+                &format!("frame 0, cold, {tag}"),
+                Warm::None,
             );
+            for (i, a) in adk.iter().enumerate().skip(1).take(4) {
+                run_device(
+                    &mut solver,
+                    a,
+                    &fine,
+                    &format!("frame {i}, warm, {tag}"),
+                    Warm::Previous,
+                );
+            }
         }
         solver.set_sweeps(orbitfield::compute::cuda::pb::DEFAULT_SWEEPS);
         solver.set_fine_sweeps(None);
