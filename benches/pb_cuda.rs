@@ -164,6 +164,15 @@ fn fine_lattice(first: &PbAtoms) -> PbLattice {
     PbLattice::centered(centre(first), 0.5, [161, 161, 161])
 }
 
+/// A variant's rows: frame 0 cold (its graph captured), then frames 1-4 each warm-started.
+fn variant_rows(solver: &mut CudaPbSolver, adk: &[PbAtoms], fine: &PbLattice, tag: &str) {
+    let Some(first) = adk.first() else { return };
+    run_device(solver, first, fine, &format!("frame 0, cold, {tag}"), Warm::None);
+    for (i, a) in adk.iter().enumerate().skip(1).take(4) {
+        run_device(solver, a, fine, &format!("frame {i}, warm, {tag}"), Warm::Previous);
+    }
+}
+
 fn main() {
     let found = orbitfield::compute::cuda::discover(Some(&[0]));
     let Some(engine) = found.engines.first().cloned() else {
@@ -186,23 +195,7 @@ fn main() {
         // The V-cycle's small levels launched pass by pass, or in one launch from 6^3 or 11^3.
         for points in [0, 6 * 6 * 6, 11 * 11 * 11] {
             solver.set_tail_points(points);
-            let tag = format!("tail from {points} points");
-            run_device(
-                &mut solver,
-                &adk[0],
-                &fine,
-                &format!("frame 0, cold, {tag}"),
-                Warm::None,
-            );
-            for (i, a) in adk.iter().enumerate().skip(1).take(4) {
-                run_device(
-                    &mut solver,
-                    a,
-                    &fine,
-                    &format!("frame {i}, warm, {tag}"),
-                    Warm::Previous,
-                );
-            }
+            variant_rows(&mut solver, &adk, &fine, &format!("tail from {points} points"));
         }
         solver.set_tail_points(orbitfield::compute::cuda::pb::DEFAULT_TAIL_POINTS);
         // Sweeps each way below the finest level and at the finest.
@@ -210,22 +203,7 @@ fn main() {
             solver.set_sweeps(coarse);
             solver.set_fine_sweeps(Some(finest));
             let tag = format!("{coarse} coarse sweeps, {finest} at the finest");
-            run_device(
-                &mut solver,
-                &adk[0],
-                &fine,
-                &format!("frame 0, cold, {tag}"),
-                Warm::None,
-            );
-            for (i, a) in adk.iter().enumerate().skip(1).take(4) {
-                run_device(
-                    &mut solver,
-                    a,
-                    &fine,
-                    &format!("frame {i}, warm, {tag}"),
-                    Warm::Previous,
-                );
-            }
+            variant_rows(&mut solver, &adk, &fine, &tag);
         }
         solver.set_sweeps(orbitfield::compute::cuda::pb::DEFAULT_SWEEPS);
         solver.set_fine_sweeps(None);
