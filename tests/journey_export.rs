@@ -417,3 +417,34 @@ fn render_movie_writes_an_mp4_that_decodes() {
             .all(|(s, rgb)| *s == [160, 120] && drawn_rgb(rgb) > 160 * 120 / 50)
     );
 }
+
+/// `render --fit` draws the frame fitted onto frame 0 (as the viewer's "Fit frames to frame 0"),
+/// saying by which atoms; a selection of no atoms is refused before anything is drawn.
+#[test]
+fn render_fit_draws_the_fitted_frame_and_refuses_an_empty_selection() {
+    let dir = tempfile::tempdir().unwrap();
+    let render = |out: &std::path::Path, fit: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+            .arg("render")
+            .arg(data("md/adk.psf"))
+            .arg(data("md/adk_dims.dcd"))
+            .args(["--frame", "60", "--size", "160x120", "--fit", fit, "-o"])
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let none = dir.path().join("none.png");
+    let run = render(&none, "resname XYZ");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(stderr.contains("--fit: 'resname XYZ' picks 0 atoms"), "{stderr}");
+    assert!(!none.exists());
+    if context().is_none() {
+        return;
+    }
+    let out = dir.path().join("fitted.png");
+    let run = render(&out, "protein and backbone");
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let img = image::open(&out).unwrap().to_rgba8();
+    assert_eq!(img.dimensions(), (160, 120));
+}

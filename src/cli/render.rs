@@ -145,6 +145,10 @@ pub struct RenderArgs {
     /// Every N-th frame of the range goes into --movie.
     #[arg(long, default_value_t = 1, requires = "movie")]
     pub step: usize,
+    /// Fit each frame onto frame 0 by these atoms before drawing it, as the viewer's "Fit frames to
+    /// frame 0" (a selection, or nothing for a protein's C-alpha atoms, else the heavy atoms).
+    #[arg(long, value_name = "SEL", num_args = 0..=1, default_missing_value = "")]
+    pub fit: Option<String>,
 }
 
 fn parse_colormap(s: &str) -> Result<orbitfield::render::colormap::Colormap> {
@@ -473,6 +477,14 @@ pub fn run(args: &RenderArgs) -> Result<()> {
             };
             state.apply(Command::EditRep(id, RepEdit::IsoRelative(args.relative)));
             state.apply(Command::EditRep(id, RepEdit::IsoValue(value)));
+        }
+    }
+    if let Some(text) = &args.fit {
+        let selection = Some(text.trim().to_string()).filter(|t| !t.is_empty());
+        let errors = state.panels.error_count;
+        state.apply(Command::FitFrames(Some(selection)));
+        if state.panels.error_count != errors {
+            bail!("--{}", state.panels.status);
         }
     }
     let mut color_volume = color_volume(args)?;
