@@ -165,3 +165,26 @@ fn saved_frames_are_the_frames_the_view_shows() {
         assert!(longest < 4.3, "saved frame {k}: the chain is in pieces ({longest} A)");
     }
 }
+
+/// `measure rmsd` compares the frames as the view shows them: with frames fitted, the current frame
+/// against the fitted reference frame (read through the timeline here), not against that frame as
+/// the file has it.
+#[test]
+fn rmsd_while_fitted_compares_fitted_frames() {
+    let mut harness = window(opened(&["md/adk_oplsaa.gro", "md/adk_oplsaa.xtc"], false));
+    harness.run();
+    type_command(&mut harness, "fit");
+    type_command(&mut harness, "frame 5");
+    let five = ca_positions(harness.state());
+    type_command(&mut harness, "frame 9");
+    let nine = ca_positions(harness.state());
+    let said = type_line(&mut harness, "measure rmsd protein and name CA reference 5");
+    let text = said.map(|(_, t)| t).unwrap_or_default();
+    let value: f64 = text
+        .rsplit(": ")
+        .next()
+        .and_then(|v| v.trim_end_matches(" A").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no value in {text:?}"));
+    let want = rmsd(&nine, &five);
+    assert!((value - want).abs() < 2e-4, "{value} vs {want} ({text})");
+}

@@ -359,7 +359,9 @@ impl<'a> Runner<'a> {
         if atoms.is_empty() {
             return Err(format!("rmsd: '{sel}' picks no atoms"));
         }
-        let other = doc.trajectory.frame(reference).map_err(|e| e.to_string())?;
+        // As the viewer shows it (fitted onto frame 0 when frames are), like the current frame.
+        let mut other = crate::model::Frame::default();
+        doc.read_frame(reference, &mut other).map_err(|e| e.to_string())?;
         if fit {
             let pick = |f: &[[f32; 3]]| -> Vec<[f64; 3]> {
                 atoms
