@@ -27,84 +27,21 @@ use orbitfield::app::state::{AppState, Command};
 
 #[path = "common/journey.rs"]
 mod journey;
+#[path = "common/panel_fit.rs"]
+mod panel_fit;
 use journey::{opened, type_command, type_line_stepping, window};
+use panel_fit::{outside_their_panels, window_of as panel_window};
 
-/// The side panels by their ids (`ui::main_ui`).
-const SIDE_PANELS: [&str; 2] = ["orbitfield_left", "orbitfield_right"];
-
-/// Where the window's closure leaves the side panels' rectangles.
-const PANEL_RECTS: &str = "journey_third_hour_panel_rects";
-
-/// The whole window at `size`, commands applied and representations updated after each frame; the
-/// side panels' rectangles are kept for [`cut_off`].
-fn window_of(state: AppState, size: [f32; 2]) -> Harness<'static, AppState> {
-    Harness::builder()
-        .with_size(egui::vec2(size[0], size[1]))
-        .with_max_steps(32)
-        .build_ui_state(
-            |ui, state: &mut AppState| {
-                orbitfield::ui::main_ui(ui, state);
-                state.apply_pending();
-                state.update_reps();
-                let rects: Vec<egui::Rect> = SIDE_PANELS
-                    .iter()
-                    .filter_map(|name| {
-                        let id = ui.scope_id().with_salt(egui::IdSalt::new(*name));
-                        egui::containers::panel::PanelState::load(ui.ctx(), id).map(|p| p.outer_rect)
-                    })
-                    .collect();
-                ui.ctx()
-                    .data_mut(|d| d.insert_temp(egui::Id::unique(PANEL_RECTS), rects));
-            },
-            state,
-        )
-}
-
-/// The widgets that cross a side panel's edge or the window's (each as its role, label and
-/// rectangle): those the panel clips.
-fn cut_off(harness: &Harness<'static, AppState>, size: [f32; 2]) -> Vec<String> {
-    let panels: Vec<egui::Rect> = harness
-        .ctx
-        .data(|d| d.get_temp::<Vec<egui::Rect>>(egui::Id::unique(PANEL_RECTS)))
-        .unwrap_or_default();
-    assert_eq!(panels.len(), 2, "both side panels are shown");
-    let mut bad = Vec::new();
-    for node in harness.root().children_recursive() {
-        let a = node.accesskit_node();
-        let Some(b) = a.bounding_box() else { continue };
-        let r = egui::Rect::from_min_max(
-            egui::pos2(b.x0 as f32, b.y0 as f32),
-            egui::pos2(b.x1 as f32, b.y1 as f32),
-        );
-        let role = format!("{:?}", a.role());
-        // The panels' resize handles sit on their edges; windows float over everything.
-        if !r.is_finite() || r.width() <= 0.0 || role == "Splitter" || role == "Window" {
-            continue;
-        }
-        // egui rounds a panel and its content apart by up to a point.
-        let crosses = |x: f32| r.min.x < x - 1.5 && r.max.x > x + 1.5;
-        let outside = r.min.x < -0.5 || r.max.x > size[0] + 0.5;
-        // Only widgets beside a panel's rows count: the 3-D view spans the middle.
-        let in_rows = panels.iter().any(|p| r.min.y < p.max.y && r.max.y > p.min.y);
-        if outside || (in_rows && panels.iter().any(|p| crosses(p.min.x) || crosses(p.max.x))) {
-            bad.push(format!("{role} {:?} {r:?}", a.label().unwrap_or_default()));
-        }
-    }
-    bad
-}
-
-/// Fails listing the widgets cut off at `size`.
+/// Fails listing the widgets outside the window or their panel at `size`.
 fn assert_fits(harness: &Harness<'static, AppState>, size: [f32; 2], what: &str) {
-    let bad = cut_off(harness, size);
+    // egui rounds a panel and its content apart by up to a point at 1024 points wide.
+    let bad = outside_their_panels(harness, size, 1.5, what);
     assert!(
         bad.is_empty(),
-        "{what} at {}x{}: {} widgets cut off (panels {:?}):\n{}",
+        "{what} at {}x{}: {} widgets outside their panel:\n{}",
         size[0],
         size[1],
         bad.len(),
-        harness
-            .ctx
-            .data(|d| d.get_temp::<Vec<egui::Rect>>(egui::Id::unique(PANEL_RECTS))),
         bad.join("\n")
     );
 }
@@ -115,12 +52,12 @@ fn the_field_panel_fits_a_1024x700_window() {
     // A protein's potential map: its running mean, summation and unit rows.
     let mut state = opened(&["md/adk.psf", "md/adk_dims.dcd"], false);
     state.apply(Command::SelectField(Some(FieldChoice::Potential)));
-    let mut harness = window_of(state, SMALL);
+    let mut harness = panel_window(state, SMALL, true);
     harness.run();
     assert_fits(&harness, SMALL, "adk's potential");
 
     // A molecule's density coloured by its own potential, with a slice and its colour range.
-    let mut harness = window_of(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], true), SMALL);
+    let mut harness = panel_window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], true), SMALL, true);
     harness.run();
     type_command(&mut harness, "field add density");
     type_command(&mut harness, "color 3 esp");
@@ -132,7 +69,7 @@ fn the_field_panel_fits_a_1024x700_window() {
 #[test]
 fn a_poisson_boltzmann_surface_fits_its_panel_while_it_solves() {
     for size in [[1024.0, 700.0], [1280.0, 800.0]] {
-        let mut harness = window_of(opened(&["md/adk_open.pqr"], false), size);
+        let mut harness = panel_window(opened(&["md/adk_open.pqr"], false), size, true);
         harness.run_steps(2);
         type_line_stepping(&mut harness, "rep add surface protein color pb");
         type_line_stepping(&mut harness, "rep select 2");
