@@ -90,6 +90,19 @@ pub fn open_side_headers(harness: &mut Harness<'static, AppState>) {
     harness.run();
 }
 
+/// Fails listing the widgets [`outside_their_panels`] finds.
+pub fn assert_inside_their_panels(harness: &Harness<'static, AppState>, size: [f32; 2], edge_points: f32, what: &str) {
+    let bad = outside_their_panels(harness, size, edge_points, what);
+    assert!(
+        bad.is_empty(),
+        "{what} at {}x{}: {} widgets outside their panel:\n{}",
+        size[0],
+        size[1],
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
 /// The widgets outside the window (by more than half a point) or outside the panel they belong to
 /// (by more than `edge_points`: egui rounds a panel and its content apart by up to a point on some
 /// window sizes), each as its role, label, rectangle and why; empty when everything fits. Both side
