@@ -143,10 +143,9 @@ fn the_timeline_says_how_many_frames_and_when() {
         "98 frames, numbered from 0"
     );
     let t = harness.state().document().unwrap().frame.time_ps;
-    if let Some(t) = t {
-        let text = orbitfield::ui::timeline::time_text(t);
-        assert!(harness.query_by_label(&text).is_some(), "the timeline shows '{text}'");
-    }
+    let t = t.expect("adk_dims.dcd gives each frame's time");
+    let text = orbitfield::ui::timeline::time_text(t);
+    assert!(harness.query_by_label(&text).is_some(), "the timeline shows '{text}'");
     for label in ["Play", "<", ">", "New frames"] {
         assert!(!harness.get_by_label(label).accesskit_node().is_disabled(), "{label}");
     }
