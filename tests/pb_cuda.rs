@@ -305,3 +305,49 @@ fn the_one_launch_tail_is_the_level_by_level_cycle() {
         .unwrap()
         .set_tail_points(orbitfield::compute::cuda::pb::DEFAULT_TAIL_POINTS);
 }
+
+/// The finest level read as byte indices into the problem's few values (`codes`) against the float
+/// arrays: the same values by the same operations, so the same iterations and the same potential.
+/// Then maps holding a value no rule of the surface gives (one dielectric nudged by a part in 1e9):
+/// the device counts it and the solve reports that it went back to the float arrays, whose potential
+/// is the CPU engine's solve of those same maps.
+#[test]
+fn coded_coefficients_are_the_float_arrays() {
+    use orbitfield::compute::cpu::pb::solve_coefficients;
+    use orbitfield::compute::cpu::pb_maps::coefficients;
+    use orbitfield::compute::cuda::pb::Warm;
+    let Some(mut gpu) = gpu_solver() else { return };
+    let params = PbParams::default();
+    let atoms = adk();
+    let lattice = PbLattice::centered(centre(&atoms), 1.0, [97, 81, 65]);
+    let mut runs = Vec::new();
+    for coded in [true, false] {
+        gpu.cuda_mut().unwrap().set_coded_coefficients(coded);
+        let sol = gpu.solve(&atoms, &lattice, &params, None).unwrap();
+        let stats = gpu.cuda_stats().unwrap();
+        println!(
+            "coded {coded} (read coded: {}): {} CG in {} corrections, residual {:.2e}",
+            stats.coded, stats.iterations, stats.corrections, sol.relative_residual
+        );
+        assert_eq!(stats.coded, coded);
+        assert!(sol.relative_residual <= params.tolerance);
+        runs.push((sol, stats.iterations));
+    }
+    gpu.cuda_mut().unwrap().set_coded_coefficients(true);
+    let (d, at) = max_difference(&runs[0].0, &runs[1].0);
+    assert!(runs[0].1.abs_diff(runs[1].1) <= 1, "{} against {} iterations", runs[0].1, runs[1].1);
+    assert!(d <= TOLERANCE_KT_PER_E, "{d} kT/e at point {at}");
+
+    let mut nudged = coefficients(&atoms, &lattice, &params).unwrap();
+    let [nx, ny, nz] = lattice.dims;
+    let mid = nx / 2 + nx * (ny / 2 + ny * (nz / 2));
+    let at = (mid..mid + nx).find(|&p| nudged.eps[0][p] == params.eps_in).unwrap();
+    nudged.eps[0][at] *= 1.0 + 1e-9;
+    let cuda = gpu.cuda_mut().unwrap();
+    let sol = cuda.solve(&nudged, &lattice, &params, Warm::None).unwrap();
+    assert!(!cuda.stats().coded, "a value in no list was read coded");
+    let cpu = solve_coefficients(&nudged, &lattice, &params, None).unwrap();
+    let (d, p) = max_difference(&cpu, &sol);
+    println!("nudged maps: max |cuda - cpu| {d:.2e} kT/e at {p}");
+    assert!(d <= TOLERANCE_KT_PER_E, "{d} kT/e at point {p}");
+}
