@@ -65,7 +65,7 @@ fn run(solver: &mut CudaPbSolver, atoms: &PbAtoms, lattice: &PbLattice, what: &s
     let total = t.elapsed().as_secs_f64();
     let s = solver.stats();
     println!(
-        "| {what} | {:?} | {} | {} | **{}** | {} | {} | {} CG / {} corr. / {} levels{} | {:.1e} |",
+        "| {what} | {:?} | {} | {} | **{}** | {} | {} | {} CG / {} corr. / {} levels | {:.1e} |",
         lattice.dims,
         ms(maps),
         ms(s.upload_s),
@@ -75,7 +75,6 @@ fn run(solver: &mut CudaPbSolver, atoms: &PbAtoms, lattice: &PbLattice, what: &s
         s.iterations,
         s.corrections,
         s.levels,
-        if s.coded { ", coded" } else { "" },
         sol.relative_residual
     );
     sol.potential_kt_per_e
@@ -103,7 +102,7 @@ fn run_device_with(
     let total = t.elapsed().as_secs_f64();
     let s = solver.stats();
     println!(
-        "| {what} | {:?} | device: {} | - | **{}** | {} | **{}** | {} CG / {} corr. / {} levels{} | {:.1e} |",
+        "| {what} | {:?} | device: {} | - | **{}** | {} | **{}** | {} CG / {} corr. / {} levels | {:.1e} |",
         lattice.dims,
         ms(s.upload_s),
         ms(s.solve_s),
@@ -112,7 +111,6 @@ fn run_device_with(
         s.iterations,
         s.corrections,
         s.levels,
-        if s.coded { ", coded" } else { "" },
         sol.relative_residual
     );
     if s.map_stages_s.iter().any(|&v| v > 0.0) {
@@ -194,16 +192,19 @@ fn main() {
         for (i, a) in adk.iter().enumerate().skip(1).take(4) {
             run_device(&mut solver, a, &fine, &format!("frame {i}, warm"), Warm::Previous);
         }
-        // The finest level's float arrays against its codes (the default), twice each, alternating.
-        for coded in [false, true, false, true] {
-            solver.set_coded_coefficients(coded);
-            let tag = if coded { "coded finest level" } else { "float finest level" };
-            variant_rows(&mut solver, &adk, &fine, tag);
+        // The V-cycle's small levels launched pass by pass, or in one launch from 6^3 or 11^3.
+        for points in [0, 6 * 6 * 6, 11 * 11 * 11] {
+            solver.set_tail_points(points);
+            variant_rows(&mut solver, &adk, &fine, &format!("tail from {points} points"));
         }
-        // Three sweeps each way below the finest level, two at the finest.
-        solver.set_sweeps(3);
-        solver.set_fine_sweeps(Some(2));
-        variant_rows(&mut solver, &adk, &fine, "3 coarse sweeps, 2 at the finest");
+        solver.set_tail_points(orbitfield::compute::cuda::pb::DEFAULT_TAIL_POINTS);
+        // Sweeps each way below the finest level and at the finest.
+        for (coarse, finest) in [(1, 2), (3, 2), (3, 1)] {
+            solver.set_sweeps(coarse);
+            solver.set_fine_sweeps(Some(finest));
+            let tag = format!("{coarse} coarse sweeps, {finest} at the finest");
+            variant_rows(&mut solver, &adk, &fine, &tag);
+        }
         solver.set_sweeps(orbitfield::compute::cuda::pb::DEFAULT_SWEEPS);
         solver.set_fine_sweeps(None);
         solver.set_stage_timing(true);

@@ -54,35 +54,12 @@ extern "C" __global__ void pb_to_f32(const double* __restrict__ in, float* __res
     if (p < n) out[p] = (float)in[p];
 }
 
-// The four coefficients of a point as `pb_residual_t` and the coded kernels read them: from arrays
-// (`PbCoefA`), or from one 32-bit word of byte indices into a table of the problem's distinct values
-// (`PbCoefC`, `kernels/pb_codes.cu`): ex, ey, ez at [0, 256), kbar^2 at 256 + the top byte.
-template <typename T>
-struct PbCoefA {
-    const T* __restrict__ ex;
-    const T* __restrict__ ey;
-    const T* __restrict__ ez;
-    const T* __restrict__ k2;
-    __device__ __forceinline__ T x(long long p) const { return ex[p]; }
-    __device__ __forceinline__ T y(long long p) const { return ey[p]; }
-    __device__ __forceinline__ T z(long long p) const { return ez[p]; }
-    __device__ __forceinline__ T k(long long p) const { return k2[p]; }
-};
-
-template <typename T>
-struct PbCoefC {
-    const unsigned int* __restrict__ c;
-    const T* __restrict__ t;
-    __device__ __forceinline__ T x(long long p) const { return t[c[p] & 255u]; }
-    __device__ __forceinline__ T y(long long p) const { return t[(c[p] >> 8) & 255u]; }
-    __device__ __forceinline__ T z(long long p) const { return t[(c[p] >> 16) & 255u]; }
-    __device__ __forceinline__ T k(long long p) const { return t[256u + (c[p] >> 24)]; }
-};
-
 // r = f - A u at the interior points in double, stored as R (0 on the faces); acc[0] += |r|^2 and, with
 // WITH_F, acc[1] += |f|^2 over the interior.
-template <typename R, bool WITH_F, typename C>
-__device__ __forceinline__ void pb_residual_t(const double* __restrict__ u, const double* __restrict__ f, C co, int nx,
+template <typename R, bool WITH_F>
+__device__ __forceinline__ void pb_residual_t(const double* __restrict__ u, const double* __restrict__ f,
+                                              const double* __restrict__ ex, const double* __restrict__ ey,
+                                              const double* __restrict__ ez, const double* __restrict__ k2, int nx,
                                               int ny, int nz, double ih2, R* __restrict__ r, double* acc) {
     const int i = blockIdx.x * PB_BX + threadIdx.x;
     const int j = blockIdx.y * PB_BY + threadIdx.y;
@@ -93,10 +70,9 @@ __device__ __forceinline__ void pb_residual_t(const double* __restrict__ u, cons
             const long long p = i + (long long)nx * j + pl * k;
             if (pb_interior(i, j, k, nx, ny, nz)) {
                 const double up = u[p];
-                const double s = co.x(p) * (up - u[p + 1]) + co.x(p - 1) * (up - u[p - 1]) +
-                                 co.y(p) * (up - u[p + nx]) + co.y(p - nx) * (up - u[p - nx]) +
-                                 co.z(p) * (up - u[p + pl]) + co.z(p - pl) * (up - u[p - pl]);
-                const double res = f[p] - (s * ih2 + co.k(p) * up);
+                const double s = ex[p] * (up - u[p + 1]) + ex[p - 1] * (up - u[p - 1]) + ey[p] * (up - u[p + nx]) +
+                                 ey[p - nx] * (up - u[p - nx]) + ez[p] * (up - u[p + pl]) + ez[p - pl] * (up - u[p - pl]);
+                const double res = f[p] - (s * ih2 + k2[p] * up);
                 r[p] = (R)res;
                 rr += res * res;
                 if (WITH_F) ff += f[p] * f[p];
@@ -114,7 +90,7 @@ extern "C" __global__ void __launch_bounds__(PB_THREADS)
 pb_residual64(const double* __restrict__ u, const double* __restrict__ f, const double* __restrict__ ex,
               const double* __restrict__ ey, const double* __restrict__ ez, const double* __restrict__ k2,
               int nx, int ny, int nz, double ih2, float* __restrict__ r, double* acc) {
-    pb_residual_t<float, true>(u, f, PbCoefA<double>{ex, ey, ez, k2}, nx, ny, nz, ih2, r, acc);
+    pb_residual_t<float, true>(u, f, ex, ey, ez, k2, nx, ny, nz, ih2, r, acc);
 }
 
 // u += e (every point; e is zero on the faces).
@@ -182,25 +158,16 @@ pb_cg_update_s(float* __restrict__ x, float* __restrict__ r, const float* __rest
     pb_block_add(rr, acc);
 }
 
-// beta = rz_new / rz_old of conjugate gradients (0 when that is not finite, or when rz_old is 0: the
-// first step of a correction), and the next search direction at t: z + beta p, or z alone at beta 0
-// without reading p (whatever it holds).
-__device__ __forceinline__ float pb_beta(const double* __restrict__ rz_new, const double* __restrict__ rz_old) {
-    const double a = *rz_new, b = *rz_old;
-    return (b > 0.0 && a >= 0.0 && a < 1e300 && b < 1e300) ? (float)(a / b) : 0.f;
-}
-
-__device__ __forceinline__ float pb_p_next(const float* z, const float* p, long long t, float beta) {
-    return beta == 0.f ? z[t] : z[t] + beta * p[t];
-}
-
-// p = z + beta p with beta = rz_new / rz_old read from the device (`pb_beta`, `pb_p_next`).
+// p = z + beta p with beta = rz_new / rz_old read from the device (0 when that is not finite, or
+// when rz_old is 0: the first step of a correction).
 extern "C" __global__ void pb_xpby_s(float* __restrict__ p, const float* __restrict__ z,
                                      const double* __restrict__ rz_new, const double* __restrict__ rz_old,
                                      long long n) {
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const float beta = pb_beta(rz_new, rz_old);
-    if (t < n) p[t] = pb_p_next(z, p, t, beta);
+    const double a = *rz_new, b = *rz_old;
+    const float beta = (b > 0.0 && a >= 0.0 && a < 1e300 && b < 1e300) ? (float)(a / b) : 0.f;
+    // beta 0 (a correction's first step): p = z, without reading p (whatever it holds).
+    if (t < n) p[t] = beta == 0.f ? z[t] : z[t] + beta * p[t];
 }
 
 // acc[0] += a . b.
@@ -450,25 +417,12 @@ pb_prolong_add(const float* __restrict__ xc, int cx, int cy, int cz, float* __re
 
 __device__ __forceinline__ int pb_clamp(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-// One float per point, from an array (`PbField`) or from a byte of the coded words (`PbFieldC`).
-struct PbField {
-    const float* __restrict__ a;
-    __device__ __forceinline__ float operator()(long long p) const { return a[p]; }
-};
-
-struct PbFieldC {
-    const unsigned int* __restrict__ c;
-    const float* __restrict__ t;
-    unsigned int shift, base;
-    __device__ __forceinline__ float operator()(long long p) const { return t[base + ((c[p] >> shift) & 255u)]; }
-};
-
 // Coarse dielectric of axis `axis` (0 x, 1 y, 2 z) at coarse (I, J, K) + half a coarse spacing along
 // the axis: the two fine edges it spans in series (harmonic mean), averaged across the axis with
 // weights 1/4, 1/2, 1/4 in each transverse direction (indices clamped to the lattice).
-template <typename E>
-__device__ __forceinline__ void pb_coarsen_eps_t(E e, int nx, int ny, int nz, float* __restrict__ ec, int cx, int cy,
-                                                 int cz, int axis) {
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_coarsen_eps(const float* __restrict__ e, int nx, int ny, int nz, float* __restrict__ ec, int cx, int cy, int cz,
+               int axis) {
     const int I = blockIdx.x * PB_BX + threadIdx.x;
     const int J = blockIdx.y * PB_BY + threadIdx.y;
     const int K = blockIdx.z * PB_BZ + threadIdx.z;
@@ -496,8 +450,8 @@ __device__ __forceinline__ void pb_coarsen_eps_t(E e, int nx, int ny, int nz, fl
                 step = k + 1 <= nz - 1 ? pl : 0;
             }
             const long long p = i + (long long)nx * j + pl * k;
-            const float a = e(p);
-            const float b = e(p + step);
+            const float a = e[p];
+            const float b = e[p + step];
             const float h = a + b > 0.f ? 2.f * a * b / (a + b) : 0.f;
             s += (d1 == 0 ? 0.5f : 0.25f) * (d2 == 0 ? 0.5f : 0.25f) * h;
         }
@@ -505,16 +459,9 @@ __device__ __forceinline__ void pb_coarsen_eps_t(E e, int nx, int ny, int nz, fl
     ec[I + (long long)cx * J + (long long)cx * cy * K] = s;
 }
 
-extern "C" __global__ void __launch_bounds__(PB_THREADS)
-pb_coarsen_eps(const float* __restrict__ e, int nx, int ny, int nz, float* __restrict__ ec, int cx, int cy, int cz,
-               int axis) {
-    pb_coarsen_eps_t(PbField{e}, nx, ny, nz, ec, cx, cy, cz, axis);
-}
-
 // Coarse kbar^2: full weighting of the fine values around (2I, 2J, 2K) (indices clamped).
-template <typename E>
-__device__ __forceinline__ void pb_coarsen_k2_t(E k2, int nx, int ny, int nz, float* __restrict__ kc, int cx, int cy,
-                                                int cz) {
+extern "C" __global__ void __launch_bounds__(PB_THREADS)
+pb_coarsen_k2(const float* __restrict__ k2, int nx, int ny, int nz, float* __restrict__ kc, int cx, int cy, int cz) {
     const int I = blockIdx.x * PB_BX + threadIdx.x;
     const int J = blockIdx.y * PB_BY + threadIdx.y;
     const int K = blockIdx.z * PB_BZ + threadIdx.z;
@@ -527,16 +474,11 @@ __device__ __forceinline__ void pb_coarsen_k2_t(E k2, int nx, int ny, int nz, fl
             for (int dx = -1; dx <= 1; ++dx) {
                 const int x = pb_clamp(2 * I + dx, 0, nx - 1);
                 const float w = (dx == 0 ? 0.5f : 0.25f) * (dy == 0 ? 0.5f : 0.25f) * (dz == 0 ? 0.5f : 0.25f);
-                s += w * k2(x + (long long)nx * y + (long long)nx * ny * z);
+                s += w * k2[x + (long long)nx * y + (long long)nx * ny * z];
             }
         }
     }
     kc[I + (long long)cx * J + (long long)cx * cy * K] = s;
-}
-
-extern "C" __global__ void __launch_bounds__(PB_THREADS)
-pb_coarsen_k2(const float* __restrict__ k2, int nx, int ny, int nz, float* __restrict__ kc, int cx, int cy, int cz) {
-    pb_coarsen_k2_t(PbField{k2}, nx, ny, nz, kc, cx, cy, cz);
 }
 
 extern "C" __global__ void pb_fill32(float* __restrict__ out, float v, long long n) {
@@ -599,7 +541,7 @@ extern "C" __global__ void __launch_bounds__(PB_THREADS)
 pb_residual_d(const double* __restrict__ u, const double* __restrict__ f, const double* __restrict__ ex,
               const double* __restrict__ ey, const double* __restrict__ ez, const double* __restrict__ k2,
               int nx, int ny, int nz, double ih2, double* __restrict__ r, double* acc) {
-    pb_residual_t<double, false>(u, f, PbCoefA<double>{ex, ey, ez, k2}, nx, ny, nz, ih2, r, acc);
+    pb_residual_t<double, false>(u, f, ex, ey, ez, k2, nx, ny, nz, ih2, r, acc);
 }
 
 // x += alpha p, r -= alpha q in double; acc[0] += |r|^2.

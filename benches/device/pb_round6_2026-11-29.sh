@@ -1,5 +1,6 @@
 #!/bin/bash
-# One H200, sixth round of the Poisson-Boltzmann solver (the finest level's coefficients as byte
+# One H200, sixth round of the Poisson-Boltzmann solver, run on commit 7e1b73f (the code was reverted
+# after it: benches/RESULTS.md, "sixth round") (the finest level's coefficients as byte
 # indices into the problem's table of values, `compute::cuda::pb::codes`; the search direction's update
 # fused with the operator, `pb_apply_pc`): the third round's steps (benches/device/pb_round3_2026-11-29.sh:
 # adk alone with the residual trace, here with the float and the coded finest level alternating; the

@@ -27,9 +27,7 @@
 //! point (`pb_pack`; float32 with `set_packed_coefficients(false)`, or when a dielectric lies outside
 //! [0.5, 256] or kbar^2 outside 0 and [2^-20, 2^14]): a fixed symmetric positive preconditioner
 //! reading a quarter of the bytes;
-//! the operator of the iterations stays float32 and the residual corrections float64. Where the maps
-//! hold only the values the surface's rules can give, the finest level's coefficients are read as
-//! byte indices into a table of those values (`codes`: the same numbers from 4 bytes per point).
+//! the operator of the iterations stays float32 and the residual corrections float64.
 //! Every device buffer is filled with NaN when allocated and the solution must come back finite, so
 //! a kernel that writes nothing cannot pass as a potential. The nonlinear form is the CPU engine's.
 //! Called through `compute::pb::PbSolver` (CLI, viewer jobs) and by the tests and the benchmark.
@@ -45,7 +43,6 @@ use rayon::prelude::*;
 use std::sync::Arc;
 
 mod cg;
-mod codes;
 mod maps;
 mod multigrid;
 mod polish;
@@ -57,12 +54,8 @@ pub use maps::{AtomsSolve, PB_MAPS_SRC};
 pub use multigrid::level_dims;
 pub use tail::{DEFAULT_TAIL_POINTS, tail_start};
 
-/// `kernels/pb.cu` and `kernels/pb_codes.cu`, embedded at build time (one module).
-pub const PB_SRC: &str = concat!(
-    include_str!("../../../kernels/pb.cu"),
-    "\n",
-    include_str!("../../../kernels/pb_codes.cu")
-);
+/// `kernels/pb.cu`, embedded at build time.
+pub const PB_SRC: &str = include_str!("../../../kernels/pb.cu");
 /// `PB_BX`, `PB_BY`, `PB_BZ` in `kernels/pb.cu`.
 const BLOCK: (u32, u32, u32) = (32, 4, 2);
 const THREADS: u32 = 256;
@@ -80,9 +73,9 @@ pub use crate::compute::pb::refinement::CORRECTION_MARGIN as DEFAULT_MARGIN;
 const ONE_BLOCK_POINTS: usize = 32 * 32 * 32;
 /// Device bytes per lattice point at the finest level (float64: iterate, source, boundary, three
 /// dielectrics, kbar^2; float32: three dielectrics, kbar^2, V-cycle right side, iterate and residual,
-/// correction, two search directions and the image; the packed one-byte coefficients and the coded
-/// ones, `codes`), coarse levels taking at most a seventh more.
-pub const DEVICE_BYTES_PER_POINT: u64 = 7 * 8 + 11 * 4 + 2 * 4 + 15;
+/// correction, search direction and its image; the packed one-byte coefficients), coarse levels
+/// taking at most a seventh more.
+pub const DEVICE_BYTES_PER_POINT: u64 = 7 * 8 + 10 * 4 + 8 + 15;
 
 /// How each float32 correction is preconditioned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -118,8 +111,6 @@ pub struct PbDeviceStats {
     /// Float64 conjugate-gradient iterations of the final polish (0 when float32 corrections
     /// reached the tolerance), included in `iterations`.
     pub polish_iterations: usize,
-    /// Whether the finest level's coefficients were read coded (`set_coded_coefficients`).
-    pub coded: bool,
     /// Seconds spent uploading the maps, solving and downloading the solution.
     pub upload_s: f64,
     pub solve_s: f64,
@@ -175,11 +166,6 @@ struct Kernels {
     smooth_h_dot: CudaFunction,
     smooth_h_zero: CudaFunction,
     tail: CudaFunction,
-    encode: CudaFunction,
-    residual64_c: CudaFunction,
-    apply_pc: CudaFunction,
-    coarsen_eps_c: CudaFunction,
-    coarsen_k2_c: CudaFunction,
 }
 
 impl Kernels {
@@ -215,11 +201,6 @@ impl Kernels {
             smooth_h_dot: f("pb_smooth_h_dot")?,
             smooth_h_zero: f("pb_smooth_h_zero")?,
             tail: f("pb_tail")?,
-            encode: f("pb_encode")?,
-            residual64_c: f("pb_residual64_c")?,
-            apply_pc: f("pb_apply_pc")?,
-            coarsen_eps_c: f("pb_coarsen_eps_c")?,
-            coarsen_k2_c: f("pb_coarsen_k2_c")?,
         })
     }
 }
@@ -292,8 +273,6 @@ struct Buffers {
     polish: Option<Box<[CudaSlice<f64>; 4]>>,
     /// The V-cycle's small levels in one launch, when the lattice has them (`tail`).
     tail: Option<tail::Tail>,
-    /// The finest level's coded coefficients, allocated at the first coded solve (`codes`).
-    codes: Option<codes::Codes>,
 }
 
 fn cfg3(d: [i32; 3]) -> LaunchConfig {
@@ -388,12 +367,6 @@ pub struct CudaPbSolver {
     packed_allowed: bool,
     /// The current solve's V-cycle reads them.
     packed: bool,
-    /// The finest level may be coded (`codes`; `set_coded_coefficients`).
-    coded_allowed: bool,
-    /// The current solve reads the finest level's codes, and whether its first residual has yet to
-    /// confirm them.
-    coded: bool,
-    codes_unchecked: bool,
     /// Each float32 correction aims at this fraction of what the tolerance still asks (float32
     /// recurrences overstate their progress a little; too small a fraction solves past the tolerance).
     margin: f64,
@@ -449,9 +422,6 @@ impl CudaPbSolver {
             stage_timing: false,
             packed_allowed: true,
             packed: false,
-            coded_allowed: true,
-            coded: false,
-            codes_unchecked: false,
             margin: DEFAULT_MARGIN,
             tail_points: DEFAULT_TAIL_POINTS,
         })
@@ -466,12 +436,6 @@ impl CudaPbSolver {
     /// for comparisons).
     pub fn set_packed_coefficients(&mut self, on: bool) {
         self.packed_allowed = on;
-    }
-
-    /// Lets the finest level's coefficients be coded as indices into the problem's few values (the
-    /// default; `false` keeps the float arrays, for comparisons).
-    pub fn set_coded_coefficients(&mut self, on: bool) {
-        self.coded_allowed = on;
     }
 
     /// Sets the fraction of the remaining reduction each float32 correction aims at (in (0, 1]).
@@ -637,7 +601,6 @@ impl CudaPbSolver {
             solution: None,
             polish: None,
             tail: None,
-            codes: None,
         });
         Ok(())
     }
@@ -798,6 +761,8 @@ impl CudaPbSolver {
     fn run(&mut self, lattice: &PbLattice, params: &PbParams) -> Result<(usize, f64), PbError> {
         let stream = self.stream.clone();
         let k = Arc::clone(&self.kernels);
+        let n = lattice.n_points();
+        let n64 = n as i64;
         let d = lattice.dims.map(|v| v as i32);
         let b = self.bufs()?;
         // Faces of the iterate: the boundary values.
@@ -807,13 +772,83 @@ impl CudaPbSolver {
             // SAFETY: reads and writes nx ny nz doubles in buffers of that size.
             unsafe { l.launch(cfg3(d)) }.map_err(drv("pb_set_faces"))?;
         }
-        self.prepare_levels(params)?;
+        // Float32 coefficients, finest level then the coarse ones.
+        {
+            let Some(fine) = b.levels.first_mut() else {
+                return Err(PbError::Device("no multigrid level".into()));
+            };
+            let [e0, e1, e2] = &mut fine.eps;
+            for (src, dst) in [
+                (&b.eps64[0], e0),
+                (&b.eps64[1], e1),
+                (&b.eps64[2], e2),
+                (&b.k64, &mut fine.k2),
+            ] {
+                let mut l = stream.launch_builder(&k.to_f32);
+                l.arg(src).arg(dst).arg(&n64);
+                // SAFETY: n doubles in, n floats out.
+                unsafe { l.launch(cfg1(n)) }.map_err(drv("pb_to_f32"))?;
+            }
+        }
+        for lv in 1..b.levels.len() {
+            let (lo, hi) = b.levels.split_at_mut(lv);
+            let (Some(f), Some(c)) = (lo.last(), hi.first_mut()) else {
+                continue;
+            };
+            for axis in 0..3i32 {
+                let mut l = stream.launch_builder(&k.coarsen_eps);
+                l.arg(&f.eps[axis as usize])
+                    .arg(&f.dims[0])
+                    .arg(&f.dims[1])
+                    .arg(&f.dims[2])
+                    .arg(&mut c.eps[axis as usize])
+                    .arg(&c.dims[0])
+                    .arg(&c.dims[1])
+                    .arg(&c.dims[2])
+                    .arg(&axis);
+                // SAFETY: reads the fine level's points (indices clamped), writes every coarse point.
+                unsafe { l.launch(cfg3(c.dims)) }.map_err(drv("pb_coarsen_eps"))?;
+            }
+            let mut l = stream.launch_builder(&k.coarsen_k2);
+            l.arg(&f.k2)
+                .arg(&f.dims[0])
+                .arg(&f.dims[1])
+                .arg(&f.dims[2])
+                .arg(&mut c.k2)
+                .arg(&c.dims[0])
+                .arg(&c.dims[1])
+                .arg(&c.dims[2]);
+            // SAFETY: as above.
+            unsafe { l.launch(cfg3(c.dims)) }.map_err(drv("pb_coarsen_k2"))?;
+        }
+        // The V-cycle's one-byte coefficients, where every value lies in their ranges (`pb_pack`:
+        // dielectrics in [0.5, 256], kbar^2 0 or in [2^-20, 2^14]; coarse values lie between fine ones).
+        let eps_fits = |v: f64| (0.5..=256.0).contains(&v);
+        let kbar2 = params.eps_out * params.kappa2_per_angstrom2();
+        let k2_fits = kbar2 == 0.0 || (2f64.powi(-20)..=2f64.powi(14)).contains(&kbar2);
+        let packed = self.packed_allowed && eps_fits(params.eps_in) && eps_fits(params.eps_out) && k2_fits;
+        self.packed = packed;
+        if packed {
+            let b = self.bufs()?;
+            let count = b.levels.len();
+            for lv in b.levels.iter_mut().take(count.saturating_sub(1)) {
+                let m = lv.n();
+                let m64 = m as i64;
+                let mut l = stream.launch_builder(&k.pack);
+                l.arg(&lv.eps[0])
+                    .arg(&lv.eps[1])
+                    .arg(&lv.eps[2])
+                    .arg(&lv.k2)
+                    .arg(&mut lv.pk)
+                    .arg(&m64);
+                // SAFETY: m floats in each, m 32-bit words out.
+                unsafe { l.launch(cfg1(m)) }.map_err(drv("pb_pack"))?;
+            }
+        }
         self.prepare_tail()?;
         self.stats.levels = self.bufs()?.levels.len();
         let margin = self.margin;
-        let out = refine(&mut cg::CudaRefine::new(self, lattice, params), params, margin);
-        self.stats.coded = self.coded;
-        out
+        refine(&mut cg::CudaRefine::new(self, lattice, params), params, margin)
     }
 
     /// u += e (the float32 correction) on the device.

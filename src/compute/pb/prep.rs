@@ -253,44 +253,6 @@ pub fn interior_only(spread: Vec<ChargeSpread>, dims: [usize; 3]) -> Vec<ChargeS
         .collect()
 }
 
-/// Every value a staggered dielectric map of the molecular surface can hold, sorted: `eps_in` and
-/// `eps_out` (the sharp surface), and each nine-point harmonic mean APBS's smoothing can form from
-/// them (`compute::cpu::pb_surface`'s `smooth` and the device's `pbm_dielectric`): `n / f` with `f`
-/// the sum of 3 to 9 reciprocals, each `1 / eps_in` or `1 / eps_out`, added in any order of the two
-/// (the sums round by their order, so every order is listed). Both engines compute these values by
-/// the same operations, so a map's value is one of these bit for bit; the CUDA solver codes each
-/// point's coefficients as indices into this list (`compute::cuda::pb`).
-pub fn dielectric_values(eps_in: f64, eps_out: f64) -> Vec<f64> {
-    let (inv_in, inv_out) = (1.0 / eps_in, 1.0 / eps_out);
-    let mut out = vec![eps_in, eps_out];
-    for len in 3..=9u32 {
-        for bits in 0u32..(1 << len) {
-            let term = |t: u32| if bits >> t & 1 == 1 { inv_in } else { inv_out };
-            let mut f = term(0) + term(1) + term(2);
-            for t in 3..len {
-                f += term(t);
-            }
-            out.push(f64::from(len) / f);
-        }
-    }
-    out.retain(|v| v.is_finite());
-    out.sort_by(f64::total_cmp);
-    out.dedup_by(|a, b| a.to_bits() == b.to_bits());
-    out
-}
-
-/// Every value of a kbar^2 map (`eps_out kappa^2` where ions may go, 0 elsewhere), sorted.
-pub fn kbar2_values(p: &PbParams) -> Vec<f64> {
-    let kappa2 = p.kappa2_per_angstrom2();
-    let mut out = vec![0.0];
-    if kappa2 > 0.0 {
-        out.push(p.eps_out * kappa2);
-    }
-    out.sort_by(f64::total_cmp);
-    out.dedup_by(|a, b| a.to_bits() == b.to_bits());
-    out
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
@@ -321,52 +283,5 @@ mod tests {
         // A charge well inside is unchanged.
         assert_eq!(kept[1].first, all[2].first);
         assert_eq!(kept[1].weights, all[2].weights);
-    }
-    /// Every value of the CPU engine's maps of a fresh random molecule, sharp and smoothed, is in the
-    /// lists the CUDA solver codes them by (and each list fits a byte).
-    #[test]
-    fn the_maps_hold_only_listed_values() {
-        use crate::compute::pb::PbSurface;
-        let seed = crate::model::fresh::seed();
-        let mut mix = crate::model::fresh::Mix(seed);
-        let n = 12 + mix.below(20);
-        let atoms = PbAtoms {
-            positions_angstrom: (0..n).map(|_| [0; 3].map(|_| mix.uniform(-4.0, 4.0))).collect(),
-            charges_e: (0..n).map(|_| mix.uniform(-1.0, 1.0)).collect(),
-            radii_angstrom: (0..n).map(|_| mix.uniform(1.0, 2.2)).collect(),
-        };
-        let lattice = PbLattice {
-            origin_angstrom: [-9.6; 3],
-            spacing_angstrom: 0.6,
-            dims: [33; 3],
-        };
-        for surface in [PbSurface::Smol, PbSurface::Mol] {
-            let p = PbParams {
-                eps_in: mix.uniform(1.0, 4.0),
-                eps_out: mix.uniform(40.0, 80.0),
-                ionic_strength_molar: mix.uniform(0.0, 0.5),
-                surface,
-                ..PbParams::default()
-            };
-            let c = crate::compute::cpu::pb_maps::coefficients(&atoms, &lattice, &p).unwrap();
-            let eps = dielectric_values(p.eps_in, p.eps_out);
-            let k2 = kbar2_values(&p);
-            assert!(eps.len() <= 256 && k2.len() <= 256, "seed {seed}: {} values", eps.len());
-            let listed = |list: &[f64], v: f64| list.binary_search_by(|x| x.total_cmp(&v)).is_ok();
-            let mut kinds = std::collections::BTreeSet::new();
-            for m in &c.eps {
-                for &v in m {
-                    assert!(listed(&eps, v), "seed {seed}, {surface:?}: dielectric {v:e} not listed");
-                    kinds.insert(v.to_bits());
-                }
-            }
-            for &v in &c.kbar2 {
-                assert!(listed(&k2, v), "seed {seed}: kbar^2 {v:e} not listed");
-            }
-            // The smoothed maps hold values between the two dielectrics, not only the two.
-            if surface == PbSurface::Smol {
-                assert!(kinds.len() > 2, "seed {seed}: {} values", kinds.len());
-            }
-        }
     }
 }

@@ -14,7 +14,6 @@
 //! Owns [`GraphKey`], `CudaPbSolver::correction` and `CudaRefine` (the solver as the engine of
 //! `compute::pb::refinement::refine`, the outer float64 loop both GPU engines share).
 
-use super::codes::CodePtrs;
 use super::multigrid::{Cycle, vcycle};
 use super::raw::{self, Addr, raw_args};
 use super::{CudaPbSolver, InnerPtrs, Kernels, Level, Preconditioner, SendGraph, cfg1, cfg1r, cfg3r, drv};
@@ -24,8 +23,8 @@ use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
 /// What a captured graph was recorded for: the sweeps, the finest 1/h^2 (bits), whether the V-cycle
-/// reads packed one-byte coefficients, its over-relaxation (bits), the preconditioner, the level
-/// where its one-launch tail starts, and whether the finest level is read coded (`codes`).
+/// reads packed one-byte coefficients, its over-relaxation (bits), the preconditioner, and the level
+/// where its one-launch tail starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct GraphKey {
     sweeps: usize,
@@ -35,7 +34,6 @@ pub(super) struct GraphKey {
     omega_bits: u32,
     jacobi: bool,
     tail: Option<usize>,
-    coded: bool,
 }
 
 /// Bytes of one block of accumulators.
@@ -81,8 +79,6 @@ fn enqueue_precondition(
 
 /// One conjugate-gradient iteration of parity `par`: z = M r, p = z + beta p, q = A p, e += alpha p,
 /// r -= alpha q (beta = r.z over the previous r.z, alpha = r.z / p.q), the sums into block `par`.
-/// With `codes`, p and q come from one pass on the coded coefficients (`pb_apply_pc`), p written into
-/// the buffer of this parity from the other's.
 #[allow(clippy::too_many_arguments)]
 fn enqueue_iteration(
     stream: &Arc<CudaStream>,
@@ -92,7 +88,6 @@ fn enqueue_iteration(
     jacobi: bool,
     cy: Cycle,
     par: u64,
-    codes: Option<CodePtrs>,
 ) -> Result<(), PbError> {
     let Some(fine) = levels.first() else {
         return Err(PbError::Device("no multigrid level".into()));
@@ -109,15 +104,6 @@ fn enqueue_iteration(
     // SAFETY (every launch below): the kernels' parameters in order; all buffers are this solver's,
     // allocated for this lattice on `stream`; `acc` holds two blocks of eight doubles.
     unsafe {
-        if let Some(c) = codes {
-            let (p_new, p_old) = if par == 0 { (ip.p, c.p2) } else { (c.p2, ip.p) };
-            let mut args = raw_args![
-                c.cx, c.tab32, dims[0], dims[1], dims[2], ih2, fp.x, p_old, p_new, ip.q, rz, rz_old, pq
-            ];
-            raw::launch(stream, &k.apply_pc, cfg3r(dims), &mut args, "pb_apply_pc")?;
-            let mut args = raw_args![ip.e, fp.b, p_new, ip.q, pq, rz, n64, rr];
-            return raw::launch(stream, &k.cg_update_s, cfg1r(n), &mut args, "pb_cg_update_s");
-        }
         let mut args = raw_args![ip.p, fp.x, rz, rz_old, n64];
         raw::launch(stream, &k.xpby_s, cfg1(n), &mut args, "pb_xpby_s")?;
         let mut args = raw_args![
@@ -178,7 +164,6 @@ impl CudaPbSolver {
             tail: None,
         };
         let mut graphs = self.graphs;
-        let coded = self.coded;
         let b = self.bufs()?;
         let cy = Cycle {
             tail: b.tail.as_ref().map(|t| t.plan(&stream)),
@@ -186,7 +171,6 @@ impl CudaPbSolver {
         };
         let n = b.dims.iter().product::<usize>();
         let ip = b.inner;
-        let codes = b.codes.as_ref().filter(|_| coded).map(|c| c.ptrs);
         let Some(ih2) = b.levels.first().map(|l| l.ih2) else {
             return Err(PbError::Device("no multigrid level".into()));
         };
@@ -198,7 +182,6 @@ impl CudaPbSolver {
             omega_bits: cy.omega.to_bits(),
             jacobi,
             tail: cy.tail.map(|t| t.start),
-            coded: codes.is_some(),
         };
         // SAFETY: e holds n floats, acc two blocks of eight doubles, on `stream`. Both blocks at
         // zero: the first iteration's previous r.z is 0, so its beta is 0 and p = z.
@@ -217,7 +200,7 @@ impl CudaPbSolver {
                     .get_mut(par as usize)
                     .ok_or_else(|| PbError::Device("no graph slot".into()))?;
                 run_captured(&stream, slot, &mut graphs, key, &|| {
-                    enqueue_iteration(&stream, &k, levels, ip, jacobi, cy, par, codes)
+                    enqueue_iteration(&stream, &k, levels, ip, jacobi, cy, par)
                 })?;
             }
             // SAFETY: the block holds eight doubles.

@@ -2,7 +2,6 @@
 //! diagonal-preconditioned conjugate gradients on the float64 maps, used where a float32 correction
 //! stalls.
 
-use super::raw::{self, raw_args};
 use super::{CudaPbSolver, cfg1, cfg1r, cfg3r, drv};
 use crate::compute::pb::{PbError, PbLattice, PbParams};
 use cudarc::driver::{CudaSlice, PushKernelArg};
@@ -15,51 +14,34 @@ impl CudaPbSolver {
     }
 
     /// r = f - A u in float64 into the finest level's right side, and the sums |r|^2 and |f|^2 over
-    /// the interior (`pb_residual64`, or `pb_residual64_c` on the coded coefficients, `codes`).
+    /// the interior (`pb_residual64`).
     pub(super) fn residual_sums(&mut self, lattice: &PbLattice) -> Result<[f64; 2], PbError> {
         let stream = self.stream.clone();
         let k = Arc::clone(&self.kernels);
         let d = lattice.dims.map(|v| v as i32);
         let ih2 = 1.0 / (lattice.spacing_angstrom * lattice.spacing_angstrom);
-        let coded = self.coded;
         let b = self.bufs()?;
         stream.memset_zeros(&mut b.acc).map_err(drv("memset"))?;
         let fine = b
             .levels
             .first_mut()
             .ok_or_else(|| PbError::Device("no multigrid level".into()))?;
-        match b.codes.as_ref().filter(|_| coded) {
-            Some(c) => {
-                let (cd, fb, acc) = (c.ptrs, fine.ptrs.b, raw::addr(&stream, &b.acc));
-                let (u, f) = (raw::addr(&stream, &b.u), raw::addr(&stream, &b.f));
-                let mut args = raw_args![u, f, cd.cx, cd.tab64, d[0], d[1], d[2], ih2, fb, acc];
-                // SAFETY: pb_residual64_c's parameters; the solver's buffers on its stream; reads the
-                // 7-point neighbourhoods of interior points and the table, writes every point of r.
-                unsafe { raw::launch(&stream, &k.residual64_c, cfg3r(d), &mut args, "pb_residual64_c") }?;
-            }
-            None => {
-                let mut l = stream.launch_builder(&k.residual64);
-                l.arg(&b.u)
-                    .arg(&b.f)
-                    .arg(&b.eps64[0])
-                    .arg(&b.eps64[1])
-                    .arg(&b.eps64[2])
-                    .arg(&b.k64)
-                    .arg(&d[0])
-                    .arg(&d[1])
-                    .arg(&d[2])
-                    .arg(&ih2)
-                    .arg(&mut fine.b)
-                    .arg(&mut b.acc);
-                // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of r.
-                unsafe { l.launch(cfg3r(d)) }.map_err(drv("pb_residual64"))?;
-            }
-        }
+        let mut l = stream.launch_builder(&k.residual64);
+        l.arg(&b.u)
+            .arg(&b.f)
+            .arg(&b.eps64[0])
+            .arg(&b.eps64[1])
+            .arg(&b.eps64[2])
+            .arg(&b.k64)
+            .arg(&d[0])
+            .arg(&d[1])
+            .arg(&d[2])
+            .arg(&ih2)
+            .arg(&mut fine.b)
+            .arg(&mut b.acc);
+        // SAFETY: reads the 7-point neighbourhoods of interior points, writes every point of r.
+        unsafe { l.launch(cfg3r(d)) }.map_err(drv("pb_residual64"))?;
         let a = stream.clone_dtoh(&b.acc).map_err(drv("download"))?;
-        if !self.checked_codes()? {
-            // A value in no list: the levels went back to the float arrays; form it from them.
-            return self.residual_sums(lattice);
-        }
         Ok([
             a.first().copied().unwrap_or(f64::NAN),
             a.get(1).copied().unwrap_or(f64::NAN),
