@@ -168,6 +168,10 @@ fn the_viewer_cartoon_switched_to_esp_gets_each_frames_values() {
 #[test]
 fn without_charges_the_cartoon_keeps_its_colours_with_one_message() {
     let mut state = open(&[data("dssp/4gcnA.pdb.gz")]);
+    // The loader gives a PDB protein CHARMM22's charges (`model::charges`); a protein of residues it
+    // does not know has none: dropped here.
+    assert!(state.document().unwrap().structure.charges_e.is_some());
+    state.document_mut().unwrap().structure.charges_e = None;
     let id = state.add_rep(&parse_atom_rep("protein:cartoon:esp").unwrap()).unwrap();
     assert!(
         state.panels.status.contains("no atomic charges"),

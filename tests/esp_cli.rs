@@ -270,11 +270,11 @@ fn method_plumbing_goes_through_field_input() {
 
 #[test]
 fn bad_inputs_are_refused_with_clear_messages() {
-    // A structure without partial charges.
-    let system = io::load(&[md("adk_oplsaa.gro")]).unwrap();
+    // A structure without partial charges (no residues for the standard charges either).
+    let system = io::load(&[md("2r9r-1b.xyz")]).unwrap();
     assert_eq!(
         require_charges(&system).unwrap_err().to_string(),
-        "adk_oplsaa.gro has no partial charges; give a file that carries them first (PSF, prmtop, TPR, PQR, mol2), then the coordinates"
+        "2r9r-1b.xyz has no partial charges; give a file that carries them first (PSF, prmtop, TPR, PQR, mol2), then the coordinates"
     );
 
     // --pbc with no box, and with a zero-volume box.

@@ -566,3 +566,70 @@ fn a_cartoon_follows_the_model_to_the_poisson_boltzmann_solution() {
     );
     assert_eq!(l.range, [-5.0, 5.0]);
 }
+
+/// A crystal structure without charges (4E43.pdb.gz: two chains, no hydrogens, glycerol and DMSO
+/// among its ligands): the Files section says it took CHARMM22's charges and names the ligands left
+/// at zero, and "+ Add > Molecular surface coloured by potential" colours chain A at eps = 4r from
+/// them, red and blue (no "no such field"), the values the f64 sum of those charges.
+#[test]
+fn a_pdb_protein_takes_standard_charges_and_is_coloured() {
+    let backend = orbitfield::app::blocking_engine().map(|e| Box::new(InlineBackend::new(e)) as Box<dyn FieldBackend>);
+    let settings = Settings {
+        lattice_points: 32,
+        potential_spacing_angstrom: 4.0,
+        ..Settings::default()
+    };
+    let mut state = AppState::new(
+        settings,
+        FieldService::new(backend, orbitfield::app::default_extractor()),
+    );
+    state.apply(Command::OpenFiles(vec![data("md/4E43.pdb.gz")]));
+    assert!(state.document().is_some(), "{}", state.panels.status);
+    let mut harness = window(state);
+    harness.run();
+    // The status line says it; the Files section (opened here) gives the whole note.
+    assert!(
+        harness.state().panels.status.contains("CHARMM22"),
+        "{}",
+        harness.state().panels.status
+    );
+    harness.get_by_label("Files").click();
+    harness.run();
+    let notes: Vec<String> = harness
+        .query_all_by_label_contains("CHARMM22")
+        .filter_map(|n| n.accesskit_node().value().map(|v| v.to_string()))
+        .collect();
+    let text = notes
+        .iter()
+        .find(|t| t.contains("residues take"))
+        .expect("the note in Files");
+    assert!(text.contains("GOL") && text.contains("DMS"), "{text}");
+    assert!(
+        matches!(harness.state().esp.model, EspModel::DistanceDependent { .. }),
+        "charges without radii: eps = 4r, {:?}",
+        harness.state().esp.model
+    );
+    harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
+    harness.run();
+    harness
+        .get_by_label("Selection")
+        .set_text_value_accesskit("protein and chain A");
+    harness.run();
+    harness.get_by_label("Molecular surface coloured by potential").click();
+    harness.run_steps(4);
+    assert!(
+        harness.query_by_label_contains("no such field").is_none(),
+        "the potential is refused"
+    );
+    let id = harness
+        .state()
+        .reps()
+        .fields()
+        .find(|(_, f)| matches!(f.field, FieldChoice::MolSurf { .. }))
+        .map(|(r, _)| r.id)
+        .expect("a molecular surface was added");
+    let values = check_vertex_values(&mut harness, id, "4E43 at eps = 4r", |r| 1.0 / (4.0 * r * r));
+    let st = harness.state();
+    assert!(surface_legend(st).title.contains("eps = 4r"));
+    check_colours(st, &values);
+}

@@ -320,6 +320,13 @@ impl AppState {
                     status.push_str("; ");
                     status.push_str(&qm.summary());
                 }
+                if doc
+                    .warnings
+                    .iter()
+                    .any(|w| w.starts_with(crate::model::charges::NOTE_START))
+                {
+                    status.push_str("; CHARMM22 charges by residue and atom name (the Files section says more)");
+                }
                 for w in &doc.warnings {
                     tracing::info!("{w}");
                 }

@@ -535,6 +535,9 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
             "a trajectory needs a topology file (pdb, psf, gro, ...) to describe its atoms",
         ));
     }
+    if structure.charges_e.is_none() && wavefunctions.is_empty() {
+        give_standard_charges(&mut structure, &mut trajectory, &mut warnings);
+    }
     Ok((
         System {
             structure,
@@ -549,6 +552,21 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
             first_wavefunction,
         },
     ))
+}
+
+/// A protein whose files carry no charges takes CHARMM22's by residue and atom name
+/// (`model::charges`), said in a warning; the first frame finds its disulfides.
+fn give_standard_charges(structure: &mut Structure, trajectory: &mut Trajectory, warnings: &mut Vec<String>) {
+    let cysteines = structure.names.iter().any(|n| n.as_str() == "SG");
+    let positions = if cysteines && trajectory.n_frames() > 0 {
+        trajectory.frame(0).map(|f| f.positions_angstrom).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    if let Some(c) = crate::model::charges::standard_charges(structure, &positions) {
+        warnings.push(c.note());
+        structure.charges_e = Some(c.charges_e);
+    }
 }
 
 fn check_same_basis(first: &Wavefunction, wf: &Wavefunction, path: &Path) -> Result<(), ReadError> {

@@ -6,6 +6,7 @@
 pub mod basis;
 pub mod bonds;
 pub mod cell;
+pub mod charges;
 pub mod element;
 pub mod field;
 #[cfg(test)]

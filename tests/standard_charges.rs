@@ -1,0 +1,180 @@
+//! Charges given to a structure whose files carry none (`model::charges`: CHARMM22 by residue and atom
+//! name, each hydrogen's charge on its heavy atom) against two independent sources of the same force
+//! field on adenylate kinase: `adk.psf` (psfgen's CHARMM22 charges for every atom, CHARMM names, the
+//! file's bonds) and `adk_open.pqr` (PDB2PQR 1.5 `--ff=charmm`: PDB names such as `OXT` and `CD1`,
+//! hydrogens placed by PDB2PQR). Each heavy atom must carry its own charge plus its hydrogens', each
+//! hydrogen none, the N terminus NH3+ and the C terminus COO- included; with the hydrogens removed (a
+//! crystal structure's atoms) the heavy atoms' charges are the same. Then what the loader does with a
+//! PDB file (charges given, said once) and a residue the table lacks (zero, named in the note).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use orbitfield::io::load::load;
+use orbitfield::model::Structure;
+use orbitfield::model::charges::standard_charges;
+use std::path::PathBuf;
+
+fn data(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+}
+
+/// The file's charges with each hydrogen's moved onto the heavy atom `parent` names.
+fn united(charges: &[f32], hydrogen: &[bool], parent: &dyn Fn(usize) -> usize) -> Vec<f64> {
+    let mut out: Vec<f64> = charges.iter().map(|&q| f64::from(q)).collect();
+    for h in (0..charges.len()).filter(|&i| hydrogen[i]) {
+        out[parent(h)] += out[h];
+        out[h] = 0.0;
+    }
+    out
+}
+
+/// The atoms of `s` for which `keep` holds, in order (bonds dropped).
+fn subset(s: &Structure, keep: &[bool]) -> Structure {
+    let mut out = Structure::default();
+    for i in (0..s.len()).filter(|&i| keep[i]) {
+        out.push_atom(
+            s.elements[i],
+            s.names[i],
+            s.resnames[i],
+            s.resids[i],
+            s.chains[i],
+            s.segids[i],
+        );
+    }
+    out
+}
+
+/// Assigns charges to `s` without its own and compares with `reference` per atom (e).
+fn check(what: &str, s: &Structure, positions: &[[f32; 3]], reference: &[f64]) -> f64 {
+    let mut bare = s.clone();
+    bare.charges_e = None;
+    let got = standard_charges(&bare, positions).expect("a protein gets charges");
+    assert!(got.unknown.is_empty(), "{what}: {:?}", got.unknown);
+    assert_eq!(got.unknown_atoms, 0, "{what}");
+    let mut worst = (0.0f64, 0usize);
+    for (i, (&q, &r)) in got.charges_e.iter().zip(reference).enumerate() {
+        let d = (f64::from(q) - r).abs();
+        if d > worst.0 {
+            worst = (d, i);
+        }
+    }
+    let i = worst.1;
+    assert!(
+        worst.0 < 1e-4,
+        "{what}: atom {i} ({} {} {}): {} against {}",
+        s.names[i],
+        s.resnames[i],
+        s.resids[i],
+        got.charges_e[i],
+        reference[i]
+    );
+    let net: f64 = reference.iter().sum();
+    assert!(
+        (got.net_e - net).abs() < 1e-3,
+        "{what}: net {} against {net}",
+        got.net_e
+    );
+    got.net_e
+}
+
+#[test]
+fn charges_match_psfgen_and_pdb2pqr_with_and_without_hydrogens() {
+    // psfgen's charges, hydrogens found by the file's bonds.
+    let mut psf = load(&[data("md/adk.psf"), data("md/adk_dims.dcd")]).unwrap();
+    let s = psf.structure.clone();
+    let frame = psf.trajectory.frame(0).unwrap();
+    let hydrogen: Vec<bool> = s.elements.iter().map(|e| e.number() == 1).collect();
+    let partner = |h: usize| {
+        s.bonds
+            .iter()
+            .find_map(|&[a, b]| match (a as usize, b as usize) {
+                (a, b) if a == h => Some(b),
+                (a, b) if b == h => Some(a),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let reference = united(s.charges_e.as_ref().unwrap(), &hydrogen, &partner);
+    let net = check("adk.psf", &s, &frame.positions_angstrom, &reference);
+    assert!((net - -4.0).abs() < 1e-3, "adk's net charge {net}");
+    let heavy: Vec<bool> = hydrogen.iter().map(|h| !h).collect();
+    let heavy_positions: Vec<[f32; 3]> = (0..s.len())
+        .filter(|&i| heavy[i])
+        .map(|i| frame.positions_angstrom[i])
+        .collect();
+    let heavy_reference: Vec<f64> = (0..s.len()).filter(|&i| heavy[i]).map(|i| reference[i]).collect();
+    check(
+        "adk.psf, heavy atoms",
+        &subset(&s, &heavy),
+        &heavy_positions,
+        &heavy_reference,
+    );
+
+    // PDB2PQR's charges, PDB names, hydrogens on the nearest heavy atom of their residue.
+    let mut pqr = load(&[data("md/adk_open.pqr")]).unwrap();
+    let s = pqr.structure.clone();
+    let frame = pqr.trajectory.frame(0).unwrap();
+    let x = &frame.positions_angstrom;
+    let hydrogen: Vec<bool> = s.elements.iter().map(|e| e.number() == 1).collect();
+    let nearest = |h: usize| {
+        let d2 = |j: usize| (0..3).map(|k| (x[h][k] - x[j][k]).powi(2)).sum::<f32>();
+        (0..s.len())
+            .filter(|&j| !hydrogen[j] && s.resids[j] == s.resids[h])
+            .min_by(|&a, &b| d2(a).total_cmp(&d2(b)))
+            .unwrap()
+    };
+    let reference = united(s.charges_e.as_ref().unwrap(), &hydrogen, &nearest);
+    check("adk_open.pqr", &s, x, &reference);
+    let heavy: Vec<bool> = hydrogen.iter().map(|h| !h).collect();
+    let heavy_positions: Vec<[f32; 3]> = (0..s.len()).filter(|&i| heavy[i]).map(|i| x[i]).collect();
+    let heavy_reference: Vec<f64> = (0..s.len()).filter(|&i| heavy[i]).map(|i| reference[i]).collect();
+    check(
+        "adk_open.pqr, heavy atoms",
+        &subset(&s, &heavy),
+        &heavy_positions,
+        &heavy_reference,
+    );
+    drop(psf.trajectory);
+}
+
+#[test]
+fn a_pdb_file_gets_charges_said_once_and_unknown_residues_are_named() {
+    let system = load(&[data("md/4E43.pdb.gz")]).unwrap();
+    let charges = system.structure.charges_e.as_ref().expect("charges given");
+    let notes: Vec<&String> = system.warnings.iter().filter(|w| w.contains("CHARMM22")).collect();
+    assert_eq!(notes.len(), 1, "{:?}", system.warnings);
+    // Whole residues' charges: every amino acid's sum is a whole number of e.
+    let s = &system.structure;
+    let starts = s.residue_starts();
+    let mut whole = 0;
+    for w in starts.windows(2) {
+        let sum: f64 = (w[0]..w[1]).map(|i| f64::from(charges[i])).sum();
+        if (sum - sum.round()).abs() < 1e-3 {
+            whole += 1;
+        }
+    }
+    assert!(
+        whole * 10 >= (starts.len() - 1) * 9,
+        "{whole} of {} residues whole",
+        starts.len() - 1
+    );
+
+    // A residue the table lacks: zero, and named.
+    let mut s = load(&[data("md/adk.psf"), data("md/adk_dims.dcd")]).unwrap();
+    let frame = s.trajectory.frame(0).unwrap();
+    let mut st = s.structure.clone();
+    st.charges_e = None;
+    let start = st.residue_starts()[9];
+    let end = st.residue_starts()[10];
+    for i in start..end {
+        st.resnames[i] = "XYZ".into();
+    }
+    let got = standard_charges(&st, &frame.positions_angstrom).unwrap();
+    assert_eq!(got.unknown, vec![("XYZ".to_string(), end - start)]);
+    assert!(got.charges_e[start..end].iter().all(|&q| q == 0.0));
+    assert!(got.note().contains("XYZ"), "{}", got.note());
+
+    // A file without residues (a small molecule) gets none.
+    let xyz = load(&[data("md/2r9r-1b.xyz")]).unwrap();
+    assert!(xyz.structure.charges_e.is_none());
+}
