@@ -178,3 +178,22 @@ fn a_pdb_file_gets_charges_said_once_and_unknown_residues_are_named() {
     let xyz = load(&[data("md/2r9r-1b.xyz")]).unwrap();
     assert!(xyz.structure.charges_e.is_none());
 }
+
+/// The command line says the note once: `grid esp` on the PDB file (no charges in it) maps the
+/// potential of the charges given, the note on standard error.
+#[test]
+fn the_command_line_says_the_note_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("esp.cube");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["grid", "esp"])
+        .arg(data("md/4E43.pdb.gz"))
+        .args(["--spacing", "3", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("CHARMM22").count(), 1, "{stderr}");
+    assert!(out.exists());
+}

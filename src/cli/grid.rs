@@ -542,6 +542,7 @@ pub fn run(args: &GridArgs) -> Result<()> {
             qm_region: args.qm_region.clone(),
         },
     )?;
+    super::say_load_notes(&system.warnings);
     if let Some(region) = region {
         return run_qm_region(args, dx, &limit, spec, &mut system, &region);
     }
@@ -721,7 +722,7 @@ fn run_frames_to_directory(args: &GridArgs, spec: FieldSpec, limit: &MemoryLimit
         if !spec.needs_charges() {
             args.esp.refuse_for(&spec)?;
         }
-        let mut system = io::load(&args.files)?;
+        let mut system = super::load_noted(&args.files)?;
         if let Some(note) = super::grid_source::make_whole(&mut system, args.as_written) {
             eprintln!("note: {note}");
         }
@@ -855,7 +856,7 @@ fn run_esp(args: &GridArgs, dx: bool, limit: &MemoryLimit) -> Result<()> {
         return run_esp_series(args, dx, limit, frames_text);
     }
     let spec: FieldSpec = args.field.parse()?;
-    let mut system = io::load(&args.files)?;
+    let mut system = super::load_noted(&args.files)?;
     if let Some(note) = super::grid_source::make_whole(&mut system, args.as_written) {
         eprintln!("note: {note}");
     }

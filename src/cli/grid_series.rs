@@ -8,8 +8,8 @@ use orbitfield::analysis::esp_series::{
     check_memory, require_charges,
 };
 use orbitfield::batch::Ranks;
+use orbitfield::io::System;
 use orbitfield::io::cube::CubeAtom;
-use orbitfield::io::{self, System};
 use orbitfield::jobs::SlotId;
 use orbitfield::model::FrameRange;
 use std::time::Instant;
@@ -17,7 +17,7 @@ use std::time::Instant;
 /// Loads the files and checks the frames, lattice and memory of `grid esp --frames`.
 fn prepare_esp_series(args: &GridArgs, limit: &MemoryLimit, frames_text: &str) -> Result<EspSeries> {
     let method = args.esp.method()?;
-    let mut system = io::load(&args.files)?;
+    let mut system = super::load_noted(&args.files)?;
     let whole_note = super::grid_source::make_whole(&mut system, args.as_written);
     orbitfield::jobs::pair::share_decoding(&mut system.trajectory);
     if !system.wavefunctions.is_empty() {

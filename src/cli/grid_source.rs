@@ -63,7 +63,7 @@ pub(super) fn make_whole(system: &mut System, as_written: bool) -> Option<String
 /// Loads `files` and resolves `field_text` against them at `frame`.
 pub fn load_source(field_text: &str, files: &[PathBuf], frame: usize) -> Result<Source> {
     let spec: FieldSpec = field_text.parse()?;
-    let mut system = io::load(files)?;
+    let mut system = super::load_noted(files)?;
     source_from_system(spec, &mut system, frame)
 }
 

@@ -84,7 +84,7 @@ pub fn run(args: &IonsArgs) -> Result<()> {
     let method = args.esp.method()?;
     let unit = args.esp.unit()?;
     let limit = memory_limit(args.max_memory_gib)?;
-    let mut system = io::load(&args.files)?;
+    let mut system = super::load_noted(&args.files)?;
     let t0 = Instant::now();
     let frame = esp_frame(&mut system, &args.esp, args.frame)?;
     let lattice = LatticeSpec::AroundAtoms {

@@ -251,6 +251,24 @@ fn run_dealt(
     Ok(())
 }
 
+/// Opens `files` as `io::load` does and says the loader's observations (charges given to a protein,
+/// atoms of unknown element, a trajectory cut short) once on standard error: by rank 0 alone under a
+/// launcher.
+fn load_noted(files: &[PathBuf]) -> anyhow::Result<orbitfield::io::load::System> {
+    let system = orbitfield::io::load(files)?;
+    say_load_notes(&system.warnings);
+    Ok(system)
+}
+
+/// The loader's observations on standard error, by rank 0 alone under a launcher.
+fn say_load_notes(warnings: &[String]) {
+    if !orbitfield::batch::is_quiet_rank() {
+        for w in warnings {
+            eprintln!("note: {w}");
+        }
+    }
+}
+
 /// A note on standard error, naming the rank when there are several.
 fn note(ranks: &orbitfield::batch::Ranks, text: &str) {
     if ranks.size() > 1 {

@@ -378,7 +378,7 @@ pub fn run(args: &GridArgs) -> Result<()> {
     let unit = PotentialUnit::parse(args.esp.units.as_deref().unwrap_or("kT/e"), params.temperature_kelvin)
         .map_err(|e| anyhow::anyhow!("--units: {e}"))?;
     let scale = volt_per_kt_per_e(params.temperature_kelvin) / unit.volt();
-    let mut system = io::load(&args.files)?;
+    let mut system = super::load_noted(&args.files)?;
     if let Some(note) = super::grid_source::make_whole(&mut system, args.as_written) {
         eprintln!("note: {note}");
     }

@@ -13,7 +13,6 @@ use super::grid::{EspArgs, Evaluated, Request, esp_frame, evaluate, load_source,
 use anyhow::{Context, Result, bail};
 use orbitfield::analysis::esp_series::frame_job;
 use orbitfield::compute::{Field, FieldInput, FieldJob};
-use orbitfield::io;
 use orbitfield::jobs::{DeviceChoice, Pool, PoolConfig};
 use orbitfield::model::Lattice;
 use orbitfield::model::field::FieldSpec;
@@ -112,7 +111,7 @@ pub fn run(args: &PointsArgs) -> Result<()> {
 fn esp_values(args: &PointsArgs, points_bohr: &[[f64; 3]]) -> Result<Vec<f64>> {
     let unit = args.esp.unit()?;
     let method = args.esp.method()?;
-    let mut system = io::load(&args.files)?;
+    let mut system = super::load_noted(&args.files)?;
     let (field, input, unit) = if args.esp.wavefunction_potential(&system) {
         args.esp.refuse_for_wavefunction_potential()?;
         let source = wavefunction_potential_source(&system, args.frame)?;

@@ -61,7 +61,7 @@ fn prepare(args: &RdfArgs) -> Result<Prepared> {
     let sel1 = Selection::parse(&args.sel1).map_err(|e| anyhow::anyhow!("--sel1: {e}"))?;
     let sel2 = Selection::parse(&args.sel2).map_err(|e| anyhow::anyhow!("--sel2: {e}"))?;
     let range = FrameRange::parse(&args.frames).map_err(anyhow::Error::msg)?;
-    let mut system = io::load(&args.files)?;
+    let mut system = super::load_noted(&args.files)?;
     orbitfield::jobs::pair::share_decoding(&mut system.trajectory);
     let frames = range
         .indices(system.trajectory.n_frames())

@@ -407,6 +407,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
                 )
                 .map_err(anyhow::Error::from),
             )?;
+            super::say_load_notes(&system.warnings);
             let mut system = system;
             if colors_by_pb(args) {
                 let (grid, legend) = super::pb::volume(

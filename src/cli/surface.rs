@@ -88,7 +88,7 @@ pub fn run(args: &SurfaceArgs) -> Result<()> {
     }
     let unit = color_unit(args)?;
     let t0 = Instant::now();
-    let mut system = io::load(&args.files)?;
+    let mut system = super::load_noted(&args.files)?;
     let grid = pick_grid(&system, args)?;
     let t_field = t0.elapsed().as_secs_f64();
 
