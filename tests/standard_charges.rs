@@ -2,9 +2,9 @@
 //! name, each hydrogen's charge on its heavy atom) against two independent sources of the same force
 //! field on adenylate kinase: `adk.psf` (psfgen's CHARMM22 charges for every atom, CHARMM names, the
 //! file's bonds) and `adk_open.pqr` (PDB2PQR 1.5 `--ff=charmm`: PDB names such as `OXT` and `CD1`,
-//! hydrogens placed by PDB2PQR). Each heavy atom must carry its own charge plus its hydrogens', each
-//! hydrogen none, the N terminus NH3+ and the C terminus COO- included; with the hydrogens removed (a
-//! crystal structure's atoms) the heavy atoms' charges are the same. Then what the loader does with a
+//! hydrogens placed by PDB2PQR). With the files' hydrogens every atom must carry the file's own charge
+//! (the N terminus NH3+ and the C terminus COO- included); with the hydrogens removed (a crystal
+//! structure's atoms) each heavy atom must carry its own charge plus its hydrogens'. Then what the loader does with a
 //! PDB file (charges given, said once) and a residue the table lacks (zero, named in the note).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
@@ -94,8 +94,9 @@ fn charges_match_psfgen_and_pdb2pqr_with_and_without_hydrogens() {
             })
             .unwrap()
     };
+    let own: Vec<f64> = s.charges_e.as_ref().unwrap().iter().map(|&q| f64::from(q)).collect();
+    let net = check("adk.psf", &s, &frame.positions_angstrom, &own);
     let reference = united(s.charges_e.as_ref().unwrap(), &hydrogen, &partner);
-    let net = check("adk.psf", &s, &frame.positions_angstrom, &reference);
     assert!((net - -4.0).abs() < 1e-3, "adk's net charge {net}");
     let heavy: Vec<bool> = hydrogen.iter().map(|h| !h).collect();
     let heavy_positions: Vec<[f32; 3]> = (0..s.len())
@@ -123,8 +124,9 @@ fn charges_match_psfgen_and_pdb2pqr_with_and_without_hydrogens() {
             .min_by(|&a, &b| d2(a).total_cmp(&d2(b)))
             .unwrap()
     };
+    let own: Vec<f64> = s.charges_e.as_ref().unwrap().iter().map(|&q| f64::from(q)).collect();
+    check("adk_open.pqr", &s, x, &own);
     let reference = united(s.charges_e.as_ref().unwrap(), &hydrogen, &nearest);
-    check("adk_open.pqr", &s, x, &reference);
     let heavy: Vec<bool> = hydrogen.iter().map(|h| !h).collect();
     let heavy_positions: Vec<[f32; 3]> = (0..s.len()).filter(|&i| heavy[i]).map(|i| x[i]).collect();
     let heavy_reference: Vec<f64> = (0..s.len()).filter(|&i| heavy[i]).map(|i| reference[i]).collect();

@@ -555,10 +555,12 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
 }
 
 /// A protein whose files carry no charges takes CHARMM22's by residue and atom name
-/// (`model::charges`), said in a warning; the first frame finds its disulfides.
+/// (`model::charges`), said in a warning; the first frame finds its disulfides and hydrogens.
 fn give_standard_charges(structure: &mut Structure, trajectory: &mut Trajectory, warnings: &mut Vec<String>) {
+    // Coordinates find disulfides and put the file's hydrogens' charges on them.
     let cysteines = structure.names.iter().any(|n| n.as_str() == "SG");
-    let positions = if cysteines && trajectory.n_frames() > 0 {
+    let hydrogens = structure.elements.iter().any(|e| e.number() == 1);
+    let positions = if (cysteines || hydrogens) && trajectory.n_frames() > 0 {
         trajectory.frame(0).map(|f| f.positions_angstrom).unwrap_or_default()
     } else {
         Vec::new()

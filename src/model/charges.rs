@@ -3,9 +3,11 @@
 //! (`assets/charges/charmm22.tsv`, with its provenance), as ChimeraX's `coulombic` and PDB2PQR give a
 //! protein read from a PDB file its force field's charges.
 //!
-//! Crystal structures rarely have hydrogens, so every hydrogen's charge sits on the heavy atom it is
-//! bonded to in the force field's residue (a united-atom form: each residue keeps its net charge) and
-//! hydrogens in the file count as zero. The first amino acid of each chain is an N-terminal NH3+
+//! Crystal structures rarely have hydrogens, so every hydrogen's charge the file lacks sits on the
+//! heavy atom it is bonded to in the force field's residue (a united-atom form: each residue keeps
+//! its net charge); a hydrogen the file has takes its own charge back from the heavy atom nearest it
+//! (by name where the names agree, else the mean of the table's hydrogens on that atom: a PDB file's
+//! HB3 where CHARMM names HB1 and HB2). The first amino acid of each chain is an N-terminal NH3+
 //! (`NTER`, `GLYP`, `PROP`), a residue with an `OXT` (`OT2`, `OC2`) oxygen a C-terminal COO- (`CTER`),
 //! two cysteine sulphurs within 2.3 A a disulfide (`DISU`). Histidine is neutral, protonated on ND1
 //! (`HSD`, CHARMM's default), unless the residue name (`HIE`, `HSE`, `HIP`, `HSP`, ...) or its
@@ -28,6 +30,21 @@ const DISULFIDE_ANGSTROM: f32 = 2.3;
 /// Residues and patches: heavy atom name to its charge with its hydrogens' (e).
 struct United {
     residues: HashMap<String, Vec<(String, f64)>>,
+    /// Residues and patches: each hydrogen's name, its heavy atom's and its charge (e).
+    hydrogens: HashMap<String, Vec<(String, String, f64)>>,
+}
+
+impl United {
+    /// The charge of a hydrogen named `h` on heavy atom `parent` of `res`: the table's hydrogen of
+    /// that name there, else the mean of the table's hydrogens on that atom (a file's HB3 where
+    /// CHARMM names HB1 and HB2, a backbone H where it names HN); `None` when the table has none there.
+    fn hydrogen(&self, res: &str, parent: &str, h: &str) -> Option<f64> {
+        let on: Vec<&(String, String, f64)> = self.hydrogens.get(res)?.iter().filter(|e| e.1 == parent).collect();
+        if let Some(e) = on.iter().find(|e| e.0 == h) {
+            return Some(e.2);
+        }
+        (!on.is_empty()).then(|| on.iter().map(|e| e.2).sum::<f64>() / on.len() as f64)
+    }
 }
 
 /// The heavy atom of `atoms` a hydrogen named `h` is bonded to, by CHARMM's naming: the name after
@@ -64,7 +81,9 @@ fn united() -> &'static United {
             }
         }
         let mut residues = HashMap::new();
+        let mut hydrogens = HashMap::new();
         for (res, atoms) in &all {
+            let mut hs = Vec::new();
             let mut heavy: Vec<(String, f64)> = atoms
                 .iter()
                 .filter(|(n, _)| !is_hydrogen_name(n, res))
@@ -73,15 +92,20 @@ fn united() -> &'static United {
             for (n, q) in atoms.iter().filter(|(n, _)| is_hydrogen_name(n, res)) {
                 if let Some(h) = parent(&heavy, n).and_then(|i| heavy.get_mut(i)) {
                     h.1 += q;
+                    hs.push((n.clone(), h.0.clone(), *q));
                 }
             }
             if res == "DISU" {
                 // The patch names the first cysteine's atoms; its CB keeps the residue's two HB.
                 heavy = vec![("CB".into(), -0.10 + 2.0 * cys_hb()), ("SG".into(), -0.08)];
+                hs = ["HB1", "HB2"]
+                    .map(|h| (h.to_string(), "CB".to_string(), cys_hb()))
+                    .to_vec();
             }
             residues.insert(res.clone(), heavy);
+            hydrogens.insert(res.clone(), hs);
         }
-        United { residues }
+        United { residues, hydrogens }
     })
 }
 
@@ -104,8 +128,7 @@ fn is_hydrogen_name(name: &str, residue: &str) -> bool {
 /// Charges given to a structure's atoms, and what they cover.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StandardCharges {
-    /// One per atom, in e (0 for hydrogens, whose charges their heavy atoms carry, and for atoms not
-    /// in the table).
+    /// One per atom, in e (0 for atoms not in the table).
     pub charges_e: Vec<f32>,
     /// Residues given the table's charges.
     pub residues: usize,
@@ -125,7 +148,7 @@ impl StandardCharges {
     /// charge and what has none.
     pub fn note(&self) -> String {
         let mut s = format!(
-            "{NOTE_START}{} residue{} take CHARMM22's (TIP3P water, ions), each hydrogen's on its heavy atom, histidine neutral unless named otherwise: net charge {:+.2} e",
+            "{NOTE_START}{} residue{} take CHARMM22's (TIP3P water, ions; a hydrogen the files lack has its charge on its heavy atom), histidine neutral unless named otherwise: net charge {:+.2} e",
             self.residues,
             if self.residues == 1 { "" } else { "s" },
             self.net_e
@@ -267,40 +290,72 @@ pub fn standard_charges(s: &Structure, positions_angstrom: &[[f32; 3]]) -> Optio
             "PRO" => "PROP",
             _ => "NTER",
         };
-        let lookup = |patch: &str, atom: &str| {
+        let lookup = |patch: &'static str, atom: &str| {
             table
                 .residues
                 .get(patch)
-                .and_then(|p| p.iter().find(|(n, _)| n == atom).map(|(_, q)| *q))
+                .and_then(|p| p.iter().find(|(n, _)| n == atom).map(|(_, q)| (*q, patch)))
         };
-        for i in a..b {
-            let is_h = s.elements.get(i).is_some_and(|e| e.number() == 1)
+        let is_h = |i: usize| {
+            s.elements.get(i).is_some_and(|e| e.number() == 1)
                 || (s.elements.get(i).is_some_and(|e| e.number() == 0)
-                    && s.names.get(i).is_some_and(|x| x.as_str().starts_with('H')));
-            if is_h || (s.altloc(i) != b' ' && Some(s.altloc(i)) != first_alt) {
-                continue;
-            }
+                    && s.names.get(i).is_some_and(|x| x.as_str().starts_with('H')))
+        };
+        let kept = |i: usize| s.altloc(i) == b' ' || Some(s.altloc(i)) == first_alt;
+        let disulfide = key == "CYS" && bridged_residue(a, b, s, &bridged);
+        // Each heavy atom's charge with its hydrogens', and the table (residue or patch) and name
+        // it came from.
+        let mut heavy: Vec<(usize, &'static str, String)> = Vec::new();
+        for i in (a..b).filter(|&i| !is_h(i) && kept(i)) {
             let file_name = s.names.get(i).map(|x| x.as_str()).unwrap_or_default();
-            let name = if table.residues.get(key).is_some_and(|r| r.len() == 1) {
+            let name = if base.len() == 1 {
                 // An ion: whatever the file calls its one atom.
                 base.first().map_or(file_name, |(n, _)| n.as_str())
             } else {
                 table_atom(key, file_name, c_term)
             };
-            let patched = (chain_start.then(|| lookup(n_patch, name)).flatten())
+            let found = (chain_start.then(|| lookup(n_patch, name)).flatten())
                 .or_else(|| c_term.then(|| lookup("CTER", name)).flatten())
-                .or_else(|| {
-                    (key == "CYS" && bridged_residue(a, b, s, &bridged))
-                        .then(|| lookup("DISU", name))
-                        .flatten()
-                });
-            match patched.or_else(|| base.iter().find(|(n, _)| n == name).map(|(_, q)| *q)) {
-                Some(q) => {
+                .or_else(|| disulfide.then(|| lookup("DISU", name)).flatten())
+                .or_else(|| lookup(key, name));
+            match found {
+                Some((q, from)) => {
                     if let Some(c) = charges.get_mut(i) {
                         *c = q as f32;
                     }
+                    heavy.push((i, from, name.to_string()));
                 }
                 None => unknown_atoms += 1,
+            }
+        }
+        // The file's hydrogens (with coordinates) take their own charges back from the heavy atom
+        // nearest them (within 1.35 A), which keeps the rest: the residue's sum stays.
+        if positions_angstrom.len() == n {
+            for h in (a..b).filter(|&i| is_h(i) && kept(i)) {
+                let d2 = |j: usize| {
+                    (0..3)
+                        .map(|k| (positions_angstrom[h][k] - positions_angstrom[j][k]).powi(2))
+                        .sum::<f32>()
+                };
+                let Some((j, from, name)) = heavy
+                    .iter()
+                    .filter(|(j, _, _)| d2(*j) < 1.35 * 1.35)
+                    .min_by(|x, y| d2(x.0).total_cmp(&d2(y.0)))
+                else {
+                    continue;
+                };
+                let h_name = s.names.get(h).map(|x| x.as_str()).unwrap_or_default();
+                let q = table
+                    .hydrogen(from, name, h_name)
+                    .or_else(|| table.hydrogen(key, name, h_name));
+                if let Some(q) = q {
+                    if let Some(c) = charges.get_mut(h) {
+                        *c = q as f32;
+                    }
+                    if let Some(c) = charges.get_mut(*j) {
+                        *c -= q as f32;
+                    }
+                }
             }
         }
         let sum = charges
