@@ -606,6 +606,9 @@ impl AppState {
         if let Some(q) = s.charges_e.as_ref().and_then(|q| q.get(atom)) {
             text.push_str(&format!(", charge {q:+.3} e"));
         }
+        if let Some(b) = s.bfactors.as_ref().and_then(|b| b.get(atom)).filter(|b| b.is_finite()) {
+            text.push_str(&format!(", B {b:.1} Å²"));
+        }
         if let (Some(p), Some((key, grid))) = (doc.frame.positions_angstrom.get(atom), self.shown_field())
             && let Some(v) = super::values::sample_grid(grid, *p)
         {

@@ -1,5 +1,5 @@
 //! Atoms and bonds as instances: the atom styles (lines, licorice, ball-and-stick, VDW, CPK), the
-//! colourings (element, residue, chain, charge), the box outline and bond guessing.
+//! colourings (element, residue, chain, charge, B-factor), the box outline and bond guessing.
 //!
 //! Called by the representation list (`app::reps`) for every visible atom representation whenever
 //! the frame, a selection, a style or a colouring changes, and by the headless `render` command.
@@ -96,16 +96,21 @@ pub enum AtomColoring {
     Element,
     Residue,
     Chain,
-    /// Partial charge on a blue (-1 e) - white - red (+1 e) scale; grey when charges are unknown.
+    /// Partial charge on a red (-1 e) - white - blue (+1 e) scale (negative red, as potentials);
+    /// grey when charges are unknown.
     Charge,
+    /// B-factor, blue (low) - white - red (high) from the 2nd to the 98th percentile of the file's
+    /// values (ChimeraX's `color bfactor`); grey where the file has none.
+    BFactor,
 }
 
 impl AtomColoring {
-    pub const ALL: [AtomColoring; 4] = [
+    pub const ALL: [AtomColoring; 5] = [
         AtomColoring::Element,
         AtomColoring::Residue,
         AtomColoring::Chain,
         AtomColoring::Charge,
+        AtomColoring::BFactor,
     ];
 
     pub fn name(self) -> &'static str {
@@ -114,6 +119,7 @@ impl AtomColoring {
             AtomColoring::Residue => "Residue",
             AtomColoring::Chain => "Chain",
             AtomColoring::Charge => "Charge",
+            AtomColoring::BFactor => "B-factor",
         }
     }
 
@@ -124,6 +130,7 @@ impl AtomColoring {
             AtomColoring::Residue => "residue",
             AtomColoring::Chain => "chain",
             AtomColoring::Charge => "charge",
+            AtomColoring::BFactor => "beta",
         }
     }
 
@@ -134,6 +141,7 @@ impl AtomColoring {
             "residue" => Some(AtomColoring::Residue),
             "chain" => Some(AtomColoring::Chain),
             "charge" => Some(AtomColoring::Charge),
+            "beta" | "bfactor" | "b-factor" => Some(AtomColoring::BFactor),
             _ => None,
         }
     }
@@ -200,7 +208,43 @@ pub fn atom_colors(structure: &Structure, coloring: AtomColoring) -> Vec<[u8; 4]
                 .collect(),
             None => vec![[160, 160, 160, 255]; n],
         },
+        AtomColoring::BFactor => match &structure.bfactors {
+            Some(b) => {
+                let [lo, hi] = bfactor_range(b);
+                b.iter()
+                    .map(|&x| {
+                        if x.is_finite() {
+                            let t = if hi > lo {
+                                ((x - lo) / (hi - lo)).clamp(0.0, 1.0)
+                            } else {
+                                0.5
+                            };
+                            // Low blue, high red: the diverging map read from its blue end.
+                            Colormap::RedWhiteBlue.sample(1.0 - t)
+                        } else {
+                            [160, 160, 160, 255]
+                        }
+                    })
+                    .collect()
+            }
+            None => vec![[160, 160, 160, 255]; n],
+        },
     }
+}
+
+/// The 2nd and 98th percentiles of the finite B-factors (Angstrom^2), the colour scale's ends.
+pub fn bfactor_range(b: &[f32]) -> [f32; 2] {
+    let mut v: Vec<f32> = b.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return [0.0, 0.0];
+    }
+    v.sort_by(f32::total_cmp);
+    let at = |q: f64| {
+        v.get(((v.len() - 1) as f64 * q).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    [at(0.02), at(0.98)]
 }
 
 /// Appends sphere instances for the atoms `indices` picks (all atoms when `None`) at

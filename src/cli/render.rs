@@ -33,7 +33,7 @@ pub struct RenderArgs {
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
     /// An atom representation "SELECTION:STYLE[:COLOURING]" (STYLE: lines, licorice,
-    /// ball-and-stick, vdw, cpk; COLOURING: element, residue, chain, charge), or the polymer
+    /// ball-and-stick, vdw, cpk; COLOURING: element, residue, chain, charge, beta), or the polymer
     /// residues of the selection as STYLE cartoon, tube or trace (COLOURING: ss, the default,
     /// chain, residue, index; or esp: the potential of the frame's charges at each vertex of the
     /// mesh, in --potential-unit; or volume:N: the N-th volume of the files sampled there), repeated
@@ -91,7 +91,7 @@ pub struct RenderArgs {
     /// ignored with --rep.
     #[arg(long)]
     pub style: Option<String>,
-    /// Colouring of --style: element, residue, chain, charge; or esp: the --surface or first
+    /// Colouring of --style: element, residue, chain, charge, beta (B-factor); or esp: the --surface or first
     /// --field's surfaces (default: the density) coloured by each frame's potential evaluated exactly
     /// at each vertex (the wavefunction's own: the ESP-on-density picture; else that of the
     /// structure's charges), in --potential-unit; or volume:N: the surfaces coloured by the N-th

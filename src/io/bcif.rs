@@ -203,6 +203,8 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         c.z,
         c.model,
         c.charge,
+        c.occupancy,
+        c.bfactor,
     ];
     let mut columns: Vec<Column> = Vec::with_capacity(cols.len());
     for (k, col) in cols.iter().enumerate() {

@@ -7,7 +7,8 @@
 //! `label_*`; `pdbx_PDB_model_num` splits models into frames (each must have the first model's
 //! atom count); every alternate location is kept as its own atom (as VMD and MDAnalysis do), its
 //! `label_alt_id` recorded in [`Structure::altlocs`]; a
-//! `partial_charge`/`pdbx_partial_charge`/`charge` column gives partial charges.
+//! `partial_charge`/`pdbx_partial_charge`/`charge` column gives partial charges, `occupancy` and
+//! `B_iso_or_equiv` the occupancies and B-factors.
 
 use super::ReadError;
 use super::fields::{float, int, leading_int, show};
@@ -180,6 +181,12 @@ pub(super) fn finish(path: &Path, mut site: AtomSite, cell: [Option<f64>; 6]) ->
     if site.has_charges {
         site.structure.charges_e = Some(site.charges);
     }
+    if site.bfactors.iter().any(|v| v.is_finite()) {
+        site.structure.bfactors = Some(site.bfactors);
+    }
+    if site.occupancies.iter().any(|v| v.is_finite()) {
+        site.structure.occupancies = Some(site.occupancies);
+    }
     Ok(Parsed {
         structure: site.structure,
         frames: site.frames,
@@ -334,6 +341,8 @@ pub(super) struct Columns {
     pub(super) z: Option<usize>,
     pub(super) model: Option<usize>,
     pub(super) charge: Option<usize>,
+    pub(super) occupancy: Option<usize>,
+    pub(super) bfactor: Option<usize>,
 }
 
 impl Columns {
@@ -356,6 +365,8 @@ impl Columns {
             z: find(&["Cartn_z"]),
             model: find(&["pdbx_PDB_model_num"]),
             charge: find(&["partial_charge", "pdbx_partial_charge", "charge"]),
+            occupancy: find(&["occupancy"]),
+            bfactor: find(&["B_iso_or_equiv"]),
         }
     }
 }
@@ -365,6 +376,9 @@ pub(super) struct AtomSite {
     structure: Structure,
     charges: Vec<f32>,
     has_charges: bool,
+    /// Occupancies and B-factors of the topology atoms (NaN where null).
+    occupancies: Vec<f32>,
+    bfactors: Vec<f32>,
     frames: Vec<Frame>,
     positions: Vec<[f32; 3]>,
     model: Option<i64>,
@@ -445,6 +459,13 @@ impl AtomSite {
                 .push_atom(element, name, Name8::new(resname_f), resid, chain, Name8::EMPTY);
             // A one-character indicator as in PDB files; longer ids keep their first character.
             self.altlocs.push(get(c.altloc).first().copied().unwrap_or(b' '));
+            let optional = |col: Option<usize>| {
+                row.number(col)
+                    .filter(|v| col.is_some() && v.is_finite())
+                    .map_or(f32::NAN, |v| v as f32)
+            };
+            self.occupancies.push(optional(c.occupancy));
+            self.bfactors.push(optional(c.bfactor));
             if c.charge.is_some() {
                 let v = if row.is_empty(c.charge) {
                     0.0

@@ -75,6 +75,19 @@ struct AtomRecord {
     position: [f32; 3],
     charge: f32,
     radius: f32,
+    /// Columns 55-60 and 61-66 (NaN where blank or not a number; PQR records have neither).
+    occupancy: f32,
+    bfactor: f32,
+}
+
+/// A number in a fixed-column field, NaN where the field is blank or not a number.
+fn column_number(field: &[u8]) -> f32 {
+    std::str::from_utf8(field)
+        .ok()
+        .map(str::trim)
+        .and_then(|t| t.parse::<f32>().ok())
+        .filter(|v| v.is_finite())
+        .unwrap_or(f32::NAN)
 }
 
 struct Reader<'p> {
@@ -83,6 +96,8 @@ struct Reader<'p> {
     structure: Structure,
     charges: Vec<f32>,
     radii: Vec<f32>,
+    occupancies: Vec<f32>,
+    bfactors: Vec<f32>,
     serials: Vec<i64>,
     frames: Vec<Frame>,
     positions: Vec<[f32; 3]>,
@@ -110,6 +125,8 @@ impl<'p> Reader<'p> {
             structure: Structure::default(),
             charges: Vec::new(),
             radii: Vec::new(),
+            occupancies: Vec::new(),
+            bfactors: Vec::new(),
             serials: Vec::new(),
             frames: Vec::new(),
             positions: Vec::new(),
@@ -230,6 +247,8 @@ impl<'p> Reader<'p> {
                 .push_atom(rec.element, rec.name, rec.resname, rec.resid, rec.chain, rec.segid);
             self.serials.push(rec.serial.unwrap_or(-1));
             self.altlocs.push(if rec.altloc == 0 { b' ' } else { rec.altloc });
+            self.occupancies.push(rec.occupancy);
+            self.bfactors.push(rec.bfactor);
             if self.flavor == Flavor::Pqr {
                 self.charges.push(rec.charge);
                 self.radii.push(rec.radius);
@@ -317,6 +336,8 @@ impl<'p> Reader<'p> {
             position: xyz,
             charge: 0.0,
             radius: 0.0,
+            occupancy: column_number(cols(line, 54, 60)),
+            bfactor: column_number(cols(line, 60, 66)),
         })
     }
 
@@ -428,6 +449,8 @@ impl<'p> Reader<'p> {
             position: [nums[0] as f32, nums[1] as f32, nums[2] as f32],
             charge: nums[3] as f32,
             radius: nums[4] as f32,
+            occupancy: f32::NAN,
+            bfactor: f32::NAN,
         })
     }
 
@@ -563,6 +586,12 @@ impl<'p> Reader<'p> {
         }
         if self.altlocs.iter().any(|&a| a != b' ') {
             self.structure.altlocs = Some(std::mem::take(&mut self.altlocs));
+        }
+        if self.bfactors.iter().any(|v| v.is_finite()) {
+            self.structure.bfactors = Some(std::mem::take(&mut self.bfactors));
+        }
+        if self.occupancies.iter().any(|v| v.is_finite()) {
+            self.structure.occupancies = Some(std::mem::take(&mut self.occupancies));
         }
         if self.long_names > 0 {
             self.warnings

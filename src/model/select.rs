@@ -17,8 +17,9 @@
 //!   `chain`, `segid`, `altloc` (the alternate-location indicator, as VMD and MDAnalysis);
 //! - integer properties with values and ranges (`5`, `1 to 10`, `1:10`, `1-10`): `resid`, `resnum`,
 //!   `index` (0-based), `bynum` and `serial` (1-based);
-//! - numeric comparisons `x y z charge mass radius` with `< <= > >= == !=` (an optional `prop`
-//!   prefix as in MDAnalysis);
+//! - numeric comparisons `x y z charge mass radius beta occupancy` with `< <= > >= == !=` (an
+//!   optional `prop` prefix as in MDAnalysis; `beta`, as VMD calls the B-factor, also `bfactor`;
+//!   atoms without one match no comparison);
 //! - `and`, `or`, `not`, parentheses; `within D of SEL` (includes SEL), `around D SEL` (excludes
 //!   SEL), `same residue as SEL`.
 
@@ -84,6 +85,8 @@ enum NumProp {
     Charge,
     Mass,
     Radius,
+    Beta,
+    Occupancy,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -380,11 +383,14 @@ impl Parser<'_> {
                             }
                             None => Err((
                                 c2,
-                                "expected a property (x, y, z, charge, mass, radius) after 'prop'".into(),
+                                "expected a property (x, y, z, charge, mass, radius, beta, occupancy) after 'prop'"
+                                    .into(),
                             )),
                         }
                     }
-                    "x" | "y" | "z" | "charge" | "mass" | "radius" => self.comparison(&lw, col),
+                    "x" | "y" | "z" | "charge" | "mass" | "radius" | "beta" | "bfactor" | "occupancy" => {
+                        self.comparison(&lw, col)
+                    }
                     _ => Err((col, suggest::unknown_keyword(&w))),
                 }
             }
@@ -399,10 +405,12 @@ impl Parser<'_> {
             "charge" => NumProp::Charge,
             "mass" => NumProp::Mass,
             "radius" => NumProp::Radius,
+            "beta" | "bfactor" => NumProp::Beta,
+            "occupancy" => NumProp::Occupancy,
             _ => {
                 return Err((
                     col,
-                    format!("unknown property '{prop}' (x, y, z, charge, mass, radius)"),
+                    format!("unknown property '{prop}' (x, y, z, charge, mass, radius, beta, occupancy)"),
                 ));
             }
         };
@@ -726,7 +734,19 @@ impl Ctx<'_> {
                             Some(r) => f64::from(r[i]),
                             None => f64::from(self.s.elements[i].vdw_radius_angstrom()),
                         },
+                        // NaN (none in the file) matches no comparison.
+                        NumProp::Beta => match &self.s.bfactors {
+                            Some(b) => f64::from(b[i]),
+                            None => return false,
+                        },
+                        NumProp::Occupancy => match &self.s.occupancies {
+                            Some(o) => f64::from(o[i]),
+                            None => return false,
+                        },
                     };
+                    if v.is_nan() {
+                        return false;
+                    }
                     match cmp {
                         Cmp::Lt => v < *value,
                         Cmp::Le => v <= *value,
@@ -779,116 +799,10 @@ impl Ctx<'_> {
     }
 }
 
-/// Flags every atom within `cutoff` of any atom flagged in `reference` (a cell list over the
-/// reference atoms; minimum image when `cell` is given).
-fn within(pos: &[[f32; 3]], reference: &[bool], cutoff: f64, cell: Option<&UnitCell>) -> Vec<bool> {
-    let n = pos.len();
-    let refs: Vec<usize> = (0..n).filter(|&i| reference[i]).collect();
-    let mut out = vec![false; n];
-    if refs.is_empty() {
-        return out;
-    }
-    let pbc = cell.filter(|c| c.is_valid()).map(MinImage::new);
-    let c2 = cutoff * cutoff;
-    // Periodic systems with a cutoff comparable to the box: brute force with the minimum image.
-    if let Some(mi) = &pbc {
-        let refs_p: Vec<[f64; 3]> = refs.iter().map(|&j| pos[j].map(f64::from)).collect();
-        for (i, o) in out.iter_mut().enumerate() {
-            let p = pos[i].map(f64::from);
-            *o = refs_p.iter().any(|q| mi.distance2(p, *q) <= c2);
-        }
-        return out;
-    }
-    let cell_size = cutoff.max(1.0);
-    let mut lo = [f64::INFINITY; 3];
-    for &j in &refs {
-        for k in 0..3 {
-            lo[k] = lo[k].min(f64::from(pos[j][k]));
-        }
-    }
-    let key = |p: [f64; 3]| -> [i64; 3] { [0, 1, 2].map(|k| ((p[k] - lo[k]) / cell_size).floor() as i64) };
-    let mut grid: std::collections::BTreeMap<[i64; 3], Vec<usize>> = std::collections::BTreeMap::new();
-    for &j in &refs {
-        let p = pos[j].map(f64::from);
-        if p.iter().all(|x| x.is_finite()) {
-            grid.entry(key(p)).or_default().push(j);
-        }
-    }
-    for (i, o) in out.iter_mut().enumerate() {
-        let p = pos[i].map(f64::from);
-        if !p.iter().all(|x| x.is_finite()) {
-            continue;
-        }
-        let k = key(p);
-        'search: for dx in -1..=1 {
-            for dy in -1..=1 {
-                for dz in -1..=1 {
-                    if let Some(list) = grid.get(&[k[0] + dx, k[1] + dy, k[2] + dz]) {
-                        for &j in list {
-                            let q = pos[j];
-                            let d2: f64 = (0..3).map(|a| (p[a] - f64::from(q[a])).powi(2)).sum();
-                            if d2 <= c2 {
-                                *o = true;
-                                break 'search;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Minimum-image distances in a (possibly triclinic) cell.
-pub struct MinImage {
-    m: [[f64; 3]; 3],
-    inv: [[f64; 3]; 3],
-}
-
-impl MinImage {
-    /// From a valid cell.
-    pub fn new(cell: &UnitCell) -> MinImage {
-        let m = cell.matrix_angstrom();
-        // Rows a, b, c are lower-triangular: a=(ax,0,0), b=(bx,by,0), c=(cx,cy,cz).
-        let (ax, bx, by, cx, cy, cz) = (m[0][0], m[1][0], m[1][1], m[2][0], m[2][1], m[2][2]);
-        // Fractional coordinates s solve r = s_a a + s_b b + s_c c.
-        let inv = [
-            [1.0 / ax, 0.0, 0.0],
-            [-bx / (ax * by), 1.0 / by, 0.0],
-            [(bx * cy - by * cx) / (ax * by * cz), -cy / (by * cz), 1.0 / cz],
-        ];
-        MinImage { m, inv }
-    }
-
-    /// Squared minimum-image distance between two points (Angstrom^2). Exact for the nearest image
-    /// search over the 27 neighbouring cells after wrapping to fractional [-0.5, 0.5).
-    pub fn distance2(&self, p: [f64; 3], q: [f64; 3]) -> f64 {
-        let d = [p[0] - q[0], p[1] - q[1], p[2] - q[2]];
-        // Fractional components: s_c = d_z * inv[2][2], s_b = d_y/by - ..., using the columns above.
-        let sc = d[2] * self.inv[2][2];
-        let sb = d[1] * self.inv[1][1] + d[2] * self.inv[2][1];
-        let sa = d[0] * self.inv[0][0] + d[1] * self.inv[1][0] + d[2] * self.inv[2][0];
-        let s = [sa - sa.round(), sb - sb.round(), sc - sc.round()];
-        let mut best = f64::INFINITY;
-        for i in -1..=1 {
-            for j in -1..=1 {
-                for k in -1..=1 {
-                    let f = [s[0] + f64::from(i), s[1] + f64::from(j), s[2] + f64::from(k)];
-                    let r = [
-                        f[0] * self.m[0][0] + f[1] * self.m[1][0] + f[2] * self.m[2][0],
-                        f[1] * self.m[1][1] + f[2] * self.m[2][1],
-                        f[2] * self.m[2][2],
-                    ];
-                    best = best.min(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
-                }
-            }
-        }
-        best
-    }
-}
-
 mod names;
 mod suggest;
+mod within;
+pub use within::MinImage;
+use within::within;
 #[cfg(test)]
 mod tests;

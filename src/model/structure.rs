@@ -39,6 +39,11 @@ pub struct Structure {
     pub charges_e: Option<Vec<f32>>,
     /// Atomic radii in Angstrom (PQR), when the file has them.
     pub radii_angstrom: Option<Vec<f32>>,
+    /// Isotropic B-factors (temperature factors) in Angstrom^2, when the file has them (PDB columns
+    /// 61-66, mmCIF and BinaryCIF `B_iso_or_equiv`).
+    pub bfactors: Option<Vec<f32>>,
+    /// Occupancies (0 to 1), when the file has them (PDB columns 55-60, mmCIF `occupancy`).
+    pub occupancies: Option<Vec<f32>>,
     /// Masses in dalton when the file gives them (PSF); otherwise use [`Structure::mass_dalton`].
     pub masses_dalton: Option<Vec<f32>>,
     /// Alternate-location indicator of each atom (PDB column 17, mmCIF `label_alt_id`; `b' '` for an

@@ -308,7 +308,7 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                     Some(c) => AtomColoring::parse(c).ok_or_else(|| {
                         problem(
                             color_col,
-                            format!("color '{c}': atoms are coloured by element, residue, chain or charge"),
+                            format!("color '{c}': atoms are coloured by element, residue, chain, charge or beta"),
                         )
                     })?,
                 };
@@ -501,7 +501,7 @@ fn color_edits(
             RepEdit::AtomColoring(AtomColoring::parse(first).ok_or_else(|| {
                 problem(
                     col,
-                    format!("color '{scheme}': atoms are coloured by element, residue, chain or charge"),
+                    format!("color '{scheme}': atoms are coloured by element, residue, chain, charge or beta"),
                 )
             })?),
         )],

@@ -225,7 +225,7 @@ pub const VERBS: &[Verb] = &[
                     opt(
                         "color",
                         Kind::Text,
-                        "atoms: element|residue|chain|charge; cartoons: ss|chain|residue|index|esp|volume:N; surfaces: esp|potential|pb|volume:N",
+                        "atoms: element|residue|chain|charge|beta; cartoons: ss|chain|residue|index|esp|volume:N; surfaces: esp|potential|pb|volume:N",
                     ),
                     opt("opacity", Kind::Number, "0 to 1 (surfaces)"),
                 ],
@@ -303,7 +303,7 @@ pub const VERBS: &[Verb] = &[
                 arg(
                     "scheme",
                     Kind::Text,
-                    "element|residue|chain|charge, ss|index, esp|potential|pb|volume:N|none, or two colours",
+                    "element|residue|chain|charge|beta, ss|index, esp|potential|pb|volume:N|none, or two colours",
                 ),
             ],
             &[],

@@ -142,7 +142,7 @@ pub fn parse_atom_rep(text: &str) -> Result<RepSpec, String> {
         _ => {
             return Err(format!(
                 "{text:?}: expected SELECTION:STYLE[:COLOURING] with STYLE one of lines, licorice, \
-                 ball-and-stick, vdw, cpk (COLOURING one of element, residue, chain, charge) or \
+                 ball-and-stick, vdw, cpk (COLOURING one of element, residue, chain, charge, beta) or \
                  cartoon, tube, trace (COLOURING one of ss, chain, residue, index, esp, volume:N)"
             ));
         }

@@ -181,6 +181,8 @@ pub fn subset(structure: &Structure, indices: Option<&[u32]>) -> Structure {
     s.charges_e = take(&structure.charges_e);
     s.radii_angstrom = take(&structure.radii_angstrom);
     s.masses_dalton = take(&structure.masses_dalton);
+    s.bfactors = take(&structure.bfactors);
+    s.occupancies = take(&structure.occupancies);
     let mut new_index = vec![u32::MAX; structure.len()];
     for (k, &i) in idx.iter().enumerate() {
         if let Some(slot) = new_index.get_mut(pick(i)) {

@@ -1,5 +1,6 @@
 //! PDB output: one MODEL per frame when there are several, each with its CRYST1 box, and ATOM/HETATM-free
-//! `ATOM` records with names, residues, chains and elements. Called through `io::write`.
+//! `ATOM` records with names, residues, chains, elements, and the occupancies and B-factors the files
+//! had (1.00 and 0.00 otherwise). Called through `io::write`.
 
 use super::FrameWriter;
 use crate::model::{Frame, Structure};
@@ -70,8 +71,8 @@ impl FrameWriter for PdbWriter {
                 p[0],
                 p[1],
                 p[2],
-                1.0,
-                0.0,
+                known(&atoms.occupancies, i, 1.0),
+                known(&atoms.bfactors, i, 0.0),
                 clip(segid, 4),
                 element.to_ascii_uppercase(),
             )?;
@@ -86,4 +87,13 @@ impl FrameWriter for PdbWriter {
     fn finish(&mut self, out: &mut std::fs::File, _n_frames: usize) -> std::io::Result<()> {
         writeln!(out, "END")
     }
+}
+
+/// Atom `i`'s value of an optional column, `default` where the file had none (or a blank).
+fn known(column: &Option<Vec<f32>>, i: usize, default: f32) -> f32 {
+    column
+        .as_ref()
+        .and_then(|v| v.get(i).copied())
+        .filter(|v| v.is_finite())
+        .unwrap_or(default)
 }

@@ -2,7 +2,7 @@
 //! ("unknown keyword 'protien' (did you mean 'protein'?)").
 
 /// The words a selection may start an expression with.
-const KEYWORDS: [&str; 32] = [
+const KEYWORDS: [&str; 34] = [
     "all",
     "none",
     "protein",
@@ -32,6 +32,8 @@ const KEYWORDS: [&str; 32] = [
     "charge",
     "mass",
     "radius",
+    "beta",
+    "occupancy",
     "not",
     "within",
     "same",

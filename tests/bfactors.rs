@@ -1,0 +1,137 @@
+//! B-factors and occupancies: read from PDB (columns 61-66 and 55-60), mmCIF and BinaryCIF
+//! (`B_iso_or_equiv`, `occupancy`), held three ways: each PDB file's fixed columns parsed here from
+//! its text, the PDB and mmCIF files of one entry (4E43) atom for atom, and the mmCIF and BinaryCIF
+//! files of two entries (1f2n, 3o5r). Then what uses them: the selections `beta > B` and
+//! `occupancy < 1` (VMD's keywords) against the values, colouring by B-factor (blue low, red high,
+//! grey without), and a PDB written and read again.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use orbitfield::app::atoms::{AtomColoring, atom_colors, bfactor_range};
+use orbitfield::io::load::load;
+use orbitfield::model::select::Selection;
+use std::io::Read;
+use std::path::PathBuf;
+
+fn data(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+}
+
+/// The first model's occupancies and B-factors, from a gzipped PDB file's fixed columns.
+fn pdb_columns(rel: &str) -> (Vec<f32>, Vec<f32>) {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(data(rel)).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    let (mut occ, mut b) = (Vec::new(), Vec::new());
+    for line in text.lines() {
+        if line.starts_with("ENDMDL") {
+            break;
+        }
+        if line.starts_with("ATOM  ") || line.starts_with("HETATM") {
+            occ.push(line[54..60].trim().parse().unwrap());
+            b.push(line[60..66].trim().parse().unwrap());
+        }
+    }
+    (occ, b)
+}
+
+fn close(what: &str, a: &[f32], b: &[f32], tol: f32) {
+    assert_eq!(a.len(), b.len(), "{what}");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!((x - y).abs() <= tol, "{what}: atom {i}: {x} against {y}");
+    }
+}
+
+#[test]
+fn pdb_mmcif_and_binarycif_give_the_same_values() {
+    let (occ, b) = pdb_columns("md/4E43.pdb.gz");
+    let pdb = load(&[data("md/4E43.pdb.gz")]).unwrap().structure;
+    close("4E43.pdb B", pdb.bfactors.as_ref().unwrap(), &b, 0.0);
+    close("4E43.pdb occupancy", pdb.occupancies.as_ref().unwrap(), &occ, 0.0);
+    assert!(b.iter().any(|&x| x != b[0]), "the B-factors differ between atoms");
+    let cif = load(&[data("md/4E43.cif.gz")]).unwrap().structure;
+    close(
+        "4E43 PDB against mmCIF B",
+        pdb.bfactors.as_ref().unwrap(),
+        cif.bfactors.as_ref().unwrap(),
+        0.006,
+    );
+    close(
+        "4E43 PDB against mmCIF occupancy",
+        pdb.occupancies.as_ref().unwrap(),
+        cif.occupancies.as_ref().unwrap(),
+        0.006,
+    );
+    for entry in ["1f2n", "3o5r"] {
+        let cif = load(&[data(&format!("files2/{entry}.cif.gz"))]).unwrap().structure;
+        let bcif = load(&[data(&format!("files2/{entry}.bcif"))]).unwrap().structure;
+        close(
+            &format!("{entry} mmCIF against BinaryCIF B"),
+            cif.bfactors.as_ref().unwrap(),
+            bcif.bfactors.as_ref().unwrap(),
+            1e-3,
+        );
+        close(
+            &format!("{entry} occupancy"),
+            cif.occupancies.as_ref().unwrap(),
+            bcif.occupancies.as_ref().unwrap(),
+            1e-3,
+        );
+    }
+    // A file without the columns has none.
+    let psf = load(&[data("md/adk.psf"), data("md/adk_dims.dcd")]).unwrap().structure;
+    assert!(psf.bfactors.is_none() && psf.occupancies.is_none());
+}
+
+#[test]
+fn selections_colours_and_a_written_pdb_use_them() {
+    let mut system = load(&[data("md/4E43.pdb.gz")]).unwrap();
+    let s = system.structure.clone();
+    let b = s.bfactors.clone().unwrap();
+    let occ = s.occupancies.clone().unwrap();
+    let mut sorted = b.clone();
+    sorted.sort_by(f32::total_cmp);
+    let cut = sorted[sorted.len() * 3 / 4];
+    let picked = Selection::parse(&format!("beta > {cut}")).unwrap().evaluate(&s, None);
+    for i in 0..s.len() {
+        assert_eq!(picked[i], b[i] > cut, "atom {i}: B {}", b[i]);
+    }
+    assert!(picked.iter().any(|&p| p) && !picked.iter().all(|&p| p));
+    let partial = Selection::parse("occupancy < 1").unwrap().evaluate(&s, None);
+    for i in 0..s.len() {
+        assert_eq!(partial[i], occ[i] < 1.0, "atom {i}");
+    }
+    assert_eq!(
+        Selection::parse("bfactor > 0").unwrap().evaluate(&s, None),
+        Selection::parse("beta > 0").unwrap().evaluate(&s, None)
+    );
+
+    // Blue low, red high; grey without B-factors.
+    let colours = atom_colors(&s, AtomColoring::BFactor);
+    let [lo, hi] = bfactor_range(&b);
+    assert!(lo < hi);
+    for (i, c) in colours.iter().enumerate() {
+        if b[i] <= lo {
+            assert!(c[2] > c[0] + 60, "atom {i} (B {}) is blue: {c:?}", b[i]);
+        } else if b[i] >= hi {
+            assert!(c[0] > c[2] + 60, "atom {i} (B {}) is red: {c:?}", b[i]);
+        }
+    }
+    let mut none = s.clone();
+    none.bfactors = None;
+    assert!(
+        atom_colors(&none, AtomColoring::BFactor)
+            .iter()
+            .all(|c| *c == [160, 160, 160, 255])
+    );
+    assert_eq!(AtomColoring::parse("beta"), Some(AtomColoring::BFactor));
+
+    // Written and read again.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("4e43.pdb");
+    orbitfield::io::write::write_frames(&out, &s, &mut system.trajectory, None, &[0], &mut |_| {}).unwrap();
+    let back = load(&[out]).unwrap().structure;
+    close("written B", back.bfactors.as_ref().unwrap(), &b, 0.006);
+    close("written occupancy", back.occupancies.as_ref().unwrap(), &occ, 0.006);
+}
