@@ -135,3 +135,42 @@ fn selections_colours_and_a_written_pdb_use_them() {
     close("written B", back.bfactors.as_ref().unwrap(), &b, 0.006);
     close("written occupancy", back.occupancies.as_ref().unwrap(), &occ, 0.006);
 }
+
+/// A cartoon coloured by B-factor: each residue takes its CA's colour on the atoms' scale, which is
+/// the viewer's diverging map (blue low, red high) sampled across the 2nd to 98th percentile.
+#[test]
+fn the_cartoon_takes_its_ca_b_factors() {
+    use orbitfield::analysis::dssp::DsspOptions;
+    use orbitfield::analysis::polymer::{Coloring, Polymer};
+    use orbitfield::render::colormap::Colormap;
+    let mut system = load(&[data("md/4E43.pdb.gz")]).unwrap();
+    let s = system.structure.clone();
+    let b = s.bfactors.clone().unwrap();
+    let [lo, hi] = bfactor_range(&b);
+    let colours = atom_colors(&s, AtomColoring::BFactor);
+    for (i, &x) in b.iter().enumerate() {
+        let t = ((x - lo) / (hi - lo)).clamp(0.0, 1.0);
+        assert_eq!(colours[i], Colormap::Diverging.sample(t), "atom {i}: B {x}");
+    }
+    let positions = system.trajectory.frame(0).unwrap().positions_angstrom;
+    let polymer = Polymer::new(&s);
+    let secondary = polymer.protein.assign(&positions, &DsspOptions::default());
+    let segments = polymer.segments(&positions, &secondary, Coloring::BFactor, None);
+    use orbitfield::surface::cartoon::Segment;
+    let used: std::collections::BTreeSet<[u8; 4]> = segments
+        .iter()
+        .flat_map(|seg| match seg {
+            Segment::Protein(r) => r.iter().map(|x| x.color).collect::<Vec<_>>(),
+            Segment::Nucleic(r) => r.iter().map(|x| x.color).collect(),
+        })
+        .collect();
+    let cas: Vec<usize> = (0..s.len()).filter(|&i| s.names[i].as_str() == "CA").collect();
+    let hottest = *cas.iter().max_by(|&&x, &&y| b[x].total_cmp(&b[y])).unwrap();
+    let coldest = *cas.iter().min_by(|&&x, &&y| b[x].total_cmp(&b[y])).unwrap();
+    assert!(used.contains(&colours[hottest]) && used.contains(&colours[coldest]));
+    assert!(
+        used.iter().all(|c| cas.iter().any(|&i| colours[i] == *c)),
+        "every colour is a CA's"
+    );
+    assert_eq!(Coloring::parse("beta"), Some(Coloring::BFactor));
+}

@@ -39,34 +39,40 @@ pub enum Coloring {
     Residue,
     /// Rainbow from blue (first residue of a chain) to red (last).
     Index,
+    /// The B-factor of each residue's CA (P of a nucleotide), blue low to red high
+    /// ([`bfactor_colors`]); grey without B-factors.
+    BFactor,
     /// Neutral grey, with the caller's per-residue values on the mesh for a colormap.
     Value,
 }
 
 impl Coloring {
-    pub const ALL: [Coloring; 5] = [
+    pub const ALL: [Coloring; 6] = [
         Coloring::SecondaryStructure,
         Coloring::Chain,
         Coloring::Residue,
         Coloring::Index,
+        Coloring::BFactor,
         Coloring::Value,
     ];
 
     /// The colourings a user picks from (by value needs per-residue values from a caller).
-    pub const CHOICES: [Coloring; 4] = [
+    pub const CHOICES: [Coloring; 5] = [
         Coloring::SecondaryStructure,
         Coloring::Chain,
         Coloring::Residue,
         Coloring::Index,
+        Coloring::BFactor,
     ];
 
-    /// The word on the command line: `ss`, `chain`, `residue`, `index`, `value`.
+    /// The word on the command line: `ss`, `chain`, `residue`, `index`, `beta`, `value`.
     pub fn word(self) -> &'static str {
         match self {
             Coloring::SecondaryStructure => "ss",
             Coloring::Chain => "chain",
             Coloring::Residue => "residue",
             Coloring::Index => "index",
+            Coloring::BFactor => "beta",
             Coloring::Value => "value",
         }
     }
@@ -79,6 +85,7 @@ impl Coloring {
             "chain" => Some(Coloring::Chain),
             "residue" | "restype" => Some(Coloring::Residue),
             "index" | "rainbow" => Some(Coloring::Index),
+            "beta" | "bfactor" | "b-factor" => Some(Coloring::BFactor),
             _ => None,
         }
     }
@@ -89,9 +96,51 @@ impl Coloring {
             Coloring::Chain => "chain",
             Coloring::Residue => "residue",
             Coloring::Index => "index",
+            Coloring::BFactor => "B-factor",
             Coloring::Value => "value",
         }
     }
+}
+
+/// The 2nd and 98th percentiles of the finite B-factors (Angstrom^2): the ends of their colour scale.
+pub fn bfactor_range(b: &[f32]) -> [f32; 2] {
+    let mut v: Vec<f32> = b.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return [0.0, 0.0];
+    }
+    v.sort_by(f32::total_cmp);
+    let at = |q: f64| {
+        v.get(((v.len() - 1) as f64 * q).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    [at(0.02), at(0.98)]
+}
+
+/// One colour per atom for B-factors `b`: blue (low) through light grey to red (high) across
+/// [`bfactor_range`], ChimeraX's `color bfactor` palette (the viewer's diverging map, sampled the
+/// same way); grey [160, 160, 160] where a value is missing.
+pub fn bfactor_colors(b: &[f32]) -> Vec<[u8; 4]> {
+    const STOPS: [[f32; 3]; 3] = [[0.23, 0.30, 0.75], [0.87, 0.87, 0.87], [0.71, 0.02, 0.15]];
+    let [lo, hi] = bfactor_range(b);
+    b.iter()
+        .map(|&x| {
+            if !x.is_finite() {
+                return [160, 160, 160, 255];
+            }
+            let t = if hi > lo {
+                ((x - lo) / (hi - lo)).clamp(0.0, 1.0)
+            } else {
+                0.5
+            };
+            let u = 2.0 * t;
+            let i = (u.floor() as usize).min(1);
+            let f = u - i as f32;
+            let (a, b) = (STOPS[i], STOPS[i + 1]);
+            let c = |k: usize| ((a[k] + (b[k] - a[k]) * f) * 255.0).round().clamp(0.0, 255.0) as u8;
+            [c(0), c(1), c(2), 255]
+        })
+        .collect()
 }
 
 /// Colour of a DSSP class in the secondary-structure scheme.
@@ -171,6 +220,9 @@ pub struct Polymer {
     /// Residue-type colour per protein residue, then per nucleotide.
     protein_colors: Vec<[u8; 4]>,
     nucleic_colors: Vec<[u8; 4]>,
+    /// B-factor colour of each protein residue's CA, then of each nucleotide's trace atom.
+    protein_bfactor: Vec<[u8; 4]>,
+    nucleic_bfactor: Vec<[u8; 4]>,
 }
 
 /// One residue's cartoon attributes before they become mesh inputs.
@@ -194,8 +246,15 @@ impl Polymer {
             .iter()
             .map(|r| residue_color(resname(r.residue)))
             .collect();
+        let atom_bfactor = structure.bfactors.as_deref().map(bfactor_colors);
+        let bfactor_at = |atom: Option<u32>| {
+            atom.and_then(|i| atom_bfactor.as_ref()?.get(i as usize).copied())
+                .unwrap_or(GREY)
+        };
+        let protein_bfactor = protein.residues.iter().map(|r| bfactor_at(r.ca)).collect();
         let mut nucleic = Vec::new();
         let mut nucleic_colors = Vec::new();
+        let mut nucleic_bfactor = Vec::new();
         let in_protein: std::collections::BTreeSet<usize> = protein.residues.iter().map(|r| r.residue).collect();
         let mut chain = 0u32;
         let mut last_label = None;
@@ -235,12 +294,15 @@ impl Polymer {
                 c4: find(&["C4"]),
             });
             nucleic_colors.push(residue_color(resname(residue)));
+            nucleic_bfactor.push(bfactor_at(Some(trace)));
         }
         Polymer {
             protein,
             nucleic,
             protein_colors,
             nucleic_colors,
+            protein_bfactor,
+            nucleic_bfactor,
         }
     }
 
@@ -248,16 +310,22 @@ impl Polymer {
     /// Chains stay as they were numbered, so chain colours do not change with the selection.
     pub fn restricted(&self, keep: impl Fn(u32) -> bool) -> Polymer {
         let mut out = Polymer::default();
-        for (r, c) in self.protein.residues.iter().zip(&self.protein_colors) {
+        for (k, r) in self.protein.residues.iter().enumerate() {
             if r.ca.is_some_and(&keep) {
                 out.protein.residues.push(*r);
-                out.protein_colors.push(*c);
+                out.protein_colors
+                    .push(self.protein_colors.get(k).copied().unwrap_or(GREY));
+                out.protein_bfactor
+                    .push(self.protein_bfactor.get(k).copied().unwrap_or(GREY));
             }
         }
-        for (r, c) in self.nucleic.iter().zip(&self.nucleic_colors) {
+        for (k, r) in self.nucleic.iter().enumerate() {
             if keep(r.trace) {
                 out.nucleic.push(*r);
-                out.nucleic_colors.push(*c);
+                out.nucleic_colors
+                    .push(self.nucleic_colors.get(k).copied().unwrap_or(GREY));
+                out.nucleic_bfactor
+                    .push(self.nucleic_bfactor.get(k).copied().unwrap_or(GREY));
             }
         }
         out
@@ -338,7 +406,11 @@ impl Polymer {
             r.chain,
             i,
             n,
-            self.protein_colors.get(k),
+            if frame.coloring == Coloring::BFactor {
+                self.protein_bfactor.get(k)
+            } else {
+                self.protein_colors.get(k)
+            },
             frame.value(k),
         );
         Some(ProteinResidue {
@@ -376,7 +448,11 @@ impl Polymer {
                 r.chain,
                 i,
                 n,
-                self.nucleic_colors.get(k),
+                if coloring == Coloring::BFactor {
+                    self.nucleic_bfactor.get(k)
+                } else {
+                    self.nucleic_colors.get(k)
+                },
                 frame.value(offset + k),
             );
             let base = match (at(r.c1), at(r.tip), at(r.c4)) {
@@ -410,7 +486,7 @@ impl Polymer {
         let color = match coloring {
             Coloring::SecondaryStructure => secondary_structure_color(ss),
             Coloring::Chain => chain_color(chain),
-            Coloring::Residue => residue_color.copied().unwrap_or(GREY),
+            Coloring::Residue | Coloring::BFactor => residue_color.copied().unwrap_or(GREY),
             Coloring::Index => {
                 let t = index_in_run as f32 / run_length.saturating_sub(1).max(1) as f32;
                 hue_color(240.0 * (1.0 - t), 0.95)

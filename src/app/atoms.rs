@@ -209,43 +209,13 @@ pub fn atom_colors(structure: &Structure, coloring: AtomColoring) -> Vec<[u8; 4]
             None => vec![[160, 160, 160, 255]; n],
         },
         AtomColoring::BFactor => match &structure.bfactors {
-            Some(b) => {
-                let [lo, hi] = bfactor_range(b);
-                b.iter()
-                    .map(|&x| {
-                        if x.is_finite() {
-                            let t = if hi > lo {
-                                ((x - lo) / (hi - lo)).clamp(0.0, 1.0)
-                            } else {
-                                0.5
-                            };
-                            // Low blue, high red: the diverging map read from its blue end.
-                            Colormap::RedWhiteBlue.sample(1.0 - t)
-                        } else {
-                            [160, 160, 160, 255]
-                        }
-                    })
-                    .collect()
-            }
+            Some(b) => crate::analysis::polymer::bfactor_colors(b),
             None => vec![[160, 160, 160, 255]; n],
         },
     }
 }
 
-/// The 2nd and 98th percentiles of the finite B-factors (Angstrom^2), the colour scale's ends.
-pub fn bfactor_range(b: &[f32]) -> [f32; 2] {
-    let mut v: Vec<f32> = b.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return [0.0, 0.0];
-    }
-    v.sort_by(f32::total_cmp);
-    let at = |q: f64| {
-        v.get(((v.len() - 1) as f64 * q).round() as usize)
-            .copied()
-            .unwrap_or(0.0)
-    };
-    [at(0.02), at(0.98)]
-}
+pub use crate::analysis::polymer::bfactor_range;
 
 /// Appends sphere instances for the atoms `indices` picks (all atoms when `None`) at
 /// `positions`. Atoms with non-finite coordinates are skipped; styles without spheres add nothing.

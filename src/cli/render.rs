@@ -35,8 +35,9 @@ pub struct RenderArgs {
     /// An atom representation "SELECTION:STYLE[:COLOURING]" (STYLE: lines, licorice,
     /// ball-and-stick, vdw, cpk; COLOURING: element, residue, chain, charge, beta), or the polymer
     /// residues of the selection as STYLE cartoon, tube or trace (COLOURING: ss, the default,
-    /// chain, residue, index; or esp: the potential of the frame's charges at each vertex of the
-    /// mesh, in --potential-unit; or volume:N: the N-th volume of the files sampled there), repeated
+    /// chain, residue, index, beta (the CA's B-factor); or esp: the potential of the frame's
+    /// charges at each vertex of the mesh, in --potential-unit; or volume:N: the N-th volume of the
+    /// files sampled there), repeated
     /// for more.
     /// Without any, the atoms are drawn as the viewer draws a new document (by its content).
     #[arg(long, value_name = "SEL:STYLE[:COLOURING]")]

@@ -225,7 +225,7 @@ pub const VERBS: &[Verb] = &[
                     opt(
                         "color",
                         Kind::Text,
-                        "atoms: element|residue|chain|charge|beta; cartoons: ss|chain|residue|index|esp|volume:N; surfaces: esp|potential|pb|volume:N",
+                        "atoms: element|residue|chain|charge|beta; cartoons: ss|chain|residue|index|beta|esp|volume:N; surfaces: esp|potential|pb|volume:N",
                     ),
                     opt("opacity", Kind::Number, "0 to 1 (surfaces)"),
                 ],

@@ -124,7 +124,7 @@ impl RepSpec {
 /// Parses `SELECTION:STYLE[:COLOURING]` (`render --rep`): the style and colouring are the last
 /// words after colons, so selections may hold colons themselves (`resid 1:10:licorice`). The
 /// cartoon styles (`cartoon`, `tube`, `trace`) make a cartoon representation, coloured by `ss`
-/// (the default), `chain`, `residue`, `index`, or a field at its vertices: `esp` (the potential of
+/// (the default), `chain`, `residue`, `index`, `beta`, or a field at its vertices: `esp` (the potential of
 /// the frame's charges) or `volume:N` (a loaded map, 1-based).
 pub fn parse_atom_rep(text: &str) -> Result<RepSpec, String> {
     if let Some(spec) = parse_cartoon_rep(text)? {
@@ -143,7 +143,7 @@ pub fn parse_atom_rep(text: &str) -> Result<RepSpec, String> {
             return Err(format!(
                 "{text:?}: expected SELECTION:STYLE[:COLOURING] with STYLE one of lines, licorice, \
                  ball-and-stick, vdw, cpk (COLOURING one of element, residue, chain, charge, beta) or \
-                 cartoon, tube, trace (COLOURING one of ss, chain, residue, index, esp, volume:N)"
+                 cartoon, tube, trace (COLOURING one of ss, chain, residue, index, beta, esp, volume:N)"
             ));
         }
     };
@@ -181,7 +181,7 @@ pub fn cartoon_color_field(word: &str) -> Option<FieldChoice> {
     }
 }
 
-/// `SELECTION:cartoon|tube|trace[:ss|chain|residue|index|esp|volume:N]` as a cartoon
+/// `SELECTION:cartoon|tube|trace[:ss|chain|residue|index|beta|esp|volume:N]` as a cartoon
 /// representation; `None` when the text names no cartoon style.
 fn parse_cartoon_rep(text: &str) -> Result<Option<RepSpec>, String> {
     // `volume:N` holds a colon of its own: split it off first.
@@ -202,7 +202,7 @@ fn parse_cartoon_rep(text: &str) -> Result<Option<RepSpec>, String> {
             ))
         } else {
             Err(format!(
-                "{text:?}: unknown cartoon colouring {word:?} (ss, chain, residue, index, esp, volume:N)"
+                "{text:?}: unknown cartoon colouring {word:?} (ss, chain, residue, index, beta, esp, volume:N)"
             ))
         }
     };
