@@ -136,12 +136,13 @@ fn selections_colours_and_a_written_pdb_use_them() {
     close("written occupancy", back.occupancies.as_ref().unwrap(), &occ, 0.006);
 }
 
-/// A cartoon coloured by B-factor: each residue takes its CA's colour on the atoms' scale, which is
-/// the viewer's diverging map (blue low, red high) sampled across the 2nd to 98th percentile.
+/// Atoms coloured by B-factor take the viewer's diverging map (blue low, red high) across the 2nd
+/// to 98th percentile of their values; a cartoon coloured by B-factor takes the same map across its
+/// CAs' values, each residue its CA's colour.
 #[test]
 fn the_cartoon_takes_its_ca_b_factors() {
     use orbitfield::analysis::dssp::DsspOptions;
-    use orbitfield::analysis::polymer::{Coloring, Polymer};
+    use orbitfield::analysis::polymer::{Coloring, Polymer, bfactor_color};
     use orbitfield::render::colormap::Colormap;
     let mut system = load(&[data("md/4E43.pdb.gz")]).unwrap();
     let s = system.structure.clone();
@@ -164,13 +165,17 @@ fn the_cartoon_takes_its_ca_b_factors() {
             Segment::Nucleic(r) => r.iter().map(|x| x.color).collect(),
         })
         .collect();
-    let cas: Vec<usize> = (0..s.len()).filter(|&i| s.names[i].as_str() == "CA").collect();
-    let hottest = *cas.iter().max_by(|&&x, &&y| b[x].total_cmp(&b[y])).unwrap();
-    let coldest = *cas.iter().min_by(|&&x, &&y| b[x].total_cmp(&b[y])).unwrap();
-    assert!(used.contains(&colours[hottest]) && used.contains(&colours[coldest]));
-    assert!(
-        used.iter().all(|c| cas.iter().any(|&i| colours[i] == *c)),
-        "every colour is a CA's"
-    );
+    // The CAs on a scale of their own: the coldest blue, the hottest red.
+    let cas: Vec<usize> = (0..s.len())
+        .filter(|&i| s.names[i].as_str() == "CA" && s.resnames[i].as_str() != "CA")
+        .collect();
+    let ca_b: Vec<f32> = cas.iter().map(|&i| b[i]).collect();
+    let range = bfactor_range(&ca_b);
+    let expected: Vec<[u8; 4]> = ca_b.iter().map(|&x| bfactor_color(x, range)).collect();
+    let hottest = expected[ca_b.iter().enumerate().max_by(|x, y| x.1.total_cmp(y.1)).unwrap().0];
+    let coldest = expected[ca_b.iter().enumerate().min_by(|x, y| x.1.total_cmp(y.1)).unwrap().0];
+    assert!(used.contains(&hottest) && used.contains(&coldest), "{used:?}");
+    assert!(hottest[0] > hottest[2] + 60 && coldest[2] > coldest[0] + 60);
+    assert!(used.iter().all(|c| expected.contains(c)), "every colour is a CA's");
     assert_eq!(Coloring::parse("beta"), Some(Coloring::BFactor));
 }

@@ -39,8 +39,8 @@ pub enum Coloring {
     Residue,
     /// Rainbow from blue (first residue of a chain) to red (last).
     Index,
-    /// The B-factor of each residue's CA (P of a nucleotide), blue low to red high
-    /// ([`bfactor_colors`]); grey without B-factors.
+    /// The B-factor of each residue's CA (P of a nucleotide), blue low to red high across the
+    /// 2nd to 98th percentile of those atoms' values ([`bfactor_color`]); grey without B-factors.
     BFactor,
     /// Neutral grey, with the caller's per-residue values on the mesh for a colormap.
     Value,
@@ -117,30 +117,32 @@ pub fn bfactor_range(b: &[f32]) -> [f32; 2] {
     [at(0.02), at(0.98)]
 }
 
-/// One colour per atom for B-factors `b`: blue (low) through light grey to red (high) across
-/// [`bfactor_range`], ChimeraX's `color bfactor` palette (the viewer's diverging map, sampled the
-/// same way); grey [160, 160, 160] where a value is missing.
+/// One colour per atom for B-factors `b` on the scale of their own [`bfactor_range`]
+/// ([`bfactor_color`]).
 pub fn bfactor_colors(b: &[f32]) -> Vec<[u8; 4]> {
+    let range = bfactor_range(b);
+    b.iter().map(|&x| bfactor_color(x, range)).collect()
+}
+
+/// The colour of B-factor `x` across `[lo, hi]`: blue (low) through light grey to red (high),
+/// ChimeraX's `color bfactor` palette (the viewer's diverging map, sampled the same way); grey
+/// [160, 160, 160] for a missing value.
+pub fn bfactor_color(x: f32, [lo, hi]: [f32; 2]) -> [u8; 4] {
     const STOPS: [[f32; 3]; 3] = [[0.23, 0.30, 0.75], [0.87, 0.87, 0.87], [0.71, 0.02, 0.15]];
-    let [lo, hi] = bfactor_range(b);
-    b.iter()
-        .map(|&x| {
-            if !x.is_finite() {
-                return [160, 160, 160, 255];
-            }
-            let t = if hi > lo {
-                ((x - lo) / (hi - lo)).clamp(0.0, 1.0)
-            } else {
-                0.5
-            };
-            let u = 2.0 * t;
-            let i = (u.floor() as usize).min(1);
-            let f = u - i as f32;
-            let (a, b) = (STOPS[i], STOPS[i + 1]);
-            let c = |k: usize| ((a[k] + (b[k] - a[k]) * f) * 255.0).round().clamp(0.0, 255.0) as u8;
-            [c(0), c(1), c(2), 255]
-        })
-        .collect()
+    if !x.is_finite() {
+        return [160, 160, 160, 255];
+    }
+    let t = if hi > lo {
+        ((x - lo) / (hi - lo)).clamp(0.0, 1.0)
+    } else {
+        0.5
+    };
+    let u = 2.0 * t;
+    let i = (u.floor() as usize).min(1);
+    let f = u - i as f32;
+    let (a, b) = (STOPS[i], STOPS[i + 1]);
+    let c = |k: usize| ((a[k] + (b[k] - a[k]) * f) * 255.0).round().clamp(0.0, 255.0) as u8;
+    [c(0), c(1), c(2), 255]
 }
 
 /// Colour of a DSSP class in the secondary-structure scheme.
@@ -246,15 +248,15 @@ impl Polymer {
             .iter()
             .map(|r| residue_color(resname(r.residue)))
             .collect();
-        let atom_bfactor = structure.bfactors.as_deref().map(bfactor_colors);
-        let bfactor_at = |atom: Option<u32>| {
-            atom.and_then(|i| atom_bfactor.as_ref()?.get(i as usize).copied())
-                .unwrap_or(GREY)
+        // The trace atoms' B-factors on a scale of their own (side chains and waters run hotter).
+        let b_of = |atom: Option<u32>| {
+            atom.and_then(|i| structure.bfactors.as_ref()?.get(i as usize).copied())
+                .unwrap_or(f32::NAN)
         };
-        let protein_bfactor = protein.residues.iter().map(|r| bfactor_at(r.ca)).collect();
+        let protein_b: Vec<f32> = protein.residues.iter().map(|r| b_of(r.ca)).collect();
         let mut nucleic = Vec::new();
         let mut nucleic_colors = Vec::new();
-        let mut nucleic_bfactor = Vec::new();
+        let mut nucleic_b = Vec::new();
         let in_protein: std::collections::BTreeSet<usize> = protein.residues.iter().map(|r| r.residue).collect();
         let mut chain = 0u32;
         let mut last_label = None;
@@ -294,8 +296,16 @@ impl Polymer {
                 c4: find(&["C4"]),
             });
             nucleic_colors.push(residue_color(resname(residue)));
-            nucleic_bfactor.push(bfactor_at(Some(trace)));
+            nucleic_b.push(b_of(Some(trace)));
         }
+        let trace_b: Vec<f32> = protein_b.iter().chain(&nucleic_b).copied().collect();
+        let range = bfactor_range(&trace_b);
+        let on_scale = |b: &[f32]| -> Vec<[u8; 4]> {
+            b.iter()
+                .map(|&x| if x.is_finite() { bfactor_color(x, range) } else { GREY })
+                .collect()
+        };
+        let (protein_bfactor, nucleic_bfactor) = (on_scale(&protein_b), on_scale(&nucleic_b));
         Polymer {
             protein,
             nucleic,
