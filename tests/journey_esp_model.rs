@@ -32,17 +32,22 @@ const BOHR_PER_ANGSTROM: f64 = 1.0 / 0.529_177_210_903;
 /// hartree/e in kcal/mol/e (CODATA 2018 hartree energy, 4184 J/kcal, Avogadro's number).
 const KCAL_PER_MOL_PER_HARTREE: f64 = 4.359_744_722_207_1e-18 * 6.022_140_76e23 / 4184.0;
 
-fn adk_with_engines() -> AppState {
+/// A fresh state whose fields are computed inline, on small lattices.
+fn with_engines() -> AppState {
     let backend = orbitfield::app::blocking_engine().map(|e| Box::new(InlineBackend::new(e)) as Box<dyn FieldBackend>);
     let settings = Settings {
         lattice_points: 32,
         potential_spacing_angstrom: 4.0,
         ..Settings::default()
     };
-    let mut state = AppState::new(
+    AppState::new(
         settings,
         FieldService::new(backend, orbitfield::app::default_extractor()),
-    );
+    )
+}
+
+fn adk_with_engines() -> AppState {
+    let mut state = with_engines();
     state.pb.engine = PbEngine::Cpu;
     state.pb.spacing_angstrom = 2.0;
     // The van der Waals dielectric boundary keeps the debug build's solves short.
@@ -573,16 +578,7 @@ fn a_cartoon_follows_the_model_to_the_poisson_boltzmann_solution() {
 /// them, red and blue (no "no such field"), the values the f64 sum of those charges.
 #[test]
 fn a_pdb_protein_takes_standard_charges_and_is_coloured() {
-    let backend = orbitfield::app::blocking_engine().map(|e| Box::new(InlineBackend::new(e)) as Box<dyn FieldBackend>);
-    let settings = Settings {
-        lattice_points: 32,
-        potential_spacing_angstrom: 4.0,
-        ..Settings::default()
-    };
-    let mut state = AppState::new(
-        settings,
-        FieldService::new(backend, orbitfield::app::default_extractor()),
-    );
+    let mut state = with_engines();
     state.apply(Command::OpenFiles(vec![data("md/4E43.pdb.gz")]));
     assert!(state.document().is_some(), "{}", state.panels.status);
     let mut harness = window(state);

@@ -225,9 +225,10 @@ fn table_atom<'a>(res: &str, name: &'a str, c_term: bool) -> &'a str {
     }
 }
 
-/// CHARMM22 charges for `s` (see the module documentation); `positions_angstrom` (the first frame)
-/// find disulfides, and may be empty when there are no cysteines. `None` when no residue of `s` is
-/// in the table.
+/// CHARMM22 charges for `s` (see the module documentation). `positions_angstrom` (the first frame)
+/// find disulfides and the heavy atom each of the file's hydrogens is on; without them (empty) no
+/// cysteine is bridged and the file's hydrogens count as zero, their charges on their heavy atoms.
+/// `None` when `s` has no amino acid the table knows.
 pub fn standard_charges(s: &Structure, positions_angstrom: &[[f32; 3]]) -> Option<StandardCharges> {
     let table = united();
     let starts = s.residue_starts();
@@ -309,7 +310,7 @@ pub fn standard_charges(s: &Structure, positions_angstrom: &[[f32; 3]]) -> Optio
         for i in (a..b).filter(|&i| !is_h(i) && kept(i)) {
             let file_name = s.names.get(i).map(|x| x.as_str()).unwrap_or_default();
             let name = if base.len() == 1 {
-                // An ion: whatever the file calls its one atom.
+                // An ion or a water: whatever the file calls its one heavy atom.
                 base.first().map_or(file_name, |(n, _)| n.as_str())
             } else {
                 table_atom(key, file_name, c_term)
