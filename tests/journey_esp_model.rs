@@ -78,6 +78,23 @@ fn run_until(harness: &mut Harness<'static, AppState>, what: &str, done: impl Fn
     }
 }
 
+/// "+ Add", the selection typed, "Molecular surface coloured by potential": the surface's id.
+fn add_potential_surface(harness: &mut Harness<'static, AppState>, selection: &str) -> RepId {
+    harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
+    harness.run();
+    harness.get_by_label("Selection").set_text_value_accesskit(selection);
+    harness.run();
+    harness.get_by_label("Molecular surface coloured by potential").click();
+    harness.run_steps(4);
+    harness
+        .state()
+        .reps()
+        .fields()
+        .find(|(_, f)| matches!(f.field, FieldChoice::MolSurf { .. }))
+        .map(|(r, _)| r.id)
+        .expect("a molecular surface was added")
+}
+
 /// Picks `item` in the field panel's "Electrostatic model" combo.
 fn choose_model(harness: &mut Harness<'static, AppState>, item: &str) {
     harness
@@ -205,21 +222,7 @@ fn adk_surface_starts_at_eps_4r_and_the_panel_switches_to_debye_and_poisson_bolt
     );
 
     // + Add > Molecular surface coloured by potential, of resid 1 to 60.
-    harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
-    harness.run();
-    harness
-        .get_by_label("Selection")
-        .set_text_value_accesskit("resid 1 to 60");
-    harness.run();
-    harness.get_by_label("Molecular surface coloured by potential").click();
-    harness.run_steps(4);
-    let id = harness
-        .state()
-        .reps()
-        .fields()
-        .find(|(_, f)| matches!(f.field, FieldChoice::MolSurf { .. }))
-        .map(|(r, _)| r.id)
-        .expect("a molecular surface was added");
+    let id = add_potential_surface(&mut harness, "resid 1 to 60");
 
     // eps = 4r: q / (4 r r) with r in Angstrom, at +-10 kcal/mol/e.
     let values = check_vertex_values(&mut harness, id, "eps = 4r", |r| 1.0 / (4.0 * r * r));
@@ -605,25 +608,11 @@ fn a_pdb_protein_takes_standard_charges_and_is_coloured() {
         "charges without radii: eps = 4r, {:?}",
         harness.state().esp.model
     );
-    harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
-    harness.run();
-    harness
-        .get_by_label("Selection")
-        .set_text_value_accesskit("protein and chain A");
-    harness.run();
-    harness.get_by_label("Molecular surface coloured by potential").click();
-    harness.run_steps(4);
+    let id = add_potential_surface(&mut harness, "protein and chain A");
     assert!(
         harness.query_by_label_contains("no such field").is_none(),
         "the potential is refused"
     );
-    let id = harness
-        .state()
-        .reps()
-        .fields()
-        .find(|(_, f)| matches!(f.field, FieldChoice::MolSurf { .. }))
-        .map(|(r, _)| r.id)
-        .expect("a molecular surface was added");
     let values = check_vertex_values(&mut harness, id, "4E43 at eps = 4r", |r| 1.0 / (4.0 * r * r));
     let st = harness.state();
     assert!(surface_legend(st).title.contains("eps = 4r"));
