@@ -192,22 +192,21 @@ fn main() {
         for (i, a) in adk.iter().enumerate().skip(1).take(4) {
             run_device(&mut solver, a, &fine, &format!("frame {i}, warm"), Warm::Previous);
         }
-        // The finest level of the V-cycle in float32 and in half precision, alternating.
-        for half in [true, false, true, false] {
-            solver.set_half_vcycle(half);
-            let tag = if half {
-                "half-precision finest level"
-            } else {
-                "float32 finest level"
-            };
-            variant_rows(&mut solver, &adk, &fine, tag);
+        // The V-cycle's small levels launched pass by pass, or in one launch from 6^3 or 11^3.
+        for points in [0, 6 * 6 * 6, 11 * 11 * 11] {
+            solver.set_tail_points(points);
+            variant_rows(&mut solver, &adk, &fine, &format!("tail from {points} points"));
         }
-        // Half precision with three sweeps each way below the finest level.
-        solver.set_half_vcycle(true);
-        solver.set_sweeps(3);
-        variant_rows(&mut solver, &adk, &fine, "half precision, 3 coarse sweeps");
+        solver.set_tail_points(orbitfield::compute::cuda::pb::DEFAULT_TAIL_POINTS);
+        // Sweeps each way below the finest level and at the finest.
+        for (coarse, finest) in [(1, 2), (3, 2), (3, 1)] {
+            solver.set_sweeps(coarse);
+            solver.set_fine_sweeps(Some(finest));
+            let tag = format!("{coarse} coarse sweeps, {finest} at the finest");
+            variant_rows(&mut solver, &adk, &fine, &tag);
+        }
         solver.set_sweeps(orbitfield::compute::cuda::pb::DEFAULT_SWEEPS);
-        solver.set_half_vcycle(false);
+        solver.set_fine_sweeps(None);
         solver.set_stage_timing(true);
         run_device(&mut solver, &adk[0], &fine, "frame 0, cold, stages timed", Warm::None);
         run_device(
@@ -269,15 +268,6 @@ fn main() {
         "0.25 A, frame 1, warm from frame 0",
         Warm::Previous,
     );
-    solver.set_half_vcycle(true);
-    run_device(
-        &mut solver,
-        &adk[2],
-        &large,
-        "0.25 A, frame 2, warm, half precision",
-        Warm::Previous,
-    );
-    solver.set_half_vcycle(false);
     let big: Vec<PbAtoms> = adk.iter().take(3).map(|a| tiled(a, 55.0)).collect();
     let big_lattice = PbLattice::centered(centre(&big[0]), 1.0, [193, 161, 321]);
     println!("100k case: {} atoms", big[0].positions_angstrom.len());
@@ -309,15 +299,6 @@ fn main() {
         "100,230 atoms at 1 A, frame 2, warm",
         Warm::Previous,
     );
-    solver.set_half_vcycle(true);
-    run_device(
-        &mut solver,
-        &big[1],
-        &big_lattice,
-        "100,230 atoms, frame 1, warm, half precision",
-        Warm::Previous,
-    );
-    solver.set_half_vcycle(false);
     // Variants: the maps' stages timed; the smoothing sweeps per V-cycle; APBS's default tolerance.
     solver.set_stage_timing(true);
     run_device(

@@ -158,19 +158,14 @@ pb_cg_update_s(float* __restrict__ x, float* __restrict__ r, const float* __rest
     pb_block_add(rr, acc);
 }
 
-// beta = rz_new / rz_old of conjugate gradients (0 when that is not finite, or when rz_old is 0: the
-// first step of a correction).
-__device__ __forceinline__ float pb_beta(const double* __restrict__ rz_new, const double* __restrict__ rz_old) {
-    const double a = *rz_new, b = *rz_old;
-    return (b > 0.0 && a >= 0.0 && a < 1e300 && b < 1e300) ? (float)(a / b) : 0.f;
-}
-
-// p = z + beta p with beta = rz_new / rz_old read from the device (`pb_beta`).
+// p = z + beta p with beta = rz_new / rz_old read from the device (0 when that is not finite, or
+// when rz_old is 0: the first step of a correction).
 extern "C" __global__ void pb_xpby_s(float* __restrict__ p, const float* __restrict__ z,
                                      const double* __restrict__ rz_new, const double* __restrict__ rz_old,
                                      long long n) {
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const float beta = pb_beta(rz_new, rz_old);
+    const double a = *rz_new, b = *rz_old;
+    const float beta = (b > 0.0 && a >= 0.0 && a < 1e300 && b < 1e300) ? (float)(a / b) : 0.f;
     // beta 0 (a correction's first step): p = z, without reading p (whatever it holds).
     if (t < n) p[t] = beta == 0.f ? z[t] : z[t] + beta * p[t];
 }

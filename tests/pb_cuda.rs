@@ -305,34 +305,3 @@ fn the_one_launch_tail_is_the_level_by_level_cycle() {
         .unwrap()
         .set_tail_points(orbitfield::compute::cuda::pb::DEFAULT_TAIL_POINTS);
 }
-
-/// The V-cycle's finest level in half precision (`set_half_vcycle`) against the CPU engine: the
-/// potential within the same 1e-3 kT/e, the iterations within three of the float32 level's, cold
-/// and warm-started, on a cube and on a lattice whose axes differ. A scale or a stride taken wrong
-/// gives a preconditioner far from the inverse, and the count far off, or no convergence.
-#[test]
-fn the_half_precision_finest_level_reaches_the_cpu_solution() {
-    let Some(mut gpu) = gpu_solver() else { return };
-    let params = PbParams::default();
-    let atoms = adk();
-    for dims in [[81, 81, 81], [97, 81, 65]] {
-        let lattice = PbLattice::centered(centre(&atoms), 1.0, dims);
-        let cpu = cpu_solve(&atoms, &lattice, &params, None).unwrap();
-        let mut counts = Vec::new();
-        for half in [false, true] {
-            gpu.cuda_mut().unwrap().set_half_vcycle(half);
-            let sol = gpu.solve(&atoms, &lattice, &params, None).unwrap();
-            let stats = gpu.cuda_stats().unwrap();
-            let (d, at) = max_difference(&cpu, &sol);
-            println!(
-                "{dims:?}, half {half}: {} CG in {} corrections, max |cuda - cpu| {d:.2e} kT/e",
-                stats.iterations, stats.corrections
-            );
-            assert!(d <= TOLERANCE_KT_PER_E, "{dims:?}, half {half}: {d} kT/e at point {at}");
-            assert!(sol.relative_residual <= params.tolerance);
-            counts.push(stats.iterations);
-        }
-        assert!(counts[1] <= counts[0] + 3, "{dims:?}: {counts:?} iterations");
-    }
-    gpu.cuda_mut().unwrap().set_half_vcycle(false);
-}

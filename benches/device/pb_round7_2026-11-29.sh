@@ -1,6 +1,7 @@
 #!/bin/bash
-# One H200, seventh round of the Poisson-Boltzmann solver (the V-cycle's finest level in half
-# precision: `set_half_vcycle`, `kernels/pb_half.cu`): the third round's steps
+# One H200, seventh round of the Poisson-Boltzmann solver, run on commit 9854305 (reverted after it:
+# benches/RESULTS.md, "seventh round"; the V-cycle's finest level in half precision: `set_half_vcycle`,
+# `kernels/pb_half.cu`): the third round's steps
 # (benches/device/pb_round3_2026-11-29.sh: adk alone with the residual trace, here with the float32
 # and the half-precision finest level alternating; the tests; the whole benchmark) on this round's
 # build, and with ONLY=ncu7 Nsight Compute on the half-precision passes of the adk rows

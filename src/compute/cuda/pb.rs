@@ -43,7 +43,6 @@ use rayon::prelude::*;
 use std::sync::Arc;
 
 mod cg;
-mod half;
 mod maps;
 mod multigrid;
 mod polish;
@@ -55,12 +54,8 @@ pub use maps::{AtomsSolve, PB_MAPS_SRC};
 pub use multigrid::level_dims;
 pub use tail::{DEFAULT_TAIL_POINTS, tail_start};
 
-/// `kernels/pb.cu` and `kernels/pb_half.cu`, embedded at build time (one module).
-pub const PB_SRC: &str = concat!(
-    include_str!("../../../kernels/pb.cu"),
-    "\n",
-    include_str!("../../../kernels/pb_half.cu")
-);
+/// `kernels/pb.cu`, embedded at build time.
+pub const PB_SRC: &str = include_str!("../../../kernels/pb.cu");
 /// `PB_BX`, `PB_BY`, `PB_BZ` in `kernels/pb.cu`.
 const BLOCK: (u32, u32, u32) = (32, 4, 2);
 const THREADS: u32 = 256;
@@ -78,9 +73,9 @@ pub use crate::compute::pb::refinement::CORRECTION_MARGIN as DEFAULT_MARGIN;
 const ONE_BLOCK_POINTS: usize = 32 * 32 * 32;
 /// Device bytes per lattice point at the finest level (float64: iterate, source, boundary, three
 /// dielectrics, kbar^2; float32: three dielectrics, kbar^2, V-cycle right side, iterate and residual,
-/// correction, search direction and its image; the packed one-byte coefficients; the half-precision
-/// right side and iterate, `half`), coarse levels taking at most a seventh more.
-pub const DEVICE_BYTES_PER_POINT: u64 = 7 * 8 + 10 * 4 + 8 + 2 * 2 + 15;
+/// correction, search direction and its image; the packed one-byte coefficients), coarse levels
+/// taking at most a seventh more.
+pub const DEVICE_BYTES_PER_POINT: u64 = 7 * 8 + 10 * 4 + 8 + 15;
 
 /// How each float32 correction is preconditioned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -171,12 +166,6 @@ struct Kernels {
     smooth_h_dot: CudaFunction,
     smooth_h_zero: CudaFunction,
     tail: CudaFunction,
-    smooth_h_zero16: CudaFunction,
-    smooth_h16: CudaFunction,
-    smooth_h_dot16: CudaFunction,
-    mg_residual_h16: CudaFunction,
-    prolong_add16: CudaFunction,
-    xpby_s16: CudaFunction,
 }
 
 impl Kernels {
@@ -212,12 +201,6 @@ impl Kernels {
             smooth_h_dot: f("pb_smooth_h_dot")?,
             smooth_h_zero: f("pb_smooth_h_zero")?,
             tail: f("pb_tail")?,
-            smooth_h_zero16: f("pb_smooth_h_zero16")?,
-            smooth_h16: f("pb_smooth_h16")?,
-            smooth_h_dot16: f("pb_smooth_h_dot16")?,
-            mg_residual_h16: f("pb_mg_residual_h16")?,
-            prolong_add16: f("pb_prolong_add16")?,
-            xpby_s16: f("pb_xpby_s16")?,
         })
     }
 }
@@ -290,8 +273,6 @@ struct Buffers {
     polish: Option<Box<[CudaSlice<f64>; 4]>>,
     /// The V-cycle's small levels in one launch, when the lattice has them (`tail`).
     tail: Option<tail::Tail>,
-    /// The finest level's half-precision right side and iterate, allocated at their first use.
-    half: Option<half::HalfBufs>,
 }
 
 fn cfg3(d: [i32; 3]) -> LaunchConfig {
@@ -386,8 +367,6 @@ pub struct CudaPbSolver {
     packed_allowed: bool,
     /// The current solve's V-cycle reads them.
     packed: bool,
-    /// The V-cycle's finest level may store its vectors in half precision (`half`).
-    half_allowed: bool,
     /// Each float32 correction aims at this fraction of what the tolerance still asks (float32
     /// recurrences overstate their progress a little; too small a fraction solves past the tolerance).
     margin: f64,
@@ -443,7 +422,6 @@ impl CudaPbSolver {
             stage_timing: false,
             packed_allowed: true,
             packed: false,
-            half_allowed: false,
             margin: DEFAULT_MARGIN,
             tail_points: DEFAULT_TAIL_POINTS,
         })
@@ -458,12 +436,6 @@ impl CudaPbSolver {
     /// for comparisons).
     pub fn set_packed_coefficients(&mut self, on: bool) {
         self.packed_allowed = on;
-    }
-
-    /// Lets the V-cycle's finest level store its right side and iterate in half precision (with
-    /// packed coefficients and a coarse level; off by default).
-    pub fn set_half_vcycle(&mut self, on: bool) {
-        self.half_allowed = on;
     }
 
     /// Sets the fraction of the remaining reduction each float32 correction aims at (in (0, 1]).
@@ -629,7 +601,6 @@ impl CudaPbSolver {
             solution: None,
             polish: None,
             tail: None,
-            half: None,
         });
         Ok(())
     }

@@ -14,7 +14,6 @@
 //! Owns [`GraphKey`], `CudaPbSolver::correction` and `CudaRefine` (the solver as the engine of
 //! `compute::pb::refinement::refine`, the outer float64 loop both GPU engines share).
 
-use super::half::HalfPtrs;
 use super::multigrid::{Cycle, vcycle};
 use super::raw::{self, Addr, raw_args};
 use super::{CudaPbSolver, InnerPtrs, Kernels, Level, Preconditioner, SendGraph, cfg1, cfg1r, cfg3r, drv};
@@ -24,8 +23,8 @@ use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
 /// What a captured graph was recorded for: the sweeps, the finest 1/h^2 (bits), whether the V-cycle
-/// reads packed one-byte coefficients, its over-relaxation (bits), the preconditioner, the level
-/// where its one-launch tail starts, and whether its finest level is in half precision (`half`).
+/// reads packed one-byte coefficients, its over-relaxation (bits), the preconditioner, and the level
+/// where its one-launch tail starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct GraphKey {
     sweeps: usize,
@@ -35,7 +34,6 @@ pub(super) struct GraphKey {
     omega_bits: u32,
     jacobi: bool,
     tail: Option<usize>,
-    half: bool,
 }
 
 /// Bytes of one block of accumulators.
@@ -100,25 +98,14 @@ fn enqueue_iteration(
     let this = ip.acc + BLOCK_BYTES * par;
     let prev = ip.acc + BLOCK_BYTES * (1 - par);
     let (pq, rr, rz, rz_old) = (this + PQ, this + RR, this + RZ, prev + RZ);
-    // The residual being preconditioned is the one the previous iteration left: its |r|^2 scales
-    // the half-precision level.
-    let cy = Cycle {
-        half: cy.half.map(|h| HalfPtrs { rr: prev + RR, ..h }),
-        ..cy
-    };
     // SAFETY: the block holds eight doubles.
     unsafe { raw::zero(stream, this, BLOCK_BYTES as usize) }?;
     enqueue_precondition(stream, k, levels, jacobi, cy, rz)?;
     // SAFETY (every launch below): the kernels' parameters in order; all buffers are this solver's,
     // allocated for this lattice on `stream`; `acc` holds two blocks of eight doubles.
     unsafe {
-        if let Some(h) = cy.half.filter(|_| !jacobi) {
-            let mut args = raw_args![ip.p, h.x16, h.rr, h.n, rz, rz_old, n64];
-            raw::launch(stream, &k.xpby_s16, cfg1(n), &mut args, "pb_xpby_s16")?;
-        } else {
-            let mut args = raw_args![ip.p, fp.x, rz, rz_old, n64];
-            raw::launch(stream, &k.xpby_s, cfg1(n), &mut args, "pb_xpby_s")?;
-        }
+        let mut args = raw_args![ip.p, fp.x, rz, rz_old, n64];
+        raw::launch(stream, &k.xpby_s, cfg1(n), &mut args, "pb_xpby_s")?;
         let mut args = raw_args![
             fp.eps[0], fp.eps[1], fp.eps[2], fp.k2, dims[0], dims[1], dims[2], ih2, ip.p, ip.q, pq
         ];
@@ -175,10 +162,7 @@ impl CudaPbSolver {
             packed: self.packed,
             omega: self.omega,
             tail: None,
-            half: None,
         };
-        let half = if jacobi { None } else { self.half_ptrs(cy.fine_sweeps)? };
-        let cy = Cycle { half, ..cy };
         let mut graphs = self.graphs;
         let b = self.bufs()?;
         let cy = Cycle {
@@ -198,17 +182,12 @@ impl CudaPbSolver {
             omega_bits: cy.omega.to_bits(),
             jacobi,
             tail: cy.tail.map(|t| t.start),
-            half: cy.half.is_some(),
         };
         // SAFETY: e holds n floats, acc two blocks of eight doubles, on `stream`. Both blocks at
         // zero: the first iteration's previous r.z is 0, so its beta is 0 and p = z.
         unsafe {
             raw::zero(&stream, ip.e, 4 * n)?;
             raw::zero(&stream, ip.acc, 2 * BLOCK_BYTES as usize)?;
-            // The first iteration (parity 0) scales by the residual this correction starts from.
-            if cy.half.is_some() {
-                raw::write_f64(&stream, ip.acc + BLOCK_BYTES + RR, r_norm * r_norm)?;
-            }
         }
         let mut used = left;
         let mut inner = Vec::new();

@@ -2,7 +2,6 @@
 //! ([`level_dims`]), one red-black half sweep ([`smooth`]) and the symmetric V-cycle ([`vcycle`]),
 //! launched on the solver's stream over its [`Level`] buffers by their raw addresses (`raw`).
 
-use super::half::HalfPtrs;
 use super::raw::{self, Addr, raw_args};
 use super::tail::{self, TailPlan};
 use super::{COARSEST_POINTS, Kernels, Level, ONE_BLOCK_POINTS, cfg_smooth, cfg_smooth_r, cfg1, cfg3};
@@ -32,8 +31,6 @@ pub(super) struct Cycle {
     pub packed: bool,
     pub omega: f32,
     pub tail: Option<TailPlan>,
-    /// The finest level in half precision (`half`): its buffers and this iteration's |r|^2.
-    pub half: Option<HalfPtrs>,
 }
 
 impl Cycle {
@@ -42,7 +39,7 @@ impl Cycle {
     }
 }
 
-/// One half sweep of colour `colour` on `lv` (on its half-precision vectors with `half`).
+/// One half sweep of colour `colour` on `lv`.
 pub(super) fn smooth(
     stream: &Arc<CudaStream>,
     k: &Kernels,
@@ -50,16 +47,8 @@ pub(super) fn smooth(
     colour: i32,
     packed: bool,
     omega: f32,
-    half: Option<HalfPtrs>,
 ) -> Result<(), PbError> {
     let p = lv.ptrs;
-    if let Some(h) = half {
-        let mut args = raw_args![
-            p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, h.b16, h.x16, colour, omega
-        ];
-        // SAFETY: pb_smooth_h16's parameters; the level's packed coefficients and its half vectors.
-        return unsafe { raw::launch(stream, &k.smooth_h16, cfg_smooth(lv.dims), &mut args, "pb_smooth_h16") };
-    }
     if packed {
         let mut args = raw_args![
             p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, colour, omega
@@ -93,11 +82,6 @@ pub(super) fn vcycle(
         return Err(PbError::Device("no multigrid level".into()));
     };
     let (sweeps, packed) = (cy.sweeps_at(at), cy.packed);
-    // The finest level's vectors in half precision (only there, and only with packed coefficients
-    // above the coarsest level).
-    let half = cy
-        .half
-        .filter(|_| at == 0 && packed && at + 1 < levels.len() && sweeps > 0);
     if let Some(plan) = cy.tail.filter(|t| t.start == at) {
         // This level and those below in one launch, which writes every point of x.
         return tail::launch(stream, k, lv, plan, sweeps, packed, cy.omega);
@@ -123,12 +107,12 @@ pub(super) fn vcycle(
             return unsafe { raw::launch(stream, &k.coarse_solve, cfg1(1), &mut args, "pb_coarse_solve") };
         }
         for _ in 0..sweeps {
-            smooth(stream, k, lv, 0, false, 1.0, None)?;
-            smooth(stream, k, lv, 1, false, 1.0, None)?;
+            smooth(stream, k, lv, 0, false, 1.0)?;
+            smooth(stream, k, lv, 1, false, 1.0)?;
         }
         for _ in 0..sweeps {
-            smooth(stream, k, lv, 1, false, 1.0, None)?;
-            smooth(stream, k, lv, 0, false, 1.0, None)?;
+            smooth(stream, k, lv, 1, false, 1.0)?;
+            smooth(stream, k, lv, 0, false, 1.0)?;
         }
         return Ok(());
     }
@@ -136,26 +120,7 @@ pub(super) fn vcycle(
         return Err(PbError::Device("no coarse level".into()));
     };
     for s in 0..sweeps {
-        if s == 0
-            && from_zero
-            && let Some(h) = half
-        {
-            let omega = cy.omega;
-            let mut args = raw_args![
-                p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, h.rr, h.n, h.b16, h.x16, omega
-            ];
-            // SAFETY: pb_smooth_h_zero16's parameters; reads r and |r|^2, writes every point of the
-            // half right side and iterate.
-            unsafe {
-                raw::launch(
-                    stream,
-                    &k.smooth_h_zero16,
-                    cfg_smooth(lv.dims),
-                    &mut args,
-                    "pb_smooth_h_zero16",
-                )
-            }?;
-        } else if s == 0 && from_zero {
+        if s == 0 && from_zero {
             let omega = cy.omega;
             let mut args = raw_args![p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, omega];
             // SAFETY: pb_smooth_h_zero's parameters; reads the packed coefficients and b of interior
@@ -170,24 +135,11 @@ pub(super) fn vcycle(
                 )
             }?;
         } else {
-            smooth(stream, k, lv, 0, packed, cy.omega, half)?;
+            smooth(stream, k, lv, 0, packed, cy.omega)?;
         }
-        smooth(stream, k, lv, 1, packed, cy.omega, half)?;
+        smooth(stream, k, lv, 1, packed, cy.omega)?;
     }
-    if let Some(h) = half {
-        let mut args = raw_args![p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, h.b16, h.x16, p.t];
-        // SAFETY: pb_mg_residual_h16's parameters; reads the 7-point neighbourhoods of interior
-        // points, writes every point of t.
-        unsafe {
-            raw::launch(
-                stream,
-                &k.mg_residual_h16,
-                cfg3(lv.dims),
-                &mut args,
-                "pb_mg_residual_h16",
-            )
-        }?;
-    } else if packed {
+    if packed {
         let mut args = raw_args![p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, p.b, p.x, p.t];
         // SAFETY: pb_mg_residual_h's parameters; reads the 7-point neighbourhoods of interior points,
         // writes every point of t.
@@ -212,40 +164,16 @@ pub(super) fn vcycle(
     vcycle(stream, k, levels, at + 1, cy, None)?;
     {
         let cp = c.ptrs;
-        let (x, f) = match half {
-            Some(h) => (h.x16, &k.prolong_add16),
-            None => (p.x, &k.prolong_add),
-        };
         let mut args = raw_args![
-            cp.x, c.dims[0], c.dims[1], c.dims[2], x, lv.dims[0], lv.dims[1], lv.dims[2]
+            cp.x, c.dims[0], c.dims[1], c.dims[2], p.x, lv.dims[0], lv.dims[1], lv.dims[2]
         ];
-        // SAFETY: pb_prolong_add's (pb_prolong_add16's) parameters; fine interior points read coarse
-        // points I..I+1 (inside the coarse lattice).
-        unsafe { raw::launch(stream, f, cfg3(lv.dims), &mut args, "pb_prolong_add") }?;
+        // SAFETY: pb_prolong_add's parameters; fine interior points read coarse points I..I+1 (inside
+        // the coarse lattice).
+        unsafe { raw::launch(stream, &k.prolong_add, cfg3(lv.dims), &mut args, "pb_prolong_add") }?;
     }
     for s in 0..sweeps {
-        smooth(stream, k, lv, 1, packed, cy.omega, half)?;
+        smooth(stream, k, lv, 1, packed, cy.omega)?;
         match dot {
-            Some(acc)
-                if s + 1 == sweeps
-                    && let Some(h) = half =>
-            {
-                let (colour, omega) = (0i32, cy.omega);
-                let mut args = raw_args![
-                    p.pk, lv.dims[0], lv.dims[1], lv.dims[2], lv.ih2, h.b16, h.x16, colour, omega, p.b, h.rr, h.n, acc
-                ];
-                // SAFETY: pb_smooth_h_dot16's parameters; as pb_smooth_h16, r and |r|^2, one double at
-                // `acc`.
-                unsafe {
-                    raw::launch(
-                        stream,
-                        &k.smooth_h_dot16,
-                        cfg_smooth_r(lv.dims),
-                        &mut args,
-                        "pb_smooth_h_dot16",
-                    )
-                }?;
-            }
             Some(acc) if packed && s + 1 == sweeps => {
                 // The last half sweep also sums b . x into `acc`.
                 let (colour, omega) = (0i32, cy.omega);
@@ -263,7 +191,7 @@ pub(super) fn vcycle(
                     )
                 }?;
             }
-            _ => smooth(stream, k, lv, 0, packed, cy.omega, half)?,
+            _ => smooth(stream, k, lv, 0, packed, cy.omega)?,
         }
     }
     Ok(())

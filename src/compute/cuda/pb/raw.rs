@@ -91,15 +91,3 @@ pub(super) unsafe fn read_acc(stream: &CudaStream, acc: Addr) -> Result<[f64; 8]
     stream.synchronize().map_err(|e| drv("synchronize")(e))?;
     Ok(out)
 }
-
-/// Writes `value` to the double at `ptr`, in `stream`'s order (the host value is staged before
-/// this returns).
-///
-/// # Safety
-/// `ptr` names a double of a buffer used on `stream`.
-pub(super) unsafe fn write_f64(stream: &CudaStream, ptr: Addr, value: f64) -> Result<(), PbError> {
-    // SAFETY: the caller's contract; a one-element source, copied from pageable memory before the
-    // call returns.
-    unsafe { cudarc::driver::result::memcpy_htod_async(ptr, &[value], stream.cu_stream()) }
-        .map_err(|e| drv("upload")(e))
-}
