@@ -199,3 +199,54 @@ fn the_command_line_says_the_note_once() {
     assert_eq!(stderr.matches("CHARMM22").count(), 1, "{stderr}");
     assert!(out.exists());
 }
+
+/// A PQR file written from a PDB file holds the charges given and the radii the solver takes (the
+/// element's van der Waals radius), and reads back as such; a PQR file read and written keeps its
+/// own charges and radii; a structure without charges is refused, naming why, with no file left.
+#[test]
+fn a_pqr_file_holds_the_charges_and_radii() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut pdb = load(&[data("md/4E43.pdb.gz")]).unwrap();
+    let out = dir.path().join("4e43.pqr");
+    let s = pdb.structure.clone();
+    orbitfield::io::write::write_frames(&out, &s, &mut pdb.trajectory, None, &[0], &mut |_| {}).unwrap();
+    let mut back = load(std::slice::from_ref(&out)).unwrap();
+    let b = &back.structure;
+    assert_eq!(b.len(), s.len());
+    let (q0, q1) = (s.charges_e.as_ref().unwrap(), b.charges_e.as_ref().unwrap());
+    let radii = b.radii_angstrom.as_ref().unwrap();
+    for i in 0..s.len() {
+        assert!((q0[i] - q1[i]).abs() < 1e-4, "atom {i}: {} against {}", q1[i], q0[i]);
+        let want = s.elements[i].vdw_radius_angstrom();
+        assert!(
+            (radii[i] - want).abs() < 1e-4,
+            "atom {i}: radius {} against {want}",
+            radii[i]
+        );
+        assert_eq!(b.names[i], s.names[i]);
+        assert_eq!(b.resids[i], s.resids[i]);
+    }
+    let (p0, p1) = (pdb.trajectory.frame(0).unwrap(), back.trajectory.frame(0).unwrap());
+    for (a, c) in p0.positions_angstrom.iter().zip(&p1.positions_angstrom) {
+        assert!((0..3).all(|k| (a[k] - c[k]).abs() < 1e-3));
+    }
+
+    let mut pqr = load(&[data("md/adk_open.pqr")]).unwrap();
+    let again = dir.path().join("adk.pqr");
+    let s = pqr.structure.clone();
+    orbitfield::io::write::write_frames(&again, &s, &mut pqr.trajectory, None, &[0], &mut |_| {}).unwrap();
+    let b = load(&[again]).unwrap().structure;
+    for i in 0..s.len() {
+        assert!((s.charges_e.as_ref().unwrap()[i] - b.charges_e.as_ref().unwrap()[i]).abs() < 1e-4);
+        assert!((s.radii_angstrom.as_ref().unwrap()[i] - b.radii_angstrom.as_ref().unwrap()[i]).abs() < 1e-4);
+    }
+
+    let mut xyz = load(&[data("md/2r9r-1b.xyz")]).unwrap();
+    let refused = dir.path().join("x.pqr");
+    let s = xyz.structure.clone();
+    let e = orbitfield::io::write::write_frames(&refused, &s, &mut xyz.trajectory, None, &[0], &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("partial charges"), "{e}");
+    assert!(!refused.exists());
+}

@@ -265,7 +265,7 @@ impl Viewer {
         if std::mem::take(&mut self.state.panels.save_dialog_requested)
             && let Some(path) = rfd::FileDialog::new()
                 .set_title("Save atoms and frames")
-                .add_filter("coordinates", &["pdb", "gro", "xyz", "dcd", "xtc", "trr", "nc"])
+                .add_filter("coordinates", &["pdb", "pqr", "gro", "xyz", "dcd", "xtc", "trr", "nc"])
                 .save_file()
         {
             self.state.save_to(&path);

@@ -20,7 +20,8 @@ pub struct ConvertArgs {
     /// Files that together form the system: a topology or structure, then trajectories.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Output file; its extension picks the format (pdb, gro, xyz, dcd, xtc, trr, nc).
+    /// Output file; its extension picks the format (pdb, pqr: charges and radii, gro, xyz, dcd, xtc,
+    /// trr, nc).
     #[arg(short = 'o', long = "output")]
     pub output: PathBuf,
     /// Frames: all, N, A:B or A:B:S (0-based, end exclusive).

@@ -52,6 +52,9 @@ pub enum WriteError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutFormat {
     Pdb,
+    /// PDB records with each atom's charge and radius in place of occupancy and B-factor, as APBS
+    /// and PDB2PQR read them.
+    Pqr,
     Gro,
     Xyz,
     Dcd,
@@ -70,6 +73,7 @@ impl OutFormat {
             .unwrap_or_default();
         Ok(match ext.as_str() {
             "pdb" | "ent" => OutFormat::Pdb,
+            "pqr" => OutFormat::Pqr,
             "gro" => OutFormat::Gro,
             "xyz" => OutFormat::Xyz,
             "dcd" => OutFormat::Dcd,
@@ -80,7 +84,7 @@ impl OutFormat {
                 return Err(WriteError::Unsupported {
                     path: path.to_path_buf(),
                     message: format!(
-                        "cannot write {ext:?} files: the output must end in .pdb, .gro, .xyz, .dcd, .xtc, .nc or .trr"
+                        "cannot write {ext:?} files: the output must end in .pdb, .pqr, .gro, .xyz, .dcd, .xtc, .nc or .trr"
                     ),
                 });
             }
@@ -100,6 +104,7 @@ pub trait FrameWriter {
 fn writer_for(format: OutFormat, atoms: &Structure, n_frames: usize) -> Box<dyn FrameWriter> {
     match format {
         OutFormat::Pdb => Box::new(pdb::PdbWriter::new(n_frames)),
+        OutFormat::Pqr => Box::new(pdb::PdbWriter::pqr(n_frames)),
         OutFormat::Gro => Box::new(gro::GroWriter),
         OutFormat::Xyz => Box::new(xyz::XyzWriter),
         OutFormat::Dcd => Box::new(dcd::DcdWriter::new(atoms.len())),
@@ -243,6 +248,12 @@ pub fn write_frames_mapped(
     progress: &mut dyn FnMut(usize) -> ControlFlow<()>,
 ) -> Result<usize, WriteError> {
     let format = OutFormat::from_path(path)?;
+    if format == OutFormat::Pqr && structure.charges_e.is_none() {
+        return Err(WriteError::Unsupported {
+            path: path.to_path_buf(),
+            message: "a PQR file holds partial charges, and these files give none (a protein from a PDB, mmCIF or GRO file takes CHARMM22's; a topology such as PSF, prmtop or TPR carries its own)".into(),
+        });
+    }
     let sub = subset(structure, atoms);
     let mut writer = writer_for(format, &sub, frames.len());
     let io_err = |source: std::io::Error| WriteError::Io {

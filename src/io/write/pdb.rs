@@ -1,6 +1,9 @@
 //! PDB output: one MODEL per frame when there are several, each with its CRYST1 box, and ATOM/HETATM-free
 //! `ATOM` records with names, residues, chains, elements, and the occupancies and B-factors the files
-//! had (1.00 and 0.00 otherwise). Called through `io::write`.
+//! had (1.00 and 0.00 otherwise). PQR output is the same records with each atom's partial charge and
+//! radius (the files' radius, else its element's van der Waals radius, as the Poisson-Boltzmann solver
+//! takes it) in place of occupancy and B-factor, every field separated by a space as APBS reads
+//! them. Called through `io::write`.
 
 use super::FrameWriter;
 use crate::model::{Frame, Structure};
@@ -10,6 +13,8 @@ pub struct PdbWriter {
     frames: usize,
     /// MODEL/ENDMDL around each frame (when more than one is written).
     models: bool,
+    /// Charges and radii in place of occupancies and B-factors.
+    pqr: bool,
 }
 
 impl PdbWriter {
@@ -17,6 +22,15 @@ impl PdbWriter {
         PdbWriter {
             frames: 0,
             models: n_frames > 1,
+            pqr: false,
+        }
+    }
+
+    /// A PQR writer (the caller has checked the structure has charges).
+    pub fn pqr(n_frames: usize) -> PdbWriter {
+        PdbWriter {
+            pqr: true,
+            ..PdbWriter::new(n_frames)
         }
     }
 }
@@ -59,6 +73,28 @@ impl FrameWriter for PdbWriter {
             let segid = atoms.segids.get(i).map_or("", |n| n.as_str());
             let resid = atoms.resids.get(i).copied().unwrap_or(1).rem_euclid(10000);
             let element = if symbol == "X" { "" } else { symbol };
+            if self.pqr {
+                let q = known(&atoms.charges_e, i, 0.0);
+                let r = match atoms.radii_angstrom.as_ref().and_then(|r| r.get(i)) {
+                    Some(&r) if r.is_finite() => r,
+                    _ => atoms.elements.get(i).map_or(0.0, |e| e.vdw_radius_angstrom()),
+                };
+                writeln!(
+                    out,
+                    "ATOM  {:>5} {} {:<4}{:>1} {:>4}    {:8.3} {:8.3} {:8.3} {:8.4} {:7.4}",
+                    (i + 1) % 100000,
+                    atom_name(clip(name, 4), symbol),
+                    clip(resname, 4),
+                    clip(chain, 1),
+                    resid,
+                    p[0],
+                    p[1],
+                    p[2],
+                    q,
+                    r,
+                )?;
+                continue;
+            }
             writeln!(
                 out,
                 "ATOM  {:>5} {}{:1}{:<4}{:1}{:>4}    {:8.3}{:8.3}{:8.3}{:6.2}{:6.2}      {:<4}{:>2}",
