@@ -669,7 +669,7 @@ fn written_files_read_back_to_the_same_coordinates_and_box() {
 fn unsupported_outputs_are_refused_before_writing() {
     let (mut sys, _) = source_system();
     let dir = tempfile::tempdir().unwrap();
-    for name in ["out.mol2", "out.pqr"] {
+    for name in ["out.mol2", "out.cif"] {
         let out = dir.path().join(name);
         let e = orbitfield::io::write::write_frames(&out, &sys.structure, &mut sys.trajectory, None, &[0], &mut |_| {})
             .unwrap_err();
