@@ -16,20 +16,7 @@ case " ${ONLY:-} " in *" ncu6 "*)
     -k "regex:pb_apply|pb_xpby_s|pb_residual64|pb_encode|pb_to_f32|pb_pack|pb_coarsen|pb_cg_update_s" \
     --launch-count 600 --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
     --csv --print-units base .dev-a/pb_cuda_bench > "$OUT/logs/ncu6.csv" 2> "$OUT/logs/ncu6.err"; echo "== ncu6 rc $?"
-  python3 - "$OUT/logs/ncu6.csv" <<'PY' | tee "$OUT/logs/ncu6_summary.txt"
-import csv, sys, collections
-rows = [l for l in open(sys.argv[1]) if l.startswith('"')]
-t = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0])
-for row in csv.DictReader(rows):
-    key = (row["Kernel Name"].split("(")[0], row.get("Grid Size", ""))
-    m = row["Metric Name"]; v = float(row["Metric Value"].replace(",", "") or 0)
-    if m == "gpu__time_duration.sum": t[key][0] += 1; t[key][1] += v
-    elif m == "dram__bytes_read.sum": t[key][2] += v
-    elif m == "dram__bytes_write.sum": t[key][3] += v
-for (k, g), (n, ns, rd, wr) in sorted(t.items(), key=lambda x: -x[1][1]):
-    n = max(n, 1)
-    print(f"{k:24s} {g:16s} n {n:5d}  each {ns/n/1e3:8.2f} us  read {rd/n/1e6:7.2f} MB  write {wr/n/1e6:7.2f} MB")
-PY
+  python3 benches/device/ncu_summary.py "$OUT/logs/ncu6.csv" | tee "$OUT/logs/ncu6_summary.txt"
   ONLY=${ONLY/ncu6/};;
 esac
 exec bash "$(dirname "$0")/pb_round3_2026-11-29.sh" "$@"
