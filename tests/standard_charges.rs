@@ -250,3 +250,50 @@ fn a_pqr_file_holds_the_charges_and_radii() {
     assert!(e.contains("partial charges"), "{e}");
     assert!(!refused.exists());
 }
+
+/// The names that carry a protonation or a terminus: AMBER's and GROMACS's `NALA` (an N terminus
+/// wherever it stands), `ASH` and `GLH` (neutral acids: CHARMM's ASPP and GLUP patches). On adk's
+/// heavy atoms: a residue renamed `N` + its name gains one e, its N carrying NH3+'s charge; an ASP
+/// renamed ASH and a GLU renamed GLH lose their charge, OD2 (OE2) carrying its hydrogen's.
+#[test]
+fn terminal_and_protonated_names() {
+    let mut pqr = load(&[data("md/adk_open.pqr")]).unwrap();
+    let s = pqr.structure.clone();
+    let frame = pqr.trajectory.frame(0).unwrap();
+    let heavy: Vec<bool> = s.elements.iter().map(|e| e.number() != 1).collect();
+    let mut h = subset(&s, &heavy);
+    let positions: Vec<[f32; 3]> = (0..s.len())
+        .filter(|&i| heavy[i])
+        .map(|i| frame.positions_angstrom[i])
+        .collect();
+    let before = standard_charges(&h, &positions).unwrap().charges_e;
+    let starts = h.residue_starts();
+    let residue_of = |want: &str, skip: usize| {
+        (skip..starts.len() - 1)
+            .find(|&r| h.resnames[starts[r]].as_str() == want)
+            .unwrap()
+    };
+    let (asp, glu, ala) = (residue_of("ASP", 1), residue_of("GLU", 1), residue_of("ALA", 1));
+    let rename = |h: &mut Structure, r: usize, name: &str| {
+        for i in starts[r]..starts[r + 1] {
+            h.resnames[i] = name.into();
+        }
+    };
+    rename(&mut h, asp, "ASH");
+    rename(&mut h, glu, "GLH");
+    rename(&mut h, ala, "NALA");
+    let after = standard_charges(&h, &positions).unwrap();
+    assert!(after.unknown.is_empty(), "{:?}", after.unknown);
+    let sum = |q: &[f32], r: usize| (starts[r]..starts[r + 1]).map(|i| f64::from(q[i])).sum::<f64>();
+    let at = |r: usize, name: &str| {
+        (starts[r]..starts[r + 1])
+            .find(|&i| h.names[i].as_str() == name)
+            .unwrap()
+    };
+    assert!((sum(&before, asp) + 1.0).abs() < 1e-4 && sum(&after.charges_e, asp).abs() < 1e-4);
+    assert!((sum(&before, glu) + 1.0).abs() < 1e-4 && sum(&after.charges_e, glu).abs() < 1e-4);
+    assert!((after.charges_e[at(asp, "OD2")] - (-0.61 + 0.44)).abs() < 1e-5);
+    assert!((after.charges_e[at(glu, "OE2")] - (-0.61 + 0.44)).abs() < 1e-5);
+    assert!((sum(&after.charges_e, ala) - sum(&before, ala) - 1.0).abs() < 1e-4);
+    assert!((after.charges_e[at(ala, "N")] - (-0.30 + 3.0 * 0.33)).abs() < 1e-5);
+}

@@ -9,9 +9,10 @@
 //! (by name where the names agree, else the mean of the table's hydrogens on that atom: a PDB file's
 //! HB3 where CHARMM names HB1 and HB2). The first amino acid of each chain is an N-terminal NH3+
 //! (`NTER`, `GLYP`, `PROP`), a residue with an `OXT` (`OT2`, `OC2`) oxygen a C-terminal COO- (`CTER`),
-//! two cysteine sulphurs within 2.3 A a disulfide (`DISU`). Histidine is neutral, protonated on ND1
-//! (`HSD`, CHARMM's default), unless the residue name (`HIE`, `HSE`, `HIP`, `HSP`, ...) or its
-//! hydrogens say otherwise. Other residues (ligands, modified residues) have no charges and count as
+//! two cysteine sulphurs within 2.3 A a disulfide (`DISU`); AMBER's and GROMACS's terminal names
+//! (`NALA`, `CGLY`) say the same. Histidine is neutral, protonated on ND1 (`HSD`, CHARMM's default),
+//! unless the residue name (`HIE`, `HSE`, `HIP`, `HSP`, ...) or its hydrogens say otherwise; `ASH`
+//! and `GLH` (`ASPP`, `GLUP`) are the neutral acids. Other residues (ligands, modified residues) have no charges and count as
 //! zero; [`StandardCharges::note`] says so, naming them. Owns [`standard_charges`].
 
 use super::Structure;
@@ -206,6 +207,35 @@ fn table_residue(resname: &str, names: &[&str]) -> Option<&'static str> {
     })
 }
 
+/// The side-chain patch of a protonated acid's name (AMBER's ASH and GLH, CHARMM's ASPP and GLUP).
+fn side_patch(resname: &str) -> Option<&'static str> {
+    match resname {
+        "ASH" | "ASPP" | "ASPH" => Some("ASPP"),
+        "GLH" | "GLUP" | "GLUH" => Some("GLUP"),
+        _ => None,
+    }
+}
+
+/// A residue's table key, its side-chain patch, and whether its name makes it an N or a C terminus:
+/// the names the table knows, protonated acids, and the terminal names of AMBER and GROMACS files
+/// (`NALA`, `CGLY`: the amino acid with an N- or C-terminal prefix).
+fn residue_key(resname: &str, names: &[&str]) -> Option<(&'static str, Option<&'static str>, bool, bool)> {
+    if let Some(patch) = side_patch(resname) {
+        let key = if patch == "ASPP" { "ASP" } else { "GLU" };
+        return Some((key, Some(patch), false, false));
+    }
+    if let Some(key) = table_residue(resname, names) {
+        return Some((key, None, false, false));
+    }
+    let (first, rest) = (resname.get(..1)?, resname.get(1..)?);
+    if resname.len() != 4 || !matches!(first, "N" | "C") {
+        return None;
+    }
+    let (key, patch, _, _) = residue_key(rest, names)?;
+    let amino = united().residues.get(key)?.iter().any(|(n, _)| n == "CA");
+    amino.then_some((key, patch, first == "N", first == "C"))
+}
+
 fn united_key(resname: &str) -> Option<&'static str> {
     const AMINO: [&str; 19] = [
         "ALA", "ARG", "ASN", "ASP", "CYS", "GLN", "GLU", "GLY", "ILE", "LEU", "LYS", "MET", "PHE", "PRO", "SER", "THR",
@@ -264,7 +294,7 @@ pub fn standard_charges(s: &Structure, positions_angstrom: &[[f32; 3]]) -> Optio
             .map(|r| r.as_str().to_ascii_uppercase())
             .unwrap_or_default();
         let names: Vec<&str> = (a..b).filter_map(|i| s.names.get(i).map(|x| x.as_str())).collect();
-        let Some(key) = table_residue(&resname, &names) else {
+        let Some((key, side, named_n, named_c)) = residue_key(&resname, &names) else {
             *unknown.entry(resname).or_default() += b - a;
             continue;
         };
@@ -278,11 +308,12 @@ pub fn standard_charges(s: &Structure, positions_angstrom: &[[f32; 3]]) -> Optio
         // begin a chain: its first amino acid is an N terminus.
         let chain_start = amino
             && names.contains(&"N")
-            && (a == 0
+            && (named_n
+                || a == 0
                 || s.chains.get(a - 1) != s.chains.get(a)
                 || s.segids.get(a - 1) != s.segids.get(a)
                 || s.resids.get(a).zip(s.resids.get(a - 1)).is_some_and(|(r, q)| r < q));
-        let c_term = amino && names.iter().any(|n| matches!(*n, "OXT" | "OT2" | "OC2" | "O2"));
+        let c_term = amino && (named_c || names.iter().any(|n| matches!(*n, "OXT" | "OT2" | "OC2" | "O2")));
         // Alternate locations are kept as atoms of their own: the residue's first one carries the
         // charges, the others none.
         let first_alt = (a..b).map(|i| s.altloc(i)).find(|&c| c != b' ');
@@ -318,6 +349,7 @@ pub fn standard_charges(s: &Structure, positions_angstrom: &[[f32; 3]]) -> Optio
             let found = (chain_start.then(|| lookup(n_patch, name)).flatten())
                 .or_else(|| c_term.then(|| lookup("CTER", name)).flatten())
                 .or_else(|| disulfide.then(|| lookup("DISU", name)).flatten())
+                .or_else(|| side.and_then(|patch| lookup(patch, name)))
                 .or_else(|| lookup(key, name));
             match found {
                 Some((q, from)) => {
