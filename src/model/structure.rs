@@ -105,6 +105,17 @@ impl Structure {
         a != b' ' && b != b' ' && a != b
     }
 
+    /// Each atom's radius in Angstrom and whether they are the elements': the file's radii where
+    /// it gives any above zero (a column of zeros, from a writer that had none to give, is no
+    /// radii), else each element's van der Waals radius. What the Poisson-Boltzmann maps and a
+    /// written PQR file take.
+    pub fn radii_or_element(&self) -> (Vec<f32>, bool) {
+        match &self.radii_angstrom {
+            Some(r) if r.len() == self.len() && r.iter().any(|&v| v > 0.0) => (r.clone(), false),
+            _ => (self.elements.iter().map(|e| e.vdw_radius_angstrom()).collect(), true),
+        }
+    }
+
     /// Sum of partial charges in e (f64 accumulation), or `None` when charges are unknown.
     pub fn total_charge_e(&self) -> Option<f64> {
         self.charges_e.as_ref().map(|q| q.iter().map(|&x| f64::from(x)).sum())

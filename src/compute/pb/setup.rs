@@ -119,21 +119,8 @@ pub fn atoms_of(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Resul
             charges.len()
         ));
     }
-    let (radii, by_element): (Vec<f64>, bool) = match &structure.radii_angstrom {
-        // A radius column of zeros only (a writer that had no radii to give) is no radii: every
-        // atom would be a bare point charge in the solvent.
-        Some(r) if r.len() == charges.len() && r.iter().any(|&v| v > 0.0) => {
-            (r.iter().map(|&v| f64::from(v)).collect(), false)
-        }
-        _ => (
-            structure
-                .elements
-                .iter()
-                .map(|e| f64::from(e.vdw_radius_angstrom()))
-                .collect(),
-            true,
-        ),
-    };
+    let (radii, by_element) = structure.radii_or_element();
+    let radii: Vec<f64> = radii.iter().map(|&v| f64::from(v)).collect();
     Ok((
         PbAtoms {
             positions_angstrom: positions_angstrom.iter().map(|p| p.map(f64::from)).collect(),

@@ -1,8 +1,8 @@
 //! PDB output: one MODEL per frame when there are several, each with its CRYST1 box, and ATOM/HETATM-free
 //! `ATOM` records with names, residues, chains, elements, and the occupancies and B-factors the files
 //! had (1.00 and 0.00 otherwise). PQR output is the same records with each atom's partial charge and
-//! radius (the files' radius, else its element's van der Waals radius, as the Poisson-Boltzmann solver
-//! takes it) in place of occupancy and B-factor, every field separated by a space as APBS reads
+//! radius (`Structure::radii_or_element`, as the Poisson-Boltzmann solver takes it) in place of
+//! occupancy and B-factor, every field separated by a space as APBS reads
 //! them. Called through `io::write`.
 
 use super::FrameWriter;
@@ -65,6 +65,11 @@ impl FrameWriter for PdbWriter {
                 "CRYST1{a:9.3}{b:9.3}{cc:9.3}{al:7.2}{be:7.2}{ga:7.2} P 1           1"
             )?;
         }
+        let radii = if self.pqr {
+            atoms.radii_or_element().0
+        } else {
+            Vec::new()
+        };
         for (i, p) in frame.positions_angstrom.iter().enumerate() {
             let symbol = atoms.elements.get(i).map_or("X", |e| e.symbol());
             let name = atoms.names.get(i).map_or("", |n| n.as_str());
@@ -75,10 +80,7 @@ impl FrameWriter for PdbWriter {
             let element = if symbol == "X" { "" } else { symbol };
             if self.pqr {
                 let q = known(&atoms.charges_e, i, 0.0);
-                let r = match atoms.radii_angstrom.as_ref().and_then(|r| r.get(i)) {
-                    Some(&r) if r.is_finite() => r,
-                    _ => atoms.elements.get(i).map_or(0.0, |e| e.vdw_radius_angstrom()),
-                };
+                let r = radii.get(i).copied().unwrap_or(0.0);
                 writeln!(
                     out,
                     "ATOM  {:>5} {} {:<4}{:>1} {:>4}    {:8.3} {:8.3} {:8.3} {:8.4} {:7.4}",
