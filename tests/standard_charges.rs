@@ -142,6 +142,30 @@ fn charges_match_psfgen_and_pdb2pqr_with_and_without_hydrogens() {
 #[test]
 fn a_pdb_file_gets_charges_said_once_and_unknown_residues_are_named() {
     let system = load(&[data("md/4E43.pdb.gz")]).unwrap();
+    // Cysteine sulphurs within 2.3 A of another cysteine's are a disulfide (CHARMM's DISU: SG -0.08,
+    // CB -0.10 with its two HB at +0.09), the others a free thiol (SG -0.23 with its HG1 at +0.16).
+    // 4E43 has none, but a cysteine in two alternate locations whose copies of SG lie within 2.3 A;
+    // BPTI (5PTI) has three.
+    for (file, want_bridged) in [("md/4E43.pdb.gz", 0), ("dssp/5PTI.cif.gz", 6)] {
+        let mut sys = load(&[data(file)]).unwrap();
+        let s = &sys.structure;
+        let x = sys.trajectory.frame(0).unwrap().positions_angstrom;
+        let q = s.charges_e.as_ref().unwrap();
+        let sg: Vec<usize> = (0..s.len()).filter(|&i| s.names[i].as_str() == "SG").collect();
+        // Of alternate locations the first carries the charges (`A`, or none).
+        let first = |i: usize| matches!(s.altloc(i), b' ' | b'A');
+        let mut bridges = 0;
+        for &i in sg.iter().filter(|&&i| first(i)) {
+            let bridged = sg.iter().any(|&j| {
+                (s.resids[j], s.chains[j]) != (s.resids[i], s.chains[i])
+                    && (0..3).map(|k| (x[i][k] - x[j][k]).powi(2)).sum::<f32>() < 2.3 * 2.3
+            });
+            let want = if bridged { -0.08 } else { -0.23 + 0.16 };
+            assert!((q[i] - want).abs() < 1e-5, "{file}: SG {i}: {} against {want}", q[i]);
+            bridges += usize::from(bridged);
+        }
+        assert_eq!(bridges, want_bridged, "{file}");
+    }
     let charges = system.structure.charges_e.as_ref().expect("charges given");
     let notes: Vec<&String> = system.warnings.iter().filter(|w| w.contains("CHARMM22")).collect();
     assert_eq!(notes.len(), 1, "{:?}", system.warnings);

@@ -97,27 +97,25 @@ fn united() -> &'static United {
                 }
             }
             if res == "DISU" {
-                // The patch names the first cysteine's atoms; its CB keeps the residue's two HB.
-                heavy = vec![("CB".into(), -0.10 + 2.0 * cys_hb()), ("SG".into(), -0.08)];
-                hs = ["HB1", "HB2"]
-                    .map(|h| (h.to_string(), "CB".to_string(), cys_hb()))
-                    .to_vec();
+                // The patch names the first cysteine's atoms (1CB, 1SG); its CB keeps the residue's
+                // two HB.
+                let q = |r: &str, a: &str| {
+                    all.get(r)
+                        .and_then(|v| v.iter().find(|(n, _)| n == a))
+                        .map_or(0.0, |(_, q)| *q)
+                };
+                let hb = q("CYS", "HB1");
+                heavy = vec![
+                    ("CB".into(), q("DISU", "1CB") + 2.0 * hb),
+                    ("SG".into(), q("DISU", "1SG")),
+                ];
+                hs = ["HB1", "HB2"].map(|h| (h.to_string(), "CB".to_string(), hb)).to_vec();
             }
             residues.insert(res.clone(), heavy);
             hydrogens.insert(res.clone(), hs);
         }
         United { residues, hydrogens }
     })
-}
-
-/// The charge of each of cysteine's HB hydrogens in the table.
-fn cys_hb() -> f64 {
-    TABLE
-        .lines()
-        .find(|l| l.starts_with("CYS\tHB1\t"))
-        .and_then(|l| l.split('\t').nth(2))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.09)
 }
 
 /// Whether a name in the table is a hydrogen's (the ions' names start with other letters; no heavy
@@ -277,8 +275,16 @@ pub fn standard_charges(s: &Structure, positions_angstrom: &[[f32; 3]]) -> Optio
         let Some(p) = positions_angstrom.get(i) else {
             return false;
         };
+        // Another cysteine's sulphur: not one of this residue's (an alternate location of the same
+        // atom sits within a bond length of it).
+        let same_residue = |j: usize| {
+            s.resids.get(i) == s.resids.get(j)
+                && s.chains.get(i) == s.chains.get(j)
+                && s.segids.get(i) == s.segids.get(j)
+        };
         sulphurs.iter().any(|&j| {
             j != i
+                && !same_residue(j)
                 && positions_angstrom.get(j).is_some_and(|q| {
                     (0..3).map(|k| (p[k] - q[k]) * (p[k] - q[k])).sum::<f32>() < DISULFIDE_ANGSTROM * DISULFIDE_ANGSTROM
                 })
