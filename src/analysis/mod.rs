@@ -11,6 +11,7 @@ pub mod charges;
 pub mod dssp;
 pub mod esp_series;
 pub mod fit;
+pub mod hbonds;
 pub mod ions;
 pub mod polymer;
 pub mod qm_region;

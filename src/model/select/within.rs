@@ -65,6 +65,7 @@ pub(super) fn within(pos: &[[f32; 3]], reference: &[bool], cutoff: f64, cell: Op
 }
 
 /// Minimum-image distances in a (possibly triclinic) cell.
+#[derive(Clone, Debug)]
 pub struct MinImage {
     m: [[f64; 3]; 3],
     inv: [[f64; 3]; 3],
@@ -88,13 +89,22 @@ impl MinImage {
     /// Squared minimum-image distance between two points (Angstrom^2). Exact for the nearest image
     /// search over the 27 neighbouring cells after wrapping to fractional [-0.5, 0.5).
     pub fn distance2(&self, p: [f64; 3], q: [f64; 3]) -> f64 {
+        let r = self.delta(p, q);
+        r[0] * r[0] + r[1] * r[1] + r[2] * r[2]
+    }
+
+    /// The shortest vector from `q` to an image of `p` (Angstrom): `p - q` moved by whole cell
+    /// vectors, the nearest image found over the 27 neighbouring cells after wrapping to fractional
+    /// [-0.5, 0.5).
+    pub fn delta(&self, p: [f64; 3], q: [f64; 3]) -> [f64; 3] {
         let d = [p[0] - q[0], p[1] - q[1], p[2] - q[2]];
         // Fractional components: s_c = d_z * inv[2][2], s_b = d_y/by - ..., using the columns above.
         let sc = d[2] * self.inv[2][2];
         let sb = d[1] * self.inv[1][1] + d[2] * self.inv[2][1];
         let sa = d[0] * self.inv[0][0] + d[1] * self.inv[1][0] + d[2] * self.inv[2][0];
         let s = [sa - sa.round(), sb - sb.round(), sc - sc.round()];
-        let mut best = f64::INFINITY;
+        let mut best = [f64::INFINITY; 3];
+        let mut best2 = f64::INFINITY;
         for i in -1..=1 {
             for j in -1..=1 {
                 for k in -1..=1 {
@@ -104,10 +114,33 @@ impl MinImage {
                         f[1] * self.m[1][1] + f[2] * self.m[2][1],
                         f[2] * self.m[2][2],
                     ];
-                    best = best.min(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+                    let r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+                    if r2 < best2 {
+                        best2 = r2;
+                        best = r;
+                    }
                 }
             }
         }
         best
+    }
+
+    /// Fractional coordinates of a point (its components along the cell vectors a, b, c).
+    pub fn fractional(&self, p: [f64; 3]) -> [f64; 3] {
+        [
+            p[0] * self.inv[0][0] + p[1] * self.inv[1][0] + p[2] * self.inv[2][0],
+            p[1] * self.inv[1][1] + p[2] * self.inv[2][1],
+            p[2] * self.inv[2][2],
+        ]
+    }
+
+    /// Distances between the opposite faces of the cell (Angstrom): its widths across a, b and c.
+    pub fn widths(&self) -> [f64; 3] {
+        // The width across a is 1 / |row a of the inverse's columns| = 1 / |grad s_a|.
+        let g = |c: usize| {
+            let v = [self.inv[0][c], self.inv[1][c], self.inv[2][c]];
+            1.0 / (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+        };
+        [g(0), g(1), g(2)]
     }
 }
