@@ -218,8 +218,8 @@ pub fn find(
         let cutoff = f64::from(criteria.heavy_distance_angstrom);
         let grid = Neighbours::new(&acceptors, positions, cutoff, pbc.as_ref());
         let near = BondGraph::new(n, bonds);
-        for d in 0..n {
-            if !roles[d].is_some_and(Role::donates) {
+        for (d, role) in roles.iter().enumerate() {
+            if !role.is_some_and(Role::donates) {
                 continue;
             }
             let pd = p64(d);
@@ -421,10 +421,10 @@ impl Neighbours {
                 for dx in -1..=1 {
                     let mut c = [b[0] + dx, b[1] + dy, b[2] + dz];
                     let mut outside = false;
-                    for k in 0..3 {
+                    for (ck, &dim) in c.iter_mut().zip(&self.dims) {
                         if periodic {
-                            c[k] = c[k].rem_euclid(self.dims[k]);
-                        } else if c[k] < 0 || c[k] >= self.dims[k] {
+                            *ck = ck.rem_euclid(dim);
+                        } else if *ck < 0 || *ck >= dim {
                             outside = true;
                         }
                     }

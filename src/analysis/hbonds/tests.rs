@@ -119,7 +119,7 @@ fn a_linear_water_dimer_bonds_until_its_distance_or_angle_is_past_the_criteria()
         };
         // Place H so that the angle D-H...A is 180 - angle_off (law of sines in the triangle O, H, A).
         let dh = 0.96;
-        let theta_h = (180.0 - angle_off as f64).to_radians();
+        let theta_h = (180.0_f64 - angle_off).to_radians();
         // Angle at O between O->H and O->A: from the triangle with sides dh, |HA| and d_oa.
         let ha = {
             // Solve d_oa^2 = dh^2 + x^2 - 2 dh x cos(theta_h) for x > 0.
