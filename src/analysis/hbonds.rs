@@ -12,9 +12,10 @@
 //!   [`HBondCriteria::heavy_distance_angstrom`] (3.5 Å) apart, at least four bonds apart along the
 //!   covalent bonds (so a residue's own N and O never count), the roles taken from the atom names of
 //!   amino acids (backbone N but proline's a donor, O an acceptor, side chains as their groups; see
-//!   [`heavy_role`]) and water, every other N or O both.
+//!   [`heavy_role`]) and water, every other N or O both. A pair that could bond either way (two
+//!   waters) is one bond.
 //!
-//! Periodic cells are read with the minimum image. The search is a cell list: linear in the atoms.
+//! Atoms of two different alternate locations (PDB altloc A and B) never bond. Periodic cells are read with the minimum image. The search is a cell list: linear in the atoms.
 
 use crate::model::cell::UnitCell;
 use crate::model::select::MinImage;
@@ -167,6 +168,13 @@ pub fn find(
     let with_hydrogens = !donor_h.is_empty();
     let pbc = cell.filter(|c| c.is_valid()).map(MinImage::new);
     let p64 = |i: usize| positions[i].map(f64::from);
+    // Atoms of two different alternate locations never meet.
+    let apart = |i: usize, j: usize| {
+        s.altlocs.as_ref().is_some_and(|alt| {
+            let (x, y) = (alt.get(i).copied().unwrap_or(b' '), alt.get(j).copied().unwrap_or(b' '));
+            x != b' ' && y != b' ' && x != y
+        })
+    };
     let mut out = Vec::new();
     if with_hydrogens {
         let acceptors: Vec<u32> = (0..n)
@@ -179,7 +187,7 @@ pub fn find(
         for &(d, h) in &donor_h {
             let (pd, ph) = (p64(d as usize), p64(h as usize));
             grid.for_each_near(pd, |a| {
-                if a == d {
+                if a == d || apart(d as usize, a as usize) || apart(h as usize, a as usize) {
                     return;
                 }
                 let pa = p64(a as usize);
@@ -224,7 +232,10 @@ pub fn find(
             }
             let pd = p64(d);
             grid.for_each_near(pd, |a| {
-                if a as usize == d || near.within_three(d, a as usize) {
+                let ai = a as usize;
+                // A pair that could bond either way is one bond, kept once (donor the smaller index).
+                let mutual = role.is_some_and(Role::accepts) && roles[ai].is_some_and(Role::donates);
+                if ai == d || (mutual && ai < d) || apart(d, ai) || near.within_three(d, ai) {
                     return;
                 }
                 let v = delta(pbc.as_ref(), p64(a as usize), pd);

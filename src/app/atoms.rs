@@ -23,15 +23,19 @@ pub enum AtomStyle {
     /// Spheres at 0.3 x van der Waals radius and bonds of 0.2 A.
     #[default]
     Cpk,
+    /// No atoms: the hydrogen bonds among the selected atoms as dashed lines (VMD's HBonds drawing
+    /// method), found again at every frame by `analysis::hbonds`.
+    HBonds,
 }
 
 impl AtomStyle {
-    pub const ALL: [AtomStyle; 5] = [
+    pub const ALL: [AtomStyle; 6] = [
         AtomStyle::Lines,
         AtomStyle::Licorice,
         AtomStyle::BallAndStick,
         AtomStyle::Vdw,
         AtomStyle::Cpk,
+        AtomStyle::HBonds,
     ];
 
     pub fn name(self) -> &'static str {
@@ -41,6 +45,7 @@ impl AtomStyle {
             AtomStyle::BallAndStick => "Ball and stick",
             AtomStyle::Vdw => "VDW (space filling)",
             AtomStyle::Cpk => "CPK",
+            AtomStyle::HBonds => "Hydrogen bonds",
         }
     }
 
@@ -52,6 +57,7 @@ impl AtomStyle {
             AtomStyle::BallAndStick => "ball-and-stick",
             AtomStyle::Vdw => "vdw",
             AtomStyle::Cpk => "cpk",
+            AtomStyle::HBonds => "hbonds",
         }
     }
 
@@ -63,6 +69,7 @@ impl AtomStyle {
             "ball-and-stick" | "ballandstick" | "bs" => Some(AtomStyle::BallAndStick),
             "vdw" => Some(AtomStyle::Vdw),
             "cpk" => Some(AtomStyle::Cpk),
+            "hbonds" | "hbond" | "h-bonds" => Some(AtomStyle::HBonds),
             _ => None,
         }
     }
@@ -71,7 +78,7 @@ impl AtomStyle {
     /// spheres.
     pub fn sphere_radius(self, vdw_angstrom: f32) -> Option<f32> {
         match self {
-            AtomStyle::Lines => None,
+            AtomStyle::Lines | AtomStyle::HBonds => None,
             AtomStyle::Licorice => Some(0.2),
             AtomStyle::BallAndStick => Some(0.2 * vdw_angstrom),
             AtomStyle::Vdw => Some(vdw_angstrom),
@@ -82,7 +89,7 @@ impl AtomStyle {
     /// Bond radius, or `None` when the style draws no bond cylinders.
     pub fn bond_radius(self) -> Option<f32> {
         match self {
-            AtomStyle::Lines | AtomStyle::Vdw => None,
+            AtomStyle::Lines | AtomStyle::Vdw | AtomStyle::HBonds => None,
             AtomStyle::Licorice | AtomStyle::Cpk => Some(0.2),
             AtomStyle::BallAndStick => Some(0.12),
         }
@@ -555,5 +562,63 @@ mod tests {
             })
             .sum();
         assert!((total - 4.0 * 60.0).abs() < 1e-3);
+    }
+}
+
+/// Length of a hydrogen bond's dashes and of the gaps between them (Å), and their radius.
+const HBOND_DASH_ANGSTROM: f32 = 0.22;
+const HBOND_GAP_ANGSTROM: f32 = 0.16;
+const HBOND_RADIUS_ANGSTROM: f32 = 0.06;
+
+/// Appends the dashes of hydrogen bonds (style `HBonds`): from each bond's donor to its acceptor (as
+/// VMD draws them: they meet the heavy atoms a cartoon's side chains or a heavy-atom stick model
+/// show), the half nearer the donor in its colour and the other in the acceptor's. In a periodic
+/// cell the acceptor's image nearest the donor is joined, so a bond across the box is drawn short.
+pub fn push_hbond_dashes(
+    bonds: &[crate::analysis::hbonds::HBond],
+    positions_angstrom: &[[f32; 3]],
+    cell: Option<&crate::model::UnitCell>,
+    colors: &[[u8; 4]],
+    out: &mut Vec<CylinderInstance>,
+) {
+    let image = cell.filter(|c| c.is_valid()).map(crate::model::select::MinImage::new);
+    let color = |i: u32| pack_rgba(colors.get(i as usize).copied().unwrap_or([200, 200, 200, 255]));
+    for b in bonds {
+        let from = b.donor;
+        let (Some(p), Some(q)) = (
+            positions_angstrom.get(from as usize),
+            positions_angstrom.get(b.acceptor as usize),
+        ) else {
+            continue;
+        };
+        let (p64, q64) = (p.map(f64::from), q.map(f64::from));
+        let d = match &image {
+            Some(mi) => mi.delta(q64, p64),
+            None => [0, 1, 2].map(|k| q64[k] - p64[k]),
+        };
+        let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() as f32;
+        if !(len.is_finite() && len > 0.0) {
+            continue;
+        }
+        let dir = d.map(|x| x as f32 / len);
+        // Dashes centred on the bond: whole periods with the remainder shared at both ends.
+        let period = HBOND_DASH_ANGSTROM + HBOND_GAP_ANGSTROM;
+        let n = ((len + HBOND_GAP_ANGSTROM) / period).floor().max(1.0) as usize;
+        let used = n as f32 * period - HBOND_GAP_ANGSTROM;
+        let start = 0.5 * (len - used).max(0.0);
+        let (ca, cb) = (color(from), color(b.acceptor));
+        for k in 0..n {
+            let t0 = start + k as f32 * period;
+            let t1 = (t0 + HBOND_DASH_ANGSTROM).min(len);
+            let at = |t: f32| [0, 1, 2].map(|i| p[i] + dir[i] * t);
+            let c = if 0.5 * (t0 + t1) < 0.5 * len { ca } else { cb };
+            out.push(CylinderInstance {
+                a_angstrom: at(t0),
+                b_angstrom: at(t1),
+                radius_angstrom: HBOND_RADIUS_ANGSTROM,
+                color_a: c,
+                color_b: c,
+            });
+        }
     }
 }

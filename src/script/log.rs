@@ -117,6 +117,7 @@ pub fn spec_line(spec: &RepSpec) -> String {
             selection,
             style,
             coloring,
+            hbonds: _,
         } => format!("rep add {} {selection} color {}", style.keyword(), coloring.keyword()),
         SpecKind::Cartoon {
             selection,
@@ -312,6 +313,10 @@ impl ActionLog {
                     RepEdit::Selection(s) => text(format!("rep modify {n} selection {s}")),
                     RepEdit::AtomStyle(s) => text(format!("rep modify {n} style {}", s.keyword())),
                     RepEdit::AtomColoring(c) => text(format!("color {n} {}", c.keyword())),
+                    RepEdit::HBondCriteria(c) => text(format!(
+                        "rep modify {n} hbonds {} {} {}",
+                        c.distance_angstrom, c.angle_degrees, c.heavy_distance_angstrom
+                    )),
                     RepEdit::Field(f) => text(format!("rep modify {n} field {}", field_text(*f, state.document()))),
                     RepEdit::FieldStyle(FieldStyle::Isosurface) => text(format!("rep modify {n} style isosurface")),
                     RepEdit::FieldStyle(FieldStyle::Slice(_)) => text(format!("rep modify {n} style slice")),

@@ -318,6 +318,7 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                         selection: sel,
                         style: s,
                         coloring,
+                        hbonds: Default::default(),
                     },
                 }
             } else if let Some(s) = crate::surface::cartoon::Style::parse(style) {
@@ -389,7 +390,7 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                     RepEdit::AtomStyle(crate::app::atoms::AtomStyle::parse(value).ok_or_else(|| {
                         problem(
                             col,
-                            format!("style '{value}': lines, licorice, ball-and-stick, vdw or cpk"),
+                            format!("style '{value}': lines, licorice, ball-and-stick, vdw, cpk or hbonds"),
                         )
                     })?)
                 }
@@ -427,6 +428,7 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                     return Ok(Plan::Commands(v2));
                 }
                 ("field", RepKind::Field(_)) => RepEdit::Field(field_choice(value, col, state)?),
+                ("hbonds", RepKind::Atoms(a)) => RepEdit::HBondCriteria(hbond_criteria(value, a.hbonds, col)?),
                 (prop, _) => {
                     return Err(problem(
                         p.column_of("property"),
@@ -848,4 +850,35 @@ fn set(p: &Parsed) -> Result<Plan, Problem> {
         },
     };
     Ok(Plan::Commands(vec![c]))
+}
+
+/// `rep modify N hbonds D [ANGLE [D_HEAVY]]`: the hydrogen-bond criteria (Å, degrees, Å), those not
+/// given kept from `current`.
+fn hbond_criteria(
+    value: &str,
+    current: crate::analysis::hbonds::HBondCriteria,
+    col: usize,
+) -> Result<crate::analysis::hbonds::HBondCriteria, Problem> {
+    let words: Vec<&str> = value.split_whitespace().collect();
+    if words.is_empty() || words.len() > 3 {
+        return Err(problem(
+            col,
+            format!(
+                "hbonds: expected a distance in Å, then optionally an angle in degrees and a distance without hydrogens, found '{value}'"
+            ),
+        ));
+    }
+    let mut c = current;
+    for (k, w) in words.iter().enumerate() {
+        let x: f32 = w
+            .parse()
+            .map_err(|_| problem(col, format!("hbonds: '{w}' is not a number")))?;
+        match k {
+            0 => c.distance_angstrom = x,
+            1 => c.angle_degrees = x,
+            _ => c.heavy_distance_angstrom = x,
+        }
+    }
+    c.check().map_err(|e| problem(col, e))?;
+    Ok(c)
 }

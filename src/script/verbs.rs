@@ -149,13 +149,14 @@ pub const REP_STYLES: &[&str] = &[
     "ball-and-stick",
     "vdw",
     "cpk",
+    "hbonds",
     "cartoon",
     "tube",
     "trace",
     "surface",
 ];
 pub(super) const ON_OFF: &[&str] = &["on", "off"];
-const REP_PROPERTIES: &[&str] = &["style", "color", "selection", "opacity", "iso", "field"];
+const REP_PROPERTIES: &[&str] = &["style", "color", "selection", "opacity", "iso", "field", "hbonds"];
 const AXES: &[&str] = &["x", "y", "z"];
 const SETTINGS: &[&str] = &[
     "units",
@@ -239,7 +240,7 @@ pub const VERBS: &[Verb] = &[
                     arg(
                         "value",
                         Kind::Text,
-                        "the new value (a style, a colouring, a selection, a number, a field)",
+                        "the new value (a style, a colouring, a selection, a number, a field; hbonds: distance Å [angle ° [distance without hydrogens Å]])",
                     ),
                 ],
                 &[],

@@ -68,6 +68,15 @@ pub fn add_menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             ) {
                 out.push(Command::AddRep(RepSpec::cartoon(&sel, CartoonStyle::Cartoon)));
             }
+            if entry(
+                ui,
+                "Hydrogen bonds",
+                "Dashed lines for the hydrogen bonds among the selection's atoms, found at every frame \
+                 (donor-acceptor within 3.0 Å, angle at the hydrogen at least 150°; without hydrogens, N and O \
+                 within 3.5 Å)",
+            ) {
+                out.push(Command::AddRep(RepSpec::atoms(&sel, AtomStyle::HBonds)));
+            }
             let surface = format!("molsurf:{sel}");
             if entry(
                 ui,

@@ -73,9 +73,20 @@ pub fn reps_ui(ui: &mut egui::Ui, state: &mut AppState) {
             });
             match &rep.kind {
                 RepKind::Atoms(a) => {
-                    let count = format!("{} atoms", a.count);
+                    let count = match a.hbond_set().filter(|_| a.style == AtomStyle::HBonds) {
+                        Some(set) => format!(
+                            "{} atoms, {} hydrogen bonds ({})",
+                            a.count,
+                            set.bonds.len(),
+                            a.hbonds.describe(set.with_hydrogens)
+                        ),
+                        None => format!("{} atoms", a.count),
+                    };
                     selection_ui(ui, id, &a.selection, a.error.as_deref(), &count, &mut commands);
                     atom_style_ui(ui, id, a, &mut commands);
+                    if a.style == AtomStyle::HBonds {
+                        hbond_criteria_ui(ui, id, a, &mut commands);
+                    }
                     if let Some(c) = choice_combo(ui, "Colour", a.coloring, &AtomColoring::ALL, AtomColoring::name) {
                         commands.push(Command::EditRep(id, RepEdit::AtomColoring(c)));
                     }
@@ -134,6 +145,48 @@ fn atom_style_ui(ui: &mut egui::Ui, id: RepId, a: &crate::app::reps::AtomsRep, c
             commands.push(Command::AddRep(RepSpec::cartoon(&a.selection, CartoonStyle::Cartoon)));
             commands.push(Command::DeleteRep(id));
         }
+    }
+}
+
+/// The hydrogen-bond criteria of an atom representation drawn as hydrogen bonds: the donor-acceptor
+/// distance and the angle at the hydrogen (the distance for structures without hydrogens on hover).
+fn hbond_criteria_ui(ui: &mut egui::Ui, id: RepId, a: &crate::app::reps::AtomsRep, commands: &mut Vec<Command>) {
+    let mut c = a.hbonds;
+    ui.horizontal(|ui| {
+        let with_h = a.hbond_set().is_none_or(|s| s.with_hydrogens);
+        if with_h {
+            ui.add(
+                egui::DragValue::new(&mut c.distance_angstrom)
+                    .range(1.5..=5.0)
+                    .speed(0.01)
+                    .max_decimals(2)
+                    .suffix(" Å"),
+            )
+            .on_hover_text("Largest donor-acceptor distance");
+            ui.label("D…A");
+            ui.add(
+                egui::DragValue::new(&mut c.angle_degrees)
+                    .range(90.0..=180.0)
+                    .speed(0.5)
+                    .max_decimals(1)
+                    .suffix("°"),
+            )
+            .on_hover_text("Smallest donor-hydrogen…acceptor angle (180° is linear)");
+            ui.label("D-H…A");
+        } else {
+            ui.add(
+                egui::DragValue::new(&mut c.heavy_distance_angstrom)
+                    .range(1.5..=5.0)
+                    .speed(0.01)
+                    .max_decimals(2)
+                    .suffix(" Å"),
+            )
+            .on_hover_text("Largest donor-acceptor distance (the structure has no hydrogens: N and O atoms by name)");
+            ui.label("N/O…N/O");
+        }
+    });
+    if c != a.hbonds && c.check().is_ok() {
+        commands.push(Command::EditRep(id, RepEdit::HBondCriteria(c)));
     }
 }
 

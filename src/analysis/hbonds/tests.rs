@@ -255,3 +255,26 @@ fn criteria_out_of_range_are_refused_in_words() {
     assert!(bad.check().unwrap_err().contains("-1"));
     assert!(HBondCriteria::default().check().is_ok());
 }
+
+#[test]
+fn two_waters_without_hydrogens_are_one_bond_and_alternate_locations_never_meet() {
+    let mut s = Structure::default();
+    for (name, res, id) in [("O", "HOH", 1), ("O", "HOH", 2), ("OG", "SER", 3), ("OG", "SER", 3)] {
+        s.elements.push(Element(8));
+        s.names.push(Name8::new(name.as_bytes()));
+        s.resnames.push(Name8::new(res.as_bytes()));
+        s.resids.push(id);
+    }
+    // Two waters 2.8 Å apart; a serine's OG in two alternate locations 1.6 Å apart, far away.
+    let pos = vec![[0.0, 0.0, 0.0], [2.8, 0.0, 0.0], [20.0, 0.0, 0.0], [21.6, 0.0, 0.0]];
+    s.altlocs = Some(vec![b' ', b' ', b'A', b'B']);
+    let set = find(&s, &pos, &[true; 4], &[], None, &HBondCriteria::default());
+    assert_eq!(
+        set.bonds,
+        vec![HBond {
+            donor: 0,
+            hydrogen: None,
+            acceptor: 1
+        }]
+    );
+}

@@ -23,6 +23,8 @@ pub enum RepEdit {
     Selection(String),
     AtomStyle(AtomStyle),
     AtomColoring(AtomColoring),
+    /// Atoms drawn as hydrogen bonds: their criteria.
+    HBondCriteria(crate::analysis::hbonds::HBondCriteria),
     /// Fields: which field.
     Field(FieldChoice),
     FieldStyle(FieldStyle),
@@ -67,6 +69,7 @@ impl AppState {
                 selection: a.selection.clone(),
                 style: a.style,
                 coloring: a.coloring,
+                hbonds: a.hbonds,
             },
             RepKind::Field(f) => SpecKind::Field {
                 field: spec::field_text(f.field, self.document()),
@@ -143,9 +146,13 @@ impl AppState {
                 selection,
                 style,
                 coloring,
-            } => self.new_rep(RepKind::Atoms(
-                AtomsRep::new(selection, *style, *coloring).map_err(|e| format!("selection '{selection}': {e}"))?,
-            )),
+                hbonds,
+            } => {
+                let mut a =
+                    AtomsRep::new(selection, *style, *coloring).map_err(|e| format!("selection '{selection}': {e}"))?;
+                a.hbonds = *hbonds;
+                self.new_rep(RepKind::Atoms(a))
+            }
             SpecKind::Field {
                 field,
                 style,
@@ -283,6 +290,7 @@ impl AppState {
                     parsed: a.parsed.clone(),
                     style: a.style,
                     coloring: a.coloring,
+                    hbonds: a.hbonds,
                     count: 0,
                     cache: Default::default(),
                 };
@@ -613,6 +621,10 @@ impl AppState {
             }
             (RepKind::Atoms(a), RepEdit::AtomColoring(c)) => {
                 a.coloring = c;
+                atoms_changed = true;
+            }
+            (RepKind::Atoms(a), RepEdit::HBondCriteria(c)) => {
+                a.hbonds = c;
                 atoms_changed = true;
             }
             (RepKind::Cartoon(c), RepEdit::Selection(text)) => c.set_selection(&text),

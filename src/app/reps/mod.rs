@@ -33,6 +33,7 @@ pub use spec::{RepSpec, SpecKind};
 use super::atoms::{AtomColoring, AtomStyle};
 use super::fields::{FieldChoice, FieldKey, FieldSlot, MeshKey};
 use super::slice::SlicePlane;
+use crate::analysis::hbonds::{HBondCriteria, HBondSet};
 use crate::compute::wgpu::device_field::DeviceField;
 use crate::jobs::vertex_values::LobeValues;
 use crate::model::Grid3;
@@ -68,6 +69,8 @@ pub struct AtomsRep {
     parsed: Selection,
     pub style: AtomStyle,
     pub coloring: AtomColoring,
+    /// The criteria of the hydrogen bonds drawn in the `HBonds` style.
+    pub hbonds: HBondCriteria,
     /// Atoms the selection picks (for the editor), once evaluated.
     pub count: usize,
     pub(crate) cache: AtomCache,
@@ -85,6 +88,8 @@ pub(crate) struct AtomCache {
     pub(crate) lone: Vec<u32>,
     /// Colours of every atom under `coloring`, for the document.
     pub(crate) colors: Option<(u64, AtomColoring, Vec<[u8; 4]>)>,
+    /// The hydrogen bonds among the selected atoms (style `HBonds`), for (document, frame, criteria).
+    pub(crate) hbonds: Option<((u64, usize, HBondCriteria), HBondSet)>,
 }
 
 /// A representation's selection text edited: keeps `text`, and either its parsed form (true) or
@@ -114,6 +119,7 @@ impl AtomsRep {
             parsed,
             style,
             coloring,
+            hbonds: HBondCriteria::default(),
             count: 0,
             cache: AtomCache::default(),
         })
@@ -130,6 +136,11 @@ impl AtomsRep {
     /// The selection in use (the last one that parsed).
     pub fn parsed(&self) -> &Selection {
         &self.parsed
+    }
+
+    /// The hydrogen bonds drawn (style `HBonds`), as last found.
+    pub fn hbond_set(&self) -> Option<&HBondSet> {
+        self.cache.hbonds.as_ref().map(|(_, s)| s)
     }
 }
 

@@ -5,6 +5,7 @@
 //! Also the defaults a new document gets, chosen by its content.
 
 use super::{FieldStyle, Iso};
+use crate::analysis::hbonds::HBondCriteria;
 use crate::analysis::polymer::Coloring as CartoonColoring;
 use crate::app::atoms::{AtomColoring, AtomStyle};
 use crate::app::document::Document;
@@ -30,6 +31,10 @@ fn opaque() -> f32 {
     1.0
 }
 
+fn is_default_hbonds(c: &HBondCriteria) -> bool {
+    *c == HBondCriteria::default()
+}
+
 /// What a [`RepSpec`] shows and how.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum SpecKind {
@@ -38,6 +43,9 @@ pub enum SpecKind {
         style: AtomStyle,
         #[serde(default)]
         coloring: AtomColoring,
+        /// The hydrogen-bond criteria (style `HBonds`).
+        #[serde(default, skip_serializing_if = "is_default_hbonds")]
+        hbonds: HBondCriteria,
     },
     Field {
         /// The field as text (`mo:homo`, `density`, `potential`, `volume:1`, ...).
@@ -82,6 +90,7 @@ impl RepSpec {
                 selection: selection.into(),
                 style,
                 coloring: AtomColoring::Element,
+                hbonds: HBondCriteria::default(),
             },
         }
     }
@@ -161,6 +170,7 @@ pub fn parse_atom_rep(text: &str) -> Result<RepSpec, String> {
             selection: selection.to_string(),
             style,
             coloring,
+            hbonds: HBondCriteria::default(),
         },
     })
 }
@@ -428,7 +438,8 @@ mod tests {
             SpecKind::Atoms {
                 selection: "resid 1:10".into(),
                 style: AtomStyle::Vdw,
-                coloring: AtomColoring::Chain
+                coloring: AtomColoring::Chain,
+                hbonds: HBondCriteria::default(),
             }
         );
         let r = parse_atom_rep("resid 1:10:lines").unwrap();

@@ -699,7 +699,11 @@ impl AppState {
                 }
                 None => &c.bonds,
             };
-            if a.style == atoms::AtomStyle::Lines {
+            if a.style == atoms::AtomStyle::HBonds {
+                if let Some((_, set)) = c.hbonds.as_ref() {
+                    atoms::push_hbond_dashes(&set.bonds, pos, doc.frame.cell.as_ref(), colors, &mut view.cylinders);
+                }
+            } else if a.style == atoms::AtomStyle::Lines {
                 atoms::push_lines(bonds, &c.lone, pos, colors, 4.0, &mut view.lines);
             } else {
                 atoms::push_cylinders(bonds, pos, colors, a.style, 4.0, &mut view.cylinders);
@@ -759,5 +763,27 @@ fn refresh_atoms(a: &mut AtomsRep, doc: &crate::app::document::Document) {
         .is_none_or(|(d, c, _)| *d != doc.id || *c != a.coloring)
     {
         a.cache.colors = Some((doc.id, a.coloring, atoms::atom_colors(&doc.structure, a.coloring)));
+    }
+    if a.style == atoms::AtomStyle::HBonds {
+        let key = (doc.id, doc.frame_index, a.hbonds);
+        if a.cache.hbonds.as_ref().is_none_or(|(k, _)| *k != key) {
+            let mut picked = vec![false; doc.structure.len()];
+            for &i in &a.cache.indices {
+                if let Some(p) = picked.get_mut(i as usize) {
+                    *p = true;
+                }
+            }
+            let set = crate::analysis::hbonds::find(
+                &doc.structure,
+                &doc.frame.positions_angstrom,
+                &picked,
+                &doc.bonds,
+                doc.frame.cell.as_ref(),
+                &a.hbonds,
+            );
+            a.cache.hbonds = Some((key, set));
+        }
+    } else {
+        a.cache.hbonds = None;
     }
 }
