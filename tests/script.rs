@@ -266,6 +266,7 @@ fn typed_commands_match_the_panels_and_the_logs_replay_the_session() {
                 selection: "resid 1 to 20".into(),
                 style: AtomStyle::Licorice,
                 coloring: AtomColoring::Residue,
+                hbonds: Default::default(),
             },
         }),
         Command::AddMeasurement(vec![816, 2632]),

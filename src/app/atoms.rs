@@ -489,6 +489,64 @@ pub fn bounds(positions_angstrom: &[[f32; 3]], pad_angstrom: f32) -> Option<([f3
         .then(|| (lo.map(|x| x - pad_angstrom), hi.map(|x| x + pad_angstrom)))
 }
 
+/// Length of a hydrogen bond's dashes and of the gaps between them (Å), and their radius.
+const HBOND_DASH_ANGSTROM: f32 = 0.22;
+const HBOND_GAP_ANGSTROM: f32 = 0.16;
+const HBOND_RADIUS_ANGSTROM: f32 = 0.06;
+
+/// Appends the dashes of hydrogen bonds (style `HBonds`): from each bond's donor to its acceptor (as
+/// VMD draws them: they meet the heavy atoms a cartoon's side chains or a heavy-atom stick model
+/// show), the half nearer the donor in its colour and the other in the acceptor's. In a periodic
+/// cell the acceptor's image nearest the donor is joined, so a bond across the box is drawn short.
+pub fn push_hbond_dashes(
+    bonds: &[crate::analysis::hbonds::HBond],
+    positions_angstrom: &[[f32; 3]],
+    cell: Option<&crate::model::UnitCell>,
+    colors: &[[u8; 4]],
+    out: &mut Vec<CylinderInstance>,
+) {
+    let image = cell.filter(|c| c.is_valid()).map(crate::model::select::MinImage::new);
+    let color = |i: u32| pack_rgba(colors.get(i as usize).copied().unwrap_or([200, 200, 200, 255]));
+    for b in bonds {
+        let from = b.donor;
+        let (Some(p), Some(q)) = (
+            positions_angstrom.get(from as usize),
+            positions_angstrom.get(b.acceptor as usize),
+        ) else {
+            continue;
+        };
+        let (p64, q64) = (p.map(f64::from), q.map(f64::from));
+        let d = match &image {
+            Some(mi) => mi.delta(q64, p64),
+            None => [0, 1, 2].map(|k| q64[k] - p64[k]),
+        };
+        let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() as f32;
+        if !(len.is_finite() && len > 0.0) {
+            continue;
+        }
+        let dir = d.map(|x| x as f32 / len);
+        // Dashes centred on the bond: whole periods with the remainder shared at both ends.
+        let period = HBOND_DASH_ANGSTROM + HBOND_GAP_ANGSTROM;
+        let n = ((len + HBOND_GAP_ANGSTROM) / period).floor().max(1.0) as usize;
+        let used = n as f32 * period - HBOND_GAP_ANGSTROM;
+        let start = 0.5 * (len - used).max(0.0);
+        let (ca, cb) = (color(from), color(b.acceptor));
+        for k in 0..n {
+            let t0 = start + k as f32 * period;
+            let t1 = (t0 + HBOND_DASH_ANGSTROM).min(len);
+            let at = |t: f32| [0, 1, 2].map(|i| p[i] + dir[i] * t);
+            let c = if 0.5 * (t0 + t1) < 0.5 * len { ca } else { cb };
+            out.push(CylinderInstance {
+                a_angstrom: at(t0),
+                b_angstrom: at(t1),
+                radius_angstrom: HBOND_RADIUS_ANGSTROM,
+                color_a: c,
+                color_b: c,
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -562,63 +620,5 @@ mod tests {
             })
             .sum();
         assert!((total - 4.0 * 60.0).abs() < 1e-3);
-    }
-}
-
-/// Length of a hydrogen bond's dashes and of the gaps between them (Å), and their radius.
-const HBOND_DASH_ANGSTROM: f32 = 0.22;
-const HBOND_GAP_ANGSTROM: f32 = 0.16;
-const HBOND_RADIUS_ANGSTROM: f32 = 0.06;
-
-/// Appends the dashes of hydrogen bonds (style `HBonds`): from each bond's donor to its acceptor (as
-/// VMD draws them: they meet the heavy atoms a cartoon's side chains or a heavy-atom stick model
-/// show), the half nearer the donor in its colour and the other in the acceptor's. In a periodic
-/// cell the acceptor's image nearest the donor is joined, so a bond across the box is drawn short.
-pub fn push_hbond_dashes(
-    bonds: &[crate::analysis::hbonds::HBond],
-    positions_angstrom: &[[f32; 3]],
-    cell: Option<&crate::model::UnitCell>,
-    colors: &[[u8; 4]],
-    out: &mut Vec<CylinderInstance>,
-) {
-    let image = cell.filter(|c| c.is_valid()).map(crate::model::select::MinImage::new);
-    let color = |i: u32| pack_rgba(colors.get(i as usize).copied().unwrap_or([200, 200, 200, 255]));
-    for b in bonds {
-        let from = b.donor;
-        let (Some(p), Some(q)) = (
-            positions_angstrom.get(from as usize),
-            positions_angstrom.get(b.acceptor as usize),
-        ) else {
-            continue;
-        };
-        let (p64, q64) = (p.map(f64::from), q.map(f64::from));
-        let d = match &image {
-            Some(mi) => mi.delta(q64, p64),
-            None => [0, 1, 2].map(|k| q64[k] - p64[k]),
-        };
-        let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() as f32;
-        if !(len.is_finite() && len > 0.0) {
-            continue;
-        }
-        let dir = d.map(|x| x as f32 / len);
-        // Dashes centred on the bond: whole periods with the remainder shared at both ends.
-        let period = HBOND_DASH_ANGSTROM + HBOND_GAP_ANGSTROM;
-        let n = ((len + HBOND_GAP_ANGSTROM) / period).floor().max(1.0) as usize;
-        let used = n as f32 * period - HBOND_GAP_ANGSTROM;
-        let start = 0.5 * (len - used).max(0.0);
-        let (ca, cb) = (color(from), color(b.acceptor));
-        for k in 0..n {
-            let t0 = start + k as f32 * period;
-            let t1 = (t0 + HBOND_DASH_ANGSTROM).min(len);
-            let at = |t: f32| [0, 1, 2].map(|i| p[i] + dir[i] * t);
-            let c = if 0.5 * (t0 + t1) < 0.5 * len { ca } else { cb };
-            out.push(CylinderInstance {
-                a_angstrom: at(t0),
-                b_angstrom: at(t1),
-                radius_angstrom: HBOND_RADIUS_ANGSTROM,
-                color_a: c,
-                color_b: c,
-            });
-        }
     }
 }
