@@ -9,6 +9,7 @@ mod device;
 mod grid;
 mod grid_series;
 mod grid_source;
+mod hbonds;
 mod info;
 mod ions;
 #[cfg(feature = "gui")]
@@ -81,6 +82,8 @@ enum Command {
     Info(info::InfoArgs),
     /// Radial distribution function g(r) between two atom selections over a trajectory.
     Rdf(rdf::RdfArgs),
+    /// Hydrogen bonds over a trajectory: each bond's occupancy, or the count per frame (--per-frame).
+    Hbonds(hbonds::HbondsArgs),
     /// How fast is this machine: a quick suite of field and trajectory cases on built-in inputs.
     Bench(bench::BenchArgs),
     /// Compute a field (orbital, density, spin density, potential) on a lattice and write a cube or DX file.
@@ -134,6 +137,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
         Some(Command::Rdf(args)) => rdf::run(&args),
+        Some(Command::Hbonds(args)) => hbonds::run(&args),
         Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Grid(args)) => grid::run(&args),
         Some(Command::Points(args)) => points::run(&args),
@@ -285,6 +289,7 @@ fn expand_file_patterns(cli: &mut Cli) -> anyhow::Result<()> {
         None => &mut cli.files,
         Some(Command::Info(a)) => &mut a.files,
         Some(Command::Rdf(a)) => &mut a.files,
+        Some(Command::Hbonds(a)) => &mut a.files,
         Some(Command::Grid(a)) => &mut a.files,
         Some(Command::Points(a)) => &mut a.files,
         Some(Command::Ions(a)) => &mut a.files,

@@ -33,7 +33,7 @@ pub struct RenderArgs {
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
     /// An atom representation "SELECTION:STYLE[:COLOURING]" (STYLE: lines, licorice,
-    /// ball-and-stick, vdw, cpk; COLOURING: element, residue, chain, charge, beta), or the polymer
+    /// ball-and-stick, vdw, cpk, hbonds; COLOURING: element, residue, chain, charge, beta), or the polymer
     /// residues of the selection as STYLE cartoon, tube or trace (COLOURING: ss, the default,
     /// chain, residue, index, beta (the CA's B-factor); or esp: the potential of the frame's
     /// charges at each vertex of the mesh, in --potential-unit; or volume:N: the N-th volume of the
