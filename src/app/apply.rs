@@ -552,18 +552,24 @@ impl AppState {
     }
 
     fn pick_at(&mut self, pixel: [f32; 2], size_px: [u32; 2]) {
-        let Some(doc) = self.document() else {
+        if self.document().is_none() {
             return;
-        };
+        }
+        let hit = self.atom_at(pixel, size_px);
+        self.pick_atom(hit);
+    }
+
+    /// The atom drawn nearest the eye at `pixel` of a view of `size_px`, if any.
+    pub fn atom_at(&self, pixel: [f32; 2], size_px: [u32; 2]) -> Option<usize> {
+        let doc = self.document()?;
         let (o, d) = self.view.camera.ray_through_pixel(pixel, size_px);
         let centers: Vec<[f32; 3]> = self.view.spheres.iter().map(|s| s.center_angstrom).collect();
         let radii: Vec<f32> = self.view.spheres.iter().map(|s| s.radius_angstrom).collect();
         // Spheres skip atoms with non-finite coordinates; map back through positions.
-        let hit = crate::render::camera::pick_sphere(o, d, &centers, &radii).and_then(|(k, _)| {
+        crate::render::camera::pick_sphere(o, d, &centers, &radii).and_then(|(k, _)| {
             let c = centers.get(k)?;
             doc.frame.positions_angstrom.iter().position(|p| p == c)
-        });
-        self.pick_atom(hit);
+        })
     }
 
     /// What a click on `atom` (or on empty space) does: the pick and its highlight, and the click

@@ -305,6 +305,8 @@ pub struct ViewState {
     /// Whether the camera should frame the document at the next layout.
     pub fit_pending: bool,
     pub pick: Option<PickInfo>,
+    /// The atom under the pointer when the view's right-click menu opened (`None`: empty space).
+    pub menu_atom: Option<usize>,
     /// Isosurfaces are extracted on the render GPU by the draw stage (marching cubes as a compute
     /// pass) instead of on the CPU; set by the window when its device can.
     pub gpu_surfaces: bool,
@@ -435,6 +437,7 @@ impl AppState {
                 fps: 0.0,
                 fit_pending: false,
                 pick: None,
+                menu_atom: None,
                 gpu_surfaces: false,
                 gpu_cartoons: false,
                 mesher: None,

@@ -12,6 +12,7 @@
 //! and Measure menus and their keys.
 
 pub mod add;
+pub mod atom_menu;
 pub mod browser;
 pub mod console;
 pub mod esp_model;
@@ -57,6 +58,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Right or middle drag", "Pan"),
     ("Wheel", "Zoom"),
     ("Click an atom", "Show its name, residue, charge and field value"),
+    (
+        "Right-click an atom",
+        "Its menu: show its residue or the residues around it, their hydrogen bonds, label it, centre on it",
+    ),
 ];
 
 /// Pushes a command (shorthand used by the panels).

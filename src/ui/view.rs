@@ -79,6 +79,14 @@ pub fn view_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if response.double_clicked() && state.view.pick.is_some() {
         super::menu::centre_on_picked_atom(state);
     }
+    // A right click opens the atom's menu (a right drag pans).
+    if response.secondary_clicked()
+        && let Some(pos) = response.interact_pointer_pos()
+    {
+        let local = (pos - rect.min) * ppp;
+        state.view.menu_atom = state.atom_at([local.x, local.y], size_px);
+    }
+    response.context_menu(|ui| super::atom_menu::atom_menu_ui(ui, state));
     ui.painter().add(crate::render::callback::view_paint_callback(rect));
     super::measure::view_overlay_ui(ui, state, rect);
     super::legend::legends_ui(ui, &state.legends(), rect);
