@@ -39,6 +39,7 @@ pub mod potential;
 pub mod qm;
 pub mod rdf;
 pub mod reps;
+pub mod sequence;
 pub mod session;
 pub mod settings;
 pub mod slice;

@@ -365,6 +365,8 @@ pub struct PanelState {
     pub right_open: bool,
     /// The selection typed into "add atoms" of the representation editor.
     pub new_selection: String,
+    /// The sequence panel (chains as one-letter sequences, residues picked in it).
+    pub sequence: crate::app::sequence::SequencePanel,
     /// The graphics adapter and the rendering paths chosen for it, and the GPU resources the view
     /// holds (set by the window; shown in the jobs panel).
     pub graphics: [String; 2],
@@ -395,6 +397,7 @@ impl Default for PanelState {
             left_open: true,
             right_open: true,
             new_selection: "all".into(),
+            sequence: Default::default(),
             graphics: Default::default(),
             export: Default::default(),
             console: Default::default(),

@@ -187,6 +187,10 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             if ui.checkbox(&mut right, "Fields and orbitals panel").changed() {
                 state.panels.right_open = right;
             }
+            let mut sequence = !state.panels.sequence.hidden;
+            if ui.checkbox(&mut sequence, "Sequence").changed() {
+                state.panels.sequence.hidden = !sequence;
+            }
             let mut dark = state.settings.dark_background;
             if ui.checkbox(&mut dark, "Dark background").changed() {
                 send(state, Command::SetDarkBackground(dark));

@@ -29,6 +29,7 @@ pub mod panels;
 pub mod pb;
 pub mod rdf;
 pub mod reps;
+pub mod sequence;
 pub mod timeline;
 pub mod tokens;
 pub mod tools;
@@ -78,6 +79,9 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
     egui::Panel::bottom("orbitfield_status").show(ui, |ui| view::status_bar_ui(ui, state));
     egui::Panel::bottom("orbitfield_timeline").show(ui, |ui| timeline::timeline_ui(ui, state));
     egui::Panel::bottom("orbitfield_console").show(ui, |ui| console::console_ui(ui, state));
+    if sequence::wanted(state) {
+        egui::Panel::bottom("orbitfield_sequence").show(ui, |ui| sequence::sequence_ui(ui, state));
+    }
     // Side panels take at most a fifth of the window each (resizable up to that), so the 3-D view
     // keeps most of it; each collapses to give the view the whole width. On a narrow window (1024
     // points) a fifth is less than the panels' rows need: they keep their default width there, as

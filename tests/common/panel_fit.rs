@@ -11,7 +11,8 @@ use egui_kittest::kittest::{NodeT, Queryable};
 use orbitfield::app::state::AppState;
 
 /// The panels of the window by their ids (`ui::main_ui`).
-pub const PANELS: [&str; 6] = [
+pub const PANELS: [&str; 7] = [
+    "orbitfield_sequence",
     "orbitfield_left",
     "orbitfield_right",
     "orbitfield_menu",
@@ -35,8 +36,15 @@ fn bounds(node: &egui_kittest::Node<'_>) -> Option<egui::Rect> {
 /// The whole window over `state` at `size`: the UI, the pending commands applied (and the
 /// representations updated, with `update_reps`) after each frame, the panels' rectangles kept.
 pub fn window_of(state: AppState, size: [f32; 2], update_reps: bool) -> Harness<'static, AppState> {
+    window_stepping(state, size, update_reps, 0.25)
+}
+
+/// As [`window_of`], each frame `step_dt` seconds after the one before (egui counts two clicks as a
+/// double click within 0.3 s).
+pub fn window_stepping(state: AppState, size: [f32; 2], update_reps: bool, step_dt: f32) -> Harness<'static, AppState> {
     Harness::builder()
         .with_size(egui::vec2(size[0], size[1]))
+        .with_step_dt(step_dt)
         // Opening a header re-measures the grids of the other sections of its panel (egui grids take
         // a frame per change of their column widths), which can take a dozen frames to settle.
         .with_max_steps(32)
