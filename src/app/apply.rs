@@ -170,6 +170,8 @@ impl AppState {
                 self.fields.cancel_all();
                 self.panels.status = "cancelled".into();
             }
+            Command::FetchPdb(id) => self.start_fetch(&id),
+            Command::CancelFetch => self.cancel_fetch(),
             Command::CancelSave => {
                 if let Some(job) = &self.panels.save_job {
                     job.cancel();

@@ -25,6 +25,7 @@ pub mod document;
 pub mod draw;
 pub mod esp_model;
 pub mod export;
+pub mod fetch;
 pub mod fields;
 pub mod fit;
 pub mod history;

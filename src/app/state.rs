@@ -128,6 +128,10 @@ pub enum Command {
     CancelJobs,
     /// Stops the running "Save as…" write (no file is left behind).
     CancelSave,
+    /// Downloads a PDB entry by its ID (`1ubq`) into the cache and opens it (`io::fetch`).
+    FetchPdb(String),
+    /// Stops the running download of a PDB entry (nothing is kept).
+    CancelFetch,
     /// Colours the main field's surfaces by another field (`None`: lobe colours): a volume of the
     /// document (`FieldChoice::Volume`) or a field computed per frame (e.g. the wavefunction's
     /// potential on the density surface). A range of `None` is chosen from the colouring field's
@@ -365,6 +369,8 @@ pub struct PanelState {
     pub right_open: bool,
     /// The selection typed into "add atoms" of the representation editor.
     pub new_selection: String,
+    /// Fetching PDB entries by ID: the form and the running download.
+    pub fetch: crate::app::fetch::FetchPanel,
     /// The sequence panel (chains as one-letter sequences, residues picked in it).
     pub sequence: crate::app::sequence::SequencePanel,
     /// The graphics adapter and the rendering paths chosen for it, and the GPU resources the view
@@ -398,6 +404,7 @@ impl Default for PanelState {
             right_open: true,
             new_selection: "all".into(),
             sequence: Default::default(),
+            fetch: Default::default(),
             graphics: Default::default(),
             export: Default::default(),
             console: Default::default(),
@@ -494,6 +501,7 @@ impl AppState {
             }
         }
         self.pump_measure_series();
+        self.poll_fetch();
     }
 
     /// Starts writing the `save_selection_text` atoms (all when empty) of the `save_frames_text`

@@ -248,7 +248,7 @@ impl Viewer {
         }
         self.state.tick(dt);
         let followed = self.state.poll_follow();
-        let saving = self.state.poll_save();
+        let saving = self.state.poll_save() || self.state.panels.fetch.job.is_some();
         let sampling = self.state.ils_needs_pump();
         if self.state.pump_rdf() || self.state.panels.rdf.is_running() || followed || saving || sampling {
             gfx.window.request_redraw();

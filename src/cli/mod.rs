@@ -305,9 +305,42 @@ fn expand_file_patterns(cli: &mut Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The file of the PDB entry a `pdb:ID` argument names: from the cache, else downloaded into it
+/// (said once on standard error, by rank 0 alone under a launcher).
+fn fetch_argument(arg: &str) -> anyhow::Result<PathBuf> {
+    use std::sync::atomic::{AtomicBool, AtomicU64};
+    let source = orbitfield::io::fetch::Source::from_environment();
+    let id = orbitfield::io::fetch::parse_pdb_id(arg)?;
+    let quiet = orbitfield::batch::is_quiet_rank();
+    if !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprintln!(
+            "note: fetching PDB entry {} from {}…",
+            id.to_ascii_uppercase(),
+            source.host()
+        );
+    }
+    let (path, downloaded) = orbitfield::io::fetch::fetch_entry(
+        &source,
+        &id,
+        &AtomicBool::new(false),
+        &AtomicU64::new(0),
+        &AtomicU64::new(0),
+    )?;
+    if !quiet {
+        let how = if downloaded { "downloaded to" } else { "from the cache," };
+        eprintln!("note: PDB entry {} {how} {}", id.to_ascii_uppercase(), path.display());
+    }
+    Ok(path)
+}
+
 fn expand_patterns(files: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::with_capacity(files.len());
     for f in files {
+        let text = f.to_string_lossy();
+        if !f.exists() && orbitfield::io::fetch::is_entry_argument(&text) {
+            out.push(fetch_argument(&text)?);
+            continue;
+        }
         let name = f
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

@@ -14,6 +14,7 @@ pub mod cube;
 pub mod dcd;
 pub mod dx;
 pub mod fchk;
+pub mod fetch;
 pub mod fields;
 pub mod gro;
 pub mod lammps_data;

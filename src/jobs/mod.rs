@@ -30,16 +30,17 @@
 //! through [`adapter_worker`] (one per hardware adapter, `compute::wgpu::engine::WgpuEngine`; NVIDIA
 //! adapters only where CUDA found no device; `ORBITFIELD_WGPU` changes that); fields that engine does not compute go to the CPU workers.
 //!
-//! Besides the pool: [`task::Task`] runs one-off viewer computations on a thread of their own, and
-//! [`save::SaveJob`] the viewer's writes of atoms and frames to a file, [`pair::PairWorker`] the
-//! second half of a large frame's decoding, and [`pb::PbWorker`] Poisson-Boltzmann potentials frame
-//! by frame.
+//! Besides the pool: [`task::Task`] runs one-off viewer computations on a thread of their own,
+//! [`save::SaveJob`] the viewer's writes of atoms and frames to a file, [`fetch::FetchJob`] PDB entries'
+//! downloads, [`pair::PairWorker`] the second half of a large frame's decoding, and [`pb::PbWorker`]
+//! Poisson-Boltzmann potentials frame by frame.
 //!
 //! Used by the CLI (`compute_grid`), the bench command and the viewer.
 
 #[cfg(feature = "gui")]
 pub mod adapter_worker;
 pub mod cartoon;
+pub mod fetch;
 pub mod lanes;
 pub mod mesher;
 #[cfg(feature = "gui")]

@@ -102,6 +102,16 @@ impl<'a> Runner<'a> {
             let planned = plan(&parsed, self.state).map_err(|p| at(st.line, p.column, p.message))?;
             self.carry_out(planned, parsed.column)
                 .map_err(|p| at(st.line, p.column, p.message))?;
+            if self.mode == RunMode::Headless && parsed.verb.name == "fetch" {
+                let errors = self.state.panels.error_count;
+                while self.state.panels.fetch.job.is_some() {
+                    self.state.poll_fetch();
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                if self.state.panels.error_count != errors {
+                    return Err(at(st.line, parsed.column, self.state.panels.status.clone()));
+                }
+            }
             self.statements += 1;
         }
         Ok(())
@@ -114,7 +124,8 @@ impl<'a> Runner<'a> {
         match (p.verb.name, p.sub()) {
             ("save", "image" | "movie") => !self.view_is_current(),
             ("ils", "path") => self.state.ils_needs_pump(),
-            _ => false,
+            // Whatever follows a `fetch` waits for the entry to arrive and open.
+            _ => self.state.panels.fetch.job.is_some(),
         }
     }
 

@@ -56,6 +56,11 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
             _ => cmds(vec![Command::OpenSession(path(p, "file"))]),
         },
         "close" => cmds(vec![Command::CloseDocument]),
+        "fetch" => {
+            let id = p.text("id").unwrap_or("").trim();
+            crate::io::fetch::parse_pdb_id(id).map_err(|e| problem(p.column_of("id"), e.to_string()))?;
+            cmds(vec![Command::FetchPdb(id.to_string())])
+        }
         "rep" => rep(p, state),
         "color" => {
             let (id, kind) = rep_at(p, state, "rep")?;

@@ -203,6 +203,17 @@ pub const VERBS: &[Verb] = &[
         example: "open adk.psf adk_dims.dcd",
     },
     Verb {
+        name: "fetch",
+        summary: "Download an entry of the Protein Data Bank by its ID and open it (kept for next time).",
+        forms: &[form(
+            &[],
+            &[arg("id", Kind::Text, "the entry's ID: 1ubq, or pdb_00001ubq")],
+            &[],
+            "Downloads the entry's mmCIF file (RCSB, or ORBITFIELD_PDB_URL) into the cache, then opens it as `open` does.",
+        )],
+        example: "fetch 1ubq",
+    },
+    Verb {
         name: "close",
         summary: "Close the open document.",
         forms: &[form(&[], &[], &[], "Closes the document and its representations.")],

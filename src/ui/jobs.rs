@@ -127,6 +127,7 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
 /// A progress bar (or a spinner) with a cancel button while the view waits for fields, and one
 /// while "Save as…" writes.
 pub fn progress_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    super::fetch::progress_ui(ui, state);
     if let Some(job) = &state.panels.save_job {
         let (written, total) = (job.written(), job.total().max(1));
         let name = job

@@ -150,6 +150,13 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             if ui.button("Open with the built-in browser…").clicked() {
                 send(state, Command::OpenBrowser(Purpose::OpenFiles, None));
             }
+            if ui
+                .button(super::fetch::FETCH_MENU)
+                .on_hover_text("Download an entry of the Protein Data Bank by its ID (1ubq) and open it")
+                .clicked()
+            {
+                state.panels.fetch.form_open = true;
+            }
             super::files::session_buttons_ui(ui, state);
             if ui.button("Open demo").clicked() {
                 send(state, Command::OpenDemo);

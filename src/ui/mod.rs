@@ -17,6 +17,7 @@ pub mod browser;
 pub mod console;
 pub mod esp_model;
 pub mod export;
+pub mod fetch;
 pub mod fields;
 pub mod files;
 pub mod ils;
@@ -155,6 +156,7 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
     measure::plot_window(ui.ctx(), state);
     export::export_windows(ui.ctx(), state);
     ils::ils_window(ui.ctx(), state);
+    fetch::fetch_window(ui.ctx(), state);
 }
 
 /// The small button at the top of a side panel that collapses it.

@@ -97,7 +97,7 @@ pub fn view_ui(ui: &mut egui::Ui, state: &mut AppState) {
         ui.painter().text(
             rect.center(),
             egui::Align2::CENTER_CENTER,
-            "Drop files here, press Ctrl+O, or File > Open demo",
+            "Drop files here, press Ctrl+O, File > Fetch from PDB…, or File > Open demo",
             egui::FontId::proportional(16.0),
             ui.visuals().weak_text_color(),
         );
