@@ -188,20 +188,7 @@ fn pick_residues_in_the_sequence_show_them_and_centre_on_one() {
     );
 
     // Hide it, and show it again from the View menu.
-    let panel = panel_fit::panel_rects(&harness)
-        .into_iter()
-        .find(|(id, _)| *id == "orbitfield_sequence")
-        .map(|(_, r)| r)
-        .expect("the sequence panel");
-    harness
-        .query_all_by_label("×")
-        .find(|n| {
-            n.accesskit_node()
-                .bounding_box()
-                .is_some_and(|b| panel.contains(egui::pos2(b.x0 as f32 + 1.0, b.y0 as f32 + 1.0)))
-        })
-        .expect("the panel's close button")
-        .click();
+    harness.get_by_label(orbitfield::ui::sequence::HIDE).click();
     harness.run();
     assert_eq!(harness.query_all_by_label_contains("Sequence 4AKE: ").count(), 0);
     // The menu bar's "View" (the left panel has a "View" section below it).
@@ -213,7 +200,7 @@ fn pick_residues_in_the_sequence_show_them_and_centre_on_one() {
     harness.run();
     harness.get_by_label("Sequence").click();
     harness.run();
-    assert_eq!(harness.query_all_by_label_contains("Sequence 4AKE: ").count(), 2);
+    assert!(harness.query_all_by_label_contains("Sequence 4AKE: ").count() >= 2);
     let outside = panel_fit::outside_their_panels(&harness, SIZE, 1.0, "sequence");
     assert!(outside.is_empty(), "{outside:?}");
 }

@@ -80,9 +80,6 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
     egui::Panel::bottom("orbitfield_status").show(ui, |ui| view::status_bar_ui(ui, state));
     egui::Panel::bottom("orbitfield_timeline").show(ui, |ui| timeline::timeline_ui(ui, state));
     egui::Panel::bottom("orbitfield_console").show(ui, |ui| console::console_ui(ui, state));
-    if sequence::wanted(state) {
-        egui::Panel::bottom("orbitfield_sequence").show(ui, |ui| sequence::sequence_ui(ui, state));
-    }
     // Side panels take at most a fifth of the window each (resizable up to that), so the 3-D view
     // keeps most of it; each collapses to give the view the whole width. On a narrow window (1024
     // points) a fifth is less than the panels' rows need: they keep their default width there, as
@@ -141,9 +138,15 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 });
             });
     }
-    egui::CentralPanel::default()
-        .frame(egui::Frame::NONE)
-        .show(ui, |ui| view::view_ui(ui, state));
+    egui::CentralPanel::default().frame(egui::Frame::NONE).show(ui, |ui| {
+        // The sequence sits under the 3-D view, between the side panels (which keep their height).
+        if sequence::wanted(state) {
+            egui::Panel::bottom("orbitfield_sequence")
+                .frame(egui::Frame::side_top_panel(ui.style()))
+                .show(ui, |ui| sequence::sequence_ui(ui, state));
+        }
+        view::view_ui(ui, state)
+    });
     let mut open = state.panels.show_help;
     egui::Window::new("Keyboard and mouse")
         .open(&mut open)

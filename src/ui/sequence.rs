@@ -13,10 +13,22 @@ use crate::app::sequence::SequencePanel;
 use crate::app::state::{AppState, Command};
 use egui::{Color32, FontId, RichText, Sense};
 
-/// Whether the panel is shown: a document with polymer residues, not closed by the user.
-pub fn wanted(state: &AppState) -> bool {
-    !state.panels.sequence.hidden && state.document().is_some_and(|d| !d.structure.is_empty())
+/// Whether the panel is shown: a document with polymer residues (found now when the document is
+/// new), not closed by the user.
+pub fn wanted(state: &mut AppState) -> bool {
+    if state.panels.sequence.hidden {
+        return false;
+    }
+    let AppState { doc, panels, .. } = &mut *state;
+    let Some(document) = doc.document.as_ref() else {
+        return false;
+    };
+    panels.sequence.refresh(document.id, &document.structure);
+    !panels.sequence.chains.is_empty()
 }
+
+/// The accessible name of the panel's close button (it shows "×").
+pub const HIDE: &str = "Hide the sequence";
 
 /// Width of the chain label and residue-number columns (points).
 pub const LABEL_WIDTH: f32 = 64.0;
@@ -79,11 +91,11 @@ pub fn sequence_ui(ui: &mut egui::Ui, state: &mut AppState) {
 /// The panel's first line: its name, then the picked residues and what can be done with them.
 fn header_ui(ui: &mut egui::Ui, seq: &mut SequencePanel, out: &mut Vec<Command>) {
     ui.horizontal(|ui| {
-        if ui
+        let close = ui
             .small_button("×")
-            .on_hover_text("Hide the sequence (View > Sequence shows it)")
-            .clicked()
-        {
+            .on_hover_text("Hide the sequence (View > Sequence shows it)");
+        close.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, HIDE));
+        if close.clicked() {
             seq.hidden = true;
         }
         ui.label(RichText::new("Sequence").strong());

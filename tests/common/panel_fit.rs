@@ -11,8 +11,7 @@ use egui_kittest::kittest::{NodeT, Queryable};
 use orbitfield::app::state::AppState;
 
 /// The panels of the window by their ids (`ui::main_ui`).
-pub const PANELS: [&str; 7] = [
-    "orbitfield_sequence",
+pub const PANELS: [&str; 6] = [
     "orbitfield_left",
     "orbitfield_right",
     "orbitfield_menu",
