@@ -267,6 +267,7 @@ impl AppState {
             Command::AddOrbitalRep(index) => self.show_orbital(self.doc.spin, index, true),
             c @ (Command::SetClickMode(_)
             | Command::AddMeasurement(_)
+            | Command::AddRmsdMeasurement { .. }
             | Command::DeleteMeasurement(_)
             | Command::ClearMeasurements
             | Command::PlotMeasurement(_)

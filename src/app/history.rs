@@ -91,6 +91,7 @@ pub fn group_of(c: &Command) -> Option<Group> {
         | C::Pick { .. }
         | C::PickAtom(_)
         | C::AddMeasurement(_)
+        | C::AddRmsdMeasurement { .. }
         | C::DeleteMeasurement(_)
         | C::ClearMeasurements
         | C::ToggleLabel(_)

@@ -9,8 +9,10 @@
 //! ([`AppState::pump_measure_series`], called after each batch of commands), so a long trajectory
 //! never stalls the window and its progress shows.
 
+use super::rmsd::RmsdSpec;
 use super::state::AppState;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Measurement lines and values over a dark background (amber), in the window and in exported
 /// images.
@@ -33,6 +35,9 @@ pub enum MeasureKind {
     /// About the bond between the middle two of four atoms, in degrees (-180..180, IUPAC sign:
     /// positive is clockwise looking from the second atom to the third).
     Dihedral,
+    /// The RMSD of a selection from a reference frame, in Angstrom (`app::rmsd`); not made by
+    /// clicks.
+    Rmsd,
 }
 
 impl MeasureKind {
@@ -44,6 +49,7 @@ impl MeasureKind {
             MeasureKind::Distance => 2,
             MeasureKind::Angle => 3,
             MeasureKind::Dihedral => 4,
+            MeasureKind::Rmsd => 0,
         }
     }
 
@@ -62,13 +68,14 @@ impl MeasureKind {
             MeasureKind::Distance => "distance",
             MeasureKind::Angle => "angle",
             MeasureKind::Dihedral => "dihedral",
+            MeasureKind::Rmsd => "rmsd",
         }
     }
 
     /// The unit written beside values.
     pub fn unit(self) -> &'static str {
         match self {
-            MeasureKind::Distance => "Å",
+            MeasureKind::Distance | MeasureKind::Rmsd => "Å",
             MeasureKind::Angle | MeasureKind::Dihedral => "°",
         }
     }
@@ -76,7 +83,7 @@ impl MeasureKind {
     /// The unit as a CSV header spells it (ASCII).
     pub fn unit_word(self) -> &'static str {
         match self {
-            MeasureKind::Distance => "angstrom",
+            MeasureKind::Distance | MeasureKind::Rmsd => "angstrom",
             MeasureKind::Angle | MeasureKind::Dihedral => "degree",
         }
     }
@@ -85,6 +92,7 @@ impl MeasureKind {
     pub fn format(self, value: f64) -> String {
         match self {
             MeasureKind::Distance => format!("{value:.2} Å"),
+            MeasureKind::Rmsd => format!("{value:.3} Å"),
             MeasureKind::Angle | MeasureKind::Dihedral => format!("{value:.1}°"),
         }
     }
@@ -102,16 +110,21 @@ pub enum ClickMode {
     Measure(MeasureKind),
 }
 
-/// One measurement: 0-based atom indices (2, 3 or 4 of them).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One measurement: 0-based atom indices (2, 3 or 4 of them; or a selection's, for an RMSD).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Measurement {
     pub id: u64,
     pub atoms: Vec<usize>,
+    /// What an RMSD measurement compares (`None` for distances, angles and dihedrals).
+    pub rmsd: Option<Arc<RmsdSpec>>,
 }
 
 impl Measurement {
     pub fn kind(&self) -> Option<MeasureKind> {
-        MeasureKind::of_atoms(self.atoms.len())
+        match self.rmsd {
+            Some(_) => Some(MeasureKind::Rmsd),
+            None => MeasureKind::of_atoms(self.atoms.len()),
+        }
     }
 }
 
@@ -120,6 +133,8 @@ impl Measurement {
 pub struct Series {
     /// The atoms measured (a series is thrown away when they change).
     pub atoms: Vec<usize>,
+    /// An RMSD's reference (as the measurement's).
+    pub rmsd: Option<Arc<RmsdSpec>>,
     /// The frames in the trajectory when the series started.
     pub n_frames: usize,
     /// One per frame read so far (frame i at index i); `None` where an atom has no finite position.
@@ -151,6 +166,8 @@ pub struct Measurements {
     pub series: std::collections::BTreeMap<u64, Series>,
     /// The path "Export CSV" writes to (the plot window's text field).
     pub csv_path: String,
+    /// The form of a new RMSD measurement.
+    pub rmsd_form: super::rmsd::RmsdForm,
     pub(crate) next_id: u64,
 }
 
@@ -238,6 +255,9 @@ pub fn series_csv(kind: MeasureKind, series: &Series) -> String {
 impl AppState {
     /// The short text of a measurement: "distance CA MET1 – CA ARG2".
     pub fn measurement_label(&self, m: &Measurement) -> String {
+        if let Some(spec) = &m.rmsd {
+            return super::rmsd::label(spec);
+        }
         let kind = m.kind().map_or("measurement", MeasureKind::name);
         let atoms: Vec<String> = m.atoms.iter().map(|&a| self.atom_short_name(a)).collect();
         format!("{kind} {}", atoms.join(" – "))
@@ -261,7 +281,7 @@ impl AppState {
 
     /// A measurement's value at the current frame.
     pub fn measurement_value(&self, m: &Measurement) -> Option<f64> {
-        measure(&m.atoms, &self.document()?.frame.positions_angstrom)
+        super::rmsd::value(&m.atoms, m.rmsd.as_deref(), &self.document()?.frame.positions_angstrom)
     }
 
     /// Adds a measurement of 2, 3 or 4 distinct atoms of the open document.
@@ -287,6 +307,7 @@ impl AppState {
         let m = Measurement {
             id: tools.next_id,
             atoms,
+            rmsd: None,
         };
         tools.list.push(m.clone());
         let value = self.measurement_value(&m).map(|v| kind.format(v)).unwrap_or_default();
@@ -391,10 +412,11 @@ impl AppState {
             .measure
             .series
             .get(&id)
-            .is_some_and(|s| s.atoms == m.atoms && s.n_frames == n_frames && s.error.is_none());
+            .is_some_and(|s| s.atoms == m.atoms && s.rmsd == m.rmsd && s.n_frames == n_frames && s.error.is_none());
         if !keep {
             let series = Series {
                 atoms: m.atoms.clone(),
+                rmsd: m.rmsd.clone(),
                 n_frames,
                 values: Vec::with_capacity(n_frames),
                 times_ps: Vec::with_capacity(n_frames),
@@ -422,9 +444,14 @@ impl AppState {
             while !series.done() && budget > 0 {
                 budget -= 1;
                 let i = series.values.len();
-                match doc.trajectory.read_frame(i, &mut frame) {
+                // As the view shows the frame (molecules whole, fitted when the view fits).
+                match doc.read_frame(i, &mut frame) {
                     Ok(()) => {
-                        series.values.push(measure(&series.atoms, &frame.positions_angstrom));
+                        series.values.push(super::rmsd::value(
+                            &series.atoms,
+                            series.rmsd.as_deref(),
+                            &frame.positions_angstrom,
+                        ));
                         series.times_ps.push(frame.time_ps);
                         grew = true;
                     }

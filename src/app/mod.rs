@@ -40,6 +40,7 @@ pub mod potential;
 pub mod qm;
 pub mod rdf;
 pub mod reps;
+pub mod rmsd;
 pub mod sequence;
 pub mod session;
 pub mod settings;

@@ -97,6 +97,9 @@ pub struct Session {
     /// The measurements: each one's 2, 3 or 4 atoms, numbered from 1 (as `measure` takes them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub measurements: Vec<Vec<usize>>,
+    /// The RMSD measurements: selection, reference frame, superposed or not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rmsd: Vec<(String, usize, bool)>,
     /// The labelled atoms, numbered from 1.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<usize>,
@@ -218,7 +221,16 @@ impl AppState {
                 .measure
                 .list
                 .iter()
+                .filter(|m| m.rmsd.is_none())
                 .map(|m| m.atoms.iter().map(|a| a + 1).collect())
+                .collect(),
+            rmsd: self
+                .tools
+                .measure
+                .list
+                .iter()
+                .filter_map(|m| m.rmsd.as_ref())
+                .map(|r| (r.selection.clone(), r.reference_frame, r.fit))
                 .collect(),
             labels: self.tools.labels.atoms.iter().map(|a| a + 1).collect(),
             label_format: Some(self.tools.labels.format),
@@ -295,6 +307,9 @@ impl AppState {
         // reported by `add_measurement`, and dropped for a label).
         for atoms in &s.measurements {
             self.add_measurement(atoms.iter().map(|a| a.saturating_sub(1)).collect());
+        }
+        for (selection, reference, fit) in &s.rmsd {
+            self.add_rmsd_measurement(selection, *reference, *fit);
         }
         let n_atoms = self.document().map_or(0, |d| d.structure.len());
         if let Some(format) = s.label_format {

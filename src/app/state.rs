@@ -213,6 +213,12 @@ pub enum Command {
     SetClickMode(super::measure::ClickMode),
     /// Measures between 2, 3 or 4 atoms (0-based): a distance, an angle or a dihedral.
     AddMeasurement(Vec<usize>),
+    /// Lists the RMSD of a selection from a reference frame (superposed first when `fit`).
+    AddRmsdMeasurement {
+        selection: String,
+        reference: usize,
+        fit: bool,
+    },
     DeleteMeasurement(u64),
     ClearMeasurements,
     /// Shows a measurement's values over all frames in the plot (`None` closes it).

@@ -27,6 +27,11 @@ impl super::state::AppState {
         match c {
             C::SetClickMode(mode) => self.set_click_mode(mode),
             C::AddMeasurement(atoms) => self.add_measurement(atoms),
+            C::AddRmsdMeasurement {
+                selection,
+                reference,
+                fit,
+            } => self.add_rmsd_measurement(&selection, reference, fit),
             C::DeleteMeasurement(id) => self.delete_measurement(id),
             C::ClearMeasurements => {
                 let ids: Vec<u64> = self.tools.measure.list.iter().map(|m| m.id).collect();

@@ -260,11 +260,22 @@ impl<'a> Runner<'a> {
                 selection,
                 reference,
                 fit,
+                keep,
             } => {
                 let value = self.rmsd(&selection, reference, fit).map_err(fail)?;
                 let how = if fit { ", superposed" } else { "" };
                 self.output
                     .push(format!("rmsd of '{selection}' to frame {reference}{how}: {value:.4} A"));
+                if keep {
+                    self.apply(
+                        vec![Command::AddRmsdMeasurement {
+                            selection,
+                            reference,
+                            fit,
+                        }],
+                        column,
+                    )?;
+                }
                 Ok(())
             }
             Plan::SaveImage(request) => {

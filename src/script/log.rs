@@ -330,6 +330,11 @@ impl ActionLog {
                 }
             }
             Command::AddMeasurement(atoms) => measure_line(atoms).map(|l| Pending::Text(vec![l])),
+            Command::AddRmsdMeasurement {
+                selection,
+                reference,
+                fit,
+            } => Some(Pending::Text(vec![rmsd_line(selection, *reference, *fit)])),
             Command::DeleteMeasurement(id) => {
                 let k = state.tools.measure.list.iter().position(|m| m.id == *id)?;
                 text(format!("measure delete {}", k + 1))
@@ -444,7 +449,10 @@ impl ActionLog {
             After::Pick { measurements } => {
                 let mut out = Vec::new();
                 for m in state.tools.measure.list.iter().skip(measurements) {
-                    out.extend(measure_line(&m.atoms));
+                    match &m.rmsd {
+                        Some(r) => out.push(rmsd_line(&r.selection, r.reference_frame, r.fit)),
+                        None => out.extend(measure_line(&m.atoms)),
+                    }
                 }
                 out
             }
@@ -520,6 +528,14 @@ pub fn rdf_line(panel: &crate::app::rdf::RdfPanel) -> String {
         panel.sel2_text.trim(),
         panel.r_max_angstrom,
         panel.bins
+    )
+}
+
+/// `measure rmsd SEL reference N [fit] keep`: the command that adds an RMSD measurement.
+pub fn rmsd_line(selection: &str, reference: usize, fit: bool) -> String {
+    format!(
+        "measure rmsd {selection} reference {reference}{} keep",
+        if fit { " fit" } else { "" }
     )
 }
 

@@ -37,6 +37,8 @@ pub enum Plan {
         reference: usize,
         /// After the best rigid superposition of the selection (Kabsch), not as the frames stand.
         fit: bool,
+        /// Also list it in the Measurements panel.
+        keep: bool,
     },
 }
 
@@ -605,6 +607,7 @@ fn measure(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                 selection,
                 reference,
                 fit: p.flag("fit"),
+                keep: p.flag("keep"),
             })
         }
         "clear" => Ok(Plan::Commands(vec![Command::ClearMeasurements])),

@@ -472,8 +472,12 @@ pub const VERBS: &[Verb] = &[
                         "fit",
                         "after the best rigid superposition of the selection (Kabsch), as VMD's RMSD tool and MDAnalysis's rms.rmsd(superposition=True) report it",
                     ),
+                    flag(
+                        "keep",
+                        "also list it in the Measurements panel, where it follows the frames and plots over all of them",
+                    ),
                 ],
-                "The RMSD in Angstrom of the selection's atoms between the current frame and the reference: as the frames stand, or with `fit` after superposing them; reported, not drawn.",
+                "The RMSD in Angstrom of the selection's atoms between the current frame and the reference: as the frames stand, or with `fit` after superposing them; reported (with `keep`, also listed).",
             ),
             form(
                 &["delete"],

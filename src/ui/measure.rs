@@ -97,6 +97,7 @@ fn capitalised(s: &str) -> String {
 /// (unit beside it), a plot button and a delete button.
 pub fn measurements_ui(ui: &mut egui::Ui, state: &mut AppState) {
     click_mode_ui(ui, state);
+    rmsd_form_ui(ui, state);
     if state.tools.measure.list.is_empty() {
         ui.label(RichText::new("No measurements yet: press 2, 3 or 4 and click atoms.").weak());
         return;
@@ -137,6 +138,70 @@ pub fn measurements_ui(ui: &mut egui::Ui, state: &mut AppState) {
     ui.separator();
     if ui.button("Delete all measurements").clicked() {
         send(state, Command::ClearMeasurements);
+    }
+}
+
+/// The label of the RMSD form's button, and of its selection field.
+pub const ADD_RMSD: &str = "Add RMSD";
+pub const RMSD_OF: &str = "RMSD of";
+
+/// A new RMSD over the frames: the selection, the reference frame, superposed or not.
+fn rmsd_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    let Some(doc) = state.document() else {
+        return;
+    };
+    if doc.n_frames < 2 {
+        return;
+    }
+    let last = doc.n_frames - 1;
+    let protein = doc
+        .structure
+        .resnames
+        .iter()
+        .any(|r| crate::model::select::is_protein_resname(r.as_str()));
+    let form = &mut state.tools.measure.rmsd_form;
+    if form.selection.is_empty() {
+        form.selection = if protein { "backbone" } else { "not hydrogen" }.to_string();
+    }
+    let mut add = false;
+    ui.horizontal_wrapped(|ui| {
+        let l = ui.label(RMSD_OF);
+        let edit = ui
+            .add(
+                egui::TextEdit::singleline(&mut form.selection)
+                    .desired_width(tokens::TEXT_FIELD_WIDTH * 0.7)
+                    .id_salt("rmsd_selection"),
+            )
+            .labelled_by(l.id);
+        add |= edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        let l = ui.label("from frame");
+        ui.add(egui::DragValue::new(&mut form.reference_frame).range(0..=last))
+            .labelled_by(l.id);
+    });
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut form.fit, "superpose").on_hover_text(
+            "Move each frame rigidly onto the reference first (least squares over the same atoms), as VMD's RMSD tool \
+             and MDAnalysis's rms.RMSD do",
+        );
+        add |= ui
+            .button(ADD_RMSD)
+            .on_hover_text("List it here; Plot shows it over every frame")
+            .clicked();
+    });
+    let parses = crate::model::select::Selection::parse(&form.selection);
+    if let Err(e) = &parses {
+        ui.label(RichText::new(e.to_string()).color(tokens::ERROR).small());
+    }
+    if add && parses.is_ok() {
+        let (selection, reference, fit) = (form.selection.clone(), form.reference_frame, form.fit);
+        send(
+            state,
+            Command::AddRmsdMeasurement {
+                selection,
+                reference,
+                fit,
+            },
+        );
     }
 }
 
@@ -253,7 +318,8 @@ pub fn view_overlay_ui(ui: &mut egui::Ui, state: &AppState, rect: Rect) {
     }
     let measure_color = measurement_color(state);
     let stroke = Stroke::new(1.5, measure_color);
-    for m in &state.tools.measure.list {
+    // An RMSD has no line to draw.
+    for m in state.tools.measure.list.iter().filter(|m| m.rmsd.is_none()) {
         let points: Option<Vec<Pos2>> = m.atoms.iter().map(|&a| at(a)).collect();
         let (Some(points), Some(kind)) = (points, m.kind()) else {
             continue;
