@@ -539,6 +539,7 @@ mod tests {
     fn the_csv_names_its_units_and_leaves_a_missing_value_empty() {
         let s = Series {
             atoms: vec![0, 1],
+            rmsd: None,
             n_frames: 2,
             values: vec![Some(1.5), None],
             times_ps: vec![Some(0.5), Some(1.0)],
