@@ -673,7 +673,7 @@ impl AppState {
             let (visible, RepKind::Atoms(a)) = (rep.visible, &mut rep.kind) else {
                 continue;
             };
-            refresh_atoms(a, doc);
+            refresh_atoms(a, doc, visible);
             if !visible {
                 continue;
             }
@@ -720,8 +720,9 @@ impl AppState {
 }
 
 /// Brings an atom representation's selection, bonds and colours up to date for `doc` (selections
-/// that depend on coordinates are evaluated again at each frame).
-fn refresh_atoms(a: &mut AtomsRep, doc: &crate::app::document::Document) {
+/// that depend on coordinates are evaluated again at each frame), and its hydrogen bonds when it
+/// draws them and is `visible`.
+fn refresh_atoms(a: &mut AtomsRep, doc: &crate::app::document::Document, visible: bool) {
     let frame_dependent = a.parsed().needs_positions();
     let key = (doc.id, frame_dependent.then_some(doc.frame_index));
     if a.cache.key != Some(key) {
@@ -764,7 +765,8 @@ fn refresh_atoms(a: &mut AtomsRep, doc: &crate::app::document::Document) {
     {
         a.cache.colors = Some((doc.id, a.coloring, atoms::atom_colors(&doc.structure, a.coloring)));
     }
-    if a.style == atoms::AtomStyle::HBonds {
+    // Hydrogen bonds are found for shown representations only (a hidden one forgets its bonds).
+    if a.style == atoms::AtomStyle::HBonds && visible {
         let key = (doc.id, doc.frame_index, a.hbonds);
         if a.cache.hbonds.as_ref().is_none_or(|(k, _)| *k != key) {
             let mut picked = vec![false; doc.structure.len()];
