@@ -148,3 +148,35 @@ fn hydrogen_bonds_among_a_selection_need_both_partners_picked() {
     assert!(want.len() > 20, "{}", want.len());
     assert_eq!(got, want);
 }
+
+#[test]
+fn a_neutron_structure_s_deuterium_is_hydrogen_and_donates() {
+    // 5PTI (BPTI, joint X-ray/neutron): 229 atoms are deuterium, written D in `type_symbol`.
+    let mut system = load(&[data("dssp/5PTI.cif.gz")]).unwrap();
+    let fr = system.trajectory.frame(0).unwrap().positions_angstrom;
+    let s = &system.structure;
+    assert!(
+        !system.warnings.iter().any(|w| w.contains("unknown element")),
+        "{:?}",
+        system.warnings
+    );
+    let deuterium: Vec<usize> = (0..s.len()).filter(|&i| s.names[i].as_str().starts_with('D')).collect();
+    assert!(deuterium.len() > 200);
+    assert!(
+        deuterium
+            .iter()
+            .all(|&i| s.elements[i] == orbitfield::model::Element::H)
+    );
+    let picked = vec![true; s.len()];
+    let set = find(s, &fr, &picked, &s.bonds, None, &HBondCriteria::default());
+    assert!(set.with_hydrogens);
+    let by_deuterium = set
+        .bonds
+        .iter()
+        .filter(|b| {
+            b.hydrogen
+                .is_some_and(|h| s.names[h as usize].as_str().starts_with('D'))
+        })
+        .count();
+    assert!(by_deuterium > 10, "{by_deuterium} of {} bonds", set.bonds.len());
+}

@@ -194,7 +194,7 @@ fn table_residue(resname: &str, names: &[&str]) -> Option<&'static str> {
         "HIS" | "HSD" | "HID" | "HISD" => "HSD",
         "HSE" | "HIE" | "HISE" => "HSE",
         "HSP" | "HIP" | "HIH" | "HISH" | "HISP" => "HSP",
-        "HOH" | "WAT" | "TIP3" | "TIP" | "T3P" | "SOL" | "SPC" | "H2O" => "TIP3",
+        "HOH" | "WAT" | "TIP3" | "TIP" | "T3P" | "TP3" | "SOL" | "SPC" | "H2O" | "DOD" | "D2O" => "TIP3",
         "NA" | "SOD" | "NA+" => "SOD",
         "K" | "POT" | "K+" => "POT",
         "CL" | "CLA" | "CL-" => "CLA",

@@ -255,9 +255,13 @@ impl Element {
         Element::from_symbol_bytes(symbol.as_bytes())
     }
 
-    /// Case-insensitive symbol look-up on bytes, ignoring surrounding blanks; constant time.
+    /// Case-insensitive symbol look-up on bytes, ignoring surrounding blanks; constant time. The
+    /// hydrogen isotopes' symbols D and T (neutron structures write deuterium as D) are hydrogen.
     pub fn from_symbol_bytes(symbol: &[u8]) -> Option<Element> {
         let s = symbol.trim_ascii();
+        if matches!(s, [b'D' | b'd' | b'T' | b't']) {
+            return Some(Element(1));
+        }
         let i = match *s {
             [a] => lookup_index(a, 0),
             [a, b] => lookup_index(a, b),
@@ -607,6 +611,10 @@ mod tests {
         assert_eq!(Element::from_symbol("Xx"), None);
         assert_eq!(Element::from_symbol(""), None);
         assert_eq!(Element::from_symbol("1"), None);
+        // Deuterium and tritium are hydrogen (neutron structures write D).
+        assert_eq!(Element::from_symbol("D"), Some(Element::H));
+        assert_eq!(Element::from_symbol(" t"), Some(Element::H));
+        assert_eq!(Element::from_symbol("Db"), Some(Element(105)));
         assert_eq!(Element::from_mass(1.008), Some(Element::H));
         assert_eq!(Element::from_mass(15.9994), Some(Element::O));
         assert_eq!(Element::from_mass(22.98977), Some(Element(11)));
