@@ -167,13 +167,7 @@ fn chains_of(s: &Structure, polymer: &Polymer) -> Vec<SeqChain> {
             .unwrap_or_default();
         let key = (chain.clone(), seg.clone());
         if last_key.as_ref() != Some(&key) {
-            let quote = |w: &str| {
-                if w.chars().all(|c| c.is_ascii_alphanumeric()) {
-                    w.to_string()
-                } else {
-                    format!("\"{w}\"")
-                }
-            };
+            let quote = crate::model::select::literal_word;
             let (label, selector) = if !chain.is_empty() {
                 (chain.clone(), format!("chain {}", quote(&chain)))
             } else if !seg.is_empty() {

@@ -121,6 +121,16 @@ pub struct Selection {
     text: String,
 }
 
+/// A value as a selection's word that names it literally: as it is when it is letters and digits,
+/// else in single quotes (a double-quoted value reads as a regular expression).
+pub fn literal_word(w: &str) -> String {
+    if !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric()) {
+        w.to_string()
+    } else {
+        format!("'{w}'")
+    }
+}
+
 /// True for residue names the `protein` keyword selects (amino acids in PDB, CHARMM, AMBER, GROMOS
 /// and OPLS spellings, capping groups included).
 pub fn is_protein_resname(resname: &str) -> bool {

@@ -18,13 +18,7 @@ pub fn residue_selection(s: &Structure, i: usize) -> Option<String> {
     let resid = *s.resids.get(i)?;
     let chain = s.chains.get(i).map(|c| c.as_str().trim()).unwrap_or("");
     let seg = s.segids.get(i).map(|c| c.as_str().trim()).unwrap_or("");
-    let quote = |w: &str| {
-        if w.chars().all(|c| c.is_ascii_alphanumeric()) {
-            w.to_string()
-        } else {
-            format!("\"{w}\"")
-        }
-    };
+    let quote = crate::model::select::literal_word;
     let group = if !chain.is_empty() {
         format!("chain {} and ", quote(chain))
     } else if !seg.is_empty() {

@@ -139,3 +139,19 @@ fn minimum_image_triclinic_matches_brute_force() {
         );
     }
 }
+
+#[test]
+fn literal_words_name_values_with_dots_and_dashes() {
+    let (mut s, f) = toy();
+    let odd = Name8::from("S.1-x");
+    for seg in s.segids.iter_mut().take(5) {
+        *seg = odd;
+    }
+    for (value, want) in [("S.1-x", 5), ("P1", 4), ("A", 0)] {
+        let text = format!("segid {}", literal_word(value));
+        let picked = Selection::parse(&text).unwrap().indices(&s, Some(&f)).len();
+        assert_eq!(picked, want, "{text}");
+    }
+    assert_eq!(literal_word("4AKE"), "4AKE");
+    assert_eq!(literal_word(""), "''");
+}
