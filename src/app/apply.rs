@@ -137,6 +137,9 @@ impl AppState {
             }
             Command::ShowCell(on) => {
                 self.settings.show_cell = on;
+                if let Some(doc) = self.document_mut() {
+                    doc.show_cell = Some(on);
+                }
                 self.rebuild_atoms();
             }
             Command::MakeWhole(on) => self.set_make_whole(on),

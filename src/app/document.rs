@@ -54,6 +54,13 @@ pub struct Document {
     pub several_chains: bool,
     /// Frame 0 as read has a periodic box.
     pub periodic: bool,
+    /// The box is a crystal's unit cell (a PDB, mmCIF or BinaryCIF structure of one model with
+    /// CRYST1 or `_cell`), not a simulation's: it is not drawn unless asked for, as VMD, PyMOL and
+    /// ChimeraX leave it out.
+    pub crystal_cell: bool,
+    /// Whether the box is drawn for this document, once the user has said (`set cell`, the
+    /// checkboxes); before that, [`Document::cell_shown`] decides.
+    pub show_cell: Option<bool>,
     /// How frames are fitted onto frame 0 for viewing (`app::fit`), if they are.
     pub fit: Option<crate::analysis::fit::FrameFit>,
     /// The spacing of the potential maps' lattice (Angstrom).
@@ -125,6 +132,7 @@ impl Document {
             system.trajectory.read_frame(0, &mut frame)?;
         }
         let periodic = frame.cell.is_some();
+        let crystal_cell = periodic && n_frames <= 1 && system.paths.first().is_some_and(|p| is_crystal_format(p));
         let potential_lattice = potential_lattice(&system.structure, &frame, potential_spacing_angstrom);
         let warnings = explain_water_sites(std::mem::take(&mut system.warnings), &system.structure);
         let chains = &system.structure.chains;
@@ -150,6 +158,8 @@ impl Document {
             ils_maps: Vec::new(),
             several_chains,
             periodic,
+            crystal_cell,
+            show_cell: None,
             fit: None,
             potential_spacing_angstrom,
         })
@@ -553,5 +563,28 @@ mod tests {
             }
             assert!(grid.values[0] < 0.01);
         }
+    }
+}
+
+/// Whether a file is a PDB, mmCIF or BinaryCIF file (compressed or not), whose cell is a crystal's.
+fn is_crystal_format(path: &std::path::Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let name = name
+        .strip_suffix(".gz")
+        .or_else(|| name.strip_suffix(".bz2"))
+        .unwrap_or(&name);
+    [".pdb", ".ent", ".cif", ".mmcif", ".bcif"]
+        .iter()
+        .any(|e| name.ends_with(e))
+}
+
+impl Document {
+    /// Whether the periodic box is drawn: as the user said for this document, else by the setting,
+    /// except a crystal's unit cell, which is left out until asked for.
+    pub fn cell_shown(&self, setting: bool) -> bool {
+        self.show_cell.unwrap_or(setting && !self.crystal_cell)
     }
 }

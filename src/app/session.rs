@@ -235,7 +235,7 @@ impl AppState {
             labels: self.tools.labels.atoms.iter().map(|a| a + 1).collect(),
             label_format: Some(self.tools.labels.format),
             background_rgb: self.settings.background_rgb,
-            show_cell: self.settings.show_cell,
+            show_cell: doc.cell_shown(self.settings.show_cell),
             make_whole: self.settings.make_whole,
             fit: self.fit_selection().map(str::to_string),
         })
@@ -274,9 +274,11 @@ impl AppState {
             self.apply_pb_spec(pb);
         }
         self.open_files(&s.files, s.qm_region.clone());
-        if self.document().is_none() {
+        let Some(doc) = self.document_mut() else {
             return;
-        }
+        };
+        // The session says whether this document's box was drawn (a crystal's cell too).
+        doc.show_cell = Some(s.show_cell);
         self.clear_reps();
         if let Some(m) = s.esp_model.filter(|m| m.check().is_ok()) {
             self.esp.model = m;

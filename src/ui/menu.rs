@@ -202,7 +202,9 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             if ui.checkbox(&mut dark, "Dark background").changed() {
                 send(state, Command::SetDarkBackground(dark));
             }
-            let mut cell = state.settings.show_cell;
+            let mut cell = state
+                .document()
+                .map_or(state.settings.show_cell, |d| d.cell_shown(state.settings.show_cell));
             if ui.checkbox(&mut cell, "Unit cell").changed() {
                 send(state, Command::ShowCell(cell));
             }

@@ -400,10 +400,12 @@ pub fn view_options_ui(ui: &mut egui::Ui, state: &mut AppState) {
     // The file's box (frames fitted onto frame 0 lose theirs while they are).
     let periodic = state.document().is_some_and(|d| d.periodic);
     if periodic {
-        let mut cell = state.settings.show_cell;
+        let mut cell = state.document().is_some_and(|d| d.cell_shown(state.settings.show_cell));
         if ui
             .checkbox(&mut cell, "Unit cell")
-            .on_hover_text("Draw the periodic box (set cell on|off)")
+            .on_hover_text(
+                "Draw the periodic box (set cell on|off); a crystal structure's unit cell is left out until you ask",
+            )
             .changed()
         {
             send(state, Command::ShowCell(cell));

@@ -709,7 +709,11 @@ impl AppState {
                 atoms::push_cylinders(bonds, pos, colors, a.style, 4.0, &mut view.cylinders);
             }
         }
-        if let Some(cell) = doc.frame.cell.filter(|c| c.is_valid() && self.settings.show_cell) {
+        if let Some(cell) = doc
+            .frame
+            .cell
+            .filter(|c| c.is_valid() && doc.cell_shown(self.settings.show_cell))
+        {
             view.lines
                 .extend(atoms::box_lines(&cell, [0.0; 3], [200, 200, 120, 255]));
         }
