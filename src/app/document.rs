@@ -511,6 +511,29 @@ fn explain_water_sites(mut warnings: Vec<String>, s: &Structure) -> Vec<String> 
     warnings
 }
 
+/// Whether a file is a PDB, mmCIF or BinaryCIF file (compressed or not), whose cell is a crystal's.
+fn is_crystal_format(path: &std::path::Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let name = name
+        .strip_suffix(".gz")
+        .or_else(|| name.strip_suffix(".bz2"))
+        .unwrap_or(&name);
+    [".pdb", ".ent", ".cif", ".mmcif", ".bcif"]
+        .iter()
+        .any(|e| name.ends_with(e))
+}
+
+impl Document {
+    /// Whether the periodic box is drawn: as the user said for this document, else by the setting,
+    /// except a crystal's unit cell, which is left out until asked for.
+    pub fn cell_shown(&self, setting: bool) -> bool {
+        self.show_cell.unwrap_or(setting && !self.crystal_cell)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::app::fields::{FieldChoice, FieldService};
@@ -563,28 +586,5 @@ mod tests {
             }
             assert!(grid.values[0] < 0.01);
         }
-    }
-}
-
-/// Whether a file is a PDB, mmCIF or BinaryCIF file (compressed or not), whose cell is a crystal's.
-fn is_crystal_format(path: &std::path::Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
-    let name = name
-        .strip_suffix(".gz")
-        .or_else(|| name.strip_suffix(".bz2"))
-        .unwrap_or(&name);
-    [".pdb", ".ent", ".cif", ".mmcif", ".bcif"]
-        .iter()
-        .any(|e| name.ends_with(e))
-}
-
-impl Document {
-    /// Whether the periodic box is drawn: as the user said for this document, else by the setting,
-    /// except a crystal's unit cell, which is left out until asked for.
-    pub fn cell_shown(&self, setting: bool) -> bool {
-        self.show_cell.unwrap_or(setting && !self.crystal_cell)
     }
 }
