@@ -310,6 +310,36 @@ class System:
         r, g, n = self._s.rdf(sel1, sel2, float(r_max), int(bins), frames, bool(exclude_same_residue))
         return np.array(r), np.array(g), np.array(n)
 
+    def hbonds(self, sel: str = "all", frame: int = 0, distance: float = 3.0, angle: float = 150.0,
+               heavy_distance: float = 3.5):
+        """Hydrogen bonds among the atoms of ``sel`` at ``frame`` (both partners in ``sel``), as the
+        viewer's *Hydrogen bonds* style and ``orbitfield hbonds`` find them: donor-acceptor at most
+        ``distance`` Angstrom and the donor-hydrogen-acceptor angle at least ``angle`` degrees
+        (MDAnalysis's HydrogenBondAnalysis defaults); without hydrogens, N and O pairs within
+        ``heavy_distance`` by residue and atom name. Periodic boxes by the minimum image. Returns an
+        integer array of rows ``(donor, hydrogen, acceptor)``, 0-based, hydrogen -1 when the rule
+        without hydrogens found the bond.
+
+        Example::
+
+            bonds = adk.hbonds("protein", frame=40)
+        """
+        rows = self._s.hbonds(sel, int(frame), float(distance), float(angle), float(heavy_distance))
+        return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+    def rmsd(self, sel: str, reference: int = 0, fit: bool = True, frames=None):
+        """The RMSD in Angstrom of the atoms of ``sel`` from frame ``reference`` at each of
+        ``frames`` (a list of indices; all without): after the least-squares superposition of each
+        frame onto the reference (``fit``, as MDAnalysis's ``rms.RMSD`` and VMD's RMSD tool), or as the
+        frames stand.
+
+        Example::
+
+            rmsd = adk.rmsd("backbone")
+        """
+        frames = None if frames is None else [int(f) for f in frames]
+        return np.array(self._s.rmsd(sel, int(reference), bool(fit), frames))
+
     def dssp(self, frame: int = 0) -> str:
         """DSSP secondary structure of the protein residues at ``frame``: one letter per residue
         (H alpha helix, G 3-10, I pi, P PPII, E strand, B bridge, T turn, S bend, '-' coil)."""

@@ -14,6 +14,7 @@
 //! [`adapters`] makes systems from arrays (wavefunctions from PySCF, MD frames from MDAnalysis).
 
 mod adapters;
+mod analysis;
 mod fields;
 mod ils;
 mod system;

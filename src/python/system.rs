@@ -314,6 +314,40 @@ impl PySystem {
         })
     }
 
+    /// Hydrogen bonds among `sel` at `frame` (`analysis::hbonds`): rows (donor, hydrogen or -1,
+    /// acceptor), 0-based atom indices.
+    #[pyo3(signature = (sel, frame=0, distance=3.0, angle=150.0, heavy_distance=3.5))]
+    fn hbonds(
+        &self,
+        py: Python<'_>,
+        sel: String,
+        frame: usize,
+        distance: f32,
+        angle: f32,
+        heavy_distance: f32,
+    ) -> PyResult<Vec<[i64; 3]>> {
+        let criteria = crate::analysis::hbonds::HBondCriteria {
+            distance_angstrom: distance,
+            angle_degrees: angle,
+            heavy_distance_angstrom: heavy_distance,
+        };
+        self.with(py, move |s| super::analysis::hbonds(s, &sel, frame, criteria))
+    }
+
+    /// The RMSD of `sel` from frame `reference` at each of `frames` (all without), superposed
+    /// first when `fit`.
+    #[pyo3(signature = (sel, reference=0, fit=true, frames=None))]
+    fn rmsd(
+        &self,
+        py: Python<'_>,
+        sel: String,
+        reference: usize,
+        fit: bool,
+        frames: Option<Vec<usize>>,
+    ) -> PyResult<Vec<f64>> {
+        self.with(py, move |s| super::analysis::rmsd(s, &sel, reference, fit, frames))
+    }
+
     /// DSSP secondary structure of the protein residues at `frame`, one letter per residue
     /// (H G I E B T S P, '-' for coil).
     #[pyo3(signature = (frame=0))]

@@ -1,0 +1,57 @@
+"""Hydrogen bonds and RMSD over a trajectory against MDAnalysis on the same files: the bonds of
+adk's frames (HydrogenBondAnalysis, its default criteria, donors and acceptors N and O), and the
+backbone's RMSD from frame 0 after superposition (rms.RMSD) and the C-alphas' as the frames stand."""
+
+import numpy as np
+import pytest
+
+mda = pytest.importorskip("MDAnalysis")
+from MDAnalysis.analysis import rms  # noqa: E402
+from MDAnalysis.analysis.hydrogenbonds import HydrogenBondAnalysis  # noqa: E402
+
+import orbitfield  # noqa: E402
+
+from conftest import MD_DATA  # noqa: E402
+
+PSF, DCD = MD_DATA / "adk.psf", MD_DATA / "adk_dims.dcd"
+
+
+def test_hydrogen_bonds_equal_mdanalysis():
+    u = mda.Universe(str(PSF), str(DCD))
+    frames = [0, 33, 71]
+    polar = "name N* O*"
+    h = HydrogenBondAnalysis(u, donors_sel=polar, hydrogens_sel="name H*", acceptors_sel=polar,
+                             d_a_cutoff=3.0, d_h_a_angle_cutoff=150.0, d_h_cutoff=1.2)
+    h.run(frames=frames)
+    adk = orbitfield.load(PSF, DCD)
+    for f in frames:
+        rows = h.results.hbonds[h.results.hbonds[:, 0] == f]
+        want = sorted((int(r[1]), int(r[2]), int(r[3])) for r in rows)
+        got = sorted(tuple(int(x) for x in row) for row in adk.hbonds("all", frame=f))
+        assert got == want, f"frame {f}"
+        assert len(got) > 50
+    with pytest.raises(orbitfield.OrbitfieldError, match="angle"):
+        adk.hbonds("all", angle=200.0)
+    with pytest.raises(orbitfield.OrbitfieldError, match="picks no atoms"):
+        adk.hbonds("resname XYZ")
+
+
+def test_rmsd_over_the_frames_equals_mdanalysis():
+    u = mda.Universe(str(PSF), str(DCD))
+    adk = orbitfield.load(PSF, DCD)
+    fitted = rms.RMSD(u, select="backbone", ref_frame=0).run().results.rmsd[:, 2]
+    got = adk.rmsd("protein and name N CA C O")
+    assert got.shape == fitted.shape
+    assert np.abs(got - fitted).max() < 1e-3
+    ca = u.select_atoms("name CA")
+    u.trajectory[10]
+    ref = ca.positions.copy()
+    frames = [0, 10, 50, 97]
+    want = []
+    for f in frames:
+        u.trajectory[f]
+        want.append(rms.rmsd(ca.positions, ref, superposition=False))
+    got = adk.rmsd("name CA", reference=10, fit=False, frames=frames)
+    assert np.abs(got - np.array(want)).max() < 1e-3
+    with pytest.raises(orbitfield.OrbitfieldError, match="at least three"):
+        adk.rmsd("index 0")

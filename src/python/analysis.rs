@@ -1,0 +1,96 @@
+//! The trajectory analyses of the Python `System` that need no field engine: hydrogen bonds at a
+//! frame (`analysis::hbonds`) and the RMSD of a selection over the frames (superposed as
+//! `model::qm_region::superpose` does, or as the frames stand).
+
+use super::fields::read_frame;
+use crate::analysis::hbonds::{HBondCriteria, find};
+use crate::io::System;
+use crate::model::select::Selection;
+use anyhow::{Result, anyhow, bail};
+
+/// The hydrogen bonds among `sel` at `frame`: (donor, hydrogen or -1, acceptor), 0-based.
+pub(crate) fn hbonds(system: &mut System, sel: &str, frame: usize, criteria: HBondCriteria) -> Result<Vec<[i64; 3]>> {
+    criteria.check().map_err(|e| anyhow!(e))?;
+    let parsed = Selection::parse(sel).map_err(|e| anyhow!("sel: {e}"))?;
+    let coords = read_frame(system, frame)?;
+    let s = &system.structure;
+    let picked = parsed.evaluate(s, Some(&coords));
+    if !picked.iter().any(|&p| p) {
+        bail!("sel: '{sel}' picks no atoms");
+    }
+    let set = find(
+        s,
+        &coords.positions_angstrom,
+        &picked,
+        &s.bonds,
+        coords.cell.as_ref(),
+        &criteria,
+    );
+    Ok(set
+        .bonds
+        .iter()
+        .map(|b| {
+            [
+                i64::from(b.donor),
+                b.hydrogen.map_or(-1, i64::from),
+                i64::from(b.acceptor),
+            ]
+        })
+        .collect())
+}
+
+/// The RMSD (Angstrom) of `sel`'s atoms (picked at the reference frame) from frame `reference`, at
+/// each of `frames` (all without): after superposing each frame onto the reference when `fit`.
+pub(crate) fn rmsd(
+    system: &mut System,
+    sel: &str,
+    reference: usize,
+    fit: bool,
+    frames: Option<Vec<usize>>,
+) -> Result<Vec<f64>> {
+    let parsed = Selection::parse(sel).map_err(|e| anyhow!("sel: {e}"))?;
+    let first = read_frame(system, reference)?;
+    let atoms = parsed.indices(&system.structure, Some(&first));
+    let needed = if fit { 3 } else { 1 };
+    if atoms.len() < needed {
+        bail!(
+            "sel: '{sel}' picks {} atoms; {}",
+            atoms.len(),
+            if fit {
+                "superposing needs at least three"
+            } else {
+                "give a selection that picks atoms"
+            }
+        );
+    }
+    let pick = |p: &[[f32; 3]]| -> Vec<[f64; 3]> {
+        atoms
+            .iter()
+            .filter_map(|&i| p.get(i as usize))
+            .map(|q| q.map(f64::from))
+            .collect()
+    };
+    let there = pick(&first.positions_angstrom);
+    let frames = frames.unwrap_or_else(|| (0..system.trajectory.n_frames()).collect());
+    let mut out = Vec::with_capacity(frames.len());
+    for f in frames {
+        let here = pick(&read_frame(system, f)?.positions_angstrom);
+        if here.len() != there.len() || here.iter().flatten().any(|x| !x.is_finite()) {
+            bail!("frame {f}: '{sel}' has atoms without finite positions");
+        }
+        let value = if fit {
+            crate::model::qm_region::superpose(&here, &there)
+                .map(|(_, r)| r)
+                .ok_or_else(|| anyhow!("frame {f}: '{sel}' cannot be superposed"))?
+        } else {
+            let sum: f64 = here
+                .iter()
+                .zip(&there)
+                .map(|(a, b)| (0..3).map(|k| (a[k] - b[k]).powi(2)).sum::<f64>())
+                .sum();
+            (sum / here.len() as f64).sqrt()
+        };
+        out.push(value);
+    }
+    Ok(out)
+}
