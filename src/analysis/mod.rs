@@ -15,6 +15,7 @@ pub mod hbonds;
 pub mod ions;
 pub mod polymer;
 pub mod qm_region;
+pub mod ramachandran;
 pub mod rdf;
 pub mod tracking;
 pub mod vertex_values;

@@ -38,6 +38,7 @@ pub mod orbitals;
 pub mod pb;
 pub mod potential;
 pub mod qm;
+pub mod ramachandran;
 pub mod rdf;
 pub mod reps;
 pub mod rmsd;

@@ -377,6 +377,8 @@ pub struct PanelState {
     pub new_selection: String,
     /// Fetching PDB entries by ID: the form and the running download.
     pub fetch: crate::app::fetch::FetchPanel,
+    /// The Ramachandran plot window.
+    pub ramachandran: crate::app::ramachandran::RamachandranPanel,
     /// The sequence panel (chains as one-letter sequences, residues picked in it).
     pub sequence: crate::app::sequence::SequencePanel,
     /// The graphics adapter and the rendering paths chosen for it, and the GPU resources the view
@@ -410,6 +412,7 @@ impl Default for PanelState {
             right_open: true,
             new_selection: "all".into(),
             sequence: Default::default(),
+            ramachandran: Default::default(),
             fetch: Default::default(),
             graphics: Default::default(),
             export: Default::default(),

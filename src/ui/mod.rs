@@ -28,6 +28,7 @@ pub mod menu;
 pub mod orbitals;
 pub mod panels;
 pub mod pb;
+pub mod ramachandran;
 pub mod rdf;
 pub mod reps;
 pub mod sequence;
@@ -160,6 +161,7 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
     export::export_windows(ui.ctx(), state);
     ils::ils_window(ui.ctx(), state);
     fetch::fetch_window(ui.ctx(), state);
+    ramachandran::ramachandran_window(ui.ctx(), state);
 }
 
 /// The small button at the top of a side panel that collapses it.

@@ -102,6 +102,15 @@ pub fn menus_ui(ui: &mut egui::Ui, state: &mut AppState) {
             ui.close();
         }
         ui.separator();
+        if ui
+            .button(super::ramachandran::TITLE)
+            .on_hover_text("Phi against psi of every protein residue at this frame")
+            .clicked()
+        {
+            state.panels.ramachandran.open = true;
+            ui.close();
+        }
+        ui.separator();
         if ui.button("Delete all measurements").clicked() {
             send(state, Command::ClearMeasurements);
         }

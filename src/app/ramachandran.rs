@@ -1,0 +1,45 @@
+//! The Ramachandran plot's model (`ui::ramachandran` draws it): phi and psi of every protein
+//! residue at the frame shown (`analysis::ramachandran`), with each residue's class (glycine,
+//! proline, other) and label, computed again when the document or the frame changes.
+
+use super::state::AppState;
+use crate::analysis::ramachandran::{PhiPsi, phi_psi, residue_class};
+
+/// The window's state: open or not, and the points of (document, frame).
+#[derive(Default)]
+pub struct RamachandranPanel {
+    pub open: bool,
+    /// (document, frame) and each residue's point with its class and label.
+    pub points: Option<((u64, usize), Vec<(PhiPsi, &'static str, String)>)>,
+}
+
+impl AppState {
+    /// Brings the points up to date for the frame shown.
+    pub fn refresh_ramachandran(&mut self) {
+        let AppState { doc, panels, .. } = self;
+        let Some(document) = doc.document.as_ref() else {
+            panels.ramachandran.points = None;
+            return;
+        };
+        let key = (document.id, document.frame_index);
+        if panels.ramachandran.points.as_ref().is_some_and(|(k, _)| *k == key) {
+            return;
+        }
+        let s = &document.structure;
+        let backbone = crate::analysis::dssp::ProteinBackbone::new(s);
+        let starts = s.residue_starts();
+        let points = phi_psi(&backbone, &document.frame.positions_angstrom)
+            .into_iter()
+            .map(|p| {
+                let a = starts.get(p.residue).copied().unwrap_or(0);
+                let label = format!(
+                    "{}{}",
+                    s.resnames.get(a).map_or("?", |r| r.as_str()),
+                    s.resids.get(a).copied().unwrap_or(0)
+                );
+                (p, residue_class(s, &starts, p.residue), label)
+            })
+            .collect();
+        panels.ramachandran.points = Some((key, points));
+    }
+}
