@@ -5,12 +5,15 @@
 use super::state::AppState;
 use crate::analysis::ramachandran::{PhiPsi, phi_psi, residue_class};
 
+/// One residue's point, its class ("GLY", "PRO", "other") and its label ("LYS13").
+pub type RamaPoint = (PhiPsi, &'static str, String);
+
 /// The window's state: open or not, and the points of (document, frame).
 #[derive(Default)]
 pub struct RamachandranPanel {
     pub open: bool,
     /// (document, frame) and each residue's point with its class and label.
-    pub points: Option<((u64, usize), Vec<(PhiPsi, &'static str, String)>)>,
+    pub points: Option<((u64, usize), Vec<RamaPoint>)>,
 }
 
 impl AppState {
