@@ -449,7 +449,7 @@ impl AtomSite {
             }
         } else {
             let element =
-                Element::from_symbol_bytes(get(c.type_symbol)).unwrap_or_else(|| guess_from_name(name_f, resname_f));
+                Element::from_element_symbol(get(c.type_symbol)).unwrap_or_else(|| guess_from_name(name_f, resname_f));
             for f in [name_f, resname_f, get(c.chain)] {
                 if Name8::would_truncate(f) {
                     self.long_names += 1;

@@ -130,7 +130,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                         .ok()
                         .and_then(Element::from_number)
                         .unwrap_or(Element::UNKNOWN),
-                    None => Element::from_symbol_bytes(label).unwrap_or_else(|| guess_from_name(label, b"")),
+                    None => Element::from_element_symbol(label).unwrap_or_else(|| guess_from_name(label, b"")),
                 };
                 let name = if int(label).is_some() {
                     Name8::from(element.symbol())

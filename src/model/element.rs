@@ -255,13 +255,9 @@ impl Element {
         Element::from_symbol_bytes(symbol.as_bytes())
     }
 
-    /// Case-insensitive symbol look-up on bytes, ignoring surrounding blanks; constant time. The
-    /// hydrogen isotopes' symbols D and T (neutron structures write deuterium as D) are hydrogen.
+    /// Case-insensitive symbol look-up on bytes, ignoring surrounding blanks; constant time.
     pub fn from_symbol_bytes(symbol: &[u8]) -> Option<Element> {
         let s = symbol.trim_ascii();
-        if matches!(s, [b'D' | b'd' | b'T' | b't']) {
-            return Some(Element(1));
-        }
         let i = match *s {
             [a] => lookup_index(a, 0),
             [a, b] => lookup_index(a, b),
@@ -270,6 +266,17 @@ impl Element {
         match SYMBOL_LOOKUP.get(i) {
             Some(&z) if z > 0 => Some(Element(z)),
             _ => None,
+        }
+    }
+
+    /// An element column's symbol (PDB columns 77-78, mmCIF `type_symbol`, an XYZ line's first
+    /// field): as [`Element::from_symbol_bytes`], and the hydrogen isotopes' D and T (neutron
+    /// structures write deuterium as D) are hydrogen. Atom names are not read this way: a name
+    /// "T1" or a Drude particle's "DC" is no hydrogen.
+    pub fn from_element_symbol(symbol: &[u8]) -> Option<Element> {
+        match symbol.trim_ascii() {
+            [b'D' | b'd' | b'T' | b't'] => Some(Element(1)),
+            s => Element::from_symbol_bytes(s),
         }
     }
 
@@ -566,7 +573,7 @@ pub fn from_pdb_element_field(field: &[u8]) -> Option<Element> {
     if s.is_empty() || !s.iter().all(|c| c.is_ascii_alphabetic()) {
         return None;
     }
-    Element::from_symbol_bytes(s)
+    Element::from_element_symbol(s)
 }
 
 #[cfg(test)]
@@ -611,10 +618,14 @@ mod tests {
         assert_eq!(Element::from_symbol("Xx"), None);
         assert_eq!(Element::from_symbol(""), None);
         assert_eq!(Element::from_symbol("1"), None);
-        // Deuterium and tritium are hydrogen (neutron structures write D).
-        assert_eq!(Element::from_symbol("D"), Some(Element::H));
-        assert_eq!(Element::from_symbol(" t"), Some(Element::H));
-        assert_eq!(Element::from_symbol("Db"), Some(Element(105)));
+        // Deuterium and tritium are hydrogen in element columns (neutron structures write D), not
+        // as the start of a name (T1, a Drude particle's DC).
+        assert_eq!(Element::from_element_symbol(b"D"), Some(Element::H));
+        assert_eq!(Element::from_element_symbol(b" t"), Some(Element::H));
+        assert_eq!(from_pdb_element_field(b" D"), Some(Element::H));
+        assert_eq!(Element::from_element_symbol(b"Db"), Some(Element(105)));
+        assert_eq!(Element::from_symbol("D"), None);
+        assert_eq!(guess_from_name(b"T1", b"TEST"), Element::UNKNOWN);
         assert_eq!(Element::from_mass(1.008), Some(Element::H));
         assert_eq!(Element::from_mass(15.9994), Some(Element::O));
         assert_eq!(Element::from_mass(22.98977), Some(Element(11)));
