@@ -1,5 +1,6 @@
-//! Measurements: distances, angles and dihedrals between picked atoms, their values at the current
-//! frame and over the whole trajectory, and the CSV of a series.
+//! Measurements: distances, angles and dihedrals between picked atoms, and RMSDs of selections
+//! (`app::rmsd`), their values at the current frame and over the whole trajectory (frames read as
+//! the view shows them), and the CSV of a series.
 //!
 //! Owns [`Measurements`] (the list, the click mode that builds new ones from picks, and each
 //! measurement's series over all frames). `app::apply` carries out the measurement commands and
