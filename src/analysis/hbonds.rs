@@ -166,7 +166,8 @@ pub fn find(
     }
     donor_h.retain(|&(d, h)| finite(d as usize) && finite(h as usize));
     let with_hydrogens = !donor_h.is_empty();
-    let pbc = cell.filter(|c| c.is_valid()).map(MinImage::new);
+    let reach = f64::from(criteria.distance_angstrom.max(criteria.heavy_distance_angstrom));
+    let pbc = cell.filter(|c| c.is_valid()).map(|c| Pbc::new(c, reach));
     let p64 = |i: usize| positions[i].map(f64::from);
     // Atoms of two different alternate locations never meet.
     let apart = |i: usize, j: usize| {
@@ -183,7 +184,7 @@ pub fn find(
             .collect();
         let cutoff = f64::from(criteria.distance_angstrom);
         let cos_max = f64::from(criteria.angle_degrees).to_radians().cos();
-        let grid = Neighbours::new(&acceptors, positions, cutoff, pbc.as_ref());
+        let grid = Neighbours::new(&acceptors, positions, cutoff, pbc.as_ref().map(|p| &p.mi));
         for &(d, h) in &donor_h {
             let (pd, ph) = (p64(d as usize), p64(h as usize));
             grid.for_each_near(pd, |a| {
@@ -224,7 +225,7 @@ pub fn find(
             .map(|i| i as u32)
             .collect();
         let cutoff = f64::from(criteria.heavy_distance_angstrom);
-        let grid = Neighbours::new(&acceptors, positions, cutoff, pbc.as_ref());
+        let grid = Neighbours::new(&acceptors, positions, cutoff, pbc.as_ref().map(|p| &p.mi));
         let near = BondGraph::new(n, bonds);
         for (d, role) in roles.iter().enumerate() {
             if !role.is_some_and(Role::donates) {
@@ -262,10 +263,30 @@ fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
 }
 
 /// `p - q`, by the minimum image in a periodic cell.
-fn delta(pbc: Option<&MinImage>, p: [f64; 3], q: [f64; 3]) -> [f64; 3] {
+fn delta(pbc: Option<&Pbc>, p: [f64; 3], q: [f64; 3]) -> [f64; 3] {
     match pbc {
-        Some(mi) => mi.delta(p, q),
+        Some(Pbc { mi, short: true }) => mi.delta_rounded(p, q),
+        Some(Pbc { mi, short: false }) => mi.delta(p, q),
         None => [p[0] - q[0], p[1] - q[1], p[2] - q[2]],
+    }
+}
+
+/// A periodic cell, and whether every vector the search measures (donor, hydrogen and acceptor
+/// within the cutoff plus a bond of 1.5 Å) is shorter than half its smallest width, so that the
+/// rounded image is the nearest ([`MinImage::delta_rounded`]).
+struct Pbc {
+    mi: MinImage,
+    short: bool,
+}
+
+impl Pbc {
+    fn new(cell: &UnitCell, cutoff_angstrom: f64) -> Pbc {
+        let mi = MinImage::new(cell);
+        let half = 0.5 * mi.widths().into_iter().fold(f64::INFINITY, f64::min);
+        Pbc {
+            short: cutoff_angstrom + 1.5 < half,
+            mi,
+        }
     }
 }
 

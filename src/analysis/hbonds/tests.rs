@@ -64,7 +64,13 @@ fn brute(
     cell: Option<&UnitCell>,
     c: &HBondCriteria,
 ) -> Vec<HBond> {
+    // The nearest image by the full search of MinImage::delta (the search itself takes the rounded
+    // image when the cell is large enough).
     let mi = cell.map(MinImage::new);
+    let delta = |mi: Option<&MinImage>, a: [f64; 3], b: [f64; 3]| match mi {
+        Some(m) => m.delta(a, b),
+        None => [a[0] - b[0], a[1] - b[1], a[2] - b[2]],
+    };
     let p = |i: u32| pos[i as usize].map(f64::from);
     let mut out = Vec::new();
     for b in bonds {

@@ -111,7 +111,16 @@ fn errors_point_at_the_token() {
 
 #[test]
 fn minimum_image_triclinic_matches_brute_force() {
-    let cell = UnitCell::new([20.0, 22.0, 25.0], [70.0, 80.0, 95.0]);
+    // A triclinic box, and a rectangular one (whose nearest image is found axis by axis).
+    for cell in [
+        UnitCell::new([20.0, 22.0, 25.0], [70.0, 80.0, 95.0]),
+        UnitCell::orthorhombic([17.0, 23.0, 31.0]),
+    ] {
+        minimum_image_matches_brute_force(cell);
+    }
+}
+
+fn minimum_image_matches_brute_force(cell: UnitCell) {
     let mi = MinImage::new(&cell);
     let m = cell.matrix_angstrom();
     let mut seed = 12345u64;
@@ -137,6 +146,10 @@ fn minimum_image_triclinic_matches_brute_force() {
             "{} vs {best}",
             mi.distance2(p, q)
         );
+        // The vector itself: p - q moved by whole cell vectors.
+        let d = mi.delta(p, q);
+        let shift = mi.fractional([0, 1, 2].map(|a| p[a] - q[a] - d[a]));
+        assert!(shift.iter().all(|x| (x - x.round()).abs() < 1e-9), "{shift:?}");
     }
 }
 

@@ -69,6 +69,8 @@ pub(super) fn within(pos: &[[f32; 3]], reference: &[bool], cutoff: f64, cell: Op
 pub struct MinImage {
     m: [[f64; 3]; 3],
     inv: [[f64; 3]; 3],
+    /// A rectangular box: the nearest image is found axis by axis.
+    orthorhombic: bool,
 }
 
 impl MinImage {
@@ -83,7 +85,8 @@ impl MinImage {
             [-bx / (ax * by), 1.0 / by, 0.0],
             [(bx * cy - by * cx) / (ax * by * cz), -cy / (by * cz), 1.0 / cz],
         ];
-        MinImage { m, inv }
+        let orthorhombic = bx == 0.0 && cx == 0.0 && cy == 0.0;
+        MinImage { m, inv, orthorhombic }
     }
 
     /// Squared minimum-image distance between two points (Angstrom^2). Exact for the nearest image
@@ -103,6 +106,9 @@ impl MinImage {
         let sb = d[1] * self.inv[1][1] + d[2] * self.inv[2][1];
         let sa = d[0] * self.inv[0][0] + d[1] * self.inv[1][0] + d[2] * self.inv[2][0];
         let s = [sa - sa.round(), sb - sb.round(), sc - sc.round()];
+        if self.orthorhombic {
+            return [s[0] * self.m[0][0], s[1] * self.m[1][1], s[2] * self.m[2][2]];
+        }
         let mut best = [f64::INFINITY; 3];
         let mut best2 = f64::INFINITY;
         for i in -1..=1 {
@@ -123,6 +129,21 @@ impl MinImage {
             }
         }
         best
+    }
+
+    /// `p - q` moved by whole cell vectors so that its fractional components lie within half a
+    /// cell. That is the nearest image whenever the nearest image is shorter than half the cell's
+    /// smallest width ([`MinImage::widths`]): its fractional components are then below one half.
+    /// Callers that only need vectors that short save the search of [`MinImage::delta`].
+    pub fn delta_rounded(&self, p: [f64; 3], q: [f64; 3]) -> [f64; 3] {
+        let d = [p[0] - q[0], p[1] - q[1], p[2] - q[2]];
+        let f = self.fractional(d);
+        let s = [f[0] - f[0].round(), f[1] - f[1].round(), f[2] - f[2].round()];
+        [
+            s[0] * self.m[0][0] + s[1] * self.m[1][0] + s[2] * self.m[2][0],
+            s[1] * self.m[1][1] + s[2] * self.m[2][1],
+            s[2] * self.m[2][2],
+        ]
     }
 
     /// Fractional coordinates of a point (its components along the cell vectors a, b, c).
