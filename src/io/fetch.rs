@@ -63,7 +63,7 @@ pub fn parse_pdb_id(text: &str) -> Result<String, FetchError> {
 
 /// Whether a command-line file argument names a PDB entry (`pdb:1ubq`) rather than a file.
 pub fn is_entry_argument(arg: &str) -> bool {
-    arg.len() > PREFIX.len() && arg[..PREFIX.len()].eq_ignore_ascii_case(PREFIX)
+    arg.len() > PREFIX.len() && arg.get(..PREFIX.len()).is_some_and(|p| p.eq_ignore_ascii_case(PREFIX))
 }
 
 /// Where entries come from and where they are kept.
@@ -231,6 +231,8 @@ mod tests {
         }
         assert!(is_entry_argument("pdb:1ubq") && is_entry_argument("PDB:1ubq"));
         assert!(!is_entry_argument("pdb:") && !is_entry_argument("1ubq.pdb"));
+        // A name whose fourth byte falls inside a character is no entry (and no panic).
+        assert!(!is_entry_argument("aéé.pdb"));
     }
 
     #[test]
