@@ -331,6 +331,9 @@ impl BondGraph {
     }
 }
 
+/// The most bins a cell list takes.
+const MAX_BINS: f64 = (1u64 << 24) as f64;
+
 /// A cell list over some atoms: the candidates within a cutoff of a point (a superset; callers
 /// test the distance). Periodic cells are binned in fractional coordinates, wrapping around, when
 /// each width holds at least three bins; otherwise every atom is a candidate.
@@ -361,10 +364,10 @@ impl Neighbours {
         let p = |i: u32| positions[i as usize].map(f64::from);
         let (dims, map) = match pbc {
             Some(mi) => {
-                let w = mi.widths();
-                let dims = w.map(|x| (x / cutoff).floor() as i64);
-                if dims.iter().all(|&d| d >= 3) && dims.iter().product::<i64>() <= 1 << 24 {
-                    (dims, BinMap::Periodic { mi: mi.clone() })
+                // Counted in f64 first: a huge box must not overflow the product.
+                let w = mi.widths().map(|x| (x / cutoff).floor());
+                if w.iter().all(|&d| d >= 3.0) && w.iter().product::<f64>() <= MAX_BINS {
+                    (w.map(|d| d as i64), BinMap::Periodic { mi: mi.clone() })
                 } else {
                     ([1, 1, 1], BinMap::All)
                 }
@@ -379,17 +382,18 @@ impl Neighbours {
                         hi[k] = hi[k].max(q[k]);
                     }
                 }
-                if atoms.is_empty() {
+                let span_ok = (0..3).all(|k| (hi[k] - lo[k]).is_finite());
+                if atoms.is_empty() || !span_ok {
                     ([1, 1, 1], BinMap::All)
                 } else {
-                    // At most about 2^24 bins: larger bins for sparse, far-flung atoms.
+                    // At most about 2^24 bins: larger bins for sparse, far-flung atoms (counted in
+                    // f64, so that far-flung coordinates cannot overflow the product).
                     let mut size = cutoff;
-                    let count =
-                        |size: f64| -> [i64; 3] { [0, 1, 2].map(|k| ((hi[k] - lo[k]) / size).floor() as i64 + 1) };
-                    while count(size).iter().product::<i64>() > 1 << 24 {
+                    let count = |size: f64| -> [f64; 3] { [0, 1, 2].map(|k| ((hi[k] - lo[k]) / size).floor() + 1.0) };
+                    while count(size).iter().product::<f64>() > MAX_BINS {
                         size *= 2.0;
                     }
-                    (count(size), BinMap::Open { lo, size })
+                    (count(size).map(|c| c as i64), BinMap::Open { lo, size })
                 }
             }
         };

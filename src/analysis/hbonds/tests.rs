@@ -284,3 +284,16 @@ fn two_waters_without_hydrogens_are_one_bond_and_alternate_locations_never_meet(
         }]
     );
 }
+
+#[test]
+fn far_flung_and_huge_coordinates_neither_panic_nor_hang() {
+    let mut rng = Rng::fresh();
+    let (s, mut pos, bonds) = waters(&mut rng, &[[0.0; 3], [2.9, 0.0, 0.0]]);
+    // One water a long way off (finite), another at the edge of f32.
+    pos[3] = [1e30, -1e30, 3e38];
+    let set = find(&s, &pos, &[true; 6], &bonds, None, &HBondCriteria::default());
+    assert!(set.bonds.is_empty(), "{:?}", set.bonds);
+    let huge = UnitCell::orthorhombic([1e300, 1e300, 1e300]);
+    let set = find(&s, &pos, &[true; 6], &bonds, Some(&huge), &HBondCriteria::default());
+    assert!(set.bonds.is_empty(), "{:?}", set.bonds);
+}
