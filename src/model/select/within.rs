@@ -98,28 +98,18 @@ impl MinImage {
 
     /// The shortest vector from `q` to an image of `p` (Angstrom): `p - q` moved by whole cell
     /// vectors, the nearest image found over the 27 neighbouring cells after wrapping to fractional
-    /// [-0.5, 0.5).
+    /// [-0.5, 0.5) (in a rectangular box the wrapped vector itself).
     pub fn delta(&self, p: [f64; 3], q: [f64; 3]) -> [f64; 3] {
-        let d = [p[0] - q[0], p[1] - q[1], p[2] - q[2]];
-        // Fractional components: s_c = d_z * inv[2][2], s_b = d_y/by - ..., using the columns above.
-        let sc = d[2] * self.inv[2][2];
-        let sb = d[1] * self.inv[1][1] + d[2] * self.inv[2][1];
-        let sa = d[0] * self.inv[0][0] + d[1] * self.inv[1][0] + d[2] * self.inv[2][0];
-        let s = [sa - sa.round(), sb - sb.round(), sc - sc.round()];
+        let s = self.wrapped(p, q);
         if self.orthorhombic {
-            return [s[0] * self.m[0][0], s[1] * self.m[1][1], s[2] * self.m[2][2]];
+            return self.cartesian(s);
         }
         let mut best = [f64::INFINITY; 3];
         let mut best2 = f64::INFINITY;
         for i in -1..=1 {
             for j in -1..=1 {
                 for k in -1..=1 {
-                    let f = [s[0] + f64::from(i), s[1] + f64::from(j), s[2] + f64::from(k)];
-                    let r = [
-                        f[0] * self.m[0][0] + f[1] * self.m[1][0] + f[2] * self.m[2][0],
-                        f[1] * self.m[1][1] + f[2] * self.m[2][1],
-                        f[2] * self.m[2][2],
-                    ];
+                    let r = self.cartesian([s[0] + f64::from(i), s[1] + f64::from(j), s[2] + f64::from(k)]);
                     let r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
                     if r2 < best2 {
                         best2 = r2;
@@ -136,13 +126,21 @@ impl MinImage {
     /// smallest width ([`MinImage::widths`]): its fractional components are then below one half.
     /// Callers that only need vectors that short save the search of [`MinImage::delta`].
     pub fn delta_rounded(&self, p: [f64; 3], q: [f64; 3]) -> [f64; 3] {
-        let d = [p[0] - q[0], p[1] - q[1], p[2] - q[2]];
-        let f = self.fractional(d);
-        let s = [f[0] - f[0].round(), f[1] - f[1].round(), f[2] - f[2].round()];
+        self.cartesian(self.wrapped(p, q))
+    }
+
+    /// The fractional components of `p - q`, each wrapped to [-0.5, 0.5].
+    fn wrapped(&self, p: [f64; 3], q: [f64; 3]) -> [f64; 3] {
+        let f = self.fractional([p[0] - q[0], p[1] - q[1], p[2] - q[2]]);
+        f.map(|x| x - x.round())
+    }
+
+    /// The Cartesian vector (Angstrom) of fractional components `f` (rows a, b, c lower-triangular).
+    fn cartesian(&self, f: [f64; 3]) -> [f64; 3] {
         [
-            s[0] * self.m[0][0] + s[1] * self.m[1][0] + s[2] * self.m[2][0],
-            s[1] * self.m[1][1] + s[2] * self.m[2][1],
-            s[2] * self.m[2][2],
+            f[0] * self.m[0][0] + f[1] * self.m[1][0] + f[2] * self.m[2][0],
+            f[1] * self.m[1][1] + f[2] * self.m[2][1],
+            f[2] * self.m[2][2],
         ]
     }
 
