@@ -1,8 +1,10 @@
 //! The Ramachandran plot's model (`ui::ramachandran` draws it): phi and psi of every protein
 //! residue at the frame shown (`analysis::ramachandran`), with each residue's class (glycine,
-//! proline, other) and label, computed again when the document or the frame changes.
+//! proline, other) and label, computed again when the frame changes (the backbone once per
+//! document).
 
 use super::state::AppState;
+use crate::analysis::dssp::ProteinBackbone;
 use crate::analysis::ramachandran::{PhiPsi, phi_psi, residue_class};
 
 /// One residue's point, its class ("GLY", "PRO", "other") and its label ("LYS13").
@@ -14,6 +16,8 @@ pub struct RamachandranPanel {
     pub open: bool,
     /// (document, frame) and each residue's point with its class and label.
     pub points: Option<((u64, usize), Vec<RamaPoint>)>,
+    /// The document's protein backbone and residue starts, found once per document.
+    backbone: Option<(u64, ProteinBackbone, Vec<usize>)>,
 }
 
 impl AppState {
@@ -29,9 +33,14 @@ impl AppState {
             return;
         }
         let s = &document.structure;
-        let backbone = crate::analysis::dssp::ProteinBackbone::new(s);
-        let starts = s.residue_starts();
-        let points = phi_psi(&backbone, &document.frame.positions_angstrom)
+        let panel = &mut panels.ramachandran;
+        if panel.backbone.as_ref().is_none_or(|(id, _, _)| *id != document.id) {
+            panel.backbone = Some((document.id, ProteinBackbone::new(s), s.residue_starts()));
+        }
+        let Some((_, backbone, starts)) = panel.backbone.as_ref() else {
+            return;
+        };
+        let points = phi_psi(backbone, &document.frame.positions_angstrom)
             .into_iter()
             .map(|p| {
                 let a = starts.get(p.residue).copied().unwrap_or(0);
@@ -40,9 +49,9 @@ impl AppState {
                     s.resnames.get(a).map_or("?", |r| r.as_str()),
                     s.resids.get(a).copied().unwrap_or(0)
                 );
-                (p, residue_class(s, &starts, p.residue), label)
+                (p, residue_class(s, starts, p.residue), label)
             })
             .collect();
-        panels.ramachandran.points = Some((key, points));
+        panel.points = Some((key, points));
     }
 }
