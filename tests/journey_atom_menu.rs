@@ -16,7 +16,7 @@ use orbitfield::app::state::AppState;
 mod adk_state;
 #[path = "common/panel_fit.rs"]
 mod panel_fit;
-use adk_state::adk;
+use adk_state::{adk, front_atom};
 
 const SIZE: [f32; 2] = [1280.0, 800.0];
 
@@ -28,23 +28,8 @@ fn view_origin(harness: &Harness<'static, AppState>) -> Pos2 {
 }
 
 /// The atom drawn nearest the eye and its centre's position on screen.
-fn front_atom(harness: &Harness<'static, AppState>) -> (usize, Pos2) {
-    let state = harness.state();
-    let positions = &state.document().unwrap().frame.positions_angstrom;
-    let (_, atom, pixel) = state
-        .view
-        .spheres
-        .iter()
-        .filter_map(|s| {
-            let (pixel, depth) = state
-                .view
-                .camera
-                .project_to_pixel(glam::Vec3::from(s.center_angstrom), state.view.size_px)?;
-            let atom = positions.iter().position(|p| *p == s.center_angstrom)?;
-            Some((depth, atom, pixel))
-        })
-        .min_by(|a, b| a.0.total_cmp(&b.0))
-        .expect("atoms are drawn");
+fn front_atom_on_screen(harness: &Harness<'static, AppState>) -> (usize, Pos2) {
+    let (atom, pixel) = front_atom(harness.state());
     let o = view_origin(harness);
     (atom, Pos2::new(o.x + pixel[0], o.y + pixel[1]))
 }
@@ -79,7 +64,7 @@ fn reps_of_style(state: &AppState, style: AtomStyle) -> Vec<(String, usize)> {
 fn right_click_an_atom_show_its_residue_its_hydrogen_bonds_label_it_and_undo() {
     let mut harness: Harness<'static, AppState> = panel_fit::window_of(adk(), SIZE, true);
     harness.run();
-    let (atom, pos) = front_atom(&harness);
+    let (atom, pos) = front_atom_on_screen(&harness);
     right_click(&mut harness, pos);
     assert_eq!(harness.state().view.menu_atom, Some(atom));
     let (resname, resid) = {

@@ -16,7 +16,7 @@ use orbitfield::app::state::{AppState, Command};
 
 #[path = "common/adk_state.rs"]
 mod adk_state;
-use adk_state::{adk, data};
+use adk_state::{adk, data, front_atom};
 
 /// MDAnalysis's values for every frame of adk_dims.dcd.
 struct Reference {
@@ -63,21 +63,6 @@ fn click_atom(harness: &mut Harness<'static, AppState>, atom: usize) {
     harness.state_mut().push(Command::PickAtom(Some(atom)));
     harness.run();
     assert_eq!(harness.state().view.pick.as_ref().map(|p| p.atom), Some(atom));
-}
-
-/// The atom drawn nearest the eye and the pixel of its centre (nothing hides it there).
-fn front_atom(state: &AppState) -> (usize, [f32; 2]) {
-    let positions = &state.document().unwrap().frame.positions_angstrom;
-    let drawn = state.view.spheres.iter().filter_map(|s| {
-        let (pixel, depth) = state
-            .view
-            .camera
-            .project_to_pixel(glam::Vec3::from(s.center_angstrom), state.view.size_px)?;
-        let atom = positions.iter().position(|p| *p == s.center_angstrom)?;
-        Some((depth, atom, pixel))
-    });
-    let (_, atom, pixel) = drawn.min_by(|a, b| a.0.total_cmp(&b.0)).expect("atoms are drawn");
-    (atom, pixel)
 }
 
 fn close(a: f64, b: f64, tol: f64) -> bool {

@@ -34,3 +34,20 @@ pub fn reps_editor(state: AppState) -> egui_kittest::Harness<'static, AppState> 
             state,
         )
 }
+
+/// The atom drawn nearest the eye and the view pixel of its centre (nothing hides it there): a
+/// click there picks it.
+#[allow(dead_code)] // not every test that opens adk clicks in the view
+pub fn front_atom(state: &AppState) -> (usize, [f32; 2]) {
+    let positions = &state.document().expect("a document").frame.positions_angstrom;
+    let drawn = state.view.spheres.iter().filter_map(|s| {
+        let (pixel, depth) = state
+            .view
+            .camera
+            .project_to_pixel(glam::Vec3::from(s.center_angstrom), state.view.size_px)?;
+        let atom = positions.iter().position(|p| *p == s.center_angstrom)?;
+        Some((depth, atom, pixel))
+    });
+    let (_, atom, pixel) = drawn.min_by(|a, b| a.0.total_cmp(&b.0)).expect("atoms are drawn");
+    (atom, pixel)
+}
