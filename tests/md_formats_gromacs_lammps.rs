@@ -259,8 +259,24 @@ fn tpr_files_of_several_versions_match_mdanalysis() {
         "ala_nnpot_gmx_2025_0.tpr",
     ] {
         let p = parse(&data(&format!("gromacs/{name}")), tpr::read);
-        check_topology(&p.structure, &reference(&format!("tpr_{name}")), name, true);
+        let r = reference(&format!("tpr_{name}"));
+        check_topology(&p.structure, &r, name, true);
+        check_stored_frame(p, &r, name);
     }
+}
+
+/// The coordinates and box a TPR file stores: its one frame, as MDAnalysis's TPR reader gives it.
+fn check_stored_frame(p: Parsed, r: &Value, case: &str) {
+    assert!(
+        !p.warnings.iter().any(|w| w.contains("coordinates")),
+        "{case}: {:?}",
+        p.warnings
+    );
+    let mut frames = orbitfield::model::InMemoryFrames {
+        n_atoms: p.structure.len(),
+        frames: p.frames,
+    };
+    check_frames(&mut frames, r, case, no_shift);
 }
 
 #[test]
@@ -305,6 +321,7 @@ fn tpr_every_mdanalysis_test_file_matches_mdanalysis() {
         match (ours, r.get("error")) {
             (Ok(p), None) => {
                 check_topology(&p.structure, r, path, true);
+                check_stored_frame(p, r, path);
                 checked += 1;
             }
             (Err(e), Some(_)) => eprintln!("both refuse {path}: {e}"),

@@ -168,6 +168,59 @@ class System:
         return self._s.names
 
     @property
+    def resnames(self) -> list:
+        """Residue names."""
+        return self._s.resnames
+
+    @property
+    def resids(self) -> np.ndarray:
+        """Residue numbers as the files give them."""
+        return np.array(self._s.resids, dtype=np.int64)
+
+    @property
+    def chains(self) -> list:
+        """Chain identifiers ("" where the files have none)."""
+        return self._s.chains
+
+    @property
+    def segids(self) -> list:
+        """Segment identifiers ("" where the files have none)."""
+        return self._s.segids
+
+    @property
+    def types(self) -> Optional[list]:
+        """Force-field atom types, or None when the files carry none."""
+        return self._s.types
+
+    @property
+    def masses(self) -> np.ndarray:
+        """Masses in dalton: the files' where they give them, else the element's standard mass."""
+        return np.array(self._s.masses, dtype=np.float64)
+
+    @property
+    def radii(self) -> Optional[np.ndarray]:
+        """Atomic radii in Angstrom (PQR, prmtop), or None when the files carry none."""
+        r = self._s.radii
+        return None if r is None else np.array(r, dtype=np.float64)
+
+    @property
+    def bfactors(self) -> Optional[np.ndarray]:
+        """B-factors in Angstrom^2, or None when the files carry none."""
+        b = self._s.bfactors
+        return None if b is None else np.array(b, dtype=np.float64)
+
+    @property
+    def occupancies(self) -> Optional[np.ndarray]:
+        """Occupancies (0 to 1), or None when the files carry none."""
+        o = self._s.occupancies
+        return None if o is None else np.array(o, dtype=np.float64)
+
+    @property
+    def bonds(self) -> np.ndarray:
+        """Bonds as pairs of atom indices, int64 [n_bonds, 2]: the files' or guessed."""
+        return np.array(self._s.bonds, dtype=np.int64).reshape((-1, 2))
+
+    @property
     def charges(self) -> Optional[np.ndarray]:
         """Partial charges in e, or None when the files carry none."""
         q = self._s.charges

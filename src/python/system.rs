@@ -61,6 +61,16 @@ impl PySystem {
     }
 }
 
+/// Labels as Python strings.
+fn labels(names: &[crate::model::Name8]) -> Vec<String> {
+    names.iter().map(|n| n.as_str().to_string()).collect()
+}
+
+/// An optional per-atom column as float64.
+fn floats(values: Option<&[f32]>) -> Option<Vec<f64>> {
+    values.map(|v| v.iter().map(|&x| f64::from(x)).collect())
+}
+
 fn esp_options(units: Option<String>, temperature_kelvin: Option<f64>) -> EspOptions {
     EspOptions {
         units,
@@ -96,6 +106,72 @@ impl PySystem {
         self.with(py, |s| {
             Ok(s.structure.names.iter().map(|n| n.as_str().to_string()).collect())
         })
+    }
+
+    /// Residue names.
+    #[getter]
+    fn resnames(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.with(py, |s| Ok(labels(&s.structure.resnames)))
+    }
+
+    /// Residue numbers as the files give them.
+    #[getter]
+    fn resids(&self, py: Python<'_>) -> PyResult<Vec<i32>> {
+        self.with(py, |s| Ok(s.structure.resids.clone()))
+    }
+
+    /// Chain identifiers ("" where the files have none).
+    #[getter]
+    fn chains(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.with(py, |s| Ok(labels(&s.structure.chains)))
+    }
+
+    /// Segment identifiers ("" where the files have none).
+    #[getter]
+    fn segids(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.with(py, |s| Ok(labels(&s.structure.segids)))
+    }
+
+    /// Force-field atom types, or None when the files carry none.
+    #[getter]
+    fn types(&self, py: Python<'_>) -> PyResult<Option<Vec<String>>> {
+        self.with(py, |s| {
+            Ok((!s.structure.types.is_empty()).then(|| labels(&s.structure.types)))
+        })
+    }
+
+    /// Masses in dalton: the files' where they give them, else the element's standard mass.
+    #[getter]
+    fn masses(&self, py: Python<'_>) -> PyResult<Vec<f64>> {
+        self.with(py, |s| {
+            Ok((0..s.structure.len())
+                .map(|i| f64::from(s.structure.mass_dalton(i)))
+                .collect())
+        })
+    }
+
+    /// Atomic radii in Angstrom (PQR, prmtop), or None when the files carry none.
+    #[getter]
+    fn radii(&self, py: Python<'_>) -> PyResult<Option<Vec<f64>>> {
+        self.with(py, |s| Ok(floats(s.structure.radii_angstrom.as_deref())))
+    }
+
+    /// B-factors in Angstrom^2, or None when the files carry none.
+    #[getter]
+    fn bfactors(&self, py: Python<'_>) -> PyResult<Option<Vec<f64>>> {
+        self.with(py, |s| Ok(floats(s.structure.bfactors.as_deref())))
+    }
+
+    /// Occupancies (0 to 1), or None when the files carry none.
+    #[getter]
+    fn occupancies(&self, py: Python<'_>) -> PyResult<Option<Vec<f64>>> {
+        self.with(py, |s| Ok(floats(s.structure.occupancies.as_deref())))
+    }
+
+    /// Bonds as pairs of atom indices (the smaller first, sorted): the files' or guessed.
+    #[getter]
+    fn bonds(&self, py: Python<'_>) -> PyResult<Vec<(u32, u32)>> {
+        self.with(py, |s| Ok(s.structure.bonds.iter().map(|&[a, b]| (a, b)).collect()))
     }
 
     /// Partial charges in e, or None when the files carry none.

@@ -5,8 +5,9 @@
 //! Owns the TPR format: the topology reader here, the XDR cursor and header in `xdr`, the
 //! interaction types and their parameter records (Lennard-Jones c6/c12 kept) in `params`. Called
 //! by `io::load` (a TPR is a topology for TRR/XTC/GRO frames), by `io::ils_params`, by the fuzz
-//! target and by the tests. Coordinates stored in the file are not read: the frames come from a
-//! trajectory or structure file given after it.
+//! target and by the tests. The coordinates and box stored in the file (read past the rest of the
+//! topology in `state`) are its one frame when it is opened alone; a trajectory or structure file
+//! given after it replaces them.
 //!
 //! A TPR file is XDR (big-endian): a header (version string, precision, file version and
 //! generation, atom count, which parts are present), then the body: box, temperature-coupling
@@ -25,13 +26,15 @@
 //! bytes left before anything is allocated.
 
 mod params;
+mod state;
 mod xdr;
 
 use super::ReadError;
 use super::load::Parsed;
 use crate::model::element::guess_from_name;
 use crate::model::lj::LjParams;
-use crate::model::{BondSource, Element, Name8, Structure};
+use crate::model::units::ANGSTROM_PER_NANOMETRE;
+use crate::model::{BondSource, Element, Frame, Name8, Structure, UnitCell};
 use params::{ADDED_TYPES, INTERACTIONS, f, is_bond_type};
 use std::path::Path;
 use xdr::{Cursor, read_header};
@@ -276,8 +279,17 @@ fn read_topology(path: &Path, bytes: &[u8]) -> Result<(Parsed, Option<Vec<LjPara
     if !h.has_topology {
         return Err(c.err(c.pos, "this TPR file holds no topology"));
     }
+    let mut cell = None;
     if h.has_box {
-        c.skip(27, 0, "the box, its relative form and its velocity")?;
+        let mut m = [[0f64; 3]; 3];
+        for row in &mut m {
+            for v in row.iter_mut() {
+                *v = c.real("the box")? * ANGSTROM_PER_NANOMETRE;
+            }
+        }
+        let box_cell = UnitCell::from_vectors(m);
+        cell = box_cell.is_valid().then_some(box_cell);
+        c.skip(18, 0, "the box's relative form and its velocity")?;
     }
     if h.ngtc > 0 {
         let n = if fver < 69 { 2 * h.ngtc } else { h.ngtc };
@@ -476,11 +488,28 @@ fn read_topology(path: &Path, bytes: &[u8]) -> Result<(Parsed, Option<Vec<LjPara
     if long_labels > 0 {
         warnings.push(format!("{long_labels} labels longer than 8 characters truncated"));
     }
+    let mut frames = Vec::new();
+    match state::read_positions(&mut c, fver, h.natoms, h.has_coordinates) {
+        Ok(Some(positions)) if positions.iter().flatten().all(|v| v.is_finite()) => frames.push(Frame {
+            positions_angstrom: positions,
+            cell,
+            time_ps: None,
+            step: None,
+        }),
+        Ok(Some(_)) => warnings.push(
+            "the coordinates stored in the file are not finite numbers; give a structure or trajectory file after it"
+                .to_string(),
+        ),
+        Ok(None) => {}
+        Err(e) => warnings.push(format!(
+            "the coordinates stored in the file could not be read ({e}); give a structure or trajectory file after it"
+        )),
+    }
     let lj = (lj_complete && atom_lj.len() == structure.len()).then_some(atom_lj);
     Ok((
         Parsed {
             structure,
-            frames: Vec::new(),
+            frames,
             warnings,
         },
         lj,
