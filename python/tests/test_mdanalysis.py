@@ -102,3 +102,44 @@ def test_dssp_of_adk(universe):
     codes = adk.dssp(0)
     assert len(codes) == 214
     assert codes.count("H") > 50 and codes.count("E") > 10
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        ("adk.psf", "adk_dims.dcd"),
+        ("adk_open.pqr",),
+        ("gromacs/2lyz_gmx_2024.tpr.gz",),
+        ("4E43.pdb.gz",),
+    ],
+)
+def test_per_atom_columns_are_mdanalysis(files):
+    """Residues, chains or segments, masses, radii, B-factors, bonds and a TPR file's own
+    coordinates as MDAnalysis reads the same files."""
+    paths = [str(MD_DATA / f) for f in files]
+    u = mda.Universe(*paths)
+    s = orbitfield.load(*paths)
+    assert s.n_atoms == len(u.atoms)
+    assert s.resnames == list(u.atoms.resnames)
+    np.testing.assert_array_equal(s.resids, u.atoms.resids)
+    if files[0].endswith(".psf"):
+        assert s.segids == list(u.atoms.segids)
+        assert s.types == list(u.atoms.types)
+        np.testing.assert_allclose(s.masses, u.atoms.masses, atol=1e-4)
+        theirs = np.sort(np.sort(u.bonds.indices, axis=1), axis=0)
+        assert len(s.bonds) == len(u.bonds)
+        assert set(map(tuple, s.bonds)) == set(map(tuple, np.sort(u.bonds.indices, axis=1))), theirs[:3]
+    if files[0].endswith(".pqr"):
+        np.testing.assert_allclose(s.radii, u.atoms.radii, atol=1e-4)
+        assert s.bfactors is None and s.occupancies is None
+    if ".tpr" in files[0]:
+        # Labels are kept to 8 characters (the reader says how many it shortened).
+        assert s.chains == [c[:8] for c in u.atoms.chainIDs]
+        np.testing.assert_allclose(s.masses, u.atoms.masses, atol=1e-4)
+        np.testing.assert_allclose(s.positions_angstrom, u.atoms.positions, atol=1e-3)
+        lengths, angles = s.frame(0).cell
+        np.testing.assert_allclose(list(lengths) + list(angles), u.dimensions, atol=1e-3)
+    if files[0].startswith("4E43"):
+        assert s.chains == list(u.atoms.chainIDs)
+        np.testing.assert_allclose(s.bfactors, u.atoms.tempfactors, atol=1e-3)
+        np.testing.assert_allclose(s.occupancies, u.atoms.occupancies, atol=1e-3)
