@@ -115,6 +115,8 @@ struct Reader<'p> {
     warnings: Vec<String>,
     long_names: usize,
     guesses: NameGuessCache,
+    /// Added to the residue numbers of the current chain once they have wrapped past 9999.
+    resid_offset: i64,
 }
 
 impl<'p> Reader<'p> {
@@ -140,6 +142,7 @@ impl<'p> Reader<'p> {
             warnings: Vec::new(),
             long_names: 0,
             guesses: NameGuessCache::default(),
+            resid_offset: 0,
         }
     }
 
@@ -243,8 +246,9 @@ impl<'p> Reader<'p> {
                 self.positions.reserve_exact(n);
             }
         } else {
+            let resid = self.unwrapped_resid(&rec);
             self.structure
-                .push_atom(rec.element, rec.name, rec.resname, rec.resid, rec.chain, rec.segid);
+                .push_atom(rec.element, rec.name, rec.resname, resid, rec.chain, rec.segid);
             self.serials.push(rec.serial.unwrap_or(-1));
             self.altlocs.push(if rec.altloc == 0 { b' ' } else { rec.altloc });
             self.occupancies.push(rec.occupancy);
@@ -256,6 +260,29 @@ impl<'p> Reader<'p> {
         }
         self.positions.push(rec.position);
         Ok(())
+    }
+
+    /// The residue number of a topology atom with the four-digit column's wrap undone: in a PDB
+    /// file, a number that falls by more than 5000 within one chain and segment (9999, then 0) has
+    /// passed 9999, and counts on from 10000 (as MDAnalysis reads it).
+    fn unwrapped_resid(&mut self, rec: &AtomRecord) -> i32 {
+        if self.flavor != Flavor::Pdb {
+            return rec.resid;
+        }
+        let n = self.structure.len();
+        let same_chain =
+            n > 0 && self.structure.chains[n - 1] == rec.chain && self.structure.segids[n - 1] == rec.segid;
+        if !same_chain {
+            self.resid_offset = 0;
+            return rec.resid;
+        }
+        let prev = i64::from(self.structure.resids[n - 1]);
+        let mut resid = i64::from(rec.resid) + self.resid_offset;
+        while resid - prev < -5000 {
+            self.resid_offset += 10_000;
+            resid += 10_000;
+        }
+        i32::try_from(resid).unwrap_or(rec.resid)
     }
 
     fn pdb_atom(&mut self, no: usize, line: &[u8]) -> Result<AtomRecord, ReadError> {
@@ -531,9 +558,14 @@ impl<'p> Reader<'p> {
         }
         self.topology_done = true;
         let positions = std::mem::take(&mut self.positions);
+        // A model's own box holds for the models after it until another is given (a trajectory
+        // written with one CRYST1 in its first model keeps that box).
+        if let Some(cell) = self.frame_cell.take() {
+            self.global_cell = Some(cell);
+        }
         self.frames.push(Frame {
             positions_angstrom: positions,
-            cell: self.frame_cell.take().or(self.global_cell),
+            cell: self.global_cell,
             time_ps: None,
             step: None,
         });
@@ -730,6 +762,58 @@ ATOM  A0002  O   TIP3 12345      1.000   2.000   3.000  1.00  0.00      WT1  O
         assert_eq!(p.structure.resids, vec![9999, 10000, 12345]);
         assert_eq!(p.structure.resnames[2].as_str(), "TIP3");
         assert_eq!(p.structure.segids[2].as_str(), "WT1");
+    }
+
+    #[test]
+    fn residue_numbers_that_wrap_past_9999_count_on() {
+        let text = "\
+ATOM      1  OW  SOL  9998       1.000   2.000   3.000  1.00  0.00
+ATOM      2  OW  SOL  9999       1.000   2.000   3.000  1.00  0.00
+ATOM      3  OW  SOL     0       1.000   2.000   3.000  1.00  0.00
+ATOM      4  OW  SOL  9999       1.000   2.000   3.000  1.00  0.00
+ATOM      5  OW  SOL     1       1.000   2.000   3.000  1.00  0.00
+ATOM      6  N   ALA B   1       1.000   2.000   3.000  1.00  0.00
+ATOM      7  N   ALA B   2       1.000   2.000   3.000  1.00  0.00
+";
+        let p = read(Path::new("t.pdb"), text.as_bytes()).unwrap();
+        // A second wrap within one chain counts on from 20000; a new chain starts again.
+        assert_eq!(p.structure.resids, vec![9998, 9999, 10000, 19999, 20001, 1, 2]);
+    }
+
+    #[test]
+    fn gromos_residue_names_of_four_letters_keep_their_chain() {
+        let text = "\
+ATOM     44  C   ARG A   3      33.025  27.725  -0.959  1.00  0.00
+ATOM     46  N   LYSHA   4      32.464  26.575  -0.595  1.00  0.00
+ATOM     47  N   HISBA   5      32.464  26.575  -0.595  1.00  0.00
+";
+        let p = read(Path::new("t.pdb"), text.as_bytes()).unwrap();
+        let names: Vec<&str> = p.structure.resnames.iter().map(|r| r.as_str()).collect();
+        assert_eq!(names, ["ARG", "LYSH", "HISB"]);
+        assert!(p.structure.chains.iter().all(|c| c.as_str() == "A"));
+    }
+
+    #[test]
+    fn a_box_given_in_the_first_model_holds_for_the_models_after_it() {
+        let text = "\
+MODEL 1
+CRYST1  216.489  216.489  216.489  90.00  90.00  90.00 P 1           1
+ATOM      1  CA  ALA A   1       1.000   2.000   3.000  1.00  0.00
+ENDMDL
+MODEL 2
+ATOM      1  CA  ALA A   1       1.500   2.000   3.000  1.00  0.00
+ENDMDL
+MODEL 3
+CRYST1   50.000   50.000   50.000  90.00  90.00  90.00 P 1           1
+ATOM      1  CA  ALA A   1       1.500   2.000   3.000  1.00  0.00
+ENDMDL
+MODEL 4
+ATOM      1  CA  ALA A   1       1.500   2.000   3.000  1.00  0.00
+ENDMDL
+";
+        let p = read(Path::new("t.pdb"), text.as_bytes()).unwrap();
+        let a: Vec<f64> = p.frames.iter().map(|f| f.cell.unwrap().lengths_angstrom[0]).collect();
+        assert_eq!(a, [216.489, 216.489, 50.0, 50.0]);
     }
 
     #[test]

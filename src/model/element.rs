@@ -539,11 +539,34 @@ impl NameGuessCache {
 pub fn guess_from_pdb_name(field: &[u8], resname: &[u8]) -> Element {
     let c0 = field.first().copied().unwrap_or(b' ');
     let c1 = field.get(1).copied().unwrap_or(b' ');
+    // CHARMM's ion names (POT in POT, CLA in CLA, SOD in SOD), wherever they start.
+    let name_upper = field.trim_ascii().to_ascii_uppercase();
+    if let Some(ion) = ion_alias(&name_upper)
+        && ion_alias(&resname.trim_ascii().to_ascii_uppercase()) == Some(ion)
+    {
+        return ion;
+    }
     if c0 == b' ' || c0.is_ascii_digit() {
         // Aligned one-letter element, or a digit-prefixed hydrogen name ("1HB2").
         if c1.is_ascii_alphabetic() {
             if residue_kind(resname) == ResidueKind::Other && c0 == b' ' {
-                // " CL" style names written one column late still read as their letter.
+                // A metal or halogen named by its symbol alone but written one column late
+                // (" FE " in HEM, " ZN " in ZN, " NA " in NA+) is that element; other names read
+                // as their letter (" NA " in HEM is a nitrogen).
+                let c2 = field.get(2).copied().unwrap_or(b' ');
+                let rest_blank = field.get(3).is_none_or(|c| *c == b' ');
+                let c1u = c1.to_ascii_uppercase();
+                let c2u = c2.to_ascii_uppercase();
+                let r = resname.trim_ascii();
+                let r_alpha = r.iter().take_while(|c| c.is_ascii_alphabetic()).count();
+                let named_like_residue = r_alpha == 2 && r[..2].eq_ignore_ascii_case(&[c1u, c2u]);
+                if c2.is_ascii_alphabetic()
+                    && rest_blank
+                    && (is_unambiguous_two_letter(c1u, c2u) || named_like_residue)
+                    && let Some(t) = Element::from_symbol_bytes(&[c1u, c2u])
+                {
+                    return t;
+                }
                 return Element::from_symbol_bytes(&[c1]).unwrap_or_else(|| guess_from_name(field, resname));
             }
             return Element::from_symbol_bytes(&[c1]).unwrap_or(Element::UNKNOWN);
@@ -647,6 +670,19 @@ mod tests {
         assert_eq!(guess_from_pdb_name(b" OG1", b"THR"), Element::O);
         assert_eq!(guess_from_pdb_name(b"CL1 ", b"LIG"), Element(17));
         assert_eq!(guess_from_pdb_name(b"    ", b"LIG"), Element::UNKNOWN);
+        // Written one column late: a metal or halogen by its symbol alone, else the letter.
+        assert_eq!(guess_from_pdb_name(b" FE ", b"HEM"), Element(26));
+        assert_eq!(guess_from_pdb_name(b" NA ", b"HEM"), Element::N);
+        assert_eq!(guess_from_pdb_name(b" NA ", b"NA+"), Element(11));
+        assert_eq!(guess_from_pdb_name(b" NA ", b"NA"), Element(11));
+        assert_eq!(guess_from_pdb_name(b" CL ", b"CL"), Element(17));
+        assert_eq!(guess_from_pdb_name(b" CAA", b"HEM"), Element::C);
+        // CHARMM ions: potassium, chloride, sodium, calcium, not phosphorus or carbon.
+        assert_eq!(guess_from_pdb_name(b" POT", b"POT"), Element(19));
+        assert_eq!(guess_from_pdb_name(b" CLA", b"CLA"), Element(17));
+        assert_eq!(guess_from_pdb_name(b"SOD ", b"SOD"), Element(11));
+        assert_eq!(guess_from_pdb_name(b" CAL", b"CAL"), Element(20));
+        assert_eq!(guess_from_pdb_name(b" POT", b"LIG"), Element(15));
         assert_eq!(from_pdb_element_field(b" N"), Some(Element::N));
         assert_eq!(from_pdb_element_field(b"Fe"), Some(Element(26)));
         assert_eq!(from_pdb_element_field(b"  "), None);

@@ -47,7 +47,11 @@ pub(super) fn read_positions(
     if fver < TPXV_REMOVE_ATOMTYPES {
         let nr = c.count("the number of atom types", 4)?;
         if fver < TPXV_REMOVE_IMPLICIT_SOLVATION {
-            c.skip(3 * nr, 0, "the atom types' implicit-solvent radii, volumes and surface tensions")?;
+            c.skip(
+                3 * nr,
+                0,
+                "the atom types' implicit-solvent radii, volumes and surface tensions",
+            )?;
         }
         c.skip(0, nr, "the atom types' atomic numbers")?;
         if (60..TPXV_REMOVE_IMPLICIT_SOLVATION).contains(&fver) {
@@ -62,7 +66,12 @@ pub(super) fn read_positions(
             .and_then(|v| v.checked_mul(spacing))
             .and_then(|v| v.checked_mul(4))
             .filter(|&v| v <= c.left() / c.real_bytes())
-            .ok_or_else(|| c.err(c.pos, format!("{ngrid} CMAP grids of {spacing}^2 points do not fit the file")))?;
+            .ok_or_else(|| {
+                c.err(
+                    c.pos,
+                    format!("{ngrid} CMAP grids of {spacing}^2 points do not fit the file"),
+                )
+            })?;
         c.skip(reals, 0, "the CMAP grids")?;
     }
     for _ in 0..GROUP_KINDS {
@@ -81,7 +90,10 @@ pub(super) fn read_positions(
         let at = c.pos;
         let n = c.i64("the size of the intermolecular exclusion group")?;
         if n < 0 || n as u64 > (c.left() / 4) as u64 {
-            return Err(c.err(at, format!("expected an exclusion-group size that fits the file, found {n}")));
+            return Err(c.err(
+                at,
+                format!("expected an exclusion-group size that fits the file, found {n}"),
+            ));
         }
         c.skip(0, n as usize, "the intermolecular exclusion group")?;
     }

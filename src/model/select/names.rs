@@ -8,7 +8,8 @@ pub(super) const PROTEIN_RESNAMES: &[&str] = &[
     "ASPH", "GLUH", "CALA", "CARG", "CASN", "CASP", "CCYS", "CGLN", "CGLU", "CGLY", "CHIS", "CILE", "CLEU", "CLYS",
     "CMET", "CPHE", "CPRO", "CSER", "CTHR", "CTRP", "CTYR", "CVAL", "NALA", "NARG", "NASN", "NASP", "NCYS", "NGLN",
     "NGLU", "NGLY", "NHIS", "NILE", "NLEU", "NLYS", "NMET", "NPHE", "NPRO", "NSER", "NTHR", "NTRP", "NTYR", "NVAL",
-    "CHIE", "CHID", "CHIP", "NHIE", "NHID", "NHIP", "CYSH", "ORN", "DAB", "HYP", "CME",
+    "CHIE", "CHID", "CHIP", "NHIE", "NHID", "NHIP", "CYSH", "ORN", "DAB", "HYP", "CME", "ALAD", "ARGN", "ASF", "ASN1",
+    "CASF", "CCYX", "CYS1", "HIS1", "HIS2", "LYSH", "NCYX", "PGLU", "QLN",
 ];
 pub(super) const NUCLEIC_RESNAMES: &[&str] = &[
     "A", "C", "G", "T", "U", "DA", "DC", "DG", "DT", "DU", "RA", "RC", "RG", "RU", "ADE", "CYT", "GUA", "THY", "URA",
@@ -16,7 +17,7 @@ pub(super) const NUCLEIC_RESNAMES: &[&str] = &[
 ];
 pub(super) const WATER_RESNAMES: &[&str] = &[
     "H2O", "HOH", "OHH", "HHO", "OH2", "SOL", "WAT", "TIP", "TIP2", "TIP3", "TIP4", "TIP5", "T3P", "T4P", "T5P", "SPC",
-    "SPCE", "TP3", "TP4", "DOD", "D2O",
+    "SPCE", "TP3", "TP4", "DOD", "D2O", "SOLV",
 ];
 pub(super) const ION_RESNAMES: &[&str] = &[
     "NA", "NA+", "SOD", "CL", "CL-", "CLA", "K", "K+", "POT", "MG", "MG2", "CAL", "CA2", "ZN", "ZN2", "LI", "LIT",
