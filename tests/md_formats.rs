@@ -102,6 +102,45 @@ fn check_system_box(case: &str, files: &[&str], check_time: bool, check_box: boo
         let i: usize = i.parse().unwrap();
         assert_eq!(s.names[i].as_str(), name.as_str().unwrap(), "{case}: name of atom {i}");
     }
+    for (i, name) in r["resnames"].as_object().unwrap() {
+        let i: usize = i.parse().unwrap();
+        assert_eq!(
+            s.resnames[i].as_str(),
+            name.as_str().unwrap(),
+            "{case}: residue name of atom {i}"
+        );
+    }
+    for (i, resid) in r["resids"].as_object().unwrap() {
+        let i: usize = i.parse().unwrap();
+        assert_eq!(
+            i64::from(s.resids[i]),
+            resid.as_i64().unwrap(),
+            "{case}: residue number of atom {i}"
+        );
+    }
+    let mut resnames: Vec<&str> = s.resnames.iter().map(|n| n.as_str()).collect();
+    resnames.sort_unstable();
+    resnames.dedup();
+    let want: Vec<&str> = r["resname_set"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(resnames, want, "{case}: residue names");
+    if let Some(chains) = r.get("chains") {
+        for (i, c) in chains.as_object().unwrap() {
+            let i: usize = i.parse().unwrap();
+            assert_eq!(s.chains[i].as_str(), c.as_str().unwrap(), "{case}: chain of atom {i}");
+        }
+    }
+    if let Some(ions) = r.get("ion_masses_dalton") {
+        for (i, m) in ions.as_object().unwrap() {
+            let i: usize = i.parse().unwrap();
+            let got = f64::from(s.mass_dalton(i));
+            assert!((got - num(m)).abs() < 0.01, "{case}: mass of ion {i}: {got} vs {m}");
+        }
+    }
     // PDB has no atom types (MDAnalysis guesses them from names).
     if let Some(types) = r.get("types")
         && !s.types.is_empty()
@@ -161,6 +200,22 @@ fn amber_truncated_octahedron_netcdf() {
     );
     assert!(sys.warnings.is_empty(), "{:?}", sys.warnings);
     assert!(sys.structure.radii_angstrom.is_some(), "prmtop radii");
+}
+
+#[test]
+fn dcd_whose_title_markers_disagree_with_its_title_count() {
+    check_system(
+        "dcd_title_markers",
+        &["pdb_dcd_quirks/test_topology.pdb", "pdb_dcd_quirks/test.dcd"],
+        false,
+    );
+}
+
+#[test]
+fn pdb_files_of_gromos_charmm_gui_and_several_models() {
+    check_system("gromos_pdb", &["pdb_dcd_quirks/gromos11_traj_vac.pdb.gz"], false);
+    check_system("pdb_box_in_first_model", &["pdb_dcd_quirks/varying_occ_tmp.pdb"], false);
+    check_system("charmm_ions_1k5i", &["pdb_dcd_quirks/1k5i_c36.pdb.gz"], false);
 }
 
 #[test]

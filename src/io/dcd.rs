@@ -355,10 +355,30 @@ impl DcdReader {
         }
         // Titles are a few 80-character lines; keep at most 64 KiB of them and skip the rest.
         let kept = title_len.min(1 << 16);
+        let body_at = cur.offset;
         let t = cur.take(kept, "the title record")?;
         cur.offset += title_len - kept;
-        expect_marker(&mut cur, title_len, "end of the title record")?;
         let n_titles = endian.i32(arr4(&t, 0)).max(0) as usize;
+        if let Err(e) = expect_marker(&mut cur, title_len, "end of the title record") {
+            // Some writers (MDAnalysis before 2.0) put NTITLE lines of 80 characters in a record
+            // whose markers both say fewer; VMD's reader takes NTITLE. Accept that layout when
+            // the closing marker sits after NTITLE lines.
+            let by_count = 4 + 80 * n_titles as u64;
+            cur.offset = body_at + by_count;
+            if by_count == title_len
+                || by_count > len
+                || expect_marker(&mut cur, title_len, "end of the title record").is_err()
+            {
+                return Err(e);
+            }
+        }
+        let t = if t.len() as u64 >= (4 + 80 * n_titles as u64).min(1 << 16) {
+            t
+        } else {
+            let mut all = vec![0u8; (4 + 80 * n_titles).min(1 << 16)];
+            cur.source.read_at(path, body_at, &mut all)?;
+            all
+        };
         let titles = t
             .get(4..)
             .unwrap_or_default()

@@ -19,6 +19,7 @@ import MDAnalysis as mda
 warnings.filterwarnings("ignore")
 HERE = pathlib.Path(__file__).resolve().parent
 AMBER = HERE / "amber"
+QUIRKS = HERE / "pdb_dcd_quirks"
 
 CASES = {
     # Truncated octahedron (IFBOX 2), NetCDF trajectory in float.
@@ -41,6 +42,15 @@ CASES = {
     "mol2_zinc": ([HERE / "zinc_856218.mol2"], {}),
     # PDB 4E43 with alternate locations (every location is an atom).
     "altloc_4e43": ([HERE / "4E43.pdb.gz"], {}),
+    # A DCD whose title record's markers say 2 lines while NTITLE says 3 (MDAnalysis's old writer),
+    # with a triclinic box, beside its 5-atom PDB.
+    "dcd_title_markers": ([QUIRKS / "test_topology.pdb", QUIRKS / "test.dcd"], {}),
+    # GROMOS residue names of four letters (LYSH) written against a one-letter chain.
+    "gromos_pdb": ([QUIRKS / "gromos11_traj_vac.pdb.gz"], {}),
+    # One CRYST1 in the first of three models: the box holds for all three.
+    "pdb_box_in_first_model": ([QUIRKS / "varying_occ_tmp.pdb"], {}),
+    # A CHARMM-GUI membrane system with POT and CLA ions (potassium and chloride, not P and C).
+    "charmm_ions_1k5i": ([QUIRKS / "1k5i_c36.pdb.gz"], {}),
 }
 
 
@@ -79,6 +89,15 @@ def case(files, kwargs):
     if hasattr(u.atoms, "types"):
         out["types"] = {str(i): str(u.atoms[i].type) for i in sorted({0, n // 2, n - 1})}
     out["names"] = {str(i): str(u.atoms[i].name) for i in sorted({0, n // 2, n - 1})}
+    out["resnames"] = {str(i): str(u.atoms[i].resname) for i in sorted({0, n // 2, n - 1})}
+    out["resids"] = {str(i): int(u.atoms[i].resid) for i in sorted({0, n // 2, n - 1})}
+    out["resname_set"] = sorted(set(str(x) for x in u.atoms.resnames))
+    if hasattr(u.atoms, "chainIDs"):
+        out["chains"] = {str(i): str(u.atoms[i].chainID) for i in sorted({0, n // 2, n - 1})}
+    # Atoms named like an ion of CHARMM's (POT, CLA, SOD, CAL) with their masses.
+    ions = [a for a in u.atoms if a.name in ("POT", "CLA", "SOD", "CAL")]
+    if ions and hasattr(u.atoms, "masses"):
+        out["ion_masses_dalton"] = {str(a.index): r(a.mass, 3) for a in ions[:5]}
     if hasattr(u.atoms, "masses"):
         out["total_mass_dalton"] = r(u.atoms.masses.sum(), 3)
     chosen_frames = sorted({0, nf // 2, nf - 1})
