@@ -13,7 +13,7 @@
 use super::ReadError;
 use super::fields::{float, int, leading_int, show};
 use super::load::Parsed;
-use crate::model::element::guess_from_name;
+use crate::model::element::{from_element_column, guess_from_name};
 use crate::model::{Element, Frame, Name8, Structure, UnitCell};
 use std::path::Path;
 
@@ -164,6 +164,9 @@ pub(super) fn finish(path: &Path, mut site: AtomSite, cell: [Option<f64>; 6]) ->
     let mut warnings = Vec::new();
     if site.altlocs.iter().any(|&a| a != b' ') {
         site.structure.altlocs = Some(std::mem::take(&mut site.altlocs));
+    }
+    if let Some(w) = site.stopped.take() {
+        warnings.push(w);
     }
     if site.long_names > 0 {
         warnings.push(format!("{} names longer than 8 characters truncated", site.long_names));
@@ -387,6 +390,9 @@ pub(super) struct AtomSite {
     /// Alternate-location indicator of each topology atom (`b' '` for none).
     altlocs: Vec<u8>,
     long_names: usize,
+    /// Set when a model's atoms were not the first model's: that model and the ones after it are
+    /// not read, and this says so.
+    stopped: Option<String>,
 }
 
 impl AtomSite {
@@ -398,11 +404,17 @@ impl AtomSite {
         row: &R,
         offset: usize,
     ) -> Result<(), ReadError> {
+        if self.stopped.is_some() {
+            return Ok(());
+        }
         let get = |k: Option<usize>| row.text(k);
         let model = row.int_exact(c.model).unwrap_or(1);
         if self.model != Some(model) {
             if self.model.is_some() {
                 self.finish_frame(path, at)?;
+                if self.stopped.is_some() {
+                    return Ok(());
+                }
             }
             self.model = Some(model);
             self.model_offset = offset;
@@ -441,15 +453,11 @@ impl AtomSite {
         if self.topology_done {
             let n = self.structure.len();
             if self.positions.len() >= n {
-                return Err(at.err(
-                    path,
-                    self.model_offset,
-                    format!("expected {n} atoms in model {model} (as in the first model), found more"),
-                ));
+                self.stop(path, at, &format!("more than {n}"));
+                return Ok(());
             }
         } else {
-            let element =
-                Element::from_element_symbol(get(c.type_symbol)).unwrap_or_else(|| guess_from_name(name_f, resname_f));
+            let element = from_element_column(get(c.type_symbol)).unwrap_or_else(|| guess_from_name(name_f, resname_f));
             for f in [name_f, resname_f, get(c.chain)] {
                 if Name8::would_truncate(f) {
                     self.long_names += 1;
@@ -490,17 +498,12 @@ impl AtomSite {
         if self.positions.is_empty() && !self.topology_done {
             return Ok(());
         }
+        if self.stopped.is_some() {
+            return Ok(());
+        }
         if self.topology_done && self.positions.len() != self.structure.len() {
-            return Err(at.err(
-                path,
-                self.model_offset,
-                format!(
-                    "expected {} atoms in model {} (as in the first model), found {}",
-                    self.structure.len(),
-                    self.model.unwrap_or(0),
-                    self.positions.len()
-                ),
-            ));
+            self.stop(path, at, &self.positions.len().to_string());
+            return Ok(());
         }
         self.topology_done = true;
         self.frames.push(Frame {
@@ -508,6 +511,25 @@ impl AtomSite {
             ..Frame::default()
         });
         Ok(())
+    }
+}
+
+impl AtomSite {
+    /// A model whose atoms are not the first model's (an ensemble whose models differ, or a
+    /// damaged file): the models before it are kept, and no later row is read.
+    fn stop(&mut self, path: &Path, at: &Locator<'_>, found: &str) {
+        let place = match at.err(path, self.model_offset, "").location {
+            crate::io::Location::Line(n) => format!("line {n}"),
+            _ => format!("_atom_site row {}", self.model_offset + 1),
+        };
+        self.stopped = Some(format!(
+            "model {} ({place}) has {found} atoms where the first model has {}: the {} model(s) before it are \
+             read, the models from it on are not",
+            self.model.unwrap_or(0),
+            self.structure.len(),
+            self.frames.len()
+        ));
+        self.positions.clear();
     }
 }
 
@@ -638,9 +660,16 @@ HETATM 4 O \"O5'\" . HOH C . 5.5 6.0 7.0 20 B 2
 
     #[test]
     fn short_model_and_bad_rows_are_located() {
+        // A model with fewer atoms than the first: the first is read, and the warning names
+        // where the short model starts.
         let text = TWO_MODELS.replace("HETATM 4 O \"O5'\" . HOH C . 5.5 6.0 7.0 20 B 2\n", "");
-        let e = read(Path::new("t.cif"), text.as_bytes()).unwrap_err();
-        assert_eq!(e.location, crate::io::Location::Line(38), "{e}");
+        let p = read(Path::new("t.cif"), text.as_bytes()).unwrap();
+        assert_eq!(p.frames.len(), 1);
+        let w = p.warnings.join("; ");
+        assert!(
+            w.contains("model 2 (line 38) has 3 atoms") && w.contains("the 1 model(s) before it"),
+            "{w}"
+        );
         let text = TWO_MODELS.replace("5.5 6.0 7.0 20 B 2\n", "5.5 6.0 7.0 20 B\n");
         let e = read(Path::new("t.cif"), text.as_bytes()).unwrap_err();
         assert!(e.message.contains("values per row"), "{e}");

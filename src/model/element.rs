@@ -596,6 +596,17 @@ pub fn from_pdb_element_field(field: &[u8]) -> Option<Element> {
     if s.is_empty() || !s.iter().all(|c| c.is_ascii_alphabetic()) {
         return None;
     }
+    from_element_column(s)
+}
+
+/// Reads an element column (mmCIF `type_symbol`, PDB columns 77-78): `X`, which the PDB writes
+/// for an unknown atom or ion (residue UNX), is an unknown element, never a guess from the name
+/// (`UNK` would read as uranium); `None` when the column names no element.
+pub fn from_element_column(symbol: &[u8]) -> Option<Element> {
+    let s = symbol.trim_ascii();
+    if s.eq_ignore_ascii_case(b"X") {
+        return Some(Element::UNKNOWN);
+    }
     Element::from_element_symbol(s)
 }
 
@@ -672,6 +683,9 @@ mod tests {
         assert_eq!(guess_from_pdb_name(b"    ", b"LIG"), Element::UNKNOWN);
         // Written one column late: a metal or halogen by its symbol alone, else the letter.
         assert_eq!(guess_from_pdb_name(b" FE ", b"HEM"), Element(26));
+        assert_eq!(from_pdb_element_field(b" X"), Some(Element::UNKNOWN));
+        assert_eq!(from_element_column(b"X"), Some(Element::UNKNOWN));
+        assert_eq!(from_element_column(b"?"), None);
         assert_eq!(guess_from_pdb_name(b" NA ", b"HEM"), Element::N);
         assert_eq!(guess_from_pdb_name(b" NA ", b"NA+"), Element(11));
         assert_eq!(guess_from_pdb_name(b" NA ", b"NA"), Element(11));
