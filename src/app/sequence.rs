@@ -52,19 +52,34 @@ pub struct SequencePanel {
 /// One-letter code of an amino acid or nucleotide residue name (CHARMM, AMBER and GROMACS variants
 /// included).
 pub fn one_letter(resname: &str) -> Option<char> {
+    if let Some(c) = one_letter_exact(resname) {
+        return Some(c);
+    }
+    // AMBER's terminal residues (NALA, CLYS, NHIE) and 5'/3' nucleotides (DA5, RU3).
+    let terminal = resname
+        .strip_prefix('N')
+        .or_else(|| resname.strip_prefix('C'))
+        .filter(|r| r.len() == 3);
+    let nucleotide_end = resname.strip_suffix(['5', '3']);
+    terminal.or(nucleotide_end).and_then(one_letter_exact)
+}
+
+fn one_letter_exact(resname: &str) -> Option<char> {
     let c = match resname {
         "ALA" => 'A',
-        "ARG" | "ARN" => 'R',
-        "ASN" => 'N',
-        "ASP" | "ASH" => 'D',
-        "CYS" | "CYX" | "CYM" => 'C',
-        "GLN" => 'Q',
-        "GLU" | "GLH" => 'E',
+        "ALAD" => 'A',
+        "ARG" | "ARN" | "ARGN" => 'R',
+        "ASN" | "ASN1" => 'N',
+        "ASP" | "ASH" | "ASPH" | "ASF" => 'D',
+        "CYS" | "CYX" | "CYM" | "CYSH" | "CYS1" | "CYS2" => 'C',
+        "GLN" | "QLN" => 'Q',
+        "GLU" | "GLH" | "GLUH" | "PGLU" => 'E',
         "GLY" => 'G',
-        "HIS" | "HSD" | "HSE" | "HSP" | "HID" | "HIE" | "HIP" | "HISA" | "HISB" | "HISD" | "HISE" | "HISH" => 'H',
+        "HIS" | "HSD" | "HSE" | "HSP" | "HID" | "HIE" | "HIP" | "HISA" | "HISB" | "HISD" | "HISE" | "HISH" | "HIS1"
+        | "HIS2" | "HISP" => 'H',
         "ILE" => 'I',
         "LEU" => 'L',
-        "LYS" | "LYN" | "LSN" => 'K',
+        "LYS" | "LYN" | "LSN" | "LYSH" | "LYSN" => 'K',
         "MET" | "MSE" => 'M',
         "PHE" => 'F',
         "PRO" => 'P',
@@ -199,4 +214,26 @@ fn chains_of(s: &Structure, polymer: &Polymer) -> Vec<SeqChain> {
         }
     }
     chains
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_letter;
+
+    #[test]
+    fn one_letter_codes_of_force_field_residue_names() {
+        for (names, code) in [
+            (&["LYS", "LYSH", "LSN", "NLYS", "CLYS"][..], 'K'),
+            (&["HIS", "HSD", "HISB", "HIE", "NHIE", "CHIP"][..], 'H'),
+            (&["CYS", "CYSH", "CYX", "CYS2"][..], 'C'),
+            (&["DA", "DA5", "DA3", "A", "RA5"][..], 'A'),
+        ] {
+            for n in names {
+                assert_eq!(one_letter(n), Some(code), "{n}");
+            }
+        }
+        for n in ["CHOL", "NME", "CAL", "HOH", "POPC", "N"] {
+            assert_eq!(one_letter(n), None, "{n}");
+        }
+    }
 }
