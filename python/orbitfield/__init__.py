@@ -393,6 +393,30 @@ class System:
         frames = None if frames is None else [int(f) for f in frames]
         return np.array(self._s.rmsd(sel, int(reference), bool(fit), frames))
 
+    def select(self, sel: str, frame: int = 0) -> np.ndarray:
+        """The 0-based indices (int64) of the atoms the selection ``sel`` picks at ``frame``, in the
+        viewer's selection language (``"protein and name CA"``, ``"within 5 of resid 12"``,
+        ``"same residue as (water and within 3 of protein)"``).
+
+        Example::
+
+            ca = adk.select("name CA")
+            adk.frame(3).positions_angstrom[ca]
+        """
+        return np.array(self._s.select(sel, int(frame)), dtype=np.int64)
+
+    def rgyr(self, sel: str = "all", frames=None) -> np.ndarray:
+        """The mass-weighted radius of gyration in Angstrom of the atoms of ``sel`` at each of
+        ``frames`` (a list of indices; all without), as MDAnalysis's ``radius_of_gyration()`` and
+        VMD's ``measure rgyr`` (with masses) give it.
+
+        Example::
+
+            rg = adk.rgyr("protein")
+        """
+        frames = None if frames is None else [int(f) for f in frames]
+        return np.array(self._s.rgyr(sel, frames))
+
     def dssp(self, frame: int = 0) -> str:
         """DSSP secondary structure of the protein residues at ``frame``: one letter per residue
         (H alpha helix, G 3-10, I pi, P PPII, E strand, B bridge, T turn, S bend, '-' coil)."""

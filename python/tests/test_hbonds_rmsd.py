@@ -55,3 +55,44 @@ def test_rmsd_over_the_frames_equals_mdanalysis():
     assert np.abs(got - np.array(want)).max() < 1e-3
     with pytest.raises(orbitfield.OrbitfieldError, match="at least three"):
         adk.rmsd("index 0")
+
+
+def test_selections_equal_mdanalysis():
+    """The selection language picks MDAnalysis's atoms (VMD's `within` includes the selection
+    itself, MDAnalysis's `around` does not)."""
+    u = mda.Universe(str(PSF), str(DCD))
+    adk = orbitfield.load(PSF, DCD)
+    rng = np.random.default_rng()
+    resid = int(rng.integers(2, 200))
+    frame = int(rng.integers(0, 98))
+    u.trajectory[frame]
+    for ours, theirs in [
+        ("protein and name CA", "protein and name CA"),
+        ("resname LYS ARG and not hydrogen", "resname LYS ARG and not name H*"),
+        ("backbone", "backbone"),
+        (f"resid {resid} to {resid + 5}", f"resid {resid}:{resid + 5}"),
+        (f"within 5 of resid {resid}", f"(around 5 resid {resid}) or resid {resid}"),
+        ("x > 10", "prop x > 10"),
+    ]:
+        want = u.select_atoms(theirs).indices
+        got = adk.select(ours, frame=frame)
+        assert got.tolist() == want.tolist(), (ours, frame)
+    with pytest.raises(orbitfield.OrbitfieldError, match="sel"):
+        adk.select("resid to")
+
+
+def test_radius_of_gyration_equals_mdanalysis():
+    u = mda.Universe(str(PSF), str(DCD))
+    adk = orbitfield.load(PSF, DCD)
+    frames = sorted(np.random.default_rng().choice(98, size=5, replace=False).tolist())
+    for sel in ("protein", "name CA"):
+        group = u.select_atoms(sel)
+        want = []
+        for f in frames:
+            u.trajectory[f]
+            want.append(group.radius_of_gyration())
+        got = adk.rgyr(sel, frames=frames)
+        assert np.abs(got - np.array(want)).max() < 1e-4, sel
+    assert adk.rgyr("protein").shape == (98,)
+    with pytest.raises(orbitfield.OrbitfieldError, match="picks no atoms"):
+        adk.rgyr("resname XYZ")

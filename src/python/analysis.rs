@@ -1,6 +1,7 @@
-//! The trajectory analyses of the Python `System` that need no field engine: hydrogen bonds at a
-//! frame (`analysis::hbonds`) and the RMSD of a selection over the frames (superposed as
-//! `model::qm_region::superpose` does, or as the frames stand).
+//! The trajectory analyses of the Python `System` that need no field engine: a selection's atoms,
+//! hydrogen bonds at a frame (`analysis::hbonds`), the RMSD of a selection over the frames
+//! (superposed as `model::qm_region::superpose` does, or as the frames stand) and its radius of
+//! gyration.
 
 use super::fields::read_frame;
 use crate::analysis::hbonds::{HBondCriteria, find};
@@ -91,6 +92,69 @@ pub(crate) fn rmsd(
             (sum / here.len() as f64).sqrt()
         };
         out.push(value);
+    }
+    Ok(out)
+}
+
+/// The 0-based indices of the atoms `sel` picks at `frame` (the frame matters to `within` and to
+/// coordinate comparisons).
+pub(crate) fn select(system: &mut System, sel: &str, frame: usize) -> Result<Vec<u32>> {
+    let parsed = Selection::parse(sel).map_err(|e| anyhow!("sel: {e}"))?;
+    let coords = if system.trajectory.n_frames() > 0 {
+        Some(read_frame(system, frame)?)
+    } else {
+        None
+    };
+    Ok(parsed.indices(&system.structure, coords.as_ref()))
+}
+
+/// The mass-weighted radius of gyration (Angstrom) of `sel`'s atoms (picked at the first of
+/// `frames`) at each of `frames` (all without), as the frames stand.
+pub(crate) fn rgyr(system: &mut System, sel: &str, frames: Option<Vec<usize>>) -> Result<Vec<f64>> {
+    let parsed = Selection::parse(sel).map_err(|e| anyhow!("sel: {e}"))?;
+    let frames = frames.unwrap_or_else(|| (0..system.trajectory.n_frames()).collect());
+    let Some(&first) = frames.first() else {
+        return Ok(Vec::new());
+    };
+    let first = read_frame(system, first)?;
+    let atoms = parsed.indices(&system.structure, Some(&first));
+    if atoms.is_empty() {
+        bail!("sel: '{sel}' picks no atoms");
+    }
+    let masses: Vec<f64> = atoms
+        .iter()
+        .map(|&i| f64::from(system.structure.mass_dalton(i as usize)))
+        .collect();
+    let total: f64 = masses.iter().sum();
+    if !(total > 0.0) {
+        bail!("sel: the atoms '{sel}' picks have no mass (unknown elements and no masses in the files)");
+    }
+    let mut out = Vec::with_capacity(frames.len());
+    for f in frames {
+        let coords = read_frame(system, f)?;
+        let mut here = Vec::with_capacity(atoms.len());
+        for &i in &atoms {
+            match coords
+                .positions_angstrom
+                .get(i as usize)
+                .filter(|q| q.iter().all(|x| x.is_finite()))
+            {
+                Some(q) => here.push(q.map(f64::from)),
+                None => bail!("frame {f}: atom {} of '{sel}' has no finite position", i + 1),
+            }
+        }
+        let mut centre = [0.0; 3];
+        for (q, m) in here.iter().zip(&masses) {
+            for k in 0..3 {
+                centre[k] += m * q[k] / total;
+            }
+        }
+        let sum: f64 = here
+            .iter()
+            .zip(&masses)
+            .map(|(q, m)| m * (0..3).map(|k| (q[k] - centre[k]).powi(2)).sum::<f64>())
+            .sum();
+        out.push((sum / total).sqrt());
     }
     Ok(out)
 }

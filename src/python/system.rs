@@ -424,6 +424,18 @@ impl PySystem {
         self.with(py, move |s| super::analysis::rmsd(s, &sel, reference, fit, frames))
     }
 
+    /// The 0-based indices of the atoms `sel` picks at `frame`.
+    #[pyo3(signature = (sel, frame=0))]
+    fn select(&self, py: Python<'_>, sel: String, frame: usize) -> PyResult<Vec<u32>> {
+        self.with(py, move |s| super::analysis::select(s, &sel, frame))
+    }
+
+    /// The mass-weighted radius of gyration (Angstrom) of `sel` at each of `frames` (all without).
+    #[pyo3(signature = (sel, frames=None))]
+    fn rgyr(&self, py: Python<'_>, sel: String, frames: Option<Vec<usize>>) -> PyResult<Vec<f64>> {
+        self.with(py, move |s| super::analysis::rgyr(s, &sel, frames))
+    }
+
     /// DSSP secondary structure of the protein residues at `frame`, one letter per residue
     /// (H G I E B T S P, '-' for coil).
     #[pyo3(signature = (frame=0))]
