@@ -97,3 +97,76 @@ fn rmsd_of_the_backbone_and_of_the_c_alphas_over_the_frames_are_mdanalysis_s() {
     harness.run();
     assert_eq!(harness.state().tools.measure.list.len(), 1);
 }
+
+#[test]
+fn radius_of_gyration_over_the_frames_is_mdanalysis_s() {
+    let mut harness = panel_fit::window_of(adk(), [1280.0, 800.0], true);
+    harness.run();
+    // The same form's second button, on the atoms typed there.
+    harness
+        .get_by_label(orbitfield::ui::measure::RMSD_OF)
+        .set_text_value_accesskit("protein");
+    harness.run();
+    harness.get_by_label(orbitfield::ui::measure::ADD_RGYR).click();
+    harness.run();
+    let m = harness
+        .state()
+        .tools
+        .measure
+        .list
+        .last()
+        .cloned()
+        .expect("a radius of gyration");
+    assert_eq!(m.kind(), Some(MeasureKind::Rgyr));
+    assert_eq!(m.atoms.len(), 3341);
+    let status = harness.state().panels.status.clone();
+    assert!(
+        status.contains("radius of gyration of 'protein' (3341 atoms)"),
+        "{status}"
+    );
+    assert!(status.ends_with(" Å"), "{status}");
+    let want = reference("protein_rgyr");
+    let (_, got) = last_series(&mut harness);
+    assert_eq!(got.len(), want.len());
+    let worst = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    assert!(worst < 1e-3, "largest difference from MDAnalysis {worst} Å");
+    let (lo, hi) = want.iter().fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+    assert!(hi - lo > 0.2, "the radius changes over the trajectory: {lo}..{hi}");
+
+    // Typed, on the C-alphas; the command log writes it back as the same command.
+    type_command(&mut harness, "measure rgyr name CA keep");
+    let (kind, got) = last_series(&mut harness);
+    assert_eq!(kind, MeasureKind::Rgyr);
+    let want = reference("ca_rgyr");
+    let worst = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    assert!(worst < 1e-3, "largest difference from MDAnalysis {worst} Å");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rgyr.csv");
+    let id = harness.state().tools.measure.list.last().unwrap().id;
+    harness
+        .state_mut()
+        .push(orbitfield::app::state::Command::ExportMeasurementCsv(id, path.clone()));
+    harness.run();
+    let csv = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(csv.lines().next(), Some("frame,time_ps,rgyr_angstrom"));
+
+    // A selection picking nothing is refused in words, under the command line.
+    let shown = journey::type_line(&mut harness, "measure rgyr resname XYZ keep");
+    assert!(
+        shown
+            .as_ref()
+            .is_some_and(|(error, text)| *error && text.contains("picks no atoms")),
+        "{shown:?}"
+    );
+    assert_eq!(harness.state().tools.measure.list.len(), 2);
+    harness.key_press(Key::Escape);
+    harness.run();
+
+    // A session keeps both and reopens them as they were.
+    let session = harness.state().session().expect("a session");
+    assert_eq!(session.rgyr, ["protein", "name CA"]);
+    harness.state_mut().apply_session(&session);
+    harness.run();
+    let kinds: Vec<Option<MeasureKind>> = harness.state().tools.measure.list.iter().map(|m| m.kind()).collect();
+    assert_eq!(kinds, [Some(MeasureKind::Rgyr); 2]);
+}

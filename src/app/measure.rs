@@ -1,5 +1,5 @@
-//! Measurements: distances, angles and dihedrals between picked atoms, and RMSDs of selections
-//! (`app::rmsd`), their values at the current frame and over the whole trajectory (frames read as
+//! Measurements: distances, angles and dihedrals between picked atoms, and RMSDs and radii of
+//! gyration of selections (`app::rmsd`), their values at the current frame and over the whole trajectory (frames read as
 //! the view shows them), and the CSV of a series.
 //!
 //! Owns [`Measurements`] (the list, the click mode that builds new ones from picks, and each
@@ -10,7 +10,7 @@
 //! ([`AppState::pump_measure_series`], called after each batch of commands), so a long trajectory
 //! never stalls the window and its progress shows.
 
-use super::rmsd::RmsdSpec;
+use super::rmsd::SelectionSpec;
 use super::state::AppState;
 use std::path::Path;
 use std::sync::Arc;
@@ -39,6 +39,9 @@ pub enum MeasureKind {
     /// The RMSD of a selection from a reference frame, in Angstrom (`app::rmsd`); not made by
     /// clicks.
     Rmsd,
+    /// The mass-weighted radius of gyration of a selection, in Angstrom (`app::rmsd`); not made by
+    /// clicks.
+    Rgyr,
 }
 
 impl MeasureKind {
@@ -50,7 +53,7 @@ impl MeasureKind {
             MeasureKind::Distance => 2,
             MeasureKind::Angle => 3,
             MeasureKind::Dihedral => 4,
-            MeasureKind::Rmsd => 0,
+            MeasureKind::Rmsd | MeasureKind::Rgyr => 0,
         }
     }
 
@@ -70,13 +73,14 @@ impl MeasureKind {
             MeasureKind::Angle => "angle",
             MeasureKind::Dihedral => "dihedral",
             MeasureKind::Rmsd => "rmsd",
+            MeasureKind::Rgyr => "rgyr",
         }
     }
 
     /// The unit written beside values.
     pub fn unit(self) -> &'static str {
         match self {
-            MeasureKind::Distance | MeasureKind::Rmsd => "Å",
+            MeasureKind::Distance | MeasureKind::Rmsd | MeasureKind::Rgyr => "Å",
             MeasureKind::Angle | MeasureKind::Dihedral => "°",
         }
     }
@@ -84,7 +88,7 @@ impl MeasureKind {
     /// The unit as a CSV header spells it (ASCII).
     pub fn unit_word(self) -> &'static str {
         match self {
-            MeasureKind::Distance | MeasureKind::Rmsd => "angstrom",
+            MeasureKind::Distance | MeasureKind::Rmsd | MeasureKind::Rgyr => "angstrom",
             MeasureKind::Angle | MeasureKind::Dihedral => "degree",
         }
     }
@@ -93,7 +97,7 @@ impl MeasureKind {
     pub fn format(self, value: f64) -> String {
         match self {
             MeasureKind::Distance => format!("{value:.2} Å"),
-            MeasureKind::Rmsd => format!("{value:.3} Å"),
+            MeasureKind::Rmsd | MeasureKind::Rgyr => format!("{value:.3} Å"),
             MeasureKind::Angle | MeasureKind::Dihedral => format!("{value:.1}°"),
         }
     }
@@ -111,19 +115,20 @@ pub enum ClickMode {
     Measure(MeasureKind),
 }
 
-/// One measurement: 0-based atom indices (2, 3 or 4 of them; or a selection's, for an RMSD).
+/// One measurement: 0-based atom indices (2, 3 or 4 of them; or a selection's, for an RMSD or a
+/// radius of gyration).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Measurement {
     pub id: u64,
     pub atoms: Vec<usize>,
-    /// What an RMSD measurement compares (`None` for distances, angles and dihedrals).
-    pub rmsd: Option<Arc<RmsdSpec>>,
+    /// What is measured of a selection (`None` for distances, angles and dihedrals).
+    pub spec: Option<Arc<SelectionSpec>>,
 }
 
 impl Measurement {
     pub fn kind(&self) -> Option<MeasureKind> {
-        match self.rmsd {
-            Some(_) => Some(MeasureKind::Rmsd),
+        match &self.spec {
+            Some(spec) => Some(spec.kind()),
             None => MeasureKind::of_atoms(self.atoms.len()),
         }
     }
@@ -134,8 +139,8 @@ impl Measurement {
 pub struct Series {
     /// The atoms measured (a series is thrown away when they change).
     pub atoms: Vec<usize>,
-    /// An RMSD's reference (as the measurement's).
-    pub rmsd: Option<Arc<RmsdSpec>>,
+    /// What is measured of a selection (as the measurement's).
+    pub spec: Option<Arc<SelectionSpec>>,
     /// The frames in the trajectory when the series started.
     pub n_frames: usize,
     /// One per frame read so far (frame i at index i); `None` where an atom has no finite position.
@@ -256,7 +261,7 @@ pub fn series_csv(kind: MeasureKind, series: &Series) -> String {
 impl AppState {
     /// The short text of a measurement: "distance CA MET1 – CA ARG2".
     pub fn measurement_label(&self, m: &Measurement) -> String {
-        if let Some(spec) = &m.rmsd {
+        if let Some(spec) = &m.spec {
             return super::rmsd::label(spec);
         }
         let kind = m.kind().map_or("measurement", MeasureKind::name);
@@ -282,7 +287,7 @@ impl AppState {
 
     /// A measurement's value at the current frame.
     pub fn measurement_value(&self, m: &Measurement) -> Option<f64> {
-        super::rmsd::value(&m.atoms, m.rmsd.as_deref(), &self.document()?.frame.positions_angstrom)
+        super::rmsd::value(&m.atoms, m.spec.as_deref(), &self.document()?.frame.positions_angstrom)
     }
 
     /// Adds a measurement of 2, 3 or 4 distinct atoms of the open document.
@@ -308,7 +313,7 @@ impl AppState {
         let m = Measurement {
             id: tools.next_id,
             atoms,
-            rmsd: None,
+            spec: None,
         };
         tools.list.push(m.clone());
         let value = self.measurement_value(&m).map(|v| kind.format(v)).unwrap_or_default();
@@ -413,11 +418,11 @@ impl AppState {
             .measure
             .series
             .get(&id)
-            .is_some_and(|s| s.atoms == m.atoms && s.rmsd == m.rmsd && s.n_frames == n_frames && s.error.is_none());
+            .is_some_and(|s| s.atoms == m.atoms && s.spec == m.spec && s.n_frames == n_frames && s.error.is_none());
         if !keep {
             let series = Series {
                 atoms: m.atoms.clone(),
-                rmsd: m.rmsd.clone(),
+                spec: m.spec.clone(),
                 n_frames,
                 values: Vec::with_capacity(n_frames),
                 times_ps: Vec::with_capacity(n_frames),
@@ -450,7 +455,7 @@ impl AppState {
                     Ok(()) => {
                         series.values.push(super::rmsd::value(
                             &series.atoms,
-                            series.rmsd.as_deref(),
+                            series.spec.as_deref(),
                             &frame.positions_angstrom,
                         ));
                         series.times_ps.push(frame.time_ps);
@@ -540,7 +545,7 @@ mod tests {
     fn the_csv_names_its_units_and_leaves_a_missing_value_empty() {
         let s = Series {
             atoms: vec![0, 1],
-            rmsd: None,
+            spec: None,
             n_frames: 2,
             values: vec![Some(1.5), None],
             times_ps: vec![Some(0.5), Some(1.0)],

@@ -1,31 +1,50 @@
-//! RMSD measurements: the root-mean-square deviation of a selection's atoms from a reference frame,
-//! listed with the distances and angles, at the current frame and, plotted or exported, over every
-//! frame (VMD's RMSD Trajectory Tool, MDAnalysis's `rms.RMSD`). With *superpose* each frame is first
-//! moved rigidly onto the reference (least squares over the same atoms, no reflection); without,
-//! the frames are compared as they stand. Frames are read as the view shows them (molecules made
-//! whole, fitted onto frame 0 when the view fits them).
+//! Measurements of a selection: the RMSD of its atoms from a reference frame (VMD's RMSD
+//! Trajectory Tool, MDAnalysis's `rms.RMSD`) and its mass-weighted radius of gyration (VMD's
+//! `measure rgyr`, MDAnalysis's `radius_of_gyration()`), listed with the distances and angles, at
+//! the current frame and, plotted or exported, over every frame. With *superpose* each frame is
+//! first moved rigidly onto the reference (least squares over the same atoms, no reflection);
+//! without, the frames are compared as they stand. Frames are read as the view shows them
+//! (molecules made whole, fitted onto frame 0 when the view fits them).
 //!
-//! Owns [`RmsdSpec`] (the selection's text, the reference frame and its coordinates, whether to
-//! superpose) and [`value`], the value of any measurement at one frame; `app::measure` keeps them
-//! in its list and series.
+//! Owns [`SelectionSpec`] (the selection's text and what is measured of it, with the reference
+//! coordinates or the masses it needs) and [`value`], the value of any measurement at one frame;
+//! `app::measure` keeps them in its list and series.
 
 use super::measure::{MeasureKind, Measurement};
 use super::state::AppState;
 use std::sync::Arc;
 
-/// What an RMSD measurement compares.
+/// What is measured of a selection's atoms.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RmsdSpec {
-    /// The selection as typed.
-    pub selection: String,
-    pub reference_frame: usize,
-    /// Superpose each frame onto the reference before the deviation is taken.
-    pub fit: bool,
-    /// The selection's atoms in the reference frame (Å), in the order of the measurement's atoms.
-    pub reference: Vec<[f64; 3]>,
+pub enum Quantity {
+    /// The RMSD from a reference frame, superposed first when `fit`.
+    Rmsd {
+        reference_frame: usize,
+        fit: bool,
+        /// The atoms in the reference frame (Å), in the order of the measurement's atoms.
+        reference: Vec<[f64; 3]>,
+    },
+    /// The radius of gyration, each atom weighted by its mass (dalton, in the measurement's order).
+    Rgyr { masses_dalton: Vec<f64> },
 }
 
-/// The Measurements panel's form for a new RMSD.
+/// A measurement of a selection: the selection as typed and what is measured of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SelectionSpec {
+    pub selection: String,
+    pub quantity: Quantity,
+}
+
+impl SelectionSpec {
+    pub fn kind(&self) -> MeasureKind {
+        match self.quantity {
+            Quantity::Rmsd { .. } => MeasureKind::Rmsd,
+            Quantity::Rgyr { .. } => MeasureKind::Rgyr,
+        }
+    }
+}
+
+/// The Measurements panel's form for a new RMSD or radius of gyration.
 #[derive(Clone, Debug)]
 pub struct RmsdForm {
     /// The selection typed (empty: not yet chosen for the document; the panel offers `backbone`
@@ -46,14 +65,12 @@ impl Default for RmsdForm {
 }
 
 /// The value of a measurement of `atoms` in `positions`: its distance, angle or dihedral, or with
-/// `rmsd` the RMSD from the reference (`None` where an atom is missing or not finite).
-pub fn value(atoms: &[usize], rmsd: Option<&RmsdSpec>, positions_angstrom: &[[f32; 3]]) -> Option<f64> {
-    let Some(spec) = rmsd else {
+/// `spec` the selection's RMSD or radius of gyration (`None` where an atom is missing or not
+/// finite).
+pub fn value(atoms: &[usize], spec: Option<&SelectionSpec>, positions_angstrom: &[[f32; 3]]) -> Option<f64> {
+    let Some(spec) = spec else {
         return super::measure::measure(atoms, positions_angstrom);
     };
-    if atoms.len() != spec.reference.len() || atoms.is_empty() {
-        return None;
-    }
     let mut here = Vec::with_capacity(atoms.len());
     for &i in atoms {
         let q = positions_angstrom.get(i)?;
@@ -62,15 +79,43 @@ pub fn value(atoms: &[usize], rmsd: Option<&RmsdSpec>, positions_angstrom: &[[f3
         }
         here.push(q.map(f64::from));
     }
-    if spec.fit {
-        return crate::model::qm_region::superpose(&here, &spec.reference).map(|(_, r)| r);
+    match &spec.quantity {
+        Quantity::Rmsd { fit, reference, .. } => {
+            if atoms.len() != reference.len() || atoms.is_empty() {
+                return None;
+            }
+            if *fit {
+                return crate::model::qm_region::superpose(&here, reference).map(|(_, r)| r);
+            }
+            let sum: f64 = here
+                .iter()
+                .zip(reference)
+                .map(|(a, b)| (0..3).map(|k| (a[k] - b[k]).powi(2)).sum::<f64>())
+                .sum();
+            Some((sum / atoms.len() as f64).sqrt())
+        }
+        Quantity::Rgyr { masses_dalton } => radius_of_gyration(&here, masses_dalton),
     }
-    let sum: f64 = here
+}
+
+/// The mass-weighted radius of gyration of `positions` (`None` without mass).
+pub fn radius_of_gyration(positions: &[[f64; 3]], masses_dalton: &[f64]) -> Option<f64> {
+    let total: f64 = masses_dalton.iter().sum();
+    if positions.len() != masses_dalton.len() || total <= 0.0 || !total.is_finite() {
+        return None;
+    }
+    let mut centre = [0.0; 3];
+    for (q, m) in positions.iter().zip(masses_dalton) {
+        for k in 0..3 {
+            centre[k] += m * q[k] / total;
+        }
+    }
+    let sum: f64 = positions
         .iter()
-        .zip(&spec.reference)
-        .map(|(a, b)| (0..3).map(|k| (a[k] - b[k]).powi(2)).sum::<f64>())
+        .zip(masses_dalton)
+        .map(|(q, m)| m * (0..3).map(|k| (q[k] - centre[k]).powi(2)).sum::<f64>())
         .sum();
-    Some((sum / atoms.len() as f64).sqrt())
+    Some((sum / total).sqrt())
 }
 
 impl AppState {
@@ -127,34 +172,85 @@ impl AppState {
                 }
             }
         }
+        self.push_selection_measurement(
+            atoms,
+            SelectionSpec {
+                selection: selection.to_string(),
+                quantity: Quantity::Rmsd {
+                    reference_frame,
+                    fit,
+                    reference,
+                },
+            },
+        );
+    }
+
+    /// Adds the mass-weighted radius of gyration of `selection`'s atoms (picked at the current
+    /// frame).
+    pub(crate) fn add_rgyr_measurement(&mut self, selection: &str) {
+        let parsed = match crate::model::select::Selection::parse(selection) {
+            Ok(p) => p,
+            Err(e) => return self.error(format!("radius of gyration: bad selection '{selection}': {e}")),
+        };
+        let Some(doc) = self.document() else {
+            return self.error("radius of gyration: open a structure first".into());
+        };
+        let atoms: Vec<usize> = parsed
+            .indices(&doc.structure, Some(&doc.frame))
+            .into_iter()
+            .map(|i| i as usize)
+            .collect();
+        if atoms.is_empty() {
+            return self.error(format!("radius of gyration: '{selection}' picks no atoms"));
+        }
+        let masses_dalton: Vec<f64> = atoms.iter().map(|&i| f64::from(doc.structure.mass_dalton(i))).collect();
+        if masses_dalton.iter().sum::<f64>() <= 0.0 {
+            return self.error(format!(
+                "radius of gyration: the atoms '{selection}' picks have no mass (unknown elements and no masses in the files)"
+            ));
+        }
+        self.push_selection_measurement(
+            atoms,
+            SelectionSpec {
+                selection: selection.to_string(),
+                quantity: Quantity::Rgyr { masses_dalton },
+            },
+        );
+    }
+
+    fn push_selection_measurement(&mut self, atoms: Vec<usize>, spec: SelectionSpec) {
+        let kind = spec.kind();
         let tools = &mut self.tools.measure;
         tools.next_id += 1;
         let m = Measurement {
             id: tools.next_id,
             atoms,
-            rmsd: Some(Arc::new(RmsdSpec {
-                selection: selection.to_string(),
-                reference_frame,
-                fit,
-                reference,
-            })),
+            spec: Some(Arc::new(spec)),
         };
         tools.list.push(m.clone());
-        let shown = self
-            .measurement_value(&m)
-            .map(|v| MeasureKind::Rmsd.format(v))
-            .unwrap_or_default();
+        let shown = self.measurement_value(&m).map(|v| kind.format(v)).unwrap_or_default();
         self.panels.status = format!("{}: {shown}", self.measurement_label(&m));
     }
 }
 
-/// The label of an RMSD measurement: "RMSD of 'backbone' from frame 0, superposed (856 atoms)".
-pub fn label(spec: &RmsdSpec) -> String {
-    format!(
-        "RMSD of '{}' from frame {}{} ({} atoms)",
-        spec.selection,
-        spec.reference_frame,
-        if spec.fit { ", superposed" } else { "" },
-        spec.reference.len()
-    )
+/// The label of a selection's measurement: "RMSD of 'backbone' from frame 0, superposed (856
+/// atoms)", "radius of gyration of 'protein' (3341 atoms)".
+pub fn label(spec: &SelectionSpec) -> String {
+    match &spec.quantity {
+        Quantity::Rmsd {
+            reference_frame,
+            fit,
+            reference,
+        } => format!(
+            "RMSD of '{}' from frame {reference_frame}{} ({} atoms)",
+            spec.selection,
+            if *fit { ", superposed" } else { "" },
+            reference.len()
+        ),
+        Quantity::Rgyr { masses_dalton } => format!(
+            "radius of gyration of '{}' ({} atoms)",
+            spec.selection,
+            masses_dalton.len()
+        ),
+    }
 }

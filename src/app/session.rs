@@ -7,6 +7,7 @@
 //! Written atomically. Called by `app::apply` for the session commands and by the CLI.
 
 use super::reps::RepSpec;
+use super::rmsd::Quantity;
 use super::state::AppState;
 use super::values::PotentialDisplay;
 use crate::render::colormap::Colormap;
@@ -100,6 +101,9 @@ pub struct Session {
     /// The RMSD measurements: selection, reference frame, superposed or not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rmsd: Vec<(String, usize, bool)>,
+    /// The radius-of-gyration measurements: their selections.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rgyr: Vec<String>,
     /// The labelled atoms, numbered from 1.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<usize>,
@@ -221,7 +225,7 @@ impl AppState {
                 .measure
                 .list
                 .iter()
-                .filter(|m| m.rmsd.is_none())
+                .filter(|m| m.spec.is_none())
                 .map(|m| m.atoms.iter().map(|a| a + 1).collect())
                 .collect(),
             rmsd: self
@@ -229,8 +233,22 @@ impl AppState {
                 .measure
                 .list
                 .iter()
-                .filter_map(|m| m.rmsd.as_ref())
-                .map(|r| (r.selection.clone(), r.reference_frame, r.fit))
+                .filter_map(|m| m.spec.as_ref())
+                .filter_map(|r| match r.quantity {
+                    Quantity::Rmsd {
+                        reference_frame, fit, ..
+                    } => Some((r.selection.clone(), reference_frame, fit)),
+                    Quantity::Rgyr { .. } => None,
+                })
+                .collect(),
+            rgyr: self
+                .tools
+                .measure
+                .list
+                .iter()
+                .filter_map(|m| m.spec.as_ref())
+                .filter(|r| matches!(r.quantity, Quantity::Rgyr { .. }))
+                .map(|r| r.selection.clone())
                 .collect(),
             labels: self.tools.labels.atoms.iter().map(|a| a + 1).collect(),
             label_format: Some(self.tools.labels.format),
@@ -312,6 +330,9 @@ impl AppState {
         }
         for (selection, reference, fit) in &s.rmsd {
             self.add_rmsd_measurement(selection, *reference, *fit);
+        }
+        for selection in &s.rgyr {
+            self.add_rgyr_measurement(selection);
         }
         let n_atoms = self.document().map_or(0, |d| d.structure.len());
         if let Some(format) = s.label_format {

@@ -219,6 +219,10 @@ pub enum Command {
         reference: usize,
         fit: bool,
     },
+    /// Lists the mass-weighted radius of gyration of a selection.
+    AddRgyrMeasurement {
+        selection: String,
+    },
     DeleteMeasurement(u64),
     ClearMeasurements,
     /// Shows a measurement's values over all frames in the plot (`None` closes it).

@@ -278,6 +278,15 @@ impl<'a> Runner<'a> {
                 }
                 Ok(())
             }
+            Plan::Rgyr { selection, keep } => {
+                let value = self.rgyr(&selection).map_err(fail)?;
+                self.output
+                    .push(format!("radius of gyration of '{selection}': {value:.4} A"));
+                if keep {
+                    self.apply(vec![Command::AddRgyrMeasurement { selection }], column)?;
+                }
+                Ok(())
+            }
             Plan::SaveImage(request) => {
                 if self.mode == RunMode::Headless {
                     // The view takes the image's size (the window's view has its own).
@@ -370,6 +379,35 @@ impl<'a> Runner<'a> {
             return 0;
         };
         s.indices(&doc.structure, Some(&doc.frame)).len()
+    }
+
+    /// The mass-weighted radius of gyration of `sel` at the current frame.
+    fn rgyr(&mut self, sel: &str) -> Result<f64, String> {
+        let parsed = crate::model::select::Selection::parse(sel).map_err(|e| e.message)?;
+        let doc = self.state.document().ok_or("nothing is open")?;
+        let atoms = parsed.indices(&doc.structure, Some(&doc.frame));
+        if atoms.is_empty() {
+            return Err(format!("rgyr: '{sel}' picks no atoms"));
+        }
+        let mut here = Vec::with_capacity(atoms.len());
+        for &i in &atoms {
+            match doc
+                .frame
+                .positions_angstrom
+                .get(i as usize)
+                .filter(|q| q.iter().all(|x| x.is_finite()))
+            {
+                Some(q) => here.push(q.map(f64::from)),
+                None => return Err(format!("rgyr: atom {} has no finite position", i + 1)),
+            }
+        }
+        let masses: Vec<f64> = atoms
+            .iter()
+            .map(|&i| f64::from(doc.structure.mass_dalton(i as usize)))
+            .collect();
+        crate::app::rmsd::radius_of_gyration(&here, &masses).ok_or_else(|| {
+            format!("rgyr: the atoms '{sel}' picks have no mass (unknown elements and no masses in the files)")
+        })
     }
 
     /// The RMSD of `sel` between the current frame and frame `reference`, after the best rigid

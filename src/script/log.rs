@@ -9,6 +9,7 @@
 use crate::app::console::CommandObserver;
 use crate::app::reps::spec::field_text;
 use crate::app::reps::{FieldStyle, RepEdit, RepId, RepSpec, SpecKind};
+use crate::app::rmsd::{Quantity, SelectionSpec};
 use crate::app::session::CameraSpec;
 use crate::app::slice::SliceNormal;
 use crate::app::state::{AppState, Command};
@@ -335,6 +336,7 @@ impl ActionLog {
                 reference,
                 fit,
             } => Some(Pending::Text(vec![rmsd_line(selection, *reference, *fit)])),
+            Command::AddRgyrMeasurement { selection } => Some(Pending::Text(vec![rgyr_line(selection)])),
             Command::DeleteMeasurement(id) => {
                 let k = state.tools.measure.list.iter().position(|m| m.id == *id)?;
                 text(format!("measure delete {}", k + 1))
@@ -449,8 +451,18 @@ impl ActionLog {
             After::Pick { measurements } => {
                 let mut out = Vec::new();
                 for m in state.tools.measure.list.iter().skip(measurements) {
-                    match &m.rmsd {
-                        Some(r) => out.push(rmsd_line(&r.selection, r.reference_frame, r.fit)),
+                    match m.spec.as_deref() {
+                        Some(SelectionSpec {
+                            selection,
+                            quantity:
+                                Quantity::Rmsd {
+                                    reference_frame, fit, ..
+                                },
+                        }) => out.push(rmsd_line(selection, *reference_frame, *fit)),
+                        Some(SelectionSpec {
+                            selection,
+                            quantity: Quantity::Rgyr { .. },
+                        }) => out.push(rgyr_line(selection)),
                         None => out.extend(measure_line(&m.atoms)),
                     }
                 }
@@ -537,6 +549,11 @@ pub fn rmsd_line(selection: &str, reference: usize, fit: bool) -> String {
         "measure rmsd {selection} reference {reference}{} keep",
         if fit { " fit" } else { "" }
     )
+}
+
+/// `measure rgyr SEL keep`: the command that adds a radius-of-gyration measurement.
+pub fn rgyr_line(selection: &str) -> String {
+    format!("measure rgyr {selection} keep")
 }
 
 fn measure_line(atoms: &[usize]) -> Option<String> {

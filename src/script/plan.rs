@@ -1,7 +1,6 @@
 //! Turning a parsed statement into what it does ([`Plan`]), checked against the state but without
-//! changing it: representation and atom numbers, selections, fields, frames. Most statements
-//! become `app::state::Command`s, the ones the window's controls push; the rest (saving files,
-//! reports, nested scripts) are carried out by `script::exec`.
+//! changing it: representation and atom numbers, selections, fields, frames. Most statements become
+//! `app::state::Command`s (as the window's controls push); `script::exec` does the rest.
 
 use super::verbs::{Parsed, Problem, parse_color};
 use crate::app::atoms::AtomColoring;
@@ -38,6 +37,11 @@ pub enum Plan {
         /// After the best rigid superposition of the selection (Kabsch), not as the frames stand.
         fit: bool,
         /// Also list it in the Measurements panel.
+        keep: bool,
+    },
+    /// Report a selection's mass-weighted radius of gyration (`keep`: also list it).
+    Rgyr {
+        selection: String,
         keep: bool,
     },
 }
@@ -610,6 +614,10 @@ fn measure(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                 keep: p.flag("keep"),
             })
         }
+        "rgyr" => Ok(Plan::Rgyr {
+            selection: selection(p, state, "selection")?,
+            keep: p.flag("keep"),
+        }),
         "clear" => Ok(Plan::Commands(vec![Command::ClearMeasurements])),
         "delete" => {
             let n = p.int("measurement").unwrap_or(0) as usize;

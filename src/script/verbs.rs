@@ -480,6 +480,15 @@ pub const VERBS: &[Verb] = &[
                 "The RMSD in Angstrom of the selection's atoms between the current frame and the reference: as the frames stand, or with `fit` after superposing them; reported (with `keep`, also listed).",
             ),
             form(
+                &["rgyr"],
+                &[opt_arg("selection", Kind::Selection, "the atoms (default all)")],
+                &[flag(
+                    "keep",
+                    "also list it in the Measurements panel, where it follows the frames and plots over all of them",
+                )],
+                "The mass-weighted radius of gyration in Angstrom of the selection's atoms at the current frame, as VMD's `measure rgyr` with masses and MDAnalysis's radius_of_gyration() report it (with `keep`, also listed).",
+            ),
+            form(
                 &["delete"],
                 &[arg(
                     "measurement",

@@ -144,6 +144,7 @@ pub fn measurements_ui(ui: &mut egui::Ui, state: &mut AppState) {
 /// The label of the RMSD form's button, and of its selection field.
 pub const ADD_RMSD: &str = "Add RMSD";
 pub const RMSD_OF: &str = "RMSD of";
+pub const ADD_RGYR: &str = "Add radius of gyration";
 
 /// A new RMSD over the frames: the selection, the reference frame, superposed or not.
 fn rmsd_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
@@ -163,7 +164,7 @@ fn rmsd_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if form.selection.is_empty() {
         form.selection = if protein { "backbone" } else { "not hydrogen" }.to_string();
     }
-    let mut add = false;
+    let (mut add, mut add_rgyr) = (false, false);
     ui.horizontal_wrapped(|ui| {
         let l = ui.label(RMSD_OF);
         let edit = ui
@@ -187,10 +188,22 @@ fn rmsd_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
             .button(ADD_RMSD)
             .on_hover_text("List it here; Plot shows it over every frame")
             .clicked();
+        add_rgyr |= ui
+            .button(ADD_RGYR)
+            .on_hover_text(
+                "The mass-weighted radius of gyration of the same atoms (as VMD's measure rgyr and MDAnalysis's \
+                 radius_of_gyration), listed here; Plot shows it over every frame",
+            )
+            .clicked();
     });
     let parses = crate::model::select::Selection::parse(&form.selection);
     if let Err(e) = &parses {
         ui.label(RichText::new(e.to_string()).color(tokens::ERROR).small());
+    }
+    if add_rgyr && parses.is_ok() {
+        let selection = form.selection.clone();
+        send(state, Command::AddRgyrMeasurement { selection });
+        return;
     }
     if add && parses.is_ok() {
         let (selection, reference, fit) = (form.selection.clone(), form.reference_frame, form.fit);
@@ -319,7 +332,7 @@ pub fn view_overlay_ui(ui: &mut egui::Ui, state: &AppState, rect: Rect) {
     let measure_color = measurement_color(state);
     let stroke = Stroke::new(1.5, measure_color);
     // An RMSD has no line to draw.
-    for m in state.tools.measure.list.iter().filter(|m| m.rmsd.is_none()) {
+    for m in state.tools.measure.list.iter().filter(|m| m.spec.is_none()) {
         let points: Option<Vec<Pos2>> = m.atoms.iter().map(|&a| at(a)).collect();
         let (Some(points), Some(kind)) = (points, m.kind()) else {
             continue;

@@ -43,7 +43,7 @@ pub fn draw_annotations(img: &mut image::RgbaImage, state: &AppState, scale: f32
             tag(img, &font, &state.label_text(atom), p, text_px, text_rgb, plate_rgb);
         }
     }
-    for m in state.tools.measure.list.iter().filter(|m| m.rmsd.is_none()) {
+    for m in state.tools.measure.list.iter().filter(|m| m.spec.is_none()) {
         let points: Option<Vec<[f32; 2]>> = m.atoms.iter().map(|&a| at(a)).collect();
         let (Some(points), Some(kind)) = (points, m.kind()) else {
             continue;
