@@ -3,7 +3,8 @@
 //! same atoms of frame 0 (least squares, never a reflection: [`superpose`]), as VMD's RMSD
 //! trajectory tool, ChimeraX's `align`, PyMOL's `intra_fit` and GROMACS's `trjconv -fit rot+trans`
 //! do. A fitted frame has no periodic box (the box does not turn with the atoms). Used by the
-//! viewer (`app::fit`) and `orbitfield convert --fit`.
+//! viewer (`app::fit`) and `orbitfield convert --fit`. Also the mass-weighted radius of gyration
+//! ([`radius_of_gyration`]) of the viewer's measurements, scripts and the Python `System`.
 
 use super::qm_region::superpose;
 use crate::model::select::Selection;
@@ -94,6 +95,26 @@ fn positions(frame: &Frame, atoms: &[usize]) -> Option<Vec<[f64; 3]>> {
         .iter()
         .map(|&i| frame.positions_angstrom.get(i).map(|p| p.map(f64::from)))
         .collect()
+}
+
+/// The mass-weighted radius of gyration of `positions` (`None` without mass).
+pub fn radius_of_gyration(positions: &[[f64; 3]], masses_dalton: &[f64]) -> Option<f64> {
+    let total: f64 = masses_dalton.iter().sum();
+    if positions.len() != masses_dalton.len() || total <= 0.0 || !total.is_finite() {
+        return None;
+    }
+    let mut centre = [0.0; 3];
+    for (q, m) in positions.iter().zip(masses_dalton) {
+        for k in 0..3 {
+            centre[k] += m * q[k] / total;
+        }
+    }
+    let sum: f64 = positions
+        .iter()
+        .zip(masses_dalton)
+        .map(|(q, m)| m * (0..3).map(|k| (q[k] - centre[k]).powi(2)).sum::<f64>())
+        .sum();
+    Some((sum / total).sqrt())
 }
 
 #[cfg(test)]

@@ -94,28 +94,8 @@ pub fn value(atoms: &[usize], spec: Option<&SelectionSpec>, positions_angstrom: 
                 .sum();
             Some((sum / atoms.len() as f64).sqrt())
         }
-        Quantity::Rgyr { masses_dalton } => radius_of_gyration(&here, masses_dalton),
+        Quantity::Rgyr { masses_dalton } => crate::analysis::fit::radius_of_gyration(&here, masses_dalton),
     }
-}
-
-/// The mass-weighted radius of gyration of `positions` (`None` without mass).
-pub fn radius_of_gyration(positions: &[[f64; 3]], masses_dalton: &[f64]) -> Option<f64> {
-    let total: f64 = masses_dalton.iter().sum();
-    if positions.len() != masses_dalton.len() || total <= 0.0 || !total.is_finite() {
-        return None;
-    }
-    let mut centre = [0.0; 3];
-    for (q, m) in positions.iter().zip(masses_dalton) {
-        for k in 0..3 {
-            centre[k] += m * q[k] / total;
-        }
-    }
-    let sum: f64 = positions
-        .iter()
-        .zip(masses_dalton)
-        .map(|(q, m)| m * (0..3).map(|k| (q[k] - centre[k]).powi(2)).sum::<f64>())
-        .sum();
-    Some((sum / total).sqrt())
 }
 
 impl AppState {

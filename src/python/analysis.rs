@@ -126,7 +126,7 @@ pub(crate) fn rgyr(system: &mut System, sel: &str, frames: Option<Vec<usize>>) -
         .map(|&i| f64::from(system.structure.mass_dalton(i as usize)))
         .collect();
     let total: f64 = masses.iter().sum();
-    if !(total > 0.0) {
+    if total <= 0.0 || !total.is_finite() {
         bail!("sel: the atoms '{sel}' picks have no mass (unknown elements and no masses in the files)");
     }
     let mut out = Vec::with_capacity(frames.len());
@@ -143,18 +143,9 @@ pub(crate) fn rgyr(system: &mut System, sel: &str, frames: Option<Vec<usize>>) -
                 None => bail!("frame {f}: atom {} of '{sel}' has no finite position", i + 1),
             }
         }
-        let mut centre = [0.0; 3];
-        for (q, m) in here.iter().zip(&masses) {
-            for k in 0..3 {
-                centre[k] += m * q[k] / total;
-            }
-        }
-        let sum: f64 = here
-            .iter()
-            .zip(&masses)
-            .map(|(q, m)| m * (0..3).map(|k| (q[k] - centre[k]).powi(2)).sum::<f64>())
-            .sum();
-        out.push((sum / total).sqrt());
+        out.push(
+            crate::analysis::fit::radius_of_gyration(&here, &masses).ok_or_else(|| anyhow!("frame {f}: no mass"))?,
+        );
     }
     Ok(out)
 }

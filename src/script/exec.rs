@@ -405,7 +405,7 @@ impl<'a> Runner<'a> {
             .iter()
             .map(|&i| f64::from(doc.structure.mass_dalton(i as usize)))
             .collect();
-        crate::app::rmsd::radius_of_gyration(&here, &masses).ok_or_else(|| {
+        crate::analysis::fit::radius_of_gyration(&here, &masses).ok_or_else(|| {
             format!("rgyr: the atoms '{sel}' picks have no mass (unknown elements and no masses in the files)")
         })
     }
