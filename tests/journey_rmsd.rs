@@ -170,3 +170,42 @@ fn radius_of_gyration_over_the_frames_is_mdanalysis_s() {
     let kinds: Vec<Option<MeasureKind>> = harness.state().tools.measure.list.iter().map(|m| m.kind()).collect();
     assert_eq!(kinds, [Some(MeasureKind::Rgyr); 2]);
 }
+
+/// The SASA of `key`'s entry in the MDTraj reference (tests/data/measure/adk_sasa.json).
+fn sasa_reference(key: &str) -> Vec<f64> {
+    let text = std::fs::read_to_string(data("measure/adk_sasa.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v[key].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+}
+
+#[test]
+fn sasa_at_two_frames_is_mdtraj_s() {
+    let mut harness = panel_fit::window_of(adk(), [1280.0, 800.0], true);
+    harness.run();
+    harness
+        .get_by_label(orbitfield::ui::measure::RMSD_OF)
+        .set_text_value_accesskit("protein");
+    harness.run();
+    harness.get_by_label(orbitfield::ui::measure::ADD_SASA).click();
+    harness.run();
+    let m = harness.state().tools.measure.list.last().cloned().expect("a SASA");
+    assert_eq!(m.kind(), Some(MeasureKind::Sasa));
+    let status = harness.state().panels.status.clone();
+    assert!(
+        status.contains("SASA of 'protein' (3341 atoms, probe 1.4 Å)"),
+        "{status}"
+    );
+    assert!(status.ends_with(" Å²"), "{status}");
+    let want = sasa_reference("protein_total_angstrom2");
+    let at = |harness: &Harness<'static, AppState>| harness.state().measurement_value(&m).unwrap();
+    assert!((at(&harness) - want[0]).abs() < 1.0, "{} vs {}", at(&harness), want[0]);
+    type_command(&mut harness, "frame 40");
+    assert!((at(&harness) - want[1]).abs() < 1.0, "{} vs {}", at(&harness), want[1]);
+    // Residues 1-50 alone, typed.
+    type_command(&mut harness, "measure sasa resid 1 to 50 keep");
+    let m = harness.state().tools.measure.list.last().cloned().unwrap();
+    let want = sasa_reference("n_terminal_total_angstrom2");
+    let got = harness.state().measurement_value(&m).unwrap();
+    assert!((got - want[1]).abs() < 1.0, "{got} vs {}", want[1]);
+    assert_eq!(harness.state().session().unwrap().sasa, ["protein", "resid 1 to 50"]);
+}

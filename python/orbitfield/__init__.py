@@ -417,6 +417,24 @@ class System:
         frames = None if frames is None else [int(f) for f in frames]
         return np.array(self._s.rgyr(sel, frames))
 
+    def sasa(self, sel: str = "all", frames=None, probe: float = 1.4, n_points: int = 960,
+             per_atom: bool = False) -> np.ndarray:
+        """The solvent-accessible surface area in square Angstrom of the atoms of ``sel`` at each of
+        ``frames`` (a list of indices; all without), by the Shrake-Rupley method: ``n_points``
+        points per atom sphere on the golden-section spiral, a probe of ``probe`` Angstrom (water),
+        Bondi radii, the selection its own environment (as VMD's ``measure sasa``; remove what
+        should not block, such as water, by the selection). The total per frame, or with
+        ``per_atom`` an array [n_frames, n_selected_atoms].
+
+        Example::
+
+            area = adk.sasa("protein")
+        """
+        frames = None if frames is None else [int(f) for f in frames]
+        rows = self._s.sasa(sel, frames, float(probe), int(n_points))
+        areas = np.array(rows, dtype=np.float64).reshape((len(rows), -1))
+        return areas if per_atom else areas.sum(axis=1)
+
     def dssp(self, frame: int = 0) -> str:
         """DSSP secondary structure of the protein residues at ``frame``: one letter per residue
         (H alpha helix, G 3-10, I pi, P PPII, E strand, B bridge, T turn, S bend, '-' coil)."""

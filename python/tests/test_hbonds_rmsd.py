@@ -96,3 +96,25 @@ def test_radius_of_gyration_equals_mdanalysis():
     assert adk.rgyr("protein").shape == (98,)
     with pytest.raises(orbitfield.OrbitfieldError, match="picks no atoms"):
         adk.rgyr("resname XYZ")
+
+
+def test_sasa_equals_mdtraj():
+    """Shrake-Rupley SASA against MDTraj's own implementation (tests/data/measure/adk_sasa.json,
+    written by make_sasa.py): the protein's total and per-atom areas, and residues 1-50 alone."""
+    import json
+
+    ref = json.loads((MD_DATA.parent / "measure" / "adk_sasa.json").read_text())
+    adk = orbitfield.load(PSF, DCD)
+    frames = ref["protein_frames"]
+    total = adk.sasa("protein", frames=frames)
+    # MDTraj computes in float32: a point at a sphere's edge may fall either way (0.13 A^2 each).
+    assert np.abs(total - np.array(ref["protein_total_angstrom2"])).max() < 1e-4 * total.max()
+    atoms = adk.sasa("protein", frames=[0], per_atom=True)[0]
+    want = np.array(ref["protein_atoms_frame0_angstrom2"])
+    assert atoms.shape == want.shape
+    diff = np.abs(atoms - want)
+    assert diff.max() < 0.2 and (diff > 1e-3).sum() < 0.01 * len(want), (diff.max(), (diff > 1e-3).sum())
+    nterm = adk.sasa("resid 1 to 50", frames=frames)
+    assert np.abs(nterm - np.array(ref["n_terminal_total_angstrom2"])).max() < 1e-4 * nterm.max()
+    with pytest.raises(orbitfield.OrbitfieldError, match="probe"):
+        adk.sasa("protein", probe=-1.0)

@@ -1,8 +1,8 @@
 //! Trajectory analyses: radial distribution functions, orbital tracking along wavefunction series,
 //! potential maps combined over frames, ion placement on potential maps, QM regions placed in MD
 //! frames, frames fitted onto a reference, atomic charges from wavefunctions, protein secondary
-//! structure (DSSP) per frame, and fields sampled at surface vertices (the colours of a molecular
-//! surface).
+//! structure (DSSP) per frame, hydrogen bonds, solvent-accessible surface areas, and fields
+//! sampled at surface vertices (the colours of a molecular surface).
 //!
 //! Called by the `rdf`, `grid`, `points`, `ions` and `info` commands and the viewer's analysis panels;
 //! the GPU kernels of the same analyses are tested against these CPU versions.
@@ -17,6 +17,7 @@ pub mod polymer;
 pub mod qm_region;
 pub mod ramachandran;
 pub mod rdf;
+pub mod sasa;
 pub mod tracking;
 pub mod vertex_values;
 // Implicit ligand sampling: pathways on free-energy maps.

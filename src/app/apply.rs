@@ -271,7 +271,7 @@ impl AppState {
             c @ (Command::SetClickMode(_)
             | Command::AddMeasurement(_)
             | Command::AddRmsdMeasurement { .. }
-            | Command::AddRgyrMeasurement { .. }
+            | Command::AddSelectionMeasurement { .. }
             | Command::DeleteMeasurement(_)
             | Command::ClearMeasurements
             | Command::PlotMeasurement(_)

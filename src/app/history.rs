@@ -92,7 +92,7 @@ pub fn group_of(c: &Command) -> Option<Group> {
         | C::PickAtom(_)
         | C::AddMeasurement(_)
         | C::AddRmsdMeasurement { .. }
-        | C::AddRgyrMeasurement { .. }
+        | C::AddSelectionMeasurement { .. }
         | C::DeleteMeasurement(_)
         | C::ClearMeasurements
         | C::ToggleLabel(_)

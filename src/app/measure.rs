@@ -25,6 +25,8 @@ pub const MEASURE_RGB_ON_LIGHT: [u8; 3] = [150, 90, 0];
 /// [`SERIES_MAX_FRAMES_PER_UPDATE`]): a few milliseconds of reading, so the window stays live.
 pub const SERIES_ATOMS_PER_UPDATE: usize = 2_000_000;
 pub const SERIES_MAX_FRAMES_PER_UPDATE: usize = 1000;
+/// What one atom's surface points cost in a SASA series, in positions read.
+const SASA_COST_PER_ATOM: usize = 1000;
 
 /// What a measurement measures: the number of atoms picked decides it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -42,6 +44,9 @@ pub enum MeasureKind {
     /// The mass-weighted radius of gyration of a selection, in Angstrom (`app::rmsd`); not made by
     /// clicks.
     Rgyr,
+    /// The solvent-accessible surface area of a selection, in square Angstrom (`app::rmsd`); not
+    /// made by clicks.
+    Sasa,
 }
 
 impl MeasureKind {
@@ -53,7 +58,7 @@ impl MeasureKind {
             MeasureKind::Distance => 2,
             MeasureKind::Angle => 3,
             MeasureKind::Dihedral => 4,
-            MeasureKind::Rmsd | MeasureKind::Rgyr => 0,
+            MeasureKind::Rmsd | MeasureKind::Rgyr | MeasureKind::Sasa => 0,
         }
     }
 
@@ -74,6 +79,7 @@ impl MeasureKind {
             MeasureKind::Dihedral => "dihedral",
             MeasureKind::Rmsd => "rmsd",
             MeasureKind::Rgyr => "rgyr",
+            MeasureKind::Sasa => "sasa",
         }
     }
 
@@ -81,6 +87,7 @@ impl MeasureKind {
     pub fn unit(self) -> &'static str {
         match self {
             MeasureKind::Distance | MeasureKind::Rmsd | MeasureKind::Rgyr => "Å",
+            MeasureKind::Sasa => "Å²",
             MeasureKind::Angle | MeasureKind::Dihedral => "°",
         }
     }
@@ -89,6 +96,7 @@ impl MeasureKind {
     pub fn unit_word(self) -> &'static str {
         match self {
             MeasureKind::Distance | MeasureKind::Rmsd | MeasureKind::Rgyr => "angstrom",
+            MeasureKind::Sasa => "angstrom2",
             MeasureKind::Angle | MeasureKind::Dihedral => "degree",
         }
     }
@@ -98,6 +106,7 @@ impl MeasureKind {
         match self {
             MeasureKind::Distance => format!("{value:.2} Å"),
             MeasureKind::Rmsd | MeasureKind::Rgyr => format!("{value:.3} Å"),
+            MeasureKind::Sasa => format!("{value:.0} Å²"),
             MeasureKind::Angle | MeasureKind::Dihedral => format!("{value:.1}°"),
         }
     }
@@ -175,6 +184,21 @@ pub struct Measurements {
     /// The form of a new RMSD measurement.
     pub rmsd_form: super::rmsd::RmsdForm,
     pub(crate) next_id: u64,
+    /// The value of each SASA measurement at the positions last shown (by measurement id: a
+    /// fingerprint of its atoms' positions and the value), so that the panel, drawn at every
+    /// repaint, computes a surface once per frame.
+    pub(crate) sasa_shown: std::cell::RefCell<std::collections::HashMap<u64, (u64, Option<f64>)>>,
+}
+
+/// FNV-1a over the bits of `atoms`' positions (missing atoms count as NaN).
+fn positions_fingerprint(atoms: &[usize], positions: &[[f32; 3]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &i in atoms {
+        for x in positions.get(i).copied().unwrap_or([f32::NAN; 3]) {
+            h = (h ^ u64::from(x.to_bits())).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
 }
 
 /// Distance between two points (Angstrom).
@@ -287,7 +311,20 @@ impl AppState {
 
     /// A measurement's value at the current frame.
     pub fn measurement_value(&self, m: &Measurement) -> Option<f64> {
-        super::rmsd::value(&m.atoms, m.spec.as_deref(), &self.document()?.frame.positions_angstrom)
+        let positions = &self.document()?.frame.positions_angstrom;
+        if m.kind() != Some(MeasureKind::Sasa) {
+            return super::rmsd::value(&m.atoms, m.spec.as_deref(), positions);
+        }
+        let key = positions_fingerprint(&m.atoms, positions);
+        let mut shown = self.tools.measure.sasa_shown.borrow_mut();
+        if let Some(&(k, v)) = shown.get(&m.id)
+            && k == key
+        {
+            return v;
+        }
+        let v = super::rmsd::value(&m.atoms, m.spec.as_deref(), positions);
+        shown.insert(m.id, (key, v));
+        v
     }
 
     /// Adds a measurement of 2, 3 or 4 distinct atoms of the open document.
@@ -323,6 +360,7 @@ impl AppState {
     pub(crate) fn delete_measurement(&mut self, id: u64) {
         let tools = &mut self.tools.measure;
         tools.list.retain(|m| m.id != id);
+        tools.sasa_shown.get_mut().remove(&id);
         tools.series.remove(&id);
         if tools.plotted == Some(id) {
             tools.plotted = None;
@@ -444,11 +482,22 @@ impl AppState {
         let Some(doc) = self.doc.document.as_mut() else {
             return false;
         };
-        let mut budget = (SERIES_ATOMS_PER_UPDATE / doc.structure.len().max(1)).clamp(1, SERIES_MAX_FRAMES_PER_UPDATE);
+        // In positions read; a SASA frame also counts its surface points (a few milliseconds for
+        // a protein: one such frame per update).
+        let mut budget = SERIES_ATOMS_PER_UPDATE;
+        let mut frames_left = SERIES_MAX_FRAMES_PER_UPDATE;
+        let mut first = true;
         let mut frame = crate::model::Frame::default();
         for series in self.tools.measure.series.values_mut() {
-            while !series.done() && budget > 0 {
-                budget -= 1;
+            let cost = doc.structure.len().max(1)
+                + match series.spec.as_deref().map(|s| &s.quantity) {
+                    Some(super::rmsd::Quantity::Sasa { .. }) => series.atoms.len() * SASA_COST_PER_ATOM,
+                    _ => 0,
+                };
+            while !series.done() && frames_left > 0 && (first || budget >= cost) {
+                first = false;
+                frames_left -= 1;
+                budget = budget.saturating_sub(cost);
                 let i = series.values.len();
                 // As the view shows the frame (molecules whole, fitted when the view fits).
                 match doc.read_frame(i, &mut frame) {

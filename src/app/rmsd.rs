@@ -1,6 +1,7 @@
 //! Measurements of a selection: the RMSD of its atoms from a reference frame (VMD's RMSD
-//! Trajectory Tool, MDAnalysis's `rms.RMSD`) and its mass-weighted radius of gyration (VMD's
-//! `measure rgyr`, MDAnalysis's `radius_of_gyration()`), listed with the distances and angles, at
+//! Trajectory Tool, MDAnalysis's `rms.RMSD`), its mass-weighted radius of gyration (VMD's
+//! `measure rgyr`, MDAnalysis's `radius_of_gyration()`) and its solvent-accessible surface area
+//! (VMD's `measure sasa`, `analysis::sasa`), listed with the distances and angles, at
 //! the current frame and, plotted or exported, over every frame. With *superpose* each frame is
 //! first moved rigidly onto the reference (least squares over the same atoms, no reflection);
 //! without, the frames are compared as they stand. Frames are read as the view shows them
@@ -26,6 +27,9 @@ pub enum Quantity {
     },
     /// The radius of gyration, each atom weighted by its mass (dalton, in the measurement's order).
     Rgyr { masses_dalton: Vec<f64> },
+    /// The solvent-accessible surface area (Å²) of the atoms with these radii (Å, in the
+    /// measurement's order), the selection its own environment, a water probe.
+    Sasa { radii_angstrom: Vec<f64> },
 }
 
 /// A measurement of a selection: the selection as typed and what is measured of it.
@@ -40,6 +44,7 @@ impl SelectionSpec {
         match self.quantity {
             Quantity::Rmsd { .. } => MeasureKind::Rmsd,
             Quantity::Rgyr { .. } => MeasureKind::Rgyr,
+            Quantity::Sasa { .. } => MeasureKind::Sasa,
         }
     }
 }
@@ -95,6 +100,16 @@ pub fn value(atoms: &[usize], spec: Option<&SelectionSpec>, positions_angstrom: 
             Some((sum / atoms.len() as f64).sqrt())
         }
         Quantity::Rgyr { masses_dalton } => crate::analysis::fit::radius_of_gyration(&here, masses_dalton),
+        Quantity::Sasa { radii_angstrom } => {
+            use crate::analysis::sasa;
+            let areas = sasa::atom_areas(
+                &here,
+                radii_angstrom,
+                sasa::WATER_PROBE_ANGSTROM,
+                sasa::DEFAULT_SPHERE_POINTS,
+            );
+            Some(areas.iter().sum())
+        }
     }
 }
 
@@ -198,6 +213,37 @@ impl AppState {
         );
     }
 
+    /// Adds the solvent-accessible surface area of `selection`'s atoms (picked at the current
+    /// frame), the selection its own environment (as VMD's `measure sasa`).
+    pub(crate) fn add_sasa_measurement(&mut self, selection: &str) {
+        let parsed = match crate::model::select::Selection::parse(selection) {
+            Ok(p) => p,
+            Err(e) => return self.error(format!("SASA: bad selection '{selection}': {e}")),
+        };
+        let Some(doc) = self.document() else {
+            return self.error("SASA: open a structure first".into());
+        };
+        let atoms: Vec<usize> = parsed
+            .indices(&doc.structure, Some(&doc.frame))
+            .into_iter()
+            .map(|i| i as usize)
+            .collect();
+        if atoms.is_empty() {
+            return self.error(format!("SASA: '{selection}' picks no atoms"));
+        }
+        let radii_angstrom = atoms
+            .iter()
+            .map(|&i| crate::analysis::sasa::radius_angstrom(doc.structure.elements[i]))
+            .collect();
+        self.push_selection_measurement(
+            atoms,
+            SelectionSpec {
+                selection: selection.to_string(),
+                quantity: Quantity::Sasa { radii_angstrom },
+            },
+        );
+    }
+
     fn push_selection_measurement(&mut self, atoms: Vec<usize>, spec: SelectionSpec) {
         let kind = spec.kind();
         let tools = &mut self.tools.measure;
@@ -231,6 +277,12 @@ pub fn label(spec: &SelectionSpec) -> String {
             "radius of gyration of '{}' ({} atoms)",
             spec.selection,
             masses_dalton.len()
+        ),
+        Quantity::Sasa { radii_angstrom } => format!(
+            "SASA of '{}' ({} atoms, probe {} Å)",
+            spec.selection,
+            radii_angstrom.len(),
+            crate::analysis::sasa::WATER_PROBE_ANGSTROM
         ),
     }
 }

@@ -104,6 +104,9 @@ pub struct Session {
     /// The radius-of-gyration measurements: their selections.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rgyr: Vec<String>,
+    /// The SASA measurements: their selections.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sasa: Vec<String>,
     /// The labelled atoms, numbered from 1.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<usize>,
@@ -238,7 +241,7 @@ impl AppState {
                     Quantity::Rmsd {
                         reference_frame, fit, ..
                     } => Some((r.selection.clone(), reference_frame, fit)),
-                    Quantity::Rgyr { .. } => None,
+                    Quantity::Rgyr { .. } | Quantity::Sasa { .. } => None,
                 })
                 .collect(),
             rgyr: self
@@ -248,6 +251,15 @@ impl AppState {
                 .iter()
                 .filter_map(|m| m.spec.as_ref())
                 .filter(|r| matches!(r.quantity, Quantity::Rgyr { .. }))
+                .map(|r| r.selection.clone())
+                .collect(),
+            sasa: self
+                .tools
+                .measure
+                .list
+                .iter()
+                .filter_map(|m| m.spec.as_ref())
+                .filter(|r| matches!(r.quantity, Quantity::Sasa { .. }))
                 .map(|r| r.selection.clone())
                 .collect(),
             labels: self.tools.labels.atoms.iter().map(|a| a + 1).collect(),
@@ -333,6 +345,9 @@ impl AppState {
         }
         for selection in &s.rgyr {
             self.add_rgyr_measurement(selection);
+        }
+        for selection in &s.sasa {
+            self.add_sasa_measurement(selection);
         }
         let n_atoms = self.document().map_or(0, |d| d.structure.len());
         if let Some(format) = s.label_format {

@@ -219,8 +219,10 @@ pub enum Command {
         reference: usize,
         fit: bool,
     },
-    /// Lists the mass-weighted radius of gyration of a selection.
-    AddRgyrMeasurement {
+    /// Lists a selection's mass-weighted radius of gyration (`kind` Rgyr) or its
+    /// solvent-accessible surface area (`kind` Sasa).
+    AddSelectionMeasurement {
+        kind: super::measure::MeasureKind,
         selection: String,
     },
     DeleteMeasurement(u64),

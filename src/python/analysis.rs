@@ -1,7 +1,7 @@
 //! The trajectory analyses of the Python `System` that need no field engine: a selection's atoms,
 //! hydrogen bonds at a frame (`analysis::hbonds`), the RMSD of a selection over the frames
-//! (superposed as `model::qm_region::superpose` does, or as the frames stand) and its radius of
-//! gyration.
+//! (superposed as `model::qm_region::superpose` does, or as the frames stand), its radius of
+//! gyration and its solvent-accessible surface area (`analysis::sasa`).
 
 use super::fields::read_frame;
 use crate::analysis::hbonds::{HBondCriteria, find};
@@ -146,6 +146,54 @@ pub(crate) fn rgyr(system: &mut System, sel: &str, frames: Option<Vec<usize>>) -
         out.push(
             crate::analysis::fit::radius_of_gyration(&here, &masses).ok_or_else(|| anyhow!("frame {f}: no mass"))?,
         );
+    }
+    Ok(out)
+}
+
+/// The solvent-accessible surface area (Å²) of each of `sel`'s atoms (picked at the first of
+/// `frames`; the selection its own environment) at each of `frames` (all without): one row per
+/// frame.
+pub(crate) fn sasa(
+    system: &mut System,
+    sel: &str,
+    frames: Option<Vec<usize>>,
+    probe_angstrom: f64,
+    n_points: usize,
+) -> Result<Vec<Vec<f64>>> {
+    use crate::analysis::sasa;
+    if !(0.0..=10.0).contains(&probe_angstrom) {
+        bail!("probe: {probe_angstrom} Å is not a probe radius (0 to 10 Å; water is 1.4)");
+    }
+    if !(1..=100_000).contains(&n_points) {
+        bail!("n_points: {n_points} is not a number of points per atom (1 to 100000; 960 by default)");
+    }
+    let parsed = Selection::parse(sel).map_err(|e| anyhow!("sel: {e}"))?;
+    let frames = frames.unwrap_or_else(|| (0..system.trajectory.n_frames()).collect());
+    let Some(&first) = frames.first() else {
+        return Ok(Vec::new());
+    };
+    let first = read_frame(system, first)?;
+    let atoms = parsed.indices(&system.structure, Some(&first));
+    if atoms.is_empty() {
+        bail!("sel: '{sel}' picks no atoms");
+    }
+    let radii: Vec<f64> = atoms
+        .iter()
+        .map(|&i| sasa::radius_angstrom(system.structure.elements[i as usize]))
+        .collect();
+    let mut out = Vec::with_capacity(frames.len());
+    for f in frames {
+        let coords = read_frame(system, f)?;
+        let here: Vec<[f64; 3]> = atoms
+            .iter()
+            .map(|&i| {
+                coords
+                    .positions_angstrom
+                    .get(i as usize)
+                    .map_or([f64::NAN; 3], |q| q.map(f64::from))
+            })
+            .collect();
+        out.push(sasa::atom_areas(&here, &radii, probe_angstrom, n_points));
     }
     Ok(out)
 }

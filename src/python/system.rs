@@ -436,6 +436,19 @@ impl PySystem {
         self.with(py, move |s| super::analysis::rgyr(s, &sel, frames))
     }
 
+    /// The solvent-accessible surface area (Å²) of each atom of `sel` at each of `frames`.
+    #[pyo3(signature = (sel, frames=None, probe=1.4, n_points=960))]
+    fn sasa(
+        &self,
+        py: Python<'_>,
+        sel: String,
+        frames: Option<Vec<usize>>,
+        probe: f64,
+        n_points: usize,
+    ) -> PyResult<Vec<Vec<f64>>> {
+        self.with(py, move |s| super::analysis::sasa(s, &sel, frames, probe, n_points))
+    }
+
     /// DSSP secondary structure of the protein residues at `frame`, one letter per residue
     /// (H G I E B T S P, '-' for coil).
     #[pyo3(signature = (frame=0))]

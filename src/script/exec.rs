@@ -8,6 +8,7 @@ use super::plan::{Plan, plan};
 use super::verbs::{self, Problem};
 use super::{RunMode, ScriptError};
 use crate::app::draw::SceneSync;
+use crate::app::measure::MeasureKind;
 use crate::app::state::{AppState, Command};
 use crate::render::{GpuScene, RenderContext};
 use std::path::{Path, PathBuf};
@@ -278,12 +279,17 @@ impl<'a> Runner<'a> {
                 }
                 Ok(())
             }
-            Plan::Rgyr { selection, keep } => {
-                let value = self.rgyr(&selection).map_err(fail)?;
-                self.output
-                    .push(format!("radius of gyration of '{selection}': {value:.4} A"));
+            Plan::OfSelection { kind, selection, keep } => {
+                let value = self.of_selection(kind, &selection).map_err(fail)?;
+                self.output.push(match kind {
+                    MeasureKind::Sasa => format!(
+                        "SASA of '{selection}' (probe {} A): {value:.1} A^2",
+                        crate::analysis::sasa::WATER_PROBE_ANGSTROM
+                    ),
+                    _ => format!("radius of gyration of '{selection}': {value:.4} A"),
+                });
                 if keep {
-                    self.apply(vec![Command::AddRgyrMeasurement { selection }], column)?;
+                    self.apply(vec![Command::AddSelectionMeasurement { kind, selection }], column)?;
                 }
                 Ok(())
             }
@@ -381,13 +387,14 @@ impl<'a> Runner<'a> {
         s.indices(&doc.structure, Some(&doc.frame)).len()
     }
 
-    /// The mass-weighted radius of gyration of `sel` at the current frame.
-    fn rgyr(&mut self, sel: &str) -> Result<f64, String> {
+    /// The mass-weighted radius of gyration (`kind` Rgyr) or the SASA (`kind` Sasa) of `sel` at
+    /// the current frame.
+    fn of_selection(&mut self, kind: MeasureKind, sel: &str) -> Result<f64, String> {
         let parsed = crate::model::select::Selection::parse(sel).map_err(|e| e.message)?;
         let doc = self.state.document().ok_or("nothing is open")?;
         let atoms = parsed.indices(&doc.structure, Some(&doc.frame));
         if atoms.is_empty() {
-            return Err(format!("rgyr: '{sel}' picks no atoms"));
+            return Err(format!("{}: '{sel}' picks no atoms", kind.name()));
         }
         let mut here = Vec::with_capacity(atoms.len());
         for &i in &atoms {
@@ -398,8 +405,17 @@ impl<'a> Runner<'a> {
                 .filter(|q| q.iter().all(|x| x.is_finite()))
             {
                 Some(q) => here.push(q.map(f64::from)),
-                None => return Err(format!("rgyr: atom {} has no finite position", i + 1)),
+                None => return Err(format!("{}: atom {} has no finite position", kind.name(), i + 1)),
             }
+        }
+        if kind == MeasureKind::Sasa {
+            use crate::analysis::sasa;
+            let radii: Vec<f64> = atoms
+                .iter()
+                .map(|&i| sasa::radius_angstrom(doc.structure.elements[i as usize]))
+                .collect();
+            let areas = sasa::atom_areas(&here, &radii, sasa::WATER_PROBE_ANGSTROM, sasa::DEFAULT_SPHERE_POINTS);
+            return Ok(areas.iter().sum());
         }
         let masses: Vec<f64> = atoms
             .iter()

@@ -336,7 +336,9 @@ impl ActionLog {
                 reference,
                 fit,
             } => Some(Pending::Text(vec![rmsd_line(selection, *reference, *fit)])),
-            Command::AddRgyrMeasurement { selection } => Some(Pending::Text(vec![rgyr_line(selection)])),
+            Command::AddSelectionMeasurement { kind, selection } => {
+                Some(Pending::Text(vec![selection_measure_line(*kind, selection)]))
+            }
             Command::DeleteMeasurement(id) => {
                 let k = state.tools.measure.list.iter().position(|m| m.id == *id)?;
                 text(format!("measure delete {}", k + 1))
@@ -459,10 +461,7 @@ impl ActionLog {
                                     reference_frame, fit, ..
                                 },
                         }) => out.push(rmsd_line(selection, *reference_frame, *fit)),
-                        Some(SelectionSpec {
-                            selection,
-                            quantity: Quantity::Rgyr { .. },
-                        }) => out.push(rgyr_line(selection)),
+                        Some(spec) => out.push(selection_measure_line(spec.kind(), &spec.selection)),
                         None => out.extend(measure_line(&m.atoms)),
                     }
                 }
@@ -551,9 +550,10 @@ pub fn rmsd_line(selection: &str, reference: usize, fit: bool) -> String {
     )
 }
 
-/// `measure rgyr SEL keep`: the command that adds a radius-of-gyration measurement.
-pub fn rgyr_line(selection: &str) -> String {
-    format!("measure rgyr {selection} keep")
+/// `measure rgyr SEL keep` or `measure sasa SEL keep`: the command that adds a radius-of-gyration
+/// or SASA measurement.
+pub fn selection_measure_line(kind: crate::app::measure::MeasureKind, selection: &str) -> String {
+    format!("measure {} {selection} keep", kind.name())
 }
 
 fn measure_line(atoms: &[usize]) -> Option<String> {

@@ -5,7 +5,7 @@
 //! analyses' verbs, `ils` and `rdf`, in `verbs_tools`) from which the parser, `help`,
 //! completion ([`complete`]) and the reference `docs/scripting.md` are made; the tokenizer with
 //! byte columns ([`lex`]) and the reading of a statement against the table ([`parse`]); checking a statement against the state before anything changes
-//! ([`plan`]; the analyses' statements in `plan_tools`, the slice's in `plan_slice`); carrying it out through the same `app::state::Command`s the window's controls push
+//! ([`plan`]; the analyses' statements in `plan_tools`, the slice's in `plan_slice`, the measurements' in `plan_measure`); carrying it out through the same `app::state::Command`s the window's controls push
 //! ([`exec`]); and the action log ([`log`]): every command applied through
 //! `AppState::apply_pending`, from the panels too, written back as command text, so that a saved
 //! log replays the session. `script` stands above `app` (and `io`, `model`, `render`); `ui` and
@@ -21,6 +21,7 @@ pub mod lex;
 pub mod log;
 pub mod parse;
 pub mod plan;
+mod plan_measure;
 mod plan_slice;
 mod plan_tools;
 pub mod verbs;

@@ -39,8 +39,9 @@ pub enum Plan {
         /// Also list it in the Measurements panel.
         keep: bool,
     },
-    /// Report a selection's mass-weighted radius of gyration (`keep`: also list it).
-    Rgyr {
+    /// Report a selection's radius of gyration or SASA (`kind`; `keep`: also list it).
+    OfSelection {
+        kind: crate::app::measure::MeasureKind,
         selection: String,
         keep: bool,
     },
@@ -163,7 +164,7 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
             }
             cmds(v)
         }
-        "measure" => measure(p, state),
+        "measure" => super::plan_measure::measure(p, state),
         "ils" => super::plan_tools::ils(p, state).map(Plan::Commands),
         "rdf" => super::plan_tools::rdf(p, state).map(Plan::Commands),
         "label" => match p.sub() {
@@ -259,7 +260,7 @@ pub(super) fn document<'a>(p: &Parsed, state: &'a AppState) -> Result<&'a crate:
 }
 
 /// The selection text of value `name` (default `all`), checked by the selection parser.
-fn selection(p: &Parsed, state: &AppState, name: &str) -> Result<String, Problem> {
+pub(super) fn selection(p: &Parsed, state: &AppState, name: &str) -> Result<String, Problem> {
     document(p, state)?;
     let text = p.text(name).unwrap_or("all").trim().to_string();
     Selection::parse(&text).map_err(|e| {
@@ -593,63 +594,6 @@ fn field(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
     }
     let f = field_choice(text, col, state)?;
     Ok(Plan::Commands(vec![Command::SelectField(Some(f))]))
-}
-
-fn measure(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
-    let doc = document(p, state)?;
-    match p.sub() {
-        "rmsd" => {
-            let selection = selection(p, state, "selection")?;
-            let reference = p.int("reference").unwrap_or(0) as usize;
-            if reference >= doc.n_frames {
-                return Err(problem(
-                    p.column_of("reference"),
-                    format!("reference frame {reference}: the document has {} frames", doc.n_frames),
-                ));
-            }
-            Ok(Plan::Rmsd {
-                selection,
-                reference,
-                fit: p.flag("fit"),
-                keep: p.flag("keep"),
-            })
-        }
-        "rgyr" => Ok(Plan::Rgyr {
-            selection: selection(p, state, "selection")?,
-            keep: p.flag("keep"),
-        }),
-        "clear" => Ok(Plan::Commands(vec![Command::ClearMeasurements])),
-        "delete" => {
-            let n = p.int("measurement").unwrap_or(0) as usize;
-            let list = &state.tools.measure.list;
-            match n.checked_sub(1).and_then(|i| list.get(i)) {
-                Some(m) => Ok(Plan::Commands(vec![Command::DeleteMeasurement(m.id)])),
-                None => Err(problem(
-                    p.column_of("measurement"),
-                    format!("no measurement {n} (there are {}, numbered from 1)", list.len()),
-                )),
-            }
-        }
-        _ => {
-            let n_atoms = doc.structure.len();
-            let mut atoms = Vec::new();
-            for name in ["a", "b", "c", "d"] {
-                let Some(a) = p.int(name) else { continue };
-                if a == 0 || a as usize > n_atoms {
-                    return Err(problem(
-                        p.column_of(name),
-                        format!("atom {a}: the document has atoms 1 to {n_atoms}"),
-                    ));
-                }
-                let a = a as usize - 1;
-                if atoms.contains(&a) {
-                    return Err(problem(p.column_of(name), format!("atom {} is named twice", a + 1)));
-                }
-                atoms.push(a);
-            }
-            Ok(Plan::Commands(vec![Command::AddMeasurement(atoms)]))
-        }
-    }
 }
 
 fn view(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {

@@ -489,6 +489,15 @@ pub const VERBS: &[Verb] = &[
                 "The mass-weighted radius of gyration in Angstrom of the selection's atoms at the current frame, as VMD's `measure rgyr` with masses and MDAnalysis's radius_of_gyration() report it (with `keep`, also listed).",
             ),
             form(
+                &["sasa"],
+                &[opt_arg("selection", Kind::Selection, "the atoms (default all)")],
+                &[flag(
+                    "keep",
+                    "also list it in the Measurements panel, where it follows the frames and plots over all of them",
+                )],
+                "The solvent-accessible surface area in square Angstrom of the selection's atoms at the current frame (Shrake-Rupley, 960 points per atom, water probe 1.4 Angstrom, Bondi radii; the selection its own environment, as VMD's `measure sasa`); with `keep`, also listed.",
+            ),
+            form(
                 &["delete"],
                 &[arg(
                     "measurement",

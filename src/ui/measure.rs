@@ -141,20 +141,19 @@ pub fn measurements_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
 }
 
-/// The label of the RMSD form's button, and of its selection field.
+/// The labels of the selection form's field and buttons.
+pub const RMSD_OF: &str = "Of the atoms";
 pub const ADD_RMSD: &str = "Add RMSD";
-pub const RMSD_OF: &str = "RMSD of";
 pub const ADD_RGYR: &str = "Add radius of gyration";
+pub const ADD_SASA: &str = "Add SASA";
 
-/// A new RMSD over the frames: the selection, the reference frame, superposed or not.
+/// A new measurement of a selection: its RMSD from a reference frame (superposed or not; with
+/// two frames or more), its radius of gyration or its SASA.
 fn rmsd_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let Some(doc) = state.document() else {
         return;
     };
-    if doc.n_frames < 2 {
-        return;
-    }
-    let last = doc.n_frames - 1;
+    let n_frames = doc.n_frames;
     let protein = doc
         .structure
         .resnames
@@ -164,35 +163,44 @@ fn rmsd_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if form.selection.is_empty() {
         form.selection = if protein { "backbone" } else { "not hydrogen" }.to_string();
     }
-    let (mut add, mut add_rgyr) = (false, false);
+    let (mut add, mut add_rgyr, mut add_sasa) = (false, false, false);
     ui.horizontal_wrapped(|ui| {
         let l = ui.label(RMSD_OF);
-        let edit = ui
-            .add(
-                egui::TextEdit::singleline(&mut form.selection)
-                    .desired_width(tokens::TEXT_FIELD_WIDTH * 0.7)
-                    .id_salt("rmsd_selection"),
-            )
-            .labelled_by(l.id);
-        add |= edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-        let l = ui.label("from frame");
-        ui.add(egui::DragValue::new(&mut form.reference_frame).range(0..=last))
-            .labelled_by(l.id);
+        ui.add(
+            egui::TextEdit::singleline(&mut form.selection)
+                .desired_width(tokens::TEXT_FIELD_WIDTH * 0.7)
+                .id_salt("rmsd_selection"),
+        )
+        .labelled_by(l.id);
     });
-    ui.horizontal(|ui| {
-        ui.checkbox(&mut form.fit, "superpose").on_hover_text(
-            "Move each frame rigidly onto the reference first (least squares over the same atoms), as VMD's RMSD tool \
-             and MDAnalysis's rms.RMSD do",
-        );
-        add |= ui
-            .button(ADD_RMSD)
-            .on_hover_text("List it here; Plot shows it over every frame")
-            .clicked();
+    if n_frames >= 2 {
+        ui.horizontal_wrapped(|ui| {
+            add |= ui
+                .button(ADD_RMSD)
+                .on_hover_text("List it here; Plot shows it over every frame")
+                .clicked();
+            let l = ui.label("from frame");
+            ui.add(egui::DragValue::new(&mut form.reference_frame).range(0..=n_frames - 1))
+                .labelled_by(l.id);
+            ui.checkbox(&mut form.fit, "superpose").on_hover_text(
+                "Move each frame rigidly onto the reference first (least squares over the same atoms), as VMD's RMSD \
+                 tool and MDAnalysis's rms.RMSD do",
+            );
+        });
+    }
+    ui.horizontal_wrapped(|ui| {
         add_rgyr |= ui
             .button(ADD_RGYR)
             .on_hover_text(
-                "The mass-weighted radius of gyration of the same atoms (as VMD's measure rgyr and MDAnalysis's \
+                "The mass-weighted radius of gyration of these atoms (as VMD's measure rgyr and MDAnalysis's \
                  radius_of_gyration), listed here; Plot shows it over every frame",
+            )
+            .clicked();
+        add_sasa |= ui
+            .button(ADD_SASA)
+            .on_hover_text(
+                "The solvent-accessible surface area of these atoms, in Å² (Shrake-Rupley, water probe of 1.4 Å, \
+                 the atoms their own environment, as VMD's measure sasa), listed here; Plot shows it over every frame",
             )
             .clicked();
     });
@@ -200,9 +208,10 @@ fn rmsd_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if let Err(e) = &parses {
         ui.label(RichText::new(e.to_string()).color(tokens::ERROR).small());
     }
-    if add_rgyr && parses.is_ok() {
+    if (add_rgyr || add_sasa) && parses.is_ok() {
         let selection = form.selection.clone();
-        send(state, Command::AddRgyrMeasurement { selection });
+        let kind = if add_sasa { MeasureKind::Sasa } else { MeasureKind::Rgyr };
+        send(state, Command::AddSelectionMeasurement { kind, selection });
         return;
     }
     if add && parses.is_ok() {

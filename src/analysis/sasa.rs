@@ -1,0 +1,192 @@
+//! Solvent-accessible surface area by the Shrake-Rupley method: each atom's sphere of its van der
+//! Waals radius plus the probe's (1.4 Å, water, by default) carries points spread evenly by the
+//! golden-section spiral (960 of them, as MDTraj's `shrake_rupley` places them); a point is
+//! accessible when it lies inside no other atom's enlarged sphere, and the atom's area is its
+//! sphere's area times the accessible fraction. VMD's `measure sasa`, MDTraj's `shrake_rupley` and
+//! FreeSASA's Shrake-Rupley mode compute the same quantity.
+//!
+//! The atoms given are the whole environment (VMD's convention: the SASA of a protein is that of
+//! the protein alone, its waters and ions not blocking). Periodic images are not considered: the
+//! viewer's frames have molecules made whole. Neighbours come from a cell list, so the cost grows
+//! with the atoms, not their square. Used by the viewer's SASA measurement (`app::rmsd`), scripts
+//! and the Python `System.sasa`.
+
+use crate::model::Element;
+
+/// The probe radius of a water molecule, in Å.
+pub const WATER_PROBE_ANGSTROM: f64 = 1.4;
+/// Points per atom sphere (MDTraj's default; FreeSASA uses 100, VMD 500 at most).
+pub const DEFAULT_SPHERE_POINTS: usize = 960;
+
+/// The radius an atom of `element` takes in the SASA (Bondi's van der Waals radii, 1.5 Å for an
+/// unknown element).
+pub fn radius_angstrom(element: Element) -> f64 {
+    f64::from(element.vdw_radius_angstrom())
+}
+
+/// `n` points on the unit sphere along the golden-section spiral (y from -1 to 1 in equal steps,
+/// turning by the golden angle).
+pub fn sphere_points(n: usize) -> Vec<[f64; 3]> {
+    let inc = std::f64::consts::PI * (3.0 - 5f64.sqrt());
+    let offset = 2.0 / n.max(1) as f64;
+    (0..n)
+        .map(|k| {
+            let y = k as f64 * offset - 1.0 + offset / 2.0;
+            let r = (1.0 - y * y).max(0.0).sqrt();
+            let phi = k as f64 * inc;
+            [phi.cos() * r, y, phi.sin() * r]
+        })
+        .collect()
+}
+
+/// The accessible area of each atom in Å² (0 for an atom without a finite position), the atoms
+/// at `positions_angstrom` with radii `radii_angstrom`, a probe of `probe_angstrom`, `n_points`
+/// points per sphere.
+pub fn atom_areas(
+    positions_angstrom: &[[f64; 3]],
+    radii_angstrom: &[f64],
+    probe_angstrom: f64,
+    n_points: usize,
+) -> Vec<f64> {
+    let n = positions_angstrom.len().min(radii_angstrom.len());
+    let sphere = sphere_points(n_points.max(1));
+    let enlarged: Vec<f64> = radii_angstrom[..n]
+        .iter()
+        .map(|r| (r + probe_angstrom).max(0.0))
+        .collect();
+    let ok: Vec<bool> = (0..n)
+        .map(|i| positions_angstrom[i].iter().all(|x| x.is_finite()) && enlarged[i].is_finite())
+        .collect();
+    let cells = CellList::new(positions_angstrom, &enlarged, &ok);
+    let mut areas = vec![0.0; n];
+    let mut neighbours: Vec<usize> = Vec::new();
+    for i in 0..n {
+        if !ok[i] {
+            continue;
+        }
+        let (c, ri) = (positions_angstrom[i], enlarged[i]);
+        neighbours.clear();
+        cells.for_each_near(c, |j| {
+            if j != i {
+                let d2 = dist2(c, positions_angstrom[j]);
+                let reach = ri + enlarged[j];
+                if d2 < reach * reach {
+                    neighbours.push(j);
+                }
+            }
+        });
+        // The neighbour that covered the last point is tried first (neighbouring points are
+        // usually covered by the same atom).
+        let mut last = 0usize;
+        let mut accessible = 0usize;
+        for p in &sphere {
+            let q = [c[0] + ri * p[0], c[1] + ri * p[1], c[2] + ri * p[2]];
+            let covered = |j: usize| dist2(q, positions_angstrom[j]) < enlarged[j] * enlarged[j];
+            if neighbours.get(last).is_some_and(|&j| covered(j)) {
+                continue;
+            }
+            match neighbours.iter().position(|&j| covered(j)) {
+                Some(k) => last = k,
+                None => accessible += 1,
+            }
+        }
+        areas[i] = 4.0 * std::f64::consts::PI * ri * ri * accessible as f64 / sphere.len() as f64;
+    }
+    areas
+}
+
+fn dist2(a: [f64; 3], b: [f64; 3]) -> f64 {
+    (0..3).map(|k| (a[k] - b[k]).powi(2)).sum()
+}
+
+/// Atoms binned into cubes at least as wide as the largest reach between two enlarged spheres.
+struct CellList {
+    origin: [f64; 3],
+    width: f64,
+    dims: [usize; 3],
+    /// Atom indices sorted by cell; `starts[c]..starts[c + 1]` are cell c's.
+    atoms: Vec<usize>,
+    starts: Vec<usize>,
+}
+
+/// At most this many cells (a far-flung atom widens the cells instead).
+const MAX_CELLS: f64 = 4_194_304.0;
+
+impl CellList {
+    fn new(positions: &[[f64; 3]], enlarged: &[f64], ok: &[bool]) -> CellList {
+        let mut lo = [f64::MAX; 3];
+        let mut hi = [f64::MIN; 3];
+        let mut reach: f64 = 0.0;
+        for (i, p) in positions.iter().enumerate().take(enlarged.len()) {
+            if !ok[i] {
+                continue;
+            }
+            reach = reach.max(2.0 * enlarged[i]);
+            for k in 0..3 {
+                lo[k] = lo[k].min(p[k]);
+                hi[k] = hi[k].max(p[k]);
+            }
+        }
+        if lo[0] > hi[0] {
+            lo = [0.0; 3];
+            hi = [0.0; 3];
+        }
+        let extent: Vec<f64> = (0..3).map(|k| (hi[k] - lo[k]).max(0.0)).collect();
+        let mut width = reach.max(1e-6);
+        let count = |w: f64| extent.iter().map(|e| (e / w).floor() + 1.0).product::<f64>();
+        while count(width) > MAX_CELLS || !count(width).is_finite() {
+            width *= 2.0;
+        }
+        let dims = [0, 1, 2].map(|k| ((extent[k] / width).floor() as usize + 1).max(1));
+        let n_cells = dims[0] * dims[1] * dims[2];
+        let cell_of = |p: &[f64; 3]| {
+            let idx = [0, 1, 2].map(|k| (((p[k] - lo[k]) / width).floor().max(0.0) as usize).min(dims[k] - 1));
+            (idx[2] * dims[1] + idx[1]) * dims[0] + idx[0]
+        };
+        let mut counts = vec![0usize; n_cells + 1];
+        for (i, p) in positions.iter().enumerate().take(enlarged.len()) {
+            if ok[i] {
+                counts[cell_of(p) + 1] += 1;
+            }
+        }
+        for c in 0..n_cells {
+            counts[c + 1] += counts[c];
+        }
+        let starts = counts.clone();
+        let mut fill = counts;
+        let mut atoms = vec![0usize; starts[n_cells]];
+        for (i, p) in positions.iter().enumerate().take(enlarged.len()) {
+            if ok[i] {
+                let c = cell_of(p);
+                atoms[fill[c]] = i;
+                fill[c] += 1;
+            }
+        }
+        CellList {
+            origin: lo,
+            width,
+            dims,
+            atoms,
+            starts,
+        }
+    }
+
+    /// Calls `f` with every atom in the 27 cells around `p`.
+    fn for_each_near(&self, p: [f64; 3], mut f: impl FnMut(usize)) {
+        let idx = [0, 1, 2].map(|k| ((p[k] - self.origin[k]) / self.width).floor().max(0.0) as usize);
+        let range = |k: usize| idx[k].min(self.dims[k] - 1).saturating_sub(1)..=(idx[k] + 1).min(self.dims[k] - 1);
+        for z in range(2) {
+            for y in range(1) {
+                for x in range(0) {
+                    let c = (z * self.dims[1] + y) * self.dims[0] + x;
+                    for &a in &self.atoms[self.starts[c]..self.starts[c + 1]] {
+                        f(a);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
