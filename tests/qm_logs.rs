@@ -488,3 +488,46 @@ fn points_on_a_log_without_basis_names_the_missing_keyword() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("gfinput") && !err.contains("none was given"), "{err}");
 }
+
+/// Gaussian 03 writes the orbital blocks' heading in capitals ("EIGENVALUES --") and an
+/// occupation line (O, V) instead of symmetries: the orbitals read as cclib reads them, and they
+/// are orthonormal under the basis the log prints.
+#[test]
+fn gaussian03_orbitals_with_capital_headings_are_cclib_s() {
+    let name = "Gaussian03_BH3_cda.log";
+    let log = load(name);
+    let text = std::fs::read_to_string(data("Gaussian03_BH3_cda.cclib.json")).unwrap();
+    let r: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let numbers: Vec<u64> = r["atomnos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    let ours: Vec<u64> = log.structure.elements.iter().map(|e| u64::from(e.number())).collect();
+    assert_eq!(ours, numbers);
+    assert_eq!(log.wavefunctions.len(), 1, "{:?}", log.warnings);
+    let wf = &log.wavefunctions[0];
+    assert_eq!(wf.basis.n_functions() as u64, r["nbasis"].as_u64().unwrap());
+    assert_eq!(wf.alpha.len() as u64, r["nmo"].as_u64().unwrap());
+    let want: Vec<f64> = r["energies_hartree"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    for (i, (a, b)) in wf.alpha.energies_hartree.iter().zip(&want).enumerate() {
+        assert!((a - b).abs() < 2e-6, "orbital {i}: {a} vs {b}");
+    }
+    let homo = r["homo"].as_u64().unwrap() as usize;
+    assert!(wf.alpha.occupations[homo] > 1.5 && wf.alpha.occupations[homo + 1] < 0.5);
+    let dev = orthonormality(wf);
+    assert!(dev < 1e-3, "C^T S C deviates from 1 by {dev}");
+    // Its 6D functions' coefficients refer to individually normalised functions, and the reader
+    // says it read them so.
+    assert!(
+        wf.corrections.iter().any(|c| c.contains("individually normalised")),
+        "{:?}",
+        wf.corrections
+    );
+}

@@ -415,7 +415,13 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<(RawOrbitals, Vec<(A
         let Some(sym) = lines.next_line() else {
             return Err(truncated(lines));
         };
-        let (sym, eig) = if trim_start(sym).starts_with(b"Eigenvalues") {
+        // Gaussian 03 and older write the heading in capitals.
+        let is_eigenvalues = |t: &[u8]| {
+            trim_start(t)
+                .get(..11)
+                .is_some_and(|w| w.eq_ignore_ascii_case(b"Eigenvalues"))
+        };
+        let (sym, eig) = if is_eigenvalues(sym) {
             (None, sym)
         } else {
             let Some(e) = lines.next_line() else {
@@ -423,7 +429,7 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<(RawOrbitals, Vec<(A
             };
             (Some(sym), e)
         };
-        if !trim_start(eig).starts_with(b"Eigenvalues") {
+        if !is_eigenvalues(eig) {
             return Err(ReadError::line(
                 path,
                 lines.line_no(),

@@ -595,6 +595,8 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
     let mut steps = Vec::with_capacity(c.steps.len());
     let mut wavefunctions = Vec::new();
     let mut warned_basis = false;
+    let mut unscaled_cartesians: Option<bool> = None;
+    let mut corrections: Vec<String> = Vec::new();
     for raw in &c.steps {
         let g = &raw.geometry;
         if g.elements != first.geometry.elements {
@@ -636,8 +638,27 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
                 }
                 Some(shells) => {
                     let atoms = g.atoms();
-                    let map =
-                        map_rows(&atoms, shells, &o.labels).map_err(|m| ReadError::line(path, o.alpha.line, m))?;
+                    // Gaussian's Cartesian functions of l >= 2: which normalisation the printed
+                    // coefficients refer to is decided once per log, by orthonormality.
+                    if unscaled_cartesians.is_none() && o.labels.iter().any(|(_, f)| *f != 1.0) {
+                        let v = cartesians_individually_normalised(&atoms, shells, o, c.n_alpha.unwrap_or(0));
+                        if v {
+                            corrections.push(
+                                "Cartesian functions of l >= 2 read as individually normalised (the log's \
+                                 coefficients are orthonormal so, not with Gaussian's x^l normalisation)"
+                                    .to_string(),
+                            );
+                        }
+                        unscaled_cartesians = Some(v);
+                    }
+                    let unit: Vec<(Ao, f64)>;
+                    let labels = if unscaled_cartesians == Some(true) {
+                        unit = o.labels.iter().map(|&(a, _)| (a, 1.0)).collect();
+                        &unit
+                    } else {
+                        &o.labels
+                    };
+                    let map = map_rows(&atoms, shells, labels).map_err(|m| ReadError::line(path, o.alpha.line, m))?;
                     let n_alpha = c.n_alpha.unwrap_or(0);
                     let n_beta = c.n_beta.unwrap_or(n_alpha);
                     let (spin, alpha, beta) = match &o.beta {
@@ -669,7 +690,7 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
                         alpha,
                         beta,
                         program: Some(program.clone()),
-                        corrections: Vec::new(),
+                        corrections: corrections.clone(),
                         energy_hartree: raw.energy_hartree,
                         scf_density: None,
                     });
@@ -691,6 +712,31 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
         multiplicity: c.multiplicity,
         warnings,
     })
+}
+
+/// True when the printed coefficients of Cartesian functions of l >= 2 refer to individually
+/// normalised functions: the occupied alpha orbitals are orthonormal that way (to the printed
+/// digits) and are not with the labels' x^l scale factors.
+fn cartesians_individually_normalised(
+    atoms: &[crate::model::QmAtom],
+    shells: &[Vec<ShellTemplate>],
+    o: &PrintedOrbitals,
+    n_alpha: usize,
+) -> bool {
+    use crate::model::overlap::{orthonormality_deviation, overlap_matrix};
+    let deviation = |labels: &[(Ao, f64)]| -> Option<f64> {
+        let map = map_rows(atoms, shells, labels).ok()?;
+        let n = o.alpha.n_orbitals();
+        let set = orbital_set(&o.alpha, &map, &aufbau(n, n_alpha, 0, false));
+        let s = overlap_matrix(&map.basis);
+        let occupied: Vec<usize> = (0..n_alpha.min(n).max(1)).collect();
+        orthonormality_deviation(&set, &s, &occupied)
+    };
+    let unit: Vec<(Ao, f64)> = o.labels.iter().map(|&(a, _)| (a, 1.0)).collect();
+    match (deviation(&o.labels), deviation(&unit)) {
+        (Some(scaled), Some(unscaled)) => unscaled < 1e-3 && scaled > 10.0 * unscaled,
+        _ => false,
+    }
 }
 
 /// Element from a nuclear charge printed as a float (rounded); `None` when out of range.
