@@ -531,3 +531,32 @@ fn gaussian03_orbitals_with_capital_headings_are_cclib_s() {
         wf.corrections
     );
 }
+
+/// A log that prints only the orbitals near the gap (no `pop=full`) loads its geometry, with one
+/// warning that says which orbitals were printed and which keyword prints them all.
+#[test]
+fn gaussian_orbitals_printed_in_part_leave_the_geometry_and_one_warning() {
+    let text = String::from_utf8(bytes("Gaussian16_dvb_sp.out")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let heading = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("Molecular Orbital Coefficients"))
+        .unwrap();
+    // The first block (orbitals 1-5) removed: the printout starts at orbital 6.
+    let second = heading
+        + 2
+        + lines[heading + 2..]
+            .iter()
+            .position(|l| l.split_whitespace().collect::<Vec<_>>() == ["6", "7", "8", "9", "10"])
+            .unwrap();
+    let kept: Vec<&str> = lines[..=heading].iter().chain(&lines[second..]).copied().collect();
+    let log = gaussian::read(Path::new("part.log"), kept.join("\n").as_bytes()).unwrap();
+    assert_eq!(log.frames.len(), 1);
+    assert!(log.wavefunctions.is_empty());
+    assert_eq!(log.warnings.len(), 1, "{:?}", log.warnings);
+    assert!(
+        log.warnings[0].contains("from number 6") && log.warnings[0].contains("pop=full"),
+        "{:?}",
+        log.warnings
+    );
+}

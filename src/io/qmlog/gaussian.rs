@@ -100,6 +100,9 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                         c.shells_per_atom = Some(read_gfinput(path, &mut lines)?);
                     }
                 } else if t.starts_with(b"Alpha Molecular Orbital Coefficients") {
+                    if !all_orbitals_follow(lines, &mut c.warnings) {
+                        continue;
+                    }
                     let (alpha, labels) = read_mo_blocks(path, &mut lines)?;
                     let mut beta = None;
                     // The beta set follows directly.
@@ -122,6 +125,9 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                 }
             }
             b'M' if t.starts_with(b"Molecular Orbital Coefficients") => {
+                if !all_orbitals_follow(lines, &mut c.warnings) {
+                    continue;
+                }
                 let (alpha, labels) = read_mo_blocks(path, &mut lines)?;
                 c.set_orbitals(
                     path,
@@ -364,6 +370,26 @@ fn cartesian_factor(ao: Ao) -> f64 {
 fn index_line(t: &[u8]) -> Option<Vec<i64>> {
     let v: Option<Vec<i64>> = tokens(t).map(int).collect();
     v.filter(|v| !v.is_empty() && v.len() <= 10)
+}
+
+/// True when the orbital blocks after a heading start at orbital 1. Gaussian prints only the
+/// orbitals near the gap without `pop=full` (and for some post-HF jobs); such a block is left
+/// unread, said once, and the log's geometries still load.
+fn all_orbitals_follow(mut lines: Lines, warnings: &mut Vec<String>) -> bool {
+    let first = lines.next_line().and_then(index_line).and_then(|v| v.first().copied());
+    if first.is_none_or(|f| f == 1) {
+        return true;
+    }
+    let w = format!(
+        "only orbitals from number {} on are printed at line {}: no wavefunction is built from them (add \
+         `pop=full` to the route section for all of them)",
+        first.unwrap_or(0),
+        lines.line_no()
+    );
+    if !warnings.iter().any(|x| x.starts_with("only orbitals from number")) {
+        warnings.push(w);
+    }
+    false
 }
 
 /// Reads the coefficient blocks after a "Molecular Orbital Coefficients" heading.

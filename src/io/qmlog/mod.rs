@@ -699,7 +699,9 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
         }
         steps.push(step);
     }
-    if c.steps.iter().all(|s| s.orbitals.is_none()) {
+    if c.steps.iter().all(|s| s.orbitals.is_none())
+        && !warnings.iter().any(|w| w.starts_with("only orbitals from number"))
+    {
         warnings.push(format!("no molecular orbitals in this log: {}", c.orbitals_hint));
     }
     Ok(QmLog {
