@@ -560,3 +560,42 @@ fn gaussian_orbitals_printed_in_part_leave_the_geometry_and_one_warning() {
         log.warnings
     );
 }
+
+/// An optimisation log with orbitals at its first and last steps: every step is a frame, and each
+/// wavefunction belongs to its own step's frame (none at the steps between), in the loaded system,
+/// the viewer's document and the frame a document opens at.
+#[test]
+fn orbitals_printed_at_some_steps_belong_to_those_frames() {
+    use orbitfield::app::document::Document;
+    let system = orbitfield::io::load(&[data("GAMESS-US2018_dvb_gopt_a.out")]).unwrap();
+    assert_eq!(system.trajectory.n_frames(), 7);
+    assert_eq!(system.wavefunction_frames, [0, 6]);
+    let doc = Document::from_system(1, "gopt".into(), system, 1.0, false).unwrap();
+    assert_eq!(doc.frame_index, 0);
+    assert!(std::sync::Arc::ptr_eq(
+        doc.wavefunction_at(0).unwrap(),
+        &doc.wavefunctions[0]
+    ));
+    assert!(std::sync::Arc::ptr_eq(
+        doc.wavefunction_at(6).unwrap(),
+        &doc.wavefunctions[1]
+    ));
+    assert!((1..6).all(|f| doc.wavefunction_at(f).is_none()));
+    assert_eq!(doc.frames_with_orbitals_text().as_deref(), Some("frames 0 and 6"));
+    // Orbitals at the last step only (as a Gaussian optimisation prints them): the document
+    // opens there, with them.
+    let mut system = orbitfield::io::load(&[data("GAMESS-US2018_dvb_gopt_a.out")]).unwrap();
+    system.wavefunctions.remove(0);
+    system.wavefunction_frames = vec![6];
+    let doc = Document::from_system(2, "gopt".into(), system, 1.0, false).unwrap();
+    assert_eq!(doc.frame_index, 6);
+    assert!(doc.wavefunction().is_some());
+    // Opened with another file after it, the log's mapping no longer holds and is dropped.
+    let system = orbitfield::io::load(&[
+        data("GAMESS-US2018_dvb_gopt_a.out"),
+        data("GAMESS-US2018_dvb_gopt_a.out"),
+    ]);
+    if let Ok(s) = system {
+        assert!(s.wavefunction_frames.is_empty());
+    }
+}

@@ -67,6 +67,7 @@ fn h2_series() -> System {
         grids: Vec::new(),
         warnings: Vec::new(),
         paths: vec![PathBuf::from("h2.molden")],
+        wavefunction_frames: Vec::new(),
     }
 }
 
@@ -399,6 +400,7 @@ fn water_series(frames: usize) -> System {
         grids: Vec::new(),
         warnings: Vec::new(),
         paths: vec![path],
+        wavefunction_frames: Vec::new(),
     }
 }
 

@@ -74,3 +74,14 @@ def test_grid_written_as_dx_and_cube(tmp_path):
     assert [int(lines[k].split()[0]) for k in (3, 4, 5)] == [nx, ny, nz]
     with pytest.raises(orbitfield.OrbitfieldError, match="cube or .dx"):
         grid.write(tmp_path / "density.txt")
+
+
+def test_a_log_with_orbitals_at_some_steps_has_all_its_frames():
+    """A GAMESS optimisation printing orbitals at its first and last steps: seven frames, and the
+    orbitals of frames 0 and 6 only."""
+    log = orbitfield.load(REPO / "tests" / "data" / "qm-logs" / "GAMESS-US2018_dvb_gopt_a.out")
+    assert log.n_frames == 7
+    last = log.grid("mo:homo", frame=6, spacing=1.0)
+    assert np.abs(last.values).max() > 0.01
+    with pytest.raises(orbitfield.OrbitfieldError, match="frame 3 has no orbitals"):
+        log.grid("mo:homo", frame=3, spacing=1.0)

@@ -32,6 +32,9 @@ pub struct Document {
     pub bonds: Vec<[u32; 2]>,
     /// One per frame for a wavefunction series, one for a single file, else none.
     pub wavefunctions: Vec<Arc<Wavefunction>>,
+    /// The frame of each wavefunction when a QM log printed orbitals at some steps only (the
+    /// other frames have none); empty otherwise (`io::System::wavefunction_frames`).
+    pub wavefunction_frames: Vec<usize>,
     pub grids: Vec<Arc<Grid3>>,
     pub warnings: Vec<String>,
     /// The lattice of per-frame potential maps, fixed for the whole trajectory
@@ -115,9 +118,15 @@ impl Document {
     ) -> Result<Document, ReadError> {
         crate::jobs::pair::share_decoding(&mut system.trajectory);
         let n_frames = system.trajectory.n_frames();
+        // A log that printed orbitals at some steps only, not the first, opens at the first step
+        // with orbitals (a Gaussian optimisation prints them at the optimised geometry).
+        let start = match system.wavefunction_frames.first() {
+            Some(&f) if f < n_frames && !system.wavefunction_frames.contains(&0) => f,
+            _ => 0,
+        };
         let mut frame = Frame::default();
         if n_frames > 0 {
-            system.trajectory.read_frame(0, &mut frame)?;
+            system.trajectory.read_frame(start, &mut frame)?;
         }
         let bonds = if system.structure.bonds.is_empty() {
             atoms::guess_bonds(&system.structure, &frame.positions_angstrom)
@@ -129,7 +138,7 @@ impl Document {
             if let Some(note) = crate::io::load::make_whole(&bonds, n_atoms, &mut system.trajectory) {
                 system.warnings.push(note);
             }
-            system.trajectory.read_frame(0, &mut frame)?;
+            system.trajectory.read_frame(start, &mut frame)?;
         }
         let periodic = frame.cell.is_some();
         let crystal_cell = periodic && n_frames <= 1 && system.paths.first().is_some_and(|p| is_crystal_format(p));
@@ -146,9 +155,10 @@ impl Document {
             trajectory: system.trajectory,
             n_frames,
             frame,
-            frame_index: 0,
+            frame_index: start,
             bonds,
             wavefunctions: system.wavefunctions.into_iter().map(Arc::new).collect(),
+            wavefunction_frames: system.wavefunction_frames,
             grids: system.grids.into_iter().map(Arc::new).collect(),
             warnings,
             qm: None,
@@ -247,10 +257,30 @@ impl Document {
 
     /// The wavefunction of frame `index` (the series entry, or the only one).
     pub fn wavefunction_at(&self, index: usize) -> Option<&Arc<Wavefunction>> {
+        if !self.wavefunction_frames.is_empty() {
+            let k = crate::model::qm_region::wavefunction_of_frame(
+                &self.wavefunction_frames,
+                self.wavefunctions.len(),
+                self.n_frames,
+                index,
+            )?;
+            return self.wavefunctions.get(k);
+        }
         if self.wavefunctions.len() == self.n_frames && self.n_frames > 1 {
             self.wavefunctions.get(index)
         } else {
             self.wavefunctions.first()
+        }
+    }
+
+    /// The frames that have orbitals, numbered as the timeline numbers them ("frame 6", "frames 0
+    /// and 6"), when a QM log printed them at some steps only.
+    pub fn frames_with_orbitals_text(&self) -> Option<String> {
+        let f: Vec<String> = self.wavefunction_frames.iter().map(|i| i.to_string()).collect();
+        match f.as_slice() {
+            [] => None,
+            [one] => Some(format!("frame {one}")),
+            [rest @ .., last] => Some(format!("frames {} and {last}", rest.join(", "))),
         }
     }
 

@@ -259,6 +259,7 @@ mod tests {
             grids: Vec::new(),
             warnings: Vec::new(),
             paths: vec![PathBuf::from("random.pqr")],
+            wavefunction_frames: Vec::new(),
         };
         let settings = Settings {
             potential_spacing_angstrom: 2.0,

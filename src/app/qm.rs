@@ -262,6 +262,7 @@ mod tests {
             grids: Vec::new(),
             warnings: Vec::new(),
             paths: vec![PathBuf::from("system.xyz")],
+            wavefunction_frames: Vec::new(),
         };
         let settings = Settings {
             lattice_points: 16,

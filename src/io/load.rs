@@ -39,6 +39,10 @@ pub struct System {
     pub grids: Vec<Grid3>,
     pub warnings: Vec<String>,
     pub paths: Vec<PathBuf>,
+    /// The frame of each wavefunction when a QM log printed orbitals at some of its steps only
+    /// (a GAMESS optimisation: the first and the last); empty otherwise, when the wavefunctions
+    /// are one per frame or one for all (`model::qm_region::wavefunction_of_frame`).
+    pub wavefunction_frames: Vec<usize>,
 }
 
 /// Frames from several sources played one after another.
@@ -353,6 +357,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
     let mut warnings = Vec::new();
     let mut structure_from_topology = false;
     let mut first_wavefunction: Option<PathBuf> = None;
+    let mut wavefunction_frames: Vec<usize> = Vec::new();
     let mut context = Context::default();
 
     for path in paths {
@@ -464,6 +469,14 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                         check_same_basis(first, wf, path)?;
                     }
                 }
+                // Orbitals at some steps only: each belongs to its own step's frame.
+                if structure.is_none()
+                    && wavefunctions.is_empty()
+                    && !log.wavefunctions.is_empty()
+                    && log.wavefunctions.len() < log.frames.len()
+                {
+                    wavefunction_frames = log.wavefunction_frames();
+                }
                 wavefunctions.extend(log.wavefunctions);
                 if structure.is_none() {
                     topology_frames = log.frames;
@@ -490,6 +503,10 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
         }
     }
 
+    // A log's step mapping holds for that log opened alone.
+    if wavefunction_frames.len() != wavefunctions.len() || !trajectories.is_empty() {
+        wavefunction_frames.clear();
+    }
     let (mut structure, topo_path) = structure.unwrap_or_else(|| (Structure::default(), first_path.clone()));
     let n_atoms = structure.len();
     let guess = structure.bonds.is_empty() && structure.bond_source == crate::model::BondSource::None && n_atoms > 0;
@@ -546,6 +563,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
             grids,
             warnings,
             paths: paths.to_vec(),
+            wavefunction_frames,
         },
         Origin {
             structure_from_topology,
@@ -691,5 +709,6 @@ pub fn load_embedded_demo() -> Result<System, ReadError> {
         grids: Vec::new(),
         warnings: Vec::new(),
         paths: vec![PathBuf::from("<demo>/ethylene_twist")],
+        wavefunction_frames: Vec::new(),
     })
 }

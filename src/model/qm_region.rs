@@ -401,6 +401,24 @@ pub fn wavefunction_index(n_wavefunctions: usize, n_frames: usize, frame: usize)
     }
 }
 
+/// The wavefunction of frame `frame`: by `wavefunction_frames` (the frame of each wavefunction)
+/// when given, `None` at a frame that printed no orbitals; else as [`wavefunction_index`].
+pub fn wavefunction_of_frame(
+    wavefunction_frames: &[usize],
+    n_wavefunctions: usize,
+    n_frames: usize,
+    frame: usize,
+) -> Option<usize> {
+    if wavefunction_frames.is_empty() {
+        wavefunction_index(n_wavefunctions, n_frames, frame)
+    } else {
+        wavefunction_frames
+            .iter()
+            .position(|&f| f == frame)
+            .filter(|&k| k < n_wavefunctions)
+    }
+}
+
 /// Checks that `n_wavefunctions` can serve a trajectory of `n_frames`: one, or one per frame.
 pub fn check_series(n_wavefunctions: usize, n_frames: usize) -> Result<(), QmRegionError> {
     match n_wavefunctions {
@@ -821,6 +839,11 @@ mod tests {
         assert_eq!(wavefunction_index(5, 5, 3), Some(3));
         assert_eq!(wavefunction_index(1, 5, 3), Some(0));
         assert_eq!(wavefunction_index(0, 5, 3), None);
+        // A log with orbitals at its first and last steps: those frames only.
+        assert_eq!(wavefunction_of_frame(&[0, 6], 2, 7, 0), Some(0));
+        assert_eq!(wavefunction_of_frame(&[0, 6], 2, 7, 6), Some(1));
+        assert_eq!(wavefunction_of_frame(&[0, 6], 2, 7, 3), None);
+        assert_eq!(wavefunction_of_frame(&[], 1, 7, 3), Some(0));
         assert!(check_series(3, 5).is_err());
         assert!(check_series(1, 5).is_ok());
         assert!(check_series(5, 5).is_ok());

@@ -158,6 +158,7 @@ pub(super) fn wavefunction_system(
         grids: Vec::new(),
         warnings: Vec::new(),
         paths: Vec::new(),
+        wavefunction_frames: Vec::new(),
     }))
 }
 
@@ -262,5 +263,6 @@ pub(super) fn md_system(
         grids: Vec::new(),
         warnings: Vec::new(),
         paths: Vec::new(),
+        wavefunction_frames: Vec::new(),
     }))
 }

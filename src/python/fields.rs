@@ -74,7 +74,7 @@ pub(crate) fn device(text: &str) -> Result<DeviceChoice> {
 
 /// Number of frames: the wavefunctions of a series, else the trajectory's.
 pub(crate) fn n_frames(system: &System) -> usize {
-    if system.wavefunctions.is_empty() {
+    if system.wavefunctions.is_empty() || !system.wavefunction_frames.is_empty() {
         system.trajectory.n_frames()
     } else {
         system.wavefunctions.len()
@@ -84,6 +84,21 @@ pub(crate) fn n_frames(system: &System) -> usize {
 /// The wavefunction of `frame`: the only one (frame 0), or the frame's of a series.
 fn frame_wavefunction(system: &System, frame: usize) -> Result<&Wavefunction> {
     let n_wf = system.wavefunctions.len();
+    if let Some(last) = system.wavefunction_frames.last() {
+        let k = crate::model::qm_region::wavefunction_of_frame(
+            &system.wavefunction_frames,
+            n_wf,
+            system.trajectory.n_frames(),
+            frame,
+        );
+        let frames: Vec<String> = system.wavefunction_frames.iter().map(|f| f.to_string()).collect();
+        return k.and_then(|k| system.wavefunctions.get(k)).with_context(|| {
+            format!(
+                "frame {frame} has no orbitals: the log printed them at frame(s) {} only (0 to {last})",
+                frames.join(", ")
+            )
+        });
+    }
     if n_wf == 1 && frame > 0 {
         bail!("frame {frame} requested, the system holds one wavefunction");
     }

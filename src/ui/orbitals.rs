@@ -66,7 +66,12 @@ fn pick_command(ui: &egui::Ui, index: usize) -> Command {
 pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let rows = state.orbital_rows(state.doc.spin);
     if rows.is_empty() {
-        ui.label("No wavefunction.");
+        match state.document().and_then(|d| d.frames_with_orbitals_text()) {
+            Some(frames) => ui.label(format!(
+                "No orbitals at this frame: the log printed them at {frames} only."
+            )),
+            None => ui.label("No wavefunction."),
+        };
         return;
     }
     // Wrapped: spin, units and the gap do not fit one line of the panel for an open shell.

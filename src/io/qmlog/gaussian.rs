@@ -44,9 +44,15 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
         "add `gfinput` to the route section (e.g. `#p b3lyp/6-31g(d) pop=full gfinput`)",
         "add `pop=full` to the route section (and `gfinput` for the basis set)",
     );
-    let orientation = if memchr::memmem::find(bytes, b"Standard orientation:").is_some() {
+    // The standard orientation when it is printed at (about) every step or the orbitals are
+    // expressed in it; else the input orientation (`nosymm`, and Born-Oppenheimer dynamics,
+    // which print the standard orientation once and the input orientation at every step).
+    let count = |pat: &[u8]| memchr::memmem::find_iter(bytes, pat).count();
+    let (standard, input) = (count(b"Standard orientation:"), count(b"Input orientation:"));
+    let orbitals = memchr::memmem::find(bytes, b"Molecular Orbital Coefficients").is_some();
+    let orientation = if standard > 0 && (orbitals || 2 * standard >= input) {
         Orientation::Standard
-    } else if memchr::memmem::find(bytes, b"Input orientation:").is_some() {
+    } else if input > 0 {
         Orientation::Input
     } else {
         Orientation::ZMatrix
