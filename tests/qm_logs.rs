@@ -599,3 +599,78 @@ fn orbitals_printed_at_some_steps_belong_to_those_frames() {
         assert!(s.wavefunction_frames.is_empty());
     }
 }
+
+/// Born-Oppenheimer dynamics (Gaussian 09 BOMD): the standard orientation is printed once, the
+/// input orientation at every step. Every step is a frame, and each "Cartesian coordinates:
+/// (bohr)" block the log prints during the dynamics is one of them (same interatomic distances).
+#[test]
+fn gaussian_bomd_steps_are_frames() {
+    let path = data("Gaussian09_dvb_bomd.out.gz");
+    let raw = orbitfield::io::read_bytes(&path).unwrap();
+    let log = gaussian::read(&path, &raw).unwrap();
+    let text = String::from_utf8_lossy(&raw);
+    let steps = text.matches("Input orientation:").count();
+    assert!(
+        log.frames.len() >= 30 && log.frames.len() <= steps,
+        "{} of {steps}",
+        log.frames.len()
+    );
+    // The log's own bohr blocks, converted.
+    let lines: Vec<&str> = text.lines().collect();
+    let mut blocks: Vec<Vec<[f64; 3]>> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if l.trim_start().starts_with("Cartesian coordinates: (bohr)") {
+            let block: Vec<[f64; 3]> = lines[i + 1..]
+                .iter()
+                .take_while(|l| l.trim_start().starts_with("I="))
+                .map(|l| {
+                    let v: Vec<f64> = l
+                        .split('=')
+                        .skip(2)
+                        .map(|f| {
+                            f.split_whitespace()
+                                .next()
+                                .unwrap()
+                                .replace('D', "E")
+                                .parse::<f64>()
+                                .unwrap()
+                        })
+                        .collect();
+                    [v[0], v[1], v[2]].map(|x| x * 0.529_177_210_903)
+                })
+                .collect();
+            blocks.push(block);
+        }
+    }
+    assert!(blocks.len() > 30);
+    let distances = |p: &[[f64; 3]]| -> Vec<f64> {
+        let mut d = Vec::new();
+        for a in 0..p.len() {
+            for b in a + 1..p.len() {
+                d.push((0..3).map(|k| (p[a][k] - p[b][k]).powi(2)).sum::<f64>().sqrt());
+            }
+        }
+        d
+    };
+    let frames: Vec<Vec<f64>> = log
+        .frames
+        .iter()
+        .map(|f| {
+            distances(
+                &f.positions_angstrom
+                    .iter()
+                    .map(|q| q.map(f64::from))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    for (n, b) in blocks.iter().enumerate() {
+        assert_eq!(b.len(), 20);
+        let want = distances(b);
+        let best = frames
+            .iter()
+            .map(|f| f.iter().zip(&want).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max))
+            .fold(f64::MAX, f64::min);
+        assert!(best < 2e-3, "bohr block {n}: nearest frame differs by {best} A");
+    }
+}
