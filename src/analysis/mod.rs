@@ -18,6 +18,8 @@ pub mod qm_region;
 pub mod ramachandran;
 pub mod rdf;
 pub mod sasa;
+#[cfg(test)]
+pub(crate) mod test_rng;
 pub mod tracking;
 pub mod vertex_values;
 // Implicit ligand sampling: pathways on free-energy maps.

@@ -1,35 +1,7 @@
 use super::*;
 use crate::model::Name8;
 
-/// xorshift64*, seeded from the clock (printed, so a failure can be replayed).
-struct Rng(u64);
-
-impl Rng {
-    fn fresh() -> Rng {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1)
-            | 1;
-        eprintln!("seed {seed}");
-        Rng(seed)
-    }
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn unit(&mut self) -> [f64; 3] {
-        loop {
-            let v = [0, 1, 2].map(|_| 2.0 * self.next() - 1.0);
-            let n = dot(v, v).sqrt();
-            if n > 0.1 && n <= 1.0 {
-                return v.map(|x| x / n);
-            }
-        }
-    }
-}
+use crate::analysis::test_rng::Rng;
 
 /// Waters (O, H, H) at the given oxygen positions, each with its hydrogens along random directions
 /// 0.96 Å away (bonds O-H given), residue names HOH.

@@ -1,33 +1,7 @@
 use super::*;
 use std::f64::consts::PI;
 
-/// xorshift64*, seeded from the clock (printed, so a failure can be replayed).
-struct Rng(u64);
-
-impl Rng {
-    fn fresh() -> Rng {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1)
-            | 1;
-        eprintln!("seed {seed}");
-        Rng(seed)
-    }
-    /// Uniform in [0, 1).
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn unit(&mut self) -> [f64; 3] {
-        let z = 2.0 * self.next() - 1.0;
-        let phi = 2.0 * PI * self.next();
-        let r = (1.0 - z * z).sqrt();
-        [r * phi.cos(), r * phi.sin(), z]
-    }
-}
+use crate::analysis::test_rng::Rng;
 
 #[test]
 fn the_spiral_spreads_points_evenly_over_the_sphere() {
