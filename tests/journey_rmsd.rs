@@ -39,18 +39,39 @@ fn last_series(harness: &mut Harness<'static, AppState>) -> (MeasureKind, Vec<f6
     )
 }
 
+/// Types `selection` into the Measurements panel's form and clicks `button`; the measurement
+/// added.
+fn add_from_form(
+    harness: &mut Harness<'static, AppState>,
+    selection: &str,
+    button: &str,
+) -> orbitfield::app::measure::Measurement {
+    harness
+        .get_by_label(orbitfield::ui::measure::RMSD_OF)
+        .set_text_value_accesskit(selection);
+    harness.run();
+    harness.get_by_label(button).click();
+    harness.run();
+    harness
+        .state()
+        .tools
+        .measure
+        .list
+        .last()
+        .cloned()
+        .expect("a measurement")
+}
+
 #[test]
 fn rmsd_of_the_backbone_and_of_the_c_alphas_over_the_frames_are_mdanalysis_s() {
     let mut harness = panel_fit::window_of(adk(), [1280.0, 800.0], true);
     harness.run();
     // The form: MDAnalysis's backbone, from frame 0, superposed (the default).
-    harness
-        .get_by_label(orbitfield::ui::measure::RMSD_OF)
-        .set_text_value_accesskit("protein and name N CA C O");
-    harness.run();
-    harness.get_by_label(orbitfield::ui::measure::ADD_RMSD).click();
-    harness.run();
-    let m = harness.state().tools.measure.list.last().cloned().expect("an RMSD");
+    let m = add_from_form(
+        &mut harness,
+        "protein and name N CA C O",
+        orbitfield::ui::measure::ADD_RMSD,
+    );
     assert_eq!(m.kind(), Some(MeasureKind::Rmsd));
     assert_eq!(m.atoms.len(), 855);
     let status = harness.state().panels.status.clone();
@@ -103,20 +124,7 @@ fn radius_of_gyration_over_the_frames_is_mdanalysis_s() {
     let mut harness = panel_fit::window_of(adk(), [1280.0, 800.0], true);
     harness.run();
     // The same form's second button, on the atoms typed there.
-    harness
-        .get_by_label(orbitfield::ui::measure::RMSD_OF)
-        .set_text_value_accesskit("protein");
-    harness.run();
-    harness.get_by_label(orbitfield::ui::measure::ADD_RGYR).click();
-    harness.run();
-    let m = harness
-        .state()
-        .tools
-        .measure
-        .list
-        .last()
-        .cloned()
-        .expect("a radius of gyration");
+    let m = add_from_form(&mut harness, "protein", orbitfield::ui::measure::ADD_RGYR);
     assert_eq!(m.kind(), Some(MeasureKind::Rgyr));
     assert_eq!(m.atoms.len(), 3341);
     let status = harness.state().panels.status.clone();
@@ -182,13 +190,7 @@ fn sasa_reference(key: &str) -> Vec<f64> {
 fn sasa_at_two_frames_is_mdtraj_s() {
     let mut harness = panel_fit::window_of(adk(), [1280.0, 800.0], true);
     harness.run();
-    harness
-        .get_by_label(orbitfield::ui::measure::RMSD_OF)
-        .set_text_value_accesskit("protein");
-    harness.run();
-    harness.get_by_label(orbitfield::ui::measure::ADD_SASA).click();
-    harness.run();
-    let m = harness.state().tools.measure.list.last().cloned().expect("a SASA");
+    let m = add_from_form(&mut harness, "protein", orbitfield::ui::measure::ADD_SASA);
     assert_eq!(m.kind(), Some(MeasureKind::Sasa));
     let status = harness.state().panels.status.clone();
     assert!(

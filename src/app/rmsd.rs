@@ -183,22 +183,14 @@ impl AppState {
     /// Adds the mass-weighted radius of gyration of `selection`'s atoms (picked at the current
     /// frame).
     pub(crate) fn add_rgyr_measurement(&mut self, selection: &str) {
-        let parsed = match crate::model::select::Selection::parse(selection) {
-            Ok(p) => p,
-            Err(e) => return self.error(format!("radius of gyration: bad selection '{selection}': {e}")),
+        let Some(atoms) = self.atoms_to_measure("radius of gyration", selection) else {
+            return;
         };
-        let Some(doc) = self.document() else {
-            return self.error("radius of gyration: open a structure first".into());
-        };
-        let atoms: Vec<usize> = parsed
-            .indices(&doc.structure, Some(&doc.frame))
-            .into_iter()
-            .map(|i| i as usize)
+        let structure = self.document().map(|d| &d.structure);
+        let masses_dalton: Vec<f64> = atoms
+            .iter()
+            .map(|&i| structure.map_or(0.0, |s| f64::from(s.mass_dalton(i))))
             .collect();
-        if atoms.is_empty() {
-            return self.error(format!("radius of gyration: '{selection}' picks no atoms"));
-        }
-        let masses_dalton: Vec<f64> = atoms.iter().map(|&i| f64::from(doc.structure.mass_dalton(i))).collect();
         if masses_dalton.iter().sum::<f64>() <= 0.0 {
             return self.error(format!(
                 "radius of gyration: the atoms '{selection}' picks have no mass (unknown elements and no masses in the files)"
@@ -216,24 +208,13 @@ impl AppState {
     /// Adds the solvent-accessible surface area of `selection`'s atoms (picked at the current
     /// frame), the selection its own environment (as VMD's `measure sasa`).
     pub(crate) fn add_sasa_measurement(&mut self, selection: &str) {
-        let parsed = match crate::model::select::Selection::parse(selection) {
-            Ok(p) => p,
-            Err(e) => return self.error(format!("SASA: bad selection '{selection}': {e}")),
+        let Some(atoms) = self.atoms_to_measure("SASA", selection) else {
+            return;
         };
-        let Some(doc) = self.document() else {
-            return self.error("SASA: open a structure first".into());
-        };
-        let atoms: Vec<usize> = parsed
-            .indices(&doc.structure, Some(&doc.frame))
-            .into_iter()
-            .map(|i| i as usize)
-            .collect();
-        if atoms.is_empty() {
-            return self.error(format!("SASA: '{selection}' picks no atoms"));
-        }
+        let structure = self.document().map(|d| &d.structure);
         let radii_angstrom = atoms
             .iter()
-            .map(|&i| crate::analysis::sasa::radius_angstrom(doc.structure.elements[i]))
+            .map(|&i| structure.map_or(0.0, |s| crate::analysis::sasa::radius_angstrom(s.elements[i])))
             .collect();
         self.push_selection_measurement(
             atoms,
@@ -242,6 +223,32 @@ impl AppState {
                 quantity: Quantity::Sasa { radii_angstrom },
             },
         );
+    }
+
+    /// The atoms `selection` picks at the current frame; `None` (said to the user, `what` naming
+    /// the measurement) for a bad selection, no document or no atoms.
+    fn atoms_to_measure(&mut self, what: &str, selection: &str) -> Option<Vec<usize>> {
+        let parsed = match crate::model::select::Selection::parse(selection) {
+            Ok(p) => p,
+            Err(e) => {
+                self.error(format!("{what}: bad selection '{selection}': {e}"));
+                return None;
+            }
+        };
+        let Some(doc) = self.document() else {
+            self.error(format!("{what}: open a structure first"));
+            return None;
+        };
+        let atoms: Vec<usize> = parsed
+            .indices(&doc.structure, Some(&doc.frame))
+            .into_iter()
+            .map(|i| i as usize)
+            .collect();
+        if atoms.is_empty() {
+            self.error(format!("{what}: '{selection}' picks no atoms"));
+            return None;
+        }
+        Some(atoms)
     }
 
     fn push_selection_measurement(&mut self, atoms: Vec<usize>, spec: SelectionSpec) {

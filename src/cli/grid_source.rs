@@ -80,30 +80,7 @@ fn wavefunction_atoms(wf: &Wavefunction) -> Vec<CubeAtom> {
 
 /// The wavefunction of `frame`: the only one, or the frame's of a series.
 pub fn frame_wavefunction(system: &System, frame: usize) -> Result<&Wavefunction> {
-    let n_wf = system.wavefunctions.len();
-    if let Some(last) = system.wavefunction_frames.last() {
-        let k = orbitfield::model::qm_region::wavefunction_of_frame(
-            &system.wavefunction_frames,
-            n_wf,
-            system.trajectory.n_frames(),
-            frame,
-        );
-        let frames: Vec<String> = system.wavefunction_frames.iter().map(|f| f.to_string()).collect();
-        return k.and_then(|k| system.wavefunctions.get(k)).with_context(|| {
-            format!(
-                "frame {frame} has no orbitals: the log printed them at frame(s) {} only (0 to {last})",
-                frames.join(", ")
-            )
-        });
-    }
-    if n_wf == 1 && frame > 0 {
-        bail!("frame {frame} requested, the files hold one wavefunction");
-    }
-    let index = if n_wf == 1 { 0 } else { frame };
-    let Some(wf) = system.wavefunctions.get(index) else {
-        bail!("frame {frame} requested, the files hold {n_wf} wavefunction(s)");
-    };
-    Ok(wf)
+    system.wavefunction_of_frame(frame).map_err(|e| anyhow::anyhow!(e))
 }
 
 /// The potential of the wavefunction of `frame` (nuclei and electron density), as a [`Source`].

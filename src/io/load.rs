@@ -45,6 +45,36 @@ pub struct System {
     pub wavefunction_frames: Vec<usize>,
 }
 
+impl System {
+    /// The wavefunction of `frame`: the only one (frame 0 only), the frame's of a series, or the
+    /// one a QM log printed at that step; otherwise a message naming the frames that have one.
+    pub fn wavefunction_of_frame(&self, frame: usize) -> Result<&Wavefunction, String> {
+        let n_wf = self.wavefunctions.len();
+        if let Some(last) = self.wavefunction_frames.last() {
+            let k = crate::model::qm_region::wavefunction_of_frame(
+                &self.wavefunction_frames,
+                n_wf,
+                self.trajectory.n_frames(),
+                frame,
+            );
+            let frames: Vec<String> = self.wavefunction_frames.iter().map(|f| f.to_string()).collect();
+            return k.and_then(|k| self.wavefunctions.get(k)).ok_or_else(|| {
+                format!(
+                    "frame {frame} has no orbitals: the log printed them at frame(s) {} only (0 to {last})",
+                    frames.join(", ")
+                )
+            });
+        }
+        if n_wf == 1 && frame > 0 {
+            return Err(format!("frame {frame} requested, the files hold one wavefunction"));
+        }
+        let index = if n_wf == 1 { 0 } else { frame };
+        self.wavefunctions
+            .get(index)
+            .ok_or_else(|| format!("frame {frame} requested, the files hold {n_wf} wavefunction(s)"))
+    }
+}
+
 /// Frames from several sources played one after another.
 struct Concatenated {
     parts: Vec<Box<dyn FrameSource>>,

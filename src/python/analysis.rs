@@ -108,40 +108,53 @@ pub(crate) fn select(system: &mut System, sel: &str, frame: usize) -> Result<Vec
     Ok(parsed.indices(&system.structure, coords.as_ref()))
 }
 
-/// The mass-weighted radius of gyration (Angstrom) of `sel`'s atoms (picked at the first of
-/// `frames`) at each of `frames` (all without), as the frames stand.
-pub(crate) fn rgyr(system: &mut System, sel: &str, frames: Option<Vec<usize>>) -> Result<Vec<f64>> {
+/// The frames asked for (all without) and the atoms `sel` picks at the first of them (an error
+/// when it picks none); no frames, no atoms.
+fn frames_and_atoms(system: &mut System, sel: &str, frames: Option<Vec<usize>>) -> Result<(Vec<usize>, Vec<u32>)> {
     let parsed = Selection::parse(sel).map_err(|e| anyhow!("sel: {e}"))?;
     let frames = frames.unwrap_or_else(|| (0..system.trajectory.n_frames()).collect());
     let Some(&first) = frames.first() else {
-        return Ok(Vec::new());
+        return Ok((frames, Vec::new()));
     };
     let first = read_frame(system, first)?;
     let atoms = parsed.indices(&system.structure, Some(&first));
     if atoms.is_empty() {
         bail!("sel: '{sel}' picks no atoms");
     }
+    Ok((frames, atoms))
+}
+
+/// The positions of `atoms` at `frame` in Angstrom (NaN where an atom has none).
+fn positions_of(system: &mut System, atoms: &[u32], frame: usize) -> Result<Vec<[f64; 3]>> {
+    let coords = read_frame(system, frame)?;
+    Ok(atoms
+        .iter()
+        .map(|&i| {
+            coords
+                .positions_angstrom
+                .get(i as usize)
+                .map_or([f64::NAN; 3], |q| q.map(f64::from))
+        })
+        .collect())
+}
+
+/// The mass-weighted radius of gyration (Angstrom) of `sel`'s atoms (picked at the first of
+/// `frames`) at each of `frames` (all without), as the frames stand.
+pub(crate) fn rgyr(system: &mut System, sel: &str, frames: Option<Vec<usize>>) -> Result<Vec<f64>> {
+    let (frames, atoms) = frames_and_atoms(system, sel, frames)?;
     let masses: Vec<f64> = atoms
         .iter()
         .map(|&i| f64::from(system.structure.mass_dalton(i as usize)))
         .collect();
     let total: f64 = masses.iter().sum();
-    if total <= 0.0 || !total.is_finite() {
+    if !atoms.is_empty() && (total <= 0.0 || !total.is_finite()) {
         bail!("sel: the atoms '{sel}' picks have no mass (unknown elements and no masses in the files)");
     }
     let mut out = Vec::with_capacity(frames.len());
     for f in frames {
-        let coords = read_frame(system, f)?;
-        let mut here = Vec::with_capacity(atoms.len());
-        for &i in &atoms {
-            match coords
-                .positions_angstrom
-                .get(i as usize)
-                .filter(|q| q.iter().all(|x| x.is_finite()))
-            {
-                Some(q) => here.push(q.map(f64::from)),
-                None => bail!("frame {f}: atom {} of '{sel}' has no finite position", i + 1),
-            }
+        let here = positions_of(system, &atoms, f)?;
+        if let Some(k) = here.iter().position(|q| q.iter().any(|x| !x.is_finite())) {
+            bail!("frame {f}: atom {} of '{sel}' has no finite position", atoms[k] + 1);
         }
         out.push(
             crate::analysis::fit::radius_of_gyration(&here, &masses).ok_or_else(|| anyhow!("frame {f}: no mass"))?,
@@ -167,32 +180,14 @@ pub(crate) fn sasa(
     if !(1..=100_000).contains(&n_points) {
         bail!("n_points: {n_points} is not a number of points per atom (1 to 100000; 960 by default)");
     }
-    let parsed = Selection::parse(sel).map_err(|e| anyhow!("sel: {e}"))?;
-    let frames = frames.unwrap_or_else(|| (0..system.trajectory.n_frames()).collect());
-    let Some(&first) = frames.first() else {
-        return Ok(Vec::new());
-    };
-    let first = read_frame(system, first)?;
-    let atoms = parsed.indices(&system.structure, Some(&first));
-    if atoms.is_empty() {
-        bail!("sel: '{sel}' picks no atoms");
-    }
+    let (frames, atoms) = frames_and_atoms(system, sel, frames)?;
     let radii: Vec<f64> = atoms
         .iter()
         .map(|&i| sasa::radius_angstrom(system.structure.elements[i as usize]))
         .collect();
     let mut out = Vec::with_capacity(frames.len());
     for f in frames {
-        let coords = read_frame(system, f)?;
-        let here: Vec<[f64; 3]> = atoms
-            .iter()
-            .map(|&i| {
-                coords
-                    .positions_angstrom
-                    .get(i as usize)
-                    .map_or([f64::NAN; 3], |q| q.map(f64::from))
-            })
-            .collect();
+        let here = positions_of(system, &atoms, f)?;
         out.push(sasa::atom_areas(&here, &radii, probe_angstrom, n_points));
     }
     Ok(out)

@@ -83,30 +83,7 @@ pub(crate) fn n_frames(system: &System) -> usize {
 
 /// The wavefunction of `frame`: the only one (frame 0), or the frame's of a series.
 fn frame_wavefunction(system: &System, frame: usize) -> Result<&Wavefunction> {
-    let n_wf = system.wavefunctions.len();
-    if let Some(last) = system.wavefunction_frames.last() {
-        let k = crate::model::qm_region::wavefunction_of_frame(
-            &system.wavefunction_frames,
-            n_wf,
-            system.trajectory.n_frames(),
-            frame,
-        );
-        let frames: Vec<String> = system.wavefunction_frames.iter().map(|f| f.to_string()).collect();
-        return k.and_then(|k| system.wavefunctions.get(k)).with_context(|| {
-            format!(
-                "frame {frame} has no orbitals: the log printed them at frame(s) {} only (0 to {last})",
-                frames.join(", ")
-            )
-        });
-    }
-    if n_wf == 1 && frame > 0 {
-        bail!("frame {frame} requested, the system holds one wavefunction");
-    }
-    let index = if n_wf == 1 { 0 } else { frame };
-    system
-        .wavefunctions
-        .get(index)
-        .with_context(|| format!("frame {frame} requested, the system holds {n_wf} wavefunction(s)"))
+    system.wavefunction_of_frame(frame).map_err(|e| anyhow::anyhow!(e))
 }
 
 /// The coordinates of `frame`, checked against the number of frames.
