@@ -149,6 +149,7 @@ pub fn jittered_series(wf: &Wavefunction, frames: usize, jitter_angstrom: f64, n
         grids: Vec::new(),
         warnings: Vec::new(),
         paths: vec![PathBuf::from(name)],
+        wavefunction_frames: Vec::new(),
     }
 }
 
