@@ -324,10 +324,16 @@ fn truncated_files_are_errors() {
             cut.truncate(line_start + 40);
         }
         let path = PathBuf::from(format!("cut/{name}"));
-        if name == "nmr_neopetrosiamide.pdb" {
-            // A multi-model PDB cut inside a later model keeps its complete models and says so.
+        if name == "nmr_neopetrosiamide.pdb" || name == "2r9r-1b.xyz" {
+            // A multi-model PDB or multi-frame XYZ cut inside a later frame keeps its complete
+            // frames and says so.
             let p = read(&path, &cut).unwrap();
             assert!(!p.frames.is_empty() && p.frames.len() < 24, "{} frames", p.frames.len());
+            assert!(
+                !p.warnings.iter().any(|w| w.contains("where the first has")),
+                "{:?}",
+                p.warnings
+            );
             let w = p.warnings.join("; ");
             assert!(
                 w.contains(&format!(
@@ -461,11 +467,25 @@ fn inconsistent_models_are_named() {
         "{w}"
     );
 
+    // GRO and XYZ: the first frame is kept, the warning names the second frame's line.
     let gro = String::from_utf8(bytes("adk_oplsaa.gro")).unwrap();
     let two = format!("{gro}{}", gro.replacen("47681\n", "47680\n", 1));
-    let path = PathBuf::from("two.gro");
-    let e = expect_line_error(io::gro::read(&path, two.as_bytes()), &path, "gro frames");
-    assert_eq!(e.location, Location::Line(gro.lines().count() + 2), "{e}");
+    let p = io::gro::read(Path::new("two.gro"), two.as_bytes()).unwrap();
+    assert_eq!(p.frames.len(), 1);
+    let w = p.warnings.join("; ");
+    assert!(
+        w.contains(&format!("frame 2 (line {})", gro.lines().count() + 2)) && w.contains("has 47680 atoms"),
+        "{w}"
+    );
+    let xyz =
+        "3\nwater\nO 0 0 0\nH 0.96 0 0\nH -0.24 0.93 0\n1\nN atom\nN 0 0 0\n3\nwater\nO 0 0 0\nH 1 0 0\nH 0 1 0\n";
+    let p = io::xyz::read(Path::new("set.xyz"), xyz.as_bytes()).unwrap();
+    assert_eq!((p.structure.len(), p.frames.len()), (3, 1));
+    assert!(
+        p.warnings.iter().any(|w| w.contains("frame 2 (line 6) has 1 atoms")),
+        "{:?}",
+        p.warnings
+    );
 }
 
 #[test]

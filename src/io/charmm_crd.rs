@@ -19,13 +19,24 @@ use std::path::Path;
 /// Shortest atom line the atom count is checked against (a whitespace-separated line).
 const MIN_ATOM_LINE: usize = 16;
 
-/// True when the content starts like a CHARMM CRD file: a `*` title line first.
+/// True when the content starts like a CHARMM CRD file: `*` title lines, then the atom count
+/// (a program's banner of asterisks, such as CP2K's, is not one).
 pub fn looks_like(head: &[u8]) -> bool {
-    let first = head
+    let mut lines = head
         .split(|&b| b == b'\n')
-        .find(|l| !l.trim_ascii().is_empty())
-        .unwrap_or(b"");
-    first.trim_ascii_start().starts_with(b"*")
+        .map(|l| l.trim_ascii())
+        .filter(|l| !l.is_empty());
+    if !lines.next().is_some_and(|l| l.starts_with(b"*")) {
+        return false;
+    }
+    match lines.find(|l| !l.starts_with(b"*")) {
+        // The title runs past the head: nothing says otherwise.
+        None => true,
+        Some(count) => count
+            .split(|b| b.is_ascii_whitespace())
+            .next()
+            .is_some_and(|w| !w.is_empty() && w.iter().all(u8::is_ascii_digit)),
+    }
 }
 
 /// Column ranges (0-based, end exclusive) of one layout.
@@ -209,6 +220,14 @@ mod tests {
     use super::*;
 
     const NORMAL_FILE: &str = "* TITLE\n*\n    2\n    1    1 MET  N    -11.92100  26.30700  10.41000 4AKE 1      0.00000\n    2    1 MET  HT1  -11.44700  26.74100   9.59500 4AKE 1      0.00000\n";
+
+    #[test]
+    fn a_banner_of_asterisks_is_not_a_title() {
+        assert!(looks_like(NORMAL_FILE.as_bytes()));
+        assert!(looks_like(b"* EXT\n*\n         1  EXT\n"));
+        let cp2k = b"\n  **** **** ******  **  PROGRAM STARTED AT   2013-02-20\n ***** ** ***  *** **   PROGRAM STARTED ON\n                                           on/fischer/atoms\n";
+        assert!(!looks_like(cp2k));
+    }
 
     #[test]
     fn normal_and_extended() {

@@ -194,17 +194,8 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
-/// Checks the atom count a multi-frame text format (GRO, XYZ) declares at `line`: it must fit in the
-/// rest of the file (`room` atom lines), and after the first frame it must equal the first frame's
-/// count (`first_frame_atoms`). `frame_number` is 1-based, for the message.
-pub fn check_frame_atoms(
-    path: &std::path::Path,
-    line: usize,
-    n: u64,
-    room: usize,
-    first_frame_atoms: Option<usize>,
-    frame_number: usize,
-) -> Result<usize, super::ReadError> {
+/// An atom count `n` read at `line` that fits the rest of the file (`room` atom lines at most).
+pub fn check_frame_atoms(path: &std::path::Path, line: usize, n: u64, room: usize) -> Result<usize, super::ReadError> {
     if n > room as u64 {
         return Err(super::ReadError::line(
             path,
@@ -212,17 +203,17 @@ pub fn check_frame_atoms(
             format!("the header declares {n} atoms but the rest of the file has room for at most {room} atom lines"),
         ));
     }
-    let n = n as usize;
-    if let Some(expected) = first_frame_atoms
-        && n != expected
-    {
-        return Err(super::ReadError::line(
-            path,
-            line,
-            format!("expected {expected} atoms in frame {frame_number} (as in the first frame), found {n}"),
-        ));
-    }
-    Ok(n)
+    Ok(n as usize)
+}
+
+/// The warning for a frame of a multi-frame file whose atom count differs from the first frame's
+/// (a file of different molecules, or a damaged one): the frames before it are kept.
+pub fn frame_unlike_first(frames_read: usize, line: usize, n: u64, first_n: usize) -> String {
+    format!(
+        "frame {} (line {line}) has {n} atoms where the first has {first_n}: the {frames_read} frame(s) before it are \
+         read, the frames from it on are not (open a file of different molecules one molecule at a time)",
+        frames_read + 1
+    )
 }
 
 #[cfg(test)]
