@@ -587,3 +587,62 @@ fn molden_atoms_without_unit_warns() {
     );
     assert!(e.err().unwrap().to_string().starts_with("u.molden:3:"));
 }
+
+/// Gaussian's optimisation and scan summaries (fchk files without a basis set or orbitals) open as
+/// their geometries: an optimisation's whole path, a scan's last geometry of each point, as
+/// iodata's `load_many` reads them (`fchk/summary_reference.json`), with a warning that there are
+/// no orbitals.
+#[test]
+fn fchk_optimisation_and_scan_summaries_open_as_frames() {
+    let r: serde_json::Value = serde_json::from_str(&text(&data("fchk/summary_reference.json"))).unwrap();
+    for (name, folder, scan) in [
+        ("methanol_g16_opt", "fresh", false),
+        ("methanol_g16_scan", "fchk", true),
+    ] {
+        let mut system = orbitfield::io::load(&[data(&format!("{folder}/{name}.fchk.gz"))]).unwrap();
+        assert!(system.wavefunctions.is_empty());
+        assert!(
+            system
+                .warnings
+                .iter()
+                .any(|w| w.contains("no basis set and no orbitals") && w.contains("job type")),
+            "{:?}",
+            system.warnings
+        );
+        let all = r[name].as_array().unwrap();
+        // A scan: the last step of each point.
+        let want: Vec<&serde_json::Value> = if scan {
+            all.iter()
+                .enumerate()
+                .filter(|(i, f)| all.get(i + 1).is_none_or(|n| n["point"] != f["point"]))
+                .map(|(_, f)| f)
+                .collect()
+        } else {
+            all.iter().collect()
+        };
+        assert_eq!(system.trajectory.n_frames(), want.len(), "{name}");
+        let z: Vec<u64> = want[0]["atnums"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        let ours: Vec<u64> = system
+            .structure
+            .elements
+            .iter()
+            .map(|e| u64::from(e.number()))
+            .collect();
+        assert_eq!(ours, z);
+        for (k, f) in want.iter().enumerate() {
+            let frame = system.trajectory.frame(k).unwrap();
+            for (a, xyz) in f["xyz_angstrom"].as_array().unwrap().iter().enumerate() {
+                for c in 0..3 {
+                    let w = xyz[c].as_f64().unwrap();
+                    let g = f64::from(frame.positions_angstrom[a][c]);
+                    assert!((g - w).abs() < 1e-5, "{name} frame {k} atom {a}: {g} vs {w}");
+                }
+            }
+        }
+    }
+}

@@ -14,7 +14,7 @@ use super::molden::{Correction, check_and_correct};
 use super::text::{lines, shorten};
 use crate::model::basis::cartesian_powers;
 use crate::model::wavefunction::DensityMatrix;
-use crate::model::{BasisSet, Element, OrbitalSet, QmAtom, Shell, SpinKind, Wavefunction};
+use crate::model::{BasisSet, Element, Frame, OrbitalSet, QmAtom, Shell, SpinKind, Wavefunction};
 use std::path::Path;
 
 /// Everything the fchk reader extracts.
@@ -365,6 +365,84 @@ fn component_map(l: u8, pure: bool) -> Vec<(usize, f64)> {
 /// Reads an fchk file into a wavefunction (see [`read_full`] for the density matrices).
 pub fn read(path: &Path, bytes: &[u8]) -> Result<Wavefunction, ReadError> {
     read_full(path, bytes).map(|f| f.wavefunction)
+}
+
+/// The atoms and geometries of an fchk file that holds no basis set and no orbitals (Gaussian's
+/// optimisation and scan summaries): the geometries of an optimisation's path, or each scan
+/// point's last one, as frames; `None` when the file has a basis or orbitals (read it with
+/// [`read_full`]).
+pub fn read_geometries(path: &Path, bytes: &[u8]) -> Result<Option<super::load::Parsed>, ReadError> {
+    let entries = parse_entries(path, bytes)?;
+    let s = Sections {
+        path,
+        entries,
+        last_line: lines(bytes).count(),
+    };
+    if s.find("Shell types").is_some()
+        || s.find("Alpha MO coefficients").is_some()
+        || s.find("Atomic numbers").is_none()
+    {
+        return Ok(None);
+    }
+    let n_atoms = count_or_length(&s, "Number of atoms", "Atomic numbers", 1_000_000)?;
+    let (z, _) = s.ints("Atomic numbers", n_atoms)?;
+    let mut structure = crate::model::Structure::default();
+    for &zi in z {
+        let e = u32::try_from(zi)
+            .ok()
+            .and_then(Element::from_number)
+            .unwrap_or(Element::UNKNOWN);
+        let name = crate::model::Name8::from(e.symbol());
+        let none = crate::model::Name8::EMPTY;
+        structure.push_atom(e, name, crate::model::Name8::from("QM"), 1, none, none);
+    }
+    let per = 3 * n_atoms;
+    // Each "Opt point k Geometries" array holds that point's path, geometry after geometry.
+    let paths: Vec<&[f64]> = s
+        .entries
+        .iter()
+        .filter(|e| e.name.starts_with("Opt point") && e.name.ends_with("Geometries"))
+        .filter_map(|e| match &e.value {
+            Value::Reals(v) if per > 0 && !v.is_empty() && v.len() % per == 0 => Some(v.as_slice()),
+            _ => None,
+        })
+        .collect();
+    let geometries: Vec<&[f64]> = match paths.as_slice() {
+        [] => vec![s.reals("Current cartesian coordinates", per)?.0],
+        [one] => one.chunks_exact(per).collect(),
+        scan => scan.iter().filter_map(|p| p.chunks_exact(per).last()).collect(),
+    };
+    let frames: Vec<Frame> = geometries
+        .iter()
+        .map(|g| Frame {
+            positions_angstrom: g
+                .chunks_exact(3)
+                .map(|p| crate::model::units::angstrom_from_bohr3([p[0], p[1], p[2]]).map(|x| x as f32))
+                .collect(),
+            ..Frame::default()
+        })
+        .collect();
+    let job = lines(bytes)
+        .nth(1)
+        .map(|(_, b)| {
+            String::from_utf8_lossy(b)
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .unwrap_or_default();
+    let warnings = vec![format!(
+        "the file holds no basis set and no orbitals (job type {job:?}: Gaussian's optimisation or scan summary): \
+         its {} geometr{} loaded, without orbitals",
+        frames.len(),
+        if frames.len() == 1 { "y is" } else { "ies are" }
+    )];
+    Ok(Some(super::load::Parsed {
+        structure,
+        frames,
+        warnings,
+    }))
 }
 
 /// Reads an fchk file: wavefunction, SCF density matrices, warnings.

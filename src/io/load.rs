@@ -275,10 +275,13 @@ fn read_piece(path: &Path, context: &Context) -> Result<Piece, ReadError> {
                         .collect();
                     Piece::Wavefunctions(m.wavefunctions, m.warnings, frames)
                 }
-                Format::Fchk => {
-                    let f = super::fchk::read_full(path, &bytes)?;
-                    Piece::Wavefunctions(vec![f.wavefunction], f.warnings, Vec::new())
-                }
+                Format::Fchk => match super::fchk::read_geometries(path, &bytes)? {
+                    Some(parsed) => Piece::Topology(parsed),
+                    None => {
+                        let f = super::fchk::read_full(path, &bytes)?;
+                        Piece::Wavefunctions(vec![f.wavefunction], f.warnings, Vec::new())
+                    }
+                },
                 Format::Mkl => {
                     let m = super::mkl::read(path, &bytes)?;
                     Piece::Wavefunctions(vec![m.wavefunction], m.warnings, Vec::new())
