@@ -39,6 +39,12 @@ fn last_series(harness: &mut Harness<'static, AppState>) -> (MeasureKind, Vec<f6
     )
 }
 
+/// The largest difference between a series and its reference.
+fn largest_difference(got: &[f64], want: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len());
+    got.iter().zip(want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max)
+}
+
 /// Types `selection` into the Measurements panel's form and clicks `button`; the measurement
 /// added.
 fn add_from_form(
@@ -84,7 +90,7 @@ fn rmsd_of_the_backbone_and_of_the_c_alphas_over_the_frames_are_mdanalysis_s() {
     let want = reference("backbone_fit_ref0");
     let (_, got) = last_series(&mut harness);
     assert_eq!(got.len(), want.len());
-    let worst = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let worst = largest_difference(&got, &want);
     assert!(worst < 1e-3, "largest difference from MDAnalysis {worst} Å");
     assert!(want.iter().any(|&x| x > 3.0), "the trajectory moves");
 
@@ -94,7 +100,7 @@ fn rmsd_of_the_backbone_and_of_the_c_alphas_over_the_frames_are_mdanalysis_s() {
     let want = reference("ca_nofit_ref10");
     let (kind, got) = last_series(&mut harness);
     assert_eq!(kind, MeasureKind::Rmsd);
-    let worst = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let worst = largest_difference(&got, &want);
     assert!(worst < 1e-3, "largest difference from MDAnalysis {worst} Å");
     assert!(got[10] < 1e-6);
 
@@ -136,7 +142,7 @@ fn radius_of_gyration_over_the_frames_is_mdanalysis_s() {
     let want = reference("protein_rgyr");
     let (_, got) = last_series(&mut harness);
     assert_eq!(got.len(), want.len());
-    let worst = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let worst = largest_difference(&got, &want);
     assert!(worst < 1e-3, "largest difference from MDAnalysis {worst} Å");
     let (lo, hi) = want.iter().fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
     assert!(hi - lo > 0.2, "the radius changes over the trajectory: {lo}..{hi}");
@@ -146,7 +152,7 @@ fn radius_of_gyration_over_the_frames_is_mdanalysis_s() {
     let (kind, got) = last_series(&mut harness);
     assert_eq!(kind, MeasureKind::Rgyr);
     let want = reference("ca_rgyr");
-    let worst = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let worst = largest_difference(&got, &want);
     assert!(worst < 1e-3, "largest difference from MDAnalysis {worst} Å");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rgyr.csv");
