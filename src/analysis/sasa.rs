@@ -59,7 +59,9 @@ pub fn atom_areas(
         .collect();
     let cells = CellList::new(positions_angstrom, &enlarged, &ok);
     let mut areas = vec![0.0; n];
-    let mut neighbours: Vec<usize> = Vec::new();
+    // Each neighbour as its position relative to the atom and its enlarged radius squared, nearest
+    // first (the nearest cover the most points).
+    let mut neighbours: Vec<(f64, [f64; 3], f64)> = Vec::new();
     for i in 0..n {
         if !ok[i] {
             continue;
@@ -68,24 +70,27 @@ pub fn atom_areas(
         neighbours.clear();
         cells.for_each_near(c, |j| {
             if j != i {
-                let d2 = dist2(c, positions_angstrom[j]);
+                let p = positions_angstrom[j];
+                let rel = [p[0] - c[0], p[1] - c[1], p[2] - c[2]];
+                let d2 = rel[0] * rel[0] + rel[1] * rel[1] + rel[2] * rel[2];
                 let reach = ri + enlarged[j];
                 if d2 < reach * reach {
-                    neighbours.push(j);
+                    neighbours.push((d2, rel, enlarged[j] * enlarged[j]));
                 }
             }
         });
+        neighbours.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
         // The neighbour that covered the last point is tried first (neighbouring points are
         // usually covered by the same atom).
         let mut last = 0usize;
         let mut accessible = 0usize;
         for p in &sphere {
-            let q = [c[0] + ri * p[0], c[1] + ri * p[1], c[2] + ri * p[2]];
-            let covered = |j: usize| dist2(q, positions_angstrom[j]) < enlarged[j] * enlarged[j];
-            if neighbours.get(last).is_some_and(|&j| covered(j)) {
+            let q = [ri * p[0], ri * p[1], ri * p[2]];
+            let covered = |&(_, rel, r2): &(f64, [f64; 3], f64)| dist2(q, rel) < r2;
+            if neighbours.get(last).is_some_and(covered) {
                 continue;
             }
-            match neighbours.iter().position(|&j| covered(j)) {
+            match neighbours.iter().position(covered) {
                 Some(k) => last = k,
                 None => accessible += 1,
             }
