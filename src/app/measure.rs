@@ -1,6 +1,6 @@
-//! Measurements: distances, angles and dihedrals between picked atoms, and RMSDs and radii of
-//! gyration of selections (`app::rmsd`), their values at the current frame and over the whole trajectory (frames read as
-//! the view shows them), and the CSV of a series.
+//! Measurements: distances, angles and dihedrals between picked atoms, and the RMSD, radius of
+//! gyration and SASA of selections (`app::rmsd`), their values at the current frame and over the
+//! whole trajectory (frames read as the view shows them), and the CSV of a series.
 //!
 //! Owns [`Measurements`] (the list, the click mode that builds new ones from picks, and each
 //! measurement's series over all frames). `app::apply` carries out the measurement commands and
@@ -124,8 +124,8 @@ pub enum ClickMode {
     Measure(MeasureKind),
 }
 
-/// One measurement: 0-based atom indices (2, 3 or 4 of them; or a selection's, for an RMSD or a
-/// radius of gyration).
+/// One measurement: 0-based atom indices (2, 3 or 4 of them; or a selection's, for an RMSD, a
+/// radius of gyration or a SASA).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Measurement {
     pub id: u64,

@@ -40,6 +40,39 @@ pub struct SelectionSpec {
 }
 
 impl SelectionSpec {
+    /// The radius of gyration (`kind` Rgyr: the atoms' masses) or the SASA (`kind` Sasa: their
+    /// radii) of `atoms` of `structure`; `None` for another kind, or a radius of gyration of atoms
+    /// without mass.
+    pub fn of_atoms(
+        kind: MeasureKind,
+        selection: &str,
+        structure: &crate::model::Structure,
+        atoms: &[usize],
+    ) -> Option<SelectionSpec> {
+        let quantity = match kind {
+            MeasureKind::Rgyr => {
+                let masses_dalton: Vec<f64> = atoms.iter().map(|&i| f64::from(structure.mass_dalton(i))).collect();
+                (masses_dalton.iter().sum::<f64>() > 0.0).then_some(Quantity::Rgyr { masses_dalton })?
+            }
+            MeasureKind::Sasa => Quantity::Sasa {
+                radii_angstrom: atoms
+                    .iter()
+                    .map(|&i| {
+                        structure
+                            .elements
+                            .get(i)
+                            .map_or(0.0, |&e| crate::analysis::sasa::radius_angstrom(e))
+                    })
+                    .collect(),
+            },
+            _ => return None,
+        };
+        Some(SelectionSpec {
+            selection: selection.to_string(),
+            quantity,
+        })
+    }
+
     pub fn kind(&self) -> MeasureKind {
         match self.quantity {
             Quantity::Rmsd { .. } => MeasureKind::Rmsd,
@@ -180,49 +213,26 @@ impl AppState {
         );
     }
 
-    /// Adds the mass-weighted radius of gyration of `selection`'s atoms (picked at the current
-    /// frame).
-    pub(crate) fn add_rgyr_measurement(&mut self, selection: &str) {
-        let Some(atoms) = self.atoms_to_measure("radius of gyration", selection) else {
+    /// Adds a selection's mass-weighted radius of gyration (`kind` Rgyr) or its solvent-accessible
+    /// surface area (`kind` Sasa, the selection its own environment as in VMD's `measure sasa`), its
+    /// atoms picked at the current frame.
+    pub(crate) fn add_selection_measurement(&mut self, kind: MeasureKind, selection: &str) {
+        let what = match kind {
+            MeasureKind::Sasa => "SASA",
+            _ => "radius of gyration",
+        };
+        let Some(atoms) = self.atoms_to_measure(what, selection) else {
             return;
         };
-        let structure = self.document().map(|d| &d.structure);
-        let masses_dalton: Vec<f64> = atoms
-            .iter()
-            .map(|&i| structure.map_or(0.0, |s| f64::from(s.mass_dalton(i))))
-            .collect();
-        if masses_dalton.iter().sum::<f64>() <= 0.0 {
-            return self.error(format!(
-                "radius of gyration: the atoms '{selection}' picks have no mass (unknown elements and no masses in the files)"
-            ));
+        let spec = self
+            .document()
+            .and_then(|d| SelectionSpec::of_atoms(kind, selection, &d.structure, &atoms));
+        match spec {
+            Some(spec) => self.push_selection_measurement(atoms, spec),
+            None => self.error(format!(
+                "{what}: the atoms '{selection}' picks have no mass (unknown elements and no masses in the files)"
+            )),
         }
-        self.push_selection_measurement(
-            atoms,
-            SelectionSpec {
-                selection: selection.to_string(),
-                quantity: Quantity::Rgyr { masses_dalton },
-            },
-        );
-    }
-
-    /// Adds the solvent-accessible surface area of `selection`'s atoms (picked at the current
-    /// frame), the selection its own environment (as VMD's `measure sasa`).
-    pub(crate) fn add_sasa_measurement(&mut self, selection: &str) {
-        let Some(atoms) = self.atoms_to_measure("SASA", selection) else {
-            return;
-        };
-        let structure = self.document().map(|d| &d.structure);
-        let radii_angstrom = atoms
-            .iter()
-            .map(|&i| structure.map_or(0.0, |s| crate::analysis::sasa::radius_angstrom(s.elements[i])))
-            .collect();
-        self.push_selection_measurement(
-            atoms,
-            SelectionSpec {
-                selection: selection.to_string(),
-                quantity: Quantity::Sasa { radii_angstrom },
-            },
-        );
     }
 
     /// The atoms `selection` picks at the current frame; `None` (said to the user, `what` naming

@@ -344,10 +344,10 @@ impl AppState {
             self.add_rmsd_measurement(selection, *reference, *fit);
         }
         for selection in &s.rgyr {
-            self.add_rgyr_measurement(selection);
+            self.add_selection_measurement(super::measure::MeasureKind::Rgyr, selection);
         }
         for selection in &s.sasa {
-            self.add_sasa_measurement(selection);
+            self.add_selection_measurement(super::measure::MeasureKind::Sasa, selection);
         }
         let n_atoms = self.document().map_or(0, |d| d.structure.len());
         if let Some(format) = s.label_format {

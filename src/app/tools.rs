@@ -32,10 +32,7 @@ impl super::state::AppState {
                 reference,
                 fit,
             } => self.add_rmsd_measurement(&selection, reference, fit),
-            C::AddSelectionMeasurement { kind, selection } => match kind {
-                super::measure::MeasureKind::Sasa => self.add_sasa_measurement(&selection),
-                _ => self.add_rgyr_measurement(&selection),
-            },
+            C::AddSelectionMeasurement { kind, selection } => self.add_selection_measurement(kind, &selection),
             C::DeleteMeasurement(id) => self.delete_measurement(id),
             C::ClearMeasurements => {
                 let ids: Vec<u64> = self.tools.measure.list.iter().map(|m| m.id).collect();

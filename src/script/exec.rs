@@ -396,34 +396,20 @@ impl<'a> Runner<'a> {
         if atoms.is_empty() {
             return Err(format!("{}: '{sel}' picks no atoms", kind.name()));
         }
-        let mut here = Vec::with_capacity(atoms.len());
-        for &i in &atoms {
-            match doc
-                .frame
-                .positions_angstrom
+        let positions = &doc.frame.positions_angstrom;
+        if let Some(&i) = atoms.iter().find(|&&i| {
+            !positions
                 .get(i as usize)
-                .filter(|q| q.iter().all(|x| x.is_finite()))
-            {
-                Some(q) => here.push(q.map(f64::from)),
-                None => return Err(format!("{}: atom {} has no finite position", kind.name(), i + 1)),
-            }
+                .is_some_and(|q| q.iter().all(|x| x.is_finite()))
+        }) {
+            return Err(format!("{}: atom {} has no finite position", kind.name(), i + 1));
         }
-        if kind == MeasureKind::Sasa {
-            use crate::analysis::sasa;
-            let radii: Vec<f64> = atoms
-                .iter()
-                .map(|&i| sasa::radius_angstrom(doc.structure.elements[i as usize]))
-                .collect();
-            let areas = sasa::atom_areas(&here, &radii, sasa::WATER_PROBE_ANGSTROM, sasa::DEFAULT_SPHERE_POINTS);
-            return Ok(areas.iter().sum());
-        }
-        let masses: Vec<f64> = atoms
-            .iter()
-            .map(|&i| f64::from(doc.structure.mass_dalton(i as usize)))
-            .collect();
-        crate::analysis::fit::radius_of_gyration(&here, &masses).ok_or_else(|| {
+        let atoms: Vec<usize> = atoms.iter().map(|&i| i as usize).collect();
+        let spec = crate::app::rmsd::SelectionSpec::of_atoms(kind, sel, &doc.structure, &atoms).ok_or_else(|| {
             format!("rgyr: the atoms '{sel}' picks have no mass (unknown elements and no masses in the files)")
-        })
+        })?;
+        crate::app::rmsd::value(&atoms, Some(&spec), positions)
+            .ok_or_else(|| format!("{}: '{sel}' cannot be measured", kind.name()))
     }
 
     /// The RMSD of `sel` between the current frame and frame `reference`, after the best rigid
