@@ -206,14 +206,26 @@ pub fn check_frame_atoms(path: &std::path::Path, line: usize, n: u64, room: usiz
     Ok(n as usize)
 }
 
-/// The warning for a frame of a multi-frame file whose atom count differs from the first frame's
-/// (a file of different molecules, or a damaged one): the frames before it are kept.
-pub fn frame_unlike_first(frames_read: usize, line: usize, n: u64, first_n: usize) -> String {
+/// The warning for a model or frame (`subject`: "model 3 (line 120)") whose atoms differ from the
+/// first's (`found` atoms against `first_n`; an ensemble of different models, a data set of
+/// different molecules, or a damaged file): the `kept` ones before it are read, the rest are not.
+/// `unit` is "model" or "frame".
+pub fn unlike_first(subject: &str, unit: &str, found: &str, first_n: usize, kept: usize) -> String {
+    let hint = if unit == "frame" {
+        " (open a file of different molecules one molecule at a time)"
+    } else {
+        ""
+    };
     format!(
-        "frame {} (line {line}) has {n} atoms where the first has {first_n}: the {frames_read} frame(s) before it are \
-         read, the frames from it on are not (open a file of different molecules one molecule at a time)",
-        frames_read + 1
+        "{subject} has {found} atoms where the first {unit} has {first_n}: the {kept} {unit}(s) before it are read, \
+         the {unit}s from it on are not{hint}"
     )
+}
+
+/// [`unlike_first`] for frame `frames_read + 1` of a multi-frame text file, its count at `line`.
+pub fn frame_unlike_first(frames_read: usize, line: usize, n: u64, first_n: usize) -> String {
+    let subject = format!("frame {} (line {line})", frames_read + 1);
+    unlike_first(&subject, "frame", &n.to_string(), first_n, frames_read)
 }
 
 #[cfg(test)]

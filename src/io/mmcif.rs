@@ -522,12 +522,13 @@ impl AtomSite {
             crate::io::Location::Line(n) => format!("line {n}"),
             _ => format!("_atom_site row {}", self.model_offset + 1),
         };
-        self.stopped = Some(format!(
-            "model {} ({place}) has {found} atoms where the first model has {}: the {} model(s) before it are \
-             read, the models from it on are not",
-            self.model.unwrap_or(0),
+        let subject = format!("model {} ({place})", self.model.unwrap_or(0));
+        self.stopped = Some(super::fields::unlike_first(
+            &subject,
+            "model",
+            found,
             self.structure.len(),
-            self.frames.len()
+            self.frames.len(),
         ));
         self.positions.clear();
     }

@@ -543,13 +543,9 @@ impl<'p> Reader<'p> {
     /// A model whose atoms are not the first model's (an ensemble whose models differ, or a damaged
     /// file): the models before it are kept and the rest of the file's models are not read.
     fn stop_models(&mut self, found: &str) {
-        self.warnings.push(format!(
-            "the model starting at line {} has {found} atoms where the first model has {}: the {} model(s) \
-             before it are read, the models from it on are not",
-            self.frame_start_line,
-            self.structure.len(),
-            self.frames.len()
-        ));
+        let subject = format!("the model starting at line {}", self.frame_start_line);
+        let w = super::fields::unlike_first(&subject, "model", found, self.structure.len(), self.frames.len());
+        self.warnings.push(w);
         self.models_stopped = true;
         self.positions.clear();
         self.frame_open = false;
