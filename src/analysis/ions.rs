@@ -55,106 +55,6 @@ pub struct Placement {
 /// Largest number of ions (PDB serial and residue number columns).
 pub const MAX_IONS: usize = 9999;
 
-/// Atoms binned in cubic cells of at least the exclusion distance, so every atom within that
-/// distance of a point is in the 27 cells around the point's cell.
-struct CellList {
-    origin_bohr: [f64; 3],
-    cell_bohr: f64,
-    dims: [usize; 3],
-    /// Atom indices sorted by cell; `starts[c]..starts[c + 1]` are the atoms of cell `c`.
-    atoms: Vec<usize>,
-    starts: Vec<usize>,
-}
-
-impl CellList {
-    fn new(positions_bohr: &[[f64; 3]], min_cell_bohr: f64) -> CellList {
-        let mut lo = [f64::INFINITY; 3];
-        let mut hi = [f64::NEG_INFINITY; 3];
-        for p in positions_bohr {
-            for k in 0..3 {
-                lo[k] = lo[k].min(p[k]);
-                hi[k] = hi[k].max(p[k]);
-            }
-        }
-        if positions_bohr.is_empty() {
-            lo = [0.0; 3];
-            hi = [0.0; 3];
-        }
-        // Grow the cells until there are at most a few per atom (and never an absurd number).
-        let limit = (8 * positions_bohr.len()).max(1 << 12) as f64;
-        let mut cell = min_cell_bohr.max(1e-6);
-        let count =
-            |c: f64| -> [usize; 3] { [0, 1, 2].map(|k| (((hi[k] - lo[k]) / c).floor() as usize).saturating_add(1)) };
-        loop {
-            let d = count(cell);
-            if (d[0] as f64) * (d[1] as f64) * (d[2] as f64) <= limit {
-                break;
-            }
-            cell *= 1.5;
-        }
-        let dims = count(cell);
-        let n_cells = dims[0] * dims[1] * dims[2];
-        let cell_of = |p: &[f64; 3]| -> usize {
-            let c = [0, 1, 2].map(|k| (((p[k] - lo[k]) / cell).floor().max(0.0) as usize).min(dims[k] - 1));
-            c[0] + dims[0] * (c[1] + dims[1] * c[2])
-        };
-        let mut starts = vec![0usize; n_cells + 1];
-        let cells: Vec<usize> = positions_bohr.iter().map(cell_of).collect();
-        for &c in &cells {
-            starts[c + 1] += 1;
-        }
-        for c in 0..n_cells {
-            starts[c + 1] += starts[c];
-        }
-        let mut fill = starts.clone();
-        let mut atoms = vec![0usize; positions_bohr.len()];
-        for (i, &c) in cells.iter().enumerate() {
-            atoms[fill[c]] = i;
-            fill[c] += 1;
-        }
-        CellList {
-            origin_bohr: lo,
-            cell_bohr: cell,
-            dims,
-            atoms,
-            starts,
-        }
-    }
-
-    /// True when some atom lies closer than `distance_bohr` (at most the cell size) to `p`.
-    fn any_within(&self, positions_bohr: &[[f64; 3]], p: [f64; 3], distance_bohr: f64) -> bool {
-        let d2 = distance_bohr * distance_bohr;
-        let mut range = [(0usize, 0usize); 3];
-        for k in 0..3 {
-            let c = ((p[k] - self.origin_bohr[k]) / self.cell_bohr).floor();
-            // Outside the binned box by more than one cell: nothing within the distance.
-            if c < -1.0 || c > self.dims[k] as f64 {
-                return false;
-            }
-            let c = c as i64;
-            let a = (c - 1).max(0) as usize;
-            let b = ((c + 1).min(self.dims[k] as i64 - 1)).max(0) as usize;
-            range[k] = (a, b);
-        }
-        for cz in range[2].0..=range[2].1 {
-            for cy in range[1].0..=range[1].1 {
-                for cx in range[0].0..=range[0].1 {
-                    let c = cx + self.dims[0] * (cy + self.dims[1] * cz);
-                    let (s, e) = (self.starts[c], self.starts[c + 1]);
-                    for &a in &self.atoms[s..e] {
-                        let q = positions_bohr[a];
-                        let r2 = (q[0] - p[0]).powi(2) + (q[1] - p[1]).powi(2) + (q[2] - p[2]).powi(2);
-                        if r2 < d2 {
-                            return true;
-                        }
-                    }
-                }
-            }
-        }
-        false
-    }
-}
-
 /// Places `params.count` ions on `map` (potential in hartree/e) around atoms at `atoms_bohr`.
 ///
 /// Each step takes the allowed lattice point with the lowest `q V` (ties: lowest lattice index),
@@ -201,9 +101,17 @@ pub fn place_ions(map: &Grid3, atoms_bohr: &[[f64; 3]], params: &IonParams) -> R
     let mut potential: Vec<f64> = map.values.iter().map(|&v| f64::from(v)).collect();
     let mut allowed: Vec<bool> = potential.iter().map(|v| v.is_finite()).collect();
     if d_atoms > 0.0 && !atoms_bohr.is_empty() {
-        let cells = CellList::new(atoms_bohr, d_atoms);
+        // Every atom closer than the distance to a point is in the cells around it.
+        let cells = super::cells::CellList::new(atoms_bohr, |_| true, d_atoms);
+        let d2 = d_atoms * d_atoms;
         for (idx, a) in allowed.iter_mut().enumerate() {
-            if *a && cells.any_within(atoms_bohr, point(idx), d_atoms) {
+            let p = point(idx);
+            if *a
+                && cells.near(p).any(|i| {
+                    let q = atoms_bohr[i];
+                    (q[0] - p[0]).powi(2) + (q[1] - p[1]).powi(2) + (q[2] - p[2]).powi(2) < d2
+                })
+            {
                 *a = false;
             }
         }

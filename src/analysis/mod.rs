@@ -7,6 +7,7 @@
 //! Called by the `rdf`, `grid`, `points`, `ions` and `info` commands and the viewer's analysis panels;
 //! the GPU kernels of the same analyses are tested against these CPU versions.
 
+pub(crate) mod cells;
 pub mod charges;
 pub mod dssp;
 pub mod esp_series;

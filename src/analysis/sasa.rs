@@ -7,9 +7,9 @@
 //!
 //! The atoms given are the whole environment (VMD's convention: the SASA of a protein is that of
 //! the protein alone, its waters and ions not blocking). Periodic images are not considered: the
-//! viewer's frames have molecules made whole. Neighbours come from a cell list, so the cost grows
-//! with the atoms, not their square. Used by the viewer's SASA measurement (`app::rmsd`), scripts
-//! and the Python `System.sasa`.
+//! viewer's frames have molecules made whole. Neighbours come from a cell list
+//! (`analysis::cells`), so the cost grows with the atoms, not their square. Used by the viewer's
+//! SASA measurement (`app::rmsd`), scripts and the Python `System.sasa`.
 
 use crate::model::Element;
 
@@ -57,7 +57,14 @@ pub fn atom_areas(
     let ok: Vec<bool> = (0..n)
         .map(|i| positions_angstrom[i].iter().all(|x| x.is_finite()) && enlarged[i].is_finite())
         .collect();
-    let cells = CellList::new(positions_angstrom, &enlarged, &ok);
+    // Two enlarged spheres that overlap are closer than the largest enlarged diameter.
+    let reach = enlarged
+        .iter()
+        .zip(&ok)
+        .filter(|(_, o)| **o)
+        .map(|(r, _)| 2.0 * r)
+        .fold(0.0, f64::max);
+    let cells = super::cells::CellList::new(&positions_angstrom[..n], |i| ok[i], reach);
     let mut areas = vec![0.0; n];
     // Each neighbour as its position relative to the atom and its enlarged radius squared, nearest
     // first (the nearest cover the most points).
@@ -68,7 +75,7 @@ pub fn atom_areas(
         }
         let (c, ri) = (positions_angstrom[i], enlarged[i]);
         neighbours.clear();
-        cells.for_each_near(c, |j| {
+        for j in cells.near(c) {
             if j != i {
                 let p = positions_angstrom[j];
                 let rel = [p[0] - c[0], p[1] - c[1], p[2] - c[2]];
@@ -78,7 +85,7 @@ pub fn atom_areas(
                     neighbours.push((d2, rel, enlarged[j] * enlarged[j]));
                 }
             }
-        });
+        }
         neighbours.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
         // The neighbour that covered the last point is tried first (neighbouring points are
         // usually covered by the same atom).
@@ -102,95 +109,6 @@ pub fn atom_areas(
 
 fn dist2(a: [f64; 3], b: [f64; 3]) -> f64 {
     (0..3).map(|k| (a[k] - b[k]).powi(2)).sum()
-}
-
-/// Atoms binned into cubes at least as wide as the largest reach between two enlarged spheres.
-struct CellList {
-    origin: [f64; 3],
-    width: f64,
-    dims: [usize; 3],
-    /// Atom indices sorted by cell; `starts[c]..starts[c + 1]` are cell c's.
-    atoms: Vec<usize>,
-    starts: Vec<usize>,
-}
-
-/// At most this many cells (a far-flung atom widens the cells instead).
-const MAX_CELLS: f64 = 4_194_304.0;
-
-impl CellList {
-    fn new(positions: &[[f64; 3]], enlarged: &[f64], ok: &[bool]) -> CellList {
-        let mut lo = [f64::MAX; 3];
-        let mut hi = [f64::MIN; 3];
-        let mut reach: f64 = 0.0;
-        for (i, p) in positions.iter().enumerate().take(enlarged.len()) {
-            if !ok[i] {
-                continue;
-            }
-            reach = reach.max(2.0 * enlarged[i]);
-            for k in 0..3 {
-                lo[k] = lo[k].min(p[k]);
-                hi[k] = hi[k].max(p[k]);
-            }
-        }
-        if lo[0] > hi[0] {
-            lo = [0.0; 3];
-            hi = [0.0; 3];
-        }
-        let extent: Vec<f64> = (0..3).map(|k| (hi[k] - lo[k]).max(0.0)).collect();
-        let mut width = reach.max(1e-6);
-        let count = |w: f64| extent.iter().map(|e| (e / w).floor() + 1.0).product::<f64>();
-        while count(width) > MAX_CELLS || !count(width).is_finite() {
-            width *= 2.0;
-        }
-        let dims = [0, 1, 2].map(|k| ((extent[k] / width).floor() as usize + 1).max(1));
-        let n_cells = dims[0] * dims[1] * dims[2];
-        let cell_of = |p: &[f64; 3]| {
-            let idx = [0, 1, 2].map(|k| (((p[k] - lo[k]) / width).floor().max(0.0) as usize).min(dims[k] - 1));
-            (idx[2] * dims[1] + idx[1]) * dims[0] + idx[0]
-        };
-        let mut counts = vec![0usize; n_cells + 1];
-        for (i, p) in positions.iter().enumerate().take(enlarged.len()) {
-            if ok[i] {
-                counts[cell_of(p) + 1] += 1;
-            }
-        }
-        for c in 0..n_cells {
-            counts[c + 1] += counts[c];
-        }
-        let starts = counts.clone();
-        let mut fill = counts;
-        let mut atoms = vec![0usize; starts[n_cells]];
-        for (i, p) in positions.iter().enumerate().take(enlarged.len()) {
-            if ok[i] {
-                let c = cell_of(p);
-                atoms[fill[c]] = i;
-                fill[c] += 1;
-            }
-        }
-        CellList {
-            origin: lo,
-            width,
-            dims,
-            atoms,
-            starts,
-        }
-    }
-
-    /// Calls `f` with every atom in the 27 cells around `p`.
-    fn for_each_near(&self, p: [f64; 3], mut f: impl FnMut(usize)) {
-        let idx = [0, 1, 2].map(|k| ((p[k] - self.origin[k]) / self.width).floor().max(0.0) as usize);
-        let range = |k: usize| idx[k].min(self.dims[k] - 1).saturating_sub(1)..=(idx[k] + 1).min(self.dims[k] - 1);
-        for z in range(2) {
-            for y in range(1) {
-                for x in range(0) {
-                    let c = (z * self.dims[1] + y) * self.dims[0] + x;
-                    for &a in &self.atoms[self.starts[c]..self.starts[c + 1]] {
-                        f(a);
-                    }
-                }
-            }
-        }
-    }
 }
 
 #[cfg(test)]
