@@ -31,6 +31,7 @@ pub mod psf;
 pub mod qmlog;
 pub mod sniff;
 pub mod text;
+pub mod tinker;
 pub mod tpr;
 pub mod trr;
 pub mod wfn;

@@ -45,6 +45,8 @@ pub enum Format {
     NamdBin,
     /// BinaryCIF (MessagePack-encoded mmCIF).
     Bcif,
+    /// Tinker XYZ or archive (`.txyz`, `.arc`; Tinker's `.xyz` by its atom lines).
+    Tinker,
 }
 
 impl Format {
@@ -79,6 +81,7 @@ impl Format {
             Format::CharmmCrd => "charmm-crd",
             Format::NamdBin => "namdbin",
             Format::Bcif => "bcif",
+            Format::Tinker => "tinker",
         }
     }
 
@@ -126,6 +129,7 @@ impl Format {
             "dx" => Format::Dx,
             "coor" | "vel" => Format::NamdBin,
             "bcif" => Format::Bcif,
+            "txyz" | "arc" => Format::Tinker,
             _ => return None,
         })
     }
@@ -219,6 +223,9 @@ impl Format {
                 return Some(Format::Pdb);
             }
         }
+        if super::tinker::looks_like(head) {
+            return Some(Format::Tinker);
+        }
         if first.parse::<usize>().is_ok() {
             return Some(Format::Xyz);
         }
@@ -247,6 +254,10 @@ impl Format {
             });
         }
         if let Some(f) = ext.as_deref().and_then(Format::from_extension) {
+            // Tinker names its coordinates `.xyz` too: its atom lines tell them apart.
+            if f == Format::Xyz && super::tinker::looks_like(head) {
+                return Some(Format::Tinker);
+            }
             return Some(f);
         }
         Format::from_content(head)
