@@ -98,6 +98,13 @@ impl AppState {
                     .document()
                     .and_then(|d| d.wavefunction())
                     .is_some_and(|w| w.beta.is_some());
+                // A log that printed orbitals at some frames only: this frame has none to show.
+                if label.is_empty()
+                    && self.document().is_some_and(|d| d.wavefunction().is_none())
+                    && let Some(frames) = self.document().and_then(|d| d.frames_with_orbitals_text())
+                {
+                    return format!("orbital {} (orbitals at {frames} only)", index + 1);
+                }
                 match (label.is_empty(), open_shell) {
                     (true, true) => format!("orbital {} ({spin:?})", index + 1),
                     (true, false) => format!("orbital {}", index + 1),

@@ -1,0 +1,51 @@
+//! A geometry optimisation's log that printed orbitals at its first and last steps only (GAMESS,
+//! `tests/data/qm-logs`), opened in the window as a user opens it: the HOMO is drawn at frame 0; at
+//! frame 3 the Orbitals panel and the orbital representation's name both say that this frame has no
+//! orbitals and which frames have them, and nothing is drawn as if it had; at frame 6 the last
+//! step's orbitals are back under their own name.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use egui_kittest::kittest::Queryable;
+
+#[path = "common/journey.rs"]
+mod journey;
+use journey::{opened, type_command, window};
+
+/// Whether some widget's text contains `text`.
+fn shown(harness: &egui_kittest::Harness<'static, orbitfield::app::state::AppState>, text: &str) -> bool {
+    harness.query_all_by_label_contains(text).next().is_some()
+}
+
+const NONE_HERE: &str = "No orbitals at this frame: the log printed them at frames 0 and 6 only.";
+
+#[test]
+fn an_optimisation_log_shows_its_orbitals_where_it_printed_them_and_says_so_elsewhere() {
+    let state = opened(&["qm-logs/GAMESS-US2018_dvb_gopt_a.out"], true);
+    assert!(state.document().is_some(), "{}", state.panels.status);
+    let mut harness = window(state);
+    harness.run_steps(4);
+    assert_eq!(harness.state().document().unwrap().frame_index, 0);
+    assert!(!shown(&harness, NONE_HERE));
+    assert!(
+        shown(&harness, "HOMO (orbital"),
+        "the HOMO's representation is listed at frame 0"
+    );
+
+    type_command(&mut harness, "frame 3");
+    harness.run_steps(4);
+    assert_eq!(harness.state().document().unwrap().frame_index, 3);
+    assert!(shown(&harness, NONE_HERE), "the Orbitals panel says why it is empty");
+    assert!(
+        shown(&harness, "(orbitals at frames 0 and 6 only)"),
+        "the orbital representation says this frame has none"
+    );
+    assert!(!shown(&harness, "HOMO (orbital"));
+    assert!(harness.state().document().unwrap().wavefunction().is_none());
+
+    type_command(&mut harness, "frame 6");
+    harness.run_steps(4);
+    assert!(!shown(&harness, NONE_HERE));
+    assert!(shown(&harness, "HOMO (orbital"));
+    assert!(!shown(&harness, "orbitals at frames"));
+}
