@@ -1,11 +1,13 @@
 //! The window's layout at common sizes: at 1280x800 and 1920x1080, with both side panels and every
-//! collapsing header open, for a protein trajectory (adk) and a wavefunction (threonine), every
+//! collapsing header open, for a protein trajectory (adk), a wavefunction (threonine) and a density's
+//! cube file (whose isovalue is written in "(file units)" and whose title line is shown), every
 //! widget's rectangle (egui_kittest's accesskit node bounds) lies inside the window and, when it
 //! starts inside a panel, inside that panel — no control or label past a panel's edge, where it
 //! would be clipped. Panels scroll vertically, so only their width is checked against content.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use egui_kittest::kittest::Queryable;
 use orbitfield::app::fields::{FieldChoice, FieldService};
 use orbitfield::app::settings::Settings;
 use orbitfield::app::state::{AppState, Command};
@@ -56,4 +58,31 @@ fn adk_fits_its_panels_at_1280x800_and_1920x1080() {
 fn threonine_fits_its_panels_at_1280x800_and_1920x1080() {
     check(threonine(), [1280.0, 800.0], "threonine");
     check(threonine(), [1920.0, 1080.0], "threonine");
+}
+
+#[test]
+fn a_density_cube_fits_its_panels_at_1280x800() {
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.apply(Command::OpenFiles(vec![data(
+        "qm/esp/threonine_hf_631gs_cart.density_lattice.cube.gz",
+    )]));
+    assert!(state.document().is_some(), "{}", state.panels.status);
+    let size = [1280.0, 800.0];
+    let mut harness = window_of(state, size, true);
+    harness.run_steps(4);
+    open_side_headers(&mut harness);
+    // The isovalue is the density's convention, and the file's title line is what the note shows.
+    assert!(
+        harness
+            .query_all_by_label_contains("surface at 0.002 (file units)")
+            .next()
+            .is_some()
+    );
+    assert!(
+        harness
+            .query_all_by_label_contains("the file says: threonine_hf_631gs_cart: electron density")
+            .next()
+            .is_some()
+    );
+    assert_inside_their_panels(&harness, size, 0.5, "density cube");
 }

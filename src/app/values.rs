@@ -214,7 +214,20 @@ pub fn default_iso_for_grid(field: FieldChoice, grid: &Grid3) -> f32 {
         return (iso_kt * hartree_per_kt) as f32;
     }
     let max = grid.min_max().map_or(0.0, |(lo, hi)| lo.abs().max(hi.abs()));
+    if names_a_density(&grid.description) {
+        // A density's cube (PySCF's "Electron density", cubegen's "Total SCF Density"): the
+        // field's convention, 0.002 a.u., where the values reach it.
+        let density = default_iso(FieldChoice::Density).unwrap_or(0.002);
+        return if density < max { density } else { 0.2 * max };
+    }
     if max > 0.1 || max == 0.0 { 0.05 } else { 0.2 * max }
+}
+
+/// Whether a volume's own description says it is an electron or spin density (and not a potential
+/// computed from one, as cubegen's "Electrostatic potential from Total SCF Density").
+fn names_a_density(description: &str) -> bool {
+    let d = description.to_ascii_lowercase();
+    d.contains("density") && !d.contains("potential") && !d.contains("gradient") && !d.contains("laplacian")
 }
 
 /// The largest |value| on the six faces of a grid's lattice.
@@ -333,5 +346,23 @@ mod tests {
         let weak = Grid3::zeros(lattice, "0");
         assert!((u.show(default_iso_for_grid(FieldChoice::Potential, &weak)) - 1.0).abs() < 1e-6);
         assert_eq!(default_iso(FieldChoice::Density), Some(0.002));
+        // A density's cube is shown at the density's convention, a potential's or a gradient's
+        // computed from a density is not.
+        let mut rho = weak.clone();
+        for (k, v) in rho.values.iter_mut().enumerate() {
+            *v = 0.5 * (k % 7) as f32;
+        }
+        rho.description = "threonine: electron density (bohr^-3), PySCF".into();
+        assert_eq!(default_iso_for_grid(FieldChoice::Volume(0), &rho), 0.002);
+        rho.description = " Electron density from Total SCF Density".into();
+        assert_eq!(default_iso_for_grid(FieldChoice::Volume(0), &rho), 0.002);
+        rho.description = " Electrostatic potential from Total SCF Density".into();
+        assert_eq!(default_iso_for_grid(FieldChoice::Volume(0), &rho), 0.05);
+        rho.description = "spin density".into();
+        for v in &mut rho.values {
+            *v *= 1e-4;
+        }
+        // Values that never reach 0.002: a fifth of the largest.
+        assert!((default_iso_for_grid(FieldChoice::Volume(0), &rho) - 0.2 * 3e-4).abs() < 1e-9);
     }
 }

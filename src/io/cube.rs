@@ -335,7 +335,19 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<CubeFile, ReadError> {
         steps_bohr: steps.map(|s| s.map(|x| x * scale)),
         dims,
     };
-    let title = comments[0].trim();
+    // Gaussian's cubegen writes the user's title first and what the values are second ("Electron
+    // density from Total SCF Density"): that second line joins the description when the first does
+    // not say it.
+    let quantity = |c: &str| {
+        let c = c.to_ascii_lowercase();
+        ["density", "potential", "orbital"].iter().any(|w| c.contains(w))
+    };
+    let title = match comments.get(1).map(|c| c.trim()) {
+        Some(second) if !second.is_empty() && quantity(second) && !quantity(&comments[0]) => {
+            format!("{} ({second})", comments[0].trim())
+        }
+        _ => comments[0].trim().to_string(),
+    };
     let grids = grids_values
         .into_iter()
         .enumerate()
@@ -617,6 +629,29 @@ mod tests {
         for (a, b) in c.grids[0].values.iter().zip(&g.values) {
             assert!((a - b).abs() <= 1e-5 * b.abs() + 1e-12);
         }
+    }
+
+    #[test]
+    fn what_the_values_are_comes_from_either_comment_line() {
+        let body =
+            "    1 0.0 0.0 0.0\n    2 0.5 0.0 0.0\n    1 0.0 0.5 0.0\n    1 0.0 0.0 0.5\n    1 1.0 0.0 0.0 0.0\n 1 2\n";
+        let read_with = |c1: &str, c2: &str| {
+            let text = format!("{c1}\n{c2}\n{body}");
+            read(Path::new("d.cube"), text.as_bytes()).unwrap().grids[0]
+                .description
+                .clone()
+        };
+        // cubegen: the user's title, then the quantity.
+        assert_eq!(
+            read_with("water sp", " Electron density from Total SCF Density"),
+            "water sp (Electron density from Total SCF Density)"
+        );
+        // PySCF: the quantity first, then the program's stamp.
+        assert_eq!(
+            read_with("Electron density in real space (e/Bohr^3)", "PySCF Version: 2.14.0"),
+            "Electron density in real space (e/Bohr^3)"
+        );
+        assert_eq!(read_with("title", "second line"), "title");
     }
 
     #[test]

@@ -35,8 +35,24 @@ pub(super) fn iso_slider(
     range: [f64; 2],
     label: egui::Id,
 ) -> Option<f32> {
-    // The slider and its number share the panel's width (its text would be clipped otherwise).
-    ui.spacing_mut().slider_width = (ui.available_width() - 110.0).clamp(60.0, 160.0);
+    // The slider and its number share the panel's width (its text would be clipped otherwise): the
+    // number's room is measured with its unit, which can be long ("(file units)").
+    let suffix = if relative || unit.label.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", unit.label)
+    };
+    let sample = if relative {
+        "0.0000 × max".to_string()
+    } else {
+        format!("0.00000{suffix}")
+    };
+    let font = egui::TextStyle::Button.resolve(ui.style());
+    let number_width = ui.painter().layout_no_wrap(sample, font, egui::Color32::WHITE).size().x
+        + 2.0 * ui.spacing().button_padding.x
+        + ui.spacing().item_spacing.x
+        + 4.0;
+    ui.spacing_mut().slider_width = (ui.available_width() - number_width).clamp(40.0, 160.0);
     if relative {
         let before = iso.clamp(0.001, 1.0);
         let mut v = before;
@@ -55,11 +71,6 @@ pub(super) fn iso_slider(
     let [lo, hi] = range;
     let before = unit.show(iso);
     let mut v = before;
-    let suffix = if unit.label.is_empty() {
-        String::new()
-    } else {
-        format!(" {}", unit.label)
-    };
     let changed = ui
         .add(
             egui::Slider::new(&mut v, lo..=hi)
