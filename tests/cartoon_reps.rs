@@ -91,6 +91,9 @@ fn the_editor_adds_a_cartoon_that_follows_the_frames() {
     state.apply(Command::SetFrame(0));
     let again = wait_for(&mut state, 0);
     assert!(Arc::ptr_eq(&again, &m0), "frame 0's mesh is taken from the cache");
+    // Nothing is in flight: a frame shown from the cache is not waited for (a movie or a script
+    // waited for ever when it was).
+    assert!(!state.busy(), "frame 0 from the cache after frame 40 was built");
 
     // On the cartoon thread: the same meshes, per frame.
     assert!(state.build_cartoons_off_thread());
@@ -103,6 +106,13 @@ fn the_editor_adds_a_cartoon_that_follows_the_frames() {
             "frame {frame}"
         );
     }
+    // Back to a frame built on the thread: shown from the cache, nothing waited for.
+    state.apply(Command::SetFrame(97));
+    wait_for(&mut state, 97);
+    assert!(
+        !state.busy(),
+        "frame 97 from the cache after frame 11 was built on the thread"
+    );
 
     // Style and colouring edits rebuild it.
     state.apply(Command::EditRep(id, RepEdit::CartoonStyle(Style::Tube)));

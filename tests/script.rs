@@ -586,6 +586,57 @@ fn orbitfield_run_headless_writes_what_the_script_asks_and_reports_a_failing_lin
 }
 
 #[test]
+fn headless_movies_one_after_another_of_a_cartoon_finish() {
+    // Where there is no offscreen renderer there is no movie to make.
+    if RenderContext::headless(1).is_err() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("movies.ofc");
+    std::fs::write(
+        &script,
+        format!(
+            "open {} {}\nrep delete all\nrep add cartoon protein\n\
+             save movie first frames 0:3 size 64x48\nsave movie second.mp4 frames 0:3 size 64x48\n\
+             save movie third frames 1:3 size 64x48\n",
+            quoted(&data("md/adk.psf")),
+            quoted(&data("md/adk_dims.dcd")),
+        ),
+    )
+    .unwrap();
+    // The second movie shows frames the first left in the caches; it waited for ever once. A hang
+    // fails the test after two minutes instead of holding the run.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["run", "--headless"])
+        .arg(&script)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(120) {
+            child.kill().ok();
+            panic!("the movies did not finish in two minutes");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    assert!(status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("movie ") && stdout.matches("movie ").count() == 3,
+        "{stdout}"
+    );
+    let mp4 = std::fs::read(dir.path().join("second.mp4")).unwrap();
+    assert_eq!(&mp4[4..8], b"ftyp");
+    assert_eq!(std::fs::read_dir(dir.path().join("third")).unwrap().count(), 2);
+}
+
+#[test]
 fn measure_rmsd_fit_superposes_the_selection_first() {
     // Two models of 30 atoms: the second is the first turned about a random axis, moved, and
     // jostled by known offsets (centred, so the motion that undoes the turn leaves them alone).

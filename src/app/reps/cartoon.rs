@@ -104,7 +104,8 @@ pub struct CartoonPipeline {
     polymer: Option<(PolymerKey, Arc<Polymer>)>,
     /// The cartoon shown (possibly of an older frame while the newer one is built).
     pub shown: Option<(CartoonKey, CartoonBuilt)>,
-    /// The key last asked of the cartoon thread.
+    /// The key of the request in flight on the cartoon thread (`None` once its mesh has come back,
+    /// or when a frame was shown from the cache with nothing in flight).
     asked: Option<CartoonKey>,
     /// Cartoons made, oldest first (bounded by [`CACHE_BUDGET_BYTES`]).
     cache: Vec<(CartoonKey, CartoonBuilt)>,
@@ -119,6 +120,8 @@ pub struct CartoonPipeline {
     pub colored: Option<(CartoonValuesKey, Arc<MeshData>, Arc<Vec<f32>>)>,
     /// The values last asked for (a failed request is not repeated every frame).
     asked_values: Option<CartoonValuesKey>,
+    /// Whether the values last asked for are still being computed on the vertex-values thread.
+    values_in_flight: bool,
     /// Values made, oldest first (at most [`VALUES_CACHE_ENTRIES`]).
     values_cache: Vec<(CartoonValuesKey, Arc<Vec<f32>>)>,
 }
@@ -175,12 +178,15 @@ impl CartoonPipeline {
 
     /// Whether a mesh of the current settings is asked for and not shown yet, or the values of the
     /// mesh shown.
+    /// A frame shown from the cache after another was asked for is not waited for: the wait is for
+    /// requests in flight only (a movie or a script would otherwise wait for ever).
     pub fn waiting(&self) -> bool {
         self.asked
             .is_some_and(|a| self.shown.as_ref().is_none_or(|(k, _)| *k != a))
-            || self
-                .asked_values
-                .is_some_and(|a| self.colored.as_ref().is_none_or(|(k, _, _)| *k != a))
+            || (self.values_in_flight
+                && self
+                    .asked_values
+                    .is_some_and(|a| self.colored.as_ref().is_none_or(|(k, _, _)| *k != a)))
     }
 
     /// The values at the vertices of the mesh drawn, with what they are of.
@@ -295,6 +301,9 @@ impl AppState {
         if let Some(pos) = built.iter().position(|d| d.lane == lane) {
             let done = built.swap_remove(pos);
             let (k, made) = (done.output.key, done.output.built);
+            if c.pipeline.asked == Some(k) {
+                c.pipeline.asked = None;
+            }
             if k.same_settings(&key) {
                 c.pipeline.insert(k, made.clone());
                 c.pipeline.show(k, made);
@@ -304,12 +313,15 @@ impl AppState {
         if !visible || c.pipeline.shown.as_ref().is_some_and(|(k, _)| *k == key) {
             return changed;
         }
-        if let Some(mesh) = c.pipeline.cached(&key) {
-            c.pipeline.show(key, mesh);
-            return true;
-        }
         let worker = self.view.cartoons.as_mut();
         let in_flight = worker.as_ref().is_some_and(|w| w.in_flight(lane));
+        if let Some(mesh) = c.pipeline.cached(&key) {
+            c.pipeline.show(key, mesh);
+            if !in_flight {
+                c.pipeline.asked = None;
+            }
+            return true;
+        }
         if c.pipeline.asked == Some(key) && in_flight {
             return changed;
         }
@@ -349,6 +361,7 @@ impl AppState {
                 let done = crate::jobs::cartoon::build(request);
                 c.pipeline.insert(key, done.built.clone());
                 c.pipeline.show(key, done.built);
+                c.pipeline.asked = None;
                 true
             }
         }
@@ -401,6 +414,9 @@ impl AppState {
         let mut failure = None;
         if let Some(pos) = valued.iter().position(|d| d.lane == lane) {
             let done = valued.swap_remove(pos).output;
+            if matches!(done.key, ValuesKey::Cartoon(k) if c.pipeline.asked_values == Some(k)) {
+                c.pipeline.values_in_flight = false;
+            }
             match (done.key, done.values) {
                 (ValuesKey::Cartoon(k), Ok([Some(v), _])) if k.source == source => {
                     changed |= c.pipeline.take_values(k, v, &key);
@@ -444,6 +460,7 @@ impl AppState {
         };
         if let Some(request) = request {
             c.pipeline.asked_values = Some(want);
+            c.pipeline.values_in_flight = self.view.vertex_values.is_some();
             match self.view.vertex_values.as_mut() {
                 Some(w) => {
                     w.submit(lane, request);
