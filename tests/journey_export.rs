@@ -439,6 +439,14 @@ fn render_fit_draws_the_fitted_frame_and_refuses_an_empty_selection() {
     assert!(!run.status.success());
     assert!(stderr.contains("--fit: 'resname XYZ' picks 0 atoms"), "{stderr}");
     assert!(!none.exists());
+    // A name asking for another image format is refused: no folder of that name, no PNG data
+    // under a .jpg name.
+    let jpg = dir.path().join("picture.jpg");
+    let run = render(&jpg, "protein");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(stderr.contains("images are written as PNG"), "{stderr}");
+    assert!(!jpg.exists());
     if context().is_none() {
         return;
     }

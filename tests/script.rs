@@ -634,6 +634,29 @@ fn headless_movies_one_after_another_of_a_cartoon_finish() {
     let mp4 = std::fs::read(dir.path().join("second.mp4")).unwrap();
     assert_eq!(&mp4[4..8], b"ftyp");
     assert_eq!(std::fs::read_dir(dir.path().join("third")).unwrap().count(), 2);
+
+    // An image named for another format is refused, naming the line, and nothing is written.
+    let jpg = dir.path().join("jpg.ofc");
+    std::fs::write(
+        &jpg,
+        format!(
+            "open {}\nsave image picture.jpg size 64x48\n",
+            quoted(&data("md/adk_open.pqr"))
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["run", "--headless"])
+        .arg(&jpg)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("jpg.ofc:2:") && stderr.contains("images are written as PNG"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("picture.jpg").exists());
 }
 
 #[test]

@@ -531,6 +531,11 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         (None, None) => vec![session.as_ref().map_or(0, |s| s.frame.min(n_frames - 1))],
     };
     let output = args.output.clone().unwrap_or_default();
+    if args.movie.is_none()
+        && let Some(problem) = orbitfield::app::export::not_png_problem(&output)
+    {
+        bail!("-o {problem}; for several frames give a folder");
+    }
     let to_dir =
         args.movie.is_none() && (frames.len() > 1 || output.extension().is_none_or(|e| !e.eq_ignore_ascii_case("png")));
     if to_dir {

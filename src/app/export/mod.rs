@@ -189,6 +189,24 @@ pub fn frame_list(first: usize, last: usize, step: usize, n_frames: usize) -> Re
     Ok((first..=last).step_by(step.max(1)).collect())
 }
 
+/// Image formats other than PNG, by extension: a name that asks for one is refused rather than
+/// given PNG data under it.
+const OTHER_IMAGE_EXTENSIONS: [&str; 13] = [
+    "jpg", "jpeg", "tif", "tiff", "bmp", "gif", "webp", "svg", "pdf", "eps", "ppm", "tga", "exr",
+];
+
+/// Why `path` cannot be an image written here (its name asks for another format than PNG), or
+/// `None`.
+pub fn not_png_problem(path: &Path) -> Option<String> {
+    let ext = path.extension()?.to_string_lossy().to_ascii_lowercase();
+    OTHER_IMAGE_EXTENSIONS.contains(&ext.as_str()).then(|| {
+        format!(
+            "{}: images are written as PNG; name the file .png (or convert the PNG afterwards)",
+            path.display()
+        )
+    })
+}
+
 /// `text` as a path with `ext` added when it has no extension.
 pub fn path_with_extension(text: &str, ext: &str) -> PathBuf {
     let p = PathBuf::from(text.trim());
@@ -251,6 +269,9 @@ impl AppState {
 pub fn check_image_request(r: &ImageRequest, view_px: [u32; 2]) -> Result<(), String> {
     if r.path.as_os_str().is_empty() || r.path.file_name().is_none() {
         return Err("no file name given".into());
+    }
+    if let Some(problem) = not_png_problem(&r.path) {
+        return Err(problem);
     }
     let max = view_px.map(|s| s.max(1) * MAX_SCALE_OF_VIEW);
     if r.size_px[0] == 0 || r.size_px[1] == 0 || r.size_px[0] > max[0] || r.size_px[1] > max[1] {
@@ -360,5 +381,8 @@ mod tests {
         assert!(check_image_request(&odd, [800, 600]).is_err());
         assert_eq!(path_with_extension("out", "png"), PathBuf::from("out.png"));
         assert_eq!(path_with_extension("out.PNG", "png"), PathBuf::from("out.PNG"));
+        assert!(not_png_problem(Path::new("a/b.JPG")).is_some_and(|m| m.contains("written as PNG")));
+        assert!(not_png_problem(Path::new("a/b.png")).is_none());
+        assert!(not_png_problem(Path::new("frames.d")).is_none());
     }
 }
