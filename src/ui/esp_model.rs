@@ -29,27 +29,18 @@ pub fn esp_model_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
     let now = state.esp.model;
     let mut chosen = now;
-    ui.horizontal(|ui| {
-        let l = ui.label(MODEL_LABEL);
-        egui::ComboBox::from_id_salt("esp_model")
-            .selected_text(now.short_name())
-            .width((ui.available_width() - 8.0).max(60.0))
-            .truncate()
-            .show_ui(ui, |ui| {
-                for m in EspModel::KINDS {
-                    // The kind keeps its parameters when it is the current one.
-                    let m = if m.same_kind(now) { now } else { m };
-                    ui.selectable_value(&mut chosen, m, m.kind_name());
-                }
-            })
-            .response
-            .labelled_by(l.id)
-            .on_hover_text(
-                "How the charges' potential is computed: Poisson-Boltzmann (solvent, ions, the \
-                 molecule's dielectric boundary), ChimeraX's distance-dependent dielectric eps = 4r, \
-                 Debye-Hueckel screening in water, or Coulomb's law in vacuum",
-            );
-    });
+    super::widgets::labelled_combo(ui, MODEL_LABEL, "esp_model", now.short_name().to_string(), |ui| {
+        for m in EspModel::KINDS {
+            // The kind keeps its parameters when it is the current one.
+            let m = if m.same_kind(now) { now } else { m };
+            ui.selectable_value(&mut chosen, m, m.kind_name());
+        }
+    })
+    .on_hover_text(
+        "How the charges' potential is computed: Poisson-Boltzmann (solvent, ions, the \
+         molecule's dielectric boundary), ChimeraX's distance-dependent dielectric eps = 4r, \
+         Debye-Hueckel screening in water, or Coulomb's law in vacuum",
+    );
     let row = |ui: &mut egui::Ui, label: &str, v: &mut f64, range: std::ops::RangeInclusive<f64>, unit: &str| {
         ui.horizontal(|ui| {
             let l = ui.label(label);

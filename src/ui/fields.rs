@@ -239,20 +239,11 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
         Some(f) => state.describe_field(f),
     };
     let mut choice = current;
-    ui.horizontal(|ui| {
-        let l = ui.label("Field");
-        egui::ComboBox::from_id_salt("panel_field")
-            .selected_text(name(current))
-            .width((ui.available_width() - 8.0).max(60.0))
-            .truncate()
-            .show_ui(ui, |ui| {
-                ui.selectable_value(&mut choice, None, "None");
-                for f in available_fields(state) {
-                    ui.selectable_value(&mut choice, Some(f), name(Some(f)));
-                }
-            })
-            .response
-            .labelled_by(l.id);
+    super::widgets::labelled_combo(ui, "Field", "panel_field", name(current), |ui| {
+        ui.selectable_value(&mut choice, None, "None");
+        for f in available_fields(state) {
+            ui.selectable_value(&mut choice, Some(f), name(Some(f)));
+        }
     });
     if choice != current {
         send(state, Command::SelectField(choice));
@@ -578,24 +569,14 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
     };
     let current = coloring.map(|c| c.source);
     let mut choice = current;
-    ui.horizontal(|ui| {
-        let l = ui.label("Colour surface by");
-        egui::ComboBox::from_id_salt("surface_colour_by")
-            .selected_text(
-                current
-                    .and_then(|c| sources.iter().find(|(s, _)| *s == c).map(|(_, n)| n.clone()))
-                    .unwrap_or_else(|| "Lobe colours".into()),
-            )
-            .width((ui.available_width() - 8.0).max(60.0))
-            .truncate()
-            .show_ui(ui, |ui| {
-                ui.selectable_value(&mut choice, None, "Lobe colours");
-                for (source, name) in &sources {
-                    ui.selectable_value(&mut choice, Some(*source), name);
-                }
-            })
-            .response
-            .labelled_by(l.id);
+    let selected = current
+        .and_then(|c| sources.iter().find(|(s, _)| *s == c).map(|(_, n)| n.clone()))
+        .unwrap_or_else(|| "Lobe colours".into());
+    super::widgets::labelled_combo(ui, "Colour surface by", "surface_colour_by", selected, |ui| {
+        ui.selectable_value(&mut choice, None, "Lobe colours");
+        for (source, name) in &sources {
+            ui.selectable_value(&mut choice, Some(*source), name);
+        }
     });
     if choice != current {
         send(state, Command::SetSurfaceColor(choice.map(|v| (v, None))));

@@ -22,6 +22,48 @@ pub(super) fn choice_combo<T: Copy + PartialEq>(
     (value != current).then_some(value)
 }
 
+/// A labelled combo box: beside its label where both fit the panel's width, else on the line below
+/// it at the full width, so the chosen item is read whole ("Poisson-Boltzmann", not "Poisso…").
+/// `contents` lists the items; the combo is named by the label for screen readers. Returns the
+/// combo's response.
+pub(super) fn labelled_combo(
+    ui: &mut egui::Ui,
+    label: &str,
+    id_salt: &str,
+    selected: String,
+    contents: impl FnOnce(&mut egui::Ui),
+) -> egui::Response {
+    let font = egui::TextStyle::Button.resolve(ui.style());
+    let measure = |ui: &egui::Ui, text: &str| {
+        ui.painter()
+            .layout_no_wrap(text.to_string(), font.clone(), egui::Color32::WHITE)
+            .size()
+            .x
+    };
+    let spacing = ui.spacing().clone();
+    let combo_width = measure(ui, &selected) + 2.0 * spacing.button_padding.x + spacing.icon_width + 12.0;
+    let beside = measure(ui, label) + spacing.item_spacing.x + combo_width <= ui.available_width();
+    let combo = |ui: &mut egui::Ui, label_id: egui::Id| {
+        egui::ComboBox::from_id_salt(id_salt)
+            .selected_text(selected)
+            .width((ui.available_width() - 8.0).max(60.0))
+            .truncate()
+            .show_ui(ui, contents)
+            .response
+            .labelled_by(label_id)
+    };
+    if beside {
+        ui.horizontal(|ui| {
+            let l = ui.label(label);
+            combo(ui, l.id)
+        })
+        .inner
+    } else {
+        let l = ui.label(label);
+        combo(ui, l.id)
+    }
+}
+
 /// The logarithmic isovalue slider. `iso` is in computed units; the slider shows it in `unit`
 /// (with the unit written after the number) over `range` (in that unit, containing the value:
 /// `ui::fields::iso_range`), or as a fraction of the largest |value| (0.001..1) when `relative`.
