@@ -93,6 +93,9 @@ fn threonine_lumo_keeps_the_coloured_density_and_a_typed_isovalue_is_kept() {
 
     // Pick LUMO in the orbital list: the density stays as it was; a LUMO orbital is added.
     let lumo_row = format!("{} LUMO", homo + 2);
+    // The panel scrolls to the row first, as a user would.
+    harness.get_by_label(&lumo_row).scroll_to_me();
+    harness.run();
     harness.get_by_label(&lumo_row).click();
     harness.run();
     let lumo = FieldChoice::Orbital {

@@ -35,6 +35,13 @@ fn threonine() -> AppState {
     state.apply(Command::OpenFiles(vec![data("qm/threonine_hf_631gs_cart.molden.gz")]));
     assert!(state.document().is_some(), "{}", state.panels.status);
     state.apply(Command::AddFieldRep(FieldChoice::Density));
+    // The density's envelope starts translucent over the opaque HOMO it encloses.
+    let opacities: Vec<(FieldChoice, f32)> = state.reps().fields().map(|(_, f)| (f.field, f.opacity)).collect();
+    assert!(
+        matches!(opacities.as_slice(), [(FieldChoice::Orbital { .. }, o), (FieldChoice::Density, d)]
+            if *o == 1.0 && *d == orbitfield::app::reps::DENSITY_OPACITY && *d < 1.0),
+        "{opacities:?}"
+    );
     state.apply(Command::SetShowSlice(true));
     state
 }

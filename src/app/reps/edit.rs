@@ -14,6 +14,9 @@ use crate::app::fields::FieldChoice;
 use crate::app::slice::SlicePlane;
 use crate::app::state::AppState;
 
+/// The opacity a density's surface starts at (the others start opaque).
+pub const DENSITY_OPACITY: f32 = 0.5;
+
 /// A change to one representation (the payload of `Command::EditRep`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum RepEdit {
@@ -123,7 +126,13 @@ impl AppState {
                 } else {
                     REPRESENTATION_COLORS[n % REPRESENTATION_COLORS.len()]
                 }),
-                opacity: 1.0,
+                // A density's envelope encloses everything else drawn (the atoms, the orbitals): it
+                // starts translucent so they stay in sight.
+                opacity: if matches!(field, FieldChoice::Density | FieldChoice::SpinDensity) {
+                    DENSITY_OPACITY
+                } else {
+                    1.0
+                },
                 coloring: None,
                 pipeline: FieldPipeline::new(self.fields.add_slot()),
             }),

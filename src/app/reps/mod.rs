@@ -27,7 +27,7 @@ pub mod spec;
 mod update;
 
 pub use cartoon::{CartoonKey, CartoonRep, CartoonValuesKey};
-pub use edit::{RepEdit, value_range};
+pub use edit::{DENSITY_OPACITY, RepEdit, value_range};
 pub use spec::{RepSpec, SpecKind};
 
 use super::atoms::{AtomColoring, AtomStyle};
