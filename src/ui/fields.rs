@@ -503,6 +503,13 @@ fn slice_range_ui(ui: &mut egui::Ui, state: &mut AppState, plane: &mut crate::ap
 fn ends_ui(ui: &mut egui::Ui, unit: &FieldUnit, ends: &mut [f64; 2]) -> bool {
     let suffix = format!(" {}", unit.label);
     let speed = ((ends[1] - ends[0]).abs() / 200.0).clamp(1e-6, 1.0);
+    // Three significant digits of the larger end (-96.9 kT/e, not -96.8596), at most six decimals.
+    let largest = ends[0].abs().max(ends[1].abs());
+    let decimals = if largest > 0.0 && largest.is_finite() {
+        (2 - largest.log10().floor() as i32).clamp(0, 6) as usize
+    } else {
+        2
+    };
     let mut changed = false;
     for (k, word) in ["from", "to"].into_iter().enumerate() {
         let l = ui.label(word);
@@ -510,7 +517,7 @@ fn ends_ui(ui: &mut egui::Ui, unit: &FieldUnit, ends: &mut [f64; 2]) -> bool {
             .add(
                 egui::DragValue::new(&mut ends[k])
                     .speed(speed)
-                    .max_decimals(5)
+                    .max_decimals(decimals)
                     .suffix(suffix.clone()),
             )
             .labelled_by(l.id)

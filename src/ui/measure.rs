@@ -291,14 +291,34 @@ fn to_screen(state: &AppState, rect: Rect, ppp: f32, p: [f32; 3]) -> Option<Pos2
     Some(rect.min + egui::vec2(px[0], px[1]) / ppp)
 }
 
-/// Text with a translucent backing, kept inside the view.
-fn tag(painter: &egui::Painter, rect: Rect, at: Pos2, text: String, color: Color32, dark: bool) {
+/// Text with a translucent backing, kept inside the view and off the tags already `placed` (moved
+/// a line down or up, nearest first, where it would cover one: a distance and an angle that share
+/// an atom otherwise print their values on top of each other).
+fn tag(
+    painter: &egui::Painter,
+    rect: Rect,
+    at: Pos2,
+    text: String,
+    color: Color32,
+    dark: bool,
+    placed: &mut Vec<Rect>,
+) {
     let galley = painter.layout_no_wrap(text, egui::FontId::proportional(13.0), color);
     let size = galley.size() + egui::vec2(6.0, 2.0);
-    let min = at + egui::vec2(6.0, -size.y - 2.0);
     let max_x = (rect.max.x - size.x).max(rect.min.x);
     let max_y = (rect.max.y - size.y).max(rect.min.y);
-    let min = Pos2::new(min.x.clamp(rect.min.x, max_x), min.y.clamp(rect.min.y, max_y));
+    let inside = |min: Pos2| Pos2::new(min.x.clamp(rect.min.x, max_x), min.y.clamp(rect.min.y, max_y));
+    let first = inside(at + egui::vec2(6.0, -size.y - 2.0));
+    let step = size.y + 1.0;
+    let min = [0.0f32, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0]
+        .iter()
+        .map(|&k| inside(first + egui::vec2(0.0, k * step)))
+        .find(|&m| {
+            let r = Rect::from_min_size(m, size);
+            !placed.iter().any(|p| p.intersects(r))
+        })
+        .unwrap_or(first);
+    placed.push(Rect::from_min_size(min, size));
     let back = if dark {
         Color32::from_black_alpha(170)
     } else {
@@ -333,9 +353,10 @@ pub fn view_overlay_ui(ui: &mut egui::Ui, state: &AppState, rect: Rect) {
         }
     }
     let text_color = if dark { Color32::WHITE } else { Color32::BLACK };
+    let mut placed = Vec::new();
     for &atom in &state.tools.labels.atoms {
         if let Some(c) = at(atom) {
-            tag(&painter, rect, c, state.label_text(atom), text_color, dark);
+            tag(&painter, rect, c, state.label_text(atom), text_color, dark, &mut placed);
         }
     }
     let measure_color = measurement_color(state);
@@ -358,7 +379,15 @@ pub fn view_overlay_ui(ui: &mut egui::Ui, state: &AppState, rect: Rect) {
             [_, b, c, _] => b.lerp(*c, 0.5),
             _ => continue,
         };
-        tag(&painter, rect, anchor, kind.format(value), measure_color, dark);
+        tag(
+            &painter,
+            rect,
+            anchor,
+            kind.format(value),
+            measure_color,
+            dark,
+            &mut placed,
+        );
     }
     if let ClickMode::Measure(kind) = state.tools.measure.mode {
         let n = state.tools.measure.picked.len();
@@ -375,6 +404,7 @@ pub fn view_overlay_ui(ui: &mut egui::Ui, state: &AppState, rect: Rect) {
             hint,
             pending,
             dark,
+            &mut placed,
         );
     } else if state.tools.measure.mode == ClickMode::Label {
         let hint = "Labels: click atoms (Esc: stop)".to_string();
@@ -385,6 +415,7 @@ pub fn view_overlay_ui(ui: &mut egui::Ui, state: &AppState, rect: Rect) {
             hint,
             text_color,
             dark,
+            &mut placed,
         );
     }
 }

@@ -38,9 +38,19 @@ pub fn draw_annotations(img: &mut image::RgbaImage, state: &AppState, scale: f32
         (MEASURE_RGB_ON_LIGHT, [0, 0, 0], [255, 255, 255])
     };
     let text_px = TEXT_PX * s;
+    let mut placed = Vec::new();
     for &atom in &state.tools.labels.atoms {
         if let Some(p) = at(atom) {
-            tag(img, &font, &state.label_text(atom), p, text_px, text_rgb, plate_rgb);
+            tag(
+                img,
+                &font,
+                &state.label_text(atom),
+                p,
+                text_px,
+                text_rgb,
+                plate_rgb,
+                &mut placed,
+            );
         }
     }
     for m in state.tools.measure.list.iter().filter(|m| m.spec.is_none()) {
@@ -61,11 +71,23 @@ pub fn draw_annotations(img: &mut image::RgbaImage, state: &AppState, scale: f32
             [_, b, c, _] => mid(*b, *c),
             _ => continue,
         };
-        tag(img, &font, &kind.format(value), anchor, text_px, measure_rgb, plate_rgb);
+        tag(
+            img,
+            &font,
+            &kind.format(value),
+            anchor,
+            text_px,
+            measure_rgb,
+            plate_rgb,
+            &mut placed,
+        );
     }
 }
 
-/// `text` on a translucent plate just above and right of `at`, kept inside the image.
+/// `text` on a translucent plate just above and right of `at`, kept inside the image and off the
+/// plates already `placed` (`[x, y, w, h]`; moved a line down or up, nearest first, as the
+/// window's view places them).
+#[allow(clippy::too_many_arguments)]
 fn tag(
     img: &mut image::RgbaImage,
     font: &FontRef,
@@ -74,13 +96,25 @@ fn tag(
     text_px: f32,
     rgb: [u8; 3],
     plate: [u8; 3],
+    placed: &mut Vec<[f32; 4]>,
 ) {
     let (w, h) = (img.width() as f32, img.height() as f32);
     let pad = text_px * 0.25;
     let box_w = text_width(font, text, text_px) + 2.0 * pad;
     let box_h = text_px * 1.25;
     let x = (at[0] + text_px * 0.5).clamp(0.0, (w - box_w).max(0.0));
-    let y = (at[1] - box_h - text_px * 0.15).clamp(0.0, (h - box_h).max(0.0));
+    let y0 = at[1] - box_h - text_px * 0.15;
+    let overlaps = |y: f32| {
+        placed
+            .iter()
+            .any(|p| x < p[0] + p[2] && p[0] < x + box_w && y < p[1] + p[3] && p[1] < y + box_h)
+    };
+    let y = [0.0f32, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0]
+        .iter()
+        .map(|&k| (y0 + k * (box_h + 1.0)).clamp(0.0, (h - box_h).max(0.0)))
+        .find(|&y| !overlaps(y))
+        .unwrap_or_else(|| y0.clamp(0.0, (h - box_h).max(0.0)));
+    placed.push([x, y, box_w, box_h]);
     blend_rect(
         img,
         [x as u32, y as u32, box_w.ceil() as u32, box_h.ceil() as u32],
@@ -131,4 +165,53 @@ fn dashed_line(img: &mut image::RgbaImage, a: [f32; 2], b: [f32; 2], width: f32,
 
 fn same_rgb(p: &image::Rgba<u8>, rgb: [u8; 3]) -> bool {
     p.0[0] == rgb[0] && p.0[1] == rgb[1] && p.0[2] == rgb[2]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plates_at_one_anchor_are_stacked_not_overlaid() {
+        let (font, _) = super::super::legend::font_and_scale(1.0).unwrap();
+        let mut img = image::RgbaImage::new(200, 120);
+        let mut placed = Vec::new();
+        for text in ["17.70 Å", "49.9°", "GLY12:CA"] {
+            tag(
+                &mut img,
+                &font,
+                text,
+                [100.0, 60.0],
+                13.0,
+                [255, 255, 0],
+                [0, 0, 0],
+                &mut placed,
+            );
+        }
+        assert_eq!(placed.len(), 3);
+        for (i, a) in placed.iter().enumerate() {
+            for b in &placed[i + 1..] {
+                let apart = a[1] + a[3] <= b[1] || b[1] + b[3] <= a[1] || a[0] + a[2] <= b[0] || b[0] + b[2] <= a[0];
+                assert!(apart, "{a:?} and {b:?} overlap");
+            }
+        }
+        // Kept inside the image however many there are.
+        for _ in 0..20 {
+            tag(
+                &mut img,
+                &font,
+                "1.00 Å",
+                [190.0, 5.0],
+                13.0,
+                [255, 255, 0],
+                [0, 0, 0],
+                &mut placed,
+            );
+        }
+        assert!(
+            placed
+                .iter()
+                .all(|p| p[0] >= 0.0 && p[1] >= 0.0 && p[1] + p[3] <= 120.0 + 1e-3)
+        );
+    }
 }
