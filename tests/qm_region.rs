@@ -613,3 +613,37 @@ fn a_qm_regions_surface_colours_fall_back_to_the_lattice() {
     );
     assert_eq!(legend.unit, "kT/e");
 }
+
+/// `orbitfield info` resolves the QM region as `grid` and the viewer do: it names the region found
+/// by geometry, and refuses a wavefunction whose atoms are none of the system's.
+#[cfg(feature = "gui")]
+#[test]
+fn info_names_the_qm_region_and_refuses_an_unrelated_wavefunction() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wfs, sys, xyz, moldens) = frames_0_and_2(dir.path());
+    let info = |files: &[&std::path::Path]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+            .arg("info")
+            .args(files)
+            .output()
+            .unwrap()
+    };
+    let out = info(&[&xyz, &moldens[0], &moldens[2]]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let want = format!(
+        "qm region:    {} atoms, found by their geometry (atoms {} to {}, numbered from 1)",
+        wfs[0].atoms.len(),
+        sys.first_thr + 1,
+        sys.first_thr + wfs[0].atoms.len()
+    );
+    assert!(stdout.contains(&want), "{stdout}");
+    let pqr = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/md/adk_open.pqr");
+    let out = info(&[&pqr, &moldens[0]]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("17 atoms were not found among the system's 3341 atoms"),
+        "{stderr}"
+    );
+}

@@ -4,6 +4,7 @@
 
 use anyhow::Result;
 use orbitfield::io::{self, System};
+use orbitfield::model::qm_region::RegionSource;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -19,6 +20,11 @@ pub struct InfoArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// The atoms the wavefunction files describe when they are the QM region of an MD system
+    /// (selection language), as for `grid` and the viewer. Without it, a region is found by geometry
+    /// when the atoms come from a topology, and files whose atoms do not match are refused.
+    #[arg(long, value_name = "SELECTION")]
+    pub qm_region: Option<String>,
     /// Also print the DSSP secondary structure of every protein residue in file order (H G I E B T
     /// S P, `-` for coil; JSON key "secondary").
     #[arg(long)]
@@ -36,14 +42,39 @@ pub fn run(args: &InfoArgs) -> Result<()> {
         }
     }
     let t0 = Instant::now();
-    let mut system = io::load(&args.files)?;
+    // The QM region is resolved as `grid`, `render` and the viewer resolve it, so a wavefunction that
+    // belongs to none of the system's atoms is refused here too.
+    let (mut system, region) = io::load_with(
+        &args.files,
+        &io::LoadOptions {
+            qm_region: args.qm_region.clone(),
+        },
+    )?;
     let load_seconds = t0.elapsed().as_secs_f64();
+    let qm_region = region.filter(|r| r.source != RegionSource::SameAtoms).map(|region| {
+        let how = match &region.source {
+            RegionSource::Selection(sel) => format!("selected by \"{sel}\""),
+            _ => "found by their geometry".to_string(),
+        };
+        let first = region.atoms.iter().min().map_or(0, |a| a + 1);
+        let last = region.atoms.iter().max().map_or(0, |a| a + 1);
+        format!(
+            "{} atoms, {how} (atoms {first} to {last}, numbered from 1)",
+            region.atoms.len()
+        )
+    });
     let secondary = if args.secondary {
         Some(secondary_structure(&mut system, args.frame)?)
     } else {
         None
     };
-    report(&mut system, load_seconds, args.json, secondary.as_ref())
+    report(
+        &mut system,
+        load_seconds,
+        args.json,
+        secondary.as_ref(),
+        qm_region.as_deref(),
+    )
 }
 
 /// DSSP codes of one frame, with the chains they belong to.
@@ -88,7 +119,13 @@ fn secondary_structure(system: &mut System, frame: usize) -> Result<Secondary> {
     })
 }
 
-fn report(system: &mut System, load_seconds: f64, json: bool, secondary: Option<&Secondary>) -> Result<()> {
+fn report(
+    system: &mut System,
+    load_seconds: f64,
+    json: bool,
+    secondary: Option<&Secondary>,
+    qm_region: Option<&str>,
+) -> Result<()> {
     let s = &system.structure;
     let atoms = s.len();
     let frames = system.trajectory.n_frames();
@@ -134,6 +171,10 @@ fn report(system: &mut System, load_seconds: f64, json: bool, secondary: Option<
                 q.program.map_or(serde_json::Value::Null, |p| p.into()),
             );
             obj.insert("corrections".into(), q.corrections.into());
+            obj.insert(
+                "qm_region".into(),
+                qm_region.map_or(serde_json::Value::Null, |r| r.into()),
+            );
         }
         if let Some(sec) = secondary {
             obj.insert("secondary_frame".into(), sec.frame.into());
@@ -176,6 +217,9 @@ fn report(system: &mut System, load_seconds: f64, json: bool, secondary: Option<
             println!("spin:         {}", q.spin);
             println!("homo:         {}", q.homo.map_or("none".to_string(), |h| h.to_string()));
             println!("program:      {}", q.program.unwrap_or_else(|| "unknown".into()));
+            if let Some(r) = qm_region {
+                println!("qm region:    {r}");
+            }
             println!(
                 "corrections:  {}",
                 if q.corrections.is_empty() {
