@@ -504,3 +504,27 @@ fn esp_lattice_errors_are_said_once() {
     assert!(!run.status.success());
     assert!(err.contains("origin") && !err.contains("atom coordinates"), "{err}");
 }
+
+#[test]
+fn negative_numbers_reach_the_checks_that_explain_them() {
+    // `--spacing -1` is a value, refused in words, not a flag clap cannot place; `grid homo` is
+    // the orbital `render --field homo` names, and `mo:0` says that orbitals count from 1.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.cube");
+    let molden = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/qm/threonine_hf_631gs_sph.molden.gz");
+    let (molden, out_s) = (molden.to_str().unwrap(), out.to_str().unwrap());
+    let o = orbitfield(&["grid", "mo:homo", molden, "--spacing", "-1", "-o", out_s]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        stderr.contains("spacing -1 A must be a positive finite number"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    let o = orbitfield(&["grid", "mo:0", molden, "-o", out_s]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("numbered from 1"), "{stderr}");
+    let o = orbitfield(&["grid", "homo", molden, "--spacing", "0.5", "-o", out_s]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.exists());
+}

@@ -583,6 +583,24 @@ fn orbitfield_run_headless_writes_what_the_script_asks_and_reports_a_failing_lin
             dir.path().join("nowhere.pdb").display()
         )
     );
+
+    // A measurement's selection that picks no atoms is named at its own column.
+    let empty = dir.path().join("empty.ofc");
+    std::fs::write(
+        &empty,
+        format!("open {}\nmeasure rmsd resname FOO\n", quoted(&data("md/adk_open.pqr"))),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["run", "--headless"])
+        .arg(&empty)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("empty.ofc:2:14: measure rmsd: 'resname FOO' picks no atoms"),
+        "{stderr}"
+    );
 }
 
 #[test]

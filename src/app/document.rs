@@ -143,7 +143,7 @@ impl Document {
         let periodic = frame.cell.is_some();
         let crystal_cell = periodic && n_frames <= 1 && system.paths.first().is_some_and(|p| is_crystal_format(p));
         let potential_lattice = potential_lattice(&system.structure, &frame, potential_spacing_angstrom);
-        let warnings = explain_water_sites(std::mem::take(&mut system.warnings), &system.structure);
+        let warnings = std::mem::take(&mut system.warnings);
         let chains = &system.structure.chains;
         let several_chains = chains.iter().any(|c| !c.is_empty() && Some(c) != chains.first());
         Ok(Document {
@@ -505,40 +505,6 @@ impl Document {
     pub fn take_qm_warning(&self) -> Option<String> {
         self.qm.as_ref().and_then(|q| q.take_warning())
     }
-}
-
-/// `warnings` with the readers' "N of M atoms have an unknown element" explained when those atoms
-/// are all the massless sites of a four- or five-site water model (TIP4P's MW): they have no element
-/// by design, are drawn without bonds and left out of ligand maps.
-fn explain_water_sites(mut warnings: Vec<String>, s: &Structure) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for (i, e) in s.elements.iter().enumerate() {
-        if e.number() != 0 {
-            continue;
-        }
-        let water = s
-            .resnames
-            .get(i)
-            .is_some_and(|r| crate::model::element::is_water_resname(r.as_str().as_bytes()));
-        if !water {
-            return warnings;
-        }
-        let name = s.names.get(i).map(|n| n.to_string()).unwrap_or_default();
-        if !names.contains(&name) && names.len() < 4 {
-            names.push(name);
-        }
-    }
-    if names.is_empty() {
-        return warnings;
-    }
-    for w in warnings.iter_mut().filter(|w| w.ends_with("have an unknown element")) {
-        w.push_str(&format!(
-            ": the massless sites of the water model ({}), which have none; drawn without bonds and \
-             left out of ligand maps",
-            names.join(", ")
-        ));
-    }
-    warnings
 }
 
 /// Whether a file is a PDB, mmCIF or BinaryCIF file (compressed or not), whose cell is a crystal's.

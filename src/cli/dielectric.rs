@@ -31,10 +31,10 @@ pub struct DielectricArgs {
     #[arg(long, value_enum)]
     pub dielectric: Option<DielectricArg>,
     /// esp --dielectric debye and pb: ionic strength in mol/L [default: 0.15].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub ionic_strength: Option<f64>,
     /// esp --dielectric debye and pb: solvent dielectric constant [default: 78.54].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub eps_out: Option<f64>,
 }
 

@@ -84,10 +84,10 @@ pub struct EspArgs {
     #[arg(long, value_enum)]
     pub method: Option<MethodArg>,
     /// esp: cutoff of --method cutoff, splitting distance of --method msm, in Angstrom [default: 12].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub cutoff: Option<f64>,
     /// esp: finest MSM lattice spacing in Angstrom (--method msm) [default: 2].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub msm_spacing: Option<f64>,
     /// esp: periodic boundary from each frame's unit cell (refused for frames without a box).
     #[arg(long)]
@@ -98,7 +98,7 @@ pub struct EspArgs {
     pub units: Option<String>,
     /// esp and pb: temperature in kelvin for kT/e (and pb's Debye length) [default: 300; pb: 298.15,
     /// as APBS].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub temperature: Option<f64>,
     /// esp: charges to use: file (structure partial charges), nuclear or mulliken (point charges at a
     /// wavefunction's nuclei: the bare nuclei, or Mulliken partial charges). Without it a wavefunction's
@@ -287,10 +287,10 @@ pub struct GridArgs {
     #[arg(short = 'o', long = "output")]
     pub output: PathBuf,
     /// Lattice spacing in Angstrom.
-    #[arg(long, default_value_t = DEFAULT_SPACING_ANGSTROM)]
+    #[arg(long, default_value_t = DEFAULT_SPACING_ANGSTROM, allow_negative_numbers = true)]
     pub spacing: f64,
     /// Padding around the atoms in Angstrom.
-    #[arg(long, default_value_t = DEFAULT_PADDING_ANGSTROM)]
+    #[arg(long, default_value_t = DEFAULT_PADDING_ANGSTROM, allow_negative_numbers = true)]
     pub padding: f64,
     /// Explicit lattice: origin X,Y,Z of the first point in Angstrom (with --dims and --spacing).
     #[arg(
@@ -328,7 +328,7 @@ pub struct GridArgs {
     #[command(flatten)]
     pub pb: super::pb::PbArgs,
     /// Refuse lattices needing more than this many GiB [default: half of the physical memory].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub max_memory_gib: Option<f64>,
     #[command(flatten)]
     pub device: super::device::DeviceArgs,
@@ -342,7 +342,7 @@ pub struct GridArgs {
     #[arg(long, value_name = "SELECTION")]
     pub sel: Option<String>,
     /// molsurf: Gaussian width over atom radius (larger: smoother surface, small crevices closed).
-    #[arg(long, default_value_t = orbitfield::compute::molsurf::DEFAULT_RADIUS_SCALE)]
+    #[arg(long, default_value_t = orbitfield::compute::molsurf::DEFAULT_RADIUS_SCALE, allow_negative_numbers = true)]
     pub radius_scale: f64,
     /// Orbitals and densities: the atoms the wavefunction files describe when they are the QM region
     /// of an MD system (selection language); the lattice is placed around them in --frame's

@@ -28,13 +28,13 @@ pub struct HbondsArgs {
     #[arg(long, default_value = "all")]
     pub frames: String,
     /// Largest donor-acceptor distance in Angstrom (with hydrogens).
-    #[arg(long, default_value_t = 3.0)]
+    #[arg(long, default_value_t = 3.0, allow_negative_numbers = true)]
     pub distance: f32,
     /// Smallest donor-hydrogen...acceptor angle in degrees (180 is linear).
-    #[arg(long, default_value_t = 150.0)]
+    #[arg(long, default_value_t = 150.0, allow_negative_numbers = true)]
     pub angle: f32,
     /// Largest donor-acceptor distance in Angstrom when the atoms have no hydrogens.
-    #[arg(long, default_value_t = 3.5)]
+    #[arg(long, default_value_t = 3.5, allow_negative_numbers = true)]
     pub heavy_distance: f32,
     /// Print the number of bonds in each frame instead of each bond's occupancy.
     #[arg(long)]

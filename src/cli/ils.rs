@@ -70,7 +70,7 @@ pub struct IlsArgs {
     #[arg(long)]
     pub align_frame: Option<usize>,
     /// Voxel spacing in Angstrom.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub spacing: f64,
     /// Sample points per voxel edge (subres^3 per voxel).
     #[arg(long, default_value_t = DEFAULT_SUBRES)]
@@ -79,13 +79,13 @@ pub struct IlsArgs {
     #[arg(long, default_value_t = DEFAULT_ORIENTATIONS)]
     pub orient: usize,
     /// Lennard-Jones cutoff in Angstrom (hard, no switching).
-    #[arg(long, default_value_t = DEFAULT_CUTOFF_ANGSTROM)]
+    #[arg(long, default_value_t = DEFAULT_CUTOFF_ANGSTROM, allow_negative_numbers = true)]
     pub cutoff: f64,
     /// Cap of the map in kT.
-    #[arg(long, default_value_t = DEFAULT_MAX_ENERGY_KT)]
+    #[arg(long, default_value_t = DEFAULT_MAX_ENERGY_KT, allow_negative_numbers = true)]
     pub max_energy: f64,
     /// Temperature in kelvin.
-    #[arg(long, default_value_t = DEFAULT_TEMPERATURE_KELVIN)]
+    #[arg(long, default_value_t = DEFAULT_TEMPERATURE_KELVIN, allow_negative_numbers = true)]
     pub temperature: f64,
     /// Map units.
     #[arg(long, value_enum, default_value_t = IlsUnits::Kt)]
@@ -109,7 +109,7 @@ pub struct IlsArgs {
     #[arg(long, value_name = "SELECTION")]
     pub around: Option<String>,
     /// Padding around the --around atoms, Angstrom.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
     pub padding: f64,
     /// CHARMM parameter files (.prm, .str; NONBONDED section) for a topology's atom types.
     #[arg(long, value_name = "FILE")]

@@ -32,16 +32,16 @@ pub struct IonsArgs {
     #[arg(long)]
     pub element: Option<String>,
     /// Minimum distance from every atom, in Angstrom.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
     pub min_distance_atoms: f64,
     /// Minimum distance between ions, in Angstrom.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
     pub min_distance_ions: f64,
     /// Spacing of the potential map in Angstrom.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub spacing: f64,
     /// Map padding around the atoms in Angstrom (must exceed --min-distance-atoms to leave room).
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     pub padding: f64,
     /// Frame (0-based) whose coordinates are used.
     #[arg(long, default_value_t = 0)]
@@ -49,7 +49,7 @@ pub struct IonsArgs {
     #[command(flatten)]
     pub esp: EspArgs,
     /// Refuse maps needing more than this many GiB [default: half of the physical memory].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub max_memory_gib: Option<f64>,
     /// Output PDB file.
     #[arg(short = 'o', long = "output")]

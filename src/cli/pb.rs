@@ -52,13 +52,13 @@ pub enum BoundaryArg {
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct PbArgs {
     /// pb: solute dielectric [default: 2].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub eps_in: Option<f64>,
     /// pb: solvent probe radius of the molecular surface in Angstrom [default: 1.4].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub probe: Option<f64>,
     /// pb: ion exclusion radius in Angstrom [default: 2.0].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub ion_radius: Option<f64>,
     /// pb: dielectric boundary: the molecular surface (mol), APBS's smoothed molecular surface
     /// (smol), or the molecular surface's fraction along each staggered edge (fraction, not an
@@ -115,7 +115,7 @@ pub struct PbArgs {
     pub coarse_length: Option<Vec<f64>>,
     /// pb --focus: the coarse lattice's spacing in Angstrom [default: the fine lattice's point
     /// counts over the coarse side, as APBS's dime].
-    #[arg(long, requires = "focus")]
+    #[arg(long, requires = "focus", allow_negative_numbers = true)]
     pub coarse_spacing: Option<f64>,
 }
 

@@ -25,7 +25,7 @@ pub struct RdfArgs {
     #[arg(long)]
     pub sel2: String,
     /// Largest distance in Angstrom.
-    #[arg(long, default_value_t = 12.0)]
+    #[arg(long, default_value_t = 12.0, allow_negative_numbers = true)]
     pub rmax: f64,
     /// Number of histogram bins over (0, rmax].
     #[arg(long, default_value_t = 120)]

@@ -62,7 +62,7 @@ pub struct RenderArgs {
     /// densities and a wavefunction's potential, --potential-unit for potentials of charges, file
     /// units for volumes); default: by field kind (orbitals 0.05, densities 0.002, a wavefunction's
     /// potential 0.03, potentials of charges 1 kT/e).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub iso: Option<f32>,
     /// Read --iso as a fraction of each field's largest |value|.
     #[arg(long)]
@@ -86,7 +86,7 @@ pub struct RenderArgs {
     #[arg(long)]
     pub rotate: Option<String>,
     /// Multiplies the framing distance (below 1 zooms in).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub zoom: f32,
     /// All atoms in one style (cpk, vdw, ball-and-stick, licorice, lines) instead of the defaults;
     /// ignored with --rep.
@@ -102,7 +102,7 @@ pub struct RenderArgs {
     #[arg(long, default_value = "element")]
     pub color_by: String,
     /// --color-by pb: spacing of the Poisson-Boltzmann lattice in Angstrom.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub pb_spacing: f64,
     /// --color-by pb: where to solve: cpu, cuda (a CUDA device or a failure), wgpu (a wgpu adapter,
     /// software ones included, or a failure), gpu (CUDA, else a hardware wgpu adapter) or auto.
@@ -112,7 +112,7 @@ pub struct RenderArgs {
     #[arg(long)]
     pub light: bool,
     /// Surface opacity 0..1 (below 1 uses order-independent transparency).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub opacity: f32,
     /// Colour the first field's surfaces by the N-th volume of the files (1-based), e.g. a
     /// potential map on a density surface.
@@ -141,7 +141,7 @@ pub struct RenderArgs {
     #[arg(long, value_name = "FILE.mp4", conflicts_with = "output")]
     pub movie: Option<PathBuf>,
     /// Frames per second of --movie.
-    #[arg(long, default_value_t = 24.0, requires = "movie")]
+    #[arg(long, default_value_t = 24.0, requires = "movie", allow_negative_numbers = true)]
     pub fps: f32,
     /// Every N-th frame of the range goes into --movie.
     #[arg(long, default_value_t = 1, requires = "movie")]

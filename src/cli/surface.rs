@@ -42,10 +42,10 @@ pub struct SurfaceArgs {
     #[arg(short = 'o', long = "output")]
     pub output: PathBuf,
     /// Lattice spacing in Angstrom when the field is computed from a wavefunction.
-    #[arg(long, default_value_t = DEFAULT_SPACING_ANGSTROM)]
+    #[arg(long, default_value_t = DEFAULT_SPACING_ANGSTROM, allow_negative_numbers = true)]
     pub spacing: f64,
     /// Padding around the atoms in Angstrom when the field is computed.
-    #[arg(long, default_value_t = DEFAULT_PADDING_ANGSTROM)]
+    #[arg(long, default_value_t = DEFAULT_PADDING_ANGSTROM, allow_negative_numbers = true)]
     pub padding: f64,
     /// Write both lobes of a signed field: surfaces at +|iso| and -|iso|, each facing outward.
     #[arg(long)]
@@ -59,16 +59,16 @@ pub struct SurfaceArgs {
     pub color_by: Option<String>,
     /// --color-by pb: sample the potential this many Angstrom outside the surface along the
     /// vertex normal (1.4 is a solvent probe's radius) [default: 0, at the vertex].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub color_offset: Option<f64>,
     /// --color-by pb: spacing of the Poisson-Boltzmann lattice in Angstrom.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub pb_spacing: f64,
     /// --color-by pb: solute dielectric [default: 2].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub eps_in: Option<f64>,
     /// --color-by pb: solvent probe radius of the dielectric boundary in Angstrom [default: 1.4].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub probe: Option<f64>,
     #[command(flatten)]
     pub device: super::device::DeviceArgs,
@@ -331,8 +331,9 @@ fn report(grid: &Grid3, mesh: &MeshData, args: &SurfaceArgs, t_field: f64, t_mes
         args.output.display(),
         mesh.positions_angstrom.len(),
         mesh.triangle_count(),
-        mesh.area_angstrom2(),
-        mesh.enclosed_volume_angstrom3()
+        // + 0.0: an empty mesh's sums are -0.0, printed "-0.000".
+        mesh.area_angstrom2() + 0.0,
+        mesh.enclosed_volume_angstrom3() + 0.0
     );
     println!(
         "lattice {}x{}x{} ({}), iso {}{}; field {:.3} s, surface {:.3} s",

@@ -589,6 +589,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
     if structure.charges_e.is_none() && wavefunctions.is_empty() {
         give_standard_charges(&mut structure, &mut trajectory, &mut warnings);
     }
+    let warnings = explain_water_sites(warnings, &structure);
     Ok((
         System {
             structure,
@@ -717,6 +718,40 @@ pub fn make_whole(bonds: &[[u32; 2]], n_atoms: usize, trajectory: &mut Trajector
 /// True when an element is known; used by readers to warn about unknown atoms.
 pub fn is_known(e: Element) -> bool {
     e != Element::UNKNOWN
+}
+
+/// `warnings` with the readers' "N of M atoms have an unknown element" explained when those atoms
+/// are all the massless sites of a four- or five-site water model (TIP4P's MW): they have no element
+/// by design, are drawn without bonds and left out of ligand maps.
+fn explain_water_sites(mut warnings: Vec<String>, s: &Structure) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (i, e) in s.elements.iter().enumerate() {
+        if e.number() != 0 {
+            continue;
+        }
+        let water = s
+            .resnames
+            .get(i)
+            .is_some_and(|r| crate::model::element::is_water_resname(r.as_str().as_bytes()));
+        if !water {
+            return warnings;
+        }
+        let name = s.names.get(i).map(|n| n.to_string()).unwrap_or_default();
+        if !names.contains(&name) && names.len() < 4 {
+            names.push(name);
+        }
+    }
+    if names.is_empty() {
+        return warnings;
+    }
+    for w in warnings.iter_mut().filter(|w| w.ends_with("have an unknown element")) {
+        w.push_str(&format!(
+            ": the massless sites of the water model ({}), which have none; drawn without bonds and \
+             left out of ligand maps",
+            names.join(", ")
+        ));
+    }
+    warnings
 }
 
 /// Loads the embedded demo (the ethylene torsion series) as a system.

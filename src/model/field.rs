@@ -89,7 +89,7 @@ fn spec_error(text: &str, message: impl Into<String>) -> FieldSpecError {
     }
 }
 
-const SYNTAX: &str = "expected mo:homo, mo:lumo+N, mo:homo-N, mo:N (1-based), mo:alpha:..., mo:beta:..., mo2:..., density, spin, esp or molsurf";
+const SYNTAX: &str = "expected mo:homo, mo:lumo+N, mo:homo-N, mo:N (1-based), mo:alpha:..., mo:beta:..., mo2:..., homo, lumo+N, density, spin, esp or molsurf";
 
 impl FromStr for FieldSpec {
     type Err = FieldSpecError;
@@ -107,6 +107,13 @@ impl FromStr for FieldSpec {
             (true, r)
         } else if let Some(r) = t.strip_prefix("mo:") {
             (false, r)
+        } else if let Some(orbital) = parse_orbital(&t).filter(|_| t.starts_with("homo") || t.starts_with("lumo")) {
+            // `homo`, `lumo+1`: the orbital named as `render --field` and the viewer's commands name it.
+            return Ok(FieldSpec::Orbital {
+                spin: None,
+                orbital,
+                squared: false,
+            });
         } else {
             return Err(spec_error(text, SYNTAX));
         };
@@ -117,6 +124,12 @@ impl FromStr for FieldSpec {
         } else {
             (None, rest)
         };
+        if rest == "0" {
+            return Err(spec_error(
+                text,
+                "orbitals are numbered from 1 (mo:1 is the lowest); mo:homo and mo:lumo+N name them by the frontier",
+            ));
+        }
         let orbital = parse_orbital(rest).ok_or_else(|| spec_error(text, SYNTAX))?;
         Ok(FieldSpec::Orbital { spin, orbital, squared })
     }
@@ -478,6 +491,18 @@ mod tests {
         ] {
             assert!(bad.parse::<FieldSpec>().is_err(), "{bad:?} parsed");
         }
+        // `homo` and `lumo+N` as `render --field` names them.
+        assert_eq!(
+            "homo".parse::<FieldSpec>().unwrap(),
+            "mo:homo".parse::<FieldSpec>().unwrap()
+        );
+        assert_eq!(
+            "LUMO+1".parse::<FieldSpec>().unwrap(),
+            "mo:lumo+1".parse::<FieldSpec>().unwrap()
+        );
+        assert!("homo1".parse::<FieldSpec>().is_err() && "homework".parse::<FieldSpec>().is_err());
+        let zero = "mo:0".parse::<FieldSpec>().unwrap_err();
+        assert!(zero.message.contains("numbered from 1"), "{}", zero.message);
     }
 
     #[test]

@@ -343,7 +343,9 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                     } else {
                         return Err(problem(
                             color_col,
-                            format!("color '{c}': cartoons are coloured by ss, chain, residue, index, esp or volume:N"),
+                            format!(
+                                "color '{c}': cartoons are coloured by ss, chain, residue, index (rainbow), beta, esp or volume:N"
+                            ),
                         ));
                     }
                 }
@@ -529,7 +531,9 @@ fn color_edits(
             } else {
                 return Err(problem(
                     col,
-                    format!("color '{scheme}': cartoons are coloured by ss, chain, residue, index, esp or volume:N"),
+                    format!(
+                        "color '{scheme}': cartoons are coloured by ss, chain, residue, index (rainbow), beta, esp or volume:N"
+                    ),
                 ));
             }
         }

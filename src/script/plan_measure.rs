@@ -6,12 +6,28 @@ use super::plan::{Plan, document, problem, selection};
 use super::verbs::{Parsed, Problem};
 use crate::app::measure::MeasureKind;
 use crate::app::state::{AppState, Command};
+use crate::model::select::Selection;
+
+/// The selection of a measurement over atoms, refused at its own column when it picks none in the
+/// frame shown (as `center` refuses one).
+fn picking_selection(p: &Parsed, state: &AppState) -> Result<String, Problem> {
+    let text = selection(p, state, "selection")?;
+    let doc = document(p, state)?;
+    let picked = Selection::parse(&text).map_or(0, |s| s.indices(&doc.structure, Some(&doc.frame)).len());
+    if picked == 0 {
+        return Err(problem(
+            p.column_of("selection"),
+            format!("measure {}: '{text}' picks no atoms", p.sub()),
+        ));
+    }
+    Ok(text)
+}
 
 pub(super) fn measure(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
     let doc = document(p, state)?;
     match p.sub() {
         "rmsd" => {
-            let selection = selection(p, state, "selection")?;
+            let selection = picking_selection(p, state)?;
             let reference = p.int("reference").unwrap_or(0) as usize;
             if reference >= doc.n_frames {
                 return Err(problem(
@@ -32,7 +48,7 @@ pub(super) fn measure(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
             } else {
                 MeasureKind::Sasa
             },
-            selection: selection(p, state, "selection")?,
+            selection: picking_selection(p, state)?,
             keep: p.flag("keep"),
         }),
         "clear" => Ok(Plan::Commands(vec![Command::ClearMeasurements])),
