@@ -211,11 +211,13 @@ fn row_ui(
     let painter = ui.painter_at(rect);
     let text = ui.visuals().text_color();
     let weak = ui.visuals().weak_text_color();
-    if row.first == 0 {
+    // A chain the file names (PDB chain, segment): its name; a file without chain names (PQR, GRO)
+    // has none to show, and the residue numbers beside say where each piece starts.
+    if row.first == 0 && !chain.label.is_empty() {
         painter.text(
             rect.left_center(),
             egui::Align2::LEFT_CENTER,
-            if chain.label.is_empty() { "·" } else { &chain.label },
+            &chain.label,
             font.clone(),
             text,
         );
