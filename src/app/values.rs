@@ -19,13 +19,16 @@ pub enum PotentialDisplay {
     KtPerE,
     KcalPerMolPerE,
     Volt,
+    /// Atomic units, hartree/e (GaussView's unit for a molecule's potential).
+    HartreePerE,
 }
 
 impl PotentialDisplay {
-    pub const ALL: [PotentialDisplay; 3] = [
+    pub const ALL: [PotentialDisplay; 4] = [
         PotentialDisplay::KtPerE,
         PotentialDisplay::KcalPerMolPerE,
         PotentialDisplay::Volt,
+        PotentialDisplay::HartreePerE,
     ];
 
     /// The unit as `model::units` converts it.
@@ -36,6 +39,7 @@ impl PotentialDisplay {
             },
             PotentialDisplay::KcalPerMolPerE => PotentialUnit::KcalPerMolPerE,
             PotentialDisplay::Volt => PotentialUnit::Volt,
+            PotentialDisplay::HartreePerE => PotentialUnit::HartreePerE,
         }
     }
 
@@ -45,6 +49,7 @@ impl PotentialDisplay {
             PotentialDisplay::KtPerE => "kT/e",
             PotentialDisplay::KcalPerMolPerE => "kcal/mol/e",
             PotentialDisplay::Volt => "V",
+            PotentialDisplay::HartreePerE => "a.u.",
         }
     }
 
@@ -54,15 +59,17 @@ impl PotentialDisplay {
             PotentialDisplay::KtPerE => "kT/e (300 K)",
             PotentialDisplay::KcalPerMolPerE => "kcal/mol/e",
             PotentialDisplay::Volt => "V",
+            PotentialDisplay::HartreePerE => "a.u. (hartree/e)",
         }
     }
 
-    /// Parses `kT/e`, `kcal/mol/e` or `V` (case-insensitive).
+    /// Parses `kT/e`, `kcal/mol/e`, `V` or `a.u.` (`hartree/e`; case-insensitive).
     pub fn parse(s: &str) -> Option<PotentialDisplay> {
         match s.trim().to_ascii_lowercase().as_str() {
             "kt/e" | "kt" => Some(PotentialDisplay::KtPerE),
             "kcal/mol/e" | "kcal/mol" => Some(PotentialDisplay::KcalPerMolPerE),
             "v" | "volt" => Some(PotentialDisplay::Volt),
+            "a.u." | "au" | "hartree/e" | "hartree" => Some(PotentialDisplay::HartreePerE),
             _ => None,
         }
     }
@@ -113,7 +120,7 @@ impl FieldUnit {
                     scale: crate::app::ils::kt_kcal(),
                     label: "kcal/mol".into(),
                 },
-                PotentialDisplay::KtPerE | PotentialDisplay::Volt => FieldUnit {
+                PotentialDisplay::KtPerE | PotentialDisplay::Volt | PotentialDisplay::HartreePerE => FieldUnit {
                     scale: 1.0,
                     label: "kT".into(),
                 },
@@ -308,6 +315,15 @@ mod tests {
         assert_eq!(u.format(one_kt), "1.00 kT/e");
         let v = FieldUnit::of(FieldChoice::Potential, PotentialDisplay::Volt);
         assert!((v.show(1.0) - 27.211_386).abs() < 1e-5);
+        // Atomic units, as GaussView reads a molecule's potential: the computed values as they are.
+        let au = FieldUnit::of_coloring(FieldChoice::WavefunctionPotential, PotentialDisplay::HartreePerE);
+        assert!((au.show(0.05) - 0.05).abs() < 1e-8);
+        assert_eq!(au.label, "a.u.");
+        assert_eq!(PotentialDisplay::parse("A.U."), Some(PotentialDisplay::HartreePerE));
+        assert_eq!(
+            PotentialDisplay::parse("hartree/e"),
+            Some(PotentialDisplay::HartreePerE)
+        );
         let kcal = FieldUnit::of(FieldChoice::Potential, PotentialDisplay::KcalPerMolPerE);
         // 1 kcal/mol/e = 4184 J / (N_A e) = 0.0433641 V.
         assert!((kcal.show(1.0) * 0.043_364_1 - 27.211_386).abs() < 1e-3);

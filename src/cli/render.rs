@@ -67,7 +67,7 @@ pub struct RenderArgs {
     /// Read --iso as a fraction of each field's largest |value|.
     #[arg(long)]
     pub relative: bool,
-    /// The unit potentials are shown in: kT/e (at 300 K), kcal/mol/e or V.
+    /// The unit potentials are shown in: kT/e (at 300 K), kcal/mol/e, V or a.u. (hartree/e).
     #[arg(long, default_value = "kT/e")]
     pub potential_unit: String,
     /// Frame to draw (0-based).
@@ -351,7 +351,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     };
     let potential_unit = PotentialDisplay::parse(&args.potential_unit).ok_or_else(|| {
         anyhow!(
-            "--potential-unit: expected kT/e, kcal/mol/e or V, found {:?}",
+            "--potential-unit: expected kT/e, kcal/mol/e, V or a.u., found {:?}",
             args.potential_unit
         )
     })?;

@@ -254,6 +254,7 @@ impl ActionLog {
                     crate::app::values::PotentialDisplay::KtPerE => "kT/e",
                     crate::app::values::PotentialDisplay::KcalPerMolPerE => "kcal/mol/e",
                     crate::app::values::PotentialDisplay::Volt => "V",
+                    crate::app::values::PotentialDisplay::HartreePerE => "a.u.",
                 }
             )),
             Command::SetColormap(c) => text(format!("set colormap {}", c.name())),

@@ -764,7 +764,7 @@ fn set(p: &Parsed) -> Result<Plan, Problem> {
     let c = match p.text("setting").unwrap_or("") {
         "units" => Command::SetPotentialUnit(
             crate::app::values::PotentialDisplay::parse(value)
-                .ok_or_else(|| problem(col, format!("units '{value}': kT/e, kcal/mol/e or V")))?,
+                .ok_or_else(|| problem(col, format!("units '{value}': kT/e, kcal/mol/e, V or a.u.")))?,
         ),
         "model" => Command::SetEspModel(
             crate::app::esp_model::EspModel::parse(value).map_err(|e| problem(col, format!("model: {e}")))?,
