@@ -153,12 +153,12 @@ impl AppState {
             Command::SetSlicePlane(p) => self.set_slice_plane(p),
             Command::ResetCamera => {
                 let aspect = self.aspect();
-                if let Some((lo, hi)) = self.scene_bounds() {
+                if let Some((center, radius)) = self.scene_sphere() {
                     // A three-quarter view: planar molecules and their orbitals show depth.
                     let camera = &mut self.view.camera;
-                    camera.reset(Vec3::from(lo), Vec3::from(hi), aspect);
+                    camera.rotation = glam::Quat::IDENTITY;
                     camera.orbit(0.5, 0.6);
-                    camera.fit_to_bounds(Vec3::from(lo), Vec3::from(hi), aspect);
+                    camera.fit_to_sphere(Vec3::from(center), radius, aspect);
                 }
             }
             Command::Orbit([dx, dy]) => self.view.camera.orbit(dx, dy),
@@ -503,10 +503,10 @@ impl AppState {
             .iter()
             .filter_map(|&i| doc.frame.positions_angstrom.get(i as usize).copied())
             .collect();
-        match super::atoms::bounds(&picked, 2.0) {
-            Some((lo, hi)) => {
+        match super::atoms::bounding_sphere(&picked, 2.0) {
+            Some((center, radius)) => {
                 let aspect = self.aspect();
-                self.view.camera.fit_to_bounds(Vec3::from(lo), Vec3::from(hi), aspect);
+                self.view.camera.fit_to_sphere(Vec3::from(center), radius, aspect);
                 self.panels.status = format!("view fitted to {} atoms of '{text}'", picked.len());
             }
             None => self.error(format!("fit to selection: '{text}' selects no atoms")),

@@ -489,6 +489,19 @@ pub fn bounds(positions_angstrom: &[[f32; 3]], pad_angstrom: f32) -> Option<([f3
         .then(|| (lo.map(|x| x - pad_angstrom), hi.map(|x| x + pad_angstrom)))
 }
 
+/// The sphere around the box of `positions_angstrom` (its centre) that holds every finite position
+/// `pad_angstrom` deep: tighter than the box's own sphere, whose corners atoms seldom fill.
+pub fn bounding_sphere(positions_angstrom: &[[f32; 3]], pad_angstrom: f32) -> Option<([f32; 3], f32)> {
+    let (lo, hi) = bounds(positions_angstrom, 0.0)?;
+    let center: [f32; 3] = std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
+    let radius = positions_angstrom
+        .iter()
+        .filter(|p| p.iter().all(|x| x.is_finite()))
+        .map(|p| ((p[0] - center[0]).powi(2) + (p[1] - center[1]).powi(2) + (p[2] - center[2]).powi(2)).sqrt())
+        .fold(0.0f32, f32::max);
+    Some((center, radius + pad_angstrom))
+}
+
 /// Length of a hydrogen bond's dashes and of the gaps between them (Å), and their radius.
 const HBOND_DASH_ANGSTROM: f32 = 0.22;
 const HBOND_GAP_ANGSTROM: f32 = 0.16;
@@ -550,6 +563,26 @@ pub fn push_hbond_dashes(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bounding_sphere_holds_every_atom_and_is_tighter_than_the_box() {
+        let pts = [
+            [0.0, 0.0, 0.0],
+            [10.0, 0.0, 0.0],
+            [5.0, 4.0, 0.0],
+            [5.0, 0.0, 3.0],
+            [f32::NAN, 0.0, 0.0],
+        ];
+        let (c, r) = bounding_sphere(&pts, 2.0).unwrap();
+        for p in &pts[..4] {
+            let d = ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2) + (p[2] - c[2]).powi(2)).sqrt();
+            assert!(d + 2.0 <= r + 1e-5, "{p:?}");
+        }
+        let (lo, hi) = bounds(&pts, 2.0).unwrap();
+        let half_diagonal = (0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f32>().sqrt() / 2.0;
+        assert!(r < half_diagonal, "{r} vs {half_diagonal}");
+        assert!(bounding_sphere(&[], 2.0).is_none());
+    }
     use crate::model::Name8;
 
     fn water() -> (Structure, Vec<[f32; 3]>) {

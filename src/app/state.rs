@@ -806,6 +806,12 @@ impl AppState {
         super::atoms::bounds(&self.document()?.frame.positions_angstrom, 2.0)
     }
 
+    /// The sphere a fit frames: around the current frame's atoms, 2 Å beyond the farthest (orbital
+    /// lobes and surfaces reach past the atoms' centres).
+    pub fn scene_sphere(&self) -> Option<([f32; 3], f32)> {
+        super::atoms::bounding_sphere(&self.document()?.frame.positions_angstrom, 2.0)
+    }
+
     /// Frames the document if a fit is pending; called by the view once it knows its size.
     pub fn fit_if_pending(&mut self) {
         if self.view.fit_pending {

@@ -554,11 +554,11 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         camera.set_view_axis(axis);
         camera.orbit(rotate[0].to_radians(), rotate[1].to_radians());
         let aspect = size[0] as f32 / size[1] as f32;
-        let (lo, hi) = state
-            .scene_bounds()
+        let (center, radius) = state
+            .scene_sphere()
             .ok_or_else(|| anyhow!("nothing to draw: the files have no atoms"))?;
         let camera = &mut state.view.camera;
-        camera.fit_to_bounds(Vec3::from(lo), Vec3::from(hi), aspect);
+        camera.fit_to_sphere(Vec3::from(center), radius, aspect);
         camera.zoom(args.zoom);
     }
     let mut coloured = false;

@@ -145,7 +145,17 @@ impl Camera {
             return;
         }
         let center = (min_angstrom + max_angstrom) * 0.5;
-        let radius = ((max_angstrom - min_angstrom).length() * 0.5).max(1.0);
+        let radius = (max_angstrom - min_angstrom).length() * 0.5;
+        self.fit_to_sphere(center, radius, aspect);
+    }
+
+    /// Frames a sphere so all of it is visible at `aspect` whatever the orientation, keeping the
+    /// orientation: the view a fit gives, which a turn never clips.
+    pub fn fit_to_sphere(&mut self, center: Vec3, radius_angstrom: f32, aspect: f32) {
+        if !(center.is_finite() && radius_angstrom.is_finite()) {
+            return;
+        }
+        let radius = radius_angstrom.max(1.0);
         let aspect = if aspect.is_finite() && aspect > 0.0 {
             aspect
         } else {
@@ -231,6 +241,42 @@ mod tests {
                 (0.0..=400.0).contains(&px[0]) && (0.0..=200.0).contains(&px[1]),
                 "{p} -> {px:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_fitted_sphere_stays_in_view_however_it_is_turned() {
+        let center = Vec3::new(3.0, -1.0, 2.0);
+        let radius = 7.5;
+        for (k, aspect) in [0.6f32, 1.0, 1.6, 2.4].into_iter().enumerate() {
+            let mut cam = Camera::default();
+            cam.fit_to_sphere(center, radius, aspect);
+            let size = [(400.0 * aspect) as u32, 400];
+            for turn in 0..12 {
+                cam.orbit(0.37 * turn as f32 + k as f32, 0.23 * turn as f32);
+                for axis in [
+                    Vec3::X,
+                    Vec3::Y,
+                    Vec3::Z,
+                    -Vec3::X,
+                    -Vec3::Y,
+                    -Vec3::Z,
+                    Vec3::ONE.normalize(),
+                ] {
+                    let p = center + axis * radius;
+                    let (px, _) = cam.project_to_pixel(p, size).unwrap();
+                    assert!(
+                        (0.0..=size[0] as f32).contains(&px[0]) && (0.0..=size[1] as f32).contains(&px[1]),
+                        "aspect {aspect}, turn {turn}: {p} -> {px:?}"
+                    );
+                }
+            }
+            // Not framed loosely either: the sphere fills most of the shorter side.
+            let (c, _) = cam.project_to_pixel(center, size).unwrap();
+            let up = cam.rotation * Vec3::Y;
+            let (top, _) = cam.project_to_pixel(center + up * radius, size).unwrap();
+            let side = size[0].min(size[1]) as f32;
+            assert!((c[1] - top[1]).abs() > 0.4 * side, "aspect {aspect}: {c:?} {top:?}");
         }
     }
 
