@@ -178,6 +178,7 @@ impl CartoonPipeline {
 
     /// Whether a mesh of the current settings is asked for and not shown yet, or the values of the
     /// mesh shown.
+    ///
     /// A frame shown from the cache after another was asked for is not waited for: the wait is for
     /// requests in flight only (a movie or a script would otherwise wait for ever).
     pub fn waiting(&self) -> bool {
