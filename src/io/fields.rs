@@ -206,6 +206,51 @@ pub fn check_frame_atoms(path: &std::path::Path, line: usize, n: u64, room: usiz
     Ok(n as usize)
 }
 
+/// Where a frame of a multi-frame text file (XYZ, GRO, Tinker) starts and how many atoms its header
+/// declares.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameHeader {
+    /// The frame's first line (a GRO title, an XYZ or Tinker count line).
+    pub start_line: usize,
+    /// The line of the atom count.
+    pub count_line: usize,
+    pub atoms: u64,
+}
+
+/// The atoms to read for the frame `header` opens, after `frames_read` frames of `first_n` atoms
+/// each; the rest of the file has room for `room` atom lines. `None` ends the frames with a warning:
+/// a later frame that does not fit the rest of the file was cut short (the rest is skipped), one of
+/// another atom count is unlike the first. A first frame that does not fit is an error.
+pub fn frame_atoms(
+    path: &std::path::Path,
+    lines: &mut Lines<'_>,
+    header: FrameHeader,
+    room: usize,
+    (frames_read, first_n): (usize, usize),
+    warnings: &mut Vec<String>,
+) -> Result<Option<usize>, super::ReadError> {
+    let n = header.atoms;
+    if frames_read > 0 && n > room as u64 {
+        lines.by_ref().for_each(drop);
+        warnings.push(super::cut_short_lines_warning(
+            frames_read as u64,
+            header.start_line,
+            lines.number(),
+        ));
+        return Ok(None);
+    }
+    if frames_read > 0 && n != first_n as u64 {
+        warnings.push(frame_unlike_first(frames_read, header.count_line, n, first_n));
+        return Ok(None);
+    }
+    check_frame_atoms(path, header.count_line, n, room).map(Some)
+}
+
+/// The next line that is not blank, with its number.
+pub fn next_nonblank<'a>(lines: &mut Lines<'a>) -> Option<(usize, &'a [u8])> {
+    lines.find(|(_, l)| !l.trim_ascii().is_empty())
+}
+
 /// The warning for a model or frame (`subject`: "model 3 (line 120)") whose atoms differ from the
 /// first's (`found` atoms against `first_n`; an ensemble of different models, a data set of
 /// different molecules, or a damaged file): the `kept` ones before it are read, the rest are not.

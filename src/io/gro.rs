@@ -7,7 +7,7 @@
 //! to Angstrom here. Residue numbers, which GROMACS writes modulo 100000, are unwrapped.
 
 use super::ReadError;
-use super::fields::{Lines, check_frame_atoms, cols, float, frame_unlike_first, int, show, tokens};
+use super::fields::{FrameHeader, Lines, cols, float, frame_atoms, int, show, tokens};
 use super::load::Parsed;
 use crate::model::element::NameGuessCache;
 use crate::model::{Element, Frame, Name8, Structure, UnitCell};
@@ -61,17 +61,22 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             ));
         };
         let room = lines.remaining() / MIN_ATOM_LINE;
-        // A later frame that does not fit the rest of the file: the file was cut short there.
-        if !first && n > room as u64 {
-            lines.by_ref().for_each(drop);
-            warnings.push(cut_short(&lines));
+        let header = FrameHeader {
+            start_line: title_no,
+            count_line: count_no,
+            atoms: n,
+        };
+        let Some(n) = frame_atoms(
+            path,
+            &mut lines,
+            header,
+            room,
+            (frames.len(), structure.len()),
+            &mut warnings,
+        )?
+        else {
             break;
-        }
-        if !first && n != structure.len() as u64 {
-            warnings.push(frame_unlike_first(frames.len(), count_no, n, structure.len()));
-            break;
-        }
-        let n = check_frame_atoms(path, count_no, n, room)?;
+        };
         if first {
             structure.title = String::from_utf8_lossy(title.trim_ascii()).into_owned();
             structure.reserve(n);

@@ -14,7 +14,7 @@
 //! `looks_like` tells a Tinker file named `.xyz` from a plain XYZ file by its atom lines.
 
 use super::ReadError;
-use super::fields::{Lines, check_frame_atoms, float, frame_unlike_first, int, show, tokens};
+use super::fields::{FrameHeader, Lines, float, frame_atoms, int, next_nonblank, show, tokens};
 use super::load::Parsed;
 use crate::model::{BondSource, Element, Frame, Name8, Structure, UnitCell};
 use std::collections::HashMap;
@@ -119,14 +119,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     // Bonds of the first frame by the file's atom indices, resolved once every index is known.
     let mut bonded_ids: Vec<(usize, i64, usize)> = Vec::new();
     let mut index_of_id: HashMap<i64, u32> = HashMap::new();
-    'frames: loop {
-        let header = loop {
-            match lines.next() {
-                Some((_, l)) if l.trim_ascii().is_empty() => continue,
-                other => break other,
-            }
-        };
-        let Some((count_no, count_line)) = header else { break };
+    'frames: while let Some((count_no, count_line)) = next_nonblank(&mut lines) {
         let first = frames.is_empty();
         let cut_short =
             |lines: &Lines<'_>| super::cut_short_lines_warning(frames.len() as u64, count_no, lines.number());
@@ -141,18 +134,23 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                 ),
             ));
         };
-        let n = n as u64;
         let room = (lines.remaining() + 1) / MIN_ATOM_LINE;
-        if !first && n > room as u64 {
-            lines.by_ref().for_each(drop);
-            warnings.push(cut_short(&lines));
+        let header = FrameHeader {
+            start_line: count_no,
+            count_line: count_no,
+            atoms: n as u64,
+        };
+        let Some(n) = frame_atoms(
+            path,
+            &mut lines,
+            header,
+            room,
+            (frames.len(), structure.len()),
+            &mut warnings,
+        )?
+        else {
             break;
-        }
-        if !first && n != structure.len() as u64 {
-            warnings.push(frame_unlike_first(frames.len(), count_no, n, structure.len()));
-            break;
-        }
-        let n = check_frame_atoms(path, count_no, n, room)?;
+        };
         if first {
             let trimmed = count_line.trim_ascii_start();
             let count_end = trimmed

@@ -11,7 +11,7 @@
 //! other columns.
 
 use super::ReadError;
-use super::fields::{Lines, check_frame_atoms, float, frame_unlike_first, int, show, tokens};
+use super::fields::{FrameHeader, Lines, float, frame_atoms, int, next_nonblank, show, tokens};
 use super::load::Parsed;
 use crate::model::element::guess_from_name;
 use crate::model::{Element, Frame, Name8, Structure, UnitCell};
@@ -27,14 +27,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     let mut frames: Vec<Frame> = Vec::new();
     let mut warnings = Vec::new();
     let mut long_names = 0usize;
-    'frames: loop {
-        let header = loop {
-            match lines.next() {
-                Some((_, l)) if l.trim_ascii().is_empty() => continue,
-                other => break other,
-            }
-        };
-        let Some((count_no, count_line)) = header else { break };
+    'frames: while let Some((count_no, count_line)) = next_nonblank(&mut lines) {
         let first = frames.is_empty();
         let cut_short =
             |lines: &Lines<'_>| super::cut_short_lines_warning(frames.len() as u64, count_no, lines.number());
@@ -51,17 +44,22 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             ));
         };
         let room = (lines.remaining() + 1) / MIN_ATOM_LINE;
-        // A later frame that does not fit the rest of the file: the file was cut short there.
-        if !first && n > room as u64 {
-            lines.by_ref().for_each(drop);
-            warnings.push(cut_short(&lines));
+        let header = FrameHeader {
+            start_line: count_no,
+            count_line: count_no,
+            atoms: n,
+        };
+        let Some(n) = frame_atoms(
+            path,
+            &mut lines,
+            header,
+            room,
+            (frames.len(), structure.len()),
+            &mut warnings,
+        )?
+        else {
             break;
-        }
-        if !first && n != structure.len() as u64 {
-            warnings.push(frame_unlike_first(frames.len(), count_no, n, structure.len()));
-            break;
-        }
-        let n = check_frame_atoms(path, count_no, n, room)?;
+        };
         let Some((_, comment)) = lines.next() else {
             if !first {
                 warnings.push(cut_short(&lines));
