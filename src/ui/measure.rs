@@ -291,9 +291,8 @@ fn to_screen(state: &AppState, rect: Rect, ppp: f32, p: [f32; 3]) -> Option<Pos2
     Some(rect.min + egui::vec2(px[0], px[1]) / ppp)
 }
 
-/// Text with a translucent backing, kept inside the view and off the tags already `placed` (moved
-/// a line down or up, nearest first, where it would cover one: a distance and an angle that share
-/// an atom otherwise print their values on top of each other).
+/// Text with a translucent backing, kept inside the view and off the tags already `placed`
+/// (`app::export::annotations::place_tag`).
 fn tag(
     painter: &egui::Painter,
     rect: Rect,
@@ -301,24 +300,19 @@ fn tag(
     text: String,
     color: Color32,
     dark: bool,
-    placed: &mut Vec<Rect>,
+    placed: &mut Vec<[f32; 4]>,
 ) {
     let galley = painter.layout_no_wrap(text, egui::FontId::proportional(13.0), color);
     let size = galley.size() + egui::vec2(6.0, 2.0);
-    let max_x = (rect.max.x - size.x).max(rect.min.x);
-    let max_y = (rect.max.y - size.y).max(rect.min.y);
-    let inside = |min: Pos2| Pos2::new(min.x.clamp(rect.min.x, max_x), min.y.clamp(rect.min.y, max_y));
-    let first = inside(at + egui::vec2(6.0, -size.y - 2.0));
-    let step = size.y + 1.0;
-    let min = [0.0f32, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0]
-        .iter()
-        .map(|&k| inside(first + egui::vec2(0.0, k * step)))
-        .find(|&m| {
-            let r = Rect::from_min_size(m, size);
-            !placed.iter().any(|p| p.intersects(r))
-        })
-        .unwrap_or(first);
-    placed.push(Rect::from_min_size(min, size));
+    let want = at + egui::vec2(6.0, -size.y - 2.0);
+    let [x, y] = crate::app::export::annotations::place_tag(
+        [want.x, want.y],
+        [size.x, size.y],
+        [rect.min.x, rect.min.y],
+        [rect.max.x, rect.max.y],
+        placed,
+    );
+    let min = Pos2::new(x, y);
     let back = if dark {
         Color32::from_black_alpha(170)
     } else {

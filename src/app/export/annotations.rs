@@ -84,9 +84,50 @@ pub fn draw_annotations(img: &mut image::RgbaImage, state: &AppState, scale: f32
     }
 }
 
+/// Tags beyond this many are placed where they fall: a label on every atom of a protein would cost
+/// the square of their number at every redraw, and they cover each other anyway.
+const MAX_DODGED_TAGS: usize = 256;
+
+/// Where a tag of `size` that would start at `want` goes inside the area from `area_min` to
+/// `area_max` (the view's or the image's, in its units), off the tags already `placed` (`[x, y, w,
+/// h]`, this one added): moved a line down or up, nearest first, where it would cover one (a
+/// distance and an angle that share an atom otherwise print their values on top of each other).
+/// Shared by the window's view and exported images.
+pub fn place_tag(
+    want: [f32; 2],
+    size: [f32; 2],
+    area_min: [f32; 2],
+    area_max: [f32; 2],
+    placed: &mut Vec<[f32; 4]>,
+) -> [f32; 2] {
+    let [w, h] = size;
+    let inside = |p: [f32; 2]| {
+        [
+            p[0].clamp(area_min[0], (area_max[0] - w).max(area_min[0])),
+            p[1].clamp(area_min[1], (area_max[1] - h).max(area_min[1])),
+        ]
+    };
+    let covers = |m: [f32; 2]| {
+        placed
+            .iter()
+            .any(|p| m[0] < p[0] + p[2] && p[0] < m[0] + w && m[1] < p[1] + p[3] && p[1] < m[1] + h)
+    };
+    let first = inside(want);
+    let at = if placed.len() >= MAX_DODGED_TAGS {
+        first
+    } else {
+        [0.0f32, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0]
+            .iter()
+            .map(|&k| inside([want[0], want[1] + k * (h + 1.0)]))
+            .find(|&m| !covers(m))
+            .unwrap_or(first)
+    };
+    placed.push([at[0], at[1], w, h]);
+    at
+}
+
 /// `text` on a translucent plate just above and right of `at`, kept inside the image and off the
-/// plates already `placed` (`[x, y, w, h]`; moved a line down or up, nearest first, as the
-/// window's view places them).
+/// plates already `placed` ([`place_tag`]).
 #[allow(clippy::too_many_arguments)]
 fn tag(
     img: &mut image::RgbaImage,
@@ -102,19 +143,8 @@ fn tag(
     let pad = text_px * 0.25;
     let box_w = text_width(font, text, text_px) + 2.0 * pad;
     let box_h = text_px * 1.25;
-    let x = (at[0] + text_px * 0.5).clamp(0.0, (w - box_w).max(0.0));
-    let y0 = at[1] - box_h - text_px * 0.15;
-    let overlaps = |y: f32| {
-        placed
-            .iter()
-            .any(|p| x < p[0] + p[2] && p[0] < x + box_w && y < p[1] + p[3] && p[1] < y + box_h)
-    };
-    let y = [0.0f32, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0]
-        .iter()
-        .map(|&k| (y0 + k * (box_h + 1.0)).clamp(0.0, (h - box_h).max(0.0)))
-        .find(|&y| !overlaps(y))
-        .unwrap_or_else(|| y0.clamp(0.0, (h - box_h).max(0.0)));
-    placed.push([x, y, box_w, box_h]);
+    let want = [at[0] + text_px * 0.5, at[1] - box_h - text_px * 0.15];
+    let [x, y] = place_tag(want, [box_w, box_h], [0.0, 0.0], [w, h], placed);
     blend_rect(
         img,
         [x as u32, y as u32, box_w.ceil() as u32, box_h.ceil() as u32],
@@ -213,5 +243,20 @@ mod tests {
                 .iter()
                 .all(|p| p[0] >= 0.0 && p[1] >= 0.0 && p[1] + p[3] <= 120.0 + 1e-3)
         );
+    }
+
+    #[test]
+    fn tags_past_the_cap_are_placed_where_they_fall() {
+        let mut placed = Vec::new();
+        let (lo, hi) = ([0.0, 0.0], [2000.0, 2000.0]);
+        let first = place_tag([500.0, 500.0], [40.0, 16.0], lo, hi, &mut placed);
+        let second = place_tag([500.0, 500.0], [40.0, 16.0], lo, hi, &mut placed);
+        assert_eq!(first, [500.0, 500.0]);
+        assert_ne!(second, first, "the second is moved off the first");
+        while placed.len() < MAX_DODGED_TAGS {
+            place_tag([1500.0, 1500.0], [40.0, 16.0], lo, hi, &mut placed);
+        }
+        let past = place_tag([500.0, 500.0], [40.0, 16.0], lo, hi, &mut placed);
+        assert_eq!(past, [500.0, 500.0], "no search past the cap");
     }
 }
