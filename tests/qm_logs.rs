@@ -167,6 +167,63 @@ fn gamess_single_point_orbitals_match_pyscf_reference() {
     assert!(dev < 1e-3, "C^T S C deviates from 1 by {dev}");
 }
 
+/// Firefly (PC GAMESS) prints a notice between the orbital heading and the first block (as in
+/// MDAnalysisTests's `gms/c1opt.gms`): the orbitals read as without it.
+#[test]
+fn gamess_orbitals_after_a_program_notice_read_as_without_it() {
+    let plain = bytes("GAMESS-US2018_dvb_sp.out");
+    let noted = replace(
+        &plain,
+        "          EIGENVECTORS\n          ------------\n",
+        "          EIGENVECTORS\n          ------------\n\n WARNING! YOU ARE USING OUTDATED VERSION OF THE PC GAMESS!\n PLEASE CHECK PC GAMESS HOMEPAGE FOR INFORMATION ON UPDATES!\n\n",
+    );
+    assert_ne!(plain, noted, "the notice was not inserted");
+    let a = gamess::read(Path::new("plain.out"), &plain).unwrap();
+    let b = gamess::read(Path::new("noted.out"), &noted).unwrap();
+    let (wa, wb) = (&a.wavefunctions[0], &b.wavefunctions[0]);
+    assert_eq!(wa.alpha.len(), wb.alpha.len());
+    assert_eq!(wa.alpha.energies_hartree, wb.alpha.energies_hartree);
+    assert_eq!(wa.alpha.coefficients, wb.alpha.coefficients);
+    // A heading followed by text and no orbitals is still an error naming its line.
+    let broken = replace(
+        &plain,
+        "          EIGENVECTORS\n          ------------\n",
+        "          EIGENVECTORS\n          ------------\n a\n b\n c\n d\n e\n f\n g\n h\n i\n j\n",
+    );
+    let e = gamess::read(Path::new("broken.out"), &broken).unwrap_err();
+    assert!(e.message.contains("expected orbital numbers"), "{e}");
+}
+
+/// Firefly and GAMESS logs from MDAnalysisTests (an optimisation that stops short, a
+/// `RUNTYP=SURFACE` scan, a symmetric optimisation) opened as documents: every frame's positions
+/// equal MDAnalysis 2.11's GMS reader's (`gms/reference.json`). The unconverged search's "next
+/// predicted" geometry is not a frame, and a warning says the search did not converge.
+#[test]
+fn gamess_frames_match_mdanalysis() {
+    let text = std::fs::read_to_string(data("gms/reference.json")).unwrap();
+    let reference: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let files = reference["files"].as_object().unwrap();
+    assert_eq!(files.len(), 3);
+    for (name, r) in files {
+        let mut system = orbitfield::io::load(&[data(&format!("gms/{name}"))]).unwrap();
+        let frames = r["frames"].as_array().unwrap();
+        assert_eq!(system.structure.len(), r["atoms"].as_u64().unwrap() as usize, "{name}");
+        assert_eq!(system.trajectory.n_frames(), frames.len(), "{name}: frames");
+        let mut worst = 0f64;
+        for (i, f) in frames.iter().enumerate() {
+            let ours = system.trajectory.frame(i).unwrap();
+            for (p, q) in ours.positions_angstrom.iter().zip(f.as_array().unwrap()) {
+                for k in 0..3 {
+                    worst = worst.max((f64::from(p[k]) - q[k].as_f64().unwrap()).abs());
+                }
+            }
+        }
+        assert!(worst < 1e-4, "{name}: positions differ by {worst} A");
+        let stopped = system.warnings.iter().any(|w| w.contains("did not converge"));
+        assert_eq!(stopped, name.starts_with("c1opt"), "{name}: {:?}", system.warnings);
+    }
+}
+
 #[test]
 fn gamess_optimisation_is_a_frame_series() {
     let name = "GAMESS-US2018_dvb_gopt_a.out";

@@ -2,10 +2,13 @@
 //! fuzzing).
 //!
 //! Reads the `COORDINATES (BOHR)` table and every `COORDINATES OF ALL ATOMS ARE (ANGS)` table of
-//! an optimisation, scan or IRC (GAMESS's own frame, e.g. after `COORD=PRINAXIS`, which is the one
+//! an optimisation, scan or IRC, every `SURFACE MAPPING GEOMETRY` of a `RUNTYP=SURFACE` scan (GAMESS's own frame, e.g. after `COORD=PRINAXIS`, which is the one
 //! its orbitals use), charge, multiplicity and occupied-orbital counts, `FINAL ... ENERGY IS`
 //! energies, the "ATOMIC BASIS SET" printout, and the `EIGENVECTORS` / `MOLECULAR ORBITALS` blocks
-//! (with `----- ALPHA SET -----` / `----- BETA SET -----` for UHF).
+//! (with `----- ALPHA SET -----` / `----- BETA SET -----` for UHF; notices Firefly prints between a
+//! heading and its first block are skipped). A search that stops short ("FAILURE TO LOCATE
+//! STATIONARY POINT") is said in a warning, and the "next predicted" geometry it prints after it,
+//! never computed, is not a step.
 //!
 //! The basis printout lists only symmetry-unique atoms; GAMESS numbers shells over all atoms and
 //! places symmetry-equivalent atoms next to each other, so the shell numbers tell how many atoms
@@ -48,6 +51,7 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
     let mut n_shells_total: Option<usize> = None;
     let mut raw_basis: Option<Vec<Group>> = None;
     let mut next_is_beta = false;
+    let mut predicted = false;
     let mut lines = Lines::new(bytes);
     while let Some(line) = lines.next_line() {
         let t = trim_start(line);
@@ -64,7 +68,12 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
             b'C' => {
                 if t.starts_with(b"COORDINATES OF ALL ATOMS ARE (ANGS)") {
                     let g = read_table(path, &mut lines, true)?;
-                    c.push_geometry(g);
+                    if predicted {
+                        // The next geometry a search that stopped short would try: never computed.
+                        predicted = false;
+                    } else {
+                        c.push_geometry(g);
+                    }
                 } else if t.starts_with(b"CHARGE OF MOLECULE") {
                     c.charge = after_equals(t, int).and_then(|v| i32::try_from(v).ok());
                 }
@@ -83,8 +92,18 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                     c.n_beta = after_equals(t, int).and_then(|v| usize::try_from(v).ok());
                 }
             }
-            b'T' if t.starts_with(b"TOTAL NUMBER OF BASIS SET SHELLS") => {
-                n_shells_total = after_equals(t, int).and_then(|v| usize::try_from(v).ok());
+            b'T' => {
+                if t.starts_with(b"TOTAL NUMBER OF BASIS SET SHELLS") {
+                    n_shells_total = after_equals(t, int).and_then(|v| usize::try_from(v).ok());
+                } else if t.starts_with(b"THE NEXT PREDICTED SET OF COORDINATES FOLLOWS") {
+                    predicted = true;
+                }
+            }
+            b'1' | b'*' if contains(t, b"FAILURE TO LOCATE STATIONARY POINT") => {
+                c.warnings.push(format!(
+                    "line {}: the geometry search did not converge (\"FAILURE TO LOCATE STATIONARY POINT\"): its last step is not a stationary point",
+                    lines.line_no()
+                ));
             }
             b'F' => {
                 if t.starts_with(b"FINAL ") && contains(t, b"ENERGY IS") {
@@ -115,7 +134,14 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                 }
             }
             b'-' => {
-                if contains(t, b"BETA SET") {
+                if t.starts_with(b"---- SURFACE MAPPING GEOMETRY") {
+                    let (g, energy) = read_surface_point(path, &mut lines)?;
+                    // Five decimals of an Angstrom: the first point repeats the input geometry.
+                    c.push_rounded_geometry(g, bohr_from([1e-4, 0.0, 0.0])[0]);
+                    if let Some(e) = energy {
+                        c.set_energy(e);
+                    }
+                } else if contains(t, b"BETA SET") {
                     next_is_beta = true;
                 } else if contains(t, b"ALPHA SET") {
                     next_is_beta = false;
@@ -265,6 +291,65 @@ fn read_table(path: &Path, lines: &mut Lines, angstrom: bool) -> Result<Geometry
         return Err(ReadError::line(path, start, "the coordinate table has no atoms"));
     }
     Ok(g)
+}
+
+/// One point of a potential surface scan (`RUNTYP=SURFACE`), after its heading: `COORD ...`,
+/// `HAS ENERGY VALUE e`, then `symbol x y z` rows (Angstrom) up to a dashed line.
+fn read_surface_point(path: &Path, lines: &mut Lines) -> Result<(Geometry, Option<f64>), ReadError> {
+    let start = lines.line_no();
+    let mut g = Geometry {
+        line: start,
+        ..Geometry::default()
+    };
+    let mut energy = None;
+    loop {
+        let Some(l) = lines.next_line() else {
+            return Err(ReadError::line(
+                path,
+                start,
+                "file ends inside a surface scan's geometry (the log is truncated)",
+            ));
+        };
+        let t = trim(l);
+        if t.starts_with(b"---") || t.is_empty() {
+            break;
+        }
+        if t.starts_with(b"COORD ") {
+            continue;
+        }
+        if t.starts_with(b"HAS ENERGY VALUE") {
+            energy = tokens(&t[16..]).next().and_then(num);
+            continue;
+        }
+        let toks: Vec<&[u8]> = tokens(t).collect();
+        let row = (toks.len() == 4)
+            .then(|| Some([num(toks[1])?, num(toks[2])?, num(toks[3])?]))
+            .flatten();
+        let (Some(p), Some(e)) = (row, Element::from_symbol(&text(toks[0]))) else {
+            return Err(ReadError::line(
+                path,
+                lines.line_no(),
+                format!(
+                    "expected `symbol x y z` in a surface scan's geometry, found {:?}",
+                    text(t)
+                ),
+            ));
+        };
+        if g.elements.len() >= MAX_ITEMS {
+            return Err(ReadError::line(
+                path,
+                lines.line_no(),
+                "surface scan geometry has too many atoms",
+            ));
+        }
+        g.elements.push(e);
+        g.nuclear_charges.push(f64::from(e.number()));
+        g.positions_bohr.push(bohr_from(p));
+    }
+    if g.elements.is_empty() {
+        return Err(ReadError::line(path, start, "a surface scan's geometry has no atoms"));
+    }
+    Ok((g, energy))
 }
 
 /// Shells printed for one symmetry-unique atom, with GAMESS's shell numbers.
@@ -468,6 +553,9 @@ fn expand_groups(path: &Path, groups: Vec<Group>, total: Option<usize>) -> Resul
     Ok(out)
 }
 
+/// Text lines allowed between an orbital heading and its first block (program notices).
+const MAX_NOTICE_LINES: usize = 8;
+
 /// Reads the orbital blocks after an `EIGENVECTORS` / `MOLECULAR ORBITALS` heading.
 fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<(RawOrbitals, Vec<(Ao, f64)>), ReadError> {
     let start = lines.line_no();
@@ -485,6 +573,7 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<(RawOrbitals, Vec<(A
         )
     };
     let mut expected = 1i64;
+    let mut notices = 0usize;
     loop {
         // Skip blank lines to the next block's orbital numbers.
         let save = *lines;
@@ -493,6 +582,12 @@ fn read_mo_blocks(path: &Path, lines: &mut Lines) -> Result<(RawOrbitals, Vec<(A
         };
         let indices: Option<Vec<i64>> = tokens(h).map(int).collect();
         let Some(indices) = indices.filter(|v| !v.is_empty() && v.len() <= 10 && v[0] == expected) else {
+            // Firefly (PC GAMESS) prints notices such as "WARNING! YOU ARE USING OUTDATED VERSION"
+            // between the heading and the first block: text lines, skipped.
+            if raw.n_rows == 0 && notices < MAX_NOTICE_LINES && tokens(h).next().and_then(int).is_none() {
+                notices += 1;
+                continue;
+            }
             if raw.n_rows == 0 {
                 return Err(ReadError::line(
                     path,

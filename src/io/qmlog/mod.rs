@@ -431,12 +431,17 @@ pub(crate) struct Geometry {
 
 impl Geometry {
     fn same_as(&self, other: &Geometry) -> bool {
+        self.same_within(other, 1e-6)
+    }
+
+    /// The same elements, every coordinate within `tol_bohr`.
+    pub fn same_within(&self, other: &Geometry, tol_bohr: f64) -> bool {
         self.elements == other.elements
             && self
                 .positions_bohr
                 .iter()
                 .zip(&other.positions_bohr)
-                .all(|(a, b)| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6))
+                .all(|(a, b)| a.iter().zip(b).all(|(x, y)| (x - y).abs() < tol_bohr))
     }
 
     pub fn atoms(&self) -> Vec<QmAtom> {
@@ -526,6 +531,19 @@ impl Collected {
             energy_hartree: None,
             orbitals: None,
         });
+    }
+
+    /// A geometry printed with fewer digits (`tol_bohr`) than an earlier print of it: the same step
+    /// when it matches the last one within that, else a new step.
+    pub fn push_rounded_geometry(&mut self, g: Geometry, tol_bohr: f64) {
+        if self
+            .steps
+            .last()
+            .is_some_and(|last| last.geometry.same_within(&g, tol_bohr))
+        {
+            return;
+        }
+        self.push_geometry(g);
     }
 
     pub fn set_energy(&mut self, e: f64) {
