@@ -199,7 +199,8 @@ fn report(
         println!("residues:     {residues}");
         println!("chains:       {chains}");
         match total_charge {
-            Some(q) => println!("total charge: {q:.4} e"),
+            // A sum of partial charges of a neutral molecule can round to -0.0000.
+            Some(q) => println!("total charge: {:.4} e", if q.abs() < 5e-5 { 0.0 } else { q }),
             None => println!("total charge: unknown (no partial charges in these files)"),
         }
         match box_values {

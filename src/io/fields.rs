@@ -149,6 +149,7 @@ pub fn show(field: &[u8]) -> String {
 
 /// Iterates over lines with 1-based numbers like [`super::text::lines`], also giving each line's
 /// byte offset in the buffer (used to size-check declared counts against what remains).
+#[derive(Clone)]
 pub struct Lines<'a> {
     bytes: &'a [u8],
     pos: usize,

@@ -29,6 +29,7 @@ pub mod namdbin;
 pub mod pdb;
 pub mod psf;
 pub mod qmlog;
+pub mod sdf;
 pub mod sniff;
 pub mod text;
 pub mod tinker;

@@ -47,6 +47,8 @@ pub enum Format {
     Bcif,
     /// Tinker XYZ or archive (`.txyz`, `.arc`; Tinker's `.xyz` by its atom lines).
     Tinker,
+    /// MDL molfile or SD file (`.mol`, `.sdf`, `.sd`; V2000 and V3000).
+    Sdf,
 }
 
 impl Format {
@@ -82,6 +84,7 @@ impl Format {
             Format::NamdBin => "namdbin",
             Format::Bcif => "bcif",
             Format::Tinker => "tinker",
+            Format::Sdf => "sdf",
         }
     }
 
@@ -130,6 +133,7 @@ impl Format {
             "coor" | "vel" => Format::NamdBin,
             "bcif" => Format::Bcif,
             "txyz" | "arc" => Format::Tinker,
+            "sdf" | "sd" | "mol" => Format::Sdf,
             _ => return None,
         })
     }
@@ -180,6 +184,14 @@ impl Format {
         }
         if super::qmlog::Program::detect(head).is_some() {
             return Some(Format::QmLog);
+        }
+        if text
+            .lines()
+            .nth(3)
+            .map(|l| l.trim_end().to_ascii_uppercase())
+            .is_some_and(|l| l.ends_with("V2000") || l.ends_with("V3000"))
+        {
+            return Some(Format::Sdf);
         }
         if first.starts_with("[Molden Format]") || first.eq_ignore_ascii_case("[molden format]") {
             return Some(Format::Molden);
@@ -291,6 +303,9 @@ mod tests {
             Format::detect(Path::new("a.txt"), b"[Molden Format]\n"),
             Some(Format::Molden)
         );
+        assert_eq!(Format::detect(Path::new("ligand.MOL"), b""), Some(Format::Sdf));
+        let molfile = b"713\n  -OEChem-03292115373D\n\n  6  5  0     0  0  0  0  0  0999 v2000\n";
+        assert_eq!(Format::detect(Path::new("download"), molfile), Some(Format::Sdf));
         let mut dcd = 84i32.to_le_bytes().to_vec();
         dcd.extend_from_slice(b"CORD");
         assert_eq!(Format::detect(Path::new("traj"), &dcd), Some(Format::Dcd));
