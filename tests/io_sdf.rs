@@ -212,3 +212,15 @@ fn every_prefix_and_damaged_copy_reads_without_panic() {
         }
     }
 }
+
+/// A ligand's file opened with its protein's: one clear refusal that says why, not a trajectory's
+/// atom-count error.
+#[test]
+fn a_second_molecule_beside_a_protein_is_refused_in_words() {
+    let protein = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md/4E43.pdb.gz");
+    let e = orbitfield::io::load(&[protein, data("formamide.sdf")]).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("formamide.sdf"), "{text}");
+    assert!(text.contains("holds 6 atoms") && text.contains("1877"), "{text}");
+    assert!(text.contains("open a file that holds both"), "{text}");
+}

@@ -386,7 +386,8 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
     };
     let mut structure: Option<(Structure, PathBuf)> = None;
     let mut topology_frames: Vec<Frame> = Vec::new();
-    let mut trajectories: Vec<(Box<dyn FrameSource>, PathBuf)> = Vec::new();
+    // (frames, file, whether the file is a structure file giving coordinates)
+    let mut trajectories: Vec<(Box<dyn FrameSource>, PathBuf, bool)> = Vec::new();
     let mut wavefunctions: Vec<Wavefunction> = Vec::new();
     let mut grids = Vec::new();
     let mut warnings = Vec::new();
@@ -435,6 +436,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                             frames: parsed.frames,
                         }),
                         path.clone(),
+                        true,
                     ));
                 }
             }
@@ -453,7 +455,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                 {
                     structure = Some((atoms, path.clone()));
                 }
-                trajectories.push((src, path.clone()));
+                trajectories.push((src, path.clone(), false));
             }
             Piece::Wavefunctions(wfs, w, geometry_frames) => {
                 warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
@@ -524,6 +526,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                             frames: log.frames,
                         }),
                         path.clone(),
+                        false,
                     ));
                 }
             }
@@ -553,7 +556,19 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
     } else {
         let mut parts = Vec::new();
         let mut names = Vec::new();
-        for (src, p) in trajectories {
+        for (src, p, structure_file) in trajectories {
+            if n_atoms > 0 && src.n_atoms() != n_atoms && structure_file {
+                return Err(ReadError::file(
+                    &p,
+                    format!(
+                        "holds {} atoms where {} holds {n_atoms}: files opened together are one system, a topology and then \
+                         coordinates of the same atoms, so another molecule (a ligand beside its protein) cannot join it; \
+                         open a file that holds both",
+                        src.n_atoms(),
+                        topo_path.display()
+                    ),
+                ));
+            }
             if n_atoms > 0 && src.n_atoms() != n_atoms {
                 return Err(ReadError::file(
                     &p,
