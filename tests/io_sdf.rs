@@ -213,14 +213,42 @@ fn every_prefix_and_damaged_copy_reads_without_panic() {
     }
 }
 
-/// A ligand's file opened with its protein's: one clear refusal that says why, not a trajectory's
-/// atom-count error.
+/// A ligand's file opened after its protein's joins it (a chain of its own, a frame per pose); a
+/// structure file of other atoms after a topology without coordinates is refused in words.
 #[test]
-fn a_second_molecule_beside_a_protein_is_refused_in_words() {
-    let protein = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md/4E43.pdb.gz");
-    let e = orbitfield::io::load(&[protein, data("formamide.sdf")]).unwrap_err();
+fn a_ligand_joins_its_protein_and_poses_are_frames() {
+    let md = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+    let mut system = orbitfield::io::load(&[md.join("4E43.pdb.gz"), data("conformers.sdf")]).unwrap();
+    assert_eq!(system.structure.len(), 1877 + 13);
+    assert_eq!(system.trajectory.n_frames(), 3);
+    assert!(system.structure.check_consistent().is_ok());
+    let ligand = 1877;
+    assert_eq!(system.structure.resnames[ligand].as_str(), "UNL");
+    let chain = system.structure.chains[ligand];
+    assert!(system.structure.chains[..ligand].iter().all(|c| *c != chain));
+    assert!(
+        system.warnings.iter().any(|w| w.contains("joined the system as chain")),
+        "{:?}",
+        system.warnings
+    );
+    let r = reference();
+    let poses = r["files"]["conformers.sdf"].as_array().unwrap();
+    let first = system.trajectory.frame(0).unwrap().positions_angstrom[0];
+    for (i, pose) in poses.iter().enumerate() {
+        let f = system.trajectory.frame(i).unwrap();
+        // The protein stays; the ligand takes each pose.
+        assert_eq!(f.positions_angstrom[0], first);
+        let want = &pose["positions"][0];
+        for c in 0..3 {
+            assert!((f64::from(f.positions_angstrom[ligand][c]) - want[c].as_f64().unwrap()).abs() < 1e-4);
+        }
+    }
+    // A PSF has no coordinates to stand beside the ligand's.
+    let e = orbitfield::io::load(&[md.join("adk.psf"), data("formamide.sdf")]).unwrap_err();
     let text = e.to_string();
-    assert!(text.contains("formamide.sdf"), "{text}");
-    assert!(text.contains("holds 6 atoms") && text.contains("1877"), "{text}");
-    assert!(text.contains("open a file that holds both"), "{text}");
+    assert!(
+        text.contains("formamide.sdf") && text.contains("holds 6 atoms"),
+        "{text}"
+    );
+    assert!(text.contains("joins the first only when"), "{text}");
 }

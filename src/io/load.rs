@@ -395,6 +395,8 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
     let mut first_wavefunction: Option<PathBuf> = None;
     let mut wavefunction_frames: Vec<usize> = Vec::new();
     let mut context = Context::default();
+    // Structure files of other molecules, joined to the first (`io::join`).
+    let mut joined: Vec<(Structure, Vec<Frame>, PathBuf)> = Vec::new();
 
     for path in paths {
         context.n_atoms = structure.as_ref().map_or(0, |(s, _)| s.len());
@@ -424,10 +426,21 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                         .filter(|w| !(coordinates_only && w.ends_with("have an unknown element")))
                         .map(|w| format!("{}: {w}", path.display())),
                 );
+                let other_atoms = structure
+                    .as_ref()
+                    .is_some_and(|(s, _)| !parsed.structure.is_empty() && parsed.structure.len() != s.len());
                 if structure.is_none() {
                     topology_frames = parsed.frames;
                     structure = Some((parsed.structure, path.clone()));
                     structure_from_topology = true;
+                } else if other_atoms
+                    && !parsed.frames.is_empty()
+                    && !topology_frames.is_empty()
+                    && trajectories.is_empty()
+                    && wavefunctions.is_empty()
+                {
+                    // Another molecule beside the first (a ligand beside its protein).
+                    joined.push((parsed.structure, parsed.frames, path.clone()));
                 } else if !parsed.frames.is_empty() {
                     let n = parsed.structure.len();
                     trajectories.push((
@@ -546,6 +559,14 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
         wavefunction_frames.clear();
     }
     let (mut structure, topo_path) = structure.unwrap_or_else(|| (Structure::default(), first_path.clone()));
+    for (other, frames, path) in joined {
+        topology_frames = super::join::join_frames(&topology_frames, &frames).map_err(|m| ReadError::file(&path, m))?;
+        warnings.extend(super::join::append_structure(
+            &mut structure,
+            &other,
+            &path.display().to_string(),
+        ));
+    }
     let n_atoms = structure.len();
     let guess = structure.bonds.is_empty() && structure.bond_source == crate::model::BondSource::None && n_atoms > 0;
     if guess && let Some(f) = topology_frames.first() {
@@ -561,9 +582,8 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                 return Err(ReadError::file(
                     &p,
                     format!(
-                        "holds {} atoms where {} holds {n_atoms}: files opened together are one system, a topology and then \
-                         coordinates of the same atoms, so another molecule (a ligand beside its protein) cannot join it; \
-                         open a file that holds both",
+                        "holds {} atoms where {} holds {n_atoms}: a structure file of other atoms joins the first only when \
+                         the first has coordinates and comes with no trajectory; open the molecules' files before the trajectories",
                         src.n_atoms(),
                         topo_path.display()
                     ),

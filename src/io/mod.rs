@@ -17,6 +17,7 @@ pub mod fchk;
 pub mod fetch;
 pub mod fields;
 pub mod gro;
+pub mod join;
 pub mod lammps_data;
 pub mod lammps_dump;
 pub mod load;

@@ -177,7 +177,7 @@ const LABEL_FORMATS: &[&str] = &["name", "residue", "full"];
 pub const VERBS: &[Verb] = &[
     Verb {
         name: "open",
-        summary: "Open files as one system (a topology, then its trajectories; a wavefunction; volumes), or a session.",
+        summary: "Open files as one system (a topology, then its trajectories; a ligand beside its protein; a wavefunction; volumes), or a session.",
         forms: &[
             form(
                 &["session"],
