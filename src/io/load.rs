@@ -177,7 +177,7 @@ fn read_piece(path: &Path, context: &Context) -> Result<Piece, ReadError> {
         head
     };
     let format = Format::detect(path, &detect_head).ok_or_else(|| {
-        ReadError::file(path, "unknown file format: expected a structure or topology (pdb, pqr, psf, gro, xyz, cif, bcif, mol2, sdf/mol, prmtop/parm7, tpr, CHARMM crd, LAMMPS data, Tinker txyz/arc), trajectory (dcd, xtc, trr, nc, mdcrd/crd, rst7, NAMD coor, lammpstrj), wavefunction (molden, fchk, wfn, wfx), QM log (Gaussian, GAMESS, ORCA) or volume (cube, dx) file")
+        ReadError::file(path, "unknown file format: expected a structure or topology (pdb, pqr, psf, gro, xyz, cif, bcif, mol2, sdf/mol, prmtop/parm7, tpr, CHARMM crd, LAMMPS data, Tinker txyz/arc, DL_POLY CONFIG/HISTORY), trajectory (dcd, xtc, trr, nc, mdcrd/crd, rst7, NAMD coor, lammpstrj), wavefunction (molden, fchk, wfn, wfx), QM log (Gaussian, GAMESS, ORCA) or volume (cube, dx) file")
     })?;
     Ok(match format {
         Format::Dcd => {
@@ -233,6 +233,7 @@ fn read_piece(path: &Path, context: &Context) -> Result<Piece, ReadError> {
                 Format::Xyz => Piece::Topology(super::xyz::read(path, &bytes)?),
                 Format::Tinker => Piece::Topology(super::tinker::read(path, &bytes)?),
                 Format::Sdf => Piece::Topology(super::sdf::read(path, &bytes)?),
+                Format::DlPoly => Piece::Topology(super::dlpoly::read(path, &bytes)?),
                 Format::Mmcif => Piece::Topology(super::mmcif::read(path, &bytes)?),
                 Format::Mol2 => Piece::Topology(super::mol2::read(path, &bytes)?),
                 Format::Prmtop => Piece::AmberTopology(super::amber::prmtop::read(path, &bytes)?),

@@ -12,6 +12,7 @@ pub mod bcif;
 pub mod charmm_crd;
 pub mod cube;
 pub mod dcd;
+pub mod dlpoly;
 pub mod dx;
 pub mod fchk;
 pub mod fetch;

@@ -49,6 +49,8 @@ pub enum Format {
     Tinker,
     /// MDL molfile or SD file (`.mol`, `.sdf`, `.sd`; V2000 and V3000).
     Sdf,
+    /// DL_POLY CONFIG, REVCON or HISTORY (by its name, or a title naming DL_POLY).
+    DlPoly,
 }
 
 impl Format {
@@ -85,6 +87,7 @@ impl Format {
             Format::Bcif => "bcif",
             Format::Tinker => "tinker",
             Format::Sdf => "sdf",
+            Format::DlPoly => "dlpoly",
         }
     }
 
@@ -238,6 +241,9 @@ impl Format {
         if super::tinker::looks_like(head) {
             return Some(Format::Tinker);
         }
+        if first.to_ascii_uppercase().contains("DL_POLY") && super::dlpoly::looks_like(head) {
+            return Some(Format::DlPoly);
+        }
         if first.parse::<usize>().is_ok() {
             return Some(Format::Xyz);
         }
@@ -253,6 +259,10 @@ impl Format {
         }
         let name = super::uncompressed_name(path);
         let ext = Path::new(&name).extension().map(|e| e.to_string_lossy().into_owned());
+        let base = Path::new(&name).file_name().map(|b| b.to_string_lossy().into_owned());
+        if base.as_deref().is_some_and(super::dlpoly::named_like) && super::dlpoly::looks_like(head) {
+            return Some(Format::DlPoly);
+        }
         // `.crd` and `.cor` are CHARMM coordinates (a `*` title first) or AMBER ASCII trajectories
         // (cpptraj's name for mdcrd): the content decides.
         if ext
@@ -304,6 +314,13 @@ mod tests {
             Some(Format::Molden)
         );
         assert_eq!(Format::detect(Path::new("ligand.MOL"), b""), Some(Format::Sdf));
+        let config = b"KCl\n         2         3      2000\n";
+        assert_eq!(Format::detect(Path::new("run/REVCON"), config), Some(Format::DlPoly));
+        assert_eq!(
+            Format::detect(Path::new("x"), b"DL_POLY: KCl\n 0 0 3\n"),
+            Some(Format::DlPoly)
+        );
+        assert_eq!(Format::detect(Path::new("CONFIG.pdb"), b"ATOM  "), Some(Format::Pdb));
         let molfile = b"713\n  -OEChem-03292115373D\n\n  6  5  0     0  0  0  0  0  0999 v2000\n";
         assert_eq!(Format::detect(Path::new("download"), molfile), Some(Format::Sdf));
         let mut dcd = 84i32.to_le_bytes().to_vec();
