@@ -25,7 +25,7 @@ use super::fields::{FieldChoice, FieldKey};
 use super::reps::CartoonKey;
 use super::reps::{FieldRep, FieldStyle, RepId, RepKind};
 use super::state::AppState;
-use super::values::{FieldUnit, Legend};
+use super::values::Legend;
 use crate::compute::wgpu::cartoon::{CartoonBuffers, CartoonCompute, CartoonMesh};
 use crate::compute::wgpu::device_field::{DeviceField, DeviceInput};
 use crate::compute::wgpu::marching_cubes::{GpuLattice, GpuMesh, LobeBuffers, McCompute, McError};
@@ -277,7 +277,7 @@ impl SceneSync {
             // Surfaces coloured by a potential at the vertices and cartoons coloured by a field carry
             // their values per vertex (CPU meshes), drawn through the colormap over one range.
             if let Some((source, range)) = state.vertex_value_range() {
-                let map = state.settings.colormap.for_values(source.is_electrostatic());
+                let map = state.settings.colormap.for_values(state.is_electrostatic(source));
                 scene.set_value_colors(rc, range, map);
             }
             let needs_cpu_meshes =
@@ -293,7 +293,7 @@ impl SceneSync {
                     Some(crate::render::scene::ColorFieldInput {
                         grid: g,
                         range: *range,
-                        colormap: state.settings.colormap.for_values(source.is_electrostatic()),
+                        colormap: state.settings.colormap.for_values(state.is_electrostatic(*source)),
                     }),
                 ),
                 None => scene.set_color_field(rc, None),
@@ -334,7 +334,7 @@ impl SceneSync {
                     return None;
                 };
                 plane.range = state.slice_range(f, grid);
-                super::slice::plane_image(grid, colormap.for_values(f.field.is_electrostatic()), plane)
+                super::slice::plane_image(grid, colormap.for_values(state.is_electrostatic(f.field)), plane)
             });
             scene.set_slice(rc, image.as_ref());
         }
@@ -750,13 +750,13 @@ impl AppState {
             && let Some((key, grid)) = f.pipeline.shown.as_ref()
             && let Some([lo, hi]) = self.slice_range(f, grid)
         {
-            let unit = FieldUnit::of(key.field, self.potential_display(key.field));
+            let unit = self.field_unit(key.field);
             let what = with_model(&self.describe_field(key.field), self.potential_model(key.field, true));
             out.push(Legend {
                 title: format!("{what}, slice"),
                 range: [unit.show(lo), unit.show(hi)],
                 unit: unit.label,
-                colormap: colormap.for_values(key.field.is_electrostatic()),
+                colormap: colormap.for_values(self.is_electrostatic(key.field)),
                 solid_rgb: None,
             });
         }
@@ -780,11 +780,13 @@ impl AppState {
             .reps
             .fields()
             .any(|(r, f)| r.visible && f.is_surface() && f.colors_by_vertex_values());
+        // A cartoon's legend once its values are in: until then it shows its secondary-structure
+        // colours, which a potential's colour bar beside it would misname.
         let cartoon = self
             .doc
             .reps
             .cartoons()
-            .find_map(|(r, c)| c.color_by.filter(|_| r.visible));
+            .find_map(|(r, c)| c.color_by.filter(|_| r.visible && c.pipeline.colored.is_some()));
         if !surface_values {
             // A cartoon's potential is evaluated at its vertices; a volume is sampled there.
             out.extend(cartoon.and_then(|c| {
@@ -803,7 +805,7 @@ impl AppState {
     /// from, e.g. " at its vertices"), once it has a range.
     fn coloring_legend(&self, what: &str, c: super::reps::SurfaceColoring, how: &str) -> Option<Legend> {
         let [lo, hi] = c.range?;
-        let unit = FieldUnit::of_coloring(c.source, self.potential_display(c.source));
+        let unit = self.coloring_unit(c.source);
         // What was summed and how, in the words of the field (`potential_model`).
         let source = with_model(
             &self.describe_field(c.source),
@@ -813,7 +815,7 @@ impl AppState {
             title: format!("{what} coloured by {source}{how}"),
             range: [unit.show(lo), unit.show(hi)],
             unit: unit.label,
-            colormap: self.settings.colormap.for_values(c.source.is_electrostatic()),
+            colormap: self.settings.colormap.for_values(self.is_electrostatic(c.source)),
             solid_rgb: None,
         })
     }

@@ -266,6 +266,41 @@ pub fn is_charges_potential(f: FieldChoice) -> bool {
 }
 
 impl AppState {
+    /// The description of the open document's volume that `field` is, if it is one.
+    fn volume_description(&self, field: FieldChoice) -> Option<&str> {
+        match field {
+            FieldChoice::Volume(i) => self.document()?.grids.get(i).map(|g| g.description.as_str()),
+            _ => None,
+        }
+    }
+
+    /// True for an electrostatic potential (`FieldChoice::is_electrostatic`), or a volume whose
+    /// header names one (an APBS map): drawn red negative, blue positive.
+    pub fn is_electrostatic(&self, field: FieldChoice) -> bool {
+        field.is_electrostatic()
+            || self
+                .volume_description(field)
+                .is_some_and(|d| crate::app::values::volume_potential_unit(d).is_some())
+    }
+
+    /// The unit `field`'s values are shown in: `FieldUnit::of`, a volume's in the unit its header
+    /// names (`FieldUnit::of_volume`).
+    pub fn field_unit(&self, field: FieldChoice) -> crate::app::values::FieldUnit {
+        match self.volume_description(field) {
+            Some(d) => crate::app::values::FieldUnit::of_volume(d),
+            None => crate::app::values::FieldUnit::of(field, self.potential_display(field)),
+        }
+    }
+
+    /// The unit a surface coloured by `source` is shown in (`FieldUnit::of_coloring`; a volume as in
+    /// [`AppState::field_unit`]).
+    pub fn coloring_unit(&self, source: FieldChoice) -> crate::app::values::FieldUnit {
+        match self.volume_description(source) {
+            Some(d) => crate::app::values::FieldUnit::of_volume(d),
+            None => crate::app::values::FieldUnit::of_coloring(source, self.potential_display(source)),
+        }
+    }
+
     /// The unit the values of `field` are shown in: for the charges' potential the current
     /// model's (kcal/mol/e at eps = s r), else the setting.
     pub fn potential_display(&self, field: FieldChoice) -> PotentialDisplay {

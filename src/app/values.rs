@@ -128,6 +128,15 @@ impl FieldUnit {
         }
     }
 
+    /// The unit of a volume whose description names a potential's unit (`volume_potential_unit`),
+    /// else "(file units)".
+    pub fn of_volume(description: &str) -> FieldUnit {
+        FieldUnit {
+            scale: 1.0,
+            label: volume_potential_unit(description).unwrap_or("(file units)").into(),
+        }
+    }
+
     /// The unit surfaces coloured by `source` are shown in: as [`FieldUnit::of`], except that a
     /// wavefunction's own potential is read in `potential` like the other potentials (its
     /// isosurfaces keep atomic units).
@@ -228,6 +237,29 @@ pub fn default_iso_for_grid(field: FieldChoice, grid: &Grid3) -> f32 {
         return if density < max { density } else { 0.2 * max };
     }
     if max > 0.1 || max == 0.0 { 0.05 } else { 0.2 * max }
+}
+
+/// The unit of an electrostatic potential a volume's own description names: "kT/e" (APBS, and
+/// `grid pb`/`grid esp` in kT/e), "kcal/mol/e", "V", or "a.u." for a potential in no named unit (a
+/// cube of a wavefunction's potential: cubegen's "Electrostatic potential from Total SCF Density",
+/// PySCF's "Molecular electrostatic potential"; cube files hold atomic units). `None` for any
+/// other volume. Such a volume is drawn as the potentials computed here are: red negative.
+pub fn volume_potential_unit(description: &str) -> Option<&'static str> {
+    let d = description.to_ascii_lowercase();
+    if d.contains("kt/e") {
+        return Some("kT/e");
+    }
+    if d.contains("kcal/mol/e") || (d.contains("kcal/mol") && d.contains("potential")) {
+        return Some("kcal/mol/e");
+    }
+    let potential = d.contains("potential") || d.contains("poisson-boltzmann");
+    if !potential || d.contains("free energy") || d.contains("ligand") {
+        return None;
+    }
+    if d.contains("(v)") || d.contains(" volt") {
+        return Some("V");
+    }
+    Some("a.u.")
 }
 
 /// Whether a volume's own description says it is an electron or spin density (and not a potential
@@ -380,5 +412,36 @@ mod tests {
         }
         // Values that never reach 0.002: a fifth of the largest.
         assert!((default_iso_for_grid(FieldChoice::Volume(0), &rho) - 0.2 * 3e-4).abs() < 1e-9);
+    }
+
+    #[test]
+    fn volumes_that_name_a_potential_say_its_unit() {
+        // APBS's DX comments, as the reader joins them.
+        assert_eq!(
+            volume_potential_unit("Data from APBS 3.4.1; POTENTIAL (kT/e)"),
+            Some("kT/e")
+        );
+        assert_eq!(
+            volume_potential_unit("Poisson-Boltzmann (linearized), 0.15 M, eps 2/78.54 (kT/e at 298.15 K)"),
+            Some("kT/e")
+        );
+        assert_eq!(
+            volume_potential_unit(" Electrostatic potential from Total SCF Density"),
+            Some("a.u.")
+        );
+        assert_eq!(volume_potential_unit("potential (kcal/mol/e)"), Some("kcal/mol/e"));
+        for other in [
+            " Electron density from Total SCF Density",
+            "mo:homo (bohr^-3/2)",
+            "ligand free energy of O2 (kT at 300 K)",
+            "",
+        ] {
+            assert_eq!(volume_potential_unit(other), None, "{other}");
+        }
+        assert_eq!(
+            FieldUnit::of_volume("Data from APBS 3.4.1; POTENTIAL (kT/e)").label,
+            "kT/e"
+        );
+        assert_eq!(FieldUnit::of_volume("a map").label, "(file units)");
     }
 }

@@ -19,7 +19,8 @@
 //!
 //! The first comment line is the grid's description: for potential maps written by `grid esp` it
 //! names the charges, the summation method and the unit of the values (e.g. `(kT/e at 300 K)`), as
-//! APBS and VMD users expect to find it.
+//! APBS and VMD users expect to find it. A later comment that names the unit (APBS writes "Data
+//! from APBS 3.4.1" first and "POTENTIAL (kT/e)" after it) is added to the description.
 //!
 //! Coordinates are Angstrom by convention (APBS, VMD); [`Grid3`] holds bohr. The reader accepts
 //! quoted or bare type names (`type "float"`), `items N` with or without `data follows` on the same
@@ -31,6 +32,12 @@ use super::text::{lines, parse_f64, parse_i64};
 use crate::model::units::{ANGSTROM_PER_BOHR, BOHR_PER_ANGSTROM};
 use crate::model::{Grid3, Lattice};
 use std::path::Path;
+
+/// A comment that names what the values are in (`POTENTIAL (kT/e)`).
+fn names_a_unit(comment: &str) -> bool {
+    let c = comment.to_ascii_lowercase();
+    c.contains("kt/e") || c.contains("kcal/mol") || c.contains("potential")
+}
 
 fn fields(line: &[u8]) -> Vec<&[u8]> {
     line.split(|b| b.is_ascii_whitespace())
@@ -53,8 +60,13 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Grid3, ReadError> {
         let f = fields(line);
         let Some(first) = f.first() else { continue };
         if first.starts_with(b"#") {
+            // The first comment line, and a later one that names the values' unit (APBS:
+            // "Data from APBS 3.4.1", then "POTENTIAL (kT/e)").
+            let comment = String::from_utf8_lossy(line).trim_start_matches('#').trim().to_string();
             if title.is_empty() {
-                title = String::from_utf8_lossy(line).trim_start_matches('#').trim().to_string();
+                title = comment;
+            } else if !comment.is_empty() && names_a_unit(&comment) && !names_a_unit(&title) && title.len() < 200 {
+                title = format!("{title}; {comment}");
             }
             continue;
         }

@@ -61,7 +61,7 @@ fn range(p: &Parsed, state: &AppState) -> Result<Option<[f32; 2]>, Problem> {
         Some(u) => u,
         None => {
             let field = state.slice_field().map_err(|e| problem(p.column, e))?;
-            crate::app::values::FieldUnit::of(field, state.potential_display(field))
+            state.field_unit(field)
         }
     };
     Ok(Some([unit.computed(lo), unit.computed(hi)]))

@@ -179,7 +179,7 @@ pub fn iso_controls_ui(ui: &mut egui::Ui, state: &AppState, f: &FieldRep) -> Vec
         edits.extend(super::ils::ils_iso_ui(ui, state, f).map(RepEdit::IsoValue));
         return edits;
     }
-    let unit = FieldUnit::of(f.field, state.potential_display(f.field));
+    let unit = state.field_unit(f.field);
     let grid = f.pipeline.shown.as_ref().map(|(_, g)| Arc::clone(g));
     let relative_now = f.iso.relative;
     let mut relative = relative_now;
@@ -599,7 +599,7 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
         return;
     };
     // The range is edited in the colouring field's unit (kT/e, ... for potentials).
-    let unit = FieldUnit::of_coloring(c.source, state.potential_display(c.source));
+    let unit = state.coloring_unit(c.source);
     let mut shown = range.map(|v| unit.show(v));
     let mut changed = false;
     ui.horizontal_wrapped(|ui| {

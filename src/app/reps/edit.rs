@@ -102,6 +102,17 @@ impl AppState {
         }
     }
 
+    /// True for a volume of the open document whose header names a potential (an APBS map).
+    fn volume_is_potential(&self, field: FieldChoice) -> bool {
+        match field {
+            FieldChoice::Volume(i) => self
+                .document()
+                .and_then(|d| d.grids.get(i))
+                .is_some_and(|g| crate::app::values::volume_potential_unit(&g.description).is_some()),
+            _ => false,
+        }
+    }
+
     fn new_field_rep(&mut self, field: FieldChoice, style: FieldStyle, colors: Option<[[f32; 3]; 2]>) -> Rep {
         let field = self.esp_field(field);
         let n = self.doc.reps.fields().count();
@@ -120,7 +131,7 @@ impl AppState {
                     // A molecular surface has one side: neutral grey (as PyMOL and ChimeraX draw it), so
                     // it is not read as a potential while its colouring is being computed.
                     [MOLSURF_COLOR; 2]
-                } else if crate::app::esp_model::is_charges_potential(field) {
+                } else if crate::app::esp_model::is_charges_potential(field) || self.volume_is_potential(field) {
                     // Red negative, blue positive (the +iso lobe is the first).
                     [LOBE_NEGATIVE, LOBE_POSITIVE]
                 } else {
