@@ -95,7 +95,8 @@ impl RepSpec {
         }
     }
 
-    /// A field (as text) drawn in `style` with the defaults of its kind.
+    /// A field (as text) drawn in `style` with the defaults of its kind (a density's surface half
+    /// transparent, `field_opacity`).
     pub fn field(field: &str, style: FieldStyle) -> RepSpec {
         RepSpec {
             visible: true,
@@ -104,7 +105,7 @@ impl RepSpec {
                 style,
                 iso: Iso::default(),
                 colors: None,
-                opacity: 1.0,
+                opacity: field_opacity(field),
                 color_volume: None,
                 color_by: None,
             },
@@ -267,6 +268,15 @@ pub fn surface_selection_text(text: &str) -> Option<&str> {
 /// `mo:beta:lumo`, `mo:17`), `density`, `spin`, `esp` (a wavefunction's own potential; without a
 /// wavefunction the charges'), `potential` (of the charges), `potential:mean:N`, `volume` or
 /// `volume:N` (1-based).
+/// The opacity a field (as text) starts at: a density's envelope encloses everything else drawn,
+/// so it starts half transparent (`DENSITY_OPACITY`); the others opaque.
+pub fn field_opacity(field: &str) -> f32 {
+    match field.trim().to_ascii_lowercase().as_str() {
+        "density" | "rho" | "spin" | "spindensity" | "spin-density" => super::DENSITY_OPACITY,
+        _ => 1.0,
+    }
+}
+
 pub fn parse_field(text: &str, doc: &Document) -> Result<FieldChoice, String> {
     let lower = text.trim().to_ascii_lowercase();
     let field = if let Some(n) = lower.strip_prefix("ils:") {
@@ -500,7 +510,12 @@ mod tests {
         let back: Vec<RepSpec> = ron::from_str(&text).unwrap();
         assert_eq!(back, specs);
         // Fields left out take their defaults.
-        let short: RepSpec = ron::from_str("(kind: Field(field: \"density\"))").unwrap();
-        assert_eq!(short, RepSpec::field("density", FieldStyle::Isosurface));
+        let short: RepSpec = ron::from_str("(kind: Field(field: \"mo:homo\"))").unwrap();
+        assert_eq!(short, RepSpec::field("mo:homo", FieldStyle::Isosurface));
+        // A density's envelope starts half transparent.
+        match RepSpec::field("density", FieldStyle::Isosurface).kind {
+            SpecKind::Field { opacity, .. } => assert_eq!(opacity, super::super::DENSITY_OPACITY),
+            _ => unreachable!(),
+        }
     }
 }
