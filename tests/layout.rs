@@ -93,3 +93,22 @@ fn a_density_cube_fits_its_panels_at_1280x800() {
     );
     assert_inside_their_panels(&harness, size, 0.5, "density cube");
 }
+
+/// A GAMESS log's orbital list has a symmetry column (AU, BG): the list still fits the right panel,
+/// at 1280x800 and at 1024x640.
+#[test]
+fn a_gamess_orbital_list_with_symmetries_fits_its_panel() {
+    for size in [[1280.0, 800.0], [1024.0, 640.0]] {
+        let mut state = AppState::new(Settings::default(), FieldService::default());
+        state.apply(Command::OpenFiles(vec![data("qm-logs/GAMESS-US2018_dvb_sp.out")]));
+        assert!(state.document().is_some(), "{}", state.panels.status);
+        let mut harness = window_of(state, size, true);
+        harness.run_steps(4);
+        open_side_headers(&mut harness);
+        assert!(
+            harness.query_all_by_label("sym.").next().is_some(),
+            "no symmetry column"
+        );
+        assert_inside_their_panels(&harness, size, 0.5, "GAMESS orbitals");
+    }
+}

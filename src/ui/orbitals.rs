@@ -117,17 +117,23 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
     // "2.00 A" to be read as a length); the symmetry column only when the file gives symmetries
     // other than A (C1).
     let with_symmetry = rows.iter().any(|r| !r.symmetry.is_empty() && r.symmetry != "A");
+    let [w_orbital, w_energy, w_occupation, w_symmetry] = column_widths(
+        ui.available_width() - ui.spacing().scroll.bar_width - ui.spacing().scroll.bar_outer_margin,
+        ui.spacing().item_spacing.x,
+        with_symmetry,
+    );
     let heading = |ui: &mut egui::Ui, width: f32, text: &str, hover: &str| {
         cell(ui, width, |ui| {
-            ui.label(RichText::new(text).strong()).on_hover_text(hover);
+            ui.add(egui::Label::new(RichText::new(text).strong()).truncate())
+                .on_hover_text(hover);
         });
     };
     ui.horizontal(|ui| {
-        heading(ui, COLUMN_ORBITAL, "orbital", "Number in the file, from 1");
-        heading(ui, COLUMN_ENERGY, "energy", "Orbital energy");
-        heading(ui, COLUMN_OCCUPATION, "occ.", "Occupation (electrons)");
+        heading(ui, w_orbital, "orbital", "Number in the file, from 1");
+        heading(ui, w_energy, "energy", "Orbital energy");
+        heading(ui, w_occupation, "occ.", "Occupation (electrons)");
         if with_symmetry {
-            heading(ui, COLUMN_OCCUPATION, "sym.", "Symmetry label from the file");
+            heading(ui, w_symmetry, "sym.", "Symmetry label from the file");
         }
     });
     egui::ScrollArea::vertical()
@@ -146,9 +152,9 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
                     } else {
                         format!("{} {}", row.index + 1, row.label)
                     };
-                    cell(ui, COLUMN_ORBITAL, |ui| {
+                    cell(ui, w_orbital, |ui| {
                         let r = ui
-                            .selectable_label(selected == Some(row.index), text)
+                            .add(egui::Button::selectable(selected == Some(row.index), text).truncate())
                             .on_hover_text("Click: show it in the orbital representation; Shift+click: in a new one");
                         if r.clicked() {
                             send(state, pick_command(ui, row.index));
@@ -158,24 +164,40 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
                             state.panels.scroll_to_orbital = false;
                         }
                     });
-                    cell(ui, COLUMN_ENERGY, |ui| {
-                        ui.label(state.format_energy(row.energy_hartree));
+                    cell(ui, w_energy, |ui| {
+                        ui.add(egui::Label::new(state.format_energy(row.energy_hartree)).truncate());
                     });
-                    cell(ui, COLUMN_OCCUPATION, |ui| {
-                        ui.label(format!("{:.2}", row.occupation));
+                    cell(ui, w_occupation, |ui| {
+                        ui.add(egui::Label::new(format!("{:.2}", row.occupation)).truncate());
                     });
                     if with_symmetry {
-                        ui.label(&row.symmetry);
+                        cell(ui, w_symmetry, |ui| {
+                            ui.add(egui::Label::new(&row.symmetry).truncate());
+                        });
                     }
                 });
             }
         });
 }
 
-/// Widths of the orbital list's columns (points), shared by the names above the list and its rows.
+/// Widths of the orbital list's columns (points) where there is room, shared by the names above the
+/// list and its rows.
 const COLUMN_ORBITAL: f32 = 84.0;
 const COLUMN_ENERGY: f32 = 88.0;
 const COLUMN_OCCUPATION: f32 = 36.0;
+const COLUMN_SYMMETRY: f32 = 32.0;
+
+/// The columns' widths (orbital, energy, occupation, symmetry) in `available` points with `gap`
+/// between cells: the defaults where they fit, else shrunk together so the list stays inside its
+/// panel (a GAMESS log's symmetry column made it wider than the panel).
+fn column_widths(available: f32, gap: f32, with_symmetry: bool) -> [f32; 4] {
+    let sym = if with_symmetry { COLUMN_SYMMETRY } else { 0.0 };
+    let cells = if with_symmetry { 4.0 } else { 3.0 };
+    let want = COLUMN_ORBITAL + COLUMN_ENERGY + COLUMN_OCCUPATION + sym;
+    let room = (available - gap * (cells - 1.0)).max(0.0);
+    let k = (room / want).min(1.0);
+    [COLUMN_ORBITAL * k, COLUMN_ENERGY * k, COLUMN_OCCUPATION * k, sym * k]
+}
 
 /// A cell of the orbital list: `width` wide, its content from the left.
 fn cell(ui: &mut egui::Ui, width: f32, content: impl FnOnce(&mut egui::Ui)) {
