@@ -444,17 +444,23 @@ class System:
         return f"System(n_atoms={self.n_atoms}, n_frames={self.n_frames})"
 
 
-def load(*paths: Union[str, os.PathLike]) -> System:
+def load(*paths: Union[str, os.PathLike], whole: bool = True) -> System:
     """Reads the files that together form one system (any format ``orbitfield`` reads: PDB,
-    mmCIF, PSF, PQR, GRO, prmtop, DCD, XTC, TRR, NetCDF, Molden, fchk, wfn/wfx, QM logs, cube, DX,
-    ...), as ``orbitfield info FILE...`` does.
+    mmCIF, PSF, PQR, GRO, prmtop, DCD, XTC, TRR, NetCDF, SDF, Molden, fchk, wfn/wfx, QM logs, cube,
+    DX, ...), as ``orbitfield info FILE...`` does.
+
+    With ``whole`` (the default), molecules that a periodic box cuts into pieces are made whole in
+    every frame (atoms moved by whole box vectors along their bonds), as the viewer and
+    ``orbitfield grid`` do, so RMSD, radius of gyration, SASA and fields see intact molecules; a
+    note in :attr:`System.warnings` says when the file had any in pieces. ``whole=False`` keeps the
+    frames as the file wrote them (MDAnalysis's default).
 
     Example::
 
         s = orbitfield.load("adk.psf", "adk_dims.dcd")
     """
     names = [os.fspath(p) for p in paths]
-    return System(_native.load(names), names)
+    return System(_native.load(names, whole), names)
 
 
 # --- PySCF -------------------------------------------------------------------------------------
@@ -638,6 +644,14 @@ def run(commands, base_dir=None) -> list:
     paths are taken from ``base_dir`` (the current folder by default). Returns what the commands
     reported (measurements, files written), in order. A failing command raises ``OrbitfieldError``
     naming its line and column; the commands before it have been carried out.
+
+    Each call starts from nothing: what one call opened is gone in the next, so a loop over frames
+    puts its ``open`` in every call, or better builds one list of commands (the command language has
+    no loops of its own; Python is its loop)::
+
+        lines = ["open adk.psf adk_dims.dcd", "measure rgyr protein"]
+        lines += [f"frame {f}; save image frame{f:03d}.png" for f in range(0, 98, 10)]
+        orbitfield.run(lines)
 
     Example::
 

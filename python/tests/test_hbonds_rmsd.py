@@ -118,3 +118,26 @@ def test_sasa_equals_mdtraj():
     assert np.abs(nterm - np.array(ref["n_terminal_total_angstrom2"])).max() < 1e-4 * nterm.max()
     with pytest.raises(orbitfield.OrbitfieldError, match="probe"):
         adk.sasa("protein", probe=-1.0)
+
+
+def test_periodic_molecules_are_made_whole_as_in_the_viewer():
+    """adk_oplsaa's protein lies across its box in the file: made whole by default, the radius of
+    gyration and RMSD equal MDAnalysis's after its unwrap transformation; whole=False gives
+    MDAnalysis's reading of the frames as written."""
+    from MDAnalysis import transformations
+
+    gro, xtc = MD_DATA / "adk_oplsaa.gro", MD_DATA / "adk_oplsaa.xtc"
+    u = mda.Universe(str(gro), str(xtc))
+    protein = u.select_atoms("protein")
+    frames = [0, 5, 9]
+    as_written = [protein.radius_of_gyration() for _ in u.trajectory[frames]]
+    u.trajectory.add_transformations(transformations.unwrap(u.atoms))
+    unwrapped = [protein.radius_of_gyration() for _ in u.trajectory[frames]]
+    assert max(as_written) - min(unwrapped) > 2.0, "the file's protein should lie across its box"
+
+    whole = orbitfield.load(gro, xtc)
+    assert any("made whole" in w for w in whole.warnings)
+    np.testing.assert_allclose(whole.rgyr("protein", frames=frames), unwrapped, atol=2e-3)
+    raw = orbitfield.load(gro, xtc, whole=False)
+    assert not any("made whole" in w for w in raw.warnings)
+    np.testing.assert_allclose(raw.rgyr("protein", frames=frames), as_written, atol=2e-3)

@@ -57,13 +57,27 @@ where
     }
 }
 
-/// Reads the files that together form one system (as `orbitfield info FILE...` does).
+/// Reads the files that together form one system (as `orbitfield info FILE...` does); with
+/// `whole`, the molecules are made whole across a periodic box in every frame, as the viewer and
+/// `orbitfield grid` do (a note among the warnings says when the file had any in pieces).
 #[pyfunction]
-fn load(py: Python<'_>, paths: Vec<std::path::PathBuf>) -> PyResult<system::PySystem> {
+#[pyo3(signature = (paths, whole=true))]
+fn load(py: Python<'_>, paths: Vec<std::path::PathBuf>, whole: bool) -> PyResult<system::PySystem> {
     if paths.is_empty() {
         return Err(OrbitfieldError::new_err("load needs at least one file"));
     }
-    let loaded = guard(py, move || Ok(crate::io::load(&paths)?))?;
+    let loaded = guard(py, move || {
+        let mut system = crate::io::load(&paths)?;
+        if whole {
+            let n = system.structure.len();
+            if let Some(note) = crate::io::load::make_whole(&system.structure.bonds, n, &mut system.trajectory) {
+                system
+                    .warnings
+                    .push(format!("{note} (whole=False keeps the frames as the file wrote them)"));
+            }
+        }
+        Ok(system)
+    })?;
     Ok(system::PySystem::new(loaded))
 }
 
