@@ -68,7 +68,7 @@ impl AppState {
             _ => String::new(),
         };
         let residue = match (s.resnames.get(atom), s.resids.get(atom)) {
-            (Some(r), Some(id)) => format!("{chain}{r}{id}:"),
+            (Some(r), Some(_)) => format!("{chain}{r}{}:", s.resid_text(atom)),
             _ => String::new(),
         };
         match self.tools.labels.format {

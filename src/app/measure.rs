@@ -303,7 +303,7 @@ impl AppState {
             return name;
         }
         match (s.names.get(atom), s.resnames.get(atom), s.resids.get(atom)) {
-            (Some(n), Some(r), Some(id)) => format!("{n} {r}{id}"),
+            (Some(n), Some(r), Some(_)) => format!("{n} {r}{}", s.resid_text(atom)),
             (Some(n), _, _) => n.to_string(),
             _ => format!("#{}", atom + 1),
         }

@@ -195,6 +195,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         c.type_symbol,
         c.name,
         c.altloc,
+        c.icode,
         c.resname,
         c.chain,
         c.resid,
@@ -218,7 +219,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         });
     }
     // Columns read as text must hold strings.
-    for k in [c.type_symbol, c.name, c.altloc, c.resname, c.chain]
+    for k in [c.type_symbol, c.name, c.altloc, c.icode, c.resname, c.chain]
         .into_iter()
         .flatten()
     {

@@ -79,12 +79,14 @@ pub fn append_structure(s: &mut Structure, other: &Structure, other_name: &str) 
     );
     join_column(&mut s.bfactors, &other.bfactors, &vec![0.0; n0], &vec![0.0; n1]);
     join_column(&mut s.occupancies, &other.occupancies, &vec![1.0; n0], &vec![1.0; n1]);
-    match (&mut s.altlocs, &other.altlocs) {
-        (None, None) => {}
-        (mine, theirs) => {
-            let mut a = mine.take().unwrap_or_else(|| vec![b' '; n0]);
-            a.extend(theirs.clone().unwrap_or_else(|| vec![b' '; n1]));
-            *mine = Some(a);
+    for (mine, theirs) in [(&mut s.altlocs, &other.altlocs), (&mut s.icodes, &other.icodes)] {
+        match (mine, theirs) {
+            (None, None) => {}
+            (mine, theirs) => {
+                let mut a = mine.take().unwrap_or_else(|| vec![b' '; n0]);
+                a.extend(theirs.clone().unwrap_or_else(|| vec![b' '; n1]));
+                *mine = Some(a);
+            }
         }
     }
     match (&mut s.charges_e, &other.charges_e) {

@@ -165,6 +165,9 @@ pub(super) fn finish(path: &Path, mut site: AtomSite, cell: [Option<f64>; 6]) ->
     if site.altlocs.iter().any(|&a| a != b' ') {
         site.structure.altlocs = Some(std::mem::take(&mut site.altlocs));
     }
+    if site.icodes.iter().any(|&a| a != b' ') {
+        site.structure.icodes = Some(std::mem::take(&mut site.icodes));
+    }
     if let Some(w) = site.stopped.take() {
         warnings.push(w);
     }
@@ -336,6 +339,7 @@ pub(super) struct Columns {
     pub(super) type_symbol: Option<usize>,
     pub(super) name: Option<usize>,
     pub(super) altloc: Option<usize>,
+    pub(super) icode: Option<usize>,
     pub(super) resname: Option<usize>,
     pub(super) chain: Option<usize>,
     pub(super) resid: Option<usize>,
@@ -360,6 +364,7 @@ impl Columns {
             type_symbol: find(&["type_symbol"]),
             name: find(&["auth_atom_id", "label_atom_id"]),
             altloc: find(&["label_alt_id", "auth_alt_id"]),
+            icode: find(&["pdbx_PDB_ins_code"]),
             resname: find(&["auth_comp_id", "label_comp_id"]),
             chain: find(&["auth_asym_id", "label_asym_id"]),
             resid: find(&["auth_seq_id", "label_seq_id"]),
@@ -389,6 +394,8 @@ pub(super) struct AtomSite {
     topology_done: bool,
     /// Alternate-location indicator of each topology atom (`b' '` for none).
     altlocs: Vec<u8>,
+    /// Insertion code of each topology atom's residue (`b' '` for none).
+    icodes: Vec<u8>,
     long_names: usize,
     /// Set when a model's atoms were not the first model's: that model and the ones after it are
     /// not read, and this says so.
@@ -467,6 +474,14 @@ impl AtomSite {
                 .push_atom(element, name, Name8::new(resname_f), resid, chain, Name8::EMPTY);
             // A one-character indicator as in PDB files; longer ids keep their first character.
             self.altlocs.push(get(c.altloc).first().copied().unwrap_or(b' '));
+            // `?` and `.` are mmCIF's "no value".
+            self.icodes.push(
+                get(c.icode)
+                    .first()
+                    .copied()
+                    .filter(u8::is_ascii_alphanumeric)
+                    .unwrap_or(b' '),
+            );
             let optional = |col: Option<usize>| {
                 row.number(col)
                     .filter(|v| col.is_some() && v.is_finite())

@@ -68,6 +68,7 @@ enum StrProp {
     Chain,
     Segid,
     Altloc,
+    Insertion,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -381,6 +382,7 @@ impl Parser<'_> {
                     "chain" | "chainid" => self.strings(StrProp::Chain, col),
                     "segid" | "segname" => self.strings(StrProp::Segid, col),
                     "altloc" => self.strings(StrProp::Altloc, col),
+                    "insertion" | "icode" => self.strings(StrProp::Insertion, col),
                     "resid" | "resnum" | "residue_number" => self.ints(IntProp::Resid, col),
                     "index" => self.ints(IntProp::Index, col),
                     "bynum" | "serial" => self.ints(IntProp::Bynum, col),
@@ -471,6 +473,8 @@ impl Parser<'_> {
 
     fn ints(&mut self, p: IntProp, col: usize) -> PResult<Expr> {
         let mut ranges = Vec::new();
+        // Residue numbers with an insertion code (`resid 163A`).
+        let mut with_code: Vec<(i64, char)> = Vec::new();
         loop {
             let c = self.column();
             match self.peek().cloned() {
@@ -494,6 +498,12 @@ impl Parser<'_> {
                         ranges.push((lo, lo));
                     }
                 }
+                Some(Tok::Word(w)) if p == IntProp::Resid && insertion_resid(&w).is_some() => {
+                    // "163A": residue 163 with insertion code A (PDB column 27).
+                    let (r, code) = insertion_resid(&w).unwrap_or((0, ' '));
+                    self.pos += 1;
+                    with_code.push((r, code));
+                }
                 Some(Tok::Word(w)) if !is_keyword(&w) => {
                     // "1:10", "1-10" written without spaces.
                     let parts: Option<(i64, i64)> = w
@@ -511,11 +521,33 @@ impl Parser<'_> {
                 _ => break,
             }
         }
-        if ranges.is_empty() {
+        if ranges.is_empty() && with_code.is_empty() {
             return Err((self.column().max(col), "expected one or more integers or ranges".into()));
         }
-        Ok(Expr::Int(p, ranges))
+        // Plain numbers take every insertion code (as VMD's resid); `163A` that residue only.
+        let coded = with_code.into_iter().map(|(r, code)| {
+            Expr::And(
+                Box::new(Expr::Int(IntProp::Resid, vec![(r, r)])),
+                Box::new(Expr::Str(StrProp::Insertion, vec![code.to_string()])),
+            )
+        });
+        let mut terms: Vec<Expr> = coded.collect();
+        if !ranges.is_empty() {
+            terms.insert(0, Expr::Int(p, ranges));
+        }
+        let first = terms.remove(0);
+        Ok(terms
+            .into_iter()
+            .fold(first, |acc, t| Expr::Or(Box::new(acc), Box::new(t))))
     }
+}
+
+/// `163A`: a residue number followed by one letter (an insertion code).
+fn insertion_resid(word: &str) -> Option<(i64, char)> {
+    let code = word.chars().last().filter(char::is_ascii_alphabetic)?;
+    let digits = &word[..word.len() - 1];
+    let r: i64 = digits.parse().ok()?;
+    Some((r, code))
 }
 
 fn as_int(v: f64) -> Option<i64> {
@@ -698,6 +730,10 @@ impl Ctx<'_> {
                         StrProp::Segid => self.s.segids[i].as_str(),
                         StrProp::Altloc => {
                             altloc = [self.s.altloc(i)];
+                            std::str::from_utf8(&altloc).unwrap_or("").trim()
+                        }
+                        StrProp::Insertion => {
+                            altloc = [self.s.icode(i)];
                             std::str::from_utf8(&altloc).unwrap_or("").trim()
                         }
                     };

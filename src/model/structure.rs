@@ -50,6 +50,10 @@ pub struct Structure {
     /// atom without one), when the file has alternate locations. Every location is kept as its own
     /// atom, as VMD and MDAnalysis do; `altloc A` selects one.
     pub altlocs: Option<Vec<u8>>,
+    /// Insertion code of each atom's residue (PDB column 27, mmCIF `pdbx_PDB_ins_code`; `b' '` for
+    /// none), when the file has any: residues 163, 163A, 163B are residues of their own, and
+    /// `resid 163A` or `insertion A` selects one.
+    pub icodes: Option<Vec<u8>>,
     /// Bonds as pairs of atom indices, each pair with the smaller index first, sorted.
     pub bonds: Vec<[u32; 2]>,
     pub bond_source: BondSource,
@@ -98,6 +102,20 @@ impl Structure {
         self.altlocs.as_ref().and_then(|a| a.get(i).copied()).unwrap_or(b' ')
     }
 
+    /// The insertion code of atom `i`'s residue (`b' '` when it has none).
+    pub fn icode(&self, i: usize) -> u8 {
+        self.icodes.as_ref().and_then(|a| a.get(i).copied()).unwrap_or(b' ')
+    }
+
+    /// Atom `i`'s residue number as the file writes it: `163`, or `163A` with an insertion code.
+    pub fn resid_text(&self, i: usize) -> String {
+        let r = self.resids.get(i).copied().unwrap_or(0);
+        match self.icode(i) {
+            b' ' => r.to_string(),
+            c => format!("{r}{}", c as char),
+        }
+    }
+
     /// True when atoms `i` and `j` are different alternate locations of one site (both have an
     /// indicator and they differ): such copies overlap in space and are never bonded.
     pub fn are_alternates(&self, i: usize, j: usize) -> bool {
@@ -121,14 +139,15 @@ impl Structure {
         self.charges_e.as_ref().map(|q| q.iter().map(|&x| f64::from(x)).sum())
     }
 
-    /// Start index of each residue: a new residue begins wherever segment, chain, residue id or
-    /// residue name changes from the previous atom. The last entry is `len()`.
+    /// Start index of each residue: a new residue begins wherever segment, chain, residue id,
+    /// insertion code or residue name changes from the previous atom. The last entry is `len()`.
     pub fn residue_starts(&self) -> Vec<usize> {
         let n = self.len();
         let mut starts = Vec::new();
         for i in 0..n {
             let new = i == 0
                 || self.resids[i] != self.resids[i - 1]
+                || self.icode(i) != self.icode(i - 1)
                 || self.resnames[i] != self.resnames[i - 1]
                 || self.chains[i] != self.chains[i - 1]
                 || self.segids[i] != self.segids[i - 1];
@@ -195,6 +214,11 @@ impl Structure {
             && a.len() != n
         {
             return Err(format!("altlocs has {} entries for {n} atoms", a.len()));
+        }
+        if let Some(a) = &self.icodes
+            && a.len() != n
+        {
+            return Err(format!("insertion codes has {} entries for {n} atoms", a.len()));
         }
         if let Some(b) = self.bonds.iter().find(|b| b[0] as usize >= n || b[1] as usize >= n) {
             return Err(format!("bond {}-{} refers to an atom past {n}", b[0] + 1, b[1] + 1));

@@ -15,7 +15,9 @@ pub const AROUND_ANGSTROM: f32 = 5.0;
 /// The selection of the residue of atom `i`: its residue number with its chain (else its segment;
 /// else its residue name), so that it names that residue alone ("chain A and resid 13").
 pub fn residue_selection(s: &Structure, i: usize) -> Option<String> {
-    let resid = *s.resids.get(i)?;
+    s.resids.get(i)?;
+    // `163A` with an insertion code: that residue alone.
+    let resid = s.resid_text(i);
     let chain = s.chains.get(i).map(|c| c.as_str().trim()).unwrap_or("");
     let seg = s.segids.get(i).map(|c| c.as_str().trim()).unwrap_or("");
     let quote = crate::model::select::literal_word;
@@ -39,7 +41,7 @@ fn residue_name(s: &Structure, i: usize) -> String {
     format!(
         "{}{}",
         s.resnames.get(i).map(|r| r.as_str().trim()).unwrap_or("?"),
-        s.resids.get(i).copied().unwrap_or(0)
+        s.resid_text(i)
     )
 }
 

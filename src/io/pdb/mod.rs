@@ -67,6 +67,8 @@ struct AtomRecord {
     serial: Option<i64>,
     name: Name8,
     altloc: u8,
+    /// Insertion code (column 27), `b' '` for none.
+    icode: u8,
     resname: Name8,
     chain: Name8,
     resid: i32,
@@ -111,6 +113,7 @@ struct Reader<'p> {
     frame_open: bool,
     /// Alternate-location indicator of each topology atom.
     altlocs: Vec<u8>,
+    icodes: Vec<u8>,
     conect: Vec<[i64; 2]>,
     warnings: Vec<String>,
     long_names: usize,
@@ -140,6 +143,7 @@ impl<'p> Reader<'p> {
             frame_start_line: 0,
             frame_open: false,
             altlocs: Vec::new(),
+            icodes: Vec::new(),
             conect: Vec::new(),
             warnings: Vec::new(),
             long_names: 0,
@@ -253,6 +257,7 @@ impl<'p> Reader<'p> {
                 .push_atom(rec.element, rec.name, rec.resname, resid, rec.chain, rec.segid);
             self.serials.push(rec.serial.unwrap_or(-1));
             self.altlocs.push(if rec.altloc == 0 { b' ' } else { rec.altloc });
+            self.icodes.push(rec.icode);
             self.occupancies.push(rec.occupancy);
             self.bfactors.push(rec.bfactor);
             if self.flavor == Flavor::Pqr {
@@ -353,6 +358,7 @@ impl<'p> Reader<'p> {
             serial: hybrid36(cols(line, 6, 11), 5),
             name,
             altloc: line.get(16).copied().unwrap_or(b' '),
+            icode: if icode.is_ascii_alphabetic() { icode } else { b' ' },
             resname,
             chain: Name8::new(if two_char_chain {
                 cols(line, 20, 22)
@@ -470,6 +476,7 @@ impl<'p> Reader<'p> {
             serial: hybrid36(toks[1], 5),
             name: Name8::new(toks[2]),
             altloc: b' ',
+            icode: b' ',
             resname: Name8::new(toks[3]),
             chain,
             resid,
@@ -628,6 +635,9 @@ impl<'p> Reader<'p> {
         }
         if self.altlocs.iter().any(|&a| a != b' ') {
             self.structure.altlocs = Some(std::mem::take(&mut self.altlocs));
+        }
+        if self.icodes.iter().any(|&a| a != b' ') {
+            self.structure.icodes = Some(std::mem::take(&mut self.icodes));
         }
         if self.bfactors.iter().any(|v| v.is_finite()) {
             self.structure.bfactors = Some(std::mem::take(&mut self.bfactors));

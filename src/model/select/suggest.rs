@@ -2,7 +2,7 @@
 //! ("unknown keyword 'protien' (did you mean 'protein'?)").
 
 /// The words a selection may start an expression with.
-const KEYWORDS: [&str; 34] = [
+const KEYWORDS: [&str; 35] = [
     "all",
     "none",
     "protein",
@@ -23,6 +23,7 @@ const KEYWORDS: [&str; 34] = [
     "segid",
     "segname",
     "altloc",
+    "insertion",
     "resid",
     "resnum",
     "index",
