@@ -286,9 +286,9 @@ pub struct GridArgs {
     /// Output file: .cube (Gaussian cube, bohr) or .dx (OpenDX, Angstrom).
     #[arg(short = 'o', long = "output")]
     pub output: PathBuf,
-    /// Lattice spacing in Angstrom.
-    #[arg(long, default_value_t = DEFAULT_SPACING_ANGSTROM, allow_negative_numbers = true)]
-    pub spacing: f64,
+    /// Lattice spacing in Angstrom [default: 0.15; pb: 0.5, a typical APBS fine lattice].
+    #[arg(long, allow_negative_numbers = true)]
+    pub spacing: Option<f64>,
     /// Padding around the atoms in Angstrom.
     #[arg(long, default_value_t = DEFAULT_PADDING_ANGSTROM, allow_negative_numbers = true)]
     pub padding: f64,
@@ -338,7 +338,8 @@ pub struct GridArgs {
     #[arg(long, value_enum)]
     pub msm_stages: Option<StagesOn>,
     /// molsurf: the atoms of the surface (selection language, e.g. "protein"); the lattice follows
-    /// them [default: all].
+    /// them [default: all]. pb: the solute's atoms [default: all but water molecules and the
+    /// electrolyte's monatomic ions (Na+, K+, Cl-...), which the model's solvent stands for].
     #[arg(long, value_name = "SELECTION")]
     pub sel: Option<String>,
     /// molsurf: Gaussian width over atom radius (larger: smoother surface, small crevices closed).
@@ -349,6 +350,13 @@ pub struct GridArgs {
     /// coordinates. Without it, a region is found by geometry when the atoms come from a topology.
     #[arg(long, value_name = "SELECTION")]
     pub qm_region: Option<String>,
+}
+
+impl GridArgs {
+    /// `--spacing`, or the default of fields other than pb (`DEFAULT_SPACING_ANGSTROM`).
+    pub fn spacing_angstrom(&self) -> f64 {
+        self.spacing.unwrap_or(DEFAULT_SPACING_ANGSTROM)
+    }
 }
 
 /// The memory limit for lattices: --max-memory-gib or half of the physical memory.
@@ -443,10 +451,10 @@ fn lattice_padded(args: &GridArgs, positions_angstrom: &[[f64; 3]], padding_angs
         (Some(o), Some(d)) => LatticeSpec::Explicit {
             origin_angstrom: super::three("--origin", o)?,
             dims: super::three("--dims", d)?,
-            spacing_angstrom: args.spacing,
+            spacing_angstrom: args.spacing_angstrom(),
         },
         _ => LatticeSpec::AroundAtoms {
-            spacing_angstrom: args.spacing,
+            spacing_angstrom: args.spacing_angstrom(),
             padding_angstrom,
         },
     };

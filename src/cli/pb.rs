@@ -181,8 +181,11 @@ fn params(args: &GridArgs) -> Result<PbParams> {
 }
 
 /// The lattice of `args` around `positions`.
+/// `grid pb`'s lattice spacing without `--spacing` (Angstrom): a typical APBS fine lattice.
+pub const PB_DEFAULT_SPACING_ANGSTROM: f64 = 0.5;
+
 fn lattice(args: &GridArgs, positions: &[[f64; 3]]) -> Result<PbLattice> {
-    let h = args.spacing;
+    let h = args.spacing.unwrap_or(PB_DEFAULT_SPACING_ANGSTROM);
     if !(h.is_finite() && h > 0.0) {
         bail!("--spacing {h}: a positive number of Angstrom");
     }
@@ -248,7 +251,7 @@ fn focus_chain(args: &GridArgs, system: &mut io::System, frame: usize, atoms: &P
         None => Vec::new(),
     };
     let spec = FocusSpec {
-        fine_spacing_angstrom: args.spacing,
+        fine_spacing_angstrom: args.spacing.unwrap_or(PB_DEFAULT_SPACING_ANGSTROM),
         fine_center_angstrom: point("--fine-center", &p.fine_center)?,
         fine_length_angstrom: lengths("--fine-length", &p.fine_length)?,
         padding_angstrom: args.padding.max(setup::MIN_PB_PADDING_ANGSTROM),
@@ -261,8 +264,15 @@ fn focus_chain(args: &GridArgs, system: &mut io::System, frame: usize, atoms: &P
 
 pub use orbitfield::compute::pb::setup::{lattice_around, legend};
 
-/// The atoms of `frame`: positions, charges and radii (element radii where the files give none).
-pub fn atoms(system: &mut io::System, frame: usize, said: &mut bool) -> Result<(PbAtoms, Vec<CubeAtom>)> {
+/// The solute's atoms of `frame` (`sel`, by default all but water and bulk ions:
+/// `setup::solute`): positions, charges and radii (element radii where the files give none). The
+/// notes are said once (`said`).
+pub fn atoms(
+    system: &mut io::System,
+    frame: usize,
+    sel: Option<&str>,
+    said: &mut bool,
+) -> Result<(PbAtoms, Vec<CubeAtom>)> {
     let n_frames = system.trajectory.n_frames();
     if n_frames == 0 {
         bail!(super::grid_source::NO_COORDINATES);
@@ -274,15 +284,30 @@ pub fn atoms(system: &mut io::System, frame: usize, said: &mut bool) -> Result<(
         .trajectory
         .frame(frame)
         .with_context(|| format!("reading frame {frame}"))?;
-    let (atoms, by_element) = setup::atoms_of(&system.structure, &f.positions_angstrom).map_err(anyhow::Error::msg)?;
-    if by_element && !*said {
-        eprintln!("note: {}", setup::radii_note(&system.structure));
+    let (keep, solvent_note) =
+        setup::solute(&system.structure, Some(&f), sel).map_err(|e| anyhow::anyhow!("--sel: {e}"))?;
+    let (atoms, by_element) =
+        setup::atoms_kept(&system.structure, &f.positions_angstrom, Some(&keep)).map_err(anyhow::Error::msg)?;
+    if !*said {
+        if let Some(note) = solvent_note {
+            eprintln!("note: {note} (--sel)");
+        }
+        if by_element {
+            eprintln!("note: {}", setup::radii_note(&system.structure));
+        }
         *said = true;
     }
+    let elements: Vec<_> = system
+        .structure
+        .elements
+        .iter()
+        .zip(&keep)
+        .filter_map(|(e, &k)| k.then_some(*e))
+        .collect();
     let cube = atoms
         .positions_angstrom
         .iter()
-        .zip(&system.structure.elements)
+        .zip(&elements)
         .zip(&atoms.charges_e)
         .map(|((p, e), &q)| CubeAtom {
             atomic_number: u32::from(e.number()),
@@ -357,7 +382,7 @@ pub fn volume(
     }
     let params = PbParams::default();
     let mut said = false;
-    let (atoms, _) = atoms(system, 0, &mut said)?;
+    let (atoms, _) = atoms(system, 0, None, &mut said)?;
     let lat = lattice_around(&atoms.positions_angstrom, spacing_angstrom, 0.0);
     let mut solver = new_solver(device)?;
     let sol = solver.solve(&atoms, &lat, &params, None)?;
@@ -396,7 +421,7 @@ pub fn run(args: &GridArgs) -> Result<()> {
     let mut chain: Option<Vec<PbLattice>> = None;
     for (n, &frame) in frames.iter().enumerate() {
         let t0 = Instant::now();
-        let (atoms, cube) = atoms(&mut system, frame, &mut said)?;
+        let (atoms, cube) = atoms(&mut system, frame, args.sel.as_deref(), &mut said)?;
         if args.pb.focus && chain.is_none() {
             chain = Some(focus_chain(args, &mut system, frame, &atoms)?);
         }

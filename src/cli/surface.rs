@@ -235,7 +235,7 @@ fn pb_at_vertices(
         bail!("--color-offset {offset}: expected 0 to 10 Angstrom");
     }
     let mut said = false;
-    let (atoms, _) = super::pb::atoms(system, 0, &mut said).context("--color-by pb")?;
+    let (atoms, _) = super::pb::atoms(system, 0, None, &mut said).context("--color-by pb")?;
     let lattice = super::pb::lattice_around(&atoms.positions_angstrom, args.pb_spacing, 0.0);
     let mut solver = super::pb::new_solver(&args.device)?;
     let solution = solver.solve(&atoms, &lattice, &params, None).context("--color-by pb")?;

@@ -106,6 +106,96 @@ pub fn legend(p: &PbParams) -> String {
     )
 }
 
+/// Elements of the bulk electrolyte's monatomic ions (Na+, K+, Cl- and their kin): in a solvated
+/// box they are the ions the ionic strength stands for. Other monatomic ions (Zn, Ca, Mg, Fe) are
+/// usually bound to the solute and stay.
+const BULK_ION_ELEMENTS: [&str; 8] = ["Li", "Na", "K", "Rb", "Cs", "Cl", "Br", "I"];
+
+/// Which atoms are the solute: `sel` (selection language) when given; by default every atom but the
+/// water molecules and the bulk electrolyte's monatomic ions, which a Poisson-Boltzmann model
+/// replaces by its dielectric and ionic strength (as pdb2pqr strips them before APBS). The note to
+/// say once when atoms were left out by default; an error names a selection that does not parse or
+/// picks nothing.
+pub fn solute(
+    structure: &Structure,
+    frame: Option<&crate::model::Frame>,
+    sel: Option<&str>,
+) -> Result<(Vec<bool>, Option<String>), String> {
+    use crate::model::select::Selection;
+    if let Some(text) = sel {
+        let parsed = Selection::parse(text).map_err(|e| format!("selection '{text}': {e}"))?;
+        let keep = parsed.evaluate(structure, frame);
+        if !keep.iter().any(|&k| k) {
+            return Err(format!("selection '{text}' picks no atoms"));
+        }
+        return Ok((keep, None));
+    }
+    let water = Selection::parse("water")
+        .map_err(|e| e.to_string())?
+        .evaluate(structure, frame);
+    let starts = structure.residue_starts();
+    let mut keep = vec![true; structure.len()];
+    let (mut waters, mut ions) = (0usize, 0usize);
+    for w in starts.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        if water.get(a..b).is_some_and(|r| r.iter().all(|&x| x)) {
+            waters += 1;
+            keep[a..b].iter_mut().for_each(|k| *k = false);
+        } else if b == a + 1 && BULK_ION_ELEMENTS.contains(&structure.elements[a].symbol()) {
+            ions += 1;
+            keep[a] = false;
+        }
+    }
+    if waters + ions == 0 {
+        return Ok((keep, None));
+    }
+    if !keep.iter().any(|&k| k) {
+        // Only solvent (a box of water): nothing to leave out it would stand for.
+        return Ok((vec![true; structure.len()], None));
+    }
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let what = match (waters, ions) {
+        (w, 0) => plural(w, "water molecule", "water molecules"),
+        (0, i) => plural(i, "ion of the electrolyte", "ions of the electrolyte"),
+        (w, i) => format!(
+            "{} and {}",
+            plural(w, "water molecule", "water molecules"),
+            plural(i, "ion of the electrolyte", "ions of the electrolyte")
+        ),
+    };
+    Ok((
+        keep,
+        Some(format!(
+            "Poisson-Boltzmann: {what} left out of the solute, as APBS maps are made: the solvent's dielectric and the ionic strength stand for them (a selection of the atoms, e.g. `all`, keeps them)"
+        )),
+    ))
+}
+
+/// The atoms of `structure` at `positions_angstrom` that `keep` marks (all without), and whether
+/// their radii are the elements'.
+pub fn atoms_kept(
+    structure: &Structure,
+    positions_angstrom: &[[f32; 3]],
+    keep: Option<&[bool]>,
+) -> Result<(PbAtoms, bool), String> {
+    let (all, by_element) = atoms_of(structure, positions_angstrom)?;
+    let Some(keep) = keep else { return Ok((all, by_element)) };
+    let pick = |v: Vec<f64>| -> Vec<f64> { v.into_iter().zip(keep).filter_map(|(x, &k)| k.then_some(x)).collect() };
+    Ok((
+        PbAtoms {
+            positions_angstrom: all
+                .positions_angstrom
+                .into_iter()
+                .zip(keep)
+                .filter_map(|(x, &k)| k.then_some(x))
+                .collect(),
+            charges_e: pick(all.charges_e),
+            radii_angstrom: pick(all.radii_angstrom),
+        },
+        by_element,
+    ))
+}
+
 /// The atoms of `structure` at `positions_angstrom`, and whether their radii are the elements' (the
 /// files give none). Errors name what is missing (no charges, a coordinate count that differs).
 pub fn atoms_of(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Result<(PbAtoms, bool), String> {
