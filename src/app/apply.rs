@@ -113,6 +113,7 @@ impl AppState {
             }
             Command::SetEspModel(m) => self.set_esp_model(m),
             Command::SetRampAbove(on) => self.set_ramp_above(on),
+            Command::SetPbValue(which, v) => self.set_pb_value(which, v),
             Command::SetPotentialUnit(u) => {
                 self.settings.potential_unit = u;
                 self.view.dirty.slice = true;
@@ -610,7 +611,7 @@ impl AppState {
                 s.names.get(atom).map(|n| n.to_string()).unwrap_or_default(),
                 s.elements.get(atom).map(|e| e.symbol()).unwrap_or("?"),
                 s.resnames.get(atom).map(|n| n.to_string()).unwrap_or_default(),
-                s.resids.get(atom).copied().unwrap_or(0)
+                s.resid_text(atom)
             ),
         };
         if let Some(c) = s.chains.get(atom).filter(|c| !c.is_empty()) {

@@ -128,18 +128,28 @@ impl AppState {
         }
         self.pb.last_key = Some(key);
         let doc = self.document()?;
-        let made = setup::atoms_of(&doc.structure, &doc.frame.positions_angstrom);
+        // The solute: all but the water and the electrolyte's ions (`setup::solute`).
+        let made = setup::solute(&doc.structure, Some(&doc.frame), None).and_then(|(keep, solvent)| {
+            setup::atoms_kept(&doc.structure, &doc.frame.positions_angstrom, Some(&keep))
+                .map(|(atoms, by_element)| (atoms, by_element, solvent))
+        });
         let note = (!self.pb.radii_note_said).then(|| setup::radii_note(&doc.structure));
-        let (atoms, by_element) = match made {
+        let (atoms, by_element, solvent) = match made {
             Ok(a) => a,
             Err(e) => {
                 self.pb_failed(e);
                 return None;
             }
         };
-        if let Some(note) = note.filter(|_| by_element) {
-            self.pb.radii_note_said = true;
-            self.panels.status = format!("Poisson-Boltzmann: {note}");
+        if !self.pb.radii_note_said {
+            let notes: Vec<String> = solvent
+                .into_iter()
+                .chain(note.filter(|_| by_element).map(|n| format!("Poisson-Boltzmann: {n}")))
+                .collect();
+            if !notes.is_empty() {
+                self.pb.radii_note_said = true;
+                self.panels.status = notes.join("; ");
+            }
         }
         let h = self.pb.spacing_angstrom;
         if !(h.is_finite() && h > 0.0) {
@@ -259,5 +269,81 @@ impl AppState {
             self.pb.spacing_angstrom = s.spacing_angstrom;
         }
         self.pb.changed();
+    }
+}
+
+/// A Poisson-Boltzmann parameter the field panel and `set` change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PbSetting {
+    /// Ionic strength (M).
+    IonicStrength,
+    /// Solute dielectric.
+    EpsIn,
+    /// Solvent dielectric.
+    EpsOut,
+    /// Solvent probe radius (Angstrom).
+    Probe,
+    /// Lattice spacing (Angstrom).
+    Spacing,
+}
+
+impl PbSetting {
+    pub const ALL: [PbSetting; 5] = [
+        PbSetting::IonicStrength,
+        PbSetting::EpsIn,
+        PbSetting::EpsOut,
+        PbSetting::Probe,
+        PbSetting::Spacing,
+    ];
+
+    /// Its name in `set` ("ionic", "epsin", "epsout", "probe", "pbspacing").
+    pub fn word(self) -> &'static str {
+        match self {
+            PbSetting::IonicStrength => "ionic",
+            PbSetting::EpsIn => "epsin",
+            PbSetting::EpsOut => "epsout",
+            PbSetting::Probe => "probe",
+            PbSetting::Spacing => "pbspacing",
+        }
+    }
+
+    /// The values it takes, with its unit (the field panel's ranges).
+    pub fn range(self) -> (std::ops::RangeInclusive<f64>, &'static str) {
+        match self {
+            PbSetting::IonicStrength => (0.0..=5.0, " M"),
+            PbSetting::EpsIn => (1.0..=100.0, ""),
+            PbSetting::EpsOut => (1.0..=200.0, ""),
+            PbSetting::Probe => (0.0..=5.0, " Å"),
+            PbSetting::Spacing => (0.2..=3.0, " Å"),
+        }
+    }
+}
+
+impl AppState {
+    /// Sets a Poisson-Boltzmann parameter (checked by the caller against [`PbSetting::range`]):
+    /// the maps solved with the old one are dropped and the potentials recomputed.
+    pub(crate) fn set_pb_value(&mut self, which: PbSetting, value: f64) {
+        let p = &mut self.pb.params;
+        match which {
+            PbSetting::IonicStrength => p.ionic_strength_molar = value,
+            PbSetting::EpsIn => p.eps_in = value,
+            PbSetting::EpsOut => p.eps_out = value,
+            PbSetting::Probe => p.probe_angstrom = value,
+            PbSetting::Spacing => self.pb.spacing_angstrom = value,
+        }
+        self.pb.changed();
+        self.refresh_esp();
+    }
+
+    /// The current value of a Poisson-Boltzmann parameter.
+    pub fn pb_value(&self, which: PbSetting) -> f64 {
+        let p = &self.pb.params;
+        match which {
+            PbSetting::IonicStrength => p.ionic_strength_molar,
+            PbSetting::EpsIn => p.eps_in,
+            PbSetting::EpsOut => p.eps_out,
+            PbSetting::Probe => p.probe_angstrom,
+            PbSetting::Spacing => self.pb.spacing_angstrom,
+        }
     }
 }

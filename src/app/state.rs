@@ -96,6 +96,8 @@ pub enum Command {
     /// Samples the potential's colours 1.4 A outside the surfaces along their normals (PyMOL's
     /// `surface_ramp_above_mode`) instead of on them.
     SetRampAbove(bool),
+    /// A Poisson-Boltzmann parameter (the field panel's, `set ionic 0.05`).
+    SetPbValue(crate::app::pb::PbSetting, f64),
     /// The unit potentials are shown in.
     SetPotentialUnit(crate::app::values::PotentialDisplay),
     /// The isovalue of the representation the field panel edits (computed units, or a fraction of
@@ -756,7 +758,7 @@ impl AppState {
             .reps
             .fields()
             .find(|(r, f)| r.visible && matches!(f.style, super::reps::FieldStyle::Slice(_)))?;
-        Some(super::values::FieldUnit::of(f.field, self.potential_display(f.field)))
+        Some(self.field_unit(f.field))
     }
 
     /// The grid the slice plane shows: the topmost visible slice representation's.

@@ -101,8 +101,19 @@ impl<'a> Runner<'a> {
                 continue;
             }
             let planned = plan(&parsed, self.state).map_err(|p| at(st.line, p.column, p.message))?;
+            let reps_before = self.state.reps().list.len();
             self.carry_out(planned, parsed.column)
                 .map_err(|p| at(st.line, p.column, p.message))?;
+            if matches!((parsed.verb.name, parsed.sub()), ("rep" | "field", "add")) {
+                // Which number the new representation took: `color N`, `rep modify N` refer to it.
+                let reps = &self.state.reps().list;
+                if reps.len() > reps_before
+                    && let Some(r) = reps.last()
+                {
+                    self.output
+                        .push(format!("representation {}: {}", reps.len(), self.state.rep_label(r)));
+                }
+            }
             if self.mode == RunMode::Headless && parsed.verb.name == "fetch" {
                 let errors = self.state.panels.error_count;
                 while self.state.panels.fetch.job.is_some() {
@@ -254,7 +265,8 @@ impl<'a> Runner<'a> {
             Plan::Select(sel) => {
                 self.state.panels.new_selection = sel.clone();
                 let n = self.count(&sel);
-                self.output.push(format!("'{sel}' selects {n} atoms"));
+                let hint = if n == 0 { self.empty_hint(&sel) } else { String::new() };
+                self.output.push(format!("'{sel}' selects {n} atoms{hint}"));
                 Ok(())
             }
             Plan::Rmsd {
@@ -448,6 +460,28 @@ impl<'a> Runner<'a> {
         Ok((sum / atoms.len() as f64).sqrt())
     }
 
+    /// Why a selection that names chains, segments or insertion codes picks nothing, when the files
+    /// give none of them (a GRO or PQR file has no chain identifiers).
+    fn empty_hint(&self, sel: &str) -> String {
+        let Some(doc) = self.state.document() else {
+            return String::new();
+        };
+        let s = &doc.structure;
+        let words: Vec<String> = sel.split_whitespace().map(str::to_ascii_lowercase).collect();
+        let names = |w: &[&str]| words.iter().any(|x| w.contains(&x.as_str()));
+        let blank = |v: &[crate::model::Name8]| v.iter().all(|c| c.as_str().trim().is_empty());
+        if names(&["chain", "chainid"]) && blank(&s.chains) {
+            return " (the files give no chain identifiers: segid, resid or resname may name the part)".into();
+        }
+        if names(&["segid", "segname"]) && blank(&s.segids) {
+            return " (the files give no segment identifiers)".into();
+        }
+        if names(&["insertion", "icode"]) && s.icodes.is_none() {
+            return " (the files give no insertion codes)".into();
+        }
+        String::new()
+    }
+
     fn save_map(&mut self, field: crate::app::fields::FieldChoice, path: &Path) -> Result<(), String> {
         let key = self
             .state
@@ -459,12 +493,35 @@ impl<'a> Runner<'a> {
             .field_job(&key)
             .ok_or("save map: the field cannot be computed at this frame")?;
         let engine = crate::app::blocking_engine().ok_or("save map: no field engine in this build")?;
-        let grid = engine(&job)?;
+        let mut grid = engine(&job)?;
+        if grid.description.trim().is_empty() {
+            // What the values are and their unit, as `grid` writes it ("mo:homo (bohr^-3/2)").
+            let unit = self.state.field_unit(field).label;
+            grid.description = format!("{} ({unit})", self.state.describe_field(field));
+        }
+        // The frame's atoms, as cubegen and `grid` write them (the nuclear charge in the second
+        // column), so the map reopens with its molecule.
+        let atoms: Vec<crate::io::cube::CubeAtom> = self
+            .state
+            .document()
+            .map(|d| {
+                d.structure
+                    .elements
+                    .iter()
+                    .zip(&d.frame.positions_angstrom)
+                    .map(|(e, p)| crate::io::cube::CubeAtom {
+                        atomic_number: u32::from(e.number()),
+                        charge_e: f64::from(e.number()),
+                        position_bohr: p.map(|v| f64::from(v) * crate::model::units::BOHR_PER_ANGSTROM),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
         let written = if ext.as_deref() == Some("dx") {
             crate::io::dx::write(path, &grid)
         } else {
-            crate::io::cube::write(path, &grid, &[])
+            crate::io::cube::write(path, &grid, &atoms)
         };
         written.map_err(|e| format!("{}: {e}", path.display()))
     }

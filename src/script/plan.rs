@@ -772,6 +772,24 @@ fn set(p: &Parsed) -> Result<Plan, Problem> {
         "cell" => Command::ShowCell(on_off("cell")?),
         "whole" => Command::MakeWhole(on_off("whole")?),
         "rampabove" => Command::SetRampAbove(on_off("rampabove")?),
+        w if crate::app::pb::PbSetting::ALL.iter().any(|s| s.word() == w) => {
+            let which = crate::app::pb::PbSetting::ALL
+                .into_iter()
+                .find(|s| s.word() == w)
+                .unwrap_or(crate::app::pb::PbSetting::IonicStrength);
+            let (range, unit) = which.range();
+            let v: f64 = value.parse().ok().filter(|v| range.contains(v)).ok_or_else(|| {
+                problem(
+                    col,
+                    format!(
+                        "{w} '{value}': a number from {}{unit} to {}{unit}",
+                        range.start(),
+                        range.end()
+                    ),
+                )
+            })?;
+            Command::SetPbValue(which, v)
+        }
         "background" => match value.to_ascii_lowercase().as_str() {
             "dark" => Command::SetDarkBackground(true),
             "light" => Command::SetDarkBackground(false),

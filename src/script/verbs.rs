@@ -170,6 +170,11 @@ const SETTINGS: &[&str] = &[
     "rampabove",
     "cell",
     "whole",
+    "ionic",
+    "epsin",
+    "epsout",
+    "probe",
+    "pbspacing",
 ];
 const LABEL_FORMATS: &[&str] = &["name", "residue", "full"];
 
@@ -711,7 +716,7 @@ pub const VERBS: &[Verb] = &[
                 arg(
                     "value",
                     Kind::Text,
-                    "units: kT/e|kcal/mol/e|V|a.u.; background: dark|light|COLOR; lighting or depthcue: how far atoms fade with depth, 0 to 1; colormap: a colormap's name; lattice: points along the longest axis; energies: ev|hartree; model: the electrostatic model of the charges' potential, vacuum|4r (eps = s r, any slope: 2.5r)|debye (Debye-Hueckel, 0.15 M, eps 78.54, 298.15 K)|pb (Poisson-Boltzmann); rampabove: on|off, colours sampled 1.4 A outside surfaces; cell: on|off, the periodic box drawn; whole: on|off, molecules made whole across the periodic box (off: coordinates as the file wrote them)",
+                    "units: kT/e|kcal/mol/e|V|a.u.; background: dark|light|COLOR; lighting or depthcue: how far atoms fade with depth, 0 to 1; colormap: a colormap's name; lattice: points along the longest axis; energies: ev|hartree; model: the electrostatic model of the charges' potential, vacuum|4r (eps = s r, any slope: 2.5r)|debye (Debye-Hueckel, 0.15 M, eps 78.54, 298.15 K)|pb (Poisson-Boltzmann); rampabove: on|off, colours sampled 1.4 A outside surfaces; cell: on|off, the periodic box drawn; whole: on|off, molecules made whole across the periodic box (off: coordinates as the file wrote them); ionic (M), epsin, epsout, probe (A), pbspacing (A): the Poisson-Boltzmann model's ionic strength, dielectrics, solvent probe and lattice spacing",
                 ),
             ],
             &[],
@@ -842,7 +847,8 @@ pub fn reference_markdown() -> String {
          `within 5 of resid 12`).\n\n\
          Run a script in the window: `orbitfield [FILE...] SCRIPT.ofc` (the files open first); without a window: `orbitfield run SCRIPT.ofc \
          --headless` (images and movies by the offscreen renderer). A failing command stops the script with \
-         `FILE:LINE:COLUMN: problem`, and nothing of that command is applied.\n\n",
+         `FILE:LINE:COLUMN: problem`, and nothing of that command is applied. The language has no loops or \
+         variables: Python's `orbitfield.run([...])` takes a list of commands built in a loop.\n\n",
     );
     for v in VERBS {
         s.push_str(&format!("## `{}`\n\n{}\n\n", v.name, v.summary));
@@ -861,38 +867,5 @@ pub fn reference_markdown() -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::script::lex::statements;
-    use std::path::Path;
-
-    /// The committed `docs/scripting.md` is what the table generates.
-    #[test]
-    fn reference_is_current() {
-        let text = reference_markdown();
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scripting.md");
-        if std::env::var_os("ORBITFIELD_UPDATE_DOCS").is_some() {
-            std::fs::write(&path, &text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            return;
-        }
-        let committed = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            committed == text,
-            "docs/scripting.md is out of date with the verb table: run \
-             `ORBITFIELD_UPDATE_DOCS=1 cargo test --lib script::verbs` and commit the result"
-        );
-    }
-
-    #[test]
-    fn every_verb_has_help_and_an_example_that_parses() {
-        for v in VERBS {
-            assert!(help_text(Some(v.name)).is_ok());
-            let st = statements(v.example).unwrap_or_default();
-            let parsed = parse(&st[0], Path::new("/nonexistent"));
-            // Examples naming files to read are checked for their form only.
-            if let Err(e) = parsed {
-                assert!(e.message.starts_with("no such file"), "{}: {}", v.example, e.message);
-            }
-        }
-    }
-}
+#[path = "verbs_tests.rs"]
+mod tests;

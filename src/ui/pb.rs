@@ -4,6 +4,7 @@
 //! the progress line while a frame solves. The state and the solves are `app::pb`'s.
 
 use crate::app::fields::FieldChoice;
+use crate::app::pb::PbSetting;
 use crate::app::reps::{FieldStyle, RepSpec, SpecKind};
 use crate::app::state::{AppState, Command};
 use egui::RichText;
@@ -53,25 +54,24 @@ pub fn panel_ui(ui: &mut egui::Ui, state: &mut AppState) {
         return;
     }
     ui.label(RichText::new(state.pb.legend()).strong());
-    let mut p = state.pb.params;
-    let mut h = state.pb.spacing_angstrom;
-    let row = |ui: &mut egui::Ui, label: &str, v: &mut f64, range: std::ops::RangeInclusive<f64>, unit: &str| {
+    // Each change is a command (`set ionic 0.05`), so the log and a script repeat it.
+    for (which, label) in [
+        (PbSetting::IonicStrength, "Ionic strength"),
+        (PbSetting::EpsIn, "Solute dielectric"),
+        (PbSetting::EpsOut, "Solvent dielectric"),
+        (PbSetting::Probe, "Probe radius"),
+        (PbSetting::Spacing, "Lattice spacing"),
+    ] {
+        let (range, unit) = which.range();
+        let mut v = state.pb_value(which);
         ui.horizontal(|ui| {
             let l = ui.label(label);
-            ui.add(egui::DragValue::new(v).range(range).speed(0.01).suffix(unit))
+            ui.add(egui::DragValue::new(&mut v).range(range).speed(0.01).suffix(unit))
                 .labelled_by(l.id);
         });
-    };
-    row(ui, "Ionic strength", &mut p.ionic_strength_molar, 0.0..=5.0, " M");
-    row(ui, "Solute dielectric", &mut p.eps_in, 1.0..=100.0, "");
-    row(ui, "Solvent dielectric", &mut p.eps_out, 1.0..=200.0, "");
-    row(ui, "Probe radius", &mut p.probe_angstrom, 0.0..=5.0, " Å");
-    row(ui, "Lattice spacing", &mut h, 0.2..=3.0, " Å");
-    if p != state.pb.params || h != state.pb.spacing_angstrom {
-        state.pb.params = p;
-        state.pb.spacing_angstrom = h;
-        state.pb.changed();
-        state.refresh_esp();
+        if v != state.pb_value(which) {
+            state.push(Command::SetPbValue(which, v));
+        }
     }
     if let Some(line) = state.pb.progress() {
         // The line wraps beside its spinner: it names the frame, the model and the time.
