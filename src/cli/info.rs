@@ -201,7 +201,19 @@ fn report(
         match total_charge {
             // A sum of partial charges of a neutral molecule can round to -0.0000.
             Some(q) => println!("total charge: {:.4} e", if q.abs() < 5e-5 { 0.0 } else { q }),
-            None => println!("total charge: unknown (no partial charges in these files)"),
+            // A wavefunction's molecule: its nuclei's charge less its electrons.
+            None => match system.wavefunctions.first() {
+                Some(wf) => {
+                    let nuclei: f64 = wf.atoms.iter().map(|a| a.nuclear_charge).sum();
+                    let q = nuclei - wf.n_electrons();
+                    println!(
+                        "total charge: {:.0} e (the nuclei less the wavefunction's {:.0} electrons; no partial charges in these files)",
+                        if q.abs() < 0.5 { 0.0 } else { q },
+                        wf.n_electrons()
+                    );
+                }
+                None => println!("total charge: unknown (no partial charges in these files)"),
+            },
         }
         match box_values {
             Some(b) => println!(

@@ -95,8 +95,31 @@ pub fn run(args: &IonsArgs) -> Result<()> {
     // The map, its f64 working copy and the exclusion mask.
     check_memory(lattice.dims, MAP_BYTES_PER_POINT + 9, &limit)?;
     let atoms_bohr = frame.charges.positions_bohr.clone();
+    let n_charges = atoms_bohr.len();
+    let dims = lattice.dims;
+    let work = dims.iter().product::<usize>() as f64 * n_charges as f64;
+    // A direct sum over millions of points takes minutes on the CPU: say so, and what is faster.
+    let hint = if work > 1e9 && matches!(method, orbitfield::compute::esp::EspMethod::Direct) {
+        " (a direct sum: --method msm is far faster on a map this size)"
+    } else {
+        ""
+    };
+    let spinner = super::rdf::spinner(format!(
+        "the potential of {n_charges} charges on {}x{}x{} points{hint}",
+        dims[0], dims[1], dims[2]
+    ));
+    if spinner.is_none() && work > 1e9 {
+        eprintln!(
+            "ions: the potential of {n_charges} charges on {}x{}x{} points; this can take minutes{hint}",
+            dims[0], dims[1], dims[2]
+        );
+    }
     let job = frame_job(frame.charges, method, frame.boundary, lattice, args.frame)?;
-    let Evaluated::Lattice(map) = evaluate(&args.device, Request::Lattice(job))? else {
+    let evaluated = evaluate(&args.device, Request::Lattice(job));
+    if let Some(s) = spinner {
+        s.finish_and_clear();
+    }
+    let Evaluated::Lattice(map) = evaluated? else {
         bail!("internal error: a lattice request returned points");
     };
     let params = IonParams {
@@ -107,7 +130,20 @@ pub fn run(args: &IonsArgs) -> Result<()> {
     };
     let placement = match place_ions(&map, &atoms_bohr, &params) {
         Ok(p) => p,
-        Err(e @ IonError::NoRoom { .. }) => bail!("{e}; nothing was written"),
+        Err(e @ IonError::NoRoom { .. }) => {
+            // In a box of explicit water every point lies near some atom.
+            let waters = orbitfield::model::select::Selection::parse("water")
+                .map(|w| w.evaluate(&system.structure, None).iter().filter(|&&x| x).count())
+                .unwrap_or(0);
+            if waters > 0 {
+                bail!(
+                    "{e}; nothing was written. The system holds {waters} water atoms, and every point of a \
+                     solvated box lies within {} A of some atom: place ions before solvating (or replace waters)",
+                    args.min_distance_atoms
+                );
+            }
+            bail!("{e}; nothing was written")
+        }
         Err(e) => return Err(e.into()),
     };
     let text = pdb_text(&placement.positions_bohr, element, args.charge);

@@ -202,6 +202,21 @@ pub fn run(args: &RdfArgs) -> Result<()> {
 }
 
 /// A terminal progress bar, or none when standard error is not a terminal.
+/// A spinner with the elapsed time for one long step that reports no progress of its own (none when
+/// standard error is no terminal).
+pub fn spinner(message: String) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+        bar.set_style(style);
+    }
+    bar.set_message(message);
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    Some(bar)
+}
+
 pub fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;

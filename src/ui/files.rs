@@ -38,7 +38,9 @@ pub fn files_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 Some(name) => text.replace(&path.display().to_string(), &name.to_string_lossy()),
                 None => text,
             });
-            ui.label(RichText::new(short).small().weak()).on_hover_text(w);
+            // Notes about the files (charges taken from a table, molecules made whole, atoms of no
+            // element) change what the user sees: readable, not fine print.
+            ui.label(format!("• {short}")).on_hover_text(w);
         }
         ui.collapsing("Save atoms / frames", |ui| {
             ui.horizontal(|ui| {
