@@ -131,7 +131,9 @@ def test_periodic_molecules_are_made_whole_as_in_the_viewer():
     protein = u.select_atoms("protein")
     frames = [0, 5, 9]
     as_written = [protein.radius_of_gyration() for _ in u.trajectory[frames]]
-    u.trajectory.add_transformations(transformations.unwrap(u.atoms))
+    # The GRO file has no bonds: MDAnalysis guesses the protein's to unwrap it.
+    protein.guess_bonds()
+    u.trajectory.add_transformations(transformations.unwrap(protein))
     unwrapped = [protein.radius_of_gyration() for _ in u.trajectory[frames]]
     assert max(as_written) - min(unwrapped) > 2.0, "the file's protein should lie across its box"
 
