@@ -44,7 +44,7 @@ pub struct ConvertArgs {
 
 pub fn run(args: &ConvertArgs) -> Result<()> {
     // Refuse an unknown output format before reading anything.
-    io::write::OutFormat::from_path(&args.output)?;
+    let out_format = io::write::OutFormat::from_path(&args.output)?;
     let range = FrameRange::parse(&args.frames).map_err(anyhow::Error::msg)?;
     let selection = args
         .sel
@@ -54,6 +54,10 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
     let mut system = io::load(&args.files)?;
     orbitfield::jobs::pair::share_decoding(&mut system.trajectory);
     for w in &system.warnings {
+        // Charges taken from a table concern only a PQR file, the one output that holds them.
+        if w.starts_with(orbitfield::model::charges::NOTE_START) && out_format != io::write::OutFormat::Pqr {
+            continue;
+        }
         eprintln!("warning: {w}");
     }
     if args.whole {
@@ -124,6 +128,10 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
         b.finish_and_clear();
     }
     let n_atoms = atoms.as_ref().map_or(system.structure.len(), Vec::len);
-    println!("wrote {} ({n_atoms} atoms, {written} frames)", args.output.display());
+    println!(
+        "wrote {} ({n_atoms} atoms, {written} frame{})",
+        args.output.display(),
+        if written == 1 { "" } else { "s" }
+    );
     Ok(())
 }

@@ -183,9 +183,21 @@ pub fn run(args: &RdfArgs) -> Result<()> {
     }
     let rdf = acc.finish();
     let mut text = format!(
-        "# g(r) of '{}' around '{}', {} frames, r_max {} A, {} bins\n# r_angstrom g n_cumulative\n",
+        "# g(r) of '{}' around '{}', {} frames, r_max {} A, {} bins\n",
         args.sel2, args.sel1, acc.frames, args.rmax, args.bins
     );
+    if !args.exclude_same_residue && args.sel1.trim() == args.sel2.trim() {
+        // As MDAnalysis's InterRDF without exclusion_block: each atom's pair with itself, at 0 A.
+        text.push_str(
+            "# the first bin counts each atom's pair with itself (r = 0), as MDAnalysis's InterRDF does; \
+             --exclude-same-residue leaves them out\n",
+        );
+        eprintln!(
+            "note: the first bin counts each atom's pair with itself (r = 0), as MDAnalysis's InterRDF does; \
+             --exclude-same-residue leaves them out"
+        );
+    }
+    text.push_str("# r_angstrom g n_cumulative\n");
     for k in 0..rdf.g.len() {
         text.push_str(&format!(
             "{:.5} {:.6} {:.6}\n",

@@ -257,12 +257,22 @@ pub fn level_style(state: &AppState, index: usize, occupied: bool) -> (egui::Col
 }
 
 /// The energy-level diagram around the frontier orbitals; clicking a level selects its orbital.
+/// How far below the HOMO (hartree) a level counts as a core level the diagram leaves out.
+const CORE_BELOW_HOMO_HARTREE: f64 = 2.0;
+
 fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app::orbitals::OrbitalRow]) {
     use egui_plot::{Line, Plot, PlotPoints};
     let homo = state.homo_index(state.doc.spin).unwrap_or(0);
+    // Core levels (an oxygen 1s at -559 eV) would set the scale and squeeze the frontier into one
+    // line: levels more than 2 hartree (54 eV) below the HOMO are left out of the diagram.
+    let e_homo = rows
+        .iter()
+        .find(|r| r.index == homo)
+        .map_or(f64::NEG_INFINITY, |r| r.energy_hartree);
     let mut shown: Vec<_> = rows
         .iter()
         .filter(|r| r.index + 5 >= homo && r.index <= homo + 6 && r.energy_hartree.is_finite())
+        .filter(|r| !(r.energy_hartree < e_homo - CORE_BELOW_HOMO_HARTREE))
         .collect();
     shown.sort_by(|a, b| {
         a.energy_hartree
