@@ -272,7 +272,7 @@ fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app
     let mut shown: Vec<_> = rows
         .iter()
         .filter(|r| r.index + 5 >= homo && r.index <= homo + 6 && r.energy_hartree.is_finite())
-        .filter(|r| !(r.energy_hartree < e_homo - CORE_BELOW_HOMO_HARTREE))
+        .filter(|r| r.energy_hartree >= e_homo - CORE_BELOW_HOMO_HARTREE)
         .collect();
     shown.sort_by(|a, b| {
         a.energy_hartree
