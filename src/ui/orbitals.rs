@@ -188,15 +188,23 @@ const COLUMN_OCCUPATION: f32 = 36.0;
 const COLUMN_SYMMETRY: f32 = 32.0;
 
 /// The columns' widths (orbital, energy, occupation, symmetry) in `available` points with `gap`
-/// between cells: the defaults where they fit, else shrunk together so the list stays inside its
-/// panel (a GAMESS log's symmetry column made it wider than the panel).
+/// between cells: the defaults where they fit; else the number columns give up to a fifth of their
+/// width first (the orbital's name, "9 LUMO+3", is what is read), then all shrink together, so the
+/// list stays inside its panel (a GAMESS log's symmetry column made it wider than the panel).
 fn column_widths(available: f32, gap: f32, with_symmetry: bool) -> [f32; 4] {
     let sym = if with_symmetry { COLUMN_SYMMETRY } else { 0.0 };
     let cells = if with_symmetry { 4.0 } else { 3.0 };
-    let want = COLUMN_ORBITAL + COLUMN_ENERGY + COLUMN_OCCUPATION + sym;
     let room = (available - gap * (cells - 1.0)).max(0.0);
+    let numbers = COLUMN_ENERGY + COLUMN_OCCUPATION + sym;
+    let k_numbers = ((room - COLUMN_ORBITAL) / numbers).clamp(0.8, 1.0);
+    let want = COLUMN_ORBITAL + numbers * k_numbers;
     let k = (room / want).min(1.0);
-    [COLUMN_ORBITAL * k, COLUMN_ENERGY * k, COLUMN_OCCUPATION * k, sym * k]
+    [
+        COLUMN_ORBITAL * k,
+        COLUMN_ENERGY * k_numbers * k,
+        COLUMN_OCCUPATION * k_numbers * k,
+        sym * k_numbers * k,
+    ]
 }
 
 /// A cell of the orbital list: `width` wide, its content from the left.
