@@ -458,12 +458,27 @@ fn lattice_padded(args: &GridArgs, positions_angstrom: &[[f64; 3]], padding_angs
             padding_angstrom,
         },
     };
-    Ok(orbitfield::compute::request::lattice(
+    let around_atoms = matches!(spec, LatticeSpec::AroundAtoms { .. });
+    let lattice = orbitfield::compute::request::lattice(
         &orbitfield::compute::request::LatticeChoice::Spec(spec),
         positions_angstrom,
         None,
-    )?)
+    )?;
+    if around_atoms && lattice.dims.iter().any(|&d| d < MIN_USEFUL_POINTS) {
+        // A spacing as large as the molecule: the map samples nothing of it.
+        eprintln!(
+            "warning: the lattice has only {}x{}x{} points ({} A apart): too few to show the field; use a smaller --spacing",
+            lattice.dims[0],
+            lattice.dims[1],
+            lattice.dims[2],
+            args.spacing_angstrom()
+        );
+    }
+    Ok(lattice)
 }
+
+/// Points along an axis below which a lattice shows nothing of a field (a warning says so).
+const MIN_USEFUL_POINTS: usize = 5;
 
 /// Output format from the file name.
 fn is_dx(path: &Path) -> Result<bool> {
