@@ -67,4 +67,22 @@ fn residues_with_insertion_codes_match_mdanalysis() {
     let starts = c.residue_starts();
     let from_cif: Vec<String> = starts[..starts.len() - 1].iter().map(|&i| c.resid_text(i)).collect();
     assert_eq!(from_cif, ours);
+
+    // Written back as PDB (`convert`), the residues and their alternate locations survive.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("1osm.pdb");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["convert"])
+        .arg(data("1osm.pdb.gz"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let back = orbitfield::io::load(&[out]).unwrap();
+    let b = &back.structure;
+    let starts = b.residue_starts();
+    let again: Vec<String> = starts[..starts.len() - 1].iter().map(|&i| b.resid_text(i)).collect();
+    assert_eq!(again, ours);
+    assert_eq!(b.altlocs, s.altlocs);
 }

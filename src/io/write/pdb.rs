@@ -97,15 +97,17 @@ impl FrameWriter for PdbWriter {
                 )?;
                 continue;
             }
+            // Column 17 the alternate location, column 27 the insertion code, as read.
             writeln!(
                 out,
-                "ATOM  {:>5} {}{:1}{:<4}{:1}{:>4}    {:8.3}{:8.3}{:8.3}{:6.2}{:6.2}      {:<4}{:>2}",
+                "ATOM  {:>5} {}{:1}{:<4}{:1}{:>4}{:1}   {:8.3}{:8.3}{:8.3}{:6.2}{:6.2}      {:<4}{:>2}",
                 (i + 1) % 100000,
                 atom_name(clip(name, 4), symbol),
-                ' ',
+                atoms.altloc(i) as char,
                 clip(resname, 4),
                 clip(chain, 1),
                 resid,
+                atoms.icode(i) as char,
                 p[0],
                 p[1],
                 p[2],
