@@ -112,3 +112,32 @@ fn a_gamess_orbital_list_with_symmetries_fits_its_panel() {
         assert_inside_their_panels(&harness, size, 0.5, "GAMESS orbitals");
     }
 }
+
+/// A cartoon coloured by the charges' potential: its Colour combo, naming the long model, stays in
+/// the left panel beside or below its label (it once wrapped the label letter by letter).
+#[test]
+fn a_cartoon_coloured_by_potential_fits_its_panel() {
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    orbitfield::script::run_in(
+        &mut state,
+        "open md/adk_open.pqr\nrep delete all\nrep add cartoon protein color esp",
+        &dir,
+        None,
+        orbitfield::script::RunMode::Headless,
+    )
+    .unwrap();
+    let size = [1280.0, 800.0];
+    let mut harness = window_of(state, size, true);
+    // The potential's spinner keeps repainting: a fixed number of frames, the editor open.
+    harness.run_steps(8);
+    // The combo (named by its label) is one line high: it was 90 points tall, its label wrapped
+    // beside it letter by letter.
+    let combo = harness
+        .query_all_by_label("Colour")
+        .filter_map(|n| panel_fit::bounds(&n))
+        .next()
+        .expect("the Colour combo");
+    assert!(combo.height() < 40.0, "the Colour combo is {combo:?}");
+    assert_inside_their_panels(&harness, size, 0.5, "cartoon by potential");
+}

@@ -59,3 +59,96 @@ fn adding_a_representation_says_its_number_and_empty_chain_selections_say_why() 
         "{out}"
     );
 }
+
+/// `save map potential` writes what the view shows, in the unit its header names: under the vacuum
+/// model the Coulomb sum in kT/e at 300 K (checked against the sum at lattice points here), under
+/// Poisson-Boltzmann the view's solution with its parameters.
+#[test]
+fn saved_potential_maps_are_in_their_headers_unit_and_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let pqr = data().join("pb/adk_res1-4.pqr");
+    let script = format!(
+        "open \"{}\"\nset model vacuum\nsave map potential \"{}\"\nset model pb\nset ionic 0.05\nsave map potential \"{}\"",
+        pqr.display(),
+        dir.path().join("vacuum.dx").display(),
+        dir.path().join("pb.dx").display()
+    );
+    script::run_text(&script, dir.path(), RunMode::Headless).unwrap();
+    let system = orbitfield::io::load(&[pqr]).unwrap();
+    let charges = system.structure.charges_e.clone().unwrap();
+    let mut system = system;
+    let frame = system.trajectory.frame(0).unwrap();
+
+    let vac = orbitfield::io::dx::read(
+        &dir.path().join("vacuum.dx"),
+        &std::fs::read(dir.path().join("vacuum.dx")).unwrap(),
+    )
+    .unwrap();
+    assert!(vac.description.contains("kT/e"), "{}", vac.description);
+    // hartree/e to kT/e at 300 K (CODATA 2018: 27.211386245988 eV, k_B 8.617333262e-5 eV/K).
+    let kt_per_hartree = 27.211386245988 / (8.617333262e-5 * 300.0);
+    let bohr = 0.529177210903;
+    let dims = vac.lattice.dims;
+    let mut worst = 0f64;
+    for (i, j, k) in [
+        (0, 0, 0),
+        (dims[0] / 2, dims[1] / 3, dims[2] - 1),
+        (dims[0] - 1, dims[1] / 2, 1),
+    ] {
+        // The point in Angstrom, the distances in bohr.
+        let p = vac.lattice.point_bohr(i, j, k).map(|v| v * bohr);
+        let v: f64 = charges
+            .iter()
+            .zip(&frame.positions_angstrom)
+            .map(|(&q, a)| {
+                let r = (0..3).map(|c| (p[c] - f64::from(a[c])).powi(2)).sum::<f64>().sqrt() / bohr;
+                f64::from(q) / r
+            })
+            .sum::<f64>()
+            * kt_per_hartree;
+        let got = f64::from(vac.get(i, j, k).unwrap());
+        worst = worst.max((got - v).abs() / v.abs().max(1e-3));
+    }
+    assert!(worst < 1e-3, "relative difference {worst}");
+
+    let pb = orbitfield::io::dx::read(
+        &dir.path().join("pb.dx"),
+        &std::fs::read(dir.path().join("pb.dx")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        pb.description.contains("Poisson-Boltzmann, 0.05 M"),
+        "{}",
+        pb.description
+    );
+    assert!(pb.description.contains("kT/e"), "{}", pb.description);
+    let (lo, hi) = pb.min_max().unwrap();
+    assert!(lo < -1.0 && hi > 1.0, "{lo} {hi} kT/e");
+}
+
+/// A session keeps the Poisson-Boltzmann parameters its legend names, and the depth cue.
+#[test]
+fn sessions_keep_the_pb_parameters_and_the_depth_cue() {
+    let dir = tempfile::tempdir().unwrap();
+    let pqr = data().join("pb/adk_res1-4.pqr");
+    let ron = dir.path().join("s.ron");
+    let script = format!(
+        "open \"{}\"\nset ionic 0.05; set epsin 4; set pbspacing 1.5; set depthcue 0.9\nsave session \"{}\"",
+        pqr.display(),
+        ron.display()
+    );
+    script::run_text(&script, dir.path(), RunMode::Headless).unwrap();
+    let mut state = script::headless_state([400, 300]);
+    script::run_in(
+        &mut state,
+        &format!("open session \"{}\"", ron.display()),
+        dir.path(),
+        None,
+        RunMode::Headless,
+    )
+    .unwrap();
+    assert_eq!(state.pb_value(PbSetting::IonicStrength), 0.05);
+    assert_eq!(state.pb_value(PbSetting::EpsIn), 4.0);
+    assert_eq!(state.pb_value(PbSetting::Spacing), 1.5);
+    assert_eq!(state.settings.depth_cue, 0.9);
+}

@@ -232,15 +232,20 @@ pub struct PbSpec {
 }
 
 impl AppState {
-    /// The parameters to save, when a representation is coloured by the Poisson-Boltzmann potential.
+    /// The parameters to save: when a representation is coloured by the Poisson-Boltzmann potential,
+    /// the electrostatic model is Poisson-Boltzmann (its legend names them), or they were changed.
     pub fn pb_spec(&self) -> Option<PbSpec> {
         let used = self
             .doc
             .reps
             .fields()
-            .any(|(_, f)| f.coloring.is_some_and(|c| is_pb(c.source)));
+            .any(|(_, f)| f.coloring.is_some_and(|c| is_pb(c.source)) || is_pb(f.field));
         let p = &self.pb.params;
-        used.then_some(PbSpec {
+        let d = crate::compute::pb::PbParams::default();
+        let changed = (p.ionic_strength_molar, p.eps_in, p.eps_out, p.probe_angstrom)
+            != (d.ionic_strength_molar, d.eps_in, d.eps_out, d.probe_angstrom)
+            || self.pb.spacing_angstrom != PbView::default().spacing_angstrom;
+        (used || changed || self.esp.model.is_pb()).then_some(PbSpec {
             ionic_strength_molar: p.ionic_strength_molar,
             eps_in: p.eps_in,
             eps_out: p.eps_out,
@@ -333,6 +338,29 @@ impl AppState {
         }
         self.pb.changed();
         self.refresh_esp();
+    }
+
+    /// The Poisson-Boltzmann solution of the shown frame, solved now with the view's parameters and
+    /// solute (`save map`), in kT/e.
+    pub fn pb_grid_blocking(&mut self) -> Result<Grid3, String> {
+        let doc = self.document().ok_or("nothing is open")?;
+        let (keep, _) = setup::solute(&doc.structure, Some(&doc.frame), None)?;
+        let (atoms, _) = setup::atoms_kept(&doc.structure, &doc.frame.positions_angstrom, Some(&keep))?;
+        let h = self.pb.spacing_angstrom;
+        let lattice = setup::lattice_around(&atoms.positions_angstrom, h, 0.0);
+        let params = self.pb.params;
+        let mut solver = crate::compute::pb::engine::PbSolver::new(self.pb.engine).map_err(|e| e.to_string())?;
+        let solution = solver
+            .solve(&atoms, &lattice, &params, None)
+            .map_err(|e| e.to_string())?;
+        Ok(setup::grid_of(
+            &solution,
+            format!(
+                "{} (kT/e, {:?} points {h} A apart)",
+                setup::legend(&params),
+                lattice.dims
+            ),
+        ))
     }
 
     /// The current value of a Poisson-Boltzmann parameter.

@@ -126,6 +126,9 @@ pub struct Session {
     /// The selection frames are fitted onto frame 0 by (`app::fit`), when they are.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit: Option<String>,
+    /// How far atoms fade with depth, 0 to 1 (`None` in older sessions: the setting stays).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth_cue: Option<f32>,
 }
 
 fn dark() -> bool {
@@ -221,6 +224,7 @@ impl AppState {
             orbitals_on: self.settings.orbitals_on,
             ils: doc.ils_maps.iter().map(|m| m.form.clone()).collect(),
             pb: self.pb_spec(),
+            depth_cue: Some(self.settings.depth_cue),
             esp_model: Some(self.esp.model),
             ramp_above: self.esp.ramp_above,
             measurements: self
@@ -298,6 +302,9 @@ impl AppState {
         self.settings.background_rgb = s.background_rgb;
         self.settings.show_cell = s.show_cell;
         self.settings.make_whole = s.make_whole;
+        if let Some(d) = s.depth_cue.filter(|d| d.is_finite()) {
+            self.settings.depth_cue = d.clamp(0.0, 1.0);
+        }
         self.settings.lattice_points = s.lattice_points.clamp(16, 512);
         self.set_orbitals_on(s.orbitals_on);
         if let Some(pb) = &s.pb {

@@ -230,6 +230,16 @@ pub fn default_iso_for_grid(field: FieldChoice, grid: &Grid3) -> f32 {
         return (iso_kt * hartree_per_kt) as f32;
     }
     let max = grid.min_max().map_or(0.0, |(lo, hi)| lo.abs().max(hi.abs()));
+    // A potential map from a file (APBS's kT/e): the potentials' conventions, ±1 kT/e (±0.03 a.u.
+    // for a cube of a wavefunction's potential), where the values reach it.
+    if let Some(unit) = volume_potential_unit(&grid.description) {
+        let iso = match unit {
+            "kT/e" | "kcal/mol/e" => 1.0,
+            "V" => 0.025,
+            _ => default_iso(FieldChoice::WavefunctionPotential).unwrap_or(0.03),
+        };
+        return if iso < max { iso } else { 0.2 * max };
+    }
     if names_a_density(&grid.description) {
         // A density's cube (PySCF's "Electron density", cubegen's "Total SCF Density"): the
         // field's convention, 0.002 a.u., where the values reach it.
@@ -443,5 +453,14 @@ mod tests {
             "kT/e"
         );
         assert_eq!(FieldUnit::of_volume("a map").label, "(file units)");
+        // A potential map opens at the potentials' isovalue: 1 kT/e.
+        let mut g = Grid3::zeros(
+            Lattice::axis_aligned([0.0; 3], 1.0, [3, 3, 3]),
+            "Data from APBS 3.4.1; POTENTIAL (kT/e)",
+        );
+        for (k, v) in g.values.iter_mut().enumerate() {
+            *v = k as f32 - 13.0;
+        }
+        assert_eq!(default_iso_for_grid(FieldChoice::Volume(0), &g), 1.0);
     }
 }

@@ -10,8 +10,9 @@
 //!
 //! Per-atom columns only one side has: radii and masses are filled with the elements' (what the
 //! engines take for an atom without them), B-factors with 0, occupancies with 1; partial charges
-//! are dropped with a warning unless both sides have them (a potential of half the charges would be
-//! wrong, not partial). Bonds from both files are kept when both files have them; otherwise every
+//! of the first file are kept, the joined atoms counting zero when their file has none (a receptor's
+//! PQR beside a docked ligand), and a warning says so; a joined file's charges are left out when the
+//! first file has none (its atoms then take a table's, `io::load`). Bonds from both files are kept when both files have them; otherwise every
 //! bond is guessed again on the joined atoms.
 
 use crate::model::{BondSource, Frame, Name8, Structure};
@@ -92,11 +93,17 @@ pub fn append_structure(s: &mut Structure, other: &Structure, other_name: &str) 
     match (&mut s.charges_e, &other.charges_e) {
         (Some(q), Some(r)) => q.extend_from_slice(r),
         (None, None) => {}
-        (mine, _) => {
-            let without = if mine.is_some() { other_name } else { "the first file" };
-            *mine = None;
+        (Some(q), None) => {
+            // A receptor's PQR beside a docked ligand's SD file: the receptor keeps its charges.
+            q.resize(n0 + n1, 0.0);
             warnings.push(format!(
-                "partial charges left out: {without} has none, and a potential of only some of the charges would mislead"
+                "{other_name} gives no partial charges: its {n1} atoms count as zero in potentials"
+            ));
+        }
+        (None, Some(_)) => {
+            // The first file's atoms take the table's charges (io::load), the joined ones zero.
+            warnings.push(format!(
+                "the partial charges of {other_name} are left out: the first file gives none, so its atoms take a table's and these count as zero"
             ));
         }
     }
@@ -195,15 +202,14 @@ mod tests {
         assert_eq!(a.bonds, vec![[0, 1], [1, 2], [3, 4]]);
         assert!(a.check_consistent().is_ok(), "{:?}", a.check_consistent());
 
-        // Charges on one side only: dropped, with a warning; bonds guessed again.
+        // The first file's charges kept, the ligand's atoms at zero, with a warning; bonds guessed again.
         let mut a = molecule(3, "A", true);
         let mut b = molecule(2, "L", false);
         b.bond_source = BondSource::Guessed;
         let w = append_structure(&mut a, &b, "lig.sdf");
-        assert!(a.charges_e.is_none());
+        assert_eq!(a.charges_e.as_deref(), Some(&[0.5, 0.5, 0.5, 0.0, 0.0][..]));
         assert!(
-            w.iter()
-                .any(|m| m.contains("partial charges left out") && m.contains("lig.sdf")),
+            w.iter().any(|m| m.contains("count as zero") && m.contains("lig.sdf")),
             "{w:?}"
         );
         assert_eq!(a.chains[3].as_str(), "L");

@@ -483,22 +483,37 @@ impl<'a> Runner<'a> {
     }
 
     fn save_map(&mut self, field: crate::app::fields::FieldChoice, path: &Path) -> Result<(), String> {
-        let key = self
-            .state
-            .document()
-            .and_then(|d| d.field_key(field, self.state.field_settings()))
-            .ok_or("save map: the field cannot be computed for this document")?;
-        let job = self
-            .state
-            .field_job(&key)
-            .ok_or("save map: the field cannot be computed at this frame")?;
-        let engine = crate::app::blocking_engine().ok_or("save map: no field engine in this build")?;
-        let mut grid = engine(&job)?;
-        if grid.description.trim().is_empty() {
-            // What the values are and their unit, as `grid` writes it ("mo:homo (bohr^-3/2)").
-            let unit = self.state.field_unit(field).label;
-            grid.description = format!("{} ({unit})", self.state.describe_field(field));
-        }
+        // The charges' potential in the model the view uses (Poisson-Boltzmann, eps = 4r, ...).
+        let field = self.state.esp_source(field);
+        let mut grid = if crate::app::pb::is_pb(field) {
+            self.state.pb_grid_blocking().map_err(|e| format!("save map: {e}"))?
+        } else {
+            let key = self
+                .state
+                .document()
+                .and_then(|d| d.field_key(field, self.state.field_settings()))
+                .ok_or("save map: the field cannot be computed for this document")?;
+            let job = self
+                .state
+                .field_job(&key)
+                .ok_or("save map: the field cannot be computed at this frame")?;
+            let engine = crate::app::blocking_engine().ok_or("save map: no field engine in this build")?;
+            let mut grid = engine(&job)?;
+            // Computed in hartree/e (potentials) or a.u.: written in the unit the view shows and the
+            // header names.
+            let unit = self.state.field_unit(field);
+            if unit.scale != 1.0 {
+                grid.values.iter_mut().for_each(|v| *v = unit.show(*v) as f32);
+            }
+            let model = self
+                .state
+                .potential_model(field, false)
+                .map(|m| format!(", {m}"))
+                .unwrap_or_default();
+            grid.description = format!("{}{model} ({})", self.state.describe_field(field), unit.label);
+            grid
+        };
+        grid.description.truncate(200);
         // The frame's atoms, as cubegen and `grid` write them (the nuclear charge in the second
         // column), so the map reopens with its molecule.
         let atoms: Vec<crate::io::cube::CubeAtom> = self

@@ -210,25 +210,26 @@ fn cartoon_coloring_ui(
         Some(f) => state.describe_field(f),
         None => c.coloring.name().to_string(),
     };
-    egui::ComboBox::new(("cartoon_colour", id.0), "Colour")
-        .selected_text(shown)
-        .show_ui(ui, |ui| {
-            for k in Coloring::CHOICES {
-                let selected = current.is_none() && c.coloring == k;
-                if ui.selectable_label(selected, k.name()).clicked() && !selected {
-                    commands.push(Command::EditRep(id, RepEdit::CartoonColoring(k)));
-                }
+    // A potential's name is long ("Potential (Poisson-Boltzmann, ...)"): the combo goes below its
+    // label when both do not fit, and its text is cut short, not the label wrapped letter by letter.
+    let salt = format!("cartoon_colour_{}", id.0);
+    super::widgets::labelled_combo(ui, "Colour", &salt, shown, |ui| {
+        for k in Coloring::CHOICES {
+            let selected = current.is_none() && c.coloring == k;
+            if ui.selectable_label(selected, k.name()).clicked() && !selected {
+                commands.push(Command::EditRep(id, RepEdit::CartoonColoring(k)));
             }
-            for f in fields {
-                if ui
-                    .selectable_label(current == Some(f), state.describe_field(f))
-                    .clicked()
-                    && current != Some(f)
-                {
-                    commands.push(Command::EditRep(id, RepEdit::ColorBy(Some((f, None)))));
-                }
+        }
+        for f in fields {
+            if ui
+                .selectable_label(current == Some(f), state.describe_field(f))
+                .clicked()
+                && current != Some(f)
+            {
+                commands.push(Command::EditRep(id, RepEdit::ColorBy(Some((f, None)))));
             }
-        });
+        }
+    });
 }
 
 /// The selection text of a representation (checked as it is typed: the parser's error, else what

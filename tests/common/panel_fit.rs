@@ -24,7 +24,7 @@ pub const PANELS: [&str; 6] = [
 const PANEL_RECTS: &str = "panel_fit_panel_rects";
 
 /// A node's rectangle on screen (none for containers without bounds).
-fn bounds(node: &egui_kittest::Node<'_>) -> Option<egui::Rect> {
+pub fn bounds(node: &egui_kittest::Node<'_>) -> Option<egui::Rect> {
     let b = node.accesskit_node().bounding_box()?;
     Some(egui::Rect::from_min_max(
         egui::pos2(b.x0 as f32, b.y0 as f32),
