@@ -152,3 +152,21 @@ fn sessions_keep_the_pb_parameters_and_the_depth_cue() {
     assert_eq!(state.pb_value(PbSetting::Spacing), 1.5);
     assert_eq!(state.settings.depth_cue, 0.9);
 }
+
+/// A movie named .avi (or .gif, .mov) is refused in words, not written as a folder of PNG frames
+/// under that name.
+#[test]
+fn a_movie_of_another_video_format_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let pqr = data().join("pb/adk_res1-4.pqr");
+    let movie = dir.path().join("m.avi");
+    let e = script::run_text(
+        &format!("open \"{}\"\nsave movie \"{}\"", pqr.display(), movie.display()),
+        dir.path(),
+        RunMode::Headless,
+    )
+    .unwrap_err();
+    assert!(e.message.contains("written as MP4"), "{}", e.message);
+    assert_eq!(e.line, 2);
+    assert!(!movie.exists());
+}

@@ -129,11 +129,17 @@ impl FieldUnit {
     }
 
     /// The unit of a volume whose description names a potential's unit (`volume_potential_unit`),
-    /// else "(file units)".
+    /// or ends with "(a.u.)" (a map `save map` wrote), else "(file units)".
     pub fn of_volume(description: &str) -> FieldUnit {
+        // A map this program wrote names its unit last: "HOMO (orbital 35) (a.u.)".
+        let label = volume_potential_unit(description).unwrap_or(if description.trim_end().ends_with("(a.u.)") {
+            "a.u."
+        } else {
+            "(file units)"
+        });
         FieldUnit {
             scale: 1.0,
-            label: volume_potential_unit(description).unwrap_or("(file units)").into(),
+            label: label.into(),
         }
     }
 
@@ -453,6 +459,7 @@ mod tests {
             "kT/e"
         );
         assert_eq!(FieldUnit::of_volume("a map").label, "(file units)");
+        assert_eq!(FieldUnit::of_volume("HOMO (orbital 35) (a.u.)").label, "a.u.");
         // A potential map opens at the potentials' isovalue: 1 kT/e.
         let mut g = Grid3::zeros(
             Lattice::axis_aligned([0.0; 3], 1.0, [3, 3, 3]),

@@ -325,6 +325,13 @@ fn spec_style(spec: &RepSpec) -> FieldStyle {
 
 pub fn run(args: &RenderArgs) -> Result<()> {
     let mut size = parse_size(&args.size)?;
+    if let Some(why) = args
+        .movie
+        .as_deref()
+        .and_then(orbitfield::io::write::movie::MovieFormat::refused)
+    {
+        anyhow::bail!("--movie {why}");
+    }
     let movie_format = args
         .movie
         .as_deref()

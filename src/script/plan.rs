@@ -688,6 +688,9 @@ fn save(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                 Some(super::verbs::Value::Size(s)) => *s,
                 _ => state.view.size_px,
             };
+            if let Some(why) = crate::io::write::movie::MovieFormat::refused(&file) {
+                return Err(problem(p.column_of("file"), why));
+            }
             let format = crate::io::write::movie::MovieFormat::from_path(&file);
             let size_px = if format == crate::io::write::movie::MovieFormat::Mp4 {
                 size_px.map(|s| (s / 2 * 2).max(2))

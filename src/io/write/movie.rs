@@ -39,6 +39,19 @@ impl MovieFormat {
         }
     }
 
+    /// Why `path` cannot be written: a video format other than MP4 (`.avi`, `.gif`, `.mov`...),
+    /// which would otherwise become a folder of PNG frames under that name.
+    pub fn refused(path: &Path) -> Option<String> {
+        const OTHER_VIDEO: [&str; 10] = ["avi", "mov", "gif", "mkv", "webm", "mpg", "mpeg", "wmv", "flv", "ogv"];
+        let ext = path.extension()?.to_string_lossy().to_ascii_lowercase();
+        OTHER_VIDEO.contains(&ext.as_str()).then(|| {
+            format!(
+                "{}: movies are written as MP4 (name it .mp4) or as a folder of PNG frames (a name without a video extension)",
+                path.display()
+            )
+        })
+    }
+
     /// Words for the dialog.
     pub fn name(self) -> &'static str {
         match self {
