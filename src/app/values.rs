@@ -420,8 +420,9 @@ mod tests {
         assert_eq!(default_iso_for_grid(FieldChoice::Volume(0), &rho), 0.002);
         rho.description = " Electron density from Total SCF Density".into();
         assert_eq!(default_iso_for_grid(FieldChoice::Volume(0), &rho), 0.002);
+        // A potential's cube at a wavefunction potential's isovalue (0.03 a.u.), not a density's.
         rho.description = " Electrostatic potential from Total SCF Density".into();
-        assert_eq!(default_iso_for_grid(FieldChoice::Volume(0), &rho), 0.05);
+        assert_eq!(default_iso_for_grid(FieldChoice::Volume(0), &rho), 0.03);
         rho.description = "spin density".into();
         for v in &mut rho.values {
             *v *= 1e-4;
