@@ -53,6 +53,22 @@ fn adding_a_representation_says_its_number_and_empty_chain_selections_say_why() 
     .unwrap();
     let out = report.output.join("\n");
     assert!(out.contains("representation 1: "), "{out}");
+    // A distance reports its value, as rmsd does (adk_open's atoms 1 and 2 are N and H of MET 1).
+    let o = script::run_text("open md/adk_open.pqr\nmeasure distance 1 2", &data(), RunMode::Headless).unwrap();
+    let line = o
+        .output
+        .iter()
+        .find(|l| l.starts_with("distance 1-2: "))
+        .expect("a distance line");
+    let v: f64 = line["distance 1-2: ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // From the file's coordinates: (-11.921, 26.307, 10.410) and (-11.447, 26.741, 9.595).
+    let want = ((-11.921f64 + 11.447).powi(2) + (26.307f64 - 26.741).powi(2) + (10.410f64 - 9.595).powi(2)).sqrt();
+    assert!((v - want).abs() < 1e-3, "{line}: {want}");
     assert!(out.contains("representation 2: "), "{out}");
     assert!(
         out.contains("'chain A' selects 0 atoms (the files give no chain identifiers"),

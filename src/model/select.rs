@@ -372,6 +372,17 @@ impl Parser<'_> {
                         ),
                     )),
                     "water" | "waters" => Ok(Expr::Water),
+                    // What is neither polymer nor solvent: a ligand, a cofactor, a bound metal.
+                    "ligand" | "ligands" => Ok(Expr::And(
+                        Box::new(Expr::Not(Box::new(Expr::Or(
+                            Box::new(Expr::Protein),
+                            Box::new(Expr::Nucleic),
+                        )))),
+                        Box::new(Expr::Not(Box::new(Expr::Or(
+                            Box::new(Expr::Water),
+                            Box::new(Expr::Ion),
+                        )))),
+                    )),
                     "ion" | "ions" => Ok(Expr::Ion),
                     "hydrogen" => Ok(Expr::Hydrogen),
                     "heavy" | "noh" => Ok(Expr::Not(Box::new(Expr::Hydrogen))),

@@ -104,6 +104,20 @@ impl<'a> Runner<'a> {
             let reps_before = self.state.reps().list.len();
             self.carry_out(planned, parsed.column)
                 .map_err(|p| at(st.line, p.column, p.message))?;
+            if matches!(
+                (parsed.verb.name, parsed.sub()),
+                ("measure", "distance" | "angle" | "dihedral")
+            ) {
+                // What the measurement reads at the shown frame, as rmsd, rgyr and sasa report.
+                let m = self.state.tools.measure.list.last();
+                if let Some((m, v)) = m.and_then(|m| Some((m, self.state.measurement_value(m)?)))
+                    && let Some(kind) = m.kind()
+                {
+                    let atoms: Vec<String> = m.atoms.iter().map(|a| (a + 1).to_string()).collect();
+                    self.output
+                        .push(format!("{} {}: {v:.3} {}", kind.name(), atoms.join("-"), kind.unit()));
+                }
+            }
             if matches!((parsed.verb.name, parsed.sub()), ("rep" | "field", "add")) {
                 // Which number the new representation took: `color N`, `rep modify N` refer to it.
                 let reps = &self.state.reps().list;

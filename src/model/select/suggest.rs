@@ -2,7 +2,7 @@
 //! ("unknown keyword 'protien' (did you mean 'protein'?)").
 
 /// The words a selection may start an expression with.
-const KEYWORDS: [&str; 35] = [
+const KEYWORDS: [&str; 36] = [
     "all",
     "none",
     "protein",
@@ -10,6 +10,7 @@ const KEYWORDS: [&str; 35] = [
     "backbone",
     "sidechain",
     "water",
+    "ligand",
     "ion",
     "ions",
     "hydrogen",
@@ -98,7 +99,7 @@ mod tests {
 
     #[test]
     fn far_words_get_the_usual_keywords_instead() {
-        let m = unknown_keyword("ligand");
+        let m = unknown_keyword("hetatm");
         assert!(!m.contains("did you mean"), "{m}");
         assert!(m.contains("such as protein, water, name"), "{m}");
         // Short words need a closer match: 'lig' is not 'ion'.

@@ -54,6 +54,17 @@ fn ions_by_residue_name() {
     assert_eq!(ions, vec![0, 1]);
     let solvent = Selection::parse("water or ions").unwrap().indices(&s, None);
     assert_eq!(solvent, vec![0, 1, 2]);
+    // Neither polymer nor solvent: none here; a ligand added after them is.
+    assert!(Selection::parse("ligand").unwrap().indices(&s, None).is_empty());
+    s.push_atom(
+        Element(6),
+        Name8::from("C1"),
+        Name8::from("UNL"),
+        2,
+        Name8::EMPTY,
+        Name8::EMPTY,
+    );
+    assert_eq!(Selection::parse("ligand").unwrap().indices(&s, None), vec![4]);
 }
 
 #[test]
