@@ -114,3 +114,18 @@ fn history_charges_times_and_damage() {
     }
     let _ = system.trajectory.n_frames();
 }
+
+/// The window shows the bonds `info` and Python report: none between the K+ and Cl- of a crystal
+/// (the window once guessed 981 from the same file).
+#[test]
+fn an_ionic_crystal_has_no_bonds_in_the_window_either() {
+    use orbitfield::app::fields::FieldService;
+    use orbitfield::app::settings::Settings;
+    use orbitfield::app::state::{AppState, Command};
+    let system = orbitfield::io::load(&[data("CONFIG.gz")]).unwrap();
+    assert!(system.structure.bonds.is_empty());
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.apply(Command::OpenFiles(vec![data("CONFIG.gz")]));
+    let doc = state.document().expect("open");
+    assert!(doc.bonds.is_empty(), "{} bonds", doc.bonds.len());
+}

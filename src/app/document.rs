@@ -128,7 +128,10 @@ impl Document {
         if n_frames > 0 {
             system.trajectory.read_frame(start, &mut frame)?;
         }
-        let bonds = if system.structure.bonds.is_empty() {
+        // A structure the loader guessed bonds for keeps that answer, none included (an ionic
+        // crystal's K+ and Cl- are not bonded): the window, `info` and Python show the same bonds.
+        let guessed = system.structure.bond_source == crate::model::BondSource::Guessed;
+        let bonds = if system.structure.bonds.is_empty() && !guessed {
             atoms::guess_bonds(&system.structure, &frame.positions_angstrom)
         } else {
             system.structure.bonds.clone()
