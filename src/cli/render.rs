@@ -73,7 +73,8 @@ pub struct RenderArgs {
     /// Frame to draw (0-based).
     #[arg(long, conflicts_with = "frames")]
     pub frame: Option<usize>,
-    /// Frame range A:B (0-based, B excluded) drawn into the output directory.
+    /// Frame range A:B or A:B:S (0-based, B excluded, every S-th) drawn into the output directory or
+    /// --movie.
     #[arg(long)]
     pub frames: Option<String>,
     /// Image size WxH in pixels.
@@ -143,8 +144,8 @@ pub struct RenderArgs {
     /// Frames per second of --movie.
     #[arg(long, default_value_t = 24.0, requires = "movie", allow_negative_numbers = true)]
     pub fps: f32,
-    /// Every N-th frame of the range goes into --movie.
-    #[arg(long, default_value_t = 1, requires = "movie")]
+    /// Every N-th frame of the range is drawn (A:B:S in --frames says the same).
+    #[arg(long, default_value_t = 1)]
     pub step: usize,
     /// Fit each frame onto frame 0 by these atoms before drawing it, as the viewer's "Fit frames to
     /// frame 0" (a selection, or nothing for a protein's C-alpha atoms, else the heavy atoms).
@@ -200,23 +201,30 @@ pub fn parse_size(s: &str) -> Result<[u32; 2]> {
     Ok([w, h])
 }
 
-/// Parses "A:B" into a range (B excluded).
-pub fn parse_range(s: &str) -> Result<std::ops::Range<usize>> {
-    let (a, b) = s
-        .split_once(':')
-        .ok_or_else(|| anyhow!("--frames: expected A:B, found {s:?}"))?;
-    let a: usize = a
-        .trim()
-        .parse()
-        .with_context(|| format!("--frames: bad start in {s:?}"))?;
-    let b: usize = b
-        .trim()
-        .parse()
-        .with_context(|| format!("--frames: bad end in {s:?}"))?;
+/// Parses "A:B" or "A:B:S" into a range (B excluded) and its step (S, when given), as `grid
+/// --frames` writes a range.
+pub fn parse_range(s: &str) -> Result<(std::ops::Range<usize>, Option<usize>)> {
+    let parts: Vec<&str> = s.split(':').map(str::trim).collect();
+    let (a, b, step) = match parts.as_slice() {
+        [a, b] => (a, b, None),
+        [a, b, st] => (a, b, Some(st)),
+        _ => bail!("--frames: expected A:B or A:B:S, found {s:?}"),
+    };
+    let a: usize = a.parse().with_context(|| format!("--frames: bad start in {s:?}"))?;
+    let b: usize = b.parse().with_context(|| format!("--frames: bad end in {s:?}"))?;
     if b <= a {
         bail!("--frames: the end must be after the start, found {s:?}");
     }
-    Ok(a..b)
+    let step = match step {
+        Some(st) => Some(
+            st.parse::<usize>()
+                .ok()
+                .filter(|&v| v > 0)
+                .with_context(|| format!("--frames: the step must be a positive whole number, found {s:?}"))?,
+        ),
+        None => None,
+    };
+    Ok((a..b, step))
 }
 
 fn encode_png(img: &image::RgbaImage) -> Result<Vec<u8>> {
@@ -517,19 +525,12 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     }
     let frames: Vec<usize> = match (&args.frames, args.frame) {
         (None, None) if args.movie.is_some() => (0..n_frames).step_by(args.step.max(1)).collect(),
-        (Some(r), _) if args.movie.is_some() => {
-            let r = parse_range(r)?;
-            if r.end > n_frames {
-                bail!("--frames {}:{}: the files have {n_frames} frames", r.start, r.end);
-            }
-            r.step_by(args.step.max(1)).collect()
-        }
         (Some(r), _) => {
-            let r = parse_range(r)?;
+            let (r, step) = parse_range(r)?;
             if r.end > n_frames {
                 bail!("--frames {}:{}: the files have {n_frames} frames", r.start, r.end);
             }
-            r.collect()
+            r.step_by(step.unwrap_or(args.step).max(1)).collect()
         }
         (None, Some(f)) if f >= n_frames => {
             bail!("--frame {f}: the files have {n_frames} frames (0..{})", n_frames - 1)
@@ -851,8 +852,11 @@ mod tests {
         assert!(parse_size("0x10").is_err());
         assert!(parse_size("100000x10").is_err());
         assert!(parse_size("abc").is_err());
-        assert_eq!(parse_range("2:5").unwrap(), 2..5);
+        assert_eq!(parse_range("2:5").unwrap(), (2..5, None));
+        assert_eq!(parse_range("0:98:10").unwrap(), (0..98, Some(10)));
         assert!(parse_range("5:5").is_err());
+        assert!(parse_range("0:9:0").is_err());
+        assert!(parse_range("0:9:x").is_err());
         assert!(parse_colormap("rainbow").is_err());
     }
 }
