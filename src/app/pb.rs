@@ -129,13 +129,10 @@ impl AppState {
         self.pb.last_key = Some(key);
         let doc = self.document()?;
         // The solute: all but the water and the electrolyte's ions (`setup::solute`).
-        let made = setup::solute(&doc.structure, Some(&doc.frame), None).and_then(|(keep, solvent)| {
-            setup::atoms_kept(&doc.structure, &doc.frame.positions_angstrom, Some(&keep))
-                .map(|(atoms, by_element)| (atoms, by_element, solvent))
-        });
+        let made = setup::solute_atoms(&doc.structure, &doc.frame, None);
         let note = (!self.pb.radii_note_said).then(|| setup::radii_note(&doc.structure));
         let (atoms, by_element, solvent) = match made {
-            Ok(a) => a,
+            Ok(s) => (s.atoms, s.radii_by_element, s.solvent_note),
             Err(e) => {
                 self.pb_failed(e);
                 return None;
@@ -344,8 +341,7 @@ impl AppState {
     /// solute (`save map`), in kT/e.
     pub fn pb_grid_blocking(&mut self) -> Result<Grid3, String> {
         let doc = self.document().ok_or("nothing is open")?;
-        let (keep, _) = setup::solute(&doc.structure, Some(&doc.frame), None)?;
-        let (atoms, _) = setup::atoms_kept(&doc.structure, &doc.frame.positions_angstrom, Some(&keep))?;
+        let atoms = setup::solute_atoms(&doc.structure, &doc.frame, None)?.atoms;
         let h = self.pb.spacing_angstrom;
         let lattice = setup::lattice_around(&atoms.positions_angstrom, h, 0.0);
         let params = self.pb.params;

@@ -284,10 +284,12 @@ pub fn atoms(
         .trajectory
         .frame(frame)
         .with_context(|| format!("reading frame {frame}"))?;
-    let (keep, solvent_note) =
-        setup::solute(&system.structure, Some(&f), sel).map_err(|e| anyhow::anyhow!("--sel: {e}"))?;
-    let (atoms, by_element) =
-        setup::atoms_kept(&system.structure, &f.positions_angstrom, Some(&keep)).map_err(anyhow::Error::msg)?;
+    let setup::Solute {
+        atoms,
+        keep,
+        radii_by_element: by_element,
+        solvent_note,
+    } = setup::solute_atoms(&system.structure, &f, sel).map_err(anyhow::Error::msg)?;
     if !*said {
         if let Some(note) = solvent_note {
             eprintln!("note: {note} (--sel)");

@@ -364,10 +364,9 @@ fn pb_grid(
     let scale = volt_per_kt_per_e(params.temperature_kelvin) / unit.volt();
     let coords = read_frame(system, frame)?;
     // The solute: all but the water and the electrolyte's ions, as `grid pb` and the viewer.
-    let (keep, _) =
-        setup::solute(&system.structure, Some(&coords), None).map_err(|e| anyhow::anyhow!("pb, frame {frame}: {e}"))?;
-    let (atoms, _) = setup::atoms_kept(&system.structure, &coords.positions_angstrom, Some(&keep))
-        .map_err(|e| anyhow::anyhow!("pb, frame {frame}: {e}"))?;
+    let atoms = setup::solute_atoms(&system.structure, &coords, None)
+        .map_err(|e| anyhow::anyhow!("pb, frame {frame}: {e}"))?
+        .atoms;
     // focus=: the chain of lattices of `grid pb --focus`, coarsest first.
     let levels = match (focus, placement) {
         (None, _) => None,

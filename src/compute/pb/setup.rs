@@ -171,9 +171,33 @@ pub fn solute(
     ))
 }
 
+/// The solute of one frame as the solver takes it: `solute`'s choice of atoms (`sel`, by default
+/// all but the solvent), their positions, charges and radii.
+pub struct Solute {
+    pub atoms: PbAtoms,
+    /// Which of the structure's atoms are in `atoms`.
+    pub keep: Vec<bool>,
+    /// The radii are the elements' (the files give none).
+    pub radii_by_element: bool,
+    /// Said once when the solvent was left out by default.
+    pub solvent_note: Option<String>,
+}
+
+/// The solute of `frame` (`solute`, then `atoms_kept`): what the CLI, the viewer and Python solve.
+pub fn solute_atoms(structure: &Structure, frame: &crate::model::Frame, sel: Option<&str>) -> Result<Solute, String> {
+    let (keep, solvent_note) = solute(structure, Some(frame), sel)?;
+    let (atoms, radii_by_element) = atoms_kept(structure, &frame.positions_angstrom, Some(&keep))?;
+    Ok(Solute {
+        atoms,
+        keep,
+        radii_by_element,
+        solvent_note,
+    })
+}
+
 /// The atoms of `structure` at `positions_angstrom` that `keep` marks (all without), and whether
 /// their radii are the elements'.
-pub fn atoms_kept(
+fn atoms_kept(
     structure: &Structure,
     positions_angstrom: &[[f32; 3]],
     keep: Option<&[bool]>,
