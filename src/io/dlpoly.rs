@@ -197,17 +197,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         frame.positions_angstrom = by_index.iter().map(|&i| atoms[i].position).collect();
         out.push(frame);
     }
-    let unknown = structure
-        .elements
-        .iter()
-        .filter(|e| **e == crate::model::Element::UNKNOWN)
-        .count();
-    if unknown > 0 {
-        warnings.push(format!(
-            "{unknown} of {} atoms have a name that names no element",
-            structure.len()
-        ));
-    }
+    warnings.extend(super::fields::unknown_elements_warning(&structure, "a name"));
     Ok(Parsed {
         structure,
         frames: out,

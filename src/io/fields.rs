@@ -268,6 +268,22 @@ pub fn unlike_first(subject: &str, unit: &str, found: &str, first_n: usize, kept
     )
 }
 
+/// "3 of 120 atoms have a `what` that names no element": the warning of a reader whose elements
+/// come from names or symbols, when some name none (`None` when all do).
+pub fn unknown_elements_warning(structure: &crate::model::Structure, what: &str) -> Option<String> {
+    let unknown = structure
+        .elements
+        .iter()
+        .filter(|e| **e == crate::model::Element::UNKNOWN)
+        .count();
+    (unknown > 0).then(|| {
+        format!(
+            "{unknown} of {} atoms have {what} that names no element",
+            structure.len()
+        )
+    })
+}
+
 /// [`unlike_first`] for frame `frames_read + 1` of a multi-frame text file, its count at `line`.
 pub fn frame_unlike_first(frames_read: usize, line: usize, n: u64, first_n: usize) -> String {
     let subject = format!("frame {} (line {line})", frames_read + 1);

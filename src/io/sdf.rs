@@ -147,13 +147,10 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                 .to_string(),
         );
     }
-    let unknown = structure.elements.iter().filter(|e| **e == Element::UNKNOWN).count();
-    if unknown > 0 {
-        warnings.push(format!(
-            "{unknown} of {} atoms have a symbol that names no element (query or pseudo atoms)",
-            structure.len()
-        ));
-    }
+    warnings.extend(super::fields::unknown_elements_warning(
+        &structure,
+        "a symbol (a query or pseudo atom)",
+    ));
     Ok(Parsed {
         structure,
         frames,

@@ -293,13 +293,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     if long_names > 0 {
         warnings.push(format!("{long_names} atom names longer than 8 characters truncated"));
     }
-    let unknown = structure.elements.iter().filter(|e| **e == Element::UNKNOWN).count();
-    if unknown > 0 {
-        warnings.push(format!(
-            "{unknown} of {} atoms have a name that names no element",
-            structure.len()
-        ));
-    }
+    warnings.extend(super::fields::unknown_elements_warning(&structure, "a name"));
     Ok(Parsed {
         structure,
         frames,
