@@ -49,3 +49,38 @@ fn an_optimisation_log_shows_its_orbitals_where_it_printed_them_and_says_so_else
     assert!(shown(&harness, "HOMO (orbital"));
     assert!(!shown(&harness, "orbitals at frames"));
 }
+
+/// The same log's energies: the timeline names the frame's energy and how far it lies above the
+/// lowest step; a click on it opens the energy plot, whose text follows the frame.
+#[test]
+fn an_optimisation_log_shows_each_step_s_energy_and_plots_them() {
+    let state = opened(&["qm-logs/GAMESS-US2018_dvb_gopt_a.out"], true);
+    let energies = state.document().unwrap().frame_energies_hartree.clone();
+    assert_eq!(energies.len(), 7);
+    let mut harness = window(state);
+    harness.run_steps(4);
+    // GAMESS printed -382.0506353326 at the first step and -382.0506677654 at the last (the log's
+    // "FINAL R-B3LYP ENERGY IS" lines): 0.02 kcal/mol apart.
+    let first = "E = -382.050635 Eh, +0.02 kcal/mol above frame 6";
+    let labels: Vec<String> = harness
+        .query_all_by_label_contains("E =")
+        .map(|n| format!("{n:?}"))
+        .collect();
+    assert!(
+        shown(&harness, first),
+        "the timeline names frame 0's energy: {labels:?}"
+    );
+    assert!(!harness.state().panels.energies.open);
+    harness.get_by_label_contains(first).click();
+    harness.run_steps(4);
+    assert!(harness.state().panels.energies.open, "the link opens the plot");
+    assert!(shown(&harness, "7 frames with an energy"));
+    assert!(shown(&harness, "Frame 0: E = -382.050635 Eh"));
+
+    type_command(&mut harness, "frame 6");
+    harness.run_steps(4);
+    assert!(shown(&harness, "Frame 6: E = -382.050668 Eh, the lowest"));
+    let screen = harness.ctx.content_rect();
+    let title = harness.get_by_label(orbitfield::ui::energies::TITLE).rect();
+    assert!(screen.contains_rect(title), "{title:?} inside {screen:?}");
+}

@@ -68,6 +68,7 @@ fn h2_series() -> System {
         warnings: Vec::new(),
         paths: vec![PathBuf::from("h2.molden")],
         wavefunction_frames: Vec::new(),
+        frame_energies_hartree: Vec::new(),
     }
 }
 
@@ -401,6 +402,7 @@ fn water_series(frames: usize) -> System {
         warnings: Vec::new(),
         paths: vec![path],
         wavefunction_frames: Vec::new(),
+        frame_energies_hartree: Vec::new(),
     }
 }
 

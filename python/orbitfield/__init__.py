@@ -227,6 +227,14 @@ class System:
         return None if q is None else np.array(q, dtype=np.float64)
 
     @property
+    def energies_hartree(self) -> Optional[np.ndarray]:
+        """Each frame's total energy in hartree (NaN where a step printed none) when the frames are
+        a QM log's steps (optimisation, scan, dynamics) or a series of wavefunctions with energies;
+        None otherwise."""
+        e = self._s.energies
+        return None if e is None else np.array(e, dtype=np.float64)
+
+    @property
     def positions_angstrom(self) -> np.ndarray:
         """Positions of frame 0, float64 [n_atoms, 3] (see :meth:`frame` for others)."""
         return self.frame(0).positions_angstrom

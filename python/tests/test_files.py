@@ -85,3 +85,17 @@ def test_a_log_with_orbitals_at_some_steps_has_all_its_frames():
     assert np.abs(last.values).max() > 0.01
     with pytest.raises(orbitfield.OrbitfieldError, match="frame 3 has no orbitals"):
         log.grid("mo:homo", frame=3, spacing=1.0)
+
+
+def test_a_log_s_step_energies_are_cclib_s():
+    """Each step's SCF energy of the GAMESS optimisation equals cclib's reading of the same log
+    (tests/data/qm-logs/energies.cclib.json); a trajectory has none."""
+    import json
+
+    log = orbitfield.load(REPO / "tests" / "data" / "qm-logs" / "GAMESS-US2018_dvb_gopt_a.out")
+    ref = json.loads((REPO / "tests" / "data" / "qm-logs" / "energies.cclib.json").read_text())
+    want = ref["logs"]["GAMESS-US2018_dvb_gopt_a.out"]["energies_hartree"]
+    assert log.energies_hartree.shape == (7,)
+    assert np.abs(log.energies_hartree - np.array(want)).max() < 1e-8
+    md = REPO / "tests" / "data" / "md"
+    assert orbitfield.load(md / "adk.psf", md / "adk_dims.dcd").energies_hartree is None

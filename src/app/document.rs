@@ -35,6 +35,9 @@ pub struct Document {
     /// The frame of each wavefunction when a QM log printed orbitals at some steps only (the
     /// other frames have none); empty otherwise (`io::System::wavefunction_frames`).
     pub wavefunction_frames: Vec<usize>,
+    /// Each frame's total energy in hartree (NaN where none) for a QM log's steps or a series of
+    /// wavefunctions with energies; empty otherwise (`io::System::frame_energies_hartree`).
+    pub frame_energies_hartree: Vec<f64>,
     pub grids: Vec<Arc<Grid3>>,
     pub warnings: Vec<String>,
     /// The lattice of per-frame potential maps, fixed for the whole trajectory
@@ -162,6 +165,7 @@ impl Document {
             bonds,
             wavefunctions: system.wavefunctions.into_iter().map(Arc::new).collect(),
             wavefunction_frames: system.wavefunction_frames,
+            frame_energies_hartree: system.frame_energies_hartree,
             grids: system.grids.into_iter().map(Arc::new).collect(),
             warnings,
             qm: None,

@@ -23,6 +23,7 @@ pub mod console;
 pub mod demo;
 pub mod document;
 pub mod draw;
+pub mod energies;
 pub mod esp_model;
 pub mod export;
 pub mod fetch;

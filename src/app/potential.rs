@@ -260,6 +260,7 @@ mod tests {
             warnings: Vec::new(),
             paths: vec![PathBuf::from("random.pqr")],
             wavefunction_frames: Vec::new(),
+            frame_energies_hartree: Vec::new(),
         };
         let settings = Settings {
             potential_spacing_angstrom: 2.0,

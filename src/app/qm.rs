@@ -263,6 +263,7 @@ mod tests {
             warnings: Vec::new(),
             paths: vec![PathBuf::from("system.xyz")],
             wavefunction_frames: Vec::new(),
+            frame_energies_hartree: Vec::new(),
         };
         let settings = Settings {
             lattice_points: 16,

@@ -385,6 +385,8 @@ pub struct PanelState {
     pub new_selection: String,
     /// Fetching PDB entries by ID: the form and the running download.
     pub fetch: crate::app::fetch::FetchPanel,
+    /// The energy-per-step plot window.
+    pub energies: crate::app::energies::EnergyPanel,
     /// The Ramachandran plot window.
     pub ramachandran: crate::app::ramachandran::RamachandranPanel,
     /// The sequence panel (chains as one-letter sequences, residues picked in it).
@@ -421,6 +423,7 @@ impl Default for PanelState {
             new_selection: "all".into(),
             sequence: Default::default(),
             ramachandran: Default::default(),
+            energies: Default::default(),
             fetch: Default::default(),
             graphics: Default::default(),
             export: Default::default(),

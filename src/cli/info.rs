@@ -176,6 +176,14 @@ fn report(
                 qm_region.map_or(serde_json::Value::Null, |r| r.into()),
             );
         }
+        if !system.frame_energies_hartree.is_empty() {
+            let e: Vec<serde_json::Value> = system
+                .frame_energies_hartree
+                .iter()
+                .map(|&e| serde_json::Number::from_f64(e).map_or(serde_json::Value::Null, serde_json::Value::Number))
+                .collect();
+            obj.insert("energies_hartree".into(), e.into());
+        }
         if let Some(sec) = secondary {
             obj.insert("secondary_frame".into(), sec.frame.into());
             obj.insert("secondary".into(), sec.codes.clone().into());
@@ -242,6 +250,7 @@ fn report(
                 }
             );
         }
+        print_energies(&system.frame_energies_hartree);
         if let Some(sec) = secondary {
             print_secondary(sec);
         }
@@ -251,6 +260,53 @@ fn report(
         }
     }
     Ok(())
+}
+
+/// Frames listed one per line up to this many; more are summarised (`--json` lists them all).
+const ENERGY_ROWS: usize = 60;
+
+/// Each frame's energy (a QM log's steps): a table of hartree and kcal/mol above the lowest.
+fn print_energies(energies_hartree: &[f64]) {
+    use orbitfield::app::energies::{kcal_text, lowest};
+    use orbitfield::model::units::KCAL_PER_MOL_PER_HARTREE;
+    let Some((low_frame, low)) = lowest(energies_hartree) else {
+        return;
+    };
+    let known: Vec<(usize, f64)> = energies_hartree
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, e)| e.is_finite())
+        .collect();
+    let (first, last) = (known[0], known[known.len() - 1]);
+    println!(
+        "energies:     {} frames: {:.8} Eh at frame {} to {:.8} Eh at frame {} ({}); the lowest {:.8} Eh at frame {low_frame}",
+        known.len(),
+        first.1,
+        first.0,
+        last.1,
+        last.0,
+        kcal_text((last.1 - first.1) * KCAL_PER_MOL_PER_HARTREE),
+        low
+    );
+    if energies_hartree.len() > ENERGY_ROWS {
+        println!(
+            "  ({} frames: `info --json` lists every energy)",
+            energies_hartree.len()
+        );
+        return;
+    }
+    println!("  frame  energy (Eh)          above the lowest");
+    for (i, e) in energies_hartree.iter().enumerate() {
+        if e.is_finite() {
+            println!(
+                "  {i:<5}  {e:<19.8}  {}",
+                kcal_text((e - low) * KCAL_PER_MOL_PER_HARTREE)
+            );
+        } else {
+            println!("  {i:<5}  none printed");
+        }
+    }
 }
 
 fn print_secondary(sec: &Secondary) {

@@ -43,6 +43,9 @@ pub struct System {
     /// (a GAMESS optimisation: the first and the last); empty otherwise, when the wavefunctions
     /// are one per frame or one for all (`model::qm_region::wavefunction_of_frame`).
     pub wavefunction_frames: Vec<usize>,
+    /// Each frame's total energy in hartree (NaN where the file printed none) when the frames are a
+    /// QM log's steps or a series of wavefunctions that carry their energies; empty otherwise.
+    pub frame_energies_hartree: Vec<f64>,
 }
 
 impl System {
@@ -395,6 +398,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
     let mut structure_from_topology = false;
     let mut first_wavefunction: Option<PathBuf> = None;
     let mut wavefunction_frames: Vec<usize> = Vec::new();
+    let mut log_energies_hartree: Vec<f64> = Vec::new();
     let mut context = Context::default();
     // Structure files of other molecules, joined to the first (`io::join`).
     let mut joined: Vec<(Structure, Vec<Frame>, PathBuf)> = Vec::new();
@@ -530,6 +534,11 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                 }
                 wavefunctions.extend(log.wavefunctions);
                 if structure.is_none() {
+                    log_energies_hartree = log
+                        .steps
+                        .iter()
+                        .map(|s| s.scf_energy_hartree.unwrap_or(f64::NAN))
+                        .collect();
                     topology_frames = log.frames;
                     structure = Some((log.structure, path.clone()));
                 } else {
@@ -572,6 +581,10 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
     let guess = structure.bonds.is_empty() && structure.bond_source == crate::model::BondSource::None && n_atoms > 0;
     if guess && let Some(f) = topology_frames.first() {
         crate::model::bonds::guess_bonds_in_place(&mut structure, &f.positions_angstrom, f.cell.as_ref());
+    }
+    if !trajectories.is_empty() {
+        // The frames are the trajectories', not the log's steps.
+        log_energies_hartree.clear();
     }
     let mut trajectory = if trajectories.is_empty() {
         Trajectory::from_frames(n_atoms, topology_frames, topo_path.display().to_string())
@@ -627,6 +640,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
         give_standard_charges(&mut structure, &mut trajectory, &mut warnings);
     }
     let warnings = explain_water_sites(warnings, &structure);
+    let frame_energies_hartree = frame_energies(log_energies_hartree, &wavefunctions, trajectory.n_frames());
     Ok((
         System {
             structure,
@@ -636,12 +650,32 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
             warnings,
             paths: paths.to_vec(),
             wavefunction_frames,
+            frame_energies_hartree,
         },
         Origin {
             structure_from_topology,
             first_wavefunction,
         },
     ))
+}
+
+/// Each frame's energy: a log's steps' (the log opened alone, one frame per step), else the
+/// wavefunctions' of a series with one per frame; empty when no frame has one.
+fn frame_energies(log_hartree: Vec<f64>, wavefunctions: &[Wavefunction], n_frames: usize) -> Vec<f64> {
+    let energies = if !log_hartree.is_empty() {
+        log_hartree
+    } else if wavefunctions.len() > 1 {
+        wavefunctions
+            .iter()
+            .map(|w| w.energy_hartree.unwrap_or(f64::NAN))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if energies.len() != n_frames || energies.iter().all(|e| !e.is_finite()) {
+        return Vec::new();
+    }
+    energies
 }
 
 /// A protein whose files carry no charges takes CHARMM22's by residue and atom name
@@ -816,5 +850,6 @@ pub fn load_embedded_demo() -> Result<System, ReadError> {
         warnings: Vec::new(),
         paths: vec![PathBuf::from("<demo>/ethylene_twist")],
         wavefunction_frames: Vec::new(),
+        frame_energies_hartree: Vec::new(),
     })
 }

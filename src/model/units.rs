@@ -11,6 +11,9 @@ pub const BOHR_PER_ANGSTROM: f64 = 1.0 / ANGSTROM_PER_BOHR;
 pub const ANGSTROM_PER_NANOMETRE: f64 = 10.0;
 /// One hartree in electronvolt (CODATA 2018).
 pub const EV_PER_HARTREE: f64 = 27.211_386_245_988;
+/// One hartree in kcal/mol: EV_PER_HARTREE eV times e N_A / 4184 J (627.5095).
+pub const KCAL_PER_MOL_PER_HARTREE: f64 =
+    EV_PER_HARTREE * ELEMENTARY_CHARGE_COULOMB * AVOGADRO_PER_MOLE / (1000.0 * JOULE_PER_CALORIE);
 /// Elementary charge in coulomb (exact in the 2019 SI, CODATA 2018).
 pub const ELEMENTARY_CHARGE_COULOMB: f64 = 1.602_176_634e-19;
 /// Boltzmann constant in J/K (exact in the 2019 SI, CODATA 2018).

@@ -159,6 +159,7 @@ pub(super) fn wavefunction_system(
         warnings: Vec::new(),
         paths: Vec::new(),
         wavefunction_frames: Vec::new(),
+        frame_energies_hartree: Vec::new(),
     }))
 }
 
@@ -264,5 +265,6 @@ pub(super) fn md_system(
         warnings: Vec::new(),
         paths: Vec::new(),
         wavefunction_frames: Vec::new(),
+        frame_energies_hartree: Vec::new(),
     }))
 }

@@ -185,6 +185,16 @@ impl PySystem {
         })
     }
 
+    /// Each frame's total energy in hartree (NaN where the step printed none) when the frames are a
+    /// QM log's steps (optimisation, scan, dynamics) or a series of wavefunctions with energies;
+    /// None otherwise.
+    #[getter]
+    fn energies(&self, py: Python<'_>) -> PyResult<Option<Vec<f64>>> {
+        self.with(py, |s| {
+            Ok((!s.frame_energies_hartree.is_empty()).then(|| s.frame_energies_hartree.clone()))
+        })
+    }
+
     /// Number of wavefunctions (one per frame of a series, one for a single file, else zero).
     #[getter]
     fn n_wavefunctions(&self, py: Python<'_>) -> PyResult<usize> {

@@ -15,6 +15,7 @@ pub mod add;
 pub mod atom_menu;
 pub mod browser;
 pub mod console;
+pub mod energies;
 pub mod esp_model;
 pub mod export;
 pub mod fetch;
@@ -162,6 +163,7 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
     ils::ils_window(ui.ctx(), state);
     fetch::fetch_window(ui.ctx(), state);
     ramachandran::ramachandran_window(ui.ctx(), state);
+    energies::energy_window(ui.ctx(), state);
 }
 
 /// The small button at the top of a side panel that collapses it.

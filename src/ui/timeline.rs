@@ -54,6 +54,15 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
         if let Some(t) = time_ps {
             ui.label(time_text(t));
         }
+        // A QM log's steps: the frame's energy, a click opens the energy plot.
+        if let Some(e) = state.frame_energy_text()
+            && ui
+                .link(e)
+                .on_hover_text("Energy per step: the plot of every frame's energy")
+                .clicked()
+        {
+            state.panels.energies.open = true;
+        }
         let mut fps = state.view.timeline.fps;
         if ui
             .add(

@@ -110,6 +110,18 @@ pub fn menus_ui(ui: &mut egui::Ui, state: &mut AppState) {
             state.panels.ramachandran.open = true;
             ui.close();
         }
+        let has_energies = state.frame_energies().is_some();
+        if ui
+            .add_enabled(has_energies, egui::Button::new(super::energies::TITLE))
+            .on_hover_text("The total energy of each step of a QM optimisation, scan or dynamics log")
+            .on_disabled_hover_text(
+                "Open a QM log (Gaussian, ORCA, GAMESS) or a series of files that print their energies",
+            )
+            .clicked()
+        {
+            state.panels.energies.open = true;
+            ui.close();
+        }
         ui.separator();
         if ui.button("Delete all measurements").clicked() {
             send(state, Command::ClearMeasurements);

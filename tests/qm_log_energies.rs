@@ -1,0 +1,127 @@
+//! Each frame's energy of a QM log's steps (`io::System::frame_energies_hartree`), as `info`, the
+//! timeline and the energy plot show it, against cclib 1.8.1's SCF energies of the same logs
+//! (`tests/data/qm-logs/energies.cclib.json`, `make_energy_reference.py`). cclib pairs each energy
+//! with a geometry; the frame of the same shape (its interatomic distances) must carry that energy.
+//! ORCA 6.0's logs, which cclib 1.8.1 does not read, are held to their own energy lines.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use orbitfield::io::load::load;
+use std::path::PathBuf;
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/qm-logs")
+        .join(name)
+}
+
+fn distances(p: &[[f64; 3]]) -> Vec<f64> {
+    let mut d = Vec::new();
+    for i in 0..p.len() {
+        for j in 0..i {
+            d.push((0..3).map(|k| (p[i][k] - p[j][k]).powi(2)).sum::<f64>().sqrt());
+        }
+    }
+    d
+}
+
+fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
+#[test]
+fn step_energies_match_cclib_geometry_by_geometry() {
+    let text = std::fs::read_to_string(data("energies.cclib.json")).unwrap();
+    let reference: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let logs = reference["logs"].as_object().unwrap();
+    assert!(logs.len() >= 4);
+    for (name, r) in logs {
+        let mut system = load(&[data(name)]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let energies = system.frame_energies_hartree.clone();
+        let n_frames = system.trajectory.n_frames();
+        let want: Vec<f64> = r["energies_hartree"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_f64().unwrap())
+            .collect();
+        if n_frames == 1 {
+            // A single point: one frame, no profile to show.
+            assert!(energies.is_empty() || energies.len() == 1, "{name}");
+            continue;
+        }
+        assert_eq!(energies.len(), n_frames, "{name}: one energy per frame");
+        let frames: Vec<Vec<f64>> = (0..n_frames)
+            .map(|i| {
+                let p = system.trajectory.frame(i).unwrap().positions_angstrom;
+                distances(&p.iter().map(|a| a.map(f64::from)).collect::<Vec<_>>())
+            })
+            .collect();
+        for (k, (e, step)) in want.iter().zip(r["positions_angstrom"].as_array().unwrap()).enumerate() {
+            let p: Vec<[f64; 3]> = step
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| {
+                    let v: Vec<f64> = a.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+                    [v[0], v[1], v[2]]
+                })
+                .collect();
+            let d = distances(&p);
+            let same_shape: Vec<usize> = (0..n_frames).filter(|&i| max_diff(&frames[i], &d) < 2e-4).collect();
+            assert!(
+                !same_shape.is_empty(),
+                "{name}: cclib's step {k} is no frame's geometry"
+            );
+            assert!(
+                same_shape.iter().any(|&i| (energies[i] - e).abs() < 2e-8),
+                "{name}: cclib's step {k} E = {e} Eh; frames {same_shape:?} of its shape have {:?}",
+                same_shape.iter().map(|&i| energies[i]).collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
+/// The values of the lines starting with `prefix` (after it and an optional `E(..) =`), in order.
+fn printed_energies(name: &str, prefix: &str) -> Vec<f64> {
+    let raw = orbitfield::io::read_bytes(&data(name)).unwrap();
+    String::from_utf8_lossy(&raw)
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix(prefix))
+        .map(|v| {
+            let v = v.split('=').nth(1).unwrap_or(v);
+            v.split_whitespace().next().unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+/// ORCA prints one `FINAL SINGLE POINT ENERGY` per geometry step, Gaussian's dynamics one `SCF
+/// Done` per step (its trial steps included): the frames carry them in order.
+#[test]
+fn orca_and_gaussian_dynamics_frames_carry_their_printed_energies() {
+    for (name, prefix) in [
+        ("ORCA6.0_dvb_gopt.out", "FINAL SINGLE POINT ENERGY"),
+        ("Gaussian09_dvb_bomd.out.gz", "SCF Done:"),
+    ] {
+        let printed = printed_energies(name, prefix);
+        let system = load(&[data(name)]).unwrap();
+        assert!(printed.len() >= 3, "{name}");
+        assert_eq!(system.trajectory.n_frames(), printed.len(), "{name}");
+        assert_eq!(system.frame_energies_hartree, printed, "{name}");
+    }
+}
+
+/// Frames that are not a log's steps carry no energies: a trajectory after the log, or a structure.
+#[test]
+fn trajectories_and_structures_carry_no_energies() {
+    let md = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
+    let system = load(&[md.join("adk.psf"), md.join("adk_dims.dcd")]).unwrap();
+    assert!(system.frame_energies_hartree.is_empty());
+    let system = load(&[data("GAMESS-US2018_dvb_gopt_a.out"), data("ORCA6.0_dvb_gopt.out")]);
+    if let Ok(system) = system {
+        assert!(
+            system.frame_energies_hartree.is_empty(),
+            "the frames are the second log's"
+        );
+    }
+}
