@@ -82,6 +82,30 @@ fn every_record_matches_rdkit() {
             let mut ours = s.bonds.clone();
             ours.sort_unstable();
             assert_eq!(ours, bonds, "{name} record {k}: bonds");
+            // Double, triple and aromatic bonds keep their orders (RDKit's as read: 2, 3, 1.5).
+            let orders: Vec<([u32; 2], f64)> = want["multiple_bonds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| {
+                    let b = b.as_array().unwrap();
+                    let atom = |i: usize| b[i].as_u64().unwrap() as u32;
+                    ([atom(0), atom(1)], b[2].as_f64().unwrap())
+                })
+                .collect();
+            let ours: Vec<([u32; 2], f64)> = s
+                .multiple_bonds
+                .iter()
+                .map(|&(pair, o)| {
+                    let v = match o {
+                        orbitfield::model::BondOrder::Double => 2.0,
+                        orbitfield::model::BondOrder::Triple => 3.0,
+                        orbitfield::model::BondOrder::Aromatic => 1.5,
+                    };
+                    (pair, v)
+                })
+                .collect();
+            assert_eq!(ours, orders, "{name} record {k}: bond orders");
             checked += 1;
         }
     }

@@ -5,6 +5,7 @@
 //! the frame, a selection, a style or a colouring changes, and by the headless `render` command.
 //! The output is plain instance data for [`crate::render::gpu`]; the renderer never sees a molecule.
 
+use super::bond_orders::MultipleBonds;
 use crate::model::{Element, Structure, UnitCell};
 use crate::render::colormap::Colormap;
 use crate::render::gpu::{CylinderInstance, LineVertex, SphereInstance, pack_rgba};
@@ -282,10 +283,12 @@ fn bond_ends(b: &[u32; 2], positions_angstrom: &[[f32; 3]], max_length_angstrom:
     (d2.is_finite() && d2 <= max_length_angstrom * max_length_angstrom).then_some((*a, *c))
 }
 
-/// Appends cylinder instances for `bonds`, split in the middle between the two atoms' colours.
+/// Appends cylinder instances for `bonds`, split in the middle between the two atoms' colours;
+/// the bonds in `orders` as double, triple or aromatic sticks.
 /// Bonds longer than `max_length_angstrom` (periodic wrap-arounds) are skipped.
 pub fn push_cylinders(
     bonds: &[[u32; 2]],
+    orders: &MultipleBonds,
     positions_angstrom: &[[f32; 3]],
     colors: &[[u8; 4]],
     style: AtomStyle,
@@ -301,13 +304,27 @@ pub fn push_cylinders(
         let Some((a, c)) = bond_ends(b, positions_angstrom, max_length_angstrom) else {
             continue;
         };
-        out.push(CylinderInstance {
-            a_angstrom: a,
-            b_angstrom: c,
-            radius_angstrom: radius,
-            color_a: color(b[0]),
-            color_b: color(b[1]),
-        });
+        let sticks = if orders.is_empty() {
+            None
+        } else {
+            orders.sticks(*b, a, c, radius, positions_angstrom)
+        };
+        match sticks {
+            Some(sticks) => out.extend(sticks.into_iter().map(|(p, q, r)| CylinderInstance {
+                a_angstrom: p,
+                b_angstrom: q,
+                radius_angstrom: r,
+                color_a: color(b[0]),
+                color_b: color(b[1]),
+            })),
+            None => out.push(CylinderInstance {
+                a_angstrom: a,
+                b_angstrom: c,
+                radius_angstrom: radius,
+                color_a: color(b[0]),
+                color_b: color(b[1]),
+            }),
+        }
     }
 }
 
@@ -321,13 +338,23 @@ pub fn build_cylinders(
     out: &mut Vec<CylinderInstance>,
 ) {
     out.clear();
-    push_cylinders(bonds, positions_angstrom, colors, style, max_length_angstrom, out);
+    push_cylinders(
+        bonds,
+        &MultipleBonds::default(),
+        positions_angstrom,
+        colors,
+        style,
+        max_length_angstrom,
+        out,
+    );
 }
 
 /// Appends the line-style drawing of some atoms: each bond as two half-segments in its atoms'
-/// colours, and a small cross (0.25 A arms) for each atom in `lone` (atoms without a drawn bond).
+/// colours (the bonds in `orders` as two, three or an inner second line), and a small cross
+/// (0.25 A arms) for each atom in `lone` (atoms without a drawn bond).
 pub fn push_lines(
     bonds: &[[u32; 2]],
+    orders: &MultipleBonds,
     lone: &[u32],
     positions_angstrom: &[[f32; 3]],
     colors: &[[u8; 4]],
@@ -340,17 +367,24 @@ pub fn push_lines(
         let Some((a, c)) = bond_ends(b, positions_angstrom, max_length_angstrom) else {
             continue;
         };
-        let mid: [f32; 3] = std::array::from_fn(|k| 0.5 * (a[k] + c[k]));
-        for (p, q, i) in [(a, mid, b[0]), (mid, c, b[1])] {
-            let color = color(i);
-            out.push(LineVertex {
-                position_angstrom: p,
-                color,
-            });
-            out.push(LineVertex {
-                position_angstrom: q,
-                color,
-            });
+        let segments = if orders.is_empty() {
+            None
+        } else {
+            orders.lines(*b, a, c, positions_angstrom)
+        };
+        for (a, c) in segments.unwrap_or_else(|| vec![(a, c)]) {
+            let mid: [f32; 3] = std::array::from_fn(|k| 0.5 * (a[k] + c[k]));
+            for (p, q, i) in [(a, mid, b[0]), (mid, c, b[1])] {
+                let color = color(i);
+                out.push(LineVertex {
+                    position_angstrom: p,
+                    color,
+                });
+                out.push(LineVertex {
+                    position_angstrom: q,
+                    color,
+                });
+            }
         }
     }
     for &i in lone {
@@ -621,7 +655,7 @@ mod tests {
         build_spheres(&s, &p, &colors, AtomStyle::Lines, &mut spheres);
         assert!(spheres.is_empty(), "lines draw no spheres");
         let mut lines = Vec::new();
-        push_lines(&[[0, 1]], &[2], &p, &colors, 3.0, &mut lines);
+        push_lines(&[[0, 1]], &MultipleBonds::default(), &[2], &p, &colors, 3.0, &mut lines);
         // Two half-bonds (oxygen red, then hydrogen white) and a cross of three segments.
         assert_eq!(lines.len(), 4 + 6);
         assert_eq!(lines[0].color, pack_rgba(colors[0]));

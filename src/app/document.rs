@@ -38,6 +38,8 @@ pub struct Document {
     /// Each frame's total energy in hartree (NaN where none) for a QM log's steps or a series of
     /// wavefunctions with energies; empty otherwise (`io::System::frame_energies_hartree`).
     pub frame_energies_hartree: Vec<f64>,
+    /// The structure's double, triple and aromatic bonds as they are drawn (`app::bond_orders`).
+    pub multiple_bonds: crate::app::bond_orders::MultipleBonds,
     pub grids: Vec<Arc<Grid3>>,
     pub warnings: Vec<String>,
     /// The lattice of per-frame potential maps, fixed for the whole trajectory
@@ -150,6 +152,7 @@ impl Document {
         let crystal_cell = periodic && n_frames <= 1 && system.paths.first().is_some_and(|p| is_crystal_format(p));
         let potential_lattice = potential_lattice(&system.structure, &frame, potential_spacing_angstrom);
         let warnings = std::mem::take(&mut system.warnings);
+        let multiple_bonds = crate::app::bond_orders::MultipleBonds::new(&system.structure.multiple_bonds, &bonds);
         let chains = &system.structure.chains;
         let several_chains = chains.iter().any(|c| !c.is_empty() && Some(c) != chains.first());
         Ok(Document {
@@ -166,6 +169,7 @@ impl Document {
             wavefunctions: system.wavefunctions.into_iter().map(Arc::new).collect(),
             wavefunction_frames: system.wavefunction_frames,
             frame_energies_hartree: system.frame_energies_hartree,
+            multiple_bonds,
             grids: system.grids.into_iter().map(Arc::new).collect(),
             warnings,
             qm: None,

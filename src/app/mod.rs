@@ -18,6 +18,7 @@
 
 pub mod apply;
 pub mod atoms;
+pub mod bond_orders;
 pub mod browser;
 pub mod console;
 pub mod demo;

@@ -107,6 +107,13 @@ pub fn append_structure(s: &mut Structure, other: &Structure, other_name: &str) 
             ));
         }
     }
+    // The ligand's bond orders hold for its pairs whichever way the bonds come.
+    s.multiple_bonds.extend(
+        other
+            .multiple_bonds
+            .iter()
+            .map(|&([a, b], o)| ([a + n0 as u32, b + n0 as u32], o)),
+    );
     if s.bond_source == BondSource::File && other.bond_source == BondSource::File {
         s.bonds
             .extend(other.bonds.iter().map(|&[a, b]| [a + n0 as u32, b + n0 as u32]));

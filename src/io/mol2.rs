@@ -7,7 +7,8 @@
 //! `Na` -> Na); `Du`, `LP`, other pseudo-types and force-field types (GAFF `ca`, `os`, `ho`; AMBER
 //! `CA`, `HO`) are guessed from the name. Residue numbers and names are the substructure id and name (1 and empty
 //! when absent). Charges are read unless the molecule's charge type is `NO_CHARGES`; every atom
-//! must then carry one. Bonds refer to atom ids. As MDAnalysis does, the first molecule is the
+//! must then carry one. Bonds refer to atom ids; types `2`, `3` and `ar` are kept as their orders
+//! (`Structure::multiple_bonds`). As MDAnalysis does, the first molecule is the
 //! topology and each molecule record (all with its atom count) a frame, with the `@<TRIPOS>CRYSIN`
 //! cell as its box.
 
@@ -15,7 +16,7 @@ use super::ReadError;
 use super::fields::{float, int, show, tokens};
 use super::load::Parsed;
 use crate::model::element::guess_from_name;
-use crate::model::{BondSource, Element, Frame, Name8, Structure, UnitCell};
+use crate::model::{BondOrder, BondSource, Element, Frame, Name8, Structure, UnitCell};
 use std::path::Path;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -36,7 +37,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     let mut charges: Vec<f32> = Vec::new();
     let mut with_charges = true;
     let mut ids: Vec<(i64, u32)> = Vec::new();
-    let mut bond_pairs: Vec<(usize, i64, i64)> = Vec::new();
+    let mut bond_pairs: Vec<(usize, i64, i64, Option<BondOrder>)> = Vec::new();
     let mut section = Section::None;
     let mut molecule_line = 0usize;
     let mut header_lines = 0usize;
@@ -252,8 +253,9 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             Section::Bond if first => {
                 let mut t = tokens(line);
                 let (_, a, b) = (t.next(), t.next(), t.next());
+                let order = t.next().and_then(BondOrder::from_mol2);
                 match (a.and_then(int), b.and_then(int)) {
-                    (Some(a), Some(b)) => bond_pairs.push((no, a, b)),
+                    (Some(a), Some(b)) => bond_pairs.push((no, a, b, order)),
                     _ => {
                         return Err(ReadError::line(
                             path,
@@ -299,9 +301,15 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             .map(|p| p.1)
     };
     let mut bonds = Vec::with_capacity(bond_pairs.len());
-    for (no, a, b) in bond_pairs {
+    let mut multiple = Vec::new();
+    for (no, a, b, order) in bond_pairs {
         match (lookup(a), lookup(b)) {
-            (Some(i), Some(j)) if i != j => bonds.push([i.min(j), i.max(j)]),
+            (Some(i), Some(j)) if i != j => {
+                bonds.push([i.min(j), i.max(j)]);
+                if let Some(o) = order {
+                    multiple.push(([i.min(j), i.max(j)], o));
+                }
+            }
             _ => {
                 return Err(ReadError::line(
                     path,
@@ -313,7 +321,10 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     }
     bonds.sort_unstable();
     bonds.dedup();
+    multiple.sort_unstable_by_key(|(pair, _)| *pair);
+    multiple.dedup_by_key(|(pair, _)| *pair);
     structure.bonds = bonds;
+    structure.multiple_bonds = multiple;
     structure.bond_source = BondSource::File;
     if with_charges && charges.len() == structure.len() {
         structure.charges_e = Some(charges);

@@ -11,15 +11,15 @@
 //! same atoms (the same elements in the same order: conformers, docking poses) is a frame; a record
 //! of another molecule stops the reading there with a warning that says so. Atom names are the
 //! element and its count (`C1`, `C2`, `O1`), as ChimeraX names them, in one residue `UNL`, as
-//! RDKit names a ligand without a residue name. Bonds come from the bond block (their orders are
-//! not kept). Formal charges (`M  CHG`, the atom block's charge column) are not partial charges
+//! RDKit names a ligand without a residue name. Bonds come from the bond block, double, triple and
+//! aromatic ones with their orders (`Structure::multiple_bonds`). Formal charges (`M  CHG`, the atom block's charge column) are not partial charges
 //! and are not read as charges; PubChem's `PUBCHEM_MMFF94_PARTIAL_CHARGES` data item is. A record
 //! whose program line says `2D`, or whose every z is zero, is a drawing: a warning says so.
 
 use super::ReadError;
 use super::fields::{Lines, cols, float, int, show, tokens, unlike_first};
 use super::load::Parsed;
-use crate::model::{BondSource, Element, Frame, Name8, Structure};
+use crate::model::{BondOrder, BondSource, Element, Frame, Name8, Structure};
 use std::path::Path;
 
 /// Atoms of one record at most (V2000 counts have three digits; V3000 any).
@@ -37,6 +37,8 @@ struct Record {
     positions: Vec<[f32; 3]>,
     /// 0-based atom pairs.
     bonds: Vec<[u32; 2]>,
+    /// The bonds of higher order than single.
+    orders: Vec<([u32; 2], BondOrder)>,
     /// PubChem's MMFF94 partial charges (1-based atom, charge).
     partial_charges: Vec<(usize, f32)>,
 }
@@ -109,6 +111,11 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         );
     }
     structure.bonds = first.bonds.clone();
+    structure.bonds.sort_unstable();
+    structure.bonds.dedup();
+    structure.multiple_bonds = first.orders.clone();
+    structure.multiple_bonds.sort_unstable_by_key(|(pair, _)| *pair);
+    structure.multiple_bonds.dedup_by_key(|(pair, _)| *pair);
     structure.bond_source = BondSource::File;
     if !first.partial_charges.is_empty() {
         let mut q = vec![0f32; first.elements.len()];
@@ -211,6 +218,7 @@ fn read_record(path: &Path, lines: &mut Lines) -> Result<Record, RecordError> {
         elements: Vec::new(),
         positions: Vec::new(),
         bonds: Vec::new(),
+        orders: Vec::new(),
         partial_charges: Vec::new(),
     };
     if counts.windows(5).any(|w| w.eq_ignore_ascii_case(b"V3000")) {
@@ -300,12 +308,18 @@ fn read_v2000(
     }
     for _ in 0..n_bonds {
         let (no, l) = next_line(path, lines, "a bond line")?;
-        let fixed = || Some((int(cols(l, 0, 3))?, int(cols(l, 3, 6))?));
+        let fixed = || {
+            Some((
+                int(cols(l, 0, 3))?,
+                int(cols(l, 3, 6))?,
+                int(cols(l, 6, 9)).unwrap_or(1),
+            ))
+        };
         let words = || {
             let mut t = tokens(l);
-            Some((int(t.next()?)?, int(t.next()?)?))
+            Some((int(t.next()?)?, int(t.next()?)?, t.next().and_then(int).unwrap_or(1)))
         };
-        let Some((a, b)) = fixed().or_else(words) else {
+        let Some((a, b, order)) = fixed().or_else(words) else {
             return Err(bad(
                 path,
                 no,
@@ -313,12 +327,13 @@ fn read_v2000(
             )
             .into());
         };
-        push_bond(path, no, r, a, b)?;
+        push_bond(path, no, r, a, b, order)?;
     }
     Ok(())
 }
 
-fn push_bond(path: &Path, no: usize, r: &mut Record, a: i64, b: i64) -> Result<(), RecordError> {
+/// A bond between 1-based atoms `a` and `b` of MDL type `order`.
+fn push_bond(path: &Path, no: usize, r: &mut Record, a: i64, b: i64, order: i64) -> Result<(), RecordError> {
     let n = r.elements.len() as i64;
     if !(1..=n).contains(&a) || !(1..=n).contains(&b) || a == b {
         return Err(bad(
@@ -330,6 +345,9 @@ fn push_bond(path: &Path, no: usize, r: &mut Record, a: i64, b: i64) -> Result<(
     }
     let (i, j) = ((a - 1) as u32, (b - 1) as u32);
     r.bonds.push([i.min(j), i.max(j)]);
+    if let Some(o) = BondOrder::from_mdl(order) {
+        r.orders.push(([i.min(j), i.max(j)], o));
+    }
     Ok(())
 }
 
@@ -414,8 +432,8 @@ fn read_v3000(path: &Path, lines: &mut Lines, r: &mut Record) -> Result<(), Reco
                 r.positions.push(xyz.map(|v| v as f32));
             }
             _ if section == "bond" => {
-                let pair = (|| Some((int(t.get(2)?)?, int(t.get(3)?)?)))();
-                let Some((a, b)) = pair else {
+                let pair = (|| Some((int(t.get(2)?)?, int(t.get(3)?)?, int(t.get(1)?)?)))();
+                let Some((a, b, order)) = pair else {
                     return Err(bad(
                         path,
                         no,
@@ -426,7 +444,7 @@ fn read_v3000(path: &Path, lines: &mut Lines, r: &mut Record) -> Result<(), Reco
                     )
                     .into());
                 };
-                push_bond(path, no, r, a, b)?;
+                push_bond(path, no, r, a, b, order)?;
             }
             _ => {}
         }

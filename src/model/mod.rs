@@ -32,6 +32,6 @@ pub use element::Element;
 pub use field::Field;
 pub use grid::{Grid3, Lattice};
 pub use name::Name8;
-pub use structure::{BondSource, Structure};
+pub use structure::{BondOrder, BondSource, Structure};
 pub use trajectory::{Fork, Frame, FrameError, FrameRange, FrameSource, InMemoryFrames, Trajectory};
 pub use wavefunction::{OrbitalSet, QmAtom, Spin, SpinKind, Wavefunction};

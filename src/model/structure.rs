@@ -19,6 +19,40 @@ pub enum BondSource {
     Guessed,
 }
 
+/// A bond's order where a file gives one other than single (MDL SDF/MOL types 2, 3 and 4; mol2's
+/// `2`, `3` and `ar`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BondOrder {
+    Double,
+    Triple,
+    /// Part of an aromatic ring, no Kekulé form given (SDF type 4, mol2 `ar`).
+    Aromatic,
+}
+
+impl BondOrder {
+    /// The order of an MDL bond type (1 single, 2 double, 3 triple, 4 aromatic); `None` for single
+    /// and the query types.
+    pub fn from_mdl(code: i64) -> Option<BondOrder> {
+        match code {
+            2 => Some(BondOrder::Double),
+            3 => Some(BondOrder::Triple),
+            4 => Some(BondOrder::Aromatic),
+            _ => None,
+        }
+    }
+
+    /// The order of a mol2 bond type (`1`, `2`, `3`, `ar`, `am`, ...); `None` for single, amide
+    /// and the rest.
+    pub fn from_mol2(code: &[u8]) -> Option<BondOrder> {
+        match code {
+            b"2" => Some(BondOrder::Double),
+            b"3" => Some(BondOrder::Triple),
+            b"ar" | b"AR" => Some(BondOrder::Aromatic),
+            _ => None,
+        }
+    }
+}
+
 /// The static description of a system's atoms.
 #[derive(Clone, Debug, Default)]
 pub struct Structure {
@@ -57,6 +91,9 @@ pub struct Structure {
     /// Bonds as pairs of atom indices, each pair with the smaller index first, sorted.
     pub bonds: Vec<[u32; 2]>,
     pub bond_source: BondSource,
+    /// The bonds of higher order than single, where the file gives orders (SDF, mol2): pairs as in
+    /// `bonds`, sorted. Drawn as double, triple or aromatic sticks and lines.
+    pub multiple_bonds: Vec<([u32; 2], BondOrder)>,
 }
 
 impl Structure {

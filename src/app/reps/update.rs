@@ -704,9 +704,17 @@ impl AppState {
                     atoms::push_hbond_dashes(&set.bonds, pos, doc.frame.cell.as_ref(), colors, &mut view.cylinders);
                 }
             } else if a.style == atoms::AtomStyle::Lines {
-                atoms::push_lines(bonds, &c.lone, pos, colors, 4.0, &mut view.lines);
+                atoms::push_lines(bonds, &doc.multiple_bonds, &c.lone, pos, colors, 4.0, &mut view.lines);
             } else {
-                atoms::push_cylinders(bonds, pos, colors, a.style, 4.0, &mut view.cylinders);
+                atoms::push_cylinders(
+                    bonds,
+                    &doc.multiple_bonds,
+                    pos,
+                    colors,
+                    a.style,
+                    4.0,
+                    &mut view.cylinders,
+                );
             }
         }
         if let Some(cell) = doc

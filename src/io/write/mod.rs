@@ -202,6 +202,15 @@ pub fn subset(structure: &Structure, indices: Option<&[u32]>) -> Structure {
             (a != u32::MAX && b != u32::MAX).then_some([a, b])
         })
         .collect();
+    s.multiple_bonds = structure
+        .multiple_bonds
+        .iter()
+        .filter_map(|&([a, b], o)| {
+            let (a, b) = (*new_index.get(pick(a))?, *new_index.get(pick(b))?);
+            (a != u32::MAX && b != u32::MAX).then_some(([a.min(b), a.max(b)], o))
+        })
+        .collect();
+    s.multiple_bonds.sort_unstable_by_key(|(pair, _)| *pair);
     s
 }
 

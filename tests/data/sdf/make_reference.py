@@ -1,5 +1,6 @@
 """RDKit's reading of the SD files in this folder (and IOData's, for the V2000 ones): for every
-record, its title, atomic numbers, positions (Angstrom) and bonds (0-based atom pairs). Run from the
+record, its title, atomic numbers, positions (Angstrom), bonds (0-based atom pairs) and the orders
+of the bonds that are not single (pair and RDKit's order as read, sanitize off: 2, 3, 1.5 aromatic). Run from the
 repository root: python tests/data/sdf/make_reference.py"""
 import json
 import pathlib
@@ -14,10 +15,11 @@ here = pathlib.Path(__file__).parent
 # Three conformers of alanine (ETKDG, fixed seed): one molecule, three records, for the frames.
 ala = Chem.AddHs(Chem.MolFromSmiles("C[C@@H](C(=O)O)N"))
 ids = Chem.rdDistGeom.EmbedMultipleConfs(ala, numConfs=3, randomSeed=33)
-with Chem.SDWriter(str(here / "conformers.sdf")) as w:
-    for i in ids:
-        ala.SetProp("_Name", f"alanine conformer {i}")
-        w.write(ala, confId=i)
+if not (here / "conformers.sdf").exists():
+    with Chem.SDWriter(str(here / "conformers.sdf")) as w:
+        for i in ids:
+            ala.SetProp("_Name", f"alanine conformer {i}")
+            w.write(ala, confId=i)
 out = {"rdkit": rdkit.__version__, "iodata": iodata.__version__, "files": {}}
 for name in ["example.sdf", "molv3000.sdf", "formamide.sdf", "molecule.sdf", "conformers.sdf"]:
     records = []
@@ -30,6 +32,11 @@ for name in ["example.sdf", "molv3000.sdf", "formamide.sdf", "molecule.sdf", "co
                 "atnums": [a.GetAtomicNum() for a in mol.GetAtoms()],
                 "positions": [[round(float(v), 6) for v in conf.GetAtomPosition(i)] for i in range(mol.GetNumAtoms())],
                 "bonds": sorted(sorted([b.GetBeginAtomIdx(), b.GetEndAtomIdx()]) for b in mol.GetBonds()),
+                "multiple_bonds": sorted(
+                    sorted([b.GetBeginAtomIdx(), b.GetEndAtomIdx()]) + [b.GetBondTypeAsDouble()]
+                    for b in mol.GetBonds()
+                    if b.GetBondTypeAsDouble() != 1.0
+                ),
             }
         )
     try:
