@@ -12,7 +12,8 @@
 //! Multi-model files give one frame per MODEL/ENDMDL block (or per END-terminated block); every
 //! model must have the first model's atom count. Every alternate location is kept as its own atom
 //! (as VMD and MDAnalysis do), its indicator recorded in [`Structure::altlocs`]. A CRYST1 record
-//! of 1 x 1 x 1 A (the NMR convention for "no cell") is not a box. Two-character chain ids in
+//! of 1 x 1 x 1 A (the NMR convention for "no cell") is not a box; in a file whose first CRYST1
+//! follows the first model's ENDMDL, each CRYST1 is the box of the model before it. Two-character chain ids in
 //! columns 21-22 (assemblies of more than 62 chains) are read whole when column 21 cannot be the end
 //! of a four-character residue name.
 
@@ -122,6 +123,9 @@ struct Reader<'p> {
     resid_offset: i64,
     /// A model differed from the first: no further models are read.
     models_stopped: bool,
+    /// Decided by the first CRYST1: whether it came after a finished model (`MODEL ... ENDMDL
+    /// CRYST1`, each box after the model it belongs to) rather than before one.
+    cryst1_after_models: Option<bool>,
 }
 
 impl<'p> Reader<'p> {
@@ -150,6 +154,7 @@ impl<'p> Reader<'p> {
             guesses: NameGuessCache::default(),
             resid_offset: 0,
             models_stopped: false,
+            cryst1_after_models: None,
         }
     }
 
@@ -517,8 +522,18 @@ impl<'p> Reader<'p> {
             }
             return Ok(());
         }
+        let after_models = *self
+            .cryst1_after_models
+            .get_or_insert(!self.frame_open && !self.frames.is_empty());
         if self.frame_open {
             self.frame_cell = Some(cell);
+        } else if after_models {
+            // `MODEL ... ENDMDL CRYST1`: the box of the model just read (as MDAnalysis reads this
+            // layout), and of the models after it that give none.
+            if let Some(last) = self.frames.last_mut() {
+                last.cell = Some(cell);
+            }
+            self.global_cell = Some(cell);
         } else {
             self.global_cell = Some(cell);
         }

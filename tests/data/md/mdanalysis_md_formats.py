@@ -49,6 +49,9 @@ CASES = {
     "gromos_pdb": ([QUIRKS / "gromos11_traj_vac.pdb.gz"], {}),
     # One CRYST1 in the first of three models: the box holds for all three.
     "pdb_box_in_first_model": ([QUIRKS / "varying_occ_tmp.pdb"], {}),
+    # Three models, each CRYST1 after its model's ENDMDL / before its MODEL: boxes 80, 70, 60 A.
+    "pdb_cryst1_after_models": ([QUIRKS / "model_then_cryst.pdb"], {}),
+    "pdb_cryst1_before_models": ([QUIRKS / "cryst_then_model.pdb"], {}),
     # A CHARMM-GUI membrane system with POT and CLA ions (potassium and chloride, not P and C).
     "charmm_ions_1k5i": ([QUIRKS / "1k5i_c36.pdb.gz"], {}),
 }
