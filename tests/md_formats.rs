@@ -217,8 +217,16 @@ fn pdb_files_of_gromos_charmm_gui_and_several_models() {
     check_system("pdb_box_in_first_model", &["pdb_dcd_quirks/varying_occ_tmp.pdb"], false);
     check_system("charmm_ions_1k5i", &["pdb_dcd_quirks/1k5i_c36.pdb.gz"], false);
     // A CRYST1 after each model's ENDMDL is that model's box, one before each MODEL the next one's.
-    check_system("pdb_cryst1_after_models", &["pdb_dcd_quirks/model_then_cryst.pdb"], false);
-    check_system("pdb_cryst1_before_models", &["pdb_dcd_quirks/cryst_then_model.pdb"], false);
+    check_system(
+        "pdb_cryst1_after_models",
+        &["pdb_dcd_quirks/model_then_cryst.pdb"],
+        false,
+    );
+    check_system(
+        "pdb_cryst1_before_models",
+        &["pdb_dcd_quirks/cryst_then_model.pdb"],
+        false,
+    );
 }
 
 #[test]

@@ -102,6 +102,11 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
             Some(idx)
         }
     };
+    if matches!(out_format, io::write::OutFormat::Pdb | io::write::OutFormat::Pqr)
+        && let Some(note) = io::write::resid_wrap_note(&system.structure, atoms.as_deref())
+    {
+        eprintln!("note: {note}");
+    }
     let bar = progress_bar(frames.len() as u64);
     if let Some(b) = &bar {
         b.set_message("writing");

@@ -20,7 +20,7 @@
 //! Supported are the file versions MDAnalysis 2.11 reads ([`SUPPORTED_VERSIONS`], GROMACS 4.0
 //! to 2026); others are refused with the version in the message. As in MDAnalysis, residue
 //! numbers count the residues of the whole system from 1, the chain is the molecule-block name
-//! (`Protein_chain_A` gives `A`), and bonds come from the bond-like interactions (bonds of every
+//! (`Protein_chain_A` and `Protein_A` give `A`, as pdb2gmx names chains), and bonds come from the bond-like interactions (bonds of every
 //! kind, constraints, and the two O-H bonds of each SETTLE). Elements come from the atomic numbers
 //! grompp stored, else from the mass, else from the atom name. Every count is checked against the
 //! bytes left before anything is allocated.
@@ -38,6 +38,25 @@ use crate::model::{BondSource, Element, Frame, Name8, Structure, UnitCell};
 use params::{ADDED_TYPES, INTERACTIONS, f, is_bond_type};
 use std::path::Path;
 use xdr::{Cursor, read_header};
+
+/// The chain label of a molecule block named `name`, as pdb2gmx names them: the letter after
+/// `_chain_` (`Protein_chain_A`, `DNA_chain_B`) or after a molecule class and one underscore
+/// (`Protein_A`, `RNA_C`, `Other_D`); the whole name otherwise (`SOL`, `NA`, `LIG`).
+fn chain_of_block(name: &[u8]) -> &[u8] {
+    if let Some(k) = memchr::memmem::rfind(name, b"_chain_")
+        && let Some(tail) = name.get(k + 7..).filter(|t| !t.is_empty())
+    {
+        return tail;
+    }
+    for class in [&b"Protein_"[..], b"DNA_", b"RNA_", b"Other_", b"Ion_"] {
+        if let Some(tail) = name.strip_prefix(class)
+            && (1..=4).contains(&tail.len())
+        {
+            return tail;
+        }
+    }
+    name
+}
 
 /// File versions (tpx) this reader accepts, with the GROMACS release that writes each.
 pub const SUPPORTED_VERSIONS: [(i32, &str); 16] = [
@@ -427,8 +446,7 @@ fn read_topology(path: &Path, bytes: &[u8]) -> Result<(Parsed, Option<Vec<LjPara
             c.skip(3 * n, 0, "position-restraint coordinates")?;
         }
         let block_name = sym(mt.name);
-        let chain = block_name.strip_prefix(b"Protein_chain_").unwrap_or(block_name);
-        let chain = label(chain, &mut long_labels);
+        let chain = label(chain_of_block(block_name), &mut long_labels);
         let segid = label(block_name, &mut long_labels);
         let nres = mt.resnames.len() as i64;
         for _ in 0..nmol {
@@ -486,7 +504,9 @@ fn read_topology(path: &Path, bytes: &[u8]) -> Result<(Parsed, Option<Vec<LjPara
         .map_err(|e| ReadError::file(path, format!("internal inconsistency: {e}")))?;
     let mut warnings = Vec::new();
     if long_labels > 0 {
-        warnings.push(format!("{long_labels} labels longer than 8 characters truncated"));
+        warnings.push(format!(
+            "{long_labels} names longer than 8 characters (atom, residue, type or molecule names) are cut to their first 8"
+        ));
     }
     let mut frames = Vec::new();
     match state::read_positions(&mut c, fver, h.natoms, h.has_coordinates) {
@@ -514,4 +534,28 @@ fn read_topology(path: &Path, bytes: &[u8]) -> Result<(Parsed, Option<Vec<LjPara
         },
         lj,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chain_of_block;
+
+    /// pdb2gmx's molecule names give their chain letters; other molecules keep their names.
+    #[test]
+    fn chains_come_from_pdb2gmx_s_molecule_names() {
+        for (name, chain) in [
+            ("Protein_chain_A", "A"),
+            ("DNA_chain_B", "B"),
+            ("Protein_A", "A"),
+            ("Protein_E", "E"),
+            ("RNA_AB", "AB"),
+            ("Protein", "Protein"),
+            ("Protein_chain_", "Protein_chain_"),
+            ("Protein_long_name", "Protein_long_name"),
+            ("SOL", "SOL"),
+            ("NA+", "NA+"),
+        ] {
+            assert_eq!(chain_of_block(name.as_bytes()), chain.as_bytes(), "{name}");
+        }
+    }
 }

@@ -7,7 +7,7 @@
 //! every frame to a temporary file beside the output, and rename it over the output only when all
 //! went well (an error leaves no file behind and an existing output untouched).
 //!
-//! What each format keeps: PDB writes CRYST1 and one MODEL per frame; GRO the box line (nm);
+//! What each format keeps: PDB writes CRYST1 and one MODEL per frame, a TER between chains; GRO the box line (nm);
 //! DCD the CHARMM unit cell (`A, cos gamma, B, cos beta, cos alpha, C`, as NAMD and MDAnalysis
 //! write it); XTC the box, with coordinates at precision 1000 (0.001 nm); TRR the box and
 //! coordinates in single precision; AMBER NetCDF float coordinates, time and (when the first frame
@@ -18,6 +18,7 @@ mod dcd;
 mod gro;
 mod nc;
 mod pdb;
+pub use pdb::resid_wrap_note;
 mod trr;
 mod xtc;
 mod xyz;
@@ -377,5 +378,28 @@ mod tests {
         assert!(e.is_err());
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "old");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// Two chains written to PDB are separated by a TER record; residue numbers past 9999 are
+    /// named in a note.
+    #[test]
+    fn chains_end_with_ter_and_wide_residue_numbers_are_noted() {
+        let (mut s, frames) = two_atoms();
+        s.chains = vec![Name8::from("A"), Name8::from("B")];
+        let mut t = Trajectory::from_frames(2, frames, "test");
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("x.pdb");
+        write_frames(&out, &s, &mut t, None, &[0], &mut |_| {}).unwrap();
+        let text = std::fs::read_to_string(&out).unwrap();
+        let records: Vec<&str> = text.lines().map(|l| l.get(..4).unwrap_or(l)).collect();
+        assert_eq!(records, ["REMA", "CRYS", "ATOM", "TER", "ATOM", "END"], "{text}");
+        assert!(resid_wrap_note(&s, None).is_none());
+        s.resids[1] = 10_000;
+        assert!(
+            resid_wrap_note(&s, None)
+                .unwrap()
+                .starts_with("1 atom has residue numbers")
+        );
+        assert!(resid_wrap_note(&s, Some(&[0])).is_none());
     }
 }

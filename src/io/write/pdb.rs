@@ -95,6 +95,7 @@ impl FrameWriter for PdbWriter {
                     q,
                     r,
                 )?;
+                ter(out, atoms, i)?;
                 continue;
             }
             // Column 17 the alternate location, column 27 the insertion code, as read.
@@ -116,6 +117,7 @@ impl FrameWriter for PdbWriter {
                 clip(segid, 4),
                 element.to_ascii_uppercase(),
             )?;
+            ter(out, atoms, i)?;
         }
         if self.models {
             writeln!(out, "ENDMDL")?;
@@ -127,6 +129,38 @@ impl FrameWriter for PdbWriter {
     fn finish(&mut self, out: &mut std::fs::File, _n_frames: usize) -> std::io::Result<()> {
         writeln!(out, "END")
     }
+}
+
+/// A TER record after atom `i` when the next atom is of another chain (chain id or segment):
+/// readers that split chains by TER (PDB2PQR, pdb2gmx, older viewers) see where each ends.
+fn ter(out: &mut dyn Write, atoms: &Structure, i: usize) -> std::io::Result<()> {
+    let differs = |v: &[crate::model::Name8]| match (v.get(i), v.get(i + 1)) {
+        (Some(a), Some(b)) => a != b,
+        _ => false,
+    };
+    if differs(&atoms.chains) || differs(&atoms.segids) {
+        writeln!(out, "TER")?;
+    }
+    Ok(())
+}
+
+/// Residue numbers a PDB file cannot hold in its four columns: a note naming them, or `None`.
+pub fn resid_wrap_note(atoms: &Structure, indices: Option<&[u32]>) -> Option<String> {
+    let outside = |r: i32| !(-999..=9999).contains(&r);
+    let count = match indices {
+        Some(idx) => idx
+            .iter()
+            .filter(|&&i| atoms.resids.get(i as usize).is_some_and(|&r| outside(r)))
+            .count(),
+        None => atoms.resids.iter().filter(|&&r| outside(r)).count(),
+    };
+    (count > 0).then(|| {
+        format!(
+            "{count} {} residue numbers outside -999 to 9999, which PDB's four columns hold only \
+             modulo 10000 (as VMD and MDAnalysis write them); a .gro file keeps five digits",
+            if count == 1 { "atom has" } else { "atoms have" }
+        )
+    })
 }
 
 /// Atom `i`'s value of an optional column, `default` where the file had none (or a blank).
