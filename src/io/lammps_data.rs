@@ -359,6 +359,13 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         structure.bond_source = BondSource::File;
     } else if h.bonds == 0 && matches!(style, AtomStyle::Molecular | AtomStyle::Full) {
         structure.bond_source = BondSource::File;
+    } else if h.bonds > 0 {
+        // A header that promises bonds the file does not hold: a file cut short (a write_data
+        // that was interrupted) more often than not.
+        warnings.push(format!(
+            "the header declares {} bonds but the file has no Bonds section (was it cut short?): bonds are guessed from distances instead",
+            h.bonds
+        ));
     }
     structure
         .check_consistent()
@@ -770,6 +777,21 @@ fn read_bonds(path: &Path, s: &Section<'_>, ids: &[i64]) -> Result<Vec<[u32; 2]>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bonds_the_header_declares_but_the_file_lacks_are_reported() {
+        let text = "LAMMPS data\n\n2 atoms\n1 bonds\n1 atom types\n1 bond types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\nAtoms # full\n\n1 1 1 0.0 1.0 1.0 1.0\n2 1 1 0.0 2.0 1.0 1.0\n";
+        let p = read(Path::new("cut.data"), text.as_bytes()).unwrap();
+        assert!(
+            p.warnings.iter().any(|w| w.contains("declares 1 bonds but the file has no Bonds section")),
+            "{:?}",
+            p.warnings
+        );
+        let full = format!("{text}\nBonds\n\n1 1 1 2\n");
+        let p = read(Path::new("whole.data"), full.as_bytes()).unwrap();
+        assert!(p.warnings.iter().all(|w| !w.contains("Bonds section")), "{:?}", p.warnings);
+        assert_eq!(p.structure.bonds, vec![[0, 1]]);
+    }
 
     #[test]
     fn six_columns_are_told_apart_or_reported() {

@@ -90,7 +90,8 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                 path,
                 no,
                 format!(
-                    "expected an atom line `index segid resid resname name type charge mass`, found {:?}",
+                    "expected atom line {} of the {n_atoms} that !NATOM (line {atom_no}) declares: `index segid resid resname name type charge mass`, found {:?}",
+                    k + 1,
                     show(line)
                 ),
             )
