@@ -125,3 +125,59 @@ fn trajectories_and_structures_carry_no_energies() {
         );
     }
 }
+
+/// The XYZ trajectories optimisers write carry each step's energy on its comment line: ORCA's
+/// `_trj.xyz`, xtb's `xtbopt.log`, CREST's ensembles (the energy alone), extended XYZ (eV).
+#[test]
+fn xyz_trajectories_of_optimisers_give_their_energies() {
+    let dir = tempfile::tempdir().unwrap();
+    let energies = [-76.326_860_110_236, -76.328_1, -76.329_004_5];
+    let frames = |comment: &dyn Fn(f64) -> String| -> String {
+        energies
+            .iter()
+            .enumerate()
+            .map(|(k, &e)| {
+                format!(
+                    "3\n{}\nO 0.0 0.0 {:.3}\nH 0.0 0.757 0.587\nH 0.0 -0.757 0.587\n",
+                    comment(e),
+                    0.01 * k as f64
+                )
+            })
+            .collect()
+    };
+    let ev = orbitfield::model::units::EV_PER_HARTREE;
+    type Comment = Box<dyn Fn(f64) -> String>;
+    let cases: [(&str, Comment, f64); 4] = [
+        (
+            "water_trj.xyz",
+            Box::new(|e| format!("Coordinates from ORCA-job water E {e:.12}")),
+            1e-12,
+        ),
+        (
+            "xtbopt.xyz",
+            Box::new(|e| format!(" energy: {e:.12} gnorm: 0.000438 xtb: 6.5.1 (fbb3b4a)")),
+            1e-12,
+        ),
+        ("crest_conformers.xyz", Box::new(|e| format!("      {e:.8}")), 1e-8),
+        (
+            "ase.extxyz",
+            Box::new(move |e| format!("Properties=species:S:1:pos:R:3 energy={:.10} pbc=\"F F F\"", e * ev)),
+            1e-10,
+        ),
+    ];
+    for (name, comment, tol) in &cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, frames(comment.as_ref())).unwrap();
+        let system = load(&[path]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(system.frame_energies_hartree.len(), 3, "{name}");
+        for (got, want) in system.frame_energies_hartree.iter().zip(energies) {
+            assert!((got - want).abs() < *tol, "{name}: {got} against {want}");
+        }
+    }
+    // Comments that are frame numbers or titles give no energies.
+    for (name, comment) in [("numbered.xyz", "frame 3"), ("title.xyz", "water")] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, frames(&|_| comment.to_string())).unwrap();
+        assert!(load(&[path]).unwrap().frame_energies_hartree.is_empty(), "{name}");
+    }
+}

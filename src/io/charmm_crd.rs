@@ -212,6 +212,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             ..Frame::default()
         }],
         warnings,
+        frame_energies_hartree: Vec::new(),
     })
 }
 

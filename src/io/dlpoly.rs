@@ -202,6 +202,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         structure,
         frames: out,
         warnings,
+        frame_energies_hartree: Vec::new(),
     })
 }
 

@@ -442,6 +442,7 @@ pub fn read_geometries(path: &Path, bytes: &[u8]) -> Result<Option<super::load::
         structure,
         frames,
         warnings,
+        frame_energies_hartree: Vec::new(),
     }))
 }
 

@@ -220,6 +220,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         structure,
         frames,
         warnings,
+        frame_energies_hartree: Vec::new(),
     })
 }
 

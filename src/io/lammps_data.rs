@@ -374,6 +374,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         structure,
         frames: vec![frame],
         warnings,
+        frame_energies_hartree: Vec::new(),
     })
 }
 
@@ -783,13 +784,19 @@ mod tests {
         let text = "LAMMPS data\n\n2 atoms\n1 bonds\n1 atom types\n1 bond types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\nAtoms # full\n\n1 1 1 0.0 1.0 1.0 1.0\n2 1 1 0.0 2.0 1.0 1.0\n";
         let p = read(Path::new("cut.data"), text.as_bytes()).unwrap();
         assert!(
-            p.warnings.iter().any(|w| w.contains("declares 1 bonds but the file has no Bonds section")),
+            p.warnings
+                .iter()
+                .any(|w| w.contains("declares 1 bonds but the file has no Bonds section")),
             "{:?}",
             p.warnings
         );
         let full = format!("{text}\nBonds\n\n1 1 1 2\n");
         let p = read(Path::new("whole.data"), full.as_bytes()).unwrap();
-        assert!(p.warnings.iter().all(|w| !w.contains("Bonds section")), "{:?}", p.warnings);
+        assert!(
+            p.warnings.iter().all(|w| !w.contains("Bonds section")),
+            "{:?}",
+            p.warnings
+        );
         assert_eq!(p.structure.bonds, vec![[0, 1]]);
     }
 

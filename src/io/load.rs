@@ -26,6 +26,9 @@ pub struct Parsed {
     pub frames: Vec<Frame>,
     /// Non-fatal observations, in words ("atom names longer than 8 characters truncated").
     pub warnings: Vec<String>,
+    /// Each frame's total energy in hartree (NaN where none) when the file gives them (the comment
+    /// lines of an optimisation's XYZ trajectory); empty otherwise.
+    pub frame_energies_hartree: Vec<f64>,
 }
 
 /// Everything opened together.
@@ -438,6 +441,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                     topology_frames = parsed.frames;
                     structure = Some((parsed.structure, path.clone()));
                     structure_from_topology = true;
+                    log_energies_hartree = parsed.frame_energies_hartree;
                 } else if other_atoms
                     && !parsed.frames.is_empty()
                     && !topology_frames.is_empty()

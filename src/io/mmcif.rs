@@ -197,6 +197,7 @@ pub(super) fn finish(path: &Path, mut site: AtomSite, cell: [Option<f64>; 6]) ->
         structure: site.structure,
         frames: site.frames,
         warnings,
+        frame_energies_hartree: Vec::new(),
     })
 }
 

@@ -212,6 +212,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         structure,
         frames: Vec::new(),
         warnings,
+        frame_energies_hartree: Vec::new(),
     })
 }
 

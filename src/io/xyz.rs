@@ -9,6 +9,11 @@
 //! the frame's box, and `Properties=name:type:count:...` says which columns hold the species
 //! (`species:S:1`, or atomic numbers `Z:I:1`) and the positions (`pos:R:3`), in any order among
 //! other columns.
+//!
+//! A trajectory of several frames whose comment lines carry energies gives them per frame
+//! (`Parsed::frame_energies_hartree`): ORCA's `_trj.xyz` (`E -76.3268`), xtb's `xtbopt.log`
+//! (`energy: -5.0705`), CREST's ensembles (the energy alone) in hartree, extended XYZ's `energy=`
+//! in eV (ASE's unit).
 
 use super::ReadError;
 use super::fields::{FrameHeader, Lines, float, frame_atoms, int, next_nonblank, show, tokens};
@@ -27,6 +32,8 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     let mut frames: Vec<Frame> = Vec::new();
     let mut warnings = Vec::new();
     let mut long_names = 0usize;
+    // Each frame's comment line, for the energies an optimisation's trajectory writes there.
+    let mut comments: Vec<&[u8]> = Vec::new();
     'frames: while let Some((count_no, count_line)) = next_nonblank(&mut lines) {
         let first = frames.is_empty();
         let cut_short =
@@ -144,6 +151,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             cell: ext.cell,
             ..Frame::default()
         });
+        comments.push(comment);
     }
     if frames.is_empty() {
         return Err(ReadError::line(
@@ -164,9 +172,56 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     }
     Ok(Parsed {
         structure,
+        frame_energies_hartree: comment_energies(&comments[..frames.len().min(comments.len())]),
         frames,
         warnings,
     })
+}
+
+/// The energy (hartree) a comment line gives: ORCA's trajectories (`... E -76.3268`), xtb's
+/// (`energy: -5.0705 gnorm: ...`), extended XYZ's `energy=` key (ASE's eV, converted).
+fn comment_energy(comment: &[u8]) -> Option<f64> {
+    let words: Vec<&[u8]> = tokens(comment).collect();
+    for pair in words.windows(2) {
+        if let [key, value] = pair
+            && (*key == b"E" || key.eq_ignore_ascii_case(b"energy:"))
+            && let Some(e) = float(value)
+        {
+            return Some(e);
+        }
+    }
+    key_values(comment)
+        .into_iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(b"energy"))
+        .and_then(|(_, v)| float(v))
+        .map(|ev| ev / crate::model::units::EV_PER_HARTREE)
+}
+
+/// Each frame's energy in hartree from its comment line (NaN where it gives none); a file whose
+/// every comment is one negative decimal number (CREST's conformer ensembles) gives those. Empty
+/// when no frame gives one, or for a single frame.
+fn comment_energies(comments: &[&[u8]]) -> Vec<f64> {
+    if comments.len() < 2 {
+        return Vec::new();
+    }
+    let mut energies: Vec<f64> = comments.iter().map(|c| comment_energy(c).unwrap_or(f64::NAN)).collect();
+    if energies.iter().all(|e| e.is_nan()) {
+        let bare: Option<Vec<f64>> = comments
+            .iter()
+            .map(|c| {
+                let mut t = tokens(c);
+                let (Some(word), None) = (t.next(), t.next()) else {
+                    return None;
+                };
+                float(word).filter(|e| *e < 0.0 && word.contains(&b'.'))
+            })
+            .collect();
+        energies = bare.unwrap_or_default();
+    }
+    if energies.iter().all(|e| e.is_nan()) {
+        return Vec::new();
+    }
+    energies
 }
 
 /// What an extended-XYZ comment line says: the box, and the columns of species and positions

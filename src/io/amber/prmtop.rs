@@ -512,6 +512,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Prmtop, ReadError> {
             structure,
             frames: Vec::new(),
             warnings,
+            frame_energies_hartree: Vec::new(),
         },
         ifbox,
         cell,

@@ -681,6 +681,7 @@ impl<'p> Reader<'p> {
             structure: self.structure,
             frames: self.frames,
             warnings: self.warnings,
+            frame_energies_hartree: Vec::new(),
         })
     }
 }

@@ -531,6 +531,7 @@ fn read_topology(path: &Path, bytes: &[u8]) -> Result<(Parsed, Option<Vec<LjPara
             structure,
             frames,
             warnings,
+            frame_energies_hartree: Vec::new(),
         },
         lj,
     ))
