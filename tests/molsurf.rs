@@ -455,13 +455,26 @@ fn viewer_colours_each_frame_by_the_exact_potential_at_its_vertices() {
     for frame in [0, 1] {
         state.apply(Command::SetFrame(frame));
         let t0 = std::time::Instant::now();
+        // While the colours are in flight the window keeps polling (`busy`) and the legend says so.
+        let mut saw_waiting = false;
         while !state.reps().field(id).is_some_and(|f| {
             f.pipeline.shown.as_ref().is_some_and(|(k, _)| k.frame == frame) && f.color_shows_frame(frame)
         }) {
             state.update_reps();
+            saw_waiting |= state.busy() && state.background_work();
             assert!(t0.elapsed().as_secs() < 120, "frame {frame}'s colours never arrived");
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
+        assert!(saw_waiting, "frame {frame}: busy while its colours were computed");
+        assert!(
+            !state.busy(),
+            "frame {frame}: nothing in flight once the colours are in"
+        );
+        assert!(
+            state.legends().iter().all(|l| !l.title.contains("computing")),
+            "{:?}",
+            state.legends().iter().map(|l| &l.title).collect::<Vec<_>>()
+        );
         let rep = state.reps().field(id).unwrap();
         let (key, _) = rep.pipeline.color.as_ref().unwrap().vertices.as_ref().unwrap();
         assert_eq!(key.mesh.field.frame, frame);

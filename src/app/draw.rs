@@ -774,7 +774,18 @@ impl AppState {
             };
             Some((c, how))
         });
-        out.extend(surface.and_then(|(c, how)| self.coloring_legend("surface", c, how)));
+        // Colours still in flight: the legend says so, or a grey surface would read as "near zero".
+        let computing = self.view.vertex_values.as_ref().is_some_and(|w| w.any_in_flight()) || self.pb.solving();
+        out.extend(
+            surface
+                .and_then(|(c, how)| self.coloring_legend("surface", c, how))
+                .map(|mut l| {
+                    if computing {
+                        l.title.push_str(" (computing the colours…)");
+                    }
+                    l
+                }),
+        );
         let surface_values = self
             .doc
             .reps

@@ -769,11 +769,33 @@ impl AppState {
         self.doc.reps.drawn_slice()?.pipeline.shown.as_ref().map(|(_, g)| g)
     }
 
-    /// True while work the screen waits for is in flight (fields, their surfaces, cartoons).
+    /// True while work the screen waits for is in flight (fields, their surfaces, cartoons, the
+    /// colours at a surface's or cartoon's vertices).
     pub fn busy(&self) -> bool {
+        self.drawing_in_flight()
+            || self.view.vertex_values.as_ref().is_some_and(|w| w.any_in_flight())
+            || self.pb.solving()
+    }
+
+    /// True while fields, their surfaces or cartoons are in flight: the window redraws at its full
+    /// rate for their progress and partial results.
+    pub fn drawing_in_flight(&self) -> bool {
         self.reps_waiting()
             || self.surfaces_pending()
             || self.doc.reps.cartoons().any(|(r, c)| r.visible && c.pipeline.waiting())
+    }
+
+    /// True while any work runs off the update loop whose result the window shows when it
+    /// arrives (besides [`AppState::busy`]: fields of hidden representations, measurement
+    /// series, RDF, ligand maps, saves, downloads): the window keeps polling for it.
+    pub fn background_work(&self) -> bool {
+        self.busy()
+            || self.fields.any_pending()
+            || self.measure_series_pending()
+            || self.panels.rdf.is_running()
+            || self.panels.ils.is_running()
+            || self.panels.save_job.is_some()
+            || self.panels.fetch.job.is_some()
     }
 
     /// True while a visible field representation waits for a field in flight (its own or the one

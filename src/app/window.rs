@@ -85,6 +85,9 @@ struct Viewer {
     frames: u64,
     last_frame: Instant,
     next_repaint: Option<Instant>,
+    /// Whether work off the update loop was in flight at the last frame: the frame after it ends
+    /// is drawn once more, for what the results changed after the panels were laid out.
+    background_last_frame: bool,
     settings_path: Option<PathBuf>,
     result: Result<()>,
     screenshot_taken: Arc<std::sync::atomic::AtomicBool>,
@@ -134,6 +137,7 @@ impl Viewer {
             frames: 0,
             last_frame: Instant::now(),
             next_repaint: None,
+            background_last_frame: false,
             settings_path,
             result: Ok(()),
             screenshot_taken: Arc::new(std::sync::atomic::AtomicBool::new(false)),
@@ -369,21 +373,36 @@ impl Viewer {
             return;
         }
         let busy = self.state.view.timeline.playing
-            || self.state.busy()
+            || self.state.drawing_in_flight()
             || self.options.exit_after_frames.is_some()
             || self.state.panels.export.active();
         let delay = full
             .viewport_output
             .get(&egui::ViewportId::ROOT)
             .map_or(Duration::MAX, |v| v.repaint_delay);
-        if busy || delay.is_zero() {
+        // Work off the update loop (a surface's colours, a series, a download) is polled ten times a
+        // second, so its result shows when it arrives, without a mouse move to wake the window.
+        let background = self.state.background_work();
+        let polled = poll_delay(delay, background || self.background_last_frame);
+        self.background_last_frame = background;
+        if busy || polled.is_zero() {
             gfx.window.request_redraw();
             self.next_repaint = None;
-        } else if delay < Duration::from_secs(3600) {
-            self.next_repaint = Some(Instant::now() + delay);
+        } else if polled < Duration::from_secs(3600) {
+            self.next_repaint = Some(Instant::now() + polled);
         } else {
             self.next_repaint = None;
         }
+    }
+}
+
+/// How long the window may sleep before its next frame: egui's `delay`, at most 100 ms while work
+/// off the update loop is in flight (or ended at the last frame).
+fn poll_delay(delay: Duration, background: bool) -> Duration {
+    if background {
+        delay.min(Duration::from_millis(100))
+    } else {
+        delay
     }
 }
 
@@ -544,4 +563,16 @@ fn default_window_size(event_loop: &ActiveEventLoop) -> [u32; 2] {
         wanted[0].min(fit[0].max(640.0) as u32),
         wanted[1].min(fit[1].max(480.0) as u32),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn background_work_is_polled_ten_times_a_second() {
+        assert_eq!(poll_delay(Duration::MAX, true), Duration::from_millis(100));
+        assert_eq!(poll_delay(Duration::from_millis(20), true), Duration::from_millis(20));
+        assert_eq!(poll_delay(Duration::MAX, false), Duration::MAX);
+    }
 }

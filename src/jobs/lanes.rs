@@ -124,6 +124,11 @@ impl<Q: Send + 'static, R: Send + 'static> LaneWorker<Q, R> {
     pub fn in_flight(&self, lane: u64) -> bool {
         self.in_flight.contains_key(&lane)
     }
+
+    /// True while some lane's newest request has not come back.
+    pub fn any_in_flight(&self) -> bool {
+        !self.in_flight.is_empty()
+    }
 }
 
 impl<Q: Send + 'static, R: Send + 'static> Drop for LaneWorker<Q, R> {
