@@ -44,8 +44,14 @@ pub fn esp_model_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let row = |ui: &mut egui::Ui, label: &str, v: &mut f64, range: std::ops::RangeInclusive<f64>, unit: &str| {
         ui.horizontal(|ui| {
             let l = ui.label(label);
-            ui.add(egui::DragValue::new(v).range(range).speed(0.01).suffix(unit))
-                .labelled_by(l.id);
+            ui.add(
+                egui::DragValue::new(v)
+                    .update_while_editing(false)
+                    .range(range)
+                    .speed(0.01)
+                    .suffix(unit),
+            )
+            .labelled_by(l.id);
         });
     };
     match &mut chosen {

@@ -32,7 +32,12 @@ fn size_ui(ui: &mut egui::Ui, size: &mut [u32; 2], lock: &mut bool, view_px: [u3
         let mut changed = None;
         for (k, name) in [(0, "width"), (1, "height")] {
             let r = ui
-                .add(egui::DragValue::new(&mut size[k]).range(1..=max[k]).suffix(" px"))
+                .add(
+                    egui::DragValue::new(&mut size[k])
+                        .update_while_editing(false)
+                        .range(1..=max[k])
+                        .suffix(" px"),
+                )
                 .on_hover_text(format!("Image {name} in pixels (at most 4x the view: {} px)", max[k]));
             if r.changed() {
                 changed = Some(k);
@@ -189,9 +194,24 @@ fn movie_window(ctx: &egui::Context, state: &mut AppState) {
         let last = n_frames.saturating_sub(1);
         ui.horizontal(|ui| {
             ui.label("Frames");
-            ui.add(egui::DragValue::new(&mut d.first).range(0..=last).prefix("first "));
-            ui.add(egui::DragValue::new(&mut d.last).range(0..=last).prefix("last "));
-            ui.add(egui::DragValue::new(&mut d.step).range(1..=last.max(1)).prefix("step "));
+            ui.add(
+                egui::DragValue::new(&mut d.first)
+                    .update_while_editing(false)
+                    .range(0..=last)
+                    .prefix("first "),
+            );
+            ui.add(
+                egui::DragValue::new(&mut d.last)
+                    .update_while_editing(false)
+                    .range(0..=last)
+                    .prefix("last "),
+            );
+            ui.add(
+                egui::DragValue::new(&mut d.step)
+                    .update_while_editing(false)
+                    .range(1..=last.max(1))
+                    .prefix("step "),
+            );
         });
         size_ui(
             ui,
@@ -204,6 +224,7 @@ fn movie_window(ctx: &egui::Context, state: &mut AppState) {
             ui.label("Frame rate");
             ui.add(
                 egui::DragValue::new(&mut d.fps)
+                    .update_while_editing(false)
                     .range(1.0..=60.0)
                     .speed(0.5)
                     .suffix(" fps"),

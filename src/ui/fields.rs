@@ -280,7 +280,11 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
         ui.horizontal(|ui| {
             let l = ui.label("Lattice points");
             if ui
-                .add(egui::DragValue::new(&mut points).range(16..=512))
+                .add(
+                    egui::DragValue::new(&mut points)
+                        .update_while_editing(false)
+                        .range(16..=512),
+                )
                 .labelled_by(l.id)
                 .on_hover_text("Points along the longest axis of computed orbitals and densities")
                 .changed()
@@ -360,7 +364,7 @@ fn potential_ui(ui: &mut egui::Ui, state: &mut AppState) {
     ui.horizontal(|ui| {
         ui.label("Potential: mean of last");
         let max = crate::app::potential::MAX_POTENTIAL_WINDOW;
-        ui.add(egui::DragValue::new(&mut window).range(1..=max).suffix(" frames"))
+        ui.add(egui::DragValue::new(&mut window).update_while_editing(false).range(1..=max).suffix(" frames"))
             .on_hover_text(format!(
                 "Running average of the potential map (1: current frame only). At most {max}: each map sums every averaged frame's charges."
             ));
@@ -426,10 +430,22 @@ pub fn slice_ui(ui: &mut egui::Ui, state: &mut AppState) {
         elevation_degree,
     } = &mut plane.normal
     {
-        labelled_slider(ui, egui::Slider::new(azimuth_degree, -180.0..=180.0), "azimuth (deg)");
-        labelled_slider(ui, egui::Slider::new(elevation_degree, -90.0..=90.0), "elevation (deg)");
+        labelled_slider(
+            ui,
+            egui::Slider::new(azimuth_degree, -180.0..=180.0).update_while_editing(false),
+            "azimuth (deg)",
+        );
+        labelled_slider(
+            ui,
+            egui::Slider::new(elevation_degree, -90.0..=90.0).update_while_editing(false),
+            "elevation (deg)",
+        );
     }
-    labelled_slider(ui, egui::Slider::new(&mut plane.position, -0.5..=0.5), "position");
+    labelled_slider(
+        ui,
+        egui::Slider::new(&mut plane.position, -0.5..=0.5).update_while_editing(false),
+        "position",
+    );
     slice_range_ui(ui, state, &mut plane);
     if plane != current {
         send(state, Command::SetSlicePlane(plane));
@@ -516,6 +532,7 @@ fn ends_ui(ui: &mut egui::Ui, unit: &FieldUnit, ends: &mut [f64; 2]) -> bool {
         changed |= ui
             .add(
                 egui::DragValue::new(&mut ends[k])
+                    .update_while_editing(false)
                     .speed(speed)
                     .max_decimals(decimals)
                     .suffix(suffix.clone()),

@@ -71,6 +71,7 @@ pub fn ils_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
         let l = ui.label("Spacing");
         ui.add(
             egui::DragValue::new(&mut form.spacing_angstrom)
+                .update_while_editing(false)
                 .range(0.25..=5.0)
                 .speed(0.05)
                 .suffix(" Å"),
@@ -78,14 +79,22 @@ pub fn ils_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
         .labelled_by(l.id);
         ui.end_row();
         let l = ui.label("Samples per voxel edge");
-        ui.add(egui::DragValue::new(&mut form.subres).range(1..=8))
-            .labelled_by(l.id)
-            .on_hover_text("subres³ points per voxel are averaged");
+        ui.add(
+            egui::DragValue::new(&mut form.subres)
+                .update_while_editing(false)
+                .range(1..=8),
+        )
+        .labelled_by(l.id)
+        .on_hover_text("subres³ points per voxel are averaged");
         ui.end_row();
         let l = ui.label("Orientations");
-        ui.add(egui::DragValue::new(&mut form.orientations).range(1..=2000))
-            .labelled_by(l.id)
-            .on_hover_text("Evenly spread directions of a diatomic probe (Xe has one)");
+        ui.add(
+            egui::DragValue::new(&mut form.orientations)
+                .update_while_editing(false)
+                .range(1..=2000),
+        )
+        .labelled_by(l.id)
+        .on_hover_text("Evenly spread directions of a diatomic probe (Xe has one)");
         ui.end_row();
         for (label, text, salt, hover) in [
             (
@@ -255,6 +264,7 @@ pub fn ils_iso_ui(ui: &mut egui::Ui, state: &AppState, f: &crate::app::reps::Fie
             let l = ui.label("Surface at");
             ui.add(
                 egui::DragValue::new(&mut shown)
+                    .update_while_editing(false)
                     .range(-50.0 * unit.scale..=max_kt * unit.scale)
                     .speed(0.05 * unit.scale)
                     .max_decimals(3)

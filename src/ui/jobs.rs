@@ -105,7 +105,12 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
     ui.horizontal(|ui| {
         let l = ui.label("Cache budget");
         if ui
-            .add(egui::DragValue::new(&mut budget).range(16..=65536).suffix(" MiB"))
+            .add(
+                egui::DragValue::new(&mut budget)
+                    .update_while_editing(false)
+                    .range(16..=65536)
+                    .suffix(" MiB"),
+            )
             .labelled_by(l.id)
             .changed()
         {

@@ -180,8 +180,12 @@ fn rmsd_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 .on_hover_text("List it here; Plot shows it over every frame")
                 .clicked();
             let l = ui.label("from frame");
-            ui.add(egui::DragValue::new(&mut form.reference_frame).range(0..=n_frames - 1))
-                .labelled_by(l.id);
+            ui.add(
+                egui::DragValue::new(&mut form.reference_frame)
+                    .update_while_editing(false)
+                    .range(0..=n_frames - 1),
+            )
+            .labelled_by(l.id);
             ui.checkbox(&mut form.fit, "superpose").on_hover_text(
                 "Move each frame rigidly onto the reference first (least squares over the same atoms), as VMD's RMSD \
                  tool and MDAnalysis's rms.RMSD do",

@@ -66,8 +66,14 @@ pub fn panel_ui(ui: &mut egui::Ui, state: &mut AppState) {
         let mut v = state.pb_value(which);
         ui.horizontal(|ui| {
             let l = ui.label(label);
-            ui.add(egui::DragValue::new(&mut v).range(range).speed(0.01).suffix(unit))
-                .labelled_by(l.id);
+            ui.add(
+                egui::DragValue::new(&mut v)
+                    .update_while_editing(false)
+                    .range(range)
+                    .speed(0.01)
+                    .suffix(unit),
+            )
+            .labelled_by(l.id);
         });
         if v != state.pb_value(which) {
             state.push(Command::SetPbValue(which, v));

@@ -24,14 +24,19 @@ pub fn rdf_ui(ui: &mut egui::Ui, state: &mut AppState) {
         let l = ui.label("r max (Å)");
         ui.add(
             egui::DragValue::new(&mut state.panels.rdf.r_max_angstrom)
+                .update_while_editing(false)
                 .range(0.5..=100.0)
                 .speed(0.1),
         )
         .labelled_by(l.id);
         ui.end_row();
         let l = ui.label("Bins");
-        ui.add(egui::DragValue::new(&mut state.panels.rdf.bins).range(1..=10000))
-            .labelled_by(l.id);
+        ui.add(
+            egui::DragValue::new(&mut state.panels.rdf.bins)
+                .update_while_editing(false)
+                .range(1..=10000),
+        )
+        .labelled_by(l.id);
         ui.end_row();
     });
     ui.horizontal(|ui| {

@@ -157,6 +157,7 @@ fn hbond_criteria_ui(ui: &mut egui::Ui, id: RepId, a: &crate::app::reps::AtomsRe
         if with_h {
             ui.add(
                 egui::DragValue::new(&mut c.distance_angstrom)
+                    .update_while_editing(false)
                     .range(1.5..=5.0)
                     .speed(0.01)
                     .max_decimals(2)
@@ -166,6 +167,7 @@ fn hbond_criteria_ui(ui: &mut egui::Ui, id: RepId, a: &crate::app::reps::AtomsRe
             ui.label("D…A");
             ui.add(
                 egui::DragValue::new(&mut c.angle_degrees)
+                    .update_while_editing(false)
                     .range(90.0..=180.0)
                     .speed(0.5)
                     .max_decimals(1)
@@ -176,6 +178,7 @@ fn hbond_criteria_ui(ui: &mut egui::Ui, id: RepId, a: &crate::app::reps::AtomsRe
         } else {
             ui.add(
                 egui::DragValue::new(&mut c.heavy_distance_angstrom)
+                    .update_while_editing(false)
                     .range(1.5..=5.0)
                     .speed(0.01)
                     .max_decimals(2)
@@ -330,7 +333,11 @@ fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, co
         let mut opacity = f.opacity;
         ui.spacing_mut().slider_width = (ui.available_width() - 60.0).clamp(40.0, 140.0);
         if ui
-            .add(egui::Slider::new(&mut opacity, 0.05..=1.0).max_decimals(2))
+            .add(
+                egui::Slider::new(&mut opacity, 0.05..=1.0)
+                    .update_while_editing(false)
+                    .max_decimals(2),
+            )
             .labelled_by(l.id)
             .changed()
         {
@@ -386,7 +393,7 @@ pub fn view_options_ui(ui: &mut egui::Ui, state: &mut AppState) {
         let mut cue = state.settings.depth_cue;
         ui.spacing_mut().slider_width = (ui.available_width() - 60.0).clamp(40.0, 140.0);
         if ui
-            .add(egui::Slider::new(&mut cue, 0.0..=1.0))
+            .add(egui::Slider::new(&mut cue, 0.0..=1.0).update_while_editing(false))
             .labelled_by(l.id)
             .on_hover_text("How far atoms fade into the background with depth")
             .changed()

@@ -67,6 +67,7 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
         if ui
             .add(
                 egui::DragValue::new(&mut fps)
+                    .update_while_editing(false)
                     .range(0.5..=120.0)
                     .speed(0.2)
                     .suffix(" fps"),

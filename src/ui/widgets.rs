@@ -101,6 +101,7 @@ pub(super) fn iso_slider(
         let changed = ui
             .add(
                 egui::Slider::new(&mut v, 0.001..=1.0)
+                    .update_while_editing(false)
                     .logarithmic(true)
                     .suffix(" × max")
                     .max_decimals(4),
@@ -116,6 +117,7 @@ pub(super) fn iso_slider(
     let changed = ui
         .add(
             egui::Slider::new(&mut v, lo..=hi)
+                .update_while_editing(false)
                 .logarithmic(true)
                 .clamping(egui::SliderClamping::Never)
                 .suffix(suffix)
