@@ -40,6 +40,10 @@ pub struct Document {
     pub frame_energies_hartree: Vec<f64>,
     /// The structure's double, triple and aromatic bonds as they are drawn (`app::bond_orders`).
     pub multiple_bonds: crate::app::bond_orders::MultipleBonds,
+    /// Which atoms are the solute when the structure has explicit water or electrolyte ions
+    /// (`compute::pb::setup::solute`): screened potentials leave the others out. `None` without
+    /// solvent.
+    pub solute_mask: Option<Arc<Vec<bool>>>,
     pub grids: Vec<Arc<Grid3>>,
     pub warnings: Vec<String>,
     /// The lattice of per-frame potential maps, fixed for the whole trajectory
@@ -153,6 +157,10 @@ impl Document {
         let potential_lattice = potential_lattice(&system.structure, &frame, potential_spacing_angstrom);
         let warnings = std::mem::take(&mut system.warnings);
         let multiple_bonds = crate::app::bond_orders::MultipleBonds::new(&system.structure.multiple_bonds, &bonds);
+        let solute_mask = match crate::compute::pb::setup::solute(&system.structure, None, None) {
+            Ok((keep, Some(_))) => Some(Arc::new(keep)),
+            _ => None,
+        };
         let chains = &system.structure.chains;
         let several_chains = chains.iter().any(|c| !c.is_empty() && Some(c) != chains.first());
         Ok(Document {
@@ -170,6 +178,7 @@ impl Document {
             wavefunction_frames: system.wavefunction_frames,
             frame_energies_hartree: system.frame_energies_hartree,
             multiple_bonds,
+            solute_mask,
             grids: system.grids.into_iter().map(Arc::new).collect(),
             warnings,
             qm: None,
@@ -409,7 +418,24 @@ impl Document {
     /// The point charges whose potential `field` is at frame `index` (`frame` being its
     /// coordinates): the structure's charges at the frame's positions, or the mean over a window;
     /// `None` for fields that are not potentials of charges and where charges are missing.
+    /// Under a screened model (`screened`: eps = 4r, Debye-Hückel), whose medium stands for the
+    /// solvent, the explicit water and electrolyte ions are left out ([`Document::solute_mask`]),
+    /// as the Poisson-Boltzmann solute leaves them out.
     pub fn point_charges_at(
+        &self,
+        field: FieldChoice,
+        index: usize,
+        frame: &Frame,
+        screened: bool,
+    ) -> Option<crate::compute::PointCharges> {
+        let q = self.all_point_charges_at(field, index, frame)?;
+        match (&self.solute_mask, screened) {
+            (Some(mask), true) => Some(solute_only(q, mask)),
+            _ => Some(q),
+        }
+    }
+
+    fn all_point_charges_at(
         &self,
         field: FieldChoice,
         index: usize,
@@ -438,7 +464,7 @@ impl Document {
     pub fn field_job_at(&self, key: &FieldKey, frame: &Frame, settings: FieldSettings) -> Option<FieldJob> {
         let orbitals = LatticeChoice::OrbitalPoints(settings.lattice_points);
         if key.field.is_potential() {
-            let charges = self.point_charges_at(key.field, key.frame, frame)?;
+            let charges = self.point_charges_at(key.field, key.frame, frame, !settings.dielectric.is_vacuum())?;
             if !settings.dielectric.is_vacuum() {
                 let lattice = self.potential_lattice?;
                 let input = crate::compute::esp::screening::field_input_screened(
@@ -538,6 +564,27 @@ impl Document {
     /// except a crystal's unit cell, which is left out until asked for.
     pub fn cell_shown(&self, setting: bool) -> bool {
         self.show_cell.unwrap_or(setting && !self.crystal_cell)
+    }
+}
+
+/// `q` without the charges of atoms `mask` leaves out (each frame's copy of the atoms, for a mean
+/// over frames).
+fn solute_only(q: crate::compute::PointCharges, mask: &[bool]) -> crate::compute::PointCharges {
+    let n = mask.len().max(1);
+    let keep = |k: usize| mask.get(k % n).copied().unwrap_or(true);
+    crate::compute::PointCharges {
+        positions_bohr: q
+            .positions_bohr
+            .into_iter()
+            .enumerate()
+            .filter_map(|(k, p)| keep(k).then_some(p))
+            .collect(),
+        charges_e: q
+            .charges_e
+            .into_iter()
+            .enumerate()
+            .filter_map(|(k, c)| keep(k).then_some(c))
+            .collect(),
     }
 }
 

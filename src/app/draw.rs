@@ -610,7 +610,8 @@ fn potential_on_device(
     if shown_frame != Some(doc.frame_index) {
         return Ok(None);
     }
-    let Some(q) = doc.point_charges_at(coloring.source, doc.frame_index, &doc.frame) else {
+    let screened = !state.vertex_charges_model().dielectric.is_vacuum();
+    let Some(q) = doc.point_charges_at(coloring.source, doc.frame_index, &doc.frame, screened) else {
         return Ok(None);
     };
     let positions: Vec<[f32; 3]> = q

@@ -24,11 +24,20 @@ impl super::state::AppState {
     pub fn potential_model(&self, field: FieldChoice, on_lattice: bool) -> Option<String> {
         match field {
             FieldChoice::Potential | FieldChoice::PotentialMean { .. } => {
-                let n = self
-                    .document()
-                    .and_then(|d| d.structure.charges_e.as_ref())
-                    .map_or(0, Vec::len);
                 let vacuum = self.esp.model == super::esp_model::EspModel::Vacuum;
+                let doc = self.document();
+                let all = doc.and_then(|d| d.structure.charges_e.as_ref()).map_or(0, Vec::len);
+                // A screened model leaves the explicit water and ions out (`Document::point_charges_at`).
+                let solute = doc
+                    .and_then(|d| d.solute_mask.as_ref())
+                    .filter(|_| !vacuum)
+                    .map(|m| m.iter().filter(|&&k| k).count());
+                let n = solute.unwrap_or(all);
+                let left_out = if solute.is_some() {
+                    " (the water and ions left out)"
+                } else {
+                    ""
+                };
                 let msm = vacuum && on_lattice && self.settings.potential_method.uses_msm(n);
                 let how = if msm { "multilevel Coulomb sum" } else { "Coulomb sum" };
                 let mean = match field {
@@ -41,7 +50,7 @@ impl super::state::AppState {
                 } else {
                     String::new()
                 };
-                Some(format!("{how} of {n} charges{mean}, {model}{above}"))
+                Some(format!("{how} of {n} charges{left_out}{mean}, {model}{above}"))
             }
             FieldChoice::WavefunctionPotential => Some("wavefunction: nuclei and electron density, vacuum".into()),
             FieldChoice::PotentialPb { .. } if self.esp.ramp_above && !on_lattice => Some(format!(

@@ -203,6 +203,9 @@ impl EspFrame {
 /// The charges of `system` at `frame` for a potential, by `esp`'s charge model: a structure's
 /// partial charges with the frame's coordinates (and cell, with --pbc), or a wavefunction's nuclear
 /// or Mulliken charges at its nuclei.
+/// Said once per run, not per frame.
+static SOLVENT_NOTE: std::sync::Once = std::sync::Once::new();
+
 pub fn esp_frame(system: &mut System, esp: &EspArgs, frame: usize) -> Result<EspFrame> {
     if !system.wavefunctions.is_empty() {
         let wf = frame_wavefunction(system, frame)?;
@@ -629,11 +632,20 @@ fn frame_grid(
     if spec.needs_charges() {
         let unit = args.esp.unit()?;
         let method = args.esp.method()?;
-        let esp = esp_frame(system, &args.esp, frame)?;
+        let mut esp = esp_frame(system, &args.esp, frame)?;
         let lattice = lattice_of(args, &esp.positions_angstrom())?;
         check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
         let periodic = matches!(esp.boundary, Boundary::Periodic(_));
         let dielectric = args.dielectric.model(args.esp.temperature_kelvin())?;
+        // A screened medium stands for the solvent: explicit water and ions are left out.
+        if !dielectric.is_vacuum()
+            && system.wavefunctions.is_empty()
+            && let Some((q, note)) =
+                orbitfield::compute::esp::screening::solute_charges(&system.structure, &esp.charges)
+        {
+            esp.charges = q;
+            SOLVENT_NOTE.call_once(|| eprintln!("note: {note}"));
+        }
         if args.msm_stages.is_some() && !dielectric.is_vacuum() {
             bail!("--msm-stages applies to vacuum potentials (the screened models' plans stage on the host)");
         }

@@ -203,7 +203,19 @@ fn esp_at_vertices(
             }
             (qm_potential_at_vertices(mesh, wf)?, "wavefunction")
         }
-        FieldInput::Charges(q) => (potential_at_vertices_in(mesh, q, dielectric)?, "point charges"),
+        FieldInput::Charges(q) => {
+            // A screened medium stands for the solvent: explicit water and ions are left out.
+            let solute = (!dielectric.is_vacuum())
+                .then(|| orbitfield::compute::esp::screening::solute_charges(&system.structure, q))
+                .flatten();
+            match solute {
+                Some((q, note)) => {
+                    eprintln!("note: {note}");
+                    (potential_at_vertices_in(mesh, &q, dielectric)?, "point charges")
+                }
+                None => (potential_at_vertices_in(mesh, q, dielectric)?, "point charges"),
+            }
+        }
         _ => bail!("--color-by esp: the files give neither a wavefunction nor point charges"),
     })
 }

@@ -450,7 +450,7 @@ impl AppState {
                 FieldChoice::PotentialPb { .. } => pb.map(|g| VertexSource::Volume(g, 0.0)),
                 s => doc
                     .filter(|d| d.frame_index == key.frame)
-                    .and_then(|d| d.point_charges_at(s, d.frame_index, &d.frame))
+                    .and_then(|d| d.point_charges_at(s, d.frame_index, &d.frame, !charges_model.dielectric.is_vacuum()))
                     .map(|q| VertexSource::Charges(Arc::new(q), charges_model)),
             };
             source.map(|source| VertexValuesRequest {

@@ -334,12 +334,12 @@ impl AppState {
                 .map(|wf| VertexSource::Wavefunction(Arc::clone(wf))),
             FieldChoice::PotentialPb { .. } => pb.map(|g| VertexSource::Volume(g, model.offset_angstrom)),
             s if d.frame_index == index => d
-                .point_charges_at(s, index, &d.frame)
+                .point_charges_at(s, index, &d.frame, !model.dielectric.is_vacuum())
                 .map(|q| VertexSource::Charges(Arc::new(q), model)),
             s => {
                 let mut frame = Frame::default();
                 d.read_frame(index, &mut frame).ok()?;
-                d.point_charges_at(s, index, &frame)
+                d.point_charges_at(s, index, &frame, !model.dielectric.is_vacuum())
                     .map(|q| VertexSource::Charges(Arc::new(q), model))
             }
         }) else {

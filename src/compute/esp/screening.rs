@@ -10,6 +10,9 @@
 //! a method and a model into the engines' [`FieldInput`]. Called by the CLI (`grid esp`, `surface
 //! --color-by esp`), by `analysis::vertex_values`, and by the CPU and CUDA engines.
 //!
+//! A screened model's medium stands for the solvent: [`solute_charges`] leaves a structure's explicit
+//! water and electrolyte ions out of the sum, as the Poisson-Boltzmann solute does.
+//!
 //! Methods per model: vacuum takes every method (direct, cutoff, multilevel summation). The screened
 //! models take direct summation and the cutoff method; multilevel summation splits `1/r` only and
 //! is refused for them with a message saying so. Periodic boundaries are vacuum-only.
@@ -352,6 +355,47 @@ fn check_charges(charges: &PointCharges) -> Result<(), ComputeError> {
         }
     }
     Ok(())
+}
+
+/// `charges` (one per atom of `structure`) without the explicit water molecules and electrolyte
+/// ions (`compute::pb::setup::solute`), with the note to say once; `None` when the structure has
+/// none or the counts differ.
+pub fn solute_charges(
+    structure: &crate::model::Structure,
+    charges: &crate::compute::PointCharges,
+) -> Option<(crate::compute::PointCharges, String)> {
+    let (keep, note) = crate::compute::pb::setup::solute(structure, None, None).ok()?;
+    let note = note?;
+    if keep.len() != charges.charges_e.len() || keep.len() != charges.positions_bohr.len() {
+        return None;
+    }
+    let kept = keep.iter().filter(|&&k| k).count();
+    let pick = |k: usize| keep.get(k).copied().unwrap_or(true);
+    let q = crate::compute::PointCharges {
+        positions_bohr: charges
+            .positions_bohr
+            .iter()
+            .enumerate()
+            .filter_map(|(k, p)| pick(k).then_some(*p))
+            .collect(),
+        charges_e: charges
+            .charges_e
+            .iter()
+            .enumerate()
+            .filter_map(|(k, c)| pick(k).then_some(*c))
+            .collect(),
+    };
+    // The solute's note names what was left out; here the screened medium stands for it.
+    let what = note
+        .split(" left out")
+        .next()
+        .and_then(|w| w.strip_prefix("Poisson-Boltzmann: "))
+        .unwrap_or("the water and ions")
+        .to_string();
+    Some((
+        q,
+        format!("{what} left out of the screened potential ({kept} charges kept): its medium stands for the solvent"),
+    ))
 }
 
 #[cfg(test)]

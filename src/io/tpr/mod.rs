@@ -401,10 +401,15 @@ fn read_topology(path: &Path, bytes: &[u8]) -> Result<(Parsed, Option<Vec<LjPara
     let mut types = Vec::with_capacity(h.natoms);
     let mut bonds: Vec<[u32; 2]> = Vec::new();
     let max_bonds = 16 * h.natoms.max(1);
-    let mut long_labels = 0usize;
-    let label = |bytes: &[u8], long: &mut usize| {
+    // Names cut to 8 characters: how many, and up to three of them in words.
+    let mut long_labels = (0usize, Vec::<String>::new());
+    let label = |bytes: &[u8], long: &mut (usize, Vec<String>)| {
         if Name8::would_truncate(bytes) {
-            *long += 1;
+            long.0 += 1;
+            let name = String::from_utf8_lossy(bytes).into_owned();
+            if long.1.len() < 3 && !long.1.contains(&name) {
+                long.1.push(name);
+            }
         }
         Name8::new(bytes)
     };
@@ -503,9 +508,11 @@ fn read_topology(path: &Path, bytes: &[u8]) -> Result<(Parsed, Option<Vec<LjPara
         .check_consistent()
         .map_err(|e| ReadError::file(path, format!("internal inconsistency: {e}")))?;
     let mut warnings = Vec::new();
-    if long_labels > 0 {
+    if long_labels.0 > 0 {
         warnings.push(format!(
-            "{long_labels} names longer than 8 characters (atom, residue, type or molecule names) are cut to their first 8"
+            "{} names longer than 8 characters are cut to their first 8 (such as {}); selections and labels see the 8",
+            long_labels.0,
+            long_labels.1.join(", ")
         ));
     }
     let mut frames = Vec::new();

@@ -1,0 +1,77 @@
+//! Screened potentials (eps = 4r, Debye-Hückel) of a solvated protein leave the explicit water and
+//! electrolyte ions out, as the Poisson-Boltzmann solute does: their medium stands for the solvent.
+//! On cobrotoxin in TIP4P water with Na+ and Cl- (GROMACS TPR, `tests/data/md/gromacs`): the charges
+//! kept are the protein's (counted here from the residue names MDAnalysis reports for this file:
+//! SOL, NA, CL), the viewer's legend says so, its surface colours equal an f64 sum over those
+//! charges alone, and the vacuum sum keeps every charge.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use orbitfield::app::esp_model::EspModel;
+use orbitfield::app::fields::FieldChoice;
+use orbitfield::app::state::{AppState, Command};
+use orbitfield::model::units::{ANGSTROM_PER_BOHR, bohr_from_angstrom3};
+use std::path::PathBuf;
+
+fn tpr() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/md/gromacs/cobrotoxin.tpr.gz")
+}
+
+#[test]
+fn screened_potentials_of_a_solvated_protein_leave_the_solvent_out() {
+    let system = orbitfield::io::load(&[tpr()]).unwrap();
+    let s = &system.structure;
+    let solvent = |i: usize| matches!(s.resnames[i].as_str(), "SOL" | "NA" | "CL");
+    let protein: Vec<usize> = (0..s.len()).filter(|&i| !solvent(i)).collect();
+    assert!(protein.len() > 900 && protein.len() < 2000, "{}", protein.len());
+
+    let mut state = AppState::new(Default::default(), orbitfield::app::default_field_service());
+    state.open_system("cobrotoxin".into(), orbitfield::io::load(&[tpr()]).unwrap());
+    state.apply(Command::SetEspModel(EspModel::DistanceDependent {
+        slope_per_angstrom: 4.0,
+    }));
+    let legend = state.potential_model(FieldChoice::Potential, false).unwrap();
+    assert!(
+        legend.contains(&format!("of {} charges (the water and ions left out)", protein.len())),
+        "{legend}"
+    );
+    let doc = state.document().unwrap();
+    let q = doc
+        .point_charges_at(FieldChoice::Potential, 0, &doc.frame, true)
+        .unwrap();
+    assert_eq!(q.charges_e.len(), protein.len());
+    // Vacuum keeps every charge.
+    let all = doc
+        .point_charges_at(FieldChoice::Potential, 0, &doc.frame, false)
+        .unwrap();
+    assert_eq!(all.charges_e.len(), s.len());
+
+    // The eps = 4r potential of the kept charges at a point 6 A off the protein's first atom, in
+    // f64 against the charges picked here.
+    let frame = &doc.frame;
+    let p0 = frame.positions_angstrom[protein[0]].map(f64::from);
+    let at = [p0[0] + 6.0, p0[1], p0[2]];
+    let want: f64 = protein
+        .iter()
+        .map(|&i| {
+            let p = frame.positions_angstrom[i].map(f64::from);
+            let r_angstrom = ((p[0] - at[0]).powi(2) + (p[1] - at[1]).powi(2) + (p[2] - at[2]).powi(2)).sqrt();
+            let r_bohr = r_angstrom / ANGSTROM_PER_BOHR;
+            f64::from(s.charges_e.as_ref().unwrap()[i]) / (4.0 * r_angstrom * r_bohr)
+        })
+        .sum();
+    let kernel = orbitfield::compute::esp::screening::Dielectric::DistanceDependent {
+        slope_per_angstrom: 4.0,
+    };
+    let at_bohr = bohr_from_angstrom3(at);
+    let got: f64 = q
+        .positions_bohr
+        .iter()
+        .zip(&q.charges_e)
+        .map(|(p, c)| {
+            let r = ((p[0] - at_bohr[0]).powi(2) + (p[1] - at_bohr[1]).powi(2) + (p[2] - at_bohr[2]).powi(2)).sqrt();
+            c * kernel.kernel_bohr(r)
+        })
+        .sum();
+    assert!((got - want).abs() < 1e-9 * want.abs().max(1e-3), "{got} against {want}");
+}
