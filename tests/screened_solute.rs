@@ -27,6 +27,8 @@ fn screened_potentials_of_a_solvated_protein_leave_the_solvent_out() {
 
     let mut state = AppState::new(Default::default(), orbitfield::app::default_field_service());
     state.open_system("cobrotoxin".into(), orbitfield::io::load(&[tpr()]).unwrap());
+    // The Add menu offers the solute, not the water box, for a new surface.
+    assert_eq!(state.panels.new_selection, orbitfield::app::apply::SOLUTE_SELECTION);
     state.apply(Command::SetEspModel(EspModel::DistanceDependent {
         slope_per_angstrom: 4.0,
     }));

@@ -344,6 +344,12 @@ impl AppState {
                 // Poisson-Boltzmann for charges with radii from the files, else eps = 4r.
                 self.esp.model = super::esp_model::EspModel::for_structure(&doc.structure);
                 self.esp.revision = self.esp.revision.wrapping_add(1);
+                // The Add menu's selection: a solvated system's solute, not its water box.
+                self.panels.new_selection = if doc.solute_mask.is_some() {
+                    SOLUTE_SELECTION.into()
+                } else {
+                    "all".into()
+                };
                 self.doc.document = Some(doc);
                 self.doc.follow = None;
                 self.view.pick = None;
@@ -652,3 +658,6 @@ impl AppState {
             .copied()
     }
 }
+
+/// The Add menu's selection on a system with explicit water or electrolyte ions.
+pub const SOLUTE_SELECTION: &str = "not water and not ion";

@@ -417,6 +417,17 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                     "slice" => RepEdit::FieldStyle(FieldStyle::Slice(SlicePlane::default())),
                     _ => return Err(problem(col, format!("style '{value}': isosurface or slice"))),
                 },
+                // A molecular surface's atoms; `field molsurf:SEL` says the same of any field.
+                ("selection", RepKind::Field(f)) if matches!(f.field, FieldChoice::MolSurf { .. }) => {
+                    Selection::parse(value)
+                        .map_err(|e| problem(col + e.column, format!("bad selection '{value}': {}", e.message)))?;
+                    RepEdit::Selection(value.to_string())
+                }
+                ("field", RepKind::Field(_)) if crate::app::reps::spec::surface_selection_text(value).is_some() => {
+                    let sel = crate::app::reps::spec::surface_selection_text(value).unwrap_or("all");
+                    Selection::parse(sel).map_err(|e| problem(col, format!("bad selection '{sel}': {}", e.message)))?;
+                    RepEdit::Selection(sel.to_string())
+                }
                 ("selection", RepKind::Atoms(_) | RepKind::Cartoon(_)) => {
                     Selection::parse(value)
                         .map_err(|e| problem(col + e.column, format!("bad selection '{value}': {}", e.message)))?;
@@ -446,7 +457,12 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                 (prop, _) => {
                     return Err(problem(
                         p.column_of("property"),
-                        format!("representation {} has no property '{prop}'", p.int("rep").unwrap_or(0)),
+                        format!(
+                            "representation {} has no property '{prop}' (atoms: style, color, selection, hbonds; cartoons: \
+                         style, color, selection; fields: field, style, iso, opacity, color, and selection for a \
+                         molecular surface)",
+                            p.int("rep").unwrap_or(0)
+                        ),
                     ));
                 }
             };

@@ -252,11 +252,15 @@ pub const VERBS: &[Verb] = &[
                 &["modify"],
                 &[
                     arg("rep", Kind::Int, "the representation's number"),
-                    arg("property", Kind::Choice(REP_PROPERTIES), "what to change"),
+                    arg(
+                        "property",
+                        Kind::Choice(REP_PROPERTIES),
+                        "what to change: atoms style|color|selection|hbonds; cartoons style|color|selection; fields field|style|iso|opacity|color, and selection (the atoms of a molecular surface)",
+                    ),
                     arg(
                         "value",
                         Kind::Text,
-                        "the new value (a style, a colouring, a selection, a number, a field; hbonds: distance Å [angle ° [distance without hydrogens Å]])",
+                        "the new value (a style, a colouring, a selection, a number, a field such as molsurf:protein; hbonds: distance Å [angle ° [distance without hydrogens Å]])",
                     ),
                 ],
                 &[],

@@ -89,8 +89,9 @@ pub fn add_menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 && entry(
                     ui,
                     "Molecular surface coloured by potential",
-                    "The selection's molecular surface coloured by the potential of all the files' charges \
-                     at its vertices (red negative, white zero, blue positive)",
+                    "The selection's molecular surface coloured by the potential of the files' charges at \
+                     its vertices (red negative, white zero, blue positive; a screened model leaves the \
+                     explicit water and ions out)",
                 )
             {
                 let mut spec = RepSpec::field(&surface, FieldStyle::Isosurface);

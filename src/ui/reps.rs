@@ -261,6 +261,41 @@ fn selection_ui(
     };
 }
 
+/// A molecular surface's atoms: typed, taken on Enter (each new selection is a new surface to
+/// compute, not one per keystroke); a selection that does not parse is named under it.
+fn surface_selection_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, selection: u16, commands: &mut Vec<Command>) {
+    let current = state
+        .document()
+        .and_then(|d| d.surface_selections.get(usize::from(selection)))
+        .cloned()
+        .unwrap_or_default();
+    let memory = ui.make_persistent_id(("surface_selection_text", id.0));
+    let mut text = ui
+        .data(|d| d.get_temp::<(String, String)>(memory))
+        .filter(|(of, _)| *of == current)
+        .map_or_else(|| current.clone(), |(_, t)| t);
+    let edit = ui
+        .add(
+            egui::TextEdit::singleline(&mut text)
+                .desired_width(tokens::TEXT_FIELD_WIDTH)
+                .hint_text("atoms of the surface")
+                .id_salt(("surface_selection", id.0)),
+        )
+        .on_hover_text("The atoms whose molecular surface this is; press Enter to recompute it");
+    let parsed = crate::model::select::Selection::parse(&text);
+    if edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) && parsed.is_ok() && text.trim() != current {
+        commands.push(Command::EditRep(id, RepEdit::Selection(text.trim().to_string())));
+    }
+    match parsed {
+        Err(e) => ui.label(RichText::new(e.to_string()).color(tokens::ERROR).small()),
+        Ok(_) if text.trim() != current => {
+            ui.label(RichText::new("press Enter to recompute the surface").small().weak())
+        }
+        Ok(_) => ui.label(RichText::new("the atoms of this surface").small().weak()),
+    };
+    ui.data_mut(|d| d.insert_temp(memory, (current, text)));
+}
+
 /// The settings of a field representation.
 fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, commands: &mut Vec<Command>) {
     let fields = super::fields::available_fields(state);
@@ -281,6 +316,9 @@ fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, co
     });
     if field != f.field {
         commands.push(Command::EditRep(id, RepEdit::Field(field)));
+    }
+    if let FieldChoice::MolSurf { selection } = f.field {
+        surface_selection_ui(ui, state, id, selection, commands);
     }
     ui.horizontal(|ui| {
         let is_slice = matches!(f.style, FieldStyle::Slice(_));

@@ -614,6 +614,18 @@ impl AppState {
             self.color_by(id, source, range);
             return;
         }
+        // A field representation's selection: the molecular surface of those atoms (the selection
+        // registered with the document, as `molsurf:SEL` registers it when added).
+        if let RepEdit::Selection(text) = &edit
+            && self.doc.reps.field(id).is_some()
+        {
+            match self.document_mut().map(|d| d.add_surface_selection(text)) {
+                Some(Ok(selection)) => self.edit_rep(id, RepEdit::Field(FieldChoice::MolSurf { selection })),
+                Some(Err(e)) => self.error(e),
+                None => {}
+            }
+            return;
+        }
         let edit = match edit {
             RepEdit::Field(f) => RepEdit::Field(self.esp_field(f)),
             e => e,
