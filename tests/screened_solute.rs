@@ -77,3 +77,30 @@ fn screened_potentials_of_a_solvated_protein_leave_the_solvent_out() {
         .sum();
     assert!((got - want).abs() < 1e-9 * want.abs().max(1e-3), "{got} against {want}");
 }
+
+/// `grid esp --dielectric 4r` of the same system sums the protein's charges alone and says so once.
+#[test]
+fn grid_esp_with_a_screened_model_says_it_left_the_solvent_out() {
+    let system = orbitfield::io::load(&[tpr()]).unwrap();
+    let s = &system.structure;
+    let protein = (0..s.len())
+        .filter(|&i| !matches!(s.resnames[i].as_str(), "SOL" | "NA" | "CL"))
+        .count();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("esp.dx");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["grid", "esp"])
+        .arg(tpr())
+        .args(["--dielectric", "4r", "--spacing", "4", "--device", "cpu", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.matches("left out of the screened potential").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("({protein} charges kept)")), "{stderr}");
+}

@@ -6,18 +6,15 @@
 //! potential and a point-charge model ([`EspArgs::wavefunction_potential`]). `grid esp --frames`
 //! with `--combine` lives in `grid_series`.
 
+pub use super::esp_frame::{esp_frame, screened_solute};
 use super::grid_series::run_esp_series;
 pub use super::grid_source::*;
 use anyhow::{Context, Result, bail};
-use orbitfield::analysis::charges::{mulliken_charges_e, nuclear_charges_e, point_charges};
-use orbitfield::analysis::esp_series::{
-    self, Combine, MAP_BYTES_PER_POINT, MemoryLimit, check_memory, frame_boundary, frame_charges, frame_job,
-    require_charges,
-};
+use orbitfield::analysis::esp_series::{self, Combine, MAP_BYTES_PER_POINT, MemoryLimit, check_memory, frame_job};
 use orbitfield::batch::{self, Ranks};
 use orbitfield::compute::cpu::{self};
 use orbitfield::compute::esp::{Boundary, EspMethod, StagesOn, field_input_with};
-use orbitfield::compute::{Field, FieldJob, PointCharges};
+use orbitfield::compute::{Field, FieldJob};
 use orbitfield::io::cube::CubeAtom;
 use orbitfield::io::{self, System};
 use orbitfield::model::field::{DEFAULT_PADDING_ANGSTROM, DEFAULT_SPACING_ANGSTROM, FieldSpec, LatticeSpec};
@@ -178,102 +175,6 @@ impl EspArgs {
         }
         Ok(())
     }
-}
-
-/// One frame's potential input: charges, boundary and the atoms for file headers.
-pub struct EspFrame {
-    pub charges: PointCharges,
-    pub boundary: Boundary,
-    pub atoms: Vec<CubeAtom>,
-    /// Where the charges come from, for headers ("partial charges", "Mulliken charges").
-    pub model: &'static str,
-}
-
-impl EspFrame {
-    /// Atom positions in Angstrom.
-    pub fn positions_angstrom(&self) -> Vec<[f64; 3]> {
-        self.charges
-            .positions_bohr
-            .iter()
-            .map(|&p| angstrom_from_bohr3(p))
-            .collect()
-    }
-}
-
-/// The charges of `system` at `frame` for a potential, by `esp`'s charge model: a structure's
-/// partial charges with the frame's coordinates (and cell, with --pbc), or a wavefunction's nuclear
-/// or Mulliken charges at its nuclei.
-/// Said once per run, not per frame.
-static SOLVENT_NOTE: std::sync::Once = std::sync::Once::new();
-
-pub fn esp_frame(system: &mut System, esp: &EspArgs, frame: usize) -> Result<EspFrame> {
-    if !system.wavefunctions.is_empty() {
-        let wf = frame_wavefunction(system, frame)?;
-        if esp.pbc {
-            bail!("--pbc needs a periodic box; a wavefunction is an isolated molecule");
-        }
-        let (charges, model) = match esp.charges.unwrap_or(ChargeModel::Nuclear) {
-            ChargeModel::Nuclear => (nuclear_charges_e(wf), "nuclear charges"),
-            ChargeModel::Mulliken => (mulliken_charges_e(wf)?, "Mulliken charges"),
-            ChargeModel::File => bail!(
-                "--charges file needs a structure with partial charges; for a wavefunction use --charges nuclear or mulliken"
-            ),
-        };
-        let atoms = wf
-            .atoms
-            .iter()
-            .zip(&charges)
-            .map(|(a, &q)| CubeAtom {
-                atomic_number: u32::from(a.element.number()),
-                charge_e: q,
-                position_bohr: a.position_bohr,
-            })
-            .collect();
-        return Ok(EspFrame {
-            charges: point_charges(wf, charges),
-            boundary: Boundary::Open,
-            atoms,
-            model,
-        });
-    }
-    if let Some(model @ (ChargeModel::Nuclear | ChargeModel::Mulliken)) = esp.charges {
-        let name = if model == ChargeModel::Nuclear {
-            "nuclear"
-        } else {
-            "mulliken"
-        };
-        bail!("--charges {name} needs a wavefunction (molden, fchk, wfn or wfx file)");
-    }
-    let charges = require_charges(system)?;
-    let coords = read_frame(system, frame)?;
-    let s = &system.structure;
-    let name = |i: usize| -> String {
-        format!(
-            "{} {}{}",
-            s.names.get(i).map(|n| n.as_str()).unwrap_or("?"),
-            s.resnames.get(i).map(|n| n.as_str()).unwrap_or("?"),
-            s.resids.get(i).copied().unwrap_or(0)
-        )
-    };
-    let point = frame_charges(frame, &coords, &charges, Some(&name as &dyn Fn(usize) -> String))?;
-    let boundary = frame_boundary(frame, &coords, esp.pbc, &system.trajectory.origin)?;
-    let atoms = point
-        .positions_bohr
-        .iter()
-        .zip(&s.elements)
-        .zip(&point.charges_e)
-        .map(|((&p, e), &q)| CubeAtom {
-            atomic_number: u32::from(e.number()),
-            charge_e: q,
-            position_bohr: p,
-        })
-        .collect();
-    Ok(EspFrame {
-        charges: point,
-        boundary,
-        atoms,
-        model: "partial charges",
-    })
 }
 
 #[derive(clap::Args, Debug)]
@@ -637,15 +538,7 @@ fn frame_grid(
         check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
         let periodic = matches!(esp.boundary, Boundary::Periodic(_));
         let dielectric = args.dielectric.model(args.esp.temperature_kelvin())?;
-        // A screened medium stands for the solvent: explicit water and ions are left out.
-        if !dielectric.is_vacuum()
-            && system.wavefunctions.is_empty()
-            && let Some((q, note)) =
-                orbitfield::compute::esp::screening::solute_charges(&system.structure, &esp.charges)
-        {
-            esp.charges = q;
-            SOLVENT_NOTE.call_once(|| eprintln!("note: {note}"));
-        }
+        screened_solute(system, &mut esp, dielectric);
         if args.msm_stages.is_some() && !dielectric.is_vacuum() {
             bail!("--msm-stages applies to vacuum potentials (the screened models' plans stage on the host)");
         }

@@ -6,6 +6,7 @@
 mod bench;
 mod convert;
 mod device;
+mod esp_frame;
 mod grid;
 mod grid_series;
 mod grid_source;
