@@ -620,8 +620,14 @@ impl AppState {
 
     /// Reports an error on the status line and in the error list (and the log).
     pub fn error(&mut self, msg: String) {
-        tracing::warn!("{msg}");
         self.panels.status = msg.clone();
+        self.record_error(msg);
+    }
+
+    /// Keeps `msg` in the error list (the window also writes it to standard error) without
+    /// putting it on the status line: for an error shown elsewhere, under the command line.
+    pub fn record_error(&mut self, msg: String) {
+        tracing::warn!("{msg}");
         self.panels.error_count += 1;
         self.panels.errors.push(msg);
         if self.panels.errors.len() > 20 {

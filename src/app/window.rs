@@ -88,6 +88,8 @@ struct Viewer {
     /// Whether work off the update loop was in flight at the last frame: the frame after it ends
     /// is drawn once more, for what the results changed after the panels were laid out.
     background_last_frame: bool,
+    /// Errors already written to standard error (`PanelState::error_count` then).
+    errors_reported: u64,
     settings_path: Option<PathBuf>,
     result: Result<()>,
     screenshot_taken: Arc<std::sync::atomic::AtomicBool>,
@@ -138,6 +140,7 @@ impl Viewer {
             last_frame: Instant::now(),
             next_repaint: None,
             background_last_frame: false,
+            errors_reported: 0,
             settings_path,
             result: Ok(()),
             screenshot_taken: Arc::new(std::sync::atomic::AtomicBool::new(false)),
@@ -361,12 +364,30 @@ impl Viewer {
             });
         }
 
+        // Errors reach a terminal too (a script or file given on the command line that fails): each
+        // once, as the window shows it.
+        let count = self.state.panels.error_count;
+        if count > self.errors_reported {
+            let new = usize::try_from(count - self.errors_reported).unwrap_or(usize::MAX);
+            let shown = &self.state.panels.errors;
+            for e in &shown[shown.len().saturating_sub(new)..] {
+                eprintln!("error: {e}");
+            }
+            self.errors_reported = count;
+        }
         if let Some(n) = self.options.exit_after_frames
             && self.frames >= n
             && (self.shot_requested || self.options.screenshot.is_none())
         {
             if self.options.screenshot.is_some() && !self.screenshot_taken.load(std::sync::atomic::Ordering::SeqCst) {
                 self.result = Err(anyhow!("the screenshot could not be taken"));
+            } else if self.errors_reported > 0 && self.result.is_ok() {
+                // A scripted run whose files or commands failed ends with a failure status.
+                self.result = Err(anyhow!(
+                    "{} error{} while the window ran (above)",
+                    self.errors_reported,
+                    if self.errors_reported == 1 { "" } else { "s" }
+                ));
             }
             self.save_settings();
             event_loop.exit();

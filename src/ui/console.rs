@@ -207,7 +207,9 @@ fn run_script_file(state: &mut AppState, path: &Path) {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
-            state.panels.console.message = Some((true, format!("{}: {e}", path.display())));
+            let msg = format!("{}: {e}", path.display());
+            state.record_error(msg.clone());
+            state.panels.console.message = Some((true, msg));
             return;
         }
     };
@@ -233,6 +235,10 @@ fn keep_status_unless_new<T>(state: &mut AppState, result: &Result<T, script::Sc
 /// What a script run says under the line.
 fn report(state: &mut AppState, path: Option<&Path>, result: Result<script::RunReport, script::ScriptError>) {
     let name = path.map_or("script".to_string(), |p| p.display().to_string());
+    // A script file's failure is kept as an error too (a terminal that started the window hears of it).
+    if let (Some(_), Err(e)) = (path, &result) {
+        state.record_error(e.to_string());
+    }
     state.panels.console.message = Some(match result {
         Ok(r) if r.waiting => (false, format!("{name}: waiting for the view to finish drawing…")),
         Ok(r) => (
