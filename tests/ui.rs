@@ -829,8 +829,8 @@ fn representations_panel_adds_homo_lumo_and_potential_computed_side_by_side() {
         state,
     );
     harness.run();
-    harness.get_by_label(&format!("LUMO (orbital {}): Isosurface: frame 6 shown", homo + 2));
-    assert_eq!(harness.query_all_by_label_contains("frame 6 shown").count(), 4);
+    harness.get_by_label(&format!("LUMO (orbital {}): Isosurface: frame 5 shown", homo + 2));
+    assert_eq!(harness.query_all_by_label_contains("frame 5 shown").count(), 4);
     // Delete the main field (the atoms come first in the list): the next HOMO takes its place.
     harness.query_all_by_label("Delete").nth(1).unwrap().click();
     harness.run();

@@ -150,6 +150,50 @@ pub fn track<W: std::borrow::Borrow<Wavefunction>>(
     Ok(steps)
 }
 
+/// The phase of orbital `index` (the same index in every frame) continued through the series: each
+/// frame's +1 or -1, the product of the signs of `<psi_prev | psi_next>` so far (frame 0: +1). An
+/// animation by index then keeps its lobe colours where the SCF flipped an orbital's sign.
+pub fn phase_signs<W: std::borrow::Borrow<Wavefunction>>(
+    series: &[W],
+    spin: Spin,
+    index: usize,
+) -> Result<Vec<f64>, TrackingError> {
+    let first: &Wavefunction = series.first().ok_or(TrackingError::Empty)?.borrow();
+    let expected = first.basis.n_functions();
+    let mut signs = vec![1.0];
+    for (frame, pair) in series.windows(2).enumerate() {
+        let frame = frame + 1;
+        let (prev, next): (&Wavefunction, &Wavefunction) = (pair[0].borrow(), pair[1].borrow());
+        if next.basis.n_functions() != expected {
+            return Err(TrackingError::BasisMismatch {
+                frame,
+                found: next.basis.n_functions(),
+                expected,
+            });
+        }
+        let orbital = |w: &Wavefunction, frame: usize| -> Result<Vec<f64>, TrackingError> {
+            let set = w.orbitals(spin).ok_or(TrackingError::NoOrbitals { frame, spin })?;
+            set.orbital(index)
+                .map(|c| c.to_vec())
+                .ok_or(TrackingError::NoSuchOrbital {
+                    index,
+                    count: set.len(),
+                })
+        };
+        let (a, b) = (orbital(prev, frame - 1)?, orbital(next, frame)?);
+        let s = cross_overlap(&prev.basis, &next.basis);
+        let nb = b.len();
+        let overlap: f64 = a
+            .iter()
+            .enumerate()
+            .map(|(m, &am)| am * s[m * nb..(m + 1) * nb].iter().zip(&b).map(|(x, y)| x * y).sum::<f64>())
+            .sum();
+        let last = signs.last().copied().unwrap_or(1.0);
+        signs.push(if overlap < 0.0 { -last } else { last });
+    }
+    Ok(signs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

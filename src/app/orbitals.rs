@@ -239,10 +239,100 @@ impl AppState {
     }
 
     /// True when the followed orbital representation ([`AppState::followed_rep_id`]) has its phase
-    /// flipped to continue the followed one (lobe colours swap).
+    /// flipped to continue the followed one (lobe colours swap), or, without following, when the
+    /// orbital it shows changed sign since the series' first frame ([`AppState::refresh_phase`]).
     pub fn follow_flips_sign(&self) -> bool {
-        self.followed_rep_id().is_some() && self.follow_step().is_some_and(|s| s.sign < 0.0)
+        if self.doc.follow.is_some() {
+            return self.followed_rep_id().is_some() && self.follow_step().is_some_and(|s| s.sign < 0.0);
+        }
+        self.followed_rep_id().is_some() && self.phase_sign() < 0.0
     }
+
+    /// The orbital the orbital list's representation shows, as (spin, index), when the document
+    /// is a series of wavefunctions, one per frame.
+    fn series_orbital(&self) -> Option<(u64, Spin, usize)> {
+        let doc = self.document()?;
+        if doc.wavefunctions.len() < 2 || !doc.wavefunction_frames.is_empty() {
+            return None;
+        }
+        let id = self.orbital_rep_id()?;
+        match self.doc.reps.field(id)?.field {
+            FieldChoice::Orbital { spin, index } => Some((doc.id, spin, index)),
+            _ => None,
+        }
+    }
+
+    /// The shown orbital's phase at the current frame: -1 where it is drawn with its lobes'
+    /// colours swapped to continue frame 0's phase, else +1.
+    pub fn phase_sign(&self) -> f64 {
+        let (Some(p), Some(key), Some(doc)) = (self.doc.phase.as_ref(), self.series_orbital(), self.document()) else {
+            return 1.0;
+        };
+        if p.key != key {
+            return 1.0;
+        }
+        p.signs
+            .as_ref()
+            .and_then(|s| s.get(doc.frame_index))
+            .copied()
+            .unwrap_or(1.0)
+    }
+
+    /// True while the shown orbital's phase is computed.
+    pub fn phase_pending(&self) -> bool {
+        self.doc.phase.as_ref().is_some_and(|p| p.task.is_some())
+    }
+
+    /// Starts or takes the computation of the shown orbital's phase through a wavefunction series
+    /// (`analysis::tracking::phase_signs`, on a thread of its own); true when one arrived. Nothing
+    /// while an orbital is followed (following continues the phase itself).
+    pub fn refresh_phase(&mut self) -> bool {
+        let key = if self.doc.follow.is_some() {
+            None
+        } else {
+            self.series_orbital()
+        };
+        let Some(key) = key else {
+            self.doc.phase = None;
+            return false;
+        };
+        if let Some(p) = self.doc.phase.as_mut().filter(|p| p.key == key) {
+            let Some(result) = p.task.as_mut().and_then(|t| t.try_take()) else {
+                return false;
+            };
+            p.task = None;
+            match result {
+                Ok(signs) => p.signs = Some(signs),
+                Err(e) => tracing::warn!("orbital phase not continued: {e}"),
+            }
+            self.view.dirty.style = true;
+            self.view.dirty.meshes = true;
+            return true;
+        }
+        let Some(doc) = self.document() else {
+            return false;
+        };
+        let wfs = doc.wavefunctions.clone();
+        let (_, spin, index) = key;
+        let task = crate::jobs::task::Task::spawn("phase", move || {
+            crate::analysis::tracking::phase_signs(&wfs, spin, index).map_err(|e| e.to_string())
+        });
+        self.doc.phase = Some(Phase {
+            key,
+            signs: None,
+            task: task.ok(),
+        });
+        false
+    }
+}
+
+/// The phase of the orbital shown through a wavefunction series ([`AppState::refresh_phase`]).
+pub struct Phase {
+    /// (document, spin, orbital index) it was computed for.
+    key: (u64, Spin, usize),
+    /// +1 or -1 per frame, once computed.
+    signs: Option<Vec<f64>>,
+    task: Option<crate::jobs::task::Task<Result<Vec<f64>, String>>>,
 }
 
 #[cfg(test)]

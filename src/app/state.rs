@@ -297,6 +297,9 @@ pub struct DocState {
     pub orbital: Option<usize>,
     /// The orbital followed through the series, if the user asked for it.
     pub follow: Option<Follow>,
+    /// The shown orbital's phase continued through a wavefunction series (`app::orbitals`), so
+    /// an animation by index keeps its lobe colours where an SCF flipped the orbital's sign.
+    pub phase: Option<crate::app::orbitals::Phase>,
     pub(crate) next_id: u64,
 }
 
@@ -308,6 +311,7 @@ impl Default for DocState {
             spin: Spin::Alpha,
             orbital: None,
             follow: None,
+            phase: None,
             next_id: 1,
         }
     }
@@ -802,6 +806,7 @@ impl AppState {
             || self.panels.ils.is_running()
             || self.panels.save_job.is_some()
             || self.panels.fetch.job.is_some()
+            || self.phase_pending()
     }
 
     /// True while a visible field representation waits for a field in flight (its own or the one

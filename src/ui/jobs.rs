@@ -73,12 +73,12 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
                         .fields
                         .progress(f.pipeline.slot)
                         .map_or(String::new(), |p| format!(" ({:.0}%)", p.fraction * 100.0));
-                    format!("{label}: computing frame {}{pct}", k.frame + 1)
+                    format!("{label}: computing frame {}{pct}", k.frame)
                 }
                 (None, Some(k)) if f.pipeline.device_shown.is_some() => {
-                    format!("{label}: frame {} shown, computed on the render device", k.frame + 1)
+                    format!("{label}: frame {} shown, computed on the render device", k.frame)
                 }
-                (None, Some(k)) => format!("{label}: frame {} shown", k.frame + 1),
+                (None, Some(k)) => format!("{label}: frame {} shown", k.frame),
                 (None, None) if r.visible => format!("{label}: waiting"),
                 (None, None) => format!("{label}: hidden"),
             };

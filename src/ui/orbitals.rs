@@ -188,15 +188,15 @@ const COLUMN_OCCUPATION: f32 = 36.0;
 const COLUMN_SYMMETRY: f32 = 32.0;
 
 /// The columns' widths (orbital, energy, occupation, symmetry) in `available` points with `gap`
-/// between cells: the defaults where they fit; else the number columns give up to a fifth of their
-/// width first (the orbital's name, "9 LUMO+3", is what is read), then all shrink together, so the
+/// between cells: the defaults where they fit; else the number columns give up to two fifths of
+/// their width first (the orbital's name, "36 LUMO+1", is what is read), then all shrink together, so the
 /// list stays inside its panel (a GAMESS log's symmetry column made it wider than the panel).
 fn column_widths(available: f32, gap: f32, with_symmetry: bool) -> [f32; 4] {
     let sym = if with_symmetry { COLUMN_SYMMETRY } else { 0.0 };
     let cells = if with_symmetry { 4.0 } else { 3.0 };
     let room = (available - gap * (cells - 1.0)).max(0.0);
     let numbers = COLUMN_ENERGY + COLUMN_OCCUPATION + sym;
-    let k_numbers = ((room - COLUMN_ORBITAL) / numbers).clamp(0.8, 1.0);
+    let k_numbers = ((room - COLUMN_ORBITAL) / numbers).clamp(0.6, 1.0);
     let want = COLUMN_ORBITAL + numbers * k_numbers;
     let k = (room / want).min(1.0);
     [
@@ -336,5 +336,19 @@ fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app
         if let Some((index, _)) = best {
             send(state, pick_command(ui, index));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_orbital_names_keep_their_width_while_the_numbers_give_way() {
+        // A 1280-point window's right panel: about 175 points for the list.
+        let [orbital, energy, occupation, _] = super::column_widths(175.0, 8.0, false);
+        assert!((orbital - super::COLUMN_ORBITAL).abs() < 1e-3, "{orbital}");
+        assert!(orbital + energy + occupation + 16.0 <= 175.0 + 1e-3);
+        // Narrower still: everything shrinks, and the list stays inside its panel.
+        let w = super::column_widths(120.0, 8.0, true);
+        assert!(w.iter().sum::<f32>() + 24.0 <= 120.0 + 1e-3, "{w:?}");
     }
 }

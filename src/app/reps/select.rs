@@ -95,10 +95,13 @@ impl AppState {
         self.load_potential_windows(None);
     }
 
-    /// The representation whose orbital follows the frames (its lobe colours swap where the
-    /// followed orbital's phase flips): the orbital representation the orbital list edits.
+    /// The representation whose orbital follows the frames, or keeps its phase through a series
+    /// (its lobe colours swap where the orbital's phase flips): the orbital representation the
+    /// orbital list edits.
     pub fn followed_rep_id(&self) -> Option<RepId> {
-        self.doc.follow.as_ref()?;
+        if self.doc.follow.is_none() && self.doc.phase.is_none() {
+            return None;
+        }
         self.orbital_rep_id()
     }
 }
