@@ -54,7 +54,7 @@ impl AppState {
         self.pump_ils();
         let arrived = self.poll_pb() | arrived;
         // A series' orbital keeps its phase from frame to frame.
-        changed |= self.refresh_phase();
+        self.refresh_phase();
         let meshed: Vec<LobesResult<FieldKey>> = self.view.mesher.as_mut().map(|m| m.try_recv()).unwrap_or_default();
         let context = self
             .document()
