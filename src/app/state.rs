@@ -785,6 +785,7 @@ impl AppState {
         self.drawing_in_flight()
             || self.view.vertex_values.as_ref().is_some_and(|w| w.any_in_flight())
             || self.pb.solving()
+            || self.phase_pending()
     }
 
     /// True while fields, their surfaces or cartoons are in flight: the window redraws at its full
@@ -806,7 +807,6 @@ impl AppState {
             || self.panels.ils.is_running()
             || self.panels.save_job.is_some()
             || self.panels.fetch.job.is_some()
-            || self.phase_pending()
     }
 
     /// True while a visible field representation waits for a field in flight (its own or the one
