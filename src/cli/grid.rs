@@ -335,21 +335,26 @@ pub(super) fn lattice_of(args: &GridArgs, positions_angstrom: &[[f64; 3]]) -> Re
     lattice_padded(args, positions_angstrom, args.padding)
 }
 
+/// The lattice of the cube or DX file `like` (`--like`).
+pub(super) fn like_lattice(like: &Path) -> Result<Lattice> {
+    let bytes = io::read_bytes(like)?;
+    let name = io::uncompressed_name(like).to_ascii_lowercase();
+    let grid = if name.ends_with(".dx") {
+        io::dx::read(like, &bytes)?
+    } else {
+        io::cube::read(like, &bytes)?
+            .grids
+            .into_iter()
+            .next()
+            .with_context(|| format!("{}: no grid in the file", like.display()))?
+    };
+    Ok(grid.lattice)
+}
+
 /// [`lattice_of`] with `padding_angstrom` instead of --padding around the atoms.
 fn lattice_padded(args: &GridArgs, positions_angstrom: &[[f64; 3]], padding_angstrom: f64) -> Result<Lattice> {
     if let Some(like) = &args.like {
-        let bytes = io::read_bytes(like)?;
-        let name = io::uncompressed_name(like).to_ascii_lowercase();
-        let grid = if name.ends_with(".dx") {
-            io::dx::read(like, &bytes)?
-        } else {
-            io::cube::read(like, &bytes)?
-                .grids
-                .into_iter()
-                .next()
-                .with_context(|| format!("{}: no grid in the file", like.display()))?
-        };
-        return Ok(grid.lattice);
+        return like_lattice(like);
     }
     let spec = match (&args.origin, &args.dims) {
         (Some(o), Some(d)) => LatticeSpec::Explicit {

@@ -199,10 +199,35 @@ fn lattice(args: &GridArgs, positions: &[[f64; 3]]) -> Result<PbLattice> {
         }
         bail!("--origin and --dims take three values each");
     }
-    if args.like.is_some() {
-        bail!("--like is not supported for pb: give --origin and --dims");
+    if let Some(like) = &args.like {
+        return pb_lattice_like(like, &super::grid::like_lattice(like)?);
     }
     Ok(lattice_around(positions, h, args.padding))
+}
+
+/// `lattice` (of the file `like`) as the solver's: axis-aligned, one spacing on every axis (an
+/// APBS map's is, when its lengths and points were chosen so), else refused with the spacings.
+fn pb_lattice_like(like: &Path, lattice: &Lattice) -> Result<PbLattice> {
+    let s = lattice.steps_bohr;
+    let h = [s[0][0], s[1][1], s[2][2]].map(orbitfield::model::units::angstrom_from_bohr);
+    let off_axis = (0..3).any(|i| (0..3).any(|j| i != j && s[i][j].abs() > 1e-9 * s[i][i].abs().max(1e-12)));
+    let uneven = h.iter().any(|&x| (x - h[0]).abs() > 1e-6 * h[0].abs());
+    if off_axis || uneven || !(h[0] > 0.0) {
+        bail!(
+            "--like {}: the solver's lattice is axis-aligned with one spacing, and this one's spacings are \
+             {:.6}, {:.6}, {:.6} A{}; give --origin, --dims and --spacing",
+            like.display(),
+            h[0],
+            h[1],
+            h[2],
+            if off_axis { " along tilted axes" } else { "" }
+        );
+    }
+    Ok(PbLattice {
+        origin_angstrom: orbitfield::model::units::angstrom_from_bohr3(lattice.origin_bohr),
+        spacing_angstrom: h[0],
+        dims: lattice.dims,
+    })
 }
 
 /// Three values from one (a cube) or three.
