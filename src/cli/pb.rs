@@ -212,7 +212,7 @@ fn pb_lattice_like(like: &Path, lattice: &Lattice) -> Result<PbLattice> {
     let h = [s[0][0], s[1][1], s[2][2]].map(orbitfield::model::units::angstrom_from_bohr);
     let off_axis = (0..3).any(|i| (0..3).any(|j| i != j && s[i][j].abs() > 1e-9 * s[i][i].abs().max(1e-12)));
     let uneven = h.iter().any(|&x| (x - h[0]).abs() > 1e-6 * h[0].abs());
-    if off_axis || uneven || !(h[0] > 0.0) {
+    if off_axis || uneven || h[0].is_nan() || h[0] <= 0.0 {
         bail!(
             "--like {}: the solver's lattice is axis-aligned with one spacing, and this one's spacings are \
              {:.6}, {:.6}, {:.6} A{}; give --origin, --dims and --spacing",
