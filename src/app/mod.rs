@@ -30,6 +30,7 @@ pub mod export;
 pub mod fetch;
 pub mod fields;
 pub mod fit;
+pub mod framing;
 pub mod history;
 pub mod ils;
 pub mod ils_paths;

@@ -839,25 +839,6 @@ impl AppState {
         self.view.mesher.is_some()
     }
 
-    /// Bounds of the current frame's atoms (padded).
-    pub fn scene_bounds(&self) -> Option<([f32; 3], [f32; 3])> {
-        super::atoms::bounds(&self.document()?.frame.positions_angstrom, 2.0)
-    }
-
-    /// The sphere a fit frames: around the current frame's atoms, 2 Å beyond the farthest (orbital
-    /// lobes and surfaces reach past the atoms' centres).
-    pub fn scene_sphere(&self) -> Option<([f32; 3], f32)> {
-        super::atoms::bounding_sphere(&self.document()?.frame.positions_angstrom, 2.0)
-    }
-
-    /// Frames the document if a fit is pending; called by the view once it knows its size.
-    pub fn fit_if_pending(&mut self) {
-        if self.view.fit_pending {
-            self.view.fit_pending = false;
-            self.apply(Command::ResetCamera);
-        }
-    }
-
     pub(crate) fn aspect(&self) -> f32 {
         self.view.size_px[0] as f32 / self.view.size_px[1].max(1) as f32
     }

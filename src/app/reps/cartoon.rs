@@ -245,6 +245,11 @@ impl CartoonRep {
         }
     }
 
+    /// The selection in use (the last one that parsed).
+    pub fn parsed(&self) -> &Selection {
+        &self.parsed
+    }
+
     /// Sets the selection text: parsed at once; an error is kept for the editor and the last valid
     /// selection stays in use.
     pub fn set_selection(&mut self, text: &str) {
