@@ -133,8 +133,18 @@ def test_per_atom_columns_are_mdanalysis(files):
         np.testing.assert_allclose(s.radii, u.atoms.radii, atol=1e-4)
         assert s.bfactors is None and s.occupancies is None
     if ".tpr" in files[0]:
-        # Labels are kept to 8 characters (the reader says how many it shortened).
-        assert s.chains == [c[:8] for c in u.atoms.chainIDs]
+        # MDAnalysis's chain is the molecule block's name; orbitfield takes pdb2gmx's chain letter
+        # from it (Protein_A, DNA_chain_B) and keeps other names to 8 characters.
+        def chain_of(name):
+            if "_chain_" in name and name.rsplit("_chain_", 1)[1]:
+                return name.rsplit("_chain_", 1)[1]
+            for cls in ("Protein_", "DNA_", "RNA_", "Other_", "Ion_"):
+                if name.startswith(cls) and 1 <= len(name) - len(cls) <= 4:
+                    return name[len(cls):]
+            return name[:8]
+
+        assert s.chains == [chain_of(c) for c in u.atoms.chainIDs]
+        assert set(s.chains) != {"Protein_"}
         np.testing.assert_allclose(s.masses, u.atoms.masses, atol=1e-4)
         np.testing.assert_allclose(s.positions_angstrom, u.atoms.positions, atol=1e-3)
         lengths, angles = s.frame(0).cell
