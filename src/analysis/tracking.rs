@@ -87,6 +87,19 @@ fn overlaps_with(c_prev: &[f64], s: &[f64], next: &crate::model::OrbitalSet) -> 
         .collect()
 }
 
+/// An error when frame `frame`'s wavefunction `w` has another number of basis functions than the
+/// series' first (`expected`).
+fn same_basis(w: &Wavefunction, frame: usize, expected: usize) -> Result<(), TrackingError> {
+    if w.basis.n_functions() == expected {
+        return Ok(());
+    }
+    Err(TrackingError::BasisMismatch {
+        frame,
+        found: w.basis.n_functions(),
+        expected,
+    })
+}
+
 /// Follows orbital `start_index` of frame 0 through the series. The coefficients of each frame's
 /// match, times its `sign`, continue the previous frame's orbital.
 pub fn track<W: std::borrow::Borrow<Wavefunction>>(
@@ -117,13 +130,7 @@ pub fn track<W: std::borrow::Borrow<Wavefunction>>(
     for (frame, pair) in series.windows(2).enumerate() {
         let frame = frame + 1;
         let (prev, next): (&Wavefunction, &Wavefunction) = (pair[0].borrow(), pair[1].borrow());
-        if next.basis.n_functions() != expected {
-            return Err(TrackingError::BasisMismatch {
-                frame,
-                found: next.basis.n_functions(),
-                expected,
-            });
-        }
+        same_basis(next, frame, expected)?;
         let set = next.orbitals(spin).ok_or(TrackingError::NoOrbitals { frame, spin })?;
         let s = cross_overlap(&prev.basis, &next.basis);
         let o = overlaps_with(&current, &s, set);
@@ -164,13 +171,7 @@ pub fn phase_signs<W: std::borrow::Borrow<Wavefunction>>(
     for (frame, pair) in series.windows(2).enumerate() {
         let frame = frame + 1;
         let (prev, next): (&Wavefunction, &Wavefunction) = (pair[0].borrow(), pair[1].borrow());
-        if next.basis.n_functions() != expected {
-            return Err(TrackingError::BasisMismatch {
-                frame,
-                found: next.basis.n_functions(),
-                expected,
-            });
-        }
+        same_basis(next, frame, expected)?;
         let orbital = |w: &Wavefunction, frame: usize| -> Result<Vec<f64>, TrackingError> {
             let set = w.orbitals(spin).ok_or(TrackingError::NoOrbitals { frame, spin })?;
             set.orbital(index)

@@ -219,18 +219,7 @@ fn fit(positions: &[[f64; 3]], reference: &[[f64; 3]], frame: usize) -> Result<R
 /// The map's voxel lattice as `args` ask for it, around `around_angstrom`.
 fn map_of(args: &IlsArgs, around_angstrom: &[[f64; 3]]) -> Result<IlsMap> {
     if let Some(like) = &args.like {
-        let bytes = io::read_bytes(like)?;
-        let name = io::uncompressed_name(like).to_ascii_lowercase();
-        let grid = if name.ends_with(".dx") {
-            io::dx::read(like, &bytes)?
-        } else {
-            io::cube::read(like, &bytes)?
-                .grids
-                .into_iter()
-                .next()
-                .with_context(|| format!("{}: no grid in the file", like.display()))?
-        };
-        let l = grid.lattice;
+        let l = super::grid::like_lattice(like)?;
         let h = l.steps_bohr[0][0];
         if !l.is_axis_aligned()
             || (l.steps_bohr[1][1] - h).abs() > 1e-9 * h

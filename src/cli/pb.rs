@@ -210,7 +210,7 @@ fn lattice(args: &GridArgs, positions: &[[f64; 3]]) -> Result<PbLattice> {
 fn pb_lattice_like(like: &Path, lattice: &Lattice) -> Result<PbLattice> {
     let s = lattice.steps_bohr;
     let h = [s[0][0], s[1][1], s[2][2]].map(orbitfield::model::units::angstrom_from_bohr);
-    let off_axis = (0..3).any(|i| (0..3).any(|j| i != j && s[i][j].abs() > 1e-9 * s[i][i].abs().max(1e-12)));
+    let off_axis = !lattice.is_axis_aligned();
     let uneven = h.iter().any(|&x| (x - h[0]).abs() > 1e-6 * h[0].abs());
     if off_axis || uneven || h[0].is_nan() || h[0] <= 0.0 {
         bail!(
