@@ -136,10 +136,18 @@ struct StageClock {
 /// Extractions stamped between two reads of the times (three queries each).
 const CLOCK_EXTRACTIONS: u32 = 1024;
 
+/// A surface coloured by a field before its colours arrive: neutral grey, which does not read as
+/// a finished colouring (the density's orange did).
+const AWAITING_COLOURS: [f32; 3] = [0.72, 0.72, 0.72];
+
 /// The colours of a field representation's two lobes (swapped where a followed orbital's phase
-/// flips) and its opacity.
+/// flips; grey when a field colours them, until its values arrive) and its opacity.
 fn lobe_styles(f: &FieldRep, flip: bool) -> [MeshStyle; 2] {
-    let [a, b] = f.colors;
+    let [a, b] = if f.coloring.is_some() {
+        [AWAITING_COLOURS; 2]
+    } else {
+        f.colors
+    };
     let (first, second) = if flip { (b, a) } else { (a, b) };
     [
         MeshStyle {
