@@ -104,3 +104,22 @@ fn grid_esp_with_a_screened_model_says_it_left_the_solvent_out() {
     );
     assert!(stderr.contains(&format!("({protein} charges kept)")), "{stderr}");
 }
+
+/// `grid pb` of the same system leaves the water out and does not name the TIP4P water's massless
+/// sites (MW) among the atoms whose radii it had to guess: they are not in the solute.
+#[test]
+fn pb_notes_name_only_the_solute_s_atoms() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .args(["grid", "pb"])
+        .arg(tpr())
+        .args(["--spacing", "2", "--device", "cpu", "-o"])
+        .arg(dir.path().join("pb.dx"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("left out of the solute"), "{stderr}");
+    assert!(stderr.contains("each element's van der Waals radius"), "{stderr}");
+    assert!(!stderr.contains("unknown element"), "{stderr}");
+}

@@ -130,9 +130,11 @@ impl AppState {
         let doc = self.document()?;
         // The solute: all but the water and the electrolyte's ions (`setup::solute`).
         let made = setup::solute_atoms(&doc.structure, &doc.frame, None);
-        let note = (!self.pb.radii_note_said).then(|| setup::radii_note(&doc.structure));
-        let (atoms, by_element, solvent) = match made {
-            Ok(s) => (s.atoms, s.radii_by_element, s.solvent_note),
+        let (atoms, by_element, solvent, note) = match made {
+            Ok(s) => {
+                let note = (!self.pb.radii_note_said).then(|| setup::radii_note(&doc.structure, Some(&s.keep)));
+                (s.atoms, s.radii_by_element, s.solvent_note, note)
+            }
             Err(e) => {
                 self.pb_failed(e);
                 return None;

@@ -320,7 +320,7 @@ pub fn atoms(
             eprintln!("note: {note} (--sel)");
         }
         if by_element {
-            eprintln!("note: {}", setup::radii_note(&system.structure));
+            eprintln!("note: {}", setup::radii_note(&system.structure, Some(&keep)));
         }
         *said = true;
     }

@@ -15,11 +15,13 @@ pub const RADII_BY_ELEMENT_NOTE: &str =
     "the files give no atomic radii (or only zeros); using each element's van der Waals radius (Bondi 1964)";
 
 /// The note said once when the files give no radii ([`RADII_BY_ELEMENT_NOTE`]), naming the atoms of
-/// unknown element (Drude particles, lone pairs, virtual sites), which take the table's default
-/// radius rather than one of Bondi's.
-pub fn radii_note(structure: &Structure) -> String {
+/// unknown element (Drude particles, lone pairs, virtual sites) among the solute's (`keep`; all
+/// without), which take the table's default radius rather than one of Bondi's. A water model's
+/// massless sites left out with the water are not named.
+pub fn radii_note(structure: &Structure, keep: Option<&[bool]>) -> String {
+    let kept = |i: usize| keep.is_none_or(|k| k.get(i).copied().unwrap_or(true));
     let unknown: Vec<usize> = (0..structure.elements.len())
-        .filter(|&i| structure.elements[i].number() == 0)
+        .filter(|&i| structure.elements[i].number() == 0 && kept(i))
         .collect();
     let Some(&first) = unknown.first() else {
         return RADII_BY_ELEMENT_NOTE.to_string();
@@ -295,10 +297,13 @@ mod tests {
         );
         assert!(atoms_of(&two_atoms(Some(vec![-0.5, 0.5])), &p[..1]).is_err());
         // The note names atoms of unknown element, which take the table's default (1.5 A).
-        assert_eq!(radii_note(&two_atoms(None)), RADII_BY_ELEMENT_NOTE);
+        assert_eq!(radii_note(&two_atoms(None), None), RADII_BY_ELEMENT_NOTE);
         let mut drude = two_atoms(Some(vec![-0.5, 0.5]));
         drude.elements[1] = Element(0);
-        let note = radii_note(&drude);
+        let note = radii_note(&drude, None);
+        // Left out of the solute, it is not named.
+        let mask: Vec<bool> = drude.elements.iter().map(|e| e.number() != 0).collect();
+        assert_eq!(radii_note(&drude, Some(&mask)), RADII_BY_ELEMENT_NOTE);
         assert!(
             note.ends_with("; 1 atom of unknown element (the first: X of R 1) take 1.5 A"),
             "{note}"
