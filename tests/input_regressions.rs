@@ -528,3 +528,27 @@ fn negative_numbers_reach_the_checks_that_explain_them() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.exists());
 }
+
+/// A file under another format's extension (an fchk saved as `.molden`, a PDB as `.gro`): the
+/// reader's message names the format the content looks like; a damaged file of the right format
+/// gets no such hint.
+#[test]
+fn a_file_under_another_format_s_extension_says_what_it_looks_like() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let fchk = orbitfield::io::read_bytes(&data.join("qm/fchk/Gaussian16_dvb_sp.fchk.gz")).unwrap();
+    let as_molden = dir.path().join("dvb.molden");
+    std::fs::write(&as_molden, &fchk).unwrap();
+    let e = orbitfield::io::load(&[as_molden]).unwrap_err().to_string();
+    assert!(e.contains("looks like the fchk format"), "{e}");
+    let pdb = std::fs::read(data.join("md/adk_open.pqr")).unwrap();
+    let as_gro = dir.path().join("adk.gro");
+    std::fs::write(&as_gro, &pdb).unwrap();
+    let e = orbitfield::io::load(&[as_gro]).unwrap_err().to_string();
+    assert!(e.contains("looks like the pdb format"), "{e}");
+    // A GRO file cut inside its atoms: a GRO all the same, no hint.
+    let cut = dir.path().join("cut.gro");
+    std::fs::write(&cut, "title\n    3\n    1SOL     OW    1   0.126   1.624   1.679\n").unwrap();
+    let e = orbitfield::io::load(&[cut]).unwrap_err().to_string();
+    assert!(!e.contains("looks like"), "{e}");
+}

@@ -185,135 +185,155 @@ fn read_piece(path: &Path, context: &Context) -> Result<Piece, ReadError> {
     let format = Format::detect(path, &detect_head).ok_or_else(|| {
         ReadError::file(path, "unknown file format: expected a structure or topology (pdb, pqr, psf, gro, xyz, cif, bcif, mol2, sdf/mol, prmtop/parm7, tpr, CHARMM crd, LAMMPS data, Tinker txyz/arc, DL_POLY CONFIG/HISTORY), trajectory (dcd, xtc, trr, nc, mdcrd/crd, rst7, NAMD coor, lammpstrj), wavefunction (molden, fchk, wfn, wfx), QM log (Gaussian, GAMESS, ORCA) or volume (cube, dx) file")
     })?;
-    Ok(match format {
-        Format::Dcd => {
-            let r = super::dcd::DcdReader::open(path)?;
-            let w = r.warnings().to_vec();
-            Piece::Frames(Box::new(r), None, w)
-        }
-        Format::Xtc => {
-            let r = super::xtc::XtcReader::open(path)?;
-            let w = r.warnings().to_vec();
-            Piece::Frames(Box::new(r), None, w)
-        }
-        Format::AmberNetcdf => {
-            let r = super::amber::NetcdfReader::open(path)?;
-            let w = r.warnings().to_vec();
-            Piece::Frames(Box::new(r), None, w)
-        }
-        Format::Mdcrd => {
-            if context.n_atoms == 0 {
-                return Err(ReadError::file(
-                    path,
-                    "an AMBER ASCII trajectory (mdcrd) stores no atom count: give its topology (prmtop) before it",
-                ));
+    let read = || -> Result<Piece, ReadError> {
+        Ok(match format {
+            Format::Dcd => {
+                let r = super::dcd::DcdReader::open(path)?;
+                let w = r.warnings().to_vec();
+                Piece::Frames(Box::new(r), None, w)
             }
-            let r = super::amber::MdcrdReader::open(path, context.n_atoms, context.amber_box)?;
-            let w = r.warnings().to_vec();
-            Piece::Frames(Box::new(r), None, w)
-        }
-        Format::Trr => {
-            let r = super::trr::TrrReader::open(path)?;
-            let warnings = r.warnings().to_vec();
-            Piece::Frames(Box::new(r), None, warnings)
-        }
-        Format::LammpsDump => {
-            let mut r = super::lammps_dump::LammpsDumpReader::open(path)?;
-            let atoms = r.structure()?;
-            let warnings = r.warnings().to_vec();
-            Piece::Frames(Box::new(r), Some(atoms), warnings)
-        }
-        _ => {
-            let bytes = read_bytes(path)?;
-            match format {
-                Format::Pdb => {
-                    let mut parsed = super::pdb::read(path, &bytes)?;
-                    if let Some(f) = parsed.frames.first() {
-                        crate::model::bonds::complete_conect_bonds(&mut parsed.structure, &f.positions_angstrom);
-                    }
-                    Piece::Topology(parsed)
+            Format::Xtc => {
+                let r = super::xtc::XtcReader::open(path)?;
+                let w = r.warnings().to_vec();
+                Piece::Frames(Box::new(r), None, w)
+            }
+            Format::AmberNetcdf => {
+                let r = super::amber::NetcdfReader::open(path)?;
+                let w = r.warnings().to_vec();
+                Piece::Frames(Box::new(r), None, w)
+            }
+            Format::Mdcrd => {
+                if context.n_atoms == 0 {
+                    return Err(ReadError::file(
+                        path,
+                        "an AMBER ASCII trajectory (mdcrd) stores no atom count: give its topology (prmtop) before it",
+                    ));
                 }
-                Format::Pqr => Piece::Topology(super::pdb::read_pqr(path, &bytes)?),
-                Format::Psf => Piece::Topology(super::psf::read(path, &bytes)?),
-                Format::Gro => Piece::Topology(super::gro::read(path, &bytes)?),
-                Format::Xyz => Piece::Topology(super::xyz::read(path, &bytes)?),
-                Format::Tinker => Piece::Topology(super::tinker::read(path, &bytes)?),
-                Format::Sdf => Piece::Topology(super::sdf::read(path, &bytes)?),
-                Format::DlPoly => Piece::Topology(super::dlpoly::read(path, &bytes)?),
-                Format::Mmcif => Piece::Topology(super::mmcif::read(path, &bytes)?),
-                Format::Mol2 => Piece::Topology(super::mol2::read(path, &bytes)?),
-                Format::Prmtop => Piece::AmberTopology(super::amber::prmtop::read(path, &bytes)?),
-                Format::Rst7 => {
-                    let r = super::amber::rst7::read(path, &bytes)?;
-                    let n = r.frame.positions_angstrom.len();
-                    Piece::Frames(
-                        Box::new(crate::model::InMemoryFrames {
-                            n_atoms: n,
-                            frames: vec![r.frame],
-                        }),
-                        None,
+                let r = super::amber::MdcrdReader::open(path, context.n_atoms, context.amber_box)?;
+                let w = r.warnings().to_vec();
+                Piece::Frames(Box::new(r), None, w)
+            }
+            Format::Trr => {
+                let r = super::trr::TrrReader::open(path)?;
+                let warnings = r.warnings().to_vec();
+                Piece::Frames(Box::new(r), None, warnings)
+            }
+            Format::LammpsDump => {
+                let mut r = super::lammps_dump::LammpsDumpReader::open(path)?;
+                let atoms = r.structure()?;
+                let warnings = r.warnings().to_vec();
+                Piece::Frames(Box::new(r), Some(atoms), warnings)
+            }
+            _ => {
+                let bytes = read_bytes(path)?;
+                match format {
+                    Format::Pdb => {
+                        let mut parsed = super::pdb::read(path, &bytes)?;
+                        if let Some(f) = parsed.frames.first() {
+                            crate::model::bonds::complete_conect_bonds(&mut parsed.structure, &f.positions_angstrom);
+                        }
+                        Piece::Topology(parsed)
+                    }
+                    Format::Pqr => Piece::Topology(super::pdb::read_pqr(path, &bytes)?),
+                    Format::Psf => Piece::Topology(super::psf::read(path, &bytes)?),
+                    Format::Gro => Piece::Topology(super::gro::read(path, &bytes)?),
+                    Format::Xyz => Piece::Topology(super::xyz::read(path, &bytes)?),
+                    Format::Tinker => Piece::Topology(super::tinker::read(path, &bytes)?),
+                    Format::Sdf => Piece::Topology(super::sdf::read(path, &bytes)?),
+                    Format::DlPoly => Piece::Topology(super::dlpoly::read(path, &bytes)?),
+                    Format::Mmcif => Piece::Topology(super::mmcif::read(path, &bytes)?),
+                    Format::Mol2 => Piece::Topology(super::mol2::read(path, &bytes)?),
+                    Format::Prmtop => Piece::AmberTopology(super::amber::prmtop::read(path, &bytes)?),
+                    Format::Rst7 => {
+                        let r = super::amber::rst7::read(path, &bytes)?;
+                        let n = r.frame.positions_angstrom.len();
+                        Piece::Frames(
+                            Box::new(crate::model::InMemoryFrames {
+                                n_atoms: n,
+                                frames: vec![r.frame],
+                            }),
+                            None,
+                            Vec::new(),
+                        )
+                    }
+                    Format::Tpr => Piece::Topology(super::tpr::read(path, &bytes)?),
+                    Format::CharmmCrd => Piece::Topology(super::charmm_crd::read(path, &bytes)?),
+                    Format::Bcif => Piece::Topology(super::bcif::read(path, &bytes)?),
+                    Format::NamdBin => {
+                        let name = super::uncompressed_name(path).to_ascii_lowercase();
+                        if name.ends_with(".vel") {
+                            return Err(ReadError::file(
+                                path,
+                                "a NAMD velocity file holds velocities, not coordinates: open its .coor or trajectory file to see atoms",
+                            ));
+                        }
+                        Piece::Frames(Box::new(super::namdbin::read(path, &bytes)?.frames()), None, Vec::new())
+                    }
+                    Format::LammpsData => Piece::Topology(super::lammps_data::read(path, &bytes)?),
+                    Format::Molden => {
+                        let m = super::molden::read(path, &bytes)?;
+                        let frames = m
+                            .geometries_bohr
+                            .iter()
+                            .map(|g| Frame {
+                                positions_angstrom: g
+                                    .iter()
+                                    .map(|p| crate::model::units::angstrom_from_bohr3(*p).map(|x| x as f32))
+                                    .collect(),
+                                ..Frame::default()
+                            })
+                            .collect();
+                        Piece::Wavefunctions(m.wavefunctions, m.warnings, frames)
+                    }
+                    Format::Fchk => match super::fchk::read_geometries(path, &bytes)? {
+                        Some(parsed) => Piece::Topology(parsed),
+                        None => {
+                            let f = super::fchk::read_full(path, &bytes)?;
+                            Piece::Wavefunctions(vec![f.wavefunction], f.warnings, Vec::new())
+                        }
+                    },
+                    Format::Mkl => {
+                        let m = super::mkl::read(path, &bytes)?;
+                        Piece::Wavefunctions(vec![m.wavefunction], m.warnings, Vec::new())
+                    }
+                    Format::Wfn => {
+                        Piece::Wavefunctions(vec![super::wfn::read_wfn(path, &bytes)?], Vec::new(), Vec::new())
+                    }
+                    Format::Wfx => {
+                        Piece::Wavefunctions(vec![super::wfn::read_wfx(path, &bytes)?], Vec::new(), Vec::new())
+                    }
+                    Format::Cube => {
+                        let c = super::cube::read(path, &bytes)?;
+                        let (s, f) = c.structure_and_frame();
+                        Piece::Grids(c.grids, s, f, c.warnings)
+                    }
+                    Format::QmLog => Piece::QmLog(super::qmlog::read(path, &bytes)?),
+                    Format::Dx => Piece::Grids(
+                        vec![super::dx::read(path, &bytes)?],
+                        Structure::default(),
+                        Frame::default(),
                         Vec::new(),
-                    )
-                }
-                Format::Tpr => Piece::Topology(super::tpr::read(path, &bytes)?),
-                Format::CharmmCrd => Piece::Topology(super::charmm_crd::read(path, &bytes)?),
-                Format::Bcif => Piece::Topology(super::bcif::read(path, &bytes)?),
-                Format::NamdBin => {
-                    let name = super::uncompressed_name(path).to_ascii_lowercase();
-                    if name.ends_with(".vel") {
-                        return Err(ReadError::file(
-                            path,
-                            "a NAMD velocity file holds velocities, not coordinates: open its .coor or trajectory file to see atoms",
-                        ));
-                    }
-                    Piece::Frames(Box::new(super::namdbin::read(path, &bytes)?.frames()), None, Vec::new())
-                }
-                Format::LammpsData => Piece::Topology(super::lammps_data::read(path, &bytes)?),
-                Format::Molden => {
-                    let m = super::molden::read(path, &bytes)?;
-                    let frames = m
-                        .geometries_bohr
-                        .iter()
-                        .map(|g| Frame {
-                            positions_angstrom: g
-                                .iter()
-                                .map(|p| crate::model::units::angstrom_from_bohr3(*p).map(|x| x as f32))
-                                .collect(),
-                            ..Frame::default()
-                        })
-                        .collect();
-                    Piece::Wavefunctions(m.wavefunctions, m.warnings, frames)
-                }
-                Format::Fchk => match super::fchk::read_geometries(path, &bytes)? {
-                    Some(parsed) => Piece::Topology(parsed),
-                    None => {
-                        let f = super::fchk::read_full(path, &bytes)?;
-                        Piece::Wavefunctions(vec![f.wavefunction], f.warnings, Vec::new())
-                    }
-                },
-                Format::Mkl => {
-                    let m = super::mkl::read(path, &bytes)?;
-                    Piece::Wavefunctions(vec![m.wavefunction], m.warnings, Vec::new())
-                }
-                Format::Wfn => Piece::Wavefunctions(vec![super::wfn::read_wfn(path, &bytes)?], Vec::new(), Vec::new()),
-                Format::Wfx => Piece::Wavefunctions(vec![super::wfn::read_wfx(path, &bytes)?], Vec::new(), Vec::new()),
-                Format::Cube => {
-                    let c = super::cube::read(path, &bytes)?;
-                    let (s, f) = c.structure_and_frame();
-                    Piece::Grids(c.grids, s, f, c.warnings)
-                }
-                Format::QmLog => Piece::QmLog(super::qmlog::read(path, &bytes)?),
-                Format::Dx => Piece::Grids(
-                    vec![super::dx::read(path, &bytes)?],
-                    Structure::default(),
-                    Frame::default(),
-                    Vec::new(),
-                ),
-                Format::Dcd | Format::Xtc | Format::AmberNetcdf | Format::Mdcrd | Format::Trr | Format::LammpsDump => {
-                    unreachable_format(path)?
+                    ),
+                    Format::Dcd
+                    | Format::Xtc
+                    | Format::AmberNetcdf
+                    | Format::Mdcrd
+                    | Format::Trr
+                    | Format::LammpsDump => unreachable_format(path)?,
                 }
             }
+        })
+    };
+    // A reader that fails on a file whose content another reader recognises: the name's extension
+    // is likely wrong (an fchk saved as .molden), which the message says.
+    read().map_err(|mut e| {
+        if let Some(other) = Format::from_content(&detect_head).filter(|&o| o != format) {
+            e.message.push_str(&format!(
+                " (the content looks like the {} format: is the file's extension right?)",
+                other.name()
+            ));
         }
+        e
     })
 }
 
