@@ -297,6 +297,22 @@ pub fn frame_charges(
     })
 }
 
+/// The atoms a cube file's header lists for point charges `point` of atoms of `elements` (in the
+/// same order): atomic number, charge, position.
+pub fn cube_atoms(elements: &[crate::model::Element], point: &PointCharges) -> Vec<crate::io::cube::CubeAtom> {
+    point
+        .positions_bohr
+        .iter()
+        .zip(elements)
+        .zip(&point.charges_e)
+        .map(|((&p, e), &q)| crate::io::cube::CubeAtom {
+            atomic_number: u32::from(e.number()),
+            charge_e: q,
+            position_bohr: p,
+        })
+        .collect()
+}
+
 /// The boundary for a frame: open, or (with `periodic`) the frame's own unit cell, refused when the
 /// frame has none or it has no volume.
 pub fn frame_boundary(

@@ -430,7 +430,7 @@ impl Document {
     ) -> Option<crate::compute::PointCharges> {
         let q = self.all_point_charges_at(field, index, frame)?;
         match (&self.solute_mask, screened) {
-            (Some(mask), true) => Some(solute_only(q, mask)),
+            (Some(mask), true) => Some(crate::compute::esp::screening::kept_charges(&q, mask)),
             _ => Some(q),
         }
     }
@@ -564,27 +564,6 @@ impl Document {
     /// except a crystal's unit cell, which is left out until asked for.
     pub fn cell_shown(&self, setting: bool) -> bool {
         self.show_cell.unwrap_or(setting && !self.crystal_cell)
-    }
-}
-
-/// `q` without the charges of atoms `mask` leaves out (each frame's copy of the atoms, for a mean
-/// over frames).
-fn solute_only(q: crate::compute::PointCharges, mask: &[bool]) -> crate::compute::PointCharges {
-    let n = mask.len().max(1);
-    let keep = |k: usize| mask.get(k % n).copied().unwrap_or(true);
-    crate::compute::PointCharges {
-        positions_bohr: q
-            .positions_bohr
-            .into_iter()
-            .enumerate()
-            .filter_map(|(k, p)| keep(k).then_some(p))
-            .collect(),
-        charges_e: q
-            .charges_e
-            .into_iter()
-            .enumerate()
-            .filter_map(|(k, c)| keep(k).then_some(c))
-            .collect(),
     }
 }
 

@@ -53,8 +53,9 @@ impl AppState {
         (!doc.frame_energies_hartree.is_empty()).then_some(doc.frame_energies_hartree.as_slice())
     }
 
-    /// The frame shown's energy in words: "E = -382.30852 Eh, +0.52 kcal/mol above frame 6 (the
-    /// lowest)"; "no energy printed" for a step without one; `None` without energies.
+    /// The frame shown's energy in words: "E = -382.050635 Eh, +0.02 kcal/mol above frame 6" (the
+    /// lowest step), "…, the lowest" at that step, "E: none printed at this step" for a step
+    /// without one; `None` without energies.
     pub fn frame_energy_text(&self) -> Option<String> {
         let energies = self.frame_energies()?;
         let frame = self.doc.document.as_ref()?.frame_index;

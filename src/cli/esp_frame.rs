@@ -89,17 +89,7 @@ pub fn esp_frame(system: &mut System, esp: &EspArgs, frame: usize) -> Result<Esp
     };
     let point = frame_charges(frame, &coords, &charges, Some(&name as &dyn Fn(usize) -> String))?;
     let boundary = frame_boundary(frame, &coords, esp.pbc, &system.trajectory.origin)?;
-    let atoms = point
-        .positions_bohr
-        .iter()
-        .zip(&s.elements)
-        .zip(&point.charges_e)
-        .map(|((&p, e), &q)| CubeAtom {
-            atomic_number: u32::from(e.number()),
-            charge_e: q,
-            position_bohr: p,
-        })
-        .collect();
+    let atoms = orbitfield::analysis::esp_series::cube_atoms(&s.elements, &point);
     Ok(EspFrame {
         charges: point,
         boundary,

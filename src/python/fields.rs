@@ -148,17 +148,7 @@ fn prepare(system: &mut System, spec: FieldSpec, frame: usize, esp: &EspOptions)
         let coords = read_frame(system, frame)?;
         let point = frame_charges(frame, &coords, &charges, None)?;
         let boundary = frame_boundary(frame, &coords, false, &system.trajectory.origin)?;
-        let atoms = point
-            .positions_bohr
-            .iter()
-            .zip(&system.structure.elements)
-            .zip(&point.charges_e)
-            .map(|((&p, e), &q)| CubeAtom {
-                atomic_number: u32::from(e.number()),
-                charge_e: q,
-                position_bohr: p,
-            })
-            .collect();
+        let atoms = crate::analysis::esp_series::cube_atoms(&system.structure.elements, &point);
         return Ok(Prepared {
             field: Field::Potential,
             input: FieldInput::Charges(Arc::new(point.clone())),

@@ -357,6 +357,27 @@ fn check_charges(charges: &PointCharges) -> Result<(), ComputeError> {
     Ok(())
 }
 
+/// The charges of `q` whose atoms `keep` marks: charge k is atom `k % keep.len()`'s, so the
+/// charges of several frames' copies of the atoms (a mean over frames) are picked alike.
+pub fn kept_charges(q: &crate::compute::PointCharges, keep: &[bool]) -> crate::compute::PointCharges {
+    let n = keep.len().max(1);
+    let pick = |k: usize| keep.get(k % n).copied().unwrap_or(true);
+    crate::compute::PointCharges {
+        positions_bohr: q
+            .positions_bohr
+            .iter()
+            .enumerate()
+            .filter_map(|(k, p)| pick(k).then_some(*p))
+            .collect(),
+        charges_e: q
+            .charges_e
+            .iter()
+            .enumerate()
+            .filter_map(|(k, c)| pick(k).then_some(*c))
+            .collect(),
+    }
+}
+
 /// `charges` (one per atom of `structure`) without the explicit water molecules and electrolyte
 /// ions (`compute::pb::setup::solute`), with the note to say once; `None` when the structure has
 /// none or the counts differ.
@@ -370,21 +391,7 @@ pub fn solute_charges(
         return None;
     }
     let kept = keep.iter().filter(|&&k| k).count();
-    let pick = |k: usize| keep.get(k).copied().unwrap_or(true);
-    let q = crate::compute::PointCharges {
-        positions_bohr: charges
-            .positions_bohr
-            .iter()
-            .enumerate()
-            .filter_map(|(k, p)| pick(k).then_some(*p))
-            .collect(),
-        charges_e: charges
-            .charges_e
-            .iter()
-            .enumerate()
-            .filter_map(|(k, c)| pick(k).then_some(*c))
-            .collect(),
-    };
+    let q = kept_charges(charges, &keep);
     // The solute's note names what was left out; here the screened medium stands for it.
     let what = note
         .split(" left out")
