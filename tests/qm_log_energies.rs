@@ -117,13 +117,13 @@ fn trajectories_and_structures_carry_no_energies() {
     let md = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/md");
     let system = load(&[md.join("adk.psf"), md.join("adk_dims.dcd")]).unwrap();
     assert!(system.frame_energies_hartree.is_empty());
-    let system = load(&[data("GAMESS-US2018_dvb_gopt_a.out"), data("ORCA6.0_dvb_gopt.out")]);
-    if let Ok(system) = system {
-        assert!(
-            system.frame_energies_hartree.is_empty(),
-            "the frames are the second log's"
-        );
-    }
+    // A second log after the first: the frames are the second log's, the energies the first's.
+    let system = load(&[data("GAMESS-US2018_dvb_gopt_a.out"), data("ORCA6.0_dvb_gopt.out")]).unwrap();
+    assert_eq!(system.trajectory.n_frames(), 4);
+    assert!(
+        system.frame_energies_hartree.is_empty(),
+        "the frames are the second log's"
+    );
 }
 
 /// The XYZ trajectories optimisers write carry each step's energy on its comment line: ORCA's
