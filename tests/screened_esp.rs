@@ -229,10 +229,7 @@ fn msm_and_periodic_cells_are_refused_for_screened_models() {
             Err(ComputeError::BadInput(m)) => assert!(m.contains("multilevel"), "{m}"),
             other => panic!("{other:?}"),
         }
-        let cell = UnitCell {
-            lengths_angstrom: [30.0; 3],
-            angles_degree: [90.0; 3],
-        };
+        let cell = UnitCell::orthorhombic([30.0; 3]);
         let periodic = field_input_screened(
             q.clone(),
             EspMethod::Cutoff { cutoff_angstrom: 9.0 },

@@ -159,6 +159,12 @@ fn report(
                 serde_json::Value::Array(b.iter().map(|&x| round_json(x, 6)).collect())
             }),
         );
+        obj.insert(
+            "box_origin_angstrom".into(),
+            first_box.map_or(serde_json::Value::Null, |c| {
+                serde_json::Value::Array(c.origin_angstrom.iter().map(|&x| round_json(x, 6)).collect())
+            }),
+        );
         obj.insert("load_seconds".into(), round_json(load_seconds, 6));
         if let Some(wf) = system.wavefunctions.first() {
             let q = wavefunction_summary(wf);
@@ -224,10 +230,18 @@ fn report(
             },
         }
         match box_values {
-            Some(b) => println!(
-                "box:          a={:.3} b={:.3} c={:.3} A, alpha={:.2} beta={:.2} gamma={:.2} deg",
-                b[0], b[1], b[2], b[3], b[4], b[5]
-            ),
+            Some(b) => {
+                let origin = first_box.map_or([0.0; 3], |c| c.origin_angstrom);
+                let from = if origin == [0.0; 3] {
+                    String::new()
+                } else {
+                    format!(", from ({:.3}, {:.3}, {:.3}) A", origin[0], origin[1], origin[2])
+                };
+                println!(
+                    "box:          a={:.3} b={:.3} c={:.3} A, alpha={:.2} beta={:.2} gamma={:.2} deg{from}",
+                    b[0], b[1], b[2], b[3], b[4], b[5]
+                )
+            }
             None => println!("box:          none"),
         }
         println!("bonds:        {} ({:?})", s.bonds.len(), s.bond_source);

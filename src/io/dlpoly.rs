@@ -222,7 +222,8 @@ fn read_frame(
             let (no, l) = next(path, lines, "a cell vector")?;
             *row = vector(path, no, l, "a cell vector")?;
         }
-        let c = UnitCell::from_vectors(v);
+        // DL_POLY's cells are centred on the origin.
+        let c = UnitCell::from_vectors(v).centred_on([0.0; 3]);
         cell = c.is_valid().then_some(c);
     }
     if history && n.saturating_mul(MIN_ATOM_BYTES) > lines.remaining() + MIN_ATOM_BYTES {

@@ -156,9 +156,9 @@ impl LammpsBox {
         [[l[0], 0.0, 0.0], [xy, l[1], 0.0], [xz, yz, l[2]]]
     }
 
-    /// The periodic cell, or `None` when the box is degenerate.
+    /// The periodic cell starting at `lo`, or `None` when the box is degenerate.
     pub fn cell(&self) -> Option<UnitCell> {
-        let c = UnitCell::from_vectors(self.vectors());
+        let c = UnitCell::from_vectors(self.vectors()).with_origin(self.lo);
         c.is_valid().then_some(c)
     }
 

@@ -684,7 +684,8 @@ fn parse_atoms(
             *slot = p.map(|x| x as f32);
         }
     }
-    out.cell = e.bbox.cell();
+    // The positions were shifted so the box starts at the origin.
+    out.cell = e.bbox.cell().map(|c| c.with_origin([0.0; 3]));
     out.step = Some(e.step);
     out.time_ps = None;
     Ok(())

@@ -10,6 +10,10 @@ pub struct UnitCell {
     pub lengths_angstrom: [f64; 3],
     /// alpha (b,c), beta (a,c), gamma (a,b) in degrees.
     pub angles_degree: [f64; 3],
+    /// The corner the box vectors start from, in Angstrom: zero for most MD formats (GROMACS, PDB,
+    /// AMBER, CHARMM), a LAMMPS data file's `xlo ylo zlo`, minus half the vectors' sum for a
+    /// DL_POLY cell centred on the origin. Only where the box is drawn depends on it.
+    pub origin_angstrom: [f64; 3],
 }
 
 impl UnitCell {
@@ -18,7 +22,23 @@ impl UnitCell {
         UnitCell {
             lengths_angstrom,
             angles_degree,
+            origin_angstrom: [0.0; 3],
         }
+    }
+
+    /// The same box starting from `origin_angstrom`.
+    pub fn with_origin(self, origin_angstrom: [f64; 3]) -> UnitCell {
+        UnitCell {
+            origin_angstrom,
+            ..self
+        }
+    }
+
+    /// The same box centred on `center_angstrom` (a DL_POLY cell is centred on the origin).
+    pub fn centred_on(self, center_angstrom: [f64; 3]) -> UnitCell {
+        let m = self.matrix_angstrom();
+        let origin = std::array::from_fn(|k| center_angstrom[k] - 0.5 * (m[0][k] + m[1][k] + m[2][k]));
+        self.with_origin(origin)
     }
 
     /// An orthorhombic box.

@@ -724,8 +724,8 @@ impl AppState {
             .cell
             .filter(|c| c.is_valid() && doc.cell_shown(self.settings.show_cell))
         {
-            view.lines
-                .extend(atoms::box_lines(&cell, [0.0; 3], [200, 200, 120, 255]));
+            let origin = cell.origin_angstrom.map(|x| x as f32);
+            view.lines.extend(atoms::box_lines(&cell, origin, [200, 200, 120, 255]));
         }
         // Ligand pathways on free-energy maps, as tubes.
         let paths = self.ils_path_cylinders();
