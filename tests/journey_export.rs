@@ -362,6 +362,7 @@ fn a_cancelled_recording_leaves_no_file() {
             supersample: 1,
             fps: 24.0,
             legend: false,
+            annotations: false,
         },
     ));
     for _ in 0..4 {

@@ -375,18 +375,32 @@ impl ActionLog {
                 if r.legend {
                     s.push_str(" legend");
                 }
+                if r.annotations {
+                    s.push_str(" labels");
+                }
                 text(s)
             }
             Command::StartMovie(r) => {
                 let (a, b) = (r.frames.first()?, r.frames.last()?);
-                text(format!(
-                    "save movie {} frames {a}:{} fps {} size {}x{}",
+                let step = match r.frames.as_slice() {
+                    [x, y, ..] if y > x && y - x > 1 => format!(":{}", y - x),
+                    _ => String::new(),
+                };
+                let mut s = format!(
+                    "save movie {} frames {a}:{}{step} fps {} size {}x{}",
                     path_text(&r.path),
                     b + 1,
                     r.fps,
                     r.size_px[0],
                     r.size_px[1]
-                ))
+                );
+                if r.legend {
+                    s.push_str(" legend");
+                }
+                if r.annotations {
+                    s.push_str(" labels");
+                }
+                text(s)
             }
             Command::Screenshot(p) => text(format!("# screenshot {}", path_text(p))),
             Command::StartIls => text(ils_start_line(&state.panels.ils.form)),

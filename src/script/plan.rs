@@ -682,23 +682,30 @@ fn save(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                 supersample,
                 transparent: p.flag("transparent"),
                 legend: p.flag("legend"),
-                // Scripts draw the view alone, as they always have (images compared across runs).
-                annotations: false,
+                annotations: p.flag("labels"),
             }))
         }
         "movie" => {
             let n = document(p, state)?.n_frames.max(1);
-            let frames: Vec<usize> = match p.get("frames") {
-                Some(super::verbs::Value::Range(Some((a, b)))) => {
-                    if *b > n {
+            let frames: Vec<usize> = match p.text("frames") {
+                Some(text) => {
+                    // A stop past the end is refused, not clamped: the movie would be shorter than asked.
+                    let stop = text.split(':').nth(1).and_then(|b| b.trim().parse::<usize>().ok());
+                    if let Some(b) = stop.filter(|b| *b > n) {
                         return Err(problem(
                             p.column_of("frames"),
-                            format!("frames {a}:{b}: the document has {n} frames"),
+                            format!("frames {text}: stops at {b}, and the document has {n} frames"),
                         ));
                     }
-                    (*a..*b).collect()
+                    let frames = crate::model::FrameRange::parse(text)
+                        .and_then(|r| r.indices(n))
+                        .map_err(|e| problem(p.column_of("frames"), format!("frames {text}: {e}")))?;
+                    if frames.is_empty() {
+                        return Err(problem(p.column_of("frames"), format!("frames {text}: no frames")));
+                    }
+                    frames
                 }
-                _ => (0..n).collect(),
+                None => (0..n).collect(),
             };
             let size_px = match p.get("size") {
                 Some(super::verbs::Value::Size(s)) => *s,
@@ -720,7 +727,8 @@ fn save(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                 size_px,
                 supersample: 1,
                 fps: p.number("fps").unwrap_or(24.0) as f32,
-                legend: false,
+                legend: p.flag("legend"),
+                annotations: p.flag("labels"),
             }))
         }
         "session" => {

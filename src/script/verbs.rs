@@ -642,16 +642,29 @@ pub const VERBS: &[Verb] = &[
                     opt("supersample", Kind::Int, "1, 2 or 4"),
                     flag("transparent", "a transparent background"),
                     flag("legend", "draw the colour legends"),
+                    flag(
+                        "labels",
+                        "draw the measurements and atom labels, as the view shows them",
+                    ),
                 ],
-                "The 3-D view alone, as File > Export image.",
+                "The 3-D view, as File > Export image (without legends, measurements or labels unless asked).",
             ),
             form(
                 &["movie"],
                 &[arg("file", Kind::OutPath, "an .mp4 file, or a folder for PNG frames")],
                 &[
-                    opt("frames", Kind::Range, "A:B (default all)"),
+                    opt(
+                        "frames",
+                        Kind::Frames,
+                        "A:B or A:B:STEP, the stop excluded (default all)",
+                    ),
                     opt("fps", Kind::Number, "frames per second (default 24)"),
                     opt("size", Kind::Size, "pixels (default: the view's size)"),
+                    flag("legend", "draw the colour legends"),
+                    flag(
+                        "labels",
+                        "draw the measurements and atom labels at each frame's positions",
+                    ),
                 ],
                 "As File > Record movie, waiting for each frame's surfaces.",
             ),

@@ -232,6 +232,8 @@ fn movie_window(ctx: &egui::Context, state: &mut AppState) {
         });
         supersample_ui(ui, &mut d.supersample);
         ui.checkbox(&mut d.legend, "Colour legends");
+        ui.checkbox(&mut d.annotations, ANNOTATIONS_LABEL)
+            .on_hover_text("The measurement lines with their values and the atom labels, at each frame's positions");
         let frames = frame_list(d.first, d.last, d.step, n_frames);
         match &frames {
             Ok(f) => ui.label(
@@ -260,6 +262,7 @@ fn movie_window(ctx: &egui::Context, state: &mut AppState) {
             supersample: d.supersample,
             fps: d.fps,
             legend: d.legend,
+            annotations: d.annotations,
         });
         ui.horizontal(|ui| {
             if ui.add_enabled(request.is_some(), egui::Button::new("Record")).clicked()

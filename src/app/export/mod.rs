@@ -65,6 +65,9 @@ pub struct MovieRequest {
     pub supersample: u32,
     pub fps: f32,
     pub legend: bool,
+    /// The measurements and atom labels drawn into every frame, as the view shows them (at the
+    /// frame's positions: a distance's value follows the trajectory).
+    pub annotations: bool,
 }
 
 /// The "Export image…" dialog's fields.
@@ -97,6 +100,8 @@ pub struct MovieDialog {
     pub fps: f32,
     pub supersample: u32,
     pub legend: bool,
+    /// Measurements and labels drawn into the frames (on by default: what the view shows).
+    pub annotations: bool,
 }
 
 /// Export dialogs, waiting requests and the recording in progress.
@@ -146,6 +151,7 @@ impl Default for ExportState {
                 fps: 24.0,
                 supersample: 1,
                 legend: true,
+                annotations: true,
             },
             image_requests: Vec::new(),
             recording: None,

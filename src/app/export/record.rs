@@ -264,7 +264,8 @@ fn advance(rc: &RenderContext, scene: &mut GpuScene, state: &mut AppState, rec: 
     Ok(())
 }
 
-/// The view of the current frame at the movie's size times its supersampling, legends drawn in.
+/// The view of the current frame at the movie's size times its supersampling, legends, measurements
+/// and labels drawn in as asked.
 fn capture_frame(
     rc: &RenderContext,
     scene: &GpuScene,
@@ -281,12 +282,17 @@ fn capture_frame(
     }
     let target = rec.target.as_ref().ok_or("no render target")?;
     let rgba = capture::render_into(rc, scene, target, &state.view.camera)?;
-    let rgba = if rec.request.legend {
+    let rgba = if rec.request.legend || rec.request.annotations {
         let mut img =
             image::RgbaImage::from_raw(big[0], big[1], rgba).ok_or("the rendered image has the wrong size")?;
         let scale = big[1] as f32 / state.view.size_px[1].max(1) as f32;
-        for (k, legend) in state.legends().iter().enumerate() {
-            super::legend::draw_legend(&mut img, legend, k, scale.max(1.0));
+        if rec.request.legend {
+            for (k, legend) in state.legends().iter().enumerate() {
+                super::legend::draw_legend(&mut img, legend, k, scale.max(1.0));
+            }
+        }
+        if rec.request.annotations {
+            super::annotations::draw_annotations(&mut img, state, scale.max(1.0));
         }
         img.into_raw()
     } else {
