@@ -5,7 +5,12 @@
 //! (wrapped) configuration lie inside the box as drawn, which fails for every file here when the
 //! box is drawn from zero.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::needless_range_loop
+)]
 
 use orbitfield::model::UnitCell;
 use std::io::Read;
