@@ -551,4 +551,14 @@ fn a_file_under_another_format_s_extension_says_what_it_looks_like() {
     std::fs::write(&cut, "title\n    3\n    1SOL     OW    1   0.126   1.624   1.679\n").unwrap();
     let e = orbitfield::io::load(&[cut]).unwrap_err().to_string();
     assert!(!e.contains("looks like"), "{e}");
+    // A PQR cut inside an atom line: PDB's layout by design, so no hint that it is a PDB.
+    let text = String::from_utf8(pdb).unwrap();
+    let atom_line = text.lines().position(|l| l.starts_with("ATOM")).unwrap();
+    let mut damaged: String = text.lines().take(atom_line + 5).collect::<Vec<_>>().join("\n");
+    damaged.push_str("\nATOM      6  CA  MET");
+    let cut_pqr = dir.path().join("cut.pqr");
+    std::fs::write(&cut_pqr, damaged).unwrap();
+    let e = orbitfield::io::load(&[cut_pqr]).unwrap_err().to_string();
+    assert!(e.contains("cut.pqr"), "{e}");
+    assert!(!e.contains("looks like"), "{e}");
 }

@@ -234,6 +234,15 @@ class System:
         e = self._s.energies
         return None if e is None else np.array(e, dtype=np.float64)
 
+    def orbitals(self, spin: str = "alpha", frame: int = 0):
+        """The orbitals of the wavefunction (frame `frame`'s in a series) in the spin channel
+        `spin` ("alpha" or "beta"): a pair (energies in hartree, occupations) of float64 arrays in
+        the file's order, orbital N of the `mo:N` field at index N-1; None without a wavefunction."""
+        o = self._s.orbitals(spin, frame)
+        if o is None:
+            return None
+        return np.array(o[0], dtype=np.float64), np.array(o[1], dtype=np.float64)
+
     @property
     def positions_angstrom(self) -> np.ndarray:
         """Positions of frame 0, float64 [n_atoms, 3] (see :meth:`frame` for others)."""

@@ -298,18 +298,13 @@ pub fn frame_charges(
 }
 
 /// The atoms a cube file's header lists for point charges `point` of atoms of `elements` (in the
-/// same order): atomic number, charge, position.
+/// same order): atomic number, nuclear charge, position ([`crate::io::cube::CubeAtom::nucleus`]).
 pub fn cube_atoms(elements: &[crate::model::Element], point: &PointCharges) -> Vec<crate::io::cube::CubeAtom> {
     point
         .positions_bohr
         .iter()
         .zip(elements)
-        .zip(&point.charges_e)
-        .map(|((&p, e), &q)| crate::io::cube::CubeAtom {
-            atomic_number: u32::from(e.number()),
-            charge_e: q,
-            position_bohr: p,
-        })
+        .map(|(&p, e)| crate::io::cube::CubeAtom::nucleus(u32::from(e.number()), p))
         .collect()
 }
 

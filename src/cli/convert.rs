@@ -102,10 +102,14 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
             Some(idx)
         }
     };
-    if matches!(out_format, io::write::OutFormat::Pdb | io::write::OutFormat::Pqr)
-        && let Some(note) = io::write::resid_wrap_note(&system.structure, atoms.as_deref())
-    {
-        eprintln!("note: {note}");
+    if matches!(out_format, io::write::OutFormat::Pdb | io::write::OutFormat::Pqr) {
+        let notes = [
+            io::write::resid_wrap_note(&system.structure, atoms.as_deref()),
+            io::write::cut_names_note(&system.structure, atoms.as_deref()),
+        ];
+        for note in notes.into_iter().flatten() {
+            eprintln!("note: {note}");
+        }
     }
     let bar = progress_bar(frames.len() as u64);
     if let Some(b) = &bar {

@@ -98,6 +98,29 @@ pub fn esp_frame(system: &mut System, esp: &EspArgs, frame: usize) -> Result<Esp
     })
 }
 
+/// `--sel`: only the charges of the atoms `sel` picks at `frame` make the potential, whatever the
+/// model (it replaces the screened models' default of leaving the solvent out). Said once.
+pub fn selected_charges(system: &mut System, esp: &mut EspFrame, sel: &str, frame: usize) -> Result<()> {
+    let coords = read_frame(system, frame)?;
+    let (keep, _) = orbitfield::compute::pb::setup::solute(&system.structure, Some(&coords), Some(sel))
+        .map_err(|e| anyhow::anyhow!("--sel: {e}"))?;
+    let n = esp.charges.charges_e.len();
+    if keep.len() != n {
+        bail!("--sel: the selection has {} atoms, the charges {n}", keep.len());
+    }
+    let kept = keep.iter().filter(|&&k| k).count();
+    esp.charges = orbitfield::compute::esp::screening::kept_charges(&esp.charges, &keep);
+    SELECTION_NOTE.call_once(|| {
+        eprintln!(
+            "note: the potential of the charges of '{sel}': {kept} of {n} atoms ({} left out)",
+            n - kept
+        )
+    });
+    Ok(())
+}
+
+static SELECTION_NOTE: std::sync::Once = std::sync::Once::new();
+
 /// Said once per run, not per frame.
 static SOLVENT_NOTE: std::sync::Once = std::sync::Once::new();
 

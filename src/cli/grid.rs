@@ -243,7 +243,9 @@ pub struct GridArgs {
     pub msm_stages: Option<StagesOn>,
     /// molsurf: the atoms of the surface (selection language, e.g. "protein"); the lattice follows
     /// them [default: all]. pb: the solute's atoms [default: all but water molecules and the
-    /// electrolyte's monatomic ions (Na+, K+, Cl-...), which the model's solvent stands for].
+    /// electrolyte's monatomic ions (Na+, K+, Cl-...), which the model's solvent stands for]. esp:
+    /// the atoms whose charges make the potential, in every --dielectric (the lattice still spans
+    /// every atom) [default: all in vacuum; under 4r and debye all but the water and ions].
     #[arg(long, value_name = "SELECTION")]
     pub sel: Option<String>,
     /// molsurf: Gaussian width over atom radius (larger: smoother surface, small crevices closed).
@@ -446,6 +448,9 @@ pub fn run(args: &GridArgs) -> Result<()> {
     }
     args.pb.refuse_for(&args.field)?;
     let spec: FieldSpec = args.field.parse()?;
+    if args.sel.is_some() && !matches!(spec, FieldSpec::Potential | FieldSpec::MolSurf) {
+        bail!("--sel chooses the atoms of esp, pb and molsurf; {spec} is the wavefunction's, of all its atoms");
+    }
     let limit = memory_limit(args.max_memory_gib)?;
     if let Some(frames_text) = &args.frames
         && is_frame_directory(&args.output)
@@ -519,6 +524,11 @@ fn frame_grid(
     if spec.needs_charges() && args.esp.wavefunction_potential(system) {
         args.esp.refuse_for_wavefunction_potential()?;
         args.dielectric.refuse_for("the potential of a wavefunction")?;
+        if args.sel.is_some() {
+            bail!(
+                "--sel chooses among a structure's partial charges; a wavefunction's potential is of all its nuclei and electrons"
+            );
+        }
         let unit = args.esp.wavefunction_potential_unit()?;
         let source = wavefunction_potential_source(system, frame)?;
         let mut grid = source_lattice(args, &source, limit, evaluate)?;
@@ -543,7 +553,10 @@ fn frame_grid(
         check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
         let periodic = matches!(esp.boundary, Boundary::Periodic(_));
         let dielectric = args.dielectric.model(args.esp.temperature_kelvin())?;
-        screened_solute(system, &mut esp, dielectric);
+        match args.sel.as_deref() {
+            Some(sel) => super::esp_frame::selected_charges(system, &mut esp, sel, frame)?,
+            None => screened_solute(system, &mut esp, dielectric),
+        }
         if args.msm_stages.is_some() && !dielectric.is_vacuum() {
             bail!("--msm-stages applies to vacuum potentials (the screened models' plans stage on the host)");
         }
@@ -575,9 +588,12 @@ fn frame_grid(
         let mut grid = evaluate(job)?;
         let scale = unit.per_hartree_per_e();
         grid.values.iter_mut().for_each(|v| *v = (f64::from(*v) * scale) as f32);
+        let of = match args.sel.as_deref() {
+            Some(sel) => format!("{} of '{sel}'", esp.model),
+            None => esp.model.to_string(),
+        };
         grid.description = format!(
-            "esp of {} ({}, {}), frame {} ({})",
-            esp.model,
+            "esp of {of} ({}, {}), frame {} ({})",
             method_label(&method, periodic),
             dielectric.label(),
             frame,
@@ -609,7 +625,7 @@ fn frame_grid(
     }
     let source = source_from_system(spec, system, frame)?;
     let mut grid = source_lattice(args, &source, limit, evaluate)?;
-    grid.description = format!("{} ({})", source.spec, source.spec.unit());
+    grid.description = super::grid_source::describe(&source, system, frame);
     Ok(FrameGrid {
         grid,
         atoms: source.atoms,
@@ -785,6 +801,9 @@ fn run_esp(args: &GridArgs, dx: bool, limit: &MemoryLimit) -> Result<()> {
             .refuse_for("--frames (frame series are summed in vacuum only)")?;
         if args.msm_stages.is_some() {
             bail!("--msm-stages applies to one frame's map (-o FILE), not to a frame series");
+        }
+        if args.sel.is_some() {
+            bail!("--sel applies to one frame's map (--frame N); a frame series sums every atom's charges");
         }
         return run_esp_series(args, dx, limit, frames_text);
     }

@@ -157,11 +157,7 @@ pub fn molsurf_source(
                 .enumerate()
                 .filter(|(i, _)| selected.as_ref().is_none_or(|f| f.get(*i).copied().unwrap_or(false))),
         )
-        .map(|(&p, (_, e))| CubeAtom {
-            atomic_number: u32::from(e.number()),
-            charge_e: 0.0,
-            position_bohr: bohr_from_angstrom3(p),
-        })
+        .map(|(&p, (_, e))| CubeAtom::nucleus(u32::from(e.number()), bohr_from_angstrom3(p)))
         .collect();
     Ok((Source::new(FieldSpec::MolSurf, resolved, cube_atoms)?, padding))
 }
@@ -189,17 +185,11 @@ pub fn source_from_system(spec: FieldSpec, system: &mut System, frame: usize) ->
         require_charges(system)?;
         let resolved = request::resolve(&view(system, Some(&coords), None), &FieldRequest::Named(spec))?;
         let s = &system.structure;
-        let charges = s.charges_e.as_deref().unwrap_or_default();
         let atoms = resolved
             .positions_angstrom
             .iter()
             .zip(&s.elements)
-            .zip(charges)
-            .map(|((&p, e), &q)| CubeAtom {
-                atomic_number: u32::from(e.number()),
-                charge_e: f64::from(q),
-                position_bohr: bohr_from_angstrom3(p),
-            })
+            .map(|(&p, e)| CubeAtom::nucleus(u32::from(e.number()), bohr_from_angstrom3(p)))
             .collect();
         return Source::new(spec, resolved, atoms);
     }
@@ -307,4 +297,27 @@ pub(super) fn evaluate_lattice(device: &DeviceArgs, job: FieldJob) -> Result<Gri
         Evaluated::Lattice(grid) => Ok(grid),
         Evaluated::Points(_) => bail!("internal error: a lattice request returned points"),
     }
+}
+
+/// A map's title line for `source` of `system` at `frame`: the field, and for an orbital its number
+/// (from 1), spin channel and energy, as a cube's header should say which orbital it holds
+/// ("mo:homo (orbital 32, -0.397866 Eh) (bohr^-3/2)").
+pub fn describe(source: &Source, system: &System, frame: usize) -> String {
+    let unit = source.spec.unit();
+    let (Field::Orbital { spin, index } | Field::OrbitalSquared { spin, index }) = source.field else {
+        return format!("{} ({unit})", source.spec);
+    };
+    let wf = system.wavefunctions.get(frame).or(system.wavefunctions.first());
+    let channel = match (wf.map(|w| w.spin), spin) {
+        (Some(orbitfield::model::SpinKind::Unrestricted), orbitfield::model::Spin::Alpha) => ", alpha",
+        (Some(orbitfield::model::SpinKind::Unrestricted), orbitfield::model::Spin::Beta) => ", beta",
+        _ => "",
+    };
+    let energy = wf
+        .and_then(|w| w.orbitals(spin))
+        .and_then(|set| set.energies_hartree.get(index))
+        .filter(|e| e.is_finite())
+        .map(|e| format!(", {e:.6} Eh"))
+        .unwrap_or_default();
+    format!("{} (orbital {}{channel}{energy}) ({unit})", source.spec, index + 1)
 }

@@ -398,11 +398,10 @@ fn prepare(args: &IlsArgs) -> Result<(Prepared, Option<String>)> {
         .iter()
         .filter_map(|&i| {
             let p = reference.positions_angstrom.get(i as usize)?;
-            Some(CubeAtom {
-                atomic_number: u32::from(system.structure.elements.get(i as usize)?.number()),
-                charge_e: 0.0,
-                position_bohr: p.map(|x| f64::from(x) * BOHR_PER_ANGSTROM),
-            })
+            Some(CubeAtom::nucleus(
+                u32::from(system.structure.elements.get(i as usize)?.number()),
+                p.map(|x| f64::from(x) * BOHR_PER_ANGSTROM),
+            ))
         })
         .collect();
     system.warnings.clear();

@@ -151,7 +151,14 @@ fn report(
         obj.insert(
             "total_charge".into(),
             // Partial charges are stored as f32, so the sum carries ~1e-5 e of rounding: 4 decimals.
-            total_charge.map_or(serde_json::Value::Null, |q| round_json(q, 4)),
+            total_charge
+                .or_else(|| {
+                    system
+                        .wavefunctions
+                        .first()
+                        .map(super::info_orbitals::wavefunction_charge_e)
+                })
+                .map_or(serde_json::Value::Null, |q| round_json(q, 4)),
         );
         obj.insert(
             "box".into(),
@@ -172,6 +179,11 @@ fn report(
             obj.insert("orbitals".into(), q.orbitals.into());
             obj.insert("spin".into(), q.spin.into());
             obj.insert("homo".into(), q.homo.map_or(serde_json::Value::Null, |h| h.into()));
+            obj.insert(
+                "homo_beta".into(),
+                super::info_orbitals::beta_homo(wf).map_or(serde_json::Value::Null, |h| h.into()),
+            );
+            obj.insert("orbital_list".into(), super::info_orbitals::orbitals_json(wf));
             obj.insert(
                 "program".into(),
                 q.program.map_or(serde_json::Value::Null, |p| p.into()),
@@ -217,15 +229,11 @@ fn report(
             Some(q) => println!("total charge: {:.4} e", if q.abs() < 5e-5 { 0.0 } else { q }),
             // A wavefunction's molecule: its nuclei's charge less its electrons.
             None => match system.wavefunctions.first() {
-                Some(wf) => {
-                    let nuclei: f64 = wf.atoms.iter().map(|a| a.nuclear_charge).sum();
-                    let q = nuclei - wf.n_electrons();
-                    println!(
-                        "total charge: {:.0} e (the nuclei less the wavefunction's {:.0} electrons; no partial charges in these files)",
-                        if q.abs() < 0.5 { 0.0 } else { q },
-                        wf.n_electrons()
-                    );
-                }
+                Some(wf) => println!(
+                    "total charge: {:.0} e (the nuclei less the wavefunction's {:.0} electrons; no partial charges in these files)",
+                    super::info_orbitals::wavefunction_charge_e(wf),
+                    wf.n_electrons()
+                ),
                 None => println!("total charge: unknown (no partial charges in these files)"),
             },
         }
@@ -248,9 +256,8 @@ fn report(
         if let Some(wf) = system.wavefunctions.first() {
             let q = wavefunction_summary(wf);
             println!("basis functions: {}", q.basis_functions);
-            println!("orbitals:     {}", q.orbitals);
             println!("spin:         {}", q.spin);
-            println!("homo:         {}", q.homo.map_or("none".to_string(), |h| h.to_string()));
+            super::info_orbitals::print_orbitals(wf);
             println!("program:      {}", q.program.unwrap_or_else(|| "unknown".into()));
             if let Some(r) = qm_region {
                 println!("qm region:    {r}");

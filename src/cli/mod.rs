@@ -12,6 +12,7 @@ mod grid_series;
 mod grid_source;
 mod hbonds;
 mod info;
+mod info_orbitals;
 mod ions;
 #[cfg(feature = "gui")]
 mod legend;

@@ -335,12 +335,7 @@ pub fn atoms(
         .positions_angstrom
         .iter()
         .zip(&elements)
-        .zip(&atoms.charges_e)
-        .map(|((p, e), &q)| CubeAtom {
-            atomic_number: u32::from(e.number()),
-            charge_e: q,
-            position_bohr: p.map(bohr_from_angstrom),
-        })
+        .map(|(p, e)| CubeAtom::nucleus(u32::from(e.number()), p.map(bohr_from_angstrom)))
         .collect();
     Ok((atoms, cube))
 }

@@ -40,7 +40,8 @@ pub struct PointsArgs {
     pub device: super::device::DeviceArgs,
 }
 
-/// Parses `x y z` lines (Angstrom) into points in bohr; errors name the file and line.
+/// Parses `x y z` lines (Angstrom; blanks, commas or tabs between the numbers, as a CSV or numpy's
+/// `savetxt` writes them) into points in bohr; errors name the file and line.
 pub fn parse_points(path: &Path, text: &str) -> Result<Vec<[f64; 3]>> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -48,10 +49,13 @@ pub fn parse_points(path: &Path, text: &str) -> Result<Vec<[f64; 3]>> {
         if body.is_empty() {
             continue;
         }
-        let f: Vec<&str> = body.split_whitespace().collect();
+        let f: Vec<&str> = body
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|t| !t.is_empty())
+            .collect();
         if f.len() != 3 {
             bail!(
-                "{}:{}: expected `x y z` in Angstrom, found {} fields",
+                "{}:{}: expected `x y z` in Angstrom (three numbers, apart by blanks or commas), found {} fields",
                 path.display(),
                 i + 1,
                 f.len()

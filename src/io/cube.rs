@@ -38,6 +38,19 @@ pub struct CubeAtom {
     pub position_bohr: [f64; 3],
 }
 
+impl CubeAtom {
+    /// A structure's atom: its element's nuclear charge in the charge column, as Gaussian's cubegen
+    /// writes it (Multiwfn and Gaussian read that column as the nucleus's charge; a partial charge
+    /// there would be read as a nucleus of charge -0.3).
+    pub fn nucleus(atomic_number: u32, position_bohr: [f64; 3]) -> CubeAtom {
+        CubeAtom {
+            atomic_number,
+            charge_e: f64::from(atomic_number),
+            position_bohr,
+        }
+    }
+}
+
 /// A cube file: its atoms and one grid per field (several for `-N` multi-orbital headers).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CubeFile {

@@ -327,7 +327,9 @@ fn read_piece(path: &Path, context: &Context) -> Result<Piece, ReadError> {
     // A reader that fails on a file whose content another reader recognises: the name's extension
     // is likely wrong (an fchk saved as .molden), which the message says.
     read().map_err(|mut e| {
-        if let Some(other) = Format::from_content(&detect_head).filter(|&o| o != format) {
+        // PQR is PDB's layout by design: a damaged PQR looks like a PDB, which says nothing.
+        let same_layout = |o: Format| matches!((o, format), (Format::Pdb, Format::Pqr) | (Format::Pqr, Format::Pdb));
+        if let Some(other) = Format::from_content(&detect_head).filter(|&o| o != format && !same_layout(o)) {
             e.message.push_str(&format!(
                 " (the content looks like the {} format: is the file's extension right?)",
                 other.name()

@@ -176,11 +176,7 @@ fn prepare(system: &mut System, spec: FieldSpec, frame: usize, esp: &EspOptions)
             .centers_bohr
             .iter()
             .zip(&s.elements)
-            .map(|(&p, e)| CubeAtom {
-                atomic_number: u32::from(e.number()),
-                charge_e: 0.0,
-                position_bohr: p,
-            })
+            .map(|(&p, e)| CubeAtom::nucleus(u32::from(e.number()), p))
             .collect();
         return Ok(Prepared {
             field: Field::MolSurf,
@@ -450,12 +446,7 @@ fn pb_grid(
         .positions_angstrom
         .iter()
         .zip(&system.structure.elements)
-        .zip(&atoms.charges_e)
-        .map(|((p, e), &q)| CubeAtom {
-            atomic_number: u32::from(e.number()),
-            charge_e: q,
-            position_bohr: p.map(bohr_from_angstrom),
-        })
+        .map(|(p, e)| CubeAtom::nucleus(u32::from(e.number()), p.map(bohr_from_angstrom)))
         .collect();
     let mut description = format!("{}, frame {frame} ({})", params.label(), unit.label());
     description.truncate(200);

@@ -120,11 +120,7 @@ pub(crate) fn ils_grid(
         .positions_angstrom
         .iter()
         .zip(&system.structure.elements)
-        .map(|(p, e)| CubeAtom {
-            atomic_number: u32::from(e.number()),
-            charge_e: 0.0,
-            position_bohr: p.map(|x| f64::from(x) * BOHR_PER_ANGSTROM),
-        })
+        .map(|(p, e)| CubeAtom::nucleus(u32::from(e.number()), p.map(|x| f64::from(x) * BOHR_PER_ANGSTROM)))
         .collect();
     let workers = IlsWorkers::with_devices(device, None, setup.clone());
     if device.requires_gpu() && !workers.has_gpu() {

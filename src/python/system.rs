@@ -195,6 +195,35 @@ impl PySystem {
         })
     }
 
+    /// The orbitals of frame `frame`'s wavefunction (the only one for a single file) in the spin
+    /// channel `spin` ("alpha" or "beta"; a restricted wavefunction's are the same): (energies in
+    /// hartree, occupations), in the file's order; None without a wavefunction.
+    #[allow(clippy::type_complexity)]
+    #[pyo3(signature = (spin = "alpha", frame = 0))]
+    fn orbitals(&self, py: Python<'_>, spin: &str, frame: usize) -> PyResult<Option<(Vec<f64>, Vec<f64>)>> {
+        let spin = match spin.to_ascii_lowercase().as_str() {
+            "alpha" | "a" => crate::model::Spin::Alpha,
+            "beta" | "b" => crate::model::Spin::Beta,
+            other => {
+                return Err(OrbitfieldError::new_err(format!("spin '{other}': alpha or beta")));
+            }
+        };
+        self.with(py, move |s| {
+            let n = s.wavefunctions.len();
+            if n == 0 {
+                return Ok(None);
+            }
+            let wf = match (n, s.wavefunctions.get(frame)) {
+                (1, _) => &s.wavefunctions[0],
+                (_, Some(wf)) => wf,
+                _ => anyhow::bail!("frame {frame}: the series has {n} wavefunctions (0 to {})", n - 1),
+            };
+            Ok(wf
+                .orbitals(spin)
+                .map(|set| (set.energies_hartree.clone(), set.occupations.clone())))
+        })
+    }
+
     /// Number of wavefunctions (one per frame of a series, one for a single file, else zero).
     #[getter]
     fn n_wavefunctions(&self, py: Python<'_>) -> PyResult<usize> {

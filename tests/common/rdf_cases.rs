@@ -79,12 +79,14 @@ pub fn kernel_cases(seed: &mut u64, plain: (usize, usize), excluded: (usize, usi
     out
 }
 
-/// f32 against f64: a pair within ~2e-5 A of a bin edge (f32 rounding of coordinates up to ~50 A)
-/// may land in the neighbouring bin, so the allowance grows with the number of bins per Angstrom.
+/// f32 against f64: a pair within ~6e-5 A of a bin edge may land in the neighbouring bin (f32
+/// rounding of coordinates up to ~90 A, as the skewed boxes' atoms placed up to twice outside their
+/// cell reach, through the wrap and the pair's difference), so the allowance grows with the number
+/// of bins per Angstrom. A wrong minimum image moves whole shells of pairs, far past it.
 pub fn assert_counts_close(got: &[u64], want: &[u64], r_max: f64, what: &str) {
     let total: u64 = want.iter().sum();
     let got_total: u64 = got.iter().sum();
-    let edge_fraction = 2.0 * 2e-5 * got.len() as f64 / r_max;
+    let edge_fraction = 2.0 * 6e-5 * got.len() as f64 / r_max;
     assert!(
         got_total.abs_diff(total) as f64 <= 2.0 + 1e-5 * total as f64,
         "{what}: {got_total} pairs within r_max, the CPU finds {total}"

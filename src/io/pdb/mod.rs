@@ -460,6 +460,22 @@ impl<'p> Reader<'p> {
                     ),
                 )
             })?;
+        // An insertion code written against the residue number (`60A`, as pdb2pqr writes thrombin's
+        // chymotrypsin numbering): one letter after the digits.
+        let icode = match resid_field.trim_ascii() {
+            [digits @ .., c]
+                if merged_chain.is_none()
+                    && c.is_ascii_alphabetic()
+                    && !digits.is_empty()
+                    && digits
+                        .iter()
+                        .enumerate()
+                        .all(|(k, d)| d.is_ascii_digit() || (k == 0 && *d == b'-')) =>
+            {
+                *c
+            }
+            _ => b' ',
+        };
         for t in [toks[2], toks[3]] {
             if Name8::would_truncate(t) {
                 self.long_names += 1;
@@ -481,7 +497,7 @@ impl<'p> Reader<'p> {
             serial: hybrid36(toks[1], 5),
             name: Name8::new(toks[2]),
             altloc: b' ',
-            icode: b' ',
+            icode,
             resname: Name8::new(toks[3]),
             chain,
             resid,

@@ -18,7 +18,7 @@ mod dcd;
 mod gro;
 mod nc;
 mod pdb;
-pub use pdb::resid_wrap_note;
+pub use pdb::{cut_names_note, resid_wrap_note};
 mod trr;
 mod xtc;
 mod xyz;
@@ -264,6 +264,16 @@ pub fn write_frames_mapped(
             message: "a PQR file holds partial charges, and these files give none (a protein from a PDB, mmCIF or GRO file takes CHARMM22's; a topology such as PSF, prmtop or TPR carries its own)".into(),
         });
     }
+    if format == OutFormat::Pqr && frames.len() > 1 {
+        return Err(WriteError::Unsupported {
+            path: path.to_path_buf(),
+            message: format!(
+                "a PQR file holds one structure: APBS and pdb2pqr would read {} frames' MODEL records as {} overlapping copies of the atoms; write one frame (convert --frames N, or Save atoms / frames of the current frame)",
+                frames.len(),
+                frames.len()
+            ),
+        });
+    }
     let sub = subset(structure, atoms);
     let mut writer = writer_for(format, &sub, frames.len());
     let io_err = |source: std::io::Error| WriteError::Io {
@@ -401,5 +411,26 @@ mod tests {
                 .starts_with("1 atom has residue numbers")
         );
         assert!(resid_wrap_note(&s, Some(&[0])).is_none());
+        // Names past four characters: counted, a few named with what the file holds.
+        assert!(cut_names_note(&s, None).is_none());
+        s.resnames[1] = Name8::from("WATER");
+        let note = cut_names_note(&s, None).unwrap();
+        assert!(note.starts_with("1 residue or atom name is longer"), "{note}");
+        assert!(note.contains("WATER as WATE"), "{note}");
+        assert!(cut_names_note(&s, Some(&[0])).is_none());
+    }
+
+    #[test]
+    fn a_pqr_of_several_frames_is_refused_and_nothing_is_written() {
+        let (mut s, frames) = two_atoms();
+        s.charges_e = Some(vec![0.5, -0.5]);
+        let mut t = Trajectory::from_frames(2, frames, "test");
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("x.pqr");
+        let e = write_frames(&out, &s, &mut t, None, &[0, 1], &mut |_| {}).unwrap_err();
+        assert!(e.to_string().contains("overlapping copies"), "{e}");
+        assert!(!out.exists());
+        write_frames(&out, &s, &mut t, None, &[1], &mut |_| {}).unwrap();
+        assert!(out.exists());
     }
 }

@@ -83,12 +83,13 @@ impl FrameWriter for PdbWriter {
                 let r = radii.get(i).copied().unwrap_or(0.0);
                 writeln!(
                     out,
-                    "ATOM  {:>5} {} {:<4}{:>1} {:>4}    {:8.3} {:8.3} {:8.3} {:8.4} {:7.4}",
+                    "ATOM  {:>5} {} {:<4}{:>1} {:>4}{:1}   {:8.3} {:8.3} {:8.3} {:8.4} {:7.4}",
                     (i + 1) % 100000,
                     atom_name(clip(name, 4), symbol),
                     clip(resname, 4),
                     clip(chain, 1),
                     resid,
+                    atoms.icode(i) as char,
                     p[0],
                     p[1],
                     p[2],
@@ -159,6 +160,37 @@ pub fn resid_wrap_note(atoms: &Structure, indices: Option<&[u32]>) -> Option<Str
             "{count} {} residue numbers outside -999 to 9999, which PDB's four columns hold only \
              modulo 10000 (as VMD and MDAnalysis write them); a .gro file keeps five digits",
             if count == 1 { "atom has" } else { "atoms have" }
+        )
+    })
+}
+
+/// Residue and atom names longer than the PDB columns hold (four characters; MDAnalysis and VMD cut
+/// them too): a note naming a few of them, or `None`.
+pub fn cut_names_note(atoms: &Structure, indices: Option<&[u32]>) -> Option<String> {
+    let all: Vec<usize> = match indices {
+        Some(idx) => idx.iter().map(|&i| i as usize).collect(),
+        None => (0..atoms.len()).collect(),
+    };
+    let mut long: Vec<&str> = Vec::new();
+    let mut count = 0usize;
+    for &i in &all {
+        for name in [atoms.resnames.get(i), atoms.names.get(i)].into_iter().flatten() {
+            let n = name.as_str();
+            if n.len() > 4 {
+                count += 1;
+                if long.len() < 3 && !long.contains(&n) {
+                    long.push(n);
+                }
+            }
+        }
+    }
+    (count > 0).then(|| {
+        let shown: Vec<String> = long.iter().map(|n| format!("{n} as {}", clip(n, 4))).collect();
+        format!(
+            "{count} residue or atom {} longer than the four characters PDB's columns hold, cut \
+             ({}); a .gro file keeps five",
+            if count == 1 { "name is" } else { "names are" },
+            shown.join(", ")
         )
     })
 }
