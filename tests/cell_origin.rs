@@ -164,3 +164,49 @@ fn info_names_where_the_box_starts() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains(&format!("from ({:.3}, ", lo[0])), "{text}");
 }
+
+#[test]
+fn a_box_the_file_does_not_place_is_drawn_where_its_atoms_are() {
+    // CHARMM's triclinic water box and a LAMMPS box of -L/2..L/2 read through DCD (which stores no
+    // origin) are centred on zero; GROMACS's are from zero. The drawn box holds the atoms.
+    let cases: [(&[&str], bool); 3] = [
+        (&["tip125_tric_C36.psf", "tip125_tric_C36.dcd"], true),
+        (
+            &["lammps/ifabp_apo_100mM.data.bz2", "lammps/ifabp_apo_100mM.dcd.gz"],
+            true,
+        ),
+        (&["adk_oplsaa.gro", "adk_oplsaa.xtc"], false),
+    ];
+    for (names, centred) in cases {
+        let paths: Vec<PathBuf> = names.iter().map(|n| data(n)).collect();
+        let mut system = orbitfield::io::load(&paths).unwrap();
+        let frame = system.trajectory.frame(system.trajectory.n_frames() - 1).unwrap();
+        let cell = frame.cell.expect("a box");
+        assert_eq!(
+            cell.origin_angstrom, [0.0; 3],
+            "{names:?}: the trajectory gives no origin"
+        );
+        let drawn = cell.drawn_origin_angstrom(&frame.positions_angstrom);
+        let want = if centred {
+            cell.centred_on([0.0; 3]).origin_angstrom
+        } else {
+            [0.0; 3]
+        };
+        assert_eq!(drawn, want, "{names:?}");
+        let held = inside(&cell, drawn, &frame.positions_angstrom);
+        let other = if centred {
+            [0.0; 3]
+        } else {
+            cell.centred_on([0.0; 3]).origin_angstrom
+        };
+        let elsewhere = inside(&cell, other, &frame.positions_angstrom);
+        assert!(
+            held > elsewhere + 0.3,
+            "{names:?}: {held} inside the box drawn, {elsewhere} the other way"
+        );
+        // CHARMM and GROMACS wrap a triclinic box's water into the image's own compact shape, not
+        // the parallelepiped drawn.
+        let enough = if cell.is_orthorhombic() { 0.9 } else { 0.6 };
+        assert!(held > enough, "{names:?}: {held} of the atoms inside the box drawn");
+    }
+}

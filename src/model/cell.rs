@@ -89,6 +89,42 @@ impl UnitCell {
         [[a, 0.0, 0.0], [bx, by, 0.0], [cx, cy, cz]]
     }
 
+    /// Where to draw the box for atoms at `positions_angstrom`: its own origin when the file gave
+    /// one; for a box starting at zero (most formats, and those that do not say: DCD, XTC), the
+    /// placement of the two conventions that holds more of the atoms, from zero (GROMACS, AMBER)
+    /// or centred on zero (CHARMM and NAMD systems, a LAMMPS box from -L/2). Counts at most about
+    /// 8,000 atoms, evenly spread.
+    pub fn drawn_origin_angstrom(&self, positions_angstrom: &[[f32; 3]]) -> [f64; 3] {
+        if self.origin_angstrom != [0.0; 3] || positions_angstrom.is_empty() {
+            return self.origin_angstrom;
+        }
+        let centred = self.centred_on([0.0; 3]).origin_angstrom;
+        let m = self.matrix_angstrom();
+        let inside = |origin: [f64; 3]| -> usize {
+            let stride = (positions_angstrom.len() / 8192).max(1);
+            positions_angstrom
+                .iter()
+                .step_by(stride)
+                .filter(|p| {
+                    let d: [f64; 3] = std::array::from_fn(|k| f64::from(p[k]) - origin[k]);
+                    // Rows a = (ax, 0, 0), b = (bx, by, 0), c = (cx, cy, cz): back substitution.
+                    if m[0][0] == 0.0 || m[1][1] == 0.0 || m[2][2] == 0.0 {
+                        return false;
+                    }
+                    let w = d[2] / m[2][2];
+                    let v = (d[1] - w * m[2][1]) / m[1][1];
+                    let u = (d[0] - w * m[2][0] - v * m[1][0]) / m[0][0];
+                    [u, v, w].iter().all(|f| (-1e-3..=1.0 + 1e-3).contains(f))
+                })
+                .count()
+        };
+        if inside(centred) > inside([0.0; 3]) {
+            centred
+        } else {
+            [0.0; 3]
+        }
+    }
+
     /// Volume in cubic Angstrom (0 for a degenerate box).
     pub fn volume_angstrom3(&self) -> f64 {
         let m = self.matrix_angstrom();

@@ -724,7 +724,9 @@ impl AppState {
             .cell
             .filter(|c| c.is_valid() && doc.cell_shown(self.settings.show_cell))
         {
-            let origin = cell.origin_angstrom.map(|x| x as f32);
+            let origin = cell
+                .drawn_origin_angstrom(&doc.frame.positions_angstrom)
+                .map(|x| x as f32);
             view.lines.extend(atoms::box_lines(&cell, origin, [200, 200, 120, 255]));
         }
         // Ligand pathways on free-energy maps, as tubes.
