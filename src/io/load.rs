@@ -665,6 +665,13 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
     if structure.charges_e.is_none() && wavefunctions.is_empty() {
         give_standard_charges(&mut structure, &mut trajectory, &mut warnings);
     }
+    if !structure.is_empty() && trajectory.n_frames() == 0 && wavefunctions.is_empty() && grids.is_empty() {
+        warnings.push(format!(
+            "{} describes {} atoms but gives no coordinates: open it together with a trajectory or a coordinate file (DCD, XTC, NetCDF, CRD, PDB, ...)",
+            first_path.display(),
+            structure.len()
+        ));
+    }
     let warnings = explain_water_sites(warnings, &structure);
     let frame_energies_hartree = frame_energies(log_energies_hartree, &wavefunctions, trajectory.n_frames());
     Ok((

@@ -213,8 +213,21 @@ impl AppState {
         Ok(rep)
     }
 
-    /// Adds the representation `spec` describes at the end of the list.
+    /// Adds the representation `spec` describes at the end of the list; nothing if its colouring fails.
     pub fn add_rep(&mut self, spec: &RepSpec) -> Result<RepId, String> {
+        let source = match &spec.kind {
+            SpecKind::Field {
+                color_volume, color_by, ..
+            } => match (color_volume, color_by) {
+                (Some(v), _) => Some(FieldChoice::Volume(*v)),
+                (None, Some(text)) => {
+                    let doc = self.document().ok_or_else(|| "no document".to_string())?;
+                    Some(spec::parse_field(text, doc).map_err(|e| format!("colour by {e}"))?)
+                }
+                (None, None) => None,
+            },
+            _ => None,
+        };
         let rep = self.make_rep(spec)?;
         let id = rep.id;
         self.insert_rep(self.doc.reps.list.len(), rep);
@@ -229,21 +242,8 @@ impl AppState {
                 a.selection
             );
         }
-        if let SpecKind::Field {
-            color_volume, color_by, ..
-        } = &spec.kind
-        {
-            let source = match (color_volume, color_by) {
-                (Some(v), _) => Some(FieldChoice::Volume(*v)),
-                (None, Some(text)) => {
-                    let doc = self.document().ok_or_else(|| "no document".to_string())?;
-                    Some(spec::parse_field(text, doc).map_err(|e| format!("colour by {e}"))?)
-                }
-                (None, None) => None,
-            };
-            if let Some(source) = source {
-                self.edit_rep(id, RepEdit::ColorBy(Some((source, None))));
-            }
+        if let Some(source) = source {
+            self.edit_rep(id, RepEdit::ColorBy(Some((source, None))));
         }
         if let SpecKind::Cartoon {
             color_by: Some(text), ..

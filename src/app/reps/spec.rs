@@ -340,6 +340,10 @@ pub fn parse_field(text: &str, doc: &Document) -> Result<FieldChoice, String> {
     };
     if doc.has_field(field) {
         Ok(field)
+    } else if doc.n_frames == 0 {
+        Err(format!(
+            "{text}: the files give no coordinates to compute it at (open a trajectory or a coordinate file with them)"
+        ))
     } else {
         Err(format!("{text}: these files have no such field"))
     }
