@@ -96,6 +96,16 @@ fn add_hydrogen_bonds_read_their_count_step_a_frame_change_the_criteria_and_undo
     );
     let drawn = dashes(harness.state());
     assert!(drawn >= 3 * count, "{drawn} dashes for {count} bonds");
+    // In their own colour, not oxygen's red or nitrogen's blue (the representation colours by element).
+    let own = orbitfield::render::gpu::pack_rgba(orbitfield::app::atoms::HBOND_RGBA);
+    let thin: Vec<_> = harness
+        .state()
+        .view
+        .cylinders
+        .iter()
+        .filter(|c| c.radius_angstrom < 0.1)
+        .collect();
+    assert!(thin.iter().all(|c| c.color_a == own && c.color_b == own));
     let outside = panel_fit::outside_their_panels(&harness, SIZE, 1.0, "hydrogen bonds");
     assert!(outside.is_empty(), "{outside:?}");
 

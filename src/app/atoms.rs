@@ -539,21 +539,28 @@ pub fn bounding_sphere(positions_angstrom: &[[f32; 3]], pad_angstrom: f32) -> Op
 /// Length of a hydrogen bond's dashes and of the gaps between them (Å), and their radius.
 const HBOND_DASH_ANGSTROM: f32 = 0.22;
 const HBOND_GAP_ANGSTROM: f32 = 0.16;
-const HBOND_RADIUS_ANGSTROM: f32 = 0.06;
+const HBOND_RADIUS_ANGSTROM: f32 = 0.08;
+/// Hydrogen bonds coloured by element are drawn in one colour of their own (ChimeraX's deep sky
+/// blue): in the donor's and acceptor's colours, an O-H…O bond was oxygen's red and lost among the
+/// atoms.
+pub const HBOND_RGBA: [u8; 4] = [0, 191, 255, 255];
 
 /// Appends the dashes of hydrogen bonds (style `HBonds`): from each bond's donor to its acceptor (as
 /// VMD draws them: they meet the heavy atoms a cartoon's side chains or a heavy-atom stick model
-/// show), the half nearer the donor in its colour and the other in the acceptor's. In a periodic
+/// show), the half nearer the donor in its colour and the other in the acceptor's, or all in
+/// `uniform` when given (the element colouring's [`HBOND_RGBA`]). In a periodic
 /// cell the acceptor's image nearest the donor is joined, so a bond across the box is drawn short.
 pub fn push_hbond_dashes(
     bonds: &[crate::analysis::hbonds::HBond],
     positions_angstrom: &[[f32; 3]],
     cell: Option<&crate::model::UnitCell>,
     colors: &[[u8; 4]],
+    uniform: Option<[u8; 4]>,
     out: &mut Vec<CylinderInstance>,
 ) {
     let image = cell.filter(|c| c.is_valid()).map(crate::model::select::MinImage::new);
-    let color = |i: u32| pack_rgba(colors.get(i as usize).copied().unwrap_or([200, 200, 200, 255]));
+    let color =
+        |i: u32| pack_rgba(uniform.unwrap_or_else(|| colors.get(i as usize).copied().unwrap_or([200, 200, 200, 255])));
     for b in bonds {
         let from = b.donor;
         let (Some(p), Some(q)) = (

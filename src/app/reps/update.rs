@@ -703,7 +703,15 @@ impl AppState {
             };
             if a.style == atoms::AtomStyle::HBonds {
                 if let Some((_, set)) = c.hbonds.as_ref() {
-                    atoms::push_hbond_dashes(&set.bonds, pos, doc.frame.cell.as_ref(), colors, &mut view.cylinders);
+                    let uniform = (a.coloring == atoms::AtomColoring::Element).then_some(atoms::HBOND_RGBA);
+                    atoms::push_hbond_dashes(
+                        &set.bonds,
+                        pos,
+                        doc.frame.cell.as_ref(),
+                        colors,
+                        uniform,
+                        &mut view.cylinders,
+                    );
                 }
             } else if a.style == atoms::AtomStyle::Lines {
                 atoms::push_lines(bonds, &doc.multiple_bonds, &c.lone, pos, colors, 4.0, &mut view.lines);
