@@ -398,7 +398,16 @@ impl AppState {
         if source.is_potential() {
             return self.esp.model.default_range();
         }
-        None
+        // A map whose header names a potential in kT/e (APBS's) or kcal/mol/e starts at the range
+        // the solver's own map or ChimeraX's coulombic would: the same data looks the same.
+        match self
+            .volume_description(source)
+            .and_then(crate::app::values::volume_potential_unit)
+        {
+            Some("kT/e") => Some([-crate::app::pb::PB_RANGE_KT_PER_E, crate::app::pb::PB_RANGE_KT_PER_E]),
+            Some("kcal/mol/e") => Some([-10.0, 10.0]),
+            _ => None,
+        }
     }
 
     /// Chooses the electrostatic model: every surface and cartoon coloured by the charges'

@@ -114,7 +114,19 @@ impl AppState {
             }
             FieldChoice::Density => "electron density".into(),
             FieldChoice::SpinDensity => "spin density".into(),
-            FieldChoice::Volume(i) => format!("volume {}", i + 1),
+            // The map's own title where it has one ("volume 1: Data from APBS 3.4.1"), shortened.
+            FieldChoice::Volume(i) => match self
+                .document()
+                .and_then(|d| d.grids.get(i))
+                .map(|g| g.description.trim())
+                .filter(|t| !t.is_empty())
+            {
+                Some(t) if t.chars().count() > 40 => {
+                    format!("volume {}: {}…", i + 1, t.chars().take(39).collect::<String>())
+                }
+                Some(t) => format!("volume {}: {t}", i + 1),
+                None => format!("volume {}", i + 1),
+            },
             FieldChoice::Potential => "potential (charges)".into(),
             FieldChoice::PotentialMean { frames } => format!("potential (charges), mean of {frames} frames"),
             FieldChoice::WavefunctionPotential => "potential (wavefunction)".into(),
