@@ -40,6 +40,18 @@ def test_molden_orbitals_equal_pyscf_reading_the_same_file(name, tmp_path):
     assert np.abs(sign * a - expected).max() < 1e-6
     assert np.abs(b - expected).max() < 1e-6
     assert np.abs(ours.points("density", pts) - theirs.points("density", pts)).max() < 1e-6
+    # Orbital energies and occupations per spin channel, as PySCF reads them from the same file.
+    energies = np.asarray(mo_energy)
+    occupations = np.asarray(mo_occ)
+    spins = ["alpha", "beta"] if energies.ndim == 2 else ["alpha"]
+    for k, spin in enumerate(spins):
+        e, o = ours.orbitals(spin)
+        want_e = energies[k] if energies.ndim == 2 else energies
+        want_o = occupations[k] if occupations.ndim == 2 else occupations
+        assert np.abs(e - want_e).max() < 1e-8
+        assert np.abs(o - want_o).max() < 1e-8
+    with pytest.raises(orbitfield.OrbitfieldError):
+        ours.orbitals("gamma")
 
 
 def test_grid_written_as_dx_and_cube(tmp_path):

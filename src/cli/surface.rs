@@ -13,7 +13,7 @@
 //! or `--color-offset` Angstrom outside it along the normal (PyMOL's `surface_ramp_above_mode`). The
 //! mesh is written atomically by `surface::export`, positions in Angstrom.
 
-use super::grid::{Evaluated, Request, evaluate, load_source, source_from_system};
+use super::grid::{Evaluated, Request, evaluate, source_from_system};
 use anyhow::{Context, Result, anyhow, bail};
 use orbitfield::compute::esp::screening::Dielectric;
 use orbitfield::compute::pb::PbParams;
@@ -89,7 +89,7 @@ pub fn run(args: &SurfaceArgs) -> Result<()> {
     let unit = color_unit(args)?;
     let t0 = Instant::now();
     let mut system = super::load_noted(&args.files)?;
-    let grid = pick_grid(&system, args)?;
+    let grid = pick_grid(&mut system, args)?;
     let t_field = t0.elapsed().as_secs_f64();
 
     let t1 = Instant::now();
@@ -295,7 +295,7 @@ fn min_max(values: &[f32]) -> Option<(f32, f32)> {
     Some((lo, hi))
 }
 
-fn pick_grid(system: &io::System, args: &SurfaceArgs) -> Result<Grid3> {
+fn pick_grid(system: &mut io::System, args: &SurfaceArgs) -> Result<Grid3> {
     if !system.grids.is_empty() {
         let n = match args.field.as_deref() {
             None => 1,
@@ -314,7 +314,8 @@ fn pick_grid(system: &io::System, args: &SurfaceArgs) -> Result<Grid3> {
     let Some(field_text) = args.field.as_deref() else {
         bail!("the files hold no volume (cube, DX): name the field to compute with --field (e.g. mo:homo)");
     };
-    let source = load_source(field_text, &args.files, 0)?;
+    // The files loaded once: a second load said their notes twice.
+    let source = source_from_system(field_text.parse()?, system, 0)?;
     let spec = LatticeSpec::AroundAtoms {
         spacing_angstrom: args.spacing,
         padding_angstrom: args.padding,
