@@ -20,8 +20,11 @@ fn gunzip(path: &Path) -> String {
     s
 }
 
-/// (energy, occupation) of each orbital of each spin, in the file's order.
-fn molden_orbitals(text: &str) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+/// (energy, occupation) of each orbital of one spin, in the file's order.
+type Channel = Vec<(f64, f64)>;
+
+/// Each spin's orbitals (alpha, beta) as the Molden file lists them.
+fn molden_orbitals(text: &str) -> (Channel, Channel) {
     let (mut alpha, mut beta) = (Vec::new(), Vec::new());
     let mut energy = f64::NAN;
     let mut is_beta = false;

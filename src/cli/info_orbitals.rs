@@ -60,7 +60,7 @@ pub fn print_orbitals(wf: &Wavefunction) {
             format!("{name}:")
         };
         let e = |i: usize| set.energies_hartree.get(i).copied();
-        match (homo, homo.and_then(|h| e(h)), homo.and_then(|h| e(h + 1))) {
+        match (homo, homo.and_then(&e), homo.and_then(|h| e(h + 1))) {
             (Some(h), Some(eh), Some(el)) => println!(
                 "{label:<14}HOMO {} ({eh:.6} Eh), LUMO {} ({el:.6} Eh), gap {:.4} eV",
                 h + 1,
