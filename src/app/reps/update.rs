@@ -732,9 +732,13 @@ impl AppState {
             .cell
             .filter(|c| c.is_valid() && doc.cell_shown(self.settings.show_cell))
         {
-            let origin = cell
-                .drawn_origin_angstrom(&doc.frame.positions_angstrom)
-                .map(|x| x as f32);
+            // A crystal's cell starts at the origin by definition (fractional coordinate zero).
+            let origin = if doc.crystal_cell {
+                cell.origin_angstrom
+            } else {
+                cell.drawn_origin_angstrom(&doc.frame.positions_angstrom)
+            }
+            .map(|x| x as f32);
             view.lines.extend(atoms::box_lines(&cell, origin, [200, 200, 120, 255]));
         }
         // Ligand pathways on free-energy maps, as tubes.
