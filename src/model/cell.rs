@@ -98,23 +98,19 @@ impl UnitCell {
         if self.origin_angstrom != [0.0; 3] || positions_angstrom.is_empty() {
             return self.origin_angstrom;
         }
+        if !self.is_valid() {
+            return self.origin_angstrom;
+        }
         let centred = self.centred_on([0.0; 3]).origin_angstrom;
-        let m = self.matrix_angstrom();
+        let image = crate::model::select::MinImage::new(self);
         let inside = |origin: [f64; 3]| -> usize {
             let stride = (positions_angstrom.len() / 8192).max(1);
             positions_angstrom
                 .iter()
                 .step_by(stride)
                 .filter(|p| {
-                    let d: [f64; 3] = std::array::from_fn(|k| f64::from(p[k]) - origin[k]);
-                    // Rows a = (ax, 0, 0), b = (bx, by, 0), c = (cx, cy, cz): back substitution.
-                    if m[0][0] == 0.0 || m[1][1] == 0.0 || m[2][2] == 0.0 {
-                        return false;
-                    }
-                    let w = d[2] / m[2][2];
-                    let v = (d[1] - w * m[2][1]) / m[1][1];
-                    let u = (d[0] - w * m[2][0] - v * m[1][0]) / m[0][0];
-                    [u, v, w].iter().all(|f| (-1e-3..=1.0 + 1e-3).contains(f))
+                    let f = image.fractional(std::array::from_fn(|k| f64::from(p[k]) - origin[k]));
+                    f.iter().all(|x| (-1e-3..=1.0 + 1e-3).contains(x))
                 })
                 .count()
         };
