@@ -235,9 +235,10 @@ class System:
         return None if e is None else np.array(e, dtype=np.float64)
 
     def orbitals(self, spin: str = "alpha", frame: int = 0):
-        """The orbitals of the wavefunction (frame `frame`'s in a series) in the spin channel
-        `spin` ("alpha" or "beta"): a pair (energies in hartree, occupations) of float64 arrays in
-        the file's order, orbital N of the `mo:N` field at index N-1; None without a wavefunction."""
+        """The orbitals of the wavefunction of frame `frame` (a series' or a QM log's step's) in the
+        spin channel `spin` ("alpha" or "beta"): a pair (energies in hartree, occupations) of
+        float64 arrays in the file's order, orbital N of the `mo:N` field at index N-1; None
+        without a wavefunction."""
         o = self._s.orbitals(spin, frame)
         if o is None:
             return None

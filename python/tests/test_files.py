@@ -97,6 +97,14 @@ def test_a_log_with_orbitals_at_some_steps_has_all_its_frames():
     assert np.abs(last.values).max() > 0.01
     with pytest.raises(orbitfield.OrbitfieldError, match="frame 3 has no orbitals"):
         log.grid("mo:homo", frame=3, spacing=1.0)
+    # The orbitals of the last step: divinylbenzene's 70 electrons in 35 doubly occupied orbitals,
+    # energies ascending; none at a step that printed none.
+    energies, occupations = log.orbitals(frame=6)
+    assert occupations.sum() == pytest.approx(70.0)
+    assert np.count_nonzero(occupations > 1.5) == 35
+    assert np.all(np.diff(energies) >= -1e-9)
+    with pytest.raises(orbitfield.OrbitfieldError, match="frame 3 has no orbitals"):
+        log.orbitals(frame=3)
 
 
 def test_a_log_s_step_energies_are_cclib_s():

@@ -307,7 +307,7 @@ pub fn describe(source: &Source, system: &System, frame: usize) -> String {
     let (Field::Orbital { spin, index } | Field::OrbitalSquared { spin, index }) = source.field else {
         return format!("{} ({unit})", source.spec);
     };
-    let wf = system.wavefunctions.get(frame).or(system.wavefunctions.first());
+    let wf = system.wavefunction_of_frame(frame).ok();
     let channel = match (wf.map(|w| w.spin), spin) {
         (Some(orbitfield::model::SpinKind::Unrestricted), orbitfield::model::Spin::Alpha) => ", alpha",
         (Some(orbitfield::model::SpinKind::Unrestricted), orbitfield::model::Spin::Beta) => ", beta",

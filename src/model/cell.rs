@@ -95,10 +95,7 @@ impl UnitCell {
     /// or centred on zero (CHARMM and NAMD systems, a LAMMPS box from -L/2). Counts at most about
     /// 8,000 atoms, evenly spread.
     pub fn drawn_origin_angstrom(&self, positions_angstrom: &[[f32; 3]]) -> [f64; 3] {
-        if self.origin_angstrom != [0.0; 3] || positions_angstrom.is_empty() {
-            return self.origin_angstrom;
-        }
-        if !self.is_valid() {
+        if self.origin_angstrom != [0.0; 3] || positions_angstrom.is_empty() || !self.is_valid() {
             return self.origin_angstrom;
         }
         let centred = self.centred_on([0.0; 3]).origin_angstrom;

@@ -195,7 +195,7 @@ impl PySystem {
         })
     }
 
-    /// The orbitals of frame `frame`'s wavefunction (the only one for a single file) in the spin
+    /// The orbitals of frame `frame`'s wavefunction (a series' or a log's step's) in the spin
     /// channel `spin` ("alpha" or "beta"; a restricted wavefunction's are the same): (energies in
     /// hartree, occupations), in the file's order; None without a wavefunction.
     #[allow(clippy::type_complexity)]
@@ -209,15 +209,10 @@ impl PySystem {
             }
         };
         self.with(py, move |s| {
-            let n = s.wavefunctions.len();
-            if n == 0 {
+            if s.wavefunctions.is_empty() {
                 return Ok(None);
             }
-            let wf = match (n, s.wavefunctions.get(frame)) {
-                (1, _) => &s.wavefunctions[0],
-                (_, Some(wf)) => wf,
-                _ => anyhow::bail!("frame {frame}: the series has {n} wavefunctions (0 to {})", n - 1),
-            };
+            let wf = s.wavefunction_of_frame(frame).map_err(anyhow::Error::msg)?;
             Ok(wf
                 .orbitals(spin)
                 .map(|set| (set.energies_hartree.clone(), set.occupations.clone())))
