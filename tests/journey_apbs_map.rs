@@ -76,6 +76,19 @@ fn an_apbs_map_is_drawn_red_negative_in_kt_per_e() {
     // the map by its own title.
     assert_eq!(slice.range, [-5.0, 5.0]);
     assert!(slice.title.contains("volume 1: Data from APBS"), "{}", slice.title);
+    // A molecular surface coloured by the map starts at the same +-5 kT/e.
+    let mut spec = orbitfield::app::reps::RepSpec::field("molsurf", orbitfield::app::reps::FieldStyle::Isosurface);
+    if let orbitfield::app::reps::SpecKind::Field { color_volume, .. } = &mut spec.kind {
+        *color_volume = Some(0);
+    }
+    harness.state_mut().apply(Command::AddRep(spec));
+    let coloring = harness
+        .state()
+        .reps()
+        .fields()
+        .find_map(|(_, f)| f.coloring.filter(|c| c.source == map))
+        .expect("a surface coloured by the map");
+    assert_eq!(coloring.range, Some([-5.0, 5.0]));
 
     // A density's cube (a volume that names no potential) keeps its scale.
     let mut other = AppState::new(Settings::default(), FieldService::default());

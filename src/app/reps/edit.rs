@@ -765,6 +765,8 @@ impl AppState {
         let same_source = f.coloring.is_some_and(|c| c.source == source);
         let shown = f.pipeline.color.as_ref().and_then(|c| c.shown.as_ref());
         let range = match (&volume, range, shown) {
+            // A new colouring by a potential: its model's range (+-10 kcal/mol/e at 4r, +-5 kT/e for PB or a map).
+            (_, None, _) if !same_source && model_range.is_some() => model_range,
             (Some(grid), None, _) => Some(surface_value_range(&f.pipeline.lobes, grid)),
             // Auto range again, from the colouring field shown.
             (None, None, Some((_, grid))) if same_source => Some(surface_value_range(&f.pipeline.lobes, grid)),
@@ -772,9 +774,6 @@ impl AppState {
             (None, None, None) if same_source && f.vertex_values().is_some() => f
                 .vertex_values()
                 .map(|v| value_range(v.iter().flatten().flat_map(|v| v.iter().copied()).collect())),
-            // A new colouring by the charges' potential: the model's range (+-10 kcal/mol/e for
-            // eps = 4r, +-5 kT/e for Debye-Hueckel and Poisson-Boltzmann).
-            (None, None, _) if !same_source => model_range,
             (_, r, _) => r,
         };
         let mut channel = match self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
