@@ -457,15 +457,53 @@ fn viewer_colours_each_frame_by_the_exact_potential_at_its_vertices() {
         let t0 = std::time::Instant::now();
         // While the colours are in flight the window keeps polling (`busy`) and the legend says so.
         let mut saw_waiting = false;
+        // Frame 1's surface waiting for its colours: frame 0's coloured surface is drawn meanwhile,
+        // and the legend names its frame (a greyed surface would read as "near zero").
+        let mut saw_previous = false;
         while !state.reps().field(id).is_some_and(|f| {
             f.pipeline.shown.as_ref().is_some_and(|(k, _)| k.frame == frame) && f.color_shows_frame(frame)
         }) {
             state.update_reps();
             saw_waiting |= state.busy() && state.background_work();
+            let f = state.reps().field(id).unwrap();
+            if frame == 1
+                && f.pipeline.shown.as_ref().is_some_and(|(k, _)| k.frame == 1)
+                && f.pipeline.lobes.iter().any(|l| l.is_some())
+                && f.vertex_values().is_none()
+            {
+                let (lobes, values) = f.drawn_lobes();
+                let values = values.expect("the previous frame's colours drawn meanwhile");
+                for (l, v) in lobes.iter().zip(values) {
+                    assert_eq!(
+                        l.as_ref().map(|m| m.positions_angstrom.len()),
+                        v.as_ref().map(|v| v.len()),
+                        "one value per vertex of the lobes drawn"
+                    );
+                }
+                assert!(
+                    !std::ptr::eq(lobes, &f.pipeline.lobes),
+                    "frame 0's lobes, not frame 1's"
+                );
+                assert_eq!(f.previous_colors_frame(), Some(0));
+                let titles: Vec<_> = state.legends().into_iter().map(|l| l.title).collect();
+                assert!(
+                    titles
+                        .iter()
+                        .any(|t| t.contains("frame 0 shown while the colours are computed")),
+                    "{titles:?}"
+                );
+                saw_previous = true;
+            }
             assert!(t0.elapsed().as_secs() < 120, "frame {frame}'s colours never arrived");
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
         assert!(saw_waiting, "frame {frame}: busy while its colours were computed");
+        assert_eq!(
+            saw_previous,
+            frame == 1,
+            "frame 0's coloured surface drawn while frame 1's colours were computed"
+        );
+        assert_eq!(state.reps().field(id).unwrap().previous_colors_frame(), None);
         assert!(
             !state.busy(),
             "frame {frame}: nothing in flight once the colours are in"

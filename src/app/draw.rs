@@ -674,9 +674,10 @@ fn cpu_surfaces(rc: &RenderContext, scene: &mut GpuScene, state: &AppState) {
             continue;
         }
         let styles = lobe_styles(f, flip_main && Some(rep.id) == main);
-        // Coloured by a potential at the vertices: its values there (none until they arrive).
-        let values = f.vertex_values();
-        for (k, (m, style)) in f.pipeline.lobes.iter().zip(styles).enumerate() {
+        // Coloured by a potential at the vertices: its values there (until they arrive, the
+        // previous frame's surface with its colours, or none).
+        let (lobes, values) = f.drawn_lobes();
+        for (k, (m, style)) in lobes.iter().zip(styles).enumerate() {
             if let Some(m) = m {
                 let mut input = mesh_input(m);
                 if f.colors_by_vertex_values() {
@@ -785,12 +786,22 @@ impl AppState {
         });
         // Colours still in flight: the legend says so, or a grey surface would read as "near zero".
         let computing = self.view.vertex_values.as_ref().is_some_and(|w| w.any_in_flight()) || self.pb.solving();
+        // A previous frame's coloured surface drawn meanwhile (`FieldRep::drawn_lobes`) is named.
+        let previous = self
+            .doc
+            .reps
+            .fields()
+            .find_map(|(r, f)| f.previous_colors_frame().filter(|_| r.visible && f.is_surface()));
         out.extend(
             surface
                 .and_then(|(c, how)| self.coloring_legend("surface", c, how))
                 .map(|mut l| {
-                    if computing {
-                        l.title.push_str(" (computing the colours…)");
+                    match previous {
+                        Some(frame) => l
+                            .title
+                            .push_str(&format!(" (frame {frame} shown while the colours are computed…)")),
+                        None if computing => l.title.push_str(" (computing the colours…)"),
+                        None => {}
                     }
                     l
                 }),

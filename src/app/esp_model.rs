@@ -507,6 +507,7 @@ impl AppState {
             c.vertices = None;
             c.asked_vertices = None;
             c.vertex_cache.clear();
+            c.colored = None;
         }
     }
 }

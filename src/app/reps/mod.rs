@@ -256,6 +256,9 @@ pub struct ColorChannel {
     pub(crate) asked_vertices: Option<VertexKey>,
     /// Vertex values made, oldest first (at most [`VERTEX_CACHE_ENTRIES`]).
     pub(crate) vertex_cache: Vec<(VertexKey, LobeValues)>,
+    /// The lobes last shown with their values at the vertices: drawn, coloured, while a later
+    /// frame's lobes wait for theirs ([`FieldRep::drawn_lobes`]).
+    pub(crate) colored: Option<ColoredLobes>,
     /// The electrostatic model's revision (`AppState::esp`) its values at the vertices are of.
     pub esp_revision: u32,
     /// A Poisson-Boltzmann colouring sampled outside the surface (`AppState::esp`'s ramp-above
@@ -267,6 +270,13 @@ pub struct ColorChannel {
     /// wavefunction describes a QM region placed on MD frames); said once, kept while the
     /// representation keeps that colouring.
     pub lattice_fallback: bool,
+}
+
+/// Lobes with their values at the vertices, and what those are of.
+pub struct ColoredLobes {
+    pub key: VertexKey,
+    pub lobes: [Option<Arc<MeshData>>; 2],
+    pub values: LobeValues,
 }
 
 /// Vertex values a colour channel keeps (the frames played last).
@@ -292,6 +302,7 @@ impl ColorChannel {
             vertices: None,
             asked_vertices: None,
             vertex_cache: Vec::new(),
+            colored: None,
             esp_revision: 0,
             offset_pb: false,
             lattice_fallback: false,
@@ -481,6 +492,55 @@ impl FieldRep {
         let want = self.wanted_vertex_key()?;
         let (key, values) = self.pipeline.color.as_ref()?.vertices.as_ref()?;
         (*key == want).then_some(values)
+    }
+
+    /// The lobes to draw and their values at the vertices: the lobes shown with theirs once they
+    /// have arrived. Until then, when the lobes shown are a later frame's of the same field,
+    /// isovalue, colouring and model, the previous frame's lobes with their colours (a surface
+    /// greyed on every frame step reads as "near zero"); else the lobes shown, uncoloured.
+    pub fn drawn_lobes(&self) -> (&[Option<Arc<MeshData>>; 2], Option<&LobeValues>) {
+        if let Some(values) = self.vertex_values() {
+            return (&self.pipeline.lobes, Some(values));
+        }
+        match self.previous_colored() {
+            Some(c) => (&c.lobes, Some(&c.values)),
+            None => (&self.pipeline.lobes, None),
+        }
+    }
+
+    /// The earlier frame whose coloured lobes are drawn while the lobes shown wait for their
+    /// values at the vertices ([`FieldRep::drawn_lobes`]).
+    pub fn previous_colors_frame(&self) -> Option<usize> {
+        match self.vertex_values() {
+            Some(_) => None,
+            None => self.previous_colored().map(|c| c.key.mesh.field.frame),
+        }
+    }
+
+    fn previous_colored(&self) -> Option<&ColoredLobes> {
+        let want = self.wanted_vertex_key()?;
+        let c = self.pipeline.color.as_ref()?.colored.as_ref()?;
+        let (a, b) = (c.key, want);
+        let same = a.source == b.source
+            && a.esp_revision == b.esp_revision
+            && a.preview == b.preview
+            && a.mesh.iso_bits == b.mesh.iso_bits
+            && a.mesh.field.document == b.mesh.field.document
+            && a.mesh.field.field == b.mesh.field.field
+            && a.mesh.field.frame != b.mesh.field.frame;
+        same.then_some(c)
+    }
+
+    /// Keeps the lobes shown with their values at the vertices (once they have them) for
+    /// [`FieldRep::drawn_lobes`].
+    pub(crate) fn keep_colored_lobes(&mut self) {
+        let (Some(key), Some(values)) = (self.wanted_vertex_key(), self.vertex_values().cloned()) else {
+            return;
+        };
+        let lobes = self.pipeline.lobes.clone();
+        if let Some(c) = self.pipeline.color.as_mut() {
+            c.colored = Some(ColoredLobes { key, lobes, values });
+        }
     }
 
     /// True when its colouring (if any) is ready for frame `frame`: a volume always, a computed

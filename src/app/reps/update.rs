@@ -429,6 +429,9 @@ impl AppState {
         if !changed {
             return false;
         }
+        if let Some(RepKind::Field(f)) = self.doc.reps.list.get_mut(i).map(|r| &mut r.kind) {
+            f.keep_colored_lobes();
+        }
         if let Some(RepKind::Field(f)) = self.doc.reps.list.get_mut(i).map(|r| &mut r.kind)
             && f.coloring.is_some_and(|c| c.range.is_none())
         {
