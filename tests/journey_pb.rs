@@ -25,7 +25,7 @@ use adk_state::data;
 
 #[path = "common/journey.rs"]
 mod journey;
-use journey::window;
+use journey::{type_command, window};
 
 /// adk with the CPU engine computing fields inline and the PB worker on the CPU, `spacing_angstrom`
 /// apart (coarse: the debug build solves on one core shared with the other tests).
@@ -153,6 +153,22 @@ fn surface_coloured_by_poisson_boltzmann_plays_three_frames() {
         harness.run_steps(4);
         assert_eq!(harness.state().document().unwrap().frame_index, frame);
         check_frame(&mut harness, id, frame);
+    }
+
+    // Another potential unit converts the map at the solve's temperature (298.15 K): +-5 kT/e is
+    // +-2.962 kcal/mol/e (R T = 0.592 kcal/mol), said without a note that it stays in kT/e.
+    type_command(&mut harness, "set units kcal/mol/e");
+    let st = harness.state();
+    assert!(!st.panels.status.contains("stays"), "{}", st.panels.status);
+    let legends = st.legends();
+    let legend = legends
+        .iter()
+        .find(|l| l.title.contains("Poisson-Boltzmann"))
+        .expect("the PB legend");
+    assert_eq!(legend.unit, "kcal/mol/e");
+    let rt_kcal = 1.987204e-3 * 298.15;
+    for (got, want) in legend.range.iter().zip([-5.0 * rt_kcal, 5.0 * rt_kcal]) {
+        assert!((got - want).abs() < 1e-4, "{:?} kcal/mol/e", legend.range);
     }
 }
 

@@ -187,7 +187,7 @@ impl EspModel {
     }
 
     /// The unit its numbers are shown in: kcal/mol/e for eps = s r (ChimeraX's), else `setting`
-    /// (Poisson-Boltzmann maps are in kT/e whatever the setting: `FieldUnit::of`).
+    /// (Poisson-Boltzmann maps are converted at the solve's temperature: `FieldUnit::of_pb`).
     pub fn display(self, setting: PotentialDisplay) -> PotentialDisplay {
         match self {
             EspModel::DistanceDependent { .. } => PotentialDisplay::KcalPerMolPerE,
@@ -288,6 +288,9 @@ impl AppState {
     pub fn field_unit(&self, field: FieldChoice) -> crate::app::values::FieldUnit {
         match self.volume_description(field) {
             Some(d) => crate::app::values::FieldUnit::of_volume(d),
+            None if matches!(field, FieldChoice::PotentialPb { .. }) => {
+                crate::app::values::FieldUnit::of_pb(self.settings.potential_unit, self.pb.params.temperature_kelvin)
+            }
             None => crate::app::values::FieldUnit::of(field, self.potential_display(field)),
         }
     }
@@ -297,6 +300,9 @@ impl AppState {
     pub fn coloring_unit(&self, source: FieldChoice) -> crate::app::values::FieldUnit {
         match self.volume_description(source) {
             Some(d) => crate::app::values::FieldUnit::of_volume(d),
+            None if matches!(source, FieldChoice::PotentialPb { .. }) => {
+                crate::app::values::FieldUnit::of_pb(self.settings.potential_unit, self.pb.params.temperature_kelvin)
+            }
             None => crate::app::values::FieldUnit::of_coloring(source, self.potential_display(source)),
         }
     }
@@ -312,16 +318,16 @@ impl AppState {
     }
 
     /// What the status line says when the potential unit is set to `unit` while the charges'
-    /// potential keeps its model's own unit (kcal/mol/e at eps = s r, kT/e for Poisson-Boltzmann):
+    /// potential keeps its model's own unit (kcal/mol/e at eps = s r):
     /// the choice would otherwise change nothing on screen without a word. `None` when the unit
     /// applies to everything shown, or the document has no charges.
     pub fn potential_unit_note(&self, unit: PotentialDisplay) -> Option<String> {
         let charges = self.document()?.structure.charges_e.is_some();
-        let (kept, why) = if self.esp.model.is_pb() {
-            (PotentialDisplay::KtPerE, "as APBS writes it")
-        } else {
-            (self.esp.model.display(unit), "as ChimeraX shows it")
-        };
+        // A Poisson-Boltzmann map follows the setting (`FieldUnit::of_pb`).
+        if self.esp.model.is_pb() {
+            return None;
+        }
+        let (kept, why) = (self.esp.model.display(unit), "as ChimeraX shows it");
         (charges && kept != unit).then(|| {
             format!(
                 "potentials in {}; the charges' potential ({}) stays in {}, {why}: another \

@@ -153,6 +153,23 @@ impl FieldUnit {
         }
     }
 
+    /// The unit a Poisson-Boltzmann solution (computed in kT/e at `temperature_kelvin`, as APBS
+    /// writes it) is shown in: kT/e whatever the setting's temperature, else converted at the
+    /// solve's own temperature (1 kT/e = 0.5925 kcal/mol/e = 25.69 mV at 298.15 K).
+    pub fn of_pb(potential: PotentialDisplay, temperature_kelvin: f64) -> FieldUnit {
+        let kt_per_e = PotentialUnit::KtPerE { temperature_kelvin };
+        match potential {
+            PotentialDisplay::KtPerE => FieldUnit {
+                scale: 1.0,
+                label: "kT/e".into(),
+            },
+            p => FieldUnit {
+                scale: p.unit().per_hartree_per_e() / kt_per_e.per_hartree_per_e(),
+                label: p.label().into(),
+            },
+        }
+    }
+
     /// A computed value in this unit.
     pub fn show(&self, computed: f32) -> f64 {
         f64::from(computed) * self.scale
@@ -350,6 +367,23 @@ mod tests {
         let v = sample_grid(&g, p).unwrap();
         assert!((v - (1.5 + 0.5 - 2.0)).abs() < 1e-4, "{v}");
         assert_eq!(sample_grid(&g, [-1.0, 0.0, 0.0]), None);
+    }
+
+    #[test]
+    fn a_poisson_boltzmann_map_converts_at_its_own_temperature() {
+        // k_B T / e at 298.15 K: 0.025693 V (CODATA k_B = 8.617333e-5 eV/K), 0.592486 kcal/mol/e
+        // (R = 1.98720e-3 kcal/mol/K).
+        let t = 298.15;
+        assert_eq!(FieldUnit::of_pb(PotentialDisplay::KtPerE, t).scale, 1.0);
+        let v = FieldUnit::of_pb(PotentialDisplay::Volt, t);
+        assert!((v.scale - 8.617333e-5 * t).abs() < 1e-7, "{}", v.scale);
+        assert_eq!(v.label, "V");
+        let k = FieldUnit::of_pb(PotentialDisplay::KcalPerMolPerE, t);
+        assert!((k.scale - 1.987204e-3 * t).abs() < 1e-5, "{}", k.scale);
+        let k310 = FieldUnit::of_pb(PotentialDisplay::KcalPerMolPerE, 310.0);
+        assert!((k310.scale / k.scale - 310.0 / t).abs() < 1e-12);
+        let au = FieldUnit::of_pb(PotentialDisplay::HartreePerE, t);
+        assert!((au.scale - 3.166812e-6 * t).abs() < 1e-9, "{}", au.scale);
     }
 
     #[test]
