@@ -102,6 +102,8 @@ pub struct RenderArgs {
     /// defaults, kT/e, default range +-5), trilinear from its lattice at each vertex.
     #[arg(long, default_value = "element")]
     pub color_by: String,
+    #[command(flatten)]
+    pub screening: super::dielectric::DielectricArgs,
     /// --color-by pb: spacing of the Poisson-Boltzmann lattice in Angstrom.
     #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub pb_spacing: f64,
@@ -119,9 +121,11 @@ pub struct RenderArgs {
     /// potential map on a density surface.
     #[arg(long, value_name = "N")]
     pub color_volume: Option<usize>,
-    /// Values LO,HI at the colormap's ends, for --color-volume (file units), --color-by esp
-    /// (hartree/e) or cartoons coloured by esp (hartree/e) or volume:N (file units) (default:
-    /// symmetric about 0 from the values on the surface or cartoon).
+    /// Values LO,HI at the colormap's ends, in the unit the legend shows: for --color-volume and
+    /// volume:N the file's (kT/e for an APBS map), for --color-by esp and cartoons coloured by esp
+    /// --potential-unit (kcal/mol/e at --dielectric 4r), for --color-by pb kT/e (default: the
+    /// model's range, +-10 kcal/mol/e at 4r and +-5 kT/e for Debye-Hueckel or PB; else symmetric
+    /// about 0 from the values on the surface or cartoon).
     #[arg(long, value_name = "LO,HI", allow_negative_numbers = true)]
     pub color_range: Option<String>,
     /// Colormap of slices and coloured surfaces: diverging (blue-white-red; potentials always
@@ -407,6 +411,9 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     match &session {
         Some(s) => {
             state.apply_session(s);
+            if args.screening.given() {
+                state.apply(Command::SetEspModel(screening_model(args)?));
+            }
             wait_for_ils_maps(&mut state)?;
             if args.light {
                 state.settings.dark_background = false;
@@ -443,6 +450,9 @@ pub fn run(args: &RenderArgs) -> Result<()> {
             // The command line's esp is the vacuum Coulomb sum (`--color-by pb` solves
             // Poisson-Boltzmann); the viewer's default model is not.
             state.esp.model = orbitfield::app::esp_model::EspModel::Vacuum;
+            if args.screening.given() {
+                state.esp.model = screening_model(args)?;
+            }
             // Fields only where asked for; atoms as asked for, else the defaults.
             let drop: Vec<RepId> = state
                 .reps()
@@ -473,6 +483,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
                     if let Some(range) = color_range {
                         let source = c.color_by.map(|k| k.source);
                         if let Some(source) = source {
+                            let range = computed_range(&state, source, range);
                             state.apply(Command::EditRep(id, RepEdit::ColorBy(Some((source, Some(range))))));
                         }
                     }
@@ -834,12 +845,48 @@ fn color_surfaces(
         .as_deref()
         .map(parse_color_range)
         .transpose()?
+        .map(|r| computed_range(state, source, r))
         .or(default_range);
     state.apply(Command::SetSurfaceColor(Some((source, range))));
     if state.surface_color().is_none() {
         bail!("{flag}: {}", state.panels.status);
     }
     Ok(())
+}
+
+/// A --color-range given in the unit the legend of a colouring by `source` shows, in computed units.
+fn computed_range(state: &AppState, source: FieldChoice, [lo, hi]: [f32; 2]) -> [f32; 2] {
+    let unit = state.coloring_unit(source);
+    [unit.computed(f64::from(lo)), unit.computed(f64::from(hi))]
+}
+
+/// The model of the charges' potential --dielectric asks for (Debye-Hueckel at 298.15 K); refused
+/// where nothing is coloured by that potential.
+fn screening_model(args: &RenderArgs) -> Result<orbitfield::app::esp_model::EspModel> {
+    use orbitfield::app::esp_model::EspModel;
+    use orbitfield::compute::esp::screening::Dielectric;
+    let cartoons = arg_specs(args)?
+        .0
+        .iter()
+        .filter_map(cartoon_color_by)
+        .any(|c| orbitfield::app::reps::spec::cartoon_color_field(c) == Some(FieldChoice::Potential));
+    if !colors_by_esp(args) && !cartoons {
+        bail!("--dielectric, --ionic-strength and --eps-out apply to --color-by esp and cartoons coloured by esp");
+    }
+    let temperature = orbitfield::compute::esp::screening::DEFAULT_SCREENING_TEMPERATURE_KELVIN;
+    Ok(match args.screening.model(temperature)? {
+        Dielectric::Vacuum => EspModel::Vacuum,
+        Dielectric::DistanceDependent { slope_per_angstrom } => EspModel::DistanceDependent { slope_per_angstrom },
+        Dielectric::DebyeHuckel {
+            eps_out,
+            ionic_strength_molar,
+            temperature_kelvin,
+        } => EspModel::DebyeHuckel {
+            eps_out,
+            ionic_strength_molar,
+            temperature_kelvin,
+        },
+    })
 }
 
 #[cfg(test)]
