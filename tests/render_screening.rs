@@ -4,6 +4,8 @@
 //! at eps = 4r), `--dielectric 4r|debye` colours by ChimeraX's and the Debye-Hueckel models with
 //! their default ranges, and the screening options are refused where nothing is coloured by the
 //! charges' potential. Skipped, with the reason printed, where no wgpu adapter exists.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 
 use std::process::Command;
 

@@ -66,6 +66,26 @@ impl DielectricArgs {
         Ok(model)
     }
 
+    /// The viewer's model of the charges' potential the options ask for (Debye-Hueckel at
+    /// 298.15 K, as the viewer's).
+    pub fn esp_model(&self) -> Result<orbitfield::app::esp_model::EspModel> {
+        use orbitfield::app::esp_model::EspModel;
+        let temperature = orbitfield::compute::esp::screening::DEFAULT_SCREENING_TEMPERATURE_KELVIN;
+        Ok(match self.model(temperature)? {
+            Dielectric::Vacuum => EspModel::Vacuum,
+            Dielectric::DistanceDependent { slope_per_angstrom } => EspModel::DistanceDependent { slope_per_angstrom },
+            Dielectric::DebyeHuckel {
+                eps_out,
+                ionic_strength_molar,
+                temperature_kelvin,
+            } => EspModel::DebyeHuckel {
+                eps_out,
+                ionic_strength_molar,
+                temperature_kelvin,
+            },
+        })
+    }
+
     /// True when any screening option was given.
     pub fn given(&self) -> bool {
         self.dielectric.is_some() || self.ionic_strength.is_some() || self.eps_out.is_some()

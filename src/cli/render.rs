@@ -860,11 +860,9 @@ fn computed_range(state: &AppState, source: FieldChoice, [lo, hi]: [f32; 2]) -> 
     [unit.computed(f64::from(lo)), unit.computed(f64::from(hi))]
 }
 
-/// The model of the charges' potential --dielectric asks for (Debye-Hueckel at 298.15 K); refused
-/// where nothing is coloured by that potential.
+/// The model of the charges' potential --dielectric asks for; refused where nothing is coloured
+/// by that potential.
 fn screening_model(args: &RenderArgs) -> Result<orbitfield::app::esp_model::EspModel> {
-    use orbitfield::app::esp_model::EspModel;
-    use orbitfield::compute::esp::screening::Dielectric;
     let cartoons = arg_specs(args)?
         .0
         .iter()
@@ -873,20 +871,7 @@ fn screening_model(args: &RenderArgs) -> Result<orbitfield::app::esp_model::EspM
     if !colors_by_esp(args) && !cartoons {
         bail!("--dielectric, --ionic-strength and --eps-out apply to --color-by esp and cartoons coloured by esp");
     }
-    let temperature = orbitfield::compute::esp::screening::DEFAULT_SCREENING_TEMPERATURE_KELVIN;
-    Ok(match args.screening.model(temperature)? {
-        Dielectric::Vacuum => EspModel::Vacuum,
-        Dielectric::DistanceDependent { slope_per_angstrom } => EspModel::DistanceDependent { slope_per_angstrom },
-        Dielectric::DebyeHuckel {
-            eps_out,
-            ionic_strength_molar,
-            temperature_kelvin,
-        } => EspModel::DebyeHuckel {
-            eps_out,
-            ionic_strength_molar,
-            temperature_kelvin,
-        },
-    })
+    args.screening.esp_model()
 }
 
 #[cfg(test)]
