@@ -6,7 +6,6 @@
 //! charges' potential. Skipped, with the reason printed, where no wgpu adapter exists.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-
 use std::process::Command;
 
 fn pqr(dir: &std::path::Path) -> std::path::PathBuf {

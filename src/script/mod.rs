@@ -21,6 +21,7 @@ pub mod lex;
 pub mod log;
 pub mod parse;
 pub mod plan;
+mod plan_color;
 mod plan_measure;
 mod plan_slice;
 mod plan_tools;

@@ -71,7 +71,7 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
         "rep" => rep(p, state),
         "color" => {
             let (id, kind) = rep_at(p, state, "rep")?;
-            cmds(color_edits(
+            cmds(super::plan_color::color_edits(
                 p,
                 state,
                 id,
@@ -285,7 +285,7 @@ fn rep_at<'a>(p: &Parsed, state: &'a AppState, name: &str) -> Result<(RepId, &'a
     }
 }
 
-fn field_choice(text: &str, column: usize, state: &AppState) -> Result<FieldChoice, Problem> {
+pub(super) fn field_choice(text: &str, column: usize, state: &AppState) -> Result<FieldChoice, Problem> {
     let doc = state
         .document()
         .ok_or_else(|| problem(column, "nothing is open; 'open' files first"))?;
@@ -399,7 +399,11 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
             let col = p.column_of("value");
             let prop = p.text("property").unwrap_or("");
             let edit = match (prop, kind) {
-                ("color", kind) => return Ok(Plan::Commands(color_edits(p, state, id, kind, value, col)?)),
+                ("color", kind) => {
+                    return Ok(Plan::Commands(super::plan_color::color_edits(
+                        p, state, id, kind, value, col,
+                    )?));
+                }
                 ("style", RepKind::Atoms(_)) => {
                     RepEdit::AtomStyle(crate::app::atoms::AtomStyle::parse(value).ok_or_else(|| {
                         problem(
@@ -515,84 +519,6 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
 }
 
 /// The edits that colour representation `id` by `scheme`.
-fn color_edits(
-    p: &Parsed,
-    state: &AppState,
-    id: RepId,
-    kind: &RepKind,
-    scheme: &str,
-    col: usize,
-) -> Result<Vec<Command>, Problem> {
-    let words: Vec<&str> = scheme.split_whitespace().collect();
-    let first = words.first().copied().unwrap_or("");
-    let none = first.eq_ignore_ascii_case("none");
-    let _ = p;
-    Ok(match kind {
-        RepKind::Atoms(_) => vec![Command::EditRep(
-            id,
-            RepEdit::AtomColoring(AtomColoring::parse(first).ok_or_else(|| {
-                problem(
-                    col,
-                    format!("color '{scheme}': atoms are coloured by element, residue, chain, charge or beta"),
-                )
-            })?),
-        )],
-        RepKind::Cartoon(_) => {
-            if let Some(c) = crate::analysis::polymer::Coloring::parse(first) {
-                vec![Command::EditRep(id, RepEdit::CartoonColoring(c))]
-            } else if none {
-                vec![Command::EditRep(id, RepEdit::ColorBy(None))]
-            } else if let Some(f) = cartoon_color_field(first) {
-                vec![Command::EditRep(id, RepEdit::ColorBy(Some((f, None))))]
-            } else {
-                return Err(problem(
-                    col,
-                    format!(
-                        "color '{scheme}': cartoons are coloured by ss, chain, residue, index (rainbow), beta, esp or volume:N"
-                    ),
-                ));
-            }
-        }
-        RepKind::Field(_) => {
-            if none {
-                vec![Command::EditRep(id, RepEdit::ColorBy(None))]
-            } else if let Some(c) = parse_color(first) {
-                let mut v = vec![Command::EditRep(
-                    id,
-                    RepEdit::Color {
-                        lobe: 0,
-                        rgb: c.map(|x| f32::from(x) / 255.0),
-                    },
-                )];
-                if let Some(second) = words.get(1) {
-                    let c2 = parse_color(second)
-                        .ok_or_else(|| problem(col, format!("color '{second}': a colour name, #rrggbb or r,g,b")))?;
-                    v.push(Command::EditRep(
-                        id,
-                        RepEdit::Color {
-                            lobe: 1,
-                            rgb: c2.map(|x| f32::from(x) / 255.0),
-                        },
-                    ));
-                }
-                v
-            } else {
-                let word = if first.eq_ignore_ascii_case("esp")
-                    && !state
-                        .document()
-                        .is_some_and(|d| d.has_field(FieldChoice::WavefunctionPotential))
-                {
-                    "potential"
-                } else {
-                    first
-                };
-                let f = field_choice(word, col, state)?;
-                vec![Command::EditRep(id, RepEdit::ColorBy(Some((f, None))))]
-            }
-        }
-    })
-}
-
 fn field(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
     document(p, state)?;
     let text = p.text("field").unwrap_or("").trim();

@@ -324,13 +324,13 @@ pub const VERBS: &[Verb] = &[
                 arg(
                     "scheme",
                     Kind::Text,
-                    "element|residue|chain|charge|beta, ss|index, esp|potential|pb|volume:N|none, or two colours",
+                    "element|residue|chain|charge|beta, ss|index, esp|potential|pb|volume:N|none, or two colours; a colouring by a field may end in `range LOW HIGH` (the colormap's ends, in the legend's unit) or `range auto`",
                 ),
             ],
             &[],
-            "As the Field panel's colouring and the representation editor's colour choice.",
+            "As the Field panel's colouring (and its colour range) and the representation editor's colour choice.",
         )],
-        example: "color 2 esp",
+        example: "color 2 volume:2 range -0.05 0.05",
     },
     Verb {
         name: "field",

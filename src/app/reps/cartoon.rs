@@ -482,7 +482,7 @@ impl AppState {
             && let Some(k) = c.color_by.as_mut().filter(|k| k.range.is_none())
             && let Some((_, _, v)) = &c.pipeline.colored
         {
-            k.range = Some(super::edit::value_range(v.to_vec()));
+            k.range = Some(super::ranges::value_range(v.to_vec()));
         }
         if let Some(e) = failure {
             self.error(format!("cartoon colours: {e}"));

@@ -4,6 +4,7 @@
 //!
 //! Called by `app::apply` for the representation commands and by session loading.
 
+use super::ranges::{surface_value_range, value_range};
 use super::spec::{self, RepSpec, SpecKind};
 use super::{
     AtomsRep, CartoonRep, FieldPipeline, FieldRep, FieldStyle, Iso, LOBE_NEGATIVE, LOBE_POSITIVE, MOLSURF_COLOR,
@@ -501,19 +502,18 @@ impl AppState {
         self.view.dirty.meshes = true;
     }
 
-    /// The field a slice from the Field panel cuts: the field the panel edits (the selected field
-    /// representation, else the first), or for a molecular surface (whose values are only the
-    /// surface's level, not a quantity to read) the field it is coloured by. An error in words for
-    /// the status line when there is nothing to slice.
+    /// The field a slice from the Field panel cuts: for a surface coloured by a field, that field
+    /// (the colours the user reads: the potential on a density or molecular surface), else the
+    /// field the panel edits (the selected field representation, else the first); a molecular
+    /// surface's own values are only the surface's level, not a quantity to read. An error in
+    /// words for the status line when there is nothing to slice.
     pub fn slice_field(&self) -> Result<FieldChoice, String> {
         let Some(rep) = self.panel_field_rep() else {
             return Err("slice: there is no field to slice; add one first (Add menu, or 'field add')".into());
         };
-        if !matches!(rep.field, FieldChoice::MolSurf { .. }) {
-            return Ok(rep.field);
-        }
         match rep.coloring {
             Some(c) => Ok(c.source),
+            None if !matches!(rep.field, FieldChoice::MolSurf { .. }) => Ok(rep.field),
             None => Err(
                 "slice: a molecular surface has no values to slice; colour it by a potential \
                          first, or add the potential itself (Add > Potential, or 'field add pb')"
@@ -767,7 +767,11 @@ impl AppState {
         let range = match (&volume, range, shown) {
             // A new colouring by a potential: its model's range (+-10 kcal/mol/e at 4r, +-5 kT/e for PB or a map).
             (_, None, _) if !same_source && model_range.is_some() => model_range,
-            (Some(grid), None, _) => Some(surface_value_range(&f.pipeline.lobes, grid)),
+            // Before the surface exists its range waits for it (`AppState::update_reps`), unless
+            // the render device extracts the surfaces (none on the host: the whole map's range).
+            (Some(grid), None, _) if f.has_lobes() || self.view.gpu_surfaces => {
+                Some(surface_value_range(&f.pipeline.lobes, grid))
+            }
             // Auto range again, from the colouring field shown.
             (None, None, Some((_, grid))) if same_source => Some(surface_value_range(&f.pipeline.lobes, grid)),
             // ... or from the values at the vertices.
@@ -847,53 +851,5 @@ impl AppState {
     /// The surface colouring of the representation the field panel edits, if any.
     pub fn surface_color(&self) -> Option<super::SurfaceColoring> {
         self.panel_field_rep()?.coloring
-    }
-}
-
-/// A colormap range for `grid` on `lobes`: the 2nd..98th percentile of its values at their
-/// vertices (made symmetric about zero when the values change sign), or of the whole volume when
-/// there is no surface.
-pub fn surface_value_range(
-    lobes: &[Option<std::sync::Arc<crate::surface::MeshData>>; 2],
-    grid: &crate::model::Grid3,
-) -> [f32; 2] {
-    let values: Vec<f32> = lobes
-        .iter()
-        .flatten()
-        .flat_map(|m| m.positions_angstrom.iter())
-        .filter_map(|p| crate::app::values::sample_grid(grid, *p))
-        .collect();
-    if values.iter().any(|v| v.is_finite()) {
-        value_range(values)
-    } else {
-        value_range(grid.values.clone())
-    }
-}
-
-/// A colormap range for `values`: their 2nd..98th percentile (made symmetric about zero when they
-/// change sign; non-finite values ignored; -1..1 when there are none).
-pub fn value_range(mut values: Vec<f32>) -> [f32; 2] {
-    values.retain(|v| v.is_finite());
-    if values.is_empty() {
-        return [-1.0, 1.0];
-    }
-    values.sort_by(f32::total_cmp);
-    let at = |q: f64| {
-        values
-            .get(((values.len() - 1) as f64 * q).round() as usize)
-            .copied()
-            .unwrap_or(0.0)
-    };
-    let (lo, hi) = (at(0.02), at(0.98));
-    let range = if lo < 0.0 && hi > 0.0 {
-        let m = lo.abs().max(hi.abs());
-        [-m, m]
-    } else {
-        [lo, hi]
-    };
-    if range[0] == range[1] {
-        [range[0] - 1.0, range[1] + 1.0]
-    } else {
-        range
     }
 }

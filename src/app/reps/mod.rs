@@ -22,12 +22,14 @@
 pub mod cartoon;
 mod device;
 mod edit;
+mod ranges;
 mod select;
 pub mod spec;
 mod update;
 
 pub use cartoon::{CartoonKey, CartoonRep, CartoonValuesKey};
-pub use edit::{DENSITY_OPACITY, RepEdit, value_range};
+pub use edit::{DENSITY_OPACITY, RepEdit};
+pub use ranges::{surface_value_range, value_range};
 pub use spec::{RepSpec, SpecKind};
 
 use super::atoms::{AtomColoring, AtomStyle};
@@ -431,6 +433,11 @@ impl FieldRep {
             FieldChoice::Volume(_) => grid.min_max().is_some_and(|(lo, _)| lo < 0.0),
             f => f.is_signed(),
         }
+    }
+
+    /// True when it has surfaces to show (extracted on the host).
+    pub fn has_lobes(&self) -> bool {
+        self.pipeline.lobes.iter().any(Option::is_some)
     }
 
     /// True when it draws isosurfaces.

@@ -203,6 +203,21 @@ impl AppState {
         let RepKind::Field(f) = &rep.kind else {
             return;
         };
+        // A volume coloured onto surfaces that did not exist yet: its range from their values
+        // once they do (the whole map's would be set by the values near the nuclei).
+        if let (Some(c @ super::SurfaceColoring { range: None, .. }), true) = (f.coloring, f.has_lobes())
+            && let FieldChoice::Volume(v) = c.source
+            && let Some(grid) = self.document().and_then(|d| d.grids.get(v)).cloned()
+        {
+            let range = super::ranges::surface_value_range(&f.pipeline.lobes, &grid);
+            if let Some(RepKind::Field(f)) = self.doc.reps.list.get_mut(i).map(|r| &mut r.kind)
+                && let Some(c) = f.coloring.as_mut()
+            {
+                c.range = Some(range);
+            }
+            self.view.dirty.surface_color = true;
+            return;
+        }
         let (Some(c), Some(channel), true) = (f.coloring, f.pipeline.color.as_ref(), rep.visible) else {
             return;
         };
@@ -248,7 +263,7 @@ impl AppState {
                     let r = crate::app::pb::PB_RANGE_KT_PER_E;
                     [-r, r]
                 } else {
-                    super::edit::surface_value_range(&f.pipeline.lobes, &grid)
+                    super::ranges::surface_value_range(&f.pipeline.lobes, &grid)
                 });
             }
             if let Some(c) = f.pipeline.color.as_mut() {
@@ -437,7 +452,7 @@ impl AppState {
         {
             let range = f
                 .vertex_values()
-                .map(|v| super::edit::value_range(v.iter().flatten().flat_map(|v| v.iter().copied()).collect()));
+                .map(|v| super::ranges::value_range(v.iter().flatten().flat_map(|v| v.iter().copied()).collect()));
             if let (Some(c), Some(range)) = (f.coloring.as_mut(), range) {
                 c.range = Some(range);
             }
