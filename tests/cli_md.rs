@@ -254,3 +254,30 @@ fn convert_round_trips_through_mdanalysis() {
         );
     }
 }
+
+/// An output in a folder that does not exist is refused before any work, in one line naming it,
+/// by every command that writes one (a long sampling or map run would otherwise lose its result).
+#[test]
+fn outputs_in_missing_folders_are_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("missing/map.dx");
+    let out = out.to_str().unwrap();
+    let adk = [data("md/adk.psf"), data("md/adk_dims.dcd")];
+    for args in [
+        vec!["grid", "ils", "--probe", "xe", "--frames", "0:2", "-o", out],
+        vec!["grid", "esp", "--frames", "0:2", "-o", out],
+        vec!["grid", "pb", "--frames", "0:1", "-o", out],
+        vec!["rdf", "--sel1", "name CA", "--sel2", "name CA", "-o", out],
+        vec!["convert", "-o", out],
+    ] {
+        let o = orbitfield(&args, &adk);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(
+            e.contains("cannot write") && e.contains("does not exist"),
+            "{args:?}: {e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{args:?}: one line, before any work: {e}");
+    }
+    assert!(!dir.path().join("missing").exists());
+}

@@ -36,7 +36,7 @@ pub mod ils;
 pub mod ils_paths;
 pub mod labels;
 pub mod measure;
-pub mod open_paths;
+pub use crate::io::open_paths;
 pub mod orbitals;
 pub mod pb;
 pub mod potential;

@@ -156,7 +156,11 @@ pub fn grid_ils_main() -> Option<ExitCode> {
             .with_writer(std::io::stderr)
             .try_init();
     }
-    Some(super::exit_code(run(&args)))
+    let mut args = args;
+    let ready = super::expand_patterns(&args.files)
+        .map(|files| args.files = files)
+        .and_then(|()| super::check_output_folder(Some(&args.output)));
+    Some(super::exit_code(ready.and_then(|()| run(&args))))
 }
 
 /// Occupancy sums travelling between ranks.

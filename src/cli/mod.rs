@@ -136,6 +136,10 @@ pub fn main() -> ExitCode {
         eprintln!("error: {e:#}");
         return ExitCode::from(1);
     }
+    if let Err(e) = check_output_folder(output_of(&cli)) {
+        eprintln!("error: {e:#}");
+        return ExitCode::from(1);
+    }
     let result = match cli.command {
         Some(Command::Info(args)) => info::run(&args),
         Some(Command::Rdf(args)) => rdf::run(&args),
@@ -285,7 +289,7 @@ fn note(ranks: &orbitfield::batch::Ranks, text: &str) {
 }
 
 /// Expands file arguments that name no file and hold `*` or `?` in their file name (a quoted
-/// `'qm/frame_*.molden'`, or any pattern on shells that do not expand them), in sorted order.
+/// `'qm/frame_*.molden'`, or any pattern on shells that do not expand them), and folders, as the viewer opens them (`io::open_paths`).
 fn expand_file_patterns(cli: &mut Cli) -> anyhow::Result<()> {
     let files = match &mut cli.command {
         None => &mut cli.files,
@@ -305,6 +309,45 @@ fn expand_file_patterns(cli: &mut Cli) -> anyhow::Result<()> {
     };
     *files = expand_patterns(files)?;
     Ok(())
+}
+
+/// Refuses an output (`-o`) whose folder does not exist or cannot be written before any work is
+/// done: a long map or sampling run would otherwise end in that error and lose its result.
+pub(crate) fn check_output_folder(output: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let Some(path) = output.filter(|p| p.as_os_str() != "-") else {
+        return Ok(());
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "cannot write {}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        );
+    }
+    let probe = dir.join(format!(".orbitfield-write-check-{}", std::process::id()));
+    std::fs::File::create(&probe)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e} (in {})", path.display(), dir.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// The output a command writes (`-o`, or render's `--movie`).
+fn output_of(cli: &Cli) -> Option<&std::path::Path> {
+    match &cli.command {
+        Some(Command::Rdf(a)) => a.output.as_deref(),
+        Some(Command::Hbonds(a)) => a.output.as_deref(),
+        Some(Command::Grid(a)) => Some(&a.output),
+        Some(Command::Ions(a)) => Some(&a.output),
+        Some(Command::Surface(a)) => Some(&a.output),
+        #[cfg(feature = "gui")]
+        Some(Command::Render(a)) => a.output.as_deref().or(a.movie.as_deref()),
+        Some(Command::Convert(a)) => Some(&a.output),
+        _ => None,
+    }
 }
 
 /// The file of the PDB entry a `pdb:ID` argument names: from the cache, else downloaded into it
@@ -335,7 +378,7 @@ fn fetch_argument(arg: &str) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
-fn expand_patterns(files: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn expand_patterns(files: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::with_capacity(files.len());
     for f in files {
         let text = f.to_string_lossy();
@@ -343,61 +386,11 @@ fn expand_patterns(files: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
             out.push(fetch_argument(&text)?);
             continue;
         }
-        let name = f
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if f.exists() || !name.contains(['*', '?']) {
-            out.push(f.clone());
-            continue;
-        }
-        let dir = f
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        let entries = std::fs::read_dir(dir)
-            .map_err(|e| anyhow::anyhow!("{}: cannot list {} for the pattern: {e}", f.display(), dir.display()))?;
-        let mut matched: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
-            .filter(|e| pattern_matches(&name, &e.file_name().to_string_lossy()))
-            .map(|e| match f.parent().filter(|p| !p.as_os_str().is_empty()) {
-                Some(p) => p.join(e.file_name()),
-                None => PathBuf::from(e.file_name()),
-            })
-            .collect();
-        if matched.is_empty() {
-            anyhow::bail!("{}: no file matches this pattern", f.display());
-        }
-        matched.sort();
-        out.extend(matched);
+        // Folders and patterns as the viewer opens them (`io::open_paths`: the files orbitfield
+        // reads, in natural order).
+        out.extend(orbitfield::io::open_paths::expand(std::slice::from_ref(f)).map_err(|e| anyhow::anyhow!(e))?);
     }
     Ok(out)
-}
-
-/// `*` (any run) and `?` (one character) against a whole file name.
-fn pattern_matches(pattern: &str, name: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = name.chars().collect();
-    // matches[j]: the pattern prefix so far matches the first j characters of the name.
-    let mut matches = vec![false; t.len() + 1];
-    matches[0] = true;
-    for &c in &p {
-        let mut next = vec![false; t.len() + 1];
-        if c == '*' {
-            let mut any = false;
-            for j in 0..=t.len() {
-                any |= matches[j];
-                next[j] = any;
-            }
-        } else {
-            for j in 1..=t.len() {
-                next[j] = matches[j - 1] && (c == '?' || c == t[j - 1]);
-            }
-        }
-        matches = next;
-    }
-    matches[t.len()]
 }
 
 #[cfg(not(feature = "gui"))]
@@ -440,16 +433,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn patterns() {
-        assert!(pattern_matches("frame_*.molden", "frame_000.molden"));
-        assert!(pattern_matches("frame_???.molden*", "frame_012.molden.gz"));
-        assert!(!pattern_matches("frame_*.molden", "frame_000.molden.gz"));
-        assert!(pattern_matches("*", ""));
-        assert!(!pattern_matches("a?", "a"));
-    }
-
-    #[test]
-    fn quoted_patterns_expand_sorted() {
+    fn quoted_patterns_and_folders_expand_in_natural_order() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         for n in ["f_2.molden", "f_10.molden", "f_1.molden", "other.xyz"] {
             std::fs::write(dir.path().join(n), "x").unwrap_or_else(|e| panic!("{e}"));
@@ -464,7 +448,16 @@ mod tests {
                     .unwrap_or_default()
             })
             .collect();
-        assert_eq!(names, ["other.xyz", "f_1.molden", "f_10.molden", "f_2.molden"]);
+        // Natural order, as the viewer opens them.
+        assert_eq!(names, ["other.xyz", "f_1.molden", "f_2.molden", "f_10.molden"]);
         assert!(expand_patterns(&[dir.path().join("g_*.molden")]).is_err());
+        // A folder gives its files in the same order (the viewer's `orbitfield scan/`).
+        let sub = dir.path().join("scan");
+        std::fs::create_dir(&sub).unwrap_or_else(|e| panic!("{e}"));
+        for n in ["s_10.molden", "s_9.molden"] {
+            std::fs::write(sub.join(n), "x").unwrap_or_else(|e| panic!("{e}"));
+        }
+        let out = expand_patterns(&[sub.clone()]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(out, [sub.join("s_9.molden"), sub.join("s_10.molden")]);
     }
 }

@@ -28,6 +28,7 @@ pub mod mmcif;
 pub mod mol2;
 pub mod molden;
 pub mod namdbin;
+pub mod open_paths;
 pub mod pdb;
 pub mod psf;
 pub mod qmlog;

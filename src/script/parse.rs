@@ -254,7 +254,7 @@ fn openable(text: &str, column: usize, base_dir: &Path) -> Result<PathBuf, Probl
     if !(p.is_dir() || pattern) {
         return existing(text, column, base_dir);
     }
-    crate::app::open_paths::expand(std::slice::from_ref(&p)).map_err(|e| problem(column, e))?;
+    crate::io::open_paths::expand(std::slice::from_ref(&p)).map_err(|e| problem(column, e))?;
     Ok(std::fs::canonicalize(&p).unwrap_or(p))
 }
 

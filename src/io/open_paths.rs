@@ -3,7 +3,8 @@
 //! `frame_2` before `frame_10`), so a folder of Molden or fchk frames opens as a series as a quoted
 //! pattern does on the command line; a file name holding `*` or `?` that names no file gives the
 //! files it matches, in the same order. Other paths pass as they are. Used by
-//! `AppState::open_files` (the Open dialog, dropped files, the `open` command, recent files).
+//! the viewer's `AppState::open_files` (the Open dialog, dropped files, the `open` command, recent files)
+//! and every command line's file arguments.
 
 use std::path::{Path, PathBuf};
 
