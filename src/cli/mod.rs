@@ -457,7 +457,7 @@ mod tests {
         for n in ["s_10.molden", "s_9.molden"] {
             std::fs::write(sub.join(n), "x").unwrap_or_else(|e| panic!("{e}"));
         }
-        let out = expand_patterns(&[sub.clone()]).unwrap_or_else(|e| panic!("{e}"));
+        let out = expand_patterns(std::slice::from_ref(&sub)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(out, [sub.join("s_9.molden"), sub.join("s_10.molden")]);
     }
 }
