@@ -340,24 +340,12 @@ pub fn atoms(
     Ok((atoms, cube))
 }
 
-/// The frames `--frames` names (all, N, A:B or A:B:S).
+/// The frames `--frames` names (all, N, A:B or A:B:S), as every command reads them
+/// (`model::FrameRange`).
 fn frame_list(text: &str, n_frames: usize) -> Result<Vec<usize>> {
-    let t = text.trim();
-    if t == "all" {
-        return Ok((0..n_frames).collect());
-    }
-    let parts: Vec<&str> = t.split(':').collect();
-    let num = |s: &str| s.trim().parse::<usize>().with_context(|| format!("--frames {text}"));
-    let frames: Vec<usize> = match parts.as_slice() {
-        [n] => vec![num(n)?],
-        [a, b] => (num(a)?..num(b)?).collect(),
-        [a, b, s] => (num(a)?..num(b)?).step_by(num(s)?.max(1)).collect(),
-        _ => bail!("--frames {text}: expected all, N, A:B or A:B:S"),
-    };
-    if let Some(&f) = frames.iter().find(|&&f| f >= n_frames) {
-        bail!("--frames {text}: frame {f} requested, the files hold {n_frames} frames");
-    }
-    Ok(frames)
+    orbitfield::model::FrameRange::parse(text)
+        .and_then(|r| r.indices(n_frames))
+        .map_err(|e| anyhow::anyhow!("--{e}"))
 }
 
 fn write(path: &Path, grid: &Grid3, atoms: &[CubeAtom]) -> Result<()> {

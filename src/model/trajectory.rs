@@ -236,6 +236,16 @@ impl FrameRange {
         }
     }
 
+    /// The range as users write it (`A:B`, `A:B:S`, `A:`).
+    fn text(&self) -> String {
+        let part = |x: Option<i64>| x.map(|v| v.to_string()).unwrap_or_default();
+        let mut t = format!("{}:{}", part(self.start), part(self.stop));
+        if self.step != 1 {
+            t.push_str(&format!(":{}", self.step));
+        }
+        t
+    }
+
     /// The frame indices this range selects from a trajectory of `n_frames`.
     pub fn indices(&self, n_frames: usize) -> Result<Vec<usize>, String> {
         let n = n_frames as i64;
@@ -250,9 +260,36 @@ impl FrameRange {
             }
             return Ok(vec![i as usize]);
         }
-        let start = resolve(self.start.unwrap_or(0)).clamp(0, n);
-        let stop = resolve(self.stop.unwrap_or(n)).clamp(0, n);
-        Ok((start..stop).step_by(self.step as usize).map(|i| i as usize).collect())
+        // An end past the last frame is refused, as a single frame is (a clamp would average fewer
+        // frames than asked for without a word); a range left open (`A:`) runs to the last.
+        let last = match n_frames {
+            0 => "no frames".to_string(),
+            1 => "one frame (frame 0)".to_string(),
+            _ => format!("{n_frames} frames, 0 to {}", n_frames - 1),
+        };
+        let text = self.text();
+        let start = resolve(self.start.unwrap_or(0));
+        if !(0..n.max(1)).contains(&start) {
+            return Err(format!(
+                "frames {text}: the range starts at frame {}, and the trajectory has {last}",
+                self.start.unwrap_or(0)
+            ));
+        }
+        let stop = resolve(self.stop.unwrap_or(n));
+        if !(0..=n).contains(&stop) {
+            return Err(format!(
+                "frames {text}: the range stops at {} (the end is left out), and the trajectory has \
+                 {last}; leave the end out (A:) to run to the last frame",
+                self.stop.unwrap_or(n)
+            ));
+        }
+        let picked: Vec<usize> = (start..stop).step_by(self.step as usize).map(|i| i as usize).collect();
+        if picked.is_empty() && n_frames > 0 {
+            return Err(format!(
+                "frames {text}: the range selects no frame (the end must be after the start)"
+            ));
+        }
+        Ok(picked)
     }
 }
 
@@ -263,7 +300,15 @@ mod tests {
     #[test]
     fn frame_ranges() {
         assert_eq!(FrameRange::parse("all").unwrap().indices(3).unwrap(), vec![0, 1, 2]);
-        assert_eq!(FrameRange::parse("1:10:3").unwrap().indices(8).unwrap(), vec![1, 4, 7]);
+        assert_eq!(FrameRange::parse("1:8:3").unwrap().indices(8).unwrap(), vec![1, 4, 7]);
+        assert_eq!(FrameRange::parse("1::3").unwrap().indices(8).unwrap(), vec![1, 4, 7]);
+        // Past the end, or nothing: refused in words.
+        let e = FrameRange::parse("1:10:3").unwrap().indices(8).unwrap_err();
+        assert!(e.contains("stops at 10") && e.contains("8 frames, 0 to 7"), "{e}");
+        assert!(FrameRange::parse("9:").unwrap().indices(8).is_err());
+        assert!(FrameRange::parse("5:2").unwrap().indices(8).is_err());
+        assert!(FrameRange::parse("0:-9").unwrap().indices(8).is_err());
+        assert_eq!(FrameRange::parse("0:-1").unwrap().indices(3).unwrap(), vec![0, 1]);
         assert_eq!(FrameRange::parse("-2:").unwrap().indices(5).unwrap(), vec![3, 4]);
         assert_eq!(FrameRange::parse("4").unwrap().indices(5).unwrap(), vec![4]);
         assert!(FrameRange::parse("5").unwrap().indices(5).is_err());
