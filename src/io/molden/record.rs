@@ -283,6 +283,7 @@ pub(super) fn read_record(
             w.push(note);
         }
         w.extend(check_and_correct(&mut wf, &trial_corrections()));
+        w.extend(orbitals_cut_short(&wf));
         Ok((wf, w))
     };
 
@@ -310,6 +311,27 @@ pub(super) fn read_record(
         }
     }
     Ok(())
+}
+
+/// A note when every orbital listed is occupied and there are fewer than basis functions: the
+/// file was cut short between two orbitals (a job killed while writing it), or written with its
+/// occupied orbitals alone; either way the highest listed need not be the HOMO.
+fn orbitals_cut_short(wf: &Wavefunction) -> Option<String> {
+    let sets: Vec<&crate::model::OrbitalSet> = std::iter::once(&wf.alpha).chain(wf.beta.as_ref()).collect();
+    let listed: usize = sets.iter().map(|s| s.len()).sum();
+    let n_basis = wf.alpha.n_basis;
+    let all_occupied = sets.iter().all(|s| s.occupations.iter().all(|&o| o > 0.0));
+    if !all_occupied || sets.iter().all(|s| s.len() >= n_basis) {
+        return None;
+    }
+    let electrons: f64 = sets.iter().flat_map(|s| s.occupations.iter()).sum();
+    let nuclear: f64 = wf.atoms.iter().map(|a| a.nuclear_charge).sum();
+    Some(format!(
+        "the file lists {listed} orbitals for {n_basis} basis functions, every one occupied: it may be \
+         cut short (the orbitals hold {electrons} electrons, a charge of {:+}), or written with its \
+         occupied orbitals only; the last orbital listed is then not necessarily the HOMO",
+        nuclear - electrons
+    ))
 }
 
 /// True for a closed shell written as alpha orbitals only with occupations per spin (Q-Chem's
