@@ -8,6 +8,7 @@
 //! - `color 2 volume:2 range LOW HIGH` sets the colormap's ends in the legend's unit, `range auto`
 //!   goes back to the surface's; extra words are refused at their column.
 //! - `slice` on the coloured surface cuts the potential it is coloured by.
+//! - Space does not start playback of a single geometry.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -125,4 +126,18 @@ fn a_potential_cube_colours_the_density_surface_over_the_surfaces_values() {
     // A slice of the coloured surface cuts the potential.
     run(&mut state, "slice z").unwrap();
     assert_eq!(state.slice_field(), Ok(c.source));
+}
+
+/// Space plays a trajectory; a single geometry has nothing to play, and the timeline stays as it is.
+#[test]
+fn space_does_not_play_a_single_geometry() {
+    let state = journey::opened(&["engine/water_density_24.cube"], false);
+    let mut harness = journey::window(state);
+    harness.run();
+    harness.key_press(egui::Key::Space);
+    harness.run();
+    assert!(!harness.state().view.timeline.playing, "one frame: nothing plays");
+    let mut state = journey::opened(&["md/adk.psf", "md/adk_dims.dcd"], false);
+    state.apply(orbitfield::app::state::Command::TogglePlaying);
+    assert!(state.view.timeline.playing, "98 frames play");
 }

@@ -41,7 +41,11 @@ impl AppState {
                 }
             }
             Command::SetPlaying(p) => self.view.timeline.playing = p,
-            Command::TogglePlaying => self.view.timeline.playing = !self.view.timeline.playing,
+            // One frame (or none) has nothing to play: Space leaves the Play button as it is.
+            Command::TogglePlaying => {
+                let frames = self.document().map_or(0, |d| d.n_frames);
+                self.view.timeline.playing = !self.view.timeline.playing && frames > 1;
+            }
             Command::SetPlaybackFps(f) => {
                 self.view.timeline.fps = f.clamp(0.5, 120.0);
                 self.settings.playback_fps = self.view.timeline.fps;
