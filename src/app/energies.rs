@@ -43,7 +43,15 @@ pub fn total_energy_text(hartree: f64) -> String {
 
 /// Signed kcal/mol with two decimals, "+0.52 kcal/mol".
 pub fn kcal_text(kcal_per_mol: f64) -> String {
-    format!("{kcal_per_mol:+.2} kcal/mol")
+    // The last steps of an optimisation differ by micro-hartrees: digits enough to tell them apart.
+    let a = kcal_per_mol.abs();
+    if a == 0.0 || a >= 0.01 {
+        format!("{kcal_per_mol:+.2} kcal/mol")
+    } else if a >= 1e-4 {
+        format!("{kcal_per_mol:+.4} kcal/mol")
+    } else {
+        format!("{kcal_per_mol:+.1e} kcal/mol")
+    }
 }
 
 impl AppState {
@@ -91,5 +99,9 @@ mod tests {
         assert!((r[2][0] - 3.0).abs() < 1e-12);
         assert!(relative_kcal_per_mol(&[f64::NAN]).is_empty());
         assert_eq!(kcal_text(0.521), "+0.52 kcal/mol");
+        assert_eq!(kcal_text(0.0), "+0.00 kcal/mol");
+        // 6.8e-6 Eh between an optimisation's last steps.
+        assert_eq!(kcal_text(6.8e-6 * 627.5095), "+0.0043 kcal/mol");
+        assert_eq!(kcal_text(2e-5), "+2.0e-5 kcal/mol");
     }
 }
