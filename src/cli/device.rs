@@ -42,7 +42,7 @@ impl DeviceArgs {
                     .or(all.first())
                     .cloned();
             }
-            DeviceChoice::Gpu if no_cuda && !quiet_adapter_search() => {
+            DeviceChoice::Gpu | DeviceChoice::Auto if no_cuda && !quiet_adapter_search() => {
                 facts.adapter_missing =
                     Some("wgpu adapters not searched: XDG_RUNTIME_DIR is unset (--device wgpu searches anyway)".into());
             }
