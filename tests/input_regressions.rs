@@ -195,6 +195,12 @@ fn ils_lattice_and_path_take_comma_separated_points() {
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     // The start is on a face: the path to bulk is that one point.
     assert!(text.contains("1 points, to bulk"), "{text}");
+    assert!(!String::from_utf8_lossy(&run.stderr).contains("cap"));
+    // From inside the ion, where the map holds its cap: the barrier is said not to be one.
+    let run = orbitfield(&["ils-path", map.to_str().unwrap(), "--from", "0,0,0"]);
+    assert!(run.status.success());
+    let e = String::from_utf8_lossy(&run.stderr);
+    assert!(e.contains("the cap of blocked voxels") && e.contains("no sampled path"), "{e}");
 }
 
 /// The `%FLAG NAME` section of a prmtop's text: its values split by the `%FORMAT` field width.

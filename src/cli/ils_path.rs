@@ -80,5 +80,15 @@ pub fn run(args: &IlsPathArgs) -> Result<()> {
             "bulk (the map's faces)"
         }
     );
+    // A barrier at the map's ceiling is the cap `grid ils --max-energy` put on blocked voxels: no
+    // sampled path exists between the points, whatever the number says.
+    let ceiling = grid.values.iter().copied().filter(|v| v.is_finite()).fold(f32::MIN, f32::max);
+    if path.barrier >= f64::from(ceiling) - 1e-4 * f64::from(ceiling).abs().max(1.0) {
+        eprintln!(
+            "note: the barrier is the map's largest value ({ceiling:.4}), the cap of blocked voxels: every \
+             path between the points crosses them, so no sampled path exists and the barrier is not a free \
+             energy"
+        );
+    }
     Ok(())
 }
