@@ -58,6 +58,14 @@ impl PartialOrd for Entry {
     }
 }
 
+/// True when `path`'s barrier is `grid`'s largest value: the cap implicit ligand sampling puts on
+/// blocked voxels (`grid ils --max-energy`), so no sampled path joins its ends and the barrier is
+/// not a free energy.
+pub fn barrier_is_cap(grid: &Grid3, path: &IlsPath) -> bool {
+    let ceiling = grid.values.iter().copied().filter(|v| v.is_finite()).fold(f32::MIN, f32::max);
+    path.barrier >= f64::from(ceiling) - 1e-4 * f64::from(ceiling).abs().max(1.0)
+}
+
 /// The lowest-barrier path on `map` from `from_angstrom` to `to_angstrom` (the nearest lattice points)
 /// or, with `None`, to the nearest-in-barrier point on the map's outer faces.
 pub fn lowest_barrier_path(

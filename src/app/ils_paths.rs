@@ -25,6 +25,9 @@ pub struct IlsPathView {
     pub path: crate::analysis::ils_path::IlsPath,
     /// The frames the map held when it was found.
     pub frames: usize,
+    /// Its barrier is the map's cap: no sampled path joins its ends
+    /// (`analysis::ils_path::barrier_is_cap`).
+    pub capped: bool,
 }
 
 impl IlsPathView {
@@ -34,8 +37,13 @@ impl IlsPathView {
             None => "to bulk".to_string(),
             Some(p) => format!("to ({:.1}, {:.1}, {:.1}) Å", p[0], p[1], p[2]),
         };
+        let cap = if self.capped {
+            " (the map's cap on blocked points: no sampled path, not a free energy)"
+        } else {
+            ""
+        };
         format!(
-            "from atom {} {to}: barrier {}, length {:.1} Å ({} frames)",
+            "from atom {} {to}: barrier {}{cap}, length {:.1} Å ({} frames)",
             self.from_atom + 1,
             unit.format(self.path.barrier as f32),
             self.path.length_angstrom,
@@ -130,7 +138,9 @@ impl crate::app::state::AppState {
                 None
             };
             let path = crate::analysis::ils_path::lowest_barrier_path(&grid, from, to).map_err(|e| e.to_string())?;
+            let capped = crate::analysis::ils_path::barrier_is_cap(&grid, &path);
             Ok(IlsPathView {
+                capped,
                 from_angstrom: from,
                 to_angstrom: to,
                 from_atom: atom,

@@ -82,12 +82,12 @@ pub fn run(args: &IlsPathArgs) -> Result<()> {
     );
     // A barrier at the map's ceiling is the cap `grid ils --max-energy` put on blocked voxels: no
     // sampled path exists between the points, whatever the number says.
-    let ceiling = grid.values.iter().copied().filter(|v| v.is_finite()).fold(f32::MIN, f32::max);
-    if path.barrier >= f64::from(ceiling) - 1e-4 * f64::from(ceiling).abs().max(1.0) {
+    if orbitfield::analysis::ils_path::barrier_is_cap(&grid, &path) {
         eprintln!(
-            "note: the barrier is the map's largest value ({ceiling:.4}), the cap of blocked voxels: every \
+            "note: the barrier is the map's largest value ({:.4}), the cap of blocked voxels: every \
              path between the points crosses them, so no sampled path exists and the barrier is not a free \
-             energy"
+             energy",
+            path.barrier
         );
     }
     Ok(())
