@@ -200,7 +200,10 @@ fn ils_lattice_and_path_take_comma_separated_points() {
     let run = orbitfield(&["ils-path", map.to_str().unwrap(), "--from", "0,0,0"]);
     assert!(run.status.success());
     let e = String::from_utf8_lossy(&run.stderr);
-    assert!(e.contains("the cap of blocked voxels") && e.contains("no sampled path"), "{e}");
+    assert!(
+        e.contains("the cap of blocked voxels") && e.contains("no sampled path"),
+        "{e}"
+    );
 }
 
 /// The `%FLAG NAME` section of a prmtop's text: its values split by the `%FORMAT` field width.

@@ -46,7 +46,7 @@ fn poisson_boltzmann_parameters_are_commands() {
 #[test]
 fn adding_a_representation_says_its_number_and_empty_chain_selections_say_why() {
     let report = script::run_text(
-        "open md/adk_open.pqr\nrep delete all\nrep add cartoon protein\nfield add potential\nselect chain A\nselect segid XYZ",
+        "open md/adk_open.pqr\nrep delete all\nrep add cartoon protein\nfield add potential\nselect chain A\nselect segid XYZ\nrep add licorice resname FOO",
         &data(),
         RunMode::Headless,
     )
@@ -70,6 +70,10 @@ fn adding_a_representation_says_its_number_and_empty_chain_selections_say_why() 
     let want = ((-11.921f64 + 11.447).powi(2) + (26.307f64 - 26.741).powi(2) + (10.410f64 - 9.595).powi(2)).sqrt();
     assert!((v - want).abs() < 1e-3, "{line}: {want}");
     assert!(out.contains("representation 2: "), "{out}");
+    assert!(
+        out.contains("representation 3: resname FOO: Licorice (the selection matches no atoms)"),
+        "{out}"
+    );
     assert!(
         out.contains("'chain A' selects 0 atoms (the files give no chain identifiers"),
         "{out}"

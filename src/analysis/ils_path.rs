@@ -62,7 +62,12 @@ impl PartialOrd for Entry {
 /// blocked voxels (`grid ils --max-energy`), so no sampled path joins its ends and the barrier is
 /// not a free energy.
 pub fn barrier_is_cap(grid: &Grid3, path: &IlsPath) -> bool {
-    let ceiling = grid.values.iter().copied().filter(|v| v.is_finite()).fold(f32::MIN, f32::max);
+    let ceiling = grid
+        .values
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite())
+        .fold(f32::MIN, f32::max);
     path.barrier >= f64::from(ceiling) - 1e-4 * f64::from(ceiling).abs().max(1.0)
 }
 

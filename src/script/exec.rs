@@ -124,8 +124,17 @@ impl<'a> Runner<'a> {
                 if reps.len() > reps_before
                     && let Some(r) = reps.last()
                 {
-                    self.output
-                        .push(format!("representation {}: {}", reps.len(), self.state.rep_label(r)));
+                    // A selection that matches nothing is kept, and said (as the status line says it).
+                    let empty = match &r.kind {
+                        crate::app::reps::RepKind::Atoms(a) => a.error.is_none() && a.count == 0,
+                        _ => false,
+                    };
+                    let note = if empty { " (the selection matches no atoms)" } else { "" };
+                    self.output.push(format!(
+                        "representation {}: {}{note}",
+                        reps.len(),
+                        self.state.rep_label(r)
+                    ));
                 }
             }
             if self.mode == RunMode::Headless && parsed.verb.name == "fetch" {

@@ -125,11 +125,18 @@ fn effective_core_charges_keep_the_element() {
 #[test]
 fn a_file_cut_between_orbitals_is_said_so() {
     let whole = read(Path::new("h2.molden"), H2.as_bytes()).unwrap();
-    assert!(!whole.warnings.iter().any(|w| w.contains("cut short")), "{:?}", whole.warnings);
+    assert!(
+        !whole.warnings.iter().any(|w| w.contains("cut short")),
+        "{:?}",
+        whole.warnings
+    );
     // Cut before the second (virtual) orbital: the occupied one alone is listed.
     let cut = &H2[..H2.rfind(" Sym= A").unwrap()];
     let m = read(Path::new("h2.molden"), cut.as_bytes()).unwrap();
     assert_eq!(m.wavefunctions[0].alpha.len(), 1);
     let w = m.warnings.iter().find(|w| w.contains("cut short")).expect("a note");
-    assert!(w.contains("1 orbitals for 2 basis functions") && w.contains("2 electrons, a charge of +0"), "{w}");
+    assert!(
+        w.contains("1 orbitals for 2 basis functions") && w.contains("2 electrons, a charge of +0"),
+        "{w}"
+    );
 }
