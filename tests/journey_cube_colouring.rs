@@ -9,6 +9,7 @@
 //!   goes back to the surface's; extra words are refused at their column.
 //! - `slice` on the coloured surface cuts the potential it is coloured by.
 //! - Space does not start playback of a single geometry.
+//! - A density cube's surface starts translucent (an orbital cube's opaque).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -49,6 +50,10 @@ fn a_potential_cube_colours_the_density_surface_over_the_surfaces_values() {
         !density_rep(&state).has_lobes(),
         "a start-up script runs before the surface exists"
     );
+    // A density read from a cube starts translucent, as a computed one does; an orbital's is opaque.
+    assert_eq!(density_rep(&state).opacity, orbitfield::app::reps::DENSITY_OPACITY);
+    let homo = journey::opened(&["engine/water_homo_24.cube"], false);
+    assert_eq!(density_rep(&homo).opacity, 1.0);
     run(&mut state, "color 2 volume:2").unwrap();
     for _ in 0..50 {
         state.update_reps();

@@ -114,6 +114,19 @@ impl AppState {
         }
     }
 
+    /// True for a volume whose title names a density (PySCF's "Electron density in real space",
+    /// Gaussian's "Electron density from Total SCF Density", a spin density): its surface starts
+    /// translucent, as a computed density's does.
+    fn volume_is_density(&self, field: FieldChoice) -> bool {
+        match field {
+            FieldChoice::Volume(i) => self
+                .document()
+                .and_then(|d| d.grids.get(i))
+                .is_some_and(|g| g.description.to_ascii_lowercase().contains("density")),
+            _ => false,
+        }
+    }
+
     fn new_field_rep(&mut self, field: FieldChoice, style: FieldStyle, colors: Option<[[f32; 3]; 2]>) -> Rep {
         let field = self.esp_field(field);
         let n = self.doc.reps.fields().count();
@@ -140,7 +153,9 @@ impl AppState {
                 }),
                 // A density's envelope encloses everything else drawn (the atoms, the orbitals): it
                 // starts translucent so they stay in sight.
-                opacity: if matches!(field, FieldChoice::Density | FieldChoice::SpinDensity) {
+                opacity: if matches!(field, FieldChoice::Density | FieldChoice::SpinDensity)
+                    || self.volume_is_density(field)
+                {
                     DENSITY_OPACITY
                 } else {
                     1.0
@@ -197,7 +212,12 @@ impl AppState {
                     if iso.value.is_some() || iso.relative {
                         f.iso = *iso;
                     }
-                    f.opacity = opacity.clamp(0.05, 1.0);
+                    // A density volume starts translucent where the text gave no opacity of its own
+                    // (`volume:1` reads as opaque to `spec::field_opacity`).
+                    let volume_default = *opacity == spec::field_opacity(field) && self.volume_is_density(choice);
+                    if !volume_default {
+                        f.opacity = opacity.clamp(0.05, 1.0);
+                    }
                 }
                 rep
             }
