@@ -93,8 +93,8 @@ pub struct EspArgs {
     /// for a wavefunction's own potential].
     #[arg(long)]
     pub units: Option<String>,
-    /// esp and pb: temperature in kelvin for kT/e (and pb's Debye length) [default: 300; pb: 298.15,
-    /// as APBS].
+    /// esp and pb: temperature in kelvin for kT/e and the Debye length [default: 300 for kT/e;
+    /// 298.15 for pb and --dielectric debye, as APBS and the viewer].
     #[arg(long, allow_negative_numbers = true)]
     pub temperature: Option<f64>,
     /// esp: charges to use: file (structure partial charges), nuclear or mulliken (point charges at a
@@ -552,7 +552,13 @@ fn frame_grid(
         let lattice = lattice_of(args, &esp.positions_angstrom())?;
         check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
         let periodic = matches!(esp.boundary, Boundary::Periodic(_));
-        let dielectric = args.dielectric.model(args.esp.temperature_kelvin())?;
+        // Debye-Hueckel screening at --temperature, else 298.15 K (as the viewer's model and
+        // `grid pb`); kT/e stays at 300 K unless --temperature says otherwise.
+        let screening_kelvin = args
+            .esp
+            .temperature
+            .unwrap_or(orbitfield::compute::esp::screening::DEFAULT_SCREENING_TEMPERATURE_KELVIN);
+        let dielectric = args.dielectric.model(screening_kelvin)?;
         match args.sel.as_deref() {
             Some(sel) => super::esp_frame::selected_charges(system, &mut esp, sel, frame)?,
             None => screened_solute(system, &mut esp, dielectric),

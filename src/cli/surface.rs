@@ -117,7 +117,9 @@ pub fn run(args: &SurfaceArgs) -> Result<()> {
         }
     } else if let Some(unit) = unit {
         let t2 = Instant::now();
-        let dielectric = args.dielectric.model(DEFAULT_TEMPERATURE_KELVIN)?;
+        let dielectric = args
+            .dielectric
+            .model(orbitfield::compute::esp::screening::DEFAULT_SCREENING_TEMPERATURE_KELVIN)?;
         let (values, whose) = esp_at_vertices(&mut system, &mesh, dielectric)?;
         let scale = unit.per_hartree_per_e();
         mesh.values = values.iter().map(|&v| (f64::from(v) * scale) as f32).collect();
