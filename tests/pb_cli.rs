@@ -108,6 +108,27 @@ fn gpu_without_a_device_and_dielectric_with_pb_are_errors() {
     let refused = run(&["grid", "pb", "--dielectric", "4r"]);
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--dielectric"));
+    // A lattice that misses the charges (27 million points, about 5 GiB to solve on) is refused
+    // before it is allocated, naming the atom (from 1) and where it is.
+    let missed = run(&[
+        "grid",
+        "pb",
+        "--spacing",
+        "0.5",
+        "--dims=300,300,300",
+        "--origin=100,100,100",
+    ]);
+    let e = String::from_utf8_lossy(&missed.stderr);
+    assert!(!missed.status.success());
+    assert!(
+        e.contains("spreads beyond the lattice interior") && e.contains("solute atom 1 at ("),
+        "{e}"
+    );
+    assert!(
+        !e.contains("GiB on the host"),
+        "refused before the solve is announced: {e}"
+    );
+    assert!(!dir.path().join("map.dx").exists());
     if orbitfield::compute::cuda::discover(Some(&[0])).engines.is_empty() {
         for device in ["gpu", "cuda"] {
             let out = run(&["grid", "pb", "--device", device]);

@@ -440,6 +440,12 @@ pub fn run(args: &GridArgs) -> Result<()> {
             (None, Some(levels)) => *levels.last().context("--focus: no lattices")?,
             (None, None) => lattice(args, &atoms.positions_angstrom)?,
         };
+        // Charges outside the lattice are refused before its memory is taken (a lattice given by
+        // --origin/--dims can miss the atoms).
+        if chain.is_none() {
+            orbitfield::compute::pb::prep::charge_spread(&atoms, &lat, &params, false)
+                .map_err(|e| anyhow::anyhow!("pb frame {frame}: {e}"))?;
+        }
         let warm = previous.is_some() && chain.is_none();
         // A lattice this large takes minutes on the CPU: say so before the wait, once (one past the
         // memory limit is refused by the solver instead).

@@ -133,7 +133,12 @@ pub fn charge_spread(
         for (k, &(first, _, len)) in w.iter().enumerate() {
             if !partial && (first < 1 || first + len as i64 > lattice.dims[k] as i64 - 1) {
                 return Err(format!(
-                    "atom {idx} at {x:?} A spreads its charge beyond the lattice interior: enlarge the lattice"
+                    "the charge of solute atom {} at ({:.3}, {:.3}, {:.3}) A spreads beyond the lattice interior: \
+                     enlarge the lattice or move it over the atoms",
+                    idx + 1,
+                    x[0],
+                    x[1],
+                    x[2]
                 ));
             }
         }

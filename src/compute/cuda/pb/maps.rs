@@ -593,7 +593,10 @@ impl CudaPbSolver {
         if first_bad != i32::MAX {
             let why = match charge_spread(atoms, lattice, p, false) {
                 Err(msg) => msg,
-                Ok(_) => format!("atom {first_bad} spreads its charge beyond the lattice interior"),
+                Ok(_) => format!(
+                    "the charge of solute atom {} spreads beyond the lattice interior",
+                    first_bad + 1
+                ),
             };
             return Err(PbError::BadInput(why));
         }
