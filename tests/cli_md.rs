@@ -281,3 +281,34 @@ fn outputs_in_missing_folders_are_refused_before_any_work() {
     }
     assert!(!dir.path().join("missing").exists());
 }
+
+/// A box that shrinks over the frames (tip125's NPT run): the refusal of an r_max past half the box
+/// names the narrowest frame of those asked for, and the r_max it gives is then accepted, so one
+/// more try is enough (a larger one is refused again).
+#[test]
+fn rdf_rmax_refusal_gives_the_limit_over_every_frame() {
+    let files = [data("md/tip125_tric_C36.psf"), data("md/tip125_tric_C36.dcd")];
+    let rdf = |rmax: &str| {
+        orbitfield(
+            &["rdf", "--sel1", "name OH2", "--sel2", "name OH2", "--rmax", rmax],
+            &files,
+        )
+    };
+    let o = rdf("8");
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    let hint = e
+        .split("give --rmax ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("a limit over the frames: {e}"));
+    let limit: f64 = hint.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(
+        e.contains("over the 10 frames asked for the box is narrowest at frame"),
+        "{e}"
+    );
+    assert!(
+        rdf(&format!("{limit:.2}")).status.success(),
+        "--rmax {limit} is accepted"
+    );
+    assert!(!rdf(&format!("{:.2}", limit + 0.02)).status.success());
+}

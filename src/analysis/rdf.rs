@@ -15,6 +15,15 @@ use rayon::prelude::*;
 
 pub use crate::model::rdf::RdfSettings;
 
+/// Words of [`RdfError::RangeExceedsHalfBox`]'s message, by which a caller that streams frames
+/// recognises it (and looks for the narrowest box of the frames asked for).
+pub const HALF_BOX_WORDS: &str = "larger than half the periodic box's smallest width";
+
+/// Half the smallest width of `cell` (the largest r_max its minimum image allows), Angstrom.
+pub fn half_min_width(cell: &crate::model::UnitCell) -> Option<f64> {
+    Some(0.5 * Periodic::new(cell).ok()?.min_width)
+}
+
 /// Why an RDF cannot be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RdfError {
@@ -25,10 +34,10 @@ pub enum RdfError {
     #[error("selection {0} is empty: nothing to histogram")]
     EmptySelection(u8),
     #[error(
-        "r_max = {r_max:.3} A is larger than half the periodic box's smallest width ({half:.3} A): under the minimum \
-         image convention distances beyond that are ambiguous; use --rmax {half:.2} or less"
+        "r_max = {r_max:.3} A is larger than half the periodic box's smallest width at frame {frame} ({half:.3} A): \
+         under the minimum image convention distances beyond that are ambiguous; give an r_max of {half:.2} A or less"
     )]
-    RangeExceedsHalfBox { r_max: f64, half: f64 },
+    RangeExceedsHalfBox { r_max: f64, half: f64, frame: usize },
     #[error("the periodic box of frame {0} is degenerate (zero or negative volume)")]
     BadBox(usize),
     #[error("frame {frame} has non-finite coordinates for atom {atom}")]
@@ -141,7 +150,11 @@ impl RdfAccumulator {
             let half = 0.5 * Periodic::new(c)?.min_width;
             let r_max = self.settings.r_max_angstrom;
             if r_max > half {
-                return Err(RdfError::RangeExceedsHalfBox { r_max, half });
+                return Err(RdfError::RangeExceedsHalfBox {
+                    r_max,
+                    half,
+                    frame: frame_index,
+                });
             }
         }
         Ok(cell)

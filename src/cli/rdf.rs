@@ -169,7 +169,21 @@ pub fn run(args: &RdfArgs) -> Result<()> {
         notes.extend(got);
         Ok(())
     };
-    super::run_dealt(&ranks, &frames, &bar, &mut work)?;
+    if let Err(e) = super::run_dealt(&ranks, &frames, &bar, &mut work) {
+        // A box that shrinks (NPT): the limit of the frames asked for, not only of the first one
+        // found too narrow, so one more try is enough.
+        let text = format!("{e:#}");
+        if text.contains(orbitfield::analysis::rdf::HALF_BOX_WORDS)
+            && let Some((half, f)) = narrowest_box(&mut system.trajectory, &frames)
+        {
+            bail!(
+                "{text}\nover the {} frames asked for the box is narrowest at frame {f}: give --rmax {:.2} or less",
+                frames.len(),
+                (half * 100.0).floor() / 100.0
+            );
+        }
+        return Err(e);
+    }
     for n in notes {
         super::note(&ranks, &n);
     }
@@ -211,6 +225,21 @@ pub fn run(args: &RdfArgs) -> Result<()> {
         None => std::io::stdout().write_all(text.as_bytes())?,
     }
     Ok(())
+}
+
+/// Half the smallest box width over `frames` (the largest r_max all of them allow) and the frame it
+/// is at; `None` where the frames have no box or cannot be read.
+fn narrowest_box(trajectory: &mut orbitfield::model::Trajectory, frames: &[usize]) -> Option<(f64, usize)> {
+    let mut frame = Frame::default();
+    let mut best: Option<(f64, usize)> = None;
+    for &f in frames {
+        trajectory.read_frame(f, &mut frame).ok()?;
+        let half = orbitfield::analysis::rdf::half_min_width(&frame.cell?)?;
+        if best.is_none_or(|(b, _)| half < b) {
+            best = Some((half, f));
+        }
+    }
+    best
 }
 
 /// A terminal progress bar, or none when standard error is not a terminal.
