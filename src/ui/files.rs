@@ -73,15 +73,8 @@ pub fn files_ui(ui: &mut egui::Ui, state: &mut AppState) {
         ui.label(RichText::new("Recent").weak());
         let recent = state.settings.recent.clone();
         for files in recent {
-            let label = files
-                .iter()
-                .map(|p| {
-                    p.file_name()
-                        .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
-                })
-                .collect::<Vec<_>>()
-                .join(" + ");
-            if ui.link(label).on_hover_text(format!("{:?}", files)).clicked() {
+            let (label, hover) = recent_label(&files);
+            if ui.link(label).on_hover_text(hover).clicked() {
                 send(state, Command::OpenFiles(files));
             }
         }
@@ -99,5 +92,45 @@ pub fn session_buttons_ui(ui: &mut egui::Ui, state: &mut AppState) {
         .clicked()
     {
         send(state, Command::OpenBrowser(Purpose::SaveSession, None));
+    }
+}
+
+/// A recent entry in one short line (a series of many frame files as its first and last, with their
+/// count), and its files one per line for the hover text (at most a dozen named).
+pub fn recent_label(files: &[std::path::PathBuf]) -> (String, String) {
+    let name = |p: &std::path::PathBuf| {
+        p.file_name()
+            .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+    };
+    let label = match (files.first(), files.last()) {
+        (Some(first), Some(last)) if files.len() > 3 => {
+            format!("{} … {} ({} files)", name(first), name(last), files.len())
+        }
+        _ => files.iter().map(name).collect::<Vec<_>>().join(" + "),
+    };
+    const NAMED: usize = 12;
+    let mut hover: Vec<String> = files.iter().take(NAMED).map(|p| p.display().to_string()).collect();
+    if files.len() > NAMED {
+        hover.push(format!("… and {} more", files.len() - NAMED));
+    }
+    (label, hover.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::recent_label;
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_series_is_one_short_line() {
+        let files: Vec<PathBuf> = (0..30)
+            .map(|i| PathBuf::from(format!("/data/threonine_md_{i:03}.molden")))
+            .collect();
+        let (label, hover) = recent_label(&files);
+        assert_eq!(label, "threonine_md_000.molden … threonine_md_029.molden (30 files)");
+        assert_eq!(hover.lines().count(), 13);
+        assert!(hover.ends_with("… and 18 more"), "{hover}");
+        let pair = [PathBuf::from("adk.psf"), PathBuf::from("adk_dims.dcd")];
+        assert_eq!(recent_label(&pair).0, "adk.psf + adk_dims.dcd");
     }
 }
