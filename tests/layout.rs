@@ -141,3 +141,43 @@ fn a_cartoon_coloured_by_potential_fits_its_panel() {
     assert!(combo.height() < 40.0, "the Colour combo is {combo:?}");
     assert_inside_their_panels(&harness, size, 0.5, "cartoon by potential");
 }
+
+/// The command line stays where it is while the user works: a command's message, playback (Play
+/// turning into Pause) and a QM log's step energy do not move it (a click meant for it landed in
+/// the view, and typed letters ran as the view's keys).
+#[test]
+fn the_command_line_does_not_move() {
+    for files in [
+        vec![data("md/adk.psf"), data("md/adk_dims.dcd")],
+        vec![data("qm-logs/ORCA6.0_dvb_gopt.out")],
+    ] {
+        let mut state = AppState::new(Settings::default(), FieldService::default());
+        state.apply(Command::OpenFiles(files.clone()));
+        assert!(state.document().is_some(), "{}", state.panels.status);
+        let mut harness = window_of(state, [1280.0, 800.0], false);
+        harness.run();
+        let line = |h: &egui_kittest::Harness<'static, AppState>| h.get_by_label(orbitfield::ui::console::LABEL).rect();
+        let at_start = line(&harness);
+        harness.get_by_label(orbitfield::ui::console::LABEL).focus();
+        harness.run();
+        harness
+            .get_by_label(orbitfield::ui::console::LABEL)
+            .type_text("measure distance 1 2");
+        harness.run();
+        harness.key_press(egui::Key::Enter);
+        harness.run();
+        harness.run();
+        assert!(
+            harness.state().panels.console.message.is_some(),
+            "a message under the line"
+        );
+        assert_eq!(line(&harness), at_start, "{files:?}: after a command");
+        harness.state_mut().apply(Command::TogglePlaying);
+        harness.run();
+        assert_eq!(line(&harness), at_start, "{files:?}: while playing");
+        harness.state_mut().apply(Command::TogglePlaying);
+        harness.state_mut().apply(Command::SetFrame(0));
+        harness.run();
+        assert_eq!(line(&harness), at_start, "{files:?}: at another step");
+    }
+}

@@ -40,6 +40,25 @@ pub fn console_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if focused {
         keys(ui, state, id);
     }
+    if state.panels.console.show_log {
+        log_ui(ui, state);
+    }
+    // The log, completions and the last message above the line: the panel grows upward from the
+    // window's bottom edge, so the line itself never moves under the pointer.
+    let console = &state.panels.console;
+    if console.completions.len() > 1 {
+        ui.label(RichText::new(console.completions.join("  ")).small().monospace());
+    }
+    if let Some((error, text)) = &console.message {
+        let lines: Vec<&str> = text.lines().collect();
+        let shown = if lines.len() > 12 {
+            format!("{}\n… ({} more lines)", lines[..12].join("\n"), lines.len() - 12)
+        } else {
+            text.clone()
+        };
+        let rich = RichText::new(shown).small().monospace();
+        ui.label(if *error { rich.color(tokens::ERROR) } else { rich });
+    }
     let mut entered = false;
     ui.horizontal(|ui| {
         let label = ui.label(LABEL);
@@ -70,23 +89,7 @@ pub fn console_ui(ui: &mut egui::Ui, state: &mut AppState) {
     });
     if entered {
         run_line(state);
-    }
-    let console = &state.panels.console;
-    if console.completions.len() > 1 {
-        ui.label(RichText::new(console.completions.join("  ")).small().monospace());
-    }
-    if let Some((error, text)) = &console.message {
-        let lines: Vec<&str> = text.lines().collect();
-        let shown = if lines.len() > 12 {
-            format!("{}\n… ({} more lines)", lines[..12].join("\n"), lines.len() - 12)
-        } else {
-            text.clone()
-        };
-        let rich = RichText::new(shown).small().monospace();
-        ui.label(if *error { rich.color(tokens::ERROR) } else { rich });
-    }
-    if state.panels.console.show_log {
-        log_ui(ui, state);
+        ui.ctx().request_repaint();
     }
 }
 

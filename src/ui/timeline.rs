@@ -13,12 +13,26 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let n = doc.n_frames;
     let mut frame = doc.frame_index;
     let time_ps = doc.frame.time_ps.filter(|t| t.is_finite());
+    // The row's layout must not change with what it shows (Play or Pause, a step's energy): a row
+    // that wraps differently moves the command line above it under the pointer.
+    let energy = state.frame_energy_text();
+    let text_width = |ui: &egui::Ui, text: &str| {
+        let font = egui::TextStyle::Body.resolve(ui.style());
+        ui.painter()
+            .layout_no_wrap(text.to_string(), font, egui::Color32::WHITE)
+            .size()
+            .x
+    };
     ui.horizontal_wrapped(|ui| {
         // A single geometry has nothing to play or step through (pausing stays possible).
         let playing = state.view.timeline.playing;
         let play_label = if playing { "Pause" } else { "Play" };
+        let play_width = text_width(ui, "Pause") + 2.0 * ui.spacing().button_padding.x;
         if ui
-            .add_enabled(n > 1 || playing, egui::Button::new(play_label))
+            .add_enabled(
+                n > 1 || playing,
+                egui::Button::new(play_label).min_size(egui::vec2(play_width, 0.0)),
+            )
             .clicked()
         {
             send(state, Command::TogglePlaying);
@@ -39,7 +53,12 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
         }
         // A single frame keeps the (disabled) thumb at the start rather than mid-way along 0..=0.
         let last = n.saturating_sub(1);
-        ui.spacing_mut().slider_width = (ui.available_width() - 530.0).max(80.0);
+        // The controls after the slider take about 530 points, plus the time and energy texts.
+        let texts: f32 = time_ps.map_or(0.0, |t| text_width(ui, &time_text(t)))
+            + energy
+                .as_deref()
+                .map_or(0.0, |e| text_width(ui, e) + ui.spacing().item_spacing.x);
+        ui.spacing_mut().slider_width = (ui.available_width() - 530.0 - texts).max(80.0);
         // The number beside the slider is the frame (from 0, as `frame N` counts); the text after
         // it says how many there are, and the trajectory's time where the file gives it.
         if ui
@@ -55,7 +74,7 @@ pub fn timeline_ui(ui: &mut egui::Ui, state: &mut AppState) {
             ui.label(time_text(t));
         }
         // A QM log's steps: the frame's energy, a click opens the energy plot.
-        if let Some(e) = state.frame_energy_text()
+        if let Some(e) = energy
             && ui
                 .link(e)
                 .on_hover_text("Energy per step: the plot of every frame's energy")
