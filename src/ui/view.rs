@@ -18,7 +18,12 @@ pub fn status_bar_ui(ui: &mut egui::Ui, state: &mut AppState) {
         // A long message (an unreadable file lists the formats read) wraps in the width left
         // rather than running out of the window; the progress bars come first so it cannot push
         // them out.
-        ui.add(egui::Label::new(&state.panels.status).wrap());
+        // An error in the error colour (a grey line was missed).
+        let text = match status_error(state) {
+            Some(e) => egui::RichText::new(e).color(super::tokens::ERROR),
+            None => egui::RichText::new(&state.panels.status),
+        };
+        ui.add(egui::Label::new(text).wrap());
     });
 }
 
@@ -101,7 +106,25 @@ pub fn view_ui(ui: &mut egui::Ui, state: &mut AppState) {
             egui::FontId::proportional(16.0),
             ui.visuals().weak_text_color(),
         );
+        // Why the last file did not open, where the user looks (the status line is easy to miss).
+        if let Some(e) = status_error(state) {
+            let painter = ui.painter_at(rect);
+            let galley = painter.layout(
+                e.to_string(),
+                egui::FontId::proportional(14.0),
+                super::tokens::ERROR,
+                (rect.width() - 64.0).max(80.0),
+            );
+            let at = egui::pos2(rect.center().x - 0.5 * galley.size().x, rect.center().y + 24.0);
+            painter.galley(at, galley, super::tokens::ERROR);
+        }
     }
+}
+
+/// The status line's text when it is an error (the last one recorded), else `None`.
+fn status_error(state: &AppState) -> Option<&str> {
+    let status = state.panels.status.as_str();
+    (!status.is_empty() && state.panels.errors.last().is_some_and(|e| e == status)).then_some(status)
 }
 
 /// A caption at the top of the 3-D view (what the demo animates), wrapped to the view's width on a
