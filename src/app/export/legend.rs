@@ -17,6 +17,24 @@ const MARGIN: f32 = 16.0;
 /// Height of one legend box (title, bar, values, padding).
 const BOX_HEIGHT: f32 = 64.0;
 
+/// `title` and its pixel size so that it fits in `room` pixels: at `text_px`, else smaller down to
+/// 60 % of it, else cut with an ellipsis at that size.
+fn fitted_title(font: &FontRef<'static>, title: &str, text_px: f32, room: f32) -> (String, f32) {
+    let full = text_width(font, title, text_px);
+    if full <= room || room <= 0.0 {
+        return (title.to_string(), text_px);
+    }
+    let px = (text_px * room / full).max(0.6 * text_px);
+    if text_width(font, title, px) <= room {
+        return (title.to_string(), px);
+    }
+    let mut cut: String = title.to_string();
+    while !cut.is_empty() && text_width(font, &format!("{cut}…"), px) > room {
+        cut.pop();
+    }
+    (format!("{}…", cut.trim_end()), px)
+}
+
 /// The font drawn into exported pixels (egui's default), and `scale` kept within 0.25..16 (1 when
 /// not finite); `None` when the font cannot be read.
 pub(super) fn font_and_scale(scale: f32) -> Option<(FontRef<'static>, f32)> {
@@ -37,8 +55,11 @@ pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize, sc
     let px = |v: f32| (v * s).round() as u32;
     let text_px = TEXT_PX * s;
     let (w, h) = img.dimensions();
-    // The box is as wide as the bar, or as the title where that is longer (kept in the image).
-    let title_w = text_width(&font, &legend.title, text_px);
+    // The box is as wide as the bar, or as the title where that is longer (kept in the image): a
+    // title wider than the image is drawn smaller (down to 60 %), then cut with an ellipsis.
+    let room = w.saturating_sub(2 * px(MARGIN) + px(24.0)) as f32;
+    let (title, title_px) = fitted_title(&font, &legend.title, text_px, room);
+    let title_w = text_width(&font, &title, title_px);
     let bar_w = px(BAR_WIDTH);
     let box_w = (bar_w + px(24.0)).max((title_w.ceil() as u32 + px(24.0)).min(w.saturating_sub(2 * px(MARGIN))));
     let box_h = px(BOX_HEIGHT);
@@ -64,7 +85,14 @@ pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize, sc
         }
     }
     let cx = x0 as f32 + (box_w as f32 - title_w).max(0.0) / 2.0;
-    draw_text(img, &font, &legend.title, cx, y0 as f32 + 4.0 * s, text_px);
+    draw_text(
+        img,
+        &font,
+        &title,
+        cx,
+        y0 as f32 + 4.0 * s + (text_px - title_px),
+        title_px,
+    );
     let below = (bar_y + px(BAR_HEIGHT) + px(4.0)) as f32;
     if legend.solid_rgb.is_none() {
         draw_text(
@@ -145,5 +173,44 @@ pub(super) fn draw_text_rgb(
             }
             over(img.get_pixel_mut(px as u32, py as u32), rgb, coverage.clamp(0.0, 1.0));
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::colormap::Colormap;
+
+    /// A title longer than the image is drawn inside it (smaller, then cut with an ellipsis): no
+    /// text pixel lands in the right margin, where it would be cut off at the image's edge.
+    #[test]
+    fn a_long_title_stays_inside_the_image() {
+        let title = "potential (Coulomb sum of 220 charges (the water and ions left out), Debye-Hueckel, \
+                     0.15 M, eps 78.54, 298.15 K (Debye length 7.86 A))";
+        let legend = Legend {
+            title: title.into(),
+            range: [-5.0, 5.0],
+            unit: "kT/e".into(),
+            colormap: Colormap::RedWhiteBlue,
+            solid_rgb: None,
+        };
+        let (w, h) = (400, 300);
+        let mut img = image::RgbaImage::from_pixel(w, h, image::Rgba([0, 0, 0, 255]));
+        draw_legend(&mut img, &legend, 0, 1.0);
+        let margin = MARGIN as u32;
+        let in_margin = (w - margin..w).any(|x| (0..h).any(|y| img.get_pixel(x, y)[0] > 0));
+        assert!(!in_margin, "nothing drawn in the right margin");
+        let (font, _) = font_and_scale(1.0).unwrap();
+        let room = (w - 2 * margin - 24) as f32;
+        let (cut, px) = fitted_title(&font, title, TEXT_PX, room);
+        assert!(
+            cut.ends_with('…') && px < TEXT_PX && text_width(&font, &cut, px) <= room,
+            "{cut} at {px}"
+        );
+        // A short title is kept whole at full size.
+        assert_eq!(
+            fitted_title(&font, "density", TEXT_PX, room),
+            ("density".to_string(), TEXT_PX)
+        );
     }
 }
