@@ -190,3 +190,50 @@ fn a_movie_of_another_video_format_is_refused() {
     assert_eq!(e.line, 2);
     assert!(!movie.exists());
 }
+
+/// `rdf` without a window waits for the g(r), sums it up in one line, and `save rdf` writes it:
+/// tip125's water oxygens against MDAnalysis's InterRDF (`tests/data/analysis/mdanalysis_rdf.json`).
+/// The viewer never pairs an atom with itself, so past the first bin its g(r) is InterRDF's (which
+/// counts those pairs, normalising by N^2) times N/(N-1).
+#[test]
+fn a_headless_rdf_is_reported_and_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g.txt");
+    let report = script::run_text(
+        &format!(
+            "open md/tip125_tric_C36.psf md/tip125_tric_C36.dcd\nrdf name OH2 with name OH2 rmax 4 bins 40\nsave rdf {}",
+            out.display()
+        ),
+        &data(),
+        RunMode::Headless,
+    )
+    .unwrap();
+    let lines = report.output.join("\n");
+    assert!(
+        lines.contains("rdf 'name OH2' with 'name OH2': 10 frames, highest g(r)"),
+        "{lines}"
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    let g: Vec<f64> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+        .collect();
+    let reference: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data().join("analysis/mdanalysis_rdf.json")).unwrap()).unwrap();
+    let want: Vec<f64> = reference["tip125"]["g"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    let n = reference["tip125"]["n_sel"].as_f64().unwrap();
+    assert_eq!(g.len(), want.len());
+    for k in 1..g.len() {
+        let w = want[k] * n / (n - 1.0);
+        assert!((g[k] - w).abs() < 1e-4 * w.max(1.0), "bin {k}: {} vs {w}", g[k]);
+    }
+    // Nothing computed yet: said so.
+    let e = script::run_text("open md/adk_open.pqr\nsave rdf x.txt", &data(), RunMode::Headless).unwrap_err();
+    assert!(e.message.contains("no g(r) yet"), "{}", e.message);
+}

@@ -257,3 +257,50 @@ fn pump_run(run: &mut RdfRun, workers: &RdfWorkers, doc: &mut Document) -> Resul
     }
     Ok(changed)
 }
+
+/// The finished (or running) g(r) of the RDF panel as `orbitfield rdf -o` writes it: a header, then
+/// `r_angstrom g n_cumulative` per bin; `None` before any.
+pub fn rdf_text(state: &crate::app::state::AppState) -> Option<String> {
+    let panel = &state.panels.rdf;
+    let run = panel.run.as_ref()?;
+    let mut text = format!(
+        "# g(r) of '{}' around '{}', {} frames, r_max {} A, {} bins\n# r_angstrom g n_cumulative\n",
+        panel.sel2_text,
+        panel.sel1_text,
+        run.frames_done,
+        panel.r_max_angstrom,
+        run.rdf.g.len()
+    );
+    for k in 0..run.rdf.g.len() {
+        text.push_str(&format!(
+            "{:.5} {:.6} {:.6}\n",
+            run.rdf.r_angstrom[k], run.rdf.g[k], run.rdf.n_cumulative[k]
+        ));
+    }
+    Some(text)
+}
+
+/// One line on the RDF panel's g(r): its selections, frames and highest peak.
+pub fn rdf_summary(state: &crate::app::state::AppState) -> Option<String> {
+    let panel = &state.panels.rdf;
+    let run = panel.run.as_ref()?;
+    // The highest g(r) past the first bin (which holds each atom's pair with itself when the two
+    // selections share atoms).
+    let (k, g) = run
+        .rdf
+        .g
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(_, g)| g.is_finite())
+        .max_by(|a, b| a.1.total_cmp(b.1))?;
+    Some(format!(
+        "rdf '{}' with '{}': {} frames, highest g(r) {g:.3} at {:.2} A (r_max {} A, {} bins)",
+        panel.sel1_text,
+        panel.sel2_text,
+        run.frames_done,
+        run.rdf.r_angstrom[k],
+        panel.r_max_angstrom,
+        run.rdf.g.len()
+    ))
+}

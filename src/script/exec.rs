@@ -137,6 +137,16 @@ impl<'a> Runner<'a> {
                     ));
                 }
             }
+            if self.mode == RunMode::Headless && parsed.verb.name == "rdf" && parsed.sub() != "cancel" {
+                // Without a window the g(r) is waited for and summed up (`save rdf` writes it).
+                self.finish_analyses();
+                if let Some(e) = self.state.panels.rdf.error.clone() {
+                    return Err(at(st.line, parsed.column, format!("rdf: {e}")));
+                }
+                if let Some(line) = crate::app::rdf::rdf_summary(self.state) {
+                    self.output.push(line);
+                }
+            }
             if self.mode == RunMode::Headless && parsed.verb.name == "fetch" {
                 let errors = self.state.panels.error_count;
                 while self.state.panels.fetch.job.is_some() {
@@ -370,6 +380,17 @@ impl<'a> Runner<'a> {
             Plan::SaveMap(field, path) => {
                 self.save_map(field, &path).map_err(fail)?;
                 self.output.push(format!("map {}", path.display()));
+                Ok(())
+            }
+            Plan::SaveRdf(path) => {
+                if self.mode == RunMode::Headless {
+                    self.finish_analyses();
+                }
+                let text = crate::app::rdf::rdf_text(self.state)
+                    .ok_or_else(|| fail("save rdf: no g(r) yet; compute one with `rdf A with B`".into()))?;
+                crate::io::write_atomically(&path, text.as_bytes())
+                    .map_err(|e| fail(format!("{}: {e}", path.display())))?;
+                self.output.push(format!("rdf {}", path.display()));
                 Ok(())
             }
             Plan::SaveMesh(id, path) => {

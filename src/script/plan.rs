@@ -25,6 +25,8 @@ pub enum Plan {
     SaveMovie(MovieRequest),
     SaveMap(FieldChoice, PathBuf),
     SaveMesh(RepId, PathBuf),
+    /// `save rdf FILE`: the g(r) of the last `rdf`.
+    SaveRdf(PathBuf),
     SaveCoordinates {
         path: PathBuf,
         selection: String,
@@ -672,6 +674,7 @@ fn save(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
             }
             Ok(Plan::SaveMap(f, file))
         }
+        "rdf" => Ok(Plan::SaveRdf(file)),
         "mesh" => {
             let (id, kind) = rep_at(p, state, "rep")?;
             if !matches!(kind, RepKind::Field(_)) {

@@ -684,6 +684,12 @@ pub const VERBS: &[Verb] = &[
                 "The field at the current frame on the viewer's lattice, computed by the CPU engine.",
             ),
             form(
+                &["rdf"],
+                &[arg("file", Kind::OutPath, "a text file: r (A), g(r), n(r)")],
+                &[],
+                "The g(r) of the last `rdf` (waited for without a window), as `orbitfield rdf -o` writes it.",
+            ),
+            form(
                 &["mesh"],
                 &[
                     arg("rep", Kind::Int, "a field representation's number"),
