@@ -768,6 +768,7 @@ impl AppState {
                 unit: unit.label,
                 colormap: colormap.for_values(self.is_electrostatic(key.field)),
                 solid_rgb: None,
+                lobes: None,
             });
         }
         out.extend(self.ils_legends());
@@ -818,6 +819,7 @@ impl AppState {
             .reps
             .cartoons()
             .find_map(|(r, c)| c.color_by.filter(|_| r.visible && c.pipeline.colored.is_some()));
+        out.extend(self.lobe_legends());
         if !surface_values {
             // A cartoon's potential is evaluated at its vertices; a volume is sampled there.
             out.extend(cartoon.and_then(|c| {
@@ -848,6 +850,7 @@ impl AppState {
             unit: unit.label,
             colormap: self.settings.colormap.for_values(self.is_electrostatic(c.source)),
             solid_rgb: None,
+            lobes: None,
         })
     }
 

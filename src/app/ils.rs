@@ -839,6 +839,7 @@ impl crate::app::state::AppState {
                 unit: unit.label,
                 colormap: self.settings.colormap,
                 solid_rgb: Some(rgb),
+                lobes: None,
             });
         }
         out

@@ -250,6 +250,55 @@ impl AppState {
         }
     }
 
+    /// A legend for each visible pair of lobes of a signed field that is not coloured by another
+    /// and not a potential (whose red and blue read negative and positive already): an orbital, a
+    /// spin density, an orbital's cube; its bar shows the negative lobe's colour beside the
+    /// positive one's, its ends -iso and +iso in the field's unit. Without it nothing says which
+    /// colour is which sign (alpha or beta excess, for a spin density).
+    pub fn lobe_legends(&self) -> Vec<super::values::Legend> {
+        let flip_main = self.follow_flips_sign();
+        let main = self.followed_rep_id();
+        let byte = |c: [f32; 3]| c.map(|x| (x.clamp(0.0, 1.0) * 255.0).round() as u8);
+        let mut out = Vec::new();
+        for (r, f) in self.doc.reps.fields() {
+            let two_signs = match &f.pipeline.shown {
+                Some((_, grid)) => f.is_signed(grid),
+                None => f.field.is_signed(),
+            };
+            let shown = f.pipeline.shown.is_some() || f.pipeline.device_shown.is_some();
+            if !r.visible
+                || !f.is_surface()
+                || f.coloring.is_some()
+                || !two_signs
+                || !shown
+                || self.is_electrostatic(f.field)
+            {
+                continue;
+            }
+            let [pos, neg] = if flip_main && Some(r.id) == main {
+                [f.colors[1], f.colors[0]]
+            } else {
+                f.colors
+            };
+            let unit = self.field_unit(f.field);
+            let iso = unit.show(f.pipeline.shown_iso.abs());
+            out.push(super::values::Legend {
+                title: format!(
+                    "{}: lobes at ±{} {}",
+                    self.describe_field(f.field),
+                    super::values::format_number(iso),
+                    unit.label
+                ),
+                range: [-iso, iso],
+                unit: unit.label,
+                colormap: self.settings.colormap,
+                solid_rgb: None,
+                lobes: Some([byte(neg), byte(pos)]),
+            });
+        }
+        out
+    }
+
     /// True when the followed orbital representation ([`AppState::followed_rep_id`]) has its phase
     /// flipped to continue the followed one (lobe colours swap), or, without following, when the
     /// orbital it shows changed sign since the series' first frame ([`AppState::refresh_phase`]).

@@ -336,6 +336,9 @@ pub struct Legend {
     /// A surface drawn in one colour (a ligand free-energy isosurface): the bar is that colour and
     /// only the surface's value (`range[1]`) is written.
     pub solid_rgb: Option<[u8; 3]>,
+    /// The two lobes of a signed field's isosurfaces (an orbital, a spin density): their colours
+    /// (negative, positive); the bar is split between them and its ends read -iso and +iso.
+    pub lobes: Option<[[u8; 3]; 2]>,
 }
 
 /// Trilinear sample of a grid at a point in Angstrom (axis-aligned lattices only); `None` outside.
