@@ -440,17 +440,17 @@ pub fn run(args: &GridArgs) -> Result<()> {
             (None, Some(levels)) => *levels.last().context("--focus: no lattices")?,
             (None, None) => lattice(args, &atoms.positions_angstrom)?,
         };
-        // Charges outside the lattice are refused before its memory is taken (a lattice given by
-        // --origin/--dims can miss the atoms).
-        if chain.is_none() {
-            orbitfield::compute::pb::prep::charge_spread(&atoms, &lat, &params, false)
-                .map_err(|e| anyhow::anyhow!("pb frame {frame}: {e}"))?;
-        }
         let warm = previous.is_some() && chain.is_none();
         // A lattice this large takes minutes on the CPU: say so before the wait, once (one past the
         // memory limit is refused by the solver instead).
         let points = lat.dims.iter().fold(1u64, |a, &d| a.saturating_mul(d as u64));
         let host_bytes = points.saturating_mul(orbitfield::compute::pb::engine::HOST_BYTES_PER_POINT);
+        // Charges outside a lattice that fits in memory are refused before its memory is taken (a
+        // lattice given by --origin/--dims can miss the atoms).
+        if chain.is_none() && host_bytes <= params.max_bytes {
+            orbitfield::compute::pb::prep::charge_spread(&atoms, &lat, &params, false)
+                .map_err(|e| anyhow::anyhow!("pb frame {frame}: {e}"))?;
+        }
         if n == 0 && points >= LARGE_LATTICE_POINTS && host_bytes <= params.max_bytes {
             eprintln!(
                 "pb frame {frame}: solving on {:?} points ({:.1} GiB on the host) on {}; this can take minutes",

@@ -128,6 +128,18 @@ pub fn charge_spread(
     let h = lattice.spacing_angstrom;
     let scale = 4.0 * std::f64::consts::PI * p.bjerrum_angstrom() / (h * h * h);
     let one = |idx: usize, x: &[f64; 3], q: f64| -> Result<ChargeSpread, String> {
+        // A lattice coordinate past any lattice (an absurd spacing or origin) is outside it, not an
+        // index to overflow.
+        let inside_any = (0..3).all(|k| ((x[k] - lattice.origin_angstrom[k]) / h).abs() < 1e12);
+        if !inside_any {
+            return Err(format!(
+                "the charge of solute atom {} at ({:.3}, {:.3}, {:.3}) A lies outside the lattice",
+                idx + 1,
+                x[0],
+                x[1],
+                x[2]
+            ));
+        }
         let w: [(i64, [f64; 4], usize); 3] =
             std::array::from_fn(|k| weights_1d((x[k] - lattice.origin_angstrom[k]) / h, p.charge_assignment));
         for (k, &(first, _, len)) in w.iter().enumerate() {
