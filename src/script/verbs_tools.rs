@@ -31,11 +31,15 @@ pub const ILS: Verb = Verb {
                 ),
                 opt("frames", Kind::Frames, "all, N, A:B or A:B:S (from 0, B excluded)"),
                 opt("spacing", Kind::Number, "the lattice spacing, Angstrom (at least 0.1)"),
-                opt("subres", Kind::Int, "sample points per voxel edge, 1 to 8"),
+                opt(
+                    "subres",
+                    Kind::Int,
+                    "sample points per voxel edge, 1 to 8 (the viewer starts at 2 for a live map; `grid ils` at 3)",
+                ),
                 opt(
                     "orient",
                     Kind::Int,
-                    "orientations of a diatomic probe, 1 to 2000 (Xe has one)",
+                    "orientations of a diatomic probe, 1 to 2000 (Xe has one; the viewer starts at 30, `grid ils` at 100)",
                 ),
                 opt(
                     "align",
