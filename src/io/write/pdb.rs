@@ -1,9 +1,11 @@
-//! PDB output: one MODEL per frame when there are several, each with its CRYST1 box, and ATOM/HETATM-free
-//! `ATOM` records with names, residues, chains, elements, and the occupancies and B-factors the files
-//! had (1.00 and 0.00 otherwise). PQR output is the same records with each atom's partial charge and
-//! radius (`Structure::radii_or_element`, as the Poisson-Boltzmann solver takes it) in place of
-//! occupancy and B-factor, every field separated by a space as APBS reads
-//! them. Called through `io::write`.
+//! PDB output: one MODEL per frame when there are several, each with its CRYST1 box, and atom
+//! records with names, residues, chains, elements, and the occupancies and B-factors the files had
+//! (1.00 and 0.00 otherwise): `ATOM` for the standard amino acids and nucleotides, `HETATM` for the
+//! rest (ligands, water, ions, modified residues), as the wwPDB writes them. PQR output is `ATOM`
+//! records with each atom's partial charge and radius (`Structure::radii_or_element`, as the
+//! Poisson-Boltzmann solver takes it) in place of occupancy and B-factor, every field separated by a
+//! space as APBS reads them (a `HETATM` keyword would run into a five-digit serial there). Called
+//! through `io::write`.
 
 use super::FrameWriter;
 use crate::model::{Frame, Structure};
@@ -99,10 +101,15 @@ impl FrameWriter for PdbWriter {
                 ter(out, atoms, i)?;
                 continue;
             }
-            // Column 17 the alternate location, column 27 the insertion code, as read.
+            // Column 17 the alternate location, column 27 the insertion code, as read. Residues
+            // outside the standard polymers (ligands, water, ions, modified residues) are HETATM
+            // records, as the wwPDB writes them.
+            let polymer =
+                crate::model::select::is_protein_resname(resname) || crate::model::select::is_nucleic_resname(resname);
             writeln!(
                 out,
-                "ATOM  {:>5} {}{:1}{:<4}{:1}{:>4}{:1}   {:8.3}{:8.3}{:8.3}{:6.2}{:6.2}      {:<4}{:>2}",
+                "{}{:>5} {}{:1}{:<4}{:1}{:>4}{:1}   {:8.3}{:8.3}{:8.3}{:6.2}{:6.2}      {:<4}{:>2}",
+                if polymer { "ATOM  " } else { "HETATM" },
                 (i + 1) % 100000,
                 atom_name(clip(name, 4), symbol),
                 atoms.altloc(i) as char,
