@@ -341,6 +341,27 @@ pub struct Legend {
     pub lobes: Option<[[u8; 3]; 2]>,
 }
 
+impl Legend {
+    /// The bar's colour at `t` (0 at its left end, 1 at its right): the solid colour, the lobes'
+    /// (negative on the left half, positive on the right), or the colormap's.
+    pub fn bar_rgb(&self, t: f32) -> [u8; 3] {
+        match (self.solid_rgb, self.lobes) {
+            (Some(rgb), _) => rgb,
+            (None, Some([neg, pos])) => {
+                if t < 0.5 {
+                    neg
+                } else {
+                    pos
+                }
+            }
+            (None, None) => {
+                let [r, g, b, _] = self.colormap.sample(t);
+                [r, g, b]
+            }
+        }
+    }
+}
+
 /// Trilinear sample of a grid at a point in Angstrom (axis-aligned lattices only); `None` outside.
 pub fn sample_grid(grid: &Grid3, p_angstrom: [f32; 3]) -> Option<f32> {
     grid.trilinear_at_angstrom(p_angstrom, false)

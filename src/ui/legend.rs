@@ -43,14 +43,7 @@ pub fn legends_ui(ui: &egui::Ui, legends: &[Legend], view: egui::Rect) {
         for s in 0..steps {
             let t0 = s as f32 / steps as f32;
             let t = (s as f32 + 0.5) / steps as f32;
-            let [r, g, b, _] = match (legend.solid_rgb, legend.lobes) {
-                (Some([r, g, b]), _) => [r, g, b, 255],
-                (None, Some([neg, pos])) => {
-                    let [r, g, b] = if t < 0.5 { neg } else { pos };
-                    [r, g, b, 255]
-                }
-                (None, None) => legend.colormap.sample(t),
-            };
+            let [r, g, b] = legend.bar_rgb(t);
             let x0 = bar.left() + t0 * bar.width();
             let cell = egui::Rect::from_min_max(
                 egui::pos2(x0, bar.top()),

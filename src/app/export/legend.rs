@@ -74,14 +74,7 @@ pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize, sc
     let bar_y = y0 + px(24.0);
     for dx in 0..bar_w {
         let t = (dx as f32 + 0.5) / bar_w as f32;
-        let [r, g, b, _] = match (legend.solid_rgb, legend.lobes) {
-            (Some([r, g, b]), _) => [r, g, b, 255],
-            (None, Some([neg, pos])) => {
-                let [r, g, b] = if t < 0.5 { neg } else { pos };
-                [r, g, b, 255]
-            }
-            (None, None) => legend.colormap.sample(t),
-        };
+        let [r, g, b] = legend.bar_rgb(t);
         for dy in 0..px(BAR_HEIGHT) {
             if bar_x + dx < w && bar_y + dy < h {
                 img.put_pixel(bar_x + dx, bar_y + dy, image::Rgba([r, g, b, 255]));
