@@ -446,8 +446,9 @@ pub fn run(args: &GridArgs) -> Result<()> {
         let points = lat.dims.iter().fold(1u64, |a, &d| a.saturating_mul(d as u64));
         let host_bytes = points.saturating_mul(orbitfield::compute::pb::engine::HOST_BYTES_PER_POINT);
         // Charges outside a lattice that fits in memory are refused before its memory is taken (a
-        // lattice given by --origin/--dims can miss the atoms).
-        if chain.is_none() && host_bytes <= params.max_bytes {
+        // lattice given by --origin/--dims can miss the atoms); once, at the first frame (the
+        // solver checks every frame's charges as it spreads them).
+        if n == 0 && chain.is_none() && host_bytes <= params.max_bytes {
             orbitfield::compute::pb::prep::charge_spread(&atoms, &lat, &params, false)
                 .map_err(|e| anyhow::anyhow!("pb frame {frame}: {e}"))?;
         }
