@@ -54,6 +54,19 @@ fn a_potential_cube_colours_the_density_surface_over_the_surfaces_values() {
     assert_eq!(density_rep(&state).opacity, orbitfield::app::reps::DENSITY_OPACITY);
     let homo = journey::opened(&["engine/water_homo_24.cube"], false);
     assert_eq!(density_rep(&homo).opacity, 1.0);
+    // Gaussian's cubegen titles a potential "Electrostatic potential from Total SCF Density": a
+    // potential, opaque.
+    let dir = tempfile::tempdir().unwrap();
+    let gaussian = dir.path().join("esp.cube");
+    let mep = std::fs::read_to_string(journey::data("engine/water_mep_24.cube")).unwrap();
+    let body = mep.split_once('\n').unwrap().1;
+    std::fs::write(
+        &gaussian,
+        format!("Electrostatic potential from Total SCF Density\n{body}"),
+    )
+    .unwrap();
+    let potential = journey::opened(&[gaussian.to_str().unwrap()], false);
+    assert_eq!(density_rep(&potential).opacity, 1.0);
     run(&mut state, "color 2 volume:2").unwrap();
     for _ in 0..50 {
         state.update_reps();

@@ -115,14 +115,18 @@ impl AppState {
     }
 
     /// True for a volume whose title names a density (PySCF's "Electron density in real space",
-    /// Gaussian's "Electron density from Total SCF Density", a spin density): its surface starts
+    /// Gaussian's "Electron density from Total SCF Density", a spin density) and not a potential
+    /// (Gaussian's "Electrostatic potential from Total SCF Density"): its surface starts
     /// translucent, as a computed density's does.
     fn volume_is_density(&self, field: FieldChoice) -> bool {
         match field {
-            FieldChoice::Volume(i) => self
-                .document()
-                .and_then(|d| d.grids.get(i))
-                .is_some_and(|g| g.description.to_ascii_lowercase().contains("density")),
+            FieldChoice::Volume(i) => {
+                !self.volume_is_potential(field)
+                    && self
+                        .document()
+                        .and_then(|d| d.grids.get(i))
+                        .is_some_and(|g| g.description.to_ascii_lowercase().contains("density"))
+            }
             _ => false,
         }
     }
