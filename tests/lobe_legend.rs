@@ -39,6 +39,23 @@ fn check(state: &AppState, what: &str) -> usize {
         let [neg, pos] = l.lobes.unwrap();
         assert_eq!(pos, byte(f.colors[0]), "{what}: the + lobe's colour on the right");
         assert_eq!(neg, byte(f.colors[1]), "{what}: the - lobe's colour on the left");
+        // The colours are the lobes': the first lobe's vertices lie where the field is +iso, the
+        // second's where it is -iso.
+        let (_, grid) = f.pipeline.shown.as_ref().expect("a grid shown");
+        for (lobe, sign) in f.pipeline.lobes.iter().zip([1.0f32, -1.0]) {
+            let mesh = lobe.as_ref().expect("both lobes");
+            let values: Vec<f32> = mesh
+                .positions_angstrom
+                .iter()
+                .filter_map(|p| grid.trilinear_at_angstrom(*p, false))
+                .collect();
+            assert!(!values.is_empty());
+            let mean = values.iter().sum::<f32>() / values.len() as f32;
+            assert!(
+                mean * sign > 0.0,
+                "{what}: the lobe of sign {sign} has mean value {mean}"
+            );
+        }
         let iso = f64::from(f.pipeline.shown_iso.abs());
         assert!(
             (l.range[1] - iso).abs() < 1e-6 && (l.range[0] + iso).abs() < 1e-6,
