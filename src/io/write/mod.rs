@@ -402,7 +402,8 @@ mod tests {
         write_frames(&out, &s, &mut t, None, &[0], &mut |_| {}).unwrap();
         let text = std::fs::read_to_string(&out).unwrap();
         let records: Vec<&str> = text.lines().map(|l| l.get(..4).unwrap_or(l)).collect();
-        assert_eq!(records, ["REMA", "CRYS", "ATOM", "TER", "ATOM", "END"], "{text}");
+        // Water is not polymer: HETATM records, as the wwPDB writes them.
+        assert_eq!(records, ["REMA", "CRYS", "HETA", "TER", "HETA", "END"], "{text}");
         assert!(resid_wrap_note(&s, None).is_none());
         s.resids[1] = 10_000;
         assert!(
