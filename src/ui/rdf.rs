@@ -103,6 +103,8 @@ pub fn rdf_ui(ui: &mut egui::Ui, state: &mut AppState) {
         .grid_spacing(egui::Rangef::new(super::widgets::PLOT_GRID_MIN_POINTS, 300.0))
         .x_grid_spacer(|g| super::widgets::round_grid_marks(g, super::widgets::PLOT_X_LABEL_POINTS))
         .y_grid_spacer(|g| super::widgets::round_grid_marks(g, super::widgets::PLOT_Y_LABEL_POINTS))
+        .x_axis_formatter(super::widgets::round_mark_text)
+        .y_axis_formatter(super::widgets::round_mark_text)
         .include_y(0.0)
         .x_axis_label("r (Å)")
         .y_axis_label(name)

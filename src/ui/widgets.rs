@@ -114,6 +114,18 @@ pub(super) fn iso_slider(
     let [lo, hi] = range;
     let before = unit.show(iso);
     let mut v = before;
+    // What was typed and could not be taken as it stands, said under the slider until the next
+    // change: a signed value is taken as its size (the lobes are drawn at +iso and -iso), text that
+    // is no number leaves the isovalue as it was.
+    let note_id = label.with("typed_isovalue_note");
+    let problem = std::cell::RefCell::new(None::<String>);
+    let unit_label = unit.label.clone();
+    let before_text = unit.format(iso);
+    let parser = |text: &str| {
+        let (value, note) = parse_typed_isovalue(text, &unit_label, &before_text);
+        *problem.borrow_mut() = note;
+        value
+    };
     let changed = ui
         .add(
             egui::Slider::new(&mut v, lo..=hi)
@@ -121,14 +133,60 @@ pub(super) fn iso_slider(
                 .logarithmic(true)
                 .clamping(egui::SliderClamping::Never)
                 .suffix(suffix)
-                .max_decimals(6),
+                .max_decimals(6)
+                .custom_parser(parser),
         )
         .labelled_by(label)
         .on_hover_text("Drag, or double-click the number to type a value (kept as typed)")
         .changed();
     // Only a move by the user: the slider also reports rounding as changes.
     let moved = changed && v.is_finite() && v > 0.0 && (v - before).abs() > 1e-6 * before.abs().max(f64::MIN_POSITIVE);
+    match problem.into_inner() {
+        Some(note) => {
+            ui.data_mut(|d| d.insert_temp(note_id, note));
+        }
+        None if moved => ui.data_mut(|d| d.remove::<String>(note_id)),
+        None => {}
+    }
+    if let Some(note) = ui.data(|d| d.get_temp::<String>(note_id)) {
+        ui.add(egui::Label::new(egui::RichText::new(note).small().color(ui.visuals().warn_fg_color)).wrap());
+    }
     moved.then(|| unit.computed(v))
+}
+
+/// A typed isovalue in the slider's unit (`unit_label` may follow the number; U+2212 is a minus)
+/// and what to tell the user about it: a negative value is taken as its size, text that is no
+/// positive number is refused, the isovalue staying `before_text`.
+fn parse_typed_isovalue(text: &str, unit_label: &str, before_text: &str) -> (Option<f64>, Option<String>) {
+    let compact: String = text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| if c == '\u{2212}' { '-' } else { c })
+        .collect();
+    let unit_compact: String = unit_label.chars().filter(|c| !c.is_whitespace()).collect();
+    let number = if unit_compact.is_empty() {
+        compact.as_str()
+    } else {
+        compact.strip_suffix(unit_compact.as_str()).unwrap_or(&compact)
+    };
+    match number.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => (Some(v), None),
+        Ok(v) if v.is_finite() && v < 0.0 => {
+            let size = number.trim_start_matches('-');
+            let note = format!(
+                "{} taken as its size, {size}: signed fields are drawn at +{size} and -{size}",
+                text.trim()
+            );
+            (Some(-v), Some(note))
+        }
+        _ => (
+            None,
+            Some(format!(
+                "\"{}\" is not a positive number: the isovalue stays {before_text}",
+                text.trim()
+            )),
+        ),
+    }
 }
 
 /// The plots' grid spacing at its finest, in points (egui_plot's default; [`round_grid_marks`]
@@ -177,6 +235,24 @@ pub(crate) fn round_grid_marks(input: egui_plot::GridInput, label_points: f64) -
     marks
 }
 
+/// A grid mark's label with the decimals its step needs: 0.5 and 0.2 steps take one decimal, 0.05 two.
+/// egui_plot's own formatter rounds the step's decimals, so a 0.5 step wrote "14, 14, 15" for
+/// 14.0, 14.5, 15.0. Plots that use [`round_grid_marks`] label their axes with this.
+pub(crate) fn round_mark_text(mark: egui_plot::GridMark, _range: &std::ops::RangeInclusive<f64>) -> String {
+    let decimals = if mark.step_size.is_finite() && mark.step_size > 0.0 {
+        (-mark.step_size.log10() - 1e-9).ceil().clamp(0.0, 12.0) as usize
+    } else {
+        0
+    };
+    let text = format!("{:.*}", decimals, mark.value);
+    // No "-0.0" at zero.
+    if text.trim_start_matches('-').chars().all(|c| c == '0' || c == '.') {
+        text.trim_start_matches('-').to_string()
+    } else {
+        text
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,5 +292,52 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn typed_isovalues_are_read_or_refused_in_words() {
+        assert_eq!(parse_typed_isovalue("0.03", "a.u.", "0.05 a.u."), (Some(0.03), None));
+        assert_eq!(
+            parse_typed_isovalue(" 0.03 a.u.", "a.u.", "0.05 a.u."),
+            (Some(0.03), None)
+        );
+        let (v, note) = parse_typed_isovalue("\u{2212}0.03", "a.u.", "0.05 a.u.");
+        assert_eq!(v, Some(0.03));
+        assert!(note.unwrap().contains("taken as its size, 0.03"));
+        let (v, note) = parse_typed_isovalue("abc", "a.u.", "0.05 a.u.");
+        assert_eq!(v, None);
+        assert!(
+            note.unwrap()
+                .contains("\"abc\" is not a positive number: the isovalue stays 0.05 a.u.")
+        );
+        assert_eq!(parse_typed_isovalue("0", "", "1").0, None);
+        assert_eq!(parse_typed_isovalue("inf", "", "1").0, None);
+    }
+
+    /// Every label of an axis reads differently: a distance from 13.25 to 14.93 Å on 180 points is
+    /// labelled 13.5, 14.0, 14.5, not 14, 14, 14.
+    #[test]
+    fn axis_labels_carry_the_decimals_of_their_step() {
+        let bounds = (13.25, 14.93);
+        let points_per_unit = 180.0 / (bounds.1 - bounds.0);
+        let base_step_size = f64::from(PLOT_GRID_MIN_POINTS) / points_per_unit;
+        let texts: Vec<String> = round_grid_marks(egui_plot::GridInput { bounds, base_step_size }, PLOT_Y_LABEL_POINTS)
+            .into_iter()
+            .filter(|m| m.step_size * points_per_unit >= PLOT_Y_LABEL_POINTS)
+            .map(|m| round_mark_text(m, &(bounds.0..=bounds.1)))
+            .collect();
+        assert!(texts.len() >= 3, "{texts:?}");
+        let mut unique = texts.clone();
+        unique.dedup();
+        assert_eq!(unique, texts, "two labels read the same");
+        for t in &texts {
+            let v: f64 = t.parse().unwrap();
+            assert!((13.25..=14.93).contains(&v), "{t}");
+        }
+        let mark = |value, step_size| egui_plot::GridMark { value, step_size };
+        assert_eq!(round_mark_text(mark(14.5, 0.5), &(0.0..=1.0)), "14.5");
+        assert_eq!(round_mark_text(mark(0.05, 0.05), &(0.0..=1.0)), "0.05");
+        assert_eq!(round_mark_text(mark(150.0, 50.0), &(0.0..=1.0)), "150");
+        assert_eq!(round_mark_text(mark(-0.0, 0.2), &(0.0..=1.0)), "0.0");
     }
 }
