@@ -162,6 +162,9 @@ fn movie_window(ctx: &egui::Context, state: &mut AppState) {
         if let Some(rec) = &state.panels.export.recording {
             let (done, total) = rec.captured();
             let encoded = rec.encoded();
+            // The encoder finishes on its own thread after the last frame is drawn: look again
+            // without waiting for the mouse, so "saved" replaces this as soon as the file is written.
+            ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
             ui.label(format!("Recording {}", rec.request.path.display()));
             ui.add(
                 egui::ProgressBar::new(encoded as f32 / total.max(1) as f32)
