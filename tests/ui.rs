@@ -284,7 +284,8 @@ fn open_a_molden_file_pick_an_orbital_and_get_its_lobes() {
     let pick = st.view.pick.clone().expect("the oxygen is hit");
     assert_eq!(pick.atom, 0);
     assert!(
-        pick.text.contains("(O)") && pick.text.contains("field"),
+        // The field is named with its unit: HOMO-1's value at the oxygen.
+        pick.text.contains("(O)") && pick.text.contains("HOMO-1 (orbital 4) ") && pick.text.ends_with(" a.u."),
         "{}",
         pick.text
     );

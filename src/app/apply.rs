@@ -602,7 +602,8 @@ impl AppState {
         self.pick_for_tools(atom);
     }
 
-    /// "atom 3 C2 (C) ETH 1 chain A, charge -0.120 e, field 1.2e-2 a.u." for the status line.
+    /// "atom 3 C2 (C) ETH 1 chain A, charge -0.120 e, HOMO (orbital 9) 1.2e-2 a.u." for the status
+    /// line.
     pub fn describe_atom(&self, atom: usize) -> String {
         let Some(doc) = self.document() else {
             return String::new();
@@ -633,21 +634,30 @@ impl AppState {
         if let Some(b) = s.bfactors.as_ref().and_then(|b| b.get(atom)).filter(|b| b.is_finite()) {
             text.push_str(&format!(", B {b:.1} Å²"));
         }
+        // The field named, with its unit ("HOMO (orbital 5) -0.012 a.u."); a molecular surface's
+        // level is the surface's own construction, not a value anyone reads, so it is not given.
+        let readable = |key: &super::fields::FieldKey| !matches!(key.field, super::fields::FieldChoice::MolSurf { .. });
         if let (Some(p), Some((key, grid))) = (doc.frame.positions_angstrom.get(atom), self.shown_field())
+            && readable(key)
             && let Some(v) = super::values::sample_grid(grid, *p)
         {
-            let unit = super::values::FieldUnit::of(key.field, self.settings.potential_unit);
-            text.push_str(&format!(", field {}", unit.format(v)));
+            let unit = self.field_unit(key.field);
+            text.push_str(&format!(", {} {}", self.describe_field(key.field), unit.format(v)));
         } else if let (Some(p), Some(key)) = (
             doc.frame.positions_angstrom.get(atom),
             self.main_field_rep()
                 .and_then(|f| f.pipeline.device_shown.as_ref())
                 .map(|(k, _)| *k),
-        ) && let Some(v) = self.field_at_point(&key, p.map(f64::from))
+        ) && readable(&key)
+            && let Some(v) = self.field_at_point(&key, p.map(f64::from))
         {
             // Computed on the render device (no host lattice): evaluated exactly at the atom.
-            let unit = super::values::FieldUnit::of(key.field, self.settings.potential_unit);
-            text.push_str(&format!(", field {} (at the atom)", unit.format(v as f32)));
+            let unit = self.field_unit(key.field);
+            text.push_str(&format!(
+                ", {} {} (at the atom)",
+                self.describe_field(key.field),
+                unit.format(v as f32)
+            ));
         }
         text
     }
