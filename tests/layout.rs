@@ -181,3 +181,75 @@ fn the_command_line_does_not_move() {
         assert_eq!(line(&harness), at_start, "{files:?}: at another step");
     }
 }
+
+/// `help` prints more lines than the command line shows at once: the message scrolls within a
+/// dozen lines (the view keeps most of the window), *Close* and Escape put it away, and an error
+/// about a file that did not open goes once another document is open.
+#[test]
+fn a_long_message_scrolls_closes_and_an_old_error_goes() {
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.apply(Command::OpenFiles(vec![data("md/adk.psf"), data("md/adk_dims.dcd")]));
+    assert!(state.document().is_some(), "{}", state.panels.status);
+    let mut harness = window_of(state, [1280.0, 800.0], false);
+    harness.run();
+    harness.run();
+    let line = |h: &egui_kittest::Harness<'static, AppState>| h.get_by_label(orbitfield::ui::console::LABEL).rect();
+    let at_start = line(&harness);
+    let enter = |h: &mut egui_kittest::Harness<'static, AppState>, text: &str| {
+        h.get_by_label(orbitfield::ui::console::LABEL).focus();
+        h.run();
+        h.get_by_label(orbitfield::ui::console::LABEL).type_text(text);
+        h.run();
+        h.key_press(egui::Key::Enter);
+        h.run();
+        h.run();
+    };
+    enter(&mut harness, "help");
+    let (error, text) = harness.state().panels.console.message.clone().expect("help's message");
+    assert!(!error);
+    assert!(text.lines().count() > 20, "{text}");
+    assert!(!text.contains("more lines"), "the whole text is kept: {text}");
+    // The scroll area measures its text in the frame after it appears.
+    harness.run();
+    harness.run();
+    assert_eq!(line(&harness), at_start, "the line stays where it was");
+    let view_height = harness.state().view.size_px[1];
+    assert!(
+        view_height >= 400,
+        "the message takes the view's room: {view_height} px left"
+    );
+    let close = harness.get_by_label("Close").rect();
+    assert!(
+        close.min.y >= 0.0 && close.max.y <= 800.0 && close.max.x <= 1280.0,
+        "{close:?}"
+    );
+    harness.get_by_label("Close").click();
+    harness.run();
+    harness.run();
+    assert!(harness.state().panels.console.message.is_none(), "Close put it away");
+
+    enter(&mut harness, "help");
+    assert!(harness.state().panels.console.message.is_some());
+    harness.key_press(egui::Key::Escape);
+    harness.run();
+    harness.run();
+    assert!(harness.state().panels.console.message.is_none(), "Escape put it away");
+
+    enter(&mut harness, "open no_such_structure.pdb");
+    let (error, text) = harness.state().panels.console.message.clone().expect("the error");
+    assert!(error, "{text}");
+    harness.run();
+    assert!(
+        harness.state().panels.console.message.is_some(),
+        "it stays while the same document is open"
+    );
+    harness
+        .state_mut()
+        .apply(Command::OpenFiles(vec![data("qm/threonine_hf_631gs_cart.molden.gz")]));
+    harness.run();
+    harness.run();
+    assert!(
+        harness.state().panels.console.message.is_none(),
+        "the error about the file that did not open went with the document it spoke of"
+    );
+}

@@ -33,6 +33,9 @@ pub struct ConsoleState {
     pub history_pos: Option<usize>,
     /// What the last line said: an error (true) or a report.
     pub message: Option<(bool, String)>,
+    /// The message shown and the document open when it was first shown with nothing queued: an
+    /// error is forgotten once another document is open (it spoke of the one before).
+    pub message_anchor: Option<(String, Option<u64>)>,
     /// The completions Tab offered last (shown under the line when there are several).
     pub completions: Vec<String>,
     /// The action log is shown.

@@ -49,16 +49,8 @@ pub fn console_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if console.completions.len() > 1 {
         ui.label(RichText::new(console.completions.join("  ")).small().monospace());
     }
-    if let Some((error, text)) = &console.message {
-        let lines: Vec<&str> = text.lines().collect();
-        let shown = if lines.len() > 12 {
-            format!("{}\n… ({} more lines)", lines[..12].join("\n"), lines.len() - 12)
-        } else {
-            text.clone()
-        };
-        let rich = RichText::new(shown).small().monospace();
-        ui.label(if *error { rich.color(tokens::ERROR) } else { rich });
-    }
+    forget_stale_error(state);
+    message_ui(ui, state);
     let mut entered = false;
     ui.horizontal(|ui| {
         let label = ui.label(LABEL);
@@ -90,6 +82,71 @@ pub fn console_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if entered {
         run_line(state);
         ui.ctx().request_repaint();
+    }
+}
+
+/// Lines of a message shown before it scrolls.
+const MESSAGE_LINES: usize = 12;
+
+/// The last command's message above the line, whole: a long one (`help`) scrolls within
+/// [`MESSAGE_LINES`] lines; *Close* (or Escape) puts it away.
+fn message_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    let Some((error, text)) = &state.panels.console.message else {
+        return;
+    };
+    let rich = RichText::new(text.as_str()).small().monospace();
+    let rich = if *error { rich.color(tokens::ERROR) } else { rich };
+    let n_lines = text.lines().count();
+    let mut close = false;
+    ui.horizontal_top(|ui| {
+        let close_width = 60.0;
+        let width = (ui.available_width() - close_width).max(100.0);
+        if n_lines > MESSAGE_LINES {
+            let row = ui.text_style_height(&egui::TextStyle::Small) + ui.spacing().item_spacing.y.min(2.0);
+            egui::ScrollArea::vertical()
+                .id_salt("orbitfield_command_message")
+                .max_height(row * MESSAGE_LINES as f32)
+                .max_width(width)
+                .auto_shrink([false, true])
+                .show(ui, |ui| ui.add(egui::Label::new(rich).wrap()));
+        } else {
+            ui.allocate_ui(egui::vec2(width, 0.0), |ui| ui.add(egui::Label::new(rich).wrap()));
+        }
+        close = ui
+            .small_button("Close")
+            .on_hover_text(if n_lines > MESSAGE_LINES {
+                format!("{n_lines} lines: scroll to read them all. Escape also closes this.")
+            } else {
+                "Escape also closes this".to_string()
+            })
+            .clicked();
+    });
+    if close {
+        state.panels.console.message = None;
+    }
+}
+
+/// An error the command line showed is put away once another document is open: it spoke of
+/// the one before (a file that did not open, a selection of its atoms). Anchored only once
+/// nothing is queued, so a script's own `open` does not hide the error of a line after it.
+fn forget_stale_error(state: &mut AppState) {
+    if state.has_pending() {
+        return;
+    }
+    let document = state.document().map(|d| d.id);
+    let c = &mut state.panels.console;
+    let Some((error, text)) = &c.message else {
+        c.message_anchor = None;
+        return;
+    };
+    match &c.message_anchor {
+        Some((anchored, at)) if anchored == text => {
+            if *error && *at != document {
+                c.message = None;
+                c.message_anchor = None;
+            }
+        }
+        _ => c.message_anchor = Some((text.clone(), document)),
     }
 }
 
@@ -166,6 +223,7 @@ fn common_prefix(words: &[String]) -> String {
 
 /// Runs the typed line (the window applies what it did after the layout, as for any control).
 pub fn run_line(state: &mut AppState) {
+    state.panels.console.message_anchor = None;
     let line = state.panels.console.input.trim().to_string();
     if line.is_empty() {
         return;
@@ -237,6 +295,7 @@ fn keep_status_unless_new<T>(state: &mut AppState, result: &Result<T, script::Sc
 
 /// What a script run says under the line.
 fn report(state: &mut AppState, path: Option<&Path>, result: Result<script::RunReport, script::ScriptError>) {
+    state.panels.console.message_anchor = None;
     let name = path.map_or("script".to_string(), |p| p.display().to_string());
     // A script file's failure is kept as an error too (a terminal that started the window hears of it).
     if let (Some(_), Err(e)) = (path, &result) {

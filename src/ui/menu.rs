@@ -122,6 +122,9 @@ fn escape(ctx: &egui::Context, state: &mut AppState) {
         send(state, Command::PlotMeasurement(None));
     } else if state.tools.measure.mode != ClickMode::Pick {
         send(state, Command::SetClickMode(ClickMode::Pick));
+    } else if state.panels.console.message.is_some() {
+        // The command line's message (a long `help`) is put away before anything is cancelled.
+        state.panels.console.message = None;
     } else {
         send(state, Command::CancelJobs);
     }
