@@ -11,6 +11,10 @@ use crate::model::Spin;
 use glam::Vec3;
 use std::path::PathBuf;
 
+/// How far from a cartoon residue's CA (or a nucleotide's P) a click still picks it, in Å: about
+/// half a helix ribbon's width.
+pub const CARTOON_PICK_RADIUS_ANGSTROM: f32 = 2.0;
+
 impl AppState {
     /// Applies one command.
     pub fn apply(&mut self, c: Command) {
@@ -577,17 +581,39 @@ impl AppState {
         self.pick_atom(hit);
     }
 
-    /// The atom drawn nearest the eye at `pixel` of a view of `size_px`, if any.
+    /// The atom drawn nearest the eye at `pixel` of a view of `size_px`, if any: an atom's sphere,
+    /// or a shown cartoon's residue (its CA, or a nucleotide's P) within
+    /// [`CARTOON_PICK_RADIUS_ANGSTROM`] of the ray, as PyMOL and ChimeraX pick a cartoon.
     pub fn atom_at(&self, pixel: [f32; 2], size_px: [u32; 2]) -> Option<usize> {
         let doc = self.document()?;
         let (o, d) = self.view.camera.ray_through_pixel(pixel, size_px);
         let centers: Vec<[f32; 3]> = self.view.spheres.iter().map(|s| s.center_angstrom).collect();
         let radii: Vec<f32> = self.view.spheres.iter().map(|s| s.radius_angstrom).collect();
         // Spheres skip atoms with non-finite coordinates; map back through positions.
-        crate::render::camera::pick_sphere(o, d, &centers, &radii).and_then(|(k, _)| {
+        let sphere = crate::render::camera::pick_sphere(o, d, &centers, &radii).and_then(|(k, t)| {
             let c = centers.get(k)?;
-            doc.frame.positions_angstrom.iter().position(|p| p == c)
-        })
+            Some((doc.frame.positions_angstrom.iter().position(|p| p == c)?, t))
+        });
+        let guides: Vec<usize> = self
+            .reps()
+            .cartoons()
+            .filter(|(r, _)| r.visible)
+            .flat_map(|(_, c)| c.guide_atoms())
+            .filter(|&a| {
+                doc.frame
+                    .positions_angstrom
+                    .get(a)
+                    .is_some_and(|p| p.iter().all(|x| x.is_finite()))
+            })
+            .collect();
+        let guide_centers: Vec<[f32; 3]> = guides.iter().map(|&a| doc.frame.positions_angstrom[a]).collect();
+        let guide_radii = vec![CARTOON_PICK_RADIUS_ANGSTROM; guides.len()];
+        let cartoon =
+            crate::render::camera::pick_sphere(o, d, &guide_centers, &guide_radii).map(|(k, t)| (guides[k], t));
+        match (sphere, cartoon) {
+            (Some(a), Some(b)) => Some(if b.1 < a.1 { b.0 } else { a.0 }),
+            (a, b) => a.or(b).map(|(atom, _)| atom),
+        }
     }
 
     /// What a click on `atom` (or on empty space) does: the pick and its highlight, and the click

@@ -245,6 +245,17 @@ impl CartoonRep {
         }
     }
 
+    /// The atoms a click on this cartoon picks, once its polymer is found and drawn: each protein
+    /// residue's CA and each nucleotide's trace atom (P, or C4').
+    pub fn guide_atoms(&self) -> Vec<usize> {
+        let (Some((_, polymer)), Some(_)) = (&self.pipeline.polymer, &self.pipeline.shown) else {
+            return Vec::new();
+        };
+        let protein = polymer.protein.residues.iter().filter_map(|r| r.ca);
+        let nucleic = polymer.nucleic.iter().map(|n| n.trace);
+        protein.chain(nucleic).map(|a| a as usize).collect()
+    }
+
     /// The selection in use (the last one that parsed).
     pub fn parsed(&self) -> &Selection {
         &self.parsed
