@@ -1028,3 +1028,23 @@ fn save_atoms_and_frames_runs_as_a_background_job() {
         }
     }
 }
+
+/// Up/Down (or a click in the orbital list) with the orbital representation hidden shows the
+/// orbital picked: it used to change the hidden representation, and nothing on screen moved.
+#[test]
+fn picking_an_orbital_shows_a_hidden_orbital_representation() {
+    use orbitfield::app::reps::RepEdit;
+    use orbitfield::app::state::Command;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/engine/water_hf_631gs_sph.molden");
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.apply(Command::OpenFiles(vec![path]));
+    let id = state.orbital_rep_id().expect("the HOMO is shown");
+    state.apply(Command::EditRep(id, RepEdit::Visible(false)));
+    state.apply(Command::AddFieldRep(FieldChoice::Density));
+    state.apply(Command::SelectOrbital(Some(5)));
+    let rep = state.reps().get(id).expect("the same representation");
+    assert!(rep.visible, "the orbital picked is shown");
+    let RepKind::Field(f) = &rep.kind else { panic!("a field") };
+    assert_eq!(f.field, FieldChoice::Orbital { spin: Spin::Alpha, index: 5 });
+    assert_eq!(state.reps().fields().count(), 2, "no representation added or replaced");
+}

@@ -70,6 +70,11 @@ impl AppState {
         match self.orbital_rep_id().filter(|_| !new) {
             Some(id) => {
                 self.edit_rep(id, RepEdit::Field(field));
+                // An orbital picked (in the list, or with Up/Down) is one to see: a hidden
+                // orbital representation is shown again rather than changed out of sight.
+                if self.doc.reps.get(id).is_some_and(|r| !r.visible) {
+                    self.edit_rep(id, RepEdit::Visible(true));
+                }
                 self.doc.reps.selected = Some(id);
             }
             None => {
