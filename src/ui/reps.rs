@@ -355,11 +355,31 @@ fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, co
         } else {
             1
         };
-        for lobe in 0..lobes {
+        // Negative then positive, as the legend reads; where an orbital's colours follow its phase
+        // through the frames and are swapped at this one, each swatch still names the sign it
+        // colours now.
+        let flipped = lobes == 2 && state.follow_flips_sign() && state.followed_rep_id() == Some(id);
+        let (positive, negative) = if flipped { (1, 0) } else { (0, 1) };
+        let swatches: Vec<(usize, &str, &str)> = if lobes == 2 {
+            vec![
+                (negative, "−", "The lobe at −isovalue (values below it)"),
+                (positive, "+", "The lobe at +isovalue (values above it)"),
+            ]
+        } else {
+            vec![(0, "Surface colour", "The surface's colour")]
+        };
+        for (lobe, name, hover) in swatches {
+            let l = ui.label(name);
             let mut rgb = f.colors[lobe];
+            let hover = if flipped {
+                format!("{hover}. The colours follow the orbital's phase from frame to frame: swapped at this one.")
+            } else {
+                hover.to_string()
+            };
             if ui
                 .color_edit_button_rgb(&mut rgb)
-                .on_hover_text(if lobe == 0 { "positive lobe" } else { "negative lobe" })
+                .labelled_by(l.id)
+                .on_hover_text(hover)
                 .changed()
             {
                 commands.push(Command::EditRep(id, RepEdit::Color { lobe, rgb }));
