@@ -205,7 +205,10 @@ fn the_next_frame_is_prepared_ahead_while_one_is_shown() {
     assert_eq!(after.inline, before.inline);
     // No host lattice: a picked atom's read-out is evaluated at the atom.
     let text = state.describe_atom(0);
-    assert!(text.contains("(orbital ") && text.ends_with(" a.u. (at the atom)"), "{text}");
+    assert!(
+        text.contains("(orbital ") && text.ends_with(" a.u. (at the atom)"),
+        "{text}"
+    );
     // And frame 2 is on its way.
     for s in &slots {
         assert_eq!(state.fields.device.looking_ahead(*s).map(|k| k.frame), Some(2));

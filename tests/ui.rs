@@ -1044,7 +1044,15 @@ fn picking_an_orbital_shows_a_hidden_orbital_representation() {
     state.apply(Command::SelectOrbital(Some(5)));
     let rep = state.reps().get(id).expect("the same representation");
     assert!(rep.visible, "the orbital picked is shown");
-    let RepKind::Field(f) = &rep.kind else { panic!("a field") };
-    assert_eq!(f.field, FieldChoice::Orbital { spin: Spin::Alpha, index: 5 });
+    let RepKind::Field(f) = &rep.kind else {
+        panic!("a field")
+    };
+    assert_eq!(
+        f.field,
+        FieldChoice::Orbital {
+            spin: Spin::Alpha,
+            index: 5
+        }
+    );
     assert_eq!(state.reps().fields().count(), 2, "no representation added or replaced");
 }

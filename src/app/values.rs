@@ -342,6 +342,18 @@ pub struct Legend {
 }
 
 impl Legend {
+    /// Where 0 sits on a colormap bar whose range takes both signs (0 at the bar's left end, 1 at
+    /// its right); `None` for lobes, a solid colour or a range of one sign. The colormap's middle
+    /// (white, for potentials) is the range's middle: zero only for a symmetric range, so the
+    /// bar marks where zero is.
+    pub fn zero_at(&self) -> Option<f32> {
+        if self.solid_rgb.is_some() || self.lobes.is_some() {
+            return None;
+        }
+        let [lo, hi] = self.range;
+        (lo.is_finite() && hi.is_finite() && lo < 0.0 && hi > 0.0).then(|| (-lo / (hi - lo)) as f32)
+    }
+
     /// The bar's colour at `t` (0 at its left end, 1 at its right): the solid colour, the lobes'
     /// (negative on the left half, positive on the right), or the colormap's.
     pub fn bar_rgb(&self, t: f32) -> [u8; 3] {
@@ -371,6 +383,24 @@ pub fn sample_grid(grid: &Grid3, p_angstrom: [f32; 3]) -> Option<f32> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    #[test]
+    fn the_bar_marks_zero_where_the_range_takes_both_signs() {
+        let legend = |range: [f64; 2], lobes: Option<[[u8; 3]; 2]>| Legend {
+            title: String::new(),
+            range,
+            unit: "kT/e".into(),
+            colormap: crate::render::colormap::Colormap::RedWhiteBlue,
+            solid_rgb: None,
+            lobes,
+        };
+        assert_eq!(legend([-5.0, 5.0], None).zero_at(), Some(0.5));
+        let third = legend([-5.0, 10.0], None).zero_at().unwrap();
+        assert!((third - 1.0 / 3.0).abs() < 1e-6, "{third}");
+        assert_eq!(legend([0.0, 10.0], None).zero_at(), None);
+        assert_eq!(legend([-3.0, -1.0], None).zero_at(), None);
+        assert_eq!(legend([-5.0, 5.0], Some([[0, 0, 255], [255, 0, 0]])).zero_at(), None);
+    }
     use crate::model::Lattice;
     use crate::model::units::{VOLT_PER_HARTREE_PER_E, volt_per_kt_per_e};
 

@@ -53,10 +53,25 @@ pub fn legends_ui(ui: &egui::Ui, legends: &[Legend], view: egui::Rect) {
         }
         let below = bar.bottom() + 3.0;
         let hi_w = hi.size().x;
+        let lo_w = lo.size().x;
         if legend.solid_rgb.is_none() {
             painter.galley(egui::pos2(bar.left(), below), lo, egui::Color32::WHITE);
         }
         painter.galley(egui::pos2(bar.right() - hi_w, below), hi, egui::Color32::WHITE);
+        // Zero marked on the bar (white is the range's middle, zero only when it is symmetric),
+        // its "0" written where it clears the end values.
+        if let Some(t) = legend.zero_at() {
+            let x = bar.left() + t * bar.width();
+            painter.line_segment(
+                [egui::pos2(x, bar.center().y), egui::pos2(x, bar.bottom() + 2.0)],
+                egui::Stroke::new(1.5, egui::Color32::BLACK),
+            );
+            let zero = painter.layout_no_wrap("0".into(), font.clone(), egui::Color32::WHITE);
+            let half = zero.size().x / 2.0;
+            if x - half > bar.left() + lo_w + 4.0 && x + half < bar.right() - hi_w - 4.0 {
+                painter.galley(egui::pos2(x - half, below), zero, egui::Color32::WHITE);
+            }
+        }
         bottom = frame.top() - 8.0;
     }
 }

@@ -104,6 +104,23 @@ pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize, sc
     let hi = format!("{} {}", format_number(legend.range[1]), legend.unit);
     let hi_w = text_width(&font, &hi, text_px);
     draw_text(img, &font, &hi, (bar_x + bar_w) as f32 - hi_w, below, text_px);
+    // Zero marked on the bar's lower half, as in the window (`ui::legend`).
+    if let Some(t) = legend.zero_at() {
+        let x = bar_x + ((t * bar_w as f32) as u32).min(bar_w.saturating_sub(1));
+        for dy in px(BAR_HEIGHT) / 2..px(BAR_HEIGHT) + px(2.0) {
+            for dx in 0..px(1.5).max(1) {
+                if x + dx < w && bar_y + dy < h {
+                    img.put_pixel(x + dx, bar_y + dy, image::Rgba([0, 0, 0, 255]));
+                }
+            }
+        }
+        let lo_w = text_width(&font, &format_number(legend.range[0]), text_px);
+        let half = text_width(&font, "0", text_px) / 2.0;
+        let xf = x as f32;
+        if xf - half > bar_x as f32 + lo_w + 4.0 * s && xf + half < (bar_x + bar_w) as f32 - hi_w - 4.0 * s {
+            draw_text(img, &font, "0", xf - half, below, text_px);
+        }
+    }
 }
 
 /// `rgb` at `alpha` over the rectangle `[x, y, w, h]` (alpha composited too).
