@@ -38,7 +38,7 @@ fn a_click_on_a_cartoon_picks_its_residue() {
     let guides = state.reps().cartoons().next().unwrap().1.guide_atoms();
     assert_eq!(guides.len(), 214, "adk's 214 residues");
     // The CA nearest the eye among those projecting near the view's centre: nothing hides it.
-    let camera = state.view.camera.clone();
+    let camera = state.view.camera;
     let eye_distance = |a: usize| {
         let (o, _) = camera.ray_through_pixel([250.0, 250.0], size);
         (glam::Vec3::from(positions[a]) - o).length()
