@@ -37,6 +37,12 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
             }
         });
     }
+    if let Some(w) = &state.view.vertex_values {
+        // The worker that colours surfaces and cartoons at their vertices is not one of the
+        // field pool's: its own row, so "idle" above does not read as nothing running.
+        let busy = if w.any_in_flight() { "busy" } else { "idle" };
+        ui.label(RichText::new(format!("surface colours at vertices: own worker ({busy})")).small());
+    }
     if let Some(t) = state.fields.last_stages() {
         ui.label(
             RichText::new(format!(
@@ -167,6 +173,14 @@ pub fn progress_ui(ui: &mut egui::Ui, state: &mut AppState) {
             ui.label(line);
         });
         ui.ctx().request_repaint();
+    } else if state.view.vertex_values.as_ref().is_some_and(|w| w.any_in_flight()) {
+        // A surface's or cartoon's colours by a potential, evaluated at every vertex on their own
+        // thread (minutes for a protein on a CPU): said here, not only in the legend's title.
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label("colouring surfaces at their vertices…")
+                .on_hover_text("The potential is evaluated at every vertex of the coloured surfaces; the previous colours stay until it is done");
+        });
     } else if state.fields.any_pending() {
         ui.horizontal(|ui| {
             ui.spinner();
