@@ -303,3 +303,38 @@ fn escape_closes_dialogs_one_at_a_time_then_ends_the_measure_mode() {
     );
     assert_ne!(harness.state().panels.status, "cancelled");
 }
+
+/// The session browser keeps its size whatever the folder holds: its Save button stays where it
+/// was going from a folder of files to an empty one (a shrinking window once moved it from under
+/// the pointer, and the click landed on the panel behind).
+#[test]
+fn the_browser_keeps_its_buttons_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = dir.path().join("full");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&full).unwrap();
+    std::fs::create_dir(&empty).unwrap();
+    for k in 0..40 {
+        std::fs::write(full.join(format!("session_{k}.ron")), "()").unwrap();
+    }
+    let state = AppState::new(Settings::default(), FieldService::default());
+    let mut harness = window(state, [1280.0, 800.0]);
+    let mut save_at = Vec::new();
+    for folder in [&full, &empty, &full] {
+        harness.state_mut().apply(Command::OpenBrowser(
+            orbitfield::app::browser::Purpose::SaveSession,
+            None,
+        ));
+        harness.run();
+        harness
+            .get_by_label("Path")
+            .set_text_value_accesskit(&folder.display().to_string());
+        harness.run();
+        harness.get_by_label("Go").click();
+        harness.run();
+        harness.run();
+        save_at.push(harness.get_by_label("Save").rect());
+    }
+    assert_eq!(save_at[0], save_at[1], "empty folder: {save_at:?}");
+    assert_eq!(save_at[0], save_at[2], "back to the full one: {save_at:?}");
+}

@@ -27,9 +27,9 @@ pub fn browser_window(ctx: &egui::Context, state: &mut AppState) {
         .default_size([420.0, 360.0])
         .collapsible(false)
         .show(ctx, |ui| {
-            if let Some(m) = &b.message {
-                ui.label(RichText::new(m).color(tokens::ERROR));
-            }
+            // The window keeps its size whatever the folder holds or says (a line kept for the
+            // message, a list of fixed height), so its buttons never move under the pointer.
+            ui.label(RichText::new(b.message.as_deref().unwrap_or(" ")).color(tokens::ERROR));
             ui.horizontal(|ui| {
                 if ui.button("Up").on_hover_text("The parent folder").clicked() {
                     actions.push(BrowserAction::Up);
@@ -75,7 +75,9 @@ pub fn browser_window(ctx: &egui::Context, state: &mut AppState) {
             ui.separator();
             egui::ScrollArea::vertical()
                 .id_salt("browser_entries")
+                .min_scrolled_height(240.0)
                 .max_height(240.0)
+                .auto_shrink([false, false])
                 .show(ui, |ui| {
                     for e in b.entries.iter().filter(|e| b.shows(e)) {
                         if e.is_dir {
