@@ -62,9 +62,21 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
         }
     }
     if (plus || minus)
-        && let Some(iso) = super::fields::panel_iso(state)
+        && let Some(f) = state.panel_field_rep()
+        && let Some(iso) = super::fields::shown_iso(f)
     {
-        send(state, Command::SetIsoValue(if plus { iso * 1.25 } else { iso / 1.25 }));
+        // The next round value in the unit shown (0.05, 0.056, 0.068, 0.082, 0.1 a.u.), not
+        // 0.05 x 1.25 = 0.0625, 0.078125.
+        let unit = if f.iso.relative {
+            crate::app::values::FieldUnit {
+                scale: 1.0,
+                label: String::new(),
+            }
+        } else {
+            state.field_unit(f.field)
+        };
+        let next = next_round_value(unit.show(iso), plus);
+        send(state, Command::SetIsoValue(unit.computed(next)));
     }
     if r {
         send(state, Command::ResetCamera);
@@ -233,4 +245,47 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             send(state, Command::ToggleHelp);
         }
     });
+}
+
+/// Values of the E12 series (1, 1.2, 1.5, 1.8, 2.2, 2.7, 3.3, 3.9, 4.7, 5.6, 6.8, 8.2 times a power of
+/// ten), about 20 % apart: what + and - step an isovalue through.
+const E12: [f64; 12] = [1.0, 1.2, 1.5, 1.8, 2.2, 2.7, 3.3, 3.9, 4.7, 5.6, 6.8, 8.2];
+
+/// The E12 value next above `v` (`up`) or next below it; `v` itself where it is not a positive
+/// finite number.
+pub(crate) fn next_round_value(v: f64, up: bool) -> f64 {
+    if !(v.is_finite() && v > 0.0) {
+        return v;
+    }
+    let decade = v.log10().floor();
+    let candidates = (-1..=1).flat_map(|d| E12.map(|m| m * 10f64.powf(decade + f64::from(d))));
+    let tolerance = 1e-6 * v;
+    if up {
+        candidates.filter(|&c| c > v + tolerance).fold(f64::INFINITY, f64::min)
+    } else {
+        candidates.filter(|&c| c < v - tolerance).fold(0.0, f64::max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_round_value;
+
+    #[test]
+    fn plus_and_minus_step_through_round_values() {
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
+        assert!(close(next_round_value(0.05, true), 0.056));
+        assert!(close(next_round_value(0.056, true), 0.068));
+        assert!(close(next_round_value(0.082, true), 0.1));
+        assert!(close(next_round_value(0.05, false), 0.047));
+        assert!(close(next_round_value(0.1, false), 0.082));
+        assert!(
+            close(next_round_value(0.0625, true), 0.068),
+            "a value between steps goes to the next"
+        );
+        assert!(close(next_round_value(0.0625, false), 0.056));
+        assert!(close(next_round_value(5.0, true), 5.6));
+        assert_eq!(next_round_value(0.0, true), 0.0);
+        assert!(next_round_value(f64::NAN, true).is_nan());
+    }
 }
