@@ -216,10 +216,15 @@ fn undo_restores_representations_measurements_labels_and_camera_drags_as_single_
     assert_eq!(state.tools.labels.atoms.len(), 214, "adk has 214 C-alphas");
     assert_eq!(state.tools.measure.list.len(), 1);
     assert_eq!(state.tools.history.undo.len(), 5);
+    // The Edit menu names what Undo and Redo would change.
+    assert_eq!(state.history_step_text(false).as_deref(), Some("the measurements"));
+    assert_eq!(state.history_step_text(true), None);
     // Undo, step by step.
     state.push(Command::Undo);
     state.apply_pending();
     assert!(state.tools.measure.list.is_empty());
+    assert_eq!(state.history_step_text(false).as_deref(), Some("the labels"));
+    assert_eq!(state.history_step_text(true).as_deref(), Some("the measurements"));
     state.push(Command::Undo);
     state.apply_pending();
     assert!(state.tools.labels.atoms.is_empty());

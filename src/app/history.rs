@@ -122,6 +122,14 @@ fn changed(a: &Snapshot, b: &Snapshot) -> String {
 }
 
 impl AppState {
+    /// What Undo (`redo` false) or Redo would change now, in words ("the measurements"), for the
+    /// Edit menu; `None` when there is nothing to undo or redo.
+    pub fn history_step_text(&self, redo: bool) -> Option<String> {
+        let h = &self.tools.history;
+        let target = if redo { h.redo.last() } else { h.undo.last() }?;
+        Some(changed(&self.snapshot(), target))
+    }
+
     /// What an undo step would bring back now.
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {

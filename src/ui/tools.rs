@@ -64,14 +64,21 @@ pub fn menus_ui(ui: &mut egui::Ui, state: &mut AppState) {
     ui.menu_button("Edit", |ui| {
         let h = &state.tools.history;
         let (can_undo, can_redo) = (h.can_undo(), h.can_redo());
+        // What each would change, named: "Undo (the measurements)".
+        let text = |verb: &str, what: Option<String>| match what {
+            Some(w) => format!("{verb} ({w})"),
+            None => verb.to_string(),
+        };
+        let undo_text = text("Undo", state.history_step_text(false));
+        let redo_text = text("Redo", state.history_step_text(true));
         if ui
-            .add_enabled(can_undo, egui::Button::new("Undo").shortcut_text("Ctrl+Z"))
+            .add_enabled(can_undo, egui::Button::new(undo_text).shortcut_text("Ctrl+Z"))
             .clicked()
         {
             send(state, Command::Undo);
         }
         if ui
-            .add_enabled(can_redo, egui::Button::new("Redo").shortcut_text("Ctrl+Shift+Z"))
+            .add_enabled(can_redo, egui::Button::new(redo_text).shortcut_text("Ctrl+Shift+Z"))
             .clicked()
         {
             send(state, Command::Redo);
