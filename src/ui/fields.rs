@@ -593,11 +593,21 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
     };
     let current = coloring.map(|c| c.source);
     let mut choice = current;
+    // A field of one sign (a density, a molecular surface) has one surface, in one colour.
+    let signed = match &f.pipeline.shown {
+        Some((_, grid)) => f.is_signed(grid),
+        None => f.field.is_signed(),
+    };
+    let own = if signed {
+        "Lobe colours"
+    } else {
+        "Its own colour"
+    };
     let selected = current
         .and_then(|c| sources.iter().find(|(s, _)| *s == c).map(|(_, n)| n.clone()))
-        .unwrap_or_else(|| "Lobe colours".into());
+        .unwrap_or_else(|| own.into());
     super::widgets::labelled_combo(ui, "Colour surface by", "surface_colour_by", selected, |ui| {
-        ui.selectable_value(&mut choice, None, "Lobe colours");
+        ui.selectable_value(&mut choice, None, own);
         for (source, name) in &sources {
             ui.selectable_value(&mut choice, Some(*source), name);
         }
