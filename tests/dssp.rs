@@ -470,3 +470,55 @@ fn device_split_gives_the_cpu_codes() {
     }
     assert!(checked >= 10, "only {checked} frames had every residue usable");
 }
+
+/// The selection words `helix`, `sheet`, `turn` and `coil` pick each reference protein's residues
+/// by mkdssp's codes (H G I; E B; T; the rest), atom by atom of the residue.
+#[test]
+fn secondary_structure_selections_follow_mkdssp() {
+    use orbitfield::model::select::Selection;
+    orbitfield::analysis::dssp::use_for_selections();
+    let reference = reference();
+    for name in ["4gcnA", "3aqgA", "1ahsA"] {
+        let entry = reference["structures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == name)
+            .unwrap();
+        let mut system = load_entry(entry);
+        let frame = system.trajectory.frame(0).unwrap();
+        let structure = &system.structure;
+        let backbone = ProteinBackbone::new(structure);
+        let codes: Vec<char> = entry["mkdssp"][0].as_str().unwrap().chars().collect();
+        assert_eq!(codes.len(), backbone.residues.len(), "{name}");
+        let starts = structure.residue_starts();
+        for (word, class) in [("helix", "HGI"), ("sheet", "EB"), ("turn", "T"), ("coil", "-SP ")] {
+            let selected = Selection::parse(word).unwrap().evaluate(structure, Some(&frame));
+            let mut want = vec![false; structure.len()];
+            for (r, c) in backbone.residues.iter().zip(&codes) {
+                if class.contains(*c) {
+                    let end = starts.get(r.residue + 1).copied().unwrap_or(structure.len());
+                    want[starts[r.residue]..end].iter_mut().for_each(|w| *w = true);
+                }
+            }
+            let differ = selected.iter().zip(&want).filter(|(a, b)| a != b).count();
+            assert_eq!(differ, 0, "{name}: '{word}' differs from mkdssp at {differ} atoms");
+            let dominant = matches!(
+                (name, word),
+                ("4gcnA", "helix") | ("3aqgA", "sheet") | ("1ahsA", "sheet")
+            );
+            assert!(
+                !dominant || want.iter().filter(|&&w| w).count() > 100,
+                "{name}: few {word}"
+            );
+        }
+        // Without positions, secondary structure selects nothing.
+        assert!(
+            !Selection::parse("helix")
+                .unwrap()
+                .evaluate(structure, None)
+                .iter()
+                .any(|&x| x)
+        );
+    }
+}

@@ -19,7 +19,7 @@
 //!   PyMOL's users expect; the help window lists it (only the `center` command did it).
 //! - `sidechain` selects as in VMD (checked against each amino acid's side-chain atom count), a
 //!   double-quoted value reads as VMD's regular expression (`name "C.*"` selected nothing), and
-//!   `helix` or `sheet` is answered with what shows secondary structure, not "unknown keyword".
+//!   `helix`, `sheet`, `turn` and `coil` select by DSSP at the frame, as VMD's keywords do.
 //! - A closed shell's orbitals are named without a spin ("HOMO (orbital 32)", not "..., Alpha)");
 //!   an open shell's keep theirs.
 //! - A cube file's values, in "(file units)", are described by the file's own title line beside
@@ -273,7 +273,7 @@ fn side_chain_heavy_atoms(resname: &str) -> Option<usize> {
 }
 
 #[test]
-fn sidechain_selects_as_in_vmd_and_secondary_structure_words_are_answered() {
+fn sidechain_and_secondary_structure_select_as_in_vmd() {
     let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
     harness.run();
     // The side chains' heavy atoms, counted residue by residue from the amino-acid table.
@@ -302,9 +302,25 @@ fn sidechain_selects_as_in_vmd_and_secondary_structure_words_are_answered() {
     assert!(carbons > 2);
     let (error, text) = type_line(&mut harness, "select name \"C.*\" and resid 1").expect("a message");
     assert!(!error && text.contains(&format!("selects {carbons} atoms")), "{text}");
-    // Secondary structure is not a selection word: the message says what shows it.
-    let (error, text) = type_line(&mut harness, "select helix").expect("a message");
-    assert!(error && text.contains("color ss"), "{text}");
+    // Secondary structure selects as in VMD, by DSSP at the frame shown: adk's helices are most
+    // of its 214 residues' CAs and none of its sheets' (tests/dssp.rs holds the codes to mkdssp).
+    let count = |text: &str| -> usize {
+        let at = text.find("selects ").expect("a count") + "selects ".len();
+        text[at..].split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (error, text) = type_line(&mut harness, "select helix and name CA").expect("a message");
+    assert!(!error, "{text}");
+    let helix = count(&text);
+    let (error, text) = type_line(&mut harness, "select sheet and name CA").expect("a message");
+    assert!(!error, "{text}");
+    let sheet = count(&text);
+    let (_, text) = type_line(&mut harness, "select (turn or coil) and name CA").expect("a message");
+    let rest = count(&text);
+    assert!(helix > 60 && sheet > 10, "helix {helix}, sheet {sheet}");
+    assert_eq!(helix + sheet + rest, 214, "every residue is in one class");
+    // VMD's `structure` property is not a word here: the message names the ones that are.
+    let (error, text) = type_line(&mut harness, "select structure H").expect("a message");
+    assert!(error && text.contains("helix, alpha_helix"), "{text}");
 }
 
 #[test]

@@ -757,3 +757,28 @@ pub fn codes(ss: &[SecondaryStructure]) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// Gives atom selections this assignment: `helix`, `sheet`, `turn`, `coil` and VMD's finer names
+/// (`model::select`) select by [`atom_codes`]. Called by the viewer, the command line and the
+/// Python module as they start.
+pub fn use_for_selections() {
+    crate::model::select::set_structure_codes(atom_codes);
+}
+
+/// Each atom's residue's DSSP code at `positions_angstrom` (mkdssp's defaults; `b'-'` for coil), 0
+/// for atoms outside protein residues.
+pub fn atom_codes(structure: &Structure, positions_angstrom: &[[f32; 3]]) -> Vec<u8> {
+    let backbone = ProteinBackbone::new(structure);
+    let ss = backbone.assign(positions_angstrom, &DsspOptions::default());
+    let starts = structure.residue_starts();
+    let n = structure.len();
+    let mut out = vec![0u8; n];
+    for (residue, s) in backbone.residues.iter().zip(&ss) {
+        let begin = starts.get(residue.residue).copied().unwrap_or(n);
+        let end = starts.get(residue.residue + 1).copied().unwrap_or(n);
+        for code in out.iter_mut().take(end.min(n)).skip(begin) {
+            *code = s.code() as u8;
+        }
+    }
+    out
+}

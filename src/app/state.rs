@@ -457,6 +457,8 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(settings: Settings, mut fields: FieldService) -> AppState {
+        // Selections know secondary structure (`helix`, `sheet`) through DSSP.
+        crate::analysis::dssp::use_for_selections();
         fields.set_cache_budget(settings.cache_budget_mib as usize * (1 << 20));
         AppState {
             view: ViewState {

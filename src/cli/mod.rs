@@ -109,6 +109,8 @@ enum Command {
 }
 
 pub fn main() -> ExitCode {
+    // Selections know secondary structure (`helix`, `sheet`) through DSSP.
+    orbitfield::analysis::dssp::use_for_selections();
     // `grid ils` has options of its own (src/cli/ils.rs).
     if let Some(code) = ils::grid_ils_main() {
         return code;

@@ -21,7 +21,9 @@
 //!   optional `prop` prefix as in MDAnalysis; `beta`, as VMD calls the B-factor, also `bfactor`;
 //!   atoms without one match no comparison);
 //! - `and`, `or`, `not`, parentheses; `within D of SEL` (includes SEL), `around D SEL` (excludes
-//!   SEL), `same residue as SEL`.
+//!   SEL), `same residue as SEL`;
+//! - secondary structure by DSSP at the frame: `helix`, `sheet`, `turn`, `coil` and VMD's finer
+//!   names (`structure`).
 
 use super::cell::UnitCell;
 use super::element::Element;
@@ -113,6 +115,8 @@ enum Expr {
         include_self: bool,
     },
     SameResidue(Box<Expr>),
+    /// Atoms of residues whose DSSP code is one of these (`helix`, `sheet`, ...).
+    Structure(&'static [u8]),
 }
 
 /// A parsed selection.
@@ -363,12 +367,14 @@ impl Parser<'_> {
                     "nucleic" => Ok(Expr::Nucleic),
                     "backbone" => Ok(Expr::Backbone),
                     "sidechain" => Ok(Expr::Sidechain),
-                    "helix" | "alpha_helix" | "sheet" | "betasheet" | "beta_sheet" | "extended" | "coil" | "turn"
-                    | "structure" => Err((
+                    w if structure::keyword_codes(w).is_some() => {
+                        Ok(Expr::Structure(structure::keyword_codes(w).unwrap_or_default()))
+                    }
+                    "extended" | "structure" => Err((
                         col,
                         format!(
-                            "'{w}': selections do not know secondary structure; a cartoon coloured by it \
-                             shows it (rep add cartoon protein color ss)"
+                            "'{w}': secondary structure is selected by helix, alpha_helix, helix_3_10, \
+                             pi_helix, sheet, extended_beta, bridge_beta, turn or coil"
                         ),
                     )),
                     "water" | "waters" => Ok(Expr::Water),
@@ -654,7 +660,7 @@ impl Selection {
         fn walk(e: &Expr) -> bool {
             match e {
                 Expr::Compare(p, _, _) => matches!(p, NumProp::X | NumProp::Y | NumProp::Z),
-                Expr::Within { .. } => true,
+                Expr::Within { .. } | Expr::Structure(_) => true,
                 Expr::Not(a) | Expr::SameResidue(a) => walk(a),
                 Expr::And(a, b) | Expr::Or(a, b) => walk(a) || walk(b),
                 _ => false,
@@ -706,6 +712,7 @@ impl Ctx<'_> {
         match e {
             Expr::All => vec![true; n],
             Expr::None => vec![false; n],
+            Expr::Structure(codes) => structure::atoms_with(self.s, self.positions, codes),
             Expr::Protein => self.by_resname(PROTEIN_RESNAMES),
             Expr::Nucleic => self.by_resname(NUCLEIC_RESNAMES),
             Expr::Water => self.by_resname(WATER_RESNAMES),
@@ -857,8 +864,10 @@ impl Ctx<'_> {
 }
 
 mod names;
+mod structure;
 mod suggest;
 mod within;
+pub use structure::{StructureCodes, has_structure_codes, set_structure_codes};
 pub use within::MinImage;
 use within::within;
 #[cfg(test)]

@@ -118,6 +118,8 @@ fn run(py: Python<'_>, commands: String, base_dir: Option<std::path::PathBuf>) -
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Selections know secondary structure (`helix`, `sheet`) through DSSP.
+    crate::analysis::dssp::use_for_selections();
     m.add("OrbitfieldError", m.py().get_type::<OrbitfieldError>())?;
     m.add(
         "DEFAULT_SPACING_ANGSTROM",

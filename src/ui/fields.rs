@@ -598,11 +598,7 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
         Some((_, grid)) => f.is_signed(grid),
         None => f.field.is_signed(),
     };
-    let own = if signed {
-        "Lobe colours"
-    } else {
-        "Its own colour"
-    };
+    let own = if signed { "Lobe colours" } else { "Its own colour" };
     let selected = current
         .and_then(|c| sources.iter().find(|(s, _)| *s == c).map(|(_, n)| n.clone()))
         .unwrap_or_else(|| own.into());

@@ -2,13 +2,22 @@
 //! ("unknown keyword 'protien' (did you mean 'protein'?)").
 
 /// The words a selection may start an expression with.
-const KEYWORDS: [&str; 36] = [
+const KEYWORDS: [&str; 45] = [
     "all",
     "none",
     "protein",
     "nucleic",
     "backbone",
     "sidechain",
+    "helix",
+    "alpha_helix",
+    "helix_3_10",
+    "pi_helix",
+    "sheet",
+    "extended_beta",
+    "bridge_beta",
+    "turn",
+    "coil",
     "water",
     "ligand",
     "ion",
