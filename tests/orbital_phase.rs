@@ -27,10 +27,34 @@ fn the_demo_s_homo_keeps_its_phase_from_frame_to_frame() {
     let n = wfs.len();
     assert!(n > 30);
     let mut drawn = Vec::new();
+    let id = state.orbital_rep_id().unwrap();
+    let shown_frame = |state: &AppState| {
+        state
+            .reps()
+            .field(id)
+            .and_then(|f| f.pipeline.shown_key())
+            .map(|k| k.frame)
+    };
+    let sign = |state: &AppState| if state.follow_flips_sign() { -1.0 } else { 1.0 };
     for frame in 0..n {
+        let before = sign(&state);
         state.apply(Command::SetFrame(frame));
-        state.update_reps();
-        drawn.push(if state.follow_flips_sign() { -1.0 } else { 1.0 });
+        // Until the new frame's orbital is drawn, its colours are the drawn frame's: a frame's
+        // phase never colours another frame's surfaces.
+        if shown_frame(&state) != Some(frame) {
+            assert_eq!(
+                sign(&state),
+                before,
+                "frame {frame}: colours swapped before its orbital was drawn"
+            );
+        }
+        let t0 = std::time::Instant::now();
+        while shown_frame(&state) != Some(frame) {
+            state.update_reps();
+            assert!(t0.elapsed().as_secs() < 60, "frame {frame} never drawn");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        drawn.push(sign(&state));
     }
     let mut raw_flips = 0;
     for k in 1..n {

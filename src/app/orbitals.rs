@@ -221,9 +221,14 @@ impl AppState {
 
     /// The followed orbital's step at the current frame.
     pub fn follow_step(&self) -> Option<&crate::analysis::tracking::TrackStep> {
+        self.follow_step_at(self.document()?.frame_index)
+    }
+
+    /// The followed orbital's match at frame `frame`.
+    fn follow_step_at(&self, frame: usize) -> Option<&crate::analysis::tracking::TrackStep> {
         let doc = self.document()?;
         let f = self.doc.follow.as_ref().filter(|f| f.document == doc.id)?;
-        f.steps.as_ref()?.get(doc.frame_index)
+        f.steps.as_ref()?.get(frame)
     }
 
     /// Selects the followed orbital's match at the current frame (shown by the orbital
@@ -302,11 +307,25 @@ impl AppState {
     /// True when the followed orbital representation ([`AppState::followed_rep_id`]) has its phase
     /// flipped to continue the followed one (lobe colours swap), or, without following, when the
     /// orbital it shows changed sign since the series' first frame ([`AppState::refresh_phase`]).
+    ///
+    /// The sign is the one of the frame whose orbital is drawn: during playback the surfaces shown
+    /// can be a frame behind the frame counter, and their colours follow their own frame's phase
+    /// (they were swapped for a frame at a time where the phase flips).
     pub fn follow_flips_sign(&self) -> bool {
+        let (Some(id), Some(doc)) = (self.followed_rep_id(), self.document()) else {
+            return false;
+        };
+        let frame = self
+            .doc
+            .reps
+            .field(id)
+            .and_then(|f| f.pipeline.shown_key())
+            .filter(|k| k.document == doc.id)
+            .map_or(doc.frame_index, |k| k.frame);
         if self.doc.follow.is_some() {
-            return self.followed_rep_id().is_some() && self.follow_step().is_some_and(|s| s.sign < 0.0);
+            return self.follow_step_at(frame).is_some_and(|s| s.sign < 0.0);
         }
-        self.followed_rep_id().is_some() && self.phase_sign() < 0.0
+        self.phase_sign_at(frame) < 0.0
     }
 
     /// The orbital the orbital list's representation shows, as (spin, index), when the document
@@ -326,17 +345,18 @@ impl AppState {
     /// The shown orbital's phase at the current frame: -1 where it is drawn with its lobes'
     /// colours swapped to continue frame 0's phase, else +1.
     pub fn phase_sign(&self) -> f64 {
-        let (Some(p), Some(key), Some(doc)) = (self.doc.phase.as_ref(), self.series_orbital(), self.document()) else {
+        self.document().map_or(1.0, |d| self.phase_sign_at(d.frame_index))
+    }
+
+    /// The shown orbital's phase at frame `frame` ([`AppState::phase_sign`]).
+    fn phase_sign_at(&self, frame: usize) -> f64 {
+        let (Some(p), Some(key)) = (self.doc.phase.as_ref(), self.series_orbital()) else {
             return 1.0;
         };
         if p.key != key {
             return 1.0;
         }
-        p.signs
-            .as_ref()
-            .and_then(|s| s.get(doc.frame_index))
-            .copied()
-            .unwrap_or(1.0)
+        p.signs.as_ref().and_then(|s| s.get(frame)).copied().unwrap_or(1.0)
     }
 
     /// True while the shown orbital's phase is computed.
