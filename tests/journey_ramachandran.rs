@@ -83,4 +83,8 @@ fn the_plot_shows_mdanalysis_s_angles_and_follows_the_frame() {
     let (_, points) = harness.state().panels.ramachandran.points.as_ref().unwrap();
     assert!(points.first().unwrap().0.phi_degree.is_none());
     assert!(points.last().unwrap().0.psi_degree.is_none());
+    // Escape closes the plot, as it does the other windows.
+    harness.key_press(egui::Key::Escape);
+    harness.run();
+    assert!(!harness.state().panels.ramachandran.open, "Escape closes the plot");
 }

@@ -108,6 +108,8 @@ fn message_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 .max_height(row * MESSAGE_LINES as f32)
                 .max_width(width)
                 .auto_shrink([false, true])
+                // The bar shows there is more to read without hovering first.
+                .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
                 .show(ui, |ui| ui.add(egui::Label::new(rich).wrap()));
         } else {
             ui.allocate_ui(egui::vec2(width, 0.0), |ui| ui.add(egui::Label::new(rich).wrap()));

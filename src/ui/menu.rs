@@ -132,6 +132,8 @@ fn escape(ctx: &egui::Context, state: &mut AppState) {
         send(state, Command::ToggleHelp);
     } else if state.tools.measure.plotted.is_some() {
         send(state, Command::PlotMeasurement(None));
+    } else if state.panels.ramachandran.open {
+        state.panels.ramachandran.open = false;
     } else if state.tools.measure.mode != ClickMode::Pick {
         send(state, Command::SetClickMode(ClickMode::Pick));
     } else if state.panels.console.message.is_some() {

@@ -3,7 +3,7 @@
 //! have regions of their own), the picked residue ringed. A click on a point picks that residue's
 //! CA, as a click on it in the view; hovering names the residue.
 
-use super::{send, tokens};
+use super::send;
 use crate::analysis::ramachandran::PhiPsi;
 use crate::app::state::{AppState, Command};
 use egui::Color32;
@@ -65,10 +65,14 @@ pub fn ramachandran_window(ctx: &egui::Context, state: &mut AppState) {
             let response = Plot::new("ramachandran_plot")
                 .height(320.0)
                 .data_aspect(1.0)
-                .include_x(-180.0)
-                .include_x(180.0)
-                .include_y(-180.0)
-                .include_y(180.0)
+                // The torsions' own square, -180 to 180 degrees, marked every 60 (30 between).
+                .default_x_bounds(-180.0, 180.0)
+                .default_y_bounds(-180.0, 180.0)
+                .set_margin_fraction(egui::Vec2::ZERO)
+                .x_grid_spacer(|g| degree_marks(g, 90.0))
+                .y_grid_spacer(|g| degree_marks(g, 60.0))
+                .x_axis_formatter(super::widgets::round_mark_text)
+                .y_axis_formatter(super::widgets::round_mark_text)
                 .legend(egui_plot::Legend::default())
                 .x_axis_label("phi (°)")
                 .y_axis_label("psi (°)")
@@ -86,8 +90,10 @@ pub fn ramachandran_window(ctx: &egui::Context, state: &mut AppState) {
                     }
                     if !picked.is_empty() {
                         plot.points(
+                            // White, where glycine's orange and the selection's yellow looked
+                            // alike.
                             Points::new("picked", PlotPoints::from(picked.clone()))
-                                .color(tokens::SELECTED)
+                                .color(Color32::WHITE)
                                 .radius(6.0)
                                 .filled(false),
                         );
@@ -117,4 +123,23 @@ pub fn ramachandran_window(ctx: &egui::Context, state: &mut AppState) {
     if let Some(ca) = clicked {
         send(state, Command::PickAtom(Some(ca as usize)));
     }
+}
+
+/// Grid marks of a torsion axis: every 30 degrees from -180 to 180, those at multiples of
+/// `label_degree` with that larger step (so they are the labelled ones: the x axis's labels need
+/// more room than the y axis's).
+fn degree_marks(input: egui_plot::GridInput, label_degree: f64) -> Vec<egui_plot::GridMark> {
+    let (lo, hi) = input.bounds;
+    (-12..=12)
+        .map(|k| f64::from(k) * 30.0)
+        .filter(|v| (lo..=hi).contains(v))
+        .map(|value| egui_plot::GridMark {
+            value,
+            step_size: if value % label_degree == 0.0 {
+                label_degree
+            } else {
+                30.0
+            },
+        })
+        .collect()
 }
