@@ -644,6 +644,18 @@ fn follow_the_pi_orbital_through_the_demo_torsion() {
         Some(last_homo + 1),
         "the followed pi orbital is the LUMO at 180 degrees"
     );
+    assert!(state.panels.status.contains("orbital followed"), "{}", state.panels.status);
+    state.apply(Command::FollowOrbital(false));
+    assert!(
+        state.panels.status.contains("no longer followed"),
+        "the status line does not keep saying it is followed: {}",
+        state.panels.status
+    );
+    state.apply(Command::FollowOrbital(true));
+    while !state.poll_follow() {
+        assert!(t0.elapsed().as_secs() < 240, "the matching never finished");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     state.apply(Command::SelectOrbital(Some(0)));
     assert!(state.doc.follow.is_none(), "a hand-picked orbital ends following");
 }

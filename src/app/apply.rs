@@ -196,9 +196,13 @@ impl AppState {
             }
             Command::FitToSelection(text) => self.fit_to_selection(&text),
             Command::FollowOrbital(on) => {
+                let was_following = self.doc.follow.is_some();
                 self.doc.follow = None;
                 if on {
                     self.start_follow();
+                } else if was_following {
+                    // The status line said it was followed: it says it no longer is.
+                    self.panels.status = "orbital no longer followed: each frame shows the same orbital number".into();
                 }
                 self.mark_fields_stale(|f| matches!(f, super::fields::FieldChoice::Orbital { .. }));
                 self.view.dirty.style = true;
