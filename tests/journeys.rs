@@ -338,3 +338,31 @@ fn the_browser_keeps_its_buttons_in_place() {
     assert_eq!(save_at[0], save_at[1], "empty folder: {save_at:?}");
     assert_eq!(save_at[0], save_at[2], "back to the full one: {save_at:?}");
 }
+
+/// File > Open recent lists the files opened last and opens one, as the Files panel's list does.
+#[test]
+fn file_menu_opens_a_recent_file() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/engine/water_hf_631gs_sph.molden");
+    let mut settings = Settings::default();
+    settings.push_recent(std::slice::from_ref(&path));
+    let state = AppState::new(settings, FieldService::default());
+    let mut harness = window(state, [1280.0, 800.0]);
+    harness.get_by_label("File").click();
+    harness.run();
+    harness.get_by_label("Open recent").hover();
+    harness.run();
+    harness.get_by_label("Open recent").click();
+    harness.run();
+    let entries: Vec<_> = harness.query_all_by_label("water_hf_631gs_sph.molden").collect();
+    assert!(entries.len() >= 2, "the panel's link and the menu's entry");
+    // The submenu's entry opens beside the File menu, right of the Files panel's link.
+    let menu_entry = entries
+        .into_iter()
+        .max_by(|a, b| a.rect().min.x.total_cmp(&b.rect().min.x))
+        .unwrap();
+    menu_entry.click();
+    harness.run();
+    harness.run();
+    let doc = harness.state().document().expect("the recent file opened");
+    assert_eq!(doc.structure.len(), 3);
+}

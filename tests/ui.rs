@@ -644,7 +644,11 @@ fn follow_the_pi_orbital_through_the_demo_torsion() {
         Some(last_homo + 1),
         "the followed pi orbital is the LUMO at 180 degrees"
     );
-    assert!(state.panels.status.contains("orbital followed"), "{}", state.panels.status);
+    assert!(
+        state.panels.status.contains("orbital followed"),
+        "{}",
+        state.panels.status
+    );
     state.apply(Command::FollowOrbital(false));
     assert!(
         state.panels.status.contains("no longer followed"),

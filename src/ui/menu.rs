@@ -161,9 +161,21 @@ pub(super) fn dropped_files(ui: &mut egui::Ui, state: &mut AppState) {
 pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
     egui::MenuBar::new().ui(ui, |ui| {
         ui.menu_button("File", |ui| {
-            if ui.button("Open…").clicked() {
+            if ui.add(egui::Button::new("Open…").shortcut_text("Ctrl+O")).clicked() {
                 send(state, Command::OpenDialog);
             }
+            // The files opened last, as in the Files panel.
+            let recent = state.settings.recent.clone();
+            ui.add_enabled_ui(!recent.is_empty(), |ui| {
+                ui.menu_button("Open recent", |ui| {
+                    for files in recent {
+                        let (label, hover) = super::files::recent_label(&files);
+                        if ui.button(label).on_hover_text(hover).clicked() {
+                            send(state, Command::OpenFiles(files));
+                        }
+                    }
+                });
+            });
             if ui.button("Open with the built-in browser…").clicked() {
                 send(state, Command::OpenBrowser(Purpose::OpenFiles, None));
             }
@@ -195,7 +207,7 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 );
             }
             ui.separator();
-            if ui.button("Quit (Ctrl+Q)").clicked() {
+            if ui.add(egui::Button::new("Quit").shortcut_text("Ctrl+Q")).clicked() {
                 ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
             }
         });
