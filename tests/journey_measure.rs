@@ -135,6 +135,14 @@ fn journey_measure_a_distance_and_a_dihedral_step_frames_plot_and_export_csv() {
     for (i, (v, want)) in series.values.iter().zip(&r.distance).enumerate() {
         assert!(close(v.unwrap(), *want, DISTANCE_TOL), "frame {i}: {v:?} vs {want}");
     }
+    // The CSV file is offered in the working folder, as images and movies are, not beside the
+    // input files: "adk_dims_distance_N.csv".
+    let offered = std::path::PathBuf::from(&st.tools.measure.csv_path);
+    assert_eq!(offered.parent(), Some(std::path::Path::new("")), "{offered:?}");
+    assert!(
+        offered.to_string_lossy().starts_with("adk_dims_distance_"),
+        "{offered:?}"
+    );
     // Export its CSV through the plot window.
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("distance.csv");

@@ -418,7 +418,8 @@ impl AppState {
         }
     }
 
-    /// "adk_dims_distance_1.csv" beside the document's first file.
+    /// "adk_dims_distance_1.csv" in the working folder, where images and movies are saved too (not
+    /// beside the input files, whose folder may be a data tree the user never meant to write to).
     fn default_csv_path(&self, id: u64) -> String {
         let kind = self
             .tools
@@ -428,19 +429,12 @@ impl AppState {
             .find(|m| m.id == id)
             .and_then(Measurement::kind)
             .map_or("measurement", MeasureKind::name);
-        let Some(doc) = self.document() else {
-            return format!("{kind}_{id}.csv");
-        };
-        let last = doc.paths.last();
-        let stem = last
+        let stem = self
+            .document()
+            .and_then(|doc| doc.paths.last())
             .and_then(|p| p.file_stem())
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "measurement".into());
-        let name = format!("{stem}_{kind}_{id}.csv");
-        match last.and_then(|p| p.parent()).filter(|d| !d.as_os_str().is_empty()) {
-            Some(dir) => dir.join(name).to_string_lossy().into_owned(),
-            None => name,
-        }
+            .map_or_else(|| "measurement".into(), |s| s.to_string_lossy().into_owned());
+        format!("{stem}_{kind}_{id}.csv")
     }
 
     /// Starts (or keeps) the series of measurement `id` over all frames.
