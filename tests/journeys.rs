@@ -23,6 +23,16 @@ fn data(rel: &str) -> PathBuf {
 }
 
 /// The whole window over `state`, commands applied after each frame as the app does.
+/// Types `path` into the file browser's Path line and presses Go.
+fn browse_to(harness: &mut Harness<'static, AppState>, path: &std::path::Path) {
+    harness
+        .get_by_label("Path")
+        .set_text_value_accesskit(&path.display().to_string());
+    harness.run();
+    harness.get_by_label("Go").click();
+    harness.run();
+}
+
 fn window(state: AppState, size: [f32; 2]) -> Harness<'static, AppState> {
     let mut harness = Harness::builder()
         .with_size(egui::vec2(size[0], size[1]))
@@ -157,12 +167,7 @@ fn the_file_browser_opens_a_typed_path_filters_by_format_and_closes_on_escape() 
         .apply(Command::OpenBrowser(orbitfield::app::browser::Purpose::OpenFiles, None));
     harness.run();
     // A typed folder is shown: the structure is listed, the notes are not.
-    harness
-        .get_by_label("Path")
-        .set_text_value_accesskit(&folder.display().to_string());
-    harness.run();
-    harness.get_by_label("Go").click();
-    harness.run();
+    browse_to(&mut harness, &folder);
     assert_eq!(
         harness.state().panels.browser.dir,
         std::fs::canonicalize(&folder).unwrap()
@@ -178,12 +183,7 @@ fn the_file_browser_opens_a_typed_path_filters_by_format_and_closes_on_escape() 
     harness.run();
     assert!(harness.query_all_by_label_contains("notes.txt").count() == 1);
     // A typed file is opened.
-    harness
-        .get_by_label("Path")
-        .set_text_value_accesskit(&folder.join("water.xyz").display().to_string());
-    harness.run();
-    harness.get_by_label("Go").click();
-    harness.run();
+    browse_to(&mut harness, &folder.join("water.xyz"));
     let st = harness.state();
     assert!(!st.panels.browser.open, "the browser closes once the file opens");
     assert_eq!(
@@ -326,12 +326,7 @@ fn the_browser_keeps_its_buttons_in_place() {
             None,
         ));
         harness.run();
-        harness
-            .get_by_label("Path")
-            .set_text_value_accesskit(&folder.display().to_string());
-        harness.run();
-        harness.get_by_label("Go").click();
-        harness.run();
+        browse_to(&mut harness, folder);
         harness.run();
         save_at.push(harness.get_by_label("Save").rect());
     }
