@@ -165,7 +165,7 @@ fn a_molecules_labels_and_measurements_read_as_a_chemist_expects() {
     assert_eq!(got, want, "labels name the atoms as the Molden file does");
     type_command(&mut harness, "label format name");
     assert_eq!(harness.state().label_text(8), "H", "the name format: the element alone");
-    type_command(&mut harness, "label format residue");
+    type_command(&mut harness, "label format both");
 
     // A distance on a white background: its colour has a contrast of at least 3 against it (WCAG's
     // large-text threshold); the default amber has 1.5 against white.

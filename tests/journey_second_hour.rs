@@ -378,11 +378,17 @@ fn residue_labels_of_a_several_chain_entry_name_the_chain() {
     assert_ne!(want[0], want[1]);
     let mut harness = window(opened(&["md/4E43.pdb.gz"], false));
     harness.run();
-    type_command(&mut harness, "label format residue");
+    type_command(&mut harness, "label format both");
     type_command(&mut harness, "label resid 10 and name CA");
     let st = harness.state();
     let got: Vec<String> = st.tools.labels.atoms.iter().map(|&a| st.label_text(a)).collect();
     assert_eq!(got, want, "two chains' residue 10 are told apart");
+    // The residue alone, as on a figure with one label per residue.
+    type_command(&mut harness, "label format residue");
+    let st = harness.state();
+    let got: Vec<String> = st.tools.labels.atoms.iter().map(|&a| st.label_text(a)).collect();
+    let residues: Vec<String> = want.iter().map(|w| w.trim_end_matches(":CA").to_string()).collect();
+    assert_eq!(got, residues, "the residue format names no atom");
 }
 
 #[test]

@@ -422,6 +422,7 @@ fn render_colours_a_surface_by_the_exact_potential_at_its_vertices() {
         range[0] < 0.0 && range[0] == -range[1],
         "symmetric default range {range:?}"
     );
+    surface_value_read_out_matches_the_sum(&state, rep, &positions, &charges);
 
     // The command itself.
     let out = std::env::temp_dir().join(format!("orbitfield_vcolor_{}.png", std::process::id()));
@@ -441,6 +442,61 @@ fn render_colours_a_surface_by_the_exact_potential_at_its_vertices() {
     }
     assert!(o.status.success(), "{stderr}");
     assert!(stderr.contains("legend: surface coloured by potential"), "{stderr}");
+}
+
+/// A picked atom's read-out gives the coloured surface's value at the vertex nearest to it, in the
+/// unit the legend shows: the f64 sum at that vertex, converted here (CODATA 2018 constants written
+/// out), within the read-out's three significant digits.
+fn surface_value_read_out_matches_the_sum(
+    state: &orbitfield::app::state::AppState,
+    rep: &orbitfield::app::reps::FieldRep,
+    positions: &[[f32; 3]],
+    charges: &[f32],
+) {
+    let vertices: Vec<[f32; 3]> = rep
+        .pipeline
+        .lobes
+        .iter()
+        .flatten()
+        .flat_map(|m| m.positions_angstrom.iter().copied())
+        .collect();
+    let d2 = |a: [f32; 3], b: [f32; 3]| (0..3).map(|k| f64::from(a[k] - b[k]).powi(2)).sum::<f64>();
+    let nearest = |p: [f32; 3]| {
+        vertices
+            .iter()
+            .map(|&v| (d2(v, p), v))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .unwrap()
+    };
+    // An atom of the surface's residues (1 to 40) at the surface, and one buried beyond 4 A.
+    let mut by_depth: Vec<(f64, usize)> = (0..positions.len())
+        .step_by(7)
+        .map(|a| (nearest(positions[a]).0, a))
+        .collect();
+    by_depth.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (_, exposed) = by_depth[0];
+    let text = state.describe_atom(exposed);
+    let part = text
+        .split(", potential (charges) ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no surface value in {text:?}"));
+    let (number, rest) = part.split_once(' ').unwrap();
+    assert!(rest.starts_with("kT/e on the surface"), "{text}");
+    let got: f64 = number.parse().unwrap();
+    let (_, v) = nearest(positions[exposed]);
+    // hartree/e to kT/e at 300 K, the temperature the charges' potential is reported at
+    // (docs/commands.md): E_h / (k_B T).
+    let kt_per_hartree = 4.359_744_722_207_1e-18 / (1.380_649e-23 * 300.0);
+    let want = coulomb_f64(positions, charges, v.map(f64::from)) * kt_per_hartree;
+    assert!(
+        (got - want).abs() <= 0.006 * want.abs() + 0.006,
+        "read-out {got} kT/e, the sum at the nearest vertex {want} kT/e ({text})"
+    );
+    let far = by_depth.iter().find(|(d2, _)| *d2 > 25.0);
+    if let Some(&(_, buried)) = far {
+        let text = state.describe_atom(buried);
+        assert!(!text.contains("on the surface"), "a buried atom: {text}");
+    }
 }
 
 /// The viewer's path: a molsurf representation coloured by the charges' potential on adk frames 0

@@ -73,6 +73,14 @@ fn a_protein_starts_in_licorice_and_the_editor_adds_checks_reorders_and_hides() 
     assert_eq!(a.selection, "all and resid 1 to 3 and (");
     let error = a.error.clone().expect("a parse error");
     assert!(harness.query_by_label(&error).is_some(), "the error is shown: {error}");
+    // Columns count from 1, as on the command line: the text's 26 characters end at column 27.
+    assert!(error.contains("at column 27"), "{error}");
+    // The title names the selection drawn, not the text that does not parse.
+    let title = {
+        let st = harness.state();
+        st.rep_label(st.reps().list.last().unwrap())
+    };
+    assert!(title.starts_with("all and resid 1 to 3: "), "{title}");
     assert_eq!(
         harness.state().view.spheres.len() + harness.state().view.cylinders.len(),
         spheres_before,

@@ -1,6 +1,6 @@
 //! The real window under a virtual X server: the binary starts, draws, saves a screenshot through
-//! its own `--screenshot` option and exits cleanly. Skipped (with a message) where `xvfb-run` is
-//! not installed; CI installs `xvfb` and `mesa-vulkan-drivers`.
+//! its own `--screenshot` option and exits cleanly; a script's `quit` closes it. Skipped (with a
+//! message) where `xvfb-run` is not installed; CI installs `xvfb` and `mesa-vulkan-drivers`.
 
 use std::process::Command;
 
@@ -52,3 +52,56 @@ fn viewer_without_display_explains_and_fails_cleanly() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// A script's `quit`, after `save image`, closes the window once the image is written (File >
+/// Quit and Ctrl+Q send the same command): the process ends by itself with success, with no
+/// `--exit-after-frames` to stop it.
+#[test]
+fn a_script_saves_an_image_then_quits_the_window() {
+    if !viewer::have_xvfb() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("saved.png");
+    let script = dir.path().join("figure.ofc");
+    std::fs::write(
+        &script,
+        format!(
+            "rep add ball-and-stick all\nsave image \"{}\" size 160x120\nquit\n",
+            shot.display()
+        ),
+    )
+    .unwrap();
+    let molecule = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md/Molecule.mol2");
+    let mut child = viewer::viewer_under_xvfb(&["--no-settings"])
+        .arg(&molecule)
+        .arg(&script)
+        .env("XDG_CONFIG_HOME", dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(240) {
+            let _ = child.kill();
+            // xvfb-run's own children keep the pipe open: the viewer is stopped by its script.
+            let _ = Command::new("pkill")
+                .args(["-f", script.to_str().unwrap_or("figure.ofc")])
+                .status();
+            panic!("the window did not quit within 240 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(status.success(), "{stderr}");
+    let img = image::open(&shot)
+        .unwrap_or_else(|e| panic!("the image was not written before quitting ({e}); {stderr}"))
+        .to_rgba8();
+    assert_eq!((img.width(), img.height()), (160, 120));
+}
+

@@ -22,6 +22,7 @@ impl AppState {
             Command::OpenFiles(paths) => self.open_files(&paths, None),
             Command::OpenFilesWithQmRegion { paths, qm_region } => self.open_files(&paths, Some(qm_region)),
             Command::OpenDialog => self.panels.open_dialog_requested = true,
+            Command::Quit => self.panels.quit_requested = true,
             Command::SaveDialog => self.panels.save_dialog_requested = true,
             Command::OpenBrowser(purpose, message) => self.open_browser(purpose, message),
             Command::Browser(action) => self.browser_action(action),
@@ -689,7 +690,60 @@ impl AppState {
                 unit.format(v as f32)
             ));
         }
+        // A surface coloured by a potential or a map: its value where the surface passes nearest.
+        if let Some(p) = doc.frame.positions_angstrom.get(atom)
+            && let Some(near) = self.surface_colour_near(*p)
+        {
+            text.push_str(&near);
+        }
         text
+    }
+
+    /// The colouring value of a shown coloured surface at its vertex nearest to `p` (Angstrom),
+    /// when one lies within [`SURFACE_READ_RADIUS_ANGSTROM`]: ", potential (Poisson-Boltzmann)
+    /// -1.84 kT/e on the surface 1.9 Å away". Surfaces extracted on the render device have no
+    /// vertices on the host and give none.
+    fn surface_colour_near(&self, p: [f32; 3]) -> Option<String> {
+        let doc = self.document()?;
+        // (squared distance, value, colouring field) of the nearest vertex with a value.
+        let mut best: Option<(f32, f32, super::fields::FieldChoice)> = None;
+        for rep in self.reps().list.iter().filter(|r| r.visible) {
+            let super::reps::RepKind::Field(f) = &rep.kind else {
+                continue;
+            };
+            let Some(coloring) = f.coloring else {
+                continue;
+            };
+            let (lobes, values) = f.drawn_lobes();
+            let grid = match coloring.source {
+                super::fields::FieldChoice::Volume(i) => doc.grids.get(i),
+                _ => f.pipeline.color.as_ref().and_then(|c| c.shown.as_ref()).map(|(_, g)| g),
+            };
+            for (k, mesh) in lobes.iter().enumerate() {
+                let Some(mesh) = mesh else { continue };
+                let Some((i, d2)) = nearest_vertex(&mesh.positions_angstrom, p) else {
+                    continue;
+                };
+                if d2 > SURFACE_READ_RADIUS_ANGSTROM.powi(2) || best.is_some_and(|b| b.0 <= d2) {
+                    continue;
+                }
+                let at_vertex = values.and_then(|v| v[k].as_ref()).and_then(|v| v.get(i).copied());
+                let value = at_vertex.or_else(|| {
+                    let g = grid?;
+                    super::values::sample_grid(g, *mesh.positions_angstrom.get(i)?)
+                });
+                if let Some(v) = value.filter(|v| v.is_finite()) {
+                    best = Some((d2, v, coloring.source));
+                }
+            }
+        }
+        let (d2, v, source) = best?;
+        Some(format!(
+            ", {} {} on the surface {:.1} Å away",
+            self.describe_field(source),
+            self.coloring_unit(source).format(v),
+            d2.sqrt()
+        ))
     }
 
     /// `key`'s field (at the current frame) at one point, by the CPU engine.
@@ -701,6 +755,22 @@ impl AppState {
             .first()
             .copied()
     }
+}
+
+/// How far from a picked atom a coloured surface is read ([`AppState::describe_atom`]): a surface
+/// atom's nearest vertex lies about its radius plus the probe's away; a buried atom's, further.
+pub const SURFACE_READ_RADIUS_ANGSTROM: f32 = 4.0;
+
+/// The vertex of `positions` nearest to `p` and its squared distance (Angstrom^2).
+fn nearest_vertex(positions: &[[f32; 3]], p: [f32; 3]) -> Option<(usize, f32)> {
+    let mut best: Option<(usize, f32)> = None;
+    for (i, v) in positions.iter().enumerate() {
+        let d2 = (v[0] - p[0]).powi(2) + (v[1] - p[1]).powi(2) + (v[2] - p[2]).powi(2);
+        if best.is_none_or(|b| d2 < b.1) {
+            best = Some((i, d2));
+        }
+    }
+    best
 }
 
 /// The Add menu's selection on a system with explicit water or electrolyte ions.

@@ -23,16 +23,34 @@ pub enum LabelFormat {
     Residue,
     /// "MET1:CA #5" (1-based atom index, as the status line counts atoms)
     Full,
+    /// "MET1": the residue alone, one label per residue on a figure (label its CA atoms)
+    ResidueOnly,
 }
 
 impl LabelFormat {
-    pub const ALL: [LabelFormat; 3] = [LabelFormat::Name, LabelFormat::Residue, LabelFormat::Full];
+    pub const ALL: [LabelFormat; 4] = [
+        LabelFormat::Name,
+        LabelFormat::ResidueOnly,
+        LabelFormat::Residue,
+        LabelFormat::Full,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             LabelFormat::Name => "name",
+            LabelFormat::ResidueOnly => "residue",
             LabelFormat::Residue => "residue:name",
             LabelFormat::Full => "residue:name #index",
+        }
+    }
+
+    /// The word a script chooses it by (`label format WORD`).
+    pub fn word(self) -> &'static str {
+        match self {
+            LabelFormat::Name => "name",
+            LabelFormat::ResidueOnly => "residue",
+            LabelFormat::Residue => "both",
+            LabelFormat::Full => "full",
         }
     }
 }
@@ -58,7 +76,7 @@ impl AppState {
             let symbol = s.elements.get(atom).map_or("?", |e| e.symbol());
             return match self.tools.labels.format {
                 LabelFormat::Name => symbol.to_string(),
-                LabelFormat::Residue | LabelFormat::Full => numbered,
+                LabelFormat::Residue | LabelFormat::Full | LabelFormat::ResidueOnly => numbered,
             };
         }
         let name = s.names.get(atom).map(|n| n.to_string()).unwrap_or_default();
@@ -73,6 +91,9 @@ impl AppState {
         };
         match self.tools.labels.format {
             LabelFormat::Name => name,
+            // Without a residue (a bare XYZ file) the atom name stands in.
+            LabelFormat::ResidueOnly if residue.is_empty() => name,
+            LabelFormat::ResidueOnly => residue.trim_end_matches(':').to_string(),
             LabelFormat::Residue => format!("{residue}{name}"),
             LabelFormat::Full => format!("{residue}{name} #{}", atom + 1),
         }

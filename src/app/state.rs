@@ -59,6 +59,8 @@ pub enum Command {
     },
     /// Show the platform's open-file dialog (the window carries it out).
     OpenDialog,
+    /// Close the window, saving the settings (File > Quit, Ctrl+Q, a script's `quit`).
+    Quit,
     /// Show the save dialog for the atoms and frames named in the files panel.
     SaveDialog,
     /// Show the built-in file browser for this purpose, with a message saying why.
@@ -369,6 +371,8 @@ pub struct PanelState {
     pub scroll_to_orbital: bool,
     /// Set when the user asked for the open-file dialog.
     pub open_dialog_requested: bool,
+    /// Set when the user or a script asked to quit (the window closes at the end of its frame).
+    pub quit_requested: bool,
     /// Set when the user asked to save atoms and frames (the window shows the save dialog).
     pub save_dialog_requested: bool,
     /// What "Save as…" writes: a selection (empty: all atoms) and a frame range.
@@ -415,6 +419,7 @@ impl Default for PanelState {
             fit_selection_text: "all".into(),
             scroll_to_orbital: false,
             open_dialog_requested: false,
+            quit_requested: false,
             save_dialog_requested: false,
             save_selection_text: String::new(),
             save_frames_text: "all".into(),

@@ -266,6 +266,29 @@ impl Viewer {
         gfx.egui_state
             .handle_platform_output(&gfx.window, std::mem::take(&mut full.platform_output));
         self.state.apply_pending();
+        // File > Quit, Ctrl+Q or a script's `quit`; and egui's own request to close the window
+        // (the window carries out no other viewport command).
+        let close_asked = full
+            .viewport_output
+            .get(&egui::ViewportId::ROOT)
+            .is_some_and(|v| v.commands.iter().any(|c| matches!(c, egui::ViewportCommand::Close)));
+        // An image or a movie being written is finished first (a script's `save image` then
+        // `quit`); the window's close button does not wait.
+        let writing = self.state.panels.export.active();
+        if (self.state.panels.quit_requested && !writing) || close_asked {
+            // Nothing of this frame is painted (egui asks that its textures be handled or let go).
+            full.textures_delta.clear();
+            self.save_settings();
+            event_loop.exit();
+            return;
+        }
+        if self.state.panels.quit_requested {
+            let waiting = "quitting once the image or movie is written…";
+            if self.state.panels.status != waiting {
+                self.state.panels.status = waiting.into();
+            }
+            gfx.window.request_redraw();
+        }
         if std::mem::take(&mut self.state.panels.open_dialog_requested) {
             open_dialog(&mut self.state);
         }

@@ -31,9 +31,10 @@ use super::structure::Structure;
 use super::trajectory::Frame;
 use names::{BACKBONE_NAMES, ION_RESNAMES, MAIN_CHAIN_NAMES, NUCLEIC_RESNAMES, PROTEIN_RESNAMES, WATER_RESNAMES};
 
-/// A selection error: what went wrong and where (0-based character column in the text).
+/// A selection error: what went wrong and where (0-based character column in the text; the
+/// message counts from 1, as the command line and editors do).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("selection error at column {column}: {message}\n  {text}\n  {marker}")]
+#[error("selection error at column {}: {message}\n  {text}\n  {marker}", .column + 1)]
 pub struct SelectionError {
     pub column: usize,
     pub message: String,
@@ -350,7 +351,10 @@ impl Parser<'_> {
                         self.pos += 1;
                         Ok(e)
                     }
-                    _ => Err((self.column(), format!("expected ')' to close the '(' at column {col}"))),
+                    _ => Err((
+                        self.column(),
+                        format!("expected ')' to close the '(' at column {}", col + 1),
+                    )),
                 }
             }
             Some(Tok::RParen) => Err((col, "unexpected ')'".into())),

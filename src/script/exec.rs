@@ -98,12 +98,20 @@ impl<'a> Runner<'a> {
                     Some(_) => e,
                     None => at(st.line, parsed.column, e.message),
                 })?;
+                if self.state.panels.quit_requested {
+                    return Ok(());
+                }
                 continue;
             }
             let planned = plan(&parsed, self.state).map_err(|p| at(st.line, p.column, p.message))?;
             let reps_before = self.state.reps().list.len();
             self.carry_out(planned, parsed.column)
                 .map_err(|p| at(st.line, p.column, p.message))?;
+            // `quit`: nothing after it runs (the window closes at the end of its frame).
+            if self.state.panels.quit_requested {
+                self.statements += 1;
+                return Ok(());
+            }
             if matches!(
                 (parsed.verb.name, parsed.sub()),
                 ("measure", "distance" | "angle" | "dihedral")

@@ -351,14 +351,7 @@ impl ActionLog {
             }),
             Command::LabelSelection(s) => text(format!("label {s}")),
             Command::ClearLabels => text("label off".into()),
-            Command::SetLabelFormat(f) => text(format!(
-                "label format {}",
-                match f {
-                    crate::app::labels::LabelFormat::Name => "name",
-                    crate::app::labels::LabelFormat::Residue => "residue",
-                    crate::app::labels::LabelFormat::Full => "full",
-                }
-            )),
+            Command::SetLabelFormat(f) => text(format!("label format {}", f.word())),
             Command::Undo => text("undo".into()),
             Command::Redo => text("redo".into()),
             Command::ExportImage(r) => {

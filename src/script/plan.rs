@@ -172,11 +172,12 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
         "label" => match p.sub() {
             "off" => cmds(vec![Command::ClearLabels]),
             "format" => {
-                let f = match p.text("format") {
-                    Some("name") => crate::app::labels::LabelFormat::Name,
-                    Some("residue") => crate::app::labels::LabelFormat::Residue,
-                    _ => crate::app::labels::LabelFormat::Full,
-                };
+                use crate::app::labels::LabelFormat;
+                let word = p.text("format").unwrap_or("full");
+                let f = LabelFormat::ALL
+                    .into_iter()
+                    .find(|f| f.word() == word)
+                    .unwrap_or(LabelFormat::Full);
                 cmds(vec![Command::SetLabelFormat(f)])
             }
             _ => {
@@ -244,6 +245,7 @@ pub fn plan(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
             .map_err(|e| problem(p.column_of("verb"), e)),
         "undo" => cmds(vec![Command::Undo]),
         "redo" => cmds(vec![Command::Redo]),
+        "quit" => cmds(vec![Command::Quit]),
         other => Err(problem(p.column, format!("'{other}' is not carried out in this build"))),
     }
 }

@@ -176,7 +176,7 @@ const SETTINGS: &[&str] = &[
     "probe",
     "pbspacing",
 ];
-const LABEL_FORMATS: &[&str] = &["name", "residue", "full"];
+const LABEL_FORMATS: &[&str] = &["name", "residue", "both", "full"];
 
 /// Every verb, in the order help and the reference list them.
 pub const VERBS: &[Verb] = &[
@@ -441,85 +441,7 @@ pub const VERBS: &[Verb] = &[
         )],
         example: "play on fps 24",
     },
-    Verb {
-        name: "measure",
-        summary: "Measure between atoms (numbered from 1), or the RMSD of a selection between frames.",
-        forms: &[
-            form(
-                &["distance"],
-                &[arg("a", Kind::Int, "atom"), arg("b", Kind::Int, "atom")],
-                &[],
-                "A distance in Angstrom, drawn and listed; follows the frames.",
-            ),
-            form(
-                &["angle"],
-                &[
-                    arg("a", Kind::Int, "atom"),
-                    arg("b", Kind::Int, "vertex atom"),
-                    arg("c", Kind::Int, "atom"),
-                ],
-                &[],
-                "An angle in degrees.",
-            ),
-            form(
-                &["dihedral"],
-                &[
-                    arg("a", Kind::Int, "atom"),
-                    arg("b", Kind::Int, "atom"),
-                    arg("c", Kind::Int, "atom"),
-                    arg("d", Kind::Int, "atom"),
-                ],
-                &[],
-                "A dihedral in degrees.",
-            ),
-            form(
-                &["rmsd"],
-                &[opt_arg("selection", Kind::Selection, "the atoms (default all)")],
-                &[
-                    opt("reference", Kind::Int, "the reference frame (default 0)"),
-                    flag(
-                        "fit",
-                        "after the best rigid superposition of the selection (Kabsch), as VMD's RMSD tool and MDAnalysis's rms.rmsd(superposition=True) report it",
-                    ),
-                    flag(
-                        "keep",
-                        "also list it in the Measurements panel, where it follows the frames and plots over all of them",
-                    ),
-                ],
-                "The RMSD in Angstrom of the selection's atoms between the current frame and the reference: as the frames stand, or with `fit` after superposing them; reported (with `keep`, also listed).",
-            ),
-            form(
-                &["rgyr"],
-                &[opt_arg("selection", Kind::Selection, "the atoms (default all)")],
-                &[flag(
-                    "keep",
-                    "also list it in the Measurements panel, where it follows the frames and plots over all of them",
-                )],
-                "The mass-weighted radius of gyration in Angstrom of the selection's atoms at the current frame, as VMD's `measure rgyr` with masses and MDAnalysis's radius_of_gyration() report it (with `keep`, also listed).",
-            ),
-            form(
-                &["sasa"],
-                &[opt_arg("selection", Kind::Selection, "the atoms (default all)")],
-                &[flag(
-                    "keep",
-                    "also list it in the Measurements panel, where it follows the frames and plots over all of them",
-                )],
-                "The solvent-accessible surface area in square Angstrom of the selection's atoms at the current frame (Shrake-Rupley, 960 points per atom, water probe 1.4 Angstrom, Bondi radii; the selection its own environment, as VMD's `measure sasa`); with `keep`, also listed.",
-            ),
-            form(
-                &["delete"],
-                &[arg(
-                    "measurement",
-                    Kind::Int,
-                    "its number in the Measurements panel, from 1",
-                )],
-                &[],
-                "Removes a measurement.",
-            ),
-            form(&["clear"], &[], &[], "Removes every measurement."),
-        ],
-        example: "measure distance 1 2",
-    },
+    super::verbs_tools::MEASURE,
     super::verbs_tools::ILS,
     super::verbs_tools::RDF,
     Verb {
@@ -531,7 +453,7 @@ pub const VERBS: &[Verb] = &[
                 &["format"],
                 &[arg("format", Kind::Choice(LABEL_FORMATS), "what a label shows")],
                 &[],
-                "Atom name, residue, or both.",
+                "name: the atom name (CA); residue: the residue alone (LYS26, one label per residue: label their CA atoms); both: residue and name (LYS26:CA, the default); full: both and the atom's number (LYS26:CA #353). With several chains the chain comes first (A:LYS26).",
             ),
             form(
                 &[],
@@ -769,6 +691,17 @@ pub const VERBS: &[Verb] = &[
         summary: "Do again what undo took back.",
         forms: &[form(&[], &[], &[], "As Ctrl+Shift+Z.")],
         example: "redo",
+    },
+    Verb {
+        name: "quit",
+        summary: "Close the viewer (a script's last line), or end a headless script here.",
+        forms: &[form(
+            &[],
+            &[],
+            &[],
+            "As File > Quit: the settings are saved and the window closes.",
+        )],
+        example: "quit",
     },
 ];
 

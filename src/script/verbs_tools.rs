@@ -1,9 +1,91 @@
-//! The verbs of the analyses that run over the trajectory while the user works: the ligand
-//! free-energy map (`ils`, the "Ligand free energy (ILS)" form of the Add menu and its field
-//! panel) and the radial distribution function (`rdf`, the RDF panel). Part of the one verb table
+//! The verbs of the analyses: measurements (`measure`, the Measure menu and the Measurements
+//! panel), and those that run over the trajectory while the user works: the ligand free-energy
+//! map (`ils`, the "Ligand free energy (ILS)" form of the Add menu and its field panel) and the
+//! radial distribution function (`rdf`, the RDF panel). Part of the one verb table
 //! (`script::verbs::VERBS`).
 
-use super::verbs::{Kind, ON_OFF, Verb, arg, form, opt};
+use super::verbs::{Kind, ON_OFF, Verb, arg, flag, form, opt, opt_arg};
+
+/// `measure`: distances, angles and dihedrals between atoms, RMSD, radius of gyration and SASA.
+pub const MEASURE: Verb = Verb {
+    name: "measure",
+    summary: "Measure between atoms (numbered from 1), or the RMSD of a selection between frames.",
+    forms: &[
+        form(
+            &["distance"],
+            &[arg("a", Kind::Int, "atom"), arg("b", Kind::Int, "atom")],
+            &[],
+            "A distance in Angstrom, drawn and listed; follows the frames.",
+        ),
+        form(
+            &["angle"],
+            &[
+                arg("a", Kind::Int, "atom"),
+                arg("b", Kind::Int, "vertex atom"),
+                arg("c", Kind::Int, "atom"),
+            ],
+            &[],
+            "An angle in degrees.",
+        ),
+        form(
+            &["dihedral"],
+            &[
+                arg("a", Kind::Int, "atom"),
+                arg("b", Kind::Int, "atom"),
+                arg("c", Kind::Int, "atom"),
+                arg("d", Kind::Int, "atom"),
+            ],
+            &[],
+            "A dihedral in degrees.",
+        ),
+        form(
+            &["rmsd"],
+            &[opt_arg("selection", Kind::Selection, "the atoms (default all)")],
+            &[
+                opt("reference", Kind::Int, "the reference frame (default 0)"),
+                flag(
+                    "fit",
+                    "after the best rigid superposition of the selection (Kabsch), as VMD's RMSD tool and MDAnalysis's rms.rmsd(superposition=True) report it",
+                ),
+                flag(
+                    "keep",
+                    "also list it in the Measurements panel, where it follows the frames and plots over all of them",
+                ),
+            ],
+            "The RMSD in Angstrom of the selection's atoms between the current frame and the reference: as the frames stand, or with `fit` after superposing them; reported (with `keep`, also listed).",
+        ),
+        form(
+            &["rgyr"],
+            &[opt_arg("selection", Kind::Selection, "the atoms (default all)")],
+            &[flag(
+                "keep",
+                "also list it in the Measurements panel, where it follows the frames and plots over all of them",
+            )],
+            "The mass-weighted radius of gyration in Angstrom of the selection's atoms at the current frame, as VMD's `measure rgyr` with masses and MDAnalysis's radius_of_gyration() report it (with `keep`, also listed).",
+        ),
+        form(
+            &["sasa"],
+            &[opt_arg("selection", Kind::Selection, "the atoms (default all)")],
+            &[flag(
+                "keep",
+                "also list it in the Measurements panel, where it follows the frames and plots over all of them",
+            )],
+            "The solvent-accessible surface area in square Angstrom of the selection's atoms at the current frame (Shrake-Rupley, 960 points per atom, water probe 1.4 Angstrom, Bondi radii; the selection its own environment, as VMD's `measure sasa`); with `keep`, also listed.",
+        ),
+        form(
+            &["delete"],
+            &[arg(
+                "measurement",
+                Kind::Int,
+                "its number in the Measurements panel, from 1",
+            )],
+            &[],
+            "Removes a measurement.",
+        ),
+        form(&["clear"], &[], &[], "Removes every measurement."),
+    ],
+    example: "measure distance 1 2",
+};
 
 /// The probes of the ILS form.
 pub const PROBES: &[&str] = &["o2", "co", "no", "xe"];

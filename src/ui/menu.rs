@@ -32,7 +32,7 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
         send(state, Command::OpenDialog);
     }
     if ui.input(|i| i.modifiers.command && i.key_pressed(Key::Q)) {
-        ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+        send(state, Command::Quit);
     }
     if space {
         send(state, Command::TogglePlaying);
@@ -208,7 +208,7 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             }
             ui.separator();
             if ui.add(egui::Button::new("Quit").shortcut_text("Ctrl+Q")).clicked() {
-                ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+                send(state, Command::Quit);
             }
         });
         ui.menu_button("View", |ui| {

@@ -215,6 +215,13 @@ impl CartoonPipeline {
 }
 
 impl CartoonRep {
+    /// The selection in use: the text typed, or while that does not parse the last valid one.
+    pub fn selection_in_use(&self) -> &str {
+        self.parsed.text()
+    }
+}
+
+impl CartoonRep {
     /// Polymer residues picked by `selection` (`Err` with the parser's message when it does not
     /// parse).
     pub fn new(selection: &str, style: Style, coloring: Coloring) -> Result<CartoonRep, String> {

@@ -55,9 +55,10 @@ impl AppState {
     /// Isosurface").
     pub fn rep_label(&self, rep: &Rep) -> String {
         match &rep.kind {
-            RepKind::Atoms(a) => format!("{}: {}", a.selection, a.style.name()),
+            // The selection drawn (a text that does not parse leaves the last valid one in use).
+            RepKind::Atoms(a) => format!("{}: {}", a.selection_in_use(), a.style.name()),
             RepKind::Field(f) => format!("{}: {}", self.describe_field(f.field), f.style.name()),
-            RepKind::Cartoon(c) => format!("{}: {}", c.selection, c.style.name()),
+            RepKind::Cartoon(c) => format!("{}: {}", c.selection_in_use(), c.style.name()),
         }
     }
 
@@ -70,7 +71,7 @@ impl AppState {
     pub fn rep_spec(&self, rep: &Rep) -> RepSpec {
         let kind = match &rep.kind {
             RepKind::Atoms(a) => SpecKind::Atoms {
-                selection: a.selection.clone(),
+                selection: a.selection_in_use().to_string(),
                 style: a.style,
                 coloring: a.coloring,
                 hbonds: a.hbonds,
@@ -91,7 +92,7 @@ impl AppState {
                     .map(|c| spec::field_text(c.source, self.document())),
             },
             RepKind::Cartoon(c) => SpecKind::Cartoon {
-                selection: c.selection.clone(),
+                selection: c.selection_in_use().to_string(),
                 style: c.style,
                 coloring: c.coloring,
                 color_by: c.color_by.map(|k| spec::field_text(k.source, self.document())),

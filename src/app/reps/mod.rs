@@ -112,6 +112,11 @@ fn reparse(text: &str, selection: &mut String, parsed: &mut Selection, error: &m
 }
 
 impl AtomsRep {
+    /// The selection in use: the text typed, or while that does not parse the last valid one.
+    pub fn selection_in_use(&self) -> &str {
+        self.parsed.text()
+    }
+
     /// Atoms picked by `selection` (`Err` with the parser's message when it does not parse).
     pub fn new(selection: &str, style: AtomStyle, coloring: AtomColoring) -> Result<AtomsRep, String> {
         let parsed = Selection::parse(selection).map_err(|e| e.to_string())?;
