@@ -1,6 +1,7 @@
 //! The real window under a virtual X server: the binary starts, draws, saves a screenshot through
 //! its own `--screenshot` option and exits cleanly; a script's `quit` closes it. Skipped (with a
-//! message) where `xvfb-run` is not installed; CI installs `xvfb` and `mesa-vulkan-drivers`.
+//! message) where `xvfb-run` is not installed; CI installs `xvfb` and `mesa-vulkan-drivers`. And
+//! a headless render outside any desktop session prints no error lines when it succeeds.
 
 use std::process::Command;
 
@@ -105,3 +106,33 @@ fn a_script_saves_an_image_then_quits_the_window() {
     assert_eq!((img.width(), img.height()), (160, 120));
 }
 
+/// Outside a desktop session (no `XDG_RUNTIME_DIR`, no Wayland display: a server, a batch job),
+/// a headless render that succeeds prints no "error:" line. Mesa's device-select layer used to
+/// make libwayland print "error: XDG_RUNTIME_DIR is invalid or not set" twice per run.
+#[test]
+fn a_headless_render_without_a_session_prints_no_error_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("quiet.png");
+    let molecule = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/md/Molecule.mol2");
+    let run = Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+        .arg("render")
+        .arg(&molecule)
+        .args(["--size", "64x48", "-o"])
+        .arg(&out)
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("NODEVICE_SELECT")
+        .env_remove("MESA_VK_DEVICE_SELECT")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    if !run.status.success() && stderr.contains("adapter") {
+        eprintln!("skipping: no graphics adapter: {stderr}");
+        return;
+    }
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("error")),
+        "a run that succeeded printed errors: {stderr}"
+    );
+}
