@@ -253,3 +253,37 @@ fn a_long_message_scrolls_closes_and_an_old_error_goes() {
         "the error about the file that did not open went with the document it spoke of"
     );
 }
+
+/// A window made small and then large again gives its side panels back their width: egui keeps a
+/// panel clamped to what the small window allowed, which cut the orbital energies ("-11.485 …").
+#[test]
+fn side_panels_get_their_width_back_after_the_window_was_small() {
+    let size = [1344.0, 806.0];
+    let mut harness = window_of(threonine(), size, false);
+    harness.run();
+    let widths = |h: &egui_kittest::Harness<'_, AppState>| -> Vec<(&'static str, f32)> {
+        panel_fit::panel_rects(h)
+            .into_iter()
+            .filter(|(id, _)| id.starts_with("orbitfield_left") || id.starts_with("orbitfield_right"))
+            .map(|(id, r)| (id, r.width()))
+            .collect()
+    };
+    let before = widths(&harness);
+    assert_eq!(before.len(), 2, "{before:?}");
+    for small in [[500.0, 350.0], [220.0, 160.0]] {
+        harness.set_size(egui::vec2(small[0], small[1]));
+        harness.run();
+    }
+    let squeezed = widths(&harness);
+    assert!(
+        squeezed.iter().zip(&before).any(|(s, b)| s.1 < b.1 - 10.0),
+        "the small window narrows the panels: {squeezed:?} from {before:?}"
+    );
+    harness.set_size(egui::vec2(size[0], size[1]));
+    harness.run();
+    harness.run();
+    let after = widths(&harness);
+    for ((id, b), (_, a)) in before.iter().zip(&after) {
+        assert!((a - b).abs() < 1.0, "{id}: {a} after, {b} before");
+    }
+}

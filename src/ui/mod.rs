@@ -68,6 +68,56 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ),
 ];
 
+/// A side panel's width as the user left it, given back when the window grows again: egui keeps a
+/// panel's width clamped to the most a small window allowed, so after a window was made small and
+/// large again the panels stayed narrow and cut their rows (the orbital energies). Kept in egui's
+/// memory, per panel.
+#[derive(Clone, Copy, Debug, Default)]
+struct SideWidth {
+    /// The width the user dragged the panel to (points); the default width until then.
+    wanted: Option<f32>,
+    /// The width drawn at the last frame, and the window's width then.
+    shown: Option<(f32, f32)>,
+}
+
+impl SideWidth {
+    fn id(panel: &str) -> egui::Id {
+        egui::Id::unique(("side_width", panel))
+    }
+
+    /// `panel` with its default and range; at its wanted width for this frame where it is drawn
+    /// narrower than that while the window would allow more.
+    fn panel(ui: &egui::Ui, panel: egui::Panel, id: egui::Id, default: f32, max: f32) -> egui::Panel {
+        let w: SideWidth = ui.ctx().data(|d| d.get_temp(id)).unwrap_or_default();
+        let panel = panel
+            .default_size(default)
+            .size_range(tokens::SIDE_PANEL_MIN_WIDTH..=max);
+        let wanted = w.wanted.unwrap_or(tokens::SIDE_PANEL_WIDTH);
+        match w.shown {
+            Some((shown, _)) if wanted > shown + 0.5 && max > shown + 0.5 => panel.exact_size(wanted.min(max)),
+            _ => panel,
+        }
+    }
+
+    /// Records the width drawn: a change while the mouse is held and the window keeps its width is
+    /// the user dragging the panel's edge, and sets the width wanted.
+    fn note(ui: &egui::Ui, id: egui::Id, shown: f32) {
+        let window = ui.ctx().content_rect().width();
+        let dragging = ui.input(|i| i.pointer.any_down());
+        ui.ctx().data_mut(|d| {
+            let w: &mut SideWidth = d.get_temp_mut_or_default(id);
+            if let Some((before, window_before)) = w.shown
+                && dragging
+                && (window - window_before).abs() < 0.5
+                && (shown - before).abs() > 0.5
+            {
+                w.wanted = Some(shown);
+            }
+            w.shown = Some((shown, window));
+        });
+    }
+}
+
 /// Pushes a command (shorthand used by the panels).
 fn send(state: &mut AppState, c: Command) {
     state.push(c);
@@ -92,10 +142,9 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
         .max(tokens::SIDE_PANEL_MIN_WIDTH);
     let default_side = tokens::SIDE_PANEL_WIDTH.min(max_side);
     if state.panels.left_open {
-        egui::Panel::left("orbitfield_left")
-            .default_size(default_side)
-            .size_range(tokens::SIDE_PANEL_MIN_WIDTH..=max_side)
-            .show(ui, |ui| {
+        let width = SideWidth::id("orbitfield_left");
+        let shown =
+            SideWidth::panel(ui, egui::Panel::left("orbitfield_left"), width, default_side, max_side).show(ui, |ui| {
                 collapse_button_ui(ui, &mut state.panels.left_open, "Hide this panel");
                 egui::ScrollArea::vertical().id_salt("left_scroll").show(ui, |ui| {
                     egui::CollapsingHeader::new("Files")
@@ -112,33 +161,40 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
                         .show(ui, |ui| jobs::jobs_ui(ui, state));
                 });
             });
+        SideWidth::note(ui, width, shown.response.rect.width());
     }
     if state.panels.right_open {
-        egui::Panel::right("orbitfield_right")
-            .default_size(default_side)
-            .size_range(tokens::SIDE_PANEL_MIN_WIDTH..=max_side)
-            .show(ui, |ui| {
-                collapse_button_ui(ui, &mut state.panels.right_open, "Hide this panel");
-                egui::ScrollArea::vertical().id_salt("right_scroll").show(ui, |ui| {
-                    egui::CollapsingHeader::new("Field")
-                        .default_open(true)
-                        .show(ui, |ui| fields::fields_ui(ui, state));
-                    egui::CollapsingHeader::new("Orbitals")
-                        .default_open(true)
-                        .show(ui, |ui| orbitals::orbitals_ui(ui, state));
-                    let reveal = std::mem::take(&mut state.panels.rdf.reveal);
-                    egui::CollapsingHeader::new("RDF")
-                        .default_open(false)
-                        .open(reveal.then_some(true))
-                        .show(ui, |ui| rdf::rdf_ui(ui, state));
-                    egui::CollapsingHeader::new("Measurements")
-                        .default_open(true)
-                        .show(ui, |ui| measure::measurements_ui(ui, state));
-                    egui::CollapsingHeader::new("Labels")
-                        .default_open(false)
-                        .show(ui, |ui| measure::labels_ui(ui, state));
-                });
+        let width = SideWidth::id("orbitfield_right");
+        let shown = SideWidth::panel(
+            ui,
+            egui::Panel::right("orbitfield_right"),
+            width,
+            default_side,
+            max_side,
+        )
+        .show(ui, |ui| {
+            collapse_button_ui(ui, &mut state.panels.right_open, "Hide this panel");
+            egui::ScrollArea::vertical().id_salt("right_scroll").show(ui, |ui| {
+                egui::CollapsingHeader::new("Field")
+                    .default_open(true)
+                    .show(ui, |ui| fields::fields_ui(ui, state));
+                egui::CollapsingHeader::new("Orbitals")
+                    .default_open(true)
+                    .show(ui, |ui| orbitals::orbitals_ui(ui, state));
+                let reveal = std::mem::take(&mut state.panels.rdf.reveal);
+                egui::CollapsingHeader::new("RDF")
+                    .default_open(false)
+                    .open(reveal.then_some(true))
+                    .show(ui, |ui| rdf::rdf_ui(ui, state));
+                egui::CollapsingHeader::new("Measurements")
+                    .default_open(true)
+                    .show(ui, |ui| measure::measurements_ui(ui, state));
+                egui::CollapsingHeader::new("Labels")
+                    .default_open(false)
+                    .show(ui, |ui| measure::labels_ui(ui, state));
             });
+        });
+        SideWidth::note(ui, width, shown.response.rect.width());
     }
     egui::CentralPanel::default().frame(egui::Frame::NONE).show(ui, |ui| {
         // The sequence sits under the 3-D view, between the side panels (which keep their height).
