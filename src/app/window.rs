@@ -440,6 +440,22 @@ impl Viewer {
     }
 }
 
+/// Whether `events` (egui's input gathered since the last frame) hold typing: text, keys or a
+/// paste, which a mouse press in the same frame would take from the field they were typed into.
+fn keys_not_yet_drawn(events: &[egui::Event]) -> bool {
+    events.iter().any(|e| {
+        matches!(
+            e,
+            egui::Event::Text(_) | egui::Event::Key { .. } | egui::Event::Paste(_) | egui::Event::Ime(_)
+        )
+    })
+}
+
+/// Whether `events` hold a mouse button going down or up, which the keys after it must follow.
+fn clicks_not_yet_drawn(events: &[egui::Event]) -> bool {
+    events.iter().any(|e| matches!(e, egui::Event::PointerButton { .. }))
+}
+
 /// How long the window may sleep before its next frame: egui's `delay`, at most 100 ms while work
 /// off the update loop is in flight (or ended at the last frame).
 fn poll_delay(delay: Duration, background: bool) -> Duration {
@@ -542,6 +558,31 @@ impl ApplicationHandler for Viewer {
     }
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        // Typing and clicks are drawn in separate frames, in the order they came. Keys typed since
+        // the last frame reach the text field that has them before a mouse press moves the focus:
+        // egui lets go of a field's focus when a press lands elsewhere in the same frame, before
+        // the field reads its keys, so on a slow frame the end of a typed path was lost when the
+        // next field was clicked at once. And a click that opens a field for typing (a number's
+        // box) takes effect before the keys that follow it. Tab moves the focus at the start of a
+        // frame, so it too waits for the keys typed before it.
+        let pending = |g: &Gfx, what: fn(&[egui::Event]) -> bool| what(&g.egui_state.egui_input().events);
+        let flush = match &event {
+            WindowEvent::MouseInput { .. } => self.gfx.as_ref().is_some_and(|g| pending(g, keys_not_yet_drawn)),
+            WindowEvent::KeyboardInput { event: key, .. }
+                if key.logical_key == winit::keyboard::Key::Named(winit::keyboard::NamedKey::Tab) =>
+            {
+                self.gfx
+                    .as_ref()
+                    .is_some_and(|g| pending(g, keys_not_yet_drawn) || pending(g, clicks_not_yet_drawn))
+            }
+            WindowEvent::KeyboardInput { .. } | WindowEvent::Ime(_) => {
+                self.gfx.as_ref().is_some_and(|g| pending(g, clicks_not_yet_drawn))
+            }
+            _ => false,
+        };
+        if flush {
+            self.redraw(event_loop);
+        }
         let Some(gfx) = self.gfx.as_mut() else {
             return;
         };
@@ -618,5 +659,31 @@ mod tests {
         assert_eq!(poll_delay(Duration::MAX, true), Duration::from_millis(100));
         assert_eq!(poll_delay(Duration::from_millis(20), true), Duration::from_millis(20));
         assert_eq!(poll_delay(Duration::MAX, false), Duration::MAX);
+    }
+
+    #[test]
+    fn typing_is_drawn_before_a_press_but_pointer_moves_are_not() {
+        let key = egui::Event::Key {
+            key: egui::Key::A,
+            physical_key: None,
+            pressed: true,
+            repeat: false,
+            modifiers: egui::Modifiers::NONE,
+        };
+        assert!(keys_not_yet_drawn(&[egui::Event::Text("ui.mp4".into())]));
+        assert!(keys_not_yet_drawn(&[
+            egui::Event::PointerMoved(egui::pos2(1.0, 2.0)),
+            key
+        ]));
+        assert!(!keys_not_yet_drawn(&[egui::Event::PointerMoved(egui::pos2(1.0, 2.0))]));
+        assert!(!keys_not_yet_drawn(&[]));
+        let press = egui::Event::PointerButton {
+            pos: egui::pos2(1.0, 2.0),
+            button: egui::PointerButton::Primary,
+            pressed: false,
+            modifiers: egui::Modifiers::NONE,
+        };
+        assert!(clicks_not_yet_drawn(&[press]));
+        assert!(!clicks_not_yet_drawn(&[egui::Event::Text("2".into())]));
     }
 }
