@@ -787,3 +787,52 @@ fn measure_rmsd_fit_superposes_the_selection_first() {
     );
     assert!(plain > 10.0 * fitted, "seed {seed}: {plain} A as they stand");
 }
+
+/// `quit` ends a headless script where it stands (the line after it, which would fail, never
+/// runs), and a shell reads the commands' help as the command line prints it: `orbitfield help
+/// commands` lists them, `orbitfield help rep` describes one, a misspelt one is named with the
+/// nearest.
+#[test]
+fn quit_ends_a_headless_script_and_the_shell_reads_the_commands_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("stop.ofc");
+    std::fs::write(
+        &script,
+        format!(
+            "open {}\nmeasure rmsd name CA reference 0\nquit\nopen nowhere.pdb\n",
+            quoted(&data("md/adk_open.pqr"))
+        ),
+    )
+    .unwrap();
+    let stdout = run_headless_ok(&script);
+    assert!(stdout.contains("rmsd of 'name CA' to frame 0"), "{stdout}");
+
+    let help = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let list = help(&["help", "commands"]);
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(list.status.success());
+    for verb in orbitfield::script::verbs::VERBS {
+        assert!(
+            text.contains(&format!("  {:<8} ", verb.name)),
+            "{} missing: {text}",
+            verb.name
+        );
+    }
+    let rep = help(&["help", "rep"]);
+    let text = String::from_utf8_lossy(&rep.stdout);
+    assert!(
+        rep.status.success() && text.starts_with("rep: ") && text.contains("rep add"),
+        "{text}"
+    );
+    let typo = help(&["help", "repp"]);
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&typo.stderr).contains("did you mean 'rep'?"));
+    // A subcommand's name keeps the subcommand's own help.
+    let render = help(&["help", "render"]);
+    assert!(String::from_utf8_lossy(&render.stdout).contains("Usage: orbitfield render"));
+}

@@ -33,7 +33,7 @@ mod pb;
 mod ils;
 mod ils_path;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -42,7 +42,9 @@ use std::process::ExitCode;
 #[command(
     name = "orbitfield",
     version,
-    about = "Molecular orbitals and potential maps, computed per frame and drawn live"
+    about = "Molecular orbitals and potential maps, computed per frame and drawn live",
+    after_help = "Without FILES the viewer opens its demo (the ethylene torsion). The viewer's command line and \
+scripts (.ofc) take the commands `orbitfield help commands` lists; `orbitfield help rep` describes one."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -115,6 +117,9 @@ pub fn main() -> ExitCode {
     if let Some(code) = ils::grid_ils_main() {
         return code;
     }
+    if let Some(code) = script_help_main(std::env::args().skip(1).collect()) {
+        return code;
+    }
     let mut cli = match Cli::try_parse_from(with_negative_lists_joined(std::env::args_os())) {
         Ok(c) => c,
         Err(e) => {
@@ -160,6 +165,37 @@ pub fn main() -> ExitCode {
         None => run_viewer(&cli),
     };
     exit_code(result)
+}
+
+/// `orbitfield help commands` and `orbitfield help VERB`: the viewer's and scripts' commands, as
+/// `help` prints them there (a subcommand's name keeps clap's help of the subcommand). `None`
+/// for everything else.
+fn script_help_main(args: Vec<String>) -> Option<ExitCode> {
+    let [help, word, rest @ ..] = args.as_slice() else {
+        return None;
+    };
+    if help != "help" || Cli::command().get_subcommands().any(|s| s.get_name() == word) {
+        return None;
+    }
+    let asked = match word.as_str() {
+        "commands" | "verbs" => None,
+        _ => Some(
+            std::iter::once(word.as_str())
+                .chain(rest.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+    };
+    Some(match orbitfield::script::verbs::help_text(asked.as_deref()) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e} (`orbitfield help commands` lists the commands)");
+            ExitCode::from(2)
+        }
+    })
 }
 
 /// The three values of an option that takes `X,Y,Z` or `X Y Z` (`--origin`, `--dims`, `--from`):
