@@ -711,3 +711,42 @@ fn a_failed_open_typed_in_the_command_line_is_said_once() {
         harness.state().panels.errors
     );
 }
+
+/// A cube opened beside its Molden file is listed under the files, with its points, and drawn by
+/// the command the hover names.
+#[test]
+fn a_cube_opened_beside_a_wavefunction_is_listed_with_the_files() {
+    let mut harness = window(opened(
+        &[
+            "qm/water_hf_631gs_sph.molden.gz",
+            "files2/water_homo_molden_layout.cube",
+        ],
+        false,
+    ));
+    harness.run();
+    harness.get_by_label("Files").click();
+    harness.run();
+    assert!(
+        harness
+            .query_by_label("water_hf_631gs_sph.molden.gz + water_homo_molden_layout.cube")
+            .is_some(),
+        "both files are named"
+    );
+    let dims = harness.state().document().unwrap().grids[0].lattice.dims;
+    let name = harness.state().describe_field(FieldChoice::Volume(0));
+    assert!(name.starts_with("volume 1"), "{name}");
+    let volume = format!("{name} ({}×{}×{} points)", dims[0], dims[1], dims[2]);
+    assert!(
+        harness.query_by_label(&volume).is_some(),
+        "the volume is listed: {volume}"
+    );
+    type_command(&mut harness, "field add volume:1");
+    assert!(
+        harness
+            .state()
+            .reps()
+            .fields()
+            .any(|(_, f)| f.field == FieldChoice::Volume(0)),
+        "the command the hover names draws it"
+    );
+}

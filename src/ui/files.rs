@@ -2,6 +2,7 @@
 //! recent list and what is open.
 
 use super::{Purpose, send, tokens};
+use crate::app::fields::FieldChoice;
 use crate::app::state::{AppState, Command};
 use egui::RichText;
 
@@ -32,6 +33,19 @@ pub fn files_ui(ui: &mut egui::Ui, state: &mut AppState) {
             doc.n_frames,
             if doc.n_frames == 1 { "" } else { "s" }
         ));
+        // The volumes the files hold, and how to draw them: a cube opened beside a Molden file
+        // was otherwise seen only in the field list.
+        for (i, grid) in doc.grids.iter().enumerate() {
+            let [a, b, c] = grid.lattice.dims;
+            ui.label(format!(
+                "{} ({a}×{b}×{c} points)",
+                state.describe_field(FieldChoice::Volume(i))
+            ))
+            .on_hover_text(format!(
+                "Draw it: + Add > Volume {n}, or the command field add volume:{n}",
+                n = i + 1
+            ));
+        }
         for w in doc.warnings.iter().take(5) {
             // The files' folders make these long: their names alone here, the whole text on hover.
             let short = doc.paths.iter().fold(w.clone(), |text, path| match path.file_name() {
