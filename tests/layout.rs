@@ -281,7 +281,9 @@ fn side_panels_get_their_width_back_after_the_window_was_small() {
     );
     harness.set_size(egui::vec2(size[0], size[1]));
     harness.run();
-    harness.run();
+    for _ in 0..3 {
+        harness.run();
+    }
     let after = widths(&harness);
     for ((id, b), (_, a)) in before.iter().zip(&after) {
         assert!((a - b).abs() < 1.0, "{id}: {a} after, {b} before");

@@ -74,7 +74,8 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
 /// memory, per panel.
 #[derive(Clone, Copy, Debug, Default)]
 struct SideWidth {
-    /// The width the user dragged the panel to (points); the default width until then.
+    /// The width the panel had before the window squeezed it (points): as first drawn, or as the
+    /// user dragged it.
     wanted: Option<f32>,
     /// The width drawn at the last frame, and the window's width then.
     shown: Option<(f32, f32)>,
@@ -85,33 +86,45 @@ impl SideWidth {
         egui::Id::unique(("side_width", panel))
     }
 
-    /// `panel` with its default and range; at its wanted width for this frame where it is drawn
-    /// narrower than that while the window would allow more.
+    /// `panel` with its default and range; at the frame the window grows, at its wanted width
+    /// where it is drawn narrower than that and the window now allows more.
     fn panel(ui: &egui::Ui, panel: egui::Panel, id: egui::Id, default: f32, max: f32) -> egui::Panel {
         let w: SideWidth = ui.ctx().data(|d| d.get_temp(id)).unwrap_or_default();
         let panel = panel
             .default_size(default)
             .size_range(tokens::SIDE_PANEL_MIN_WIDTH..=max);
-        let wanted = w.wanted.unwrap_or(tokens::SIDE_PANEL_WIDTH);
-        match w.shown {
-            Some((shown, _)) if wanted > shown + 0.5 && max > shown + 0.5 => panel.exact_size(wanted.min(max)),
+        let window = ui.ctx().content_rect().width();
+        match (w.wanted, w.shown) {
+            (Some(wanted), Some((shown, window_before)))
+                if window > window_before + 0.5 && wanted > shown + 0.5 && max > shown + 0.5 =>
+            {
+                panel.exact_size(wanted.min(max))
+            }
             _ => panel,
         }
     }
 
-    /// Records the width drawn: a change while the mouse is held and the window keeps its width is
-    /// the user dragging the panel's edge, and sets the width wanted.
-    fn note(ui: &egui::Ui, id: egui::Id, shown: f32) {
+    /// Records the width drawn (the panel's outer width, as egui keeps it under the id it derives
+    /// from `ui`'s scope and the panel's name). The first width drawn is the one wanted; later, a
+    /// change while the mouse is held and the window keeps its width is the user dragging the
+    /// panel's edge.
+    fn note(ui: &egui::Ui, id: egui::Id, name: &str) {
+        let panel = ui.scope_id().with_salt(egui::IdSalt::new(name));
+        let Some(shown) = egui::containers::panel::PanelState::load(ui.ctx(), panel).map(|p| p.size().x) else {
+            return;
+        };
         let window = ui.ctx().content_rect().width();
         let dragging = ui.input(|i| i.pointer.any_down());
         ui.ctx().data_mut(|d| {
             let w: &mut SideWidth = d.get_temp_mut_or_default(id);
-            if let Some((before, window_before)) = w.shown
-                && dragging
-                && (window - window_before).abs() < 0.5
-                && (shown - before).abs() > 0.5
-            {
-                w.wanted = Some(shown);
+            match w.shown {
+                None => w.wanted = Some(shown),
+                Some((before, window_before))
+                    if dragging && (window - window_before).abs() < 0.5 && (shown - before).abs() > 0.5 =>
+                {
+                    w.wanted = Some(shown);
+                }
+                Some(_) => {}
             }
             w.shown = Some((shown, window));
         });
@@ -143,29 +156,28 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let default_side = tokens::SIDE_PANEL_WIDTH.min(max_side);
     if state.panels.left_open {
         let width = SideWidth::id("orbitfield_left");
-        let shown =
-            SideWidth::panel(ui, egui::Panel::left("orbitfield_left"), width, default_side, max_side).show(ui, |ui| {
-                collapse_button_ui(ui, &mut state.panels.left_open, "Hide this panel");
-                egui::ScrollArea::vertical().id_salt("left_scroll").show(ui, |ui| {
-                    egui::CollapsingHeader::new("Files")
-                        .default_open(state.doc.document.is_none())
-                        .show(ui, |ui| files::files_ui(ui, state));
-                    egui::CollapsingHeader::new("Representations")
-                        .default_open(true)
-                        .show(ui, |ui| reps::reps_ui(ui, state));
-                    egui::CollapsingHeader::new("View")
-                        .default_open(false)
-                        .show(ui, |ui| reps::view_options_ui(ui, state));
-                    egui::CollapsingHeader::new("Jobs")
-                        .default_open(false)
-                        .show(ui, |ui| jobs::jobs_ui(ui, state));
-                });
+        SideWidth::panel(ui, egui::Panel::left("orbitfield_left"), width, default_side, max_side).show(ui, |ui| {
+            collapse_button_ui(ui, &mut state.panels.left_open, "Hide this panel");
+            egui::ScrollArea::vertical().id_salt("left_scroll").show(ui, |ui| {
+                egui::CollapsingHeader::new("Files")
+                    .default_open(state.doc.document.is_none())
+                    .show(ui, |ui| files::files_ui(ui, state));
+                egui::CollapsingHeader::new("Representations")
+                    .default_open(true)
+                    .show(ui, |ui| reps::reps_ui(ui, state));
+                egui::CollapsingHeader::new("View")
+                    .default_open(false)
+                    .show(ui, |ui| reps::view_options_ui(ui, state));
+                egui::CollapsingHeader::new("Jobs")
+                    .default_open(false)
+                    .show(ui, |ui| jobs::jobs_ui(ui, state));
             });
-        SideWidth::note(ui, width, shown.response.rect.width());
+        });
+        SideWidth::note(ui, width, "orbitfield_left");
     }
     if state.panels.right_open {
         let width = SideWidth::id("orbitfield_right");
-        let shown = SideWidth::panel(
+        SideWidth::panel(
             ui,
             egui::Panel::right("orbitfield_right"),
             width,
@@ -194,7 +206,7 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
                     .show(ui, |ui| measure::labels_ui(ui, state));
             });
         });
-        SideWidth::note(ui, width, shown.response.rect.width());
+        SideWidth::note(ui, width, "orbitfield_right");
     }
     egui::CentralPanel::default().frame(egui::Frame::NONE).show(ui, |ui| {
         // The sequence sits under the 3-D view, between the side panels (which keep their height).
