@@ -331,6 +331,9 @@ pub struct ViewState {
     pub pick: Option<PickInfo>,
     /// The atom under the pointer when the view's right-click menu opened (`None`: empty space).
     pub menu_atom: Option<usize>,
+    /// That atom's read-out (`AppState::describe_atom`), made once when the menu opened: it
+    /// evaluates fields and searches coloured surfaces, too much for every frame the menu shows.
+    pub menu_description: String,
     /// Isosurfaces are extracted on the render GPU by the draw stage (marching cubes as a compute
     /// pass) instead of on the CPU; set by the window when its device can.
     pub gpu_surfaces: bool,
@@ -479,6 +482,7 @@ impl AppState {
                 fit_pending: false,
                 pick: None,
                 menu_atom: None,
+                menu_description: String::new(),
                 gpu_surfaces: false,
                 gpu_cartoons: false,
                 mesher: None,

@@ -60,7 +60,7 @@ pub fn atom_menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
         return;
     };
     let s = &doc.structure;
-    let description = state.describe_atom(atom);
+    let description = state.view.menu_description.clone();
     let residue = residue_selection(s, atom);
     let res_name = residue_name(s, atom);
     let has_residues = !s.resnames.is_empty() && state.qm_atom_name(atom).is_none();

@@ -90,6 +90,7 @@ pub fn view_ui(ui: &mut egui::Ui, state: &mut AppState) {
     {
         let local = (pos - rect.min) * ppp;
         state.view.menu_atom = state.atom_at([local.x, local.y], size_px);
+        state.view.menu_description = state.view.menu_atom.map(|a| state.describe_atom(a)).unwrap_or_default();
     }
     response.context_menu(|ui| super::atom_menu::atom_menu_ui(ui, state));
     ui.painter().add(crate::render::callback::view_paint_callback(rect));
