@@ -82,14 +82,15 @@ struct SideWidth {
 }
 
 impl SideWidth {
-    fn id(panel: &str) -> egui::Id {
-        egui::Id::unique(("side_width", panel))
+    /// Where the record of the panel `name` is kept.
+    fn id(name: &str) -> egui::Id {
+        egui::Id::unique(("side_width", name))
     }
 
-    /// `panel` with its default and range; at the frame the window grows, at its wanted width
-    /// where it is drawn narrower than that and the window now allows more.
-    fn panel(ui: &egui::Ui, panel: egui::Panel, id: egui::Id, default: f32, max: f32) -> egui::Panel {
-        let w: SideWidth = ui.ctx().data(|d| d.get_temp(id)).unwrap_or_default();
+    /// `panel` (named `name`) with its default and range; at the frame the window grows, at its
+    /// wanted width where it is drawn narrower than that and the window now allows more.
+    fn panel(ui: &egui::Ui, panel: egui::Panel, name: &str, default: f32, max: f32) -> egui::Panel {
+        let w: SideWidth = ui.ctx().data(|d| d.get_temp(Self::id(name))).unwrap_or_default();
         let panel = panel
             .default_size(default)
             .size_range(tokens::SIDE_PANEL_MIN_WIDTH..=max);
@@ -108,7 +109,7 @@ impl SideWidth {
     /// from `ui`'s scope and the panel's name). The first width drawn is the one wanted; later, a
     /// change while the mouse is held and the window keeps its width is the user dragging the
     /// panel's edge.
-    fn note(ui: &egui::Ui, id: egui::Id, name: &str) {
+    fn note(ui: &egui::Ui, name: &str) {
         let panel = ui.scope_id().with_salt(egui::IdSalt::new(name));
         let Some(shown) = egui::containers::panel::PanelState::load(ui.ctx(), panel).map(|p| p.size().x) else {
             return;
@@ -116,7 +117,7 @@ impl SideWidth {
         let window = ui.ctx().content_rect().width();
         let dragging = ui.input(|i| i.pointer.any_down());
         ui.ctx().data_mut(|d| {
-            let w: &mut SideWidth = d.get_temp_mut_or_default(id);
+            let w: &mut SideWidth = d.get_temp_mut_or_default(Self::id(name));
             match w.shown {
                 None => w.wanted = Some(shown),
                 Some((before, window_before))
@@ -130,6 +131,10 @@ impl SideWidth {
         });
     }
 }
+
+/// The side panels' names (egui derives their ids from them).
+const LEFT: &str = "orbitfield_left";
+const RIGHT: &str = "orbitfield_right";
 
 /// Pushes a command (shorthand used by the panels).
 fn send(state: &mut AppState, c: Command) {
@@ -155,8 +160,7 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
         .max(tokens::SIDE_PANEL_MIN_WIDTH);
     let default_side = tokens::SIDE_PANEL_WIDTH.min(max_side);
     if state.panels.left_open {
-        let width = SideWidth::id("orbitfield_left");
-        SideWidth::panel(ui, egui::Panel::left("orbitfield_left"), width, default_side, max_side).show(ui, |ui| {
+        SideWidth::panel(ui, egui::Panel::left(LEFT), LEFT, default_side, max_side).show(ui, |ui| {
             collapse_button_ui(ui, &mut state.panels.left_open, "Hide this panel");
             egui::ScrollArea::vertical().id_salt("left_scroll").show(ui, |ui| {
                 egui::CollapsingHeader::new("Files")
@@ -173,18 +177,10 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
                     .show(ui, |ui| jobs::jobs_ui(ui, state));
             });
         });
-        SideWidth::note(ui, width, "orbitfield_left");
+        SideWidth::note(ui, LEFT);
     }
     if state.panels.right_open {
-        let width = SideWidth::id("orbitfield_right");
-        SideWidth::panel(
-            ui,
-            egui::Panel::right("orbitfield_right"),
-            width,
-            default_side,
-            max_side,
-        )
-        .show(ui, |ui| {
+        SideWidth::panel(ui, egui::Panel::right(RIGHT), RIGHT, default_side, max_side).show(ui, |ui| {
             collapse_button_ui(ui, &mut state.panels.right_open, "Hide this panel");
             egui::ScrollArea::vertical().id_salt("right_scroll").show(ui, |ui| {
                 egui::CollapsingHeader::new("Field")
@@ -206,7 +202,7 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
                     .show(ui, |ui| measure::labels_ui(ui, state));
             });
         });
-        SideWidth::note(ui, width, "orbitfield_right");
+        SideWidth::note(ui, RIGHT);
     }
     egui::CentralPanel::default().frame(egui::Frame::NONE).show(ui, |ui| {
         // The sequence sits under the 3-D view, between the side panels (which keep their height).
