@@ -44,8 +44,23 @@ fn vertices_bohr(mesh: &MeshData) -> Vec<[f64; 3]> {
         .collect()
 }
 
+/// Never stops an evaluation (the `stop` of the `_until` functions called without cancellation).
+fn never() -> bool {
+    false
+}
+
 /// The potential of `charges` at every vertex of `mesh`, in hartree/e.
 pub fn potential_at_vertices(mesh: &MeshData, charges: &PointCharges) -> Result<Vec<f32>, ComputeError> {
+    potential_at_vertices_until(mesh, charges, &never)
+}
+
+/// [`potential_at_vertices`] that ends with [`ComputeError::Cancelled`] once `stop` says so
+/// (`compute::cpu::evaluate_points_until`).
+pub fn potential_at_vertices_until(
+    mesh: &MeshData,
+    charges: &PointCharges,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Vec<f32>, ComputeError> {
     let points = vertices_bohr(mesh);
     if points.is_empty() {
         return Ok(Vec::new());
@@ -66,7 +81,7 @@ pub fn potential_at_vertices(mesh: &MeshData, charges: &PointCharges) -> Result<
         let lattice = Lattice::around_box(lo, hi, 1.0, PLAN_SPACING_ANGSTROM);
         esp::field_input(charges, EspMethod::Msm(MsmParams::default()), Boundary::Open, &lattice)?
     };
-    let values = cpu::evaluate_points(&Field::Potential, &input, &points)?;
+    let values = cpu::evaluate_points_until(&Field::Potential, &input, &points, stop)?;
     Ok(values.into_iter().map(|v| v as f32).collect())
 }
 
@@ -79,8 +94,18 @@ pub fn potential_at_vertices_in(
     charges: &PointCharges,
     dielectric: Dielectric,
 ) -> Result<Vec<f32>, ComputeError> {
+    potential_at_vertices_in_until(mesh, charges, dielectric, &never)
+}
+
+/// [`potential_at_vertices_in`] that ends with [`ComputeError::Cancelled`] once `stop` says so.
+pub fn potential_at_vertices_in_until(
+    mesh: &MeshData,
+    charges: &PointCharges,
+    dielectric: Dielectric,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Vec<f32>, ComputeError> {
     if dielectric.is_vacuum() {
-        return potential_at_vertices(mesh, charges);
+        return potential_at_vertices_until(mesh, charges, stop);
     }
     let points = vertices_bohr(mesh);
     if points.is_empty() {
@@ -93,18 +118,32 @@ pub fn potential_at_vertices_in(
         dielectric,
         &Lattice::axis_aligned([0.0; 3], 1.0, [0, 0, 0]),
     )?;
-    let values = cpu::evaluate_points(&Field::Potential, &input, &points)?;
+    let values = cpu::evaluate_points_until(&Field::Potential, &input, &points, stop)?;
     Ok(values.into_iter().map(|v| v as f32).collect())
 }
 
 /// The electrostatic potential of `wf` (its nuclei and its electron density) at every vertex of
 /// `mesh`, in hartree/e: the CPU engine's point evaluation, not a lattice.
 pub fn qm_potential_at_vertices(mesh: &MeshData, wf: &Arc<Wavefunction>) -> Result<Vec<f32>, ComputeError> {
+    qm_potential_at_vertices_until(mesh, wf, &never)
+}
+
+/// [`qm_potential_at_vertices`] that ends with [`ComputeError::Cancelled`] once `stop` says so.
+pub fn qm_potential_at_vertices_until(
+    mesh: &MeshData,
+    wf: &Arc<Wavefunction>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Vec<f32>, ComputeError> {
     let points = vertices_bohr(mesh);
     if points.is_empty() {
         return Ok(Vec::new());
     }
-    let values = cpu::evaluate_points(&Field::QmPotential, &FieldInput::Wavefunction(Arc::clone(wf)), &points)?;
+    let values = cpu::evaluate_points_until(
+        &Field::QmPotential,
+        &FieldInput::Wavefunction(Arc::clone(wf)),
+        &points,
+        stop,
+    )?;
     Ok(values.into_iter().map(|v| v as f32).collect())
 }
 

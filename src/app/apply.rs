@@ -181,7 +181,11 @@ impl AppState {
             Command::Pick { pixel, size_px } => self.pick_at(pixel, size_px),
             Command::CancelJobs => {
                 self.fields.cancel_all();
-                self.panels.status = "cancelled".into();
+                self.panels.status = if self.cancel_vertex_values() {
+                    "cancelled: the surfaces stay uncoloured until the frame or their colouring changes".into()
+                } else {
+                    "cancelled".into()
+                };
             }
             Command::FetchPdb(id) => self.start_fetch(&id),
             Command::CancelFetch => self.cancel_fetch(),

@@ -787,6 +787,7 @@ impl AppState {
         });
         // Colours still in flight: the legend says so, or a grey surface would read as "near zero".
         let computing = self.view.vertex_values.as_ref().is_some_and(|w| w.any_in_flight()) || self.pb.solving();
+        let cancelled = self.doc.reps.fields().any(|(r, f)| r.visible && f.colours_cancelled());
         // A previous frame's coloured surface drawn meanwhile (`FieldRep::drawn_lobes`) is named.
         let previous = self
             .doc
@@ -802,6 +803,7 @@ impl AppState {
                             .title
                             .push_str(&format!(" (frame {frame} shown while the colours are computed…)")),
                         None if computing => l.title.push_str(" (computing the colours…)"),
+                        None if cancelled => l.title.push_str(" (colouring cancelled)"),
                         None => {}
                     }
                     l

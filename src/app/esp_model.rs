@@ -512,9 +512,37 @@ impl AppState {
             c.asked = None;
             c.vertices = None;
             c.asked_vertices = None;
+            c.cancelled_vertices = None;
             c.vertex_cache.clear();
             c.colored = None;
         }
+    }
+
+    /// Cancels the values at the vertices being computed for surfaces and cartoons (the progress
+    /// line's Cancel): the worker stops within a few thousand vertices, and the representations
+    /// it worked for stay uncoloured until their frame, surface or colouring changes. True when
+    /// something was being computed.
+    pub fn cancel_vertex_values(&mut self) -> bool {
+        let Some(w) = self.view.vertex_values.as_mut() else {
+            return false;
+        };
+        let busy = w.cancel_all();
+        for rep in &mut self.doc.reps.list {
+            if !busy.contains(&rep.id.0) {
+                continue;
+            }
+            match &mut rep.kind {
+                RepKind::Field(f) => {
+                    if let Some(c) = f.pipeline.color.as_mut() {
+                        c.cancelled_vertices = c.asked_vertices;
+                    }
+                }
+                RepKind::Cartoon(c) => c.pipeline.cancel_values(),
+                RepKind::Atoms(_) => {}
+            }
+        }
+        self.view.dirty.meshes = true;
+        !busy.is_empty()
     }
 }
 

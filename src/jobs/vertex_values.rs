@@ -9,7 +9,9 @@
 //! ([`crate::analysis::vertex_values::volume_at_vertices`]).
 //!
 //! Owns [`VertexValuesWorker`]. Lanes are representations (a field's lobes, a cartoon's mesh):
-//! latest wins per lane, results carry the lane and the key they were asked for. Used by the
+//! latest wins per lane, results carry the lane and the key they were asked for. A removed or
+//! cancelled lane (the viewer's Cancel, a representation deleted, the window closed) stops its
+//! evaluation within a few thousand vertices (`compute::cpu::evaluate_points_until`). Used by the
 //! viewer's representation list (`app::reps::update`, `app::reps::cartoon`); `render` and the tests
 //! compute the values in the update loop itself ([`compute`]).
 
@@ -83,16 +85,26 @@ pub type VertexValuesWorker<K> = LaneWorker<VertexValuesRequest<K>, VertexValues
 
 /// Computes one request's values (on whatever thread calls it).
 pub fn compute<K>(r: VertexValuesRequest<K>) -> VertexValuesResult<K> {
-    use crate::analysis::vertex_values::{potential_at_vertices_in, qm_potential_at_vertices, volume_at_vertices};
+    compute_until(r, &|| false)
+}
+
+/// [`compute`] that gives up (with the message "cancelled") once `stop` says so: the worker's
+/// cancellation, looked at every few thousand vertices.
+pub fn compute_until<K>(r: VertexValuesRequest<K>, stop: &(dyn Fn() -> bool + Sync)) -> VertexValuesResult<K> {
+    use crate::analysis::vertex_values::{
+        potential_at_vertices_in_until, qm_potential_at_vertices_until, volume_at_vertices,
+    };
     let mut out: LobeValues = [None, None];
     for (slot, lobe) in out.iter_mut().zip(&r.lobes) {
         if let Some(mesh) = lobe {
             let values = match &r.source {
                 VertexSource::Charges(q, model) => {
-                    potential_at_vertices_in(&offset_mesh(mesh, model.offset_angstrom), q, model.dielectric)
+                    potential_at_vertices_in_until(&offset_mesh(mesh, model.offset_angstrom), q, model.dielectric, stop)
                         .map_err(|e| e.to_string())
                 }
-                VertexSource::Wavefunction(wf) => qm_potential_at_vertices(mesh, wf).map_err(|e| e.to_string()),
+                VertexSource::Wavefunction(wf) => {
+                    qm_potential_at_vertices_until(mesh, wf, stop).map_err(|e| e.to_string())
+                }
                 VertexSource::Volume(grid, offset) => volume_at_vertices(&offset_mesh(mesh, *offset), grid)
                     .ok_or_else(|| "the volume cannot be sampled (its lattice has no cells)".to_string()),
             };
@@ -115,5 +127,5 @@ pub fn compute<K>(r: VertexValuesRequest<K>) -> VertexValuesResult<K> {
 
 /// Starts the vertex-values worker. Errors when its thread cannot be started.
 pub fn start<K: Send + 'static>() -> Result<VertexValuesWorker<K>, String> {
-    LaneWorker::start("orbitfield-vertex-values", "vertex colouring", compute::<K>)
+    LaneWorker::start_cancellable("orbitfield-vertex-values", "vertex colouring", compute_until::<K>)
 }

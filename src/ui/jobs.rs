@@ -180,6 +180,13 @@ pub fn progress_ui(ui: &mut egui::Ui, state: &mut AppState) {
             ui.spinner();
             ui.label("colouring surfaces at their vertices…")
                 .on_hover_text("The potential is evaluated at every vertex of the coloured surfaces; the previous colours stay until it is done");
+            if ui
+                .button("Cancel")
+                .on_hover_text("stop colouring; the surfaces stay uncoloured until the frame or their colouring changes")
+                .clicked()
+            {
+                send(state, Command::CancelJobs);
+            }
         });
     } else if state.fields.any_pending() {
         ui.horizontal(|ui| {

@@ -55,7 +55,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("C or double-click an atom", "Centre the view on the atom clicked last"),
     (
         "Escape",
-        "Close the open menu or dialog; else stop measuring or labelling; else cancel running field jobs",
+        "Close the open menu or dialog; else stop measuring or labelling; else cancel running field jobs and surface colouring",
     ),
     ("F1 or ?", "Show this help"),
     ("Left drag", "Rotate"),

@@ -122,6 +122,9 @@ pub struct CartoonPipeline {
     asked_values: Option<CartoonValuesKey>,
     /// Whether the values last asked for are still being computed on the vertex-values thread.
     values_in_flight: bool,
+    /// Values the user cancelled while they were computed: not asked for again until the frame or
+    /// the colouring changes.
+    cancelled_values: Option<CartoonValuesKey>,
     /// Values made, oldest first (at most [`VALUES_CACHE_ENTRIES`]).
     values_cache: Vec<(CartoonValuesKey, Arc<Vec<f32>>)>,
 }
@@ -188,6 +191,15 @@ impl CartoonPipeline {
                 && self
                     .asked_values
                     .is_some_and(|a| self.colored.as_ref().is_none_or(|(k, _, _)| *k != a)))
+    }
+
+    /// Marks the values being computed as cancelled by the user
+    /// (`AppState::cancel_vertex_values`): not asked for again for the same mesh and colouring.
+    pub(crate) fn cancel_values(&mut self) {
+        if self.values_in_flight {
+            self.values_in_flight = false;
+            self.cancelled_values = self.asked_values;
+        }
     }
 
     /// The values at the vertices of the mesh drawn, with what they are of.
@@ -457,7 +469,8 @@ impl AppState {
             .find(|(k, _)| *k == want)
             .map(|(_, v)| Arc::clone(v));
         let in_flight = self.view.vertex_values.as_ref().is_some_and(|w| w.in_flight(lane));
-        let asked = c.pipeline.asked_values == Some(want) && (in_flight || self.view.vertex_values.is_none());
+        let asked = (c.pipeline.asked_values == Some(want) && (in_flight || self.view.vertex_values.is_none()))
+            || c.pipeline.cancelled_values == Some(want);
         let request = if done || asked {
             None
         } else if let Some(values) = cached {

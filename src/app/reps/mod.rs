@@ -261,6 +261,9 @@ pub struct ColorChannel {
     pub vertices: Option<(VertexKey, LobeValues)>,
     /// The vertex values last asked for (a failed request is not repeated every frame).
     pub(crate) asked_vertices: Option<VertexKey>,
+    /// Vertex values the user cancelled while they were computed: not asked for again until the
+    /// lobes, the frame or the colouring change.
+    pub(crate) cancelled_vertices: Option<VertexKey>,
     /// Vertex values made, oldest first (at most [`VERTEX_CACHE_ENTRIES`]).
     pub(crate) vertex_cache: Vec<(VertexKey, LobeValues)>,
     /// The lobes last shown with their values at the vertices: drawn, coloured, while a later
@@ -308,6 +311,7 @@ impl ColorChannel {
             shown: None,
             vertices: None,
             asked_vertices: None,
+            cancelled_vertices: None,
             vertex_cache: Vec::new(),
             colored: None,
             esp_revision: 0,
@@ -498,6 +502,18 @@ impl FieldRep {
         })
     }
 
+    /// True when the values at the vertices its lobes shown need were cancelled by the user (they
+    /// stay uncoloured until the frame, the surface or the colouring changes).
+    pub fn colours_cancelled(&self) -> bool {
+        let want = self.wanted_vertex_key();
+        want.is_some()
+            && self
+                .pipeline
+                .color
+                .as_ref()
+                .is_some_and(|c| c.cancelled_vertices == want)
+    }
+
     /// The values its lobes are coloured by (hartree/e, one per vertex of each lobe): the potential
     /// at their vertices, once computed for the lobes shown.
     pub fn vertex_values(&self) -> Option<&LobeValues> {
@@ -564,7 +580,8 @@ impl FieldRep {
             Some(_) if self.colors_by_vertex_values() => match self.wanted_vertex_key() {
                 // No lobes: nothing to colour.
                 None => true,
-                Some(k) => k.mesh.field.frame == frame && self.vertex_values().is_some(),
+                // Cancelled colours are not waited for (a movie or script would wait for ever).
+                Some(k) => k.mesh.field.frame == frame && (self.vertex_values().is_some() || self.colours_cancelled()),
             },
             Some(_) => self
                 .pipeline

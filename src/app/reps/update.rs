@@ -328,6 +328,9 @@ impl AppState {
             return self.vertex_colors_shown(i, true);
         }
         let in_flight = self.view.vertex_values.as_ref().is_some_and(|w| w.in_flight(lane));
+        if c.cancelled_vertices == Some(want) {
+            return self.vertex_colors_shown(i, changed);
+        }
         if c.asked_vertices == Some(want) && (in_flight || self.view.vertex_values.is_none()) {
             // Asked already (and failed, when computed here): not again every frame.
             return self.vertex_colors_shown(i, changed);

@@ -288,44 +288,92 @@ pub fn evaluate_grid(job: &FieldJob) -> Result<Grid3, ComputeError> {
 
 /// The field at arbitrary points (bohr), in f64 and atomic units, one value per point.
 pub fn evaluate_points(field: &Field, input: &FieldInput, points_bohr: &[[f64; 3]]) -> Result<Vec<f64>, ComputeError> {
+    evaluate_points_until(field, input, points_bohr, &|| false)
+}
+
+/// Points evaluated between two looks at [`evaluate_points_until`]'s `stop`: a few milliseconds of
+/// a protein's potential on two cores, so a cancelled evaluation ends within about that.
+pub const POINTS_PER_STOP_CHECK: usize = 4096;
+
+/// [`evaluate_points`] that gives up with [`ComputeError::Cancelled`] once `stop` says so, looked
+/// at before every [`POINTS_PER_STOP_CHECK`] points (the caller's cancellation by generation).
+pub fn evaluate_points_until(
+    field: &Field,
+    input: &FieldInput,
+    points_bohr: &[[f64; 3]],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Vec<f64>, ComputeError> {
     let job = FieldJob {
         field: field.clone(),
         lattice: Lattice::axis_aligned([0.0; 3], 1.0, [0, 0, 0]),
         input: input.clone(),
     };
+    if stop() {
+        return Err(ComputeError::Cancelled);
+    }
     let prepared = prepare(&job)?;
-    let mut out = vec![0.0; points_bohr.len()];
-    match &prepared {
+    // Point charges are taken in spatial order (cells of half the grouping spread), so that eight
+    // consecutive points share one pass over the charges; the values go back to the caller's order.
+    let order: Option<Vec<usize>> = matches!(prepared, Prepared::Charges(_)).then(|| {
+        let cell = 0.5 * potential::GROUP_SPREAD_BOHR;
+        let key = |q: &[f64; 3]| q.map(|x| (x / cell).floor() as i64);
+        let mut order: Vec<usize> = (0..points_bohr.len()).collect();
+        order.sort_by_key(|&i| {
+            points_bohr.get(i).map(|q| {
+                let [x, y, z] = key(q);
+                (z, y, x)
+            })
+        });
+        order
+    });
+    let sorted: Vec<[f64; 3]> = match &order {
+        Some(order) => order.iter().filter_map(|&i| points_bohr.get(i).copied()).collect(),
+        None => Vec::new(),
+    };
+    let points = if order.is_some() { &sorted[..] } else { points_bohr };
+    let mut values = vec![0.0; points.len()];
+    for (o, pts) in values
+        .chunks_mut(POINTS_PER_STOP_CHECK)
+        .zip(points.chunks(POINTS_PER_STOP_CHECK))
+    {
+        if stop() {
+            return Err(ComputeError::Cancelled);
+        }
+        evaluate_chunk(&prepared, pts, o);
+    }
+    let out = match order {
+        Some(order) => {
+            let mut out = vec![0.0; points_bohr.len()];
+            for (&i, v) in order.iter().zip(values) {
+                if let Some(o) = out.get_mut(i) {
+                    *o = v;
+                }
+            }
+            out
+        }
+        None => values,
+    };
+    if out.iter().all(|v| v.is_finite()) {
+        Ok(out)
+    } else {
+        Err(ComputeError::NotFinite)
+    }
+}
+
+/// One run of points of [`evaluate_points_until`], in parallel on the current rayon pool.
+fn evaluate_chunk(prepared: &Prepared, points_bohr: &[[f64; 3]], out: &mut [f64]) {
+    match prepared {
         Prepared::Orbitals(p) => {
             out.par_chunks_mut(BLOCK)
                 .zip(points_bohr.par_chunks(BLOCK))
                 .for_each_init(|| p.scratch(), |scratch, (o, pts)| p.eval_block(scratch, pts, o));
         }
         Prepared::Charges(p) => {
-            // In spatial order (cells of half the grouping spread), so that eight consecutive points
-            // share one pass over the charges; the values go back to the caller's order.
-            let cell = 0.5 * potential::GROUP_SPREAD_BOHR;
-            let key = |q: &[f64; 3]| q.map(|x| (x / cell).floor() as i64);
-            let mut order: Vec<usize> = (0..points_bohr.len()).collect();
-            order.sort_by_key(|&i| {
-                points_bohr.get(i).map(|q| {
-                    let [x, y, z] = key(q);
-                    (z, y, x)
-                })
-            });
-            let sorted: Vec<[f64; 3]> = order.iter().filter_map(|&i| points_bohr.get(i).copied()).collect();
-            let mut values = vec![0.0; sorted.len()];
-            values
-                .par_chunks_mut(BLOCK)
-                .zip(sorted.par_chunks(BLOCK))
+            out.par_chunks_mut(BLOCK)
+                .zip(points_bohr.par_chunks(BLOCK))
                 .for_each(|(o, pts)| p.eval_points(pts, o));
-            for (&i, v) in order.iter().zip(values) {
-                if let Some(o) = out.get_mut(i) {
-                    *o = v;
-                }
-            }
         }
-        Prepared::Plan(p) => points::esp_plan_points(p, points_bohr, &mut out),
+        Prepared::Plan(p) => points::esp_plan_points(p, points_bohr, out),
         Prepared::QmEsp(p) => {
             out.par_chunks_mut(qm_esp::BLOCK)
                 .zip(points_bohr.par_chunks(qm_esp::BLOCK))
@@ -336,10 +384,5 @@ pub fn evaluate_points(field: &Field, input: &FieldInput, points_bohr: &[[f64; 3
                 .zip(points_bohr.par_chunks(BLOCK))
                 .for_each(|(o, pts)| p.eval_points(pts, o));
         }
-    }
-    if out.iter().all(|v| v.is_finite()) {
-        Ok(out)
-    } else {
-        Err(ComputeError::NotFinite)
     }
 }
