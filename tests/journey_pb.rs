@@ -312,3 +312,65 @@ fn the_pb_surface_is_red_at_the_acidic_patch_and_blue_at_the_basic_one() {
     assert!(seen[0].0 > 5.0, "the acidic patch is red: {:?}", seen[0]);
     assert!(seen[1].0 < -5.0, "the basic patch is blue: {:?}", seen[1]);
 }
+
+/// The solve runs on the CPU worker with its progress line and Cancel in the status bar: a click on
+/// Cancel stops it, the field panel and the status line say so, the frame is not solved again by
+/// itself, and the next frame solves (its colours show that frame's solution).
+#[test]
+fn cancel_stops_the_solve_and_the_next_frame_solves_again() {
+    let mut state = adk_with_engines(1.0);
+    state.pb.params.probe_angstrom = 0.0;
+    let mut harness = window(state);
+    harness.run();
+    harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
+    harness.run();
+    harness.get_by_label("Selection").set_text_value_accesskit("protein");
+    harness.run();
+    harness.get_by_label(orbitfield::ui::pb::ADD_PB_SURFACE).click();
+    harness.run_steps(4);
+    let id = harness
+        .state()
+        .reps()
+        .fields()
+        .find(|(_, f)| matches!(f.field, FieldChoice::MolSurf { .. }))
+        .map(|(r, _)| r.id)
+        .expect("a molecular surface was added");
+
+    // A solve caught running (a frame solved before the window drew it is stepped past).
+    let mut frame = 0;
+    let t0 = Instant::now();
+    loop {
+        harness.step();
+        std::thread::sleep(Duration::from_millis(2));
+        let st = harness.state();
+        if st.pb.solving() && harness.query_all_by_label_contains("solving frame").next().is_some() {
+            break;
+        }
+        if st.reps().field(id).is_some_and(|f| f.color_shows_frame(frame)) {
+            frame += 1;
+            assert!(frame < 10, "every solve ended before the window showed it running");
+            harness.state_mut().apply(Command::SetFrame(frame));
+        }
+        assert!(t0.elapsed() < Duration::from_secs(120), "no solve started");
+    }
+    harness.get_all_by_label("Cancel").last().unwrap().click();
+    harness.run_steps(3);
+    let st = harness.state();
+    assert!(!st.pb.solving(), "the solve is cancelled");
+    assert!(st.panels.status.contains("cancelled"), "{}", st.panels.status);
+    assert!(
+        st.pb.failure.as_deref().is_some_and(|f| f.contains("cancelled")),
+        "{:?}",
+        st.pb.failure
+    );
+    assert!(
+        !st.reps().field(id).unwrap().color_shows_frame(frame),
+        "nothing is drawn as if the cancelled frame had been solved"
+    );
+    harness.run_steps(5);
+    assert!(!harness.state().pb.solving(), "the cancelled frame was asked for again");
+
+    let next = frame + 1;
+    harness.state_mut().apply(Command::SetFrame(next));
+    check_frame(&mut harness, id, next);
+}

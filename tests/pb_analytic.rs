@@ -19,7 +19,7 @@
 //!   superposition `sum l_B q_i / (eps_out r_i)` within 1 % of the larger term at least 2 A outside
 //!   both spheres, the (R/d)^3 reaction corrections being below that;
 //! - a solver stopped by its iteration cap is an error, a lattice beyond the memory limit is refused
-//!   before allocation, a system without charges is refused; a warm start from the solution needs
+//!   before allocation, a system without charges is refused, a cancelled solve ends with an error; a warm start from the solution needs
 //!   (almost) no iterations.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
@@ -236,6 +236,25 @@ fn failures_are_errors_not_results() {
         ..atoms.clone()
     };
     assert!(solve(&outside, &lattice, &PbParams::default(), None).is_err());
+    // Cancelled: a stop that turns true at its fourth look ends the solve there, in both forms.
+    for nonlinear in [false, true] {
+        let params = PbParams {
+            nonlinear,
+            ..PbParams::default()
+        };
+        let looks = std::sync::atomic::AtomicUsize::new(0);
+        let stop = || looks.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 3;
+        let got = orbitfield::compute::cpu::pb::solve_until(&atoms, &lattice, &params, None, &stop);
+        assert!(matches!(got, Err(PbError::Cancelled)), "nonlinear {nonlinear}: {got:?}");
+        assert_eq!(
+            looks.load(std::sync::atomic::Ordering::SeqCst),
+            4,
+            "stopped at the look that said so"
+        );
+        // Never stopped, the same solve converges after more iterations than that.
+        let full = orbitfield::compute::cpu::pb::solve_until(&atoms, &lattice, &params, None, &|| false).unwrap();
+        assert!(full.iterations > 3, "{} iterations", full.iterations);
+    }
 }
 
 #[test]

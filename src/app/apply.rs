@@ -181,8 +181,12 @@ impl AppState {
             Command::Pick { pixel, size_px } => self.pick_at(pixel, size_px),
             Command::CancelJobs => {
                 self.fields.cancel_all();
+                let solve = self.pb.cancel();
                 self.panels.status = if self.cancel_vertex_values() {
                     "cancelled: the surfaces stay uncoloured until the frame or their colouring changes".into()
+                } else if solve {
+                    "cancelled: the Poisson-Boltzmann potential is solved again when the frame or a parameter changes"
+                        .into()
                 } else {
                     "cancelled".into()
                 };

@@ -24,6 +24,9 @@ pub const PB_RANGE_KT_PER_E: f32 = 5.0;
 /// The default lattice spacing of the viewer's solves (Angstrom).
 pub const DEFAULT_PB_SPACING_ANGSTROM: f64 = 1.0;
 
+/// Why a frame has no potential after Cancel (the field panel shows it).
+const CANCELLED: &str = "the solve was cancelled; step a frame or change a parameter to solve again";
+
 /// The worker's one lane (the shown frame).
 const VIEW_LANE: u64 = 0;
 
@@ -86,6 +89,20 @@ impl PbView {
     /// True while a frame solves.
     pub fn solving(&self) -> bool {
         self.asked.is_some()
+    }
+
+    /// Cancels the solve in flight, if any (the progress line's Cancel): a CPU solve stops at its
+    /// next iteration; the frame is not solved again until the frame or a parameter changes.
+    /// True when one was cancelled.
+    pub fn cancel(&mut self) -> bool {
+        if self.asked.take().is_none() {
+            return false;
+        }
+        if let Some(w) = self.worker.as_mut() {
+            w.cancel_all();
+        }
+        self.failure = Some(CANCELLED.into());
+        true
     }
 
     /// Marks the parameters changed (every frame solves again with them).

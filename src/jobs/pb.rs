@@ -7,7 +7,8 @@
 //! Owns [`PbWorker`], [`PbRequest`] and [`PbResult`]. Lanes are what asks (the shown frame, the
 //! look-ahead frame): latest wins per lane, results carry the lane's key and the engine that
 //! computed them; an error (no device under `PbEngine::Cuda`, a solve that did not converge) comes
-//! back as its message, never as a potential.
+//! back as its message, never as a potential. A cancelled lane (the viewer's Cancel, the window
+//! closed) stops a CPU solve at its next iteration.
 
 use super::lanes::LaneWorker;
 use crate::compute::pb::setup::keeps_lattice;
@@ -39,40 +40,44 @@ pub type PbWorker<K> = LaneWorker<PbRequest<K>, PbResult<K>>;
 pub fn start<K: Send + 'static>(engine: PbEngine) -> Result<PbWorker<K>, String> {
     let solver: Mutex<Option<Result<PbSolver, String>>> = Mutex::new(None);
     let last_lattice: Mutex<Option<PbLattice>> = Mutex::new(None);
-    LaneWorker::start("orbitfield-pb", "Poisson-Boltzmann", move |mut r: PbRequest<K>| {
-        // The previous frame's lattice while the atoms still fit it (warm start, same buffers).
-        if let Ok(mut last) = last_lattice.lock() {
-            if let Some(prev) = *last
-                && keeps_lattice(&prev, &r.lattice, &r.atoms.positions_angstrom)
-            {
-                r.lattice = prev;
+    LaneWorker::start_cancellable(
+        "orbitfield-pb",
+        "Poisson-Boltzmann",
+        move |mut r: PbRequest<K>, stop| {
+            // The previous frame's lattice while the atoms still fit it (warm start, same buffers).
+            if let Ok(mut last) = last_lattice.lock() {
+                if let Some(prev) = *last
+                    && keeps_lattice(&prev, &r.lattice, &r.atoms.positions_angstrom)
+                {
+                    r.lattice = prev;
+                }
+                *last = Some(r.lattice);
             }
-            *last = Some(r.lattice);
-        }
-        let t0 = Instant::now();
-        let Ok(mut guard) = solver.lock() else {
-            return PbResult {
-                key: r.key,
-                solution: Err("the Poisson-Boltzmann solver failed earlier".into()),
-                engine: String::new(),
-                seconds: 0.0,
+            let t0 = Instant::now();
+            let Ok(mut guard) = solver.lock() else {
+                return PbResult {
+                    key: r.key,
+                    solution: Err("the Poisson-Boltzmann solver failed earlier".into()),
+                    engine: String::new(),
+                    seconds: 0.0,
+                };
             };
-        };
-        let made = guard.get_or_insert_with(|| PbSolver::new(engine).map_err(|e| e.to_string()));
-        let (solution, name) = match made {
-            Ok(s) => (
-                s.solve_next(&r.atoms, &r.lattice, &r.params)
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string()),
-                s.engine_name(),
-            ),
-            Err(e) => (Err(e.clone()), String::new()),
-        };
-        PbResult {
-            key: r.key,
-            solution,
-            engine: name,
-            seconds: t0.elapsed().as_secs_f64(),
-        }
-    })
+            let made = guard.get_or_insert_with(|| PbSolver::new(engine).map_err(|e| e.to_string()));
+            let (solution, name) = match made {
+                Ok(s) => (
+                    s.solve_next_until(&r.atoms, &r.lattice, &r.params, stop)
+                        .map(Arc::new)
+                        .map_err(|e| e.to_string()),
+                    s.engine_name(),
+                ),
+                Err(e) => (Err(e.clone()), String::new()),
+            };
+            PbResult {
+                key: r.key,
+                solution,
+                engine: name,
+                seconds: t0.elapsed().as_secs_f64(),
+            }
+        },
+    )
 }

@@ -171,6 +171,13 @@ pub fn progress_ui(ui: &mut egui::Ui, state: &mut AppState) {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(line);
+            if ui
+                .button("Cancel")
+                .on_hover_text("stop the solve; the frame is solved again when it or a parameter changes")
+                .clicked()
+            {
+                send(state, Command::CancelJobs);
+            }
         });
         ui.ctx().request_repaint();
     } else if state.view.vertex_values.as_ref().is_some_and(|w| w.any_in_flight()) {

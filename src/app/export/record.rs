@@ -110,7 +110,9 @@ pub fn frame_is_current(state: &AppState, f: usize) -> bool {
     let cartoons = state.reps().cartoons().all(|(r, c)| {
         !r.visible
             || (c.pipeline.shown.as_ref().is_some_and(|(k, _)| k.frame == f)
-                && (c.color_by.is_none() || c.pipeline.values().is_some_and(|(k, _, _)| k.cartoon.frame == f)))
+                && (c.color_by.is_none()
+                    || c.pipeline.values().is_some_and(|(k, _, _)| k.cartoon.frame == f)
+                    || c.pipeline.colours_cancelled()))
     });
     fields && cartoons
 }

@@ -202,6 +202,11 @@ impl CartoonPipeline {
         }
     }
 
+    /// True when the values last asked for were cancelled by the user (not waited for).
+    pub fn colours_cancelled(&self) -> bool {
+        self.cancelled_values.is_some() && self.cancelled_values == self.asked_values
+    }
+
     /// The values at the vertices of the mesh drawn, with what they are of.
     pub fn values(&self) -> Option<(&CartoonValuesKey, &MeshData, &[f32])> {
         self.colored.as_ref().map(|(k, m, v)| (k, &**m, v.as_slice()))

@@ -120,6 +120,7 @@ fn pcg(
     tol: f64,
     max_iter: usize,
     mg: Option<&Multigrid>,
+    stop: Stop<'_>,
 ) -> Result<(usize, f64), PbError> {
     let n = x.len();
     let inv_diag: Vec<f64> = diagonal(c, lattice, diag_extra).into_iter().map(|d| 1.0 / d).collect();
@@ -149,6 +150,9 @@ fn pcg(
     for it in 0..max_iter {
         if rel <= tol {
             return Ok((it, rel));
+        }
+        if stop() {
+            return Err(PbError::Cancelled);
         }
         match mg.and_then(|m| m.levels.first()) {
             Some(op) => op.apply(&p_dir, &mut ap),
@@ -182,6 +186,7 @@ fn pcg(
 
 /// Multigrid-preconditioned CG, then (should it stop short of `tol`) diagonal-preconditioned CG
 /// from zero; iterations of both count against `max_iter`.
+#[allow(clippy::too_many_arguments)]
 fn pcg_multigrid_then_jacobi(
     c: &Coefficients,
     lattice: &PbLattice,
@@ -190,6 +195,7 @@ fn pcg_multigrid_then_jacobi(
     x: &mut [f64],
     tol: f64,
     max_iter: usize,
+    stop: Stop<'_>,
 ) -> Result<(usize, f64), PbError> {
     let mg = Multigrid::new(Operator::new(
         lattice.dims,
@@ -198,7 +204,7 @@ fn pcg_multigrid_then_jacobi(
         diag_extra.to_vec(),
     ));
     let cap = max_iter.min(MAX_MG_ITERATIONS);
-    let used = match pcg(c, lattice, diag_extra, b, x, tol, cap, Some(&mg)) {
+    let used = match pcg(c, lattice, diag_extra, b, x, tol, cap, Some(&mg), stop) {
         Ok(done) => return Ok(done),
         Err(PbError::NotConverged { iterations, .. }) => iterations,
         Err(PbError::BadInput(_)) => 0,
@@ -206,7 +212,17 @@ fn pcg_multigrid_then_jacobi(
     };
     drop(mg);
     x.iter_mut().for_each(|v| *v = 0.0);
-    match pcg(c, lattice, diag_extra, b, x, tol, max_iter.saturating_sub(used), None) {
+    match pcg(
+        c,
+        lattice,
+        diag_extra,
+        b,
+        x,
+        tol,
+        max_iter.saturating_sub(used),
+        None,
+        stop,
+    ) {
         Ok((it, rel)) => Ok((it + used, rel)),
         Err(PbError::NotConverged {
             iterations,
@@ -234,6 +250,13 @@ fn zero_faces(lattice: &PbLattice, v: &mut [f64]) {
     });
 }
 
+/// A caller's request to stop: looked at before each conjugate-gradient iteration.
+pub type Stop<'a> = &'a (dyn Fn() -> bool + Sync);
+
+fn never() -> bool {
+    false
+}
+
 /// See the module documentation and `compute::pb::solve`.
 pub fn solve(
     atoms: &PbAtoms,
@@ -241,9 +264,24 @@ pub fn solve(
     p: &PbParams,
     warm_start: Option<&[f64]>,
 ) -> Result<PbSolution, PbError> {
+    solve_until(atoms, lattice, p, warm_start, &never)
+}
+
+/// [`solve`] that ends with [`PbError::Cancelled`] once `stop` says so (looked at after the maps
+/// and before each conjugate-gradient iteration: a few milliseconds apart for adk at 1 A).
+pub fn solve_until(
+    atoms: &PbAtoms,
+    lattice: &PbLattice,
+    p: &PbParams,
+    warm_start: Option<&[f64]>,
+    stop: Stop<'_>,
+) -> Result<PbSolution, PbError> {
     check(atoms, lattice, p)?;
     let c = coefficients(atoms, lattice, p).map_err(PbError::BadInput)?;
-    solve_coefficients(&c, lattice, p, warm_start)
+    if stop() {
+        return Err(PbError::Cancelled);
+    }
+    solve_coefficients_until(&c, lattice, p, warm_start, stop)
 }
 
 /// Solves the problem the maps `c` state (the face values are `c.boundary`'s), starting from
@@ -253,6 +291,17 @@ pub fn solve_coefficients(
     lattice: &PbLattice,
     p: &PbParams,
     warm_start: Option<&[f64]>,
+) -> Result<PbSolution, PbError> {
+    solve_coefficients_until(c, lattice, p, warm_start, &never)
+}
+
+/// [`solve_coefficients`] that ends with [`PbError::Cancelled`] once `stop` says so.
+pub fn solve_coefficients_until(
+    c: &Coefficients,
+    lattice: &PbLattice,
+    p: &PbParams,
+    warm_start: Option<&[f64]>,
+    stop: Stop<'_>,
 ) -> Result<PbSolution, PbError> {
     let n = lattice.n_points();
     if c.boundary.len() != n || c.source.len() != n || c.kbar2.len() != n || c.eps.iter().any(|e| e.len() != n) {
@@ -307,8 +356,16 @@ pub fn solve_coefficients(
         } else {
             1.0
         };
-        let (iterations, rel) =
-            pcg_multigrid_then_jacobi(c, lattice, &c.kbar2, &rhs, &mut du, tol.min(0.999), p.max_iterations)?;
+        let (iterations, rel) = pcg_multigrid_then_jacobi(
+            c,
+            lattice,
+            &c.kbar2,
+            &rhs,
+            &mut du,
+            tol.min(0.999),
+            p.max_iterations,
+            stop,
+        )?;
         u.par_iter_mut().zip(&du).for_each(|(a, d)| *a += d);
         return Ok(PbSolution {
             lattice: *lattice,
@@ -361,7 +418,7 @@ pub fn solve_coefficients(
         }
         let inner_tol = (0.1 * p.tolerance / rel_f.max(1e-300)).clamp(1e-10, 0.1);
         let (it, _) =
-            pcg_multigrid_then_jacobi(c, lattice, &jac, &rhs, &mut du, inner_tol, left).or_else(|e| match e {
+            pcg_multigrid_then_jacobi(c, lattice, &jac, &rhs, &mut du, inner_tol, left, stop).or_else(|e| match e {
                 // An inexact Newton step is still a step: take what CG reached when it is usable.
                 PbError::NotConverged { iterations, .. } => Ok((iterations, f64::NAN)),
                 other => Err(other),

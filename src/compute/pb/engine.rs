@@ -333,7 +333,7 @@ impl PbSolver {
         warm_start: Option<&[f64]>,
     ) -> Result<PbSolution, PbError> {
         let warm = warm_start.map_or(Warm::None, Warm::Host);
-        self.solve_from(atoms, lattice, params, warm)
+        self.solve_from(atoms, lattice, params, warm, &|| false)
     }
 
     /// Solves starting from this solver's last solution when it was on the same lattice (the
@@ -344,7 +344,19 @@ impl PbSolver {
         lattice: &PbLattice,
         params: &PbParams,
     ) -> Result<PbSolution, PbError> {
-        self.solve_from(atoms, lattice, params, Warm::Previous)
+        self.solve_next_until(atoms, lattice, params, &|| false)
+    }
+
+    /// [`PbSolver::solve_next`] that the CPU engine ends with [`PbError::Cancelled`] once `stop`
+    /// says so (`compute::cpu::pb::solve_until`); a device's solve (milliseconds) runs to its end.
+    pub fn solve_next_until(
+        &mut self,
+        atoms: &PbAtoms,
+        lattice: &PbLattice,
+        params: &PbParams,
+        stop: crate::compute::cpu::pb::Stop<'_>,
+    ) -> Result<PbSolution, PbError> {
+        self.solve_from(atoms, lattice, params, Warm::Previous, stop)
     }
 
     /// Focusing (APBS `mg-auto`): solves on each lattice of `levels` in turn on this solver's
@@ -461,6 +473,7 @@ impl PbSolver {
         lattice: &PbLattice,
         params: &PbParams,
         warm: Warm<'_>,
+        stop: crate::compute::cpu::pb::Stop<'_>,
     ) -> Result<PbSolution, PbError> {
         let on_cpu = !self.on_device() || (params.nonlinear && self.cpu_allowed);
         if on_cpu {
@@ -474,7 +487,7 @@ impl PbSolver {
                 Warm::Previous => previous.as_deref(),
                 Warm::None => None,
             };
-            let sol = crate::compute::cpu::pb::solve(atoms, lattice, params, start)?;
+            let sol = crate::compute::cpu::pb::solve_until(atoms, lattice, params, start, stop)?;
             self.previous = Some(sol.clone());
             return Ok(sol);
         }

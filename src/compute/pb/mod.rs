@@ -276,6 +276,9 @@ pub enum PbError {
     /// A compute device that failed or is missing; the message says what happened.
     #[error("Poisson-Boltzmann on the device: {0}")]
     Device(String),
+    /// The caller asked the solve to stop (`compute::cpu::pb::solve_until`); nothing is returned.
+    #[error("the Poisson-Boltzmann solve was cancelled")]
+    Cancelled,
 }
 
 /// Solves the problem on the CPU engine (`compute::cpu::pb`), starting from `warm_start` (a previous
