@@ -110,6 +110,14 @@ fn cancel_stops_the_colouring_and_the_next_frame_is_coloured_again() {
     // The next frame is coloured again, by its charges' potential (eps = 4r by default here).
     let next = frame + 1;
     harness.state_mut().apply(Command::SetFrame(next));
+    run_until(&mut harness, "the next frame's colouring asked for", |h| {
+        in_flight(h.state()) || colours_of_frame(h.state(), id, next)
+    });
+    assert!(
+        !harness.state().panels.status.contains("cancelled"),
+        "the word that colouring was cancelled goes once it is asked for again: {}",
+        harness.state().panels.status
+    );
     run_until(&mut harness, "the next frame's colours", |h| {
         colours_of_frame(h.state(), id, next)
     });

@@ -373,4 +373,6 @@ fn cancel_stops_the_solve_and_the_next_frame_solves_again() {
     let next = frame + 1;
     harness.state_mut().apply(Command::SetFrame(next));
     check_frame(&mut harness, id, next);
+    let st = harness.state();
+    assert!(!st.panels.status.contains("cancelled"), "{}", st.panels.status);
 }

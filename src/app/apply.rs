@@ -183,10 +183,9 @@ impl AppState {
                 self.fields.cancel_all();
                 let solve = self.pb.cancel();
                 self.panels.status = if self.cancel_vertex_values() {
-                    "cancelled: the surfaces stay uncoloured until the frame or their colouring changes".into()
+                    super::esp_model::COLOURS_CANCELLED.into()
                 } else if solve {
-                    "cancelled: the Poisson-Boltzmann potential is solved again when the frame or a parameter changes"
-                        .into()
+                    super::pb::SOLVE_CANCELLED.into()
                 } else {
                     "cancelled".into()
                 };

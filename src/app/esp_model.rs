@@ -265,6 +265,10 @@ pub fn is_charges_potential(f: FieldChoice) -> bool {
     f.is_potential() || crate::app::pb::is_pb(f)
 }
 
+/// The status line after the colouring of surfaces at their vertices was cancelled.
+pub const COLOURS_CANCELLED: &str =
+    "cancelled: the surfaces stay uncoloured until the frame or their colouring changes";
+
 impl AppState {
     /// The description of the open document's volume that `field` is, if it is one.
     fn volume_description(&self, field: FieldChoice) -> Option<&str> {
@@ -515,6 +519,13 @@ impl AppState {
             c.cancelled_vertices = None;
             c.vertex_cache.clear();
             c.colored = None;
+        }
+    }
+
+    /// Clears the status line's word that colouring was cancelled, once colours are asked for again.
+    pub(crate) fn colouring_asked_again(&mut self) {
+        if self.panels.status == COLOURS_CANCELLED {
+            self.panels.status.clear();
         }
     }
 

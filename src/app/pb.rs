@@ -24,6 +24,10 @@ pub const PB_RANGE_KT_PER_E: f32 = 5.0;
 /// The default lattice spacing of the viewer's solves (Angstrom).
 pub const DEFAULT_PB_SPACING_ANGSTROM: f64 = 1.0;
 
+/// The status line after a solve was cancelled.
+pub const SOLVE_CANCELLED: &str =
+    "cancelled: the Poisson-Boltzmann potential is solved again when the frame or a parameter changes";
+
 /// Why a frame has no potential after Cancel (the field panel shows it).
 const CANCELLED: &str = "the solve was cancelled; step a frame or change a parameter to solve again";
 
@@ -194,6 +198,9 @@ impl AppState {
                 },
             );
             self.pb.asked = Some((key, Instant::now()));
+            if self.panels.status == SOLVE_CANCELLED {
+                self.panels.status.clear();
+            }
         }
         None
     }

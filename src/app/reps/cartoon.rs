@@ -506,6 +506,9 @@ impl AppState {
             match self.view.vertex_values.as_mut() {
                 Some(w) => {
                     w.submit(lane, request);
+                    if self.panels.status == crate::app::esp_model::COLOURS_CANCELLED {
+                        self.panels.status.clear();
+                    }
                 }
                 None => match crate::jobs::vertex_values::compute(request).values {
                     Ok([Some(v), _]) => changed |= c.pipeline.take_values(want, v, &key),

@@ -377,6 +377,7 @@ impl AppState {
         match self.view.vertex_values.as_mut() {
             Some(w) => {
                 w.submit(lane, request);
+                self.colouring_asked_again();
             }
             None => {
                 let done = crate::jobs::vertex_values::compute(request);
