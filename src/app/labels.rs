@@ -86,7 +86,7 @@ impl AppState {
             _ => String::new(),
         };
         let residue = match (s.resnames.get(atom), s.resids.get(atom)) {
-            (Some(r), Some(_)) => format!("{chain}{r}{}:", s.resid_text(atom)),
+            (Some(_), Some(_)) => format!("{chain}{}:", s.residue_text(atom)),
             _ => String::new(),
         };
         match self.tools.labels.format {

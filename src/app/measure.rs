@@ -303,7 +303,7 @@ impl AppState {
             return name;
         }
         match (s.names.get(atom), s.resnames.get(atom), s.resids.get(atom)) {
-            (Some(n), Some(r), Some(_)) => format!("{n} {r}{}", s.resid_text(atom)),
+            (Some(n), Some(_), Some(_)) => format!("{n} {}", s.residue_text(atom)),
             (Some(n), _, _) => n.to_string(),
             _ => format!("#{}", atom + 1),
         }

@@ -390,6 +390,21 @@ USER_CHARGES
     }
 
     #[test]
+    fn a_substructure_name_ending_in_a_digit_stays_apart_from_its_number() {
+        let text = TWO.replace("1 WAT       -0.8340", "1 Q101      -0.8340").replacen(
+            "1 WAT        0.4170",
+            "13 LYS        0.4170",
+            1,
+        );
+        let p = read(Path::new("t.mol2"), text.as_bytes()).unwrap();
+        let s = &p.structure;
+        // As MDAnalysis reads them: the name and id columns as they are.
+        assert_eq!((s.resnames[0].as_str(), s.resids[0]), ("Q101", 1));
+        assert_eq!(s.residue_text(0), "Q101 1", "not Q1011");
+        assert_eq!(s.residue_text(1), "LYS13");
+    }
+
+    #[test]
     fn damaged_files_are_located() {
         let e = read(Path::new("t"), TWO.replacen("    0.9266", "    0.9x66", 1).as_bytes()).unwrap_err();
         assert_eq!(e.location, crate::io::Location::Line(11), "{e}");

@@ -153,6 +153,18 @@ impl Structure {
         }
     }
 
+    /// Atom `i`'s residue as a label names it: `LYS13`, `LYS163A`; a name that ends in a digit is
+    /// kept apart from the number (`Q101 1`, a mol2 substructure's name, not `Q1011`).
+    pub fn residue_text(&self, i: usize) -> String {
+        let name = self.resnames.get(i).map(|r| r.as_str().trim()).unwrap_or("?");
+        let gap = if name.ends_with(|c: char| c.is_ascii_digit()) {
+            " "
+        } else {
+            ""
+        };
+        format!("{name}{gap}{}", self.resid_text(i))
+    }
+
     /// True when atoms `i` and `j` are different alternate locations of one site (both have an
     /// indicator and they differ): such copies overlap in space and are never bonded.
     pub fn are_alternates(&self, i: usize, j: usize) -> bool {

@@ -38,11 +38,7 @@ pub fn residue_selection(s: &Structure, i: usize) -> Option<String> {
 
 /// "LYS13" (residue name and number) of atom `i`.
 fn residue_name(s: &Structure, i: usize) -> String {
-    format!(
-        "{}{}",
-        s.resnames.get(i).map(|r| r.as_str().trim()).unwrap_or("?"),
-        s.resid_text(i)
-    )
+    s.residue_text(i)
 }
 
 /// The menu's content (inside `Response::context_menu`).
