@@ -289,3 +289,35 @@ fn side_panels_get_their_width_back_after_the_window_was_small() {
         assert!((a - b).abs() < 1.0, "{id}: {a} after, {b} before");
     }
 }
+
+/// Opening the Jobs section keeps the left panel's width: its rows wrap inside the panel (a grid of
+/// the workers widened the panel to its maximum, and the sequence under the view re-wrapped).
+#[test]
+fn opening_the_jobs_section_does_not_widen_the_left_panel() {
+    let size = [1280.0, 800.0];
+    // The viewer's own field service, with its worker pool listed in the section.
+    let mut state = AppState::new(Settings::default(), orbitfield::app::default_field_service());
+    state.apply(Command::OpenFiles(vec![data("md/adk.psf"), data("md/adk_dims.dcd")]));
+    let mut harness = window_of(state, size, false);
+    harness.run();
+    let left = |h: &egui_kittest::Harness<'_, AppState>| -> f32 {
+        panel_fit::panel_rects(h)
+            .into_iter()
+            .find(|(id, _)| id.starts_with("orbitfield_left"))
+            .map(|(_, r)| r.width())
+            .expect("the left panel")
+    };
+    let before = left(&harness);
+    harness.get_by_label("Jobs").click();
+    harness.run();
+    harness.run();
+    assert!(
+        harness.query_by_label_contains(" failed, ").is_some(),
+        "the Jobs section is open and lists its workers"
+    );
+    let after = left(&harness);
+    assert!(
+        (after - before).abs() < 1.0,
+        "{after} wide with Jobs open, {before} before"
+    );
+}

@@ -12,30 +12,22 @@ pub fn jobs_ui(ui: &mut egui::Ui, state: &mut AppState) {
         ui.label(RichText::new(line).small());
     }
     progress_ui(ui, state);
-    let workers = state.fields.workers();
-    if !workers.is_empty() {
-        egui::Grid::new("jobs_workers").striped(true).show(ui, |ui| {
-            ui.label(RichText::new("worker").small());
-            ui.label(RichText::new("tiles").small());
-            ui.label(RichText::new("busy s").small());
-            ui.end_row();
-            for w in &workers {
-                let name = format!("{} ({})", w.engine, if w.busy { "busy" } else { "idle" });
-                let label = ui.label(RichText::new(name).small());
-                if let Some(e) = &w.last_error {
-                    label.on_hover_text(format!("last error: {e}"));
-                }
-                ui.label(
-                    RichText::new(format!(
-                        "{} done, {} failed, {} dropped",
-                        w.tiles_done, w.tiles_failed, w.tiles_cancelled
-                    ))
-                    .small(),
-                );
-                ui.label(RichText::new(format!("{:.2}", w.busy_seconds)).small());
-                ui.end_row();
-            }
-        });
+    // One wrapped line per worker: a grid's cells do not wrap, and its widest row widened the
+    // whole side panel when the section opened.
+    for w in state.fields.workers() {
+        let line = format!(
+            "{} ({}): {} tiles done, {} failed, {} dropped; busy {:.2} s",
+            w.engine,
+            if w.busy { "busy" } else { "idle" },
+            w.tiles_done,
+            w.tiles_failed,
+            w.tiles_cancelled,
+            w.busy_seconds
+        );
+        let label = ui.add(egui::Label::new(RichText::new(line).small()).wrap());
+        if let Some(e) = &w.last_error {
+            label.on_hover_text(format!("last error: {e}"));
+        }
     }
     if let Some(w) = &state.view.vertex_values {
         // The worker that colours surfaces and cartoons at their vertices is not one of the
