@@ -85,8 +85,9 @@ fn a_slice_typed_on_a_coloured_molecular_surface_cuts_its_potential() {
         "{text}"
     );
     assert!(slices(harness.state()).is_empty(), "no blue plane was added");
-    // The failed line stays for correcting; the user clears it.
-    harness.state_mut().panels.console.input.clear();
+    // The failed line stays for correcting, selected: the next line typed replaces it (it was
+    // appended to it, and Enter repeated the error).
+    assert_eq!(harness.state().panels.console.input, "slice z 0.1");
 
     // Coloured by the charges' potential, the surface's slice is of that potential, in kT/e.
     type_command(&mut harness, "color 1 potential");

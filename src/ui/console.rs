@@ -81,6 +81,18 @@ pub fn console_ui(ui: &mut egui::Ui, state: &mut AppState) {
     });
     if entered {
         run_line(state);
+        // A line that failed stays for correcting, selected (as ChimeraX keeps it): typing
+        // replaces it, an arrow key starts editing it.
+        if state.panels.console.message.as_ref().is_some_and(|(error, _)| *error)
+            && !state.panels.console.input.is_empty()
+            && let Some(mut s) = egui::TextEdit::load_state(ui.ctx(), id)
+        {
+            s.cursor
+                .set_char_range(Some(egui::text_selection::CCursorRange::select_all_str(
+                    &state.panels.console.input,
+                )));
+            s.store(ui.ctx(), id);
+        }
         ui.ctx().request_repaint();
     }
 }
