@@ -56,9 +56,16 @@ pub fn energy_window(ctx: &egui::Context, state: &mut AppState) {
             if let Some(now) = &now {
                 ui.label(format!("Frame {frame}: {now}"));
             }
+            // Round marks on both axes, as the measurement plots have: egui_plot's own spacer
+            // labels powers of ten only, so 7 frames read "0" alone.
             let response = Plot::new("energy_plot")
                 .height(240.0)
                 .include_y(0.0)
+                .grid_spacing(egui::Rangef::new(super::widgets::PLOT_GRID_MIN_POINTS, 300.0))
+                .x_grid_spacer(|g| super::widgets::round_grid_marks(g, super::widgets::PLOT_X_LABEL_POINTS))
+                .y_grid_spacer(|g| super::widgets::round_grid_marks(g, super::widgets::PLOT_Y_LABEL_POINTS))
+                .x_axis_formatter(super::widgets::round_mark_text)
+                .y_axis_formatter(super::widgets::round_mark_text)
                 .x_axis_label("frame")
                 .y_axis_label("E − E(lowest) (kcal/mol)")
                 .show(ui, |plot| {
