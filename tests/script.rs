@@ -306,6 +306,52 @@ fn typed_commands_match_the_panels_and_the_logs_replay_the_session() {
     }
 }
 
+/// A colouring's range, typed or dragged in the field panel, is logged in the legend's unit, one line
+/// for a drag (where it ended), and replays to the same range: the log wrote `color 2 potential`
+/// alone, so a figure's colour scale was lost.
+#[test]
+fn the_log_keeps_a_colouring_s_range_in_the_legend_s_unit() {
+    use orbitfield::app::fields::FieldChoice;
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.observer = Some(Box::new(script::log::ActionLog::default()));
+    let text = "open ../md/adk.psf ../md/adk_dims.dcd
+rep add surface protein color potential
+color 2 potential range -8 2";
+    script::run_in(&mut state, text, &data("scripts"), None, RunMode::Window).unwrap_or_else(|e| panic!("{e}"));
+    let id = state.reps().list[1].id;
+    // Charges without radii: eps = 4r, in kcal/mol/e.
+    let unit = state.coloring_unit(state.esp_source(FieldChoice::Potential));
+    assert_eq!(unit.label, "kcal/mol/e");
+    for [lo, hi] in [[-7.0, 1.0], [-6.5, 2.5], [-6.0, 3.0]] {
+        state.push(Command::EditRep(
+            id,
+            RepEdit::ColorBy(Some((
+                FieldChoice::Potential,
+                Some([unit.computed(lo), unit.computed(hi)]),
+            ))),
+        ));
+        state.apply_pending();
+    }
+    let log = script::log::of(&state).unwrap().text();
+    let lines: Vec<&str> = log.lines().filter(|l| l.starts_with("color 2 ")).collect();
+    assert_eq!(lines, vec!["color 2 potential range -6 3"], "\n{log}");
+    let again = replay(&log);
+    let range = |s: &AppState| {
+        s.reps()
+            .list
+            .get(1)
+            .and_then(|r| s.reps().field(r.id))
+            .and_then(|f| f.coloring?.range)
+    };
+    let (want, got) = (range(&state).unwrap(), range(&again).expect("the replayed range"));
+    for k in 0..2 {
+        assert!(
+            (want[k] - got[k]).abs() <= 1e-6 * want[k].abs(),
+            "{got:?} replayed, {want:?} logged\n{log}"
+        );
+    }
+}
+
 #[test]
 fn the_log_of_field_representations_slices_and_settings_replays_them() {
     let mut state = AppState::new(Settings::default(), FieldService::default());

@@ -69,6 +69,17 @@ impl ActionLog {
         if line.starts_with("view camera ") && self.lines.last().is_some_and(|l| l.starts_with("view camera ")) {
             self.lines.pop();
         }
+        // A range dragged in the field panel is one line: where it ended.
+        if let Some((colouring, _)) = line.split_once(" range ")
+            && line.starts_with("color ")
+            && self
+                .lines
+                .last()
+                .and_then(|l| l.split_once(" range "))
+                .is_some_and(|(c, _)| c == colouring)
+        {
+            self.lines.pop();
+        }
         self.lines.push(line);
     }
 }
@@ -234,7 +245,7 @@ impl ActionLog {
             Command::SetSurfaceColor(choice) => {
                 let n = state.panel_field_id().and_then(num)?;
                 match choice {
-                    Some((f, _)) => text(format!("color {n} {}", field_text(*f, state.document()))),
+                    Some((f, range)) => text(color_line(state, n, *f, *range)),
                     None => text(format!("color {n} none")),
                 }
             }
@@ -329,7 +340,7 @@ impl ActionLog {
                     RepEdit::CartoonStyle(s) => text(format!("rep modify {n} style {}", s.word())),
                     RepEdit::CartoonColoring(c) => text(format!("color {n} {}", c.word())),
                     RepEdit::ColorBy(None) => text(format!("color {n} none")),
-                    RepEdit::ColorBy(Some((f, _))) => text(format!("color {n} {}", field_text(*f, state.document()))),
+                    RepEdit::ColorBy(Some((f, range))) => text(color_line(state, n, *f, *range)),
                 }
             }
             Command::AddMeasurement(atoms) => measure_line(atoms).map(|l| Pending::Text(vec![l])),
@@ -500,6 +511,37 @@ fn iso_lines(state: &AppState, id: RepId, n: usize) -> Vec<String> {
         return vec![format!("rep modify {n} iso {v}")];
     }
     vec![format!("rep modify {n} iso {}", f64::from(v) * scale)]
+}
+
+/// `color N SOURCE [range LOW HIGH]`: a colouring by a field, with its range in the legend's unit
+/// (as `color` reads it) when one was set.
+fn color_line(state: &AppState, n: usize, f: crate::app::fields::FieldChoice, range: Option<[f32; 2]>) -> String {
+    let mut line = format!("color {n} {}", field_text(f, state.document()));
+    if let Some([lo, hi]) = range {
+        let unit = state.coloring_unit(state.esp_source(f));
+        line.push_str(&format!(
+            " range {} {}",
+            short_number(unit.show(lo)),
+            short_number(unit.show(hi))
+        ));
+    }
+    line
+}
+
+/// `v` to six significant digits, without trailing zeros (a range kept in f32 reads -2, not
+/// -1.9999999523).
+fn short_number(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{}", if v.is_finite() { 0.0 } else { v });
+    }
+    let decimals = (5 - v.abs().log10().floor() as i32).clamp(0, 15) as usize;
+    let text = format!("{v:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    };
+    if text == "-0" { "0".into() } else { text }
 }
 
 /// A selection as the value of an `ils start` option: quoted when it has blanks or is an option's
