@@ -695,8 +695,17 @@ impl Representations {
 
     /// The slice drawn: the topmost visible slice representation that has a grid.
     pub fn drawn_slice(&self) -> Option<&FieldRep> {
+        // A grid of another kind of field (the Poisson-Boltzmann map while the charges' potential
+        // of a new model computes) is not drawn: its values are in another unit than the range
+        // and legend the slice now has.
+        let same_kind = |f: &FieldRep| {
+            f.pipeline
+                .shown
+                .as_ref()
+                .is_some_and(|(k, _)| std::mem::discriminant(&k.field) == std::mem::discriminant(&f.field))
+        };
         self.fields()
-            .find(|(r, f)| r.visible && matches!(f.style, FieldStyle::Slice(_)) && f.pipeline.shown.is_some())
+            .find(|(r, f)| r.visible && matches!(f.style, FieldStyle::Slice(_)) && same_kind(f))
             .map(|(_, f)| f)
     }
 }
