@@ -136,6 +136,7 @@ pub fn spec_line(spec: &RepSpec) -> String {
             style,
             coloring,
             color_by,
+            ..
         } => {
             let color = color_by.clone().unwrap_or_else(|| coloring.word().to_string());
             format!("rep add {} {selection} color {color}", style.word())

@@ -90,12 +90,14 @@ impl AppState {
                     .coloring
                     .filter(|c| !matches!(c.source, FieldChoice::Volume(_)))
                     .map(|c| spec::field_text(c.source, self.document())),
+                color_range: f.coloring.and_then(|c| c.range),
             },
             RepKind::Cartoon(c) => SpecKind::Cartoon {
                 selection: c.selection_in_use().to_string(),
                 style: c.style,
                 coloring: c.coloring,
                 color_by: c.color_by.map(|k| spec::field_text(k.source, self.document())),
+                color_range: c.color_by.and_then(|k| k.range),
             },
         };
         RepSpec {
@@ -202,6 +204,7 @@ impl AppState {
                 opacity,
                 color_volume: _,
                 color_by: _,
+                color_range: _,
             } => {
                 if let Some(sel) = spec::surface_selection_text(field) {
                     self.document_mut()
@@ -231,6 +234,7 @@ impl AppState {
                 style,
                 coloring,
                 color_by: _,
+                color_range: _,
             } => self.new_rep(RepKind::Cartoon(
                 CartoonRep::new(selection, *style, *coloring).map_err(|e| format!("selection '{selection}': {e}"))?,
             )),
@@ -241,6 +245,10 @@ impl AppState {
 
     /// Adds the representation `spec` describes at the end of the list; nothing if its colouring fails.
     pub fn add_rep(&mut self, spec: &RepSpec) -> Result<RepId, String> {
+        let range = match &spec.kind {
+            SpecKind::Field { color_range, .. } | SpecKind::Cartoon { color_range, .. } => *color_range,
+            SpecKind::Atoms { .. } => None,
+        };
         let source = match &spec.kind {
             SpecKind::Field {
                 color_volume, color_by, ..
@@ -269,7 +277,7 @@ impl AppState {
             );
         }
         if let Some(source) = source {
-            self.edit_rep(id, RepEdit::ColorBy(Some((source, None))));
+            self.edit_rep(id, RepEdit::ColorBy(Some((source, range))));
         }
         if let SpecKind::Cartoon {
             color_by: Some(text), ..
@@ -277,7 +285,7 @@ impl AppState {
         {
             // A colouring the files cannot give leaves the cartoon in its own colours, with a message.
             match spec::cartoon_color_field(text) {
-                Some(source) => self.edit_rep(id, RepEdit::ColorBy(Some((source, None)))),
+                Some(source) => self.edit_rep(id, RepEdit::ColorBy(Some((source, range)))),
                 None => self.error(format!(
                     "cannot colour the cartoon by {text:?}: expected esp or volume:N"
                 )),

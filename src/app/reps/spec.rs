@@ -63,9 +63,13 @@ pub enum SpecKind {
         #[serde(default)]
         color_volume: Option<usize>,
         /// Colour the surfaces by this field computed per frame (as text, e.g. `esp`), the range
-        /// chosen from the values.
+        /// chosen from the values unless `color_range` gives it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         color_by: Option<String>,
+        /// The colouring's range (the colormap's ends) in the colouring field's computed units
+        /// (hartree/e for a charges' potential, kT/e for Poisson-Boltzmann, file units for a volume).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        color_range: Option<[f32; 2]>,
     },
     /// The polymer residues a selection picks as cartoon, tube or trace.
     Cartoon {
@@ -75,9 +79,12 @@ pub enum SpecKind {
         #[serde(default)]
         coloring: CartoonColoring,
         /// Colour the mesh by this field at its vertices (as text: `esp`, `volume:N`), the range
-        /// chosen from the values.
+        /// chosen from the values unless `color_range` gives it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         color_by: Option<String>,
+        /// The colouring's range in the colouring field's computed units.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        color_range: Option<[f32; 2]>,
     },
 }
 
@@ -108,6 +115,7 @@ impl RepSpec {
                 opacity: field_opacity(field),
                 color_volume: None,
                 color_by: None,
+                color_range: None,
             },
         }
     }
@@ -121,6 +129,7 @@ impl RepSpec {
                 style,
                 coloring: CartoonColoring::SecondaryStructure,
                 color_by: None,
+                color_range: None,
             },
         }
     }
@@ -248,6 +257,7 @@ fn parse_cartoon_rep(text: &str) -> Result<Option<RepSpec>, String> {
             style,
             coloring,
             color_by,
+            color_range: None,
         },
     }))
 }
@@ -471,6 +481,7 @@ mod tests {
                 style: CartoonStyle::Tube,
                 coloring: CartoonColoring::Chain,
                 color_by: None,
+                color_range: None,
             }
         );
         // Coloured by a field at the vertices (`volume:N` holds a colon of its own).
@@ -487,6 +498,7 @@ mod tests {
                     style,
                     coloring: CartoonColoring::SecondaryStructure,
                     color_by: Some(field.into()),
+                    color_range: None,
                 },
                 "{text}"
             );

@@ -1,0 +1,68 @@
+//! Undo and redo keep what they did not take back: a surface's colour range and a slice of the
+//! Poisson-Boltzmann potential survive an undo of an unrelated representation edit, and a saved
+//! session keeps the range. The representations' records (`RepSpec`) held a colouring's source but
+//! not its range, so any undo that rebuilt the list reset the range to the default (the tryout saw
+//! -8..2 kT/e go back to +-5).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "common/journey.rs"]
+mod journey;
+use journey::{settle_pb, two_ions_pqr, type_command_stepping, window};
+use orbitfield::app::reps::{FieldStyle, SpecKind};
+use orbitfield::app::state::AppState;
+
+/// The surface's colour range (computed units: kT/e for Poisson-Boltzmann) and the slices' ranges.
+fn ranges(state: &AppState) -> (Option<[f32; 2]>, Vec<Option<[f32; 2]>>) {
+    let surface = state
+        .reps()
+        .fields()
+        .find(|(_, f)| f.style == FieldStyle::Isosurface)
+        .and_then(|(_, f)| f.coloring?.range);
+    let slices = state
+        .reps()
+        .fields()
+        .filter_map(|(_, f)| match f.style {
+            FieldStyle::Slice(p) => Some(p.range),
+            FieldStyle::Isosurface => None,
+        })
+        .collect();
+    (surface, slices)
+}
+
+#[test]
+fn undo_and_redo_keep_a_colour_range_and_a_slice() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut harness = window(two_ions_pqr(dir.path()));
+    harness.run_steps(3);
+    type_command_stepping(&mut harness, "rep add surface all color pb");
+    settle_pb(&mut harness);
+    type_command_stepping(&mut harness, "color 2 pb range -8 2");
+    type_command_stepping(&mut harness, "slice range -1 1");
+    settle_pb(&mut harness);
+    let want = (Some([-8.0f32, 2.0]), vec![Some([-1.0f32, 1.0])]);
+    assert_eq!(ranges(harness.state()), want);
+
+    // An unrelated edit, undone and redone.
+    type_command_stepping(&mut harness, "rep hide 1");
+    type_command_stepping(&mut harness, "undo");
+    settle_pb(&mut harness);
+    assert!(harness.state().reps().list[0].visible, "the hide was undone");
+    assert_eq!(ranges(harness.state()), want, "undo kept the range and the slice");
+    type_command_stepping(&mut harness, "redo");
+    settle_pb(&mut harness);
+    assert!(!harness.state().reps().list[0].visible, "the hide was redone");
+    assert_eq!(ranges(harness.state()), want, "redo kept the range and the slice");
+
+    // A session keeps the range.
+    let session = harness.state().session().unwrap();
+    let kept = session.reps.iter().find_map(|r| match &r.kind {
+        SpecKind::Field {
+            style: FieldStyle::Isosurface,
+            color_range,
+            ..
+        } => *color_range,
+        _ => None,
+    });
+    assert_eq!(kept, Some([-8.0, 2.0]));
+}
