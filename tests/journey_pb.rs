@@ -46,6 +46,24 @@ fn adk_with_engines(spacing_angstrom: f64) -> AppState {
     state
 }
 
+/// The protein's molecular surface coloured by the Poisson-Boltzmann potential, added through the
+/// "+ Add" menu; its id.
+fn add_pb_surface(harness: &mut Harness<'static, AppState>) -> RepId {
+    harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
+    harness.run();
+    harness.get_by_label("Selection").set_text_value_accesskit("protein");
+    harness.run();
+    harness.get_by_label(orbitfield::ui::pb::ADD_PB_SURFACE).click();
+    harness.run_steps(4);
+    harness
+        .state()
+        .reps()
+        .fields()
+        .find(|(_, f)| matches!(f.field, FieldChoice::MolSurf { .. }))
+        .map(|(r, _)| r.id)
+        .expect("a molecular surface was added")
+}
+
 /// Runs frames until `done` holds, at most two minutes.
 fn run_until(harness: &mut Harness<'static, AppState>, what: &str, done: impl Fn(&AppState) -> bool) {
     let t0 = Instant::now();
@@ -121,19 +139,7 @@ fn surface_coloured_by_poisson_boltzmann_plays_three_frames() {
     harness.run();
     assert!(harness.state().pb_unavailable().is_none(), "adk's PSF carries charges");
 
-    harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
-    harness.run();
-    harness.get_by_label("Selection").set_text_value_accesskit("protein");
-    harness.run();
-    harness.get_by_label(orbitfield::ui::pb::ADD_PB_SURFACE).click();
-    harness.run_steps(4);
-    let id = harness
-        .state()
-        .reps()
-        .fields()
-        .find(|(_, f)| matches!(f.field, FieldChoice::MolSurf { .. }))
-        .map(|(r, _)| r.id)
-        .expect("a molecular surface was added");
+    let id = add_pb_surface(&mut harness);
     check_frame(&mut harness, id, 0);
     // adk's PSF gives no radii: the element radii are said on the status line.
     assert!(
@@ -322,19 +328,7 @@ fn cancel_stops_the_solve_and_the_next_frame_solves_again() {
     state.pb.params.probe_angstrom = 0.0;
     let mut harness = window(state);
     harness.run();
-    harness.get_by_label(orbitfield::ui::add::ADD_BUTTON).click();
-    harness.run();
-    harness.get_by_label("Selection").set_text_value_accesskit("protein");
-    harness.run();
-    harness.get_by_label(orbitfield::ui::pb::ADD_PB_SURFACE).click();
-    harness.run_steps(4);
-    let id = harness
-        .state()
-        .reps()
-        .fields()
-        .find(|(_, f)| matches!(f.field, FieldChoice::MolSurf { .. }))
-        .map(|(r, _)| r.id)
-        .expect("a molecular surface was added");
+    let id = add_pb_surface(&mut harness);
 
     // A solve caught running (a frame solved before the window drew it is stepped past).
     let mut frame = 0;
