@@ -557,6 +557,55 @@ fn homo_and_lumo_shown_together_are_both_marked_in_the_energy_diagram() {
     assert_eq!(orbitfield::ui::orbitals::level_style(st, 30, true).1, 1.5);
 }
 
+/// Up and Down step the orbital the user sees: with HOMO and LUMO as two representations, the
+/// HOMO's hidden and the density selected, Up turns the shown LUMO into LUMO+1 and leaves the
+/// hidden HOMO as it was.
+#[test]
+fn up_steps_the_shown_orbital_not_one_hidden_above_it() {
+    let mut harness = window(opened(&["qm/threonine_hf_631gs_sph.molden.gz"], false));
+    harness.run();
+    harness.get_by_label("33 LUMO").click_modifiers(egui::Modifiers::SHIFT);
+    harness.run();
+    // The density added (and selected), the HOMO and the density hidden, as the list's boxes do.
+    let st = harness.state_mut();
+    st.push(Command::AddFieldRep(FieldChoice::Density));
+    st.apply_pending();
+    let ids: Vec<_> = st.reps().fields().map(|(r, _)| r.id).collect();
+    assert_eq!(
+        st.selected_rep_id(),
+        Some(ids[2]),
+        "the density is the selected representation"
+    );
+    st.push(Command::EditRep(ids[0], orbitfield::app::reps::RepEdit::Visible(false)));
+    st.push(Command::EditRep(ids[2], orbitfield::app::reps::RepEdit::Visible(false)));
+    st.apply_pending();
+    harness.run();
+    harness.key_press(egui::Key::ArrowUp);
+    harness.run();
+    let shown: Vec<(bool, FieldChoice)> = harness
+        .state()
+        .reps()
+        .fields()
+        .map(|(r, f)| (r.visible, f.field))
+        .collect();
+    let orbital = |index| FieldChoice::Orbital {
+        spin: orbitfield::model::Spin::Alpha,
+        index,
+    };
+    assert_eq!(shown[0], (false, orbital(31)), "the hidden HOMO is left: {shown:?}");
+    assert_eq!(shown[1], (true, orbital(33)), "the shown LUMO steps up: {shown:?}");
+    harness.key_press(egui::Key::ArrowDown);
+    harness.key_press(egui::Key::ArrowDown);
+    harness.run();
+    let second = harness
+        .state()
+        .reps()
+        .fields()
+        .nth(1)
+        .map(|(r, f)| (r.visible, f.field));
+    assert_eq!(second, Some((true, orbital(31))), "two steps down from LUMO+1");
+}
+
 #[test]
 fn an_exported_image_carries_the_measurements_and_labels_the_view_shows() {
     use orbitfield::app::draw::SceneSync;

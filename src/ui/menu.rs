@@ -49,15 +49,19 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
     if end {
         send(state, Command::SetFrame(usize::MAX));
     }
-    if up || down {
-        let n = state.orbital_rows(state.doc.spin).len();
+    if (up || down)
+        && let Some((spin, cur)) = state.stepped_orbital()
+    {
+        let n = state.orbital_rows(spin).len();
         if n > 0 {
-            let cur = state.doc.orbital.or(state.homo_index(state.doc.spin)).unwrap_or(0);
             let next = if up {
                 (cur + 1).min(n - 1)
             } else {
                 cur.saturating_sub(1)
             };
+            if spin != state.doc.spin {
+                send(state, Command::SetSpin(spin));
+            }
             send(state, Command::SelectOrbital(Some(next)));
         }
     }

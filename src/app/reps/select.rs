@@ -52,12 +52,31 @@ impl AppState {
     }
 
     /// The orbital representation the orbital list edits: the selected one when it shows an
-    /// orbital, else the topmost orbital representation.
+    /// orbital, else the topmost shown orbital representation, else the topmost hidden one (Up
+    /// and Down step the orbital the user sees, not one hidden above it).
     pub fn orbital_rep_id(&self) -> Option<RepId> {
         let is_orbital = |f: &FieldRep| matches!(f.field, FieldChoice::Orbital { .. });
         self.selected_rep_id()
             .filter(|id| self.doc.reps.field(*id).is_some_and(is_orbital))
+            .or_else(|| {
+                self.doc
+                    .reps
+                    .fields()
+                    .find(|(r, f)| r.visible && is_orbital(f))
+                    .map(|(r, _)| r.id)
+            })
             .or_else(|| self.doc.reps.fields().find(|(_, f)| is_orbital(f)).map(|(r, _)| r.id))
+    }
+
+    /// The orbital Up and Down step from, and its spin: the orbital representation's
+    /// ([`AppState::orbital_rep_id`]), else the orbital list's selection, else the HOMO.
+    pub fn stepped_orbital(&self) -> Option<(crate::model::Spin, usize)> {
+        let rep = self.orbital_rep_id().and_then(|id| self.doc.reps.field(id));
+        if let Some(FieldChoice::Orbital { spin, index }) = rep.map(|f| f.field) {
+            return Some((spin, index));
+        }
+        let spin = self.doc.spin;
+        Some((spin, self.doc.orbital.or(self.homo_index(spin))?))
     }
 
     /// Shows orbital `index` of `spin`: in the orbital representation the orbital list edits
