@@ -397,6 +397,8 @@ fn render_colours_a_surface_by_the_exact_potential_at_its_vertices() {
     );
     let mut system = orbitfield::io::load(std::slice::from_ref(&path)).unwrap();
     let charges = system.structure.charges_e.clone().unwrap();
+    let radii = system.structure.radii_angstrom.clone().unwrap();
+    let in_selection: Vec<bool> = system.structure.resids.iter().map(|&r| (1..=40).contains(&r)).collect();
     let positions = system.trajectory.frame(0).unwrap().positions_angstrom;
     state.open_system("adk".into(), system);
     // The vacuum Coulomb sum is what this test holds to its f64 reference.
@@ -423,6 +425,13 @@ fn render_colours_a_surface_by_the_exact_potential_at_its_vertices() {
         "symmetric default range {range:?}"
     );
     surface_value_read_out_matches_the_sum(&state, rep, &positions, &charges);
+    let atoms = SurfaceAtoms {
+        positions: &positions,
+        charges: &charges,
+        radii: &radii,
+        in_selection: &in_selection,
+    };
+    a_click_on_the_surface_picks_its_atom(&mut state, id, &atoms);
 
     // The command itself.
     let out = std::env::temp_dir().join(format!("orbitfield_vcolor_{}.png", std::process::id()));
@@ -502,6 +511,75 @@ fn surface_value_read_out_matches_the_sum(
         !text.contains("on the surface"),
         "an atom away from the surface: {text}"
     );
+}
+
+/// The atoms a molecular surface is made of: positions, charges, radii (Angstrom) and whether
+/// each is in the surface's selection.
+struct SurfaceAtoms<'a> {
+    positions: &'a [[f32; 3]],
+    charges: &'a [f32],
+    radii: &'a [f32],
+    in_selection: &'a [bool],
+}
+
+/// A click on the surface picks the surface's atom whose van der Waals sphere lies nearest the
+/// point clicked, and reads the colouring there: clicked at the vertex nearest the eye (nothing
+/// can lie in front of it), the value is the f64 sum at that vertex.
+fn a_click_on_the_surface_picks_its_atom(
+    state: &mut orbitfield::app::state::AppState,
+    id: orbitfield::app::reps::RepId,
+    atoms: &SurfaceAtoms,
+) {
+    let size = [640_u32, 480];
+    state.apply(orbitfield::app::state::Command::ResetCamera);
+    let rep = state.reps().field(id).unwrap();
+    let (pixel, vertex) = rep
+        .pipeline
+        .lobes
+        .iter()
+        .flatten()
+        .flat_map(|m| m.positions_angstrom.iter().copied())
+        .filter_map(|v| {
+            let (px, depth) = state.view.camera.project_to_pixel(glam::Vec3::from_array(v), size)?;
+            Some((depth, px, v))
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, px, v)| (px, v))
+        .unwrap();
+    let gap = |a: usize| {
+        let d2: f64 = (0..3)
+            .map(|k| f64::from(vertex[k] - atoms.positions[a][k]).powi(2))
+            .sum();
+        d2.sqrt() - f64::from(atoms.radii[a])
+    };
+    let want_atom = (0..atoms.positions.len())
+        .filter(|&a| atoms.in_selection[a])
+        .min_by(|&a, &b| gap(a).total_cmp(&gap(b)))
+        .unwrap();
+    state.apply(orbitfield::app::state::Command::Pick { pixel, size_px: size });
+    let pick = state.view.pick.clone().expect("a click on the surface picks an atom");
+    assert_eq!(pick.atom, want_atom, "{}", pick.text);
+    let part = pick
+        .text
+        .split(", potential (charges) ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no surface value in {:?}", pick.text));
+    let (number, rest) = part.split_once(' ').unwrap();
+    assert!(rest.starts_with("kT/e where clicked on the surface"), "{}", pick.text);
+    let got: f64 = number.parse().unwrap();
+    let kt_per_hartree = 4.359_744_722_207_1e-18 / (1.380_649e-23 * 300.0);
+    let want = coulomb_f64(atoms.positions, atoms.charges, vertex.map(f64::from)) * kt_per_hartree;
+    assert!(
+        (got - want).abs() <= 0.006 * want.abs() + 0.006,
+        "read-out {got} kT/e, the sum at the vertex clicked {want} kT/e ({})",
+        pick.text
+    );
+    // Beside the surface, nothing.
+    state.apply(orbitfield::app::state::Command::Pick {
+        pixel: [1.0, 1.0],
+        size_px: size,
+    });
+    assert!(state.view.pick.is_none(), "{:?}", state.view.pick);
 }
 
 /// The viewer's path: a molsurf representation coloured by the charges' potential on adk frames 0

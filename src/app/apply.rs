@@ -589,15 +589,27 @@ impl AppState {
         if self.document().is_none() {
             return;
         }
-        let hit = self.atom_at(pixel, size_px);
-        self.pick_atom(hit);
+        let (atom, surface) = self.pick_target(pixel, size_px);
+        self.pick_atom_on_surface(atom, surface.as_ref());
     }
 
     /// The atom drawn nearest the eye at `pixel` of a view of `size_px`, if any: an atom's sphere,
-    /// or a shown cartoon's residue (its CA, or a nucleotide's P) within
-    /// [`CARTOON_PICK_RADIUS_ANGSTROM`] of the ray, as PyMOL and ChimeraX pick a cartoon.
+    /// a shown cartoon's residue (its CA, or a nucleotide's P) within
+    /// [`CARTOON_PICK_RADIUS_ANGSTROM`] of the ray, as PyMOL and ChimeraX pick a cartoon, or the
+    /// atom of a molecular surface drawn in front of them ([`AppState::surface_hit`]).
     pub fn atom_at(&self, pixel: [f32; 2], size_px: [u32; 2]) -> Option<usize> {
-        let doc = self.document()?;
+        self.pick_target(pixel, size_px).0
+    }
+
+    /// [`AppState::atom_at`], with the molecular surface hit when a surface is what was clicked.
+    fn pick_target(
+        &self,
+        pixel: [f32; 2],
+        size_px: [u32; 2],
+    ) -> (Option<usize>, Option<super::surface_pick::SurfaceHit>) {
+        let Some(doc) = self.document() else {
+            return (None, None);
+        };
         let (o, d) = self.view.camera.ray_through_pixel(pixel, size_px);
         let centers: Vec<[f32; 3]> = self.view.spheres.iter().map(|s| s.center_angstrom).collect();
         let radii: Vec<f32> = self.view.spheres.iter().map(|s| s.radius_angstrom).collect();
@@ -622,20 +634,31 @@ impl AppState {
         let guide_radii = vec![CARTOON_PICK_RADIUS_ANGSTROM; guides.len()];
         let cartoon =
             crate::render::camera::pick_sphere(o, d, &guide_centers, &guide_radii).map(|(k, t)| (guides[k], t));
-        match (sphere, cartoon) {
-            (Some(a), Some(b)) => Some(if b.1 < a.1 { b.0 } else { a.0 }),
-            (a, b) => a.or(b).map(|(atom, _)| atom),
+        let nearest = match (sphere, cartoon) {
+            (Some(a), Some(b)) => Some(if b.1 < a.1 { b } else { a }),
+            (a, b) => a.or(b),
+        };
+        match self.surface_hit(o, d) {
+            Some(hit) if nearest.is_none_or(|(_, t)| hit.distance_angstrom < t) => (hit.atom, Some(hit)),
+            _ => (nearest.map(|(atom, _)| atom), None),
         }
     }
 
     /// What a click on `atom` (or on empty space) does: the pick and its highlight, and the click
     /// mode's label or measurement step.
     pub(crate) fn pick_atom(&mut self, atom: Option<usize>) {
+        self.pick_atom_on_surface(atom, None);
+    }
+
+    /// [`AppState::pick_atom`] for a click on a molecular surface: the read-out gives the surface's
+    /// value where it was clicked.
+    fn pick_atom_on_surface(&mut self, atom: Option<usize>, surface: Option<&super::surface_pick::SurfaceHit>) {
         let n_atoms = self.document().map_or(0, |d| d.structure.len());
         let atom = atom.filter(|&a| a < n_atoms);
+        let at_point = surface.and_then(|h| self.describe_surface_hit(h));
         self.view.pick = atom.map(|atom| PickInfo {
             atom,
-            text: self.describe_atom(atom),
+            text: self.describe_atom_reading(atom, at_point.clone()),
         });
         self.pick_for_tools(atom);
     }
@@ -643,6 +666,12 @@ impl AppState {
     /// "atom 3 C2 (C) ETH 1 chain A, charge -0.120 e, HOMO (orbital 9) 1.2e-2 a.u." for the status
     /// line.
     pub fn describe_atom(&self, atom: usize) -> String {
+        self.describe_atom_reading(atom, None)
+    }
+
+    /// [`AppState::describe_atom`], with `surface_reading` in place of the nearest coloured
+    /// surface's value when given.
+    fn describe_atom_reading(&self, atom: usize, surface_reading: Option<String>) -> String {
         let Some(doc) = self.document() else {
             return String::new();
         };
@@ -698,7 +727,9 @@ impl AppState {
             ));
         }
         // A surface coloured by a potential or a map: its value where the surface passes nearest.
-        if let Some(p) = doc.frame.positions_angstrom.get(atom)
+        if let Some(reading) = surface_reading {
+            text.push_str(&reading);
+        } else if let Some(p) = doc.frame.positions_angstrom.get(atom)
             && let Some(near) = self.surface_colour_near(*p)
         {
             text.push_str(&near);

@@ -50,6 +50,7 @@ pub mod session;
 pub mod settings;
 pub mod slice;
 pub mod state;
+pub mod surface_pick;
 pub mod tools;
 pub mod values;
 pub mod window;

@@ -207,9 +207,85 @@ pub fn pick_sphere(origin: Vec3, dir: Vec3, centers: &[[f32; 3]], radii: &[f32])
     best
 }
 
+/// Where a ray meets a triangle mesh first ([`pick_triangle`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TriangleHit {
+    /// Distance along the ray (in the direction's units).
+    pub distance: f32,
+    /// The triangle's three vertex indices.
+    pub vertices: [usize; 3],
+    /// The point's barycentric weights of those vertices (summing to 1).
+    pub weights: [f32; 3],
+}
+
+/// Intersects a ray with the triangles of a mesh (three indices into `positions` per triangle,
+/// either side facing the ray) and returns the nearest hit in front of the origin
+/// (Moeller-Trumbore). Triangles with an index out of range are skipped.
+pub fn pick_triangle(origin: Vec3, dir: Vec3, positions: &[[f32; 3]], indices: &[u32]) -> Option<TriangleHit> {
+    let mut best: Option<TriangleHit> = None;
+    for tri in indices.chunks_exact(3) {
+        let v = [tri[0] as usize, tri[1] as usize, tri[2] as usize];
+        let (Some(a), Some(b), Some(c)) = (positions.get(v[0]), positions.get(v[1]), positions.get(v[2])) else {
+            continue;
+        };
+        let a = Vec3::from_array(*a);
+        let (e1, e2) = (Vec3::from_array(*b) - a, Vec3::from_array(*c) - a);
+        let p = dir.cross(e2);
+        let det = e1.dot(p);
+        if det.abs() < 1e-12 {
+            continue;
+        }
+        let inv = 1.0 / det;
+        let s = origin - a;
+        let u = s.dot(p) * inv;
+        if !(0.0..=1.0).contains(&u) {
+            continue;
+        }
+        let q = s.cross(e1);
+        let w = dir.dot(q) * inv;
+        if w < 0.0 || u + w > 1.0 {
+            continue;
+        }
+        let t = e2.dot(q) * inv;
+        if t > 0.0 && best.is_none_or(|h| t < h.distance) {
+            best = Some(TriangleHit {
+                distance: t,
+                vertices: v,
+                weights: [1.0 - u - w, u, w],
+            });
+        }
+    }
+    best
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn triangle_pick_finds_the_nearest_face_and_its_weights() {
+        // Two parallel squares (two triangles each) at z = 1 and z = 3, seen from z = 10.
+        let square = |z: f32| [[-1.0, -1.0, z], [1.0, -1.0, z], [1.0, 1.0, z], [-1.0, 1.0, z]];
+        let positions: Vec<[f32; 3]> = square(1.0).into_iter().chain(square(3.0)).collect();
+        let indices = [0, 1, 2, 0, 2, 3, 4, 5, 6, 4, 6, 7];
+        let (x, y) = (0.5_f32, -0.25_f32);
+        let hit = pick_triangle(Vec3::new(x, y, 10.0), Vec3::NEG_Z, &positions, &indices).unwrap();
+        assert!((hit.distance - 7.0).abs() < 1e-5, "{hit:?}");
+        assert!(hit.vertices.iter().all(|&v| v >= 4), "{hit:?}");
+        let p = hit
+            .vertices
+            .iter()
+            .zip(hit.weights)
+            .fold(Vec3::ZERO, |acc, (&v, w)| acc + Vec3::from_array(positions[v]) * w);
+        assert!((p - Vec3::new(x, y, 3.0)).length() < 1e-5, "{p}");
+        // From below, the other square is first; a ray beside the squares or pointing away misses.
+        let below = pick_triangle(Vec3::new(x, y, -5.0), Vec3::Z, &positions, &indices).unwrap();
+        assert!((below.distance - 6.0).abs() < 1e-5 && below.vertices.iter().all(|&v| v < 4));
+        assert!(pick_triangle(Vec3::new(1.5, 0.0, 10.0), Vec3::NEG_Z, &positions, &indices).is_none());
+        assert!(pick_triangle(Vec3::new(x, y, 10.0), Vec3::Z, &positions, &indices).is_none());
+        // An index past the positions is skipped, not a panic.
+        assert!(pick_triangle(Vec3::new(x, y, 10.0), Vec3::NEG_Z, &positions, &[0, 1, 99]).is_none());
+    }
 
     #[test]
     fn target_projects_to_centre() {
