@@ -25,7 +25,7 @@ use adk_state::data;
 
 #[path = "common/journey.rs"]
 mod journey;
-use journey::{type_command, window};
+use journey::{type_command, type_command_stepping, window};
 
 /// adk with the CPU engine computing fields inline and the PB worker on the CPU, `spacing_angstrom`
 /// apart (coarse: the debug build solves on one core shared with the other tests).
@@ -369,4 +369,78 @@ fn cancel_stops_the_solve_and_the_next_frame_solves_again() {
     check_frame(&mut harness, id, next);
     let st = harness.state();
     assert!(!st.panels.status.contains("cancelled"), "{}", st.panels.status);
+}
+
+/// New parameters keep the range set and the last solution's colours while they solve, and the
+/// legend says whose colours they are; Cancel goes back to the parameters last solved, with their
+/// colours at once, and the command log writes the `set` that goes back.
+#[test]
+fn new_parameters_keep_the_last_colours_and_cancel_goes_back_to_them() {
+    let mut state = adk_with_engines(1.5);
+    state.observer = Some(Box::new(orbitfield::script::log::ActionLog::default()));
+    let mut harness = window(state);
+    harness.run();
+    let id = add_pb_surface(&mut harness);
+    check_frame(&mut harness, id, 0);
+    let n = 1 + harness.state().reps().list.iter().position(|r| r.id == id).unwrap();
+    type_command(&mut harness, &format!("color {n} pb range -8 2"));
+    let solved = harness
+        .state()
+        .reps()
+        .field(id)
+        .unwrap()
+        .pipeline
+        .color
+        .as_ref()
+        .unwrap()
+        .shown
+        .clone()
+        .unwrap();
+
+    // A finer lattice: minutes in this build, so still solving when Cancel is clicked.
+    type_command_stepping(&mut harness, "set pbspacing 0.5");
+    harness.run_steps(3);
+    let st = harness.state();
+    assert!(st.pb.solving(), "the new parameters are being solved");
+    let f = st.reps().field(id).unwrap();
+    assert_eq!(f.coloring.unwrap().range, Some([-8.0, 2.0]), "the range set is kept");
+    assert!(
+        !f.color_shows_frame(0),
+        "the old colours are not taken for the new parameters'"
+    );
+    let (key, grid) = f.pipeline.color.as_ref().unwrap().shown.clone().unwrap();
+    assert_eq!(key, solved.0, "the last solution is still drawn");
+    assert!(std::sync::Arc::ptr_eq(&grid, &solved.1));
+    let titles: Vec<String> = st.legends().into_iter().map(|l| l.title).collect();
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.contains("the previous parameters' colours until the new solve ends")),
+        "{titles:?}"
+    );
+
+    harness.get_all_by_label("Cancel").last().unwrap().click();
+    harness.run_steps(3);
+    let st = harness.state();
+    assert!(!st.pb.solving(), "the solve is cancelled");
+    assert_eq!(st.pb.spacing_angstrom, 1.5, "back to the spacing last solved");
+    assert!(st.pb.failure.is_none(), "{:?}", st.pb.failure);
+    assert!(
+        st.panels.status.contains("back to the last solved parameters"),
+        "{}",
+        st.panels.status
+    );
+    let f = st.reps().field(id).unwrap();
+    assert!(
+        f.color_shows_frame(0),
+        "the last solution's colours are the parameters' own again"
+    );
+    assert_eq!(f.coloring.unwrap().range, Some([-8.0, 2.0]));
+    let (key, grid) = f.pipeline.color.as_ref().unwrap().shown.clone().unwrap();
+    assert!(std::sync::Arc::ptr_eq(&grid, &solved.1), "{key:?}: not solved again");
+    let titles: Vec<String> = st.legends().into_iter().map(|l| l.title).collect();
+    assert!(titles.iter().all(|t| !t.contains("previous parameters")), "{titles:?}");
+    let log = orbitfield::script::log::of(st).unwrap().text();
+    let tail: Vec<&str> = log.lines().rev().take(2).collect();
+    assert_eq!(tail, ["set pbspacing 1.5", "set pbspacing 0.5"], "{log}");
 }

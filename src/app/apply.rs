@@ -181,9 +181,11 @@ impl AppState {
             Command::Pick { pixel, size_px } => self.pick_at(pixel, size_px),
             Command::CancelJobs => {
                 self.fields.cancel_all();
-                let solve = self.pb.cancel();
+                let (solve, back) = self.cancel_pb();
                 self.panels.status = if self.cancel_vertex_values() {
                     super::esp_model::COLOURS_CANCELLED.into()
+                } else if let Some(back) = back {
+                    super::pb::returned_to(&back)
                 } else if solve {
                     super::pb::SOLVE_CANCELLED.into()
                 } else {

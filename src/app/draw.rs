@@ -794,11 +794,21 @@ impl AppState {
             .reps
             .fields()
             .find_map(|(r, f)| f.previous_colors_frame().filter(|_| r.visible && f.is_surface()));
+        let previous_parameters = self
+            .doc
+            .reps
+            .fields()
+            .any(|(r, f)| r.visible && f.is_surface() && f.shows_previous_pb_parameters());
         out.extend(
             surface
                 .and_then(|(c, how)| self.coloring_legend("surface", c, how))
                 .map(|mut l| {
                     match previous {
+                        _ if previous_parameters => l.title.push_str(if self.pb.solving() {
+                            " (the previous parameters' colours until the new solve ends…)"
+                        } else {
+                            " (the previous parameters' colours: the new ones have no solution)"
+                        }),
                         Some(frame) => l
                             .title
                             .push_str(&format!(" (frame {frame} shown while the colours are computed…)")),

@@ -348,7 +348,7 @@ impl AppState {
     /// under that model and the screened sum's under the others.
     pub fn esp_source(&self, source: FieldChoice) -> FieldChoice {
         match (source, self.esp.model.is_pb()) {
-            (s, true) if s.is_potential() => FieldChoice::PotentialPb {
+            (s, true) if s.is_potential() || crate::app::pb::is_pb(s) => FieldChoice::PotentialPb {
                 revision: self.pb.revision,
             },
             (FieldChoice::PotentialPb { .. }, false) => {
@@ -484,7 +484,8 @@ impl AppState {
                 self.fields.cancel(slot);
             }
             let new = self.esp_source(field);
-            if new != field {
+            // A map of new Poisson-Boltzmann parameters is the same representation solved again.
+            if new != field && !(crate::app::pb::is_pb(new) && crate::app::pb::is_pb(field)) {
                 self.edit_rep(id, RepEdit::Field(new));
             } else if let Some(RepKind::Field(f)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
                 f.pipeline.mark_stale();
@@ -492,12 +493,15 @@ impl AppState {
         }
         for (id, source, range) in colourings {
             let new = self.esp_source(source);
-            let range = if reset_ranges || new != source {
+            // New Poisson-Boltzmann parameters keep the range the user set, and the last
+            // solution's colours until the new one arrives.
+            let both_pb = crate::app::pb::is_pb(new) && crate::app::pb::is_pb(source);
+            let range = if reset_ranges || !(new == source || both_pb) {
                 self.esp_default_range(new)
             } else {
                 range
             };
-            self.forget_vertex_values(id);
+            self.forget_vertex_values(id, both_pb);
             self.edit_rep(id, RepEdit::ColorBy(Some((new, range))));
         }
         self.view.dirty.meshes = true;
@@ -505,14 +509,17 @@ impl AppState {
         self.view.dirty.surface_color = true;
     }
 
-    /// Drops representation `id`'s values at its vertices (computed in another model).
-    fn forget_vertex_values(&mut self, id: super::reps::RepId) {
+    /// Drops representation `id`'s values at its vertices (computed in another model), and with
+    /// them the colouring lattice shown unless `keep_lattice`.
+    fn forget_vertex_values(&mut self, id: super::reps::RepId, keep_lattice: bool) {
         let revision = self.esp.revision;
         if let Some(RepKind::Field(f)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind)
             && let Some(c) = f.pipeline.color.as_mut()
         {
             c.esp_revision = revision;
-            c.shown = None;
+            if !keep_lattice {
+                c.shown = None;
+            }
             c.asked = None;
             c.vertices = None;
             c.asked_vertices = None;

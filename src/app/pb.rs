@@ -28,6 +28,33 @@ pub const DEFAULT_PB_SPACING_ANGSTROM: f64 = 1.0;
 pub const SOLVE_CANCELLED: &str =
     "cancelled: the Poisson-Boltzmann potential is solved again when the frame or a parameter changes";
 
+/// The status line after Cancel went back to the parameters last solved: "cancelled: back to
+/// the last solved parameters (0.15 M, eps 2/78.5, probe 1.4 Å, spacing 1 Å)".
+pub fn returned_to(s: &PbSolved) -> String {
+    let p = &s.params;
+    format!(
+        "cancelled: back to the last solved parameters ({} M, eps {}/{}, probe {} Å, spacing {} Å)",
+        p.ionic_strength_molar, p.eps_in, p.eps_out, p.probe_angstrom, s.spacing_angstrom
+    )
+}
+
+/// The `set` lines that take the parameters from `now` back to `s` (what the command log writes
+/// for a Cancel that goes back).
+pub fn set_lines_back_to(now: &PbView, s: &PbSolved) -> Vec<String> {
+    let (a, b) = (&now.params, &s.params);
+    [
+        (PbSetting::IonicStrength, a.ionic_strength_molar, b.ionic_strength_molar),
+        (PbSetting::EpsIn, a.eps_in, b.eps_in),
+        (PbSetting::EpsOut, a.eps_out, b.eps_out),
+        (PbSetting::Probe, a.probe_angstrom, b.probe_angstrom),
+        (PbSetting::Spacing, now.spacing_angstrom, s.spacing_angstrom),
+    ]
+    .into_iter()
+    .filter(|(_, x, y)| x != y)
+    .map(|(which, _, y)| format!("set {} {y}", which.word()))
+    .collect()
+}
+
 /// Why a frame has no potential after Cancel (the field panel shows it).
 const CANCELLED: &str = "the solve was cancelled; step a frame or change a parameter to solve again";
 
@@ -54,6 +81,19 @@ pub struct PbView {
     /// Why the last request has no potential.
     pub failure: Option<String>,
     radii_note_said: bool,
+    /// Revisions handed out so far: a new set of parameters takes the next, never one a cached
+    /// solution of other parameters was made with.
+    revisions_made: u32,
+    /// The parameters of the last solution that arrived for the current revision.
+    solved: Option<PbSolved>,
+}
+
+/// Parameters a solution was made with, and their revision.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PbSolved {
+    pub revision: u32,
+    pub params: PbParams,
+    pub spacing_angstrom: f64,
 }
 
 impl Default for PbView {
@@ -69,6 +109,8 @@ impl Default for PbView {
             last_solve: None,
             failure: None,
             radii_note_said: false,
+            revisions_made: 0,
+            solved: None,
         }
     }
 }
@@ -111,7 +153,26 @@ impl PbView {
 
     /// Marks the parameters changed (every frame solves again with them).
     pub fn changed(&mut self) {
-        self.revision = self.revision.wrapping_add(1);
+        self.revisions_made = self.revisions_made.wrapping_add(1);
+        self.revision = self.revisions_made;
+        self.failure = None;
+    }
+
+    /// The last solved parameters that Cancel goes back to: while a solve of newer parameters is
+    /// in flight, those of the last solution made.
+    pub fn cancel_returns_to(&self) -> Option<PbSolved> {
+        let s = self.solved?;
+        let solving_new = self
+            .asked
+            .is_some_and(|(k, _)| k.field != FieldChoice::PotentialPb { revision: s.revision });
+        (solving_new && s.revision != self.revision).then_some(s)
+    }
+
+    /// Goes back to solved parameters `s` (their solutions are still in the cache).
+    fn restore(&mut self, s: PbSolved) {
+        self.params = s.params;
+        self.spacing_angstrom = s.spacing_angstrom;
+        self.revision = s.revision;
         self.failure = None;
     }
 }
@@ -122,6 +183,22 @@ pub fn is_pb(field: FieldChoice) -> bool {
 }
 
 impl AppState {
+    /// Cancels the solve in flight (the progress line's Cancel). A solve of changed parameters
+    /// goes back to the parameters last solved, whose colours return at once; else the frame stays
+    /// unsolved until it or a parameter changes. Returns whether a solve was cancelled and the
+    /// parameters gone back to.
+    pub(crate) fn cancel_pb(&mut self) -> (bool, Option<PbSolved>) {
+        let back = self.pb.cancel_returns_to();
+        if !self.pb.cancel() {
+            return (false, None);
+        }
+        if let Some(s) = back {
+            self.pb.restore(s);
+            self.refresh_esp();
+        }
+        (true, back)
+    }
+
     /// Why the open document has no Poisson-Boltzmann potential (no partial charges), if so.
     pub fn pb_unavailable(&self) -> Option<&'static str> {
         let doc = self.document()?;
@@ -234,6 +311,17 @@ impl AppState {
                     );
                     self.pb.last_solve = Some((r.engine.clone(), r.seconds, sol.iterations));
                     self.pb.failure = None;
+                    if r.key.field
+                        == (FieldChoice::PotentialPb {
+                            revision: self.pb.revision,
+                        })
+                    {
+                        self.pb.solved = Some(PbSolved {
+                            revision: self.pb.revision,
+                            params: self.pb.params,
+                            spacing_angstrom: self.pb.spacing_angstrom,
+                        });
+                    }
                     self.fields.insert(r.key, Arc::new(setup::grid_of(&sol, description)));
                     arrived = true;
                 }

@@ -424,6 +424,11 @@ impl ActionLog {
             Command::IlsClearPaths(map) => text(format!("ils path clear {}", map + 1)),
             Command::StartRdf => text(rdf_line(&state.panels.rdf)),
             Command::CancelRdf if state.panels.rdf.is_running() => text("rdf cancel".into()),
+            // Cancelling a solve of new parameters goes back to the last solved ones.
+            Command::CancelJobs => {
+                let back = state.pb.cancel_returns_to()?;
+                Some(Pending::Text(crate::app::pb::set_lines_back_to(&state.pb, &back)))
+            }
             _ => None,
         }
     }

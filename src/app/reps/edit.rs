@@ -796,6 +796,10 @@ impl AppState {
             return;
         };
         let same_source = f.coloring.is_some_and(|c| c.source == source);
+        // New Poisson-Boltzmann parameters keep the channel: the last solution stays drawn until
+        // the new one arrives (the legend says so).
+        let pb = crate::app::pb::is_pb;
+        let same_channel = same_source || f.coloring.is_some_and(|c| pb(c.source) && pb(source));
         let shown = f.pipeline.color.as_ref().and_then(|c| c.shown.as_ref());
         let range = match (&volume, range, shown) {
             // A new colouring by a potential: its model's range (+-10 kcal/mol/e at 4r, +-5 kT/e for PB or a map).
@@ -818,7 +822,7 @@ impl AppState {
             _ => None,
         };
         // A computed source has a colour channel (its own request slot); a new source starts afresh.
-        if !(volume.is_none() && same_source)
+        if !(volume.is_none() && same_channel)
             && let Some(c) = channel.take()
         {
             self.fields.remove_slot(c.slot);

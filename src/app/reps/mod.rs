@@ -583,13 +583,28 @@ impl FieldRep {
                 // Cancelled colours are not waited for (a movie or script would wait for ever).
                 Some(k) => k.mesh.field.frame == frame && (self.vertex_values().is_some() || self.colours_cancelled()),
             },
-            Some(_) => self
+            Some(source) => self
                 .pipeline
                 .color
                 .as_ref()
                 .and_then(|c| c.shown.as_ref())
-                .is_some_and(|(k, _)| k.frame == frame),
+                .is_some_and(|(k, _)| k.frame == frame && (k.field == source || !crate::app::pb::is_pb(source))),
         }
+    }
+
+    /// True when its surfaces are drawn in the colours of a Poisson-Boltzmann solution of earlier
+    /// parameters, while (or after failing) to solve with the new ones.
+    pub fn shows_previous_pb_parameters(&self) -> bool {
+        let Some(source) = self.coloring.map(|c| c.source).filter(|s| crate::app::pb::is_pb(*s)) else {
+            return false;
+        };
+        !self.colors_by_vertex_values()
+            && self
+                .pipeline
+                .color
+                .as_ref()
+                .and_then(|c| c.shown.as_ref())
+                .is_some_and(|(k, _)| k.field != source)
     }
 }
 
