@@ -331,6 +331,7 @@ impl AppState {
         self.doc.next_id += 1;
         let spacing = self.settings.potential_spacing_angstrom;
         let whole = self.settings.make_whole;
+        let replaced = self.session();
         match Document::from_system(id, name, system, spacing, whole).map(|d| d.with_qm_region(region)) {
             Ok(doc) => {
                 let mut status = format!(
@@ -362,6 +363,7 @@ impl AppState {
                 }
                 self.panels.status = status;
                 self.tools.reset_for_document();
+                self.keep_replaced_document(replaced);
                 self.clear_reps();
                 // Poisson-Boltzmann for charges with radii from the files, else eps = 4r.
                 self.esp.model = super::esp_model::EspModel::for_structure(&doc.structure);
@@ -387,7 +389,9 @@ impl AppState {
     }
 
     fn close_document(&mut self) {
+        let replaced = self.session();
         self.tools.reset_for_document();
+        self.keep_replaced_document(replaced);
         self.clear_reps();
         self.doc.document = None;
         self.doc.orbital = None;

@@ -7,10 +7,14 @@
 //! continuous edit (a camera drag, wheel zooming, an opacity slider, typing a selection) settle
 //! into one entry until another command, or [`Command::SettleHistory`] (sent by the view when a
 //! drag starts), closes it. Frames, playback and settings are not part of the history.
+//!
+//! Opening other files (or closing the document) starts a new history; the document replaced is
+//! kept as a session ([`History::previous_document`]), so that Undo opens it again with its
+//! representations, measurements and labels, and Redo goes forward to the newer one.
 
 use super::measure::Measurement;
 use super::reps::{RepEdit, RepId, RepSpec};
-use super::session::CameraSpec;
+use super::session::{CameraSpec, Session};
 use super::state::{AppState, Command};
 
 /// Entries kept for undo.
@@ -48,16 +52,29 @@ pub struct History {
     pub redo: Vec<Snapshot>,
     /// The group the last entry is still open for.
     open: Option<Group>,
+    /// The document that opening these files (or closing) replaced: Undo, past the last entry,
+    /// opens it again.
+    pub previous_document: Option<Box<Session>>,
+    /// The document an Undo replaced by the previous one: Redo opens it again.
+    pub next_document: Option<Box<Session>>,
 }
 
 impl History {
     pub fn can_undo(&self) -> bool {
-        !self.undo.is_empty()
+        !self.undo.is_empty() || self.previous_document.is_some()
     }
 
     pub fn can_redo(&self) -> bool {
-        !self.redo.is_empty()
+        !self.redo.is_empty() || self.next_document.is_some()
     }
+}
+
+/// A session's first file's name ("adk.psf").
+fn files_name(s: &Session) -> String {
+    s.files
+        .first()
+        .and_then(|p| p.file_name())
+        .map_or_else(|| "the files".into(), |n| n.to_string_lossy().into_owned())
 }
 
 /// The history group of a command; `None` for commands outside the history.
@@ -126,8 +143,54 @@ impl AppState {
     /// Edit menu; `None` when there is nothing to undo or redo.
     pub fn history_step_text(&self, redo: bool) -> Option<String> {
         let h = &self.tools.history;
-        let target = if redo { h.redo.last() } else { h.undo.last() }?;
-        Some(changed(&self.snapshot(), target))
+        let (entry, document) = if redo {
+            (h.redo.last(), &h.next_document)
+        } else {
+            (h.undo.last(), &h.previous_document)
+        };
+        match (entry, document) {
+            (Some(target), _) => Some(changed(&self.snapshot(), target)),
+            (None, Some(s)) => Some(format!("open {} again", files_name(s))),
+            (None, None) => None,
+        }
+    }
+
+    /// Keeps the document about to be replaced by other files (or closed), for Undo.
+    pub(crate) fn keep_replaced_document(&mut self, replaced: Option<Session>) {
+        let h = &mut self.tools.history;
+        h.previous_document = replaced.filter(|s| !s.files.is_empty()).map(Box::new);
+        h.next_document = None;
+    }
+
+    /// Opens a document replaced by an open (Undo, `redo` false) or by an Undo (Redo) again, as
+    /// its session was when it was left.
+    fn reopen(&mut self, s: Session, redo: bool) {
+        let leaving = self.session();
+        let before = self.document().map(|d| d.id);
+        self.apply_session(&s);
+        if self.document().map(|d| d.id) == before {
+            // The files could not be read (the error says why): keep the way back.
+            let h = &mut self.tools.history;
+            if redo {
+                h.next_document = Some(Box::new(s));
+            } else {
+                h.previous_document = Some(Box::new(s));
+            }
+            return;
+        }
+        let name = files_name(&s);
+        let h = &mut self.tools.history;
+        if redo {
+            // The open recorded the document left as the one Undo goes back to.
+            h.next_document = None;
+            self.panels.status = format!("redone: {name} opened again (Ctrl+Z goes back)");
+        } else {
+            h.previous_document = None;
+            h.next_document = leaving.filter(|s| !s.files.is_empty()).map(Box::new);
+            self.panels.status = format!(
+                "undone: {name} opened again, with its representations, measurements and labels (Ctrl+Shift+Z goes forward)"
+            );
+        }
     }
 
     /// What an undo step would bring back now.
@@ -168,7 +231,10 @@ impl AppState {
     /// Brings back the state before the last recorded edit.
     pub(crate) fn undo(&mut self) {
         let Some(previous) = self.tools.history.undo.pop() else {
-            self.panels.status = "nothing to undo".into();
+            match self.tools.history.previous_document.take() {
+                Some(s) => self.reopen(*s, false),
+                None => self.panels.status = "nothing to undo".into(),
+            }
             return;
         };
         let now = self.snapshot();
@@ -182,7 +248,10 @@ impl AppState {
     /// Does again what the last undo took back.
     pub(crate) fn redo(&mut self) {
         let Some(next) = self.tools.history.redo.pop() else {
-            self.panels.status = "nothing to redo".into();
+            match self.tools.history.next_document.take() {
+                Some(s) => self.reopen(*s, true),
+                None => self.panels.status = "nothing to redo".into(),
+            }
             return;
         };
         let now = self.snapshot();

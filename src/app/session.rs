@@ -310,8 +310,10 @@ impl AppState {
         if let Some(pb) = &s.pb {
             self.apply_pb_spec(pb);
         }
+        let before = self.document().map(|d| d.id);
         self.open_files(&s.files, s.qm_region.clone());
-        let Some(doc) = self.document_mut() else {
+        // Files that could not be read leave the open document as it was (the error says why).
+        let Some(doc) = self.document_mut().filter(|d| Some(d.id) != before) else {
             return;
         };
         // The session says whether this document's box was drawn (a crystal's cell too).
