@@ -28,8 +28,8 @@ impl AppState {
     /// The first shown molecular surface met by the ray from `origin` along unit `dir`.
     pub(crate) fn surface_hit(&self, origin: Vec3, dir: Vec3) -> Option<SurfaceHit> {
         let doc = self.document()?;
-        // (distance, point, surface selection, colouring value)
-        let mut best: Option<(f32, [f32; 3], u16, Option<(FieldChoice, f32)>)> = None;
+        // The nearest hit (its atom found last) and its surface's selection.
+        let mut best: Option<(SurfaceHit, u16)> = None;
         for rep in self.reps().list.iter().filter(|r| r.visible) {
             let RepKind::Field(f) = &rep.kind else {
                 continue;
@@ -45,7 +45,7 @@ impl AppState {
                 else {
                     continue;
                 };
-                if best.as_ref().is_some_and(|b| b.0 <= hit.distance) {
+                if best.as_ref().is_some_and(|b| b.0.distance_angstrom <= hit.distance) {
                     continue;
                 }
                 let point = (origin + dir * hit.distance).to_array();
@@ -64,16 +64,18 @@ impl AppState {
                     })?;
                     v.is_finite().then_some((coloring.source, v))
                 });
-                best = Some((hit.distance, point, selection, value));
+                let hit = SurfaceHit {
+                    distance_angstrom: hit.distance,
+                    point_angstrom: point,
+                    atom: None,
+                    value,
+                };
+                best = Some((hit, selection));
             }
         }
-        let (distance_angstrom, point_angstrom, selection, value) = best?;
-        Some(SurfaceHit {
-            distance_angstrom,
-            point_angstrom,
-            atom: self.surface_atom_near(selection, point_angstrom),
-            value,
-        })
+        let (mut hit, selection) = best?;
+        hit.atom = self.surface_atom_near(selection, hit.point_angstrom);
+        Some(hit)
     }
 
     /// The atom of surface selection `selection` whose van der Waals sphere (the file's radius,
