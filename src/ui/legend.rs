@@ -27,7 +27,23 @@ pub fn legends_ui(ui: &egui::Ui, legends: &[Legend], view: egui::Rect) {
         };
         let hi = painter.layout_no_wrap(hi_text, font.clone(), egui::Color32::WHITE);
         let bar_h = 12.0;
-        let box_h = 8.0 + title.size().y + 4.0 + bar_h + 3.0 + lo.size().y.max(hi.size().y) + 8.0;
+        // Zero marked on the bar (white is the range's middle, zero only when it is symmetric):
+        // its "0" under the bar where it clears the end values, else above it.
+        let zero = legend.zero_at().map(|t| {
+            (
+                t,
+                painter.layout_no_wrap("0".into(), font.clone(), egui::Color32::WHITE),
+            )
+        });
+        let zero_above = zero.as_ref().is_some_and(|(t, z)| {
+            let (x, half) = (t * inner, z.size().x / 2.0);
+            !(x - half > lo.size().x + 4.0 && x + half < inner - hi.size().x - 4.0)
+        });
+        let above_h = match &zero {
+            Some((_, z)) if zero_above => z.size().y + 1.0,
+            _ => 0.0,
+        };
+        let box_h = 8.0 + title.size().y + 4.0 + above_h + bar_h + 3.0 + lo.size().y.max(hi.size().y) + 8.0;
         let frame = egui::Rect::from_min_size(
             egui::pos2(view.right() - 8.0 - box_w, bottom - box_h),
             egui::vec2(box_w, box_h),
@@ -35,7 +51,7 @@ pub fn legends_ui(ui: &egui::Ui, legends: &[Legend], view: egui::Rect) {
         painter.rect_filled(frame, 4.0, egui::Color32::from_black_alpha(150));
         let title_pos = egui::pos2(frame.left() + 10.0, frame.top() + 8.0);
         let bar = egui::Rect::from_min_size(
-            egui::pos2(frame.left() + 10.0, title_pos.y + title.size().y + 4.0),
+            egui::pos2(frame.left() + 10.0, title_pos.y + title.size().y + 4.0 + above_h),
             egui::vec2(inner, bar_h),
         );
         painter.galley(title_pos, title, egui::Color32::WHITE);
@@ -53,24 +69,28 @@ pub fn legends_ui(ui: &egui::Ui, legends: &[Legend], view: egui::Rect) {
         }
         let below = bar.bottom() + 3.0;
         let hi_w = hi.size().x;
-        let lo_w = lo.size().x;
         if legend.solid_rgb.is_none() {
             painter.galley(egui::pos2(bar.left(), below), lo, egui::Color32::WHITE);
         }
         painter.galley(egui::pos2(bar.right() - hi_w, below), hi, egui::Color32::WHITE);
-        // Zero marked on the bar (white is the range's middle, zero only when it is symmetric),
-        // its "0" written where it clears the end values.
-        if let Some(t) = legend.zero_at() {
+        if let Some((t, zero)) = zero {
             let x = bar.left() + t * bar.width();
+            let half = zero.size().x / 2.0;
+            let (from, to, at) = if zero_above {
+                let h = zero.size().y;
+                (
+                    bar.top() - 1.0,
+                    bar.center().y,
+                    egui::pos2(x - half, bar.top() - 1.0 - h),
+                )
+            } else {
+                (bar.center().y, bar.bottom() + 2.0, egui::pos2(x - half, below))
+            };
             painter.line_segment(
-                [egui::pos2(x, bar.center().y), egui::pos2(x, bar.bottom() + 2.0)],
+                [egui::pos2(x, from), egui::pos2(x, to)],
                 egui::Stroke::new(1.5, egui::Color32::BLACK),
             );
-            let zero = painter.layout_no_wrap("0".into(), font.clone(), egui::Color32::WHITE);
-            let half = zero.size().x / 2.0;
-            if x - half > bar.left() + lo_w + 4.0 && x + half < bar.right() - hi_w - 4.0 {
-                painter.galley(egui::pos2(x - half, below), zero, egui::Color32::WHITE);
-            }
+            painter.galley(at.max(egui::pos2(bar.left(), at.y)), zero, egui::Color32::WHITE);
         }
         bottom = frame.top() - 8.0;
     }
