@@ -400,7 +400,7 @@ fn the_orbital_panel_gives_the_gap_and_keeps_its_column_names_in_view() {
     // The column names sit above the scrolled list, and above the HOMO's row.
     let homo_row = harness.get_by_label("32 HOMO").rect();
     let follow = harness.get_by_label("hartree").rect();
-    for name in ["orbital", "energy", "occ."] {
+    for name in ["orbital", "E (eV)", "occ."] {
         let r = harness.get_by_label(name).rect();
         assert!(
             r.max.y <= homo_row.min.y,
@@ -411,7 +411,7 @@ fn the_orbital_panel_gives_the_gap_and_keeps_its_column_names_in_view() {
         assert!(r.max.x <= 1280.0);
     }
     // Symmetry labels of C1 ("A" everywhere) say nothing, and "2.00 A" read as a length.
-    assert!(harness.query_by_label("sym.").is_none());
+    assert!(harness.query_by_label("sym").is_none());
     assert!(harness.query_by_label("A").is_none());
     // In hartree, the same gap.
     harness.get_by_label("hartree").click();

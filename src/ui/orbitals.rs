@@ -119,7 +119,7 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let with_symmetry = rows.iter().any(|r| !r.symmetry.is_empty() && r.symmetry != "A");
     let [w_orbital, w_energy, w_occupation, w_symmetry] = column_widths(
         ui.available_width() - ui.spacing().scroll.bar_width - ui.spacing().scroll.bar_outer_margin,
-        ui.spacing().item_spacing.x,
+        CELL_GAP,
         with_symmetry,
     );
     let heading = |ui: &mut egui::Ui, width: f32, text: &str, hover: &str| {
@@ -129,11 +129,13 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
         });
     };
     ui.horizontal(|ui| {
+        ui.spacing_mut().item_spacing.x = CELL_GAP;
         heading(ui, w_orbital, "orbital", "Number in the file, from 1");
-        heading(ui, w_energy, "energy", "Orbital energy");
+        let unit = if state.settings.energies_in_ev { "eV" } else { "Eh" };
+        heading(ui, w_energy, &format!("E ({unit})"), "Orbital energy");
         heading(ui, w_occupation, "occ.", "Occupation (electrons)");
         if with_symmetry {
-            heading(ui, w_symmetry, "sym.", "Symmetry label from the file");
+            heading(ui, w_symmetry, "sym", "Symmetry label from the file");
         }
     });
     egui::ScrollArea::vertical()
@@ -147,6 +149,7 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 .filter(|r| r.index + 12 >= homo && r.index <= homo + 12)
             {
                 ui.horizontal(|ui| {
+                    ui.spacing_mut().item_spacing.x = CELL_GAP;
                     let text = if row.label.is_empty() {
                         format!("{}", row.index + 1)
                     } else {
@@ -165,10 +168,13 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
                         }
                     });
                     cell(ui, w_energy, |ui| {
-                        ui.add(egui::Label::new(state.format_energy(row.energy_hartree)).truncate());
+                        // The unit is the column's ("energy (eV)").
+                        let text = state.format_energy(row.energy_hartree);
+                        let number = text.split_once(' ').map_or(text.as_str(), |(n, _)| n);
+                        ui.add(egui::Label::new(number).truncate()).on_hover_text(&text);
                     });
                     cell(ui, w_occupation, |ui| {
-                        ui.add(egui::Label::new(format!("{:.2}", row.occupation)).truncate());
+                        ui.add(egui::Label::new(occupation_text(row.occupation)).truncate());
                     });
                     if with_symmetry {
                         cell(ui, w_symmetry, |ui| {
@@ -183,9 +189,20 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
 /// Widths of the orbital list's columns (points) where there is room, shared by the names above the
 /// list and its rows.
 const COLUMN_ORBITAL: f32 = 84.0;
-const COLUMN_ENERGY: f32 = 88.0;
-const COLUMN_OCCUPATION: f32 = 36.0;
-const COLUMN_SYMMETRY: f32 = 32.0;
+const COLUMN_ENERGY: f32 = 50.0;
+const COLUMN_OCCUPATION: f32 = 26.0;
+const COLUMN_SYMMETRY: f32 = 24.0;
+/// Points between the list's cells.
+const CELL_GAP: f32 = 4.0;
+
+/// An occupation as the list shows it: "2" and "0" for whole numbers of electrons, "1.37" else.
+fn occupation_text(electrons: f64) -> String {
+    if (electrons - electrons.round()).abs() < 1e-6 {
+        format!("{:.0}", electrons.round())
+    } else {
+        format!("{electrons:.2}")
+    }
+}
 
 /// The columns' widths (orbital, energy, occupation, symmetry) in `available` points with `gap`
 /// between cells: the defaults where they fit; else the number columns give up to two fifths of
@@ -347,6 +364,13 @@ mod tests {
         let [orbital, energy, occupation, _] = super::column_widths(175.0, 8.0, false);
         assert!((orbital - super::COLUMN_ORBITAL).abs() < 1e-3, "{orbital}");
         assert!(orbital + energy + occupation + 16.0 <= 175.0 + 1e-3);
+        // With a symmetry column (a GAMESS log) at 1280 points the list has about 193: the names
+        // ("38 LUMO+2") keep their whole width and the numbers theirs ("-4.065", "2", "BG").
+        let w = super::column_widths(193.0, super::CELL_GAP, true);
+        assert_eq!(w[0], super::COLUMN_ORBITAL, "{w:?}");
+        assert!(w[1] >= 44.0 && w[2] >= 20.0 && w[3] >= 20.0, "{w:?}");
+        assert_eq!(super::occupation_text(2.0), "2");
+        assert_eq!(super::occupation_text(1.3749), "1.37");
         // Narrower still: everything shrinks, and the list stays inside its panel.
         let w = super::column_widths(120.0, 8.0, true);
         assert!(w.iter().sum::<f32>() + 24.0 <= 120.0 + 1e-3, "{w:?}");
