@@ -164,6 +164,39 @@ fn minimum_image_matches_brute_force(cell: UnitCell) {
     }
 }
 
+/// `within` in a periodic cell (a cell list in fractional coordinates) flags exactly what the
+/// minimum-image distance to every reference atom flags: fresh random points in a triclinic and a
+/// rectangular box, inside and outside the cell, with cutoffs from a tenth of the box to more than
+/// half of it.
+#[test]
+fn periodic_within_matches_the_minimum_image_brute_force() {
+    let seed = crate::model::fresh::seed();
+    let mut mix = crate::model::fresh::Mix(seed);
+    let mut rnd = move || mix.uniform(0.0, 1.0);
+    for cell in [
+        UnitCell::new([30.0, 34.0, 38.0], [70.0, 80.0, 95.0]),
+        UnitCell::orthorhombic([27.0, 33.0, 41.0]),
+    ] {
+        let mi = MinImage::new(&cell);
+        let pos: Vec<[f32; 3]> = (0..1500)
+            .map(|_| [0, 1, 2].map(|_| (rnd() * 70.0 - 20.0) as f32))
+            .collect();
+        let reference: Vec<bool> = (0..pos.len()).map(|_| rnd() < 0.1).collect();
+        for cutoff in [3.0, 7.5, 14.0, 21.0] {
+            let got = super::within::within(&pos, &reference, cutoff, Some(&cell));
+            for (i, p) in pos.iter().enumerate() {
+                let want = (0..pos.len())
+                    .filter(|&j| reference[j])
+                    .any(|j| mi.distance2(p.map(f64::from), pos[j].map(f64::from)) <= cutoff * cutoff);
+                assert_eq!(
+                    got[i], want,
+                    "seed {seed}: atom {i} at {p:?}, cutoff {cutoff} A, {cell:?}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn literal_words_name_values_with_dots_and_dashes() {
     let (mut s, f) = toy();

@@ -14,14 +14,8 @@ pub(super) fn within(pos: &[[f32; 3]], reference: &[bool], cutoff: f64, cell: Op
     }
     let pbc = cell.filter(|c| c.is_valid()).map(MinImage::new);
     let c2 = cutoff * cutoff;
-    // Periodic systems with a cutoff comparable to the box: brute force with the minimum image.
     if let Some(mi) = &pbc {
-        let refs_p: Vec<[f64; 3]> = refs.iter().map(|&j| pos[j].map(f64::from)).collect();
-        for (i, o) in out.iter_mut().enumerate() {
-            let p = pos[i].map(f64::from);
-            *o = refs_p.iter().any(|q| mi.distance2(p, *q) <= c2);
-        }
-        return out;
+        return within_periodic(pos, &refs, cutoff, mi);
     }
     let cell_size = cutoff.max(1.0);
     let mut lo = [f64::INFINITY; 3];
@@ -55,6 +49,55 @@ pub(super) fn within(pos: &[[f32; 3]], reference: &[bool], cutoff: f64, cell: Op
                                 *o = true;
                                 break 'search;
                             }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Most cells along one axis of the periodic cell list.
+const MAX_CELLS_PER_AXIS: usize = 64;
+
+/// [`within`] in a periodic cell: a cell list in fractional coordinates, each axis cut into
+/// slabs at least `cutoff` wide, so that a vector no longer than the cutoff crosses at most one
+/// slab boundary per axis (its fractional component is at most cutoff / width); candidates in the
+/// 27 neighbouring cells (all cells of an axis cut into fewer than three) are tested by the exact
+/// minimum image.
+fn within_periodic(pos: &[[f32; 3]], refs: &[usize], cutoff: f64, mi: &MinImage) -> Vec<bool> {
+    let c2 = cutoff * cutoff;
+    let widths = mi.widths();
+    let n = widths.map(|w| ((w / cutoff.max(1e-6)).floor() as usize).clamp(1, MAX_CELLS_PER_AXIS));
+    let cell_of = |p: [f64; 3]| -> Option<[usize; 3]> {
+        if !p.iter().all(|x| x.is_finite()) {
+            return None;
+        }
+        let s = mi.fractional(p);
+        Some([0, 1, 2].map(|k| (((s[k] - s[k].floor()) * n[k] as f64) as usize).min(n[k] - 1)))
+    };
+    let flat = |c: [usize; 3]| (c[0] * n[1] + c[1]) * n[2] + c[2];
+    let mut cells: Vec<Vec<usize>> = vec![Vec::new(); n[0] * n[1] * n[2]];
+    for &j in refs {
+        if let Some(c) = cell_of(pos[j].map(f64::from)) {
+            cells[flat(c)].push(j);
+        }
+    }
+    // Neighbouring cells along an axis: one either side, or every cell of a short axis (once).
+    let offsets: [Vec<usize>; 3] = n.map(|m| if m >= 3 { vec![m - 1, 0, 1] } else { (0..m).collect() });
+    let mut out = vec![false; pos.len()];
+    for (i, o) in out.iter_mut().enumerate() {
+        let p = pos[i].map(f64::from);
+        let Some(c) = cell_of(p) else { continue };
+        'search: for &da in &offsets[0] {
+            for &db in &offsets[1] {
+                for &dc in &offsets[2] {
+                    let nb = [(c[0] + da) % n[0], (c[1] + db) % n[1], (c[2] + dc) % n[2]];
+                    for &j in &cells[flat(nb)] {
+                        if mi.distance2(p, pos[j].map(f64::from)) <= c2 {
+                            *o = true;
+                            break 'search;
                         }
                     }
                 }
