@@ -818,6 +818,7 @@ impl AppState {
             || self.panels.ils.is_running()
             || self.panels.save_job.is_some()
             || self.panels.fetch.job.is_some()
+            || !self.panels.export.image_requests.is_empty()
     }
 
     /// True while a visible field representation waits for a field in flight (its own or the one

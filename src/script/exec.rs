@@ -185,10 +185,7 @@ impl<'a> Runner<'a> {
     /// Whether the view shows the current frame with everything computed (the window's fields
     /// arrive over several redraws).
     fn view_is_current(&self) -> bool {
-        let Some(doc) = self.state.document() else {
-            return true;
-        };
-        !self.state.view.fit_pending && crate::app::export::record::frame_is_current(self.state, doc.frame_index)
+        crate::app::export::view_is_complete(self.state)
     }
 
     fn run_nested(&mut self, path: &Path) -> Result<(), ScriptError> {

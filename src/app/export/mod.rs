@@ -109,8 +109,10 @@ pub struct MovieDialog {
 pub struct ExportState {
     pub image: ImageDialog,
     pub movie: MovieDialog,
-    /// Images for the window to render after its next frame.
+    /// Images for the window to render once the view shows everything of its frame.
     pub image_requests: Vec<ImageRequest>,
+    /// Since when the images asked for wait for the view ([`service`]).
+    pub image_waiting_since: Option<std::time::Instant>,
     /// The movie being recorded.
     pub recording: Option<record::Recording>,
     /// The dialog whose "Browse…" asked for the desktop's save dialog (the window shows it).
@@ -129,6 +131,7 @@ impl Default for ExportState {
             .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
             .unwrap_or_default();
         ExportState {
+            image_waiting_since: None,
             image: ImageDialog {
                 open: false,
                 path: dir.join("orbitfield.png").display().to_string(),
@@ -295,11 +298,48 @@ pub fn check_image_request(r: &ImageRequest, view_px: [u32; 2]) -> Result<(), St
 /// The window's part, once per redraw after the view is drawn: writes the images asked for and
 /// advances the movie being recorded. `scene` is the view's scene as just synchronised.
 pub fn service(rc: &RenderContext, scene: &mut GpuScene, state: &mut AppState) {
+    if !state.panels.export.image_requests.is_empty() {
+        images(rc, scene, state);
+    }
+    record::step(rc, scene, state);
+}
+
+/// How long an image asked for waits for the view to show everything of its frame.
+pub const MAX_IMAGE_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// True when the view shows everything of the current frame: fitted, every representation's
+/// fields, surfaces, colours and cartoons of that frame (what a movie waits for).
+pub fn view_is_complete(state: &AppState) -> bool {
+    state
+        .document()
+        .is_none_or(|d| !state.view.fit_pending && record::frame_is_current(state, d.frame_index))
+}
+
+/// Writes the images asked for once the view is complete ([`view_is_complete`]; a script's `save
+/// image` right after `open` or `rep add` would otherwise save what the scene held a frame
+/// before), or after [`MAX_IMAGE_WAIT`] with a note.
+fn images(rc: &RenderContext, scene: &mut GpuScene, state: &mut AppState) {
+    let complete = view_is_complete(state);
+    let since = *state
+        .panels
+        .export
+        .image_waiting_since
+        .get_or_insert_with(std::time::Instant::now);
+    if !complete && since.elapsed() < MAX_IMAGE_WAIT {
+        state.panels.status = "image: waiting for the view to finish computing…".into();
+        return;
+    }
+    state.panels.export.image_waiting_since = None;
+    let early = if complete {
+        ""
+    } else {
+        " (saved before everything shown was computed: it took more than five minutes)"
+    };
     for request in std::mem::take(&mut state.panels.export.image_requests) {
         match capture::export_image(rc, scene, state, &request) {
             Ok(note) => {
                 state.panels.status = format!(
-                    "image {}x{} saved to {}{note}",
+                    "image {}x{} saved to {}{note}{early}",
                     request.size_px[0],
                     request.size_px[1],
                     request.path.display()
@@ -309,7 +349,6 @@ pub fn service(rc: &RenderContext, scene: &mut GpuScene, state: &mut AppState) {
             Err(e) => state.error(format!("export image: {e}")),
         }
     }
-    record::step(rc, scene, state);
 }
 
 /// The desktop's save dialog for the export dialog that asked (the window calls this after the
