@@ -256,6 +256,45 @@ fn the_demo_follows_its_orbital_with_translucent_lobes_and_names_the_torsion() {
     assert!(harness.state().demo_caption().is_some());
 }
 
+/// In the demo, which follows its orbital through the frames, a second orbital shift-clicked in
+/// the orbital list keeps its own orbital when the frame changes; the first follows on.
+#[test]
+fn a_second_orbital_added_while_following_keeps_its_own() {
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.apply(Command::OpenDemo);
+    state.apply(Command::TogglePlaying);
+    let t0 = std::time::Instant::now();
+    while state.doc.follow.as_ref().is_some_and(|f| f.steps.is_none()) {
+        state.poll_follow();
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert!(t0.elapsed().as_secs() < 120, "the orbital was never followed");
+    }
+    state.apply(Command::SetFrame(4));
+    let mut harness = window(state, [1280.0, 800.0]);
+    harness.run_steps(2);
+    harness.get_by_label("9 LUMO").click_modifiers(egui::Modifiers::SHIFT);
+    harness.run_steps(2);
+    let st = harness.state_mut();
+    st.push(Command::StepFrame(1));
+    st.apply_pending();
+    harness.run_steps(2);
+    let st = harness.state();
+    let orbitals: Vec<usize> = st
+        .reps()
+        .fields()
+        .filter_map(|(_, f)| match f.field {
+            FieldChoice::Orbital { index, .. } => Some(index),
+            _ => None,
+        })
+        .collect();
+    let followed = st.follow_step().expect("still following").index;
+    assert_eq!(
+        orbitals,
+        vec![followed, 8],
+        "the first follows, the second keeps the LUMO"
+    );
+}
+
 /// Escape closes the topmost thing, one per press: the image export dialog over the help window,
 /// then the help window, then the measure mode the Add menu started; only then would it cancel jobs.
 #[test]

@@ -83,9 +83,15 @@ impl AppState {
                 }
             }
             Command::SelectOrbital(o) => {
-                if self.doc.follow.is_some() && self.follow_step().map(|s| s.index) != o {
-                    // Picking another orbital by hand stops following.
+                if self.doc.follow.is_some()
+                    && self.follow_step().map(|s| s.index) != o
+                    && self.orbital_rep_id() == self.followed_rep_id()
+                {
+                    // Picking another orbital by hand for the following representation stops
+                    // following (another representation's pick leaves it following).
                     self.doc.follow = None;
+                    self.panels.status =
+                        "following stopped: an orbital picked by hand (tick Follow through frames to follow it)".into();
                 }
                 // The orbital representation the list edits (or a new one); never another kind.
                 match o {

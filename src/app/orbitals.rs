@@ -175,8 +175,10 @@ impl AppState {
         });
         match task {
             Ok(task) => {
+                let rep = self.orbital_rep_id();
                 self.doc.follow = Some(Follow {
                     document,
+                    rep,
                     spin,
                     anchor_frame: anchor,
                     anchor_index: index,
@@ -244,13 +246,19 @@ impl AppState {
         self.doc.orbital = Some(index);
         self.doc.spin = spin;
         let field = FieldChoice::Orbital { spin, index };
-        match self.orbital_rep_id() {
+        match self.followed_rep_id() {
             // The selection in the list stays where the user put it.
             Some(id) if self.doc.reps.field(id).is_some_and(|f| f.field != field) => {
                 self.edit_rep(id, super::reps::RepEdit::Field(field));
             }
             Some(_) => {}
-            None if self.main_field().is_none() => self.show_orbital(spin, index, true),
+            None if self.main_field().is_none() => {
+                self.show_orbital(spin, index, true);
+                let made = self.orbital_rep_id();
+                if let Some(f) = self.doc.follow.as_mut() {
+                    f.rep = made;
+                }
+            }
             None => {}
         }
     }

@@ -280,6 +280,9 @@ pub struct Dirty {
 /// frame shows its match with the phase continued (lobe colours swapped where the sign flips).
 pub struct Follow {
     pub document: u64,
+    /// The orbital representation that follows (the one the orbital list edited when following
+    /// started, or the one made for it); others added beside it keep their own orbitals.
+    pub rep: Option<RepId>,
     pub spin: Spin,
     pub anchor_frame: usize,
     pub anchor_index: usize,

@@ -120,12 +120,20 @@ impl AppState {
     }
 
     /// The representation whose orbital follows the frames, or keeps its phase through a series
-    /// (its lobe colours swap where the orbital's phase flips): the orbital representation the
-    /// orbital list edits.
+    /// (its lobe colours swap where the orbital's phase flips): while following, the one that
+    /// follows (`Follow::rep`, while it still shows an orbital), else the orbital representation
+    /// the orbital list edits.
     pub fn followed_rep_id(&self) -> Option<RepId> {
-        if self.doc.follow.is_none() && self.doc.phase.is_none() {
-            return None;
+        let is_orbital = |id: &RepId| {
+            self.doc
+                .reps
+                .field(*id)
+                .is_some_and(|f| matches!(f.field, FieldChoice::Orbital { .. }))
+        };
+        match &self.doc.follow {
+            Some(f) => f.rep.filter(is_orbital).or_else(|| self.orbital_rep_id()),
+            None if self.doc.phase.is_some() => self.orbital_rep_id(),
+            None => None,
         }
-        self.orbital_rep_id()
     }
 }
