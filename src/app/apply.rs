@@ -370,6 +370,7 @@ impl AppState {
                 self.panels.status = status;
                 self.tools.reset_for_document();
                 self.keep_replaced_document(replaced);
+                self.panels.rdf.forget_document();
                 self.clear_reps();
                 // Poisson-Boltzmann for charges with radii from the files, else eps = 4r.
                 self.esp.model = super::esp_model::EspModel::for_structure(&doc.structure);
@@ -398,6 +399,7 @@ impl AppState {
         let replaced = self.session();
         self.tools.reset_for_document();
         self.keep_replaced_document(replaced);
+        self.panels.rdf.forget_document();
         self.clear_reps();
         self.doc.document = None;
         self.doc.orbital = None;

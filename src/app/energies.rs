@@ -72,6 +72,10 @@ impl AppState {
             return Some("E: none printed at this step".into());
         };
         let (low_frame, low) = lowest(energies)?;
+        if energies.iter().filter(|e| e.is_finite()).count() < 2 {
+            // One energy (a single point): nothing to be lowest among.
+            return Some(format!("E = {}", total_energy_text(e)));
+        }
         let rel = if low_frame == frame {
             "the lowest".to_string()
         } else {

@@ -160,6 +160,14 @@ impl RdfPanel {
     }
 
     /// Stops the running computation (frames in flight are dropped when they arrive).
+    /// Forgets the run of another document (cancelled if it is still going): a g(r) is of the
+    /// document it was computed on. The form keeps its values.
+    pub fn forget_document(&mut self) {
+        self.cancel();
+        self.run = None;
+        self.error = None;
+    }
+
     pub fn cancel(&mut self) {
         if let Some(run) = &mut self.run
             && run.finished.is_none()

@@ -272,6 +272,7 @@ impl ActionLog {
             Command::SetColormap(c) => text(format!("set colormap {}", c.name())),
             Command::SetEspModel(m) => text(format!("set model {}", m.word())),
             Command::SetRampAbove(on) => text(format!("set rampabove {}", if *on { "on" } else { "off" })),
+            Command::FollowOrbital(on) => text(format!("set follow {}", if *on { "on" } else { "off" })),
             Command::SetPbValue(which, v) => text(format!("set {} {v}", which.word())),
             Command::SetLatticePoints(n) => text(format!("set lattice {n}")),
             Command::SetShowSlice(true) => text("slice".into()),

@@ -730,6 +730,7 @@ fn set(p: &Parsed) -> Result<Plan, Problem> {
         "cell" => Command::ShowCell(on_off("cell")?),
         "whole" => Command::MakeWhole(on_off("whole")?),
         "rampabove" => Command::SetRampAbove(on_off("rampabove")?),
+        "follow" => Command::FollowOrbital(on_off("follow")?),
         w if crate::app::pb::PbSetting::ALL.iter().any(|s| s.word() == w) => {
             let which = crate::app::pb::PbSetting::ALL
                 .into_iter()

@@ -168,6 +168,7 @@ const SETTINGS: &[&str] = &[
     "energies",
     "model",
     "rampabove",
+    "follow",
     "cell",
     "whole",
     "ionic",
@@ -661,7 +662,7 @@ pub const VERBS: &[Verb] = &[
                 arg(
                     "value",
                     Kind::Text,
-                    "units: kT/e|kcal/mol/e|V|a.u.; background: dark|light|COLOR; lighting or depthcue: how far atoms fade with depth, 0 to 1; colormap: a colormap's name; lattice: points along the longest axis; energies: ev|hartree; model: the electrostatic model of the charges' potential, vacuum|4r (eps = s r, any slope: 2.5r)|debye (Debye-Hueckel, 0.15 M, eps 78.54, 298.15 K)|pb (Poisson-Boltzmann); rampabove: on|off, colours sampled 1.4 A outside surfaces; cell: on|off, the periodic box drawn; whole: on|off, molecules made whole across the periodic box (off: coordinates as the file wrote them); ionic (M), epsin, epsout, probe (A), pbspacing (A): the Poisson-Boltzmann model's ionic strength, dielectrics, solvent probe and lattice spacing",
+                    "units: kT/e|kcal/mol/e|V|a.u.; background: dark|light|COLOR; lighting or depthcue: how far atoms fade with depth, 0 to 1; colormap: a colormap's name; lattice: points along the longest axis; energies: ev|hartree; model: the electrostatic model of the charges' potential, vacuum|4r (eps = s r, any slope: 2.5r)|debye (Debye-Hueckel, 0.15 M, eps 78.54, 298.15 K)|pb (Poisson-Boltzmann); rampabove: on|off, colours sampled 1.4 A outside surfaces; follow: on|off, the orbital shown matched through a wavefunction series' frames by overlap; cell: on|off, the periodic box drawn; whole: on|off, molecules made whole across the periodic box (off: coordinates as the file wrote them); ionic (M), epsin, epsout, probe (A), pbspacing (A): the Poisson-Boltzmann model's ionic strength, dielectrics, solvent probe and lattice spacing",
                 ),
             ],
             &[],
