@@ -145,6 +145,42 @@ fn orca_single_point_orbitals_match_pyscf_reference() {
     assert!(dev < 1e-3, "C^T S C deviates from 1 by {dev}");
 }
 
+/// ORCA prints each orbital's symmetry in its "ORBITAL ENERGIES" table ("34 2.0000 -0.222189
+/// -6.0461 3-Bg"): every printed row's species is the orbital's label (read here from the table by
+/// splitting its lines), the unprinted virtual orbitals stay unlabelled, and the frontier
+/// orbitals' species agree with Gaussian's for the same molecule (dvb, C2h; BG below the gap, AU
+/// above it).
+#[test]
+fn orca_orbital_symmetries_are_the_energy_table_s() {
+    let wf = &load("ORCA6.0_dvb_sp_hf.out").wavefunctions[0];
+    let text = String::from_utf8(bytes("ORCA6.0_dvb_sp_hf.out")).unwrap();
+    let table = text.split("ORBITAL ENERGIES").nth(1).unwrap();
+    let rows: Vec<(usize, String)> = table
+        .lines()
+        .skip_while(|l| !l.contains("Irrep"))
+        .skip(1)
+        .map_while(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            Some((t.first()?.parse().ok()?, t.get(4)?.split('-').nth(1)?.to_string()))
+        })
+        .collect();
+    assert!(rows.len() > 40, "{} rows", rows.len());
+    for (k, species) in &rows {
+        assert_eq!(&wf.alpha.symmetries[*k], species, "orbital {}", k + 1);
+    }
+    assert!(wf.alpha.symmetries[rows.len()..].iter().all(String::is_empty));
+    let gaussian = &load("Gaussian16_dvb_sp.out").wavefunctions[0];
+    for (w, name) in [(wf, "ORCA"), (gaussian, "Gaussian")] {
+        let homo = w.homo(orbitfield::model::Spin::Alpha).unwrap();
+        let (h, l) = (&w.alpha.symmetries[homo], &w.alpha.symmetries[homo + 1]);
+        assert_eq!(
+            (h.to_uppercase().as_str(), l.to_uppercase().as_str()),
+            ("BG", "AU"),
+            "{name}"
+        );
+    }
+}
+
 #[test]
 fn gamess_single_point_orbitals_match_pyscf_reference() {
     let log = load("GAMESS-US2018_dvb_sp.out");

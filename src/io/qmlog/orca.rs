@@ -6,7 +6,9 @@
 //! `! PrintBasis` or `%output print[p_basis] 2 end`; coefficients of normalised primitives, one
 //! block per element, matched to atoms through the "BASIS SET INFORMATION" groups), and the
 //! "MOLECULAR ORBITALS" blocks (`! PrintMOs` or `print[p_mos] 1`; alpha then beta for UHF, the beta
-//! set restarting at orbital 0).
+//! set restarting at orbital 0). Each orbital's symmetry comes from the "ORBITAL ENERGIES" table
+//! printed before its block (its `Irrep` column, "3-Bg": the third orbital of species Bg, kept as
+//! "Bg"; spin up then spin down for UHF), when the job used symmetry.
 //!
 //! ORCA's functions are pure for l >= 2, printed as p: pz px py; d: dz2 dxz dyz dx2y2 dxy; f, g:
 //! m = 0, +1, -1, ... — the model's order apart from p, which is mapped to x y z. ORCA's real
@@ -47,6 +49,8 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
     let mut group_types: Vec<Element> = Vec::new();
     let mut atom_groups: Vec<usize> = Vec::new();
     let mut n_electrons: Option<usize> = None;
+    // The last "ORBITAL ENERGIES" table's symmetry labels: spin up (or restricted), spin down.
+    let mut irreps: [Vec<String>; 2] = [Vec::new(), Vec::new()];
     let mut lines = Lines::new(bytes);
     while let Some(line) = lines.next_line() {
         let t = trim_start(line);
@@ -66,13 +70,18 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                     let save = lines;
                     match lines.next_line() {
                         Some(l) if trim(l).starts_with(b"---") => {
-                            let o = read_mo_blocks(path, &mut lines)?;
+                            let mut o = read_mo_blocks(path, &mut lines)?;
+                            label_symmetries(&mut o.alpha, &irreps[0]);
+                            if let Some(beta) = o.beta.as_mut() {
+                                label_symmetries(beta, &irreps[1]);
+                            }
                             c.set_orbitals(path, o)?;
                         }
                         _ => lines = save,
                     }
                 }
             }
+            b'O' if t.starts_with(b"ORBITAL ENERGIES") => irreps = read_irreps(&mut lines),
             b'N' if t.starts_with(b"Number of Electrons") => {
                 n_electrons = setting(t).and_then(int).and_then(|v| usize::try_from(v).ok());
             }
@@ -141,6 +150,70 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
         c.shells_per_atom = Some(assign_blocks(path, &elements, &blocks, &group_types, &atom_groups)?);
     }
     Ok(c)
+}
+
+/// The `Irrep` column of an "ORBITAL ENERGIES" table ("  NO   OCC   E(Eh)   E(eV)   Irrep", rows
+/// "  34   2.0000   -0.2195   -5.9730   3-Bg"): each orbital's species ("Bg"), spin up (or
+/// restricted) then spin down. Empty where the table has no such column (no symmetry used).
+fn read_irreps(lines: &mut Lines) -> [Vec<String>; 2] {
+    let mut out: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    let mut spin = 0;
+    let mut seen_rows = false;
+    loop {
+        // The line after the table is the next section's: left for the caller to read.
+        let before = *lines;
+        let Some(line) = lines.next_line() else { break };
+        let t = trim(line);
+        if t.is_empty() || t.starts_with(b"---") || t.starts_with(b"NO ") || t.starts_with(b"*") {
+            if seen_rows && t.is_empty() && spin == 1 {
+                *lines = before;
+                break;
+            }
+            continue;
+        }
+        if t.starts_with(b"SPIN UP") {
+            spin = 0;
+            continue;
+        }
+        if t.starts_with(b"SPIN DOWN") {
+            spin = 1;
+            continue;
+        }
+        let toks: Vec<&[u8]> = tokens(t).collect();
+        let row = toks
+            .first()
+            .and_then(|v| int(v))
+            .filter(|&n| n == out[spin].len() as i64);
+        if row.is_none() || toks.len() < 4 || num(toks[2]).is_none() {
+            // The table ended (ORCA prints the next section after a blank line or two).
+            if seen_rows {
+                *lines = before;
+                break;
+            }
+            continue;
+        }
+        seen_rows = true;
+        let species = toks
+            .get(4)
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .map(|v| v.split_once('-').map_or(v.clone(), |(_, s)| s.to_string()))
+            .unwrap_or_default();
+        if out[spin].len() < MAX_ITEMS {
+            out[spin].push(species);
+        }
+    }
+    out
+}
+
+/// Fills the orbitals' symmetry labels from an "ORBITAL ENERGIES" table's, orbital by orbital
+/// (ORCA lists only the first virtual orbitals: the rest stay unlabelled), when the table has
+/// no more rows than there are orbitals.
+fn label_symmetries(set: &mut RawOrbitals, species: &[String]) {
+    if species.len() <= set.symmetries.len() {
+        for (label, s) in set.symmetries.iter_mut().zip(species) {
+            label.clone_from(s);
+        }
+    }
 }
 
 /// Gives each atom its element's basis block; where one element has several blocks, the atom's
