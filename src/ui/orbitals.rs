@@ -316,6 +316,8 @@ fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app
         // The horizontal position only spreads degenerate levels apart: no axis for it.
         .show_axes([false, true])
         .y_axis_label("eV")
+        // Round marks (egui_plot's default spacing left a wide range with only "0").
+        .y_grid_spacer(|g| super::widgets::round_grid_marks(g, super::widgets::PLOT_Y_LABEL_POINTS))
         .show(ui, |plot| {
             for (r, x) in shown.iter().zip(&extents) {
                 let e = r.energy_hartree * EV_PER_HARTREE;
