@@ -1,6 +1,7 @@
 //! Small promises of the command language and the panels around a document: `set follow` turns
 //! orbital following on and off and the command log writes the checkbox as it; a g(r) belongs to
-//! the document it was computed on; a single point's energy is not called "the lowest".
+//! the document it was computed on; a single point's energy is not called "the lowest"; export
+//! dialogs open where the last image went.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -66,4 +67,30 @@ fn a_single_point_s_energy_is_given_alone() {
     state.apply(Command::OpenFiles(vec![data("qm-logs/GAMESS-US2018_dvb_gopt_a.out")]));
     let text = state.frame_energy_text().expect("the step's energy");
     assert!(text.contains("the lowest") || text.contains("above frame"), "{text}");
+}
+
+/// Each export dialog opens in the folder an image or a movie was last asked for in, keeping its
+/// own file name.
+#[test]
+fn export_dialogs_open_where_the_last_image_went() {
+    use orbitfield::app::export::{ExportDialog, ImageRequest};
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.apply(Command::OpenFiles(vec![data("md/Molecule.mol2")]));
+    state.view.size_px = [800, 600];
+    let folder = std::env::temp_dir().join("orbitfield_figures");
+    state.apply(Command::ExportImage(ImageRequest {
+        path: folder.join("first.png"),
+        size_px: [400, 300],
+        supersample: 1,
+        transparent: false,
+        legend: false,
+        annotations: false,
+    }));
+    state.apply(Command::ShowExportDialog(ExportDialog::Movie, true));
+    let movie = std::path::PathBuf::from(&state.panels.export.movie.path);
+    assert_eq!(movie.parent(), Some(folder.as_path()), "{}", movie.display());
+    assert_eq!(movie.file_name().and_then(|n| n.to_str()), Some("orbitfield.mp4"));
+    state.apply(Command::ShowExportDialog(ExportDialog::Image, true));
+    let image = std::path::PathBuf::from(&state.panels.export.image.path);
+    assert_eq!(image.parent(), Some(folder.as_path()), "{}", image.display());
 }

@@ -119,6 +119,8 @@ pub struct ExportState {
     pub browse: Option<ExportDialog>,
     /// The last image written (for the dialog's status line).
     pub last_written: Option<PathBuf>,
+    /// The folder an image or movie was last asked for in: each dialog opens there.
+    pub last_folder: Option<PathBuf>,
 }
 
 impl Default for ExportState {
@@ -160,6 +162,7 @@ impl Default for ExportState {
             recording: None,
             browse: None,
             last_written: None,
+            last_folder: None,
         }
     }
 }
@@ -235,9 +238,13 @@ impl AppState {
                 if let Err(e) = check_image_request(&request, self.view.size_px) {
                     return self.error(format!("export image: {e}"));
                 }
+                self.panels.export.last_folder = request.path.parent().map(Path::to_path_buf);
                 self.panels.export.image_requests.push(request);
             }
-            Command::StartMovie(request) => self.start_movie(request),
+            Command::StartMovie(request) => {
+                self.panels.export.last_folder = request.path.parent().map(Path::to_path_buf);
+                self.start_movie(request);
+            }
             Command::CancelMovie => {
                 if let Some(rec) = self.panels.export.recording.as_mut() {
                     rec.cancel();
@@ -253,6 +260,21 @@ impl AppState {
         let view = self.view.size_px.map(|s| s.max(1));
         let n_frames = self.document().map_or(1, |d| d.n_frames.max(1));
         let e = &mut self.panels.export;
+        // Opened in the folder last written to (by either dialog or a script), its file name kept.
+        let into_last_folder = |path: &mut String, folder: &Option<PathBuf>| {
+            if let Some(folder) = folder.as_ref().filter(|f| !f.as_os_str().is_empty())
+                && let Some(name) = Path::new(path.as_str()).file_name()
+            {
+                *path = folder.join(name).display().to_string();
+            }
+        };
+        if open {
+            match which {
+                ExportDialog::Image if !e.image.open => into_last_folder(&mut e.image.path, &e.last_folder),
+                ExportDialog::Movie if !e.movie.open => into_last_folder(&mut e.movie.path, &e.last_folder),
+                _ => {}
+            }
+        }
         match which {
             ExportDialog::Image => {
                 if open && !e.image.open {
