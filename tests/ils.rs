@@ -63,9 +63,20 @@ fn xe_energy_kt(x: [f64; 3], a: [f64; 3], p: LjParams) -> f64 {
 }
 
 fn engines(s: &IlsSetup, placed: &PlacedAtoms) -> Vec<(&'static str, Vec<f64>)> {
+    // The viewer's progress within a frame: the CPU engine reports every row of voxels once.
+    let rows = std::sync::atomic::AtomicUsize::new(0);
+    let counted = orbitfield::compute::cpu::ils::voxel_means_counting(s, placed, &|| {
+        rows.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    });
+    assert_eq!(
+        rows.into_inner(),
+        s.map.dims[1] * s.map.dims[2],
+        "rows of voxels reported"
+    );
     let mut out = vec![
         ("reference", reference_voxel_means(s, placed)),
         ("cpu engine", voxel_means(s, placed)),
+        ("cpu engine reporting its rows", counted),
     ];
     if let Some(gpu) = cuda_device::device() {
         out.push(("cuda", gpu.ils_voxel_means(s, placed).unwrap()));

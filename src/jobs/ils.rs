@@ -12,7 +12,6 @@
 //! `model::ils::OccupancySums` (sums add in any order). At most [`IlsWorkers::capacity`] frames are
 //! in flight. Used by the `grid ils` command and the tests.
 
-use crate::compute::cpu::ils::voxel_means;
 use crate::compute::ils::{IlsSetup, PlacedAtoms};
 use crate::jobs::{DeviceChoice, DeviceWorkers, Pool, PoolConfig, TaskEngines};
 use crossbeam::channel::{Receiver, RecvTimeoutError, Sender, bounded};
@@ -110,7 +109,7 @@ impl IlsWorkers {
         let (done, setup, atoms) = (self.done_tx.clone(), self.setup.clone(), placed.clone());
         let task = Box::new(move |on: TaskEngines<'_>| {
             let t0 = Instant::now();
-            let (v, engine, note) = frame_voxel_means(on, &setup, &atoms, frame_index);
+            let (v, engine, note) = frame_voxel_means(on, &setup, &atoms, frame_index, &|| {});
             // Never blocks: the channel holds `capacity` results and at most that many are in flight.
             let _ = done.try_send(IlsDone {
                 frame_index,
@@ -188,6 +187,7 @@ pub fn frame_voxel_means(
     setup: &IlsSetup,
     atoms: &PlacedAtoms,
     frame_label: usize,
+    row_done: &(dyn Fn() + Sync),
 ) -> (Vec<f64>, String, Option<String>) {
     let failed = |e: &dyn std::fmt::Display| {
         Some(format!(
@@ -209,5 +209,9 @@ pub fn frame_voxel_means(
             Err(e) => note = failed(&e),
         }
     }
-    (voxel_means(setup, atoms), "cpu".into(), note)
+    (
+        crate::compute::cpu::ils::voxel_means_counting(setup, atoms, row_done),
+        "cpu".into(),
+        note,
+    )
 }

@@ -50,6 +50,8 @@ pub struct IlsLiveWorkers {
     in_flight: Arc<AtomicUsize>,
     capacity: usize,
     oldest_live: Arc<AtomicU64>,
+    /// Rows of voxels finished of the frames still being computed on the CPU engine.
+    partial_rows: Arc<AtomicUsize>,
 }
 
 impl IlsLiveWorkers {
@@ -65,6 +67,7 @@ impl IlsLiveWorkers {
             in_flight: Arc::new(AtomicUsize::new(0)),
             capacity,
             oldest_live: Arc::new(AtomicU64::new(0)),
+            partial_rows: Arc::new(AtomicUsize::new(0)),
         }
     }
 
@@ -95,6 +98,12 @@ impl IlsLiveWorkers {
         self.in_flight.load(Ordering::Acquire)
     }
 
+    /// Rows of voxels finished of the frames still being computed on the CPU engine (a frame
+    /// has `ny * nz`; a GPU's frames take milliseconds and count none).
+    pub fn partial_rows(&self) -> usize {
+        self.partial_rows.load(Ordering::Acquire)
+    }
+
     /// Queued items of generations below `generation` are skipped by the workers unseen.
     pub fn cancel_before(&self, generation: u64) {
         self.oldest_live.fetch_max(generation, Ordering::AcqRel);
@@ -108,13 +117,21 @@ impl IlsLiveWorkers {
             return Err(work);
         }
         let (done, live, in_flight) = (self.done_tx.clone(), self.oldest_live.clone(), self.in_flight.clone());
+        let partial = self.partial_rows.clone();
         let item = work.clone();
         let task = Box::new(move |on: TaskEngines<'_>| {
             if item.generation < live.load(Ordering::Acquire) {
                 in_flight.fetch_sub(1, Ordering::AcqRel);
                 return;
             }
-            let (v, engine, note) = super::ils::frame_voxel_means(on, &item.setup, &item.placed, item.frame_index + 1);
+            let mine = AtomicUsize::new(0);
+            let row_done = || {
+                mine.fetch_add(1, Ordering::Relaxed);
+                partial.fetch_add(1, Ordering::AcqRel);
+            };
+            let (v, engine, note) =
+                super::ils::frame_voxel_means(on, &item.setup, &item.placed, item.frame_index + 1, &row_done);
+            partial.fetch_sub(mine.load(Ordering::Acquire), Ordering::AcqRel);
             // Never blocks: the channel holds `capacity` results and at most that many are in flight.
             let _ = done.try_send(IlsLiveDone {
                 generation: item.generation,

@@ -185,13 +185,25 @@ pub fn ils_panel_ui(ui: &mut egui::Ui, state: &mut AppState, index: u16) {
         .running_map()
         .is_some_and(|(id, i)| Some(id) == state.document().map(|d| d.id) && i == usize::from(index));
     if running_here {
+        // A frame on the CPU takes minutes for a solvated protein: its share done is shown.
+        let partly = state.panels.ils.frames_partly_done(&map);
+        let within = if partly >= 0.01 && map.frames_done < map.frames_total {
+            format!(
+                ", frame {}: {:.0} % done",
+                map.frames_done + 1,
+                100.0 * partly.min(0.999)
+            )
+        } else {
+            String::new()
+        };
         let text = format!(
-            "{} of {} frames{}",
+            "{} of {} frames{within}{}",
             map.frames_done,
             map.frames_total,
             if map.paused { " (paused)" } else { "" }
         );
-        ui.add(egui::ProgressBar::new(map.progress()).text(text));
+        let fraction = (map.frames_done as f32 + partly) / map.frames_total.max(1) as f32;
+        ui.add(egui::ProgressBar::new(fraction.min(1.0)).text(text));
         ui.horizontal(|ui| {
             if map.paused {
                 if ui.button("Continue").clicked() {

@@ -96,6 +96,12 @@ struct Near {
 
 /// The CPU engine: one frame's voxel means of the occupancy (see the module docs).
 pub fn voxel_means(setup: &IlsSetup, atoms: &PlacedAtoms) -> Vec<f64> {
+    voxel_means_counting(setup, atoms, &|| {})
+}
+
+/// [`voxel_means`], calling `row_done` after each row of voxels (along x) is finished, from the
+/// threads computing them: a frame has `ny * nz` rows (the viewer's progress within a frame).
+pub fn voxel_means_counting(setup: &IlsSetup, atoms: &PlacedAtoms, row_done: &(dyn Fn() + Sync)) -> Vec<f64> {
     let map = setup.map;
     let offsets = map.sample_offsets_angstrom(setup.subres);
     let c2 = setup.cutoff_angstrom * setup.cutoff_angstrom;
@@ -198,6 +204,7 @@ pub fn voxel_means(setup: &IlsSetup, atoms: &PlacedAtoms) -> Vec<f64> {
             }
             *value = total / offsets.len().pow(3) as f64;
         }
+        row_done();
     });
     out
 }
