@@ -12,7 +12,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use orbitfield::app::fields::{FieldChoice, FieldService};
 use orbitfield::app::reps::RepKind;
 use orbitfield::app::settings::Settings;
@@ -305,6 +305,31 @@ fn without_lennard_jones_parameters_the_form_says_what_is_missing() {
             .count()
             >= 1
     );
+}
+
+/// Files without a force field (a GRO file) take the element table whatever its box says: the box
+/// shows ticked and cannot be unticked, beside the note that says so.
+#[test]
+fn without_a_force_field_the_element_table_box_shows_it_is_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let gro = dir.path().join("water.gro");
+    std::fs::write(
+        &gro,
+        "one water\n    3\n    1SOL     OW    1   1.000   1.000   1.000\n    1SOL    HW1    2   1.096   1.000   1.000\n    1SOL    HW2    3   0.976   1.093   1.000\n   2.00000   2.00000   2.00000\n",
+    )
+    .unwrap();
+    let mut harness = window(open(&[gro]));
+    open_ils_form(&mut harness);
+    assert!(
+        harness
+            .query_all_by_label_contains("the files carry no force field")
+            .count()
+            >= 1
+    );
+    let node = harness.get_by_label("element table");
+    let a = node.accesskit_node();
+    assert!(a.is_disabled(), "the box cannot be unticked");
+    assert_eq!(a.toggled(), Some(egui::accesskit::Toggled::True), "the box is ticked");
 }
 
 /// The minimax barrier from lattice point `start` to any point on the map's outer faces (or to

@@ -139,13 +139,25 @@ pub fn ils_form_ui(ui: &mut egui::Ui, state: &mut AppState) {
             ui.end_row();
         }
     });
-    ui.checkbox(&mut form.element_table, "element table")
-        .on_hover_text("Generic Lennard-Jones parameters per element (UFF) instead of the force field's");
-    small_note(ui, format!("{n_frames} frames in the trajectory; 300 K, cutoff 10 Å."));
     let check = match state.doc.document.as_ref() {
         Some(doc) => state.panels.ils.parameters_check(doc),
         None => Err("Open a trajectory first.".into()),
     };
+    // Files without a force field take the element table whatever the box says: it shows so.
+    let forced = !state.panels.ils.form.element_table
+        && check
+            .as_ref()
+            .is_ok_and(|s| s.starts_with("the element table") && s.contains("no force field"));
+    if forced {
+        ui.add_enabled(false, egui::Checkbox::new(&mut true, "element table"))
+            .on_disabled_hover_text(
+                "The files carry no force field: every atom's parameters come from the element table (UFF)",
+            );
+    } else {
+        ui.checkbox(&mut state.panels.ils.form.element_table, "element table")
+            .on_hover_text("Generic Lennard-Jones parameters per element (UFF) instead of the force field's");
+    }
+    small_note(ui, format!("{n_frames} frames in the trajectory; 300 K, cutoff 10 Å."));
     match &check {
         Ok(source) => small_note(ui, format!("Lennard-Jones parameters: {source}")),
         Err(missing) => {
