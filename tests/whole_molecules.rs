@@ -245,3 +245,50 @@ fn convert_fit_writes_each_frame_fitted_onto_frame_0() {
     assert!(said.contains("--fit: 'resname XYZ' picks 0 atoms"), "{said}");
     assert!(!none.exists());
 }
+
+/// In the viewer, a solvated protein's water and ions are gathered around it: the water shell a
+/// user selects (`same residue as (water and within 3 of protein)`, minimum-image distances) is the
+/// water drawn next to the protein, each of its molecules within 3 A of a protein atom in the
+/// coordinates drawn, in every frame checked. The protein itself is where the file put it, whole.
+#[test]
+fn the_viewer_draws_the_water_shell_beside_the_protein() {
+    use orbitfield::app::fields::FieldService;
+    use orbitfield::app::settings::Settings;
+    use orbitfield::app::state::{AppState, Command};
+    use orbitfield::model::select::Selection;
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.apply(Command::OpenFiles(files()));
+    let reference = io::load(&files()).unwrap();
+    let structure = &reference.structure;
+    let protein = Selection::parse("protein").unwrap();
+    let shell = Selection::parse("same residue as (water and within 3 of protein)").unwrap();
+    for frame in [0usize, 9] {
+        state.apply(Command::SetFrame(frame));
+        let doc = state.document().unwrap();
+        let pos = &doc.frame.positions_angstrom;
+        let protein_atoms = protein.indices(structure, Some(&doc.frame));
+        let shell_atoms = shell.indices(structure, Some(&doc.frame));
+        assert!(shell_atoms.len() > 300, "{} shell atoms", shell_atoms.len());
+        let mut far = 0usize;
+        let mut residues = std::collections::BTreeMap::<i32, Vec<usize>>::new();
+        for &a in &shell_atoms {
+            residues
+                .entry(structure.resids[a as usize])
+                .or_default()
+                .push(a as usize);
+        }
+        for atoms in residues.values() {
+            let near = atoms.iter().any(|&w| {
+                protein_atoms
+                    .iter()
+                    .any(|&p| dist(pos[w], pos[p as usize]) <= 3.0 + 1e-3)
+            });
+            far += usize::from(!near);
+        }
+        println!(
+            "frame {frame}: {} waters in the shell, {far} drawn away from the protein",
+            residues.len()
+        );
+        assert_eq!(far, 0, "frame {frame}: waters of the shell drawn away from the protein");
+    }
+}

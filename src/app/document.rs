@@ -145,10 +145,23 @@ impl Document {
         } else {
             system.structure.bonds.clone()
         };
+        let solute_mask = match crate::compute::pb::setup::solute(&system.structure, None, None) {
+            Ok((keep, Some(_))) => Some(Arc::new(keep)),
+            _ => None,
+        };
         if make_whole && frame.cell.is_some() {
             let n_atoms = system.structure.len();
             if let Some(note) = crate::io::load::make_whole(&bonds, n_atoms, &mut system.trajectory) {
                 system.warnings.push(note);
+            }
+            // The water and ions next to the solute drawn beside it, not a box length away.
+            if system.trajectory.whole().is_some() && solute_mask.is_some() {
+                system.trajectory.set_wrap_around(solute_mask.clone());
+                system.warnings.push(
+                    "water and ions are drawn at their periodic image nearest the solute, in every frame \
+                     (set whole off: where the file put them)"
+                        .into(),
+                );
             }
             system.trajectory.read_frame(start, &mut frame)?;
         }
@@ -157,10 +170,6 @@ impl Document {
         let potential_lattice = potential_lattice(&system.structure, &frame, potential_spacing_angstrom);
         let warnings = std::mem::take(&mut system.warnings);
         let multiple_bonds = crate::app::bond_orders::MultipleBonds::new(&system.structure.multiple_bonds, &bonds);
-        let solute_mask = match crate::compute::pb::setup::solute(&system.structure, None, None) {
-            Ok((keep, Some(_))) => Some(Arc::new(keep)),
-            _ => None,
-        };
         let chains = &system.structure.chains;
         let several_chains = chains.iter().any(|c| !c.is_empty() && Some(c) != chains.first());
         Ok(Document {

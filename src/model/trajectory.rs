@@ -98,6 +98,9 @@ pub struct Trajectory {
     pub origin: String,
     /// Molecules made whole across the box in every frame that has one (`super::whole`).
     whole: Option<Arc<Whole>>,
+    /// With `whole`: the solute's atoms, around which the other molecules are gathered
+    /// (`Whole::wrap_around`).
+    wrap_around: Option<Arc<Vec<bool>>>,
 }
 
 impl std::fmt::Debug for Trajectory {
@@ -116,6 +119,7 @@ impl Trajectory {
             source,
             origin: origin.into(),
             whole: None,
+            wrap_around: None,
         }
     }
 
@@ -138,8 +142,17 @@ impl Trajectory {
         self.source.read_frame(index, out)?;
         if let (Some(whole), Some(cell)) = (&self.whole, &out.cell) {
             whole.apply(&mut out.positions_angstrom, cell);
+            if let Some(solute) = &self.wrap_around {
+                whole.wrap_around(&mut out.positions_angstrom, cell, solute);
+            }
         }
         Ok(())
+    }
+
+    /// Gathers the molecules outside `solute` around it in every frame made whole (`None`: where
+    /// the file put them).
+    pub fn set_wrap_around(&mut self, solute: Option<Arc<Vec<bool>>>) {
+        self.wrap_around = solute;
     }
 
     /// Makes every frame's molecules whole across its box with `whole` (`None`: frames as the

@@ -9,6 +9,11 @@
 //! whole are not touched; components bonded to their own periodic images (a crystal's network,
 //! where a cycle of bonds wraps around the box) are left as read.
 //!
+//! A solvated system's water and ions can also be gathered around the solute
+//! ([`Whole::wrap_around`]): each molecule outside the solute is moved by whole box vectors to the
+//! image nearest the solute's centre, so that the solvent drawn beside the protein is the solvent
+//! next to it (as `gmx trjconv -pbc mol -center -ur compact` writes it, the solute left in place).
+//!
 //! Owns [`Whole`] (built once from the bonds, applied to each frame by `Trajectory::read_frame`)
 //! and [`crossing_bonds`] (how many bonds of a frame span the box instead of their minimum image).
 
@@ -280,6 +285,70 @@ impl Whole {
             report.joined += 1;
         }
         report
+    }
+}
+
+impl Whole {
+    /// Moves every molecule (bonded component, or lone atom) none of whose atoms is in `solute` by
+    /// whole box vectors so that its centre lies at the minimum image from the centre of the
+    /// `solute` atoms. Returns how many were moved (0 without a valid box, solute atoms, or with
+    /// another atom count).
+    pub fn wrap_around(&self, positions_angstrom: &mut [[f32; 3]], cell: &UnitCell, solute: &[bool]) -> usize {
+        let Some(box3) = Periodic::new(cell) else {
+            return 0;
+        };
+        if positions_angstrom.len() != self.n_atoms || solute.len() != self.n_atoms {
+            return 0;
+        }
+        let (mut sum, mut n) = ([0.0f64; 3], 0usize);
+        for (p, _) in positions_angstrom.iter().zip(solute).filter(|(_, s)| **s) {
+            for k in 0..3 {
+                sum[k] += f64::from(p[k]);
+            }
+            n += 1;
+        }
+        if n == 0 {
+            return 0;
+        }
+        let centre = sum.map(|s| s / n as f64);
+        let mut moved = 0;
+        // Moves `atoms` by the box vector taking their mean to its image nearest the centre.
+        let mut gather = |atoms: &mut dyn Iterator<Item = usize>, positions: &mut [[f32; 3]]| {
+            let atoms: Vec<usize> = atoms.collect();
+            if atoms.is_empty() || atoms.iter().any(|&a| solute[a]) {
+                return;
+            }
+            let mut mean = [0.0f64; 3];
+            for &a in &atoms {
+                for k in 0..3 {
+                    mean[k] += f64::from(positions[a][k]) / atoms.len() as f64;
+                }
+            }
+            let d = [0, 1, 2].map(|k| mean[k] - centre[k]);
+            let n_steps = box3.lattice_steps([0, 1, 2].map(|k| box3.minimum_image(d)[k] - d[k]));
+            if n_steps == [0, 0, 0] {
+                return;
+            }
+            let t = box3.cartesian(n_steps.map(f64::from));
+            for &a in &atoms {
+                positions[a] = [0, 1, 2].map(|k| (f64::from(positions[a][k]) + t[k]) as f32);
+            }
+            moved += 1;
+        };
+        let mut in_component = vec![false; self.n_atoms];
+        for c in &self.components {
+            let order = &self.order[c.order.start as usize..c.order.end as usize];
+            for &(a, _) in order {
+                in_component[a as usize] = true;
+            }
+            gather(&mut order.iter().map(|&(a, _)| a as usize), positions_angstrom);
+        }
+        for a in 0..self.n_atoms {
+            if !in_component[a] {
+                gather(&mut std::iter::once(a), positions_angstrom);
+            }
+        }
+        moved
     }
 }
 

@@ -189,3 +189,73 @@ fn frames_it_cannot_use_are_left_alone() {
     assert_eq!(whole.apply(&mut p, &UnitCell::orthorhombic([10.0; 3])).joined, 1);
     assert!(dist(p[0], p[1]) < 0.75);
 }
+
+/// Molecules gathered around a solute: the solute stays, every other molecule moves by one whole
+/// box vector, and its centre ends at the image nearest the solute's centre (checked against the
+/// 125 images within two cells, computed here).
+#[test]
+fn molecules_are_gathered_at_the_image_nearest_the_solute() {
+    for trial in 0..10 {
+        let s = seed().wrapping_add(trial);
+        let mut rng = Mix(s);
+        let cell = random_cell(&mut rng);
+        let m = cell.matrix_angstrom();
+        let (pos, bonds, mol) = molecules(&mut rng, &m, 25);
+        // Molecule 0 is the solute; a few lone atoms (ions) besides.
+        let mut pos = pos;
+        let mut mol = mol;
+        for k in 0..4 {
+            pos.push(cart(&m, [0; 3].map(|_| rng.uniform(-1.0, 2.0))).map(|x| x as f32));
+            mol.push(1000 + k);
+        }
+        let solute: Vec<bool> = mol.iter().map(|&id| id == 0).collect();
+        let mut out = pos.clone();
+        Whole::new(pos.len(), &bonds).wrap_around(&mut out, &cell, &solute);
+        let n_solute = solute.iter().filter(|s| **s).count() as f64;
+        let centre: [f64; 3] = [0, 1, 2].map(|k| {
+            pos.iter()
+                .zip(&solute)
+                .filter(|(_, s)| **s)
+                .map(|(p, _)| f64::from(p[k]))
+                .sum::<f64>()
+                / n_solute
+        });
+        let ids: std::collections::BTreeSet<usize> = mol.iter().copied().collect();
+        for id in ids {
+            let atoms: Vec<usize> = (0..pos.len()).filter(|&a| mol[a] == id).collect();
+            let shift = sub(out[atoms[0]], pos[atoms[0]]);
+            for &a in &atoms {
+                let d = sub(out[a], pos[a]);
+                assert!(
+                    (0..3).all(|k| (d[k] - shift[k]).abs() < 1e-3),
+                    "seed {s}: molecule {id} moved apart"
+                );
+            }
+            let f = fractional(&m, shift);
+            assert!(f.iter().all(|x| (x - x.round()).abs() < 1e-3), "seed {s}: {f:?}");
+            if id == 0 {
+                assert!(shift.iter().all(|x| x.abs() < 1e-6), "seed {s}: the solute moved");
+                continue;
+            }
+            let mean = |p: &[[f32; 3]]| -> [f64; 3] {
+                [0, 1, 2].map(|k| atoms.iter().map(|&a| f64::from(p[a][k])).sum::<f64>() / atoms.len() as f64)
+            };
+            let c = mean(&out);
+            let got = (0..3).map(|k| (c[k] - centre[k]).powi(2)).sum::<f64>().sqrt();
+            let mut best = f64::INFINITY;
+            for i in -2..=2 {
+                for j in -2..=2 {
+                    for l in -2..=2 {
+                        let t = cart(&m, [f64::from(i), f64::from(j), f64::from(l)]);
+                        let r = (0..3).map(|k| (c[k] + t[k] - centre[k]).powi(2)).sum::<f64>().sqrt();
+                        best = best.min(r);
+                    }
+                }
+            }
+            assert!(
+                got <= best + 1e-3,
+                "seed {s}: molecule {id} {got} A from the solute, an image at {best}"
+            );
+        }
+    }
+}
