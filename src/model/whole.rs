@@ -343,10 +343,8 @@ impl Whole {
             }
             gather(&mut order.iter().map(|&(a, _)| a as usize), positions_angstrom);
         }
-        for a in 0..self.n_atoms {
-            if !in_component[a] {
-                gather(&mut std::iter::once(a), positions_angstrom);
-            }
+        for (a, _) in in_component.iter().enumerate().filter(|(_, c)| !**c) {
+            gather(&mut std::iter::once(a), positions_angstrom);
         }
         moved
     }
