@@ -260,10 +260,11 @@ fn undo_restores_representations_measurements_labels_and_camera_drags_as_single_
     state.push(Command::ClearLabels);
     state.apply_pending();
     assert!(!state.tools.history.can_redo());
-    // Opening another document starts a fresh history.
+    // Opening another document starts a fresh history, whose Undo opens the one replaced.
     state.push(Command::OpenFiles(vec![data("md/adk.psf"), data("md/adk_dims.dcd")]));
     state.apply_pending();
-    assert!(!state.tools.history.can_undo());
+    assert!(state.tools.history.undo.is_empty() && state.tools.history.redo.is_empty());
+    assert_eq!(state.history_step_text(false).as_deref(), Some("open adk.psf again"));
     assert!(state.tools.measure.list.is_empty() && state.tools.labels.atoms.is_empty());
 }
 

@@ -91,7 +91,9 @@ fn orbital_list_marks_homo_and_selects_lumo() {
     );
     harness.run();
     harness.get_by_label("1 HOMO");
-    harness.get_by_label("-16.055 eV");
+    // The unit is the column's.
+    harness.get_by_label("E (eV)");
+    harness.get_by_label("-16.055");
     harness.get_by_label("2 LUMO").click();
     harness.run();
     assert_eq!(harness.state().doc.orbital, Some(1));
@@ -105,7 +107,8 @@ fn orbital_list_marks_homo_and_selects_lumo() {
     harness.get_by_label("hartree").click();
     harness.run();
     assert!(!harness.state().settings.energies_in_ev);
-    harness.get_by_label("-0.59000 Eh");
+    harness.get_by_label("E (Eh)");
+    harness.get_by_label("-0.59000");
 }
 
 #[test]

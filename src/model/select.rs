@@ -8,7 +8,8 @@
 //! the number of atoms; when the frame has a periodic box, distances follow the minimum image.
 //!
 //! Keywords:
-//! - `all`, `none`; `protein`, `nucleic`, `backbone` (N CA C O of protein residues), `sidechain`
+//! - `all`, `none`; `protein` (amino acids by name, modified ones by their N, CA and C atoms),
+//!   `nucleic`, `backbone` (N CA C O of protein residues), `sidechain`
 //!   (protein atoms other than the backbone, its hydrogens and the terminal oxygens), `water`,
 //!   `ion` (monatomic ions by residue name: NA, CL, SOD, CLA, K, POT, MG, CAL, ZN, ...),
 //!   `hydrogen` (element H), `heavy` (not hydrogen);
@@ -717,12 +718,12 @@ impl Ctx<'_> {
             Expr::All => vec![true; n],
             Expr::None => vec![false; n],
             Expr::Structure(codes) => structure::atoms_with(self.s, self.positions, codes),
-            Expr::Protein => self.by_resname(PROTEIN_RESNAMES),
+            Expr::Protein => names::protein_atoms(self.s),
             Expr::Nucleic => self.by_resname(NUCLEIC_RESNAMES),
             Expr::Water => self.by_resname(WATER_RESNAMES),
             Expr::Ion => self.by_resname(ION_RESNAMES),
             Expr::Backbone => {
-                let prot = self.by_resname(PROTEIN_RESNAMES);
+                let prot = names::protein_atoms(self.s);
                 self.s
                     .names
                     .iter()
@@ -731,7 +732,7 @@ impl Ctx<'_> {
                     .collect()
             }
             Expr::Sidechain => {
-                let prot = self.by_resname(PROTEIN_RESNAMES);
+                let prot = names::protein_atoms(self.s);
                 self.s
                     .names
                     .iter()

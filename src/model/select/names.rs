@@ -24,6 +24,37 @@ pub(super) const ION_RESNAMES: &[&str] = &[
     "RB", "CS", "CES", "BR", "IOD", "F", "FE2", "CD2", "MN", "CU", "NIO",
 ];
 pub(super) const BACKBONE_NAMES: &[&str] = &["N", "CA", "C", "O"];
+
+/// The atoms `protein` selects: residues of [`PROTEIN_RESNAMES`], and residues of other names
+/// with an amino acid's backbone (atoms named N, CA and C), as VMD and ChimeraX count modified
+/// residues in (methionine sulfoxide SME, phosphoserine SEP, ...); water, ions and nucleotides
+/// never.
+pub(super) fn protein_atoms(s: &crate::model::Structure) -> Vec<bool> {
+    let mut out: Vec<bool> = s
+        .resnames
+        .iter()
+        .map(|r| PROTEIN_RESNAMES.contains(&r.as_str()))
+        .collect();
+    let starts = s.residue_starts();
+    for w in starts.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let Some(resname) = s.resnames.get(a).map(|r| r.as_str()) else {
+            continue;
+        };
+        if out[a]
+            || [WATER_RESNAMES, ION_RESNAMES, NUCLEIC_RESNAMES]
+                .iter()
+                .any(|l| l.contains(&resname))
+        {
+            continue;
+        }
+        let has = |name: &str| (a..b).any(|i| s.names.get(i).is_some_and(|n| n.as_str() == name));
+        if has("N") && has("CA") && has("C") {
+            out[a..b].fill(true);
+        }
+    }
+    out
+}
 /// Atoms of a protein residue that are not its side chain: the backbone, its hydrogens and the
 /// terminal oxygens and hydrogens in PDB, CHARMM, AMBER and GROMACS spellings.
 pub(super) const MAIN_CHAIN_NAMES: &[&str] = &[

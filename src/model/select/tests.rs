@@ -212,3 +212,46 @@ fn literal_words_name_values_with_dots_and_dashes() {
     assert_eq!(literal_word("4AKE"), "4AKE");
     assert_eq!(literal_word(""), "''");
 }
+
+/// `protein` takes a modified amino acid in by its backbone (atoms N, CA, C), as VMD and ChimeraX
+/// do: methionine sulfoxide (SME) between two alanines; a ligand, water and a calcium ion are left
+/// out, and `backbone` and `sidechain` split the modified residue as a standard one.
+#[test]
+fn protein_takes_modified_residues_in_by_their_backbone() {
+    let mut s = Structure::default();
+    let atoms = [
+        ("N", "ALA", 1, 7),
+        ("CA", "ALA", 1, 6),
+        ("C", "ALA", 1, 6),
+        ("O", "ALA", 1, 8),
+        ("N", "SME", 2, 7),
+        ("CA", "SME", 2, 6),
+        ("C", "SME", 2, 6),
+        ("O", "SME", 2, 8),
+        ("CB", "SME", 2, 6),
+        ("SD", "SME", 2, 16),
+        ("OD", "SME", 2, 8),
+        ("N", "ALA", 3, 7),
+        ("CA", "ALA", 3, 6),
+        ("C", "ALA", 3, 6),
+        ("C1", "LIG", 4, 6),
+        ("N1", "LIG", 4, 7),
+        ("CA", "CA", 5, 20),
+        ("OW", "SOL", 6, 8),
+    ];
+    for (name, resname, resid, z) in atoms {
+        s.push_atom(
+            Element(z),
+            Name8::from(name),
+            Name8::from(resname),
+            resid,
+            Name8::from("A"),
+            Name8::from("P1"),
+        );
+    }
+    let picked = |text: &str| Selection::parse(text).unwrap().indices(&s, None);
+    assert_eq!(picked("protein"), (0..14).collect::<Vec<u32>>());
+    assert_eq!(picked("resname SME and backbone"), vec![4, 5, 6, 7]);
+    assert_eq!(picked("resname SME and sidechain"), vec![8, 9, 10]);
+    assert!(picked("not protein").iter().all(|&i| i >= 14));
+}
