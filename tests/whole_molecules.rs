@@ -291,4 +291,22 @@ fn the_viewer_draws_the_water_shell_beside_the_protein() {
         );
         assert_eq!(far, 0, "frame {frame}: waters of the shell drawn away from the protein");
     }
+    // Opened with whole molecules off, then turned on: the same coordinates as opened with it on.
+    let drawn = state.document().unwrap().frame.positions_angstrom.clone();
+    let settings = Settings {
+        make_whole: false,
+        ..Settings::default()
+    };
+    let mut later = AppState::new(settings, FieldService::default());
+    later.apply(Command::OpenFiles(files()));
+    later.apply(Command::SetFrame(9));
+    assert!(
+        later.document().unwrap().frame.positions_angstrom != drawn,
+        "off: the file's coordinates"
+    );
+    later.apply(Command::MakeWhole(true));
+    assert!(
+        later.document().unwrap().frame.positions_angstrom == drawn,
+        "turned on later: not the coordinates of the files opened with it on"
+    );
 }

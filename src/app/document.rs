@@ -237,7 +237,10 @@ impl Document {
     /// written, and reads the current frame again; the note of `io::load::make_whole`.
     pub fn set_whole(&mut self, on: bool) -> Result<Option<String>, ReadError> {
         let note = if on {
-            crate::io::load::make_whole(&self.bonds, self.structure.len(), &mut self.trajectory)
+            let note = crate::io::load::make_whole(&self.bonds, self.structure.len(), &mut self.trajectory);
+            // As when the files were opened with it on: the solvent gathered around the solute.
+            self.trajectory.set_wrap_around(self.solute_mask.clone());
+            note
         } else {
             self.trajectory.set_whole(None);
             None
