@@ -66,13 +66,10 @@ pub fn default_extractor() -> Option<fields::Extractor> {
     Some(extract_lobe)
 }
 
-/// Marching cubes around the region above a positive `iso` or below a negative one.
+/// Marching cubes around the region above a positive `iso` or below a negative one, capped where
+/// the region meets the lattice's faces.
 fn extract_lobe(grid: &crate::model::Grid3, iso: f32) -> Option<crate::surface::MeshData> {
-    let mesh = if iso >= 0.0 {
-        crate::surface::extract(grid, iso)
-    } else {
-        crate::surface::extract_below(grid, iso)
-    };
+    let mesh = crate::surface::extract_capped(grid, iso);
     (!mesh.is_empty()).then_some(mesh)
 }
 

@@ -1,4 +1,5 @@
-//! Isosurfaces: marching cubes on [`Grid3`] lattices, orbital lobes of both signs, cartoon meshes of
+//! Isosurfaces: marching cubes on [`Grid3`] lattices, closed where they meet the lattice's faces
+//! ([`cap_faces`]), orbital lobes of both signs, cartoon meshes of
 //! polymer backbones ([`cartoon`]), and mesh export.
 //!
 //! Called by the viewer (`app`, through `jobs`) to turn a computed lattice into a [`MeshData`] for
@@ -12,11 +13,13 @@
 //! mapped through the lattice axes) and point outside: away from the region above the level.
 //! Triangles wind counter-clockwise seen from outside.
 
+mod caps;
 pub mod cartoon;
 pub mod export;
 mod marching;
 pub mod tables;
 
+pub use caps::cap_faces;
 pub use marching::Extractor;
 
 use crate::model::Grid3;
@@ -59,6 +62,18 @@ pub fn extract(grid: &Grid3, iso: f32) -> MeshData {
 /// gradient, away from that region).
 pub fn extract_below(grid: &Grid3, iso: f32) -> MeshData {
     marching::extract_signed(grid, iso, -1.0)
+}
+
+/// As [`extract`] (a positive or zero `iso`) or [`extract_below`] (a negative one), closed by
+/// [`cap_faces`] where the region meets the lattice's faces: what the viewer and `orbitfield
+/// surface` draw.
+pub fn extract_capped(grid: &Grid3, iso: f32) -> MeshData {
+    let sign = if iso >= 0.0 { 1.0 } else { -1.0 };
+    let mut mesh = marching::extract_signed(grid, iso, sign);
+    if !mesh.is_empty() {
+        mesh.append(&cap_faces(grid, iso, sign));
+    }
+    mesh
 }
 
 /// Both lobes of a signed field at `+|iso|` and `-|iso|`.
@@ -109,6 +124,40 @@ impl MeshData {
                 (a[0] * n[0] + a[1] * n[1] + a[2] * n[2]) / 6.0
             })
             .sum()
+    }
+
+    /// Edges not shared by exactly two triangles once vertices at the same position (to 1e-4 Å)
+    /// are taken as one: zero for a closed surface, such as a capped lobe. Triangles that collapse
+    /// to a line or a point are left out.
+    pub fn open_edges(&self) -> usize {
+        let key = |p: &[f32; 3]| p.map(|x| (f64::from(x) * 1e4).round() as i64);
+        let mut ids: std::collections::HashMap<[i64; 3], usize> = std::collections::HashMap::new();
+        let welded: Vec<usize> = self
+            .positions_angstrom
+            .iter()
+            .map(|p| {
+                let n = ids.len();
+                *ids.entry(key(p)).or_insert(n)
+            })
+            .collect();
+        let mut uses: std::collections::HashMap<(usize, usize), u32> = std::collections::HashMap::new();
+        for t in self.indices.chunks_exact(3) {
+            let Some(w) = t
+                .iter()
+                .map(|&i| welded.get(i as usize).copied())
+                .collect::<Option<Vec<_>>>()
+            else {
+                continue;
+            };
+            let [a, b, c] = [w[0], w[1], w[2]];
+            if a == b || b == c || a == c {
+                continue;
+            }
+            for (x, y) in [(a, b), (b, c), (c, a)] {
+                *uses.entry((x.min(y), x.max(y))).or_default() += 1;
+            }
+        }
+        uses.values().filter(|&&n| n != 2).count()
     }
 
     /// Appends another mesh (indices shifted past this mesh's vertices).
