@@ -162,7 +162,12 @@ fn the_command_line_does_not_move() {
             .type_text("measure distance 1 2");
         harness.run();
         harness.key_press(egui::Key::Enter);
-        harness.run();
+        // Frame by frame: the frame the message first shows in must not draw the line lower,
+        // as nothing may repaint after it.
+        for step in 0..3 {
+            harness.step();
+            assert_eq!(line(&harness), at_start, "{files:?}: frame {step} after Enter");
+        }
         harness.run();
         assert!(
             harness.state().panels.console.message.is_some(),

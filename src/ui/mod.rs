@@ -147,9 +147,16 @@ pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
     tools::shortcuts(ui, state);
     menu::dropped_files(ui, state);
     egui::Panel::top("orbitfield_menu").show(ui, |ui| menu::menu_ui(ui, state));
-    egui::Panel::bottom("orbitfield_status").show(ui, |ui| view::status_bar_ui(ui, state));
-    egui::Panel::bottom("orbitfield_timeline").show(ui, |ui| timeline::timeline_ui(ui, state));
-    egui::Panel::bottom("orbitfield_console").show(ui, |ui| console::console_ui(ui, state));
+    let status = egui::Panel::bottom("orbitfield_status").show(ui, |ui| view::status_bar_ui(ui, state));
+    let timeline = egui::Panel::bottom("orbitfield_timeline").show(ui, |ui| timeline::timeline_ui(ui, state));
+    let console = egui::Panel::bottom("orbitfield_console").show(ui, |ui| console::console_ui(ui, state));
+    for (name, rect) in [
+        ("status", status.response.rect),
+        ("timeline", timeline.response.rect),
+        ("console", console.response.rect),
+    ] {
+        lay_out_again_if_resized(ui, name, rect);
+    }
     // Side panels take at most a fifth of the window each (resizable up to that), so the 3-D view
     // keeps most of it; each collapses to give the view the whole width. On a narrow window (1024
     // points) a fifth is less than the panels' rows need: they keep their default width there, as
@@ -237,4 +244,20 @@ fn collapse_button_ui(ui: &mut egui::Ui, open: &mut bool, hover: &str) {
             *open = false;
         }
     });
+}
+
+/// A bottom panel is placed by the height it had in the frame before, and content that grew
+/// (a message above the command line) is laid out past its lower edge, over the panel below,
+/// until something repaints. When a panel's height changes, the frame is laid out again before it
+/// is shown, so the command line never moves down a row under the pointer.
+fn lay_out_again_if_resized(ui: &egui::Ui, name: &'static str, rect: egui::Rect) {
+    let key = egui::Id::unique(("orbitfield_panel_height", name));
+    let before: Option<f32> = ui.data_mut(|d| {
+        let before = d.get_temp(key);
+        d.insert_temp(key, rect.height());
+        before
+    });
+    if before.is_some_and(|h| (h - rect.height()).abs() > 0.5) {
+        ui.ctx().request_discard(format!("the {name} panel changed height"));
+    }
 }
