@@ -126,3 +126,34 @@ fn an_orbital_cube_names_its_orbital_spin_and_energy() {
         "{title}"
     );
 }
+
+/// A single point's log has one energy: `info` prints it as the log's own "SCF Done" line gives it,
+/// without calling it the lowest of one or listing a table of one row.
+#[test]
+fn a_single_point_prints_its_energy_alone() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/qm-logs/Gaussian16_dvb_sp.out");
+    let log = std::fs::read_to_string(&path).unwrap();
+    let scf: Vec<f64> = log
+        .lines()
+        .filter(|l| l.contains("SCF Done:"))
+        .map(|l| {
+            l.split('=')
+                .nth(1)
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(scf.len(), 1, "the test file is a single point");
+    let text = info(&path, false);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("energy:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let printed: f64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!((printed - scf[0]).abs() < 1e-8, "{line} against {}", scf[0]);
+    assert!(!text.contains("lowest"), "{text}");
+}

@@ -767,10 +767,7 @@ impl AppState {
                 continue;
             };
             let (lobes, values) = f.drawn_lobes();
-            let grid = match coloring.source {
-                super::fields::FieldChoice::Volume(i) => doc.grids.get(i),
-                _ => f.pipeline.color.as_ref().and_then(|c| c.shown.as_ref()).map(|(_, g)| g),
-            };
+            let grid = f.color_grid(doc);
             for (k, mesh) in lobes.iter().enumerate() {
                 let Some(mesh) = mesh else { continue };
                 let Some((i, d2)) = nearest_vertex(&mesh.positions_angstrom, p) else {
@@ -780,10 +777,8 @@ impl AppState {
                     continue;
                 }
                 let at_vertex = values.and_then(|v| v[k].as_ref()).and_then(|v| v.get(i).copied());
-                let value = at_vertex.or_else(|| {
-                    let g = grid?;
-                    super::values::sample_grid(g, *mesh.positions_angstrom.get(i)?)
-                });
+                let value = at_vertex
+                    .or_else(|| super::values::sample_grid(grid.as_deref()?, *mesh.positions_angstrom.get(i)?));
                 if let Some(v) = value.filter(|v| v.is_finite()) {
                     best = Some((d2, v, coloring.source));
                 }

@@ -55,13 +55,7 @@ impl AppState {
                     Some(w[0] * a? + w[1] * b? + w[2] * c?)
                 });
                 let value = f.coloring.and_then(|coloring| {
-                    let v = at_vertices.or_else(|| {
-                        let grid = match coloring.source {
-                            FieldChoice::Volume(i) => doc.grids.get(i),
-                            _ => f.pipeline.color.as_ref().and_then(|c| c.shown.as_ref()).map(|(_, g)| g),
-                        }?;
-                        super::values::sample_grid(grid, point)
-                    })?;
+                    let v = at_vertices.or_else(|| super::values::sample_grid(f.color_grid(doc)?.as_ref(), point))?;
                     v.is_finite().then_some((coloring.source, v))
                 });
                 let hit = SurfaceHit {

@@ -300,6 +300,11 @@ fn print_energies(energies_hartree: &[f64]) {
         .filter(|(_, e)| e.is_finite())
         .collect();
     let (first, last) = (known[0], known[known.len() - 1]);
+    if known.len() == 1 {
+        // A single point: nothing to be lowest among, and no table of one row.
+        println!("energy:       {:.8} Eh at frame {}", first.1, first.0);
+        return;
+    }
     println!(
         "energies:     {} frames: {:.8} Eh at frame {} to {:.8} Eh at frame {} ({}); the lowest {:.8} Eh at frame {low_frame}",
         known.len(),
