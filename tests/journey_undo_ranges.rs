@@ -66,3 +66,48 @@ fn undo_and_redo_keep_a_colour_range_and_a_slice() {
     });
     assert_eq!(kept, Some([-8.0, 2.0]));
 }
+
+/// Undoing a hide shows the surface again with the colours it had, at once: the representations
+/// are the same ones (their ids, their meshes and values at the vertices kept), not made again
+/// and coloured from scratch (the tryout's 4E43 surface took a minute and a half to colour again,
+/// and its cartoon went blank while it was rebuilt).
+#[test]
+fn undoing_a_hide_keeps_what_was_computed() {
+    let mut harness = window(journey::opened(&["inputs/twob2.pqr"], true));
+    harness.run_steps(3);
+    type_command_stepping(&mut harness, "rep add surface all");
+    let ids = |s: &AppState| s.reps().list.iter().map(|r| r.id).collect::<Vec<_>>();
+    let surface = |s: &AppState| {
+        let (_, f) = s
+            .reps()
+            .fields()
+            .find(|(_, f)| f.style == FieldStyle::Isosurface)
+            .unwrap();
+        f.pipeline.lobes[0].clone().unwrap()
+    };
+    let t0 = std::time::Instant::now();
+    while harness
+        .state()
+        .reps()
+        .fields()
+        .all(|(_, f)| f.pipeline.lobes[0].is_none())
+    {
+        assert!(t0.elapsed().as_secs() < 60, "the surface never arrived");
+        harness.step();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let before = ids(harness.state());
+    let mesh = surface(harness.state());
+    type_command_stepping(&mut harness, "rep hide 2");
+    type_command_stepping(&mut harness, "undo");
+    let state = harness.state();
+    assert!(state.reps().list[1].visible, "the hide was undone");
+    assert_eq!(ids(state), before, "the same representations");
+    assert!(
+        std::sync::Arc::ptr_eq(&mesh, &surface(state)),
+        "the surface's mesh kept"
+    );
+    type_command_stepping(&mut harness, "redo");
+    assert!(!harness.state().reps().list[1].visible, "the hide was redone");
+    assert_eq!(ids(harness.state()), before, "still the same representations");
+}

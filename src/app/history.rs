@@ -265,7 +265,18 @@ impl AppState {
     /// Shows what a snapshot holds (representations are made again only when they differ).
     fn restore(&mut self, s: Snapshot) {
         let reps_now: Vec<RepSpec> = self.doc.reps.list.iter().map(|r| self.rep_spec(r)).collect();
-        if reps_now != s.reps {
+        let only_shown_differs =
+            reps_now.len() == s.reps.len() && reps_now.iter().zip(&s.reps).all(|(now, then)| now.kind == then.kind);
+        if reps_now != s.reps && only_shown_differs {
+            // A hide or show taken back: the representations keep what they computed (surfaces,
+            // their colours, cartoons), as a hide keeps them.
+            let ids: Vec<_> = self.doc.reps.list.iter().map(|r| r.id).collect();
+            for ((id, now), then) in ids.into_iter().zip(&reps_now).zip(&s.reps) {
+                if now.visible != then.visible {
+                    self.edit_rep(id, RepEdit::Visible(then.visible));
+                }
+            }
+        } else if reps_now != s.reps {
             self.clear_reps();
             let mut skipped = Vec::new();
             for spec in &s.reps {
