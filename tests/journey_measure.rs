@@ -369,3 +369,56 @@ fn the_chosen_background_colour_is_what_an_offscreen_render_clears_to() {
     let centre = img.get_pixel(48, 32).0;
     assert_ne!(&centre[..3], &[30, 60, 90], "the protein is drawn over it");
 }
+
+/// In a homodimer residue numbers repeat: a measurement names each atom's chain, as its 3-D label
+/// does ("distance OD2 A:ASP25 – OD2 B:ASP25"). The atoms are found in the file here, numbered
+/// from 1 in the file's order (its own serials skip one after the TER record), and the value is
+/// the distance between the file's coordinates.
+#[test]
+fn a_measurement_in_a_dimer_names_the_chains() {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(data("md/4E43.pdb.gz")).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    // (1-based index, chain, coordinates) of OD2 of ASP 25 in each chain.
+    let mut found = Vec::new();
+    let mut index = 0;
+    for line in text.lines().take_while(|l| !l.starts_with("ENDMDL")) {
+        if !(line.starts_with("ATOM") || line.starts_with("HETATM")) {
+            continue;
+        }
+        index += 1;
+        if line[12..16].trim() == "OD2" && &line[17..20] == "ASP" && line[22..26].trim() == "25" {
+            let xyz: Vec<f64> = [30..38, 38..46, 46..54]
+                .map(|r| line[r].trim().parse().unwrap())
+                .to_vec();
+            found.push((index, line[21..22].to_string(), xyz));
+        }
+    }
+    assert_eq!(found.len(), 2, "one OD2 of ASP 25 per chain");
+    let (a, b) = (&found[0], &found[1]);
+    assert_ne!(a.1, b.1);
+    let mut state = AppState::new(
+        orbitfield::app::settings::Settings::default(),
+        orbitfield::app::fields::FieldService::default(),
+    );
+    state.apply(Command::OpenFiles(vec![data("md/4E43.pdb.gz")]));
+    let mut harness = window(state);
+    harness.run();
+    harness.get_by_label(orbitfield::ui::console::LABEL).focus();
+    harness.run();
+    harness
+        .get_by_label(orbitfield::ui::console::LABEL)
+        .type_text(&format!("measure distance {} {}", a.0, b.0));
+    harness.run();
+    harness.key_press(Key::Enter);
+    harness.run();
+    let status = harness.state().panels.status.clone();
+    let want = format!("distance OD2 {}:ASP25 – OD2 {}:ASP25: ", a.1, b.1);
+    assert!(status.starts_with(&want), "{status}");
+    let d: f64 = (0..3).map(|k| (a.2[k] - b.2[k]).powi(2)).sum::<f64>().sqrt();
+    assert!(status.contains(&format!("{d:.2} Å")), "{status} against {d:.3} Å");
+    let m = harness.state().tools.measure.list.last().unwrap().clone();
+    assert_eq!(harness.state().measurement_label(&m), want.trim_end_matches(": "));
+}

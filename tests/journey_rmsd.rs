@@ -82,7 +82,7 @@ fn rmsd_of_the_backbone_and_of_the_c_alphas_over_the_frames_are_mdanalysis_s() {
     assert_eq!(m.atoms.len(), 855);
     let status = harness.state().panels.status.clone();
     assert!(
-        status.contains("RMSD of 'protein and name N CA C O' from frame 0, superposed (855 atoms)"),
+        status.contains("RMSD of 'protein and name N CA C O' from frame 0, superposed (855 atoms) at frame 0: "),
         "{status}"
     );
     let at0 = harness.state().measurement_value(&m).unwrap();

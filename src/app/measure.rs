@@ -293,17 +293,23 @@ impl AppState {
         format!("{kind} {}", atoms.join(" – "))
     }
 
-    /// "CA MET1" (1-based index where the structure has no name for it); a wavefunction's atom
-    /// as QM programs number it, "C2" (its atoms share one residue and their element as name).
+    /// "CA MET1", "CA B:MET1" where several chains repeat residue numbers (1-based index where
+    /// the structure has no name for it); a wavefunction's atom as QM programs number it, "C2"
+    /// (its atoms share one residue and their element as name).
     pub fn atom_short_name(&self, atom: usize) -> String {
-        let Some(s) = self.document().map(|d| &d.structure) else {
+        let Some(doc) = self.document() else {
             return format!("#{}", atom + 1);
         };
+        let s = &doc.structure;
         if let Some(name) = self.qm_atom_name(atom) {
             return name;
         }
+        let chain = match s.chains.get(atom) {
+            Some(c) if doc.several_chains && !c.is_empty() => format!("{c}:"),
+            _ => String::new(),
+        };
         match (s.names.get(atom), s.resnames.get(atom), s.resids.get(atom)) {
-            (Some(n), Some(_), Some(_)) => format!("{n} {}", s.residue_text(atom)),
+            (Some(n), Some(_), Some(_)) => format!("{n} {chain}{}", s.residue_text(atom)),
             (Some(n), _, _) => n.to_string(),
             _ => format!("#{}", atom + 1),
         }
@@ -354,7 +360,16 @@ impl AppState {
         };
         tools.list.push(m.clone());
         let value = self.measurement_value(&m).map(|v| kind.format(v)).unwrap_or_default();
-        self.panels.status = format!("{}: {value}", self.measurement_label(&m));
+        self.panels.status = format!("{}{}: {value}", self.measurement_label(&m), self.at_frame_text());
+    }
+
+    /// " at frame 12" when the document has more than one frame: the status line keeps a
+    /// measurement's value while the frames change, so it says which frame the value is of.
+    pub(crate) fn at_frame_text(&self) -> String {
+        match self.document() {
+            Some(d) if d.n_frames > 1 => format!(" at frame {}", d.frame_index),
+            _ => String::new(),
+        }
     }
 
     pub(crate) fn delete_measurement(&mut self, id: u64) {

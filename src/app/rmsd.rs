@@ -272,7 +272,7 @@ impl AppState {
         };
         tools.list.push(m.clone());
         let shown = self.measurement_value(&m).map(|v| kind.format(v)).unwrap_or_default();
-        self.panels.status = format!("{}: {shown}", self.measurement_label(&m));
+        self.panels.status = format!("{}{}: {shown}", self.measurement_label(&m), self.at_frame_text());
     }
 }
 

@@ -9,7 +9,7 @@ use super::verbs::{Kind, ON_OFF, Verb, arg, flag, form, opt, opt_arg};
 /// `measure`: distances, angles and dihedrals between atoms, RMSD, radius of gyration and SASA.
 pub const MEASURE: Verb = Verb {
     name: "measure",
-    summary: "Measure between atoms (numbered from 1), or the RMSD of a selection between frames.",
+    summary: "Measure between atoms (numbered from 1 in the file's order, as VMD's `serial`; a PDB file's own serial numbers can skip, after a TER record), or the RMSD of a selection between frames.",
     forms: &[
         form(
             &["distance"],
