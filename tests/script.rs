@@ -882,3 +882,28 @@ fn quit_ends_a_headless_script_and_the_shell_reads_the_commands_help() {
     let render = help(&["help", "render"]);
     assert!(String::from_utf8_lossy(&render.stdout).contains("Usage: orbitfield render"));
 }
+
+/// `rep list` names the representations by the numbers `rep hide N`, `color N` and `rep modify N`
+/// take: one line each, in the list's order, with its colouring and whether it is hidden.
+#[test]
+fn rep_list_numbers_the_representations() {
+    let mut harness = window(adk());
+    harness.run();
+    type_command(&mut harness, "rep add cartoon protein color ss");
+    type_command(&mut harness, "rep hide 1");
+    let (error, text) = journey::type_line(&mut harness, "rep list").expect("a list");
+    assert!(!error, "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    let reps = &harness.state().reps().list;
+    assert_eq!(lines.len(), reps.len(), "{text}");
+    for (i, (line, rep)) in lines.iter().zip(reps).enumerate() {
+        assert!(line.trim_start().starts_with(&format!("{}  ", i + 1)), "{line}");
+        assert_eq!(line.contains("(hidden)"), !rep.visible, "{line}");
+    }
+    assert!(lines[0].contains("(hidden)"), "{text}");
+    let last = lines.last().unwrap();
+    assert!(
+        last.contains("protein: Cartoon") && last.contains("coloured by ss"),
+        "{text}"
+    );
+}

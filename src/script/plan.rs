@@ -498,6 +498,7 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                 )),
             }
         }
+        "list" => Ok(Plan::Report(state.rep_list_text())),
         "show" | "hide" => {
             let (id, _) = rep_at(p, state, "rep")?;
             one(Command::EditRep(id, RepEdit::Visible(p.sub() == "show")))

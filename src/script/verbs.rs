@@ -274,6 +274,12 @@ pub const VERBS: &[Verb] = &[
                 "Removes a representation (or all of them).",
             ),
             form(
+                &["list"],
+                &[],
+                &[],
+                "Lists the representations with their numbers: what each shows, its colouring, and which are hidden.",
+            ),
+            form(
                 &["show"],
                 &[arg("rep", Kind::Int, "the representation's number")],
                 &[],

@@ -2,7 +2,7 @@
 //! panel edits the selected field representation (else the first one, the main field); the orbital
 //! list and the energy diagram edit the selected orbital representation (else the topmost one, else
 //! they add one) and never turn a density or potential representation into an orbital; a
-//! shift-click adds another orbital representation.
+//! shift-click adds another orbital representation. `rep list` names them with their numbers.
 //!
 //! Called by `app::apply` (orbital, field and isovalue commands), `app::orbitals` (following an
 //! orbital through frames), the draw stage (which representation's phase follows) and `ui`.
@@ -135,5 +135,39 @@ impl AppState {
             None if self.doc.phase.is_some() => self.orbital_rep_id(),
             None => None,
         }
+    }
+}
+
+impl AppState {
+    /// `rep list`: each representation's number, what it shows and how it is coloured, one per
+    /// line ("2  protein: Cartoon, coloured by ss (hidden)").
+    pub fn rep_list_text(&self) -> String {
+        let list = &self.doc.reps.list;
+        if list.is_empty() {
+            return "no representations (rep add STYLE [SELECTION] adds one)".into();
+        }
+        let lines: Vec<String> = list
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let colour = match &r.kind {
+                    RepKind::Atoms(a) => Some(a.coloring.name().to_string()),
+                    RepKind::Cartoon(c) => Some(match c.color_by {
+                        Some(k) => self.describe_field(k.source),
+                        None => c.coloring.word().to_string(),
+                    }),
+                    RepKind::Field(f) => f.coloring.map(|c| self.describe_field(c.source)),
+                };
+                let colour = colour.map(|c| format!(", coloured by {c}")).unwrap_or_default();
+                let hidden = if r.visible { "" } else { " (hidden)" };
+                let selected = if self.doc.reps.selected == Some(r.id) {
+                    " (selected)"
+                } else {
+                    ""
+                };
+                format!("{:>3}  {}{colour}{hidden}{selected}", i + 1, self.rep_label(r))
+            })
+            .collect();
+        lines.join("\n")
     }
 }
