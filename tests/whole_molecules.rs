@@ -310,3 +310,78 @@ fn the_viewer_draws_the_water_shell_beside_the_protein() {
         "turned on later: not the coordinates of the files opened with it on"
     );
 }
+
+/// A crystal structure's entry keeps its waters where the crystallographers modelled them: an
+/// alanine and a water 25 Å away in a 30 Å cell. The same atoms written as a GROMACS frame (an
+/// MD snapshot) get the water drawn at its image 5 Å from the alanine, and say so; the PDB entry
+/// opens with the file's coordinates and no such note.
+#[test]
+fn a_crystal_entry_keeps_its_waters_where_the_file_puts_them() {
+    use orbitfield::app::fields::FieldService;
+    use orbitfield::app::settings::Settings;
+    use orbitfield::app::state::{AppState, Command};
+    let atoms: [(&str, &str, i32, [f64; 3]); 8] = [
+        ("N", "ALA", 1, [0.0, 0.0, 0.0]),
+        ("CA", "ALA", 1, [1.46, 0.0, 0.0]),
+        ("C", "ALA", 1, [2.0, 1.42, 0.0]),
+        ("O", "ALA", 1, [1.25, 2.39, 0.0]),
+        ("CB", "ALA", 1, [1.98, -0.77, -1.21]),
+        ("OW", "SOL", 2, [25.0, 0.5, 0.0]),
+        ("HW1", "SOL", 2, [25.96, 0.5, 0.0]),
+        ("HW2", "SOL", 2, [24.76, 1.43, 0.0]),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let mut pdb = String::from("CRYST1   30.000   30.000   30.000  90.00  90.00  90.00 P 21 21 21    4\n");
+    let mut gro = format!("alanine and a water\n{:5}\n", atoms.len());
+    for (i, (name, res, resid, p)) in atoms.iter().enumerate() {
+        let record = if *res == "ALA" { "ATOM  " } else { "HETATM" };
+        let resname = if *res == "SOL" { "HOH" } else { res };
+        pdb.push_str(&format!(
+            "{record}{:5} {:<4} {resname:>3} A{resid:4}    {:8.3}{:8.3}{:8.3}  1.00  0.00          {:>2}\n",
+            i + 1,
+            if name.len() < 4 {
+                format!(" {name}")
+            } else {
+                name.to_string()
+            },
+            p[0],
+            p[1],
+            p[2],
+            &name[..1]
+        ));
+        gro.push_str(&format!(
+            "{resid:5}{res:<5}{name:>5}{:5}{:8.3}{:8.3}{:8.3}\n",
+            i + 1,
+            p[0] / 10.0,
+            p[1] / 10.0,
+            p[2] / 10.0
+        ));
+    }
+    pdb.push_str("END\n");
+    gro.push_str("   3.00000   3.00000   3.00000\n");
+    let open = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let mut state = AppState::new(Settings::default(), FieldService::default());
+        state.apply(Command::OpenFiles(vec![path]));
+        let doc = state
+            .document()
+            .unwrap_or_else(|| panic!("{name}: {}", state.panels.status));
+        let x = doc.frame.positions_angstrom[5][0];
+        let noted = doc
+            .warnings
+            .iter()
+            .any(|w| w.contains("periodic image nearest the solute"));
+        (x, noted)
+    };
+    let (x, noted) = open("snapshot.gro", &gro);
+    assert!(
+        (x + 5.0).abs() < 1e-3 && noted,
+        "the MD frame's water at its image: x = {x}, noted {noted}"
+    );
+    let (x, noted) = open("entry.pdb", &pdb);
+    assert!(
+        (x - 25.0).abs() < 1e-3 && !noted,
+        "the entry's water where the file has it: x = {x}, noted {noted}"
+    );
+}

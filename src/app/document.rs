@@ -154,8 +154,11 @@ impl Document {
             if let Some(note) = crate::io::load::make_whole(&bonds, n_atoms, &mut system.trajectory) {
                 system.warnings.push(note);
             }
-            // The water and ions next to the solute drawn beside it, not a box length away.
-            if system.trajectory.whole().is_some() && solute_mask.is_some() {
+            // The water and ions next to the solute drawn beside it, not a box length away; not
+            // in a crystal structure's entry, whose waters are placed as the crystallographers
+            // modelled them (`set whole on` asks for it there).
+            let crystal_entry = n_frames <= 1 && system.paths.first().is_some_and(|p| is_crystal_format(p));
+            if system.trajectory.whole().is_some() && solute_mask.is_some() && !crystal_entry {
                 system.trajectory.set_wrap_around(solute_mask.clone());
                 system.warnings.push(
                     "water and ions are drawn at their periodic image nearest the solute, in every frame \
