@@ -23,7 +23,8 @@
 //! - A closed shell's orbitals are named without a spin ("HOMO (orbital 32)", not "..., Alpha)");
 //!   an open shell's keep theirs.
 //! - A cube file's values, in "(file units)", are described by the file's own title line beside
-//!   their range ("Orbital value in real space (1/Bohr^3)"), the one place its unit is written.
+//!   their range ("Orbital value in real space (1/Bohr^3)"), the one place its unit is written;
+//!   PySCF's unit for an orbital's values (a density's) is put right in the field's name.
 //! - A script that opens a damaged mol2 says so once, under the command line (the status line
 //!   repeated it), and what was open stays as the script left it.
 //! - The RDF panel says which selection is counted around which ("'name OH2' around 'resid 10'"),
@@ -358,6 +359,24 @@ fn a_cube_files_values_are_described_in_its_own_words() {
             .query_all_by_label_contains(&format!("the file says: {title}"))
             .count()
             > 0
+    );
+    // PySCF labels an orbital's amplitude with a density's unit: the field's name and legend give
+    // the orbital's, and the panel says why it differs from the quoted title.
+    let name = harness
+        .state()
+        .describe_field(orbitfield::app::fields::FieldChoice::Volume(0));
+    assert_eq!(name, "volume 1: Orbital value in real space (bohr^-3/2)");
+    assert!(
+        harness
+            .query_all_by_label_contains("an orbital's values are in bohr^-3/2")
+            .count()
+            > 0
+    );
+    let legends = harness.state().legends();
+    assert!(
+        legends.iter().all(|l| !l.title.contains("1/Bohr^3")),
+        "{:?}",
+        legends.iter().map(|l| &l.title).collect::<Vec<_>>()
     );
 }
 

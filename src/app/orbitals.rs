@@ -118,7 +118,7 @@ impl AppState {
             FieldChoice::Volume(i) => match self
                 .document()
                 .and_then(|d| d.grids.get(i))
-                .map(|g| g.description.trim())
+                .map(|g| crate::app::values::volume_title(&g.description))
                 .filter(|t| !t.is_empty())
             {
                 Some(t) if t.chars().count() > 40 => {

@@ -190,6 +190,28 @@ impl FieldUnit {
     }
 }
 
+/// PySCF's cubegen titles an orbital's cube "Orbital value in real space (1/Bohr^3)", a density's
+/// unit; an orbital's amplitude is in bohr^-3/2.
+const PYSCF_ORBITAL_TITLE: &str = "Orbital value in real space (1/Bohr^3)";
+
+/// A volume's title as the field's name and legend give it: the file's title line, trimmed, with
+/// PySCF's unit of an orbital's values put right ("Orbital value in real space (bohr^-3/2)").
+pub fn volume_title(description: &str) -> String {
+    let t = description.trim();
+    match t.strip_prefix(PYSCF_ORBITAL_TITLE) {
+        Some(rest) => format!("Orbital value in real space (bohr^-3/2){rest}"),
+        None => t.to_string(),
+    }
+}
+
+/// What the field panel adds to a volume's quoted title when the title's unit is wrong.
+pub fn volume_title_remark(description: &str) -> Option<&'static str> {
+    description
+        .trim()
+        .starts_with(PYSCF_ORBITAL_TITLE)
+        .then_some(" (an orbital's values are in bohr^-3/2: PySCF labels them with a density's unit)")
+}
+
 /// A number with about three significant digits, in plain notation where that is short.
 pub fn format_number(x: f64) -> String {
     let a = x.abs();

@@ -159,10 +159,11 @@ pub fn values_note(f: &FieldRep, unit: &FieldUnit, grid: &Grid3) -> Option<Strin
     } else if matches!(f.field, FieldChoice::Volume(_)) && !grid.description.trim().is_empty() {
         // A volume's unit is the file's: its own title line says what the values are.
         format!(
-            "values {} .. {}; the file says: {}",
+            "values {} .. {}; the file says: {}{}",
             unit.format(lo),
             unit.format(hi),
-            grid.description.trim()
+            grid.description.trim(),
+            crate::app::values::volume_title_remark(&grid.description).unwrap_or("")
         )
     } else {
         format!("values {} .. {}", unit.format(lo), unit.format(hi))
