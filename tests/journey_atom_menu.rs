@@ -112,5 +112,5 @@ fn right_click_an_atom_show_its_residue_its_hydrogen_bonds_label_it_and_undo() {
     let o = view_origin(&harness);
     right_click(&mut harness, Pos2::new(o.x + 5.0, o.y + 5.0));
     assert_eq!(harness.state().view.menu_atom, None);
-    assert!(harness.query_by_label("Reset view (R)").is_some());
+    assert!(harness.query_by_label("Reset view (0)").is_some());
 }

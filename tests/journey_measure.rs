@@ -284,7 +284,7 @@ fn a_click_in_label_mode_labels_an_atom_and_a_click_on_empty_space_clears_the_pi
     );
     // In label mode a click labels the atom.
     let atom = reference().distance_atoms[0];
-    harness.key_press(Key::L);
+    harness.key_press(Key::Num1);
     harness.run();
     assert_eq!(harness.state().tools.measure.mode, ClickMode::Label);
     click_atom(&mut harness, atom);

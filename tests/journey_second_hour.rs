@@ -211,24 +211,24 @@ fn a_folder_of_molden_frames_opens_as_a_series() {
 }
 
 #[test]
-fn c_centres_the_view_on_the_clicked_atom_and_r_resets_it() {
+fn the_full_stop_centres_the_view_on_the_clicked_atom_and_0_resets_it() {
     let mut harness = window(opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
     harness.run();
     let start = harness.state().view.camera.target_angstrom;
     // Nothing clicked yet: the status line says how.
-    harness.key_press(egui::Key::C);
+    harness.key_press(egui::Key::Period);
     harness.run();
     assert!(
-        harness.state().panels.status.contains("click an atom, then press C"),
+        harness.state().panels.status.contains("click an atom, then press ."),
         "{}",
         harness.state().panels.status
     );
     assert_eq!(harness.state().view.camera.target_angstrom, start);
-    // Atom 817 (a CA of the LID domain, away from the centre) clicked, then C.
+    // Atom 817 (a CA of the LID domain, away from the centre) clicked, then the full stop.
     harness.state_mut().push(Command::PickAtom(Some(816)));
     harness.run();
     let distance = harness.state().view.camera.distance_angstrom;
-    harness.key_press(egui::Key::C);
+    harness.key_press(egui::Key::Period);
     harness.run();
     let atom = harness.state().document().unwrap().frame.positions_angstrom[816];
     let target = harness.state().view.camera.target_angstrom.to_array();
@@ -242,11 +242,11 @@ fn c_centres_the_view_on_the_clicked_atom_and_r_resets_it() {
     // The help window lists the key.
     harness.key_press(egui::Key::F1);
     harness.run();
-    harness.get_by_label("C or double-click an atom");
+    harness.get_by_label(". or double-click an atom");
     harness.key_press(egui::Key::Escape);
     harness.run();
-    // R puts the view back.
-    harness.key_press(egui::Key::R);
+    // 0 puts the view back.
+    harness.key_press(egui::Key::Num0);
     harness.run();
     let back = harness.state().view.camera.target_angstrom.to_array();
     assert!(

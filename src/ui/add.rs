@@ -133,7 +133,7 @@ pub fn add_menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 "Click four atoms (key 4)",
                 ClickMode::Measure(MeasureKind::Dihedral),
             ),
-            ("Atom labels", "Click atoms to label them (key L)", ClickMode::Label),
+            ("Atom labels", "Click atoms to label them (key 1)", ClickMode::Label),
         ] {
             if entry(ui, label, hover) {
                 out.push(Command::SetClickMode(mode));

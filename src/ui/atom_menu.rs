@@ -49,7 +49,7 @@ pub fn atom_menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
     };
     let atom = state.view.menu_atom.filter(|&a| a < doc.structure.len());
     let Some(atom) = atom else {
-        if ui.button("Reset view (R)").clicked() {
+        if ui.button("Reset view (0)").clicked() {
             send(state, Command::ResetCamera);
             ui.close();
         }

@@ -35,7 +35,7 @@ pub fn console_ui(ui: &mut egui::Ui, state: &mut AppState) {
             ui.ctx().request_repaint_after(std::time::Duration::from_millis(50));
         }
     }
-    let id = ui.make_persistent_id("orbitfield_command_line");
+    let id = line_id();
     let focused = ui.memory(|m| m.has_focus(id));
     if focused {
         keys(ui, state, id);
@@ -95,6 +95,39 @@ pub fn console_ui(ui: &mut egui::Ui, state: &mut AppState) {
         }
         ui.ctx().request_repaint();
     }
+}
+
+/// The command line's widget id.
+fn line_id() -> egui::Id {
+    egui::Id::unique("orbitfield_command_line")
+}
+
+/// A letter typed while no text field has the keyboard starts a command on the line, as ChimeraX
+/// and PyMOL take what is typed over their graphics: the line takes the focus with its cursor at
+/// the end, and reads this frame's typing itself (so a Space or digit typed after the letter is
+/// text, not a shortcut). Digits, Space, arrows and the other keys keep their shortcuts. Runs
+/// before the shortcuts.
+pub fn take_typed_letters(ui: &mut egui::Ui, state: &mut AppState) {
+    if ui.ctx().egui_wants_keyboard_input() || egui::Popup::is_any_open(ui.ctx()) {
+        return;
+    }
+    let letter = ui.input(|i| {
+        !i.modifiers.command
+            && !i.modifiers.alt
+            && i.events
+                .iter()
+                .any(|e| matches!(e, egui::Event::Text(t) if t.chars().next().is_some_and(char::is_alphabetic)))
+    });
+    if !letter {
+        return;
+    }
+    let id = line_id();
+    ui.memory_mut(|m| m.request_focus(id));
+    let mut s = egui::TextEdit::load_state(ui.ctx(), id).unwrap_or_default();
+    let end = egui::text::CCursor::new(state.panels.console.input.chars().count());
+    s.cursor
+        .set_char_range(Some(egui::text_selection::CCursorRange::one(end)));
+    s.store(ui.ctx(), id);
 }
 
 /// Lines of a message shown before it scrolls.

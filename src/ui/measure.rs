@@ -61,7 +61,7 @@ pub fn click_mode_ui(ui: &mut egui::Ui, state: &mut AppState) {
         }
         let on = mode == ClickMode::Label;
         if ui
-            .selectable_label(on, "Label (L)")
+            .selectable_label(on, "Label (1)")
             .on_hover_text("Click atoms in the view to label them; click again to remove")
             .clicked()
         {
@@ -260,7 +260,7 @@ pub fn labels_ui(ui: &mut egui::Ui, state: &mut AppState) {
     }
     let n = state.tools.labels.atoms.len();
     if n == 0 {
-        ui.label(RichText::new("No labels: type a selection, or press L and click atoms.").weak());
+        ui.label(RichText::new("No labels: type a selection, or press 1 and click atoms.").weak());
         return;
     }
     ui.horizontal(|ui| {

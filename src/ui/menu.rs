@@ -22,8 +22,8 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
             i.key_pressed(Key::ArrowDown),
             i.key_pressed(Key::Plus) || i.key_pressed(Key::Equals),
             i.key_pressed(Key::Minus),
-            !i.modifiers.command && i.key_pressed(Key::R),
-            !i.modifiers.command && i.key_pressed(Key::C),
+            !i.modifiers.command && i.key_pressed(Key::Num0),
+            !i.modifiers.command && i.key_pressed(Key::Period),
             i.key_pressed(Key::Escape),
             i.key_pressed(Key::F1) || i.key_pressed(Key::Questionmark),
         )
@@ -111,7 +111,7 @@ pub(super) fn centre_on_picked_atom(state: &mut AppState) {
         }
         None => {
             state.panels.status =
-                "click an atom, then press C to centre the view on it (or type center SELECTION)".into();
+                "click an atom, then press . to centre the view on it (or type center SELECTION)".into();
         }
     }
 }
@@ -216,7 +216,7 @@ pub(super) fn menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             }
         });
         ui.menu_button("View", |ui| {
-            if ui.button("Reset view (R)").clicked() {
+            if ui.button("Reset view (0)").clicked() {
                 send(state, Command::ResetCamera);
             }
             let mut left = state.panels.left_open;

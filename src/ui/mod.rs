@@ -51,8 +51,12 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Home / End", "First / last frame"),
     ("Up / Down", "Previous / next orbital"),
     ("+ / -", "Raise / lower the isovalue"),
-    ("R", "Reset the view"),
-    ("C or double-click an atom", "Centre the view on the atom clicked last"),
+    ("0", "Reset the view"),
+    (". or double-click an atom", "Centre the view on the atom clicked last"),
+    (
+        "Letters",
+        "Typed anywhere but in a text field, start a command on the command line (as in ChimeraX and PyMOL)",
+    ),
     (
         "Escape",
         "Close the open menu or dialog; else stop measuring or labelling; else cancel running field jobs and surface colouring",
@@ -143,6 +147,7 @@ fn send(state: &mut AppState, c: Command) {
 
 /// The whole window: menu, side panels, timeline and status bar, and the 3-D view in the middle.
 pub fn main_ui(ui: &mut egui::Ui, state: &mut AppState) {
+    console::take_typed_letters(ui, state);
     menu::shortcuts(ui, state);
     tools::shortcuts(ui, state);
     menu::dropped_files(ui, state);

@@ -16,7 +16,7 @@ pub const TOOL_SHORTCUTS: &[(&str, &str)] = &[
         "2 / 3 / 4",
         "Measure a distance / angle / dihedral: click 2, 3 or 4 atoms",
     ),
-    ("L", "Label atoms by clicking them (Escape stops)"),
+    ("1", "Label atoms by clicking them (Escape stops), as VMD's 1"),
 ];
 
 /// The tools' keys (ignored while a text field has focus).
@@ -29,7 +29,7 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
             i.consume_key(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z) || i.consume_key(Modifiers::COMMAND, Key::Y);
         let undo = i.consume_key(Modifiers::COMMAND, Key::Z);
         let plain = !i.modifiers.command && !i.modifiers.alt;
-        let keys = [Key::Num2, Key::Num3, Key::Num4, Key::L].map(|k| plain && i.key_pressed(k));
+        let keys = [Key::Num2, Key::Num3, Key::Num4, Key::Num1].map(|k| plain && i.key_pressed(k));
         (redo, undo, keys)
     });
     if redo {
@@ -95,7 +95,7 @@ pub fn menus_ui(ui: &mut egui::Ui, state: &mut AppState) {
             }
         }
         if ui
-            .add(egui::Button::selectable(mode == ClickMode::Label, "label atoms by clicking").shortcut_text("L"))
+            .add(egui::Button::selectable(mode == ClickMode::Label, "label atoms by clicking").shortcut_text("1"))
             .clicked()
         {
             send(state, Command::SetClickMode(ClickMode::Label));

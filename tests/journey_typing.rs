@@ -1,0 +1,81 @@
+//! Typing over the 3-D view, as a ChimeraX or PyMOL user does: a letter typed while no text field
+//! has the keyboard starts a command on the command line, and what follows it in the same frame
+//! (a Space, digits) is text, not a shortcut. Digits and Space alone keep their shortcuts.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use egui::{Event, Key, Modifiers};
+use egui_kittest::Harness;
+use orbitfield::app::measure::ClickMode;
+use orbitfield::app::state::AppState;
+
+#[path = "common/journey.rs"]
+mod journey;
+
+/// A key pressed with the text it types, as the window gets them from the keyboard.
+fn typed(harness: &Harness<'static, AppState>, text: &str) {
+    for c in text.chars() {
+        let key = match c {
+            ' ' => Some(Key::Space),
+            c => Key::from_name(&c.to_ascii_uppercase().to_string()),
+        };
+        if let Some(key) = key {
+            harness.event(Event::Key {
+                key,
+                physical_key: None,
+                pressed: true,
+                repeat: false,
+                modifiers: Modifiers::NONE,
+            });
+        }
+        harness.event(Event::Text(c.to_string()));
+    }
+}
+
+/// A click on empty space in the view, which takes the keyboard away from the command line.
+fn click_view(harness: &Harness<'static, AppState>) {
+    for pressed in [true, false] {
+        harness.event(Event::PointerButton {
+            pos: egui::pos2(640.0, 300.0),
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+    }
+}
+
+#[test]
+fn letters_typed_over_the_view_go_to_the_command_line() {
+    let mut harness = journey::window(journey::opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    // A whole line typed within one slow frame: its Space does not start playing.
+    typed(&harness, "rep list");
+    harness.run();
+    let st = harness.state();
+    assert_eq!(st.panels.console.input, "rep list");
+    assert!(!st.view.timeline.playing, "the Space was text");
+    harness.key_press(Key::Enter);
+    harness.run();
+    let (error, text) = harness.state().panels.console.message.clone().expect("the list");
+    assert!(!error && text.trim_start().starts_with("1  "), "{text}");
+
+    // Typed a key per frame, after a click on the view took the keyboard away from the line.
+    click_view(&harness);
+    harness.run();
+    for c in "frame 3".chars() {
+        typed(&harness, &c.to_string());
+        harness.run();
+    }
+    assert_eq!(harness.state().panels.console.input, "frame 3");
+    harness.key_press(Key::Enter);
+    harness.run();
+    assert_eq!(harness.state().document().unwrap().frame_index, 3);
+
+    // Digits alone keep their shortcuts: 1 starts labelling by clicks, 2 measuring a distance.
+    click_view(&harness);
+    harness.run();
+    typed(&harness, "1");
+    harness.run();
+    assert_eq!(harness.state().tools.measure.mode, ClickMode::Label);
+    assert!(harness.state().panels.console.input.is_empty());
+}
