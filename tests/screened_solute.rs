@@ -34,7 +34,7 @@ fn screened_potentials_of_a_solvated_protein_leave_the_solvent_out() {
     }));
     let legend = state.potential_model(FieldChoice::Potential, false).unwrap();
     assert!(
-        legend.contains(&format!("of {} charges (the water and ions left out)", protein.len())),
+        legend.contains(&format!("of {} solute charges, no water or ions,", protein.len())),
         "{legend}"
     );
     let doc = state.document().unwrap();

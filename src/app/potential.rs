@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 impl super::state::AppState {
     /// What a potential is the sum of and how, in words for its legend's title ("Coulomb sum of
-    /// 3341 charges, eps = 4r", "Coulomb sum of 3341 charges, vacuum"); `None` for fields that are not potentials. `on_lattice`: the values
+    /// 1689 solute charges, no water or ions, eps = 4r", "Coulomb sum of 3341 charges, vacuum"); `None` for fields that are not potentials. `on_lattice`: the values
     /// come from a map on a lattice (which the settings may sum by multilevel summation) rather
     /// than from an exact sum at each point.
     pub fn potential_model(&self, field: FieldChoice, on_lattice: bool) -> Option<String> {
@@ -33,10 +33,12 @@ impl super::state::AppState {
                     .filter(|_| !vacuum)
                     .map(|m| m.iter().filter(|&&k| k).count());
                 let n = solute.unwrap_or(all);
-                let left_out = if solute.is_some() {
-                    " (the water and ions left out)"
+                // No parenthesis inside the legend's own: "1689 solute charges (no water or ions)"
+                // read as nested brackets on a figure.
+                let whose = if solute.is_some() {
+                    "solute charges, no water or ions"
                 } else {
-                    ""
+                    "charges"
                 };
                 let msm = vacuum && on_lattice && self.settings.potential_method.uses_msm(n);
                 let how = if msm { "multilevel Coulomb sum" } else { "Coulomb sum" };
@@ -50,7 +52,7 @@ impl super::state::AppState {
                 } else {
                     String::new()
                 };
-                Some(format!("{how} of {n} charges{left_out}{mean}, {model}{above}"))
+                Some(format!("{how} of {n} {whose}{mean}, {model}{above}"))
             }
             FieldChoice::WavefunctionPotential => Some("wavefunction: nuclei and electron density, vacuum".into()),
             FieldChoice::PotentialPb { .. } if self.esp.ramp_above && !on_lattice => Some(format!(

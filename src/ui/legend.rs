@@ -48,7 +48,7 @@ pub fn legends_ui(ui: &egui::Ui, legends: &[Legend], view: egui::Rect) {
             egui::pos2(view.right() - 8.0 - box_w, bottom - box_h),
             egui::vec2(box_w, box_h),
         );
-        painter.rect_filled(frame, 4.0, egui::Color32::from_black_alpha(150));
+        painter.rect_filled(frame, 4.0, egui::Color32::from_black_alpha(215));
         let title_pos = egui::pos2(frame.left() + 10.0, frame.top() + 8.0);
         let bar = egui::Rect::from_min_size(
             egui::pos2(frame.left() + 10.0, title_pos.y + title.size().y + 4.0 + above_h),

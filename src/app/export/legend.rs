@@ -69,7 +69,8 @@ pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize, sc
     }
     let x0 = w - px(MARGIN) - box_w;
     let y0 = h - offset - box_h;
-    blend_rect(img, [x0, y0, box_w, box_h], [0, 0, 0], 0.6);
+    // Nearly opaque: atoms or markers behind the box would read as marks on the scale.
+    blend_rect(img, [x0, y0, box_w, box_h], [0, 0, 0], 0.85);
     let bar_x = x0 + (box_w - bar_w) / 2;
     let bar_y = y0 + px(24.0);
     for dx in 0..bar_w {
