@@ -225,6 +225,9 @@ pub struct Polymer {
     /// B-factor colour of each protein residue's CA, then of each nucleotide's trace atom.
     protein_bfactor: Vec<[u8; 4]>,
     nucleic_bfactor: Vec<[u8; 4]>,
+    /// The B-factors (Å²) at the ends of that colour scale: the trace atoms' 2nd and 98th
+    /// percentiles over the whole structure ([`bfactor_range`]); a legend's ends.
+    pub bfactor_range: [f32; 2],
 }
 
 /// One residue's cartoon attributes before they become mesh inputs.
@@ -313,13 +316,17 @@ impl Polymer {
             nucleic_colors,
             protein_bfactor,
             nucleic_bfactor,
+            bfactor_range: range,
         }
     }
 
     /// The residues whose trace atom (CA, or P/C4') `keep` accepts: the polymer of a selection.
     /// Chains stay as they were numbered, so chain colours do not change with the selection.
     pub fn restricted(&self, keep: impl Fn(u32) -> bool) -> Polymer {
-        let mut out = Polymer::default();
+        let mut out = Polymer {
+            bfactor_range: self.bfactor_range,
+            ..Polymer::default()
+        };
         for (k, r) in self.protein.residues.iter().enumerate() {
             if r.ca.is_some_and(&keep) {
                 out.protein.residues.push(*r);

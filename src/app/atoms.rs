@@ -225,6 +225,38 @@ pub fn atom_colors(structure: &Structure, coloring: AtomColoring) -> Vec<[u8; 4]
 
 pub use crate::analysis::polymer::bfactor_range;
 
+impl super::state::AppState {
+    /// The legend of B-factor colours, as ChimeraX's `color bfactor` key: blue (low) to red
+    /// (high) between the 2nd and 98th percentiles in Å², for shown atoms coloured by B-factor
+    /// (all atoms' values), else a shown cartoon's (its trace atoms').
+    pub(crate) fn bfactor_legend(&self) -> Option<crate::app::values::Legend> {
+        let b = self.document()?.structure.bfactors.as_ref()?;
+        let atoms = self
+            .doc
+            .reps
+            .atoms()
+            .any(|(r, a)| r.visible && a.coloring == AtomColoring::BFactor);
+        let (what, [lo, hi]) = if atoms {
+            ("atoms", bfactor_range(b))
+        } else {
+            let cartoon = self
+                .doc
+                .reps
+                .cartoons()
+                .find_map(|(r, c)| c.bfactor_range().filter(|_| r.visible))?;
+            ("cartoon", cartoon)
+        };
+        Some(crate::app::values::Legend {
+            title: format!("{what} coloured by B-factor (2nd to 98th percentile)"),
+            range: [f64::from(lo), f64::from(hi)],
+            unit: "Å²".into(),
+            colormap: crate::render::colormap::Colormap::Diverging,
+            solid_rgb: None,
+            lobes: None,
+        })
+    }
+}
+
 /// Appends sphere instances for the atoms `indices` picks (all atoms when `None`) at
 /// `positions`. Atoms with non-finite coordinates are skipped; styles without spheres add nothing.
 pub fn push_spheres(

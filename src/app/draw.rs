@@ -832,6 +832,7 @@ impl AppState {
             .cartoons()
             .find_map(|(r, c)| c.color_by.filter(|_| r.visible && c.pipeline.colored.is_some()));
         out.extend(self.lobe_legends());
+        out.extend(self.bfactor_legend());
         if !surface_values {
             // A cartoon's potential is evaluated at its vertices; a volume is sampled there.
             out.extend(cartoon.and_then(|c| {

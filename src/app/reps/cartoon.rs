@@ -236,6 +236,13 @@ impl CartoonRep {
     pub fn selection_in_use(&self) -> &str {
         self.parsed.text()
     }
+
+    /// The B-factors (Å²) at the ends of its colour scale when coloured by B-factor, once its
+    /// polymer is known.
+    pub fn bfactor_range(&self) -> Option<[f32; 2]> {
+        let (_, polymer) = self.pipeline.polymer.as_ref()?;
+        (self.coloring == Coloring::BFactor && self.color_by.is_none()).then_some(polymer.bfactor_range)
+    }
 }
 
 impl CartoonRep {
