@@ -354,6 +354,8 @@ pub struct ViewState {
     /// ([`AppState::color_vertices_off_thread`]);
     /// `None`: computed in the update loop itself.
     pub vertex_values: Option<crate::jobs::vertex_values::VertexValuesWorker<super::reps::ValuesKey>>,
+    /// How far that thread's evaluation has come (the progress line's percentage).
+    pub vertex_progress: crate::jobs::vertex_values::VertexProgress,
     /// While playing, the isosurface thread extracts previews from every second lattice point (a
     /// software renderer, where drawing large surfaces is what limits the frame rate); the full
     /// surfaces follow when playback stops.
@@ -491,6 +493,7 @@ impl AppState {
                 mesher: None,
                 cartoons: None,
                 vertex_values: None,
+                vertex_progress: Default::default(),
                 preview_surfaces_while_playing: false,
                 spheres: Vec::new(),
                 cylinders: Vec::new(),

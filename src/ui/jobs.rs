@@ -177,7 +177,13 @@ pub fn progress_ui(ui: &mut egui::Ui, state: &mut AppState) {
         // thread (minutes for a protein on a CPU): said here, not only in the legend's title.
         ui.horizontal(|ui| {
             ui.spinner();
-            ui.label("colouring surfaces at their vertices…")
+            let done = state
+                .view
+                .vertex_progress
+                .fraction()
+                .map(|f| format!(" {:.0} %", 100.0 * f))
+                .unwrap_or_default();
+            ui.label(format!("colouring surfaces at their vertices…{done}"))
                 .on_hover_text("The potential is evaluated at every vertex of the coloured surfaces; the previous colours stay until it is done");
             if ui
                 .button("Cancel")

@@ -480,7 +480,9 @@ impl AppState {
     /// then computed in the update loop).
     pub fn color_vertices_off_thread(&mut self) -> bool {
         if self.view.vertex_values.is_none() {
-            self.view.vertex_values = crate::jobs::vertex_values::start().ok();
+            let progress = crate::jobs::vertex_values::VertexProgress::default();
+            self.view.vertex_values = crate::jobs::vertex_values::start_counting(progress.clone()).ok();
+            self.view.vertex_progress = progress;
         }
         self.view.vertex_values.is_some()
     }
