@@ -903,7 +903,7 @@ fn rep_list_numbers_the_representations() {
     assert!(lines[0].contains("(hidden)"), "{text}");
     let last = lines.last().unwrap();
     assert!(
-        last.contains("protein: Cartoon") && last.contains("coloured by ss"),
+        last.contains("protein: Cartoon") && last.contains("coloured by secondary structure"),
         "{text}"
     );
 }

@@ -140,7 +140,7 @@ impl AppState {
 
 impl AppState {
     /// `rep list`: each representation's number, what it shows and how it is coloured, one per
-    /// line ("2  protein: Cartoon, coloured by ss (hidden)").
+    /// line ("2  protein: Cartoon, coloured by secondary structure (hidden)").
     pub fn rep_list_text(&self) -> String {
         let list = &self.doc.reps.list;
         if list.is_empty() {
@@ -154,7 +154,7 @@ impl AppState {
                     RepKind::Atoms(a) => Some(a.coloring.name().to_string()),
                     RepKind::Cartoon(c) => Some(match c.color_by {
                         Some(k) => self.describe_field(k.source),
-                        None => c.coloring.word().to_string(),
+                        None => c.coloring.name().to_string(),
                     }),
                     RepKind::Field(f) => f.coloring.map(|c| self.describe_field(c.source)),
                 };
