@@ -110,4 +110,21 @@ fn undoing_a_hide_keeps_what_was_computed() {
     type_command_stepping(&mut harness, "redo");
     assert!(!harness.state().reps().list[1].visible, "the hide was redone");
     assert_eq!(ids(harness.state()), before, "still the same representations");
+
+    // Another representation's colouring changed and taken back: that one is made again in its
+    // place, the surface is left as it was.
+    type_command_stepping(&mut harness, "rep show 2");
+    type_command_stepping(&mut harness, "rep modify 1 color chain");
+    type_command_stepping(&mut harness, "undo");
+    let state = harness.state();
+    let after = ids(state);
+    assert_eq!(after.len(), 2);
+    assert_ne!(after[0], before[0], "the atoms' representation was made again");
+    assert_eq!(after[1], before[1], "the surface's was not");
+    assert!(std::sync::Arc::ptr_eq(&mesh, &surface(state)), "its mesh kept");
+    let spec = state.rep_spec(&state.reps().list[0]);
+    assert!(
+        matches!(spec.kind, SpecKind::Atoms { coloring, .. } if coloring != orbitfield::app::atoms::AtomColoring::Chain),
+        "the colouring taken back"
+    );
 }

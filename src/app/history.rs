@@ -265,23 +265,33 @@ impl AppState {
     /// Shows what a snapshot holds (representations are made again only when they differ).
     fn restore(&mut self, s: Snapshot) {
         let reps_now: Vec<RepSpec> = self.doc.reps.list.iter().map(|r| self.rep_spec(r)).collect();
-        let only_shown_differs =
-            reps_now.len() == s.reps.len() && reps_now.iter().zip(&s.reps).all(|(now, then)| now.kind == then.kind);
-        if reps_now != s.reps && only_shown_differs {
-            // A hide or show taken back: the representations keep what they computed (surfaces,
-            // their colours, cartoons), as a hide keeps them.
-            let ids: Vec<_> = self.doc.reps.list.iter().map(|r| r.id).collect();
-            for ((id, now), then) in ids.into_iter().zip(&reps_now).zip(&s.reps) {
-                if now.visible != then.visible {
-                    self.edit_rep(id, RepEdit::Visible(then.visible));
-                }
-            }
-        } else if reps_now != s.reps {
-            self.clear_reps();
+        if reps_now != s.reps {
             let mut skipped = Vec::new();
-            for spec in &s.reps {
-                if let Err(e) = self.add_rep(spec) {
-                    skipped.push(e);
+            if reps_now.len() == s.reps.len() {
+                // One edit taken back: only the representations that differ change, in their
+                // places, and the others keep what they computed (surfaces, their colours,
+                // cartoons). A hide or show is only that.
+                let ids: Vec<_> = self.doc.reps.list.iter().map(|r| r.id).collect();
+                for (i, ((id, now), then)) in ids.into_iter().zip(&reps_now).zip(&s.reps).enumerate() {
+                    if now == then {
+                        continue;
+                    }
+                    if now.kind == then.kind {
+                        self.edit_rep(id, RepEdit::Visible(then.visible));
+                        continue;
+                    }
+                    self.delete_rep(id);
+                    match self.add_rep(then) {
+                        Ok(new) => self.move_rep(new, i),
+                        Err(e) => skipped.push(e),
+                    }
+                }
+            } else {
+                self.clear_reps();
+                for spec in &s.reps {
+                    if let Err(e) = self.add_rep(spec) {
+                        skipped.push(e);
+                    }
                 }
             }
             if let Some(super::fields::FieldChoice::Orbital { spin, index }) = self.main_field() {

@@ -177,14 +177,11 @@ pub fn progress_ui(ui: &mut egui::Ui, state: &mut AppState) {
         // thread (minutes for a protein on a CPU): said here, not only in the legend's title.
         ui.horizontal(|ui| {
             ui.spinner();
-            let done = state
-                .view
-                .vertex_progress
-                .fraction()
-                .map(|f| format!(" {:.0} %", 100.0 * f))
-                .unwrap_or_default();
-            ui.label(format!("colouring surfaces at their vertices…{done}"))
+            ui.label("colouring surfaces at their vertices…")
                 .on_hover_text("The potential is evaluated at every vertex of the coloured surfaces; the previous colours stay until it is done");
+            if let Some(f) = state.view.vertex_progress.fraction() {
+                ui.label(format!("{:.0} %", 100.0 * f));
+            }
             if ui
                 .button("Cancel")
                 .on_hover_text("stop colouring; the surfaces stay uncoloured until the frame or their colouring changes")
