@@ -79,3 +79,20 @@ fn letters_typed_over_the_view_go_to_the_command_line() {
     assert_eq!(harness.state().tools.measure.mode, ClickMode::Label);
     assert!(harness.state().panels.console.input.is_empty());
 }
+
+/// After a command typed on the line and a click on the view, the first arrow press steps a
+/// frame (the line gave the keyboard back with the click).
+#[test]
+fn the_first_arrow_after_a_click_on_the_view_steps_a_frame() {
+    let mut harness = journey::window(journey::opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    journey::type_command(&mut harness, "frame 50");
+    assert_eq!(harness.state().document().unwrap().frame_index, 50);
+    click_view(&harness);
+    harness.run();
+    for want in [51, 52, 53] {
+        harness.key_press(Key::ArrowRight);
+        harness.run();
+        assert_eq!(harness.state().document().unwrap().frame_index, want);
+    }
+}
