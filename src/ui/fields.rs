@@ -579,8 +579,16 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let Some(f) = state.panel_field_rep().filter(|f| f.style == FieldStyle::Isosurface) else {
         return;
     };
+    // The Poisson-Boltzmann entry stands for the colouring in use when that is one, whatever
+    // parameters it was solved with (each change of them is a new revision of the field).
+    if let Some(c) = f.coloring.map(|c| c.source).filter(|s| crate::app::pb::is_pb(*s)) {
+        for (s, _) in sources.iter_mut().filter(|(s, _)| crate::app::pb::is_pb(*s)) {
+            *s = c;
+        }
+    }
     // A surface is not coloured by its own field.
-    sources.retain(|(s, _)| *s != f.field);
+    let own_field = f.field;
+    sources.retain(|(s, _)| *s != own_field && !(crate::app::pb::is_pb(*s) && crate::app::pb::is_pb(own_field)));
     if sources.is_empty() {
         return;
     }
