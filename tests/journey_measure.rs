@@ -422,3 +422,45 @@ fn a_measurement_in_a_dimer_names_the_chains() {
     let m = harness.state().tools.measure.list.last().unwrap().clone();
     assert_eq!(harness.state().measurement_label(&m), want.trim_end_matches(": "));
 }
+
+/// A click a few pixels beside an atom's thin licorice sphere, seen from afar, picks that atom (as
+/// VMD picks the nearest atom within a few pixels); well away from every atom it picks nothing.
+#[test]
+fn a_click_beside_a_thin_stick_picks_its_atom() {
+    use glam::Vec3;
+    let mut harness = window(adk());
+    harness.run();
+    let st = harness.state();
+    let size = st.view.size_px;
+    let cam = &st.view.camera;
+    // The sphere drawn furthest right on the screen, and a click 4 pixels further right.
+    let (k, p) = st
+        .view
+        .spheres
+        .iter()
+        .enumerate()
+        .filter_map(|(k, s)| {
+            cam.project_to_pixel(Vec3::from_array(s.center_angstrom), size)
+                .map(|(p, _)| (k, p))
+        })
+        .max_by(|a, b| a.1[0].total_cmp(&b.1[0]))
+        .unwrap();
+    let click = [p[0] + 4.0, p[1]];
+    let (o, d) = cam.ray_through_pixel(click, size);
+    let centers: Vec<[f32; 3]> = st.view.spheres.iter().map(|s| s.center_angstrom).collect();
+    let radii: Vec<f32> = st.view.spheres.iter().map(|s| s.radius_angstrom).collect();
+    assert!(
+        orbitfield::render::camera::pick_sphere(o, d, &centers, &radii).is_none(),
+        "the click misses every drawn sphere"
+    );
+    let atom = st
+        .document()
+        .unwrap()
+        .frame
+        .positions_angstrom
+        .iter()
+        .position(|q| *q == centers[k]);
+    assert!(atom.is_some());
+    assert_eq!(st.atom_at(click, size), atom, "the atom beside the click");
+    assert_eq!(st.atom_at([p[0] + 30.0, p[1]], size), None, "nothing 30 pixels away");
+}

@@ -15,6 +15,10 @@ use std::path::PathBuf;
 /// half a helix ribbon's width.
 pub const CARTOON_PICK_RADIUS_ANGSTROM: f32 = 2.0;
 
+/// How far from an atom's centre on the screen a click still picks it when it misses every
+/// drawn sphere (pixels).
+pub const PICK_SLACK_PX: f32 = 6.0;
+
 impl AppState {
     /// Applies one command.
     pub fn apply(&mut self, c: Command) {
@@ -654,8 +658,29 @@ impl AppState {
         };
         match self.surface_hit(o, d) {
             Some(hit) if nearest.is_none_or(|(_, t)| hit.distance_angstrom < t) => (hit.atom, Some(hit)),
+            // Nothing under the pointer itself: the atom drawn nearest it on the screen, within a
+            // few pixels, as VMD picks (thin sticks seen from afar are narrower than a click).
+            _ if nearest.is_none() => (self.atom_near_pixel(pixel, size_px), None),
             _ => (nearest.map(|(atom, _)| atom), None),
         }
+    }
+
+    /// The atom drawn as a sphere whose centre lies nearest `pixel` on the screen, within
+    /// [`PICK_SLACK_PX`] (the one nearer the eye of two as near).
+    fn atom_near_pixel(&self, pixel: [f32; 2], size_px: [u32; 2]) -> Option<usize> {
+        let cam = &self.view.camera;
+        let mut best: Option<(f32, f32, [f32; 3])> = None;
+        for s in &self.view.spheres {
+            let Some((p, depth)) = cam.project_to_pixel(glam::Vec3::from_array(s.center_angstrom), size_px) else {
+                continue;
+            };
+            let gap = ((p[0] - pixel[0]).powi(2) + (p[1] - pixel[1]).powi(2)).sqrt();
+            if gap <= PICK_SLACK_PX && best.is_none_or(|(g, z, _)| (gap, depth) < (g, z)) {
+                best = Some((gap, depth, s.center_angstrom));
+            }
+        }
+        let (_, _, c) = best?;
+        self.document()?.frame.positions_angstrom.iter().position(|p| *p == c)
     }
 
     /// What a click on `atom` (or on empty space) does: the pick and its highlight, and the click

@@ -331,7 +331,7 @@ fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, co
             .add_enabled(can_slice, egui::Button::selectable(is_slice, "Slice"))
             .on_hover_text("One slice is drawn: the topmost visible slice representation")
             .on_disabled_hover_text(
-                "A molecular surface has no values to slice: add a slice of the potential it is coloured by (Add menu)",
+                "A molecular surface has no values to slice: `slice z` (or x, y) on the command line slices the potential it is coloured by, or add a slice from the Add menu",
             )
             .clicked()
             && !is_slice
@@ -365,6 +365,9 @@ fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, co
                 (negative, "−", "The lobe at −isovalue (values below it)"),
                 (positive, "+", "The lobe at +isovalue (values above it)"),
             ]
+        } else if f.coloring.is_some() {
+            // Coloured by a field: its own colour is not what is drawn.
+            Vec::new()
         } else {
             vec![(0, "Surface colour", "The surface's colour")]
         };
