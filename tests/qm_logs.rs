@@ -135,7 +135,8 @@ fn orca_single_point_orbitals_match_pyscf_reference() {
     assert_eq!(wf.basis.n_functions(), 60);
     assert_eq!(wf.alpha.len(), 60);
     assert!((wf.energy_hartree.unwrap() - -379.768962914202).abs() < 1e-9);
-    assert!((wf.alpha.energies_hartree[34] - -0.22219).abs() < 1e-9);
+    // The "ORBITAL ENERGIES" table's -0.222189 (the orbital block prints -0.22219).
+    assert!((wf.alpha.energies_hartree[34] - -0.222189).abs() < 1e-9);
     assert_eq!(wf.alpha.occupations[34], 2.0);
     let err = compare(wf, &reference("ORCA6.0_dvb_sp_hf.ref.txt"));
     eprintln!("ORCA6.0_dvb_sp_hf.ref.txt: HOMO, LUMO relative errors {err:?}");
@@ -151,22 +152,34 @@ fn orca_single_point_orbitals_match_pyscf_reference() {
 /// orbitals' species agree with Gaussian's for the same molecule (dvb, C2h; BG below the gap, AU
 /// above it).
 #[test]
-fn orca_orbital_symmetries_are_the_energy_table_s() {
+fn orca_orbital_symmetries_and_energies_are_the_energy_table_s() {
     let wf = &load("ORCA6.0_dvb_sp_hf.out").wavefunctions[0];
     let text = String::from_utf8(bytes("ORCA6.0_dvb_sp_hf.out")).unwrap();
     let table = text.split("ORBITAL ENERGIES").nth(1).unwrap();
-    let rows: Vec<(usize, String)> = table
+    let rows: Vec<(usize, f64, String)> = table
         .lines()
         .skip_while(|l| !l.contains("Irrep"))
         .skip(1)
         .map_while(|l| {
             let t: Vec<&str> = l.split_whitespace().collect();
-            Some((t.first()?.parse().ok()?, t.get(4)?.split('-').nth(1)?.to_string()))
+            Some((
+                t.first()?.parse().ok()?,
+                t.get(2)?.parse().ok()?,
+                t.get(4)?.split('-').nth(1)?.to_string(),
+            ))
         })
         .collect();
     assert!(rows.len() > 40, "{} rows", rows.len());
-    for (k, species) in &rows {
+    // The table's six decimals, not the orbital block's five ("0.19899" where the table has
+    // 0.198995).
+    for (k, energy, species) in &rows {
         assert_eq!(&wf.alpha.symmetries[*k], species, "orbital {}", k + 1);
+        assert!(
+            (wf.alpha.energies_hartree[*k] - energy).abs() < 1e-9,
+            "orbital {}: {} against {energy}",
+            k + 1,
+            wf.alpha.energies_hartree[*k]
+        );
     }
     assert!(wf.alpha.symmetries[rows.len()..].iter().all(String::is_empty));
     let gaussian = &load("Gaussian16_dvb_sp.out").wavefunctions[0];

@@ -49,8 +49,8 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
     let mut group_types: Vec<Element> = Vec::new();
     let mut atom_groups: Vec<usize> = Vec::new();
     let mut n_electrons: Option<usize> = None;
-    // The last "ORBITAL ENERGIES" table's symmetry labels: spin up (or restricted), spin down.
-    let mut irreps: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    // The last "ORBITAL ENERGIES" table's rows: spin up (or restricted), spin down.
+    let mut table: [Vec<TableRow>; 2] = [Vec::new(), Vec::new()];
     let mut lines = Lines::new(bytes);
     while let Some(line) = lines.next_line() {
         let t = trim_start(line);
@@ -71,9 +71,9 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                     match lines.next_line() {
                         Some(l) if trim(l).starts_with(b"---") => {
                             let mut o = read_mo_blocks(path, &mut lines)?;
-                            label_symmetries(&mut o.alpha, &irreps[0]);
+                            label_from_table(&mut o.alpha, &table[0]);
                             if let Some(beta) = o.beta.as_mut() {
-                                label_symmetries(beta, &irreps[1]);
+                                label_from_table(beta, &table[1]);
                             }
                             c.set_orbitals(path, o)?;
                         }
@@ -81,7 +81,7 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                     }
                 }
             }
-            b'O' if t.starts_with(b"ORBITAL ENERGIES") => irreps = read_irreps(&mut lines),
+            b'O' if t.starts_with(b"ORBITAL ENERGIES") => table = read_orbital_table(&mut lines),
             b'N' if t.starts_with(b"Number of Electrons") => {
                 n_electrons = setting(t).and_then(int).and_then(|v| usize::try_from(v).ok());
             }
@@ -152,11 +152,19 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
     Ok(c)
 }
 
-/// The `Irrep` column of an "ORBITAL ENERGIES" table ("  NO   OCC   E(Eh)   E(eV)   Irrep", rows
-/// "  34   2.0000   -0.2195   -5.9730   3-Bg"): each orbital's species ("Bg"), spin up (or
-/// restricted) then spin down. Empty where the table has no such column (no symmetry used).
-fn read_irreps(lines: &mut Lines) -> [Vec<String>; 2] {
-    let mut out: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+/// One row of an "ORBITAL ENERGIES" table: the energy as printed there (six decimals, where the
+/// "MOLECULAR ORBITALS" block prints five) and the species of the `Irrep` column ("Bg"; empty
+/// without symmetry).
+#[derive(Clone, Debug, PartialEq)]
+struct TableRow {
+    energy_hartree: f64,
+    species: String,
+}
+
+/// The rows of an "ORBITAL ENERGIES" table ("  NO   OCC   E(Eh)   E(eV)   Irrep", rows
+/// "  34   2.0000   -0.219500   -5.9730   3-Bg"), spin up (or restricted) then spin down.
+fn read_orbital_table(lines: &mut Lines) -> [Vec<TableRow>; 2] {
+    let mut out: [Vec<TableRow>; 2] = [Vec::new(), Vec::new()];
     let mut spin = 0;
     let mut seen_rows = false;
     loop {
@@ -199,19 +207,31 @@ fn read_irreps(lines: &mut Lines) -> [Vec<String>; 2] {
             .map(|v| v.split_once('-').map_or(v.clone(), |(_, s)| s.to_string()))
             .unwrap_or_default();
         if out[spin].len() < MAX_ITEMS {
-            out[spin].push(species);
+            out[spin].push(TableRow {
+                energy_hartree: num(toks[2]).unwrap_or(f64::NAN),
+                species,
+            });
         }
     }
     out
 }
 
-/// Fills the orbitals' symmetry labels from an "ORBITAL ENERGIES" table's, orbital by orbital
-/// (ORCA lists only the first virtual orbitals: the rest stay unlabelled), when the table has
-/// no more rows than there are orbitals.
-fn label_symmetries(set: &mut RawOrbitals, species: &[String]) {
-    if species.len() <= set.symmetries.len() {
-        for (label, s) in set.symmetries.iter_mut().zip(species) {
-            label.clone_from(s);
+/// Fills the orbitals' symmetry labels and energies from an "ORBITAL ENERGIES" table's, orbital
+/// by orbital (ORCA lists only the first virtual orbitals: the rest keep the block's), when the
+/// table has no more rows than there are orbitals and its energies are the block's to its five
+/// printed decimals (the same orbitals).
+fn label_from_table(set: &mut RawOrbitals, rows: &[TableRow]) {
+    if rows.len() > set.symmetries.len() || rows.len() > set.energies_hartree.len() {
+        return;
+    }
+    let same = rows
+        .iter()
+        .zip(&set.energies_hartree)
+        .all(|(r, e)| (r.energy_hartree - e).abs() <= 6e-6);
+    for (k, row) in rows.iter().enumerate() {
+        set.symmetries[k].clone_from(&row.species);
+        if same && row.energy_hartree.is_finite() {
+            set.energies_hartree[k] = row.energy_hartree;
         }
     }
 }
