@@ -96,3 +96,29 @@ fn the_first_arrow_after_a_click_on_the_view_steps_a_frame() {
         assert_eq!(harness.state().document().unwrap().frame_index, want);
     }
 }
+
+/// After a command, the line keeps the keyboard; with nothing typed on it, Ctrl+Z undoes the
+/// window's last change and Ctrl+Shift+Z redoes it, as the `undo` command would.
+#[test]
+fn ctrl_z_on_an_empty_command_line_undoes_the_last_change() {
+    let mut harness = journey::window(journey::opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run();
+    journey::type_command(&mut harness, "measure distance 1 2");
+    assert_eq!(harness.state().tools.measure.list.len(), 1);
+    assert!(harness.state().panels.console.input.is_empty());
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert!(
+        harness.state().tools.measure.list.is_empty(),
+        "{}",
+        harness.state().panels.status
+    );
+    harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+    harness.run();
+    assert_eq!(
+        harness.state().tools.measure.list.len(),
+        1,
+        "{}",
+        harness.state().panels.status
+    );
+}

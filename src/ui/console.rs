@@ -197,8 +197,22 @@ fn forget_stale_error(state: &mut AppState) {
     }
 }
 
-/// Up/Down through the history, Tab to complete (before the line sees the keys).
+/// Up/Down through the history, Tab to complete (before the line sees the keys). On an empty
+/// line, Ctrl+Z and Ctrl+Shift+Z (or Ctrl+Y) undo and redo the window's last change, as after a
+/// command the line keeps the keyboard and has no text of its own to undo.
 fn keys(ui: &mut egui::Ui, state: &mut AppState, id: egui::Id) {
+    if state.panels.console.input.is_empty() {
+        let (redo, undo) = ui.input_mut(|i| {
+            let redo = i.consume_key(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, Key::Z)
+                || i.consume_key(egui::Modifiers::COMMAND, Key::Y);
+            (redo, i.consume_key(egui::Modifiers::COMMAND, Key::Z))
+        });
+        if redo {
+            state.push(crate::app::state::Command::Redo);
+        } else if undo {
+            state.push(crate::app::state::Command::Undo);
+        }
+    }
     let (up, down, tab) = ui.input_mut(|i| {
         (
             i.consume_key(egui::Modifiers::NONE, Key::ArrowUp),
