@@ -1,6 +1,8 @@
 //! Typing over the 3-D view, as a ChimeraX or PyMOL user does: a letter typed while no text field
 //! has the keyboard starts a command on the command line, and what follows it in the same frame
-//! (a Space, digits) is text, not a shortcut. Digits and Space alone keep their shortcuts.
+//! (a Space, digits) is text, not a shortcut. Digits and Space alone keep their shortcuts. On an
+//! empty command line Ctrl+Z undoes the window's last change, and `rep add` takes the Add menu's
+//! and PyMOL's words for atom styles.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -121,4 +123,22 @@ fn ctrl_z_on_an_empty_command_line_undoes_the_last_change() {
         "{}",
         harness.state().panels.status
     );
+}
+
+/// The Add menu's word for atoms, and PyMOL's sticks and spheres, are styles `rep add` takes.
+#[test]
+fn rep_add_takes_the_menus_and_pymols_words_for_atom_styles() {
+    use orbitfield::app::atoms::AtomStyle;
+    use orbitfield::app::reps::RepKind;
+    let mut harness = journey::window(journey::opened(&["md/adk.psf"], false));
+    harness.run();
+    for (word, style) in [
+        ("atoms", AtomStyle::Licorice),
+        ("sticks", AtomStyle::Licorice),
+        ("spheres", AtomStyle::Vdw),
+    ] {
+        journey::type_command(&mut harness, &format!("rep add {word} resid 1 to 3"));
+        let last = harness.state().reps().list.last().unwrap();
+        assert!(matches!(&last.kind, RepKind::Atoms(a) if a.style == style), "{word}");
+    }
 }

@@ -66,9 +66,11 @@ impl AtomStyle {
     pub fn parse(s: &str) -> Option<AtomStyle> {
         match s.trim().to_ascii_lowercase().as_str() {
             "lines" | "line" => Some(AtomStyle::Lines),
-            "licorice" => Some(AtomStyle::Licorice),
+            // The Add menu's "Atoms (licorice)"; PyMOL's sticks.
+            "licorice" | "atoms" | "sticks" | "stick" => Some(AtomStyle::Licorice),
             "ball-and-stick" | "ballandstick" | "bs" => Some(AtomStyle::BallAndStick),
-            "vdw" => Some(AtomStyle::Vdw),
+            // PyMOL's spheres.
+            "vdw" | "spheres" | "sphere" => Some(AtomStyle::Vdw),
             "cpk" => Some(AtomStyle::Cpk),
             "hbonds" | "hbond" | "h-bonds" => Some(AtomStyle::HBonds),
             _ => None,

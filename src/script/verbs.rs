@@ -154,6 +154,10 @@ pub const REP_STYLES: &[&str] = &[
     "tube",
     "trace",
     "surface",
+    // The Add menu's "Atoms (licorice)", PyMOL's sticks and spheres.
+    "atoms",
+    "sticks",
+    "spheres",
 ];
 pub(super) const ON_OFF: &[&str] = &["on", "off"];
 const REP_PROPERTIES: &[&str] = &["style", "color", "selection", "opacity", "iso", "field", "hbonds"];
