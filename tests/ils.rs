@@ -65,13 +65,31 @@ fn xe_energy_kt(x: [f64; 3], a: [f64; 3], p: LjParams) -> f64 {
 fn engines(s: &IlsSetup, placed: &PlacedAtoms) -> Vec<(&'static str, Vec<f64>)> {
     // The viewer's progress within a frame: the CPU engine reports every row of voxels once.
     let rows = std::sync::atomic::AtomicUsize::new(0);
-    let counted = orbitfield::compute::cpu::ils::voxel_means_counting(s, placed, &|| {
-        rows.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    });
-    assert_eq!(
-        rows.into_inner(),
-        s.map.dims[1] * s.map.dims[2],
-        "rows of voxels reported"
+    let counted = orbitfield::compute::cpu::ils::voxel_means_counting(
+        s,
+        placed,
+        &|| {
+            rows.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        },
+        &|| false,
+    );
+    let all_rows = s.map.dims[1] * s.map.dims[2];
+    assert_eq!(rows.into_inner(), all_rows, "rows of voxels reported");
+    // Told to stop after three rows, it begins no more rows than the threads had begun by then.
+    let rows = std::sync::atomic::AtomicUsize::new(0);
+    orbitfield::compute::cpu::ils::voxel_means_counting(
+        s,
+        placed,
+        &|| {
+            rows.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        },
+        &|| rows.load(std::sync::atomic::Ordering::Relaxed) >= 3,
+    );
+    let done = rows.into_inner();
+    let threads = rayon::current_num_threads();
+    assert!(
+        done < all_rows && done <= 3 + threads,
+        "{done} of {all_rows} rows after the stop"
     );
     let mut out = vec![
         ("reference", reference_voxel_means(s, placed)),

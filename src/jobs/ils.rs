@@ -109,7 +109,7 @@ impl IlsWorkers {
         let (done, setup, atoms) = (self.done_tx.clone(), self.setup.clone(), placed.clone());
         let task = Box::new(move |on: TaskEngines<'_>| {
             let t0 = Instant::now();
-            let (v, engine, note) = frame_voxel_means(on, &setup, &atoms, frame_index, &|| {});
+            let (v, engine, note) = frame_voxel_means(on, &setup, &atoms, frame_index, &|| {}, &|| false);
             // Never blocks: the channel holds `capacity` results and at most that many are in flight.
             let _ = done.try_send(IlsDone {
                 frame_index,
@@ -188,6 +188,7 @@ pub fn frame_voxel_means(
     atoms: &PlacedAtoms,
     frame_label: usize,
     row_done: &(dyn Fn() + Sync),
+    stop: &(dyn Fn() -> bool + Sync),
 ) -> (Vec<f64>, String, Option<String>) {
     let failed = |e: &dyn std::fmt::Display| {
         Some(format!(
@@ -210,7 +211,7 @@ pub fn frame_voxel_means(
         }
     }
     (
-        crate::compute::cpu::ils::voxel_means_counting(setup, atoms, row_done),
+        crate::compute::cpu::ils::voxel_means_counting(setup, atoms, row_done, stop),
         "cpu".into(),
         note,
     )

@@ -129,8 +129,11 @@ impl IlsLiveWorkers {
                 mine.fetch_add(1, Ordering::Relaxed);
                 partial.fetch_add(1, Ordering::AcqRel);
             };
+            // A cancelled run's frame stops within a row on the CPU engine (its result, left
+            // incomplete, carries the old generation and is dropped).
+            let stop = || item.generation < live.load(Ordering::Acquire);
             let (v, engine, note) =
-                super::ils::frame_voxel_means(on, &item.setup, &item.placed, item.frame_index + 1, &row_done);
+                super::ils::frame_voxel_means(on, &item.setup, &item.placed, item.frame_index + 1, &row_done, &stop);
             partial.fetch_sub(mine.load(Ordering::Acquire), Ordering::AcqRel);
             // Never blocks: the channel holds `capacity` results and at most that many are in flight.
             let _ = done.try_send(IlsLiveDone {

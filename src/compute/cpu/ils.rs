@@ -96,12 +96,19 @@ struct Near {
 
 /// The CPU engine: one frame's voxel means of the occupancy (see the module docs).
 pub fn voxel_means(setup: &IlsSetup, atoms: &PlacedAtoms) -> Vec<f64> {
-    voxel_means_counting(setup, atoms, &|| {})
+    voxel_means_counting(setup, atoms, &|| {}, &|| false)
 }
 
 /// [`voxel_means`], calling `row_done` after each row of voxels (along x) is finished, from the
 /// threads computing them: a frame has `ny * nz` rows (the viewer's progress within a frame).
-pub fn voxel_means_counting(setup: &IlsSetup, atoms: &PlacedAtoms, row_done: &(dyn Fn() + Sync)) -> Vec<f64> {
+/// Rows not yet begun once `stop` says so are left at zero: the frame is then incomplete, for a
+/// caller that was cancelled and drops it (the viewer's Cancel frees the threads within a row).
+pub fn voxel_means_counting(
+    setup: &IlsSetup,
+    atoms: &PlacedAtoms,
+    row_done: &(dyn Fn() + Sync),
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Vec<f64> {
     let map = setup.map;
     let offsets = map.sample_offsets_angstrom(setup.subres);
     let c2 = setup.cutoff_angstrom * setup.cutoff_angstrom;
@@ -128,7 +135,7 @@ pub fn voxel_means_counting(setup: &IlsSetup, atoms: &PlacedAtoms, row_done: &(d
     let mut out = vec![0.0; map.n_voxels()];
     out.par_chunks_mut(nx).enumerate().for_each(|(row, values)| {
         let (j, k) = (row % ny, row / ny);
-        if k >= nz {
+        if k >= nz || stop() {
             return;
         }
         let mut near: Vec<Near> = Vec::new();
