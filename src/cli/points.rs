@@ -25,7 +25,8 @@ pub struct PointsArgs {
     /// Files that together form the system.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// The field (as for `grid`): mo:homo, mo:17, density, spin, esp, ...
+    /// The field (as for `grid`): mo:homo, mo:17, density, spin, esp, ...; volume (or volume:N) samples
+    /// a cube or DX map of the files trilinearly, in its units
     #[arg(long)]
     pub field: String,
     /// Text file with one `x y z` point (Angstrom) per line; `-` reads standard input.
@@ -84,6 +85,16 @@ pub fn run(args: &PointsArgs) -> Result<()> {
         std::fs::read_to_string(&args.points).with_context(|| format!("cannot read {}", args.points.display()))?
     };
     let points = parse_points(&args.points, &text)?;
+    if super::pb::is_pb(&args.field) {
+        bail!(
+            "--field pb: the Poisson-Boltzmann potential is solved on a lattice, not at points; \
+             `orbitfield grid pb FILES -o map.dx` writes the map (in kT/e), which `orbitfield points map.dx \
+             --field volume --points PTS.txt` samples trilinearly, as APBS's multivalue samples its map"
+        );
+    }
+    if let Some(which) = volume_index(&args.field)? {
+        return print_values(volume_values(args, which, &points)?);
+    }
     let spec: FieldSpec = args.field.parse()?;
     let values = if spec.needs_charges() {
         esp_values(args, &points)?
@@ -100,6 +111,10 @@ pub fn run(args: &PointsArgs) -> Result<()> {
         };
         values
     };
+    print_values(values)
+}
+
+fn print_values(values: Vec<f64>) -> Result<()> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     for v in values {
@@ -107,6 +122,57 @@ pub fn run(args: &PointsArgs) -> Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// `volume` (the first volume of the files) or `volume:N` (1-based): its 0-based index.
+fn volume_index(field: &str) -> Result<Option<usize>> {
+    let f = field.trim().to_ascii_lowercase();
+    if f == "volume" {
+        return Ok(Some(0));
+    }
+    let Some(n) = f.strip_prefix("volume:") else {
+        return Ok(None);
+    };
+    match n.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(Some(n - 1)),
+        _ => bail!("--field {field}: expected volume or volume:N, N from 1"),
+    }
+}
+
+/// A volume of the files (a cube or DX map) sampled trilinearly at the points, in the file's
+/// units, as APBS's multivalue samples its map; a point outside the map is an error naming it.
+fn volume_values(args: &PointsArgs, which: usize, points_bohr: &[[f64; 3]]) -> Result<Vec<f64>> {
+    let system = super::load_noted(&args.files)?;
+    let Some(grid) = system.grids.get(which) else {
+        bail!(
+            "--field {}: the files hold {} volume(s)",
+            args.field,
+            system.grids.len()
+        );
+    };
+    if !grid.lattice.is_axis_aligned() {
+        bail!(
+            "--field {}: the map's axes are not along x, y and z; it cannot be sampled here",
+            args.field
+        );
+    }
+    points_bohr
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let a = orbitfield::model::units::angstrom_from_bohr3(*p).map(|x| x as f32);
+            grid.trilinear_at_angstrom(a, false).map(f64::from).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: point {} ({:.3} {:.3} {:.3} Å) lies outside the map",
+                    args.points.display(),
+                    i + 1,
+                    a[0],
+                    a[1],
+                    a[2]
+                )
+            })
+        })
+        .collect()
 }
 
 /// The potential at `points_bohr` in the `--units` unit: a wavefunction's own, or that of point
