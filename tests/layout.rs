@@ -323,3 +323,42 @@ fn opening_the_jobs_section_does_not_widen_the_left_panel() {
         "{after} wide with Jobs open, {before} before"
     );
 }
+
+/// A g(r) computed in the RDF section keeps the right panel's width, with its form, plot and the
+/// sections below inside it (the tryouts saw the panel widen and its fields cut at the window's
+/// edge once the plot appeared).
+#[test]
+fn a_computed_rdf_keeps_the_right_panel_as_wide_as_it_was() {
+    let size = [1280.0, 800.0];
+    let mut state = AppState::new(Settings::default(), FieldService::default());
+    state.apply(Command::OpenFiles(vec![data("md/adk.psf"), data("md/adk_dims.dcd")]));
+    let mut harness = window_of(state, size, false);
+    harness.run();
+    let right = |h: &egui_kittest::Harness<'_, AppState>| -> f32 {
+        panel_fit::panel_rects(h)
+            .into_iter()
+            .find(|(id, _)| id.starts_with("orbitfield_right"))
+            .map(|(_, r)| r.width())
+            .expect("the right panel")
+    };
+    let before = right(&harness);
+    open_side_headers(&mut harness);
+    harness.state_mut().panels.rdf.sel1_text = "name CA".into();
+    harness.state_mut().panels.rdf.sel2_text = "name CA".into();
+    harness.state_mut().apply(Command::StartRdf);
+    let t0 = std::time::Instant::now();
+    while harness.state().panels.rdf.is_running() {
+        assert!(t0.elapsed().as_secs() < 120, "the g(r) never finished");
+        harness.state_mut().pump_rdf();
+        harness.step();
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    harness.run_steps(4);
+    assert!(harness.state().panels.rdf.run.is_some(), "a g(r) is shown");
+    let after = right(&harness);
+    assert!(
+        (after - before).abs() < 1.0,
+        "{after} wide with a g(r), {before} before"
+    );
+    assert_inside_their_panels(&harness, size, 0.5, "a computed g(r)");
+}

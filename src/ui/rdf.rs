@@ -12,14 +12,26 @@ pub fn rdf_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let running = state.panels.rdf.is_running();
     egui::Grid::new("rdf_form").num_columns(2).show(ui, |ui| {
         let l = ui.label("Selection 1");
-        ui.add(egui::TextEdit::singleline(&mut state.panels.rdf.sel1_text).id_salt("rdf_sel1"))
-            .labelled_by(l.id)
-            .on_hover_text("The centres: g(r) counts selection 2 in shells around these atoms");
+        // As wide as the panel leaves (a text field's default, 280 points, widened the panel).
+        let width = ui.available_width().max(60.0);
+        ui.add(
+            egui::TextEdit::singleline(&mut state.panels.rdf.sel1_text)
+                .id_salt("rdf_sel1")
+                .desired_width(width),
+        )
+        .labelled_by(l.id)
+        .on_hover_text("The centres: g(r) counts selection 2 in shells around these atoms");
         ui.end_row();
         let l = ui.label("Selection 2");
-        ui.add(egui::TextEdit::singleline(&mut state.panels.rdf.sel2_text).id_salt("rdf_sel2"))
-            .labelled_by(l.id)
-            .on_hover_text("The atoms counted around selection 1 (water oxygens around a residue: name OW)");
+        // As wide as the panel leaves (a text field's default, 280 points, widened the panel).
+        let width = ui.available_width().max(60.0);
+        ui.add(
+            egui::TextEdit::singleline(&mut state.panels.rdf.sel2_text)
+                .id_salt("rdf_sel2")
+                .desired_width(width),
+        )
+        .labelled_by(l.id)
+        .on_hover_text("The atoms counted around selection 1 (water oxygens around a residue: name OW)");
         ui.end_row();
         let l = ui.label("r max (Å)");
         ui.add(
@@ -39,7 +51,9 @@ pub fn rdf_ui(ui: &mut egui::Ui, state: &mut AppState) {
         .labelled_by(l.id);
         ui.end_row();
     });
-    ui.horizontal(|ui| {
+    // Wrapped: the button, the progress bar and Cancel in one row were wider than the panel,
+    // which then grew for good and cut its fields at the window's edge.
+    ui.horizontal_wrapped(|ui| {
         let can_start = state.doc.document.as_ref().is_some_and(|d| d.n_frames > 0);
         if ui
             .add_enabled(can_start, egui::Button::new("Compute g(r)"))
