@@ -199,12 +199,10 @@ pub fn ils_panel_ui(ui: &mut egui::Ui, state: &mut AppState, index: u16) {
     if running_here {
         // A frame on the CPU takes minutes for a solvated protein: its share done is shown.
         let partly = state.panels.ils.frames_partly_done(&map);
+        // "the next", not a number: frames are numbered from 0 on the timeline, and the frames
+        // asked for need not start there.
         let within = if partly >= 0.01 && map.frames_done < map.frames_total {
-            format!(
-                ", frame {}: {:.0} % done",
-                map.frames_done + 1,
-                100.0 * partly.min(0.999)
-            )
+            format!(", the next {:.0} % done", 100.0 * partly.min(0.999))
         } else {
             String::new()
         };
