@@ -1,6 +1,7 @@
 //! The field panel's "Colour surface by" names the Poisson-Boltzmann colouring in use after its
 //! parameters change (each change is a new revision of the field; the combo read "Its own colour"
-//! while the surface stayed coloured), and picking that entry again keeps the colour range.
+//! while the surface stayed coloured), and picking that entry again keeps the colour range. The
+//! legend says when the radii were the elements' (the files give none).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -64,4 +65,28 @@ fn the_colouring_combo_names_poisson_boltzmann_after_its_parameters_change() {
     type_command_stepping(&mut harness, "rep select 3");
     settle_pb(&mut harness);
     assert_eq!(shown(&harness), pb, "a surface added later");
+}
+
+/// Without radii in the files (a PSF), the legend says the solve took each element's radius, as a
+/// headless script's image shows it; a PQR's own radii add nothing to it.
+#[test]
+fn the_legend_says_when_radii_came_from_the_elements() {
+    let mut harness = window(journey::opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run_steps(3);
+    type_command_stepping(&mut harness, "rep add surface protein color pb");
+    settle_pb(&mut harness);
+    let legend = harness.state().pb.legend();
+    assert!(
+        legend.ends_with(", Bondi radii by element"),
+        "{legend} / {} / {:?}",
+        harness.state().panels.status,
+        harness.state().pb.failure
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut harness = window(two_ions_pqr(dir.path()));
+    harness.run_steps(3);
+    type_command_stepping(&mut harness, "rep add surface all color pb");
+    settle_pb(&mut harness);
+    let legend = harness.state().pb.legend();
+    assert!(!legend.contains("radii"), "{legend}");
 }

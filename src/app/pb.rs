@@ -81,6 +81,9 @@ pub struct PbView {
     /// Why the last request has no potential.
     pub failure: Option<String>,
     radii_note_said: bool,
+    /// True when the last solve asked for took each element's radius (the files give none):
+    /// the legend says so, where a headless script's reader sees it too.
+    radii_by_element: bool,
     /// Revisions handed out so far: a new set of parameters takes the next, never one a cached
     /// solution of other parameters was made with.
     revisions_made: u32,
@@ -109,6 +112,7 @@ impl Default for PbView {
             last_solve: None,
             failure: None,
             radii_note_said: false,
+            radii_by_element: false,
             revisions_made: 0,
             solved: None,
         }
@@ -118,7 +122,12 @@ impl Default for PbView {
 impl PbView {
     /// The legend's name of the model ("Poisson-Boltzmann, 0.15 M, eps 2/78.5").
     pub fn legend(&self) -> String {
-        setup::legend(&self.params)
+        let radii = if self.radii_by_element {
+            ", Bondi radii by element"
+        } else {
+            ""
+        };
+        format!("{}{radii}", setup::legend(&self.params))
     }
 
     /// "solving frame 3 (Poisson-Boltzmann, 1.2 s)" while a frame solves.
@@ -238,6 +247,7 @@ impl AppState {
                 return None;
             }
         };
+        self.pb.radii_by_element = by_element;
         if !self.pb.radii_note_said {
             let notes: Vec<String> = solvent
                 .into_iter()
