@@ -355,6 +355,12 @@ fn a_computed_rdf_keeps_the_right_panel_as_wide_as_it_was() {
     }
     harness.run_steps(4);
     assert!(harness.state().panels.rdf.run.is_some(), "a g(r) is shown");
+    // adk's frames have no box: the panel says what g(r) is normalised to.
+    assert!(
+        harness
+            .query_by_label_contains("No periodic box: g(r) is normalised")
+            .is_some()
+    );
     let after = right(&harness);
     assert!(
         (after - before).abs() < 1.0,

@@ -97,6 +97,18 @@ pub fn rdf_ui(ui: &mut egui::Ui, state: &mut AppState) {
     ui.add(
         egui::Label::new(RichText::new(format!("'{}' around '{}'", run.sel2.text(), run.sel1.text())).small()).wrap(),
     );
+    // Without a box there is no bulk density to divide by (`analysis::rdf`'s normalisation).
+    if state.document().is_some_and(|d| d.frame.cell.is_none()) {
+        ui.add(
+            egui::Label::new(
+                RichText::new(
+                    "No periodic box: g(r) is normalised to one pair per Å³, not to a bulk density; n(r) counts the neighbours",
+                )
+                .small(),
+            )
+            .wrap(),
+        );
+    }
     let cumulative = state.panels.rdf.show_cumulative;
     let values = if cumulative { &run.rdf.n_cumulative } else { &run.rdf.g };
     let points: Vec<[f64; 2]> = run.rdf.r_angstrom.iter().zip(values).map(|(&r, &v)| [r, v]).collect();
