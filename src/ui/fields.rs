@@ -123,7 +123,8 @@ pub fn iso_range(field: FieldChoice, unit: &FieldUnit, grid: Option<&Grid3>, iso
 pub fn iso_note(f: &FieldRep, unit: &FieldUnit, grid: Option<&Grid3>, iso_abs: f32) -> String {
     if matches!(f.field, FieldChoice::MolSurf { .. }) {
         return format!(
-            "surface at level {} (at {} an isolated atom's surface lies at its radius)",
+            "surface at level {} of the atoms' summed Gaussians, as VMD's QuickSurf (at {} an isolated atom's \
+             surface lies at its radius; a lower level fills crevices), not a probe-rolled surface",
             format_number(f64::from(iso_abs)),
             format_number(f64::from(crate::model::field::MOLSURF_LEVEL))
         );
