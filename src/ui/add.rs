@@ -177,6 +177,21 @@ pub fn add_menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             out.push(Command::AddFieldRep(f));
         }
     }
+    // The QM user's electrostatic potential map in one step, as GaussView's mapped surface.
+    if fields.contains(&FieldChoice::Density)
+        && fields.contains(&FieldChoice::WavefunctionPotential)
+        && entry(
+            ui,
+            ESP_MAP,
+            "The electron density's surface coloured by the wavefunction's own potential (nuclei and electrons), evaluated at its vertices",
+        )
+    {
+        let mut spec = RepSpec::field("density", FieldStyle::Isosurface);
+        if let SpecKind::Field { color_by, .. } = &mut spec.kind {
+            *color_by = Some(field_text(FieldChoice::WavefunctionPotential, state.document()));
+        }
+        out.push(Command::AddRep(spec));
+    }
     let panel_field = state.panel_field();
     let sliceable: Vec<FieldChoice> = panel_field
         .filter(|f| !matches!(f, FieldChoice::MolSurf { .. }))
@@ -205,6 +220,9 @@ pub fn add_menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
         state.push(c);
     }
 }
+
+/// The Add menu's entry for the density coloured by the wavefunction's potential.
+pub const ESP_MAP: &str = "Density coloured by its potential (ESP map)";
 
 /// What a field's menu entry says.
 fn field_entry_name(state: &AppState, f: FieldChoice) -> String {
