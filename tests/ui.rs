@@ -69,6 +69,7 @@ fn h2_series() -> System {
         paths: vec![PathBuf::from("h2.molden")],
         wavefunction_frames: Vec::new(),
         frame_energies_hartree: Vec::new(),
+        orbital_levels: None,
     }
 }
 
@@ -407,6 +408,7 @@ fn water_series(frames: usize) -> System {
         paths: vec![path],
         wavefunction_frames: Vec::new(),
         frame_energies_hartree: Vec::new(),
+        orbital_levels: None,
     }
 }
 

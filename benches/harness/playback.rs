@@ -151,6 +151,7 @@ pub fn jittered_series(wf: &Wavefunction, frames: usize, jitter_angstrom: f64, n
         paths: vec![PathBuf::from(name)],
         wavefunction_frames: Vec::new(),
         frame_energies_hartree: Vec::new(),
+        orbital_levels: None,
     }
 }
 

@@ -38,6 +38,9 @@ pub struct Document {
     /// Each frame's total energy in hartree (NaN where none) for a QM log's steps or a series of
     /// wavefunctions with energies; empty otherwise (`io::System::frame_energies_hartree`).
     pub frame_energies_hartree: Vec<f64>,
+    /// Orbital energies a log printed without orbitals that can be drawn
+    /// (`io::System::orbital_levels`): listed, never drawn.
+    pub orbital_levels: Option<crate::model::OrbitalLevels>,
     /// The structure's double, triple and aromatic bonds as they are drawn (`app::bond_orders`).
     pub multiple_bonds: crate::app::bond_orders::MultipleBonds,
     /// Which atoms are the solute when the structure has explicit water or electrolyte ions
@@ -189,6 +192,7 @@ impl Document {
             wavefunctions: system.wavefunctions.into_iter().map(Arc::new).collect(),
             wavefunction_frames: system.wavefunction_frames,
             frame_energies_hartree: system.frame_energies_hartree,
+            orbital_levels: system.orbital_levels,
             multiple_bonds,
             solute_mask,
             grids: system.grids.into_iter().map(Arc::new).collect(),

@@ -44,7 +44,7 @@ impl AppState {
     /// Rows of the orbital list for a spin channel.
     pub fn orbital_rows(&self, spin: Spin) -> Vec<OrbitalRow> {
         let Some(wf) = self.document().and_then(|d| d.wavefunction()) else {
-            return Vec::new();
+            return self.level_rows(spin);
         };
         let Some(set) = wf.orbitals(spin) else {
             return Vec::new();
@@ -62,16 +62,50 @@ impl AppState {
             .collect()
     }
 
-    /// Index of the highest occupied orbital of a spin channel ([`Wavefunction::homo`]).
-    pub fn homo_index(&self, spin: Spin) -> Option<usize> {
-        self.document()?.wavefunction()?.homo(spin)
+    /// Rows of a log's orbital energies printed without orbitals that can be drawn
+    /// (`Document::orbital_levels`); empty without them.
+    fn level_rows(&self, spin: Spin) -> Vec<OrbitalRow> {
+        let Some(levels) = self.orbital_levels() else {
+            return Vec::new();
+        };
+        let set = levels.levels(spin);
+        let homo = levels.homo(spin);
+        (0..set.energies_hartree.len())
+            .map(|i| OrbitalRow {
+                index: i,
+                energy_hartree: set.energies_hartree.get(i).copied().unwrap_or(f64::NAN),
+                occupation: set.occupations.get(i).copied().unwrap_or(0.0),
+                symmetry: set.symmetries.get(i).cloned().unwrap_or_default(),
+                label: frontier_label(i, homo),
+                occupied: homo.is_some_and(|h| i <= h),
+            })
+            .collect()
     }
 
-    /// True when the wavefunction has separate beta orbitals.
+    /// The orbital energies of a document whose log printed no orbitals that can be drawn: the
+    /// orbital list shows them, and nothing can be drawn from them.
+    pub fn orbital_levels(&self) -> Option<&crate::model::OrbitalLevels> {
+        let doc = self.document()?;
+        doc.wavefunction()
+            .is_none()
+            .then_some(doc.orbital_levels.as_ref())
+            .flatten()
+    }
+
+    /// Index of the highest occupied orbital of a spin channel ([`Wavefunction::homo`]).
+    pub fn homo_index(&self, spin: Spin) -> Option<usize> {
+        match self.document()?.wavefunction() {
+            Some(wf) => wf.homo(spin),
+            None => self.orbital_levels()?.homo(spin),
+        }
+    }
+
+    /// True when the wavefunction (or the orbital energies listed) has separate beta orbitals.
     pub fn is_unrestricted(&self) -> bool {
         self.document()
             .and_then(|d| d.wavefunction())
             .is_some_and(|w| w.spin == SpinKind::Unrestricted)
+            || self.orbital_levels().is_some_and(|l| l.beta.is_some())
     }
 
     /// Formats an energy in the chosen unit.

@@ -272,6 +272,7 @@ mod tests {
             paths: vec![PathBuf::from("random.pqr")],
             wavefunction_frames: Vec::new(),
             frame_energies_hartree: Vec::new(),
+            orbital_levels: None,
         };
         let settings = Settings {
             potential_spacing_angstrom: 2.0,

@@ -264,6 +264,7 @@ mod tests {
             paths: vec![PathBuf::from("system.xyz")],
             wavefunction_frames: Vec::new(),
             frame_energies_hartree: Vec::new(),
+            orbital_levels: None,
         };
         let settings = Settings {
             lattice_points: 16,

@@ -49,6 +49,9 @@ pub struct System {
     /// Each frame's total energy in hartree (NaN where the file printed none) when the frames are a
     /// QM log's steps or a series of wavefunctions that carry their energies; empty otherwise.
     pub frame_energies_hartree: Vec<f64>,
+    /// Orbital energies and occupations a QM log printed without orbitals that can be drawn
+    /// (`io::qmlog::QmLog::levels`): the orbital list and diagram without a wavefunction.
+    pub orbital_levels: Option<crate::model::OrbitalLevels>,
 }
 
 impl System {
@@ -424,6 +427,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
     let mut first_wavefunction: Option<PathBuf> = None;
     let mut wavefunction_frames: Vec<usize> = Vec::new();
     let mut log_energies_hartree: Vec<f64> = Vec::new();
+    let mut orbital_levels: Option<crate::model::OrbitalLevels> = None;
     let mut context = Context::default();
     // Structure files of other molecules, joined to the first (`io::join`).
     let mut joined: Vec<(Structure, Vec<Frame>, PathBuf)> = Vec::new();
@@ -545,6 +549,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
             }
             Piece::QmLog(log) => {
                 warnings.extend(log.warnings.iter().map(|w| format!("{}: {w}", path.display())));
+                orbital_levels = orbital_levels.or_else(|| log.levels.clone());
                 for wf in &log.wavefunctions {
                     if let Some(first) = wavefunctions.first() {
                         check_same_basis(first, wf, path)?;
@@ -684,6 +689,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
             paths: paths.to_vec(),
             wavefunction_frames,
             frame_energies_hartree,
+            orbital_levels,
         },
         Origin {
             structure_from_topology,
@@ -884,5 +890,6 @@ pub fn load_embedded_demo() -> Result<System, ReadError> {
         paths: vec![PathBuf::from("<demo>/ethylene_twist")],
         wavefunction_frames: Vec::new(),
         frame_energies_hartree: Vec::new(),
+        orbital_levels: None,
     })
 }

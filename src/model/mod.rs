@@ -34,4 +34,4 @@ pub use grid::{Grid3, Lattice};
 pub use name::Name8;
 pub use structure::{BondOrder, BondSource, Structure};
 pub use trajectory::{Fork, Frame, FrameError, FrameRange, FrameSource, InMemoryFrames, Trajectory};
-pub use wavefunction::{OrbitalSet, QmAtom, Spin, SpinKind, Wavefunction};
+pub use wavefunction::{LevelSet, OrbitalLevels, OrbitalSet, QmAtom, Spin, SpinKind, Wavefunction};

@@ -150,3 +150,44 @@ impl Wavefunction {
         }
     }
 }
+
+/// Orbital energies, occupations and symmetries a log printed without the orbitals themselves
+/// (ORCA's "ORBITAL ENERGIES" table, printed by default, without `! PrintMOs` and
+/// `! PrintBasis`): enough for the orbital list, the energy diagram and the gap, not to draw an
+/// orbital.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OrbitalLevels {
+    /// Restricted or spin up.
+    pub alpha: LevelSet,
+    /// Spin down of an unrestricted calculation.
+    pub beta: Option<LevelSet>,
+}
+
+/// One spin channel's levels, in the log's order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LevelSet {
+    pub energies_hartree: Vec<f64>,
+    pub occupations: Vec<f64>,
+    /// Symmetry labels ("Bg"); empty strings without symmetry.
+    pub symmetries: Vec<String>,
+}
+
+impl OrbitalLevels {
+    /// The levels of `spin` (alpha's for a restricted calculation).
+    pub fn levels(&self, spin: Spin) -> &LevelSet {
+        match (spin, &self.beta) {
+            (Spin::Beta, Some(b)) => b,
+            _ => &self.alpha,
+        }
+    }
+
+    /// The highest level of `spin` holding at least half an electron (the channel's share: half
+    /// of a restricted level's two).
+    pub fn homo(&self, spin: Spin) -> Option<usize> {
+        let per_level = if self.beta.is_some() { 1.0 } else { 2.0 };
+        self.levels(spin)
+            .occupations
+            .iter()
+            .rposition(|&o| o / per_level >= 0.5 - 1e-6)
+    }
+}

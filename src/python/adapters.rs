@@ -160,6 +160,7 @@ pub(super) fn wavefunction_system(
         paths: Vec::new(),
         wavefunction_frames: Vec::new(),
         frame_energies_hartree: Vec::new(),
+        orbital_levels: None,
     }))
 }
 
@@ -266,5 +267,6 @@ pub(super) fn md_system(
         paths: Vec::new(),
         wavefunction_frames: Vec::new(),
         frame_energies_hartree: Vec::new(),
+        orbital_levels: None,
     }))
 }

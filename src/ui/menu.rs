@@ -50,6 +50,7 @@ pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
         send(state, Command::SetFrame(usize::MAX));
     }
     if (up || down)
+        && state.orbital_levels().is_none()
         && let Some((spin, cur)) = state.stepped_orbital()
     {
         let n = state.orbital_rows(spin).len();

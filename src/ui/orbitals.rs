@@ -62,6 +62,10 @@ fn pick_command(ui: &egui::Ui, index: usize) -> Command {
     }
 }
 
+/// What the list says of orbital energies a log printed without orbitals that can be drawn.
+pub const NOT_DRAWABLE: &str = "Energies from the log's ORBITAL ENERGIES table: the log holds no orbitals \
+     to draw (the Files section says which keywords to add)";
+
 /// The orbital list (energy, occupation, symmetry, HOMO/LUMO), spin switch and energy diagram.
 pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let rows = state.orbital_rows(state.doc.spin);
@@ -109,6 +113,11 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 ));
         }
     });
+    // Energies from a log's table without orbitals to draw: listed, not drawn.
+    let drawable = state.orbital_levels().is_none();
+    if !drawable {
+        ui.add(egui::Label::new(RichText::new(NOT_DRAWABLE).small()).wrap());
+    }
     energy_diagram_ui(ui, state, &rows);
     let selected = state.doc.orbital;
     let homo = state.homo_index(state.doc.spin).unwrap_or(0);
@@ -158,8 +167,12 @@ pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
                     cell(ui, w_orbital, |ui| {
                         let r = ui
                             .add(egui::Button::selectable(selected == Some(row.index), text).truncate())
-                            .on_hover_text("Click: show it in the orbital representation; Shift+click: in a new one");
-                        if r.clicked() {
+                            .on_hover_text(if drawable {
+                                "Click: show it in the orbital representation; Shift+click: in a new one"
+                            } else {
+                                NOT_DRAWABLE
+                            });
+                        if r.clicked() && drawable {
                             send(state, pick_command(ui, row.index));
                         }
                         if state.panels.scroll_to_orbital && selected == Some(row.index) {
@@ -352,7 +365,9 @@ fn energy_diagram_ui(ui: &mut egui::Ui, state: &mut AppState, rows: &[crate::app
             })
             .filter(|(_, d)| *d <= 8.0)
             .min_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((index, _)) = best {
+        if let Some((index, _)) = best
+            && state.orbital_levels().is_none()
+        {
             send(state, pick_command(ui, index));
         }
     }

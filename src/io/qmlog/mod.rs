@@ -100,6 +100,9 @@ pub struct QmLog {
     pub multiplicity: Option<u32>,
     /// Non-fatal observations, including which keyword to add for missing orbitals or basis.
     pub warnings: Vec<String>,
+    /// Orbital energies and occupations printed without orbitals that can be drawn (no
+    /// wavefunction was built): the last table of the log.
+    pub levels: Option<crate::model::OrbitalLevels>,
 }
 
 impl QmLog {
@@ -496,6 +499,9 @@ pub(crate) struct Collected {
     pub terminated_normally: bool,
     /// An error-termination line, when one was seen.
     pub error_line: Option<(usize, String)>,
+    /// The last printed table of orbital energies (ORCA's), kept for logs whose orbitals cannot be
+    /// drawn.
+    pub levels: Option<crate::model::OrbitalLevels>,
 }
 
 impl Collected {
@@ -515,6 +521,7 @@ impl Collected {
             orbitals_hint,
             terminated_normally: false,
             error_line: None,
+            levels: None,
         }
     }
 
@@ -717,10 +724,19 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
         }
         steps.push(step);
     }
+    let levels = c.levels.filter(|_| wavefunctions.is_empty());
     if c.steps.iter().all(|s| s.orbitals.is_none())
         && !warnings.iter().any(|w| w.starts_with("only orbitals from number"))
     {
-        warnings.push(format!("no molecular orbitals in this log: {}", c.orbitals_hint));
+        let listed = if levels.is_some() {
+            " (the orbital energies are listed from its table)"
+        } else {
+            ""
+        };
+        warnings.push(format!(
+            "no molecular orbitals in this log{listed}: {}",
+            c.orbitals_hint
+        ));
     }
     Ok(QmLog {
         program: c.program,
@@ -731,6 +747,7 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
         charge: c.charge,
         multiplicity: c.multiplicity,
         warnings,
+        levels,
     })
 }
 

@@ -149,6 +149,18 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
         let elements = first.geometry.elements.clone();
         c.shells_per_atom = Some(assign_blocks(path, &elements, &blocks, &group_types, &atom_groups)?);
     }
+    // The last table's levels: the orbital list and diagram where no orbitals can be drawn.
+    if !table[0].is_empty() {
+        let set = |rows: &[TableRow]| crate::model::LevelSet {
+            energies_hartree: rows.iter().map(|r| r.energy_hartree).collect(),
+            occupations: rows.iter().map(|r| r.occupation).collect(),
+            symmetries: rows.iter().map(|r| r.species.clone()).collect(),
+        };
+        c.levels = Some(crate::model::OrbitalLevels {
+            alpha: set(&table[0]),
+            beta: (!table[1].is_empty()).then(|| set(&table[1])),
+        });
+    }
     Ok(c)
 }
 
@@ -158,6 +170,7 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
 #[derive(Clone, Debug, PartialEq)]
 struct TableRow {
     energy_hartree: f64,
+    occupation: f64,
     species: String,
 }
 
@@ -209,6 +222,7 @@ fn read_orbital_table(lines: &mut Lines) -> [Vec<TableRow>; 2] {
         if out[spin].len() < MAX_ITEMS {
             out[spin].push(TableRow {
                 energy_hartree: num(toks[2]).unwrap_or(f64::NAN),
+                occupation: num(toks[1]).unwrap_or(0.0),
                 species,
             });
         }

@@ -1,0 +1,61 @@
+//! An ORCA log whose orbitals cannot be drawn (no `! PrintBasis`) still lists its orbital
+//! energies, as GaussView and Avogadro do: the last "ORBITAL ENERGIES" table's energies and
+//! occupations (read from the log here), the HOMO where the occupations end, the gap and the
+//! diagram. The rows say they cannot be drawn, and a click on one adds no representation.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+#[path = "common/journey.rs"]
+mod journey;
+use egui_kittest::kittest::Queryable;
+use orbitfield::model::Spin;
+
+/// (occupation, energy in hartree) of the log's last ORBITAL ENERGIES table, read here.
+fn last_table() -> Vec<(f64, f64)> {
+    let text = std::fs::read_to_string(journey::data("qm-logs/ORCA6.0_dvb_gopt.out")).unwrap();
+    let table = text.rsplit("ORBITAL ENERGIES").next().unwrap();
+    table
+        .lines()
+        .skip_while(|l| !l.contains("E(Eh)"))
+        .skip(1)
+        .map_while(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            let _: usize = t.first()?.parse().ok()?;
+            Some((t.get(1)?.parse().ok()?, t.get(2)?.parse().ok()?))
+        })
+        .collect()
+}
+
+#[test]
+fn a_log_without_its_basis_lists_its_orbital_energies() {
+    let want = last_table();
+    assert!(want.len() > 40, "{} rows", want.len());
+    let mut harness = journey::window(journey::opened(&["qm-logs/ORCA6.0_dvb_gopt.out"], false));
+    harness.run();
+    let state = harness.state();
+    assert!(
+        state.document().unwrap().wavefunction().is_none(),
+        "no wavefunction can be built"
+    );
+    let rows = state.orbital_rows(Spin::Alpha);
+    assert_eq!(rows.len(), want.len());
+    for (r, (occ, e)) in rows.iter().zip(&want) {
+        assert!(
+            (r.energy_hartree - e).abs() < 1e-9 && (r.occupation - occ).abs() < 1e-9,
+            "{r:?}"
+        );
+    }
+    let homo = want.iter().rposition(|(occ, _)| *occ > 1.0).unwrap();
+    assert_eq!(state.homo_index(Spin::Alpha), Some(homo));
+    assert_eq!(rows[homo].label, "HOMO");
+    assert_eq!(rows[homo + 1].label, "LUMO");
+    assert!(harness.query_by_label_contains("gap ").is_some(), "the gap is shown");
+    assert!(harness.query_by_label(orbitfield::ui::orbitals::NOT_DRAWABLE).is_some());
+
+    // A click on the LUMO's row draws nothing.
+    let reps = harness.state().reps().list.len();
+    harness.get_by_label(&format!("{} LUMO", homo + 2)).click();
+    harness.run();
+    assert_eq!(harness.state().reps().list.len(), reps);
+    assert!(harness.state().reps().fields().next().is_none());
+}
