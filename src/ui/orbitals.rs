@@ -63,8 +63,8 @@ fn pick_command(ui: &egui::Ui, index: usize) -> Command {
 }
 
 /// What the list says of orbital energies a log printed without orbitals that can be drawn.
-pub const NOT_DRAWABLE: &str = "Energies from the log's ORBITAL ENERGIES table: the log holds no orbitals \
-     to draw (the Files section says which keywords to add)";
+pub const NOT_DRAWABLE: &str = "Energies from the log's last ORBITAL ENERGIES table (its last step): the log \
+     holds no orbitals to draw (the Files section says which keywords to add)";
 
 /// The orbital list (energy, occupation, symmetry, HOMO/LUMO), spin switch and energy diagram.
 pub fn orbitals_ui(ui: &mut egui::Ui, state: &mut AppState) {
