@@ -40,6 +40,27 @@ pub fn frontier_label(i: usize, homo: Option<usize>) -> String {
     }
 }
 
+/// The orbital list's `n` rows from a channel's energies, occupations and symmetries, labelled
+/// from its HOMO: a wavefunction's orbitals and a log's orbital energies alike.
+fn rows(
+    n: usize,
+    energies_hartree: &[f64],
+    occupations: &[f64],
+    symmetries: &[String],
+    homo: Option<usize>,
+) -> Vec<OrbitalRow> {
+    (0..n)
+        .map(|i| OrbitalRow {
+            index: i,
+            energy_hartree: energies_hartree.get(i).copied().unwrap_or(f64::NAN),
+            occupation: occupations.get(i).copied().unwrap_or(0.0),
+            symmetry: symmetries.get(i).cloned().unwrap_or_default(),
+            label: frontier_label(i, homo),
+            occupied: homo.is_some_and(|h| i <= h),
+        })
+        .collect()
+}
+
 impl AppState {
     /// Rows of the orbital list for a spin channel.
     pub fn orbital_rows(&self, spin: Spin) -> Vec<OrbitalRow> {
@@ -49,17 +70,13 @@ impl AppState {
         let Some(set) = wf.orbitals(spin) else {
             return Vec::new();
         };
-        let homo = wf.homo(spin);
-        (0..set.len())
-            .map(|i| OrbitalRow {
-                index: i,
-                energy_hartree: set.energies_hartree.get(i).copied().unwrap_or(f64::NAN),
-                occupation: set.occupations.get(i).copied().unwrap_or(0.0),
-                symmetry: set.symmetries.get(i).cloned().unwrap_or_default(),
-                label: frontier_label(i, homo),
-                occupied: homo.is_some_and(|h| i <= h),
-            })
-            .collect()
+        rows(
+            set.len(),
+            &set.energies_hartree,
+            &set.occupations,
+            &set.symmetries,
+            wf.homo(spin),
+        )
     }
 
     /// Rows of a log's orbital energies printed without orbitals that can be drawn
@@ -69,17 +86,13 @@ impl AppState {
             return Vec::new();
         };
         let set = levels.levels(spin);
-        let homo = levels.homo(spin);
-        (0..set.energies_hartree.len())
-            .map(|i| OrbitalRow {
-                index: i,
-                energy_hartree: set.energies_hartree.get(i).copied().unwrap_or(f64::NAN),
-                occupation: set.occupations.get(i).copied().unwrap_or(0.0),
-                symmetry: set.symmetries.get(i).cloned().unwrap_or_default(),
-                label: frontier_label(i, homo),
-                occupied: homo.is_some_and(|h| i <= h),
-            })
-            .collect()
+        rows(
+            set.energies_hartree.len(),
+            &set.energies_hartree,
+            &set.occupations,
+            &set.symmetries,
+            levels.homo(spin),
+        )
     }
 
     /// The orbital energies of a document whose log printed no orbitals that can be drawn: the

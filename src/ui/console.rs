@@ -202,11 +202,7 @@ fn forget_stale_error(state: &mut AppState) {
 /// command the line keeps the keyboard and has no text of its own to undo.
 fn keys(ui: &mut egui::Ui, state: &mut AppState, id: egui::Id) {
     if state.panels.console.input.is_empty() {
-        let (redo, undo) = ui.input_mut(|i| {
-            let redo = i.consume_key(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, Key::Z)
-                || i.consume_key(egui::Modifiers::COMMAND, Key::Y);
-            (redo, i.consume_key(egui::Modifiers::COMMAND, Key::Z))
-        });
+        let (redo, undo) = ui.input_mut(super::tools::take_undo_keys);
         if redo {
             state.push(crate::app::state::Command::Redo);
         } else if undo {

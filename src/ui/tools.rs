@@ -19,15 +19,20 @@ pub const TOOL_SHORTCUTS: &[(&str, &str)] = &[
     ("1", "Label atoms by clicking them (Escape stops), as VMD's 1"),
 ];
 
+/// Ctrl+Shift+Z (or Ctrl+Y) and Ctrl+Z, consumed: (redo, undo).
+pub(super) fn take_undo_keys(i: &mut egui::InputState) -> (bool, bool) {
+    let redo =
+        i.consume_key(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z) || i.consume_key(Modifiers::COMMAND, Key::Y);
+    (redo, i.consume_key(Modifiers::COMMAND, Key::Z))
+}
+
 /// The tools' keys (ignored while a text field has focus).
 pub fn shortcuts(ui: &mut egui::Ui, state: &mut AppState) {
     if ui.ctx().egui_wants_keyboard_input() {
         return;
     }
     let (redo, undo, keys) = ui.input_mut(|i| {
-        let redo =
-            i.consume_key(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z) || i.consume_key(Modifiers::COMMAND, Key::Y);
-        let undo = i.consume_key(Modifiers::COMMAND, Key::Z);
+        let (redo, undo) = take_undo_keys(i);
         let plain = !i.modifiers.command && !i.modifiers.alt;
         let keys = [Key::Num2, Key::Num3, Key::Num4, Key::Num1].map(|k| plain && i.key_pressed(k));
         (redo, undo, keys)
