@@ -14,7 +14,7 @@ export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 nvidia-smi -L; nproc; date -u
 NG=$(nvidia-smi -L | wc -l)
 L=/tmp/v; mkdir -p $L
-for t in ${TESTS:-gpu_engine gpu_dssp qm_esp pool_multi_gpu ils pb_cuda wgpu_engine wgpu_ils}; do
+for t in ${TESTS:-gpu_engine gpu_engine_fields gpu_dssp qm_esp pool_multi_gpu ils pb_cuda wgpu_engine wgpu_ils}; do
   [ -x $DEV/$t ] || { echo "== $t: not carried"; continue; }
   ORBITFIELD_REQUIRE_CUDA=1 timeout ${TEST_LIMIT:-150} $DEV/$t --test-threads ${THREADS:-1} --nocapture > $L/$t.log 2>&1
   echo "== $t rc $? $(grep -E '^test result' $L/$t.log | tail -1)"

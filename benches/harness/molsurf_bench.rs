@@ -13,18 +13,20 @@
 //! are compared with it. With `--molsurf-on render-device` the same system is also computed and
 //! extracted per frame on the render device (`molsurf_render_bench`), beside these figures.
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use orbitfield::compute::cpu::CpuEngine;
-use orbitfield::compute::cuda::CudaEngine;
+use orbitfield::compute::cuda::{self, CudaEngine};
 use orbitfield::compute::molsurf::{DEFAULT_RADIUS_SCALE, MOLSURF_LEVEL, MolSurfAtoms, atom_radii_angstrom};
+use orbitfield::compute::placement::FieldsOn;
 use orbitfield::compute::{Field, FieldInput, FieldJob, SlabEngine};
+use orbitfield::jobs::DeviceChoice;
 use orbitfield::model::field::LatticeSpec;
 use orbitfield::model::{Grid3, Lattice};
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::bench::median;
+use super::bench::{BenchArgs, median};
 
 /// Largest system whose CPU field is timed beside the GPU's.
 const CPU_LIMIT: usize = 200_000;
@@ -282,4 +284,72 @@ pub fn print(results: &[MolSurfResult]) {
             );
         }
     }
+}
+
+/// `--molsurf`: the molecular-surface cases alone.
+pub(super) fn molsurf(args: &BenchArgs, preference: DeviceChoice) -> Result<()> {
+    let sizes = args
+        .molsurf_atoms
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .with_context(|| format!("--molsurf-atoms: '{v}' is not a count"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if !(args.molsurf_spacing.is_finite() && args.molsurf_spacing >= 0.1) {
+        bail!(
+            "--molsurf-spacing: expected a spacing of at least 0.1 A, found {}",
+            args.molsurf_spacing
+        );
+    }
+    if args.molsurf_colored_frames > 0 {
+        // `--molsurf-on render-device`: the field on the render device too; else through the pool.
+        let mut pool_source;
+        let source: Option<&mut dyn super::molsurf_colored::MolSurfFieldSource> =
+            if args.molsurf_on == FieldsOn::RenderDevice {
+                None
+            } else {
+                pool_source = super::molsurf_colored::PoolSource::new(preference);
+                Some(&mut pool_source)
+            };
+        let results = super::molsurf_colored::run(&sizes, args.molsurf_spacing, args.molsurf_colored_frames, source)?;
+        super::molsurf_colored::print(&results);
+        if let Some(p) = &args.json {
+            let text = serde_json::to_string_pretty(&serde_json::json!({ "molsurf_colored": results }))?;
+            std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+        }
+        return Ok(());
+    }
+    let gpu = if preference == DeviceChoice::Cpu {
+        None
+    } else {
+        let (sel, _) = cuda::devices_from_env();
+        let found = cuda::discover(sel.as_ref().map(|s| s.get(..1).unwrap_or(&[])));
+        for n in &found.notes {
+            eprintln!("note: {n}");
+        }
+        let g = found.engines.into_iter().next();
+        if g.is_none() && preference == DeviceChoice::Gpu {
+            bail!("no usable CUDA device");
+        }
+        g
+    };
+    let device = gpu.as_ref().map(|g| g.name()).unwrap_or_else(|| "none".into());
+    println!("device: {device}");
+    let results = super::molsurf_bench::run(
+        &sizes,
+        args.molsurf_spacing,
+        gpu.as_deref(),
+        args.repeats,
+        args.molsurf_on == FieldsOn::RenderDevice,
+    )?;
+    super::molsurf_bench::print(&results);
+    if let Some(p) = &args.json {
+        let text = serde_json::to_string_pretty(&serde_json::json!({ "device": device, "molsurf": results }))?;
+        std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
 }

@@ -6,6 +6,7 @@
 //! `orbitfield bench` is a quick suite on embedded inputs.
 
 mod bench;
+mod bench_inputs;
 mod cartoon_bench;
 #[path = "../../tests/kit/mod.rs"]
 mod kit;
@@ -14,6 +15,7 @@ mod molsurf_colored;
 mod molsurf_render_bench;
 mod playback;
 mod pool_bench;
+mod potential_bench;
 mod qm_esp_bench;
 mod render_orbital_bench;
 

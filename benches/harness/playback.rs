@@ -20,6 +20,9 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use super::bench::BenchArgs;
+use super::bench_inputs::synthetic_c60;
+
 /// One playback figure.
 #[derive(Serialize, Debug)]
 pub struct PlaybackResult {
@@ -668,4 +671,100 @@ pub fn responsiveness_case(
         gpu_surfaces,
         image_px: size,
     })
+}
+
+/// `--playback --orbitals-on render-device`: the orbital scenes (HOMO; HOMO + LUMO as two
+/// representations) played through the viewer's own update loop, draw stage and draw at 1280x720,
+/// each frame's fields computed on the render device and waited for; then, unless
+/// `--playback-no-draw-peer` is off, the HOMO series without the viewer and without the draw
+/// (`render_orbital_bench`, labelled as such).
+pub(super) fn render_device_playback(args: &BenchArgs) -> Result<()> {
+    use super::playback::Show;
+    let c60 = synthetic_c60();
+    let mut viewer = Vec::new();
+    for (name, system, frames, show) in super::playback::scenes(&c60, true) {
+        if !matches!(show, Show::Lobes | Show::HomoAndLumo)
+            || args.playback_only.as_ref().is_some_and(|t| !name.contains(t.as_str()))
+        {
+            continue;
+        }
+        let on = orbitfield::app::fields::device::FieldsOn::RenderDevice;
+        let points = args.playback_points;
+        let run = system.and_then(|sys| super::playback::playback_case(name, sys, points, frames, show, true, on));
+        match run {
+            Ok(r) => {
+                println!(
+                    "playback {} (viewer, orbitals on the render device, drawn at {}x{}): {:?} lattice, {:.1} \
+                     frames/s end to end; per frame: update loop {:.2} ms (frame change, packing of frames not prepared ahead), pass + extraction {:.2} ms, \
+                     draw {:.2} ms; packing {:.2} ms per representation and frame (ahead on its thread: {} frames, \
+                     when shown: {})",
+                    r.name,
+                    r.image_px[0],
+                    r.image_px[1],
+                    r.lattice_dims,
+                    r.fps,
+                    r.field_ms,
+                    r.surface_ms,
+                    r.surface_and_draw_ms - r.surface_ms,
+                    r.device_pack_ms,
+                    r.device_frames_ahead,
+                    r.device_frames_inline,
+                );
+                if let Some(st) = &r.device_stages {
+                    println!(
+                        "  stages per representation and frame (orbital pass '{}'): {}",
+                        orbitfield::compute::wgpu::orbital::MoPassVariant::from_env().name(),
+                        st.describe()
+                    );
+                }
+                viewer.push(r);
+            }
+            Err(e) => eprintln!("note: playback '{name}' skipped: {e:#}"),
+        }
+    }
+    let mut no_draw = Vec::new();
+    // The no-draw series once per variant of the orbital pass (the viewer's run above uses the one
+    // `ORBITFIELD_ORBITAL_PASS` names).
+    let variants = orbitfield::compute::wgpu::orbital::MoPassVariant::ALL;
+    for (variant, (name, system, frames, show)) in variants
+        .into_iter()
+        .flat_map(|v| super::playback::scenes(&c60, false).into_iter().map(move |s| (v, s)))
+    {
+        if !args.playback_no_draw_peer
+            || show != Show::Lobes
+            || args.playback_only.as_ref().is_some_and(|t| !name.contains(t.as_str()))
+        {
+            continue;
+        }
+        let run = system
+            .and_then(|sys| super::render_orbital_bench::run_case(name, sys, args.playback_points, frames, variant));
+        match run {
+            Ok(r) => {
+                println!(
+                    "playback {} (NO DRAW, outside the viewer: orbital pass '{}' + both lobes only): {:?} lattice, \
+                     {:.1} frames/s (waited for); field pass {:.2} ms ({}), packing {:.2} ms; CPU engine {:.1} ms on \
+                     the same lattice ({:.1}x); {} + {} triangles; on {}",
+                    r.name,
+                    r.variant,
+                    r.lattice_dims,
+                    r.fps,
+                    r.field_ms,
+                    r.field_timing,
+                    r.pack_ms,
+                    r.cpu_field_ms,
+                    r.speedup_vs_cpu,
+                    r.triangles[0],
+                    r.triangles[1],
+                    r.adapter
+                );
+                no_draw.push(r);
+            }
+            Err(e) => eprintln!("note: playback '{name}' skipped: {e:#}"),
+        }
+    }
+    if let Some(p) = &args.json {
+        let text = serde_json::to_string_pretty(&serde_json::json!({ "viewer": viewer, "no_draw": no_draw }))?;
+        std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
 }

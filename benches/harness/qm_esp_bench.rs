@@ -15,7 +15,8 @@
 //!   of wgpu workers, and the largest difference from the CPU engine on the four middle planes over
 //!   the largest |V| there (the bound of `tests/wgpu_qm_esp.rs`).
 
-use super::bench::{cube_lattice, median, threonine};
+use super::bench::{cube_lattice, median};
+use super::bench_inputs::threonine;
 use anyhow::{Context, Result};
 use orbitfield::compute::cpu::CpuEngine;
 use orbitfield::compute::cuda::CudaEngine;
