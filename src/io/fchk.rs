@@ -480,7 +480,7 @@ pub fn read_full(path: &Path, bytes: &[u8]) -> Result<FchkFile, ReadError> {
     let charges = s.reals("Nuclear charges", n_atoms).ok().map(|(c, _)| c.to_vec());
     let (geometry, geometries) = s.orbital_geometry();
     let (coords, _) = s.reals_nth("Current cartesian coordinates", geometry, 3 * n_atoms)?;
-    let atoms: Vec<QmAtom> = (0..n_atoms)
+    let mut atoms: Vec<QmAtom> = (0..n_atoms)
         .map(|i| QmAtom {
             element: u32::try_from(z[i])
                 .ok()
@@ -490,6 +490,17 @@ pub fn read_full(path: &Path, bytes: &[u8]) -> Result<FchkFile, ReadError> {
             position_bohr: [coords[3 * i], coords[3 * i + 1], coords[3 * i + 2]],
         })
         .collect();
+    // Gaussian writes the nuclear charges less the ECP cores; Q-Chem the atomic numbers.
+    let ecp_note = match (s.int("Charge"), s.int("Number of electrons")) {
+        (Ok(q), Ok(n)) => i32::try_from(q)
+            .ok()
+            .and_then(|q| crate::io::ecp::reconcile(&mut atoms, n as f64, q)),
+        _ => None,
+    };
+    // Gaussian's own records name it; another writer (Q-Chem) leaves them out.
+    let by_gaussian = ["Gaussian Version", "Route", "Info1-9"]
+        .iter()
+        .any(|k| s.find(k).is_some());
 
     let n_shells = count_or_length(&s, "Number of contracted shells", "Shell types", 10_000_000)?;
     let (types, types_line) = s.ints("Shell types", n_shells)?;
@@ -714,11 +725,13 @@ pub fn read_full(path: &Path, bytes: &[u8]) -> Result<FchkFile, ReadError> {
         spin,
         alpha,
         beta: if spin == SpinKind::Unrestricted { beta } else { None },
-        program: Some(if title_job.to_ascii_lowercase().contains("qchem") {
-            "Q-Chem".into()
+        program: if title_job.to_ascii_lowercase().contains("qchem") {
+            Some("Q-Chem".into())
+        } else if by_gaussian {
+            Some("Gaussian".into())
         } else {
-            "Gaussian".into()
-        }),
+            None
+        },
         corrections: Vec::new(),
         energy_hartree: s.real("Total Energy"),
         scf_density: total_density.clone(),
@@ -754,6 +767,7 @@ pub fn read_full(path: &Path, bytes: &[u8]) -> Result<FchkFile, ReadError> {
             "the orbitals do not reproduce the file's \"Total SCF Density\" (max deviation {d:.2e} of the largest element): the basis functions may be permuted; orbitals may be wrong"
         ));
     }
+    warnings.extend(ecp_note);
     if geometries > 1 {
         warnings.push(format!(
             "{geometries} geometries (the steps of an optimisation or dynamics run): the orbitals and atoms are those of geometry {}, the last before the orbitals",

@@ -14,6 +14,7 @@ pub mod cube;
 pub mod dcd;
 pub mod dlpoly;
 pub mod dx;
+pub(crate) mod ecp;
 pub mod fchk;
 pub mod fetch;
 pub mod fields;

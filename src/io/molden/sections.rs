@@ -52,10 +52,6 @@ pub(super) fn tokens(s: &str) -> Vec<&str> {
     s.split_whitespace().collect()
 }
 
-/// Core electron counts of effective core potentials (closed shells: He, Ne, Ar, [Ar]3d, Kr,
-/// [Kr]4d, [Kr]4d4f, [Xe]4f, [Xe]4f5d, [Rn]5f).
-const ECP_CORE_SIZES: [i64; 10] = [2, 10, 18, 28, 36, 46, 60, 68, 78, 92];
-
 /// Effective nuclear charges of a `[Pseudo]` section (Molden2AIM, Multiwfn: "Fe 1 16", atom name,
 /// 1-based atom number, charge less the core electrons) applied to `atoms`.
 pub(super) fn apply_pseudo(path: &Path, sec: &Section, atoms: &mut [Atom]) -> Result<(), ReadError> {
@@ -138,7 +134,7 @@ pub(super) fn read_atoms(path: &Path, sec: &Section) -> Result<(Vec<Atom>, Optio
         // exceeds the column by the size of a closed-shell core.
         let ecp_core = named.filter(|e| {
             let core = i64::from(e.number()) - z;
-            z > 0 && ECP_CORE_SIZES.contains(&core)
+            z > 0 && u32::try_from(core).is_ok_and(|c| crate::io::ecp::ECP_CORE_SIZES.contains(&c))
         });
         let element = ecp_core
             .or_else(|| u32::try_from(z).ok().filter(|&z| z > 0).and_then(Element::from_number))

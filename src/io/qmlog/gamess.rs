@@ -28,6 +28,43 @@ use crate::model::Element;
 use std::path::Path;
 
 const FIELD_WIDTH: usize = 11;
+
+/// An ECP's core of one atom, from `PARAMETERS FOR "MO-ECP  " ON ATOM    1 WITH ZCORE  28 AND LMAX
+/// 3 ARE` or `... ON ATOM    4 ARE THE SAME AS ATOM   3` (0-based atoms; an atom already known keeps
+/// its core, as the block is printed again at later geometries).
+fn ecp_core(t: &[u8], cores: &mut Vec<(usize, u32)>) {
+    let Some(at) = memchr::memmem::find(t, b"ON ATOM") else {
+        return;
+    };
+    let words: Vec<&[u8]> = tokens(&t[at + 7..]).collect();
+    let Some(atom) = words
+        .first()
+        .and_then(|w| int(w))
+        .and_then(|n| usize::try_from(n - 1).ok())
+    else {
+        return;
+    };
+    if cores.iter().any(|&(i, _)| i == atom) {
+        return;
+    }
+    let core = match words.iter().position(|w| *w == b"ZCORE") {
+        Some(k) => words
+            .get(k + 1)
+            .and_then(|w| int(w))
+            .and_then(|n| u32::try_from(n).ok()),
+        None if contains(t, b"SAME AS ATOM") => {
+            let other = words
+                .last()
+                .and_then(|w| int(w))
+                .and_then(|n| usize::try_from(n - 1).ok());
+            other.and_then(|o| cores.iter().find(|&&(i, _)| i == o).map(|&(_, c)| c))
+        }
+        None => None,
+    };
+    if let Some(core) = core.filter(|&c| c > 0) {
+        cores.push((atom, core));
+    }
+}
 const MAX_ITEMS: usize = 1_000_000;
 
 /// Reads a GAMESS or Firefly log. See the module documentation.
@@ -133,6 +170,7 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                     c.version = Some(String::from_utf8_lossy(v).into_owned());
                 }
             }
+            b'P' if t.starts_with(b"PARAMETERS FOR") => ecp_core(t, &mut c.ecp_cores),
             b'-' => {
                 if t.starts_with(b"---- SURFACE MAPPING GEOMETRY") {
                     let (g, energy) = read_surface_point(path, &mut lines)?;

@@ -144,6 +144,9 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                     },
                 )?;
             }
+            b'P' if t.starts_with(b"Pseudopotential Parameters") && c.ecp_cores.is_empty() => {
+                c.ecp_cores = read_pseudopotentials(&mut lines);
+            }
             b'N' if t.starts_with(b"Normal termination of Gaussian") => {
                 c.terminated_normally = true;
             }
@@ -159,6 +162,34 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
         }
     }
     Ok(c)
+}
+
+/// The core electrons of each centre from the "Pseudopotential Parameters" table: rows `centre
+/// atomic-number valence-electrons` between the header's rules and the closing one.
+fn read_pseudopotentials(lines: &mut Lines) -> Vec<(usize, u32)> {
+    let mut cores = Vec::new();
+    let mut rules = 0;
+    while let Some(l) = lines.next_line() {
+        let t = trim(l);
+        if t.starts_with(b"=====") {
+            rules += 1;
+            if rules == 3 {
+                break;
+            }
+            continue;
+        }
+        let row: Vec<i64> = tokens(t).map_while(int).collect();
+        if let [centre, z, valence] = row[..]
+            && tokens(t).count() == 3
+            && centre >= 1
+            && (0..z).contains(&valence)
+            && let (Ok(i), Ok(core)) = (usize::try_from(centre - 1), u32::try_from(z - valence))
+            && core > 0
+        {
+            cores.push((i, core));
+        }
+    }
+    cores
 }
 
 /// Reads the table after an "... orientation:" line.

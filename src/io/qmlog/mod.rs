@@ -502,6 +502,8 @@ pub(crate) struct Collected {
     /// The last printed table of orbital energies (ORCA's), kept for logs whose orbitals cannot be
     /// drawn.
     pub levels: Option<crate::model::OrbitalLevels>,
+    /// Core electrons that effective core potentials remove (0-based atom, electrons), as printed.
+    pub ecp_cores: Vec<(usize, u32)>,
 }
 
 impl Collected {
@@ -522,6 +524,7 @@ impl Collected {
             terminated_normally: false,
             error_line: None,
             levels: None,
+            ecp_cores: Vec::new(),
         }
     }
 
@@ -616,6 +619,28 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
         Some(v) => format!("{program_name} {v}"),
         None => program_name.to_string(),
     };
+    // The nuclear charges less the cores of the effective core potentials, the same at every step:
+    // as printed, or inferred from the log's charge and electrons (`io::ecp`).
+    let mut first_atoms = first.geometry.atoms();
+    crate::io::ecp::apply_cores(&mut first_atoms, &c.ecp_cores);
+    let ecp_note = match (c.charge, c.n_alpha) {
+        (Some(q), Some(a)) => {
+            let n_electrons = (a + c.n_beta.unwrap_or(a)) as f64;
+            crate::io::ecp::reconcile(&mut first_atoms, n_electrons, q)
+        }
+        _ => None,
+    };
+    let cores: Vec<(usize, u32)> = first_atoms
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            (
+                i,
+                (f64::from(a.element.number()) - a.nuclear_charge).round().max(0.0) as u32,
+            )
+        })
+        .filter(|&(_, core)| core > 0)
+        .collect();
     let mut frames = Vec::with_capacity(c.steps.len());
     let mut steps = Vec::with_capacity(c.steps.len());
     let mut wavefunctions = Vec::new();
@@ -662,7 +687,8 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
                     }
                 }
                 Some(shells) => {
-                    let atoms = g.atoms();
+                    let mut atoms = g.atoms();
+                    crate::io::ecp::apply_cores(&mut atoms, &cores);
                     // Gaussian's Cartesian functions of l >= 2: which normalisation the printed
                     // coefficients refer to is decided once per log, by orthonormality.
                     if unscaled_cartesians.is_none() && o.labels.iter().any(|(_, f)| *f != 1.0) {
@@ -723,6 +749,9 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
             }
         }
         steps.push(step);
+    }
+    if let Some(note) = ecp_note.filter(|_| !wavefunctions.is_empty()) {
+        warnings.push(note);
     }
     let levels = c.levels.filter(|_| wavefunctions.is_empty());
     if c.steps.iter().all(|s| s.orbitals.is_none())
