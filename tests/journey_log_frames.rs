@@ -24,7 +24,21 @@ fn an_optimisation_log_shows_its_orbitals_where_it_printed_them_and_says_so_else
     let state = opened(&["qm-logs/GAMESS-US2018_dvb_gopt_a.out"], true);
     assert!(state.document().is_some(), "{}", state.panels.status);
     let mut harness = window(state);
-    harness.run_steps(4);
+    // The HOMO's lobes are drawn at frame 0 (computed by the real worker pool).
+    let drawn = |h: &egui_kittest::Harness<'static, orbitfield::app::state::AppState>| {
+        h.state()
+            .reps()
+            .fields()
+            .any(|(_, f)| f.pipeline.shown.is_some() || f.pipeline.lobes.iter().any(Option::is_some))
+    };
+    for _ in 0..600 {
+        harness.run_steps(1);
+        if drawn(&harness) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(drawn(&harness), "the HOMO is drawn at frame 0");
     assert_eq!(harness.state().document().unwrap().frame_index, 0);
     assert!(!shown(&harness, NONE_HERE));
     assert!(
@@ -42,6 +56,7 @@ fn an_optimisation_log_shows_its_orbitals_where_it_printed_them_and_says_so_else
     );
     assert!(!shown(&harness, "HOMO (orbital"));
     assert!(harness.state().document().unwrap().wavefunction().is_none());
+    assert!(!drawn(&harness), "frame 0's lobes are not drawn on frame 3");
 
     type_command(&mut harness, "frame 6");
     harness.run_steps(4);

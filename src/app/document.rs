@@ -402,6 +402,11 @@ impl Document {
         frame: &Frame,
         settings: FieldSettings,
     ) -> Option<FieldKey> {
+        // A frame without orbitals (a log that printed them at some steps) has no such field: the
+        // representation shows nothing there rather than another frame's lobes.
+        if field.needs_wavefunction() && self.wavefunction_at(index).is_none() {
+            return None;
+        }
         let dims = match field {
             FieldChoice::Volume(i) => self.grids.get(i)?.lattice.dims,
             FieldChoice::Potential | FieldChoice::PotentialMean { .. } => self.potential_lattice?.dims,
