@@ -4,7 +4,21 @@ mod cli;
 
 fn main() -> std::process::ExitCode {
     quiet_device_select_without_a_session();
+    end_quietly_when_the_reader_stops();
     cli::main()
+}
+
+/// `orbitfield info --json FILE | head`: when the reader of the output closes it, the command ends
+/// there, as Unix tools do (the default action of SIGPIPE), instead of reporting a failed write
+/// as a crash. Rust starts programs with SIGPIPE ignored, which turns every later print into a
+/// panic.
+fn end_quietly_when_the_reader_stops() {
+    #[cfg(unix)]
+    // SAFETY: restores the signal's default disposition before any thread of this process exists;
+    // no handler is installed.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 /// Mesa's Vulkan device-select layer probes for a Wayland session whenever the adapters are

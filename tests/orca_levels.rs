@@ -59,3 +59,32 @@ fn a_log_without_its_basis_lists_its_orbital_energies() {
     assert_eq!(harness.state().reps().list.len(), reps);
     assert!(harness.state().reps().fields().next().is_none());
 }
+
+/// `orbitfield info` lists the same table: text and `--json`, the HOMO where the occupations end.
+#[test]
+fn info_lists_the_log_s_orbital_energies() {
+    let want = last_table();
+    let path = journey::data("qm-logs/ORCA6.0_dvb_gopt.out");
+    let run = |json: bool| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"));
+        c.arg("info");
+        if json {
+            c.arg("--json");
+        }
+        let o = c.arg(&path).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let v: serde_json::Value = serde_json::from_str(&run(true)).unwrap();
+    let list = v["orbital_list"]["alpha"].as_array().unwrap();
+    assert_eq!(list.len(), want.len());
+    for (row, (occ, e)) in list.iter().zip(&want) {
+        assert!((row["energy_hartree"].as_f64().unwrap() - e).abs() < 1e-9);
+        assert!((row["occupation"].as_f64().unwrap() - occ).abs() < 1e-9);
+    }
+    let homo = want.iter().rposition(|&(occ, _)| occ > 1.0).unwrap() + 1;
+    assert_eq!(v["homo"].as_u64(), Some(homo as u64));
+    let text = run(false);
+    let line = format!("HOMO {homo} ({:.6} Eh), LUMO {}", want[homo - 1].1, homo + 1);
+    assert!(text.contains(&line), "{text}");
+}

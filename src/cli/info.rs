@@ -194,6 +194,11 @@ fn report(
                 qm_region.map_or(serde_json::Value::Null, |r| r.into()),
             );
         }
+        if let (None, Some(levels)) = (system.wavefunctions.first(), &system.orbital_levels) {
+            let homo = levels.homo(orbitfield::model::Spin::Alpha).map(|h| h + 1);
+            obj.insert("homo".into(), homo.map_or(serde_json::Value::Null, |h| h.into()));
+            obj.insert("orbital_list".into(), super::info_orbitals::levels_json(levels));
+        }
         if !system.frame_energies_hartree.is_empty() {
             let e: Vec<serde_json::Value> = system
                 .frame_energies_hartree
@@ -270,6 +275,8 @@ fn report(
                     q.corrections.join("; ")
                 }
             );
+        } else if let Some(levels) = &system.orbital_levels {
+            super::info_orbitals::print_levels(levels);
         }
         print_energies(&system.frame_energies_hartree);
         if let Some(sec) = secondary {

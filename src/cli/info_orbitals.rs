@@ -1,10 +1,11 @@
 //! `info`'s orbitals of a wavefunction: per spin channel the count, the HOMO and LUMO (numbered
 //! from 1, as the `mo:N` and `mo:beta:N` fields count them) with the gap, and a table of the
 //! orbitals around the frontier (energy in hartree and eV, occupation, symmetry); `--json` lists
-//! every orbital of every channel.
+//! every orbital of every channel. A log that printed only a table of orbital energies (ORCA
+//! without `! PrintMOs`) has the same summary and table from it.
 
 use orbitfield::model::units::EV_PER_HARTREE;
-use orbitfield::model::{Spin, SpinKind, Wavefunction};
+use orbitfield::model::{OrbitalLevels, Spin, SpinKind, Wavefunction};
 
 /// Orbitals listed on each side of the HOMO-LUMO gap in the text table.
 const FRONTIER_ROWS: usize = 5;
@@ -30,36 +31,92 @@ fn frontier_name(index: usize, homo: Option<usize>) -> String {
     }
 }
 
+/// One spin channel as `info` lists it: a wavefunction's orbitals, or a log's table of orbital
+/// energies alone.
+struct Channel<'a> {
+    name: &'static str,
+    energies_hartree: &'a [f64],
+    occupations: &'a [f64],
+    symmetries: &'a [String],
+    homo: Option<usize>,
+}
+
+fn wavefunction_channels(wf: &Wavefunction) -> Vec<Channel<'_>> {
+    channels(wf)
+        .into_iter()
+        .filter_map(|(spin, name)| {
+            let set = wf.orbitals(spin)?;
+            Some(Channel {
+                name,
+                energies_hartree: &set.energies_hartree,
+                occupations: &set.occupations,
+                symmetries: &set.symmetries,
+                homo: wf.homo(spin),
+            })
+        })
+        .collect()
+}
+
+fn level_channels(levels: &OrbitalLevels) -> Vec<Channel<'_>> {
+    let spins: &[(Spin, &'static str)] = if levels.beta.is_some() {
+        &[(Spin::Alpha, "alpha"), (Spin::Beta, "beta")]
+    } else {
+        &[(Spin::Alpha, "")]
+    };
+    spins
+        .iter()
+        .map(|&(spin, name)| {
+            let set = levels.levels(spin);
+            Channel {
+                name,
+                energies_hartree: &set.energies_hartree,
+                occupations: &set.occupations,
+                symmetries: &set.symmetries,
+                homo: levels.homo(spin),
+            }
+        })
+        .collect()
+}
+
 /// Prints the orbital summary and the frontier table of every channel.
 pub fn print_orbitals(wf: &Wavefunction) {
-    let chans = channels(wf);
+    print_channels(&wavefunction_channels(wf), "");
+}
+
+/// Prints the orbital energies a log listed in a table without printing the orbitals (ORCA without
+/// `! PrintMOs`), as `print_orbitals` prints a wavefunction's.
+pub fn print_levels(levels: &OrbitalLevels) {
+    print_channels(
+        &level_channels(levels),
+        "; energies from the log's table, the orbitals themselves not printed",
+    );
+}
+
+fn print_channels(chans: &[Channel], note: &str) {
     let counts: Vec<String> = chans
         .iter()
-        .filter_map(|&(spin, name)| {
-            let n = wf.orbitals(spin)?.len();
-            Some(if name.is_empty() {
+        .map(|c| {
+            let n = c.energies_hartree.len();
+            if c.name.is_empty() {
                 n.to_string()
             } else {
-                format!("{n} {name}")
-            })
+                format!("{n} {}", c.name)
+            }
         })
         .collect();
     println!(
-        "orbitals:     {} (numbered from 1, as mo:N{} counts them)",
+        "orbitals:     {} (numbered from 1, as mo:N{} counts them{note})",
         counts.join(" + "),
         if chans.len() > 1 { " and mo:beta:N" } else { "" }
     );
-    for &(spin, name) in &chans {
-        let Some(set) = wf.orbitals(spin) else {
-            continue;
-        };
-        let homo = wf.homo(spin);
-        let label = if name.is_empty() {
+    for c in chans {
+        let homo = c.homo;
+        let label = if c.name.is_empty() {
             "frontier:".to_string()
         } else {
-            format!("{name}:")
+            format!("{}:", c.name)
         };
-        let e = |i: usize| set.energies_hartree.get(i).copied();
+        let e = |i: usize| c.energies_hartree.get(i).copied();
         match (homo, homo.and_then(&e), homo.and_then(|h| e(h + 1))) {
             (Some(h), Some(eh), Some(el)) => println!(
                 "{label:<14}HOMO {} ({eh:.6} Eh), LUMO {} ({el:.6} Eh), gap {:.4} eV",
@@ -70,15 +127,16 @@ pub fn print_orbitals(wf: &Wavefunction) {
             (Some(h), Some(eh), None) => println!("{label:<14}HOMO {} ({eh:.6} Eh), no virtual orbital", h + 1),
             _ => println!("{label:<14}no occupied orbital"),
         }
+        let n = c.energies_hartree.len();
         let centre = homo.unwrap_or(0);
         let first = centre.saturating_sub(FRONTIER_ROWS - 1);
-        let last = (centre + FRONTIER_ROWS).min(set.len().saturating_sub(1));
+        let last = (centre + FRONTIER_ROWS).min(n.saturating_sub(1));
         println!(
             "  {:>7}  {:<8} {:>14} {:>11} {:>10}  symmetry",
             "orbital", "name", "energy/Eh", "energy/eV", "occupation"
         );
         for i in first..=last {
-            let (Some(en), Some(occ)) = (e(i), set.occupations.get(i)) else {
+            let (Some(en), Some(occ)) = (e(i), c.occupations.get(i)) else {
                 continue;
             };
             println!(
@@ -88,15 +146,11 @@ pub fn print_orbitals(wf: &Wavefunction) {
                 en,
                 en * EV_PER_HARTREE,
                 occ,
-                set.symmetries.get(i).map_or("", |s| s.as_str())
+                c.symmetries.get(i).map_or("", |s| s.as_str())
             );
         }
-        if first > 0 || last + 1 < set.len() {
-            println!(
-                "  ({} of {} shown; info --json lists every orbital)",
-                last + 1 - first,
-                set.len()
-            );
+        if first > 0 || last + 1 < n {
+            println!("  ({} of {n} shown; info --json lists every orbital)", last + 1 - first);
         }
     }
 }
@@ -104,22 +158,35 @@ pub fn print_orbitals(wf: &Wavefunction) {
 /// Every orbital of every channel, for `--json`: `{"alpha": [{"orbital", "energy_hartree",
 /// "occupation", "symmetry"}...], "beta": [...]}` (one list, "alpha", for a restricted wavefunction).
 pub fn orbitals_json(wf: &Wavefunction) -> serde_json::Value {
+    channels_json(&wavefunction_channels(wf))
+}
+
+/// A log's table of orbital energies for `--json`, as [`orbitals_json`] lists a wavefunction's.
+pub fn levels_json(levels: &OrbitalLevels) -> serde_json::Value {
+    channels_json(&level_channels(levels))
+}
+
+fn channels_json(chans: &[Channel]) -> serde_json::Value {
     let mut obj = serde_json::Map::new();
-    for (spin, name) in channels(wf) {
-        let Some(set) = wf.orbitals(spin) else {
-            continue;
-        };
-        let list: Vec<serde_json::Value> = (0..set.len())
+    for c in chans {
+        let list: Vec<serde_json::Value> = (0..c.energies_hartree.len())
             .map(|i| {
                 serde_json::json!({
                     "orbital": i + 1,
-                    "energy_hartree": set.energies_hartree.get(i).copied().filter(|x| x.is_finite()),
-                    "occupation": set.occupations.get(i).copied().filter(|x| x.is_finite()),
-                    "symmetry": set.symmetries.get(i).cloned().unwrap_or_default(),
+                    "energy_hartree": c.energies_hartree.get(i).copied().filter(|x| x.is_finite()),
+                    "occupation": c.occupations.get(i).copied().filter(|x| x.is_finite()),
+                    "symmetry": c.symmetries.get(i).cloned().unwrap_or_default(),
                 })
             })
             .collect();
-        obj.insert(if name.is_empty() { "alpha".into() } else { name.into() }, list.into());
+        obj.insert(
+            if c.name.is_empty() {
+                "alpha".into()
+            } else {
+                c.name.into()
+            },
+            list.into(),
+        );
     }
     serde_json::Value::Object(obj)
 }
