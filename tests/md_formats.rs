@@ -619,3 +619,25 @@ fn netcdf_header_whose_record_sizes_overflow_reads_without_panic() {
         }
     }
 }
+
+/// A mol2 file that lists every substructure's hydrogens after all heavy atoms: each substructure
+/// is one residue however its atoms are spread (the file's SUBSTRUCTURE section, read here, as
+/// MDAnalysis counts them).
+#[test]
+fn mol2_substructures_count_once_when_their_atoms_are_apart() {
+    let path = data("Ligand.mol2");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let section = text.split("@<TRIPOS>SUBSTRUCTURE").nth(1).unwrap();
+    let substructures = section
+        .lines()
+        .take_while(|l| !l.starts_with("@<TRIPOS>"))
+        .filter(|l| !l.trim().is_empty())
+        .count();
+    assert_eq!(substructures, 17);
+    let s = io::load(&[path]).unwrap().structure;
+    assert_eq!(s.residue_count(), substructures);
+    assert!(
+        s.residue_starts().len() - 1 > substructures,
+        "the atoms are not contiguous"
+    );
+}

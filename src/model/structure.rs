@@ -208,9 +208,21 @@ impl Structure {
         starts
     }
 
-    /// Number of residues as counted by [`Structure::residue_starts`].
+    /// Number of residues: distinct (segment, chain, residue id, insertion code, residue name), so
+    /// a residue whose atoms are not contiguous (a mol2 file listing every substructure's hydrogens
+    /// after all heavy atoms) counts once, as MDAnalysis counts it.
     pub fn residue_count(&self) -> usize {
-        self.residue_starts().len().saturating_sub(1)
+        let mut seen = std::collections::HashSet::new();
+        for start in self.residue_starts().into_iter().filter(|&i| i < self.len()) {
+            seen.insert((
+                self.segids[start],
+                self.chains[start],
+                self.resids[start],
+                self.icode(start),
+                self.resnames[start],
+            ));
+        }
+        seen.len()
     }
 
     /// Distinct chain (or, where no chain ids exist, segment) identifiers, in order of first
