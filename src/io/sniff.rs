@@ -145,6 +145,11 @@ impl Format {
     pub fn from_content(head: &[u8]) -> Option<Format> {
         let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
         let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        // A file with %VERSION/%FLAG records is an AMBER prmtop whatever else is wrong in it, and
+        // its reader's message is the one that helps.
+        if is_prmtop_text(&text) {
+            return Some(Format::Prmtop);
+        }
         if head.len() >= 8 {
             let le = i32::from_le_bytes([head[0], head[1], head[2], head[3]]);
             let be = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
@@ -157,7 +162,7 @@ impl Format {
             if be == 1993 && head.get(12..24) == Some(b"GMX_trn_file") {
                 return Some(Format::Trr);
             }
-            if head.get(8..15) == Some(b"VERSION") {
+            if is_tpr_header(head) {
                 return Some(Format::Tpr);
             }
         }
@@ -178,9 +183,6 @@ impl Format {
         }
         if is_netcdf_magic(head) {
             return Some(Format::AmberNetcdf);
-        }
-        if first.starts_with("%VERSION") || first.starts_with("%FLAG") {
-            return Some(Format::Prmtop);
         }
         if text.lines().any(|l| l.trim_start().starts_with("@<TRIPOS>MOLECULE")) {
             return Some(Format::Mol2);
@@ -286,6 +288,28 @@ impl Format {
     }
 }
 
+/// A GROMACS TPR: its header string written by XDR, the string's length plus one, the length, then
+/// `VERSION ...` (bytes 8..15), all of it binary; text never has both lengths.
+fn is_tpr_header(head: &[u8]) -> bool {
+    let word = |at: usize| {
+        head.get(at..at + 4)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_be_bytes)
+    };
+    matches!((word(0), word(4)), (Some(a), Some(b)) if a == b.wrapping_add(1) && (8..=1024).contains(&b))
+        && head.get(8..15) == Some(b"VERSION")
+}
+
+/// An AMBER prmtop: among its first records (comments and blank lines aside) a `%VERSION` or a
+/// `%FLAG NAME` line.
+fn is_prmtop_text(text: &str) -> bool {
+    text.lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .take(8)
+        .any(|l| l.starts_with("%VERSION") || l.starts_with("%FLAG "))
+}
+
 /// The NetCDF-3 signature (classic, 64-bit offset, CDF-5).
 fn is_netcdf_magic(head: &[u8]) -> bool {
     matches!(head.get(..4), Some([b'C', b'D', b'F', 1 | 2 | 5]))
@@ -344,5 +368,19 @@ mod tests {
             Some(Format::Mol2)
         );
         assert_eq!(Format::detect(Path::new("a.parm7.bz2"), b""), Some(Format::Prmtop));
+        // A prmtop is told by its records even when its first line is odd; "VERSION" at byte 8 of
+        // text is no TPR header (a TPR's two XDR lengths come first).
+        assert_eq!(
+            Format::from_content(b"%VERSIONVERSION_STAMP = V0001.000\n%FLAG TITLE\n"),
+            Some(Format::Prmtop)
+        );
+        assert_eq!(
+            Format::from_content(b"%COMMENT by hand\n\n%FLAG POINTERS\n%FORMAT(10I8)\n"),
+            Some(Format::Prmtop)
+        );
+        assert_eq!(Format::from_content(b"12345678VERSION 2021\n"), None);
+        let mut tpr = vec![0, 0, 0, 15, 0, 0, 0, 14];
+        tpr.extend_from_slice(b"VERSION 2021.1\0\0");
+        assert_eq!(Format::from_content(&tpr), Some(Format::Tpr));
     }
 }

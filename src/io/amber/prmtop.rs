@@ -96,6 +96,23 @@ struct Section<'a> {
     lines: Vec<&'a [u8]>,
 }
 
+/// How many values a section must hold, and why, in the words of a message ("POINTERS says 252
+/// atoms").
+struct Want {
+    n: usize,
+    says: String,
+}
+
+impl Want {
+    /// `n` values, one per `what` that POINTERS counts.
+    fn pointers(n: usize, what: &str) -> Want {
+        Want {
+            n,
+            says: format!("POINTERS says {n} {what}"),
+        }
+    }
+}
+
 /// The fields of one section, each with its line number.
 type Fields<'a> = Vec<(usize, &'a [u8])>;
 
@@ -169,7 +186,7 @@ impl<'a> Sections<'a> {
 
     /// The raw fields of section `flag`: `expected` of them when given, else all that are present.
     /// `None` when the section is absent.
-    fn fields(&self, flag: &str, expected: Option<usize>) -> Result<Option<Fields<'a>>, ReadError> {
+    fn fields(&self, flag: &str, expected: Option<&Want>) -> Result<Option<Fields<'a>>, ReadError> {
         let Some(sec) = self.get(flag) else {
             return Ok(None);
         };
@@ -177,7 +194,7 @@ impl<'a> Sections<'a> {
             ReadError::line(
                 self.path,
                 sec.flag_line,
-                format!("expected a %FORMAT line after %FLAG {flag}, found none"),
+                format!("section {flag}: expected a %FORMAT line after %FLAG {flag}, found none"),
             )
         })?;
         let fmt = parse_format(format).ok_or_else(|| {
@@ -185,13 +202,13 @@ impl<'a> Sections<'a> {
                 self.path,
                 sec.flag_line + 1,
                 format!(
-                    "%FLAG {flag}: expected a format like (10I8), (20a4) or (5E16.8), found {:?}",
+                    "section {flag}: expected a %FORMAT like (10I8), (20a4) or (5E16.8), found {:?}",
                     show(format)
                 ),
             )
         })?;
         let room = sec.lines.iter().map(|l| l.len().div_ceil(fmt.width)).sum::<usize>();
-        let mut out = Vec::with_capacity(expected.unwrap_or(room).min(room));
+        let mut out = Vec::with_capacity(expected.map_or(room, |w| w.n).min(room));
         'lines: for (k, line) in sec.lines.iter().enumerate() {
             let no = sec.first_line + k;
             let mut at = 0;
@@ -210,38 +227,41 @@ impl<'a> Sections<'a> {
                         self.path,
                         no,
                         format!(
-                            "%FLAG {flag}: expected a number in columns {}-{}, found blanks",
+                            "section {flag}: expected a number in columns {}-{}, found blanks",
                             at - field.len() + 1,
                             at
                         ),
                     ));
                 }
-                if expected.is_some_and(|n| out.len() >= n) {
+                if let Some(w) = expected.filter(|w| out.len() >= w.n) {
                     return Err(ReadError::line(
                         self.path,
                         no,
-                        format!(
-                            "%FLAG {flag}: expected {} values (from POINTERS), found more",
-                            expected.unwrap_or(0)
-                        ),
+                        format!("section {flag} has more than {} values, {}", w.n, w.says),
                     ));
                 }
                 out.push((no, field));
             }
         }
-        if let Some(n) = expected
-            && out.len() != n
+        if let Some(w) = expected
+            && out.len() != w.n
         {
+            // The last line of the section: where a value is missing (a file cut short ends there).
             return Err(ReadError::line(
                 self.path,
                 sec.first_line + sec.lines.len().saturating_sub(1),
-                format!("%FLAG {flag}: expected {n} values (from POINTERS), found {}", out.len()),
+                format!(
+                    "section {flag} (%FLAG at line {}) has {} values, {}",
+                    sec.flag_line,
+                    out.len(),
+                    w.says
+                ),
             ));
         }
         Ok(Some(out))
     }
 
-    fn ints(&self, flag: &str, expected: Option<usize>) -> Result<Option<Vec<i64>>, ReadError> {
+    fn ints(&self, flag: &str, expected: Option<&Want>) -> Result<Option<Vec<i64>>, ReadError> {
         let Some(fields) = self.fields(flag, expected)? else {
             return Ok(None);
         };
@@ -251,14 +271,14 @@ impl<'a> Sections<'a> {
                 ReadError::line(
                     self.path,
                     no,
-                    format!("%FLAG {flag}: expected an integer, found {:?}", show(f)),
+                    format!("section {flag}: expected an integer, found {:?}", show(f)),
                 )
             })?);
         }
         Ok(Some(out))
     }
 
-    fn reals(&self, flag: &str, expected: Option<usize>) -> Result<Option<Vec<f64>>, ReadError> {
+    fn reals(&self, flag: &str, expected: Option<&Want>) -> Result<Option<Vec<f64>>, ReadError> {
         let Some(fields) = self.fields(flag, expected)? else {
             return Ok(None);
         };
@@ -268,14 +288,14 @@ impl<'a> Sections<'a> {
                 ReadError::line(
                     self.path,
                     no,
-                    format!("%FLAG {flag}: expected a finite number, found {:?}", show(f)),
+                    format!("section {flag}: expected a finite number, found {:?}", show(f)),
                 )
             })?);
         }
         Ok(Some(out))
     }
 
-    fn names(&self, flag: &str, expected: usize) -> Result<Option<Vec<Name8>>, ReadError> {
+    fn names(&self, flag: &str, expected: &Want) -> Result<Option<Vec<Name8>>, ReadError> {
         Ok(self
             .fields(flag, Some(expected))?
             .map(|v| v.into_iter().map(|(_, f)| Name8::new(f)).collect()))
@@ -303,7 +323,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Prmtop, ReadError> {
             path,
             pointer_line,
             format!(
-                "%FLAG POINTERS: expected at least 28 integers, found {}",
+                "section POINTERS: expected at least 28 integers, found {}",
                 pointers.len()
             ),
         ));
@@ -314,7 +334,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Prmtop, ReadError> {
             ReadError::line(
                 path,
                 pointer_line,
-                format!("%FLAG POINTERS: expected a non-negative {what}, found {v}"),
+                format!("section POINTERS: expected a non-negative {what}, found {v}"),
             )
         })
     };
@@ -325,18 +345,20 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Prmtop, ReadError> {
         return Err(ReadError::line(
             path,
             pointer_line,
-            format!("%FLAG POINTERS: {n_atoms} atoms but no residues (NRES = 0)"),
+            format!("section POINTERS: {n_atoms} atoms but no residues (NRES = 0)"),
         ));
     }
 
+    let atoms = Want::pointers(n_atoms, "atoms");
+    let residues = Want::pointers(n_res, "residues");
     let names = sections
-        .names("ATOM_NAME", n_atoms)?
+        .names("ATOM_NAME", &atoms)?
         .ok_or_else(|| sections.missing("ATOM_NAME", "the atom names"))?;
     let resnames = sections
-        .names("RESIDUE_LABEL", n_res)?
+        .names("RESIDUE_LABEL", &residues)?
         .ok_or_else(|| sections.missing("RESIDUE_LABEL", "the residue names"))?;
     let res_pointers = sections
-        .ints("RESIDUE_POINTER", Some(n_res))?
+        .ints("RESIDUE_POINTER", Some(&residues))?
         .ok_or_else(|| sections.missing("RESIDUE_POINTER", "the first atom of each residue"))?;
     let res_line = sections.get("RESIDUE_POINTER").map_or(1, |s| s.first_line);
     let mut prev = 0i64;
@@ -351,7 +373,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Prmtop, ReadError> {
                 path,
                 res_line,
                 format!(
-                    "%FLAG RESIDUE_POINTER: residue {} starts at atom {p}; expected {}",
+                    "section RESIDUE_POINTER: residue {} starts at atom {p}; expected {}",
                     k + 1,
                     if k == 0 {
                         "1".to_string()
@@ -366,7 +388,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Prmtop, ReadError> {
     // Chain ids are optional: a section of the wrong length (written by a tool that edited the
     // residues but not their chains) is skipped with a warning, as MDAnalysis does, rather than
     // making the whole topology unreadable.
-    let (chains, chain_warning) = match sections.names("RESIDUE_CHAINID", n_res) {
+    let (chains, chain_warning) = match sections.names("RESIDUE_CHAINID", &residues) {
         Ok(c) => (c, None),
         Err(e) => (
             None,
@@ -376,11 +398,11 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Prmtop, ReadError> {
             }),
         ),
     };
-    let charges = sections.reals("CHARGE", Some(n_atoms))?;
-    let atomic_numbers = sections.ints("ATOMIC_NUMBER", Some(n_atoms))?;
-    let masses = sections.reals("MASS", Some(n_atoms))?;
-    let types = sections.names("AMBER_ATOM_TYPE", n_atoms)?;
-    let radii = sections.reals("RADII", Some(n_atoms))?;
+    let charges = sections.reals("CHARGE", Some(&atoms))?;
+    let atomic_numbers = sections.ints("ATOMIC_NUMBER", Some(&atoms))?;
+    let masses = sections.reals("MASS", Some(&atoms))?;
+    let types = sections.names("AMBER_ATOM_TYPE", &atoms)?;
+    let radii = sections.reals("RADII", Some(&atoms))?;
 
     let mut structure = Structure {
         title: sections
@@ -448,7 +470,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Prmtop, ReadError> {
                 path,
                 line,
                 format!(
-                    "%FLAG {flag}: expected triples (atom, atom, type), found {} values",
+                    "section {flag}: expected triples (atom, atom, type), found {} values",
                     v.len()
                 ),
             ));
@@ -462,7 +484,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Prmtop, ReadError> {
                     Err(ReadError::line(
                         path,
                         line,
-                        format!("%FLAG {flag}: expected a coordinate offset 3*i with i below {n_atoms}, found {x}"),
+                        format!("section {flag}: expected a coordinate offset 3*i with i below {n_atoms}, found {x}"),
                     ))
                 }
             };
@@ -482,7 +504,13 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Prmtop, ReadError> {
     let mut cell = None;
     let mut warnings: Vec<String> = chain_warning.into_iter().collect();
     if ifbox > 0 {
-        match sections.reals("BOX_DIMENSIONS", Some(4))? {
+        match sections.reals(
+            "BOX_DIMENSIONS",
+            Some(&Want {
+                n: 4,
+                says: "expected 4 (the angle beta and the lengths a, b, c)".to_string(),
+            }),
+        )? {
             Some(b) => {
                 let (beta, lengths) = (b[0], [b[1], b[2], b[3]]);
                 let angles = if ifbox == 2 {
@@ -538,7 +566,7 @@ pub fn read_lennard_jones(path: &Path, bytes: &[u8]) -> Result<Option<Vec<crate:
             ReadError::line(
                 path,
                 pointer_line,
-                format!("%FLAG POINTERS: expected a non-negative {what}, found {v}"),
+                format!("section POINTERS: expected a non-negative {what}, found {v}"),
             )
         })
     };
@@ -551,21 +579,31 @@ pub fn read_lennard_jones(path: &Path, bytes: &[u8]) -> Result<Option<Vec<crate:
         return Err(ReadError::line(
             path,
             pointer_line,
-            format!("%FLAG POINTERS: NTYPES {n_types} is larger than the file can describe"),
+            format!("section POINTERS: NTYPES {n_types} is larger than the file can describe"),
         ));
     };
     let type_index = sections
-        .ints("ATOM_TYPE_INDEX", Some(n_atoms))?
+        .ints("ATOM_TYPE_INDEX", Some(&Want::pointers(n_atoms, "atoms")))?
         .ok_or_else(|| sections.missing("ATOM_TYPE_INDEX", "each atom's Lennard-Jones type"))?;
     let parm_index = sections
-        .ints("NONBONDED_PARM_INDEX", Some(pairs))?
+        .ints(
+            "NONBONDED_PARM_INDEX",
+            Some(&Want {
+                n: pairs,
+                says: format!("POINTERS says {n_types} atom types, so {pairs} type pairs"),
+            }),
+        )?
         .ok_or_else(|| sections.missing("NONBONDED_PARM_INDEX", "the Lennard-Jones pair table"))?;
     let n_coef = n_types * (n_types + 1) / 2;
+    let coefficients = Want {
+        n: n_coef,
+        says: format!("POINTERS says {n_types} atom types, so {n_coef} coefficients"),
+    };
     let a = sections
-        .reals("LENNARD_JONES_ACOEF", Some(n_coef))?
+        .reals("LENNARD_JONES_ACOEF", Some(&coefficients))?
         .ok_or_else(|| sections.missing("LENNARD_JONES_ACOEF", "the Lennard-Jones A coefficients"))?;
     let b = sections
-        .reals("LENNARD_JONES_BCOEF", Some(n_coef))?
+        .reals("LENNARD_JONES_BCOEF", Some(&coefficients))?
         .ok_or_else(|| sections.missing("LENNARD_JONES_BCOEF", "the Lennard-Jones B coefficients"))?;
     let per_type: Vec<LjParams> = (0..n_types)
         .map(|t| {
@@ -593,7 +631,7 @@ pub fn read_lennard_jones(path: &Path, bytes: &[u8]) -> Result<Option<Vec<crate:
                         path,
                         line,
                         format!(
-                            "%FLAG ATOM_TYPE_INDEX: atom {}: expected a type between 1 and {n_types}, found {t}",
+                            "section ATOM_TYPE_INDEX: atom {}: expected a type between 1 and {n_types}, found {t}",
                             i + 1
                         ),
                     )
@@ -696,7 +734,11 @@ OW  HW  HW  Na+
         .unwrap_err();
         assert!(e.message.contains("RESIDUE_POINTER"), "{e}");
         let e = read(Path::new("t"), TINY.replace("O   H1  H2  Na+", "O   H1  H2").as_bytes()).unwrap_err();
-        assert!(e.message.contains("expected 4 values"), "{e}");
+        assert!(
+            e.message
+                .contains("section ATOM_NAME (%FLAG at line 11) has 3 values, POINTERS says 4 atoms"),
+            "{e}"
+        );
         let e = read(
             Path::new("t"),
             TINY.replace("       0       6       1", "       0      12       1")
