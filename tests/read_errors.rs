@@ -80,3 +80,122 @@ fn broken_prmtop_names_its_section_and_line() {
     assert_eq!(e.location, Location::Line(types + 4), "{e}");
     assert!(!e.to_string().contains("tpr"), "{e}");
 }
+
+/// `n` waters as XYZ atom lines, O H H each, water `w` written H O H when `swapped == Some(w)`.
+fn water_lines(n: usize, swapped: Option<usize>) -> String {
+    let mut out = String::new();
+    for w in 0..n {
+        let x = 3.1 * w as f64;
+        let o = format!("O {x:.3} 0.000 0.000\n");
+        let h1 = format!("H {:.3} 0.757 0.586\n", x);
+        let h2 = format!("H {:.3} -0.757 0.586\n", x);
+        if swapped == Some(w) {
+            out += &(h1 + &o + &h2);
+        } else {
+            out += &(o + &h1 + &h2);
+        }
+    }
+    out
+}
+
+/// Atoms of the same count in another order are named by the first atom that differs, never as
+/// "375 atoms, expected 375": a later XYZ frame (a warning; the frames before it are read), a GRO
+/// frame, a second XYZ file after the first (an error), a wavefunction of a series (an error).
+/// Expected texts are hand-made: 125 waters, the second written H O H, so atom 4 (1-based) is H
+/// where the first frame's atom 4 is O.
+#[test]
+fn same_count_other_order_names_the_atom() {
+    let dir = tempfile::tempdir().unwrap();
+    let water = dir.path().join("water.xyz");
+    let text = format!(
+        "375\nbox\n{}375\nbox, later\n{}",
+        water_lines(125, None),
+        water_lines(125, Some(1))
+    );
+    std::fs::write(&water, &text).unwrap();
+    let system = io::load(std::slice::from_ref(&water)).unwrap();
+    assert_eq!(system.trajectory.n_frames(), 1);
+    let second_count_line = 2 + 375 + 1;
+    let w = system.warnings.join("\n");
+    assert!(
+        w.contains(&format!(
+            "water.xyz: frame 2 (line {second_count_line}): atom 4 is H, the first frame's atom 4 is O \
+             (same count, 375 atoms, different order)"
+        )),
+        "{w}"
+    );
+    // Another element at the same count: other atoms, not another order.
+    let other = text.replacen("375\nbox, later\nO 0.000", "375\nbox, later\nN 0.000", 1);
+    std::fs::write(&water, &other).unwrap();
+    let system = io::load(std::slice::from_ref(&water)).unwrap();
+    let w = system.warnings.join("\n");
+    assert!(
+        w.contains("atom 1 is N, the first frame's atom 1 is O (same count, 375 atoms, different atoms)"),
+        "{w}"
+    );
+
+    // Two XYZ files of one count, the second in another order: an error naming both files.
+    let a = dir.path().join("a.xyz");
+    let b = dir.path().join("b.xyz");
+    std::fs::write(&a, format!("375\na\n{}", water_lines(125, None))).unwrap();
+    std::fs::write(&b, format!("375\nb\n{}", water_lines(125, Some(1)))).unwrap();
+    let e = io::load(&[a, b]).unwrap_err().to_string();
+    assert!(e.contains("b.xyz"), "{e}");
+    assert!(
+        e.contains("atom 4 is H, a.xyz's atom 4 is O (same count, 375 atoms, different order)"),
+        "{e}"
+    );
+
+    // GRO: the second frame's names in another order (two waters, OW HW1 HW2).
+    let gro_atom = |res: usize, name: &str, k: usize, y: f64| {
+        format!(
+            "{res:>5}{:<5}{name:>5}{k:>5}{:8.3}{y:8.3}{:8.3}\n",
+            "SOL",
+            0.1 * res as f64,
+            0.2
+        )
+    };
+    let frame = |swap: bool| {
+        let mut f = String::from("waters\n    6\n");
+        let names = if swap {
+            ["HW1", "OW", "HW2"]
+        } else {
+            ["OW", "HW1", "HW2"]
+        };
+        for r in 1..=2 {
+            for (k, n) in names.iter().enumerate() {
+                f += &gro_atom(r, n, 3 * (r - 1) + k + 1, 0.1 * k as f64);
+            }
+        }
+        f + "   2.00000   2.00000   2.00000\n"
+    };
+    let gro = dir.path().join("water.gro");
+    std::fs::write(&gro, frame(false) + &frame(true)).unwrap();
+    let system = io::load(std::slice::from_ref(&gro)).unwrap();
+    assert_eq!(system.trajectory.n_frames(), 1);
+    let w = system.warnings.join("\n");
+    assert!(
+        w.contains(
+            "frame 2 (line 10): atom 1 is HW1, the first frame's atom 1 is OW (same count, 6 atoms, different order)"
+        ),
+        "{w}"
+    );
+
+    // A wavefunction series: the water Molden file, then one whose atoms are listed H O H.
+    let molden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/engine/water_hf_631gs_cart.molden");
+    let text = std::fs::read_to_string(&molden).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("[Atoms]")).unwrap();
+    assert!(lines[at + 1].starts_with("O   1   8") && lines[at + 2].starts_with("H   2   1"));
+    let mut swapped: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    swapped[at + 1] = lines[at + 2].replacen("H   2   1", "H   1   1", 1);
+    swapped[at + 2] = lines[at + 1].replacen("O   1   8", "O   2   8", 1);
+    let second = dir.path().join("frame_2.molden");
+    std::fs::write(&second, swapped.join("\n") + "\n").unwrap();
+    let e = io::load(&[molden, second]).unwrap_err().to_string();
+    assert!(e.contains("frame_2.molden"), "{e}");
+    assert!(
+        e.contains("atom 1 is H, the first of the series' atom 1 is O (same count, 3 atoms, different order)"),
+        "{e}"
+    );
+}

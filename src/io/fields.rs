@@ -290,9 +290,101 @@ pub fn frame_unlike_first(frames_read: usize, line: usize, n: u64, first_n: usiz
     unlike_first(&subject, "frame", &n.to_string(), first_n, frames_read)
 }
 
+/// How atoms read against a first set (a later frame against the first, coordinates against their
+/// topology) differ when their counts agree: the first atom that differs, what it is on each side,
+/// and whether the same atoms came in another order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AtomsDiffer {
+    /// 0-based index of the first atom that differs.
+    pub index: usize,
+    /// The atom there as read, and in the first set (an element symbol or an atom name).
+    pub found: String,
+    pub expected: String,
+    pub n_atoms: usize,
+    /// The same atoms in another order (else other atoms).
+    pub reordered: bool,
+}
+
+impl AtomsDiffer {
+    /// Compares `other` with `first` (the same length) by `key`; `differs(i)` says whether atom
+    /// `i` counts as different (`key`s that differ, or a narrower rule), `label` how an atom is
+    /// named in the message. `None` when no atom differs.
+    pub fn compare<T, K: Ord>(
+        first: &[T],
+        other: &[T],
+        key: impl Fn(&T) -> K,
+        differs: impl Fn(usize) -> bool,
+        label: impl Fn(&T) -> String,
+    ) -> Option<AtomsDiffer> {
+        if first.len() != other.len() {
+            return None;
+        }
+        let index = (0..first.len()).find(|&i| differs(i))?;
+        let sorted = |v: &[T]| {
+            let mut k: Vec<K> = v.iter().map(&key).collect();
+            k.sort_unstable();
+            k
+        };
+        Some(AtomsDiffer {
+            index,
+            found: label(other.get(index)?),
+            expected: label(first.get(index)?),
+            n_atoms: first.len(),
+            reordered: sorted(first) == sorted(other),
+        })
+    }
+
+    /// "atom 4 is H, the first frame's atom 4 is O (same count, 375 atoms, different order)";
+    /// `whose` names the first set ("the first frame's", "ache.prmtop's").
+    pub fn describe(&self, whose: &str) -> String {
+        let k = self.index + 1;
+        format!(
+            "atom {k} is {}, {whose} atom {k} is {} (same count, {} atoms, {})",
+            self.found,
+            self.expected,
+            self.n_atoms,
+            if self.reordered {
+                "different order"
+            } else {
+                "different atoms"
+            }
+        )
+    }
+}
+
+/// The warning for frame `frames_read + 1` of a multi-frame text file (its first line at `line`)
+/// whose atoms are not the first frame's though their count is: the frames before it are read,
+/// the rest are not.
+pub fn frame_atoms_differ(frames_read: usize, line: usize, d: &AtomsDiffer) -> String {
+    format!(
+        "frame {} (line {line}): {}: the {frames_read} frame(s) before it are read, the frames from it on are not \
+         (open a file of different molecules one molecule at a time)",
+        frames_read + 1,
+        d.describe("the first frame's")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn atoms_that_differ_are_named() {
+        let first = ["O", "H", "H", "O", "H", "H"];
+        let swapped = ["O", "H", "H", "H", "O", "H"];
+        let d = AtomsDiffer::compare(&first, &swapped, |a| *a, |i| first[i] != swapped[i], |a| a.to_string()).unwrap();
+        assert_eq!(
+            d.describe("the first frame's"),
+            "atom 4 is H, the first frame's atom 4 is O (same count, 6 atoms, different order)"
+        );
+        let other = ["O", "H", "H", "N", "H", "H"];
+        let d = AtomsDiffer::compare(&first, &other, |a| *a, |i| first[i] != other[i], |a| a.to_string()).unwrap();
+        assert!(d.describe("x's").ends_with("(same count, 6 atoms, different atoms)"));
+        assert_eq!(
+            AtomsDiffer::compare(&first, &first, |a| *a, |_| false, |a| a.to_string()),
+            None
+        );
+    }
 
     #[test]
     fn floats() {

@@ -82,6 +82,8 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             structure.reserve(n);
         }
         let mut positions: Vec<[f32; 3]> = Vec::with_capacity(n);
+        // A later frame's atom names, checked against the first frame's once the frame is read.
+        let mut names: Vec<Name8> = Vec::with_capacity(if first { 0 } else { n });
         let mut width = 0usize;
         let mut resid_offset = 0i64;
         let mut prev_raw: Option<i64> = None;
@@ -142,7 +144,9 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                 };
             }
             positions.push(xyz);
-            if first {
+            if !first {
+                names.push(Name8::new(cols(line, 10, 15)));
+            } else {
                 let resid_field = cols(line, 0, 5);
                 let Some(raw) = int(resid_field) else {
                     return Err(ReadError::line(
@@ -194,6 +198,18 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             }
             Err(e) => return Err(e),
         };
+        if !first
+            && let Some(d) = super::fields::AtomsDiffer::compare(
+                &structure.names,
+                &names,
+                |a| *a,
+                |i| structure.names.get(i) != names.get(i),
+                |a| a.as_str().to_string(),
+            )
+        {
+            warnings.push(super::fields::frame_atoms_differ(frames.len(), title_no, &d));
+            break;
+        }
         let (time_ps, step) = time_and_step(title);
         frames.push(Frame {
             positions_angstrom: positions,

@@ -14,9 +14,7 @@
 //! ([`crate::model::qm_region`]) and checks that there is one wavefunction per frame, or one.
 
 use super::{Format, ReadError, read_bytes};
-use crate::model::{
-    Element, Frame, FrameError, FrameSource, Grid3, Name8, Spin, SpinKind, Structure, Trajectory, Wavefunction,
-};
+use crate::model::{Element, Frame, FrameError, FrameSource, Grid3, Name8, Structure, Trajectory, Wavefunction};
 use std::path::{Path, PathBuf};
 
 /// What a structure-type text reader returns: atoms plus zero or more frames of coordinates.
@@ -477,6 +475,9 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                     // Another molecule beside the first (a ligand beside its protein).
                     joined.push((parsed.structure, parsed.frames, path.clone()));
                 } else if !parsed.frames.is_empty() {
+                    if let Some((s, topology)) = &structure {
+                        super::series::check_same_atoms(s, topology, &parsed.structure, path)?;
+                    }
                     let n = parsed.structure.len();
                     trajectories.push((
                         Box::new(crate::model::InMemoryFrames {
@@ -517,7 +518,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                     if wf.alpha.is_empty() {
                         // Only beta orbitals (Molpro writes each spin of an unrestricted calculation
                         // to a file of its own): they join the alpha orbitals of the file before.
-                        join_beta(wavefunctions.last_mut(), wf, path)?;
+                        super::series::join_beta(wavefunctions.last_mut(), wf, path)?;
                         warnings.retain(|w| !w.contains("holds the alpha orbitals only"));
                         warnings.push(format!(
                             "{}: beta orbitals joined to the alpha orbitals of the file before",
@@ -526,7 +527,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                         continue;
                     }
                     if let Some(first) = wavefunctions.first() {
-                        check_same_basis(first, &wf, path)?;
+                        super::series::check_same_basis(first, &wf, path)?;
                     }
                     let (s, f) = structure_from_wavefunction(&wf);
                     if structure.is_none() {
@@ -552,7 +553,7 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                 orbital_levels = orbital_levels.or_else(|| log.levels.clone());
                 for wf in &log.wavefunctions {
                     if let Some(first) = wavefunctions.first() {
-                        check_same_basis(first, wf, path)?;
+                        super::series::check_same_basis(first, wf, path)?;
                     }
                 }
                 // Orbitals at some steps only: each belongs to its own step's frame.
@@ -573,6 +574,9 @@ fn load_system(paths: &[PathBuf]) -> Result<(System, Origin), ReadError> {
                     topology_frames = log.frames;
                     structure = Some((log.structure, path.clone()));
                 } else {
+                    if let Some((s, topology)) = &structure {
+                        super::series::check_same_atoms(s, topology, &log.structure, path)?;
+                    }
                     let n = log.structure.len();
                     trajectories.push((
                         Box::new(crate::model::InMemoryFrames {
@@ -732,52 +736,6 @@ fn give_standard_charges(structure: &mut Structure, trajectory: &mut Trajectory,
         warnings.push(c.note());
         structure.charges_e = Some(c.charges_e);
     }
-}
-
-fn check_same_basis(first: &Wavefunction, wf: &Wavefunction, path: &Path) -> Result<(), ReadError> {
-    let same_atoms =
-        first.atoms.len() == wf.atoms.len() && first.atoms.iter().zip(&wf.atoms).all(|(a, b)| a.element == b.element);
-    if !same_atoms || first.basis.n_functions() != wf.basis.n_functions() {
-        return Err(ReadError::file(
-            path,
-            format!(
-                "this wavefunction ({} atoms, {} basis functions) does not match the first of the series ({} atoms, {} basis functions)",
-                wf.atoms.len(),
-                wf.basis.n_functions(),
-                first.atoms.len(),
-                first.basis.n_functions()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// Joins a wavefunction of beta orbitals only to `alpha`, the wavefunction read before it, which
-/// must have the same atoms and basis and no beta orbitals of its own; its orbitals keep the alpha
-/// channel's share of their occupations.
-fn join_beta(alpha: Option<&mut Wavefunction>, beta_only: Wavefunction, path: &Path) -> Result<(), ReadError> {
-    let Some(a) = alpha.filter(|a| a.beta.is_none() && a.spin != SpinKind::Unrestricted) else {
-        return Err(ReadError::file(
-            path,
-            "the file holds beta orbitals only (as Molpro writes the second spin of an unrestricted calculation): open it after the file of the alpha orbitals",
-        ));
-    };
-    check_same_basis(a, &beta_only, path)?;
-    let occupations: Vec<f64> = a
-        .alpha
-        .occupations
-        .iter()
-        .map(|&o| a.channel_occupation(Spin::Alpha, o))
-        .collect();
-    a.alpha.occupations = occupations;
-    a.spin = SpinKind::Unrestricted;
-    a.beta = beta_only.beta;
-    for c in beta_only.corrections {
-        if !a.corrections.contains(&c) {
-            a.corrections.push(c);
-        }
-    }
-    Ok(())
 }
 
 /// Makes every frame of `trajectory` whole across its box from now on (`model::whole`), for the

@@ -34,6 +34,7 @@ pub mod pdb;
 pub mod psf;
 pub mod qmlog;
 pub mod sdf;
+mod series;
 pub mod sniff;
 pub mod text;
 pub mod tinker;

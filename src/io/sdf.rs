@@ -129,18 +129,27 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     let mut frames: Vec<Frame> = Vec::with_capacity(records.len());
     for (k, r) in records.iter().enumerate() {
         if r.elements != first.elements {
-            let found = if r.elements.len() == first.elements.len() {
-                format!("{} other", r.elements.len())
-            } else {
-                r.elements.len().to_string()
-            };
             let subject = format!(
                 "record {} (line {}, {:?})",
                 k + 1,
                 r.line,
                 super::text::shorten(&r.name)
             );
-            warnings.push(unlike_first(&subject, "frame", &found, first.elements.len(), k));
+            let (a, b) = (&first.elements, &r.elements);
+            match super::fields::AtomsDiffer::compare(
+                a,
+                b,
+                |e| *e,
+                |i| a.get(i) != b.get(i),
+                |e| e.symbol().to_string(),
+            ) {
+                Some(d) => warnings.push(format!(
+                    "{subject}: {}: the {k} record(s) before it are frames, the records from it on are not read \
+                     (open a file of different molecules one molecule at a time)",
+                    d.describe("the first record's")
+                )),
+                None => warnings.push(unlike_first(&subject, "frame", &b.len().to_string(), a.len(), k)),
+            }
             break;
         }
         frames.push(Frame {

@@ -3,7 +3,8 @@
 //! Called by `io::load` and the parse benchmarks. The first column is an element symbol, an
 //! atomic number, or an atom label ("C12", "OW") whose element is guessed from its letters;
 //! columns after z (charges, forces, velocities) are ignored. Every frame must have the first
-//! frame's atom count.
+//! frame's atoms: a later frame of another count, or of other elements or another order at the same
+//! count, ends the frames with a warning naming it (and the first atom that differs).
 //!
 //! Extended XYZ (ASE, QUIP, GPUMD): the comment line's `Lattice="ax ay az bx by bz cx cy cz"` gives
 //! the frame's box, and `Properties=name:type:count:...` says which columns hold the species
@@ -85,6 +86,8 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         let ext = extended_header(comment).map_err(|m| ReadError::line(path, count_no + 1, m))?;
         let mut cols: Vec<&[u8]> = Vec::new();
         let mut positions: Vec<[f32; 3]> = Vec::with_capacity(n);
+        // A later frame's elements, checked against the first frame's once the frame is read.
+        let mut elements: Vec<Element> = Vec::with_capacity(if first { 0 } else { n });
         for k in 0..n {
             let Some((no, line)) = lines.next() else {
                 if !first {
@@ -127,14 +130,16 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                 };
             }
             positions.push(xyz);
-            if first {
-                let element = match int(label) {
-                    Some(z) => u32::try_from(z)
-                        .ok()
-                        .and_then(Element::from_number)
-                        .unwrap_or(Element::UNKNOWN),
-                    None => Element::from_element_symbol(label).unwrap_or_else(|| guess_from_name(label, b"")),
+            if !first {
+                // The first frame's label gives the first frame's element; another is looked at.
+                let same_label = structure.names.get(k).is_some_and(|&name| name == Name8::new(label));
+                let element = match structure.elements.get(k) {
+                    Some(&e) if same_label => e,
+                    _ => label_element(label),
                 };
+                elements.push(element);
+            } else {
+                let element = label_element(label);
                 let name = if int(label).is_some() {
                     Name8::from(element.symbol())
                 } else {
@@ -144,6 +149,19 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                     long_names += 1;
                 }
                 structure.push_atom(element, name, Name8::EMPTY, 1, Name8::EMPTY, Name8::EMPTY);
+            }
+        }
+        if !first {
+            let known = &structure.elements;
+            if let Some(d) = super::fields::AtomsDiffer::compare(
+                known,
+                &elements,
+                |e| *e,
+                |i| known.get(i) != elements.get(i),
+                |e| e.symbol().to_string(),
+            ) {
+                warnings.push(super::fields::frame_atoms_differ(frames.len(), count_no, &d));
+                break;
             }
         }
         frames.push(Frame {
@@ -176,6 +194,18 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         frames,
         warnings,
     })
+}
+
+/// The element a first-column label names: an atomic number, an element symbol, or an atom label
+/// ("C12", "OW") whose element is guessed from its letters.
+fn label_element(label: &[u8]) -> Element {
+    match int(label) {
+        Some(z) => u32::try_from(z)
+            .ok()
+            .and_then(Element::from_number)
+            .unwrap_or(Element::UNKNOWN),
+        None => Element::from_element_symbol(label).unwrap_or_else(|| guess_from_name(label, b"")),
+    }
 }
 
 /// The energy (hartree) a comment line gives: ORCA's trajectories (`... E -76.3268`), xtb's

@@ -650,14 +650,21 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
     for raw in &c.steps {
         let g = &raw.geometry;
         if g.elements != first.geometry.elements {
+            let (a, b) = (&first.geometry.elements, &g.elements);
+            let what = match crate::io::fields::AtomsDiffer::compare(
+                a,
+                b,
+                |e| *e,
+                |i| a.get(i) != b.get(i),
+                |e| e.symbol().to_string(),
+            ) {
+                Some(d) => d.describe("the first step's"),
+                None => format!("this geometry has {} atoms, the first step's {}", b.len(), a.len()),
+            };
             return Err(ReadError::line(
                 path,
                 g.line,
-                format!(
-                    "the atoms of this geometry ({}) differ from the first step's ({}): expected one molecule throughout",
-                    g.elements.len(),
-                    n_atoms
-                ),
+                format!("{what}: expected one molecule throughout"),
             ));
         }
         frames.push(Frame {
