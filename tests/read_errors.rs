@@ -199,3 +199,62 @@ fn same_count_other_order_names_the_atom() {
         "{e}"
     );
 }
+
+/// A broken WFX file is reported at the line where the offending tag opens, or where the bad value
+/// sits, never at the end of the file. The files are the CH2 test file with one line changed; the
+/// expected lines are found in its text.
+#[test]
+fn broken_wfx_names_the_line_of_the_tag() {
+    let wfx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/qm/ch2_uhf_631gs.wfx");
+    let text = std::fs::read_to_string(&wfx).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let open = line_of(&text, "<Number of Nuclei>");
+    let close = line_of(&text, "</Number of Nuclei>");
+    assert_eq!(close, open + 2, "one value between the tags");
+    assert!(open < 10 && lines.len() > 200);
+    let dir = tempfile::tempdir().unwrap();
+    let read = |changed: &[(usize, Option<&str>)]| {
+        let mut out: Vec<&str> = Vec::new();
+        for (k, l) in lines.iter().enumerate() {
+            match changed.iter().find(|(no, _)| *no == k + 1) {
+                Some((_, Some(new))) => out.push(new),
+                Some((_, None)) => {}
+                None => out.push(l),
+            }
+        }
+        let path = dir.path().join("broken.wfx");
+        std::fs::write(&path, out.join("\n") + "\n").unwrap();
+        let e = io::load(&[path]).unwrap_err();
+        assert!(e.to_string().contains("broken.wfx"), "{e}");
+        e
+    };
+    // The tag never closed.
+    let e = read(&[(close, None)]);
+    assert_eq!(e.location, Location::Line(open), "{e}");
+    assert!(e.message.contains("<Number of Nuclei> is never closed"), "{e}");
+    // The opening tag misspelled: closed by another name.
+    let e = read(&[(open, Some("<Number of Nucle>"))]);
+    assert_eq!(e.location, Location::Line(open), "{e}");
+    assert!(e.message.contains("</Number of Nuclei>"), "{e}");
+    // The closing tag misspelled.
+    let e = read(&[(close, Some("</Number of Nucle>"))]);
+    assert_eq!(e.location, Location::Line(open), "{e}");
+    // Both misspelled alike: the section is missing, and the near name is pointed at.
+    let e = read(&[
+        (open, Some("<Number of Nucleii>")),
+        (close, Some("</Number of Nucleii>")),
+    ]);
+    assert_eq!(e.location, Location::Line(open), "{e}");
+    assert!(
+        e.message
+            .contains("expected <Number of Nuclei>, found <Number of Nucleii>"),
+        "{e}"
+    );
+    // A value that is not a number.
+    let e = read(&[(open + 1, Some("three"))]);
+    assert_eq!(e.location, Location::Line(open + 1), "{e}");
+    assert!(e.message.contains("\"three\""), "{e}");
+    // A count that is not a whole number.
+    let e = read(&[(open + 1, Some("2.5"))]);
+    assert_eq!(e.location, Location::Line(open + 1), "{e}");
+}

@@ -41,6 +41,7 @@ pub mod tinker;
 pub mod tpr;
 pub mod trr;
 pub mod wfn;
+pub mod wfx;
 pub mod write;
 pub mod xtc;
 pub mod xyz;

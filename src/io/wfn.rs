@@ -1,10 +1,10 @@
-//! AIM wfn and wfx readers (primitive-based wavefunctions).
+//! AIM wfn reader, and the primitive-based wavefunction model the wfn and wfx readers share.
 //!
 //! Owns the conversion of primitive lists (each primitive: a centre, a Cartesian type, an exponent;
 //! orbitals as coefficients of unnormalised primitives) to the contracted-shell model of
 //! `model::basis`: every distinct (centre, l, exponent) group becomes a one-primitive Cartesian shell,
 //! and coefficients are rescaled to the internal normalised functions. Missing components of a group
-//! become functions with zero coefficients. Called by `io::load`.
+//! become functions with zero coefficients. Called by `io::load` and by `io::wfx`.
 
 use super::ReadError;
 use super::molden::check_and_correct;
@@ -14,12 +14,12 @@ use crate::model::{BasisSet, Element, OrbitalSet, QmAtom, Shell, SpinKind, Wavef
 use std::path::Path;
 
 /// Largest primitive and orbital counts accepted.
-const MAX_PRIMITIVES: usize = 2_000_000;
+pub(super) const MAX_PRIMITIVES: usize = 2_000_000;
 
 /// Cartesian powers of AIM primitive types 1..=56 (index 0 is type 1): s; p x y z; d xx yy zz xy xz
 /// yz; f xxx yyy zzz xxy xxz yyz xyy xzz yzz xyz; g xxxx yyyy zzzz xxxy xxxz xyyy yyyz xzzz yzzz
 /// xxyy xxzz yyzz xxyz xyyz xyzz; h zzzzz yzzzz ... xxxxx (x power rising, then y).
-fn aim_type_powers(t: usize) -> Option<[u8; 3]> {
+pub(super) fn aim_type_powers(t: usize) -> Option<[u8; 3]> {
     const LOW: [[u8; 3]; 35] = [
         [0, 0, 0],
         [1, 0, 0],
@@ -75,18 +75,18 @@ fn aim_type_powers(t: usize) -> Option<[u8; 3]> {
 }
 
 /// A primitive-based wavefunction as read, before conversion to shells.
-struct Primitives {
-    atoms: Vec<QmAtom>,
-    centers: Vec<usize>, // 0-based atom index
-    types: Vec<[u8; 3]>,
-    exponents: Vec<f64>,
+pub(super) struct Primitives {
+    pub(super) atoms: Vec<QmAtom>,
+    pub(super) centers: Vec<usize>, // 0-based atom index
+    pub(super) types: Vec<[u8; 3]>,
+    pub(super) exponents: Vec<f64>,
     /// Per orbital: (occupation, energy, spin: None = both/unknown, Some(false) alpha, Some(true) beta, coefficients).
-    orbitals: Vec<(f64, f64, Option<bool>, Vec<f64>)>,
-    energy: Option<f64>,
-    title: String,
+    pub(super) orbitals: Vec<(f64, f64, Option<bool>, Vec<f64>)>,
+    pub(super) energy: Option<f64>,
+    pub(super) title: String,
 }
 
-fn build(path: &Path, p: Primitives) -> Result<Wavefunction, ReadError> {
+pub(super) fn build(path: &Path, p: Primitives) -> Result<Wavefunction, ReadError> {
     // Group primitives into one-primitive Cartesian shells keyed by (centre, l, exponent).
     let mut shells: Vec<Shell> = Vec::new();
     let mut filled: Vec<Vec<bool>> = Vec::new();
@@ -228,7 +228,7 @@ fn number_after(s: &str, key: &str) -> Option<f64> {
 }
 
 /// Parses floats separated by spaces; falls back to fixed-width fields of `width` when numbers run together.
-fn floats(s: &str, width: usize) -> Option<Vec<f64>> {
+pub(super) fn floats(s: &str, width: usize) -> Option<Vec<f64>> {
     let parse = |t: &str| {
         t.trim()
             .replace(['D', 'd'], "E")
@@ -615,227 +615,7 @@ fn fixed_ints(s: &str, width: usize) -> Option<Vec<usize>> {
     if out.is_empty() { simple } else { Some(out) }
 }
 
-/// The text between `<tag>` and `</tag>` (first occurrence) with the line number of its first line.
-fn wfx_block<'a>(all: &'a [(usize, String)], tag: &str) -> Option<(usize, Vec<&'a str>)> {
-    let open = format!("<{tag}>");
-    let close = format!("</{tag}>");
-    let start = all.iter().position(|(_, l)| l.trim() == open)?;
-    let mut out = Vec::new();
-    for (_, l) in all.get(start + 1..)? {
-        if l.trim() == close {
-            return Some((all.get(start).map_or(0, |x| x.0), out));
-        }
-        out.push(l.as_str());
-    }
-    None
-}
-
-/// Reads an AIM wfx file.
-pub fn read_wfx(path: &Path, bytes: &[u8]) -> Result<Wavefunction, ReadError> {
-    let all: Vec<(usize, String)> = lines(bytes)
-        .map(|(n, b)| (n, String::from_utf8_lossy(b).into_owned()))
-        .collect();
-    let last = all.len();
-    let block = |tag: &str| {
-        wfx_block(&all, tag)
-            .ok_or_else(|| ReadError::line(path, last, format!("missing or unterminated <{tag}> section")))
-    };
-    let numbers = |tag: &str| -> Result<(usize, Vec<f64>), ReadError> {
-        let (n, body) = block(tag)?;
-        let mut v = Vec::new();
-        for l in body {
-            v.extend(floats(l, 20).ok_or_else(|| {
-                ReadError::line(
-                    path,
-                    n,
-                    format!("<{tag}>: expected numbers, found {:?}", shorten(l.trim())),
-                )
-            })?);
-        }
-        Ok((n, v))
-    };
-    let count = |tag: &str, max: usize| -> Result<usize, ReadError> {
-        let (n, v) = numbers(tag)?;
-        match v.as_slice() {
-            [x] if *x >= 0.0 && x.fract() == 0.0 && *x <= max as f64 => Ok(*x as usize),
-            _ => Err(ReadError::line(
-                path,
-                n,
-                format!("<{tag}>: expected one count up to {max}"),
-            )),
-        }
-    };
-    let limit = bytes.len() / 2;
-    let n_atoms = count("Number of Nuclei", limit)?;
-    let n_prim = count("Number of Primitives", limit.min(MAX_PRIMITIVES))?;
-    let n_mo = count("Number of Occupied Molecular Orbitals", limit)?;
-    let (zl, z) = numbers("Atomic Numbers")?;
-    let (cl, coords) = numbers("Nuclear Cartesian Coordinates")?;
-    if z.len() != n_atoms || coords.len() != 3 * n_atoms {
-        return Err(ReadError::line(
-            path,
-            cl.max(zl),
-            format!("expected {n_atoms} atomic numbers and {} coordinates", 3 * n_atoms),
-        ));
-    }
-    let charges = numbers("Nuclear Charges")
-        .ok()
-        .map(|x| x.1)
-        .filter(|c| c.len() == n_atoms);
-    let atoms: Vec<QmAtom> = (0..n_atoms)
-        .map(|i| QmAtom {
-            element: Element::from_number(z[i].max(0.0) as u32).unwrap_or(Element::UNKNOWN),
-            nuclear_charge: charges.as_ref().map_or(z[i], |c| c[i]),
-            position_bohr: [coords[3 * i], coords[3 * i + 1], coords[3 * i + 2]],
-        })
-        .collect();
-    let (pcl, pc) = numbers("Primitive Centers")?;
-    let (ptl, pt) = numbers("Primitive Types")?;
-    let (pel, pe) = numbers("Primitive Exponents")?;
-    if pc.len() != n_prim || pt.len() != n_prim || pe.len() != n_prim {
-        return Err(ReadError::line(
-            path,
-            pcl,
-            format!(
-                "expected {n_prim} primitive centres, types and exponents, found {}, {} and {}",
-                pc.len(),
-                pt.len(),
-                pe.len()
-            ),
-        ));
-    }
-    let mut centers = Vec::with_capacity(n_prim);
-    for &c in &pc {
-        if c < 1.0 || c > n_atoms as f64 || c.fract() != 0.0 {
-            return Err(ReadError::line(
-                path,
-                pcl,
-                format!("primitive centre {c} is out of range ({n_atoms} nuclei)"),
-            ));
-        }
-        centers.push(c as usize - 1);
-    }
-    let mut types = Vec::with_capacity(n_prim);
-    for &t in &pt {
-        types.push(
-            aim_type_powers(t as usize)
-                .filter(|_| t.fract() == 0.0 && t >= 1.0)
-                .ok_or_else(|| ReadError::line(path, ptl, format!("primitive type {t} is not supported (1..=56)")))?,
-        );
-    }
-    if let Some(e) = pe.iter().find(|&&e| e <= 0.0) {
-        return Err(ReadError::line(
-            path,
-            pel,
-            format!("expected positive exponents, found {e}"),
-        ));
-    }
-    let (ol, occ) = numbers("Molecular Orbital Occupation Numbers")?;
-    let (_, ene) = numbers("Molecular Orbital Energies")?;
-    if occ.len() != n_mo || ene.len() != n_mo {
-        return Err(ReadError::line(
-            path,
-            ol,
-            format!(
-                "expected {n_mo} occupations and energies, found {} and {}",
-                occ.len(),
-                ene.len()
-            ),
-        ));
-    }
-    let spins: Vec<Option<bool>> = match wfx_block(&all, "Molecular Orbital Spin Types") {
-        Some((_, body)) => body
-            .iter()
-            .map(|l| l.trim())
-            .filter(|l| !l.is_empty())
-            .map(|l| match l.to_ascii_lowercase().as_str() {
-                "alpha" => Some(false),
-                "beta" => Some(true),
-                _ => None,
-            })
-            .collect(),
-        None => vec![None; n_mo],
-    };
-    let (ml, body) = block("Molecular Orbital Primitive Coefficients")?;
-    let mut orbitals: Vec<(f64, f64, Option<bool>, Vec<f64>)> = Vec::with_capacity(n_mo.min(4096));
-    let mut current: Option<Vec<f64>> = None;
-    let mut skip_number = false;
-    for l in body {
-        let t = l.trim();
-        if t == "<MO Number>" {
-            if let Some(c) = current.take() {
-                orbitals.push((0.0, 0.0, None, c));
-            }
-            skip_number = true;
-            continue;
-        }
-        if t == "</MO Number>" {
-            skip_number = false;
-            current = Some(Vec::new());
-            continue;
-        }
-        if skip_number || t.is_empty() {
-            continue;
-        }
-        let Some(c) = current.as_mut() else {
-            return Err(ReadError::line(
-                path,
-                ml,
-                "expected <MO Number> before orbital coefficients",
-            ));
-        };
-        c.extend(floats(t, 20).ok_or_else(|| {
-            ReadError::line(
-                path,
-                ml,
-                format!("expected orbital coefficients, found {:?}", shorten(t)),
-            )
-        })?);
-        if c.len() > n_prim {
-            return Err(ReadError::line(
-                path,
-                ml,
-                format!("orbital {} has more than {n_prim} coefficients", orbitals.len() + 1),
-            ));
-        }
-    }
-    if let Some(c) = current.take() {
-        orbitals.push((0.0, 0.0, None, c));
-    }
-    if orbitals.len() != n_mo {
-        return Err(ReadError::line(
-            path,
-            ml,
-            format!("expected {n_mo} orbitals, found {}", orbitals.len()),
-        ));
-    }
-    for (k, o) in orbitals.iter_mut().enumerate() {
-        if o.3.len() != n_prim {
-            return Err(ReadError::line(
-                path,
-                ml,
-                format!("orbital {} has {} coefficients, expected {n_prim}", k + 1, o.3.len()),
-            ));
-        }
-        o.0 = occ[k];
-        o.1 = ene[k];
-        o.2 = spins.get(k).copied().flatten();
-    }
-    let energy = numbers("Energy").ok().and_then(|(_, v)| v.first().copied());
-    let title = wfx_block(&all, "Title").map(|(_, b)| b.join(" ")).unwrap_or_default();
-    build(
-        path,
-        Primitives {
-            atoms,
-            centers,
-            types,
-            exponents: pe,
-            orbitals,
-            energy,
-            title,
-        },
-    )
-}
+pub use super::wfx::read_wfx;
 
 #[cfg(test)]
 mod tests {
