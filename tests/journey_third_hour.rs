@@ -105,6 +105,30 @@ fn a_molecules_measurements_name_its_atoms_as_its_labels_do() {
         harness.state().panels.status,
         "labelled 1 atom of 'resid 12 and name CA'"
     );
+
+    // Labels that name residues put one label on each residue, on its CA (ChimeraX's `label :LYS`).
+    type_command(&mut harness, "label format residue");
+    type_command(&mut harness, "label resname LYS");
+    let st = harness.state();
+    let s = &st.document().unwrap().structure;
+    let lysines: std::collections::BTreeSet<_> = (0..s.len())
+        .filter(|&i| s.resnames[i].as_str().trim() == "LYS")
+        .map(|i| (s.segids[i].as_str().to_string(), s.resids[i]))
+        .collect();
+    assert!(lysines.len() > 10, "adk has many lysines: {lysines:?}");
+    assert_eq!(
+        st.panels.status,
+        format!("labelled {} residues of 'resname LYS'", lysines.len())
+    );
+    let new = &st.tools.labels.atoms[1..];
+    assert_eq!(new.len(), lysines.len());
+    for &a in new {
+        assert_eq!(s.names[a].as_str().trim(), "CA", "atom {a} of a lysine");
+        assert_eq!(s.resnames[a].as_str().trim(), "LYS");
+    }
+    // Asking again labels nothing twice.
+    type_command(&mut harness, "label resname LYS or resid 12");
+    assert_eq!(harness.state().tools.labels.atoms.len(), 1 + lysines.len());
 }
 
 #[test]

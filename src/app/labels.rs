@@ -133,9 +133,14 @@ impl AppState {
             Ok(s) => s,
             Err(e) => return self.error(format!("labels: '{text}': {e}")),
         };
-        let picked = selection.indices(&doc.structure, Some(&doc.frame));
+        let mut picked = selection.indices(&doc.structure, Some(&doc.frame));
         if picked.is_empty() {
             return self.error(format!("labels: '{text}' selects no atoms"));
+        }
+        // Labels that name the residue alone: one per residue, as ChimeraX's `label :LYS` puts them.
+        let per_residue = self.tools.labels.format == LabelFormat::ResidueOnly;
+        if per_residue {
+            picked = one_atom_per_residue(&doc.structure, &picked, &self.tools.labels.atoms);
         }
         let labels = &mut self.tools.labels;
         let new: Vec<usize> = picked
@@ -151,7 +156,40 @@ impl AppState {
         }
         let n = new.len();
         labels.atoms.extend(new);
-        let atoms = if n == 1 { "atom" } else { "atoms" };
+        let atoms = match (per_residue, n == 1) {
+            (true, true) => "residue",
+            (true, false) => "residues",
+            (false, true) => "atom",
+            (false, false) => "atoms",
+        };
         self.panels.status = format!("labelled {n} {atoms} of '{text}'");
     }
+}
+
+/// Of the `picked` atoms (sorted), one per residue: its CA (a nucleotide's P) when picked, else the
+/// first picked; none for a residue that already has a labelled atom.
+fn one_atom_per_residue(s: &crate::model::Structure, picked: &[u32], labelled: &[usize]) -> Vec<u32> {
+    let starts = s.residue_starts();
+    let residue_of = |i: usize| starts.partition_point(|&st| st <= i).saturating_sub(1);
+    let mut out: Vec<u32> = Vec::new();
+    let mut last: Option<usize> = None;
+    for &i in picked {
+        let r = residue_of(i as usize);
+        let named = |k: usize| matches!(s.names.get(k).map(|n| n.as_str().trim()), Some("CA" | "P"));
+        if last != Some(r) {
+            last = Some(r);
+            let range = starts[r]..starts.get(r + 1).copied().unwrap_or(s.len());
+            if labelled.iter().any(|a| range.contains(a)) {
+                continue;
+            }
+            out.push(i);
+        } else if let Some(first) = out.last_mut()
+            && residue_of(*first as usize) == r
+            && !named(*first as usize)
+            && named(i as usize)
+        {
+            *first = i;
+        }
+    }
+    out
 }
