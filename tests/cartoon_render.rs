@@ -2,7 +2,8 @@
 //! strand-rich real protein drawn as cartoons show the helix colour and the strand colour of the
 //! secondary-structure scheme in proportion to what DSSP finds, while the same selection drawn as
 //! lines shows neither; the strand-rich protein's strand arrows (2 Angstrom wide) cover more of the
-//! image than its tube (1 Angstrom) does along the same residues. Skipped (with a message) where no graphics adapter exists.
+//! image than its tube (1 Angstrom) does along the same residues; a cartoon or atoms given one
+//! colour show that colour and no other scheme's. Skipped (with a message) where no graphics adapter exists.
 
 #![cfg(feature = "gui")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -120,4 +121,42 @@ fn helix_and_strand_colours_show_in_cartoons_and_not_in_lines() {
     eprintln!("4gcnA by chain: helix {c_helix}, strand {c_strand}, drawn {c_drawn}");
     assert!(c_drawn > 2000);
     assert!(c_helix < h_helix / 2, "colouring by chain still shows the helix colour");
+
+    // One colour: an orange cartoon shows no helix colour, and orange where the helices were.
+    let orange = |img: &image::RgbaImage| {
+        img.pixels()
+            .filter(|p| {
+                let [r, g, b, _] = p.0.map(i32::from);
+                // Orange lit and shaded: red above green above blue, blue well below both.
+                r > 60 && r > g + 15 && g > b + 20 && r > b + 80
+            })
+            .count()
+    };
+    let solid = render(&helical, "protein:cartoon:orange", dir.path());
+    let (o_helix, _, o_drawn) = census(&solid);
+    let o_orange = orange(&solid);
+    eprintln!("4gcnA orange: helix {o_helix}, orange {o_orange}, drawn {o_drawn}");
+    assert!(o_drawn > 2000);
+    assert!(o_helix < h_helix / 20, "an orange cartoon shows the helix colour");
+    assert!(o_orange > o_drawn / 2, "orange {o_orange} of {o_drawn} pixels");
+    let by_ss = render(&helical, "protein:cartoon", dir.path());
+    assert!(
+        orange(&by_ss) < o_orange / 10,
+        "the secondary-structure cartoon is orange already"
+    );
+
+    // Atoms in one colour (#2040ff): blue dominates, element colours are gone.
+    let blue = render(&helical, "protein:vdw:#2040ff", dir.path());
+    let (mut bluish, mut drawn) = (0, 0);
+    for p in blue.pixels() {
+        let [r, g, b, _] = p.0.map(i32::from);
+        if r + g + b > 30 {
+            drawn += 1;
+            if b > r + 40 && b > g + 20 {
+                bluish += 1;
+            }
+        }
+    }
+    eprintln!("4gcnA vdw #2040ff: blue {bluish} of {drawn}");
+    assert!(drawn > 2000 && bluish > drawn * 9 / 10, "blue {bluish} of {drawn}");
 }

@@ -360,3 +360,41 @@ fn rep_list_numbers_the_representations() {
         "{text}"
     );
 }
+
+#[test]
+fn a_surface_coloured_by_esp_takes_the_wavefunction_s_own_potential_or_names_what_is_missing() {
+    use orbitfield::app::fields::FieldChoice;
+    use orbitfield::script::{self, RunMode};
+    let dir = data("scripts");
+    // A wavefunction without partial charges: its own potential colours the surface.
+    let mut state = journey::opened(&[], false);
+    script::run_in(
+        &mut state,
+        "open ../qm/water_hf_631gs_sph.molden.gz\nrep add surface all color esp",
+        &dir,
+        None,
+        RunMode::Headless,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let coloured_by: Vec<_> = state
+        .reps()
+        .fields()
+        .filter(|(_, f)| matches!(f.field, FieldChoice::MolSurf { .. }))
+        .map(|(_, f)| f.coloring.map(|c| c.source))
+        .collect();
+    assert_eq!(coloured_by, [Some(FieldChoice::WavefunctionPotential)]);
+    let surface = state.reps().list.last().unwrap();
+    assert_eq!(
+        state.rep_label(surface),
+        "molecular surface (all), coloured by potential (wavefunction)"
+    );
+
+    // Neither charges nor a wavefunction: the line and the colouring's column, and what is missing.
+    let text = "open ../files2/si_extxyz.xyz\nrep add surface all color esp";
+    let e = script::run_text(text, &dir, RunMode::Headless).unwrap_err();
+    assert_eq!(
+        (e.line, e.column),
+        (2, text.lines().nth(1).unwrap().find("color").unwrap() + 1)
+    );
+    assert!(e.message.contains("partial charges"), "{}", e.message);
+}

@@ -15,6 +15,7 @@ pub mod fit;
 pub mod hbonds;
 pub mod ions;
 pub mod polymer;
+pub mod polymer_color;
 pub mod qm_region;
 pub mod ramachandran;
 pub mod rdf;

@@ -112,15 +112,19 @@ pub enum AtomColoring {
     /// B-factor, blue (low) - white - red (high) from the 2nd to the 98th percentile of the file's
     /// values (ChimeraX's `color bfactor`); grey where the file has none.
     BFactor,
+    /// One colour (sRGB) for every atom (PyMOL's `color red, sele`).
+    Solid([u8; 3]),
 }
 
 impl AtomColoring {
-    pub const ALL: [AtomColoring; 5] = [
+    /// The schemes a user picks from; a solid colour starts light grey.
+    pub const ALL: [AtomColoring; 6] = [
         AtomColoring::Element,
         AtomColoring::Residue,
         AtomColoring::Chain,
         AtomColoring::Charge,
         AtomColoring::BFactor,
+        AtomColoring::Solid([200, 200, 200]),
     ];
 
     pub fn name(self) -> &'static str {
@@ -130,21 +134,28 @@ impl AtomColoring {
             AtomColoring::Chain => "Chain",
             AtomColoring::Charge => "Charge",
             AtomColoring::BFactor => "B-factor",
+            AtomColoring::Solid(_) => "Solid colour",
         }
     }
 
-    /// The word the command line and session files use.
-    pub fn keyword(self) -> &'static str {
+    /// Whether `self` and `other` are the same scheme (any two solid colours are).
+    pub fn same_scheme(self, other: AtomColoring) -> bool {
+        std::mem::discriminant(&self) == std::mem::discriminant(&other)
+    }
+
+    /// The word the command line and session files use (a solid colour's name or `#rrggbb`).
+    pub fn keyword(self) -> String {
         match self {
-            AtomColoring::Element => "element",
-            AtomColoring::Residue => "residue",
-            AtomColoring::Chain => "chain",
-            AtomColoring::Charge => "charge",
-            AtomColoring::BFactor => "beta",
+            AtomColoring::Element => "element".into(),
+            AtomColoring::Residue => "residue".into(),
+            AtomColoring::Chain => "chain".into(),
+            AtomColoring::Charge => "charge".into(),
+            AtomColoring::BFactor => "beta".into(),
+            AtomColoring::Solid(rgb) => crate::render::colormap::color_word(rgb),
         }
     }
 
-    /// Parses a keyword (case-insensitive).
+    /// Parses a keyword or a colour (a name, `#rrggbb` or `r,g,b`), case-insensitive.
     pub fn parse(s: &str) -> Option<AtomColoring> {
         match s.trim().to_ascii_lowercase().as_str() {
             "element" => Some(AtomColoring::Element),
@@ -152,7 +163,7 @@ impl AtomColoring {
             "chain" => Some(AtomColoring::Chain),
             "charge" => Some(AtomColoring::Charge),
             "beta" | "bfactor" | "b-factor" => Some(AtomColoring::BFactor),
-            _ => None,
+            other => crate::render::colormap::parse_color(other).map(AtomColoring::Solid),
         }
     }
 }
@@ -222,6 +233,7 @@ pub fn atom_colors(structure: &Structure, coloring: AtomColoring) -> Vec<[u8; 4]
             Some(b) => crate::analysis::polymer::bfactor_colors(b),
             None => vec![[160, 160, 160, 255]; n],
         },
+        AtomColoring::Solid([r, g, b]) => vec![[r, g, b, 255]; n],
     }
 }
 

@@ -12,10 +12,12 @@
 //! kept as a session ([`History::previous_document`]), so that Undo opens it again with its
 //! representations, measurements and labels, and Redo goes forward to the newer one.
 
+use super::atoms::AtomColoring;
 use super::measure::Measurement;
 use super::reps::{RepEdit, RepId, RepSpec};
 use super::session::{CameraSpec, Session};
 use super::state::{AppState, Command};
+use crate::analysis::polymer::Coloring as CartoonColoring;
 
 /// Entries kept for undo.
 pub const MAX_UNDO: usize = 200;
@@ -87,7 +89,12 @@ pub fn group_of(c: &Command) -> Option<Group> {
         C::SetSlicePlane(_) => Group::SlicePlane,
         C::EditRep(
             id,
-            e @ (RepEdit::Selection(_) | RepEdit::IsoValue(_) | RepEdit::Color { .. } | RepEdit::Opacity(_)),
+            e @ (RepEdit::Selection(_)
+            | RepEdit::IsoValue(_)
+            | RepEdit::Color { .. }
+            | RepEdit::Opacity(_)
+            | RepEdit::AtomColoring(AtomColoring::Solid(_))
+            | RepEdit::CartoonColoring(CartoonColoring::Solid(_))),
         ) => Group::Rep(*id, std::mem::discriminant(e)),
         C::EditRep(..)
         | C::AddRep(_)

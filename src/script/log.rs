@@ -69,6 +69,24 @@ impl ActionLog {
         if line.starts_with("view camera ") && self.lines.last().is_some_and(|l| l.starts_with("view camera ")) {
             self.lines.pop();
         }
+        // A colour dragged in a picker is one line: where it ended (`color N` with colours alone
+        // sets the whole colouring, so the earlier line says nothing the later one does not).
+        let solid = |l: &str| {
+            let (n, words) = l.strip_prefix("color ")?.split_once(' ')?;
+            words
+                .split_whitespace()
+                .all(|w| crate::render::colormap::parse_color(w).is_some())
+                .then(|| (n.to_string(), words.split_whitespace().count()))
+        };
+        if let Some((n, count)) = solid(&line)
+            && self
+                .lines
+                .last()
+                .and_then(|l| solid(l))
+                .is_some_and(|(m, c)| m == n && c <= count)
+        {
+            self.lines.pop();
+        }
         // A range dragged in the field panel is one line: where it ended.
         if let Some((colouring, _)) = line.split_once(" range ")
             && line.starts_with("color ")

@@ -4,6 +4,7 @@
 
 use super::lex::Statement;
 use super::verbs::{Form, Kind, Verb, nearest_verb, usage, verb};
+pub use crate::render::colormap::parse_color;
 use std::path::{Path, PathBuf};
 
 /// A value read from a statement.
@@ -311,44 +312,6 @@ fn read_value(kind: Kind, text: &str, column: usize, base_dir: &Path, name: &str
             }
         }
     })
-}
-
-/// Named colours, `#rrggbb` and `r,g,b`.
-pub fn parse_color(text: &str) -> Option<[u8; 3]> {
-    const NAMED: &[(&str, [u8; 3])] = &[
-        ("black", [0, 0, 0]),
-        ("white", [255, 255, 255]),
-        ("gray", [128, 128, 128]),
-        ("grey", [128, 128, 128]),
-        ("red", [220, 40, 40]),
-        ("green", [40, 170, 60]),
-        ("blue", [40, 80, 220]),
-        ("yellow", [240, 210, 40]),
-        ("orange", [245, 140, 30]),
-        ("purple", [140, 60, 180]),
-        ("cyan", [40, 200, 220]),
-        ("magenta", [210, 50, 190]),
-    ];
-    let t = text.trim().to_ascii_lowercase();
-    if let Some((_, c)) = NAMED.iter().find(|(n, _)| *n == t) {
-        return Some(*c);
-    }
-    if let Some(hex) = t.strip_prefix('#') {
-        if hex.len() != 6 {
-            return None;
-        }
-        let v = u32::from_str_radix(hex, 16).ok()?;
-        return Some([(v >> 16) as u8, (v >> 8) as u8, v as u8]);
-    }
-    let parts: Vec<&str> = t.split(',').collect();
-    if parts.len() == 3 {
-        let mut c = [0u8; 3];
-        for (k, p) in parts.iter().enumerate() {
-            c[k] = p.trim().parse().ok()?;
-        }
-        return Some(c);
-    }
-    None
 }
 
 #[cfg(test)]

@@ -324,7 +324,7 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                     Some(c) => AtomColoring::parse(c).ok_or_else(|| {
                         problem(
                             color_col,
-                            format!("color '{c}': atoms are coloured by element, residue, chain, charge or beta"),
+                            format!("color '{c}': atoms are coloured by element, residue, chain, charge, beta or a colour (a name, #rrggbb or r,g,b)"),
                         )
                     })?,
                 };
@@ -348,7 +348,7 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                         return Err(problem(
                             color_col,
                             format!(
-                                "color '{c}': cartoons are coloured by ss, chain, residue, index (rainbow), beta, esp or volume:N"
+                                "color '{c}': cartoons are coloured by ss, chain, residue, index (rainbow), beta, esp, volume:N or a colour"
                             ),
                         ));
                     }
@@ -383,7 +383,13 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                             }
                         },
                         Some(c @ ("esp" | "potential" | "pb")) => {
-                            *color_by = Some(if c == "esp" { "potential".into() } else { c.into() });
+                            // `esp` is a wavefunction's own potential where there is one (as in
+                            // `color N esp`), else the charges'; what the files lack is said here.
+                            if let Some(doc) = state.document() {
+                                crate::app::reps::spec::parse_field(c, doc)
+                                    .map_err(|e| problem(color_col, format!("color {e}")))?;
+                            }
+                            *color_by = Some(c.into());
                         }
                         Some(c) => {
                             return Err(problem(

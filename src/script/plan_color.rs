@@ -75,7 +75,7 @@ pub(super) fn color_edits(
             let c = AtomColoring::parse(first).ok_or_else(|| {
                 problem(
                     col,
-                    format!("color '{scheme}': atoms are coloured by element, residue, chain, charge or beta"),
+                    format!("color '{scheme}': atoms are coloured by element, residue, chain, charge, beta or a colour (a name, #rrggbb or r,g,b)"),
                 )
             })?;
             nothing_more(rest, "expected nothing more")?;
@@ -94,7 +94,7 @@ pub(super) fn color_edits(
                 return Err(problem(
                     col,
                     format!(
-                        "color '{scheme}': cartoons are coloured by ss, chain, residue, index (rainbow), beta, esp or volume:N"
+                        "color '{scheme}': cartoons are coloured by ss, chain, residue, index (rainbow), beta, esp, volume:N or a colour (a name, #rrggbb or r,g,b)"
                     ),
                 ));
             }

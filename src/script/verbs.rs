@@ -327,7 +327,7 @@ pub const VERBS: &[Verb] = &[
     },
     Verb {
         name: "color",
-        summary: "Colour a representation: atoms and cartoons by a scheme, surfaces by a field or with two lobe colours.",
+        summary: "Colour a representation: atoms and cartoons by a scheme or one colour, surfaces by a field or with two lobe colours.",
         forms: &[form(
             &[],
             &[
@@ -335,7 +335,7 @@ pub const VERBS: &[Verb] = &[
                 arg(
                     "scheme",
                     Kind::Text,
-                    "element|residue|chain|charge|beta, ss|index, esp|potential|pb|volume:N|none, or two colours; a colouring by a field may end in `range LOW HIGH` (the colormap's ends, in the legend's unit) or `range auto`",
+                    "element|residue|chain|charge|beta, ss|index, esp|potential|pb|volume:N|none, or a colour (a name, #rrggbb or r,g,b; a surface takes two); a colouring by a field may end in `range LOW HIGH` (the colormap's ends, in the legend's unit) or `range auto`",
                 ),
             ],
             &[],

@@ -87,9 +87,7 @@ pub fn reps_ui(ui: &mut egui::Ui, state: &mut AppState) {
                     if a.style == AtomStyle::HBonds {
                         hbond_criteria_ui(ui, id, a, &mut commands);
                     }
-                    if let Some(c) = choice_combo(ui, "Colour", a.coloring, &AtomColoring::ALL, AtomColoring::name) {
-                        commands.push(Command::EditRep(id, RepEdit::AtomColoring(c)));
-                    }
+                    atom_coloring_ui(ui, id, a.coloring, &mut commands);
                 }
                 RepKind::Field(f) => field_rep_ui(ui, state, id, f, &mut commands),
                 RepKind::Cartoon(c) => {
@@ -218,7 +216,7 @@ fn cartoon_coloring_ui(
     let salt = format!("cartoon_colour_{}", id.0);
     super::widgets::labelled_combo(ui, "Colour", &salt, shown, |ui| {
         for k in Coloring::CHOICES {
-            let selected = current.is_none() && c.coloring == k;
+            let selected = current.is_none() && c.coloring.same_scheme(k);
             if ui.selectable_label(selected, k.name()).clicked() && !selected {
                 commands.push(Command::EditRep(id, RepEdit::CartoonColoring(k)));
             }
@@ -233,6 +231,11 @@ fn cartoon_coloring_ui(
             }
         }
     });
+    if let (None, Coloring::Solid(rgb)) = (current, c.coloring)
+        && let Some(rgb) = solid_color_row(ui, "Cartoon colour", rgb)
+    {
+        commands.push(Command::EditRep(id, RepEdit::CartoonColoring(Coloring::Solid(rgb))));
+    }
 }
 
 /// The selection text of a representation (checked as it is typed: the parser's error, else what
@@ -514,4 +517,38 @@ pub(super) fn fit_checkbox(ui: &mut egui::Ui, state: &mut AppState) {
     {
         send(state, Command::FitFrames(fitted.then_some(None)));
     }
+}
+
+/// An atom representation's colouring: a scheme, and a solid colour's picker under it.
+fn atom_coloring_ui(ui: &mut egui::Ui, id: RepId, coloring: AtomColoring, commands: &mut Vec<Command>) {
+    egui::ComboBox::from_label("Colour")
+        .selected_text(coloring.name())
+        .show_ui(ui, |ui| {
+            for k in AtomColoring::ALL {
+                let selected = coloring.same_scheme(k);
+                if ui.selectable_label(selected, k.name()).clicked() && !selected {
+                    commands.push(Command::EditRep(id, RepEdit::AtomColoring(k)));
+                }
+            }
+        });
+    if let AtomColoring::Solid(rgb) = coloring
+        && let Some(rgb) = solid_color_row(ui, "Atom colour", rgb)
+    {
+        commands.push(Command::EditRep(id, RepEdit::AtomColoring(AtomColoring::Solid(rgb))));
+    }
+}
+
+/// A labelled colour swatch that opens a picker; the colour chosen when it changes.
+fn solid_color_row(ui: &mut egui::Ui, label: &str, rgb: [u8; 3]) -> Option<[u8; 3]> {
+    ui.horizontal(|ui| {
+        let l = ui.label(label);
+        let mut edited = rgb;
+        let changed = ui
+            .color_edit_button_srgb(&mut edited)
+            .labelled_by(l.id)
+            .on_hover_text("Click to choose the colour (`color N red`, `#rrggbb` or `r,g,b` on the command line)")
+            .changed();
+        (changed && edited != rgb).then_some(edited)
+    })
+    .inner
 }

@@ -355,7 +355,37 @@ pub fn parse_field(text: &str, doc: &Document) -> Result<FieldChoice, String> {
             "{text}: the files give no coordinates to compute it at (open a trajectory or a coordinate file with them)"
         ))
     } else {
-        Err(format!("{text}: these files have no such field"))
+        Err(format!("{text}: {}", why_missing(field, doc)))
+    }
+}
+
+/// Why `doc` has no `field`, in the words of what its files lack.
+fn why_missing(field: FieldChoice, doc: &Document) -> String {
+    let none = |what: &str| format!("these files give no {what}");
+    match field {
+        FieldChoice::Orbital { .. } | FieldChoice::Density | FieldChoice::WavefunctionPotential => {
+            match doc.wavefunction() {
+                None => none("wavefunction (open a Molden, fchk, wfx or a log with its orbitals)"),
+                Some(_) => "the wavefunction has no such orbital".into(),
+            }
+        }
+        FieldChoice::SpinDensity => match doc.wavefunction() {
+            None => none("wavefunction"),
+            Some(_) => "a closed-shell (restricted) wavefunction has no spin density".into(),
+        },
+        FieldChoice::Potential | FieldChoice::PotentialMean { .. } | FieldChoice::PotentialPb { .. } => none(
+            "partial charges (open a PQR, prmtop, PSF, mol2 or TPR with them, or a wavefunction for its own potential)",
+        ),
+        FieldChoice::Volume(i) => match doc.grids.len() {
+            0 => none("volume (open a cube, DX, CCP4/MRC or other map)"),
+            n => format!("volume {} asked for, the files give {n}", i + 1),
+        },
+        FieldChoice::Ils(i) => format!(
+            "implicit ligand sampling map {} asked for, {} computed",
+            i + 1,
+            doc.ils_maps.len()
+        ),
+        FieldChoice::MolSurf { .. } => "the surface selection is not registered with the document".into(),
     }
 }
 
