@@ -84,7 +84,8 @@ fn add_potential_surface(harness: &mut Harness<'static, AppState>, selection: &s
     harness.run();
     harness.get_by_label("Selection").set_text_value_accesskit(selection);
     harness.run();
-    harness.get_by_label("Molecular surface coloured by potential").click();
+    let entry = orbitfield::ui::add::charges_surface_entry(harness.state().esp.model);
+    harness.get_by_label(&entry).click();
     harness.run_steps(4);
     harness
         .state()

@@ -84,7 +84,8 @@ fn add_cartoon_and_a_potential_coloured_surface_play_three_frames_and_undo_twice
     open_add_menu(&mut harness);
     harness.get_by_label("Selection").set_text_value_accesskit("protein");
     harness.run();
-    harness.get_by_label("Molecular surface coloured by potential").click();
+    let entry = orbitfield::ui::add::charges_surface_entry(harness.state().esp.model);
+    harness.get_by_label(&entry).click();
     harness.run();
     let surface_id = {
         let st = harness.state();

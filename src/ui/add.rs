@@ -23,6 +23,18 @@ use egui::RichText;
 /// Label of the representations panel's button that opens the menu.
 pub const ADD_BUTTON: &str = "+ Add";
 
+/// The Add menu's entry of a molecular surface coloured by the charges' potential under `model`
+/// (not Poisson-Boltzmann, whose entry is `ui::pb::ADD_PB_SURFACE`): "... potential (eps = 4r)".
+pub fn charges_surface_entry(model: crate::app::esp_model::EspModel) -> String {
+    use crate::app::esp_model::EspModel;
+    let name = match model {
+        EspModel::Vacuum => "vacuum".to_string(),
+        EspModel::DebyeHuckel { .. } => "Debye-Hueckel".to_string(),
+        other => other.label(),
+    };
+    format!("Molecular surface coloured by potential ({name})")
+}
+
 /// A menu entry: a button that closes the menu when clicked.
 fn entry(ui: &mut egui::Ui, label: &str, hover: &str) -> bool {
     let clicked = ui.button(label).on_hover_text(hover).clicked();
@@ -85,13 +97,18 @@ pub fn add_menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             ) {
                 out.push(Command::AddRep(RepSpec::field(&surface, FieldStyle::Isosurface)));
             }
+            let model = state.esp.model;
             if has_charges
+                && !model.is_pb()
                 && entry(
                     ui,
-                    "Molecular surface coloured by potential",
-                    "The selection's molecular surface coloured by the potential of the files' charges at \
-                     its vertices (red negative, white zero, blue positive; a screened model leaves the \
-                     explicit water and ions out)",
+                    &charges_surface_entry(model),
+                    &format!(
+                        "The selection's molecular surface coloured by the potential of the files' charges at \
+                         its vertices under {} (the field panel's electrostatic model; red negative, white \
+                         zero, blue positive; a screened model leaves the explicit water and ions out)",
+                        model.label()
+                    ),
                 )
             {
                 let mut spec = RepSpec::field(&surface, FieldStyle::Isosurface);

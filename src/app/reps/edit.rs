@@ -51,17 +51,6 @@ pub enum RepEdit {
 }
 
 impl AppState {
-    /// What representation `id` shows, in words ("protein: Licorice", "HOMO (orbital 5):
-    /// Isosurface").
-    pub fn rep_label(&self, rep: &Rep) -> String {
-        match &rep.kind {
-            // The selection drawn (a text that does not parse leaves the last valid one in use).
-            RepKind::Atoms(a) => format!("{}: {}", a.selection_in_use(), a.style.name()),
-            RepKind::Field(f) => format!("{}: {}", self.describe_field(f.field), f.style.name()),
-            RepKind::Cartoon(c) => format!("{}: {}", c.selection_in_use(), c.style.name()),
-        }
-    }
-
     /// The id of the main field representation.
     pub fn main_field_id(&self) -> Option<RepId> {
         self.doc.reps.fields().next().map(|(r, _)| r.id)

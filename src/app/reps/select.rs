@@ -2,16 +2,44 @@
 //! panel edits the selected field representation (else the first one, the main field); the orbital
 //! list and the energy diagram edit the selected orbital representation (else the topmost one, else
 //! they add one) and never turn a density or potential representation into an orbital; a
-//! shift-click adds another orbital representation. `rep list` names them with their numbers.
+//! shift-click adds another orbital representation. `rep list` names them with their numbers, in
+//! the words of [`AppState::rep_label`].
 //!
 //! Called by `app::apply` (orbital, field and isovalue commands), `app::orbitals` (following an
 //! orbital through frames), the draw stage (which representation's phase follows) and `ui`.
 
-use super::{FieldRep, RepEdit, RepId, RepKind};
+use super::{FieldRep, FieldStyle, Rep, RepEdit, RepId, RepKind};
 use crate::app::fields::FieldChoice;
 use crate::app::state::AppState;
 
 impl AppState {
+    /// What representation `id` shows, in words ("protein: Licorice", "HOMO (orbital 5):
+    /// Isosurface").
+    pub fn rep_label(&self, rep: &Rep) -> String {
+        match &rep.kind {
+            // The selection drawn (a text that does not parse leaves the last valid one in use).
+            RepKind::Atoms(a) => format!("{}: {}", a.selection_in_use(), a.style.name()),
+            // A molecular surface is named by what it is and what colours it, not "Isosurface".
+            RepKind::Field(f)
+                if matches!(
+                    (f.field, f.style),
+                    (FieldChoice::MolSurf { .. }, FieldStyle::Isosurface)
+                ) =>
+            {
+                match f.coloring {
+                    Some(c) => format!(
+                        "{}, coloured by {}",
+                        self.describe_field(f.field),
+                        self.describe_field(c.source)
+                    ),
+                    None => self.describe_field(f.field),
+                }
+            }
+            RepKind::Field(f) => format!("{}: {}", self.describe_field(f.field), f.style.name()),
+            RepKind::Cartoon(c) => format!("{}: {}", c.selection_in_use(), c.style.name()),
+        }
+    }
+
     /// Selects representation `id` in the list (the field panel shows its controls; an orbital
     /// representation's orbital becomes the orbital list's selection).
     pub fn select_rep(&mut self, id: RepId) {
