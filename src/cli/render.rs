@@ -33,12 +33,11 @@ pub struct RenderArgs {
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
     /// An atom representation "SELECTION:STYLE[:COLOURING]" (STYLE: lines, licorice,
-    /// ball-and-stick, vdw, cpk, hbonds; COLOURING: element, residue, chain, charge, beta), or the polymer
-    /// residues of the selection as STYLE cartoon, tube or trace (COLOURING: ss, the default,
-    /// chain, residue, index, beta (the CA's B-factor); or esp: the potential of the frame's
-    /// charges at each vertex of the mesh, in --potential-unit; or volume:N: the N-th volume of the
-    /// files sampled there), repeated
-    /// for more.
+    /// ball-and-stick, vdw, cpk, hbonds; COLOURING: element, residue, chain, charge, beta, or a colour:
+    /// a name or #rrggbb), or the polymer residues of the selection as STYLE cartoon, tube or trace
+    /// (COLOURING: ss, the default, chain, residue, index, beta (the CA's B-factor), a colour; or
+    /// esp: the potential of the frame's charges at each vertex of the mesh, in --potential-unit; or
+    /// volume:N: the N-th volume of the files sampled there), repeated for more.
     /// Without any, the atoms are drawn as the viewer draws a new document (by its content).
     #[arg(long, value_name = "SEL:STYLE[:COLOURING]")]
     pub rep: Vec<String>,
@@ -589,6 +588,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         color_volume,
         pb_legend: pb_volume.map(|(_, legend)| legend),
         coloured: &mut coloured,
+        legend_corner: None,
     };
     if let (Some(path), Some(format)) = (&args.movie, movie_format) {
         if ranks.size() > 1 {
@@ -652,6 +652,8 @@ struct FrameDrawer<'a> {
     /// The legend title of `--color-by pb` (the model), which colours through `color_volume`.
     pb_legend: Option<String>,
     coloured: &'a mut bool,
+    /// Where the legends go: the first image's emptiest corner, kept for the frames after it.
+    legend_corner: Option<orbitfield::app::export::legend::Corner>,
 }
 
 impl FrameDrawer<'_> {
@@ -689,9 +691,8 @@ impl FrameDrawer<'_> {
         orbitfield::render::render_once(self.rc, self.scene, self.target, &state.view.camera);
         let mut img = self.target.read_rgba(self.rc)?;
         if !args.no_legend {
-            for (k, legend) in state.legends().iter().enumerate() {
-                super::legend::draw_legend(&mut img, &self.named(legend), k);
-            }
+            let legends: Vec<_> = state.legends().iter().map(|l| self.named(l)).collect();
+            super::legend::draw_legends(&mut img, &legends, &mut self.legend_corner);
         }
         Ok(img)
     }

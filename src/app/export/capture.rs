@@ -108,9 +108,7 @@ pub fn export_image(
     let mut img = image::RgbaImage::from_raw(size[0], size[1], small).ok_or("the rendered image has the wrong size")?;
     if request.legend {
         let scale = size[1] as f32 / state.view.size_px[1].max(1) as f32;
-        for (k, legend) in state.legends().iter().enumerate() {
-            super::legend::draw_legend(&mut img, legend, k, scale.max(1.0));
-        }
+        super::legend::draw_legends(&mut img, &state.legends(), scale.max(1.0));
     }
     if request.annotations {
         let scale = size[1] as f32 / state.view.size_px[1].max(1) as f32;

@@ -1,6 +1,8 @@
 //! Colour legends drawn into exported pixels: the colormap as a bar with its title above and the
 //! end values with their unit below, on a dark box in the bottom-right corner (the k-th legend
-//! stacked above the ones before it), as the viewer draws them over its 3-D view.
+//! stacked above the ones before it), as the viewer draws them over its 3-D view; an exported
+//! image takes the corner where the stack covers the fewest of the molecule's pixels
+//! ([`draw_legends`]), and a movie keeps its first frame's corner.
 //!
 //! Called by the image export and the movie recorder ([`super::capture`], [`super::record`]) and
 //! by `orbitfield render` (`cli::legend`). Sizes scale with the image (`scale`: 2 for an image
@@ -47,8 +49,104 @@ pub(super) fn font_and_scale(scale: f32) -> Option<(FontRef<'static>, f32)> {
     Some((font, s))
 }
 
-/// Draws `legend` as the `index`-th legend of `img` (0: lowest), its sizes times `scale`.
-pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize, scale: f32) {
+/// A corner of the image the legends are stacked in (away from the corner's edges).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Corner {
+    BottomRight,
+    BottomLeft,
+    TopRight,
+    TopLeft,
+}
+
+/// Draws `legends` stacked in the corner of `img` where they cover the fewest of the molecule's
+/// pixels (bottom right unless another corner is emptier), their sizes times `scale`. Returns the
+/// corner, for the frames of a movie to keep.
+pub fn draw_legends(img: &mut image::RgbaImage, legends: &[Legend], scale: f32) -> Corner {
+    let corner = quietest_corner(img, legends, scale);
+    for (k, legend) in legends.iter().enumerate() {
+        draw_legend_at(img, legend, k, scale, corner);
+    }
+    corner
+}
+
+/// The corner where the stack of `legends` would cover the fewest pixels unlike the background
+/// (the commonest colour of the image's border; any opaque pixel on a transparent one). Ties, and
+/// an image without legends, keep the bottom right.
+pub fn quietest_corner(img: &image::RgbaImage, legends: &[Legend], scale: f32) -> Corner {
+    let Some((font, s)) = font_and_scale(scale) else {
+        return Corner::BottomRight;
+    };
+    let (w, h) = img.dimensions();
+    if legends.is_empty() || w == 0 || h == 0 {
+        return Corner::BottomRight;
+    }
+    let px = |v: f32| (v * s).round() as u32;
+    let stack_w = legends
+        .iter()
+        .map(|l| box_width(&font, l, w, s))
+        .max()
+        .unwrap_or(0)
+        .min(w);
+    let stack_h = ((px(BOX_HEIGHT) + px(8.0)) * legends.len() as u32).min(h);
+    let m = px(MARGIN).min(w - stack_w).min(h - stack_h);
+    let background = border_colour(img);
+    let busy = |x0: u32, y0: u32| {
+        let mut n = 0usize;
+        for y in y0..(y0 + stack_h).min(h) {
+            for x in x0..(x0 + stack_w).min(w) {
+                let p = img.get_pixel(x, y).0;
+                let differs = match background {
+                    None => p[3] > 0,
+                    Some(b) => (0..3).any(|k| (i32::from(p[k]) - i32::from(b[k])).abs() > 24),
+                };
+                n += usize::from(differs);
+            }
+        }
+        n
+    };
+    let (right, bottom) = (w - m - stack_w, h - m - stack_h);
+    [
+        (Corner::BottomRight, busy(right, bottom)),
+        (Corner::BottomLeft, busy(m, bottom)),
+        (Corner::TopRight, busy(right, m)),
+        (Corner::TopLeft, busy(m, m)),
+    ]
+    .into_iter()
+    .min_by_key(|&(_, n)| n)
+    .map_or(Corner::BottomRight, |(c, _)| c)
+}
+
+/// The commonest colour of the image's outermost pixels; `None` when most of them are
+/// transparent (a transparent background).
+fn border_colour(img: &image::RgbaImage) -> Option<[u8; 3]> {
+    let (w, h) = img.dimensions();
+    let mut counts: std::collections::HashMap<[u8; 4], usize> = std::collections::HashMap::new();
+    let mut add = |x: u32, y: u32| *counts.entry(img.get_pixel(x, y).0).or_default() += 1;
+    for x in 0..w {
+        add(x, 0);
+        add(x, h - 1);
+    }
+    for y in 0..h {
+        add(0, y);
+        add(w - 1, y);
+    }
+    let (p, _) = counts.into_iter().max_by_key(|&(p, n)| (n, p))?;
+    (p[3] > 0).then_some([p[0], p[1], p[2]])
+}
+
+/// The width of `legend`'s box in an image `w` pixels wide at size factor `s`: the bar's, or the
+/// title's where that is longer (kept in the image).
+fn box_width(font: &FontRef<'static>, legend: &Legend, w: u32, s: f32) -> u32 {
+    let px = |v: f32| (v * s).round() as u32;
+    let room = w.saturating_sub(2 * px(MARGIN) + px(24.0)) as f32;
+    let (title, title_px) = fitted_title(font, &legend.title, TEXT_PX * s, room);
+    let title_w = text_width(font, &title, title_px);
+    (px(BAR_WIDTH) + px(24.0)).max((title_w.ceil() as u32 + px(24.0)).min(w.saturating_sub(2 * px(MARGIN))))
+}
+
+/// Draws `legend` as the `index`-th legend of the stack in `corner` (0: nearest the corner's
+/// horizontal edge), its sizes times `scale`.
+pub fn draw_legend_at(img: &mut image::RgbaImage, legend: &Legend, index: usize, scale: f32, corner: Corner) {
     let Some((font, s)) = font_and_scale(scale) else {
         return;
     };
@@ -61,14 +159,20 @@ pub fn draw_legend(img: &mut image::RgbaImage, legend: &Legend, index: usize, sc
     let (title, title_px) = fitted_title(&font, &legend.title, text_px, room);
     let title_w = text_width(&font, &title, title_px);
     let bar_w = px(BAR_WIDTH);
-    let box_w = (bar_w + px(24.0)).max((title_w.ceil() as u32 + px(24.0)).min(w.saturating_sub(2 * px(MARGIN))));
+    let box_w = box_width(&font, legend, w, s);
     let box_h = px(BOX_HEIGHT);
     let offset = px(MARGIN) + (box_h + px(8.0)) * index as u32;
     if w < box_w + px(MARGIN) || h < offset + box_h {
         return;
     }
-    let x0 = w - px(MARGIN) - box_w;
-    let y0 = h - offset - box_h;
+    let x0 = match corner {
+        Corner::BottomRight | Corner::TopRight => w - px(MARGIN) - box_w,
+        Corner::BottomLeft | Corner::TopLeft => px(MARGIN),
+    };
+    let y0 = match corner {
+        Corner::BottomRight | Corner::BottomLeft => h - offset - box_h,
+        Corner::TopRight | Corner::TopLeft => offset,
+    };
     // Nearly opaque: atoms or markers behind the box would read as marks on the scale.
     blend_rect(img, [x0, y0, box_w, box_h], [0, 0, 0], 0.85);
     let bar_x = x0 + (box_w - bar_w) / 2;
@@ -212,7 +316,7 @@ mod tests {
         };
         let (w, h) = (400, 300);
         let mut img = image::RgbaImage::from_pixel(w, h, image::Rgba([0, 0, 0, 255]));
-        draw_legend(&mut img, &legend, 0, 1.0);
+        draw_legend_at(&mut img, &legend, 0, 1.0, Corner::BottomRight);
         let margin = MARGIN as u32;
         let in_margin = (w - margin..w).any(|x| (0..h).any(|y| img.get_pixel(x, y)[0] > 0));
         assert!(!in_margin, "nothing drawn in the right margin");
@@ -228,5 +332,48 @@ mod tests {
             fitted_title(&font, "density", TEXT_PX, room),
             ("density".to_string(), TEXT_PX)
         );
+    }
+
+    /// The legends go to the corner the molecule leaves empty, and leave its pixels alone; on a
+    /// transparent image the same; an empty image keeps the bottom right.
+    #[test]
+    fn legends_avoid_the_molecule() {
+        let legend = |title: &str| Legend {
+            title: title.into(),
+            range: [-5.0, 5.0],
+            unit: "kT/e".into(),
+            colormap: Colormap::RedWhiteBlue,
+            solid_rgb: None,
+            lobes: None,
+        };
+        let legends = [legend("potential"), legend("density")];
+        let (w, h) = (640u32, 480u32);
+        for (bg, mark) in [
+            ([20u8, 20, 30, 255], [200u8, 180, 40, 255]),
+            ([0, 0, 0, 0], [90, 90, 90, 255]),
+        ] {
+            let empty = image::RgbaImage::from_pixel(w, h, image::Rgba(bg));
+            assert_eq!(quietest_corner(&empty, &legends, 1.0), Corner::BottomRight);
+            // A molecule over the right half and the bottom half, short of the image's edges:
+            // only the top left is free.
+            let molecule = |x: u32, y: u32| {
+                let inside = (4..w - 4).contains(&x) && (4..h - 4).contains(&y);
+                inside && (x >= w / 2 || y >= h / 2)
+            };
+            let mut img = empty.clone();
+            for (x, y, p) in img.enumerate_pixels_mut() {
+                if molecule(x, y) {
+                    *p = image::Rgba(mark);
+                }
+            }
+            let before = img.clone();
+            assert_eq!(draw_legends(&mut img, &legends, 1.0), Corner::TopLeft);
+            let changed_elsewhere = img
+                .enumerate_pixels()
+                .any(|(x, y, p)| molecule(x, y) && p != before.get_pixel(x, y));
+            assert!(!changed_elsewhere, "a legend was drawn over the molecule");
+            let drawn = img.pixels().zip(before.pixels()).filter(|(a, b)| a != b).count();
+            assert!(drawn > 2 * 200 * 40, "both legends were drawn: {drawn} pixels");
+        }
     }
 }

@@ -51,6 +51,8 @@ pub struct Recording {
     /// Since when nothing is in flight and the frame is not current.
     idle_since: Option<Instant>,
     cancelled: bool,
+    /// The legends' corner, chosen on the first frame and kept (legends do not jump around).
+    legend_corner: Option<super::legend::Corner>,
 }
 
 impl std::fmt::Debug for Recording {
@@ -188,6 +190,7 @@ impl AppState {
             return_to,
             was_playing,
             idle_since: None,
+            legend_corner: None,
             cancelled: false,
         });
     }
@@ -289,8 +292,12 @@ fn capture_frame(
             image::RgbaImage::from_raw(big[0], big[1], rgba).ok_or("the rendered image has the wrong size")?;
         let scale = big[1] as f32 / state.view.size_px[1].max(1) as f32;
         if rec.request.legend {
-            for (k, legend) in state.legends().iter().enumerate() {
-                super::legend::draw_legend(&mut img, legend, k, scale.max(1.0));
+            let legends = state.legends();
+            let corner = *rec
+                .legend_corner
+                .get_or_insert_with(|| super::legend::quietest_corner(&img, &legends, scale.max(1.0)));
+            for (k, legend) in legends.iter().enumerate() {
+                super::legend::draw_legend_at(&mut img, legend, k, scale.max(1.0), corner);
             }
         }
         if rec.request.annotations {
