@@ -137,3 +137,34 @@ fn a_poisson_boltzmann_slice_starts_at_five_kt_per_e_and_takes_the_range_the_use
     assert_eq!(plane(harness.state()).range, None);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A slice of the field a shown surface is coloured by takes the surface's range, so a colour
+/// means the same value on both; a range set on the slice itself wins.
+#[test]
+fn a_slice_takes_the_range_of_a_surface_coloured_by_the_same_field() {
+    let dir = std::env::temp_dir().join(format!("orbitfield_slice_follows_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut harness = window(two_ions_pqr(&dir));
+    harness.run_steps(2);
+    type_command_stepping(&mut harness, "rep delete all");
+    type_command_stepping(&mut harness, "field add molsurf");
+    type_command_stepping(&mut harness, "color 1 pb range -8 2");
+    type_command_stepping(&mut harness, "field add pb");
+    settle_pb(&mut harness);
+    type_command_stepping(&mut harness, "slice z 0");
+    let legend = slice_legend(&mut harness);
+    assert!(
+        close(legend.range, [-8.0, 2.0]),
+        "the slice reads as the surface does: {:?}",
+        legend.range
+    );
+    // The surface hidden: the slice goes back to the field's convention.
+    type_command_stepping(&mut harness, "rep hide 1");
+    let legend = slice_legend(&mut harness);
+    assert!(close(legend.range, [-5.0, 5.0]), "{:?}", legend.range);
+    type_command_stepping(&mut harness, "rep show 1");
+    type_command_stepping(&mut harness, "slice range -1 1");
+    let legend = slice_legend(&mut harness);
+    assert!(close(legend.range, [-1.0, 1.0]), "{:?}", legend.range);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -768,14 +768,28 @@ impl AppState {
     }
 
     /// The values at the ends of `f`'s slice colormap (computed units): the range the user chose,
-    /// else the field's conventional one (+-5 kT/e for Poisson-Boltzmann, the screened models'),
-    /// else the grid's own ([`crate::app::slice::value_range`]).
+    /// else that of a shown surface or cartoon coloured by the same field (the same colour means the
+    /// same value on both), else the field's conventional one (+-5 kT/e for Poisson-Boltzmann, the
+    /// screened models'), else the grid's own ([`crate::app::slice::value_range`]).
     pub fn slice_range(&self, f: &super::reps::FieldRep, grid: &Grid3) -> Option<[f32; 2]> {
         let chosen = match f.style {
             super::reps::FieldStyle::Slice(p) => p.range,
             _ => None,
         };
+        let reps = &self.doc.reps;
+        let coloured_alike = reps
+            .list
+            .iter()
+            .filter(|r| r.visible)
+            .filter_map(|r| match &r.kind {
+                super::reps::RepKind::Field(g) => g.coloring,
+                super::reps::RepKind::Cartoon(c) => c.color_by,
+                super::reps::RepKind::Atoms(_) => None,
+            })
+            .find(|c| c.source == f.field)
+            .and_then(|c| c.range);
         chosen
+            .or(coloured_alike)
             .or_else(|| self.esp_default_range(f.field))
             .or_else(|| crate::app::slice::value_range(grid))
     }
