@@ -632,6 +632,16 @@ fn follow_the_pi_orbital_through_the_demo_torsion() {
         assert!(t0.elapsed().as_secs() < 240, "the matching never finished");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
+    // The orbital list says what is followed: the orbital and the frame it was picked at.
+    let (frame, index) = (state.document().unwrap().frame_index, state.doc.orbital.unwrap());
+    let mut harness = Harness::new_ui_state(
+        |ui, st: &mut AppState| orbitfield::ui::orbitals::orbitals_ui(ui, st),
+        state,
+    );
+    harness.run();
+    let said = format!("following orbital {} of frame {frame}", index + 1);
+    assert!(harness.query_by_label(&said).is_some(), "'{said}' is shown");
+    let state = harness.state_mut();
     state.apply(Command::SelectOrbital(Some(0)));
     assert!(state.doc.follow.is_none(), "a hand-picked orbital ends following");
 }

@@ -29,6 +29,22 @@ fn follow_ui(ui: &mut egui::Ui, state: &mut AppState) {
     {
         send(state, Command::FollowOrbital(on));
     }
+    // What is followed: the orbital picked and the frame it was picked at.
+    if let Some(f) = &state.doc.follow {
+        let spin = if state.is_unrestricted() {
+            format!(" ({:?})", f.spin).to_lowercase()
+        } else {
+            String::new()
+        };
+        ui.label(
+            RichText::new(format!(
+                "following orbital {}{spin} of frame {}",
+                f.anchor_index + 1,
+                f.anchor_frame
+            ))
+            .small(),
+        );
+    }
     if state.doc.follow.as_ref().is_some_and(|f| f.steps.is_none()) {
         ui.horizontal(|ui| {
             ui.spinner();
