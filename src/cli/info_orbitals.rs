@@ -2,7 +2,8 @@
 //! from 1, as the `mo:N` and `mo:beta:N` fields count them) with the gap, and a table of the
 //! orbitals around the frontier (energy in hartree and eV, occupation, symmetry); `--json` lists
 //! every orbital of every channel. A log that printed only a table of orbital energies (ORCA
-//! without `! PrintMOs`) has the same summary and table from it.
+//! without `! PrintMOs`, Gaussian's eigenvalue lines without `pop=full`) has the same summary and
+//! table from it.
 
 use orbitfield::model::units::EV_PER_HARTREE;
 use orbitfield::model::{OrbitalLevels, Spin, SpinKind, Wavefunction};
@@ -83,8 +84,8 @@ pub fn print_orbitals(wf: &Wavefunction) {
     print_channels(&wavefunction_channels(wf), "");
 }
 
-/// Prints the orbital energies a log listed in a table without printing the orbitals (ORCA without
-/// `! PrintMOs`), as `print_orbitals` prints a wavefunction's.
+/// Prints the orbital energies a log listed without printing the orbitals (ORCA without
+/// `! PrintMOs`, Gaussian without `pop=full`), as `print_orbitals` prints a wavefunction's.
 pub fn print_levels(levels: &OrbitalLevels) {
     print_channels(
         &level_channels(levels),

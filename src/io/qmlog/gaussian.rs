@@ -10,6 +10,8 @@
 //! Gaussian's pure order (m = 0, +1, -1, ...) matches `model::basis`; Cartesian components are
 //! permuted by their labels and rescaled from Gaussian's x^l normalisation (every function of a
 //! shell normalised like x^l, as in its fchk files) to individually normalised functions.
+//! Without `pop=full`, the last population analysis's "Alpha/Beta occ./virt. eigenvalues" lines
+//! give the orbital levels (`QmLog::levels`) for the orbital list.
 
 use super::{
     Ao, Collected, Geometry, Lines, PrintedOrbitals, Program, RawOrbitals, ShellTemplate, bohr_from, contains, int,
@@ -57,10 +59,15 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
     } else {
         Orientation::ZMatrix
     };
+    let mut levels = Levels::default();
     let mut lines = Lines::new(bytes);
     while let Some(line) = lines.next_line() {
         let t = trim_start(line);
         let Some(&first) = t.first() else { continue };
+        if (first == b'A' || first == b'B') && contains(t, b"eigenvalues --") {
+            levels.line(t, lines.line_no());
+            continue;
+        }
         match first {
             b'S' => {
                 if t.starts_with(b"Standard orientation:") {
@@ -161,7 +168,93 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
             _ => {}
         }
     }
+    match levels.finish() {
+        Ok(l) => c.levels = l,
+        Err(no) => c.warnings.push(format!(
+            "the orbital energies on line {no} are not numbers in 10-character columns; the orbital energies are not listed"
+        )),
+    }
     Ok(c)
+}
+
+/// The orbital energies of the population analysis printed last ("Alpha  occ. eigenvalues --",
+/// "Alpha virt. eigenvalues --", then "Beta ..." for an unrestricted job), read where the
+/// orbitals themselves are not printed (no `pop=full`): the orbital list and diagram.
+#[derive(Default)]
+struct Levels {
+    /// Per channel (alpha, beta): (energy in hartree, occupied).
+    rows: [Vec<(f64, bool)>; 2],
+    /// The line of the eigenvalue line before, to tell a new printout from a continued one.
+    last_line: usize,
+    /// The first line of the current printout whose values could not be read.
+    unreadable: Option<usize>,
+}
+
+impl Levels {
+    fn line(&mut self, t: &[u8], no: usize) {
+        let channel = if t.starts_with(b"Alpha") {
+            0
+        } else if t.starts_with(b"Beta") {
+            1
+        } else {
+            return;
+        };
+        if channel == 0 && no != self.last_line + 1 {
+            // A new population analysis: it replaces the one before.
+            *self = Levels::default();
+        }
+        self.last_line = no;
+        let occupied = contains(t, b" occ. ");
+        match eigenvalues(t) {
+            Some(v) => {
+                if let Some(rows) = self.rows.get_mut(channel) {
+                    rows.extend(v.into_iter().map(|e| (e, occupied)));
+                }
+            }
+            None => {
+                self.unreadable.get_or_insert(no);
+            }
+        }
+    }
+
+    /// The levels (occupations 2 and 0, or 1 and 0 per channel of an unrestricted job); `Err` with
+    /// the line of values that could not be read.
+    fn finish(self) -> Result<Option<crate::model::OrbitalLevels>, usize> {
+        if let Some(no) = self.unreadable {
+            return Err(no);
+        }
+        let [alpha, beta] = self.rows;
+        if alpha.is_empty() {
+            return Ok(None);
+        }
+        let per_level = if beta.is_empty() { 2.0 } else { 1.0 };
+        let set = |rows: &[(f64, bool)]| crate::model::LevelSet {
+            energies_hartree: rows.iter().map(|r| r.0).collect(),
+            occupations: rows.iter().map(|r| if r.1 { per_level } else { 0.0 }).collect(),
+            symmetries: vec![String::new(); rows.len()],
+        };
+        Ok(Some(crate::model::OrbitalLevels {
+            alpha: set(&alpha),
+            beta: (!beta.is_empty()).then(|| set(&beta)),
+        }))
+    }
+}
+
+/// The values of an eigenvalue line: after "--" and one blank, fields of 10 characters (Fortran
+/// F10.5), which run together when a value fills its field ("-100.20301-100.20250"). `None` when a
+/// field is not a number (Gaussian's `**********`).
+pub(super) fn eigenvalues(t: &[u8]) -> Option<Vec<f64>> {
+    let at = memchr::memmem::find(t, b"--")?;
+    let rest = t.get(at + 3..).unwrap_or(b"");
+    let mut out = Vec::with_capacity(5);
+    for field in rest.chunks(FIELD_WIDTH) {
+        let f = trim(field);
+        if f.is_empty() {
+            continue;
+        }
+        out.push(num(f)?);
+    }
+    Some(out)
 }
 
 /// The core electrons of each centre from the "Pseudopotential Parameters" table: rows `centre

@@ -75,3 +75,12 @@ fn lines_are_numbered() {
     assert_eq!(l.line_no(), 4);
     assert_eq!(l.next_line(), None);
 }
+
+#[test]
+fn gaussian_eigenvalues_are_split_by_width() {
+    let v = gaussian::eigenvalues(b"Alpha  occ. eigenvalues -- -100.20301-100.20250 -10.00812").unwrap_or_default();
+    assert_eq!(v, vec![-100.20301, -100.20250, -10.00812]);
+    let v = gaussian::eigenvalues(b"Beta virt. eigenvalues --    0.58519").unwrap_or_default();
+    assert_eq!(v, vec![0.58519]);
+    assert_eq!(gaussian::eigenvalues(b"Alpha  occ. eigenvalues -- **********"), None);
+}
