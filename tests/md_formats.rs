@@ -641,3 +641,59 @@ fn mol2_substructures_count_once_when_their_atoms_are_apart() {
         "the atoms are not contiguous"
     );
 }
+
+/// The SUBSTRUCTURE section's chain column (sixth field; `****` none) gives each substructure's
+/// atoms their chain: checked atom by atom against the file's own ATOM and SUBSTRUCTURE lines
+/// (MDAnalysisTests's Ligand.mol2, chain L), then on a hand-written file of chains A, B and none.
+#[test]
+fn mol2_substructure_chains_are_the_atoms_chains() {
+    let chains_in = |text: &str| -> Vec<String> {
+        let section = |name: &str| {
+            text.split(&format!("@<TRIPOS>{name}"))
+                .nth(1)
+                .unwrap()
+                .lines()
+                .skip(1)
+                .take_while(|l| !l.starts_with("@<TRIPOS>"))
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| l.split_whitespace().collect::<Vec<_>>())
+                .collect::<Vec<_>>()
+        };
+        let subst: Vec<(String, String)> = section("SUBSTRUCTURE")
+            .iter()
+            .map(|t| (t[0].to_string(), t.get(5).map_or("", |c| c).replace("****", "")))
+            .collect();
+        section("ATOM")
+            .iter()
+            .map(|t| {
+                subst
+                    .iter()
+                    .find(|s| s.0 == t[6])
+                    .map_or(String::new(), |s| s.1.clone())
+            })
+            .collect()
+    };
+    let path = data("Ligand.mol2");
+    let want = chains_in(&std::fs::read_to_string(&path).unwrap());
+    let s = io::load(&[path]).unwrap().structure;
+    let got: Vec<&str> = s.chains.iter().map(|c| c.as_str()).collect();
+    assert_eq!(got, want);
+    assert!(want.iter().all(|c| c == "L"));
+    assert_eq!(Selection::parse("chain L").unwrap().indices(&s, None).len(), s.len());
+    assert_eq!(s.chain_ids().len(), 1);
+
+    let text = "@<TRIPOS>MOLECULE\ntwo chains\n 5 0 3\nPROTEIN\nNO_CHARGES\n\n@<TRIPOS>ATOM\n\
+      1 N  0.0 0.0 0.0 N.am 1 GLY1\n      2 CA 1.4 0.0 0.0 C.3 1 GLY1\n      3 N  5.0 0.0 0.0 N.am 2 ALA2\n\
+      4 CA 6.4 0.0 0.0 C.3 2 ALA2\n      5 O  9.0 0.0 0.0 O.3 3 HOH3\n@<TRIPOS>SUBSTRUCTURE\n\
+      1 GLY1 1 RESIDUE 4 A GLY 1 ROOT\n     2 ALA2 3 RESIDUE 4 B ALA 1 ROOT\n     3 HOH3 5 GROUP 4 **** HOH 0\n";
+    let want = chains_in(text);
+    assert_eq!(want, ["A", "A", "B", "B", ""]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("two_chains.mol2");
+    std::fs::write(&path, text).unwrap();
+    let s = io::load(&[path]).unwrap().structure;
+    let got: Vec<&str> = s.chains.iter().map(|c| c.as_str()).collect();
+    assert_eq!(got, want);
+    assert_eq!(Selection::parse("chain A").unwrap().indices(&s, None), vec![0, 1]);
+    assert_eq!(Selection::parse("chain B").unwrap().indices(&s, None), vec![2, 3]);
+}

@@ -6,7 +6,8 @@
 //! before the dot when it is an element symbol as SYBYL capitalises it (`C.ar` -> C, `N.am` -> N,
 //! `Na` -> Na); `Du`, `LP`, other pseudo-types and force-field types (GAFF `ca`, `os`, `ho`; AMBER
 //! `CA`, `HO`) are guessed from the name. Residue numbers and names are the substructure id and name (1 and empty
-//! when absent). Charges are read unless the molecule's charge type is `NO_CHARGES`; every atom
+//! when absent); the `@<TRIPOS>SUBSTRUCTURE` section's chain column (the sixth field, `****` for
+//! none) gives the atoms of each substructure their chain. Charges are read unless the molecule's charge type is `NO_CHARGES`; every atom
 //! must then carry one. Bonds refer to atom ids; types `2`, `3` and `ar` are kept as their orders
 //! (`Structure::multiple_bonds`). As MDAnalysis does, the first molecule is the
 //! topology and each molecule record (all with its atom count) a frame, with the `@<TRIPOS>CRYSIN`
@@ -26,6 +27,7 @@ enum Section {
     Atom,
     Bond,
     Crysin,
+    Substructure,
     Other,
 }
 
@@ -45,6 +47,8 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
     let mut current: Option<Frame> = None;
     let mut long_names = 0usize;
     let mut last_line = 0usize;
+    // The first molecule's substructures' chains: (subst_id, chain), `****` left out.
+    let mut substructure_chains: Vec<(i64, Name8)> = Vec::new();
 
     let finish = |current: &mut Option<Frame>,
                   frames: &mut Vec<Frame>,
@@ -102,6 +106,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                 b"ATOM" => Section::Atom,
                 b"BOND" => Section::Bond,
                 b"CRYSIN" => Section::Crysin,
+                b"SUBSTRUCTURE" => Section::Substructure,
                 _ => Section::Other,
             };
             if section != Section::Molecule && current.is_none() {
@@ -276,7 +281,16 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                 }
                 section = Section::Other;
             }
-            Section::Bond | Section::Other => {}
+            // `subst_id subst_name root_atom [subst_type [dict_type [chain [sub_type ...]]]]`.
+            Section::Substructure if first => {
+                let t: Vec<&[u8]> = tokens(line).collect();
+                if let (Some(id), Some(&chain)) = (t.first().and_then(|v| int(v)), t.get(5))
+                    && chain != b"****"
+                {
+                    substructure_chains.push((id, Name8::new(chain)));
+                }
+            }
+            Section::Bond | Section::Substructure | Section::Other => {}
         }
     }
     finish(
@@ -292,6 +306,16 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
             last_line.max(1),
             "expected @<TRIPOS>MOLECULE with an @<TRIPOS>ATOM section, found no atoms (is this a mol2 file?)",
         ));
+    }
+    if !substructure_chains.is_empty() {
+        substructure_chains.sort_by_key(|c| c.0);
+        for (resid, chain) in structure.resids.iter().zip(structure.chains.iter_mut()) {
+            if let Ok(k) = substructure_chains.binary_search_by_key(&i64::from(*resid), |c| c.0)
+                && let Some(&(_, c)) = substructure_chains.get(k)
+            {
+                *chain = c;
+            }
+        }
     }
     ids.sort_unstable();
     let lookup = |id: i64| {
