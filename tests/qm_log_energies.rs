@@ -95,19 +95,38 @@ fn printed_energies(name: &str, prefix: &str) -> Vec<f64> {
         .collect()
 }
 
-/// ORCA prints one `FINAL SINGLE POINT ENERGY` per geometry step, Gaussian's dynamics one `SCF
-/// Done` per step (its trial steps included): the frames carry them in order.
+/// ORCA prints one `FINAL SINGLE POINT ENERGY` per geometry step: the frames carry them in order.
+/// Gaussian's dynamics has more energy evaluations (`SCF Done`: the input geometry, the start
+/// point and its rescaling, predicted geometries) than trajectory points; its frames are the points
+/// of its "Trajectory summary" table, and carry that table's potential energies (the third column)
+/// in order (see `qm_logs.rs`, `gaussian_bomd_steps_are_frames`).
 #[test]
 fn orca_and_gaussian_dynamics_frames_carry_their_printed_energies() {
-    for (name, prefix) in [
-        ("ORCA6.0_dvb_gopt.out", "FINAL SINGLE POINT ENERGY"),
-        ("Gaussian09_dvb_bomd.out.gz", "SCF Done:"),
-    ] {
-        let printed = printed_energies(name, prefix);
-        let system = load(&[data(name)]).unwrap();
-        assert!(printed.len() >= 3, "{name}");
-        assert_eq!(system.trajectory.n_frames(), printed.len(), "{name}");
-        assert_eq!(system.frame_energies_hartree, printed, "{name}");
+    let name = "ORCA6.0_dvb_gopt.out";
+    let printed = printed_energies(name, "FINAL SINGLE POINT ENERGY");
+    let system = load(&[data(name)]).unwrap();
+    assert!(printed.len() >= 3, "{name}");
+    assert_eq!(system.trajectory.n_frames(), printed.len(), "{name}");
+    assert_eq!(system.frame_energies_hartree, printed, "{name}");
+
+    let name = "Gaussian09_dvb_bomd.out.gz";
+    let raw = orbitfield::io::read_bytes(&data(name)).unwrap();
+    let text = String::from_utf8_lossy(&raw);
+    let potentials: Vec<f64> = text
+        .lines()
+        .skip_while(|l| l.trim() != "Trajectory summary")
+        .skip(2)
+        .map_while(|l| {
+            let v: Vec<f64> = l.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+            (v.len() == 5).then(|| v[2])
+        })
+        .collect();
+    assert_eq!(potentials.len(), 35);
+    assert!(printed_energies(name, "SCF Done:").len() > potentials.len());
+    let system = load(&[data(name)]).unwrap();
+    assert_eq!(system.trajectory.n_frames(), potentials.len(), "{name}");
+    for (got, want) in system.frame_energies_hartree.iter().zip(&potentials) {
+        assert!((got - want).abs() < 1e-7, "{name}: {got} vs {want}");
     }
 }
 

@@ -706,77 +706,85 @@ fn orbitals_printed_at_some_steps_belong_to_those_frames() {
     }
 }
 
-/// Born-Oppenheimer dynamics (Gaussian 09 BOMD): the standard orientation is printed once, the
-/// input orientation at every step. Every step is a frame, and each "Cartesian coordinates:
-/// (bohr)" block the log prints during the dynamics is one of them (same interatomic distances).
+/// Born-Oppenheimer dynamics (Gaussian 09 BOMD, cclib's dvb_bomd.out): the frames are the points
+/// of the trajectory, not the 38 energy evaluations ("SCF Done"). The log says which are points:
+/// its "Trajectory summary" table lists 35 rows (time, kinetic and potential energy), and its
+/// "Summary information for step N" blocks (N = 2..36; steps 17 and 33 printed twice, redone with
+/// a new Hessian, the later print holding) give each point's time, energies and coordinates
+/// (bohr). The three other evaluations are the input geometry, the sampled start point and one
+/// rescaling of it (the table's first row is the rescaled point, the "Step Number 2 - 2"
+/// geometry); the rest are the predicted geometries, of which the summaries give the corrected
+/// positions (within 5e-4 A). Checked here against the log's text: each frame's time and
+/// potential energy are its table row's, its coordinates its summary block's.
 #[test]
 fn gaussian_bomd_steps_are_frames() {
     let path = data("Gaussian09_dvb_bomd.out.gz");
     let raw = orbitfield::io::read_bytes(&path).unwrap();
     let log = gaussian::read(&path, &raw).unwrap();
     let text = String::from_utf8_lossy(&raw);
-    let steps = text.matches("Input orientation:").count();
-    assert!(
-        log.frames.len() >= 30 && log.frames.len() <= steps,
-        "{} of {steps}",
-        log.frames.len()
-    );
-    // The log's own bohr blocks, converted.
     let lines: Vec<&str> = text.lines().collect();
-    let mut blocks: Vec<Vec<[f64; 3]>> = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        if l.trim_start().starts_with("Cartesian coordinates: (bohr)") {
-            let block: Vec<[f64; 3]> = lines[i + 1..]
-                .iter()
-                .take_while(|l| l.trim_start().starts_with("I="))
-                .map(|l| {
-                    let v: Vec<f64> = l
-                        .split('=')
-                        .skip(2)
-                        .map(|f| {
-                            f.split_whitespace()
-                                .next()
-                                .unwrap()
-                                .replace('D', "E")
-                                .parse::<f64>()
-                                .unwrap()
-                        })
-                        .collect();
-                    [v[0], v[1], v[2]].map(|x| x * 0.529_177_210_903)
-                })
-                .collect();
-            blocks.push(block);
-        }
-    }
-    assert!(blocks.len() > 30);
-    let distances = |p: &[[f64; 3]]| -> Vec<f64> {
-        let mut d = Vec::new();
-        for a in 0..p.len() {
-            for b in a + 1..p.len() {
-                d.push((0..3).map(|k| (p[a][k] - p[b][k]).powi(2)).sum::<f64>().sqrt());
-            }
-        }
-        d
-    };
-    let frames: Vec<Vec<f64>> = log
-        .frames
+    assert_eq!(text.matches("SCF Done:").count(), 38);
+    // The table: rows "time kinetic potential delta-E delta-A" after "Trajectory summary".
+    let table = lines.iter().position(|l| l.trim() == "Trajectory summary").unwrap();
+    let rows: Vec<(f64, f64)> = lines[table + 2..]
         .iter()
-        .map(|f| {
-            distances(
-                &f.positions_angstrom
-                    .iter()
-                    .map(|q| q.map(f64::from))
-                    .collect::<Vec<_>>(),
-            )
+        .map_while(|l| {
+            let v: Vec<f64> = l.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+            (v.len() == 5).then(|| (v[0], v[2]))
         })
         .collect();
-    for (n, b) in blocks.iter().enumerate() {
-        assert_eq!(b.len(), 20);
-        let want = distances(b);
-        let best = frames
+    assert_eq!(rows.len(), 35);
+    assert_eq!(log.frames.len(), rows.len());
+    for (k, (f, (time_fs, potential))) in log.frames.iter().zip(&rows).enumerate() {
+        let t = f.time_ps.unwrap() * 1000.0;
+        assert!((t - time_fs).abs() < 1e-6, "frame {k}: {t} fs vs {time_fs}");
+        let e = log.steps[k].scf_energy_hartree.unwrap();
+        assert!((e - potential).abs() < 1e-7, "frame {k}: {e} vs {potential}");
+    }
+    // The summary blocks' coordinates, the last print of each step number.
+    let mut blocks: Vec<(i64, Vec<[f64; 3]>)> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(n) = l.trim_start().strip_prefix("Summary information for step") else {
+            continue;
+        };
+        let n: i64 = n.trim().parse().unwrap();
+        let at = i + lines[i..]
             .iter()
-            .map(|f| f.iter().zip(&want).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max))
-            .fold(f64::MAX, f64::min);
-        assert!(best < 2e-3, "bohr block {n}: nearest frame differs by {best} A");
+            .position(|l| l.contains("Cartesian coordinates: (bohr)"))
+            .unwrap();
+        let block: Vec<[f64; 3]> = lines[at + 1..]
+            .iter()
+            .take_while(|l| l.trim_start().starts_with("I="))
+            .map(|l| {
+                let v: Vec<f64> = l
+                    .split('=')
+                    .skip(2)
+                    .map(|f| {
+                        f.split_whitespace()
+                            .next()
+                            .unwrap()
+                            .replace('D', "E")
+                            .parse::<f64>()
+                            .unwrap()
+                    })
+                    .collect();
+                [v[0], v[1], v[2]].map(|x| x * 0.529_177_210_903)
+            })
+            .collect();
+        match blocks.iter_mut().find(|b| b.0 == n) {
+            Some(b) => b.1 = block,
+            None => blocks.push((n, block)),
+        }
+    }
+    assert_eq!(blocks.len(), 35);
+    for (k, (f, (n, b))) in log.frames.iter().zip(&blocks).enumerate() {
+        assert_eq!(b.len(), 20);
+        let worst = f
+            .positions_angstrom
+            .iter()
+            .zip(b)
+            .flat_map(|(p, q)| (0..3).map(move |c| (f64::from(p[c]) - q[c]).abs()))
+            .fold(0.0, f64::max);
+        assert!(worst < 1e-5, "frame {k} (step {n}) differs by {worst} A");
     }
 }

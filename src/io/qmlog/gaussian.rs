@@ -10,12 +10,14 @@
 //! Gaussian's pure order (m = 0, +1, -1, ...) matches `model::basis`; Cartesian components are
 //! permuted by their labels and rescaled from Gaussian's x^l normalisation (every function of a
 //! shell normalised like x^l, as in its fchk files) to individually normalised functions.
+//! A Born-Oppenheimer dynamics (BOMD) gives one step per point of its trajectory ("Summary
+//! information for step N": time, potential energy, coordinates), not one per energy evaluation.
 //! Without `pop=full`, the last population analysis's "Alpha/Beta occ./virt. eigenvalues" lines
 //! give the orbital levels (`QmLog::levels`) for the orbital list.
 
 use super::{
-    Ao, Collected, Geometry, Lines, PrintedOrbitals, Program, RawOrbitals, ShellTemplate, bohr_from, contains, int,
-    l_of_letter, num, row_values, text, tokens, trim, trim_start,
+    Ao, Collected, Geometry, Lines, PrintedOrbitals, Program, RawOrbitals, RawStep, ShellTemplate, bohr_from, contains,
+    int, l_of_letter, num, row_values, text, tokens, trim, trim_start,
 };
 use crate::io::ReadError;
 use crate::model::Element;
@@ -60,6 +62,7 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
         Orientation::ZMatrix
     };
     let mut levels = Levels::default();
+    let mut points: Vec<TrajectoryPoint> = Vec::new();
     let mut lines = Lines::new(bytes);
     while let Some(line) = lines.next_line() {
         let t = trim_start(line);
@@ -74,6 +77,15 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                     if orientation == Orientation::Standard {
                         let g = read_orientation(path, &mut lines)?;
                         c.push_geometry(g);
+                    }
+                } else if t.starts_with(b"Summary information for step") {
+                    let step = tokens(t).nth(4).and_then(int);
+                    if let (Some(step), Some(p)) = (step, read_point(&mut lines)) {
+                        // A step printed again (redone with a new Hessian) replaces the first print.
+                        match points.iter_mut().find(|q| q.step == step) {
+                            Some(q) => *q = TrajectoryPoint { step, ..p },
+                            None => points.push(TrajectoryPoint { step, ..p }),
+                        }
                     }
                 } else if t.starts_with(b"SCF Done:") {
                     let e = t
@@ -168,6 +180,9 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
             _ => {}
         }
     }
+    if orientation == Orientation::Input {
+        trajectory_points_as_steps(&mut c, points);
+    }
     match levels.finish() {
         Ok(l) => c.levels = l,
         Err(no) => c.warnings.push(format!(
@@ -175,6 +190,96 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
         )),
     }
     Ok(c)
+}
+
+/// One point of a Born-Oppenheimer trajectory as its "Summary information for step N" block gives
+/// it: the time, the potential energy and the coordinates (bohr, in the input orientation).
+struct TrajectoryPoint {
+    step: i64,
+    time_fs: f64,
+    potential_hartree: f64,
+    positions_bohr: Vec<[f64; 3]>,
+    line: usize,
+}
+
+/// The rest of a "Summary information for step N" block: `Time (fs)`, `EKin = ..; EPot = ..;`,
+/// then `Cartesian coordinates: (bohr)` and one `I= k X= x Y= y Z= z` line per atom. `None` when
+/// a part is missing or unreadable (the step is then not a trajectory point).
+fn read_point(lines: &mut Lines) -> Option<TrajectoryPoint> {
+    let line = lines.line_no();
+    let (mut time_fs, mut potential) = (None, None);
+    for _ in 0..40 {
+        let t = trim_start(lines.next_line()?);
+        if t.starts_with(b"Time (fs)") {
+            time_fs = tokens(t).nth(2).and_then(num);
+        } else if t.starts_with(b"EKin =") {
+            let at = memchr::memmem::find(t, b"EPot =")?;
+            potential = tokens(t.get(at + 6..)?)
+                .next()
+                .map(|v| v.strip_suffix(b";").unwrap_or(v))
+                .and_then(num);
+        } else if t.starts_with(b"Cartesian coordinates: (bohr)") {
+            break;
+        }
+    }
+    let mut positions_bohr = Vec::new();
+    loop {
+        let save = *lines;
+        let Some(l) = lines.next_line() else { break };
+        let t = trim_start(l);
+        if !t.starts_with(b"I=") || positions_bohr.len() >= MAX_ITEMS {
+            *lines = save;
+            break;
+        }
+        // "I=    1 X=   4.78D-01 Y=   2.65D+00 Z=   3.53D-01": the first word after each of the
+        // last three `=`.
+        let v: Vec<f64> = t
+            .split(|&b| b == b'=')
+            .skip(2)
+            .filter_map(|f| tokens(f).next().and_then(num))
+            .collect();
+        positions_bohr.push(<[f64; 3]>::try_from(v.get(..3)?).ok()?);
+    }
+    Some(TrajectoryPoint {
+        step: 0,
+        time_fs: time_fs?,
+        potential_hartree: potential?,
+        positions_bohr,
+        line,
+    })
+}
+
+/// Born-Oppenheimer dynamics: the trajectory's points, one per "Summary information for step N"
+/// (the last print of each N), are the steps, with their times and potential energies. The
+/// other energy evaluations are not points of the trajectory: the input geometry, the sampled
+/// start point and the evaluations that rescale it to the requested energy (the first point is the
+/// rescaled one), and the predicted geometries whose corrected positions the summaries give. Left
+/// as printed when orbitals were printed (they belong to the evaluations) or a point's atoms are
+/// not the log's.
+fn trajectory_points_as_steps(c: &mut Collected, points: Vec<TrajectoryPoint>) {
+    let Some(first) = c.steps.first().map(|s| s.geometry.clone()) else {
+        return;
+    };
+    let n = first.elements.len();
+    if points.is_empty()
+        || c.steps.iter().any(|s| s.orbitals.is_some())
+        || points.iter().any(|p| p.positions_bohr.len() != n)
+    {
+        return;
+    }
+    c.steps = points
+        .into_iter()
+        .map(|p| RawStep {
+            geometry: Geometry {
+                positions_bohr: p.positions_bohr,
+                line: p.line,
+                ..first.clone()
+            },
+            energy_hartree: Some(p.potential_hartree),
+            orbitals: None,
+            time_fs: Some(p.time_fs),
+        })
+        .collect();
 }
 
 /// The orbital energies of the population analysis printed last ("Alpha  occ. eigenvalues --",

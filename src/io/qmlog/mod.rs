@@ -475,6 +475,8 @@ pub(crate) struct RawStep {
     pub geometry: Geometry,
     pub energy_hartree: Option<f64>,
     pub orbitals: Option<PrintedOrbitals>,
+    /// The step's time in a dynamics run (femtoseconds, as Gaussian prints it).
+    pub time_fs: Option<f64>,
 }
 
 /// Everything a program reader found.
@@ -540,6 +542,7 @@ impl Collected {
             geometry: g,
             energy_hartree: None,
             orbitals: None,
+            time_fs: None,
         });
     }
 
@@ -674,7 +677,7 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
                 .map(|&p| angstrom_from_bohr3(p).map(|x| x as f32))
                 .collect(),
             cell: None,
-            time_ps: None,
+            time_ps: raw.time_fs.map(|t| t / 1000.0),
             step: Some(steps.len() as i64),
         });
         let mut step = Step {
