@@ -142,3 +142,24 @@ fn rep_add_takes_the_menus_and_pymols_words_for_atom_styles() {
         assert!(matches!(&last.kind, RepKind::Atoms(a) if a.style == style), "{word}");
     }
 }
+
+/// A command's one-line answer takes a row kept for it: the 3-D view keeps its size (it used to
+/// shrink by a row and the molecule jumped) as the answer appears and when it is closed.
+#[test]
+fn a_command_s_answer_does_not_resize_the_view() {
+    let mut harness = journey::window(journey::opened(&["md/adk.psf", "md/adk_dims.dcd"], false));
+    harness.run_steps(3);
+    let before = harness.state().view.size_px;
+    journey::type_command(&mut harness, "measure distance 817 2633");
+    harness.run_steps(2);
+    let message = harness.state().panels.console.message.clone();
+    assert!(message.is_some(), "the command answered");
+    assert_eq!(harness.state().view.size_px, before, "with the answer {message:?}");
+    harness.key_press(Key::Escape);
+    harness.run_steps(2);
+    assert!(
+        harness.state().panels.console.message.is_none(),
+        "Escape closed the answer"
+    );
+    assert_eq!(harness.state().view.size_px, before, "with the answer closed");
+}

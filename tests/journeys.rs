@@ -103,9 +103,40 @@ fn threonine_lumo_keeps_the_coloured_density_and_a_typed_isovalue_is_kept() {
 
     // Pick LUMO in the orbital list: the density stays as it was; a LUMO orbital is added.
     let lumo_row = format!("{} LUMO", homo + 2);
-    // The panel scrolls to the row first, as a user would.
-    harness.get_by_label(&lumo_row).scroll_to_me();
-    harness.run();
+    // The panel is scrolled down to the list first, as a user would with the wheel over the
+    // list's headings, then the list, with the wheel over its rows, until the LUMO's row is under
+    // the headings (each smooth scroll settles before the next).
+    let wheel = |harness: &mut Harness<'static, AppState>, at: egui::Pos2, dy: f32| {
+        harness.hover_at(at);
+        harness.run();
+        harness.event(egui::Event::MouseWheel {
+            unit: egui::MouseWheelUnit::Point,
+            delta: egui::vec2(0.0, dy),
+            phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Wheel,
+            modifiers: egui::Modifiers::default(),
+        });
+        harness.run_steps(60);
+    };
+    let heading = harness.get_by_label("occ.").rect();
+    wheel(&mut harness, heading.center(), -400.0);
+    let (row, heading) = (
+        harness.get_by_label(&lumo_row).rect(),
+        harness.get_by_label("occ.").rect(),
+    );
+    wheel(
+        &mut harness,
+        egui::pos2(row.center().x, heading.max.y + 30.0),
+        heading.max.y + 40.0 - row.min.y,
+    );
+    let (row, heading) = (
+        harness.get_by_label(&lumo_row).rect(),
+        harness.get_by_label("occ.").rect(),
+    );
+    assert!(
+        row.min.y > heading.max.y && row.max.y < 680.0,
+        "the LUMO's row {row:?} is in view"
+    );
     harness.get_by_label(&lumo_row).click();
     harness.run();
     let lumo = FieldChoice::Orbital {
