@@ -63,7 +63,7 @@ impl Coloring {
             Coloring::Index => "index".into(),
             Coloring::BFactor => "beta".into(),
             Coloring::Value => "value".into(),
-            Coloring::Solid(rgb) => crate::render::colormap::color_word(rgb),
+            Coloring::Solid(rgb) => crate::model::color::color_word(rgb),
         }
     }
 
@@ -76,7 +76,7 @@ impl Coloring {
             "residue" | "restype" => Some(Coloring::Residue),
             "index" | "rainbow" => Some(Coloring::Index),
             "beta" | "bfactor" | "b-factor" => Some(Coloring::BFactor),
-            other => crate::render::colormap::parse_color(other).map(Coloring::Solid),
+            other => crate::model::color::parse_color(other).map(Coloring::Solid),
         }
     }
 

@@ -151,7 +151,7 @@ impl AtomColoring {
             AtomColoring::Chain => "chain".into(),
             AtomColoring::Charge => "charge".into(),
             AtomColoring::BFactor => "beta".into(),
-            AtomColoring::Solid(rgb) => crate::render::colormap::color_word(rgb),
+            AtomColoring::Solid(rgb) => crate::model::color::color_word(rgb),
         }
     }
 
@@ -163,7 +163,7 @@ impl AtomColoring {
             "chain" => Some(AtomColoring::Chain),
             "charge" => Some(AtomColoring::Charge),
             "beta" | "bfactor" | "b-factor" => Some(AtomColoring::BFactor),
-            other => crate::render::colormap::parse_color(other).map(AtomColoring::Solid),
+            other => crate::model::color::parse_color(other).map(AtomColoring::Solid),
         }
     }
 }

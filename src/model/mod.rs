@@ -7,6 +7,7 @@ pub mod basis;
 pub mod bonds;
 pub mod cell;
 pub mod charges;
+pub mod color;
 pub mod element;
 pub mod field;
 #[cfg(test)]

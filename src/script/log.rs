@@ -75,7 +75,7 @@ impl ActionLog {
             let (n, words) = l.strip_prefix("color ")?.split_once(' ')?;
             words
                 .split_whitespace()
-                .all(|w| crate::render::colormap::parse_color(w).is_some())
+                .all(|w| crate::model::color::parse_color(w).is_some())
                 .then(|| (n.to_string(), words.split_whitespace().count()))
         };
         if let Some((n, count)) = solid(&line)

@@ -4,7 +4,7 @@
 
 use super::lex::Statement;
 use super::verbs::{Form, Kind, Verb, nearest_verb, usage, verb};
-pub use crate::render::colormap::parse_color;
+pub use crate::model::color::parse_color;
 use std::path::{Path, PathBuf};
 
 /// A value read from a statement.
