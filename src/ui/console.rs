@@ -139,7 +139,12 @@ fn message_ui(ui: &mut egui::Ui, state: &mut AppState) {
     let Some((error, text)) = &state.panels.console.message else {
         // The row is kept while empty: a one-line message then takes its place without growing
         // the panel, and the 3-D view above does not shrink and jump as it appears and goes.
-        ui.allocate_exact_size(egui::vec2(0.0, message_row_height(ui)), egui::Sense::hover());
+        // Laid out as a one-line message (its text and its small button), but not shown.
+        ui.horizontal_top(|ui| {
+            ui.set_invisible();
+            ui.label(RichText::new(" ").small().monospace());
+            let _ = ui.small_button(" ");
+        });
         return;
     };
     let rich = RichText::new(text.as_str()).small().monospace();
@@ -174,13 +179,6 @@ fn message_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if close {
         state.panels.console.message = None;
     }
-}
-
-/// The height of a one-line message's row (its text and its small Close button).
-fn message_row_height(ui: &egui::Ui) -> f32 {
-    let text = ui.text_style_height(&egui::TextStyle::Small);
-    let button = ui.text_style_height(&egui::TextStyle::Button);
-    text.max(button)
 }
 
 /// An error the command line showed is put away once another document is open: it spoke of
