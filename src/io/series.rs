@@ -54,7 +54,7 @@ pub(super) fn check_same_basis(first: &Wavefunction, wf: &Wavefunction, path: &P
 /// against the topology's, `topology` its file: at the same count, an atom whose element and name
 /// both differ from the topology's (both elements known) means another system or another order.
 /// Names alone may differ (a PDB's "OW" for a topology's "O"), and so may elements guessed from
-/// names where the names agree.
+/// names where the names agree; a file labelling every atom alike is not checked.
 pub(super) fn check_same_atoms(
     structure: &Structure,
     topology: &Path,
@@ -62,6 +62,12 @@ pub(super) fn check_same_atoms(
     path: &Path,
 ) -> Result<(), ReadError> {
     let (a, b) = (&structure.elements, &other.elements);
+    // One label for every atom of a mixed topology is a placeholder, not an element (MDAnalysis's
+    // 2r9r-1b.xyz names all 1284 atoms of its PSF "H"): the coordinates are taken as given.
+    let uniform = |e: &[Element]| e.windows(2).all(|w| w[0] == w[1]);
+    if uniform(b) && !uniform(a) {
+        return Ok(());
+    }
     let differs = |i: usize| {
         let (ea, eb) = (a.get(i).copied(), b.get(i).copied());
         let known = |e: Option<Element>| e.is_some_and(|e| e != Element::UNKNOWN);
