@@ -200,31 +200,41 @@ fn render_draws_a_cartoon_coloured_by_esp_with_its_legend() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("cartoon_esp.png");
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
-        .arg("render")
-        .arg(data("md/adk_open.pqr"))
-        .args([
-            "--rep",
-            "resid 1 to 30:cartoon:esp",
-            "--size",
-            "320x240",
-            "--zoom",
-            "0.3",
-            "-o",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{stderr}");
+    let render = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"))
+            .arg("render")
+            .arg(data("md/adk_open.pqr"))
+            .args([
+                "--rep",
+                "resid 1 to 30:cartoon:esp",
+                "--size",
+                "320x240",
+                "--zoom",
+                "0.3",
+            ])
+            .args(extra)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr).to_string();
+        assert!(run.status.success(), "{stderr}");
+        (image::open(&out).unwrap().to_rgba8(), stderr)
+    };
+    let (img, stderr) = render("cartoon_esp.png", &[]);
     assert!(stderr.contains("legend: cartoon coloured by potential"), "{stderr}");
-    let img = image::open(&out).unwrap().to_rgba8();
+    // The same view without its legend: the ribbon's pixels are read there, and the legend is
+    // where the two images differ (in whichever corner it was put).
+    let (bare, _) = render("cartoon_esp_bare.png", &["--no-legend"]);
     let (w, h) = img.dimensions();
-    // The legend box: 64 px high, 16 px above the bottom, as wide as its bar (240 px) or its title
-    // (up to the image's width less the margins), its bar centred in it 24 px down: its rows are
-    // left out of the ribbon's pixels.
-    let box_y = h - 16 - 64;
+    let legend_rows: Vec<u32> = (0..h)
+        .filter(|&y| (0..w).any(|x| img.get_pixel(x, y) != bare.get_pixel(x, y)))
+        .collect();
+    assert!(!legend_rows.is_empty(), "a legend is drawn");
+    // The legend box: 64 px high, its bar centred in it 24 px down.
+    let box_y = legend_rows[0];
+    assert_eq!(legend_rows.len(), 64, "one 64-px box: rows {legend_rows:?}");
     let rgb = |p: [u8; 4]| p.map(i32::from);
     let red = |p: [u8; 4]| {
         let [r, g, b, _] = rgb(p);
@@ -240,10 +250,7 @@ fn render_draws_a_cartoon_coloured_by_esp_with_its_legend() {
         r > 60 && r > g + 60 && b > g + 60
     };
     let (mut reds, mut blues, mut helix, mut drawn) = (0, 0, 0, 0);
-    for (_, y, p) in img.enumerate_pixels() {
-        if y >= box_y {
-            continue;
-        }
+    for p in bare.pixels() {
         reds += usize::from(red(p.0));
         blues += usize::from(blue(p.0));
         helix += usize::from(magenta(p.0));
