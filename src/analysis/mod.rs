@@ -2,7 +2,8 @@
 //! potential maps combined over frames, ion placement on potential maps, QM regions placed in MD
 //! frames, frames fitted onto a reference, atomic charges from wavefunctions, protein secondary
 //! structure (DSSP) per frame, hydrogen bonds, solvent-accessible surface areas, and fields
-//! sampled at surface vertices (the colours of a molecular surface).
+//! sampled at surface vertices (the colours of a molecular surface), and the atom each surface
+//! vertex belongs to.
 //!
 //! Called by the `rdf`, `grid`, `points`, `ions` and `info` commands and the viewer's analysis panels;
 //! the GPU kernels of the same analyses are tested against these CPU versions.
@@ -23,6 +24,7 @@ pub mod sasa;
 #[cfg(test)]
 pub(crate) mod test_rng;
 pub mod tracking;
+pub mod vertex_atoms;
 pub mod vertex_values;
 // Implicit ligand sampling: pathways on free-energy maps.
 pub mod ils_path;

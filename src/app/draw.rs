@@ -680,6 +680,9 @@ fn cpu_surfaces(rc: &RenderContext, scene: &mut GpuScene, state: &AppState) {
         for (k, (m, style)) in lobes.iter().zip(styles).enumerate() {
             if let Some(m) = m {
                 let mut input = mesh_input(m);
+                if let Some(colors) = f.lobe_atom_colors(k, m) {
+                    input.colors_rgba8 = colors;
+                }
                 if f.colors_by_vertex_values() {
                     input.values = values
                         .and_then(|v| v.get(k))

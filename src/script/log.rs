@@ -166,6 +166,7 @@ pub fn spec_line(spec: &RepSpec) -> String {
             opacity,
             color_volume,
             color_by,
+            color_atoms,
             ..
         } => {
             if let Some(sel) = crate::app::reps::spec::surface_selection_text(field) {
@@ -175,6 +176,8 @@ pub fn spec_line(spec: &RepSpec) -> String {
                     s.push_str(&format!(" color volume:{}", v + 1));
                 } else if let Some(c) = color_by {
                     s.push_str(&format!(" color {c}"));
+                } else if let Some(c) = color_atoms {
+                    s.push_str(&format!(" color {}", c.keyword()));
                 }
                 if *opacity < 1.0 {
                     s.push_str(&format!(" opacity {opacity}"));

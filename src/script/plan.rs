@@ -364,6 +364,7 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                 if let SpecKind::Field {
                     color_by,
                     color_volume,
+                    color_atoms,
                     opacity: o,
                     ..
                 } = &mut spec.kind
@@ -391,10 +392,14 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                             }
                             *color_by = Some(c.into());
                         }
+                        // By its atoms (each vertex as the atom nearest it), or in one colour.
+                        Some(c) if AtomColoring::parse(c).is_some() => *color_atoms = AtomColoring::parse(c),
                         Some(c) => {
                             return Err(problem(
                                 color_col,
-                                format!("color '{c}': surfaces are coloured by esp, potential, pb, volume:N or none"),
+                                format!(
+                                    "color '{c}': surfaces are coloured by esp, potential, pb, volume:N, by their atoms' element, residue, chain, charge or beta, in a colour, or none"
+                                ),
                             ));
                         }
                     }

@@ -99,10 +99,16 @@ pub(super) fn color_edits(
                 ));
             }
         }
-        RepKind::Field(_) => {
+        RepKind::Field(f) => {
+            // A molecular surface by its atoms' scheme (a colour name stays the surface's colour).
+            let atom_scheme = AtomColoring::parse(first)
+                .filter(|c| !matches!(c, AtomColoring::Solid(_)) && matches!(f.field, FieldChoice::MolSurf { .. }));
             if none {
                 nothing_more(rest, "expected nothing more")?;
                 vec![Command::EditRep(id, RepEdit::ColorBy(None))]
+            } else if let Some(c) = atom_scheme {
+                nothing_more(rest, "expected nothing more")?;
+                vec![Command::EditRep(id, RepEdit::AtomColoring(c))]
             } else if let Some(c) = parse_color(first) {
                 let mut v = vec![Command::EditRep(
                     id,

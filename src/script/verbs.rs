@@ -247,7 +247,7 @@ pub const VERBS: &[Verb] = &[
                     opt(
                         "color",
                         Kind::Text,
-                        "atoms: element|residue|chain|charge|beta; cartoons: ss|chain|residue|index|beta|esp|volume:N; surfaces: esp|potential|pb|volume:N",
+                        "atoms: element|residue|chain|charge|beta; cartoons: ss|chain|residue|index|beta|esp|volume:N; surfaces: esp|potential|pb|volume:N, or their atoms' element|residue|chain|charge|beta",
                     ),
                     opt("opacity", Kind::Number, "0 to 1 (surfaces)"),
                 ],
@@ -327,7 +327,7 @@ pub const VERBS: &[Verb] = &[
     },
     Verb {
         name: "color",
-        summary: "Colour a representation: atoms and cartoons by a scheme or one colour, surfaces by a field or with two lobe colours.",
+        summary: "Colour a representation: atoms and cartoons by a scheme or one colour, surfaces by a field, a molecular surface also by its atoms' scheme (each point as its nearest atom), or with two lobe colours.",
         forms: &[form(
             &[],
             &[

@@ -7,6 +7,7 @@
 
 use super::widgets::{choice_combo, iso_slider};
 use super::{send, tokens};
+use crate::app::atoms::AtomColoring;
 use crate::app::fields::FieldChoice;
 use crate::app::reps::{FieldRep, FieldStyle};
 use crate::app::state::{AppState, Command, IsoMode};
@@ -545,6 +546,14 @@ fn ends_ui(ui: &mut egui::Ui, unit: &FieldUnit, ends: &mut [f64; 2]) -> bool {
     changed
 }
 
+/// What colours a surface: its own colour, its atoms (a molecular surface), or another field.
+#[derive(Clone, Copy, PartialEq)]
+enum SurfaceChoice {
+    Own,
+    Atoms(AtomColoring),
+    Field(FieldChoice),
+}
+
 /// Colouring the main field's surfaces by another field (e.g. the potential on a density surface:
 /// a volume read from a file, or the wavefunction's own potential computed per frame): source,
 /// range and colormap.
@@ -590,7 +599,13 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
     // A surface is not coloured by its own field.
     let own_field = f.field;
     sources.retain(|(s, _)| *s != own_field && !(crate::app::pb::is_pb(*s) && crate::app::pb::is_pb(own_field)));
-    if sources.is_empty() {
+    // A molecular surface may take its atoms' colours (each point its nearest atom's).
+    let atom_schemes: &[AtomColoring] = if matches!(f.field, FieldChoice::MolSurf { .. }) {
+        &AtomColoring::ALL[..AtomColoring::ALL.len() - 1]
+    } else {
+        &[]
+    };
+    if sources.is_empty() && atom_schemes.is_empty() {
         return;
     }
     let coloring = f.coloring;
@@ -601,7 +616,11 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
     } else {
         None
     };
-    let current = coloring.map(|c| c.source);
+    let current = match (coloring, f.atom_coloring) {
+        (Some(c), _) => SurfaceChoice::Field(c.source),
+        (None, Some(a)) if atom_schemes.iter().any(|s| s.same_scheme(a)) => SurfaceChoice::Atoms(a),
+        _ => SurfaceChoice::Own,
+    };
     let mut choice = current;
     // A field of one sign (a density, a molecular surface) has one surface, in one colour.
     let signed = match &f.pipeline.shown {
@@ -609,17 +628,42 @@ pub fn surface_color_ui(ui: &mut egui::Ui, state: &mut AppState) {
         None => f.field.is_signed(),
     };
     let own = if signed { "Lobe colours" } else { "Its own colour" };
-    let selected = current
-        .and_then(|c| sources.iter().find(|(s, _)| *s == c).map(|(_, n)| n.clone()))
-        .unwrap_or_else(|| own.into());
+    let atoms_name = |a: AtomColoring| format!("{} of its atoms", a.name());
+    let selected = match current {
+        SurfaceChoice::Field(c) => sources
+            .iter()
+            .find(|(s, _)| *s == c)
+            .map_or_else(|| own.to_string(), |(_, n)| n.clone()),
+        SurfaceChoice::Atoms(a) => atoms_name(a),
+        SurfaceChoice::Own => own.into(),
+    };
     super::widgets::labelled_combo(ui, "Colour surface by", "surface_colour_by", selected, |ui| {
-        ui.selectable_value(&mut choice, None, own);
+        ui.selectable_value(&mut choice, SurfaceChoice::Own, own);
+        for &a in atom_schemes {
+            ui.selectable_value(&mut choice, SurfaceChoice::Atoms(a), atoms_name(a));
+        }
         for (source, name) in &sources {
-            ui.selectable_value(&mut choice, Some(*source), name);
+            ui.selectable_value(&mut choice, SurfaceChoice::Field(*source), name);
         }
     });
     if choice != current {
-        send(state, Command::SetSurfaceColor(choice.map(|v| (v, None))));
+        match (choice, state.panel_field_id()) {
+            (SurfaceChoice::Atoms(a), Some(id)) => {
+                send(state, Command::EditRep(id, crate::app::reps::RepEdit::AtomColoring(a)));
+            }
+            (SurfaceChoice::Field(source), _) => send(state, Command::SetSurfaceColor(Some((source, None)))),
+            _ => send(state, Command::SetSurfaceColor(None)),
+        }
+    }
+    if matches!(current, SurfaceChoice::Atoms(_)) {
+        ui.add(
+            egui::Label::new(
+                RichText::new("each point takes the colour of the atom whose van der Waals sphere lies nearest it")
+                    .small(),
+            )
+            .wrap(),
+        );
+        return;
     }
     let Some(c) = coloring else {
         return;

@@ -312,6 +312,54 @@ impl CartoonRep {
 }
 
 impl AppState {
+    /// Colours cartoon `id` by `source` at its vertices (`update_cartoon_values`): the potential of
+    /// each frame's charges, or a volume of the document; the range from the first values when not
+    /// given. Files without charges (or without that volume) give one message, and the cartoon
+    /// keeps its own colours.
+    pub(super) fn color_cartoon_by(&mut self, id: super::RepId, source: FieldChoice, range: Option<[f32; 2]>) {
+        let what = self.describe_field(source);
+        let why = match self.document() {
+            None => Some("no document is open".to_string()),
+            Some(d) => match source {
+                FieldChoice::Potential | FieldChoice::PotentialPb { .. } if d.structure.charges_e.is_none() => {
+                    Some(format!(
+                        "{} has no atomic charges (they come from PSF, prmtop, PQR or MOL2 files)",
+                        d.name
+                    ))
+                }
+                FieldChoice::Potential | FieldChoice::PotentialPb { .. } => None,
+                FieldChoice::Volume(v) if v >= d.grids.len() => {
+                    Some(format!("{} holds {} volume(s)", d.name, d.grids.len()))
+                }
+                FieldChoice::Volume(_) => None,
+                _ => Some("cartoons are coloured by the charges' potential or a volume".to_string()),
+            },
+        };
+        if let Some(why) = why {
+            self.error(format!(
+                "cannot colour the cartoon by the {what}: {why}; it keeps its own colours"
+            ));
+            return;
+        }
+        let model_range = self.esp_default_range(source);
+        if let Some(RepKind::Cartoon(c)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
+            let same = c.color_by.is_some_and(|k| k.source == source);
+            let range = range.or_else(|| {
+                same.then(|| {
+                    c.pipeline
+                        .values()
+                        .map(|(_, _, v)| super::ranges::value_range(v.to_vec()))
+                })
+                .flatten()
+                .or(model_range)
+            });
+            c.color_by = Some(SurfaceColoring { source, range });
+            c.coloring = crate::analysis::polymer::Coloring::SecondaryStructure;
+        }
+        self.view.dirty.meshes = true;
+        self.view.dirty.surface_color = true;
+    }
+
     /// Cartoons from now on are built on a thread of their own. Returns false when the thread
     /// cannot start (they are then built in the update loop).
     pub fn build_cartoons_off_thread(&mut self) -> bool {

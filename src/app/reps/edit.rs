@@ -80,6 +80,7 @@ impl AppState {
                     .filter(|c| !matches!(c.source, FieldChoice::Volume(_)))
                     .map(|c| spec::field_text(c.source, self.document())),
                 color_range: f.coloring.and_then(|c| c.range),
+                color_atoms: f.atom_coloring,
             },
             RepKind::Cartoon(c) => SpecKind::Cartoon {
                 selection: c.selection_in_use().to_string(),
@@ -157,6 +158,7 @@ impl AppState {
                     1.0
                 },
                 coloring: None,
+                atom_coloring: None,
                 pipeline: FieldPipeline::new(self.fields.add_slot()),
             }),
         }
@@ -194,6 +196,7 @@ impl AppState {
                 color_volume: _,
                 color_by: _,
                 color_range: _,
+                color_atoms: _,
             } => {
                 if let Some(sel) = spec::surface_selection_text(field) {
                     self.document_mut()
@@ -267,6 +270,12 @@ impl AppState {
         }
         if let Some(source) = source {
             self.edit_rep(id, RepEdit::ColorBy(Some((source, range))));
+        }
+        if let SpecKind::Field {
+            color_atoms: Some(c), ..
+        } = &spec.kind
+        {
+            self.edit_rep(id, RepEdit::AtomColoring(*c));
         }
         if let SpecKind::Cartoon {
             color_by: Some(text), ..
@@ -700,6 +709,9 @@ impl AppState {
                         p.range = None;
                     }
                 }
+                if !matches!(field, FieldChoice::MolSurf { .. }) {
+                    f.atom_coloring = None;
+                }
                 f.field = field;
                 f.pipeline.mark_stale();
             }
@@ -727,6 +739,8 @@ impl AppState {
                     && rgb.iter().all(|x| x.is_finite())
                 {
                     *c = rgb.map(|x| x.clamp(0.0, 1.0));
+                    // A colour chosen for a surface coloured by its atoms makes it one colour.
+                    f.atom_coloring = None;
                     list_changed = true;
                 }
             }
@@ -734,8 +748,17 @@ impl AppState {
                 f.opacity = o.clamp(0.05, 1.0);
                 list_changed = true;
             }
+            (RepKind::Field(f), RepEdit::AtomColoring(c)) if matches!(f.field, FieldChoice::MolSurf { .. }) => {
+                f.atom_coloring = Some(c);
+                f.coloring = None;
+                if let Some(c) = f.pipeline.color.take() {
+                    self.fields.remove_slot(c.slot);
+                }
+                self.view.dirty.surface_color = true;
+            }
             (RepKind::Field(f), RepEdit::ColorBy(None)) => {
                 f.coloring = None;
+                f.atom_coloring = None;
                 if let Some(c) = f.pipeline.color.take() {
                     self.fields.remove_slot(c.slot);
                 }
@@ -825,52 +848,9 @@ impl AppState {
         }
         if let Some(RepKind::Field(f)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
             f.coloring = Some(super::SurfaceColoring { source, range });
+            f.atom_coloring = None;
             f.pipeline.color = channel;
         }
-        self.view.dirty.surface_color = true;
-    }
-
-    /// Colours cartoon `id` by `source` at its vertices (`update_cartoon_values`): the potential of
-    /// each frame's charges, or a volume of the document; the range from the first values when not
-    /// given. Files without charges (or without that volume) give one message, and the cartoon
-    /// keeps its own colours.
-    fn color_cartoon_by(&mut self, id: RepId, source: FieldChoice, range: Option<[f32; 2]>) {
-        let what = self.describe_field(source);
-        let why = match self.document() {
-            None => Some("no document is open".to_string()),
-            Some(d) => match source {
-                FieldChoice::Potential | FieldChoice::PotentialPb { .. } if d.structure.charges_e.is_none() => {
-                    Some(format!(
-                        "{} has no atomic charges (they come from PSF, prmtop, PQR or MOL2 files)",
-                        d.name
-                    ))
-                }
-                FieldChoice::Potential | FieldChoice::PotentialPb { .. } => None,
-                FieldChoice::Volume(v) if v >= d.grids.len() => {
-                    Some(format!("{} holds {} volume(s)", d.name, d.grids.len()))
-                }
-                FieldChoice::Volume(_) => None,
-                _ => Some("cartoons are coloured by the charges' potential or a volume".to_string()),
-            },
-        };
-        if let Some(why) = why {
-            self.error(format!(
-                "cannot colour the cartoon by the {what}: {why}; it keeps its own colours"
-            ));
-            return;
-        }
-        let model_range = self.esp_default_range(source);
-        if let Some(RepKind::Cartoon(c)) = self.doc.reps.get_mut(id).map(|r| &mut r.kind) {
-            let same = c.color_by.is_some_and(|k| k.source == source);
-            let range = range.or_else(|| {
-                same.then(|| c.pipeline.values().map(|(_, _, v)| value_range(v.to_vec())))
-                    .flatten()
-                    .or(model_range)
-            });
-            c.color_by = Some(super::SurfaceColoring { source, range });
-            c.coloring = crate::analysis::polymer::Coloring::SecondaryStructure;
-        }
-        self.view.dirty.meshes = true;
         self.view.dirty.surface_color = true;
     }
 

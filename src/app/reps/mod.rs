@@ -25,6 +25,7 @@ mod edit;
 mod ranges;
 mod select;
 pub mod spec;
+mod surface_atoms;
 mod update;
 
 pub use cartoon::{CartoonKey, CartoonRep, CartoonValuesKey};
@@ -208,6 +209,9 @@ pub struct FieldRep {
     pub opacity: f32,
     /// Colours the surfaces by another field instead of the lobe colours.
     pub coloring: Option<SurfaceColoring>,
+    /// A molecular surface coloured by its atoms (each vertex as the atom whose sphere lies
+    /// nearest it, `surface_atoms`) instead of one colour; never set with `coloring`.
+    pub atom_coloring: Option<crate::app::atoms::AtomColoring>,
     pub pipeline: FieldPipeline,
 }
 
@@ -240,6 +244,8 @@ pub struct FieldPipeline {
     /// packed inputs, no values on the host (`shown` is then `None`); the draw stage records the
     /// pass into the lattice buffer its marching cubes reads.
     pub device_shown: Option<(FieldKey, Arc<DeviceField>)>,
+    /// The colours of the lobes' vertices by their atoms (`FieldRep::atom_coloring`).
+    pub(crate) atom_rgba: Option<surface_atoms::VertexAtomColors>,
     /// Why the render device does not serve this representation although it was chosen (said
     /// once per reason).
     pub device_fallback: Option<String>,
@@ -361,6 +367,7 @@ impl FieldPipeline {
             preview: false,
             color: None,
             device_shown: None,
+            atom_rgba: None,
             device_fallback: None,
             device_failed: false,
         }

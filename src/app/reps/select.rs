@@ -26,17 +26,26 @@ impl AppState {
                     (FieldChoice::MolSurf { .. }, FieldStyle::Isosurface)
                 ) =>
             {
-                match f.coloring {
-                    Some(c) => format!(
-                        "{}, coloured by {}",
-                        self.describe_field(f.field),
-                        self.describe_field(c.source)
-                    ),
+                match self.surface_colour_words(f) {
+                    Some(c) => format!("{}, {c}", self.describe_field(f.field)),
                     None => self.describe_field(f.field),
                 }
             }
             RepKind::Field(f) => format!("{}: {}", self.describe_field(f.field), f.style.name()),
             RepKind::Cartoon(c) => format!("{}: {}", c.selection_in_use(), c.style.name()),
+        }
+    }
+
+    /// How a field representation's surfaces are coloured, in words ("coloured by potential
+    /// (charges)", "coloured by chain", "in orange"); `None` in its own colours.
+    fn surface_colour_words(&self, f: &super::FieldRep) -> Option<String> {
+        use crate::app::atoms::AtomColoring;
+        match (f.coloring, f.atom_coloring) {
+            (Some(c), _) => Some(format!("coloured by {}", self.describe_field(c.source))),
+            (None, Some(AtomColoring::Solid(rgb))) => Some(format!("in {}", crate::model::color::color_word(rgb))),
+            (None, Some(AtomColoring::BFactor)) => Some("coloured by B-factor".into()),
+            (None, Some(a)) => Some(format!("coloured by {}", a.name().to_lowercase())),
+            (None, None) => None,
         }
     }
 
@@ -184,6 +193,12 @@ impl AppState {
                         Some(k) => self.describe_field(k.source),
                         None => c.coloring.name().to_string(),
                     }),
+                    // A molecular surface's label says it already.
+                    RepKind::Field(f)
+                        if matches!(f.field, FieldChoice::MolSurf { .. }) && f.style == FieldStyle::Isosurface =>
+                    {
+                        None
+                    }
                     RepKind::Field(f) => f.coloring.map(|c| self.describe_field(c.source)),
                 };
                 let colour = colour.map(|c| format!(", coloured by {c}")).unwrap_or_default();

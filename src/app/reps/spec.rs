@@ -70,6 +70,10 @@ pub enum SpecKind {
         /// (hartree/e for a charges' potential, kT/e for Poisson-Boltzmann, file units for a volume).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         color_range: Option<[f32; 2]>,
+        /// A molecular surface coloured by its atoms in this scheme (each vertex as the atom whose
+        /// sphere lies nearest it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        color_atoms: Option<AtomColoring>,
     },
     /// The polymer residues a selection picks as cartoon, tube or trace.
     Cartoon {
@@ -116,6 +120,7 @@ impl RepSpec {
                 color_volume: None,
                 color_by: None,
                 color_range: None,
+                color_atoms: None,
             },
         }
     }

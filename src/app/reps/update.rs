@@ -65,6 +65,7 @@ impl AppState {
         let mut valued = self.take_vertex_values();
         for i in 0..self.doc.reps.list.len() {
             changed |= self.update_field_rep(i, arrived, context_changed, &meshed, &mut next);
+            changed |= self.update_surface_atom_colors(i);
             changed |= self.update_cartoon_rep(i, &mut built);
             changed |= self.update_cartoon_values(i, &mut valued);
             if self.field_rep(i).is_some_and(|f| f.colors_by_vertex_values()) {
