@@ -2,7 +2,8 @@
 //!
 //! Reads every `CARTESIAN COORDINATES (ANGSTROEM)` table (each optimisation cycle, scan point and
 //! the final evaluation; ORCA expresses orbitals in the input frame), charge, multiplicity,
-//! `FINAL SINGLE POINT ENERGY` per step, the basis from "BASIS SET IN INPUT FORMAT" (printed with
+//! each step's SCF energy (the "TOTAL SCF ENERGY" section's `Total Energy` plus a printed
+//! dispersion correction; `FINAL SINGLE POINT ENERGY` where no SCF was printed), the basis from "BASIS SET IN INPUT FORMAT" (printed with
 //! `! PrintBasis` or `%output print[p_basis] 2 end`; coefficients of normalised primitives, one
 //! block per element, matched to atoms through the "BASIS SET INFORMATION" groups), and the
 //! "MOLECULAR ORBITALS" blocks (`! PrintMOs` or `print[p_mos] 1`; alpha then beta for UHF, the beta
@@ -51,6 +52,14 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
     let mut n_electrons: Option<usize> = None;
     // The last "ORBITAL ENERGIES" table's rows: spin up (or restricted), spin down.
     let mut table: [Vec<TableRow>; 2] = [Vec::new(), Vec::new()];
+    // The step's SCF energy (the "TOTAL SCF ENERGY" section's `Total Energy`) and its dispersion
+    // correction, since the last `FINAL SINGLE POINT ENERGY`; `scf_total_next` marks the section.
+    let mut scf_hartree: Option<f64> = None;
+    let mut dispersion_hartree: Option<f64> = None;
+    let mut scf_total_next = false;
+    // The last "MOLECULAR ORBITALS" block's levels (every orbital, where the table lists only the
+    // first virtual ones), spin up then down.
+    let mut block_levels: Option<[Option<crate::model::LevelSet>; 2]> = None;
     let mut lines = Lines::new(bytes);
     while let Some(line) = lines.next_line() {
         let t = trim_start(line);
@@ -75,6 +84,8 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                             if let Some(beta) = o.beta.as_mut() {
                                 label_from_table(beta, &table[1]);
                             }
+                            block_levels =
+                                Some([Some(block_level_set(&o.alpha)), o.beta.as_ref().map(block_level_set)]);
                             c.set_orbitals(path, o)?;
                         }
                         _ => lines = save,
@@ -96,7 +107,31 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                         format!("expected `FINAL SINGLE POINT ENERGY value`, found {:?}", text(t)),
                     )
                 })?;
-                c.set_energy(e);
+                // The step's SCF energy where one was printed: the final energy of a correlated,
+                // TD-DFT or excited-state job is not the SCF's (cclib's `scfenergies` likewise).
+                // Where the two agree to the SCF line's eight decimals, the final line's twelve.
+                let scf_total = scf_hartree.map(|s| s + dispersion_hartree.unwrap_or(0.0));
+                if scf_total.is_none_or(|s| (s - e).abs() < 1e-7) {
+                    c.set_energy(e);
+                }
+                scf_hartree = None;
+                dispersion_hartree = None;
+            }
+            b'T' if t.starts_with(b"TOTAL SCF ENERGY") => scf_total_next = true,
+            b'T' if scf_total_next && t.starts_with(b"Total Energy") && contains(t, b":") => {
+                scf_total_next = false;
+                scf_hartree = tokens(t).nth(3).and_then(num);
+                if let Some(e) = scf_hartree {
+                    c.set_energy(e + dispersion_hartree.unwrap_or(0.0));
+                }
+            }
+            // "Dispersion correction           -0.014719932": added to the SCF energy, as ORCA adds
+            // it to its final energy.
+            b'D' if t.starts_with(b"Dispersion correction") => {
+                dispersion_hartree = tokens(t).nth(2).and_then(num);
+                if let (Some(e), Some(d)) = (scf_hartree, dispersion_hartree) {
+                    c.set_energy(e + d);
+                }
             }
             b'B' if t.starts_with(b"BASIS SET IN INPUT FORMAT") && blocks.is_empty() => {
                 blocks = read_basis(path, &mut lines)?;
@@ -156,12 +191,54 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
             occupations: rows.iter().map(|r| r.occupation).collect(),
             symmetries: rows.iter().map(|r| r.species.clone()).collect(),
         };
-        c.levels = Some(crate::model::OrbitalLevels {
-            alpha: set(&table[0]),
-            beta: (!table[1].is_empty()).then(|| set(&table[1])),
-        });
+        let mut alpha = set(&table[0]);
+        let mut beta = (!table[1].is_empty()).then(|| set(&table[1]));
+        if let Some([block_alpha, block_beta]) = block_levels {
+            extend_levels(&mut alpha, block_alpha);
+            if let Some(beta) = beta.as_mut() {
+                extend_levels(beta, block_beta);
+            }
+        }
+        c.levels = Some(crate::model::OrbitalLevels { alpha, beta });
     }
     Ok(c)
+}
+
+/// A "MOLECULAR ORBITALS" block's energies, occupations and symmetries.
+fn block_level_set(o: &RawOrbitals) -> crate::model::LevelSet {
+    crate::model::LevelSet {
+        energies_hartree: o.energies_hartree.clone(),
+        occupations: o.occupations.clone(),
+        symmetries: o.symmetries.clone(),
+    }
+}
+
+/// Completes a table's levels with the orbitals the table left out ("Only the first 10 virtual
+/// orbitals were printed") from the block printed after it, when the block's first orbitals are
+/// the table's (energies to the block's five decimals, the same occupations).
+fn extend_levels(levels: &mut crate::model::LevelSet, block: Option<crate::model::LevelSet>) {
+    let Some(block) = block else { return };
+    let n = levels.energies_hartree.len();
+    if block.energies_hartree.len() <= n || block.occupations.len() != block.energies_hartree.len() {
+        return;
+    }
+    let same = (0..n).all(|k| {
+        (levels.energies_hartree[k] - block.energies_hartree[k]).abs() <= 6e-6
+            && (levels.occupations[k] - block.occupations[k]).abs() <= 1e-4
+    });
+    if same {
+        levels.energies_hartree.extend_from_slice(&block.energies_hartree[n..]);
+        levels.occupations.extend_from_slice(&block.occupations[n..]);
+        levels.symmetries.resize(n, String::new());
+        levels.symmetries.extend(
+            block
+                .symmetries
+                .into_iter()
+                .skip(n)
+                .chain(std::iter::repeat(String::new()))
+                .take(block.energies_hartree.len() - n),
+        );
+    }
 }
 
 /// One row of an "ORBITAL ENERGIES" table: the energy as printed there (six decimals, where the
