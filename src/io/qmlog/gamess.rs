@@ -1,14 +1,18 @@
 //! GAMESS-US and Firefly log reader, called through [`super::read`] (and directly by tests and
 //! fuzzing).
 //!
-//! Reads the `COORDINATES (BOHR)` table and every `COORDINATES OF ALL ATOMS ARE (ANGS)` table of
-//! an optimisation, scan or IRC, every `SURFACE MAPPING GEOMETRY` of a `RUNTYP=SURFACE` scan (GAMESS's own frame, e.g. after `COORD=PRINAXIS`, which is the one
-//! its orbitals use), charge, multiplicity and occupied-orbital counts, `FINAL ... ENERGY IS`
-//! energies, the "ATOMIC BASIS SET" printout, and the `EIGENVECTORS` / `MOLECULAR ORBITALS` blocks
-//! (with `----- ALPHA SET -----` / `----- BETA SET -----` for UHF; notices Firefly prints between a
-//! heading and its first block are skipped). A search that stops short ("FAILURE TO LOCATE
-//! STATIONARY POINT") is said in a warning, and the "next predicted" geometry it prints after it,
-//! never computed, is not a step.
+//! Reads the `COORDINATES (BOHR)` table and every `COORDINATES OF ALL ATOMS ARE (ANGS)` table of an
+//! optimisation, scan or IRC, every `SURFACE MAPPING GEOMETRY` of a `RUNTYP=SURFACE` scan (GAMESS's
+//! own frame, e.g. after `COORD=PRINAXIS`, which is the one its orbitals use), charge, multiplicity
+//! (GAMESS-US's `SPIN MULTIPLICITY`, Firefly's `STATE MULTIPLICITY` under the charge) and
+//! occupied-orbital counts, `FINAL ... ENERGY IS` energies (a geometry's first: the others a
+//! numerical Hessian or Raman job prints before the next geometry are at displaced points or under
+//! applied fields), the "ATOMIC BASIS SET" printout, and the `EIGENVECTORS` / `MOLECULAR ORBITALS`
+//! blocks (with `----- ALPHA SET -----` / `----- BETA SET -----` for UHF; notices Firefly prints
+//! between a heading and its first block are skipped); without the basis printout (a semi-empirical
+//! job) the orbitals' energies are kept as the log's levels. A search that stops short ("FAILURE TO
+//! LOCATE STATIONARY POINT") is said in a warning, and the "next predicted" geometry it prints
+//! after it, never computed, is not a step.
 //!
 //! The basis printout lists only symmetry-unique atoms; GAMESS numbers shells over all atoms and
 //! places symmetry-equivalent atoms next to each other, so the shell numbers tell how many atoms
@@ -89,6 +93,8 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
     let mut raw_basis: Option<Vec<Group>> = None;
     let mut next_is_beta = false;
     let mut predicted = false;
+    // Line of the last "CHARGE OF MOLECULE": Firefly's "STATE MULTIPLICITY" follows it.
+    let mut charge_line = 0;
     let mut lines = Lines::new(bytes);
     while let Some(line) = lines.next_line() {
         let t = trim_start(line);
@@ -113,10 +119,15 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                     }
                 } else if t.starts_with(b"CHARGE OF MOLECULE") {
                     c.charge = after_equals(t, int).and_then(|v| i32::try_from(v).ok());
+                    charge_line = lines.line_no();
                 }
             }
             b'S' => {
-                if t.starts_with(b"SPIN MULTIPLICITY") {
+                // Firefly writes "STATE MULTIPLICITY" under the charge; GAMESS-US's "STATE
+                // MULTIPLICITY" lines elsewhere are excited states'.
+                if t.starts_with(b"SPIN MULTIPLICITY")
+                    || (t.starts_with(b"STATE MULTIPLICITY") && charge_line > 0 && lines.line_no() == charge_line + 1)
+                {
                     c.multiplicity = after_equals(t, int).and_then(|v| u32::try_from(v).ok());
                 } else if t.starts_with(b"SCFTYP=ROHF") || t.starts_with(b"SCFTYP=GVB") {
                     c.restricted_open = true;
@@ -156,7 +167,11 @@ fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
                                 format!("expected `FINAL ... ENERGY IS value`, found {:?}", text(t)),
                             )
                         })?;
-                    c.set_energy(e);
+                    // A geometry's first SCF: later ones before the next geometry are a numerical
+                    // Hessian's displaced points or a Raman job's applied fields, not this frame's.
+                    if c.steps.last().is_some_and(|s| s.energy_hartree.is_none()) {
+                        c.set_energy(e);
+                    }
                 } else if c.version.is_none() && t.starts_with(b"Firefly version") {
                     c.version = Some(String::from_utf8_lossy(trim(t)).into_owned());
                 }

@@ -763,7 +763,17 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
     if let Some(note) = ecp_note.filter(|_| !wavefunctions.is_empty()) {
         warnings.push(note);
     }
-    let levels = c.levels.filter(|_| wavefunctions.is_empty());
+    let levels = match c.levels.filter(|_| wavefunctions.is_empty()) {
+        // Orbitals printed without a basis set (a semi-empirical GAMESS job prints none): their
+        // energies still make the orbital list and diagram.
+        None if wavefunctions.is_empty() => c
+            .steps
+            .iter()
+            .rev()
+            .find_map(|s| s.orbitals.as_ref())
+            .map(|o| printed_levels(o, c.n_alpha, c.n_beta)),
+        levels => levels,
+    };
     if c.steps.iter().all(|s| s.orbitals.is_none())
         && !warnings.iter().any(|w| w.starts_with("only orbitals from number"))
     {
@@ -788,6 +798,40 @@ pub(crate) fn finish(path: &Path, c: Collected) -> Result<QmLog, ReadError> {
         warnings,
         levels,
     })
+}
+
+/// The energies, occupations (printed, else filled in order from the electron counts) and
+/// symmetries of printed orbitals, without their coefficients.
+fn printed_levels(o: &PrintedOrbitals, n_alpha: Option<usize>, n_beta: Option<usize>) -> crate::model::OrbitalLevels {
+    let n_alpha = n_alpha.unwrap_or(0);
+    let n_beta = n_beta.unwrap_or(n_alpha);
+    let set = |raw: &RawOrbitals, default: Vec<f64>| {
+        let n = raw.energies_hartree.len();
+        let mut occupations = if raw.occupations.len() == n {
+            raw.occupations.clone()
+        } else {
+            default
+        };
+        occupations.resize(n, 0.0);
+        let mut symmetries = raw.symmetries.clone();
+        symmetries.resize(n, String::new());
+        crate::model::LevelSet {
+            energies_hartree: raw.energies_hartree.clone(),
+            occupations,
+            symmetries,
+        }
+    };
+    let n = o.alpha.energies_hartree.len();
+    match &o.beta {
+        Some(b) => crate::model::OrbitalLevels {
+            alpha: set(&o.alpha, aufbau(n, n_alpha, 0, false)),
+            beta: Some(set(b, aufbau(b.energies_hartree.len(), n_beta, 0, false))),
+        },
+        None => crate::model::OrbitalLevels {
+            alpha: set(&o.alpha, aufbau(n, n_alpha.min(n_beta), n_alpha.abs_diff(n_beta), true)),
+            beta: None,
+        },
+    }
 }
 
 /// True when the printed coefficients of Cartesian functions of l >= 2 refer to individually
