@@ -71,5 +71,10 @@ for name in LOGS:
         "homos": [int(h) for h in d.homos],
         "basis_functions": int(d.nbasis),
     }
+# One line per log and field keeps the file short and its diffs readable.
 with open(OUT, "w") as fh:
-    json.dump(out, fh, indent=1)
+    fh.write('{"logs": {\n')
+    for i, (name, entry) in enumerate(out["logs"].items()):
+        fields = ",\n  ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in entry.items())
+        fh.write(f"{json.dumps(name)}: {{\n  {fields}\n}}{',' if i + 1 < len(out['logs']) else ''}\n")
+    fh.write("}}\n")
