@@ -2,8 +2,9 @@
 //! QuickSurf by any colouring method: picked in the field panel's "Colour surface by" (or typed,
 //! `color 1 chain`, `rep add surface protein color element`), each vertex takes the colour of the
 //! atom whose van der Waals sphere lies nearest it, checked here against a search over every atom;
-//! undo, the representation list, the log and a session keep it; a headless image shows the two
-//! chains of 4E43 in their two colours where the uncoloured surface is grey.
+//! undo, the representation list, the log and a session keep it; a headless image and `render
+//! --color-by chain` show the two chains of 4E43 in their two colours where the uncoloured surface
+//! is grey.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
@@ -208,4 +209,31 @@ fn a_headless_image_shows_the_two_chains_in_their_colours() {
         orange < 50 && blue < 50 && grey > 3000,
         "orange {orange}, blue {blue}, grey {grey}"
     );
+
+    // `render --surface molsurf --color-by chain` draws the same; without --color-by, grey.
+    for (color_by, coloured) in [(Some("chain"), true), (None, false)] {
+        let out = dir.path().join("render.png");
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_orbitfield"));
+        cmd.arg("render").arg(data("md/4E43.pdb.gz"));
+        cmd.args(["--surface", "molsurf", "--sel", "protein", "--size", "240x180", "-o"])
+            .arg(&out);
+        if let Some(c) = color_by {
+            cmd.args(["--color-by", c]);
+        }
+        let run = cmd.output().unwrap();
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        let (orange, blue, grey) = census(&out);
+        eprintln!("render {color_by:?}: orange {orange}, blue {blue}, grey {grey}");
+        if coloured {
+            assert!(
+                orange > 500 && blue > 500,
+                "render: orange {orange}, blue {blue}, grey {grey}"
+            );
+        } else {
+            assert!(
+                orange < 50 && blue < 50 && grey > 3000,
+                "render: orange {orange}, blue {blue}, grey {grey}"
+            );
+        }
+    }
 }

@@ -22,6 +22,7 @@ mod rdf;
 mod reference;
 #[cfg(feature = "gui")]
 mod render;
+mod render_parse;
 // Command scripts: `run SCRIPT.ofc [--headless]` and `orbitfield SCRIPT.ofc`.
 #[cfg(feature = "gui")]
 mod script;

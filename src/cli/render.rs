@@ -6,6 +6,7 @@
 
 use anyhow::{Context, Result, anyhow, bail};
 use glam::Vec3;
+use orbitfield::app::atoms::AtomColoring;
 use orbitfield::app::draw::SceneSync;
 use orbitfield::app::fields::{FieldChoice, FieldService, InlineBackend};
 use orbitfield::app::reps::spec::parse_atom_rep;
@@ -19,6 +20,9 @@ use orbitfield::batch::{self, Ranks, StagedFiles};
 use orbitfield::render::camera::ViewAxis;
 use orbitfield::render::{GpuScene, OffscreenTarget, RenderContext};
 use std::path::PathBuf;
+
+use super::render_parse::{parse_color_range, parse_colormap};
+pub use super::render_parse::{parse_range, parse_size};
 
 #[derive(clap::Args, Debug)]
 pub struct RenderArgs {
@@ -99,8 +103,10 @@ pub struct RenderArgs {
     /// volume of the files (as --color-volume); or pb: the surfaces coloured by the
     /// Poisson-Boltzmann potential of the first frame's charges and radii (`grid pb`'s model and
     /// defaults, kT/e, default range +-5), trilinear from its lattice at each vertex.
-    #[arg(long, default_value = "element")]
-    pub color_by: String,
+    /// With --surface, a scheme (or a colour) given here colours the surface by its atoms too: each
+    /// point as the atom whose sphere lies nearest it. Default: element (the surface in its own colour).
+    #[arg(long)]
+    pub color_by: Option<String>,
     #[command(flatten)]
     pub screening: super::dielectric::DielectricArgs,
     /// --color-by pb: spacing of the Poisson-Boltzmann lattice in Angstrom.
@@ -156,80 +162,6 @@ pub struct RenderArgs {
     pub fit: Option<String>,
 }
 
-fn parse_colormap(s: &str) -> Result<orbitfield::render::colormap::Colormap> {
-    use orbitfield::render::colormap::Colormap;
-    Ok(match s.to_ascii_lowercase().as_str() {
-        "diverging" | "bwr" | "blue-white-red" => Colormap::Diverging,
-        "rwb" | "red-white-blue" => Colormap::RedWhiteBlue,
-        "viridis" => Colormap::Viridis,
-        "gray" | "grey" => Colormap::Gray,
-        _ => bail!("--colormap: expected diverging, red-white-blue, viridis or gray, found {s:?}"),
-    })
-}
-
-fn parse_color_range(s: &str) -> Result<[f32; 2]> {
-    let (a, b) = s
-        .split_once(',')
-        .ok_or_else(|| anyhow!("--color-range: expected LO,HI, found {s:?}"))?;
-    let lo: f32 = a
-        .trim()
-        .parse()
-        .with_context(|| format!("--color-range: bad number {a:?}"))?;
-    let hi: f32 = b
-        .trim()
-        .parse()
-        .with_context(|| format!("--color-range: bad number {b:?}"))?;
-    if !lo.is_finite() || !hi.is_finite() || lo == hi {
-        bail!("--color-range: expected two different finite values, found {s:?}");
-    }
-    Ok([lo, hi])
-}
-
-/// Parses "WxH".
-pub fn parse_size(s: &str) -> Result<[u32; 2]> {
-    let (w, h) = s
-        .split_once(['x', 'X'])
-        .ok_or_else(|| anyhow!("--size: expected WxH, found {s:?}"))?;
-    let w: u32 = w
-        .trim()
-        .parse()
-        .with_context(|| format!("--size: bad width in {s:?}"))?;
-    let h: u32 = h
-        .trim()
-        .parse()
-        .with_context(|| format!("--size: bad height in {s:?}"))?;
-    if !(1..=8192).contains(&w) || !(1..=8192).contains(&h) {
-        bail!("--size: each side must be 1..8192 pixels, found {w}x{h}");
-    }
-    Ok([w, h])
-}
-
-/// Parses "A:B" or "A:B:S" into a range (B excluded) and its step (S, when given), as `grid
-/// --frames` writes a range.
-pub fn parse_range(s: &str) -> Result<(std::ops::Range<usize>, Option<usize>)> {
-    let parts: Vec<&str> = s.split(':').map(str::trim).collect();
-    let (a, b, step) = match parts.as_slice() {
-        [a, b] => (a, b, None),
-        [a, b, st] => (a, b, Some(st)),
-        _ => bail!("--frames: expected A:B or A:B:S, found {s:?}"),
-    };
-    let a: usize = a.parse().with_context(|| format!("--frames: bad start in {s:?}"))?;
-    let b: usize = b.parse().with_context(|| format!("--frames: bad end in {s:?}"))?;
-    if b <= a {
-        bail!("--frames: the end must be after the start, found {s:?}");
-    }
-    let step = match step {
-        Some(st) => Some(
-            st.parse::<usize>()
-                .ok()
-                .filter(|&v| v > 0)
-                .with_context(|| format!("--frames: the step must be a positive whole number, found {s:?}"))?,
-        ),
-        None => None,
-    };
-    Ok((a..b, step))
-}
-
 fn encode_png(img: &image::RgbaImage) -> Result<Vec<u8>> {
     let mut png = Vec::new();
     img.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)?;
@@ -247,8 +179,8 @@ fn arg_specs(args: &RenderArgs) -> Result<(Vec<RepSpec>, Vec<RepSpec>)> {
         && let Some(style) = &args.style
     {
         let surface_colouring =
-            color_esp || colors_by_pb(args) || args.color_by.trim().to_ascii_lowercase().starts_with("volume:");
-        let coloring = if surface_colouring { "element" } else { &args.color_by };
+            color_esp || colors_by_pb(args) || color_by(args).trim().to_ascii_lowercase().starts_with("volume:");
+        let coloring = if surface_colouring { "element" } else { color_by(args) };
         let text = format!("all:{style}:{coloring}");
         atoms.push(parse_atom_rep(&text).map_err(|e| anyhow!("--style/--color-by {e}"))?);
     }
@@ -267,8 +199,12 @@ fn arg_specs(args: &RenderArgs) -> Result<(Vec<RepSpec>, Vec<RepSpec>)> {
             None => "molsurf".to_string(),
         };
         let mut spec = RepSpec::field(&text, FieldStyle::Isosurface);
-        if let SpecKind::Field { opacity, .. } = &mut spec.kind {
+        if let SpecKind::Field {
+            opacity, color_atoms, ..
+        } = &mut spec.kind
+        {
             *opacity = args.opacity.clamp(0.05, 1.0);
+            *color_atoms = args.color_by.as_deref().and_then(AtomColoring::parse);
         }
         fields.push(spec);
     }
@@ -291,9 +227,14 @@ fn arg_specs(args: &RenderArgs) -> Result<(Vec<RepSpec>, Vec<RepSpec>)> {
     Ok((atoms, fields))
 }
 
+/// --color-by as given, else element.
+fn color_by(args: &RenderArgs) -> &str {
+    args.color_by.as_deref().unwrap_or("element")
+}
+
 /// True for `--color-by pb` (the surfaces by the first frame's Poisson-Boltzmann potential).
 fn colors_by_pb(args: &RenderArgs) -> bool {
-    args.color_by.trim().eq_ignore_ascii_case("pb")
+    color_by(args).trim().eq_ignore_ascii_case("pb")
 }
 
 /// The default colour range of `--color-by pb` (kT/e), as APBS users look at it.
@@ -301,7 +242,7 @@ const PB_RANGE_KT_PER_E: [f32; 2] = [-5.0, 5.0];
 
 /// True for `--color-by esp` (the surfaces by the frame's potential, not the atoms).
 fn colors_by_esp(args: &RenderArgs) -> bool {
-    args.color_by.trim().eq_ignore_ascii_case("esp")
+    color_by(args).trim().eq_ignore_ascii_case("esp")
 }
 
 /// The colouring field text of a cartoon representation coloured by a field (`esp`, `volume:N`).
@@ -314,7 +255,7 @@ fn cartoon_color_by(spec: &RepSpec) -> Option<&str> {
 
 /// The volume (1-based) of `--color-by volume:N`, else --color-volume.
 fn color_volume(args: &RenderArgs) -> Result<Option<usize>> {
-    let text = args.color_by.trim().to_ascii_lowercase();
+    let text = color_by(args).trim().to_ascii_lowercase();
     let Some(n) = text.strip_prefix("volume:") else {
         return Ok(args.color_volume);
     };
@@ -323,7 +264,7 @@ fn color_volume(args: &RenderArgs) -> Result<Option<usize>> {
     }
     let n: usize = n
         .parse()
-        .with_context(|| format!("--color-by: expected volume:N, found {:?}", args.color_by))?;
+        .with_context(|| format!("--color-by: expected volume:N, found {:?}", color_by(args)))?;
     Ok(Some(n))
 }
 
@@ -873,23 +814,4 @@ fn screening_model(args: &RenderArgs) -> Result<orbitfield::app::esp_model::EspM
         bail!("--dielectric, --ionic-strength and --eps-out apply to --color-by esp and cartoons coloured by esp");
     }
     args.screening.esp_model()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_sizes_and_ranges() {
-        assert_eq!(parse_size("640x480").unwrap(), [640, 480]);
-        assert!(parse_size("0x10").is_err());
-        assert!(parse_size("100000x10").is_err());
-        assert!(parse_size("abc").is_err());
-        assert_eq!(parse_range("2:5").unwrap(), (2..5, None));
-        assert_eq!(parse_range("0:98:10").unwrap(), (0..98, Some(10)));
-        assert!(parse_range("5:5").is_err());
-        assert!(parse_range("0:9:0").is_err());
-        assert!(parse_range("0:9:x").is_err());
-        assert!(parse_colormap("rainbow").is_err());
-    }
 }
