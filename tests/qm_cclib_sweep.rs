@@ -152,3 +152,28 @@ fn gamess_orbitals_without_a_basis_set_are_listed() {
     check_levels(log.levels.as_ref().unwrap(), &r, 1e-6);
     assert_eq!(r["basis_functions"].as_u64(), Some(7));
 }
+
+/// A log that prints natural orbitals in place of the canonical ones (`Pop=(Full,NaturalOrbitals)`)
+/// says so: `pop=full` is in its route already, so "add `pop=full`" would send its user in a circle.
+#[test]
+fn a_log_of_natural_orbitals_says_they_are_not_read() {
+    let log = load("Gaussian16_water_mp2_natural.log.gz");
+    let said = log.warnings.join("\n");
+    assert!(said.contains("natural orbitals"), "{said}");
+    assert!(!said.contains("add `pop=full`"), "{said}");
+    // A log without the keyword is still told to add it.
+    let plain = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/qm-logs/Gaussian16_dvb_un_sp.log.gz");
+    let raw = orbitfield::io::read_bytes(&plain).unwrap();
+    let text = String::from_utf8(orbitfield::io::decompress(&plain, raw).unwrap()).unwrap();
+    // Its orbital blocks left out, as a job without `pop=full` prints it.
+    let cut: String = match (text.find("Molecular Orbital Coefficients"), text.find("Density Matrix")) {
+        (Some(a), Some(b)) if a < b => format!("{}{}", &text[..a], &text[b..]),
+        _ => panic!("the log's orbital block"),
+    };
+    let log = qmlog::read(&plain, cut.as_bytes()).unwrap();
+    let said = log.warnings.join("\n");
+    assert!(
+        said.contains("add `pop=full`") && !said.contains("natural orbitals"),
+        "{said}"
+    );
+}

@@ -43,10 +43,19 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<super::QmLog, ReadError> {
 }
 
 fn collect(path: &Path, bytes: &[u8]) -> Result<Collected, ReadError> {
+    // `Pop=NaturalOrbitals` prints natural orbitals in place of the canonical ones: `pop=full` is
+    // there already, so the hint names what is missing instead.
+    let natural_only = memchr::memmem::find(bytes, b"Natural Orbital Coefficients").is_some()
+        && memchr::memmem::find(bytes, b"Molecular Orbital Coefficients").is_none();
     let mut c = Collected::new(
         Program::Gaussian,
         "add `gfinput` to the route section (e.g. `#p b3lyp/6-31g(d) pop=full gfinput`)",
-        "add `pop=full` to the route section (and `gfinput` for the basis set)",
+        if natural_only {
+            "it prints natural orbitals (`Pop=NaturalOrbitals`), which are not read; the canonical orbitals \
+             need `pop=full` without NaturalOrbitals (and `gfinput` for the basis set)"
+        } else {
+            "add `pop=full` to the route section (and `gfinput` for the basis set)"
+        },
     );
     // The standard orientation when it is printed at (about) every step or the orbitals are
     // expressed in it; else the input orientation (`nosymm`, and Born-Oppenheimer dynamics,
