@@ -163,8 +163,6 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
         }
         let mut cell = None;
         let mut positions: Vec<[f32; 3]> = Vec::with_capacity(n);
-        // A later frame's atom names, held against the first frame's.
-        let mut names: Vec<Name8> = Vec::new();
         let mut k = 0usize;
         while k < n {
             let Some((no, line)) = lines.next() else {
@@ -212,9 +210,6 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                 ));
             }
             positions.push(xyz);
-            if !first {
-                names.push(Name8::new(name));
-            }
             if first {
                 let atom_type = cols.next();
                 if let Some(t) = atom_type
@@ -261,19 +256,6 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Parsed, ReadError> {
                 structure.types.push(atom_type.map_or(Name8::EMPTY, Name8::new));
             }
             k += 1;
-        }
-        // Atoms in another order (or other atoms of the same count) end the frames, as in XYZ files.
-        if !first
-            && let Some(d) = super::fields::AtomsDiffer::compare(
-                &structure.names,
-                &names,
-                |n| *n,
-                |i| structure.names.get(i) != names.get(i),
-                |n| n.to_string(),
-            )
-        {
-            warnings.push(super::fields::frame_atoms_differ(frames.len(), count_no, &d));
-            break;
         }
         frames.push(Frame {
             positions_angstrom: positions,
@@ -377,23 +359,6 @@ mod tests {
         assert_eq!(element_of_name(b"Zn"), Element::from_symbol("Zn").unwrap());
         assert_eq!(element_of_name(b"K+"), Element::from_symbol("K").unwrap());
         assert_eq!(element_of_name(b"123"), Element::UNKNOWN);
-    }
-
-    #[test]
-    fn a_frame_of_atoms_in_another_order_ends_the_frames() {
-        let frame = |a: &str, b: &str| {
-            format!("     2  pair\n     1  {a}  0.0 0.0 0.0  1  2\n     2  {b}  0.0 0.0 1.0  2  1\n")
-        };
-        let text = format!("{}{}{}", frame("O", "H"), frame("O", "H"), frame("H", "O"));
-        let p = read(Path::new("pair.arc"), text.as_bytes()).unwrap();
-        assert_eq!(p.frames.len(), 2);
-        assert!(
-            p.warnings
-                .iter()
-                .any(|w| w.contains("frame 3 (line 7)") && w.contains("atom 1 is H, the first frame's atom 1 is O")),
-            "{:?}",
-            p.warnings
-        );
     }
 
     #[test]
