@@ -81,18 +81,11 @@ impl AppState {
             .ok()?
             .evaluate(&doc.structure, Some(&doc.frame));
         let (radii, _) = doc.structure.radii_or_element();
-        let p = Vec3::from_array(p);
-        let mut best: Option<(usize, f32)> = None;
-        for (i, c) in doc.frame.positions_angstrom.iter().enumerate() {
-            if !flags.get(i).copied().unwrap_or(false) || !c.iter().all(|x| x.is_finite()) {
-                continue;
-            }
-            let gap = p.distance(Vec3::from_array(*c)) - radii.get(i).copied().unwrap_or(0.0);
-            if best.is_none_or(|b| gap < b.1) {
-                best = Some((i, gap));
-            }
-        }
-        best.map(|b| b.0)
+        let atoms =
+            crate::analysis::vertex_atoms::nearest_sphere_atoms(&[p], &doc.frame.positions_angstrom, &radii, |i| {
+                flags.get(i).copied().unwrap_or(false)
+            })?;
+        atoms.first().map(|&a| a as usize)
     }
 
     /// ", potential (Poisson-Boltzmann) -1.84 kT/e where clicked on the surface" for a surface hit
