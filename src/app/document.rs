@@ -9,7 +9,7 @@
 use super::atoms;
 use super::fields::{FieldChoice, FieldKey};
 use super::settings::PotentialMethod;
-use crate::compute::molsurf::DEFAULT_RADIUS_SCALE;
+use crate::compute::molsurf::SurfaceModel;
 use crate::compute::request::{self, FieldRequest, LatticeChoice, SystemView};
 use crate::compute::{Field, FieldJob};
 use crate::io::{ReadError, System};
@@ -60,8 +60,12 @@ pub struct Document {
     /// (`app::potential`), by frame index.
     pub potential_frames: std::collections::BTreeMap<usize, Arc<Vec<[f32; 3]>>>,
     /// The atom selections of molecular-surface representations (`FieldChoice::MolSurf` holds an
-    /// index into this list; texts are added, never removed, so indices stay valid).
+    /// index into this list and into `surface_models`; entries are added, never removed, so
+    /// indices stay valid).
     pub surface_selections: Vec<String>,
+    /// The kind of each registered molecular surface (Gaussian or solvent-excluded), beside its
+    /// selection in `surface_selections`.
+    pub surface_models: Vec<SurfaceModel>,
     /// The implicit-ligand-sampling maps (`FieldChoice::Ils` holds an index into this list; maps
     /// are added, never removed).
     pub ils_maps: Vec<super::ils::IlsMapState>,
@@ -201,6 +205,7 @@ impl Document {
             qm_selection: None,
             potential_frames: std::collections::BTreeMap::new(),
             surface_selections: Vec::new(),
+            surface_models: Vec::new(),
             ils_maps: Vec::new(),
             several_chains,
             periodic,
@@ -347,25 +352,35 @@ impl Document {
         }
     }
 
-    /// Registers the atom selection `text` of a molecular surface (checked by parsing it) and
-    /// returns its index; a text already registered keeps its index.
-    pub fn add_surface_selection(&mut self, text: &str) -> Result<u16, String> {
-        if let Some(i) = self.surface_selection(text) {
+    /// Registers the molecular surface `model` of the atom selection `text` (checked by parsing
+    /// it) and returns its index; a surface already registered keeps its index.
+    pub fn add_surface(&mut self, text: &str, model: SurfaceModel) -> Result<u16, String> {
+        if let Some(i) = self.surface_index(text, model) {
             return Ok(i);
         }
         crate::model::select::Selection::parse(text).map_err(|e| format!("surface selection '{text}': {e}"))?;
         let i = u16::try_from(self.surface_selections.len()).map_err(|_| "too many surface selections".to_string())?;
         self.surface_selections.push(text.trim().to_string());
+        self.surface_models.push(model);
         Ok(i)
     }
 
-    /// The index of the registered surface selection `text`.
-    pub fn surface_selection(&self, text: &str) -> Option<u16> {
+    /// The index of the registered surface `model` of selection `text`.
+    pub fn surface_index(&self, text: &str, model: SurfaceModel) -> Option<u16> {
         let text = text.trim();
         self.surface_selections
             .iter()
-            .position(|s| s == text)
+            .zip(&self.surface_models)
+            .position(|(s, m)| s == text && *m == model)
             .and_then(|i| u16::try_from(i).ok())
+    }
+
+    /// The kind of registered surface `selection` (Gaussian when it is not registered).
+    pub fn surface_model(&self, selection: u16) -> SurfaceModel {
+        self.surface_models
+            .get(usize::from(selection))
+            .copied()
+            .unwrap_or_default()
     }
 
     /// The view of this document the resolver takes, at `frame` with the wavefunction of frame
@@ -389,7 +404,7 @@ impl Document {
             .evaluate(&self.structure, Some(frame));
         let surface = FieldRequest::MolSurf {
             selected: Some(flags),
-            radius_scale: DEFAULT_RADIUS_SCALE,
+            model: self.surface_model(selection),
         };
         request::resolve(&self.view(0, frame), &surface).ok()
     }

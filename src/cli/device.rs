@@ -87,6 +87,7 @@ pub fn kind_of_spec(spec: &FieldSpec) -> JobKind {
         FieldSpec::Orbital { .. } | FieldSpec::Density | FieldSpec::SpinDensity => JobKind::Orbital,
         FieldSpec::Potential => JobKind::Potential,
         FieldSpec::MolSurf => JobKind::MolSurf,
+        FieldSpec::ExcludedSurface => JobKind::ExcludedSurface,
     }
 }
 

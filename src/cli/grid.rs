@@ -259,6 +259,26 @@ pub struct GridArgs {
 }
 
 impl GridArgs {
+    /// The molecular surface `spec` names with this command's `--radius-scale` or `--probe`.
+    pub fn surface_model(&self, spec: FieldSpec) -> Result<orbitfield::compute::molsurf::SurfaceModel> {
+        use orbitfield::compute::molsurf::SurfaceModel;
+        Ok(match spec {
+            FieldSpec::ExcludedSurface => {
+                let probe = self
+                    .pb
+                    .probe
+                    .unwrap_or(orbitfield::compute::ses::DEFAULT_PROBE_RADIUS_ANGSTROM);
+                orbitfield::compute::ses::probe_bohr_checked(probe).map_err(|e| anyhow::anyhow!("--probe: {e}"))?;
+                SurfaceModel::Excluded {
+                    probe_radius_angstrom: probe,
+                }
+            }
+            _ => SurfaceModel::Gaussian {
+                radius_scale: self.radius_scale,
+            },
+        })
+    }
+
     /// `--spacing`, or the default of fields other than pb (`DEFAULT_SPACING_ANGSTROM`).
     pub fn spacing_angstrom(&self) -> f64 {
         self.spacing.unwrap_or(DEFAULT_SPACING_ANGSTROM)
@@ -448,8 +468,13 @@ pub fn run(args: &GridArgs) -> Result<()> {
     }
     args.pb.refuse_for(&args.field)?;
     let spec: FieldSpec = args.field.parse()?;
-    if args.sel.is_some() && !matches!(spec, FieldSpec::Potential | FieldSpec::MolSurf) {
-        bail!("--sel chooses the atoms of esp, pb and molsurf; {spec} is the wavefunction's, of all its atoms");
+    if args.sel.is_some()
+        && !matches!(
+            spec,
+            FieldSpec::Potential | FieldSpec::MolSurf | FieldSpec::ExcludedSurface
+        )
+    {
+        bail!("--sel chooses the atoms of esp, pb, molsurf and ses; {spec} is the wavefunction's, of all its atoms");
     }
     let limit = memory_limit(args.max_memory_gib)?;
     if let Some(frames_text) = &args.frames
@@ -612,8 +637,9 @@ fn frame_grid(
             unit: unit.label(),
         });
     }
-    if spec == FieldSpec::MolSurf {
-        let (source, padding) = molsurf_source(system, frame, args.sel.as_deref(), args.radius_scale)?;
+    if let FieldSpec::MolSurf | FieldSpec::ExcludedSurface = spec {
+        let model = args.surface_model(spec)?;
+        let (source, padding) = molsurf_source(system, frame, args.sel.as_deref(), model)?;
         let lattice = lattice_padded(args, &source.positions_angstrom(), args.padding.max(padding))?;
         check_memory(lattice.dims, MAP_BYTES_PER_POINT, limit)?;
         let mut grid = evaluate(FieldJob {
@@ -621,11 +647,11 @@ fn frame_grid(
             lattice,
             input: source.input.clone(),
         })?;
-        grid.description = format!("molsurf, radius scale {}, frame {frame}", args.radius_scale);
+        grid.description = format!("{}, frame {frame}", model.describe());
         return Ok(FrameGrid {
             grid,
             atoms: source.atoms,
-            what: "molsurf".to_string(),
+            what: spec.to_string(),
             unit: spec.unit().to_string(),
         });
     }

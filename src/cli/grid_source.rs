@@ -7,6 +7,7 @@ use super::device::DeviceArgs;
 use anyhow::{Context, Result, bail};
 use orbitfield::analysis::esp_series::require_charges;
 use orbitfield::compute::cpu::{self, CpuEngine};
+use orbitfield::compute::molsurf::SurfaceModel;
 use orbitfield::compute::placement::{self, Engine, JobKind, JobSize};
 use orbitfield::compute::request::{self, FieldRequest, SystemView};
 use orbitfield::compute::{Field, FieldInput, FieldJob, SlabEngine};
@@ -127,7 +128,7 @@ pub fn molsurf_source(
     system: &mut System,
     frame: usize,
     selection: Option<&str>,
-    radius_scale: f64,
+    model: SurfaceModel,
 ) -> Result<(Source, f64)> {
     let coords = read_frame(system, frame)?;
     let s = &system.structure;
@@ -144,7 +145,7 @@ pub fn molsurf_source(
     };
     let surface = FieldRequest::MolSurf {
         selected: selected.clone(),
-        radius_scale,
+        model,
     };
     let resolved = request::resolve(&view(system, Some(&coords), None), &surface)?;
     let padding = resolved.min_padding_angstrom;
@@ -159,15 +160,22 @@ pub fn molsurf_source(
         )
         .map(|(&p, (_, e))| CubeAtom::nucleus(u32::from(e.number()), bohr_from_angstrom3(p)))
         .collect();
-    Ok((Source::new(FieldSpec::MolSurf, resolved, cube_atoms)?, padding))
+    let spec = match model {
+        SurfaceModel::Excluded { .. } => FieldSpec::ExcludedSurface,
+        SurfaceModel::Gaussian { .. } => FieldSpec::MolSurf,
+    };
+    Ok((Source::new(spec, resolved, cube_atoms)?, padding))
 }
 
 /// The field `spec` of `system` at `frame`; `esp` is the wavefunction's own potential when there is a
 /// wavefunction, else that of the structure's partial charges.
 pub fn source_from_system(spec: FieldSpec, system: &mut System, frame: usize) -> Result<Source> {
-    if spec == FieldSpec::MolSurf {
-        return molsurf_source(system, frame, None, orbitfield::compute::molsurf::DEFAULT_RADIUS_SCALE)
-            .map(|(source, _)| source);
+    if let FieldSpec::MolSurf | FieldSpec::ExcludedSurface = spec {
+        let model = match spec {
+            FieldSpec::ExcludedSurface => SurfaceModel::EXCLUDED,
+            _ => SurfaceModel::default(),
+        };
+        return molsurf_source(system, frame, None, model).map(|(source, _)| source);
     }
     if spec.needs_charges() && !system.wavefunctions.is_empty() {
         return wavefunction_potential_source(system, frame);

@@ -54,7 +54,8 @@ pub struct PbArgs {
     /// pb: solute dielectric [default: 2].
     #[arg(long, allow_negative_numbers = true)]
     pub eps_in: Option<f64>,
-    /// pb: solvent probe radius of the molecular surface in Angstrom [default: 1.4].
+    /// pb: solvent probe radius of the molecular surface in Angstrom [default: 1.4]; ses: the probe
+    /// of the solvent-excluded surface [default: 1.4].
     #[arg(long, allow_negative_numbers = true)]
     pub probe: Option<f64>,
     /// pb: ion exclusion radius in Angstrom [default: 2.0].
@@ -121,8 +122,11 @@ pub struct PbArgs {
 
 impl PbArgs {
     fn given(&self) -> bool {
+        self.probe.is_some() || self.given_without_probe()
+    }
+
+    fn given_without_probe(&self) -> bool {
         self.eps_in.is_some()
-            || self.probe.is_some()
             || self.surface.is_some()
             || self.ion_radius.is_some()
             || self.charge_assignment.is_some()
@@ -131,8 +135,16 @@ impl PbArgs {
             || self.focus
     }
 
-    /// Refuses the options for a field other than pb.
+    /// Refuses the options for a field other than pb (`--probe` alone is also the solvent-excluded
+    /// surface's).
     pub fn refuse_for(&self, field: &str) -> Result<()> {
+        let ses = field
+            .parse::<orbitfield::model::field::FieldSpec>()
+            .is_ok_and(|s| s == orbitfield::model::field::FieldSpec::ExcludedSurface);
+        let others = self.given_without_probe();
+        if ses && !others {
+            return Ok(());
+        }
         if self.given() {
             bail!(
                 "--eps-in, --probe, --surface, --ion-radius, --charge-assignment, --boundary, --nonlinear and --focus apply to pb, not to {field}"

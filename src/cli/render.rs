@@ -52,7 +52,8 @@ pub struct RenderArgs {
     #[arg(long, value_name = "FIELD")]
     pub field: Vec<String>,
     /// A surface drawn as a representation: molsurf (the Gaussian molecular surface of the atoms
-    /// --sel picks, recomputed per frame on a lattice that follows them).
+    /// --sel picks, recomputed per frame on a lattice that follows them) or ses (their
+    /// solvent-excluded surface, a 1.4 A probe).
     #[arg(long, value_name = "KIND")]
     pub surface: Option<String>,
     /// The atoms of --surface (selection language, e.g. "protein") [default: all].
@@ -191,12 +192,13 @@ fn arg_specs(args: &RenderArgs) -> Result<(Vec<RepSpec>, Vec<RepSpec>)> {
     }
     let mut fields = Vec::new();
     if let Some(kind) = &args.surface {
-        if !kind.trim().eq_ignore_ascii_case("molsurf") {
-            bail!("--surface: expected molsurf, found {kind:?}");
+        let head = kind.trim().to_ascii_lowercase();
+        if !matches!(head.as_str(), "molsurf" | "ses") {
+            bail!("--surface: expected molsurf or ses, found {kind:?}");
         }
         let text = match &args.sel {
-            Some(sel) => format!("molsurf:{sel}"),
-            None => "molsurf".to_string(),
+            Some(sel) => format!("{head}:{sel}"),
+            None => head,
         };
         let mut spec = RepSpec::field(&text, FieldStyle::Isosurface);
         if let SpecKind::Field {

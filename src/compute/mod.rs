@@ -18,6 +18,7 @@ pub mod pb;
 pub mod placement;
 pub mod qm_esp;
 pub mod request;
+pub mod ses;
 pub mod wgpu;
 // Implicit ligand sampling: the host side shared by the engines.
 pub mod ils;

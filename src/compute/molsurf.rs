@@ -15,8 +15,10 @@
 //! field is continuous to within that per atom.
 
 use crate::compute::ComputeError;
+use crate::compute::ses::ExcludedSurface;
 use crate::model::units::{angstrom_from_bohr, bohr_from_angstrom};
 use crate::model::{Frame, Structure};
+use std::sync::{Arc, OnceLock};
 
 pub use crate::model::field::MOLSURF_LEVEL;
 
@@ -28,13 +30,94 @@ pub const TRUNCATION_DENSITY: f64 = 1e-3;
 /// above, the surface loses every feature).
 pub const RADIUS_SCALE_RANGE: std::ops::RangeInclusive<f64> = 0.2..=3.0;
 
+/// Which molecular surface: the atoms' summed Gaussians (VMD's QuickSurf) or the solvent-excluded
+/// surface of a spherical probe (MSMS, PyMOL, ChimeraX; [`crate::compute::ses`]).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum SurfaceModel {
+    /// Gaussians of width `radius_scale` times the atom's radius.
+    Gaussian { radius_scale: f64 },
+    /// The surface a probe of `probe_radius_angstrom` cannot pass.
+    Excluded { probe_radius_angstrom: f64 },
+}
+
+impl Default for SurfaceModel {
+    fn default() -> Self {
+        SurfaceModel::Gaussian {
+            radius_scale: DEFAULT_RADIUS_SCALE,
+        }
+    }
+}
+
+impl SurfaceModel {
+    /// The solvent-excluded surface of a water probe (1.4 A).
+    pub const EXCLUDED: SurfaceModel = SurfaceModel::Excluded {
+        probe_radius_angstrom: crate::compute::ses::DEFAULT_PROBE_RADIUS_ANGSTROM,
+    };
+
+    /// The word commands take: `gaussian`, `ses` (a probe other than water's: `ses:1.2`).
+    pub fn keyword(&self) -> String {
+        match self {
+            SurfaceModel::Gaussian { .. } => "gaussian".into(),
+            SurfaceModel::Excluded { probe_radius_angstrom }
+                if *probe_radius_angstrom == crate::compute::ses::DEFAULT_PROBE_RADIUS_ANGSTROM =>
+            {
+                "ses".into()
+            }
+            SurfaceModel::Excluded { probe_radius_angstrom } => format!("ses:{probe_radius_angstrom}"),
+        }
+    }
+
+    /// The model a command's word names ([`SurfaceModel::keyword`]; `excluded` and `quicksurf` too).
+    pub fn from_keyword(word: &str) -> Result<SurfaceModel, String> {
+        let w = word.trim().to_ascii_lowercase();
+        match w.as_str() {
+            "gaussian" | "quicksurf" | "molsurf" => return Ok(SurfaceModel::default()),
+            "ses" | "excluded" => return Ok(SurfaceModel::EXCLUDED),
+            _ => {}
+        }
+        let probe = w
+            .strip_prefix("ses:")
+            .and_then(|p| p.parse::<f64>().ok())
+            .ok_or_else(|| format!("{word}: expected gaussian, ses or ses:PROBE (probe radius in A)"))?;
+        crate::compute::ses::probe_bohr_checked(probe)?;
+        Ok(SurfaceModel::Excluded {
+            probe_radius_angstrom: probe,
+        })
+    }
+
+    /// Words for legends and file headers: `Gaussian surface, radius scale 0.6`,
+    /// `solvent-excluded surface, probe 1.4 A`.
+    pub fn describe(&self) -> String {
+        match self {
+            SurfaceModel::Gaussian { radius_scale } => format!("Gaussian surface, radius scale {radius_scale}"),
+            SurfaceModel::Excluded { probe_radius_angstrom } => {
+                format!("solvent-excluded surface, probe {probe_radius_angstrom} A")
+            }
+        }
+    }
+}
+
 /// The atoms of one surface: centres in bohr, radii in bohr (atoms with a non-positive radius, such
-/// as PQR hydrogens given radius 0, add nothing), and the radius scale.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// as PQR hydrogens given radius 0, add nothing), the radius scale of the Gaussian surface, and the
+/// probe radius when the surface asked for is the solvent-excluded one ([`crate::compute::ses`]).
+#[derive(Clone, Debug, Default)]
 pub struct MolSurfAtoms {
     pub centers_bohr: Vec<[f64; 3]>,
     pub radii_bohr: Vec<f64>,
     pub radius_scale: f64,
+    /// `Some(p)`: the solvent-excluded surface of a probe of radius `p` (bohr), not the Gaussians.
+    pub probe_radius_bohr: Option<f64>,
+    /// The excluded surface's probe centres, found by the first engine that needs them.
+    excluded: OnceLock<Arc<ExcludedSurface>>,
+}
+
+impl PartialEq for MolSurfAtoms {
+    fn eq(&self, other: &Self) -> bool {
+        self.centers_bohr == other.centers_bohr
+            && self.radii_bohr == other.radii_bohr
+            && self.radius_scale == other.radius_scale
+            && self.probe_radius_bohr == other.probe_radius_bohr
+    }
 }
 
 /// One atom's Gaussian `amplitude * exp(-exponent * r^2)`, zero beyond `cutoff` (all in bohr).
@@ -100,6 +183,7 @@ impl MolSurfAtoms {
             centers_bohr: Vec::with_capacity(positions_angstrom.len()),
             radii_bohr: Vec::with_capacity(positions_angstrom.len()),
             radius_scale,
+            ..MolSurfAtoms::default()
         };
         for (i, (p, &r)) in positions_angstrom.iter().zip(radii_angstrom).enumerate() {
             if !p.iter().all(|x| x.is_finite()) || !r.is_finite() {
@@ -120,7 +204,7 @@ impl MolSurfAtoms {
         structure: &Structure,
         frame: &Frame,
         selected: Option<&[bool]>,
-        radius_scale: f64,
+        model: SurfaceModel,
     ) -> Result<MolSurfAtoms, ComputeError> {
         if frame.positions_angstrom.len() != structure.len() {
             return Err(ComputeError::BadInput(format!(
@@ -139,7 +223,43 @@ impl MolSurfAtoms {
             .filter(|(i, _)| keep(*i))
             .map(|(_, (p, r))| (p.map(f64::from), r))
             .unzip();
-        MolSurfAtoms::from_radii_angstrom(&positions, &radii, radius_scale)
+        match model {
+            SurfaceModel::Gaussian { radius_scale } => {
+                MolSurfAtoms::from_radii_angstrom(&positions, &radii, radius_scale)
+            }
+            SurfaceModel::Excluded { probe_radius_angstrom } => {
+                MolSurfAtoms::from_radii_angstrom(&positions, &radii, DEFAULT_RADIUS_SCALE)?
+                    .excluded(probe_radius_angstrom)
+            }
+        }
+    }
+
+    /// The same atoms' solvent-excluded surface with a probe of `probe_angstrom` (checked against
+    /// [`crate::compute::ses::PROBE_RADIUS_RANGE_ANGSTROM`]).
+    pub fn excluded(mut self, probe_angstrom: f64) -> Result<MolSurfAtoms, ComputeError> {
+        let p = crate::compute::ses::probe_bohr_checked(probe_angstrom).map_err(ComputeError::BadInput)?;
+        self.probe_radius_bohr = Some(p);
+        self.excluded = OnceLock::new();
+        Ok(self)
+    }
+
+    /// Whether these atoms ask for the solvent-excluded surface.
+    pub fn is_excluded(&self) -> bool {
+        self.probe_radius_bohr.is_some()
+    }
+
+    /// The solvent-excluded surface of these atoms (its probe centres found on the first call, then
+    /// shared); `None` for the Gaussian surface.
+    pub fn excluded_surface(&self) -> Option<Arc<ExcludedSurface>> {
+        let p = self.probe_radius_bohr?;
+        Some(Arc::clone(self.excluded.get_or_init(|| {
+            Arc::new(ExcludedSurface::new(&self.centers_bohr, &self.radii_bohr, p))
+        })))
+    }
+
+    /// Whether any atom has a positive radius (a surface has something to enclose).
+    pub fn has_radii(&self) -> bool {
+        self.radii_bohr.iter().any(|r| *r > 0.0 && r.is_finite())
     }
 
     /// The Gaussians of the atoms with a positive radius (a bad radius scale yields none).
@@ -156,8 +276,16 @@ impl MolSurfAtoms {
     }
 
     /// Padding around the atoms' centres (Angstrom) that holds every atom's Gaussian: the largest
-    /// truncation radius (0 without atoms).
+    /// truncation radius (0 without atoms); for the excluded surface, the largest radius and 1 A.
     pub fn padding_angstrom(&self) -> f64 {
+        if self.is_excluded() {
+            let r = self
+                .radii_bohr
+                .iter()
+                .filter(|r| r.is_finite())
+                .fold(0.0, |a: f64, &b| a.max(b));
+            return angstrom_from_bohr(r) + 1.0;
+        }
         let max = self.gaussians().iter().map(|g| g.cutoff_bohr).fold(0.0, f64::max);
         angstrom_from_bohr(max)
     }

@@ -130,6 +130,8 @@ pub enum JobKind {
     VertexPotential,
     /// The Gaussian molecular-surface density on a lattice.
     MolSurf,
+    /// The solvent-excluded surface's field on a lattice (`compute::ses`).
+    ExcludedSurface,
     /// The Poisson-Boltzmann solve.
     PoissonBoltzmann,
     /// Implicit ligand sampling maps.
@@ -143,7 +145,7 @@ pub enum JobKind {
 }
 
 impl JobKind {
-    pub const ALL: [JobKind; 12] = [
+    pub const ALL: [JobKind; 13] = [
         JobKind::Orbital,
         JobKind::OrbitalSurface,
         JobKind::QmPotential,
@@ -151,6 +153,7 @@ impl JobKind {
         JobKind::Points,
         JobKind::VertexPotential,
         JobKind::MolSurf,
+        JobKind::ExcludedSurface,
         JobKind::PoissonBoltzmann,
         JobKind::Ils,
         JobKind::Rdf,
@@ -167,6 +170,7 @@ impl JobKind {
             JobKind::Points => "values at points",
             JobKind::VertexPotential => "esp at surface vertices",
             JobKind::MolSurf => "molsurf",
+            JobKind::ExcludedSurface => "solvent-excluded surface",
             JobKind::PoissonBoltzmann => "Poisson-Boltzmann",
             JobKind::Ils => "ils",
             JobKind::Rdf => "rdf",
@@ -231,7 +235,10 @@ pub fn kind_of(job: &FieldJob) -> JobKind {
         Field::Orbital { .. } | Field::OrbitalSquared { .. } | Field::Density | Field::SpinDensity => JobKind::Orbital,
         Field::Potential => JobKind::Potential,
         Field::QmPotential => JobKind::QmPotential,
-        Field::MolSurf => JobKind::MolSurf,
+        Field::MolSurf => match &job.input {
+            FieldInput::Spheres(a) if a.is_excluded() => JobKind::ExcludedSurface,
+            _ => JobKind::MolSurf,
+        },
     }
 }
 

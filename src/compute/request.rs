@@ -10,7 +10,7 @@
 //! the viewer (`app::document`) both call it; where the job then runs is `compute::placement`'s.
 
 use crate::compute::esp::{self, Boundary, DeferredPlan, EspMethod};
-use crate::compute::molsurf::{DEFAULT_RADIUS_SCALE, MolSurfAtoms};
+use crate::compute::molsurf::{MolSurfAtoms, SurfaceModel};
 use crate::compute::{ComputeError, Field, FieldInput, FieldJob, PointCharges};
 use crate::model::field::{FieldSpec, FieldSpecError, LatticeError, LatticeSpec};
 use crate::model::units::bohr_from_angstrom3;
@@ -50,7 +50,7 @@ pub enum FieldRequest {
     /// The molecular-surface density of the atoms `selected` picks (all when `None`).
     MolSurf {
         selected: Option<Vec<bool>>,
-        radius_scale: f64,
+        model: SurfaceModel,
     },
 }
 
@@ -182,7 +182,14 @@ pub fn resolve(view: &SystemView<'_>, request: &FieldRequest) -> Result<Resolved
             view,
             &FieldRequest::MolSurf {
                 selected: None,
-                radius_scale: DEFAULT_RADIUS_SCALE,
+                model: SurfaceModel::default(),
+            },
+        ),
+        FieldRequest::Named(FieldSpec::ExcludedSurface) => resolve(
+            view,
+            &FieldRequest::MolSurf {
+                selected: None,
+                model: SurfaceModel::EXCLUDED,
             },
         ),
         FieldRequest::Named(spec) if spec.needs_charges() && view.wavefunction.is_some() => {
@@ -243,11 +250,11 @@ pub fn resolve(view: &SystemView<'_>, request: &FieldRequest) -> Result<Resolved
             },
             min_padding_angstrom: 0.0,
         }),
-        FieldRequest::MolSurf { selected, radius_scale } => {
+        FieldRequest::MolSurf { selected, model } => {
             let frame = view.frame.ok_or_else(|| RequestError::NoFrame("molsurf".into()))?;
-            let atoms = MolSurfAtoms::from_frame(view.structure, frame, selected.as_deref(), *radius_scale)
+            let atoms = MolSurfAtoms::from_frame(view.structure, frame, selected.as_deref(), *model)
                 .map_err(|e| RequestError::MolSurf(e.to_string()))?;
-            if atoms.gaussians().is_empty() {
+            if !atoms.has_radii() {
                 return Err(RequestError::NoRadii);
             }
             Ok(Resolved {

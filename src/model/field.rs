@@ -72,6 +72,9 @@ pub enum FieldSpec {
     Potential,
     /// The molecular-surface density of the atoms ([`Field::MolSurf`]).
     MolSurf,
+    /// The solvent-excluded surface of the atoms, a 1.4 A probe ([`Field::MolSurf`] on the
+    /// excluded surface's field, surface at 0.5 as well).
+    ExcludedSurface,
 }
 
 /// A field text that cannot be parsed or resolved.
@@ -89,7 +92,7 @@ fn spec_error(text: &str, message: impl Into<String>) -> FieldSpecError {
     }
 }
 
-const SYNTAX: &str = "expected mo:homo, mo:lumo+N, mo:homo-N, mo:N (1-based), mo:alpha:..., mo:beta:..., mo2:..., homo, lumo+N, density, spin, esp or molsurf";
+const SYNTAX: &str = "expected mo:homo, mo:lumo+N, mo:homo-N, mo:N (1-based), mo:alpha:..., mo:beta:..., mo2:..., homo, lumo+N, density, spin, esp, molsurf or ses";
 
 impl FromStr for FieldSpec {
     type Err = FieldSpecError;
@@ -101,6 +104,7 @@ impl FromStr for FieldSpec {
             "spin" | "spin-density" | "spindensity" => return Ok(FieldSpec::SpinDensity),
             "esp" | "potential" => return Ok(FieldSpec::Potential),
             "molsurf" | "surface" => return Ok(FieldSpec::MolSurf),
+            "ses" | "excluded" => return Ok(FieldSpec::ExcludedSurface),
             _ => {}
         }
         let (squared, rest) = if let Some(r) = t.strip_prefix("mo2:") {
@@ -188,6 +192,7 @@ impl fmt::Display for FieldSpec {
             FieldSpec::SpinDensity => write!(f, "spin"),
             FieldSpec::Potential => write!(f, "esp"),
             FieldSpec::MolSurf => write!(f, "molsurf"),
+            FieldSpec::ExcludedSurface => write!(f, "ses"),
             FieldSpec::Orbital { spin, orbital, squared } => {
                 write!(f, "{}:", if *squared { "mo2" } else { "mo" })?;
                 match spin {
@@ -213,7 +218,7 @@ impl FieldSpec {
     /// ([`Field::QmPotential`]), without one the potential of point charges ([`Field::Potential`]).
     pub fn resolve(&self, wf: Option<&Wavefunction>) -> Result<Field, FieldSpecError> {
         let text = self.to_string();
-        if let FieldSpec::MolSurf = self {
+        if let FieldSpec::MolSurf | FieldSpec::ExcludedSurface = self {
             return Ok(Field::MolSurf);
         }
         if let FieldSpec::Potential = self {
@@ -231,7 +236,7 @@ impl FieldSpec {
         };
         match *self {
             FieldSpec::Potential => Ok(Field::QmPotential),
-            FieldSpec::MolSurf => Ok(Field::MolSurf),
+            FieldSpec::MolSurf | FieldSpec::ExcludedSurface => Ok(Field::MolSurf),
             FieldSpec::Density => Ok(Field::Density),
             FieldSpec::SpinDensity => Ok(Field::SpinDensity),
             FieldSpec::Orbital { spin, orbital, squared } => {
@@ -282,7 +287,7 @@ impl FieldSpec {
             FieldSpec::Orbital { squared: false, .. } => "bohr^-3/2",
             FieldSpec::Orbital { squared: true, .. } | FieldSpec::Density | FieldSpec::SpinDensity => "bohr^-3",
             FieldSpec::Potential => "hartree/e",
-            FieldSpec::MolSurf => "1 (surface at 0.5)",
+            FieldSpec::MolSurf | FieldSpec::ExcludedSurface => "1 (surface at 0.5)",
         }
     }
 }

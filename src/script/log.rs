@@ -355,6 +355,7 @@ impl ActionLog {
                         c.distance_angstrom, c.angle_degrees, c.heavy_distance_angstrom
                     )),
                     RepEdit::Field(f) => text(format!("rep modify {n} field {}", field_text(*f, state.document()))),
+                    RepEdit::SurfaceModel(m) => text(format!("rep modify {n} surface {}", m.keyword())),
                     RepEdit::FieldStyle(FieldStyle::Isosurface) => text(format!("rep modify {n} style isosurface")),
                     RepEdit::FieldStyle(FieldStyle::Slice(_)) => text(format!("rep modify {n} style slice")),
                     RepEdit::IsoValue(_) | RepEdit::IsoRelative(_) => after(After::RepIso(n)),

@@ -355,10 +355,15 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                 }
                 spec
             } else {
-                let field = if sel == "all" {
-                    "molsurf".to_string()
+                let head = if style.eq_ignore_ascii_case("ses") {
+                    "ses"
                 } else {
-                    format!("molsurf:{sel}")
+                    "molsurf"
+                };
+                let field = if sel == "all" {
+                    head.to_string()
+                } else {
+                    format!("{head}:{sel}")
                 };
                 let mut spec = RepSpec::field(&field, FieldStyle::Isosurface);
                 if let SpecKind::Field {
@@ -436,16 +441,32 @@ fn rep(p: &Parsed, state: &AppState) -> Result<Plan, Problem> {
                     "slice" => RepEdit::FieldStyle(FieldStyle::Slice(SlicePlane::default())),
                     _ => return Err(problem(col, format!("style '{value}': isosurface or slice"))),
                 },
+                // A molecular surface's kind: Gaussian or solvent-excluded.
+                ("surface", RepKind::Field(f)) if matches!(f.field, FieldChoice::MolSurf { .. }) => {
+                    RepEdit::SurfaceModel(
+                        crate::compute::molsurf::SurfaceModel::from_keyword(value).map_err(|e| problem(col, e))?,
+                    )
+                }
+                ("surface", _) => {
+                    return Err(problem(
+                        p.column_of("property"),
+                        "surface: only a molecular surface is Gaussian or solvent-excluded".to_string(),
+                    ));
+                }
                 // A molecular surface's atoms; `field molsurf:SEL` says the same of any field.
                 ("selection", RepKind::Field(f)) if matches!(f.field, FieldChoice::MolSurf { .. }) => {
                     Selection::parse(value)
                         .map_err(|e| problem(col + e.column, format!("bad selection '{value}': {}", e.message)))?;
                     RepEdit::Selection(value.to_string())
                 }
-                ("field", RepKind::Field(_)) if crate::app::reps::spec::surface_selection_text(value).is_some() => {
-                    let sel = crate::app::reps::spec::surface_selection_text(value).unwrap_or("all");
+                ("field", RepKind::Field(_)) if crate::app::reps::spec::surface_text(value).is_some() => {
+                    let (sel, model) =
+                        crate::app::reps::spec::surface_text(value).unwrap_or(("all", Default::default()));
                     Selection::parse(sel).map_err(|e| problem(col, format!("bad selection '{sel}': {}", e.message)))?;
-                    RepEdit::Selection(sel.to_string())
+                    return Ok(Plan::Commands(vec![
+                        Command::EditRep(id, RepEdit::Selection(sel.to_string())),
+                        Command::EditRep(id, RepEdit::SurfaceModel(model)),
+                    ]));
                 }
                 ("selection", RepKind::Atoms(_) | RepKind::Cartoon(_)) => {
                     Selection::parse(value)

@@ -154,13 +154,24 @@ pub const REP_STYLES: &[&str] = &[
     "tube",
     "trace",
     "surface",
+    // The solvent-excluded surface (a 1.4 A probe), as MSMS, PyMOL and ChimeraX draw it.
+    "ses",
     // The Add menu's "Atoms (licorice)", PyMOL's sticks and spheres.
     "atoms",
     "sticks",
     "spheres",
 ];
 pub(super) const ON_OFF: &[&str] = &["on", "off"];
-const REP_PROPERTIES: &[&str] = &["style", "color", "selection", "opacity", "iso", "field", "hbonds"];
+const REP_PROPERTIES: &[&str] = &[
+    "style",
+    "color",
+    "selection",
+    "opacity",
+    "iso",
+    "field",
+    "hbonds",
+    "surface",
+];
 const AXES: &[&str] = &["x", "y", "z"];
 const SETTINGS: &[&str] = &[
     "units",
@@ -239,7 +250,7 @@ pub const VERBS: &[Verb] = &[
                     arg(
                         "style",
                         Kind::Choice(REP_STYLES),
-                        "an atom style, a cartoon style, or surface (the molecular surface of the selection)",
+                        "an atom style, a cartoon style, surface (the selection's molecular surface: its atoms' summed Gaussians, smooth and fast) or ses (its solvent-excluded surface, a 1.4 Å probe, as MSMS, PyMOL and ChimeraX draw it)",
                     ),
                     opt_arg("selection", Kind::Selection, "the atoms (default all)"),
                 ],
@@ -260,7 +271,7 @@ pub const VERBS: &[Verb] = &[
                     arg(
                         "property",
                         Kind::Choice(REP_PROPERTIES),
-                        "what to change: atoms style|color|selection|hbonds; cartoons style|color|selection; fields field|style|iso|opacity|color, and selection (the atoms of a molecular surface)",
+                        "what to change: atoms style|color|selection|hbonds; cartoons style|color|selection; fields field|style|iso|opacity|color, and a molecular surface's selection (its atoms) and surface (gaussian, ses or ses:PROBE in Å)",
                     ),
                     arg(
                         "value",

@@ -31,6 +31,8 @@ pub enum RepEdit {
     HBondCriteria(crate::analysis::hbonds::HBondCriteria),
     /// Fields: which field.
     Field(FieldChoice),
+    /// A molecular surface: Gaussian or solvent-excluded, of the same atoms.
+    SurfaceModel(crate::compute::molsurf::SurfaceModel),
     FieldStyle(FieldStyle),
     /// Isovalue in computed units, or a fraction of the maximum (must be finite and positive).
     IsoValue(f32),
@@ -198,10 +200,10 @@ impl AppState {
                 color_range: _,
                 color_atoms: _,
             } => {
-                if let Some(sel) = spec::surface_selection_text(field) {
+                if let Some((sel, model)) = spec::surface_text(field) {
                     self.document_mut()
                         .ok_or_else(|| "add a representation: open a document first".to_string())?
-                        .add_surface_selection(sel)?;
+                        .add_surface(sel, model)?;
                 }
                 let doc = self
                     .document()
@@ -647,10 +649,28 @@ impl AppState {
         }
         // A field representation's selection: the molecular surface of those atoms (the selection
         // registered with the document, as `molsurf:SEL` registers it when added).
-        if let RepEdit::Selection(text) = &edit
-            && self.doc.reps.field(id).is_some()
-        {
-            match self.document_mut().map(|d| d.add_surface_selection(text)) {
+        // Its kind (Gaussian or solvent-excluded): the same atoms' other surface.
+        if let (RepEdit::Selection(_) | RepEdit::SurfaceModel(_), Some(f)) = (&edit, self.doc.reps.field(id)) {
+            let current = match f.field {
+                FieldChoice::MolSurf { selection } => self.document().and_then(|d| {
+                    Some((
+                        d.surface_selections.get(usize::from(selection))?.clone(),
+                        d.surface_model(selection),
+                    ))
+                }),
+                _ => None,
+            };
+            let (text, model) = match (&edit, current) {
+                (RepEdit::Selection(text), current) => (text.clone(), current.map(|c| c.1).unwrap_or_default()),
+                (RepEdit::SurfaceModel(m), Some((text, _))) => (text, *m),
+                _ => {
+                    self.error(
+                        "only a molecular surface has a surface kind (Gaussian or solvent-excluded)".to_string(),
+                    );
+                    return;
+                }
+            };
+            match self.document_mut().map(|d| d.add_surface(&text, model)) {
                 Some(Ok(selection)) => self.edit_rep(id, RepEdit::Field(FieldChoice::MolSurf { selection })),
                 Some(Err(e)) => self.error(e),
                 None => {}

@@ -10,6 +10,7 @@ use crate::analysis::polymer::Coloring as CartoonColoring;
 use crate::app::atoms::{AtomColoring, AtomStyle};
 use crate::app::document::Document;
 use crate::app::fields::FieldChoice;
+use crate::compute::molsurf::SurfaceModel;
 use crate::model::field::{FieldSpec, OrbitalRef};
 use crate::model::select::Selection;
 use crate::model::{Spin, Structure};
@@ -268,15 +269,26 @@ fn parse_cartoon_rep(text: &str) -> Result<Option<RepSpec>, String> {
 }
 
 /// The atom selection of a molecular-surface field text: `molsurf` (all atoms) or `molsurf:SEL`
-/// (`surface` for `molsurf`); `None` for other fields.
+/// (`surface` for `molsurf`), `ses` or `ses:SEL` for the solvent-excluded surface; `None` for
+/// other fields.
 pub fn surface_selection_text(text: &str) -> Option<&str> {
+    surface_text(text).map(|(sel, _)| sel)
+}
+
+/// The atom selection and the kind of surface of a molecular-surface field text
+/// ([`surface_selection_text`]).
+pub fn surface_text(text: &str) -> Option<(&str, SurfaceModel)> {
     let t = text.trim();
     let (head, rest) = t.split_once(':').unwrap_or((t, ""));
-    if !(head.eq_ignore_ascii_case("molsurf") || head.eq_ignore_ascii_case("surface")) {
+    let model = if head.eq_ignore_ascii_case("molsurf") || head.eq_ignore_ascii_case("surface") {
+        SurfaceModel::default()
+    } else if head.eq_ignore_ascii_case("ses") {
+        SurfaceModel::EXCLUDED
+    } else {
         return None;
-    }
+    };
     let rest = rest.trim();
-    Some(if rest.is_empty() { "all" } else { rest })
+    Some((if rest.is_empty() { "all" } else { rest }, model))
 }
 
 /// Resolves a field text against `doc`: `homo`, `lumo`, the orbital syntax of `grid` (`mo:homo-1`,
@@ -306,10 +318,10 @@ pub fn parse_field(text: &str, doc: &Document) -> Result<FieldChoice, String> {
             Ok(n) if n >= 1 => FieldChoice::Volume(n - 1),
             _ => return Err(format!("{text}: expected volume:N with N from 1")),
         }
-    } else if let Some(sel) = surface_selection_text(text) {
+    } else if let Some((sel, model)) = surface_text(text) {
         FieldChoice::MolSurf {
             selection: doc
-                .surface_selection(sel)
+                .surface_index(sel, model)
                 .ok_or_else(|| format!("{text}: the surface selection is not registered with the document"))?,
         }
     } else if lower == "esp" && doc.has_field(FieldChoice::WavefunctionPotential) {
@@ -334,11 +346,17 @@ pub fn parse_field(text: &str, doc: &Document) -> Result<FieldChoice, String> {
             FieldSpec::Density => FieldChoice::Density,
             FieldSpec::SpinDensity => FieldChoice::SpinDensity,
             FieldSpec::Potential => FieldChoice::Potential,
-            FieldSpec::MolSurf => FieldChoice::MolSurf {
-                selection: doc
-                    .surface_selection("all")
-                    .ok_or_else(|| format!("{text}: the surface selection is not registered with the document"))?,
-            },
+            FieldSpec::MolSurf | FieldSpec::ExcludedSurface => {
+                let model = match spec {
+                    FieldSpec::ExcludedSurface => SurfaceModel::EXCLUDED,
+                    _ => SurfaceModel::default(),
+                };
+                FieldChoice::MolSurf {
+                    selection: doc
+                        .surface_index("all", model)
+                        .ok_or_else(|| format!("{text}: the surface selection is not registered with the document"))?,
+                }
+            }
             FieldSpec::Orbital { squared: true, .. } => {
                 return Err(format!("{text}: the viewer draws orbitals, not their squares"));
             }
@@ -417,9 +435,13 @@ pub fn field_text(field: FieldChoice, doc: Option<&Document>) -> String {
         FieldChoice::Ils(i) => format!("ils:{}", u32::from(i) + 1),
         FieldChoice::PotentialPb { .. } => "pb".into(),
         FieldChoice::MolSurf { selection } => {
+            let head = match doc.map(|d| d.surface_model(selection)) {
+                Some(SurfaceModel::Excluded { .. }) => "ses",
+                _ => "molsurf",
+            };
             match doc.and_then(|d| d.surface_selections.get(usize::from(selection))) {
-                Some(sel) if sel != "all" => format!("molsurf:{sel}"),
-                _ => "molsurf".into(),
+                Some(sel) if sel != "all" => format!("{head}:{sel}"),
+                _ => head.into(),
             }
         }
     }

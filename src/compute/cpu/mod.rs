@@ -26,6 +26,7 @@ pub mod pb_surface;
 pub mod points;
 pub mod potential;
 pub mod qm_esp;
+pub mod ses;
 pub mod simd;
 
 use crate::compute::esp::EspPlan;
@@ -57,11 +58,15 @@ enum Prepared {
     Plan(Arc<EspPlan>),
     QmEsp(Box<PreparedQmEsp>),
     MolSurf(PreparedMolSurf),
+    Excluded(ses::PreparedSes),
 }
 
 fn prepare(job: &FieldJob) -> Result<Prepared, ComputeError> {
     match (&job.field, &job.input) {
-        (Field::MolSurf, FieldInput::Spheres(atoms)) => Ok(Prepared::MolSurf(PreparedMolSurf::new(atoms))),
+        (Field::MolSurf, FieldInput::Spheres(atoms)) => Ok(match atoms.excluded_surface() {
+            Some(surface) => Prepared::Excluded(ses::PreparedSes::new(surface)),
+            None => Prepared::MolSurf(PreparedMolSurf::new(atoms)),
+        }),
         (Field::MolSurf, _) => Err(ComputeError::WrongInput(job.field.clone(), "atoms with radii")),
         (_, FieldInput::Spheres(_)) => Err(ComputeError::WrongInput(
             job.field.clone(),
@@ -173,6 +178,7 @@ fn fill_slab(prepared: &Prepared, lattice: &Lattice, z_range: Range<usize>, out:
             Prepared::Plan(p) => fill_plan_plane(p, lattice, z0 + dz, dst),
             Prepared::QmEsp(p) => fill_qm_esp_plane(p, lattice, z0 + dz, dst),
             Prepared::MolSurf(p) => p.fill_plane(lattice, z0 + dz, dst),
+            Prepared::Excluded(p) => p.fill_plane(lattice, z0 + dz, dst),
         });
 }
 
@@ -380,6 +386,11 @@ fn evaluate_chunk(prepared: &Prepared, points_bohr: &[[f64; 3]], out: &mut [f64]
                 .for_each(|(o, pts)| p.eval_block(pts, o));
         }
         Prepared::MolSurf(p) => {
+            out.par_chunks_mut(BLOCK)
+                .zip(points_bohr.par_chunks(BLOCK))
+                .for_each(|(o, pts)| p.eval_points(pts, o));
+        }
+        Prepared::Excluded(p) => {
             out.par_chunks_mut(BLOCK)
                 .zip(points_bohr.par_chunks(BLOCK))
                 .for_each(|(o, pts)| p.eval_points(pts, o));

@@ -153,7 +153,7 @@ impl PreparedMolSurf {
 }
 
 /// Lattice indices `i` in `0..n` with `lo <= origin + i * h <= hi`, as an inclusive range, or `None`.
-fn index_range(lo: f64, hi: f64, origin: f64, h: f64, n: usize) -> Option<(usize, usize)> {
+pub(super) fn index_range(lo: f64, hi: f64, origin: f64, h: f64, n: usize) -> Option<(usize, usize)> {
     if n == 0 {
         return None;
     }

@@ -341,6 +341,12 @@ impl CudaEngine {
             (Field::QmPotential, FieldInput::Wavefunction(wf)) => {
                 Prepared::QmEsp(Box::new(self.prepare_qm_esp(st, wf)?))
             }
+            (Field::MolSurf, FieldInput::Spheres(atoms)) if atoms.is_excluded() => {
+                return Err(ComputeError::WrongInput(
+                    Field::MolSurf,
+                    "Gaussian atoms (the solvent-excluded surface is the CPU engine's)",
+                ));
+            }
             (Field::MolSurf, FieldInput::Spheres(atoms)) => {
                 Prepared::MolSurf(Box::new(self.prepare_molsurf(st, atoms, &job.lattice)?))
             }
