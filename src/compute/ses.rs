@@ -41,6 +41,9 @@ pub const DEFAULT_PROBE_RADIUS_ANGSTROM: f64 = 1.4;
 /// probe much smaller than a lattice spacing would leave the surface unresolved; the Gaussian surface
 /// stands for the union of the spheres).
 pub const PROBE_RADIUS_RANGE_ANGSTROM: std::ops::RangeInclusive<f64> = 0.2..=5.0;
+/// How far past the surface (Angstrom, by the samples' distance) the exact terms are still applied:
+/// beyond, a point lies well inside and a lattice's marching cubes take no crossing from it.
+pub const EXACT_BAND_ANGSTROM: f64 = 1.0;
 /// Probe centres sampled per square Angstrom of each atom's inflated sphere (APBS's `sdens`).
 pub const PROBE_SAMPLES_PER_ANGSTROM2: f64 = 10.0;
 
@@ -173,6 +176,13 @@ impl ExcludedSurface {
         2.0 * self.probe_bohr
     }
 
+    /// The exact terms are applied where the nearest sampled centre is nearer than this: `p` and
+    /// [`EXACT_BAND_ANGSTROM`] (farther, the point lies inside the surface by more than that
+    /// margin less the samples' gap, and keeps the samples' distance).
+    pub fn exact_band_bohr(&self) -> f64 {
+        self.probe_bohr + bohr_from_angstrom(EXACT_BAND_ANGSTROM)
+    }
+
     /// Whether `x` lies strictly inside some inflated sphere (not where a probe centre can be).
     pub fn inside_accessible_boundary(&self, x: [f64; 3]) -> bool {
         self.spheres
@@ -193,10 +203,17 @@ impl ExcludedSurface {
             .iter()
             .map(|c| dist2(x, *c))
             .fold(reach * reach, f64::min);
-        for i in self.sphere_window(x[2], x[2]) {
-            let Some(&(a, _)) = self.spheres.get(i) else { continue };
-            if let Some(d) = self.boundary_distance(i, x, dist2(x, a).sqrt()) {
-                d2 = d2.min(d * d);
+        let band = self.exact_band_bohr();
+        if d2 < band * band {
+            for i in self.sphere_window(x[2], x[2]) {
+                let Some(&(a, r)) = self.spheres.get(i) else { continue };
+                let rho = dist2(x, a).sqrt();
+                if rho <= (r - reach).max(0.0) || (r - rho) * (r - rho) >= d2 {
+                    continue;
+                }
+                if let Some(d) = self.boundary_distance(i, x, rho) {
+                    d2 = d2.min(d * d);
+                }
             }
         }
         value_from_distance(d2.sqrt(), self.probe_bohr)

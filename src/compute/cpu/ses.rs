@@ -39,28 +39,19 @@ impl PreparedSes {
         let origin = lattice.point_bohr(0, 0, k);
         let z = origin[2];
         let surface = &*self.surface;
-        let reach = surface.reach_bohr();
+        let (h, n) = ([hx, hy], [nx, ny]);
+        // The SAS interior.
         let mut inside = vec![false; nx * ny];
-        let mut best = vec![reach * reach; nx * ny];
         let mut any_inside = false;
         for i in surface.sphere_window(z, z) {
             let Some(&(c, r)) = surface.spheres.get(i) else {
                 continue;
             };
-            // Only points within the reach of the sphere's surface take its contact term.
-            let core = (r - reach).max(0.0);
-            any_inside |= scatter_disc(c, r, z, origin, [hx, hy], [nx, ny], |p, d2| {
-                if d2 >= r * r {
-                    return;
-                }
-                if let Some(v) = inside.get_mut(p) {
-                    *v = true;
-                }
-                if d2 > core * core
-                    && let Some(d) = surface.boundary_distance(i, lattice_point(origin, [hx, hy], nx, p), d2.sqrt())
-                    && let Some(b) = best.get_mut(p)
+            any_inside |= scatter_disc(c, r, z, origin, h, n, |p, d2| {
+                if d2 < r * r
+                    && let Some(v) = inside.get_mut(p)
                 {
-                    *b = b.min(d * d);
+                    *v = true;
                 }
             });
         }
@@ -68,10 +59,40 @@ impl PreparedSes {
             dst.fill(0.0);
             return;
         }
+        // The sampled centres.
+        let reach = surface.reach_bohr();
+        let mut best = vec![reach * reach; nx * ny];
         for &c in surface.probe_window(z, z, reach) {
-            scatter_disc(c, reach, z, origin, [hx, hy], [nx, ny], |p, d2| {
+            scatter_disc(c, reach, z, origin, h, n, |p, d2| {
                 if let Some(b) = best.get_mut(p) {
                     *b = b.min(d2);
+                }
+            });
+        }
+        // The exact terms, in the band where they can move the surface.
+        let band = surface.exact_band_bohr();
+        let near: Vec<bool> = inside
+            .iter()
+            .zip(&best)
+            .map(|(&inn, &b)| inn && b < band * band)
+            .collect();
+        for i in surface.sphere_window(z, z) {
+            let Some(&(c, r)) = surface.spheres.get(i) else {
+                continue;
+            };
+            let core = (r - reach).max(0.0);
+            scatter_disc(c, r, z, origin, h, n, |p, d2| {
+                if !(d2 < r * r && d2 > core * core && near.get(p).copied().unwrap_or(false)) {
+                    return;
+                }
+                let rho = d2.sqrt();
+                let Some(b) = best.get_mut(p) else { return };
+                // Every point of sphere i is at least r - rho from x: no nearer candidate here.
+                if (r - rho) * (r - rho) >= *b {
+                    return;
+                }
+                if let Some(d) = surface.boundary_distance(i, lattice_point(origin, h, nx, p), rho) {
+                    *b = b.min(d * d);
                 }
             });
         }
