@@ -547,7 +547,13 @@ fn molsurf_kernel_matches_the_cpu_engine_on_a_random_cluster_and_adk() {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf());
     let mut system = orbitfield::io::load(&[root.join("tests/data/md/adk_open.pqr")]).unwrap();
     let frame = system.trajectory.frame(0).unwrap();
-    let atoms = MolSurfAtoms::from_frame(&system.structure, &frame, None, 0.6).unwrap();
+    let atoms = MolSurfAtoms::from_frame(
+        &system.structure,
+        &frame,
+        None,
+        orbitfield::compute::molsurf::SurfaceModel::Gaussian { radius_scale: 0.6 },
+    )
+    .unwrap();
     let lattice = LatticeSpec::AroundAtoms {
         spacing_angstrom: 0.7,
         padding_angstrom: atoms.padding_angstrom(),

@@ -179,13 +179,23 @@ impl AppState {
             FieldChoice::WavefunctionPotential => "potential (wavefunction)".into(),
             // The legends give the model's parameters in place of the parenthesis.
             FieldChoice::PotentialPb { .. } => "potential (Poisson-Boltzmann)".into(),
-            FieldChoice::MolSurf { selection } => match self
-                .document()
-                .and_then(|d| d.surface_selections.get(usize::from(selection)))
-            {
-                Some(sel) => format!("molecular surface ({sel})"),
-                None => "molecular surface".into(),
-            },
+            FieldChoice::MolSurf { selection } => {
+                let what = match self.document().map(|d| d.surface_model(selection)) {
+                    Some(crate::compute::molsurf::SurfaceModel::Excluded { probe_radius_angstrom }) => {
+                        format!("solvent-excluded surface (probe {probe_radius_angstrom} Å")
+                    }
+                    _ => "molecular surface (".to_string(),
+                };
+                match self
+                    .document()
+                    .and_then(|d| d.surface_selections.get(usize::from(selection)))
+                {
+                    Some(sel) if what.ends_with('(') => format!("{what}{sel})"),
+                    Some(sel) => format!("{what}, {sel})"),
+                    None if what.ends_with('(') => "molecular surface".into(),
+                    None => format!("{what})"),
+                }
+            }
             FieldChoice::Ils(i) => match self.document().and_then(|d| d.ils_maps.get(usize::from(i))) {
                 Some(m) => m.title(),
                 None => "ligand free energy (ILS)".into(),

@@ -181,7 +181,10 @@ impl EspArgs {
 pub struct GridArgs {
     /// The field: mo:homo, mo:lumo+2, mo:homo-1, mo:17 (1-based), mo:beta:homo, mo2:homo (|psi|^2),
     /// density, spin, esp (electrostatic potential: a wavefunction's own, or of point charges with
-    /// --charges or for structures; see --method, --units); ils (implicit ligand sampling: `grid ils --help`).
+    /// --charges or for structures; see --method, --units); molsurf (the atoms' summed Gaussians, surface
+    /// at 0.5); ses (the solvent-excluded surface of a --probe, surface at 0.5: 0 where a probe centre
+    /// can be, rising with the distance from there, 1 a probe radius inside); pb (Poisson-Boltzmann:
+    /// `grid pb --help`); ils (implicit ligand sampling: `grid ils --help`).
     pub field: String,
     /// Files that together form the system (a wavefunction; for esp a structure with charges and
     /// optionally trajectories).
@@ -241,7 +244,7 @@ pub struct GridArgs {
     /// on its device, wgpu the levels) or host (with the plan) [default: device].
     #[arg(long, value_enum)]
     pub msm_stages: Option<StagesOn>,
-    /// molsurf: the atoms of the surface (selection language, e.g. "protein"); the lattice follows
+    /// molsurf, ses: the atoms of the surface (selection language, e.g. "protein"); the lattice follows
     /// them [default: all]. pb: the solute's atoms [default: all but water molecules and the
     /// electrolyte's monatomic ions (Na+, K+, Cl-...), which the model's solvent stands for]. esp:
     /// the atoms whose charges make the potential, in every --dielectric (the lattice still spans

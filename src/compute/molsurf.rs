@@ -54,7 +54,8 @@ impl SurfaceModel {
         probe_radius_angstrom: crate::compute::ses::DEFAULT_PROBE_RADIUS_ANGSTROM,
     };
 
-    /// The word commands take: `gaussian`, `ses` (a probe other than water's: `ses:1.2`).
+    /// The word commands take: `gaussian`, `ses` (a probe other than water's: `ses:1.2`, which only
+    /// the command line computes).
     pub fn keyword(&self) -> String {
         match self {
             SurfaceModel::Gaussian { .. } => "gaussian".into(),
@@ -67,22 +68,18 @@ impl SurfaceModel {
         }
     }
 
-    /// The model a command's word names ([`SurfaceModel::keyword`]; `excluded` and `quicksurf` too).
+    /// The model a viewer command's word names: `gaussian` (`quicksurf`, `molsurf`) or `ses`
+    /// (`excluded`), the water probe's; other probes are the command line's (`grid ses --probe`).
     pub fn from_keyword(word: &str) -> Result<SurfaceModel, String> {
-        let w = word.trim().to_ascii_lowercase();
-        match w.as_str() {
-            "gaussian" | "quicksurf" | "molsurf" => return Ok(SurfaceModel::default()),
-            "ses" | "excluded" => return Ok(SurfaceModel::EXCLUDED),
-            _ => {}
+        match word.trim().to_ascii_lowercase().as_str() {
+            "gaussian" | "quicksurf" | "molsurf" => Ok(SurfaceModel::default()),
+            "ses" | "excluded" => Ok(SurfaceModel::EXCLUDED),
+            w if w.starts_with("ses:") => Err(format!(
+                "{word}: the viewer's solvent-excluded surface takes a 1.4 Å probe; `orbitfield grid ses --probe R` \
+                 computes another"
+            )),
+            _ => Err(format!("{word}: expected gaussian or ses")),
         }
-        let probe = w
-            .strip_prefix("ses:")
-            .and_then(|p| p.parse::<f64>().ok())
-            .ok_or_else(|| format!("{word}: expected gaussian, ses or ses:PROBE (probe radius in A)"))?;
-        crate::compute::ses::probe_bohr_checked(probe)?;
-        Ok(SurfaceModel::Excluded {
-            probe_radius_angstrom: probe,
-        })
     }
 
     /// Words for legends and file headers: `Gaussian surface, radius scale 0.6`,

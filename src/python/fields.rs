@@ -163,14 +163,17 @@ fn prepare(system: &mut System, spec: FieldSpec, frame: usize, esp: &EspOptions)
             ),
         });
     }
-    if spec == FieldSpec::MolSurf {
+    if let FieldSpec::MolSurf | FieldSpec::ExcludedSurface = spec {
         let coords = read_frame(system, frame)?;
         let s = &system.structure;
-        let radius_scale = crate::compute::molsurf::DEFAULT_RADIUS_SCALE;
-        let atoms = crate::compute::molsurf::MolSurfAtoms::from_frame(s, &coords, None, radius_scale)
-            .map_err(|e| anyhow::anyhow!("molsurf: {e}"))?;
-        if atoms.gaussians().is_empty() {
-            bail!("molsurf: no atom has a positive radius");
+        let model = match spec {
+            FieldSpec::ExcludedSurface => crate::compute::molsurf::SurfaceModel::EXCLUDED,
+            _ => crate::compute::molsurf::SurfaceModel::default(),
+        };
+        let atoms = crate::compute::molsurf::MolSurfAtoms::from_frame(s, &coords, None, model)
+            .map_err(|e| anyhow::anyhow!("{spec}: {e}"))?;
+        if !atoms.has_radii() {
+            bail!("{spec}: no atom has a positive radius");
         }
         let cube_atoms = atoms
             .centers_bohr
@@ -186,7 +189,7 @@ fn prepare(system: &mut System, spec: FieldSpec, frame: usize, esp: &EspOptions)
             charges: None,
             scale: 1.0,
             unit: spec.unit().to_string(),
-            description: format!("molsurf, radius scale {radius_scale}, frame {frame}"),
+            description: format!("{}, frame {frame}", model.describe()),
         });
     }
     if system.wavefunctions.is_empty() {

@@ -169,9 +169,13 @@ pub fn spec_line(spec: &RepSpec) -> String {
             color_atoms,
             ..
         } => {
-            if let Some(sel) = crate::app::reps::spec::surface_selection_text(field) {
+            if let Some((sel, model)) = crate::app::reps::spec::surface_text(field) {
                 let sel = if sel.is_empty() { "all" } else { sel };
-                let mut s = format!("rep add surface {sel}");
+                let style = match model {
+                    crate::compute::molsurf::SurfaceModel::Excluded { .. } => "ses",
+                    crate::compute::molsurf::SurfaceModel::Gaussian { .. } => "surface",
+                };
+                let mut s = format!("rep add {style} {sel}");
                 if let Some(v) = color_volume {
                     s.push_str(&format!(" color volume:{}", v + 1));
                 } else if let Some(c) = color_by {

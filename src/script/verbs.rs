@@ -271,7 +271,7 @@ pub const VERBS: &[Verb] = &[
                     arg(
                         "property",
                         Kind::Choice(REP_PROPERTIES),
-                        "what to change: atoms style|color|selection|hbonds; cartoons style|color|selection; fields field|style|iso|opacity|color, and a molecular surface's selection (its atoms) and surface (gaussian, ses or ses:PROBE in Å)",
+                        "what to change: atoms style|color|selection|hbonds; cartoons style|color|selection; fields field|style|iso|opacity|color, and a molecular surface's selection (its atoms) and surface (gaussian or ses)",
                     ),
                     arg(
                         "value",

@@ -93,9 +93,17 @@ pub fn add_menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
             if entry(
                 ui,
                 "Molecular surface",
-                "The selection's molecular surface, recomputed per frame",
+                "The selection's molecular surface (the atoms' summed Gaussians, as VMD's QuickSurf), recomputed per frame",
             ) {
                 out.push(Command::AddRep(RepSpec::field(&surface, FieldStyle::Isosurface)));
+            }
+            if entry(
+                ui,
+                "Solvent-excluded surface",
+                "The selection's solvent-excluded surface: where a 1.4 Å water probe cannot reach (as MSMS, PyMOL \
+                 and ChimeraX draw it), recomputed per frame on the CPU",
+            ) {
+                out.push(Command::AddRep(RepSpec::field(&format!("ses:{sel}"), FieldStyle::Isosurface)));
             }
             let model = state.esp.model;
             if has_charges

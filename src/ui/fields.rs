@@ -301,6 +301,14 @@ pub fn fields_ui(ui: &mut egui::Ui, state: &mut AppState) {
     if field.is_some_and(|f| !matches!(f, FieldChoice::MolSurf { .. })) {
         slice_ui(ui, state);
     }
+    // A molecular surface: Gaussian or solvent-excluded.
+    if let (Some(FieldChoice::MolSurf { selection }), Some(id)) = (field, state.panel_field_id()) {
+        let mut commands = Vec::new();
+        super::reps::surface_kind_ui(ui, state, id, selection, &mut commands);
+        for c in commands {
+            send(state, c);
+        }
+    }
     if field.is_some() {
         surface_color_ui(ui, state);
     }

@@ -299,6 +299,48 @@ fn surface_selection_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, selectio
     ui.data_mut(|d| d.insert_temp(memory, (current, text)));
 }
 
+/// A molecular surface's kind: the atoms' summed Gaussians (smooth, fast, on a GPU where there is
+/// one) or the solvent-excluded surface of a 1.4 Å probe (MSMS's, PyMOL's and ChimeraX's).
+pub(super) fn surface_kind_ui(
+    ui: &mut egui::Ui,
+    state: &AppState,
+    id: RepId,
+    selection: u16,
+    commands: &mut Vec<Command>,
+) {
+    use crate::compute::molsurf::SurfaceModel;
+    let current = state.document().map(|d| d.surface_model(selection)).unwrap_or_default();
+    let mut chosen = current;
+    let words = |m: SurfaceModel| match m {
+        SurfaceModel::Gaussian { .. } => "Gaussian (smooth, fast)".to_string(),
+        SurfaceModel::Excluded { probe_radius_angstrom } => {
+            format!("Solvent-excluded (probe {probe_radius_angstrom} Å)")
+        }
+    };
+    ui.horizontal(|ui| {
+        let l = ui.label("Surface");
+        egui::ComboBox::from_id_salt(("surface_kind", id.0, ui.scope_id()))
+            .selected_text(words(current))
+            .width((ui.available_width() - 8.0).max(60.0))
+            .truncate()
+            .show_ui(ui, |ui| {
+                for m in [SurfaceModel::default(), SurfaceModel::EXCLUDED] {
+                    ui.selectable_value(&mut chosen, m, words(m));
+                }
+            })
+            .response
+            .labelled_by(l.id)
+            .on_hover_text(
+                "Gaussian: the atoms' summed Gaussians (VMD's QuickSurf), computed on a GPU where there is one. \
+                 Solvent-excluded: where a 1.4 Å water probe cannot reach (MSMS, PyMOL, ChimeraX), the surface \
+                 Poisson-Boltzmann's dielectric follows; computed on the CPU, slower per frame",
+            );
+    });
+    if chosen != current {
+        commands.push(Command::EditRep(id, RepEdit::SurfaceModel(chosen)));
+    }
+}
+
 /// The settings of a field representation.
 fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, commands: &mut Vec<Command>) {
     let fields = super::fields::available_fields(state);
@@ -322,6 +364,7 @@ fn field_rep_ui(ui: &mut egui::Ui, state: &AppState, id: RepId, f: &FieldRep, co
     }
     if let FieldChoice::MolSurf { selection } = f.field {
         surface_selection_ui(ui, state, id, selection, commands);
+        surface_kind_ui(ui, state, id, selection, commands);
     }
     ui.horizontal(|ui| {
         let is_slice = matches!(f.style, FieldStyle::Slice(_));
