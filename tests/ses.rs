@@ -363,3 +363,79 @@ fn lattice_planes_equal_the_point_evaluation_on_a_random_cluster() {
         }
     }
 }
+
+#[path = "common/pqr.rs"]
+mod pqr;
+
+/// A protein (human carbonic anhydrase II, `tests/data/pb/hca.pqr.gz`, APBS's example): the excluded
+/// surface against APBS's own molecular-surface marking (`srfm mol`: solute within radius + probe of
+/// an atom, solvent again within the probe of a sampled accessible-surface point), as the
+/// Poisson-Boltzmann maps build it (`compute::cpu::pb_surface`), on the same staggered lattice. The
+/// two must agree at every point whose distance from the surface (our field's `2p v - p`) exceeds
+/// the samples' gaps; the points on each side are counted.
+#[test]
+fn a_protein_agrees_with_apbs_molecular_surface_marking() {
+    use orbitfield::compute::pb::{PbLattice, PbParams, PbSurface};
+    let atoms = pqr::read_pqr("hca.pqr.gz");
+    assert_eq!(atoms.positions_angstrom.len(), 2482);
+    let n = atoms.positions_angstrom.len() as f64;
+    let centre: [f64; 3] = std::array::from_fn(|k| atoms.positions_angstrom.iter().map(|p| p[k]).sum::<f64>() / n);
+    let h = 0.9;
+    let lattice = PbLattice::centered(centre, h, [65, 65, 65]);
+    let params = PbParams {
+        surface: PbSurface::Mol,
+        ..PbParams::default()
+    };
+    let apbs = orbitfield::compute::cpu::pb_surface::dielectric_maps(&atoms, &lattice, &params);
+    // Our field on the lattice APBS's x map sits on (shifted by half a spacing along x).
+    let origin = lattice.point(0, 0, 0);
+    let ours_lattice = Lattice::axis_aligned(
+        [
+            (origin[0] + 0.5 * h) * BOHR_PER_ANGSTROM,
+            origin[1] * BOHR_PER_ANGSTROM,
+            origin[2] * BOHR_PER_ANGSTROM,
+        ],
+        h * BOHR_PER_ANGSTROM,
+        lattice.dims,
+    );
+    let a = MolSurfAtoms::from_radii_angstrom(&atoms.positions_angstrom, &atoms.radii_angstrom, 0.6)
+        .unwrap()
+        .excluded(PROBE)
+        .unwrap();
+    let job = FieldJob {
+        field: Field::MolSurf,
+        lattice: ours_lattice,
+        input: FieldInput::Spheres(Arc::new(a)),
+    };
+    let ours = cpu::evaluate_grid(&job).unwrap();
+    let (mut solute, mut solvent, mut near, mut bad) = (0, 0, 0, Vec::new());
+    for (idx, (&v, &eps)) in ours.values.iter().zip(&apbs[0]).enumerate() {
+        let inside_apbs = eps == params.eps_in;
+        // Distance past the surface (positive inside), from the field where it is not clamped.
+        let past = 2.0 * PROBE * f64::from(v) - PROBE;
+        if v > 0.0 && v < 1.0 && past.abs() < 0.25 {
+            near += 1;
+            continue;
+        }
+        let inside_ours = v > 0.5;
+        if inside_ours != inside_apbs {
+            bad.push((idx, v, eps));
+        }
+        if inside_ours {
+            solute += 1;
+        } else {
+            solvent += 1;
+        }
+    }
+    eprintln!(
+        "hca: {solute} solute, {solvent} solvent, {near} within 0.25 A of the surface, {} differ",
+        bad.len()
+    );
+    assert!(solute > 20_000 && solvent > 100_000, "{solute} {solvent}");
+    assert!(
+        bad.is_empty(),
+        "{} points differ from APBS's marking, e.g. {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
+}

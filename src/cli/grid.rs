@@ -267,6 +267,9 @@ impl GridArgs {
         use orbitfield::compute::molsurf::SurfaceModel;
         Ok(match spec {
             FieldSpec::ExcludedSurface => {
+                if self.radius_scale != orbitfield::compute::molsurf::DEFAULT_RADIUS_SCALE {
+                    anyhow::bail!("--radius-scale shapes the Gaussian surface (molsurf); ses takes --probe");
+                }
                 let probe = self
                     .pb
                     .probe

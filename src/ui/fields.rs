@@ -120,8 +120,35 @@ pub fn iso_range(field: FieldChoice, unit: &FieldUnit, grid: Option<&Grid3>, iso
 }
 
 /// "surface at ±0.050 a.u." (one sign for fields of one sign; the molecular surface's level in
-/// words), for the isovalue `iso_abs` in computed units.
-pub fn iso_note(f: &FieldRep, unit: &FieldUnit, grid: Option<&Grid3>, iso_abs: f32) -> String {
+/// words: `surface` is the molecular surface's kind), for the isovalue `iso_abs` in computed units.
+pub fn iso_note(
+    f: &FieldRep,
+    surface: Option<crate::compute::molsurf::SurfaceModel>,
+    unit: &FieldUnit,
+    grid: Option<&Grid3>,
+    iso_abs: f32,
+) -> String {
+    if let (
+        FieldChoice::MolSurf { .. },
+        Some(crate::compute::molsurf::SurfaceModel::Excluded { probe_radius_angstrom }),
+    ) = (f.field, surface)
+    {
+        // The field is 0.5 + 0.5 (d - p) / p in the distance d from where a probe centre can be.
+        let level = f64::from(iso_abs).clamp(0.0, 1.0);
+        let offset = (1.0 - 2.0 * level) * probe_radius_angstrom;
+        let place = if offset.abs() < 0.005 {
+            "the solvent-excluded surface itself".to_string()
+        } else if offset > 0.0 {
+            format!("{} Å outside the solvent-excluded surface", format_number(offset))
+        } else {
+            format!("{} Å inside it", format_number(-offset))
+        };
+        return format!(
+            "surface at level {}: {place} (0.5 is where a {probe_radius_angstrom} Å probe stops; 0 is the \
+             probe's centre, the solvent-accessible surface)",
+            format_number(level)
+        );
+    }
     if matches!(f.field, FieldChoice::MolSurf { .. }) {
         return format!(
             "surface at level {} of the atoms' summed Gaussians, as VMD's QuickSurf (at {} an isolated atom's \
@@ -211,7 +238,12 @@ pub fn iso_controls_ui(ui: &mut egui::Ui, state: &AppState, f: &FieldRep) -> Vec
             .as_deref()
             .map_or(if relative_now { None } else { Some(iso) }, |g| Some(f.absolute_iso(g)));
         if let Some(iso_abs) = iso_abs {
-            ui.add(egui::Label::new(RichText::new(iso_note(f, &unit, grid.as_deref(), iso_abs)).small()).wrap());
+            let surface = match (f.field, state.document()) {
+                (FieldChoice::MolSurf { selection }, Some(d)) => Some(d.surface_model(selection)),
+                _ => None,
+            };
+            let note = iso_note(f, surface, &unit, grid.as_deref(), iso_abs);
+            ui.add(egui::Label::new(RichText::new(note).small()).wrap());
         }
         if let Some(note) = grid.as_deref().and_then(|g| values_note(f, &unit, g)) {
             ui.add(egui::Label::new(RichText::new(note).small().weak()).wrap());
