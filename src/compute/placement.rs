@@ -194,7 +194,17 @@ pub fn supports(engine: Engine, kind: JobKind) -> bool {
         Engine::Cpu => true,
         Engine::Cuda => matches!(
             kind,
-            Orbital | OrbitalSurface | QmPotential | Potential | Points | MolSurf | PoissonBoltzmann | Ils | Rdf | Dssp
+            Orbital
+                | OrbitalSurface
+                | QmPotential
+                | Potential
+                | Points
+                | MolSurf
+                | ExcludedSurface
+                | PoissonBoltzmann
+                | Ils
+                | Rdf
+                | Dssp
         ),
         // Lattices of orbitals, densities, potentials of point charges (direct, cutoff and multilevel
         // summation) and a wavefunction's own potential, and ILS and RDF frames, through the pool's

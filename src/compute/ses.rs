@@ -29,8 +29,9 @@
 //! 0 wherever a probe can be (outside the SAS, and within the probe's reach of it), 0.5 on the
 //! surface, 1 at least a probe radius inside it, and linear in the distance across the surface, so
 //! a marching-cubes surface at [`crate::model::field::MOLSURF_LEVEL`] (0.5) places its vertices by
-//! linear interpolation of a distance. The CPU engine fills it ([`crate::compute::cpu::ses`]); the
-//! CUDA and wgpu engines refuse it ([`crate::compute::placement`] puts the job kind on the CPU).
+//! linear interpolation of a distance. The CPU engine fills it ([`crate::compute::cpu::ses`]) and
+//! the CUDA engine ([`crate::compute::cuda::ses`], `kernels/ses.cu`: the same terms in f32); the
+//! wgpu engine refuses it ([`crate::compute::placement`] puts the job kind on the others).
 
 use crate::compute::pb::prep::reference_sphere;
 use crate::model::units::{angstrom_from_bohr, bohr_from_angstrom};

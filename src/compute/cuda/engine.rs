@@ -79,6 +79,7 @@ enum Prepared {
     Msm(Box<msm::MsmPrepared>),
     QmEsp(Box<super::qm_esp::QmEspPrepared>),
     MolSurf(Box<super::molsurf::MolSurfPrepared>),
+    Ses(Box<super::ses::SesPrepared>),
 }
 
 struct JobCache {
@@ -273,6 +274,7 @@ impl CudaEngine {
             Prepared::Msm(_) => "msm",
             Prepared::QmEsp(_) => "qm_esp",
             Prepared::MolSurf(_) => "molsurf",
+            Prepared::Ses(_) => "ses",
         })
     }
 
@@ -342,10 +344,10 @@ impl CudaEngine {
                 Prepared::QmEsp(Box::new(self.prepare_qm_esp(st, wf)?))
             }
             (Field::MolSurf, FieldInput::Spheres(atoms)) if atoms.is_excluded() => {
-                return Err(ComputeError::WrongInput(
-                    Field::MolSurf,
-                    "Gaussian atoms (the solvent-excluded surface is the CPU engine's)",
-                ));
+                let surface = atoms
+                    .excluded_surface()
+                    .ok_or(ComputeError::WrongInput(Field::MolSurf, "atoms with radii and a probe"))?;
+                Prepared::Ses(Box::new(self.prepare_ses(st, &surface, &job.lattice)?))
             }
             (Field::MolSurf, FieldInput::Spheres(atoms)) => {
                 Prepared::MolSurf(Box::new(self.prepare_molsurf(st, atoms, &job.lattice)?))
@@ -439,6 +441,7 @@ impl CudaEngine {
             Prepared::Dcs(p) => self.launch_dcs(st, p, job, z_range)?,
             Prepared::QmEsp(p) => self.launch_qm_esp(st, p, job, z_range)?,
             Prepared::MolSurf(p) => self.launch_molsurf(st, p, job, z_range)?,
+            Prepared::Ses(p) => self.launch_ses(st, p, job, z_range)?,
             Prepared::Msm(p) => {
                 let module = self.module(st, msm::MSM_SRC)?;
                 let out = st

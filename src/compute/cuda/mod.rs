@@ -48,6 +48,7 @@ pub mod pb;
 mod pipeline;
 pub mod qm_esp;
 pub mod rdf;
+pub mod ses;
 // Implicit ligand sampling (kernels/ils.cu).
 pub mod ils;
 
