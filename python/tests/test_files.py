@@ -119,3 +119,22 @@ def test_a_log_s_step_energies_are_cclib_s():
     assert np.abs(log.energies_hartree - np.array(want)).max() < 1e-8
     md = REPO / "tests" / "data" / "md"
     assert orbitfield.load(md / "adk.psf", md / "adk_dims.dcd").energies_hartree is None
+
+
+def test_solvent_excluded_surface_of_one_atom_is_its_sphere():
+    """`ses`: 0.5 on the atom's van der Waals sphere (an isolated atom's excluded surface), rising
+    inside and falling outside, 0 beyond the probe's reach; its points on the sphere from the
+    lattice's own coordinates."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        xyz = f"{d}/ne.xyz"
+        with open(xyz, "w") as f:
+            f.write("1\nneon\nNe 0.0 0.0 0.0\n")
+        atom = orbitfield.load(xyz)
+        r = 1.54  # neon's van der Waals radius (Bondi)
+        pts = np.array([[r - 0.3, 0, 0], [r, 0, 0], [0, r + 0.3, 0], [0, 0, r + 3.0]])
+        v = atom.points("ses", pts)
+        assert v[0] > 0.5 > v[2]
+        assert abs(v[1] - 0.5) < 0.01
+        assert v[3] == 0.0
