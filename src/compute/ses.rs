@@ -33,7 +33,7 @@
 //! the CUDA engine ([`crate::compute::cuda::ses`], `kernels/ses.cu`: the same terms in f32); the
 //! wgpu engine refuses it ([`crate::compute::placement`] puts the job kind on the others).
 
-use crate::compute::pb::prep::reference_sphere;
+use crate::compute::pb::prep::{exposed_on_sphere, reference_sphere};
 use crate::model::units::{angstrom_from_bohr, bohr_from_angstrom};
 
 /// The default probe radius (water), Angstrom.
@@ -303,21 +303,7 @@ fn exposed_points(spheres: &[([f64; 3], f64)], neighbors: &[Vec<u32>]) -> Vec<[f
                 .find(|(q, _)| *q == r)
                 .map(|(_, v)| v.as_slice())
                 .unwrap_or(&[]);
-            let mut kept = Vec::new();
-            // Neighbouring points are mostly buried by the same sphere: try it first.
-            let mut last = 0usize;
-            for u in reference {
-                let c = [a[0] + r * u[0], a[1] + r * u[1], a[2] + r * u[2]];
-                let buries = |(b, l2): &([f64; 3], f64)| dist2(c, *b) < *l2;
-                if near.get(last).is_some_and(buries) {
-                    continue;
-                }
-                match near.iter().position(buries) {
-                    Some(j) => last = j,
-                    None => kept.push(c),
-                }
-            }
-            kept
+            exposed_on_sphere(a, r, reference, &near)
         })
         .collect()
 }

@@ -101,7 +101,7 @@ pub fn add_menu_ui(ui: &mut egui::Ui, state: &mut AppState) {
                 ui,
                 "Solvent-excluded surface",
                 "The selection's solvent-excluded surface: where a 1.4 Å water probe cannot reach (as MSMS, PyMOL \
-                 and ChimeraX draw it), recomputed per frame on the CPU",
+                 and ChimeraX draw it), recomputed per frame",
             ) {
                 out.push(Command::AddRep(RepSpec::field(&format!("ses:{sel}"), FieldStyle::Isosurface)));
             }

@@ -333,7 +333,8 @@ pub(super) fn surface_kind_ui(
             .on_hover_text(
                 "Gaussian: the atoms' summed Gaussians (VMD's QuickSurf), computed on a GPU where there is one. \
                  Solvent-excluded: where a 1.4 Å water probe cannot reach (MSMS, PyMOL, ChimeraX), the surface \
-                 Poisson-Boltzmann's dielectric follows; computed on the CPU, slower per frame",
+                 Poisson-Boltzmann's dielectric follows; computed on a CUDA GPU where there is one, else on \
+                 the CPU (slower per frame)",
             );
     });
     if chosen != current {

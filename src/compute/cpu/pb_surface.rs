@@ -27,7 +27,7 @@
 //!
 //! "Within" includes the sphere's surface (`<=`), as APBS's `markSphere`.
 
-use crate::compute::pb::prep::{SasLayout, TINY_RADIUS_ANGSTROM, sas_layout};
+use crate::compute::pb::prep::{SasLayout, TINY_RADIUS_ANGSTROM, exposed_on_sphere, sas_layout};
 use crate::compute::pb::{PbAtoms, PbLattice, PbParams, PbSurface};
 use rayon::prelude::*;
 
@@ -129,9 +129,8 @@ fn accessible_surface_points(atoms: &PbAtoms, probe: f64, ion_radius: f64) -> Ve
         .zip(&atoms.radii_angstrom)
         .enumerate()
         .flat_map_iter(|(i, (a, &r))| {
-            let mut kept = Vec::new();
             if r <= TINY_RADIUS_ANGSTROM {
-                return kept;
+                return Vec::new();
             }
             let rad = r + probe;
             // Atoms whose inflated sphere can reach this one's.
@@ -155,23 +154,7 @@ fn accessible_surface_points(atoms: &PbAtoms, probe: f64, ion_radius: f64) -> Ve
                     }
                 }
             }
-            // Neighbouring reference points are mostly buried by the same atom: try it first.
-            let mut last = 0usize;
-            for u in &reference {
-                let c = [rad * u[0] + a[0], rad * u[1] + a[1], rad * u[2] + a[2]];
-                let buries = |(b, l2): &([f64; 3], f64)| {
-                    let d = [c[0] - b[0], c[1] - b[1], c[2] - b[2]];
-                    d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < *l2
-                };
-                if near.get(last).is_some_and(buries) {
-                    continue;
-                }
-                match near.iter().position(buries) {
-                    Some(j) => last = j,
-                    None => kept.push(c),
-                }
-            }
-            kept
+            exposed_on_sphere(*a, rad, &reference, &near)
         })
         .collect()
 }

@@ -40,6 +40,36 @@ pub fn reference_sphere(npts: usize) -> Vec<[f64; 3]> {
     out
 }
 
+/// The points `centre + radius * u` of the unit vectors `reference` that no sphere of `near`
+/// (centre, squared radius) holds strictly: a sphere's exposed part, as APBS keeps its accessible
+/// surface points (`Vacc_atomSASPoints`). Shared by the Poisson-Boltzmann maps and the
+/// solvent-excluded surface (`compute::ses`).
+pub fn exposed_on_sphere(
+    centre: [f64; 3],
+    radius: f64,
+    reference: &[[f64; 3]],
+    near: &[([f64; 3], f64)],
+) -> Vec<[f64; 3]> {
+    let mut kept = Vec::new();
+    // Neighbouring reference points are mostly buried by the same sphere: try it first.
+    let mut last = 0usize;
+    for u in reference {
+        let c = [radius * u[0] + centre[0], radius * u[1] + centre[1], radius * u[2] + centre[2]];
+        let buries = |(b, l2): &([f64; 3], f64)| {
+            let d = [c[0] - b[0], c[1] - b[1], c[2] - b[2]];
+            d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < *l2
+        };
+        if near.get(last).is_some_and(buries) {
+            continue;
+        }
+        match near.iter().position(buries) {
+            Some(j) => last = j,
+            None => kept.push(c),
+        }
+    }
+    kept
+}
+
 /// What every engine's solvent-accessible surface points share: APBS's reference sphere (unit
 /// vectors), the largest atomic radius and the side of the neighbour cells (`floor(x / cell)`).
 pub struct SasLayout {
