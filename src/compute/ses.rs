@@ -320,3 +320,56 @@ pub fn probe_bohr_checked(angstrom: f64) -> Result<f64, String> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The CUDA kernel's host emulation (`compute::cuda::ses::SesPlan::emulate`) against the CPU
+    //! engine: here, where both engines may be named.
+    use super::ExcludedSurface;
+    use crate::compute::cpu::ses::PreparedSes;
+    use crate::compute::cuda::ses::SesPlan;
+    use crate::model::Lattice;
+    use crate::model::units::BOHR_PER_ANGSTROM;
+    use std::sync::Arc;
+
+    /// The kernel's emulation against the CPU engine on a random cluster, on a lattice that cuts
+    /// through it (atoms outside the box, in its border cells) and with a far-off origin.
+    #[test]
+    fn emulated_kernel_matches_the_cpu_engine() {
+        let mut seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos() as u64)
+            .unwrap_or(7)
+            | 1;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let shift = 40.0 * BOHR_PER_ANGSTROM;
+        let centers: Vec<[f64; 3]> = (0..40)
+            .map(|_| [0, 1, 2].map(|_| shift + 9.0 * BOHR_PER_ANGSTROM * rnd()))
+            .collect();
+        let radii: Vec<f64> = (0..40).map(|_| (1.1 + 0.8 * rnd()) * BOHR_PER_ANGSTROM).collect();
+        let surface = Arc::new(ExcludedSurface::new(&centers, &radii, 1.4 * BOHR_PER_ANGSTROM));
+        let h = 0.41 * BOHR_PER_ANGSTROM;
+        let lattice = Lattice::axis_aligned([shift + 1.0, shift - 2.0, shift + 3.0], h, [30, 36, 28]);
+        let plan = SesPlan::new(&surface, &lattice).unwrap();
+        let cpu = PreparedSes::new(Arc::clone(&surface));
+        let [nx, ny, _] = lattice.dims;
+        let got = plan.emulate(&(4..20));
+        let mut want = vec![0.0f32; nx * ny];
+        let (mut worst, mut across) = (0.0f32, 0);
+        for (kz, k) in (4..20).enumerate() {
+            cpu.fill_plane(&lattice, k, &mut want);
+            for (p, w) in want.iter().enumerate() {
+                let g = got[p + nx * ny * kz];
+                worst = worst.max((g - w).abs());
+                across += usize::from(*w > 0.0 && *w < 1.0);
+            }
+        }
+        assert!(across > 1000, "{across} points near the surface");
+        assert!(worst < 2e-3, "worst difference {worst}");
+    }
+}

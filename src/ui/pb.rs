@@ -25,7 +25,8 @@ pub fn add_entry(ui: &mut egui::Ui, state: &AppState, surface: &str, out: &mut V
     }
     let hover = format!(
         "The selection's molecular surface coloured by the Poisson-Boltzmann potential of all the \
-         files' charges and radii ({}), solved per frame, red negative, blue positive, +-5 kT/e",
+         files' charges and radii ({}), solved per frame, red negative, blue positive, +-5 kT/e; the field \
+         panel's Surface choice makes it the solvent-excluded surface, the one APBS's dielectric follows",
         state.pb.legend()
     );
     if ui.button(ADD_PB_SURFACE).on_hover_text(hover).clicked() {

@@ -54,7 +54,11 @@ pub fn exposed_on_sphere(
     // Neighbouring reference points are mostly buried by the same sphere: try it first.
     let mut last = 0usize;
     for u in reference {
-        let c = [radius * u[0] + centre[0], radius * u[1] + centre[1], radius * u[2] + centre[2]];
+        let c = [
+            radius * u[0] + centre[0],
+            radius * u[1] + centre[1],
+            radius * u[2] + centre[2],
+        ];
         let buries = |(b, l2): &([f64; 3], f64)| {
             let d = [c[0] - b[0], c[1] - b[1], c[2] - b[2]];
             d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < *l2
